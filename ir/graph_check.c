@@ -1,0 +1,277 @@
+/*
+ * graph_check.c — structural checks on a graph: topological order (with a
+ * cycle report naming a node on the cycle), full validation (arity, value
+ * references, single producer, shape re-inference), and deep copy.
+ */
+#include "op_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+xf_status xf_graph_topo_order(const xf_graph *g, int *order, xf_error *err)
+{
+    /* Kahn's algorithm over nodes; a min-index ready list keeps it stable. */
+    xf_status st = XF_OK;
+    int *indeg = calloc((size_t)g->n_nodes + 1, sizeof(int));
+    int *users_start = calloc((size_t)g->n_nodes + 2, sizeof(int));
+    int *ready = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    int *users = NULL;
+    size_t n_edges = 0;
+    if (!indeg || !users_start || !ready) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory ordering graph");
+        goto out;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const xf_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_inputs; k++) {
+            int v = n->inputs[k];
+            if (v < 0) continue;
+            if (v >= g->n_values) {
+                char d[256];
+                st = XF_FAIL(err, XF_ERR_GRAPH, "%s: input %d refers to a value that does not exist",
+                             xf_node_describe(g, i, d, sizeof d), k);
+                goto out;
+            }
+            int p = g->values[v].producer;
+            if (g->values[v].kind == XF_VALUE_NODE && p >= 0) {
+                indeg[i]++;
+                users_start[p + 1]++;
+                n_edges++;
+            }
+        }
+    }
+    for (int i = 0; i < g->n_nodes; i++) users_start[i + 1] += users_start[i];
+    users = malloc(sizeof(int) * (n_edges + 1));
+    int *fill = calloc((size_t)g->n_nodes + 1, sizeof(int));
+    if (!users || !fill) {
+        free(fill);
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory ordering graph");
+        goto out;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const xf_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_inputs; k++) {
+            int v = n->inputs[k];
+            if (v < 0 || g->values[v].kind != XF_VALUE_NODE || g->values[v].producer < 0) continue;
+            int p = g->values[v].producer;
+            users[users_start[p] + fill[p]++] = i;
+        }
+    }
+    free(fill);
+    /* ready is used as a binary min-heap of node indices */
+    int n_ready = 0, n_done = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (indeg[i] == 0) ready[n_ready++] = i; /* ascending: already a heap */
+    while (n_ready > 0) {
+        int top = ready[0];
+        ready[0] = ready[--n_ready];
+        for (int i = 0;;) { /* sift down */
+            int l = 2 * i + 1, r = l + 1, m = i;
+            if (l < n_ready && ready[l] < ready[m]) m = l;
+            if (r < n_ready && ready[r] < ready[m]) m = r;
+            if (m == i) break;
+            int t = ready[i];
+            ready[i] = ready[m];
+            ready[m] = t;
+            i = m;
+        }
+        order[n_done++] = top;
+        for (int e = users_start[top]; e < users_start[top + 1]; e++) {
+            int u = users[e];
+            if (--indeg[u] == 0) { /* sift up */
+                int i = n_ready++;
+                ready[i] = u;
+                while (i > 0 && ready[(i - 1) / 2] > ready[i]) {
+                    int t = ready[i];
+                    ready[i] = ready[(i - 1) / 2];
+                    ready[(i - 1) / 2] = t;
+                    i = (i - 1) / 2;
+                }
+            }
+        }
+    }
+    if (n_done != g->n_nodes) {
+        int culprit = 0;
+        for (int i = 0; i < g->n_nodes; i++)
+            if (indeg[i] > 0) {
+                culprit = i;
+                break;
+            }
+        char d[256];
+        st = XF_FAIL(err, XF_ERR_GRAPH, "graph has a cycle through %s",
+                     xf_node_describe(g, culprit, d, sizeof d));
+    }
+out:
+    free(indeg);
+    free(users_start);
+    free(ready);
+    free(users);
+    return st;
+}
+
+static xf_status check_node(const xf_graph *g, int i, xf_error *err)
+{
+    const xf_node *n = &g->nodes[i];
+    char d[256];
+    xf_node_describe(g, i, d, sizeof d);
+    for (int k = 0; k < n->n_outputs; k++) {
+        int v = n->outputs[k];
+        if (v < 0 || v >= g->n_values || g->values[v].producer != i ||
+            g->values[v].producer_output != k)
+            return XF_FAIL(err, XF_ERR_GRAPH, "%s: output %d is not recorded as produced by it", d, k);
+    }
+    if (n->op == XF_OP_OPAQUE) return XF_OK;
+    xf_dtype dt[2 * XF_MAX_SPLIT + 8];
+    xf_shape sh[2 * XF_MAX_SPLIT + 8];
+    if (n->n_inputs + n->n_outputs > (int)(sizeof dt / sizeof dt[0]))
+        return XF_FAIL(err, XF_ERR_GRAPH, "%s: too many inputs and outputs", d);
+    for (int k = 0; k < n->n_inputs; k++) {
+        int v = n->inputs[k];
+        dt[k] = v >= 0 ? g->values[v].dtype : XF_DTYPE_INVALID;
+        if (v >= 0) sh[k] = g->values[v].shape;
+        else memset(&sh[k], 0, sizeof sh[k]);
+    }
+    xf_status st = xf_op_infer(n->op, &n->params, n->n_inputs, dt, sh, n->n_outputs,
+                               dt + n->n_inputs, sh + n->n_inputs, err);
+    if (st != XF_OK) {
+        xf_error_prefix(err, "%s", d);
+        return st;
+    }
+    for (int k = 0; k < n->n_outputs; k++) {
+        const xf_value *v = &g->values[n->outputs[k]];
+        if (!xf_shape_equal(&v->shape, &sh[n->n_inputs + k]) || v->dtype != dt[n->n_inputs + k]) {
+            char a[96], b[96];
+            return XF_FAIL(err, XF_ERR_SHAPE, "%s: output %d recorded as %s %s but infers %s %s", d,
+                           k, xf_dtype_name(v->dtype), xf_shape_str(&v->shape, a, sizeof a),
+                           xf_dtype_name(dt[n->n_inputs + k]),
+                           xf_shape_str(&sh[n->n_inputs + k], b, sizeof b));
+        }
+    }
+    return XF_OK;
+}
+
+xf_status xf_graph_validate(const xf_graph *g, xf_error *err)
+{
+    for (int v = 0; v < g->n_values; v++) {
+        const xf_value *val = &g->values[v];
+        if (val->kind == XF_VALUE_CONST && !val->data)
+            return XF_FAIL(err, XF_ERR_GRAPH, "constant '%s' has no data",
+                           val->name ? val->name : "?");
+        if (val->kind == XF_VALUE_NODE && (val->producer < 0 || val->producer >= g->n_nodes))
+            return XF_FAIL(err, XF_ERR_GRAPH, "value '%s' has no producing node",
+                           val->name ? val->name : "?");
+        if (val->shape.rank < 0 || val->shape.rank > XF_MAX_DIMS)
+            return XF_FAIL(err, XF_ERR_GRAPH, "value '%s' has rank %d", val->name ? val->name : "?",
+                           val->shape.rank);
+    }
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] < 0 || g->inputs[i] >= g->n_values ||
+            g->values[g->inputs[i]].kind != XF_VALUE_INPUT)
+            return XF_FAIL(err, XF_ERR_GRAPH, "graph input %d is not an input value", i);
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] < 0 || g->outputs[i] >= g->n_values)
+            return XF_FAIL(err, XF_ERR_GRAPH, "graph output %d refers to a missing value", i);
+    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory validating graph");
+    xf_status st = xf_graph_topo_order(g, order, err);
+    free(order);
+    if (st != XF_OK) return st;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const xf_node *n = &g->nodes[i];
+        const xf_op_info *info = xf_op_get(n->op);
+        if (!info) return XF_FAIL(err, XF_ERR_GRAPH, "node %d has an unknown operator", i);
+        st = check_node(g, i, err);
+        if (st != XF_OK) return st;
+    }
+    return XF_OK;
+}
+
+static char *dup_or_null(const char *s, int *ok)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (!d) *ok = 0;
+    else memcpy(d, s, n);
+    return d;
+}
+
+static xf_opaque *clone_opaque(const xf_opaque *o, int *ok)
+{
+    xf_opaque *c = calloc(1, sizeof *c);
+    if (!c) {
+        *ok = 0;
+        return NULL;
+    }
+    c->op_type = dup_or_null(o->op_type, ok);
+    c->domain = dup_or_null(o->domain, ok);
+    c->n_attrs = o->n_attrs;
+    c->attr_bytes = calloc((size_t)o->n_attrs + 1, sizeof *c->attr_bytes);
+    c->attr_len = calloc((size_t)o->n_attrs + 1, sizeof *c->attr_len);
+    if (!c->attr_bytes || !c->attr_len) {
+        *ok = 0;
+        c->n_attrs = 0;
+        return c;
+    }
+    for (int i = 0; i < o->n_attrs; i++) {
+        c->attr_len[i] = o->attr_len[i];
+        c->attr_bytes[i] = malloc(o->attr_len[i] ? o->attr_len[i] : 1);
+        if (!c->attr_bytes[i]) *ok = 0;
+        else if (o->attr_len[i]) memcpy(c->attr_bytes[i], o->attr_bytes[i], o->attr_len[i]);
+    }
+    return c;
+}
+
+xf_status xf_graph_clone(const xf_graph *src, xf_graph *dst, xf_error *err)
+{
+    xf_graph_init(dst);
+    int ok = 1;
+    dst->opset = src->opset;
+    dst->name = dup_or_null(src->name, &ok);
+    dst->values = calloc((size_t)src->n_values + 1, sizeof(xf_value));
+    dst->nodes = calloc((size_t)src->n_nodes + 1, sizeof(xf_node));
+    dst->inputs = malloc(sizeof(int) * ((size_t)src->n_inputs + 1));
+    dst->outputs = malloc(sizeof(int) * ((size_t)src->n_outputs + 1));
+    if (!dst->values || !dst->nodes || !dst->inputs || !dst->outputs) goto nomem;
+    dst->cap_values = src->n_values + 1;
+    dst->cap_nodes = src->n_nodes + 1;
+    dst->cap_inputs = src->n_inputs + 1;
+    dst->cap_outputs = src->n_outputs + 1;
+    for (int i = 0; i < src->n_values; i++) {
+        const xf_value *s = &src->values[i];
+        xf_value *d = &dst->values[i];
+        *d = *s;
+        d->name = dup_or_null(s->name, &ok);
+        d->data = NULL;
+        dst->n_values = i + 1;
+        if (s->data) {
+            size_t bytes = (size_t)xf_shape_numel(&s->shape) * xf_dtype_size(s->dtype);
+            d->data = malloc(bytes ? bytes : 1);
+            if (!d->data) goto nomem;
+            if (bytes) memcpy(d->data, s->data, bytes);
+        }
+    }
+    for (int i = 0; i < src->n_nodes; i++) {
+        const xf_node *s = &src->nodes[i];
+        xf_node *d = &dst->nodes[i];
+        *d = *s;
+        d->name = dup_or_null(s->name, &ok);
+        d->inputs = malloc(sizeof(int) * ((size_t)s->n_inputs + 1));
+        d->outputs = malloc(sizeof(int) * ((size_t)s->n_outputs + 1));
+        d->opaque = s->opaque ? clone_opaque(s->opaque, &ok) : NULL;
+        dst->n_nodes = i + 1;
+        if (!d->inputs || !d->outputs) goto nomem;
+        memcpy(d->inputs, s->inputs, sizeof(int) * (size_t)s->n_inputs);
+        memcpy(d->outputs, s->outputs, sizeof(int) * (size_t)s->n_outputs);
+    }
+    dst->n_inputs = src->n_inputs;
+    memcpy(dst->inputs, src->inputs, sizeof(int) * (size_t)src->n_inputs);
+    dst->n_outputs = src->n_outputs;
+    memcpy(dst->outputs, src->outputs, sizeof(int) * (size_t)src->n_outputs);
+    if (!ok) goto nomem;
+    return XF_OK;
+nomem:
+    xf_graph_free(dst);
+    return XF_FAIL(err, XF_ERR_NOMEM, "out of memory copying graph");
+}

@@ -1,0 +1,401 @@
+/*
+ * ir.h — the public face of rlflow's intermediate representation.
+ *
+ * Everything in rlflow stands on this module: error reporting, a leveled
+ * logger, an arena allocator, static tensor shapes (at most XF_MAX_DIMS dims),
+ * the single operator table (arity, parameters, shape inference, float32
+ * kernel and ONNX name of every operator the project knows), the graph DAG
+ * (build, validate, topological order, canonical structural hash) and the
+ * float32 reference interpreter that runs a whole graph.
+ *
+ * Nothing here prints to stdout or exits; fallible functions return an
+ * xf_status and fill an optional xf_error.
+ */
+#ifndef XF_IR_H
+#define XF_IR_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum xf_status {
+    XF_OK = 0,
+    XF_ERR_INVALID = 1,     /* bad argument or malformed input */
+    XF_ERR_NOMEM = 2,       /* allocation failed */
+    XF_ERR_IO = 3,          /* file could not be read or written */
+    XF_ERR_PARSE = 4,       /* input could not be decoded */
+    XF_ERR_UNSUPPORTED = 5, /* valid input that rlflow does not handle */
+    XF_ERR_SHAPE = 6,       /* shape inference rejected an operator */
+    XF_ERR_GRAPH = 7,       /* graph structure is broken (cycle, dangling) */
+    XF_ERR_MISMATCH = 8,    /* numerical comparison failed */
+    XF_ERR_INTERNAL = 9
+} xf_status;
+
+/* Where and why something failed. `msg` is meant for a user. */
+typedef struct xf_error {
+    xf_status code;
+    const char *src_file; /* source location that raised it */
+    int src_line;
+    char msg[1024];
+} xf_error;
+
+/* Fill *err (if not NULL) and evaluate to `code`. */
+#define XF_FAIL(err, code, ...) xf_error_set((err), (code), __FILE__, __LINE__, __VA_ARGS__)
+
+#if defined(__GNUC__)
+#define XF_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define XF_PRINTF(a, b)
+#endif
+
+xf_status xf_error_set(xf_error *err, xf_status code, const char *file, int line,
+                       const char *fmt, ...) XF_PRINTF(5, 6);
+/* Put `fmt` in front of an existing message ("while importing x: <old>"). */
+void xf_error_prefix(xf_error *err, const char *fmt, ...) XF_PRINTF(2, 3);
+void xf_error_clear(xf_error *err);
+const char *xf_status_name(xf_status s);
+
+/* ------------------------------------------------------------------ logger */
+
+typedef enum xf_log_level {
+    XF_LOG_DEBUG = 0,
+    XF_LOG_INFO = 1,
+    XF_LOG_WARN = 2,
+    XF_LOG_ERROR = 3,
+    XF_LOG_OFF = 4
+} xf_log_level;
+
+/* Messages at or above the level go to stderr (default: XF_LOG_WARN, or the
+ * value of the environment variable XF_LOG=debug|info|warn|error|off). */
+void xf_log_set_level(xf_log_level level);
+xf_log_level xf_log_get_level(void);
+void xf_log(xf_log_level level, const char *fmt, ...) XF_PRINTF(2, 3);
+
+/* ------------------------------------------------------------------- arena */
+
+/* Bump allocator for scratch whose lifetime is one phase; freed all at once. */
+typedef struct xf_arena_block xf_arena_block;
+typedef struct xf_arena {
+    xf_arena_block *head;
+    size_t block_size;
+    size_t bytes_used;
+} xf_arena;
+
+void xf_arena_init(xf_arena *a, size_t block_size);
+/* 16-byte aligned, zeroed; NULL only when the system is out of memory. */
+void *xf_arena_alloc(xf_arena *a, size_t bytes);
+char *xf_arena_strdup(xf_arena *a, const char *s);
+void xf_arena_reset(xf_arena *a); /* keep nothing; ready for reuse */
+void xf_arena_free(xf_arena *a);
+
+/* ------------------------------------------------------------------ shapes */
+
+#define XF_MAX_DIMS 6
+
+typedef struct xf_shape {
+    int rank;
+    int64_t dims[XF_MAX_DIMS];
+} xf_shape;
+
+xf_shape xf_shape_make(int rank, const int64_t *dims);
+int64_t xf_shape_numel(const xf_shape *s);
+int xf_shape_equal(const xf_shape *a, const xf_shape *b);
+/* "[1,3,224,224]" into buf; returns buf. */
+char *xf_shape_str(const xf_shape *s, char *buf, size_t n);
+/* Numpy multidirectional broadcast of a and b into *out. */
+xf_status xf_shape_broadcast(const xf_shape *a, const xf_shape *b, xf_shape *out, xf_error *err);
+/* Row-major strides in elements. */
+void xf_shape_strides(const xf_shape *s, int64_t *strides);
+
+/* ------------------------------------------------------------ element types */
+
+typedef enum xf_dtype {
+    XF_DTYPE_INVALID = 0,
+    XF_F32 = 1,
+    XF_I64 = 2,
+    XF_I32 = 3,
+    XF_BOOL = 4, /* one byte per element, 0 or 1 */
+    XF_DTYPE_COUNT
+} xf_dtype;
+
+size_t xf_dtype_size(xf_dtype t);
+const char *xf_dtype_name(xf_dtype t);
+
+/* A dense row-major tensor. `data` is owned by whoever created the tensor
+ * with xf_tensor_alloc (free with xf_tensor_free). */
+typedef struct xf_tensor {
+    xf_dtype dtype;
+    xf_shape shape;
+    void *data;
+} xf_tensor;
+
+xf_status xf_tensor_alloc(xf_tensor *t, xf_dtype dtype, const xf_shape *shape, xf_error *err);
+void xf_tensor_free(xf_tensor *t);
+size_t xf_tensor_bytes(const xf_tensor *t);
+/* Largest |a-b| and largest |a-b| / max(|b|, atol_floor) over elements;
+ * shapes and dtypes must match (XF_ERR_MISMATCH otherwise). */
+xf_status xf_tensor_compare(const xf_tensor *a, const xf_tensor *b, double *max_abs,
+                            double *max_rel, xf_error *err);
+/* True when every element satisfies |a-b| <= atol + rtol*|b| (and ints/bools equal). */
+int xf_tensor_close(const xf_tensor *a, const xf_tensor *b, double rtol, double atol);
+
+/* ---------------------------------------------------------------- operators */
+
+/* The operator table. Every operator is defined once, in ir/op_table.c. */
+typedef enum xf_op {
+    XF_OP_OPAQUE = 0, /* ONNX op without rule semantics; kept verbatim */
+    /* element-wise unary */
+    XF_OP_RELU,
+    XF_OP_SIGMOID,
+    XF_OP_TANH,
+    XF_OP_ERF,
+    XF_OP_GELU,
+    XF_OP_SQRT,
+    XF_OP_EXP,
+    XF_OP_LOG,
+    XF_OP_NEG,
+    XF_OP_ABS,
+    XF_OP_RECIPROCAL,
+    XF_OP_IDENTITY,
+    XF_OP_DROPOUT, /* inference mode: identity */
+    XF_OP_CAST,    /* params.to */
+    /* element-wise binary / ternary with numpy broadcasting */
+    XF_OP_ADD,
+    XF_OP_SUB,
+    XF_OP_MUL,
+    XF_OP_DIV,
+    XF_OP_POW,
+    XF_OP_EQUAL,
+    XF_OP_WHERE,
+    XF_OP_SCALAR_MUL, /* x * s, s a rank-0 tensor (TASO's scalar mul) */
+    /* linear algebra and convolution */
+    XF_OP_MATMUL, /* numpy matmul: batched, broadcasting leading dims */
+    XF_OP_GEMM,   /* alpha*op(A)*op(B) + beta*C */
+    XF_OP_CONV,   /* 2-D NCHW convolution, groups, dilation, fused activation */
+    XF_OP_BATCHNORM,
+    XF_OP_LAYERNORM,
+    /* pooling and reductions */
+    XF_OP_MAXPOOL,
+    XF_OP_AVGPOOL,
+    XF_OP_GLOBAL_AVGPOOL,
+    XF_OP_REDUCE_MEAN,
+    XF_OP_SOFTMAX,
+    /* data movement */
+    XF_OP_CONCAT,
+    XF_OP_SPLIT,
+    XF_OP_TRANSPOSE,
+    XF_OP_RESHAPE,
+    XF_OP_FLATTEN,
+    XF_OP_SQUEEZE,
+    XF_OP_UNSQUEEZE,
+    XF_OP_SLICE,
+    XF_OP_GATHER,
+    XF_OP_PAD,
+    XF_OP_EXPAND,
+    XF_OP_ENLARGE, /* zero-pad a conv kernel [O,I,kh,kw] to params.kernel, centred */
+    XF_OP_SHAPE,
+    /* constant generators (no inputs) */
+    XF_OP_CONSTANT_OF_SHAPE, /* params.shape filled with params.value (dtype params.to) */
+    XF_OP_CONST_IDENTITY_CONV, /* [C,C,kh,kw]: 1 at the centre tap of channel c->c */
+    XF_OP_CONST_IDENTITY_MATRIX, /* [n,n] identity */
+    XF_OP_CONST_ONES,            /* params.shape of ones */
+    XF_OP_CONST_POOL,            /* [C,1,kh,kw] filled with 1/(kh*kw): avg-pool as conv */
+    XF_OP_COUNT
+} xf_op;
+
+typedef enum xf_activation {
+    XF_ACT_NONE = 0,
+    XF_ACT_RELU = 1,
+    XF_ACT_SIGMOID = 2,
+    XF_ACT_TANH = 3
+} xf_activation;
+
+typedef enum xf_pad_mode { XF_PAD_CONSTANT = 0, XF_PAD_REFLECT = 1, XF_PAD_EDGE = 2 } xf_pad_mode;
+
+#define XF_MAX_SPLIT 64
+
+/* Operator parameters. One flat struct for every op; fields an op does not
+ * use stay zero, so memcmp/hash over a zero-initialised struct is exact.
+ * Always start from xf_params_default(). Axes are stored as given (may be
+ * negative); kernels normalise them against the input rank. The layout has
+ * no padding bytes (checked at compile time), so hashing the bytes is exact. */
+typedef struct xf_params {
+    int32_t axis;   /* concat, split, softmax, gather, flatten, layernorm */
+    int32_t n_axes; /* transpose perm, reduce/squeeze/unsqueeze/slice axes */
+    int64_t axes[XF_MAX_DIMS];
+    int64_t starts[XF_MAX_DIMS]; /* slice starts; pad: begin pads */
+    int64_t ends[XF_MAX_DIMS];   /* slice ends; pad: end pads */
+    int64_t steps[XF_MAX_DIMS];  /* slice steps */
+    int32_t kernel[2], stride[2], pads[4] /* top,left,bottom,right */, dilation[2];
+    int32_t group;
+    int32_t activation; /* xf_activation, conv */
+    int32_t keepdims;   /* reduce_mean */
+    int32_t trans_a, trans_b;
+    int32_t count_include_pad, ceil_mode;
+    int32_t to;       /* cast / constant_of_shape dtype (xf_dtype) */
+    int32_t pad_mode; /* xf_pad_mode */
+    int32_t n_shape;  /* reshape / expand target, constant generators */
+    int32_t n_split;  /* split: number of outputs */
+    float alpha, beta, epsilon;
+    double value; /* pad value, constant_of_shape value */
+    int64_t shape[XF_MAX_DIMS];
+    int64_t split[XF_MAX_SPLIT]; /* split sizes along axis */
+} xf_params;
+
+xf_params xf_params_default(void);
+
+/* Number of inputs an op takes: [min_inputs, max_inputs]; outputs likewise.
+ * An input id of -1 marks an omitted optional input. */
+typedef struct xf_op_info {
+    const char *name;      /* rlflow name, e.g. "matmul" */
+    const char *onnx_name; /* ONNX op_type it maps to, NULL if none (rule-only) */
+    int min_inputs, max_inputs;
+    int min_outputs, max_outputs; /* max_outputs -1: variadic (split) */
+    int enumerable;               /* may xfergen use it in rules */
+} xf_op_info;
+
+const xf_op_info *xf_op_get(xf_op op);
+/* Look up by rlflow name; returns XF_OP_COUNT when unknown. */
+xf_op xf_op_from_name(const char *name);
+
+/* -------------------------------------------------------------------- graph */
+
+typedef enum xf_value_kind {
+    XF_VALUE_INPUT = 0, /* graph input fed at run time */
+    XF_VALUE_CONST = 1, /* initializer: data owned by the graph */
+    XF_VALUE_NODE = 2   /* output of a node */
+} xf_value_kind;
+
+/* A tensor-valued edge of the graph. */
+typedef struct xf_value {
+    char *name;  /* owned; may be NULL */
+    xf_value_kind kind;
+    xf_dtype dtype;
+    xf_shape shape;
+    int producer;        /* node index for XF_VALUE_NODE, else -1 */
+    int producer_output; /* which output of the producer */
+    void *data;          /* XF_VALUE_CONST: owned, xf_shape_numel*dtype_size bytes */
+} xf_value;
+
+/* An operator the table does not model. Attributes are kept as the raw
+ * serialized ONNX AttributeProto bytes so export writes them back unchanged. */
+typedef struct xf_opaque {
+    char *op_type;
+    char *domain;           /* "" for the default domain */
+    int64_t domain_version; /* opset version of that domain in the source model */
+    int n_attrs;
+    uint8_t **attr_bytes;   /* each a serialized onnx.AttributeProto */
+    size_t *attr_len;
+} xf_opaque;
+
+typedef struct xf_node {
+    xf_op op;
+    xf_params params;
+    char *name; /* owned; may be NULL */
+    int n_inputs, n_outputs;
+    int *inputs;  /* value ids, -1 for an omitted optional input */
+    int *outputs; /* value ids */
+    xf_opaque *opaque; /* only for XF_OP_OPAQUE */
+} xf_node;
+
+typedef struct xf_graph {
+    char *name;
+    int n_values, cap_values;
+    xf_value *values;
+    int n_nodes, cap_nodes;
+    xf_node *nodes;
+    int n_inputs, cap_inputs;
+    int *inputs; /* value ids of graph inputs, in order */
+    int n_outputs, cap_outputs;
+    int *outputs; /* value ids of graph outputs, in order */
+    int64_t opset; /* ONNX default-domain opset it came from (0: none) */
+} xf_graph;
+
+void xf_graph_init(xf_graph *g);
+void xf_graph_free(xf_graph *g);
+xf_status xf_graph_clone(const xf_graph *src, xf_graph *dst, xf_error *err);
+
+/* Builders. Each returns a value id (>= 0) or -1 with *err set. */
+int xf_graph_add_input(xf_graph *g, const char *name, xf_dtype dtype, const xf_shape *shape,
+                       xf_error *err);
+/* Copies `data` (numel * dtype size bytes). */
+int xf_graph_add_const(xf_graph *g, const char *name, xf_dtype dtype, const xf_shape *shape,
+                       const void *data, xf_error *err);
+/* Takes ownership of `data` (malloc'd) on success and on failure. */
+int xf_graph_add_const_owned(xf_graph *g, const char *name, xf_dtype dtype,
+                             const xf_shape *shape, void *data, xf_error *err);
+/* Adds a node, infers its output shapes and dtypes with the op table, and
+ * creates its output values (named `name`:i if name is given). Returns the
+ * node index; the output value ids are in g->nodes[idx].outputs. n_outputs
+ * is needed only for variadic ops (split); pass 0 to use the op's default. */
+int xf_graph_add_node(xf_graph *g, xf_op op, const xf_params *params, const int *inputs,
+                      int n_inputs, int n_outputs, const char *name, xf_error *err);
+/* Convenience for single-output ops: returns the output value id. */
+int xf_graph_op(xf_graph *g, xf_op op, const xf_params *params, const int *inputs,
+                int n_inputs, xf_error *err);
+/* Adds an opaque node whose output shapes/dtypes are given by the caller;
+ * takes ownership of `opaque`. Returns the node index. */
+int xf_graph_add_opaque(xf_graph *g, xf_opaque *opaque, const int *inputs, int n_inputs,
+                        const xf_dtype *out_dtypes, const xf_shape *out_shapes, int n_outputs,
+                        const char *name, xf_error *err);
+xf_status xf_graph_mark_output(xf_graph *g, int value, xf_error *err);
+void xf_opaque_free(xf_opaque *o);
+
+/* Checks arity, that every input refers to an existing value, that the graph
+ * is acyclic and every value has one producer, and re-runs shape inference on
+ * every node against the recorded shapes. The message names the node. */
+xf_status xf_graph_validate(const xf_graph *g, xf_error *err);
+/* Node indices in a topological order (inputs before users); ties broken by
+ * node index so the order is deterministic. `order` has n_nodes entries. */
+xf_status xf_graph_topo_order(const xf_graph *g, int *order, xf_error *err);
+/* Structural hash that ignores node order and value names: it depends on
+ * ops, params, graph-input positions, shapes, dtypes, constant contents and
+ * which values are outputs (in order). */
+uint64_t xf_graph_hash(const xf_graph *g);
+/* Number of nodes per op (array of XF_OP_COUNT). */
+void xf_graph_op_histogram(const xf_graph *g, int *counts);
+/* Total bytes of constant data. */
+size_t xf_graph_param_bytes(const xf_graph *g);
+/* Short description "node 12 'Conv_3' (conv)" for error messages. */
+const char *xf_node_describe(const xf_graph *g, int node, char *buf, size_t n);
+
+/* Runs shape inference for one node configuration without a graph.
+ * in_dtypes/in_shapes may contain NULL-ish entries (dtype INVALID) for
+ * omitted optional inputs. Fills out_dtypes/out_shapes (n_outputs long). */
+xf_status xf_op_infer(xf_op op, const xf_params *params, int n_inputs, const xf_dtype *in_dtypes,
+                      const xf_shape *in_shapes, int n_outputs, xf_dtype *out_dtypes,
+                      xf_shape *out_shapes, xf_error *err);
+/* Runs one op's float32 reference kernel. Outputs must be allocated by the
+ * caller with the inferred shapes. Omitted optional inputs are NULL. */
+xf_status xf_op_run(xf_op op, const xf_params *params, int n_inputs, const xf_tensor *const *in,
+                    int n_outputs, xf_tensor *out, xf_error *err);
+/* Default number of outputs for op (1 for most, params.n_split for split). */
+int xf_op_default_outputs(xf_op op, const xf_params *params);
+
+/* ------------------------------------------------------------- interpreter */
+
+/* Runs the whole graph. `inputs` follows g->inputs order; `outputs` (n =
+ * g->n_outputs) are allocated here and owned by the caller
+ * (xf_tensor_free each). Intermediate buffers are released as soon as their
+ * last user has run. Opaque nodes cannot run: XF_ERR_UNSUPPORTED naming them. */
+xf_status xf_interp_run(const xf_graph *g, const xf_tensor *inputs, int n_inputs,
+                        xf_tensor *outputs, xf_error *err);
+
+/* --------------------------------------------------------------- utilities */
+
+/* Deterministic PRNG (splitmix64) for random weights and test inputs. */
+typedef struct xf_rng {
+    uint64_t state;
+} xf_rng;
+void xf_rng_seed(xf_rng *r, uint64_t seed);
+uint64_t xf_rng_next(xf_rng *r);
+float xf_rng_uniform(xf_rng *r, float lo, float hi); /* [lo, hi) */
+float xf_rng_normal(xf_rng *r);
+
+/* 64-bit hashing used by the canonical hash (FNV-1a style mixing). */
+uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n);
+uint64_t xf_hash_u64(uint64_t h, uint64_t v);
+
+#endif /* XF_IR_H */

@@ -1,0 +1,96 @@
+/*
+ * tensor.c — dense tensors: allocation, and the numerical comparison used by
+ * every correctness check (interpreter vs PyTorch, round trips, backends).
+ */
+#include "ir.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+xf_status xf_tensor_alloc(xf_tensor *t, xf_dtype dtype, const xf_shape *shape, xf_error *err)
+{
+    t->dtype = dtype;
+    t->shape = *shape;
+    t->data = NULL;
+    size_t es = xf_dtype_size(dtype);
+    if (!es) return XF_FAIL(err, XF_ERR_INVALID, "tensor of invalid dtype");
+    int64_t n = xf_shape_numel(shape);
+    if (n < 0) return XF_FAIL(err, XF_ERR_INVALID, "tensor with negative dimension");
+    if (n > 0 && (uint64_t)n > SIZE_MAX / es)
+        return XF_FAIL(err, XF_ERR_NOMEM, "tensor of %lld elements is too large", (long long)n);
+    t->data = calloc(n ? (size_t)n : 1, es);
+    if (!t->data)
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory allocating %lld-element tensor",
+                       (long long)n);
+    return XF_OK;
+}
+
+void xf_tensor_free(xf_tensor *t)
+{
+    if (!t) return;
+    free(t->data);
+    t->data = NULL;
+}
+
+size_t xf_tensor_bytes(const xf_tensor *t)
+{
+    return (size_t)xf_shape_numel(&t->shape) * xf_dtype_size(t->dtype);
+}
+
+static double elem_as_double(const xf_tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case XF_F32: return ((const float *)t->data)[i];
+    case XF_I64: return (double)((const int64_t *)t->data)[i];
+    case XF_I32: return ((const int32_t *)t->data)[i];
+    case XF_BOOL: return ((const uint8_t *)t->data)[i];
+    default: return 0;
+    }
+}
+
+xf_status xf_tensor_compare(const xf_tensor *a, const xf_tensor *b, double *max_abs,
+                            double *max_rel, xf_error *err)
+{
+    *max_abs = 0;
+    *max_rel = 0;
+    char sa[96], sb[96];
+    if (a->dtype != b->dtype)
+        return XF_FAIL(err, XF_ERR_MISMATCH, "dtype %s vs %s", xf_dtype_name(a->dtype),
+                       xf_dtype_name(b->dtype));
+    if (!xf_shape_equal(&a->shape, &b->shape))
+        return XF_FAIL(err, XF_ERR_MISMATCH, "shape %s vs %s", xf_shape_str(&a->shape, sa, sizeof sa),
+                       xf_shape_str(&b->shape, sb, sizeof sb));
+    int64_t n = xf_shape_numel(&a->shape);
+    for (int64_t i = 0; i < n; i++) {
+        double x = elem_as_double(a, i), y = elem_as_double(b, i);
+        if (isnan(x) && isnan(y)) continue;
+        double d = fabs(x - y);
+        if (isnan(d)) d = INFINITY;
+        if (x == y) d = 0; /* equal infinities */
+        double rel = d / fmax(fabs(y), 1e-6);
+        if (d > *max_abs) *max_abs = d;
+        if (rel > *max_rel) *max_rel = rel;
+    }
+    return XF_OK;
+}
+
+int xf_tensor_close(const xf_tensor *a, const xf_tensor *b, double rtol, double atol)
+{
+    if (a->dtype != b->dtype || !xf_shape_equal(&a->shape, &b->shape)) return 0;
+    int64_t n = xf_shape_numel(&a->shape);
+    for (int64_t i = 0; i < n; i++) {
+        double x = elem_as_double(a, i), y = elem_as_double(b, i);
+        if (a->dtype != XF_F32) {
+            if (x != y) return 0;
+            continue;
+        }
+        if (isnan(x) || isnan(y)) {
+            if (!(isnan(x) && isnan(y))) return 0;
+            continue;
+        }
+        if (x == y) continue;
+        if (!(fabs(x - y) <= atol + rtol * fabs(y))) return 0;
+    }
+    return 1;
+}

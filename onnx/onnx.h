@@ -1,0 +1,67 @@
+/*
+ * onnx.h — ONNX import and export for rlflow graphs (protobuf-c).
+ *
+ * Import reads a ModelProto (opsets 11–17 of the default domain), maps every
+ * operator in the ir operator table to its xf_op with parameters taken from
+ * attributes and constant inputs, infers all shapes statically, folds every
+ * node whose inputs are all constants (shape subgraphs such as
+ * Shape→Gather→Concat→Reshape, ConstantOfShape, Equal/Where on constants)
+ * into initializers, and keeps any other operator as an opaque node whose
+ * attributes are exported back unchanged. Initializers may live in external
+ * data files next to the model.
+ *
+ * Export writes a ModelProto that onnx.checker accepts and that computes the
+ * same function: ops the table maps back to ONNX, rule-only ops (scalar_mul,
+ * enlarge, gelu, the constant generators) lowered to standard ONNX. Files are
+ * written atomically: on any error nothing is left at the destination.
+ *
+ * Errors name the model file and the node ("model.onnx: node 12 'Conv_3'
+ * (Conv): ..."). Inputs that are malformed (truncated protobuf, dangling
+ * references, cycles, shape mismatches) give XF_ERR_PARSE / XF_ERR_GRAPH /
+ * XF_ERR_SHAPE; valid models using something rlflow cannot represent (a
+ * dtype other than float32/int64/int32/bool, dynamic shapes, an opset
+ * outside 11–17) give XF_ERR_UNSUPPORTED.
+ */
+#ifndef XF_ONNX_H
+#define XF_ONNX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+typedef struct xf_onnx_options {
+    int fold_constants; /* fold all-constant nodes into initializers (default 1) */
+    /* Sizes for symbolic input dimensions (e.g. "batch"), applied to any
+     * graph input dim given by name; unset symbolic dims default to 1. */
+    int n_dim_overrides;
+    const char *const *dim_names;
+    const int64_t *dim_values;
+} xf_onnx_options;
+
+xf_onnx_options xf_onnx_default_options(void);
+
+/* Reads `path`; external-data initializers are resolved relative to the
+ * model's directory. `opts` may be NULL for defaults. */
+xf_status xf_onnx_load(const char *path, const xf_onnx_options *opts, xf_graph *g, xf_error *err);
+/* Same from memory. `name` is used in messages; `base_dir` (may be NULL)
+ * is where external data files are looked up (NULL: external data refused). */
+xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, const char *base_dir,
+                              const xf_onnx_options *opts, xf_graph *g, xf_error *err);
+
+/* Writes `g` as an ONNX model to `path` (atomically). */
+xf_status xf_onnx_save(const xf_graph *g, const char *path, xf_error *err);
+/* Serialises into a malloc'd buffer the caller frees. */
+xf_status xf_onnx_save_buffer(const xf_graph *g, uint8_t **buf, size_t *len, xf_error *err);
+
+/* Reads one serialized onnx.TensorProto (the test_data_set_N/*.pb files).
+ * `name` (may be NULL) receives a malloc'd copy of the tensor's name. */
+xf_status xf_onnx_load_tensor(const char *path, xf_tensor *t, char **name, xf_error *err);
+xf_status xf_onnx_save_tensor(const char *path, const xf_tensor *t, const char *name,
+                              xf_error *err);
+
+/* ONNX op_type of a node as it would be exported ("Conv", or the opaque
+ * op's own type). */
+const char *xf_onnx_op_type(const xf_node *n);
+
+#endif /* XF_ONNX_H */
