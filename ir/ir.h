@@ -383,6 +383,13 @@ int xf_op_default_outputs(xf_op op, const xf_params *params);
 xf_status xf_interp_run(const xf_graph *g, const xf_tensor *inputs, int n_inputs,
                         xf_tensor *outputs, xf_error *err);
 
+/* Allocates and fills one tensor per graph input with deterministic random
+ * data: floats uniform in [-1, 1); integer inputs in [0, bound) where bound
+ * is the smallest table size of any Gather that indexes with them (token
+ * ids stay in the vocabulary), else 2 (masks). Caller frees each tensor. */
+xf_status xf_graph_random_inputs(const xf_graph *g, uint64_t seed, xf_tensor *inputs,
+                                 xf_error *err);
+
 /* --------------------------------------------------------------- utilities */
 
 /* Deterministic PRNG (splitmix64) for random weights and test inputs. */

@@ -1,4 +1,375 @@
+/*
+ * test_graph.c — the graph core of ir/: builders with shape inference,
+ * validation errors (arity, dangling value, cycle, recorded shape drift),
+ * deterministic topological order, the canonical hash (invariant under node
+ * order and names, sensitive to structure, params, constants, outputs),
+ * deep copy, the interpreter driver, arena, error prefixing and the RNG.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "testutil.h"
-START_TEST(placeholder) { ck_assert_int_eq(1, 1); }
+
+static xf_shape sh2(int64_t a, int64_t b)
+{
+    int64_t d[2] = {a, b};
+    return xf_shape_make(2, d);
+}
+
+/* y = relu(x @ w + b), w and b constants; optionally built in another node
+ * order and with other names, to check the hash ignores both. */
+static void build_mlp(xf_graph *g, int variant)
+{
+    xf_error err;
+    xf_graph_init(g);
+    xf_shape sx = sh2(2, 3), sw = sh2(3, 4), sb = sh2(1, 4);
+    float w[12], b[4];
+    for (int i = 0; i < 12; i++) w[i] = (float)(i % 5) * 0.25f - 0.5f;
+    for (int i = 0; i < 4; i++) b[i] = (float)i * 0.1f;
+    int x = xf_graph_add_input(g, variant ? "input" : "x", XF_F32, &sx, &err);
+    int cw, cb;
+    if (variant) { /* constants created in the other order */
+        cb = xf_graph_add_const(g, "bias", XF_F32, &sb, b, &err);
+        cw = xf_graph_add_const(g, "weight", XF_F32, &sw, w, &err);
+    } else {
+        cw = xf_graph_add_const(g, "w", XF_F32, &sw, w, &err);
+        cb = xf_graph_add_const(g, "b", XF_F32, &sb, b, &err);
+    }
+    int in1[2] = {x, cw};
+    int mm = xf_graph_op(g, XF_OP_MATMUL, NULL, in1, 2, &err);
+    ck_assert_int_ge(mm, 0);
+    int in2[2] = {mm, cb};
+    int add = xf_graph_op(g, XF_OP_ADD, NULL, in2, 2, &err);
+    ck_assert_int_ge(add, 0);
+    int r = xf_graph_op(g, XF_OP_RELU, NULL, &add, 1, &err);
+    ck_assert_int_ge(r, 0);
+    ck_assert_int_eq(xf_graph_mark_output(g, r, &err), XF_OK);
+}
+
+START_TEST(builder_infers_shapes)
+{
+    xf_graph g;
+    build_mlp(&g, 0);
+    ck_assert_int_eq(g.n_nodes, 3);
+    const xf_value *out = &g.values[g.outputs[0]];
+    ck_assert_int_eq(out->shape.rank, 2);
+    ck_assert_int_eq(out->shape.dims[0], 2);
+    ck_assert_int_eq(out->shape.dims[1], 4);
+    ck_assert_int_eq(out->dtype, XF_F32);
+    xf_error err;
+    ck_assert_int_eq(xf_graph_validate(&g, &err), XF_OK);
+    int hist[XF_OP_COUNT];
+    xf_graph_op_histogram(&g, hist);
+    ck_assert_int_eq(hist[XF_OP_MATMUL], 1);
+    ck_assert_int_eq(hist[XF_OP_RELU], 1);
+    ck_assert_uint_eq(xf_graph_param_bytes(&g), (12 + 4) * 4);
+    xf_graph_free(&g);
+}
 END_TEST
-int main(void) { Suite *s = suite_create("graph"); TCase *t = tcase_create("x"); tcase_add_test(t, placeholder); suite_add_tcase(s, t); return xf_test_run(s); }
+
+START_TEST(builder_rejects_bad_shapes)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    xf_error err;
+    xf_shape a = sh2(2, 3), b = sh2(4, 5);
+    int x = xf_graph_add_input(&g, "a", XF_F32, &a, &err);
+    int y = xf_graph_add_input(&g, "b", XF_F32, &b, &err);
+    int in[2] = {x, y};
+    int n = xf_graph_add_node(&g, XF_OP_MATMUL, NULL, in, 2, 1, "mm", &err);
+    ck_assert_int_eq(n, -1);
+    ck_assert_int_eq(err.code, XF_ERR_SHAPE);
+    ck_assert_int_eq(g.n_nodes, 0);
+    /* wrong arity */
+    n = xf_graph_add_node(&g, XF_OP_RELU, NULL, in, 2, 1, "r", &err);
+    ck_assert_int_eq(n, -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "relu"));
+    /* reference to a value that does not exist */
+    int bad[1] = {99};
+    n = xf_graph_add_node(&g, XF_OP_RELU, NULL, bad, 1, 1, "r", &err);
+    ck_assert_int_eq(n, -1);
+    ck_assert_int_eq(err.code, XF_ERR_GRAPH);
+    xf_graph_free(&g);
+}
+END_TEST
+
+START_TEST(validate_finds_cycle_and_drift)
+{
+    xf_graph g;
+    xf_error err;
+    xf_graph_init(&g);
+    xf_shape s = sh2(2, 2);
+    int x = xf_graph_add_input(&g, "x", XF_F32, &s, &err);
+    int a = xf_graph_op(&g, XF_OP_RELU, NULL, &x, 1, &err);
+    int b = xf_graph_op(&g, XF_OP_TANH, NULL, &a, 1, &err);
+    xf_graph_mark_output(&g, b, &err);
+    ck_assert_int_eq(xf_graph_validate(&g, &err), XF_OK);
+    /* make relu read tanh's output: relu -> tanh -> relu */
+    g.nodes[0].inputs[0] = b;
+    ck_assert_int_eq(xf_graph_validate(&g, &err), XF_ERR_GRAPH);
+    ck_assert_ptr_nonnull(strstr(err.msg, "cycle"));
+    int order[2];
+    ck_assert_int_eq(xf_graph_topo_order(&g, order, &err), XF_ERR_GRAPH);
+    g.nodes[0].inputs[0] = x;
+    /* recorded shape no longer what inference says */
+    g.values[b].shape.dims[1] = 3;
+    ck_assert_int_eq(xf_graph_validate(&g, &err), XF_ERR_SHAPE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "tanh"));
+    xf_graph_free(&g);
+}
+END_TEST
+
+START_TEST(topo_order_is_deterministic)
+{
+    xf_graph g;
+    xf_error err;
+    xf_graph_init(&g);
+    xf_shape s = sh2(2, 2);
+    int x = xf_graph_add_input(&g, "x", XF_F32, &s, &err);
+    int a = xf_graph_op(&g, XF_OP_RELU, NULL, &x, 1, &err);  /* node 0 */
+    int b = xf_graph_op(&g, XF_OP_TANH, NULL, &x, 1, &err);  /* node 1 */
+    int in[2] = {a, b};
+    int c = xf_graph_op(&g, XF_OP_ADD, NULL, in, 2, &err);   /* node 2 */
+    int d = xf_graph_op(&g, XF_OP_SIGMOID, NULL, &x, 1, &err); /* node 3 */
+    (void)c;
+    (void)d;
+    /* rewire node 0 to read node 3's output: order must be 1,3,0,2 */
+    g.nodes[0].inputs[0] = d;
+    int order[4];
+    ck_assert_int_eq(xf_graph_topo_order(&g, order, &err), XF_OK);
+    ck_assert_int_eq(order[0], 1);
+    ck_assert_int_eq(order[1], 3);
+    ck_assert_int_eq(order[2], 0);
+    ck_assert_int_eq(order[3], 2);
+    xf_graph_free(&g);
+}
+END_TEST
+
+START_TEST(hash_ignores_names_and_order)
+{
+    xf_graph a, b;
+    build_mlp(&a, 0);
+    build_mlp(&b, 1);
+    uint64_t ha = xf_graph_hash(&a), hb = xf_graph_hash(&b);
+    ck_assert_uint_ne(ha, 0);
+    ck_assert_uint_eq(ha, hb);
+    /* a changed constant changes the hash */
+    ((float *)b.values[1].data)[0] += 1.0f;
+    ck_assert_uint_ne(xf_graph_hash(&b), ha);
+    ((float *)b.values[1].data)[0] -= 1.0f;
+    ck_assert_uint_eq(xf_graph_hash(&b), ha);
+    /* a changed parameter changes it */
+    b.nodes[2].params.axis = 1;
+    ck_assert_uint_ne(xf_graph_hash(&b), ha);
+    b.nodes[2].params.axis = 0;
+    /* an extra dead node changes it */
+    xf_error err;
+    int r = xf_graph_op(&b, XF_OP_TANH, NULL, &b.inputs[0], 1, &err);
+    ck_assert_int_ge(r, 0);
+    ck_assert_uint_ne(xf_graph_hash(&b), ha);
+    xf_graph_free(&a);
+    xf_graph_free(&b);
+}
+END_TEST
+
+START_TEST(hash_distinguishes_operand_order)
+{
+    /* sub(x, y) and sub(y, x) differ; so do outputs in another order */
+    xf_error err;
+    xf_graph g1, g2;
+    xf_shape s = sh2(2, 2);
+    xf_graph *gs[2] = {&g1, &g2};
+    for (int k = 0; k < 2; k++) {
+        xf_graph_init(gs[k]);
+        int x = xf_graph_add_input(gs[k], "x", XF_F32, &s, &err);
+        int y = xf_graph_add_input(gs[k], "y", XF_F32, &s, &err);
+        int in[2] = {k ? y : x, k ? x : y};
+        int o = xf_graph_op(gs[k], XF_OP_SUB, NULL, in, 2, &err);
+        xf_graph_mark_output(gs[k], o, &err);
+    }
+    ck_assert_uint_ne(xf_graph_hash(&g1), xf_graph_hash(&g2));
+    xf_graph_free(&g1);
+    xf_graph_free(&g2);
+}
+END_TEST
+
+START_TEST(clone_is_deep_and_equal)
+{
+    xf_graph a, c;
+    xf_error err;
+    build_mlp(&a, 0);
+    ck_assert_int_eq(xf_graph_clone(&a, &c, &err), XF_OK);
+    ck_assert_uint_eq(xf_graph_hash(&a), xf_graph_hash(&c));
+    ck_assert_ptr_ne(a.values[1].data, c.values[1].data);
+    ck_assert_str_eq(c.values[0].name, "x");
+    xf_graph_free(&a); /* the clone must stay usable */
+    ck_assert_int_eq(xf_graph_validate(&c, &err), XF_OK);
+    xf_graph_free(&c);
+}
+END_TEST
+
+START_TEST(interpreter_runs_mlp)
+{
+    xf_graph g;
+    xf_error err;
+    build_mlp(&g, 0);
+    xf_tensor in, out;
+    xf_shape s = sh2(2, 3);
+    ck_assert_int_eq(xf_tensor_alloc(&in, XF_F32, &s, &err), XF_OK);
+    float xv[6] = {1, -2, 3, 0.5f, 0.25f, -1};
+    memcpy(in.data, xv, sizeof xv);
+    ck_assert_int_eq(xf_interp_run(&g, &in, 1, &out, &err), XF_OK);
+    const float *w = g.values[1].data, *b = g.values[2].data, *y = out.data;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) {
+            double acc = b[j];
+            for (int k = 0; k < 3; k++) acc += xv[i * 3 + k] * w[k * 4 + j];
+            ck_assert_double_eq_tol(y[i * 4 + j], acc > 0 ? acc : 0, 1e-6);
+        }
+    xf_tensor_free(&out);
+    /* wrong input shape is refused with a message naming the input */
+    xf_shape s2 = sh2(3, 3);
+    in.shape = s2;
+    ck_assert_int_eq(xf_interp_run(&g, &in, 1, &out, &err), XF_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "'x'"));
+    xf_tensor_free(&in);
+    xf_graph_free(&g);
+}
+END_TEST
+
+START_TEST(interpreter_refuses_opaque)
+{
+    xf_graph g;
+    xf_error err;
+    xf_graph_init(&g);
+    xf_shape s = sh2(2, 2);
+    int x = xf_graph_add_input(&g, "x", XF_F32, &s, &err);
+    xf_opaque *o = calloc(1, sizeof *o);
+    o->op_type = strdup("MyCustomOp");
+    o->domain = strdup("com.example");
+    xf_dtype dt = XF_F32;
+    int n = xf_graph_add_opaque(&g, o, &x, 1, &dt, &s, 1, "custom", &err);
+    ck_assert_int_eq(n, 0);
+    xf_graph_mark_output(&g, g.nodes[n].outputs[0], &err);
+    ck_assert_int_eq(xf_graph_validate(&g, &err), XF_OK);
+    xf_tensor in, out;
+    xf_tensor_alloc(&in, XF_F32, &s, &err);
+    ck_assert_int_eq(xf_interp_run(&g, &in, 1, &out, &err), XF_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(err.msg, "MyCustomOp"));
+    xf_tensor_free(&in);
+    xf_graph_free(&g);
+}
+END_TEST
+
+START_TEST(tensor_compare_reports_errors)
+{
+    xf_error err;
+    xf_shape s = sh2(1, 3);
+    xf_tensor a, b;
+    xf_tensor_alloc(&a, XF_F32, &s, &err);
+    xf_tensor_alloc(&b, XF_F32, &s, &err);
+    float av[3] = {1, 2, 3}, bv[3] = {1, 2.5f, 3};
+    memcpy(a.data, av, sizeof av);
+    memcpy(b.data, bv, sizeof bv);
+    double ma, mr;
+    ck_assert_int_eq(xf_tensor_compare(&a, &b, &ma, &mr, &err), XF_OK);
+    ck_assert_double_eq_tol(ma, 0.5, 1e-9);
+    ck_assert_double_eq_tol(mr, 0.2, 1e-9);
+    ck_assert(!xf_tensor_close(&a, &b, 1e-4, 1e-5));
+    ck_assert(xf_tensor_close(&a, &b, 0.25, 0));
+    ((float *)a.data)[1] = NAN;
+    ck_assert(!xf_tensor_close(&a, &b, 1, 1));
+    xf_tensor_free(&a);
+    xf_tensor_free(&b);
+}
+END_TEST
+
+START_TEST(shape_broadcast_rules)
+{
+    xf_error err;
+    int64_t da[3] = {2, 1, 3}, db[2] = {4, 1}, dc[2] = {4, 2};
+    xf_shape a = xf_shape_make(3, da), b = xf_shape_make(2, db), c = xf_shape_make(2, dc), r;
+    ck_assert_int_eq(xf_shape_broadcast(&a, &b, &r, &err), XF_OK);
+    ck_assert_int_eq(r.rank, 3);
+    ck_assert_int_eq(r.dims[0], 2);
+    ck_assert_int_eq(r.dims[1], 4);
+    ck_assert_int_eq(r.dims[2], 3);
+    ck_assert_int_eq(xf_shape_broadcast(&a, &c, &r, &err), XF_ERR_SHAPE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "[2,1,3]"));
+    char buf[64];
+    ck_assert_str_eq(xf_shape_str(&a, buf, sizeof buf), "[2,1,3]");
+    int64_t st[3];
+    xf_shape_strides(&a, st);
+    ck_assert_int_eq(st[0], 3);
+    ck_assert_int_eq(st[2], 1);
+}
+END_TEST
+
+START_TEST(arena_and_errors)
+{
+    xf_arena a;
+    xf_arena_init(&a, 64);
+    char *p = xf_arena_alloc(&a, 10);
+    char *q = xf_arena_alloc(&a, 1000); /* larger than a block */
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(((uintptr_t)q) % 16, 0);
+    ck_assert_str_eq(xf_arena_strdup(&a, "conv"), "conv");
+    ck_assert_uint_ge(a.bytes_used, 1010);
+    xf_arena_free(&a);
+    ck_assert_uint_eq(a.bytes_used, 0);
+
+    xf_error err;
+    ck_assert_int_eq(XF_FAIL(&err, XF_ERR_IO, "cannot open %s", "m.onnx"), XF_ERR_IO);
+    xf_error_prefix(&err, "xfonnx");
+    ck_assert_str_eq(err.msg, "xfonnx: cannot open m.onnx");
+    ck_assert_int_eq(XF_FAIL(NULL, XF_ERR_IO, "ignored"), XF_ERR_IO);
+    ck_assert_str_eq(xf_op_get(XF_OP_CONV)->onnx_name, "Conv");
+    ck_assert_int_eq(xf_op_from_name("matmul"), XF_OP_MATMUL);
+    ck_assert_int_eq(xf_op_from_name("nope"), XF_OP_COUNT);
+}
+END_TEST
+
+START_TEST(rng_is_reproducible)
+{
+    xf_rng a, b;
+    xf_rng_seed(&a, 42);
+    xf_rng_seed(&b, 42);
+    double sum = 0, sq = 0;
+    for (int i = 0; i < 10000; i++) {
+        ck_assert_uint_eq(xf_rng_next(&a), xf_rng_next(&b));
+        float z = xf_rng_normal(&a);
+        xf_rng_normal(&b);
+        sum += z;
+        sq += (double)z * z;
+    }
+    ck_assert_double_lt(fabs(sum / 10000), 0.05);
+    ck_assert_double_lt(fabs(sq / 10000 - 1.0), 0.05);
+    for (int i = 0; i < 1000; i++) {
+        float u = xf_rng_uniform(&a, -2, 3);
+        ck_assert(u >= -2 && u < 3);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("graph");
+    TCase *t = tcase_create("core");
+    tcase_add_test(t, builder_infers_shapes);
+    tcase_add_test(t, builder_rejects_bad_shapes);
+    tcase_add_test(t, validate_finds_cycle_and_drift);
+    tcase_add_test(t, topo_order_is_deterministic);
+    tcase_add_test(t, hash_ignores_names_and_order);
+    tcase_add_test(t, hash_distinguishes_operand_order);
+    tcase_add_test(t, clone_is_deep_and_equal);
+    tcase_add_test(t, interpreter_runs_mlp);
+    tcase_add_test(t, interpreter_refuses_opaque);
+    tcase_add_test(t, tensor_compare_reports_errors);
+    tcase_add_test(t, shape_broadcast_rules);
+    tcase_add_test(t, arena_and_errors);
+    tcase_add_test(t, rng_is_reproducible);
+    suite_add_tcase(s, t);
+    return xf_test_run(s);
+}

@@ -1,1 +1,373 @@
-int main(void) { return 0; }
+/*
+ * xfonnx — inspect, run and round-trip ONNX models with rlflow's importer,
+ * exporter and reference interpreter.
+ *
+ *   xfonnx info MODEL                      operator histogram, I/O, params, opaque ops
+ *   xfonnx run MODEL [--data DIR]          run the interpreter; with DIR (ONNX
+ *                                          test_data_set layout) compare outputs
+ *   xfonnx roundtrip MODEL -o OUT          import -> export -> import, compare
+ *                                          canonical hash and outputs
+ *
+ * Exit status: 0 success, 1 a numerical or structural check failed,
+ * 2 bad usage or a model that cannot be read (one-line error on stderr;
+ * nothing is written).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ir/ir.h"
+#include "onnx/onnx.h"
+
+#define MAX_DIM_OVERRIDES 16
+
+typedef struct options {
+    const char *cmd, *model, *out, *data;
+    double rtol, atol;
+    uint64_t seed;
+    int n_dims;
+    const char *dim_names[MAX_DIM_OVERRIDES];
+    int64_t dim_values[MAX_DIM_OVERRIDES];
+    char dim_buf[MAX_DIM_OVERRIDES][128];
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: xfonnx COMMAND MODEL [options]\n"
+            "\n"
+            "commands:\n"
+            "  info MODEL              operator histogram, inputs/outputs, parameter bytes, opaque ops\n"
+            "  run MODEL [--data DIR]  run the reference interpreter on random inputs, or on\n"
+            "                          DIR/input_*.pb and compare with DIR/output_*.pb\n"
+            "  roundtrip MODEL -o OUT  import, export to OUT, re-import; check the canonical\n"
+            "                          graph hash and that both compute the same outputs\n"
+            "\n"
+            "options:\n"
+            "  -o, --output FILE       output model (roundtrip)\n"
+            "  --data DIR              ONNX test_data_set directory (run)\n"
+            "  --dim NAME=N            size of a symbolic input dimension (default 1)\n"
+            "  --rtol X, --atol X      tolerance of output checks (default 1e-4, 1e-5)\n"
+            "  --seed N                seed of the random inputs (default 1)\n"
+            "  -h, --help              this help\n"
+            "\n"
+            "exit status: 0 ok, 1 a check failed, 2 bad usage or unreadable model\n");
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->rtol = 1e-4;
+    o->atol = 1e-5;
+    o->seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            exit(0);
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (!next) goto missing;
+            o->out = argv[++i];
+        } else if (!strcmp(a, "--data")) {
+            if (!next) goto missing;
+            o->data = argv[++i];
+        } else if (!strcmp(a, "--rtol") || !strcmp(a, "--atol")) {
+            if (!next) goto missing;
+            char *end;
+            double v = strtod(next, &end);
+            if (*end || v < 0) {
+                fprintf(stderr, "xfonnx: %s needs a non-negative number, got '%s'\n", a, next);
+                return 2;
+            }
+            *(a[2] == 'r' ? &o->rtol : &o->atol) = v;
+            i++;
+        } else if (!strcmp(a, "--seed")) {
+            if (!next) goto missing;
+            o->seed = strtoull(argv[++i], NULL, 10);
+        } else if (!strcmp(a, "--dim")) {
+            if (!next) goto missing;
+            const char *eq = strchr(next, '=');
+            if (!eq || eq == next || o->n_dims == MAX_DIM_OVERRIDES ||
+                (size_t)(eq - next) >= sizeof o->dim_buf[0] || atoll(eq + 1) <= 0) {
+                fprintf(stderr, "xfonnx: --dim expects NAME=N with N > 0, got '%s'\n", next);
+                return 2;
+            }
+            memcpy(o->dim_buf[o->n_dims], next, (size_t)(eq - next));
+            o->dim_names[o->n_dims] = o->dim_buf[o->n_dims];
+            o->dim_values[o->n_dims++] = atoll(eq + 1);
+            i++;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "xfonnx: unknown option '%s' (see xfonnx --help)\n", a);
+            return 2;
+        } else if (!o->cmd) {
+            o->cmd = a;
+        } else if (!o->model) {
+            o->model = a;
+        } else {
+            fprintf(stderr, "xfonnx: unexpected argument '%s'\n", a);
+            return 2;
+        }
+        continue;
+    missing:
+        fprintf(stderr, "xfonnx: option %s needs a value\n", a);
+        return 2;
+    }
+    if (!o->cmd || !o->model) {
+        usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int load(const options *o, const char *path, xf_graph *g)
+{
+    xf_onnx_options io = xf_onnx_default_options();
+    io.n_dim_overrides = o->n_dims;
+    io.dim_names = o->dim_names;
+    io.dim_values = o->dim_values;
+    xf_error err;
+    xf_error_clear(&err);
+    if (xf_onnx_load(path, &io, g, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        return 2;
+    }
+    return 0;
+}
+
+static void print_value(const xf_graph *g, int v)
+{
+    char s[128];
+    const xf_value *val = &g->values[v];
+    printf("  %-32s %-8s %s\n", val->name ? val->name : "(unnamed)", xf_dtype_name(val->dtype),
+           xf_shape_str(&val->shape, s, sizeof s));
+}
+
+static int cmd_info(const options *o)
+{
+    xf_graph g;
+    int rc = load(o, o->model, &g);
+    if (rc) return rc;
+    int hist[XF_OP_COUNT];
+    xf_graph_op_histogram(&g, hist);
+    size_t params = 0;
+    int n_const = 0;
+    for (int i = 0; i < g.n_values; i++)
+        if (g.values[i].kind == XF_VALUE_CONST) {
+            params += (size_t)xf_shape_numel(&g.values[i].shape);
+            n_const++;
+        }
+    printf("model: %s\nopset: %lld\nnodes: %d (after folding constant subgraphs)\n", o->model,
+           (long long)g.opset, g.n_nodes);
+    printf("parameters: %zu values in %d initializers, %.2f MB\n", params, n_const,
+           (double)xf_graph_param_bytes(&g) / 1e6);
+    printf("inputs:\n");
+    for (int i = 0; i < g.n_inputs; i++) print_value(&g, g.inputs[i]);
+    printf("outputs:\n");
+    for (int i = 0; i < g.n_outputs; i++) print_value(&g, g.outputs[i]);
+    printf("operators:\n");
+    for (int op = 1; op < XF_OP_COUNT; op++)
+        if (hist[op])
+            printf("  %-20s %-20s %5d\n", xf_op_get((xf_op)op)->name,
+                   xf_op_get((xf_op)op)->onnx_name ? xf_op_get((xf_op)op)->onnx_name : "-",
+                   hist[op]);
+    printf("opaque operators: %d\n", hist[XF_OP_OPAQUE]);
+    for (int i = 0; i < g.n_nodes; i++) {
+        const xf_node *n = &g.nodes[i];
+        if (n->op != XF_OP_OPAQUE) continue;
+        char d[256];
+        printf("  %s domain '%s'\n", xf_node_describe(&g, i, d, sizeof d),
+               n->opaque->domain ? n->opaque->domain : "");
+    }
+    xf_graph_free(&g);
+    return 0;
+}
+
+/* Reads DIR/input_K.pb for every graph input. */
+static int load_data(const char *dir, const char *prefix, int n, xf_tensor *t)
+{
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, i);
+        xf_error err;
+        if (xf_onnx_load_tensor(path, &t[i], NULL, &err) != XF_OK) {
+            fprintf(stderr, "xfonnx: %s\n", err.msg);
+            for (int j = 0; j < i; j++) xf_tensor_free(&t[j]);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static void free_tensors(xf_tensor *t, int n)
+{
+    if (!t) return;
+    for (int i = 0; i < n; i++) xf_tensor_free(&t[i]);
+    free(t);
+}
+
+/* Compares output lists; prints one line per output; returns 1 on mismatch. */
+static int compare_outputs(const xf_graph *g, const xf_tensor *got, const xf_tensor *want,
+                           double rtol, double atol)
+{
+    int bad = 0;
+    for (int i = 0; i < g->n_outputs; i++) {
+        double ma, mr;
+        xf_error err;
+        const char *name = g->values[g->outputs[i]].name;
+        if (xf_tensor_compare(&got[i], &want[i], &ma, &mr, &err) != XF_OK) {
+            printf("  output %d %s: %s\n", i, name ? name : "", err.msg);
+            bad = 1;
+            continue;
+        }
+        int ok = xf_tensor_close(&got[i], &want[i], rtol, atol);
+        printf("  output %d %-24s max abs err %.3g  max rel err %.3g  %s\n", i, name ? name : "",
+               ma, mr, ok ? "ok" : "MISMATCH");
+        if (!ok) bad = 1;
+    }
+    return bad;
+}
+
+static int cmd_run(const options *o)
+{
+    xf_graph g;
+    int rc = load(o, o->model, &g);
+    if (rc) return rc;
+    xf_tensor *in = calloc((size_t)g.n_inputs + 1, sizeof *in);
+    xf_tensor *out = calloc((size_t)g.n_outputs + 1, sizeof *out);
+    xf_tensor *want = NULL;
+    xf_error err;
+    if (!in || !out) {
+        fprintf(stderr, "xfonnx: out of memory\n");
+        rc = 2;
+        goto done;
+    }
+    if (o->data) {
+        rc = load_data(o->data, "input", g.n_inputs, in);
+        if (rc) goto done;
+    } else if (xf_graph_random_inputs(&g, o->seed, in, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        rc = 2;
+        goto done;
+    }
+    double t0 = now_s();
+    if (xf_interp_run(&g, in, g.n_inputs, out, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s: %s\n", o->model, err.msg);
+        rc = 1;
+        goto done;
+    }
+    printf("ran %s in %.3f s\n", o->model, now_s() - t0);
+    if (o->data) {
+        want = calloc((size_t)g.n_outputs + 1, sizeof *want);
+        if (!want || load_data(o->data, "output", g.n_outputs, want)) {
+            free(want);
+            want = NULL;
+            rc = 2;
+            goto done;
+        }
+        rc = compare_outputs(&g, out, want, o->rtol, o->atol);
+        printf("%s\n", rc ? "outputs differ from the expected data" : "outputs match the expected data");
+    } else {
+        for (int i = 0; i < g.n_outputs; i++) print_value(&g, g.outputs[i]);
+    }
+done:
+    free_tensors(in, g.n_inputs);
+    free_tensors(out, g.n_outputs);
+    free_tensors(want, g.n_outputs);
+    xf_graph_free(&g);
+    return rc;
+}
+
+static int cmd_roundtrip(const options *o)
+{
+    if (!o->out) {
+        fprintf(stderr, "xfonnx: roundtrip needs -o OUT\n");
+        return 2;
+    }
+    xf_graph a, b;
+    xf_graph_init(&b);
+    int rc = load(o, o->model, &a);
+    if (rc) return rc;
+    xf_error err;
+    xf_tensor *in = calloc((size_t)a.n_inputs + 1, sizeof *in);
+    xf_tensor *out_a = calloc((size_t)a.n_outputs + 1, sizeof *out_a);
+    xf_tensor *out_b = calloc((size_t)a.n_outputs + 1, sizeof *out_b);
+    int have_inputs = 0;
+    if (!in || !out_a || !out_b) {
+        fprintf(stderr, "xfonnx: out of memory\n");
+        rc = 2;
+        goto done;
+    }
+    double t0 = now_s();
+    if (xf_onnx_save(&a, o->out, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        rc = 2;
+        goto done;
+    }
+    double t_export = now_s() - t0;
+    rc = load(o, o->out, &b);
+    if (rc) {
+        rc = 1; /* our own export did not re-import: a check failure */
+        goto fail_written;
+    }
+    uint64_t ha = xf_graph_hash(&a), hb = xf_graph_hash(&b);
+    printf("exported %s in %.3f s: %d nodes, canonical hash %016llx -> %016llx %s\n", o->out,
+           t_export, a.n_nodes, (unsigned long long)ha, (unsigned long long)hb,
+           ha == hb ? "(equal)" : "(DIFFERENT)");
+    if (ha != hb) rc = 1;
+    int opaque = 0;
+    for (int i = 0; i < a.n_nodes; i++) opaque += a.nodes[i].op == XF_OP_OPAQUE;
+    if (opaque) {
+        printf("numerical check skipped: the model has %d opaque node(s) the interpreter cannot run\n",
+               opaque);
+        goto done;
+    }
+    if (xf_graph_random_inputs(&a, o->seed, in, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        rc = 2;
+        goto fail_written;
+    }
+    have_inputs = 1;
+    if (xf_interp_run(&a, in, a.n_inputs, out_a, &err) != XF_OK ||
+        xf_interp_run(&b, in, b.n_inputs, out_b, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        rc = 1;
+        goto fail_written;
+    }
+    if (compare_outputs(&a, out_b, out_a, o->rtol, o->atol)) rc = 1;
+    printf("%s\n", rc ? "round trip FAILED" : "round trip ok: same graph, same outputs");
+    if (rc) goto fail_written;
+    goto done;
+fail_written:
+    unlink(o->out); /* never leave a model that failed its check */
+done:
+    if (have_inputs)
+        for (int i = 0; i < a.n_inputs; i++) xf_tensor_free(&in[i]);
+    free(in);
+    free_tensors(out_a, a.n_outputs);
+    free_tensors(out_b, a.n_outputs);
+    xf_graph_free(&a);
+    xf_graph_free(&b);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc) return rc;
+    if (!strcmp(o.cmd, "info")) return cmd_info(&o);
+    if (!strcmp(o.cmd, "run")) return cmd_run(&o);
+    if (!strcmp(o.cmd, "roundtrip")) return cmd_roundtrip(&o);
+    fprintf(stderr, "xfonnx: unknown command '%s' (info, run, roundtrip)\n", o.cmd);
+    return 2;
+}
