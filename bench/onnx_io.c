@@ -7,6 +7,7 @@
  * reported (from wait4's rusage) belongs to that model alone: import
  * (median of 5), export to memory (median of 5), file size, node count.
  */
+#define _DEFAULT_SOURCE /* wait4 */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,10 +1,272 @@
-/* import.c — STUB, to be replaced. */
-#include "onnx.h"
-xf_onnx_options xf_onnx_default_options(void) { xf_onnx_options o = {1, 0, 0, 0}; return o; }
-xf_status xf_onnx_load(const char *path, const xf_onnx_options *opts, xf_graph *g, xf_error *err)
-{ (void)path; (void)opts; (void)g; return XF_FAIL(err, XF_ERR_UNSUPPORTED, "not implemented"); }
+/*
+ * import.c — ONNX model import: the public entry points (file, buffer),
+ * the model-level checks (protobuf decoding, graph present, default-domain
+ * opset 11..17), graph inputs with their static shapes (symbolic dims sized
+ * from the options), then every node in a topological order, the graph
+ * outputs, and a final xf_graph_validate. On any error the partly built
+ * graph is freed and left initialised, and the message names the model.
+ */
+#include "import_internal.h"
+#include "onnx_dtype.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OPSET_MIN 11
+#define OPSET_MAX 17
+
+xf_onnx_options xf_onnx_default_options(void)
+{
+    xf_onnx_options o;
+    memset(&o, 0, sizeof o);
+    o.fold_constants = 1;
+    return o;
+}
+
+static int is_default_domain(const char *d)
+{
+    return d[0] == '\0' || strcmp(d, "ai.onnx") == 0;
+}
+
+int64_t imp_domain_version(const imp_state *st, const char *domain)
+{
+    int want_default = is_default_domain(domain);
+    for (size_t i = 0; i < st->model->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = st->model->opset_import[i];
+        const char *d = imp_str(o->domain);
+        if (o->has_version &&
+            (want_default ? is_default_domain(d) : strcmp(d, domain) == 0))
+            return o->version;
+    }
+    return 0;
+}
+
+/* Size of symbolic dim `name`: from the options, else 1 (warned once). */
+static int64_t symbolic_dim(imp_state *st, const char *name, const char *what, xf_error *err,
+                            xf_status *rc)
+{
+    *rc = XF_OK;
+    for (int i = 0; i < st->opts.n_dim_overrides; i++)
+        if (st->opts.dim_names && st->opts.dim_values && st->opts.dim_names[i] &&
+            strcmp(st->opts.dim_names[i], name) == 0) {
+            if (imp_map_get(&st->dim_syms, name) < 0)
+                *rc = imp_map_put(&st->dim_syms, name, 0, err);
+            return st->opts.dim_values[i];
+        }
+    if (imp_map_get(&st->dim_syms, name) != 1) {
+        xf_log(XF_LOG_WARN,
+               "%s: symbolic dimension '%s' (%s) set to 1; give its size with a dim override",
+               st->file, name, what);
+        *rc = imp_map_put(&st->dim_syms, name, 1, err);
+    }
+    return 1;
+}
+
+xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_input,
+                         const char *what, xf_dtype *dt, xf_shape *sh, xf_error *err)
+{
+    memset(sh, 0, sizeof *sh);
+    *dt = XF_DTYPE_INVALID;
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "%s is not declared as a tensor (sequence, map and optional values are "
+                       "not supported)",
+                       what);
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    int code = tt->has_elem_type ? tt->elem_type : 0;
+    *dt = xf_onnx_dtype_to_xf(code);
+    if (*dt == XF_DTYPE_INVALID)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "%s has dtype %s; rlflow supports FLOAT, INT64, INT32 and BOOL", what,
+                       xf_onnx_dtype_name(code));
+    if (!tt->shape)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "%s has an unknown rank; rlflow needs static shapes", what);
+    if (tt->shape->n_dim > XF_MAX_DIMS)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s has rank %zu; rlflow supports at most %d",
+                       what, tt->shape->n_dim, XF_MAX_DIMS);
+    sh->rank = (int)tt->shape->n_dim;
+    for (int i = 0; i < sh->rank; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            if (d->dim_value < 0)
+                return XF_FAIL(err, XF_ERR_PARSE, "%s: dim %d is negative (%lld)", what, i,
+                               (long long)d->dim_value);
+            sh->dims[i] = d->dim_value;
+        } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                   d->dim_param && d->dim_param[0] &&
+                   (is_input || imp_map_get(&st->dim_syms, d->dim_param) >= 0)) {
+            xf_status rc;
+            sh->dims[i] = symbolic_dim(st, d->dim_param, what, err, &rc);
+            if (rc != XF_OK) return rc;
+        } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
+            return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s: dim %d is symbolic ('%s')", what, i,
+                           imp_str(d->dim_param));
+        else
+            return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                           "%s: dim %d is unknown; rlflow needs static shapes", what, i);
+    }
+    return XF_OK;
+}
+
+static xf_status check_model(imp_state *st, xf_error *err)
+{
+    const Onnx__ModelProto *m = st->model;
+    if (!m->graph)
+        return XF_FAIL(err, XF_ERR_PARSE, "%s: not a valid ONNX model (it has no graph)", st->file);
+    st->graph = m->graph;
+    st->opset = imp_domain_version(st, "");
+    if (st->opset == 0)
+        return XF_FAIL(err, XF_ERR_PARSE,
+                       "%s: not a valid ONNX model (no opset_import for the default domain)",
+                       st->file);
+    if (st->opset < OPSET_MIN || st->opset > OPSET_MAX)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "%s: the model uses default-domain opset %lld; rlflow imports opsets %d "
+                       "to %d (convert it with onnx.version_converter)",
+                       st->file, (long long)st->opset, OPSET_MIN, OPSET_MAX);
+    return XF_OK;
+}
+
+static xf_status index_value_info(imp_state *st, xf_error *err)
+{
+    const Onnx__GraphProto *gp = st->graph;
+    for (size_t i = 0; i < gp->n_value_info; i++) {
+        const char *nm = imp_str(gp->value_info[i]->name);
+        if (nm[0] && imp_map_put(&st->vinfo, nm, (int)i, err) != XF_OK) return err->code;
+    }
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const char *nm = imp_str(gp->output[i]->name);
+        if (nm[0] && imp_map_put(&st->vinfo, nm, (int)(gp->n_value_info + i), err) != XF_OK)
+            return err->code;
+    }
+    return XF_OK;
+}
+
+static xf_status add_inputs(imp_state *st, xf_error *err)
+{
+    const Onnx__GraphProto *gp = st->graph;
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const char *nm = imp_str(gp->input[i]->name);
+        int s = imp_sym_find(st, nm);
+        if (!st->syms[s].is_input) continue; /* has an initializer: a constant */
+        char what[512];
+        snprintf(what, sizeof what, "input '%s'", nm);
+        xf_dtype dt;
+        xf_shape sh;
+        if (imp_value_type(st, gp->input[i], 1, what, &dt, &sh, err) != XF_OK) {
+            xf_error_prefix(err, "%s", st->file);
+            return err->code;
+        }
+        int v = xf_graph_add_input(st->g, nm, dt, &sh, err);
+        if (v < 0) return err->code;
+        st->syms[s].value = v;
+    }
+    return XF_OK;
+}
+
+static xf_status add_outputs(imp_state *st, xf_error *err)
+{
+    const Onnx__GraphProto *gp = st->graph;
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const char *nm = imp_str(gp->output[i]->name);
+        int s = nm[0] ? imp_sym_find(st, nm) : -1;
+        if (s < 0)
+            return XF_FAIL(err, XF_ERR_GRAPH,
+                           "%s: graph output %zu '%s' is produced by no node, input or "
+                           "initializer",
+                           st->file, i, nm);
+        int v = imp_sym_value(st, s, err);
+        if (v < 0) return err->code;
+        if (xf_graph_mark_output(st->g, v, err) != XF_OK) return err->code;
+    }
+    return XF_OK;
+}
+
+static xf_status import_graph(imp_state *st, xf_error *err)
+{
+    xf_status rc = check_model(st, err);
+    if (rc != XF_OK) return rc;
+    st->g->opset = st->opset;
+    const char *gname = imp_str(st->graph->name);
+    st->g->name = malloc(strlen(gname) + 1);
+    if (!st->g->name) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
+    memcpy(st->g->name, gname, strlen(gname) + 1);
+    if ((rc = index_value_info(st, err)) != XF_OK) return rc;
+    int *order = NULL;
+    if ((rc = imp_resolve(st, &order, err)) != XF_OK) return rc;
+    rc = add_inputs(st, err);
+    for (size_t k = 0; k < st->graph->n_node && rc == XF_OK; k++) {
+        st->node_index = order[k];
+        st->node = st->graph->node[order[k]];
+        rc = imp_map_node(st, err);
+    }
+    free(order);
+    if (rc == XF_OK) rc = add_outputs(st, err);
+    if (rc == XF_OK && (rc = xf_graph_validate(st->g, err)) != XF_OK)
+        xf_error_prefix(err, "%s: imported graph is invalid", st->file);
+    return rc;
+}
+
+static void state_free(imp_state *st)
+{
+    for (int i = 0; i < st->n_syms; i++)
+        if (st->syms[i].t_owned) xf_tensor_free(&st->syms[i].t);
+    free(st->syms);
+    imp_map_free(&st->names);
+    imp_map_free(&st->vinfo);
+    imp_map_free(&st->dim_syms);
+    xf_arena_free(&st->arena);
+}
+
 xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, const char *base_dir,
                               const xf_onnx_options *opts, xf_graph *g, xf_error *err)
-{ (void)buf; (void)len; (void)name; (void)base_dir; (void)opts; (void)g; return XF_FAIL(err, XF_ERR_UNSUPPORTED, "not implemented"); }
-xf_status xf_onnx_load_tensor(const char *path, xf_tensor *t, char **name, xf_error *err)
-{ (void)path; (void)t; (void)name; return XF_FAIL(err, XF_ERR_UNSUPPORTED, "not implemented"); }
+{
+    xf_error local;
+    if (!err) err = &local;
+    xf_graph_init(g);
+    if (!name) name = "<memory>";
+    if (!buf && len)
+        return XF_FAIL(err, XF_ERR_INVALID, "%s: no buffer given", name);
+    Onnx__ModelProto *model = onnx__model_proto__unpack(NULL, len, buf);
+    if (!model)
+        return XF_FAIL(err, XF_ERR_PARSE,
+                       "%s: not a valid ONNX model (protobuf decoding failed: the file is "
+                       "truncated or not an ONNX ModelProto)",
+                       name);
+    imp_state st;
+    memset(&st, 0, sizeof st);
+    st.file = name;
+    st.base_dir = base_dir;
+    st.opts = opts ? *opts : xf_onnx_default_options();
+    st.model = model;
+    st.g = g;
+    imp_map_init(&st.names);
+    imp_map_init(&st.vinfo);
+    imp_map_init(&st.dim_syms);
+    xf_arena_init(&st.arena, 0);
+    xf_status rc = import_graph(&st, err);
+    state_free(&st);
+    onnx__model_proto__free_unpacked(model, NULL);
+    if (rc != XF_OK) xf_graph_free(g);
+    return rc;
+}
+
+xf_status xf_onnx_load(const char *path, const xf_onnx_options *opts, xf_graph *g, xf_error *err)
+{
+    xf_graph_init(g);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    xf_status rc = imp_read_file(path, &buf, &len, err);
+    if (rc != XF_OK) return rc;
+    char *dir = imp_dirname(path);
+    if (!dir)
+        rc = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
+    else
+        rc = xf_onnx_load_buffer(buf, len, path, dir, opts, g, err);
+    free(dir);
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,97 @@
+/*
+ * export_internal.h — private to the ONNX exporter: the state shared by the
+ * model assembly (export.c) and the per-operator node emission
+ * (export_ops.c).
+ *
+ * Every protobuf-c message, string and array of the model under
+ * construction lives in one arena that is freed once the model has been
+ * packed, so no message is ever freed piecemeal. Graph constants are not
+ * copied: on a little-endian host their raw_data points at the graph's own
+ * buffers for the time of the pack.
+ *
+ * Helpers that return a pointer return NULL on failure after recording the
+ * cause in x->st / x->err; callers then return x->st.
+ */
+#ifndef XF_ONNX_EXPORT_INTERNAL_H
+#define XF_ONNX_EXPORT_INTERNAL_H
+
+#include "onnx.h"
+#include "onnx.pb-c.h"
+
+/* A growable array of message pointers (malloc'd, not in the arena, because
+ * it is resized; the messages it points to are in the arena). */
+typedef struct xf_export_vec {
+    void **items;
+    size_t n, cap;
+} xf_export_vec;
+
+/* Set of names in use (open addressing; the strings live in the arena). */
+typedef struct xf_export_names {
+    const char **slot;
+    size_t cap, n;
+} xf_export_names;
+
+typedef struct xf_export {
+    const xf_graph *g;
+    int64_t opset;      /* default-domain opset written */
+    xf_arena arena;     /* all messages and strings of the model */
+    char **vname;       /* ONNX name of every graph value, by value id */
+    xf_export_names used_values, used_nodes;
+    xf_export_vec nodes, inits, value_info;
+    const char *gelu_const[3]; /* shared scalars sqrt(2), 1, 0.5 once made */
+    xf_status st;       /* first failure */
+    xf_error *err;
+} xf_export;
+
+/* Records a failure (first one wins) and returns it. */
+xf_status xf_export_fail_nomem(xf_export *x);
+
+/* ONNX name of value `v` ("" for -1, an omitted optional input). */
+const char *xf_export_vname(const xf_export *x, int v);
+
+/* A fresh intermediate value "<node>/<suffix>" with a value_info entry. */
+const char *xf_export_temp(xf_export *x, int node, const char *suffix, xf_dtype dt,
+                           const xf_shape *sh);
+
+/* Appends a NodeProto for graph node `node` (suffix NULL: the node's own
+ * name; else "<name>/<suffix>"). Input names may be "" for omitted inputs. */
+Onnx__NodeProto *xf_export_node(xf_export *x, int node, const char *suffix, const char *op_type,
+                                int n_in, const char *const *in, int n_out,
+                                const char *const *out);
+
+/* Attributes; each returns XF_OK or the recorded failure. */
+xf_status xf_export_attr_int(xf_export *x, Onnx__NodeProto *n, const char *name, int64_t v);
+xf_status xf_export_attr_ints(xf_export *x, Onnx__NodeProto *n, const char *name,
+                              const int64_t *v, int count);
+xf_status xf_export_attr_float(xf_export *x, Onnx__NodeProto *n, const char *name, float v);
+xf_status xf_export_attr_string(xf_export *x, Onnx__NodeProto *n, const char *name,
+                                const char *v);
+/* Appends an already built attribute (opaque nodes). */
+xf_status xf_export_attr_raw(xf_export *x, Onnx__NodeProto *n, Onnx__AttributeProto *a);
+
+/* Adds an initializer named exactly `name` (already unique); `data` is
+ * numel*dtype_size bytes in host order and is copied when `copy` is set or
+ * the host is big-endian, else referenced until the model is packed. */
+xf_status xf_export_initializer(xf_export *x, const char *name, xf_dtype dt, const xf_shape *sh,
+                                const void *data, int copy);
+/* New 1-D int64 initializer "<node>/<suffix>" holding v[0..n). */
+const char *xf_export_const_i64(xf_export *x, int node, const char *suffix, const int64_t *v,
+                                int n);
+/* New rank-0 initializer "<node>/<suffix>" of dtype dt holding `value`. */
+const char *xf_export_const_scalar(xf_export *x, int node, const char *suffix, xf_dtype dt,
+                                   double value);
+/* A rank-0 float initializer with a fixed base name, made once per model
+ * and cached in *slot. */
+const char *xf_export_shared_scalar(xf_export *x, const char **slot, const char *base, float value);
+
+/* Scratch memory from the model arena (zeroed). */
+void *xf_export_alloc(xf_export *x, size_t bytes);
+
+/* export_ops.c: true for the constant generators (no inputs), which are
+ * written as initializers holding their evaluated output. */
+int xf_export_is_generator(xf_op op);
+/* export_ops.c: emits graph node `node` (one or more NodeProtos, or an
+ * initializer for constant generators). */
+xf_status xf_export_emit(xf_export *x, int node);
+
+#endif /* XF_ONNX_EXPORT_INTERNAL_H */

@@ -1,0 +1,400 @@
+/*
+ * import_emit.c — turning an imported node into graph content: symbols and
+ * their lazily materialised constants, node emission with constant folding
+ * (a node whose inputs are all constants is run once with the reference
+ * kernel and its outputs become constants), opaque nodes for everything the
+ * operator table cannot represent exactly, and the node-context error
+ * helpers every message goes through.
+ */
+#include "import_internal.h"
+#include "onnx_dtype.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Folded results larger than this stay nodes (keeps hostile models from
+ * allocating gigabytes at import time): 64 Mi elements. */
+#define FOLD_MAX_ELEMS ((int64_t)1 << 26)
+
+const char *imp_str(const char *s)
+{
+    return s ? s : "";
+}
+
+/* ------------------------------------------------------------------ errors */
+
+static void node_context(const imp_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s: node %d '%s' (%s)", st->file, st->node_index,
+             imp_str(st->node->name), imp_str(st->node->op_type));
+}
+
+xf_status imp_node_fail(imp_state *st, xf_error *err, xf_status code, const char *fmt, ...)
+{
+    char head[512], msg[768];
+    node_context(st, head, sizeof head);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return XF_FAIL(err, code, "%s: %s", head, msg);
+}
+
+xf_status imp_node_prefix(imp_state *st, xf_error *err, xf_status code)
+{
+    char head[512];
+    node_context(st, head, sizeof head);
+    xf_error_prefix(err, "%s", head);
+    return code;
+}
+
+/* ----------------------------------------------------------------- symbols */
+
+int imp_sym_new(imp_state *st, const char *name, xf_error *err)
+{
+    if (st->n_syms == st->cap_syms) {
+        int nc = st->cap_syms ? st->cap_syms * 2 : 256;
+        imp_sym *p = realloc(st->syms, sizeof *p * (size_t)nc);
+        if (!p) {
+            XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory indexing values", st->file);
+            return -1;
+        }
+        st->syms = p;
+        st->cap_syms = nc;
+    }
+    imp_sym *s = &st->syms[st->n_syms];
+    memset(s, 0, sizeof *s);
+    s->name = name;
+    s->producer = -1;
+    s->value = -1;
+    return st->n_syms++;
+}
+
+int imp_sym_find(const imp_state *st, const char *name)
+{
+    return imp_map_get(&st->names, name);
+}
+
+int imp_sym_is_const(const imp_state *st, int sym)
+{
+    const imp_sym *s = &st->syms[sym];
+    if (s->has_const || s->init) return 1;
+    return s->value >= 0 && st->g->values[s->value].kind == XF_VALUE_CONST;
+}
+
+xf_status imp_sym_decode(imp_state *st, int sym, xf_error *err)
+{
+    imp_sym *s = &st->syms[sym];
+    if (s->has_const) return XF_OK;
+    if (s->value >= 0 && st->g->values[s->value].kind == XF_VALUE_CONST) {
+        const xf_value *v = &st->g->values[s->value];
+        s->t.dtype = v->dtype;
+        s->t.shape = v->shape;
+        s->t.data = v->data;
+        s->t_owned = 0;
+        s->has_const = 1;
+        return XF_OK;
+    }
+    if (!s->init)
+        return XF_FAIL(err, XF_ERR_INTERNAL, "%s: value '%s' is not a constant", st->file,
+                       s->name);
+    char what[768];
+    snprintf(what, sizeof what, "%s: initializer '%s'", st->file, s->name);
+    xf_status rc = imp_tensor_decode(s->init, what, st->base_dir, &s->t, err);
+    if (rc != XF_OK) return rc;
+    s->init = NULL;
+    s->has_const = 1;
+    s->t_owned = 1;
+    return XF_OK;
+}
+
+int imp_sym_value(imp_state *st, int sym, xf_error *err)
+{
+    imp_sym *s = &st->syms[sym];
+    if (s->value >= 0) return s->value;
+    if (!s->has_const && !s->init) {
+        XF_FAIL(err, XF_ERR_INTERNAL, "%s: value '%s' is used before it is computed", st->file,
+                s->name);
+        return -1;
+    }
+    if (imp_sym_decode(st, sym, err) != XF_OK) return -1;
+    s = &st->syms[sym];
+    int v = xf_graph_add_const_owned(st->g, s->name, s->t.dtype, &s->t.shape, s->t.data, err);
+    s->t_owned = 0; /* the graph owns the data now (or freed it on failure) */
+    if (v < 0) {
+        s->has_const = 0;
+        s->t.data = NULL;
+        return -1;
+    }
+    s->value = v;
+    return v;
+}
+
+xf_status imp_sym_info(imp_state *st, int sym, xf_dtype *dt, xf_shape *sh, xf_error *err)
+{
+    imp_sym *s = &st->syms[sym];
+    if (s->value >= 0) {
+        *dt = st->g->values[s->value].dtype;
+        *sh = st->g->values[s->value].shape;
+        return XF_OK;
+    }
+    xf_status rc = imp_sym_decode(st, sym, err);
+    if (rc != XF_OK) return rc;
+    *dt = st->syms[sym].t.dtype;
+    *sh = st->syms[sym].t.shape;
+    return XF_OK;
+}
+
+/* Symbol for an output name, creating one for synthetic names. */
+static int out_sym(imp_state *st, const char *name, xf_error *err)
+{
+    int s = imp_sym_find(st, name);
+    if (s >= 0) return s;
+    s = imp_sym_new(st, name, err);
+    if (s < 0) return -1;
+    if (imp_map_put(&st->names, st->syms[s].name, s, err) != XF_OK) return -1;
+    return s;
+}
+
+xf_status imp_set_const(imp_state *st, const char *name, xf_tensor *t, xf_error *err)
+{
+    int s = out_sym(st, name, err);
+    if (s < 0) {
+        xf_tensor_free(t);
+        return err->code;
+    }
+    imp_sym *sy = &st->syms[s];
+    sy->t = *t;
+    sy->t_owned = 1;
+    sy->has_const = 1;
+    t->data = NULL;
+    return XF_OK;
+}
+
+const char *imp_fresh_name(imp_state *st, const char *base, const char *suffix, xf_error *err)
+{
+    size_t n = strlen(base) + strlen(suffix) + 24;
+    char *buf = xf_arena_alloc(&st->arena, n);
+    if (!buf) {
+        XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
+        return NULL;
+    }
+    snprintf(buf, n, "%s%s", base, suffix);
+    for (int k = 1; imp_sym_find(st, buf) >= 0; k++) snprintf(buf, n, "%s%s_%d", base, suffix, k);
+    return buf;
+}
+
+/* Gives value v the ONNX name `name` ("" leaves it unnamed) and binds it. */
+static xf_status bind_output(imp_state *st, int v, const char *name, xf_error *err)
+{
+    xf_value *val = &st->g->values[v];
+    free(val->name);
+    val->name = NULL;
+    if (!name[0]) return XF_OK;
+    size_t n = strlen(name) + 1;
+    val->name = malloc(n);
+    if (!val->name) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
+    memcpy(val->name, name, n);
+    int s = out_sym(st, name, err);
+    if (s < 0) return err->code;
+    st->syms[s].value = v;
+    return XF_OK;
+}
+
+/* ---------------------------------------------------------------- emission */
+
+/* Runs op on constant inputs; *folded = 0 (nothing done) when the result
+ * would be too large to keep as a constant. */
+static xf_status fold(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
+                      const char *const *out_names, int n_out, int *folded, xf_error *err)
+{
+    *folded = 0;
+    xf_dtype dt[XF_MAX_SPLIT + 8], odt[XF_MAX_SPLIT + 8];
+    xf_shape sh[XF_MAX_SPLIT + 8], osh[XF_MAX_SPLIT + 8];
+    const xf_tensor *in[XF_MAX_SPLIT + 8];
+    if (n_in > XF_MAX_SPLIT + 8 || n_out > XF_MAX_SPLIT + 8) return XF_OK;
+    for (int i = 0; i < n_in; i++) {
+        in[i] = NULL;
+        dt[i] = XF_DTYPE_INVALID;
+        memset(&sh[i], 0, sizeof sh[i]);
+        if (in_syms[i] < 0) continue;
+        xf_status rc = imp_sym_decode(st, in_syms[i], err);
+        if (rc != XF_OK) return rc;
+        in[i] = &st->syms[in_syms[i]].t;
+        dt[i] = in[i]->dtype;
+        sh[i] = in[i]->shape;
+    }
+    if (xf_op_infer(op, p, n_in, dt, sh, n_out, odt, osh, err) != XF_OK)
+        return imp_node_prefix(st, err, err->code);
+    for (int k = 0; k < n_out; k++)
+        if (xf_shape_numel(&osh[k]) > FOLD_MAX_ELEMS) return XF_OK;
+    xf_tensor out[XF_MAX_SPLIT + 8];
+    memset(out, 0, sizeof out);
+    xf_status rc = XF_OK;
+    for (int k = 0; k < n_out && rc == XF_OK; k++) rc = xf_tensor_alloc(&out[k], odt[k], &osh[k], err);
+    if (rc == XF_OK) rc = xf_op_run(op, p, n_in, in, n_out, out, err);
+    if (rc != XF_OK) {
+        for (int k = 0; k < n_out; k++) xf_tensor_free(&out[k]);
+        return imp_node_prefix(st, err, rc);
+    }
+    for (int k = 0; k < n_out; k++) {
+        if (rc == XF_OK && out_names[k][0])
+            rc = imp_set_const(st, out_names[k], &out[k], err);
+        xf_tensor_free(&out[k]);
+    }
+    *folded = rc == XF_OK;
+    return rc;
+}
+
+xf_status imp_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
+                   const char *const *out_names, int n_out, const char *node_name,
+                   xf_error *err)
+{
+    int all_const = st->opts.fold_constants != 0;
+    for (int i = 0; i < n_in && all_const; i++)
+        if (in_syms[i] >= 0 && !imp_sym_is_const(st, in_syms[i])) all_const = 0;
+    if (all_const) {
+        int folded = 0;
+        xf_status rc = fold(st, op, p, in_syms, n_in, out_names, n_out, &folded, err);
+        if (rc != XF_OK || folded) return rc;
+    }
+    int ids_local[16];
+    int *ids = n_in <= 16 ? ids_local : malloc(sizeof(int) * (size_t)n_in);
+    if (!ids) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
+    xf_status rc = XF_OK;
+    for (int i = 0; i < n_in && rc == XF_OK; i++) {
+        ids[i] = in_syms[i] < 0 ? -1 : imp_sym_value(st, in_syms[i], err);
+        if (in_syms[i] >= 0 && ids[i] < 0) rc = err->code;
+    }
+    int idx = -1;
+    if (rc == XF_OK) {
+        idx = xf_graph_add_node(st->g, op, p, ids, n_in, n_out,
+                                node_name && node_name[0] ? node_name : NULL, err);
+        if (idx < 0) rc = imp_node_prefix(st, err, err->code);
+    }
+    for (int k = 0; k < n_out && rc == XF_OK; k++)
+        rc = bind_output(st, st->g->nodes[idx].outputs[k], out_names[k], err);
+    if (ids != ids_local) free(ids);
+    return rc;
+}
+
+/* ------------------------------------------------------------- opaque nodes */
+
+/* Packs every attribute of the current node into o. */
+static xf_status pack_attrs(imp_state *st, xf_opaque *o, xf_error *err)
+{
+    const Onnx__NodeProto *n = st->node;
+    if (!n->n_attribute) return XF_OK;
+    o->attr_bytes = calloc(n->n_attribute, sizeof *o->attr_bytes);
+    o->attr_len = calloc(n->n_attribute, sizeof *o->attr_len);
+    if (!o->attr_bytes || !o->attr_len) return imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n->n_attribute; i++) {
+        size_t len = onnx__attribute_proto__get_packed_size(n->attribute[i]);
+        o->attr_bytes[i] = malloc(len ? len : 1);
+        if (!o->attr_bytes[i]) return imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+        o->attr_len[i] = onnx__attribute_proto__pack(n->attribute[i], o->attr_bytes[i]);
+        o->n_attrs = (int)i + 1;
+    }
+    return XF_OK;
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* dtype/shape of an opaque node's output from value_info / graph outputs. */
+static xf_status opaque_out_type(imp_state *st, const char *name, xf_dtype *dt, xf_shape *sh,
+                                 xf_error *err)
+{
+    int k = imp_map_get(&st->vinfo, name);
+    if (k < 0)
+        return imp_node_fail(st, err, XF_ERR_UNSUPPORTED,
+                             "cannot infer the output shape of opaque node: output '%s' has no "
+                             "value_info (run onnx.shape_inference on the model first)",
+                             name);
+    const Onnx__GraphProto *gp = st->graph;
+    const Onnx__ValueInfoProto *vi = (size_t)k < gp->n_value_info
+                                         ? gp->value_info[k]
+                                         : gp->output[(size_t)k - gp->n_value_info];
+    const Onnx__TypeProto *tp = vi->type;
+    if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type &&
+        tp->tensor_type->has_elem_type &&
+        xf_onnx_dtype_to_xf(tp->tensor_type->elem_type) == XF_DTYPE_INVALID)
+        return imp_node_fail(st, err, XF_ERR_UNSUPPORTED,
+                             "output '%s' has dtype %s; rlflow supports FLOAT, INT64, INT32 and "
+                             "BOOL",
+                             name, xf_onnx_dtype_name(tp->tensor_type->elem_type));
+    char what[512];
+    snprintf(what, sizeof what, "output '%s'", name);
+    if (imp_value_type(st, vi, 0, what, dt, sh, err) != XF_OK) {
+        xf_error_prefix(err, "cannot infer the output shape of opaque node");
+        return imp_node_prefix(st, err, err->code);
+    }
+    return XF_OK;
+}
+
+xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
+{
+    const Onnx__NodeProto *n = st->node;
+    const char *domain = imp_str(n->domain);
+    if (strcmp(domain, "ai.onnx") == 0) domain = "";
+    if (why)
+        xf_log(XF_LOG_INFO, "%s: node %d '%s' (%s) kept as an opaque node: %s", st->file,
+               st->node_index, imp_str(n->name), imp_str(n->op_type), why);
+    int n_in = (int)n->n_input, n_out = (int)n->n_output;
+    while (n_out > 0 && !imp_str(n->output[n_out - 1])[0]) n_out--;
+    int *ids = calloc((size_t)n_in + 1, sizeof *ids);
+    xf_dtype *dts = calloc((size_t)n_out + 1, sizeof *dts);
+    xf_shape *shs = calloc((size_t)n_out + 1, sizeof *shs);
+    const char **names = calloc((size_t)n_out + 1, sizeof *names);
+    xf_opaque *o = calloc(1, sizeof *o);
+    xf_status rc = XF_OK;
+    if (!ids || !dts || !shs || !names || !o) {
+        rc = imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n_in && rc == XF_OK; i++) {
+        int s = imp_in_sym(st, i);
+        ids[i] = s < 0 ? -1 : imp_sym_value(st, s, err);
+        if (s >= 0 && ids[i] < 0) rc = err->code;
+    }
+    for (int k = 0; k < n_out && rc == XF_OK; k++) {
+        names[k] = imp_str(n->output[k]);
+        if (names[k][0])
+            rc = opaque_out_type(st, names[k], &dts[k], &shs[k], err);
+        else
+            dts[k] = XF_F32; /* omitted output: a placeholder nothing can use */
+    }
+    if (rc != XF_OK) goto out;
+    o->op_type = dup_str(imp_str(n->op_type));
+    o->domain = dup_str(domain);
+    /* a domain the model forgot to declare is given version 1 */
+    int64_t ver = imp_domain_version(st, domain);
+    o->domain_version = ver > 0 ? ver : 1;
+    if (!o->op_type || !o->domain) {
+        rc = imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = pack_attrs(st, o, err)) != XF_OK) goto out;
+    const char *nm = imp_str(n->name);
+    int idx = xf_graph_add_opaque(st->g, o, ids, n_in, dts, shs, n_out, nm[0] ? nm : NULL, err);
+    o = NULL; /* owned by the graph, or freed */
+    if (idx < 0) {
+        rc = imp_node_prefix(st, err, err->code);
+        goto out;
+    }
+    for (int k = 0; k < n_out && rc == XF_OK; k++)
+        rc = bind_output(st, st->g->nodes[idx].outputs[k], names[k], err);
+out:
+    xf_opaque_free(o);
+    free(ids);
+    free(dts);
+    free(shs);
+    free(names);
+    return rc;
+}

@@ -1,0 +1,171 @@
+/*
+ * import_internal.h — private to the ONNX importer (onnx/import*.c).
+ *
+ * The importer works on an unpacked Onnx__ModelProto and a symbol table
+ * that maps every ONNX value name to what is known about it: a graph value
+ * id, constant data (initializers, Constant nodes, folded results — kept
+ * out of the graph until something needs them as a tensor, so constants
+ * used only as parameters or folded away never become dead initializers),
+ * or an initializer not yet decoded.
+ *
+ * Files: import.c (entry points, model checks, driver), import_order.c
+ * (name resolution, duplicate/dangling checks, topological order),
+ * import_emit.c (adding nodes, folding, opaque nodes, error helpers),
+ * import_ops.c (op_type -> xf_op + params per opset), import_attr.c
+ * (attributes and constant parameter inputs), import_tensor.c (TensorProto
+ * decoding, external data, xf_onnx_load_tensor), import_names.c (string map).
+ */
+#ifndef XF_ONNX_IMPORT_INTERNAL_H
+#define XF_ONNX_IMPORT_INTERNAL_H
+
+#include "onnx.h"
+#include "onnx.pb-c.h"
+
+/* ---------------------------------------------------------- string -> int map */
+
+/* Open-addressing hash map from a string to a non-negative int. Keys are not
+ * copied: they must outlive the map. */
+typedef struct imp_map {
+    const char **keys;
+    int *vals;
+    size_t cap, n;
+} imp_map;
+
+void imp_map_init(imp_map *m);
+void imp_map_free(imp_map *m);
+/* Value stored for `key`, or -1. */
+int imp_map_get(const imp_map *m, const char *key);
+/* Inserts or replaces; XF_ERR_NOMEM on allocation failure. */
+xf_status imp_map_put(imp_map *m, const char *key, int val, xf_error *err);
+
+/* ---------------------------------------------------------------- state */
+
+/* Everything known about one ONNX value name. */
+typedef struct imp_sym {
+    const char *name;
+    int producer;   /* ONNX node index producing it, -1 for inputs/initializers */
+    int is_input;   /* a graph input fed at run time */
+    int value;      /* graph value id once it is in the graph, else -1 */
+    const Onnx__TensorProto *init; /* initializer not decoded yet */
+    int has_const;  /* `t` holds the constant's data */
+    int t_owned;    /* `t.data` is ours to free (else the graph owns it) */
+    xf_tensor t;
+} imp_sym;
+
+typedef struct imp_state {
+    const char *file;     /* model name used in every message */
+    const char *base_dir; /* external data directory, NULL: refused */
+    xf_onnx_options opts;
+    const Onnx__ModelProto *model;
+    const Onnx__GraphProto *graph;
+    int64_t opset; /* default-domain opset */
+    xf_graph *g;
+    imp_sym *syms;
+    int n_syms, cap_syms;
+    imp_map names;     /* value name -> sym index */
+    imp_map vinfo;     /* value name -> i: graph->value_info[i], or output[i - n_value_info] */
+    xf_arena arena;    /* synthetic names, scratch strings */
+    imp_map dim_syms;  /* symbolic dims seen on graph inputs -> 1 once warned about */
+    /* node being imported, for messages */
+    int node_index;
+    const Onnx__NodeProto *node;
+} imp_state;
+
+/* "" for NULL (protobuf-c leaves absent strings NULL). */
+const char *imp_str(const char *s);
+/* Static dtype and shape of a ValueInfoProto (graph input or value_info).
+ * Symbolic dims take the size given in the options, else 1; `is_input`
+ * says whether new symbols may be introduced (inputs) or only those already
+ * seen on inputs (value_info). `what` names the value in messages. */
+xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_input,
+                         const char *what, xf_dtype *dt, xf_shape *sh, xf_error *err);
+/* Opset version the model declares for `domain` ("" = default); 0 if none. */
+int64_t imp_domain_version(const imp_state *st, const char *domain);
+
+/* ------------------------------------------------------------ symbols */
+
+/* Index of a new symbol named `name` (not registered in st->names). */
+int imp_sym_new(imp_state *st, const char *name, xf_error *err);
+/* Symbol of a name, or -1. */
+int imp_sym_find(const imp_state *st, const char *name);
+/* Decodes a pending initializer; afterwards sym->has_const holds. */
+xf_status imp_sym_decode(imp_state *st, int sym, xf_error *err);
+/* True when the symbol is (or will decode to) a constant. */
+int imp_sym_is_const(const imp_state *st, int sym);
+/* The graph value of a symbol, adding a constant to the graph on first
+ * use. Returns the value id or -1 with *err set. */
+int imp_sym_value(imp_state *st, int sym, xf_error *err);
+/* dtype and shape of a symbol (decoding a pending initializer). */
+xf_status imp_sym_info(imp_state *st, int sym, xf_dtype *dt, xf_shape *sh, xf_error *err);
+
+/* ------------------------------------------------------------ errors */
+
+/* Fails with "<file>: node <i> '<name>' (<OpType>): <msg>" for the node in
+ * st->node. */
+xf_status imp_node_fail(imp_state *st, xf_error *err, xf_status code, const char *fmt, ...)
+    XF_PRINTF(4, 5);
+/* Puts the node context in front of an error raised below the importer. */
+xf_status imp_node_prefix(imp_state *st, xf_error *err, xf_status code);
+
+/* ------------------------------------------------------------ emission */
+
+/* Adds `op` for the current node (or folds it when every input is constant
+ * and folding is on). in_syms: symbol per xf input, -1 for omitted;
+ * out_names: ONNX name per xf output ("" for an unnamed one); node_name may
+ * be NULL. */
+xf_status imp_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
+                   const char *const *out_names, int n_out, const char *node_name,
+                   xf_error *err);
+/* Makes `name` a constant holding `t` (ownership of t->data passes). */
+xf_status imp_set_const(imp_state *st, const char *name, xf_tensor *t, xf_error *err);
+/* Keeps the current node as an opaque node; `why` (may be NULL) is logged. */
+xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err);
+/* A fresh name derived from `base` that no ONNX value uses (arena-owned). */
+const char *imp_fresh_name(imp_state *st, const char *base, const char *suffix, xf_error *err);
+
+/* ------------------------------------------------------------ attributes */
+
+const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *name);
+/* Integer attribute, `def` when absent; wrong attribute type fails. */
+xf_status imp_attr_int(imp_state *st, const char *name, int64_t def, int64_t *out, xf_error *err);
+xf_status imp_attr_float(imp_state *st, const char *name, float def, float *out, xf_error *err);
+/* Integer list attribute: *n = -1 when absent; more than `max` fails. */
+xf_status imp_attr_ints(imp_state *st, const char *name, int64_t *out, int max, int *n,
+                        xf_error *err);
+/* String attribute, `def` when absent. */
+xf_status imp_attr_string(imp_state *st, const char *name, const char *def, const char **out,
+                          xf_error *err);
+/* Name of ONNX input `i` of the current node, "" when omitted or absent. */
+const char *imp_in_name(const imp_state *st, int i);
+/* Symbol of input `i`, -1 when omitted. */
+int imp_in_sym(const imp_state *st, int i);
+/* The constant integer vector (int64 or int32, rank <= 1) on input `i`;
+ * UNSUPPORTED "dynamic shape input" when it is not a constant. *n = -1 when
+ * the input is omitted. */
+xf_status imp_in_ints(imp_state *st, int i, int64_t *out, int max, int *n, xf_error *err);
+/* The constant on input `i` (decoded), or NULL with UNSUPPORTED. */
+const xf_tensor *imp_in_const(imp_state *st, int i, xf_error *err);
+
+/* ------------------------------------------------------------ ops and order */
+
+/* Imports the current node (st->node, st->node_index). */
+xf_status imp_map_node(imp_state *st, xf_error *err);
+/* Registers every name (inputs, initializers, node outputs), checks for
+ * dangling and duplicate names and cycles, and returns a topological order
+ * of the nodes (malloc'd, graph->n_node entries). */
+xf_status imp_resolve(imp_state *st, int **order, xf_error *err);
+
+/* ------------------------------------------------------------ tensors */
+
+/* Decodes a TensorProto into `t` (data malloc'd). `what` names the tensor in
+ * messages ("<file>: initializer 'w'"); base_dir resolves external data
+ * (NULL refuses it). */
+xf_status imp_tensor_decode(const Onnx__TensorProto *tp, const char *what, const char *base_dir,
+                            xf_tensor *t, xf_error *err);
+/* Reads a whole file into a malloc'd buffer. */
+xf_status imp_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *err);
+/* Directory part of `path` ("." when it has none), malloc'd; NULL when out
+ * of memory. */
+char *imp_dirname(const char *path);
+
+#endif /* XF_ONNX_IMPORT_INTERNAL_H */

@@ -1,0 +1,303 @@
+/*
+ * import_tensor.c — onnx.TensorProto -> xf_tensor: dims, dtype, data from
+ * raw_data (little-endian bytes), from the typed repeated fields, or from an
+ * external data file next to the model. Every size is checked against the
+ * element count before anything is allocated, so a corrupt or hostile file
+ * gives an error naming the tensor instead of a huge allocation or an
+ * out-of-bounds read. Also xf_onnx_load_tensor for test_data_set files.
+ */
+#include "import_internal.h"
+#include "onnx_dtype.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tensors larger than this are refused (1 TiB): a corrupt header, not a model. */
+#define MAX_TENSOR_BYTES ((uint64_t)1 << 40)
+
+char *imp_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *src = slash ? path : ".";
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    if (slash && n == 0) n = 1; /* "/model.onnx" -> "/" */
+    char *d = malloc(n + 1);
+    if (!d) return NULL;
+    memcpy(d, src, n);
+    d[n] = '\0';
+    return d;
+}
+
+xf_status imp_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *err)
+{
+    *buf = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return XF_FAIL(err, XF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    xf_status st = XF_OK;
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *b = malloc(cap);
+    while (b) {
+        if (n == cap) {
+            uint8_t *nb = cap > SIZE_MAX / 2 ? NULL : realloc(b, cap * 2);
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        size_t got = fread(b + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (!b)
+        st = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory reading the file", path);
+    else if (ferror(f)) {
+        st = XF_FAIL(err, XF_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        free(b);
+    } else {
+        *buf = b;
+        *len = n;
+    }
+    fclose(f);
+    return st;
+}
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+/* Converts little-endian elements of `size` bytes to host order in place. */
+static void from_little_endian(void *data, size_t n_elems, size_t size)
+{
+    if (size == 1 || host_is_little_endian()) return;
+    uint8_t *p = data;
+    for (size_t e = 0; e < n_elems; e++, p += size)
+        for (size_t i = 0; i < size / 2; i++) {
+            uint8_t t = p[i];
+            p[i] = p[size - 1 - i];
+            p[size - 1 - i] = t;
+        }
+}
+
+/* A location is accepted only when it stays inside the model directory. */
+static int location_is_safe(const char *loc)
+{
+    if (!loc[0] || loc[0] == '/' || loc[0] == '\\') return 0;
+    const char *p = loc;
+    while (*p) {
+        size_t n = strcspn(p, "/\\");
+        if (n == 2 && p[0] == '.' && p[1] == '.') return 0;
+        p += n;
+        if (*p) p++;
+    }
+    return 1;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s) return 0;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return 0;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 1;
+}
+
+static xf_status read_external(const Onnx__TensorProto *tp, const char *what,
+                               const char *base_dir, void *dst, size_t bytes, xf_error *err)
+{
+    const char *loc = NULL;
+    uint64_t offset = 0, length = 0;
+    int has_length = 0;
+    for (size_t i = 0; i < tp->n_external_data; i++) {
+        const char *k = imp_str(tp->external_data[i]->key);
+        const char *v = imp_str(tp->external_data[i]->value);
+        if (strcmp(k, "location") == 0)
+            loc = v;
+        else if (strcmp(k, "offset") == 0 && !parse_u64(v, &offset))
+            return XF_FAIL(err, XF_ERR_PARSE, "%s: external data offset '%s' is not a number",
+                           what, v);
+        else if (strcmp(k, "length") == 0) {
+            if (!parse_u64(v, &length))
+                return XF_FAIL(err, XF_ERR_PARSE, "%s: external data length '%s' is not a number",
+                               what, v);
+            has_length = 1;
+        }
+    }
+    if (!loc)
+        return XF_FAIL(err, XF_ERR_PARSE, "%s: external data without a 'location' entry", what);
+    if (!base_dir)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "%s: data lives in external file '%s', but the model was loaded from "
+                       "memory without a base directory",
+                       what, loc);
+    if (!location_is_safe(loc))
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "%s: external data location '%s' is refused: it must be a relative path "
+                       "inside the model's directory (no absolute path, no '..')",
+                       what, loc);
+    if (has_length && length != bytes)
+        return XF_FAIL(err, XF_ERR_PARSE,
+                       "%s: external data length is %llu bytes, the tensor needs %zu", what,
+                       (unsigned long long)length, bytes);
+    size_t plen = strlen(base_dir) + strlen(loc) + 2;
+    char *path = malloc(plen);
+    if (!path) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", what);
+    snprintf(path, plen, "%s/%s", base_dir, loc);
+    xf_status st = XF_OK;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        st = XF_FAIL(err, XF_ERR_IO, "%s: cannot open external data file '%s': %s", what, path,
+                     strerror(errno));
+        goto out;
+    }
+    if (fseek(f, 0, SEEK_END) != 0) {
+        st = XF_FAIL(err, XF_ERR_IO, "%s: cannot seek in '%s': %s", what, path, strerror(errno));
+        goto out;
+    }
+    long size = ftell(f);
+    if (size < 0 || offset > (uint64_t)size || (uint64_t)size - offset < bytes) {
+        st = XF_FAIL(err, XF_ERR_PARSE,
+                     "%s: external data file '%s' has %ld bytes, too short for %zu bytes at "
+                     "offset %llu",
+                     what, path, size, bytes, (unsigned long long)offset);
+        goto out;
+    }
+    if (fseek(f, (long)offset, SEEK_SET) != 0 || fread(dst, 1, bytes, f) != bytes)
+        st = XF_FAIL(err, XF_ERR_IO, "%s: cannot read %zu bytes from '%s'", what, bytes, path);
+out:
+    if (f) fclose(f);
+    free(path);
+    return st;
+}
+
+/* Number of values in the typed repeated field that holds dtype `dt`. */
+static size_t typed_count(const Onnx__TensorProto *tp, xf_dtype dt)
+{
+    switch (dt) {
+    case XF_F32: return tp->n_float_data;
+    case XF_I64: return tp->n_int64_data;
+    case XF_I32:
+    case XF_BOOL: return tp->n_int32_data;
+    default: return 0;
+    }
+}
+
+/* Copies the typed repeated field (numel values, already counted) into dst. */
+static void read_typed(const Onnx__TensorProto *tp, xf_dtype dt, void *dst, size_t numel)
+{
+    if (numel == 0) return;
+    switch (dt) {
+    case XF_F32: memcpy(dst, tp->float_data, numel * sizeof(float)); break;
+    case XF_I64: memcpy(dst, tp->int64_data, numel * sizeof(int64_t)); break;
+    case XF_I32: memcpy(dst, tp->int32_data, numel * sizeof(int32_t)); break;
+    case XF_BOOL:
+        for (size_t i = 0; i < numel; i++) ((uint8_t *)dst)[i] = tp->int32_data[i] != 0;
+        break;
+    default: break;
+    }
+}
+
+xf_status imp_tensor_decode(const Onnx__TensorProto *tp, const char *what, const char *base_dir,
+                            xf_tensor *t, xf_error *err)
+{
+    memset(t, 0, sizeof *t);
+    int code = tp->has_data_type ? tp->data_type : 0;
+    xf_dtype dt = xf_onnx_dtype_to_xf(code);
+    if (dt == XF_DTYPE_INVALID)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "%s has dtype %s; rlflow supports FLOAT, INT64, INT32 and BOOL", what,
+                       xf_onnx_dtype_name(code));
+    if (tp->n_dims > XF_MAX_DIMS)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s has rank %zu; rlflow supports at most %d",
+                       what, tp->n_dims, XF_MAX_DIMS);
+    if (tp->segment)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s is a segment of a larger tensor", what);
+    size_t esize = xf_dtype_size(dt);
+    uint64_t numel = 1;
+    for (size_t i = 0; i < tp->n_dims; i++) {
+        if (tp->dims[i] < 0)
+            return XF_FAIL(err, XF_ERR_PARSE, "%s: dimension %zu is negative (%lld)", what, i,
+                           (long long)tp->dims[i]);
+        if (tp->dims[i] > 0 && numel > MAX_TENSOR_BYTES / esize / (uint64_t)tp->dims[i])
+            return XF_FAIL(err, XF_ERR_PARSE, "%s: its dims describe an impossibly large tensor",
+                           what);
+        numel *= (uint64_t)tp->dims[i];
+    }
+    size_t bytes = (size_t)numel * esize;
+    int external = tp->has_data_location &&
+                   tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    if (tp->has_raw_data && !external && tp->raw_data.len != bytes)
+        return XF_FAIL(err, XF_ERR_PARSE, "%s: raw_data has %zu bytes, its shape needs %zu", what,
+                       tp->raw_data.len, bytes);
+    if (!external && !tp->has_raw_data && typed_count(tp, dt) != numel)
+        return XF_FAIL(err, XF_ERR_PARSE, "%s: has %zu values, its shape needs %llu%s", what,
+                       typed_count(tp, dt), (unsigned long long)numel,
+                       typed_count(tp, dt) == 0 ? " (no raw_data and no typed data)" : "");
+    xf_shape sh;
+    memset(&sh, 0, sizeof sh);
+    sh.rank = (int)tp->n_dims;
+    for (size_t i = 0; i < tp->n_dims; i++) sh.dims[i] = tp->dims[i];
+    xf_status st = xf_tensor_alloc(t, dt, &sh, err);
+    if (st != XF_OK) return st;
+    if (external)
+        st = read_external(tp, what, base_dir, t->data, bytes, err);
+    else if (tp->has_raw_data) {
+        if (bytes) memcpy(t->data, tp->raw_data.data, bytes);
+    } else
+        read_typed(tp, dt, t->data, (size_t)numel);
+    if (st != XF_OK) {
+        xf_tensor_free(t);
+        return st;
+    }
+    if (external || tp->has_raw_data) {
+        from_little_endian(t->data, (size_t)numel, esize);
+        if (dt == XF_BOOL)
+            for (size_t i = 0; i < bytes; i++) ((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
+    }
+    return XF_OK;
+}
+
+xf_status xf_onnx_load_tensor(const char *path, xf_tensor *t, char **name, xf_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (name) *name = NULL;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    xf_status st = imp_read_file(path, &buf, &len, err);
+    if (st != XF_OK) return st;
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, buf);
+    free(buf);
+    if (!tp) return XF_FAIL(err, XF_ERR_PARSE, "%s: not a valid serialized ONNX TensorProto", path);
+    char *dir = imp_dirname(path);
+    char what[1024];
+    snprintf(what, sizeof what, "%s: tensor '%s'", path, imp_str(tp->name));
+    if (!dir)
+        st = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
+    else
+        st = imp_tensor_decode(tp, what, dir, t, err);
+    if (st == XF_OK && name) {
+        size_t n = strlen(imp_str(tp->name)) + 1;
+        *name = malloc(n);
+        if (*name)
+            memcpy(*name, imp_str(tp->name), n);
+        else {
+            xf_tensor_free(t);
+            st = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
+        }
+    }
+    free(dir);
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+    return st;
+}

@@ -1,0 +1,47 @@
+/*
+ * onnx_dtype.c — xf_dtype <-> ONNX TensorProto.DataType codes (see
+ * onnx_dtype.h). The numeric codes are fixed by the ONNX specification.
+ */
+#include "onnx_dtype.h"
+
+enum {
+    ONNX_UNDEFINED = 0,
+    ONNX_FLOAT = 1,
+    ONNX_INT32 = 6,
+    ONNX_INT64 = 7,
+    ONNX_BOOL = 9,
+};
+
+int xf_onnx_dtype_from_xf(xf_dtype t)
+{
+    switch (t) {
+    case XF_F32: return ONNX_FLOAT;
+    case XF_I64: return ONNX_INT64;
+    case XF_I32: return ONNX_INT32;
+    case XF_BOOL: return ONNX_BOOL;
+    default: return ONNX_UNDEFINED;
+    }
+}
+
+xf_dtype xf_onnx_dtype_to_xf(int onnx_dtype)
+{
+    switch (onnx_dtype) {
+    case ONNX_FLOAT: return XF_F32;
+    case ONNX_INT64: return XF_I64;
+    case ONNX_INT32: return XF_I32;
+    case ONNX_BOOL: return XF_BOOL;
+    default: return XF_DTYPE_INVALID;
+    }
+}
+
+const char *xf_onnx_dtype_name(int onnx_dtype)
+{
+    static const char *const names[] = {
+        "UNDEFINED", "FLOAT",  "UINT8",  "INT8",      "UINT16",     "INT16",
+        "INT32",     "INT64",  "STRING", "BOOL",      "FLOAT16",    "DOUBLE",
+        "UINT32",    "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16",
+        "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+    };
+    if (onnx_dtype < 0 || onnx_dtype >= (int)(sizeof names / sizeof names[0])) return "UNKNOWN";
+    return names[onnx_dtype];
+}
