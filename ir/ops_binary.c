@@ -436,7 +436,8 @@ XF_DECLARE_RUN(scalar_mul)
     int64_t n = xf_shape_numel(&in[0]->shape);
     if (in[0]->dtype != XF_F32 || in[1]->dtype != XF_F32 || out[0].dtype != XF_F32 ||
         xf_shape_numel(&in[1]->shape) != 1 || xf_shape_numel(&out[0].shape) != n)
-        return XF_FAIL(err, XF_ERR_INTERNAL, "scalar_mul: operands do not match the inferred shapes");
+        return XF_FAIL(err, XF_ERR_INTERNAL,
+                       "scalar_mul: operands do not match the inferred shapes");
     const float *x = in[0]->data;
     float s = *(const float *)in[1]->data, *o = out[0].data;
     for (int64_t i = 0; i < n; i++) o[i] = x[i] * s;

@@ -250,7 +250,8 @@ XF_DECLARE_RUN(reduce_mean)
     for (int i = 0; i < s->rank; i++)
         if (red[i]) kept.dims[i] = 1;
     if (xf_shape_numel(&kept) != n_out_el || in[0]->dtype != XF_F32 || out[0].dtype != XF_F32)
-        return XF_FAIL(err, XF_ERR_INTERNAL, "reduce_mean: output does not match the inferred shape");
+        return XF_FAIL(err, XF_ERR_INTERNAL,
+                       "reduce_mean: output does not match the inferred shape");
     double *acc = calloc((size_t)(n_out_el ? n_out_el : 1), sizeof *acc);
     if (!acc) return XF_FAIL(err, XF_ERR_NOMEM, "reduce_mean: out of memory");
     if (n_in_el > 0) {

@@ -79,7 +79,7 @@ static float geluf(float x)
     return (float)(0.5 * d * (1.0 + erf(d * INV_SQRT2)));
 }
 
-UNARY_KERNEL(relu, x > 0.0f ? x : 0.0f)
+UNARY_KERNEL(relu, x < 0.0f ? 0.0f : x) /* NaN passes through, as max(x, 0) */
 UNARY_KERNEL(sigmoid, sigmoidf(x))
 UNARY_KERNEL(tanh, tanhf(x))
 UNARY_KERNEL(erf, erff(x))

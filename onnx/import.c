@@ -3,7 +3,7 @@
  * the model-level checks (protobuf decoding, graph present, default-domain
  * opset 11..17), graph inputs with their static shapes (symbolic dims sized
  * from the options), then every node in a topological order, the graph
- * outputs, and a final xf_graph_validate. On any error the partly built
+ * outputs, initializers nothing uses, and a final xf_graph_validate. On any error the partly built
  * graph is freed and left initialised, and the message names the model.
  */
 #include "import_internal.h"
@@ -118,10 +118,14 @@ static xf_status check_model(imp_state *st, xf_error *err)
         return XF_FAIL(err, XF_ERR_PARSE, "%s: not a valid ONNX model (it has no graph)", st->file);
     st->graph = m->graph;
     st->opset = imp_domain_version(st, "");
-    if (st->opset == 0)
-        return XF_FAIL(err, XF_ERR_PARSE,
-                       "%s: not a valid ONNX model (no opset_import for the default domain)",
+    if (st->opset == 0 && m->n_opset_import == 0)
+        return XF_FAIL(err, XF_ERR_PARSE, "%s: not a valid ONNX model (it has no opset_import)",
                        st->file);
+    if (st->opset == 0)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "%s: the model imports only custom operator domains (domain '%s'); "
+                       "rlflow needs the default ONNX domain",
+                       st->file, imp_str(m->opset_import[0]->domain));
     if (st->opset < OPSET_MIN || st->opset > OPSET_MAX)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "%s: the model uses default-domain opset %lld; rlflow imports opsets %d "
@@ -167,6 +171,20 @@ static xf_status add_inputs(imp_state *st, xf_error *err)
     return XF_OK;
 }
 
+/* Initializers nothing consumes are kept as graph constants (nothing in a
+ * model is dropped); those consumed only as parameters or by folded nodes
+ * are not, since the graph no longer refers to them. */
+static xf_status add_unused_initializers(imp_state *st, xf_error *err)
+{
+    const Onnx__GraphProto *gp = st->graph;
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        int s = imp_sym_find(st, imp_str(gp->initializer[i]->name));
+        if (s < 0 || st->syms[s].uses > 0 || st->syms[s].value >= 0) continue;
+        if (imp_sym_value(st, s, err) < 0) return err->code;
+    }
+    return XF_OK;
+}
+
 static xf_status add_outputs(imp_state *st, xf_error *err)
 {
     const Onnx__GraphProto *gp = st->graph;
@@ -205,6 +223,7 @@ static xf_status import_graph(imp_state *st, xf_error *err)
     }
     free(order);
     if (rc == XF_OK) rc = add_outputs(st, err);
+    if (rc == XF_OK) rc = add_unused_initializers(st, err);
     if (rc == XF_OK && (rc = xf_graph_validate(st->g, err)) != XF_OK)
         xf_error_prefix(err, "%s: imported graph is invalid", st->file);
     return rc;
@@ -215,6 +234,7 @@ static void state_free(imp_state *st)
     for (int i = 0; i < st->n_syms; i++)
         if (st->syms[i].t_owned) xf_tensor_free(&st->syms[i].t);
     free(st->syms);
+    free(st->deferred);
     imp_map_free(&st->names);
     imp_map_free(&st->vinfo);
     imp_map_free(&st->dim_syms);

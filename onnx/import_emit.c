@@ -68,6 +68,7 @@ int imp_sym_new(imp_state *st, const char *name, xf_error *err)
     s->name = name;
     s->producer = -1;
     s->value = -1;
+    s->deferred = -1;
     return st->n_syms++;
 }
 
@@ -109,10 +110,51 @@ xf_status imp_sym_decode(imp_state *st, int sym, xf_error *err)
     return XF_OK;
 }
 
+/* Adds deferred node d to the graph (its inputs first). */
+static xf_status emit_deferred(imp_state *st, int d, xf_error *err)
+{
+    if (st->deferred[d].emitted) return XF_OK;
+    imp_deferred rec = st->deferred[d];
+    st->deferred[d].emitted = 1;
+    int ids_local[16];
+    int *ids = rec.n_in <= 16 ? ids_local : malloc(sizeof(int) * (size_t)rec.n_in);
+    if (!ids) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
+    xf_status rc = XF_OK;
+    for (int i = 0; i < rec.n_in && rc == XF_OK; i++) {
+        ids[i] = rec.in_syms[i] < 0 ? -1 : imp_sym_value(st, rec.in_syms[i], err);
+        if (rec.in_syms[i] >= 0 && ids[i] < 0) rc = err->code;
+    }
+    int saved_index = st->node_index;
+    const Onnx__NodeProto *saved_node = st->node;
+    st->node_index = rec.node_index;
+    st->node = st->graph->node[rec.node_index];
+    int idx = -1;
+    if (rc == XF_OK) {
+        idx = xf_graph_add_node(st->g, rec.op, &rec.p, ids, rec.n_in, rec.n_out, rec.node_name,
+                                err);
+        if (idx < 0) rc = imp_node_prefix(st, err, err->code);
+    }
+    for (int k = 0; k < rec.n_out && rc == XF_OK; k++)
+        rc = imp_bind_output(st, st->g->nodes[idx].outputs[k], rec.out_names[k], err);
+    st->node_index = saved_index;
+    st->node = saved_node;
+    if (ids != ids_local) free(ids);
+    return rc;
+}
+
 int imp_sym_value(imp_state *st, int sym, xf_error *err)
 {
     imp_sym *s = &st->syms[sym];
     if (s->value >= 0) return s->value;
+    if (s->deferred >= 0) {
+        if (emit_deferred(st, s->deferred, err) != XF_OK) return -1;
+        if (st->syms[sym].value < 0) {
+            XF_FAIL(err, XF_ERR_INTERNAL, "%s: deferred value '%s' was not produced", st->file,
+                    st->syms[sym].name);
+            return -1;
+        }
+        return st->syms[sym].value;
+    }
     if (!s->has_const && !s->init) {
         XF_FAIL(err, XF_ERR_INTERNAL, "%s: value '%s' is used before it is computed", st->file,
                 s->name);
@@ -185,8 +227,7 @@ const char *imp_fresh_name(imp_state *st, const char *base, const char *suffix, 
     return buf;
 }
 
-/* Gives value v the ONNX name `name` ("" leaves it unnamed) and binds it. */
-static xf_status bind_output(imp_state *st, int v, const char *name, xf_error *err)
+xf_status imp_bind_output(imp_state *st, int v, const char *name, xf_error *err)
 {
     xf_value *val = &st->g->values[v];
     free(val->name);
@@ -204,8 +245,9 @@ static xf_status bind_output(imp_state *st, int v, const char *name, xf_error *e
 
 /* ---------------------------------------------------------------- emission */
 
-/* Runs op on constant inputs; *folded = 0 (nothing done) when the result
- * would be too large to keep as a constant. */
+/* Runs op on inputs whose data is known (for XF_OP_SHAPE only the input's
+ * shape is needed); *folded = 0 (nothing done) when the result would be too
+ * large to keep as a constant. */
 static xf_status fold(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
                       const char *const *out_names, int n_out, int *folded, xf_error *err)
 {
@@ -213,12 +255,22 @@ static xf_status fold(imp_state *st, xf_op op, const xf_params *p, const int *in
     xf_dtype dt[XF_MAX_SPLIT + 8], odt[XF_MAX_SPLIT + 8];
     xf_shape sh[XF_MAX_SPLIT + 8], osh[XF_MAX_SPLIT + 8];
     const xf_tensor *in[XF_MAX_SPLIT + 8];
+    xf_tensor shape_only;
     if (n_in > XF_MAX_SPLIT + 8 || n_out > XF_MAX_SPLIT + 8) return XF_OK;
     for (int i = 0; i < n_in; i++) {
         in[i] = NULL;
         dt[i] = XF_DTYPE_INVALID;
         memset(&sh[i], 0, sizeof sh[i]);
         if (in_syms[i] < 0) continue;
+        if (op == XF_OP_SHAPE && !imp_sym_is_const(st, in_syms[i])) {
+            xf_status rc = imp_sym_info(st, in_syms[i], &shape_only.dtype, &shape_only.shape, err);
+            if (rc != XF_OK) return rc;
+            shape_only.data = NULL;
+            in[i] = &shape_only;
+            dt[i] = shape_only.dtype;
+            sh[i] = shape_only.shape;
+            continue;
+        }
         xf_status rc = imp_sym_decode(st, in_syms[i], err);
         if (rc != XF_OK) return rc;
         in[i] = &st->syms[in_syms[i]].t;
@@ -247,16 +299,57 @@ static xf_status fold(imp_state *st, xf_op op, const xf_params *p, const int *in
     return rc;
 }
 
+/* Records the folded node as deferred and marks its outputs. */
+static xf_status defer(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
+                       const char *const *out_names, int n_out, const char *node_name,
+                       xf_error *err)
+{
+    if (st->n_deferred == st->cap_deferred) {
+        int nc = st->cap_deferred ? st->cap_deferred * 2 : 64;
+        imp_deferred *d = realloc(st->deferred, sizeof *d * (size_t)nc);
+        if (!d) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
+        st->deferred = d;
+        st->cap_deferred = nc;
+    }
+    imp_deferred *d = &st->deferred[st->n_deferred];
+    memset(d, 0, sizeof *d);
+    d->op = op;
+    d->p = p ? *p : xf_params_default();
+    d->n_in = n_in;
+    d->n_out = n_out;
+    d->in_syms = xf_arena_alloc(&st->arena, sizeof(int) * (size_t)(n_in + 1));
+    d->out_names = xf_arena_alloc(&st->arena, sizeof(char *) * (size_t)(n_out + 1));
+    d->node_name = node_name && node_name[0] ? xf_arena_strdup(&st->arena, node_name) : NULL;
+    d->node_index = st->node_index;
+    if (!d->in_syms || !d->out_names || (node_name && node_name[0] && !d->node_name))
+        return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
+    if (n_in) memcpy(d->in_syms, in_syms, sizeof(int) * (size_t)n_in);
+    for (int k = 0; k < n_out; k++) {
+        d->out_names[k] = out_names[k];
+        int s = out_names[k][0] ? imp_sym_find(st, out_names[k]) : -1;
+        if (s >= 0) st->syms[s].deferred = st->n_deferred;
+    }
+    st->n_deferred++;
+    return XF_OK;
+}
+
 xf_status imp_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
                    const char *const *out_names, int n_out, const char *node_name,
                    xf_error *err)
 {
-    int all_const = st->opts.fold_constants != 0;
-    for (int i = 0; i < n_in && all_const; i++)
-        if (in_syms[i] >= 0 && !imp_sym_is_const(st, in_syms[i])) all_const = 0;
-    if (all_const) {
+    int known = st->opts.fold_constants != 0, deferred = 0;
+    for (int i = 0; i < n_in && known; i++) {
+        if (in_syms[i] < 0) continue;
+        if (!imp_sym_is_const(st, in_syms[i]))
+            deferred = 1, known = op == XF_OP_SHAPE;
+        else if (st->syms[in_syms[i]].deferred >= 0)
+            deferred = 1;
+    }
+    if (known) {
         int folded = 0;
         xf_status rc = fold(st, op, p, in_syms, n_in, out_names, n_out, &folded, err);
+        if (rc == XF_OK && folded && deferred)
+            rc = defer(st, op, p, in_syms, n_in, out_names, n_out, node_name, err);
         if (rc != XF_OK || folded) return rc;
     }
     int ids_local[16];
@@ -274,7 +367,7 @@ xf_status imp_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_sy
         if (idx < 0) rc = imp_node_prefix(st, err, err->code);
     }
     for (int k = 0; k < n_out && rc == XF_OK; k++)
-        rc = bind_output(st, st->g->nodes[idx].outputs[k], out_names[k], err);
+        rc = imp_bind_output(st, st->g->nodes[idx].outputs[k], out_names[k], err);
     if (ids != ids_local) free(ids);
     return rc;
 }
@@ -389,7 +482,7 @@ xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
         goto out;
     }
     for (int k = 0; k < n_out && rc == XF_OK; k++)
-        rc = bind_output(st, st->g->nodes[idx].outputs[k], names[k], err);
+        rc = imp_bind_output(st, st->g->nodes[idx].outputs[k], names[k], err);
 out:
     xf_opaque_free(o);
     free(ids);

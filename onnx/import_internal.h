@@ -8,6 +8,14 @@
  * used only as parameters or folded away never become dead initializers),
  * or an initializer not yet decoded.
  *
+ * Values whose contents are known at import time although they are computed
+ * from a run-time input (Shape of an activation and everything computed
+ * only from such shapes and constants) are "deferred": their symbols hold
+ * the data, so they can serve as parameters (a Reshape target), and the
+ * nodes that compute them are added to the graph only when something needs
+ * them as tensors. Shape subgraphs thus leave no trace when they only feed
+ * parameters, and stay in the graph unchanged when they feed real data.
+ *
  * Files: import.c (entry points, model checks, driver), import_order.c
  * (name resolution, duplicate/dangling checks, topological order),
  * import_emit.c (adding nodes, folding, opaque nodes, error helpers),
@@ -49,8 +57,23 @@ typedef struct imp_sym {
     const Onnx__TensorProto *init; /* initializer not decoded yet */
     int has_const;  /* `t` holds the constant's data */
     int t_owned;    /* `t.data` is ours to free (else the graph owns it) */
+    int deferred;   /* index in st->deferred computing it, -1: a plain constant or none */
+    int uses;       /* how often the ONNX graph consumes it (node inputs, graph outputs) */
     xf_tensor t;
 } imp_sym;
+
+/* A node whose outputs are known (see the top of this file) and which is
+ * added to the graph only once one of them is needed as a tensor. */
+typedef struct imp_deferred {
+    xf_op op;
+    xf_params p;
+    int n_in, n_out;
+    int *in_syms;           /* arena */
+    const char **out_names; /* arena; "" for an unnamed output */
+    const char *node_name;  /* may be NULL */
+    int node_index;         /* ONNX node it came from, for messages */
+    int emitted;
+} imp_deferred;
 
 typedef struct imp_state {
     const char *file;     /* model name used in every message */
@@ -66,6 +89,8 @@ typedef struct imp_state {
     imp_map vinfo;     /* value name -> i: graph->value_info[i], or output[i - n_value_info] */
     xf_arena arena;    /* synthetic names, scratch strings */
     imp_map dim_syms;  /* symbolic dims seen on graph inputs -> 1 once warned about */
+    imp_deferred *deferred; /* malloc'd */
+    int n_deferred, cap_deferred;
     /* node being imported, for messages */
     int node_index;
     const Onnx__NodeProto *node;
@@ -90,10 +115,12 @@ int imp_sym_new(imp_state *st, const char *name, xf_error *err);
 int imp_sym_find(const imp_state *st, const char *name);
 /* Decodes a pending initializer; afterwards sym->has_const holds. */
 xf_status imp_sym_decode(imp_state *st, int sym, xf_error *err);
-/* True when the symbol is (or will decode to) a constant. */
+/* True when the symbol's data is known at import time (a constant, or a
+ * deferred value). */
 int imp_sym_is_const(const imp_state *st, int sym);
-/* The graph value of a symbol, adding a constant to the graph on first
- * use. Returns the value id or -1 with *err set. */
+/* The graph value of a symbol, adding a constant (or the deferred nodes
+ * computing it) to the graph on first use. Returns the value id or -1 with
+ * *err set. */
 int imp_sym_value(imp_state *st, int sym, xf_error *err);
 /* dtype and shape of a symbol (decoding a pending initializer). */
 xf_status imp_sym_info(imp_state *st, int sym, xf_dtype *dt, xf_shape *sh, xf_error *err);
@@ -109,8 +136,10 @@ xf_status imp_node_prefix(imp_state *st, xf_error *err, xf_status code);
 
 /* ------------------------------------------------------------ emission */
 
-/* Adds `op` for the current node (or folds it when every input is constant
- * and folding is on). in_syms: symbol per xf input, -1 for omitted;
+/* Adds `op` for the current node, or folds it when folding is on and every
+ * input's data is known (for XF_OP_SHAPE: whatever the input): the outputs
+ * become constants, deferred when an input is deferred or not constant.
+ * in_syms: symbol per xf input, -1 for omitted;
  * out_names: ONNX name per xf output ("" for an unnamed one); node_name may
  * be NULL. */
 xf_status imp_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
@@ -118,6 +147,9 @@ xf_status imp_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_sy
                    xf_error *err);
 /* Makes `name` a constant holding `t` (ownership of t->data passes). */
 xf_status imp_set_const(imp_state *st, const char *name, xf_tensor *t, xf_error *err);
+/* Gives graph value v the ONNX name `name` ("" leaves it unnamed) and makes
+ * the name's symbol refer to it. */
+xf_status imp_bind_output(imp_state *st, int v, const char *name, xf_error *err);
 /* Keeps the current node as an opaque node; `why` (may be NULL) is logged. */
 xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err);
 /* A fresh name derived from `base` that no ONNX value uses (arena-owned). */
@@ -148,8 +180,41 @@ const xf_tensor *imp_in_const(imp_state *st, int i, xf_error *err);
 
 /* ------------------------------------------------------------ ops and order */
 
-/* Imports the current node (st->node, st->node_index). */
+/* Imports the current node (st->node, st->node_index): maps its op_type at
+ * st->opset to operators of the table, or keeps it opaque. */
 xf_status imp_map_node(imp_state *st, xf_error *err);
+
+/* One ONNX op_type and the function that maps it (to `op`, when the
+ * mapping has a single main operator). The tables live in import_ops.c
+ * (element-wise, linear algebra), import_ops_nn.c (convolution, pooling,
+ * normalisation, softmax) and import_ops_shape.c (data movement, shapes,
+ * constants); each file's finder returns NULL for op_types it lacks. */
+typedef struct imp_op_entry {
+    const char *op_type;
+    xf_status (*map)(imp_state *st, xf_op op, xf_error *err);
+    xf_op op;
+} imp_op_entry;
+const imp_op_entry *imp_ops_nn_find(const char *op_type);
+const imp_op_entry *imp_ops_shape_find(const char *op_type);
+
+/* Helpers shared by the op mappings (import_ops.c). */
+/* ONNX output k of the current node, "" when absent or omitted. */
+const char *imp_out_name(const imp_state *st, int k);
+/* Fails (XF_ERR_GRAPH) unless inputs 0..lo-1 are given and none after hi-1. */
+xf_status imp_need_inputs(imp_state *st, int lo, int hi, xf_error *err);
+/* dtype and shape of input i, which must be given. */
+xf_status imp_in_info(imp_state *st, int i, xf_dtype *dt, xf_shape *sh, xf_error *err);
+/* True when input i is given but its data is only known at run time. */
+int imp_in_dynamic(const imp_state *st, int i);
+/* *ok = 1 when every given input among the first n is float32. */
+xf_status imp_all_float(imp_state *st, int n, int *ok, xf_error *err);
+/* Integer attribute that must fit an int32 parameter. */
+xf_status imp_attr_i32(imp_state *st, const char *name, int64_t def, int32_t *out, xf_error *err);
+/* Emits op for the current node with the given input symbols; its outputs
+ * are the node's outputs 0..n_out-1. A node using further outputs is kept
+ * opaque instead. */
+xf_status imp_emit_node(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
+                        int n_out, xf_error *err);
 /* Registers every name (inputs, initializers, node outputs), checks for
  * dangling and duplicate names and cycles, and returns a topological order
  * of the nodes (malloc'd, graph->n_node entries). */

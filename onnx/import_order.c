@@ -6,7 +6,9 @@
  * are produced twice or consumed but never produced, and computes a
  * topological order of the nodes (file order where the file is already
  * ordered), naming a node on the cycle when there is none. Names used inside
- * subgraph attributes (If/Loop bodies) count as dependencies too.
+ * subgraph attributes (If/Loop bodies) count as dependencies too. It also
+ * counts the consumers of every value (the op mapping fuses an activation
+ * into a convolution only when it is the convolution's sole consumer).
  */
 #include "import_internal.h"
 
@@ -146,6 +148,7 @@ static int subgraph_deps(imp_state *st, const Onnx__GraphProto *sg, int node, ed
         const Onnx__NodeProto *n = sg->node[i];
         for (size_t k = 0; k < n->n_input; k++) {
             int s = imp_sym_find(st, imp_str(n->input[k]));
+            if (s >= 0) st->syms[s].uses++;
             if (s >= 0 && st->syms[s].producer >= 0 && st->syms[s].producer != node &&
                 !push_edge(es, st->syms[s].producer, node))
                 return 0;
@@ -174,6 +177,7 @@ static xf_status collect_edges(imp_state *st, edges *es, xf_error *err)
                                "%s: dangling input '%s' of node %zu '%s' (%s): no node, graph "
                                "input or initializer produces it",
                                st->file, nm, i, imp_str(n->name), imp_str(n->op_type));
+            st->syms[s].uses++;
             if (st->syms[s].producer >= 0 && !push_edge(es, st->syms[s].producer, (int)i))
                 return nomem(st, err);
         }
@@ -183,6 +187,10 @@ static xf_status collect_edges(imp_state *st, edges *es, xf_error *err)
             for (size_t j = 0; j < at->n_graphs; j++)
                 if (!subgraph_deps(st, at->graphs[j], (int)i, es, 0)) return nomem(st, err);
         }
+    }
+    for (size_t i = 0; i < gp->n_output; i++) {
+        int s = imp_sym_find(st, imp_str(gp->output[i]->name));
+        if (s >= 0) st->syms[s].uses++;
     }
     return XF_OK;
 }

@@ -1,1 +1,198 @@
-int main(void) { return 0; }
+/*
+ * main.c — the `modelzoo` command: writes one of the zoo's models (see
+ * zoo.h) as an ONNX file with deterministic random weights, for tests,
+ * benchmarks and the agent when no trained model is at hand.
+ *
+ *   modelzoo LIST                      the models, their options, defaults
+ *   modelzoo --help
+ *   modelzoo MODEL [--OPTION N]... [--seed N] -o FILE
+ *
+ * Exit status: 0 written; 1 the model could not be built or written;
+ * 2 usage error (unknown model or option, bad value, sizes that do not
+ * fit the architecture).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "onnx/onnx.h"
+#include "zoo.h"
+
+#define EXIT_USAGE 2
+
+static void print_model(FILE *f, const zoo_model *m)
+{
+    fprintf(f, "%-12s %s\n", m->name, m->summary);
+    fprintf(f, "%-12s", "");
+    for (int o = 0; o < ZOO_OPT_COUNT; o++)
+        if (m->defaults[o])
+            fprintf(f, " %s %lld", zoo_option_get((zoo_opt)o)->flag, (long long)m->defaults[o]);
+    fprintf(f, "\n");
+}
+
+static void list_models(void)
+{
+    for (int i = 0; i < zoo_model_count(); i++) print_model(stdout, zoo_model_at(i));
+    printf("every model also takes --seed N (default 0) and -o FILE\n");
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: modelzoo LIST\n"
+            "       modelzoo MODEL [--OPTION N]... [--seed N] -o FILE\n"
+            "       modelzoo --help\n"
+            "\n"
+            "Writes MODEL as an ONNX file with random weights drawn from --seed\n"
+            "(the same arguments always give the same bytes).\n"
+            "\n"
+            "options (which ones a model takes, and their defaults: modelzoo LIST):\n");
+    for (int o = 0; o < ZOO_OPT_COUNT; o++) {
+        const zoo_option *opt = zoo_option_get((zoo_opt)o);
+        fprintf(f, "  %-10s N  %s\n", opt->flag, opt->help);
+    }
+    fprintf(f, "  %-10s N  %s\n", "--seed", "seed of the random weights (default 0)");
+    fprintf(f, "  %-13s %s\n", "-o FILE", "where to write the model");
+    fprintf(f, "\nexit status: 0 written, 1 could not build or write, 2 usage error\n");
+}
+
+/* Parses all of `s` as a decimal integer in [lo, hi]. */
+static int parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_seed(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (s[0] == '-') return 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0') return 0;
+    *out = v;
+    return 1;
+}
+
+/* Fills *c and *path from the arguments after the model name; prints the
+ * problem and returns 0 on a usage error. */
+static int parse_args(const zoo_model *m, int argc, char **argv, zoo_config *c,
+                      const char **path)
+{
+    memset(c, 0, sizeof *c);
+    memcpy(c->v, m->defaults, sizeof c->v);
+    *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (arg[0] != '-') {
+            fprintf(stderr, "modelzoo: unexpected argument '%s'\n", arg);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "modelzoo: %s needs a value\n", arg);
+            return 0;
+        }
+        const char *val = argv[++i];
+        if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
+            *path = val;
+            continue;
+        }
+        if (strcmp(arg, "--seed") == 0) {
+            if (parse_seed(val, &c->seed)) continue;
+            fprintf(stderr, "modelzoo: --seed '%s' is not a non-negative integer\n", val);
+            return 0;
+        }
+        zoo_opt o = zoo_option_find(arg);
+        if (o == ZOO_OPT_COUNT || m->defaults[o] == 0) {
+            fprintf(stderr, "modelzoo: %s does not take the option '%s' (see 'modelzoo LIST')\n",
+                    m->name, arg);
+            return 0;
+        }
+        long long v;
+        const zoo_option *opt = zoo_option_get(o);
+        if (!parse_int(val, 1, opt->max, &v)) {
+            fprintf(stderr, "modelzoo: %s '%s' must be an integer from 1 to %lld\n", arg, val,
+                    (long long)opt->max);
+            return 0;
+        }
+        c->v[o] = v;
+    }
+    if (!*path) {
+        fprintf(stderr, "modelzoo: no output file (-o FILE)\n");
+        return 0;
+    }
+    return 1;
+}
+
+static long long float_params(const xf_graph *g)
+{
+    long long n = 0;
+    for (int i = 0; i < g->n_values; i++)
+        if (g->values[i].kind == XF_VALUE_CONST && g->values[i].dtype == XF_F32)
+            n += xf_shape_numel(&g->values[i].shape);
+    return n;
+}
+
+static int write_model(const zoo_model *m, const zoo_config *c, const char *path)
+{
+    xf_graph g;
+    xf_error err;
+    xf_graph_init(&g);
+    xf_status st = m->build(c, &g, &err);
+    if (st != XF_OK) {
+        int usage_error = st == XF_ERR_INVALID || st == XF_ERR_SHAPE;
+        fprintf(stderr, "modelzoo: %s: %s%s\n", m->name,
+                usage_error ? "these sizes do not fit the architecture: " : "", err.msg);
+        xf_graph_free(&g);
+        return usage_error ? EXIT_USAGE : 1;
+    }
+    st = xf_onnx_save(&g, path, &err);
+    if (st != XF_OK) {
+        fprintf(stderr, "modelzoo: cannot write %s: %s\n", path, err.msg);
+        xf_graph_free(&g);
+        return 1;
+    }
+    struct stat sb;
+    long long bytes = stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+    printf("wrote %s: %s, %d nodes, %lld parameters, %lld bytes\n", path, m->name, g.n_nodes,
+           float_params(&g), bytes);
+    xf_graph_free(&g);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "LIST") == 0) {
+        if (argc > 2) {
+            fprintf(stderr, "modelzoo: LIST takes no arguments\n");
+            return EXIT_USAGE;
+        }
+        list_models();
+        return 0;
+    }
+    const zoo_model *m = zoo_model_find(argv[1]);
+    if (!m) {
+        fprintf(stderr, "modelzoo: unknown model '%s'; models:", argv[1]);
+        for (int i = 0; i < zoo_model_count(); i++) fprintf(stderr, " %s", zoo_model_at(i)->name);
+        fprintf(stderr, " (modelzoo --help for usage)\n");
+        return EXIT_USAGE;
+    }
+    zoo_config c;
+    const char *path;
+    if (!parse_args(m, argc - 2, argv + 2, &c, &path)) return EXIT_USAGE;
+    return write_model(m, &c, path);
+}

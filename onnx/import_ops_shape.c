@@ -1,0 +1,473 @@
+/*
+ * import_ops_shape.c — mapping the ONNX data-movement, shape and constant
+ * operators: Concat, Split, Slice, Gather, Reshape, Flatten, Transpose,
+ * Squeeze, Unsqueeze, Pad, Expand, Shape, ConstantOfShape and Constant.
+ *
+ * rlflow keeps list parameters (Reshape's target, Slice's bounds, Pad's
+ * pads, Split's sizes, Squeeze/Unsqueeze axes from opset 13) as operator
+ * parameters, so those inputs must be known at import time: initializers,
+ * Constant nodes, or values folded from them and from static shapes. A
+ * node whose parameter input is computed at run time stays opaque.
+ * Parameters are normalised so that equal operators compare equal: Reshape
+ * targets are fully resolved (no 0 or -1), Slice bounds are clamped to
+ * [-dim-1, dim] (INT64_MAX "to the end" becomes the dim).
+ */
+#include "import_internal.h"
+#include "onnx_dtype.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Keeps the node opaque when parameter input i is only known at run time;
+ * *dynamic says whether it did. */
+static xf_status static_param(imp_state *st, int i, int *dynamic, xf_error *err)
+{
+    *dynamic = imp_in_dynamic(st, i);
+    if (!*dynamic) return XF_OK;
+    char why[160];
+    snprintf(why, sizeof why, "parameter input %d '%s' is computed at run time", i,
+             imp_in_name(st, i));
+    return imp_emit_opaque(st, why, err);
+}
+
+/* A list parameter: attribute `name` before opset 13, input `input` from
+ * opset 13 on (*n = -1 when absent). *dynamic as for static_param. */
+static xf_status list_param(imp_state *st, const char *name, int input, int64_t *out, int max,
+                            int *n, int *dynamic, xf_error *err)
+{
+    *dynamic = 0;
+    if (st->opset < 13) return imp_attr_ints(st, name, out, max, n, err);
+    *n = -1;
+    xf_status rc = static_param(st, input, dynamic, err);
+    if (rc != XF_OK || *dynamic) return rc;
+    return imp_in_ints(st, input, out, max, n, err);
+}
+
+/* --------------------------------------------------------- concat, split */
+
+static xf_status map_concat(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    int n = (int)st->node->n_input;
+    xf_status rc = imp_need_inputs(st, 1, n, err);
+    if (rc != XF_OK) return rc;
+    if (!imp_attr(st->node, "axis"))
+        return imp_node_fail(st, err, XF_ERR_PARSE, "attribute 'axis' is missing");
+    if ((rc = imp_attr_i32(st, "axis", 0, &p.axis, err)) != XF_OK) return rc;
+    int local[16];
+    int *s = n <= 16 ? local : xf_arena_alloc(&st->arena, sizeof(int) * (size_t)n);
+    if (!s) return imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        s[i] = imp_in_sym(st, i);
+        if (s[i] < 0) return imp_node_fail(st, err, XF_ERR_GRAPH, "input %d is missing", i);
+    }
+    return imp_emit_node(st, op, &p, s, n, 1, err);
+}
+
+static xf_status map_split(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    int n_out = (int)st->node->n_output, n, dynamic;
+    xf_status rc = imp_need_inputs(st, 1, st->opset < 13 ? 1 : 2, err);
+    if (rc == XF_OK) rc = imp_attr_i32(st, "axis", 0, &p.axis, err);
+    if (rc != XF_OK) return rc;
+    if (n_out < 1) return imp_node_fail(st, err, XF_ERR_GRAPH, "has no outputs");
+    if (n_out > XF_MAX_SPLIT) return imp_emit_opaque(st, "more outputs than rlflow's split has", err);
+    rc = list_param(st, "split", 1, p.split, XF_MAX_SPLIT, &n, &dynamic, err);
+    if (rc != XF_OK || dynamic) return rc;
+    if (n >= 0 && n != n_out)
+        return imp_node_fail(st, err, XF_ERR_SHAPE, "%d split sizes for %d outputs", n, n_out);
+    if (n < 0) {
+        xf_dtype dt;
+        xf_shape x;
+        if ((rc = imp_in_info(st, 0, &dt, &x, err)) != XF_OK) return rc;
+        int a = p.axis < 0 ? p.axis + x.rank : p.axis;
+        if (a < 0 || a >= x.rank)
+            return imp_node_fail(st, err, XF_ERR_SHAPE, "axis %d is out of range for rank %d",
+                                 p.axis, x.rank);
+        if (x.dims[a] % n_out != 0)
+            return imp_node_fail(st, err, XF_ERR_SHAPE,
+                                 "dim %d (%lld) cannot be split evenly into %d outputs", a,
+                                 (long long)x.dims[a], n_out);
+        for (int k = 0; k < n_out; k++) p.split[k] = x.dims[a] / n_out;
+    }
+    p.n_split = n_out;
+    int s = imp_in_sym(st, 0);
+    return imp_emit_node(st, op, &p, &s, 1, n_out, err);
+}
+
+/* ---------------------------------------------------------- slice, gather */
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static xf_status map_slice(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    xf_dtype dt;
+    xf_shape x;
+    int n[5], dynamic;
+    xf_status rc = imp_need_inputs(st, 3, 5, err);
+    if (rc == XF_OK) rc = imp_in_info(st, 0, &dt, &x, err);
+    for (int i = 1; i < 5 && rc == XF_OK; i++) {
+        rc = static_param(st, i, &dynamic, err);
+        if (dynamic) return rc;
+    }
+    if (rc == XF_OK) rc = imp_in_ints(st, 1, p.starts, XF_MAX_DIMS, &n[1], err);
+    if (rc == XF_OK) rc = imp_in_ints(st, 2, p.ends, XF_MAX_DIMS, &n[2], err);
+    if (rc == XF_OK) rc = imp_in_ints(st, 3, p.axes, XF_MAX_DIMS, &n[3], err);
+    if (rc == XF_OK) rc = imp_in_ints(st, 4, p.steps, XF_MAX_DIMS, &n[4], err);
+    if (rc != XF_OK) return rc;
+    if (n[1] != n[2] || (n[3] >= 0 && n[3] != n[1]) || (n[4] >= 0 && n[4] != n[1]))
+        return imp_node_fail(st, err, XF_ERR_SHAPE,
+                             "starts, ends, axes and steps have different lengths (%d, %d, %d, %d)",
+                             n[1], n[2], n[3], n[4]);
+    p.n_axes = n[1];
+    for (int i = 0; i < p.n_axes; i++) {
+        if (n[3] < 0) p.axes[i] = i;
+        if (n[4] < 0) p.steps[i] = 1;
+        int64_t a = p.axes[i] < 0 ? p.axes[i] + x.rank : p.axes[i];
+        if (a < 0 || a >= x.rank) continue; /* shape inference names the bad axis */
+        int64_t dim = x.dims[a];
+        p.starts[i] = clamp64(p.starts[i], -dim - 1, dim);
+        p.ends[i] = clamp64(p.ends[i], -dim - 1, dim);
+    }
+    int s = imp_in_sym(st, 0);
+    return imp_emit_node(st, op, &p, &s, 1, 1, err);
+}
+
+static xf_status map_gather(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    xf_status rc = imp_need_inputs(st, 2, 2, err);
+    if (rc == XF_OK) rc = imp_attr_i32(st, "axis", 0, &p.axis, err);
+    if (rc != XF_OK) return rc;
+    int s[2] = {imp_in_sym(st, 0), imp_in_sym(st, 1)};
+    return imp_emit_node(st, op, &p, s, 2, 1, err);
+}
+
+/* ------------------------------------------------------- reshape family */
+
+/* Resolves 0 (copy the input dim, unless allowzero) and -1 (whatever is
+ * left) in a Reshape target. */
+static xf_status resolve_target(imp_state *st, const xf_shape *x, int allowzero, xf_params *p,
+                                xf_error *err)
+{
+    int infer = -1;
+    int64_t known = 1;
+    for (int i = 0; i < p->n_shape; i++) {
+        int64_t v = p->shape[i];
+        if (v == 0 && !allowzero) {
+            if (i >= x->rank)
+                return imp_node_fail(st, err, XF_ERR_SHAPE,
+                                     "target dim %d is 0 (copy) but the input has rank %d", i,
+                                     x->rank);
+            p->shape[i] = v = x->dims[i];
+        }
+        if (v == -1) {
+            if (infer >= 0)
+                return imp_node_fail(st, err, XF_ERR_SHAPE, "the target has more than one -1");
+            infer = i;
+            continue;
+        }
+        if (v < 0)
+            return imp_node_fail(st, err, XF_ERR_SHAPE, "target dim %d is %lld", i, (long long)v);
+        if (v > 0 && known > INT64_MAX / v)
+            return imp_node_fail(st, err, XF_ERR_SHAPE, "the target is implausibly large");
+        known *= v;
+    }
+    if (infer < 0) return XF_OK;
+    int64_t numel = xf_shape_numel(x);
+    if (known == 0 || numel % known != 0)
+        return imp_node_fail(st, err, XF_ERR_SHAPE,
+                             "cannot infer the -1 dim: %lld elements do not divide into %lld",
+                             (long long)numel, (long long)known);
+    p->shape[infer] = numel / known;
+    return XF_OK;
+}
+
+static xf_status map_reshape(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    xf_dtype dt;
+    xf_shape x;
+    int n, dynamic;
+    int32_t allowzero;
+    xf_status rc = imp_need_inputs(st, 2, 2, err);
+    if (rc == XF_OK) rc = imp_in_info(st, 0, &dt, &x, err);
+    if (rc == XF_OK) rc = imp_attr_i32(st, "allowzero", 0, &allowzero, err);
+    if (rc == XF_OK) rc = static_param(st, 1, &dynamic, err);
+    if (rc != XF_OK || dynamic) return rc;
+    if ((rc = imp_in_ints(st, 1, p.shape, XF_MAX_DIMS, &n, err)) != XF_OK) return rc;
+    p.n_shape = n;
+    if ((rc = resolve_target(st, &x, allowzero, &p, err)) != XF_OK) return rc;
+    int s = imp_in_sym(st, 0);
+    return imp_emit_node(st, op, &p, &s, 1, 1, err);
+}
+
+static xf_status map_flatten(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    xf_status rc = imp_need_inputs(st, 1, 1, err);
+    if (rc == XF_OK) rc = imp_attr_i32(st, "axis", 1, &p.axis, err);
+    if (rc != XF_OK) return rc;
+    int s = imp_in_sym(st, 0);
+    return imp_emit_node(st, op, &p, &s, 1, 1, err);
+}
+
+static xf_status map_transpose(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    int n;
+    xf_status rc = imp_need_inputs(st, 1, 1, err);
+    if (rc == XF_OK) rc = imp_attr_ints(st, "perm", p.axes, XF_MAX_DIMS, &n, err);
+    if (rc != XF_OK) return rc;
+    p.n_axes = n < 0 ? 0 : n;
+    int s = imp_in_sym(st, 0);
+    return imp_emit_node(st, op, &p, &s, 1, 1, err);
+}
+
+/* Squeeze (axes optional) and Unsqueeze (axes required). */
+static xf_status map_squeeze(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    int n, dynamic, required = op == XF_OP_UNSQUEEZE && st->opset >= 13;
+    xf_status rc = imp_need_inputs(st, 1 + required, st->opset < 13 ? 1 : 2, err);
+    if (rc != XF_OK) return rc;
+    rc = list_param(st, "axes", 1, p.axes, XF_MAX_DIMS, &n, &dynamic, err);
+    if (rc != XF_OK || dynamic) return rc;
+    if (n < 0 && op == XF_OP_UNSQUEEZE)
+        return imp_node_fail(st, err, XF_ERR_PARSE, "the axes to insert are missing");
+    p.n_axes = n < 0 ? 0 : n;
+    int s = imp_in_sym(st, 0);
+    return imp_emit_node(st, op, &p, &s, 1, 1, err);
+}
+
+/* ----------------------------------------------------------- pad, expand */
+
+/* The one element of a constant tensor as a double. */
+static double scalar_value(const xf_tensor *t)
+{
+    switch (t->dtype) {
+    case XF_F32: return ((const float *)t->data)[0];
+    case XF_I64: return (double)((const int64_t *)t->data)[0];
+    case XF_I32: return ((const int32_t *)t->data)[0];
+    case XF_BOOL: return ((const uint8_t *)t->data)[0];
+    default: return 0.0;
+    }
+}
+
+static xf_status map_pad(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    xf_dtype dt;
+    xf_shape x;
+    int n, dynamic;
+    const char *mode;
+    int64_t pads[2 * XF_MAX_DIMS];
+    xf_status rc = imp_need_inputs(st, 2, 3, err);
+    if (rc == XF_OK) rc = imp_in_info(st, 0, &dt, &x, err);
+    if (rc == XF_OK) rc = imp_attr_string(st, "mode", "constant", &mode, err);
+    if (rc != XF_OK) return rc;
+    if (strcmp(mode, "constant") == 0)
+        p.pad_mode = XF_PAD_CONSTANT;
+    else if (strcmp(mode, "reflect") == 0)
+        p.pad_mode = XF_PAD_REFLECT;
+    else if (strcmp(mode, "edge") == 0)
+        p.pad_mode = XF_PAD_EDGE;
+    else
+        return imp_emit_opaque(st, "pad mode rlflow lacks", err);
+    for (int i = 1; i < 3; i++) {
+        rc = static_param(st, i, &dynamic, err);
+        if (rc != XF_OK || dynamic) return rc;
+    }
+    if ((rc = imp_in_ints(st, 1, pads, 2 * XF_MAX_DIMS, &n, err)) != XF_OK) return rc;
+    if (n != 2 * x.rank)
+        return imp_node_fail(st, err, XF_ERR_SHAPE, "%d pads given for an input of rank %d", n,
+                             x.rank);
+    for (int i = 0; i < x.rank; i++) {
+        p.starts[i] = pads[i];
+        p.ends[i] = pads[x.rank + i];
+    }
+    if (imp_in_sym(st, 2) >= 0 && p.pad_mode == XF_PAD_CONSTANT) {
+        const xf_tensor *v = imp_in_const(st, 2, err);
+        if (!v) return err->code;
+        if (xf_shape_numel(&v->shape) != 1)
+            return imp_node_fail(st, err, XF_ERR_SHAPE, "constant_value must be one element");
+        p.value = scalar_value(v);
+    }
+    int s = imp_in_sym(st, 0);
+    return imp_emit_node(st, op, &p, &s, 1, 1, err);
+}
+
+static xf_status map_expand(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    int n, dynamic;
+    xf_status rc = imp_need_inputs(st, 2, 2, err);
+    if (rc == XF_OK) rc = static_param(st, 1, &dynamic, err);
+    if (rc != XF_OK || dynamic) return rc;
+    if ((rc = imp_in_ints(st, 1, p.shape, XF_MAX_DIMS, &n, err)) != XF_OK) return rc;
+    p.n_shape = n;
+    int s = imp_in_sym(st, 0);
+    return imp_emit_node(st, op, &p, &s, 1, 1, err);
+}
+
+/* -------------------------------------------------------------- shape */
+
+/* Shape, with start/end (opset 15) as a slice of the full shape. Shapes
+ * are static, so the result is always known (see imp_emit). */
+static xf_status map_shape(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_dtype dt;
+    xf_shape x;
+    int64_t start, end;
+    xf_status rc = imp_need_inputs(st, 1, 1, err);
+    if (rc == XF_OK) rc = imp_in_info(st, 0, &dt, &x, err);
+    if (rc == XF_OK) rc = imp_attr_int(st, "start", 0, &start, err);
+    if (rc == XF_OK) rc = imp_attr_int(st, "end", INT64_MAX, &end, err);
+    if (rc != XF_OK) return rc;
+    int s = imp_in_sym(st, 0);
+    start = clamp64(start, -(int64_t)x.rank - 1, x.rank);
+    end = clamp64(end, -(int64_t)x.rank - 1, x.rank);
+    if (start == 0 && end == x.rank) return imp_emit_node(st, op, NULL, &s, 1, 1, err);
+    for (size_t k = 1; k < st->node->n_output; k++)
+        if (imp_out_name(st, (int)k)[0]) return imp_emit_opaque(st, "extra outputs", err);
+    const char *out = imp_out_name(st, 0);
+    const char *full = imp_fresh_name(st, out[0] ? out : "shape", "/full", err);
+    if (!full) return err->code;
+    if ((rc = imp_emit(st, op, NULL, &s, 1, &full, 1, st->node->name, err)) != XF_OK) return rc;
+    xf_params p = xf_params_default();
+    p.n_axes = 1;
+    p.starts[0] = start;
+    p.ends[0] = end;
+    p.steps[0] = 1;
+    s = imp_sym_find(st, full);
+    return imp_emit(st, XF_OP_SLICE, &p, &s, 1, &out, 1, NULL, err);
+}
+
+/* ---------------------------------------------------------- constants */
+
+/* Decodes the TENSOR attribute `a` of the current node. */
+static xf_status attr_tensor(imp_state *st, const Onnx__AttributeProto *a, xf_tensor *t,
+                             xf_error *err)
+{
+    if (!a->t) {
+        memset(t, 0, sizeof *t);
+        return imp_node_fail(st, err, XF_ERR_PARSE, "attribute '%s' holds no tensor",
+                             imp_str(a->name));
+    }
+    char what[768];
+    snprintf(what, sizeof what, "%s: node %d '%s' (%s): attribute '%s'", st->file,
+             st->node_index, imp_str(st->node->name), imp_str(st->node->op_type),
+             imp_str(a->name));
+    return imp_tensor_decode(a->t, what, st->base_dir, t, err);
+}
+
+static xf_status map_constant_of_shape(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    int n, dynamic;
+    xf_status rc = imp_need_inputs(st, 1, 1, err);
+    if (rc == XF_OK) rc = static_param(st, 0, &dynamic, err);
+    if (rc != XF_OK || dynamic) return rc;
+    if ((rc = imp_in_ints(st, 0, p.shape, XF_MAX_DIMS, &n, err)) != XF_OK) return rc;
+    p.n_shape = n;
+    for (int i = 0; i < n; i++)
+        if (p.shape[i] < 0)
+            return imp_node_fail(st, err, XF_ERR_SHAPE, "dim %d is negative (%lld)", i,
+                                 (long long)p.shape[i]);
+    p.to = XF_F32;
+    const Onnx__AttributeProto *a = imp_attr(st->node, "value");
+    if (a) {
+        xf_tensor t;
+        if ((rc = attr_tensor(st, a, &t, err)) != XF_OK) return rc;
+        if (xf_shape_numel(&t.shape) != 1) {
+            xf_tensor_free(&t);
+            return imp_node_fail(st, err, XF_ERR_SHAPE, "attribute 'value' must be one element");
+        }
+        p.to = (int32_t)t.dtype;
+        p.value = scalar_value(&t);
+        xf_tensor_free(&t);
+    }
+    return imp_emit_node(st, op, &p, NULL, 0, 1, err);
+}
+
+/* A rank-0 (one value) or 1-D tensor from attribute values. */
+static xf_status list_tensor(xf_dtype dt, int rank, size_t n, const void *vals, xf_tensor *t,
+                             xf_error *err)
+{
+    int64_t d = (int64_t)n;
+    xf_shape sh = xf_shape_make(rank, &d);
+    xf_status rc = xf_tensor_alloc(t, dt, &sh, err);
+    if (rc == XF_OK && n) memcpy(t->data, vals, n * xf_dtype_size(dt));
+    return rc;
+}
+
+static xf_status map_constant(imp_state *st, xf_op op, xf_error *err)
+{
+    (void)op;
+    const Onnx__NodeProto *nd = st->node;
+    xf_status rc = imp_need_inputs(st, 0, 0, err);
+    if (rc != XF_OK) return rc;
+    if (nd->n_attribute != 1)
+        return imp_node_fail(st, err, XF_ERR_PARSE, "needs exactly one value attribute, has %zu",
+                             nd->n_attribute);
+    const Onnx__AttributeProto *a = nd->attribute[0];
+    const char *name = imp_str(a->name);
+    xf_tensor t;
+    memset(&t, 0, sizeof t);
+    if (strcmp(name, "value") == 0) {
+        rc = attr_tensor(st, a, &t, err);
+    } else if (strcmp(name, "value_float") == 0) {
+        float f;
+        rc = imp_attr_float(st, name, 0.0f, &f, err);
+        if (rc == XF_OK) rc = list_tensor(XF_F32, 0, 1, &f, &t, err);
+    } else if (strcmp(name, "value_floats") == 0) {
+        rc = list_tensor(XF_F32, 1, a->n_floats, a->floats, &t, err);
+    } else if (strcmp(name, "value_int") == 0) {
+        int64_t i;
+        rc = imp_attr_int(st, name, 0, &i, err);
+        if (rc == XF_OK) rc = list_tensor(XF_I64, 0, 1, &i, &t, err);
+    } else if (strcmp(name, "value_ints") == 0) {
+        rc = list_tensor(XF_I64, 1, a->n_ints, a->ints, &t, err);
+    } else {
+        return imp_node_fail(st, err, XF_ERR_UNSUPPORTED,
+                             "a constant given by '%s' (rlflow supports value, value_float(s) and "
+                             "value_int(s))",
+                             name);
+    }
+    if (rc != XF_OK) return rc;
+    const char *out = imp_out_name(st, 0);
+    if (!out[0]) {
+        xf_tensor_free(&t);
+        return XF_OK;
+    }
+    return imp_set_const(st, out, &t, err);
+}
+
+static const imp_op_entry table[] = {
+    {"Concat", map_concat, XF_OP_CONCAT},
+    {"Split", map_split, XF_OP_SPLIT},
+    {"Slice", map_slice, XF_OP_SLICE},
+    {"Gather", map_gather, XF_OP_GATHER},
+    {"Reshape", map_reshape, XF_OP_RESHAPE},
+    {"Flatten", map_flatten, XF_OP_FLATTEN},
+    {"Transpose", map_transpose, XF_OP_TRANSPOSE},
+    {"Squeeze", map_squeeze, XF_OP_SQUEEZE},
+    {"Unsqueeze", map_squeeze, XF_OP_UNSQUEEZE},
+    {"Pad", map_pad, XF_OP_PAD},
+    {"Expand", map_expand, XF_OP_EXPAND},
+    {"Shape", map_shape, XF_OP_SHAPE},
+    {"ConstantOfShape", map_constant_of_shape, XF_OP_CONSTANT_OF_SHAPE},
+    {"Constant", map_constant, XF_OP_OPAQUE},
+};
+
+const imp_op_entry *imp_ops_shape_find(const char *op_type)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].op_type, op_type) == 0) return &table[i];
+    return NULL;
+}

@@ -1,0 +1,86 @@
+/*
+ * builder.h — a small layer over the ir graph builders for writing model
+ * architectures compactly: random parameters drawn from one seeded RNG,
+ * named constants and nodes, and the CNN layers the zoo's models share
+ * (conv, batch-norm, pooling, flatten, fully-connected).
+ *
+ * Errors are sticky: the first failure is recorded in the builder and
+ * every later call returns -1 without doing anything, so an architecture
+ * reads as straight-line code and checks zb_finish() once at the end.
+ * Value ids are >= 0; -1 means "something already failed".
+ *
+ * Names: every node is given a name (its output value carries the same
+ * name); parameters are "<layer>.weight", "<layer>.bias" and so on, in the
+ * style of PyTorch state-dict keys.
+ */
+#ifndef XF_MODELZOO_BUILDER_H
+#define XF_MODELZOO_BUILDER_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+/* "<prefix>.<suffix>" written into the char array `buf`; evaluates to buf. */
+#define ZB_SUB(buf, prefix, suffix) \
+    (snprintf((buf), sizeof(buf), "%s.%s", (prefix), (suffix)), (buf))
+
+/* Parameter bytes one model may hold: what fits in one ONNX protobuf. */
+#define ZB_MAX_PARAM_BYTES ((size_t)2000000000)
+/* Elements any input or intermediate tensor may have. */
+#define ZB_MAX_ELEMENTS ((int64_t)1 << 40)
+
+typedef struct zb {
+    xf_graph *g;
+    xf_rng rng;
+    xf_error *err; /* never NULL */
+    xf_status st;  /* first failure, XF_OK while building */
+    size_t param_bytes;
+} zb;
+
+/* Starts building into the empty graph `g` named `name`; `err` must not
+ * be NULL. */
+void zb_init(zb *b, xf_graph *g, const char *name, uint64_t seed, xf_error *err);
+/* XF_OK, or the first failure (the graph is then to be freed). */
+xf_status zb_finish(zb *b);
+/* Records a failure (when none is recorded yet) and returns -1. */
+int zb_fail(zb *b, xf_status code, const char *fmt, ...) XF_PRINTF(3, 4);
+
+/* Shape of value v (v must be valid). */
+const xf_shape *zb_shape(const zb *b, int v);
+
+int zb_input(zb *b, const char *name, xf_dtype dt, int rank, const int64_t *dims);
+/* Marks v as a graph output, renaming it to `name`. */
+void zb_output(zb *b, int v, const char *name);
+
+/* float32 parameter filled uniformly from [-bound, bound). */
+int zb_param(zb *b, const char *name, int rank, const int64_t *dims, float bound);
+/* float32 parameter filled uniformly from [lo, hi). */
+int zb_param_range(zb *b, const char *name, int rank, const int64_t *dims, float lo, float hi);
+/* rank-0 float32 constant. */
+int zb_scalar(zb *b, const char *name, float value);
+/* int64 constant of the given shape holding v[0..numel). */
+int zb_ints(zb *b, const char *name, int rank, const int64_t *dims, const int64_t *v);
+
+/* A node with one output named `name`; params NULL for defaults. */
+int zb_node(zb *b, xf_op op, const xf_params *p, const int *in, int n_in, const char *name);
+int zb_unary(zb *b, xf_op op, int x, const char *name);
+int zb_binary(zb *b, xf_op op, int x, int y, const char *name);
+
+/* ------------------------------------------------------------ CNN layers */
+
+/* Conv2d "<name>" with weight "<name>.weight" [out_ch, C, k, k] (He-uniform)
+ * and, when `bias`, "<name>.bias" [out_ch]. */
+int zb_conv(zb *b, int x, const char *name, int64_t out_ch, int k, int stride, int pad, int bias);
+/* BatchNormalization "<name>" (epsilon 1e-5) with random "<name>.weight",
+ * ".bias", ".running_mean" and a positive ".running_var". */
+int zb_batchnorm(zb *b, int x, const char *name);
+int zb_maxpool(zb *b, int x, const char *name, int k, int stride, int pad, int ceil_mode);
+/* Flatten(axis 1). */
+int zb_flatten(zb *b, int x, const char *name);
+/* Gemm "<name>" (transB) of x [M,K] with "<name>.weight" [out,K] and
+ * "<name>.bias" [out], as torch.nn.Linear exports on 2-D inputs. */
+int zb_gemm(zb *b, int x, const char *name, int64_t out);
+
+#endif /* XF_MODELZOO_BUILDER_H */

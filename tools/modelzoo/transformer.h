@@ -1,0 +1,31 @@
+/*
+ * transformer.h — transformer building blocks shared by bert.c and vit.c,
+ * in the form PyTorch's exporter writes them: nn.Linear on 3-D inputs as
+ * MatMul + Add, LayerNorm either decomposed into ReduceMean/Sub/Pow/
+ * ReduceMean/Add/Sqrt/Div/Mul/Add (HuggingFace exports) or as one
+ * LayerNormalization node, GELU decomposed as x*0.5*(1+Erf(x/sqrt 2)), and
+ * multi-head self-attention with Reshape/Transpose to heads, scaled
+ * scores, an optional additive mask and Softmax over the last axis.
+ * All follow builder.h's sticky-error convention.
+ */
+#ifndef XF_MODELZOO_TRANSFORMER_H
+#define XF_MODELZOO_TRANSFORMER_H
+
+#include "builder.h"
+
+/* x [..., in] @ "<name>.weight" [in, out] + "<name>.bias" [out]; nodes
+ * "<name>.matmul" and "<name>.add". */
+int zb_linear(zb *b, int x, const char *name, int64_t out);
+/* LayerNorm over the last axis, decomposed; "<name>.weight"/".bias". */
+int zb_layernorm_decomposed(zb *b, int x, const char *name, float epsilon);
+/* One LayerNormalization node (axis -1); "<name>.weight"/".bias". */
+int zb_layernorm(zb *b, int x, const char *name, float epsilon);
+/* GELU decomposed into Div, Erf, Add, Mul, Mul named "<name>.*". */
+int zb_gelu_erf(zb *b, int x, const char *name);
+/* Self-attention of x [B,S,H] with `heads` heads: projections
+ * "<name>.query", ".key", ".value" (zb_linear), `mask` (-1: none) an
+ * additive [B,1,1,S] mask added to the scaled scores. Returns the context
+ * [B,S,H] before the output projection, which callers name themselves. */
+int zb_self_attention(zb *b, int x, int mask, const char *name, int64_t heads);
+
+#endif /* XF_MODELZOO_TRANSFORMER_H */
