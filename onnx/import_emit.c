@@ -2,9 +2,11 @@
  * import_emit.c — turning an imported node into graph content: symbols and
  * their lazily materialised constants, node emission with constant folding
  * (a node whose inputs are all constants is run once with the reference
- * kernel and its outputs become constants), opaque nodes for everything the
- * operator table cannot represent exactly, and the node-context error
- * helpers every message goes through.
+ * kernel and its outputs become constants; one that depends on a run-time
+ * input only through Shape is run too, and remembered as a deferred node
+ * that is added to the graph if its outputs are ever needed as tensors),
+ * opaque nodes for everything the operator table cannot represent exactly,
+ * and the node-context error helpers every message goes through.
  */
 #include "import_internal.h"
 #include "onnx_dtype.h"

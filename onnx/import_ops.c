@@ -85,7 +85,7 @@ xf_status imp_emit_node(imp_state *st, xf_op op, const xf_params *p, const int *
 }
 
 /* Symbols of inputs 0..n-1 (-1 for omitted ones). */
-static void in_syms(const imp_state *st, int *syms, int n)
+static void input_syms(const imp_state *st, int *syms, int n)
 {
     for (int i = 0; i < n; i++) syms[i] = imp_in_sym(st, i);
 }
@@ -187,7 +187,7 @@ static xf_status map_binary(imp_state *st, xf_op op, xf_error *err)
         return dtype_opaque(st, 0, a, err);
     }
     int s[2];
-    in_syms(st, s, 2);
+    input_syms(st, s, 2);
     return imp_emit_node(st, op, NULL, s, 2, 1, err);
 }
 
@@ -205,7 +205,7 @@ static xf_status map_where(imp_state *st, xf_op op, xf_error *err)
                              "needs a bool condition and two inputs of one dtype, got %s, %s, %s",
                              xf_dtype_name(c), xf_dtype_name(a), xf_dtype_name(b));
     int s[3];
-    in_syms(st, s, 3);
+    input_syms(st, s, 3);
     return imp_emit_node(st, op, NULL, s, 3, 1, err);
 }
 
@@ -223,7 +223,8 @@ static xf_status map_dropout(imp_state *st, xf_op op, xf_error *err)
     xf_status rc = imp_need_inputs(st, 1, 3, err);
     if (rc != XF_OK) return rc;
     if (imp_in_sym(st, 2) >= 0) {
-        if (imp_in_dynamic(st, 2)) return imp_emit_opaque(st, "training_mode is not a constant", err);
+        if (imp_in_dynamic(st, 2))
+            return imp_emit_opaque(st, "training_mode is not a constant", err);
         const xf_tensor *t = imp_in_const(st, 2, err);
         if (!t) return err->code;
         if (t->dtype != XF_BOOL || xf_shape_numel(&t->shape) != 1)
@@ -262,7 +263,7 @@ static xf_status map_matmul(imp_state *st, xf_op op, xf_error *err)
     if (rc == XF_OK) rc = imp_all_float(st, 2, &ok, err);
     if (rc != XF_OK) return rc;
     if (!ok) return imp_emit_opaque(st, "an input is not float32", err);
-    in_syms(st, s, 2);
+    input_syms(st, s, 2);
     return imp_emit_node(st, op, NULL, s, 2, 1, err);
 }
 
@@ -281,7 +282,7 @@ static xf_status map_gemm(imp_state *st, xf_op op, xf_error *err)
         return rc;
     if ((p.trans_a != 0 && p.trans_a != 1) || (p.trans_b != 0 && p.trans_b != 1))
         return imp_node_fail(st, err, XF_ERR_PARSE, "transA/transB must be 0 or 1");
-    in_syms(st, s, 3);
+    input_syms(st, s, 3);
     return imp_emit_node(st, op, &p, s, n_given(st), 1, err);
 }
 

@@ -3,9 +3,9 @@
  * MaxPool, AveragePool, GlobalAveragePool, BatchNormalization,
  * LayerNormalization, ReduceMean and Softmax.
  *
- * Convolution and pooling are 2-D (NCHW) in rlflow; other ranks stay
- * opaque. auto_pad is resolved here into explicit pads from the static
- * input shape. Outputs that only exist in training (MaxPool indices,
+ * Convolution and windowed pooling are 2-D (NCHW) in rlflow; other ranks
+ * stay opaque (GlobalAveragePool takes any rank from 3). auto_pad is
+ * resolved here into explicit pads from the static input shape. Outputs that only exist in training (MaxPool indices,
  * BatchNormalization running statistics, LayerNormalization mean/inv-std)
  * keep the node opaque when the model uses them. Softmax before opset 13
  * normalises the input flattened to 2-D at `axis`: it maps directly when
@@ -36,8 +36,9 @@ static xf_status attr_pair(imp_state *st, const char *name, int32_t def, int32_t
                              "attribute '%s' has %d values; a 2-D operator needs 2", name, n);
     for (int i = 0; i < 2; i++) {
         if (v[i] < 1 || v[i] > INT32_MAX)
-            return imp_node_fail(st, err, XF_ERR_SHAPE, "attribute '%s' value %lld must be positive",
-                                 name, (long long)v[i]);
+            return imp_node_fail(st, err, XF_ERR_SHAPE,
+                                 "attribute '%s' value %lld must be positive", name,
+                                 (long long)v[i]);
         out[i] = (int32_t)v[i];
     }
     return XF_OK;
@@ -146,7 +147,8 @@ static xf_status map_conv(imp_state *st, xf_op op, xf_error *err)
         (rc = imp_attr_i32(st, "group", 1, &p.group, err)) != XF_OK ||
         (rc = spatial_pads(st, &x, p.kernel, p.stride, p.dilation, p.pads, err)) != XF_OK)
         return rc;
-    if (p.group < 1) return imp_node_fail(st, err, XF_ERR_SHAPE, "group %d must be positive", p.group);
+    if (p.group < 1)
+        return imp_node_fail(st, err, XF_ERR_SHAPE, "group %d must be positive", p.group);
     int s[3] = {imp_in_sym(st, 0), imp_in_sym(st, 1), imp_in_sym(st, 2)};
     return imp_emit_node(st, op, &p, s, given_inputs(st, 3), 1, err);
 }
@@ -182,13 +184,16 @@ static xf_status map_pool(imp_state *st, xf_op op, xf_error *err)
     return imp_emit_node(st, op, &p, &s, 1, 1, err);
 }
 
+/* Any [N,C,D1,...] input: the mean over all spatial dims. */
 static xf_status map_global_pool(imp_state *st, xf_op op, xf_error *err)
 {
     xf_shape x;
-    int ok;
+    xf_dtype dt;
     xf_status rc = imp_need_inputs(st, 1, 1, err);
-    if (rc == XF_OK) rc = nchw_input(st, &x, &ok, err);
-    if (rc != XF_OK || !ok) return rc;
+    if (rc == XF_OK) rc = imp_in_info(st, 0, &dt, &x, err);
+    if (rc != XF_OK) return rc;
+    if (dt != XF_F32 || x.rank < 3)
+        return imp_emit_opaque(st, "input is not a float32 [N,C,D1,...] tensor", err);
     int s = imp_in_sym(st, 0);
     return imp_emit_node(st, op, NULL, &s, 1, 1, err);
 }

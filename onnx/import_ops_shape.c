@@ -72,7 +72,8 @@ static xf_status map_split(imp_state *st, xf_op op, xf_error *err)
     if (rc == XF_OK) rc = imp_attr_i32(st, "axis", 0, &p.axis, err);
     if (rc != XF_OK) return rc;
     if (n_out < 1) return imp_node_fail(st, err, XF_ERR_GRAPH, "has no outputs");
-    if (n_out > XF_MAX_SPLIT) return imp_emit_opaque(st, "more outputs than rlflow's split has", err);
+    if (n_out > XF_MAX_SPLIT)
+        return imp_emit_opaque(st, "more outputs than rlflow's split has", err);
     rc = list_param(st, "split", 1, p.split, XF_MAX_SPLIT, &n, &dynamic, err);
     if (rc != XF_OK || dynamic) return rc;
     if (n >= 0 && n != n_out)

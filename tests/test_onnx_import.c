@@ -1,0 +1,1715 @@
+/*
+ * test_onnx_import.c — the ONNX importer on models built in memory with the
+ * protobuf-c API: every mapped op_type lands on the right operator with the
+ * right parameters (opset 11 and 13+ forms of Split, Squeeze, Unsqueeze,
+ * Softmax, ReduceMean), auto_pad and Softmax-11 are checked numerically
+ * against values computed here, shape subgraphs fold away, unknown ops stay
+ * opaque with their attributes, and malformed models (dangling inputs,
+ * duplicate outputs, cycles, opsets 10 and 18, truncated or garbage bytes)
+ * give errors that name the file and the node. Also external-data
+ * initializers and symbolic input dims sized through the options.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.pb-c.h"
+#include "testutil.h"
+
+/* ONNX TensorProto.DataType codes */
+enum { T_FLOAT = 1, T_INT32 = 6, T_INT64 = 7, T_BOOL = 9, T_DOUBLE = 11 };
+
+#define MB_MAX 64
+#define MB_ALLOCS 4096
+
+/* ------------------------------------------------------------ model builder */
+
+/* A ModelProto under construction; every piece is calloc'd and listed in
+ * allocs, freed together by mb_free. */
+typedef struct mb {
+    Onnx__ModelProto model;
+    Onnx__GraphProto graph;
+    Onnx__OperatorSetIdProto opset[2];
+    Onnx__OperatorSetIdProto *opsets[2];
+    Onnx__NodeProto *nodes[MB_MAX];
+    Onnx__ValueInfoProto *inputs[MB_MAX], *outputs[MB_MAX], *vinfo[MB_MAX];
+    Onnx__TensorProto *inits[MB_MAX];
+    void *allocs[MB_ALLOCS];
+    int n_allocs;
+} mb;
+
+static void *mb_alloc(mb *m, size_t n)
+{
+    ck_assert_int_lt(m->n_allocs, MB_ALLOCS);
+    void *p = calloc(1, n ? n : 1);
+    ck_assert_ptr_nonnull(p);
+    m->allocs[m->n_allocs++] = p;
+    return p;
+}
+
+static char *mb_str(mb *m, const char *s)
+{
+    char *d = mb_alloc(m, strlen(s) + 1);
+    memcpy(d, s, strlen(s) + 1);
+    return d;
+}
+
+static mb *mb_new(int64_t opset)
+{
+    mb *m = calloc(1, sizeof *m);
+    ck_assert_ptr_nonnull(m);
+    onnx__model_proto__init(&m->model);
+    onnx__graph_proto__init(&m->graph);
+    onnx__operator_set_id_proto__init(&m->opset[0]);
+    m->opset[0].domain = mb_str(m, "");
+    m->opset[0].has_version = 1;
+    m->opset[0].version = opset;
+    m->opsets[0] = &m->opset[0];
+    m->model.has_ir_version = 1;
+    m->model.ir_version = 8;
+    m->model.n_opset_import = 1;
+    m->model.opset_import = m->opsets;
+    m->model.graph = &m->graph;
+    m->graph.name = mb_str(m, "test");
+    m->graph.node = m->nodes;
+    m->graph.input = m->inputs;
+    m->graph.output = m->outputs;
+    m->graph.value_info = m->vinfo;
+    m->graph.initializer = m->inits;
+    return m;
+}
+
+static void mb_free(mb *m)
+{
+    for (int i = 0; i < m->n_allocs; i++) free(m->allocs[i]);
+    free(m);
+}
+
+/* Declares a second opset_import (a custom domain). */
+static void mb_domain(mb *m, const char *domain, int64_t version)
+{
+    onnx__operator_set_id_proto__init(&m->opset[1]);
+    m->opset[1].domain = mb_str(m, domain);
+    m->opset[1].has_version = 1;
+    m->opset[1].version = version;
+    m->opsets[1] = &m->opset[1];
+    m->model.n_opset_import = 2;
+}
+
+/* A tensor-typed ValueInfoProto; params[i] (when params and params[i]) makes
+ * dim i symbolic. rank < 0: no type at all. */
+static Onnx__ValueInfoProto *mb_vi(mb *m, const char *name, int elem, int rank,
+                                   const int64_t *dims, const char *const *params)
+{
+    Onnx__ValueInfoProto *vi = mb_alloc(m, sizeof *vi);
+    onnx__value_info_proto__init(vi);
+    vi->name = mb_str(m, name);
+    if (rank < 0) return vi;
+    Onnx__TypeProto *tp = mb_alloc(m, sizeof *tp);
+    onnx__type_proto__init(tp);
+    Onnx__TypeProto__Tensor *tt = mb_alloc(m, sizeof *tt);
+    onnx__type_proto__tensor__init(tt);
+    tt->has_elem_type = 1;
+    tt->elem_type = elem;
+    Onnx__TensorShapeProto *sp = mb_alloc(m, sizeof *sp);
+    onnx__tensor_shape_proto__init(sp);
+    sp->n_dim = (size_t)rank;
+    sp->dim = mb_alloc(m, sizeof(*sp->dim) * (size_t)(rank + 1));
+    for (int i = 0; i < rank; i++) {
+        Onnx__TensorShapeProto__Dimension *d = mb_alloc(m, sizeof *d);
+        onnx__tensor_shape_proto__dimension__init(d);
+        if (params && params[i]) {
+            d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            d->dim_param = mb_str(m, params[i]);
+        } else {
+            d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            d->dim_value = dims[i];
+        }
+        sp->dim[i] = d;
+    }
+    tt->shape = sp;
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    tp->tensor_type = tt;
+    vi->type = tp;
+    return vi;
+}
+
+static void mb_input(mb *m, const char *name, int elem, int rank, const int64_t *dims)
+{
+    m->inputs[m->graph.n_input++] = mb_vi(m, name, elem, rank, dims, NULL);
+}
+
+/* A graph output; rank < 0 declares only its name. */
+static void mb_output(mb *m, const char *name, int elem, int rank, const int64_t *dims)
+{
+    m->outputs[m->graph.n_output++] = mb_vi(m, name, elem, rank, dims, NULL);
+}
+
+static void mb_value_info(mb *m, const char *name, int elem, int rank, const int64_t *dims)
+{
+    m->vinfo[m->graph.n_value_info++] = mb_vi(m, name, elem, rank, dims, NULL);
+}
+
+static size_t elem_size(int elem)
+{
+    return elem == T_INT64 || elem == T_DOUBLE ? 8 : elem == T_BOOL ? 1 : 4;
+}
+
+/* A TensorProto with raw_data (little-endian host assumed, as x86/arm). */
+static Onnx__TensorProto *mb_tensor(mb *m, const char *name, int elem, int rank,
+                                    const int64_t *dims, const void *data)
+{
+    Onnx__TensorProto *t = mb_alloc(m, sizeof *t);
+    onnx__tensor_proto__init(t);
+    t->name = mb_str(m, name);
+    t->has_data_type = 1;
+    t->data_type = elem;
+    t->n_dims = (size_t)rank;
+    t->dims = mb_alloc(m, sizeof(int64_t) * (size_t)(rank + 1));
+    size_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        t->dims[i] = dims[i];
+        n *= (size_t)dims[i];
+    }
+    t->has_raw_data = 1;
+    t->raw_data.len = n * elem_size(elem);
+    t->raw_data.data = mb_alloc(m, t->raw_data.len);
+    if (t->raw_data.len) memcpy(t->raw_data.data, data, t->raw_data.len);
+    return t;
+}
+
+static void mb_init(mb *m, const char *name, int elem, int rank, const int64_t *dims,
+                    const void *data)
+{
+    m->inits[m->graph.n_initializer++] = mb_tensor(m, name, elem, rank, dims, data);
+}
+
+static void mb_init_i64(mb *m, const char *name, int n, const int64_t *vals)
+{
+    int64_t d = n;
+    mb_init(m, name, T_INT64, 1, &d, vals);
+}
+
+/* Splits a space-separated list; "-" stands for an omitted ("") name. */
+static char **mb_list(mb *m, const char *list, size_t *n)
+{
+    char **v = mb_alloc(m, sizeof(char *) * 33);
+    *n = 0;
+    char buf[256];
+    const char *p = list;
+    while (*p) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        size_t k = strcspn(p, " ");
+        ck_assert_uint_lt(k, sizeof buf);
+        memcpy(buf, p, k);
+        buf[k] = '\0';
+        ck_assert_uint_lt(*n, 32);
+        v[(*n)++] = mb_str(m, strcmp(buf, "-") == 0 ? "" : buf);
+        p += k;
+    }
+    return v;
+}
+
+static Onnx__NodeProto *mb_node(mb *m, const char *op_type, const char *name, const char *ins,
+                                const char *outs)
+{
+    Onnx__NodeProto *n = mb_alloc(m, sizeof *n);
+    onnx__node_proto__init(n);
+    n->op_type = mb_str(m, op_type);
+    n->name = mb_str(m, name);
+    n->input = mb_list(m, ins, &n->n_input);
+    n->output = mb_list(m, outs, &n->n_output);
+    ck_assert_uint_lt(m->graph.n_node, MB_MAX);
+    m->nodes[m->graph.n_node++] = n;
+    return n;
+}
+
+static Onnx__AttributeProto *mb_attr(mb *m, Onnx__NodeProto *n, const char *name,
+                                     Onnx__AttributeProto__AttributeType type)
+{
+    Onnx__AttributeProto *a = mb_alloc(m, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = mb_str(m, name);
+    a->has_type = 1;
+    a->type = type;
+    Onnx__AttributeProto **v = mb_alloc(m, sizeof(*v) * (n->n_attribute + 1));
+    if (n->n_attribute) memcpy(v, n->attribute, sizeof(*v) * n->n_attribute);
+    v[n->n_attribute++] = a;
+    n->attribute = v;
+    return a;
+}
+
+static void attr_i(mb *m, Onnx__NodeProto *n, const char *name, int64_t v)
+{
+    Onnx__AttributeProto *a = mb_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    a->has_i = 1;
+    a->i = v;
+}
+
+static void attr_f(mb *m, Onnx__NodeProto *n, const char *name, float v)
+{
+    Onnx__AttributeProto *a = mb_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+    a->has_f = 1;
+    a->f = v;
+}
+
+static void attr_s(mb *m, Onnx__NodeProto *n, const char *name, const char *v)
+{
+    Onnx__AttributeProto *a = mb_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    a->has_s = 1;
+    a->s.len = strlen(v);
+    a->s.data = (uint8_t *)mb_str(m, v);
+}
+
+static void attr_ints(mb *m, Onnx__NodeProto *n, const char *name, int count, const int64_t *v)
+{
+    Onnx__AttributeProto *a = mb_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a->n_ints = (size_t)count;
+    a->ints = mb_alloc(m, sizeof(int64_t) * (size_t)(count + 1));
+    if (count) memcpy(a->ints, v, sizeof(int64_t) * (size_t)count);
+}
+
+static void attr_floats(mb *m, Onnx__NodeProto *n, const char *name, int count, const float *v)
+{
+    Onnx__AttributeProto *a =
+        mb_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+    a->n_floats = (size_t)count;
+    a->floats = mb_alloc(m, sizeof(float) * (size_t)(count + 1));
+    memcpy(a->floats, v, sizeof(float) * (size_t)count);
+}
+
+static void attr_t(mb *m, Onnx__NodeProto *n, const char *name, Onnx__TensorProto *t)
+{
+    Onnx__AttributeProto *a = mb_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR);
+    a->t = t;
+}
+
+static uint8_t *mb_pack(mb *m, size_t *len)
+{
+    *len = onnx__model_proto__get_packed_size(&m->model);
+    uint8_t *buf = malloc(*len ? *len : 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(onnx__model_proto__pack(&m->model, buf), *len);
+    return buf;
+}
+
+static xf_status mb_load(mb *m, const xf_onnx_options *o, xf_graph *g, xf_error *err)
+{
+    size_t len;
+    uint8_t *buf = mb_pack(m, &len);
+    xf_status st = xf_onnx_load_buffer(buf, len, "test.onnx", NULL, o, g, err);
+    free(buf);
+    return st;
+}
+
+static void mb_load_ok(mb *m, xf_graph *g)
+{
+    xf_error err;
+    xf_status st = mb_load(m, NULL, g, &err);
+    ck_assert_msg(st == XF_OK, "import failed: %s", err.msg);
+}
+
+/* Writes the model to <tmpdir>/<name>; returns the path (static buffer). */
+static const char *mb_save(mb *m, const char *name)
+{
+    size_t len;
+    uint8_t *buf = mb_pack(m, &len);
+    const char *path = xf_test_tmp(name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+    fclose(f);
+    free(buf);
+    return path;
+}
+
+/* ---------------------------------------------------------- graph helpers */
+
+static int count_op(const xf_graph *g, xf_op op)
+{
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++) n += g->nodes[i].op == op;
+    return n;
+}
+
+/* The one node of op `op` (asserted unique). */
+static const xf_node *the(const xf_graph *g, xf_op op)
+{
+    const xf_node *found = NULL;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == op) {
+            ck_assert_msg(!found, "more than one %s node", xf_op_get(op)->name);
+            found = &g->nodes[i];
+        }
+    ck_assert_msg(found != NULL, "no %s node", xf_op_get(op)->name);
+    return found;
+}
+
+/* Imports a model and checks it is exactly one node of op `op`. */
+static const xf_node *single(mb *m, xf_graph *g, xf_op op)
+{
+    mb_load_ok(m, g);
+    ck_assert_msg(g->n_nodes == 1, "%d nodes, expected one %s", g->n_nodes, xf_op_get(op)->name);
+    ck_assert_msg(g->nodes[0].op == op, "got %s, expected %s", xf_op_get(g->nodes[0].op)->name,
+                  xf_op_get(op)->name);
+    return &g->nodes[0];
+}
+
+static xf_tensor make_f32(int rank, const int64_t *dims, const float *data)
+{
+    xf_tensor t;
+    xf_error err;
+    xf_shape s = xf_shape_make(rank, dims);
+    ck_assert_int_eq(xf_tensor_alloc(&t, XF_F32, &s, &err), XF_OK);
+    memcpy(t.data, data, xf_tensor_bytes(&t));
+    return t;
+}
+
+/* Runs g on inputs and returns its outputs (caller frees each). */
+static void run(const xf_graph *g, const xf_tensor *in, xf_tensor *out)
+{
+    xf_error err;
+    ck_assert_msg(xf_interp_run(g, in, g->n_inputs, out, &err) == XF_OK, "run: %s", err.msg);
+}
+
+static void expect_f32(const xf_tensor *t, const float *want, int64_t n, float tol)
+{
+    ck_assert_int_eq(t->dtype, XF_F32);
+    ck_assert_int_eq(xf_shape_numel(&t->shape), n);
+    const float *got = t->data;
+    for (int64_t i = 0; i < n; i++)
+        ck_assert_msg(fabsf(got[i] - want[i]) <= tol, "element %lld: got %g, want %g",
+                      (long long)i, (double)got[i], (double)want[i]);
+}
+
+static void expect_shape(const xf_shape *s, int rank, const int64_t *dims)
+{
+    xf_shape w = xf_shape_make(rank, dims);
+    char a[96], b[96];
+    ck_assert_msg(xf_shape_equal(s, &w), "shape %s, want %s", xf_shape_str(s, a, sizeof a),
+                  xf_shape_str(&w, b, sizeof b));
+}
+
+static void expect_error(mb *m, xf_status code, const char *const *needles)
+{
+    xf_graph g;
+    xf_error err;
+    xf_status st = mb_load(m, NULL, &g, &err);
+    ck_assert_msg(st == code, "status %s (want %s): %s", xf_status_name(st), xf_status_name(code),
+                  st == XF_OK ? "" : err.msg);
+    for (int i = 0; needles && needles[i]; i++)
+        ck_assert_msg(strstr(err.msg, needles[i]) != NULL, "message lacks '%s': %s", needles[i],
+                      err.msg);
+    ck_assert_int_eq(g.n_nodes, 0); /* left initialised */
+}
+
+static const int64_t D23[] = {2, 3};
+
+/* ------------------------------------------------------- element-wise ops */
+
+START_TEST(unary_and_binary_ops)
+{
+    static const struct {
+        const char *onnx;
+        xf_op op;
+    } unary[] = {{"Relu", XF_OP_RELU}, {"Sigmoid", XF_OP_SIGMOID}, {"Tanh", XF_OP_TANH},
+                 {"Erf", XF_OP_ERF},   {"Sqrt", XF_OP_SQRT},       {"Exp", XF_OP_EXP},
+                 {"Log", XF_OP_LOG},   {"Neg", XF_OP_NEG},         {"Abs", XF_OP_ABS},
+                 {"Reciprocal", XF_OP_RECIPROCAL}, {"Identity", XF_OP_IDENTITY}};
+    for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
+        mb *m = mb_new(13);
+        mb_input(m, "x", T_FLOAT, 2, D23);
+        mb_node(m, unary[i].onnx, "n", "x", "y");
+        mb_output(m, "y", T_FLOAT, 2, D23);
+        xf_graph g;
+        single(m, &g, unary[i].op);
+        expect_shape(&g.values[g.outputs[0]].shape, 2, D23);
+        xf_graph_free(&g);
+        mb_free(m);
+    }
+    static const struct {
+        const char *onnx;
+        xf_op op;
+    } binary[] = {{"Add", XF_OP_ADD}, {"Sub", XF_OP_SUB},  {"Mul", XF_OP_MUL},
+                  {"Div", XF_OP_DIV}, {"Pow", XF_OP_POW},  {"Equal", XF_OP_EQUAL}};
+    for (size_t i = 0; i < sizeof binary / sizeof binary[0]; i++) {
+        mb *m = mb_new(13);
+        mb_input(m, "x", T_FLOAT, 2, D23);
+        int64_t d3 = 3;
+        mb_input(m, "y", T_FLOAT, 1, &d3);
+        mb_node(m, binary[i].onnx, "n", "x y", "z");
+        mb_output(m, "z", binary[i].op == XF_OP_EQUAL ? T_BOOL : T_FLOAT, 2, D23);
+        xf_graph g;
+        single(m, &g, binary[i].op);
+        ck_assert_int_eq(g.values[g.outputs[0]].dtype,
+                         binary[i].op == XF_OP_EQUAL ? XF_BOOL : XF_F32);
+        xf_graph_free(&g);
+        mb_free(m);
+    }
+    /* Sub computes x - y with broadcasting */
+    mb *m = mb_new(11);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    float w[3] = {0.5f, -1.0f, 2.0f};
+    int64_t d3 = 3;
+    mb_init(m, "w", T_FLOAT, 1, &d3, w);
+    mb_node(m, "Sub", "sub", "x w", "z");
+    mb_output(m, "z", T_FLOAT, 2, D23);
+    xf_graph g;
+    single(m, &g, XF_OP_SUB);
+    float xv[6] = {1, 2, 3, 4, 5, 6}, want[6];
+    for (int i = 0; i < 6; i++) want[i] = xv[i] - w[i % 3];
+    xf_tensor in = make_f32(2, D23, xv), out;
+    run(&g, &in, &out);
+    expect_f32(&out, want, 6, 0);
+    xf_tensor_free(&in);
+    xf_tensor_free(&out);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+START_TEST(where_cast_dropout)
+{
+    mb *m = mb_new(13);
+    mb_input(m, "c", T_BOOL, 2, D23);
+    mb_input(m, "a", T_FLOAT, 2, D23);
+    mb_input(m, "b", T_FLOAT, 2, D23);
+    mb_node(m, "Where", "w", "c a b", "y");
+    mb_output(m, "y", T_FLOAT, 2, D23);
+    xf_graph g;
+    single(m, &g, XF_OP_WHERE);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    attr_i(m, mb_node(m, "Cast", "c", "x", "y"), "to", T_INT64);
+    mb_output(m, "y", T_INT64, 2, D23);
+    const xf_node *n = single(m, &g, XF_OP_CAST);
+    ck_assert_int_eq(n->params.to, XF_I64);
+    ck_assert_int_eq(g.values[g.outputs[0]].dtype, XF_I64);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* inference dropout: ratio ignored, the mask output is all true */
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    float ratio = 0.3f;
+    mb_init(m, "r", T_FLOAT, 0, NULL, &ratio);
+    mb_node(m, "Dropout", "d", "x r", "y mask");
+    mb_output(m, "y", T_FLOAT, 2, D23);
+    mb_output(m, "mask", T_BOOL, 2, D23);
+    n = single(m, &g, XF_OP_DROPOUT);
+    ck_assert_int_eq(n->n_inputs, 1);
+    ck_assert_int_eq(n->n_outputs, 2);
+    float xv[6] = {1, -2, 3, -4, 5, -6};
+    xf_tensor in = make_f32(2, D23, xv), out[2];
+    run(&g, &in, out);
+    expect_f32(&out[0], xv, 6, 0);
+    for (int i = 0; i < 6; i++) ck_assert_int_eq(((uint8_t *)out[1].data)[i], 1);
+    xf_tensor_free(&in);
+    xf_tensor_free(&out[0]);
+    xf_tensor_free(&out[1]);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* training mode (a constant true) stays opaque */
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    uint8_t yes = 1;
+    mb_init(m, "t", T_BOOL, 0, NULL, &yes);
+    mb_node(m, "Dropout", "d", "x - t", "y");
+    mb_output(m, "y", T_FLOAT, 2, D23);
+    n = single(m, &g, XF_OP_OPAQUE);
+    ck_assert_str_eq(n->opaque->op_type, "Dropout");
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* an int64 Neg has no rlflow kernel: opaque, typed from the output */
+    m = mb_new(13);
+    mb_input(m, "x", T_INT64, 2, D23);
+    mb_node(m, "Neg", "neg", "x", "y");
+    mb_output(m, "y", T_INT64, 2, D23);
+    n = single(m, &g, XF_OP_OPAQUE);
+    ck_assert_str_eq(n->opaque->op_type, "Neg");
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+START_TEST(matmul_and_gemm)
+{
+    mb *m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    int64_t d34[2] = {3, 4};
+    float w[12];
+    for (int i = 0; i < 12; i++) w[i] = (float)i;
+    mb_init(m, "w", T_FLOAT, 2, d34, w);
+    mb_node(m, "MatMul", "mm", "x w", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    xf_graph g;
+    single(m, &g, XF_OP_MATMUL);
+    int64_t d24[2] = {2, 4};
+    expect_shape(&g.values[g.outputs[0]].shape, 2, d24);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* y = 0.5 * a * b^T + 2 * c */
+    m = mb_new(11);
+    mb_input(m, "a", T_FLOAT, 2, D23);
+    int64_t d43[2] = {4, 3}, d4 = 4;
+    float b[12], c[4] = {1, 2, 3, 4};
+    for (int i = 0; i < 12; i++) b[i] = (float)(i % 5) - 2.0f;
+    mb_init(m, "b", T_FLOAT, 2, d43, b);
+    mb_init(m, "c", T_FLOAT, 1, &d4, c);
+    Onnx__NodeProto *nd = mb_node(m, "Gemm", "gemm", "a b c", "y");
+    attr_f(m, nd, "alpha", 0.5f);
+    attr_f(m, nd, "beta", 2.0f);
+    attr_i(m, nd, "transB", 1);
+    mb_output(m, "y", T_FLOAT, 2, d24);
+    const xf_node *n = single(m, &g, XF_OP_GEMM);
+    ck_assert_float_eq(n->params.alpha, 0.5f);
+    ck_assert_float_eq(n->params.beta, 2.0f);
+    ck_assert_int_eq(n->params.trans_a, 0);
+    ck_assert_int_eq(n->params.trans_b, 1);
+    float av[6] = {1, -1, 2, 0.5f, 3, -2}, want[8];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) {
+            float s = 0;
+            for (int k = 0; k < 3; k++) s += av[i * 3 + k] * b[j * 3 + k];
+            want[i * 4 + j] = 0.5f * s + 2.0f * c[j];
+        }
+    xf_tensor in = make_f32(2, D23, av), out;
+    run(&g, &in, &out);
+    expect_f32(&out, want, 8, 1e-5f);
+    xf_tensor_free(&in);
+    xf_tensor_free(&out);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+/* ------------------------------------------------------------ conv, pool */
+
+/* A Conv of x [1,2,6,6] with a [4,2,3,3] weight, stride 2, attribute
+ * kernel_shape kdim x kdim. */
+static mb *conv_model(const char *auto_pad, const int64_t *pads, int64_t kdim)
+{
+    mb *m = mb_new(13);
+    int64_t dx[4] = {1, 2, 6, 6}, dw[4] = {4, 2, 3, 3};
+    mb_input(m, "x", T_FLOAT, 4, dx);
+    float w[72];
+    for (int i = 0; i < 72; i++) w[i] = (float)((i * 7) % 11) / 11.0f - 0.5f;
+    mb_init(m, "w", T_FLOAT, 4, dw, w);
+    Onnx__NodeProto *n = mb_node(m, "Conv", "conv", "x w", "y");
+    int64_t two[2] = {2, 2}, k[2] = {kdim, kdim};
+    attr_ints(m, n, "strides", 2, two);
+    attr_ints(m, n, "kernel_shape", 2, k);
+    if (auto_pad) attr_s(m, n, "auto_pad", auto_pad);
+    if (pads) attr_ints(m, n, "pads", 4, pads);
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    return m;
+}
+
+START_TEST(conv_auto_pad)
+{
+    /* out = ceil(6/2) = 3; total pad = (3-1)*2 + 3 - 6 = 1 */
+    static const struct {
+        const char *mode;
+        int32_t pads[4];
+    } cases[] = {{"SAME_UPPER", {0, 0, 1, 1}}, {"SAME_LOWER", {1, 1, 0, 0}},
+                 {"VALID", {0, 0, 0, 0}},      {"NOTSET", {0, 0, 0, 0}}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mb *m = conv_model(cases[i].mode, NULL, 3);
+        xf_graph g;
+        const xf_node *n = single(m, &g, XF_OP_CONV);
+        ck_assert_mem_eq(n->params.pads, cases[i].pads, sizeof cases[i].pads);
+        ck_assert_int_eq(n->params.kernel[0], 3);
+        ck_assert_int_eq(n->params.stride[1], 2);
+        ck_assert_int_eq(n->params.dilation[0], 1);
+        ck_assert_int_eq(n->params.group, 1);
+        xf_graph_free(&g);
+        mb_free(m);
+    }
+    /* explicit pads: ONNX [x1_begin, x2_begin, x1_end, x2_end] = top,left,bottom,right */
+    int64_t pads[4] = {1, 2, 0, 1};
+    int32_t want[4] = {1, 2, 0, 1};
+    mb *m = conv_model(NULL, pads, 3);
+    xf_graph g;
+    const xf_node *n = single(m, &g, XF_OP_CONV);
+    ck_assert_mem_eq(n->params.pads, want, sizeof want);
+    int64_t dy[4] = {1, 4, 3, 4};
+    expect_shape(&g.values[g.outputs[0]].shape, 4, dy);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* SAME_UPPER equals an explicit conv with those pads, numerically */
+    mb *a = conv_model("SAME_UPPER", NULL, 3);
+    int64_t same[4] = {0, 0, 1, 1};
+    mb *b = conv_model(NULL, same, 3);
+    xf_graph ga, gb;
+    mb_load_ok(a, &ga);
+    mb_load_ok(b, &gb);
+    xf_tensor in[1];
+    xf_error err;
+    ck_assert_int_eq(xf_graph_random_inputs(&ga, 3, in, &err), XF_OK);
+    xf_tensor oa, ob;
+    run(&ga, in, &oa);
+    run(&gb, in, &ob);
+    int64_t d33[4] = {1, 4, 3, 3};
+    expect_shape(&oa.shape, 4, d33);
+    ck_assert(xf_tensor_close(&oa, &ob, 0, 0));
+    xf_tensor_free(&in[0]);
+    xf_tensor_free(&oa);
+    xf_tensor_free(&ob);
+    xf_graph_free(&ga);
+    xf_graph_free(&gb);
+    mb_free(a);
+    mb_free(b);
+}
+END_TEST
+
+START_TEST(conv_attributes_and_fusion)
+{
+    /* groups and dilation */
+    mb *m = mb_new(11);
+    int64_t dx[4] = {1, 4, 7, 7}, dw[4] = {6, 2, 3, 3};
+    mb_input(m, "x", T_FLOAT, 4, dx);
+    float w[108];
+    for (int i = 0; i < 108; i++) w[i] = (float)(i % 9) * 0.1f - 0.4f;
+    mb_init(m, "w", T_FLOAT, 4, dw, w);
+    Onnx__NodeProto *nd = mb_node(m, "Conv", "conv", "x w", "c");
+    attr_i(m, nd, "group", 2);
+    int64_t dil[2] = {2, 1};
+    attr_ints(m, nd, "dilations", 2, dil);
+    mb_node(m, "Relu", "relu", "c", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    xf_graph g;
+    const xf_node *n = single(m, &g, XF_OP_CONV); /* the Relu is fused */
+    ck_assert_int_eq(n->params.group, 2);
+    ck_assert_int_eq(n->params.dilation[0], 2);
+    ck_assert_int_eq(n->params.dilation[1], 1);
+    ck_assert_int_eq(n->params.activation, XF_ACT_RELU);
+    ck_assert_str_eq(g.values[g.outputs[0]].name, "y");
+    int64_t dy[4] = {1, 6, 3, 5};
+    expect_shape(&g.values[g.outputs[0]].shape, 4, dy);
+    /* the fused result is relu(conv) computed separately */
+    xf_tensor in[1], fused;
+    xf_error err;
+    ck_assert_int_eq(xf_graph_random_inputs(&g, 5, in, &err), XF_OK);
+    run(&g, in, &fused);
+    g.nodes[0].params.activation = XF_ACT_NONE;
+    xf_tensor plain;
+    run(&g, in, &plain);
+    float *pf = plain.data;
+    int64_t cnt = xf_shape_numel(&plain.shape), negatives = 0;
+    for (int64_t i = 0; i < cnt; i++) {
+        negatives += pf[i] < 0;
+        pf[i] = pf[i] > 0 ? pf[i] : 0;
+    }
+    ck_assert_int_gt(negatives, 0);
+    expect_f32(&fused, plain.data, cnt, 0);
+    xf_tensor_free(&in[0]);
+    xf_tensor_free(&fused);
+    xf_tensor_free(&plain);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* no fusion when the conv output is used elsewhere too */
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 4, dx);
+    mb_init(m, "w", T_FLOAT, 4, dw, w);
+    attr_i(m, mb_node(m, "Conv", "conv", "x w", "c"), "group", 2);
+    mb_node(m, "Sigmoid", "sig", "c", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    mb_output(m, "c", T_FLOAT, -1, NULL);
+    mb_load_ok(m, &g);
+    ck_assert_int_eq(g.n_nodes, 2);
+    ck_assert_int_eq(the(&g, XF_OP_CONV)->params.activation, XF_ACT_NONE);
+    the(&g, XF_OP_SIGMOID);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* kernel_shape that contradicts the weight: error naming the node */
+    m = conv_model(NULL, NULL, 5);
+    const char *want[] = {"test.onnx", "'conv'", "kernel_shape", NULL};
+    expect_error(m, XF_ERR_SHAPE, want);
+    mb_free(m);
+
+    /* a 1-D convolution stays opaque */
+    m = mb_new(13);
+    int64_t d1x[3] = {1, 2, 8}, d1w[3] = {3, 2, 3}, d1y[3] = {1, 3, 6};
+    mb_input(m, "x", T_FLOAT, 3, d1x);
+    mb_init(m, "w", T_FLOAT, 3, d1w, w);
+    mb_node(m, "Conv", "conv1d", "x w", "y");
+    mb_output(m, "y", T_FLOAT, 3, d1y);
+    n = single(m, &g, XF_OP_OPAQUE);
+    ck_assert_str_eq(n->opaque->op_type, "Conv");
+    expect_shape(&g.values[g.outputs[0]].shape, 3, d1y);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+START_TEST(pooling_ops)
+{
+    int64_t dx[4] = {1, 2, 7, 7};
+    mb *m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 4, dx);
+    Onnx__NodeProto *nd = mb_node(m, "MaxPool", "mp", "x", "y");
+    int64_t k[2] = {3, 3}, s[2] = {2, 2}, p[4] = {1, 1, 1, 1};
+    attr_ints(m, nd, "kernel_shape", 2, k);
+    attr_ints(m, nd, "strides", 2, s);
+    attr_ints(m, nd, "pads", 4, p);
+    attr_i(m, nd, "ceil_mode", 1);
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    xf_graph g;
+    const xf_node *n = single(m, &g, XF_OP_MAXPOOL);
+    int32_t pads[4] = {1, 1, 1, 1};
+    ck_assert_mem_eq(n->params.pads, pads, sizeof pads);
+    ck_assert_int_eq(n->params.kernel[1], 3);
+    ck_assert_int_eq(n->params.stride[0], 2);
+    ck_assert_int_eq(n->params.ceil_mode, 1);
+    ck_assert_int_eq(n->params.dilation[0], 1);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    m = mb_new(11);
+    mb_input(m, "x", T_FLOAT, 4, dx);
+    nd = mb_node(m, "AveragePool", "ap", "x", "y");
+    int64_t k2[2] = {2, 2};
+    attr_ints(m, nd, "kernel_shape", 2, k2);
+    attr_ints(m, nd, "strides", 2, k2);
+    attr_s(m, nd, "auto_pad", "SAME_UPPER");
+    attr_i(m, nd, "count_include_pad", 1);
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    n = single(m, &g, XF_OP_AVGPOOL);
+    int32_t same[4] = {0, 0, 1, 1}; /* out 4: (4-1)*2 + 2 - 7 = 1 */
+    ck_assert_mem_eq(n->params.pads, same, sizeof same);
+    ck_assert_int_eq(n->params.count_include_pad, 1);
+    ck_assert_int_eq(n->params.dilation[0], 0);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 4, dx);
+    mb_node(m, "GlobalAveragePool", "gap", "x", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    single(m, &g, XF_OP_GLOBAL_AVGPOOL);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* MaxPool whose Indices output is used stays opaque */
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 4, dx);
+    attr_ints(m, mb_node(m, "MaxPool", "mpi", "x", "y idx"), "kernel_shape", 2, k);
+    int64_t dy[4] = {1, 2, 5, 5};
+    mb_output(m, "y", T_FLOAT, 4, dy);
+    mb_output(m, "idx", T_INT64, 4, dy);
+    n = single(m, &g, XF_OP_OPAQUE);
+    ck_assert_int_eq(n->n_outputs, 2);
+    ck_assert_int_eq(g.values[n->outputs[1]].dtype, XF_I64);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+START_TEST(normalisation_ops)
+{
+    int64_t dx[4] = {2, 3, 4, 4}, d3 = 3;
+    float ones[3] = {1, 1, 1}, zeros[3] = {0, 0, 0};
+    mb *m = mb_new(15);
+    mb_input(m, "x", T_FLOAT, 4, dx);
+    mb_init(m, "s", T_FLOAT, 1, &d3, ones);
+    mb_init(m, "b", T_FLOAT, 1, &d3, zeros);
+    mb_init(m, "mean", T_FLOAT, 1, &d3, zeros);
+    mb_init(m, "var", T_FLOAT, 1, &d3, ones);
+    attr_f(m, mb_node(m, "BatchNormalization", "bn", "x s b mean var", "y"), "epsilon", 1e-3f);
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    xf_graph g;
+    const xf_node *n = single(m, &g, XF_OP_BATCHNORM);
+    ck_assert_float_eq(n->params.epsilon, 1e-3f);
+    ck_assert_int_eq(n->n_inputs, 5);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    int64_t d4 = 4;
+    float g4[4] = {1, 2, 3, 4};
+    m = mb_new(17);
+    mb_input(m, "x", T_FLOAT, 4, dx);
+    mb_init(m, "gamma", T_FLOAT, 1, &d4, g4);
+    mb_node(m, "LayerNormalization", "ln", "x gamma", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    n = single(m, &g, XF_OP_LAYERNORM);
+    ck_assert_int_eq(n->params.axis, -1);
+    ck_assert_float_eq(n->params.epsilon, 1e-5f);
+    ck_assert_int_eq(n->n_inputs, 2);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* LayerNormalization whose Mean output is used stays opaque */
+    m = mb_new(17);
+    mb_input(m, "x", T_FLOAT, 4, dx);
+    mb_init(m, "gamma", T_FLOAT, 1, &d4, g4);
+    attr_i(m, mb_node(m, "LayerNormalization", "ln", "x gamma", "y mean"), "axis", -1);
+    int64_t dm[4] = {2, 3, 4, 1};
+    mb_output(m, "y", T_FLOAT, 4, dx);
+    mb_output(m, "mean", T_FLOAT, 4, dm);
+    n = single(m, &g, XF_OP_OPAQUE);
+    ck_assert_str_eq(n->opaque->op_type, "LayerNormalization");
+    ck_assert_int_eq(n->opaque->n_attrs, 1);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+/* --------------------------------------------- opset 11 vs 13 variants */
+
+/* Softmax of x [2,3,4] at axis 1, opset 11: over the 12 values of each
+ * batch; opset 13: over the 3 values of each (batch, column). */
+START_TEST(softmax_opset_semantics)
+{
+    int64_t dx[3] = {2, 3, 4};
+    float xv[24];
+    for (int i = 0; i < 24; i++) xv[i] = (float)((i * 5) % 7) * 0.3f - 1.0f;
+    for (int opset = 11; opset <= 13; opset += 2) {
+        mb *m = mb_new(opset);
+        mb_input(m, "x", T_FLOAT, 3, dx);
+        attr_i(m, mb_node(m, "Softmax", "sm", "x", "y"), "axis", 1);
+        mb_output(m, "y", T_FLOAT, -1, NULL);
+        xf_graph g;
+        mb_load_ok(m, &g);
+        float want[24];
+        if (opset == 11) {
+            ck_assert_int_eq(g.n_nodes, 3);
+            ck_assert_int_eq(count_op(&g, XF_OP_RESHAPE), 2);
+            ck_assert_int_eq(the(&g, XF_OP_SOFTMAX)->params.axis, 1);
+            for (int b = 0; b < 2; b++) {
+                double sum = 0;
+                for (int i = 0; i < 12; i++) sum += exp(xv[b * 12 + i]);
+                for (int i = 0; i < 12; i++) want[b * 12 + i] = (float)(exp(xv[b * 12 + i]) / sum);
+            }
+        } else {
+            ck_assert_int_eq(g.n_nodes, 1);
+            ck_assert_int_eq(the(&g, XF_OP_SOFTMAX)->params.axis, 1);
+            for (int b = 0; b < 2; b++)
+                for (int c = 0; c < 4; c++) {
+                    double sum = 0;
+                    for (int k = 0; k < 3; k++) sum += exp(xv[b * 12 + k * 4 + c]);
+                    for (int k = 0; k < 3; k++)
+                        want[b * 12 + k * 4 + c] = (float)(exp(xv[b * 12 + k * 4 + c]) / sum);
+                }
+        }
+        expect_shape(&g.values[g.outputs[0]].shape, 3, dx);
+        xf_tensor in = make_f32(3, dx, xv), out;
+        run(&g, &in, &out);
+        expect_f32(&out, want, 24, 1e-6f);
+        xf_tensor_free(&in);
+        xf_tensor_free(&out);
+        xf_graph_free(&g);
+        mb_free(m);
+    }
+    /* opset 11 over the last axis (default 1 with trailing 1s too) is direct */
+    mb *m = mb_new(11);
+    int64_t d31[3] = {2, 3, 1};
+    mb_input(m, "x", T_FLOAT, 3, dx);
+    mb_input(m, "z", T_FLOAT, 3, d31);
+    attr_i(m, mb_node(m, "Softmax", "a", "x", "y"), "axis", -1);
+    mb_node(m, "Softmax", "b", "z", "w");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    mb_output(m, "w", T_FLOAT, -1, NULL);
+    xf_graph g;
+    mb_load_ok(m, &g);
+    ck_assert_int_eq(g.n_nodes, 2);
+    ck_assert_int_eq(count_op(&g, XF_OP_SOFTMAX), 2);
+    ck_assert_int_eq(g.nodes[0].params.axis, -1);
+    ck_assert_int_eq(g.nodes[1].params.axis, 1);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+START_TEST(split_squeeze_unsqueeze_reduce_opsets)
+{
+    int64_t d26[2] = {2, 6}, d13[2] = {1, 3}, split_a[2] = {2, 4}, split_b[2] = {4, 2};
+    xf_graph g;
+    /* Split: attribute at 11, input at 13, equal when absent */
+    mb *m = mb_new(11);
+    mb_input(m, "x", T_FLOAT, 2, d26);
+    Onnx__NodeProto *nd = mb_node(m, "Split", "sp", "x", "a b");
+    attr_i(m, nd, "axis", 1);
+    attr_ints(m, nd, "split", 2, split_a);
+    const xf_node *n = single(m, &g, XF_OP_SPLIT);
+    ck_assert_int_eq(n->params.n_split, 2);
+    ck_assert_int_eq(n->params.split[0], 2);
+    ck_assert_int_eq(n->params.split[1], 4);
+    ck_assert_int_eq(n->params.axis, 1);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, d26);
+    mb_init_i64(m, "sizes", 2, split_b);
+    attr_i(m, mb_node(m, "Split", "sp", "x sizes", "a b"), "axis", -1);
+    n = single(m, &g, XF_OP_SPLIT);
+    ck_assert_int_eq(n->params.split[0], 4);
+    ck_assert_int_eq(n->params.split[1], 2);
+    ck_assert_int_eq(g.n_values, 3); /* the sizes are a parameter, not a graph constant */
+    xf_graph_free(&g);
+    mb_free(m);
+
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, d26);
+    attr_i(m, mb_node(m, "Split", "sp", "x", "a b c"), "axis", 1);
+    n = single(m, &g, XF_OP_SPLIT);
+    ck_assert_int_eq(n->params.n_split, 3);
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(n->params.split[i], 2);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, d26);
+    attr_i(m, mb_node(m, "Split", "sp", "x", "a b c d"), "axis", 1);
+    const char *uneven[] = {"'sp'", "evenly", NULL};
+    expect_error(m, XF_ERR_SHAPE, uneven);
+    mb_free(m);
+
+    /* Squeeze / Unsqueeze: axes attribute at 11, input at 13 */
+    int64_t ax0 = 0, ax_un[2] = {0, 2};
+    for (int opset = 11; opset <= 13; opset += 2) {
+        m = mb_new(opset);
+        mb_input(m, "x", T_FLOAT, 2, d13);
+        if (opset == 11) {
+            attr_ints(m, mb_node(m, "Squeeze", "sq", "x", "s"), "axes", 1, &ax0);
+            attr_ints(m, mb_node(m, "Unsqueeze", "us", "s", "u"), "axes", 2, ax_un);
+        } else {
+            mb_init_i64(m, "sq_axes", 1, &ax0);
+            mb_init_i64(m, "us_axes", 2, ax_un);
+            mb_node(m, "Squeeze", "sq", "x sq_axes", "s");
+            mb_node(m, "Unsqueeze", "us", "s us_axes", "u");
+        }
+        mb_output(m, "u", T_FLOAT, -1, NULL);
+        mb_load_ok(m, &g);
+        ck_assert_int_eq(g.n_nodes, 2);
+        const xf_node *sq = the(&g, XF_OP_SQUEEZE), *us = the(&g, XF_OP_UNSQUEEZE);
+        ck_assert_int_eq(sq->params.n_axes, 1);
+        ck_assert_int_eq(sq->params.axes[0], 0);
+        ck_assert_int_eq(us->params.n_axes, 2);
+        ck_assert_int_eq(us->params.axes[1], 2);
+        int64_t du[3] = {1, 3, 1};
+        expect_shape(&g.values[g.outputs[0]].shape, 3, du);
+        ck_assert_int_eq(g.n_values, 3);
+        xf_graph_free(&g);
+        mb_free(m);
+    }
+    /* Squeeze without axes squeezes every 1 */
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, d13);
+    mb_node(m, "Squeeze", "sq", "x", "s");
+    mb_output(m, "s", T_FLOAT, -1, NULL);
+    n = single(m, &g, XF_OP_SQUEEZE);
+    ck_assert_int_eq(n->params.n_axes, 0);
+    int64_t d3 = 3;
+    expect_shape(&g.values[g.outputs[0]].shape, 1, &d3);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* a Split whose sizes are only known at run time stays opaque */
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, d26);
+    int64_t two = 2;
+    mb_input(m, "sizes", T_INT64, 1, &two);
+    attr_i(m, mb_node(m, "Split", "sp", "x sizes", "a b"), "axis", 1);
+    mb_output(m, "a", T_FLOAT, 2, D23);
+    mb_output(m, "b", T_FLOAT, 2, D23);
+    n = single(m, &g, XF_OP_OPAQUE);
+    ck_assert_str_eq(n->opaque->op_type, "Split");
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* ReduceMean takes axes as an attribute at both 11 and 13 */
+    for (int opset = 11; opset <= 13; opset += 2) {
+        int64_t axm = -1;
+        m = mb_new(opset);
+        mb_input(m, "x", T_FLOAT, 2, d26);
+        attr_ints(m, mb_node(m, "ReduceMean", "rm", "x", "y"), "axes", 1, &axm);
+        mb_output(m, "y", T_FLOAT, -1, NULL);
+        n = single(m, &g, XF_OP_REDUCE_MEAN);
+        ck_assert_int_eq(n->params.n_axes, 1);
+        ck_assert_int_eq(n->params.axes[0], -1);
+        ck_assert_int_eq(n->params.keepdims, 1);
+        int64_t dk[2] = {2, 1};
+        expect_shape(&g.values[g.outputs[0]].shape, 2, dk);
+        xf_graph_free(&g);
+        mb_free(m);
+    }
+}
+END_TEST
+
+/* --------------------------------------------------------- data movement */
+
+START_TEST(movement_ops)
+{
+    int64_t dx[3] = {2, 3, 4};
+    xf_graph g;
+    /* Concat, Gather, Flatten, Transpose with and without perm */
+    mb *m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 3, dx);
+    mb_input(m, "y", T_FLOAT, 3, dx);
+    int64_t idx[2] = {2, 0};
+    mb_init_i64(m, "idx", 2, idx);
+    attr_i(m, mb_node(m, "Concat", "cat", "x y", "c"), "axis", -1);
+    attr_i(m, mb_node(m, "Gather", "ga", "x idx", "g"), "axis", 1);
+    mb_node(m, "Flatten", "fl", "x", "f");
+    mb_node(m, "Transpose", "t0", "x", "t");
+    int64_t perm[3] = {1, 0, 2};
+    attr_ints(m, mb_node(m, "Transpose", "t1", "x", "u"), "perm", 3, perm);
+    const char *outs[] = {"c", "g", "f", "t", "u"};
+    for (int i = 0; i < 5; i++) mb_output(m, outs[i], T_FLOAT, -1, NULL);
+    mb_load_ok(m, &g);
+    ck_assert_int_eq(g.n_nodes, 5);
+    ck_assert_int_eq(the(&g, XF_OP_CONCAT)->params.axis, -1);
+    ck_assert_int_eq(the(&g, XF_OP_GATHER)->params.axis, 1);
+    ck_assert_int_eq(the(&g, XF_OP_FLATTEN)->params.axis, 1);
+    ck_assert_int_eq(g.nodes[3].params.n_axes, 0);
+    ck_assert_int_eq(g.nodes[4].params.n_axes, 3);
+    int64_t dc[3] = {2, 3, 8}, dg[3] = {2, 2, 4}, df[2] = {2, 12}, dt[3] = {4, 3, 2},
+            du[3] = {3, 2, 4};
+    expect_shape(&g.values[g.outputs[0]].shape, 3, dc);
+    expect_shape(&g.values[g.outputs[1]].shape, 3, dg);
+    expect_shape(&g.values[g.outputs[2]].shape, 2, df);
+    expect_shape(&g.values[g.outputs[3]].shape, 3, dt);
+    expect_shape(&g.values[g.outputs[4]].shape, 3, du);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* Reshape resolves 0 and -1; Expand keeps its target */
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 3, dx);
+    int64_t target[2] = {0, -1}, ex[3] = {2, 1, 1}, d1 = 1;
+    mb_init_i64(m, "target", 2, target);
+    mb_init_i64(m, "ex", 3, ex);
+    mb_node(m, "Reshape", "rs", "x target", "r");
+    mb_input(m, "v", T_FLOAT, 1, &d1);
+    mb_node(m, "Expand", "exp", "v ex", "e");
+    mb_output(m, "r", T_FLOAT, -1, NULL);
+    mb_output(m, "e", T_FLOAT, -1, NULL);
+    mb_load_ok(m, &g);
+    const xf_node *rs = the(&g, XF_OP_RESHAPE), *ep = the(&g, XF_OP_EXPAND);
+    ck_assert_int_eq(rs->params.n_shape, 2);
+    ck_assert_int_eq(rs->params.shape[0], 2);
+    ck_assert_int_eq(rs->params.shape[1], 12);
+    ck_assert_int_eq(ep->params.n_shape, 3);
+    ck_assert_int_eq(ep->params.shape[0], 2);
+    int64_t de[3] = {2, 1, 1};
+    expect_shape(&g.values[g.outputs[1]].shape, 3, de);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* allowzero (opset 14): a 0 is a real zero-sized dim */
+    m = mb_new(14);
+    int64_t dz[2] = {0, 4}, tz[3] = {4, 0, 3};
+    mb_input(m, "x", T_FLOAT, 2, dz);
+    mb_init_i64(m, "target", 3, tz);
+    attr_i(m, mb_node(m, "Reshape", "rs", "x target", "r"), "allowzero", 1);
+    mb_output(m, "r", T_FLOAT, -1, NULL);
+    const xf_node *n = single(m, &g, XF_OP_RESHAPE);
+    ck_assert_int_eq(n->params.shape[1], 0);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+START_TEST(slice_bounds)
+{
+    int64_t dx[2] = {3, 5};
+    float xv[15];
+    for (int i = 0; i < 15; i++) xv[i] = (float)i;
+    /* x[1:, ::-2]: starts [1, -1], ends [INT64_MAX, INT64_MIN], steps [1, -2] */
+    mb *m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, dx);
+    int64_t starts[2] = {1, -1}, ends[2] = {INT64_MAX, INT64_MIN}, axes[2] = {0, 1},
+            steps[2] = {1, -2};
+    mb_init_i64(m, "starts", 2, starts);
+    mb_init_i64(m, "ends", 2, ends);
+    mb_init_i64(m, "axes", 2, axes);
+    mb_init_i64(m, "steps", 2, steps);
+    mb_node(m, "Slice", "sl", "x starts ends axes steps", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    xf_graph g;
+    const xf_node *n = single(m, &g, XF_OP_SLICE);
+    ck_assert_int_eq(n->params.n_axes, 2);
+    ck_assert_int_eq(n->params.ends[0], 3);  /* INT64_MAX clamped to the dim */
+    ck_assert_int_eq(n->params.ends[1], -6); /* INT64_MIN clamped to -dim-1 */
+    ck_assert_int_eq(n->params.steps[1], -2);
+    float want[6] = {9, 7, 5, 14, 12, 10};
+    xf_tensor in = make_f32(2, dx, xv), out;
+    run(&g, &in, &out);
+    int64_t dy[2] = {2, 3};
+    expect_shape(&out.shape, 2, dy);
+    expect_f32(&out, want, 6, 0);
+    xf_tensor_free(&in);
+    xf_tensor_free(&out);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* axes and steps default to 0.. and 1 */
+    m = mb_new(11);
+    mb_input(m, "x", T_FLOAT, 2, dx);
+    int64_t s1[1] = {1}, e1[1] = {2};
+    mb_init_i64(m, "starts", 1, s1);
+    mb_init_i64(m, "ends", 1, e1);
+    mb_node(m, "Slice", "sl", "x starts ends", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    n = single(m, &g, XF_OP_SLICE);
+    ck_assert_int_eq(n->params.axes[0], 0);
+    ck_assert_int_eq(n->params.steps[0], 1);
+    int64_t d15[2] = {1, 5};
+    expect_shape(&g.values[g.outputs[0]].shape, 2, d15);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+START_TEST(pad_modes)
+{
+    int64_t dx[2] = {2, 3};
+    int64_t pads[4] = {0, 1, 0, 2};
+    xf_graph g;
+    /* constant, with a constant_value input */
+    mb *m = mb_new(11);
+    mb_input(m, "x", T_FLOAT, 2, dx);
+    mb_init_i64(m, "pads", 4, pads);
+    float v = 1.5f;
+    mb_init(m, "v", T_FLOAT, 0, NULL, &v);
+    mb_node(m, "Pad", "pad", "x pads v", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    const xf_node *n = single(m, &g, XF_OP_PAD);
+    ck_assert_int_eq(n->params.pad_mode, XF_PAD_CONSTANT);
+    ck_assert_int_eq(n->params.starts[1], 1);
+    ck_assert_int_eq(n->params.ends[1], 2);
+    ck_assert(n->params.value == 1.5);
+    float xv[6] = {1, 2, 3, 4, 5, 6};
+    float want[12] = {1.5f, 1, 2, 3, 1.5f, 1.5f, 1.5f, 4, 5, 6, 1.5f, 1.5f};
+    xf_tensor in = make_f32(2, dx, xv), out;
+    run(&g, &in, &out);
+    expect_f32(&out, want, 12, 0);
+    xf_tensor_free(&out);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* reflect */
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, dx);
+    mb_init_i64(m, "pads", 4, pads);
+    attr_s(m, mb_node(m, "Pad", "pad", "x pads", "y"), "mode", "reflect");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    n = single(m, &g, XF_OP_PAD);
+    ck_assert_int_eq(n->params.pad_mode, XF_PAD_REFLECT);
+    float want_r[12] = {2, 1, 2, 3, 2, 1, 5, 4, 5, 6, 5, 4};
+    run(&g, &in, &out);
+    expect_f32(&out, want_r, 12, 0);
+    xf_tensor_free(&out);
+    xf_tensor_free(&in);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* pads fed at run time: opaque */
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, dx);
+    int64_t four = 4, dy[2] = {2, 6};
+    mb_input(m, "pads", T_INT64, 1, &four);
+    attr_s(m, mb_node(m, "Pad", "pad", "x pads", "y"), "mode", "edge");
+    mb_output(m, "y", T_FLOAT, 2, dy);
+    n = single(m, &g, XF_OP_OPAQUE);
+    ck_assert_str_eq(n->opaque->op_type, "Pad");
+    ck_assert_int_eq(n->opaque->n_attrs, 1);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+/* --------------------------------------------------- shapes and constants */
+
+/* Shape -> Gather -> Unsqueeze -> Concat -> Reshape: a constant reshape. */
+static mb *shape_subgraph(void)
+{
+    mb *m = mb_new(13);
+    int64_t dx[3] = {2, 3, 4}, zero = 0, minus1 = -1;
+    mb_input(m, "x", T_FLOAT, 3, dx);
+    mb_init(m, "i0", T_INT64, 0, NULL, &zero);
+    mb_init_i64(m, "ax0", 1, &zero);
+    mb_init_i64(m, "rest", 1, &minus1);
+    mb_node(m, "Shape", "shape", "x", "s");
+    attr_i(m, mb_node(m, "Gather", "gather", "s i0", "b"), "axis", 0);
+    mb_node(m, "Unsqueeze", "unsq", "b ax0", "b1");
+    attr_i(m, mb_node(m, "Concat", "concat", "b1 rest", "target"), "axis", 0);
+    mb_node(m, "Reshape", "reshape", "x target", "y");
+    int64_t dy[2] = {2, 12};
+    mb_output(m, "y", T_FLOAT, 2, dy);
+    return m;
+}
+
+START_TEST(shape_subgraph_folds)
+{
+    mb *m = shape_subgraph();
+    xf_graph g;
+    const xf_node *n = single(m, &g, XF_OP_RESHAPE);
+    ck_assert_int_eq(n->params.n_shape, 2);
+    ck_assert_int_eq(n->params.shape[0], 2);
+    ck_assert_int_eq(n->params.shape[1], 12);
+    for (int i = 0; i < g.n_values; i++) ck_assert_int_ne(g.values[i].kind, XF_VALUE_CONST);
+    xf_graph_free(&g);
+
+    /* without folding the Shape stays and Reshape's target is dynamic */
+    xf_onnx_options o = xf_onnx_default_options();
+    o.fold_constants = 0;
+    xf_error err;
+    ck_assert_msg(mb_load(m, &o, &g, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(count_op(&g, XF_OP_SHAPE), 1);
+    ck_assert_int_eq(count_op(&g, XF_OP_RESHAPE), 0);
+    ck_assert_str_eq(g.nodes[g.n_nodes - 1].opaque->op_type, "Reshape");
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* a shape value used as data is computed by the graph, unchanged */
+    m = mb_new(15);
+    int64_t dx[4] = {2, 3, 4, 5}, d2 = 2;
+    mb_input(m, "x", T_FLOAT, 4, dx);
+    Onnx__NodeProto *nd = mb_node(m, "Shape", "shape", "x", "s");
+    attr_i(m, nd, "start", 1);
+    attr_i(m, nd, "end", -1);
+    attr_i(m, mb_node(m, "Cast", "cast", "s", "y"), "to", T_FLOAT);
+    mb_output(m, "y", T_FLOAT, 1, &d2);
+    mb_load_ok(m, &g);
+    ck_assert_int_eq(count_op(&g, XF_OP_SHAPE), 1);
+    ck_assert_int_eq(count_op(&g, XF_OP_SLICE), 1);
+    ck_assert_int_eq(count_op(&g, XF_OP_CAST), 1);
+    xf_tensor in[1], out;
+    ck_assert_int_eq(xf_graph_random_inputs(&g, 1, in, &err), XF_OK);
+    run(&g, in, &out);
+    float want[2] = {3, 4};
+    expect_f32(&out, want, 2, 0);
+    xf_tensor_free(&in[0]);
+    xf_tensor_free(&out);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+START_TEST(constants_and_constant_of_shape)
+{
+    xf_graph g;
+    mb *m = mb_new(13);
+    int64_t d3 = 3, shape[2] = {2, 3}, seven = 7;
+    mb_input(m, "x", T_FLOAT, 1, &d3);
+    float fl[3] = {1, 2, 4};
+    attr_floats(m, mb_node(m, "Constant", "k", "", "c"), "value_floats", 3, fl);
+    mb_node(m, "Add", "add", "x c", "y");
+    mb_init_i64(m, "shape", 2, shape);
+    Onnx__NodeProto *nd = mb_node(m, "ConstantOfShape", "cos", "shape", "filled");
+    attr_t(m, nd, "value", mb_tensor(m, "v", T_INT64, 1, &(int64_t){1}, &seven));
+    attr_i(m, mb_node(m, "Constant", "k2", "", "scalar"), "value_int", 5);
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    mb_output(m, "filled", T_INT64, -1, NULL);
+    mb_output(m, "scalar", T_INT64, -1, NULL);
+    mb_load_ok(m, &g);
+    ck_assert_int_eq(g.n_nodes, 1);
+    the(&g, XF_OP_ADD);
+    const xf_value *f = &g.values[g.outputs[1]];
+    ck_assert_int_eq(f->kind, XF_VALUE_CONST);
+    ck_assert_int_eq(f->dtype, XF_I64);
+    expect_shape(&f->shape, 2, shape);
+    for (int i = 0; i < 6; i++) ck_assert_int_eq(((int64_t *)f->data)[i], 7);
+    const xf_value *s = &g.values[g.outputs[2]];
+    ck_assert_int_eq(s->shape.rank, 0);
+    ck_assert_int_eq(((int64_t *)s->data)[0], 5);
+    float xv[3] = {1, 1, 1}, want[3] = {2, 3, 5};
+    xf_tensor in = make_f32(1, &d3, xv), out[3];
+    run(&g, &in, out);
+    expect_f32(&out[0], want, 3, 0);
+    for (int i = 0; i < 3; i++) xf_tensor_free(&out[i]);
+    xf_tensor_free(&in);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* string constants are beyond rlflow */
+    m = mb_new(13);
+    attr_s(m, mb_node(m, "Constant", "kstr", "", "c"), "value_string", "hello");
+    mb_output(m, "c", T_FLOAT, -1, NULL);
+    const char *want_msg[] = {"test.onnx", "'kstr'", "value_string", NULL};
+    expect_error(m, XF_ERR_UNSUPPORTED, want_msg);
+    mb_free(m);
+}
+END_TEST
+
+START_TEST(initializers_kept_unless_parameters)
+{
+    mb *m = mb_new(13);
+    int64_t dx[2] = {2, 6}, target[2] = {3, 4}, d2 = 2;
+    float unused[2] = {1.5f, -2.5f};
+    mb_input(m, "x", T_FLOAT, 2, dx);
+    mb_init_i64(m, "target", 2, target);
+    mb_init(m, "unused", T_FLOAT, 1, &d2, unused);
+    mb_node(m, "Reshape", "rs", "x target", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    xf_graph g;
+    single(m, &g, XF_OP_RESHAPE);
+    int n_const = 0;
+    for (int i = 0; i < g.n_values; i++)
+        if (g.values[i].kind == XF_VALUE_CONST) {
+            n_const++;
+            ck_assert_str_eq(g.values[i].name, "unused");
+            ck_assert_mem_eq(g.values[i].data, unused, sizeof unused);
+        }
+    ck_assert_int_eq(n_const, 1);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- opaque */
+
+START_TEST(opaque_nodes_keep_attributes)
+{
+    mb *m = mb_new(13);
+    mb_domain(m, "com.example", 2);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    Onnx__NodeProto *nd = mb_node(m, "Frob", "frob", "x", "f");
+    nd->domain = mb_str(m, "com.example");
+    attr_f(m, nd, "alpha", 0.25f);
+    attr_s(m, nd, "mode", "fast");
+    int64_t sizes[3] = {1, 2, 3};
+    attr_ints(m, nd, "sizes", 3, sizes);
+    mb_value_info(m, "f", T_FLOAT, 2, D23);
+    attr_i(m, mb_node(m, "ArgMax", "am", "f", "y"), "axis", 1);
+    mb_output(m, "y", T_INT64, 2, (int64_t[]){2, 1});
+    mb_node(m, "Relu", "relu", "f", "r");
+    mb_output(m, "r", T_FLOAT, -1, NULL);
+    xf_graph g;
+    mb_load_ok(m, &g);
+    ck_assert_int_eq(g.n_nodes, 3);
+    ck_assert_int_eq(count_op(&g, XF_OP_OPAQUE), 2);
+    const xf_node *frob = &g.nodes[0], *am = &g.nodes[1];
+    ck_assert_int_eq(frob->op, XF_OP_OPAQUE);
+    ck_assert_str_eq(frob->opaque->op_type, "Frob");
+    ck_assert_str_eq(frob->opaque->domain, "com.example");
+    ck_assert_int_eq(frob->opaque->domain_version, 2);
+    ck_assert_int_eq(frob->opaque->n_attrs, 3);
+    Onnx__AttributeProto *a =
+        onnx__attribute_proto__unpack(NULL, frob->opaque->attr_len[0], frob->opaque->attr_bytes[0]);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_str_eq(a->name, "alpha");
+    ck_assert_float_eq(a->f, 0.25f);
+    onnx__attribute_proto__free_unpacked(a, NULL);
+    a = onnx__attribute_proto__unpack(NULL, frob->opaque->attr_len[2], frob->opaque->attr_bytes[2]);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_str_eq(a->name, "sizes");
+    ck_assert_uint_eq(a->n_ints, 3);
+    ck_assert_int_eq(a->ints[2], 3);
+    onnx__attribute_proto__free_unpacked(a, NULL);
+    expect_shape(&g.values[frob->outputs[0]].shape, 2, D23);
+    ck_assert_str_eq(am->opaque->op_type, "ArgMax");
+    ck_assert_str_eq(am->opaque->domain, "");
+    ck_assert_int_eq(am->opaque->domain_version, 13);
+    ck_assert_int_eq(g.values[am->outputs[0]].dtype, XF_I64);
+    the(&g, XF_OP_RELU);
+    ck_assert_int_eq(xf_graph_validate(&g, NULL), XF_OK);
+    xf_graph_free(&g);
+    mb_free(m);
+
+    /* an opaque node whose output type is unknown cannot be imported */
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    mb_node(m, "Celu", "celu", "x", "c");
+    mb_node(m, "Relu", "relu", "c", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    const char *want[] = {"test.onnx", "node 0 'celu' (Celu)", "value_info", NULL};
+    expect_error(m, XF_ERR_UNSUPPORTED, want);
+    mb_free(m);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- errors */
+
+static void expect_file_error(mb *m, const char *file, xf_status code, const char *needle)
+{
+    const char *p = mb_save(m, file);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", p);
+    xf_graph g;
+    xf_error err;
+    xf_status st = xf_onnx_load(path, NULL, &g, &err);
+    ck_assert_msg(st == code, "%s: status %s, want %s (%s)", file, xf_status_name(st),
+                  xf_status_name(code), st == XF_OK ? "" : err.msg);
+    ck_assert_msg(strstr(err.msg, path) != NULL, "message does not name the file: %s", err.msg);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "message lacks '%s': %s", needle, err.msg);
+    remove(path);
+}
+
+START_TEST(malformed_graphs)
+{
+    mb *m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    mb_node(m, "Add", "adder", "x nowhere", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    expect_file_error(m, "dangling.onnx", XF_ERR_GRAPH,
+                      "dangling input 'nowhere' of node 0 'adder'");
+    mb_free(m);
+
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    mb_node(m, "Relu", "first", "x", "y");
+    mb_node(m, "Tanh", "second", "x", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    expect_file_error(m, "duplicate.onnx", XF_ERR_GRAPH,
+                      "node 1 'second' (Tanh): output 'y' is produced twice (also by node 0 "
+                      "'first' (Relu))");
+    mb_free(m);
+
+    m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    mb_node(m, "Add", "a", "x c", "b");
+    mb_node(m, "Relu", "loop", "b", "c");
+    mb_output(m, "c", T_FLOAT, -1, NULL);
+    expect_file_error(m, "cycle.onnx", XF_ERR_GRAPH, "cycle");
+    mb_free(m);
+
+    for (int opset = 10; opset <= 18; opset += 8) {
+        m = mb_new(opset);
+        mb_input(m, "x", T_FLOAT, 2, D23);
+        mb_node(m, "Relu", "r", "x", "y");
+        mb_output(m, "y", T_FLOAT, -1, NULL);
+        char needle[64];
+        snprintf(needle, sizeof needle, "opset %d", opset);
+        expect_file_error(m, opset == 10 ? "opset10.onnx" : "opset18.onnx", XF_ERR_UNSUPPORTED,
+                          needle);
+        mb_free(m);
+    }
+
+    /* shapes that do not broadcast: a shape error naming the node */
+    m = mb_new(13);
+    int64_t d4 = 4;
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    mb_input(m, "z", T_FLOAT, 1, &d4);
+    mb_node(m, "Mul", "mul7", "x z", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    expect_file_error(m, "badshape.onnx", XF_ERR_SHAPE, "node 0 'mul7' (Mul)");
+    mb_free(m);
+
+    /* a model with no graph, one with no opset_import at all */
+    m = mb_new(13);
+    m->model.graph = NULL;
+    expect_file_error(m, "nograph.onnx", XF_ERR_PARSE, "no graph");
+    m->model.graph = &m->graph;
+    m->model.n_opset_import = 0;
+    expect_file_error(m, "noopset.onnx", XF_ERR_PARSE, "opset_import");
+    mb_free(m);
+}
+END_TEST
+
+START_TEST(truncated_and_garbage_bytes)
+{
+    mb *m = shape_subgraph();
+    size_t len;
+    uint8_t *buf = mb_pack(m, &len);
+    int failed = 0;
+    for (size_t n = 0; n < len; n++) {
+        xf_graph g;
+        xf_error err;
+        xf_status st = xf_onnx_load_buffer(buf, n, "cut.onnx", NULL, NULL, &g, &err);
+        if (st == XF_OK) {
+            ck_assert_int_eq(xf_graph_validate(&g, &err), XF_OK);
+            xf_graph_free(&g);
+        } else {
+            failed++;
+            ck_assert_msg(strstr(err.msg, "cut.onnx") != NULL, "%s", err.msg);
+        }
+    }
+    ck_assert_int_gt(failed, (int)len / 2);
+    xf_rng r;
+    xf_rng_seed(&r, 99);
+    for (int k = 0; k < 300; k++) {
+        size_t n = 1 + (size_t)(xf_rng_next(&r) % 600);
+        uint8_t *junk = malloc(n);
+        ck_assert_ptr_nonnull(junk);
+        for (size_t i = 0; i < n; i++) junk[i] = (uint8_t)xf_rng_next(&r);
+        if (k % 2) memcpy(junk, buf, n < len / 2 ? n : len / 2); /* a valid start, junk after */
+        xf_graph g;
+        xf_error err;
+        if (xf_onnx_load_buffer(junk, n, "junk.onnx", NULL, NULL, &g, &err) == XF_OK) {
+            ck_assert_int_eq(xf_graph_validate(&g, &err), XF_OK);
+            xf_graph_free(&g);
+        }
+        free(junk);
+    }
+    /* a garbage file */
+    const char *p = xf_test_tmp("garbage.onnx");
+    char path[4096];
+    snprintf(path, sizeof path, "%s", p);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("this is not a protobuf \xff\xff\xff\xff", f);
+    fclose(f);
+    xf_graph g;
+    xf_error err;
+    ck_assert_int_eq(xf_onnx_load(path, NULL, &g, &err), XF_ERR_PARSE);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "not a valid ONNX model"), "%s",
+                  err.msg);
+    remove(path);
+    free(buf);
+    mb_free(m);
+}
+END_TEST
+
+/* --------------------------------------------- external data, dim names */
+
+static mb *external_model(const char *location)
+{
+    mb *m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    Onnx__TensorProto *t = mb_alloc(m, sizeof *t);
+    onnx__tensor_proto__init(t);
+    t->name = mb_str(m, "w");
+    t->has_data_type = 1;
+    t->data_type = T_FLOAT;
+    t->n_dims = 2;
+    t->dims = mb_alloc(m, 2 * sizeof(int64_t));
+    t->dims[0] = 2;
+    t->dims[1] = 3;
+    t->has_data_location = 1;
+    t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    static const char *keys[3] = {"location", "offset", "length"};
+    const char *vals[3] = {location, "8", "24"};
+    t->n_external_data = 3;
+    t->external_data = mb_alloc(m, 3 * sizeof(*t->external_data));
+    for (int i = 0; i < 3; i++) {
+        Onnx__StringStringEntryProto *e = mb_alloc(m, sizeof *e);
+        onnx__string_string_entry_proto__init(e);
+        e->key = mb_str(m, keys[i]);
+        e->value = mb_str(m, vals[i]);
+        t->external_data[i] = e;
+    }
+    m->inits[m->graph.n_initializer++] = t;
+    mb_node(m, "Add", "add", "x w", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    return m;
+}
+
+START_TEST(external_data_initializer)
+{
+    float w[6] = {0.5f, 1.5f, -2, 3, 4.25f, -1};
+    char bin[4096];
+    snprintf(bin, sizeof bin, "%s", xf_test_tmp("import_ext_w.bin"));
+    FILE *f = fopen(bin, "wb");
+    ck_assert_ptr_nonnull(f);
+    fwrite("HEADER!!", 1, 8, f); /* the data starts at offset 8 */
+    fwrite(w, sizeof(float), 6, f);
+    fclose(f);
+    mb *m = external_model("import_ext_w.bin");
+    char path[4096];
+    snprintf(path, sizeof path, "%s", mb_save(m, "import_ext.onnx"));
+    xf_graph g;
+    xf_error err;
+    ck_assert_msg(xf_onnx_load(path, NULL, &g, &err) == XF_OK, "%s", err.msg);
+    float xv[6] = {1, 1, 1, 1, 1, 1}, want[6];
+    for (int i = 0; i < 6; i++) want[i] = 1 + w[i];
+    xf_tensor in = make_f32(2, D23, xv), out;
+    run(&g, &in, &out);
+    expect_f32(&out, want, 6, 0);
+    xf_tensor_free(&in);
+    xf_tensor_free(&out);
+    xf_graph_free(&g);
+    /* from memory there is no directory to look in */
+    const char *mem[] = {"initializer 'w'", "external", NULL};
+    expect_error(m, XF_ERR_UNSUPPORTED, mem);
+    remove(path);
+    mb_free(m);
+
+    /* a location outside the model's directory is refused */
+    m = external_model("../import_ext_w.bin");
+    snprintf(path, sizeof path, "%s", mb_save(m, "import_ext_escape.onnx"));
+    ck_assert_int_eq(xf_onnx_load(path, NULL, &g, &err), XF_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(err.msg, "refused"), "%s", err.msg);
+    remove(path);
+    mb_free(m);
+
+    /* a missing file is an I/O error naming it */
+    m = external_model("import_no_such.bin");
+    snprintf(path, sizeof path, "%s", mb_save(m, "import_ext_missing.onnx"));
+    ck_assert_int_eq(xf_onnx_load(path, NULL, &g, &err), XF_ERR_IO);
+    ck_assert_msg(strstr(err.msg, "import_no_such.bin"), "%s", err.msg);
+    remove(path);
+    mb_free(m);
+    remove(bin);
+}
+END_TEST
+
+START_TEST(symbolic_dims_from_options)
+{
+    mb *m = mb_new(13);
+    const char *params[3] = {"batch", NULL, "seq"};
+    int64_t dims[3] = {0, 3, 0};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 3, dims, params);
+    mb_node(m, "Relu", "r", "x", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    xf_onnx_options o = xf_onnx_default_options();
+    const char *names[1] = {"batch"};
+    int64_t values[1] = {5};
+    o.n_dim_overrides = 1;
+    o.dim_names = names;
+    o.dim_values = values;
+    xf_graph g;
+    xf_error err;
+    xf_log_level lvl = xf_log_get_level();
+    xf_log_set_level(XF_LOG_OFF); /* 'seq' is not given: warned about, set to 1 */
+    ck_assert_msg(mb_load(m, &o, &g, &err) == XF_OK, "%s", err.msg);
+    int64_t want[3] = {5, 3, 1};
+    expect_shape(&g.values[g.inputs[0]].shape, 3, want);
+    expect_shape(&g.values[g.outputs[0]].shape, 3, want);
+    xf_graph_free(&g);
+    ck_assert_int_eq(mb_load(m, NULL, &g, &err), XF_OK);
+    xf_log_set_level(lvl);
+    int64_t ones[3] = {1, 3, 1};
+    expect_shape(&g.values[g.inputs[0]].shape, 3, ones);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("onnx_import");
+    TCase *ops = tcase_create("ops");
+    tcase_add_test(ops, unary_and_binary_ops);
+    tcase_add_test(ops, where_cast_dropout);
+    tcase_add_test(ops, matmul_and_gemm);
+    tcase_add_test(ops, conv_auto_pad);
+    tcase_add_test(ops, conv_attributes_and_fusion);
+    tcase_add_test(ops, pooling_ops);
+    tcase_add_test(ops, normalisation_ops);
+    tcase_add_test(ops, softmax_opset_semantics);
+    tcase_add_test(ops, split_squeeze_unsqueeze_reduce_opsets);
+    tcase_add_test(ops, movement_ops);
+    tcase_add_test(ops, slice_bounds);
+    tcase_add_test(ops, pad_modes);
+    suite_add_tcase(s, ops);
+    TCase *model = tcase_create("model");
+    tcase_add_test(model, shape_subgraph_folds);
+    tcase_add_test(model, constants_and_constant_of_shape);
+    tcase_add_test(model, initializers_kept_unless_parameters);
+    tcase_add_test(model, opaque_nodes_keep_attributes);
+    tcase_add_test(model, malformed_graphs);
+    tcase_add_test(model, truncated_and_garbage_bytes);
+    tcase_add_test(model, external_data_initializer);
+    tcase_add_test(model, symbolic_dims_from_options);
+    suite_add_tcase(s, model);
+    return s;
+}
+
+int main(void)
+{
+    return xf_test_run(suite());
+}
