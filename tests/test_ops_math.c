@@ -116,24 +116,7 @@ static void expect_f32(const xf_tensor *t, const float *v, int64_t n)
     expect_close("values", t, w, n, 1e-6, 1e-6);
 }
 
-static void expect_i64(const xf_tensor *t, const int64_t *v, int64_t n)
-{
-    ck_assert_int_eq(t->dtype, XF_I64);
-    ck_assert_int_eq(xf_shape_numel(&t->shape), n);
-    const int64_t *d = t->data;
-    for (int64_t i = 0; i < n; i++)
-        ck_assert_msg(d[i] == v[i], "element %lld is %lld, expected %lld", (long long)i,
-                      (long long)d[i], (long long)v[i]);
-}
 
-static void expect_u8(const xf_tensor *t, const uint8_t *v, int64_t n)
-{
-    ck_assert_int_eq(t->dtype, XF_BOOL);
-    ck_assert_int_eq(xf_shape_numel(&t->shape), n);
-    const uint8_t *d = t->data;
-    for (int64_t i = 0; i < n; i++)
-        ck_assert_msg(d[i] == v[i], "element %lld is %d, expected %d", (long long)i, d[i], v[i]);
-}
 
 /* Flat index into operand shape `op` of the element that numpy broadcasting
  * pairs with flat output index `flat` of shape `out`. */
@@ -243,7 +226,7 @@ START_TEST(identity_dropout)
     mk(&x, XF_I64, 2, d, iv);
     xf_params p = xf_params_default();
     ck_assert_int_eq(run_op(XF_OP_IDENTITY, &p, 1, &x, 1, y, NULL), XF_OK);
-    expect_i64(&y[0], iv, 4);
+    xf_test_expect_i64(&y[0], iv, 4);
     xf_tensor_free(&y[0]);
     /* Dropout with ratio and training_mode inputs, and the mask output. */
     xf_tensor ins[3];
@@ -253,9 +236,9 @@ START_TEST(identity_dropout)
     mk(&ins[1], XF_F32, 0, NULL, &ratio);
     mk(&ins[2], XF_BOOL, 0, NULL, &train);
     ck_assert_int_eq(run_op(XF_OP_DROPOUT, &p, 3, ins, 2, y, NULL), XF_OK);
-    expect_i64(&y[0], iv, 4);
+    xf_test_expect_i64(&y[0], iv, 4);
     const uint8_t ones[4] = {1, 1, 1, 1};
-    expect_u8(&y[1], ones, 4);
+    xf_test_expect_bool(&y[1], ones, 4);
     expect_shape(&y[1], 2, d);
     free_all(y, 2);
     xf_tensor_free(&ins[1]);
@@ -274,12 +257,12 @@ START_TEST(cast_values)
     p.to = XF_I64;
     ck_assert_int_eq(run_op(XF_OP_CAST, &p, 1, &x, 1, &y, NULL), XF_OK);
     const int64_t want_i64[7] = {-1, 2, 0, INT64_MAX, INT64_MIN, 0, 0};
-    expect_i64(&y, want_i64, 7);
+    xf_test_expect_i64(&y, want_i64, 7);
     xf_tensor_free(&y);
     p.to = XF_BOOL;
     ck_assert_int_eq(run_op(XF_OP_CAST, &p, 1, &x, 1, &y, NULL), XF_OK);
     const uint8_t want_b[7] = {1, 1, 1, 1, 1, 0, 0};
-    expect_u8(&y, want_b, 7);
+    xf_test_expect_bool(&y, want_b, 7);
     xf_tensor_free(&y);
     p.to = XF_I32;
     ck_assert_int_eq(run_op(XF_OP_CAST, &p, 1, &x, 1, &y, NULL), XF_OK);
@@ -442,11 +425,11 @@ START_TEST(binary_int64)
     mk(&in[1], XF_I64, 1, &d4, b);
     ck_assert_int_eq(run_op(XF_OP_DIV, &p, 2, in, 1, &y, NULL), XF_OK);
     const int64_t q[4] = {-3, -3, INT64_MIN, INT64_MAX};
-    expect_i64(&y, q, 4);
+    xf_test_expect_i64(&y, q, 4);
     xf_tensor_free(&y);
     ck_assert_int_eq(run_op(XF_OP_ADD, &p, 2, in, 1, &y, NULL), XF_OK);
     const int64_t s[4] = {-5, 5, INT64_MAX, INT64_MIN};
-    expect_i64(&y, s, 4);
+    xf_test_expect_i64(&y, s, 4);
     xf_tensor_free(&y);
     /* division by zero is an error, not a trap */
     ((int64_t *)in[1].data)[2] = 0;
@@ -499,7 +482,7 @@ START_TEST(pow_mixed)
     mk(&in[1], XF_I64, 1, &d4, ie);
     ck_assert_int_eq(run_op(XF_OP_POW, &p, 2, in, 1, &y, NULL), XF_OK);
     const int64_t wi[4] = {1024, -27, 1, 1};
-    expect_i64(&y, wi, 4);
+    xf_test_expect_i64(&y, wi, 4);
     xf_tensor_free(&y);
     free_all(in, 2);
 }
@@ -542,7 +525,7 @@ START_TEST(equal_where)
     mk(&in[1], XF_F32, 1, &d2, nn);
     ck_assert_int_eq(run_op(XF_OP_EQUAL, &p, 2, in, 1, &y, NULL), XF_OK);
     const uint8_t w01[2] = {0, 1};
-    expect_u8(&y, w01, 2);
+    xf_test_expect_bool(&y, w01, 2);
     xf_tensor_free(&y);
     free_all(in, 2);
 

@@ -57,24 +57,7 @@ static void expect_shape(const xf_tensor *t, int rank, const int64_t *dims)
                   xf_shape_str(&t->shape, a, sizeof a), xf_shape_str(&s, b, sizeof b));
 }
 
-static void expect_i64(const xf_tensor *t, const int64_t *v, int64_t n)
-{
-    ck_assert_int_eq(t->dtype, XF_I64);
-    ck_assert_int_eq(xf_shape_numel(&t->shape), n);
-    const int64_t *d = t->data;
-    for (int64_t i = 0; i < n; i++)
-        ck_assert_msg(d[i] == v[i], "element %lld is %lld, expected %lld", (long long)i,
-                      (long long)d[i], (long long)v[i]);
-}
 
-static void expect_i32(const xf_tensor *t, const int32_t *v, int64_t n)
-{
-    ck_assert_int_eq(t->dtype, XF_I32);
-    ck_assert_int_eq(xf_shape_numel(&t->shape), n);
-    const int32_t *d = t->data;
-    for (int64_t i = 0; i < n; i++)
-        ck_assert_msg(d[i] == v[i], "element %lld is %d, expected %d", (long long)i, d[i], v[i]);
-}
 
 static void expect_f32(const xf_tensor *t, const float *v, int64_t n)
 {
@@ -120,7 +103,7 @@ START_TEST(concat_values)
     ck_assert_int_eq(run_op(XF_OP_CONCAT, &p, 2, in, 1, &out, NULL), XF_OK);
     int64_t e1[] = {1, 2, 5, 3, 4, 6}, s23[] = {2, 3};
     expect_shape(&out, 2, s23);
-    expect_i64(&out, e1, 6);
+    xf_test_expect_i64(&out, e1, 6);
     xf_tensor_free(&out);
     xf_tensor_free(&in[1]);
     mk(&in[1], XF_I64, 2, d12, b);
@@ -129,7 +112,7 @@ START_TEST(concat_values)
     ck_assert_int_eq(run_op(XF_OP_CONCAT, &p, 3, in, 1, &out, NULL), XF_OK);
     int64_t e0[] = {1, 2, 3, 4, 5, 6, 5, 6}, s42[] = {4, 2};
     expect_shape(&out, 2, s42);
-    expect_i64(&out, e0, 8);
+    xf_test_expect_i64(&out, e0, 8);
     xf_tensor_free(&out);
     free_all(in, 3);
 
@@ -185,8 +168,8 @@ START_TEST(split_values)
     expect_shape(&outs[0], 2, s0);
     expect_shape(&outs[1], 2, s1);
     expect_shape(&outs[2], 2, s2);
-    expect_i32(&outs[0], e0, 4);
-    expect_i32(&outs[2], e2, 6);
+    xf_test_expect_i32(&outs[0], e0, 4);
+    xf_test_expect_i32(&outs[2], e2, 6);
     free_all(outs, 3);
 
     /* floats along axis 0: [2,5] -> [1,5] + [1,5] */
@@ -228,7 +211,7 @@ START_TEST(transpose_values)
     ck_assert_int_eq(run_op(XF_OP_TRANSPOSE, &p, 1, &x, 1, &out, NULL), XF_OK);
     int64_t e[] = {1, 4, 2, 5, 3, 6}, s32[] = {3, 2};
     expect_shape(&out, 2, s32);
-    expect_i64(&out, e, 6);
+    xf_test_expect_i64(&out, e, 6);
     xf_tensor_free(&out);
     xf_tensor_free(&x);
 
@@ -386,7 +369,7 @@ START_TEST(squeeze_unsqueeze)
     ck_assert_int_eq(run_op(XF_OP_SQUEEZE, &p, 1, &x, 1, &out, NULL), XF_OK);
     int64_t e32[] = {3, 2};
     expect_shape(&out, 2, e32);
-    expect_i64(&out, v, 6);
+    xf_test_expect_i64(&out, v, 6);
     xf_tensor_free(&out);
     int64_t ax[] = {-2};
     p = perm_params(1, ax);
@@ -438,7 +421,7 @@ START_TEST(shape_op)
     ck_assert_int_eq(run_op(XF_OP_SHAPE, &p, 1, &x, 1, &out, NULL), XF_OK);
     int64_t e3[] = {3};
     expect_shape(&out, 1, e3);
-    expect_i64(&out, d, 3);
+    xf_test_expect_i64(&out, d, 3);
     xf_tensor_free(&out);
     xf_tensor_free(&x);
     mk(&x, XF_F32, 0, NULL, NULL);
@@ -495,7 +478,7 @@ START_TEST(slice_1d)
         ck_assert_msg(run_op(XF_OP_SLICE, &p, 1, &x, 1, &out, &err) == XF_OK, "%s", err.msg);
         int64_t n = cases[i].n;
         expect_shape(&out, 1, &n);
-        expect_i64(&out, cases[i].e, n);
+        xf_test_expect_i64(&out, cases[i].e, n);
         xf_tensor_free(&out);
     }
     xf_params p = slice1(0, 0, 5, 0);
@@ -592,7 +575,7 @@ START_TEST(gather_values)
     ck_assert_int_eq(run_op(XF_OP_GATHER, &p, 2, in, 1, &out, NULL), XF_OK);
     int64_t s31[] = {3, 1}, e2[] = {7, 9, 11};
     expect_shape(&out, 2, s31);
-    expect_i64(&out, e2, 3);
+    xf_test_expect_i64(&out, e2, 3);
     xf_tensor_free(&out);
 
     /* out of range: an error naming the index, not a crash */
@@ -636,7 +619,7 @@ START_TEST(pad_modes)
     int64_t s35[] = {3, 5};
     int32_t ec[] = {9, 9, 9, 9, 9, 1, 2, 3, 9, 9, 4, 5, 6, 9, 9};
     expect_shape(&out, 2, s35);
-    expect_i32(&out, ec, 15);
+    xf_test_expect_i32(&out, ec, 15);
     xf_tensor_free(&out);
 
     /* edge: begin {1,2}, end {1,1} -> [4,6] */
@@ -646,7 +629,7 @@ START_TEST(pad_modes)
     int64_t s46[] = {4, 6};
     int32_t eg[] = {1, 1, 1, 2, 3, 3, 1, 1, 1, 2, 3, 3, 4, 4, 4, 5, 6, 6, 4, 4, 4, 5, 6, 6};
     expect_shape(&out, 2, s46);
-    expect_i32(&out, eg, 24);
+    xf_test_expect_i32(&out, eg, 24);
     xf_tensor_free(&out);
 
     /* reflect: begin {1,2}, end {0,2} -> [3,7] */
@@ -656,7 +639,7 @@ START_TEST(pad_modes)
     int64_t s37[] = {3, 7};
     int32_t erf[] = {6, 5, 4, 5, 6, 5, 4, 3, 2, 1, 2, 3, 2, 1, 6, 5, 4, 5, 6, 5, 4};
     expect_shape(&out, 2, s37);
-    expect_i32(&out, erf, 21);
+    xf_test_expect_i32(&out, erf, 21);
     xf_tensor_free(&out);
 
     /* negative pads crop: drop column 0, add one column of 7 on the right */
@@ -666,7 +649,7 @@ START_TEST(pad_modes)
     int64_t s13[] = {1, 3};
     int32_t ecr[] = {2, 3, 7};
     expect_shape(&out, 2, s13);
-    expect_i32(&out, ecr, 3);
+    xf_test_expect_i32(&out, ecr, 3);
     xf_tensor_free(&out);
 
     int64_t bb[] = {0, -2}, eb[] = {0, -2};
@@ -711,7 +694,7 @@ START_TEST(expand_values)
     int64_t e[24];
     for (int i = 0; i < 24; i++) e[i] = 1 + (i / 4) % 3;
     expect_shape(&out, 3, s234);
-    expect_i64(&out, e, 24);
+    xf_test_expect_i64(&out, e, 24);
     xf_tensor_free(&out);
     xf_tensor_free(&x);
 
@@ -724,7 +707,7 @@ START_TEST(expand_values)
     p.shape[2] = 1;
     ck_assert_int_eq(run_op(XF_OP_EXPAND, &p, 1, &x, 1, &out, NULL), XF_OK);
     expect_shape(&out, 3, s232);
-    expect_i64(&out, em, 12);
+    xf_test_expect_i64(&out, em, 12);
     xf_tensor_free(&out);
     xf_tensor_free(&x);
 

@@ -83,3 +83,29 @@ int xf_test_run(Suite *s)
     srunner_free(sr);
     return failed == 0 ? 0 : 1;
 }
+
+/* One element check shared by the integer expectations. */
+#define XF_EXPECT_INTS(t, v, n, dt, type)                                                \
+    do {                                                                                \
+        ck_assert_int_eq((t)->dtype, (dt));                                             \
+        ck_assert_int_eq(xf_shape_numel(&(t)->shape), (n));                             \
+        const type *d_ = (t)->data;                                                     \
+        for (int64_t i_ = 0; i_ < (n); i_++)                                            \
+            ck_assert_msg(d_[i_] == (v)[i_], "element %lld is %lld, expected %lld",     \
+                          (long long)i_, (long long)d_[i_], (long long)(v)[i_]);        \
+    } while (0)
+
+void xf_test_expect_i64(const xf_tensor *t, const int64_t *v, int64_t n)
+{
+    XF_EXPECT_INTS(t, v, n, XF_I64, int64_t);
+}
+
+void xf_test_expect_i32(const xf_tensor *t, const int32_t *v, int64_t n)
+{
+    XF_EXPECT_INTS(t, v, n, XF_I32, int32_t);
+}
+
+void xf_test_expect_bool(const xf_tensor *t, const uint8_t *v, int64_t n)
+{
+    XF_EXPECT_INTS(t, v, n, XF_BOOL, uint8_t);
+}

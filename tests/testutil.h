@@ -1,7 +1,7 @@
 /*
  * testutil.h — helpers shared by the Check suites: where the shared models,
  * the ONNX backend test data and the built tools are, a scratch directory,
- * and a runner that executes a suite with CK_ENV-style defaults.
+ * exact checks of integer tensors, and a runner that executes a suite with CK_ENV-style defaults.
  */
 #ifndef XF_TESTUTIL_H
 #define XF_TESTUTIL_H
@@ -23,6 +23,11 @@ const char *xf_test_tool(const char *name);
 int xf_test_system(const char *fmt, ...);
 /* Fill a tensor with deterministic random values (floats in [-1,1], ints in [0, hi)). */
 void xf_test_fill(xf_tensor *t, uint64_t seed, int64_t int_hi);
+/* Assert that an integer tensor has dtype int64 / int32 / bool and exactly
+ * the n values given (the message names the first differing element). */
+void xf_test_expect_i64(const xf_tensor *t, const int64_t *v, int64_t n);
+void xf_test_expect_i32(const xf_tensor *t, const int32_t *v, int64_t n);
+void xf_test_expect_bool(const xf_tensor *t, const uint8_t *v, int64_t n);
 /* Run suite `s`, return process exit status (0 when every test passed). */
 int xf_test_run(Suite *s);
 
