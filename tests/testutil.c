@@ -34,7 +34,15 @@ const char *xf_test_tmp(const char *name)
     static char buf[4096];
     const char *t = getenv("XF_TMPDIR");
     if (!t) t = "/tmp";
-    mkdir(t, 0755);
+    /* mkdir -p: each test has its own directory below a shared parent */
+    snprintf(buf, sizeof buf, "%s", t);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(buf, 0755);
+            *p = '/';
+        }
+    mkdir(buf, 0755);
     snprintf(buf, sizeof buf, "%s/%s", t, name);
     return buf;
 }
