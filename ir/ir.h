@@ -390,6 +390,30 @@ xf_status xf_interp_run(const xf_graph *g, const xf_tensor *inputs, int n_inputs
 xf_status xf_graph_random_inputs(const xf_graph *g, uint64_t seed, xf_tensor *inputs,
                                  xf_error *err);
 
+/* ------------------------------------------------------------------- rules */
+
+/* A graph substitution: `src` and `dst` read the same graph inputs (equal
+ * count, order, dtypes and shapes) and have the same number of outputs;
+ * output i of src is replaced by output i of dst. In rules, weights are graph
+ * inputs; constants come from the generator ops (const_ones...). */
+typedef struct xf_rule {
+    xf_graph src, dst;
+    uint64_t fingerprint; /* of the outputs both sides compute (0: none) */
+} xf_rule;
+
+void xf_rule_init(xf_rule *r);
+void xf_rule_free(xf_rule *r);
+/* Validates both graphs and checks the interface agreement above; the
+ * message says which side or which input/output disagrees. */
+xf_status xf_rule_validate(const xf_rule *r, xf_error *err);
+
+/* Readable infix form of a small graph, one expression per output joined by
+ * ", ": "ewadd(matmul(x0, w0), matmul(x0, w1))". Inputs print as their
+ * names (or in<i>), parameters that matter in brackets ("concat[axis=1]"),
+ * shared subexpressions repeat. Returns XF_ERR_INVALID when buf is too
+ * small (buf then holds a truncated string). */
+xf_status xf_graph_format(const xf_graph *g, char *buf, size_t n, xf_error *err);
+
 /* --------------------------------------------------------------- utilities */
 
 /* Deterministic PRNG (splitmix64) for random weights and test inputs. */

@@ -9,6 +9,8 @@ PACKAGES=(
   protobuf-c-compiler libprotobuf-c-dev # ONNX protobuf (de)serialisation
   libonnx-dev                           # onnx.proto, compiled at build time
   check                                 # unit-test framework
+  libsqlite3-dev                        # rules database, cost cache
+  libdnnl-dev                           # oneDNN: CPU operator timings (cost model)
   libonnx-testdata                      # ONNX backend tests (interpreter oracle)
   python3-onnx                          # onnx.checker for exported models (tests)
   clang                                 # libFuzzer harness (tests/fuzz)

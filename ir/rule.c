@@ -1,0 +1,64 @@
+/*
+ * rule.c — the xf_rule value type shared by the rule pipeline (enumerate,
+ * prune, rulesdb, verify, agent): lifetime and the interface agreement
+ * between a rule's two sides (same inputs, same number of outputs).
+ */
+#include "ir.h"
+
+#include <string.h>
+
+void xf_rule_init(xf_rule *r)
+{
+    xf_graph_init(&r->src);
+    xf_graph_init(&r->dst);
+    r->fingerprint = 0;
+}
+
+void xf_rule_free(xf_rule *r)
+{
+    xf_graph_free(&r->src);
+    xf_graph_free(&r->dst);
+    xf_rule_init(r);
+}
+
+xf_status xf_rule_validate(const xf_rule *r, xf_error *err)
+{
+    xf_status st = xf_graph_validate(&r->src, err);
+    if (st != XF_OK) {
+        xf_error_prefix(err, "rule source");
+        return st;
+    }
+    st = xf_graph_validate(&r->dst, err);
+    if (st != XF_OK) {
+        xf_error_prefix(err, "rule target");
+        return st;
+    }
+    if (r->src.n_inputs != r->dst.n_inputs)
+        return XF_FAIL(err, XF_ERR_GRAPH, "rule: source has %d inputs, target %d",
+                       r->src.n_inputs, r->dst.n_inputs);
+    for (int i = 0; i < r->src.n_inputs; i++) {
+        const xf_value *a = &r->src.values[r->src.inputs[i]];
+        const xf_value *b = &r->dst.values[r->dst.inputs[i]];
+        if (a->dtype != b->dtype || !xf_shape_equal(&a->shape, &b->shape)) {
+            char sa[96], sb[96];
+            return XF_FAIL(err, XF_ERR_GRAPH,
+                           "rule: input %d is %s %s in the source but %s %s in the target", i,
+                           xf_dtype_name(a->dtype), xf_shape_str(&a->shape, sa, sizeof sa),
+                           xf_dtype_name(b->dtype), xf_shape_str(&b->shape, sb, sizeof sb));
+        }
+    }
+    if (r->src.n_outputs != r->dst.n_outputs || r->src.n_outputs == 0)
+        return XF_FAIL(err, XF_ERR_GRAPH, "rule: source has %d outputs, target %d (need equal, > 0)",
+                       r->src.n_outputs, r->dst.n_outputs);
+    for (int i = 0; i < r->src.n_outputs; i++) {
+        const xf_value *a = &r->src.values[r->src.outputs[i]];
+        const xf_value *b = &r->dst.values[r->dst.outputs[i]];
+        if (a->dtype != b->dtype || !xf_shape_equal(&a->shape, &b->shape)) {
+            char sa[96], sb[96];
+            return XF_FAIL(err, XF_ERR_GRAPH, "rule: output %d is %s in the source but %s in the target",
+                           i, xf_shape_str(&a->shape, sa, sizeof sa),
+                           xf_shape_str(&b->shape, sb, sizeof sb));
+        }
+    }
+    return XF_OK;
+}
