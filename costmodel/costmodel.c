@@ -1,0 +1,393 @@
+/*
+ * costmodel.c — the cost-model front end: opens a backend and the cache,
+ * turns operator configurations into cache keys, measures only on a miss,
+ * and sums node costs into a graph cost (TASO's model).
+ *
+ * Policy for nodes a backend cannot time:
+ *  - constant generators (const_*, constant_of_shape) cost 0: in a deployed
+ *    model they are folded into weights;
+ *  - ops a measured backend has no kernel for (its measure returns
+ *    XF_ERR_UNSUPPORTED) are timed with the float32 reference kernel;
+ *  - opaque nodes cannot run at all and get the analytic roofline estimate
+ *    of the bytes they read and write (the roofline is then loaded or
+ *    measured on first use).
+ * A graph's new measurements are written to the cache in one transaction.
+ */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DESC_MAX 4096
+
+static const char *const backend_names[XF_COST_BACKEND_COUNT] = {"analytic", "onednn", "cudnn"};
+
+const char *xf_cost_backend_name(xf_cost_backend b)
+{
+    return (int)b >= 0 && b < XF_COST_BACKEND_COUNT ? backend_names[b] : "unknown";
+}
+
+xf_status xf_cost_backend_parse(const char *name, xf_cost_backend *out, xf_error *err)
+{
+    for (int i = 0; i < XF_COST_BACKEND_COUNT; i++)
+        if (name && strcmp(name, backend_names[i]) == 0) {
+            *out = (xf_cost_backend)i;
+            return XF_OK;
+        }
+    *out = XF_COST_ANALYTIC;
+    return XF_FAIL(err, XF_ERR_INVALID, "unknown backend '%s' (expected analytic, onednn or cudnn)",
+                   name ? name : "(null)");
+}
+
+static xf_status backend_for(xf_cost_backend b, const xf_backend **out, xf_error *err)
+{
+    *out = NULL;
+    switch (b) {
+    case XF_COST_ANALYTIC: *out = &xf_backend_analytic; return XF_OK;
+    case XF_COST_ONEDNN: *out = &xf_backend_onednn; return XF_OK;
+    case XF_COST_CUDNN:
+#ifdef XF_HAVE_CUDNN
+        *out = &xf_backend_cudnn;
+        return XF_OK;
+#else
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "cudnn backend unavailable: rlflow was built without CUDA (CMake did not "
+                       "find the CUDA toolkit, cuDNN and cuBLAS, or XF_CUDA=OFF); rebuild with them "
+                       "installed");
+#endif
+    default: return XF_FAIL(err, XF_ERR_INVALID, "unknown backend %d", (int)b);
+    }
+}
+
+xf_cost_options xf_cost_options_default(void)
+{
+    xf_cost_options o;
+    memset(&o, 0, sizeof o);
+    o.backend = XF_COST_ANALYTIC;
+    o.threads = 1;
+    o.warmup = 3;
+    o.reps = 10;
+    o.kernel_overhead_us = 2.0;
+    return o;
+}
+
+xf_status xf_cost_backend_available(xf_cost_backend b, xf_error *err)
+{
+    const xf_backend *be;
+    xf_status st = backend_for(b, &be, err);
+    if (st || b == XF_COST_ANALYTIC) return st;
+    xf_backend_config cfg = {.threads = 1, .warmup = 0, .reps = 1, .kernel_overhead_us = 0};
+    void *state = NULL;
+    st = be->init(&cfg, &state, err);
+    if (!st) be->free(state);
+    return st;
+}
+
+/* Fills cfg.peak_gflops/bandwidth_gbps: fixed by the options, else stored in
+ * the cache for this CPU, else measured now and stored. */
+static xf_status ensure_roofline(xf_cost_model *cm, xf_error *err)
+{
+    if (cm->have_roofline) return XF_OK;
+    double peak = cm->opt.peak_gflops, bw = cm->opt.bandwidth_gbps;
+    if (!(peak > 0) || !(bw > 0)) {
+        char machine[256];
+        xf_costmodel_cpu_model(machine, sizeof machine);
+        double cpeak, cbw;
+        int found;
+        xf_status st = xf_cost_cache_get_roofline(cm->cache, machine, &cpeak, &cbw, &found, err);
+        if (st) return st;
+        if (!found) {
+            cpeak = cbw = 0;
+            st = xf_costmodel_measure_roofline(&cpeak, &cbw, err);
+            if (!st) st = xf_cost_cache_put_roofline(cm->cache, machine, cpeak, cbw, err);
+            if (st) return st;
+            xf_log(XF_LOG_INFO, "costmodel: measured roofline of %s: %.1f GFLOP/s, %.1f GB/s",
+                   machine, cpeak, cbw);
+        }
+        if (!(peak > 0)) peak = cpeak;
+        if (!(bw > 0)) bw = cbw;
+    }
+    cm->cfg.peak_gflops = peak;
+    cm->cfg.bandwidth_gbps = bw;
+    cm->have_roofline = 1;
+    return XF_OK;
+}
+
+xf_status xf_cost_open(const xf_cost_options *opt, xf_cost_model **out, xf_error *err)
+{
+    *out = NULL;
+    xf_cost_options o = opt ? *opt : xf_cost_options_default();
+    if (o.threads < 1 || o.reps < 1 || o.warmup < 0 || o.kernel_overhead_us < 0)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "cost model options: threads (%d) and reps (%d) must be >= 1, warmup "
+                       "(%d) and kernel overhead (%g us) >= 0",
+                       o.threads, o.reps, o.warmup, o.kernel_overhead_us);
+    const xf_backend *be;
+    xf_status st = backend_for(o.backend, &be, err);
+    if (st) return st;
+    xf_cost_model *cm = calloc(1, sizeof *cm);
+    if (!cm) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory opening the cost model");
+    cm->kind = o.backend;
+    cm->be = be;
+    cm->opt = o;
+    cm->opt.cache_path = NULL;
+    cm->cfg.threads = o.threads;
+    cm->cfg.warmup = o.warmup;
+    cm->cfg.reps = o.reps;
+    cm->cfg.kernel_overhead_us = o.kernel_overhead_us;
+    st = xf_cost_cache_open(o.cache_path, &cm->cache, err);
+    if (!st && o.backend == XF_COST_ANALYTIC) st = ensure_roofline(cm, err);
+    if (!st) st = be->init(&cm->cfg, &cm->state, err);
+    if (st) {
+        xf_cost_close(cm);
+        return st;
+    }
+    char ident[sizeof cm->identity - 64];
+    be->identity(cm->state, ident, sizeof ident);
+    snprintf(cm->identity, sizeof cm->identity, "%s|%s|threads=%d", be->name, ident, o.threads);
+    *out = cm;
+    return XF_OK;
+}
+
+void xf_cost_close(xf_cost_model *cm)
+{
+    if (!cm) return;
+    if (cm->be && cm->state) cm->be->free(cm->state);
+    xf_cost_cache_close(cm->cache);
+    free(cm);
+}
+
+const char *xf_cost_identity(const xf_cost_model *cm)
+{
+    return cm->identity;
+}
+
+xf_cost_backend xf_cost_model_backend(const xf_cost_model *cm)
+{
+    return cm->kind;
+}
+
+void xf_cost_roofline(const xf_cost_model *cm, double *peak_gflops, double *bandwidth_gbps)
+{
+    *peak_gflops = cm->have_roofline ? cm->cfg.peak_gflops : 0;
+    *bandwidth_gbps = cm->have_roofline ? cm->cfg.bandwidth_gbps : 0;
+}
+
+int64_t xf_cost_measurements(const xf_cost_model *cm)
+{
+    return cm->measurements;
+}
+
+static int is_generator(xf_op op)
+{
+    return op == XF_OP_CONSTANT_OF_SHAPE || op == XF_OP_CONST_IDENTITY_CONV ||
+           op == XF_OP_CONST_IDENTITY_MATRIX || op == XF_OP_CONST_ONES || op == XF_OP_CONST_POOL;
+}
+
+/* Measurements not yet written to the cache (one graph's worth). */
+typedef struct pending {
+    int n, cap;
+    char **config;
+    xf_op_cost *cost;
+} pending;
+
+static void pending_free(pending *p)
+{
+    for (int i = 0; i < p->n; i++) free(p->config[i]);
+    free(p->config);
+    free(p->cost);
+    memset(p, 0, sizeof *p);
+}
+
+static const xf_op_cost *pending_find(const pending *p, const char *config)
+{
+    for (int i = 0; i < p->n; i++)
+        if (strcmp(p->config[i], config) == 0) return &p->cost[i];
+    return NULL;
+}
+
+static xf_status pending_add(pending *p, const char *config, const xf_op_cost *c, xf_error *err)
+{
+    if (p->n == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 32;
+        char **nc = realloc(p->config, (size_t)cap * sizeof *nc);
+        if (nc) p->config = nc;
+        xf_op_cost *nk = nc ? realloc(p->cost, (size_t)cap * sizeof *nk) : NULL;
+        if (nk) p->cost = nk;
+        if (!nc || !nk) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory caching costs");
+        p->cap = cap;
+    }
+    p->config[p->n] = strdup(config);
+    if (!p->config[p->n]) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory caching costs");
+    p->cost[p->n++] = *c;
+    return XF_OK;
+}
+
+static xf_status write_pending(xf_cost_model *cm, const pending *p, xf_error *err)
+{
+    if (p->n == 0) return XF_OK;
+    xf_status st = xf_cost_cache_begin(cm->cache, err);
+    for (int i = 0; !st && i < p->n; i++)
+        st = xf_cost_cache_put(cm->cache, cm->identity, p->config[i], &p->cost[i], err);
+    if (!st) st = xf_cost_cache_commit(cm->cache, err);
+    if (st) xf_cost_cache_rollback(cm->cache);
+    return st;
+}
+
+/* Cost of one configuration; new measurements go to `pend` (written later)
+ * or straight to the cache when pend is NULL. */
+static xf_status cost_config(xf_cost_model *cm, xf_op op, const xf_params *params, int n_in,
+                             const xf_dtype *in_dt, const xf_shape *in_sh, pending *pend,
+                             xf_op_cost *out, xf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    xf_params def = xf_params_default();
+    if (!params) params = &def;
+    const xf_op_info *info = xf_op_get(op);
+    if (!info || op == XF_OP_OPAQUE)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "cost of op %d: not a table operator (opaque nodes are costed per node)",
+                       (int)op);
+    int n_out = xf_op_default_outputs(op, params);
+    xf_dtype out_dt[XF_MAX_SPLIT];
+    xf_shape out_sh[XF_MAX_SPLIT];
+    if (n_out < 1 || n_out > XF_MAX_SPLIT)
+        return XF_FAIL(err, XF_ERR_INVALID, "%s: %d outputs are not supported", info->name, n_out);
+    xf_status st = xf_op_infer(op, params, n_in, in_dt, in_sh, n_out, out_dt, out_sh, err);
+    if (st) return st;
+
+    xf_backend_op bop = {op, params, n_in, in_dt, in_sh, n_out, out_dt, out_sh, 0, 0};
+    xf_cost_flops_bytes(op, params, n_in, in_dt, in_sh, n_out, out_dt, out_sh, &bop.flops,
+                        &bop.bytes);
+    out->flops = bop.flops;
+    out->bytes = bop.bytes;
+    if (is_generator(op)) return XF_OK; /* folded into weights: free */
+
+    char *key = malloc(DESC_MAX);
+    if (!key) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing %s", info->name);
+    st = xf_cost_describe(op, params, n_in, in_dt, in_sh, key, DESC_MAX, err);
+    if (st) goto out;
+    const xf_op_cost *seen = pend ? pending_find(pend, key) : NULL;
+    if (seen) {
+        *out = *seen;
+        goto out;
+    }
+    int found;
+    st = xf_cost_cache_get(cm->cache, cm->identity, key, out, &found, err);
+    if (st || found) goto out;
+
+    double ms = 0;
+    int kernels = 0;
+    st = cm->be->measure(cm->state, &bop, &ms, &kernels, err);
+    if (st == XF_ERR_UNSUPPORTED) {
+        xf_error_clear(err);
+        st = xf_costmodel_time_reference(&cm->cfg, &bop, &ms, err);
+        kernels = 1;
+    }
+    if (st) {
+        xf_error_prefix(err, "measuring %s on %s: ", info->name, cm->be->name);
+        goto out;
+    }
+    cm->measurements++;
+    *out = (xf_op_cost){ms, bop.flops, bop.bytes, kernels, 0};
+    st = pend ? pending_add(pend, key, out, err)
+              : xf_cost_cache_put(cm->cache, cm->identity, key, out, err);
+out:
+    free(key);
+    return st;
+}
+
+xf_status xf_cost_op(xf_cost_model *cm, xf_op op, const xf_params *params, int n_inputs,
+                     const xf_dtype *in_dtypes, const xf_shape *in_shapes, xf_op_cost *out,
+                     xf_error *err)
+{
+    return cost_config(cm, op, params, n_inputs, in_dtypes, in_shapes, NULL, out, err);
+}
+
+/* Opaque node: the roofline estimate of its bytes (it has no flops model). */
+static xf_status cost_opaque(xf_cost_model *cm, const xf_graph *g, const xf_node *nd,
+                             xf_op_cost *out, xf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    xf_status st = ensure_roofline(cm, err);
+    if (st) return st;
+    for (int i = 0; i < nd->n_inputs; i++)
+        if (nd->inputs[i] >= 0) {
+            const xf_value *v = &g->values[nd->inputs[i]];
+            out->bytes += (double)xf_shape_numel(&v->shape) * (double)xf_dtype_size(v->dtype);
+        }
+    for (int i = 0; i < nd->n_outputs; i++) {
+        const xf_value *v = &g->values[nd->outputs[i]];
+        out->bytes += (double)xf_shape_numel(&v->shape) * (double)xf_dtype_size(v->dtype);
+    }
+    out->kernels = 1;
+    out->ms = out->bytes / (cm->cfg.bandwidth_gbps * 1e6) + cm->cfg.kernel_overhead_us * 1e-3;
+    return XF_OK;
+}
+
+static xf_status cost_node(xf_cost_model *cm, const xf_graph *g, int node, pending *pend,
+                           xf_op_cost *out, xf_error *err)
+{
+    const xf_node *nd = &g->nodes[node];
+    xf_status st;
+    if (nd->op == XF_OP_OPAQUE) {
+        st = cost_opaque(cm, g, nd, out, err);
+    } else {
+        xf_dtype *dt = calloc((size_t)(nd->n_inputs > 0 ? nd->n_inputs : 1), sizeof *dt);
+        xf_shape *sh = calloc((size_t)(nd->n_inputs > 0 ? nd->n_inputs : 1), sizeof *sh);
+        if (!dt || !sh) {
+            st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing a node");
+        } else {
+            for (int i = 0; i < nd->n_inputs; i++) {
+                if (nd->inputs[i] < 0) continue; /* dtype stays INVALID */
+                dt[i] = g->values[nd->inputs[i]].dtype;
+                sh[i] = g->values[nd->inputs[i]].shape;
+            }
+            st = cost_config(cm, nd->op, &nd->params, nd->n_inputs, dt, sh, pend, out, err);
+        }
+        free(dt);
+        free(sh);
+    }
+    if (st) {
+        char d[256];
+        xf_error_prefix(err, "%s: ", xf_node_describe(g, node, d, sizeof d));
+    }
+    return st;
+}
+
+xf_status xf_cost_node(xf_cost_model *cm, const xf_graph *g, int node, xf_op_cost *out,
+                       xf_error *err)
+{
+    if (node < 0 || node >= g->n_nodes) {
+        memset(out, 0, sizeof *out);
+        return XF_FAIL(err, XF_ERR_INVALID, "node %d out of range (graph has %d nodes)", node,
+                       g->n_nodes);
+    }
+    return cost_node(cm, g, node, NULL, out, err);
+}
+
+xf_status xf_cost_graph(xf_cost_model *cm, const xf_graph *g, xf_op_cost *total,
+                        xf_op_cost *per_node, xf_error *err)
+{
+    memset(total, 0, sizeof *total);
+    pending pend = {0};
+    xf_status st = XF_OK;
+    int64_t measured_before = cm->measurements;
+    for (int i = 0; i < g->n_nodes && !st; i++) {
+        xf_op_cost c;
+        st = cost_node(cm, g, i, &pend, &c, err);
+        if (st) break;
+        if (per_node) per_node[i] = c;
+        total->ms += c.ms;
+        total->flops += c.flops;
+        total->bytes += c.bytes;
+        total->kernels += c.kernels;
+    }
+    total->from_cache = cm->measurements == measured_before;
+    /* keep what was measured even when a later node failed */
+    xf_status wst = write_pending(cm, &pend, st ? NULL : err);
+    if (!st) st = wst;
+    pending_free(&pend);
+    return st;
+}

@@ -1,0 +1,161 @@
+/*
+ * costmodel.h — how long operators and whole graphs take, on a chosen backend.
+ *
+ * The optimiser compares graphs by cost. Following TASO, the cost of a graph
+ * is the sum of the costs of its operators, and the cost of one operator
+ * configuration (op, parameters, input dtypes and shapes) is measured once on
+ * a backend and cached in SQLite, keyed by a canonical description of the
+ * configuration plus the backend's identity (CPU model or GPU name, library
+ * versions, thread count), so a cache written on another machine misses
+ * instead of being silently reused.
+ *
+ * Backends:
+ *   analytic  flops and bytes against a roofline (peak GFLOP/s and GB/s
+ *             measured once per machine and stored in the cache, or fixed
+ *             through the options); deterministic, the default for tests.
+ *   onednn    real oneDNN CPU kernels, warm-up then timed repetitions, median.
+ *   cudnn     cuDNN/cuBLAS kernels on a GPU (cudaEvent timing); only when the
+ *             build found CUDA and a device is present, else a clear error.
+ * Operators a measured backend has no kernel for are timed with the float32
+ * reference kernel; opaque (XF_OP_OPAQUE) nodes, which cannot run, get the
+ * analytic estimate; constant generators cost 0.
+ *
+ * The executor runs a whole graph on the same backend (buffers allocated
+ * once, nodes in topological order) for end-to-end latency and for checking
+ * that two graphs compute the same outputs.
+ *
+ * Nothing here prints to stdout or exits; fallible functions return an
+ * xf_status and fill an optional xf_error.
+ */
+#ifndef XF_COSTMODEL_H
+#define XF_COSTMODEL_H
+
+#include "ir/ir.h"
+
+/* ----------------------------------------------------------------- backends */
+
+typedef enum xf_cost_backend {
+    XF_COST_ANALYTIC = 0,
+    XF_COST_ONEDNN = 1,
+    XF_COST_CUDNN = 2,
+    XF_COST_BACKEND_COUNT
+} xf_cost_backend;
+
+/* "analytic", "onednn", "cudnn". */
+const char *xf_cost_backend_name(xf_cost_backend b);
+/* Parses a backend name; XF_ERR_INVALID listing the valid names otherwise. */
+xf_status xf_cost_backend_parse(const char *name, xf_cost_backend *out, xf_error *err);
+/* XF_OK when the backend can be opened on this machine. Otherwise
+ * XF_ERR_UNSUPPORTED with the reason ("rlflow was built without CUDA",
+ * "no CUDA device: ..."). Never crashes, never aborts. */
+xf_status xf_cost_backend_available(xf_cost_backend b, xf_error *err);
+
+/* ------------------------------------------------------------------ options */
+
+typedef struct xf_cost_options {
+    xf_cost_backend backend;
+    int threads;            /* CPU threads for measured kernels (>= 1; default 1) */
+    const char *cache_path; /* SQLite cost cache; NULL: in memory, nothing kept */
+    int warmup;             /* untimed runs before timing (default 3) */
+    int reps;               /* timed runs; the median is reported (default 10) */
+    /* analytic backend: a value > 0 fixes that side of the roofline and skips
+     * its measurement (deterministic tests); 0 means measure once per machine
+     * and store it in the cache. */
+    double peak_gflops;
+    double bandwidth_gbps;
+    double kernel_overhead_us; /* added per kernel launch (default 2.0 us) */
+} xf_cost_options;
+
+xf_cost_options xf_cost_options_default(void);
+
+/* ---------------------------------------------------------------- the model */
+
+typedef struct xf_cost_model xf_cost_model;
+
+/* Opens the backend (XF_ERR_UNSUPPORTED as xf_cost_backend_available when it
+ * cannot run here) and the cache. A cache file that is not an rlflow cost
+ * cache, is corrupt, or has a newer schema fails with XF_ERR_IO/XF_ERR_PARSE
+ * naming the file. *out is NULL on failure. */
+xf_status xf_cost_open(const xf_cost_options *opt, xf_cost_model **out, xf_error *err);
+void xf_cost_close(xf_cost_model *cm); /* NULL is a no-op */
+
+/* The identity string the cache is keyed by, e.g.
+ * "onednn|AMD EPYC 7B13|dnnl 2.6.0|threads=1". */
+const char *xf_cost_identity(const xf_cost_model *cm);
+xf_cost_backend xf_cost_model_backend(const xf_cost_model *cm);
+/* Roofline the analytic estimates use (measured, loaded or fixed). */
+void xf_cost_roofline(const xf_cost_model *cm, double *peak_gflops, double *bandwidth_gbps);
+
+/* Cost of one operator configuration. */
+typedef struct xf_op_cost {
+    double ms;      /* estimated or measured time, milliseconds */
+    double flops;   /* floating-point operations (a multiply-add is 2) */
+    double bytes;   /* memory accessed: every input read once + outputs written */
+    int kernels;    /* kernel launches / primitive executions */
+    int from_cache; /* 1 when the value came from the cache, not a measurement */
+} xf_op_cost;
+
+/* Cost of `op` with params and input dtypes/shapes (dtype XF_DTYPE_INVALID
+ * for an omitted optional input). Runs shape inference (XF_ERR_SHAPE with
+ * its message when the configuration is invalid), then looks the
+ * configuration up in the cache and measures it only on a miss. */
+xf_status xf_cost_op(xf_cost_model *cm, xf_op op, const xf_params *params, int n_inputs,
+                     const xf_dtype *in_dtypes, const xf_shape *in_shapes, xf_op_cost *out,
+                     xf_error *err);
+/* Cost of node `node` of g (opaque nodes: analytic estimate of their bytes). */
+xf_status xf_cost_node(xf_cost_model *cm, const xf_graph *g, int node, xf_op_cost *out,
+                       xf_error *err);
+/* Graph cost = sum over nodes. `per_node` (g->n_nodes entries, or NULL)
+ * receives each node's cost; *total holds the sums (from_cache = 1 when no
+ * node needed a new measurement). Errors are prefixed with the node description. */
+xf_status xf_cost_graph(xf_cost_model *cm, const xf_graph *g, xf_op_cost *total,
+                        xf_op_cost *per_node, xf_error *err);
+
+/* Real measurements (cache misses timed on the backend) since open. */
+int64_t xf_cost_measurements(const xf_cost_model *cm);
+
+/* Canonical description of an operator configuration, the cache key minus
+ * the backend identity: "conv2d|kernel=3,3;stride=1,1;...|f32[1,64,56,56],f32[64,64,3,3]".
+ * Only parameters that differ from xf_params_default() appear. Returns
+ * XF_ERR_INVALID when buf is too small. */
+xf_status xf_cost_describe(xf_op op, const xf_params *params, int n_inputs,
+                           const xf_dtype *in_dtypes, const xf_shape *in_shapes, char *buf,
+                           size_t n, xf_error *err);
+
+/* Flops and bytes of an operator configuration whose output dtypes/shapes
+ * are known (as xf_op_infer gives them). Pure arithmetic, never fails;
+ * opaque ops count 0 flops and their input+output bytes. */
+void xf_cost_flops_bytes(xf_op op, const xf_params *params, int n_inputs,
+                         const xf_dtype *in_dtypes, const xf_shape *in_shapes, int n_outputs,
+                         const xf_dtype *out_dtypes, const xf_shape *out_shapes, double *flops,
+                         double *bytes);
+
+/* ----------------------------------------------------------------- executor */
+
+typedef struct xf_exec xf_exec;
+
+/* Prepares g to run on cm's backend: validates it, plans the node order,
+ * allocates every buffer and creates every kernel once. Fails with
+ * XF_ERR_UNSUPPORTED naming the node when the graph holds an opaque node.
+ * cm and g must outlive the executor. */
+xf_status xf_exec_prepare(xf_cost_model *cm, const xf_graph *g, xf_exec **out, xf_error *err);
+/* Runs the graph once; `inputs` follows g->inputs order, dtypes and shapes
+ * must match (XF_ERR_INVALID naming the input otherwise). */
+xf_status xf_exec_run(xf_exec *e, const xf_tensor *inputs, int n_inputs, xf_error *err);
+/* Copies the outputs of the last run into `outputs` (g->n_outputs tensors,
+ * allocated here, owned by the caller: xf_tensor_free each). */
+xf_status xf_exec_outputs(xf_exec *e, xf_tensor *outputs, xf_error *err);
+/* Median wall time of one end-to-end run over `reps` timed runs after
+ * `warmup` untimed ones (reps >= 1). */
+xf_status xf_exec_latency(xf_exec *e, const xf_tensor *inputs, int n_inputs, int warmup,
+                          int reps, double *median_ms, xf_error *err);
+void xf_exec_free(xf_exec *e); /* NULL is a no-op */
+
+/* Runs a and b (same inputs: equal count, dtypes and shapes) on cm's
+ * backend with deterministic random inputs from `seed` and reports the
+ * largest absolute and relative output difference over all outputs
+ * (xf_tensor_compare semantics). XF_ERR_MISMATCH when the interfaces differ. */
+xf_status xf_exec_compare(xf_cost_model *cm, const xf_graph *a, const xf_graph *b,
+                          uint64_t seed, double *max_abs, double *max_rel, xf_error *err);
+
+#endif /* XF_COSTMODEL_H */

@@ -1,0 +1,81 @@
+/*
+ * onednn_dispatch.c — which operators run on oneDNN primitives, and the
+ * checks every native builder relies on: oneDNN computes in f32 here (it
+ * has no 64-bit integer type), so arithmetic ops with any non-f32 operand,
+ * and tensors with no elements, go to the reference kernel. The view ops
+ * (reshape and friends) move no data and accept any dtype.
+ */
+#include "onednn_internal.h"
+
+static int all_f32_nonempty(const ox_kernel *k)
+{
+    for (int i = 0; i < k->n_in; i++) {
+        if (k->in[i].dtype == XF_DTYPE_INVALID) continue;
+        if (k->in[i].dtype != XF_F32 || xf_shape_numel(&k->in[i].shape) == 0) return 0;
+    }
+    for (int j = 0; j < k->n_out; j++)
+        if (k->out_dt[j] != XF_F32 || xf_shape_numel(&k->out_sh[j]) == 0) return 0;
+    return 1;
+}
+
+static xf_status dispatch(ox_kernel *k, xf_error *err)
+{
+    switch (k->op) {
+    case XF_OP_RESHAPE:
+    case XF_OP_FLATTEN:
+    case XF_OP_SQUEEZE:
+    case XF_OP_UNSQUEEZE:
+    case XF_OP_IDENTITY:
+    case XF_OP_DROPOUT:
+        return ox_build_view(k, err);
+    default: break;
+    }
+    if (!all_f32_nonempty(k))
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "onednn: %s runs on the reference kernel (non-f32 or empty tensor)",
+                       xf_op_get(k->op)->name);
+    switch (k->op) {
+    case XF_OP_CONV: return ox_build_conv(k, err);
+    case XF_OP_MATMUL: return ox_build_matmul(k, err);
+    case XF_OP_GEMM: return ox_build_gemm(k, err);
+    case XF_OP_RELU:
+    case XF_OP_SIGMOID:
+    case XF_OP_TANH:
+    case XF_OP_GELU:
+    case XF_OP_SQRT:
+    case XF_OP_EXP:
+    case XF_OP_LOG:
+    case XF_OP_NEG:
+    case XF_OP_ABS:
+    case XF_OP_RECIPROCAL:
+        return ox_build_unary(k, err);
+    case XF_OP_ADD:
+    case XF_OP_SUB:
+    case XF_OP_MUL:
+    case XF_OP_DIV:
+    case XF_OP_SCALAR_MUL:
+        return ox_build_binary(k, err);
+    case XF_OP_POW: return ox_build_pow(k, err);
+    case XF_OP_MAXPOOL:
+    case XF_OP_AVGPOOL:
+        return ox_build_pool(k, err);
+    case XF_OP_GLOBAL_AVGPOOL: return ox_build_global_pool(k, err);
+    case XF_OP_REDUCE_MEAN: return ox_build_reduce_mean(k, err);
+    case XF_OP_SOFTMAX: return ox_build_softmax(k, err);
+    case XF_OP_BATCHNORM: return ox_build_batchnorm(k, err);
+    case XF_OP_LAYERNORM: return ox_build_layernorm(k, err);
+    case XF_OP_CONCAT: return ox_build_concat(k, err);
+    case XF_OP_TRANSPOSE: return ox_build_transpose(k, err);
+    default:
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: no oneDNN kernel for %s",
+                       xf_op_get(k->op)->name);
+    }
+}
+
+xf_status ox_kernel_build_native(ox_kernel *k, xf_error *err)
+{
+    ox_kernel_reset(k);
+    xf_status s = dispatch(k, err);
+    if (s != XF_OK) ox_kernel_reset(k);
+    return s;
+}

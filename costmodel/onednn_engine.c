@@ -1,0 +1,135 @@
+/*
+ * onednn_engine.c — the oneDNN backend's table entry and its lifetime: one
+ * CPU engine and one stream per opened backend, the OpenMP thread count
+ * (Debian's libdnnl uses the OpenMP CPU runtime, so omp_set_num_threads
+ * is how the requested thread count reaches its kernels; the function is
+ * looked up in the already loaded libgomp, libdnnl's own dependency, so
+ * building needs nothing beyond -ldnnl), the identity the
+ * cost cache is keyed by (CPU model, oneDNN version and the instruction set
+ * its JIT kernels actually use, since an AVX2 and an AVX-512 machine of the
+ * same model name time differently) and the translation of oneDNN status
+ * codes into xf_status with oneDNN's own message text.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <dnnl_debug.h>
+
+#include "onednn_internal.h"
+
+xf_status ox_check(dnnl_status_t s, xf_error *err, const char *what)
+{
+    switch (s) {
+    case dnnl_success: return XF_OK;
+    case dnnl_unimplemented:
+    case dnnl_invalid_arguments:
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s: oneDNN has no kernel for it (%s)", what,
+                       dnnl_status2str(s));
+    case dnnl_out_of_memory:
+        return XF_FAIL(err, XF_ERR_NOMEM, "%s: oneDNN ran out of memory", what);
+    default:
+        return XF_FAIL(err, XF_ERR_INTERNAL, "%s: oneDNN failed (%s)", what,
+                       dnnl_status2str(s));
+    }
+}
+
+typedef void (*set_threads_fn)(int);
+
+/* omp_set_num_threads of the OpenMP runtime libdnnl loaded, or NULL. */
+static set_threads_fn omp_setter(void)
+{
+    static int looked;
+    static set_threads_fn fn;
+    if (!looked) {
+        looked = 1;
+        void *self = dlopen(NULL, RTLD_LAZY);
+        if (self) {
+            *(void **)&fn = dlsym(self, "omp_set_num_threads");
+            dlclose(self);
+        }
+        if (!fn)
+            xf_log(XF_LOG_WARN, "onednn: no OpenMP runtime found; the thread count is "
+                                "left to oneDNN's default");
+    }
+    return fn;
+}
+
+void ox_set_threads(const ox_state *st)
+{
+    set_threads_fn fn = omp_setter();
+    if (fn) fn(st->threads);
+}
+
+static xf_status onednn_init(const xf_backend_config *cfg, void **state, xf_error *err)
+{
+    *state = NULL;
+    if (dnnl_engine_get_count(dnnl_cpu) == 0)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: oneDNN reports no CPU engine");
+    ox_state *st = calloc(1, sizeof *st);
+    if (!st) return XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory");
+    st->threads = cfg->threads;
+    st->warmup = cfg->warmup;
+    st->reps = cfg->reps;
+    ox_set_threads(st);
+    xf_status s = ox_check(dnnl_engine_create(&st->engine, dnnl_cpu, 0), err,
+                           "onednn: creating the CPU engine");
+    if (s == XF_OK)
+        s = ox_check(dnnl_stream_create(&st->stream, st->engine, dnnl_stream_default_flags),
+                     err, "onednn: creating a stream");
+    if (s != XF_OK) {
+        if (st->engine) dnnl_engine_destroy(st->engine);
+        free(st);
+        return s;
+    }
+    *state = st;
+    return XF_OK;
+}
+
+static void onednn_free(void *state)
+{
+    ox_state *st = state;
+    if (!st) return;
+    dnnl_stream_destroy(st->stream);
+    dnnl_engine_destroy(st->engine);
+    free(st);
+}
+
+static const char *isa_name(dnnl_cpu_isa_t isa)
+{
+    switch (isa) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_mic: return "avx512_mic";
+    case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default: return "any";
+    }
+}
+
+static void onednn_identity(void *state, char *buf, size_t n)
+{
+    (void)state;
+    char cpu[256];
+    xf_costmodel_cpu_model(cpu, sizeof cpu);
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(buf, n, "%s|dnnl %d.%d.%d|isa=%s", cpu, v->major, v->minor, v->patch,
+             isa_name(dnnl_get_effective_cpu_isa()));
+}
+
+const xf_backend xf_backend_onednn = {
+    .name = "onednn",
+    .init = onednn_init,
+    .free = onednn_free,
+    .identity = onednn_identity,
+    .measure = ox_measure,
+    .exec_prepare = ox_exec_prepare,
+    .exec_run = ox_exec_run,
+    .exec_output = ox_exec_output,
+    .exec_free = ox_exec_free,
+};

@@ -1,0 +1,102 @@
+/*
+ * db_internal.h — what the rulesdb files share behind rulesdb.h: the handle,
+ * the cache of prepared statements, SQLite error translation, the
+ * transaction helpers, the schema migrations and the parameter codec.
+ */
+#ifndef XF_RULESDB_DB_INTERNAL_H
+#define XF_RULESDB_DB_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "rulesdb.h"
+
+/* Statements prepared once per handle (SQL text in db_sql.c). */
+typedef enum stmt_id {
+    STMT_GRAPH_BY_HASH,
+    STMT_GRAPH_INSERT,
+    STMT_GRAPH_LOAD,
+    STMT_RULE_BY_PAIR,
+    STMT_RULE_INSERT,
+    STMT_RULE_OP_INSERT,
+    STMT_RULE_LOAD,
+    STMT_RULE_SET_STATUS,
+    STMT_RULE_SET_VERDICT,
+    STMT_RUN_INSERT,
+    STMT_RUN_STAGE,
+    STMT_RUN_CHECKPOINT,
+    STMT_RUN_STATE,
+    STMT_RUN_RESUMABLE,
+    STMT_RUN_GET,
+    STMT_RUN_STAGES,
+    STMT_RUN_RECENT,
+    STMT_COUNT
+} stmt_id;
+
+struct xf_rulesdb {
+    sqlite3 *h;
+    char *path;
+    int readonly;
+    int in_batch;
+    int64_t batch_writes;
+    sqlite3_stmt *stmts[STMT_COUNT];
+};
+
+/* XF_ERR_IO "<path>: <what>: <sqlite message>"; evaluates to the status. */
+xf_status db_fail(xf_rulesdb *db, xf_error *err, const char *what);
+/* The prepared statement `id`, reset and with bindings cleared; NULL with
+ * *err set when it cannot be prepared. */
+sqlite3_stmt *db_stmt(xf_rulesdb *db, stmt_id id, xf_error *err);
+/* Runs SQL without results (several statements allowed). */
+xf_status db_exec(xf_rulesdb *db, const char *sql, xf_error *err);
+/* Steps a statement expecting SQLITE_DONE. */
+xf_status db_step_done(xf_rulesdb *db, sqlite3_stmt *s, const char *what, xf_error *err);
+/* Finalizes every cached statement. */
+void db_stmts_free(xf_rulesdb *db);
+
+/* Every public write runs between op_begin and op_end: a savepoint, which
+ * opens a transaction of its own outside a batch. op_end releases it when
+ * st is XF_OK, else rolls it back; it returns st (or its own failure). */
+xf_status op_begin(xf_rulesdb *db, xf_error *err);
+xf_status op_end(xf_rulesdb *db, xf_status st, xf_error *err);
+
+/* Brings a freshly opened database to XF_RULESDB_SCHEMA_VERSION (or
+ * refuses it); see schema.c. */
+xf_status schema_check_and_migrate(xf_rulesdb *db, xf_error *err);
+
+/* Binds a possibly-NULL string / blob. */
+int bind_text_or_null(sqlite3_stmt *s, int col, const char *text);
+/* malloc'd copy of a text column, NULL for SQL NULL; *oom set on failure. */
+char *column_strdup(sqlite3_stmt *s, int col, int *oom);
+/* malloc'd copy of a blob column, NULL for SQL NULL or empty. */
+uint8_t *column_blobdup(sqlite3_stmt *s, int col, size_t *len, int *oom);
+
+/* ----------------------------------------------------------- byte codec */
+
+typedef struct bytebuf {
+    uint8_t *data;
+    size_t len, cap;
+    int oom;
+} bytebuf;
+
+void bb_put_byte(bytebuf *b, uint8_t v);
+void bb_put_bytes(bytebuf *b, const void *p, size_t n);
+void bb_put_uvarint(bytebuf *b, uint64_t v);
+void bb_put_svarint(bytebuf *b, int64_t v);
+
+typedef struct bytereader {
+    const uint8_t *p;
+    size_t len, pos;
+    int bad; /* ran past the end or a varint was malformed */
+} bytereader;
+
+uint8_t br_byte(bytereader *r);
+void br_bytes(bytereader *r, void *out, size_t n);
+uint64_t br_uvarint(bytereader *r);
+int64_t br_svarint(bytereader *r);
+
+/* Writes the non-zero fields of `p` (all fields default to zero). */
+void params_encode(bytebuf *b, const xf_params *p);
+/* Reads what params_encode wrote into a default xf_params. */
+xf_status params_decode(bytereader *r, xf_params *p, xf_error *err);
+
+#endif

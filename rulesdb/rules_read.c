@@ -1,0 +1,382 @@
+/*
+ * rules_read.c — reading rules back: a graph or a whole rule rebuilt as IR
+ * (deserialized, validated), the stored description of a rule, filtered
+ * iteration in id order, and the counts behind `xferdb stats`.
+ */
+#include "db_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ rules as IR */
+
+xf_status xf_rulesdb_load_graph(xf_rulesdb *db, int64_t id, const char *const *input_names,
+                                xf_graph *out, xf_error *err)
+{
+    xf_graph_init(out);
+    sqlite3_stmt *s = db_stmt(db, STMT_GRAPH_LOAD, err);
+    if (!s) return err ? err->code : XF_ERR_IO;
+    sqlite3_bind_int64(s, 1, id);
+    int rc = sqlite3_step(s);
+    xf_status st;
+    if (rc == SQLITE_ROW) {
+        const uint8_t *blob = sqlite3_column_blob(s, 1);
+        size_t len = (size_t)sqlite3_column_bytes(s, 1);
+        st = xf_rulesdb_graph_deserialize(blob, len, input_names, out, err);
+        if (st != XF_OK) xf_error_prefix(err, "%s: graph %lld", db->path, (long long)id);
+    } else if (rc == SQLITE_DONE) {
+        st = XF_FAIL(err, XF_ERR_INVALID, "%s: no graph with id %lld", db->path, (long long)id);
+    } else {
+        st = db_fail(db, err, "loading a graph");
+    }
+    sqlite3_reset(s);
+    return st;
+}
+
+/* Splits "a,b,c" in place into a NULL-terminated array (malloc'd). */
+static const char **split_names(char *s, int *oom)
+{
+    size_t n = 2;
+    for (const char *p = s; *p; p++) n += *p == ',';
+    const char **v = malloc(sizeof(char *) * n);
+    if (!v) {
+        *oom = 1;
+        return NULL;
+    }
+    size_t k = 0;
+    if (*s) {
+        v[k++] = s;
+        for (char *p = s; *p; p++)
+            if (*p == ',') {
+                *p = '\0';
+                v[k++] = p + 1;
+            }
+    }
+    v[k] = NULL;
+    return v;
+}
+
+xf_status xf_rulesdb_load_rule(xf_rulesdb *db, int64_t id, xf_rule *out, xf_error *err)
+{
+    xf_rule_init(out);
+    sqlite3_stmt *s = db_stmt(db, STMT_RULE_LOAD, err);
+    if (!s) return err ? err->code : XF_ERR_IO;
+    sqlite3_bind_int64(s, 1, id);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        sqlite3_reset(s);
+        if (rc == SQLITE_DONE)
+            return XF_FAIL(err, XF_ERR_INVALID, "%s: no rule with id %lld", db->path, (long long)id);
+        return db_fail(db, err, "loading a rule");
+    }
+    int64_t src = sqlite3_column_int64(s, 0), dst = sqlite3_column_int64(s, 1);
+    uint64_t fp = (uint64_t)sqlite3_column_int64(s, 3);
+    int oom = 0;
+    char *names = column_strdup(s, 2, &oom);
+    sqlite3_reset(s);
+    const char **v = names ? split_names(names, &oom) : NULL;
+    xf_status st = XF_OK;
+    if (oom) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rule %lld", (long long)id);
+    if (st == XF_OK) st = xf_rulesdb_load_graph(db, src, v, &out->src, err);
+    if (st == XF_OK) st = xf_rulesdb_load_graph(db, dst, v, &out->dst, err);
+    if (st == XF_OK) {
+        out->fingerprint = fp;
+        st = xf_rule_validate(out, err);
+    }
+    if (st != XF_OK) {
+        xf_error_prefix(err, "rule %lld", (long long)id);
+        xf_rule_free(out);
+    }
+    free(v);
+    free(names);
+    return st;
+}
+
+/* ------------------------------------------------------- rule descriptions */
+
+void xf_rulesdb_rule_info_init(xf_rulesdb_rule_info *info)
+{
+    memset(info, 0, sizeof *info);
+}
+
+void xf_rulesdb_rule_info_free(xf_rulesdb_rule_info *info)
+{
+    free(info->input_names);
+    free(info->src_text);
+    free(info->dst_text);
+    free(info->why);
+    free(info->axioms);
+    free(info->detail);
+    free(info->counterexample);
+    xf_rulesdb_rule_info_init(info);
+}
+
+/* Columns read by fill_info, in order. */
+static const char info_columns[] =
+    "SELECT r.id, r.src_graph, r.dst_graph, r.src_ops, r.dst_ops, r.size, r.n_outputs,"
+    " r.fingerprint, r.status, r.run_id, r.input_names, gs.infix, gd.infix, r.why,"
+    " r.subsumed_by, r.verified_at IS NOT NULL, r.verify_ms, r.axioms, r.verdict_detail,"
+    " r.counterexample"
+    " FROM rules r JOIN graphs gs ON gs.id = r.src_graph JOIN graphs gd ON gd.id = r.dst_graph";
+
+static xf_status fill_info(xf_rulesdb *db, sqlite3_stmt *s, xf_rulesdb_rule_info *info,
+                           xf_error *err)
+{
+    xf_rulesdb_rule_info_free(info);
+    int oom = 0;
+    info->id = sqlite3_column_int64(s, 0);
+    info->src_graph = sqlite3_column_int64(s, 1);
+    info->dst_graph = sqlite3_column_int64(s, 2);
+    info->src_ops = sqlite3_column_int(s, 3);
+    info->dst_ops = sqlite3_column_int(s, 4);
+    info->size = sqlite3_column_int(s, 5);
+    info->n_outputs = sqlite3_column_int(s, 6);
+    info->fingerprint = (uint64_t)sqlite3_column_int64(s, 7);
+    const char *status = (const char *)sqlite3_column_text(s, 8);
+    xf_status st = xf_rulesdb_status_parse(status ? status : "", &info->status, err);
+    if (st != XF_OK) {
+        xf_error_prefix(err, "%s: rule %lld", db->path, (long long)info->id);
+        return st;
+    }
+    info->run_id = sqlite3_column_int64(s, 9);
+    info->input_names = column_strdup(s, 10, &oom);
+    info->src_text = column_strdup(s, 11, &oom);
+    info->dst_text = column_strdup(s, 12, &oom);
+    info->why = column_strdup(s, 13, &oom);
+    info->subsumed_by = sqlite3_column_int64(s, 14);
+    info->has_verdict = sqlite3_column_int(s, 15);
+    info->time_ms = sqlite3_column_double(s, 16);
+    info->axioms = column_strdup(s, 17, &oom);
+    info->detail = column_strdup(s, 18, &oom);
+    info->counterexample = column_blobdup(s, 19, &info->counterexample_len, &oom);
+    if (oom) {
+        xf_rulesdb_rule_info_free(info);
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading a rule");
+    }
+    return XF_OK;
+}
+
+xf_status xf_rulesdb_get_rule(xf_rulesdb *db, int64_t id, xf_rulesdb_rule_info *info,
+                              xf_error *err)
+{
+    char sql[sizeof info_columns + 32];
+    snprintf(sql, sizeof sql, "%s WHERE r.id = ?1", info_columns);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db->h, sql, -1, &s, NULL) != SQLITE_OK)
+        return db_fail(db, err, "preparing a rule query");
+    sqlite3_bind_int64(s, 1, id);
+    int rc = sqlite3_step(s);
+    xf_status st;
+    if (rc == SQLITE_ROW)
+        st = fill_info(db, s, info, err);
+    else if (rc == SQLITE_DONE)
+        st = XF_FAIL(err, XF_ERR_INVALID, "%s: no rule with id %lld", db->path, (long long)id);
+    else
+        st = db_fail(db, err, "reading a rule");
+    sqlite3_finalize(s);
+    return st;
+}
+
+/* ----------------------------------------------------------------- filters */
+
+/* Appends the WHERE clause of f to sql (room for it is reserved by the
+ * caller: 160 bytes per op); binds come from bind_filter in the same order. */
+static xf_status where_clause(xf_rulesdb *db, const xf_rulesdb_filter *f, char *sql, size_t n,
+                              xf_error *err)
+{
+    size_t len = strlen(sql);
+    len += (size_t)snprintf(sql + len, n - len, " WHERE 1");
+    if (!f) return XF_OK;
+    if (!f->any_status) {
+        if ((int)f->status < 0 || f->status >= XF_RULE_STATUS_COUNT)
+            return XF_FAIL(err, XF_ERR_INVALID, "rule status %d is out of range", (int)f->status);
+        len += (size_t)snprintf(sql + len, n - len, " AND r.status = ?");
+    }
+    if (f->max_size > 0) len += (size_t)snprintf(sql + len, n - len, " AND r.size <= ?");
+    for (int i = 0; i < f->n_ops; i++) {
+        xf_op op = xf_op_from_name(f->ops[i]);
+        if (op == XF_OP_COUNT || op == XF_OP_OPAQUE)
+            return XF_FAIL(err, XF_ERR_INVALID, "%s: unknown operator '%s' in the filter",
+                           db->path, f->ops[i]);
+        len += (size_t)snprintf(sql + len, n - len,
+                                " AND EXISTS (SELECT 1 FROM rule_ops o WHERE o.rule_id = r.id"
+                                " AND o.op = ?)");
+    }
+    return XF_OK;
+}
+
+static int bind_filter(sqlite3_stmt *s, const xf_rulesdb_filter *f)
+{
+    int col = 1;
+    if (!f) return col;
+    if (!f->any_status)
+        sqlite3_bind_text(s, col++, xf_rulesdb_status_name(f->status), -1, SQLITE_STATIC);
+    if (f->max_size > 0) sqlite3_bind_int(s, col++, f->max_size);
+    for (int i = 0; i < f->n_ops; i++)
+        sqlite3_bind_text(s, col++, f->ops[i], -1, SQLITE_TRANSIENT);
+    return col;
+}
+
+/* Prepares `head` + the filter's WHERE clause + `tail`, bound. */
+static xf_status prepare_filtered(xf_rulesdb *db, const char *head, const xf_rulesdb_filter *f,
+                                  const char *tail, sqlite3_stmt **out, int *next_col,
+                                  xf_error *err)
+{
+    *out = NULL;
+    size_t n = strlen(head) + strlen(tail) + 64 + (f ? (size_t)f->n_ops * 160 : 0);
+    char *sql = malloc(n);
+    if (!sql) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory building a query");
+    snprintf(sql, n, "%s", head);
+    xf_status st = where_clause(db, f, sql, n, err);
+    if (st == XF_OK) {
+        size_t len = strlen(sql);
+        snprintf(sql + len, n - len, "%s", tail);
+        if (sqlite3_prepare_v2(db->h, sql, -1, out, NULL) != SQLITE_OK)
+            st = db_fail(db, err, "preparing a rule query");
+    }
+    free(sql);
+    if (st == XF_OK) *next_col = bind_filter(*out, f);
+    return st;
+}
+
+/* ------------------------------------------------------------- iteration */
+
+struct xf_rulesdb_iter {
+    xf_rulesdb *db;
+    sqlite3_stmt *s;
+};
+
+xf_status xf_rulesdb_iter_begin(xf_rulesdb *db, const xf_rulesdb_filter *f, xf_rulesdb_iter **it,
+                                xf_error *err)
+{
+    *it = NULL;
+    xf_rulesdb_iter *i = calloc(1, sizeof *i);
+    if (!i) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory starting a rule query");
+    i->db = db;
+    int col = 0;
+    int limited = f && f->limit > 0;
+    xf_status st = prepare_filtered(db, info_columns, f,
+                                    limited ? " ORDER BY r.id LIMIT ?" : " ORDER BY r.id", &i->s,
+                                    &col, err);
+    if (st != XF_OK) {
+        free(i);
+        return st;
+    }
+    if (limited) sqlite3_bind_int64(i->s, col, f->limit);
+    *it = i;
+    return XF_OK;
+}
+
+xf_status xf_rulesdb_iter_next(xf_rulesdb_iter *it, xf_rulesdb_rule_info *info, int *has,
+                               xf_error *err)
+{
+    *has = 0;
+    int rc = sqlite3_step(it->s);
+    if (rc == SQLITE_DONE) return XF_OK;
+    if (rc != SQLITE_ROW) return db_fail(it->db, err, "reading rules");
+    xf_status st = fill_info(it->db, it->s, info, err);
+    if (st == XF_OK) *has = 1;
+    return st;
+}
+
+void xf_rulesdb_iter_free(xf_rulesdb_iter *it)
+{
+    if (!it) return;
+    sqlite3_finalize(it->s);
+    free(it);
+}
+
+/* ------------------------------------------------------------------ counts */
+
+static xf_status count_query(xf_rulesdb *db, sqlite3_stmt *s, int64_t *n, xf_error *err)
+{
+    xf_status st = XF_OK;
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *n = sqlite3_column_int64(s, 0);
+    else
+        st = db_fail(db, err, "counting");
+    sqlite3_finalize(s);
+    return st;
+}
+
+xf_status xf_rulesdb_count_rules(xf_rulesdb *db, const xf_rulesdb_filter *f, int64_t *n,
+                                 xf_error *err)
+{
+    *n = 0;
+    sqlite3_stmt *s = NULL;
+    int col = 0;
+    xf_status st = prepare_filtered(db, "SELECT count(*) FROM rules r", f, "", &s, &col, err);
+    if (st != XF_OK) return st;
+    return count_query(db, s, n, err);
+}
+
+xf_status xf_rulesdb_count_graphs(xf_rulesdb *db, int64_t *n, xf_error *err)
+{
+    *n = 0;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db->h, "SELECT count(*) FROM graphs", -1, &s, NULL) != SQLITE_OK)
+        return db_fail(db, err, "preparing a count");
+    return count_query(db, s, n, err);
+}
+
+static const char *const group_sql[] = {
+    [XF_RULESDB_BY_STATUS] = "SELECT status, count(*) FROM rules GROUP BY status",
+    [XF_RULESDB_BY_SIZE] = "SELECT size, count(*) FROM rules GROUP BY size ORDER BY size",
+    [XF_RULESDB_BY_OP] =
+        "SELECT op, count(*) AS n FROM rule_ops GROUP BY op ORDER BY n DESC, op",
+};
+
+xf_status xf_rulesdb_count_by(xf_rulesdb *db, xf_rulesdb_group by, xf_rulesdb_count **rows,
+                              int *n_rows, xf_error *err)
+{
+    *rows = NULL;
+    *n_rows = 0;
+    if ((int)by < 0 || by > XF_RULESDB_BY_OP)
+        return XF_FAIL(err, XF_ERR_INVALID, "unknown grouping %d", (int)by);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db->h, group_sql[by], -1, &s, NULL) != SQLITE_OK)
+        return db_fail(db, err, "preparing a count");
+    xf_rulesdb_count *v = NULL;
+    int n = 0, cap = 0;
+    xf_status st = XF_OK;
+    if (by == XF_RULESDB_BY_STATUS) { /* every status, in enum order, zeros included */
+        cap = XF_RULE_STATUS_COUNT;
+        v = calloc((size_t)cap, sizeof *v);
+        if (!v) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory counting rules");
+        for (int i = 0; v && i < cap; i++)
+            snprintf(v[i].key, sizeof v[i].key, "%s", xf_rulesdb_status_name((xf_rule_status)i));
+        n = cap;
+    }
+    int rc = SQLITE_DONE;
+    while (st == XF_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *key = (const char *)sqlite3_column_text(s, 0);
+        int64_t count = sqlite3_column_int64(s, 1);
+        if (by == XF_RULESDB_BY_STATUS) {
+            xf_rule_status stt;
+            if (xf_rulesdb_status_parse(key ? key : "", &stt, NULL) == XF_OK) v[stt].n = count;
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            xf_rulesdb_count *nv = realloc(v, sizeof *v * (size_t)cap);
+            if (!nv) {
+                st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory counting rules");
+                break;
+            }
+            v = nv;
+        }
+        snprintf(v[n].key, sizeof v[n].key, "%s", key ? key : "");
+        v[n].n = count;
+        n++;
+    }
+    if (st == XF_OK && rc != SQLITE_DONE) st = db_fail(db, err, "counting rules");
+    sqlite3_finalize(s);
+    if (st != XF_OK) {
+        free(v);
+        return st;
+    }
+    *rows = v;
+    *n_rows = n;
+    return XF_OK;
+}

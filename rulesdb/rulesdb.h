@@ -1,0 +1,305 @@
+/*
+ * rulesdb.h — the rules database: where xfergen writes the substitution rules
+ * it finds, xferverify records verdicts, and xferdb and the agent read them.
+ *
+ * One SQLite file (schema in docs/rulesdb.md) holds three things:
+ *  - graphs: each rule side once, keyed by the canonical structural hash
+ *    (xf_graph_hash), stored in a compact, versioned serialization plus its
+ *    infix text for auditors;
+ *  - rules: a (source graph, target graph) pair, deduplicated, with sizes,
+ *    fingerprint, status (candidate/proved/refuted/unknown/pruned), why it
+ *    was pruned or which rule subsumes it, and the verifier's verdict;
+ *  - runs: provenance of each generator run (tool version, options, input
+ *    set, vocabulary, seed, times, per-stage timings and counts, state) and
+ *    a checkpoint blob so an interrupted run can be resumed.
+ *
+ * Writes go through prepared statements. A batch (xf_rulesdb_begin ..
+ * xf_rulesdb_commit) is one transaction: a process killed in the middle of a
+ * batch leaves the database as it was at the last commit. Writers that need
+ * to resume should save their checkpoint inside the same batch as the rules
+ * it covers.
+ *
+ * Opening a file that is not an SQLite database, an SQLite database that is
+ * not an rlflow rules database (PRAGMA application_id), or one written with a
+ * newer schema (PRAGMA user_version) fails with a message naming the file.
+ *
+ * A handle is not thread-safe; use one per thread.
+ */
+#ifndef XF_RULESDB_H
+#define XF_RULESDB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+/* Schema version this build writes (PRAGMA user_version). */
+#define XF_RULESDB_SCHEMA_VERSION 1
+/* PRAGMA application_id of rlflow rules databases: "RLFW". */
+#define XF_RULESDB_APPLICATION_ID 0x524C4657
+/* Version of the graph serialization (first bytes of every graph blob). */
+#define XF_RULESDB_GRAPH_FORMAT 1
+
+typedef struct xf_rulesdb xf_rulesdb;
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum xf_rule_status {
+    XF_RULE_CANDIDATE = 0, /* fingerprints agree; not yet verified */
+    XF_RULE_PROVED = 1,    /* the verifier proved it */
+    XF_RULE_REFUTED = 2,   /* the verifier found a counterexample */
+    XF_RULE_UNKNOWN = 3,   /* the verifier gave up (timeout, unsupported) */
+    XF_RULE_PRUNED = 4,    /* redundant: see why / subsumed_by */
+    XF_RULE_STATUS_COUNT
+} xf_rule_status;
+
+/* "candidate", "proved", "refuted", "unknown", "pruned" (the DB's text). */
+const char *xf_rulesdb_status_name(xf_rule_status s);
+/* Parses one of the names above; the message lists the valid names. */
+xf_status xf_rulesdb_status_parse(const char *name, xf_rule_status *out, xf_error *err);
+
+/* ----------------------------------------------------------- open / close */
+
+enum {
+    XF_RULESDB_CREATE = 1,  /* create the file (and schema) if missing */
+    XF_RULESDB_READONLY = 2 /* open read-only; the file must exist */
+};
+
+/* Opens (and with XF_RULESDB_CREATE creates) a rules database. Older schema
+ * versions are migrated in place (not in read-only mode). *out is NULL on
+ * failure. */
+xf_status xf_rulesdb_open(const char *path, int flags, xf_rulesdb **out, xf_error *err);
+/* Closes the handle; an open batch is rolled back (nothing of it is kept).
+ * NULL is a no-op. */
+void xf_rulesdb_close(xf_rulesdb *db);
+const char *xf_rulesdb_path(const xf_rulesdb *db);
+
+/* ----------------------------------------------------------------- batches */
+
+/* Starts a batch (one transaction). Nested begin is XF_ERR_INVALID. */
+xf_status xf_rulesdb_begin(xf_rulesdb *db, xf_error *err);
+/* Commits the batch. */
+xf_status xf_rulesdb_commit(xf_rulesdb *db, xf_error *err);
+/* Discards the batch. */
+xf_status xf_rulesdb_rollback(xf_rulesdb *db, xf_error *err);
+int xf_rulesdb_in_batch(const xf_rulesdb *db);
+/* Rows written (graphs + rules inserted, statuses set) since the batch
+ * began; callers commit every N writes with this. 0 outside a batch. */
+int64_t xf_rulesdb_batch_writes(const xf_rulesdb *db);
+
+/* ------------------------------------------------------------------ graphs */
+
+/* Compact canonical serialization of a rule side (see docs/rulesdb.md):
+ * graph inputs with dtype and shape, nodes in a canonical topological order
+ * with op name, non-default parameters and input references, outputs. Names
+ * are not stored. Graphs holding constant initializers or opaque nodes are
+ * XF_ERR_UNSUPPORTED. *buf is malloc'd (caller frees). */
+xf_status xf_rulesdb_graph_serialize(const xf_graph *g, uint8_t **buf, size_t *len,
+                                     xf_error *err);
+/* Rebuilds a graph with the xf_graph builders and validates it. Inputs are
+ * named from input_names, a NULL-terminated array (NULL: none); inputs past
+ * its end are named "in<i>". `out` is initialised here; on failure it is
+ * left empty. */
+xf_status xf_rulesdb_graph_deserialize(const uint8_t *buf, size_t len,
+                                       const char *const *input_names, xf_graph *out,
+                                       xf_error *err);
+
+/* Stores `g` unless a graph with the same canonical hash is there; *id is
+ * the graph's row id either way, *inserted (may be NULL) 1 when new. */
+xf_status xf_rulesdb_add_graph(xf_rulesdb *db, const xf_graph *g, int64_t *id, int *inserted,
+                               xf_error *err);
+/* Loads graph `id` (inputs named as in xf_rulesdb_graph_deserialize). */
+xf_status xf_rulesdb_load_graph(xf_rulesdb *db, int64_t id, const char *const *input_names,
+                                xf_graph *out, xf_error *err);
+
+/* ------------------------------------------------------------------- rules */
+
+/* Optional attributes of a rule being added (NULL: candidate, no run). */
+typedef struct xf_rulesdb_rule_meta {
+    xf_rule_status status;
+    int64_t run_id;      /* the run that found it, 0: none */
+    const char *why;     /* why pruned, NULL: none */
+    int64_t subsumed_by; /* rule id that makes it redundant, 0: none */
+} xf_rulesdb_rule_meta;
+
+/* Adds rule `r` (validated first): both graphs are stored (deduplicated),
+ * then the rule, unless the same (source, target) pair is already there.
+ * *id is the rule's id either way; *inserted (may be NULL) 1 when new. The
+ * input names of r->src are kept with the rule so it loads back readable.
+ * Outside a batch the call is its own transaction. */
+xf_status xf_rulesdb_add_rule(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb_rule_meta *meta,
+                              int64_t *id, int *inserted, xf_error *err);
+/* Bulk insert: n rules in one transaction (or inside the caller's batch).
+ * ids (may be NULL) receives n ids. On failure nothing of this call is kept
+ * when it owned the transaction; inside a caller's batch the caller decides
+ * (rollback). Returns how many were new in *n_inserted (may be NULL). */
+xf_status xf_rulesdb_add_rules(xf_rulesdb *db, const xf_rule *rules, int n,
+                               const xf_rulesdb_rule_meta *meta, int64_t *ids, int *n_inserted,
+                               xf_error *err);
+
+/* Sets a rule's status; `why` (NULL: cleared) says why it was pruned or
+ * gives a short note; subsumed_by 0: none. XF_ERR_INVALID for an unknown id. */
+xf_status xf_rulesdb_set_status(xf_rulesdb *db, int64_t id, xf_rule_status status,
+                                const char *why, int64_t subsumed_by, xf_error *err);
+
+/* The verifier's verdict on a rule (status proved/refuted/unknown). */
+typedef struct xf_rulesdb_verdict {
+    xf_rule_status status;
+    double time_ms;              /* verification wall time */
+    const char *axioms;          /* names of the axioms used, comma-separated; NULL: none */
+    const char *detail;          /* free text (solver reason, method); NULL: none */
+    const void *counterexample;  /* opaque blob (refuted), NULL: none */
+    size_t counterexample_len;
+} xf_rulesdb_verdict;
+
+xf_status xf_rulesdb_set_verdict(xf_rulesdb *db, int64_t id, const xf_rulesdb_verdict *v,
+                                 xf_error *err);
+
+/* Loads rule `id` as an xf_rule (graphs rebuilt and validated, inputs named
+ * as when stored, fingerprint set). `out` is initialised here. */
+xf_status xf_rulesdb_load_rule(xf_rulesdb *db, int64_t id, xf_rule *out, xf_error *err);
+
+/* ----------------------------------------------------------------- queries */
+
+/* Selects rules. Zero-initialise, then set what matters; note that a zero
+ * filter selects candidates only: set any_status = 1 for every status. */
+typedef struct xf_rulesdb_filter {
+    int any_status;           /* 1: every status; 0: only `status` */
+    xf_rule_status status;
+    const char *const *ops;   /* rule (either side) uses every one of these ops */
+    int n_ops;
+    int max_size;             /* max(src ops, dst ops) <= max_size; 0: no bound */
+    int64_t limit;            /* at most this many rows; 0: all */
+} xf_rulesdb_filter;
+
+/* Everything stored about one rule except the graphs themselves. Strings
+ * and the blob are owned by the struct: xf_rulesdb_rule_info_free. */
+typedef struct xf_rulesdb_rule_info {
+    int64_t id;
+    int64_t src_graph, dst_graph; /* graph row ids */
+    int src_ops, dst_ops;         /* operator counts */
+    int size;                     /* max(src_ops, dst_ops) */
+    int n_outputs;                /* mapped outputs: src output i -> dst output i */
+    uint64_t fingerprint;
+    xf_rule_status status;
+    int64_t run_id;               /* 0: none */
+    char *input_names;            /* comma-separated, in input order */
+    char *src_text, *dst_text;    /* infix (xf_graph_format) as stored */
+    char *why;                    /* NULL: none */
+    int64_t subsumed_by;          /* 0: none */
+    int has_verdict;
+    double time_ms;
+    char *axioms, *detail;        /* NULL: none */
+    uint8_t *counterexample;      /* NULL: none */
+    size_t counterexample_len;
+} xf_rulesdb_rule_info;
+
+void xf_rulesdb_rule_info_init(xf_rulesdb_rule_info *info);
+void xf_rulesdb_rule_info_free(xf_rulesdb_rule_info *info);
+
+/* Fills `info` (previous contents freed; init it once before first use).
+ * XF_ERR_INVALID naming the id when there is no such rule. */
+xf_status xf_rulesdb_get_rule(xf_rulesdb *db, int64_t id, xf_rulesdb_rule_info *info,
+                              xf_error *err);
+
+/* Iterates rules matching a filter in id order. */
+typedef struct xf_rulesdb_iter xf_rulesdb_iter;
+xf_status xf_rulesdb_iter_begin(xf_rulesdb *db, const xf_rulesdb_filter *f, xf_rulesdb_iter **it,
+                                xf_error *err);
+/* *has = 1 and `info` filled (previous contents freed), or *has = 0 at the
+ * end. */
+xf_status xf_rulesdb_iter_next(xf_rulesdb_iter *it, xf_rulesdb_rule_info *info, int *has,
+                               xf_error *err);
+void xf_rulesdb_iter_free(xf_rulesdb_iter *it);
+
+/* Number of rules matching `f` (f->limit ignored; NULL: all rules). */
+xf_status xf_rulesdb_count_rules(xf_rulesdb *db, const xf_rulesdb_filter *f, int64_t *n,
+                                 xf_error *err);
+
+typedef enum xf_rulesdb_group {
+    XF_RULESDB_BY_STATUS = 0, /* key: status name, every status listed (0 too) */
+    XF_RULESDB_BY_SIZE = 1,   /* key: size as decimal text, ascending */
+    XF_RULESDB_BY_OP = 2      /* key: op name; rules using that op on either side */
+} xf_rulesdb_group;
+
+typedef struct xf_rulesdb_count {
+    char key[48];
+    int64_t n;
+} xf_rulesdb_count;
+
+/* *rows (malloc'd, caller frees) gets *n_rows groups. */
+xf_status xf_rulesdb_count_by(xf_rulesdb *db, xf_rulesdb_group by, xf_rulesdb_count **rows,
+                              int *n_rows, xf_error *err);
+/* Number of stored graphs. */
+xf_status xf_rulesdb_count_graphs(xf_rulesdb *db, int64_t *n, xf_error *err);
+
+/* -------------------------------------------------------------------- runs */
+
+typedef enum xf_run_state {
+    XF_RUN_RUNNING = 0,     /* started (a killed process leaves this) */
+    XF_RUN_INTERRUPTED = 1, /* stopped early (signal, limit); resumable */
+    XF_RUN_DONE = 2
+} xf_run_state;
+
+const char *xf_rulesdb_run_state_name(xf_run_state s); /* "running", "interrupted", "done" */
+
+/* What a run was asked to do (strings may be NULL). */
+typedef struct xf_rulesdb_run_desc {
+    const char *tool;         /* "xfergen", "xferverify" */
+    const char *tool_version; /* e.g. "0.1.0" */
+    const char *options;      /* the command line or a canonical option string */
+    const char *input_set;    /* description of the symbolic input tensors */
+    const char *vocab;        /* operator vocabulary name or list */
+    uint64_t seed;
+} xf_rulesdb_run_desc;
+
+/* Records a new run in state running with the current UTC start time. */
+xf_status xf_rulesdb_run_start(xf_rulesdb *db, const xf_rulesdb_run_desc *d, int64_t *run_id,
+                               xf_error *err);
+/* Adds or replaces the figures of one stage ("enumerate", "prune-rename",
+ * ...): wall seconds and a count (graphs, candidates, rules left). Stages
+ * keep the order they were first recorded in. */
+xf_status xf_rulesdb_run_stage(xf_rulesdb *db, int64_t run_id, const char *stage, double seconds,
+                               int64_t count, xf_error *err);
+/* Replaces the run's checkpoint (opaque to the database). Save it inside
+ * the batch whose rules it covers. */
+xf_status xf_rulesdb_run_checkpoint(xf_rulesdb *db, int64_t run_id, const void *blob, size_t len,
+                                    xf_error *err);
+/* Sets the state; interrupted/done also record the end time, running (a
+ * resumed run) clears it. */
+xf_status xf_rulesdb_run_set_state(xf_rulesdb *db, int64_t run_id, xf_run_state state,
+                                   xf_error *err);
+/* The most recent run of `tool` that did not finish (state running or
+ * interrupted) and, when options is not NULL, was started with the same
+ * options; *run_id 0 when there is none. */
+xf_status xf_rulesdb_run_find_resumable(xf_rulesdb *db, const char *tool, const char *options,
+                                        int64_t *run_id, xf_error *err);
+
+typedef struct xf_rulesdb_stage {
+    char *name;
+    double seconds;
+    int64_t count;
+} xf_rulesdb_stage;
+
+/* A run as stored; owned strings and arrays: xf_rulesdb_run_info_free. */
+typedef struct xf_rulesdb_run_info {
+    int64_t id;
+    char *tool, *tool_version, *options, *input_set, *vocab;
+    uint64_t seed;
+    char *started, *ended; /* ISO-8601 UTC; ended NULL while running */
+    xf_run_state state;
+    int n_stages;
+    xf_rulesdb_stage *stages;
+    uint8_t *checkpoint; /* NULL: none */
+    size_t checkpoint_len;
+} xf_rulesdb_run_info;
+
+void xf_rulesdb_run_info_init(xf_rulesdb_run_info *info);
+void xf_rulesdb_run_info_free(xf_rulesdb_run_info *info);
+/* Fills `info` (previous contents freed); XF_ERR_INVALID for an unknown id. */
+xf_status xf_rulesdb_run_get(xf_rulesdb *db, int64_t run_id, xf_rulesdb_run_info *info,
+                             xf_error *err);
+/* Ids of the most recent runs, newest first: at most `max` into ids. */
+xf_status xf_rulesdb_run_recent(xf_rulesdb *db, int64_t *ids, int max, int *n, xf_error *err);
+
+#endif /* XF_RULESDB_H */

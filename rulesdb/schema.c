@@ -1,0 +1,162 @@
+/*
+ * schema.c — the rules database schema and its migrations. PRAGMA
+ * user_version holds the schema version; migrations[k] brings a database
+ * from version k to k+1 inside one transaction, so adding schema version 2
+ * means appending one entry (and documenting it in docs/rulesdb.md). A file
+ * is recognised as ours by PRAGMA application_id; an empty database (new
+ * file) is initialised, anything else foreign is refused.
+ */
+#include "db_internal.h"
+
+#include <stdio.h>
+
+/* Version 0 -> 1: the initial schema (see docs/rulesdb.md). */
+static const char schema_v1[] =
+    "CREATE TABLE graphs ("
+    " id INTEGER PRIMARY KEY,"
+    " hash INTEGER NOT NULL UNIQUE,"
+    " n_ops INTEGER NOT NULL,"
+    " n_inputs INTEGER NOT NULL,"
+    " n_outputs INTEGER NOT NULL,"
+    " format INTEGER NOT NULL,"
+    " data BLOB NOT NULL,"
+    " infix TEXT NOT NULL);"
+    "CREATE TABLE runs ("
+    " id INTEGER PRIMARY KEY,"
+    " tool TEXT NOT NULL,"
+    " tool_version TEXT,"
+    " options TEXT,"
+    " input_set TEXT,"
+    " vocab TEXT,"
+    " seed INTEGER NOT NULL DEFAULT 0,"
+    " started TEXT NOT NULL,"
+    " ended TEXT,"
+    " state TEXT NOT NULL CHECK (state IN ('running', 'interrupted', 'done')),"
+    " checkpoint BLOB);"
+    "CREATE TABLE run_stages ("
+    " run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL,"
+    " stage TEXT NOT NULL,"
+    " seconds REAL NOT NULL,"
+    " count INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, stage));"
+    "CREATE TABLE rules ("
+    " id INTEGER PRIMARY KEY,"
+    " src_graph INTEGER NOT NULL REFERENCES graphs (id),"
+    " dst_graph INTEGER NOT NULL REFERENCES graphs (id),"
+    " input_names TEXT NOT NULL,"
+    " n_outputs INTEGER NOT NULL,"
+    " src_ops INTEGER NOT NULL,"
+    " dst_ops INTEGER NOT NULL,"
+    " size INTEGER NOT NULL,"
+    " fingerprint INTEGER NOT NULL,"
+    " status TEXT NOT NULL"
+    "  CHECK (status IN ('candidate', 'proved', 'refuted', 'unknown', 'pruned')),"
+    " why TEXT,"
+    " subsumed_by INTEGER REFERENCES rules (id),"
+    " run_id INTEGER REFERENCES runs (id),"
+    " verify_ms REAL,"
+    " axioms TEXT,"
+    " verdict_detail TEXT,"
+    " counterexample BLOB,"
+    " verified_at TEXT,"
+    " UNIQUE (src_graph, dst_graph));"
+    "CREATE INDEX rules_status ON rules (status);"
+    "CREATE INDEX rules_size ON rules (size);"
+    "CREATE TABLE rule_ops ("
+    " rule_id INTEGER NOT NULL REFERENCES rules (id) ON DELETE CASCADE,"
+    " op TEXT NOT NULL,"
+    " PRIMARY KEY (rule_id, op)) WITHOUT ROWID;"
+    "CREATE INDEX rule_ops_op ON rule_ops (op, rule_id);";
+
+static const char *const migrations[XF_RULESDB_SCHEMA_VERSION] = {schema_v1};
+
+static xf_status pragma_int(xf_rulesdb *db, const char *pragma, int64_t *out, xf_error *err)
+{
+    sqlite3_stmt *s = NULL;
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA %s", pragma);
+    *out = 0;
+    if (sqlite3_prepare_v2(db->h, sql, -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW) {
+        int code = sqlite3_errcode(db->h);
+        xf_status st;
+        if (code == SQLITE_NOTADB)
+            st = XF_FAIL(err, XF_ERR_PARSE, "%s is not an SQLite database (%s)", db->path,
+                         sqlite3_errmsg(db->h));
+        else
+            st = db_fail(db, err, "reading the database header");
+        sqlite3_finalize(s);
+        return st;
+    }
+    *out = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return XF_OK;
+}
+
+/* Runs the migrations from `from` up to the current version, one
+ * transaction each; re-reads the version under the write lock so two
+ * processes creating the same file do not both migrate it. */
+static xf_status migrate(xf_rulesdb *db, xf_error *err)
+{
+    for (;;) {
+        xf_status st = db_exec(db, "BEGIN IMMEDIATE", err);
+        if (st != XF_OK) return st;
+        int64_t v = 0;
+        st = pragma_int(db, "user_version", &v, err);
+        if (st == XF_OK && v >= XF_RULESDB_SCHEMA_VERSION) return db_exec(db, "COMMIT", err);
+        char sql[96];
+        if (st == XF_OK) st = db_exec(db, migrations[v], err);
+        if (st == XF_OK && v == 0) {
+            snprintf(sql, sizeof sql, "PRAGMA application_id = %d", XF_RULESDB_APPLICATION_ID);
+            st = db_exec(db, sql, err);
+        }
+        if (st == XF_OK) {
+            snprintf(sql, sizeof sql, "PRAGMA user_version = %lld", (long long)(v + 1));
+            st = db_exec(db, sql, err);
+        }
+        if (st == XF_OK) st = db_exec(db, "COMMIT", err);
+        if (st != XF_OK) {
+            sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+            xf_error_prefix(err, "migrating the schema from version %lld", (long long)v);
+            return st;
+        }
+    }
+}
+
+xf_status schema_check_and_migrate(xf_rulesdb *db, xf_error *err)
+{
+    int64_t app_id = 0, version = 0, n_objects = 0;
+    xf_status st = pragma_int(db, "application_id", &app_id, err);
+    if (st == XF_OK) st = pragma_int(db, "user_version", &version, err);
+    if (st != XF_OK) return st;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db->h, "SELECT count(*) FROM sqlite_schema", -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return db_fail(db, err, "reading the schema");
+    }
+    n_objects = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+
+    int empty = app_id == 0 && version == 0 && n_objects == 0;
+    if (!empty && app_id != XF_RULESDB_APPLICATION_ID)
+        return XF_FAIL(err, XF_ERR_PARSE,
+                       "%s is an SQLite database but not an rlflow rules database "
+                       "(application_id 0x%08llx, expected 0x%08x)",
+                       db->path, (unsigned long long)(uint32_t)app_id, XF_RULESDB_APPLICATION_ID);
+    if (version > XF_RULESDB_SCHEMA_VERSION)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "%s was written by a newer rlflow (schema version %lld; this build reads "
+                       "up to %d): use a newer rlflow",
+                       db->path, (long long)version, XF_RULESDB_SCHEMA_VERSION);
+    if (version == XF_RULESDB_SCHEMA_VERSION) return XF_OK;
+    if (db->readonly && empty)
+        return XF_FAIL(err, XF_ERR_PARSE, "%s is empty, not an rlflow rules database", db->path);
+    if (db->readonly)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "%s has schema version %lld and must be upgraded: open it once for "
+                       "writing",
+                       db->path, (long long)version);
+    return migrate(db, err);
+}

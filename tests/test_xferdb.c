@@ -1,0 +1,332 @@
+/*
+ * test_xferdb.c — the xferdb command-line tool on a rules database built
+ * here with the rulesdb API: matmul associativity (proved, with a verdict),
+ * two matmuls merged through concat/split (candidate), conv+relu fusion
+ * (pruned, subsumed by rule 1) and ewadd commutativity (refuted, with a
+ * counterexample), plus one interrupted run. Checks the exact lines of
+ * `list` (all, --status, --ops, --max-size, --limit), the fields `show`
+ * prints, the counts `stats` prints, and the exit status of every error
+ * case: 1 for a missing rule, 2 for bad usage or an unreadable file.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rulesdb/rulesdb.h"
+#include "testutil.h"
+
+static char db_path[4096];
+static char out_path[4096];
+static char *output; /* stdout of the last run */
+
+static int input(xf_graph *g, const char *name, int rank, const int64_t *dims)
+{
+    xf_shape s = xf_shape_make(rank, dims);
+    int v = xf_graph_add_input(g, name, XF_F32, &s, NULL);
+    ck_assert_int_ge(v, 0);
+    return v;
+}
+
+static int op2(xf_graph *g, xf_op op, const xf_params *p, int a, int b)
+{
+    int in[2] = {a, b};
+    xf_error err;
+    int v = xf_graph_op(g, op, p, in, b < 0 ? 1 : 2, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static void out(xf_graph *g, int v)
+{
+    ck_assert_int_eq(xf_graph_mark_output(g, v, NULL), XF_OK);
+}
+
+static const int64_t M44[2] = {4, 4};
+
+static void rule_assoc(xf_rule *r)
+{
+    xf_rule_init(r);
+    int s[3], d[3];
+    const char *nm[3] = {"x", "y", "z"};
+    for (int i = 0; i < 3; i++) s[i] = input(&r->src, nm[i], 2, M44), d[i] = input(&r->dst, nm[i], 2, M44);
+    out(&r->src, op2(&r->src, XF_OP_MATMUL, NULL, op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]), s[2]));
+    out(&r->dst, op2(&r->dst, XF_OP_MATMUL, NULL, d[0], op2(&r->dst, XF_OP_MATMUL, NULL, d[1], d[2])));
+    r->fingerprint = 0xabcdef;
+}
+
+static void rule_merge(xf_rule *r)
+{
+    xf_rule_init(r);
+    int s[3], d[3];
+    const char *nm[3] = {"x0", "w0", "w1"};
+    for (int i = 0; i < 3; i++) s[i] = input(&r->src, nm[i], 2, M44), d[i] = input(&r->dst, nm[i], 2, M44);
+    out(&r->src, op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]));
+    out(&r->src, op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[2]));
+    xf_params cat = xf_params_default();
+    cat.axis = 1;
+    int m = op2(&r->dst, XF_OP_MATMUL, NULL, d[0], op2(&r->dst, XF_OP_CONCAT, &cat, d[1], d[2]));
+    xf_params sp = xf_params_default();
+    sp.axis = 1;
+    sp.n_split = 2;
+    sp.split[0] = sp.split[1] = 4;
+    int n = xf_graph_add_node(&r->dst, XF_OP_SPLIT, &sp, &m, 1, 2, NULL, NULL);
+    ck_assert_int_ge(n, 0);
+    out(&r->dst, r->dst.nodes[n].outputs[0]);
+    out(&r->dst, r->dst.nodes[n].outputs[1]);
+}
+
+static void rule_conv_relu(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t xd[4] = {1, 2, 4, 4}, wd[4] = {2, 2, 3, 3};
+    int sx = input(&r->src, "x", 4, xd), sw = input(&r->src, "w", 4, wd);
+    int dx = input(&r->dst, "x", 4, xd), dw = input(&r->dst, "w", 4, wd);
+    xf_params p = xf_params_default();
+    p.kernel[0] = p.kernel[1] = 3;
+    for (int i = 0; i < 4; i++) p.pads[i] = 1;
+    out(&r->src, op2(&r->src, XF_OP_RELU, NULL, op2(&r->src, XF_OP_CONV, &p, sx, sw), -1));
+    p.activation = XF_ACT_RELU;
+    out(&r->dst, op2(&r->dst, XF_OP_CONV, &p, dx, dw));
+}
+
+static void rule_comm(xf_rule *r)
+{
+    xf_rule_init(r);
+    int sx = input(&r->src, "a", 2, M44), sy = input(&r->src, "b", 2, M44);
+    int dx = input(&r->dst, "a", 2, M44), dy = input(&r->dst, "b", 2, M44);
+    out(&r->src, op2(&r->src, XF_OP_ADD, NULL, sx, sy));
+    out(&r->dst, op2(&r->dst, XF_OP_ADD, NULL, dy, dx));
+}
+
+static void build_db(void)
+{
+    snprintf(db_path, sizeof db_path, "%s", xf_test_tmp("xferdb.db"));
+    snprintf(out_path, sizeof out_path, "%s", xf_test_tmp("xferdb.out"));
+    char aux[4200];
+    unlink(db_path);
+    snprintf(aux, sizeof aux, "%s-wal", db_path);
+    unlink(aux);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(db_path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    xf_rulesdb_run_desc d = {"xfergen", "0.1.0", "--max-ops 3", "4x4 matrices", "taso", 7};
+    int64_t run = 0;
+    ck_assert_int_eq(xf_rulesdb_run_start(db, &d, &run, &err), XF_OK);
+    ck_assert_int_eq(xf_rulesdb_run_stage(db, run, "enumerate", 0.5, 1234, &err), XF_OK);
+    ck_assert_int_eq(xf_rulesdb_begin(db, &err), XF_OK);
+    void (*builders[4])(xf_rule *) = {rule_assoc, rule_merge, rule_conv_relu, rule_comm};
+    for (int i = 0; i < 4; i++) {
+        xf_rule r;
+        builders[i](&r);
+        xf_rulesdb_rule_meta m = {XF_RULE_CANDIDATE, run, NULL, 0};
+        int64_t id = 0;
+        ck_assert_msg(xf_rulesdb_add_rule(db, &r, &m, &id, NULL, &err) == XF_OK, "%s", err.msg);
+        ck_assert_int_eq(id, i + 1);
+        xf_rule_free(&r);
+    }
+    ck_assert_int_eq(xf_rulesdb_commit(db, &err), XF_OK);
+    xf_rulesdb_verdict v = {XF_RULE_PROVED, 3.25, "matmul_assoc", NULL, NULL, 0};
+    ck_assert_int_eq(xf_rulesdb_set_verdict(db, 1, &v, &err), XF_OK);
+    const uint8_t cex[8] = {0};
+    xf_rulesdb_verdict rv = {XF_RULE_REFUTED, 1.5, NULL, "bounded check", cex, sizeof cex};
+    ck_assert_int_eq(xf_rulesdb_set_verdict(db, 4, &rv, &err), XF_OK);
+    ck_assert_int_eq(xf_rulesdb_set_status(db, 3, XF_RULE_PRUNED, "common subgraph", 1, &err), XF_OK);
+    ck_assert_int_eq(xf_rulesdb_run_set_state(db, run, XF_RUN_INTERRUPTED, &err), XF_OK);
+    xf_rulesdb_close(db);
+}
+
+/* Runs `xferdb ARGS` with stdout captured into `output`; returns the exit status. */
+static int xferdb(const char *args)
+{
+    free(output);
+    output = NULL;
+    int rc = xf_test_system("'%s' %s > '%s' 2>&1", xf_test_tool("xferdb"), args, out_path);
+    FILE *f = fopen(out_path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    output = calloc((size_t)n + 1, 1);
+    ck_assert_uint_eq(fread(output, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return rc;
+}
+
+static void expect_out(const char *needle)
+{
+    ck_assert_msg(strstr(output, needle), "output lacks '%s':\n%s", needle, output);
+}
+
+static int lines(void)
+{
+    int n = 0;
+    for (const char *p = output; *p; p++) n += *p == '\n';
+    return n;
+}
+
+static void setup(void)
+{
+    build_db();
+}
+
+static void teardown(void)
+{
+    free(output);
+    output = NULL;
+}
+
+START_TEST(test_list)
+{
+    char args[4300];
+    snprintf(args, sizeof args, "list '%s'", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    ck_assert_int_eq(lines(), 4);
+    expect_out("     1  proved     2->2  matmul(matmul(x, y), z)  =>  matmul(x, matmul(y, z))\n");
+    expect_out("     2  candidate  2->3  matmul(x0, w0), matmul(x0, w1)  =>  "
+               "split0[axis=1,sizes=4/4](matmul(x0, concat[axis=1](w0, w1))), "
+               "split1[axis=1,sizes=4/4](matmul(x0, concat[axis=1](w0, w1)))\n");
+    expect_out("     3  pruned     2->1  relu(conv2d[3x3,s1,same](x, w))  =>  "
+               "conv2d[3x3,s1,same,relu](x, w)\n");
+    expect_out("     4  refuted    1->1  ewadd(a, b)  =>  ewadd(b, a)\n");
+
+    snprintf(args, sizeof args, "list '%s' --status proved", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    ck_assert_int_eq(lines(), 1);
+    expect_out("     1  proved");
+    snprintf(args, sizeof args, "list '%s' --ops matmul,concat", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    ck_assert_int_eq(lines(), 1);
+    expect_out("     2  candidate");
+    snprintf(args, sizeof args, "list --max-size 2 '%s' --limit 2", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    ck_assert_int_eq(lines(), 2);
+    expect_out("     1  proved");
+    expect_out("     3  pruned");
+    snprintf(args, sizeof args, "list '%s' --status unknown", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    ck_assert_int_eq(lines(), 0);
+}
+END_TEST
+
+START_TEST(test_show)
+{
+    char args[4300];
+    snprintf(args, sizeof args, "show '%s' 2", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    expect_out("rule 2\n");
+    expect_out("source: matmul(x0, w0), matmul(x0, w1)\n");
+    expect_out("target: split0[axis=1,sizes=4/4](matmul(x0, concat[axis=1](w0, w1))), ");
+    expect_out("inputs:\n  x0       float32 [4,4]\n  w0       float32 [4,4]\n  w1       float32 [4,4]\n");
+    expect_out("outputs: 2 mapped\n");
+    expect_out("  source output 1 -> target output 1  float32 [4,4]\n");
+    expect_out("operators: 2 -> 3\n");
+    expect_out("fingerprint: 0x0000000000000000\n");
+    expect_out("status: candidate\n");
+    expect_out("found by run: 1\n");
+    expect_out("verdict: none (not verified yet)\n");
+
+    snprintf(args, sizeof args, "show '%s' 1", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    expect_out("fingerprint: 0x0000000000abcdef\n");
+    expect_out("verdict: proved in 3.2 ms\n  axioms: matmul_assoc\n");
+
+    snprintf(args, sizeof args, "show '%s' 3", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    expect_out("status: pruned\n  why: common subgraph\n  subsumed by rule 1\n");
+    expect_out("  x        float32 [1,2,4,4]\n  w        float32 [2,2,3,3]\n");
+
+    snprintf(args, sizeof args, "show '%s' 4", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    expect_out("verdict: refuted in 1.5 ms\n  detail: bounded check\n  counterexample: 8 bytes\n");
+}
+END_TEST
+
+START_TEST(test_stats)
+{
+    char args[4300];
+    snprintf(args, sizeof args, "stats '%s'", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    expect_out(": 4 rules over 8 graphs (schema version 1)\n");
+    expect_out("by status:\n  candidate                 1\n  proved                    1\n"
+               "  refuted                   1\n  unknown                   0\n"
+               "  pruned                    1\n");
+    expect_out("by size (operators, larger side):\n  1                         1\n"
+               "  2                         2\n  3                         1\n");
+    expect_out("  matmul                    2\n");
+    expect_out("  split                     1\n");
+    expect_out("last runs:\n  run 1: xfergen 0.1.0, interrupted, started ");
+    expect_out("      options    --max-ops 3\n");
+    expect_out("      vocab      taso\n");
+    expect_out("      seed       7\n");
+    expect_out("      enumerate                 0.500 s         1234\n");
+}
+END_TEST
+
+START_TEST(test_errors_and_help)
+{
+    char args[4300];
+    ck_assert_int_eq(xferdb("--help"), 0);
+    expect_out("usage: xferdb COMMAND DB");
+    ck_assert_int_eq(xferdb(""), 2);
+    expect_out("usage: xferdb");
+    snprintf(args, sizeof args, "show '%s' 99", db_path);
+    ck_assert_int_eq(xferdb(args), 1);
+    expect_out("no rule with id 99");
+    snprintf(args, sizeof args, "show '%s' abc", db_path);
+    ck_assert_int_eq(xferdb(args), 2);
+    expect_out("rule id must be a positive integer");
+    snprintf(args, sizeof args, "show '%s'", db_path);
+    ck_assert_int_eq(xferdb(args), 2);
+    expect_out("show needs a database and a rule id");
+    snprintf(args, sizeof args, "frob '%s'", db_path);
+    ck_assert_int_eq(xferdb(args), 2);
+    expect_out("unknown command 'frob'");
+    snprintf(args, sizeof args, "list '%s' --status maybe", db_path);
+    ck_assert_int_eq(xferdb(args), 2);
+    expect_out("unknown rule status 'maybe'");
+    snprintf(args, sizeof args, "list '%s' --ops matmul,frob", db_path);
+    ck_assert_int_eq(xferdb(args), 2);
+    expect_out("unknown operator 'frob'");
+    snprintf(args, sizeof args, "list '%s' --limit 0", db_path);
+    ck_assert_int_eq(xferdb(args), 2);
+    expect_out("--limit needs a positive integer");
+    snprintf(args, sizeof args, "stats '%s' --status proved", db_path);
+    ck_assert_int_eq(xferdb(args), 2);
+    expect_out("filters apply to list only");
+    snprintf(args, sizeof args, "list '%s' --bogus", db_path);
+    ck_assert_int_eq(xferdb(args), 2);
+    expect_out("unknown option --bogus");
+    /* unreadable files: missing, and a text file */
+    snprintf(args, sizeof args, "stats '%s.missing'", db_path);
+    ck_assert_int_eq(xferdb(args), 2);
+    expect_out(".missing: cannot open");
+    char text[4096];
+    snprintf(text, sizeof text, "%s", xf_test_tmp("notes.txt"));
+    FILE *f = fopen(text, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 20; i++) fputs("a plain text file, not a database\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "stats '%s'", text);
+    ck_assert_int_eq(xferdb(args), 2);
+    expect_out("is not an SQLite database");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("xferdb");
+    TCase *t = tcase_create("cli");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_test(t, test_list);
+    tcase_add_test(t, test_show);
+    tcase_add_test(t, test_stats);
+    tcase_add_test(t, test_errors_and_help);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    return xf_test_run(suite());
+}

@@ -1,0 +1,290 @@
+/*
+ * xfcost — what an ONNX model costs on a backend, operator by operator, and
+ * how long it really takes end to end.
+ *
+ *   xfcost MODEL [--backend analytic|onednn|cudnn] [--cache FILE] [--threads N]
+ *                [--reps N] [--warmup N] [--dim NAME=N] [--no-run]
+ *
+ * Prints one line per operator (op, input and output shapes, parameters,
+ * time, flops, bytes, kernels) in topological order, the estimated model cost
+ * (the sum, TASO's model), then runs the whole model on the same backend and
+ * prints the measured latency next to the estimate.
+ *
+ * Exit status: 0 success, 1 a measurement or the end-to-end run failed,
+ * 2 bad usage, an unreadable model or an unavailable backend (one line on
+ * stderr).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costmodel/costmodel.h"
+#include "ir/ir.h"
+#include "onnx/onnx.h"
+
+#define MAX_DIMS_OVERRIDE 16
+
+typedef struct options {
+    const char *model, *cache;
+    xf_cost_backend backend;
+    int threads, reps, warmup, run;
+    int n_dims;
+    const char *dim_names[MAX_DIMS_OVERRIDE];
+    int64_t dim_values[MAX_DIMS_OVERRIDE];
+    char dim_buf[MAX_DIMS_OVERRIDE][128];
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: xfcost MODEL.onnx [options]\n"
+            "\n"
+            "Per-operator cost table (op, shapes, parameters, ms, flops, bytes, kernels), the\n"
+            "model's estimated cost (sum of operators), then the measured end-to-end latency\n"
+            "of the whole model on the same backend.\n"
+            "\n"
+            "options:\n"
+            "  --backend B      analytic (roofline, default), onednn (CPU kernels) or cudnn (GPU)\n"
+            "  --cache FILE     SQLite cost cache to read and extend (default: none)\n"
+            "  --threads N      CPU threads for measured kernels (default 1)\n"
+            "  --reps N         timed repetitions per measurement, median reported (default 10)\n"
+            "  --warmup N       untimed runs before timing (default 3)\n"
+            "  --dim NAME=N     size of a symbolic input dimension (default 1)\n"
+            "  --no-run         print the estimate only, skip the end-to-end run\n"
+            "  -h, --help       this help\n"
+            "\n"
+            "exit status: 0 ok, 1 a measurement or the end-to-end run failed,\n"
+            "             2 bad usage, unreadable model or unavailable backend\n");
+}
+
+static int parse_int(const char *opt, const char *v, int min, int *out)
+{
+    char *end;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || *end || x < min || x > 1000000) {
+        fprintf(stderr, "xfcost: %s needs an integer >= %d, got '%s'\n", opt, min,
+                v ? v : "(nothing)");
+        return 2;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    xf_cost_options d = xf_cost_options_default();
+    o->backend = XF_COST_ANALYTIC;
+    o->threads = d.threads;
+    o->reps = d.reps;
+    o->warmup = d.warmup;
+    o->run = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc = 0;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            exit(0);
+        } else if (!strcmp(a, "--backend")) {
+            xf_error err = {0};
+            if (!next || xf_cost_backend_parse(next, &o->backend, &err)) {
+                fprintf(stderr, "xfcost: %s\n", next ? err.msg : "--backend needs a value");
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--cache")) {
+            if (!next) {
+                fprintf(stderr, "xfcost: --cache needs a file name\n");
+                return 2;
+            }
+            o->cache = argv[++i];
+        } else if (!strcmp(a, "--threads")) {
+            rc = parse_int(a, next, 1, &o->threads), i++;
+        } else if (!strcmp(a, "--reps")) {
+            rc = parse_int(a, next, 1, &o->reps), i++;
+        } else if (!strcmp(a, "--warmup")) {
+            rc = parse_int(a, next, 0, &o->warmup), i++;
+        } else if (!strcmp(a, "--no-run")) {
+            o->run = 0;
+        } else if (!strcmp(a, "--dim")) {
+            const char *eq = next ? strchr(next, '=') : NULL;
+            if (!eq || eq == next || o->n_dims == MAX_DIMS_OVERRIDE ||
+                (size_t)(eq - next) >= sizeof o->dim_buf[0] || atoll(eq + 1) <= 0) {
+                fprintf(stderr, "xfcost: --dim expects NAME=N with N > 0, got '%s'\n",
+                        next ? next : "(nothing)");
+                return 2;
+            }
+            memcpy(o->dim_buf[o->n_dims], next, (size_t)(eq - next));
+            o->dim_names[o->n_dims] = o->dim_buf[o->n_dims];
+            o->dim_values[o->n_dims++] = atoll(eq + 1);
+            i++;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "xfcost: unknown option '%s' (see xfcost --help)\n", a);
+            return 2;
+        } else if (!o->model) {
+            o->model = a;
+        } else {
+            fprintf(stderr, "xfcost: unexpected argument '%s'\n", a);
+            return 2;
+        }
+        if (rc) return rc;
+    }
+    if (!o->model) {
+        usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+/* "f32[1,3,224,224],f32[64,3,7,7] -> f32[1,64,112,112]" */
+static void node_shapes(const xf_graph *g, const xf_node *nd, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < nd->n_inputs + nd->n_outputs && len < n; k++) {
+        int out = k >= nd->n_inputs;
+        int v = out ? nd->outputs[k - nd->n_inputs] : nd->inputs[k];
+        const char *sep = k == 0 ? "" : (k == nd->n_inputs ? " -> " : ",");
+        char s[160];
+        if (v < 0)
+            len += (size_t)snprintf(buf + len, n - len, "%s-", sep);
+        else
+            len += (size_t)snprintf(buf + len, n - len, "%s%s%s", sep,
+                                    xf_dtype_name(g->values[v].dtype),
+                                    xf_shape_str(&g->values[v].shape, s, sizeof s));
+    }
+}
+
+/* The parameter field of the canonical description ("-" when none). */
+static void node_params(const xf_graph *g, const xf_node *nd, char *buf, size_t n)
+{
+    if (nd->op == XF_OP_OPAQUE) {
+        snprintf(buf, n, "opaque %s", nd->opaque->op_type);
+        return;
+    }
+    char desc[4096];
+    xf_dtype dt[1] = {XF_F32};
+    xf_shape sh[1] = {{0, {0}}};
+    (void)g;
+    snprintf(buf, n, "-");
+    if (xf_cost_describe(nd->op, &nd->params, 0, dt, sh, desc, sizeof desc, NULL) != XF_OK) return;
+    char *p = strchr(desc, '|'), *q = p ? strchr(p + 1, '|') : NULL;
+    if (!p || !q || q == p + 1) return;
+    *q = '\0';
+    snprintf(buf, n, "%s", p + 1);
+}
+
+static int print_table(xf_cost_model *cm, const xf_graph *g, xf_op_cost *total)
+{
+    xf_error err = {0};
+    xf_op_cost *per = calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *per);
+    int *order = calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *order);
+    if (!per || !order) {
+        fprintf(stderr, "xfcost: out of memory\n");
+        free(per);
+        free(order);
+        return 1;
+    }
+    int rc = 0;
+    if (xf_graph_topo_order(g, order, &err) || xf_cost_graph(cm, g, total, per, &err)) {
+        fprintf(stderr, "xfcost: %s\n", err.msg);
+        rc = 1;
+        goto out;
+    }
+    printf("%5s  %-16s %10s %10s %10s %3s  %-s  [%s]\n", "node", "op", "ms", "MFLOP", "MB", "k",
+           "shapes", "params");
+    for (int k = 0; k < g->n_nodes; k++) {
+        int i = order[k];
+        const xf_node *nd = &g->nodes[i];
+        char shapes[1024], params[1024];
+        node_shapes(g, nd, shapes, sizeof shapes);
+        node_params(g, nd, params, sizeof params);
+        const char *name = nd->op == XF_OP_OPAQUE ? nd->opaque->op_type : xf_op_get(nd->op)->name;
+        printf("%5d  %-16s %10.4f %10.3f %10.3f %3d  %s  [%s]\n", i, name, per[i].ms,
+               per[i].flops / 1e6, per[i].bytes / 1e6, per[i].kernels, shapes, params);
+    }
+out:
+    free(per);
+    free(order);
+    return rc;
+}
+
+static int run_end_to_end(xf_cost_model *cm, const xf_graph *g, const options *o,
+                          double estimate)
+{
+    xf_error err = {0};
+    xf_exec *e = NULL;
+    xf_tensor *in = calloc((size_t)(g->n_inputs > 0 ? g->n_inputs : 1), sizeof *in);
+    if (!in) {
+        fprintf(stderr, "xfcost: out of memory\n");
+        return 1;
+    }
+    int rc = 0;
+    double ms = 0;
+    xf_status st = xf_exec_prepare(cm, g, &e, &err);
+    if (st == XF_ERR_UNSUPPORTED) {
+        printf("end-to-end: not run: %s\n", err.msg);
+        goto out;
+    }
+    if (!st) st = xf_graph_random_inputs(g, 1, in, &err);
+    if (!st) st = xf_exec_latency(e, in, g->n_inputs, o->warmup, o->reps, &ms, &err);
+    if (st) {
+        fprintf(stderr, "xfcost: end-to-end run on %s failed: %s\n",
+                xf_cost_backend_name(o->backend), err.msg);
+        rc = 1;
+        goto out;
+    }
+    printf("measured end-to-end: %.4f ms (median of %d runs after %d warm-up)\n", ms, o->reps,
+           o->warmup);
+    printf("estimate / measured: %.3f\n", ms > 0 ? estimate / ms : 0.0);
+out:
+    for (int i = 0; i < g->n_inputs; i++) xf_tensor_free(&in[i]);
+    free(in);
+    xf_exec_free(e);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc) return rc;
+
+    xf_graph g;
+    xf_graph_init(&g);
+    xf_error err = {0};
+    xf_onnx_options io = xf_onnx_default_options();
+    io.n_dim_overrides = o.n_dims;
+    io.dim_names = o.dim_names;
+    io.dim_values = o.dim_values;
+    if (xf_onnx_load(o.model, &io, &g, &err)) {
+        fprintf(stderr, "xfcost: %s\n", err.msg);
+        xf_graph_free(&g);
+        return 2;
+    }
+    xf_cost_options co = xf_cost_options_default();
+    co.backend = o.backend;
+    co.cache_path = o.cache;
+    co.threads = o.threads;
+    co.reps = o.reps;
+    co.warmup = o.warmup;
+    xf_cost_model *cm = NULL;
+    if (xf_cost_open(&co, &cm, &err)) {
+        fprintf(stderr, "xfcost: %s\n", err.msg);
+        xf_graph_free(&g);
+        return 2;
+    }
+    printf("model: %s (%d nodes)\nbackend: %s\n", o.model, g.n_nodes, xf_cost_identity(cm));
+    xf_op_cost total;
+    rc = print_table(cm, &g, &total);
+    if (!rc) {
+        printf("estimated cost: %.4f ms (sum of %d operators, %d kernels, %.3f GFLOP, %.3f MB)\n",
+               total.ms, g.n_nodes, total.kernels, total.flops / 1e9, total.bytes / 1e6);
+        printf("measurements: %lld new, the rest from the cache\n",
+               (long long)xf_cost_measurements(cm));
+        if (o.run) rc = run_end_to_end(cm, &g, &o, total.ms);
+    }
+    xf_cost_close(cm);
+    xf_graph_free(&g);
+    return rc;
+}

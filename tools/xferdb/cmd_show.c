@@ -1,0 +1,100 @@
+/*
+ * cmd_show.c — `xferdb show DB ID`: one rule in full. Source and target in
+ * infix form, the graph inputs with dtype and shape, how outputs map,
+ * operator counts, fingerprint, status (with why it was pruned and which
+ * rule subsumes it), the run that found it, and the verifier's verdict
+ * (time, axioms, detail, counterexample size) when there is one.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "xferdb.h"
+
+static void print_inputs(const xf_graph *g)
+{
+    printf("inputs:\n");
+    for (int i = 0; i < g->n_inputs; i++) {
+        const xf_value *v = &g->values[g->inputs[i]];
+        char s[96];
+        printf("  %-8s %s %s\n", v->name ? v->name : "?", xf_dtype_name(v->dtype),
+               xf_shape_str(&v->shape, s, sizeof s));
+    }
+}
+
+static void print_outputs(const xf_rule *r)
+{
+    printf("outputs: %d mapped\n", r->src.n_outputs);
+    for (int i = 0; i < r->src.n_outputs; i++) {
+        const xf_value *v = &r->src.values[r->src.outputs[i]];
+        char s[96];
+        printf("  source output %d -> target output %d  %s %s\n", i, i, xf_dtype_name(v->dtype),
+               xf_shape_str(&v->shape, s, sizeof s));
+    }
+}
+
+static void print_verdict(const xf_rulesdb_rule_info *in)
+{
+    if (!in->has_verdict) {
+        printf("verdict: none (not verified yet)\n");
+        return;
+    }
+    printf("verdict: %s in %.1f ms\n", xf_rulesdb_status_name(in->status), in->time_ms);
+    if (in->axioms) printf("  axioms: %s\n", in->axioms);
+    if (in->detail) printf("  detail: %s\n", in->detail);
+    if (in->counterexample)
+        printf("  counterexample: %zu bytes\n", in->counterexample_len);
+}
+
+static int print_rule(const xf_rulesdb_rule_info *in, const xf_rule *r)
+{
+    xf_error err;
+    char *src = xferdb_format(&r->src, &err);
+    char *dst = src ? xferdb_format(&r->dst, &err) : NULL;
+    if (!dst) {
+        free(src);
+        xferdb_error(&err);
+        return 1;
+    }
+    printf("rule %" PRId64 "\n", in->id);
+    printf("source: %s\n", src);
+    printf("target: %s\n", dst);
+    print_inputs(&r->src);
+    print_outputs(r);
+    printf("operators: %d -> %d\n", in->src_ops, in->dst_ops);
+    printf("fingerprint: 0x%016" PRIx64 "\n", in->fingerprint);
+    printf("status: %s\n", xf_rulesdb_status_name(in->status));
+    if (in->why) printf("  why: %s\n", in->why);
+    if (in->subsumed_by) printf("  subsumed by rule %" PRId64 "\n", in->subsumed_by);
+    if (in->run_id) printf("found by run: %" PRId64 "\n", in->run_id);
+    print_verdict(in);
+    free(src);
+    free(dst);
+    return 0;
+}
+
+int xferdb_show(xf_rulesdb *db, const xferdb_options *o)
+{
+    char *end;
+    long long id = strtoll(o->id, &end, 10);
+    if (*o->id == '\0' || *end != '\0' || id < 1) {
+        fprintf(stderr, "xferdb: rule id must be a positive integer, got '%s'\n", o->id);
+        return 2;
+    }
+    xf_error err;
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    xf_rule r;
+    xf_rule_init(&r);
+    int rc = 0;
+    if (xf_rulesdb_get_rule(db, id, &info, &err) != XF_OK ||
+        xf_rulesdb_load_rule(db, id, &r, &err) != XF_OK) {
+        xferdb_error(&err);
+        rc = 1;
+    } else {
+        rc = print_rule(&info, &r);
+    }
+    xf_rule_free(&r);
+    xf_rulesdb_rule_info_free(&info);
+    return rc;
+}
