@@ -16,44 +16,23 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct sbuf {
-    char *p;
-    size_t n, len;
-    int overflow;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt, ...) XF_PRINTF(2, 3);
-static void put(sbuf *b, const char *fmt, ...)
+static void field_sep(xf_strbuf *b, int *first)
 {
-    if (b->overflow) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(b->p + b->len, b->n - b->len, fmt, ap);
-    va_end(ap);
-    if (k < 0 || (size_t)k >= b->n - b->len) {
-        b->overflow = 1;
-        return;
-    }
-    b->len += (size_t)k;
-}
-
-static void field_sep(sbuf *b, int *first)
-{
-    if (!*first) put(b, ";");
+    if (!*first) xf_strbuf_printf(b, ";");
     *first = 0;
 }
 
-static void put_i64s(sbuf *b, int *first, const char *name, const int64_t *v, int n)
+static void put_i64s(xf_strbuf *b, int *first, const char *name, const int64_t *v, int n)
 {
     int any = 0;
     for (int i = 0; i < n; i++) any |= v[i] != 0;
     if (!any) return;
     field_sep(b, first);
-    put(b, "%s=", name);
-    for (int i = 0; i < n; i++) put(b, "%s%lld", i ? "," : "", (long long)v[i]);
+    xf_strbuf_printf(b, "%s=", name);
+    for (int i = 0; i < n; i++) xf_strbuf_printf(b, "%s%lld", i ? "," : "", (long long)v[i]);
 }
 
-static void put_i32s(sbuf *b, int *first, const char *name, const int32_t *v, int n)
+static void put_i32s(xf_strbuf *b, int *first, const char *name, const int32_t *v, int n)
 {
     int64_t w[4];
     for (int i = 0; i < n; i++) w[i] = v[i];
@@ -62,21 +41,21 @@ static void put_i32s(sbuf *b, int *first, const char *name, const int32_t *v, in
 
 /* stride, dilation and group: 0 and 1 both mean 1 (ir's convention), so
  * only values above 1 are written. */
-static void put_ones(sbuf *b, int *first, const char *name, const int32_t *v, int n)
+static void put_ones(xf_strbuf *b, int *first, const char *name, const int32_t *v, int n)
 {
     int32_t w[2];
     for (int i = 0; i < n; i++) w[i] = v[i] == 1 ? 0 : v[i];
     put_i32s(b, first, name, w, n);
 }
 
-static void put_f(sbuf *b, int *first, const char *name, double v)
+static void put_f(xf_strbuf *b, int *first, const char *name, double v)
 {
     if (v == 0.0) return;
     field_sep(b, first);
-    put(b, "%s=%.9g", name, v);
+    xf_strbuf_printf(b, "%s=%.9g", name, v);
 }
 
-static void put_params(sbuf *b, const xf_params *p)
+static void put_params(xf_strbuf *b, const xf_params *p)
 {
     int first = 1;
     int na = p->n_axes < 0 ? 0 : (p->n_axes > XF_MAX_DIMS ? XF_MAX_DIMS : p->n_axes);
@@ -132,19 +111,19 @@ xf_status xf_cost_describe(xf_op op, const xf_params *params, int n_inputs,
     buf[0] = '\0';
     const xf_op_info *info = xf_op_get(op);
     if (!info) return XF_FAIL(err, XF_ERR_INVALID, "describe: unknown op %d", (int)op);
-    sbuf b = {buf, n, 0, 0};
-    put(&b, "%s|", info->name);
+    xf_strbuf b = {buf, n, 0, 0};
+    xf_strbuf_printf(&b, "%s|", info->name);
     xf_params def = xf_params_default();
     put_params(&b, params ? params : &def);
-    put(&b, "|");
+    xf_strbuf_printf(&b, "|");
     for (int i = 0; i < n_inputs; i++) {
-        if (i) put(&b, ",");
+        if (i) xf_strbuf_printf(&b, ",");
         if (in_dtypes[i] == XF_DTYPE_INVALID) {
-            put(&b, "-");
+            xf_strbuf_printf(&b, "-");
             continue;
         }
         char sh[160];
-        put(&b, "%s%s", dtype_tag(in_dtypes[i]), xf_shape_str(&in_shapes[i], sh, sizeof sh));
+        xf_strbuf_printf(&b, "%s%s", dtype_tag(in_dtypes[i]), xf_shape_str(&in_shapes[i], sh, sizeof sh));
     }
     if (b.overflow)
         return XF_FAIL(err, XF_ERR_INVALID,

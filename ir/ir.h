@@ -416,6 +416,17 @@ xf_status xf_graph_format(const xf_graph *g, char *buf, size_t n, xf_error *err)
 
 /* --------------------------------------------------------------- utilities */
 
+/* Bounded string builder over a caller's buffer: appends stop at the buffer's
+ * end (the text stays NUL-terminated), `overflow` records that something was
+ * cut, and `len` keeps counting the full length (so len + 1 is the size the
+ * text needs). Initialise as {buf, sizeof buf, 0, 0}. */
+typedef struct xf_strbuf {
+    char *p;
+    size_t n, len;
+    int overflow;
+} xf_strbuf;
+void xf_strbuf_printf(xf_strbuf *b, const char *fmt, ...) XF_PRINTF(2, 3);
+
 /* Deterministic PRNG (splitmix64) for random weights and test inputs. */
 typedef struct xf_rng {
     uint64_t state;

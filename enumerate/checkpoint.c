@@ -1,0 +1,145 @@
+/*
+ * checkpoint.c — the resumable state of a run in one binary file: the
+ * configuration hash it belongs to, the level being built and how many of
+ * its parents are done, the counters, the candidate sequence number, and
+ * every stored graph record. The class table is not saved; it is rebuilt
+ * from the records. Files are written to PATH.tmp and renamed over PATH, so
+ * a crash leaves the previous checkpoint intact. The format is the host's
+ * (byte order, struct layout) and versioned by XF_CKPT_VERSION.
+ */
+#include "enum_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define XF_CKPT_VERSION 1u
+static const char magic[8] = {'X', 'F', 'E', 'N', 'U', 'M', 'C', 'P'};
+
+typedef struct ckpt_header {
+    char magic[8];
+    uint32_t version;
+    uint32_t record_size, stats_size, n_levels;
+    uint64_t cfg_hash;
+    int64_t level;
+    uint64_t next_parent, seq;
+} ckpt_header;
+
+xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_state *s,
+                               const ctable *classes, xf_error *err)
+{
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 5);
+    if (!tmp) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory writing checkpoint %s", path);
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp", 5);
+    xf_status st = XF_OK;
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        st = XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint %s: %s", tmp, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    ckpt_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, magic, sizeof magic);
+    h.version = XF_CKPT_VERSION;
+    h.record_size = sizeof(grec);
+    h.stats_size = sizeof(xf_enum_stats);
+    h.n_levels = XF_ENUM_MAX_OPS + 1;
+    h.cfg_hash = cfg_hash;
+    h.level = s->level;
+    h.next_parent = s->next_parent;
+    h.seq = s->seq;
+    int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(&s->stats, sizeof s->stats, 1, f) == 1;
+    for (int l = 0; ok && l <= XF_ENUM_MAX_OPS; l++) {
+        uint64_t n = s->levels[l].n;
+        ok = fwrite(&n, sizeof n, 1, f) == 1 && (n == 0 || fwrite(s->levels[l].v, sizeof(grec), n, f) == n);
+    }
+    uint64_t n_last = 0;
+    for (int g = 0; g < CT_SEGMENTS; g++)
+        for (size_t i = 0; i < classes->seg[g].cap; i++) {
+            const centry *e = &classes->seg[g].slots[i];
+            n_last += e->fp && !(e->tag & CENTRY_STORED);
+        }
+    ok = ok && fwrite(&n_last, sizeof n_last, 1, f) == 1;
+    for (int g = 0; ok && g < CT_SEGMENTS; g++)
+        for (size_t i = 0; ok && i < classes->seg[g].cap; i++) {
+            const centry *e = &classes->seg[g].slots[i];
+            if (e->fp && !(e->tag & CENTRY_STORED)) ok = fwrite(e, sizeof *e, 1, f) == 1;
+        }
+    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    if (fclose(f) != 0) ok = 0;
+    if (!ok) st = XF_FAIL(err, XF_ERR_IO, "error writing checkpoint %s: %s", tmp, strerror(errno));
+    else if (rename(tmp, path) != 0)
+        st = XF_FAIL(err, XF_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    if (st != XF_OK) remove(tmp);
+    free(tmp);
+    return st;
+}
+
+xf_status enum_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *s, int *found,
+                               xf_error *err)
+{
+    *found = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT) return XF_OK;
+        return XF_FAIL(err, XF_ERR_IO, "cannot open checkpoint %s: %s", path, strerror(errno));
+    }
+    ckpt_header h;
+    xf_status st = XF_OK;
+    if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, magic, sizeof magic) != 0) {
+        st = XF_FAIL(err, XF_ERR_PARSE, "%s is not an rlflow enumeration checkpoint", path);
+    } else if (h.version != XF_CKPT_VERSION || h.record_size != sizeof(grec) ||
+               h.stats_size != sizeof(xf_enum_stats) || h.n_levels != XF_ENUM_MAX_OPS + 1) {
+        st = XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                     "checkpoint %s was written by another version of rlflow (format %u); delete it "
+                     "to start over", path, h.version);
+    } else if (h.cfg_hash != cfg_hash) {
+        st = XF_FAIL(err, XF_ERR_INVALID,
+                     "checkpoint %s belongs to a different configuration (vocabulary, inputs, "
+                     "limits or seed changed); delete it or run without resuming", path);
+    } else if (h.level < 1 || h.level > XF_ENUM_MAX_OPS + 1 ||
+               fread(&s->stats, sizeof s->stats, 1, f) != 1) {
+        st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint %s is truncated or corrupt", path);
+    }
+    for (int l = 0; st == XF_OK && l <= XF_ENUM_MAX_OPS; l++) {
+        uint64_t n;
+        if (fread(&n, sizeof n, 1, f) != 1 || n > (1ull << 40)) {
+            st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint %s is truncated or corrupt", path);
+            break;
+        }
+        glevel *lv = &s->levels[l];
+        lv->v = n ? malloc(sizeof(grec) * n) : NULL;
+        lv->n = lv->cap = n ? n : 0;
+        if (n && !lv->v) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading %s", path);
+        else if (n && fread(lv->v, sizeof(grec), n, f) != n)
+            st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint %s is truncated", path);
+    }
+    uint64_t n_last = 0;
+    if (st == XF_OK && (fread(&n_last, sizeof n_last, 1, f) != 1 || n_last > (1ull << 40)))
+        st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint %s is truncated or corrupt", path);
+    if (st == XF_OK && n_last) {
+        s->last = malloc(sizeof(centry) * n_last);
+        if (!s->last) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading %s", path);
+        else if (fread(s->last, sizeof(centry), n_last, f) != n_last)
+            st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint %s is truncated", path);
+        s->n_last = n_last;
+    }
+    fclose(f);
+    if (st != XF_OK) {
+        for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) glevel_free(&s->levels[l]);
+        free(s->last);
+        s->last = NULL;
+        s->n_last = 0;
+        return st;
+    }
+    s->level = (int)h.level;
+    s->next_parent = h.next_parent;
+    s->seq = h.seq;
+    *found = 1;
+    return XF_OK;
+}

@@ -1,0 +1,280 @@
+/*
+ * config.c — what an enumeration covers: defaults, the two presets
+ * ("default": TASO's operators plus the transformer ones; "taso": TASO's
+ * only), the input spec "x0:4x4x4x4,w0:4x4x3x3,s0:scalar", validation and
+ * the hash that ties a checkpoint to its configuration. The presets are
+ * written in the vocabulary text format, so they are parsed exactly like a
+ * user's file and `xf_enum_vocab_format` shows them.
+ */
+#include "enum_impl.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char taso_vocab[] =
+    "matmul rank=2\n"
+    "ewadd\n"
+    "ewmul\n"
+    "scalar_mul\n"
+    "relu\n"
+    "conv2d kernel=3x3 pad=same\n"
+    "conv2d kernel=3x3 pad=same act=relu\n"
+    "conv2d kernel=1x1\n"
+    "conv2d kernel=1x1 act=relu\n"
+    "conv2d kernel=1x3 pad=same\n"
+    "conv2d kernel=1x3 pad=same act=relu\n"
+    "conv2d kernel=3x1 pad=same\n"
+    "conv2d kernel=3x1 pad=same act=relu\n"
+    "conv2d kernel=3x3 pad=same group=depthwise\n"
+    "avgpool kernel=3x3 pad=same count_include_pad=1\n"
+    "maxpool kernel=3x3 pad=same\n"
+    "concat axis=0\n"
+    "concat axis=1\n"
+    "split axis=0\n"
+    "split axis=1\n"
+    "transpose\n"
+    "enlarge kernel=3x3\n"
+    "const_iconv shape=4x4x3x3\n"
+    "const_imatrix shape=4x4\n"
+    "const_ones shape=4x4\n"
+    "const_pool shape=4x1x3x3\n";
+
+static const char transformer_vocab[] =
+    "conv2d kernel=3x3 stride=2x2 pad=same\n"
+    "matmul rank=3\n"
+    "gelu\n"
+    "softmax axis=-1\n"
+    "layernorm axis=-1\n"
+    "reduce_mean axes=-1 keepdims=1\n";
+
+static const char taso_inputs[] =
+    "x0:2x4x4x4,x1:2x4x4x4,w0:4x4x3x3,w1:4x4x3x3,w2:4x4x1x1,m0:4x4,m1:4x4,m2:4x4,s0:scalar";
+static const char default_inputs[] =
+    "x0:2x4x4x4,x1:2x4x4x4,w0:4x4x3x3,w1:4x4x3x3,w2:4x4x1x1,m0:4x4,m1:4x4,m2:4x4,s0:scalar,"
+    "b0:2x4x4,g0:4";
+
+void xf_enum_config_init(xf_enum_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->max_ops = 3;
+    c->max_outputs = 2;
+    c->max_dim = 8;
+    c->max_numel = 1024;
+    c->seed = 1;
+}
+
+void xf_enum_config_free(xf_enum_config *c)
+{
+    free(c->ops);
+    c->ops = NULL;
+    c->n_ops = 0;
+}
+
+xf_status xf_enum_config_copy(const xf_enum_config *src, xf_enum_config *dst, xf_error *err)
+{
+    xf_enum_opvar *ops = NULL;
+    if (src->n_ops > 0) {
+        ops = malloc(sizeof *ops * (size_t)src->n_ops);
+        if (!ops) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory copying a config");
+        memcpy(ops, src->ops, sizeof *ops * (size_t)src->n_ops);
+    }
+    *dst = *src;
+    dst->ops = ops;
+    return XF_OK;
+}
+
+static xf_status preset_vocab(xf_enum_config *c, const char *name, xf_error *err)
+{
+    if (strcmp(name, "taso") == 0) return xf_enum_vocab_parse(c, taso_vocab, "preset taso", err);
+    if (strcmp(name, "default") == 0) {
+        char text[sizeof taso_vocab + sizeof transformer_vocab];
+        snprintf(text, sizeof text, "%s%s", taso_vocab, transformer_vocab);
+        return xf_enum_vocab_parse(c, text, "preset default", err);
+    }
+    return XF_FAIL(err, XF_ERR_INVALID, "unknown vocabulary preset '%s' (known: default, taso)", name);
+}
+
+xf_status xf_enum_config_preset(xf_enum_config *c, const char *name, xf_error *err)
+{
+    xf_status st = preset_vocab(c, name, err);
+    if (st != XF_OK) return st;
+    return xf_enum_inputs_parse(c, strcmp(name, "taso") == 0 ? taso_inputs : default_inputs, err);
+}
+
+xf_status xf_enum_vocab_load(xf_enum_config *c, const char *preset_or_path, xf_error *err)
+{
+    if (strcmp(preset_or_path, "taso") == 0 || strcmp(preset_or_path, "default") == 0)
+        return preset_vocab(c, preset_or_path, err);
+    FILE *f = fopen(preset_or_path, "rb");
+    if (!f)
+        return XF_FAIL(err, XF_ERR_IO, "cannot open vocabulary file %s: %s", preset_or_path,
+                       strerror(errno));
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    xf_status st = XF_OK;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            char *t = realloc(text, cap);
+            if (!t) {
+                st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading %s", preset_or_path);
+                break;
+            }
+            text = t;
+        }
+        size_t k = fread(text + len, 1, 4096, f);
+        len += k;
+        if (k < 4096) break;
+    }
+    if (st == XF_OK && ferror(f))
+        st = XF_FAIL(err, XF_ERR_IO, "error reading vocabulary file %s", preset_or_path);
+    fclose(f);
+    if (st == XF_OK) {
+        text[len] = 0;
+        st = xf_enum_vocab_parse(c, text, preset_or_path, err);
+    }
+    free(text);
+    return st;
+}
+
+/* ------------------------------------------------------------------ inputs */
+
+xf_status xf_enum_inputs_parse(xf_enum_config *c, const char *spec, xf_error *err)
+{
+    xf_enum_input in[XF_ENUM_MAX_INPUTS];
+    int n = 0;
+    const char *s = spec;
+    while (*s) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        const char *colon = memchr(s, ':', len);
+        if (!colon || colon == s)
+            return XF_FAIL(err, XF_ERR_PARSE, "input spec '%.*s' is not name:AxBx... or name:scalar",
+                           (int)len, s);
+        if (n == XF_ENUM_MAX_INPUTS)
+            return XF_FAIL(err, XF_ERR_PARSE, "more than %d inputs in '%s'", XF_ENUM_MAX_INPUTS, spec);
+        size_t nl = (size_t)(colon - s);
+        if (nl >= XF_ENUM_NAME_LEN)
+            return XF_FAIL(err, XF_ERR_PARSE, "input name '%.*s' is too long", (int)nl, s);
+        if (!isalpha((unsigned char)s[0]) && s[0] != '_')
+            return XF_FAIL(err, XF_ERR_PARSE, "input name '%.*s' must start with a letter", (int)nl, s);
+        for (size_t i = 0; i < nl; i++)
+            if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+                return XF_FAIL(err, XF_ERR_PARSE, "input name '%.*s' is not an identifier", (int)nl, s);
+        memset(&in[n], 0, sizeof in[n]);
+        memcpy(in[n].name, s, nl);
+        for (int k = 0; k < n; k++)
+            if (strcmp(in[k].name, in[n].name) == 0)
+                return XF_FAIL(err, XF_ERR_PARSE, "input %s is listed twice", in[n].name);
+        const char *d = colon + 1, *end = s + len;
+        xf_shape sh = xf_shape_make(0, NULL);
+        if (!((size_t)(end - d) == 6 && strncmp(d, "scalar", 6) == 0)) {
+            while (d < end) {
+                char *e;
+                long v = strtol(d, &e, 10);
+                if (e == d || e > end || v < 1 || v > 4096 || sh.rank == XF_MAX_DIMS)
+                    return XF_FAIL(err, XF_ERR_PARSE, "input %s: bad shape '%.*s' (want AxBx..., dims >= 1)",
+                                   in[n].name, (int)(end - colon - 1), colon + 1);
+                sh.dims[sh.rank++] = v;
+                d = e;
+                if (d < end && *d++ != 'x')
+                    return XF_FAIL(err, XF_ERR_PARSE, "input %s: bad shape '%.*s' (want AxBx...)",
+                                   in[n].name, (int)(end - colon - 1), colon + 1);
+            }
+            if (sh.rank == 0)
+                return XF_FAIL(err, XF_ERR_PARSE, "input %s has no shape (use name:scalar for rank 0)",
+                               in[n].name);
+        }
+        in[n++].shape = sh;
+        s = comma ? comma + 1 : s + len;
+    }
+    if (n == 0) return XF_FAIL(err, XF_ERR_PARSE, "the input spec is empty");
+    memcpy(c->inputs, in, sizeof in[0] * (size_t)n);
+    c->n_inputs = n;
+    return XF_OK;
+}
+
+xf_status xf_enum_inputs_format(const xf_enum_config *c, char *buf, size_t n, xf_error *err)
+{
+    size_t len = 0;
+    if (n) buf[0] = 0;
+    for (int i = 0; i < c->n_inputs; i++) {
+        const xf_shape *s = &c->inputs[i].shape;
+        char part[256];
+        int k = snprintf(part, sizeof part, "%s%s:", i ? "," : "", c->inputs[i].name);
+        if (s->rank == 0) k += snprintf(part + k, sizeof part - (size_t)k, "scalar");
+        for (int d = 0; d < s->rank; d++)
+            k += snprintf(part + k, sizeof part - (size_t)k, d ? "x%lld" : "%lld", (long long)s->dims[d]);
+        if (len + (size_t)k + 1 > n)
+            return XF_FAIL(err, XF_ERR_INVALID, "input spec does not fit in %zu bytes", n);
+        memcpy(buf + len, part, (size_t)k + 1);
+        len += (size_t)k;
+    }
+    return XF_OK;
+}
+
+/* -------------------------------------------------------------- validation */
+
+xf_status xf_enum_config_validate(const xf_enum_config *c, xf_error *err)
+{
+    if (c->n_ops < 1 || !c->ops) return XF_FAIL(err, XF_ERR_INVALID, "enumerate: empty vocabulary");
+    if (c->n_ops > XF_ENUM_MAX_VOCAB)
+        return XF_FAIL(err, XF_ERR_INVALID, "enumerate: %d variants, at most %d", c->n_ops,
+                       XF_ENUM_MAX_VOCAB);
+    if (c->n_inputs < 1) return XF_FAIL(err, XF_ERR_INVALID, "enumerate: no inputs");
+    if (c->max_ops < 1 || c->max_ops > XF_ENUM_MAX_OPS)
+        return XF_FAIL(err, XF_ERR_INVALID, "enumerate: max_ops %d is outside 1..%d", c->max_ops,
+                       XF_ENUM_MAX_OPS);
+    if (c->max_outputs < 1 || c->max_outputs > XF_ENUM_MAX_OUTPUTS)
+        return XF_FAIL(err, XF_ERR_INVALID, "enumerate: max_outputs %d is outside 1..%d",
+                       c->max_outputs, XF_ENUM_MAX_OUTPUTS);
+    if (c->max_dim < 1 || c->max_numel < 1 || c->max_numel > FP_MAX_NUMEL)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "enumerate: max_dim %d must be >= 1 and max_numel %lld in 1..%d", c->max_dim,
+                       (long long)c->max_numel, FP_MAX_NUMEL);
+    for (int i = 0; i < c->n_inputs; i++) {
+        const xf_shape *s = &c->inputs[i].shape;
+        for (int d = 0; d < s->rank; d++)
+            if (s->dims[d] > c->max_dim)
+                return XF_FAIL(err, XF_ERR_INVALID, "enumerate: input %s has dim %lld > max_dim %d",
+                               c->inputs[i].name, (long long)s->dims[d], c->max_dim);
+        if (xf_shape_numel(s) > c->max_numel)
+            return XF_FAIL(err, XF_ERR_INVALID, "enumerate: input %s has more than max_numel %lld "
+                           "elements", c->inputs[i].name, (long long)c->max_numel);
+    }
+    for (int i = 0; i < c->n_ops; i++) {
+        const xf_enum_opvar *v = &c->ops[i];
+        if ((int)v->op < 0 || v->op >= XF_OP_COUNT || !fp_op_supported(v->op))
+            return XF_FAIL(err, XF_ERR_UNSUPPORTED, "enumerate: variant %d (%s) has no fingerprint "
+                           "semantics", i, v->name);
+        if (v->op == XF_OP_SPLIT && (v->params.n_split < 1 || v->params.n_split > 2))
+            return XF_FAIL(err, XF_ERR_INVALID, "enumerate: %s: split into %d parts, at most 2",
+                           v->name, v->params.n_split);
+    }
+    return XF_OK;
+}
+
+uint64_t xf_enum_config_hash(const xf_enum_config *c)
+{
+    uint64_t h = fp_mix(0xC0F16u, 1); /* bump the second argument when semantics change */
+    for (int i = 0; i < c->n_ops; i++) {
+        h = fp_mix(h, (uint64_t)c->ops[i].op);
+        h = xf_hash_bytes(h, &c->ops[i].params, sizeof c->ops[i].params);
+        h = fp_mix(fp_mix(fp_mix(h, (uint64_t)c->ops[i].mode), (uint64_t)c->ops[i].rank),
+                   (uint64_t)c->ops[i].broadcast);
+    }
+    for (int i = 0; i < c->n_inputs; i++) {
+        h = xf_hash_bytes(h, c->inputs[i].name, strlen(c->inputs[i].name));
+        h = fp_mix(h, (uint64_t)c->inputs[i].shape.rank);
+        for (int d = 0; d < c->inputs[i].shape.rank; d++)
+            h = fp_mix(h, (uint64_t)c->inputs[i].shape.dims[d]);
+    }
+    h = fp_mix(h, (uint64_t)c->max_ops);
+    h = fp_mix(h, (uint64_t)c->max_outputs);
+    h = fp_mix(h, (uint64_t)c->max_dim);
+    h = fp_mix(h, (uint64_t)c->max_numel);
+    return fp_mix(h, c->seed);
+}

@@ -1,0 +1,197 @@
+/*
+ * enumerate.h — bounded enumeration of operator graphs and candidate
+ * substitutions (the first stage of xfergen).
+ *
+ * Given a vocabulary (operators with parameter variants) and a set of
+ * symbolic float32 input tensors, xf_enum_run builds every DAG of up to
+ * max_ops operators over those inputs exactly once (canonical augmentation:
+ * a graph is only built from its canonical parent, by appending its canonical
+ * sink), evaluates each in exact arithmetic over Z_p (p = 2^61 - 1) and groups
+ * graphs by fingerprint. Only irreducible graphs are extended (RepGen): a
+ * graph that contains a closed subgraph which is not its fingerprint class's
+ * representative can only yield rules that follow from a smaller rule.
+ * Every graph whose fingerprint equals an earlier class representative's is
+ * a collision; a collision that survives a second Z_p evaluation (new inputs,
+ * new keys) and a float32 check with the reference interpreter becomes a
+ * candidate xf_rule (src = the new graph, dst = the representative), handed
+ * to a callback in a deterministic order that does not depend on the number
+ * of threads. docs/enumerate.md describes the vocabulary format, what
+ * fingerprints can and cannot see, and the checkpoint file.
+ */
+#ifndef XF_ENUMERATE_H
+#define XF_ENUMERATE_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+/* --------------------------------------------------------------- limits */
+
+#define XF_ENUM_MAX_OPS 6     /* operators per graph */
+#define XF_ENUM_MAX_INPUTS 16 /* symbolic inputs in a configuration */
+#define XF_ENUM_MAX_OUTPUTS 4 /* config.max_outputs at most */
+#define XF_ENUM_MAX_VOCAB 256 /* operator variants in a vocabulary */
+#define XF_ENUM_NAME_LEN 64
+
+/* ------------------------------------------------------- field arithmetic */
+
+/* The prime field of fingerprints: p = 2^61 - 1. Elements are uint64 in [0, p). */
+#define XF_ENUM_P ((uint64_t)0x1FFFFFFFFFFFFFFFull)
+
+uint64_t xf_enum_fp_add(uint64_t a, uint64_t b);
+uint64_t xf_enum_fp_sub(uint64_t a, uint64_t b);
+uint64_t xf_enum_fp_mul(uint64_t a, uint64_t b);
+uint64_t xf_enum_fp_pow(uint64_t a, uint64_t e);
+/* Multiplicative inverse (a != 0; 0 maps to 0). */
+uint64_t xf_enum_fp_inv(uint64_t a);
+/* Any 64-bit integer reduced into [0, p). */
+uint64_t xf_enum_fp_reduce(uint64_t a);
+/* Keyed pseudo-random function Z_p -> Z_p (the stand-in for a non-linear
+ * element-wise operator: same key and argument, same result). */
+uint64_t xf_enum_fp_prf(uint64_t key, uint64_t x);
+
+/* ---------------------------------------------------------- configuration */
+
+/* How a variant's parameters adapt to its input shapes. */
+typedef enum xf_enum_pmode {
+    XF_ENUM_FIXED = 0,       /* params used as given */
+    XF_ENUM_SPLIT_HALF = 1,  /* split: two equal halves along params.axis */
+    XF_ENUM_SWAP_LAST2 = 2,  /* transpose: swap the last two dims, any rank */
+    XF_ENUM_DEPTHWISE = 3    /* conv: group = input channels */
+} xf_enum_pmode;
+
+/* One operator with one parameter setting. Axes in `params` may be absolute
+ * or negative; graphs handed out store them negative (relative to the last
+ * dim), as rules do. */
+typedef struct xf_enum_opvar {
+    xf_op op;
+    xf_params params;
+    xf_enum_pmode mode;
+    int rank;      /* when > 0: every input must have this rank (matmul rank=2 vs 3) */
+    int broadcast; /* element-wise binary ops: 1 allows numpy broadcasting, 0 needs equal shapes */
+    char name[XF_ENUM_NAME_LEN]; /* unique label, the vocabulary line, e.g. "conv2d[kernel=3x3,act=relu]" */
+} xf_enum_opvar;
+
+/* A symbolic float32 input tensor (rank 0 for a scalar). */
+typedef struct xf_enum_input {
+    char name[XF_ENUM_NAME_LEN];
+    xf_shape shape;
+} xf_enum_input;
+
+/* What is enumerated. Everything here changes the result, and is part of
+ * xf_enum_config_hash (checkpoints only resume under the same hash). */
+typedef struct xf_enum_config {
+    int n_ops;
+    xf_enum_opvar *ops; /* owned; n_ops entries */
+    int n_inputs;
+    xf_enum_input inputs[XF_ENUM_MAX_INPUTS];
+    int max_ops;        /* operators per graph, 1..XF_ENUM_MAX_OPS (default 3) */
+    int max_outputs;    /* outputs of a rule side, >= 1 (default 2) */
+    int max_dim;        /* largest dim of any intermediate tensor (default 8) */
+    int64_t max_numel;  /* largest intermediate tensor (default 1024 elements) */
+    uint64_t seed;      /* inputs and PRF keys of both evaluations (default 1) */
+} xf_enum_config;
+
+/* Empty vocabulary and inputs, defaults above. */
+void xf_enum_config_init(xf_enum_config *c);
+void xf_enum_config_free(xf_enum_config *c);
+xf_status xf_enum_config_copy(const xf_enum_config *src, xf_enum_config *dst, xf_error *err);
+
+/* Replaces vocabulary and inputs with a preset: "default" (TASO's operators
+ * plus batched matmul, softmax, gelu, layernorm, mean) or "taso" (TASO's
+ * operators and inputs only). XF_ERR_INVALID names the known presets. */
+xf_status xf_enum_config_preset(xf_enum_config *c, const char *name, xf_error *err);
+
+/* Replaces the vocabulary with the one described by `text`: one variant per
+ * line, "op key=value ...", '#' comments (see docs/enumerate.md). `origin`
+ * (a file name) prefixes error messages, which give the line. */
+xf_status xf_enum_vocab_parse(xf_enum_config *c, const char *text, const char *origin,
+                              xf_error *err);
+/* "default" or "taso" (the preset's vocabulary only), else a file to parse. */
+xf_status xf_enum_vocab_load(xf_enum_config *c, const char *preset_or_path, xf_error *err);
+/* The vocabulary in the text format xf_enum_vocab_parse reads. */
+xf_status xf_enum_vocab_format(const xf_enum_config *c, char *buf, size_t n, xf_error *err);
+
+/* Replaces the inputs: "x0:4x4x4x4,w0:4x4x3x3,s0:scalar" (dims 1..max_dim,
+ * names unique identifiers). */
+xf_status xf_enum_inputs_parse(xf_enum_config *c, const char *spec, xf_error *err);
+/* The inputs in the spec format above. */
+xf_status xf_enum_inputs_format(const xf_enum_config *c, char *buf, size_t n, xf_error *err);
+
+/* Checks the whole configuration (every variant has a fingerprint kernel,
+ * limits in range, input names unique). */
+xf_status xf_enum_config_validate(const xf_enum_config *c, xf_error *err);
+/* Hash of everything that changes the result. */
+uint64_t xf_enum_config_hash(const xf_enum_config *c);
+
+/* ------------------------------------------------------------- results */
+
+/* A confirmed candidate. rule.src is the newly enumerated graph, rule.dst its
+ * fingerprint class's representative (built earlier, possibly with 0
+ * operators: outputs that are inputs); both read the same inputs in config
+ * order and their outputs are aligned (output i of src equals output i of
+ * dst: the multiset match is resolved by sorting outputs by fingerprint).
+ * The callback may take the rule (copy the struct, then xf_rule_init the
+ * original); otherwise it is freed after the callback returns. */
+typedef struct xf_enum_candidate {
+    uint64_t seq;        /* 0, 1, 2, ... in emission order */
+    xf_rule rule;        /* rule.fingerprint = the class fingerprint */
+    int src_ops, dst_ops;
+    double float_max_abs; /* float32 check: largest |src - dst| over outputs */
+} xf_enum_candidate;
+
+/* Counters; all cover the whole run including resumed parts. */
+typedef struct xf_enum_stats {
+    uint64_t graphs;       /* graphs built and fingerprinted (irreducible ones) */
+    uint64_t graphs_level[XF_ENUM_MAX_OPS + 1];
+    uint64_t reducible;    /* built but containing a non-representative closed subgraph */
+    uint64_t classes;      /* distinct fingerprints (representatives) */
+    uint64_t collisions;   /* graphs whose fingerprint matched an earlier class */
+    uint64_t candidates;   /* collisions confirmed and handed out */
+    uint64_t rejected_second; /* collisions refuted by the second Z_p evaluation */
+    uint64_t rejected_float;  /* collisions refuted by the float32 check */
+    uint64_t too_many_outputs; /* collisions not paired: more than max_outputs outputs */
+    uint64_t stored;       /* graphs kept for extension */
+    int levels_done;       /* complete levels (0..max_ops) */
+    int stopped;           /* 1: the stop flag ended the run early */
+    double seconds;        /* wall time of this call */
+    uint64_t store_bytes;  /* peak bytes of graph records and class table */
+} xf_enum_stats;
+
+typedef struct xf_enum_progress {
+    int level;             /* operators per graph being built */
+    uint64_t parents_done, parents_total; /* of this level */
+    uint64_t graphs;       /* as in xf_enum_stats */
+    uint64_t classes;
+    uint64_t candidates;
+    double graphs_per_s;
+    double eta_s;          /* of this level; < 0 when unknown */
+    double elapsed_s;
+} xf_enum_progress;
+
+/* ------------------------------------------------------------------ run */
+
+typedef struct xf_enum_options {
+    int threads;            /* worker threads (default 1); result does not depend on it */
+    volatile sig_atomic_t *stop; /* when non-zero at a batch boundary: save, stop */
+    const char *checkpoint; /* file written after each level and on stop; NULL: none */
+    int resume;             /* 1: continue from `checkpoint` if it exists */
+    double progress_every_s; /* progress callback interval (default 1 s) */
+    void *user;
+    /* Each candidate, in deterministic order. Non-OK aborts the run with that status. */
+    xf_status (*on_candidate)(void *user, xf_enum_candidate *c, xf_error *err);
+    xf_status (*on_progress)(void *user, const xf_enum_progress *p, xf_error *err);
+    /* Called just before a checkpoint is written: make every candidate
+     * received so far durable (commit), so a resumed run neither loses nor
+     * repeats one. */
+    xf_status (*on_sync)(void *user, xf_error *err);
+} xf_enum_options;
+
+void xf_enum_options_init(xf_enum_options *o);
+
+/* Enumerates. On XF_OK, stats->stopped tells whether it ran to the end. */
+xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_enum_stats *stats,
+                      xf_error *err);
+
+#endif /* XF_ENUMERATE_H */

@@ -1,0 +1,325 @@
+/*
+ * extend.c — the inner loop of enumeration: every child of one stored
+ * graph P (P plus one node s), filtered in order of cost:
+ *   1. s is not a copy of a node P already has (same variant and inputs);
+ *   2. if P is not its class's representative, s must read a value P
+ *      consumes internally (otherwise P is a closed subgraph of the child
+ *      and every rule from the child follows from P's rule: RepGen);
+ *   3. the variant applies to the input shapes (memoised, shapecache.c);
+ *   4. the child has at most lc->out_bound outputs;
+ *   5. s is the child's canonical sink: its key is larger than every other
+ *      sink's, so each DAG is built from exactly one parent, once;
+ *   6. s is evaluated in Z_p and the child's class key computed;
+ *   7. every proper subgraph containing s that could be rewritten on its
+ *      own (convex, and no node outside reads a value it consumes), taken
+ *      as a pattern over fresh inputs, must be a class representative;
+ *      else a smaller rule rewrites the child, which is dropped.
+ * Subgraphs without s were checked when P itself was built.
+ */
+#include "extend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+xf_status worker_init(worker *w, const xf_enum_config *cfg, const evalue *inputs, xf_error *err)
+{
+    memset(w, 0, sizeof *w);
+    xf_status st = evalctx_init(&w->ev, cfg, inputs, 0, err);
+    if (st == XF_OK) st = shapecache_init(&w->sc, cfg, err);
+    if (st != XF_OK) {
+        worker_free(w);
+        return st;
+    }
+    for (int i = 0; i < cfg->n_inputs; i++) w->in_sid[i] = sc_intern(&w->sc, &cfg->inputs[i].shape);
+    return XF_OK;
+}
+
+void worker_free(worker *w)
+{
+    evalctx_free(&w->ev);
+    shapecache_free(&w->sc);
+}
+
+static xf_status push_child(childbuf *b, const child *c, xf_error *err)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        child *v = realloc(b->v, cap * sizeof *v);
+        if (!v) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %zu new graphs", cap);
+        b->v = v;
+        b->cap = cap;
+    }
+    b->v[b->n++] = *c;
+    return XF_OK;
+}
+
+void child_graph(const level_ctx *lc, const child *c, egraph *g)
+{
+    egraph_from_store(lc->cfg, lc->levels, lc->level - 1, c->parent, g);
+    enode *n = &g->nodes[g->n_nodes++];
+    n->var = c->var;
+    n->n_in = c->n_in;
+    n->n_out = (uint8_t)enum_var_outputs(&lc->cfg->ops[c->var]);
+    memcpy(n->in, c->in, MAX_NODE_INPUTS);
+}
+
+/* The parent, evaluated, with what every child needs from it. */
+typedef struct pstate {
+    egraph g; /* the parent's nodes; node g.n_nodes is the child's new node */
+    int n;
+    int rep;
+    uint32_t index;
+    uint64_t keys[XF_ENUM_MAX_OPS];
+    uint16_t readers[N_REFS]; /* bitmask of parent nodes reading each value */
+    int sid[N_REFS];
+    int n_outs;
+    uint8_t outs[MAX_GRAPH_OUTPUTS];
+    uint32_t in_mask;
+} pstate;
+
+/* Structural hash of the node subset q of g, with every value q reads from
+ * outside (a "frontier" value) renamed to a graph input of the same shape
+ * that q does not read: the subgraph as a pattern over fresh variables.
+ * Frontier values take the lowest free input of their shape in order of
+ * first use. 0 when there are not enough such inputs. */
+static uint64_t renamed_hash(const level_ctx *lc, const worker *w, const egraph *g, uint32_t q)
+{
+    uint32_t used = 0;
+    for (int u = 0; u < g->n_nodes; u++)
+        if (q & (1u << u))
+            for (int i = 0; i < g->nodes[u].n_in; i++)
+                if (REF_IS_INPUT(g->nodes[u].in[i])) used |= 1u << g->nodes[u].in[i];
+    int renamed[N_REFS];
+    for (int r = 0; r < N_REFS; r++) renamed[r] = -1;
+    uint64_t keys[XF_ENUM_MAX_OPS] = {0};
+    for (int u = 0; u < g->n_nodes; u++) {
+        if (!(q & (1u << u))) continue;
+        const enode *n = &g->nodes[u];
+        uint64_t h = fp_mix(0x0D3u, n->var);
+        for (int i = 0; i < n->n_in; i++) {
+            int r = n->in[i];
+            if (REF_IS_INPUT(r) || (q & (1u << REF_NODE_OF(r)))) {
+                h = fp_mix(h, enum_ref_key(keys, r));
+                continue;
+            }
+            if (renamed[r] < 0) {
+                const xf_shape *s = &w->ev.node[REF_NODE_OF(r)][REF_OUT_OF(r)].shape;
+                for (int k = 0; k < lc->cfg->n_inputs && renamed[r] < 0; k++)
+                    if (!(used & (1u << k)) && xf_shape_equal(&lc->cfg->inputs[k].shape, s)) {
+                        renamed[r] = k;
+                        used |= 1u << k;
+                    }
+                if (renamed[r] < 0) return 0;
+            }
+            h = fp_mix(h, enum_ref_key(keys, renamed[r]));
+        }
+        keys[u] = h;
+    }
+    return enum_struct_hash(keys, q);
+}
+
+/* Step 7: whether every proper subgraph containing the new node that could
+ * be replaced on its own is a class representative. Such a subgraph q is
+ * convex (no path leaves q and comes back) and closed (no node outside q
+ * reads a value q consumes); its frontier values become fresh inputs, so a
+ * rule found over inputs applies to it (renamed_hash). `readers` includes
+ * the new node. */
+static int irreducible(const level_ctx *lc, const worker *w, const egraph *g,
+                       const uint16_t *readers)
+{
+    int n = g->n_nodes, s = n - 1;
+    uint32_t full = (1u << n) - 1;
+    uint16_t anc[XF_ENUM_MAX_OPS], desc[XF_ENUM_MAX_OPS] = {0};
+    for (int u = 0; u < n; u++) {
+        anc[u] = 0;
+        for (int i = 0; i < g->nodes[u].n_in; i++) {
+            int r = g->nodes[u].in[i];
+            if (!REF_IS_INPUT(r)) anc[u] |= (uint16_t)(anc[REF_NODE_OF(r)] | (1u << REF_NODE_OF(r)));
+        }
+        for (int v = 0; v < u; v++)
+            if (anc[u] & (1u << v)) desc[v] |= (uint16_t)(1u << u);
+    }
+    for (uint32_t q = 1u << s; q < full; q++) {
+        if (!(q & (1u << s))) continue;
+        int ok = 1;
+        for (int u = 0; ok && u < n; u++) {
+            if (q & (1u << u)) {
+                for (int k = 0; k < g->nodes[u].n_out; k++) {
+                    uint16_t rd = readers[REF_NODE(u, k)];
+                    if ((rd & q) && (rd & ~q)) ok = 0; /* consumed inside, read outside */
+                }
+            } else if ((anc[u] & q) && (desc[u] & q)) {
+                ok = 0; /* a path through u leaves q and comes back */
+            }
+        }
+        if (!ok) continue;
+        uint64_t h = renamed_hash(lc, w, g, q);
+        if (h != 0 && !hset_has(lc->reps, h)) return 0;
+    }
+    return 1;
+}
+
+static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, int n_in,
+                           const uint8_t *in, int n_out, const int *out_sid, childbuf *out,
+                           xf_error *err)
+{
+    const egraph *pg = &ps->g;
+    int n = ps->n;
+    for (int j = 0; j < n; j++)
+        if (pg->nodes[j].var == var && memcmp(pg->nodes[j].in, in, (size_t)n_in) == 0) return XF_OK;
+    int internal = 0;
+    uint16_t s_reads = 0; /* parent nodes whose outputs the new node reads */
+    for (int i = 0; i < n_in; i++)
+        if (!REF_IS_INPUT(in[i])) {
+            if (ps->readers[in[i]]) internal = 1;
+            s_reads |= (uint16_t)(1u << REF_NODE_OF(in[i]));
+        }
+    if (!ps->rep && !internal) return XF_OK;
+    int consumed = 0;
+    for (int k = 0; k < ps->n_outs; k++)
+        for (int i = 0; i < n_in; i++)
+            if (in[i] == ps->outs[k]) {
+                consumed++;
+                break;
+            }
+    int n_outs = ps->n_outs - consumed + n_out;
+    if (n_outs > lc->out_bound) return XF_OK;
+    uint64_t key = enum_node_key((uint16_t)var, n_in, in, ps->keys);
+    for (int j = 0; j < n; j++) {
+        int sink = 1;
+        for (int k = 0; k < pg->nodes[j].n_out; k++)
+            if (ps->readers[REF_NODE(j, k)]) sink = 0;
+        if (sink && !(s_reads & (1u << j)) && ps->keys[j] >= key) return XF_OK;
+    }
+
+    /* evaluate the new node */
+    egraph *g = &ps->g;
+    enode *sn = &g->nodes[n];
+    sn->var = (uint16_t)var;
+    sn->n_in = (uint8_t)n_in;
+    sn->n_out = (uint8_t)n_out;
+    memcpy(sn->in, in, (size_t)n_in);
+    g->n_nodes = n + 1;
+    xf_shape in_sh[MAX_NODE_INPUTS], out_sh[2];
+    for (int i = 0; i < n_in; i++) in_sh[i] = evalctx_ref(&w->ev, in[i])->shape;
+    for (int k = 0; k < n_out; k++) out_sh[k] = w->sc.shapes[out_sid[k]];
+    xf_params p;
+    enum_var_params(&lc->cfg->ops[var], in_sh, &p);
+    evalctx_run_node(&w->ev, g, n, &p, out_sh);
+
+    uint64_t h[MAX_GRAPH_OUTPUTS];
+    int nh = 0;
+    uint32_t mask = ps->in_mask;
+    for (int k = 0; k < ps->n_outs; k++) {
+        int read = 0;
+        for (int i = 0; i < n_in; i++) read |= in[i] == ps->outs[k];
+        if (!read) h[nh++] = evalctx_ref(&w->ev, ps->outs[k])->hash;
+    }
+    for (int k = 0; k < n_out; k++) h[nh++] = w->ev.node[n][k].hash;
+    for (int i = 0; i < n_in; i++)
+        if (REF_IS_INPUT(in[i])) mask |= 1u << in[i];
+
+    uint64_t keys[XF_ENUM_MAX_OPS];
+    memcpy(keys, ps->keys, sizeof keys);
+    keys[n] = key;
+    uint16_t readers[N_REFS];
+    memcpy(readers, ps->readers, sizeof readers);
+    for (int i = 0; i < n_in; i++) readers[in[i]] |= (uint16_t)(1u << n);
+    int keep = irreducible(lc, w, g, readers);
+    g->n_nodes = n;
+    if (!keep) {
+        w->reducible++;
+        return XF_OK;
+    }
+    child c;
+    memset(&c, 0, sizeof c);
+    c.fp = enum_class_key(h, nh, mask);
+    c.shash = enum_struct_hash(keys, (1u << (n + 1)) - 1);
+    c.parent = ps->index;
+    c.var = (uint16_t)var;
+    memcpy(c.in, in, (size_t)n_in);
+    c.n_in = (uint8_t)n_in;
+    c.n_outputs = (uint8_t)nh;
+    return push_child(out, &c, err);
+}
+
+xf_status extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbuf *out,
+                        xf_error *err)
+{
+    const xf_enum_config *cfg = lc->cfg;
+    pstate ps;
+    memset(&ps, 0, sizeof ps);
+    egraph_from_store(cfg, lc->levels, lc->level - 1, parent, &ps.g);
+    const grec *pr = &lc->levels[lc->level - 1].v[parent];
+    if (pr->flags & GREC_LEAF) return XF_OK;
+    ps.n = ps.g.n_nodes;
+    ps.rep = (pr->flags & GREC_REP) != 0;
+    ps.index = parent;
+    for (int j = 0; j < ps.n; j++)
+        if (!evalctx_eval_node(&w->ev, &ps.g, j))
+            return XF_FAIL(err, XF_ERR_INTERNAL, "enumerate: stored graph %u at level %d does not "
+                           "evaluate", parent, lc->level - 1);
+    egraph_node_keys(&ps.g, ps.keys);
+    for (int j = 0; j < ps.n; j++)
+        for (int i = 0; i < ps.g.nodes[j].n_in; i++) {
+            int r = ps.g.nodes[j].in[i];
+            ps.readers[r] |= (uint16_t)(1u << j);
+            if (REF_IS_INPUT(r)) ps.in_mask |= 1u << r;
+        }
+    ps.n_outs = egraph_outputs(&ps.g, ps.outs);
+
+    /* values the new node may read, grouped by shape id */
+    uint8_t refs[N_REFS];
+    int n_refs = 0;
+    for (int i = 0; i < cfg->n_inputs; i++) {
+        refs[n_refs++] = (uint8_t)i;
+        ps.sid[i] = w->in_sid[i];
+    }
+    for (int j = 0; j < ps.n; j++)
+        for (int k = 0; k < ps.g.nodes[j].n_out; k++) {
+            int r = REF_NODE(j, k);
+            ps.sid[r] = sc_intern(&w->sc, &w->ev.node[j][k].shape);
+            if (ps.sid[r] < 0)
+                return XF_FAIL(err, XF_ERR_INTERNAL, "enumerate: more than %d distinct shapes",
+                               SC_MAX_SHAPES);
+            refs[n_refs++] = (uint8_t)r;
+        }
+    int group_sid[N_REFS], n_groups = 0;
+    for (int i = 0; i < n_refs; i++) {
+        int s = ps.sid[refs[i]], seen = 0;
+        for (int k = 0; k < n_groups; k++) seen |= group_sid[k] == s;
+        if (!seen) group_sid[n_groups++] = s;
+    }
+
+    xf_status st = XF_OK;
+    for (int var = 0; var < cfg->n_ops && st == XF_OK; var++) {
+        int arity = enum_var_arity(&cfg->ops[var]);
+        int n_out, out_sid[2];
+        uint8_t in[MAX_NODE_INPUTS];
+        if (arity == 0) {
+            if (sc_apply(&w->sc, var, 0, NULL, &n_out, out_sid))
+                st = try_child(w, lc, &ps, var, 0, in, n_out, out_sid, out, err);
+            continue;
+        }
+        for (int ga = 0; ga < n_groups && st == XF_OK; ga++) {
+            for (int gb = 0; gb < (arity == 2 ? n_groups : 1) && st == XF_OK; gb++) {
+                int ids[2] = {group_sid[ga], group_sid[gb]};
+                if (!sc_apply(&w->sc, var, arity, ids, &n_out, out_sid)) continue;
+                for (int a = 0; a < n_refs && st == XF_OK; a++) {
+                    if (ps.sid[refs[a]] != ids[0]) continue;
+                    in[0] = refs[a];
+                    if (arity == 1) {
+                        st = try_child(w, lc, &ps, var, 1, in, n_out, out_sid, out, err);
+                        continue;
+                    }
+                    for (int b = 0; b < n_refs && st == XF_OK; b++) {
+                        if (ps.sid[refs[b]] != ids[1]) continue;
+                        in[1] = refs[b];
+                        st = try_child(w, lc, &ps, var, 2, in, n_out, out_sid, out, err);
+                    }
+                }
+            }
+        }
+    }
+    return st;
+}

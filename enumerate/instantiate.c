@@ -1,0 +1,92 @@
+/*
+ * instantiate.c — from a vocabulary variant and the shapes of the values it
+ * is applied to, the concrete operator parameters and output shapes, or the
+ * verdict that the variant does not apply. Variants whose parameters follow
+ * the input (split into halves, swap the last two dims, depthwise conv) are
+ * resolved here; the shape rule itself is the operator table's
+ * (xf_op_infer), plus the enumerator's own limits: rank restrictions, equal
+ * shapes for element-wise operators unless broadcasting is allowed, and the
+ * config's largest dim and element count.
+ */
+#include "enum_impl.h"
+
+int enum_var_arity(const xf_enum_opvar *v)
+{
+    switch (v->op) {
+    case XF_OP_CONST_IDENTITY_CONV: case XF_OP_CONST_IDENTITY_MATRIX: case XF_OP_CONST_ONES:
+    case XF_OP_CONST_POOL:
+        return 0;
+    case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_DIV: case XF_OP_SCALAR_MUL:
+    case XF_OP_MATMUL: case XF_OP_CONV: case XF_OP_CONCAT: case XF_OP_LAYERNORM:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+int enum_var_outputs(const xf_enum_opvar *v)
+{
+    return v->op == XF_OP_SPLIT ? v->params.n_split : 1;
+}
+
+static int is_elementwise_binary(xf_op op)
+{
+    return op == XF_OP_ADD || op == XF_OP_SUB || op == XF_OP_MUL || op == XF_OP_DIV;
+}
+
+void enum_var_params(const xf_enum_opvar *v, const xf_shape *in_shapes, xf_params *p)
+{
+    *p = v->params;
+    const xf_shape *s = &in_shapes[0];
+    switch (v->mode) {
+    case XF_ENUM_SPLIT_HALF: {
+        int a = p->axis < 0 ? p->axis + s->rank : p->axis;
+        int64_t d = a >= 0 && a < s->rank ? s->dims[a] : 0;
+        p->n_split = 2;
+        p->split[0] = d / 2;
+        p->split[1] = d - d / 2;
+        break;
+    }
+    case XF_ENUM_SWAP_LAST2:
+        p->n_axes = s->rank;
+        for (int i = 0; i < s->rank; i++) p->axes[i] = i;
+        if (s->rank >= 2) {
+            p->axes[s->rank - 2] = s->rank - 1;
+            p->axes[s->rank - 1] = s->rank - 2;
+        }
+        break;
+    case XF_ENUM_DEPTHWISE:
+        p->group = s->rank == 4 ? (int32_t)s->dims[1] : 1;
+        break;
+    default: break;
+    }
+}
+
+int enum_instantiate(const xf_enum_config *c, const xf_enum_opvar *v, int n_in,
+                     const xf_shape *in_shapes, xf_params *params, int *n_out, xf_shape *out_shapes)
+{
+    for (int i = 0; i < n_in; i++)
+        if (v->rank > 0 && in_shapes[i].rank != v->rank) return 0;
+    if (is_elementwise_binary(v->op) && !v->broadcast && !xf_shape_equal(&in_shapes[0], &in_shapes[1]))
+        return 0;
+    if (v->mode == XF_ENUM_SPLIT_HALF) {
+        const xf_shape *s = &in_shapes[0];
+        int a = v->params.axis < 0 ? v->params.axis + s->rank : v->params.axis;
+        if (a < 0 || a >= s->rank || s->dims[a] < 2 || s->dims[a] % 2) return 0;
+    }
+    if (v->mode == XF_ENUM_SWAP_LAST2 && in_shapes[0].rank < 2) return 0;
+    if (v->mode == XF_ENUM_DEPTHWISE && in_shapes[0].rank != 4) return 0;
+    enum_var_params(v, in_shapes, params);
+    xf_dtype dt[MAX_NODE_INPUTS] = {XF_F32, XF_F32}, odt[2];
+    int no = enum_var_outputs(v);
+    if (xf_op_infer(v->op, params, n_in, dt, in_shapes, no, odt, out_shapes, NULL) != XF_OK)
+        return 0;
+    for (int k = 0; k < no; k++) {
+        int64_t numel = xf_shape_numel(&out_shapes[k]);
+        if (numel < 1 || numel > c->max_numel) return 0;
+        for (int d = 0; d < out_shapes[k].rank; d++)
+            if (out_shapes[k].dims[d] > c->max_dim) return 0;
+    }
+    *n_out = no;
+    return 1;
+}

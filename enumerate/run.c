@@ -1,0 +1,501 @@
+/*
+ * run.c — xf_enum_run: the level loop. Level n is built from the stored
+ * graphs of level n-1 in batches of parents. Each batch has three phases:
+ *   1. parallel: workers take chunks of parents and build their children
+ *      (extend.c) into one buffer per chunk;
+ *   2. sequential, in chunk order: each child is looked up in the class
+ *      table; a new fingerprint makes it the class representative, an old
+ *      one makes it a collision to confirm; graphs are stored for the next
+ *      level (and level max_ops representatives, as rule targets);
+ *   3. parallel: collisions are confirmed (confirm.c); then, in order,
+ *      confirmed candidates go to the callback.
+ * The order of everything the caller sees is that of phase 2, which does
+ * not depend on the thread count. Between batches the stop flag is polled,
+ * progress reported, and on stop a checkpoint written.
+ */
+#include "extend.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CHUNK_PARENTS 4
+#define BATCH_PARENTS 2048
+
+typedef struct collision {
+    child c;
+    centry rep;
+    confirm_result result;
+    xf_enum_candidate cand;
+} collision;
+
+typedef struct run {
+    const xf_enum_config *cfg;
+    const xf_enum_options *opt;
+    uint64_t cfg_hash;
+    enum_state st;
+    ctable classes;
+    hset reps;
+    evalue in0[XF_ENUM_MAX_INPUTS], in1[XF_ENUM_MAX_INPUTS];
+    int n_threads;
+    worker *workers;
+    evalctx *conf0, *conf1;
+    double t0, last_progress, level_t0;
+    uint64_t level_parents0;
+} run;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------ parallel jobs */
+
+typedef struct job {
+    run *r;
+    const level_ctx *lc;
+    uint64_t begin, end; /* parents (extend) or collisions (confirm) */
+    int chunk;           /* items per chunk */
+    atomic_ulong next;   /* next chunk to take */
+    childbuf *bufs;      /* extend: one per chunk */
+    collision *cols;     /* confirm */
+    atomic_int failed;
+    pthread_mutex_t mu;
+    xf_error err;
+    xf_status st;
+} job;
+
+typedef struct job_arg {
+    job *j;
+    int t;
+    int confirm;
+} job_arg;
+
+static void job_fail(job *j, xf_status st, const xf_error *e)
+{
+    pthread_mutex_lock(&j->mu);
+    if (j->st == XF_OK) {
+        j->st = st;
+        j->err = *e;
+    }
+    pthread_mutex_unlock(&j->mu);
+    atomic_store(&j->failed, 1);
+}
+
+/* The representative a class entry points to. */
+static void rep_graph(const level_ctx *lc, const centry *e, egraph *g)
+{
+    if (e->tag & CENTRY_STORED) {
+        egraph_from_store(lc->cfg, lc->levels, e->tag & 0xFF, e->ref, g);
+        return;
+    }
+    child c;
+    memset(&c, 0, sizeof c);
+    c.parent = e->ref;
+    c.var = e->tag;
+    c.n_in = (uint8_t)enum_var_arity(&lc->cfg->ops[e->tag]);
+    memcpy(c.in, e->in, MAX_NODE_INPUTS);
+    child_graph(lc, &c, g);
+}
+
+static void *job_main(void *arg)
+{
+    job_arg *a = arg;
+    job *j = a->j;
+    run *r = j->r;
+    uint64_t n_chunks = (j->end - j->begin + (uint64_t)j->chunk - 1) / (uint64_t)j->chunk;
+    for (;;) {
+        uint64_t c = atomic_fetch_add(&j->next, 1);
+        if (c >= n_chunks || atomic_load(&j->failed)) break;
+        uint64_t lo = j->begin + c * (uint64_t)j->chunk, hi = lo + (uint64_t)j->chunk;
+        if (hi > j->end) hi = j->end;
+        xf_error e;
+        xf_error_clear(&e);
+        for (uint64_t i = lo; i < hi; i++) {
+            xf_status st = XF_OK;
+            if (!a->confirm) {
+                st = extend_parent(&r->workers[a->t], j->lc, (uint32_t)i, &j->bufs[c], &e);
+            } else {
+                collision *col = &j->cols[i];
+                egraph src, dst;
+                child_graph(j->lc, &col->c, &src);
+                rep_graph(j->lc, &col->rep, &dst);
+                col->result = enum_confirm(r->cfg, &r->conf0[a->t], &r->conf1[a->t], &src, &dst,
+                                           &col->cand, &e);
+                if (col->result == CONFIRM_ERROR) st = e.code ? e.code : XF_ERR_INTERNAL;
+            }
+            if (st != XF_OK) {
+                job_fail(j, st, &e);
+                return NULL;
+            }
+        }
+    }
+    return NULL;
+}
+
+static xf_status run_job(run *r, job *j, int confirm, xf_error *err)
+{
+    atomic_init(&j->next, 0);
+    atomic_init(&j->failed, 0);
+    pthread_mutex_init(&j->mu, NULL);
+    j->st = XF_OK;
+    j->r = r;
+    job_arg args[64];
+    pthread_t tid[64];
+    int n = r->n_threads, started = 0;
+    for (int t = 0; t < n; t++) args[t] = (job_arg){j, t, confirm};
+    for (int t = 1; t < n; t++) {
+        if (pthread_create(&tid[t], NULL, job_main, &args[t]) != 0) break;
+        started = t;
+    }
+    job_main(&args[0]);
+    for (int t = 1; t <= started; t++) pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&j->mu);
+    if (j->st != XF_OK) {
+        if (err) *err = j->err;
+        return j->st;
+    }
+    return XF_OK;
+}
+
+/* ------------------------------------------------------------------ state */
+
+static void stats_bytes(run *r)
+{
+    uint64_t b = ctable_bytes(&r->classes) + (uint64_t)r->reps.cap * sizeof(uint64_t);
+    for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) b += (uint64_t)r->st.levels[l].cap * sizeof(grec);
+    if (b > r->st.stats.store_bytes) r->st.stats.store_bytes = b;
+}
+
+/* Level 0: the empty graph (parent of every 1-operator graph) and the
+ * 0-operator graphs whose outputs are 1..max_outputs inputs. */
+static xf_status init_level0(run *r, xf_error *err)
+{
+    grec root;
+    memset(&root, 0, sizeof root);
+    root.var = VAR_NONE;
+    root.flags = GREC_REP;
+    xf_status st = glevel_push(&r->st.levels[0], &root, err);
+    int n = r->cfg->n_inputs;
+    for (uint32_t m = 1; st == XF_OK && m < (1u << n); m++) {
+        int k = __builtin_popcount(m);
+        if (k > r->cfg->max_outputs) continue;
+        grec g;
+        memset(&g, 0, sizeof g);
+        g.var = VAR_NONE;
+        g.flags = GREC_REP | GREC_LEAF;
+        uint64_t h[XF_ENUM_MAX_OUTPUTS];
+        for (int i = 0; i < n; i++)
+            if (m & (1u << i)) {
+                h[g.n_in] = r->in0[i].hash;
+                g.in[g.n_in++] = (uint8_t)i;
+            }
+        g.fp = enum_class_key(h, g.n_in, m);
+        st = glevel_push(&r->st.levels[0], &g, err);
+    }
+    return st;
+}
+
+static xf_status rebuild_classes(run *r, xf_error *err)
+{
+    xf_status st = XF_OK;
+    for (int l = 0; l <= XF_ENUM_MAX_OPS && st == XF_OK; l++)
+        for (size_t i = 0; i < r->st.levels[l].n && st == XF_OK; i++) {
+            const grec *g = &r->st.levels[l].v[i];
+            if (!(g->flags & GREC_REP) || (l == 0 && !(g->flags & GREC_LEAF))) continue;
+            egraph eg;
+            egraph_from_store(r->cfg, r->st.levels, l, (uint32_t)i, &eg);
+            centry e = {g->fp, (uint32_t)i, (uint16_t)(CENTRY_STORED | (unsigned)l), {0, 0}};
+            st = ctable_insert(&r->classes, &e, err);
+            if (st == XF_OK) st = hset_add(&r->reps, egraph_struct_hash(&eg), err);
+        }
+    for (size_t i = 0; i < r->st.n_last && st == XF_OK; i++)
+        st = ctable_insert(&r->classes, &r->st.last[i], err);
+    free(r->st.last);
+    r->st.last = NULL;
+    r->st.n_last = 0;
+    return st;
+}
+
+static xf_status checkpoint(run *r, xf_error *err)
+{
+    if (!r->opt->checkpoint) return XF_OK;
+    if (r->opt->on_sync) {
+        xf_status st = r->opt->on_sync(r->opt->user, err);
+        if (st != XF_OK) return st;
+    }
+    return enum_checkpoint_save(r->opt->checkpoint, r->cfg_hash, &r->st, &r->classes, err);
+}
+
+static xf_status progress(run *r, int force, xf_error *err)
+{
+    if (!r->opt->on_progress) return XF_OK;
+    double t = now_s();
+    if (!force && t - r->last_progress < r->opt->progress_every_s) return XF_OK;
+    r->last_progress = t;
+    xf_enum_progress p;
+    memset(&p, 0, sizeof p);
+    p.level = r->st.level;
+    p.parents_done = r->st.next_parent;
+    p.parents_total = r->st.level >= 1 && r->st.level <= r->cfg->max_ops
+                          ? r->st.levels[r->st.level - 1].n
+                          : 0;
+    p.graphs = r->st.stats.graphs;
+    p.classes = r->st.stats.classes;
+    p.candidates = r->st.stats.candidates;
+    p.elapsed_s = t - r->t0;
+    p.graphs_per_s = p.elapsed_s > 0 ? (double)p.graphs / p.elapsed_s : 0;
+    uint64_t done = p.parents_done - r->level_parents0;
+    p.eta_s = done > 0 ? (t - r->level_t0) / (double)done * (double)(p.parents_total - p.parents_done)
+                       : -1;
+    return r->opt->on_progress(r->opt->user, &p, err);
+}
+
+/* ------------------------------------------------------------------ batch */
+
+static xf_status merge(run *r, const level_ctx *lc, childbuf *bufs, uint64_t n_bufs,
+                       collision **cols, size_t *n_cols, xf_error *err)
+{
+    int last = lc->level == r->cfg->max_ops;
+    glevel *out = &r->st.levels[lc->level];
+    size_t cap = 0;
+    *cols = NULL;
+    *n_cols = 0;
+    for (uint64_t b = 0; b < n_bufs; b++)
+        for (size_t i = 0; i < bufs[b].n; i++) {
+            const child *c = &bufs[b].v[i];
+            r->st.stats.graphs++;
+            r->st.stats.graphs_level[lc->level]++;
+            const centry *e = ctable_find(&r->classes, c->fp);
+            grec g;
+            memset(&g, 0, sizeof g);
+            g.fp = c->fp;
+            g.parent = c->parent;
+            g.var = c->var;
+            memcpy(g.in, c->in, MAX_NODE_INPUTS);
+            g.n_in = c->n_in;
+            xf_status st = XF_OK;
+            if (!e && !last) {
+                g.flags = GREC_REP;
+                centry ne = {c->fp, (uint32_t)out->n, (uint16_t)(CENTRY_STORED | (unsigned)lc->level),
+                             {0, 0}};
+                st = glevel_push(out, &g, err);
+                if (st == XF_OK) st = ctable_insert(&r->classes, &ne, err);
+                if (st == XF_OK) st = hset_add(&r->reps, c->shash, err);
+                r->st.stats.classes++;
+            } else if (!e) {
+                centry ne = {c->fp, c->parent, c->var, {c->in[0], c->in[1]}};
+                st = ctable_insert(&r->classes, &ne, err);
+                r->st.stats.classes++;
+            } else {
+                r->st.stats.collisions++;
+                if (c->n_outputs > r->cfg->max_outputs) {
+                    r->st.stats.too_many_outputs++;
+                } else {
+                    if (*n_cols == cap) {
+                        cap = cap ? cap * 2 : 64;
+                        collision *nc = realloc(*cols, cap * sizeof *nc);
+                        if (!nc) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for collisions");
+                        *cols = nc;
+                    }
+                    collision *col = &(*cols)[(*n_cols)++];
+                    memset(col, 0, sizeof *col);
+                    col->c = *c;
+                    col->rep = *e;
+                }
+                if (!last) st = glevel_push(out, &g, err);
+            }
+            if (st != XF_OK) return st;
+        }
+    return XF_OK;
+}
+
+static xf_status emit(run *r, collision *cols, size_t n, xf_error *err)
+{
+    xf_status st = XF_OK;
+    for (size_t i = 0; i < n; i++) {
+        collision *c = &cols[i];
+        if (c->result == CONFIRM_SECOND) r->st.stats.rejected_second++;
+        if (c->result == CONFIRM_FLOAT) r->st.stats.rejected_float++;
+        if (c->result != CONFIRM_OK) continue;
+        if (st == XF_OK) {
+            c->cand.seq = r->st.seq++;
+            r->st.stats.candidates++;
+            if (r->opt->on_candidate) st = r->opt->on_candidate(r->opt->user, &c->cand, err);
+        }
+        xf_rule_free(&c->cand.rule);
+    }
+    return st;
+}
+
+static xf_status run_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t hi, xf_error *err)
+{
+    uint64_t n_chunks = (hi - lo + CHUNK_PARENTS - 1) / CHUNK_PARENTS;
+    childbuf *bufs = calloc(n_chunks, sizeof *bufs);
+    collision *cols = NULL;
+    size_t n_cols = 0;
+    if (!bufs) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for a batch");
+    job j;
+    memset(&j, 0, sizeof j);
+    j.lc = lc;
+    j.begin = lo;
+    j.end = hi;
+    j.chunk = CHUNK_PARENTS;
+    j.bufs = bufs;
+    xf_status st = run_job(r, &j, 0, err);
+    uint64_t reducible = 0;
+    for (int t = 0; t < r->n_threads; t++) {
+        reducible += r->workers[t].reducible;
+        r->workers[t].reducible = 0;
+    }
+    r->st.stats.reducible += reducible;
+    if (st == XF_OK) st = merge(r, lc, bufs, n_chunks, &cols, &n_cols, err);
+    for (uint64_t b = 0; b < n_chunks; b++) free(bufs[b].v);
+    free(bufs);
+    if (st == XF_OK && n_cols > 0) {
+        job cj;
+        memset(&cj, 0, sizeof cj);
+        cj.lc = lc;
+        cj.begin = 0;
+        cj.end = n_cols;
+        cj.chunk = 4;
+        cj.cols = cols;
+        st = run_job(r, &cj, 1, err);
+        if (st == XF_OK) st = emit(r, cols, n_cols, err);
+        else
+            for (size_t i = 0; i < n_cols; i++)
+                if (cols[i].result == CONFIRM_OK) xf_rule_free(&cols[i].cand.rule);
+    }
+    free(cols);
+    return st;
+}
+
+/* ------------------------------------------------------------------- run */
+
+static xf_status setup(run *r, xf_error *err)
+{
+    xf_status st = enum_make_inputs(r->cfg, 0, r->in0, err);
+    if (st == XF_OK) st = enum_make_inputs(r->cfg, 1, r->in1, err);
+    if (st != XF_OK) return st;
+    r->workers = calloc((size_t)r->n_threads, sizeof *r->workers);
+    r->conf0 = calloc((size_t)r->n_threads, sizeof *r->conf0);
+    r->conf1 = calloc((size_t)r->n_threads, sizeof *r->conf1);
+    if (!r->workers || !r->conf0 || !r->conf1)
+        return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %d workers", r->n_threads);
+    for (int t = 0; t < r->n_threads && st == XF_OK; t++) {
+        st = worker_init(&r->workers[t], r->cfg, r->in0, err);
+        if (st == XF_OK) st = evalctx_init(&r->conf0[t], r->cfg, r->in0, 0, err);
+        if (st == XF_OK) st = evalctx_init(&r->conf1[t], r->cfg, r->in1, 1, err);
+    }
+    if (st == XF_OK) st = ctable_init(&r->classes, err);
+    if (st == XF_OK) st = hset_init(&r->reps, 1 << 16, err);
+    if (st != XF_OK) return st;
+    int found = 0;
+    if (r->opt->resume && r->opt->checkpoint)
+        st = enum_checkpoint_load(r->opt->checkpoint, r->cfg_hash, &r->st, &found, err);
+    if (st == XF_OK && !found) {
+        r->st.level = 1;
+        st = init_level0(r, err);
+    }
+    if (st == XF_OK) st = rebuild_classes(r, err);
+    if (st == XF_OK && !found) r->st.stats.classes = r->classes.n;
+    r->st.stats.stopped = 0;
+    return st;
+}
+
+static void teardown(run *r)
+{
+    for (int i = 0; i < XF_ENUM_MAX_INPUTS; i++) {
+        free(r->in0[i].d);
+        free(r->in1[i].d);
+    }
+    for (int t = 0; r->workers && t < r->n_threads; t++) {
+        worker_free(&r->workers[t]);
+        evalctx_free(&r->conf0[t]);
+        evalctx_free(&r->conf1[t]);
+    }
+    free(r->workers);
+    free(r->conf0);
+    free(r->conf1);
+    ctable_free(&r->classes);
+    hset_free(&r->reps);
+    for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) glevel_free(&r->st.levels[l]);
+    free(r->st.last);
+}
+
+void xf_enum_options_init(xf_enum_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->threads = 1;
+    o->progress_every_s = 1.0;
+}
+
+static xf_status levels_loop(run *r, xf_error *err)
+{
+    const xf_enum_config *cfg = r->cfg;
+    xf_status st = XF_OK;
+    while (st == XF_OK && r->st.level <= cfg->max_ops) {
+        level_ctx lc = {cfg, r->st.levels, &r->reps, r->st.level,
+                        cfg->max_outputs + cfg->max_ops - r->st.level};
+        uint64_t parents = r->st.levels[r->st.level - 1].n;
+        r->level_t0 = now_s();
+        r->level_parents0 = r->st.next_parent;
+        while (st == XF_OK && r->st.next_parent < parents) {
+            uint64_t lo = r->st.next_parent, hi = lo + BATCH_PARENTS;
+            if (hi > parents) hi = parents;
+            st = run_batch(r, &lc, lo, hi, err);
+            if (st != XF_OK) break;
+            r->st.next_parent = hi;
+            stats_bytes(r);
+            st = progress(r, 0, err);
+            if (st == XF_OK && r->opt->stop && *r->opt->stop && hi < parents) {
+                r->st.stats.stopped = 1;
+                return checkpoint(r, err);
+            }
+        }
+        if (st != XF_OK) break;
+        r->st.level++;
+        r->st.next_parent = 0;
+        r->st.stats.levels_done = r->st.level - 1;
+        st = progress(r, 1, err);
+        if (st == XF_OK) st = checkpoint(r, err);
+        if (st == XF_OK && r->opt->stop && *r->opt->stop && r->st.level <= cfg->max_ops) {
+            r->st.stats.stopped = 1;
+            break;
+        }
+    }
+    return st;
+}
+
+xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_enum_stats *stats,
+                      xf_error *err)
+{
+    xf_enum_options defaults;
+    xf_enum_options_init(&defaults);
+    if (!opt) opt = &defaults;
+    memset(stats, 0, sizeof *stats);
+    xf_status st = xf_enum_config_validate(cfg, err);
+    if (st != XF_OK) return st;
+    if (opt->threads < 1 || opt->threads > 64)
+        return XF_FAIL(err, XF_ERR_INVALID, "enumerate: %d threads, need 1..64", opt->threads);
+    if (opt->resume && !opt->checkpoint)
+        return XF_FAIL(err, XF_ERR_INVALID, "enumerate: resuming needs a checkpoint file");
+    run r;
+    memset(&r, 0, sizeof r);
+    r.cfg = cfg;
+    r.opt = opt;
+    r.cfg_hash = xf_enum_config_hash(cfg);
+    r.n_threads = opt->threads;
+    r.t0 = r.last_progress = now_s();
+    st = setup(&r, err);
+    if (st == XF_OK) st = levels_loop(&r, err);
+    stats_bytes(&r);
+    *stats = r.st.stats;
+    stats->seconds = now_s() - r.t0;
+    teardown(&r);
+    return st;
+}

@@ -1,0 +1,39 @@
+/*
+ * shapecache.h — private: per-worker memo of "does variant v apply to
+ * inputs of these shapes, and what comes out". Shapes are interned to small
+ * ids; the memo is keyed by (variant, input shape ids). Shape inference
+ * through the operator table formats messages and is far too slow for the
+ * inner loop, where the same question is asked millions of times.
+ */
+#ifndef XF_ENUMERATE_SHAPECACHE_H
+#define XF_ENUMERATE_SHAPECACHE_H
+
+#include "enum_impl.h"
+
+#define SC_MAX_SHAPES 4096
+
+typedef struct sc_entry {
+    uint64_t key; /* 0: empty */
+    int8_t valid, n_out;
+    int16_t out[2];
+} sc_entry;
+
+typedef struct shapecache {
+    const xf_enum_config *cfg;
+    xf_shape shapes[SC_MAX_SHAPES];
+    uint64_t shape_hash[SC_MAX_SHAPES];
+    int n_shapes;
+    int16_t *index; /* open addressing over shape ids, SC_MAX_SHAPES*2 slots */
+    sc_entry *memo;
+    size_t memo_cap, memo_n;
+} shapecache;
+
+xf_status shapecache_init(shapecache *sc, const xf_enum_config *cfg, xf_error *err);
+void shapecache_free(shapecache *sc);
+/* Id of a shape; -1 when the table is full. */
+int sc_intern(shapecache *sc, const xf_shape *s);
+/* 1 when variant `var` applies to inputs with shape ids in_ids; then the
+ * output shape ids are in out_ids. */
+int sc_apply(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, int *out_ids);
+
+#endif /* XF_ENUMERATE_SHAPECACHE_H */

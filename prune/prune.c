@@ -1,0 +1,125 @@
+/*
+ * prune.c — the pruning driver (see prune.h): canonical input order first
+ * (so reasons use the names the rules end up with), then the term view of
+ * the rules (from an array or fetched one at a time), then the selected
+ * stages in order with per-stage counts and wall times.
+ */
+#include "prune/prune_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *xf_prune_stage_name(xf_prune_stage s)
+{
+    switch (s) {
+    case XF_PRUNE_KEPT: return "kept";
+    case XF_PRUNE_RENAMING: return "renaming";
+    case XF_PRUNE_COMMON_SUBGRAPH: return "common-subgraph";
+    case XF_PRUNE_COMMON_SUPERGRAPH: return "common-supergraph";
+    case XF_PRUNE_GENERALITY: return "generality";
+    default: return "?";
+    }
+}
+
+xf_prune_options xf_prune_options_default(void)
+{
+    xf_prune_options o = {XF_PRUNE_ALL_STAGES, 1};
+    return o;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static size_t count_alive(const unsigned char *alive, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) c += alive[i] != 0;
+    return c;
+}
+
+static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
+                     const xf_prune_options *opt, xf_prune_verdict *verdicts,
+                     xf_prune_stats *stats, xf_error *err)
+{
+    xf_prune_options o = opt ? *opt : xf_prune_options_default();
+    xf_prune_stats s;
+    memset(&s, 0, sizeof s);
+    s.in = n;
+    for (size_t i = 0; i < n; i++) {
+        verdicts[i].stage = XF_PRUNE_KEPT;
+        verdicts[i].by = -1;
+        verdicts[i].why[0] = '\0';
+    }
+    pr_rules rs;
+    pr_keymap index;
+    pr_keymap_init(&index);
+    unsigned char *alive = malloc(n + 1);
+    long *first = malloc((n + 1) * sizeof *first);
+    double t0 = now_s();
+    xf_status st = XF_OK;
+    /* Rename first, so reasons use the names the rules end with. */
+    for (size_t i = 0; rules && o.canonical_inputs && i < n && st == XF_OK; i++) {
+        st = xf_prune_canonical_inputs(&rules[i], err);
+        if (st != XF_OK) xf_error_prefix(err, "prune: rule %zu", i);
+    }
+    if (st == XF_OK) st = pr_rules_build(&rs, n, rules, get, user, o.canonical_inputs, err);
+    else memset(&rs, 0, sizeof rs);
+    if (st == XF_OK && (!alive || !first))
+        st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (%zu rules)", n);
+    if (st != XF_OK) goto out;
+    memset(alive, 1, n);
+    st = pr_canon_index(&rs, &index, first, err);
+    if (st != XF_OK) goto out;
+    s.left[XF_PRUNE_KEPT] = n;
+    s.seconds[XF_PRUNE_KEPT] = now_s() - t0;
+    size_t left = n;
+    for (int stage = XF_PRUNE_RENAMING; stage < XF_PRUNE_STAGE_COUNT; stage++) {
+        double ts = now_s();
+        if (o.stages & (1u << stage)) {
+            switch ((xf_prune_stage)stage) {
+            case XF_PRUNE_RENAMING: pr_stage_renaming(&rs, first, alive, verdicts); break;
+            case XF_PRUNE_COMMON_SUBGRAPH:
+                st = pr_stage_common_subgraph(&rs, &index, alive, verdicts, err);
+                break;
+            case XF_PRUNE_COMMON_SUPERGRAPH:
+                st = pr_stage_common_supergraph(&rs, &index, alive, verdicts, err);
+                break;
+            case XF_PRUNE_GENERALITY: st = pr_stage_generality(&rs, alive, verdicts, err); break;
+            default: break;
+            }
+            if (st != XF_OK) goto out;
+        }
+        size_t now = count_alive(alive, n);
+        s.removed[stage] = left - now;
+        s.left[stage] = now;
+        s.seconds[stage] = now_s() - ts;
+        left = now;
+    }
+    s.kept = left;
+out:
+    if (stats) *stats = s;
+    pr_rules_free(&rs);
+    pr_keymap_free(&index);
+    free(alive);
+    free(first);
+    return st;
+}
+
+xf_status xf_prune_run(xf_rule *rules, size_t n, const xf_prune_options *opt,
+                       xf_prune_verdict *verdicts, xf_prune_stats *stats, xf_error *err)
+{
+    return run(n, rules, NULL, NULL, opt, verdicts, stats, err);
+}
+
+xf_status xf_prune_run_from(size_t n, xf_prune_get_fn get, void *user,
+                            const xf_prune_options *opt, xf_prune_verdict *verdicts,
+                            xf_prune_stats *stats, xf_error *err)
+{
+    if (!get && n > 0) return XF_FAIL(err, XF_ERR_INVALID, "prune: no rule source given");
+    return run(n, NULL, get, user, opt, verdicts, stats, err);
+}

@@ -1,0 +1,167 @@
+/*
+ * stage_common.c — the first three pruning stages: duplicates up to
+ * renaming (by canonical form), TASO's common subgraph and TASO's common
+ * supergraph. For the TASO stages the smaller rule the removed one extends
+ * is looked up among all input rules by canonical form, so the verdict can
+ * name it when it was enumerated.
+ */
+#include "prune/prune_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+xf_status pr_canon_index(const pr_rules *rs, pr_keymap *index, long *first, xf_error *err)
+{
+    pr_tokens tok = {0};
+    xf_status st = XF_OK;
+    for (size_t i = 0; i < rs->n && st == XF_OK; i++) {
+        const pr_rule *r = &rs->rules[i];
+        pr_tuple tu = {r->n_out, r->src_out, r->dst_out, NULL, 0};
+        st = pr_canon(&rs->table, &tu, &tok, err);
+        long old = -1;
+        if (st == XF_OK) st = pr_keymap_put(index, tok.v, tok.n, (long)i, &old, err);
+        first[i] = old >= 0 ? old : (long)i;
+    }
+    pr_tokens_free(&tok);
+    return st;
+}
+
+xf_status pr_lookup(const pr_rules *rs, const pr_keymap *index, const pr_tuple *tu, long *found,
+                    xf_error *err)
+{
+    pr_tokens tok = {0};
+    *found = -1;
+    xf_status st = XF_OK;
+    if (tu->n_out > 0) {
+        st = pr_canon(&rs->table, tu, &tok, err);
+        if (st == XF_OK) *found = pr_keymap_get(index, tok.v, tok.n);
+    }
+    pr_tokens_free(&tok);
+    return st;
+}
+
+void pr_stage_renaming(const pr_rules *rs, const long *first, unsigned char *alive,
+                       xf_prune_verdict *v)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        if (!alive[i] || first[i] == (long)i) continue;
+        alive[i] = 0;
+        v[i].stage = XF_PRUNE_RENAMING;
+        v[i].by = first[i];
+        snprintf(v[i].why, sizeof v[i].why,
+                 "duplicate up to renaming inputs, swapping sides or reordering outputs");
+    }
+}
+
+/* Is node term `n` an operator applied to graph inputs only (or to
+ * nothing: a constant generator)? */
+static int on_inputs_only(const pr_table *t, int32_t n)
+{
+    const int32_t *kids = pr_kids(t, n);
+    for (int32_t i = 0; i < t->terms[n].n_kids; i++)
+        if (t->terms[kids[i]].opkey != PR_LEAF) return 0;
+    return 1;
+}
+
+xf_status pr_stage_common_subgraph(const pr_rules *rs, const pr_keymap *index,
+                                   unsigned char *alive, xf_prune_verdict *v, xf_error *err)
+{
+    const pr_table *t = &rs->table;
+    for (size_t i = 0; i < rs->n; i++) {
+        if (!alive[i]) continue;
+        const pr_rule *r = &rs->rules[i];
+        int32_t common = -1;
+        for (int a = 0; a < r->n_src_nodes && common < 0; a++) {
+            if (!on_inputs_only(t, r->src_nodes[a])) continue;
+            for (int b = 0; b < r->n_dst_nodes; b++)
+                if (r->dst_nodes[b] == r->src_nodes[a]) {
+                    common = r->src_nodes[a];
+                    break;
+                }
+        }
+        if (common < 0) continue;
+        pr_subst sb = {common, -1};
+        pr_tuple tu = {r->n_out, r->src_out, r->dst_out, &sb, 1};
+        long by;
+        xf_status st = pr_lookup(rs, index, &tu, &by, err);
+        if (st != XF_OK) return st;
+        char expr[128];
+        pr_term_format(t, common, expr, sizeof expr);
+        alive[i] = 0;
+        v[i].stage = XF_PRUNE_COMMON_SUBGRAPH;
+        v[i].by = by;
+        snprintf(v[i].why, sizeof v[i].why, "both sides compute %s%s", expr,
+                 by >= 0 ? "; with it as an input the rule was enumerated too" : "");
+    }
+    return XF_OK;
+}
+
+/* Output k of both sides is the same operator with arguments differing in
+ * at most one position: *pos gets that position, -1 when none differs. */
+static int same_top(const pr_table *t, int32_t s, int32_t d, int *pos)
+{
+    const pr_term *a = &t->terms[s], *b = &t->terms[d];
+    if (a->opkey == PR_LEAF || a->opkey != b->opkey || a->out != b->out || a->n_kids != b->n_kids)
+        return 0;
+    const int32_t *ka = pr_kids(t, s), *kb = pr_kids(t, d);
+    *pos = -1;
+    for (int32_t j = 0; j < a->n_kids; j++) {
+        if (ka[j] == kb[j]) continue;
+        if (*pos >= 0) return 0;
+        *pos = j;
+    }
+    return 1;
+}
+
+xf_status pr_stage_common_supergraph(const pr_rules *rs, const pr_keymap *index,
+                                     unsigned char *alive, xf_prune_verdict *v, xf_error *err)
+{
+    const pr_table *t = &rs->table;
+    int32_t *src = NULL, *dst = NULL;
+    size_t cap = 0;
+    xf_status st = XF_OK;
+    for (size_t i = 0; i < rs->n && st == XF_OK; i++) {
+        if (!alive[i]) continue;
+        const pr_rule *r = &rs->rules[i];
+        int k, pos = -1;
+        for (k = 0; k < r->n_out; k++)
+            if (same_top(t, r->src_out[k], r->dst_out[k], &pos)) break;
+        if (k == r->n_out) continue;
+        if ((size_t)r->n_out > cap) {
+            free(src);
+            free(dst);
+            cap = (size_t)r->n_out;
+            src = malloc(cap * sizeof *src);
+            dst = malloc(cap * sizeof *dst);
+            if (!src || !dst) {
+                st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule %zu)", i);
+                break;
+            }
+        }
+        /* The smaller rule: output k replaced by the differing arguments, or
+         * dropped when none differs. */
+        int n = 0;
+        for (int o = 0; o < r->n_out; o++) {
+            if (o == k && pos < 0) continue;
+            src[n] = o == k ? pr_kids(t, r->src_out[k])[pos] : r->src_out[o];
+            dst[n] = o == k ? pr_kids(t, r->dst_out[k])[pos] : r->dst_out[o];
+            n++;
+        }
+        pr_tuple tu = {n, src, dst, NULL, 0};
+        long by;
+        st = pr_lookup(rs, index, &tu, &by, err);
+        if (st != XF_OK) break;
+        const char *opname = xf_op_get(t->ops[t->terms[r->src_out[k]].opkey])->name;
+        alive[i] = 0;
+        v[i].stage = XF_PRUNE_COMMON_SUPERGRAPH;
+        v[i].by = by;
+        snprintf(v[i].why, sizeof v[i].why,
+                 "output %d is %s on both sides, arguments differing in %s%s", k, opname,
+                 pos < 0 ? "no position" : "one position",
+                 by >= 0 ? "; the smaller rule was enumerated too" : "");
+    }
+    free(src);
+    free(dst);
+    return st;
+}

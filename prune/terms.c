@@ -1,0 +1,415 @@
+/*
+ * terms.c — turns rules into hash-consed expression terms (see
+ * prune_internal.h): interning of operator keys (op + parameters), value
+ * types (dtype + shape), input names and terms, and the per-rule views the
+ * pruning stages read.
+ */
+#include "prune/prune_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GROW(ptr, n, cap, init, err, what)                                                   \
+    do {                                                                                     \
+        if ((n) == (cap)) {                                                                  \
+            size_t c_ = (cap) ? (size_t)(cap) * 2 : (init);                                 \
+            void *p_ = realloc((ptr), c_ * sizeof *(ptr));                                   \
+            if (!p_) return XF_FAIL((err), XF_ERR_NOMEM, "prune: out of memory (%s)", what); \
+            (ptr) = p_;                                                                      \
+            (cap) = c_;                                                                      \
+        }                                                                                    \
+    } while (0)
+
+void pr_table_init(pr_table *t)
+{
+    memset(t, 0, sizeof *t);
+    pr_keymap_init(&t->opkey_map);
+    pr_keymap_init(&t->name_map);
+}
+
+void pr_table_free(pr_table *t)
+{
+    free(t->terms);
+    free(t->kids);
+    free(t->slots);
+    free(t->ops);
+    free(t->params);
+    free(t->op_hash);
+    free(t->opkey_next);
+    free(t->dtypes);
+    free(t->shapes);
+    for (int i = 0; i < t->n_names; i++) free(t->names[i]);
+    free(t->names);
+    pr_keymap_free(&t->opkey_map);
+    pr_keymap_free(&t->name_map);
+    pr_table_init(t);
+}
+
+static xf_status intern_opkey(pr_table *t, xf_op op, const xf_params *p, int32_t *out,
+                              xf_error *err)
+{
+    uint64_t h = xf_hash_bytes(xf_hash_u64(0x0E4u, (uint64_t)op), p, sizeof *p);
+    int32_t key[3] = {(int32_t)op, (int32_t)(uint32_t)h, (int32_t)(uint32_t)(h >> 32)};
+    long first = pr_keymap_get(&t->opkey_map, key, 3);
+    for (long k = first; k >= 0; k = t->opkey_next[k])
+        if (t->ops[k] == op && memcmp(&t->params[k], p, sizeof *p) == 0) {
+            *out = (int32_t)k;
+            return XF_OK;
+        }
+    if (t->n_opkeys == t->cap_opkeys) {
+        int cap = t->cap_opkeys ? t->cap_opkeys * 2 : 64;
+        xf_op *o = realloc(t->ops, (size_t)cap * sizeof *o);
+        if (o) t->ops = o;
+        xf_params *pp = realloc(t->params, (size_t)cap * sizeof *pp);
+        if (pp) t->params = pp;
+        uint64_t *hh = realloc(t->op_hash, (size_t)cap * sizeof *hh);
+        if (hh) t->op_hash = hh;
+        int32_t *nx = realloc(t->opkey_next, (size_t)cap * sizeof *nx);
+        if (nx) t->opkey_next = nx;
+        if (!o || !pp || !hh || !nx)
+            return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (operator keys)");
+        t->cap_opkeys = cap;
+    }
+    int k = t->n_opkeys++;
+    t->ops[k] = op;
+    t->params[k] = *p;
+    t->op_hash[k] = h;
+    t->opkey_next[k] = -1;
+    long old;
+    xf_status st = pr_keymap_put(&t->opkey_map, key, 3, k, &old, err);
+    if (st != XF_OK) return st;
+    if (old >= 0) { /* same hash, other parameters: chain behind the first */
+        t->opkey_next[k] = t->opkey_next[old];
+        t->opkey_next[old] = k;
+    }
+    *out = k;
+    return XF_OK;
+}
+
+static xf_status intern_type(pr_table *t, xf_dtype dt, const xf_shape *s, int32_t *out,
+                             xf_error *err)
+{
+    for (int i = 0; i < t->n_types; i++)
+        if (t->dtypes[i] == dt && xf_shape_equal(&t->shapes[i], s)) {
+            *out = i;
+            return XF_OK;
+        }
+    if (t->n_types == t->cap_types) {
+        int cap = t->cap_types ? t->cap_types * 2 : 16;
+        xf_dtype *d = realloc(t->dtypes, (size_t)cap * sizeof *d);
+        if (d) t->dtypes = d;
+        xf_shape *sh = realloc(t->shapes, (size_t)cap * sizeof *sh);
+        if (sh) t->shapes = sh;
+        if (!d || !sh) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (types)");
+        t->cap_types = cap;
+    }
+    t->dtypes[t->n_types] = dt;
+    t->shapes[t->n_types] = *s;
+    *out = t->n_types++;
+    return XF_OK;
+}
+
+static xf_status intern_name(pr_table *t, const char *name, int32_t *out, xf_error *err)
+{
+    int32_t key[256];
+    size_t len = strlen(name);
+    if (len > 256) return XF_FAIL(err, XF_ERR_INVALID, "prune: input name '%.40s...' is too long", name);
+    for (size_t i = 0; i < len; i++) key[i] = (unsigned char)name[i];
+    long v = pr_keymap_get(&t->name_map, key, (uint32_t)len);
+    if (v >= 0) {
+        *out = (int32_t)v;
+        return XF_OK;
+    }
+    if (t->n_names == t->cap_names) {
+        int cap = t->cap_names ? t->cap_names * 2 : 32;
+        char **nm = realloc(t->names, (size_t)cap * sizeof *nm);
+        if (!nm) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (names)");
+        t->names = nm;
+        t->cap_names = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (names)");
+    memcpy(copy, name, len + 1);
+    long old;
+    xf_status st = pr_keymap_put(&t->name_map, key, (uint32_t)len, t->n_names, &old, err);
+    if (st != XF_OK) {
+        free(copy);
+        return st;
+    }
+    t->names[t->n_names] = copy;
+    *out = t->n_names++;
+    return XF_OK;
+}
+
+static uint64_t term_hash(int32_t opkey, int32_t type, int32_t out, int32_t n_kids,
+                          const int32_t *kids)
+{
+    uint64_t h = xf_hash_u64(0x7E5Au, (uint64_t)(uint32_t)opkey);
+    h = xf_hash_u64(h, (uint64_t)(uint32_t)type);
+    h = xf_hash_u64(h, (uint64_t)(uint32_t)out);
+    h = xf_hash_u64(h, (uint64_t)n_kids);
+    for (int32_t i = 0; i < n_kids; i++) h = xf_hash_u64(h, (uint64_t)(uint32_t)kids[i]);
+    return h;
+}
+
+static int term_equal(const pr_table *t, const pr_term *a, int32_t opkey, int32_t type,
+                      int32_t out, int32_t n_kids, const int32_t *kids)
+{
+    return a->opkey == opkey && a->type == type && a->out == out && a->n_kids == n_kids &&
+           (n_kids == 0 || memcmp(t->kids + a->kids, kids, (size_t)n_kids * sizeof *kids) == 0);
+}
+
+static xf_status grow_term_slots(pr_table *t, xf_error *err)
+{
+    size_t n = t->n_slots ? t->n_slots * 2 : 4096;
+    int32_t *slots = malloc(n * sizeof *slots);
+    if (!slots) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (term index)");
+    for (size_t i = 0; i < n; i++) slots[i] = -1;
+    for (size_t k = 0; k < t->n_terms; k++) {
+        size_t s = (size_t)t->terms[k].hash & (n - 1);
+        while (slots[s] >= 0) s = (s + 1) & (n - 1);
+        slots[s] = (int32_t)k;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->n_slots = n;
+    return XF_OK;
+}
+
+static xf_status intern_term(pr_table *t, int32_t opkey, int32_t type, int32_t out,
+                             int32_t n_kids, const int32_t *kids, int32_t *id, xf_error *err)
+{
+    if ((t->n_terms + 1) * 2 > t->n_slots) {
+        xf_status st = grow_term_slots(t, err);
+        if (st != XF_OK) return st;
+    }
+    uint64_t h = term_hash(opkey, type, out, n_kids, kids);
+    size_t mask = t->n_slots - 1, s = (size_t)h & mask;
+    for (; t->slots[s] >= 0; s = (s + 1) & mask) {
+        const pr_term *a = &t->terms[t->slots[s]];
+        if (a->hash == h && term_equal(t, a, opkey, type, out, n_kids, kids)) {
+            *id = t->slots[s];
+            return XF_OK;
+        }
+    }
+    GROW(t->terms, t->n_terms, t->cap_terms, 4096, err, "terms");
+    while (t->n_kids + (size_t)n_kids > t->cap_kids) {
+        size_t cap = t->cap_kids ? t->cap_kids * 2 : 8192;
+        int32_t *k = realloc(t->kids, cap * sizeof *k);
+        if (!k) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (term arguments)");
+        t->kids = k;
+        t->cap_kids = cap;
+    }
+    int32_t size = opkey == PR_LEAF ? 0 : 1;
+    for (int32_t i = 0; i < n_kids; i++) size += t->terms[kids[i]].size;
+    if (n_kids > 0) memcpy(t->kids + t->n_kids, kids, (size_t)n_kids * sizeof *kids);
+    t->terms[t->n_terms] = (pr_term){opkey, type, out, n_kids, t->n_kids, size, h};
+    t->n_kids += (size_t)n_kids;
+    t->slots[s] = (int32_t)t->n_terms;
+    *id = (int32_t)t->n_terms++;
+    return XF_OK;
+}
+
+/* Terms of every value of g (inputs bound to `leaf`); node terms of every
+ * node into nodes[], output terms into outs[]. */
+static xf_status build_side(pr_table *t, const xf_graph *g, const int32_t *leaf, int32_t absent,
+                            int32_t *nodes, int32_t *outs, size_t rule, const char *side,
+                            xf_error *err)
+{
+    xf_status st = XF_OK;
+    int32_t *vt = malloc(((size_t)g->n_values + 1) * sizeof *vt);
+    int *order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
+    int32_t *kids = NULL;
+    if (!vt || !order) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule %zu)", rule);
+        goto out;
+    }
+    for (int i = 0; i < g->n_values; i++) vt[i] = -1;
+    for (int i = 0; i < g->n_inputs; i++) vt[g->inputs[i]] = leaf[i];
+    st = xf_graph_topo_order(g, order, err);
+    if (st != XF_OK) goto out;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const xf_node *nd = &g->nodes[order[k]];
+        free(kids);
+        kids = malloc(((size_t)nd->n_inputs + 1) * sizeof *kids);
+        if (!kids) {
+            st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule %zu)", rule);
+            goto out;
+        }
+        for (int j = 0; j < nd->n_inputs; j++) {
+            int v = nd->inputs[j];
+            if (v >= 0 && vt[v] < 0) {
+                st = XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                             "prune: rule %zu %s: node %d reads value %d, a constant initializer "
+                             "(rules take weights as inputs and constants from generator ops)",
+                             rule, side, order[k], v);
+                goto out;
+            }
+            kids[j] = v < 0 ? absent : vt[v];
+        }
+        int32_t opkey = -1, nt = -1;
+        st = intern_opkey(t, nd->op, &nd->params, &opkey, err);
+        if (st == XF_OK) st = intern_term(t, opkey, PR_NO_TYPE, -1, nd->n_inputs, kids, &nt, err);
+        if (st != XF_OK) goto out;
+        nodes[k] = nt;
+        for (int j = 0; j < nd->n_outputs; j++) {
+            const xf_value *ov = &g->values[nd->outputs[j]];
+            int32_t type;
+            st = intern_type(t, ov->dtype, &ov->shape, &type, err);
+            if (st == XF_OK)
+                st = intern_term(t, opkey, type, j, nd->n_inputs, kids, &vt[nd->outputs[j]], err);
+            if (st != XF_OK) goto out;
+        }
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        outs[i] = vt[g->outputs[i]];
+        if (outs[i] < 0) {
+            st = XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                         "prune: rule %zu %s: output %d is a constant initializer", rule, side, i);
+            goto out;
+        }
+    }
+out:
+    free(vt);
+    free(order);
+    free(kids);
+    return st;
+}
+
+/* Reserves this rule's arrays at the end of the pool (pointers are set
+ * once the pool stops moving, in set_pointers). */
+static xf_status reserve(pr_rules *rs, pr_rule *pr, xf_error *err)
+{
+    size_t need = 2 * (size_t)pr->n_out + (size_t)pr->n_in + (size_t)pr->n_src_nodes +
+                  (size_t)pr->n_dst_nodes;
+    if (rs->n_pool + need > rs->cap_pool) {
+        size_t cap = rs->cap_pool ? rs->cap_pool * 2 : 1 << 16;
+        while (cap < rs->n_pool + need) cap *= 2;
+        int32_t *p = realloc(rs->pool, cap * sizeof *p);
+        if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule views)");
+        rs->pool = p;
+        rs->cap_pool = cap;
+    }
+    pr->base = rs->n_pool;
+    rs->n_pool += need;
+    return XF_OK;
+}
+
+static void set_pointers(pr_rules *rs, pr_rule *pr)
+{
+    pr->src_out = rs->pool + pr->base;
+    pr->dst_out = pr->src_out + pr->n_out;
+    pr->leaf = pr->dst_out + pr->n_out;
+    pr->src_nodes = pr->leaf + pr->n_in;
+    pr->dst_nodes = pr->src_nodes + pr->n_src_nodes;
+}
+
+static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int32_t absent,
+                            xf_error *err)
+{
+    pr_table *t = &rs->table;
+    pr_rule *pr = &rs->rules[i];
+    xf_status st = xf_rule_validate(r, err);
+    if (st != XF_OK) {
+        xf_error_prefix(err, "prune: rule %zu", i);
+        if (err) err->code = XF_ERR_INVALID;
+        return XF_ERR_INVALID;
+    }
+    pr->n_out = r->src.n_outputs;
+    pr->n_in = r->src.n_inputs;
+    pr->n_src_nodes = r->src.n_nodes;
+    pr->n_dst_nodes = r->dst.n_nodes;
+    st = reserve(rs, pr, err);
+    if (st != XF_OK) return st;
+    set_pointers(rs, pr);
+    for (int k = 0; k < pr->n_in; k++) {
+        const xf_value *v = &r->src.values[r->src.inputs[k]];
+        char fallback[32];
+        snprintf(fallback, sizeof fallback, "in%d", k);
+        int32_t name, type, leaf = -1;
+        st = intern_name(t, v->name ? v->name : fallback, &name, err);
+        if (st == XF_OK) st = intern_type(t, v->dtype, &v->shape, &type, err);
+        if (st == XF_OK) st = intern_term(t, PR_LEAF, type, name, 0, NULL, &leaf, err);
+        if (st != XF_OK) return st;
+        pr->leaf[k] = leaf;
+        for (int j = 0; j < k; j++)
+            if (pr->leaf[j] == pr->leaf[k])
+                return XF_FAIL(err, XF_ERR_INVALID,
+                               "prune: rule %zu: inputs %d and %d are both named '%s'", i, j, k,
+                               t->names[name]);
+    }
+    st = build_side(t, &r->src, pr->leaf, absent, pr->src_nodes, pr->src_out, i, "source", err);
+    if (st == XF_OK)
+        st = build_side(t, &r->dst, pr->leaf, absent, pr->dst_nodes, pr->dst_out, i, "target", err);
+    if (st != XF_OK) return st;
+    pr->tree_size = 0;
+    for (int k = 0; k < pr->n_out; k++)
+        pr->tree_size += t->terms[pr->src_out[k]].size + t->terms[pr->dst_out[k]].size;
+    int32_t used[64];
+    pr_tuple tu = {pr->n_out, pr->src_out, pr->dst_out, NULL, 0};
+    pr->n_used_leaves = pr_first_use(t, &tu, used, 64);
+    return XF_OK;
+}
+
+xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_get_fn get,
+                         void *user, int canonical, xf_error *err)
+{
+    memset(rs, 0, sizeof *rs);
+    pr_table_init(&rs->table);
+    rs->rules = calloc(n + 1, sizeof *rs->rules);
+    if (!rs->rules) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (%zu rules)", n);
+    rs->n = n;
+    /* An omitted optional argument is one shared pseudo-leaf. */
+    int32_t absent_name, absent;
+    xf_status st = intern_name(&rs->table, "", &absent_name, err);
+    if (st == XF_OK)
+        st = intern_term(&rs->table, PR_LEAF, PR_NO_TYPE, absent_name, 0, NULL, &absent, err);
+    xf_rule tmp;
+    xf_rule_init(&tmp);
+    for (size_t i = 0; st == XF_OK && i < n; i++) {
+        if (rules) {
+            st = build_rule(rs, i, &rules[i], absent, err);
+            continue;
+        }
+        st = get(user, i, &tmp, err);
+        if (st == XF_OK && canonical) st = xf_prune_canonical_inputs(&tmp, err);
+        if (st == XF_OK) st = build_rule(rs, i, &tmp, absent, err);
+        xf_rule_free(&tmp);
+    }
+    for (size_t i = 0; st == XF_OK && i < n; i++) set_pointers(rs, &rs->rules[i]);
+    return st;
+}
+
+void pr_rules_free(pr_rules *rs)
+{
+    pr_table_free(&rs->table);
+    free(rs->rules);
+    free(rs->pool);
+    memset(rs, 0, sizeof *rs);
+}
+
+void pr_term_format(const pr_table *t, int32_t term, char *buf, size_t n)
+{
+    if (n == 0) return;
+    const pr_term *a = &t->terms[term];
+    if (a->opkey == PR_LEAF) {
+        snprintf(buf, n, "%s", a->out >= 0 && a->out < t->n_names ? t->names[a->out] : "?");
+        return;
+    }
+    xf_op op = t->ops[a->opkey];
+    const char *name = xf_op_get(op)->name;
+    size_t len;
+    if (op == XF_OP_SPLIT && a->out >= 0)
+        len = (size_t)snprintf(buf, n, "%s%d(", name, a->out);
+    else
+        len = (size_t)snprintf(buf, n, "%s(", name);
+    const int32_t *kids = pr_kids(t, term);
+    for (int32_t i = 0; i < a->n_kids && len + 1 < n; i++) {
+        if (i) len += (size_t)snprintf(buf + len, n - len, ", ");
+        if (len + 1 >= n) break;
+        pr_term_format(t, kids[i], buf + len, n - len);
+        len += strlen(buf + len);
+    }
+    if (len + 1 < n) snprintf(buf + len, n - len, ")");
+}

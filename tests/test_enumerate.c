@@ -1,0 +1,470 @@
+/*
+ * test_enumerate.c — enumerate/: field arithmetic of the fingerprints
+ * (inverses, reduction, Fermat), the vocabulary and input-spec formats
+ * (round trip, errors naming the line), and enumeration on tiny
+ * vocabularies where the expected identities are known: matmul
+ * associativity, matmul distributing over ewadd, two matmuls sharing an
+ * input merged through concat/split, conv+relu fusion, avg-pool as a
+ * depthwise conv with the pooling constant, relu commuting with transpose.
+ * relu(a+b) = relu(a)+relu(b) is never a candidate, every candidate is
+ * re-checked here on fresh float inputs, -j1 and -j2 give the same list,
+ * and a stopped run resumed from its checkpoint gives the same list as an
+ * uninterrupted one.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "enumerate/enumerate.h"
+#include "testutil.h"
+
+#define P XF_ENUM_P
+
+/* ----------------------------------------------------------------- field */
+
+START_TEST(field_arithmetic)
+{
+    ck_assert_uint_eq(xf_enum_fp_add(P - 1, 1), 0);
+    ck_assert_uint_eq(xf_enum_fp_add(P - 1, P - 1), P - 2);
+    ck_assert_uint_eq(xf_enum_fp_sub(0, 1), P - 1);
+    ck_assert_uint_eq(xf_enum_fp_sub(5, 3), 2);
+    ck_assert_uint_eq(xf_enum_fp_mul(P - 1, P - 1), 1); /* (-1)^2 */
+    ck_assert_uint_eq(xf_enum_fp_mul(1ull << 60, 4), 2); /* 2^62 = 2 * 2^61 = 2 */
+    ck_assert_uint_eq(xf_enum_fp_reduce(UINT64_MAX), 7); /* 2^64 - 1 = 8 - 1 */
+    ck_assert_uint_eq(xf_enum_fp_reduce(P), 0);
+    ck_assert_uint_eq(xf_enum_fp_inv(2), (P + 1) / 2);
+    ck_assert_uint_eq(xf_enum_fp_inv(1), 1);
+    ck_assert_uint_eq(xf_enum_fp_inv(0), 0);
+    ck_assert_uint_eq(xf_enum_fp_pow(3, P - 1), 1); /* Fermat */
+    ck_assert_uint_eq(xf_enum_fp_pow(2, 61), 1);
+    uint64_t a = 0x123456789ABCDEFull % P;
+    for (int i = 0; i < 1000; i++) {
+        a = xf_enum_fp_add(xf_enum_fp_mul(a, 0x5DEECE66Dull), 11);
+        if (a == 0) continue;
+        ck_assert_uint_eq(xf_enum_fp_mul(a, xf_enum_fp_inv(a)), 1);
+    }
+    /* 1/9 * 9 copies of x = x: average pooling of a constant window */
+    uint64_t x = 987654321, s = 0;
+    for (int i = 0; i < 9; i++) s = xf_enum_fp_add(s, x);
+    ck_assert_uint_eq(xf_enum_fp_mul(s, xf_enum_fp_inv(9)), x);
+    ck_assert_uint_eq(xf_enum_fp_prf(1, 42), xf_enum_fp_prf(1, 42));
+    ck_assert_uint_ne(xf_enum_fp_prf(1, 42), xf_enum_fp_prf(2, 42));
+    ck_assert_uint_ne(xf_enum_fp_prf(1, 42), xf_enum_fp_prf(1, 43));
+    ck_assert_uint_lt(xf_enum_fp_prf(7, 9), P);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- config */
+
+START_TEST(vocab_round_trip)
+{
+    xf_enum_config c, d;
+    xf_enum_config_init(&c);
+    xf_enum_config_init(&d);
+    xf_error err;
+    ck_assert_int_eq(xf_enum_config_preset(&c, "default", &err), XF_OK);
+    ck_assert_int_eq(xf_enum_config_validate(&c, &err), XF_OK);
+    char *text = malloc(1 << 16);
+    ck_assert_int_eq(xf_enum_vocab_format(&c, text, 1 << 16, &err), XF_OK);
+    ck_assert_ptr_nonnull(strstr(text, "conv2d kernel=3x3 pad=same act=relu\n"));
+    ck_assert_ptr_nonnull(strstr(text, "split axis=1\n"));
+    ck_assert_ptr_nonnull(strstr(text, "softmax axis=-1\n"));
+    ck_assert_int_eq(xf_enum_vocab_parse(&d, text, "roundtrip", &err), XF_OK);
+    ck_assert_int_eq(d.n_ops, c.n_ops);
+    for (int i = 0; i < c.n_ops; i++) {
+        ck_assert_str_eq(d.ops[i].name, c.ops[i].name);
+        ck_assert(memcmp(&d.ops[i].params, &c.ops[i].params, sizeof(xf_params)) == 0);
+        ck_assert_int_eq(d.ops[i].mode, c.ops[i].mode);
+    }
+    /* the preset inputs round-trip too, and the hash sees every change */
+    char spec[512];
+    ck_assert_int_eq(xf_enum_inputs_format(&c, spec, sizeof spec, &err), XF_OK);
+    ck_assert_int_eq(xf_enum_inputs_parse(&d, spec, &err), XF_OK);
+    ck_assert_uint_eq(xf_enum_config_hash(&c), xf_enum_config_hash(&d));
+    d.seed = 2;
+    ck_assert_uint_ne(xf_enum_config_hash(&c), xf_enum_config_hash(&d));
+    ck_assert_int_eq(xf_enum_vocab_load(&d, "taso", &err), XF_OK);
+    ck_assert_int_lt(d.n_ops, c.n_ops);
+    free(text);
+    xf_enum_config_free(&c);
+    xf_enum_config_free(&d);
+}
+END_TEST
+
+START_TEST(config_errors)
+{
+    xf_enum_config c;
+    xf_enum_config_init(&c);
+    xf_error err;
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "matmul\n# fine\nfrobnicate\n", "v.txt", &err),
+                     XF_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "v.txt:3"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "frobnicate"));
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "conv2d kernel=3x3 colour=red", "v.txt", &err),
+                     XF_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "colour"));
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "conv2d act=relu", "v.txt", &err), XF_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "kernel"));
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "relu\nrelu\n", "v.txt", &err), XF_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "twice"));
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "gather", "v.txt", &err), XF_ERR_UNSUPPORTED);
+    ck_assert_int_eq(xf_enum_config_preset(&c, "bogus", &err), XF_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "taso"));
+    ck_assert_int_eq(xf_enum_inputs_parse(&c, "x0:4x4,x0:2", &err), XF_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "twice"));
+    ck_assert_int_eq(xf_enum_inputs_parse(&c, "x0:4xq", &err), XF_ERR_PARSE);
+    ck_assert_int_eq(xf_enum_inputs_parse(&c, "x0", &err), XF_ERR_PARSE);
+    ck_assert_int_eq(xf_enum_inputs_parse(&c, "x0:4x4,s:scalar", &err), XF_OK);
+    ck_assert_int_eq(c.n_inputs, 2);
+    ck_assert_int_eq(c.inputs[1].shape.rank, 0);
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "relu", "v", &err), XF_OK);
+    c.max_ops = 9;
+    ck_assert_int_eq(xf_enum_config_validate(&c, &err), XF_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "max_ops"));
+    xf_enum_config_free(&c);
+}
+END_TEST
+
+/* ------------------------------------------------------------ enumeration */
+
+typedef struct cand {
+    char *text; /* "src  =>  dst" */
+    int hs[XF_OP_COUNT], hd[XF_OP_COUNT];
+    int n_out;
+    int src_act, dst_act; /* fused activation of the first conv on each side */
+} cand;
+
+typedef struct collected {
+    cand *v;
+    int n, cap;
+    int stop_after; /* > 0: set *stop after this many candidates */
+    volatile sig_atomic_t *stop;
+} collected;
+
+static int first_conv_act(const xf_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == XF_OP_CONV) return g->nodes[i].params.activation;
+    return -1;
+}
+
+/* Runs both sides on fresh float inputs: every candidate must hold. */
+static void recheck(const xf_rule *r)
+{
+    int ni = r->src.n_inputs, no = r->src.n_outputs;
+    xf_tensor in[16], a[8], b[8];
+    ck_assert_int_le(ni, 16);
+    ck_assert_int_le(no, 8);
+    ck_assert_int_eq(xf_rule_validate(r, NULL), XF_OK);
+    ck_assert_uint_ne(xf_graph_hash(&r->src), xf_graph_hash(&r->dst));
+    ck_assert_int_eq(xf_graph_random_inputs(&r->src, 4242, in, NULL), XF_OK);
+    ck_assert_int_eq(xf_interp_run(&r->src, in, ni, a, NULL), XF_OK);
+    ck_assert_int_eq(xf_interp_run(&r->dst, in, ni, b, NULL), XF_OK);
+    for (int k = 0; k < no; k++) {
+        ck_assert(xf_tensor_close(&a[k], &b[k], 1e-4, 1e-4));
+        xf_tensor_free(&a[k]);
+        xf_tensor_free(&b[k]);
+    }
+    for (int i = 0; i < ni; i++) xf_tensor_free(&in[i]);
+}
+
+static xf_status on_candidate(void *user, xf_enum_candidate *c, xf_error *err)
+{
+    (void)err;
+    collected *col = user;
+    ck_assert_uint_eq(c->seq, (uint64_t)col->n); /* also across a resume */
+    recheck(&c->rule);
+    if (col->n == col->cap) {
+        col->cap = col->cap ? col->cap * 2 : 64;
+        col->v = realloc(col->v, sizeof(cand) * (size_t)col->cap);
+        ck_assert_ptr_nonnull(col->v);
+    }
+    cand *k = &col->v[col->n++];
+    memset(k, 0, sizeof *k);
+    char s[1024], d[1024], t[2100];
+    ck_assert_int_eq(xf_graph_format(&c->rule.src, s, sizeof s, NULL), XF_OK);
+    ck_assert_int_eq(xf_graph_format(&c->rule.dst, d, sizeof d, NULL), XF_OK);
+    snprintf(t, sizeof t, "%s  =>  %s", s, d);
+    k->text = strdup(t);
+    xf_graph_op_histogram(&c->rule.src, k->hs);
+    xf_graph_op_histogram(&c->rule.dst, k->hd);
+    k->n_out = c->rule.src.n_outputs;
+    k->src_act = first_conv_act(&c->rule.src);
+    k->dst_act = first_conv_act(&c->rule.dst);
+    ck_assert_int_eq(c->src_ops, c->rule.src.n_nodes);
+    ck_assert_int_eq(c->dst_ops, c->rule.dst.n_nodes);
+    if (col->stop_after > 0 && col->n >= col->stop_after) *col->stop = 1;
+    return XF_OK;
+}
+
+static void collected_free(collected *c)
+{
+    for (int i = 0; i < c->n; i++) free(c->v[i].text);
+    free(c->v);
+    memset(c, 0, sizeof *c);
+}
+
+static void enumerate(const char *vocab, const char *inputs, int max_ops, int threads,
+                      collected *out, xf_enum_stats *stats)
+{
+    xf_enum_config c;
+    xf_enum_config_init(&c);
+    xf_error err;
+    ck_assert_msg(xf_enum_vocab_parse(&c, vocab, "test", &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_enum_inputs_parse(&c, inputs, &err) == XF_OK, "%s", err.msg);
+    c.max_ops = max_ops;
+    xf_enum_options o;
+    xf_enum_options_init(&o);
+    o.threads = threads;
+    o.user = out;
+    o.on_candidate = on_candidate;
+    memset(out, 0, sizeof *out);
+    ck_assert_msg(xf_enum_run(&c, &o, stats, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(stats->stopped, 0);
+    ck_assert_int_eq(stats->levels_done, max_ops);
+    ck_assert_uint_eq(stats->candidates, (uint64_t)out->n);
+    ck_assert_uint_ge(stats->collisions, stats->candidates);
+    ck_assert_uint_gt(stats->classes, 0);
+    xf_enum_config_free(&c);
+}
+
+/* Histogram with the given counts of up to three ops, nothing else. */
+static int hist_is(const int *h, xf_op a, int na, xf_op b, int nb, xf_op c, int nc)
+{
+    for (int op = 0; op < XF_OP_COUNT; op++) {
+        int want = (op == (int)a ? na : 0) + (op == (int)b ? nb : 0) + (op == (int)c ? nc : 0);
+        if (h[op] != want) return 0;
+    }
+    return 1;
+}
+
+#define NONE XF_OP_OPAQUE
+
+/* Index of a candidate whose sides have the two histograms (either way). */
+static int find_pair(const collected *c, xf_op a1, int n1, xf_op b1, int m1, xf_op c1, int k1,
+                     xf_op a2, int n2, xf_op b2, int m2, xf_op c2, int k2)
+{
+    for (int i = 0; i < c->n; i++) {
+        const cand *k = &c->v[i];
+        if ((hist_is(k->hs, a1, n1, b1, m1, c1, k1) && hist_is(k->hd, a2, n2, b2, m2, c2, k2)) ||
+            (hist_is(k->hd, a1, n1, b1, m1, c1, k1) && hist_is(k->hs, a2, n2, b2, m2, c2, k2)))
+            return i;
+    }
+    return -1;
+}
+
+START_TEST(finds_matmul_associativity)
+{
+    collected c;
+    xf_enum_stats st;
+    enumerate("matmul\n", "a:2x3,b:3x4,c:4x2", 2, 1, &c, &st);
+    /* (ab)c = a(bc), (bc)a = b(ca), (ca)b = c(ab) */
+    ck_assert_int_eq(c.n, 3);
+    int found = 0;
+    for (int i = 0; i < c.n; i++)
+        found |= strcmp(c.v[i].text, "matmul(a, matmul(b, c))  =>  matmul(matmul(a, b), c)") == 0 ||
+                 strcmp(c.v[i].text, "matmul(matmul(a, b), c)  =>  matmul(a, matmul(b, c))") == 0;
+    ck_assert(found);
+    ck_assert_uint_eq(st.graphs_level[1], 3); /* ab, bc, ca */
+    collected_free(&c);
+}
+END_TEST
+
+START_TEST(finds_matmul_distributivity)
+{
+    collected c;
+    xf_enum_stats st;
+    enumerate("matmul\newadd\n", "a:2x3,b:3x4,c:3x4", 3, 1, &c, &st);
+    int i = find_pair(&c, XF_OP_MATMUL, 2, XF_OP_ADD, 1, NONE, 0, XF_OP_MATMUL, 1, XF_OP_ADD, 1,
+                      NONE, 0);
+    ck_assert_msg(i >= 0, "no ewadd(matmul(a,b), matmul(a,c)) => matmul(a, ewadd(b,c))");
+    ck_assert_ptr_nonnull(strstr(c.v[i].text, "matmul(a, ewadd("));
+    collected_free(&c);
+}
+END_TEST
+
+START_TEST(finds_concat_split_merge)
+{
+    collected c;
+    xf_enum_stats st;
+    enumerate("matmul\nconcat axis=1\nsplit axis=1\n", "a:3x4,b:4x4,c:4x4", 3, 1, &c, &st);
+    int i = find_pair(&c, XF_OP_MATMUL, 2, NONE, 0, NONE, 0, XF_OP_MATMUL, 1, XF_OP_CONCAT, 1,
+                      XF_OP_SPLIT, 1);
+    ck_assert_msg(i >= 0, "two matmuls sharing an input were not merged through concat/split");
+    ck_assert_int_eq(c.v[i].n_out, 2);
+    /* split(concat(b, c)) => b, c: a rule whose target has no operator */
+    int j = find_pair(&c, XF_OP_CONCAT, 1, XF_OP_SPLIT, 1, NONE, 0, NONE, 0, NONE, 0, NONE, 0);
+    ck_assert_int_ge(j, 0);
+    collected_free(&c);
+}
+END_TEST
+
+START_TEST(finds_conv_relu_fusion)
+{
+    collected c;
+    xf_enum_stats st;
+    enumerate("conv2d kernel=3x3 pad=same\nconv2d kernel=3x3 pad=same act=relu\nrelu\n",
+              "x:1x2x4x4,w:2x2x3x3", 2, 1, &c, &st);
+    int found = 0;
+    for (int i = 0; i < c.n; i++) {
+        const cand *k = &c.v[i];
+        if (hist_is(k->hs, XF_OP_CONV, 1, XF_OP_RELU, 1, NONE, 0) &&
+            hist_is(k->hd, XF_OP_CONV, 1, NONE, 0, NONE, 0) && k->dst_act == XF_ACT_RELU &&
+            strstr(k->text, "(x, w)"))
+            found = 1;
+    }
+    ck_assert_msg(found, "relu(conv(x, w)) => conv_relu(x, w) not found");
+    collected_free(&c);
+}
+END_TEST
+
+START_TEST(finds_avgpool_as_conv)
+{
+    collected c;
+    xf_enum_stats st;
+    enumerate("avgpool kernel=3x3 pad=same count_include_pad=1\n"
+              "conv2d kernel=3x3 pad=same group=depthwise\n"
+              "const_pool shape=2x1x3x3\n",
+              "x:1x2x4x4", 2, 1, &c, &st);
+    int i = find_pair(&c, XF_OP_AVGPOOL, 1, NONE, 0, NONE, 0, XF_OP_CONV, 1, XF_OP_CONST_POOL, 1,
+                      NONE, 0);
+    ck_assert_msg(i >= 0, "avgpool(x) => conv(x, const_pool) not found");
+    collected_free(&c);
+    /* without count_include_pad the border windows average fewer taps: not equal */
+    enumerate("avgpool kernel=3x3 pad=same\n"
+              "conv2d kernel=3x3 pad=same group=depthwise\n"
+              "const_pool shape=2x1x3x3\n",
+              "x:1x2x4x4", 2, 1, &c, &st);
+    ck_assert_int_lt(find_pair(&c, XF_OP_AVGPOOL, 1, NONE, 0, NONE, 0, XF_OP_CONV, 1,
+                               XF_OP_CONST_POOL, 1, NONE, 0), 0);
+    collected_free(&c);
+}
+END_TEST
+
+START_TEST(relu_commutes_with_transpose)
+{
+    collected c;
+    xf_enum_stats st;
+    enumerate("relu\ntranspose\n", "a:3x4", 2, 1, &c, &st);
+    int i = find_pair(&c, XF_OP_RELU, 1, XF_OP_TRANSPOSE, 1, NONE, 0, XF_OP_RELU, 1,
+                      XF_OP_TRANSPOSE, 1, NONE, 0);
+    ck_assert_int_ge(i, 0);
+    /* transpose(transpose(a)) => a */
+    ck_assert_int_ge(find_pair(&c, XF_OP_TRANSPOSE, 2, NONE, 0, NONE, 0, NONE, 0, NONE, 0, NONE, 0),
+                     0);
+    collected_free(&c);
+}
+END_TEST
+
+START_TEST(false_pair_never_candidate)
+{
+    collected c;
+    xf_enum_stats st;
+    enumerate("ewadd\nrelu\n", "a:4x4,b:4x4", 3, 1, &c, &st);
+    /* relu(ewadd(a, b)) vs ewadd(relu(a), relu(b)) */
+    ck_assert_int_lt(find_pair(&c, XF_OP_RELU, 1, XF_OP_ADD, 1, NONE, 0, XF_OP_RELU, 2, XF_OP_ADD, 1,
+                               NONE, 0),
+                     0);
+    ck_assert_int_gt(c.n, 0); /* commutativity of ewadd at least */
+    ck_assert_uint_eq(st.rejected_float, 0);
+    collected_free(&c);
+}
+END_TEST
+
+START_TEST(deterministic_across_threads)
+{
+    collected a, b;
+    xf_enum_stats sa, sb;
+    const char *vocab = "matmul\newadd\nrelu\nconcat axis=1\nsplit axis=1\ntranspose\n";
+    enumerate(vocab, "a:4x4,b:4x4,c:4x4", 3, 1, &a, &sa);
+    enumerate(vocab, "a:4x4,b:4x4,c:4x4", 3, 2, &b, &sb);
+    ck_assert_int_gt(a.n, 10);
+    ck_assert_int_eq(a.n, b.n);
+    for (int i = 0; i < a.n; i++) ck_assert_str_eq(a.v[i].text, b.v[i].text);
+    ck_assert_uint_eq(sa.graphs, sb.graphs);
+    ck_assert_uint_eq(sa.classes, sb.classes);
+    ck_assert_uint_eq(sa.reducible, sb.reducible);
+    collected_free(&a);
+    collected_free(&b);
+}
+END_TEST
+
+START_TEST(stop_and_resume)
+{
+    const char *vocab = "matmul\newadd\nconcat axis=1\nsplit axis=1\n";
+    const char *inputs = "a:4x4,b:4x4,c:4x4";
+    collected full, part;
+    xf_enum_stats sf, sp;
+    enumerate(vocab, inputs, 3, 1, &full, &sf);
+    ck_assert_int_gt(full.n, 2);
+
+    xf_enum_config c;
+    xf_enum_config_init(&c);
+    xf_error err;
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, vocab, "test", &err), XF_OK);
+    ck_assert_int_eq(xf_enum_inputs_parse(&c, inputs, &err), XF_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s", xf_test_tmp("enumerate_resume.ckpt"));
+    remove(path);
+    volatile sig_atomic_t stop = 0;
+    xf_enum_options o;
+    xf_enum_options_init(&o);
+    o.checkpoint = path;
+    o.resume = 1;
+    o.stop = &stop;
+    o.user = &part;
+    o.on_candidate = on_candidate;
+    memset(&part, 0, sizeof part);
+    part.stop = &stop;
+    part.stop_after = 1; /* stop at the first batch boundary after a candidate */
+    xf_status st = xf_enum_run(&c, &o, &sp, &err);
+    ck_assert_msg(st == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(sp.stopped, 1);
+    ck_assert_int_lt(sp.levels_done, c.max_ops);
+    int first = part.n;
+    ck_assert_int_gt(first, 0);
+    ck_assert_int_lt(first, full.n);
+    stop = 0;
+    part.stop_after = 0;
+    ck_assert_int_eq(xf_enum_run(&c, &o, &sp, &err), XF_OK);
+    ck_assert_int_eq(sp.stopped, 0);
+    ck_assert_int_eq(part.n, full.n);
+    for (int i = 0; i < full.n; i++) ck_assert_str_eq(part.v[i].text, full.v[i].text);
+    ck_assert_uint_eq(sp.graphs, sf.graphs);
+    ck_assert_uint_eq(sp.candidates, sf.candidates);
+
+    /* a checkpoint of another configuration is refused with a clear message */
+    c.seed = 99;
+    ck_assert_int_eq(xf_enum_run(&c, &o, &sp, &err), XF_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "different configuration"));
+    xf_enum_config_free(&c);
+    collected_free(&full);
+    collected_free(&part);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("enumerate");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, field_arithmetic);
+    tcase_add_test(tc, vocab_round_trip);
+    tcase_add_test(tc, config_errors);
+    tcase_add_test(tc, finds_matmul_associativity);
+    tcase_add_test(tc, finds_matmul_distributivity);
+    tcase_add_test(tc, finds_concat_split_merge);
+    tcase_add_test(tc, finds_conv_relu_fusion);
+    tcase_add_test(tc, finds_avgpool_as_conv);
+    tcase_add_test(tc, relu_commutes_with_transpose);
+    tcase_add_test(tc, false_pair_never_candidate);
+    tcase_add_test(tc, deterministic_across_threads);
+    tcase_add_test(tc, stop_and_resume);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return xf_test_run(suite());
+}

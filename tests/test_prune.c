@@ -1,0 +1,317 @@
+/*
+ * test_prune.c — the pruning stages on a hand-made rule set whose fate is
+ * known rule by rule: duplicates up to renaming, swapped sides and output
+ * order, TASO's common subgraph and supergraph, instances of more general
+ * rules, the canonical input order of survivors, stage selection,
+ * determinism and the error for a malformed rule.
+ *
+ * Rules are written as infix text ("matmul(x0, w0); relu(x1)" for two
+ * outputs) over the inputs x0, x1 : [2,4] and w0, w1 : [4,4]; concat joins
+ * along axis 1, split0/split1 are the halves along axis 1.
+ */
+#include "testutil.h"
+
+#include "prune/prune.h"
+
+#include <ctype.h>
+#include <string.h>
+
+static const char *in_names[4] = {"x0", "x1", "w0", "w1"};
+
+/* Parses one expression at *p into g; returns its value id. */
+static int parse_expr(xf_graph *g, const int *inputs, const char **p)
+{
+    while (isspace((unsigned char)**p)) (*p)++;
+    char name[32];
+    int n = 0;
+    while (isalnum((unsigned char)**p) || **p == '_') name[n++] = *(*p)++;
+    name[n] = '\0';
+    ck_assert_msg(n > 0, "parse error at '%s'", *p);
+    if (**p != '(') {
+        for (int i = 0; i < 4; i++)
+            if (strcmp(name, in_names[i]) == 0) return inputs[i];
+        ck_abort_msg("unknown input %s", name);
+    }
+    (*p)++;
+    int args[4], na = 0;
+    for (;;) {
+        while (isspace((unsigned char)**p)) (*p)++;
+        if (**p == ')') break;
+        args[na++] = parse_expr(g, inputs, p);
+        while (isspace((unsigned char)**p)) (*p)++;
+        if (**p == ',') (*p)++;
+    }
+    (*p)++;
+    xf_error err;
+    xf_params prm = xf_params_default();
+    if (strncmp(name, "split", 5) == 0) {
+        int which = name[5] - '0';
+        prm.axis = 1;
+        prm.n_split = 2;
+        int64_t d = g->values[args[0]].shape.dims[1];
+        prm.split[0] = prm.split[1] = d / 2;
+        int node = xf_graph_add_node(g, XF_OP_SPLIT, &prm, args, 1, 2, NULL, &err);
+        ck_assert_msg(node >= 0, "%s", err.msg);
+        return g->nodes[node].outputs[which];
+    }
+    xf_op op = xf_op_from_name(name);
+    ck_assert_msg(op != XF_OP_COUNT, "unknown op %s", name);
+    if (op == XF_OP_CONCAT) prm.axis = 1;
+    int v = xf_graph_op(g, op, &prm, args, na, &err);
+    ck_assert_msg(v >= 0, "%s: %s", name, err.msg);
+    return v;
+}
+
+static void build_side(xf_graph *g, const char *text)
+{
+    xf_error err;
+    xf_graph_init(g);
+    int inputs[4];
+    for (int i = 0; i < 4; i++) {
+        int64_t d[2] = {i < 2 ? 2 : 4, 4};
+        xf_shape s = xf_shape_make(2, d);
+        inputs[i] = xf_graph_add_input(g, in_names[i], XF_F32, &s, &err);
+        ck_assert_int_ge(inputs[i], 0);
+    }
+    const char *p = text;
+    for (;;) {
+        int v = parse_expr(g, inputs, &p);
+        ck_assert_int_eq(xf_graph_mark_output(g, v, &err), XF_OK);
+        while (isspace((unsigned char)*p)) p++;
+        if (*p != ';') break;
+        p++;
+    }
+}
+
+static void make_rule(xf_rule *r, const char *src, const char *dst)
+{
+    xf_rule_init(r);
+    build_side(&r->src, src);
+    build_side(&r->dst, dst);
+}
+
+/* The set and what each stage must do with it. */
+static const struct {
+    const char *src, *dst;
+    xf_prune_stage stage;
+    long by;
+} cases[] = {
+    /* 0 */ {"matmul(matmul(x0, w0), w1)", "matmul(x0, matmul(w0, w1))", XF_PRUNE_KEPT, -1},
+    /* 1 */ {"matmul(matmul(x1, w1), w0)", "matmul(x1, matmul(w1, w0))", XF_PRUNE_RENAMING, 0},
+    /* 2 */ {"matmul(x0, matmul(w0, w1))", "matmul(matmul(x0, w0), w1)", XF_PRUNE_RENAMING, 0},
+    /* 3 */ {"ewadd(x1, x0)", "ewadd(x0, x1)", XF_PRUNE_KEPT, -1},
+    /* 4 */ {"relu(ewadd(x0, x1))", "relu(ewadd(x1, x0))", XF_PRUNE_COMMON_SUPERGRAPH, 3},
+    /* 5 */ {"ewadd(matmul(x0, w0), x1)", "ewadd(x1, matmul(x0, w0))", XF_PRUNE_COMMON_SUBGRAPH, 3},
+    /* 6 */ {"matmul(x0, ewadd(w0, w1))", "ewadd(matmul(x0, w0), matmul(x0, w1))", XF_PRUNE_KEPT, -1},
+    /* 7 */ {"matmul(x0, ewadd(w0, w0))", "ewadd(matmul(x0, w0), matmul(x0, w0))", XF_PRUNE_GENERALITY, 6},
+    /* 8 */ {"split0(concat(x0, x1))", "x0", XF_PRUNE_KEPT, -1},
+    /* 9 */ {"split0(concat(x0, relu(x1)))", "x0", XF_PRUNE_GENERALITY, 8},
+    /* 10 */ {"matmul(x0, w0); matmul(x0, w1)",
+              "split0(matmul(x0, concat(w0, w1))); split1(matmul(x0, concat(w0, w1)))", XF_PRUNE_KEPT, -1},
+    /* 11 */ {"matmul(x0, w1); matmul(x0, w0)",
+              "split1(matmul(x0, concat(w0, w1))); split0(matmul(x0, concat(w0, w1)))",
+              XF_PRUNE_RENAMING, 10},
+};
+#define N_CASES ((int)(sizeof cases / sizeof cases[0]))
+
+static void build_all(xf_rule *rules)
+{
+    for (int i = 0; i < N_CASES; i++) make_rule(&rules[i], cases[i].src, cases[i].dst);
+}
+
+static void free_all(xf_rule *rules)
+{
+    for (int i = 0; i < N_CASES; i++) xf_rule_free(&rules[i]);
+}
+
+START_TEST(test_each_rule_fate)
+{
+    xf_rule rules[N_CASES];
+    xf_prune_verdict v[N_CASES];
+    xf_prune_stats st;
+    xf_error err;
+    build_all(rules);
+    ck_assert_int_eq(xf_prune_run(rules, N_CASES, NULL, v, &st, &err), XF_OK);
+    for (int i = 0; i < N_CASES; i++) {
+        ck_assert_msg(v[i].stage == cases[i].stage, "rule %d: stage %s, expected %s (%s)", i,
+                      xf_prune_stage_name(v[i].stage), xf_prune_stage_name(cases[i].stage),
+                      v[i].why);
+        ck_assert_msg(v[i].by == cases[i].by, "rule %d: by %ld, expected %ld (%s)", i, v[i].by,
+                      cases[i].by, v[i].why);
+        if (v[i].stage == XF_PRUNE_KEPT)
+            ck_assert_str_eq(v[i].why, "");
+        else
+            ck_assert_msg(strlen(v[i].why) > 0, "rule %d: no reason", i);
+    }
+    ck_assert_uint_eq(st.in, 12);
+    ck_assert_uint_eq(st.removed[XF_PRUNE_RENAMING], 3);
+    ck_assert_uint_eq(st.removed[XF_PRUNE_COMMON_SUBGRAPH], 1);
+    ck_assert_uint_eq(st.removed[XF_PRUNE_COMMON_SUPERGRAPH], 1);
+    ck_assert_uint_eq(st.removed[XF_PRUNE_GENERALITY], 2);
+    ck_assert_uint_eq(st.left[XF_PRUNE_RENAMING], 9);
+    ck_assert_uint_eq(st.left[XF_PRUNE_COMMON_SUBGRAPH], 8);
+    ck_assert_uint_eq(st.left[XF_PRUNE_COMMON_SUPERGRAPH], 7);
+    ck_assert_uint_eq(st.left[XF_PRUNE_GENERALITY], 5);
+    ck_assert_uint_eq(st.kept, 5);
+    /* the reasons name what was found */
+    ck_assert_ptr_nonnull(strstr(v[5].why, "matmul(x0, w0)"));
+    ck_assert_ptr_nonnull(strstr(v[7].why, "w1 := w0"));
+    ck_assert_ptr_nonnull(strstr(v[9].why, "x1 := relu(x1)"));
+    ck_assert_ptr_nonnull(strstr(v[4].why, "relu"));
+    free_all(rules);
+}
+END_TEST
+
+START_TEST(test_canonical_inputs)
+{
+    xf_rule rules[N_CASES];
+    xf_prune_verdict v[N_CASES];
+    xf_error err;
+    build_all(rules);
+    ck_assert_int_eq(xf_prune_run(rules, N_CASES, NULL, v, NULL, &err), XF_OK);
+    /* rule 3 was ewadd(x1, x0): x1 is used first, so it becomes input 0 named x0 */
+    xf_graph *s = &rules[3].src;
+    ck_assert_str_eq(s->values[s->inputs[0]].name, "x0");
+    ck_assert_str_eq(s->values[s->inputs[1]].name, "x1");
+    ck_assert_int_eq(s->nodes[0].inputs[0], s->inputs[0]);
+    xf_graph *d = &rules[3].dst;
+    ck_assert_str_eq(d->values[d->inputs[0]].name, "x0");
+    ck_assert_int_eq(d->nodes[0].inputs[1], d->inputs[0]);
+    ck_assert_int_eq(xf_rule_validate(&rules[3], &err), XF_OK);
+    /* unused inputs go last: rule 3 reads no weights */
+    ck_assert_str_eq(s->values[s->inputs[2]].name, "w0");
+    ck_assert_str_eq(s->values[s->inputs[3]].name, "w1");
+    /* duplicates are renamed too: rule 1 read x1 and w1 first */
+    xf_graph *s1 = &rules[1].src;
+    ck_assert_str_eq(s1->values[s1->inputs[0]].name, "x0");
+    ck_assert_str_eq(s1->values[s1->inputs[1]].name, "w0");
+    ck_assert_int_eq(s1->nodes[0].inputs[0], s1->inputs[0]);
+    ck_assert_int_eq(s1->nodes[0].inputs[1], s1->inputs[1]);
+    free_all(rules);
+}
+END_TEST
+
+START_TEST(test_stage_selection_and_determinism)
+{
+    xf_rule rules[N_CASES];
+    xf_prune_verdict v[N_CASES], w[N_CASES];
+    xf_prune_stats st;
+    xf_error err;
+    build_all(rules);
+    xf_prune_options o = xf_prune_options_default();
+    o.stages = 1u << XF_PRUNE_RENAMING;
+    o.canonical_inputs = 0;
+    ck_assert_int_eq(xf_prune_run(rules, N_CASES, &o, v, &st, &err), XF_OK);
+    ck_assert_uint_eq(st.removed[XF_PRUNE_RENAMING], 3);
+    ck_assert_uint_eq(st.removed[XF_PRUNE_GENERALITY], 0);
+    ck_assert_uint_eq(st.kept, 9);
+    /* generality alone also catches what the earlier stages would: renamed,
+     * swapped and reordered copies are (trivial) instances, and rule 5 is
+     * rule 3 with x1 := matmul(x0, w0), x0 := x1 */
+    o.stages = 1u << XF_PRUNE_GENERALITY;
+    ck_assert_int_eq(xf_prune_run(rules, N_CASES, &o, v, &st, &err), XF_OK);
+    static const int gen[] = {1, 2, 5, 7, 9, 11};
+    for (int k = 0; k < 6; k++)
+        ck_assert_msg(v[gen[k]].stage == XF_PRUNE_GENERALITY, "rule %d: %s", gen[k],
+                      xf_prune_stage_name(v[gen[k]].stage));
+    ck_assert_uint_eq(st.removed[XF_PRUNE_GENERALITY], 6);
+    ck_assert_int_eq(v[4].stage, XF_PRUNE_KEPT);
+    /* same input, same verdicts */
+    free_all(rules);
+    build_all(rules);
+    ck_assert_int_eq(xf_prune_run(rules, N_CASES, NULL, v, NULL, &err), XF_OK);
+    free_all(rules);
+    build_all(rules);
+    ck_assert_int_eq(xf_prune_run(rules, N_CASES, NULL, w, NULL, &err), XF_OK);
+    for (int i = 0; i < N_CASES; i++) {
+        ck_assert_int_eq(v[i].stage, w[i].stage);
+        ck_assert_int_eq(v[i].by, w[i].by);
+        ck_assert_str_eq(v[i].why, w[i].why);
+    }
+    free_all(rules);
+}
+END_TEST
+
+/* xf_prune_run_from: the rules built on demand, one at a time. */
+static xf_status get_case(void *user, size_t i, xf_rule *out, xf_error *err)
+{
+    (void)err;
+    int *calls = user;
+    ++*calls;
+    xf_rule_free(out);
+    make_rule(out, cases[i].src, cases[i].dst);
+    return XF_OK;
+}
+
+START_TEST(test_run_from_matches_run)
+{
+    xf_rule rules[N_CASES];
+    xf_prune_verdict v[N_CASES], w[N_CASES];
+    xf_prune_stats sv, sw;
+    xf_error err;
+    build_all(rules);
+    ck_assert_int_eq(xf_prune_run(rules, N_CASES, NULL, v, &sv, &err), XF_OK);
+    int calls = 0;
+    ck_assert_int_eq(xf_prune_run_from(N_CASES, get_case, &calls, NULL, w, &sw, &err), XF_OK);
+    ck_assert_int_eq(calls, N_CASES); /* each rule fetched once */
+    for (int i = 0; i < N_CASES; i++) {
+        ck_assert_int_eq(v[i].stage, w[i].stage);
+        ck_assert_int_eq(v[i].by, w[i].by);
+        ck_assert_str_eq(v[i].why, w[i].why);
+    }
+    ck_assert_uint_eq(sv.kept, sw.kept);
+    /* xf_prune_canonical_inputs gives what xf_prune_run left in the array */
+    xf_rule r;
+    make_rule(&r, cases[3].src, cases[3].dst);
+    ck_assert_int_eq(xf_prune_canonical_inputs(&r, &err), XF_OK);
+    for (int k = 0; k < 4; k++)
+        ck_assert_str_eq(r.src.values[r.src.inputs[k]].name,
+                         rules[3].src.values[rules[3].src.inputs[k]].name);
+    ck_assert_int_eq(r.src.nodes[0].inputs[0], r.src.inputs[0]);
+    /* idempotent */
+    ck_assert_int_eq(xf_prune_canonical_inputs(&r, &err), XF_OK);
+    ck_assert_str_eq(r.src.values[r.src.inputs[0]].name, "x0");
+    ck_assert_int_eq(r.src.nodes[0].inputs[0], r.src.inputs[0]);
+    xf_rule_free(&r);
+    free_all(rules);
+}
+END_TEST
+
+START_TEST(test_malformed_rule)
+{
+    xf_rule r[2];
+    xf_prune_verdict v[2];
+    xf_error err;
+    make_rule(&r[0], "ewadd(x1, x0)", "ewadd(x0, x1)");
+    make_rule(&r[1], "relu(x0)", "relu(x0); relu(x1)"); /* 1 output vs 2 */
+    ck_assert_int_eq(xf_prune_run(r, 2, NULL, v, NULL, &err), XF_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "rule 1"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "outputs"));
+    xf_rule_free(&r[0]);
+    xf_rule_free(&r[1]);
+}
+END_TEST
+
+START_TEST(test_empty_set)
+{
+    xf_error err;
+    xf_prune_stats st;
+    ck_assert_int_eq(xf_prune_run(NULL, 0, NULL, NULL, &st, &err), XF_OK);
+    ck_assert_uint_eq(st.in, 0);
+    ck_assert_uint_eq(st.kept, 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("prune");
+    TCase *tc = tcase_create("stages");
+    tcase_add_test(tc, test_each_rule_fate);
+    tcase_add_test(tc, test_canonical_inputs);
+    tcase_add_test(tc, test_stage_selection_and_determinism);
+    tcase_add_test(tc, test_run_from_matches_run);
+    tcase_add_test(tc, test_malformed_rule);
+    tcase_add_test(tc, test_empty_set);
+    suite_add_tcase(s, tc);
+    return xf_test_run(s);
+}

@@ -1,0 +1,293 @@
+/*
+ * test_xfergen.c — end-to-end tests of the xfergen tool on tiny
+ * vocabularies (matmul, ewadd, relu over two activations and two weights, at
+ * most 2 operators; matmul and ewadd at 3; convolutions and pooling at 2):
+ * known identities (associativity, commutativity, distributivity, conv+relu
+ * fusion, average pooling as a convolution) land in the rules database as
+ * candidates and false pairs never do, the same seed gives the same rule
+ * list (also with another thread count), an interrupted run resumed with
+ * --resume ends with the same list as an uninterrupted one, and bad
+ * arguments exit with status 2 and a message.
+ *
+ * Interruption uses the tool's test hook XF_XFERGEN_STOP_AFTER=N (the stop
+ * flag is raised after N candidates, as SIGINT would raise it).
+ */
+#include "testutil.h"
+
+#include "rulesdb/rulesdb.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INPUTS "x0:2x4,x1:2x4,w0:4x4,w1:4x4"
+
+#define TINY_VOCAB "# tiny vocabulary for the end-to-end test\nmatmul\newadd\nrelu\n"
+
+/* Writes `text` to a vocabulary file named after db; returns its path. */
+static const char *vocab_file(const char *db, const char *text)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s.vocab", db);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* Runs xfergen on `vocab` over `inputs` with at most max_ops operators into
+ * `db` (removed first unless resuming); extra options appended. Returns the
+ * exit status. */
+static int run_gen(const char *db, const char *vocab, const char *inputs, int max_ops,
+                   const char *env, const char *extra)
+{
+    const char *vpath = vocab_file(db, vocab);
+    if (!strstr(extra, "--resume")) xf_test_system("rm -f '%s' '%s'-wal '%s'-shm '%s'.run*", db, db, db, db);
+    return xf_test_system("%s '%s' --max-ops %d --vocab '%s' --inputs %s --seed 7 -o '%s' --quiet %s "
+                          "2>'%s.err'",
+                          env, xf_test_tool("xfergen"), max_ops, vpath, inputs, db, extra, db);
+}
+
+/* The tiny vocabulary at 2 operators. */
+static int run_xfergen(const char *db, const char *env, const char *extra)
+{
+    return run_gen(db, TINY_VOCAB, INPUTS, 2, env, extra);
+}
+
+/* Every rule as "status | src | dst | why", in id order. Caller frees. */
+static char *export_rules(const char *db_path, int64_t *n_candidates)
+{
+    xf_rulesdb *db;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, &err) == XF_OK, "%s", err.msg);
+    xf_rulesdb_filter f;
+    memset(&f, 0, sizeof f);
+    f.any_status = 1;
+    xf_rulesdb_iter *it;
+    ck_assert_int_eq(xf_rulesdb_iter_begin(db, &f, &it, &err), XF_OK);
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap);
+    ck_assert_ptr_nonnull(out);
+    out[0] = '\0';
+    *n_candidates = 0;
+    for (;;) {
+        int has = 0;
+        ck_assert_int_eq(xf_rulesdb_iter_next(it, &info, &has, &err), XF_OK);
+        if (!has) break;
+        if (info.status == XF_RULE_CANDIDATE) ++*n_candidates;
+        size_t need = strlen(info.src_text) + strlen(info.dst_text) +
+                      (info.why ? strlen(info.why) : 0) + 64;
+        while (len + need >= cap) {
+            cap *= 2;
+            out = realloc(out, cap);
+            ck_assert_ptr_nonnull(out);
+        }
+        len += (size_t)snprintf(out + len, cap - len, "%s | %s | %s | %s\n",
+                                xf_rulesdb_status_name(info.status), info.src_text, info.dst_text,
+                                info.why ? info.why : "");
+    }
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_iter_free(it);
+    xf_rulesdb_close(db);
+    return out;
+}
+
+static xf_run_state last_run_state(const char *db_path, int *n_stages)
+{
+    xf_rulesdb *db;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, &err) == XF_OK, "%s", err.msg);
+    int64_t id;
+    int n;
+    ck_assert_int_eq(xf_rulesdb_run_recent(db, &id, 1, &n, &err), XF_OK);
+    ck_assert_int_eq(n, 1);
+    xf_rulesdb_run_info info;
+    xf_rulesdb_run_info_init(&info);
+    ck_assert_int_eq(xf_rulesdb_run_get(db, id, &info, &err), XF_OK);
+    xf_run_state s = info.state;
+    *n_stages = info.n_stages;
+    ck_assert_str_eq(info.tool, "xfergen");
+    xf_rulesdb_run_info_free(&info);
+    xf_rulesdb_close(db);
+    return s;
+}
+
+/* Is "src | dst" (either orientation) listed with this status? */
+static int has_rule(const char *list, const char *status, const char *a, const char *b)
+{
+    char l1[512], l2[512];
+    snprintf(l1, sizeof l1, "%s | %s | %s |", status, a, b);
+    snprintf(l2, sizeof l2, "%s | %s | %s |", status, b, a);
+    return strstr(list, l1) != NULL || strstr(list, l2) != NULL;
+}
+
+START_TEST(test_identities_found)
+{
+    char db[4096];
+    snprintf(db, sizeof db, "%s", xf_test_tmp("ident.db"));
+    ck_assert_int_eq(run_xfergen(db, "", "-j 2"), 0);
+    int64_t n_cand;
+    char *list = export_rules(db, &n_cand);
+    ck_assert_int_gt(n_cand, 0);
+    /* matmul associativity, in canonical input order */
+    ck_assert_msg(has_rule(list, "candidate", "matmul(matmul(x0, w0), w1)", "matmul(x0, matmul(w0, w1))"),
+                  "associativity missing:\n%s", list);
+    /* ewadd commutes */
+    ck_assert_msg(has_rule(list, "candidate", "ewadd(x0, x1)", "ewadd(x1, x0)") ||
+                      has_rule(list, "candidate", "ewadd(w0, w1)", "ewadd(w1, w0)"),
+                  "ewadd commutativity missing:\n%s", list);
+    /* matmul does not commute, and relu does not distribute over ewadd */
+    ck_assert(!strstr(list, "| matmul(w0, w1) | matmul(w1, w0) |"));
+    ck_assert(!strstr(list, "| matmul(w1, w0) | matmul(w0, w1) |"));
+    ck_assert(!strstr(list, "relu(ewadd(x0, x1)) | ewadd(relu(x0), relu(x1))"));
+    ck_assert(!strstr(list, "ewadd(relu(x0), relu(x1)) | relu(ewadd(x0, x1))"));
+    /* pruned rules say why */
+    if (strstr(list, "pruned | ")) ck_assert(strstr(list, "renaming: ") || strstr(list, "common-") ||
+                                             strstr(list, "generality: "));
+    int n_stages;
+    ck_assert_int_eq(last_run_state(db, &n_stages), XF_RUN_DONE);
+    ck_assert_int_ge(n_stages, 8); /* enumerate, fingerprints, candidates, 4 prune stages, write */
+    free(list);
+}
+END_TEST
+
+START_TEST(test_more_identities_found)
+{
+    char db[4096];
+    int64_t n;
+    /* matmul distributes over ewadd (3 operators on the source side) */
+    snprintf(db, sizeof db, "%s", xf_test_tmp("dist.db"));
+    ck_assert_int_eq(run_gen(db, "matmul\newadd\n", "x0:2x4,w0:4x4,w1:4x4", 3, "", ""), 0);
+    char *list = export_rules(db, &n);
+    ck_assert_msg(has_rule(list, "candidate", "ewadd(matmul(x0, w0), matmul(x0, w1))",
+                           "matmul(x0, ewadd(w0, w1))"),
+                  "distributivity missing:\n%s", list);
+    free(list);
+    /* conv + relu fusion, and average pooling as a depthwise convolution with
+     * the pooling constant (exact only because fingerprints divide by 9) */
+    snprintf(db, sizeof db, "%s", xf_test_tmp("conv.db"));
+    ck_assert_int_eq(run_gen(db,
+                             "relu\nconv2d kernel=3x3 pad=same\nconv2d kernel=3x3 pad=same act=relu\n"
+                             "conv2d kernel=3x3 pad=same group=depthwise\n"
+                             "avgpool kernel=3x3 pad=same count_include_pad=1\n"
+                             "const_pool shape=4x1x3x3\n",
+                             "x0:1x4x4x4,w0:4x4x3x3", 2, "", ""),
+                     0);
+    list = export_rules(db, &n);
+    ck_assert_msg(has_rule(list, "candidate", "relu(conv2d[3x3,s1,same](x0, w0))",
+                           "conv2d[3x3,s1,same,relu](x0, w0)"),
+                  "conv+relu fusion missing:\n%s", list);
+    ck_assert_msg(has_rule(list, "candidate", "conv2d[3x3,s1,same,g4](x0, const_pool[4x1x3x3]())",
+                           "avgpool[3x3,s1,same,count_pad](x0)"),
+                  "avgpool as conv missing:\n%s", list);
+    /* relu does not commute with a convolution */
+    ck_assert(!strstr(list, "conv2d[3x3,s1,same](relu(x0), w0) | relu(conv2d[3x3,s1,same](x0, w0))"));
+    ck_assert(!strstr(list, "relu(conv2d[3x3,s1,same](x0, w0)) | conv2d[3x3,s1,same](relu(x0), w0)"));
+    free(list);
+}
+END_TEST
+
+START_TEST(test_same_seed_same_rules)
+{
+    char a[4096], b[4096];
+    snprintf(a, sizeof a, "%s", xf_test_tmp("det_a.db"));
+    snprintf(b, sizeof b, "%s", xf_test_tmp("det_b.db"));
+    ck_assert_int_eq(run_xfergen(a, "", "-j 2"), 0);
+    ck_assert_int_eq(run_xfergen(b, "", "-j 1"), 0);
+    int64_t na, nb;
+    char *la = export_rules(a, &na), *lb = export_rules(b, &nb);
+    ck_assert_int_eq(na, nb);
+    ck_assert_str_eq(la, lb);
+    free(la);
+    free(lb);
+}
+END_TEST
+
+START_TEST(test_resume_after_interrupt)
+{
+    char full[4096], part[4096];
+    snprintf(full, sizeof full, "%s", xf_test_tmp("full.db"));
+    snprintf(part, sizeof part, "%s", xf_test_tmp("part.db"));
+    ck_assert_int_eq(run_xfergen(full, "", ""), 0);
+    /* --resume with nothing to resume is a usage error */
+    ck_assert_int_eq(run_xfergen(full, "", "--resume"), 2);
+    ck_assert_int_eq(run_xfergen(part, "XF_XFERGEN_STOP_AFTER=1", ""), 1);
+    int n_stages;
+    ck_assert_int_eq(last_run_state(part, &n_stages), XF_RUN_INTERRUPTED);
+    int64_t n_part;
+    char *mid = export_rules(part, &n_part);
+    ck_assert_int_eq(n_part, 0); /* rules are written only when the run completes */
+    free(mid);
+    ck_assert_int_eq(run_xfergen(part, "", "--resume"), 0);
+    ck_assert_int_eq(last_run_state(part, &n_stages), XF_RUN_DONE);
+    int64_t nf, np;
+    char *lf = export_rules(full, &nf), *lp = export_rules(part, &np);
+    ck_assert_int_eq(nf, np);
+    ck_assert_str_eq(lf, lp);
+    free(lf);
+    free(lp);
+}
+END_TEST
+
+/* Runs xfergen with raw arguments; returns the status, stderr into errbuf. */
+static int run_raw(const char *args, char *errbuf, size_t n)
+{
+    char errf[4096];
+    snprintf(errf, sizeof errf, "%s", xf_test_tmp("bad.err"));
+    int rc = xf_test_system("%s %s 2>'%s' >/dev/null", xf_test_tool("xfergen"), args, errf);
+    FILE *f = fopen(errf, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t got = fread(errbuf, 1, n - 1, f);
+    errbuf[got] = '\0';
+    fclose(f);
+    return rc;
+}
+
+START_TEST(test_bad_arguments)
+{
+    char e[4096], cmd[8192];
+    char db[4096], notdb[4096];
+    snprintf(db, sizeof db, "%s", xf_test_tmp("bad.db"));
+    snprintf(notdb, sizeof notdb, "%s", xf_test_tmp("not_a.db"));
+    FILE *f = fopen(notdb, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("this is not a database\n", f);
+    fclose(f);
+
+    ck_assert_int_eq(run_raw("--max-ops 0 -o x.db", e, sizeof e), 2);
+    ck_assert_ptr_nonnull(strstr(e, "--max-ops"));
+    ck_assert_int_eq(run_raw("--max-ops 2", e, sizeof e), 2);
+    ck_assert_ptr_nonnull(strstr(e, "-o"));
+    ck_assert_int_eq(run_raw("--max-ops 2 -o x.db --frobnicate", e, sizeof e), 2);
+    ck_assert_ptr_nonnull(strstr(e, "--frobnicate"));
+    ck_assert_int_eq(run_raw("--max-ops 2 -o x.db -j zero", e, sizeof e), 2);
+    ck_assert_ptr_nonnull(strstr(e, "-j"));
+    snprintf(cmd, sizeof cmd, "--max-ops 2 --vocab /nonexistent/v.txt -o '%s'", db);
+    ck_assert_int_eq(run_raw(cmd, e, sizeof e), 2);
+    ck_assert_ptr_nonnull(strstr(e, "/nonexistent/v.txt"));
+    snprintf(cmd, sizeof cmd, "--max-ops 2 --inputs 'x0:2xq' -o '%s'", db);
+    ck_assert_int_eq(run_raw(cmd, e, sizeof e), 2);
+    ck_assert_ptr_nonnull(strstr(e, "2xq"));
+    snprintf(cmd, sizeof cmd, "--max-ops 1 --inputs " INPUTS " -o '%s'", notdb);
+    ck_assert_int_eq(run_raw(cmd, e, sizeof e), 2);
+    ck_assert_ptr_nonnull(strstr(e, notdb));
+    ck_assert_int_eq(run_raw("--help", e, sizeof e), 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("xfergen");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_identities_found);
+    tcase_add_test(tc, test_more_identities_found);
+    tcase_add_test(tc, test_same_seed_same_rules);
+    tcase_add_test(tc, test_resume_after_interrupt);
+    tcase_add_test(tc, test_bad_arguments);
+    suite_add_tcase(s, tc);
+    return xf_test_run(s);
+}

@@ -1,0 +1,136 @@
+/*
+ * main.c — xfergen's command line: parses the options, installs the
+ * SIGINT/SIGTERM handlers that ask the enumerator to stop cleanly, and runs
+ * the pipeline (pipeline.c). Exit status: 0 done, 1 interrupted (resumable)
+ * or failed while running, 2 bad usage or unusable input.
+ */
+#include "xfergen.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: xfergen --max-ops N [--vocab default|taso|FILE] [--inputs SPEC] [-j N]\n"
+    "               [--seed S] -o RULES.db [--resume] [--quiet]\n"
+    "\n"
+    "Enumerates every operator graph of up to N operators over symbolic input\n"
+    "tensors, pairs graphs with equal exact fingerprints as candidate rules,\n"
+    "prunes redundant ones and writes all of them to the rules database.\n"
+    "\n"
+    "  --max-ops N     operators per graph, 1..6 (required)\n"
+    "  --vocab V       operator vocabulary: default, taso, or a vocabulary file\n"
+    "                  (default: default)\n"
+    "  --inputs SPEC   symbolic inputs, e.g. x0:2x4,w0:4x4,s0:scalar\n"
+    "                  (default: the preset's)\n"
+    "  -j N            worker threads (default: online CPUs); the result does not\n"
+    "                  depend on it\n"
+    "  --seed S        seed of fingerprint inputs and keys (default 1)\n"
+    "  -o FILE         rules database to create or add to (required)\n"
+    "  --resume        continue the last interrupted run with the same options\n"
+    "  --quiet         no progress on stderr and no summary on stdout\n"
+    "  --help          this text\n"
+    "\n"
+    "Ctrl-C or SIGTERM stops at the next checkpoint and leaves the database\n"
+    "consistent (exit status 1); rerun with --resume to continue.\n"
+    "Exit status: 0 done, 1 interrupted or failed while running, 2 bad usage or\n"
+    "unusable input.\n";
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    xfergen_stop = 1;
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "xfergen: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see xfergen --help)\n");
+    return 2;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    xfergen_opts o = {0};
+    o.vocab = "default";
+    o.seed = 1;
+    o.stop_after = -1;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    o.threads = ncpu > 0 && ncpu < 256 ? (int)ncpu : 1;
+    int have_max_ops = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        long v;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (strcmp(a, "--resume") == 0) {
+            o.resume = 1;
+        } else if (strcmp(a, "--quiet") == 0) {
+            o.quiet = 1;
+        } else if (strcmp(a, "--max-ops") == 0 || strcmp(a, "--vocab") == 0 ||
+                   strcmp(a, "--inputs") == 0 || strcmp(a, "-j") == 0 ||
+                   strcmp(a, "--seed") == 0 || strcmp(a, "-o") == 0) {
+            if (!next) return bad_usage("%s needs a value", a);
+            i++;
+            if (strcmp(a, "--max-ops") == 0) {
+                if (!parse_long(next, 1, XF_ENUM_MAX_OPS, &v))
+                    return bad_usage("--max-ops wants a number from 1 to 6, not '%s'", next);
+                o.max_ops = (int)v;
+                have_max_ops = 1;
+            } else if (strcmp(a, "--vocab") == 0) {
+                o.vocab = next;
+            } else if (strcmp(a, "--inputs") == 0) {
+                o.inputs = next;
+            } else if (strcmp(a, "-j") == 0) {
+                if (!parse_long(next, 1, 256, &v))
+                    return bad_usage("-j wants a number of threads from 1 to 256, not '%s'", next);
+                o.threads = (int)v;
+            } else if (strcmp(a, "--seed") == 0) {
+                char *end;
+                errno = 0;
+                unsigned long long s = strtoull(next, &end, 10);
+                if (errno || end == next || *end || next[0] == '-')
+                    return bad_usage("--seed wants a non-negative integer, not '%s'", next);
+                o.seed = (uint64_t)s;
+            } else {
+                o.out = next;
+            }
+        } else {
+            return bad_usage("unknown argument '%s'", a);
+        }
+    }
+    if (!have_max_ops) return bad_usage("%s", "--max-ops N is required");
+    if (!o.out) return bad_usage("%s", "-o RULES.db is required");
+    const char *hook = getenv("XF_XFERGEN_STOP_AFTER");
+    long stop_after;
+    if (hook && *hook) {
+        if (!parse_long(hook, 0, LONG_MAX, &stop_after))
+            return bad_usage("XF_XFERGEN_STOP_AFTER wants a count, not '%s'", hook);
+        o.stop_after = stop_after;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    return xfergen_run(&o);
+}
