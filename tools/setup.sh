@@ -10,6 +10,7 @@ PACKAGES=(
   libonnx-dev                           # onnx.proto, compiled at build time
   check                                 # unit-test framework
   libsqlite3-dev                        # rules database, cost cache
+  libz3-dev                             # xferverify: Z3 C API
   libdnnl-dev                           # oneDNN: CPU operator timings (cost model)
   libonnx-testdata                      # ONNX backend tests (interpreter oracle)
   python3-onnx                          # onnx.checker for exported models (tests)
