@@ -4,7 +4,9 @@
 #   modelzoo writes a BERT encoder and a ResNet-18 with random weights,
 #   xfonnx prints each model's operator summary, then exports it again and
 #   checks that the exported model has the same canonical graph and computes
-#   the same outputs in the reference interpreter.
+#   the same outputs in the reference interpreter; then xfergen writes the
+#   candidate rules of TASO's vocabulary (3 operators) into an SQLite rules
+#   database that xferdb summarises, and xfcost times the BERT model.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -27,5 +29,16 @@ for m in bert resnet18; do
   echo "== xfonnx roundtrip $m =="
   "$bin/xfonnx" roundtrip "$out/$m.onnx" -o "$out/$m.roundtrip.onnx"
 done
+
 echo
-echo "quickstart: done (models in $out)"
+echo "== xfergen: candidate rules over TASO's vocabulary, up to 3 operators =="
+rm -f "$out/rules.db" "$out/rules.db-wal" "$out/rules.db-shm"
+"$bin/xfergen" --vocab taso --max-ops 3 -o "$out/rules.db" --quiet
+"$bin/xferdb" stats "$out/rules.db"
+"$bin/xferdb" list "$out/rules.db" --ops matmul,concat --max-size 3 --limit 5
+
+echo
+echo "== xfcost: per-operator costs and end-to-end latency of the BERT model (oneDNN) =="
+"$bin/xfcost" "$out/bert.onnx" --backend onednn --cache "$out/costs.db"
+echo
+echo "quickstart: done (models, rules.db and costs.db in $out)"
