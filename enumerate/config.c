@@ -174,13 +174,14 @@ xf_status xf_enum_inputs_parse(xf_enum_config *c, const char *spec, xf_error *er
         if (!((size_t)(end - d) == 6 && strncmp(d, "scalar", 6) == 0)) {
             while (d < end) {
                 char *e;
-                long v = strtol(d, &e, 10);
+                long v = isdigit((unsigned char)*d) ? strtol(d, &e, 10) : 0;
+                if (v == 0) e = (char *)d;
                 if (e == d || e > end || v < 1 || v > 4096 || sh.rank == XF_MAX_DIMS)
                     return XF_FAIL(err, XF_ERR_PARSE, "input %s: bad shape '%.*s' (want AxBx..., dims >= 1)",
                                    in[n].name, (int)(end - colon - 1), colon + 1);
                 sh.dims[sh.rank++] = v;
                 d = e;
-                if (d < end && *d++ != 'x')
+                if (d < end && (*d++ != 'x' || d == end)) /* a separator, then a dim */
                     return XF_FAIL(err, XF_ERR_PARSE, "input %s: bad shape '%.*s' (want AxBx...)",
                                    in[n].name, (int)(end - colon - 1), colon + 1);
             }

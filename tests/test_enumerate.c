@@ -114,6 +114,8 @@ START_TEST(config_errors)
     ck_assert_ptr_nonnull(strstr(err.msg, "twice"));
     ck_assert_int_eq(xf_enum_inputs_parse(&c, "x0:4xq", &err), XF_ERR_PARSE);
     ck_assert_int_eq(xf_enum_inputs_parse(&c, "x0", &err), XF_ERR_PARSE);
+    ck_assert_int_eq(xf_enum_inputs_parse(&c, "x0:2x", &err), XF_ERR_PARSE);   /* trailing x */
+    ck_assert_int_eq(xf_enum_inputs_parse(&c, "x0:+2x2", &err), XF_ERR_PARSE); /* sign */
     ck_assert_int_eq(xf_enum_inputs_parse(&c, "x0:4x4,s:scalar", &err), XF_OK);
     ck_assert_int_eq(c.n_inputs, 2);
     ck_assert_int_eq(c.inputs[1].shape.rank, 0);
