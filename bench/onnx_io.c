@@ -122,7 +122,10 @@ int main(int argc, char **argv)
     printf("%-16s %6s %10s %10s %10s %10s %12s\n", "model", "nodes", "file MB", "import ms",
            "export ms", "out MB", "peak RSS MB");
     if (argc > 1) {
-        for (int i = 1; i < argc; i++) bench_one(argv[i], argv[i]);
+        for (int i = 1; i < argc; i++) {
+            const char *slash = strrchr(argv[i], '/');
+            bench_one(argv[i], slash ? slash + 1 : argv[i]); /* file name keeps columns aligned */
+        }
         return 0;
     }
     const char *shared = getenv("XF_SHARED_DIR");
