@@ -196,7 +196,13 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--models") && i + 1 < argc) models = argv[++i];
         else if (!strcmp(argv[i], "--quick")) quick = 1;
-        else {
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: bench_costmodel [--threads N] [--models DIR] [--quick]\n"
+                   "Estimated cost (oneDNN and analytic) vs measured end-to-end latency per\n"
+                   "model, rank correlation over modelzoo variants, executor vs interpreter.\n"
+                   "--quick measures fewer variants.\n");
+            return 0;
+        } else {
             fprintf(stderr, "usage: bench_costmodel [--threads N] [--models DIR] [--quick]\n");
             return 2;
         }

@@ -127,7 +127,14 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
         else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) dir = argv[++i];
         else if (strcmp(argv[i], "--missing") == 0 && i + 1 < argc) missing = atoi(argv[++i]);
-        else {
+        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("usage: bench_xfergen [--max4] [-j N] [--dir DIR] [--missing N]\n"
+                   "Runs xfergen for --vocab taso and default at 3 operators (and default at 4\n"
+                   "with --max4, up to 15 min), prints the counts per stage, wall time and peak\n"
+                   "RSS, then coverage against TASO's rules; --missing N lists N missing ones;\n"
+                   "databases go to DIR (default /tmp).\n");
+            return 0;
+        } else {
             fprintf(stderr, "usage: bench_xfergen [--max4] [-j N] [--dir DIR] [--missing N]\n");
             return 2;
         }
