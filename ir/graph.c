@@ -266,6 +266,7 @@ int xf_graph_add_node(xf_graph *g, xf_op op, const xf_params *params, const int 
     if (xf_op_infer(op, &p, n_inputs, dt, sh, n_outputs, dt + n_inputs, sh + n_inputs, err) !=
         XF_OK)
         goto out;
+    xf_params_canonical(op, &p); /* after inference: invalid fields are reported, not dropped */
     idx = append_node(g, op, &p, inputs, n_inputs, dt + n_inputs, sh + n_inputs, n_outputs, name,
                       NULL, err);
 out:

@@ -245,6 +245,9 @@ typedef struct xf_params {
 } xf_params;
 
 xf_params xf_params_default(void);
+/* Zeroes every field `op` does not read (documented in ir/op_table.c), so
+ * equal operations have equal bytes. xf_graph_add_node applies it. */
+void xf_params_canonical(xf_op op, xf_params *p);
 
 /* Number of inputs an op takes: [min_inputs, max_inputs]; outputs likewise.
  * An input id of -1 marks an omitted optional input. */

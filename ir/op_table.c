@@ -16,6 +16,8 @@
  *  cast: to     constant generators: shape[] is the full output shape,
  *  constant_of_shape additionally to (dtype) and value
  *  enlarge: kernel = target kernel size
+ * Any other field is zeroed when a node is added (params_canon.c keeps the
+ * same list as code).
  */
 #include "op_impl.h"
 

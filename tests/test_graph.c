@@ -194,6 +194,43 @@ START_TEST(hash_distinguishes_operand_order)
 }
 END_TEST
 
+START_TEST(params_canonical_on_add)
+{
+    /* a field the op ignores (epsilon on softmax) is dropped, so the hash and
+     * the stored bytes equal those of a clean node; a field it reads (axis)
+     * still tells nodes apart; invalid fields are reported before dropping */
+    xf_error err;
+    xf_graph g1, g2, g3;
+    xf_shape s = sh2(2, 3);
+    xf_graph *gs[3] = {&g1, &g2, &g3};
+    for (int k = 0; k < 3; k++) {
+        xf_graph_init(gs[k]);
+        int x = xf_graph_add_input(gs[k], "x", XF_F32, &s, &err);
+        xf_params p = xf_params_default();
+        p.axis = k == 2 ? 0 : -1;
+        if (k == 1) p.epsilon = 1e-5f, p.kernel[0] = 3, p.n_shape = 2;
+        int o = xf_graph_op(gs[k], XF_OP_SOFTMAX, &p, &x, 1, &err);
+        ck_assert_int_ge(o, 0);
+        xf_graph_mark_output(gs[k], o, &err);
+    }
+    ck_assert_uint_eq(xf_graph_hash(&g1), xf_graph_hash(&g2));
+    ck_assert_int_eq(memcmp(&g1.nodes[0].params, &g2.nodes[0].params, sizeof(xf_params)), 0);
+    ck_assert_float_eq(g2.nodes[0].params.epsilon, 0.0f);
+    ck_assert_uint_ne(xf_graph_hash(&g1), xf_graph_hash(&g3));
+
+    int64_t d4[4] = {1, 1, 4, 4};
+    xf_shape s4 = xf_shape_make(4, d4);
+    int x4 = xf_graph_add_input(&g1, "x4", XF_F32, &s4, &err);
+    xf_params mp = xf_params_default();
+    mp.kernel[0] = mp.kernel[1] = 2;
+    mp.stride[0] = mp.stride[1] = 2;
+    mp.count_include_pad = 1; /* meaningless for max-pool: rejected, not dropped */
+    ck_assert_int_lt(xf_graph_op(&g1, XF_OP_MAXPOOL, &mp, &x4, 1, &err), 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "count_include_pad"));
+    for (int k = 0; k < 3; k++) xf_graph_free(gs[k]);
+}
+END_TEST
+
 START_TEST(clone_is_deep_and_equal)
 {
     xf_graph a, c;
@@ -363,6 +400,7 @@ int main(void)
     tcase_add_test(t, topo_order_is_deterministic);
     tcase_add_test(t, hash_ignores_names_and_order);
     tcase_add_test(t, hash_distinguishes_operand_order);
+    tcase_add_test(t, params_canonical_on_add);
     tcase_add_test(t, clone_is_deep_and_equal);
     tcase_add_test(t, interpreter_runs_mlp);
     tcase_add_test(t, interpreter_refuses_opaque);
