@@ -1,0 +1,354 @@
+/*
+ * test_verify_bounded.c — the bounded element-wise check (verify/bounded*.c)
+ * on hand-built rules: true rules (commutativity, matmul associativity and
+ * distributivity, conv+relu fusion, avg-pool as a conv with the pooling
+ * kernel, split of a concat, transpose of an abstract function) come back
+ * valid; planted false rules (relu(x+y) = relu(x)+relu(y), avg-pool as a
+ * summing conv, matmul commutativity) come back refuted with inputs that
+ * our float interpreter confirms to separate the two sides; rules outside
+ * the elaboration are unsupported; the counterexample blob round-trips.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "verify/verify.h"
+
+static xf_verifier *ver;
+
+static void setup(void)
+{
+    xf_verify_options o;
+    xf_verify_options_init(&o);
+    o.timeout_ms = 20000;
+    xf_error err;
+    ck_assert_msg(xf_verifier_new(&o, &ver, &err) == XF_OK, "%s", err.msg);
+}
+
+static void teardown(void) { xf_verifier_free(ver); }
+
+/* Both sides get the same inputs, declared with these shapes. */
+static void inputs(xf_rule *r, int n, const xf_shape *sh, int *src_ids, int *dst_ids)
+{
+    xf_rule_init(r);
+    for (int i = 0; i < n; i++) {
+        char name[8] = {(char)('a' + i), 0};
+        src_ids[i] = xf_graph_add_input(&r->src, name, XF_F32, &sh[i], NULL);
+        dst_ids[i] = xf_graph_add_input(&r->dst, name, XF_F32, &sh[i], NULL);
+        ck_assert_int_ge(src_ids[i], 0);
+        ck_assert_int_ge(dst_ids[i], 0);
+    }
+}
+
+static int op(xf_graph *g, xf_op o, const xf_params *p, int a, int b)
+{
+    xf_params d = xf_params_default();
+    int in[2] = {a, b};
+    xf_error err;
+    int v = xf_graph_op(g, o, p ? p : &d, in, b < 0 ? (a < 0 ? 0 : 1) : 2, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static void out(xf_graph *g, int v) { ck_assert_int_eq(xf_graph_mark_output(g, v, NULL), XF_OK); }
+
+static xf_bounded check(const xf_rule *r)
+{
+    xf_bounded b;
+    xf_bounded_init(&b);
+    xf_error err;
+    ck_assert_msg(xf_verify_bounded(ver, r, &b, &err) == XF_OK, "%s", err.msg);
+    return b;
+}
+
+static void expect_valid(xf_rule *r)
+{
+    xf_bounded b = check(r);
+    ck_assert_msg(b.result == XF_BOUNDED_VALID, "got %s: %s", xf_bounded_result_name(b.result),
+                  b.detail);
+    ck_assert_int_eq(b.n_shapes, 1);
+    ck_assert_int_eq(b.n_inputs, 0);
+    xf_bounded_free(&b);
+    xf_rule_free(r);
+}
+
+/* Refuted, and the inputs really separate the two sides in floats. */
+static void expect_refuted(xf_rule *r)
+{
+    xf_bounded b = check(r);
+    ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "got %s: %s", xf_bounded_result_name(b.result),
+                  b.detail);
+    ck_assert_int_eq(b.n_inputs, r->src.n_inputs);
+    ck_assert_int_ge(b.output, 0);
+    xf_tensor ys[4], yd[4];
+    xf_error err;
+    ck_assert_msg(xf_interp_run(&r->src, b.inputs, b.n_inputs, ys, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_run(&r->dst, b.inputs, b.n_inputs, yd, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_le(r->src.n_outputs, 4);
+    int differs = 0;
+    for (int o = 0; o < r->src.n_outputs; o++) {
+        differs |= !xf_tensor_close(&ys[o], &yd[o], 1e-4, 1e-4);
+        xf_tensor_free(&ys[o]);
+        xf_tensor_free(&yd[o]);
+    }
+    ck_assert_msg(differs, "counterexample does not separate the sides: %s", b.detail);
+    /* The blob stored in the database round-trips bit for bit. */
+    uint8_t *blob;
+    size_t len;
+    ck_assert_int_eq(xf_verify_cex_encode(b.inputs, b.n_inputs, &blob, &len, NULL), XF_OK);
+    xf_tensor *back;
+    int n;
+    ck_assert_int_eq(xf_verify_cex_decode(blob, len, &back, &n, NULL), XF_OK);
+    ck_assert_int_eq(n, b.n_inputs);
+    for (int i = 0; i < n; i++) {
+        ck_assert(xf_shape_equal(&back[i].shape, &b.inputs[i].shape));
+        ck_assert_mem_eq(back[i].data, b.inputs[i].data, xf_tensor_bytes(&back[i]));
+        xf_tensor_free(&back[i]);
+    }
+    free(back);
+    free(blob);
+    xf_bounded_free(&b);
+    xf_rule_free(r);
+}
+
+static const int64_t d22[2] = {2, 2}, d23[2] = {2, 3}, d32[2] = {3, 2};
+
+START_TEST(ewadd_commutes)
+{
+    xf_rule r;
+    xf_shape sh[2] = {xf_shape_make(2, d23), xf_shape_make(2, d23)};
+    int s[2], d[2];
+    inputs(&r, 2, sh, s, d);
+    out(&r.src, op(&r.src, XF_OP_ADD, NULL, s[0], s[1]));
+    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, d[1], d[0]));
+    expect_valid(&r);
+}
+END_TEST
+
+START_TEST(matmul_associates_and_distributes)
+{
+    xf_rule r;
+    xf_shape sh[3] = {xf_shape_make(2, d23), xf_shape_make(2, d32), xf_shape_make(2, d22)};
+    int s[3], d[3];
+    inputs(&r, 3, sh, s, d);
+    out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, op(&r.src, XF_OP_MATMUL, NULL, s[0], s[1]), s[2]));
+    out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, d[0], op(&r.dst, XF_OP_MATMUL, NULL, d[1], d[2])));
+    expect_valid(&r);
+
+    xf_shape sh2[3] = {xf_shape_make(2, d23), xf_shape_make(2, d32), xf_shape_make(2, d32)};
+    inputs(&r, 3, sh2, s, d);
+    out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, s[0], op(&r.src, XF_OP_ADD, NULL, s[1], s[2])));
+    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[1]),
+                   op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[2])));
+    expect_valid(&r);
+}
+END_TEST
+
+static xf_params conv_params(int k, int stride, int pad, int group, int act)
+{
+    xf_params p = xf_params_default();
+    p.kernel[0] = p.kernel[1] = k;
+    p.stride[0] = p.stride[1] = stride;
+    for (int i = 0; i < 4; i++) p.pads[i] = pad;
+    p.group = group;
+    p.activation = act;
+    return p;
+}
+
+START_TEST(conv_relu_fuses)
+{
+    xf_rule r;
+    const int64_t dx[4] = {1, 2, 3, 3}, dw[4] = {2, 2, 3, 3};
+    xf_shape sh[2] = {xf_shape_make(4, dx), xf_shape_make(4, dw)};
+    int s[2], d[2];
+    inputs(&r, 2, sh, s, d);
+    xf_params plain = conv_params(3, 1, 1, 1, XF_ACT_NONE);
+    xf_params fused = conv_params(3, 1, 1, 1, XF_ACT_RELU);
+    out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_CONV, &plain, s[0], s[1]), -1));
+    out(&r.dst, op(&r.dst, XF_OP_CONV, &fused, d[0], d[1]));
+    expect_valid(&r);
+}
+END_TEST
+
+/* avgpool 3x3 (pad 1, count_include_pad) == depthwise conv with const_pool;
+ * with the summing kernel (const_ones) it is false. */
+static void pool_rule(xf_rule *r, xf_op kernel_op)
+{
+    const int64_t dx[4] = {1, 2, 3, 3};
+    xf_shape sh[1] = {xf_shape_make(4, dx)};
+    int s[1], d[1];
+    inputs(r, 1, sh, s, d);
+    xf_params pool = xf_params_default();
+    pool.kernel[0] = pool.kernel[1] = 3;
+    for (int i = 0; i < 4; i++) pool.pads[i] = 1;
+    pool.count_include_pad = 1;
+    out(&r->src, op(&r->src, XF_OP_AVGPOOL, &pool, s[0], -1));
+    xf_params kp = xf_params_default();
+    kp.n_shape = 4;
+    const int64_t kd[4] = {2, 1, 3, 3};
+    memcpy(kp.shape, kd, sizeof kd);
+    int k = op(&r->dst, kernel_op, &kp, -1, -1);
+    xf_params cp = conv_params(3, 1, 1, 2, XF_ACT_NONE);
+    out(&r->dst, op(&r->dst, XF_OP_CONV, &cp, d[0], k));
+}
+
+START_TEST(avgpool_is_conv_with_pool_kernel)
+{
+    xf_rule r;
+    pool_rule(&r, XF_OP_CONST_POOL);
+    expect_valid(&r);
+}
+END_TEST
+
+START_TEST(avgpool_is_not_a_summing_conv)
+{
+    xf_rule r;
+    pool_rule(&r, XF_OP_CONST_ONES);
+    expect_refuted(&r);
+}
+END_TEST
+
+START_TEST(split_of_concat)
+{
+    xf_rule r;
+    xf_shape sh[2] = {xf_shape_make(2, d23), xf_shape_make(2, d22)};
+    int s[2], d[2];
+    inputs(&r, 2, sh, s, d);
+    xf_params cat = xf_params_default();
+    cat.axis = -1;
+    int in[2] = {s[0], s[1]};
+    int c = xf_graph_op(&r.src, XF_OP_CONCAT, &cat, in, 2, NULL);
+    ck_assert_int_ge(c, 0);
+    xf_params sp = xf_params_default();
+    sp.axis = -1;
+    sp.n_split = 2;
+    sp.split[0] = 3;
+    sp.split[1] = 2;
+    int n = xf_graph_add_node(&r.src, XF_OP_SPLIT, &sp, &c, 1, 2, NULL, NULL);
+    ck_assert_int_ge(n, 0);
+    out(&r.src, r.src.nodes[n].outputs[0]);
+    out(&r.src, r.src.nodes[n].outputs[1]);
+    out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), -1));
+    out(&r.dst, d[1]);
+    /* relu(relu(a)) is not a — but at the first output only: refuted. */
+    expect_refuted(&r);
+
+    inputs(&r, 2, sh, s, d);
+    in[0] = s[0], in[1] = s[1];
+    c = xf_graph_op(&r.src, XF_OP_CONCAT, &cat, in, 2, NULL);
+    n = xf_graph_add_node(&r.src, XF_OP_SPLIT, &sp, &c, 1, 2, NULL, NULL);
+    ck_assert_int_ge(n, 0);
+    out(&r.src, r.src.nodes[n].outputs[0]);
+    out(&r.src, r.src.nodes[n].outputs[1]);
+    out(&r.dst, d[0]);
+    out(&r.dst, d[1]);
+    expect_valid(&r);
+}
+END_TEST
+
+START_TEST(relu_is_not_additive)
+{
+    xf_rule r;
+    xf_shape sh[2] = {xf_shape_make(2, d22), xf_shape_make(2, d22)};
+    int s[2], d[2];
+    inputs(&r, 2, sh, s, d);
+    out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_ADD, NULL, s[0], s[1]), -1));
+    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_RELU, NULL, d[0], -1),
+                   op(&r.dst, XF_OP_RELU, NULL, d[1], -1)));
+    expect_refuted(&r);
+}
+END_TEST
+
+START_TEST(matmul_does_not_commute)
+{
+    xf_rule r;
+    xf_shape sh[2] = {xf_shape_make(2, d22), xf_shape_make(2, d22)};
+    int s[2], d[2];
+    inputs(&r, 2, sh, s, d);
+    out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, s[0], s[1]));
+    out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, d[1], d[0]));
+    expect_refuted(&r);
+}
+END_TEST
+
+START_TEST(abstract_functions_commute_with_movement)
+{
+    xf_rule r;
+    xf_shape sh[1] = {xf_shape_make(2, d23)};
+    int s[1], d[1];
+    inputs(&r, 1, sh, s, d);
+    xf_params tp = xf_params_default();
+    tp.n_axes = 2;
+    tp.axes[0] = 1;
+    tp.axes[1] = 0;
+    out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tp, op(&r.src, XF_OP_SIGMOID, NULL, s[0], -1), -1));
+    out(&r.dst, op(&r.dst, XF_OP_SIGMOID, NULL, op(&r.dst, XF_OP_TRANSPOSE, &tp, d[0], -1), -1));
+    expect_valid(&r);
+
+    /* softmax along the last axis == transposed softmax along the first. */
+    inputs(&r, 1, sh, s, d);
+    xf_params last = xf_params_default(), first = xf_params_default();
+    last.axis = -1;
+    first.axis = 0;
+    out(&r.src, op(&r.src, XF_OP_SOFTMAX, &last, s[0], -1));
+    int t = op(&r.dst, XF_OP_TRANSPOSE, &tp, d[0], -1);
+    out(&r.dst, op(&r.dst, XF_OP_TRANSPOSE, &tp, op(&r.dst, XF_OP_SOFTMAX, &first, t, -1), -1));
+    expect_valid(&r);
+}
+END_TEST
+
+START_TEST(unsupported_operator)
+{
+    xf_rule r;
+    xf_shape sh[2] = {xf_shape_make(2, d22), xf_shape_make(2, d22)};
+    int s[2], d[2];
+    inputs(&r, 2, sh, s, d);
+    out(&r.src, op(&r.src, XF_OP_DIV, NULL, s[0], s[1]));
+    out(&r.dst, op(&r.dst, XF_OP_DIV, NULL, d[0], d[1]));
+    xf_bounded b = check(&r);
+    ck_assert_int_eq(b.result, XF_BOUNDED_UNSUPPORTED);
+    ck_assert_msg(strstr(b.detail, "ewdiv") != NULL, "%s", b.detail);
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+}
+END_TEST
+
+START_TEST(cex_decode_rejects_garbage)
+{
+    xf_tensor *t;
+    int n;
+    xf_error err;
+    const char *bad = "hello";
+    ck_assert_int_eq(xf_verify_cex_decode((const uint8_t *)bad, strlen(bad), &t, &n, &err),
+                     XF_ERR_PARSE);
+    ck_assert_ptr_null(t);
+    const char *short_ = "xf-counterexample 1\ninputs 1\ntensor 1 3\n1 2\n";
+    ck_assert_int_eq(xf_verify_cex_decode((const uint8_t *)short_, strlen(short_), &t, &n, &err),
+                     XF_ERR_PARSE);
+    ck_assert_msg(strstr(err.msg, "too few values") != NULL, "%s", err.msg);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("verify_bounded");
+    TCase *tc = tcase_create("bounded");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, ewadd_commutes);
+    tcase_add_test(tc, matmul_associates_and_distributes);
+    tcase_add_test(tc, conv_relu_fuses);
+    tcase_add_test(tc, avgpool_is_conv_with_pool_kernel);
+    tcase_add_test(tc, avgpool_is_not_a_summing_conv);
+    tcase_add_test(tc, split_of_concat);
+    tcase_add_test(tc, relu_is_not_additive);
+    tcase_add_test(tc, matmul_does_not_commute);
+    tcase_add_test(tc, abstract_functions_commute_with_movement);
+    tcase_add_test(tc, unsupported_operator);
+    tcase_add_test(tc, cex_decode_rejects_garbage);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return xf_test_run(suite()); }

@@ -1,0 +1,161 @@
+/*
+ * test_xferverify.c — the xferverify tool end to end on a rules database
+ * built here with the rulesdb API: ewadd commutativity (true) and
+ * relu(a+b) = relu(a)+relu(b) (false). Checks the stored statuses (the
+ * false rule refuted with a counterexample blob that decodes to inputs
+ * separating the sides, the true rule never refuted), that a rerun decides
+ * nothing, that --recheck decides both again, and the exit status of bad
+ * usage (2) and --help (0).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rulesdb/rulesdb.h"
+#include "testutil.h"
+#include "verify/verify.h"
+
+static char db_path[4096];
+static int64_t id_true, id_false;
+
+static void rule_pair(xf_rule *r, int relu)
+{
+    const int64_t dims[2] = {2, 2};
+    xf_shape s = xf_shape_make(2, dims);
+    xf_rule_init(r);
+    xf_params p = xf_params_default();
+    int a = xf_graph_add_input(&r->src, "a", XF_F32, &s, NULL);
+    int b = xf_graph_add_input(&r->src, "b", XF_F32, &s, NULL);
+    int c = xf_graph_add_input(&r->dst, "a", XF_F32, &s, NULL);
+    int d = xf_graph_add_input(&r->dst, "b", XF_F32, &s, NULL);
+    int in[2] = {a, b};
+    int x = xf_graph_op(&r->src, XF_OP_ADD, &p, in, 2, NULL);
+    if (relu) x = xf_graph_op(&r->src, XF_OP_RELU, &p, &x, 1, NULL);
+    int y;
+    if (relu) {
+        int rc = xf_graph_op(&r->dst, XF_OP_RELU, &p, &c, 1, NULL);
+        int rd = xf_graph_op(&r->dst, XF_OP_RELU, &p, &d, 1, NULL);
+        int in2[2] = {rc, rd};
+        y = xf_graph_op(&r->dst, XF_OP_ADD, &p, in2, 2, NULL);
+    } else {
+        int in2[2] = {d, c};
+        y = xf_graph_op(&r->dst, XF_OP_ADD, &p, in2, 2, NULL);
+    }
+    ck_assert_int_ge(x, 0);
+    ck_assert_int_ge(y, 0);
+    ck_assert_int_eq(xf_graph_mark_output(&r->src, x, NULL), XF_OK);
+    ck_assert_int_eq(xf_graph_mark_output(&r->dst, y, NULL), XF_OK);
+}
+
+static void setup(void)
+{
+    snprintf(db_path, sizeof db_path, "%s", xf_test_tmp("verify.db"));
+    remove(db_path);
+    xf_rulesdb *db;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(db_path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    xf_rule r;
+    rule_pair(&r, 0);
+    ck_assert_int_eq(xf_rulesdb_add_rule(db, &r, NULL, &id_true, NULL, &err), XF_OK);
+    xf_rule_free(&r);
+    rule_pair(&r, 1);
+    ck_assert_int_eq(xf_rulesdb_add_rule(db, &r, NULL, &id_false, NULL, &err), XF_OK);
+    xf_rule_free(&r);
+    xf_rulesdb_close(db);
+}
+
+static int run(const char *args)
+{
+    return xf_test_system("%s %s >/dev/null 2>%s.err", xf_test_tool("xferverify"), args, db_path);
+}
+
+static xf_rule_status status_of(int64_t id, xf_rulesdb_rule_info *info)
+{
+    xf_rulesdb *db;
+    ck_assert_int_eq(xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, NULL), XF_OK);
+    ck_assert_int_eq(xf_rulesdb_get_rule(db, id, info, NULL), XF_OK);
+    xf_rulesdb_close(db);
+    return info->status;
+}
+
+START_TEST(decides_stores_and_resumes)
+{
+    char args[4200];
+    snprintf(args, sizeof args, "%s -j 2 --timeout 5s", db_path);
+    ck_assert_int_eq(run(args), 0);
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    ck_assert_int_ne(status_of(id_true, &info), XF_RULE_CANDIDATE);
+    ck_assert_int_ne(info.status, XF_RULE_REFUTED);
+    ck_assert_msg(info.detail && strstr(info.detail, "bounded: valid"), "%s", info.detail);
+
+    ck_assert_int_eq(status_of(id_false, &info), XF_RULE_REFUTED);
+    ck_assert_ptr_nonnull(info.counterexample);
+    xf_tensor *in;
+    int n;
+    ck_assert_int_eq(xf_verify_cex_decode(info.counterexample, info.counterexample_len, &in, &n,
+                                          NULL),
+                     XF_OK);
+    ck_assert_int_eq(n, 2);
+    xf_rule r;
+    rule_pair(&r, 1);
+    xf_tensor ys, yd;
+    ck_assert_int_eq(xf_interp_run(&r.src, in, n, &ys, NULL), XF_OK);
+    ck_assert_int_eq(xf_interp_run(&r.dst, in, n, &yd, NULL), XF_OK);
+    ck_assert(!xf_tensor_close(&ys, &yd, 1e-4, 1e-4));
+    xf_tensor_free(&ys);
+    xf_tensor_free(&yd);
+    for (int i = 0; i < n; i++) xf_tensor_free(&in[i]);
+    free(in);
+    xf_rule_free(&r);
+
+    /* Rerun: nothing left to decide. --recheck: both again. */
+    ck_assert_int_eq(run(args), 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s.err", db_path);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512] = "";
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    ck_assert_msg(strstr(line, "[0/0]") != NULL, "%s", line);
+    snprintf(args, sizeof args, "%s --recheck --timeout 5s", db_path);
+    ck_assert_int_eq(run(args), 0);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    ck_assert_msg(strstr(line, "[2/2]") != NULL, "%s", line);
+    ck_assert_int_eq(status_of(id_false, &info), XF_RULE_REFUTED);
+    xf_rulesdb_rule_info_free(&info);
+}
+END_TEST
+
+START_TEST(bad_usage)
+{
+    char args[4200];
+    ck_assert_int_eq(run(""), 2);
+    snprintf(args, sizeof args, "%s -j 0", db_path);
+    ck_assert_int_eq(run(args), 2);
+    snprintf(args, sizeof args, "%s --timeout soon", db_path);
+    ck_assert_int_eq(run(args), 2);
+    snprintf(args, sizeof args, "%s --frobnicate", db_path);
+    ck_assert_int_eq(run(args), 2);
+    ck_assert_int_eq(run("/nonexistent/dir/x.db"), 2);
+    ck_assert_int_eq(run("--help"), 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("xferverify");
+    TCase *tc = tcase_create("cli");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, decides_stores_and_resumes);
+    tcase_add_test(tc, bad_usage);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return xf_test_run(suite()); }

@@ -1,0 +1,440 @@
+/*
+ * xferverify — decide every candidate rule of a rules database and store
+ * the verdict (docs/cli.md, DESIGN.md §4 "Verification"):
+ *
+ *   xferverify DB [-j N] [--timeout 10s] [--recheck] [--limit N] [--check-axioms]
+ *
+ * Each rule runs in its own forked worker (worker.c), at most N at a time,
+ * so a crash or a hang costs one rule: a worker that outlives its hard
+ * deadline is killed and the rule recorded unknown with the reason. The
+ * verdict combines the two checks: proved only when the axiomatic proof
+ * succeeds and the bounded check does not refute; refuted when the bounded
+ * check finds a counterexample (stored in the database); unknown otherwise.
+ * A rule the axioms prove but the bounded check refutes is a disagreement
+ * (a wrong axiom) and is reported loudly on stderr.
+ *
+ * Verdicts are committed in batches, so an interrupted run keeps most of
+ * its work; a rerun decides only candidates unless --recheck.
+ *
+ * Exit status: 0 every selected rule got a verdict; 1 a disagreement or a
+ * database write failed; 2 bad usage or an unreadable database.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rulesdb/rulesdb.h"
+#include "xferverify.h"
+
+#define XV_MAX_JOBS 64
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: xferverify DB [options]\n"
+            "Decides every candidate rule of the rules database DB: axiomatic proof and\n"
+            "bounded element-wise check with Z3; stores proved / refuted / unknown.\n"
+            "  -j N            worker processes (default 1)\n"
+            "  --timeout T     per solver query, e.g. 10s, 500ms (default 10s)\n"
+            "  --recheck       decide again rules that already have a verdict\n"
+            "  --limit N       decide at most N rules\n"
+            "  --check-axioms  report which axioms follow from the others, then exit\n"
+            "  -h, --help      this text\n"
+            "Exit status: 0 done, 1 a disagreement or a failed write, 2 bad usage.\n");
+}
+
+typedef struct opts {
+    const char *db;
+    int jobs, recheck, check_axioms;
+    long long limit;
+    xf_verify_options vo;
+} opts;
+
+static int parse_timeout(const char *s, unsigned *ms)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v <= 0 || v > 86400) return -1;
+    if (strcmp(end, "ms") == 0) *ms = (unsigned)v;
+    else if (*end == '\0' || strcmp(end, "s") == 0) *ms = (unsigned)(v * 1000);
+    else if (strcmp(end, "m") == 0) *ms = (unsigned)(v * 60000);
+    else return -1;
+    return *ms ? 0 : -1;
+}
+
+static int parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+/* 0 ok, 1 --help printed, 2 usage error (message printed). */
+static int parse_args(int argc, char **argv, opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->jobs = 1;
+    xf_verify_options_init(&o->vo);
+    o->vo.timeout_ms = 10000;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        long long n;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--recheck")) {
+            o->recheck = 1;
+        } else if (!strcmp(a, "--check-axioms")) {
+            o->check_axioms = 1;
+        } else if (!strcmp(a, "-j") || !strcmp(a, "--limit")) {
+            long long hi = a[1] == 'j' ? XV_MAX_JOBS : (1LL << 40);
+            if (!val || parse_int(val, 1, hi, &n)) {
+                fprintf(stderr, "xferverify: %s needs a number from 1 to %lld\n", a, hi);
+                return 2;
+            }
+            if (a[1] == 'j') o->jobs = (int)n;
+            else o->limit = n;
+            i++;
+        } else if (!strcmp(a, "--timeout")) {
+            if (!val || parse_timeout(val, &o->vo.timeout_ms)) {
+                fprintf(stderr, "xferverify: --timeout needs a duration such as 10s or 500ms\n");
+                return 2;
+            }
+            i++;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "xferverify: unknown option '%s' (see --help)\n", a);
+            return 2;
+        } else if (o->db) {
+            fprintf(stderr, "xferverify: more than one database given ('%s', '%s')\n", o->db, a);
+            return 2;
+        } else {
+            o->db = a;
+        }
+    }
+    if (!o->db) {
+        fprintf(stderr, "xferverify: no rules database given (see --help)\n");
+        return 2;
+    }
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------------ selection */
+
+static xf_status select_rules(xf_rulesdb *db, const opts *o, int64_t **ids, int64_t *n,
+                              xf_error *err)
+{
+    xf_rulesdb_filter f;
+    memset(&f, 0, sizeof f);
+    f.any_status = o->recheck;
+    f.status = XF_RULE_CANDIDATE;
+    xf_rulesdb_iter *it = NULL;
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    *ids = NULL;
+    *n = 0;
+    int64_t cap = 0;
+    int has = 1;
+    xf_status st = xf_rulesdb_iter_begin(db, &f, &it, err);
+    while (st == XF_OK && (o->limit == 0 || *n < o->limit)) {
+        st = xf_rulesdb_iter_next(it, &info, &has, err);
+        if (st != XF_OK || !has) break;
+        if (info.status == XF_RULE_PRUNED) continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 256;
+            int64_t *p = realloc(*ids, (size_t)cap * sizeof *p);
+            if (!p) {
+                st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing rules");
+                break;
+            }
+            *ids = p;
+        }
+        (*ids)[(*n)++] = info.id;
+    }
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_iter_free(it);
+    return st;
+}
+
+/* ------------------------------------------------------------- workers */
+
+typedef struct slot {
+    pid_t pid; /* 0: free */
+    int fd;
+    int64_t id;
+    double start, deadline;
+    uint8_t *buf;
+    size_t len, cap;
+} slot;
+
+typedef struct tally {
+    int64_t done, total, proved, refuted, unknown, disagree;
+    double t0;
+    int tty;
+} tally;
+
+static void progress(tally *t, int final)
+{
+    if (!t->tty && !final && t->done % 100 != 0) return;
+    double el = now_s() - t->t0;
+    fprintf(stderr, "%s[%lld/%lld] proved %lld  refuted %lld  unknown %lld  %.1f s  %.1f rules/s%s",
+            t->tty ? "\r" : "", (long long)t->done, (long long)t->total, (long long)t->proved,
+            (long long)t->refuted, (long long)t->unknown, el, el > 0 ? (double)t->done / el : 0.0,
+            t->tty && !final ? "" : "\n");
+}
+
+static xf_status record(xf_rulesdb *db, const slot *s, int wstatus, int killed, tally *t,
+                        xf_error *err)
+{
+    xv_msg m;
+    char detail[1024];
+    const uint8_t *cex = NULL;
+    xf_rulesdb_verdict v;
+    memset(&v, 0, sizeof v);
+    v.status = XF_RULE_UNKNOWN;
+    v.time_ms = (now_s() - s->start) * 1e3;
+    int full = s->len >= sizeof m;
+    if (full) {
+        memcpy(&m, s->buf, sizeof m);
+        full = s->len == sizeof m + m.cex_len;
+        cex = s->buf + sizeof m;
+    }
+    if (killed) {
+        snprintf(detail, sizeof detail, "worker killed after the hard deadline (%.0f s)",
+                 s->deadline - s->start);
+    } else if (!full) {
+        if (WIFSIGNALED(wstatus))
+            snprintf(detail, sizeof detail, "worker crashed (signal %d)", WTERMSIG(wstatus));
+        else
+            snprintf(detail, sizeof detail, "worker exited (%d) without a verdict",
+                     WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+    } else if (m.failed) {
+        snprintf(detail, sizeof detail, "error: %s", m.errmsg);
+    } else {
+        snprintf(detail, sizeof detail, "axioms: %s (%s); bounded: %s (%s)",
+                 xf_proof_result_name(m.proof), m.proof_detail[0] ? m.proof_detail : "-",
+                 xf_bounded_result_name(m.bounded), m.bounded_detail);
+        if (m.bounded == XF_BOUNDED_REFUTED) {
+            v.status = XF_RULE_REFUTED;
+            v.counterexample = m.cex_len ? cex : NULL;
+            v.counterexample_len = m.cex_len;
+            if (m.proof == XF_PROOF_PROVED) {
+                t->disagree++;
+                fprintf(stderr,
+                        "\nxferverify: DISAGREEMENT on rule %lld: the axioms prove it (core: %s) "
+                        "but the bounded check refutes it; one of these axioms is wrong\n",
+                        (long long)s->id, m.core);
+            }
+        } else if (m.proof == XF_PROOF_PROVED) {
+            v.status = XF_RULE_PROVED;
+            v.axioms = m.core;
+        }
+    }
+    v.detail = detail;
+    if (v.status == XF_RULE_PROVED) t->proved++;
+    else if (v.status == XF_RULE_REFUTED) t->refuted++;
+    else t->unknown++;
+    t->done++;
+    xf_status st = xf_rulesdb_set_verdict(db, s->id, &v, err);
+    if (st == XF_OK && xf_rulesdb_batch_writes(db) >= 64) {
+        st = xf_rulesdb_commit(db, err);
+        if (st == XF_OK) st = xf_rulesdb_begin(db, err);
+    }
+    progress(t, 0);
+    return st;
+}
+
+static int spawn(slot *s, const opts *o, int64_t id)
+{
+    int p[2];
+    if (pipe(p) != 0) return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(p[0]);
+        _exit(xv_worker(o->db, id, &o->vo, p[1]));
+    }
+    close(p[1]);
+    fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+    s->pid = pid;
+    s->fd = p[0];
+    s->id = id;
+    s->len = 0;
+    s->start = now_s();
+    /* Room for the proof and the bounded query of each output, plus start-up. */
+    s->deadline = s->start + 6.0 * o->vo.timeout_ms / 1e3 + 10.0;
+    return 0;
+}
+
+/* Reads what is available; 1 at end of file. */
+static int drain(slot *s)
+{
+    for (;;) {
+        if (s->cap - s->len < 4096) {
+            size_t cap = s->cap ? 2 * s->cap : 8192;
+            uint8_t *b = realloc(s->buf, cap);
+            if (!b) return 1;
+            s->buf = b, s->cap = cap;
+        }
+        ssize_t r = read(s->fd, s->buf + s->len, s->cap - s->len);
+        if (r > 0) {
+            s->len += (size_t)r;
+            continue;
+        }
+        if (r < 0 && errno == EINTR) continue;
+        return r == 0 || errno != EAGAIN;
+    }
+}
+
+static xf_status run_all(xf_rulesdb *db, const opts *o, const int64_t *ids, tally *t,
+                         xf_error *err)
+{
+    slot slots[XV_MAX_JOBS];
+    memset(slots, 0, sizeof slots);
+    int64_t next = 0;
+    int busy = 0;
+    xf_status st = XF_OK;
+    while (st == XF_OK && (next < t->total || busy > 0)) {
+        for (int k = 0; k < o->jobs && next < t->total; k++) {
+            if (slots[k].pid) continue;
+            if (spawn(&slots[k], o, ids[next]) != 0) {
+                st = XF_FAIL(err, XF_ERR_INTERNAL, "cannot start a worker: %s", strerror(errno));
+                break;
+            }
+            next++, busy++;
+        }
+        struct pollfd pf[XV_MAX_JOBS];
+        int map[XV_MAX_JOBS], n = 0;
+        for (int k = 0; k < o->jobs; k++)
+            if (slots[k].pid) pf[n].fd = slots[k].fd, pf[n].events = POLLIN, map[n++] = k;
+        if (n == 0) continue;
+        if (poll(pf, (nfds_t)n, 200) < 0 && errno != EINTR) {
+            st = XF_FAIL(err, XF_ERR_INTERNAL, "poll failed: %s", strerror(errno));
+            break;
+        }
+        for (int i = 0; i < n && st == XF_OK; i++) {
+            slot *s = &slots[map[i]];
+            int eof = (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) ? drain(s) : 0;
+            int killed = !eof && now_s() > s->deadline;
+            if (!eof && !killed) continue;
+            if (killed) kill(s->pid, SIGKILL);
+            int ws = 0;
+            while (waitpid(s->pid, &ws, 0) < 0 && errno == EINTR) {
+            }
+            close(s->fd);
+            st = record(db, s, ws, killed, t, err);
+            s->pid = 0;
+            busy--;
+        }
+    }
+    for (int k = 0; k < XV_MAX_JOBS; k++) {
+        if (slots[k].pid) {
+            kill(slots[k].pid, SIGKILL);
+            waitpid(slots[k].pid, NULL, 0);
+            close(slots[k].fd);
+        }
+        free(slots[k].buf);
+    }
+    return st;
+}
+
+/* ---------------------------------------------------------- check-axioms */
+
+static int check_axioms(const opts *o)
+{
+    xf_error err;
+    xf_verifier *v = NULL;
+    if (xf_verifier_new(&o->vo, &v, &err) != XF_OK) {
+        fprintf(stderr, "xferverify: %s\n", err.msg);
+        return 1;
+    }
+    int redundant = 0, rc = 0;
+    for (int i = 0; i < xf_verify_axiom_count(); i++) {
+        xf_proof p;
+        if (xf_verify_axiom_redundant(v, i, &p, &err) != XF_OK) {
+            fprintf(stderr, "xferverify: axiom %s: %s\n", xf_verify_axiom(i)->name, err.msg);
+            rc = 1;
+            continue;
+        }
+        const char *what = p.result == XF_PROOF_PROVED ? "redundant" : "independent";
+        if (p.result == XF_PROOF_UNKNOWN) what = "unknown";
+        if (p.result == XF_PROOF_PROVED) redundant++;
+        printf("%-24s %-11s %8.1f ms%s%s\n", xf_verify_axiom(i)->name, what, p.time_ms,
+               p.result == XF_PROOF_PROVED ? "  from: " : "",
+               p.result == XF_PROOF_PROVED ? p.core_names : "");
+    }
+    printf("%d axioms, %d redundant\n", xf_verify_axiom_count(), redundant);
+    xf_verifier_free(v);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    opts o;
+    int pr = parse_args(argc, argv, &o);
+    if (pr) return pr == 1 ? 0 : 2;
+    signal(SIGPIPE, SIG_IGN);
+    if (o.check_axioms) return check_axioms(&o);
+
+    xf_error err;
+    xf_rulesdb *db = NULL;
+    if (xf_rulesdb_open(o.db, 0, &db, &err) != XF_OK) {
+        fprintf(stderr, "xferverify: %s\n", err.msg);
+        return 2;
+    }
+    int64_t *ids = NULL;
+    tally t;
+    memset(&t, 0, sizeof t);
+    t.tty = isatty(2);
+    t.t0 = now_s();
+    int64_t run_id = 0;
+    char options[128];
+    snprintf(options, sizeof options, "-j %d --timeout %ums%s", o.jobs, o.vo.timeout_ms,
+             o.recheck ? " --recheck" : "");
+    xf_rulesdb_run_desc d = {"xferverify", "0.1.0", options, NULL, NULL, o.vo.seed};
+    xf_status st = select_rules(db, &o, &ids, &t.total, &err);
+    if (st == XF_OK) st = xf_rulesdb_run_start(db, &d, &run_id, &err);
+    if (st == XF_OK) st = xf_rulesdb_begin(db, &err);
+    if (st == XF_OK) st = run_all(db, &o, ids, &t, &err);
+    if (st == XF_OK) st = xf_rulesdb_commit(db, &err);
+    else if (xf_rulesdb_in_batch(db)) xf_rulesdb_commit(db, NULL); /* keep what was decided */
+    if (st == XF_OK) st = xf_rulesdb_run_stage(db, run_id, "verify", now_s() - t.t0, t.done, &err);
+    if (run_id)
+        xf_rulesdb_run_set_state(db, run_id, st == XF_OK ? XF_RUN_DONE : XF_RUN_INTERRUPTED,
+                                 NULL);
+    progress(&t, 1);
+    free(ids);
+    xf_rulesdb_close(db);
+    if (st != XF_OK) {
+        fprintf(stderr, "xferverify: %s\n", err.msg);
+        return 1;
+    }
+    if (t.disagree) {
+        fprintf(stderr, "xferverify: %lld disagreement(s) between axioms and bounded check\n",
+                (long long)t.disagree);
+        return 1;
+    }
+    return 0;
+}

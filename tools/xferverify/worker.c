@@ -1,0 +1,88 @@
+/*
+ * worker.c — what one xferverify worker process does for one rule: open the
+ * database read-only (its own handle: SQLite handles do not survive fork),
+ * load the rule, run the axiomatic proof and the bounded check with a fresh
+ * verifier, and write the outcome (xv_msg plus the counterexample blob) to
+ * the pipe. A crash or hang here costs only this rule: the scheduler sees
+ * the pipe close without a full message, or kills the process.
+ */
+#include "xferverify.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rulesdb/rulesdb.h"
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        c += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+static xf_status decide(const char *db_path, int64_t id, const xf_verify_options *opt, xv_msg *m,
+                        uint8_t **cex, size_t *cex_len, xf_error *err)
+{
+    xf_rulesdb *db = NULL;
+    xf_verifier *v = NULL;
+    xf_rule r;
+    xf_rule_init(&r);
+    xf_bounded b;
+    xf_bounded_init(&b);
+    xf_proof p;
+    memset(&p, 0, sizeof p);
+    xf_status st = xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, err);
+    if (st == XF_OK) st = xf_rulesdb_load_rule(db, id, &r, err);
+    if (st == XF_OK) st = xf_verifier_new(opt, &v, err);
+    if (st == XF_OK) st = xf_verify_prove(v, &r, &p, err);
+    if (st == XF_OK) {
+        m->proof = p.result;
+        m->proof_ms = p.time_ms;
+        snprintf(m->core, sizeof m->core, "%s", p.core_names);
+        snprintf(m->proof_detail, sizeof m->proof_detail, "%s", p.detail);
+        st = xf_verify_bounded(v, &r, &b, err);
+    }
+    if (st == XF_OK) {
+        m->bounded = b.result;
+        m->bounded_ms = b.time_ms;
+        snprintf(m->bounded_detail, sizeof m->bounded_detail, "%s", b.detail);
+        if (b.result == XF_BOUNDED_REFUTED)
+            st = xf_verify_cex_encode(b.inputs, b.n_inputs, cex, cex_len, err);
+    }
+    xf_bounded_free(&b);
+    xf_verifier_free(v);
+    xf_rule_free(&r);
+    xf_rulesdb_close(db);
+    return st;
+}
+
+int xv_worker(const char *db_path, int64_t id, const xf_verify_options *opt, int fd)
+{
+    xv_msg m;
+    memset(&m, 0, sizeof m);
+    m.proof = XF_PROOF_UNKNOWN;
+    m.bounded = XF_BOUNDED_UNKNOWN;
+    uint8_t *cex = NULL;
+    size_t cex_len = 0;
+    xf_error err;
+    xf_error_clear(&err);
+    if (decide(db_path, id, opt, &m, &cex, &cex_len, &err) != XF_OK) {
+        m.failed = 1;
+        snprintf(m.errmsg, sizeof m.errmsg, "%s", err.msg);
+        free(cex);
+        cex = NULL;
+        cex_len = 0;
+    }
+    m.cex_len = (uint32_t)cex_len;
+    int rc = write_all(fd, &m, sizeof m) || (cex_len && write_all(fd, cex, cex_len)) ? 1 : 0;
+    free(cex);
+    return rc;
+}

@@ -1,0 +1,29 @@
+/*
+ * xferverify.h — private to the xferverify tool: the message a worker
+ * process sends back to the scheduler over its pipe, and the worker itself.
+ */
+#ifndef XF_XFERVERIFY_H
+#define XF_XFERVERIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "verify/verify.h"
+
+/* One rule's outcome; followed on the pipe by cex_len counterexample bytes. */
+typedef struct xv_msg {
+    int failed;                /* 1: an error stopped the worker (errmsg) */
+    xf_proof_result proof;
+    xf_bounded_result bounded;
+    double proof_ms, bounded_ms;
+    char core[1024];           /* axioms the proof used */
+    char proof_detail[256], bounded_detail[256];
+    char errmsg[512];
+    uint32_t cex_len;
+} xv_msg;
+
+/* Runs in a forked child: loads rule `id` from db_path, proves it and
+ * checks it, writes the message to fd. Returns the process exit code. */
+int xv_worker(const char *db_path, int64_t id, const xf_verify_options *opt, int fd);
+
+#endif

@@ -1,0 +1,291 @@
+/*
+ * axioms.c — the operator properties the axiomatic prover may use, one row
+ * each: a stable name, a one-line description for auditors (docs/verify.md
+ * lists the same table) and the quantified formula in SMT-LIB 2 over the
+ * uninterpreted tensor sort T and the operator functions declared in
+ * axioms_load.c. Axes are relative to the last dimension (negative), as
+ * rules store them; concat carries the sizes of its two parts along the
+ * axis and slice its offset, length and the input's size, so split/concat
+ * laws need no shape reasoning. Shapes are otherwise ignored: the generator
+ * only builds well-typed graphs. Patterns (:pattern) keep E-matching on the
+ * left-hand side so instantiation stays finite.
+ */
+#include <string.h>
+
+#include "verify/verify_impl.h"
+
+#define FA(vars, body, pat) "(forall (" vars ") (! " body " :pattern (" pat ")))"
+#define T2 "(x T) (y T)"
+#define T3 "(x T) (y T) (z T)"
+#define CAT "(a Int) (n Int) (m Int)"
+#define SL "(a Int) (o Int) (l Int) (t Int)"
+#define CV "(sh Int) (sw Int) (p Int) (g Int)"
+/* Last-two-axes swap of a negative axis (what transpose does to it). */
+#define SWAPAX(ax) "(ite (= " ax " -1) -2 (ite (= " ax " -2) -1 " ax "))"
+
+/* An element-wise unary function commutes with every data movement. */
+#define UNARY(f, what)                                                                         \
+    {f "-trans", what " commutes with transpose",                                              \
+     FA("(x T)", "(= (" f " (trans x)) (trans (" f " x)))", "(" f " (trans x))")},             \
+    {f "-concat", what " of a concat is the concat of " what "s",                              \
+     FA(CAT " " T2, "(= (" f " (concat a n m x y)) (concat a n m (" f " x) (" f " y)))",       \
+        "(" f " (concat a n m x y))")},                                                        \
+    {f "-slice", what " commutes with a slice (split output)",                                 \
+     FA(SL " (x T)", "(= (" f " (slice a o l t x)) (slice a o l t (" f " x)))",                \
+        "(" f " (slice a o l t x))")}
+
+static const xf_axiom_info axioms[] = {
+    /* ---- element-wise arithmetic */
+    {"ewadd-comm", "element-wise addition is commutative",
+     FA(T2, "(= (ewadd x y) (ewadd y x))", "(ewadd x y)")},
+    {"ewadd-assoc", "element-wise addition is associative",
+     FA(T3, "(= (ewadd x (ewadd y z)) (ewadd (ewadd x y) z))", "(ewadd x (ewadd y z))")},
+    {"ewmul-comm", "element-wise multiplication is commutative",
+     FA(T2, "(= (ewmul x y) (ewmul y x))", "(ewmul x y)")},
+    {"ewmul-assoc", "element-wise multiplication is associative",
+     FA(T3, "(= (ewmul x (ewmul y z)) (ewmul (ewmul x y) z))", "(ewmul x (ewmul y z))")},
+    {"ewmul-ewadd-distrib", "element-wise multiplication distributes over addition",
+     FA(T3, "(= (ewmul (ewadd x y) z) (ewadd (ewmul x z) (ewmul y z)))", "(ewmul (ewadd x y) z)")},
+    {"ewmul-ones", "multiplying by the ones constant is the identity",
+     FA("(x T)", "(= (ewmul x ones) x)", "(ewmul x ones)")},
+    {"smul-ewadd-distrib", "scalar multiplication distributes over element-wise addition",
+     FA("(x T) (y T) (s T)", "(= (smul (ewadd x y) s) (ewadd (smul x s) (smul y s)))",
+        "(smul (ewadd x y) s)")},
+    {"smul-scalar-distrib", "a tensor times a sum of scalars is the sum of the products",
+     FA("(x T) (s T) (r T)", "(= (smul x (ewadd s r)) (ewadd (smul x s) (smul x r)))",
+        "(smul x (ewadd s r))")},
+    {"smul-as-ewmul", "scalar multiplication is element-wise multiplication by the broadcast scalar",
+     FA("(x T) (s T)", "(= (smul x s) (ewmul x s))", "(smul x s)")},
+    {"smul-smul", "two scalar multiplications are one by the product of the scalars",
+     FA("(x T) (s T) (r T)", "(= (smul (smul x s) r) (smul x (ewmul s r)))", "(smul (smul x s) r)")},
+    {"smul-ewmul", "scalar multiplication commutes into one factor of an element-wise product",
+     FA("(x T) (y T) (s T)", "(= (smul (ewmul x y) s) (ewmul (smul x s) y))", "(smul (ewmul x y) s)")},
+    /* ---- matmul */
+    {"matmul-assoc", "matrix multiplication is associative",
+     FA(T3, "(= (matmul x (matmul y z)) (matmul (matmul x y) z))", "(matmul x (matmul y z))")},
+    {"matmul-linear-left", "matmul is linear in its first argument",
+     FA(T3, "(= (matmul (ewadd x y) z) (ewadd (matmul x z) (matmul y z)))", "(matmul (ewadd x y) z)")},
+    {"matmul-linear-right", "matmul is linear in its second argument",
+     FA(T3, "(= (matmul x (ewadd y z)) (ewadd (matmul x y) (matmul x z)))", "(matmul x (ewadd y z))")},
+    {"matmul-smul-left", "a scalar factor of matmul's first argument moves out",
+     FA("(x T) (y T) (s T)", "(= (matmul (smul x s) y) (smul (matmul x y) s))", "(matmul (smul x s) y)")},
+    {"matmul-smul-right", "a scalar factor of matmul's second argument moves out",
+     FA("(x T) (y T) (s T)", "(= (matmul x (smul y s)) (smul (matmul x y) s))", "(matmul x (smul y s))")},
+    {"matmul-identity-right", "multiplying by the identity matrix on the right is the identity",
+     FA("(x T)", "(= (matmul x imat) x)", "(matmul x imat)")},
+    {"matmul-identity-left", "multiplying by the identity matrix on the left is the identity",
+     FA("(x T)", "(= (matmul imat x) x)", "(matmul imat x)")},
+    {"matmul-trans", "the transpose of a product is the product of the transposes, swapped",
+     FA(T2, "(= (trans (matmul x y)) (matmul (trans y) (trans x)))", "(trans (matmul x y))")},
+    {"matmul-concat-right", "matmul with a column-concat is the column-concat of matmuls",
+     FA("(n Int) (m Int) " T3,
+        "(= (matmul x (concat -1 n m y z)) (concat -1 n m (matmul x y) (matmul x z)))",
+        "(matmul x (concat -1 n m y z))")},
+    {"matmul-concat-left", "matmul of a row-concat is the row-concat of matmuls",
+     FA("(n Int) (m Int) " T3,
+        "(= (matmul (concat -2 n m x y) z) (concat -2 n m (matmul x z) (matmul y z)))",
+        "(matmul (concat -2 n m x y) z)")},
+    {"matmul-concat-inner", "matmul of concats along the contracted axis is a sum of matmuls",
+     FA("(n Int) (m Int) (x T) (y T) (u T) (w T)",
+        "(= (matmul (concat -1 n m x y) (concat -2 n m u w)) (ewadd (matmul x u) (matmul y w)))",
+        "(matmul (concat -1 n m x y) (concat -2 n m u w))")},
+    {"matmul-concat-batch", "batched matmul of concats along a batch axis is the concat of matmuls",
+     FA(CAT " (x T) (y T) (u T) (w T)",
+        "(=> (<= a -3) (= (matmul (concat a n m x y) (concat a n m u w)) "
+        "(concat a n m (matmul x u) (matmul y w))))",
+        "(matmul (concat a n m x y) (concat a n m u w))")},
+    {"matmul-slice-right", "a column slice of a product is the product with the column slice",
+     FA("(o Int) (l Int) (t Int) " T2,
+        "(= (matmul x (slice -1 o l t y)) (slice -1 o l t (matmul x y)))", "(matmul x (slice -1 o l t y))")},
+    {"matmul-slice-left", "a row slice of a product is the product of the row slice",
+     FA("(o Int) (l Int) (t Int) " T2,
+        "(= (matmul (slice -2 o l t x) y) (slice -2 o l t (matmul x y)))", "(matmul (slice -2 o l t x) y)")},
+    /* ---- transpose */
+    {"trans-involution", "transposing twice is the identity",
+     FA("(x T)", "(= (trans (trans x)) x)", "(trans (trans x))")},
+    {"trans-ewadd", "transpose distributes over element-wise addition",
+     FA(T2, "(= (trans (ewadd x y)) (ewadd (trans x) (trans y)))", "(trans (ewadd x y))")},
+    {"trans-ewmul", "transpose distributes over element-wise multiplication",
+     FA(T2, "(= (trans (ewmul x y)) (ewmul (trans x) (trans y)))", "(trans (ewmul x y))")},
+    {"trans-smul", "transpose commutes with scalar multiplication",
+     FA("(x T) (s T)", "(= (trans (smul x s)) (smul (trans x) s))", "(trans (smul x s))")},
+    {"trans-imat", "the identity matrix is symmetric",
+     "(= (trans imat) imat)"},
+    {"trans-concat", "transpose of a concat is the concat of transposes along the swapped axis",
+     FA(CAT " " T2, "(= (trans (concat a n m x y)) (concat " SWAPAX("a") " n m (trans x) (trans y)))",
+        "(trans (concat a n m x y))")},
+    {"trans-slice", "transpose of a slice is the slice of the transpose along the swapped axis",
+     FA(SL " (x T)", "(= (trans (slice a o l t x)) (slice " SWAPAX("a") " o l t (trans x)))",
+        "(trans (slice a o l t x))")},
+    /* ---- concat and split */
+    {"concat-assoc", "concat along one axis is associative",
+     FA("(a Int) (n Int) (m Int) (k Int) (nm Int) " T3,
+        "(=> (= nm (+ n m)) "
+        "(= (concat a nm k (concat a n m x y) z) (concat a n (+ m k) x (concat a m k y z))))",
+        "(concat a nm k (concat a n m x y) z)")},
+    {"slice-concat-left", "splitting a concat at its boundary gives back the first part",
+     FA(CAT " (t Int) " T2, "(=> (= t (+ n m)) (= (slice a 0 n t (concat a n m x y)) x))",
+        "(slice a 0 n t (concat a n m x y))")},
+    {"slice-concat-right", "splitting a concat at its boundary gives back the second part",
+     FA(CAT " (t Int) " T2, "(=> (= t (+ n m)) (= (slice a n m t (concat a n m x y)) y))",
+        "(slice a n m t (concat a n m x y))")},
+    {"concat-slices", "concatenating the two parts of a split gives back the input",
+     FA(CAT " (t Int) (x T)", "(=> (= t (+ n m)) (= (concat a n m (slice a 0 n t x) (slice a n m t x)) x))",
+        "(concat a n m (slice a 0 n t x) (slice a n m t x))")},
+    {"concat-ewadd", "the sum of two concats with equal parts is the concat of the sums",
+     FA(CAT " (x T) (y T) (u T) (w T)",
+        "(= (ewadd (concat a n m x y) (concat a n m u w)) (concat a n m (ewadd x u) (ewadd y w)))",
+        "(ewadd (concat a n m x y) (concat a n m u w))")},
+    {"concat-ewmul", "the product of two concats with equal parts is the concat of the products",
+     FA(CAT " (x T) (y T) (u T) (w T)",
+        "(= (ewmul (concat a n m x y) (concat a n m u w)) (concat a n m (ewmul x u) (ewmul y w)))",
+        "(ewmul (concat a n m x y) (concat a n m u w))")},
+    {"concat-smul", "scalar multiplication of a concat is the concat of the products",
+     FA(CAT " (x T) (y T) (s T)", "(= (smul (concat a n m x y) s) (concat a n m (smul x s) (smul y s)))",
+        "(smul (concat a n m x y) s)")},
+    {"slice-ewadd", "a slice of a sum is the sum of the slices",
+     FA(SL " " T2, "(= (slice a o l t (ewadd x y)) (ewadd (slice a o l t x) (slice a o l t y)))",
+        "(slice a o l t (ewadd x y))")},
+    {"slice-ewmul", "a slice of a product is the product of the slices",
+     FA(SL " " T2, "(= (slice a o l t (ewmul x y)) (ewmul (slice a o l t x) (slice a o l t y)))",
+        "(slice a o l t (ewmul x y))")},
+    {"slice-smul", "a slice of a scalar product is the scalar product of the slice",
+     FA(SL " (x T) (s T)", "(= (slice a o l t (smul x s)) (smul (slice a o l t x) s))",
+        "(slice a o l t (smul x s))")},
+    /* ---- element-wise unary functions */
+    UNARY("relu", "relu"),
+    UNARY("sigmoid", "sigmoid"),
+    UNARY("tanh", "tanh"),
+    UNARY("gelu", "gelu"),
+    {"relu-idempotent", "relu applied twice is relu",
+     FA("(x T)", "(= (relu (relu x)) (relu x))", "(relu (relu x))")},
+    /* ---- convolution (conv sh sw pad act group x w; pad 0 same, 1 valid; group -1 depthwise) */
+    {"conv-linear-input", "a convolution without activation is linear in its input",
+     FA(CV " " T3, "(= (conv sh sw p 0 g (ewadd x y) z) (ewadd (conv sh sw p 0 g x z) (conv sh sw p 0 g y z)))",
+        "(conv sh sw p 0 g (ewadd x y) z)")},
+    {"conv-linear-kernel", "a convolution without activation is linear in its kernel",
+     FA(CV " " T3, "(= (conv sh sw p 0 g x (ewadd y z)) (ewadd (conv sh sw p 0 g x y) (conv sh sw p 0 g x z)))",
+        "(conv sh sw p 0 g x (ewadd y z))")},
+    {"conv-smul-input", "a scalar factor of a convolution's input moves out (no activation)",
+     FA(CV " (x T) (w T) (s T)", "(= (conv sh sw p 0 g (smul x s) w) (smul (conv sh sw p 0 g x w) s))",
+        "(conv sh sw p 0 g (smul x s) w)")},
+    {"conv-smul-kernel", "a scalar factor of a convolution's kernel moves out (no activation)",
+     FA(CV " (x T) (w T) (s T)", "(= (conv sh sw p 0 g x (smul w s)) (smul (conv sh sw p 0 g x w) s))",
+        "(conv sh sw p 0 g x (smul w s))")},
+    {"conv-relu-fusion", "relu after a convolution is the convolution with fused relu",
+     FA(CV " (x T) (w T)", "(= (relu (conv sh sw p 0 g x w)) (conv sh sw p 1 g x w))",
+        "(relu (conv sh sw p 0 g x w))")},
+    {"conv-sigmoid-fusion", "sigmoid after a convolution is the convolution with fused sigmoid",
+     FA(CV " (x T) (w T)", "(= (sigmoid (conv sh sw p 0 g x w)) (conv sh sw p 2 g x w))",
+        "(sigmoid (conv sh sw p 0 g x w))")},
+    {"conv-tanh-fusion", "tanh after a convolution is the convolution with fused tanh",
+     FA(CV " (x T) (w T)", "(= (tanh (conv sh sw p 0 g x w)) (conv sh sw p 3 g x w))",
+        "(tanh (conv sh sw p 0 g x w))")},
+    {"conv-concat-kernel", "a convolution with kernels concatenated on output channels is the "
+                           "channel concat of the convolutions",
+     FA("(sh Int) (sw Int) (p Int) (c Int) (n Int) (m Int) (x T) (w T) (v T)",
+        "(= (conv sh sw p c 1 x (concat -4 n m w v)) (concat -3 n m (conv sh sw p c 1 x w) (conv sh sw p c 1 x v)))",
+        "(conv sh sw p c 1 x (concat -4 n m w v))")},
+    {"conv-concat-channels", "a convolution over concatenated input channels is the sum of the "
+                             "convolutions of the parts (no activation)",
+     FA("(sh Int) (sw Int) (p Int) (n Int) (m Int) (x T) (y T) (w T) (v T)",
+        "(= (conv sh sw p 0 1 (concat -3 n m x y) (concat -3 n m w v)) (ewadd (conv sh sw p 0 1 x w) (conv sh sw p 0 1 y v)))",
+        "(conv sh sw p 0 1 (concat -3 n m x y) (concat -3 n m w v))")},
+    {"conv-concat-batch", "a convolution of a batch concat is the batch concat of the convolutions",
+     FA(CV " (c Int) (n Int) (m Int) (x T) (y T) (w T)",
+        "(= (conv sh sw p c g (concat -4 n m x y) w) (concat -4 n m (conv sh sw p c g x w) (conv sh sw p c g y w)))",
+        "(conv sh sw p c g (concat -4 n m x y) w)")},
+    {"conv-identity", "a stride-1 'same' convolution with the identity kernel is the identity",
+     FA("(kh Int) (kw Int) (x T)", "(= (conv 1 1 0 0 1 x (iconv kh kw)) x)", "(conv 1 1 0 0 1 x (iconv kh kw))")},
+    {"conv-identity-relu", "a stride-1 'same' convolution with the identity kernel and fused relu is relu",
+     FA("(kh Int) (kw Int) (x T)", "(= (conv 1 1 0 1 1 x (iconv kh kw)) (relu x))", "(conv 1 1 0 1 1 x (iconv kh kw))")},
+    {"conv-enlarge", "a 'same' convolution with a zero-padded (enlarged) kernel equals the one with the "
+                     "original kernel",
+     FA("(sh Int) (sw Int) (c Int) (g Int) (kh Int) (kw Int) (x T) (w T)",
+        "(= (conv sh sw 0 c g x (enlarge kh kw w)) (conv sh sw 0 c g x w))",
+        "(conv sh sw 0 c g x (enlarge kh kw w))")},
+    {"enlarge-ewadd", "enlarging a sum of kernels is the sum of the enlarged kernels",
+     FA("(kh Int) (kw Int) " T2, "(= (enlarge kh kw (ewadd x y)) (ewadd (enlarge kh kw x) (enlarge kh kw y)))",
+        "(enlarge kh kw (ewadd x y))")},
+    {"enlarge-smul", "enlarging commutes with scalar multiplication",
+     FA("(kh Int) (kw Int) (x T) (s T)", "(= (enlarge kh kw (smul x s)) (smul (enlarge kh kw x) s))",
+        "(enlarge kh kw (smul x s))")},
+    {"enlarge-concat", "enlarging a concat of kernels (along channels) is the concat of the enlarged kernels",
+     FA("(kh Int) (kw Int) " CAT " " T2,
+        "(=> (<= a -3) (= (enlarge kh kw (concat a n m x y)) (concat a n m (enlarge kh kw x) (enlarge kh kw y))))",
+        "(enlarge kh kw (concat a n m x y))")},
+    /* ---- pooling (pool kh kw sh sw pad x) */
+    {"avgpool-as-conv", "average pooling (padding counted) is a depthwise convolution with the pooling "
+                        "constant kernel",
+     FA("(kh Int) (kw Int) (sh Int) (sw Int) (p Int) (x T)",
+        "(= (avgpool kh kw sh sw p x) (conv sh sw p 0 -1 x (pool kh kw)))", "(avgpool kh kw sh sw p x)")},
+    {"avgpool-concat", "average pooling of a batch or channel concat is the concat of the poolings",
+     FA("(kh Int) (kw Int) (sh Int) (sw Int) (p Int) " CAT " " T2,
+        "(=> (<= a -3) (= (avgpool kh kw sh sw p (concat a n m x y)) "
+        "(concat a n m (avgpool kh kw sh sw p x) (avgpool kh kw sh sw p y))))",
+        "(avgpool kh kw sh sw p (concat a n m x y))")},
+    {"maxpool-concat", "max pooling of a batch or channel concat is the concat of the poolings",
+     FA("(kh Int) (kw Int) (sh Int) (sw Int) (p Int) " CAT " " T2,
+        "(=> (<= a -3) (= (maxpool kh kw sh sw p (concat a n m x y)) "
+        "(concat a n m (maxpool kh kw sh sw p x) (maxpool kh kw sh sw p y))))",
+        "(maxpool kh kw sh sw p (concat a n m x y))")},
+    {"maxpool-relu", "relu commutes with max pooling (both are monotone)",
+     FA("(kh Int) (kw Int) (sh Int) (sw Int) (p Int) (x T)",
+        "(= (relu (maxpool kh kw sh sw p x)) (maxpool kh kw sh sw p (relu x)))",
+        "(relu (maxpool kh kw sh sw p x))")},
+    /* ---- softmax, mean, layer-norm */
+    {"softmax-concat", "softmax along one axis commutes with a concat along another",
+     FA("(b Int) " CAT " " T2,
+        "(=> (not (= a b)) (= (softmax b (concat a n m x y)) (concat a n m (softmax b x) (softmax b y))))",
+        "(softmax b (concat a n m x y))")},
+    {"softmax-slice", "softmax along one axis commutes with a slice along another",
+     FA("(b Int) " SL " (x T)",
+        "(=> (not (= a b)) (= (softmax b (slice a o l t x)) (slice a o l t (softmax b x))))",
+        "(softmax b (slice a o l t x))")},
+    {"softmax-trans", "softmax of a transpose is the transpose of softmax along the swapped axis",
+     FA("(b Int) (x T)", "(= (softmax b (trans x)) (trans (softmax " SWAPAX("b") " x)))",
+        "(softmax b (trans x))")},
+    {"mean-ewadd", "mean is linear: the mean of a sum is the sum of the means",
+     FA("(b Int) " T2, "(= (mean b (ewadd x y)) (ewadd (mean b x) (mean b y)))", "(mean b (ewadd x y))")},
+    {"mean-smul", "a scalar factor moves out of a mean",
+     FA("(b Int) (x T) (s T)", "(= (mean b (smul x s)) (smul (mean b x) s))", "(mean b (smul x s))")},
+    {"mean-matmul-right", "the mean over columns of a product is the product with the column mean",
+     FA(T2, "(= (mean -1 (matmul x y)) (matmul x (mean -1 y)))", "(mean -1 (matmul x y))")},
+    {"mean-matmul-left", "the mean over rows of a product is the product of the row mean",
+     FA(T2, "(= (mean -2 (matmul x y)) (matmul (mean -2 x) y))", "(mean -2 (matmul x y))")},
+    {"mean-concat", "a mean along one axis commutes with a concat along another",
+     FA("(b Int) " CAT " " T2,
+        "(=> (not (= a b)) (= (mean b (concat a n m x y)) (concat a n m (mean b x) (mean b y))))",
+        "(mean b (concat a n m x y))")},
+    {"mean-idempotent", "the mean (keeping dims) of a mean along the same axis is that mean",
+     FA("(b Int) (x T)", "(= (mean b (mean b x)) (mean b x))", "(mean b (mean b x))")},
+    {"mean-trans", "mean of a transpose is the transpose of the mean along the swapped axis",
+     FA("(b Int) (x T)", "(= (mean b (trans x)) (trans (mean " SWAPAX("b") " x)))", "(mean b (trans x))")},
+    {"layernorm-concat", "layer-norm commutes with a concat along an axis before the normalised ones",
+     FA("(b Int) " CAT " (x T) (y T) (g T) (c T)",
+        "(=> (< a b) (= (layernorm b (concat a n m x y) g c) "
+        "(concat a n m (layernorm b x g c) (layernorm b y g c))))",
+        "(layernorm b (concat a n m x y) g c)")},
+    {"layernorm-slice", "layer-norm commutes with a slice along an axis before the normalised ones",
+     FA("(b Int) " SL " (x T) (g T) (c T)",
+        "(=> (< a b) (= (layernorm b (slice a o l t x) g c) (slice a o l t (layernorm b x g c))))",
+        "(layernorm b (slice a o l t x) g c)")},
+};
+
+int xf_verify_axiom_count(void)
+{
+    return (int)(sizeof axioms / sizeof axioms[0]);
+}
+
+const xf_axiom_info *xf_verify_axiom(int i)
+{
+    if (i < 0 || i >= xf_verify_axiom_count()) return NULL;
+    return &axioms[i];
+}
+
+int xf_verify_axiom_find(const char *name)
+{
+    for (int i = 0; i < xf_verify_axiom_count(); i++)
+        if (strcmp(axioms[i].name, name) == 0) return i;
+    return -1;
+}

@@ -1,0 +1,41 @@
+/*
+ * bounded_internal.h — private contract of the bounded element-wise check
+ * (bounded.c drives it, bounded_ops.c elaborates operators, bounded_cex.c
+ * encodes counterexamples). Not part of the public API (verify/verify.h).
+ *
+ * A symbolic tensor is a shape plus one Z3 real term per element (row-major).
+ * Terms live as long as the Z3 context (a non-reference-counted context, one
+ * per rule), and Z3 hash-conses them, so a subterm used by several elements
+ * is stored once.
+ */
+#ifndef XF_VERIFY_BOUNDED_INTERNAL_H
+#define XF_VERIFY_BOUNDED_INTERNAL_H
+
+#include <z3.h>
+
+#include "ir/ir.h"
+
+typedef struct xfb_tensor {
+    xf_shape shape;
+    int64_t n;
+    Z3_ast *e; /* n terms, malloc'd; NULL while the value is not elaborated */
+} xfb_tensor;
+
+typedef struct xfb_ctx {
+    Z3_context z;
+    Z3_sort real;
+    Z3_func_decl uf[XF_OP_COUNT]; /* abstract function per non-polynomial op */
+    int uses_uf;                  /* some term applies an abstract function */
+    Z3_ast *side;                 /* facts true of the real functions (exp > 0) */
+    int n_side, cap_side;
+} xfb_ctx;
+
+/* Elaborates every node of g in topological order. vals has g->n_values
+ * entries; the graph inputs must already be filled. Unsupported operators
+ * are XF_ERR_UNSUPPORTED naming the node. */
+xf_status xfb_elaborate(xfb_ctx *c, const xf_graph *g, xfb_tensor *vals, xf_error *err);
+
+/* Z3's last error as XF_ERR_INTERNAL ("z3: <message> while <what>"), or XF_OK. */
+xf_status xfb_z3_check(xfb_ctx *c, const char *what, xf_error *err);
+
+#endif

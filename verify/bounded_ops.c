@@ -1,0 +1,526 @@
+/*
+ * bounded_ops.c — element-wise elaboration of each operator over Z3 reals,
+ * for the bounded check (see bounded.c).
+ *
+ * Rather than re-deriving the index arithmetic of every kernel (strides,
+ * pads, groups, dilation, count_include_pad, centred enlarge...), the
+ * structure of an operator is read off our own float32 kernels by probing,
+ * so the check uses exactly the semantics the interpreter runs:
+ *  - affine operators (ewadd, concat, split, transpose, reshape, enlarge,
+ *    avg-pool, reduce-mean, pad...): run the kernel on all-zero inputs (the
+ *    constant term) and with one input element set to 1 (its coefficient in
+ *    every output element); coefficients such as 1/9 are recovered as exact
+ *    rationals with small denominators;
+ *  - bilinear operators (ewmul, scalar-mul, matmul, conv): one input is a
+ *    one-hot and the other holds the codes 1..n, so each non-zero output
+ *    names the pair of elements multiplied into it;
+ *  - max-pool: a one-hot shows each window; the output is a nested ite max;
+ *  - relu is an ite; conv's fused activation is applied after probing;
+ *  - softmax, layer-norm and batch-norm are written out with real division;
+ *  - sigmoid, tanh, erf, gelu, exp, log and sqrt are abstract (uninterpreted)
+ *    real functions, one per op, with the facts exp > 0 and sqrt >= 0 as side
+ *    assertions. A rule that holds for every such function holds for the
+ *    real one, so unsat stays sound; a model may rely on an abstract
+ *    function, which bounded.c handles by confirming it in floats.
+ *  - constant generators run their kernel and become numerals.
+ */
+#include "bounded_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+xf_status xfb_z3_check(xfb_ctx *c, const char *what, xf_error *err)
+{
+    Z3_error_code ec = Z3_get_error_code(c->z);
+    if (ec == Z3_OK) return XF_OK;
+    return XF_FAIL(err, XF_ERR_INTERNAL, "z3: %s while %s", Z3_get_error_msg(c->z, ec), what);
+}
+
+static Z3_ast zero(xfb_ctx *c) { return Z3_mk_real(c->z, 0, 1); }
+
+/* Exact rational numeral for a float: a small denominator first (1/9 comes
+ * back as 1/9, not as its float rounding), else the float's binary value. */
+static Z3_ast num(xfb_ctx *c, double v, xf_error *err)
+{
+    if (v == 0.0) return zero(c);
+    for (int d = 1; d <= 1024; d++) {
+        double x = v * d, r = nearbyint(x);
+        if (fabs(r) < 1e9 && fabs(x - r) <= 1e-6 * fmax(1.0, fabs(r)))
+            return Z3_mk_real(c->z, (int)r, d);
+    }
+    int k = 0;
+    double m = v;
+    while (m != nearbyint(m) && k < 62) m *= 2.0, k++;
+    if (m != nearbyint(m) || fabs(m) > 9e18) {
+        XF_FAIL(err, XF_ERR_UNSUPPORTED, "bounded check: constant %.9g has no exact rational form",
+                v);
+        return NULL;
+    }
+    char s[64];
+    snprintf(s, sizeof s, "%lld/%llu", (long long)m, 1ULL << k);
+    return Z3_mk_numeral(c->z, s, c->real);
+}
+
+static Z3_ast sum(xfb_ctx *c, Z3_ast *t, int n)
+{
+    if (n == 0) return zero(c);
+    if (n == 1) return t[0];
+    return Z3_mk_add(c->z, (unsigned)n, t);
+}
+
+static Z3_ast mul2(xfb_ctx *c, Z3_ast a, Z3_ast b)
+{
+    Z3_ast t[2] = {a, b};
+    return Z3_mk_mul(c->z, 2, t);
+}
+
+static Z3_ast relu(xfb_ctx *c, Z3_ast x)
+{
+    return Z3_mk_ite(c->z, Z3_mk_gt(c->z, x, zero(c)), x, zero(c));
+}
+
+static xf_status side(xfb_ctx *c, Z3_ast fact, xf_error *err)
+{
+    if (c->n_side == c->cap_side) {
+        int cap = c->cap_side ? 2 * c->cap_side : 64;
+        Z3_ast *p = realloc(c->side, (size_t)cap * sizeof *p);
+        if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+        c->side = p, c->cap_side = cap;
+    }
+    c->side[c->n_side++] = fact;
+    return XF_OK;
+}
+
+/* op's abstract function applied to x; exp and sqrt add their sign fact. */
+static Z3_ast apply_uf(xfb_ctx *c, xf_op op, Z3_ast x, xf_error *err)
+{
+    if (!c->uf[op]) {
+        char name[48];
+        snprintf(name, sizeof name, "%s", xf_op_get(op)->name);
+        c->uf[op] = Z3_mk_func_decl(c->z, Z3_mk_string_symbol(c->z, name), 1, &c->real, c->real);
+    }
+    c->uses_uf = 1;
+    Z3_ast y = Z3_mk_app(c->z, c->uf[op], 1, &x);
+    if (op == XF_OP_EXP && side(c, Z3_mk_gt(c->z, y, zero(c)), err) != XF_OK) return NULL;
+    if (op == XF_OP_SQRT && side(c, Z3_mk_ge(c->z, y, zero(c)), err) != XF_OK) return NULL;
+    return y;
+}
+
+/* ------------------------------------------------------------- term lists */
+
+typedef struct termv {
+    Z3_ast *t;
+    int n, cap;
+} termv;
+
+static xf_status push(termv *v, Z3_ast a, xf_error *err)
+{
+    if (v->n == v->cap) {
+        int cap = v->cap ? 2 * v->cap : 4;
+        Z3_ast *p = realloc(v->t, (size_t)cap * sizeof *p);
+        if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+        v->t = p, v->cap = cap;
+    }
+    v->t[v->n++] = a;
+    return XF_OK;
+}
+
+/* Scratch float tensors for probing one node: inputs at their shapes
+ * (zero), outputs allocated; terms[o][e] collects output element terms. */
+typedef struct probe {
+    int n_in, n_out;
+    xf_tensor in[8];
+    const xf_tensor *inp[8];
+    xf_tensor out[XF_MAX_SPLIT];
+    termv *terms[XF_MAX_SPLIT];
+} probe;
+
+static void probe_free(probe *p)
+{
+    for (int i = 0; i < p->n_in; i++) xf_tensor_free(&p->in[i]);
+    for (int o = 0; o < p->n_out; o++) {
+        if (p->terms[o])
+            for (int64_t e = 0; e < xf_shape_numel(&p->out[o].shape); e++) free(p->terms[o][e].t);
+        free(p->terms[o]);
+        xf_tensor_free(&p->out[o]);
+    }
+}
+
+/* Sets up probe tensors for node nd; n_in limits the inputs used (conv
+ * without its bias). */
+static xf_status probe_init(probe *p, const xf_graph *g, const xf_node *nd, int n_in,
+                            xf_error *err)
+{
+    memset(p, 0, sizeof *p);
+    if (n_in > 8 || nd->n_outputs > XF_MAX_SPLIT)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "bounded check: %s has too many operands",
+                       xf_op_get(nd->op)->name);
+    for (int i = 0; i < n_in; i++) {
+        if (nd->inputs[i] < 0) {
+            p->inp[i] = NULL;
+            p->n_in = i + 1;
+            continue;
+        }
+        const xf_value *v = &g->values[nd->inputs[i]];
+        p->n_in = i + 1;
+        xf_status st = xf_tensor_alloc(&p->in[i], XF_F32, &v->shape, err);
+        if (st != XF_OK) return st;
+        p->inp[i] = &p->in[i];
+    }
+    p->n_in = n_in;
+    for (int o = 0; o < nd->n_outputs; o++) {
+        const xf_value *v = &g->values[nd->outputs[o]];
+        p->n_out = o + 1;
+        xf_status st = xf_tensor_alloc(&p->out[o], XF_F32, &v->shape, err);
+        if (st != XF_OK) return st;
+        p->terms[o] = calloc((size_t)xf_shape_numel(&v->shape) + 1, sizeof(termv));
+        if (!p->terms[o]) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+    }
+    return XF_OK;
+}
+
+static xf_status probe_run(probe *p, const xf_node *nd, const xf_params *prm, xf_error *err)
+{
+    return xf_op_run(nd->op, prm, p->n_in, p->inp, p->n_out, p->out, err);
+}
+
+/* Moves the collected terms into the node's output tensors. */
+static xf_status probe_emit(xfb_ctx *c, probe *p, const xf_node *nd, xfb_tensor *vals,
+                            xf_error *err)
+{
+    for (int o = 0; o < p->n_out; o++) {
+        xfb_tensor *t = &vals[nd->outputs[o]];
+        for (int64_t e = 0; e < t->n; e++) t->e[e] = sum(c, p->terms[o][e].t, p->terms[o][e].n);
+    }
+    return xfb_z3_check(c, "building sums", err);
+}
+
+static float *fdata(xf_tensor *t) { return (float *)t->data; }
+
+/* ------------------------------------------------------------------ affine */
+
+static xf_status affine(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tensor *vals,
+                        xf_error *err)
+{
+    probe p;
+    xf_status st = probe_init(&p, g, nd, nd->n_inputs, err);
+    float *base[XF_MAX_SPLIT] = {0};
+    for (int o = 0; st == XF_OK && o < p.n_out; o++) {
+        base[o] = malloc((size_t)xf_shape_numel(&p.out[o].shape) * sizeof(float) + 1);
+        if (!base[o]) st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+    }
+    if (st == XF_OK) st = probe_run(&p, nd, &nd->params, err);
+    for (int o = 0; st == XF_OK && o < p.n_out; o++) {
+        int64_t n = xf_shape_numel(&p.out[o].shape);
+        memcpy(base[o], p.out[o].data, (size_t)n * sizeof(float));
+        for (int64_t e = 0; st == XF_OK && e < n; e++)
+            if (base[o][e] != 0.0f) {
+                Z3_ast k = num(c, base[o][e], err);
+                st = k ? push(&p.terms[o][e], k, err) : XF_ERR_UNSUPPORTED;
+            }
+    }
+    for (int i = 0; st == XF_OK && i < p.n_in; i++) {
+        if (!p.inp[i]) continue;
+        const xfb_tensor *x = &vals[nd->inputs[i]];
+        for (int64_t j = 0; st == XF_OK && j < x->n; j++) {
+            fdata(&p.in[i])[j] = 1.0f;
+            st = probe_run(&p, nd, &nd->params, err);
+            fdata(&p.in[i])[j] = 0.0f;
+            for (int o = 0; st == XF_OK && o < p.n_out; o++) {
+                int64_t n = xf_shape_numel(&p.out[o].shape);
+                for (int64_t e = 0; st == XF_OK && e < n; e++) {
+                    double d = (double)fdata(&p.out[o])[e] - (double)base[o][e];
+                    if (d == 0.0) continue;
+                    Z3_ast term = x->e[j];
+                    if (d != 1.0) {
+                        Z3_ast k = num(c, d, err);
+                        if (!k) {
+                            st = XF_ERR_UNSUPPORTED;
+                            break;
+                        }
+                        term = mul2(c, k, term);
+                    }
+                    st = push(&p.terms[o][e], term, err);
+                }
+            }
+        }
+    }
+    if (st == XF_OK) st = probe_emit(c, &p, nd, vals, err);
+    for (int o = 0; o < XF_MAX_SPLIT; o++) free(base[o]);
+    probe_free(&p);
+    return st;
+}
+
+/* ---------------------------------------------------------------- bilinear */
+
+static xf_status bilinear(xfb_ctx *c, const xf_graph *g, const xf_node *nd, const xf_params *prm,
+                          xfb_tensor *vals, xf_error *err)
+{
+    probe p;
+    xf_status st = probe_init(&p, g, nd, 2, err);
+    const xfb_tensor *a = &vals[nd->inputs[0]], *b = &vals[nd->inputs[1]];
+    for (int64_t j = 0; st == XF_OK && j < b->n; j++) fdata(&p.in[1])[j] = (float)(j + 1);
+    for (int64_t i = 0; st == XF_OK && i < a->n; i++) {
+        fdata(&p.in[0])[i] = 1.0f;
+        st = probe_run(&p, nd, prm, err);
+        fdata(&p.in[0])[i] = 0.0f;
+        int64_t n = xf_shape_numel(&p.out[0].shape);
+        for (int64_t e = 0; st == XF_OK && e < n; e++) {
+            float v = fdata(&p.out[0])[e];
+            if (v == 0.0f) continue;
+            int64_t j = (int64_t)nearbyintf(v) - 1;
+            if (j < 0 || j >= b->n || (float)(j + 1) != v)
+                return probe_free(&p),
+                       XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                               "bounded check: %s is not a sum of pairwise products",
+                               xf_op_get(nd->op)->name);
+            st = push(&p.terms[0][e], mul2(c, a->e[i], b->e[j]), err);
+        }
+    }
+    if (st == XF_OK) st = probe_emit(c, &p, nd, vals, err);
+    probe_free(&p);
+    return st;
+}
+
+static xf_status conv(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tensor *vals,
+                      xf_error *err)
+{
+    xf_params prm = nd->params;
+    prm.activation = XF_ACT_NONE;
+    xf_status st = bilinear(c, g, nd, &prm, vals, err);
+    if (st != XF_OK) return st;
+    xfb_tensor *y = &vals[nd->outputs[0]];
+    if (nd->n_inputs > 2 && nd->inputs[2] >= 0) {
+        const xfb_tensor *bias = &vals[nd->inputs[2]];
+        int64_t hw = y->n / (y->shape.dims[0] * y->shape.dims[1]);
+        for (int64_t e = 0; e < y->n; e++) {
+            Z3_ast t[2] = {y->e[e], bias->e[(e / hw) % y->shape.dims[1]]};
+            y->e[e] = Z3_mk_add(c->z, 2, t);
+        }
+    }
+    for (int64_t e = 0; e < y->n; e++) {
+        switch (nd->params.activation) {
+        case XF_ACT_NONE: break;
+        case XF_ACT_RELU: y->e[e] = relu(c, y->e[e]); break;
+        case XF_ACT_SIGMOID: y->e[e] = apply_uf(c, XF_OP_SIGMOID, y->e[e], err); break;
+        case XF_ACT_TANH: y->e[e] = apply_uf(c, XF_OP_TANH, y->e[e], err); break;
+        default:
+            return XF_FAIL(err, XF_ERR_UNSUPPORTED, "bounded check: conv activation %d",
+                           (int)nd->params.activation);
+        }
+        if (!y->e[e]) return XF_ERR_NOMEM;
+    }
+    return xfb_z3_check(c, "elaborating conv", err);
+}
+
+/* ----------------------------------------------------------------- maxpool */
+
+static xf_status maxpool(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tensor *vals,
+                         xf_error *err)
+{
+    probe p;
+    xf_status st = probe_init(&p, g, nd, 1, err);
+    const xfb_tensor *x = &vals[nd->inputs[0]];
+    xfb_tensor *y = &vals[nd->outputs[0]];
+    for (int64_t i = 0; st == XF_OK && i < x->n; i++) {
+        fdata(&p.in[0])[i] = 1.0f;
+        st = probe_run(&p, nd, &nd->params, err);
+        fdata(&p.in[0])[i] = 0.0f;
+        for (int64_t e = 0; st == XF_OK && e < y->n; e++)
+            if (fdata(&p.out[0])[e] != 0.0f) st = push(&p.terms[0][e], x->e[i], err);
+    }
+    for (int64_t e = 0; st == XF_OK && e < y->n; e++) {
+        termv *w = &p.terms[0][e];
+        if (w->n == 0) {
+            st = XF_FAIL(err, XF_ERR_UNSUPPORTED, "bounded check: maxpool window %lld is empty",
+                         (long long)e);
+            break;
+        }
+        Z3_ast m = w->t[0];
+        for (int k = 1; k < w->n; k++) m = Z3_mk_ite(c->z, Z3_mk_gt(c->z, w->t[k], m), w->t[k], m);
+        y->e[e] = m;
+    }
+    probe_free(&p);
+    return st == XF_OK ? xfb_z3_check(c, "elaborating maxpool", err) : st;
+}
+
+/* ------------------------------------------------------------ constants */
+
+static xf_status constant(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tensor *vals,
+                          xf_error *err)
+{
+    probe p;
+    xf_status st = probe_init(&p, g, nd, 0, err);
+    if (st == XF_OK) st = probe_run(&p, nd, &nd->params, err);
+    xfb_tensor *y = &vals[nd->outputs[0]];
+    for (int64_t e = 0; st == XF_OK && e < y->n; e++) {
+        y->e[e] = num(c, fdata(&p.out[0])[e], err);
+        if (!y->e[e]) st = XF_ERR_UNSUPPORTED;
+    }
+    probe_free(&p);
+    return st;
+}
+
+/* -------------------------------------------------------- normalisations */
+
+/* Flat index into `in` (numpy-broadcast to `out`) of out's flat index e. */
+static int64_t bcast_index(const xf_shape *out, const xf_shape *in, int64_t e)
+{
+    int64_t idx = 0, stride = 1;
+    for (int d = out->rank - 1, k = in->rank - 1; d >= 0; d--, k--) {
+        int64_t coord = e % out->dims[d];
+        e /= out->dims[d];
+        if (k < 0) continue;
+        if (in->dims[k] != 1) idx += coord * stride;
+        stride *= in->dims[k];
+    }
+    return idx;
+}
+
+static xf_status softmax(xfb_ctx *c, const xfb_tensor *x, int axis, xfb_tensor *y,
+                         xf_error *err)
+{
+    int64_t n = x->shape.dims[axis], inner = 1;
+    for (int d = axis + 1; d < x->shape.rank; d++) inner *= x->shape.dims[d];
+    Z3_ast *ex = malloc((size_t)n * sizeof *ex);
+    if (!ex) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+    for (int64_t base = 0; base < x->n; base++) {
+        if ((base / inner) % n != 0) continue; /* first element of a lane */
+        for (int64_t k = 0; k < n; k++) {
+            ex[k] = apply_uf(c, XF_OP_EXP, x->e[base + k * inner], err);
+            if (!ex[k]) return free(ex), XF_ERR_NOMEM;
+        }
+        Z3_ast s = sum(c, ex, (int)n);
+        for (int64_t k = 0; k < n; k++) y->e[base + k * inner] = Z3_mk_div(c->z, ex[k], s);
+    }
+    free(ex);
+    return xfb_z3_check(c, "elaborating softmax", err);
+}
+
+static xf_status layernorm(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tensor *vals,
+                           xf_error *err)
+{
+    const xfb_tensor *x = &vals[nd->inputs[0]], *scale = &vals[nd->inputs[1]];
+    const xfb_tensor *bias = nd->n_inputs > 2 && nd->inputs[2] >= 0 ? &vals[nd->inputs[2]] : NULL;
+    xfb_tensor *y = &vals[nd->outputs[0]];
+    int axis = nd->params.axis < 0 ? nd->params.axis + x->shape.rank : nd->params.axis;
+    xf_shape tail = xf_shape_make(x->shape.rank - axis, x->shape.dims + axis);
+    int64_t inner = xf_shape_numel(&tail);
+    Z3_ast *d = malloc((size_t)inner * 2 * sizeof *d);
+    if (!d) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+    Z3_ast *sq = d + inner, inv_n = Z3_mk_real(c->z, 1, (int)inner);
+    Z3_ast eps = num(c, nd->params.epsilon, err);
+    if (!eps) return free(d), XF_ERR_UNSUPPORTED;
+    for (int64_t row = 0; row < x->n; row += inner) {
+        Z3_ast mean = mul2(c, inv_n, sum(c, x->e + row, (int)inner));
+        for (int64_t k = 0; k < inner; k++) {
+            d[k] = Z3_mk_sub(c->z, 2, (Z3_ast[]){x->e[row + k], mean});
+            sq[k] = mul2(c, d[k], d[k]);
+        }
+        Z3_ast var = mul2(c, inv_n, sum(c, sq, (int)inner));
+        Z3_ast s = apply_uf(c, XF_OP_SQRT, Z3_mk_add(c->z, 2, (Z3_ast[]){var, eps}), err);
+        if (!s || side(c, Z3_mk_gt(c->z, s, zero(c)), err) != XF_OK) return free(d), XF_ERR_NOMEM;
+        for (int64_t k = 0; k < inner; k++) {
+            Z3_ast v = mul2(c, Z3_mk_div(c->z, d[k], s),
+                            scale->e[bcast_index(&tail, &scale->shape, k)]);
+            if (bias)
+                v = Z3_mk_add(c->z, 2, (Z3_ast[]){v, bias->e[bcast_index(&tail, &bias->shape, k)]});
+            y->e[row + k] = v;
+        }
+    }
+    free(d);
+    (void)g;
+    return xfb_z3_check(c, "elaborating layernorm", err);
+}
+
+static xf_status batchnorm(xfb_ctx *c, const xf_node *nd, xfb_tensor *vals, xf_error *err)
+{
+    const xfb_tensor *x = &vals[nd->inputs[0]], *scale = &vals[nd->inputs[1]],
+                     *b = &vals[nd->inputs[2]], *mean = &vals[nd->inputs[3]],
+                     *var = &vals[nd->inputs[4]];
+    xfb_tensor *y = &vals[nd->outputs[0]];
+    int64_t ch = x->shape.dims[1], hw = x->n / (x->shape.dims[0] * ch);
+    Z3_ast eps = num(c, nd->params.epsilon, err);
+    if (!eps) return XF_ERR_UNSUPPORTED;
+    for (int64_t e = 0; e < x->n; e++) {
+        int64_t k = (e / hw) % ch;
+        Z3_ast s = apply_uf(c, XF_OP_SQRT, Z3_mk_add(c->z, 2, (Z3_ast[]){var->e[k], eps}), err);
+        if (!s) return XF_ERR_NOMEM;
+        Z3_ast centred = Z3_mk_sub(c->z, 2, (Z3_ast[]){x->e[e], mean->e[k]});
+        Z3_ast v = Z3_mk_div(c->z, mul2(c, centred, scale->e[k]), s);
+        y->e[e] = Z3_mk_add(c->z, 2, (Z3_ast[]){v, b->e[k]});
+    }
+    return xfb_z3_check(c, "elaborating batchnorm", err);
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+static xf_status node(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tensor *vals,
+                      xf_error *err)
+{
+    const xfb_tensor *x = nd->n_inputs > 0 && nd->inputs[0] >= 0 ? &vals[nd->inputs[0]] : NULL;
+    xfb_tensor *y = &vals[nd->outputs[0]];
+    switch (nd->op) {
+    case XF_OP_ADD: case XF_OP_SUB: case XF_OP_NEG: case XF_OP_IDENTITY:
+    case XF_OP_CONCAT: case XF_OP_SPLIT: case XF_OP_TRANSPOSE: case XF_OP_RESHAPE:
+    case XF_OP_FLATTEN: case XF_OP_SQUEEZE: case XF_OP_UNSQUEEZE: case XF_OP_SLICE:
+    case XF_OP_PAD: case XF_OP_EXPAND: case XF_OP_ENLARGE: case XF_OP_AVGPOOL:
+    case XF_OP_GLOBAL_AVGPOOL: case XF_OP_REDUCE_MEAN:
+        return affine(c, g, nd, vals, err);
+    case XF_OP_MUL: case XF_OP_SCALAR_MUL: case XF_OP_MATMUL:
+        return bilinear(c, g, nd, &nd->params, vals, err);
+    case XF_OP_CONV: return conv(c, g, nd, vals, err);
+    case XF_OP_MAXPOOL: return maxpool(c, g, nd, vals, err);
+    case XF_OP_CONST_IDENTITY_CONV: case XF_OP_CONST_IDENTITY_MATRIX: case XF_OP_CONST_ONES:
+    case XF_OP_CONST_POOL: case XF_OP_CONSTANT_OF_SHAPE:
+        return constant(c, g, nd, vals, err);
+    case XF_OP_RELU:
+        for (int64_t e = 0; e < y->n; e++) y->e[e] = relu(c, x->e[e]);
+        return xfb_z3_check(c, "elaborating relu", err);
+    case XF_OP_SIGMOID: case XF_OP_TANH: case XF_OP_ERF: case XF_OP_GELU: case XF_OP_EXP:
+    case XF_OP_LOG: case XF_OP_SQRT:
+        for (int64_t e = 0; e < y->n; e++)
+            if (!(y->e[e] = apply_uf(c, nd->op, x->e[e], err))) return XF_ERR_NOMEM;
+        return xfb_z3_check(c, "elaborating an abstract function", err);
+    case XF_OP_SOFTMAX: {
+        int axis = nd->params.axis < 0 ? nd->params.axis + x->shape.rank : nd->params.axis;
+        return softmax(c, x, axis, y, err);
+    }
+    case XF_OP_LAYERNORM: return layernorm(c, g, nd, vals, err);
+    case XF_OP_BATCHNORM: return batchnorm(c, nd, vals, err);
+    default:
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "bounded check: operator %s is not modelled",
+                       xf_op_get(nd->op)->name);
+    }
+}
+
+xf_status xfb_elaborate(xfb_ctx *c, const xf_graph *g, xfb_tensor *vals, xf_error *err)
+{
+    int *order = malloc((size_t)g->n_nodes * sizeof *order + 1);
+    if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+    xf_status st = xf_graph_topo_order(g, order, err);
+    for (int k = 0; st == XF_OK && k < g->n_nodes; k++) {
+        const xf_node *nd = &g->nodes[order[k]];
+        for (int i = 0; st == XF_OK && i < nd->n_inputs; i++)
+            if (nd->inputs[i] >= 0 && g->values[nd->inputs[i]].dtype != XF_F32)
+                st = XF_FAIL(err, XF_ERR_UNSUPPORTED, "bounded check: %s reads a %s tensor",
+                             xf_op_get(nd->op)->name,
+                             xf_dtype_name(g->values[nd->inputs[i]].dtype));
+        for (int o = 0; st == XF_OK && o < nd->n_outputs; o++) {
+            xfb_tensor *t = &vals[nd->outputs[o]];
+            t->shape = g->values[nd->outputs[o]].shape;
+            t->n = xf_shape_numel(&t->shape);
+            t->e = calloc((size_t)t->n + 1, sizeof *t->e);
+            if (!t->e) st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+        }
+        if (st == XF_OK) st = node(c, g, nd, vals, err);
+        if (st != XF_OK) {
+            char b[128];
+            xf_error_prefix(err, "%s: ", xf_node_describe(g, order[k], b, sizeof b));
+        }
+    }
+    free(order);
+    return st;
+}

@@ -1,0 +1,145 @@
+/*
+ * prove.c — the axiomatic proof of a rule: for every mapped output i, check
+ * `axioms ∧ src_i ≠ dst_i` with each enabled axiom switched on by its
+ * assumption literal. Unsat for every output means proved, and the union of
+ * the unsat cores names the axioms used; sat means the enabled axioms do
+ * not imply the rule; unknown (timeout, memory, incomplete quantifier
+ * instantiation) is kept as unknown. One solver per verifier holds the
+ * guarded axioms; each query runs inside push/pop.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify/prove_impl.h"
+
+static xf_status prover(xf_verifier *v, xf_error *err)
+{
+    if (v->prover) return XF_OK;
+    Z3_context c = v->ctx;
+    v->prover = xf_verifier_solver(v);
+    for (int i = 0; i < xf_verify_axiom_count(); i++)
+        Z3_solver_assert(c, v->prover, Z3_mk_implies(c, v->lits[i], v->axioms[i]));
+    if (xf_verifier_z3_error(v, "asserting the axioms", err)) return err ? err->code : XF_ERR_INTERNAL;
+    return XF_OK;
+}
+
+static void proof_init(xf_proof *out)
+{
+    memset(out, 0, sizeof *out);
+    out->result = XF_PROOF_PROVED;
+    out->output = -1;
+}
+
+/* Adds the axioms of the solver's unsat core to out->core (kept ascending). */
+static void add_core(xf_verifier *v, Z3_solver s, xf_proof *out)
+{
+    Z3_context c = v->ctx;
+    Z3_ast_vector core = Z3_solver_get_unsat_core(c, s);
+    Z3_ast_vector_inc_ref(c, core);
+    unsigned n = Z3_ast_vector_size(c, core);
+    for (unsigned j = 0; j < n; j++) {
+        Z3_ast lit = Z3_ast_vector_get(c, core, j);
+        for (int i = 0; i < xf_verify_axiom_count(); i++) {
+            if (!Z3_is_eq_ast(c, lit, v->lits[i])) continue;
+            int k = 0;
+            while (k < out->n_core && out->core[k] < i) k++;
+            if ((k < out->n_core && out->core[k] == i) || out->n_core == XF_VERIFY_MAX_CORE) break;
+            memmove(&out->core[k + 1], &out->core[k], sizeof(int) * (size_t)(out->n_core - k));
+            out->core[k] = i;
+            out->n_core++;
+            break;
+        }
+    }
+    Z3_ast_vector_dec_ref(c, core);
+}
+
+/* One query: `goal` (a formula whose negation the axioms should refute) under
+ * the enabled axioms except `skip` (-1: none). */
+static xf_status query(xf_verifier *v, Z3_ast negated_goal, int skip, xf_proof *out, int output,
+                       xf_error *err)
+{
+    Z3_context c = v->ctx;
+    int n = xf_verify_axiom_count(), m = 0;
+    Z3_ast *as = malloc(sizeof *as * (size_t)n);
+    if (!as) return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory for assumptions");
+    for (int i = 0; i < n; i++)
+        if (v->enabled[i] && i != skip) as[m++] = v->lits[i];
+    Z3_solver_push(c, v->prover);
+    Z3_solver_assert(c, v->prover, negated_goal);
+    Z3_lbool r = Z3_solver_check_assumptions(c, v->prover, (unsigned)m, as);
+    free(as);
+    xf_status st = XF_OK;
+    if (xf_verifier_z3_error(v, "checking a rule", err)) {
+        st = err ? err->code : XF_ERR_INTERNAL;
+    } else if (r == Z3_L_FALSE) {
+        add_core(v, v->prover, out);
+    } else {
+        out->result = r == Z3_L_TRUE ? XF_PROOF_FAILED : XF_PROOF_UNKNOWN;
+        out->output = output;
+        if (r == Z3_L_TRUE)
+            snprintf(out->detail, sizeof out->detail, "output %d: the axioms admit a model where the sides differ",
+                     output);
+        else
+            snprintf(out->detail, sizeof out->detail, "output %d: solver gave up (%s)", output,
+                     Z3_solver_get_reason_unknown(c, v->prover));
+    }
+    Z3_solver_pop(c, v->prover, 1);
+    return st;
+}
+
+static void core_names(xf_proof *out)
+{
+    xf_strbuf b = {out->core_names, sizeof out->core_names, 0, 0};
+    for (int i = 0; i < out->n_core; i++)
+        xf_strbuf_printf(&b, "%s%s", i ? "," : "", xf_verify_axiom(out->core[i])->name);
+}
+
+xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_error *err)
+{
+    double t0 = xf_verify_now_ms();
+    proof_init(out);
+    xf_status st = prover(v, err);
+    if (st != XF_OK) return st;
+    int n = r->src.n_outputs;
+    if (n != r->dst.n_outputs || n < 1)
+        return XF_FAIL(err, XF_ERR_INVALID, "verify: rule sides have %d and %d outputs", n, r->dst.n_outputs);
+    Z3_ast *so = malloc(sizeof *so * (size_t)n * 2);
+    if (!so) return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory proving a rule");
+    Z3_ast *dout = so + n;
+    xf_error e2;
+    st = xf_prove_encode(v, &r->src, so, &e2);
+    if (st == XF_OK) st = xf_prove_encode(v, &r->dst, dout, &e2);
+    if (st == XF_ERR_UNSUPPORTED) {
+        out->result = XF_PROOF_UNSUPPORTED;
+        snprintf(out->detail, sizeof out->detail, "%s", e2.msg);
+        st = XF_OK;
+    } else if (st != XF_OK) {
+        if (err) *err = e2;
+    } else {
+        for (int i = 0; i < n && st == XF_OK && out->result == XF_PROOF_PROVED; i++) {
+            if (Z3_is_eq_ast(v->ctx, so[i], dout[i])) continue;
+            st = query(v, Z3_mk_not(v->ctx, Z3_mk_eq(v->ctx, so[i], dout[i])), -1, out, i, err);
+        }
+        if (out->result == XF_PROOF_PROVED) core_names(out);
+        else out->n_core = 0;
+    }
+    free(so);
+    out->time_ms = xf_verify_now_ms() - t0;
+    return st;
+}
+
+xf_status xf_verify_axiom_redundant(xf_verifier *v, int i, xf_proof *out, xf_error *err)
+{
+    double t0 = xf_verify_now_ms();
+    proof_init(out);
+    if (i < 0 || i >= xf_verify_axiom_count())
+        return XF_FAIL(err, XF_ERR_INVALID, "verify: no axiom number %d (there are %d)", i,
+                       xf_verify_axiom_count());
+    xf_status st = prover(v, err);
+    if (st == XF_OK) st = query(v, Z3_mk_not(v->ctx, v->axioms[i]), i, out, 0, err);
+    if (st == XF_OK && out->result == XF_PROOF_PROVED) core_names(out);
+    else out->n_core = 0;
+    out->time_ms = xf_verify_now_ms() - t0;
+    return st;
+}

@@ -1,0 +1,215 @@
+/*
+ * prove_encode.c — turns a rule side (an xf_graph) into Z3 terms of the
+ * axiomatic encoding: graph input i becomes the tensor constant "in<i>"
+ * (shared by both sides of a rule), each node an application of its
+ * operator's uninterpreted function. Parameters become Int arguments in the
+ * form the axioms expect: axes relative to the last dimension, concat with
+ * the sizes of its parts along the axis (n-ary concat folded left), each
+ * split output a slice (axis, offset, length, input size), conv padding as
+ * a mode (same/valid), depthwise groups as -1. Two shape facts are used
+ * directly: enlarging a kernel to its own size and swapping two axes of
+ * size 1 are the identity. Operators or parameter
+ * settings the axioms do not model are XF_ERR_UNSUPPORTED naming the node.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "verify/prove_impl.h"
+
+static Z3_ast mk_int(xf_verifier *v, int64_t x)
+{
+    return Z3_mk_int64(v->ctx, x, Z3_mk_int_sort(v->ctx));
+}
+
+static Z3_ast app(xf_verifier *v, xf_ax_fn f, int n_int, const int64_t *ints, int n_t,
+                  const Z3_ast *ts)
+{
+    Z3_ast args[8];
+    int n = 0;
+    for (int i = 0; i < n_int; i++) args[n++] = mk_int(v, ints[i]);
+    for (int i = 0; i < n_t; i++) args[n++] = ts[i];
+    return Z3_mk_app(v->ctx, v->fns[f], (unsigned)n, args);
+}
+
+static int64_t neg_axis(int64_t axis, int rank)
+{
+    return axis < 0 ? axis : axis - rank;
+}
+
+/* Padding mode of a conv/pool window: same ((k-1)/2 each side, odd k),
+ * valid (none; a 1x1 window counts as same), -1 otherwise. */
+static int pad_mode(const int32_t *pads, int64_t kh, int64_t kw)
+{
+    if (kh % 2 == 1 && kw % 2 == 1 && pads[0] == (kh - 1) / 2 && pads[2] == (kh - 1) / 2 &&
+        pads[1] == (kw - 1) / 2 && pads[3] == (kw - 1) / 2)
+        return XF_AX_PAD_SAME;
+    if (pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0) return XF_AX_PAD_VALID;
+    return -1;
+}
+
+static int32_t or1(int32_t x)
+{
+    return x ? x : 1;
+}
+
+static xf_status unsupported(const xf_graph *g, int node, const char *why, xf_error *err)
+{
+    char d[128];
+    return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s: %s",
+                   xf_node_describe(g, node, d, sizeof d), why);
+}
+
+static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *val,
+                             xf_error *err)
+{
+    const xf_node *nd = &g->nodes[ni];
+    const xf_params *p = &nd->params;
+    Z3_ast in[8] = {0};
+    const xf_shape *s0 = nd->n_inputs > 0 && nd->inputs[0] >= 0 ? &g->values[nd->inputs[0]].shape : NULL;
+    for (int i = 0; i < nd->n_inputs && i < 8; i++) in[i] = nd->inputs[i] >= 0 ? val[nd->inputs[i]] : NULL;
+    Z3_ast r = NULL;
+    int64_t k[6];
+    switch (nd->op) {
+    case XF_OP_ADD: r = app(v, XF_AX_EWADD, 0, NULL, 2, in); break;
+    case XF_OP_MUL: r = app(v, XF_AX_EWMUL, 0, NULL, 2, in); break;
+    case XF_OP_SCALAR_MUL: r = app(v, XF_AX_SMUL, 0, NULL, 2, in); break;
+    case XF_OP_MATMUL: r = app(v, XF_AX_MATMUL, 0, NULL, 2, in); break;
+    case XF_OP_RELU: r = app(v, XF_AX_RELU, 0, NULL, 1, in); break;
+    case XF_OP_SIGMOID: r = app(v, XF_AX_SIGMOID, 0, NULL, 1, in); break;
+    case XF_OP_TANH: r = app(v, XF_AX_TANH, 0, NULL, 1, in); break;
+    case XF_OP_GELU: r = app(v, XF_AX_GELU, 0, NULL, 1, in); break;
+    case XF_OP_ERF: r = app(v, XF_AX_ERF, 0, NULL, 1, in); break;
+    case XF_OP_EXP: r = app(v, XF_AX_EXP, 0, NULL, 1, in); break;
+    case XF_OP_IDENTITY:
+    case XF_OP_DROPOUT: r = in[0]; break;
+    case XF_OP_CONV: {
+        const xf_shape *ws = &g->values[nd->inputs[1]].shape;
+        if (nd->n_inputs > 2 && nd->inputs[2] >= 0) return unsupported(g, ni, "conv bias is not modelled", err);
+        if (or1(p->dilation[0]) != 1 || or1(p->dilation[1]) != 1)
+            return unsupported(g, ni, "dilated conv is not modelled", err);
+        int pm = pad_mode(p->pads, ws->dims[2], ws->dims[3]);
+        if (pm < 0) return unsupported(g, ni, "padding is neither 'same' nor 'valid'", err);
+        int64_t grp = or1(p->group);
+        if (grp > 1 && grp == s0->dims[1]) grp = XF_AX_DEPTHWISE;
+        k[0] = or1(p->stride[0]), k[1] = or1(p->stride[1]), k[2] = pm, k[3] = p->activation, k[4] = grp;
+        r = app(v, XF_AX_CONV, 5, k, 2, in);
+        break;
+    }
+    case XF_OP_AVGPOOL:
+    case XF_OP_MAXPOOL: {
+        int pm = pad_mode(p->pads, p->kernel[0], p->kernel[1]);
+        if (pm < 0) return unsupported(g, ni, "padding is neither 'same' nor 'valid'", err);
+        if (p->ceil_mode) return unsupported(g, ni, "ceil_mode is not modelled", err);
+        if (nd->op == XF_OP_AVGPOOL && pm == XF_AX_PAD_SAME && p->kernel[0] * p->kernel[1] > 1 &&
+            !p->count_include_pad)
+            return unsupported(g, ni, "average pooling that excludes padding is not modelled", err);
+        k[0] = p->kernel[0], k[1] = p->kernel[1], k[2] = or1(p->stride[0]), k[3] = or1(p->stride[1]),
+        k[4] = pm;
+        r = app(v, nd->op == XF_OP_AVGPOOL ? XF_AX_AVGPOOL : XF_AX_MAXPOOL, 5, k, 1, in);
+        break;
+    }
+    case XF_OP_CONCAT: {
+        int64_t a = neg_axis(p->axis, s0->rank);
+        r = in[0];
+        int64_t done = s0->dims[s0->rank + a];
+        for (int i = 1; i < nd->n_inputs; i++) {
+            const xf_shape *si = &g->values[nd->inputs[i]].shape;
+            Z3_ast two[2] = {r, val[nd->inputs[i]]};
+            k[0] = a, k[1] = done, k[2] = si->dims[si->rank + a];
+            r = app(v, XF_AX_CONCAT, 3, k, 2, two);
+            done += k[2];
+        }
+        break;
+    }
+    case XF_OP_SPLIT: {
+        int64_t a = neg_axis(p->axis, s0->rank), off = 0;
+        for (int o = 0; o < nd->n_outputs; o++) {
+            const xf_shape *so = &g->values[nd->outputs[o]].shape;
+            k[0] = a, k[1] = off, k[2] = so->dims[so->rank + a], k[3] = s0->dims[s0->rank + a];
+            val[nd->outputs[o]] = app(v, XF_AX_SLICE, 4, k, 1, in);
+            off += k[2];
+        }
+        return XF_OK;
+    }
+    case XF_OP_TRANSPOSE: {
+        int swap = s0->rank >= 2, ident = 1;
+        for (int i = 0; i < p->n_axes; i++) {
+            int64_t want = i < p->n_axes - 2 ? i : (i == p->n_axes - 2 ? i + 1 : i - 1);
+            if (p->axes[i] != want) swap = 0;
+            if (p->axes[i] != i) ident = 0;
+        }
+        if (p->n_axes == 0) swap = s0->rank == 2, ident = s0->rank < 2;
+        /* swapping two axes of size 1 moves no element */
+        if (swap && s0->dims[s0->rank - 1] == 1 && s0->dims[s0->rank - 2] == 1) ident = 1;
+        if (ident) r = in[0];
+        else if (swap) r = app(v, XF_AX_TRANS, 0, NULL, 1, in);
+        else return unsupported(g, ni, "only a swap of the last two axes is modelled", err);
+        break;
+    }
+    case XF_OP_ENLARGE:
+        if (s0->dims[2] == p->kernel[0] && s0->dims[3] == p->kernel[1]) {
+            r = in[0]; /* already that size: nothing to pad */
+            break;
+        }
+        k[0] = p->kernel[0], k[1] = p->kernel[1];
+        r = app(v, XF_AX_ENLARGE, 2, k, 1, in);
+        break;
+    case XF_OP_CONST_IDENTITY_CONV:
+        k[0] = p->shape[2], k[1] = p->shape[3];
+        r = app(v, XF_AX_ICONV, 2, k, 0, NULL);
+        break;
+    case XF_OP_CONST_POOL:
+        k[0] = p->shape[2], k[1] = p->shape[3];
+        r = app(v, XF_AX_POOL, 2, k, 0, NULL);
+        break;
+    case XF_OP_CONST_IDENTITY_MATRIX: r = app(v, XF_AX_IMAT, 0, NULL, 0, NULL); break;
+    case XF_OP_CONST_ONES: r = app(v, XF_AX_ONES, 0, NULL, 0, NULL); break;
+    case XF_OP_SOFTMAX:
+        k[0] = neg_axis(p->axis, s0->rank);
+        r = app(v, XF_AX_SOFTMAX, 1, k, 1, in);
+        break;
+    case XF_OP_LAYERNORM: {
+        Z3_ast three[3] = {in[0], in[1], NULL};
+        three[2] = nd->n_inputs > 2 && nd->inputs[2] >= 0 ? in[2] : app(v, XF_AX_ZEROS, 0, NULL, 0, NULL);
+        k[0] = neg_axis(p->axis, s0->rank);
+        r = app(v, XF_AX_LAYERNORM, 1, k, 3, three);
+        break;
+    }
+    case XF_OP_REDUCE_MEAN:
+        if (p->n_axes != 1 || !p->keepdims)
+            return unsupported(g, ni, "only a mean over one axis keeping dims is modelled", err);
+        k[0] = neg_axis(p->axes[0], s0->rank);
+        r = app(v, XF_AX_MEAN, 1, k, 1, in);
+        break;
+    default: return unsupported(g, ni, "operator has no axiomatic encoding", err);
+    }
+    val[nd->outputs[0]] = r;
+    return XF_OK;
+}
+
+xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, xf_error *err)
+{
+    xf_status st = XF_OK;
+    Z3_ast *val = calloc((size_t)g->n_values + 1, sizeof *val);
+    int *order = malloc(sizeof *order * ((size_t)g->n_nodes + 1));
+    if (!val || !order) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory encoding a graph");
+        goto done;
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "in%d", i);
+        val[g->inputs[i]] = Z3_mk_const(v->ctx, Z3_mk_string_symbol(v->ctx, name), v->tensor);
+    }
+    st = xf_graph_topo_order(g, order, err);
+    for (int i = 0; st == XF_OK && i < g->n_nodes; i++) st = encode_node(v, g, order[i], val, err);
+    for (int i = 0; st == XF_OK && i < g->n_outputs; i++) {
+        outs[i] = val[g->outputs[i]];
+        if (!outs[i]) st = XF_FAIL(err, XF_ERR_GRAPH, "verify: output %d is not computed", i);
+    }
+    if (st == XF_OK && xf_verifier_z3_error(v, "encoding a graph", err)) st = err ? err->code : XF_ERR_INTERNAL;
+done:
+    free(val);
+    free(order);
+    return st;
+}

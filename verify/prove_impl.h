@@ -1,0 +1,14 @@
+/*
+ * prove_impl.h — private to the axiomatic prover: graph encoding shared by
+ * prove.c and prove_encode.c.
+ */
+#ifndef XF_PROVE_IMPL_H
+#define XF_PROVE_IMPL_H
+
+#include "verify/verify_impl.h"
+
+/* Encodes g's outputs (g->n_outputs terms into outs). XF_ERR_UNSUPPORTED
+ * names the node whose operator or parameters the axioms do not model. */
+xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, xf_error *err);
+
+#endif /* XF_PROVE_IMPL_H */

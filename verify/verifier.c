@@ -1,0 +1,130 @@
+/*
+ * verifier.c — the verifier object: options, one Z3 context (its error
+ * handler records errors instead of exiting the process), solver parameters
+ * (timeout, memory limit, seed) and the axiom switches.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "verify/verify_impl.h"
+
+void xf_verify_options_init(xf_verify_options *o)
+{
+    o->timeout_ms = 10000;
+    o->memory_mb = 0;
+    o->bounded_max_dim = 4;
+    o->seed = 0;
+}
+
+/* Z3 calls this instead of exiting; the code stays readable with
+ * Z3_get_error_code until the next API call. */
+static void on_z3_error(Z3_context c, Z3_error_code e)
+{
+    (void)c;
+    (void)e;
+}
+
+int xf_verifier_z3_error(xf_verifier *v, const char *what, xf_error *err)
+{
+    Z3_error_code e = Z3_get_error_code(v->ctx);
+    if (e == Z3_OK) return 0;
+    XF_FAIL(err, XF_ERR_INTERNAL, "Z3 failed while %s: %s", what, Z3_get_error_msg(v->ctx, e));
+    return 1;
+}
+
+double xf_verify_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_error *err)
+{
+    *out = NULL;
+    xf_verifier *v = calloc(1, sizeof *v);
+    if (!v) return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory creating a verifier");
+    if (o) v->opt = *o;
+    else xf_verify_options_init(&v->opt);
+    Z3_config cfg = Z3_mk_config();
+    v->ctx = Z3_mk_context(cfg);
+    Z3_del_config(cfg);
+    if (!v->ctx) {
+        free(v);
+        return XF_FAIL(err, XF_ERR_INTERNAL, "verify: Z3 could not create a context");
+    }
+    Z3_set_error_handler(v->ctx, on_z3_error);
+    Z3_context c = v->ctx;
+    v->params = Z3_mk_params(c);
+    Z3_params_inc_ref(c, v->params);
+    if (v->opt.timeout_ms)
+        Z3_params_set_uint(c, v->params, Z3_mk_string_symbol(c, "timeout"), v->opt.timeout_ms);
+    Z3_params_set_uint(c, v->params, Z3_mk_string_symbol(c, "random_seed"), v->opt.seed);
+    /* Proofs need E-matching only; model-based instantiation would spend the
+     * whole timeout on rules the axioms cannot prove. */
+    Z3_params_set_bool(c, v->params, Z3_mk_string_symbol(c, "smt.mbqi"), false);
+    if (v->opt.memory_mb) {
+        char mb[32];
+        snprintf(mb, sizeof mb, "%u", v->opt.memory_mb);
+        Z3_global_param_set("memory_max_size", mb);
+    }
+    xf_status st = xf_verify_axioms_load(v, err);
+    if (st != XF_OK) {
+        xf_verifier_free(v);
+        return st;
+    }
+    *out = v;
+    return XF_OK;
+}
+
+void xf_verifier_free(xf_verifier *v)
+{
+    if (!v) return;
+    free(v->axioms);
+    free(v->lits);
+    free(v->enabled);
+    if (v->prover) Z3_solver_dec_ref(v->ctx, v->prover);
+    if (v->params) Z3_params_dec_ref(v->ctx, v->params);
+    Z3_del_context(v->ctx);
+    free(v);
+}
+
+const xf_verify_options *xf_verifier_options(const xf_verifier *v)
+{
+    return &v->opt;
+}
+
+xf_status xf_verifier_set_axiom(xf_verifier *v, int i, int enabled, xf_error *err)
+{
+    if (i < 0 || i >= xf_verify_axiom_count())
+        return XF_FAIL(err, XF_ERR_INVALID, "verify: no axiom number %d (there are %d)", i,
+                       xf_verify_axiom_count());
+    v->enabled[i] = enabled ? 1 : 0;
+    return XF_OK;
+}
+
+int xf_verifier_axiom_enabled(const xf_verifier *v, int i)
+{
+    return i >= 0 && i < xf_verify_axiom_count() && v->enabled[i];
+}
+
+Z3_solver xf_verifier_solver(xf_verifier *v)
+{
+    Z3_solver s = Z3_mk_solver(v->ctx);
+    Z3_solver_inc_ref(v->ctx, s);
+    Z3_solver_set_params(v->ctx, s, v->params);
+    return s;
+}
+
+const char *xf_proof_result_name(xf_proof_result r)
+{
+    switch (r) {
+    case XF_PROOF_PROVED: return "proved";
+    case XF_PROOF_FAILED: return "failed";
+    case XF_PROOF_UNKNOWN: return "unknown";
+    case XF_PROOF_UNSUPPORTED: return "unsupported";
+    }
+    return "?";
+}

@@ -1,0 +1,145 @@
+/*
+ * verify.h — decides candidate substitution rules (the second stage after
+ * xfergen): an axiomatic proof and a bounded element-wise check, both with
+ * the Z3 SMT solver.
+ *
+ * 1. Axiomatic proof (shape-generic, verify/axioms*.c, verify/prove*.c):
+ *    tensors are values of an uninterpreted sort, every operator an
+ *    uninterpreted function with integer parameters (axes relative to the
+ *    last dimension, strides, padding mode, activation...), and operator
+ *    properties are quantified axioms (a fixed table, each with a name and a
+ *    one-line description, listed in docs/verify.md). A rule is proved when
+ *    `axioms ∧ src_i ≠ dst_i` is unsat for every mapped output i; each axiom
+ *    is asserted behind an assumption literal, so the unsat core names the
+ *    axioms the proof rests on. Axioms ignore shapes (the enumerator only
+ *    builds well-typed graphs); sizes that matter (concat/split boundaries)
+ *    are explicit integer arguments of the encoded terms.
+ * 2. Bounded check (independent of the axioms, verify/bounded*.c): both
+ *    sides elaborated element-wise over real symbolic inputs at the shapes
+ *    the rule admits (up to 4x4x4x4), asserting that some output element
+ *    differs: unsat everywhere ⇒ valid, sat ⇒ refuted with the concrete
+ *    inputs as counterexample.
+ *
+ * A solver "unknown" (timeout, memory limit, incomplete quantifier
+ * reasoning) is reported as such, never as proved. Z3 errors are caught by
+ * an error handler installed on the verifier's context: they become
+ * xf_status errors, the process never exits. A verifier is not thread-safe;
+ * use one per thread or process.
+ */
+#ifndef XF_VERIFY_H
+#define XF_VERIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+/* ------------------------------------------------------------- verifier */
+
+typedef struct xf_verify_options {
+    unsigned timeout_ms;  /* per solver query; 0: no limit (default 10000) */
+    unsigned memory_mb;   /* Z3 memory limit (memory_max_size); 0: none (default 0) */
+    int bounded_max_dim;  /* bounded check: largest dim per axis (default 4) */
+    unsigned seed;        /* solver random seed (default 0) */
+} xf_verify_options;
+
+void xf_verify_options_init(xf_verify_options *o);
+
+/* A Z3 context with its parameters, the declared operator functions and the
+ * axioms (all enabled). */
+typedef struct xf_verifier xf_verifier;
+
+xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_error *err);
+void xf_verifier_free(xf_verifier *v); /* NULL: no-op */
+const xf_verify_options *xf_verifier_options(const xf_verifier *v);
+
+/* ---------------------------------------------------------------- axioms */
+
+typedef struct xf_axiom_info {
+    const char *name;        /* short identifier, e.g. "ewadd-comm" */
+    const char *description; /* one line for auditors */
+    const char *formula;     /* the axiom as SMT-LIB 2 text */
+} xf_axiom_info;
+
+/* The axiom table (fixed order; indices are stable within one build). */
+int xf_verify_axiom_count(void);
+const xf_axiom_info *xf_verify_axiom(int i); /* NULL when out of range */
+/* Index of the axiom called `name`, -1 when there is none. */
+int xf_verify_axiom_find(const char *name);
+
+/* Enables or disables axiom i in this verifier's proofs (all start enabled).
+ * XF_ERR_INVALID for an index out of range. */
+xf_status xf_verifier_set_axiom(xf_verifier *v, int i, int enabled, xf_error *err);
+int xf_verifier_axiom_enabled(const xf_verifier *v, int i);
+
+/* ----------------------------------------------------------------- proof */
+
+typedef enum xf_proof_result {
+    XF_PROOF_PROVED = 0,      /* unsat for every output: follows from the core axioms */
+    XF_PROOF_FAILED = 1,      /* sat: the enabled axioms do not imply it */
+    XF_PROOF_UNKNOWN = 2,     /* the solver gave up (timeout, memory, incompleteness) */
+    XF_PROOF_UNSUPPORTED = 3  /* the rule uses an operator with no axiomatic encoding */
+} xf_proof_result;
+
+const char *xf_proof_result_name(xf_proof_result r); /* "proved", "failed", "unknown", "unsupported" */
+
+#define XF_VERIFY_MAX_CORE 64
+
+typedef struct xf_proof {
+    xf_proof_result result;
+    double time_ms;                 /* wall time of all queries of this rule */
+    int n_core;                     /* axioms in the union of the unsat cores */
+    int core[XF_VERIFY_MAX_CORE];   /* their indices, ascending */
+    char core_names[1024];          /* their names, comma-separated ("" when none) */
+    int output;                     /* not proved: the first output that was not (-1: none) */
+    char detail[256];               /* solver reason or unsupported op, for users */
+} xf_proof;
+
+/* Proves rule r from the enabled axioms, output by output. Errors (bad rule,
+ * Z3 error) return non-OK; a rule that cannot be proved is XF_OK with
+ * out->result saying why. */
+xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_error *err);
+
+/* Tries to prove enabled-or-not axiom i from the other enabled axioms (TASO's
+ * redundancy check). PROVED means axiom i is redundant. */
+xf_status xf_verify_axiom_redundant(xf_verifier *v, int i, xf_proof *out, xf_error *err);
+
+/* ---------------------------------------------------------- bounded check */
+
+typedef enum xf_bounded_result {
+    XF_BOUNDED_VALID = 0,       /* unsat at every shape checked */
+    XF_BOUNDED_REFUTED = 1,     /* sat: counterexample below */
+    XF_BOUNDED_UNKNOWN = 2,     /* the solver gave up at some shape */
+    XF_BOUNDED_UNSUPPORTED = 3  /* an operator the element-wise elaboration lacks */
+} xf_bounded_result;
+
+const char *xf_bounded_result_name(xf_bounded_result r); /* "valid", "refuted", "unknown", "unsupported" */
+
+typedef struct xf_bounded {
+    xf_bounded_result result;
+    double time_ms;
+    int n_shapes;         /* shape instances checked */
+    char detail[256];     /* solver reason, shape or op, for users */
+    /* refuted: the concrete float32 inputs (rule input order, at the
+     * refuting shape) and the first output that differs. Owned. */
+    int n_inputs;
+    xf_tensor *inputs;
+    int output;
+} xf_bounded;
+
+void xf_bounded_init(xf_bounded *b);
+void xf_bounded_free(xf_bounded *b); /* frees inputs; leaves it initialised */
+
+/* Runs the bounded element-wise check of rule r. */
+xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err);
+
+/* Counterexample blob stored in the rules database (docs/verify.md): the
+ * input tensors, serialized. *buf malloc'd, caller frees. */
+xf_status xf_verify_cex_encode(const xf_tensor *inputs, int n, uint8_t **buf, size_t *len,
+                               xf_error *err);
+/* Decodes a blob; *inputs malloc'd array of *n tensors (xf_tensor_free each,
+ * then free the array). */
+xf_status xf_verify_cex_decode(const uint8_t *buf, size_t len, xf_tensor **inputs, int *n,
+                               xf_error *err);
+
+#endif /* XF_VERIFY_H */

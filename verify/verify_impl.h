@@ -1,0 +1,55 @@
+/*
+ * verify_impl.h — private to verify/: the verifier's state shared by the
+ * axiomatic prover (prove*.c, axioms*.c) and the bounded checker
+ * (bounded*.c). One Z3 context per verifier; errors raised by Z3 are
+ * recorded by the context's error handler (never exit) and read back with
+ * xf_verifier_z3_error.
+ */
+#ifndef XF_VERIFY_IMPL_H
+#define XF_VERIFY_IMPL_H
+
+#include <z3.h>
+
+#include "verify/verify.h"
+
+/* The uninterpreted operator functions of the axiomatic encoding; their
+ * SMT-LIB names and signatures are in axioms_load.c, their meaning in
+ * docs/verify.md. Int parameters come first, tensors last. */
+typedef enum xf_ax_fn {
+    XF_AX_EWADD, XF_AX_EWMUL, XF_AX_SMUL, XF_AX_MATMUL,
+    XF_AX_RELU, XF_AX_SIGMOID, XF_AX_TANH, XF_AX_GELU, XF_AX_ERF, XF_AX_EXP,
+    XF_AX_TRANS, XF_AX_CONV, XF_AX_AVGPOOL, XF_AX_MAXPOOL,
+    XF_AX_CONCAT, XF_AX_SLICE, XF_AX_ENLARGE,
+    XF_AX_ICONV, XF_AX_IMAT, XF_AX_ONES, XF_AX_POOL, XF_AX_ZEROS,
+    XF_AX_SOFTMAX, XF_AX_LAYERNORM, XF_AX_MEAN,
+    XF_AX_FN_COUNT
+} xf_ax_fn;
+
+/* Parameter codes shared by the encoder and the axioms. */
+enum { XF_AX_PAD_SAME = 0, XF_AX_PAD_VALID = 1, XF_AX_DEPTHWISE = -1 };
+
+struct xf_verifier {
+    xf_verify_options opt;
+    Z3_context ctx;
+    Z3_params params;      /* timeout, memory and seed for every solver */
+    /* axiomatic encoding (prove*.c) */
+    Z3_sort tensor;        /* the uninterpreted sort "T" */
+    Z3_func_decl fns[XF_AX_FN_COUNT]; /* operator functions (axioms_load.c) */
+    Z3_ast *axioms;        /* xf_verify_axiom_count() parsed formulas */
+    Z3_ast *lits;          /* their assumption literals */
+    unsigned char *enabled;
+    Z3_solver prover;      /* holds `lit_i => axiom_i` for all i; queries push/pop */
+};
+
+/* Declares the sort and functions and parses every axiom (axioms_load.c). */
+xf_status xf_verify_axioms_load(xf_verifier *v, xf_error *err);
+
+/* Solver with the verifier's params applied (reference taken: Z3_solver_dec_ref). */
+Z3_solver xf_verifier_solver(xf_verifier *v);
+/* 1 when the last Z3 call raised an error (the context's handler records
+ * it instead of exiting); *err filled with `what` and Z3's message. */
+int xf_verifier_z3_error(xf_verifier *v, const char *what, xf_error *err);
+/* Milliseconds on a monotonic clock. */
+double xf_verify_now_ms(void);
+
+#endif /* XF_VERIFY_IMPL_H */
