@@ -1,13 +1,17 @@
 /*
  * test_xferdb.c — the xferdb command-line tool on a rules database built
- * here with the rulesdb API: matmul associativity (proved, with a verdict),
- * two matmuls merged through concat/split (candidate), conv+relu fusion
- * (pruned, subsumed by rule 1) and ewadd commutativity (refuted, with a
- * counterexample), plus one interrupted run. Checks the exact lines of
- * `list` (all, --status, --ops, --max-size, --limit), the fields `show`
- * prints, the counts `stats` prints, and the exit status of every error
- * case: 1 for a missing rule, 2 for bad usage or an unreadable file.
+ * here with the rulesdb API: matmul associativity (proved, with a verdict
+ * and its unsat-core axioms), two matmuls merged through concat/split
+ * (candidate), conv+relu fusion (pruned, subsumed by rule 1) and
+ * relu(a+b) => relu(a)+relu(b) (refuted, with a hand-made counterexample
+ * blob), plus one interrupted run. Checks the exact lines of `list` (all,
+ * --status, --ops, --max-size, --limit), the fields `show` prints (axiom
+ * descriptions, counterexample inputs, the outputs that differ — also for a
+ * counterexample found by the bounded check), the counts `stats` prints, and
+ * the exit status of every error case: 1 for a missing rule, 2 for bad usage
+ * or an unreadable file.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,7 @@
 
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
+#include "verify/verify.h"
 
 static char db_path[4096];
 static char out_path[4096];
@@ -90,13 +95,33 @@ static void rule_conv_relu(xf_rule *r)
     out(&r->dst, op2(&r->dst, XF_OP_CONV, &p, dx, dw));
 }
 
-static void rule_comm(xf_rule *r)
+static const int64_t M22[2] = {2, 2};
+
+/* relu(a + b) => relu(a) + relu(b): false whenever a and b differ in sign. */
+static void rule_relu(xf_rule *r)
 {
     xf_rule_init(r);
-    int sx = input(&r->src, "a", 2, M44), sy = input(&r->src, "b", 2, M44);
-    int dx = input(&r->dst, "a", 2, M44), dy = input(&r->dst, "b", 2, M44);
-    out(&r->src, op2(&r->src, XF_OP_ADD, NULL, sx, sy));
-    out(&r->dst, op2(&r->dst, XF_OP_ADD, NULL, dy, dx));
+    int sa = input(&r->src, "a", 2, M22), sb = input(&r->src, "b", 2, M22);
+    int da = input(&r->dst, "a", 2, M22), db = input(&r->dst, "b", 2, M22);
+    out(&r->src, op2(&r->src, XF_OP_RELU, NULL, op2(&r->src, XF_OP_ADD, NULL, sa, sb), -1));
+    out(&r->dst, op2(&r->dst, XF_OP_ADD, NULL, op2(&r->dst, XF_OP_RELU, NULL, da, -1),
+                     op2(&r->dst, XF_OP_RELU, NULL, db, -1)));
+}
+
+/* a = [1 -2 3 -1], b = [-3 1 1 -1]: relu(a+b) = [0 0 4 0] but
+ * relu(a)+relu(b) = [1 1 4 0]. */
+static void hand_made_cex(uint8_t **blob, size_t *len)
+{
+    static const float va[4] = {1, -2, 3, -1}, vb[4] = {-3, 1, 1, -1};
+    xf_tensor t[2];
+    xf_shape s = xf_shape_make(2, M22);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(xf_tensor_alloc(&t[i], XF_F32, &s, NULL), XF_OK);
+        memcpy(t[i].data, i ? vb : va, sizeof va);
+    }
+    ck_assert_int_eq(xf_verify_cex_encode(t, 2, blob, len, NULL), XF_OK);
+    xf_tensor_free(&t[0]);
+    xf_tensor_free(&t[1]);
 }
 
 static void build_db(void)
@@ -115,7 +140,7 @@ static void build_db(void)
     ck_assert_int_eq(xf_rulesdb_run_start(db, &d, &run, &err), XF_OK);
     ck_assert_int_eq(xf_rulesdb_run_stage(db, run, "enumerate", 0.5, 1234, &err), XF_OK);
     ck_assert_int_eq(xf_rulesdb_begin(db, &err), XF_OK);
-    void (*builders[4])(xf_rule *) = {rule_assoc, rule_merge, rule_conv_relu, rule_comm};
+    void (*builders[4])(xf_rule *) = {rule_assoc, rule_merge, rule_conv_relu, rule_relu};
     for (int i = 0; i < 4; i++) {
         xf_rule r;
         builders[i](&r);
@@ -126,11 +151,14 @@ static void build_db(void)
         xf_rule_free(&r);
     }
     ck_assert_int_eq(xf_rulesdb_commit(db, &err), XF_OK);
-    xf_rulesdb_verdict v = {XF_RULE_PROVED, 3.25, "matmul_assoc", NULL, NULL, 0};
+    xf_rulesdb_verdict v = {XF_RULE_PROVED, 3.25, "matmul-assoc,ewadd-comm", NULL, NULL, 0};
     ck_assert_int_eq(xf_rulesdb_set_verdict(db, 1, &v, &err), XF_OK);
-    const uint8_t cex[8] = {0};
-    xf_rulesdb_verdict rv = {XF_RULE_REFUTED, 1.5, NULL, "bounded check", cex, sizeof cex};
+    uint8_t *cex;
+    size_t cex_len;
+    hand_made_cex(&cex, &cex_len);
+    xf_rulesdb_verdict rv = {XF_RULE_REFUTED, 1.5, NULL, "bounded check", cex, cex_len};
     ck_assert_int_eq(xf_rulesdb_set_verdict(db, 4, &rv, &err), XF_OK);
+    free(cex);
     ck_assert_int_eq(xf_rulesdb_set_status(db, 3, XF_RULE_PRUNED, "common subgraph", 1, &err), XF_OK);
     ck_assert_int_eq(xf_rulesdb_run_set_state(db, run, XF_RUN_INTERRUPTED, &err), XF_OK);
     xf_rulesdb_close(db);
@@ -188,7 +216,7 @@ START_TEST(test_list)
                "split1[axis=1,sizes=4/4](matmul(x0, concat[axis=1](w0, w1)))\n");
     expect_out("     3  pruned     2->1  relu(conv2d[3x3,s1,same](x, w))  =>  "
                "conv2d[3x3,s1,same,relu](x, w)\n");
-    expect_out("     4  refuted    1->1  ewadd(a, b)  =>  ewadd(b, a)\n");
+    expect_out("     4  refuted    2->3  relu(ewadd(a, b))  =>  ewadd(relu(a), relu(b))\n");
 
     snprintf(args, sizeof args, "list '%s' --status proved", db_path);
     ck_assert_int_eq(xferdb(args), 0);
@@ -229,7 +257,9 @@ START_TEST(test_show)
     snprintf(args, sizeof args, "show '%s' 1", db_path);
     ck_assert_int_eq(xferdb(args), 0);
     expect_out("fingerprint: 0x0000000000abcdef\n");
-    expect_out("verdict: proved in 3.2 ms\n  axioms: matmul_assoc\n");
+    expect_out("verdict: proved in 3.2 ms\n  axioms (unsat core):\n"
+               "    matmul-assoc             matrix multiplication is associative\n"
+               "    ewadd-comm               element-wise addition is commutative\n");
 
     snprintf(args, sizeof args, "show '%s' 3", db_path);
     ck_assert_int_eq(xferdb(args), 0);
@@ -238,7 +268,97 @@ START_TEST(test_show)
 
     snprintf(args, sizeof args, "show '%s' 4", db_path);
     ck_assert_int_eq(xferdb(args), 0);
-    expect_out("verdict: refuted in 1.5 ms\n  detail: bounded check\n  counterexample: 8 bytes\n");
+    expect_out("verdict: refuted in 1.5 ms\n  detail: bounded check\n"
+               "  counterexample: 2 inputs\n"
+               "    a        float32 [2,2]: 1 -2 3 -1\n"
+               "    b        float32 [2,2]: -3 1 1 -1\n"
+               "  outputs on these inputs (float32 interpreter):\n"
+               "    output 0 [2,2]: 2 of 4 elements differ, first at [0,0]: source 0, target 1\n"
+               "      source: 0 0 4 0\n"
+               "      target: 1 1 4 0\n");
+}
+END_TEST
+
+/* Rewrites rule 4's verdict in the test database. */
+static void set_verdict(const xf_rulesdb_verdict *v)
+{
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(db_path, 0, &db, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_rulesdb_set_verdict(db, 4, v, &err) == XF_OK, "%s", err.msg);
+    xf_rulesdb_close(db);
+}
+
+/* A counterexample found by the bounded check: its inputs are printed as
+ * stored and the differing element shown is one where relu(a+b) and
+ * relu(a)+relu(b), computed here, really differ. */
+START_TEST(test_show_bounded_cex)
+{
+    xf_rule r;
+    rule_relu(&r);
+    xf_verify_options o;
+    xf_verify_options_init(&o);
+    xf_verifier *ver = NULL;
+    xf_error err;
+    ck_assert_msg(xf_verifier_new(&o, &ver, &err) == XF_OK, "%s", err.msg);
+    xf_bounded b;
+    xf_bounded_init(&b);
+    ck_assert_msg(xf_verify_bounded(ver, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(b.result, XF_BOUNDED_REFUTED);
+    ck_assert_int_eq(b.n_inputs, 2);
+    uint8_t *cex;
+    size_t len;
+    ck_assert_int_eq(xf_verify_cex_encode(b.inputs, 2, &cex, &len, NULL), XF_OK);
+    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 2.0, NULL, NULL, cex, len};
+    set_verdict(&v);
+    free(cex);
+
+    char args[4300], want[512];
+    snprintf(args, sizeof args, "show '%s' 4", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    const float *a = b.inputs[0].data, *bb = b.inputs[1].data;
+    snprintf(want, sizeof want, "    a        float32 [2,2]: %.9g %.9g %.9g %.9g\n", (double)a[0],
+             (double)a[1], (double)a[2], (double)a[3]);
+    expect_out(want);
+    snprintf(want, sizeof want, "    b        float32 [2,2]: %.9g %.9g %.9g %.9g\n", (double)bb[0],
+             (double)bb[1], (double)bb[2], (double)bb[3]);
+    expect_out(want);
+    int first = -1, n_diff = 0;
+    float src[4], dst[4];
+    for (int e = 0; e < 4; e++) {
+        src[e] = fmaxf(a[e] + bb[e], 0.0f);
+        dst[e] = fmaxf(a[e], 0.0f) + fmaxf(bb[e], 0.0f);
+        /* xferdb's "differs": beyond float rounding (1e-5 relative, at least absolute). */
+        double tol = 1e-5 * fmax(1.0, fmax(fabs((double)src[e]), fabs((double)dst[e])));
+        if (fabs((double)src[e] - (double)dst[e]) > tol) {
+            n_diff++;
+            if (first < 0) first = e;
+        }
+    }
+    ck_assert_int_ge(first, 0);
+    snprintf(want, sizeof want,
+             "    output 0 [2,2]: %d of 4 elements differ, first at [%d,%d]: source %.9g, "
+             "target %.9g\n",
+             n_diff, first / 2, first % 2, (double)src[first], (double)dst[first]);
+    expect_out(want);
+    xf_bounded_free(&b);
+    xf_verifier_free(ver);
+    xf_rule_free(&r);
+}
+END_TEST
+
+/* A verdict this build cannot fully explain is still shown, with a note. */
+START_TEST(test_show_unreadable_verdict)
+{
+    const uint8_t junk[8] = {0};
+    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 1.0, "no-such-axiom", NULL, junk, sizeof junk};
+    set_verdict(&v);
+    char args[4300];
+    snprintf(args, sizeof args, "show '%s' 4", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    expect_out("    no-such-axiom            (not in this build's axiom table)\n");
+    expect_out("  counterexample: 8 bytes, unreadable: counterexample: not an xf-counterexample 1 "
+               "blob\n");
 }
 END_TEST
 
@@ -251,8 +371,8 @@ START_TEST(test_stats)
     expect_out("by status:\n  candidate                 1\n  proved                    1\n"
                "  refuted                   1\n  unknown                   0\n"
                "  pruned                    1\n");
-    expect_out("by size (operators, larger side):\n  1                         1\n"
-               "  2                         2\n  3                         1\n");
+    expect_out("by size (operators, larger side):\n"
+               "  2                         2\n  3                         2\n");
     expect_out("  matmul                    2\n");
     expect_out("  split                     1\n");
     expect_out("last runs:\n  run 1: xfergen 0.1.0, interrupted, started ");
@@ -320,6 +440,8 @@ static Suite *suite(void)
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_test(t, test_list);
     tcase_add_test(t, test_show);
+    tcase_add_test(t, test_show_bounded_cex);
+    tcase_add_test(t, test_show_unreadable_verdict);
     tcase_add_test(t, test_stats);
     tcase_add_test(t, test_errors_and_help);
     suite_add_tcase(s, t);

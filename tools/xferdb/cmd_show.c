@@ -3,7 +3,7 @@
  * infix form, the graph inputs with dtype and shape, how outputs map,
  * operator counts, fingerprint, status (with why it was pruned and which
  * rule subsumes it), the run that found it, and the verifier's verdict
- * (time, axioms, detail, counterexample size) when there is one.
+ * when there is one (show_verdict.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,19 +33,6 @@ static void print_outputs(const xf_rule *r)
     }
 }
 
-static void print_verdict(const xf_rulesdb_rule_info *in)
-{
-    if (!in->has_verdict) {
-        printf("verdict: none (not verified yet)\n");
-        return;
-    }
-    printf("verdict: %s in %.1f ms\n", xf_rulesdb_status_name(in->status), in->time_ms);
-    if (in->axioms) printf("  axioms: %s\n", in->axioms);
-    if (in->detail) printf("  detail: %s\n", in->detail);
-    if (in->counterexample)
-        printf("  counterexample: %zu bytes\n", in->counterexample_len);
-}
-
 static int print_rule(const xf_rulesdb_rule_info *in, const xf_rule *r)
 {
     xf_error err;
@@ -67,7 +54,7 @@ static int print_rule(const xf_rulesdb_rule_info *in, const xf_rule *r)
     if (in->why) printf("  why: %s\n", in->why);
     if (in->subsumed_by) printf("  subsumed by rule %" PRId64 "\n", in->subsumed_by);
     if (in->run_id) printf("found by run: %" PRId64 "\n", in->run_id);
-    print_verdict(in);
+    xferdb_show_verdict(in, r);
     free(src);
     free(dst);
     return 0;

@@ -23,6 +23,11 @@ int xferdb_stats(xf_rulesdb *db, const xferdb_options *o);
 int xferdb_list(xf_rulesdb *db, const xferdb_options *o);
 int xferdb_show(xf_rulesdb *db, const xferdb_options *o);
 
+/* The verdict part of `show`: status and time, the unsat-core axioms with
+ * their descriptions, the decoded counterexample and the outputs both sides
+ * compute on it (show_verdict.c). */
+void xferdb_show_verdict(const xf_rulesdb_rule_info *info, const xf_rule *r);
+
 /* Infix text of g (xf_graph_format) in a malloc'd string; NULL with *err
  * set on failure. */
 char *xferdb_format(const xf_graph *g, xf_error *err);

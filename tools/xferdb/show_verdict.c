@@ -1,0 +1,166 @@
+/*
+ * show_verdict.c — the verifier's verdict in `xferdb show`: status and time,
+ * the axioms of the unsat core each with its one-line description (from the
+ * verify module's axiom table), and for a refuted rule the counterexample
+ * decoded: every input with its name, shape and values, then both sides run
+ * on those inputs in the float32 interpreter and, per output, how many
+ * elements differ, the first one with both values, and both value lists.
+ *
+ * The blob stores only the inputs (verify/bounded_cex.c), so the outputs are
+ * recomputed here. Problems with a stored verdict (an axiom this build does
+ * not know, a blob that does not decode, inputs that do not fit the rule)
+ * are printed in place: the rest of the rule is still worth showing.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify/verify.h"
+#include "xferdb.h"
+
+#define SHOW_MAX_VALUES 64
+#define SHOW_MAX_OUTPUTS 64
+
+static void print_axioms(const char *names)
+{
+    char *list = strdup(names);
+    if (!list) {
+        printf("  axioms: %s\n", names);
+        return;
+    }
+    printf("  axioms (unsat core):\n");
+    char *save = NULL;
+    for (char *n = strtok_r(list, ", ", &save); n; n = strtok_r(NULL, ", ", &save)) {
+        int i = xf_verify_axiom_find(n);
+        const xf_axiom_info *a = i >= 0 ? xf_verify_axiom(i) : NULL;
+        printf("    %-24s %s\n", n, a ? a->description : "(not in this build's axiom table)");
+    }
+    free(list);
+}
+
+/* Up to SHOW_MAX_VALUES values of a float32 tensor, then "...". */
+static void print_values(const float *v, int64_t n)
+{
+    for (int64_t e = 0; e < n && e < SHOW_MAX_VALUES; e++)
+        printf("%s%.9g", e ? " " : "", (double)v[e]);
+    if (n > SHOW_MAX_VALUES) printf(" ...");
+    printf("\n");
+}
+
+/* Equal up to float rounding (NaN equals NaN). */
+static int same_value(float a, float b)
+{
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    double d = fabs((double)a - (double)b);
+    return d <= 1e-5 * fmax(1.0, fmax(fabs((double)a), fabs((double)b)));
+}
+
+/* "[i,j,...]": the multi-index of flat element e in shape s. */
+static void index_str(const xf_shape *s, int64_t e, char *buf, size_t n)
+{
+    int64_t strides[XF_MAX_DIMS];
+    xf_shape_strides(s, strides);
+    xf_strbuf b = {buf, n, 0, 0};
+    xf_strbuf_printf(&b, "[");
+    for (int d = 0; d < s->rank; d++) {
+        xf_strbuf_printf(&b, "%s%lld", d ? "," : "", (long long)(e / strides[d]));
+        e %= strides[d];
+    }
+    xf_strbuf_printf(&b, "]");
+}
+
+static void compare_output(int o, const xf_tensor *a, const xf_tensor *b)
+{
+    char s[96];
+    printf("    output %d %s: ", o, xf_shape_str(&a->shape, s, sizeof s));
+    if (a->dtype != XF_F32 || b->dtype != XF_F32 || !xf_shape_equal(&a->shape, &b->shape)) {
+        printf("not compared (%s vs %s)\n", xf_dtype_name(a->dtype), xf_dtype_name(b->dtype));
+        return;
+    }
+    const float *va = a->data, *vb = b->data;
+    int64_t n = xf_shape_numel(&a->shape), n_diff = 0, first = -1;
+    for (int64_t e = 0; e < n; e++)
+        if (!same_value(va[e], vb[e])) {
+            if (first < 0) first = e;
+            n_diff++;
+        }
+    if (first < 0) {
+        printf("equal (up to float rounding)\n");
+        return;
+    }
+    char at[128];
+    index_str(&a->shape, first, at, sizeof at);
+    printf("%lld of %lld elements differ, first at %s: source %.9g, target %.9g\n",
+           (long long)n_diff, (long long)n, at, (double)va[first], (double)vb[first]);
+    printf("      source: ");
+    print_values(va, n);
+    printf("      target: ");
+    print_values(vb, n);
+}
+
+/* Runs both sides on the counterexample and compares output by output. */
+static void print_outputs(const xf_rule *r, const xf_tensor *in, int n)
+{
+    int n_out = r->src.n_outputs;
+    if (n_out > SHOW_MAX_OUTPUTS || r->dst.n_outputs != n_out) {
+        printf("  outputs: not recomputed (%d source, %d target outputs)\n", n_out,
+               r->dst.n_outputs);
+        return;
+    }
+    xf_tensor ys[SHOW_MAX_OUTPUTS], yd[SHOW_MAX_OUTPUTS];
+    xf_error err;
+    if (xf_interp_run(&r->src, in, n, ys, &err) != XF_OK) {
+        printf("  outputs: source does not run on these inputs: %s\n", err.msg);
+        return;
+    }
+    if (xf_interp_run(&r->dst, in, n, yd, &err) != XF_OK) {
+        printf("  outputs: target does not run on these inputs: %s\n", err.msg);
+    } else {
+        printf("  outputs on these inputs (float32 interpreter):\n");
+        for (int o = 0; o < n_out; o++) {
+            compare_output(o, &ys[o], &yd[o]);
+            xf_tensor_free(&yd[o]);
+        }
+    }
+    for (int o = 0; o < n_out; o++) xf_tensor_free(&ys[o]);
+}
+
+static void print_counterexample(const xf_rulesdb_rule_info *info, const xf_rule *r)
+{
+    xf_tensor *in = NULL;
+    int n = 0;
+    xf_error err;
+    if (xf_verify_cex_decode(info->counterexample, info->counterexample_len, &in, &n, &err) !=
+        XF_OK) {
+        printf("  counterexample: %zu bytes, unreadable: %s\n", info->counterexample_len,
+               err.msg);
+        return;
+    }
+    printf("  counterexample: %d inputs\n", n);
+    for (int i = 0; i < n; i++) {
+        const char *name = i < r->src.n_inputs ? r->src.values[r->src.inputs[i]].name : NULL;
+        char s[96];
+        printf("    %-8s %s %s: ", name ? name : "?", xf_dtype_name(in[i].dtype),
+               xf_shape_str(&in[i].shape, s, sizeof s));
+        print_values(in[i].data, xf_shape_numel(&in[i].shape));
+    }
+    if (n != r->src.n_inputs)
+        printf("  outputs: not recomputed (the rule has %d inputs)\n", r->src.n_inputs);
+    else
+        print_outputs(r, in, n);
+    for (int i = 0; i < n; i++) xf_tensor_free(&in[i]);
+    free(in);
+}
+
+void xferdb_show_verdict(const xf_rulesdb_rule_info *info, const xf_rule *r)
+{
+    if (!info->has_verdict) {
+        printf("verdict: none (not verified yet)\n");
+        return;
+    }
+    printf("verdict: %s in %.1f ms\n", xf_rulesdb_status_name(info->status), info->time_ms);
+    if (info->axioms && *info->axioms) print_axioms(info->axioms);
+    if (info->detail) printf("  detail: %s\n", info->detail);
+    if (info->counterexample) print_counterexample(info, r);
+}
