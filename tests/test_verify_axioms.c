@@ -6,8 +6,10 @@
  * stay proved when every axiom outside the core is switched off; false rules
  * (relu(a+b) = relu(a)+relu(b), matmul commutativity) are never proved; the
  * per-query timeout is respected; an operator the axioms do not model is
- * reported as unsupported naming the node; the axiom table is well formed.
- * Proof times are printed per rule.
+ * reported as unsupported naming the node; the axiom table is well formed;
+ * every axiom instance (verify/axiom_instances.c) is valid under the bounded
+ * check while deliberately wrong instances are refuted. Proof times are
+ * printed per rule.
  *
  * Rules are infix text over x0, x1 : [2,4,4,4], w0, w1 : [4,4,3,3],
  * m0, m1, m2 : [4,4] and s0 (scalar); concat0/concat1 join along axis 0/1,
@@ -20,6 +22,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define N_IN 8
@@ -173,6 +176,10 @@ static const struct {
     {"conv(x0, ewadd(w0, w1))", "ewadd(conv(x0, w0), conv(x0, w1))", {"conv-linear-kernel"}},
     {"avgpool(x0)", "dwconv(x0, pool())", {"avgpool-as-conv"}},
     {"scalar_mul(matmul(m0, m1), s0)", "matmul(m0, scalar_mul(m1, s0))", {"matmul-smul-right"}},
+    {"convrelu(x0, scalar_mul(w0, s0))", "convrelu(scalar_mul(x0, s0), w0)",
+     {"conv-relu-fusion", "conv-smul-kernel", "conv-smul-input"}},
+    {"concat0(concat1(m0, m1), concat1(m2, m0))", "concat1(concat0(m0, m2), concat0(m1, m0))",
+     {"concat-interchange"}},
 };
 
 START_TEST(test_true_rules_proved_with_core)
@@ -286,6 +293,74 @@ START_TEST(test_axiom_table)
 }
 END_TEST
 
+static xf_bounded check_instance(xf_verifier *v, const xf_axiom_instance *in)
+{
+    xf_rule r;
+    xf_error err;
+    xf_bounded b;
+    xf_bounded_init(&b);
+    ck_assert_msg(xf_verify_axiom_instance_rule(in, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_verify_bounded(v, &r, &b, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r);
+    return b;
+}
+
+/* What xferverify --check-axioms does: every instance names an axiom and is
+ * valid under the bounded check, and every axiom has an instance. */
+START_TEST(test_axiom_instances_valid)
+{
+    xf_verifier *v = verifier(10000);
+    int n = xf_verify_axiom_count(), *covered = calloc((size_t)n, sizeof *covered);
+    ck_assert_ptr_nonnull(covered);
+    ck_assert_ptr_null(xf_verify_axiom_instance(xf_verify_axiom_instance_count()));
+    for (int k = 0; k < xf_verify_axiom_instance_count(); k++) {
+        const xf_axiom_instance *in = xf_verify_axiom_instance(k);
+        int i = xf_verify_axiom_find(in->axiom);
+        ck_assert_msg(i >= 0, "instance %d names no axiom (%s)", k, in->axiom);
+        covered[i] = 1;
+        xf_bounded b = check_instance(v, in);
+        ck_assert_msg(b.result == XF_BOUNDED_VALID, "%s: %s => %s is %s (%s)", in->axiom, in->src,
+                      in->dst, xf_bounded_result_name(b.result), b.detail);
+        xf_bounded_free(&b);
+    }
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(covered[i], "axiom %s has no instance", xf_verify_axiom(i)->name);
+    free(covered);
+    xf_verifier_free(v);
+}
+END_TEST
+
+/* Wrong "axioms" (test-only instances) are refuted with a counterexample
+ * whose float evaluation separates the sides; a malformed instance is a
+ * parse error naming it. */
+START_TEST(test_wrong_axiom_instance_refuted)
+{
+    static const xf_axiom_instance wrong[] = {
+        {"relu-additive", "x:2x2 y:2x2", "relu(ewadd(x,y))", "ewadd(relu(x),relu(y))"},
+        {"avgpool-as-summing-conv", "x:1x2x3x3", "avgpool[k=3,p=same](x)",
+         "conv[p=same,g=2](x,ones[shape=2x1x3x3]())"},
+        {"conv-trans-kernel-kept", "x:1x1x3x3 w:1x1x3x3", "conv[p=same](trans(x),w)",
+         "trans(conv[p=same](x,w))"},
+    };
+    xf_verifier *v = verifier(10000);
+    for (size_t k = 0; k < sizeof wrong / sizeof wrong[0]; k++) {
+        xf_bounded b = check_instance(v, &wrong[k]);
+        ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "%s: %s", wrong[k].axiom,
+                      xf_bounded_result_name(b.result));
+        ck_assert_int_ge(b.n_inputs, 1);
+        xf_bounded_free(&b);
+    }
+    xf_verifier_free(v);
+    xf_axiom_instance bad = {"bad-input", "x:2x2", "ewadd(x,q)", "x"};
+    xf_rule r;
+    xf_error err;
+    ck_assert_int_eq(xf_verify_axiom_instance_rule(&bad, &r, &err), XF_ERR_PARSE);
+    xf_rule_free(&r);
+    ck_assert_ptr_nonnull(strstr(err.msg, "bad-input"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "unknown input"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("verify_axioms");
@@ -297,6 +372,8 @@ int main(void)
     tcase_add_test(tc, test_timeout_respected);
     tcase_add_test(tc, test_unsupported_op);
     tcase_add_test(tc, test_axiom_table);
+    tcase_add_test(tc, test_axiom_instances_valid);
+    tcase_add_test(tc, test_wrong_axiom_instance_refuted);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

@@ -171,6 +171,64 @@ START_TEST(conv_relu_fuses)
 }
 END_TEST
 
+/* Decided by normal forms alone, without the solver. */
+static void expect_equal_normal_forms(xf_rule *r)
+{
+    xf_bounded b = check(r);
+    ck_assert_msg(b.result == XF_BOUNDED_VALID, "got %s: %s", xf_bounded_result_name(b.result),
+                  b.detail);
+    ck_assert_str_eq(b.detail, "outputs have equal normal forms");
+    xf_bounded_free(&b);
+    xf_rule_free(r);
+}
+
+/* conv(relu)(x, w + w) == conv(relu)(x + x, w): the relu conditions are the
+ * same polynomial once expanded; conv(x, w + w) vs conv(x, w) + w' is not. */
+START_TEST(conv_scaling_moves_between_operands)
+{
+    xf_rule r;
+    const int64_t dx[4] = {2, 2, 4, 4}, dw[4] = {2, 2, 3, 3};
+    xf_shape sh[2] = {xf_shape_make(4, dx), xf_shape_make(4, dw)};
+    int s[2], d[2];
+    inputs(&r, 2, sh, s, d);
+    xf_params fused = conv_params(3, 1, 1, 1, XF_ACT_RELU);
+    out(&r.src, op(&r.src, XF_OP_CONV, &fused, s[0], op(&r.src, XF_OP_ADD, NULL, s[1], s[1])));
+    out(&r.dst, op(&r.dst, XF_OP_CONV, &fused, op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]), d[1]));
+    expect_equal_normal_forms(&r);
+
+    xf_shape sh3[3] = {xf_shape_make(2, d22), xf_shape_make(2, d22), xf_shape_make(2, d22)};
+    int s3[3], d3[3];
+    inputs(&r, 3, sh3, s3, d3);
+    out(&r.src, op(&r.src, XF_OP_MUL, NULL, s3[0], op(&r.src, XF_OP_ADD, NULL, s3[1], s3[2])));
+    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_MUL, NULL, d3[0], d3[1]),
+                   op(&r.dst, XF_OP_MUL, NULL, d3[2], d3[0])));
+    expect_equal_normal_forms(&r);
+
+    inputs(&r, 3, sh3, s3, d3);
+    out(&r.src, op(&r.src, XF_OP_MUL, NULL, s3[0], op(&r.src, XF_OP_ADD, NULL, s3[1], s3[2])));
+    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_MUL, NULL, d3[0], d3[1]), d3[2]));
+    expect_refuted(&r);
+}
+END_TEST
+
+/* maxpool(transpose(x)) == transpose(maxpool(x)) for a square window: each
+ * window is the same set of inputs read in another order. */
+START_TEST(maxpool_commutes_with_transpose)
+{
+    xf_rule r;
+    const int64_t dx[4] = {1, 2, 4, 3};
+    xf_shape sh[1] = {xf_shape_make(4, dx)};
+    int s[1], d[1];
+    inputs(&r, 1, sh, s, d);
+    xf_params mp = conv_params(3, 1, 1, 1, XF_ACT_NONE), tp = xf_params_default();
+    tp.n_axes = 4;
+    tp.axes[0] = 0, tp.axes[1] = 1, tp.axes[2] = 3, tp.axes[3] = 2;
+    out(&r.src, op(&r.src, XF_OP_MAXPOOL, &mp, op(&r.src, XF_OP_TRANSPOSE, &tp, s[0], -1), -1));
+    out(&r.dst, op(&r.dst, XF_OP_TRANSPOSE, &tp, op(&r.dst, XF_OP_MAXPOOL, &mp, d[0], -1), -1));
+    expect_equal_normal_forms(&r);
+}
+END_TEST
+
 /* avgpool 3x3 (pad 1, count_include_pad) == depthwise conv with const_pool;
  * with the summing kernel (const_ones) it is false. */
 static void pool_rule(xf_rule *r, xf_op kernel_op)
@@ -339,6 +397,8 @@ static Suite *suite(void)
     tcase_add_test(tc, ewadd_commutes);
     tcase_add_test(tc, matmul_associates_and_distributes);
     tcase_add_test(tc, conv_relu_fuses);
+    tcase_add_test(tc, conv_scaling_moves_between_operands);
+    tcase_add_test(tc, maxpool_commutes_with_transpose);
     tcase_add_test(tc, avgpool_is_conv_with_pool_kernel);
     tcase_add_test(tc, avgpool_is_not_a_summing_conv);
     tcase_add_test(tc, split_of_concat);

@@ -15,6 +15,9 @@
 #include "verify/verify_impl.h"
 
 #define FA(vars, body, pat) "(forall (" vars ") (! " body " :pattern (" pat ")))"
+/* Two alternative triggers: the equation is used from either side. */
+#define FA2(vars, body, pat1, pat2) \
+    "(forall (" vars ") (! " body " :pattern (" pat1 ") :pattern (" pat2 ")))"
 #define T2 "(x T) (y T)"
 #define T3 "(x T) (y T) (z T)"
 #define CAT "(a Int) (n Int) (m Int)"
@@ -111,6 +114,8 @@ static const xf_axiom_info axioms[] = {
      FA("(x T) (s T)", "(= (trans (smul x s)) (smul (trans x) s))", "(trans (smul x s))")},
     {"trans-imat", "the identity matrix is symmetric",
      "(= (trans imat) imat)"},
+    {"trans-ones", "the ones constant is symmetric (all ones of the transposed shape)",
+     "(= (trans ones) ones)"},
     {"trans-concat", "transpose of a concat is the concat of transposes along the swapped axis",
      FA(CAT " " T2, "(= (trans (concat a n m x y)) (concat " SWAPAX("a") " n m (trans x) (trans y)))",
         "(trans (concat a n m x y))")},
@@ -143,6 +148,11 @@ static const xf_axiom_info axioms[] = {
     {"concat-smul", "scalar multiplication of a concat is the concat of the products",
      FA(CAT " (x T) (y T) (s T)", "(= (smul (concat a n m x y) s) (concat a n m (smul x s) (smul y s)))",
         "(smul (concat a n m x y) s)")},
+    {"concat-interchange", "concats along two different axes can be nested either way round",
+     FA("(a Int) (n Int) (m Int) (b Int) (k Int) (l Int) (x T) (y T) (z T) (w T)",
+        "(=> (not (= a b)) (= (concat a n m (concat b k l x y) (concat b k l z w)) "
+        "(concat b k l (concat a n m x z) (concat a n m y w))))",
+        "(concat a n m (concat b k l x y) (concat b k l z w))")},
     {"slice-ewadd", "a slice of a sum is the sum of the slices",
      FA(SL " " T2, "(= (slice a o l t (ewadd x y)) (ewadd (slice a o l t x) (slice a o l t y)))",
         "(slice a o l t (ewadd x y))")},
@@ -173,14 +183,14 @@ static const xf_axiom_info axioms[] = {
      FA(CV " (x T) (w T) (s T)", "(= (conv sh sw p 0 g x (smul w s)) (smul (conv sh sw p 0 g x w) s))",
         "(conv sh sw p 0 g x (smul w s))")},
     {"conv-relu-fusion", "relu after a convolution is the convolution with fused relu",
-     FA(CV " (x T) (w T)", "(= (relu (conv sh sw p 0 g x w)) (conv sh sw p 1 g x w))",
-        "(relu (conv sh sw p 0 g x w))")},
+     FA2(CV " (x T) (w T)", "(= (relu (conv sh sw p 0 g x w)) (conv sh sw p 1 g x w))",
+         "(relu (conv sh sw p 0 g x w))", "(conv sh sw p 1 g x w)")},
     {"conv-sigmoid-fusion", "sigmoid after a convolution is the convolution with fused sigmoid",
-     FA(CV " (x T) (w T)", "(= (sigmoid (conv sh sw p 0 g x w)) (conv sh sw p 2 g x w))",
-        "(sigmoid (conv sh sw p 0 g x w))")},
+     FA2(CV " (x T) (w T)", "(= (sigmoid (conv sh sw p 0 g x w)) (conv sh sw p 2 g x w))",
+         "(sigmoid (conv sh sw p 0 g x w))", "(conv sh sw p 2 g x w)")},
     {"conv-tanh-fusion", "tanh after a convolution is the convolution with fused tanh",
-     FA(CV " (x T) (w T)", "(= (tanh (conv sh sw p 0 g x w)) (conv sh sw p 3 g x w))",
-        "(tanh (conv sh sw p 0 g x w))")},
+     FA2(CV " (x T) (w T)", "(= (tanh (conv sh sw p 0 g x w)) (conv sh sw p 3 g x w))",
+         "(tanh (conv sh sw p 0 g x w))", "(conv sh sw p 3 g x w)")},
     {"conv-concat-kernel", "a convolution with kernels concatenated on output channels is the "
                            "channel concat of the convolutions",
      FA("(sh Int) (sw Int) (p Int) (c Int) (n Int) (m Int) (x T) (w T) (v T)",
@@ -204,9 +214,19 @@ static const xf_axiom_info axioms[] = {
      FA("(sh Int) (sw Int) (c Int) (g Int) (kh Int) (kw Int) (x T) (w T)",
         "(= (conv sh sw 0 c g x (enlarge kh kw w)) (conv sh sw 0 c g x w))",
         "(conv sh sw 0 c g x (enlarge kh kw w))")},
+    {"conv-trans", "a convolution of transposed (spatially swapped) input and kernel is the transpose of "
+                   "the convolution with swapped strides",
+     FA("(sh Int) (sw Int) (p Int) (c Int) (g Int) (x T) (w T)",
+        "(= (conv sh sw p c g (trans x) (trans w)) (trans (conv sw sh p c g x w)))",
+        "(conv sh sw p c g (trans x) (trans w))")},
+    {"iconv-trans", "the transpose of an identity kernel is the identity kernel of the swapped size",
+     FA("(kh Int) (kw Int)", "(= (trans (iconv kh kw)) (iconv kw kh))", "(trans (iconv kh kw))")},
     {"enlarge-ewadd", "enlarging a sum of kernels is the sum of the enlarged kernels",
      FA("(kh Int) (kw Int) " T2, "(= (enlarge kh kw (ewadd x y)) (ewadd (enlarge kh kw x) (enlarge kh kw y)))",
         "(enlarge kh kw (ewadd x y))")},
+    {"enlarge-ewmul", "the product of two enlarged kernels is the enlarged product (zeros stay zero)",
+     FA("(kh Int) (kw Int) " T2, "(= (ewmul (enlarge kh kw x) (enlarge kh kw y)) (enlarge kh kw (ewmul x y)))",
+        "(ewmul (enlarge kh kw x) (enlarge kh kw y))")},
     {"enlarge-smul", "enlarging commutes with scalar multiplication",
      FA("(kh Int) (kw Int) (x T) (s T)", "(= (enlarge kh kw (smul x s)) (smul (enlarge kh kw x) s))",
         "(enlarge kh kw (smul x s))")},
@@ -233,6 +253,18 @@ static const xf_axiom_info axioms[] = {
      FA("(kh Int) (kw Int) (sh Int) (sw Int) (p Int) (x T)",
         "(= (relu (maxpool kh kw sh sw p x)) (maxpool kh kw sh sw p (relu x)))",
         "(relu (maxpool kh kw sh sw p x))")},
+    {"avgpool-trans", "average pooling of a transpose is the transpose of the pooling with swapped window "
+                      "and strides",
+     FA("(kh Int) (kw Int) (sh Int) (sw Int) (p Int) (x T)",
+        "(= (avgpool kh kw sh sw p (trans x)) (trans (avgpool kw kh sw sh p x)))",
+        "(avgpool kh kw sh sw p (trans x))")},
+    {"maxpool-trans", "max pooling of a transpose is the transpose of the pooling with swapped window "
+                      "and strides",
+     FA("(kh Int) (kw Int) (sh Int) (sw Int) (p Int) (x T)",
+        "(= (maxpool kh kw sh sw p (trans x)) (trans (maxpool kw kh sw sh p x)))",
+        "(maxpool kh kw sh sw p (trans x))")},
+    {"pool-trans", "the transpose of the pooling constant kernel is the pooling kernel of the swapped size",
+     FA("(kh Int) (kw Int)", "(= (trans (pool kh kw)) (pool kw kh))", "(trans (pool kh kw))")},
     /* ---- softmax, mean, layer-norm */
     {"softmax-concat", "softmax along one axis commutes with a concat along another",
      FA("(b Int) " CAT " " T2,

@@ -4,12 +4,13 @@
  *
  * Both sides are elaborated over one real Z3 constant per input element, at
  * the shapes the rule's graphs have (the enumerator keeps them within
- * 4x4x4x4), operator by operator (bounded_ops.c). Output elements that are
- * the same term after Z3's simplifier need no solving; the others go into
- * one query "some output element differs":
- *  - unsat: the rule holds at these shapes (valid);
- *  - sat: the model's input values become float32 tensors and both graphs
- *    run in our interpreter. A difference there confirms the refutation. A
+ * 4x4x4x4), operator by operator (bounded_ops.c). Output elements whose
+ * canonical polynomial forms (bounded_poly.c) are identical need no solving;
+ * each of the others, deduplicated and cheapest first, is one query
+ * "this element differs" in a fresh solver, sharing the rule's time budget:
+ *  - unsat for every element: the rule holds at these shapes (valid);
+ *  - sat (the first ends the search): the model's input values become
+ *    float32 tensors and both graphs run in our interpreter. A difference there confirms the refutation. A
  *    model of a rule without abstract functions is a real counterexample
  *    even when float rounding hides it (still refuted). A model that relies
  *    on an abstract function (sigmoid, exp...) and that floats do not
@@ -72,8 +73,10 @@ static void ignore_z3_error(Z3_context z, Z3_error_code e)
 typedef struct check {
     xfb_ctx c;
     xfb_tensor *src, *dst; /* per value of each side */
-    Z3_ast *diff;          /* output elements that may differ */
+    xfb_canon *canon;      /* normal forms of the output elements */
+    struct diff *diff;     /* output elements that may differ */
     int n_diff;
+    xf_verifier *v;
 } check;
 
 static void check_free(check *k, const xf_rule *r)
@@ -83,6 +86,7 @@ static void check_free(check *k, const xf_rule *r)
     free(k->src);
     free(k->dst);
     free(k->diff);
+    xfb_canon_free(k->canon);
     free(k->c.side);
     if (k->c.z) Z3_del_context(k->c.z);
 }
@@ -139,25 +143,58 @@ static xf_status make_inputs(check *k, const xf_rule *r, int max_dim, xf_error *
     return xfb_z3_check(&k->c, "declaring inputs", err);
 }
 
-/* Collects "src_e != dst_e" for every output element whose simplified
- * terms differ. */
+/* One output element whose two sides are not the same term. */
+typedef struct diff {
+    Z3_ast x, y;
+    double size; /* monomials of the two normal forms; raw terms count as large */
+} diff;
+
+static int diff_cmp(const void *p, const void *q)
+{
+    double a = ((const diff *)p)->size, b = ((const diff *)q)->size;
+    return (a > b) - (a < b);
+}
+
+/* Side of one element: its normal form, else the simplified raw term. */
+static Z3_ast element(check *k, Z3_ast t, int32_t *id, double *size)
+{
+    Z3_ast n = xfb_canon_term(k->canon, t, id);
+    if (n) {
+        *size += (double)xfb_canon_size(k->canon, *id);
+        return n;
+    }
+    *size += 1e9;
+    return Z3_simplify(k->c.z, t);
+}
+
+/* Collects the output elements whose normal forms differ, each pair once,
+ * cheapest first. */
 static xf_status collect_diffs(check *k, const xf_rule *r, xf_error *err)
 {
     int64_t total = 0;
     for (int o = 0; o < r->src.n_outputs; o++) total += k->src[r->src.outputs[o]].n;
     k->diff = malloc((size_t)total * sizeof *k->diff + 1);
-    if (!k->diff) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+    k->canon = xfb_canon_new(k->c.z, k->c.real);
+    if (!k->diff || !k->canon) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     for (int o = 0; o < r->src.n_outputs; o++) {
         const xfb_tensor *a = &k->src[r->src.outputs[o]], *b = &k->dst[r->dst.outputs[o]];
         if (!xf_shape_equal(&a->shape, &b->shape))
             return XF_FAIL(err, XF_ERR_SHAPE, "bounded check: output %d has different shapes", o);
         for (int64_t e = 0; e < a->n; e++) {
-            Z3_ast x = Z3_simplify(k->c.z, a->e[e]), y = Z3_simplify(k->c.z, b->e[e]);
-            if (!x || !y) return xfb_z3_check(&k->c, "simplifying outputs", err);
-            if (!Z3_is_eq_ast(k->c.z, x, y))
-                k->diff[k->n_diff++] = Z3_mk_not(k->c.z, Z3_mk_eq(k->c.z, x, y));
+            int32_t ia, ib;
+            diff d = {NULL, NULL, 0};
+            d.x = element(k, a->e[e], &ia, &d.size);
+            d.y = element(k, b->e[e], &ib, &d.size);
+            if (!d.x || !d.y) return xfb_z3_check(&k->c, "simplifying outputs", err);
+            if ((ia >= 0 && ia == ib) || Z3_is_eq_ast(k->c.z, d.x, d.y)) continue;
+            int seen = 0;
+            for (int i = 0; i < k->n_diff && !seen; i++)
+                seen = Z3_is_eq_ast(k->c.z, k->diff[i].x, d.x) &&
+                       Z3_is_eq_ast(k->c.z, k->diff[i].y, d.y);
+            if (!seen) k->diff[k->n_diff++] = d;
         }
     }
+    qsort(k->diff, (size_t)k->n_diff, sizeof *k->diff, diff_cmp);
     return xfb_z3_check(&k->c, "comparing outputs", err);
 }
 
@@ -217,49 +254,92 @@ static xf_status confirm(const xf_rule *r, xf_bounded *out, double *max_diff, xf
     return st;
 }
 
-static xf_status solve(check *k, const xf_rule *r, xf_bounded *out, xf_error *err)
+/* Decides "element i differs" in a fresh (non-incremental) solver, so Z3
+ * picks its tactic for the logic at hand (nlsat for polynomial queries);
+ * the query gets what is left of the check's time budget. *m: the model
+ * when sat (reference held). */
+static Z3_lbool query(check *k, int i, double deadline, Z3_model *m, char *why, size_t why_len)
+{
+    Z3_context z = k->c.z;
+    Z3_solver s = Z3_mk_solver(z);
+    if (!s) return Z3_L_UNDEF;
+    Z3_solver_inc_ref(z, s);
+    if (deadline > 0) {
+        double left = deadline - now_ms();
+        Z3_params p = Z3_mk_params(z);
+        Z3_params_inc_ref(z, p);
+        Z3_params_set_uint(z, p, Z3_mk_string_symbol(z, "timeout"),
+                           left > 1 ? (unsigned)left : 1);
+        Z3_solver_set_params(z, s, p);
+        Z3_params_dec_ref(z, p);
+    }
+    for (int j = 0; j < k->c.n_side; j++) Z3_solver_assert(z, s, k->c.side[j]);
+    Z3_solver_assert(z, s, Z3_mk_not(z, Z3_mk_eq(z, k->diff[i].x, k->diff[i].y)));
+    Z3_lbool res = Z3_get_error_code(z) == Z3_OK ? Z3_solver_check(z, s) : Z3_L_UNDEF;
+    if (Z3_get_error_code(z) != Z3_OK) res = Z3_L_UNDEF;
+    if (res == Z3_L_TRUE) {
+        *m = Z3_solver_get_model(z, s);
+        if (*m) Z3_model_inc_ref(z, *m);
+        else res = Z3_L_UNDEF;
+    }
+    if (res == Z3_L_UNDEF) {
+        Z3_string r = Z3_get_error_code(z) == Z3_OK ? Z3_solver_get_reason_unknown(z, s) : NULL;
+        snprintf(why, why_len, "%s", r ? r : "error");
+    }
+    Z3_solver_dec_ref(z, s);
+    return res;
+}
+
+/* Queries the differing elements one by one, cheapest first; the first sat
+ * ends the search (refutation), an unknown leaves the rule unknown unless a
+ * later element is sat. */
+static xf_status solve(check *k, const xf_rule *r, double t0, xf_bounded *out, xf_error *err)
 {
     if (k->n_diff == 0) {
         out->result = XF_BOUNDED_VALID;
-        snprintf(out->detail, sizeof out->detail, "outputs equal after simplification");
+        snprintf(out->detail, sizeof out->detail, "outputs have equal normal forms");
         return XF_OK;
     }
-    Z3_solver s = Z3_mk_solver(k->c.z);
-    if (!s) return xfb_z3_check(&k->c, "creating a solver", err);
-    for (int i = 0; i < k->c.n_side; i++) Z3_solver_assert(k->c.z, s, k->c.side[i]);
-    Z3_solver_assert(k->c.z, s, Z3_mk_or(k->c.z, (unsigned)k->n_diff, k->diff));
-    xf_status st = xfb_z3_check(&k->c, "asserting the query", err);
-    if (st != XF_OK) return st;
-    Z3_lbool res = Z3_solver_check(k->c.z, s);
-    if (Z3_get_error_code(k->c.z) != Z3_OK) res = Z3_L_UNDEF;
-    if (res == Z3_L_FALSE) {
+    unsigned budget = xf_verifier_options(k->v)->timeout_ms;
+    double deadline = budget ? t0 + budget : 0;
+    Z3_model m = NULL;
+    int n_unknown = 0;
+    char why[128] = "";
+    for (int i = 0; i < k->n_diff && !m; i++) {
+        Z3_model mi = NULL;
+        Z3_lbool res = query(k, i, deadline, &mi, why, sizeof why);
+        if (res == Z3_L_TRUE) m = mi;
+        else if (res == Z3_L_UNDEF) n_unknown++;
+        if (res == Z3_L_UNDEF && deadline > 0 && now_ms() >= deadline) break;
+    }
+    if (!m && n_unknown == 0) {
         out->result = XF_BOUNDED_VALID;
-        snprintf(out->detail, sizeof out->detail, "unsat over %d differing output elements",
+        snprintf(out->detail, sizeof out->detail, "unsat for each of %d differing output elements",
                  k->n_diff);
         return XF_OK;
     }
-    if (res == Z3_L_UNDEF) {
+    if (!m) {
         out->result = XF_BOUNDED_UNKNOWN;
-        Z3_string why = Z3_solver_get_reason_unknown(k->c.z, s);
-        snprintf(out->detail, sizeof out->detail, "solver gave up: %s", why ? why : "error");
+        snprintf(out->detail, sizeof out->detail,
+                 "solver gave up on %d of %d differing output elements: %s", n_unknown, k->n_diff,
+                 why);
         return XF_OK;
     }
-    Z3_model m = Z3_solver_get_model(k->c.z, s);
-    if (!m) return xfb_z3_check(&k->c, "getting the model", err);
-    st = model_inputs(k, r, m, out, err);
-    double diff = 0;
-    if (st == XF_OK) st = confirm(r, out, &diff, err);
+    xf_status st = model_inputs(k, r, m, out, err);
+    Z3_model_dec_ref(k->c.z, m);
+    double d = 0;
+    if (st == XF_OK) st = confirm(r, out, &d, err);
     if (st != XF_OK) return st;
     if (out->output >= 0) {
         out->result = XF_BOUNDED_REFUTED;
         snprintf(out->detail, sizeof out->detail,
                  "counterexample: output %d differs by %.6g in the float interpreter",
-                 out->output, diff);
+                 out->output, d);
     } else if (!k->c.uses_uf) {
         out->result = XF_BOUNDED_REFUTED;
         out->output = 0;
         snprintf(out->detail, sizeof out->detail,
-                 "counterexample in exact arithmetic (float32 differs by only %.3g)", diff);
+                 "counterexample in exact arithmetic (float32 differs by only %.3g)", d);
     } else {
         out->result = XF_BOUNDED_UNKNOWN;
         snprintf(out->detail, sizeof out->detail,
@@ -278,13 +358,14 @@ xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, x
     const xf_verify_options *o = xf_verifier_options(v);
     check k;
     memset(&k, 0, sizeof k);
+    k.v = v;
     xf_status st = xf_rule_validate(r, err);
     if (st == XF_OK) st = make_context(&k, o, err);
     if (st == XF_OK) st = make_inputs(&k, r, o->bounded_max_dim > 0 ? o->bounded_max_dim : 4, err);
     if (st == XF_OK) st = xfb_elaborate(&k.c, &r->src, k.src, err);
     if (st == XF_OK) st = xfb_elaborate(&k.c, &r->dst, k.dst, err);
     if (st == XF_OK) st = collect_diffs(&k, r, err);
-    if (st == XF_OK) st = solve(&k, r, out, err);
+    if (st == XF_OK) st = solve(&k, r, t0, out, err);
     if (st == XF_ERR_UNSUPPORTED) {
         xf_bounded_free(out);
         out->result = XF_BOUNDED_UNSUPPORTED;

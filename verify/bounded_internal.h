@@ -35,6 +35,19 @@ typedef struct xfb_ctx {
  * are XF_ERR_UNSUPPORTED naming the node. */
 xf_status xfb_elaborate(xfb_ctx *c, const xf_graph *g, xfb_tensor *vals, xf_error *err);
 
+/* Canonical polynomial forms (bounded_poly.c): one table per check, over
+ * the check's context. */
+typedef struct xfb_canon xfb_canon;
+
+xfb_canon *xfb_canon_new(Z3_context z, Z3_sort real); /* NULL: out of memory */
+void xfb_canon_free(xfb_canon *c);                    /* NULL: no-op */
+/* Normal form of real term t rebuilt as a Z3 term, with *id its canonical
+ * id (two terms with the same id are equal for all inputs and all abstract
+ * functions). NULL with *id = -1 when t is outside the normaliser. */
+Z3_ast xfb_canon_term(xfb_canon *c, Z3_ast t, int32_t *id);
+/* Monomials in normal form id. */
+int xfb_canon_size(const xfb_canon *c, int32_t id);
+
 /* Z3's last error as XF_ERR_INTERNAL ("z3: <message> while <what>"), or XF_OK. */
 xf_status xfb_z3_check(xfb_ctx *c, const char *what, xf_error *err);
 

@@ -14,7 +14,8 @@
  *  - bilinear operators (ewmul, scalar-mul, matmul, conv): one input is a
  *    one-hot and the other holds the codes 1..n, so each non-zero output
  *    names the pair of elements multiplied into it;
- *  - max-pool: a one-hot shows each window; the output is a nested ite max;
+ *  - max-pool: a one-hot shows each window; the output is a nested ite max
+ *    over the window's terms sorted by Z3 term id (one term per window);
  *  - relu is an ite; conv's fused activation is applied after probing;
  *  - softmax, layer-norm and batch-norm are written out with real division;
  *  - sigmoid, tanh, erf, gelu, exp, log and sqrt are abstract (uninterpreted)
@@ -338,6 +339,14 @@ static xf_status maxpool(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_t
                          (long long)e);
             break;
         }
+        /* Window in a fixed order (term ids), so the same window read in
+         * another order (e.g. through a transpose) is the same term. */
+        for (int i = 1; i < w->n; i++)
+            for (int j = i; j > 0 && Z3_get_ast_id(c->z, w->t[j - 1]) > Z3_get_ast_id(c->z, w->t[j]);
+                 j--) {
+                Z3_ast t = w->t[j];
+                w->t[j] = w->t[j - 1], w->t[j - 1] = t;
+            }
         Z3_ast m = w->t[0];
         for (int k = 1; k < w->n; k++) m = Z3_mk_ite(c->z, Z3_mk_gt(c->z, w->t[k], m), w->t[k], m);
         y->e[e] = m;

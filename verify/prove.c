@@ -1,6 +1,7 @@
 /*
  * prove.c — the axiomatic proof of a rule: for every mapped output i, check
- * `axioms ∧ src_i ≠ dst_i` with each enabled axiom switched on by its
+ * `axioms ∧ facts ∧ src_i ≠ dst_i` (facts: shape facts of the encoding,
+ * prove_encode.c) with each enabled axiom switched on by its
  * assumption literal. Unsat for every output means proved, and the union of
  * the unsat cores names the axioms used; sat means the enabled axioms do
  * not imply the rule; unknown (timeout, memory, incomplete quantifier
@@ -108,8 +109,9 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
     if (!so) return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory proving a rule");
     Z3_ast *dout = so + n;
     xf_error e2;
-    st = xf_prove_encode(v, &r->src, so, &e2);
-    if (st == XF_OK) st = xf_prove_encode(v, &r->dst, dout, &e2);
+    Z3_ast facts = Z3_mk_true(v->ctx);
+    st = xf_prove_encode(v, &r->src, so, &facts, &e2);
+    if (st == XF_OK) st = xf_prove_encode(v, &r->dst, dout, &facts, &e2);
     if (st == XF_ERR_UNSUPPORTED) {
         out->result = XF_PROOF_UNSUPPORTED;
         snprintf(out->detail, sizeof out->detail, "%s", e2.msg);
@@ -119,7 +121,8 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
     } else {
         for (int i = 0; i < n && st == XF_OK && out->result == XF_PROOF_PROVED; i++) {
             if (Z3_is_eq_ast(v->ctx, so[i], dout[i])) continue;
-            st = query(v, Z3_mk_not(v->ctx, Z3_mk_eq(v->ctx, so[i], dout[i])), -1, out, i, err);
+            Z3_ast goal[2] = {facts, Z3_mk_not(v->ctx, Z3_mk_eq(v->ctx, so[i], dout[i]))};
+            st = query(v, Z3_mk_and(v->ctx, 2, goal), -1, out, i, err);
         }
         if (out->result == XF_PROOF_PROVED) core_names(out);
         else out->n_core = 0;

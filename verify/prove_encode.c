@@ -6,9 +6,11 @@
  * form the axioms expect: axes relative to the last dimension, concat with
  * the sizes of its parts along the axis (n-ary concat folded left), each
  * split output a slice (axis, offset, length, input size), conv padding as
- * a mode (same/valid), depthwise groups as -1. Two shape facts are used
+ * a mode (same/valid), depthwise groups as -1. Shape facts are used
  * directly: enlarging a kernel to its own size and swapping two axes of
- * size 1 are the identity. Operators or parameter
+ * size 1 are the identity, and every value whose last two axes have size 1
+ * is stated equal to its transpose (so transpose axioms match it).
+ * Operators or parameter
  * settings the axioms do not model are XF_ERR_UNSUPPORTED naming the node.
  */
 #include <stdio.h>
@@ -187,7 +189,21 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *
     return XF_OK;
 }
 
-xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, xf_error *err)
+/* trans(t) = t for each value t whose last two axes have size 1. */
+static Z3_ast unit_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast facts)
+{
+    for (int i = 0; i < g->n_values; i++) {
+        const xf_shape *s = &g->values[i].shape;
+        if (!val[i] || s->rank < 2 || s->dims[s->rank - 1] != 1 || s->dims[s->rank - 2] != 1) continue;
+        Z3_ast t = app(v, XF_AX_TRANS, 0, NULL, 1, &val[i]);
+        Z3_ast two[2] = {facts, Z3_mk_eq(v->ctx, t, val[i])};
+        facts = Z3_mk_and(v->ctx, 2, two);
+    }
+    return facts;
+}
+
+xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_ast *facts,
+                          xf_error *err)
 {
     xf_status st = XF_OK;
     Z3_ast *val = calloc((size_t)g->n_values + 1, sizeof *val);
@@ -203,6 +219,7 @@ xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, xf_er
     }
     st = xf_graph_topo_order(g, order, err);
     for (int i = 0; st == XF_OK && i < g->n_nodes; i++) st = encode_node(v, g, order[i], val, err);
+    if (st == XF_OK) *facts = unit_facts(v, g, val, *facts);
     for (int i = 0; st == XF_OK && i < g->n_outputs; i++) {
         outs[i] = val[g->outputs[i]];
         if (!outs[i]) st = XF_FAIL(err, XF_ERR_GRAPH, "verify: output %d is not computed", i);

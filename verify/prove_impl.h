@@ -8,7 +8,10 @@
 #include "verify/verify_impl.h"
 
 /* Encodes g's outputs (g->n_outputs terms into outs). XF_ERR_UNSUPPORTED
- * names the node whose operator or parameters the axioms do not model. */
-xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, xf_error *err);
+ * names the node whose operator or parameters the axioms do not model.
+ * Shape facts about g's values that the axioms cannot see (a tensor whose
+ * last two axes have size 1 is its own transpose) are conjoined to *facts. */
+xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_ast *facts,
+                          xf_error *err);
 
 #endif /* XF_PROVE_IMPL_H */

@@ -142,4 +142,28 @@ xf_status xf_verify_cex_encode(const xf_tensor *inputs, int n, uint8_t **buf, si
 xf_status xf_verify_cex_decode(const uint8_t *buf, size_t len, xf_tensor **inputs, int *n,
                                xf_error *err);
 
+/* ------------------------------------------------------- axiom instances */
+
+/* A concrete instance of an axiom: a small rule with the axiom's parameters
+ * fixed, which the bounded check can validate (xferverify --check-axioms).
+ * `inputs` declares the rule inputs as "name:dims" separated by spaces
+ * ("x:2x3 s:" is a 2x3 matrix and a scalar); `src` and `dst` are expressions
+ * over them in the small language of verify/axiom_instances.c, e.g.
+ * "conv[p=same,act=relu](concat[axis=1](x,y), w)". An axiom may have
+ * several instances; some have none. */
+typedef struct xf_axiom_instance {
+    const char *axiom; /* name of the axiom it instantiates */
+    const char *inputs;
+    const char *src, *dst;
+} xf_axiom_instance;
+
+int xf_verify_axiom_instance_count(void);
+const xf_axiom_instance *xf_verify_axiom_instance(int i); /* NULL when out of range */
+
+/* Builds the rule of an instance (any instance, also one not in the table)
+ * into r (xf_rule_init'd here; xf_rule_free it, also after an error). A
+ * syntax or shape error names the instance and the offending text. */
+xf_status xf_verify_axiom_instance_rule(const xf_axiom_instance *inst, xf_rule *r,
+                                        xf_error *err);
+
 #endif /* XF_VERIFY_H */

@@ -16,8 +16,13 @@
  * Verdicts are committed in batches, so an interrupted run keeps most of
  * its work; a rerun decides only candidates unless --recheck.
  *
- * Exit status: 0 every selected rule got a verdict; 1 a disagreement or a
- * database write failed; 2 bad usage or an unreadable database.
+ * --check-axioms validates the axioms themselves instead: each axiom's
+ * concrete instances (verify/axiom_instances.c) go through the bounded
+ * check, and each axiom is tried against the others for redundancy.
+ *
+ * Exit status: 0 every selected rule got a verdict; 1 a disagreement, a
+ * refuted axiom or a database write failed; 2 bad usage or an unreadable
+ * database.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +50,8 @@ static void usage(FILE *f)
             "  --timeout T     per solver query, e.g. 10s, 500ms (default 10s)\n"
             "  --recheck       decide again rules that already have a verdict\n"
             "  --limit N       decide at most N rules\n"
-            "  --check-axioms  report which axioms follow from the others, then exit\n"
+            "  --check-axioms  check every axiom on its instances with the bounded check and\n"
+            "                  report which follow from the others, then exit (DB not read)\n"
             "  -h, --help      this text\n"
             "Exit status: 0 done, 1 a disagreement or a failed write, 2 bad usage.\n");
 }
@@ -122,7 +128,7 @@ static int parse_args(int argc, char **argv, opts *o)
             o->db = a;
         }
     }
-    if (!o->db) {
+    if (!o->db && !o->check_axioms) {
         fprintf(stderr, "xferverify: no rules database given (see --help)\n");
         return 2;
     }
@@ -362,6 +368,47 @@ static xf_status run_all(xf_rulesdb *db, const opts *o, const int64_t *ids, tall
 
 /* ---------------------------------------------------------- check-axioms */
 
+/* Bounded check of every instance of axiom i: "valid" when all are, else the
+ * worst verdict ("refuted" first); "not checked" when it has none. */
+static const char *check_instances(xf_verifier *v, int i, int *n_inst, int *refuted, int *errors)
+{
+    const char *name = xf_verify_axiom(i)->name, *verdict = "valid";
+    *n_inst = 0;
+    for (int k = 0; k < xf_verify_axiom_instance_count(); k++) {
+        const xf_axiom_instance *in = xf_verify_axiom_instance(k);
+        if (strcmp(in->axiom, name) != 0) continue;
+        (*n_inst)++;
+        xf_rule r;
+        xf_error err;
+        xf_bounded b;
+        xf_bounded_init(&b);
+        xf_status st = xf_verify_axiom_instance_rule(in, &r, &err);
+        if (st == XF_OK) st = xf_verify_bounded(v, &r, &b, &err);
+        xf_rule_free(&r);
+        if (st != XF_OK) {
+            fprintf(stderr, "xferverify: axiom %s: %s\n", name, err.msg);
+            (*errors)++;
+            verdict = "error";
+        } else if (b.result == XF_BOUNDED_REFUTED) {
+            fprintf(stderr,
+                    "xferverify: WRONG AXIOM %s: the bounded check refutes its instance %s => %s "
+                    "(%s)\n",
+                    name, in->src, in->dst, b.detail);
+            (*refuted)++;
+            verdict = "REFUTED";
+        } else if (b.result != XF_BOUNDED_VALID && strcmp(verdict, "valid") == 0) {
+            fprintf(stderr, "xferverify: axiom %s: instance %s => %s is %s (%s)\n", name, in->src,
+                    in->dst, xf_bounded_result_name(b.result), b.detail);
+            verdict = xf_bounded_result_name(b.result);
+        }
+        xf_bounded_free(&b);
+    }
+    return *n_inst ? verdict : "not checked";
+}
+
+/* Validates each axiom on its instances with the bounded check and reports
+ * whether it follows from the others (TASO's redundancy check). Exit 1 when
+ * an axiom is refuted or a check failed. */
 static int check_axioms(const opts *o)
 {
     xf_error err;
@@ -370,24 +417,43 @@ static int check_axioms(const opts *o)
         fprintf(stderr, "xferverify: %s\n", err.msg);
         return 1;
     }
-    int redundant = 0, rc = 0;
-    for (int i = 0; i < xf_verify_axiom_count(); i++) {
+    int n = xf_verify_axiom_count(), redundant = 0, with_inst = 0, valid = 0, refuted = 0,
+        errors = 0;
+    for (int k = 0; k < xf_verify_axiom_instance_count(); k++)
+        if (xf_verify_axiom_find(xf_verify_axiom_instance(k)->axiom) < 0) {
+            fprintf(stderr, "xferverify: instance %d names no axiom ('%s')\n", k,
+                    xf_verify_axiom_instance(k)->axiom);
+            errors++;
+        }
+    printf("%-24s %4s %-11s %-11s %9s  %s\n", "axiom", "inst", "bounded", "redundancy", "time",
+           "derived from");
+    for (int i = 0; i < n; i++) {
+        double t0 = now_s();
+        int n_inst = 0;
+        const char *bounded = check_instances(v, i, &n_inst, &refuted, &errors);
+        with_inst += n_inst > 0;
+        valid += strcmp(bounded, "valid") == 0;
         xf_proof p;
+        memset(&p, 0, sizeof p);
+        p.result = XF_PROOF_UNKNOWN;
+        const char *what = "error";
         if (xf_verify_axiom_redundant(v, i, &p, &err) != XF_OK) {
             fprintf(stderr, "xferverify: axiom %s: %s\n", xf_verify_axiom(i)->name, err.msg);
-            rc = 1;
-            continue;
+            errors++;
+        } else {
+            what = p.result == XF_PROOF_PROVED ? "redundant"
+                   : p.result == XF_PROOF_UNKNOWN ? "not derived"
+                                                  : "independent";
+            redundant += p.result == XF_PROOF_PROVED;
         }
-        const char *what = p.result == XF_PROOF_PROVED ? "redundant" : "independent";
-        if (p.result == XF_PROOF_UNKNOWN) what = "unknown";
-        if (p.result == XF_PROOF_PROVED) redundant++;
-        printf("%-24s %-11s %8.1f ms%s%s\n", xf_verify_axiom(i)->name, what, p.time_ms,
-               p.result == XF_PROOF_PROVED ? "  from: " : "",
-               p.result == XF_PROOF_PROVED ? p.core_names : "");
+        printf("%-24s %4d %-11s %-11s %6.0f ms  %s\n", xf_verify_axiom(i)->name, n_inst, bounded,
+               what, (now_s() - t0) * 1e3, p.result == XF_PROOF_PROVED ? p.core_names : "");
     }
-    printf("%d axioms, %d redundant\n", xf_verify_axiom_count(), redundant);
+    printf("%d axioms: %d with instances, %d valid on all of them, %d refuted, %d not checked; "
+           "%d redundant\n",
+           n, with_inst, valid, refuted, n - with_inst, redundant);
     xf_verifier_free(v);
-    return rc;
+    return refuted || errors ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,559 @@
+/*
+ * bounded_poly.c — canonical polynomial forms of the bounded check's terms,
+ * so that most output elements are decided equal without the solver.
+ *
+ * A real term is normalised into a sum of monomials with exact rational
+ * coefficients (int64 numerator and denominator; overflow gives up). A
+ * monomial is a sorted multiset of atoms; an atom is an input constant or a
+ * non-polynomial node whose arguments are normalised first: ite(cond, p, q),
+ * an abstract function applied to p, p / q. Conditions a > b and a >= b
+ * become (a - b) > 0 and (a - b) >= 0 with a - b scaled so its first
+ * coefficient is +-1. Atoms, monomials and polynomials are interned (hash
+ * tables), so two terms have the same canonical id exactly when their
+ * normal forms are identical; equal normal forms are equal for every value
+ * of the inputs and of the abstract functions, which is what the bounded
+ * check asserts. The normal form is also rebuilt as a Z3 term, so the
+ * solver sees shared subterms (relu conditions) as one term.
+ *
+ * Anything else (a Z3 operator not listed, a coefficient that overflows, a
+ * polynomial beyond XFB_POLY_MAX_TERMS monomials) leaves the term as it
+ * was: the caller then compares the raw terms with the solver.
+ */
+#include "bounded_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XFB_POLY_MAX_TERMS 20000
+
+/* Interned uint32 blobs: id -> (offset, length) into one pool. */
+typedef struct itab {
+    uint32_t *pool;
+    size_t pool_n, pool_cap;
+    size_t *off;
+    uint32_t *len;
+    uint32_t n, cap;
+    int32_t *slot; /* open addressing: id or -1 */
+    uint32_t n_slot;
+} itab;
+
+static uint64_t hash_words(const uint32_t *w, uint32_t n)
+{
+    uint64_t h = 1469598103934665603ULL ^ n;
+    for (uint32_t i = 0; i < n; i++) h = (h ^ w[i]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+static void itab_free(itab *t)
+{
+    free(t->pool);
+    free(t->off);
+    free(t->len);
+    free(t->slot);
+    memset(t, 0, sizeof *t);
+}
+
+static int itab_rehash(itab *t, uint32_t n_slot)
+{
+    int32_t *s = malloc((size_t)n_slot * sizeof *s);
+    if (!s) return -1;
+    memset(s, 0xff, (size_t)n_slot * sizeof *s);
+    for (uint32_t id = 0; id < t->n; id++) {
+        uint64_t h = hash_words(t->pool + t->off[id], t->len[id]);
+        uint32_t i = (uint32_t)(h & (n_slot - 1));
+        while (s[i] >= 0) i = (i + 1) & (n_slot - 1);
+        s[i] = (int32_t)id;
+    }
+    free(t->slot);
+    t->slot = s;
+    t->n_slot = n_slot;
+    return 0;
+}
+
+/* Id of blob w[0..n), added when new; -1 when out of memory. */
+static int32_t itab_intern(itab *t, const uint32_t *w, uint32_t n)
+{
+    if (2 * (t->n + 1) > t->n_slot && itab_rehash(t, t->n_slot ? 2 * t->n_slot : 1024) != 0)
+        return -1;
+    uint64_t h = hash_words(w, n);
+    uint32_t i = (uint32_t)(h & (t->n_slot - 1));
+    for (; t->slot[i] >= 0; i = (i + 1) & (t->n_slot - 1)) {
+        uint32_t id = (uint32_t)t->slot[i];
+        if (t->len[id] == n && (n == 0 || memcmp(t->pool + t->off[id], w, n * sizeof *w) == 0))
+            return (int32_t)id;
+    }
+    if (t->n == t->cap) {
+        uint32_t cap = t->cap ? 2 * t->cap : 1024;
+        size_t *o = realloc(t->off, (size_t)cap * sizeof *o);
+        if (!o) return -1;
+        t->off = o;
+        uint32_t *l = realloc(t->len, (size_t)cap * sizeof *l);
+        if (!l) return -1;
+        t->len = l, t->cap = cap;
+    }
+    if (t->pool_n + n > t->pool_cap) {
+        size_t cap = t->pool_cap ? 2 * t->pool_cap : 1 << 16;
+        while (cap < t->pool_n + n) cap *= 2;
+        uint32_t *p = realloc(t->pool, cap * sizeof *p);
+        if (!p) return -1;
+        t->pool = p, t->pool_cap = cap;
+    }
+    if (n) memcpy(t->pool + t->pool_n, w, (size_t)n * sizeof *w);
+    t->off[t->n] = t->pool_n;
+    t->len[t->n] = n;
+    t->pool_n += n;
+    t->slot[i] = (int32_t)t->n;
+    return (int32_t)t->n++;
+}
+
+static const uint32_t *itab_get(const itab *t, int32_t id, uint32_t *n)
+{
+    *n = t->len[id];
+    return t->pool + t->off[id];
+}
+
+/* ------------------------------------------------------------- rationals */
+
+typedef struct rat {
+    int64_t n, d; /* d > 0, gcd 1 */
+} rat;
+
+static __int128 gcd128(__int128 a, __int128 b)
+{
+    if (a < 0) a = -a;
+    while (b) {
+        __int128 r = a % b;
+        a = b, b = r < 0 ? -r : r;
+    }
+    return a;
+}
+
+/* 0 when n/d fits int64 after reduction. */
+static int rat_make(__int128 n, __int128 d, rat *out)
+{
+    if (d < 0) n = -n, d = -d;
+    __int128 g = gcd128(n, d);
+    if (g > 1) n /= g, d /= g;
+    if (n > INT64_MAX || n < -INT64_MAX || d > INT64_MAX) return -1;
+    out->n = (int64_t)n, out->d = (int64_t)d;
+    return 0;
+}
+
+static int rat_add(rat a, rat b, rat *out)
+{
+    return rat_make((__int128)a.n * b.d + (__int128)b.n * a.d, (__int128)a.d * b.d, out);
+}
+
+static int rat_mul(rat a, rat b, rat *out)
+{
+    return rat_make((__int128)a.n * b.n, (__int128)a.d * b.d, out);
+}
+
+/* ------------------------------------------------------------ normaliser */
+
+/* Atom tags (first word of an atom blob). */
+enum { A_VAR, A_ITE, A_APP, A_DIV, A_GT, A_GE, A_NOT, A_AND, A_OR };
+
+typedef struct term {
+    int32_t mono;
+    rat c;
+} term;
+
+struct xfb_canon {
+    Z3_context z;
+    Z3_sort real;
+    itab atoms, monos, polys;
+    Z3_ast *atom_ast; /* per atom id: what it stands for (var, decl, rebuilt node) */
+    Z3_ast *poly_ast; /* per poly id: rebuilt term, NULL until built */
+    uint32_t atom_cap, poly_cap;
+    int32_t *memo;    /* per Z3 ast id: poly/bool-atom id + 1, 0 unknown, -1 failed */
+    uint32_t memo_cap;
+    uint32_t *buf;
+    size_t buf_cap;
+};
+
+xfb_canon *xfb_canon_new(Z3_context z, Z3_sort real)
+{
+    xfb_canon *c = calloc(1, sizeof *c);
+    if (c) c->z = z, c->real = real;
+    return c;
+}
+
+void xfb_canon_free(xfb_canon *c)
+{
+    if (!c) return;
+    itab_free(&c->atoms);
+    itab_free(&c->monos);
+    itab_free(&c->polys);
+    free(c->atom_ast);
+    free(c->poly_ast);
+    free(c->memo);
+    free(c->buf);
+    free(c);
+}
+
+static uint32_t *scratch(xfb_canon *c, size_t n)
+{
+    if (n > c->buf_cap) {
+        size_t cap = c->buf_cap ? c->buf_cap : 1024;
+        while (cap < n) cap *= 2;
+        uint32_t *b = realloc(c->buf, cap * sizeof *b);
+        if (!b) return NULL;
+        c->buf = b, c->buf_cap = cap;
+    }
+    return c->buf;
+}
+
+static int32_t atom_intern(xfb_canon *c, const uint32_t *w, uint32_t n, Z3_ast a)
+{
+    int32_t id = itab_intern(&c->atoms, w, n);
+    if (id < 0) return -1;
+    if ((uint32_t)id >= c->atom_cap) {
+        uint32_t cap = c->atom_cap ? 2 * c->atom_cap : 1024;
+        Z3_ast *p = realloc(c->atom_ast, (size_t)cap * sizeof *p);
+        if (!p) return -1;
+        memset(p + c->atom_cap, 0, (size_t)(cap - c->atom_cap) * sizeof *p);
+        c->atom_ast = p, c->atom_cap = cap;
+    }
+    if (!c->atom_ast[id]) c->atom_ast[id] = a;
+    return id;
+}
+
+static int term_cmp(const void *x, const void *y)
+{
+    int32_t a = ((const term *)x)->mono, b = ((const term *)y)->mono;
+    return (a > b) - (a < b);
+}
+
+/* Sorts and merges t[0..n) in place, interns the polynomial. */
+static int32_t poly_intern(xfb_canon *c, term *t, size_t n)
+{
+    qsort(t, n, sizeof *t, term_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        term s = t[i++];
+        while (i < n && t[i].mono == s.mono)
+            if (rat_add(s.c, t[i++].c, &s.c) != 0) return -1;
+        if (s.c.n != 0) t[k++] = s;
+    }
+    if (k > XFB_POLY_MAX_TERMS) return -1;
+    uint32_t *w = scratch(c, 5 * k + 1);
+    if (!w) return -1;
+    for (size_t i = 0; i < k; i++) {
+        uint64_t nn = (uint64_t)t[i].c.n, dd = (uint64_t)t[i].c.d;
+        w[5 * i] = (uint32_t)t[i].mono;
+        w[5 * i + 1] = (uint32_t)nn, w[5 * i + 2] = (uint32_t)(nn >> 32);
+        w[5 * i + 3] = (uint32_t)dd, w[5 * i + 4] = (uint32_t)(dd >> 32);
+    }
+    int32_t id = itab_intern(&c->polys, w, (uint32_t)(5 * k));
+    if (id < 0) return -1;
+    if ((uint32_t)id >= c->poly_cap) {
+        uint32_t cap = c->poly_cap ? 2 * c->poly_cap : 1024;
+        Z3_ast *p = realloc(c->poly_ast, (size_t)cap * sizeof *p);
+        if (!p) return -1;
+        memset(p + c->poly_cap, 0, (size_t)(cap - c->poly_cap) * sizeof *p);
+        c->poly_ast = p, c->poly_cap = cap;
+    }
+    return id;
+}
+
+/* Terms of poly id into a fresh array (caller frees). */
+static term *poly_terms(xfb_canon *c, int32_t id, size_t *n)
+{
+    uint32_t len;
+    const uint32_t *w = itab_get(&c->polys, id, &len);
+    *n = len / 5;
+    term *t = malloc((*n + 1) * sizeof *t);
+    if (!t) return NULL;
+    for (size_t i = 0; i < *n; i++) {
+        t[i].mono = (int32_t)w[5 * i];
+        t[i].c.n = (int64_t)((uint64_t)w[5 * i + 1] | (uint64_t)w[5 * i + 2] << 32);
+        t[i].c.d = (int64_t)((uint64_t)w[5 * i + 3] | (uint64_t)w[5 * i + 4] << 32);
+    }
+    return t;
+}
+
+static int32_t mono_unit(xfb_canon *c)
+{
+    static const uint32_t none[1] = {0};
+    return itab_intern(&c->monos, none, 0);
+}
+
+static int32_t mono_mul(xfb_canon *c, int32_t a, int32_t b)
+{
+    uint32_t na, nb;
+    const uint32_t *x = itab_get(&c->monos, a, &na);
+    const uint32_t *y = itab_get(&c->monos, b, &nb);
+    uint32_t *w = malloc(((size_t)na + nb + 1) * sizeof *w);
+    if (!w) return -1;
+    uint32_t i = 0, j = 0, k = 0;
+    while (i < na || j < nb) w[k++] = j >= nb || (i < na && x[i] <= y[j]) ? x[i++] : y[j++];
+    int32_t id = itab_intern(&c->monos, w, k);
+    free(w);
+    return id;
+}
+
+/* Polynomial made of one atom. */
+static int32_t poly_atom(xfb_canon *c, int32_t atom)
+{
+    uint32_t a = (uint32_t)atom;
+    term t = {itab_intern(&c->monos, &a, 1), {1, 1}};
+    return t.mono < 0 ? -1 : poly_intern(c, &t, 1);
+}
+
+static int32_t poly_const(xfb_canon *c, rat k)
+{
+    term t = {mono_unit(c), k};
+    return t.mono < 0 ? -1 : poly_intern(c, &t, k.n ? 1 : 0);
+}
+
+/* sum of k_i * p_i */
+static int32_t poly_lin(xfb_canon *c, const int32_t *p, const rat *k, unsigned n)
+{
+    size_t total = 0, m;
+    for (unsigned i = 0; i < n; i++) total += c->polys.len[p[i]] / 5;
+    term *all = malloc((total + 1) * sizeof *all);
+    if (!all) return -1;
+    size_t at = 0;
+    for (unsigned i = 0; i < n; i++) {
+        term *t = poly_terms(c, p[i], &m);
+        if (!t) return free(all), -1;
+        for (size_t j = 0; j < m; j++) {
+            all[at] = t[j];
+            if (rat_mul(t[j].c, k[i], &all[at].c) != 0) return free(t), free(all), -1;
+            at++;
+        }
+        free(t);
+    }
+    int32_t id = poly_intern(c, all, at);
+    free(all);
+    return id;
+}
+
+static int32_t poly_mul(xfb_canon *c, int32_t a, int32_t b)
+{
+    size_t na, nb;
+    if ((double)(c->polys.len[a] / 5) * (double)(c->polys.len[b] / 5) > 4.0 * XFB_POLY_MAX_TERMS)
+        return -1;
+    term *x = poly_terms(c, a, &na), *y = poly_terms(c, b, &nb);
+    term *t = malloc((na * nb + 1) * sizeof *t);
+    int32_t id = -1;
+    if (x && y && t) {
+        size_t k = 0;
+        for (size_t i = 0; i < na; i++)
+            for (size_t j = 0; j < nb; j++, k++) {
+                t[k].mono = mono_mul(c, x[i].mono, y[j].mono);
+                if (t[k].mono < 0 || rat_mul(x[i].c, y[j].c, &t[k].c) != 0) goto out;
+            }
+        id = poly_intern(c, t, k);
+    }
+out:
+    free(x);
+    free(y);
+    free(t);
+    return id;
+}
+
+static int memo_reserve(xfb_canon *c, unsigned id)
+{
+    if (id < c->memo_cap) return 0;
+    uint32_t cap = c->memo_cap ? c->memo_cap : 4096;
+    while (cap <= id) cap *= 2;
+    int32_t *m = realloc(c->memo, (size_t)cap * sizeof *m);
+    if (!m) return -1;
+    memset(m + c->memo_cap, 0, (size_t)(cap - c->memo_cap) * sizeof *m);
+    c->memo = m, c->memo_cap = cap;
+    return 0;
+}
+
+static int32_t norm(xfb_canon *c, Z3_ast a);
+
+/* Difference a - b scaled so the first coefficient is +-1 (its sign kept). */
+static int32_t cmp_poly(xfb_canon *c, Z3_ast a, Z3_ast b)
+{
+    int32_t p[2] = {norm(c, a), norm(c, b)};
+    if (p[0] < 0 || p[1] < 0) return -1;
+    rat k[2] = {{1, 1}, {-1, 1}};
+    int32_t d = poly_lin(c, p, k, 2);
+    if (d < 0 || c->polys.len[d] == 0) return d;
+    size_t n;
+    term *t = poly_terms(c, d, &n);
+    if (!t) return -1;
+    rat s = {t[0].c.d, t[0].c.n < 0 ? -t[0].c.n : t[0].c.n};
+    free(t);
+    return poly_lin(c, &d, &s, 1);
+}
+
+/* Boolean atom of a comparison or connective; -1 outside the fragment. */
+static int32_t norm_bool(xfb_canon *c, Z3_ast a)
+{
+    if (Z3_get_ast_kind(c->z, a) != Z3_APP_AST) return -1;
+    Z3_app app = Z3_to_app(c->z, a);
+    Z3_decl_kind k = Z3_get_decl_kind(c->z, Z3_get_app_decl(c->z, app));
+    unsigned n = Z3_get_app_num_args(c->z, app);
+    uint32_t w[3];
+    if ((k == Z3_OP_GT || k == Z3_OP_LT || k == Z3_OP_GE || k == Z3_OP_LE) && n == 2) {
+        int lt = k == Z3_OP_LT || k == Z3_OP_LE;
+        int32_t p = cmp_poly(c, Z3_get_app_arg(c->z, app, lt), Z3_get_app_arg(c->z, app, !lt));
+        if (p < 0) return -1;
+        w[0] = k == Z3_OP_GT || k == Z3_OP_LT ? A_GT : A_GE, w[1] = (uint32_t)p;
+        return atom_intern(c, w, 2, NULL);
+    }
+    if ((k == Z3_OP_NOT && n == 1) || ((k == Z3_OP_AND || k == Z3_OP_OR) && n == 2)) {
+        w[0] = k == Z3_OP_NOT ? A_NOT : k == Z3_OP_AND ? A_AND : A_OR;
+        for (unsigned i = 0; i < n; i++) {
+            int32_t b = norm_bool(c, Z3_get_app_arg(c->z, app, i));
+            if (b < 0) return -1;
+            w[1 + i] = (uint32_t)b;
+        }
+        return atom_intern(c, w, 1 + n, NULL);
+    }
+    return -1;
+}
+
+static int32_t norm_ite(xfb_canon *c, Z3_app app)
+{
+    int32_t b = norm_bool(c, Z3_get_app_arg(c->z, app, 0));
+    int32_t p = b < 0 ? -1 : norm(c, Z3_get_app_arg(c->z, app, 1));
+    int32_t q = p < 0 ? -1 : norm(c, Z3_get_app_arg(c->z, app, 2));
+    if (q < 0 || p == q) return q;
+    uint32_t w[4] = {A_ITE, (uint32_t)b, (uint32_t)p, (uint32_t)q};
+    int32_t at = atom_intern(c, w, 4, NULL);
+    return at < 0 ? -1 : poly_atom(c, at);
+}
+
+/* Arguments p[0..n) normalised, combined by operator k (declaration f). */
+static int32_t combine(xfb_canon *c, Z3_ast a, Z3_func_decl f, Z3_decl_kind k, const int32_t *p,
+                       unsigned n)
+{
+    switch (k) {
+    case Z3_OP_ADD: case Z3_OP_SUB: case Z3_OP_UMINUS: {
+        rat *kk = malloc((size_t)(n + 1) * sizeof *kk);
+        if (!kk) return -1;
+        for (unsigned i = 0; i < n; i++)
+            kk[i] = (rat){k == Z3_OP_UMINUS || (k == Z3_OP_SUB && i > 0) ? -1 : 1, 1};
+        int32_t r = poly_lin(c, p, kk, n);
+        free(kk);
+        return r;
+    }
+    case Z3_OP_MUL: {
+        int32_t r = n ? p[0] : -1;
+        for (unsigned i = 1; r >= 0 && i < n; i++) r = poly_mul(c, r, p[i]);
+        return r;
+    }
+    case Z3_OP_DIV: case Z3_OP_UNINTERPRETED: {
+        if ((k == Z3_OP_DIV && n != 2) || n > 6) return -1;
+        uint32_t w[8];
+        w[0] = k == Z3_OP_DIV ? A_DIV : n == 0 ? A_VAR : A_APP;
+        w[1] = Z3_get_ast_id(c->z, Z3_func_decl_to_ast(c->z, f));
+        for (unsigned i = 0; i < n; i++) w[2 + i] = (uint32_t)p[i];
+        int32_t at = atom_intern(c, w, 2 + n, n == 0 ? a : Z3_func_decl_to_ast(c->z, f));
+        return at < 0 ? -1 : poly_atom(c, at);
+    }
+    default: return -1;
+    }
+}
+
+static int32_t norm_app(xfb_canon *c, Z3_ast a)
+{
+    Z3_app app = Z3_to_app(c->z, a);
+    Z3_func_decl f = Z3_get_app_decl(c->z, app);
+    Z3_decl_kind k = Z3_get_decl_kind(c->z, f);
+    unsigned n = Z3_get_app_num_args(c->z, app);
+    if (k == Z3_OP_ITE) return norm_ite(c, app);
+    int32_t *p = malloc((size_t)(n + 1) * sizeof *p), r = p ? 0 : -1;
+    for (unsigned i = 0; r >= 0 && i < n; i++) r = p[i] = norm(c, Z3_get_app_arg(c->z, app, i));
+    if (r >= 0) r = combine(c, a, f, k, p, n);
+    free(p);
+    return r;
+}
+
+/* Poly id of real term a; -1 outside the fragment. */
+static int32_t norm(xfb_canon *c, Z3_ast a)
+{
+    unsigned id = Z3_get_ast_id(c->z, a);
+    if (memo_reserve(c, id) != 0) return -1;
+    if (c->memo[id]) return c->memo[id] < 0 ? -1 : c->memo[id] - 1;
+    int32_t r = -1;
+    Z3_ast_kind kind = Z3_get_ast_kind(c->z, a);
+    if (kind == Z3_NUMERAL_AST) {
+        int64_t n, d;
+        rat q;
+        if (Z3_get_numeral_small(c->z, a, &n, &d) && rat_make(n, d, &q) == 0) r = poly_const(c, q);
+    } else if (kind == Z3_APP_AST) {
+        r = norm_app(c, a);
+    }
+    c->memo[id] = r < 0 ? -1 : r + 1;
+    return r;
+}
+
+/* ------------------------------------------------------------- rebuild */
+
+static Z3_ast build_poly(xfb_canon *c, int32_t id);
+
+static Z3_ast build_atom(xfb_canon *c, uint32_t id)
+{
+    uint32_t n;
+    const uint32_t *w = itab_get(&c->atoms, (int32_t)id, &n);
+    Z3_context z = c->z;
+    Z3_ast zero = Z3_mk_real(z, 0, 1), args[8];
+    switch (w[0]) {
+    case A_VAR: return c->atom_ast[id];
+    case A_GT: return Z3_mk_gt(z, build_poly(c, (int32_t)w[1]), zero);
+    case A_GE: return Z3_mk_ge(z, build_poly(c, (int32_t)w[1]), zero);
+    case A_NOT: return Z3_mk_not(z, build_atom(c, w[1]));
+    case A_AND: case A_OR:
+        args[0] = build_atom(c, w[1]), args[1] = build_atom(c, w[2]);
+        return w[0] == A_AND ? Z3_mk_and(z, 2, args) : Z3_mk_or(z, 2, args);
+    case A_ITE:
+        return Z3_mk_ite(z, build_atom(c, w[1]), build_poly(c, (int32_t)w[2]),
+                         build_poly(c, (int32_t)w[3]));
+    case A_DIV: return Z3_mk_div(z, build_poly(c, (int32_t)w[2]), build_poly(c, (int32_t)w[3]));
+    default: /* A_APP */
+        for (uint32_t i = 2; i < n; i++) args[i - 2] = build_poly(c, (int32_t)w[i]);
+        return Z3_mk_app(z, Z3_to_func_decl(z, c->atom_ast[id]), n - 2, args);
+    }
+}
+
+static Z3_ast build_poly(xfb_canon *c, int32_t id)
+{
+    if (c->poly_ast[id]) return c->poly_ast[id];
+    uint32_t len;
+    const uint32_t *w = itab_get(&c->polys, id, &len);
+    size_t n = len / 5;
+    Z3_ast *s = malloc((n + 1) * sizeof *s), r = NULL;
+    if (!s) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t m;
+        const uint32_t *mono = itab_get(&c->monos, (int32_t)w[5 * i], &m);
+        Z3_ast f[64];
+        int64_t num = (int64_t)((uint64_t)w[5 * i + 1] | (uint64_t)w[5 * i + 2] << 32);
+        int64_t den = (int64_t)((uint64_t)w[5 * i + 3] | (uint64_t)w[5 * i + 4] << 32);
+        unsigned k = 0;
+        if (m >= 63) goto out;
+        if (num != 1 || den != 1 || m == 0) {
+            char q[48];
+            snprintf(q, sizeof q, "%lld/%lld", (long long)num, (long long)den);
+            f[k++] = Z3_mk_numeral(c->z, q, c->real);
+        }
+        for (uint32_t j = 0; j < m; j++)
+            if (!(f[k++] = build_atom(c, mono[j]))) goto out;
+        s[i] = k == 1 ? f[0] : Z3_mk_mul(c->z, k, f);
+    }
+    r = n == 0 ? Z3_mk_real(c->z, 0, 1) : n == 1 ? s[0] : Z3_mk_add(c->z, (unsigned)n, s);
+out:
+    free(s);
+    return c->poly_ast[id] = r;
+}
+
+int xfb_canon_size(const xfb_canon *c, int32_t id)
+{
+    return (int)(c->polys.len[id] / 5);
+}
+
+Z3_ast xfb_canon_term(xfb_canon *c, Z3_ast t, int32_t *id)
+{
+    *id = norm(c, t);
+    return *id < 0 ? NULL : build_poly(c, *id);
+}
