@@ -45,7 +45,7 @@ void xf_graph_free(xf_graph *g)
     if (!g) return;
     for (int i = 0; i < g->n_values; i++) {
         free(g->values[i].name);
-        free(g->values[i].data);
+        if (!g->values[i].borrowed) free(g->values[i].data);
     }
     for (int i = 0; i < g->n_nodes; i++) node_free(&g->nodes[i]);
     free(g->values);

@@ -223,7 +223,7 @@ static xf_opaque *clone_opaque(const xf_opaque *o, int *ok)
     return c;
 }
 
-xf_status xf_graph_clone(const xf_graph *src, xf_graph *dst, xf_error *err)
+static xf_status clone_graph(const xf_graph *src, xf_graph *dst, int share_data, xf_error *err)
 {
     xf_graph_init(dst);
     int ok = 1;
@@ -244,8 +244,12 @@ xf_status xf_graph_clone(const xf_graph *src, xf_graph *dst, xf_error *err)
         *d = *s;
         d->name = dup_or_null(s->name, &ok);
         d->data = NULL;
+        d->borrowed = 0;
         dst->n_values = i + 1;
-        if (s->data) {
+        if (s->data && share_data) {
+            d->data = s->data;
+            d->borrowed = 1;
+        } else if (s->data) {
             size_t bytes = (size_t)xf_shape_numel(&s->shape) * xf_dtype_size(s->dtype);
             d->data = malloc(bytes ? bytes : 1);
             if (!d->data) goto nomem;
@@ -274,4 +278,14 @@ xf_status xf_graph_clone(const xf_graph *src, xf_graph *dst, xf_error *err)
 nomem:
     xf_graph_free(dst);
     return XF_FAIL(err, XF_ERR_NOMEM, "out of memory copying graph");
+}
+
+xf_status xf_graph_clone(const xf_graph *src, xf_graph *dst, xf_error *err)
+{
+    return clone_graph(src, dst, 0, err);
+}
+
+xf_status xf_graph_clone_shared(const xf_graph *src, xf_graph *dst, xf_error *err)
+{
+    return clone_graph(src, dst, 1, err);
 }

@@ -279,7 +279,10 @@ typedef struct xf_value {
     xf_shape shape;
     int producer;        /* node index for XF_VALUE_NODE, else -1 */
     int producer_output; /* which output of the producer */
-    void *data;          /* XF_VALUE_CONST: owned, xf_shape_numel*dtype_size bytes */
+    void *data;          /* XF_VALUE_CONST: xf_shape_numel*dtype_size bytes, owned
+                            unless `borrowed` */
+    int borrowed;        /* 1: data belongs to another graph (xf_graph_clone_shared)
+                            and is not freed with this one */
 } xf_value;
 
 /* An operator the table does not model. Attributes are kept as the raw
@@ -319,6 +322,10 @@ typedef struct xf_graph {
 void xf_graph_init(xf_graph *g);
 void xf_graph_free(xf_graph *g);
 xf_status xf_graph_clone(const xf_graph *src, xf_graph *dst, xf_error *err);
+/* Like xf_graph_clone, but constants point at src's data (borrowed) instead
+ * of copying it: cheap for models with large weights. The data must outlive
+ * dst and must not be modified through dst. */
+xf_status xf_graph_clone_shared(const xf_graph *src, xf_graph *dst, xf_error *err);
 
 /* Builders. Each returns a value id (>= 0) or -1 with *err set. */
 int xf_graph_add_input(xf_graph *g, const char *name, xf_dtype dtype, const xf_shape *shape,

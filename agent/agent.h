@@ -1,0 +1,297 @@
+/*
+ * agent.h — the online half of rlflow: apply proved rewrite rules to a real
+ * model's graph and search for a cheaper graph.
+ *
+ * Pieces, bottom up:
+ *  - rule sets: the rules of a rules database (proved ones by default)
+ *    compiled into match patterns;
+ *  - matching: every location where a rule's source pattern occurs in a
+ *    graph (op types, parameters with axes taken relative to the last
+ *    dimensions, consistent input binding, no outside use of an internal
+ *    value, no cycle after the rewrite, a target that passes shape
+ *    inference at the bound shapes and yields the matched output shapes);
+ *  - application: a (rule, location) pair turned into a new graph whose
+ *    constants are shared with the old one (xf_graph_clone_shared), and a
+ *    structural hash that identifies constants by identity, so a search can
+ *    remember every graph it has seen cheaply;
+ *  - preparation and finishing: a model is prepared for rewriting (conv
+ *    bias split into a separate add so conv rules can match) and finished
+ *    for export (weight-only subgraphs a rule created are evaluated once and
+ *    become new initializers; conv + bias add fused back);
+ *  - cost of a working graph: the sum of its operators' costs on a cost
+ *    model, where weight-only nodes cost nothing (they are folded at export);
+ *  - the environment: a gym-style C API over all of the above (reset, step,
+ *    masks), on which the search baselines (random, greedy, TASO's
+ *    cost-bounded backtracking search) and the learning agents run.
+ *
+ * Ownership: every create/load has one matching free; graphs handed out by
+ * the environment are owned by it and valid until its next step/reset.
+ * Nothing here prints to stdout or exits; fallible functions return an
+ * xf_status and fill an optional xf_error.
+ */
+#ifndef XF_AGENT_H
+#define XF_AGENT_H
+
+#include <stdint.h>
+
+#include "costmodel/costmodel.h"
+#include "ir/ir.h"
+
+/* Largest rule side the matcher handles (operators / rule inputs). */
+#define XF_MATCH_MAX_NODES 8
+#define XF_MATCH_MAX_INPUTS 16
+#define XF_MATCH_MAX_OUTPUTS 4
+#define XF_MATCH_MAX_ARITY 6 /* inputs of one operator (batch-norm has 5) */
+
+/* ---------------------------------------------------------------- rule sets */
+
+typedef struct xf_ruleset xf_ruleset;
+
+typedef struct xf_ruleset_options {
+    int status;          /* xf_rule_status code to load (default 1 = proved); -1: every
+                            rule that is not refuted or pruned */
+    int max_size;        /* skip rules with more operators on either side; 0: no bound */
+    int64_t limit;       /* at most this many rules; 0: all */
+    int both_directions; /* also add each rule's reverse (dst => src); default 1 */
+} xf_ruleset_options;
+
+xf_ruleset_options xf_ruleset_options_default(void);
+
+/* Loads rules from a rules database (rulesdb/) and compiles them. Rules the
+ * matcher cannot use (a side larger than XF_MATCH_MAX_*, a source side with
+ * no operator) are skipped and counted (xf_ruleset_skipped). An empty set is
+ * not an error. */
+xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf_ruleset **out,
+                          xf_error *err);
+/* Compiles rules given in memory (copied; ids[i] names rule i, ids may be
+ * NULL for 1..n). opt->both_directions applies; status/limit are ignored. */
+xf_status xf_ruleset_from_rules(const xf_rule *rules, const int64_t *ids, int n,
+                                const xf_ruleset_options *opt, xf_ruleset **out, xf_error *err);
+void xf_ruleset_free(xf_ruleset *rs); /* NULL is a no-op */
+
+/* Number of usable rules N (actions 0..N-1; N is the environment's no-op). */
+int xf_ruleset_count(const xf_ruleset *rs);
+/* Rules skipped at load, with the reason of the first one in *why (may be NULL). */
+int xf_ruleset_skipped(const xf_ruleset *rs, const char **why);
+/* The rule behind action i: its database id (negative for the reverse of
+ * rule -id), the rule itself, and "src => dst" in infix form. */
+int64_t xf_ruleset_rule_id(const xf_ruleset *rs, int i);
+const xf_rule *xf_ruleset_rule(const xf_ruleset *rs, int i);
+const char *xf_ruleset_text(const xf_ruleset *rs, int i);
+
+/* ----------------------------------------------------------------- matching */
+
+/* One location of a rule in a graph. */
+typedef struct xf_match {
+    int rule;                             /* action index in the rule set */
+    int n_nodes;                          /* = source operators of the rule */
+    int nodes[XF_MATCH_MAX_NODES];        /* graph node for each source node, in the
+                                             rule's source node order */
+    int n_inputs;                         /* = inputs of the rule */
+    int inputs[XF_MATCH_MAX_INPUTS];      /* graph value bound to each rule input */
+    int n_outputs;                        /* = outputs of the rule */
+    int outputs[XF_MATCH_MAX_OUTPUTS];    /* graph value matched by each source output */
+} xf_match;
+
+/* Per-graph lookup tables (nodes by op, consumers of each value, which
+ * values are graph outputs, which values are weight-only). Build once per
+ * graph, use for every rule. */
+typedef struct xf_graph_index xf_graph_index;
+xf_status xf_graph_index_build(const xf_graph *g, xf_graph_index **out, xf_error *err);
+void xf_graph_index_free(xf_graph_index *ix); /* NULL is a no-op */
+/* 1 when value v is computed from constants only (initializers and
+ * constant generators, no graph input, no opaque node on the way). */
+int xf_graph_index_weight_only(const xf_graph_index *ix, int value);
+
+/* Every valid location of rule `rule` in g, in a deterministic order (by the
+ * graph node matched to the first source node, then the others). At most
+ * `max` are written to out; *n_found is the full count (may exceed max). */
+xf_status xf_match_rule(const xf_ruleset *rs, int rule, const xf_graph *g,
+                        const xf_graph_index *ix, xf_match *out, int max, int *n_found,
+                        xf_error *err);
+
+/* All locations of all rules, capped per rule. */
+typedef struct xf_match_list {
+    int n_rules;
+    int *start;    /* n_rules + 1 offsets into m: rule r's matches are m[start[r]..start[r+1]) */
+    int *found;    /* n_rules: locations found before the cap */
+    xf_match *m;
+    int n, cap;
+} xf_match_list;
+
+void xf_match_list_init(xf_match_list *l);
+void xf_match_list_free(xf_match_list *l);
+/* Fills l (previous contents replaced) with up to max_per_rule locations of
+ * every rule (max_per_rule <= 0: no cap). */
+xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                       int max_per_rule, xf_match_list *l, xf_error *err);
+
+/* -------------------------------------------------------------- application */
+
+/* The target side of m's rule instantiated at the match: its operators with
+ * parameters adapted to the bound shapes (split sizes, generator shapes,
+ * depthwise groups), their inferred output shapes, and which of them are
+ * weight-only. Used for costing a move without building the graph. */
+typedef struct xf_match_target {
+    int n_nodes;
+    xf_op op[XF_MATCH_MAX_NODES];
+    xf_params params[XF_MATCH_MAX_NODES];
+    int n_in[XF_MATCH_MAX_NODES];
+    xf_dtype in_dtype[XF_MATCH_MAX_NODES][XF_MATCH_MAX_ARITY];
+    xf_shape in_shape[XF_MATCH_MAX_NODES][XF_MATCH_MAX_ARITY];
+    int weight_only[XF_MATCH_MAX_NODES];
+} xf_match_target;
+
+/* Instantiates the rule's target at match m in g (fails with XF_ERR_SHAPE
+ * when the target does not fit the bound shapes; xf_match_rule only returns
+ * locations where it fits). */
+xf_status xf_match_instantiate(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                               const xf_match *m, xf_match_target *t, xf_error *err);
+
+/* Applies m to g: *out (initialised here) is g with the matched source
+ * operators replaced by the instantiated target, uses of each matched output
+ * redirected to the target's output, nodes no longer used removed, and
+ * constants shared with g (g's data must outlive *out). The result is
+ * validated (acyclic, shapes inferred); on failure *out is empty and g is
+ * untouched. */
+xf_status xf_match_apply(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                         const xf_match *m, xf_graph *out, xf_error *err);
+
+/* Structural hash of a working graph, independent of node order and names;
+ * constants are identified by their data pointer and shape (not their
+ * contents), so it is O(nodes) however large the weights. Equal graphs from
+ * different rewrite paths over the same model hash equal. */
+uint64_t xf_agent_graph_hash(const xf_graph *g);
+
+/* ---------------------------------------------------- preparation, finishing */
+
+/* Copies `model` into a working graph for rewriting: conv nodes with a bias
+ * become conv + add of the bias reshaped to [C,1,1] (so two-input conv rules
+ * match), everything else as is. Constants are shared with model. */
+xf_status xf_agent_prepare(const xf_graph *model, xf_graph *out, xf_error *err);
+
+typedef struct xf_finish_stats {
+    int folded_nodes;   /* weight-only nodes evaluated into initializers */
+    int fused_bias;     /* conv + bias add pairs fused back into conv */
+    int removed_values; /* constants no longer used, dropped */
+} xf_finish_stats;
+
+/* Turns a working graph into an exportable model that owns all its data:
+ * every weight-only node is evaluated once with the reference interpreter
+ * and replaced by a new initializer, conv + constant bias add becomes a conv
+ * with bias again, unused constants are dropped. Opaque nodes pass through
+ * untouched. stats may be NULL. */
+xf_status xf_agent_finish(const xf_graph *work, xf_graph *out, xf_finish_stats *stats,
+                          xf_error *err);
+
+/* ------------------------------------------------------------- graph costs */
+
+/* Cost of a working graph: the sum over its nodes of xf_cost_node, except
+ * weight-only nodes (folded at export), which cost nothing. `total` gets
+ * ms, flops, bytes and kernels summed. */
+xf_status xf_agent_graph_cost(xf_cost_model *cm, const xf_graph *g, const xf_graph_index *ix,
+                              xf_op_cost *total, xf_error *err);
+
+/* ------------------------------------------------------------- environment */
+
+typedef struct xf_env xf_env;
+
+typedef struct xf_env_options {
+    int max_locations;     /* locations per rule in the masks (default 200) */
+    int max_steps;         /* episode length before done (default 200) */
+    double reward_runtime; /* α: weight of the relative cost decrease (default 1) */
+    double reward_memory;  /* β: weight of the relative memory-access decrease (default 0) */
+    double invalid_penalty; /* reward of an invalid action (default -1) */
+} xf_env_options;
+
+xf_env_options xf_env_options_default(void);
+
+/* Creates an environment over `model` (prepared with xf_agent_prepare
+ * inside). rs, cm and model must outlive the environment. The initial graph
+ * is costed and matched here. */
+xf_status xf_env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph *model,
+                        const xf_env_options *opt, xf_env **out, xf_error *err);
+void xf_env_free(xf_env *e); /* NULL is a no-op */
+
+/* Back to the prepared model. */
+xf_status xf_env_reset(xf_env *e, xf_error *err);
+/* Replaces the current graph by a copy of g (a graph this environment
+ * produced earlier, e.g. from a search's queue); recomputes cost and masks. */
+xf_status xf_env_set_graph(xf_env *e, const xf_graph *g, xf_error *err);
+
+typedef struct xf_env_step_result {
+    double reward;
+    int done;         /* no-op chosen, step limit reached, or no valid action left */
+    int valid;        /* 0: the action was not in the masks (penalty, graph unchanged) */
+    double cost_ms;   /* cost of the graph after the step */
+    double bytes;     /* memory accesses of the graph after the step */
+    uint64_t hash;    /* xf_agent_graph_hash of the graph after the step */
+} xf_env_step_result;
+
+/* Applies (xfer, location); xfer == xf_env_num_xfers(e) is the no-op that
+ * ends the episode. An invalid action (out of range or masked off) returns
+ * XF_OK with valid = 0 and the penalty as reward: never a crash. */
+xf_status xf_env_step(xf_env *e, int xfer, int location, xf_env_step_result *r, xf_error *err);
+
+/* Cost of the graph that (xfer, location) would produce, from the target's
+ * instantiation alone (no graph built). XF_ERR_INVALID for a masked action. */
+xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double *bytes,
+                      xf_error *err);
+
+int xf_env_num_xfers(const xf_env *e); /* N; the no-op is N */
+/* N + 1 entries: 1 where the rule has at least one location (no-op: 1). */
+const uint8_t *xf_env_xfer_mask(const xf_env *e);
+/* Locations offered for xfer (<= max_locations). */
+int xf_env_num_locations(const xf_env *e, int xfer);
+const xf_match *xf_env_location(const xf_env *e, int xfer, int location);
+
+const xf_graph *xf_env_graph(const xf_env *e);
+const xf_graph_index *xf_env_index(const xf_env *e);
+double xf_env_cost(const xf_env *e);         /* current cost, ms */
+double xf_env_initial_cost(const xf_env *e); /* cost of the prepared model, ms */
+int xf_env_steps(const xf_env *e);           /* steps taken this episode */
+
+/* ------------------------------------------------------------------ search */
+
+typedef enum xf_search_kind {
+    XF_SEARCH_RANDOM = 0, /* uniformly random valid actions, best graph kept */
+    XF_SEARCH_GREEDY = 1, /* best immediate improvement until none */
+    XF_SEARCH_TASO = 2,   /* TASO's cost-bounded backtracking search */
+    XF_SEARCH_KIND_COUNT
+} xf_search_kind;
+
+const char *xf_search_kind_name(xf_search_kind k); /* "random", "greedy", "taso" */
+xf_status xf_search_kind_parse(const char *name, xf_search_kind *out, xf_error *err);
+
+typedef struct xf_search_options {
+    double alpha;        /* TASO: keep graphs with cost < alpha * best (default 1.05) */
+    int budget;          /* TASO: graphs expanded; random: steps over all episodes;
+                            greedy: steps (default 1000) */
+    double max_seconds;  /* wall-clock cap, 0: none (default 0) */
+    double size_cap;     /* TASO: drop graphs with more than size_cap * initial nodes (2.0) */
+    uint64_t seed;       /* random search (default 1) */
+    int max_locations;   /* locations per rule considered (default 200) */
+    void (*progress)(void *user, int expanded, double best_ms, double initial_ms);
+    void *progress_user; /* progress called about once a second when set */
+} xf_search_options;
+
+xf_search_options xf_search_options_default(void);
+
+typedef struct xf_search_result {
+    xf_graph best;       /* best working graph found (owned: xf_search_result_free) */
+    double initial_ms, best_ms;
+    int n_applied;       /* rules applied on the path to best, in order */
+    int *applied;        /* action indices into the rule set */
+    int64_t expanded;    /* graphs expanded (greedy: steps) */
+    int64_t seen;        /* distinct graphs (hashes) seen */
+    double seconds;      /* search wall time */
+} xf_search_result;
+
+void xf_search_result_init(xf_search_result *r);
+void xf_search_result_free(xf_search_result *r);
+
+/* Runs a search on the environment e, starting from its reset state. */
+xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options *opt,
+                        xf_search_result *res, xf_error *err);
+
+#endif /* XF_AGENT_H */
