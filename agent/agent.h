@@ -213,10 +213,11 @@ xf_status xf_env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph 
                         const xf_env_options *opt, xf_env **out, xf_error *err);
 void xf_env_free(xf_env *e); /* NULL is a no-op */
 
-/* Back to the prepared model. */
+/* Back to the prepared model (step count 0). */
 xf_status xf_env_reset(xf_env *e, xf_error *err);
 /* Replaces the current graph by a copy of g (a graph this environment
- * produced earlier, e.g. from a search's queue); recomputes cost and masks. */
+ * produced earlier, e.g. from a search's queue); recomputes cost and masks.
+ * The step count is left as it is. */
 xf_status xf_env_set_graph(xf_env *e, const xf_graph *g, xf_error *err);
 
 typedef struct xf_env_step_result {
@@ -230,18 +231,28 @@ typedef struct xf_env_step_result {
 
 /* Applies (xfer, location); xfer == xf_env_num_xfers(e) is the no-op that
  * ends the episode. An invalid action (out of range or masked off) returns
- * XF_OK with valid = 0 and the penalty as reward: never a crash. */
+ * XF_OK with valid = 0 and the penalty as reward: never a crash.
+ * The reward of a valid step is in percent of the prepared model's cost:
+ *   α·(prev_ms − new_ms)/initial_ms·100 + β·(prev_bytes − new_bytes)/initial_bytes·100
+ * (α = reward_runtime, β = reward_memory); the no-op's is 0. A rewrite that
+ * fails to apply is invalid too. Every call counts towards max_steps, valid
+ * or not; steps after done still work (reset starts a new episode). Only
+ * out-of-memory or a cost-cache I/O failure returns an error, and then the
+ * environment keeps its previous state. */
 xf_status xf_env_step(xf_env *e, int xfer, int location, xf_env_step_result *r, xf_error *err);
 
 /* Cost of the graph that (xfer, location) would produce, from the target's
- * instantiation alone (no graph built). XF_ERR_INVALID for a masked action. */
+ * instantiation alone (no graph built). XF_ERR_INVALID for a masked action.
+ * = current cost + the target operators' costs (weight-only ones free) −
+ * the matched source operators' costs; the no-op gives the current cost. */
 xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double *bytes,
                       xf_error *err);
 
 int xf_env_num_xfers(const xf_env *e); /* N; the no-op is N */
 /* N + 1 entries: 1 where the rule has at least one location (no-op: 1). */
 const uint8_t *xf_env_xfer_mask(const xf_env *e);
-/* Locations offered for xfer (<= max_locations). */
+/* Locations offered for xfer (<= max_locations; 0 for the no-op, which
+ * takes any location). */
 int xf_env_num_locations(const xf_env *e, int xfer);
 const xf_match *xf_env_location(const xf_env *e, int xfer, int location);
 
@@ -290,7 +301,10 @@ typedef struct xf_search_result {
 void xf_search_result_init(xf_search_result *r);
 void xf_search_result_free(xf_search_result *r);
 
-/* Runs a search on the environment e, starting from its reset state. */
+/* Runs a search on the environment e, starting from its reset state. res
+ * must have been initialised (xf_search_result_init); what it held is freed.
+ * On return the environment holds the best graph (best_ms is its cost);
+ * res->best shares its constants with the model, which must outlive it. */
 xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options *opt,
                         xf_search_result *res, xf_error *err);
 

@@ -266,13 +266,13 @@ static xf_status clone_graph(const xf_graph *src, xf_graph *dst, int share_data,
         d->opaque = s->opaque ? clone_opaque(s->opaque, &ok) : NULL;
         dst->n_nodes = i + 1;
         if (!d->inputs || !d->outputs) goto nomem;
-        memcpy(d->inputs, s->inputs, sizeof(int) * (size_t)s->n_inputs);
-        memcpy(d->outputs, s->outputs, sizeof(int) * (size_t)s->n_outputs);
+        if (s->n_inputs) memcpy(d->inputs, s->inputs, sizeof(int) * (size_t)s->n_inputs);
+        if (s->n_outputs) memcpy(d->outputs, s->outputs, sizeof(int) * (size_t)s->n_outputs);
     }
     dst->n_inputs = src->n_inputs;
-    memcpy(dst->inputs, src->inputs, sizeof(int) * (size_t)src->n_inputs);
+    if (src->n_inputs) memcpy(dst->inputs, src->inputs, sizeof(int) * (size_t)src->n_inputs);
     dst->n_outputs = src->n_outputs;
-    memcpy(dst->outputs, src->outputs, sizeof(int) * (size_t)src->n_outputs);
+    if (src->n_outputs) memcpy(dst->outputs, src->outputs, sizeof(int) * (size_t)src->n_outputs);
     if (!ok) goto nomem;
     return XF_OK;
 nomem:

@@ -413,7 +413,7 @@ START_TEST(test_errors_and_help)
     expect_out("--limit needs a positive integer");
     snprintf(args, sizeof args, "stats '%s' --status proved", db_path);
     ck_assert_int_eq(xferdb(args), 2);
-    expect_out("filters apply to list only");
+    expect_out("filters apply to list and check-export only");
     snprintf(args, sizeof args, "list '%s' --bogus", db_path);
     ck_assert_int_eq(xferdb(args), 2);
     expect_out("unknown option --bogus");

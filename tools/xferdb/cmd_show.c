@@ -62,25 +62,12 @@ static int print_rule(const xf_rulesdb_rule_info *in, const xf_rule *r)
 
 int xferdb_show(xf_rulesdb *db, const xferdb_options *o)
 {
-    char *end;
-    long long id = strtoll(o->id, &end, 10);
-    if (*o->id == '\0' || *end != '\0' || id < 1) {
-        fprintf(stderr, "xferdb: rule id must be a positive integer, got '%s'\n", o->id);
-        return 2;
-    }
-    xf_error err;
+    int64_t id = xferdb_parse_id(o->id);
+    if (!id) return 2;
     xf_rulesdb_rule_info info;
-    xf_rulesdb_rule_info_init(&info);
     xf_rule r;
-    xf_rule_init(&r);
-    int rc = 0;
-    if (xf_rulesdb_get_rule(db, id, &info, &err) != XF_OK ||
-        xf_rulesdb_load_rule(db, id, &r, &err) != XF_OK) {
-        xferdb_error(&err);
-        rc = 1;
-    } else {
-        rc = print_rule(&info, &r);
-    }
+    int rc = xferdb_load(db, id, &info, &r);
+    if (rc == 0) rc = print_rule(&info, &r);
     xf_rule_free(&r);
     xf_rulesdb_rule_info_free(&info);
     return rc;

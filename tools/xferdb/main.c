@@ -1,14 +1,21 @@
 /*
- * xferdb — inspect an rlflow rules database (written by xfergen, updated by
- * xferverify): counts, filtered rule lists, and one rule in readable form.
+ * xferdb — inspect and audit an rlflow rules database (written by xfergen,
+ * updated by xferverify): counts, filtered rule lists, one rule in readable
+ * form, exports (graphviz, PNG, JSON, ONNX), an end-to-end check of the
+ * exported ONNX models, a diff of two databases, and a static HTML report.
  *
  *   xferdb stats DB                     counts by status, size, operator; last runs
  *   xferdb list DB [filters]            one line per rule: id, status, sizes, src => dst
  *   xferdb show DB ID                   one rule in full
+ *   xferdb export DB ID --format F      dot, png, json or onnx (cmd_export.c)
+ *   xferdb check-export DB [filters]    ONNX pairs run in the interpreter
+ *   xferdb diff A.db B.db               rules in one and not the other
+ *   xferdb report DB -o DIR             static HTML page with pictures
  *
- * The database is opened read-only. Exit status: 0 success, 1 the request
+ * Databases are opened read-only. Exit status: 0 success, 1 the request
  * failed on a readable database (no such rule, a stored rule that does not
- * load), 2 bad usage or a file that is not a readable rules database.
+ * load, a check that did not pass, diff found differences), 2 bad usage or
+ * a file that is not a readable rules database.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,17 +32,81 @@ static void usage(FILE *f)
             "  stats DB                rule counts by status, size and operator; recent runs\n"
             "  list DB [filters]       one line per rule: id, status, sizes, source => target\n"
             "  show DB ID              a rule in full: infix source and target, input shapes,\n"
-            "                          output mapping, fingerprint, status, verdict\n"
+            "                          output mapping, fingerprint, status, verdict with the\n"
+            "                          axioms used or the counterexample\n"
+            "  export DB ID --format dot|png|json|onnx [-o PATH]\n"
+            "                          dot: graphviz text (stdout or PATH); png: picture drawn\n"
+            "                          by graphviz's dot (PATH, default rule-ID.png); json: the\n"
+            "                          interchange format of docs/xferdb.md (stdout or PATH);\n"
+            "                          onnx: STEM.src.onnx and STEM.dst.onnx (PATH is the stem,\n"
+            "                          default rule-ID) whose graph inputs are the rule inputs\n"
+            "  check-export DB [filters] [--trials N] [--seed S]\n"
+            "                          export the ONNX pair of every matching rule (default:\n"
+            "                          --status proved), read it back, run both models in the\n"
+            "                          interpreter on N random input sets (default 3) and count\n"
+            "                          the rules whose outputs agree (1e-4 relative)\n"
+            "  diff A.db B.db          rules present in one database and not the other, modulo\n"
+            "                          renaming of inputs; exit 0 same rules, 1 different\n"
+            "  report DB -o DIR [--pictures N]\n"
+            "                          static HTML page DIR/index.html: counts, a searchable and\n"
+            "                          filterable rule table, pictures of the first N rules\n"
+            "                          (default %d) drawn with graphviz when it is installed\n"
             "\n"
-            "filters (list):\n"
+            "filters (list, check-export):\n"
             "  --status S              candidate, proved, refuted, unknown or pruned\n"
             "  --ops A,B,...           rules that use every one of these operators\n"
             "  --max-size N            rules whose larger side has at most N operators\n"
-            "  --limit N               print at most N rules\n"
-            "  -h, --help              this help\n"
+            "  --limit N               at most N rules\n"
+            "  -h, --help              this help (also: xferdb COMMAND --help)\n"
             "\n"
-            "exit status: 0 ok, 1 the request failed (e.g. no such rule),\n"
-            "             2 bad usage or an unreadable database\n");
+            "exit status: 0 ok, 1 the request failed (no such rule, a check that did not\n"
+            "             pass, diff found differences), 2 bad usage or an unreadable database\n",
+            XFERDB_DEFAULT_PICTURES);
+}
+
+/* What each command takes; `xferdb COMMAND --help` prints its line. */
+typedef struct command {
+    const char *name;
+    int n_pos;       /* positional arguments including the command */
+    int filters;     /* accepts --status/--ops/--max-size/--limit */
+    const char *opts; /* other options it accepts, space-separated */
+    const char *help;
+} command;
+
+static const command commands[] = {
+    {"stats", 2, 0, "", "xferdb stats DB: rule counts by status, size and operator; recent runs"},
+    {"list", 2, 1, "", "xferdb list DB [--status S] [--ops A,B] [--max-size N] [--limit N]"},
+    {"show", 3, 0, "", "xferdb show DB ID: one rule in full, with its verdict"},
+    {"export", 3, 0, "--format -o",
+     "xferdb export DB ID --format dot|png|json|onnx [-o PATH]: one rule as graphviz text, a\n"
+     "PNG picture, the JSON interchange document (docs/xferdb.md) or two ONNX models\n"
+     "PATH.src.onnx and PATH.dst.onnx"},
+    {"check-export", 2, 1, "--trials --seed",
+     "xferdb check-export DB [--status S] [--ops A,B] [--max-size N] [--limit N] [--trials N]\n"
+     "[--seed S]: export the ONNX pair of every matching rule (default: proved ones), run both\n"
+     "in the interpreter on N random input sets and report how many agree"},
+    {"diff", 3, 0, "", "xferdb diff A.db B.db: rules in one database and not the other, modulo\n"
+                       "renaming of inputs; exit status 0 same rules, 1 different, 2 trouble"},
+    {"report", 2, 0, "-o --pictures",
+     "xferdb report DB -o DIR [--pictures N]: static HTML report DIR/index.html with counts,\n"
+     "search, filters and pictures of the first N rules (graphviz)"},
+};
+#define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static const command *find_command(const char *name)
+{
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(commands[i].name, name)) return &commands[i];
+    return NULL;
+}
+
+/* 1 when `opt` is in the space-separated list. */
+static int has_opt(const char *list, const char *opt)
+{
+    size_t n = strlen(opt);
+    for (const char *p = list; (p = strstr(p, opt)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
+    return 0;
 }
 
 void xferdb_error(const xf_error *err)
@@ -78,66 +149,123 @@ static int parse_ops(xferdb_options *o, const char *list)
     return 0;
 }
 
+static int is_filter(const char *a)
+{
+    return !strcmp(a, "--status") || !strcmp(a, "--ops") || !strcmp(a, "--max-size") ||
+           !strcmp(a, "--limit");
+}
+
+static int takes_value(const char *a)
+{
+    return is_filter(a) || !strcmp(a, "--format") || !strcmp(a, "-o") ||
+           !strcmp(a, "--pictures") || !strcmp(a, "--trials") || !strcmp(a, "--seed");
+}
+
+/* One option with its value; -1 to go on, else an exit status. */
+static int parse_option(xferdb_options *o, const char *a, const char *v, int *status_given)
+{
+    int64_t n;
+    if (!strcmp(a, "--status")) {
+        xf_error err;
+        if (xf_rulesdb_status_parse(v, &o->filter.status, &err) != XF_OK) {
+            xferdb_error(&err);
+            return 2;
+        }
+        o->filter.any_status = 0;
+        *status_given = 1;
+    } else if (!strcmp(a, "--ops")) {
+        int rc = parse_ops(o, v);
+        if (rc) return rc;
+    } else if (!strcmp(a, "--format")) {
+        o->format = v;
+    } else if (!strcmp(a, "-o")) {
+        o->out = v;
+    } else if (!strcmp(a, "--seed")) {
+        char *end;
+        long long s = strtoll(v, &end, 10);
+        if (*v == '\0' || *end != '\0' || s < 0)
+            return bad_usage("--seed needs a non-negative integer, got '%s'", v);
+        o->seed = s;
+    } else if (!parse_positive(a, v, &n)) {
+        return 2;
+    } else if (!strcmp(a, "--max-size")) {
+        if (n > 1000000) return bad_usage("--max-size %s is too large", v);
+        o->filter.max_size = (int)n;
+    } else if (!strcmp(a, "--limit")) {
+        o->filter.limit = n;
+    } else if (!strcmp(a, "--pictures")) {
+        o->pictures = n;
+    } else {
+        if (n > 1000) return bad_usage("--trials %s is too many (at most 1000)", v);
+        o->trials = n;
+    }
+    return -1;
+}
+
 /* Returns -1 to go on, else an exit status. */
 static int parse_args(int argc, char **argv, xferdb_options *o)
 {
     memset(o, 0, sizeof *o);
     o->filter.any_status = 1;
-    const char *pos[3];
-    int n_pos = 0;
+    o->pictures = XFERDB_DEFAULT_PICTURES;
+    o->trials = 3;
+    o->seed = 1;
+    const char *pos[4];
+    const char *opts_seen[16];
+    int n_pos = 0, n_seen = 0, help = 0, status_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        int64_t v;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--status") || !strcmp(a, "--ops") || !strcmp(a, "--max-size") ||
-                   !strcmp(a, "--limit")) {
-            if (!next) return bad_usage("%s needs a value", a);
-            i++;
-            if (!strcmp(a, "--status")) {
-                xf_error err;
-                if (xf_rulesdb_status_parse(next, &o->filter.status, &err) != XF_OK) {
-                    xferdb_error(&err);
-                    return 2;
-                }
-                o->filter.any_status = 0;
-            } else if (!strcmp(a, "--ops")) {
-                int rc = parse_ops(o, next);
-                if (rc) return rc;
-            } else if (!parse_positive(a, next, &v)) {
-                return 2;
-            } else if (!strcmp(a, "--max-size")) {
-                if (v > 1000000) return bad_usage("--max-size %s is too large", next);
-                o->filter.max_size = (int)v;
-            } else {
-                o->filter.limit = v;
-            }
+            help = 1;
+        } else if (takes_value(a)) {
+            if (i + 1 >= argc) return bad_usage("%s needs a value", a);
+            int rc = parse_option(o, a, argv[++i], &status_given);
+            if (rc >= 0) return rc;
+            if (n_seen < 16) opts_seen[n_seen++] = a;
         } else if (a[0] == '-' && a[1] != '\0') {
             return bad_usage("unknown option %s", a);
         } else {
-            if (n_pos == 3) return bad_usage("unexpected argument %s", a);
+            if (n_pos == 4) return bad_usage("unexpected argument %s", a);
             pos[n_pos++] = a;
         }
+    }
+    const command *c = n_pos ? find_command(pos[0]) : NULL;
+    if (help) {
+        if (c)
+            printf("usage: %s\n", c->help);
+        else
+            usage(stdout);
+        return 0;
     }
     if (n_pos == 0) {
         usage(stderr);
         return 2;
     }
     o->cmd = pos[0];
-    int want = !strcmp(o->cmd, "show") ? 3 : 2;
-    if (strcmp(o->cmd, "stats") && strcmp(o->cmd, "list") && strcmp(o->cmd, "show"))
-        return bad_usage("unknown command '%s'", o->cmd);
+    if (!c) return bad_usage("unknown command '%s'", o->cmd);
     if (n_pos < 2) return bad_usage("%s needs a database file", o->cmd);
-    if (n_pos != want)
-        return bad_usage(want == 3 ? "%s needs a database and a rule id" : "%s takes one database",
-                         o->cmd);
-    if (strcmp(o->cmd, "list") && (o->filter.n_ops || !o->filter.any_status ||
-                                   o->filter.max_size || o->filter.limit))
-        return bad_usage("filters apply to list only, not to %s", o->cmd);
+    if (n_pos != c->n_pos) {
+        if (!strcmp(c->name, "show") || !strcmp(c->name, "export"))
+            return bad_usage("%s needs a database and a rule id", o->cmd);
+        if (!strcmp(c->name, "diff")) return bad_usage("%s needs two databases", o->cmd);
+        return bad_usage("%s takes one database", o->cmd);
+    }
+    for (int i = 0; i < n_seen; i++) {
+        if (is_filter(opts_seen[i]) && !c->filters)
+            return bad_usage("filters apply to list and check-export only, not to %s", o->cmd);
+        if (!is_filter(opts_seen[i]) && !has_opt(c->opts, opts_seen[i])) {
+            fprintf(stderr, "xferdb: %s does not take %s (see xferdb %s --help)\n", o->cmd,
+                    opts_seen[i], o->cmd);
+            return 2;
+        }
+    }
+    if (!strcmp(c->name, "check-export") && !status_given) {
+        o->filter.any_status = 0;
+        o->filter.status = XF_RULE_PROVED;
+    }
     o->db = pos[1];
-    o->id = want == 3 ? pos[2] : NULL;
+    o->id = !strcmp(c->name, "show") || !strcmp(c->name, "export") ? pos[2] : NULL;
+    o->db2 = !strcmp(c->name, "diff") ? pos[2] : NULL;
     return -1;
 }
 
@@ -146,6 +274,14 @@ int main(int argc, char **argv)
     xferdb_options o;
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0) return rc;
+    if (!strcmp(o.cmd, "diff")) {
+        rc = xferdb_diff(&o);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "xferdb: writing the output failed\n");
+            rc = 2;
+        }
+        return rc;
+    }
     xf_error err;
     xf_rulesdb *db = NULL;
     if (xf_rulesdb_open(o.db, XF_RULESDB_READONLY, &db, &err) != XF_OK) {
@@ -156,8 +292,14 @@ int main(int argc, char **argv)
         rc = xferdb_stats(db, &o);
     else if (!strcmp(o.cmd, "list"))
         rc = xferdb_list(db, &o);
-    else
+    else if (!strcmp(o.cmd, "show"))
         rc = xferdb_show(db, &o);
+    else if (!strcmp(o.cmd, "export"))
+        rc = xferdb_export(db, &o);
+    else if (!strcmp(o.cmd, "check-export"))
+        rc = xferdb_check_export(db, &o);
+    else
+        rc = xferdb_report(db, &o);
     xf_rulesdb_close(db);
     if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
         fprintf(stderr, "xferdb: writing the output failed\n");

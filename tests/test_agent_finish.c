@@ -1,0 +1,386 @@
+/*
+ * test_agent_finish.c — xf_agent_prepare and xf_agent_finish (agent/):
+ * conv biases are split off into [C,1,1] adds that borrow the model's data
+ * and fused back at finish; weight-only subgraphs (a concat of two weights,
+ * a chain through a constant generator) are evaluated into one initializer;
+ * unused constants are dropped; opaque nodes, names and outputs survive; the
+ * finished graph owns its data (it outlives the model and the working
+ * graph), exports to ONNX, re-imports and computes the same function. The
+ * shared resnet18 model (XF_SHARED_DIR) makes the round trip when present.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "testutil.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+static int add_weight(xf_graph *g, const char *name, int rank, const int64_t *dims, uint64_t seed)
+{
+    xf_shape s = xf_shape_make(rank, dims);
+    xf_tensor t;
+    ck_assert_int_eq(xf_tensor_alloc(&t, XF_F32, &s, NULL), XF_OK);
+    xf_test_fill(&t, seed, 0);
+    int v = xf_graph_add_const(g, name, XF_F32, &s, t.data, NULL);
+    xf_tensor_free(&t);
+    ck_assert_int_ge(v, 0);
+    return v;
+}
+
+static int add_node1(xf_graph *g, xf_op op, const xf_params *p, const int *in, int n,
+                     const char *name)
+{
+    xf_error err;
+    int idx = xf_graph_add_node(g, op, p, in, n, 1, name, &err);
+    ck_assert_msg(idx >= 0, "%s", err.msg);
+    return g->nodes[idx].outputs[0];
+}
+
+static xf_params conv_params(int k, int pad, int act)
+{
+    xf_params p = xf_params_default();
+    p.kernel[0] = p.kernel[1] = k;
+    p.stride[0] = p.stride[1] = 1;
+    p.dilation[0] = p.dilation[1] = 1;
+    p.pads[0] = p.pads[1] = p.pads[2] = p.pads[3] = pad;
+    p.group = 1;
+    p.activation = act;
+    return p;
+}
+
+/* Runs a and b on the same random inputs; every output within tol. */
+static void expect_same_function(const xf_graph *a, const xf_graph *b, double tol)
+{
+    xf_error err;
+    ck_assert_int_eq(a->n_inputs, b->n_inputs);
+    ck_assert_int_eq(a->n_outputs, b->n_outputs);
+    xf_tensor *in = calloc((size_t)a->n_inputs + 1, sizeof *in);
+    xf_tensor *oa = calloc((size_t)a->n_outputs + 1, sizeof *oa);
+    xf_tensor *ob = calloc((size_t)a->n_outputs + 1, sizeof *ob);
+    ck_assert_ptr_nonnull(in);
+    ck_assert_int_eq(xf_graph_random_inputs(a, 7, in, &err), XF_OK);
+    ck_assert_msg(xf_interp_run(a, in, a->n_inputs, oa, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_run(b, in, b->n_inputs, ob, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < a->n_outputs; i++) {
+        double max_abs = 0, max_rel = 0;
+        ck_assert_msg(xf_tensor_compare(&ob[i], &oa[i], &max_abs, &max_rel, &err) == XF_OK, "%s",
+                      err.msg);
+        ck_assert_msg(max_abs <= tol, "output %d differs by %g", i, max_abs);
+        xf_tensor_free(&oa[i]);
+        xf_tensor_free(&ob[i]);
+    }
+    for (int i = 0; i < a->n_inputs; i++) xf_tensor_free(&in[i]);
+    free(in);
+    free(oa);
+    free(ob);
+}
+
+static int count_op(const xf_graph *g, xf_op op)
+{
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++) n += g->nodes[i].op == op;
+    return n;
+}
+
+static int count_consts(const xf_graph *g)
+{
+    int n = 0;
+    for (int v = 0; v < g->n_values; v++) n += g->values[v].kind == XF_VALUE_CONST;
+    return n;
+}
+
+static void expect_owned(const xf_graph *g)
+{
+    for (int v = 0; v < g->n_values; v++)
+        if (g->values[v].kind == XF_VALUE_CONST)
+            ck_assert_msg(!g->values[v].borrowed, "constant '%s' is borrowed",
+                          g->values[v].name ? g->values[v].name : "?");
+}
+
+/* Exports g, re-imports it and checks the re-imported model computes what g does. */
+static void expect_export_roundtrip(const xf_graph *g, double tol)
+{
+    xf_error err;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    ck_assert_msg(xf_onnx_save_buffer(g, &buf, &len, &err) == XF_OK, "%s", err.msg);
+    xf_graph back;
+    ck_assert_msg(xf_onnx_load_buffer(buf, len, "finished", NULL, NULL, &back, &err) == XF_OK,
+                  "%s", err.msg);
+    free(buf);
+    expect_same_function(g, &back, tol);
+    xf_graph_free(&back);
+}
+
+/* x[1,3,8,8] -> conv3x3+bias -> relu -> conv1x1+bias (fused relu) -> "y";
+ * the first conv's output is also graph output "feat". */
+static void build_conv_model(xf_graph *g)
+{
+    xf_graph_init(g);
+    int64_t xd[4] = {1, 3, 8, 8}, w1d[4] = {4, 3, 3, 3}, b1d[1] = {4}, w2d[4] = {2, 4, 1, 1},
+            b2d[1] = {2};
+    xf_shape xs = xf_shape_make(4, xd);
+    int x = xf_graph_add_input(g, "x", XF_F32, &xs, NULL);
+    int w1 = add_weight(g, "w1", 4, w1d, 1), b1 = add_weight(g, "b1", 1, b1d, 2);
+    int w2 = add_weight(g, "w2", 4, w2d, 3), b2 = add_weight(g, "b2", 1, b2d, 4);
+    xf_params p1 = conv_params(3, 1, XF_ACT_NONE), p2 = conv_params(1, 0, XF_ACT_RELU);
+    int in1[3] = {x, w1, b1};
+    int c1 = add_node1(g, XF_OP_CONV, &p1, in1, 3, "feat");
+    int r = add_node1(g, XF_OP_RELU, NULL, &c1, 1, "relu");
+    int in2[3] = {r, w2, b2};
+    int c2 = add_node1(g, XF_OP_CONV, &p2, in2, 3, "y");
+    ck_assert_int_eq(xf_graph_mark_output(g, c2, NULL), XF_OK);
+    ck_assert_int_eq(xf_graph_mark_output(g, c1, NULL), XF_OK);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+START_TEST(prepare_splits_conv_bias)
+{
+    xf_graph model, work;
+    xf_error err;
+    build_conv_model(&model);
+    ck_assert_msg(xf_agent_prepare(&model, &work, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_graph_validate(&work, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(count_op(&work, XF_OP_CONV), 2);
+    ck_assert_int_eq(count_op(&work, XF_OP_ADD), 2);
+    ck_assert_int_eq(count_op(&work, XF_OP_RELU), 2); /* the fused relu became a node */
+    for (int i = 0; i < work.n_nodes; i++)
+        if (work.nodes[i].op == XF_OP_CONV) {
+            ck_assert_int_eq(work.nodes[i].n_inputs, 2);
+            ck_assert_int_eq(work.nodes[i].params.activation, XF_ACT_NONE);
+        }
+    /* every add reads a [C,1,1] constant borrowing the model's bias data */
+    int seen = 0;
+    for (int i = 0; i < work.n_nodes; i++) {
+        const xf_node *n = &work.nodes[i];
+        if (n->op != XF_OP_ADD) continue;
+        const xf_value *k = &work.values[n->inputs[1]];
+        ck_assert_int_eq(k->kind, XF_VALUE_CONST);
+        ck_assert_int_eq(k->borrowed, 1);
+        ck_assert_int_eq(k->shape.rank, 3);
+        ck_assert_int_eq(k->shape.dims[1], 1);
+        ck_assert_int_eq(k->shape.dims[2], 1);
+        int found = 0;
+        for (int v = 0; v < model.n_values; v++)
+            found |= model.values[v].kind == XF_VALUE_CONST && model.values[v].data == k->data &&
+                     model.values[v].shape.rank == 1 &&
+                     model.values[v].shape.dims[0] == k->shape.dims[0];
+        ck_assert_msg(found, "bias [C,1,1] does not share the model's bias data");
+        seen++;
+    }
+    ck_assert_int_eq(seen, 2);
+    /* graph outputs keep their names */
+    ck_assert_str_eq(work.values[work.outputs[0]].name, "y");
+    ck_assert_str_eq(work.values[work.outputs[1]].name, "feat");
+    expect_same_function(&model, &work, 1e-5);
+    xf_graph_free(&work);
+    xf_graph_free(&model);
+}
+END_TEST
+
+START_TEST(finish_fuses_bias_back_and_owns_data)
+{
+    xf_graph model, work, fin;
+    xf_error err;
+    xf_finish_stats st;
+    build_conv_model(&model);
+    ck_assert_int_eq(xf_agent_prepare(&model, &work, &err), XF_OK);
+    ck_assert_msg(xf_agent_finish(&work, &fin, &st, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_graph_validate(&fin, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(st.fused_bias, 2);
+    ck_assert_int_eq(st.folded_nodes, 0);
+    ck_assert_int_eq(st.removed_values, 4); /* two 1-D biases and two [C,1,1] views */
+    ck_assert_int_eq(count_op(&fin, XF_OP_ADD), 0);
+    ck_assert_int_eq(count_op(&fin, XF_OP_CONV), 2);
+    for (int i = 0; i < fin.n_nodes; i++)
+        if (fin.nodes[i].op == XF_OP_CONV) {
+            ck_assert_int_eq(fin.nodes[i].n_inputs, 3);
+            const xf_value *b = &fin.values[fin.nodes[i].inputs[2]];
+            ck_assert_int_eq(b->shape.rank, 1);
+            ck_assert(strcmp(b->name, "b1") == 0 || strcmp(b->name, "b2") == 0);
+        }
+    ck_assert_int_eq(count_consts(&fin), 4);
+    ck_assert_str_eq(fin.values[fin.outputs[0]].name, "y");
+    ck_assert_str_eq(fin.values[fin.outputs[1]].name, "feat");
+    expect_owned(&fin);
+    expect_same_function(&model, &fin, 1e-5);
+    /* the finished graph outlives the model and the working graph */
+    xf_graph ref;
+    ck_assert_int_eq(xf_graph_clone(&model, &ref, NULL), XF_OK);
+    xf_graph_free(&work);
+    xf_graph_free(&model);
+    expect_same_function(&ref, &fin, 1e-5);
+    expect_export_roundtrip(&fin, 1e-5);
+    xf_graph_free(&ref);
+    xf_graph_free(&fin);
+}
+END_TEST
+
+START_TEST(finish_folds_weight_subgraphs)
+{
+    /* y = x @ (concat(w1, w2, axis 1) * ones[4,8]) + x @ w3: the concat and
+     * the mul through the ones generator fold into one initializer */
+    xf_graph g, fin;
+    xf_error err;
+    xf_finish_stats st;
+    xf_graph_init(&g);
+    int64_t xd[2] = {2, 4}, w1d[2] = {4, 3}, w2d[2] = {4, 5}, w3d[2] = {4, 8};
+    xf_shape xs = xf_shape_make(2, xd);
+    int x = xf_graph_add_input(&g, "x", XF_F32, &xs, NULL);
+    int w1 = add_weight(&g, "w1", 2, w1d, 11), w2 = add_weight(&g, "w2", 2, w2d, 12);
+    int w3 = add_weight(&g, "w3", 2, w3d, 13);
+    xf_params pc = xf_params_default();
+    pc.axis = 1;
+    int cin[2] = {w1, w2};
+    int cat = add_node1(&g, XF_OP_CONCAT, &pc, cin, 2, "cat");
+    xf_params po = xf_params_default();
+    po.n_shape = 2;
+    po.shape[0] = 4;
+    po.shape[1] = 8;
+    int ones = add_node1(&g, XF_OP_CONST_ONES, &po, NULL, 0, "ones");
+    int min[2] = {cat, ones};
+    int w = add_node1(&g, XF_OP_MUL, NULL, min, 2, "wfold");
+    int m1in[2] = {x, w}, m2in[2] = {x, w3};
+    int y1 = add_node1(&g, XF_OP_MATMUL, NULL, m1in, 2, "mm1");
+    int y2 = add_node1(&g, XF_OP_MATMUL, NULL, m2in, 2, "mm2");
+    int ain[2] = {y1, y2};
+    int y = add_node1(&g, XF_OP_ADD, NULL, ain, 2, "y");
+    ck_assert_int_eq(xf_graph_mark_output(&g, y, NULL), XF_OK);
+
+    ck_assert_msg(xf_agent_finish(&g, &fin, &st, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_graph_validate(&fin, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(st.folded_nodes, 3);
+    ck_assert_int_eq(st.fused_bias, 0);
+    ck_assert_int_eq(st.removed_values, 4); /* w1, w2, the concat and the ones */
+    ck_assert_int_eq(fin.n_nodes, 3);
+    ck_assert_int_eq(count_op(&fin, XF_OP_CONCAT), 0);
+    ck_assert_int_eq(count_consts(&fin), 2);
+    /* the folded initializer is named after its node and holds concat(w1, w2) */
+    int found = 0;
+    for (int v = 0; v < fin.n_values; v++) {
+        const xf_value *val = &fin.values[v];
+        if (val->kind != XF_VALUE_CONST || strcmp(val->name, "wfold") != 0) continue;
+        found = 1;
+        ck_assert_int_eq(val->shape.dims[0], 4);
+        ck_assert_int_eq(val->shape.dims[1], 8);
+        const float *f = val->data, *a = g.values[w1].data, *b = g.values[w2].data;
+        for (int r = 0; r < 4; r++)
+            for (int c = 0; c < 8; c++)
+                ck_assert_float_eq(f[r * 8 + c], c < 3 ? a[r * 3 + c] : b[r * 5 + c - 3]);
+    }
+    ck_assert_msg(found, "no initializer named 'wfold'");
+    expect_owned(&fin);
+    expect_same_function(&g, &fin, 1e-5);
+    expect_export_roundtrip(&fin, 1e-5);
+    xf_graph_free(&fin);
+    xf_graph_free(&g);
+}
+END_TEST
+
+START_TEST(finish_keeps_what_it_must)
+{
+    /* conv + per-channel add where the conv output has a second use, an add
+     * of a [C] constant (broadcasts over W, not per channel), and an opaque
+     * node on constants: nothing fuses, nothing folds */
+    xf_graph g, fin;
+    xf_error err;
+    xf_finish_stats st;
+    xf_graph_init(&g);
+    int64_t xd[4] = {1, 4, 4, 4}, wd[4] = {4, 4, 1, 1}, kd[3] = {4, 1, 1}, vd[1] = {4};
+    xf_shape xs = xf_shape_make(4, xd);
+    int x = xf_graph_add_input(&g, "x", XF_F32, &xs, NULL);
+    int w = add_weight(&g, "w", 4, wd, 21), k = add_weight(&g, "k", 3, kd, 22);
+    int v4 = add_weight(&g, "v", 1, vd, 23);
+    xf_params pc = conv_params(1, 0, XF_ACT_NONE);
+    int cin[2] = {x, w};
+    int c = add_node1(&g, XF_OP_CONV, &pc, cin, 2, "c");
+    int ain[2] = {c, k};
+    int a = add_node1(&g, XF_OP_ADD, NULL, ain, 2, "a");
+    int c2 = add_node1(&g, XF_OP_CONV, &pc, cin, 2, "c2");
+    int bin[2] = {c2, v4};
+    int b = add_node1(&g, XF_OP_ADD, NULL, bin, 2, "b");
+    xf_opaque *op = calloc(1, sizeof *op);
+    op->op_type = strdup("MyWeightOp");
+    op->domain = strdup("custom");
+    op->domain_version = 1;
+    xf_dtype odt = XF_F32;
+    xf_shape osh = g.values[v4].shape;
+    int oq = xf_graph_add_opaque(&g, op, &v4, 1, &odt, &osh, 1, "opq", &err);
+    ck_assert_int_ge(oq, 0);
+    ck_assert_int_eq(xf_graph_mark_output(&g, a, NULL), XF_OK);
+    ck_assert_int_eq(xf_graph_mark_output(&g, c, NULL), XF_OK);
+    ck_assert_int_eq(xf_graph_mark_output(&g, b, NULL), XF_OK);
+    ck_assert_int_eq(xf_graph_mark_output(&g, g.nodes[oq].outputs[0], NULL), XF_OK);
+
+    ck_assert_msg(xf_agent_finish(&g, &fin, &st, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(st.fused_bias, 0);
+    ck_assert_int_eq(st.folded_nodes, 0);
+    ck_assert_int_eq(st.removed_values, 0);
+    ck_assert_int_eq(fin.n_nodes, g.n_nodes);
+    ck_assert_int_eq(count_op(&fin, XF_OP_OPAQUE), 1);
+    for (int i = 0; i < fin.n_nodes; i++)
+        if (fin.nodes[i].op == XF_OP_OPAQUE) {
+            ck_assert_str_eq(fin.nodes[i].opaque->op_type, "MyWeightOp");
+            ck_assert_str_eq(fin.nodes[i].name, "opq");
+        }
+    ck_assert_msg(xf_graph_validate(&fin, &err) == XF_OK, "%s", err.msg);
+    expect_owned(&fin);
+    xf_graph_free(&fin);
+    xf_graph_free(&g);
+}
+END_TEST
+
+START_TEST(resnet18_prepare_finish_roundtrip)
+{
+    const char *dir = xf_test_models_dir();
+    char path[4096];
+    if (!dir) return; /* no shared models: nothing to check */
+    snprintf(path, sizeof path, "%s/resnet18/model.onnx", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    fclose(f);
+    xf_graph model, work, fin;
+    xf_error err;
+    xf_finish_stats st;
+    ck_assert_msg(xf_onnx_load(path, NULL, &model, &err) == XF_OK, "%s", err.msg);
+    int bias_convs = 0;
+    for (int i = 0; i < model.n_nodes; i++)
+        bias_convs += model.nodes[i].op == XF_OP_CONV && model.nodes[i].n_inputs == 3;
+    ck_assert_int_gt(bias_convs, 10);
+    ck_assert_msg(xf_agent_prepare(&model, &work, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(count_op(&work, XF_OP_ADD), count_op(&model, XF_OP_ADD) + bias_convs);
+    ck_assert_msg(xf_agent_finish(&work, &fin, &st, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(st.fused_bias, bias_convs);
+    ck_assert_int_eq(fin.n_nodes, model.n_nodes);
+    ck_assert_int_eq(count_consts(&fin), count_consts(&model));
+    ck_assert_uint_eq(xf_graph_hash(&fin), xf_graph_hash(&model));
+    ck_assert_uint_eq(xf_graph_param_bytes(&fin), xf_graph_param_bytes(&model));
+    expect_owned(&fin);
+    xf_graph_free(&work);
+    expect_same_function(&model, &fin, 1e-4);
+    xf_graph_free(&model);
+    xf_graph_free(&fin);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("agent_finish");
+    TCase *t = tcase_create("core");
+    tcase_set_timeout(t, 600);
+    tcase_add_test(t, prepare_splits_conv_bias);
+    tcase_add_test(t, finish_fuses_bias_back_and_owns_data);
+    tcase_add_test(t, finish_folds_weight_subgraphs);
+    tcase_add_test(t, finish_keeps_what_it_must);
+    tcase_add_test(t, resnet18_prepare_finish_roundtrip);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    return xf_test_run(suite());
+}

@@ -1,0 +1,789 @@
+/*
+ * test_agent_match.c — rule sets, the graph index, matching, instantiation
+ * and the structural hash of agent/ (ruleset.c, pattern.c, index.c,
+ * match.c, instantiate.c, ghash.c).
+ *
+ * Rules are built by hand with the graph builders at the enumerator's
+ * shapes (4x4 matrices, 2x4x4x4 activations, 4x4x3x3 kernels) and matched
+ * on hand-built graphs at other shapes. Checked: exactly the expected
+ * locations (nodes, bound inputs, matched outputs) for two matmuls sharing
+ * an input (both assignments), element-wise commutativity (not on int64
+ * values), conv + relu fusion (not on a conv with bias, not when the conv
+ * output is used elsewhere or is a graph output), a mapped output the
+ * target replaces by a bare input that is a graph output, transpose pairs
+ * at another rank (relative permutations); a multi-output match that would
+ * create a cycle is rejected. Instantiation: split sizes re-derived for
+ * unequal widths (16 and 32), relative axes on 3-D activations with 2-D
+ * weights, identity conv / identity matrix / pooling kernel shapes and the
+ * depthwise group re-derived, weight-only flags, and the returned params
+ * rebuild the target with xf_graph_add_node. Rule sets from a small rules
+ * database (status filter, reverses with negative ids, a reverse without
+ * operator skipped, a reverse equal to another rule dropped, limit). The
+ * hash: equal for two node orders and names, different after a change, blind
+ * to constant contents but not to constant identity.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "rulesdb/rulesdb.h"
+#include "testutil.h"
+
+/* ---------------------------------------------------------------- builders */
+
+static int in(xf_graph *g, const char *name, xf_dtype dt, int rank, const int64_t *dims)
+{
+    xf_shape s = xf_shape_make(rank, dims);
+    xf_error err;
+    int v = xf_graph_add_input(g, name, dt, &s, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static int cst(xf_graph *g, const char *name, int rank, const int64_t *dims)
+{
+    xf_shape s = xf_shape_make(rank, dims);
+    float *d = calloc((size_t)xf_shape_numel(&s), sizeof *d);
+    for (int64_t i = 0; i < xf_shape_numel(&s); i++) d[i] = (float)(i % 7) * 0.25f;
+    xf_error err;
+    int v = xf_graph_add_const_owned(g, name, XF_F32, &s, d, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static int op(xf_graph *g, xf_op o, const xf_params *p, int a, int b)
+{
+    int ins[2] = {a, b};
+    xf_error err;
+    xf_params def = xf_params_default();
+    int v = xf_graph_op(g, o, p ? p : &def, ins, a < 0 ? 0 : (b < 0 ? 1 : 2), &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static int op3(xf_graph *g, xf_op o, const xf_params *p, int a, int b, int c)
+{
+    int ins[3] = {a, b, c};
+    xf_error err;
+    int v = xf_graph_op(g, o, p, ins, 3, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static void out(xf_graph *g, int v)
+{
+    ck_assert_int_eq(xf_graph_mark_output(g, v, NULL), XF_OK);
+}
+
+static int node_of(const xf_graph *g, int value)
+{
+    return g->values[value].producer;
+}
+
+static const int64_t M44[2] = {4, 4}, X4[4] = {2, 4, 4, 4}, W33[4] = {4, 4, 3, 3};
+
+static xf_params conv3x3(void)
+{
+    xf_params p = xf_params_default();
+    p.kernel[0] = p.kernel[1] = 3;
+    p.stride[0] = p.stride[1] = 1;
+    for (int i = 0; i < 4; i++) p.pads[i] = 1;
+    return p;
+}
+
+static xf_params gen_shape(int rank, const int64_t *dims)
+{
+    xf_params p = xf_params_default();
+    p.n_shape = rank;
+    for (int i = 0; i < rank; i++) p.shape[i] = dims[i];
+    return p;
+}
+
+/* ------------------------------------------------------------------- rules */
+
+/* matmul(m0, m1), matmul(m0, m2) => split(matmul(m0, concat(m1, m2))) */
+static void rule_merge(xf_rule *r)
+{
+    xf_rule_init(r);
+    int s[3], d[3];
+    const char *nm[3] = {"m0", "m1", "m2"};
+    for (int i = 0; i < 3; i++) {
+        s[i] = in(&r->src, nm[i], XF_F32, 2, M44);
+        d[i] = in(&r->dst, nm[i], XF_F32, 2, M44);
+    }
+    out(&r->src, op(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]));
+    out(&r->src, op(&r->src, XF_OP_MATMUL, NULL, s[0], s[2]));
+    xf_params cat = xf_params_default();
+    cat.axis = 1;
+    int m = op(&r->dst, XF_OP_MATMUL, NULL, d[0], op(&r->dst, XF_OP_CONCAT, &cat, d[1], d[2]));
+    xf_params sp = xf_params_default();
+    sp.axis = 1;
+    sp.n_split = 2;
+    sp.split[0] = sp.split[1] = 4;
+    xf_error err;
+    int n = xf_graph_add_node(&r->dst, XF_OP_SPLIT, &sp, &m, 1, 2, NULL, &err);
+    ck_assert_msg(n >= 0, "%s", err.msg);
+    out(&r->dst, r->dst.nodes[n].outputs[0]);
+    out(&r->dst, r->dst.nodes[n].outputs[1]);
+}
+
+/* binary(x0, x1) => binary(x1, x0) */
+static void rule_comm(xf_rule *r, xf_op o)
+{
+    xf_rule_init(r);
+    int s0 = in(&r->src, "x0", XF_F32, 4, X4), s1 = in(&r->src, "x1", XF_F32, 4, X4);
+    int d0 = in(&r->dst, "x0", XF_F32, 4, X4), d1 = in(&r->dst, "x1", XF_F32, 4, X4);
+    out(&r->src, op(&r->src, o, NULL, s0, s1));
+    out(&r->dst, op(&r->dst, o, NULL, d1, d0));
+}
+
+/* relu(conv2d(x0, w0)) => conv2d[relu](x0, w0) */
+static void rule_conv_relu(xf_rule *r)
+{
+    xf_rule_init(r);
+    int sx = in(&r->src, "x0", XF_F32, 4, X4), sw = in(&r->src, "w0", XF_F32, 4, W33);
+    int dx = in(&r->dst, "x0", XF_F32, 4, X4), dw = in(&r->dst, "w0", XF_F32, 4, W33);
+    xf_params p = conv3x3();
+    out(&r->src, op(&r->src, XF_OP_RELU, NULL, op(&r->src, XF_OP_CONV, &p, sx, sw), -1));
+    p.activation = XF_ACT_RELU;
+    out(&r->dst, op(&r->dst, XF_OP_CONV, &p, dx, dw));
+}
+
+/* transpose(transpose(m0)) => m0 */
+static void rule_tt(xf_rule *r)
+{
+    xf_rule_init(r);
+    int s = in(&r->src, "m0", XF_F32, 2, M44);
+    int d = in(&r->dst, "m0", XF_F32, 2, M44);
+    xf_params p = xf_params_default();
+    p.n_axes = 2;
+    p.axes[0] = 1;
+    out(&r->src, op(&r->src, XF_OP_TRANSPOSE, &p, op(&r->src, XF_OP_TRANSPOSE, &p, s, -1), -1));
+    out(&r->dst, d);
+}
+
+/* relu(x0) => conv2d[relu](x0, const_iconv[4x4x3x3]) */
+static void rule_iconv(xf_rule *r)
+{
+    xf_rule_init(r);
+    int s = in(&r->src, "x0", XF_F32, 4, X4), d = in(&r->dst, "x0", XF_F32, 4, X4);
+    out(&r->src, op(&r->src, XF_OP_RELU, NULL, s, -1));
+    xf_params gp = gen_shape(4, W33);
+    int k = op(&r->dst, XF_OP_CONST_IDENTITY_CONV, &gp, -1, -1);
+    xf_params p = conv3x3();
+    p.activation = XF_ACT_RELU;
+    out(&r->dst, op(&r->dst, XF_OP_CONV, &p, d, k));
+}
+
+/* relu(m0) => relu(matmul(m0, imatrix)) or relu(matmul(imatrix, m0)) */
+static void rule_imatrix(xf_rule *r, int left)
+{
+    xf_rule_init(r);
+    int s = in(&r->src, "m0", XF_F32, 2, M44), d = in(&r->dst, "m0", XF_F32, 2, M44);
+    out(&r->src, op(&r->src, XF_OP_RELU, NULL, s, -1));
+    xf_params gp = gen_shape(2, M44);
+    int e = op(&r->dst, XF_OP_CONST_IDENTITY_MATRIX, &gp, -1, -1);
+    int m = left ? op(&r->dst, XF_OP_MATMUL, NULL, e, d) : op(&r->dst, XF_OP_MATMUL, NULL, d, e);
+    out(&r->dst, op(&r->dst, XF_OP_RELU, NULL, m, -1));
+}
+
+static xf_params avgpool3x3(void)
+{
+    xf_params p = conv3x3();
+    p.count_include_pad = 1;
+    return p;
+}
+
+/* avgpool[3x3,s1,same,count_pad](x0) => conv2d[g4](x0, const_pool[4x1x3x3]) */
+static void rule_pool(xf_rule *r)
+{
+    xf_rule_init(r);
+    int s = in(&r->src, "x0", XF_F32, 4, X4), d = in(&r->dst, "x0", XF_F32, 4, X4);
+    xf_params ap = avgpool3x3();
+    out(&r->src, op(&r->src, XF_OP_AVGPOOL, &ap, s, -1));
+    const int64_t pd[4] = {4, 1, 3, 3};
+    xf_params gp = gen_shape(4, pd);
+    int k = op(&r->dst, XF_OP_CONST_POOL, &gp, -1, -1);
+    xf_params p = conv3x3();
+    p.group = 4;
+    out(&r->dst, op(&r->dst, XF_OP_CONV, &p, d, k));
+}
+
+/* relu(m0) => m0 (false; stored as refuted) */
+static void rule_relu_id(xf_rule *r)
+{
+    xf_rule_init(r);
+    int s = in(&r->src, "m0", XF_F32, 2, M44), d = in(&r->dst, "m0", XF_F32, 2, M44);
+    out(&r->src, op(&r->src, XF_OP_RELU, NULL, s, -1));
+    out(&r->dst, d);
+}
+
+/* A rule set over n rules (freed here), one direction unless `both`. */
+static xf_ruleset *set_of(xf_rule *rules, int n, int both)
+{
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = both;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    xf_status st = xf_ruleset_from_rules(rules, NULL, n, &o, &rs, &err);
+    ck_assert_msg(st == XF_OK, "%s", err.msg);
+    for (int i = 0; i < n; i++) xf_rule_free(&rules[i]);
+    return rs;
+}
+
+static xf_ruleset *set1(void (*make)(xf_rule *))
+{
+    xf_rule r;
+    make(&r);
+    return set_of(&r, 1, 0);
+}
+
+/* All locations of rule 0 in g (at most 16). */
+static int find(const xf_ruleset *rs, int rule, const xf_graph *g, xf_match *m)
+{
+    xf_graph_index *ix = NULL;
+    xf_error err;
+    ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
+    int n = -1;
+    ck_assert_msg(xf_match_rule(rs, rule, g, ix, m, 16, &n, &err) == XF_OK, "%s", err.msg);
+    xf_graph_index_free(ix);
+    return n;
+}
+
+static void instantiate(const xf_ruleset *rs, const xf_graph *g, const xf_match *m,
+                        xf_match_target *t)
+{
+    xf_graph_index *ix = NULL;
+    xf_error err;
+    ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_match_instantiate(rs, g, ix, m, t, &err) == XF_OK, "%s", err.msg);
+    xf_graph_index_free(ix);
+}
+
+static void expect_shape(const xf_shape *s, int rank, const int64_t *dims)
+{
+    char a[96], b[96];
+    xf_shape want = xf_shape_make(rank, dims);
+    ck_assert_msg(xf_shape_equal(s, &want), "shape %s, expected %s", xf_shape_str(s, a, sizeof a),
+                  xf_shape_str(&want, b, sizeof b));
+}
+
+/* ---------------------------------------------------------- matmul merge */
+
+START_TEST(test_merge_two_matmuls)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t xd[2] = {8, 16}, w1d[2] = {16, 16}, w2d[2] = {16, 32};
+    int x = in(&g, "x", XF_F32, 2, xd), w1 = cst(&g, "w1", 2, w1d), w2 = cst(&g, "w2", 2, w2d);
+    int y1 = op(&g, XF_OP_MATMUL, NULL, x, w1), y2 = op(&g, XF_OP_MATMUL, NULL, x, w2);
+    out(&g, op(&g, XF_OP_RELU, NULL, y1, -1));
+    out(&g, op(&g, XF_OP_RELU, NULL, y2, -1));
+    xf_ruleset *rs = set1(rule_merge);
+    ck_assert_int_eq(xf_ruleset_count(rs), 1);
+    xf_match m[16];
+    ck_assert_int_eq(find(rs, 0, &g, m), 2);
+    /* both assignments of the two source matmuls, sorted by node */
+    ck_assert_int_eq(m[0].n_nodes, 2);
+    ck_assert_int_eq(m[0].nodes[0], node_of(&g, y1));
+    ck_assert_int_eq(m[0].nodes[1], node_of(&g, y2));
+    ck_assert_int_eq(m[0].n_inputs, 3);
+    ck_assert_int_eq(m[0].inputs[0], x);
+    ck_assert_int_eq(m[0].inputs[1], w1);
+    ck_assert_int_eq(m[0].inputs[2], w2);
+    ck_assert_int_eq(m[0].n_outputs, 2);
+    ck_assert_int_eq(m[0].outputs[0], y1);
+    ck_assert_int_eq(m[0].outputs[1], y2);
+    ck_assert_int_eq(m[1].nodes[0], node_of(&g, y2));
+    ck_assert_int_eq(m[1].inputs[1], w2);
+    ck_assert_int_eq(m[1].inputs[2], w1);
+
+    xf_match_target t;
+    instantiate(rs, &g, &m[0], &t);
+    ck_assert_int_eq(t.n_nodes, 3); /* dst topological order: concat, matmul, split */
+    ck_assert_int_eq(t.op[0], XF_OP_CONCAT);
+    ck_assert_int_eq(t.op[1], XF_OP_MATMUL);
+    ck_assert_int_eq(t.op[2], XF_OP_SPLIT);
+    ck_assert_int_eq(t.params[0].axis, 1);
+    ck_assert_int_eq(t.params[2].axis, 1);
+    ck_assert_int_eq(t.params[2].n_split, 2);
+    ck_assert_int_eq(t.params[2].split[0], 16); /* from the matched outputs, not halves */
+    ck_assert_int_eq(t.params[2].split[1], 32);
+    const int64_t cat[2] = {16, 48};
+    expect_shape(&t.in_shape[1][1], 2, cat);
+    ck_assert_int_eq(t.weight_only[0], 1); /* concat of two constants */
+    ck_assert_int_eq(t.weight_only[1], 0);
+    ck_assert_int_eq(t.weight_only[2], 0);
+
+    /* the params rebuild the target with the graph builders */
+    xf_error err;
+    int c = xf_graph_op(&g, t.op[0], &t.params[0], (int[]){w1, w2}, 2, &err);
+    ck_assert_msg(c >= 0, "%s", err.msg);
+    int mm = xf_graph_op(&g, t.op[1], &t.params[1], (int[]){x, c}, 2, &err);
+    ck_assert_msg(mm >= 0, "%s", err.msg);
+    int sn = xf_graph_add_node(&g, t.op[2], &t.params[2], &mm, 1, 0, NULL, &err);
+    ck_assert_msg(sn >= 0, "%s", err.msg);
+    ck_assert(memcmp(&g.nodes[sn].params, &t.params[2], sizeof t.params[2]) == 0);
+    ck_assert(xf_shape_equal(&g.values[g.nodes[sn].outputs[0]].shape, &g.values[y1].shape));
+    ck_assert(xf_shape_equal(&g.values[g.nodes[sn].outputs[1]].shape, &g.values[y2].shape));
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_merge_3d_activation_2d_weights)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t xd[3] = {2, 8, 16}, w1d[2] = {16, 16}, w2d[2] = {16, 32};
+    int x = in(&g, "x", XF_F32, 3, xd), w1 = cst(&g, "w1", 2, w1d), w2 = cst(&g, "w2", 2, w2d);
+    int y1 = op(&g, XF_OP_MATMUL, NULL, x, w1), y2 = op(&g, XF_OP_MATMUL, NULL, x, w2);
+    out(&g, y1);
+    out(&g, y2);
+    xf_ruleset *rs = set1(rule_merge);
+    xf_match m[16];
+    ck_assert_int_eq(find(rs, 0, &g, m), 2);
+    xf_match_target t;
+    instantiate(rs, &g, &m[0], &t);
+    ck_assert_int_eq(t.params[0].axis, 1); /* concat of 2-D weights: last axis */
+    ck_assert_int_eq(t.params[2].axis, 2); /* split of the 3-D product: last axis */
+    ck_assert_int_eq(t.params[2].split[0], 16);
+    ck_assert_int_eq(t.params[2].split[1], 32);
+    const int64_t mmd[3] = {2, 8, 16};
+    expect_shape(&t.in_shape[1][0], 3, mmd);
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_multi_output_cycle_rejected)
+{
+    /* y2 = matmul(x, relu(y1)): merging the two matmuls would make the
+     * merged matmul read its own output */
+    xf_graph g;
+    xf_graph_init(&g);
+    int x = in(&g, "x", XF_F32, 2, M44), w1 = cst(&g, "w1", 2, M44);
+    int y1 = op(&g, XF_OP_MATMUL, NULL, x, w1);
+    int r = op(&g, XF_OP_RELU, NULL, y1, -1);
+    int y2 = op(&g, XF_OP_MATMUL, NULL, x, r);
+    out(&g, y2);
+    xf_ruleset *rs = set1(rule_merge);
+    xf_match m[16];
+    ck_assert_int_eq(find(rs, 0, &g, m), 0);
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* ------------------------------------------------------- commutativity */
+
+START_TEST(test_commutativity)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t d[2] = {3, 5}, di[1] = {3};
+    int a = in(&g, "a", XF_F32, 2, d), b = in(&g, "b", XF_F32, 2, d), c = in(&g, "c", XF_F32, 2, d);
+    int i = in(&g, "i", XF_I64, 1, di), j = in(&g, "j", XF_I64, 1, di);
+    int s1 = op(&g, XF_OP_ADD, NULL, a, b);
+    int s2 = op(&g, XF_OP_ADD, NULL, s1, c);
+    int s3 = op(&g, XF_OP_ADD, NULL, i, j); /* int64: the rule's inputs are float */
+    int p = op(&g, XF_OP_MUL, NULL, s2, a);
+    out(&g, p);
+    out(&g, s3);
+    xf_rule r;
+    rule_comm(&r, XF_OP_ADD);
+    xf_ruleset *rs = set_of(&r, 1, 0);
+    xf_match m[16];
+    ck_assert_int_eq(find(rs, 0, &g, m), 2);
+    ck_assert_int_eq(m[0].nodes[0], node_of(&g, s1));
+    ck_assert_int_eq(m[0].inputs[0], a);
+    ck_assert_int_eq(m[0].inputs[1], b);
+    ck_assert_int_eq(m[0].outputs[0], s1);
+    ck_assert_int_eq(m[1].nodes[0], node_of(&g, s2));
+    ck_assert_int_eq(m[1].inputs[0], s1);
+    ck_assert_int_eq(m[1].inputs[1], c);
+    xf_match_target t;
+    instantiate(rs, &g, &m[1], &t);
+    ck_assert_int_eq(t.n_nodes, 1);
+    expect_shape(&t.in_shape[0][0], 2, d);
+    ck_assert_int_eq(t.weight_only[0], 0);
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* ------------------------------------------------------ conv + relu */
+
+START_TEST(test_conv_relu_fusion)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t xd[4] = {1, 8, 10, 10}, wd[4] = {8, 8, 3, 3}, bd[1] = {8};
+    int x = in(&g, "x", XF_F32, 4, xd), w = cst(&g, "w", 4, wd), b = cst(&g, "b", 1, bd);
+    xf_params cp = conv3x3();
+    cp.group = 1;          /* spelled out, as the ONNX importer writes it */
+    cp.dilation[0] = cp.dilation[1] = 1;
+    int c1 = op(&g, XF_OP_CONV, &cp, x, w);
+    int r1 = op(&g, XF_OP_RELU, NULL, c1, -1);           /* fusable */
+    int c2 = op3(&g, XF_OP_CONV, &cp, r1, w, b);         /* conv with bias: 3 inputs */
+    int r2 = op(&g, XF_OP_RELU, NULL, c2, -1);
+    int c3 = op(&g, XF_OP_CONV, &cp, r2, w);
+    int r3 = op(&g, XF_OP_RELU, NULL, c3, -1);
+    int a3 = op(&g, XF_OP_ADD, NULL, c3, r3);            /* c3 used outside the match */
+    int c4 = op(&g, XF_OP_CONV, &cp, a3, w);
+    int r4 = op(&g, XF_OP_RELU, NULL, c4, -1);
+    out(&g, r4);
+    out(&g, c4);                                         /* c4 is a graph output */
+    xf_ruleset *rs = set1(rule_conv_relu);
+    xf_match m[16];
+    ck_assert_int_eq(find(rs, 0, &g, m), 1);
+    ck_assert_int_eq(m[0].nodes[0], node_of(&g, c1)); /* source order: conv, relu */
+    ck_assert_int_eq(m[0].nodes[1], node_of(&g, r1));
+    ck_assert_int_eq(m[0].inputs[0], x);
+    ck_assert_int_eq(m[0].inputs[1], w);
+    ck_assert_int_eq(m[0].outputs[0], r1);
+    xf_match_target t;
+    instantiate(rs, &g, &m[0], &t);
+    ck_assert_int_eq(t.n_nodes, 1);
+    ck_assert_int_eq(t.op[0], XF_OP_CONV);
+    ck_assert_int_eq(t.params[0].activation, XF_ACT_RELU);
+    ck_assert_int_eq(t.n_in[0], 2);
+    expect_shape(&t.in_shape[0][1], 4, wd);
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* ------------------------------------------- bare outputs, relative axes */
+
+START_TEST(test_bare_output_and_relative_perm)
+{
+    xf_params p = xf_params_default();
+    p.n_axes = 2;
+    p.axes[0] = 1;
+    xf_ruleset *rs = set1(rule_tt);
+    xf_match m[16];
+    const int64_t d[2] = {3, 5};
+    for (int used = 0; used < 2; used++) {
+        xf_graph g;
+        xf_graph_init(&g);
+        int x = in(&g, "x", XF_F32, 2, d);
+        int t2 = op(&g, XF_OP_TRANSPOSE, &p, op(&g, XF_OP_TRANSPOSE, &p, x, -1), -1);
+        /* t2 a graph output: it cannot become the bare input x */
+        out(&g, used ? op(&g, XF_OP_RELU, NULL, t2, -1) : t2);
+        ck_assert_int_eq(find(rs, 0, &g, m), used);
+        xf_graph_free(&g);
+    }
+    /* rank 3: perm [0,2,1] is the rule's [1,0] on the last two axes;
+     * [1,0,2] is not */
+    const int64_t d3[3] = {2, 3, 5};
+    for (int lead = 0; lead < 2; lead++) {
+        xf_params q = xf_params_default();
+        q.n_axes = 3;
+        int64_t perm[2][3] = {{0, 2, 1}, {1, 0, 2}};
+        for (int k = 0; k < 3; k++) q.axes[k] = perm[lead][k];
+        xf_graph g;
+        xf_graph_init(&g);
+        int x = in(&g, "x", XF_F32, 3, d3);
+        int t2 = op(&g, XF_OP_TRANSPOSE, &q, op(&g, XF_OP_TRANSPOSE, &q, x, -1), -1);
+        out(&g, op(&g, XF_OP_RELU, NULL, t2, -1));
+        ck_assert_int_eq(find(rs, 0, &g, m), lead ? 0 : 1);
+        xf_graph_free(&g);
+    }
+    xf_ruleset_free(rs);
+}
+END_TEST
+
+/* ------------------------------------------------------------ generators */
+
+START_TEST(test_generator_shapes)
+{
+    const int64_t xd[4] = {1, 8, 10, 10};
+    xf_match m[16];
+    xf_match_target t;
+    { /* identity conv [C,C,3,3] from the conv input's channels */
+        xf_graph g;
+        xf_graph_init(&g);
+        int x = in(&g, "x", XF_F32, 4, xd);
+        out(&g, op(&g, XF_OP_RELU, NULL, x, -1));
+        xf_ruleset *rs = set1(rule_iconv);
+        ck_assert_int_eq(find(rs, 0, &g, m), 1);
+        instantiate(rs, &g, &m[0], &t);
+        ck_assert_int_eq(t.op[0], XF_OP_CONST_IDENTITY_CONV);
+        ck_assert_int_eq(t.params[0].n_shape, 4);
+        const int64_t kd[4] = {8, 8, 3, 3};
+        for (int i = 0; i < 4; i++) ck_assert_int_eq(t.params[0].shape[i], kd[i]);
+        expect_shape(&t.in_shape[1][1], 4, kd);
+        ck_assert_int_eq(t.weight_only[0], 1);
+        ck_assert_int_eq(t.weight_only[1], 0);
+        xf_ruleset_free(rs);
+        xf_graph_free(&g);
+    }
+    for (int left = 0; left < 2; left++) { /* identity matrix from the other operand */
+        xf_graph g;
+        xf_graph_init(&g);
+        const int64_t md[2] = {5, 12};
+        int x = in(&g, "x", XF_F32, 2, md);
+        out(&g, op(&g, XF_OP_RELU, NULL, x, -1));
+        xf_rule r;
+        rule_imatrix(&r, left);
+        xf_ruleset *rs = set_of(&r, 1, 0);
+        ck_assert_int_eq(find(rs, 0, &g, m), 1);
+        instantiate(rs, &g, &m[0], &t);
+        ck_assert_int_eq(t.op[0], XF_OP_CONST_IDENTITY_MATRIX);
+        int64_t n = left ? 5 : 12;
+        ck_assert_int_eq(t.params[0].shape[0], n);
+        ck_assert_int_eq(t.params[0].shape[1], n);
+        xf_ruleset_free(rs);
+        xf_graph_free(&g);
+    }
+    { /* pooling kernel [C,1,3,3] and the depthwise group */
+        xf_graph g;
+        xf_graph_init(&g);
+        int x = in(&g, "x", XF_F32, 4, xd);
+        xf_params ap = avgpool3x3();
+        out(&g, op(&g, XF_OP_AVGPOOL, &ap, x, -1));
+        xf_ruleset *rs = set1(rule_pool);
+        ck_assert_int_eq(find(rs, 0, &g, m), 1);
+        instantiate(rs, &g, &m[0], &t);
+        ck_assert_int_eq(t.op[0], XF_OP_CONST_POOL);
+        const int64_t pd[4] = {8, 1, 3, 3};
+        for (int i = 0; i < 4; i++) ck_assert_int_eq(t.params[0].shape[i], pd[i]);
+        ck_assert_int_eq(t.op[1], XF_OP_CONV);
+        ck_assert_int_eq(t.params[1].group, 8);
+        xf_ruleset_free(rs);
+        xf_graph_free(&g);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------ index and match_all */
+
+START_TEST(test_weight_only_and_match_all)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    int x = in(&g, "x", XF_F32, 2, M44), w = cst(&g, "w", 2, M44);
+    xf_params gp = gen_shape(2, M44);
+    int ones = op(&g, XF_OP_CONST_ONES, &gp, -1, -1);
+    int wa = op(&g, XF_OP_ADD, NULL, w, ones);
+    int y = op(&g, XF_OP_MATMUL, NULL, x, wa);
+    int z = op(&g, XF_OP_MATMUL, NULL, x, w);
+    xf_opaque *o = calloc(1, sizeof *o);
+    o->op_type = strdup("Mystery");
+    o->domain = strdup("");
+    xf_dtype odt = XF_F32;
+    xf_shape os = xf_shape_make(2, M44);
+    xf_error err;
+    int on = xf_graph_add_opaque(&g, o, &w, 1, &odt, &os, 1, "mystery", &err);
+    ck_assert_msg(on >= 0, "%s", err.msg);
+    int ov = g.nodes[on].outputs[0];
+    int s = op(&g, XF_OP_ADD, NULL, y, op(&g, XF_OP_ADD, NULL, z, ov));
+    out(&g, s);
+    xf_graph_index *ix = NULL;
+    ck_assert_int_eq(xf_graph_index_build(&g, &ix, &err), XF_OK);
+    ck_assert_int_eq(xf_graph_index_weight_only(ix, w), 1);
+    ck_assert_int_eq(xf_graph_index_weight_only(ix, ones), 1);
+    ck_assert_int_eq(xf_graph_index_weight_only(ix, wa), 1);
+    ck_assert_int_eq(xf_graph_index_weight_only(ix, x), 0);
+    ck_assert_int_eq(xf_graph_index_weight_only(ix, y), 0);
+    ck_assert_int_eq(xf_graph_index_weight_only(ix, ov), 0); /* opaque */
+
+    xf_rule rules[2];
+    rule_comm(&rules[0], XF_OP_ADD);
+    rule_merge(&rules[1]);
+    xf_ruleset *rs = set_of(rules, 2, 0);
+    xf_match_list l;
+    xf_match_list_init(&l);
+    ck_assert_int_eq(xf_match_all(rs, &g, ix, 0, &l, &err), XF_OK);
+    ck_assert_int_eq(l.n_rules, 2);
+    ck_assert_int_eq(l.found[0], 3); /* the three adds */
+    ck_assert_int_eq(l.found[1], 2); /* y and z share x, both orders */
+    ck_assert_int_eq(l.start[1] - l.start[0], 3);
+    ck_assert_int_eq(l.start[2], 5);
+    ck_assert_int_eq(l.m[l.start[1]].rule, 1);
+    ck_assert_int_eq(xf_match_all(rs, &g, ix, 1, &l, &err), XF_OK); /* capped */
+    ck_assert_int_eq(l.found[0], 3);
+    ck_assert_int_eq(l.start[1], 1);
+    ck_assert_int_eq(l.n, 2);
+    xf_match one[16];
+    int n = 0;
+    ck_assert_int_eq(xf_match_rule(rs, 0, &g, ix, one, 16, &n, &err), XF_OK);
+    ck_assert_int_eq(n, 3);
+    ck_assert(memcmp(&one[0], &l.m[0], sizeof one[0]) == 0);
+    ck_assert_int_eq(xf_match_rule(rs, 7, &g, ix, one, 16, &n, &err), XF_ERR_INVALID);
+    ck_assert(strstr(err.msg, "rule 7") != NULL);
+    xf_match_list_free(&l);
+    xf_ruleset_free(rs);
+    xf_graph_index_free(ix);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* ------------------------------------------------------- rule databases */
+
+START_TEST(test_ruleset_from_db)
+{
+    const char *path = xf_test_tmp("rules.db");
+    remove(path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    xf_rule r;
+    int64_t id[6];
+    xf_rulesdb_rule_meta proved = {XF_RULE_PROVED, 0, NULL, 0};
+    xf_rulesdb_rule_meta refuted = {XF_RULE_REFUTED, 0, NULL, 0};
+    xf_rulesdb_rule_meta cand = {XF_RULE_CANDIDATE, 0, NULL, 0};
+    const xf_rulesdb_rule_meta *meta[6] = {&proved, &proved, &proved, &refuted, &cand, &proved};
+    for (int k = 0; k < 6; k++) {
+        switch (k) {
+        case 0: rule_comm(&r, XF_OP_ADD); break;   /* A */
+        case 1: rule_conv_relu(&r); break;          /* B */
+        case 2: rule_tt(&r); break;                 /* C: reverse has no operator */
+        case 3: rule_relu_id(&r); break;            /* D: refuted */
+        case 4: rule_comm(&r, XF_OP_MUL); break;    /* E: candidate */
+        default: /* F: the reverse of A */
+            rule_comm(&r, XF_OP_ADD);
+            {
+                xf_graph tmp = r.src;
+                r.src = r.dst;
+                r.dst = tmp;
+            }
+        }
+        ck_assert_msg(xf_rulesdb_add_rule(db, &r, meta[k], &id[k], NULL, &err) == XF_OK, "%s",
+                      err.msg);
+        xf_rule_free(&r);
+    }
+    xf_rulesdb_close(db);
+
+    xf_ruleset *rs = NULL;
+    xf_ruleset_options o = xf_ruleset_options_default();
+    ck_assert_msg(xf_ruleset_load(path, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    /* A, B, -B, C, F: A's and F's reverses equal F and A; C's has no operator */
+    ck_assert_int_eq(xf_ruleset_count(rs), 5);
+    const int64_t want[5] = {id[0], id[1], -id[1], id[2], id[5]};
+    for (int i = 0; i < 5; i++) ck_assert_int_eq(xf_ruleset_rule_id(rs, i), want[i]);
+    const char *why = NULL;
+    ck_assert_int_eq(xf_ruleset_skipped(rs, &why), 1);
+    ck_assert_msg(why && strstr(why, "no operator"), "%s", why ? why : "(null)");
+    ck_assert_str_eq(xf_ruleset_text(rs, 0), "ewadd(x0, x1) => ewadd(x1, x0)");
+    ck_assert_str_eq(xf_ruleset_text(rs, 2), "conv2d[3x3,s1,same,relu](x0, w0) => relu(conv2d[3x3,s1,same](x0, w0))");
+    ck_assert_int_eq(xf_ruleset_rule(rs, 2)->src.nodes[0].op, XF_OP_CONV);
+    ck_assert_ptr_null(xf_ruleset_rule(rs, 5));
+    xf_ruleset_free(rs);
+
+    o.both_directions = 0;
+    ck_assert_int_eq(xf_ruleset_load(path, &o, &rs, &err), XF_OK);
+    ck_assert_int_eq(xf_ruleset_count(rs), 4); /* A, B, C, F */
+    xf_ruleset_free(rs);
+
+    o.both_directions = 1;
+    o.status = -1; /* + the candidate E and its reverse, not the refuted D */
+    ck_assert_int_eq(xf_ruleset_load(path, &o, &rs, &err), XF_OK);
+    ck_assert_int_eq(xf_ruleset_count(rs), 7);
+    ck_assert_int_eq(xf_ruleset_rule_id(rs, 4), id[4]); /* in id order: A B -B C E -E F */
+    ck_assert_int_eq(xf_ruleset_rule_id(rs, 5), -id[4]);
+    ck_assert_int_eq(xf_ruleset_rule_id(rs, 6), id[5]);
+    xf_ruleset_free(rs);
+
+    o.status = 1;
+    o.limit = 1; /* A alone: its reverse is added (F is not loaded) */
+    ck_assert_int_eq(xf_ruleset_load(path, &o, &rs, &err), XF_OK);
+    ck_assert_int_eq(xf_ruleset_count(rs), 2);
+    ck_assert_int_eq(xf_ruleset_rule_id(rs, 1), -id[0]);
+    xf_ruleset_free(rs);
+
+    o.limit = 0;
+    o.max_size = 1; /* B has two operators on its source side */
+    ck_assert_int_eq(xf_ruleset_load(path, &o, &rs, &err), XF_OK);
+    ck_assert_int_eq(xf_ruleset_count(rs), 2); /* A, F */
+    xf_ruleset_free(rs);
+
+    const char *missing = xf_test_tmp("missing.db");
+    remove(missing);
+    ck_assert_int_ne(xf_ruleset_load(missing, NULL, &rs, &err), XF_OK);
+    ck_assert_ptr_null(rs);
+    ck_assert(strstr(err.msg, "missing.db") != NULL);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ hash */
+
+/* relu(x) + act(x) with the two branches built in either order. */
+static void branches(xf_graph *g, int swap, xf_op act)
+{
+    xf_graph_init(g);
+    int x = in(g, swap ? "input" : "x", XF_F32, 2, M44);
+    int w = cst(g, "w", 2, M44);
+    int a, b;
+    if (swap) {
+        b = op(g, act, NULL, x, -1);
+        a = op(g, XF_OP_RELU, NULL, op(g, XF_OP_MATMUL, NULL, x, w), -1);
+    } else {
+        a = op(g, XF_OP_RELU, NULL, op(g, XF_OP_MATMUL, NULL, x, w), -1);
+        b = op(g, act, NULL, x, -1);
+    }
+    out(g, op(g, XF_OP_ADD, NULL, a, b));
+}
+
+START_TEST(test_graph_hash)
+{
+    xf_graph g1, g2, g3, s1, s2, deep;
+    xf_error err;
+    branches(&g1, 0, XF_OP_SIGMOID);
+    branches(&g2, 1, XF_OP_SIGMOID);
+    branches(&g3, 0, XF_OP_TANH);
+    /* constants are identified by their data: share g1's, then g2's */
+    ck_assert_int_eq(xf_graph_clone_shared(&g1, &s1, &err), XF_OK);
+    ck_assert_int_eq(xf_graph_clone_shared(&g2, &s2, &err), XF_OK);
+    int w2 = 1; /* the constant's value id in both orders */
+    ck_assert_int_eq(s2.values[w2].kind, XF_VALUE_CONST);
+    s2.values[w2].data = s1.values[w2].data;
+    uint64_t h1 = xf_agent_graph_hash(&s1);
+    ck_assert_uint_ne(h1, 0);
+    ck_assert_uint_eq(xf_agent_graph_hash(&g1), h1);
+    ck_assert_uint_eq(xf_agent_graph_hash(&s2), h1); /* node order and names */
+    ck_assert_uint_ne(xf_agent_graph_hash(&g2), h1); /* its own w: another constant */
+    ck_assert_uint_ne(xf_agent_graph_hash(&g3), xf_agent_graph_hash(&g1)); /* tanh */
+    /* contents are not hashed, identity is */
+    ((float *)g1.values[w2].data)[3] += 1.0f;
+    ck_assert_uint_eq(xf_agent_graph_hash(&g1), h1);
+    ck_assert_int_eq(xf_graph_clone(&g1, &deep, &err), XF_OK);
+    ck_assert_uint_ne(xf_agent_graph_hash(&deep), h1);
+    /* output order matters */
+    out(&s1, 0);
+    uint64_t h2 = xf_agent_graph_hash(&s1);
+    ck_assert_uint_ne(h2, h1);
+    s2.values[w2].data = NULL; /* borrowed: not freed either way */
+    xf_graph_free(&s1);
+    xf_graph_free(&s2);
+    xf_graph_free(&deep);
+    xf_graph_free(&g1);
+    xf_graph_free(&g2);
+    xf_graph_free(&g3);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("agent_match");
+    TCase *t = tcase_create("core");
+    tcase_add_test(t, test_merge_two_matmuls);
+    tcase_add_test(t, test_merge_3d_activation_2d_weights);
+    tcase_add_test(t, test_multi_output_cycle_rejected);
+    tcase_add_test(t, test_commutativity);
+    tcase_add_test(t, test_conv_relu_fusion);
+    tcase_add_test(t, test_bare_output_and_relative_perm);
+    tcase_add_test(t, test_generator_shapes);
+    tcase_add_test(t, test_weight_only_and_match_all);
+    tcase_add_test(t, test_ruleset_from_db);
+    tcase_add_test(t, test_graph_hash);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    return xf_test_run(suite());
+}

@@ -1,0 +1,191 @@
+/*
+ * args.c — rlflow-agent's command line: options, defaults and --help.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: rlflow-agent --rules RULES.db MODEL.onnx [options]\n"
+            "\n"
+            "Optimises MODEL with the proved rewrite rules of RULES.db: searches for a cheaper\n"
+            "graph under the cost model, folds the weights the rules created, checks that the\n"
+            "optimised model computes the same outputs as MODEL on random inputs, writes it as\n"
+            "ONNX and reports cost, measured latency, output error and the rules applied.\n"
+            "\n"
+            "options:\n"
+            "  --rules FILE       rules database (xfergen + xferverify); required\n"
+            "  -o, --output FILE  where to write the optimised model (default MODEL.opt.onnx)\n"
+            "  --search S         taso (cost-bounded backtracking, default), greedy or random\n"
+            "  --backend B        cost model: onednn (measured CPU kernels, default), analytic\n"
+            "                     (roofline) or cudnn (GPU)\n"
+            "  --cache FILE       operator cost cache (default $XDG_CACHE_HOME/rlflow/costs.db or\n"
+            "                     ~/.cache/rlflow/costs.db; 'none' keeps nothing)\n"
+            "  --threads N        CPU threads for measured kernels and latency (default 1)\n"
+            "  --alpha A          taso: keep graphs costing less than A x best (default 1.05)\n"
+            "  --budget N         taso: graphs expanded; greedy/random: steps (default 1000)\n"
+            "  --time-limit S     stop the search after S seconds (default: none)\n"
+            "  --locations N      locations per rule considered (default 200)\n"
+            "  --max-rule-size N  use rules with at most N operators per side (default: all)\n"
+            "  --all-rules        also use rules that are not proved (candidate/unknown): unsafe,\n"
+            "                     only with the numerical check\n"
+            "  --seed N           random inputs and random search (default 1)\n"
+            "  --rtol R --atol A  numerical check tolerance |d| <= A + R*|ref| (1e-3, 1e-4)\n"
+            "  --no-check         write the model even if the numerical check fails or cannot run\n"
+            "  --no-latency       skip the end-to-end latency measurements\n"
+            "  --dim NAME=N       size of a symbolic input dimension (default 1)\n"
+            "  -q, --quiet        no progress line\n"
+            "  -v, --verbose      list the applicable rules of the model before searching\n"
+            "  -h, --help         this help\n"
+            "\n"
+            "exit status: 0 written, 1 optimisation, check or write failed (nothing written),\n"
+            "             2 bad usage, unreadable model or rules, unavailable backend\n");
+}
+
+static int bad(const char *opt, const char *what, const char *v)
+{
+    fprintf(stderr, "rlflow-agent: %s needs %s, got '%s'\n", opt, what, v ? v : "(nothing)");
+    return 2;
+}
+
+static int parse_int(const char *opt, const char *v, long min, long max, int *out)
+{
+    char *end;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || *end || x < min || x > max) return bad(opt, "an integer in range", v);
+    *out = (int)x;
+    return 0;
+}
+
+static int parse_double(const char *opt, const char *v, double min, double *out)
+{
+    char *end;
+    double x = v ? strtod(v, &end) : 0;
+    if (!v || !*v || *end || !(x >= min)) return bad(opt, "a number in range", v);
+    *out = x;
+    return 0;
+}
+
+static int default_output(cli_options *o)
+{
+    const char *m = o->model;
+    size_t n = strlen(m);
+    if (n > 5 && strcmp(m + n - 5, ".onnx") == 0) n -= 5;
+    if (n + 10 > sizeof o->output_buf) {
+        fprintf(stderr, "rlflow-agent: model path too long; give -o\n");
+        return 2;
+    }
+    memcpy(o->output_buf, m, n);
+    memcpy(o->output_buf + n, ".opt.onnx", 10);
+    o->output = o->output_buf;
+    return 0;
+}
+
+int cli_parse(int argc, char **argv, cli_options *o)
+{
+    memset(o, 0, sizeof *o);
+    xf_search_options so = xf_search_options_default();
+    o->search = XF_SEARCH_TASO;
+    o->backend = XF_COST_ONEDNN;
+    o->threads = 1;
+    o->alpha = so.alpha;
+    o->budget = so.budget;
+    o->locations = so.max_locations;
+    o->seed = 1;
+    o->rule_status = xf_ruleset_options_default().status;
+    o->check = 1;
+    o->latency = 1;
+    o->rtol = 1e-3;
+    o->atol = 1e-4;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc = 0, takes = 1;
+        xf_error err = {0};
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return -1;
+        } else if (!strcmp(a, "--rules")) {
+            if (!next) return bad(a, "a file name", next);
+            o->rules = next;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (!next) return bad(a, "a file name", next);
+            o->output = next;
+        } else if (!strcmp(a, "--search")) {
+            if (!next || xf_search_kind_parse(next, &o->search, &err)) {
+                fprintf(stderr, "rlflow-agent: %s\n", next ? err.msg : "--search needs a value");
+                return 2;
+            }
+        } else if (!strcmp(a, "--backend")) {
+            if (!next || xf_cost_backend_parse(next, &o->backend, &err)) {
+                fprintf(stderr, "rlflow-agent: %s\n", next ? err.msg : "--backend needs a value");
+                return 2;
+            }
+        } else if (!strcmp(a, "--cache")) {
+            if (!next) return bad(a, "a file name or 'none'", next);
+            o->cache = next;
+        } else if (!strcmp(a, "--threads")) {
+            rc = parse_int(a, next, 1, 1024, &o->threads);
+        } else if (!strcmp(a, "--alpha")) {
+            rc = parse_double(a, next, 1.0, &o->alpha);
+        } else if (!strcmp(a, "--budget")) {
+            rc = parse_int(a, next, 1, 100000000, &o->budget);
+        } else if (!strcmp(a, "--time-limit")) {
+            rc = parse_double(a, next, 0.0, &o->time_limit);
+        } else if (!strcmp(a, "--locations")) {
+            rc = parse_int(a, next, 1, 1000000, &o->locations);
+        } else if (!strcmp(a, "--max-rule-size")) {
+            rc = parse_int(a, next, 1, 1000, &o->max_rule_size);
+        } else if (!strcmp(a, "--seed")) {
+            int s = 0;
+            rc = parse_int(a, next, 0, 2147483647, &s);
+            o->seed = (uint64_t)s;
+        } else if (!strcmp(a, "--rtol")) {
+            rc = parse_double(a, next, 0.0, &o->rtol);
+        } else if (!strcmp(a, "--atol")) {
+            rc = parse_double(a, next, 0.0, &o->atol);
+        } else if (!strcmp(a, "--dim")) {
+            const char *eq = next ? strchr(next, '=') : NULL;
+            if (!eq || eq == next || o->n_dims == CLI_MAX_DIMS ||
+                (size_t)(eq - next) >= sizeof o->dim_buf[0] || atoll(eq + 1) <= 0)
+                return bad(a, "NAME=N with N > 0", next);
+            memcpy(o->dim_buf[o->n_dims], next, (size_t)(eq - next));
+            o->dim_names[o->n_dims] = o->dim_buf[o->n_dims];
+            o->dim_values[o->n_dims++] = atoll(eq + 1);
+        } else {
+            takes = 0;
+            if (!strcmp(a, "--all-rules")) {
+                o->rule_status = -1;
+            } else if (!strcmp(a, "--no-check")) {
+                o->check = 0;
+            } else if (!strcmp(a, "--no-latency")) {
+                o->latency = 0;
+            } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+                o->quiet = 1;
+            } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+                o->verbose = 1;
+            } else if (a[0] == '-') {
+                fprintf(stderr, "rlflow-agent: unknown option '%s' (see rlflow-agent --help)\n", a);
+                return 2;
+            } else if (!o->model) {
+                o->model = a;
+            } else {
+                fprintf(stderr, "rlflow-agent: unexpected argument '%s'\n", a);
+                return 2;
+            }
+        }
+        if (rc) return rc;
+        i += takes;
+    }
+    if (!o->model || !o->rules) {
+        fprintf(stderr, "rlflow-agent: %s\n",
+                !o->model ? "no model given" : "no rules database given (--rules FILE)");
+        usage(stderr);
+        return 2;
+    }
+    if (!o->output) return default_output(o);
+    return 0;
+}

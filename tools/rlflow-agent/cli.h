@@ -1,0 +1,54 @@
+/*
+ * cli.h — (private to rlflow-agent) the parsed command line and the steps of
+ * the tool: argument parsing, numerical check, latency and the report.
+ */
+#ifndef XF_RLFLOW_AGENT_CLI_H
+#define XF_RLFLOW_AGENT_CLI_H
+
+#include <stdint.h>
+
+#include "agent/agent.h"
+#include "costmodel/costmodel.h"
+#include "ir/ir.h"
+
+#define CLI_MAX_DIMS 16
+
+typedef struct cli_options {
+    const char *model, *rules, *output, *cache;
+    char output_buf[4096];
+    xf_search_kind search;
+    xf_cost_backend backend;
+    int threads;
+    double alpha, time_limit;
+    int budget, locations, max_rule_size;
+    uint64_t seed;
+    int rule_status; /* xf_ruleset_options.status */
+    int check, latency, quiet, verbose;
+    double rtol, atol;
+    int n_dims;
+    const char *dim_names[CLI_MAX_DIMS];
+    int64_t dim_values[CLI_MAX_DIMS];
+    char dim_buf[CLI_MAX_DIMS][128];
+} cli_options;
+
+/* 0: parsed; 2: bad usage (message printed); -1: --help printed (exit 0). */
+int cli_parse(int argc, char **argv, cli_options *o);
+
+/* Largest differences between the outputs of `model` and `opt` on the same
+ * random inputs (reference interpreter). *bad_output is the first output
+ * outside |d| <= atol + rtol*|ref| (-1 when all agree). */
+typedef struct cli_check {
+    double max_abs, max_rel;
+    int bad_output;
+    double bad_abs; /* largest |d| of that output */
+} cli_check;
+xf_status cli_numeric_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
+                            double atol, cli_check *out, xf_error *err);
+
+/* Median end-to-end latency of g on cm's backend (executor). */
+xf_status cli_latency(xf_cost_model *cm, const xf_graph *g, double *ms, xf_error *err);
+
+/* Prints the rules applied, grouped with counts, most frequent first. */
+void cli_print_applied(const xf_ruleset *rs, const xf_search_result *res);
+
+#endif /* XF_RLFLOW_AGENT_CLI_H */

@@ -1,0 +1,293 @@
+/*
+ * rlflow-agent — optimise an ONNX model with proved rewrite rules.
+ *
+ *   rlflow-agent --rules RULES.db MODEL.onnx [-o OUT.onnx] [--search taso|greedy|random]
+ *
+ * Steps: load the model and the proved rules, open the cost model (oneDNN
+ * timings cached in SQLite by default), build the optimisation environment,
+ * run the chosen search on it, fold the weights the rules created into new
+ * initializers, check numerically that the optimised model computes what the
+ * original does (refusing to write otherwise unless --no-check), write it,
+ * read it back, measure both models end to end and print the report.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "agent/agent.h"
+#include "cli.h"
+#include "onnx/onnx.h"
+
+static char cache_buf[4096];
+
+/* $XDG_CACHE_HOME/rlflow/costs.db (or ~/.cache/...), directories created;
+ * NULL (in-memory cache) when neither variable is set or for 'none'. */
+static const char *cache_path(const cli_options *o)
+{
+    if (o->cache) return strcmp(o->cache, "none") == 0 ? NULL : o->cache;
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char dir[4000];
+    if (xdg && *xdg) snprintf(dir, sizeof dir, "%s", xdg);
+    else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache", home);
+    else return NULL;
+    mkdir(dir, 0755);
+    size_t n = strlen(dir);
+    snprintf(dir + n, sizeof dir - n, "/rlflow");
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return NULL;
+    snprintf(cache_buf, sizeof cache_buf, "%s/costs.db", dir);
+    return cache_buf;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void progress(void *user, int expanded, double best_ms, double initial_ms)
+{
+    (void)user;
+    fprintf(stderr, "\rsearch: %d graphs expanded, best %.4f ms (%+.2f%%)   ", expanded, best_ms,
+            initial_ms > 0 ? 100.0 * (best_ms - initial_ms) / initial_ms : 0.0);
+    fflush(stderr);
+}
+
+typedef struct run_state {
+    xf_graph model, finished;
+    xf_ruleset *rs;
+    xf_cost_model *cm, *lat_cm;
+    xf_env *env;
+    xf_search_result res;
+} run_state;
+
+static void run_free(run_state *s)
+{
+    xf_search_result_free(&s->res);
+    xf_env_free(s->env);
+    if (s->lat_cm != s->cm) xf_cost_close(s->lat_cm);
+    xf_cost_close(s->cm);
+    xf_ruleset_free(s->rs);
+    xf_graph_free(&s->finished);
+    xf_graph_free(&s->model);
+}
+
+/* Loading: model, rules, cost model. Failures here are exit status 2. */
+static int load_inputs(const cli_options *o, run_state *s)
+{
+    xf_error err = {0};
+    xf_onnx_options io = xf_onnx_default_options();
+    io.n_dim_overrides = o->n_dims;
+    io.dim_names = o->dim_names;
+    io.dim_values = o->dim_values;
+    if (xf_onnx_load(o->model, &io, &s->model, &err)) {
+        fprintf(stderr, "rlflow-agent: %s\n", err.msg);
+        return 2;
+    }
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    ro.status = o->rule_status;
+    ro.max_size = o->max_rule_size;
+    if (xf_ruleset_load(o->rules, &ro, &s->rs, &err)) {
+        fprintf(stderr, "rlflow-agent: %s\n", err.msg);
+        return 2;
+    }
+    if (xf_ruleset_count(s->rs) == 0) {
+        const char *why = NULL;
+        int skipped = xf_ruleset_skipped(s->rs, &why);
+        fprintf(stderr,
+                "rlflow-agent: %s has no %s rules the matcher can use (%d skipped%s%s); "
+                "run 'xferverify %s' first\n",
+                o->rules, o->rule_status == -1 ? "usable" : "proved", skipped, why ? ": " : "",
+                why ? why : "", o->rules);
+        return 2;
+    }
+    xf_cost_options co = xf_cost_options_default();
+    co.backend = o->backend;
+    co.threads = o->threads;
+    co.cache_path = cache_path(o);
+    if (xf_cost_open(&co, &s->cm, &err)) {
+        fprintf(stderr, "rlflow-agent: %s\n", err.msg);
+        return 2;
+    }
+    s->lat_cm = s->cm;
+    if (o->latency && o->backend == XF_COST_ANALYTIC) {
+        co.backend = XF_COST_ONEDNN;
+        co.cache_path = NULL;
+        if (xf_cost_open(&co, &s->lat_cm, &err)) {
+            fprintf(stderr, "rlflow-agent: latency backend: %s\n", err.msg);
+            s->lat_cm = s->cm;
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* -v: every applicable rule with its location count and the best cost
+ * change one application of it would make (peeked, no graph built). */
+static void print_applicable(xf_env *env, const xf_ruleset *rs)
+{
+    int n = xf_env_num_xfers(env);
+    const uint8_t *mask = xf_env_xfer_mask(env);
+    double base = xf_env_cost(env);
+    for (int r = 0; r < n; r++) {
+        if (!mask[r]) continue;
+        double best = 0;
+        int nl = xf_env_num_locations(env, r);
+        for (int l = 0; l < nl; l++) {
+            double ms = 0, bytes = 0;
+            if (xf_env_peek(env, r, l, &ms, &bytes, NULL) == XF_OK && (l == 0 || ms - base < best))
+                best = ms - base;
+        }
+        printf("  rule %-7lld %4d locations, best %+.4f ms  %s\n",
+               (long long)xf_ruleset_rule_id(rs, r), nl, best, xf_ruleset_text(rs, r));
+    }
+}
+
+static void print_header(const cli_options *o, run_state *s)
+{
+    const char *why = NULL;
+    int skipped = xf_ruleset_skipped(s->rs, &why);
+    int n = xf_env_num_xfers(s->env), applicable = 0, locations = 0;
+    const uint8_t *mask = xf_env_xfer_mask(s->env);
+    for (int r = 0; r < n; r++) {
+        if (!mask[r]) continue;
+        applicable++;
+        locations += xf_env_num_locations(s->env, r);
+    }
+    printf("model:           %s (%d nodes, %d after preparation)\n", o->model, s->model.n_nodes,
+           xf_env_graph(s->env)->n_nodes);
+    printf("rules:           %d actions from %s (%d skipped)\n", n, o->rules, skipped);
+    printf("cost model:      %s\n", xf_cost_identity(s->cm));
+    printf("applicable:      %d rules at %d locations\n", applicable, locations);
+    if (o->verbose) print_applicable(s->env, s->rs);
+}
+
+static int search(const cli_options *o, run_state *s)
+{
+    xf_error err = {0};
+    xf_env_options eo = xf_env_options_default();
+    eo.max_locations = o->locations;
+    if (xf_env_create(s->rs, s->cm, &s->model, &eo, &s->env, &err)) {
+        fprintf(stderr, "rlflow-agent: %s\n", err.msg);
+        return 1;
+    }
+    print_header(o, s);
+    fflush(stdout);
+    xf_search_options so = xf_search_options_default();
+    so.alpha = o->alpha;
+    so.budget = o->budget;
+    so.max_seconds = o->time_limit;
+    so.seed = o->seed;
+    so.max_locations = o->locations;
+    if (!o->quiet) so.progress = progress;
+    xf_status st = xf_search_run(s->env, o->search, &so, &s->res, &err);
+    if (!o->quiet) fprintf(stderr, "\n");
+    if (st) {
+        fprintf(stderr, "rlflow-agent: %s search failed: %s\n", xf_search_kind_name(o->search),
+                err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* Fold, check, write, read back. */
+static int finish_and_write(const cli_options *o, run_state *s, cli_check *chk,
+                            xf_finish_stats *fs)
+{
+    xf_error err = {0};
+    if (xf_agent_finish(&s->res.best, &s->finished, fs, &err)) {
+        fprintf(stderr, "rlflow-agent: folding the optimised graph failed: %s\n", err.msg);
+        return 1;
+    }
+    xf_status st = cli_numeric_check(&s->model, &s->finished, o->seed, o->rtol, o->atol, chk, &err);
+    if (st) {
+        fprintf(stderr, "rlflow-agent: numerical check could not run: %s\n", err.msg);
+        if (o->check) {
+            fprintf(stderr, "rlflow-agent: nothing written (use --no-check to write anyway)\n");
+            return 1;
+        }
+        chk->max_abs = chk->max_rel = -1;
+    } else if (chk->bad_output >= 0) {
+        int v = s->model.outputs[chk->bad_output];
+        fprintf(stderr,
+                "rlflow-agent: optimised model differs at output %d '%s': max |d| = %.3g "
+                "(tolerance %.3g + %.3g*|ref|)\n",
+                chk->bad_output, s->model.values[v].name ? s->model.values[v].name : "?",
+                chk->bad_abs, o->atol, o->rtol);
+        if (o->check) {
+            fprintf(stderr, "rlflow-agent: nothing written (use --no-check to write anyway)\n");
+            return 1;
+        }
+    }
+    if (xf_onnx_save(&s->finished, o->output, &err)) {
+        fprintf(stderr, "rlflow-agent: %s\n", err.msg);
+        return 1;
+    }
+    xf_graph back;
+    xf_graph_init(&back);
+    st = xf_onnx_load(o->output, NULL, &back, &err);
+    xf_graph_free(&back);
+    if (st) {
+        fprintf(stderr, "rlflow-agent: the written model %s does not read back: %s\n", o->output,
+                err.msg);
+        remove(o->output);
+        return 1;
+    }
+    return 0;
+}
+
+static void print_report(const cli_options *o, run_state *s, const cli_check *chk,
+                         const xf_finish_stats *fs, double t_search)
+{
+    const xf_search_result *r = &s->res;
+    printf("search:          %s, %lld graphs expanded, %lld distinct seen, %.2f s\n",
+           xf_search_kind_name(o->search), (long long)r->expanded, (long long)r->seen, t_search);
+    printf("cost:            %.4f ms -> %.4f ms (%+.2f%%)\n", r->initial_ms, r->best_ms,
+           r->initial_ms > 0 ? 100.0 * (r->best_ms - r->initial_ms) / r->initial_ms : 0.0);
+    printf("nodes:           %d -> %d (folded %d weight-only nodes, %d conv biases re-fused)\n",
+           s->model.n_nodes, s->finished.n_nodes, fs->folded_nodes, fs->fused_bias);
+    if (chk->max_abs >= 0)
+        printf("max output err:  %.3g abs, %.3g rel (tolerance %.3g + %.3g*|ref|)\n", chk->max_abs,
+               chk->max_rel, o->atol, o->rtol);
+    else
+        printf("max output err:  not checked\n");
+    if (o->latency) {
+        xf_error err = {0};
+        double before = 0, after = 0;
+        if (cli_latency(s->lat_cm, &s->model, &before, &err) ||
+            cli_latency(s->lat_cm, &s->finished, &after, &err))
+            printf("latency:         not measured: %s\n", err.msg);
+        else
+            printf("latency:         %.4f ms -> %.4f ms (%+.2f%%, %s, median of 10)\n", before,
+                   after, before > 0 ? 100.0 * (after - before) / before : 0.0,
+                   xf_cost_identity(s->lat_cm));
+    }
+    cli_print_applied(s->rs, r);
+    printf("written:         %s\n", o->output);
+}
+
+int main(int argc, char **argv)
+{
+    cli_options o;
+    int rc = cli_parse(argc, argv, &o);
+    if (rc < 0) return 0;
+    if (rc) return rc;
+    run_state s;
+    memset(&s, 0, sizeof s);
+    xf_graph_init(&s.model);
+    xf_graph_init(&s.finished);
+    xf_search_result_init(&s.res);
+    rc = load_inputs(&o, &s);
+    double t0 = now_s();
+    if (!rc) rc = search(&o, &s);
+    double t_search = now_s() - t0;
+    cli_check chk = {0};
+    xf_finish_stats fs = {0};
+    if (!rc) rc = finish_and_write(&o, &s, &chk, &fs);
+    if (!rc) print_report(&o, &s, &chk, &fs, t_search);
+    run_free(&s);
+    return rc;
+}

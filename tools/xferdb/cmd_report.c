@@ -1,0 +1,284 @@
+/*
+ * cmd_report.c — `xferdb report DB -o DIR [--pictures N]`: a static HTML
+ * audit page in DIR/index.html that works from file:// without a server.
+ * Collects every rule (status, sizes, operators, infix text and a text form
+ * listing each node), the counts by status, size and operator, and draws
+ * the first N rules (by id; default XFERDB_DEFAULT_PICTURES) as
+ * DIR/img/rule-<id>.svg with graphviz when `dot` is on PATH. Without
+ * graphviz the page shows the text forms instead and says so. The page
+ * itself is written by report_html.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report.h"
+
+/* dot processes at a time: the online CPUs, at most this many. */
+#define MAX_DOT_JOBS 16
+
+static void report_free(report *rep)
+{
+    for (int64_t i = 0; i < rep->n_rules; i++) {
+        report_rule *r = &rep->rules[i];
+        free(r->ops);
+        free(r->src);
+        free(r->dst);
+        free(r->listing);
+    }
+    free(rep->rules);
+    for (int k = 0; k < 3; k++) free(rep->by[k]);
+}
+
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0777) == 0 || errno == EEXIST) {
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
+    }
+    fprintf(stderr, "xferdb: cannot create directory %s: %s\n", path,
+            errno == EEXIST ? "a file of that name exists" : strerror(errno));
+    return 1;
+}
+
+/* "conv2d ewadd": operators of either side, in operator-table order. */
+static char *ops_of(const xf_rule *r)
+{
+    int hs[XF_OP_COUNT], hd[XF_OP_COUNT];
+    xf_graph_op_histogram(&r->src, hs);
+    xf_graph_op_histogram(&r->dst, hd);
+    size_t n = 1;
+    for (int op = 0; op < XF_OP_COUNT; op++)
+        if (hs[op] || hd[op]) n += strlen(xf_op_get((xf_op)op)->name) + 1;
+    char *s = malloc(n);
+    if (!s) return NULL;
+    s[0] = '\0';
+    for (int op = 0; op < XF_OP_COUNT; op++)
+        if (hs[op] || hd[op]) {
+            if (s[0]) strcat(s, " ");
+            strcat(s, xf_op_get((xf_op)op)->name);
+        }
+    return s;
+}
+
+/* Text form of one side: "s2 = conv2d[3x3,s1,same](x0, w0)" per node in
+ * topological order, then the outputs. */
+static void side_listing(FILE *f, const char *title, const xf_graph *g, char prefix)
+{
+    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    xf_error err;
+    if (!order || xf_graph_topo_order(g, order, &err) != XF_OK) {
+        free(order);
+        return;
+    }
+    fprintf(f, "%s:\n", title);
+    char name[64], label[300];
+    for (int k = 0; k < g->n_nodes; k++) {
+        const xf_node *nd = &g->nodes[order[k]];
+        fputs("  ", f);
+        for (int j = 0; j < nd->n_outputs; j++) {
+            xferdb_value_name(g, order, prefix, nd->outputs[j], name, sizeof name);
+            fprintf(f, "%s%s", j ? ", " : "", name);
+        }
+        xferdb_node_label(g, order[k], label, sizeof label);
+        fprintf(f, " = %s(", label);
+        for (int j = 0; j < nd->n_inputs; j++) {
+            xferdb_value_name(g, order, prefix, nd->inputs[j], name, sizeof name);
+            fprintf(f, "%s%s", j ? ", " : "", name);
+        }
+        fputs(")\n", f);
+    }
+    fputs("  outputs:", f);
+    for (int o = 0; o < g->n_outputs; o++) {
+        xferdb_value_name(g, order, prefix, g->outputs[o], name, sizeof name);
+        fprintf(f, " %s", name);
+    }
+    fputc('\n', f);
+    free(order);
+}
+
+static char *listing_of(const xf_rule *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    fputs("inputs:", f);
+    for (int i = 0; i < r->src.n_inputs; i++) {
+        const xf_value *v = &r->src.values[r->src.inputs[i]];
+        char s[96];
+        fprintf(f, " %s %s", v->name ? v->name : "?", xf_shape_str(&v->shape, s, sizeof s));
+    }
+    fputc('\n', f);
+    side_listing(f, "source", &r->src, 's');
+    side_listing(f, "target", &r->dst, 't');
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Writes DIR/img/rule-<id>.dot; 0 ok. */
+static int write_dot_file(const char *path, const xf_rulesdb_rule_info *info, const xf_rule *r)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "xferdb: cannot write %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    xferdb_write_dot(f, info, r);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "xferdb: writing %s failed\n", path);
+        return 1;
+    }
+    return 0;
+}
+
+static int add_rule(report *rep, xf_rulesdb *db, const xf_rulesdb_rule_info *info,
+                    const char *img_dir, char ***dots, int *n_dots)
+{
+    xf_error err;
+    xf_rule r;
+    if (xf_rulesdb_load_rule(db, info->id, &r, &err) != XF_OK) {
+        xferdb_error(&err);
+        return 1;
+    }
+    if (rep->n_rules == rep->cap) {
+        int64_t nc = rep->cap ? 2 * rep->cap : 1024;
+        report_rule *p = realloc(rep->rules, (size_t)nc * sizeof *p);
+        if (!p) {
+            xf_rule_free(&r);
+            fprintf(stderr, "xferdb: out of memory collecting rules\n");
+            return 1;
+        }
+        rep->rules = p;
+        rep->cap = nc;
+    }
+    report_rule *rr = &rep->rules[rep->n_rules++];
+    memset(rr, 0, sizeof *rr);
+    rr->id = info->id;
+    rr->status = info->status;
+    rr->size = info->size;
+    rr->src_ops = info->src_ops;
+    rr->dst_ops = info->dst_ops;
+    rr->ops = ops_of(&r);
+    rr->src = xferdb_format(&r.src, &err);
+    rr->dst = rr->src ? xferdb_format(&r.dst, &err) : NULL;
+    rr->listing = listing_of(&r);
+    int rc = 0;
+    if (!rr->ops || !rr->src || !rr->dst || !rr->listing) {
+        fprintf(stderr, "xferdb: rule %" PRId64 ": out of memory describing it\n", info->id);
+        rc = 1;
+    } else if (rep->have_dot && rep->pictures < rep->max_pictures) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/rule-%" PRId64 ".dot", img_dir, info->id);
+        char **p = realloc(*dots, sizeof(char *) * ((size_t)*n_dots + 1));
+        char *copy = strdup(path);
+        if (p) *dots = p;
+        if (!p || !copy) {
+            free(copy);
+            fprintf(stderr, "xferdb: out of memory collecting rules\n");
+            rc = 1;
+        } else {
+            (*dots)[(*n_dots)++] = copy;
+            rc = write_dot_file(path, info, &r);
+            rr->picture = 1;
+            rep->pictures++;
+        }
+    }
+    xf_rule_free(&r);
+    return rc;
+}
+
+static int collect(report *rep, xf_rulesdb *db, const char *img_dir, char ***dots, int *n_dots)
+{
+    xf_error err;
+    static const xf_rulesdb_group groups[3] = {XF_RULESDB_BY_STATUS, XF_RULESDB_BY_SIZE,
+                                               XF_RULESDB_BY_OP};
+    for (int k = 0; k < 3; k++)
+        if (xf_rulesdb_count_by(db, groups[k], &rep->by[k], &rep->n_by[k], &err) != XF_OK) {
+            xferdb_error(&err);
+            return 1;
+        }
+    xf_rulesdb_filter all;
+    memset(&all, 0, sizeof all);
+    all.any_status = 1;
+    xf_rulesdb_iter *it = NULL;
+    if (xf_rulesdb_iter_begin(db, &all, &it, &err) != XF_OK) {
+        xferdb_error(&err);
+        return 1;
+    }
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    int rc = 0, has = 0;
+    while (rc == 0) {
+        if (xf_rulesdb_iter_next(it, &info, &has, &err) != XF_OK) {
+            xferdb_error(&err);
+            rc = 1;
+        } else if (!has) {
+            break;
+        } else {
+            rc = add_rule(rep, db, &info, img_dir, dots, n_dots);
+        }
+    }
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_iter_free(it);
+    return rc;
+}
+
+/* Renders the .dot files and renames x.dot.svg to x.svg; the .dot files go. */
+static int render(char **dots, int n)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int jobs = cpus < 1 ? 1 : cpus > MAX_DOT_JOBS ? MAX_DOT_JOBS : (int)cpus;
+    int rc = xferdb_render_svgs(dots, n, jobs);
+    char from[4400], to[4400];
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(dots[i]);
+        snprintf(from, sizeof from, "%s.svg", dots[i]);
+        snprintf(to, sizeof to, "%.*s.svg", (int)(len - 4), dots[i]);
+        if (rc == 0 && rename(from, to) != 0) {
+            fprintf(stderr, "xferdb: %s was not drawn\n", from);
+            rc = 1;
+        }
+        remove(dots[i]);
+    }
+    return rc;
+}
+
+int xferdb_report(xf_rulesdb *db, const xferdb_options *o)
+{
+    if (!o->out) {
+        fprintf(stderr, "xferdb: report needs -o DIR (see xferdb --help)\n");
+        return 2;
+    }
+    report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.db_path = xf_rulesdb_path(db);
+    rep.max_pictures = o->pictures;
+    rep.have_dot = xferdb_have_dot();
+    char img_dir[4200], page[4200];
+    snprintf(img_dir, sizeof img_dir, "%s/img", o->out);
+    snprintf(page, sizeof page, "%s/index.html", o->out);
+    char **dots = NULL;
+    int n_dots = 0;
+    int rc = make_dir(o->out);
+    if (rc == 0 && rep.have_dot && rep.max_pictures > 0) rc = make_dir(img_dir);
+    if (rc == 0) rc = collect(&rep, db, img_dir, &dots, &n_dots);
+    if (rc == 0 && n_dots) rc = render(dots, n_dots);
+    if (rc == 0) rc = report_write_html(&rep, page);
+    if (rc == 0) {
+        printf("%s: %" PRId64 " rules, %" PRId64 " pictures%s\n", page, rep.n_rules, rep.pictures,
+               rep.have_dot ? "" : " (graphviz's dot not found: text forms only)");
+    }
+    for (int i = 0; i < n_dots; i++) free(dots[i]);
+    free(dots);
+    report_free(&rep);
+    return rc;
+}
