@@ -237,10 +237,40 @@ static xf_status write_pending(xf_cost_model *cm, const pending *p, xf_error *er
 
 /* Cost of one configuration; new measurements go to `pend` (written later)
  * or straight to the cache when pend is NULL. */
+/* 1 when shape a sorts after shape b (more elements first, then rank, then
+ * dims), the order commutative operands are costed in. */
+static int shape_after(const xf_shape *a, const xf_shape *b)
+{
+    int64_t na = xf_shape_numel(a), nb = xf_shape_numel(b);
+    if (na != nb) return na < nb;
+    if (a->rank != b->rank) return a->rank < b->rank;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return a->dims[i] > b->dims[i];
+    return 0;
+}
+
+/* Add, mul and equal cost the same whichever operand comes first: cost them
+ * in one canonical operand order, so that swapping operands (a rewrite the
+ * optimiser can make) is never mistaken for a speed-up or slow-down by
+ * measurement noise between two separately timed configurations. */
+static int swap_commutative(xf_op op, int n_in, const xf_dtype *in_dt, const xf_shape *in_sh)
+{
+    if ((op != XF_OP_ADD && op != XF_OP_MUL && op != XF_OP_EQUAL) || n_in != 2) return 0;
+    return in_dt[0] == in_dt[1] && shape_after(&in_sh[0], &in_sh[1]);
+}
+
 static xf_status cost_config(xf_cost_model *cm, xf_op op, const xf_params *params, int n_in,
                              const xf_dtype *in_dt, const xf_shape *in_sh, pending *pend,
                              xf_op_cost *out, xf_error *err)
 {
+    xf_dtype sw_dt[2];
+    xf_shape sw_sh[2];
+    if (swap_commutative(op, n_in, in_dt, in_sh)) {
+        sw_dt[0] = in_dt[1], sw_dt[1] = in_dt[0];
+        sw_sh[0] = in_sh[1], sw_sh[1] = in_sh[0];
+        in_dt = sw_dt;
+        in_sh = sw_sh;
+    }
     memset(out, 0, sizeof *out);
     xf_params def = xf_params_default();
     if (!params) params = &def;

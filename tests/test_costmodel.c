@@ -195,6 +195,28 @@ START_TEST(cache_hit_without_remeasuring)
 }
 END_TEST
 
+/* add(a, b) and add(b, a) are one configuration: measured once, equal cost,
+ * so an operand swap is never a speed-up; sub keeps its operand order. */
+START_TEST(commutative_operands_share_a_measurement)
+{
+    xf_dtype dt[2] = {XF_F32, XF_F32};
+    xf_shape ab[2] = {sh(3, 1, 128, 768, 0), sh(1, 768, 0, 0, 0)};
+    xf_shape ba[2] = {ab[1], ab[0]};
+    xf_op_cost c1, c2;
+    xf_error err = {0};
+    xf_cost_model *cm = open_fixed(NULL);
+    ck_assert_int_eq(xf_cost_op(cm, XF_OP_ADD, NULL, 2, dt, ab, &c1, &err), XF_OK);
+    ck_assert_int_eq(xf_cost_op(cm, XF_OP_ADD, NULL, 2, dt, ba, &c2, &err), XF_OK);
+    ck_assert_int_eq(xf_cost_measurements(cm), 1);
+    ck_assert_int_eq(c2.from_cache, 1);
+    ck_assert_double_eq(c1.ms, c2.ms);
+    ck_assert_int_eq(xf_cost_op(cm, XF_OP_SUB, NULL, 2, dt, ab, &c1, &err), XF_OK);
+    ck_assert_int_eq(xf_cost_op(cm, XF_OP_SUB, NULL, 2, dt, ba, &c2, &err), XF_OK);
+    ck_assert_int_eq(xf_cost_measurements(cm), 3);
+    xf_cost_close(cm);
+}
+END_TEST
+
 START_TEST(changed_identity_misses)
 {
     const char *path = xf_test_tmp("identity.db");
@@ -622,6 +644,7 @@ static Suite *suite(void)
     tcase_add_test(tc, analytic_is_deterministic);
     tcase_add_test(tc, describe_is_canonical);
     tcase_add_test(tc, cache_hit_without_remeasuring);
+    tcase_add_test(tc, commutative_operands_share_a_measurement);
     tcase_add_test(tc, changed_identity_misses);
     tcase_add_test(tc, bad_cache_files_are_refused);
     tcase_add_test(tc, cudnn_unavailable_is_clean);
