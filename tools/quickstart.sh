@@ -4,9 +4,12 @@
 #   modelzoo writes a BERT encoder and a ResNet-18 with random weights,
 #   xfonnx prints each model's operator summary, then exports it again and
 #   checks that the exported model has the same canonical graph and computes
-#   the same outputs in the reference interpreter; then xfergen writes the
+#   the same outputs in the reference interpreter; xfergen writes the
 #   candidate rules of TASO's vocabulary (3 operators) into an SQLite rules
-#   database that xferdb summarises, and xfcost times the BERT model.
+#   database, xferverify proves them with Z3 (about 2 minutes on 2 cores),
+#   xferdb summarises them, xfcost times the BERT model, and rlflow-agent
+#   optimises it with the proved rules (TASO search), checks the optimised
+#   model numerically and writes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -38,7 +41,16 @@ rm -f "$out/rules.db" "$out/rules.db-wal" "$out/rules.db-shm"
 "$bin/xferdb" list "$out/rules.db" --ops matmul,concat --max-size 3 --limit 5
 
 echo
+echo "== xferverify: proving the candidate rules with Z3 =="
+"$bin/xferverify" -j "$(nproc 2>/dev/null || echo 2)" "$out/rules.db" 2>&1 | tail -4
+"$bin/xferdb" stats "$out/rules.db" | head -12
+
+echo
 echo "== xfcost: per-operator costs and end-to-end latency of the BERT model (oneDNN) =="
 "$bin/xfcost" "$out/bert.onnx" --backend onednn --cache "$out/costs.db"
 echo
-echo "quickstart: done (models, rules.db and costs.db in $out)"
+echo "== rlflow-agent: optimising the BERT model with the proved rules (TASO search) =="
+"$bin/rlflow-agent" --rules "$out/rules.db" "$out/bert.onnx" -o "$out/bert.opt.onnx" \
+  --search taso --budget 200 --cache "$out/costs.db" -q
+echo
+echo "quickstart: done (models, rules.db, costs.db and bert.opt.onnx in $out)"
