@@ -73,6 +73,11 @@ void xf_ruleset_free(xf_ruleset *rs); /* NULL is a no-op */
 int xf_ruleset_count(const xf_ruleset *rs);
 /* Rules skipped at load, with the reason of the first one in *why (may be NULL). */
 int xf_ruleset_skipped(const xf_ruleset *rs, const char **why);
+/* Rules (or reverses) dropped at load because an earlier action compiles to
+ * the same source pattern and target template: the same rule written at
+ * other tensor shapes, e.g. ewadd(x0, x1) => ewadd(x1, x0) on 4-D
+ * activations, on weights and on matrices. Not counted in the skipped ones. */
+int xf_ruleset_duplicates(const xf_ruleset *rs);
 /* The rule behind action i: its database id (negative for the reverse of
  * rule -id), the rule itself, and "src => dst" in infix form. */
 int64_t xf_ruleset_rule_id(const xf_ruleset *rs, int i);

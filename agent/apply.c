@@ -16,6 +16,10 @@
  * destination graph, the order xf_match_instantiate fills xf_match_target
  * in. They are named "rule<id>_<n>" with n above every such number already
  * in the graph, so names stay unique along a whole rewrite sequence.
+ *
+ * xf_match_apply_from also says which node of g every node of the result
+ * copies, so the environment can keep what it knows about them (matching
+ * keys, costs) instead of recomputing it.
  */
 #include "agent/graph_edit.h"
 #include "agent/match_impl.h"
@@ -231,14 +235,18 @@ static int closes_cycle(const xf_graph *out, int n_old, const xf_graph_index *ix
 }
 
 /* Deletes the matched nodes whose outputs nobody uses, transitively among
- * the matched nodes, and compacts out. */
-static xf_status remove_dead_matched(xf_graph *out, const xf_match *m, xf_error *err)
+ * the matched nodes, and compacts out; node_from (may be NULL) gets the
+ * origin of every remaining node (see xf_match_apply_from). */
+static xf_status remove_dead_matched(xf_graph *out, const xf_match *m, int n_old, int *node_from,
+                                     xf_error *err)
 {
+    int n_total = out->n_nodes;
     int *uses = malloc(sizeof(int) * ((size_t)out->n_values + 1));
     uint8_t *node_dead = calloc((size_t)out->n_nodes + 1, 1);
     uint8_t *value_dead = calloc((size_t)out->n_values + 1, 1);
+    int *nmap = node_from ? malloc(sizeof(int) * ((size_t)n_total + 1)) : NULL;
     xf_status st = XF_OK;
-    if (!uses || !node_dead || !value_dead) {
+    if (!uses || !node_dead || !value_dead || (node_from && !nmap)) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory applying a rule");
         goto out;
     }
@@ -258,18 +266,21 @@ static xf_status remove_dead_matched(xf_graph *out, const xf_match *m, xf_error 
             changed = 1;
         }
     }
-    st = xf_edit_compact_fill(out, node_dead, value_dead, err);
+    st = xf_edit_compact_fill(out, node_dead, value_dead, nmap, err);
+    for (int i = 0; i < n_total && st == XF_OK && node_from; i++)
+        if (nmap[i] >= 0) node_from[nmap[i]] = i < n_old ? i : -1;
 out:
     free(uses);
     free(node_dead);
     free(value_dead);
+    free(nmap);
     return st;
 }
 
 /* Redirects, checks for a cycle and removes what died (out holds g's
  * clone plus the target nodes from n_old on). */
 static xf_status rewire(const xf_ruleset *rs, const xf_graph_index *ix, const xf_match *m,
-                        const int *tgt, int n_old, xf_graph *out, xf_error *err)
+                        const int *tgt, int n_old, xf_graph *out, int *node_from, xf_error *err)
 {
     uint8_t *flags = calloc(2 * (size_t)n_old + 1, 1); /* redirected, seen */
     int *stack = malloc(sizeof(int) * ((size_t)n_old + 1));
@@ -284,12 +295,18 @@ static xf_status rewire(const xf_ruleset *rs, const xf_graph_index *ix, const xf
     }
     free(flags);
     free(stack);
-    if (st == XF_OK) st = remove_dead_matched(out, m, err);
+    if (st == XF_OK) st = remove_dead_matched(out, m, n_old, node_from, err);
     return st;
 }
 
 xf_status xf_match_apply(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
                          const xf_match *m, xf_graph *out, xf_error *err)
+{
+    return xf_match_apply_from(rs, g, ix, m, out, NULL, err);
+}
+
+xf_status xf_match_apply_from(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                              const xf_match *m, xf_graph *out, int *node_from, xf_error *err)
 {
     xf_graph_init(out);
     if (!ix || ix->n_nodes != g->n_nodes || ix->n_values != g->n_values)
@@ -309,7 +326,7 @@ xf_status xf_match_apply(const xf_ruleset *rs, const xf_graph *g, const xf_graph
     int n_old = out->n_nodes;
     int tgt[XF_MATCH_MAX_OUTPUTS];
     st = add_target(rs, r, m, &t, out, tgt, err);
-    if (st == XF_OK) st = rewire(rs, ix, m, tgt, n_old, out, err);
+    if (st == XF_OK) st = rewire(rs, ix, m, tgt, n_old, out, node_from, err);
     if (st != XF_OK) xf_graph_free(out);
     return st;
 }

@@ -6,6 +6,9 @@
  * weight-only nodes (computed from constants alone, e.g. a concat of two
  * weights a rule created) cost nothing: xf_agent_finish folds them into
  * initializers before export, so they never run.
+ *
+ * After a rewrite, nodes the rewrite did not touch keep their cost
+ * (xf_costmemo_graph_from); only the new ones go through the memo.
  */
 #include "agent/costmemo.h"
 
@@ -240,14 +243,26 @@ static xf_status memo_node(xf_costmemo *m, const xf_graph *g, int node, xf_op_co
 xf_status xf_costmemo_graph(xf_costmemo *m, const xf_graph *g, const xf_graph_index *ix,
                             xf_op_cost *per_node, xf_op_cost *total, xf_error *err)
 {
+    return xf_costmemo_graph_from(m, g, ix, NULL, NULL, NULL, NULL, per_node, total, err);
+}
+
+xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_graph_index *ix,
+                                 const xf_graph *pg, const xf_graph_index *pix,
+                                 const xf_op_cost *prev_cost, const int *from,
+                                 xf_op_cost *per_node, xf_op_cost *total, xf_error *err)
+{
     memset(total, 0, sizeof *total);
     int64_t before = xf_cost_measurements(m->cm);
     for (int i = 0; i < g->n_nodes; i++) {
         xf_op_cost c;
         memset(&c, 0, sizeof c);
         if (!node_weight_only(g, ix, i)) {
-            xf_status st = memo_node(m, g, i, &c, err);
-            if (st) return st;
+            if (from && from[i] >= 0 && !node_weight_only(pg, pix, from[i])) {
+                c = prev_cost[from[i]];
+            } else {
+                xf_status st = memo_node(m, g, i, &c, err);
+                if (st) return st;
+            }
             add_cost(total, &c);
         }
         if (per_node) per_node[i] = c;

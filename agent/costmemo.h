@@ -29,4 +29,15 @@ xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int 
 xf_status xf_costmemo_graph(xf_costmemo *m, const xf_graph *g, const xf_graph_index *ix,
                             xf_op_cost *per_node, xf_op_cost *total, xf_error *err);
 
+/* xf_costmemo_graph for a graph made by xf_match_apply_from from pg (index
+ * pix, per-node costs prev_cost): a node copied from pg's node from[i] that
+ * was not weight-only there and is not now takes its cost over (the same
+ * configuration costs the same); the others are costed. The total is
+ * summed in node order as xf_costmemo_graph does, so both give the same
+ * bits. */
+xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_graph_index *ix,
+                                 const xf_graph *pg, const xf_graph_index *pix,
+                                 const xf_op_cost *prev_cost, const int *from,
+                                 xf_op_cost *per_node, xf_op_cost *total, xf_error *err);
+
 #endif /* XF_AGENT_COSTMEMO_H */

@@ -8,7 +8,9 @@
  * the cost memo (costmemo.h: a step re-costs only configurations it has not
  * seen, from memory), the total cost and the structural hash. A new state is
  * built beside the current one and swapped in only when complete, so a
- * failed step leaves the environment as it was.
+ * failed step leaves the environment as it was. A step's state takes the
+ * matching keys and costs of the nodes the rewrite left alone over from the
+ * current state (xf_match_apply_from); matching itself runs in full.
  *
  * Reward of a valid step, in percent of the prepared model's cost:
  *   reward = α·(prev_ms − new_ms)/initial_ms·100 + β·(prev_bytes − new_bytes)/initial_bytes·100
@@ -19,9 +21,11 @@
  */
 #include "agent/costmemo.h"
 #include "agent/env_internal.h"
+#include "agent/match_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct xf_env {
     const xf_ruleset *rs;
@@ -46,11 +50,21 @@ struct xf_env {
         xf_op_cost cost;
         uint64_t hash;
     } slot[2];
+    int *from;        /* xf_match_apply_from's node origins for the next state */
+    int from_cap;
     uint8_t *mask;    /* n_xfers + 1 */
     int any_location; /* some rule has a location in the current graph */
+    xf_env_profile prof;
 };
 
 typedef struct env_state env_state;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static env_state *cur_state(xf_env *e)
 {
@@ -63,18 +77,24 @@ static const env_state *cur_state_c(const xf_env *e)
 }
 
 /* Builds the state for graph *ng in the spare slot (taking *ng over, which
- * is left empty) and makes it current. On failure the current state is
- * untouched and the spare slot's graph is freed. */
-static xf_status load_state(xf_env *e, xf_graph *ng, xf_error *err)
+ * is left empty) and makes it current. from (NULL: none) says which node of
+ * the current graph each node of *ng copies (xf_match_apply_from): their
+ * keys and costs are taken over. On failure the current state is untouched
+ * and the spare slot's graph is freed. */
+static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, xf_error *err)
 {
+    const env_state *p = &e->slot[e->cur];
     env_state *s = &e->slot[1 - e->cur];
+    double t_free = now_s();
     xf_graph_free(&s->g);
     xf_graph_index_free(s->ix);
     s->ix = NULL;
     s->g = *ng;
     xf_graph_init(ng);
 
-    xf_status st = xf_graph_index_build(&s->g, &s->ix, err);
+    double t0 = now_s();
+    e->prof.release += t0 - t_free;
+    xf_status st = xf_graph_index_build_from(&s->g, p->ix, from, &s->ix, err);
     if (!st && s->node_cap < s->g.n_nodes) {
         int cap = s->g.n_nodes + s->g.n_nodes / 2 + 16;
         xf_op_cost *nc = realloc(s->node_cost, (size_t)cap * sizeof *nc);
@@ -84,11 +104,16 @@ static xf_status load_state(xf_env *e, xf_graph *ng, xf_error *err)
             s->node_cap = cap;
         }
     }
-    if (!st) st = xf_costmemo_graph(e->memo, &s->g, s->ix, s->node_cost, &s->cost, err);
+    double t1 = now_s();
+    if (!st)
+        st = xf_costmemo_graph_from(e->memo, &s->g, s->ix, &p->g, p->ix, p->node_cost, from,
+                                    s->node_cost, &s->cost, err);
+    double t2 = now_s();
     if (!st) st = xf_match_all(e->rs, &s->g, s->ix, e->opt.max_locations, &s->ml, err);
     if (!st && s->ml.n_rules != e->n_xfers)
         st = XF_FAIL(err, XF_ERR_INTERNAL, "match list has %d rules, the rule set %d",
                      s->ml.n_rules, e->n_xfers);
+    double t3 = now_s();
     if (st) {
         xf_graph_index_free(s->ix);
         s->ix = NULL;
@@ -96,6 +121,12 @@ static xf_status load_state(xf_env *e, xf_graph *ng, xf_error *err)
         return st;
     }
     s->hash = xf_agent_graph_hash(&s->g);
+    double t4 = now_s();
+    e->prof.index += t1 - t0;
+    e->prof.cost += t2 - t1;
+    e->prof.match += t3 - t2;
+    e->prof.hash += t4 - t3;
+    e->prof.loads++;
     e->cur = 1 - e->cur;
     e->any_location = 0;
     for (int r = 0; r < e->n_xfers; r++) {
@@ -156,6 +187,7 @@ void xf_env_free(xf_env *e)
     }
     xf_graph_free(&e->prepared);
     xf_costmemo_free(e->memo);
+    free(e->from);
     free(e->mask);
     free(e);
 }
@@ -164,21 +196,21 @@ xf_status xf_env_reset(xf_env *e, xf_error *err)
 {
     xf_graph g;
     xf_status st = xf_graph_clone_shared(&e->prepared, &g, err);
-    if (!st) st = load_state(e, &g, err);
+    if (!st) st = load_state(e, &g, NULL, err);
     if (!st) e->steps = 0;
     return st;
 }
 
 xf_status xf_env_adopt_graph(xf_env *e, xf_graph *g, xf_error *err)
 {
-    return load_state(e, g, err);
+    return load_state(e, g, NULL, err);
 }
 
 xf_status xf_env_set_graph(xf_env *e, const xf_graph *g, xf_error *err)
 {
     xf_graph copy;
     xf_status st = xf_graph_clone_shared(g, &copy, err);
-    if (!st) st = load_state(e, &copy, err);
+    if (!st) st = load_state(e, &copy, NULL, err);
     return st;
 }
 
@@ -226,8 +258,20 @@ xf_status xf_env_step(xf_env *e, int xfer, int location, xf_env_step_result *r, 
     xf_graph ng;
     xf_error aerr;
     xf_error_clear(&aerr);
-    xf_status st = xf_match_apply(e->rs, &s->g, s->ix, m, &ng, &aerr);
-    if (!st) st = load_state(e, &ng, &aerr);
+    xf_status st = XF_OK;
+    if (e->from_cap < s->g.n_nodes + XF_MATCH_MAX_NODES) {
+        int cap = s->g.n_nodes + s->g.n_nodes / 2 + XF_MATCH_MAX_NODES;
+        int *f = realloc(e->from, sizeof *f * (size_t)cap);
+        if (!f) st = XF_FAIL(&aerr, XF_ERR_NOMEM, "out of memory applying a rule");
+        else {
+            e->from = f;
+            e->from_cap = cap;
+        }
+    }
+    double t0 = now_s();
+    if (!st) st = xf_match_apply_from(e->rs, &s->g, s->ix, m, &ng, e->from, &aerr);
+    e->prof.apply += now_s() - t0;
+    if (!st) st = load_state(e, &ng, e->from, &aerr);
     if (st && action_failure(st)) {
         xf_log(XF_LOG_WARN, "environment: rule %d at location %d could not be applied: %s",
                xfer, location, aerr.msg);
@@ -345,4 +389,9 @@ const xf_ruleset *xf_env_ruleset(const xf_env *e)
 uint64_t xf_env_hash(const xf_env *e)
 {
     return cur_state_c(e)->hash;
+}
+
+void xf_env_profile_get(const xf_env *e, xf_env_profile *p)
+{
+    *p = e->prof;
 }

@@ -116,7 +116,7 @@ static int fill_holes(char *base, size_t size, int n, const uint8_t *dead, int *
 }
 
 xf_status xf_edit_compact_fill(xf_graph *g, const uint8_t *node_dead, const uint8_t *value_dead,
-                               xf_error *err)
+                               int *node_map, xf_error *err)
 {
     int *vmap, *nmap;
     xf_status st = alloc_maps(g, &vmap, &nmap, err);
@@ -126,7 +126,9 @@ xf_status xf_edit_compact_fill(xf_graph *g, const uint8_t *node_dead, const uint
     for (int i = 0; i < g->n_nodes; i++)
         if (node_dead && node_dead[i]) release_node(&g->nodes[i]);
     g->n_values = fill_holes((char *)g->values, sizeof(xf_value), g->n_values, value_dead, vmap);
+    int n_before = g->n_nodes;
     g->n_nodes = fill_holes((char *)g->nodes, sizeof(xf_node), g->n_nodes, node_dead, nmap);
+    if (node_map) memcpy(node_map, nmap, sizeof(int) * (size_t)n_before);
     renumber(g, vmap, nmap);
     free(vmap);
     free(nmap);

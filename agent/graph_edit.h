@@ -29,8 +29,10 @@ xf_status xf_edit_compact(xf_graph *g, const uint8_t *node_dead, const uint8_t *
 /* Same contract as xf_edit_compact, but each hole is filled with the last
  * surviving node (value) instead of shifting everything after it: only as
  * many nodes and values move as are deleted, which matters because a node
- * is about a kilobyte (its xf_params). Node order is not kept. */
+ * is about a kilobyte (its xf_params). Node order is not kept. node_map
+ * (g->n_nodes entries before the call; NULL: not wanted) receives each
+ * node's new index, -1 for a deleted one. */
 xf_status xf_edit_compact_fill(xf_graph *g, const uint8_t *node_dead, const uint8_t *value_dead,
-                               xf_error *err);
+                               int *node_map, xf_error *err);
 
 #endif /* XF_AGENT_GRAPH_EDIT_H */

@@ -9,6 +9,11 @@
  * Weight-only: constants are, graph inputs are not; a node's outputs are
  * when it is not opaque and all its inputs are (a node without inputs, a
  * constant generator, always is). Everything is O(nodes + edges).
+ *
+ * Computing a node's key is most of the build (its parameters in relative
+ * form, hashed), so an index for a graph one rewrite away from another
+ * takes the keys of unchanged nodes over from the other's index
+ * (xf_graph_index_build_from).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +128,10 @@ static uint64_t producer_tag(const xf_graph *g, const xf_node *n, int slot)
     return xf_producer_tag(g->nodes[v->producer].op, v->producer_output);
 }
 
-static xf_status build_roots(const xf_graph *g, xf_graph_index *ix, xf_error *err)
+/* Keys of the nodes (from prev where from says a node is a copy) and the
+ * root signature table. */
+static xf_status build_roots(const xf_graph *g, const xf_graph_index *prev, const int *from,
+                             xf_graph_index *ix, xf_error *err)
 {
     size_t entries = (size_t)g->n_nodes * XF_ROOT_VARIANTS, buckets = 16;
     while (buckets < 2 * entries) buckets *= 2;
@@ -139,13 +147,20 @@ static xf_status build_roots(const xf_graph *g, xf_graph_index *ix, xf_error *er
     /* descending node order, each entry pushed in front: chains ascend */
     for (int i = g->n_nodes - 1; i >= 0; i--) {
         const xf_node *n = &g->nodes[i];
-        xf_params rel;
-        const xf_shape *in0 =
-            n->n_inputs > 0 && n->inputs[0] >= 0 ? &g->values[n->inputs[0]].shape : NULL;
-        if (n->op == XF_OP_OPAQUE ||
-            !xf_match_form(n->op, &n->params, n->n_inputs, n->n_outputs, in0, &rel, &ix->key[i])) {
-            ix->key[i] = 0;
-            continue;
+        if (from && from[i] >= 0) {
+            ix->key[i] = prev->key[from[i]];
+            ix->form_zero[i] = prev->form_zero[from[i]];
+            if (!ix->key[i]) continue;
+        } else {
+            xf_params rel;
+            const xf_shape *in0 =
+                n->n_inputs > 0 && n->inputs[0] >= 0 ? &g->values[n->inputs[0]].shape : NULL;
+            if (n->op == XF_OP_OPAQUE || !xf_match_form(n->op, &n->params, n->n_inputs,
+                                                        n->n_outputs, in0, &rel, &ix->key[i])) {
+                ix->key[i] = 0;
+                continue;
+            }
+            ix->form_zero[i] = (uint8_t)xf_match_form_zero(&rel);
         }
         uint64_t p0 = producer_tag(g, n, 0), p1 = producer_tag(g, n, 1);
         for (int v = 0; v < XF_ROOT_VARIANTS; v++, e++) {
@@ -173,6 +188,12 @@ static void weight_only(const xf_graph *g, xf_graph_index *ix, const int *order)
 
 xf_status xf_graph_index_build(const xf_graph *g, xf_graph_index **out, xf_error *err)
 {
+    return xf_graph_index_build_from(g, NULL, NULL, out, err);
+}
+
+xf_status xf_graph_index_build_from(const xf_graph *g, const xf_graph_index *prev, const int *from,
+                                    xf_graph_index **out, xf_error *err)
+{
     *out = NULL;
     xf_graph_index *ix = calloc(1, sizeof *ix);
     if (!ix) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing graph");
@@ -180,13 +201,14 @@ xf_status xf_graph_index_build(const xf_graph *g, xf_graph_index **out, xf_error
     ix->n_nodes = g->n_nodes;
     ix->n_values = g->n_values;
     ix->key = malloc(sizeof *ix->key * nn);
+    ix->form_zero = calloc(nn, 1);
     ix->users_start = calloc(nv + 1, sizeof *ix->users_start);
     ix->is_output = calloc(nv, 1);
     ix->weight_only = calloc(nv, 1);
     ix->topo_pos = malloc(sizeof *ix->topo_pos * nn);
     int *order = malloc(sizeof *order * nn);
     xf_status st = XF_OK;
-    if (!ix->key || !ix->users_start || !ix->is_output ||
+    if (!ix->key || !ix->form_zero || !ix->users_start || !ix->is_output ||
         !ix->weight_only || !ix->topo_pos || !order) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing graph");
         goto out;
@@ -201,7 +223,7 @@ xf_status xf_graph_index_build(const xf_graph *g, xf_graph_index **out, xf_error
         ix->is_output[v] = 1;
     }
     st = build_users(g, ix, err);
-    if (st == XF_OK) st = build_roots(g, ix, err);
+    if (st == XF_OK) st = build_roots(g, prev, from, ix, err);
     if (st == XF_OK) st = topo_positions(g, ix, err);
     if (st != XF_OK) goto out;
     for (int i = 0; i < g->n_nodes; i++) order[ix->topo_pos[i]] = i;
@@ -220,6 +242,7 @@ void xf_graph_index_free(xf_graph_index *ix)
 {
     if (!ix) return;
     free(ix->key);
+    free(ix->form_zero);
     free(ix->sig);
     free(ix->sig_node);
     free(ix->sig_next);

@@ -19,6 +19,12 @@
  * and a target that instantiates at the bound shapes and yields the matched
  * outputs' shapes and dtypes.
  *
+ * Actions are visited in order; those whose root signature has no
+ * candidate in the graph (most of them: a rule set has thousands, a graph
+ * a few dozen distinct operator signatures) are skipped after one look-up
+ * per distinct signature (the rule set groups them), without touching
+ * their patterns.
+ *
  * Locations are sorted by their nodes (in the rule's source node order) and
  * then by their input bindings, so the order does not depend on the plan.
  * Nothing is allocated in the inner loop: the scratch lives in a context
@@ -85,9 +91,11 @@ static int in_match(const match_ctx *c, int node)
     return 0;
 }
 
-/* Matching form of graph node `node` equals pattern operator k's. */
+/* Matching form of graph node `node` equals pattern operator k's (their
+ * keys are equal already). */
 static int same_form(const match_ctx *c, int k, int node)
 {
+    if (c->rr->pat.nodes[k].form_zero && c->ix->form_zero[node]) return 1;
     const xf_graph *src = &c->rr->rule.src;
     const xf_node *pn = &src->nodes[k], *gn = &c->g->nodes[node];
     xf_params a, b;
@@ -107,7 +115,9 @@ static int try_bind(match_ctx *c, int k, int node, unsigned *newly)
     const xf_graph *g = c->g;
     const xf_node *gn = &g->nodes[node];
     *newly = 0;
-    if (gn->op != pn->op || c->ix->key[node] != pn->key || gn->n_inputs != pn->n_in ||
+    /* the key (op, arity and form; a dense array) first: most candidates
+     * fail here without loading the ~1 KB node */
+    if (c->ix->key[node] != pn->key || gn->op != pn->op || gn->n_inputs != pn->n_in ||
         gn->n_outputs != pn->n_out || in_match(c, node))
         return 0;
     for (int s = 0; s < pn->n_in; s++) {
@@ -293,6 +303,14 @@ static void search(match_ctx *c, int t)
     }
 }
 
+/* 1 when some graph node has root signature sig. */
+static int root_present(const xf_graph_index *ix, uint64_t sig)
+{
+    for (int e = ix->sig_head[sig & ix->sig_mask]; e >= 0; e = ix->sig_next[e])
+        if (ix->sig[e] == sig) return 1;
+    return 0;
+}
+
 static int cmp_match(const void *a, const void *b)
 {
     const xf_match *x = a, *y = b;
@@ -373,7 +391,19 @@ xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_i
     match_ctx c;
     memset(&c, 0, sizeof c);
     xf_status st = ctx_prepare(&c, g, ix, err);
+    uint8_t *has_root = NULL;
+    if (st == XF_OK && n_rules > 0) {
+        has_root = malloc((size_t)rs->n_roots + 1);
+        if (!has_root) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory matching rules");
+        for (int j = 0; j < rs->n_roots && has_root; j++)
+            has_root[j] = (uint8_t)root_present(ix, rs->root_sig[j]);
+    }
     for (int r = 0; r < n_rules && st == XF_OK; r++) {
+        if (!has_root[rs->root_of[r]]) {
+            l->found[r] = 0;
+            l->start[r + 1] = l->n;
+            continue;
+        }
         st = match_one(&c, rs, r);
         if (st != XF_OK) break;
         int take = max_per_rule > 0 && c.n_found > max_per_rule ? max_per_rule : c.n_found;
@@ -398,6 +428,7 @@ xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_i
         for (int r = 0; r <= n_rules; r++) l->start[r] = 0;
         for (int r = 0; r < n_rules; r++) l->found[r] = 0;
     }
+    free(has_root);
     ctx_free(&c);
     return st;
 }

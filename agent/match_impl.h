@@ -45,6 +45,7 @@ typedef struct xf_pat_node {
     int out_rule[XF_PAT_MAX_NODE_OUT]; /* rule output that output o is, -1: internal */
     int n_users[XF_PAT_MAX_NODE_OUT];  /* distinct pattern operators reading output o */
     int out_bare[XF_PAT_MAX_NODE_OUT]; /* mapped output the target replaces by a rule input */
+    int form_zero; /* the matching form is all zero bytes (ops without parameters) */
 } xf_pat_node;
 
 typedef struct xf_pat_step {
@@ -97,11 +98,19 @@ struct xf_ruleset {
     xf_rs_rule *r;
     int skipped;
     char why[512]; /* reason of the first skip */
+    int duplicates; /* rules dropped as duplicates of an earlier action */
+    /* Distinct root signatures (ascending) and each action's among them:
+     * xf_match_all looks every signature up once and skips the actions
+     * whose root has no candidate without touching their patterns. */
+    int n_roots;
+    uint64_t *root_sig;
+    int *root_of; /* per action */
 };
 
 struct xf_graph_index {
     int n_nodes, n_values;
     uint64_t *key;      /* per node: xf_match_form key (0 when it can never match) */
+    uint8_t *form_zero; /* per node: its matching form is all zero bytes */
     /* Root signatures (xf_root_sig), XF_ROOT_VARIANTS per node, in a
      * chained hash table whose chains list nodes in ascending order. */
     uint64_t *sig;
@@ -126,9 +135,47 @@ struct xf_graph_index {
 int xf_match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_shape *in0,
                   xf_params *rel, uint64_t *key);
 
+/* 1 when the matching form rel (xf_match_form) is all zero bytes up to the
+ * (cleared) split sizes: two such forms are equal without comparing them. */
+int xf_match_form_zero(const xf_params *rel);
+
 /* Compiles rule `r` into pattern and template; returns 0 with *why set when
  * the matcher cannot use it. */
 int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, const char **why);
+
+/* The compiled form of rule r (pattern and template from xf_rule_compile)
+ * as words: for the source, op, arity, input wiring, output mapping, use
+ * counts, input dtypes, the matching form of each operator's parameters
+ * (plus the rank where the op is not rank-polymorphic) and the search plan;
+ * for the target, op, wiring, how shape-dependent parameters are re-derived
+ * and the parameters in the rank-relative form instantiation starts from
+ * (generators: as written); rule inputs numbered by first use in the
+ * source. Two rules with equal words find the same locations on every
+ * graph (up to the order of their input bindings) and rewrite them the same
+ * way. Writes at most
+ * XF_RULE_FORM_WORDS words to w and returns how many. */
+#define XF_RULE_FORM_WORDS                                                               \
+    (8 + 2 * XF_MATCH_MAX_INPUTS + XF_MATCH_MAX_OUTPUTS * 2 +                            \
+     2 * XF_MATCH_MAX_NODES *                                                            \
+         (16 + 2 * XF_MATCH_MAX_ARITY + 3 * XF_PAT_MAX_NODE_OUT + sizeof(xf_params) / 8 + 1))
+size_t xf_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_target_tmpl *tgt,
+                          uint64_t *w);
+
+/* xf_match_apply that also fills node_from (at least g->n_nodes +
+ * XF_MATCH_MAX_NODES entries, NULL: not wanted): for every node of *out,
+ * the node of g it is an unchanged copy of (same op, parameters, input
+ * dtypes and shapes; its inputs may read a target output now, which has
+ * the matched output's dtype and shape), or -1 for a target node. */
+xf_status xf_match_apply_from(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                              const xf_match *m, xf_graph *out, int *node_from, xf_error *err);
+
+/* xf_graph_index_build for a graph made by xf_match_apply_from from
+ * prev's graph: node i with from[i] >= 0 takes its matching key over from
+ * prev's node from[i] instead of recomputing it (keys depend only on op,
+ * parameters, arity and the first input's shape). from NULL: build from
+ * scratch. */
+xf_status xf_graph_index_build_from(const xf_graph *g, const xf_graph_index *prev, const int *from,
+                                    xf_graph_index **out, xf_error *err);
 
 /* xf_match_instantiate that also returns the target's output dtypes/shapes
  * (rule output order). err may be NULL (no message formatted: fast). */

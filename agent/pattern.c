@@ -15,9 +15,14 @@
  * operators anywhere in the graph) would need every pair of candidates, a
  * cost quadratic in the graph size, most of them then rejected by the cycle
  * check; such rules are skipped at load.
+ *
+ * The compiled form is also written out as words (xf_rule_form_words), so
+ * the rule set can drop rules that differ only in the tensor shapes they
+ * were enumerated at: their patterns and templates are the same action.
  */
 #include "agent/match_impl.h"
 
+#include <assert.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -47,6 +52,17 @@ int xf_match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_sh
      * word up to the (cleared) split sizes. */
     h = xf_mix_sparse(h, rel, offsetof(xf_params, split));
     *key = h ? h : 1;
+    return 1;
+}
+
+int xf_match_form_zero(const xf_params *rel)
+{
+    const unsigned char *b = (const unsigned char *)rel;
+    for (size_t off = 0; off < offsetof(xf_params, split); off += 8) {
+        uint64_t w;
+        memcpy(&w, b + off, 8);
+        if (w) return 0;
+    }
     return 1;
 }
 
@@ -168,6 +184,7 @@ static int compile_source(const xf_rule *r, xf_pattern *pat, const char **why)
             *why = "an operator's axis parameters are out of range";
             return 0;
         }
+        pn->form_zero = xf_match_form_zero(&rel);
         for (int s = 0; s < n->n_inputs; s++) {
             xf_pat_ref rf = pn->in[s];
             if (rf.node < 0) {
@@ -306,4 +323,138 @@ int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, cons
     }
     if (!check_sizes(&r->src, why) || !check_sizes(&r->dst, why)) return 0;
     return compile_source(r, pat, why) && compile_target(r, pat, tgt, why);
+}
+
+typedef struct words {
+    uint64_t *w;
+    size_t n;
+} words;
+
+static void put(words *b, int64_t v)
+{
+    assert(b->n < XF_RULE_FORM_WORDS);
+    b->w[b->n++] = (uint64_t)v;
+}
+
+/* The first n bytes of p (n a multiple of 8), word by word. */
+static void put_bytes(words *b, const void *p, size_t n)
+{
+    assert(b->n + n / 8 <= XF_RULE_FORM_WORDS);
+    memcpy(b->w + b->n, p, n);
+    b->n += n / 8;
+}
+
+/* Rule inputs renumbered by first use in the source (operators in order,
+ * inputs in slot order), unread ones after them in their own order: a rule
+ * and the same rule with its inputs renamed (ewadd(x1, x0) => ewadd(x0, x1)
+ * is ewadd(x0, x1) => ewadd(x1, x0)) get the same form. */
+static void canonical_inputs(const xf_pattern *pat, int *canon)
+{
+    int next = 0;
+    for (int i = 0; i < pat->n_inputs; i++) canon[i] = -1;
+    for (int k = 0; k < pat->n_nodes; k++)
+        for (int s = 0; s < pat->nodes[k].n_in; s++) {
+            xf_pat_ref r = pat->nodes[k].in[s];
+            if (r.node < 0 && canon[r.idx] < 0) canon[r.idx] = next++;
+        }
+    for (int i = 0; i < pat->n_inputs; i++)
+        if (canon[i] < 0) canon[i] = next++;
+}
+
+static void put_ref(words *b, xf_pat_ref r, const int *canon)
+{
+    put(b, r.node);
+    put(b, r.node < 0 ? canon[r.idx] : r.idx);
+}
+
+static int first_input_rank(const xf_graph *g, const xf_node *n)
+{
+    return n->n_inputs > 0 && n->inputs[0] >= 0 ? g->values[n->inputs[0]].shape.rank : 0;
+}
+
+static void source_words(const xf_rule *r, const xf_pattern *pat, const int *canon, words *b)
+{
+    const xf_graph *g = &r->src;
+    int orig[XF_MATCH_MAX_INPUTS];
+    for (int i = 0; i < pat->n_inputs; i++) orig[canon[i]] = i;
+    put(b, pat->n_nodes);
+    put(b, pat->n_inputs);
+    put(b, pat->n_outputs);
+    for (int c = 0; c < pat->n_inputs; c++) {
+        put(b, pat->in_dtype[orig[c]]);
+        put(b, pat->in_used[orig[c]]);
+    }
+    for (int k = 0; k < pat->n_nodes; k++) {
+        const xf_pat_node *pn = &pat->nodes[k];
+        const xf_node *n = &g->nodes[k];
+        put(b, pn->op);
+        put(b, pn->n_in);
+        put(b, pn->n_out);
+        for (int s = 0; s < pn->n_in; s++) put_ref(b, pn->in[s], canon);
+        for (int o = 0; o < pn->n_out; o++) {
+            put(b, pn->out_rule[o]);
+            put(b, pn->n_users[o]);
+            put(b, pn->out_bare[o]);
+        }
+        xf_params rel;
+        memset(&rel, 0, sizeof rel);
+        const xf_shape *in0 = n->n_inputs > 0 ? &g->values[n->inputs[0]].shape : NULL;
+        xf_match_form(n->op, &n->params, n->n_inputs, n->n_outputs, in0, &rel, NULL);
+        put_bytes(b, &rel, offsetof(xf_params, split));
+        put(b, xf_relparams_rank_polymorphic(n->op) ? -1 : first_input_rank(g, n));
+    }
+    for (int t = 0; t < pat->n_nodes; t++) {
+        const xf_pat_step *st = &pat->steps[t];
+        put(b, st->node);
+        put(b, st->anchor);
+        put(b, st->a_node);
+        put(b, st->anchor == XF_ANCHOR_INPUT_USER ? canon[st->a_idx] : st->a_idx);
+        put(b, st->a_out);
+    }
+    for (int i = 0; i < pat->n_outputs; i++) put_ref(b, pat->out[i], canon);
+}
+
+static void target_words(const xf_rule *r, const xf_target_tmpl *tgt, int n_outputs,
+                         const int *canon, words *b)
+{
+    const xf_graph *g = &r->dst;
+    put(b, tgt->n_nodes);
+    for (int q = 0; q < tgt->n_nodes; q++) {
+        const xf_tgt_node *tn = &tgt->nodes[q];
+        const xf_node *n = &g->nodes[tn->dst_node];
+        put(b, tn->op);
+        put(b, tn->n_in);
+        put(b, tn->n_out);
+        for (int s = 0; s < tn->n_in; s++) put_ref(b, tn->in[s], canon);
+        put(b, tn->depthwise);
+        for (int o = 0; o < tn->n_out; o++) put(b, tn->split_rule[o]);
+        put(b, tn->gen_user);
+        put(b, tn->gen_slot);
+        put(b, tn->gen_rule);
+        /* what xf_match_instantiate_full starts from (instantiate.c) */
+        xf_params p;
+        memset(&p, 0, sizeof p);
+        int rank = first_input_rank(g, n);
+        if (xf_relparams_is_generator(tn->op)) {
+            p = n->params;
+        } else {
+            xf_relparams_to_relative(tn->op, &n->params,
+                                     xf_relparams_axis_rank(tn->op, &n->params, rank), &p);
+            if (tn->op == XF_OP_SPLIT) memset(p.split, 0, sizeof p.split); /* from shapes */
+        }
+        put_bytes(b, &p, sizeof p - sizeof p % 8);
+        put(b, xf_relparams_rank_polymorphic(tn->op) ? -1 : rank);
+    }
+    for (int i = 0; i < n_outputs; i++) put_ref(b, tgt->out[i], canon);
+}
+
+size_t xf_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_target_tmpl *tgt,
+                          uint64_t *w)
+{
+    words b = {w, 0};
+    int canon[XF_MATCH_MAX_INPUTS];
+    canonical_inputs(pat, canon);
+    source_words(r, pat, canon, &b);
+    target_words(r, tgt, pat->n_outputs, canon, &b);
+    return b.n;
 }

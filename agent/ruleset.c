@@ -10,6 +10,14 @@
  * own reverse) is dropped silently, since it adds no action. Equality is by
  * the canonical hashes of both sides (xf_graph_hash: ops, parameters,
  * input positions, shapes).
+ *
+ * After compilation, actions whose compiled forms are equal
+ * (xf_rule_form_words: the same rule enumerated at other tensor shapes,
+ * e.g. ewadd(x0, x1) => ewadd(x1, x0) on activations, weights and
+ * matrices) are one action: the first one in load order is kept (the
+ * lowest database id, a rule before its reverse), the others are dropped
+ * and counted (xf_ruleset_duplicates). Equal forms are found by sorting
+ * their hashes, so this is O(n log n) in the number of actions.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +91,99 @@ static xf_status reverse_of(const xf_rule *r, xf_rule *rev, xf_error *err)
     return st;
 }
 
+typedef struct form_hash {
+    uint64_t h;
+    int i;
+} form_hash;
+
+static int cmp_form_hash(const void *a, const void *b)
+{
+    const form_hash *x = a, *y = b;
+    if (x->h != y->h) return x->h < y->h ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+static size_t form_of(const xf_rs_rule *e, uint64_t *w)
+{
+    return xf_rule_form_words(&e->rule, &e->pat, &e->tgt, w);
+}
+
+/* Drops every action whose compiled form equals an earlier one's. */
+static xf_status dedupe(xf_ruleset *rs, xf_error *err)
+{
+    static const size_t cap = XF_RULE_FORM_WORDS;
+    form_hash *fh = malloc(sizeof *fh * ((size_t)rs->n + 1));
+    uint8_t *drop = calloc((size_t)rs->n + 1, 1);
+    uint64_t *wa = malloc(sizeof *wa * cap), *wb = malloc(sizeof *wb * cap);
+    xf_status st = XF_OK;
+    if (!fh || !drop || !wa || !wb) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory comparing %d rules", rs->n);
+        goto out;
+    }
+    for (int i = 0; i < rs->n; i++) {
+        size_t n = form_of(&rs->r[i], wa);
+        uint64_t h = 0x0F0E;
+        for (size_t k = 0; k < n; k++) h = xf_mix64(h, wa[k]);
+        fh[i] = (form_hash){h, i};
+    }
+    qsort(fh, (size_t)rs->n, sizeof *fh, cmp_form_hash);
+    for (int a = 0; a < rs->n; a++) {
+        if (drop[fh[a].i]) continue;
+        size_t na = 0;
+        for (int b = a + 1; b < rs->n && fh[b].h == fh[a].h; b++) {
+            if (drop[fh[b].i]) continue;
+            if (na == 0) na = form_of(&rs->r[fh[a].i], wa);
+            size_t nb = form_of(&rs->r[fh[b].i], wb);
+            if (na == nb && memcmp(wa, wb, sizeof *wa * na) == 0) drop[fh[b].i] = 1;
+        }
+    }
+    int kept = 0;
+    for (int i = 0; i < rs->n; i++) {
+        if (drop[i]) {
+            xf_rule_free(&rs->r[i].rule);
+            free(rs->r[i].text);
+            rs->duplicates++;
+            continue;
+        }
+        if (kept != i) rs->r[kept] = rs->r[i];
+        kept++;
+    }
+    rs->n = kept;
+out:
+    free(fh);
+    free(drop);
+    free(wa);
+    free(wb);
+    return st;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Groups the actions by root signature (see struct xf_ruleset). */
+static xf_status group_roots(xf_ruleset *rs, xf_error *err)
+{
+    rs->root_sig = malloc(sizeof *rs->root_sig * ((size_t)rs->n + 1));
+    rs->root_of = malloc(sizeof *rs->root_of * ((size_t)rs->n + 1));
+    if (!rs->root_sig || !rs->root_of)
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory grouping %d rules", rs->n);
+    for (int i = 0; i < rs->n; i++) rs->root_sig[i] = rs->r[i].pat.root_sig;
+    qsort(rs->root_sig, (size_t)rs->n, sizeof *rs->root_sig, cmp_u64);
+    int n = 0;
+    for (int i = 0; i < rs->n; i++)
+        if (n == 0 || rs->root_sig[n - 1] != rs->root_sig[i]) rs->root_sig[n++] = rs->root_sig[i];
+    rs->n_roots = n;
+    for (int i = 0; i < rs->n; i++) {
+        const uint64_t *p = bsearch(&rs->r[i].pat.root_sig, rs->root_sig, (size_t)n,
+                                    sizeof *rs->root_sig, cmp_u64);
+        rs->root_of[i] = (int)(p - rs->root_sig);
+    }
+    return XF_OK;
+}
+
 /* Builds the set from n rules (taken over, all freed here). */
 static xf_status build(xf_rule *rules, const int64_t *ids, int n, int both, xf_ruleset **out,
                        xf_error *err)
@@ -112,6 +213,8 @@ static xf_status build(xf_rule *rules, const int64_t *ids, int n, int both, xf_r
         if (add_rev && st == XF_OK) st = append(rs, &rev, -id, err);
         if (add_rev) xf_rule_free(&rev);
     }
+    if (st == XF_OK) st = dedupe(rs, err);
+    if (st == XF_OK) st = group_roots(rs, err);
 out:
     for (int i = 0; i < n; i++) xf_rule_free(&rules[i]);
     free(seen);
@@ -232,6 +335,8 @@ void xf_ruleset_free(xf_ruleset *rs)
         free(rs->r[i].text);
     }
     free(rs->r);
+    free(rs->root_sig);
+    free(rs->root_of);
     free(rs);
 }
 
@@ -244,6 +349,11 @@ int xf_ruleset_skipped(const xf_ruleset *rs, const char **why)
 {
     if (why) *why = rs && rs->skipped ? rs->why : NULL;
     return rs ? rs->skipped : 0;
+}
+
+int xf_ruleset_duplicates(const xf_ruleset *rs)
+{
+    return rs ? rs->duplicates : 0;
 }
 
 int64_t xf_ruleset_rule_id(const xf_ruleset *rs, int i)

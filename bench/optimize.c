@@ -22,9 +22,10 @@
 #include <time.h>
 
 #include "agent/agent.h"
+#include "agent_runner.h"
 #include "onnx/onnx.h"
 
-static char scratch[1024];
+static const char *scratch;
 
 static void die(const char *what, const char *msg)
 {
@@ -39,73 +40,15 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void make_rules(char *path, size_t n)
+static void run_and_print(const char *name, const char *path, const char *search,
+                          const char *rules, int budget, double time_limit)
 {
-    snprintf(path, n, "%s/rules.db", scratch);
-    struct stat st;
-    if (stat(path, &st) == 0) return;
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd,
-             "'%s' --vocab taso --max-ops 3 -o '%s' > /dev/null && '%s' -j 2 '%s' > /dev/null",
-             XF_BENCH_XFERGEN, path, XF_BENCH_XFERVERIFY, path);
-    fprintf(stderr, "bench_optimize: generating and verifying rules (about 2 minutes)\n");
-    if (system(cmd) != 0) {
-        remove(path);
-        die("making the rules", cmd);
-    }
-}
-
-/* One rlflow-agent run; the report lines we tabulate. */
-typedef struct row {
-    char nodes[64], applicable[64], cost[96], latency[96], err[64], search[96];
-    int ok;
-} row;
-
-static void field(const char *line, const char *key, char *dst, size_t n)
-{
-    size_t k = strlen(key);
-    if (strncmp(line, key, k) != 0) return;
-    const char *v = line + k;
-    while (*v == ' ') v++;
-    snprintf(dst, n, "%s", v);
-    dst[strcspn(dst, "\n")] = '\0';
-}
-
-static row run_agent(const char *model, const char *search, const char *rules, int budget,
-                     double time_limit)
-{
-    row r;
-    memset(&r, 0, sizeof r);
-    char cmd[8192], out[1100];
-    snprintf(out, sizeof out, "%s/out.onnx", scratch);
-    snprintf(cmd, sizeof cmd,
-             "'%s' --rules '%s' '%s' -o '%s' --search %s --budget %d --time-limit %g "
-             "--backend onednn --cache '%s/costs.db' -q 2>&1",
-             XF_BENCH_AGENT, rules, model, out, search, budget, time_limit, scratch);
-    FILE *p = popen(cmd, "r");
-    if (!p) return r;
-    char line[4096];
-    while (fgets(line, sizeof line, p)) {
-        field(line, "model:", r.nodes, sizeof r.nodes);
-        field(line, "applicable:", r.applicable, sizeof r.applicable);
-        field(line, "cost:", r.cost, sizeof r.cost);
-        field(line, "latency:", r.latency, sizeof r.latency);
-        field(line, "max output err:", r.err, sizeof r.err);
-        field(line, "search:", r.search, sizeof r.search);
-        if (strncmp(line, "rlflow-agent:", 13) == 0) fprintf(stderr, "  %s", line);
-    }
-    r.ok = pclose(p) == 0;
-    return r;
-}
-
-static void print_row(const char *name, const char *search, const row *r)
-{
-    printf("%-22s %-6s %s\n", name, search, r->ok ? "" : "FAILED (see above)");
-    if (!r->ok) return;
-    printf("    model      %s\n    applicable %s\n    cost       %s\n    latency    %s\n"
-           "    error      %s\n    search     %s\n",
-           r->nodes, r->applicable, r->cost, r->latency, r->err, r->search);
-    fflush(stdout);
+    char extra[512];
+    snprintf(extra, sizeof extra,
+             "--search %s --budget %d --time-limit %g --backend onednn --cache '%s/costs.db'",
+             search, budget, time_limit, scratch);
+    bench_row r = bench_run_agent(XF_BENCH_AGENT, rules, path, scratch, extra);
+    bench_print_row(name, search, &r);
 }
 
 static const char *const zoo[][2] = {
@@ -193,12 +136,10 @@ int main(int argc, char **argv)
         }
     }
     if (quick) budget = budget < 200 ? budget : 200;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/bench_optimize", tmp && *tmp ? tmp : "/tmp");
-    mkdir(scratch, 0755);
+    scratch = bench_scratch("bench_optimize");
     char rules[2048];
     if (rules_arg) snprintf(rules, sizeof rules, "%s", rules_arg);
-    else make_rules(rules, sizeof rules);
+    else bench_make_rules(scratch, XF_BENCH_XFERGEN, XF_BENCH_XFERVERIFY, rules, sizeof rules);
     printf("rules: %s; budget %d, time limit %g s per search\n", rules, budget, time_limit);
 
     static const char *const searches[] = {"greedy", "taso"};
@@ -212,10 +153,8 @@ int main(int argc, char **argv)
             printf("%-22s skipped: %s not found\n", names[m], path);
             continue;
         }
-        for (int s = 0; s < 2; s++) {
-            row r = run_agent(path, searches[s], rules, budget, time_limit);
-            print_row(names[m], searches[s], &r);
-        }
+        for (int s = 0; s < 2; s++)
+            run_and_print(names[m], path, searches[s], rules, budget, time_limit);
     }
     char bert_base[2048] = "";
     printf("\n== modelzoo\n");
@@ -227,10 +166,8 @@ int main(int argc, char **argv)
         if (system(cmd) != 0) die("modelzoo", cmd);
         if (!strcmp(zoo[m][0], "bert-base")) snprintf(bert_base, sizeof bert_base, "%s", path);
         if (quick) continue;
-        for (int s = 0; s < 2; s++) {
-            row r = run_agent(path, searches[s], rules, budget, time_limit);
-            print_row(zoo[m][0], searches[s], &r);
-        }
+        for (int s = 0; s < 2; s++)
+            run_and_print(zoo[m][0], path, searches[s], rules, budget, time_limit);
     }
     step_time(rules, bert_base);
     return 0;

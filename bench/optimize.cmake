@@ -1,7 +1,8 @@
 # bench_optimize: greedy and TASO search through rlflow-agent on the shared
 # models and modelzoo configurations, and the environment's step time on a
 # BERT-base-sized graph.
-add_executable(bench_optimize ${CMAKE_CURRENT_SOURCE_DIR}/optimize.c)
+add_executable(bench_optimize ${CMAKE_CURRENT_SOURCE_DIR}/optimize.c
+                              ${CMAKE_CURRENT_SOURCE_DIR}/agent_runner.c)
 target_link_libraries(bench_optimize PRIVATE xf_agent xf_costmodel xf_rulesdb xf_onnx xf_ir)
 target_compile_definitions(bench_optimize PRIVATE
   XF_BENCH_MODELS_DIR="${CMAKE_SOURCE_DIR}/../shared/models"

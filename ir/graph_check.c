@@ -223,25 +223,33 @@ static xf_opaque *clone_opaque(const xf_opaque *o, int *ok)
     return c;
 }
 
+/* Spare capacity of a clone's node and value arrays: rule application adds
+ * a handful of nodes to a clone, which then needs no reallocation. */
+#define CLONE_SPARE 16
+
+/* The arrays are copied whole (one memcpy each, no zeroing); then every
+ * element's owned pointers (names, input/output lists, opaque attributes,
+ * unshared constant data) are replaced by copies. n_values/n_nodes count
+ * the elements fixed so far, so xf_graph_free never frees src's pointers. */
 static xf_status clone_graph(const xf_graph *src, xf_graph *dst, int share_data, xf_error *err)
 {
     xf_graph_init(dst);
     int ok = 1;
     dst->opset = src->opset;
     dst->name = dup_or_null(src->name, &ok);
-    dst->values = calloc((size_t)src->n_values + 1, sizeof(xf_value));
-    dst->nodes = calloc((size_t)src->n_nodes + 1, sizeof(xf_node));
+    dst->values = malloc(sizeof(xf_value) * ((size_t)src->n_values + CLONE_SPARE));
+    dst->nodes = malloc(sizeof(xf_node) * ((size_t)src->n_nodes + CLONE_SPARE));
     dst->inputs = malloc(sizeof(int) * ((size_t)src->n_inputs + 1));
     dst->outputs = malloc(sizeof(int) * ((size_t)src->n_outputs + 1));
     if (!dst->values || !dst->nodes || !dst->inputs || !dst->outputs) goto nomem;
-    dst->cap_values = src->n_values + 1;
-    dst->cap_nodes = src->n_nodes + 1;
+    dst->cap_values = src->n_values + CLONE_SPARE;
+    dst->cap_nodes = src->n_nodes + CLONE_SPARE;
     dst->cap_inputs = src->n_inputs + 1;
     dst->cap_outputs = src->n_outputs + 1;
+    if (src->n_values) memcpy(dst->values, src->values, sizeof(xf_value) * (size_t)src->n_values);
     for (int i = 0; i < src->n_values; i++) {
         const xf_value *s = &src->values[i];
         xf_value *d = &dst->values[i];
-        *d = *s;
         d->name = dup_or_null(s->name, &ok);
         d->data = NULL;
         d->borrowed = 0;
@@ -256,10 +264,10 @@ static xf_status clone_graph(const xf_graph *src, xf_graph *dst, int share_data,
             if (bytes) memcpy(d->data, s->data, bytes);
         }
     }
+    if (src->n_nodes) memcpy(dst->nodes, src->nodes, sizeof(xf_node) * (size_t)src->n_nodes);
     for (int i = 0; i < src->n_nodes; i++) {
         const xf_node *s = &src->nodes[i];
         xf_node *d = &dst->nodes[i];
-        *d = *s;
         d->name = dup_or_null(s->name, &ok);
         d->inputs = malloc(sizeof(int) * ((size_t)s->n_inputs + 1));
         d->outputs = malloc(sizeof(int) * ((size_t)s->n_outputs + 1));

@@ -44,14 +44,16 @@ static int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t d, int64_t p
 static xf_status conv_geom_get(const xf_params *p, const xf_shape *x, const xf_shape *w,
                                conv_geom *g, xf_error *err)
 {
+    /* X and W as text, formatted only on the error paths (this runs for every
+     * conv costed or matched) */
     char sx[96], sw[96];
-    xf_shape_str(x, sx, sizeof sx);
-    xf_shape_str(w, sw, sizeof sw);
+#define XS xf_shape_str(x, sx, sizeof sx)
+#define WS xf_shape_str(w, sw, sizeof sw)
     if (x->rank != 4)
-        return XF_FAIL(err, XF_ERR_SHAPE, "conv: input X must be 4-D NCHW, got %s", sx);
+        return XF_FAIL(err, XF_ERR_SHAPE, "conv: input X must be 4-D NCHW, got %s", XS);
     if (w->rank != 4)
         return XF_FAIL(err, XF_ERR_SHAPE, "conv: weight W must be 4-D [M,C/group,kh,kw], got %s",
-                       sw);
+                       WS);
     memset(g, 0, sizeof *g);
     g->n = x->dims[0], g->c = x->dims[1], g->h = x->dims[2], g->w = x->dims[3];
     g->m = w->dims[0], g->kh = w->dims[2], g->kw = w->dims[3];
@@ -70,26 +72,26 @@ static xf_status conv_geom_get(const xf_params *p, const xf_shape *x, const xf_s
     if (g->c % g->group != 0)
         return XF_FAIL(err, XF_ERR_SHAPE,
                        "conv: input channels %lld (X %s) are not divisible by group %lld",
-                       (long long)g->c, sx, (long long)g->group);
+                       (long long)g->c, XS, (long long)g->group);
     if (g->m % g->group != 0)
         return XF_FAIL(err, XF_ERR_SHAPE,
                        "conv: output channels %lld (W %s) are not divisible by group %lld",
-                       (long long)g->m, sw, (long long)g->group);
+                       (long long)g->m, WS, (long long)g->group);
     g->cg = g->c / g->group;
     g->mg = g->m / g->group;
     if (w->dims[1] != g->cg)
         return XF_FAIL(err, XF_ERR_SHAPE,
                        "conv: weight %s has %lld input channels per group, but X %s with group "
                        "%lld needs %lld",
-                       sw, (long long)w->dims[1], sx, (long long)g->group, (long long)g->cg);
+                       WS, (long long)w->dims[1], XS, (long long)g->group, (long long)g->cg);
     if (g->kh < 1 || g->kw < 1)
-        return XF_FAIL(err, XF_ERR_SHAPE, "conv: weight %s has an empty kernel", sw);
+        return XF_FAIL(err, XF_ERR_SHAPE, "conv: weight %s has an empty kernel", WS);
     if (p->kernel[0] != g->kh || p->kernel[1] != g->kw)
         return XF_FAIL(err, XF_ERR_SHAPE,
                        "conv: kernel parameter %dx%d does not match the weight's spatial dims "
                        "%lldx%lld (W %s)",
                        (int)p->kernel[0], (int)p->kernel[1], (long long)g->kh, (long long)g->kw,
-                       sw);
+                       WS);
     if (p->activation < XF_ACT_NONE || p->activation > XF_ACT_TANH)
         return XF_FAIL(err, XF_ERR_SHAPE, "conv: unknown fused activation %d", (int)p->activation);
     g->oh = out_extent(g->h, g->kh, g->sh, g->dh, g->pt, g->pb);
@@ -98,9 +100,11 @@ static xf_status conv_geom_get(const xf_params *p, const xf_shape *x, const xf_s
         return XF_FAIL(err, XF_ERR_SHAPE,
                        "conv: padded input %lldx%lld (X %s, pads %lld,%lld,%lld,%lld) is smaller "
                        "than the dilated kernel %lldx%lld",
-                       (long long)(g->h + g->pt + g->pb), (long long)(g->w + g->pl + g->pr), sx,
+                       (long long)(g->h + g->pt + g->pb), (long long)(g->w + g->pl + g->pr), XS,
                        (long long)g->pt, (long long)g->pl, (long long)g->pb, (long long)g->pr,
                        (long long)((g->kh - 1) * g->dh + 1), (long long)((g->kw - 1) * g->dw + 1));
+#undef XS
+#undef WS
     return XF_OK;
 }
 

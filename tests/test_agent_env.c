@@ -11,148 +11,20 @@
  * the episode, as does a graph with nothing to rewrite; reset restores the
  * initial cost and hash; set_graph restores a graph seen before; a graph
  * of 1,500 distinct configurations costs the same through the environment's
- * memo as on the cost model.
+ * memo as on the cost model; 300 random steps (whose states take keys and
+ * costs over from the state before) give exactly the masks, locations,
+ * costs and hashes of states computed afresh.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent_fixture.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------ fixtures */
-
-static xf_cost_model *open_cm(void)
-{
-    xf_cost_options o = xf_cost_options_default();
-    o.backend = XF_COST_ANALYTIC;
-    o.cache_path = NULL;
-    o.peak_gflops = 100;
-    o.bandwidth_gbps = 10;
-    o.kernel_overhead_us = 2;
-    xf_cost_model *cm = NULL;
-    xf_error err;
-    ck_assert_msg(xf_cost_open(&o, &cm, &err) == XF_OK, "%s", err.msg);
-    return cm;
-}
-
-static xf_shape shp(int rank, int64_t a, int64_t b, int64_t c, int64_t d)
-{
-    int64_t dims[4] = {a, b, c, d};
-    return xf_shape_make(rank, dims);
-}
-
-static xf_params conv3x3(int act)
-{
-    xf_params p = xf_params_default();
-    p.kernel[0] = p.kernel[1] = 3;
-    p.stride[0] = p.stride[1] = 1;
-    p.dilation[0] = p.dilation[1] = 1;
-    for (int i = 0; i < 4; i++) p.pads[i] = 1;
-    p.group = 1;
-    p.activation = act;
-    return p;
-}
-
-static int op1(xf_graph *g, xf_op op, const xf_params *p, int a, int b)
-{
-    xf_error err;
-    int in[2] = {a, b};
-    xf_params def = xf_params_default();
-    int v = xf_graph_op(g, op, p ? p : &def, in, b < 0 ? 1 : 2, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static int input(xf_graph *g, const char *name, xf_shape s)
-{
-    xf_error err;
-    int v = xf_graph_add_input(g, name, XF_F32, &s, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static int weight(xf_graph *g, const char *name, xf_shape s, uint64_t seed)
-{
-    xf_error err;
-    int64_t n = xf_shape_numel(&s);
-    float *d = malloc((size_t)n * sizeof *d);
-    xf_rng rng;
-    xf_rng_seed(&rng, seed);
-    for (int64_t i = 0; i < n; i++) d[i] = xf_rng_uniform(&rng, -1, 1);
-    int v = xf_graph_add_const_owned(g, name, XF_F32, &s, d, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static void mark(xf_graph *g, int v)
-{
-    xf_error err;
-    ck_assert_msg(xf_graph_mark_output(g, v, &err) == XF_OK, "%s", err.msg);
-}
-
-/* relu(conv(x0, w0)) => conv[act=relu](x0, w0) */
-static void rule_conv_relu(xf_rule *r)
-{
-    xf_rule_init(r);
-    xf_graph *side[2] = {&r->src, &r->dst};
-    for (int s = 0; s < 2; s++) {
-        int x = input(side[s], "x0", shp(4, 2, 4, 4, 4));
-        int w = input(side[s], "w0", shp(4, 4, 4, 3, 3));
-        xf_params p = conv3x3(s == 0 ? XF_ACT_NONE : XF_ACT_RELU);
-        int c = op1(side[s], XF_OP_CONV, &p, x, w);
-        mark(side[s], s == 0 ? op1(side[s], XF_OP_RELU, NULL, c, -1) : c);
-    }
-}
-
-/* matmul(m0, m1), matmul(m0, m2) => split(matmul(m0, concat[axis=1](m1, m2))) */
-static void rule_matmul_merge(xf_rule *r)
-{
-    xf_rule_init(r);
-    xf_graph *side[2] = {&r->src, &r->dst};
-    for (int s = 0; s < 2; s++) {
-        int m[3];
-        const char *names[3] = {"m0", "m1", "m2"};
-        for (int i = 0; i < 3; i++) m[i] = input(side[s], names[i], shp(2, 4, 4, 0, 0));
-        if (s == 0) {
-            mark(side[s], op1(side[s], XF_OP_MATMUL, NULL, m[0], m[1]));
-            mark(side[s], op1(side[s], XF_OP_MATMUL, NULL, m[0], m[2]));
-            continue;
-        }
-        xf_params cat = xf_params_default();
-        cat.axis = 1;
-        int in[2] = {m[1], m[2]};
-        xf_error err;
-        int c = xf_graph_op(side[s], XF_OP_CONCAT, &cat, in, 2, &err);
-        ck_assert_msg(c >= 0, "%s", err.msg);
-        int mm = op1(side[s], XF_OP_MATMUL, NULL, m[0], c);
-        xf_params sp = xf_params_default();
-        sp.axis = 1;
-        sp.n_split = 2;
-        sp.split[0] = sp.split[1] = 4;
-        int node = xf_graph_add_node(side[s], XF_OP_SPLIT, &sp, &mm, 1, 2, NULL, &err);
-        ck_assert_msg(node >= 0, "%s", err.msg);
-        mark(side[s], side[s]->nodes[node].outputs[0]);
-        mark(side[s], side[s]->nodes[node].outputs[1]);
-    }
-}
-
-static xf_ruleset *make_rules(void)
-{
-    xf_rule r[2];
-    rule_conv_relu(&r[0]);
-    rule_matmul_merge(&r[1]);
-    xf_error err;
-    ck_assert_msg(xf_rule_validate(&r[0], &err) == XF_OK, "%s", err.msg);
-    ck_assert_msg(xf_rule_validate(&r[1], &err) == XF_OK, "%s", err.msg);
-    int64_t ids[2] = {1, 2};
-    xf_ruleset_options o = xf_ruleset_options_default();
-    xf_ruleset *rs = NULL;
-    ck_assert_msg(xf_ruleset_from_rules(r, ids, 2, &o, &rs, &err) == XF_OK, "%s", err.msg);
-    xf_rule_free(&r[0]);
-    xf_rule_free(&r[1]);
-    return rs;
-}
 
 /* Action index of database id `id` (negative: the reverse). */
 static int action(const xf_ruleset *rs, int64_t id)
@@ -173,19 +45,19 @@ static void build_env_graph(env_graph *t)
 {
     xf_graph *g = &t->g;
     xf_graph_init(g);
-    int x = input(g, "x", shp(4, 1, 4, 8, 8));
-    int w = weight(g, "w", shp(4, 4, 4, 3, 3), 1);
-    xf_params p = conv3x3(XF_ACT_NONE);
-    int c = op1(g, XF_OP_CONV, &p, x, w);
-    int r = op1(g, XF_OP_RELU, NULL, c, -1);
-    mark(g, r);
-    int a = input(g, "a", shp(2, 8, 4, 0, 0));
-    int m1 = weight(g, "m1", shp(2, 4, 4, 0, 0), 2);
-    int m2 = weight(g, "m2", shp(2, 4, 4, 0, 0), 3);
-    int p1 = op1(g, XF_OP_MATMUL, NULL, a, m1);
-    int p2 = op1(g, XF_OP_MATMUL, NULL, a, m2);
-    mark(g, p1);
-    mark(g, p2);
+    int x = xf_fx_input(g, "x", xf_fx_shape(4, 1, 4, 8, 8));
+    int w = xf_fx_weight(g, "w", xf_fx_shape(4, 4, 4, 3, 3), 1);
+    xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
+    int c = xf_fx_op(g, XF_OP_CONV, &p, x, w);
+    int r = xf_fx_op(g, XF_OP_RELU, NULL, c, -1);
+    xf_fx_output(g, r);
+    int a = xf_fx_input(g, "a", xf_fx_shape(2, 8, 4, 0, 0));
+    int m1 = xf_fx_weight(g, "m1", xf_fx_shape(2, 4, 4, 0, 0), 2);
+    int m2 = xf_fx_weight(g, "m2", xf_fx_shape(2, 4, 4, 0, 0), 3);
+    int p1 = xf_fx_op(g, XF_OP_MATMUL, NULL, a, m1);
+    int p2 = xf_fx_op(g, XF_OP_MATMUL, NULL, a, m2);
+    xf_fx_output(g, p1);
+    xf_fx_output(g, p2);
     t->conv_node = g->values[c].producer;
     t->relu_node = g->values[r].producer;
     t->mm1_node = g->values[p1].producer;
@@ -212,20 +84,20 @@ typedef struct costs {
 static costs expected_costs(xf_cost_model *cm)
 {
     costs k;
-    xf_shape cin[2] = {shp(4, 1, 4, 8, 8), shp(4, 4, 4, 3, 3)};
-    xf_params p0 = conv3x3(XF_ACT_NONE), p1 = conv3x3(XF_ACT_RELU);
+    xf_shape cin[2] = {xf_fx_shape(4, 1, 4, 8, 8), xf_fx_shape(4, 4, 4, 3, 3)};
+    xf_params p0 = xf_fx_conv3x3(XF_ACT_NONE), p1 = xf_fx_conv3x3(XF_ACT_RELU);
     k.conv = cost_of(cm, XF_OP_CONV, &p0, 2, cin);
     k.conv_relu = cost_of(cm, XF_OP_CONV, &p1, 2, cin);
     k.relu = cost_of(cm, XF_OP_RELU, NULL, 1, cin);
-    xf_shape m[2] = {shp(2, 8, 4, 0, 0), shp(2, 4, 4, 0, 0)};
+    xf_shape m[2] = {xf_fx_shape(2, 8, 4, 0, 0), xf_fx_shape(2, 4, 4, 0, 0)};
     k.mm = cost_of(cm, XF_OP_MATMUL, NULL, 2, m);
-    xf_shape mw[2] = {shp(2, 8, 4, 0, 0), shp(2, 4, 8, 0, 0)};
+    xf_shape mw[2] = {xf_fx_shape(2, 8, 4, 0, 0), xf_fx_shape(2, 4, 8, 0, 0)};
     k.mm_wide = cost_of(cm, XF_OP_MATMUL, NULL, 2, mw);
     xf_params sp = xf_params_default();
     sp.axis = 1;
     sp.n_split = 2;
     sp.split[0] = sp.split[1] = 4;
-    xf_shape s8 = shp(2, 8, 8, 0, 0);
+    xf_shape s8 = xf_fx_shape(2, 8, 8, 0, 0);
     k.split = cost_of(cm, XF_OP_SPLIT, &sp, 1, &s8);
     return k;
 }
@@ -246,8 +118,8 @@ typedef struct fixture {
 
 static void setup(fixture *f, const xf_env_options *opt)
 {
-    f->cm = open_cm();
-    f->rs = make_rules();
+    f->cm = xf_fx_cost_model();
+    f->rs = xf_fx_rules();
     build_env_graph(&f->t);
     xf_error err;
     ck_assert_msg(xf_env_create(f->rs, f->cm, &f->t.g, opt, &f->e, &err) == XF_OK, "%s",
@@ -286,7 +158,7 @@ static void expect_mask(const fixture *f, int fwd1, int rev1, int fwd2, int rev2
 
 START_TEST(graph_cost_sums_nodes_and_skips_weight_only)
 {
-    xf_cost_model *cm = open_cm();
+    xf_cost_model *cm = xf_fx_cost_model();
     costs k = expected_costs(cm);
     env_graph t;
     build_env_graph(&t);
@@ -306,9 +178,9 @@ START_TEST(graph_cost_sums_nodes_and_skips_weight_only)
     tp.axes[0] = 1;
     tp.axes[1] = 0;
     int m1 = t.g.nodes[t.mm1_node].inputs[1];
-    int mt = op1(&t.g, XF_OP_TRANSPOSE, &tp, m1, -1);
+    int mt = xf_fx_op(&t.g, XF_OP_TRANSPOSE, &tp, m1, -1);
     int a = t.g.nodes[t.mm1_node].inputs[0];
-    mark(&t.g, op1(&t.g, XF_OP_MATMUL, NULL, a, mt));
+    xf_fx_output(&t.g, xf_fx_op(&t.g, XF_OP_MATMUL, NULL, a, mt));
     ck_assert_msg(xf_graph_index_build(&t.g, &ix, &err) == XF_OK, "%s", err.msg);
     ck_assert(xf_graph_index_weight_only(ix, mt));
     ck_assert_msg(xf_agent_graph_cost(cm, &t.g, ix, &total, &err) == XF_OK, "%s", err.msg);
@@ -507,12 +379,12 @@ END_TEST
 
 START_TEST(nothing_to_rewrite_is_done)
 {
-    xf_cost_model *cm = open_cm();
-    xf_ruleset *rs = make_rules();
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_ruleset *rs = xf_fx_rules();
     xf_graph g;
     xf_graph_init(&g);
-    int x = input(&g, "x", shp(2, 3, 5, 0, 0));
-    mark(&g, op1(&g, XF_OP_SIGMOID, NULL, x, -1));
+    int x = xf_fx_input(&g, "x", xf_fx_shape(2, 3, 5, 0, 0));
+    xf_fx_output(&g, xf_fx_op(&g, XF_OP_SIGMOID, NULL, x, -1));
     xf_env *e = NULL;
     xf_error err;
     ck_assert_msg(xf_env_create(rs, cm, &g, NULL, &e, &err) == XF_OK, "%s", err.msg);
@@ -566,13 +438,13 @@ START_TEST(many_configurations_cost_the_same_through_the_memo)
 {
     /* 1,500 distinct relu shapes: the environment's memo grows twice and must
      * still agree with costing every node on the cost model */
-    xf_cost_model *cm = open_cm();
-    xf_ruleset *rs = make_rules();
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_ruleset *rs = xf_fx_rules();
     xf_graph g;
     xf_graph_init(&g);
     for (int k = 1; k <= 1500; k++) {
-        int x = input(&g, NULL, shp(2, 3, k, 0, 0));
-        mark(&g, op1(&g, XF_OP_RELU, NULL, x, -1));
+        int x = xf_fx_input(&g, NULL, xf_fx_shape(2, 3, k, 0, 0));
+        xf_fx_output(&g, xf_fx_op(&g, XF_OP_RELU, NULL, x, -1));
     }
     xf_error err;
     xf_env *e = NULL;
@@ -591,10 +463,86 @@ START_TEST(many_configurations_cost_the_same_through_the_memo)
 }
 END_TEST
 
+/* Two environments: one steps at random (its states take keys and costs
+ * over from the state before), the other is set to each resulting graph
+ * (everything computed afresh). Masks, locations, costs and hashes agree
+ * exactly after every step. The graph: a chain of conv + relu blocks and
+ * matmul pairs sharing their left operand, one feeding the next. */
+START_TEST(steps_equal_a_fresh_state)
+{
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_ruleset *rs = xf_fx_rules();
+    xf_graph g;
+    xf_graph_init(&g);
+    int x = xf_fx_input(&g, "x", xf_fx_shape(4, 1, 4, 8, 8));
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%d", i);
+        xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
+        int w = xf_fx_weight(&g, name, xf_fx_shape(4, 4, 4, 3, 3), 10 + (uint64_t)i);
+        x = xf_fx_op(&g, XF_OP_RELU, NULL, xf_fx_op(&g, XF_OP_CONV, &p, x, w), -1);
+    }
+    xf_fx_output(&g, x);
+    int a = xf_fx_input(&g, "a", xf_fx_shape(2, 8, 4, 0, 0));
+    for (int i = 0; i < 3; i++) {
+        char n1[16], n2[16];
+        snprintf(n1, sizeof n1, "m%d", 2 * i);
+        snprintf(n2, sizeof n2, "m%d", 2 * i + 1);
+        int p1 = xf_fx_op(&g, XF_OP_MATMUL, NULL, a,
+                          xf_fx_weight(&g, n1, xf_fx_shape(2, 4, 4, 0, 0), 20 + (uint64_t)i));
+        int p2 = xf_fx_op(&g, XF_OP_MATMUL, NULL, a,
+                          xf_fx_weight(&g, n2, xf_fx_shape(2, 4, 4, 0, 0), 30 + (uint64_t)i));
+        xf_fx_output(&g, p2);
+        a = p1;
+    }
+    xf_fx_output(&g, a);
+    xf_env_options o = xf_env_options_default();
+    o.max_steps = 20;
+    xf_env *e1 = NULL, *e2 = NULL;
+    xf_error err;
+    ck_assert_msg(xf_env_create(rs, cm, &g, &o, &e1, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_env_create(rs, cm, &g, &o, &e2, &err) == XF_OK, "%s", err.msg);
+    int n = xf_env_num_xfers(e1);
+    xf_rng rng;
+    xf_rng_seed(&rng, 7);
+    int valid_steps = 0;
+    for (int step = 0; step < 300; step++) {
+        const uint8_t *mask = xf_env_xfer_mask(e1);
+        int offered = 0;
+        for (int r = 0; r < n; r++) offered += mask[r];
+        ck_assert_int_gt(offered, 0);
+        int pick = (int)(xf_rng_next(&rng) % (uint64_t)offered), r = 0;
+        for (; r < n; r++)
+            if (mask[r] && pick-- == 0) break;
+        int loc = (int)(xf_rng_next(&rng) % (uint64_t)xf_env_num_locations(e1, r));
+        xf_env_step_result res;
+        ck_assert_msg(xf_env_step(e1, r, loc, &res, &err) == XF_OK, "%s", err.msg);
+        valid_steps += res.valid;
+        ck_assert_msg(xf_env_set_graph(e2, xf_env_graph(e1), &err) == XF_OK, "%s", err.msg);
+        ck_assert(xf_env_cost(e1) == xf_env_cost(e2));
+        ck_assert(res.hash == xf_agent_graph_hash(xf_env_graph(e2)));
+        ck_assert(memcmp(xf_env_xfer_mask(e1), xf_env_xfer_mask(e2), (size_t)n + 1) == 0);
+        for (int k = 0; k < n; k++) {
+            ck_assert_int_eq(xf_env_num_locations(e1, k), xf_env_num_locations(e2, k));
+            for (int l = 0; l < xf_env_num_locations(e1, k); l++)
+                ck_assert(memcmp(xf_env_location(e1, k, l), xf_env_location(e2, k, l),
+                                 sizeof(xf_match)) == 0);
+        }
+        if (res.done) ck_assert_msg(xf_env_reset(e1, &err) == XF_OK, "%s", err.msg);
+    }
+    ck_assert_int_gt(valid_steps, 250);
+    xf_env_free(e1);
+    xf_env_free(e2);
+    xf_graph_free(&g);
+    xf_ruleset_free(rs);
+    xf_cost_close(cm);
+}
+END_TEST
+
 START_TEST(bad_arguments)
 {
-    xf_cost_model *cm = open_cm();
-    xf_ruleset *rs = make_rules();
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_ruleset *rs = xf_fx_rules();
     env_graph t;
     build_env_graph(&t);
     xf_env_options o = xf_env_options_default();
@@ -625,6 +573,7 @@ int main(void)
     tcase_add_test(tc, nothing_to_rewrite_is_done);
     tcase_add_test(tc, reset_and_set_graph_restore_states);
     tcase_add_test(tc, many_configurations_cost_the_same_through_the_memo);
+    tcase_add_test(tc, steps_equal_a_fresh_state);
     tcase_add_test(tc, bad_arguments);
     suite_add_tcase(s, tc);
     return xf_test_run(s);

@@ -18,7 +18,11 @@
  * depthwise group re-derived, weight-only flags, and the returned params
  * rebuild the target with xf_graph_add_node. Rule sets from a small rules
  * database (status filter, reverses with negative ids, a reverse without
- * operator skipped, a reverse equal to another rule dropped, limit). The
+ * operator skipped, a reverse equal to another rule dropped, limit).
+ * Duplicates: the same rule at other shapes, with renamed inputs or with a
+ * negative axis is one action (lowest id kept, the others counted), the
+ * same pattern at another relative axis is not, and every dropped rule on
+ * its own finds exactly the kept action's locations. The
  * hash: equal for two node orders and names, different after a change, blind
  * to constant contents but not to constant identity.
  */
@@ -660,44 +664,47 @@ START_TEST(test_ruleset_from_db)
     xf_ruleset *rs = NULL;
     xf_ruleset_options o = xf_ruleset_options_default();
     ck_assert_msg(xf_ruleset_load(path, &o, &rs, &err) == XF_OK, "%s", err.msg);
-    /* A, B, -B, C, F: A's and F's reverses equal F and A; C's has no operator */
-    ck_assert_int_eq(xf_ruleset_count(rs), 5);
-    const int64_t want[5] = {id[0], id[1], -id[1], id[2], id[5]};
-    for (int i = 0; i < 5; i++) ck_assert_int_eq(xf_ruleset_rule_id(rs, i), want[i]);
+    /* A, B, -B, C: A's and F's reverses equal F and A; C's has no operator;
+     * F is A with its inputs renamed, a duplicate */
+    ck_assert_int_eq(xf_ruleset_count(rs), 4);
+    const int64_t want[4] = {id[0], id[1], -id[1], id[2]};
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(xf_ruleset_rule_id(rs, i), want[i]);
+    ck_assert_int_eq(xf_ruleset_duplicates(rs), 1);
     const char *why = NULL;
     ck_assert_int_eq(xf_ruleset_skipped(rs, &why), 1);
     ck_assert_msg(why && strstr(why, "no operator"), "%s", why ? why : "(null)");
     ck_assert_str_eq(xf_ruleset_text(rs, 0), "ewadd(x0, x1) => ewadd(x1, x0)");
     ck_assert_str_eq(xf_ruleset_text(rs, 2), "conv2d[3x3,s1,same,relu](x0, w0) => relu(conv2d[3x3,s1,same](x0, w0))");
     ck_assert_int_eq(xf_ruleset_rule(rs, 2)->src.nodes[0].op, XF_OP_CONV);
-    ck_assert_ptr_null(xf_ruleset_rule(rs, 5));
+    ck_assert_ptr_null(xf_ruleset_rule(rs, 4));
     xf_ruleset_free(rs);
 
     o.both_directions = 0;
     ck_assert_int_eq(xf_ruleset_load(path, &o, &rs, &err), XF_OK);
-    ck_assert_int_eq(xf_ruleset_count(rs), 4); /* A, B, C, F */
+    ck_assert_int_eq(xf_ruleset_count(rs), 3); /* A, B, C (F = A) */
+    ck_assert_int_eq(xf_ruleset_duplicates(rs), 1);
     xf_ruleset_free(rs);
 
     o.both_directions = 1;
-    o.status = -1; /* + the candidate E and its reverse, not the refuted D */
+    o.status = -1; /* + the candidate E, not the refuted D; E's reverse is E */
     ck_assert_int_eq(xf_ruleset_load(path, &o, &rs, &err), XF_OK);
-    ck_assert_int_eq(xf_ruleset_count(rs), 7);
-    ck_assert_int_eq(xf_ruleset_rule_id(rs, 4), id[4]); /* in id order: A B -B C E -E F */
-    ck_assert_int_eq(xf_ruleset_rule_id(rs, 5), -id[4]);
-    ck_assert_int_eq(xf_ruleset_rule_id(rs, 6), id[5]);
+    ck_assert_int_eq(xf_ruleset_count(rs), 5);
+    ck_assert_int_eq(xf_ruleset_rule_id(rs, 4), id[4]); /* in id order: A B -B C E */
+    ck_assert_int_eq(xf_ruleset_duplicates(rs), 2);      /* -E, F */
     xf_ruleset_free(rs);
 
     o.status = 1;
-    o.limit = 1; /* A alone: its reverse is added (F is not loaded) */
+    o.limit = 1; /* A alone: its reverse is added (F is not loaded), then found equal */
     ck_assert_int_eq(xf_ruleset_load(path, &o, &rs, &err), XF_OK);
-    ck_assert_int_eq(xf_ruleset_count(rs), 2);
-    ck_assert_int_eq(xf_ruleset_rule_id(rs, 1), -id[0]);
+    ck_assert_int_eq(xf_ruleset_count(rs), 1);
+    ck_assert_int_eq(xf_ruleset_rule_id(rs, 0), id[0]);
+    ck_assert_int_eq(xf_ruleset_duplicates(rs), 1);
     xf_ruleset_free(rs);
 
     o.limit = 0;
     o.max_size = 1; /* B has two operators on its source side */
     ck_assert_int_eq(xf_ruleset_load(path, &o, &rs, &err), XF_OK);
-    ck_assert_int_eq(xf_ruleset_count(rs), 2); /* A, F */
+    ck_assert_int_eq(xf_ruleset_count(rs), 1); /* A (F = A) */
     xf_ruleset_free(rs);
 
     const char *missing = xf_test_tmp("missing.db");
@@ -705,6 +712,151 @@ START_TEST(test_ruleset_from_db)
     ck_assert_int_ne(xf_ruleset_load(missing, NULL, &rs, &err), XF_OK);
     ck_assert_ptr_null(rs);
     ck_assert(strstr(err.msg, "missing.db") != NULL);
+}
+END_TEST
+
+/* ------------------------------------------------------------ duplicates */
+
+/* ewadd(x0, x1) => ewadd(x1, x0) at the given shape; swapped: written as
+ * ewadd(x1, x0) => ewadd(x0, x1), the same rule with its inputs renamed. */
+static void rule_add_at(xf_rule *r, int rank, const int64_t *dims, int swapped)
+{
+    xf_rule_init(r);
+    int s0 = in(&r->src, "x0", XF_F32, rank, dims), s1 = in(&r->src, "x1", XF_F32, rank, dims);
+    int d0 = in(&r->dst, "x0", XF_F32, rank, dims), d1 = in(&r->dst, "x1", XF_F32, rank, dims);
+    if (swapped) {
+        out(&r->src, op(&r->src, XF_OP_ADD, NULL, s1, s0));
+        out(&r->dst, op(&r->dst, XF_OP_ADD, NULL, d0, d1));
+    } else {
+        out(&r->src, op(&r->src, XF_OP_ADD, NULL, s0, s1));
+        out(&r->dst, op(&r->dst, XF_OP_ADD, NULL, d1, d0));
+    }
+}
+
+/* relu(concat[axis](x0, x1)) => concat[axis](relu(x0), relu(x1)) */
+static void rule_relu_concat(xf_rule *r, int rank, const int64_t *dims, int axis)
+{
+    xf_rule_init(r);
+    xf_params cat = xf_params_default();
+    cat.axis = axis;
+    int s0 = in(&r->src, "x0", XF_F32, rank, dims), s1 = in(&r->src, "x1", XF_F32, rank, dims);
+    int d0 = in(&r->dst, "x0", XF_F32, rank, dims), d1 = in(&r->dst, "x1", XF_F32, rank, dims);
+    out(&r->src, op(&r->src, XF_OP_RELU, NULL, op(&r->src, XF_OP_CONCAT, &cat, s0, s1), -1));
+    out(&r->dst, op(&r->dst, XF_OP_CONCAT, &cat, op(&r->dst, XF_OP_RELU, NULL, d0, -1),
+                    op(&r->dst, XF_OP_RELU, NULL, d1, -1)));
+}
+
+static void make_dup_rule(xf_rule *r, int k)
+{
+    switch (k) {
+    case 0: rule_add_at(r, 4, X4, 0); break;
+    case 1: rule_add_at(r, 2, M44, 0); break;
+    case 2: rule_add_at(r, 4, W33, 1); break;
+    case 3: rule_relu_concat(r, 4, X4, 1); break;
+    case 4: rule_relu_concat(r, 2, M44, 1); break;
+    default: rule_relu_concat(r, 4, X4, -3); break;
+    }
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Locations of action a of rs and of rule 0 of alone are the same nodes and
+ * outputs with the same inputs (in any order), and applying them gives
+ * graphs with equal hashes. Returns the number of locations. */
+static int same_locations(const xf_ruleset *rs, int a, const xf_ruleset *alone,
+                          const xf_graph *g)
+{
+    xf_graph_index *ix = NULL;
+    xf_error err;
+    ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
+    xf_match m1[16], m2[16];
+    int n1 = 0, n2 = 0;
+    ck_assert_int_eq(xf_match_rule(rs, a, g, ix, m1, 16, &n1, &err), XF_OK);
+    ck_assert_int_eq(xf_match_rule(alone, 0, g, ix, m2, 16, &n2, &err), XF_OK);
+    ck_assert_int_eq(n1, n2);
+    for (int i = 0; i < n1; i++) {
+        ck_assert(memcmp(m1[i].nodes, m2[i].nodes, sizeof m1[i].nodes) == 0);
+        ck_assert(memcmp(m1[i].outputs, m2[i].outputs, sizeof m1[i].outputs) == 0);
+        ck_assert_int_eq(m1[i].n_inputs, m2[i].n_inputs);
+        qsort(m1[i].inputs, (size_t)m1[i].n_inputs, sizeof(int), cmp_int);
+        int sorted[XF_MATCH_MAX_INPUTS];
+        memcpy(sorted, m2[i].inputs, sizeof sorted);
+        qsort(sorted, (size_t)m2[i].n_inputs, sizeof(int), cmp_int);
+        ck_assert(memcmp(m1[i].inputs, sorted, sizeof(int) * (size_t)m1[i].n_inputs) == 0);
+    }
+    /* the rewrites (matches re-fetched: the inputs above were sorted) */
+    xf_match_rule(rs, a, g, ix, m1, 16, &n1, &err);
+    for (int i = 0; i < n1; i++) {
+        xf_graph r1, r2;
+        ck_assert_msg(xf_match_apply(rs, g, ix, &m1[i], &r1, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(xf_match_apply(alone, g, ix, &m2[i], &r2, &err) == XF_OK, "%s", err.msg);
+        ck_assert(xf_agent_graph_hash(&r1) == xf_agent_graph_hash(&r2));
+        xf_graph_free(&r1);
+        xf_graph_free(&r2);
+    }
+    xf_graph_index_free(ix);
+    return n1;
+}
+
+START_TEST(test_ruleset_duplicates)
+{
+    xf_rule rules[6];
+    for (int k = 0; k < 6; k++) make_dup_rule(&rules[k], k);
+    xf_ruleset *rs = set_of(rules, 6, 1);
+    /* ids 1..6, each followed by its reverse: ewadd at three shapes (and
+     * each reverse, the rule itself with renamed inputs) is one action;
+     * relu-concat at axis -3 (4-D axis 1 or -3) and at axis -1 (2-D) are two
+     * patterns, each with its reverse */
+    ck_assert_int_eq(xf_ruleset_count(rs), 5);
+    const int64_t want[5] = {1, 4, -4, 5, -5};
+    for (int i = 0; i < 5; i++) ck_assert_int_eq(xf_ruleset_rule_id(rs, i), want[i]);
+    ck_assert_int_eq(xf_ruleset_duplicates(rs), 7);
+    ck_assert_int_eq(xf_ruleset_skipped(rs, NULL), 0);
+
+    /* a graph at other shapes: adds of 2-D and 3-D values, relu of a concat
+     * and a concat of relus along the last axis of 2-D values and along
+     * the first of 3-D ones */
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t d2[2] = {3, 8}, d3[3] = {2, 3, 8};
+    int a = in(&g, "a", XF_F32, 2, d2), b = in(&g, "b", XF_F32, 2, d2);
+    int c = in(&g, "c", XF_F32, 3, d3), e = in(&g, "e", XF_F32, 3, d3);
+    xf_params cat = xf_params_default();
+    out(&g, op(&g, XF_OP_ADD, NULL, a, b));
+    out(&g, op(&g, XF_OP_ADD, NULL, c, e));
+    cat.axis = 1;
+    out(&g, op(&g, XF_OP_RELU, NULL, op(&g, XF_OP_CONCAT, &cat, a, b), -1));
+    out(&g, op(&g, XF_OP_CONCAT, &cat, op(&g, XF_OP_RELU, NULL, a, -1),
+               op(&g, XF_OP_RELU, NULL, b, -1)));
+    cat.axis = 0;
+    out(&g, op(&g, XF_OP_RELU, NULL, op(&g, XF_OP_CONCAT, &cat, c, e), -1));
+    out(&g, op(&g, XF_OP_CONCAT, &cat, op(&g, XF_OP_RELU, NULL, c, -1),
+               op(&g, XF_OP_RELU, NULL, e, -1)));
+
+    /* every rule (and reverse) on its own finds what its kept action finds */
+    const int kept_of[6] = {0, 0, 0, 1, 3, 1};
+    const int want_n[6] = {2, 2, 2, 1, 1, 1};
+    for (int k = 0; k < 6; k++)
+        for (int rev = 0; rev < 2; rev++) {
+            xf_rule r;
+            make_dup_rule(&r, k);
+            if (rev) {
+                xf_graph tmp = r.src;
+                r.src = r.dst;
+                r.dst = tmp;
+            }
+            xf_ruleset *alone = set_of(&r, 1, 0);
+            int n = same_locations(rs, kept_of[k] + (k >= 3 ? rev : 0), alone, &g);
+            ck_assert_msg(n == want_n[k], "rule %d%s: %d locations", k + 1, rev ? " reversed" : "",
+                          n);
+            xf_ruleset_free(alone);
+        }
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
 }
 END_TEST
 
@@ -778,6 +930,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_generator_shapes);
     tcase_add_test(t, test_weight_only_and_match_all);
     tcase_add_test(t, test_ruleset_from_db);
+    tcase_add_test(t, test_ruleset_duplicates);
     tcase_add_test(t, test_graph_hash);
     suite_add_tcase(s, t);
     return s;

@@ -14,141 +14,10 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent_fixture.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------ fixtures */
-
-static xf_cost_model *open_cm(void)
-{
-    xf_cost_options o = xf_cost_options_default();
-    o.backend = XF_COST_ANALYTIC;
-    o.cache_path = NULL;
-    o.peak_gflops = 100;
-    o.bandwidth_gbps = 10;
-    o.kernel_overhead_us = 2;
-    xf_cost_model *cm = NULL;
-    xf_error err;
-    ck_assert_msg(xf_cost_open(&o, &cm, &err) == XF_OK, "%s", err.msg);
-    return cm;
-}
-
-static xf_shape shp(int rank, int64_t a, int64_t b, int64_t c, int64_t d)
-{
-    int64_t dims[4] = {a, b, c, d};
-    return xf_shape_make(rank, dims);
-}
-
-static xf_params conv3x3(int act)
-{
-    xf_params p = xf_params_default();
-    p.kernel[0] = p.kernel[1] = 3;
-    p.stride[0] = p.stride[1] = 1;
-    p.dilation[0] = p.dilation[1] = 1;
-    for (int i = 0; i < 4; i++) p.pads[i] = 1;
-    p.group = 1;
-    p.activation = act;
-    return p;
-}
-
-static int op1(xf_graph *g, xf_op op, const xf_params *p, int a, int b)
-{
-    xf_error err;
-    int in[2] = {a, b};
-    xf_params def = xf_params_default();
-    int v = xf_graph_op(g, op, p ? p : &def, in, b < 0 ? 1 : 2, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static int input(xf_graph *g, const char *name, xf_shape s)
-{
-    xf_error err;
-    int v = xf_graph_add_input(g, name, XF_F32, &s, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static int weight(xf_graph *g, const char *name, xf_shape s, uint64_t seed)
-{
-    xf_error err;
-    int64_t n = xf_shape_numel(&s);
-    float *d = malloc((size_t)n * sizeof *d);
-    xf_rng rng;
-    xf_rng_seed(&rng, seed);
-    for (int64_t i = 0; i < n; i++) d[i] = xf_rng_uniform(&rng, -1, 1);
-    int v = xf_graph_add_const_owned(g, name, XF_F32, &s, d, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static void mark(xf_graph *g, int v)
-{
-    xf_error err;
-    ck_assert_msg(xf_graph_mark_output(g, v, &err) == XF_OK, "%s", err.msg);
-}
-
-/* relu(conv(x0, w0)) => conv[act=relu](x0, w0) */
-static void rule_conv_relu(xf_rule *r)
-{
-    xf_rule_init(r);
-    xf_graph *side[2] = {&r->src, &r->dst};
-    for (int s = 0; s < 2; s++) {
-        int x = input(side[s], "x0", shp(4, 2, 4, 4, 4));
-        int w = input(side[s], "w0", shp(4, 4, 4, 3, 3));
-        xf_params p = conv3x3(s == 0 ? XF_ACT_NONE : XF_ACT_RELU);
-        int c = op1(side[s], XF_OP_CONV, &p, x, w);
-        mark(side[s], s == 0 ? op1(side[s], XF_OP_RELU, NULL, c, -1) : c);
-    }
-}
-
-/* matmul(m0, m1), matmul(m0, m2) => split(matmul(m0, concat[axis=1](m1, m2))) */
-static void rule_matmul_merge(xf_rule *r)
-{
-    xf_rule_init(r);
-    xf_graph *side[2] = {&r->src, &r->dst};
-    for (int s = 0; s < 2; s++) {
-        int m[3];
-        const char *names[3] = {"m0", "m1", "m2"};
-        for (int i = 0; i < 3; i++) m[i] = input(side[s], names[i], shp(2, 4, 4, 0, 0));
-        if (s == 0) {
-            mark(side[s], op1(side[s], XF_OP_MATMUL, NULL, m[0], m[1]));
-            mark(side[s], op1(side[s], XF_OP_MATMUL, NULL, m[0], m[2]));
-            continue;
-        }
-        xf_params cat = xf_params_default();
-        cat.axis = 1;
-        int in[2] = {m[1], m[2]};
-        xf_error err;
-        int c = xf_graph_op(side[s], XF_OP_CONCAT, &cat, in, 2, &err);
-        ck_assert_msg(c >= 0, "%s", err.msg);
-        int mm = op1(side[s], XF_OP_MATMUL, NULL, m[0], c);
-        xf_params sp = xf_params_default();
-        sp.axis = 1;
-        sp.n_split = 2;
-        sp.split[0] = sp.split[1] = 4;
-        int node = xf_graph_add_node(side[s], XF_OP_SPLIT, &sp, &mm, 1, 2, NULL, &err);
-        ck_assert_msg(node >= 0, "%s", err.msg);
-        mark(side[s], side[s]->nodes[node].outputs[0]);
-        mark(side[s], side[s]->nodes[node].outputs[1]);
-    }
-}
-
-static xf_ruleset *make_rules(void)
-{
-    xf_rule r[2];
-    rule_conv_relu(&r[0]);
-    rule_matmul_merge(&r[1]);
-    xf_error err;
-    ck_assert_msg(xf_rule_validate(&r[0], &err) == XF_OK, "%s", err.msg);
-    ck_assert_msg(xf_rule_validate(&r[1], &err) == XF_OK, "%s", err.msg);
-    int64_t ids[2] = {1, 2};
-    xf_ruleset_options o = xf_ruleset_options_default();
-    xf_ruleset *rs = NULL;
-    ck_assert_msg(xf_ruleset_from_rules(r, ids, 2, &o, &rs, &err) == XF_OK, "%s", err.msg);
-    xf_rule_free(&r[0]);
-    xf_rule_free(&r[1]);
-    return rs;
-}
 
 /* The search graph: x -> [conv -> relu] x 3, and matmul(a, m1), matmul(a, m2),
  * matmul(b, m3), matmul(b, m4) with a: [64,256], m: [256,16] (big enough
@@ -156,18 +25,18 @@ static xf_ruleset *make_rules(void)
 static void build_search_graph(xf_graph *g)
 {
     xf_graph_init(g);
-    int x = input(g, "x", shp(4, 1, 4, 8, 8));
+    int x = xf_fx_input(g, "x", xf_fx_shape(4, 1, 4, 8, 8));
     for (int i = 0; i < 3; i++) {
-        int w = weight(g, "w", shp(4, 4, 4, 3, 3), (uint64_t)(10 + i));
-        xf_params p = conv3x3(XF_ACT_NONE);
-        x = op1(g, XF_OP_RELU, NULL, op1(g, XF_OP_CONV, &p, x, w), -1);
+        int w = xf_fx_weight(g, "w", xf_fx_shape(4, 4, 4, 3, 3), (uint64_t)(10 + i));
+        xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
+        x = xf_fx_op(g, XF_OP_RELU, NULL, xf_fx_op(g, XF_OP_CONV, &p, x, w), -1);
     }
-    mark(g, x);
+    xf_fx_output(g, x);
     for (int k = 0; k < 2; k++) {
-        int a = input(g, k ? "b" : "a", shp(2, 64, 256, 0, 0));
+        int a = xf_fx_input(g, k ? "b" : "a", xf_fx_shape(2, 64, 256, 0, 0));
         for (int j = 0; j < 2; j++) {
-            int m = weight(g, "m", shp(2, 256, 16, 0, 0), (uint64_t)(20 + 2 * k + j));
-            mark(g, op1(g, XF_OP_MATMUL, NULL, a, m));
+            int m = xf_fx_weight(g, "m", xf_fx_shape(2, 256, 16, 0, 0), (uint64_t)(20 + 2 * k + j));
+            xf_fx_output(g, xf_fx_op(g, XF_OP_MATMUL, NULL, a, m));
         }
     }
 }
@@ -187,20 +56,20 @@ static xf_op_cost cost_of(xf_cost_model *cm, xf_op op, const xf_params *p, int n
 /* Cost of the search graph before and after all five rewrites. */
 static void expected_costs(xf_cost_model *cm, double *initial, double *optimum)
 {
-    xf_shape cin[2] = {shp(4, 1, 4, 8, 8), shp(4, 4, 4, 3, 3)};
-    xf_params p0 = conv3x3(XF_ACT_NONE), p1 = conv3x3(XF_ACT_RELU);
+    xf_shape cin[2] = {xf_fx_shape(4, 1, 4, 8, 8), xf_fx_shape(4, 4, 4, 3, 3)};
+    xf_params p0 = xf_fx_conv3x3(XF_ACT_NONE), p1 = xf_fx_conv3x3(XF_ACT_RELU);
     double conv = cost_of(cm, XF_OP_CONV, &p0, 2, cin).ms;
     double conv_relu = cost_of(cm, XF_OP_CONV, &p1, 2, cin).ms;
     double relu = cost_of(cm, XF_OP_RELU, NULL, 1, cin).ms;
-    xf_shape m[2] = {shp(2, 64, 256, 0, 0), shp(2, 256, 16, 0, 0)};
+    xf_shape m[2] = {xf_fx_shape(2, 64, 256, 0, 0), xf_fx_shape(2, 256, 16, 0, 0)};
     double mm = cost_of(cm, XF_OP_MATMUL, NULL, 2, m).ms;
-    xf_shape mw[2] = {shp(2, 64, 256, 0, 0), shp(2, 256, 32, 0, 0)};
+    xf_shape mw[2] = {xf_fx_shape(2, 64, 256, 0, 0), xf_fx_shape(2, 256, 32, 0, 0)};
     double mm_wide = cost_of(cm, XF_OP_MATMUL, NULL, 2, mw).ms;
     xf_params sp = xf_params_default();
     sp.axis = 1;
     sp.n_split = 2;
     sp.split[0] = sp.split[1] = 16;
-    xf_shape s = shp(2, 64, 32, 0, 0);
+    xf_shape s = xf_fx_shape(2, 64, 32, 0, 0);
     double split = cost_of(cm, XF_OP_SPLIT, &sp, 1, &s).ms;
     *initial = 3 * (conv + relu) + 4 * mm;
     *optimum = 3 * conv_relu + 2 * (mm_wide + split);
@@ -217,8 +86,8 @@ typedef struct fixture {
 
 static void setup_graph(fixture *f, const xf_env_options *opt)
 {
-    f->cm = open_cm();
-    f->rs = make_rules();
+    f->cm = xf_fx_cost_model();
+    f->rs = xf_fx_rules();
     xf_error err;
     ck_assert_msg(xf_env_create(f->rs, f->cm, &f->g, opt, &f->e, &err) == XF_OK, "%s",
                   err.msg);
@@ -299,10 +168,10 @@ START_TEST(greedy_never_increases_cost)
     /* only conv[act=relu] in the graph: the reverse rule applies but costs more */
     fixture f;
     xf_graph_init(&f.g);
-    int x = input(&f.g, "x", shp(4, 1, 4, 8, 8));
-    int w = weight(&f.g, "w", shp(4, 4, 4, 3, 3), 1);
-    xf_params p = conv3x3(XF_ACT_RELU);
-    mark(&f.g, op1(&f.g, XF_OP_CONV, &p, x, w));
+    int x = xf_fx_input(&f.g, "x", xf_fx_shape(4, 1, 4, 8, 8));
+    int w = xf_fx_weight(&f.g, "w", xf_fx_shape(4, 4, 4, 3, 3), 1);
+    xf_params p = xf_fx_conv3x3(XF_ACT_RELU);
+    xf_fx_output(&f.g, xf_fx_op(&f.g, XF_OP_CONV, &p, x, w));
     setup_graph(&f, NULL);
     int offered = 0;
     for (int i = 0; i < xf_env_num_xfers(f.e); i++) offered += xf_env_num_locations(f.e, i);

@@ -20,20 +20,26 @@ static void usage(FILE *f)
             "options:\n"
             "  --rules FILE       rules database (xfergen + xferverify); required\n"
             "  -o, --output FILE  where to write the optimised model (default MODEL.opt.onnx)\n"
-            "  --search S         taso (cost-bounded backtracking, default), greedy or random\n"
+            "  --agent A          wm (world-model agent, default), ppo (model-free PPO), or a\n"
+            "                     search: taso (cost-bounded backtracking), greedy, random\n"
+            "  --search S         the same as --agent S for taso, greedy or random\n"
+            "  --save FILE        wm/ppo: save the trained agent (checkpoint)\n"
+            "  --load FILE        wm/ppo: load a trained agent and run it greedily, no training\n"
+            "  --tau T            wm: temperature of the dream's mixture sampling (default 1.0)\n"
             "  --backend B        cost model: onednn (measured CPU kernels, default), analytic\n"
             "                     (roofline) or cudnn (GPU)\n"
             "  --cache FILE       operator cost cache (default $XDG_CACHE_HOME/rlflow/costs.db or\n"
             "                     ~/.cache/rlflow/costs.db; 'none' keeps nothing)\n"
             "  --threads N        CPU threads for measured kernels and latency (default 1)\n"
             "  --alpha A          taso: keep graphs costing less than A x best (default 1.05)\n"
-            "  --budget N         taso: graphs expanded; greedy/random: steps (default 1000)\n"
-            "  --time-limit S     stop the search after S seconds (default: none)\n"
+            "  --budget N|Ts      N: taso graphs expanded, greedy/random/ppo/wm environment steps\n"
+            "                     (defaults 1000 / 20000); Ts (e.g. 120s): a time budget\n"
+            "  --time-limit S     stop after S seconds (default: none for searches, 120 for wm/ppo)\n"
             "  --locations N      locations per rule considered (default 200)\n"
             "  --max-rule-size N  use rules with at most N operators per side (default: all)\n"
             "  --all-rules        also use rules that are not proved (candidate/unknown): unsafe,\n"
             "                     only with the numerical check\n"
-            "  --seed N           random inputs and random search (default 1)\n"
+            "  --seed N           random inputs, random search, agents' initialisation (default 1)\n"
             "  --rtol R --atol A  numerical check tolerance |d| <= A + R*|ref| (1e-3, 1e-4)\n"
             "  --no-check         write the model even if the numerical check fails or cannot run\n"
             "  --no-latency       skip the end-to-end latency measurements\n"
@@ -89,11 +95,12 @@ int cli_parse(int argc, char **argv, cli_options *o)
 {
     memset(o, 0, sizeof *o);
     xf_search_options so = xf_search_options_default();
+    o->agent = CLI_AGENT_WM;
     o->search = XF_SEARCH_TASO;
+    o->tau = 1.0;
     o->backend = XF_COST_ONEDNN;
     o->threads = 1;
     o->alpha = so.alpha;
-    o->budget = so.budget;
     o->locations = so.max_locations;
     o->seed = 1;
     o->rule_status = xf_ruleset_options_default().status;
@@ -114,11 +121,26 @@ int cli_parse(int argc, char **argv, cli_options *o)
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!next) return bad(a, "a file name", next);
             o->output = next;
-        } else if (!strcmp(a, "--search")) {
-            if (!next || xf_search_kind_parse(next, &o->search, &err)) {
-                fprintf(stderr, "rlflow-agent: %s\n", next ? err.msg : "--search needs a value");
+        } else if (!strcmp(a, "--search") || !strcmp(a, "--agent")) {
+            int is_agent = !strcmp(a, "--agent");
+            if (is_agent && next && !strcmp(next, "wm")) {
+                o->agent = CLI_AGENT_WM;
+            } else if (is_agent && next && !strcmp(next, "ppo")) {
+                o->agent = CLI_AGENT_PPO;
+            } else if (next && xf_search_kind_parse(next, &o->search, &err) == XF_OK) {
+                o->agent = CLI_AGENT_SEARCH;
+            } else {
+                fprintf(stderr, "rlflow-agent: %s needs %s, got '%s'\n", a,
+                        is_agent ? "wm, ppo, taso, greedy or random" : "taso, greedy or random",
+                        next ? next : "(nothing)");
                 return 2;
             }
+        } else if (!strcmp(a, "--save") || !strcmp(a, "--load")) {
+            if (!next) return bad(a, "a file name", next);
+            if (a[2] == 's') o->save = next;
+            else o->load = next;
+        } else if (!strcmp(a, "--tau")) {
+            rc = parse_double(a, next, 0.0, &o->tau);
         } else if (!strcmp(a, "--backend")) {
             if (!next || xf_cost_backend_parse(next, &o->backend, &err)) {
                 fprintf(stderr, "rlflow-agent: %s\n", next ? err.msg : "--backend needs a value");
@@ -132,7 +154,16 @@ int cli_parse(int argc, char **argv, cli_options *o)
         } else if (!strcmp(a, "--alpha")) {
             rc = parse_double(a, next, 1.0, &o->alpha);
         } else if (!strcmp(a, "--budget")) {
-            rc = parse_int(a, next, 1, 100000000, &o->budget);
+            size_t n = next ? strlen(next) : 0;
+            if (n > 1 && next[n - 1] == 's') {
+                char num[64];
+                if (n >= sizeof num) return bad(a, "a count or a time such as 120s", next);
+                memcpy(num, next, n - 1);
+                num[n - 1] = '\0';
+                rc = parse_double(a, num, 0.001, &o->time_limit);
+            } else {
+                rc = parse_int(a, next, 1, 100000000, &o->budget);
+            }
         } else if (!strcmp(a, "--time-limit")) {
             rc = parse_double(a, next, 0.0, &o->time_limit);
         } else if (!strcmp(a, "--locations")) {
@@ -184,6 +215,10 @@ int cli_parse(int argc, char **argv, cli_options *o)
         fprintf(stderr, "rlflow-agent: %s\n",
                 !o->model ? "no model given" : "no rules database given (--rules FILE)");
         usage(stderr);
+        return 2;
+    }
+    if (o->agent == CLI_AGENT_SEARCH && (o->save || o->load)) {
+        fprintf(stderr, "rlflow-agent: --save/--load need a learning agent (--agent wm or ppo)\n");
         return 2;
     }
     if (!o->output) return default_output(o);

@@ -13,14 +13,21 @@
 
 #define CLI_MAX_DIMS 16
 
+/* Who optimises: a search baseline or a learning agent. */
+typedef enum cli_agent { CLI_AGENT_SEARCH = 0, CLI_AGENT_PPO = 1, CLI_AGENT_WM = 2 } cli_agent;
+
 typedef struct cli_options {
     const char *model, *rules, *output, *cache;
     char output_buf[4096];
-    xf_search_kind search;
+    cli_agent agent;
+    xf_search_kind search; /* when agent == CLI_AGENT_SEARCH */
+    const char *save, *load; /* learning agents' checkpoints */
+    double tau;              /* world-model dream temperature */
     xf_cost_backend backend;
     int threads;
     double alpha, time_limit;
-    int budget, locations, max_rule_size;
+    int budget; /* graphs expanded / steps; 0: the agent's default */
+    int locations, max_rule_size;
     uint64_t seed;
     int rule_status; /* xf_ruleset_options.status */
     int check, latency, quiet, verbose;
@@ -47,6 +54,12 @@ xf_status cli_numeric_check(const xf_graph *model, const xf_graph *opt, uint64_t
 
 /* Median end-to-end latency of g on cm's backend (executor). */
 xf_status cli_latency(xf_cost_model *cm, const xf_graph *g, double *ms, xf_error *err);
+
+/* Runs the chosen learning agent (ppo or wm) on env: trains it within the
+ * budget (or loads it from o->load and runs it greedily), saves it to
+ * o->save, fills res like a search, prints its training figures. */
+xf_status cli_learn(const cli_options *o, xf_env *env, xf_cost_model *cm, xf_search_result *res,
+                    xf_error *err);
 
 /* Prints the rules applied, grouped with counts, most frequent first. */
 void cli_print_applied(const xf_ruleset *rs, const xf_search_result *res);

@@ -1,11 +1,11 @@
 /*
  * rlflow-agent — optimise an ONNX model with proved rewrite rules.
  *
- *   rlflow-agent --rules RULES.db MODEL.onnx [-o OUT.onnx] [--search taso|greedy|random]
+ *   rlflow-agent --rules RULES.db MODEL.onnx [-o OUT.onnx] [--agent wm|ppo|taso|greedy|random]
  *
  * Steps: load the model and the proved rules, open the cost model (oneDNN
  * timings cached in SQLite by default), build the optimisation environment,
- * run the chosen search on it, fold the weights the rules created into new
+ * run the chosen search or learning agent on it, fold the weights the rules created into new
  * initializers, check numerically that the optimised model computes what the
  * original does (refusing to write otherwise unless --no-check), write it,
  * read it back, measure both models end to end and print the report.
@@ -161,7 +161,8 @@ static void print_header(const cli_options *o, run_state *s)
     }
     printf("model:           %s (%d nodes, %d after preparation)\n", o->model, s->model.n_nodes,
            xf_env_graph(s->env)->n_nodes);
-    printf("rules:           %d actions from %s (%d skipped)\n", n, o->rules, skipped);
+    printf("rules:           %d actions from %s (%d skipped, %d duplicates)\n", n, o->rules,
+           skipped, xf_ruleset_duplicates(s->rs));
     printf("cost model:      %s\n", xf_cost_identity(s->cm));
     printf("applicable:      %d rules at %d locations\n", applicable, locations);
     if (o->verbose) print_applicable(s->env, s->rs);
@@ -178,9 +179,17 @@ static int search(const cli_options *o, run_state *s)
     }
     print_header(o, s);
     fflush(stdout);
+    if (o->agent != CLI_AGENT_SEARCH) {
+        if (cli_learn(o, s->env, s->cm, &s->res, &err)) {
+            fprintf(stderr, "rlflow-agent: %s agent failed: %s\n",
+                    o->agent == CLI_AGENT_PPO ? "ppo" : "wm", err.msg);
+            return 1;
+        }
+        return 0;
+    }
     xf_search_options so = xf_search_options_default();
     so.alpha = o->alpha;
-    so.budget = o->budget;
+    if (o->budget > 0) so.budget = o->budget;
     so.max_seconds = o->time_limit;
     so.seed = o->seed;
     so.max_locations = o->locations;
@@ -276,8 +285,13 @@ static void print_report(const cli_options *o, run_state *s, const cli_check *ch
 {
     const xf_search_result *r = &s->res;
     double before = s->cost_before, after = s->cost_after;
-    printf("search:          %s, %lld graphs expanded, %lld distinct seen, %.2f s\n",
-           xf_search_kind_name(o->search), (long long)r->expanded, (long long)r->seen, t_search);
+    if (o->agent == CLI_AGENT_SEARCH)
+        printf("search:          %s, %lld graphs expanded, %lld distinct seen, %.2f s\n",
+               xf_search_kind_name(o->search), (long long)r->expanded, (long long)r->seen,
+               t_search);
+    else
+        printf("optimisation:    %s, %lld environment steps, %.2f s\n",
+               o->agent == CLI_AGENT_PPO ? "ppo" : "wm", (long long)r->expanded, t_search);
     printf("search cost:     %.4f ms -> %.4f ms (%+.2f%%, the prepared working graph)\n",
            r->initial_ms, r->best_ms,
            r->initial_ms > 0 ? 100.0 * (r->best_ms - r->initial_ms) / r->initial_ms : 0.0);

@@ -1,0 +1,467 @@
+/*
+ * agent_ppo.c — the model-free learning agent (agent/ppo.h): PPO on the
+ * real environment with the GNN encoder trained end to end (X-RLflow's
+ * setting; RLFlow's world-model agent reuses the policy but not this loop).
+ *
+ * Training alternates rollouts and updates: episodes from the environment's
+ * reset state, the state of each step the GNN's z of the current graph
+ * (with per-node costs from the cost model when one is given), actions
+ * sampled from the masked rule and location heads; after K episodes (or a
+ * full rollout buffer, which ends the episode with a bootstrapped value)
+ * the policy and the encoder are updated together, the encoder's features
+ * of each minibatch recomputed through a state hook; then one greedy
+ * episode shows what the policy has learnt. Every valid real graph counts:
+ * the cheapest one seen and the rules that led to it are the result, as
+ * for the search baselines. Budgets: environment steps and wall time.
+ * Everything random comes from one rng seeded from the options, so a run
+ * is deterministic.
+ */
+#include "agent/costmemo.h"
+#include "agent/ppo.h"
+#include "agent/search_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct xf_ppo_agent {
+    xf_ppo_agent_options opt;
+    int n_rules, max_locations;
+    xf_nn_params p;
+    xf_gnn gnn;
+    xf_ppo_net net;
+    xf_nn_adam adam;
+    xf_rng rng;
+    xf_ppo_work work;
+    xf_gnn_cache gc;
+    xf_gnn_batch obs; /* graph i = buffer row i */
+    xf_gnn_batch cur, mb;
+    xf_ppo_buffer buf;
+    xf_costmemo *memo;
+    xf_op_cost *per_node;
+    double *node_ms;
+    int node_cap;
+    int *n_loc; /* [A] locations per rule of the current graph */
+    float *z;   /* [latent] state of the current graph */
+};
+
+xf_ppo_agent_options xf_ppo_agent_options_default(void)
+{
+    xf_ppo_agent_options o;
+    memset(&o, 0, sizeof o);
+    o.hp = xf_ppo_hparams_default();
+    o.gnn = xf_gnn_config_default();
+    o.gnn.hidden = 32;
+    o.gnn.latent = 32;
+    o.gnn.rounds = 2;
+    o.max_locations = xf_env_options_default().max_locations;
+    o.episodes_per_update = 4;
+    o.max_rows = 512;
+    o.max_env_steps = 20000;
+    o.max_seconds = 60;
+    o.seed = 1;
+    return o;
+}
+
+void xf_ppo_agent_free(xf_ppo_agent *a)
+{
+    if (!a) return;
+    xf_nn_params_free(&a->p);
+    xf_ppo_work_free(&a->work);
+    xf_gnn_cache_free(&a->gc);
+    xf_gnn_batch_free(&a->obs);
+    xf_gnn_batch_free(&a->cur);
+    xf_gnn_batch_free(&a->mb);
+    xf_ppo_buffer_free(&a->buf);
+    xf_costmemo_free(a->memo);
+    free(a->per_node);
+    free(a->node_ms);
+    free(a->n_loc);
+    free(a->z);
+    free(a);
+}
+
+xf_status xf_ppo_agent_create(int n_rules, const xf_ppo_agent_options *opt, xf_ppo_agent **out,
+                              xf_error *err)
+{
+    *out = NULL;
+    xf_ppo_agent_options o = opt ? *opt : xf_ppo_agent_options_default();
+    if (o.episodes_per_update < 1 || o.max_rows < 1 || o.hp.epochs < 1 || o.hp.minibatch < 1)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "ppo agent: episodes per update (%d), rollout rows (%d), epochs (%d) and "
+                       "minibatch (%d) must be >= 1",
+                       o.episodes_per_update, o.max_rows, o.hp.epochs, o.hp.minibatch);
+    xf_ppo_agent *a = calloc(1, sizeof *a);
+    if (!a) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the ppo agent");
+    a->opt = o;
+    a->n_rules = n_rules;
+    a->max_locations = o.max_locations;
+    xf_nn_params_init(&a->p);
+    xf_ppo_work_init(&a->work);
+    xf_gnn_cache_init(&a->gc);
+    xf_gnn_batch_init(&a->obs);
+    xf_gnn_batch_init(&a->cur);
+    xf_gnn_batch_init(&a->mb);
+    xf_rng_seed(&a->rng, o.seed);
+    xf_status st = xf_gnn_add(&a->gnn, &a->p, "gnn", &o.gnn, &a->rng, err);
+    if (!st)
+        st = xf_ppo_net_add(&a->net, &a->p, o.gnn.latent, n_rules, o.max_locations, &o.hp, &a->rng,
+                            err);
+    xf_ppo_buffer_init(&a->buf, o.gnn.latent, n_rules + 1);
+    a->adam = xf_nn_adam_default(o.hp.lr);
+    if (!st && o.cm) st = xf_costmemo_create(o.cm, &a->memo, err);
+    if (!st) {
+        a->n_loc = calloc((size_t)n_rules + 1, sizeof *a->n_loc);
+        a->z = calloc((size_t)o.gnn.latent, sizeof *a->z);
+        if (!a->n_loc || !a->z) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the ppo agent");
+    }
+    if (st) {
+        xf_error_prefix(err, "ppo agent: ");
+        xf_ppo_agent_free(a);
+        return st;
+    }
+    *out = a;
+    return XF_OK;
+}
+
+xf_nn_params *xf_ppo_agent_params(xf_ppo_agent *a) { return &a->p; }
+
+/* ---------------------------------------------------------- observations */
+
+/* Appends the current graph's features to b (per-node costs when the agent
+ * has a cost model). */
+static xf_status features(xf_ppo_agent *a, const xf_env *e, xf_gnn_batch *b, xf_error *err)
+{
+    const xf_graph *g = xf_env_graph(e);
+    const xf_graph_index *ix = xf_env_index(e);
+    if (!a->memo) return xf_gnn_batch_add(b, g, ix, NULL, err);
+    if (g->n_nodes > a->node_cap) {
+        int cap = g->n_nodes;
+        xf_op_cost *pc = realloc(a->per_node, (size_t)cap * sizeof *pc);
+        if (pc) a->per_node = pc;
+        double *nm = pc ? realloc(a->node_ms, (size_t)cap * sizeof *nm) : NULL;
+        if (nm) a->node_ms = nm;
+        if (!pc || !nm) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing graph nodes");
+        a->node_cap = cap;
+    }
+    xf_op_cost total;
+    xf_status st = xf_costmemo_graph(a->memo, g, ix, a->per_node, &total, err);
+    if (st != XF_OK) return st;
+    for (int i = 0; i < g->n_nodes; i++) a->node_ms[i] = a->per_node[i].ms;
+    return xf_gnn_batch_add(b, g, ix, a->node_ms, err);
+}
+
+/* z of the current graph into a->z; with `keep` its features also go to
+ * the rollout's observations (as the next buffer row). Fills a->n_loc. */
+static xf_status observe(xf_ppo_agent *a, const xf_env *e, int keep, xf_error *err)
+{
+    xf_status st;
+    if (keep) {
+        st = features(a, e, &a->obs, err);
+        int last = a->obs.n_graphs - 1;
+        if (!st) st = xf_ppo_obs_gather(&a->cur, &a->obs, &last, 1, err);
+    } else {
+        xf_gnn_batch_clear(&a->cur);
+        st = features(a, e, &a->cur, err);
+    }
+    if (st != XF_OK) return st;
+    const float *z;
+    st = xf_gnn_forward(&a->gnn, &a->p, &a->cur, &a->gc, &z, err);
+    if (st != XF_OK) return st;
+    memcpy(a->z, z, (size_t)a->opt.gnn.latent * sizeof *a->z);
+    for (int r = 0; r <= a->n_rules; r++) a->n_loc[r] = xf_env_num_locations(e, r);
+    return XF_OK;
+}
+
+static xf_status hook_forward(void *user, const int *rows, int B, float *s, xf_error *err)
+{
+    xf_ppo_agent *a = user;
+    xf_status st = xf_ppo_obs_gather(&a->mb, &a->obs, rows, B, err);
+    if (st != XF_OK) return st;
+    const float *z;
+    st = xf_gnn_forward(&a->gnn, &a->p, &a->mb, &a->gc, &z, err);
+    if (st != XF_OK) return st;
+    memcpy(s, z, (size_t)B * (size_t)a->opt.gnn.latent * sizeof *s);
+    return XF_OK;
+}
+
+static xf_status hook_backward(void *user, const int *rows, int B, const float *ds, xf_error *err)
+{
+    xf_ppo_agent *a = user;
+    (void)rows;
+    (void)B;
+    (void)err;
+    xf_gnn_backward(&a->gnn, &a->p, &a->mb, &a->gc, ds);
+    return XF_OK;
+}
+
+/* ------------------------------------------------------------- episodes */
+
+typedef struct run {
+    xf_ppo_agent *a;
+    xf_env *e;
+    xf_search_result *res;
+    double t0, last_progress;
+    int64_t steps, episodes;
+    xf_hashset seen;
+    int *path; /* valid rules applied this episode */
+    int path_n, path_cap;
+    double ep_return, ret_sum;
+    int ret_n;
+    const char *phase;
+} run;
+
+static int out_of_budget(const run *r)
+{
+    const xf_ppo_agent_options *o = &r->a->opt;
+    if (o->max_env_steps > 0 && r->steps >= o->max_env_steps) return 1;
+    return o->max_seconds > 0 && xf_search_now() - r->t0 >= o->max_seconds;
+}
+
+static void tick(run *r)
+{
+    const xf_ppo_agent_options *o = &r->a->opt;
+    double now = xf_search_now();
+    if (!o->progress || now - r->last_progress < 1.0) return;
+    r->last_progress = now;
+    xf_ppo_progress p = {r->phase, r->episodes, r->steps,
+                         r->ret_n ? r->ret_sum / r->ret_n : 0.0, r->res->best_ms,
+                         r->res->initial_ms, now - r->t0};
+    o->progress(o->progress_user, &p);
+}
+
+static xf_status keep_best(run *r, xf_error *err)
+{
+    xf_graph copy;
+    xf_status st = xf_graph_clone_shared(xf_env_graph(r->e), &copy, err);
+    if (st != XF_OK) return st;
+    int *path = NULL;
+    if (r->path_n > 0) {
+        path = malloc((size_t)r->path_n * sizeof *path);
+        if (!path) {
+            xf_graph_free(&copy);
+            return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording the best graph");
+        }
+        memcpy(path, r->path, (size_t)r->path_n * sizeof *path);
+    }
+    xf_graph_free(&r->res->best);
+    free(r->res->applied);
+    r->res->best = copy;
+    r->res->applied = path;
+    r->res->n_applied = r->path_n;
+    r->res->best_ms = xf_env_cost(r->e);
+    return XF_OK;
+}
+
+static xf_status start_episode(run *r, xf_error *err)
+{
+    r->path_n = 0;
+    r->ep_return = 0.0;
+    return xf_env_reset(r->e, err);
+}
+
+/* One step with the current policy; training steps go to the buffer. */
+static xf_status step(run *r, int greedy, int train, int *done, xf_error *err)
+{
+    xf_ppo_agent *a = r->a;
+    xf_status st = observe(a, r->e, train, err);
+    if (st != XF_OK) return st;
+    const uint8_t *mask = xf_env_xfer_mask(r->e);
+    int rule, loc;
+    float logp, value;
+    st = xf_ppo_act(&a->net, &a->p, &a->work, a->z, mask, a->n_loc, greedy, &a->rng, &rule, &loc,
+                    &logp, &value, err);
+    if (st != XF_OK) return st;
+    xf_env_step_result sr;
+    st = xf_env_step(r->e, rule, loc, &sr, err);
+    if (st != XF_OK) return st;
+    r->steps++;
+    r->ep_return += sr.reward;
+    *done = sr.done;
+    if (train) {
+        st = xf_ppo_buffer_add(&a->buf, a->z, mask, a->n_loc[rule], rule, loc, logp, value,
+                               (float)sr.reward, sr.done, err);
+        if (st != XF_OK) return st;
+    }
+    if (!sr.valid || rule == a->n_rules) return XF_OK;
+    if (r->path_n == r->path_cap) {
+        int cap = r->path_cap ? 2 * r->path_cap : 64;
+        int *np = realloc(r->path, (size_t)cap * sizeof *np);
+        if (!np) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording the episode");
+        r->path = np;
+        r->path_cap = cap;
+    }
+    r->path[r->path_n++] = rule;
+    int added;
+    st = xf_hashset_add(&r->seen, sr.hash, &added, err);
+    if (st != XF_OK) return st;
+    if (sr.cost_ms < r->res->best_ms - XF_SEARCH_EPS * r->res->initial_ms) return keep_best(r, err);
+    return XF_OK;
+}
+
+/* A whole episode from the reset state (the budget may cut it short). */
+static xf_status episode(run *r, int greedy, xf_error *err)
+{
+    xf_status st = start_episode(r, err);
+    int done = 0;
+    while (!st && !done && !out_of_budget(r)) {
+        st = step(r, greedy, 0, &done, err);
+        tick(r);
+    }
+    return st;
+}
+
+static xf_status run_begin(run *r, xf_ppo_agent *a, xf_env *e, xf_search_result *res,
+                           xf_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->a = a;
+    r->e = e;
+    r->res = res;
+    r->t0 = r->last_progress = xf_search_now();
+    r->phase = "train";
+    xf_hashset_init(&r->seen);
+    xf_search_result_free(res);
+    if (xf_env_num_xfers(e) != a->n_rules)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "the environment has %d rules, the agent was built for %d (same rule set "
+                       "needed)",
+                       xf_env_num_xfers(e), a->n_rules);
+    xf_status st = xf_env_reset(e, err);
+    if (st != XF_OK) return st;
+    int added;
+    st = xf_hashset_add(&r->seen, xf_env_hash(e), &added, err);
+    if (st != XF_OK) return st;
+    res->initial_ms = res->best_ms = xf_env_cost(e);
+    return keep_best(r, err);
+}
+
+static xf_status run_end(run *r, xf_status st, xf_error *err)
+{
+    if (!st) st = xf_env_set_graph(r->e, &r->res->best, err);
+    if (!st) r->res->best_ms = xf_env_cost(r->e);
+    r->res->expanded = r->steps;
+    r->res->seen = (int64_t)r->seen.n + r->seen.has_zero;
+    r->res->seconds = xf_search_now() - r->t0;
+    xf_hashset_free(&r->seen);
+    free(r->path);
+    if (st) {
+        xf_error_prefix(err, "ppo agent: ");
+        xf_search_result_free(r->res);
+    }
+    return st;
+}
+
+/* Value of the current state, to bootstrap a rollout cut mid-episode. */
+static xf_status bootstrap(run *r, float *value, xf_error *err)
+{
+    xf_ppo_agent *a = r->a;
+    xf_status st = observe(a, r->e, 0, err);
+    if (st != XF_OK) return st;
+    int rule, loc;
+    float logp;
+    return xf_ppo_act(&a->net, &a->p, &a->work, a->z, xf_env_xfer_mask(r->e), a->n_loc, 1,
+                      &a->rng, &rule, &loc, &logp, value, err);
+}
+
+static xf_status update(run *r, float last_value, xf_error *err)
+{
+    xf_ppo_agent *a = r->a;
+    xf_ppo_buffer_finish(&a->buf, last_value, &a->opt.hp);
+    xf_ppo_state_hook hook = {hook_forward, hook_backward, a};
+    xf_status st = xf_ppo_update(&a->net, &a->p, &a->adam, &a->work, &a->buf, &a->opt.hp, &hook,
+                                 &a->rng, NULL, err);
+    xf_ppo_buffer_clear(&a->buf);
+    xf_gnn_batch_clear(&a->obs);
+    r->ret_sum = 0.0;
+    r->ret_n = 0;
+    return st;
+}
+
+xf_status xf_ppo_agent_train(xf_ppo_agent *a, xf_env *e, xf_search_result *res, xf_error *err)
+{
+    run r;
+    xf_status st = run_begin(&r, a, e, res, err);
+    xf_ppo_buffer_clear(&a->buf);
+    xf_gnn_batch_clear(&a->obs);
+    while (!st && !out_of_budget(&r)) {
+        int eps = 0, done = 0;
+        r.phase = "train";
+        while (!st && eps < a->opt.episodes_per_update && a->buf.n < a->opt.max_rows &&
+               !out_of_budget(&r)) {
+            st = start_episode(&r, err);
+            done = 0;
+            while (!st && !done && a->buf.n < a->opt.max_rows && !out_of_budget(&r)) {
+                st = step(&r, 0, 1, &done, err);
+                tick(&r);
+            }
+            if (!st && done) {
+                eps++;
+                r.episodes++;
+                r.ret_sum += r.ep_return;
+                r.ret_n++;
+            }
+        }
+        if (st || out_of_budget(&r)) break;
+        float last_value = 0.0f;
+        if (!done) st = bootstrap(&r, &last_value, err);
+        if (!st) st = update(&r, last_value, err);
+        r.phase = "eval";
+        if (!st) st = episode(&r, 1, err);
+    }
+    return run_end(&r, st, err);
+}
+
+xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_result *res,
+                           xf_error *err)
+{
+    run r;
+    xf_status st = run_begin(&r, a, e, res, err);
+    r.phase = "eval";
+    if (!st) st = episode(&r, greedy, err);
+    return run_end(&r, st, err);
+}
+
+xf_status xf_ppo_optimise(xf_env *e, const xf_ppo_agent_options *opt, xf_search_result *res,
+                          xf_error *err)
+{
+    xf_ppo_agent *a = NULL;
+    xf_status st = xf_ppo_agent_create(xf_env_num_xfers(e), opt, &a, err);
+    if (!st) st = xf_ppo_agent_train(a, e, res, err);
+    xf_ppo_agent_free(a);
+    return st;
+}
+
+/* ------------------------------------------------------------ checkpoints */
+
+#define N_SIZES 9
+
+static void sizes_of(const xf_ppo_agent *a, int *s)
+{
+    s[0] = a->n_rules;
+    s[1] = a->max_locations;
+    s[2] = a->opt.gnn.hidden;
+    s[3] = a->opt.gnn.latent;
+    s[4] = a->opt.gnn.rounds;
+    s[5] = a->opt.gnn.mlp_layers;
+    s[6] = a->opt.hp.hidden;
+    s[7] = a->opt.hp.trunk_layers;
+    s[8] = a->opt.hp.embed;
+}
+
+xf_status xf_ppo_agent_save(const xf_ppo_agent *a, const char *path, xf_error *err)
+{
+    int s[N_SIZES];
+    sizes_of(a, s);
+    return xf_ppo_ckpt_save(path, s, N_SIZES, a->adam.step, &a->p, err);
+}
+
+xf_status xf_ppo_agent_load(xf_ppo_agent *a, const char *path, xf_error *err)
+{
+    static const char *const names[N_SIZES] = {
+        "rules",      "max locations",     "GNN hidden width",
+        "GNN latent", "GNN rounds",        "GNN MLP layers",
+        "PPO hidden", "PPO trunk layers", "PPO rule embedding"};
+    int s[N_SIZES];
+    sizes_of(a, s);
+    return xf_ppo_ckpt_load(path, names, s, N_SIZES, &a->adam.step, &a->p, err);
+}

@@ -1,0 +1,653 @@
+/*
+ * agent_wm.c — the world-model agent (RLFlow's method): learn an MDN-RNN
+ * model of the optimisation environment from real rollouts, train a PPO
+ * controller entirely inside the model's dream, and use the controller on
+ * the real environment, keeping the best real graph seen.
+ *
+ * One round:
+ *  1. collect: `random_episodes` episodes of uniformly random offered
+ *     actions on the real environment (never the no-op), each graph encoded
+ *     by the GNN into z, recorded as (z, action, reward, done, locations
+ *     offered next);
+ *  2. model: `wm_passes` passes of truncated BPTT over every episode
+ *     recorded so far (wm_train.c);
+ *  3. dream: `dream_updates` PPO updates of the controller, each on
+ *     `dream_episodes` episodes of the dream started from the real initial
+ *     graph's z and masks (state [z, h], temperature τ);
+ *  4. eval: `eval_episodes` episodes of the controller on the real
+ *     environment (the first greedy, the others sampled), its state [z, h]
+ *     with h the world model's LSTM run along the real trajectory; these
+ *     episodes are recorded too, so the next model also learns the states
+ *     the controller reaches (World Models' iterative training).
+ * Every real step counts for the best graph (with the rules on its path
+ * from the start). Rounds go on until `rounds`, the real-step budget or the
+ * wall-clock budget ends.
+ *
+ * The GNN encoder is initialised randomly from the seed and then held fixed.
+ * The world model's mixture head is trained to predict z_{t+1}; if the
+ * encoder were trained through that likelihood it could shrink every z
+ * towards a constant and make the prediction trivially good (representation
+ * collapse), and every encoder update would move the targets of all the
+ * episodes recorded before it. A fixed random graph-nets encoder is a
+ * deterministic, structure-aware embedding of the graph (distinct graphs
+ * get distinct z almost surely), which is what the model needs. Its
+ * outputs are standardised per dimension with the mean and deviation of the
+ * first round's latents (frozen afterwards and saved in checkpoints, so a
+ * loaded agent sees the same inputs) and clipped to ±XF_WM_Z_CLIP, so the
+ * mixture models unit-scale targets. Rewards (percent of the initial cost,
+ * easily ±25 for one good rewrite) are likewise divided by the root mean
+ * square of the first round's (at least 1), so the reward head's squared error does not
+ * drown the other losses; the dream's rewards are in these units (PPO
+ * standardises its advantages anyway) and progress reports them in
+ * percent again.
+ *
+ * Deterministic for a given seed: every random choice draws from the
+ * agent's generator (or generators seeded from it).
+ */
+#include "agent/search_internal.h"
+#include "agent/wm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XF_WM_Z_CLIP 10.0f
+#define XF_WM_STD_FLOOR 1e-3
+
+xf_wm_agent_options xf_wm_agent_options_default(void)
+{
+    xf_wm_agent_options o;
+    memset(&o, 0, sizeof o);
+    o.hp = xf_ppo_hparams_default();
+    o.gnn = xf_gnn_config_default();
+    o.gnn.hidden = 32;
+    o.gnn.latent = 32;
+    o.gnn.rounds = 2;
+    o.max_locations = xf_env_options_default().max_locations;
+    o.wm_hidden = 256;
+    o.n_mix = 8;
+    o.wm_embed = 16;
+    o.tau = 1.0f;
+    o.random_episodes = 8;
+    o.episode_steps = 50;
+    o.wm_batch = 16;
+    o.wm_chunk = 32;
+    o.wm_passes = 2;
+    o.wm_lr = 1e-3f;
+    o.wm_clip = 1.0f;
+    o.dream_updates = 10;
+    o.dream_episodes = 8;
+    o.eval_episodes = 2;
+    o.rounds = 0;
+    o.max_env_steps = 20000;
+    o.max_seconds = 60;
+    o.seed = 1;
+    return o;
+}
+
+void xf_wm_agent_free(xf_wm_agent *a)
+{
+    if (!a) return;
+    xf_costmemo_free(a->memo);
+    free(a->per_node);
+    free(a->node_ms);
+    xf_nn_params_free(&a->gnn_p);
+    xf_nn_params_free(&a->wm_p);
+    xf_nn_params_free(&a->ctl_p);
+    free(a->z_mean);
+    free(a->z_std);
+    xf_gnn_batch_free(&a->batch);
+    xf_gnn_cache_free(&a->gcache);
+    xf_wm_data_free(&a->data);
+    xf_wm_trainer_free(&a->tr);
+    xf_ppo_work_free(&a->work);
+    xf_ppo_buffer_free(&a->buf);
+    xf_nn_lstm_cache_free(&a->lcache);
+    free(a->z);
+    free(a->state);
+    free(a->c);
+    free(a->h_new);
+    free(a->c_new);
+    free(a->x);
+    free(a->locs);
+    free(a->n_loc);
+    free(a->mask);
+    free(a);
+}
+
+static xf_status check_options(const xf_wm_agent_options *o, xf_error *err)
+{
+    struct {
+        const char *name;
+        double v;
+    } pos[] = {{"gnn.latent", o->gnn.latent},   {"max_locations", o->max_locations},
+               {"wm_hidden", o->wm_hidden},
+               {"n_mix", o->n_mix},             {"wm_embed", o->wm_embed},
+               {"random_episodes", o->random_episodes}, {"episode_steps", o->episode_steps},
+               {"wm_batch", o->wm_batch},       {"wm_chunk", o->wm_chunk},
+               {"wm_passes", o->wm_passes},     {"wm_lr", o->wm_lr},
+               {"dream_updates", o->dream_updates}, {"dream_episodes", o->dream_episodes},
+               {"hp.minibatch", o->hp.minibatch}};
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+        if (!(pos[i].v > 0))
+            return XF_FAIL(err, XF_ERR_INVALID, "world-model agent: %s (%g) must be > 0",
+                           pos[i].name, pos[i].v);
+    if (o->eval_episodes < 0)
+        return XF_FAIL(err, XF_ERR_INVALID, "world-model agent: eval_episodes (%d) must be >= 0",
+                       o->eval_episodes);
+    return XF_OK;
+}
+
+xf_status xf_wm_agent_create(int n_rules, const xf_wm_agent_options *opt, xf_wm_agent **out,
+                             xf_error *err)
+{
+    *out = NULL;
+    xf_wm_agent_options o = opt ? *opt : xf_wm_agent_options_default();
+    xf_status st = check_options(&o, err);
+    if (st) return st;
+    if (n_rules < 1)
+        return XF_FAIL(err, XF_ERR_INVALID, "world-model agent: needs at least one rule (has %d)",
+                       n_rules);
+    int max_locations = o.max_locations;
+    xf_wm_agent *a = calloc(1, sizeof *a);
+    if (!a) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the world-model agent");
+    a->opt = o;
+    a->n_rules = n_rules;
+    a->max_locations = max_locations;
+    xf_nn_params_init(&a->gnn_p);
+    xf_nn_params_init(&a->wm_p);
+    xf_nn_params_init(&a->ctl_p);
+    xf_gnn_batch_init(&a->batch);
+    xf_gnn_cache_init(&a->gcache);
+    xf_ppo_work_init(&a->work);
+    xf_nn_lstm_cache_init(&a->lcache);
+    int D = o.gnn.latent, N = n_rules, H = o.wm_hidden;
+    xf_wm_data_init(&a->data, D, N);
+    xf_ppo_buffer_init(&a->buf, D + H, N + 1);
+    xf_rng_seed(&a->rng, o.seed);
+
+    xf_wm_config wc = xf_wm_config_default(D, N);
+    wc.max_locations = max_locations;
+    wc.hidden = H;
+    wc.n_mix = o.n_mix;
+    wc.embed = o.wm_embed;
+    st = xf_gnn_add(&a->gnn, &a->gnn_p, "gnn", &o.gnn, &a->rng, err);
+    if (!st && o.cm) st = xf_costmemo_create(o.cm, &a->memo, err);
+    if (!st) st = xf_wm_add(&a->wm, &a->wm_p, &wc, &a->rng, err);
+    if (!st) st = xf_ppo_net_add(&a->ctl, &a->ctl_p, D + H, N, max_locations, &o.hp, &a->rng, err);
+    if (!st) st = xf_wm_trainer_init(&a->tr, &a->wm, o.wm_batch, o.wm_chunk, err);
+    if (!st) st = xf_ppo_work_reserve(&a->work, &a->ctl, o.hp.minibatch, err);
+    if (!st) st = xf_nn_lstm_cache_reserve(&a->lcache, 1, H, err);
+    if (st) {
+        xf_wm_agent_free(a);
+        return st;
+    }
+    a->wm_adam = xf_nn_adam_default(o.wm_lr);
+    a->ctl_adam = xf_nn_adam_default(o.hp.lr);
+    size_t d = (size_t)D, h = (size_t)H;
+    a->z_mean = calloc(d, sizeof *a->z_mean);
+    a->z_std = malloc(d * sizeof *a->z_std);
+    a->z = calloc(d, sizeof *a->z);
+    a->state = calloc(d + h, sizeof *a->state);
+    a->c = calloc(h, sizeof *a->c);
+    a->h_new = calloc(h, sizeof *a->h_new);
+    a->c_new = calloc(h, sizeof *a->c_new);
+    a->x = calloc((size_t)a->wm.in_dim, sizeof *a->x);
+    a->locs = calloc((size_t)N, sizeof *a->locs);
+    a->n_loc = calloc((size_t)N + 1, sizeof *a->n_loc);
+    a->mask = calloc((size_t)N + 1, sizeof *a->mask);
+    if (!a->z_mean || !a->z_std || !a->z || !a->state || !a->c || !a->h_new || !a->c_new ||
+        !a->x || !a->locs || !a->n_loc || !a->mask) {
+        xf_wm_agent_free(a);
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the world-model agent");
+    }
+    xf_nn_init_const(a->z_std, d, 1.0f);
+    a->reward_scale = 1.0f;
+    *out = a;
+    return XF_OK;
+}
+
+const xf_wm *xf_wm_agent_model(const xf_wm_agent *a) { return &a->wm; }
+const xf_nn_params *xf_wm_agent_model_params(const xf_wm_agent *a) { return &a->wm_p; }
+
+/* ------------------------------------------------------------ a run */
+
+typedef struct run_ctx {
+    xf_wm_agent *a;
+    xf_env *e;
+    xf_search_result *res;
+    xf_wm_agent_stats st;
+    xf_hashset seen;
+    int *path, path_n, path_cap; /* rules applied in the current episode */
+    double t0, last_progress;
+    double real_s, encode_s;
+    int64_t encodes;
+    xf_dream *dream;
+    float *z0;        /* standardised latent of the initial graph */
+    uint16_t *locs0;  /* its locations per rule */
+    xf_wm_progress prog;
+} run_ctx;
+
+static int out_of_budget(const run_ctx *c)
+{
+    const xf_wm_agent_options *o = &c->a->opt;
+    if (o->max_env_steps > 0 && c->st.real_steps >= o->max_env_steps) return 1;
+    return o->max_seconds > 0 && xf_search_now() - c->t0 >= o->max_seconds;
+}
+
+static void tick(run_ctx *c, const char *phase, int force)
+{
+    const xf_wm_agent_options *o = &c->a->opt;
+    if (!o->progress) return;
+    double now = xf_search_now();
+    if (!force && now - c->last_progress < 1.0) return;
+    c->last_progress = now;
+    c->prog.phase = phase;
+    c->prog.round = c->st.rounds;
+    c->prog.episodes = c->st.real_episodes;
+    c->prog.real_steps = c->st.real_steps;
+    c->prog.dream_steps = c->st.dream_steps;
+    c->prog.wm_loss = c->st.wm_loss_last;
+    c->prog.dream_reward = c->st.dream_reward;
+    c->prog.best_ms = c->res->best_ms;
+    c->prog.initial_ms = c->res->initial_ms;
+    c->prog.seconds = now - c->t0;
+    o->progress(o->progress_user, &c->prog);
+}
+
+/* The current graph's features into a->batch (alone), with per-node costs
+ * when the agent has a cost model. */
+static xf_status features(xf_wm_agent *a, const xf_env *e, xf_error *err)
+{
+    const xf_graph *g = xf_env_graph(e);
+    const xf_graph_index *ix = xf_env_index(e);
+    xf_gnn_batch_clear(&a->batch);
+    if (!a->memo) return xf_gnn_batch_add(&a->batch, g, ix, NULL, err);
+    if (g->n_nodes > a->node_cap) {
+        int cap = g->n_nodes;
+        xf_op_cost *pc = realloc(a->per_node, (size_t)cap * sizeof *pc);
+        if (pc) a->per_node = pc;
+        double *nm = pc ? realloc(a->node_ms, (size_t)cap * sizeof *nm) : NULL;
+        if (nm) a->node_ms = nm;
+        if (!pc || !nm) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing graph nodes");
+        a->node_cap = cap;
+    }
+    xf_op_cost total;
+    xf_status st = xf_costmemo_graph(a->memo, g, ix, a->per_node, &total, err);
+    if (st) return st;
+    for (int i = 0; i < g->n_nodes; i++) a->node_ms[i] = a->per_node[i].ms;
+    return xf_gnn_batch_add(&a->batch, g, ix, a->node_ms, err);
+}
+
+/* z of the environment's current graph, standardised once the statistics
+ * are known, into a->z. */
+static xf_status encode(run_ctx *c, xf_error *err)
+{
+    xf_wm_agent *a = c->a;
+    double t0 = xf_search_now();
+    xf_status st = features(a, c->e, err);
+    const float *z = NULL;
+    if (!st) st = xf_gnn_forward(&a->gnn, &a->gnn_p, &a->batch, &a->gcache, &z, err);
+    if (st) return st;
+    for (int d = 0; d < a->opt.gnn.latent; d++) {
+        float v = a->normalised ? (z[d] - a->z_mean[d]) / a->z_std[d] : z[d];
+        a->z[d] = a->normalised ? fmaxf(-XF_WM_Z_CLIP, fminf(XF_WM_Z_CLIP, v)) : v;
+    }
+    c->encode_s += xf_search_now() - t0;
+    c->encodes++;
+    return XF_OK;
+}
+
+/* The environment's masks into a->locs (capped), a->n_loc and a->mask. */
+static void read_masks(xf_wm_agent *a, const xf_env *e)
+{
+    int N = a->n_rules;
+    for (int j = 0; j < N; j++) {
+        int n = xf_env_num_locations(e, j);
+        n = n < a->max_locations ? n : a->max_locations;
+        a->locs[j] = (uint16_t)n;
+        a->n_loc[j] = n;
+        a->mask[j] = n > 0;
+    }
+    a->n_loc[N] = 0;
+    a->mask[N] = 1;
+}
+
+static xf_status keep_best(run_ctx *c, double ms, xf_error *err)
+{
+    xf_graph copy;
+    xf_status st = xf_graph_clone_shared(xf_env_graph(c->e), &copy, err);
+    if (st) return st;
+    int *ap = NULL;
+    if (c->path_n > 0) {
+        ap = malloc((size_t)c->path_n * sizeof *ap);
+        if (!ap) {
+            xf_graph_free(&copy);
+            return XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping the best graph");
+        }
+        memcpy(ap, c->path, (size_t)c->path_n * sizeof *ap);
+    }
+    xf_graph_free(&c->res->best);
+    free(c->res->applied);
+    c->res->best = copy;
+    c->res->best_ms = ms;
+    c->res->applied = ap;
+    c->res->n_applied = c->path_n;
+    return XF_OK;
+}
+
+static xf_status path_push(run_ctx *c, int rule, xf_error *err)
+{
+    if (c->path_n == c->path_cap) {
+        int cap = c->path_cap ? 2 * c->path_cap : 64;
+        int *p = realloc(c->path, (size_t)cap * sizeof *p);
+        if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording an episode");
+        c->path = p;
+        c->path_cap = cap;
+    }
+    c->path[c->path_n++] = rule;
+    return XF_OK;
+}
+
+/* Uniformly random offered (rule, location); 0 when nothing is offered. */
+static int random_action(xf_wm_agent *a, int *rule, int *loc)
+{
+    int64_t total = 0;
+    for (int j = 0; j < a->n_rules; j++) total += a->n_loc[j];
+    if (total == 0) return 0;
+    int64_t k = (int64_t)(xf_rng_next(&a->rng) % (uint64_t)total);
+    int j = 0;
+    while (k >= a->n_loc[j]) k -= a->n_loc[j++];
+    *rule = j;
+    *loc = (int)k;
+    return 1;
+}
+
+enum { MODE_RANDOM, MODE_GREEDY, MODE_SAMPLED };
+
+/* One real episode from the reset state: random actions or the controller
+ * (state [z, h], h from the world model's LSTM along the trajectory).
+ * Recorded into the agent's data when `record`. */
+static xf_status real_episode(run_ctx *c, int mode, int record, xf_error *err)
+{
+    xf_wm_agent *a = c->a;
+    xf_env *e = c->e;
+    const xf_wm *wm = &a->wm;
+    int D = a->opt.gnn.latent, H = a->opt.wm_hidden, N = a->n_rules;
+    double eps = XF_SEARCH_EPS * c->res->initial_ms;
+    xf_status st = xf_env_reset(e, err);
+    if (!st) st = encode(c, err);
+    int idx;
+    if (!st && record) st = xf_wm_data_begin(&a->data, a->z, &idx, err);
+    if (st) return st;
+    memset(a->state + D, 0, (size_t)H * sizeof *a->state);
+    memset(a->c, 0, (size_t)H * sizeof *a->c);
+    c->path_n = 0;
+    read_masks(a, e);
+    for (int t = 0; t < a->opt.episode_steps && !out_of_budget(c); t++) {
+        int rule = N, loc = 0;
+        if (mode == MODE_RANDOM) {
+            if (!random_action(a, &rule, &loc)) break;
+        } else {
+            float logp, value;
+            memcpy(a->state, a->z, (size_t)D * sizeof *a->z);
+            st = xf_ppo_act(&a->ctl, &a->ctl_p, &a->work, a->state, a->mask, a->n_loc,
+                            mode == MODE_GREEDY, &a->rng, &rule, &loc, &logp, &value, err);
+            if (st) return st;
+            xf_wm_input(wm, &a->wm_p, a->x, a->z, rule, loc);
+            xf_nn_lstm_forward(a->h_new, a->c_new, &a->lcache, a->x, a->state + D, a->c,
+                               xf_nn_params_value(&a->wm_p, wm->lstm.wx),
+                               xf_nn_params_value(&a->wm_p, wm->lstm.wh),
+                               xf_nn_params_value(&a->wm_p, wm->lstm.b), 1, wm->in_dim, H);
+            memcpy(a->state + D, a->h_new, (size_t)H * sizeof *a->h_new);
+            memcpy(a->c, a->c_new, (size_t)H * sizeof *a->c_new);
+        }
+        xf_env_step_result sr;
+        double t0 = xf_search_now();
+        st = xf_env_step(e, rule, loc, &sr, err);
+        c->real_s += xf_search_now() - t0;
+        if (st) return st;
+        c->st.real_steps++;
+        c->res->expanded++;
+        st = encode(c, err);
+        if (st) return st;
+        read_masks(a, e);
+        if (record)
+            st = xf_wm_data_step(&a->data, rule, loc, (float)sr.reward / a->reward_scale, sr.done,
+                                 a->z, a->locs, err);
+        if (!st && sr.valid && rule < N) {
+            int added;
+            st = path_push(c, rule, err);
+            if (!st) st = xf_hashset_add(&c->seen, sr.hash, &added, err);
+            if (!st && sr.cost_ms < c->res->best_ms - eps) st = keep_best(c, sr.cost_ms, err);
+        }
+        if (st) return st;
+        tick(c, mode == MODE_RANDOM ? "collect" : "eval", 0);
+        if (sr.done) break;
+    }
+    c->st.real_episodes++;
+    return XF_OK;
+}
+
+/* Per-dimension mean and deviation of every recorded z and the root mean
+ * square of the rewards; the recorded z and rewards are standardised in
+ * place and the statistics frozen. */
+static void standardise(xf_wm_agent *a)
+{
+    int D = a->opt.gnn.latent;
+    xf_wm_data *d = &a->data;
+    double *sum = calloc((size_t)D * 2, sizeof *sum);
+    if (!sum) return; /* stays unnormalised: the next round tries again */
+    double n = 0, r2 = 0;
+    for (int i = 0; i < d->n; i++)
+        for (int t = 0; t < d->ep[i].T; t++) r2 += (double)d->ep[i].reward[t] * d->ep[i].reward[t];
+    /* Never below 1 (one percent of the initial cost): a first round with
+     * only tiny rewards must not blow up later ones. */
+    a->reward_scale = d->steps > 0 ? (float)fmax(sqrt(r2 / (double)d->steps), 1.0) : 1.0f;
+    for (int i = 0; i < d->n; i++) {
+        for (int t = 0; t < d->ep[i].T; t++) d->ep[i].reward[t] /= a->reward_scale;
+        for (int t = 0; t <= d->ep[i].T; t++, n++)
+            for (int k = 0; k < D; k++) {
+                double v = d->ep[i].z[(size_t)t * (size_t)D + (size_t)k];
+                sum[k] += v;
+                sum[D + k] += v * v;
+            }
+    }
+    for (int k = 0; k < D && n > 0; k++) {
+        double m = sum[k] / n, var = sum[D + k] / n - m * m;
+        a->z_mean[k] = (float)m;
+        a->z_std[k] = (float)fmax(sqrt(var > 0 ? var : 0), XF_WM_STD_FLOOR);
+    }
+    free(sum);
+    for (int i = 0; i < d->n; i++)
+        for (int t = 0; t <= d->ep[i].T; t++)
+            for (int k = 0; k < D; k++) {
+                float *v = &d->ep[i].z[(size_t)t * (size_t)D + (size_t)k];
+                *v = fmaxf(-XF_WM_Z_CLIP, fminf(XF_WM_Z_CLIP, (*v - a->z_mean[k]) / a->z_std[k]));
+            }
+    a->normalised = 1;
+}
+
+/* Training passes of the world model over every recorded episode. */
+static xf_status train_model(run_ctx *c, xf_error *err)
+{
+    xf_wm_agent *a = c->a;
+    int n = a->data.n;
+    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+    if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory training the world model");
+    xf_status st = XF_OK;
+    for (int pass = 0; pass < a->opt.wm_passes && !out_of_budget(c); pass++) {
+        for (int i = 0; i < n; i++) order[i] = i;
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)(xf_rng_next(&a->rng) % (uint64_t)(i + 1)), t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        xf_wm_loss l;
+        st = xf_wm_train_pass(&a->tr, &a->wm_p, &a->wm_adam, &a->data, order, n,
+                              a->opt.wm_clip, &l, err);
+        if (st) break;
+        if (c->st.wm_loss_first == 0) c->st.wm_loss_first = l.total;
+        c->st.wm_loss_last = l.total;
+        tick(c, "model", 0);
+    }
+    free(order);
+    return st;
+}
+
+/* PPO updates of the controller on dream episodes. */
+static xf_status train_controller(run_ctx *c, xf_error *err)
+{
+    xf_wm_agent *a = c->a;
+    xf_dream *d = c->dream;
+    int N = a->n_rules, S = a->opt.gnn.latent + a->opt.wm_hidden;
+    xf_status st = XF_OK;
+    for (int u = 0; u < a->opt.dream_updates && !out_of_budget(c); u++) {
+        xf_ppo_buffer_clear(&a->buf);
+        double ret = 0;
+        for (int ep = 0; ep < a->opt.dream_episodes; ep++) {
+            xf_dream_reset(d);
+            for (int done = 0; !done;) {
+                memcpy(a->state, xf_dream_state(d), (size_t)S * sizeof *a->state);
+                memcpy(a->mask, xf_dream_xfer_mask(d), (size_t)N + 1);
+                for (int j = 0; j < N; j++) a->n_loc[j] = xf_dream_num_locations(d, j);
+                a->n_loc[N] = 0;
+                int rule, loc;
+                float logp, value;
+                st = xf_ppo_act(&a->ctl, &a->ctl_p, &a->work, a->state, a->mask, a->n_loc, 0,
+                                &a->rng, &rule, &loc, &logp, &value, err);
+                if (st) return st;
+                xf_dream_step_result r;
+                xf_dream_step(d, rule, loc, &r);
+                c->st.dream_steps++;
+                ret += r.reward;
+                done = r.done;
+                st = xf_ppo_buffer_add(&a->buf, a->state, a->mask, a->n_loc[rule], rule, loc, logp,
+                                       value, r.reward, r.done, err);
+                if (st) return st;
+            }
+            c->st.dream_episodes++;
+        }
+        c->st.dream_reward = ret * a->reward_scale / a->opt.dream_episodes;
+        xf_ppo_buffer_finish(&a->buf, 0.0f, &a->opt.hp);
+        st = xf_ppo_update(&a->ctl, &a->ctl_p, &a->ctl_adam, &a->work, &a->buf, &a->opt.hp, NULL,
+                           &a->rng, NULL, err);
+        if (st) return st;
+        tick(c, "dream", 0);
+    }
+    return st;
+}
+
+static xf_status run_begin(run_ctx *c, xf_wm_agent *a, xf_env *e, xf_search_result *res,
+                           xf_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->a = a;
+    c->e = e;
+    c->res = res;
+    c->t0 = c->last_progress = xf_search_now();
+    xf_hashset_init(&c->seen);
+    xf_search_result_free(res);
+    if (xf_env_num_xfers(e) != a->n_rules)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "the environment has %d rules, the world-model agent was built for %d",
+                       xf_env_num_xfers(e), a->n_rules);
+    int added;
+    xf_status st = xf_env_reset(e, err);
+    if (!st) st = xf_hashset_add(&c->seen, xf_env_hash(e), &added, err);
+    if (st) return st;
+    res->initial_ms = xf_env_cost(e);
+    return keep_best(c, res->initial_ms, err);
+}
+
+/* Leaves the best graph in e and fills the figures; frees the context. */
+static xf_status run_end(run_ctx *c, xf_status st, xf_wm_agent_stats *stats, xf_error *err)
+{
+    xf_search_result *res = c->res;
+    if (!st) st = xf_env_set_graph(c->e, &res->best, err);
+    if (!st) res->best_ms = xf_env_cost(c->e);
+    res->seen = (int64_t)c->seen.n + c->seen.has_zero;
+    res->seconds = xf_search_now() - c->t0;
+    c->st.seconds = res->seconds;
+    if (c->st.real_steps > 0) c->st.real_step_us = c->real_s / (double)c->st.real_steps * 1e6;
+    if (c->encodes > 0) c->st.encode_us = c->encode_s / (double)c->encodes * 1e6;
+    if (c->dream) {
+        int64_t n;
+        double s;
+        xf_dream_timing(c->dream, &n, &s);
+        if (n > 0) c->st.wm_step_us = s / (double)n * 1e6;
+    }
+    if (!st) tick(c, "done", 1);
+    if (stats) *stats = c->st;
+    xf_dream_free(c->dream);
+    free(c->z0);
+    free(c->locs0);
+    free(c->path);
+    xf_hashset_free(&c->seen);
+    if (st) {
+        xf_error_prefix(err, "world-model agent: ");
+        xf_search_result_free(res);
+    }
+    return st;
+}
+
+/* The dream over the agent's model, started at the initial graph. */
+static xf_status make_dream(run_ctx *c, xf_error *err)
+{
+    xf_wm_agent *a = c->a;
+    int D = a->opt.gnn.latent, N = a->n_rules;
+    c->z0 = malloc((size_t)D * sizeof *c->z0);
+    c->locs0 = malloc((size_t)N * sizeof *c->locs0);
+    if (!c->z0 || !c->locs0) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the dream");
+    xf_status st = xf_env_reset(c->e, err);
+    if (!st) st = encode(c, err);
+    if (st) return st;
+    read_masks(a, c->e);
+    memcpy(c->z0, a->z, (size_t)D * sizeof *a->z);
+    memcpy(c->locs0, a->locs, (size_t)N * sizeof *a->locs);
+    xf_dream_options o = xf_dream_options_default();
+    o.tau = a->opt.tau;
+    o.max_steps = a->opt.episode_steps;
+    o.seed = xf_rng_next(&a->rng);
+    return xf_dream_create(&a->wm, &a->wm_p, c->z0, c->locs0, &o, &c->dream, err);
+}
+
+xf_status xf_wm_agent_train(xf_wm_agent *a, xf_env *e, xf_search_result *res,
+                            xf_wm_agent_stats *stats, xf_error *err)
+{
+    run_ctx c;
+    xf_status st = run_begin(&c, a, e, res, err);
+    const xf_wm_agent_options *o = &a->opt;
+    while (!st && !out_of_budget(&c) && (o->rounds <= 0 || c.st.rounds < o->rounds)) {
+        for (int i = 0; !st && i < o->random_episodes && !out_of_budget(&c); i++)
+            st = real_episode(&c, MODE_RANDOM, 1, err);
+        if (st) break;
+        if (!a->normalised) standardise(a);
+        if (!c.dream && a->normalised) st = make_dream(&c, err);
+        if (!st) st = train_model(&c, err);
+        if (!st && c.dream) st = train_controller(&c, err);
+        for (int i = 0; !st && i < o->eval_episodes && !out_of_budget(&c); i++)
+            st = real_episode(&c, i == 0 ? MODE_GREEDY : MODE_SAMPLED, 1, err);
+        if (!st) c.st.rounds++;
+    }
+    return run_end(&c, st, stats, err);
+}
+
+xf_status xf_wm_agent_run(xf_wm_agent *a, xf_env *e, int greedy, xf_search_result *res,
+                          xf_error *err)
+{
+    run_ctx c;
+    xf_status st = run_begin(&c, a, e, res, err);
+    if (!st) st = real_episode(&c, greedy ? MODE_GREEDY : MODE_SAMPLED, 0, err);
+    return run_end(&c, st, NULL, err);
+}
+
+xf_status xf_wm_optimise(xf_env *e, const xf_wm_agent_options *opt, xf_search_result *res,
+                         xf_wm_agent_stats *stats, xf_error *err)
+{
+    xf_wm_agent *a = NULL;
+    xf_status st = xf_wm_agent_create(xf_env_num_xfers(e), opt, &a, err);
+    if (!st) st = xf_wm_agent_train(a, e, res, stats, err);
+    xf_wm_agent_free(a);
+    return st;
+}

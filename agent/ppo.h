@@ -1,0 +1,278 @@
+/*
+ * ppo.h — (private to agent/) proximal policy optimisation for the learning
+ * agents: a two-level policy over the environment's actions (a rule, then a
+ * location of that rule), a rollout buffer with GAE(γ, λ) advantages, the
+ * clipped PPO update, and the model-free agent that trains the policy and
+ * the GNN encoder end to end on the real environment.
+ *
+ * The policy network over a state vector s (dim S; the GNN's z for the real
+ * agent, the world model's [z, h] for the controller):
+ *   t      = trunk(s)                       MLP S → H → … → H (tanh)
+ *   rule   ~ softmax(rule_head(t) | xfer mask)          N+1 actions (N: no-op)
+ *   e      = embed[rule]                    learned table [N+1, E]
+ *   loc    ~ softmax(loc_head([t, e]) | loc < n_loc(rule))   L = max_locations
+ *   V(s)   = value(s)                       MLP S → H → H → 1 of its own (tanh)
+ *   log π(rule, loc) = log π(rule) + log π(loc | rule); a rule with at most
+ *   one location (the no-op has none) contributes no location term.
+ * Every weight lives in an xf_nn_params store under "ppo/..." names, so
+ * xf_nn_params_save/load checkpoint it.
+ *
+ * The PPO loss of a minibatch of B rows (means over the rows):
+ *   L = −min(ρA, clip(ρ, 1−ε, 1+ε)A) + c_v (V − R)² − c_e (H_rule + H_loc)
+ * with ρ = exp(log π − log π_old), A the advantage and R the return.
+ */
+#ifndef XF_AGENT_PPO_H
+#define XF_AGENT_PPO_H
+
+#include "agent/agent.h"
+#include "agent/gnn.h"
+#include "agent/nn.h"
+
+/* ------------------------------------------------------- hyper-parameters */
+
+typedef struct xf_ppo_hparams {
+    float gamma;         /* discount (0.99, RLFlow) */
+    float lambda;        /* GAE λ (0.95) */
+    float clip;          /* surrogate clip ε (0.2) */
+    float value_coef;    /* c_v (0.5) */
+    float entropy_coef;  /* c_e (0.01) */
+    float lr;            /* Adam learning rate (3e-4) */
+    float max_grad_norm; /* global gradient-norm clip (0.5); <= 0: none */
+    int epochs;          /* passes over a rollout per update (4) */
+    int minibatch;       /* rows per minibatch (64) */
+    int normalize_adv;   /* advantages to zero mean, unit std per rollout (1) */
+    int hidden;          /* H: trunk and location-head width (64) */
+    int trunk_layers;    /* linear layers in the trunk (2) */
+    int embed;           /* E: rule-embedding width (16) */
+} xf_ppo_hparams;
+
+xf_ppo_hparams xf_ppo_hparams_default(void);
+
+/* ---------------------------------------------------------------- network */
+
+typedef struct xf_ppo_net {
+    int S;              /* state dim */
+    int A;              /* rule actions N + 1 (the last is the no-op) */
+    int L;              /* locations (max_locations) */
+    int H, E;
+    xf_nn_mlp trunk;    /* "ppo/trunk": S → H (tanh after every layer) */
+    xf_nn_linear rule;  /* "ppo/rule": H → A */
+    int embed;          /* "ppo/rule_embed" [A, E] */
+    xf_nn_mlp loc;      /* "ppo/loc": H+E → H → L (tanh hidden, raw out) */
+    xf_nn_mlp value;    /* "ppo/value": S → H → H → 1 (tanh hidden, raw out) */
+} xf_ppo_net;
+
+/* Adds the network's tensors to p (initialised from rng: Xavier, the
+ * policy heads' last layers scaled by 0.01 so the first policy is nearly
+ * uniform over what the masks allow). n_rules = N (A = N + 1). */
+xf_status xf_ppo_net_add(xf_ppo_net *net, xf_nn_params *p, int state_dim, int n_rules,
+                         int max_locations, const xf_ppo_hparams *hp, xf_rng *rng,
+                         xf_error *err);
+
+/* A batch of rows for the network: what acting and the loss read. */
+typedef struct xf_ppo_rows {
+    int B;
+    const float *s;         /* [B, S] */
+    const uint8_t *mask;    /* [B, A] xfer mask (1 = allowed; NULL: all) */
+    const int *n_loc;       /* [B] locations of the row's chosen rule (0 for the no-op) */
+    const int *rule;        /* [B] chosen rule */
+    const int *loc;         /* [B] chosen location (ignored when n_loc <= 1) */
+    const float *old_logp;  /* [B] log π_old(rule, loc) */
+    const float *adv;       /* [B] advantages */
+    const float *ret;       /* [B] returns */
+} xf_ppo_rows;
+
+/* Scratch and caches of one forward/backward over up to `cap` rows. */
+typedef struct xf_ppo_work {
+    int cap;
+    xf_nn_mlp_cache trunk_c, loc_c, value_c;
+    const float *t;                 /* [cap, H] trunk output (in trunk_c) */
+    float *rule_logits, *rule_logp; /* [cap, A] */
+    float *loc_in;                  /* [cap, H+E]: [t, embed[rule]] */
+    float *loc_logp;                /* [cap, L] */
+    uint8_t *loc_mask;              /* [cap, L] */
+    const float *value;             /* [cap] (in value_c) */
+    float *logp, *ent;              /* [cap] joint log-prob and entropy */
+    float *d_logp, *d_ent;          /* [cap] */
+    float *d_rule_logp, *d_rule_logits; /* [cap, A] */
+    float *d_loc_logp, *d_loc_logits;   /* [cap, L] */
+    float *d_loc_in;                /* [cap, H+E] */
+    float *d_t;                     /* [cap, H] */
+    float *d_value;                 /* [cap] */
+} xf_ppo_work;
+
+void xf_ppo_work_init(xf_ppo_work *w);
+xf_status xf_ppo_work_reserve(xf_ppo_work *w, const xf_ppo_net *net, int rows, xf_error *err);
+void xf_ppo_work_free(xf_ppo_work *w);
+
+/* Losses of one minibatch (means over its rows). */
+typedef struct xf_ppo_loss {
+    double total, policy, value, entropy; /* entropy: mean H (before its coefficient) */
+    double approx_kl;                     /* mean (log π_old − log π) */
+    double clip_frac;                     /* rows with |ρ − 1| > ε */
+} xf_ppo_loss;
+
+/* One action for one state s[S] given its xfer mask [A] and the number of
+ * locations of every rule n_loc_per_rule[A] (the no-op's is 0). greedy:
+ * the most likely rule, then its most likely location; else sampled from
+ * rng. Fills rule, loc (0 when the rule has no location to choose), the
+ * joint log-prob and the value estimate. XF_ERR_INVALID when the mask
+ * allows nothing. */
+xf_status xf_ppo_act(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,
+                     const float *s, const uint8_t *mask, const int *n_loc_per_rule, int greedy,
+                     xf_rng *rng, int *rule, int *loc, float *logp, float *value, xf_error *err);
+
+/* Forward of the loss on rows r (r->B <= the work's rows); fills *out
+ * and leaves in w what the backward needs. */
+void xf_ppo_loss_forward(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,
+                         const xf_ppo_rows *r, const xf_ppo_hparams *hp, xf_ppo_loss *out);
+/* Backward of the last loss forward on the same rows: accumulates the
+ * gradients of the total loss into p's gradients and into ds[B, S] (may be
+ * NULL: no gradient for the states). */
+void xf_ppo_loss_backward(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,
+                          const xf_ppo_rows *r, const xf_ppo_hparams *hp, float *ds);
+
+/* --------------------------------------------------------- rollout buffer */
+
+/* GAE over T steps in order: done[t] = 1 when the episode ended after step
+ * t (no bootstrap through it); last_value bootstraps the step after T-1
+ * when done[T-1] is 0.
+ *   δ_t = r_t + γ V_{t+1} (1 − done_t) − V_t,
+ *   A_t = δ_t + γλ (1 − done_t) A_{t+1},   R_t = A_t + V_t. */
+void xf_ppo_gae(const float *reward, const float *value, const uint8_t *done, int T,
+                float last_value, float gamma, float lambda, float *adv, float *ret);
+
+typedef struct xf_ppo_buffer {
+    int S, A;
+    int n, cap;
+    float *s;         /* [cap, S] */
+    uint8_t *mask;    /* [cap, A] */
+    int *n_loc, *rule, *loc;
+    float *logp, *value, *reward;
+    uint8_t *done;
+    float *adv, *ret; /* filled by xf_ppo_buffer_finish */
+} xf_ppo_buffer;
+
+void xf_ppo_buffer_init(xf_ppo_buffer *b, int state_dim, int n_actions);
+void xf_ppo_buffer_free(xf_ppo_buffer *b);
+void xf_ppo_buffer_clear(xf_ppo_buffer *b); /* n = 0, memory kept */
+/* Appends one step (grows as needed). mask may be NULL (all allowed). */
+xf_status xf_ppo_buffer_add(xf_ppo_buffer *b, const float *s, const uint8_t *mask, int n_loc,
+                            int rule, int loc, float logp, float value, float reward, int done,
+                            xf_error *err);
+/* GAE advantages and returns for all steps; when hp->normalize_adv the
+ * advantages are then standardised over the buffer. */
+void xf_ppo_buffer_finish(xf_ppo_buffer *b, float last_value, const xf_ppo_hparams *hp);
+
+/* ---------------------------------------------------------------- update */
+
+/* Optional end-to-end hook: the states are recomputed from the rows'
+ * observations (e.g. graphs through the GNN) at every minibatch, with the
+ * current parameters, and the states' gradients flow back. forward writes
+ * s[B, S] for buffer rows rows[0..B); backward gets ds[B, S] for the same
+ * rows and accumulates into the store's gradients. Without a hook the
+ * buffer's stored states are used as constants. */
+typedef struct xf_ppo_state_hook {
+    xf_status (*forward)(void *user, const int *rows, int B, float *s, xf_error *err);
+    xf_status (*backward)(void *user, const int *rows, int B, const float *ds, xf_error *err);
+    void *user;
+} xf_ppo_state_hook;
+
+typedef struct xf_ppo_update_stats {
+    xf_ppo_loss last;    /* mean over the update's minibatches */
+    float grad_norm;     /* mean norm before clipping */
+    int minibatches;
+} xf_ppo_update_stats;
+
+/* hp->epochs passes over the finished buffer in minibatches of
+ * hp->minibatch rows shuffled from rng: zero the store's gradients, loss
+ * forward/backward (through the hook when given), clip to
+ * hp->max_grad_norm, one Adam step over the whole store p — so p must hold
+ * only what this update trains (the PPO net, plus the encoder when a hook
+ * trains it end to end). stats may be NULL. */
+xf_status xf_ppo_update(const xf_ppo_net *net, xf_nn_params *p, xf_nn_adam *opt,
+                        xf_ppo_work *w, const xf_ppo_buffer *b, const xf_ppo_hparams *hp,
+                        const xf_ppo_state_hook *hook, xf_rng *rng, xf_ppo_update_stats *stats,
+                        xf_error *err);
+
+/* ----------------------------------------------------- model-free agent */
+
+typedef struct xf_ppo_progress {
+    const char *phase;   /* "train" (sampled rollouts) or "eval" (greedy episodes) */
+    int64_t episodes;    /* finished */
+    int64_t steps;       /* environment steps so far */
+    double mean_reward;  /* mean return of the episodes since the last update */
+    double best_ms, initial_ms;
+    double seconds;
+} xf_ppo_progress;
+
+typedef struct xf_ppo_agent_options {
+    xf_ppo_hparams hp;
+    xf_gnn_config gnn;       /* encoder sizes (hidden 32, latent 32 as RLFlow, 2 rounds) */
+    xf_cost_model *cm;       /* per-node costs as node features (NULL: none); the
+                                environment's cost model, must outlive the agent */
+    int max_locations;       /* L, the location head's width: the environment's
+                                max_locations (200) */
+    int episodes_per_update; /* K (4) */
+    int max_rows;            /* rollout rows before an update regardless of K (512) */
+    int64_t max_env_steps;   /* step budget over all episodes (20000); <= 0: none */
+    double max_seconds;      /* wall-clock budget (60); <= 0: none */
+    uint64_t seed;           /* (1) */
+    void (*progress)(void *user, const xf_ppo_progress *p);
+    void *progress_user;     /* progress called about once a second when set */
+} xf_ppo_agent_options;
+
+xf_ppo_agent_options xf_ppo_agent_options_default(void);
+
+typedef struct xf_ppo_agent xf_ppo_agent;
+
+/* An untrained agent (GNN encoder + policy) for environments over a rule
+ * set of n_rules rules (opt NULL: defaults). */
+xf_status xf_ppo_agent_create(int n_rules, const xf_ppo_agent_options *opt, xf_ppo_agent **out,
+                              xf_error *err);
+void xf_ppo_agent_free(xf_ppo_agent *a); /* NULL is a no-op */
+
+/* Trains on e within the budgets (episodes from e's reset state; every
+ * real graph seen counts for the best). res (initialised) gets the best
+ * graph, its cost, the path of applied rules, environment steps used
+ * (expanded), distinct graphs (seen) and seconds. On return e holds the
+ * best graph. XF_ERR_INVALID when e's rule count differs from the
+ * agent's. */
+xf_status xf_ppo_agent_train(xf_ppo_agent *a, xf_env *e, xf_search_result *res, xf_error *err);
+/* One episode from e's reset state with the current policy (greedy or
+ * sampled from the agent's rng); res as above (best graph of the episode). */
+xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_result *res,
+                           xf_error *err);
+
+/* Checkpoint: the sizes n_rules, max_locations, gnn hidden, latent,
+ * rounds, mlp_layers, ppo hidden, trunk_layers and embed, the Adam step,
+ * then the store with Adam moments (xf_ppo_ckpt_save). Loading needs an
+ * agent created with the same sizes (XF_ERR_MISMATCH naming the size
+ * otherwise); the greedy actions are then those of the saved agent. */
+xf_status xf_ppo_agent_save(const xf_ppo_agent *a, const char *path, xf_error *err);
+xf_status xf_ppo_agent_load(xf_ppo_agent *a, const char *path, xf_error *err);
+/* The agent's parameter store ("gnn/..." and "ppo/..." tensors). */
+xf_nn_params *xf_ppo_agent_params(xf_ppo_agent *a);
+
+/* create + train + free in one call, for `rlflow-agent --agent ppo`. */
+xf_status xf_ppo_optimise(xf_env *e, const xf_ppo_agent_options *opt, xf_search_result *res,
+                          xf_error *err);
+
+/* ----------------------------------------------- shared by the PPO agents */
+
+/* Checkpoint file: "XFPPOAGT" | u32 XF_PPO_CKPT_VERSION | u32 n |
+ * n × u32 sizes | u64 Adam step | xf_nn_params stream with moments.
+ * Loading checks every size against sizes[] (names[i] names size i in the
+ * XF_ERR_MISMATCH message) before touching p. */
+#define XF_PPO_CKPT_VERSION 1u
+xf_status xf_ppo_ckpt_save(const char *path, const int *sizes, int n, int64_t adam_step,
+                           const xf_nn_params *p, xf_error *err);
+xf_status xf_ppo_ckpt_load(const char *path, const char *const *names, const int *sizes, int n,
+                           int64_t *adam_step, xf_nn_params *p, xf_error *err);
+
+/* dst (previous contents dropped) gets graphs[0..n) of src, in that order,
+ * as a batch of its own (for encoding a minibatch of stored observations). */
+xf_status xf_ppo_obs_gather(xf_gnn_batch *dst, const xf_gnn_batch *src, const int *graphs, int n,
+                            xf_error *err);
+
+#endif /* XF_AGENT_PPO_H */

@@ -1,0 +1,204 @@
+/*
+ * wm_ckpt.c — checkpoint files of the world-model agent: a versioned header
+ * with the sizes that shape its networks, the latent standardisation, the
+ * Adam step counts, then its three parameter stores as agent/nn.h writes
+ * them (the fixed GNN encoder without Adam moments, the world model and the
+ * controller with them).
+ *
+ *   "XFWMAGNT" | u32 XF_WM_CKPT_VERSION | u32 n | n × (u32 size) |
+ *   u32 normalised | f32 z_mean[D] | f32 z_std[D] | f32 reward_scale |
+ *   u64 world-model Adam step | u64 controller Adam step |
+ *   GNN store | world-model store | controller store
+ *
+ * A checkpoint loads only into an agent whose sizes are all equal; a
+ * mismatch names the size and both values. A load that fails part-way
+ * leaves the agent as it was.
+ */
+#include "agent/wm.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAGIC "XFWMAGNT"
+#define XF_WM_CKPT_VERSION 1u
+#define N_SIZES 12
+
+static const char *const size_names[N_SIZES] = {
+    "rules",           "max locations",      "GNN hidden width", "GNN latent",
+    "GNN rounds",      "GNN MLP layers",     "LSTM units",       "mixture components",
+    "xfer embedding",  "PPO hidden",         "PPO trunk layers", "PPO rule embedding"};
+
+static void sizes_of(const xf_wm_agent *a, uint32_t *s)
+{
+    const xf_wm_agent_options *o = &a->opt;
+    int v[N_SIZES] = {a->n_rules,      a->max_locations, o->gnn.hidden,    o->gnn.latent,
+                      o->gnn.rounds,   o->gnn.mlp_layers, o->wm_hidden,     o->n_mix,
+                      o->wm_embed,     o->hp.hidden,     o->hp.trunk_layers, o->hp.embed};
+    for (int i = 0; i < N_SIZES; i++) s[i] = (uint32_t)v[i];
+}
+
+static int put_u32(FILE *f, uint32_t v)
+{
+    unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+                          (unsigned char)(v >> 24)};
+    return fwrite(b, 1, 4, f) == 4;
+}
+
+static int get_u32(FILE *f, uint32_t *v)
+{
+    unsigned char b[4];
+    if (fread(b, 1, 4, f) != 4) return 0;
+    *v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return 1;
+}
+
+static int put_floats(FILE *f, const float *x, int n)
+{
+    int ok = 1;
+    for (int i = 0; ok && i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], 4);
+        ok = put_u32(f, u);
+    }
+    return ok;
+}
+
+static int get_floats(FILE *f, float *x, int n)
+{
+    int ok = 1;
+    for (int i = 0; ok && i < n; i++) {
+        uint32_t u = 0;
+        ok = get_u32(f, &u);
+        memcpy(&x[i], &u, 4);
+    }
+    return ok;
+}
+
+static int put_u64(FILE *f, int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    return put_u32(f, (uint32_t)u) && put_u32(f, (uint32_t)(u >> 32));
+}
+
+static int get_u64(FILE *f, int64_t *v)
+{
+    uint32_t lo, hi;
+    if (!get_u32(f, &lo) || !get_u32(f, &hi)) return 0;
+    *v = (int64_t)((uint64_t)hi << 32 | lo);
+    return 1;
+}
+
+xf_status xf_wm_agent_save(const xf_wm_agent *a, const char *path, xf_error *err)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s': %s", path, strerror(errno));
+    uint32_t s[N_SIZES];
+    sizes_of(a, s);
+    int D = a->opt.gnn.latent;
+    int ok = fwrite(MAGIC, 1, 8, f) == 8 && put_u32(f, XF_WM_CKPT_VERSION) &&
+             put_u32(f, N_SIZES);
+    for (int i = 0; ok && i < N_SIZES; i++) ok = put_u32(f, s[i]);
+    ok = ok && put_u32(f, (uint32_t)a->normalised) && put_floats(f, a->z_mean, D) &&
+         put_floats(f, a->z_std, D) && put_floats(f, &a->reward_scale, 1) && put_u64(f, a->wm_adam.step) && put_u64(f, a->ctl_adam.step);
+    xf_status st = ok ? XF_OK : XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s'", path);
+    if (!st) st = xf_nn_params_save(&a->gnn_p, f, 0, path, err);
+    if (!st) st = xf_nn_params_save(&a->wm_p, f, 1, path, err);
+    if (!st) st = xf_nn_params_save(&a->ctl_p, f, 1, path, err);
+    if (fclose(f) != 0 && st == XF_OK)
+        st = XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s': %s", path, strerror(errno));
+    return st;
+}
+
+/* Values and Adam moments of a store, to put back after a failed load. */
+typedef struct snapshot {
+    float *buf;
+    size_t n;
+} snapshot;
+
+static int snap_take(snapshot *s, const xf_nn_params *p)
+{
+    s->n = xf_nn_params_total(p);
+    s->buf = malloc((3 * s->n + 1) * sizeof *s->buf);
+    if (!s->buf) return 0;
+    memcpy(s->buf, p->value, s->n * sizeof *s->buf);
+    memcpy(s->buf + s->n, p->m, s->n * sizeof *s->buf);
+    memcpy(s->buf + 2 * s->n, p->v, s->n * sizeof *s->buf);
+    return 1;
+}
+
+static void snap_restore(const snapshot *s, xf_nn_params *p)
+{
+    memcpy(p->value, s->buf, s->n * sizeof *s->buf);
+    memcpy(p->m, s->buf + s->n, s->n * sizeof *s->buf);
+    memcpy(p->v, s->buf + 2 * s->n, s->n * sizeof *s->buf);
+}
+
+/* Reads and checks the header; stats gets z_mean[D] | z_std[D] | reward_scale. */
+static xf_status read_header(FILE *f, const xf_wm_agent *a, const char *path, uint32_t *norm,
+                             float *stats, int64_t *steps, xf_error *err)
+{
+    char magic[8];
+    uint32_t version = 0, count = 0, want[N_SIZES];
+    if (fread(magic, 1, 8, f) != 8 || memcmp(magic, MAGIC, 8) != 0)
+        return XF_FAIL(err, XF_ERR_PARSE, "'%s' is not a world-model agent checkpoint (bad magic)",
+                       path);
+    if (!get_u32(f, &version) || version != XF_WM_CKPT_VERSION)
+        return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s': version %u, this build reads %u", path,
+                       version, XF_WM_CKPT_VERSION);
+    if (!get_u32(f, &count) || count != N_SIZES)
+        return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s': %u sizes in the header, expected %d",
+                       path, count, N_SIZES);
+    sizes_of(a, want);
+    for (int i = 0; i < N_SIZES; i++) {
+        uint32_t v;
+        if (!get_u32(f, &v)) return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s' is truncated", path);
+        if (v != want[i])
+            return XF_FAIL(err, XF_ERR_MISMATCH,
+                           "checkpoint '%s' was saved with %s %u, this agent has %u", path,
+                           size_names[i], v, want[i]);
+    }
+    int D = a->opt.gnn.latent;
+    if (!get_u32(f, norm) || !get_floats(f, stats, 2 * D + 1) ||
+        !get_u64(f, &steps[0]) || !get_u64(f, &steps[1]))
+        return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s' is truncated", path);
+    for (int d = 0; d <= D; d++)
+        if (!(stats[D + d] > 0))
+            return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s': scale %d of the latents and reward "
+                           "is %g, must be > 0", path, d, (double)stats[D + d]);
+    return XF_OK;
+}
+
+xf_status xf_wm_agent_load(xf_wm_agent *a, const char *path, xf_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return XF_FAIL(err, XF_ERR_IO, "cannot read checkpoint '%s': %s", path, strerror(errno));
+    int D = a->opt.gnn.latent;
+    float *stats = malloc((2 * (size_t)D + 1) * sizeof *stats);
+    snapshot snap[3] = {{NULL, 0}, {NULL, 0}, {NULL, 0}};
+    xf_nn_params *store[3] = {&a->gnn_p, &a->wm_p, &a->ctl_p};
+    int ok = stats != NULL;
+    for (int i = 0; ok && i < 3; i++) ok = snap_take(&snap[i], store[i]);
+    xf_status st = ok ? XF_OK : XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading '%s'", path);
+    uint32_t norm = 0;
+    int64_t steps[2] = {0, 0};
+    if (!st) st = read_header(f, a, path, &norm, stats, steps, err);
+    int loaded = 0;
+    for (; !st && loaded < 3; loaded++) st = xf_nn_params_load(store[loaded], f, path, err);
+    if (st) {
+        for (int i = 0; i < loaded && i < 3; i++) snap_restore(&snap[i], store[i]);
+    } else {
+        a->normalised = norm != 0;
+        memcpy(a->z_mean, stats, (size_t)D * sizeof *stats);
+        memcpy(a->z_std, stats + D, (size_t)D * sizeof *stats);
+        a->reward_scale = stats[2 * D];
+        a->wm_adam.step = steps[0];
+        a->ctl_adam.step = steps[1];
+    }
+    for (int i = 0; i < 3; i++) free(snap[i].buf);
+    free(stats);
+    fclose(f);
+    return st;
+}

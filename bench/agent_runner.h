@@ -1,0 +1,35 @@
+/*
+ * agent_runner.h — what bench_optimize and bench_agents share: a scratch
+ * directory, a verified rules database made once, and one rlflow-agent run
+ * whose report lines are kept for a table.
+ */
+#ifndef XF_BENCH_AGENT_RUNNER_H
+#define XF_BENCH_AGENT_RUNNER_H
+
+#include <stddef.h>
+
+/* $TMPDIR/<name> (created); the path is kept in a static buffer. */
+const char *bench_scratch(const char *name);
+
+/* <scratch>/rules.db: `xfergen --vocab taso --max-ops 3` verified with
+ * xferverify, made on first use (about 2 minutes on 2 cores). Exits on
+ * failure. */
+void bench_make_rules(const char *scratch, const char *xfergen, const char *xferverify,
+                      char *path, size_t n);
+
+/* The lines of rlflow-agent's report a table needs (empty when absent). */
+typedef struct bench_row {
+    char model[160], applicable[96], cost[128], latency[160], err[96], search[128];
+    char agent[192], world[256];
+    int ok;
+} bench_row;
+
+/* Runs `agent` --rules RULES MODEL -o <scratch>/out.onnx EXTRA -q; stderr
+ * lines starting with "rlflow-agent:" are echoed. */
+bench_row bench_run_agent(const char *agent, const char *rules, const char *model,
+                          const char *scratch, const char *extra);
+
+/* Prints a row under a "name method" heading, one report line per field. */
+void bench_print_row(const char *name, const char *method, const bench_row *r);
+
+#endif /* XF_BENCH_AGENT_RUNNER_H */

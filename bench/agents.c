@@ -1,0 +1,108 @@
+/*
+ * bench_agents — the optimisation methods side by side on real models.
+ *
+ *   bench_agents [--rules DB] [--seconds S] [--quick] [--no-tau]
+ *
+ * For every ../shared/models/<name>/model.onnx and modelzoo BERT, ResNet and
+ * ViT configurations, rlflow-agent runs random, greedy and TASO search, the
+ * model-free PPO agent and the world-model agent (oneDNN costs cached in the
+ * scratch directory, 1 thread), each with S seconds (default 60) and prints
+ * per method: cost and measured latency before/after, output error, wall
+ * time and environment steps, and for the world-model agent its step time in
+ * the dream against the real environment's. Then a τ sweep (0.5, 1, 1.5, 2)
+ * of the world-model agent on BERT, as in the RLFlow paper's Table 3.
+ * Rules: DB, or the proved taso 3-op rules made once (agent_runner.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent_runner.h"
+
+static const char *const methods[] = {"random", "greedy", "taso", "ppo", "wm"};
+
+static const char *const zoo[][2] = {
+    {"bert-L2-H128", "bert --layers 2 --hidden 128 --heads 2 --seq 32"},
+    {"resnet18-64", "resnet18 --image 64"},
+    {"vit-L2-H96", "vit --layers 2 --hidden 96 --heads 3 --image 32 --patch 8"},
+};
+
+static void run(const char *name, const char *path, const char *method, const char *rules,
+                const char *scratch, double seconds, double tau)
+{
+    char extra[1024];
+    snprintf(extra, sizeof extra,
+             "--agent %s --time-limit %g --tau %g --backend onednn --cache '%s/costs.db'", method,
+             seconds, tau, scratch);
+    bench_row r = bench_run_agent(XF_BENCH_AGENT, rules, path, scratch, extra);
+    char label[64];
+    if (tau != 1.0) snprintf(label, sizeof label, "%s t=%.1f", method, tau);
+    else snprintf(label, sizeof label, "%s", method);
+    bench_print_row(name, label, &r);
+}
+
+int main(int argc, char **argv)
+{
+    const char *rules_arg = NULL;
+    double seconds = 60;
+    int quick = 0, tau_sweep = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--rules") && i + 1 < argc) rules_arg = argv[++i];
+        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--no-tau")) tau_sweep = 0;
+        else {
+            printf("usage: bench_agents [--rules DB] [--seconds S] [--quick] [--no-tau]\n"
+                   "random, greedy, TASO, PPO and world-model agents on ../shared/models and\n"
+                   "modelzoo models (S seconds each, default 60), then a tau sweep on BERT.\n"
+                   "--quick: bert_small and resnet18 only.\n");
+            return strcmp(argv[i], "--help") && strcmp(argv[i], "-h") ? 2 : 0;
+        }
+    }
+    const char *scratch = bench_scratch("bench_agents");
+    char rules[2048];
+    if (rules_arg) snprintf(rules, sizeof rules, "%s", rules_arg);
+    else bench_make_rules(scratch, XF_BENCH_XFERGEN, XF_BENCH_XFERVERIFY, rules, sizeof rules);
+    printf("rules: %s; %g s per method\n", rules, seconds);
+
+    const char *shared[] = {"bert_small", "resnet18", "squeezenet1_1", "vit_tiny"};
+    int n_shared = quick ? 2 : 4;
+    char bert[2048] = "";
+    printf("\n== ../shared/models\n");
+    for (int m = 0; m < n_shared; m++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s/model.onnx", XF_BENCH_MODELS_DIR, shared[m]);
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            printf("%-22s skipped: %s not found\n", shared[m], path);
+            continue;
+        }
+        if (m == 0) snprintf(bert, sizeof bert, "%s", path);
+        for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++)
+            run(shared[m], path, methods[k], rules, scratch, seconds, 1.0);
+    }
+    if (!quick) {
+        printf("\n== modelzoo\n");
+        for (size_t m = 0; m < sizeof zoo / sizeof zoo[0]; m++) {
+            char path[2048], cmd[4096];
+            snprintf(path, sizeof path, "%s/%s.onnx", scratch, zoo[m][0]);
+            snprintf(cmd, sizeof cmd, "'%s' %s -o '%s' > /dev/null", XF_BENCH_MODELZOO,
+                     zoo[m][1], path);
+            if (system(cmd) != 0) {
+                fprintf(stderr, "bench_agents: modelzoo failed: %s\n", cmd);
+                continue;
+            }
+            if (!bert[0] && !strncmp(zoo[m][0], "bert", 4))
+                snprintf(bert, sizeof bert, "%s", path);
+            for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++)
+                run(zoo[m][0], path, methods[k], rules, scratch, seconds, 1.0);
+        }
+    }
+    if (tau_sweep && bert[0]) {
+        printf("\n== tau sweep, world-model agent on %s\n", bert);
+        const double taus[] = {0.5, 1.0, 1.5, 2.0};
+        for (int t = 0; t < 4; t++) run("bert", bert, "wm", rules, scratch, seconds, taus[t]);
+    }
+    return 0;
+}

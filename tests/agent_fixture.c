@@ -1,0 +1,143 @@
+/*
+ * agent_fixture.c — the fixture shared by the environment and search suites
+ * (see agent_fixture.h): an analytic cost model, graph-building shorthands
+ * that assert on failure, and two hand-built rules with their reverses.
+ */
+#include "agent_fixture.h"
+
+#include <stdlib.h>
+
+#include "testutil.h"
+
+xf_cost_model *xf_fx_cost_model(void)
+{
+    xf_cost_options o = xf_cost_options_default();
+    o.backend = XF_COST_ANALYTIC;
+    o.cache_path = NULL;
+    o.peak_gflops = 100;
+    o.bandwidth_gbps = 10;
+    o.kernel_overhead_us = 2;
+    xf_cost_model *cm = NULL;
+    xf_error err;
+    ck_assert_msg(xf_cost_open(&o, &cm, &err) == XF_OK, "%s", err.msg);
+    return cm;
+}
+
+xf_shape xf_fx_shape(int rank, int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    int64_t dims[4] = {a, b, c, d};
+    return xf_shape_make(rank, dims);
+}
+
+xf_params xf_fx_conv3x3(int act)
+{
+    xf_params p = xf_params_default();
+    p.kernel[0] = p.kernel[1] = 3;
+    p.stride[0] = p.stride[1] = 1;
+    p.dilation[0] = p.dilation[1] = 1;
+    for (int i = 0; i < 4; i++) p.pads[i] = 1;
+    p.group = 1;
+    p.activation = act;
+    return p;
+}
+
+int xf_fx_op(xf_graph *g, xf_op op, const xf_params *p, int a, int b)
+{
+    xf_error err;
+    int in[2] = {a, b};
+    xf_params def = xf_params_default();
+    int v = xf_graph_op(g, op, p ? p : &def, in, b < 0 ? 1 : 2, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+int xf_fx_input(xf_graph *g, const char *name, xf_shape s)
+{
+    xf_error err;
+    int v = xf_graph_add_input(g, name, XF_F32, &s, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+int xf_fx_weight(xf_graph *g, const char *name, xf_shape s, uint64_t seed)
+{
+    xf_error err;
+    int64_t n = xf_shape_numel(&s);
+    float *d = malloc((size_t)n * sizeof *d);
+    xf_rng rng;
+    xf_rng_seed(&rng, seed);
+    for (int64_t i = 0; i < n; i++) d[i] = xf_rng_uniform(&rng, -1, 1);
+    int v = xf_graph_add_const_owned(g, name, XF_F32, &s, d, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+void xf_fx_output(xf_graph *g, int v)
+{
+    xf_error err;
+    ck_assert_msg(xf_graph_mark_output(g, v, &err) == XF_OK, "%s", err.msg);
+}
+
+/* relu(conv(x0, w0)) => conv[act=relu](x0, w0) */
+void xf_fx_rule_conv_relu(xf_rule *r)
+{
+    xf_rule_init(r);
+    xf_graph *side[2] = {&r->src, &r->dst};
+    for (int s = 0; s < 2; s++) {
+        int x = xf_fx_input(side[s], "x0", xf_fx_shape(4, 2, 4, 4, 4));
+        int w = xf_fx_input(side[s], "w0", xf_fx_shape(4, 4, 4, 3, 3));
+        xf_params p = xf_fx_conv3x3(s == 0 ? XF_ACT_NONE : XF_ACT_RELU);
+        int c = xf_fx_op(side[s], XF_OP_CONV, &p, x, w);
+        xf_fx_output(side[s], s == 0 ? xf_fx_op(side[s], XF_OP_RELU, NULL, c, -1) : c);
+    }
+}
+
+/* matmul(m0, m1), matmul(m0, m2) => split(matmul(m0, concat[axis=1](m1, m2))) */
+void xf_fx_rule_matmul_merge(xf_rule *r)
+{
+    xf_rule_init(r);
+    xf_graph *side[2] = {&r->src, &r->dst};
+    for (int s = 0; s < 2; s++) {
+        int m[3];
+        const char *names[3] = {"m0", "m1", "m2"};
+        for (int i = 0; i < 3; i++)
+            m[i] = xf_fx_input(side[s], names[i], xf_fx_shape(2, 4, 4, 0, 0));
+        if (s == 0) {
+            xf_fx_output(side[s], xf_fx_op(side[s], XF_OP_MATMUL, NULL, m[0], m[1]));
+            xf_fx_output(side[s], xf_fx_op(side[s], XF_OP_MATMUL, NULL, m[0], m[2]));
+            continue;
+        }
+        xf_params cat = xf_params_default();
+        cat.axis = 1;
+        int in[2] = {m[1], m[2]};
+        xf_error err;
+        int c = xf_graph_op(side[s], XF_OP_CONCAT, &cat, in, 2, &err);
+        ck_assert_msg(c >= 0, "%s", err.msg);
+        int mm = xf_fx_op(side[s], XF_OP_MATMUL, NULL, m[0], c);
+        xf_params sp = xf_params_default();
+        sp.axis = 1;
+        sp.n_split = 2;
+        sp.split[0] = sp.split[1] = 4;
+        int node = xf_graph_add_node(side[s], XF_OP_SPLIT, &sp, &mm, 1, 2, NULL, &err);
+        ck_assert_msg(node >= 0, "%s", err.msg);
+        xf_fx_output(side[s], side[s]->nodes[node].outputs[0]);
+        xf_fx_output(side[s], side[s]->nodes[node].outputs[1]);
+    }
+}
+
+xf_ruleset *xf_fx_rules(void)
+{
+    xf_rule r[2];
+    xf_fx_rule_conv_relu(&r[0]);
+    xf_fx_rule_matmul_merge(&r[1]);
+    xf_error err;
+    ck_assert_msg(xf_rule_validate(&r[0], &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_rule_validate(&r[1], &err) == XF_OK, "%s", err.msg);
+    int64_t ids[2] = {1, 2};
+    xf_ruleset_options o = xf_ruleset_options_default();
+    xf_ruleset *rs = NULL;
+    ck_assert_msg(xf_ruleset_from_rules(r, ids, 2, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r[0]);
+    xf_rule_free(&r[1]);
+    return rs;
+}

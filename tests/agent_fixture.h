@@ -1,0 +1,35 @@
+/*
+ * agent_fixture.h — the fixture of the agent environment and search suites
+ * (test_agent_env.c, test_agent_search.c): an analytic cost model (100
+ * GFLOP/s, 10 GB/s, 2 us per kernel, no cache file), graph-building
+ * shorthands that fail the running test on error, and a rule set of two
+ * hand-built rules and their reverses:
+ *   id 1: relu(conv(x0, w0)) => conv[act=relu](x0, w0)
+ *   id 2: matmul(m0, m1), matmul(m0, m2) => split(matmul(m0, concat[axis=1](m1, m2)))
+ * Built only with the agent module (tests/CMakeLists.txt).
+ */
+#ifndef XF_TESTS_AGENT_FIXTURE_H
+#define XF_TESTS_AGENT_FIXTURE_H
+
+#include "agent/agent.h"
+
+/* Analytic cost model (xf_cost_close it). */
+xf_cost_model *xf_fx_cost_model(void);
+/* Shape of the given rank from the first `rank` of a, b, c, d. */
+xf_shape xf_fx_shape(int rank, int64_t a, int64_t b, int64_t c, int64_t d);
+/* 3x3 conv, stride 1, pads 1, group 1, fused activation act. */
+xf_params xf_fx_conv3x3(int act);
+/* Output of op on a (and b when b >= 0) with params p (NULL: defaults). */
+int xf_fx_op(xf_graph *g, xf_op op, const xf_params *p, int a, int b);
+/* A float graph input; a float constant of uniform values in [-1, 1). */
+int xf_fx_input(xf_graph *g, const char *name, xf_shape s);
+int xf_fx_weight(xf_graph *g, const char *name, xf_shape s, uint64_t seed);
+/* Marks v as a graph output. */
+void xf_fx_output(xf_graph *g, int v);
+/* The two rules above (r is initialised here). */
+void xf_fx_rule_conv_relu(xf_rule *r);
+void xf_fx_rule_matmul_merge(xf_rule *r);
+/* Both rules, validated, with ids 1 and 2 and their reverses. */
+xf_ruleset *xf_fx_rules(void);
+
+#endif /* XF_TESTS_AGENT_FIXTURE_H */

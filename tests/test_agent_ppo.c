@@ -1,0 +1,652 @@
+/*
+ * test_agent_ppo.c — PPO (agent/ppo.h): the policy network's loss gradient
+ * against central finite differences (clipped surrogate with rows inside and
+ * outside the clip range, value loss, entropy bonus, rows with and without a
+ * location term; parameters sampled from every tensor, all state inputs);
+ * GAE on a 4-step example computed by hand; masked rule and location heads
+ * never sampling a masked action in 10,000 draws; PPO learning a contextual
+ * bandit whose optimal (rule, location) per state is known; the model-free
+ * agent reaching the optimal cost of a small real environment (the graph
+ * and rules of test_agent_env.c, optimum from an exhaustive TASO search)
+ * and being deterministic for a seed; checkpoints that reload into
+ * identical greedy actions and refuse an agent of other sizes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/ppo.h"
+#include "testutil.h"
+
+#define GC_H 1e-2f
+#define GC_FLOOR 1e-2
+#define GC_TOL 2e-2
+
+static float *rnd(size_t n, xf_rng *r, float lo, float hi)
+{
+    float *x = malloc(n * sizeof(float));
+    ck_assert_ptr_nonnull(x);
+    for (size_t i = 0; i < n; i++) x[i] = xf_rng_uniform(r, lo, hi);
+    return x;
+}
+
+static int rand_int(xf_rng *r, int n) { return (int)(xf_rng_next(r) % (uint64_t)n); }
+
+static xf_ppo_hparams small_hp(void)
+{
+    xf_ppo_hparams hp = xf_ppo_hparams_default();
+    hp.hidden = 8;
+    hp.embed = 3;
+    hp.entropy_coef = 0.1f; /* large enough for its gradient to show */
+    return hp;
+}
+
+/* ----------------------------------------------------------- gradcheck */
+
+enum { GS = 6, GN = 4, GA = GN + 1, GL = 5, GB = 8 };
+
+typedef struct gc_ctx {
+    xf_ppo_net net;
+    xf_nn_params p;
+    xf_ppo_work w;
+    xf_ppo_hparams hp;
+    xf_ppo_rows r;
+    float *s;
+} gc_ctx;
+
+static double gc_loss(void *u)
+{
+    gc_ctx *c = u;
+    xf_ppo_loss l;
+    xf_ppo_loss_forward(&c->net, &c->p, &c->w, &c->r, &c->hp, &l);
+    return l.total;
+}
+
+START_TEST(policy_loss_gradient_matches_finite_differences)
+{
+    gc_ctx c;
+    xf_error err;
+    xf_rng rng;
+    xf_rng_seed(&rng, 7);
+    c.hp = small_hp();
+    xf_nn_params_init(&c.p);
+    xf_ppo_work_init(&c.w);
+    ck_assert_msg(xf_ppo_net_add(&c.net, &c.p, GS, GN, GL, &c.hp, &rng, &err) == XF_OK, "%s",
+                  err.msg);
+    /* the heads' 0.01 scaling would make their gradients tiny: undo it */
+    float *rw = xf_nn_params_value(&c.p, c.net.rule.w);
+    for (size_t i = 0; i < xf_nn_params_size(&c.p, c.net.rule.w); i++) rw[i] *= 100.0f;
+    float *lw = xf_nn_params_value(&c.p, c.net.loc.layer[1].w);
+    for (size_t i = 0; i < xf_nn_params_size(&c.p, c.net.loc.layer[1].w); i++) lw[i] *= 100.0f;
+    ck_assert(xf_ppo_work_reserve(&c.w, &c.net, GB, &err) == XF_OK);
+
+    c.s = rnd((size_t)GB * GS, &rng, -1, 1);
+    uint8_t mask[GB * GA];
+    int n_loc[GB], rule[GB], loc[GB];
+    float old[GB], adv[GB], ret[GB];
+    for (int b = 0; b < GB; b++) {
+        for (int a = 0; a < GA; a++) mask[b * GA + a] = a == GN || rand_int(&rng, 3) > 0;
+        int pick;
+        do pick = rand_int(&rng, GA);
+        while (!mask[b * GA + pick]);
+        if (b == 0) pick = GN; /* a no-op row */
+        if (b == 1) pick = 0, mask[b * GA] = 1;
+        rule[b] = pick;
+        n_loc[b] = pick == GN ? 0 : (b == 1 ? 1 : 2 + rand_int(&rng, GL - 1)); /* row 1: one */
+        loc[b] = n_loc[b] > 0 ? rand_int(&rng, n_loc[b]) : 0;
+        adv[b] = xf_rng_uniform(&rng, -2, 2);
+        ret[b] = xf_rng_uniform(&rng, -1, 1);
+    }
+    xf_ppo_rows r = {GB, c.s, mask, n_loc, rule, loc, old, adv, ret};
+    c.r = r;
+    /* old log-probs: ratios well inside (rows even) or well outside the clip */
+    xf_ppo_loss l;
+    xf_ppo_loss_forward(&c.net, &c.p, &c.w, &c.r, &c.hp, &l);
+    for (int b = 0; b < GB; b++) {
+        float shift = b % 2 == 0 ? xf_rng_uniform(&rng, -0.08f, 0.08f)
+                                 : (b % 4 == 1 ? 0.5f : -0.5f);
+        old[b] = c.w.logp[b] + shift;
+    }
+    xf_ppo_loss_forward(&c.net, &c.p, &c.w, &c.r, &c.hp, &l);
+    ck_assert(l.clip_frac > 0.3 && l.clip_frac < 0.7);
+    ck_assert(isfinite(l.total) && l.entropy > 0);
+
+    xf_nn_params_zero_grad(&c.p);
+    float ds[GB * GS];
+    memset(ds, 0, sizeof ds);
+    xf_ppo_loss_backward(&c.net, &c.p, &c.w, &c.r, &c.hp, ds);
+
+    /* every state input */
+    size_t at = 0;
+    double e = xf_nn_gradcheck(gc_loss, &c, c.s, ds, (size_t)GB * GS, GC_H, GC_FLOOR, &at);
+    ck_assert_msg(e < GC_TOL, "d loss / d s: relative error %g at %zu", e, at);
+    /* sampled parameters: up to 12 entries of every tensor */
+    int checked = 0;
+    for (int t = 0; t < xf_nn_params_count(&c.p); t++) {
+        size_t n = xf_nn_params_size(&c.p, t);
+        float *v = xf_nn_params_value(&c.p, t), *g = xf_nn_params_grad(&c.p, t);
+        for (int k = 0; k < 12 && (size_t)k < n; k++) {
+            size_t i = n <= 12 ? (size_t)k : (size_t)rand_int(&rng, (int)n);
+            e = xf_nn_gradcheck(gc_loss, &c, v + i, g + i, 1, GC_H, GC_FLOOR, NULL);
+            ck_assert_msg(e < GC_TOL, "d loss / d %s[%zu]: relative error %g (analytic %g)",
+                          xf_nn_params_info(&c.p, t)->name, i, e, (double)g[i]);
+            checked++;
+        }
+    }
+    ck_assert_int_gt(checked, 100);
+    free(c.s);
+    xf_ppo_work_free(&c.w);
+    xf_nn_params_free(&c.p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ GAE */
+
+START_TEST(gae_matches_a_hand_computed_example)
+{
+    /* γ 0.9, λ 0.8 (γλ = 0.72); the episode ends after step 1.
+     * t3: δ = -1 + 0.9·0.6 - 0.2 = -0.66                A = -0.66
+     * t2: δ = 2 + 0.9·0.2 - 0.3 = 1.88                  A = 1.88 + 0.72·(-0.66) = 1.4048
+     * t1: done: δ = 0 - 0.4 = -0.4                      A = -0.4
+     * t0: δ = 1 + 0.9·0.4 - 0.5 = 0.86                  A = 0.86 + 0.72·(-0.4) = 0.572 */
+    const float reward[4] = {1, 0, 2, -1}, value[4] = {0.5f, 0.4f, 0.3f, 0.2f};
+    const uint8_t done[4] = {0, 1, 0, 0};
+    const double want_adv[4] = {0.572, -0.4, 1.4048, -0.66};
+    float adv[4], ret[4];
+    xf_ppo_gae(reward, value, done, 4, 0.6f, 0.9f, 0.8f, adv, ret);
+    for (int t = 0; t < 4; t++) {
+        ck_assert_msg(fabs(adv[t] - want_adv[t]) < 1e-5, "A[%d] = %g, want %g", t, adv[t],
+                      want_adv[t]);
+        ck_assert_msg(fabs(ret[t] - (want_adv[t] + value[t])) < 1e-5, "R[%d] = %g", t, ret[t]);
+    }
+    /* the buffer computes the same and then standardises */
+    xf_ppo_buffer b;
+    xf_ppo_buffer_init(&b, 1, 2);
+    xf_error err;
+    for (int t = 0; t < 4; t++) {
+        float s = (float)t;
+        ck_assert(xf_ppo_buffer_add(&b, &s, NULL, 0, 1, 0, 0.0f, value[t], reward[t], done[t],
+                                    &err) == XF_OK);
+    }
+    xf_ppo_hparams hp = xf_ppo_hparams_default();
+    hp.gamma = 0.9f;
+    hp.lambda = 0.8f;
+    hp.normalize_adv = 0;
+    xf_ppo_buffer_finish(&b, 0.6f, &hp);
+    for (int t = 0; t < 4; t++) ck_assert(fabs(b.adv[t] - want_adv[t]) < 1e-5);
+    hp.normalize_adv = 1;
+    xf_ppo_buffer_finish(&b, 0.6f, &hp);
+    double m = 0, v = 0;
+    for (int t = 0; t < 4; t++) m += b.adv[t];
+    for (int t = 0; t < 4; t++) v += (b.adv[t] - m / 4) * (b.adv[t] - m / 4);
+    ck_assert(fabs(m / 4) < 1e-5 && fabs(v / 4 - 1.0) < 1e-4);
+    ck_assert(fabs(b.ret[2] - (1.4048 + 0.3)) < 1e-5); /* returns are not standardised */
+    xf_ppo_buffer_free(&b);
+}
+END_TEST
+
+/* --------------------------------------------------------------- masks */
+
+START_TEST(masked_heads_never_sample_masked_actions)
+{
+    enum { S = 5, N = 7, A = N + 1, L = 9 };
+    xf_nn_params p;
+    xf_ppo_net net;
+    xf_ppo_work w;
+    xf_ppo_hparams hp = small_hp();
+    xf_rng rng;
+    xf_error err;
+    xf_rng_seed(&rng, 3);
+    xf_nn_params_init(&p);
+    xf_ppo_work_init(&w);
+    ck_assert(xf_ppo_net_add(&net, &p, S, N, L, &hp, &rng, &err) == XF_OK);
+    /* sharp logits: a masked action with a large logit must still never come */
+    float *bias = xf_nn_params_value(&p, net.rule.b);
+    bias[2] = 8.0f;
+    float *lb = xf_nn_params_value(&p, net.loc.layer[1].b);
+    lb[L - 1] = 8.0f;
+    int n_loc[A] = {3, 0, 0, 1, 9, 4, 0, 2};
+    uint8_t mask[A];
+    for (int a = 0; a < A; a++) mask[a] = a == N || n_loc[a] > 0;
+    int counts[A] = {0}, loc_seen[A][L];
+    memset(loc_seen, 0, sizeof loc_seen);
+    float s[S];
+    for (int k = 0; k < 10000; k++) {
+        for (int i = 0; i < S; i++) s[i] = xf_rng_uniform(&rng, -1, 1);
+        int rule, loc;
+        float logp, value;
+        ck_assert(xf_ppo_act(&net, &p, &w, s, mask, n_loc, 0, &rng, &rule, &loc, &logp, &value,
+                             &err) == XF_OK);
+        ck_assert_msg(rule >= 0 && rule < A && mask[rule], "draw %d: masked rule %d", k, rule);
+        int n = n_loc[rule];
+        ck_assert_msg(n < 2 ? loc == 0 : loc < n, "draw %d: rule %d location %d of %d", k, rule,
+                      loc, n);
+        ck_assert(logp <= 0.0f && isfinite(logp));
+        counts[rule]++;
+        loc_seen[rule][loc]++;
+    }
+    for (int a = 0; a < A; a++)
+        ck_assert_msg(mask[a] ? counts[a] > 0 : counts[a] == 0, "rule %d drawn %d times", a,
+                      counts[a]);
+    for (int l = 0; l < n_loc[0]; l++) ck_assert_int_gt(loc_seen[0][l], 0);
+    ck_assert_int_gt(loc_seen[4][L - 1], 0); /* the favourite, where allowed */
+    /* greedy: the masked favourite is skipped as well */
+    int rule, loc;
+    float logp, value;
+    ck_assert(xf_ppo_act(&net, &p, &w, s, mask, n_loc, 1, &rng, &rule, &loc, &logp, &value,
+                         &err) == XF_OK);
+    ck_assert(mask[rule] && rule != 2);
+    /* nothing allowed */
+    memset(mask, 0, sizeof mask);
+    ck_assert_int_eq(xf_ppo_act(&net, &p, &w, s, mask, n_loc, 0, &rng, &rule, &loc, &logp,
+                                &value, &err),
+                     XF_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "mask"));
+    xf_ppo_work_free(&w);
+    xf_nn_params_free(&p);
+}
+END_TEST
+
+/* ---------------------------------------------------- contextual bandit */
+
+enum { BS = 8, BN = 4, BA = BN + 1, BL = 3, BSTATES = 20 };
+
+START_TEST(ppo_learns_a_contextual_bandit)
+{
+    /* BSTATES fixed random states; in each, some rules are masked, one
+     * (rule, location) pair pays 1, the other locations of its rule 0.3,
+     * every other action 0. One-step episodes. */
+    xf_rng rng;
+    xf_rng_seed(&rng, 11);
+    float states[BSTATES][BS];
+    uint8_t mask[BSTATES][BA];
+    int best_rule[BSTATES], best_loc[BSTATES];
+    int n_loc[BA] = {BL, BL, BL, BL, 0};
+    for (int k = 0; k < BSTATES; k++) {
+        for (int i = 0; i < BS; i++) states[k][i] = 3.0f * xf_rng_normal(&rng);
+        for (int a = 0; a < BA; a++) mask[k][a] = a == BN || rand_int(&rng, 4) > 0;
+        best_rule[k] = rand_int(&rng, BN);
+        mask[k][best_rule[k]] = 1;
+        best_loc[k] = rand_int(&rng, BL);
+    }
+    xf_ppo_hparams hp = xf_ppo_hparams_default();
+    hp.hidden = 64;
+    hp.lr = 1e-3f;
+    hp.minibatch = 64;
+    hp.entropy_coef = 0.01f;
+    xf_nn_params p;
+    xf_ppo_net net;
+    xf_ppo_work w;
+    xf_ppo_buffer buf;
+    xf_error err;
+    xf_nn_params_init(&p);
+    xf_ppo_work_init(&w);
+    ck_assert(xf_ppo_net_add(&net, &p, BS, BN, BL, &hp, &rng, &err) == XF_OK);
+    xf_ppo_buffer_init(&buf, BS, BA);
+    xf_nn_adam adam = xf_nn_adam_default(hp.lr);
+    for (int it = 0; it < 200; it++) {
+        xf_ppo_buffer_clear(&buf);
+        for (int k = 0; k < 256; k++) {
+            int st = rand_int(&rng, BSTATES);
+            int rule, loc;
+            float logp, value;
+            ck_assert(xf_ppo_act(&net, &p, &w, states[st], mask[st], n_loc, 0, &rng, &rule, &loc,
+                                 &logp, &value, &err) == XF_OK);
+            float r = rule != best_rule[st] ? 0.0f : loc == best_loc[st] ? 1.0f : 0.3f;
+            ck_assert(xf_ppo_buffer_add(&buf, states[st], mask[st], n_loc[rule], rule, loc, logp,
+                                        value, r, 1, &err) == XF_OK);
+        }
+        xf_ppo_buffer_finish(&buf, 0.0f, &hp);
+        xf_ppo_update_stats stats;
+        ck_assert(xf_ppo_update(&net, &p, &adam, &w, &buf, &hp, NULL, &rng, &stats, &err) ==
+                  XF_OK);
+        ck_assert(isfinite(stats.last.total) && stats.minibatches == hp.epochs * 4);
+    }
+    int right = 0;
+    for (int k = 0; k < BSTATES; k++) {
+        int rule, loc;
+        float logp, value;
+        ck_assert(xf_ppo_act(&net, &p, &w, states[k], mask[k], n_loc, 1, &rng, &rule, &loc,
+                             &logp, &value, &err) == XF_OK);
+        right += rule == best_rule[k] && loc == best_loc[k];
+    }
+    ck_assert_msg(right * 100 >= 95 * BSTATES, "greedy policy optimal in %d of %d states", right,
+                  BSTATES);
+    xf_ppo_buffer_free(&buf);
+    xf_ppo_work_free(&w);
+    xf_nn_params_free(&p);
+}
+END_TEST
+
+/* ------------------------------------------- the agent on a real graph */
+
+static xf_cost_model *open_cm(void)
+{
+    xf_cost_options o = xf_cost_options_default();
+    o.backend = XF_COST_ANALYTIC;
+    o.cache_path = NULL;
+    o.peak_gflops = 100;
+    o.bandwidth_gbps = 10;
+    o.kernel_overhead_us = 2;
+    xf_cost_model *cm = NULL;
+    xf_error err;
+    ck_assert_msg(xf_cost_open(&o, &cm, &err) == XF_OK, "%s", err.msg);
+    return cm;
+}
+
+static xf_shape shp(int rank, int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    int64_t dims[4] = {a, b, c, d};
+    return xf_shape_make(rank, dims);
+}
+
+static xf_params conv3x3(int act)
+{
+    xf_params p = xf_params_default();
+    p.kernel[0] = p.kernel[1] = 3;
+    p.stride[0] = p.stride[1] = 1;
+    p.dilation[0] = p.dilation[1] = 1;
+    for (int i = 0; i < 4; i++) p.pads[i] = 1;
+    p.group = 1;
+    p.activation = act;
+    return p;
+}
+
+static int op1(xf_graph *g, xf_op op, const xf_params *p, int a, int b)
+{
+    xf_error err;
+    int in[2] = {a, b};
+    xf_params def = xf_params_default();
+    int v = xf_graph_op(g, op, p ? p : &def, in, b < 0 ? 1 : 2, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static int input(xf_graph *g, const char *name, xf_shape s)
+{
+    xf_error err;
+    int v = xf_graph_add_input(g, name, XF_F32, &s, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static int weight(xf_graph *g, const char *name, xf_shape s, uint64_t seed)
+{
+    xf_error err;
+    int64_t n = xf_shape_numel(&s);
+    float *d = malloc((size_t)n * sizeof *d);
+    xf_rng rng;
+    xf_rng_seed(&rng, seed);
+    for (int64_t i = 0; i < n; i++) d[i] = xf_rng_uniform(&rng, -1, 1);
+    int v = xf_graph_add_const_owned(g, name, XF_F32, &s, d, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static void mark(xf_graph *g, int v)
+{
+    xf_error err;
+    ck_assert_msg(xf_graph_mark_output(g, v, &err) == XF_OK, "%s", err.msg);
+}
+
+/* relu(conv(x0, w0)) => conv[act=relu](x0, w0) */
+static void rule_conv_relu(xf_rule *r)
+{
+    xf_rule_init(r);
+    xf_graph *side[2] = {&r->src, &r->dst};
+    for (int s = 0; s < 2; s++) {
+        int x = input(side[s], "x0", shp(4, 2, 4, 4, 4));
+        int w = input(side[s], "w0", shp(4, 4, 4, 3, 3));
+        xf_params p = conv3x3(s == 0 ? XF_ACT_NONE : XF_ACT_RELU);
+        int c = op1(side[s], XF_OP_CONV, &p, x, w);
+        mark(side[s], s == 0 ? op1(side[s], XF_OP_RELU, NULL, c, -1) : c);
+    }
+}
+
+/* matmul(m0, m1), matmul(m0, m2) => split(matmul(m0, concat[axis=1](m1, m2))) */
+static void rule_matmul_merge(xf_rule *r)
+{
+    xf_rule_init(r);
+    xf_graph *side[2] = {&r->src, &r->dst};
+    for (int s = 0; s < 2; s++) {
+        int m[3];
+        const char *names[3] = {"m0", "m1", "m2"};
+        for (int i = 0; i < 3; i++) m[i] = input(side[s], names[i], shp(2, 4, 4, 0, 0));
+        if (s == 0) {
+            mark(side[s], op1(side[s], XF_OP_MATMUL, NULL, m[0], m[1]));
+            mark(side[s], op1(side[s], XF_OP_MATMUL, NULL, m[0], m[2]));
+            continue;
+        }
+        xf_params cat = xf_params_default();
+        cat.axis = 1;
+        int in[2] = {m[1], m[2]};
+        xf_error err;
+        int c = xf_graph_op(side[s], XF_OP_CONCAT, &cat, in, 2, &err);
+        ck_assert_msg(c >= 0, "%s", err.msg);
+        int mm = op1(side[s], XF_OP_MATMUL, NULL, m[0], c);
+        xf_params sp = xf_params_default();
+        sp.axis = 1;
+        sp.n_split = 2;
+        sp.split[0] = sp.split[1] = 4;
+        int node = xf_graph_add_node(side[s], XF_OP_SPLIT, &sp, &mm, 1, 2, NULL, &err);
+        ck_assert_msg(node >= 0, "%s", err.msg);
+        mark(side[s], side[s]->nodes[node].outputs[0]);
+        mark(side[s], side[s]->nodes[node].outputs[1]);
+    }
+}
+
+/* The graph: relu(conv(x, w)) and matmul(a, m1), matmul(a, m2), twice over
+ * (two independent copies). */
+static void build_graph(xf_graph *g)
+{
+    xf_graph_init(g);
+    for (int k = 0; k < 2; k++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "x%d", k);
+        int x = input(g, nm, shp(4, 1, 4, 8, 8));
+        snprintf(nm, sizeof nm, "w%d", k);
+        int w = weight(g, nm, shp(4, 4, 4, 3, 3), (uint64_t)(1 + 10 * k));
+        xf_params p = conv3x3(XF_ACT_NONE);
+        mark(g, op1(g, XF_OP_RELU, NULL, op1(g, XF_OP_CONV, &p, x, w), -1));
+        snprintf(nm, sizeof nm, "a%d", k);
+        int a = input(g, nm, shp(2, 8, 4, 0, 0));
+        snprintf(nm, sizeof nm, "m1_%d", k);
+        int m1 = weight(g, nm, shp(2, 4, 4, 0, 0), (uint64_t)(2 + 10 * k));
+        snprintf(nm, sizeof nm, "m2_%d", k);
+        int m2 = weight(g, nm, shp(2, 4, 4, 0, 0), (uint64_t)(3 + 10 * k));
+        mark(g, op1(g, XF_OP_MATMUL, NULL, a, m1));
+        mark(g, op1(g, XF_OP_MATMUL, NULL, a, m2));
+    }
+}
+
+typedef struct fixture {
+    xf_cost_model *cm;
+    xf_ruleset *rs;
+    xf_graph g;
+    xf_env *e;
+} fixture;
+
+static void fixture_open(fixture *f)
+{
+    f->cm = open_cm();
+    xf_rule r[2];
+    rule_conv_relu(&r[0]);
+    rule_matmul_merge(&r[1]);
+    int64_t ids[2] = {1, 2};
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, ids, 2, &ro, &f->rs, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r[0]);
+    xf_rule_free(&r[1]);
+    build_graph(&f->g);
+    xf_env_options eo = xf_env_options_default();
+    eo.max_steps = 8;
+    eo.max_locations = 4;
+    ck_assert_msg(xf_env_create(f->rs, f->cm, &f->g, &eo, &f->e, &err) == XF_OK, "%s", err.msg);
+}
+
+static void fixture_close(fixture *f)
+{
+    xf_env_free(f->e);
+    xf_graph_free(&f->g);
+    xf_ruleset_free(f->rs);
+    xf_cost_close(f->cm);
+}
+
+static xf_ppo_agent_options agent_options(const fixture *f)
+{
+    xf_ppo_agent_options o = xf_ppo_agent_options_default();
+    o.gnn.hidden = 16;
+    o.gnn.latent = 16;
+    o.hp.hidden = 32;
+    o.hp.lr = 1e-3f;
+    o.cm = f->cm;
+    o.max_locations = 4;
+    o.max_env_steps = 1500;
+    o.max_seconds = 0;
+    o.seed = 5;
+    return o;
+}
+
+static void on_progress(void *user, const xf_ppo_progress *p)
+{
+    (void)user;
+    ck_assert(p->phase && p->best_ms <= p->initial_ms && p->steps > 0);
+}
+
+START_TEST(agent_reaches_the_optimal_cost)
+{
+    fixture f;
+    fixture_open(&f);
+    xf_error err;
+    /* the optimum: exhaustive TASO search over this small space */
+    xf_search_options so = xf_search_options_default();
+    so.alpha = 10.0;
+    so.budget = 10000;
+    xf_search_result ref;
+    xf_search_result_init(&ref);
+    ck_assert_msg(xf_search_run(f.e, XF_SEARCH_TASO, &so, &ref, &err) == XF_OK, "%s", err.msg);
+    ck_assert(ref.best_ms < ref.initial_ms * 0.99);
+    /* merging the matmuls costs a split kernel: the optimum fuses both convs */
+    ck_assert_int_eq(ref.n_applied, 2);
+    ck_assert(xf_ruleset_rule_id(f.rs, ref.applied[0]) == 1 &&
+              xf_ruleset_rule_id(f.rs, ref.applied[1]) == 1);
+
+    xf_ppo_agent_options o = agent_options(&f);
+    o.progress = on_progress;
+    xf_ppo_agent *a = NULL;
+    ck_assert_msg(xf_ppo_agent_create(xf_env_num_xfers(f.e), &o, &a, &err) == XF_OK, "%s",
+                  err.msg);
+    xf_search_result res;
+    xf_search_result_init(&res);
+    ck_assert_msg(xf_ppo_agent_train(a, f.e, &res, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(fabs(res.best_ms - ref.best_ms) < 1e-9 * ref.initial_ms,
+                  "ppo best %.6f ms, optimum %.6f ms (initial %.6f)", res.best_ms, ref.best_ms,
+                  res.initial_ms);
+    ck_assert(fabs(res.initial_ms - ref.initial_ms) < 1e-12);
+    ck_assert(res.expanded > 0 && res.expanded <= o.max_env_steps);
+    ck_assert(res.seen >= 4 && res.n_applied >= 2);
+    ck_assert(fabs(xf_env_cost(f.e) - res.best_ms) < 1e-12); /* env holds the best graph */
+    ck_assert_uint_eq(xf_agent_graph_hash(&res.best), xf_agent_graph_hash(xf_env_graph(f.e)));
+
+    /* the trained greedy policy reaches the optimum on its own */
+    xf_search_result run;
+    xf_search_result_init(&run);
+    ck_assert_msg(xf_ppo_agent_run(a, f.e, 1, &run, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(fabs(run.best_ms - ref.best_ms) < 1e-9 * ref.initial_ms,
+                  "greedy episode best %.6f ms, optimum %.6f ms", run.best_ms, ref.best_ms);
+    ck_assert_int_eq(run.n_applied, 2);
+
+    /* deterministic: the same seed gives the same training */
+    xf_ppo_agent *b = NULL;
+    ck_assert(xf_ppo_agent_create(xf_env_num_xfers(f.e), &o, &b, &err) == XF_OK);
+    xf_search_result res2;
+    xf_search_result_init(&res2);
+    ck_assert(xf_ppo_agent_train(b, f.e, &res2, &err) == XF_OK);
+    ck_assert(res2.best_ms == res.best_ms && res2.expanded == res.expanded &&
+              res2.seen == res.seen && res2.n_applied == res.n_applied);
+    xf_nn_params *pa = xf_ppo_agent_params(a), *pb = xf_ppo_agent_params(b);
+    ck_assert(memcmp(pa->value, pb->value, xf_nn_params_total(pa) * sizeof(float)) == 0);
+
+    xf_search_result_free(&res2);
+    xf_search_result_free(&run);
+    xf_search_result_free(&res);
+    xf_search_result_free(&ref);
+    xf_ppo_agent_free(b);
+    xf_ppo_agent_free(a);
+    fixture_close(&f);
+}
+END_TEST
+
+START_TEST(checkpoint_reload_gives_identical_actions)
+{
+    fixture f;
+    fixture_open(&f);
+    xf_error err;
+    xf_ppo_agent_options o = agent_options(&f);
+    o.max_env_steps = 300;
+    xf_ppo_agent *a = NULL, *b = NULL;
+    ck_assert(xf_ppo_agent_create(xf_env_num_xfers(f.e), &o, &a, &err) == XF_OK);
+    xf_search_result ra, rb;
+    xf_search_result_init(&ra);
+    xf_search_result_init(&rb);
+    ck_assert(xf_ppo_agent_train(a, f.e, &ra, &err) == XF_OK);
+    const char *path = xf_test_tmp("ppo_agent.ckpt");
+    ck_assert_msg(xf_ppo_agent_save(a, path, &err) == XF_OK, "%s", err.msg);
+
+    xf_ppo_agent_options o2 = o;
+    o2.seed = 99; /* other initial weights */
+    ck_assert(xf_ppo_agent_create(xf_env_num_xfers(f.e), &o2, &b, &err) == XF_OK);
+    xf_nn_params *pa = xf_ppo_agent_params(a), *pb = xf_ppo_agent_params(b);
+    size_t n = xf_nn_params_total(pa);
+    ck_assert(memcmp(pa->value, pb->value, n * sizeof(float)) != 0);
+    ck_assert_msg(xf_ppo_agent_load(b, path, &err) == XF_OK, "%s", err.msg);
+    ck_assert(memcmp(pa->value, pb->value, n * sizeof(float)) == 0);
+    ck_assert(memcmp(pa->m, pb->m, n * sizeof(float)) == 0);
+
+    /* greedy episodes take the same actions */
+    ck_assert(xf_ppo_agent_run(a, f.e, 1, &ra, &err) == XF_OK);
+    ck_assert(xf_ppo_agent_run(b, f.e, 1, &rb, &err) == XF_OK);
+    ck_assert_int_eq(ra.n_applied, rb.n_applied);
+    for (int i = 0; i < ra.n_applied; i++) ck_assert_int_eq(ra.applied[i], rb.applied[i]);
+    ck_assert(ra.best_ms == rb.best_ms && ra.expanded == rb.expanded);
+
+    /* an agent of other sizes refuses it, naming the size */
+    xf_ppo_agent *c = NULL;
+    xf_ppo_agent_options o3 = o;
+    o3.hp.hidden = 16;
+    ck_assert(xf_ppo_agent_create(xf_env_num_xfers(f.e), &o3, &c, &err) == XF_OK);
+    ck_assert_int_eq(xf_ppo_agent_load(c, path, &err), XF_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.msg, "PPO hidden 32, this agent 16"), "%s", err.msg);
+    ck_assert_int_eq(xf_ppo_agent_load(c, "/nonexistent/x.ckpt", &err), XF_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/x.ckpt"));
+    /* a rule count that differs from the environment's */
+    xf_ppo_agent *d = NULL;
+    ck_assert(xf_ppo_agent_create(xf_env_num_xfers(f.e) + 1, &o, &d, &err) == XF_OK);
+    ck_assert_int_eq(xf_ppo_agent_train(d, f.e, &rb, &err), XF_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "same rule set"));
+
+    xf_ppo_agent_free(d);
+    xf_ppo_agent_free(c);
+    xf_search_result_free(&ra);
+    xf_search_result_free(&rb);
+    xf_ppo_agent_free(b);
+    xf_ppo_agent_free(a);
+    fixture_close(&f);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("agent_ppo");
+    TCase *tc = tcase_create("ppo");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, policy_loss_gradient_matches_finite_differences);
+    tcase_add_test(tc, gae_matches_a_hand_computed_example);
+    tcase_add_test(tc, masked_heads_never_sample_masked_actions);
+    tcase_add_test(tc, ppo_learns_a_contextual_bandit);
+    tcase_add_test(tc, agent_reaches_the_optimal_cost);
+    tcase_add_test(tc, checkpoint_reload_gives_identical_actions);
+    suite_add_tcase(s, tc);
+    return xf_test_run(s);
+}

@@ -1,0 +1,819 @@
+/*
+ * test_agent_wm.c — the MDN-RNN world model, the dream and the world-model
+ * agent (agent/wm.h).
+ *
+ * Checked: the gradient of the world-model loss with respect to sampled
+ * entries of every parameter tensor against central finite differences,
+ * over sequences of 3 steps (backpropagation through the LSTM, one row of
+ * the batch padded after 2 steps); the loss falls when the model trains on
+ * random rollouts of a small real environment (a hand-built graph with
+ * two hand-built rules and their reverses, the analytic cost model with
+ * fixed peak and bandwidth), its latents from a fixed GNN; sampling at
+ * τ = 0 is deterministic and gives the most likely component's mean
+ * (recomputed here from the LSTM cell and the head), while τ = 1 depends
+ * on the seed; the dream never accepts an action its masks exclude (and
+ * leaves its state alone then); the agent on the small environment ends
+ * with a graph at least as cheap as the initial one, reports its figures
+ * and is deterministic for a seed; a checkpoint saved and loaded into an
+ * agent built from another seed gives identical dream rollouts and
+ * controller actions, and a checkpoint of other sizes is refused naming
+ * the size.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/wm.h"
+#include "testutil.h"
+
+/* ------------------------------------------------------------ fixtures */
+
+static xf_cost_model *open_cm(void)
+{
+    xf_cost_options o = xf_cost_options_default();
+    o.backend = XF_COST_ANALYTIC;
+    o.cache_path = NULL;
+    o.peak_gflops = 100;
+    o.bandwidth_gbps = 10;
+    o.kernel_overhead_us = 2;
+    xf_cost_model *cm = NULL;
+    xf_error err;
+    ck_assert_msg(xf_cost_open(&o, &cm, &err) == XF_OK, "%s", err.msg);
+    return cm;
+}
+
+static xf_shape shp(int rank, int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    int64_t dims[4] = {a, b, c, d};
+    return xf_shape_make(rank, dims);
+}
+
+static xf_params conv3x3(int act)
+{
+    xf_params p = xf_params_default();
+    p.kernel[0] = p.kernel[1] = 3;
+    p.stride[0] = p.stride[1] = 1;
+    p.dilation[0] = p.dilation[1] = 1;
+    for (int i = 0; i < 4; i++) p.pads[i] = 1;
+    p.group = 1;
+    p.activation = act;
+    return p;
+}
+
+static int op1(xf_graph *g, xf_op op, const xf_params *p, int a, int b)
+{
+    xf_error err;
+    int in[2] = {a, b};
+    xf_params def = xf_params_default();
+    int v = xf_graph_op(g, op, p ? p : &def, in, b < 0 ? 1 : 2, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static int input(xf_graph *g, const char *name, xf_shape s)
+{
+    xf_error err;
+    int v = xf_graph_add_input(g, name, XF_F32, &s, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static int weight(xf_graph *g, const char *name, xf_shape s, uint64_t seed)
+{
+    xf_error err;
+    int64_t n = xf_shape_numel(&s);
+    float *d = malloc((size_t)n * sizeof *d);
+    xf_rng rng;
+    xf_rng_seed(&rng, seed);
+    for (int64_t i = 0; i < n; i++) d[i] = xf_rng_uniform(&rng, -1, 1);
+    int v = xf_graph_add_const_owned(g, name, XF_F32, &s, d, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static void mark(xf_graph *g, int v)
+{
+    xf_error err;
+    ck_assert_msg(xf_graph_mark_output(g, v, &err) == XF_OK, "%s", err.msg);
+}
+
+/* relu(conv(x0, w0)) => conv[act=relu](x0, w0) */
+static void rule_conv_relu(xf_rule *r)
+{
+    xf_rule_init(r);
+    xf_graph *side[2] = {&r->src, &r->dst};
+    for (int s = 0; s < 2; s++) {
+        int x = input(side[s], "x0", shp(4, 2, 4, 4, 4));
+        int w = input(side[s], "w0", shp(4, 4, 4, 3, 3));
+        xf_params p = conv3x3(s == 0 ? XF_ACT_NONE : XF_ACT_RELU);
+        int c = op1(side[s], XF_OP_CONV, &p, x, w);
+        mark(side[s], s == 0 ? op1(side[s], XF_OP_RELU, NULL, c, -1) : c);
+    }
+}
+
+/* matmul(m0, m1), matmul(m0, m2) => split(matmul(m0, concat[axis=1](m1, m2))) */
+static void rule_matmul_merge(xf_rule *r)
+{
+    xf_rule_init(r);
+    xf_graph *side[2] = {&r->src, &r->dst};
+    for (int s = 0; s < 2; s++) {
+        int m[3];
+        const char *names[3] = {"m0", "m1", "m2"};
+        for (int i = 0; i < 3; i++) m[i] = input(side[s], names[i], shp(2, 4, 4, 0, 0));
+        if (s == 0) {
+            mark(side[s], op1(side[s], XF_OP_MATMUL, NULL, m[0], m[1]));
+            mark(side[s], op1(side[s], XF_OP_MATMUL, NULL, m[0], m[2]));
+            continue;
+        }
+        xf_params cat = xf_params_default();
+        cat.axis = 1;
+        int in[2] = {m[1], m[2]};
+        xf_error err;
+        int c = xf_graph_op(side[s], XF_OP_CONCAT, &cat, in, 2, &err);
+        ck_assert_msg(c >= 0, "%s", err.msg);
+        int mm = op1(side[s], XF_OP_MATMUL, NULL, m[0], c);
+        xf_params sp = xf_params_default();
+        sp.axis = 1;
+        sp.n_split = 2;
+        sp.split[0] = sp.split[1] = 4;
+        int node = xf_graph_add_node(side[s], XF_OP_SPLIT, &sp, &mm, 1, 2, NULL, &err);
+        ck_assert_msg(node >= 0, "%s", err.msg);
+        mark(side[s], side[s]->nodes[node].outputs[0]);
+        mark(side[s], side[s]->nodes[node].outputs[1]);
+    }
+}
+
+static xf_ruleset *make_rules(void)
+{
+    xf_rule r[2];
+    rule_conv_relu(&r[0]);
+    rule_matmul_merge(&r[1]);
+    xf_error err;
+    ck_assert_msg(xf_rule_validate(&r[0], &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_rule_validate(&r[1], &err) == XF_OK, "%s", err.msg);
+    int64_t ids[2] = {1, 2};
+    xf_ruleset_options o = xf_ruleset_options_default();
+    xf_ruleset *rs = NULL;
+    ck_assert_msg(xf_ruleset_from_rules(r, ids, 2, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r[0]);
+    xf_rule_free(&r[1]);
+    return rs;
+}
+
+/* relu(conv(x, w)) and matmul(a, m1), matmul(a, m2). */
+static void build_graph(xf_graph *g)
+{
+    xf_graph_init(g);
+    int x = input(g, "x", shp(4, 1, 4, 8, 8));
+    int w = weight(g, "w", shp(4, 4, 4, 3, 3), 1);
+    xf_params p = conv3x3(XF_ACT_NONE);
+    mark(g, op1(g, XF_OP_RELU, NULL, op1(g, XF_OP_CONV, &p, x, w), -1));
+    int a = input(g, "a", shp(2, 8, 4, 0, 0));
+    int m1 = weight(g, "m1", shp(2, 4, 4, 0, 0), 2);
+    int m2 = weight(g, "m2", shp(2, 4, 4, 0, 0), 3);
+    mark(g, op1(g, XF_OP_MATMUL, NULL, a, m1));
+    mark(g, op1(g, XF_OP_MATMUL, NULL, a, m2));
+}
+
+typedef struct real_env {
+    xf_cost_model *cm;
+    xf_ruleset *rs;
+    xf_graph g;
+    xf_env *e;
+} real_env;
+
+static void real_open(real_env *r, int max_locations)
+{
+    r->cm = open_cm();
+    r->rs = make_rules();
+    build_graph(&r->g);
+    xf_env_options o = xf_env_options_default();
+    o.max_locations = max_locations;
+    xf_error err;
+    ck_assert_msg(xf_env_create(r->rs, r->cm, &r->g, &o, &r->e, &err) == XF_OK, "%s", err.msg);
+}
+
+static void real_close(real_env *r)
+{
+    xf_env_free(r->e);
+    xf_graph_free(&r->g);
+    xf_ruleset_free(r->rs);
+    xf_cost_close(r->cm);
+}
+
+/* A small world model: D 4, N 3, L 5, embedding 3, hidden 8, K 3. */
+static void small_model(xf_wm *wm, xf_nn_params *p, uint64_t seed)
+{
+    xf_wm_config c = xf_wm_config_default(4, 3);
+    c.max_locations = 5;
+    c.embed = 3;
+    c.hidden = 8;
+    c.n_mix = 3;
+    xf_rng rng;
+    xf_rng_seed(&rng, seed);
+    xf_nn_params_init(p);
+    xf_error err;
+    ck_assert_msg(xf_wm_add(wm, p, &c, &rng, &err) == XF_OK, "%s", err.msg);
+}
+
+/* Random episodes over the small model's sizes: lengths len[i]. */
+static void random_data(xf_wm_data *d, const int *len, int n, uint64_t seed)
+{
+    xf_rng rng;
+    xf_rng_seed(&rng, seed);
+    xf_wm_data_init(d, 4, 3);
+    xf_error err;
+    for (int i = 0; i < n; i++) {
+        float z[4];
+        uint16_t locs[3];
+        for (int k = 0; k < 4; k++) z[k] = xf_rng_uniform(&rng, -1, 1);
+        int idx;
+        ck_assert_msg(xf_wm_data_begin(d, z, &idx, &err) == XF_OK, "%s", err.msg);
+        ck_assert_int_eq(idx, i);
+        for (int t = 0; t < len[i]; t++) {
+            for (int k = 0; k < 4; k++) z[k] = xf_rng_uniform(&rng, -1, 1);
+            for (int j = 0; j < 3; j++) locs[j] = (uint16_t)(xf_rng_next(&rng) % 6);
+            int xfer = (int)(xf_rng_next(&rng) % 4), loc = (int)(xf_rng_next(&rng) % 5);
+            ck_assert_msg(xf_wm_data_step(d, xfer, loc, xf_rng_uniform(&rng, -2, 2),
+                                          t == len[i] - 1, z, locs, &err) == XF_OK,
+                          "%s", err.msg);
+        }
+    }
+}
+
+/* ------------------------------------------------------ gradient check */
+
+typedef struct gc_ctx {
+    xf_wm_trainer *tr;
+    xf_nn_params *p;
+    const xf_wm_data *d;
+    int ep[2];
+} gc_ctx;
+
+static double gc_loss(void *user)
+{
+    gc_ctx *c = user;
+    xf_wm_loss l;
+    xf_wm_trainer_start(c->tr, c->d, c->ep, 2);
+    xf_wm_chunk_forward(c->tr, c->p, &l);
+    return l.total;
+}
+
+START_TEST(gradient_check_through_three_steps)
+{
+    xf_wm wm;
+    xf_nn_params p;
+    small_model(&wm, &p, 7);
+    xf_wm_data d;
+    int len[2] = {3, 2};
+    random_data(&d, len, 2, 11);
+    xf_wm_trainer tr;
+    xf_error err;
+    ck_assert_msg(xf_wm_trainer_init(&tr, &wm, 2, 3, &err) == XF_OK, "%s", err.msg);
+    gc_ctx c = {&tr, &p, &d, {0, 1}};
+    xf_wm_loss l;
+    xf_nn_params_zero_grad(&p);
+    xf_wm_trainer_start(&tr, &d, c.ep, 2);
+    xf_wm_chunk_forward(&tr, &p, &l);
+    ck_assert_int_eq(l.count, 5); /* 3 + 2 valid steps, one padded */
+    ck_assert_int_eq(tr.steps, 3);
+    ck_assert(isfinite(l.total) && l.total > 0);
+    xf_wm_chunk_backward(&tr, &p);
+    /* Copy the analytic gradient: the checks below rerun the forward. */
+    size_t total = xf_nn_params_total(&p);
+    float *grad = malloc(total * sizeof *grad);
+    memcpy(grad, p.grad, total * sizeof *grad);
+    xf_rng rng;
+    xf_rng_seed(&rng, 3);
+    int checked = 0, nonzero = 0;
+    for (int id = 0; id < xf_nn_params_count(&p); id++) {
+        const xf_nn_tensor_info *ti = xf_nn_params_info(&p, id);
+        for (int s = 0; s < 12; s++) {
+            size_t i = (size_t)(xf_rng_next(&rng) % ti->size);
+            /* embedding rows of xfers the data never chose have no gradient: fine. */
+            size_t worst;
+            double e = xf_nn_gradcheck(gc_loss, &c, p.value + ti->offset + i, grad + ti->offset + i,
+                                       1, 1e-2f, 1e-2, &worst);
+            ck_assert_msg(e < 2e-2, "%s[%zu]: analytic %g, relative error %g", ti->name, i,
+                          (double)grad[ti->offset + i], e);
+            checked++;
+            nonzero += grad[ti->offset + i] != 0.0f;
+        }
+    }
+    ck_assert_int_ge(checked, 60);
+    ck_assert_int_ge(nonzero, checked / 2);
+    free(grad);
+    xf_wm_trainer_free(&tr);
+    xf_wm_data_free(&d);
+    xf_nn_params_free(&p);
+}
+END_TEST
+
+/* Chunks shorter than the episodes (the state is carried) and one row at a
+ * time score every step exactly once and give the loss of one long chunk
+ * over the whole batch. */
+START_TEST(chunks_cover_every_step_once)
+{
+    xf_wm wm;
+    xf_nn_params p;
+    small_model(&wm, &p, 7);
+    xf_wm_data d;
+    int len[3] = {7, 2, 5};
+    random_data(&d, len, 3, 5);
+    xf_wm_trainer tr;
+    xf_error err;
+    ck_assert_msg(xf_wm_trainer_init(&tr, &wm, 1, 2, &err) == XF_OK, "%s", err.msg);
+    int ep[3] = {0, 1, 2};
+    xf_wm_loss l;
+    xf_wm_eval(&tr, &p, &d, ep, 3, &l);
+    ck_assert_int_eq(l.count, 14);
+    /* the same with one long chunk gives the same average loss */
+    xf_wm_trainer tr2;
+    ck_assert_msg(xf_wm_trainer_init(&tr2, &wm, 3, 8, &err) == XF_OK, "%s", err.msg);
+    xf_wm_loss l2;
+    xf_wm_eval(&tr2, &p, &d, ep, 3, &l2);
+    ck_assert_int_eq(l2.count, 14);
+    ck_assert_msg(fabs(l.total - l2.total) < 1e-6 * fabs(l2.total), "%.9g vs %.9g", l.total,
+                  l2.total);
+    ck_assert_msg(fabs(l.nll - l2.nll) < 1e-6 * fabs(l2.nll), "%.9g vs %.9g", l.nll, l2.nll);
+    xf_wm_trainer_free(&tr);
+    xf_wm_trainer_free(&tr2);
+    xf_wm_data_free(&d);
+    xf_nn_params_free(&p);
+}
+END_TEST
+
+/* ------------------------------------------------------ loss falls */
+
+/* Latent of the environment's current graph through a fixed GNN. */
+static void gnn_z(const xf_gnn *g, const xf_nn_params *gp, xf_gnn_batch *b, xf_gnn_cache *gc,
+                  const xf_env *e, float *z, int D)
+{
+    xf_error err;
+    xf_gnn_batch_clear(b);
+    ck_assert_msg(xf_gnn_batch_add(b, xf_env_graph(e), xf_env_index(e), NULL, &err) == XF_OK,
+                  "%s", err.msg);
+    const float *out;
+    ck_assert_msg(xf_gnn_forward(g, gp, b, gc, &out, &err) == XF_OK, "%s", err.msg);
+    for (int d = 0; d < D; d++) z[d] = out[d];
+}
+
+/* Latents to zero mean and unit deviation per dimension, rewards to unit
+ * root mean square (what the agent does with its first round). */
+static void standardise(xf_wm_data *d)
+{
+    int D = d->D;
+    double sum[16] = {0}, sq[16] = {0}, n = 0, r2 = 0;
+    ck_assert_int_le(D, 16);
+    for (int i = 0; i < d->n; i++) {
+        for (int t = 0; t < d->ep[i].T; t++) r2 += (double)d->ep[i].reward[t] * d->ep[i].reward[t];
+        for (int t = 0; t <= d->ep[i].T; t++, n++)
+            for (int k = 0; k < D; k++) {
+                double v = d->ep[i].z[t * D + k];
+                sum[k] += v;
+                sq[k] += v * v;
+            }
+    }
+    double rs = sqrt(r2 / (double)d->steps);
+    ck_assert(rs > 0);
+    for (int i = 0; i < d->n; i++) {
+        for (int t = 0; t < d->ep[i].T; t++) d->ep[i].reward[t] = (float)(d->ep[i].reward[t] / rs);
+        for (int t = 0; t <= d->ep[i].T; t++)
+            for (int k = 0; k < D; k++) {
+                double m = sum[k] / n, sd = sqrt(fmax(sq[k] / n - m * m, 1e-12));
+                d->ep[i].z[t * D + k] = (float)((d->ep[i].z[t * D + k] - m) / fmax(sd, 1e-3));
+            }
+    }
+}
+
+START_TEST(loss_falls_on_real_rollouts)
+{
+    real_env r;
+    real_open(&r, 5);
+    int N = xf_env_num_xfers(r.e), D = 8;
+    xf_nn_params gp;
+    xf_nn_params_init(&gp);
+    xf_gnn g;
+    xf_gnn_config gcfg = xf_gnn_config_default();
+    gcfg.hidden = 16;
+    gcfg.latent = D;
+    gcfg.rounds = 2;
+    xf_rng rng;
+    xf_rng_seed(&rng, 1);
+    xf_error err;
+    ck_assert_msg(xf_gnn_add(&g, &gp, "gnn", &gcfg, &rng, &err) == XF_OK, "%s", err.msg);
+    xf_gnn_batch b;
+    xf_gnn_cache gc;
+    xf_gnn_batch_init(&b);
+    xf_gnn_cache_init(&gc);
+
+    /* 24 random episodes of up to 12 steps. */
+    xf_wm_data d;
+    xf_wm_data_init(&d, D, N);
+    float z[8];
+    uint16_t locs[16];
+    ck_assert_int_le(N, 16);
+    for (int ep = 0; ep < 24; ep++) {
+        ck_assert(xf_env_reset(r.e, &err) == XF_OK);
+        gnn_z(&g, &gp, &b, &gc, r.e, z, D);
+        int idx;
+        ck_assert(xf_wm_data_begin(&d, z, &idx, &err) == XF_OK);
+        for (int t = 0; t < 12; t++) {
+            int total = 0;
+            for (int j = 0; j < N; j++) total += xf_env_num_locations(r.e, j);
+            if (total == 0) break;
+            int k = (int)(xf_rng_next(&rng) % (uint64_t)total), j = 0;
+            while (k >= xf_env_num_locations(r.e, j)) k -= xf_env_num_locations(r.e, j++);
+            xf_env_step_result sr;
+            ck_assert_msg(xf_env_step(r.e, j, k, &sr, &err) == XF_OK, "%s", err.msg);
+            ck_assert(sr.valid);
+            gnn_z(&g, &gp, &b, &gc, r.e, z, D);
+            for (int q = 0; q < N; q++) locs[q] = (uint16_t)xf_env_num_locations(r.e, q);
+            ck_assert(xf_wm_data_step(&d, j, k, (float)sr.reward, sr.done, z, locs, &err) == XF_OK);
+            if (sr.done) break;
+        }
+    }
+    ck_assert_int_ge(d.steps, 100);
+    standardise(&d);
+
+    xf_wm wm;
+    xf_nn_params p;
+    xf_nn_params_init(&p);
+    xf_wm_config cfg = xf_wm_config_default(D, N);
+    cfg.max_locations = 5;
+    cfg.hidden = 32;
+    cfg.n_mix = 4;
+    ck_assert(xf_wm_add(&wm, &p, &cfg, &rng, &err) == XF_OK);
+    xf_wm_trainer tr;
+    ck_assert(xf_wm_trainer_init(&tr, &wm, 8, 6, &err) == XF_OK);
+    int ep[24];
+    for (int i = 0; i < 24; i++) ep[i] = i;
+    xf_wm_loss before, after, pass;
+    xf_wm_eval(&tr, &p, &d, ep, 24, &before);
+    xf_nn_adam adam = xf_nn_adam_default(3e-3f);
+    for (int it = 0; it < 40; it++)
+        ck_assert_msg(xf_wm_train_pass(&tr, &p, &adam, &d, ep, 24, 1.0f, &pass, &err) == XF_OK,
+                      "%s", err.msg);
+    xf_wm_eval(&tr, &p, &d, ep, 24, &after);
+    fprintf(stderr,
+            "world-model loss on %lld real steps: before %.3f (nll %.3f reward %.3f done %.3f "
+            "mask %.3f locs %.3f), after %.3f (nll %.3f reward %.3f done %.3f mask %.3f locs "
+            "%.3f)\n",
+            (long long)d.steps, before.total, before.nll, before.reward, before.done, before.mask,
+            before.locs, after.total, after.nll, after.reward, after.done, after.mask, after.locs);
+    ck_assert_int_eq(after.count, d.steps);
+    ck_assert_msg(after.total < before.total - 1.0, "%g -> %g", before.total, after.total);
+    ck_assert_msg(after.nll < before.nll, "nll %g -> %g", before.nll, after.nll);
+    ck_assert_msg(after.mask < 0.5 * before.mask, "mask %g -> %g", before.mask, after.mask);
+    ck_assert_msg(after.reward < before.reward, "reward %g -> %g", before.reward, after.reward);
+    xf_wm_trainer_free(&tr);
+    xf_nn_params_free(&p);
+    xf_wm_data_free(&d);
+    xf_gnn_batch_free(&b);
+    xf_gnn_cache_free(&gc);
+    xf_nn_params_free(&gp);
+    real_close(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ dream */
+
+static xf_dream *small_dream(const xf_wm *wm, const xf_nn_params *p, float tau, uint64_t seed)
+{
+    float z0[4] = {0.5f, -0.25f, 1.0f, 0.0f};
+    uint16_t locs0[3] = {2, 0, 5};
+    xf_dream_options o = xf_dream_options_default();
+    o.tau = tau;
+    o.seed = seed;
+    o.max_steps = 1000;
+    xf_dream *d = NULL;
+    xf_error err;
+    ck_assert_msg(xf_dream_create(wm, p, z0, locs0, &o, &d, &err) == XF_OK, "%s", err.msg);
+    return d;
+}
+
+START_TEST(tau_zero_is_the_top_components_mean)
+{
+    xf_wm wm;
+    xf_nn_params p;
+    small_model(&wm, &p, 21);
+    xf_dream *a = small_dream(&wm, &p, 0.0f, 1), *b = small_dream(&wm, &p, 0.0f, 99);
+    xf_dream *s1 = small_dream(&wm, &p, 1.0f, 1), *s2 = small_dream(&wm, &p, 1.0f, 2);
+    ck_assert_int_eq(xf_dream_state_dim(a), 4 + 8);
+    /* Independently: one LSTM step from zero state, the head, the argmax. */
+    float x[8], h[8], c[8], zero[8] = {0}, head[64];
+    ck_assert_int_le(wm.head_dim, 64);
+    xf_nn_lstm_cache lc;
+    xf_nn_lstm_cache_init(&lc);
+    xf_error err;
+    ck_assert(xf_nn_lstm_cache_reserve(&lc, 1, 8, &err) == XF_OK);
+    xf_wm_input(&wm, &p, x, xf_dream_state(a), 0, 1);
+    xf_nn_lstm_forward(h, c, &lc, x, zero, zero, xf_nn_params_value(&p, wm.lstm.wx),
+                       xf_nn_params_value(&p, wm.lstm.wh), xf_nn_params_value(&p, wm.lstm.b), 1,
+                       wm.in_dim, 8);
+    xf_nn_linear_forward(head, h, xf_nn_params_value(&p, wm.head.w),
+                         xf_nn_params_value(&p, wm.head.b), 1, 8, wm.head_dim);
+    int top = 0;
+    for (int k = 1; k < 3; k++)
+        if (head[k] > head[top]) top = k;
+    xf_dream_step_result r;
+    xf_dream_step(a, 0, 1, &r);
+    ck_assert(r.valid);
+    xf_dream_step(b, 0, 1, &r);
+    xf_dream_step(s1, 0, 1, &r);
+    xf_dream_step(s2, 0, 1, &r);
+    for (int k = 0; k < 4; k++) {
+        ck_assert_msg(xf_dream_state(a)[k] == head[3 + top * 4 + k], "z[%d] %g, mean %g", k,
+                      (double)xf_dream_state(a)[k], (double)head[3 + top * 4 + k]);
+        ck_assert(xf_dream_state(b)[k] == xf_dream_state(a)[k]);
+    }
+    for (int k = 0; k < 8; k++) ck_assert(xf_dream_state(a)[4 + k] == h[k]);
+    ck_assert_msg(fabsf(r.reward - head[wm.mdn_dim]) < 1e-6f, "reward %g vs head %g",
+                  (double)r.reward, (double)head[wm.mdn_dim]);
+    /* At τ = 1 the sample depends on the seed. */
+    int differ = 0;
+    for (int k = 0; k < 4; k++) differ += xf_dream_state(s1)[k] != xf_dream_state(s2)[k];
+    ck_assert_int_gt(differ, 0);
+    /* Deterministic over many steps at τ = 0 */
+    for (int t = 0; t < 20; t++) {
+        int xfer = 0;
+        const uint8_t *m = xf_dream_xfer_mask(a);
+        while (xfer < 3 && !m[xfer]) xfer++;
+        xf_dream_step_result ra, rb;
+        xf_dream_step(a, xfer, 0, &ra);
+        xf_dream_step(b, xfer, 0, &rb);
+        ck_assert(ra.reward == rb.reward && ra.done == rb.done && ra.valid == rb.valid);
+        ck_assert(memcmp(xf_dream_state(a), xf_dream_state(b), 12 * sizeof(float)) == 0);
+    }
+    xf_nn_lstm_cache_free(&lc);
+    xf_dream_free(a);
+    xf_dream_free(b);
+    xf_dream_free(s1);
+    xf_dream_free(s2);
+    xf_nn_params_free(&p);
+}
+END_TEST
+
+START_TEST(dream_never_accepts_a_masked_action)
+{
+    xf_wm wm;
+    xf_nn_params p;
+    small_model(&wm, &p, 5);
+    /* Push the mask and locs biases around so masks vary from step to step. */
+    float *bias = xf_nn_params_value(&p, wm.head.b);
+    bias[xf_wm_off_mask(&wm) + 1] = -0.3f;
+    bias[xf_wm_off_done(&wm)] = -3.0f;
+    xf_dream *d = small_dream(&wm, &p, 1.0f, 4);
+    const uint8_t *m = xf_dream_xfer_mask(d);
+    ck_assert(m[0] == 1 && m[1] == 0 && m[2] == 1 && m[3] == 1);
+    ck_assert_int_eq(xf_dream_num_locations(d, 0), 2);
+    ck_assert_int_eq(xf_dream_num_locations(d, 1), 0);
+    ck_assert_int_eq(xf_dream_num_locations(d, 2), 5);
+    ck_assert_int_eq(xf_dream_num_locations(d, 3), 0); /* the no-op */
+    xf_rng rng;
+    xf_rng_seed(&rng, 8);
+    int valid = 0, refused = 0, masked_seen = 0;
+    float before[12];
+    for (int t = 0; t < 2000; t++) {
+        int xfer = (int)(xf_rng_next(&rng) % 4), loc = (int)(xf_rng_next(&rng) % 6) - 0;
+        if (xfer == 3) xfer = -1 + (int)(xf_rng_next(&rng) % 2) * 5; /* -1 or 4: out of range */
+        int allowed = xfer >= 0 && xfer < 3 && xf_dream_xfer_mask(d)[xfer] &&
+                      loc < xf_dream_num_locations(d, xfer);
+        for (int j = 0; j < 3; j++) masked_seen += !xf_dream_xfer_mask(d)[j];
+        memcpy(before, xf_dream_state(d), sizeof before);
+        xf_dream_step_result r;
+        xf_dream_step(d, xfer, loc, &r);
+        ck_assert_msg(r.valid == allowed, "step %d: xfer %d loc %d valid %d, allowed %d", t, xfer,
+                      loc, r.valid, allowed);
+        if (!r.valid) {
+            ck_assert(r.reward == -1.0f);
+            ck_assert(memcmp(before, xf_dream_state(d), sizeof before) == 0);
+            refused++;
+        } else {
+            valid++;
+        }
+        if (r.done) xf_dream_reset(d);
+    }
+    ck_assert_int_gt(valid, 100);
+    ck_assert_int_gt(refused, 100);
+    ck_assert_int_gt(masked_seen, 0);
+    /* The no-op ends the episode, reward 0. */
+    xf_dream_reset(d);
+    xf_dream_step_result r;
+    xf_dream_step(d, 3, 0, &r);
+    ck_assert(r.valid && r.done && r.reward == 0.0f);
+    int64_t n;
+    double s;
+    xf_dream_timing(d, &n, &s);
+    ck_assert_int_eq(n, valid);
+    ck_assert(s > 0);
+    xf_dream_free(d);
+    xf_nn_params_free(&p);
+}
+END_TEST
+
+/* ------------------------------------------------------------ agent */
+
+static xf_wm_agent_options small_agent(uint64_t seed)
+{
+    xf_wm_agent_options o = xf_wm_agent_options_default();
+    o.gnn.hidden = 16;
+    o.gnn.latent = 8;
+    o.max_locations = 5;
+    o.wm_hidden = 32;
+    o.n_mix = 4;
+    o.wm_embed = 4;
+    o.hp.hidden = 16;
+    o.hp.minibatch = 32;
+    o.hp.epochs = 2;
+    o.random_episodes = 6;
+    o.episode_steps = 10;
+    o.wm_passes = 3;
+    o.dream_updates = 4;
+    o.dream_episodes = 4;
+    o.eval_episodes = 2;
+    o.rounds = 3;
+    o.max_seconds = 0;
+    o.seed = seed;
+    return o;
+}
+
+START_TEST(agent_improves_the_small_model)
+{
+    real_env r;
+    real_open(&r, 5);
+    xf_wm_agent_options o = small_agent(3);
+    o.cm = r.cm;
+    xf_search_result res, res2;
+    xf_search_result_init(&res);
+    xf_search_result_init(&res2);
+    xf_wm_agent_stats st, st2;
+    xf_error err;
+    ck_assert_msg(xf_wm_optimise(r.e, &o, &res, &st, &err) == XF_OK, "%s", err.msg);
+    fprintf(stderr,
+            "wm agent: %.4f -> %.4f ms, %d rules applied, %d rounds, %lld real episodes, %lld "
+            "real steps, %lld dream steps, wm loss %.3f -> %.3f, dream reward %.3f, wm step "
+            "%.1f us, real step %.1f us, encode %.1f us, %.2f s\n",
+            res.initial_ms, res.best_ms, res.n_applied, st.rounds, (long long)st.real_episodes,
+            (long long)st.real_steps, (long long)st.dream_steps, st.wm_loss_first, st.wm_loss_last,
+            st.dream_reward, st.wm_step_us, st.real_step_us, st.encode_us, st.seconds);
+    ck_assert(res.best_ms <= res.initial_ms);
+    /* conv + relu fuses: the best graph is strictly cheaper here */
+    ck_assert(res.best_ms < res.initial_ms);
+    ck_assert(res.n_applied >= 1);
+    ck_assert(fabs(xf_env_cost(r.e) - res.best_ms) < 1e-12);
+    ck_assert_int_eq(st.rounds, 3);
+    ck_assert_int_eq(res.expanded, st.real_steps);
+    ck_assert_int_ge(st.real_episodes, 3 * (6 + 2));
+    ck_assert(st.dream_steps >= 3 * 4 * 4);
+    ck_assert(st.wm_step_us > 0 && st.real_step_us > 0 && st.encode_us > 0);
+    ck_assert(st.wm_loss_last < st.wm_loss_first);
+    ck_assert(res.seen >= 2);
+    /* deterministic for a seed */
+    ck_assert_msg(xf_wm_optimise(r.e, &o, &res2, &st2, &err) == XF_OK, "%s", err.msg);
+    ck_assert(res2.best_ms == res.best_ms);
+    ck_assert_int_eq(st2.real_steps, st.real_steps);
+    ck_assert_int_eq(st2.dream_steps, st.dream_steps);
+    ck_assert(st2.wm_loss_last == st.wm_loss_last);
+    ck_assert(st2.dream_reward == st.dream_reward);
+    xf_search_result_free(&res);
+    xf_search_result_free(&res2);
+    real_close(&r);
+}
+END_TEST
+
+START_TEST(bad_options_are_refused)
+{
+    xf_wm_agent_options o = small_agent(1);
+    o.wm_chunk = 0;
+    xf_wm_agent *a = NULL;
+    xf_error err;
+    ck_assert_int_eq(xf_wm_agent_create(4, &o, &a, &err), XF_ERR_INVALID);
+    ck_assert_ptr_null(a);
+    ck_assert_msg(strstr(err.msg, "wm_chunk") != NULL, "%s", err.msg);
+    o = small_agent(1);
+    ck_assert_int_eq(xf_wm_agent_create(0, &o, &a, &err), XF_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "rule") != NULL, "%s", err.msg);
+    /* an environment with another rule count */
+    real_env r;
+    real_open(&r, 5);
+    ck_assert(xf_wm_agent_create(7, &o, &a, &err) == XF_OK);
+    xf_search_result res;
+    xf_search_result_init(&res);
+    ck_assert_int_eq(xf_wm_agent_train(a, r.e, &res, NULL, &err), XF_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "4 rules") && strstr(err.msg, "7"), "%s", err.msg);
+    xf_wm_agent_free(a);
+    real_close(&r);
+}
+END_TEST
+
+/* Dream rollouts of an agent's model driven by its controller: the states,
+ * actions and rewards of `steps` steps, into out. */
+static void rollout(xf_wm_agent *a, const float *z0, const uint16_t *locs0, float *out, int steps)
+{
+    const xf_wm *wm = xf_wm_agent_model(a);
+    xf_dream_options o = xf_dream_options_default();
+    o.seed = 17;
+    o.max_steps = 1000;
+    xf_dream *d = NULL;
+    xf_error err;
+    ck_assert_msg(xf_dream_create(wm, xf_wm_agent_model_params(a), z0, locs0, &o, &d, &err) ==
+                      XF_OK, "%s", err.msg);
+    int S = xf_dream_state_dim(d), N = xf_dream_num_xfers(d);
+    int *n_loc = calloc((size_t)N + 1, sizeof *n_loc);
+    xf_rng rng;
+    xf_rng_seed(&rng, 23);
+    for (int t = 0; t < steps; t++) {
+        for (int j = 0; j < N; j++) n_loc[j] = xf_dream_num_locations(d, j);
+        int rule, loc;
+        float logp, value;
+        ck_assert_msg(xf_ppo_act(&a->ctl, &a->ctl_p, &a->work, xf_dream_state(d),
+                                 xf_dream_xfer_mask(d), n_loc, 0, &rng, &rule, &loc, &logp,
+                                 &value, &err) == XF_OK, "%s", err.msg);
+        xf_dream_step_result r;
+        xf_dream_step(d, rule, loc, &r);
+        float *o_t = out + (size_t)t * (size_t)(S + 4);
+        memcpy(o_t, xf_dream_state(d), (size_t)S * sizeof *o_t);
+        o_t[S] = (float)rule;
+        o_t[S + 1] = (float)loc;
+        o_t[S + 2] = r.reward;
+        o_t[S + 3] = logp;
+        if (r.done) xf_dream_reset(d);
+    }
+    free(n_loc);
+    xf_dream_free(d);
+}
+
+START_TEST(checkpoint_gives_identical_dream_rollouts)
+{
+    real_env r;
+    real_open(&r, 5);
+    xf_wm_agent_options o = small_agent(3);
+    o.rounds = 1;
+    xf_wm_agent *a = NULL, *b = NULL;
+    xf_error err;
+    ck_assert(xf_wm_agent_create(xf_env_num_xfers(r.e), &o, &a, &err) == XF_OK);
+    xf_search_result res;
+    xf_search_result_init(&res);
+    ck_assert_msg(xf_wm_agent_train(a, r.e, &res, NULL, &err) == XF_OK, "%s", err.msg);
+    const char *path = xf_test_tmp("wm_agent.ckpt");
+    ck_assert_msg(xf_wm_agent_save(a, path, &err) == XF_OK, "%s", err.msg);
+    o.seed = 99;
+    ck_assert(xf_wm_agent_create(xf_env_num_xfers(r.e), &o, &b, &err) == XF_OK);
+    ck_assert_msg(xf_wm_agent_load(b, path, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(b->normalised, 1);
+    ck_assert(memcmp(a->z_mean, b->z_mean, 8 * sizeof(float)) == 0);
+    float z0[8] = {0.1f, -0.2f, 0.3f, 0.0f, 1.0f, -1.0f, 0.5f, 0.25f};
+    uint16_t locs0[4] = {1, 1, 1, 0};
+    int S = 8 + 32, steps = 40;
+    float *ra = malloc((size_t)steps * (size_t)(S + 4) * sizeof *ra);
+    float *rb = malloc((size_t)steps * (size_t)(S + 4) * sizeof *rb);
+    rollout(a, z0, locs0, ra, steps);
+    rollout(b, z0, locs0, rb, steps);
+    ck_assert(memcmp(ra, rb, (size_t)steps * (size_t)(S + 4) * sizeof *ra) == 0);
+    /* The real greedy episode is the same too. */
+    xf_search_result g1, g2;
+    xf_search_result_init(&g1);
+    xf_search_result_init(&g2);
+    ck_assert(xf_wm_agent_run(a, r.e, 1, &g1, &err) == XF_OK);
+    ck_assert(xf_wm_agent_run(b, r.e, 1, &g2, &err) == XF_OK);
+    ck_assert(g1.best_ms == g2.best_ms && g1.n_applied == g2.n_applied);
+    ck_assert(g1.best_ms <= g1.initial_ms);
+    /* Other sizes are refused, naming the size; the agent is unchanged. */
+    xf_wm_agent *c = NULL;
+    o.wm_hidden = 16;
+    ck_assert(xf_wm_agent_create(xf_env_num_xfers(r.e), &o, &c, &err) == XF_OK);
+    float keep = c->wm_p.value[0];
+    ck_assert_int_eq(xf_wm_agent_load(c, path, &err), XF_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.msg, "LSTM units 32") != NULL, "%s", err.msg);
+    ck_assert(c->wm_p.value[0] == keep);
+    ck_assert_int_eq(xf_wm_agent_load(c, "/nonexistent/x.ckpt", &err), XF_ERR_IO);
+    free(ra);
+    free(rb);
+    xf_search_result_free(&res);
+    xf_search_result_free(&g1);
+    xf_search_result_free(&g2);
+    xf_wm_agent_free(a);
+    xf_wm_agent_free(b);
+    xf_wm_agent_free(c);
+    real_close(&r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("agent_wm");
+    TCase *tc = tcase_create("wm");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, gradient_check_through_three_steps);
+    tcase_add_test(tc, chunks_cover_every_step_once);
+    tcase_add_test(tc, loss_falls_on_real_rollouts);
+    tcase_add_test(tc, tau_zero_is_the_top_components_mean);
+    tcase_add_test(tc, dream_never_accepts_a_masked_action);
+    tcase_add_test(tc, agent_improves_the_small_model);
+    tcase_add_test(tc, bad_options_are_refused);
+    tcase_add_test(tc, checkpoint_gives_identical_dream_rollouts);
+    suite_add_tcase(s, tc);
+    return xf_test_run(s);
+}
