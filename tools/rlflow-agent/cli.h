@@ -52,8 +52,10 @@ typedef struct cli_check {
 xf_status cli_numeric_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
                             double atol, cli_check *out, xf_error *err);
 
-/* Median end-to-end latency of g on cm's backend (executor). */
-xf_status cli_latency(xf_cost_model *cm, const xf_graph *g, double *ms, xf_error *err);
+/* End-to-end latency of models a and b on cm's backend (executor), timed
+ * in alternation: the smallest of several 10-run medians of each. */
+xf_status cli_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_graph *b,
+                           double *ms_a, double *ms_b, xf_error *err);
 
 /* Runs the chosen learning agent (ppo or wm) on env: trains it within the
  * budget (or loads it from o->load and runs it greedily), saves it to

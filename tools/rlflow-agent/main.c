@@ -308,12 +308,14 @@ static void print_report(const cli_options *o, run_state *s, const cli_check *ch
         printf("max output err:  not checked\n");
     if (o->latency) {
         xf_error err = {0};
-        if (cli_latency(s->lat_cm, &s->model, &before, &err) ||
-            cli_latency(s->lat_cm, &s->finished, &after, &err))
+        double lat_before = 0, lat_after = 0;
+        if (cli_latency_pair(s->lat_cm, &s->model, &s->finished, &lat_before, &lat_after, &err))
             printf("latency:         not measured: %s\n", err.msg);
         else
-            printf("latency:         %.4f ms -> %.4f ms (%+.2f%%, %s, median of 10)\n", before,
-                   after, before > 0 ? 100.0 * (after - before) / before : 0.0,
+            printf("latency:         %.4f ms -> %.4f ms (%+.2f%%, %s, best of 5 alternating "
+                   "10-run medians)\n",
+                   lat_before, lat_after,
+                   lat_before > 0 ? 100.0 * (lat_after - lat_before) / lat_before : 0.0,
                    xf_cost_identity(s->lat_cm));
     }
     if (s->kept_original)
