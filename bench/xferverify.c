@@ -2,12 +2,13 @@
  * bench/xferverify.c — how fast xferverify decides rules, against TASO's
  * Python verifier (619 rules in 332 s, 1.9 rules/s).
  *
- *   bench_xferverify [DB] [--max-ops N] [-j N] [--timeout T]
+ *   bench_xferverify [DB] [--max-ops N] [--vocab V] [-j N] [--timeout T] [--max-shapes N]
  *
- * Without DB it runs `xfergen --vocab taso --max-ops 3` (or N) into a fresh
- * temporary database; then `xferverify -j 2 --recheck` on it, and prints the
- * proved / refuted / unknown counts from the database, the wall time and
- * the rate.
+ * Without DB it runs `xfergen --vocab taso --max-ops 3` (or V, N) into a
+ * fresh temporary database; then `xferverify -j 2 --recheck` on it (with
+ * --max-shapes when given: input shapes per rule in the bounded check), and
+ * prints the proved / refuted / unknown counts from the database, the wall
+ * time and the rate.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +27,18 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    const char *db = NULL, *max_ops = "3", *jobs = "2", *timeout = "10s";
+    const char *db = NULL, *max_ops = "3", *jobs = "2", *timeout = "10s", *vocab = "taso",
+               *shapes = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-ops") && i + 1 < argc) max_ops = argv[++i];
+        else if (!strcmp(argv[i], "--vocab") && i + 1 < argc) vocab = argv[++i];
+        else if (!strcmp(argv[i], "--max-shapes") && i + 1 < argc) shapes = argv[++i];
         else if (!strcmp(argv[i], "-j") && i + 1 < argc) jobs = argv[++i];
         else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) timeout = argv[++i];
         else if (argv[i][0] != '-' && !db) db = argv[i];
         else {
-            fprintf(stderr, "usage: bench_xferverify [DB] [--max-ops N] [-j N] [--timeout T]\n");
+            fprintf(stderr, "usage: bench_xferverify [DB] [--max-ops N] [--vocab V] [-j N] "
+                            "[--timeout T] [--max-shapes N]\n");
             return 2;
         }
     }
@@ -41,16 +46,18 @@ int main(int argc, char **argv)
     if (!db) {
         snprintf(tmp, sizeof tmp, "/tmp/bench_xferverify_%d.db", (int)getpid());
         remove(tmp);
-        snprintf(cmd, sizeof cmd, "%s/xfergen --vocab taso --max-ops %s -o %s >/dev/null",
-                 XF_BIN_PATH, max_ops, tmp);
+        snprintf(cmd, sizeof cmd, "%s/xfergen --vocab %s --max-ops %s -o %s >/dev/null",
+                 XF_BIN_PATH, vocab, max_ops, tmp);
         if (system(cmd) != 0) {
             fprintf(stderr, "bench_xferverify: xfergen failed: %s\n", cmd);
             return 1;
         }
         db = tmp;
     }
-    snprintf(cmd, sizeof cmd, "%s/xferverify %s -j %s --timeout %s --recheck", XF_BIN_PATH, db,
-             jobs, timeout);
+    char shape_opt[64] = "";
+    if (shapes) snprintf(shape_opt, sizeof shape_opt, " --max-shapes %s", shapes);
+    snprintf(cmd, sizeof cmd, "%s/xferverify %s -j %s --timeout %s --recheck%s", XF_BIN_PATH, db,
+             jobs, timeout, shape_opt);
     double t0 = now_s();
     int rc = system(cmd);
     double wall = now_s() - t0;
@@ -68,7 +75,8 @@ int main(int argc, char **argv)
         xf_rulesdb_close(h);
         return 1;
     }
-    printf("xferverify on %s (-j %s, timeout %s), exit %d\n", db, jobs, timeout, rc);
+    printf("xferverify on %s (-j %s, timeout %s, max-shapes %s), exit %d\n", db, jobs, timeout,
+           shapes ? shapes : "default", rc);
     for (int i = 0; i < n; i++) {
         printf("  %-10s %lld\n", rows[i].key, (long long)rows[i].n);
         if (!strcmp(rows[i].key, "proved") || !strcmp(rows[i].key, "refuted") ||

@@ -3,7 +3,8 @@
  * is known: true rules (matmul associativity, distributivity, concat of
  * matmuls, conv+relu fusion, transpose involution, split of a concat,
  * pooling as a conv) are proved with the axioms one expects in the core and
- * stay proved when every axiom outside the core is switched off; false rules
+ * stay proved when every axiom outside the core is switched off (each rule
+ * of the table); a prepared verifier gives the same answers; false rules
  * (relu(a+b) = relu(a)+relu(b), matmul commutativity) are never proved; the
  * per-query timeout is respected; an operator the axioms do not model is
  * reported as unsupported naming the node; the axiom table is well formed;
@@ -224,6 +225,47 @@ START_TEST(test_core_suffices)
 }
 END_TEST
 
+/* The same for every true rule of the table: with only its core switched
+ * on, each is proved again with the same core. */
+START_TEST(test_every_core_suffices)
+{
+    xf_verifier *v = verifier(10000);
+    xf_error err;
+    int n = (int)(sizeof true_rules / sizeof true_rules[0]);
+    for (int i = 0; i < n; i++) {
+        for (int a = 0; a < xf_verify_axiom_count(); a++)
+            ck_assert_int_eq(xf_verifier_set_axiom(v, a, 1, &err), XF_OK);
+        xf_proof full = prove(v, true_rules[i].src, true_rules[i].dst);
+        ck_assert_int_eq(full.result, XF_PROOF_PROVED);
+        for (int a = 0; a < xf_verify_axiom_count(); a++)
+            ck_assert_int_eq(xf_verifier_set_axiom(v, a, 0, &err), XF_OK);
+        for (int k = 0; k < full.n_core; k++)
+            ck_assert_int_eq(xf_verifier_set_axiom(v, full.core[k], 1, &err), XF_OK);
+        xf_proof only = prove(v, true_rules[i].src, true_rules[i].dst);
+        ck_assert_msg(only.result == XF_PROOF_PROVED, "%s => %s: %s with only [%s]",
+                      true_rules[i].src, true_rules[i].dst, xf_proof_result_name(only.result),
+                      full.core_names);
+        ck_assert_str_eq(only.core_names, full.core_names);
+    }
+    xf_verifier_free(v);
+}
+END_TEST
+
+/* Preparing a verifier (xferverify does it once before forking workers)
+ * changes no answer. */
+START_TEST(test_prepare_keeps_answers)
+{
+    xf_verifier *v = verifier(10000);
+    xf_error err;
+    ck_assert_msg(xf_verifier_prepare(v, &err) == XF_OK, "%s", err.msg);
+    xf_proof pf = prove(v, true_rules[0].src, true_rules[0].dst);
+    ck_assert_int_eq(pf.result, XF_PROOF_PROVED);
+    ck_assert(core_has(&pf, "matmul-assoc"));
+    ck_assert_int_ne(prove(v, "matmul(m0, m1)", "matmul(m1, m0)").result, XF_PROOF_PROVED);
+    xf_verifier_free(v);
+}
+END_TEST
+
 START_TEST(test_false_rules_not_proved)
 {
     xf_verifier *v = verifier(2000);
@@ -368,6 +410,8 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_true_rules_proved_with_core);
     tcase_add_test(tc, test_core_suffices);
+    tcase_add_test(tc, test_every_core_suffices);
+    tcase_add_test(tc, test_prepare_keeps_answers);
     tcase_add_test(tc, test_false_rules_not_proved);
     tcase_add_test(tc, test_timeout_respected);
     tcase_add_test(tc, test_unsupported_op);

@@ -4,9 +4,16 @@
  * distributivity, conv+relu fusion, avg-pool as a conv with the pooling
  * kernel, split of a concat, transpose of an abstract function) come back
  * valid; planted false rules (relu(x+y) = relu(x)+relu(y), avg-pool as a
- * summing conv, matmul commutativity) come back refuted with inputs that
- * our float interpreter confirms to separate the two sides; rules outside
- * the elaboration are unsupported; the counterexample blob round-trips.
+ * summing conv, matmul commutativity, concat re-associated so that a split
+ * returns the parts in the wrong order) come back refuted with inputs that
+ * our float interpreter confirms to separate the two sides, on the rule
+ * rebuilt at the counterexample's shapes (found by random float inputs, or
+ * by the solver where random inputs cannot reach); the admissible input shapes are
+ * counted (exhaustively where that is small) with split halves and
+ * depthwise groups following the new shapes; a rule true only at its own
+ * 1x1 shape is refuted elsewhere and valid with own shapes only; rules
+ * outside the elaboration are unsupported; the counterexample blob
+ * round-trips.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -67,24 +74,42 @@ static void expect_valid(xf_rule *r)
     xf_bounded b = check(r);
     ck_assert_msg(b.result == XF_BOUNDED_VALID, "got %s: %s", xf_bounded_result_name(b.result),
                   b.detail);
-    ck_assert_int_eq(b.n_shapes, 1);
+    /* own shapes first, at most the cap of 64 */
+    ck_assert_int_ge(b.n_shapes, 1);
+    ck_assert_int_le(b.n_shapes, 64);
+    ck_assert_int_le(b.n_shapes, b.n_admissible);
     ck_assert_int_eq(b.n_inputs, 0);
     xf_bounded_free(&b);
     xf_rule_free(r);
 }
 
-/* Refuted, and the inputs really separate the two sides in floats. */
-static void expect_refuted(xf_rule *r)
+/* Refuted, and the inputs really separate the two sides in floats: the
+ * rule is rebuilt at the counterexample's shapes (its own shapes or
+ * others) and run in the interpreter. Returns the shape index. */
+static int expect_refuted(xf_rule *r)
 {
     xf_bounded b = check(r);
     ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "got %s: %s", xf_bounded_result_name(b.result),
                   b.detail);
     ck_assert_int_eq(b.n_inputs, r->src.n_inputs);
     ck_assert_int_ge(b.output, 0);
+    ck_assert_int_eq(b.n_shapes, b.shape_index + 1);
+    ck_assert_ptr_nonnull(strstr(b.detail, "counterexample at input shapes"));
+    xf_shape at[8];
+    ck_assert_int_le(b.n_inputs, 8);
+    int own = 1;
+    for (int i = 0; i < b.n_inputs; i++) {
+        at[i] = b.inputs[i].shape;
+        own &= xf_shape_equal(&at[i], &r->src.values[r->src.inputs[i]].shape);
+    }
+    ck_assert_int_eq(own, b.shape_index == 0);
+    xf_rule ra;
     xf_tensor ys[4], yd[4];
     xf_error err;
-    ck_assert_msg(xf_interp_run(&r->src, b.inputs, b.n_inputs, ys, &err) == XF_OK, "%s", err.msg);
-    ck_assert_msg(xf_interp_run(&r->dst, b.inputs, b.n_inputs, yd, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_verify_rule_at_shapes(r, at, &ra, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_run(&ra.src, b.inputs, b.n_inputs, ys, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_run(&ra.dst, b.inputs, b.n_inputs, yd, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&ra);
     ck_assert_int_le(r->src.n_outputs, 4);
     int differs = 0;
     for (int o = 0; o < r->src.n_outputs; o++) {
@@ -108,8 +133,10 @@ static void expect_refuted(xf_rule *r)
     }
     free(back);
     free(blob);
+    int index = b.shape_index;
     xf_bounded_free(&b);
     xf_rule_free(r);
+    return index;
 }
 
 static const int64_t d22[2] = {2, 2}, d23[2] = {2, 3}, d32[2] = {3, 2};
@@ -177,7 +204,8 @@ static void expect_equal_normal_forms(xf_rule *r)
     xf_bounded b = check(r);
     ck_assert_msg(b.result == XF_BOUNDED_VALID, "got %s: %s", xf_bounded_result_name(b.result),
                   b.detail);
-    ck_assert_str_eq(b.detail, "outputs have equal normal forms");
+    ck_assert_msg(strncmp(b.detail, "outputs have equal normal forms at ", 35) == 0, "%s",
+                  b.detail);
     xf_bounded_free(&b);
     xf_rule_free(r);
 }
@@ -207,7 +235,7 @@ START_TEST(conv_scaling_moves_between_operands)
     inputs(&r, 3, sh3, s3, d3);
     out(&r.src, op(&r.src, XF_OP_MUL, NULL, s3[0], op(&r.src, XF_OP_ADD, NULL, s3[1], s3[2])));
     out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_MUL, NULL, d3[0], d3[1]), d3[2]));
-    expect_refuted(&r);
+    ck_assert_int_eq(expect_refuted(&r), 0);
 }
 END_TEST
 
@@ -263,7 +291,7 @@ START_TEST(avgpool_is_not_a_summing_conv)
 {
     xf_rule r;
     pool_rule(&r, XF_OP_CONST_ONES);
-    expect_refuted(&r);
+    ck_assert_int_eq(expect_refuted(&r), 0);
 }
 END_TEST
 
@@ -290,7 +318,7 @@ START_TEST(split_of_concat)
     out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), -1));
     out(&r.dst, d[1]);
     /* relu(relu(a)) is not a — but at the first output only: refuted. */
-    expect_refuted(&r);
+    ck_assert_int_eq(expect_refuted(&r), 0);
 
     inputs(&r, 2, sh, s, d);
     in[0] = s[0], in[1] = s[1];
@@ -314,7 +342,7 @@ START_TEST(relu_is_not_additive)
     out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_ADD, NULL, s[0], s[1]), -1));
     out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_RELU, NULL, d[0], -1),
                    op(&r.dst, XF_OP_RELU, NULL, d[1], -1)));
-    expect_refuted(&r);
+    ck_assert_int_eq(expect_refuted(&r), 0);
 }
 END_TEST
 
@@ -326,7 +354,224 @@ START_TEST(matmul_does_not_commute)
     inputs(&r, 2, sh, s, d);
     out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, s[0], s[1]));
     out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, d[1], d[0]));
-    expect_refuted(&r);
+    ck_assert_int_eq(expect_refuted(&r), 0);
+}
+END_TEST
+
+/* split[sizes=1,3](concat(concat(a, b), c)) is (a, concat(b, c)); claiming
+ * (a, concat(c, b)) re-associates the parts in the wrong order. */
+START_TEST(concat_reassociation_breaks_split)
+{
+    xf_rule r;
+    const int64_t d21[2] = {2, 1};
+    xf_shape sh[3] = {xf_shape_make(2, d21), xf_shape_make(2, d21), xf_shape_make(2, d22)};
+    int s[3], d[3];
+    inputs(&r, 3, sh, s, d);
+    xf_params cat = xf_params_default(), sp = xf_params_default();
+    cat.axis = 1;
+    sp.axis = 1;
+    sp.n_split = 2;
+    sp.split[0] = 1;
+    sp.split[1] = 3;
+    int c = op(&r.src, XF_OP_CONCAT, &cat, op(&r.src, XF_OP_CONCAT, &cat, s[0], s[1]), s[2]);
+    int n = xf_graph_add_node(&r.src, XF_OP_SPLIT, &sp, &c, 1, 2, NULL, NULL);
+    ck_assert_int_ge(n, 0);
+    out(&r.src, r.src.nodes[n].outputs[0]);
+    out(&r.src, r.src.nodes[n].outputs[1]);
+    out(&r.dst, d[0]);
+    out(&r.dst, op(&r.dst, XF_OP_CONCAT, &cat, d[2], d[1]));
+    ck_assert_int_eq(expect_refuted(&r), 0);
+}
+END_TEST
+
+/* relu(x + 1) = x + 1 fails only for x < -1, which random inputs in
+ * [-1, 1) never reach: the solver finds it, the interpreter confirms. */
+START_TEST(solver_finds_what_random_inputs_miss)
+{
+    xf_rule r;
+    xf_shape sh[1] = {xf_shape_make(2, d22)};
+    int s[1], d[1];
+    inputs(&r, 1, sh, s, d);
+    xf_params ones = xf_params_default();
+    ones.n_shape = 2;
+    ones.shape[0] = ones.shape[1] = 2;
+    int a = op(&r.src, XF_OP_ADD, NULL, s[0], op(&r.src, XF_OP_CONST_ONES, &ones, -1, -1));
+    out(&r.src, op(&r.src, XF_OP_RELU, NULL, a, -1));
+    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, d[0], op(&r.dst, XF_OP_CONST_ONES, &ones, -1, -1)));
+    xf_bounded b = check(&r);
+    ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "%s", b.detail);
+    ck_assert_msg(!strstr(b.detail, "random inputs"), "%s", b.detail);
+    int below = 0;
+    const float *x = b.inputs[0].data;
+    for (int i = 0; i < 4; i++) below |= x[i] < -1.0f;
+    ck_assert_msg(below, "%s", b.detail);
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+}
+END_TEST
+
+/* ewadd on 2x3 ties both operands: two free dims, 4 x 4 admissible
+ * assignments, all checked; a 'same' conv ties N, C, H, W and the output
+ * channels only: 4^5 admissible, of which the cap of 64 is checked. */
+START_TEST(admissible_shapes_are_counted)
+{
+    xf_rule r;
+    xf_shape sh[2] = {xf_shape_make(2, d23), xf_shape_make(2, d23)};
+    int s[2], d[2];
+    inputs(&r, 2, sh, s, d);
+    out(&r.src, op(&r.src, XF_OP_ADD, NULL, s[0], s[1]));
+    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, d[1], d[0]));
+    xf_bounded b = check(&r);
+    ck_assert_int_eq(b.result, XF_BOUNDED_VALID);
+    ck_assert_int_eq(b.n_admissible, 16);
+    ck_assert_int_eq(b.n_shapes, 16);
+    ck_assert_msg(strstr(b.detail, "at all 16 admissible input shapes (cap 64)"), "%s", b.detail);
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+
+    const int64_t dx[4] = {1, 2, 3, 3}, dw[4] = {2, 2, 3, 3};
+    xf_shape shc[2] = {xf_shape_make(4, dx), xf_shape_make(4, dw)};
+    inputs(&r, 2, shc, s, d);
+    xf_params plain = conv_params(3, 1, 1, 1, XF_ACT_NONE);
+    xf_params fused = conv_params(3, 1, 1, 1, XF_ACT_RELU);
+    out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_CONV, &plain, s[0], s[1]), -1));
+    out(&r.dst, op(&r.dst, XF_OP_CONV, &fused, d[0], d[1]));
+    b = check(&r);
+    ck_assert_int_eq(b.result, XF_BOUNDED_VALID);
+    ck_assert_int_eq(b.n_admissible, 1024);
+    /* checked: own (54 input elements), the small ones (at most 64 input
+     * elements: N*C*H*W + 9*O*C) and the largest (4s everywhere) */
+    int small = 0;
+    for (int n = 1; n <= 4; n++)
+        for (int c = 1; c <= 4; c++)
+            for (int h = 1; h <= 4; h++)
+                for (int w = 1; w <= 4; w++)
+                    for (int o = 1; o <= 4; o++)
+                        small += n * c * h * w + 9 * o * c <= 64 &&
+                                 !(n == 1 && c == 2 && h == 3 && w == 3 && o == 2);
+    ck_assert_int_gt(small, 62);
+    ck_assert_int_eq(b.n_shapes, 64);
+    ck_assert_msg(strstr(b.detail, "64 of 1024 admissible input shapes (own, 62 small, largest; "
+                                   "cap 64)"),
+                  "%s", b.detail);
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+}
+END_TEST
+
+/* The halves of split(concat(a, b)) are a and b exactly when both have the
+ * same size: the split sizes follow the new axis. */
+START_TEST(split_halves_follow_the_axis)
+{
+    xf_rule r;
+    xf_shape sh[2] = {xf_shape_make(2, d22), xf_shape_make(2, d22)};
+    int s[2], d[2];
+    inputs(&r, 2, sh, s, d);
+    xf_params cat = xf_params_default(), sp = xf_params_default();
+    cat.axis = -1;
+    sp.axis = -1;
+    sp.n_split = 2;
+    sp.split[0] = sp.split[1] = 2;
+    int c = op(&r.src, XF_OP_CONCAT, &cat, s[0], s[1]);
+    int n = xf_graph_add_node(&r.src, XF_OP_SPLIT, &sp, &c, 1, 2, NULL, NULL);
+    ck_assert_int_ge(n, 0);
+    out(&r.src, r.src.nodes[n].outputs[0]);
+    out(&r.src, r.src.nodes[n].outputs[1]);
+    out(&r.dst, d[0]);
+    out(&r.dst, d[1]);
+    xf_bounded b = check(&r);
+    ck_assert_int_eq(b.result, XF_BOUNDED_VALID);
+    ck_assert_int_eq(b.n_admissible, 16); /* rows 1..4 x equal widths 1..4 */
+    xf_bounded_free(&b);
+
+    const int64_t d33[2] = {3, 3}, d21[2] = {2, 1};
+    xf_shape at[2] = {xf_shape_make(2, d33), xf_shape_make(2, d33)};
+    xf_rule ra;
+    xf_error err;
+    ck_assert_msg(xf_verify_rule_at_shapes(&r, at, &ra, &err) == XF_OK, "%s", err.msg);
+    int split_node = ra.src.nodes[0].op == XF_OP_SPLIT ? 0 : 1;
+    ck_assert_int_eq(ra.src.nodes[split_node].params.split[0], 3);
+    ck_assert_int_eq(ra.src.nodes[split_node].params.split[1], 3);
+    ck_assert_int_eq(ra.src.values[ra.src.outputs[1]].shape.dims[1], 3);
+    xf_rule_free(&ra);
+    at[0] = xf_shape_make(2, d21);
+    at[1] = xf_shape_make(2, d22);
+    ck_assert_int_eq(xf_verify_rule_at_shapes(&r, at, &ra, &err), XF_ERR_SHAPE);
+    ck_assert_msg(strstr(err.msg, "split") && strstr(err.msg, "does not apply"), "%s", err.msg);
+    xf_rule_free(&ra);
+    at[0] = xf_shape_make(1, d21);
+    ck_assert_int_eq(xf_verify_rule_at_shapes(&r, at, &ra, &err), XF_ERR_SHAPE);
+    ck_assert_msg(strstr(err.msg, "another rank"), "%s", err.msg);
+    xf_rule_free(&ra);
+    xf_rule_free(&r);
+}
+END_TEST
+
+/* A depthwise conv (group = channels) stays depthwise at other channel
+ * counts: admissible are C in 1..4 with output channels a multiple of C
+ * (4 + 2 + 1 + 1 pairs) times batch, height and width in 1..4. */
+START_TEST(depthwise_group_follows_channels)
+{
+    xf_rule r;
+    const int64_t dx[4] = {1, 2, 3, 3}, dw[4] = {2, 1, 3, 3};
+    xf_shape sh[2] = {xf_shape_make(4, dx), xf_shape_make(4, dw)};
+    int s[2], d[2];
+    inputs(&r, 2, sh, s, d);
+    xf_params plain = conv_params(3, 1, 1, 2, XF_ACT_NONE);
+    xf_params fused = conv_params(3, 1, 1, 2, XF_ACT_RELU);
+    out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_CONV, &plain, s[0], s[1]), -1));
+    out(&r.dst, op(&r.dst, XF_OP_CONV, &fused, d[0], d[1]));
+    xf_bounded b = check(&r);
+    ck_assert_msg(b.result == XF_BOUNDED_VALID, "%s", b.detail);
+    ck_assert_int_eq(b.n_admissible, 8 * 64);
+    xf_bounded_free(&b);
+    const int64_t ax[4] = {1, 3, 2, 2}, aw[4] = {3, 1, 3, 3};
+    xf_shape at[2] = {xf_shape_make(4, ax), xf_shape_make(4, aw)};
+    xf_rule ra;
+    xf_error err;
+    ck_assert_msg(xf_verify_rule_at_shapes(&r, at, &ra, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(ra.dst.nodes[0].params.group, 3);
+    xf_rule_free(&ra);
+    xf_rule_free(&r);
+}
+END_TEST
+
+/* transpose(x) == x holds for a 1x1 matrix only: valid at the rule's own
+ * shapes, refuted at a larger square one (the only other admissible
+ * shapes), with inputs the interpreter confirms at that shape. */
+START_TEST(shape_specific_rule_refuted_elsewhere)
+{
+    xf_rule r;
+    const int64_t d11[2] = {1, 1};
+    xf_shape sh[1] = {xf_shape_make(2, d11)};
+    int s[1], d[1];
+    inputs(&r, 1, sh, s, d);
+    xf_params tp = xf_params_default();
+    tp.n_axes = 2;
+    tp.axes[0] = 1;
+    tp.axes[1] = 0;
+    out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tp, s[0], -1));
+    out(&r.dst, d[0]);
+    xf_rule copy;
+    xf_rule_init(&copy);
+    ck_assert_int_eq(xf_graph_clone(&r.src, &copy.src, NULL), XF_OK);
+    ck_assert_int_eq(xf_graph_clone(&r.dst, &copy.dst, NULL), XF_OK);
+    ck_assert_int_ge(expect_refuted(&r), 1);
+
+    xf_verify_options o;
+    xf_verify_options_init(&o);
+    o.bounded_max_shapes = 1;
+    xf_verifier *own_only;
+    xf_error err;
+    ck_assert_msg(xf_verifier_new(&o, &own_only, &err) == XF_OK, "%s", err.msg);
+    xf_bounded b;
+    xf_bounded_init(&b);
+    ck_assert_msg(xf_verify_bounded(own_only, &copy, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_VALID, "%s", b.detail);
+    ck_assert_int_eq(b.n_shapes, 1);
+    xf_bounded_free(&b);
+    xf_verifier_free(own_only);
+    xf_rule_free(&copy);
 }
 END_TEST
 
@@ -404,6 +649,12 @@ static Suite *suite(void)
     tcase_add_test(tc, split_of_concat);
     tcase_add_test(tc, relu_is_not_additive);
     tcase_add_test(tc, matmul_does_not_commute);
+    tcase_add_test(tc, concat_reassociation_breaks_split);
+    tcase_add_test(tc, solver_finds_what_random_inputs_miss);
+    tcase_add_test(tc, admissible_shapes_are_counted);
+    tcase_add_test(tc, split_halves_follow_the_axis);
+    tcase_add_test(tc, depthwise_group_follows_channels);
+    tcase_add_test(tc, shape_specific_rule_refuted_elsewhere);
     tcase_add_test(tc, abstract_functions_commute_with_movement);
     tcase_add_test(tc, unsupported_operator);
     tcase_add_test(tc, cex_decode_rejects_garbage);

@@ -1,11 +1,13 @@
 /*
  * test_xferverify.c — the xferverify tool end to end on a rules database
  * built here with the rulesdb API: ewadd commutativity (true) and
- * relu(a+b) = relu(a)+relu(b) (false). Checks the stored statuses (the
- * false rule refuted with a counterexample blob that decodes to inputs
- * separating the sides, the true rule never refuted), that a rerun decides
- * nothing, that --recheck decides both again, and the exit status of bad
- * usage (2) and --help (0).
+ * relu(a+b) = relu(a)+relu(b) (false) and trans(x) + x = x + x on a 1x1 x
+ * (true at its own shape only). Checks the stored statuses (the false rule
+ * refuted with a counterexample blob that decodes to inputs separating the
+ * sides, the true rule never refuted, the shape-specific rule refuted at
+ * another shape without a disagreement, and proved with --max-shapes 1),
+ * that a rerun decides nothing, that --recheck decides all again, and the
+ * exit status of bad usage (2) and --help (0).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,7 @@
 #include "verify/verify.h"
 
 static char db_path[4096];
-static int64_t id_true, id_false;
+static int64_t id_true, id_false, id_shape;
 
 static void rule_pair(xf_rule *r, int relu)
 {
@@ -47,6 +49,28 @@ static void rule_pair(xf_rule *r, int relu)
     ck_assert_int_eq(xf_graph_mark_output(&r->dst, y, NULL), XF_OK);
 }
 
+/* ewadd(trans(x), x) => ewadd(x, x), x : 1x1. */
+static void rule_unit_transpose(xf_rule *r)
+{
+    const int64_t dims[2] = {1, 1};
+    xf_shape s = xf_shape_make(2, dims);
+    xf_rule_init(r);
+    xf_params p = xf_params_default(), tp = xf_params_default();
+    tp.n_axes = 2;
+    tp.axes[0] = 1;
+    tp.axes[1] = 0;
+    int a = xf_graph_add_input(&r->src, "x", XF_F32, &s, NULL);
+    int c = xf_graph_add_input(&r->dst, "x", XF_F32, &s, NULL);
+    int t = xf_graph_op(&r->src, XF_OP_TRANSPOSE, &tp, &a, 1, NULL);
+    int in[2] = {t, a}, in2[2] = {c, c};
+    int x = xf_graph_op(&r->src, XF_OP_ADD, &p, in, 2, NULL);
+    int y = xf_graph_op(&r->dst, XF_OP_ADD, &p, in2, 2, NULL);
+    ck_assert_int_ge(x, 0);
+    ck_assert_int_ge(y, 0);
+    ck_assert_int_eq(xf_graph_mark_output(&r->src, x, NULL), XF_OK);
+    ck_assert_int_eq(xf_graph_mark_output(&r->dst, y, NULL), XF_OK);
+}
+
 static void setup(void)
 {
     snprintf(db_path, sizeof db_path, "%s", xf_test_tmp("verify.db"));
@@ -60,6 +84,9 @@ static void setup(void)
     xf_rule_free(&r);
     rule_pair(&r, 1);
     ck_assert_int_eq(xf_rulesdb_add_rule(db, &r, NULL, &id_false, NULL, &err), XF_OK);
+    xf_rule_free(&r);
+    rule_unit_transpose(&r);
+    ck_assert_int_eq(xf_rulesdb_add_rule(db, &r, NULL, &id_shape, NULL, &err), XF_OK);
     xf_rule_free(&r);
     xf_rulesdb_close(db);
 }
@@ -109,10 +136,31 @@ START_TEST(decides_stores_and_resumes)
     free(in);
     xf_rule_free(&r);
 
-    /* Rerun: nothing left to decide. --recheck: both again. */
-    ck_assert_int_eq(run(args), 0);
+    /* Proved by the axioms at 1x1 (a unit transpose is the identity), but
+     * refuted at a larger square: stored refuted, exit status still 0. */
+    ck_assert_int_eq(status_of(id_shape, &info), XF_RULE_REFUTED);
+    ck_assert_msg(strstr(info.detail, "axioms: proved") && strstr(info.detail, "not the rule's own"),
+                  "%s", info.detail);
+    ck_assert_int_eq(xf_verify_cex_decode(info.counterexample, info.counterexample_len, &in, &n,
+                                          NULL),
+                     XF_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_gt(in[0].shape.dims[0], 1);
+    xf_tensor_free(&in[0]);
+    free(in);
     char path[4200];
     snprintf(path, sizeof path, "%s.err", db_path);
+    char text[4096];
+    FILE *ef = fopen(path, "r");
+    ck_assert_ptr_nonnull(ef);
+    size_t got = fread(text, 1, sizeof text - 1, ef);
+    fclose(ef);
+    text[got] = 0;
+    ck_assert_msg(strstr(text, "1 rule(s) hold at their own shapes") && !strstr(text, "DISAGREE"),
+                  "%s", text);
+
+    /* Rerun: nothing left to decide. --recheck: all again. */
+    ck_assert_int_eq(run(args), 0);
     FILE *f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
     char line[512] = "";
@@ -125,7 +173,12 @@ START_TEST(decides_stores_and_resumes)
     ck_assert_ptr_nonnull(f);
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
     fclose(f);
-    ck_assert_msg(strstr(line, "[2/2]") != NULL, "%s", line);
+    ck_assert_msg(strstr(line, "[3/3]") != NULL, "%s", line);
+    ck_assert_int_eq(status_of(id_false, &info), XF_RULE_REFUTED);
+    /* Own shapes only: the shape-specific rule is proved. */
+    snprintf(args, sizeof args, "%s --recheck --max-shapes 1", db_path);
+    ck_assert_int_eq(run(args), 0);
+    ck_assert_int_eq(status_of(id_shape, &info), XF_RULE_PROVED);
     ck_assert_int_eq(status_of(id_false, &info), XF_RULE_REFUTED);
     xf_rulesdb_rule_info_free(&info);
 }
@@ -138,6 +191,8 @@ START_TEST(bad_usage)
     snprintf(args, sizeof args, "%s -j 0", db_path);
     ck_assert_int_eq(run(args), 2);
     snprintf(args, sizeof args, "%s --timeout soon", db_path);
+    ck_assert_int_eq(run(args), 2);
+    snprintf(args, sizeof args, "%s --max-shapes 0", db_path);
     ck_assert_int_eq(run(args), 2);
     snprintf(args, sizeof args, "%s --frobnicate", db_path);
     ck_assert_int_eq(run(args), 2);

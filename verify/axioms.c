@@ -205,6 +205,15 @@ static const xf_axiom_info axioms[] = {
      FA(CV " (c Int) (n Int) (m Int) (x T) (y T) (w T)",
         "(= (conv sh sw p c g (concat -4 n m x y) w) (concat -4 n m (conv sh sw p c g x w) (conv sh sw p c g y w)))",
         "(conv sh sw p c g (concat -4 n m x y) w)")},
+    {"conv-slice-batch", "a batch slice of a convolution is the convolution of the batch slice",
+     FA2(CV " (c Int) (o Int) (l Int) (t Int) (x T) (w T)",
+         "(= (slice -4 o l t (conv sh sw p c g x w)) (conv sh sw p c g (slice -4 o l t x) w))",
+         "(slice -4 o l t (conv sh sw p c g x w))", "(conv sh sw p c g (slice -4 o l t x) w)")},
+    {"conv-slice-kernel", "an output-channel slice of a convolution is the convolution with the "
+                          "kernel's output-channel slice (one group)",
+     FA2("(sh Int) (sw Int) (p Int) (c Int) (o Int) (l Int) (t Int) (x T) (w T)",
+         "(= (slice -3 o l t (conv sh sw p c 1 x w)) (conv sh sw p c 1 x (slice -4 o l t w)))",
+         "(slice -3 o l t (conv sh sw p c 1 x w))", "(conv sh sw p c 1 x (slice -4 o l t w))")},
     {"conv-identity", "a stride-1 'same' convolution with the identity kernel is the identity",
      FA("(kh Int) (kw Int) (x T)", "(= (conv 1 1 0 0 1 x (iconv kh kw)) x)", "(conv 1 1 0 0 1 x (iconv kh kw))")},
     {"conv-identity-relu", "a stride-1 'same' convolution with the identity kernel and fused relu is relu",
@@ -249,6 +258,16 @@ static const xf_axiom_info axioms[] = {
         "(=> (<= a -3) (= (maxpool kh kw sh sw p (concat a n m x y)) "
         "(concat a n m (maxpool kh kw sh sw p x) (maxpool kh kw sh sw p y))))",
         "(maxpool kh kw sh sw p (concat a n m x y))")},
+    {"avgpool-slice", "average pooling of a batch or channel slice is the slice of the pooling",
+     FA2("(kh Int) (kw Int) (sh Int) (sw Int) (p Int) " SL " (x T)",
+         "(=> (<= a -3) (= (avgpool kh kw sh sw p (slice a o l t x)) "
+         "(slice a o l t (avgpool kh kw sh sw p x))))",
+         "(avgpool kh kw sh sw p (slice a o l t x))", "(slice a o l t (avgpool kh kw sh sw p x))")},
+    {"maxpool-slice", "max pooling of a batch or channel slice is the slice of the pooling",
+     FA2("(kh Int) (kw Int) (sh Int) (sw Int) (p Int) " SL " (x T)",
+         "(=> (<= a -3) (= (maxpool kh kw sh sw p (slice a o l t x)) "
+         "(slice a o l t (maxpool kh kw sh sw p x))))",
+         "(maxpool kh kw sh sw p (slice a o l t x))", "(slice a o l t (maxpool kh kw sh sw p x))")},
     {"maxpool-relu", "relu commutes with max pooling (both are monotone)",
      FA("(kh Int) (kw Int) (sh Int) (sw Int) (p Int) (x T)",
         "(= (relu (maxpool kh kw sh sw p x)) (maxpool kh kw sh sw p (relu x)))",

@@ -2,25 +2,32 @@
  * bounded.c — the bounded element-wise check of a rule, independent of the
  * axioms (DESIGN.md §4 "Verification", docs/verify.md).
  *
- * Both sides are elaborated over one real Z3 constant per input element, at
- * the shapes the rule's graphs have (the enumerator keeps them within
- * 4x4x4x4), operator by operator (bounded_ops.c). Output elements whose
- * canonical polynomial forms (bounded_poly.c) are identical need no solving;
- * each of the others, deduplicated and cheapest first, is one query
- * "this element differs" in a fresh solver, sharing the rule's time budget:
- *  - unsat for every element: the rule holds at these shapes (valid);
- *  - sat (the first ends the search): the model's input values become
- *    float32 tensors and both graphs run in our interpreter. A difference there confirms the refutation. A
- *    model of a rule without abstract functions is a real counterexample
- *    even when float rounding hides it (still refuted). A model that relies
- *    on an abstract function (sigmoid, exp...) and that floats do not
- *    confirm shows only that the rule needs more than "any function", so it
- *    is unknown;
- *  - the solver's unknown (timeout, memory) is unknown.
+ * The rule is checked at its own input shapes, then at the small other
+ * admissible ones and last at the largest, as bounded_shapes.c chooses
+ * (dims 1..4, at most bounded_max_shapes assignments in all); at each,
+ * both sides are
+ * elaborated over one real Z3 constant per input element, operator by
+ * operator (bounded_ops.c). Output elements whose canonical polynomial
+ * forms (bounded_poly.c) are identical need no solving; each of the others,
+ * deduplicated and cheapest first, is one query "this element differs" in a
+ * fresh solver, all queries of all shapes sharing the rule's time budget:
+ *  - first, both sides run in floats on random inputs; a clear difference
+ *    refutes the rule at that shape at once (float_probe);
+ *  - unsat for every element at every shape: valid;
+ *  - sat (the first ends the check): the model's input values become
+ *    float32 tensors and both graphs, rebuilt at that shape, run in our
+ *    interpreter. A difference there confirms the refutation. A model of a
+ *    rule without abstract functions is a real counterexample even when
+ *    float rounding hides it (still refuted). A model that relies on an
+ *    abstract function (sigmoid, exp...) and that floats do not confirm
+ *    shows only that the rule needs more than "any function": that shape
+ *    is unknown and the next one is tried;
+ *  - the solver's unknown (timeout, memory) at some shape, or the budget
+ *    running out before the last shape, is unknown.
  *
- * Each call builds its own non-reference-counted Z3 context (terms live
- * until it is deleted) with an error handler that records errors instead of
- * exiting; it reads only the verifier's options.
+ * Each call builds its own non-reference-counted Z3 context (terms of every
+ * shape live until it is deleted) with an error handler that records errors
+ * instead of exiting; it reads only the verifier's options.
  */
 #include "bounded_internal.h"
 #include "verify/verify_impl.h"
@@ -69,23 +76,35 @@ static void ignore_z3_error(Z3_context z, Z3_error_code e)
     (void)e;
 }
 
-/* Everything one check owns. */
+/* Everything one check owns; src, dst and diff belong to the shape being
+ * checked, the rest to the whole check. */
 typedef struct check {
     xfb_ctx c;
     xfb_tensor *src, *dst; /* per value of each side */
     xfb_canon *canon;      /* normal forms of the output elements */
     struct diff *diff;     /* output elements that may differ */
     int n_diff;
+    double deadline;       /* end of the time budget (ms, 0: none) */
     xf_verifier *v;
 } check;
 
-static void check_free(check *k, const xf_rule *r)
+/* Frees what one shape's check built. */
+static void shape_free(check *k, const xf_rule *r)
 {
     for (int i = 0; k->src && i < r->src.n_values; i++) free(k->src[i].e);
     for (int i = 0; k->dst && i < r->dst.n_values; i++) free(k->dst[i].e);
     free(k->src);
     free(k->dst);
     free(k->diff);
+    k->src = k->dst = NULL;
+    k->diff = NULL;
+    k->n_diff = 0;
+    k->c.n_side = 0;
+    k->c.uses_uf = 0;
+}
+
+static void check_free(check *k)
+{
     xfb_canon_free(k->canon);
     free(k->c.side);
     if (k->c.z) Z3_del_context(k->c.z);
@@ -107,6 +126,8 @@ static xf_status make_context(check *k, const xf_verify_options *o, xf_error *er
         Z3_global_param_set("memory_max_size", buf);
     }
     k->c.real = Z3_mk_real_sort(k->c.z);
+    k->canon = xfb_canon_new(k->c.z, k->c.real);
+    if (!k->canon) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     return xfb_z3_check(&k->c, "creating the context", err);
 }
 
@@ -174,8 +195,7 @@ static xf_status collect_diffs(check *k, const xf_rule *r, xf_error *err)
     int64_t total = 0;
     for (int o = 0; o < r->src.n_outputs; o++) total += k->src[r->src.outputs[o]].n;
     k->diff = malloc((size_t)total * sizeof *k->diff + 1);
-    k->canon = xfb_canon_new(k->c.z, k->c.real);
-    if (!k->diff || !k->canon) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+    if (!k->diff) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     for (int o = 0; o < r->src.n_outputs; o++) {
         const xfb_tensor *a = &k->src[r->src.outputs[o]], *b = &k->dst[r->dst.outputs[o]];
         if (!xf_shape_equal(&a->shape, &b->shape))
@@ -223,9 +243,11 @@ static xf_status model_inputs(check *k, const xf_rule *r, Z3_model m, xf_bounded
     return XF_OK;
 }
 
-/* Runs both sides on out->inputs; out->output = first differing output
- * (-1: none). */
-static xf_status confirm(const xf_rule *r, xf_bounded *out, double *max_diff, xf_error *err)
+/* Runs both sides on out->inputs; out->output = first output differing by
+ * more than rtol * (1 + |dst|) (-1: none). A NaN on one side only counts as
+ * a difference when nan_differs. */
+static xf_status confirm(const xf_rule *r, xf_bounded *out, double rtol, int nan_differs,
+                         double *max_diff, xf_error *err)
 {
     int n = r->src.n_outputs;
     xf_tensor *a = calloc((size_t)n + 1, sizeof *a), *b = calloc((size_t)n + 1, sizeof *b);
@@ -243,9 +265,10 @@ static xf_status confirm(const xf_rule *r, xf_bounded *out, double *max_diff, xf
         const float *x = a[o].data, *y = b[o].data;
         for (int64_t e = 0; e < xf_shape_numel(&a[o].shape); e++) {
             double d = fabs((double)x[e] - (double)y[e]);
-            if (isnan(x[e]) != isnan(y[e])) d = INFINITY;
+            if (isnan(x[e]) != isnan(y[e])) d = nan_differs ? INFINITY : 0;
+            if (isnan(x[e]) && isnan(y[e])) d = 0;
             if (d > *max_diff) *max_diff = d;
-            if (d > 1e-4 * (1.0 + fabs((double)y[e])) && out->output < 0) out->output = o;
+            if (d > rtol * (1.0 + fabs((double)y[e])) && out->output < 0) out->output = o;
         }
     }
     for (int o = 0; o < n && a && b; o++) xf_tensor_free(&a[o]), xf_tensor_free(&b[o]);
@@ -290,60 +313,197 @@ static Z3_lbool query(check *k, int i, double deadline, Z3_model *m, char *why, 
     return res;
 }
 
-/* Queries the differing elements one by one, cheapest first; the first sat
- * ends the search (refutation), an unknown leaves the rule unknown unless a
- * later element is sat. */
-static xf_status solve(check *k, const xf_rule *r, double t0, xf_bounded *out, xf_error *err)
+/* Queries the differing elements of one shape one by one, cheapest first;
+ * the first sat ends the search (refutation), an unknown leaves the shape
+ * unknown unless a later element is sat. The verdict and a short reason go
+ * to one->result and why. */
+static xf_status solve(check *k, const xf_rule *r, xf_bounded *one, char *why, size_t why_len,
+                       xf_error *err)
 {
-    if (k->n_diff == 0) {
-        out->result = XF_BOUNDED_VALID;
-        snprintf(out->detail, sizeof out->detail, "outputs have equal normal forms");
-        return XF_OK;
-    }
-    unsigned budget = xf_verifier_options(k->v)->timeout_ms;
-    double deadline = budget ? t0 + budget : 0;
+    one->result = XF_BOUNDED_VALID;
+    why[0] = 0;
     Z3_model m = NULL;
     int n_unknown = 0;
-    char why[128] = "";
     for (int i = 0; i < k->n_diff && !m; i++) {
         Z3_model mi = NULL;
-        Z3_lbool res = query(k, i, deadline, &mi, why, sizeof why);
+        Z3_lbool res = query(k, i, k->deadline, &mi, why, why_len);
         if (res == Z3_L_TRUE) m = mi;
         else if (res == Z3_L_UNDEF) n_unknown++;
-        if (res == Z3_L_UNDEF && deadline > 0 && now_ms() >= deadline) break;
-    }
-    if (!m && n_unknown == 0) {
-        out->result = XF_BOUNDED_VALID;
-        snprintf(out->detail, sizeof out->detail, "unsat for each of %d differing output elements",
-                 k->n_diff);
-        return XF_OK;
+        if (res == Z3_L_UNDEF && k->deadline > 0 && now_ms() >= k->deadline) break;
     }
     if (!m) {
-        out->result = XF_BOUNDED_UNKNOWN;
-        snprintf(out->detail, sizeof out->detail,
-                 "solver gave up on %d of %d differing output elements: %s", n_unknown, k->n_diff,
-                 why);
+        if (n_unknown) one->result = XF_BOUNDED_UNKNOWN;
         return XF_OK;
     }
-    xf_status st = model_inputs(k, r, m, out, err);
+    xf_status st = model_inputs(k, r, m, one, err);
     Z3_model_dec_ref(k->c.z, m);
     double d = 0;
-    if (st == XF_OK) st = confirm(r, out, &d, err);
+    if (st == XF_OK) st = confirm(r, one, 1e-4, 1, &d, err);
     if (st != XF_OK) return st;
-    if (out->output >= 0) {
-        out->result = XF_BOUNDED_REFUTED;
-        snprintf(out->detail, sizeof out->detail,
-                 "counterexample: output %d differs by %.6g in the float interpreter",
-                 out->output, d);
+    one->result = XF_BOUNDED_REFUTED;
+    if (one->output >= 0) {
+        snprintf(why, why_len, "output %d differs by %.6g in the float interpreter", one->output,
+                 d);
     } else if (!k->c.uses_uf) {
-        out->result = XF_BOUNDED_REFUTED;
-        out->output = 0;
-        snprintf(out->detail, sizeof out->detail,
-                 "counterexample in exact arithmetic (float32 differs by only %.3g)", d);
+        one->output = 0;
+        snprintf(why, why_len, "a difference in exact arithmetic (float32 differs by only %.3g)",
+                 d);
     } else {
+        one->result = XF_BOUNDED_UNKNOWN;
+        snprintf(why, why_len, "differs only for some abstract non-polynomial function; floats "
+                               "agree");
+    }
+    return XF_OK;
+}
+
+/* Runs both sides in floats on random inputs (seeded by the shape's
+ * index): outputs differing by more than 1e-3 relative — far beyond float32
+ * rounding for graphs this small; NaNs ignored — refute the rule at these
+ * shapes without any solving. Cheap, and it keeps false rules whose
+ * element-wise form is hard for the solver (divisions, square roots) from
+ * spending the time budget. */
+static xf_status float_probe(const xf_rule *r, uint64_t seed, xf_bounded *one, char *why,
+                             size_t why_len, xf_error *err)
+{
+    one->inputs = calloc((size_t)r->src.n_inputs + 1, sizeof *one->inputs);
+    if (!one->inputs) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+    one->n_inputs = r->src.n_inputs;
+    double d = 0;
+    xf_status st = xf_graph_random_inputs(&r->src, seed, one->inputs, err);
+    if (st == XF_OK) st = confirm(r, one, 1e-3, 0, &d, err);
+    if (st == XF_OK && one->output >= 0) {
+        one->result = XF_BOUNDED_REFUTED;
+        snprintf(why, why_len, "random inputs: output %d differs by %.6g in the float interpreter",
+                 one->output, d);
+    } else {
+        xf_bounded_free(one);
+    }
+    return st;
+}
+
+/* The check at one input-shape assignment (r already rebuilt there);
+ * *n_diff: output elements whose normal forms differed. */
+static xf_status check_shape(check *k, const xf_rule *r, int index, int max_dim, xf_bounded *one,
+                             char *why, size_t why_len, int *n_diff, xf_error *err)
+{
+    *n_diff = 0;
+    xf_status st = float_probe(r, 0x5eed + (uint64_t)index, one, why, why_len, err);
+    if (st != XF_OK || one->result == XF_BOUNDED_REFUTED) return st;
+    st = make_inputs(k, r, max_dim, err);
+    if (st == XF_OK) st = xfb_elaborate(&k->c, &r->src, k->src, err);
+    if (st == XF_OK) st = xfb_elaborate(&k->c, &r->dst, k->dst, err);
+    if (st == XF_OK) st = collect_diffs(k, r, err);
+    *n_diff = k->n_diff;
+    if (st == XF_OK) st = solve(k, r, one, why, why_len, err);
+    shape_free(k, r);
+    return st;
+}
+
+/* "2x4x4x4, 4x4x3x3" */
+static void shapes_str(const xf_shape *sh, int n, char *buf, size_t len)
+{
+    xf_strbuf b = {buf, len, 0, 0};
+    for (int i = 0; i < n; i++) {
+        char one[96];
+        xf_strbuf_printf(&b, "%s%s", i ? ", " : "", sh[i].rank ? xf_shape_str(&sh[i], one, sizeof one)
+                                                               : "scalar");
+    }
+}
+
+/* A rule whose own shapes need the solver is checked at this many shapes
+ * at most (own and small ones): each costs solver queries. */
+#define XFB_SOLVER_SHAPES 8
+
+/* Which shapes a verdict covers: "all 16 admissible input shapes (cap 64)"
+ * or "18 of 1024 admissible input shapes (own, 16 small, largest; cap 64)". */
+static void scope_str(const xfb_shape_plan *plan, char *buf, size_t len)
+{
+    if (plan->n == plan->n_admissible)
+        snprintf(buf, len, "all %d admissible input shape%s (cap %d)", plan->n,
+                 plan->n == 1 ? "" : "s", plan->cap);
+    else if (plan->trimmed)
+        snprintf(buf, len,
+                 "%d of %d admissible input shapes (own, %d small; cap %d as the solver was "
+                 "needed)",
+                 plan->n, plan->n_admissible, plan->n - 1, plan->cap);
+    else
+        snprintf(buf, len, "%d of %d admissible input shapes (own, %d small, largest; cap %d)",
+                 plan->n, plan->n_admissible, plan->n > 2 ? plan->n - 2 : 0, plan->cap);
+}
+
+/* Runs the shapes of the plan in order until one refutes or the budget is
+ * spent, and writes the verdict. */
+static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, int max_dim,
+                            xf_bounded *out, xf_error *err)
+{
+    int n_nf = 0, n_solved = 0, n_unknown = 0;
+    char why[160] = "", first_why[160] = "", scope[160];
+    scope_str(plan, scope, sizeof scope);
+    xf_status st = XF_OK;
+    out->result = XF_BOUNDED_VALID;
+    out->n_admissible = plan->n_admissible;
+    for (int s = 0; s < plan->n && st == XF_OK; s++) {
+        if (s > 0 && k->deadline > 0 && now_ms() >= k->deadline) {
+            out->result = XF_BOUNDED_UNKNOWN;
+            snprintf(out->detail, sizeof out->detail,
+                     "time budget spent after %d input shapes, none refuted; planned %s", s,
+                     scope);
+            return XF_OK;
+        }
+        const xf_shape *sh = plan->shapes + (size_t)s * (size_t)plan->n_inputs;
+        xf_rule at;
+        const xf_rule *rs = r;
+        if (s > 0) {
+            st = xf_verify_rule_at_shapes(r, sh, &at, err);
+            rs = &at;
+        }
+        xf_bounded one;
+        xf_bounded_init(&one);
+        int n_diff = 0;
+        if (st == XF_OK)
+            st = check_shape(k, rs, s, max_dim, &one, why, sizeof why, &n_diff, err);
+        if (s > 0) xf_rule_free(&at);
+        if (st != XF_OK) {
+            xf_bounded_free(&one);
+            break;
+        }
+        if (s == 0 && n_diff > 0) {
+            xfb_shape_plan_trim(plan, XFB_SOLVER_SHAPES);
+            scope_str(plan, scope, sizeof scope);
+        }
+        out->n_shapes = s + 1;
+        if (one.result == XF_BOUNDED_REFUTED) {
+            char shs[160];
+            shapes_str(sh, plan->n_inputs, shs, sizeof shs);
+            xf_bounded_free(out);
+            *out = one;
+            out->n_shapes = s + 1;
+            out->n_admissible = plan->n_admissible;
+            out->shape_index = s;
+            snprintf(out->detail, sizeof out->detail,
+                     "counterexample at input shapes %s (%s; shape %d of %d checked, %d "
+                     "admissible): %s",
+                     shs, s == 0 ? "the rule's own" : "not the rule's own", s + 1, plan->n,
+                     plan->n_admissible, why);
+            return XF_OK;
+        }
+        if (one.result == XF_BOUNDED_UNKNOWN && n_unknown++ == 0)
+            snprintf(first_why, sizeof first_why, "%s", why);
+        n_nf += n_diff == 0 && one.result == XF_BOUNDED_VALID;
+        n_solved += one.result == XF_BOUNDED_VALID;
+        xf_bounded_free(&one);
+    }
+    if (st != XF_OK) return st;
+    if (n_unknown) {
         out->result = XF_BOUNDED_UNKNOWN;
+        snprintf(out->detail, sizeof out->detail, "unknown at %d of %s: %s", n_unknown, scope,
+                 first_why);
+    } else if (n_nf == plan->n) {
+        snprintf(out->detail, sizeof out->detail, "outputs have equal normal forms at %s", scope);
+    } else {
         snprintf(out->detail, sizeof out->detail,
-                 "differs only for some abstract non-polynomial function; floats agree");
+                 "valid at %s: %d by normal forms, %d needed the solver (unsat)", scope, n_nf,
+                 n_solved - n_nf);
     }
     return XF_OK;
 }
@@ -356,16 +516,18 @@ xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, x
     xf_bounded_free(out);
     double t0 = now_ms();
     const xf_verify_options *o = xf_verifier_options(v);
+    int max_dim = o->bounded_max_dim > 0 ? o->bounded_max_dim : 4;
+    int max_shapes = o->bounded_max_shapes > 0 ? o->bounded_max_shapes : 1;
     check k;
     memset(&k, 0, sizeof k);
     k.v = v;
+    k.deadline = o->timeout_ms ? t0 + o->timeout_ms : 0;
+    xfb_shape_plan plan;
+    memset(&plan, 0, sizeof plan);
     xf_status st = xf_rule_validate(r, err);
     if (st == XF_OK) st = make_context(&k, o, err);
-    if (st == XF_OK) st = make_inputs(&k, r, o->bounded_max_dim > 0 ? o->bounded_max_dim : 4, err);
-    if (st == XF_OK) st = xfb_elaborate(&k.c, &r->src, k.src, err);
-    if (st == XF_OK) st = xfb_elaborate(&k.c, &r->dst, k.dst, err);
-    if (st == XF_OK) st = collect_diffs(&k, r, err);
-    if (st == XF_OK) st = solve(&k, r, t0, out, err);
+    if (st == XF_OK) st = xfb_shape_plan_make(r, max_dim, max_shapes, &plan, err);
+    if (st == XF_OK) st = check_plan(&k, r, &plan, max_dim, out, err);
     if (st == XF_ERR_UNSUPPORTED) {
         xf_bounded_free(out);
         out->result = XF_BOUNDED_UNSUPPORTED;
@@ -373,9 +535,9 @@ xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, x
         xf_error_clear(err);
         st = XF_OK;
     }
-    out->n_shapes = st == XF_OK && out->result != XF_BOUNDED_UNSUPPORTED;
     out->time_ms = now_ms() - t0;
-    check_free(&k, r);
+    xfb_shape_plan_free(&plan);
+    check_free(&k);
     if (st != XF_OK) xf_bounded_free(out);
     return st;
 }

@@ -1,7 +1,9 @@
 /*
  * bounded_internal.h — private contract of the bounded element-wise check
- * (bounded.c drives it, bounded_ops.c elaborates operators, bounded_cex.c
- * encodes counterexamples). Not part of the public API (verify/verify.h).
+ * (bounded.c drives it, bounded_shapes.c chooses the input shapes,
+ * bounded_ops.c elaborates operators, bounded_poly.c normalises terms,
+ * bounded_cex.c encodes counterexamples). Not part of the public API
+ * (verify/verify.h).
  *
  * A symbolic tensor is a shape plus one Z3 real term per element (row-major).
  * Terms live as long as the Z3 context (a non-reference-counted context, one
@@ -47,6 +49,24 @@ void xfb_canon_free(xfb_canon *c);                    /* NULL: no-op */
 Z3_ast xfb_canon_term(xfb_canon *c, Z3_ast t, int32_t *id);
 /* Monomials in normal form id. */
 int xfb_canon_size(const xfb_canon *c, int32_t id);
+
+/* The input-shape assignments one bounded check runs (bounded_shapes.c):
+ * the rule's own first, then up to max_shapes - 1 other admissible ones. */
+typedef struct xfb_shape_plan {
+    int n_inputs;
+    int n;            /* assignments chosen: own, small ones, largest */
+    int n_admissible; /* admissible assignments found, the own one included */
+    int cap;          /* the most it may hold (max_shapes, or less once trimmed) */
+    int trimmed;      /* 1: cut to own and small ones (the largest dropped) */
+    xf_shape *shapes; /* n * n_inputs, assignment-major */
+} xfb_shape_plan;
+
+xf_status xfb_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb_shape_plan *p,
+                              xf_error *err);
+/* Keeps own and at most `keep` - 1 of the small ones no larger than the
+ * own (evenly spaced), dropping the rest and the largest. */
+void xfb_shape_plan_trim(xfb_shape_plan *p, int keep);
+void xfb_shape_plan_free(xfb_shape_plan *p);
 
 /* Z3's last error as XF_ERR_INTERNAL ("z3: <message> while <what>"), or XF_OK. */
 xf_status xfb_z3_check(xfb_ctx *c, const char *what, xf_error *err);

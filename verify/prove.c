@@ -132,6 +132,21 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
     return st;
 }
 
+xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err)
+{
+    xf_status st = prover(v, err);
+    if (st != XF_OK) return st;
+    Z3_context c = v->ctx;
+    Z3_ast a = Z3_mk_const(c, Z3_mk_string_symbol(c, "prepare_a"), v->tensor);
+    Z3_ast b = Z3_mk_const(c, Z3_mk_string_symbol(c, "prepare_b"), v->tensor);
+    Z3_ast ab[2] = {a, b}, ba[2] = {b, a};
+    Z3_ast goal = Z3_mk_not(c, Z3_mk_eq(c, Z3_mk_app(c, v->fns[XF_AX_EWADD], 2, ab),
+                                         Z3_mk_app(c, v->fns[XF_AX_EWADD], 2, ba)));
+    xf_proof p;
+    proof_init(&p);
+    return query(v, goal, -1, &p, 0, err);
+}
+
 xf_status xf_verify_axiom_redundant(xf_verifier *v, int i, xf_proof *out, xf_error *err)
 {
     double t0 = xf_verify_now_ms();

@@ -15,6 +15,7 @@ void xf_verify_options_init(xf_verify_options *o)
     o->timeout_ms = 10000;
     o->memory_mb = 0;
     o->bounded_max_dim = 4;
+    o->bounded_max_shapes = 64;
     o->seed = 0;
 }
 

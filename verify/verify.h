@@ -15,10 +15,15 @@
  *    builds well-typed graphs); sizes that matter (concat/split boundaries)
  *    are explicit integer arguments of the encoded terms.
  * 2. Bounded check (independent of the axioms, verify/bounded*.c): both
- *    sides elaborated element-wise over real symbolic inputs at the shapes
- *    the rule admits (up to 4x4x4x4), asserting that some output element
- *    differs: unsat everywhere ⇒ valid, sat ⇒ refuted with the concrete
- *    inputs as counterexample.
+ *    sides elaborated element-wise over real symbolic inputs at the rule's
+ *    own shapes and at other input shapes the rule admits (dims 1..4,
+ *    ranks kept, both sides well-typed with equal output shapes): the small
+ *    ones and the largest, at most bounded_max_shapes in all (which ones:
+ *    verify/bounded_shapes.c, docs/verify.md). Random float inputs are
+ *    tried first at each shape; then one solver query per output element
+ *    whose normal forms differ, asserting that it differs: unsat everywhere
+ *    ⇒ valid, sat ⇒ refuted with the concrete inputs (at that shape) as
+ *    counterexample.
  *
  * A solver "unknown" (timeout, memory limit, incomplete quantifier
  * reasoning) is reported as such, never as proved. Z3 errors are caught by
@@ -40,6 +45,8 @@ typedef struct xf_verify_options {
     unsigned timeout_ms;  /* per solver query; 0: no limit (default 10000) */
     unsigned memory_mb;   /* Z3 memory limit (memory_max_size); 0: none (default 0) */
     int bounded_max_dim;  /* bounded check: largest dim per axis (default 4) */
+    int bounded_max_shapes; /* bounded check: input-shape assignments checked, the
+                               rule's own included (default 64; 1: own shapes only) */
     unsigned seed;        /* solver random seed (default 0) */
 } xf_verify_options;
 
@@ -51,6 +58,11 @@ typedef struct xf_verifier xf_verifier;
 
 xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_error *err);
 void xf_verifier_free(xf_verifier *v); /* NULL: no-op */
+/* Asserts the axioms and runs one small proof, so the solver's one-time
+ * set-up (tens of milliseconds) is paid here. xferverify calls it once and
+ * then forks a worker per rule from the prepared verifier; proofs give the
+ * same answers with or without it. */
+xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
 const xf_verify_options *xf_verifier_options(const xf_verifier *v);
 
 /* ---------------------------------------------------------------- axioms */
@@ -118,8 +130,11 @@ const char *xf_bounded_result_name(xf_bounded_result r); /* "valid", "refuted", 
 typedef struct xf_bounded {
     xf_bounded_result result;
     double time_ms;
-    int n_shapes;         /* shape instances checked */
-    char detail[256];     /* solver reason, shape or op, for users */
+    int n_shapes;         /* input-shape assignments checked (the rule's own first) */
+    int n_admissible;     /* admissible assignments found, own included (1 when
+                             bounded_max_shapes is 1: no search) */
+    int shape_index;      /* refuted: the refuting assignment, 0 = the rule's own shapes */
+    char detail[256];     /* solver reason, shapes or op, for users */
     /* refuted: the concrete float32 inputs (rule input order, at the
      * refuting shape) and the first output that differs. Owned. */
     int n_inputs;
@@ -132,6 +147,16 @@ void xf_bounded_free(xf_bounded *b); /* frees inputs; leaves it initialised */
 
 /* Runs the bounded element-wise check of rule r. */
 xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err);
+
+/* Rule r rebuilt with its inputs at `inputs` (r->src.n_inputs shapes, rule
+ * input order, ranks as in r), parameters re-derived as the bounded check
+ * does (a split into halves splits the new axis into halves, a depthwise
+ * conv keeps group = channels; docs/verify.md). This is how a
+ * counterexample found at other shapes is replayed: pass its tensors'
+ * shapes. out is xf_rule_init'd here (xf_rule_free it, also after an
+ * error); XF_ERR_SHAPE names the node that does not apply at these shapes. */
+xf_status xf_verify_rule_at_shapes(const xf_rule *r, const xf_shape *inputs, xf_rule *out,
+                                   xf_error *err);
 
 /* Counterexample blob stored in the rules database (docs/verify.md): the
  * input tensors, serialized. *buf malloc'd, caller frees. */

@@ -1,8 +1,9 @@
 /*
  * worker.c — what one xferverify worker process does for one rule: open the
  * database read-only (its own handle: SQLite handles do not survive fork),
- * load the rule, run the axiomatic proof and the bounded check with a fresh
- * verifier, and write the outcome (xv_msg plus the counterexample blob) to
+ * load the rule, run the axiomatic proof and the bounded check with the
+ * verifier the scheduler prepared before forking (its copy is this
+ * process's alone), and write the outcome (xv_msg plus the counterexample blob) to
  * the pipe. A crash or hang here costs only this rule: the scheduler sees
  * the pipe close without a full message, or kills the process.
  */
@@ -28,11 +29,10 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-static xf_status decide(const char *db_path, int64_t id, const xf_verify_options *opt, xv_msg *m,
+static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg *m,
                         uint8_t **cex, size_t *cex_len, xf_error *err)
 {
     xf_rulesdb *db = NULL;
-    xf_verifier *v = NULL;
     xf_rule r;
     xf_rule_init(&r);
     xf_bounded b;
@@ -41,7 +41,6 @@ static xf_status decide(const char *db_path, int64_t id, const xf_verify_options
     memset(&p, 0, sizeof p);
     xf_status st = xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, err);
     if (st == XF_OK) st = xf_rulesdb_load_rule(db, id, &r, err);
-    if (st == XF_OK) st = xf_verifier_new(opt, &v, err);
     if (st == XF_OK) st = xf_verify_prove(v, &r, &p, err);
     if (st == XF_OK) {
         m->proof = p.result;
@@ -53,18 +52,18 @@ static xf_status decide(const char *db_path, int64_t id, const xf_verify_options
     if (st == XF_OK) {
         m->bounded = b.result;
         m->bounded_ms = b.time_ms;
+        m->bounded_shape = b.shape_index;
         snprintf(m->bounded_detail, sizeof m->bounded_detail, "%s", b.detail);
         if (b.result == XF_BOUNDED_REFUTED)
             st = xf_verify_cex_encode(b.inputs, b.n_inputs, cex, cex_len, err);
     }
     xf_bounded_free(&b);
-    xf_verifier_free(v);
     xf_rule_free(&r);
     xf_rulesdb_close(db);
     return st;
 }
 
-int xv_worker(const char *db_path, int64_t id, const xf_verify_options *opt, int fd)
+int xv_worker(const char *db_path, int64_t id, xf_verifier *v, int fd)
 {
     xv_msg m;
     memset(&m, 0, sizeof m);
@@ -74,7 +73,7 @@ int xv_worker(const char *db_path, int64_t id, const xf_verify_options *opt, int
     size_t cex_len = 0;
     xf_error err;
     xf_error_clear(&err);
-    if (decide(db_path, id, opt, &m, &cex, &cex_len, &err) != XF_OK) {
+    if (decide(db_path, id, v, &m, &cex, &cex_len, &err) != XF_OK) {
         m.failed = 1;
         snprintf(m.errmsg, sizeof m.errmsg, "%s", err.msg);
         free(cex);

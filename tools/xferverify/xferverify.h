@@ -16,6 +16,7 @@ typedef struct xv_msg {
     xf_proof_result proof;
     xf_bounded_result bounded;
     double proof_ms, bounded_ms;
+    int bounded_shape;         /* refuted: the refuting shape, 0 = the rule's own */
     char core[1024];           /* axioms the proof used */
     char proof_detail[256], bounded_detail[256];
     char errmsg[512];
@@ -23,7 +24,9 @@ typedef struct xv_msg {
 } xv_msg;
 
 /* Runs in a forked child: loads rule `id` from db_path, proves it and
- * checks it, writes the message to fd. Returns the process exit code. */
-int xv_worker(const char *db_path, int64_t id, const xf_verify_options *opt, int fd);
+ * checks it with v (the scheduler's prepared verifier, inherited through
+ * fork, so no worker pays the solver's set-up), writes the message to fd.
+ * Returns the process exit code. */
+int xv_worker(const char *db_path, int64_t id, xf_verifier *v, int fd);
 
 #endif
