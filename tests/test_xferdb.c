@@ -347,6 +347,37 @@ START_TEST(test_show_bounded_cex)
 }
 END_TEST
 
+/* A counterexample at other input shapes than the rule's own (the bounded
+ * check tries every admissible shape): show rebuilds the rule at the
+ * counterexample's shapes and replays it there. a = [1 -2], b = [-3 1] as
+ * [1,2] tensors: relu(a+b) = [0 0], relu(a)+relu(b) = [1 1]. */
+START_TEST(test_show_cex_at_other_shapes)
+{
+    static const float va[2] = {1, -2}, vb[2] = {-3, 1};
+    static const int64_t d12[2] = {1, 2};
+    xf_tensor t[2];
+    xf_shape s = xf_shape_make(2, d12);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(xf_tensor_alloc(&t[i], XF_F32, &s, NULL), XF_OK);
+        memcpy(t[i].data, i ? vb : va, sizeof va);
+    }
+    uint8_t *cex;
+    size_t len;
+    ck_assert_int_eq(xf_verify_cex_encode(t, 2, &cex, &len, NULL), XF_OK);
+    xf_tensor_free(&t[0]);
+    xf_tensor_free(&t[1]);
+    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 2.0, NULL, "bounded: other shapes", cex, len};
+    set_verdict(&v);
+    free(cex);
+    char args[4300];
+    snprintf(args, sizeof args, "show '%s' 4", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    expect_out("    a        float32 [1,2]: 1 -2\n");
+    expect_out("rule rebuilt there");
+    expect_out("    output 0 [1,2]: 2 of 2 elements differ, first at [0,0]: source 0, target 1\n");
+}
+END_TEST
+
 /* A verdict this build cannot fully explain is still shown, with a note. */
 START_TEST(test_show_unreadable_verdict)
 {
@@ -441,6 +472,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_list);
     tcase_add_test(t, test_show);
     tcase_add_test(t, test_show_bounded_cex);
+    tcase_add_test(t, test_show_cex_at_other_shapes);
     tcase_add_test(t, test_show_unreadable_verdict);
     tcase_add_test(t, test_stats);
     tcase_add_test(t, test_errors_and_help);

@@ -126,6 +126,8 @@ static void print_outputs(const xf_rule *r, const xf_tensor *in, int n)
     for (int o = 0; o < n_out; o++) xf_tensor_free(&ys[o]);
 }
 
+#define XF_SHOW_MAX_CEX_INPUTS 64
+
 static void print_counterexample(const xf_rulesdb_rule_info *info, const xf_rule *r)
 {
     xf_tensor *in = NULL;
@@ -145,10 +147,32 @@ static void print_counterexample(const xf_rulesdb_rule_info *info, const xf_rule
                xf_shape_str(&in[i].shape, s, sizeof s));
         print_values(in[i].data, xf_shape_numel(&in[i].shape));
     }
-    if (n != r->src.n_inputs)
+    if (n != r->src.n_inputs) {
         printf("  outputs: not recomputed (the rule has %d inputs)\n", r->src.n_inputs);
-    else
-        print_outputs(r, in, n);
+    } else {
+        /* a counterexample found at other shapes than the rule's own (the
+         * bounded check tries every admissible shape): rebuild the rule at
+         * the counterexample's shapes before replaying it */
+        xf_shape shapes[XF_SHOW_MAX_CEX_INPUTS];
+        int other = 0;
+        for (int i = 0; i < n && i < XF_SHOW_MAX_CEX_INPUTS; i++) {
+            shapes[i] = in[i].shape;
+            other |= !xf_shape_equal(&in[i].shape, &r->src.values[r->src.inputs[i]].shape);
+        }
+        xf_rule at;
+        if (!other) {
+            print_outputs(r, in, n);
+        } else if (n > XF_SHOW_MAX_CEX_INPUTS) {
+            printf("  outputs: not recomputed (%d inputs at other shapes)\n", n);
+        } else if (xf_verify_rule_at_shapes(r, shapes, &at, &err) != XF_OK) {
+            printf("  outputs: the rule does not rebuild at these shapes: %s\n", err.msg);
+            xf_rule_free(&at);
+        } else {
+            printf("  (found at other input shapes than the rule's own; rule rebuilt there)\n");
+            print_outputs(&at, in, n);
+            xf_rule_free(&at);
+        }
+    }
     for (int i = 0; i < n; i++) xf_tensor_free(&in[i]);
     free(in);
 }
