@@ -53,6 +53,11 @@ typedef struct xf_ruleset_options {
     int max_size;        /* skip rules with more operators on either side; 0: no bound */
     int64_t limit;       /* at most this many rules; 0: all */
     int both_directions; /* also add each rule's reverse (dst => src); default 1 */
+    /* Keep only the actions that can ever match a graph reachable from this
+     * one (NULL: no restriction, the default). Pass the graph that is
+     * searched, i.e. the model after xf_agent_prepare. See
+     * xf_ruleset_irrelevant. */
+    const xf_graph *restrict_to;
 } xf_ruleset_options;
 
 xf_ruleset_options xf_ruleset_options_default(void);
@@ -64,7 +69,8 @@ xf_ruleset_options xf_ruleset_options_default(void);
 xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf_ruleset **out,
                           xf_error *err);
 /* Compiles rules given in memory (copied; ids[i] names rule i, ids may be
- * NULL for 1..n). opt->both_directions applies; status/limit are ignored. */
+ * NULL for 1..n). opt->both_directions, max_size and restrict_to apply;
+ * status/limit are ignored. */
 xf_status xf_ruleset_from_rules(const xf_rule *rules, const int64_t *ids, int n,
                                 const xf_ruleset_options *opt, xf_ruleset **out, xf_error *err);
 void xf_ruleset_free(xf_ruleset *rs); /* NULL is a no-op */
@@ -78,6 +84,19 @@ int xf_ruleset_skipped(const xf_ruleset *rs, const char **why);
  * other tensor shapes, e.g. ewadd(x0, x1) => ewadd(x1, x0) on 4-D
  * activations, on weights and on matrices. Not counted in the skipped ones. */
 int xf_ruleset_duplicates(const xf_ruleset *rs);
+/* Actions dropped at load because they can never match a graph reachable
+ * from opt->restrict_to (0 without a restriction). The set of reachable ops
+ * starts as the ops of that graph; every action whose source ops all lie
+ * in the set adds its target's ops, until nothing changes; actions whose
+ * source uses an op outside the final set are dropped. This is exact in
+ * the sense that no action that could match is removed: by induction, every
+ * graph reachable by applying actions has only ops of the final set (an
+ * applied action's source ops occur in the graph, so they are in the set,
+ * and then so are its target's ops, the only new ops a rewrite brings),
+ * and an operator of a pattern matches only a node of the same op. It is
+ * not minimal: ops say nothing of parameters, arity or rank. Counted after
+ * the duplicates, not among the skipped ones. */
+int xf_ruleset_irrelevant(const xf_ruleset *rs);
 /* The rule behind action i: its database id (negative for the reverse of
  * rule -id), the rule itself, and "src => dst" in infix form. */
 int64_t xf_ruleset_rule_id(const xf_ruleset *rs, int i);

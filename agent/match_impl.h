@@ -99,6 +99,8 @@ struct xf_ruleset {
     int skipped;
     char why[512]; /* reason of the first skip */
     int duplicates; /* rules dropped as duplicates of an earlier action */
+    int irrelevant; /* actions dropped: they never match a graph reachable from
+                       xf_ruleset_options.restrict_to */
     /* Distinct root signatures (ascending) and each action's among them:
      * xf_match_all looks every signature up once and skips the actions
      * whose root has no candidate without touching their patterns. */

@@ -18,6 +18,11 @@
  * lowest database id, a rule before its reverse), the others are dropped
  * and counted (xf_ruleset_duplicates). Equal forms are found by sorting
  * their hashes, so this is O(n log n) in the number of actions.
+ *
+ * With xf_ruleset_options.restrict_to, the actions that can never match a
+ * graph reachable from that graph are dropped next (restrict_actions; why
+ * this is exact is in agent.h at xf_ruleset_irrelevant): a fixed point over
+ * op sets, at most XF_OP_COUNT passes over the rules' operators.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +162,48 @@ out:
     return st;
 }
 
+/* 1 when every operator of g has an op marked in `ops`. */
+static int ops_within(const xf_graph *g, const uint8_t *ops)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!ops[g->nodes[i].op]) return 0;
+    return 1;
+}
+
+/* Drops the actions that never match a graph reachable from g: reach
+ * starts as g's ops and grows by the target ops of every action whose
+ * source ops it holds, until it stops growing. */
+static void restrict_actions(xf_ruleset *rs, const xf_graph *g)
+{
+    uint8_t reach[XF_OP_COUNT];
+    memset(reach, 0, sizeof reach);
+    for (int i = 0; i < g->n_nodes; i++) reach[g->nodes[i].op] = 1;
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (int i = 0; i < rs->n; i++) {
+            const xf_rule *r = &rs->r[i].rule;
+            if (!ops_within(&r->src, reach)) continue;
+            for (int k = 0; k < r->dst.n_nodes; k++) {
+                if (reach[r->dst.nodes[k].op]) continue;
+                reach[r->dst.nodes[k].op] = 1;
+                grew = 1;
+            }
+        }
+    }
+    int kept = 0;
+    for (int i = 0; i < rs->n; i++) {
+        if (!ops_within(&rs->r[i].rule.src, reach)) {
+            xf_rule_free(&rs->r[i].rule);
+            free(rs->r[i].text);
+            rs->irrelevant++;
+            continue;
+        }
+        if (kept != i) rs->r[kept] = rs->r[i];
+        kept++;
+    }
+    rs->n = kept;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -185,9 +232,10 @@ static xf_status group_roots(xf_ruleset *rs, xf_error *err)
 }
 
 /* Builds the set from n rules (taken over, all freed here). */
-static xf_status build(xf_rule *rules, const int64_t *ids, int n, int both, xf_ruleset **out,
-                       xf_error *err)
+static xf_status build(xf_rule *rules, const int64_t *ids, int n, const xf_ruleset_options *opt,
+                       xf_ruleset **out, xf_error *err)
 {
+    int both = opt->both_directions;
     xf_status st = XF_OK;
     pair_hash *seen = NULL;
     xf_ruleset *rs = calloc(1, sizeof *rs);
@@ -195,7 +243,7 @@ static xf_status build(xf_rule *rules, const int64_t *ids, int n, int both, xf_r
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory building a rule set of %d rules", n);
         goto out;
     }
-    if (both) {
+    if (seen) {
         for (int i = 0; i < n; i++)
             seen[i] = (pair_hash){xf_graph_hash(&rules[i].src), xf_graph_hash(&rules[i].dst)};
         qsort(seen, (size_t)n, sizeof *seen, cmp_pair);
@@ -214,6 +262,7 @@ static xf_status build(xf_rule *rules, const int64_t *ids, int n, int both, xf_r
         if (add_rev) xf_rule_free(&rev);
     }
     if (st == XF_OK) st = dedupe(rs, err);
+    if (st == XF_OK && opt->restrict_to) restrict_actions(rs, opt->restrict_to);
     if (st == XF_OK) st = group_roots(rs, err);
 out:
     for (int i = 0; i < n; i++) xf_rule_free(&rules[i]);
@@ -250,7 +299,7 @@ xf_status xf_ruleset_from_rules(const xf_rule *rules, const int64_t *ids, int n,
         kept++;
     }
     if (st == XF_OK) {
-        st = build(copy, kept_ids, kept, opt->both_directions, out, err);
+        st = build(copy, kept_ids, kept, opt, out, err);
     } else {
         for (int i = 0; i < kept; i++) xf_rule_free(&copy[i]);
     }
@@ -314,7 +363,7 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
         ids[n++] = info.id;
     }
     if (st == XF_OK) {
-        st = build(rules, ids, n, opt->both_directions, out, err);
+        st = build(rules, ids, n, opt, out, err);
         n = 0; /* taken over by build */
     }
 out:
@@ -354,6 +403,11 @@ int xf_ruleset_skipped(const xf_ruleset *rs, const char **why)
 int xf_ruleset_duplicates(const xf_ruleset *rs)
 {
     return rs ? rs->duplicates : 0;
+}
+
+int xf_ruleset_irrelevant(const xf_ruleset *rs)
+{
+    return rs ? rs->irrelevant : 0;
 }
 
 int64_t xf_ruleset_rule_id(const xf_ruleset *rs, int i)

@@ -39,6 +39,8 @@ static void usage(FILE *f)
             "  --max-rule-size N  use rules with at most N operators per side (default: all)\n"
             "  --all-rules        also use rules that are not proved (candidate/unknown): unsafe,\n"
             "                     only with the numerical check\n"
+            "  --all-actions      keep the actions that can never match this model (by default\n"
+            "                     they are dropped, except with --save/--load)\n"
             "  --seed N           random inputs, random search, agents' initialisation (default 1)\n"
             "  --rtol R --atol A  numerical check tolerance |d| <= A + R*|ref| (1e-3, 1e-4)\n"
             "  --no-check         write the model even if the numerical check fails or cannot run\n"
@@ -160,7 +162,10 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 if (n >= sizeof num) return bad(a, "a count or a time such as 120s", next);
                 memcpy(num, next, n - 1);
                 num[n - 1] = '\0';
-                rc = parse_double(a, num, 0.001, &o->time_limit);
+                char *end;
+                o->time_limit = strtod(num, &end);
+                if (*end || !(o->time_limit >= 0.001))
+                    return bad(a, "a count or a time such as 120s", next);
             } else {
                 rc = parse_int(a, next, 1, 100000000, &o->budget);
             }
@@ -190,6 +195,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
             takes = 0;
             if (!strcmp(a, "--all-rules")) {
                 o->rule_status = -1;
+            } else if (!strcmp(a, "--all-actions")) {
+                o->all_actions = 1;
             } else if (!strcmp(a, "--no-check")) {
                 o->check = 0;
             } else if (!strcmp(a, "--no-latency")) {

@@ -30,6 +30,7 @@ typedef struct cli_options {
     int locations, max_rule_size;
     uint64_t seed;
     int rule_status; /* xf_ruleset_options.status */
+    int all_actions; /* --all-actions: keep actions irrelevant to the model */
     int check, latency, quiet, verbose;
     double rtol, atol;
     int n_dims;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "cli.h"
@@ -77,6 +78,34 @@ static void run_free(run_state *s)
     xf_graph_free(&s->model);
 }
 
+/* Whether the rule set is restricted to the actions that can match the
+ * model: by default, but not for checkpoints, whose action indices must
+ * mean the same rules on every model they are loaded for. */
+static int restricted(const cli_options *o)
+{
+    return !o->all_actions && !o->save && !o->load;
+}
+
+/* The rule set, restricted to the prepared model (the graph the search
+ * starts from) unless restricted() says otherwise. */
+static xf_status load_rules(const cli_options *o, run_state *s, xf_error *err)
+{
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    ro.status = o->rule_status;
+    ro.max_size = o->max_rule_size;
+    xf_graph prepared;
+    xf_graph_init(&prepared);
+    xf_status st = XF_OK;
+    if (restricted(o)) {
+        st = xf_agent_prepare(&s->model, &prepared, err);
+        if (st) xf_error_prefix(err, "%s: ", o->model);
+        ro.restrict_to = &prepared;
+    }
+    if (!st) st = xf_ruleset_load(o->rules, &ro, &s->rs, err);
+    xf_graph_free(&prepared);
+    return st;
+}
+
 /* Loading: model, rules, cost model. Failures here are exit status 2. */
 static int load_inputs(const cli_options *o, run_state *s)
 {
@@ -89,14 +118,16 @@ static int load_inputs(const cli_options *o, run_state *s)
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 2;
     }
-    xf_ruleset_options ro = xf_ruleset_options_default();
-    ro.status = o->rule_status;
-    ro.max_size = o->max_rule_size;
-    if (xf_ruleset_load(o->rules, &ro, &s->rs, &err)) {
+    if (o->load && access(o->load, R_OK) != 0) {
+        fprintf(stderr, "rlflow-agent: cannot read checkpoint '%s': %s\n", o->load,
+                strerror(errno));
+        return 2;
+    }
+    if (load_rules(o, s, &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 2;
     }
-    if (xf_ruleset_count(s->rs) == 0) {
+    if (xf_ruleset_count(s->rs) + xf_ruleset_irrelevant(s->rs) == 0) {
         const char *why = NULL;
         int skipped = xf_ruleset_skipped(s->rs, &why);
         fprintf(stderr,
@@ -161,8 +192,12 @@ static void print_header(const cli_options *o, run_state *s)
     }
     printf("model:           %s (%d nodes, %d after preparation)\n", o->model, s->model.n_nodes,
            xf_env_graph(s->env)->n_nodes);
-    printf("rules:           %d actions from %s (%d skipped, %d duplicates)\n", n, o->rules,
+    printf("rules:           %d actions from %s (%d skipped, %d duplicates, ", n, o->rules,
            skipped, xf_ruleset_duplicates(s->rs));
+    if (restricted(o))
+        printf("%d irrelevant to this model)\n", xf_ruleset_irrelevant(s->rs));
+    else
+        printf("irrelevant ones kept: %s)\n", o->all_actions ? "--all-actions" : "checkpoint");
     printf("cost model:      %s\n", xf_cost_identity(s->cm));
     printf("applicable:      %d rules at %d locations\n", applicable, locations);
     if (o->verbose) print_applicable(s->env, s->rs);
@@ -179,7 +214,14 @@ static int search(const cli_options *o, run_state *s)
     }
     print_header(o, s);
     fflush(stdout);
-    if (o->agent != CLI_AGENT_SEARCH) {
+    xf_search_kind kind = o->search;
+    if (o->agent != CLI_AGENT_SEARCH && xf_env_num_xfers(s->env) == 0) {
+        /* Every action was irrelevant to the model: nothing to learn; an
+         * empty greedy search hands back the model as it is. */
+        printf("agent:           %s, not trained: no action can match this model\n",
+               o->agent == CLI_AGENT_PPO ? "ppo" : "wm");
+        kind = XF_SEARCH_GREEDY;
+    } else if (o->agent != CLI_AGENT_SEARCH) {
         if (cli_learn(o, s->env, s->cm, &s->res, &err)) {
             fprintf(stderr, "rlflow-agent: %s agent failed: %s\n",
                     o->agent == CLI_AGENT_PPO ? "ppo" : "wm", err.msg);
@@ -194,10 +236,10 @@ static int search(const cli_options *o, run_state *s)
     so.seed = o->seed;
     so.max_locations = o->locations;
     if (!o->quiet) so.progress = progress;
-    xf_status st = xf_search_run(s->env, o->search, &so, &s->res, &err);
+    xf_status st = xf_search_run(s->env, kind, &so, &s->res, &err);
     if (!o->quiet) fprintf(stderr, "\n");
     if (st) {
-        fprintf(stderr, "rlflow-agent: %s search failed: %s\n", xf_search_kind_name(o->search),
+        fprintf(stderr, "rlflow-agent: %s search failed: %s\n", xf_search_kind_name(kind),
                 err.msg);
         return 1;
     }

@@ -1,0 +1,571 @@
+/*
+ * test_rlflow_agent.c — the rlflow-agent binary end to end, on a rules
+ * database and an ONNX model built here.
+ *
+ * Rules (all stored as proved): 1 relu(conv(x0, w0)) => conv[act=relu](x0, w0);
+ * 2 matmul(m0, m1), matmul(m0, m2) => split(matmul(m0, concat(m1, m2)));
+ * 3 ewadd(x0, x1) => ewadd(x1, x0); 4 transpose(transpose(x0)) => x0 (the
+ * last two axes swapped twice). The model: a 3x3 conv without bias, two
+ * such transposes and a Relu (the transposes keep the importer from fusing
+ * the Relu into the conv, so the search has the fusion to do: rule 4, then
+ * rule 1), and two matrix-vector products sharing their matrix (memory
+ * bound on a normal build's measured roofline, so merging them pays). It
+ * has no add, so rule 3 is irrelevant to it.
+ *
+ * Checked: greedy and TASO searches exit 0, report a cost that goes down,
+ * name rules 4 and 1 among the rules applied, and write a model that reads
+ * back, has the relu fused into the conv (and the matmuls merged when the
+ * report says so), and computes what the input does in the interpreter
+ * (1e-4); the "rules:" header counts the irrelevant rule (and --all-actions
+ * keeps it); PPO trains and saves a checkpoint that a second run loads; the
+ * world-model agent runs two rounds (one in the dream) on a small budget; a
+ * model no rule touches is written unchanged; and the error cases: bad
+ * usage, --help, a database without proved rules, a missing model or
+ * checkpoint. The fixed point of the restriction is checked on the
+ * rule-set API directly.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent_fixture.h"
+#include "rulesdb/rulesdb.h"
+#include "testutil.h"
+
+#define N_RULES 4
+
+static char db_path[4096], nodb_path[4096], model_path[4096], plain_path[4096];
+static char out_path[4096], ckpt_path[4096], log_path[4096];
+static char *output; /* stdout and stderr of the last run */
+
+/* ------------------------------------------------------------- the rules */
+
+/* ewadd(x0, x1) => ewadd(x1, x0) on 2x4x4x4 activations. */
+static void rule_add_comm(xf_rule *r)
+{
+    xf_rule_init(r);
+    xf_graph *side[2] = {&r->src, &r->dst};
+    for (int s = 0; s < 2; s++) {
+        int a = xf_fx_input(side[s], "x0", xf_fx_shape(4, 2, 4, 4, 4));
+        int b = xf_fx_input(side[s], "x1", xf_fx_shape(4, 2, 4, 4, 4));
+        xf_fx_output(side[s], s == 0 ? xf_fx_op(side[s], XF_OP_ADD, NULL, a, b)
+                                     : xf_fx_op(side[s], XF_OP_ADD, NULL, b, a));
+    }
+}
+
+static xf_params swap_last_two(void)
+{
+    xf_params p = xf_params_default();
+    p.n_axes = 4;
+    p.axes[0] = 0;
+    p.axes[1] = 1;
+    p.axes[2] = 3;
+    p.axes[3] = 2;
+    return p;
+}
+
+/* transpose(transpose(x0)) => x0 with the last two axes swapped (its
+ * reverse has no source operator: skipped). */
+static void rule_transposes(xf_rule *r)
+{
+    xf_rule_init(r);
+    xf_params t = swap_last_two();
+    int s = xf_fx_input(&r->src, "x0", xf_fx_shape(4, 2, 4, 4, 4));
+    s = xf_fx_op(&r->src, XF_OP_TRANSPOSE, &t, xf_fx_op(&r->src, XF_OP_TRANSPOSE, &t, s, -1), -1);
+    xf_fx_output(&r->src, s);
+    xf_fx_output(&r->dst, xf_fx_input(&r->dst, "x0", xf_fx_shape(4, 2, 4, 4, 4)));
+}
+
+static void build_rules(xf_rule *r)
+{
+    xf_fx_rule_conv_relu(&r[0]);
+    xf_fx_rule_matmul_merge(&r[1]);
+    rule_add_comm(&r[2]);
+    rule_transposes(&r[3]);
+}
+
+static void free_rules(xf_rule *r)
+{
+    for (int i = 0; i < N_RULES; i++) xf_rule_free(&r[i]);
+}
+
+static void remove_db(const char *path)
+{
+    char aux[4200];
+    unlink(path);
+    snprintf(aux, sizeof aux, "%s-wal", path);
+    unlink(aux);
+    snprintf(aux, sizeof aux, "%s-shm", path);
+    unlink(aux);
+}
+
+/* The four rules with ids 1..4, all with status `status`. */
+static void write_db(const char *path, xf_rule_status status)
+{
+    remove_db(path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    xf_rule r[N_RULES];
+    build_rules(r);
+    for (int i = 0; i < N_RULES; i++) {
+        xf_rulesdb_rule_meta m = {status, 0, NULL, 0};
+        int64_t id = 0;
+        ck_assert_msg(xf_rulesdb_add_rule(db, &r[i], &m, &id, NULL, &err) == XF_OK, "%s",
+                      err.msg);
+        ck_assert_int_eq(id, i + 1);
+    }
+    free_rules(r);
+    xf_rulesdb_close(db);
+}
+
+/* ------------------------------------------------------------- the models */
+
+static void save(const xf_graph *g, const char *path)
+{
+    xf_error err;
+    ck_assert_msg(xf_onnx_save(g, path, &err) == XF_OK, "%s", err.msg);
+}
+
+/* x -> conv3x3 (no bias) -> transpose -> transpose -> relu; a: [128,512]
+ * times two [512,1] weights (reading a dominates: merging saves it once). */
+static void write_model(void)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    int x = xf_fx_input(&g, "x", xf_fx_shape(4, 1, 4, 8, 8));
+    int w = xf_fx_weight(&g, "w", xf_fx_shape(4, 4, 4, 3, 3), 11);
+    xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
+    int c = xf_fx_op(&g, XF_OP_CONV, &p, x, w);
+    xf_params t = swap_last_two();
+    c = xf_fx_op(&g, XF_OP_TRANSPOSE, &t, xf_fx_op(&g, XF_OP_TRANSPOSE, &t, c, -1), -1);
+    xf_fx_output(&g, xf_fx_op(&g, XF_OP_RELU, NULL, c, -1));
+    int a = xf_fx_input(&g, "a", xf_fx_shape(2, 128, 512, 0, 0));
+    for (int j = 0; j < 2; j++) {
+        int m = xf_fx_weight(&g, j ? "m2" : "m1", xf_fx_shape(2, 512, 1, 0, 0), (uint64_t)(20 + j));
+        xf_fx_output(&g, xf_fx_op(&g, XF_OP_MATMUL, NULL, a, m));
+    }
+    save(&g, model_path);
+    xf_graph_free(&g);
+}
+
+/* sigmoid(x): no rule has a sigmoid, nothing can reach one. */
+static void write_plain_model(void)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    int x = xf_fx_input(&g, "x", xf_fx_shape(2, 8, 8, 0, 0));
+    xf_fx_output(&g, xf_fx_op(&g, XF_OP_SIGMOID, NULL, x, -1));
+    save(&g, plain_path);
+    xf_graph_free(&g);
+}
+
+static void load(const char *path, xf_graph *g)
+{
+    xf_error err;
+    xf_graph_init(g);
+    ck_assert_msg(xf_onnx_load(path, NULL, g, &err) == XF_OK, "%s: %s", path, err.msg);
+}
+
+/* The written model reads back, computes what the input model computes
+ * (1e-4), has the relu fused into its conv (no transpose, no relu node)
+ * and its matmuls merged (one matmul and a split) exactly when the report
+ * says rule 2 was applied: whether the merge pays depends on the roofline
+ * the analytic backend measured (under ASan the peak falls so far that
+ * matrix-vector products are compute bound and it does not). */
+static void expect_optimised(const char *in_path, const char *opt_path)
+{
+    int merged = strstr(output, "1x  rule 2       matmul(m0, m1), matmul(m0, m2) => ") != NULL;
+    xf_graph in, opt;
+    load(in_path, &in);
+    load(opt_path, &opt);
+    ck_assert_int_eq(opt.n_inputs, in.n_inputs);
+    ck_assert_int_eq(opt.n_outputs, in.n_outputs);
+    xf_error err;
+    xf_tensor x[4], ref[4], got[4];
+    ck_assert_int_le(in.n_inputs, 4);
+    ck_assert_int_le(in.n_outputs, 4);
+    ck_assert_msg(xf_graph_random_inputs(&in, 5, x, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_run(&in, x, in.n_inputs, ref, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_run(&opt, x, opt.n_inputs, got, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < in.n_outputs; i++) {
+        ck_assert_msg(xf_tensor_close(&got[i], &ref[i], 1e-4, 1e-4), "output %d differs", i);
+        xf_tensor_free(&ref[i]);
+        xf_tensor_free(&got[i]);
+    }
+    for (int i = 0; i < in.n_inputs; i++) xf_tensor_free(&x[i]);
+    int count[XF_OP_COUNT] = {0};
+    for (int i = 0; i < opt.n_nodes; i++) {
+        const xf_node *n = &opt.nodes[i];
+        count[n->op]++;
+        if (n->op == XF_OP_CONV) ck_assert_int_eq(n->params.activation, XF_ACT_RELU);
+    }
+    ck_assert_int_eq(opt.n_nodes, 3);
+    ck_assert_int_eq(count[XF_OP_CONV], 1);
+    ck_assert_int_eq(count[XF_OP_MATMUL], merged ? 1 : 2);
+    ck_assert_int_eq(count[XF_OP_SPLIT], merged ? 1 : 0);
+    xf_graph_free(&in);
+    xf_graph_free(&opt);
+}
+
+/* ------------------------------------------------------------- running it */
+
+/* Runs `rlflow-agent ARGS` with stdout and stderr captured into `output`;
+ * returns the exit status. */
+static int agent(const char *fmt, ...)
+{
+    char args[8000];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    free(output);
+    output = NULL;
+    int rc = xf_test_system("'%s' %s > '%s' 2>&1", xf_test_tool("rlflow-agent"), args, log_path);
+    FILE *f = fopen(log_path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    output = calloc((size_t)n + 1, 1);
+    ck_assert_uint_eq(fread(output, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return rc;
+}
+
+static void expect_out(const char *needle)
+{
+    ck_assert_msg(strstr(output, needle), "output lacks '%s':\n%s", needle, output);
+}
+
+/* The two numbers of a report line "<label> A ms -> B ms". */
+static void costs_of(const char *label, double *before, double *after)
+{
+    const char *p = strstr(output, label);
+    ck_assert_msg(p, "output lacks '%s':\n%s", label, output);
+    ck_assert_msg(sscanf(p + strlen(label), " %lf ms -> %lf ms", before, after) == 2,
+                  "unreadable '%s' line:\n%s", label, output);
+}
+
+/* The options every run shares: our files, the analytic roofline, no
+ * cost cache, no latency runs, no progress line. */
+#define COMMON "--rules '%s' '%s' -o '%s' --backend analytic --cache none --no-latency -q"
+
+/* A search run's report: cost down (search and as written), rules 4 and 1
+ * applied, the model written. */
+static void expect_search_report(const char *kind)
+{
+    char want[256];
+    expect_out("rules:           5 actions from ");
+    expect_out("(1 skipped, 1 duplicates, 1 irrelevant to this model)\n");
+    snprintf(want, sizeof want, "search:          %s, ", kind);
+    expect_out(want);
+    double b = 0, a = 0;
+    costs_of("search cost:", &b, &a);
+    ck_assert_msg(a < b, "search cost %g -> %g did not go down", b, a);
+    costs_of("\ncost:", &b, &a);
+    ck_assert_msg(a < b, "cost %g -> %g did not go down", b, a);
+    expect_out("1x  rule 4       transpose");
+    expect_out("1x  rule 1       relu(conv2d");
+    snprintf(want, sizeof want, "written:         %s\n", out_path);
+    expect_out(want);
+}
+
+static void setup(void)
+{
+    snprintf(db_path, sizeof db_path, "%s", xf_test_tmp("rules.db"));
+    snprintf(nodb_path, sizeof nodb_path, "%s", xf_test_tmp("candidates.db"));
+    snprintf(model_path, sizeof model_path, "%s", xf_test_tmp("model.onnx"));
+    snprintf(plain_path, sizeof plain_path, "%s", xf_test_tmp("plain.onnx"));
+    snprintf(out_path, sizeof out_path, "%s", xf_test_tmp("model.opt.onnx"));
+    snprintf(ckpt_path, sizeof ckpt_path, "%s", xf_test_tmp("agent.ckpt"));
+    snprintf(log_path, sizeof log_path, "%s", xf_test_tmp("rlflow-agent.out"));
+    write_db(db_path, XF_RULE_PROVED);
+    write_model();
+    unlink(out_path);
+}
+
+static void teardown(void)
+{
+    free(output);
+    output = NULL;
+}
+
+/* ------------------------------------------------------------------ tests */
+
+START_TEST(test_greedy)
+{
+    ck_assert_int_eq(agent(COMMON " --search greedy", db_path, model_path, out_path), 0);
+    expect_search_report("greedy");
+    expect_out("model:           ");
+    expect_out(" (6 nodes, 6 after preparation)\n");
+    expect_optimised(model_path, out_path);
+}
+END_TEST
+
+START_TEST(test_taso)
+{
+    ck_assert_int_eq(agent(COMMON " --search taso --budget 50", db_path, model_path, out_path),
+                     0);
+    expect_search_report("taso");
+    expect_optimised(model_path, out_path);
+}
+END_TEST
+
+START_TEST(test_all_actions)
+{
+    ck_assert_int_eq(
+        agent(COMMON " --search greedy --all-actions", db_path, model_path, out_path), 0);
+    expect_out("rules:           6 actions from ");
+    expect_out("(1 skipped, 1 duplicates, irrelevant ones kept: --all-actions)\n");
+    expect_optimised(model_path, out_path);
+}
+END_TEST
+
+START_TEST(test_ppo_save_load)
+{
+    unlink(ckpt_path);
+    ck_assert_int_eq(agent(COMMON " --agent ppo --budget 300 --save '%s'", db_path, model_path,
+                           out_path, ckpt_path),
+                     0);
+    expect_out("irrelevant ones kept: checkpoint)\n");
+    expect_out("agent:           ppo, trained, ");
+    expect_out("optimisation:    ppo, ");
+    ck_assert_int_eq(access(ckpt_path, R_OK), 0);
+    ck_assert_int_eq(access(out_path, R_OK), 0);
+    unlink(out_path);
+    ck_assert_int_eq(
+        agent(COMMON " --agent ppo --load '%s'", db_path, model_path, out_path, ckpt_path), 0);
+    expect_out("agent:           ppo, loaded, one greedy episode");
+    char want[4200];
+    snprintf(want, sizeof want, "written:         %s\n", out_path);
+    expect_out(want);
+    xf_graph g;
+    load(out_path, &g);
+    xf_graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_wm)
+{
+    ck_assert_int_eq(agent(COMMON " --agent wm --budget 800", db_path, model_path, out_path), 0);
+    const char *p = strstr(output, "agent:           wm, ");
+    ck_assert_msg(p, "no agent line:\n%s", output);
+    int rounds = 0;
+    long long real = 0, episodes = 0, dream = 0;
+    ck_assert_msg(sscanf(p, "agent:           wm, %d rounds, %lld real steps (%lld episodes), "
+                            "%lld dream steps",
+                         &rounds, &real, &episodes, &dream) == 4,
+                  "unreadable agent line:\n%s", output);
+    /* The first round's random episodes take 400 steps: a second round
+     * trains the world model and the controller in the dream. */
+    ck_assert_int_ge(rounds, 2);
+    ck_assert_int_le(real, 800);
+    ck_assert_int_gt(dream, 0);
+    expect_out("world model:     loss ");
+    expect_out("optimisation:    wm, ");
+    char want[4200];
+    snprintf(want, sizeof want, "written:         %s\n", out_path);
+    expect_out(want);
+    xf_graph g;
+    load(out_path, &g);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* A model no action can match: every action is irrelevant, the search (or
+ * the default world-model agent) has nothing to do and the model is
+ * written unchanged. */
+START_TEST(test_untouchable_model)
+{
+    write_plain_model();
+    ck_assert_int_eq(agent(COMMON " --search greedy", db_path, plain_path, out_path), 0);
+    expect_out("rules:           0 actions from ");
+    expect_out("(1 skipped, 1 duplicates, 6 irrelevant to this model)\n");
+    expect_out("applicable:      0 rules at 0 locations\n");
+    expect_out("result:          no cheaper model found; the input model is written unchanged\n");
+    xf_graph in, got;
+    load(plain_path, &in);
+    load(out_path, &got);
+    ck_assert_uint_eq(xf_graph_hash(&got), xf_graph_hash(&in));
+    xf_graph_free(&got);
+    /* The learning agents have nothing to learn: they say so and write it. */
+    unlink(out_path);
+    ck_assert_int_eq(agent(COMMON " --budget 300", db_path, plain_path, out_path), 0);
+    expect_out("agent:           wm, not trained: no action can match this model\n");
+    expect_out("optimisation:    wm, 0 environment steps");
+    load(out_path, &got);
+    ck_assert_uint_eq(xf_graph_hash(&got), xf_graph_hash(&in));
+    xf_graph_free(&in);
+    xf_graph_free(&got);
+}
+END_TEST
+
+START_TEST(test_usage)
+{
+    ck_assert_int_eq(agent("--help"), 0);
+    expect_out("usage: rlflow-agent --rules RULES.db MODEL.onnx");
+    expect_out("--all-actions");
+    ck_assert_int_eq(agent(COMMON " --frobnicate", db_path, model_path, out_path), 2);
+    expect_out("rlflow-agent: unknown option '--frobnicate' (see rlflow-agent --help)\n");
+    ck_assert_int_eq(agent("'%s' -o '%s'", model_path, out_path), 2);
+    expect_out("rlflow-agent: no rules database given (--rules FILE)\n");
+    ck_assert_int_eq(
+        agent(COMMON " --search greedy --save '%s'", db_path, model_path, out_path, ckpt_path), 2);
+    expect_out("rlflow-agent: --save/--load need a learning agent (--agent wm or ppo)\n");
+    ck_assert_int_eq(agent(COMMON " --budget lots", db_path, model_path, out_path), 2);
+    expect_out("rlflow-agent: --budget needs a count or a time such as 120s, got 'lots'\n");
+    ck_assert_int_eq(access(out_path, F_OK), -1);
+}
+END_TEST
+
+START_TEST(test_no_proved_rules)
+{
+    write_db(nodb_path, XF_RULE_CANDIDATE);
+    ck_assert_int_eq(agent(COMMON " --search greedy", nodb_path, model_path, out_path), 2);
+    char want[4300];
+    snprintf(want, sizeof want, "rlflow-agent: %s has no proved rules the matcher can use", nodb_path);
+    expect_out(want);
+    snprintf(want, sizeof want, "run 'xferverify %s' first\n", nodb_path);
+    expect_out(want);
+    ck_assert_int_eq(access(out_path, F_OK), -1);
+}
+END_TEST
+
+START_TEST(test_missing_model)
+{
+    char missing[4200];
+    snprintf(missing, sizeof missing, "%s", xf_test_tmp("no-such-model.onnx"));
+    unlink(missing);
+    ck_assert_int_eq(agent(COMMON " --search greedy", db_path, missing, out_path), 2);
+    ck_assert_msg(strncmp(output, "rlflow-agent: ", 14) == 0, "%s", output);
+    expect_out(missing);
+    ck_assert_int_eq(access(out_path, F_OK), -1);
+    /* A checkpoint that is not there is an unreadable input too. */
+    ck_assert_int_eq(
+        agent(COMMON " --agent ppo --load '%s'", db_path, model_path, out_path, missing), 2);
+    char want[4300];
+    snprintf(want, sizeof want, "rlflow-agent: cannot read checkpoint '%s': ", missing);
+    expect_out(want);
+    ck_assert_int_eq(access(out_path, F_OK), -1);
+}
+END_TEST
+
+/* The restriction on the API: a fixed point over op sets. */
+static xf_ruleset *restricted_rules(const xf_graph *g)
+{
+    xf_rule r[N_RULES];
+    build_rules(r);
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.restrict_to = g;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, N_RULES, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    free_rules(r);
+    return rs;
+}
+
+/* Which rule ids the set kept, as a sorted string such as "-2 -1 1 2". */
+static void kept_ids(const xf_ruleset *rs, char *buf, size_t n)
+{
+    int64_t ids[16];
+    int k = xf_ruleset_count(rs);
+    ck_assert_int_le(k, 16);
+    for (int i = 0; i < k; i++) ids[i] = xf_ruleset_rule_id(rs, i);
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+            int64_t t = ids[j];
+            ids[j] = ids[j - 1];
+            ids[j - 1] = t;
+        }
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < k; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? " " : "", (long long)ids[i]);
+}
+
+START_TEST(test_restriction_fixed_point)
+{
+    char ids[256];
+    /* Without a restriction: 1, -1, 2, -2, 3 (its reverse a duplicate), 4. */
+    xf_rule r[N_RULES];
+    build_rules(r);
+    xf_ruleset *all = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, N_RULES, NULL, &all, &err) == XF_OK, "%s",
+                  err.msg);
+    free_rules(r);
+    kept_ids(all, ids, sizeof ids);
+    ck_assert_str_eq(ids, "-2 -1 1 2 3 4");
+    ck_assert_int_eq(xf_ruleset_irrelevant(all), 0);
+    xf_ruleset_free(all);
+
+    /* A bare conv[act=relu]: rule -1 matches it and brings a relu, so
+     * rule 1 (relu of a conv) becomes reachable; no matmul, add or
+     * transpose ever appears. */
+    xf_graph g;
+    xf_graph_init(&g);
+    int x = xf_fx_input(&g, "x", xf_fx_shape(4, 1, 4, 8, 8));
+    int w = xf_fx_weight(&g, "w", xf_fx_shape(4, 4, 4, 3, 3), 3);
+    xf_params p = xf_fx_conv3x3(XF_ACT_RELU);
+    xf_fx_output(&g, xf_fx_op(&g, XF_OP_CONV, &p, x, w));
+    xf_ruleset *rs = restricted_rules(&g);
+    kept_ids(rs, ids, sizeof ids);
+    ck_assert_str_eq(ids, "-1 1");
+    ck_assert_int_eq(xf_ruleset_irrelevant(rs), 4);
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+
+    /* A relu alone: no conv can ever appear, so neither direction of rule 1
+     * is kept. */
+    xf_graph_init(&g);
+    x = xf_fx_input(&g, "x", xf_fx_shape(4, 1, 4, 8, 8));
+    xf_fx_output(&g, xf_fx_op(&g, XF_OP_RELU, NULL, x, -1));
+    rs = restricted_rules(&g);
+    ck_assert_int_eq(xf_ruleset_count(rs), 0);
+    ck_assert_int_eq(xf_ruleset_irrelevant(rs), 6);
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+
+    /* Two matmuls: both directions of the merge (the merge brings the
+     * concat and split the reverse needs). */
+    xf_graph_init(&g);
+    int a = xf_fx_input(&g, "a", xf_fx_shape(2, 8, 8, 0, 0));
+    xf_fx_output(&g, xf_fx_op(&g, XF_OP_MATMUL, NULL, a, a));
+    rs = restricted_rules(&g);
+    kept_ids(rs, ids, sizeof ids);
+    ck_assert_str_eq(ids, "-2 2");
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("rlflow_agent");
+    TCase *t = tcase_create("cli");
+    tcase_set_timeout(t, 300);
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_test(t, test_greedy);
+    tcase_add_test(t, test_taso);
+    tcase_add_test(t, test_all_actions);
+    tcase_add_test(t, test_ppo_save_load);
+    tcase_add_test(t, test_wm);
+    tcase_add_test(t, test_untouchable_model);
+    tcase_add_test(t, test_usage);
+    tcase_add_test(t, test_no_proved_rules);
+    tcase_add_test(t, test_missing_model);
+    suite_add_tcase(s, t);
+    TCase *api = tcase_create("restriction");
+    tcase_add_test(api, test_restriction_fixed_point);
+    suite_add_tcase(s, api);
+    return s;
+}
+
+int main(void)
+{
+    return xf_test_run(suite());
+}
