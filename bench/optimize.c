@@ -2,7 +2,7 @@
  * bench_optimize — what the search baselines achieve on real models, and how
  * fast the optimisation environment steps.
  *
- *   bench_optimize [--rules DB] [--budget N] [--time-limit S] [--quick]
+ *   bench_optimize [--rules DB] [--budget N] [--time-limit S] [--quick] [--backend B]
  *
  * 1. Rules: DB, or the proved rules of `xfergen --vocab taso --max-ops 3`
  *    verified with xferverify (made once under $TMPDIR/bench_optimize).
@@ -26,6 +26,7 @@
 #include "onnx/onnx.h"
 
 static const char *scratch;
+static const char *backend = "onednn";
 
 static void die(const char *what, const char *msg)
 {
@@ -45,8 +46,8 @@ static void run_and_print(const char *name, const char *path, const char *search
 {
     char extra[512];
     snprintf(extra, sizeof extra,
-             "--search %s --budget %d --time-limit %g --backend onednn --cache '%s/costs.db'",
-             search, budget, time_limit, scratch);
+             "--search %s --budget %d --time-limit %g --backend %s --cache '%s/costs.db'",
+             search, budget, time_limit, backend, scratch);
     bench_row r = bench_run_agent(XF_BENCH_AGENT, rules, path, scratch, extra);
     bench_print_row(name, search, &r);
 }
@@ -127,8 +128,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) time_limit = atof(argv[++i]);
         else if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
         else {
             printf("usage: bench_optimize [--rules DB] [--budget N] [--time-limit S] [--quick]\n"
+                   "                      [--backend onednn|analytic]\n"
                    "Greedy and TASO search on ../shared/models and modelzoo models through\n"
                    "rlflow-agent (oneDNN costs, 1 thread), then the environment step time on a\n"
                    "BERT-base-sized graph. --quick: shared models only, smaller budget.\n");
@@ -140,7 +143,8 @@ int main(int argc, char **argv)
     char rules[2048];
     if (rules_arg) snprintf(rules, sizeof rules, "%s", rules_arg);
     else bench_make_rules(scratch, XF_BENCH_XFERGEN, XF_BENCH_XFERVERIFY, rules, sizeof rules);
-    printf("rules: %s; budget %d, time limit %g s per search\n", rules, budget, time_limit);
+    printf("rules: %s; budget %d, time limit %g s per search; %s costs\n", rules, budget,
+           time_limit, backend);
 
     static const char *const searches[] = {"greedy", "taso"};
     const char *names[] = {"bert_small", "resnet18", "squeezenet1_1", "vit_tiny"};
