@@ -15,8 +15,17 @@
  * for the search baselines. Budgets: environment steps and wall time.
  * Everything random comes from one rng seeded from the options, so a run
  * is deterministic.
+ *
+ * The policy's actions are a compact set (ppo_actions.c): before the first
+ * training, `warmup_steps` uniformly random steps (counted in the budget,
+ * their graphs counted for the best) find the rules the environment
+ * offers on this model; the networks are built for those (at most
+ * `max_actions`) plus the no-op, instead of for every rule of the rule
+ * set. The warm-up's steps are not PPO data: their actions do not come
+ * from the policy.
  */
 #include "agent/costmemo.h"
+#include "agent/env_internal.h"
 #include "agent/ppo.h"
 #include "agent/search_internal.h"
 
@@ -25,7 +34,9 @@
 
 struct xf_ppo_agent {
     xf_ppo_agent_options opt;
-    int n_rules, max_locations;
+    int max_locations;
+    xf_actions act;   /* M 0 and no policy until trained or loaded */
+    int built;        /* the store holds the GNN and the policy for act */
     xf_nn_params p;
     xf_gnn gnn;
     xf_ppo_net net;
@@ -40,8 +51,9 @@ struct xf_ppo_agent {
     xf_op_cost *per_node;
     double *node_ms;
     int node_cap;
-    int *n_loc; /* [A] locations per rule of the current graph */
-    float *z;   /* [latent] state of the current graph */
+    int *n_loc;     /* [M + 1] locations per agent action in the current graph */
+    uint8_t *mask;  /* [M + 1] agent actions offered in the current graph */
+    float *z;       /* [latent] state of the current graph */
 };
 
 xf_ppo_agent_options xf_ppo_agent_options_default(void)
@@ -54,6 +66,8 @@ xf_ppo_agent_options xf_ppo_agent_options_default(void)
     o.gnn.latent = 32;
     o.gnn.rounds = 2;
     o.max_locations = xf_env_options_default().max_locations;
+    o.warmup_steps = XF_ACTIONS_WARMUP;
+    o.max_actions = XF_ACTIONS_CAP;
     o.episodes_per_update = 4;
     o.max_rows = 512;
     o.max_env_steps = 20000;
@@ -76,46 +90,47 @@ void xf_ppo_agent_free(xf_ppo_agent *a)
     free(a->per_node);
     free(a->node_ms);
     free(a->n_loc);
+    free(a->mask);
     free(a->z);
+    xf_actions_free(&a->act);
     free(a);
 }
 
-xf_status xf_ppo_agent_create(int n_rules, const xf_ppo_agent_options *opt, xf_ppo_agent **out,
+xf_status xf_ppo_agent_create(const xf_ppo_agent_options *opt, xf_ppo_agent **out,
                               xf_error *err)
 {
     *out = NULL;
     xf_ppo_agent_options o = opt ? *opt : xf_ppo_agent_options_default();
-    if (o.episodes_per_update < 1 || o.max_rows < 1 || o.hp.epochs < 1 || o.hp.minibatch < 1)
+    if (o.episodes_per_update < 1 || o.max_rows < 1 || o.hp.epochs < 1 || o.hp.minibatch < 1 ||
+        o.max_actions < 1 || o.warmup_steps < 0)
         return XF_FAIL(err, XF_ERR_INVALID,
-                       "ppo agent: episodes per update (%d), rollout rows (%d), epochs (%d) and "
-                       "minibatch (%d) must be >= 1",
-                       o.episodes_per_update, o.max_rows, o.hp.epochs, o.hp.minibatch);
+                       "ppo agent: episodes per update (%d), rollout rows (%d), epochs (%d), "
+                       "minibatch (%d) and the action cap (%d) must be >= 1, warm-up steps (%d) "
+                       ">= 0",
+                       o.episodes_per_update, o.max_rows, o.hp.epochs, o.hp.minibatch,
+                       o.max_actions, o.warmup_steps);
     xf_ppo_agent *a = calloc(1, sizeof *a);
     if (!a) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the ppo agent");
     a->opt = o;
-    a->n_rules = n_rules;
     a->max_locations = o.max_locations;
+    xf_actions_init(&a->act);
     xf_nn_params_init(&a->p);
     xf_ppo_work_init(&a->work);
     xf_gnn_cache_init(&a->gc);
     xf_gnn_batch_init(&a->obs);
     xf_gnn_batch_init(&a->cur);
     xf_gnn_batch_init(&a->mb);
+    xf_ppo_buffer_init(&a->buf, o.gnn.latent, 1);
     xf_rng_seed(&a->rng, o.seed);
-    xf_status st = xf_gnn_add(&a->gnn, &a->p, "gnn", &o.gnn, &a->rng, err);
-    if (!st)
-        st = xf_ppo_net_add(&a->net, &a->p, o.gnn.latent, n_rules, o.max_locations, &o.hp, &a->rng,
-                            err);
-    xf_ppo_buffer_init(&a->buf, o.gnn.latent, n_rules + 1);
     a->adam = xf_nn_adam_default(o.hp.lr);
-    if (!st && o.cm) st = xf_costmemo_create(o.cm, &a->memo, err);
+    xf_status st = XF_OK;
+    if (o.cm) st = xf_costmemo_create(o.cm, &a->memo, err);
     if (!st) {
-        a->n_loc = calloc((size_t)n_rules + 1, sizeof *a->n_loc);
-        a->z = calloc((size_t)o.gnn.latent, sizeof *a->z);
-        if (!a->n_loc || !a->z) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the ppo agent");
+        a->z = calloc((size_t)(o.gnn.latent > 0 ? o.gnn.latent : 1), sizeof *a->z);
+        if (!a->z) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the ppo agent");
     }
     if (st) {
-        xf_error_prefix(err, "ppo agent: ");
+        xf_error_prefix(err, "ppo agent");
         xf_ppo_agent_free(a);
         return st;
     }
@@ -123,7 +138,51 @@ xf_status xf_ppo_agent_create(int n_rules, const xf_ppo_agent_options *opt, xf_p
     return XF_OK;
 }
 
+/* A store with the GNN encoder and a policy over M actions + the no-op,
+ * initialised from rng, into *p, *gnn, *net. */
+static xf_status make_store(const xf_ppo_agent *a, int M, xf_rng *rng, xf_nn_params *p,
+                            xf_gnn *gnn, xf_ppo_net *net, xf_error *err)
+{
+    const xf_ppo_agent_options *o = &a->opt;
+    xf_nn_params_init(p);
+    xf_status st = xf_gnn_add(gnn, p, "gnn", &o->gnn, rng, err);
+    if (!st) st = xf_ppo_net_add(net, p, o->gnn.latent, M, o->max_locations, &o->hp, rng, err);
+    if (st) xf_nn_params_free(p);
+    return st;
+}
+
+/* Makes the agent act with action set *act (taken over) and the networks
+ * in *p, *gnn, *net (taken over): the previous ones, the work buffers and
+ * the rollout are dropped, Adam starts afresh. On failure (out of memory)
+ * the agent is left without actions. */
+static xf_status install(xf_ppo_agent *a, xf_actions *act, xf_nn_params *p, const xf_gnn *gnn,
+                         const xf_ppo_net *net, xf_error *err)
+{
+    xf_nn_params_free(&a->p);
+    xf_actions_free(&a->act);
+    a->p = *p;
+    a->gnn = *gnn;
+    a->net = *net;
+    a->act = *act;
+    xf_actions_init(act);
+    xf_ppo_work_free(&a->work);
+    xf_ppo_buffer_free(&a->buf);
+    xf_ppo_buffer_init(&a->buf, a->opt.gnn.latent, a->act.M + 1);
+    xf_gnn_batch_clear(&a->obs);
+    a->adam = xf_nn_adam_default(a->opt.hp.lr);
+    size_t n = (size_t)a->act.M + 1;
+    int *nl = realloc(a->n_loc, n * sizeof *nl);
+    if (nl) a->n_loc = nl;
+    uint8_t *mk = nl ? realloc(a->mask, n) : NULL;
+    if (mk) a->mask = mk;
+    a->built = mk != NULL;
+    return a->built ? XF_OK
+                    : XF_FAIL(err, XF_ERR_NOMEM, "out of memory building the policy for %d actions",
+                              a->act.M);
+}
+
 xf_nn_params *xf_ppo_agent_params(xf_ppo_agent *a) { return &a->p; }
+const xf_actions *xf_ppo_agent_actions(const xf_ppo_agent *a) { return &a->act; }
 
 /* ---------------------------------------------------------- observations */
 
@@ -151,7 +210,8 @@ static xf_status features(xf_ppo_agent *a, const xf_env *e, xf_gnn_batch *b, xf_
 }
 
 /* z of the current graph into a->z; with `keep` its features also go to
- * the rollout's observations (as the next buffer row). Fills a->n_loc. */
+ * the rollout's observations (as the next buffer row). Fills a->mask and
+ * a->n_loc for the agent's actions. */
 static xf_status observe(xf_ppo_agent *a, const xf_env *e, int keep, xf_error *err)
 {
     xf_status st;
@@ -168,7 +228,7 @@ static xf_status observe(xf_ppo_agent *a, const xf_env *e, int keep, xf_error *e
     st = xf_gnn_forward(&a->gnn, &a->p, &a->cur, &a->gc, &z, err);
     if (st != XF_OK) return st;
     memcpy(a->z, z, (size_t)a->opt.gnn.latent * sizeof *a->z);
-    for (int r = 0; r <= a->n_rules; r++) a->n_loc[r] = xf_env_num_locations(e, r);
+    xf_actions_mask(&a->act, e, a->mask, a->n_loc);
     return XF_OK;
 }
 
@@ -259,30 +319,13 @@ static xf_status start_episode(run *r, xf_error *err)
     return xf_env_reset(r->e, err);
 }
 
-/* One step with the current policy; training steps go to the buffer. */
-static xf_status step(run *r, int greedy, int train, int *done, xf_error *err)
+/* Bookkeeping of a real step that took environment action `rule`: steps,
+ * return, the episode's path, the graphs seen and the best graph. */
+static xf_status after_step(run *r, int rule, const xf_env_step_result *sr, xf_error *err)
 {
-    xf_ppo_agent *a = r->a;
-    xf_status st = observe(a, r->e, train, err);
-    if (st != XF_OK) return st;
-    const uint8_t *mask = xf_env_xfer_mask(r->e);
-    int rule, loc;
-    float logp, value;
-    st = xf_ppo_act(&a->net, &a->p, &a->work, a->z, mask, a->n_loc, greedy, &a->rng, &rule, &loc,
-                    &logp, &value, err);
-    if (st != XF_OK) return st;
-    xf_env_step_result sr;
-    st = xf_env_step(r->e, rule, loc, &sr, err);
-    if (st != XF_OK) return st;
     r->steps++;
-    r->ep_return += sr.reward;
-    *done = sr.done;
-    if (train) {
-        st = xf_ppo_buffer_add(&a->buf, a->z, mask, a->n_loc[rule], rule, loc, logp, value,
-                               (float)sr.reward, sr.done, err);
-        if (st != XF_OK) return st;
-    }
-    if (!sr.valid || rule == a->n_rules) return XF_OK;
+    r->ep_return += sr->reward;
+    if (!sr->valid || rule == xf_env_num_xfers(r->e)) return XF_OK;
     if (r->path_n == r->path_cap) {
         int cap = r->path_cap ? 2 * r->path_cap : 64;
         int *np = realloc(r->path, (size_t)cap * sizeof *np);
@@ -292,10 +335,35 @@ static xf_status step(run *r, int greedy, int train, int *done, xf_error *err)
     }
     r->path[r->path_n++] = rule;
     int added;
-    st = xf_hashset_add(&r->seen, sr.hash, &added, err);
+    xf_status st = xf_hashset_add(&r->seen, sr->hash, &added, err);
     if (st != XF_OK) return st;
-    if (sr.cost_ms < r->res->best_ms - XF_SEARCH_EPS * r->res->initial_ms) return keep_best(r, err);
+    if (sr->cost_ms < r->res->best_ms - XF_SEARCH_EPS * r->res->initial_ms)
+        return keep_best(r, err);
     return XF_OK;
+}
+
+/* One step with the current policy; training steps go to the buffer. */
+static xf_status step(run *r, int greedy, int train, int *done, xf_error *err)
+{
+    xf_ppo_agent *a = r->a;
+    xf_status st = observe(a, r->e, train, err);
+    if (st != XF_OK) return st;
+    int rule, loc;
+    float logp, value;
+    st = xf_ppo_act(&a->net, &a->p, &a->work, a->z, a->mask, a->n_loc, greedy, &a->rng, &rule,
+                    &loc, &logp, &value, err);
+    if (st != XF_OK) return st;
+    int env_rule = rule == a->act.M ? xf_env_num_xfers(r->e) : a->act.env[rule];
+    xf_env_step_result sr;
+    st = xf_env_step(r->e, env_rule, loc, &sr, err);
+    if (st != XF_OK) return st;
+    *done = sr.done;
+    if (train) {
+        st = xf_ppo_buffer_add(&a->buf, a->z, a->mask, a->n_loc[rule], rule, loc, logp, value,
+                               (float)sr.reward, sr.done, err);
+        if (st != XF_OK) return st;
+    }
+    return after_step(r, env_rule, &sr, err);
 }
 
 /* A whole episode from the reset state (the budget may cut it short). */
@@ -310,6 +378,8 @@ static xf_status episode(run *r, int greedy, xf_error *err)
     return st;
 }
 
+/* Binds a built agent's actions to e's rule set; the figures of the run
+ * start at e's reset state. */
 static xf_status run_begin(run *r, xf_ppo_agent *a, xf_env *e, xf_search_result *res,
                            xf_error *err)
 {
@@ -321,12 +391,8 @@ static xf_status run_begin(run *r, xf_ppo_agent *a, xf_env *e, xf_search_result 
     r->phase = "train";
     xf_hashset_init(&r->seen);
     xf_search_result_free(res);
-    if (xf_env_num_xfers(e) != a->n_rules)
-        return XF_FAIL(err, XF_ERR_INVALID,
-                       "the environment has %d rules, the agent was built for %d (same rule set "
-                       "needed)",
-                       xf_env_num_xfers(e), a->n_rules);
-    xf_status st = xf_env_reset(e, err);
+    xf_status st = a->built ? xf_actions_bind(&a->act, xf_env_ruleset(e), err) : XF_OK;
+    if (!st) st = xf_env_reset(e, err);
     if (st != XF_OK) return st;
     int added;
     st = xf_hashset_add(&r->seen, xf_env_hash(e), &added, err);
@@ -345,9 +411,52 @@ static xf_status run_end(run *r, xf_status st, xf_error *err)
     xf_hashset_free(&r->seen);
     free(r->path);
     if (st) {
-        xf_error_prefix(err, "ppo agent: ");
+        xf_error_prefix(err, "ppo agent");
         xf_search_result_free(r->res);
     }
+    return st;
+}
+
+/* The warm-up: uniformly random episodes for opt.warmup_steps steps,
+ * counting the rules offered in every state seen; then the action set and
+ * the networks for it. */
+static xf_status warm_up(run *r, xf_error *err)
+{
+    xf_ppo_agent *a = r->a;
+    xf_env *e = r->e;
+    int n = xf_env_num_xfers(e);
+    int64_t *count = calloc((size_t)(n > 0 ? n : 1), sizeof *count);
+    if (!count) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the warm-up");
+    r->phase = "warmup";
+    xf_status st = XF_OK;
+    int left = xf_actions_warmup(a->opt.warmup_steps, a->opt.max_env_steps);
+    for (int moved = 1; !st && left > 0 && moved && !out_of_budget(r);) {
+        st = start_episode(r, err);
+        if (!st) xf_actions_count(e, count);
+        moved = 0;
+        for (int done = 0, rule, loc; !st && !done && left > 0 && !out_of_budget(r);) {
+            if (!xf_actions_random(e, &a->rng, &rule, &loc)) break;
+            xf_env_step_result sr;
+            st = xf_env_step(e, rule, loc, &sr, err);
+            if (!st) st = after_step(r, rule, &sr, err);
+            if (!st) xf_actions_count(e, count);
+            done = !st && sr.done;
+            left--;
+            moved = 1;
+            tick(r);
+        }
+        if (!st && moved) r->episodes++;
+    }
+    xf_actions act;
+    xf_actions_init(&act);
+    xf_nn_params p;
+    xf_gnn gnn;
+    xf_ppo_net net;
+    if (!st) st = xf_actions_choose(&act, xf_env_ruleset(e), count, a->opt.max_actions, err);
+    free(count);
+    if (!st) st = make_store(a, act.M, &a->rng, &p, &gnn, &net, err);
+    if (!st) st = install(a, &act, &p, &gnn, &net, err);
+    xf_actions_free(&act);
     return st;
 }
 
@@ -359,8 +468,8 @@ static xf_status bootstrap(run *r, float *value, xf_error *err)
     if (st != XF_OK) return st;
     int rule, loc;
     float logp;
-    return xf_ppo_act(&a->net, &a->p, &a->work, a->z, xf_env_xfer_mask(r->e), a->n_loc, 1,
-                      &a->rng, &rule, &loc, &logp, value, err);
+    return xf_ppo_act(&a->net, &a->p, &a->work, a->z, a->mask, a->n_loc, 1, &a->rng, &rule, &loc,
+                      &logp, value, err);
 }
 
 static xf_status update(run *r, float last_value, xf_error *err)
@@ -381,9 +490,11 @@ xf_status xf_ppo_agent_train(xf_ppo_agent *a, xf_env *e, xf_search_result *res, 
 {
     run r;
     xf_status st = run_begin(&r, a, e, res, err);
+    if (!st && !a->built) st = warm_up(&r, err);
     xf_ppo_buffer_clear(&a->buf);
     xf_gnn_batch_clear(&a->obs);
-    while (!st && !out_of_budget(&r)) {
+    /* With no action found there is nothing to learn: the no-op only. */
+    while (!st && a->act.M > 0 && !out_of_budget(&r)) {
         int eps = 0, done = 0;
         r.phase = "train";
         while (!st && eps < a->opt.episodes_per_update && a->buf.n < a->opt.max_rows &&
@@ -414,6 +525,9 @@ xf_status xf_ppo_agent_train(xf_ppo_agent *a, xf_env *e, xf_search_result *res, 
 xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_result *res,
                            xf_error *err)
 {
+    if (!a->built)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "ppo agent: the agent has no actions yet: train or load it first");
     run r;
     xf_status st = run_begin(&r, a, e, res, err);
     r.phase = "eval";
@@ -425,7 +539,7 @@ xf_status xf_ppo_optimise(xf_env *e, const xf_ppo_agent_options *opt, xf_search_
                           xf_error *err)
 {
     xf_ppo_agent *a = NULL;
-    xf_status st = xf_ppo_agent_create(xf_env_num_xfers(e), opt, &a, err);
+    xf_status st = xf_ppo_agent_create(opt, &a, err);
     if (!st) st = xf_ppo_agent_train(a, e, res, err);
     xf_ppo_agent_free(a);
     return st;
@@ -433,35 +547,68 @@ xf_status xf_ppo_optimise(xf_env *e, const xf_ppo_agent_options *opt, xf_search_
 
 /* ------------------------------------------------------------ checkpoints */
 
-#define N_SIZES 9
+#define N_SIZES 8
 
 static void sizes_of(const xf_ppo_agent *a, int *s)
 {
-    s[0] = a->n_rules;
-    s[1] = a->max_locations;
-    s[2] = a->opt.gnn.hidden;
-    s[3] = a->opt.gnn.latent;
-    s[4] = a->opt.gnn.rounds;
-    s[5] = a->opt.gnn.mlp_layers;
-    s[6] = a->opt.hp.hidden;
-    s[7] = a->opt.hp.trunk_layers;
-    s[8] = a->opt.hp.embed;
+    s[0] = a->max_locations;
+    s[1] = a->opt.gnn.hidden;
+    s[2] = a->opt.gnn.latent;
+    s[3] = a->opt.gnn.rounds;
+    s[4] = a->opt.gnn.mlp_layers;
+    s[5] = a->opt.hp.hidden;
+    s[6] = a->opt.hp.trunk_layers;
+    s[7] = a->opt.hp.embed;
 }
 
 xf_status xf_ppo_agent_save(const xf_ppo_agent *a, const char *path, xf_error *err)
 {
+    if (!a->built)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "ppo agent: nothing to save to '%s': the agent has no actions yet (train "
+                       "or load it first)",
+                       path);
     int s[N_SIZES];
     sizes_of(a, s);
-    return xf_ppo_ckpt_save(path, s, N_SIZES, a->adam.step, &a->p, err);
+    return xf_ppo_ckpt_save(path, s, N_SIZES, &a->act, a->adam.step, &a->p, err);
 }
 
-xf_status xf_ppo_agent_load(xf_ppo_agent *a, const char *path, xf_error *err)
+xf_status xf_ppo_agent_load(xf_ppo_agent *a, const char *path, const xf_env *e, xf_error *err)
 {
     static const char *const names[N_SIZES] = {
-        "rules",      "max locations",     "GNN hidden width",
-        "GNN latent", "GNN rounds",        "GNN MLP layers",
-        "PPO hidden", "PPO trunk layers", "PPO rule embedding"};
+        "max locations", "GNN hidden width", "GNN latent",       "GNN rounds",
+        "GNN MLP layers", "PPO hidden",      "PPO trunk layers", "PPO rule embedding"};
     int s[N_SIZES];
     sizes_of(a, s);
-    return xf_ppo_ckpt_load(path, names, s, N_SIZES, &a->adam.step, &a->p, err);
+    xf_actions act;
+    xf_actions_init(&act);
+    int64_t step = 0;
+    FILE *f = NULL;
+    xf_status st = xf_ppo_ckpt_open(path, names, s, N_SIZES, &act, &step, &f, err);
+    if (!st) {
+        st = xf_actions_bind(&act, xf_env_ruleset(e), err);
+        if (st) xf_error_prefix(err, "checkpoint '%s'", path);
+    }
+    /* The networks' initial values are overwritten: a generator of its own
+     * leaves the agent's random stream as it was. */
+    xf_rng rng;
+    xf_rng_seed(&rng, a->opt.seed);
+    xf_nn_params p;
+    xf_gnn gnn;
+    xf_ppo_net net;
+    int made = 0;
+    if (!st) {
+        st = make_store(a, act.M, &rng, &p, &gnn, &net, err);
+        made = !st;
+    }
+    if (!st) st = xf_nn_params_load(&p, f, path, err);
+    if (f) fclose(f);
+    if (!st) {
+        made = 0;
+        st = install(a, &act, &p, &gnn, &net, err);
+        if (!st) a->adam.step = step;
+    }
+    if (made) xf_nn_params_free(&p);
+    xf_actions_free(&act);
+    return st;
 }

@@ -41,9 +41,21 @@
  * standardises its advantages anyway) and progress reports them in
  * percent again.
  *
+ * The agent's actions are a compact set (ppo_actions.c). Before the first
+ * round, a warm-up of `warmup_steps` uniformly random real steps, in
+ * random episodes recorded over every rule of the rule set, counts the
+ * rules offered in each state seen; the most offered (at most
+ * `max_actions`) are the actions of the world model (xfer embedding, mask
+ * and location heads) and the controller, and the warm-up's episodes,
+ * mapped to them, are the first recorded data. A rule of the compact set
+ * costs the dream two head outputs per step; with every rule of a taso
+ * rule set (~4,300) a dream step was ~550 µs, with the few dozen a model
+ * offers it is a fraction of that.
+ *
  * Deterministic for a given seed: every random choice draws from the
  * agent's generator (or generators seeded from it).
  */
+#include "agent/env_internal.h"
 #include "agent/search_internal.h"
 #include "agent/wm.h"
 
@@ -64,6 +76,8 @@ xf_wm_agent_options xf_wm_agent_options_default(void)
     o.gnn.latent = 32;
     o.gnn.rounds = 2;
     o.max_locations = xf_env_options_default().max_locations;
+    o.warmup_steps = XF_ACTIONS_WARMUP;
+    o.max_actions = XF_ACTIONS_CAP;
     o.wm_hidden = 256;
     o.n_mix = 8;
     o.wm_embed = 16;
@@ -112,6 +126,7 @@ void xf_wm_agent_free(xf_wm_agent *a)
     free(a->locs);
     free(a->n_loc);
     free(a->mask);
+    xf_actions_free(&a->act);
     free(a);
 }
 
@@ -127,33 +142,29 @@ static xf_status check_options(const xf_wm_agent_options *o, xf_error *err)
                {"wm_batch", o->wm_batch},       {"wm_chunk", o->wm_chunk},
                {"wm_passes", o->wm_passes},     {"wm_lr", o->wm_lr},
                {"dream_updates", o->dream_updates}, {"dream_episodes", o->dream_episodes},
-               {"hp.minibatch", o->hp.minibatch}};
+               {"hp.minibatch", o->hp.minibatch}, {"max_actions", o->max_actions}};
     for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
         if (!(pos[i].v > 0))
             return XF_FAIL(err, XF_ERR_INVALID, "world-model agent: %s (%g) must be > 0",
                            pos[i].name, pos[i].v);
-    if (o->eval_episodes < 0)
-        return XF_FAIL(err, XF_ERR_INVALID, "world-model agent: eval_episodes (%d) must be >= 0",
-                       o->eval_episodes);
+    if (o->eval_episodes < 0 || o->warmup_steps < 0)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "world-model agent: eval_episodes (%d) and warmup_steps (%d) must be >= 0",
+                       o->eval_episodes, o->warmup_steps);
     return XF_OK;
 }
 
-xf_status xf_wm_agent_create(int n_rules, const xf_wm_agent_options *opt, xf_wm_agent **out,
-                             xf_error *err)
+xf_status xf_wm_agent_create(const xf_wm_agent_options *opt, xf_wm_agent **out, xf_error *err)
 {
     *out = NULL;
     xf_wm_agent_options o = opt ? *opt : xf_wm_agent_options_default();
     xf_status st = check_options(&o, err);
     if (st) return st;
-    if (n_rules < 1)
-        return XF_FAIL(err, XF_ERR_INVALID, "world-model agent: needs at least one rule (has %d)",
-                       n_rules);
-    int max_locations = o.max_locations;
     xf_wm_agent *a = calloc(1, sizeof *a);
     if (!a) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the world-model agent");
     a->opt = o;
-    a->n_rules = n_rules;
-    a->max_locations = max_locations;
+    a->max_locations = o.max_locations;
+    xf_actions_init(&a->act);
     xf_nn_params_init(&a->gnn_p);
     xf_nn_params_init(&a->wm_p);
     xf_nn_params_init(&a->ctl_p);
@@ -161,22 +172,12 @@ xf_status xf_wm_agent_create(int n_rules, const xf_wm_agent_options *opt, xf_wm_
     xf_gnn_cache_init(&a->gcache);
     xf_ppo_work_init(&a->work);
     xf_nn_lstm_cache_init(&a->lcache);
-    int D = o.gnn.latent, N = n_rules, H = o.wm_hidden;
-    xf_wm_data_init(&a->data, D, N);
-    xf_ppo_buffer_init(&a->buf, D + H, N + 1);
+    int D = o.gnn.latent, H = o.wm_hidden;
+    xf_wm_data_init(&a->data, D, 0);
+    xf_ppo_buffer_init(&a->buf, D + H, 1);
     xf_rng_seed(&a->rng, o.seed);
-
-    xf_wm_config wc = xf_wm_config_default(D, N);
-    wc.max_locations = max_locations;
-    wc.hidden = H;
-    wc.n_mix = o.n_mix;
-    wc.embed = o.wm_embed;
     st = xf_gnn_add(&a->gnn, &a->gnn_p, "gnn", &o.gnn, &a->rng, err);
     if (!st && o.cm) st = xf_costmemo_create(o.cm, &a->memo, err);
-    if (!st) st = xf_wm_add(&a->wm, &a->wm_p, &wc, &a->rng, err);
-    if (!st) st = xf_ppo_net_add(&a->ctl, &a->ctl_p, D + H, N, max_locations, &o.hp, &a->rng, err);
-    if (!st) st = xf_wm_trainer_init(&a->tr, &a->wm, o.wm_batch, o.wm_chunk, err);
-    if (!st) st = xf_ppo_work_reserve(&a->work, &a->ctl, o.hp.minibatch, err);
     if (!st) st = xf_nn_lstm_cache_reserve(&a->lcache, 1, H, err);
     if (st) {
         xf_wm_agent_free(a);
@@ -192,18 +193,77 @@ xf_status xf_wm_agent_create(int n_rules, const xf_wm_agent_options *opt, xf_wm_
     a->c = calloc(h, sizeof *a->c);
     a->h_new = calloc(h, sizeof *a->h_new);
     a->c_new = calloc(h, sizeof *a->c_new);
-    a->x = calloc((size_t)a->wm.in_dim, sizeof *a->x);
-    a->locs = calloc((size_t)N, sizeof *a->locs);
-    a->n_loc = calloc((size_t)N + 1, sizeof *a->n_loc);
-    a->mask = calloc((size_t)N + 1, sizeof *a->mask);
+    a->x = calloc(d + (size_t)o.wm_embed + 1, sizeof *a->x);
     if (!a->z_mean || !a->z_std || !a->z || !a->state || !a->c || !a->h_new || !a->c_new ||
-        !a->x || !a->locs || !a->n_loc || !a->mask) {
+        !a->x) {
         xf_wm_agent_free(a);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the world-model agent");
     }
     xf_nn_init_const(a->z_std, d, 1.0f);
     a->reward_scale = 1.0f;
     *out = a;
+    return XF_OK;
+}
+
+xf_status xf_wm_agent_nets(const xf_wm_agent *a, int M, xf_rng *rng, xf_nn_params *wm_p,
+                           xf_wm *wm, xf_nn_params *ctl_p, xf_ppo_net *ctl, xf_error *err)
+{
+    const xf_wm_agent_options *o = &a->opt;
+    int D = o->gnn.latent, H = o->wm_hidden;
+    xf_wm_config wc = xf_wm_config_default(D, M);
+    wc.max_locations = a->max_locations;
+    wc.hidden = H;
+    wc.n_mix = o->n_mix;
+    wc.embed = o->wm_embed;
+    xf_nn_params_init(wm_p);
+    xf_nn_params_init(ctl_p);
+    xf_status st = xf_wm_add(wm, wm_p, &wc, rng, err);
+    if (!st) st = xf_ppo_net_add(ctl, ctl_p, D + H, M, a->max_locations, &o->hp, rng, err);
+    if (st) {
+        xf_nn_params_free(wm_p);
+        xf_nn_params_free(ctl_p);
+    }
+    return st;
+}
+
+xf_status xf_wm_agent_install(xf_wm_agent *a, xf_actions *act, xf_nn_params *wm_p,
+                              const xf_wm *wm, xf_nn_params *ctl_p, const xf_ppo_net *ctl,
+                              xf_error *err)
+{
+    const xf_wm_agent_options *o = &a->opt;
+    xf_nn_params_free(&a->wm_p);
+    xf_nn_params_free(&a->ctl_p);
+    xf_actions_free(&a->act);
+    a->wm_p = *wm_p;
+    a->wm = *wm;
+    a->ctl_p = *ctl_p;
+    a->ctl = *ctl;
+    a->act = *act;
+    xf_actions_init(act);
+    int D = o->gnn.latent, H = o->wm_hidden, M = a->act.M;
+    xf_wm_data_free(&a->data);
+    xf_wm_data_init(&a->data, D, M);
+    xf_wm_trainer_free(&a->tr);
+    xf_ppo_work_free(&a->work);
+    xf_ppo_buffer_free(&a->buf);
+    xf_ppo_buffer_init(&a->buf, D + H, M + 1);
+    a->wm_adam = xf_nn_adam_default(o->wm_lr);
+    a->ctl_adam = xf_nn_adam_default(o->hp.lr);
+    a->built = 0;
+    xf_status st = xf_wm_trainer_init(&a->tr, &a->wm, o->wm_batch, o->wm_chunk, err);
+    if (!st) st = xf_ppo_work_reserve(&a->work, &a->ctl, o->hp.minibatch, err);
+    if (st) return st;
+    size_t m = (size_t)M;
+    uint16_t *locs = realloc(a->locs, (m > 0 ? m : 1) * sizeof *locs);
+    if (locs) a->locs = locs;
+    int *n_loc = locs ? realloc(a->n_loc, (m + 1) * sizeof *n_loc) : NULL;
+    if (n_loc) a->n_loc = n_loc;
+    uint8_t *mask = n_loc ? realloc(a->mask, m + 1) : NULL;
+    if (mask) a->mask = mask;
+    if (!mask)
+        return XF_FAIL(err, XF_ERR_NOMEM,
+                       "out of memory building the world-model agent for %d actions", M);
+    a->built = 1;
     return XF_OK;
 }
 
@@ -298,19 +358,15 @@ static xf_status encode(run_ctx *c, xf_error *err)
     return XF_OK;
 }
 
-/* The environment's masks into a->locs (capped), a->n_loc and a->mask. */
+/* The environment's masks for the agent's actions into a->locs (capped),
+ * a->n_loc and a->mask. */
 static void read_masks(xf_wm_agent *a, const xf_env *e)
 {
-    int N = a->n_rules;
-    for (int j = 0; j < N; j++) {
-        int n = xf_env_num_locations(e, j);
-        n = n < a->max_locations ? n : a->max_locations;
-        a->locs[j] = (uint16_t)n;
-        a->n_loc[j] = n;
-        a->mask[j] = n > 0;
+    xf_actions_mask(&a->act, e, a->mask, a->n_loc);
+    for (int j = 0; j < a->act.M; j++) {
+        if (a->n_loc[j] > a->max_locations) a->n_loc[j] = a->max_locations;
+        a->locs[j] = (uint16_t)a->n_loc[j];
     }
-    a->n_loc[N] = 0;
-    a->mask[N] = 1;
 }
 
 static xf_status keep_best(run_ctx *c, double ms, xf_error *err)
@@ -349,11 +405,12 @@ static xf_status path_push(run_ctx *c, int rule, xf_error *err)
     return XF_OK;
 }
 
-/* Uniformly random offered (rule, location); 0 when nothing is offered. */
+/* Uniformly random offered (agent action, location); 0 when nothing is
+ * offered. */
 static int random_action(xf_wm_agent *a, int *rule, int *loc)
 {
     int64_t total = 0;
-    for (int j = 0; j < a->n_rules; j++) total += a->n_loc[j];
+    for (int j = 0; j < a->act.M; j++) total += a->n_loc[j];
     if (total == 0) return 0;
     int64_t k = (int64_t)(xf_rng_next(&a->rng) % (uint64_t)total);
     int j = 0;
@@ -361,6 +418,26 @@ static int random_action(xf_wm_agent *a, int *rule, int *loc)
     *rule = j;
     *loc = (int)k;
     return 1;
+}
+
+/* Environment action (rule, loc) on the real environment, timed, its
+ * graph encoded into a->z and counted for the best. */
+static xf_status real_step(run_ctx *c, int rule, int loc, xf_env_step_result *sr, xf_error *err)
+{
+    double t0 = xf_search_now();
+    xf_status st = xf_env_step(c->e, rule, loc, sr, err);
+    c->real_s += xf_search_now() - t0;
+    if (st) return st;
+    c->st.real_steps++;
+    c->res->expanded++;
+    st = encode(c, err);
+    if (st || !sr->valid || rule == xf_env_num_xfers(c->e)) return st;
+    int added;
+    st = path_push(c, rule, err);
+    if (!st) st = xf_hashset_add(&c->seen, sr->hash, &added, err);
+    if (!st && sr->cost_ms < c->res->best_ms - XF_SEARCH_EPS * c->res->initial_ms)
+        st = keep_best(c, sr->cost_ms, err);
+    return st;
 }
 
 enum { MODE_RANDOM, MODE_GREEDY, MODE_SAMPLED };
@@ -373,8 +450,7 @@ static xf_status real_episode(run_ctx *c, int mode, int record, xf_error *err)
     xf_wm_agent *a = c->a;
     xf_env *e = c->e;
     const xf_wm *wm = &a->wm;
-    int D = a->opt.gnn.latent, H = a->opt.wm_hidden, N = a->n_rules;
-    double eps = XF_SEARCH_EPS * c->res->initial_ms;
+    int D = a->opt.gnn.latent, H = a->opt.wm_hidden, N = a->act.M;
     xf_status st = xf_env_reset(e, err);
     if (!st) st = encode(c, err);
     int idx;
@@ -403,30 +479,80 @@ static xf_status real_episode(run_ctx *c, int mode, int record, xf_error *err)
             memcpy(a->c, a->c_new, (size_t)H * sizeof *a->c_new);
         }
         xf_env_step_result sr;
-        double t0 = xf_search_now();
-        st = xf_env_step(e, rule, loc, &sr, err);
-        c->real_s += xf_search_now() - t0;
-        if (st) return st;
-        c->st.real_steps++;
-        c->res->expanded++;
-        st = encode(c, err);
+        int env_rule = rule < N ? a->act.env[rule] : xf_env_num_xfers(e);
+        st = real_step(c, env_rule, loc, &sr, err);
         if (st) return st;
         read_masks(a, e);
         if (record)
             st = xf_wm_data_step(&a->data, rule, loc, (float)sr.reward / a->reward_scale, sr.done,
                                  a->z, a->locs, err);
-        if (!st && sr.valid && rule < N) {
-            int added;
-            st = path_push(c, rule, err);
-            if (!st) st = xf_hashset_add(&c->seen, sr.hash, &added, err);
-            if (!st && sr.cost_ms < c->res->best_ms - eps) st = keep_best(c, sr.cost_ms, err);
-        }
         if (st) return st;
         tick(c, mode == MODE_RANDOM ? "collect" : "eval", 0);
         if (sr.done) break;
     }
     c->st.real_episodes++;
     return XF_OK;
+}
+
+/* The warm-up (see the top): random episodes of at most episode_steps
+ * steps, warmup_steps steps in all, recorded over every rule of e's rule
+ * set while counting the rules offered in each state seen; then the action
+ * set, the networks for it, and the episodes mapped to it as the first
+ * recorded data. */
+static xf_status warm_up(run_ctx *c, xf_error *err)
+{
+    xf_wm_agent *a = c->a;
+    xf_env *e = c->e;
+    int n = xf_env_num_xfers(e), L = a->max_locations;
+    size_t n1 = (size_t)(n > 0 ? n : 1);
+    int64_t *count = calloc(n1, sizeof *count);
+    uint16_t *locs = malloc(n1 * sizeof *locs);
+    xf_wm_data raw;
+    xf_wm_data_init(&raw, a->opt.gnn.latent, n);
+    xf_status st = count && locs ? XF_OK
+                                 : XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the warm-up");
+    int left = xf_actions_warmup(a->opt.warmup_steps, a->opt.max_env_steps);
+    for (int moved = 1; !st && left > 0 && moved && !out_of_budget(c);) {
+        int idx;
+        st = xf_env_reset(e, err);
+        if (!st) st = encode(c, err);
+        if (!st) st = xf_wm_data_begin(&raw, a->z, &idx, err);
+        if (st) break;
+        xf_actions_count(e, count);
+        c->path_n = 0;
+        moved = 0;
+        for (int t = 0, rule, loc; t < a->opt.episode_steps && left > 0 && !out_of_budget(c); t++) {
+            if (!xf_actions_random(e, &a->rng, &rule, &loc)) break;
+            xf_env_step_result sr;
+            st = real_step(c, rule, loc, &sr, err);
+            if (st) break;
+            xf_actions_count(e, count);
+            for (int j = 0; j < n; j++) {
+                int k = xf_env_num_locations(e, j);
+                locs[j] = (uint16_t)(k < L ? k : L);
+            }
+            st = xf_wm_data_step(&raw, rule, loc, (float)sr.reward, sr.done, a->z, locs, err);
+            left--;
+            moved = 1;
+            tick(c, "warmup", 0);
+            if (st || sr.done) break;
+        }
+        if (moved) c->st.real_episodes++;
+    }
+    xf_actions act;
+    xf_actions_init(&act);
+    xf_nn_params wm_p, ctl_p;
+    xf_wm wm;
+    xf_ppo_net ctl;
+    if (!st) st = xf_actions_choose(&act, xf_env_ruleset(e), count, a->opt.max_actions, err);
+    if (!st) st = xf_wm_agent_nets(a, act.M, &a->rng, &wm_p, &wm, &ctl_p, &ctl, err);
+    if (!st) st = xf_wm_agent_install(a, &act, &wm_p, &wm, &ctl_p, &ctl, err);
+    if (!st) st = xf_wm_data_add_mapped(&a->data, &raw, &a->act, err);
+    xf_actions_free(&act);
+    xf_wm_data_free(&raw);
+    free(count);
+    free(locs);
+    return st;
 }
 
 /* Per-dimension mean and deviation of every recorded z and the root mean
@@ -500,7 +626,7 @@ static xf_status train_controller(run_ctx *c, xf_error *err)
 {
     xf_wm_agent *a = c->a;
     xf_dream *d = c->dream;
-    int N = a->n_rules, S = a->opt.gnn.latent + a->opt.wm_hidden;
+    int N = a->act.M, S = a->opt.gnn.latent + a->opt.wm_hidden;
     xf_status st = XF_OK;
     for (int u = 0; u < a->opt.dream_updates && !out_of_budget(c); u++) {
         xf_ppo_buffer_clear(&a->buf);
@@ -548,12 +674,9 @@ static xf_status run_begin(run_ctx *c, xf_wm_agent *a, xf_env *e, xf_search_resu
     c->t0 = c->last_progress = xf_search_now();
     xf_hashset_init(&c->seen);
     xf_search_result_free(res);
-    if (xf_env_num_xfers(e) != a->n_rules)
-        return XF_FAIL(err, XF_ERR_INVALID,
-                       "the environment has %d rules, the world-model agent was built for %d",
-                       xf_env_num_xfers(e), a->n_rules);
     int added;
-    xf_status st = xf_env_reset(e, err);
+    xf_status st = a->built ? xf_actions_bind(&a->act, xf_env_ruleset(e), err) : XF_OK;
+    if (!st) st = xf_env_reset(e, err);
     if (!st) st = xf_hashset_add(&c->seen, xf_env_hash(e), &added, err);
     if (st) return st;
     res->initial_ms = xf_env_cost(e);
@@ -585,7 +708,7 @@ static xf_status run_end(run_ctx *c, xf_status st, xf_wm_agent_stats *stats, xf_
     free(c->path);
     xf_hashset_free(&c->seen);
     if (st) {
-        xf_error_prefix(err, "world-model agent: ");
+        xf_error_prefix(err, "world-model agent");
         xf_search_result_free(res);
     }
     return st;
@@ -595,9 +718,9 @@ static xf_status run_end(run_ctx *c, xf_status st, xf_wm_agent_stats *stats, xf_
 static xf_status make_dream(run_ctx *c, xf_error *err)
 {
     xf_wm_agent *a = c->a;
-    int D = a->opt.gnn.latent, N = a->n_rules;
+    int D = a->opt.gnn.latent, N = a->act.M;
     c->z0 = malloc((size_t)D * sizeof *c->z0);
-    c->locs0 = malloc((size_t)N * sizeof *c->locs0);
+    c->locs0 = malloc((size_t)(N > 0 ? N : 1) * sizeof *c->locs0);
     if (!c->z0 || !c->locs0) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the dream");
     xf_status st = xf_env_reset(c->e, err);
     if (!st) st = encode(c, err);
@@ -618,7 +741,10 @@ xf_status xf_wm_agent_train(xf_wm_agent *a, xf_env *e, xf_search_result *res,
     run_ctx c;
     xf_status st = run_begin(&c, a, e, res, err);
     const xf_wm_agent_options *o = &a->opt;
-    while (!st && !out_of_budget(&c) && (o->rounds <= 0 || c.st.rounds < o->rounds)) {
+    if (!st && !a->built) st = warm_up(&c, err);
+    /* With no action found there is nothing to learn: the no-op only. */
+    while (!st && a->act.M > 0 && !out_of_budget(&c) &&
+           (o->rounds <= 0 || c.st.rounds < o->rounds)) {
         for (int i = 0; !st && i < o->random_episodes && !out_of_budget(&c); i++)
             st = real_episode(&c, MODE_RANDOM, 1, err);
         if (st) break;
@@ -636,6 +762,9 @@ xf_status xf_wm_agent_train(xf_wm_agent *a, xf_env *e, xf_search_result *res,
 xf_status xf_wm_agent_run(xf_wm_agent *a, xf_env *e, int greedy, xf_search_result *res,
                           xf_error *err)
 {
+    if (!a->built)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "world-model agent: the agent has no actions yet: train or load it first");
     run_ctx c;
     xf_status st = run_begin(&c, a, e, res, err);
     if (!st) st = real_episode(&c, greedy ? MODE_GREEDY : MODE_SAMPLED, 0, err);
@@ -646,7 +775,7 @@ xf_status xf_wm_optimise(xf_env *e, const xf_wm_agent_options *opt, xf_search_re
                          xf_wm_agent_stats *stats, xf_error *err)
 {
     xf_wm_agent *a = NULL;
-    xf_status st = xf_wm_agent_create(xf_env_num_xfers(e), opt, &a, err);
+    xf_status st = xf_wm_agent_create(opt, &a, err);
     if (!st) st = xf_wm_agent_train(a, e, res, stats, err);
     xf_wm_agent_free(a);
     return st;

@@ -15,7 +15,8 @@
  *   log π(rule, loc) = log π(rule) + log π(loc | rule); a rule with at most
  *   one location (the no-op has none) contributes no location term.
  * Every weight lives in an xf_nn_params store under "ppo/..." names, so
- * xf_nn_params_save/load checkpoint it.
+ * xf_nn_params_save/load checkpoint it. N here is the agent's compact
+ * action set (xf_actions below), not the whole rule set.
  *
  * The PPO loss of a minibatch of B rows (means over the rows):
  *   L = −min(ρA, clip(ρ, 1−ε, 1+ε)A) + c_v (V − R)² − c_e (H_rule + H_loc)
@@ -195,6 +196,59 @@ xf_status xf_ppo_update(const xf_ppo_net *net, xf_nn_params *p, xf_nn_adam *opt,
                         const xf_ppo_state_hook *hook, xf_rng *rng, xf_ppo_update_stats *stats,
                         xf_error *err);
 
+/* ----------------------------------------------------- compact actions */
+
+/* The actions a learning agent uses: the rules the environment offered
+ * (mask 1) in at least one state the agent observed on it during a random
+ * warm-up, at most a cap of them (the most often offered), and the no-op.
+ * Agent action j < M is environment action env[j]; M is the no-op. A rule
+ * the environment offers later that is not in the set is not available to
+ * the agent. The set is identified by rule database ids, so a checkpoint
+ * maps back through any rule set loaded from the same database. */
+typedef struct xf_actions {
+    int M;          /* rule actions; M is the no-op */
+    int64_t *ids;   /* [M] xf_ruleset_rule_id of each, in the agent's order */
+    int n_env;      /* actions N of the bound rule set (its no-op) */
+    int *env;       /* [M] environment action of each agent action */
+    int *agent;     /* [n_env + 1] agent action of each environment action, -1: none;
+                       agent[n_env] = M (the no-ops) */
+} xf_actions;
+
+#define XF_ACTIONS_WARMUP 300 /* default warm-up steps */
+#define XF_ACTIONS_CAP 512    /* default cap of the set */
+
+/* The warm-up's length: warmup_steps, but at most a tenth of a step
+ * budget (max_env_steps > 0; at least 1 step when warmup_steps > 0), so
+ * a small budget leaves steps to learn with. */
+int xf_actions_warmup(int warmup_steps, int64_t max_env_steps);
+
+void xf_actions_init(xf_actions *s);
+void xf_actions_free(xf_actions *s); /* back to empty (M 0) */
+/* count[i] += 1 for every rule i that e offers now (xf_env_num_xfers
+ * counts). */
+void xf_actions_count(const xf_env *e, int64_t *count);
+/* A uniformly random offered (rule, location) of e, over all locations of
+ * all rules (never the no-op); 0 when nothing is offered. */
+int xf_actions_random(const xf_env *e, xf_rng *rng, int *rule, int *loc);
+/* s (what it held dropped) = the rules of rs with count > 0: the `cap`
+ * most counted (ties: the lower index; a rule whose id repeats a chosen
+ * one's is left out), in rule-set order, bound to rs. XF_ERR_INVALID for
+ * cap < 1. */
+xf_status xf_actions_choose(xf_actions *s, const xf_ruleset *rs, const int64_t *count, int cap,
+                            xf_error *err);
+/* Maps s's ids through rs (env, agent, n_env): each id names the first
+ * action of rs with that id. XF_ERR_MISMATCH naming the first id rs lacks;
+ * s's previous mapping is kept on failure. */
+xf_status xf_actions_bind(xf_actions *s, const xf_ruleset *rs, xf_error *err);
+/* The agent's mask [M + 1] and locations per action n_loc [M + 1] in e's
+ * current state (the no-op: 1 and 0). s must be bound to e's rule set. */
+void xf_actions_mask(const xf_actions *s, const xf_env *e, uint8_t *mask, int *n_loc);
+/* Checkpoint section: u32 M | M × i64 ids (little-endian). write returns
+ * 0 on an I/O error; read fills s's ids (s unbound, previous contents
+ * dropped), XF_ERR_PARSE naming path when truncated. */
+int xf_actions_write(FILE *f, const xf_actions *s);
+xf_status xf_actions_read(FILE *f, const char *path, xf_actions *s, xf_error *err);
+
 /* ----------------------------------------------------- model-free agent */
 
 typedef struct xf_ppo_progress {
@@ -213,6 +267,10 @@ typedef struct xf_ppo_agent_options {
                                 environment's cost model, must outlive the agent */
     int max_locations;       /* L, the location head's width: the environment's
                                 max_locations (200) */
+    int warmup_steps;        /* random steps that find the action set before the
+                                networks are built (XF_ACTIONS_WARMUP; at most a
+                                tenth of max_env_steps, xf_actions_warmup) */
+    int max_actions;         /* cap of the action set (XF_ACTIONS_CAP) */
     int episodes_per_update; /* K (4) */
     int max_rows;            /* rollout rows before an update regardless of K (512) */
     int64_t max_env_steps;   /* step budget over all episodes (20000); <= 0: none */
@@ -226,33 +284,46 @@ xf_ppo_agent_options xf_ppo_agent_options_default(void);
 
 typedef struct xf_ppo_agent xf_ppo_agent;
 
-/* An untrained agent (GNN encoder + policy) for environments over a rule
- * set of n_rules rules (opt NULL: defaults). */
-xf_status xf_ppo_agent_create(int n_rules, const xf_ppo_agent_options *opt, xf_ppo_agent **out,
+/* An untrained agent: the GNN encoder; the policy is built when the
+ * action set is known (training's warm-up or a checkpoint). opt NULL:
+ * defaults. */
+xf_status xf_ppo_agent_create(const xf_ppo_agent_options *opt, xf_ppo_agent **out,
                               xf_error *err);
 void xf_ppo_agent_free(xf_ppo_agent *a); /* NULL is a no-op */
 
 /* Trains on e within the budgets (episodes from e's reset state; every
- * real graph seen counts for the best). res (initialised) gets the best
- * graph, its cost, the path of applied rules, environment steps used
- * (expanded), distinct graphs (seen) and seconds. On return e holds the
- * best graph. XF_ERR_INVALID when e's rule count differs from the
- * agent's. */
+ * real graph seen counts for the best). An agent without actions first
+ * runs xf_actions_warmup uniformly random steps (random episodes, counted in
+ * the budget) and takes the rules offered in any state it saw as its
+ * action set (xf_actions_choose, cap max_actions), then builds the policy;
+ * a trained or loaded agent keeps its set, mapped through e's rule set
+ * (XF_ERR_MISMATCH naming a rule id e's rule set lacks). res (initialised)
+ * gets the best graph, its cost, the path of applied rules (environment
+ * actions), environment steps used (expanded), distinct graphs (seen) and
+ * seconds. On return e holds the best graph. */
 xf_status xf_ppo_agent_train(xf_ppo_agent *a, xf_env *e, xf_search_result *res, xf_error *err);
 /* One episode from e's reset state with the current policy (greedy or
- * sampled from the agent's rng); res as above (best graph of the episode). */
+ * sampled from the agent's rng); res as above (best graph of the episode).
+ * XF_ERR_INVALID for an agent without actions (neither trained nor
+ * loaded). */
 xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_result *res,
                            xf_error *err);
 
-/* Checkpoint: the sizes n_rules, max_locations, gnn hidden, latent,
- * rounds, mlp_layers, ppo hidden, trunk_layers and embed, the Adam step,
- * then the store with Adam moments (xf_ppo_ckpt_save). Loading needs an
- * agent created with the same sizes (XF_ERR_MISMATCH naming the size
- * otherwise); the greedy actions are then those of the saved agent. */
+/* Checkpoint: the sizes max_locations, gnn hidden, latent, rounds,
+ * mlp_layers, ppo hidden, trunk_layers and embed, the action set as rule
+ * ids, the Adam step, then the store with Adam moments (xf_ppo_ckpt_save).
+ * Loading needs an agent created with the same sizes (XF_ERR_MISMATCH
+ * naming the size otherwise) and maps the ids through e's rule set
+ * (XF_ERR_MISMATCH naming a missing id); it replaces the agent's action set
+ * and policy, and leaves the agent as it was when it fails. The greedy
+ * actions are then those of the saved agent. Saving an agent without
+ * actions is XF_ERR_INVALID. */
 xf_status xf_ppo_agent_save(const xf_ppo_agent *a, const char *path, xf_error *err);
-xf_status xf_ppo_agent_load(xf_ppo_agent *a, const char *path, xf_error *err);
-/* The agent's parameter store ("gnn/..." and "ppo/..." tensors). */
+xf_status xf_ppo_agent_load(xf_ppo_agent *a, const char *path, const xf_env *e, xf_error *err);
+/* The agent's parameter store ("gnn/..." and, once built, "ppo/..."). */
 xf_nn_params *xf_ppo_agent_params(xf_ppo_agent *a);
+/* The agent's action set (M 0 before it is trained or loaded). */
+const xf_actions *xf_ppo_agent_actions(const xf_ppo_agent *a);
 
 /* create + train + free in one call, for `rlflow-agent --agent ppo`. */
 xf_status xf_ppo_optimise(xf_env *e, const xf_ppo_agent_options *opt, xf_search_result *res,
@@ -261,14 +332,16 @@ xf_status xf_ppo_optimise(xf_env *e, const xf_ppo_agent_options *opt, xf_search_
 /* ----------------------------------------------- shared by the PPO agents */
 
 /* Checkpoint file: "XFPPOAGT" | u32 XF_PPO_CKPT_VERSION | u32 n |
- * n × u32 sizes | u64 Adam step | xf_nn_params stream with moments.
- * Loading checks every size against sizes[] (names[i] names size i in the
- * XF_ERR_MISMATCH message) before touching p. */
-#define XF_PPO_CKPT_VERSION 1u
-xf_status xf_ppo_ckpt_save(const char *path, const int *sizes, int n, int64_t adam_step,
-                           const xf_nn_params *p, xf_error *err);
-xf_status xf_ppo_ckpt_load(const char *path, const char *const *names, const int *sizes, int n,
-                           int64_t *adam_step, xf_nn_params *p, xf_error *err);
+ * n × u32 sizes | action ids (xf_actions_write) | u64 Adam step |
+ * xf_nn_params stream with moments. xf_ppo_ckpt_open checks every size
+ * against sizes[] (names[i] names size i in the XF_ERR_MISMATCH message),
+ * reads the ids into act (unbound) and the Adam step, and leaves *f (to be
+ * closed by the caller) at the store. */
+#define XF_PPO_CKPT_VERSION 2u
+xf_status xf_ppo_ckpt_save(const char *path, const int *sizes, int n, const xf_actions *act,
+                           int64_t adam_step, const xf_nn_params *p, xf_error *err);
+xf_status xf_ppo_ckpt_open(const char *path, const char *const *names, const int *sizes, int n,
+                           xf_actions *act, int64_t *adam_step, FILE **f, xf_error *err);
 
 /* dst (previous contents dropped) gets graphs[0..n) of src, in that order,
  * as a batch of its own (for encoding a minibatch of stored observations). */

@@ -1,14 +1,16 @@
 /*
  * ppo_ckpt.c — checkpoint files of the PPO agents: a small versioned header
- * with the sizes that shape the networks, the Adam step count, then the
- * parameter store as agent/nn.h writes it (values and Adam moments).
+ * with the sizes that shape the networks, the agent's action set as rule
+ * database ids, the Adam step count, then the parameter store as
+ * agent/nn.h writes it (values and Adam moments).
  *
  *   "XFPPOAGT" | u32 XF_PPO_CKPT_VERSION | u32 n | n × (u32 size) |
- *   u64 adam step | xf_nn_params stream
+ *   u32 M | M × (i64 rule id) | u64 adam step | xf_nn_params stream
  *
  * A checkpoint loads only into an agent whose sizes are all equal (so the
  * store's tensors match): a mismatch names the size and both values, which
- * says what to change (rule set, --locations, network sizes).
+ * says what to change (--locations, network sizes). The action count is not
+ * a size: the loading agent builds its policy for the checkpoint's set.
  */
 #include "agent/ppo.h"
 
@@ -32,8 +34,8 @@ static int get_u32(FILE *f, uint32_t *v)
     return 1;
 }
 
-xf_status xf_ppo_ckpt_save(const char *path, const int *sizes, int n, int64_t adam_step,
-                           const xf_nn_params *p, xf_error *err)
+xf_status xf_ppo_ckpt_save(const char *path, const int *sizes, int n, const xf_actions *act,
+                           int64_t adam_step, const xf_nn_params *p, xf_error *err)
 {
     FILE *f = fopen(path, "wb");
     if (!f)
@@ -42,7 +44,8 @@ xf_status xf_ppo_ckpt_save(const char *path, const int *sizes, int n, int64_t ad
              put_u32(f, (uint32_t)n);
     for (int i = 0; ok && i < n; i++) ok = put_u32(f, (uint32_t)sizes[i]);
     uint64_t step = (uint64_t)adam_step;
-    ok = ok && put_u32(f, (uint32_t)step) && put_u32(f, (uint32_t)(step >> 32));
+    ok = ok && xf_actions_write(f, act) && put_u32(f, (uint32_t)step) &&
+         put_u32(f, (uint32_t)(step >> 32));
     xf_status st = ok ? xf_nn_params_save(p, f, 1, path, err)
                       : XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s'", path);
     if (fclose(f) != 0 && st == XF_OK)
@@ -50,48 +53,40 @@ xf_status xf_ppo_ckpt_save(const char *path, const int *sizes, int n, int64_t ad
     return st;
 }
 
-xf_status xf_ppo_ckpt_load(const char *path, const char *const *names, const int *sizes, int n,
-                           int64_t *adam_step, xf_nn_params *p, xf_error *err)
+xf_status xf_ppo_ckpt_open(const char *path, const char *const *names, const int *sizes, int n,
+                           xf_actions *act, int64_t *adam_step, FILE **out, xf_error *err)
 {
+    *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
         return XF_FAIL(err, XF_ERR_IO, "cannot read checkpoint '%s': %s", path, strerror(errno));
-    xf_status st = XF_OK;
     char magic[8];
     uint32_t version = 0, count = 0, lo = 0, hi = 0;
-    if (fread(magic, 1, 8, f) != 8 || memcmp(magic, MAGIC, 8) != 0) {
+    xf_status st = XF_OK;
+    if (fread(magic, 1, 8, f) != 8 || memcmp(magic, MAGIC, 8) != 0)
         st = XF_FAIL(err, XF_ERR_PARSE, "'%s' is not a PPO agent checkpoint (bad magic)", path);
-        goto out;
-    }
-    if (!get_u32(f, &version) || version != XF_PPO_CKPT_VERSION) {
+    else if (!get_u32(f, &version) || version != XF_PPO_CKPT_VERSION)
         st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s': version %u, this build reads %u", path,
                      version, XF_PPO_CKPT_VERSION);
-        goto out;
-    }
-    if (!get_u32(f, &count) || count != (uint32_t)n) {
+    else if (!get_u32(f, &count) || count != (uint32_t)n)
         st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s': %u sizes in the header, expected %d",
                      path, count, n);
-        goto out;
-    }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; !st && i < n; i++) {
         uint32_t v;
-        if (!get_u32(f, &v)) {
+        if (!get_u32(f, &v))
             st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s' is truncated", path);
-            goto out;
-        }
-        if (v != (uint32_t)sizes[i]) {
+        else if (v != (uint32_t)sizes[i])
             st = XF_FAIL(err, XF_ERR_MISMATCH, "checkpoint '%s' has %s %u, this agent %d", path,
                          names[i], v, sizes[i]);
-            goto out;
-        }
     }
-    if (!get_u32(f, &lo) || !get_u32(f, &hi)) {
+    if (!st) st = xf_actions_read(f, path, act, err);
+    if (!st && (!get_u32(f, &lo) || !get_u32(f, &hi)))
         st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s' is truncated", path);
-        goto out;
+    if (st) {
+        fclose(f);
+        return st;
     }
-    st = xf_nn_params_load(p, f, path, err);
-    if (st == XF_OK) *adam_step = (int64_t)((uint64_t)hi << 32 | lo);
-out:
-    fclose(f);
-    return st;
+    *adam_step = (int64_t)((uint64_t)hi << 32 | lo);
+    *out = f;
+    return XF_OK;
 }

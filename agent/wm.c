@@ -27,16 +27,18 @@ xf_status xf_wm_add(xf_wm *wm, xf_nn_params *p, const xf_wm_config *cfg, xf_rng 
                     xf_error *err)
 {
     const char *bad = cfg->z_dim < 1           ? "z_dim"
-                      : cfg->n_xfers < 1       ? "n_xfers"
+                      : cfg->n_xfers < 0       ? "n_xfers"
                       : cfg->max_locations < 1 ? "max_locations"
                       : cfg->embed < 1         ? "embed"
                       : cfg->hidden < 1        ? "hidden"
                       : cfg->n_mix < 1         ? "n_mix"
                                                : NULL;
     if (bad)
-        return XF_FAIL(err, XF_ERR_INVALID, "world model: %s must be >= 1 (z_dim %d, n_xfers %d, "
-                       "max_locations %d, embed %d, hidden %d, n_mix %d)", bad, cfg->z_dim,
-                       cfg->n_xfers, cfg->max_locations, cfg->embed, cfg->hidden, cfg->n_mix);
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "world model: %s out of range (z_dim %d, n_xfers %d, max_locations %d, "
+                       "embed %d, hidden %d, n_mix %d: n_xfers must be >= 0, the others >= 1)",
+                       bad, cfg->z_dim, cfg->n_xfers, cfg->max_locations, cfg->embed, cfg->hidden,
+                       cfg->n_mix);
     if (!(cfg->min_sigma > 0))
         return XF_FAIL(err, XF_ERR_INVALID, "world model: min_sigma (%g) must be > 0",
                        (double)cfg->min_sigma);

@@ -27,6 +27,9 @@
  *    the next masks off the heads.
  *  - the agent (agent_wm.c): see xf_wm_agent_train.
  *
+ * The model's xfers are the agent's compact action set (xf_actions in
+ * ppo.h), not the whole rule set: N below is that set's size.
+ *
  * The latents z are targets of the mixture head, so the encoder that makes
  * them is held fixed while the world model learns (see agent_wm.c for why
  * and how the z are standardised).
@@ -46,7 +49,7 @@
 
 typedef struct xf_wm_config {
     int z_dim;         /* D: latent size (the GNN's; RLFlow 32) */
-    int n_xfers;       /* N: rules; action N is the no-op */
+    int n_xfers;       /* N: rules (>= 0); action N is the no-op */
     int max_locations; /* L: location cap of the environment (default 200) */
     int embed;         /* xfer embedding width (default 16) */
     int hidden;        /* LSTM units (default 256) */
@@ -76,7 +79,7 @@ static inline int xf_wm_off_mask(const xf_wm *wm) { return wm->mdn_dim + 2; }
 static inline int xf_wm_off_locs(const xf_wm *wm) { return wm->mdn_dim + 2 + wm->cfg.n_xfers; }
 
 /* Adds the model's tensors to p, initialised from rng. XF_ERR_INVALID for a
- * dimension < 1 (naming it). */
+ * dimension < 1 (n_xfers < 0), naming it. */
 xf_status xf_wm_add(xf_wm *wm, xf_nn_params *p, const xf_wm_config *cfg, xf_rng *rng,
                     xf_error *err);
 
@@ -119,6 +122,11 @@ typedef struct xf_wm_data {
 } xf_wm_data;
 
 void xf_wm_data_init(xf_wm_data *d, int D, int N);
+/* Appends src's episodes (src->N the environment's rule count) to dst
+ * (dst->N = act->M) with actions and locations mapped through act: an
+ * episode ends before its first step whose rule is not in the set. */
+xf_status xf_wm_data_add_mapped(xf_wm_data *dst, const xf_wm_data *src, const xf_actions *act,
+                                xf_error *err);
 void xf_wm_data_free(xf_wm_data *d);
 /* Starts a new episode at latent z0; returns its index. */
 xf_status xf_wm_data_begin(xf_wm_data *d, const float *z0, int *index, xf_error *err);
@@ -259,6 +267,11 @@ typedef struct xf_wm_agent_options {
     xf_cost_model *cm;       /* per-node costs as node features (NULL: none); the
                                 environment's cost model, must outlive the agent */
     int max_locations;       /* L: the environment's max_locations (200) */
+    int warmup_steps;        /* random real steps that find the action set before the
+                                networks are built; recorded as the first random
+                                episodes (XF_ACTIONS_WARMUP; at most a tenth of
+                                max_env_steps, xf_actions_warmup) */
+    int max_actions;         /* cap of the action set (XF_ACTIONS_CAP) */
     int wm_hidden;           /* LSTM units (256) */
     int n_mix;               /* mixture components (8) */
     int wm_embed;            /* xfer embedding width (16) */
@@ -299,10 +312,13 @@ typedef struct xf_wm_agent_stats {
 
 /* The agent's parts (agent_wm.c; checkpoints in wm_ckpt.c). Three stores
  * so each optimiser updates only its own network: the GNN encoder (fixed,
- * see agent_wm.c), the world model and the controller. */
+ * see agent_wm.c), the world model and the controller. The last two, and
+ * everything sized by the action count M, exist once `built`. */
 typedef struct xf_wm_agent {
     xf_wm_agent_options opt;
-    int n_rules, max_locations;
+    int max_locations;
+    xf_actions act;       /* M 0 until trained (warm-up) or loaded */
+    int built;
     xf_costmemo *memo;    /* per-node costs (when opt.cm) */
     xf_op_cost *per_node;
     double *node_ms;
@@ -325,42 +341,66 @@ typedef struct xf_wm_agent {
     xf_ppo_buffer buf;
     xf_nn_lstm_cache lcache;
     float *z, *state, *c, *h_new, *c_new, *x; /* D; D + H; H; H; H; in_dim */
-    uint16_t *locs;       /* N */
-    int *n_loc;           /* N + 1 */
-    uint8_t *mask;        /* N + 1 */
+    uint16_t *locs;       /* M */
+    int *n_loc;           /* M + 1 */
+    uint8_t *mask;        /* M + 1 */
 } xf_wm_agent;
 
-/* An untrained agent (GNN encoder, world model, controller) for
- * environments over a rule set of n_rules rules. opt NULL: defaults. */
-xf_status xf_wm_agent_create(int n_rules, const xf_wm_agent_options *opt, xf_wm_agent **out,
-                             xf_error *err);
+/* An untrained agent: the GNN encoder; the world model and the controller
+ * are built when the action set is known (training's warm-up or a
+ * checkpoint). opt NULL: defaults. */
+xf_status xf_wm_agent_create(const xf_wm_agent_options *opt, xf_wm_agent **out, xf_error *err);
 void xf_wm_agent_free(xf_wm_agent *a); /* NULL is a no-op */
 
-/* Rounds of: random episodes on e (recorded), world-model training on all
- * recorded episodes, PPO updates of the controller in the dream started
+/* An agent without actions first runs warmup_steps uniformly random steps
+ * in random episodes of episode_steps (recorded, counted in the budget)
+ * and takes the rules offered in any state it saw as its action set
+ * (xf_actions_choose, cap max_actions), then builds the world model and
+ * the controller for it; a trained or loaded agent keeps its set, mapped
+ * through e's rule set (XF_ERR_MISMATCH naming a rule id e's rule set
+ * lacks). Then rounds of: random episodes on e (recorded), world-model
+ * training on all recorded episodes, PPO updates of the controller in the dream started
  * from e's initial graph, evaluation episodes of the controller on e (also
  * recorded). Every real graph counts for the best. res (initialised) gets
  * the best graph, its cost, the applied rules on its path, real steps
  * (expanded), distinct graphs (seen) and seconds; stats (may be NULL) the
- * figures above. On return e holds the best graph. XF_ERR_INVALID when e's
- * rule count differs from the agent's. */
+ * figures above; res->applied holds environment actions. On return e holds
+ * the best graph. */
 xf_status xf_wm_agent_train(xf_wm_agent *a, xf_env *e, xf_search_result *res,
                             xf_wm_agent_stats *stats, xf_error *err);
 /* One episode of the controller on e from its reset state (greedy, or
  * sampled from the agent's generator); res as above; e holds the best
- * graph of the episode on return. */
+ * graph of the episode on return. XF_ERR_INVALID for an agent without
+ * actions (neither trained nor loaded). */
 xf_status xf_wm_agent_run(xf_wm_agent *a, xf_env *e, int greedy, xf_search_result *res,
                           xf_error *err);
 
-/* Checkpoint: "XFWMAGNT" | u32 version | u32 12 | u32 n_rules,
- * max_locations, gnn hidden, latent, rounds, mlp_layers, wm_hidden, n_mix,
- * wm_embed, ppo hidden, trunk_layers, ppo embed | u32 normalised | f32 z
- * mean[D], z std[D], reward scale | u64 Adam steps (model, controller) | the GNN,
- * world-model and controller stores (xf_nn_params_save; the trained ones
- * with Adam moments). Loading needs an agent created with the same
- * sizes (XF_ERR_MISMATCH naming the size otherwise). */
+/* Checkpoint: "XFWMAGNT" | u32 version (2) | u32 11 | u32 max_locations,
+ * gnn hidden, latent, rounds, mlp_layers, wm_hidden, n_mix, wm_embed, ppo
+ * hidden, trunk_layers, ppo embed | the action set as rule ids
+ * (xf_actions_write) | u32 normalised | f32 z mean[D], z std[D], reward
+ * scale | u64 Adam steps (model, controller) | the GNN, world-model and
+ * controller stores (xf_nn_params_save; the trained ones with Adam
+ * moments). Saving an agent without actions is XF_ERR_INVALID. Loading
+ * needs an agent created with the same sizes (XF_ERR_MISMATCH naming the
+ * size otherwise) and maps the ids through e's rule set (XF_ERR_MISMATCH
+ * naming a missing id); it replaces the agent's action set and networks
+ * and drops its recorded rollouts. A load that fails leaves the agent as
+ * it was (out of memory while installing the networks: without actions). */
 xf_status xf_wm_agent_save(const xf_wm_agent *a, const char *path, xf_error *err);
-xf_status xf_wm_agent_load(xf_wm_agent *a, const char *path, xf_error *err);
+xf_status xf_wm_agent_load(xf_wm_agent *a, const char *path, const xf_env *e, xf_error *err);
+
+/* For the loader: a world model and a controller over M actions for a's
+ * sizes, initialised from rng, into fresh stores wm_p and ctl_p (freed on
+ * failure); and making them the agent's (taken over with *act, which is
+ * left empty) with work buffers for M, recorded rollouts dropped and the
+ * optimisers reset. install fails only for memory, leaving the agent
+ * without actions. */
+xf_status xf_wm_agent_nets(const xf_wm_agent *a, int M, xf_rng *rng, xf_nn_params *wm_p,
+                           xf_wm *wm, xf_nn_params *ctl_p, xf_ppo_net *ctl, xf_error *err);
+xf_status xf_wm_agent_install(xf_wm_agent *a, xf_actions *act, xf_nn_params *wm_p,
+                              const xf_wm *wm, xf_nn_params *ctl_p, const xf_ppo_net *ctl,
+                              xf_error *err);
 
 /* The agent's world model and its store, for tests and benchmarks. */
 const xf_wm *xf_wm_agent_model(const xf_wm_agent *a);

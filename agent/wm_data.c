@@ -1,7 +1,9 @@
 /*
  * wm_data.c — the recorded rollouts the world model learns from: episodes
  * of latents, actions, rewards, done flags and the locations every rule
- * offers after each step, grown as the agent collects them.
+ * offers after each step, grown as the agent collects them; and the
+ * warm-up's episodes, recorded over every rule of the rule set, mapped to
+ * the agent's action set once it is chosen.
  */
 #include "agent/wm.h"
 
@@ -95,4 +97,27 @@ xf_status xf_wm_data_step(xf_wm_data *d, int xfer, int loc, float reward, int do
     e->T++;
     d->steps++;
     return XF_OK;
+}
+
+xf_status xf_wm_data_add_mapped(xf_wm_data *dst, const xf_wm_data *src, const xf_actions *act,
+                                xf_error *err)
+{
+    uint16_t *locs = malloc((size_t)(act->M > 0 ? act->M : 1) * sizeof *locs);
+    if (!locs) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory mapping recorded rollouts");
+    xf_status st = XF_OK;
+    for (int i = 0; !st && i < src->n; i++) {
+        const xf_wm_episode *e = &src->ep[i];
+        int idx;
+        st = xf_wm_data_begin(dst, e->z, &idx, err);
+        for (int t = 0; !st && t < e->T; t++) {
+            int x = e->xfer[t] >= 0 && e->xfer[t] <= act->n_env ? act->agent[e->xfer[t]] : -1;
+            if (x < 0) break;
+            const uint16_t *el = e->locs + (size_t)t * (size_t)src->N;
+            for (int j = 0; j < act->M; j++) locs[j] = el[act->env[j]];
+            st = xf_wm_data_step(dst, x, e->loc[t], e->reward[t], e->done[t],
+                                 e->z + (size_t)(t + 1) * (size_t)src->D, locs, err);
+        }
+    }
+    free(locs);
+    return st;
 }

@@ -196,8 +196,8 @@ void xf_wm_chunk_forward(xf_wm_trainer *tr, const xf_nn_params *p, xf_wm_loss *l
             loss->nll += (double)nll[b] / D;
             loss->reward += dr * dr;
             loss->done += dn;
-            loss->mask += mk / N;
-            loss->locs += lo / N;
+            loss->mask += N > 0 ? mk / N : 0.0;
+            loss->locs += N > 0 ? lo / N : 0.0;
             loss->count++;
         }
     }

@@ -8,8 +8,12 @@
  * bandit whose optimal (rule, location) per state is known; the model-free
  * agent reaching the optimal cost of a small real environment (the graph
  * and rules of test_agent_env.c, optimum from an exhaustive TASO search)
- * and being deterministic for a seed; checkpoints that reload into
- * identical greedy actions and refuse an agent of other sizes.
+ * and being deterministic for a seed; the compact action set (the most
+ * offered rules up to the cap, in rule-set order, mapped to and from the
+ * environment's actions, its masks, its ids through a checkpoint section,
+ * a missing id refused by name) and the agent's set after its warm-up;
+ * checkpoints that reload into identical greedy actions, refuse an agent
+ * of other sizes and a rule set that lacks one of the agent's rule ids.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -493,6 +497,125 @@ static void fixture_close(fixture *f)
     xf_cost_close(f->cm);
 }
 
+/* An environment over f's graph whose rule set has the conv + relu rule
+ * under id 11 instead of 1 (the matmul rule keeps id 2). */
+static void other_ids_env(const fixture *f, xf_ruleset **rs, xf_env **e)
+{
+    xf_rule r[2];
+    rule_conv_relu(&r[0]);
+    rule_matmul_merge(&r[1]);
+    int64_t ids[2] = {11, 2};
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, ids, 2, &ro, rs, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r[0]);
+    xf_rule_free(&r[1]);
+    xf_env_options eo = xf_env_options_default();
+    eo.max_steps = 8;
+    eo.max_locations = 4;
+    ck_assert_msg(xf_env_create(*rs, f->cm, &f->g, &eo, e, &err) == XF_OK, "%s", err.msg);
+}
+
+START_TEST(compact_actions_map_to_and_from_the_environment)
+{
+    fixture f;
+    fixture_open(&f);
+    xf_error err;
+    int N = xf_env_num_xfers(f.e);
+    ck_assert_int_eq(N, 4); /* two rules, both directions */
+    /* the most counted up to the cap, kept in rule-set order */
+    int64_t count[4] = {0, 5, 2, 5};
+    xf_actions s;
+    xf_actions_init(&s);
+    ck_assert_msg(xf_actions_choose(&s, f.rs, count, 2, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(s.M, 2);
+    ck_assert_int_eq(s.env[0], 1);
+    ck_assert_int_eq(s.env[1], 3);
+    ck_assert(s.ids[0] == xf_ruleset_rule_id(f.rs, 1) && s.ids[1] == xf_ruleset_rule_id(f.rs, 3));
+    ck_assert_int_eq(s.n_env, 4);
+    int want_agent[5] = {-1, 0, -1, 1, 2};
+    for (int i = 0; i <= 4; i++) ck_assert_int_eq(s.agent[i], want_agent[i]);
+    /* ties go to the lower index; never-offered rules are left out */
+    int64_t ties[4] = {3, 3, 3, 0};
+    ck_assert(xf_actions_choose(&s, f.rs, ties, 2, &err) == XF_OK);
+    ck_assert(s.M == 2 && s.env[0] == 0 && s.env[1] == 1);
+    ck_assert(xf_actions_choose(&s, f.rs, ties, 10, &err) == XF_OK);
+    ck_assert(s.M == 3 && s.env[2] == 2 && s.agent[3] == -1 && s.agent[4] == 3);
+    ck_assert_int_eq(xf_actions_choose(&s, f.rs, ties, 0, &err), XF_ERR_INVALID);
+    ck_assert_int_eq(s.M, 3); /* unchanged */
+    /* the warm-up takes at most a tenth of a step budget */
+    ck_assert_int_eq(xf_actions_warmup(300, 0), 300);
+    ck_assert_int_eq(xf_actions_warmup(300, 1500), 150);
+    ck_assert_int_eq(xf_actions_warmup(40, 20000), 40);
+    ck_assert_int_eq(xf_actions_warmup(300, 5), 1);
+    ck_assert_int_eq(xf_actions_warmup(0, 100), 0);
+
+    /* the masks of the initial state: the environment's, restricted */
+    int64_t offered[4] = {0, 0, 0, 0};
+    xf_actions_count(f.e, offered);
+    const uint8_t *em = xf_env_xfer_mask(f.e);
+    for (int i = 0; i < 4; i++) ck_assert(offered[i] == (em[i] ? 1 : 0));
+    uint8_t mask[4];
+    int n_loc[4];
+    xf_actions_mask(&s, f.e, mask, n_loc);
+    for (int j = 0; j < 3; j++) {
+        ck_assert_int_eq(n_loc[j], xf_env_num_locations(f.e, s.env[j]));
+        ck_assert_int_eq(mask[j], em[s.env[j]]);
+    }
+    ck_assert(mask[3] == 1 && n_loc[3] == 0);
+
+    /* ids through a checkpoint section, bound to a rule set again */
+    const char *path = xf_test_tmp("actions.bin");
+    FILE *fp = fopen(path, "wb");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert(xf_actions_write(fp, &s));
+    fclose(fp);
+    xf_actions t;
+    xf_actions_init(&t);
+    fp = fopen(path, "rb");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_msg(xf_actions_read(fp, path, &t, &err) == XF_OK, "%s", err.msg);
+    fclose(fp);
+    ck_assert_int_eq(t.M, 3);
+    ck_assert(memcmp(t.ids, s.ids, 3 * sizeof *t.ids) == 0);
+    ck_assert_msg(xf_actions_bind(&t, f.rs, &err) == XF_OK, "%s", err.msg);
+    ck_assert(memcmp(t.env, s.env, 3 * sizeof *t.env) == 0);
+    ck_assert(memcmp(t.agent, s.agent, 5 * sizeof *t.agent) == 0);
+    /* a truncated section */
+    fp = fopen(path, "rb");
+    char buf[12];
+    ck_assert(fread(buf, 1, sizeof buf, fp) == sizeof buf);
+    fclose(fp);
+    fp = fopen(path, "wb");
+    ck_assert(fwrite(buf, 1, sizeof buf, fp) == sizeof buf);
+    fclose(fp);
+    fp = fopen(path, "rb");
+    ck_assert_int_eq(xf_actions_read(fp, path, &t, &err), XF_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "truncated"));
+    fclose(fp);
+
+    /* an id the rule set lacks is named; the mapping stays as it was */
+    xf_ruleset *rs2;
+    xf_env *e2;
+    other_ids_env(&f, &rs2, &e2);
+    int j1 = -1; /* the first agent action of the conv + relu rule (id ±1) */
+    for (int j = 0; j < t.M && j1 < 0; j++)
+        if (t.ids[j] == 1 || t.ids[j] == -1) j1 = j;
+    ck_assert_int_ge(j1, 0);
+    ck_assert_int_eq(xf_actions_bind(&t, rs2, &err), XF_ERR_MISMATCH);
+    char want[64];
+    snprintf(want, sizeof want, "rule id %lld (agent action %d)", (long long)t.ids[j1], j1);
+    ck_assert_msg(strstr(err.msg, want) != NULL, "%s", err.msg);
+    ck_assert(memcmp(t.env, s.env, 3 * sizeof *t.env) == 0 && t.n_env == 4);
+
+    xf_env_free(e2);
+    xf_ruleset_free(rs2);
+    xf_actions_free(&t);
+    xf_actions_free(&s);
+    fixture_close(&f);
+}
+END_TEST
+
 static xf_ppo_agent_options agent_options(const fixture *f)
 {
     xf_ppo_agent_options o = xf_ppo_agent_options_default();
@@ -503,6 +626,7 @@ static xf_ppo_agent_options agent_options(const fixture *f)
     o.cm = f->cm;
     o.max_locations = 4;
     o.max_env_steps = 1500;
+    o.warmup_steps = 40;
     o.max_seconds = 0;
     o.seed = 5;
     return o;
@@ -535,11 +659,23 @@ START_TEST(agent_reaches_the_optimal_cost)
     xf_ppo_agent_options o = agent_options(&f);
     o.progress = on_progress;
     xf_ppo_agent *a = NULL;
-    ck_assert_msg(xf_ppo_agent_create(xf_env_num_xfers(f.e), &o, &a, &err) == XF_OK, "%s",
-                  err.msg);
+    ck_assert_msg(xf_ppo_agent_create(&o, &a, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_ppo_agent_actions(a)->M, 0);
     xf_search_result res;
     xf_search_result_init(&res);
     ck_assert_msg(xf_ppo_agent_train(a, f.e, &res, &err) == XF_OK, "%s", err.msg);
+    /* the action set: every rule offered in the initial state is in it
+     * (the warm-up counts that state), each action maps to its rule */
+    const xf_actions *act = xf_ppo_agent_actions(a);
+    ck_assert(act->M >= 2 && act->M <= xf_env_num_xfers(f.e));
+    ck_assert(xf_env_reset(f.e, &err) == XF_OK);
+    for (int i = 0; i < xf_env_num_xfers(f.e); i++)
+        if (xf_env_xfer_mask(f.e)[i]) ck_assert_int_ge(act->agent[i], 0);
+    for (int j = 0; j < act->M; j++) {
+        ck_assert_int_eq(act->agent[act->env[j]], j);
+        ck_assert(act->ids[j] == xf_ruleset_rule_id(f.rs, act->env[j]));
+    }
+    ck_assert(xf_env_set_graph(f.e, &res.best, &err) == XF_OK);
     ck_assert_msg(fabs(res.best_ms - ref.best_ms) < 1e-9 * ref.initial_ms,
                   "ppo best %.6f ms, optimum %.6f ms (initial %.6f)", res.best_ms, ref.best_ms,
                   res.initial_ms);
@@ -559,14 +695,16 @@ START_TEST(agent_reaches_the_optimal_cost)
 
     /* deterministic: the same seed gives the same training */
     xf_ppo_agent *b = NULL;
-    ck_assert(xf_ppo_agent_create(xf_env_num_xfers(f.e), &o, &b, &err) == XF_OK);
+    ck_assert(xf_ppo_agent_create(&o, &b, &err) == XF_OK);
     xf_search_result res2;
     xf_search_result_init(&res2);
     ck_assert(xf_ppo_agent_train(b, f.e, &res2, &err) == XF_OK);
     ck_assert(res2.best_ms == res.best_ms && res2.expanded == res.expanded &&
               res2.seen == res.seen && res2.n_applied == res.n_applied);
     xf_nn_params *pa = xf_ppo_agent_params(a), *pb = xf_ppo_agent_params(b);
+    ck_assert_uint_eq(xf_nn_params_total(pa), xf_nn_params_total(pb));
     ck_assert(memcmp(pa->value, pb->value, xf_nn_params_total(pa) * sizeof(float)) == 0);
+    ck_assert_int_eq(xf_ppo_agent_actions(b)->M, act->M);
 
     xf_search_result_free(&res2);
     xf_search_result_free(&run);
@@ -586,23 +724,32 @@ START_TEST(checkpoint_reload_gives_identical_actions)
     xf_ppo_agent_options o = agent_options(&f);
     o.max_env_steps = 300;
     xf_ppo_agent *a = NULL, *b = NULL;
-    ck_assert(xf_ppo_agent_create(xf_env_num_xfers(f.e), &o, &a, &err) == XF_OK);
+    ck_assert(xf_ppo_agent_create(&o, &a, &err) == XF_OK);
     xf_search_result ra, rb;
     xf_search_result_init(&ra);
     xf_search_result_init(&rb);
-    ck_assert(xf_ppo_agent_train(a, f.e, &ra, &err) == XF_OK);
     const char *path = xf_test_tmp("ppo_agent.ckpt");
+    /* nothing to save or run before training */
+    ck_assert_int_eq(xf_ppo_agent_save(a, path, &err), XF_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no actions"));
+    ck_assert_int_eq(xf_ppo_agent_run(a, f.e, 1, &ra, &err), XF_ERR_INVALID);
+    ck_assert(xf_ppo_agent_train(a, f.e, &ra, &err) == XF_OK);
     ck_assert_msg(xf_ppo_agent_save(a, path, &err) == XF_OK, "%s", err.msg);
+    const xf_actions *act = xf_ppo_agent_actions(a);
 
     xf_ppo_agent_options o2 = o;
     o2.seed = 99; /* other initial weights */
-    ck_assert(xf_ppo_agent_create(xf_env_num_xfers(f.e), &o2, &b, &err) == XF_OK);
+    ck_assert(xf_ppo_agent_create(&o2, &b, &err) == XF_OK);
+    ck_assert_msg(xf_ppo_agent_load(b, path, f.e, &err) == XF_OK, "%s", err.msg);
     xf_nn_params *pa = xf_ppo_agent_params(a), *pb = xf_ppo_agent_params(b);
     size_t n = xf_nn_params_total(pa);
-    ck_assert(memcmp(pa->value, pb->value, n * sizeof(float)) != 0);
-    ck_assert_msg(xf_ppo_agent_load(b, path, &err) == XF_OK, "%s", err.msg);
+    ck_assert_uint_eq(xf_nn_params_total(pb), n);
     ck_assert(memcmp(pa->value, pb->value, n * sizeof(float)) == 0);
     ck_assert(memcmp(pa->m, pb->m, n * sizeof(float)) == 0);
+    const xf_actions *bct = xf_ppo_agent_actions(b);
+    ck_assert_int_eq(bct->M, act->M);
+    ck_assert(memcmp(bct->ids, act->ids, (size_t)act->M * sizeof *act->ids) == 0);
+    ck_assert(memcmp(bct->env, act->env, (size_t)act->M * sizeof *act->env) == 0);
 
     /* greedy episodes take the same actions */
     ck_assert(xf_ppo_agent_run(a, f.e, 1, &ra, &err) == XF_OK);
@@ -615,18 +762,33 @@ START_TEST(checkpoint_reload_gives_identical_actions)
     xf_ppo_agent *c = NULL;
     xf_ppo_agent_options o3 = o;
     o3.hp.hidden = 16;
-    ck_assert(xf_ppo_agent_create(xf_env_num_xfers(f.e), &o3, &c, &err) == XF_OK);
-    ck_assert_int_eq(xf_ppo_agent_load(c, path, &err), XF_ERR_MISMATCH);
+    ck_assert(xf_ppo_agent_create(&o3, &c, &err) == XF_OK);
+    ck_assert_int_eq(xf_ppo_agent_load(c, path, f.e, &err), XF_ERR_MISMATCH);
     ck_assert_msg(strstr(err.msg, "PPO hidden 32, this agent 16"), "%s", err.msg);
-    ck_assert_int_eq(xf_ppo_agent_load(c, "/nonexistent/x.ckpt", &err), XF_ERR_IO);
+    ck_assert_int_eq(xf_ppo_agent_actions(c)->M, 0);
+    ck_assert_int_eq(xf_ppo_agent_load(c, "/nonexistent/x.ckpt", f.e, &err), XF_ERR_IO);
     ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/x.ckpt"));
-    /* a rule count that differs from the environment's */
-    xf_ppo_agent *d = NULL;
-    ck_assert(xf_ppo_agent_create(xf_env_num_xfers(f.e) + 1, &o, &d, &err) == XF_OK);
-    ck_assert_int_eq(xf_ppo_agent_train(d, f.e, &rb, &err), XF_ERR_INVALID);
-    ck_assert_ptr_nonnull(strstr(err.msg, "same rule set"));
 
-    xf_ppo_agent_free(d);
+    /* a rule set without one of the checkpoint's rule ids refuses it,
+     * naming the id and the file; the agent keeps what it had */
+    xf_ruleset *rs2;
+    xf_env *e2;
+    other_ids_env(&f, &rs2, &e2);
+    int j1 = -1;
+    for (int j = 0; j < act->M && j1 < 0; j++)
+        if (act->ids[j] == 1 || act->ids[j] == -1) j1 = j;
+    ck_assert_int_ge(j1, 0);
+    char want[64];
+    snprintf(want, sizeof want, "rule id %lld (agent action %d)", (long long)act->ids[j1], j1);
+    ck_assert_int_eq(xf_ppo_agent_load(b, path, e2, &err), XF_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.msg, want) && strstr(err.msg, path), "%s", err.msg);
+    ck_assert(memcmp(pa->value, xf_ppo_agent_params(b)->value, n * sizeof(float)) == 0);
+    /* and so does a run of the trained agent there */
+    ck_assert_int_eq(xf_ppo_agent_run(a, e2, 1, &rb, &err), XF_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.msg, want) != NULL, "%s", err.msg);
+
+    xf_env_free(e2);
+    xf_ruleset_free(rs2);
     xf_ppo_agent_free(c);
     xf_search_result_free(&ra);
     xf_search_result_free(&rb);
@@ -645,6 +807,7 @@ int main(void)
     tcase_add_test(tc, gae_matches_a_hand_computed_example);
     tcase_add_test(tc, masked_heads_never_sample_masked_actions);
     tcase_add_test(tc, ppo_learns_a_contextual_bandit);
+    tcase_add_test(tc, compact_actions_map_to_and_from_the_environment);
     tcase_add_test(tc, agent_reaches_the_optimal_cost);
     tcase_add_test(tc, checkpoint_reload_gives_identical_actions);
     suite_add_tcase(s, tc);

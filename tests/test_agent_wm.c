@@ -17,7 +17,11 @@
  * and is deterministic for a seed; a checkpoint saved and loaded into an
  * agent built from another seed gives identical dream rollouts and
  * controller actions, and a checkpoint of other sizes is refused naming
- * the size.
+ * the size; recorded warm-up rollouts map to the compact action set
+ * (actions and locations, an episode cut at a rule outside the set); the
+ * trained agent's world model and controller are sized to its action set,
+ * which holds every rule the initial graph offers; a checkpoint whose rule
+ * id the rule set lacks is refused naming the id.
  */
 #include <math.h>
 #include <stdio.h>
@@ -629,6 +633,7 @@ static xf_wm_agent_options small_agent(uint64_t seed)
     o.hp.epochs = 2;
     o.random_episodes = 6;
     o.episode_steps = 10;
+    o.warmup_steps = 30;
     o.wm_passes = 3;
     o.dream_updates = 4;
     o.dream_episodes = 4;
@@ -689,22 +694,76 @@ START_TEST(bad_options_are_refused)
     o.wm_chunk = 0;
     xf_wm_agent *a = NULL;
     xf_error err;
-    ck_assert_int_eq(xf_wm_agent_create(4, &o, &a, &err), XF_ERR_INVALID);
+    ck_assert_int_eq(xf_wm_agent_create(&o, &a, &err), XF_ERR_INVALID);
     ck_assert_ptr_null(a);
     ck_assert_msg(strstr(err.msg, "wm_chunk") != NULL, "%s", err.msg);
     o = small_agent(1);
-    ck_assert_int_eq(xf_wm_agent_create(0, &o, &a, &err), XF_ERR_INVALID);
-    ck_assert_msg(strstr(err.msg, "rule") != NULL, "%s", err.msg);
-    /* an environment with another rule count */
+    o.max_actions = 0;
+    ck_assert_int_eq(xf_wm_agent_create(&o, &a, &err), XF_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "max_actions") != NULL, "%s", err.msg);
+    o = small_agent(1);
+    o.warmup_steps = -1;
+    ck_assert_int_eq(xf_wm_agent_create(&o, &a, &err), XF_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "warmup_steps") != NULL, "%s", err.msg);
+    /* an agent without actions can neither run nor be saved */
+    o = small_agent(1);
     real_env r;
     real_open(&r, 5);
-    ck_assert(xf_wm_agent_create(7, &o, &a, &err) == XF_OK);
+    ck_assert(xf_wm_agent_create(&o, &a, &err) == XF_OK);
     xf_search_result res;
     xf_search_result_init(&res);
-    ck_assert_int_eq(xf_wm_agent_train(a, r.e, &res, NULL, &err), XF_ERR_INVALID);
-    ck_assert_msg(strstr(err.msg, "4 rules") && strstr(err.msg, "7"), "%s", err.msg);
+    ck_assert_int_eq(xf_wm_agent_run(a, r.e, 1, &res, &err), XF_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "no actions") != NULL, "%s", err.msg);
+    ck_assert_int_eq(xf_wm_agent_save(a, xf_test_tmp("wm_none.ckpt"), &err), XF_ERR_INVALID);
     xf_wm_agent_free(a);
     real_close(&r);
+}
+END_TEST
+
+START_TEST(warmup_rollouts_map_to_the_action_set)
+{
+    /* 4 environment rules; the agent has rules 1 and 3 */
+    int64_t ids[2] = {7, 9};
+    int env[2] = {1, 3}, agent[5] = {-1, 0, -1, 1, 2};
+    xf_actions act = {2, ids, 4, env, agent};
+    xf_wm_data raw, d;
+    xf_wm_data_init(&raw, 2, 4);
+    xf_wm_data_init(&d, 2, 2);
+    xf_error err;
+    int idx;
+    float z[2] = {0.5f, -0.5f};
+    /* episode 0: rules 1, 3, then the no-op; episode 1: rule 3, then rule 0
+     * (not the agent's), then rule 1 */
+    int xf0[3] = {1, 3, 4}, xf1[3] = {3, 0, 1};
+    const int *xs[2] = {xf0, xf1};
+    for (int e = 0; e < 2; e++) {
+        ck_assert(xf_wm_data_begin(&raw, z, &idx, &err) == XF_OK);
+        for (int t = 0; t < 3; t++) {
+            float zn[2] = {(float)(10 * e + t), (float)t};
+            uint16_t locs[4] = {(uint16_t)(1 + t), (uint16_t)(2 + t), (uint16_t)(3 + t),
+                                (uint16_t)(4 + t)};
+            ck_assert(xf_wm_data_step(&raw, xs[e][t], t, 0.25f * (float)t, t == 2, zn, locs,
+                                      &err) == XF_OK);
+        }
+    }
+    ck_assert_msg(xf_wm_data_add_mapped(&d, &raw, &act, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(d.n, 2);
+    ck_assert_int_eq(d.ep[0].T, 3);
+    ck_assert_int_eq(d.ep[1].T, 1); /* cut before rule 0 */
+    ck_assert_int_eq(d.steps, 4);
+    int want[3] = {0, 1, 2};
+    for (int t = 0; t < 3; t++) {
+        ck_assert_int_eq(d.ep[0].xfer[t], want[t]);
+        ck_assert_int_eq(d.ep[0].loc[t], t);
+        ck_assert(d.ep[0].reward[t] == 0.25f * (float)t && d.ep[0].done[t] == (t == 2));
+        ck_assert(d.ep[0].z[2 * (t + 1)] == (float)t);
+        /* agent action j's locations are those of environment rule env[j] */
+        ck_assert_int_eq(d.ep[0].locs[2 * t], 2 + t);
+        ck_assert_int_eq(d.ep[0].locs[2 * t + 1], 4 + t);
+    }
+    ck_assert(d.ep[1].xfer[0] == 1 && d.ep[1].z[2] == 10.0f && d.ep[1].z[0] == 0.5f);
+    xf_wm_data_free(&raw);
+    xf_wm_data_free(&d);
 }
 END_TEST
 
@@ -753,19 +812,33 @@ START_TEST(checkpoint_gives_identical_dream_rollouts)
     o.rounds = 1;
     xf_wm_agent *a = NULL, *b = NULL;
     xf_error err;
-    ck_assert(xf_wm_agent_create(xf_env_num_xfers(r.e), &o, &a, &err) == XF_OK);
+    ck_assert(xf_wm_agent_create(&o, &a, &err) == XF_OK);
     xf_search_result res;
     xf_search_result_init(&res);
     ck_assert_msg(xf_wm_agent_train(a, r.e, &res, NULL, &err) == XF_OK, "%s", err.msg);
+    /* the networks are sized to the action set, which holds every rule the
+     * initial graph offers (the warm-up counts it) */
+    int M = a->act.M, N = xf_env_num_xfers(r.e);
+    ck_assert(M >= 2 && M <= N && M <= o.max_actions);
+    ck_assert_int_eq(a->wm.cfg.n_xfers, M);
+    ck_assert_int_eq(a->wm.head_dim, a->wm.mdn_dim + 2 + 2 * M);
+    ck_assert_int_eq(a->ctl.A, M + 1);
+    ck_assert_int_eq(a->data.N, M);
+    ck_assert(xf_env_reset(r.e, &err) == XF_OK);
+    for (int i = 0; i < N; i++)
+        if (xf_env_xfer_mask(r.e)[i]) ck_assert_int_ge(a->act.agent[i], 0);
+    for (int j = 0; j < M; j++) ck_assert(a->act.ids[j] == xf_ruleset_rule_id(r.rs, a->act.env[j]));
     const char *path = xf_test_tmp("wm_agent.ckpt");
     ck_assert_msg(xf_wm_agent_save(a, path, &err) == XF_OK, "%s", err.msg);
     o.seed = 99;
-    ck_assert(xf_wm_agent_create(xf_env_num_xfers(r.e), &o, &b, &err) == XF_OK);
-    ck_assert_msg(xf_wm_agent_load(b, path, &err) == XF_OK, "%s", err.msg);
+    ck_assert(xf_wm_agent_create(&o, &b, &err) == XF_OK);
+    ck_assert_msg(xf_wm_agent_load(b, path, r.e, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(b->normalised, 1);
+    ck_assert_int_eq(b->act.M, M);
+    ck_assert(memcmp(a->act.ids, b->act.ids, (size_t)M * sizeof *a->act.ids) == 0);
     ck_assert(memcmp(a->z_mean, b->z_mean, 8 * sizeof(float)) == 0);
     float z0[8] = {0.1f, -0.2f, 0.3f, 0.0f, 1.0f, -1.0f, 0.5f, 0.25f};
-    uint16_t locs0[4] = {1, 1, 1, 0};
+    uint16_t locs0[4] = {1, 1, 1, 1};
     int S = 8 + 32, steps = 40;
     float *ra = malloc((size_t)steps * (size_t)(S + 4) * sizeof *ra);
     float *rb = malloc((size_t)steps * (size_t)(S + 4) * sizeof *rb);
@@ -783,12 +856,40 @@ START_TEST(checkpoint_gives_identical_dream_rollouts)
     /* Other sizes are refused, naming the size; the agent is unchanged. */
     xf_wm_agent *c = NULL;
     o.wm_hidden = 16;
-    ck_assert(xf_wm_agent_create(xf_env_num_xfers(r.e), &o, &c, &err) == XF_OK);
-    float keep = c->wm_p.value[0];
-    ck_assert_int_eq(xf_wm_agent_load(c, path, &err), XF_ERR_MISMATCH);
+    ck_assert(xf_wm_agent_create(&o, &c, &err) == XF_OK);
+    float keep = c->gnn_p.value[0];
+    ck_assert_int_eq(xf_wm_agent_load(c, path, r.e, &err), XF_ERR_MISMATCH);
     ck_assert_msg(strstr(err.msg, "LSTM units 32") != NULL, "%s", err.msg);
-    ck_assert(c->wm_p.value[0] == keep);
-    ck_assert_int_eq(xf_wm_agent_load(c, "/nonexistent/x.ckpt", &err), XF_ERR_IO);
+    ck_assert(c->gnn_p.value[0] == keep && !c->built && c->act.M == 0);
+    ck_assert_int_eq(xf_wm_agent_load(c, "/nonexistent/x.ckpt", r.e, &err), XF_ERR_IO);
+    /* A rule set without one of the checkpoint's rule ids (the conv + relu
+     * rule under id 11 instead of 1) refuses it naming the id; b keeps its
+     * networks. */
+    xf_rule rr[2];
+    rule_conv_relu(&rr[0]);
+    rule_matmul_merge(&rr[1]);
+    int64_t ids2[2] = {11, 2};
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    xf_ruleset *rs2 = NULL;
+    ck_assert(xf_ruleset_from_rules(rr, ids2, 2, &ro, &rs2, &err) == XF_OK);
+    xf_rule_free(&rr[0]);
+    xf_rule_free(&rr[1]);
+    xf_env *e2 = NULL;
+    xf_env_options eo = xf_env_options_default();
+    eo.max_locations = 5;
+    ck_assert(xf_env_create(rs2, r.cm, &r.g, &eo, &e2, &err) == XF_OK);
+    int j1 = -1;
+    for (int j = 0; j < M && j1 < 0; j++)
+        if (a->act.ids[j] == 1 || a->act.ids[j] == -1) j1 = j;
+    ck_assert_int_ge(j1, 0);
+    char want[64];
+    snprintf(want, sizeof want, "rule id %lld (agent action %d)", (long long)a->act.ids[j1], j1);
+    float kept = b->wm_p.value[0];
+    ck_assert_int_eq(xf_wm_agent_load(b, path, e2, &err), XF_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.msg, want) && strstr(err.msg, path), "%s", err.msg);
+    ck_assert(b->built && b->wm_p.value[0] == kept && b->act.M == M);
+    xf_env_free(e2);
+    xf_ruleset_free(rs2);
     free(ra);
     free(rb);
     xf_search_result_free(&res);
@@ -813,6 +914,7 @@ int main(void)
     tcase_add_test(tc, dream_never_accepts_a_masked_action);
     tcase_add_test(tc, agent_improves_the_small_model);
     tcase_add_test(tc, bad_options_are_refused);
+    tcase_add_test(tc, warmup_rollouts_map_to_the_action_set);
     tcase_add_test(tc, checkpoint_gives_identical_dream_rollouts);
     suite_add_tcase(s, tc);
     return xf_test_run(s);

@@ -344,7 +344,7 @@ START_TEST(test_ppo_save_load)
     ck_assert_int_eq(agent(COMMON " --agent ppo --budget 300 --save '%s'", db_path, model_path,
                            out_path, ckpt_path),
                      0);
-    expect_out("irrelevant ones kept: checkpoint)\n");
+    expect_out("irrelevant to this model)\n");
     expect_out("agent:           ppo, trained, ");
     expect_out("optimisation:    ppo, ");
     ck_assert_int_eq(access(ckpt_path, R_OK), 0);

@@ -3,7 +3,8 @@
  * world-model agent (agent/ppo.h, agent/wm.h). Trains within the budget, or
  * loads a checkpoint and runs the trained controller greedily; saves a
  * checkpoint on request; prints a progress line per second and the
- * training figures after.
+ * training figures after, with the agent's action set (the rules a random
+ * warm-up found offered on this model, or the checkpoint's).
  */
 #include <stdio.h>
 
@@ -46,14 +47,17 @@ static xf_status run_ppo(const cli_options *o, xf_env *env, xf_cost_model *cm,
     if (o->budget > 0) opt.max_env_steps = o->budget;
     if (!o->quiet) opt.progress = ppo_progress;
     xf_ppo_agent *a = NULL;
-    xf_status st = xf_ppo_agent_create(xf_env_num_xfers(env), &opt, &a, err);
-    if (!st && o->load) st = xf_ppo_agent_load(a, o->load, err);
+    xf_status st = xf_ppo_agent_create(&opt, &a, err);
+    if (!st && o->load) st = xf_ppo_agent_load(a, o->load, env, err);
     if (!st) st = o->load ? xf_ppo_agent_run(a, env, 1, res, err) : xf_ppo_agent_train(a, env, res, err);
     if (!o->quiet) fprintf(stderr, "\n");
     if (!st && o->save) st = xf_ppo_agent_save(a, o->save, err);
     if (!st)
-        printf("agent:           ppo, %s, %lld environment steps\n",
-               o->load ? "loaded, one greedy episode" : "trained", (long long)res->expanded);
+        printf("agent:           ppo, %s, %lld environment steps (%.2f ms each), %d actions of "
+               "%d\n",
+               o->load ? "loaded, one greedy episode" : "trained", (long long)res->expanded,
+               res->expanded > 0 ? 1e3 * res->seconds / (double)res->expanded : 0.0,
+               xf_ppo_agent_actions(a)->M, xf_env_num_xfers(env));
     xf_ppo_agent_free(a);
     return st;
 }
@@ -71,21 +75,23 @@ static xf_status run_wm(const cli_options *o, xf_env *env, xf_cost_model *cm,
     if (!o->quiet) opt.progress = wm_progress;
     xf_wm_agent *a = NULL;
     xf_wm_agent_stats stats = {0};
-    xf_status st = xf_wm_agent_create(xf_env_num_xfers(env), &opt, &a, err);
-    if (!st && o->load) st = xf_wm_agent_load(a, o->load, err);
+    xf_status st = xf_wm_agent_create(&opt, &a, err);
+    if (!st && o->load) st = xf_wm_agent_load(a, o->load, env, err);
     if (!st) st = o->load ? xf_wm_agent_run(a, env, 1, res, err)
                           : xf_wm_agent_train(a, env, res, &stats, err);
     if (!o->quiet) fprintf(stderr, "\n");
     if (!st && o->save) st = xf_wm_agent_save(a, o->save, err);
     if (!st && o->load)
-        printf("agent:           wm, loaded, one greedy episode\n");
+        printf("agent:           wm, loaded, one greedy episode, %d actions of %d\n", a->act.M,
+               xf_env_num_xfers(env));
     else if (!st)
         printf("agent:           wm, %d rounds, %lld real steps (%lld episodes), %lld dream steps "
-               "(%lld episodes), tau %.2f\n"
+               "(%lld episodes), tau %.2f, %d actions of %d\n"
                "world model:     loss %.3f -> %.3f, dream reward %+.3f, step %.1f us in the "
                "dream vs %.1f us real (+%.1f us encoding)\n",
                stats.rounds, (long long)stats.real_steps, (long long)stats.real_episodes,
-               (long long)stats.dream_steps, (long long)stats.dream_episodes, o->tau,
+               (long long)stats.dream_steps, (long long)stats.dream_episodes, o->tau, a->act.M,
+               xf_env_num_xfers(env),
                stats.wm_loss_first, stats.wm_loss_last, stats.dream_reward, stats.wm_step_us,
                stats.real_step_us, stats.encode_us);
     xf_wm_agent_free(a);

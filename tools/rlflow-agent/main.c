@@ -78,16 +78,10 @@ static void run_free(run_state *s)
     xf_graph_free(&s->model);
 }
 
-/* Whether the rule set is restricted to the actions that can match the
- * model: by default, but not for checkpoints, whose action indices must
- * mean the same rules on every model they are loaded for. */
-static int restricted(const cli_options *o)
-{
-    return !o->all_actions && !o->save && !o->load;
-}
-
-/* The rule set, restricted to the prepared model (the graph the search
- * starts from) unless restricted() says otherwise. */
+/* The rule set, restricted to the actions that can match the prepared
+ * model (the graph the search starts from) unless --all-actions.
+ * Checkpoints name their actions by rule database id, so they need no fixed
+ * action numbering. */
 static xf_status load_rules(const cli_options *o, run_state *s, xf_error *err)
 {
     xf_ruleset_options ro = xf_ruleset_options_default();
@@ -96,7 +90,7 @@ static xf_status load_rules(const cli_options *o, run_state *s, xf_error *err)
     xf_graph prepared;
     xf_graph_init(&prepared);
     xf_status st = XF_OK;
-    if (restricted(o)) {
+    if (!o->all_actions) {
         st = xf_agent_prepare(&s->model, &prepared, err);
         if (st) xf_error_prefix(err, "%s: ", o->model);
         ro.restrict_to = &prepared;
@@ -194,10 +188,10 @@ static void print_header(const cli_options *o, run_state *s)
            xf_env_graph(s->env)->n_nodes);
     printf("rules:           %d actions from %s (%d skipped, %d duplicates, ", n, o->rules,
            skipped, xf_ruleset_duplicates(s->rs));
-    if (restricted(o))
-        printf("%d irrelevant to this model)\n", xf_ruleset_irrelevant(s->rs));
+    if (o->all_actions)
+        printf("irrelevant ones kept: --all-actions)\n");
     else
-        printf("irrelevant ones kept: %s)\n", o->all_actions ? "--all-actions" : "checkpoint");
+        printf("%d irrelevant to this model)\n", xf_ruleset_irrelevant(s->rs));
     printf("cost model:      %s\n", xf_cost_identity(s->cm));
     printf("applicable:      %d rules at %d locations\n", applicable, locations);
     if (o->verbose) print_applicable(s->env, s->rs);
