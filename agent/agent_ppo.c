@@ -12,7 +12,9 @@
  * of each minibatch recomputed through a state hook; then one greedy
  * episode shows what the policy has learnt. Every valid real graph counts:
  * the cheapest one seen and the rules that led to it are the result, as
- * for the search baselines. Budgets: environment steps and wall time.
+ * for the search baselines (that bookkeeping and the GNN's input with
+ * per-node costs are shared with the world-model agent, agent_common.c).
+ * Budgets: environment steps and wall time.
  * Everything random comes from one rng seeded from the options, so a run
  * is deterministic.
  *
@@ -47,10 +49,7 @@ struct xf_ppo_agent {
     xf_gnn_batch obs; /* graph i = buffer row i */
     xf_gnn_batch cur, mb;
     xf_ppo_buffer buf;
-    xf_costmemo *memo;
-    xf_op_cost *per_node;
-    double *node_ms;
-    int node_cap;
+    xf_node_costs costs;
     int *n_loc;     /* [M + 1] locations per agent action in the current graph */
     uint8_t *mask;  /* [M + 1] agent actions offered in the current graph */
     float *z;       /* [latent] state of the current graph */
@@ -59,20 +58,9 @@ struct xf_ppo_agent {
 xf_ppo_agent_options xf_ppo_agent_options_default(void)
 {
     xf_ppo_agent_options o;
-    memset(&o, 0, sizeof o);
-    o.hp = xf_ppo_hparams_default();
-    o.gnn = xf_gnn_config_default();
-    o.gnn.hidden = 32;
-    o.gnn.latent = 32;
-    o.gnn.rounds = 2;
-    o.max_locations = xf_env_options_default().max_locations;
-    o.warmup_steps = XF_ACTIONS_WARMUP;
-    o.max_actions = XF_ACTIONS_CAP;
+    XF_AGENT_OPTIONS_DEFAULT(o);
     o.episodes_per_update = 4;
     o.max_rows = 512;
-    o.max_env_steps = 20000;
-    o.max_seconds = 60;
-    o.seed = 1;
     return o;
 }
 
@@ -86,9 +74,7 @@ void xf_ppo_agent_free(xf_ppo_agent *a)
     xf_gnn_batch_free(&a->cur);
     xf_gnn_batch_free(&a->mb);
     xf_ppo_buffer_free(&a->buf);
-    xf_costmemo_free(a->memo);
-    free(a->per_node);
-    free(a->node_ms);
+    xf_node_costs_free(&a->costs);
     free(a->n_loc);
     free(a->mask);
     free(a->z);
@@ -124,7 +110,7 @@ xf_status xf_ppo_agent_create(const xf_ppo_agent_options *opt, xf_ppo_agent **ou
     xf_rng_seed(&a->rng, o.seed);
     a->adam = xf_nn_adam_default(o.hp.lr);
     xf_status st = XF_OK;
-    if (o.cm) st = xf_costmemo_create(o.cm, &a->memo, err);
+    if (o.cm) st = xf_costmemo_create(o.cm, &a->costs.memo, err);
     if (!st) {
         a->z = calloc((size_t)(o.gnn.latent > 0 ? o.gnn.latent : 1), sizeof *a->z);
         if (!a->z) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the ppo agent");
@@ -186,29 +172,6 @@ const xf_actions *xf_ppo_agent_actions(const xf_ppo_agent *a) { return &a->act; 
 
 /* ---------------------------------------------------------- observations */
 
-/* Appends the current graph's features to b (per-node costs when the agent
- * has a cost model). */
-static xf_status features(xf_ppo_agent *a, const xf_env *e, xf_gnn_batch *b, xf_error *err)
-{
-    const xf_graph *g = xf_env_graph(e);
-    const xf_graph_index *ix = xf_env_index(e);
-    if (!a->memo) return xf_gnn_batch_add(b, g, ix, NULL, err);
-    if (g->n_nodes > a->node_cap) {
-        int cap = g->n_nodes;
-        xf_op_cost *pc = realloc(a->per_node, (size_t)cap * sizeof *pc);
-        if (pc) a->per_node = pc;
-        double *nm = pc ? realloc(a->node_ms, (size_t)cap * sizeof *nm) : NULL;
-        if (nm) a->node_ms = nm;
-        if (!pc || !nm) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing graph nodes");
-        a->node_cap = cap;
-    }
-    xf_op_cost total;
-    xf_status st = xf_costmemo_graph(a->memo, g, ix, a->per_node, &total, err);
-    if (st != XF_OK) return st;
-    for (int i = 0; i < g->n_nodes; i++) a->node_ms[i] = a->per_node[i].ms;
-    return xf_gnn_batch_add(b, g, ix, a->node_ms, err);
-}
-
 /* z of the current graph into a->z; with `keep` its features also go to
  * the rollout's observations (as the next buffer row). Fills a->mask and
  * a->n_loc for the agent's actions. */
@@ -216,12 +179,12 @@ static xf_status observe(xf_ppo_agent *a, const xf_env *e, int keep, xf_error *e
 {
     xf_status st;
     if (keep) {
-        st = features(a, e, &a->obs, err);
+        st = xf_agent_features(&a->costs, e, &a->obs, err);
         int last = a->obs.n_graphs - 1;
         if (!st) st = xf_ppo_obs_gather(&a->cur, &a->obs, &last, 1, err);
     } else {
         xf_gnn_batch_clear(&a->cur);
-        st = features(a, e, &a->cur, err);
+        st = xf_agent_features(&a->costs, e, &a->cur, err);
     }
     if (st != XF_OK) return st;
     const float *z;
@@ -258,13 +221,8 @@ static xf_status hook_backward(void *user, const int *rows, int B, const float *
 
 typedef struct run {
     xf_ppo_agent *a;
-    xf_env *e;
-    xf_search_result *res;
-    double t0, last_progress;
+    xf_agent_run run; /* e, res, graphs seen, this episode's path, clock */
     int64_t steps, episodes;
-    xf_hashset seen;
-    int *path; /* valid rules applied this episode */
-    int path_n, path_cap;
     double ep_return, ret_sum;
     int ret_n;
     const char *phase;
@@ -273,50 +231,26 @@ typedef struct run {
 static int out_of_budget(const run *r)
 {
     const xf_ppo_agent_options *o = &r->a->opt;
-    if (o->max_env_steps > 0 && r->steps >= o->max_env_steps) return 1;
-    return o->max_seconds > 0 && xf_search_now() - r->t0 >= o->max_seconds;
+    return xf_agent_run_over(&r->run, r->steps, o->max_env_steps, o->max_seconds);
 }
 
 static void tick(run *r)
 {
     const xf_ppo_agent_options *o = &r->a->opt;
     double now = xf_search_now();
-    if (!o->progress || now - r->last_progress < 1.0) return;
-    r->last_progress = now;
+    if (!o->progress || now - r->run.last_progress < 1.0) return;
+    r->run.last_progress = now;
     xf_ppo_progress p = {r->phase, r->episodes, r->steps,
-                         r->ret_n ? r->ret_sum / r->ret_n : 0.0, r->res->best_ms,
-                         r->res->initial_ms, now - r->t0};
+                         r->ret_n ? r->ret_sum / r->ret_n : 0.0, r->run.res->best_ms,
+                         r->run.res->initial_ms, now - r->run.t0};
     o->progress(o->progress_user, &p);
-}
-
-static xf_status keep_best(run *r, xf_error *err)
-{
-    xf_graph copy;
-    xf_status st = xf_graph_clone_shared(xf_env_graph(r->e), &copy, err);
-    if (st != XF_OK) return st;
-    int *path = NULL;
-    if (r->path_n > 0) {
-        path = malloc((size_t)r->path_n * sizeof *path);
-        if (!path) {
-            xf_graph_free(&copy);
-            return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording the best graph");
-        }
-        memcpy(path, r->path, (size_t)r->path_n * sizeof *path);
-    }
-    xf_graph_free(&r->res->best);
-    free(r->res->applied);
-    r->res->best = copy;
-    r->res->applied = path;
-    r->res->n_applied = r->path_n;
-    r->res->best_ms = xf_env_cost(r->e);
-    return XF_OK;
 }
 
 static xf_status start_episode(run *r, xf_error *err)
 {
-    r->path_n = 0;
+    r->run.path_n = 0;
     r->ep_return = 0.0;
-    return xf_env_reset(r->e, err);
+    return xf_env_reset(r->run.e, err);
 }
 
 /* Bookkeeping of a real step that took environment action `rule`: steps,
@@ -325,37 +259,23 @@ static xf_status after_step(run *r, int rule, const xf_env_step_result *sr, xf_e
 {
     r->steps++;
     r->ep_return += sr->reward;
-    if (!sr->valid || rule == xf_env_num_xfers(r->e)) return XF_OK;
-    if (r->path_n == r->path_cap) {
-        int cap = r->path_cap ? 2 * r->path_cap : 64;
-        int *np = realloc(r->path, (size_t)cap * sizeof *np);
-        if (!np) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording the episode");
-        r->path = np;
-        r->path_cap = cap;
-    }
-    r->path[r->path_n++] = rule;
-    int added;
-    xf_status st = xf_hashset_add(&r->seen, sr->hash, &added, err);
-    if (st != XF_OK) return st;
-    if (sr->cost_ms < r->res->best_ms - XF_SEARCH_EPS * r->res->initial_ms)
-        return keep_best(r, err);
-    return XF_OK;
+    return xf_agent_run_step(&r->run, rule, sr, err);
 }
 
 /* One step with the current policy; training steps go to the buffer. */
 static xf_status step(run *r, int greedy, int train, int *done, xf_error *err)
 {
     xf_ppo_agent *a = r->a;
-    xf_status st = observe(a, r->e, train, err);
+    xf_status st = observe(a, r->run.e, train, err);
     if (st != XF_OK) return st;
     int rule, loc;
     float logp, value;
     st = xf_ppo_act(&a->net, &a->p, &a->work, a->z, a->mask, a->n_loc, greedy, &a->rng, &rule,
                     &loc, &logp, &value, err);
     if (st != XF_OK) return st;
-    int env_rule = rule == a->act.M ? xf_env_num_xfers(r->e) : a->act.env[rule];
+    int env_rule = rule == a->act.M ? xf_env_num_xfers(r->run.e) : a->act.env[rule];
     xf_env_step_result sr;
-    st = xf_env_step(r->e, env_rule, loc, &sr, err);
+    st = xf_env_step(r->run.e, env_rule, loc, &sr, err);
     if (st != XF_OK) return st;
     *done = sr.done;
     if (train) {
@@ -385,34 +305,17 @@ static xf_status run_begin(run *r, xf_ppo_agent *a, xf_env *e, xf_search_result 
 {
     memset(r, 0, sizeof *r);
     r->a = a;
-    r->e = e;
-    r->res = res;
-    r->t0 = r->last_progress = xf_search_now();
     r->phase = "train";
-    xf_hashset_init(&r->seen);
-    xf_search_result_free(res);
-    xf_status st = a->built ? xf_actions_bind(&a->act, xf_env_ruleset(e), err) : XF_OK;
-    if (!st) st = xf_env_reset(e, err);
-    if (st != XF_OK) return st;
-    int added;
-    st = xf_hashset_add(&r->seen, xf_env_hash(e), &added, err);
-    if (st != XF_OK) return st;
-    res->initial_ms = res->best_ms = xf_env_cost(e);
-    return keep_best(r, err);
+    return xf_agent_run_begin(&r->run, e, res, a->built ? &a->act : NULL, err);
 }
 
 static xf_status run_end(run *r, xf_status st, xf_error *err)
 {
-    if (!st) st = xf_env_set_graph(r->e, &r->res->best, err);
-    if (!st) r->res->best_ms = xf_env_cost(r->e);
-    r->res->expanded = r->steps;
-    r->res->seen = (int64_t)r->seen.n + r->seen.has_zero;
-    r->res->seconds = xf_search_now() - r->t0;
-    xf_hashset_free(&r->seen);
-    free(r->path);
+    r->run.res->expanded = r->steps;
+    st = xf_agent_run_end(&r->run, st, err);
     if (st) {
         xf_error_prefix(err, "ppo agent");
-        xf_search_result_free(r->res);
+        xf_search_result_free(r->run.res);
     }
     return st;
 }
@@ -423,7 +326,7 @@ static xf_status run_end(run *r, xf_status st, xf_error *err)
 static xf_status warm_up(run *r, xf_error *err)
 {
     xf_ppo_agent *a = r->a;
-    xf_env *e = r->e;
+    xf_env *e = r->run.e;
     int n = xf_env_num_xfers(e);
     int64_t *count = calloc((size_t)(n > 0 ? n : 1), sizeof *count);
     if (!count) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the warm-up");
@@ -464,7 +367,7 @@ static xf_status warm_up(run *r, xf_error *err)
 static xf_status bootstrap(run *r, float *value, xf_error *err)
 {
     xf_ppo_agent *a = r->a;
-    xf_status st = observe(a, r->e, 0, err);
+    xf_status st = observe(a, r->run.e, 0, err);
     if (st != XF_OK) return st;
     int rule, loc;
     float logp;

@@ -20,7 +20,8 @@
  *     episodes are recorded too, so the next model also learns the states
  *     the controller reaches (World Models' iterative training).
  * Every real step counts for the best graph (with the rules on its path
- * from the start). Rounds go on until `rounds`, the real-step budget or the
+ * from the start; that bookkeeping and the GNN's input with per-node costs
+ * are shared with the model-free agent, agent_common.c). Rounds go on until `rounds`, the real-step budget or the
  * wall-clock budget ends.
  *
  * The GNN encoder is initialised randomly from the seed and then held fixed.
@@ -69,15 +70,7 @@
 xf_wm_agent_options xf_wm_agent_options_default(void)
 {
     xf_wm_agent_options o;
-    memset(&o, 0, sizeof o);
-    o.hp = xf_ppo_hparams_default();
-    o.gnn = xf_gnn_config_default();
-    o.gnn.hidden = 32;
-    o.gnn.latent = 32;
-    o.gnn.rounds = 2;
-    o.max_locations = xf_env_options_default().max_locations;
-    o.warmup_steps = XF_ACTIONS_WARMUP;
-    o.max_actions = XF_ACTIONS_CAP;
+    XF_AGENT_OPTIONS_DEFAULT(o);
     o.wm_hidden = 256;
     o.n_mix = 8;
     o.wm_embed = 16;
@@ -93,18 +86,13 @@ xf_wm_agent_options xf_wm_agent_options_default(void)
     o.dream_episodes = 8;
     o.eval_episodes = 2;
     o.rounds = 0;
-    o.max_env_steps = 20000;
-    o.max_seconds = 60;
-    o.seed = 1;
     return o;
 }
 
 void xf_wm_agent_free(xf_wm_agent *a)
 {
     if (!a) return;
-    xf_costmemo_free(a->memo);
-    free(a->per_node);
-    free(a->node_ms);
+    xf_node_costs_free(&a->costs);
     xf_nn_params_free(&a->gnn_p);
     xf_nn_params_free(&a->wm_p);
     xf_nn_params_free(&a->ctl_p);
@@ -177,7 +165,7 @@ xf_status xf_wm_agent_create(const xf_wm_agent_options *opt, xf_wm_agent **out, 
     xf_ppo_buffer_init(&a->buf, D + H, 1);
     xf_rng_seed(&a->rng, o.seed);
     st = xf_gnn_add(&a->gnn, &a->gnn_p, "gnn", &o.gnn, &a->rng, err);
-    if (!st && o.cm) st = xf_costmemo_create(o.cm, &a->memo, err);
+    if (!st && o.cm) st = xf_costmemo_create(o.cm, &a->costs.memo, err);
     if (!st) st = xf_nn_lstm_cache_reserve(&a->lcache, 1, H, err);
     if (st) {
         xf_wm_agent_free(a);
@@ -274,12 +262,8 @@ const xf_nn_params *xf_wm_agent_model_params(const xf_wm_agent *a) { return &a->
 
 typedef struct run_ctx {
     xf_wm_agent *a;
-    xf_env *e;
-    xf_search_result *res;
+    xf_agent_run run; /* e, res, graphs seen, this episode's path, clock */
     xf_wm_agent_stats st;
-    xf_hashset seen;
-    int *path, path_n, path_cap; /* rules applied in the current episode */
-    double t0, last_progress;
     double real_s, encode_s;
     int64_t encodes;
     xf_dream *dream;
@@ -291,8 +275,7 @@ typedef struct run_ctx {
 static int out_of_budget(const run_ctx *c)
 {
     const xf_wm_agent_options *o = &c->a->opt;
-    if (o->max_env_steps > 0 && c->st.real_steps >= o->max_env_steps) return 1;
-    return o->max_seconds > 0 && xf_search_now() - c->t0 >= o->max_seconds;
+    return xf_agent_run_over(&c->run, c->st.real_steps, o->max_env_steps, o->max_seconds);
 }
 
 static void tick(run_ctx *c, const char *phase, int force)
@@ -300,8 +283,8 @@ static void tick(run_ctx *c, const char *phase, int force)
     const xf_wm_agent_options *o = &c->a->opt;
     if (!o->progress) return;
     double now = xf_search_now();
-    if (!force && now - c->last_progress < 1.0) return;
-    c->last_progress = now;
+    if (!force && now - c->run.last_progress < 1.0) return;
+    c->run.last_progress = now;
     c->prog.phase = phase;
     c->prog.round = c->st.rounds;
     c->prog.episodes = c->st.real_episodes;
@@ -309,34 +292,10 @@ static void tick(run_ctx *c, const char *phase, int force)
     c->prog.dream_steps = c->st.dream_steps;
     c->prog.wm_loss = c->st.wm_loss_last;
     c->prog.dream_reward = c->st.dream_reward;
-    c->prog.best_ms = c->res->best_ms;
-    c->prog.initial_ms = c->res->initial_ms;
-    c->prog.seconds = now - c->t0;
+    c->prog.best_ms = c->run.res->best_ms;
+    c->prog.initial_ms = c->run.res->initial_ms;
+    c->prog.seconds = now - c->run.t0;
     o->progress(o->progress_user, &c->prog);
-}
-
-/* The current graph's features into a->batch (alone), with per-node costs
- * when the agent has a cost model. */
-static xf_status features(xf_wm_agent *a, const xf_env *e, xf_error *err)
-{
-    const xf_graph *g = xf_env_graph(e);
-    const xf_graph_index *ix = xf_env_index(e);
-    xf_gnn_batch_clear(&a->batch);
-    if (!a->memo) return xf_gnn_batch_add(&a->batch, g, ix, NULL, err);
-    if (g->n_nodes > a->node_cap) {
-        int cap = g->n_nodes;
-        xf_op_cost *pc = realloc(a->per_node, (size_t)cap * sizeof *pc);
-        if (pc) a->per_node = pc;
-        double *nm = pc ? realloc(a->node_ms, (size_t)cap * sizeof *nm) : NULL;
-        if (nm) a->node_ms = nm;
-        if (!pc || !nm) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing graph nodes");
-        a->node_cap = cap;
-    }
-    xf_op_cost total;
-    xf_status st = xf_costmemo_graph(a->memo, g, ix, a->per_node, &total, err);
-    if (st) return st;
-    for (int i = 0; i < g->n_nodes; i++) a->node_ms[i] = a->per_node[i].ms;
-    return xf_gnn_batch_add(&a->batch, g, ix, a->node_ms, err);
 }
 
 /* z of the environment's current graph, standardised once the statistics
@@ -345,7 +304,8 @@ static xf_status encode(run_ctx *c, xf_error *err)
 {
     xf_wm_agent *a = c->a;
     double t0 = xf_search_now();
-    xf_status st = features(a, c->e, err);
+    xf_gnn_batch_clear(&a->batch);
+    xf_status st = xf_agent_features(&a->costs, c->run.e, &a->batch, err);
     const float *z = NULL;
     if (!st) st = xf_gnn_forward(&a->gnn, &a->gnn_p, &a->batch, &a->gcache, &z, err);
     if (st) return st;
@@ -369,42 +329,6 @@ static void read_masks(xf_wm_agent *a, const xf_env *e)
     }
 }
 
-static xf_status keep_best(run_ctx *c, double ms, xf_error *err)
-{
-    xf_graph copy;
-    xf_status st = xf_graph_clone_shared(xf_env_graph(c->e), &copy, err);
-    if (st) return st;
-    int *ap = NULL;
-    if (c->path_n > 0) {
-        ap = malloc((size_t)c->path_n * sizeof *ap);
-        if (!ap) {
-            xf_graph_free(&copy);
-            return XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping the best graph");
-        }
-        memcpy(ap, c->path, (size_t)c->path_n * sizeof *ap);
-    }
-    xf_graph_free(&c->res->best);
-    free(c->res->applied);
-    c->res->best = copy;
-    c->res->best_ms = ms;
-    c->res->applied = ap;
-    c->res->n_applied = c->path_n;
-    return XF_OK;
-}
-
-static xf_status path_push(run_ctx *c, int rule, xf_error *err)
-{
-    if (c->path_n == c->path_cap) {
-        int cap = c->path_cap ? 2 * c->path_cap : 64;
-        int *p = realloc(c->path, (size_t)cap * sizeof *p);
-        if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording an episode");
-        c->path = p;
-        c->path_cap = cap;
-    }
-    c->path[c->path_n++] = rule;
-    return XF_OK;
-}
-
 /* Uniformly random offered (agent action, location); 0 when nothing is
  * offered. */
 static int random_action(xf_wm_agent *a, int *rule, int *loc)
@@ -425,19 +349,13 @@ static int random_action(xf_wm_agent *a, int *rule, int *loc)
 static xf_status real_step(run_ctx *c, int rule, int loc, xf_env_step_result *sr, xf_error *err)
 {
     double t0 = xf_search_now();
-    xf_status st = xf_env_step(c->e, rule, loc, sr, err);
+    xf_status st = xf_env_step(c->run.e, rule, loc, sr, err);
     c->real_s += xf_search_now() - t0;
     if (st) return st;
     c->st.real_steps++;
-    c->res->expanded++;
+    c->run.res->expanded++;
     st = encode(c, err);
-    if (st || !sr->valid || rule == xf_env_num_xfers(c->e)) return st;
-    int added;
-    st = path_push(c, rule, err);
-    if (!st) st = xf_hashset_add(&c->seen, sr->hash, &added, err);
-    if (!st && sr->cost_ms < c->res->best_ms - XF_SEARCH_EPS * c->res->initial_ms)
-        st = keep_best(c, sr->cost_ms, err);
-    return st;
+    return st ? st : xf_agent_run_step(&c->run, rule, sr, err);
 }
 
 enum { MODE_RANDOM, MODE_GREEDY, MODE_SAMPLED };
@@ -448,7 +366,7 @@ enum { MODE_RANDOM, MODE_GREEDY, MODE_SAMPLED };
 static xf_status real_episode(run_ctx *c, int mode, int record, xf_error *err)
 {
     xf_wm_agent *a = c->a;
-    xf_env *e = c->e;
+    xf_env *e = c->run.e;
     const xf_wm *wm = &a->wm;
     int D = a->opt.gnn.latent, H = a->opt.wm_hidden, N = a->act.M;
     xf_status st = xf_env_reset(e, err);
@@ -458,7 +376,7 @@ static xf_status real_episode(run_ctx *c, int mode, int record, xf_error *err)
     if (st) return st;
     memset(a->state + D, 0, (size_t)H * sizeof *a->state);
     memset(a->c, 0, (size_t)H * sizeof *a->c);
-    c->path_n = 0;
+    c->run.path_n = 0;
     read_masks(a, e);
     for (int t = 0; t < a->opt.episode_steps && !out_of_budget(c); t++) {
         int rule = N, loc = 0;
@@ -502,7 +420,7 @@ static xf_status real_episode(run_ctx *c, int mode, int record, xf_error *err)
 static xf_status warm_up(run_ctx *c, xf_error *err)
 {
     xf_wm_agent *a = c->a;
-    xf_env *e = c->e;
+    xf_env *e = c->run.e;
     int n = xf_env_num_xfers(e), L = a->max_locations;
     size_t n1 = (size_t)(n > 0 ? n : 1);
     int64_t *count = calloc(n1, sizeof *count);
@@ -519,7 +437,7 @@ static xf_status warm_up(run_ctx *c, xf_error *err)
         if (!st) st = xf_wm_data_begin(&raw, a->z, &idx, err);
         if (st) break;
         xf_actions_count(e, count);
-        c->path_n = 0;
+        c->run.path_n = 0;
         moved = 0;
         for (int t = 0, rule, loc; t < a->opt.episode_steps && left > 0 && !out_of_budget(c); t++) {
             if (!xf_actions_random(e, &a->rng, &rule, &loc)) break;
@@ -669,28 +587,14 @@ static xf_status run_begin(run_ctx *c, xf_wm_agent *a, xf_env *e, xf_search_resu
 {
     memset(c, 0, sizeof *c);
     c->a = a;
-    c->e = e;
-    c->res = res;
-    c->t0 = c->last_progress = xf_search_now();
-    xf_hashset_init(&c->seen);
-    xf_search_result_free(res);
-    int added;
-    xf_status st = a->built ? xf_actions_bind(&a->act, xf_env_ruleset(e), err) : XF_OK;
-    if (!st) st = xf_env_reset(e, err);
-    if (!st) st = xf_hashset_add(&c->seen, xf_env_hash(e), &added, err);
-    if (st) return st;
-    res->initial_ms = xf_env_cost(e);
-    return keep_best(c, res->initial_ms, err);
+    return xf_agent_run_begin(&c->run, e, res, a->built ? &a->act : NULL, err);
 }
 
 /* Leaves the best graph in e and fills the figures; frees the context. */
 static xf_status run_end(run_ctx *c, xf_status st, xf_wm_agent_stats *stats, xf_error *err)
 {
-    xf_search_result *res = c->res;
-    if (!st) st = xf_env_set_graph(c->e, &res->best, err);
-    if (!st) res->best_ms = xf_env_cost(c->e);
-    res->seen = (int64_t)c->seen.n + c->seen.has_zero;
-    res->seconds = xf_search_now() - c->t0;
+    xf_search_result *res = c->run.res;
+    st = xf_agent_run_end(&c->run, st, err);
     c->st.seconds = res->seconds;
     if (c->st.real_steps > 0) c->st.real_step_us = c->real_s / (double)c->st.real_steps * 1e6;
     if (c->encodes > 0) c->st.encode_us = c->encode_s / (double)c->encodes * 1e6;
@@ -705,8 +609,6 @@ static xf_status run_end(run_ctx *c, xf_status st, xf_wm_agent_stats *stats, xf_
     xf_dream_free(c->dream);
     free(c->z0);
     free(c->locs0);
-    free(c->path);
-    xf_hashset_free(&c->seen);
     if (st) {
         xf_error_prefix(err, "world-model agent");
         xf_search_result_free(res);
@@ -722,10 +624,10 @@ static xf_status make_dream(run_ctx *c, xf_error *err)
     c->z0 = malloc((size_t)D * sizeof *c->z0);
     c->locs0 = malloc((size_t)(N > 0 ? N : 1) * sizeof *c->locs0);
     if (!c->z0 || !c->locs0) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the dream");
-    xf_status st = xf_env_reset(c->e, err);
+    xf_status st = xf_env_reset(c->run.e, err);
     if (!st) st = encode(c, err);
     if (st) return st;
-    read_masks(a, c->e);
+    read_masks(a, c->run.e);
     memcpy(c->z0, a->z, (size_t)D * sizeof *a->z);
     memcpy(c->locs0, a->locs, (size_t)N * sizeof *a->locs);
     xf_dream_options o = xf_dream_options_default();

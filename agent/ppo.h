@@ -2,8 +2,10 @@
  * ppo.h — (private to agent/) proximal policy optimisation for the learning
  * agents: a two-level policy over the environment's actions (a rule, then a
  * location of that rule), a rollout buffer with GAE(γ, λ) advantages, the
- * clipped PPO update, and the model-free agent that trains the policy and
- * the GNN encoder end to end on the real environment.
+ * clipped PPO update, the model-free agent that trains the policy and
+ * the GNN encoder end to end on the real environment, and what it shares
+ * with the world-model agent (its controller is this policy): the compact
+ * action set, checkpoint I/O, the GNN's input and a run's bookkeeping.
  *
  * The policy network over a state vector s (dim S; the GNN's z for the real
  * agent, the world model's [z, h] for the controller):
@@ -25,9 +27,13 @@
 #ifndef XF_AGENT_PPO_H
 #define XF_AGENT_PPO_H
 
+#include <string.h>
+
 #include "agent/agent.h"
+#include "agent/costmemo.h"
 #include "agent/gnn.h"
 #include "agent/nn.h"
+#include "agent/search_internal.h"
 
 /* ------------------------------------------------------- hyper-parameters */
 
@@ -330,6 +336,77 @@ xf_status xf_ppo_optimise(xf_env *e, const xf_ppo_agent_options *opt, xf_search_
                           xf_error *err);
 
 /* ----------------------------------------------- shared by the PPO agents */
+
+/* The defaults the two agents' options share, set on o (an
+ * xf_ppo_agent_options or an xf_wm_agent_options, zeroed first: fields of
+ * the same names). */
+#define XF_AGENT_OPTIONS_DEFAULT(o)                                  \
+    do {                                                             \
+        memset(&(o), 0, sizeof(o));                                  \
+        (o).hp = xf_ppo_hparams_default();                           \
+        (o).gnn = xf_gnn_config_default();                           \
+        (o).gnn.hidden = 32;                                         \
+        (o).gnn.latent = 32;                                         \
+        (o).gnn.rounds = 2;                                          \
+        (o).max_locations = xf_env_options_default().max_locations;  \
+        (o).warmup_steps = XF_ACTIONS_WARMUP;                        \
+        (o).max_actions = XF_ACTIONS_CAP;                            \
+        (o).max_env_steps = 20000;                                   \
+        (o).max_seconds = 60;                                        \
+        (o).seed = 1;                                                \
+    } while (0)
+
+/* Per-node costs for the GNN's node features (agent_common.c): the memo in
+ * front of the environment's cost model (NULL: no costs) and buffers grown
+ * to the largest graph seen. All zero is empty. */
+typedef struct xf_node_costs {
+    xf_costmemo *memo;
+    xf_op_cost *per_node;
+    double *node_ms;
+    int cap;
+} xf_node_costs;
+
+void xf_node_costs_free(xf_node_costs *nc); /* back to empty */
+/* Appends e's current graph to b, with each node's cost when nc has a
+ * memo. */
+xf_status xf_agent_features(xf_node_costs *nc, const xf_env *e, xf_gnn_batch *b, xf_error *err);
+
+/* A learning agent's run on the real environment (agent_common.c): the
+ * result being filled, the graphs seen, the environment actions applied in
+ * the current episode (the path a new best graph records) and the clock. */
+typedef struct xf_agent_run {
+    xf_env *e;
+    xf_search_result *res;
+    xf_hashset seen;
+    int *path, path_n, path_cap;
+    double t0, last_progress;
+} xf_agent_run;
+
+/* Starts a run on e: res (its contents freed) gets e's reset state as the
+ * initial and the best graph, which counts as seen; act (a built agent's;
+ * NULL: none) is first bound to e's rule set. */
+xf_status xf_agent_run_begin(xf_agent_run *r, xf_env *e, xf_search_result *res, xf_actions *act,
+                             xf_error *err);
+/* 1 when `steps` reached max_env_steps or max_seconds have passed since
+ * the start (<= 0: no such budget). */
+int xf_agent_run_over(const xf_agent_run *r, int64_t steps, int64_t max_env_steps,
+                      double max_seconds);
+/* Counts a real step that took environment action `rule` with result sr:
+ * a valid rewrite (not the no-op) extends the path, counts as seen, and
+ * becomes the best graph when cheaper. */
+xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result *sr,
+                            xf_error *err);
+/* Ends a run: after success (st XF_OK) e gets the best graph and res its
+ * cost; res gets the distinct graphs seen and the seconds; the run's
+ * memory is freed. Returns st, or the failure of setting e's graph. */
+xf_status xf_agent_run_end(xf_agent_run *r, xf_status st, xf_error *err);
+
+/* Little-endian fields of the agents' checkpoints (ppo_ckpt.c): 1 when the
+ * field was written or read whole, 0 on an I/O error or end of file. */
+int xf_ckpt_put_u32(FILE *f, uint32_t v);
+int xf_ckpt_get_u32(FILE *f, uint32_t *v);
+int xf_ckpt_put_i64(FILE *f, int64_t v);
+int xf_ckpt_get_i64(FILE *f, int64_t *v);
 
 /* Checkpoint file: "XFPPOAGT" | u32 XF_PPO_CKPT_VERSION | u32 n |
  * n × u32 sizes | action ids (xf_actions_write) | u64 Adam step |

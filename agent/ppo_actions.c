@@ -195,28 +195,10 @@ void xf_actions_mask(const xf_actions *s, const xf_env *e, uint8_t *mask, int *n
 
 /* ----------------------------------------------------------- checkpoints */
 
-static int put_u32(FILE *f, uint32_t v)
-{
-    unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
-                          (unsigned char)(v >> 24)};
-    return fwrite(b, 1, 4, f) == 4;
-}
-
-static int get_u32(FILE *f, uint32_t *v)
-{
-    unsigned char b[4];
-    if (fread(b, 1, 4, f) != 4) return 0;
-    *v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    return 1;
-}
-
 int xf_actions_write(FILE *f, const xf_actions *s)
 {
-    int ok = put_u32(f, (uint32_t)s->M);
-    for (int j = 0; ok && j < s->M; j++) {
-        uint64_t u = (uint64_t)s->ids[j];
-        ok = put_u32(f, (uint32_t)u) && put_u32(f, (uint32_t)(u >> 32));
-    }
+    int ok = xf_ckpt_put_u32(f, (uint32_t)s->M);
+    for (int j = 0; ok && j < s->M; j++) ok = xf_ckpt_put_i64(f, s->ids[j]);
     return ok;
 }
 
@@ -226,19 +208,17 @@ int xf_actions_write(FILE *f, const xf_actions *s)
 xf_status xf_actions_read(FILE *f, const char *path, xf_actions *s, xf_error *err)
 {
     uint32_t m = 0;
-    if (!get_u32(f, &m)) return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s' is truncated", path);
+    if (!xf_ckpt_get_u32(f, &m))
+        return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s' is truncated", path);
     if (m > XF_ACTIONS_MAX)
         return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s': %u actions (corrupt header)", path, m);
     int64_t *ids = malloc((size_t)(m > 0 ? m : 1) * sizeof *ids);
     if (!ids) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading '%s'", path);
-    for (uint32_t j = 0; j < m; j++) {
-        uint32_t lo, hi;
-        if (!get_u32(f, &lo) || !get_u32(f, &hi)) {
+    for (uint32_t j = 0; j < m; j++)
+        if (!xf_ckpt_get_i64(f, &ids[j])) {
             free(ids);
             return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s' is truncated", path);
         }
-        ids[j] = (int64_t)((uint64_t)hi << 32 | lo);
-    }
     xf_actions_free(s);
     s->M = (int)m;
     s->ids = ids;

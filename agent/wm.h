@@ -40,7 +40,6 @@
 #include <stdint.h>
 
 #include "agent/agent.h"
-#include "agent/costmemo.h"
 #include "agent/gnn.h"
 #include "agent/nn.h"
 #include "agent/ppo.h"
@@ -319,10 +318,7 @@ typedef struct xf_wm_agent {
     int max_locations;
     xf_actions act;       /* M 0 until trained (warm-up) or loaded */
     int built;
-    xf_costmemo *memo;    /* per-node costs (when opt.cm) */
-    xf_op_cost *per_node;
-    double *node_ms;
-    int node_cap;
+    xf_node_costs costs;  /* per-node costs (a memo when opt.cm) */
     xf_nn_params gnn_p, wm_p, ctl_p;
     xf_gnn gnn;
     xf_wm wm;

@@ -42,28 +42,13 @@ static void sizes_of(const xf_wm_agent *a, uint32_t *s)
     for (int i = 0; i < N_SIZES; i++) s[i] = (uint32_t)v[i];
 }
 
-static int put_u32(FILE *f, uint32_t v)
-{
-    unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
-                          (unsigned char)(v >> 24)};
-    return fwrite(b, 1, 4, f) == 4;
-}
-
-static int get_u32(FILE *f, uint32_t *v)
-{
-    unsigned char b[4];
-    if (fread(b, 1, 4, f) != 4) return 0;
-    *v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    return 1;
-}
-
 static int put_floats(FILE *f, const float *x, int n)
 {
     int ok = 1;
     for (int i = 0; ok && i < n; i++) {
         uint32_t u;
         memcpy(&u, &x[i], 4);
-        ok = put_u32(f, u);
+        ok = xf_ckpt_put_u32(f, u);
     }
     return ok;
 }
@@ -73,24 +58,10 @@ static int get_floats(FILE *f, float *x, int n)
     int ok = 1;
     for (int i = 0; ok && i < n; i++) {
         uint32_t u = 0;
-        ok = get_u32(f, &u);
+        ok = xf_ckpt_get_u32(f, &u);
         memcpy(&x[i], &u, 4);
     }
     return ok;
-}
-
-static int put_u64(FILE *f, int64_t v)
-{
-    uint64_t u = (uint64_t)v;
-    return put_u32(f, (uint32_t)u) && put_u32(f, (uint32_t)(u >> 32));
-}
-
-static int get_u64(FILE *f, int64_t *v)
-{
-    uint32_t lo, hi;
-    if (!get_u32(f, &lo) || !get_u32(f, &hi)) return 0;
-    *v = (int64_t)((uint64_t)hi << 32 | lo);
-    return 1;
 }
 
 xf_status xf_wm_agent_save(const xf_wm_agent *a, const char *path, xf_error *err)
@@ -106,13 +77,13 @@ xf_status xf_wm_agent_save(const xf_wm_agent *a, const char *path, xf_error *err
     uint32_t s[N_SIZES];
     sizes_of(a, s);
     int D = a->opt.gnn.latent;
-    int ok = fwrite(MAGIC, 1, 8, f) == 8 && put_u32(f, XF_WM_CKPT_VERSION) &&
-             put_u32(f, N_SIZES);
-    for (int i = 0; ok && i < N_SIZES; i++) ok = put_u32(f, s[i]);
-    ok = ok && xf_actions_write(f, &a->act) && put_u32(f, (uint32_t)a->normalised) &&
+    int ok = fwrite(MAGIC, 1, 8, f) == 8 && xf_ckpt_put_u32(f, XF_WM_CKPT_VERSION) &&
+             xf_ckpt_put_u32(f, N_SIZES);
+    for (int i = 0; ok && i < N_SIZES; i++) ok = xf_ckpt_put_u32(f, s[i]);
+    ok = ok && xf_actions_write(f, &a->act) && xf_ckpt_put_u32(f, (uint32_t)a->normalised) &&
          put_floats(f, a->z_mean, D) && put_floats(f, a->z_std, D) &&
-         put_floats(f, &a->reward_scale, 1) && put_u64(f, a->wm_adam.step) &&
-         put_u64(f, a->ctl_adam.step);
+         put_floats(f, &a->reward_scale, 1) && xf_ckpt_put_i64(f, a->wm_adam.step) &&
+         xf_ckpt_put_i64(f, a->ctl_adam.step);
     xf_status st = ok ? XF_OK : XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s'", path);
     if (!st) st = xf_nn_params_save(&a->gnn_p, f, 0, path, err);
     if (!st) st = xf_nn_params_save(&a->wm_p, f, 1, path, err);
@@ -156,16 +127,17 @@ static xf_status read_header(FILE *f, const xf_wm_agent *a, const char *path, xf
     if (fread(magic, 1, 8, f) != 8 || memcmp(magic, MAGIC, 8) != 0)
         return XF_FAIL(err, XF_ERR_PARSE, "'%s' is not a world-model agent checkpoint (bad magic)",
                        path);
-    if (!get_u32(f, &version) || version != XF_WM_CKPT_VERSION)
+    if (!xf_ckpt_get_u32(f, &version) || version != XF_WM_CKPT_VERSION)
         return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s': version %u, this build reads %u", path,
                        version, XF_WM_CKPT_VERSION);
-    if (!get_u32(f, &count) || count != N_SIZES)
+    if (!xf_ckpt_get_u32(f, &count) || count != N_SIZES)
         return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s': %u sizes in the header, expected %d",
                        path, count, N_SIZES);
     sizes_of(a, want);
     for (int i = 0; i < N_SIZES; i++) {
         uint32_t v;
-        if (!get_u32(f, &v)) return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s' is truncated", path);
+        if (!xf_ckpt_get_u32(f, &v))
+            return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s' is truncated", path);
         if (v != want[i])
             return XF_FAIL(err, XF_ERR_MISMATCH,
                            "checkpoint '%s' was saved with %s %u, this agent has %u", path,
@@ -174,8 +146,8 @@ static xf_status read_header(FILE *f, const xf_wm_agent *a, const char *path, xf
     xf_status st = xf_actions_read(f, path, act, err);
     if (st) return st;
     int D = a->opt.gnn.latent;
-    if (!get_u32(f, norm) || !get_floats(f, stats, 2 * D + 1) ||
-        !get_u64(f, &steps[0]) || !get_u64(f, &steps[1]))
+    if (!xf_ckpt_get_u32(f, norm) || !get_floats(f, stats, 2 * D + 1) ||
+        !xf_ckpt_get_i64(f, &steps[0]) || !xf_ckpt_get_i64(f, &steps[1]))
         return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s' is truncated", path);
     for (int d = 0; d <= D; d++)
         if (!(stats[D + d] > 0))

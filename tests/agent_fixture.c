@@ -1,7 +1,8 @@
 /*
- * agent_fixture.c — the fixture shared by the environment and search suites
- * (see agent_fixture.h): an analytic cost model, graph-building shorthands
- * that assert on failure, and two hand-built rules with their reverses.
+ * agent_fixture.c — the fixture shared by the agent suites (see
+ * agent_fixture.h): an analytic cost model, graph-building shorthands
+ * that assert on failure, two hand-built rules with their reverses, and an
+ * environment over them.
  */
 #include "agent_fixture.h"
 
@@ -140,4 +141,21 @@ xf_ruleset *xf_fx_rules(void)
     xf_rule_free(&r[0]);
     xf_rule_free(&r[1]);
     return rs;
+}
+
+void xf_fx_env_open(xf_fx_env *f, void (*build)(xf_graph *g), const xf_env_options *opt)
+{
+    f->cm = xf_fx_cost_model();
+    f->rs = xf_fx_rules();
+    build(&f->g);
+    xf_error err;
+    ck_assert_msg(xf_env_create(f->rs, f->cm, &f->g, opt, &f->e, &err) == XF_OK, "%s", err.msg);
+}
+
+void xf_fx_env_close(xf_fx_env *f)
+{
+    xf_env_free(f->e);
+    xf_graph_free(&f->g);
+    xf_ruleset_free(f->rs);
+    xf_cost_close(f->cm);
 }

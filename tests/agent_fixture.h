@@ -1,9 +1,11 @@
 /*
- * agent_fixture.h — the fixture of the agent environment and search suites
- * (test_agent_env.c, test_agent_search.c): an analytic cost model (100
+ * agent_fixture.h — the fixture of the agent suites (test_agent_env.c,
+ * test_agent_search.c, test_agent_ppo.c, test_agent_wm.c and, for its graph
+ * builders, test_agent_gnn.c): an analytic cost model (100
  * GFLOP/s, 10 GB/s, 2 us per kernel, no cache file), graph-building
- * shorthands that fail the running test on error, and a rule set of two
- * hand-built rules and their reverses:
+ * shorthands that fail the running test on error, a rule set of two
+ * hand-built rules and their reverses, and an environment over a graph of
+ * the suite's own with both:
  *   id 1: relu(conv(x0, w0)) => conv[act=relu](x0, w0)
  *   id 2: matmul(m0, m1), matmul(m0, m2) => split(matmul(m0, concat[axis=1](m1, m2)))
  * Built only with the agent module (tests/CMakeLists.txt).
@@ -31,5 +33,18 @@ void xf_fx_rule_conv_relu(xf_rule *r);
 void xf_fx_rule_matmul_merge(xf_rule *r);
 /* Both rules, validated, with ids 1 and 2 and their reverses. */
 xf_ruleset *xf_fx_rules(void);
+
+/* An environment over the cost model and the rule set above. */
+typedef struct xf_fx_env {
+    xf_cost_model *cm;
+    xf_ruleset *rs;
+    xf_graph g;
+    xf_env *e;
+} xf_fx_env;
+
+/* Opens f: the cost model, the rules, f->g as build makes it, and the
+ * environment over them with options opt. */
+void xf_fx_env_open(xf_fx_env *f, void (*build)(xf_graph *g), const xf_env_options *opt);
+void xf_fx_env_close(xf_fx_env *f);
 
 #endif /* XF_TESTS_AGENT_FIXTURE_H */

@@ -20,49 +20,10 @@
 #include <string.h>
 
 #include "agent/gnn.h"
+#include "agent_fixture.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------ builders */
-
-static int input(xf_graph *g, const char *name, int rank, const int64_t *dims)
-{
-    xf_error err;
-    xf_shape s = xf_shape_make(rank, dims);
-    int v = xf_graph_add_input(g, name, XF_F32, &s, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static int weight(xf_graph *g, const char *name, int rank, const int64_t *dims, uint64_t seed)
-{
-    xf_error err;
-    xf_shape s = xf_shape_make(rank, dims);
-    int64_t n = xf_shape_numel(&s);
-    float *d = malloc((size_t)n * sizeof *d);
-    ck_assert_ptr_nonnull(d);
-    xf_rng rng;
-    xf_rng_seed(&rng, seed);
-    for (int64_t i = 0; i < n; i++) d[i] = xf_rng_uniform(&rng, -1, 1);
-    int v = xf_graph_add_const_owned(g, name, XF_F32, &s, d, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static int op(xf_graph *g, xf_op o, const xf_params *p, int a, int b)
-{
-    xf_error err;
-    int in[2] = {a, b};
-    xf_params def = xf_params_default();
-    int v = xf_graph_op(g, o, p ? p : &def, in, b < 0 ? 1 : 2, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static void mark(xf_graph *g, int v)
-{
-    xf_error err;
-    ck_assert_msg(xf_graph_mark_output(g, v, &err) == XF_OK, "%s", err.msg);
-}
 
 static xf_params perm2(void)
 {
@@ -78,13 +39,13 @@ static void hand_graph(xf_graph *g)
 {
     xf_graph_init(g);
     int64_t xd[2] = {2, 4}, wd[2] = {3, 4};
-    int x = input(g, "x", 2, xd);
-    int w = weight(g, "w", 2, wd, 1);
+    int x = xf_fx_input(g, "x", xf_shape_make(2, xd));
+    int w = xf_fx_weight(g, "w", xf_shape_make(2, wd), 1);
     xf_params p = perm2();
-    int t = op(g, XF_OP_TRANSPOSE, &p, w, -1);
-    int m = op(g, XF_OP_MATMUL, NULL, x, t);
-    int r = op(g, XF_OP_RELU, NULL, m, -1);
-    mark(g, op(g, XF_OP_ADD, NULL, r, m));
+    int t = xf_fx_op(g, XF_OP_TRANSPOSE, &p, w, -1);
+    int m = xf_fx_op(g, XF_OP_MATMUL, NULL, x, t);
+    int r = xf_fx_op(g, XF_OP_RELU, NULL, m, -1);
+    xf_fx_output(g, xf_fx_op(g, XF_OP_ADD, NULL, r, m));
 }
 
 /* A small graph whose independent branches are built in the order given by
@@ -96,32 +57,32 @@ static void branchy_graph(xf_graph *g, const int *order, int variant)
     xf_graph_init(g);
     int64_t c = 5 + variant;
     int64_t xd[2] = {3, c}, wd[2] = {c, c}, w2d[2] = {c, 4};
-    int x = input(g, "x", 2, xd);
-    int w = weight(g, "w", 2, wd, 7);
-    int w2 = weight(g, "w2", 2, w2d, 8);
+    int x = xf_fx_input(g, "x", xf_shape_make(2, xd));
+    int w = xf_fx_weight(g, "w", xf_shape_make(2, wd), 7);
+    int w2 = xf_fx_weight(g, "w2", xf_shape_make(2, w2d), 8);
     int br[4] = {-1, -1, -1, -1};
     for (int i = 0; i < 4; i++) {
         switch (order[i]) {
-        case 0: br[0] = op(g, XF_OP_RELU, NULL, x, -1); break;
-        case 1: br[1] = op(g, XF_OP_TANH, NULL, x, -1); break;
-        case 2: br[2] = op(g, XF_OP_SIGMOID, NULL, x, -1); break;
-        default: br[3] = op(g, XF_OP_MATMUL, NULL, x, w); break;
+        case 0: br[0] = xf_fx_op(g, XF_OP_RELU, NULL, x, -1); break;
+        case 1: br[1] = xf_fx_op(g, XF_OP_TANH, NULL, x, -1); break;
+        case 2: br[2] = xf_fx_op(g, XF_OP_SIGMOID, NULL, x, -1); break;
+        default: br[3] = xf_fx_op(g, XF_OP_MATMUL, NULL, x, w); break;
         }
     }
     int s0, s1;
     if (order[0] < 2) {
-        s0 = op(g, XF_OP_ADD, NULL, br[0], br[1]);
-        s1 = op(g, XF_OP_MUL, NULL, br[2], br[3]);
+        s0 = xf_fx_op(g, XF_OP_ADD, NULL, br[0], br[1]);
+        s1 = xf_fx_op(g, XF_OP_MUL, NULL, br[2], br[3]);
     } else {
-        s1 = op(g, XF_OP_MUL, NULL, br[2], br[3]);
-        s0 = op(g, XF_OP_ADD, NULL, br[0], br[1]);
+        s1 = xf_fx_op(g, XF_OP_MUL, NULL, br[2], br[3]);
+        s0 = xf_fx_op(g, XF_OP_ADD, NULL, br[0], br[1]);
     }
-    int s = op(g, XF_OP_SUB, NULL, s0, s1);
-    int mm = op(g, XF_OP_MATMUL, NULL, s, w2);
+    int s = xf_fx_op(g, XF_OP_SUB, NULL, s0, s1);
+    int mm = xf_fx_op(g, XF_OP_MATMUL, NULL, s, w2);
     xf_params sp = xf_params_default();
     sp.axis = -1;
-    mark(g, op(g, XF_OP_SOFTMAX, &sp, mm, -1));
-    if (variant > 0) mark(g, br[0]);
+    xf_fx_output(g, xf_fx_op(g, XF_OP_SOFTMAX, &sp, mm, -1));
+    if (variant > 0) xf_fx_output(g, br[0]);
 }
 
 static const float *nf(const xf_gnn_batch *b, int node)
@@ -222,7 +183,7 @@ START_TEST(features_reject_empty_graph)
     xf_graph g;
     xf_graph_init(&g);
     int64_t d[1] = {3};
-    mark(&g, input(&g, "x", 1, d));
+    xf_fx_output(&g, xf_fx_input(&g, "x", xf_shape_make(1, d)));
     xf_gnn_batch b;
     xf_gnn_batch_init(&b);
     xf_error err;
@@ -444,7 +405,7 @@ START_TEST(edgeless_batch_encodes)
     xf_error err;
     int v = xf_graph_op(&g, XF_OP_CONST_ONES, &p, NULL, 0, &err);
     ck_assert_msg(v >= 0, "%s", err.msg);
-    mark(&g, v);
+    xf_fx_output(&g, v);
     xf_gnn_batch b;
     xf_gnn_batch_init(&b);
     ck_assert_msg(xf_gnn_batch_add(&b, &g, NULL, NULL, &err) == XF_OK, "%s", err.msg);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "agent/ppo.h"
+#include "agent_fixture.h"
 #include "testutil.h"
 
 #define GC_H 1e-2f
@@ -324,121 +325,6 @@ END_TEST
 
 /* ------------------------------------------- the agent on a real graph */
 
-static xf_cost_model *open_cm(void)
-{
-    xf_cost_options o = xf_cost_options_default();
-    o.backend = XF_COST_ANALYTIC;
-    o.cache_path = NULL;
-    o.peak_gflops = 100;
-    o.bandwidth_gbps = 10;
-    o.kernel_overhead_us = 2;
-    xf_cost_model *cm = NULL;
-    xf_error err;
-    ck_assert_msg(xf_cost_open(&o, &cm, &err) == XF_OK, "%s", err.msg);
-    return cm;
-}
-
-static xf_shape shp(int rank, int64_t a, int64_t b, int64_t c, int64_t d)
-{
-    int64_t dims[4] = {a, b, c, d};
-    return xf_shape_make(rank, dims);
-}
-
-static xf_params conv3x3(int act)
-{
-    xf_params p = xf_params_default();
-    p.kernel[0] = p.kernel[1] = 3;
-    p.stride[0] = p.stride[1] = 1;
-    p.dilation[0] = p.dilation[1] = 1;
-    for (int i = 0; i < 4; i++) p.pads[i] = 1;
-    p.group = 1;
-    p.activation = act;
-    return p;
-}
-
-static int op1(xf_graph *g, xf_op op, const xf_params *p, int a, int b)
-{
-    xf_error err;
-    int in[2] = {a, b};
-    xf_params def = xf_params_default();
-    int v = xf_graph_op(g, op, p ? p : &def, in, b < 0 ? 1 : 2, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static int input(xf_graph *g, const char *name, xf_shape s)
-{
-    xf_error err;
-    int v = xf_graph_add_input(g, name, XF_F32, &s, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static int weight(xf_graph *g, const char *name, xf_shape s, uint64_t seed)
-{
-    xf_error err;
-    int64_t n = xf_shape_numel(&s);
-    float *d = malloc((size_t)n * sizeof *d);
-    xf_rng rng;
-    xf_rng_seed(&rng, seed);
-    for (int64_t i = 0; i < n; i++) d[i] = xf_rng_uniform(&rng, -1, 1);
-    int v = xf_graph_add_const_owned(g, name, XF_F32, &s, d, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static void mark(xf_graph *g, int v)
-{
-    xf_error err;
-    ck_assert_msg(xf_graph_mark_output(g, v, &err) == XF_OK, "%s", err.msg);
-}
-
-/* relu(conv(x0, w0)) => conv[act=relu](x0, w0) */
-static void rule_conv_relu(xf_rule *r)
-{
-    xf_rule_init(r);
-    xf_graph *side[2] = {&r->src, &r->dst};
-    for (int s = 0; s < 2; s++) {
-        int x = input(side[s], "x0", shp(4, 2, 4, 4, 4));
-        int w = input(side[s], "w0", shp(4, 4, 4, 3, 3));
-        xf_params p = conv3x3(s == 0 ? XF_ACT_NONE : XF_ACT_RELU);
-        int c = op1(side[s], XF_OP_CONV, &p, x, w);
-        mark(side[s], s == 0 ? op1(side[s], XF_OP_RELU, NULL, c, -1) : c);
-    }
-}
-
-/* matmul(m0, m1), matmul(m0, m2) => split(matmul(m0, concat[axis=1](m1, m2))) */
-static void rule_matmul_merge(xf_rule *r)
-{
-    xf_rule_init(r);
-    xf_graph *side[2] = {&r->src, &r->dst};
-    for (int s = 0; s < 2; s++) {
-        int m[3];
-        const char *names[3] = {"m0", "m1", "m2"};
-        for (int i = 0; i < 3; i++) m[i] = input(side[s], names[i], shp(2, 4, 4, 0, 0));
-        if (s == 0) {
-            mark(side[s], op1(side[s], XF_OP_MATMUL, NULL, m[0], m[1]));
-            mark(side[s], op1(side[s], XF_OP_MATMUL, NULL, m[0], m[2]));
-            continue;
-        }
-        xf_params cat = xf_params_default();
-        cat.axis = 1;
-        int in[2] = {m[1], m[2]};
-        xf_error err;
-        int c = xf_graph_op(side[s], XF_OP_CONCAT, &cat, in, 2, &err);
-        ck_assert_msg(c >= 0, "%s", err.msg);
-        int mm = op1(side[s], XF_OP_MATMUL, NULL, m[0], c);
-        xf_params sp = xf_params_default();
-        sp.axis = 1;
-        sp.n_split = 2;
-        sp.split[0] = sp.split[1] = 4;
-        int node = xf_graph_add_node(side[s], XF_OP_SPLIT, &sp, &mm, 1, 2, NULL, &err);
-        ck_assert_msg(node >= 0, "%s", err.msg);
-        mark(side[s], side[s]->nodes[node].outputs[0]);
-        mark(side[s], side[s]->nodes[node].outputs[1]);
-    }
-}
-
 /* The graph: relu(conv(x, w)) and matmul(a, m1), matmul(a, m2), twice over
  * (two independent copies). */
 static void build_graph(xf_graph *g)
@@ -447,63 +333,37 @@ static void build_graph(xf_graph *g)
     for (int k = 0; k < 2; k++) {
         char nm[16];
         snprintf(nm, sizeof nm, "x%d", k);
-        int x = input(g, nm, shp(4, 1, 4, 8, 8));
+        int x = xf_fx_input(g, nm, xf_fx_shape(4, 1, 4, 8, 8));
         snprintf(nm, sizeof nm, "w%d", k);
-        int w = weight(g, nm, shp(4, 4, 4, 3, 3), (uint64_t)(1 + 10 * k));
-        xf_params p = conv3x3(XF_ACT_NONE);
-        mark(g, op1(g, XF_OP_RELU, NULL, op1(g, XF_OP_CONV, &p, x, w), -1));
+        int w = xf_fx_weight(g, nm, xf_fx_shape(4, 4, 4, 3, 3), (uint64_t)(1 + 10 * k));
+        xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
+        xf_fx_output(g, xf_fx_op(g, XF_OP_RELU, NULL, xf_fx_op(g, XF_OP_CONV, &p, x, w), -1));
         snprintf(nm, sizeof nm, "a%d", k);
-        int a = input(g, nm, shp(2, 8, 4, 0, 0));
+        int a = xf_fx_input(g, nm, xf_fx_shape(2, 8, 4, 0, 0));
         snprintf(nm, sizeof nm, "m1_%d", k);
-        int m1 = weight(g, nm, shp(2, 4, 4, 0, 0), (uint64_t)(2 + 10 * k));
+        int m1 = xf_fx_weight(g, nm, xf_fx_shape(2, 4, 4, 0, 0), (uint64_t)(2 + 10 * k));
         snprintf(nm, sizeof nm, "m2_%d", k);
-        int m2 = weight(g, nm, shp(2, 4, 4, 0, 0), (uint64_t)(3 + 10 * k));
-        mark(g, op1(g, XF_OP_MATMUL, NULL, a, m1));
-        mark(g, op1(g, XF_OP_MATMUL, NULL, a, m2));
+        int m2 = xf_fx_weight(g, nm, xf_fx_shape(2, 4, 4, 0, 0), (uint64_t)(3 + 10 * k));
+        xf_fx_output(g, xf_fx_op(g, XF_OP_MATMUL, NULL, a, m1));
+        xf_fx_output(g, xf_fx_op(g, XF_OP_MATMUL, NULL, a, m2));
     }
 }
 
-typedef struct fixture {
-    xf_cost_model *cm;
-    xf_ruleset *rs;
-    xf_graph g;
-    xf_env *e;
-} fixture;
-
-static void fixture_open(fixture *f)
+static void fixture_open(xf_fx_env *f)
 {
-    f->cm = open_cm();
-    xf_rule r[2];
-    rule_conv_relu(&r[0]);
-    rule_matmul_merge(&r[1]);
-    int64_t ids[2] = {1, 2};
-    xf_ruleset_options ro = xf_ruleset_options_default();
-    xf_error err;
-    ck_assert_msg(xf_ruleset_from_rules(r, ids, 2, &ro, &f->rs, &err) == XF_OK, "%s", err.msg);
-    xf_rule_free(&r[0]);
-    xf_rule_free(&r[1]);
-    build_graph(&f->g);
     xf_env_options eo = xf_env_options_default();
     eo.max_steps = 8;
     eo.max_locations = 4;
-    ck_assert_msg(xf_env_create(f->rs, f->cm, &f->g, &eo, &f->e, &err) == XF_OK, "%s", err.msg);
-}
-
-static void fixture_close(fixture *f)
-{
-    xf_env_free(f->e);
-    xf_graph_free(&f->g);
-    xf_ruleset_free(f->rs);
-    xf_cost_close(f->cm);
+    xf_fx_env_open(f, build_graph, &eo);
 }
 
 /* An environment over f's graph whose rule set has the conv + relu rule
  * under id 11 instead of 1 (the matmul rule keeps id 2). */
-static void other_ids_env(const fixture *f, xf_ruleset **rs, xf_env **e)
+static void other_ids_env(const xf_fx_env *f, xf_ruleset **rs, xf_env **e)
 {
     xf_rule r[2];
-    rule_conv_relu(&r[0]);
-    rule_matmul_merge(&r[1]);
+    xf_fx_rule_conv_relu(&r[0]);
+    xf_fx_rule_matmul_merge(&r[1]);
     int64_t ids[2] = {11, 2};
     xf_ruleset_options ro = xf_ruleset_options_default();
     xf_error err;
@@ -518,7 +378,7 @@ static void other_ids_env(const fixture *f, xf_ruleset **rs, xf_env **e)
 
 START_TEST(compact_actions_map_to_and_from_the_environment)
 {
-    fixture f;
+    xf_fx_env f;
     fixture_open(&f);
     xf_error err;
     int N = xf_env_num_xfers(f.e);
@@ -612,11 +472,11 @@ START_TEST(compact_actions_map_to_and_from_the_environment)
     xf_ruleset_free(rs2);
     xf_actions_free(&t);
     xf_actions_free(&s);
-    fixture_close(&f);
+    xf_fx_env_close(&f);
 }
 END_TEST
 
-static xf_ppo_agent_options agent_options(const fixture *f)
+static xf_ppo_agent_options agent_options(const xf_fx_env *f)
 {
     xf_ppo_agent_options o = xf_ppo_agent_options_default();
     o.gnn.hidden = 16;
@@ -640,7 +500,7 @@ static void on_progress(void *user, const xf_ppo_progress *p)
 
 START_TEST(agent_reaches_the_optimal_cost)
 {
-    fixture f;
+    xf_fx_env f;
     fixture_open(&f);
     xf_error err;
     /* the optimum: exhaustive TASO search over this small space */
@@ -712,13 +572,13 @@ START_TEST(agent_reaches_the_optimal_cost)
     xf_search_result_free(&ref);
     xf_ppo_agent_free(b);
     xf_ppo_agent_free(a);
-    fixture_close(&f);
+    xf_fx_env_close(&f);
 }
 END_TEST
 
 START_TEST(checkpoint_reload_gives_identical_actions)
 {
-    fixture f;
+    xf_fx_env f;
     fixture_open(&f);
     xf_error err;
     xf_ppo_agent_options o = agent_options(&f);
@@ -794,7 +654,7 @@ START_TEST(checkpoint_reload_gives_identical_actions)
     xf_search_result_free(&rb);
     xf_ppo_agent_free(b);
     xf_ppo_agent_free(a);
-    fixture_close(&f);
+    xf_fx_env_close(&f);
 }
 END_TEST
 

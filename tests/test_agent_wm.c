@@ -29,181 +29,31 @@
 #include <string.h>
 
 #include "agent/wm.h"
+#include "agent_fixture.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------ fixtures */
-
-static xf_cost_model *open_cm(void)
-{
-    xf_cost_options o = xf_cost_options_default();
-    o.backend = XF_COST_ANALYTIC;
-    o.cache_path = NULL;
-    o.peak_gflops = 100;
-    o.bandwidth_gbps = 10;
-    o.kernel_overhead_us = 2;
-    xf_cost_model *cm = NULL;
-    xf_error err;
-    ck_assert_msg(xf_cost_open(&o, &cm, &err) == XF_OK, "%s", err.msg);
-    return cm;
-}
-
-static xf_shape shp(int rank, int64_t a, int64_t b, int64_t c, int64_t d)
-{
-    int64_t dims[4] = {a, b, c, d};
-    return xf_shape_make(rank, dims);
-}
-
-static xf_params conv3x3(int act)
-{
-    xf_params p = xf_params_default();
-    p.kernel[0] = p.kernel[1] = 3;
-    p.stride[0] = p.stride[1] = 1;
-    p.dilation[0] = p.dilation[1] = 1;
-    for (int i = 0; i < 4; i++) p.pads[i] = 1;
-    p.group = 1;
-    p.activation = act;
-    return p;
-}
-
-static int op1(xf_graph *g, xf_op op, const xf_params *p, int a, int b)
-{
-    xf_error err;
-    int in[2] = {a, b};
-    xf_params def = xf_params_default();
-    int v = xf_graph_op(g, op, p ? p : &def, in, b < 0 ? 1 : 2, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static int input(xf_graph *g, const char *name, xf_shape s)
-{
-    xf_error err;
-    int v = xf_graph_add_input(g, name, XF_F32, &s, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static int weight(xf_graph *g, const char *name, xf_shape s, uint64_t seed)
-{
-    xf_error err;
-    int64_t n = xf_shape_numel(&s);
-    float *d = malloc((size_t)n * sizeof *d);
-    xf_rng rng;
-    xf_rng_seed(&rng, seed);
-    for (int64_t i = 0; i < n; i++) d[i] = xf_rng_uniform(&rng, -1, 1);
-    int v = xf_graph_add_const_owned(g, name, XF_F32, &s, d, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static void mark(xf_graph *g, int v)
-{
-    xf_error err;
-    ck_assert_msg(xf_graph_mark_output(g, v, &err) == XF_OK, "%s", err.msg);
-}
-
-/* relu(conv(x0, w0)) => conv[act=relu](x0, w0) */
-static void rule_conv_relu(xf_rule *r)
-{
-    xf_rule_init(r);
-    xf_graph *side[2] = {&r->src, &r->dst};
-    for (int s = 0; s < 2; s++) {
-        int x = input(side[s], "x0", shp(4, 2, 4, 4, 4));
-        int w = input(side[s], "w0", shp(4, 4, 4, 3, 3));
-        xf_params p = conv3x3(s == 0 ? XF_ACT_NONE : XF_ACT_RELU);
-        int c = op1(side[s], XF_OP_CONV, &p, x, w);
-        mark(side[s], s == 0 ? op1(side[s], XF_OP_RELU, NULL, c, -1) : c);
-    }
-}
-
-/* matmul(m0, m1), matmul(m0, m2) => split(matmul(m0, concat[axis=1](m1, m2))) */
-static void rule_matmul_merge(xf_rule *r)
-{
-    xf_rule_init(r);
-    xf_graph *side[2] = {&r->src, &r->dst};
-    for (int s = 0; s < 2; s++) {
-        int m[3];
-        const char *names[3] = {"m0", "m1", "m2"};
-        for (int i = 0; i < 3; i++) m[i] = input(side[s], names[i], shp(2, 4, 4, 0, 0));
-        if (s == 0) {
-            mark(side[s], op1(side[s], XF_OP_MATMUL, NULL, m[0], m[1]));
-            mark(side[s], op1(side[s], XF_OP_MATMUL, NULL, m[0], m[2]));
-            continue;
-        }
-        xf_params cat = xf_params_default();
-        cat.axis = 1;
-        int in[2] = {m[1], m[2]};
-        xf_error err;
-        int c = xf_graph_op(side[s], XF_OP_CONCAT, &cat, in, 2, &err);
-        ck_assert_msg(c >= 0, "%s", err.msg);
-        int mm = op1(side[s], XF_OP_MATMUL, NULL, m[0], c);
-        xf_params sp = xf_params_default();
-        sp.axis = 1;
-        sp.n_split = 2;
-        sp.split[0] = sp.split[1] = 4;
-        int node = xf_graph_add_node(side[s], XF_OP_SPLIT, &sp, &mm, 1, 2, NULL, &err);
-        ck_assert_msg(node >= 0, "%s", err.msg);
-        mark(side[s], side[s]->nodes[node].outputs[0]);
-        mark(side[s], side[s]->nodes[node].outputs[1]);
-    }
-}
-
-static xf_ruleset *make_rules(void)
-{
-    xf_rule r[2];
-    rule_conv_relu(&r[0]);
-    rule_matmul_merge(&r[1]);
-    xf_error err;
-    ck_assert_msg(xf_rule_validate(&r[0], &err) == XF_OK, "%s", err.msg);
-    ck_assert_msg(xf_rule_validate(&r[1], &err) == XF_OK, "%s", err.msg);
-    int64_t ids[2] = {1, 2};
-    xf_ruleset_options o = xf_ruleset_options_default();
-    xf_ruleset *rs = NULL;
-    ck_assert_msg(xf_ruleset_from_rules(r, ids, 2, &o, &rs, &err) == XF_OK, "%s", err.msg);
-    xf_rule_free(&r[0]);
-    xf_rule_free(&r[1]);
-    return rs;
-}
 
 /* relu(conv(x, w)) and matmul(a, m1), matmul(a, m2). */
 static void build_graph(xf_graph *g)
 {
     xf_graph_init(g);
-    int x = input(g, "x", shp(4, 1, 4, 8, 8));
-    int w = weight(g, "w", shp(4, 4, 4, 3, 3), 1);
-    xf_params p = conv3x3(XF_ACT_NONE);
-    mark(g, op1(g, XF_OP_RELU, NULL, op1(g, XF_OP_CONV, &p, x, w), -1));
-    int a = input(g, "a", shp(2, 8, 4, 0, 0));
-    int m1 = weight(g, "m1", shp(2, 4, 4, 0, 0), 2);
-    int m2 = weight(g, "m2", shp(2, 4, 4, 0, 0), 3);
-    mark(g, op1(g, XF_OP_MATMUL, NULL, a, m1));
-    mark(g, op1(g, XF_OP_MATMUL, NULL, a, m2));
+    int x = xf_fx_input(g, "x", xf_fx_shape(4, 1, 4, 8, 8));
+    int w = xf_fx_weight(g, "w", xf_fx_shape(4, 4, 4, 3, 3), 1);
+    xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
+    xf_fx_output(g, xf_fx_op(g, XF_OP_RELU, NULL, xf_fx_op(g, XF_OP_CONV, &p, x, w), -1));
+    int a = xf_fx_input(g, "a", xf_fx_shape(2, 8, 4, 0, 0));
+    int m1 = xf_fx_weight(g, "m1", xf_fx_shape(2, 4, 4, 0, 0), 2);
+    int m2 = xf_fx_weight(g, "m2", xf_fx_shape(2, 4, 4, 0, 0), 3);
+    xf_fx_output(g, xf_fx_op(g, XF_OP_MATMUL, NULL, a, m1));
+    xf_fx_output(g, xf_fx_op(g, XF_OP_MATMUL, NULL, a, m2));
 }
 
-typedef struct real_env {
-    xf_cost_model *cm;
-    xf_ruleset *rs;
-    xf_graph g;
-    xf_env *e;
-} real_env;
-
-static void real_open(real_env *r, int max_locations)
+static void real_open(xf_fx_env *r, int max_locations)
 {
-    r->cm = open_cm();
-    r->rs = make_rules();
-    build_graph(&r->g);
     xf_env_options o = xf_env_options_default();
     o.max_locations = max_locations;
-    xf_error err;
-    ck_assert_msg(xf_env_create(r->rs, r->cm, &r->g, &o, &r->e, &err) == XF_OK, "%s", err.msg);
-}
-
-static void real_close(real_env *r)
-{
-    xf_env_free(r->e);
-    xf_graph_free(&r->g);
-    xf_ruleset_free(r->rs);
-    xf_cost_close(r->cm);
+    xf_fx_env_open(r, build_graph, &o);
 }
 
 /* A small world model: D 4, N 3, L 5, embedding 3, hidden 8, K 3. */
@@ -393,7 +243,7 @@ static void standardise(xf_wm_data *d)
 
 START_TEST(loss_falls_on_real_rollouts)
 {
-    real_env r;
+    xf_fx_env r;
     real_open(&r, 5);
     int N = xf_env_num_xfers(r.e), D = 8;
     xf_nn_params gp;
@@ -477,7 +327,7 @@ START_TEST(loss_falls_on_real_rollouts)
     xf_gnn_batch_free(&b);
     xf_gnn_cache_free(&gc);
     xf_nn_params_free(&gp);
-    real_close(&r);
+    xf_fx_env_close(&r);
 }
 END_TEST
 
@@ -646,7 +496,7 @@ static xf_wm_agent_options small_agent(uint64_t seed)
 
 START_TEST(agent_improves_the_small_model)
 {
-    real_env r;
+    xf_fx_env r;
     real_open(&r, 5);
     xf_wm_agent_options o = small_agent(3);
     o.cm = r.cm;
@@ -684,7 +534,7 @@ START_TEST(agent_improves_the_small_model)
     ck_assert(st2.dream_reward == st.dream_reward);
     xf_search_result_free(&res);
     xf_search_result_free(&res2);
-    real_close(&r);
+    xf_fx_env_close(&r);
 }
 END_TEST
 
@@ -707,7 +557,7 @@ START_TEST(bad_options_are_refused)
     ck_assert_msg(strstr(err.msg, "warmup_steps") != NULL, "%s", err.msg);
     /* an agent without actions can neither run nor be saved */
     o = small_agent(1);
-    real_env r;
+    xf_fx_env r;
     real_open(&r, 5);
     ck_assert(xf_wm_agent_create(&o, &a, &err) == XF_OK);
     xf_search_result res;
@@ -716,7 +566,7 @@ START_TEST(bad_options_are_refused)
     ck_assert_msg(strstr(err.msg, "no actions") != NULL, "%s", err.msg);
     ck_assert_int_eq(xf_wm_agent_save(a, xf_test_tmp("wm_none.ckpt"), &err), XF_ERR_INVALID);
     xf_wm_agent_free(a);
-    real_close(&r);
+    xf_fx_env_close(&r);
 }
 END_TEST
 
@@ -806,7 +656,7 @@ static void rollout(xf_wm_agent *a, const float *z0, const uint16_t *locs0, floa
 
 START_TEST(checkpoint_gives_identical_dream_rollouts)
 {
-    real_env r;
+    xf_fx_env r;
     real_open(&r, 5);
     xf_wm_agent_options o = small_agent(3);
     o.rounds = 1;
@@ -866,8 +716,8 @@ START_TEST(checkpoint_gives_identical_dream_rollouts)
      * rule under id 11 instead of 1) refuses it naming the id; b keeps its
      * networks. */
     xf_rule rr[2];
-    rule_conv_relu(&rr[0]);
-    rule_matmul_merge(&rr[1]);
+    xf_fx_rule_conv_relu(&rr[0]);
+    xf_fx_rule_matmul_merge(&rr[1]);
     int64_t ids2[2] = {11, 2};
     xf_ruleset_options ro = xf_ruleset_options_default();
     xf_ruleset *rs2 = NULL;
@@ -898,7 +748,7 @@ START_TEST(checkpoint_gives_identical_dream_rollouts)
     xf_wm_agent_free(a);
     xf_wm_agent_free(b);
     xf_wm_agent_free(c);
-    real_close(&r);
+    xf_fx_env_close(&r);
 }
 END_TEST
 
