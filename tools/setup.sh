@@ -15,7 +15,7 @@ PACKAGES=(
   libonnx-testdata                      # ONNX backend tests (interpreter oracle)
   python3-onnx                          # onnx.checker for exported models (tests)
   clang                                 # libFuzzer harness (tests/fuzz)
-  chromium graphviz                     # xferdb report: headless page test, rule pictures
+  chromium fonts-liberation graphviz    # xferdb report: headless page test, rule pictures
 )
 
 missing=()
