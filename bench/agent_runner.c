@@ -25,13 +25,17 @@ void bench_make_rules(const char *scratch, const char *xfergen, const char *xfer
     snprintf(path, n, "%s/rules.db", scratch);
     struct stat st;
     if (stat(path, &st) == 0) return;
-    char cmd[4096];
+    /* made under another name and renamed when verified, so an interrupted
+     * run never leaves a half-verified rules.db behind */
+    char part[1100], cmd[4096];
+    snprintf(part, sizeof part, "%s/rules.db.part", scratch);
+    remove(part);
     snprintf(cmd, sizeof cmd,
              "'%s' --vocab taso --max-ops 3 -o '%s' > /dev/null && '%s' -j 2 '%s' > /dev/null",
-             xfergen, path, xferverify, path);
+             xfergen, part, xferverify, part);
     fprintf(stderr, "bench: generating and verifying rules (about 2 minutes)\n");
-    if (system(cmd) != 0) {
-        remove(path);
+    if (system(cmd) != 0 || rename(part, path) != 0) {
+        remove(part);
         fprintf(stderr, "bench: making the rules failed: %s\n", cmd);
         exit(1);
     }

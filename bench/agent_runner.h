@@ -12,8 +12,8 @@
 const char *bench_scratch(const char *name);
 
 /* <scratch>/rules.db: `xfergen --vocab taso --max-ops 3` verified with
- * xferverify, made on first use (about 2 minutes on 2 cores). Exits on
- * failure. */
+ * xferverify, made on first use (about 2 minutes on 2 cores; written under
+ * another name and renamed when complete). Exits on failure. */
 void bench_make_rules(const char *scratch, const char *xfergen, const char *xferverify,
                       char *path, size_t n);
 

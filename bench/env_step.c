@@ -28,11 +28,12 @@
 #include <time.h>
 
 #include "agent/agent.h"
+#include "agent_runner.h"
 #include "agent/env_internal.h"
 #include "onnx/onnx.h"
 #include "rulesdb/rulesdb.h"
 
-static char scratch[1024];
+static const char *scratch;
 
 static void die(const char *what, const char *msg)
 {
@@ -50,24 +51,6 @@ static double clock_s(clockid_t id)
 static double now_s(void)
 {
     return clock_s(CLOCK_MONOTONIC);
-}
-
-static void make_rules(char *path, size_t n)
-{
-    snprintf(path, n, "%s/rules.db", scratch);
-    struct stat st;
-    if (stat(path, &st) == 0) return;
-    char tmp[1100], cmd[4096];
-    snprintf(tmp, sizeof tmp, "%s/rules.db.part", scratch);
-    remove(tmp);
-    snprintf(cmd, sizeof cmd,
-             "'%s' --vocab taso --max-ops 3 -o '%s' > /dev/null && '%s' -j 2 '%s' > /dev/null",
-             XF_BENCH_XFERGEN, tmp, XF_BENCH_XFERVERIFY, tmp);
-    fprintf(stderr, "bench_env_step: generating and verifying rules (about 2 minutes)\n");
-    if (system(cmd) != 0 || rename(tmp, path) != 0) {
-        remove(tmp);
-        die("making the rules", cmd);
-    }
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -226,12 +209,10 @@ int main(int argc, char **argv)
         }
     }
     if (steps < 1) die("--steps", "must be at least 1");
-    const char *tmp = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/bench_env_step", tmp && *tmp ? tmp : "/tmp");
-    mkdir(scratch, 0755);
+    scratch = bench_scratch("bench_env_step");
     char rules[2048];
     if (rules_arg) snprintf(rules, sizeof rules, "%s", rules_arg);
-    else make_rules(rules, sizeof rules);
+    else bench_make_rules(scratch, XF_BENCH_XFERGEN, XF_BENCH_XFERVERIFY, rules, sizeof rules);
 
     xf_error err = {0};
     xf_ruleset *rs = NULL;

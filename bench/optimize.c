@@ -11,19 +11,15 @@
  *    model, 1 thread) and this prints per model and search: nodes, rules
  *    applicable, locations, cost before/after, measured latency before/after,
  *    max output error and search time, as rlflow-agent reported them.
- * 3. Environment step time: median µs of random valid steps on a
- *    BERT-base-sized graph (12 layers, hidden 768, sequence 128) with the
- *    same rules, analytic costs (the step's own work, not kernel timing).
+ * 3. Environment step time on a BERT-base-sized graph (12 layers, hidden
+ *    768, sequence 128) and ResNet-50 with the same rules: bench_env_step.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
-#include "agent/agent.h"
 #include "agent_runner.h"
-#include "onnx/onnx.h"
 
 static const char *scratch;
 static const char *backend = "onednn";
@@ -32,13 +28,6 @@ static void die(const char *what, const char *msg)
 {
     fprintf(stderr, "bench_optimize: %s: %s\n", what, msg);
     exit(1);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void run_and_print(const char *name, const char *path, const char *search,
@@ -59,63 +48,15 @@ static const char *const zoo[][2] = {
     {"bert-base", "bert --layers 12 --hidden 768 --heads 12 --seq 128"},
 };
 
-/* Median µs of random valid steps on the environment over model g. */
-static void step_time(const char *rules, const char *model_path)
+/* The environment's step time on BERT-base: bench_env_step measures it
+ * (median, p10, p90 and per part), with the same rules. */
+static void step_time(const char *rules)
 {
-    xf_error err = {0};
-    xf_graph g;
-    xf_graph_init(&g);
-    if (xf_onnx_load(model_path, NULL, &g, &err)) die("loading bert-base", err.msg);
-    xf_ruleset *rs = NULL;
-    xf_ruleset_options ro = xf_ruleset_options_default();
-    if (xf_ruleset_load(rules, &ro, &rs, &err)) die("loading rules", err.msg);
-    xf_cost_options co = xf_cost_options_default();
-    co.backend = XF_COST_ANALYTIC;
-    co.peak_gflops = 100;
-    co.bandwidth_gbps = 20;
-    xf_cost_model *cm = NULL;
-    if (xf_cost_open(&co, &cm, &err)) die("cost model", err.msg);
-    xf_env_options eo = xf_env_options_default();
-    xf_env *env = NULL;
-    double t0 = now_s();
-    if (xf_env_create(rs, cm, &g, &eo, &env, &err)) die("environment", err.msg);
-    double t_create = now_s() - t0;
-    enum { STEPS = 200 };
-    double us[STEPS];
-    int n = 0;
-    xf_rng rng;
-    xf_rng_seed(&rng, 1);
-    int n_x = xf_env_num_xfers(env);
-    while (n < STEPS) {
-        const uint8_t *mask = xf_env_xfer_mask(env);
-        int valid = 0;
-        for (int x = 0; x < n_x; x++) valid += mask[x];
-        if (valid == 0) break;
-        int pick = (int)(xf_rng_next(&rng) % (uint64_t)valid), x = 0;
-        for (; x < n_x; x++)
-            if (mask[x] && pick-- == 0) break;
-        int loc = (int)(xf_rng_next(&rng) % (uint64_t)xf_env_num_locations(env, x));
-        xf_env_step_result r;
-        double t = now_s();
-        if (xf_env_step(env, x, loc, &r, &err)) die("step", err.msg);
-        us[n++] = (now_s() - t) * 1e6;
-        if (r.done && xf_env_reset(env, &err)) die("reset", err.msg);
-    }
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && us[j] < us[j - 1]; j--) {
-            double tmp = us[j];
-            us[j] = us[j - 1];
-            us[j - 1] = tmp;
-        }
-    printf("\n== environment step time (bert-base: %d nodes, %d actions)\n", g.n_nodes, n_x);
-    printf("env create (prepare, cost, first matching): %.1f ms\n", t_create * 1e3);
-    if (n > 0)
-        printf("step: median %.1f us, p10 %.1f us, p90 %.1f us over %d random valid steps\n",
-               us[n / 2], us[n / 10], us[n * 9 / 10], n);
-    xf_env_free(env);
-    xf_cost_close(cm);
-    xf_ruleset_free(rs);
-    xf_graph_free(&g);
+    char cmd[4096];
+    printf("\n== environment step time (bench_env_step)\n");
+    fflush(stdout);
+    snprintf(cmd, sizeof cmd, "'%s' --rules '%s'", XF_BENCH_ENV_STEP, rules);
+    if (system(cmd) != 0) fprintf(stderr, "bench_optimize: bench_env_step failed: %s\n", cmd);
 }
 
 int main(int argc, char **argv)
@@ -160,7 +101,6 @@ int main(int argc, char **argv)
         for (int s = 0; s < 2; s++)
             run_and_print(names[m], path, searches[s], rules, budget, time_limit);
     }
-    char bert_base[2048] = "";
     printf("\n== modelzoo\n");
     for (size_t m = 0; m < sizeof zoo / sizeof zoo[0]; m++) {
         char path[2048], cmd[4096];
@@ -168,11 +108,10 @@ int main(int argc, char **argv)
         snprintf(cmd, sizeof cmd, "'%s' %s -o '%s' > /dev/null", XF_BENCH_MODELZOO, zoo[m][1],
                  path);
         if (system(cmd) != 0) die("modelzoo", cmd);
-        if (!strcmp(zoo[m][0], "bert-base")) snprintf(bert_base, sizeof bert_base, "%s", path);
         if (quick) continue;
         for (int s = 0; s < 2; s++)
             run_and_print(zoo[m][0], path, searches[s], rules, budget, time_limit);
     }
-    step_time(rules, bert_base);
+    step_time(rules);
     return 0;
 }

@@ -175,8 +175,7 @@ static void print_applicable(xf_env *env, const xf_ruleset *rs)
 
 static void print_header(const cli_options *o, run_state *s)
 {
-    const char *why = NULL;
-    int skipped = xf_ruleset_skipped(s->rs, &why);
+    int skipped = xf_ruleset_skipped(s->rs, NULL);
     int n = xf_env_num_xfers(s->env), applicable = 0, locations = 0;
     const uint8_t *mask = xf_env_xfer_mask(s->env);
     for (int r = 0; r < n; r++) {
