@@ -202,34 +202,34 @@ static int redirect(xf_graph *out, int n_old_nodes, const xf_match *m, const int
  * from those values over old edges and stops below min_pos: a node before
  * every redirected node in g's topological order cannot depend on one
  * through old edges alone. Usually it visits a handful of nodes. */
+/* Pushes the producers of node n's inputs that are old nodes, not seen yet
+ * and not below topological position min_pos. */
+static int push_producers(const xf_graph *out, const xf_node *n, int n_old,
+                          const xf_graph_index *ix, int min_pos, int *stack, int top,
+                          uint8_t *seen)
+{
+    for (int k = 0; k < n->n_inputs; k++) {
+        int v = n->inputs[k];
+        if (v < 0 || out->values[v].kind != XF_VALUE_NODE) continue;
+        int p = out->values[v].producer;
+        if (p >= n_old || seen[p] || ix->topo_pos[p] < min_pos) continue;
+        seen[p] = 1;
+        stack[top++] = p;
+    }
+    return top;
+}
+
 static int closes_cycle(const xf_graph *out, int n_old, const xf_graph_index *ix,
                         const uint8_t *redirected, int min_pos, int *stack, uint8_t *seen)
 {
     if (min_pos == INT_MAX) return 0;
     int top = 0;
-    for (int t = n_old; t < out->n_nodes; t++) {
-        const xf_node *n = &out->nodes[t];
-        for (int k = 0; k < n->n_inputs; k++) {
-            int v = n->inputs[k];
-            if (v < 0 || out->values[v].kind != XF_VALUE_NODE) continue;
-            int p = out->values[v].producer;
-            if (p >= n_old || seen[p] || ix->topo_pos[p] < min_pos) continue;
-            seen[p] = 1;
-            stack[top++] = p;
-        }
-    }
+    for (int t = n_old; t < out->n_nodes; t++)
+        top = push_producers(out, &out->nodes[t], n_old, ix, min_pos, stack, top, seen);
     while (top > 0) {
         int p = stack[--top];
         if (redirected[p]) return 1;
-        const xf_node *n = &out->nodes[p];
-        for (int k = 0; k < n->n_inputs; k++) {
-            int v = n->inputs[k];
-            if (v < 0 || out->values[v].kind != XF_VALUE_NODE) continue;
-            int q = out->values[v].producer;
-            if (q >= n_old || seen[q] || ix->topo_pos[q] < min_pos) continue;
-            seen[q] = 1;
-            stack[top++] = q;
-        }
+        top = push_producers(out, &out->nodes[p], n_old, ix, min_pos, stack, top, seen);
     }
     return 0;
 }

@@ -52,8 +52,7 @@ struct xf_env {
     } slot[2];
     int *from;        /* xf_match_apply_from's node origins for the next state */
     int from_cap;
-    uint8_t *mask;    /* n_xfers + 1 */
-    int any_location; /* some rule has a location in the current graph */
+    uint8_t *mask; /* n_xfers + 1 */
     xf_env_profile prof;
 };
 
@@ -128,11 +127,8 @@ static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, xf_error *
     e->prof.hash += t4 - t3;
     e->prof.loads++;
     e->cur = 1 - e->cur;
-    e->any_location = 0;
-    for (int r = 0; r < e->n_xfers; r++) {
+    for (int r = 0; r < e->n_xfers; r++)
         e->mask[r] = (uint8_t)(s->ml.start[r + 1] > s->ml.start[r]);
-        e->any_location |= e->mask[r];
-    }
     e->mask[e->n_xfers] = 1;
     return XF_OK;
 }
@@ -227,7 +223,7 @@ static void describe_current(const xf_env *e, xf_env_step_result *r)
     r->cost_ms = s->cost.ms;
     r->bytes = s->cost.bytes;
     r->hash = s->hash;
-    r->done = e->steps >= e->opt.max_steps || !e->any_location;
+    r->done = e->steps >= e->opt.max_steps || s->ml.n == 0; /* no rule has a location */
 }
 
 static xf_status invalid_step(xf_env *e, int xfer, int location, const char *why,

@@ -163,6 +163,20 @@ undo:
     return 0;
 }
 
+/* Pushes the consumers of value v that the cycle walk has not visited, that
+ * lie outside the match and not above topological position maxpos. */
+static int push_users(match_ctx *c, int v, int maxpos, int top)
+{
+    const xf_graph_index *ix = c->ix;
+    for (int u = ix->users_start[v]; u < ix->users_start[v + 1]; u++) {
+        int n = ix->users[u];
+        if (ix->topo_pos[n] > maxpos || c->stamp[n] == c->stamp_now || in_match(c, n)) continue;
+        c->stamp[n] = c->stamp_now;
+        c->stack[top++] = n;
+    }
+    return top;
+}
+
 /* 1 when some bound input is reachable from a mapped output through nodes
  * outside the match. */
 static int creates_cycle(match_ctx *c, const xf_match *m)
@@ -183,29 +197,14 @@ static int creates_cycle(match_ctx *c, const xf_match *m)
         c->stamp_now = 1;
     }
     int top = 0;
-    for (int i = 0; i < m->n_outputs; i++) {
-        int v = m->outputs[i];
-        for (int u = ix->users_start[v]; u < ix->users_start[v + 1]; u++) {
-            int n = ix->users[u];
-            if (ix->topo_pos[n] > maxpos || c->stamp[n] == c->stamp_now || in_match(c, n))
-                continue;
-            c->stamp[n] = c->stamp_now;
-            c->stack[top++] = n;
-        }
-    }
+    for (int i = 0; i < m->n_outputs; i++) top = push_users(c, m->outputs[i], maxpos, top);
     while (top > 0) {
         const xf_node *nd = &g->nodes[c->stack[--top]];
         for (int o = 0; o < nd->n_outputs; o++) {
             int v = nd->outputs[o];
             for (int i = 0; i < m->n_inputs; i++)
                 if (m->inputs[i] == v) return 1;
-            for (int u = ix->users_start[v]; u < ix->users_start[v + 1]; u++) {
-                int n = ix->users[u];
-                if (ix->topo_pos[n] > maxpos || c->stamp[n] == c->stamp_now || in_match(c, n))
-                    continue;
-                c->stamp[n] = c->stamp_now;
-                c->stack[top++] = n;
-            }
+            top = push_users(c, v, maxpos, top);
         }
     }
     return 0;
