@@ -1,8 +1,8 @@
 /*
  * agent_fixture.c — the fixture shared by the agent suites (see
- * agent_fixture.h): an analytic cost model, graph-building shorthands
- * that assert on failure, two hand-built rules with their reverses, and an
- * environment over them.
+ * agent_fixture.h): an analytic cost model and independent op costs,
+ * graph-building shorthands that assert on failure, two hand-built rules
+ * with their reverses, and an environment over them.
  */
 #include "agent_fixture.h"
 
@@ -22,6 +22,18 @@ xf_cost_model *xf_fx_cost_model(void)
     xf_error err;
     ck_assert_msg(xf_cost_open(&o, &cm, &err) == XF_OK, "%s", err.msg);
     return cm;
+}
+
+xf_op_cost xf_fx_cost_of(xf_cost_model *cm, xf_op op, const xf_params *p, int n,
+                         const xf_shape *sh)
+{
+    xf_dtype dt[4] = {XF_F32, XF_F32, XF_F32, XF_F32};
+    xf_op_cost c;
+    xf_error err;
+    xf_params def = xf_params_default();
+    ck_assert_msg(xf_cost_op(cm, op, p ? p : &def, n, dt, sh, &c, &err) == XF_OK, "%s",
+                  err.msg);
+    return c;
 }
 
 xf_shape xf_fx_shape(int rank, int64_t a, int64_t b, int64_t c, int64_t d)

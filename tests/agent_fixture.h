@@ -17,6 +17,10 @@
 
 /* Analytic cost model (xf_cost_close it). */
 xf_cost_model *xf_fx_cost_model(void);
+/* Cost of op with params p (NULL: defaults) on n float32 inputs of shapes
+ * sh, by cm alone: the independent figure a search result is checked against. */
+xf_op_cost xf_fx_cost_of(xf_cost_model *cm, xf_op op, const xf_params *p, int n,
+                         const xf_shape *sh);
 /* Shape of the given rank from the first `rank` of a, b, c, d. */
 xf_shape xf_fx_shape(int rank, int64_t a, int64_t b, int64_t c, int64_t d);
 /* 3x3 conv, stride 1, pads 1, group 1, fused activation act. */

@@ -20,37 +20,12 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static int add_weight(xf_graph *g, const char *name, int rank, const int64_t *dims, uint64_t seed)
-{
-    xf_shape s = xf_shape_make(rank, dims);
-    xf_tensor t;
-    ck_assert_int_eq(xf_tensor_alloc(&t, XF_F32, &s, NULL), XF_OK);
-    xf_test_fill(&t, seed, 0);
-    int v = xf_graph_add_const(g, name, XF_F32, &s, t.data, NULL);
-    xf_tensor_free(&t);
-    ck_assert_int_ge(v, 0);
-    return v;
-}
-
-static int input(xf_graph *g, const char *name, int rank, const int64_t *dims)
-{
-    xf_shape s = xf_shape_make(rank, dims);
-    int v = xf_graph_add_input(g, name, XF_F32, &s, NULL);
-    ck_assert_int_ge(v, 0);
-    return v;
-}
-
 static int op1(xf_graph *g, xf_op op, const xf_params *p, const int *in, int n, const char *name)
 {
     xf_error err;
     int idx = xf_graph_add_node(g, op, p, in, n, 1, name, &err);
     ck_assert_msg(idx >= 0, "%s", err.msg);
     return g->nodes[idx].outputs[0];
-}
-
-static void out(xf_graph *g, int v)
-{
-    ck_assert_int_eq(xf_graph_mark_output(g, v, NULL), XF_OK);
 }
 
 static xf_params conv3(int act)
@@ -86,29 +61,6 @@ static int count_op(const xf_graph *g, xf_op op)
     int n = 0;
     for (int i = 0; i < g->n_nodes; i++) n += g->nodes[i].op == op;
     return n;
-}
-
-/* Runs a and b on the same random inputs; every output within tol. */
-static void expect_same_function(const xf_graph *a, const xf_graph *b, double tol)
-{
-    xf_error err;
-    ck_assert_int_eq(a->n_inputs, b->n_inputs);
-    ck_assert_int_eq(a->n_outputs, b->n_outputs);
-    xf_tensor in[8], oa[8], ob[8];
-    ck_assert_int_le(a->n_inputs, 8);
-    ck_assert_int_le(a->n_outputs, 8);
-    ck_assert_int_eq(xf_graph_random_inputs(a, 5, in, &err), XF_OK);
-    ck_assert_msg(xf_interp_run(a, in, a->n_inputs, oa, &err) == XF_OK, "%s", err.msg);
-    ck_assert_msg(xf_interp_run(b, in, b->n_inputs, ob, &err) == XF_OK, "%s", err.msg);
-    for (int i = 0; i < a->n_outputs; i++) {
-        double max_abs = 0, max_rel = 0;
-        ck_assert_msg(xf_tensor_compare(&ob[i], &oa[i], &max_abs, &max_rel, &err) == XF_OK, "%s",
-                      err.msg);
-        ck_assert_msg(max_abs <= tol, "output %d differs by %g", i, max_abs);
-        xf_tensor_free(&oa[i]);
-        xf_tensor_free(&ob[i]);
-    }
-    for (int i = 0; i < a->n_inputs; i++) xf_tensor_free(&in[i]);
 }
 
 /* Every constant of b that a also has shares a's data pointer and is borrowed. */
@@ -175,11 +127,12 @@ static void rule_merge_matmul(xf_rule *r)
     int64_t d[2] = {4, 4};
     for (int side = 0; side < 2; side++) {
         xf_graph *g = side ? &r->dst : &r->src;
-        int x = input(g, "x0", 2, d), a = input(g, "m0", 2, d), b = input(g, "m1", 2, d);
+        int x = xf_test_input(g, "x0", 2, d), a = xf_test_input(g, "m0", 2, d),
+            b = xf_test_input(g, "m1", 2, d);
         if (!side) {
             int i1[2] = {x, a}, i2[2] = {x, b};
-            out(g, op1(g, XF_OP_MATMUL, NULL, i1, 2, NULL));
-            out(g, op1(g, XF_OP_MATMUL, NULL, i2, 2, NULL));
+            xf_test_out(g, op1(g, XF_OP_MATMUL, NULL, i1, 2, NULL));
+            xf_test_out(g, op1(g, XF_OP_MATMUL, NULL, i2, 2, NULL));
         } else {
             xf_params pc = axis_p(1);
             int ci[2] = {a, b};
@@ -192,8 +145,8 @@ static void rule_merge_matmul(xf_rule *r)
             xf_error err;
             int s = xf_graph_add_node(g, XF_OP_SPLIT, &ps, &mm, 1, 2, NULL, &err);
             ck_assert_msg(s >= 0, "%s", err.msg);
-            out(g, g->nodes[s].outputs[0]);
-            out(g, g->nodes[s].outputs[1]);
+            xf_test_out(g, g->nodes[s].outputs[0]);
+            xf_test_out(g, g->nodes[s].outputs[1]);
         }
     }
 }
@@ -205,15 +158,15 @@ static void rule_conv_relu(xf_rule *r)
     int64_t xd[4] = {2, 4, 4, 4}, wd[4] = {4, 4, 3, 3};
     for (int side = 0; side < 2; side++) {
         xf_graph *g = side ? &r->dst : &r->src;
-        int x = input(g, "x0", 4, xd), w = input(g, "w0", 4, wd);
+        int x = xf_test_input(g, "x0", 4, xd), w = xf_test_input(g, "w0", 4, wd);
         int ci[2] = {x, w};
         if (!side) {
             xf_params p = conv3(XF_ACT_NONE);
             int c = op1(g, XF_OP_CONV, &p, ci, 2, NULL);
-            out(g, op1(g, XF_OP_RELU, NULL, &c, 1, NULL));
+            xf_test_out(g, op1(g, XF_OP_RELU, NULL, &c, 1, NULL));
         } else {
             xf_params p = conv3(XF_ACT_RELU);
-            out(g, op1(g, XF_OP_CONV, &p, ci, 2, NULL));
+            xf_test_out(g, op1(g, XF_OP_CONV, &p, ci, 2, NULL));
         }
     }
 }
@@ -223,11 +176,11 @@ static void rule_double_transpose(xf_rule *r)
 {
     xf_rule_init(r);
     int64_t d[2] = {4, 4};
-    int x = input(&r->src, "m0", 2, d);
+    int x = xf_test_input(&r->src, "m0", 2, d);
     xf_params p = perm10();
     int t1 = op1(&r->src, XF_OP_TRANSPOSE, &p, &x, 1, NULL);
-    out(&r->src, op1(&r->src, XF_OP_TRANSPOSE, &p, &t1, 1, NULL));
-    out(&r->dst, input(&r->dst, "m0", 2, d));
+    xf_test_out(&r->src, op1(&r->src, XF_OP_TRANSPOSE, &p, &t1, 1, NULL));
+    xf_test_out(&r->dst, xf_test_input(&r->dst, "m0", 2, d));
 }
 
 /* A rule set over the three rules (ids 1, 2, 3), with reverses (-1, -2). */
@@ -255,14 +208,14 @@ static void graph_two_matmuls(xf_graph *g)
 {
     xf_graph_init(g);
     int64_t xd[2] = {8, 16}, w1d[2] = {16, 32}, w2d[2] = {16, 24};
-    int x = input(g, "x", 2, xd);
-    int w1 = add_weight(g, "w1", 2, w1d, 1), w2 = add_weight(g, "w2", 2, w2d, 2);
+    int x = xf_test_input(g, "x", 2, xd);
+    int w1 = xf_test_weight(g, "w1", 2, w1d, 1), w2 = xf_test_weight(g, "w2", 2, w2d, 2);
     int i1[2] = {x, w1}, i2[2] = {x, w2};
     int y1 = op1(g, XF_OP_MATMUL, NULL, i1, 2, "mm1");
     int y2 = op1(g, XF_OP_MATMUL, NULL, i2, 2, "mm2");
     op1(g, XF_OP_SIGMOID, NULL, &x, 1, "dead");
-    out(g, op1(g, XF_OP_RELU, NULL, &y1, 1, "act"));
-    out(g, y2);
+    xf_test_out(g, op1(g, XF_OP_RELU, NULL, &y1, 1, "act"));
+    xf_test_out(g, y2);
 }
 
 /* relu(conv(x[1,4,8,8], w[8,4,3,3])) -> tanh -> out */
@@ -270,13 +223,13 @@ static void graph_conv_relu(xf_graph *g)
 {
     xf_graph_init(g);
     int64_t xd[4] = {1, 4, 8, 8}, wd[4] = {8, 4, 3, 3};
-    int x = input(g, "x", 4, xd);
-    int w = add_weight(g, "w", 4, wd, 3);
+    int x = xf_test_input(g, "x", 4, xd);
+    int w = xf_test_weight(g, "w", 4, wd, 3);
     xf_params p = conv3(XF_ACT_NONE);
     int ci[2] = {x, w};
     int c = op1(g, XF_OP_CONV, &p, ci, 2, "conv");
     int r = op1(g, XF_OP_RELU, NULL, &c, 1, "relu");
-    out(g, op1(g, XF_OP_TANH, NULL, &r, 1, "tanh"));
+    xf_test_out(g, op1(g, XF_OP_TANH, NULL, &r, 1, "tanh"));
 }
 
 /* x[3,5] -> t -> t -> relu -> out0, and the double transpose -> tanh -> out1
@@ -285,12 +238,12 @@ static void graph_double_transpose(xf_graph *g)
 {
     xf_graph_init(g);
     int64_t xd[2] = {3, 5};
-    int x = input(g, "x", 2, xd);
+    int x = xf_test_input(g, "x", 2, xd);
     xf_params p = perm10();
     int t1 = op1(g, XF_OP_TRANSPOSE, &p, &x, 1, "t1");
     int t2 = op1(g, XF_OP_TRANSPOSE, &p, &t1, 1, "t2");
-    out(g, op1(g, XF_OP_RELU, NULL, &t2, 1, "relu"));
-    out(g, op1(g, XF_OP_TANH, NULL, &t2, 1, "tanh"));
+    xf_test_out(g, op1(g, XF_OP_RELU, NULL, &t2, 1, "relu"));
+    xf_test_out(g, op1(g, XF_OP_TANH, NULL, &t2, 1, "tanh"));
 }
 
 /* ------------------------------------------------------------------ tests */
@@ -315,7 +268,7 @@ START_TEST(merge_matmuls)
         }
     expect_unique_names(&res);
     expect_shared_constants(&g, &res);
-    expect_same_function(&g, &res, 1e-5);
+    xf_test_expect_same_function(&g, &res, 5, 1e-5);
     xf_graph_free(&res);
     xf_graph_free(&g);
     xf_ruleset_free(rs);
@@ -334,7 +287,7 @@ START_TEST(fuse_conv_relu)
         if (res.nodes[i].op == XF_OP_CONV)
             ck_assert_int_eq(res.nodes[i].params.activation, XF_ACT_RELU);
     expect_shared_constants(&g, &res);
-    expect_same_function(&g, &res, 1e-5);
+    xf_test_expect_same_function(&g, &res, 5, 1e-5);
     xf_graph_free(&res);
     xf_graph_free(&g);
     xf_ruleset_free(rs);
@@ -352,7 +305,7 @@ START_TEST(bare_input_target)
     for (int i = 0; i < 2; i++) /* both users now read the graph input itself */
         ck_assert_int_eq(res.nodes[i].inputs[0], res.inputs[0]);
     ck_assert_int_eq(res.n_values, 3);
-    expect_same_function(&g, &res, 0);
+    xf_test_expect_same_function(&g, &res, 5, 0);
     xf_graph_free(&res);
     xf_graph_free(&g);
     xf_ruleset_free(rs);
@@ -375,7 +328,7 @@ START_TEST(reverse_restores_hash)
         ck_assert_int_eq(back.n_nodes, g.n_nodes);
         expect_unique_names(&back);
         expect_shared_constants(&g, &back);
-        expect_same_function(&g, &back, 1e-5);
+        xf_test_expect_same_function(&g, &back, 5, 1e-5);
         /* forward again: one of its locations gives the first result back,
          * and names stay unique along the sequence */
         xf_graph_index *ix = NULL;
@@ -446,14 +399,14 @@ START_TEST(cycle_is_refused)
     xf_error err;
     xf_graph_init(&g);
     int64_t d[2] = {4, 4};
-    int x = input(&g, "x", 2, d);
-    int w1 = add_weight(&g, "w1", 2, d, 9);
+    int x = xf_test_input(&g, "x", 2, d);
+    int w1 = xf_test_weight(&g, "w1", 2, d, 9);
     int i1[2] = {x, w1};
     int mm1 = op1(&g, XF_OP_MATMUL, NULL, i1, 2, "mm1");
     int z = op1(&g, XF_OP_RELU, NULL, &mm1, 1, "z");
     int i2[2] = {x, z};
     int mm2 = op1(&g, XF_OP_MATMUL, NULL, i2, 2, "mm2");
-    out(&g, mm2);
+    xf_test_out(&g, mm2);
     xf_graph_index *ix = NULL;
     ck_assert_int_eq(xf_graph_index_build(&g, &ix, &err), XF_OK);
     int r = rule_with_id(rs, 1);

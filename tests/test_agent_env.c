@@ -64,19 +64,6 @@ static void build_env_graph(env_graph *t)
     t->mm2_node = g->values[p2].producer;
 }
 
-/* Independent costs: one xf_cost_op per configuration. */
-static xf_op_cost cost_of(xf_cost_model *cm, xf_op op, const xf_params *p, int n,
-                          const xf_shape *sh)
-{
-    xf_dtype dt[4] = {XF_F32, XF_F32, XF_F32, XF_F32};
-    xf_op_cost c;
-    xf_error err;
-    xf_params def = xf_params_default();
-    ck_assert_msg(xf_cost_op(cm, op, p ? p : &def, n, dt, sh, &c, &err) == XF_OK, "%s",
-                  err.msg);
-    return c;
-}
-
 typedef struct costs {
     xf_op_cost conv, relu, conv_relu, mm, mm_wide, split;
 } costs;
@@ -86,19 +73,19 @@ static costs expected_costs(xf_cost_model *cm)
     costs k;
     xf_shape cin[2] = {xf_fx_shape(4, 1, 4, 8, 8), xf_fx_shape(4, 4, 4, 3, 3)};
     xf_params p0 = xf_fx_conv3x3(XF_ACT_NONE), p1 = xf_fx_conv3x3(XF_ACT_RELU);
-    k.conv = cost_of(cm, XF_OP_CONV, &p0, 2, cin);
-    k.conv_relu = cost_of(cm, XF_OP_CONV, &p1, 2, cin);
-    k.relu = cost_of(cm, XF_OP_RELU, NULL, 1, cin);
+    k.conv = xf_fx_cost_of(cm, XF_OP_CONV, &p0, 2, cin);
+    k.conv_relu = xf_fx_cost_of(cm, XF_OP_CONV, &p1, 2, cin);
+    k.relu = xf_fx_cost_of(cm, XF_OP_RELU, NULL, 1, cin);
     xf_shape m[2] = {xf_fx_shape(2, 8, 4, 0, 0), xf_fx_shape(2, 4, 4, 0, 0)};
-    k.mm = cost_of(cm, XF_OP_MATMUL, NULL, 2, m);
+    k.mm = xf_fx_cost_of(cm, XF_OP_MATMUL, NULL, 2, m);
     xf_shape mw[2] = {xf_fx_shape(2, 8, 4, 0, 0), xf_fx_shape(2, 4, 8, 0, 0)};
-    k.mm_wide = cost_of(cm, XF_OP_MATMUL, NULL, 2, mw);
+    k.mm_wide = xf_fx_cost_of(cm, XF_OP_MATMUL, NULL, 2, mw);
     xf_params sp = xf_params_default();
     sp.axis = 1;
     sp.n_split = 2;
     sp.split[0] = sp.split[1] = 4;
     xf_shape s8 = xf_fx_shape(2, 8, 8, 0, 0);
-    k.split = cost_of(cm, XF_OP_SPLIT, &sp, 1, &s8);
+    k.split = xf_fx_cost_of(cm, XF_OP_SPLIT, &sp, 1, &s8);
     return k;
 }
 

@@ -17,18 +17,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static int add_weight(xf_graph *g, const char *name, int rank, const int64_t *dims, uint64_t seed)
-{
-    xf_shape s = xf_shape_make(rank, dims);
-    xf_tensor t;
-    ck_assert_int_eq(xf_tensor_alloc(&t, XF_F32, &s, NULL), XF_OK);
-    xf_test_fill(&t, seed, 0);
-    int v = xf_graph_add_const(g, name, XF_F32, &s, t.data, NULL);
-    xf_tensor_free(&t);
-    ck_assert_int_ge(v, 0);
-    return v;
-}
-
 static int add_node1(xf_graph *g, xf_op op, const xf_params *p, const int *in, int n,
                      const char *name)
 {
@@ -48,33 +36,6 @@ static xf_params conv_params(int k, int pad, int act)
     p.group = 1;
     p.activation = act;
     return p;
-}
-
-/* Runs a and b on the same random inputs; every output within tol. */
-static void expect_same_function(const xf_graph *a, const xf_graph *b, double tol)
-{
-    xf_error err;
-    ck_assert_int_eq(a->n_inputs, b->n_inputs);
-    ck_assert_int_eq(a->n_outputs, b->n_outputs);
-    xf_tensor *in = calloc((size_t)a->n_inputs + 1, sizeof *in);
-    xf_tensor *oa = calloc((size_t)a->n_outputs + 1, sizeof *oa);
-    xf_tensor *ob = calloc((size_t)a->n_outputs + 1, sizeof *ob);
-    ck_assert_ptr_nonnull(in);
-    ck_assert_int_eq(xf_graph_random_inputs(a, 7, in, &err), XF_OK);
-    ck_assert_msg(xf_interp_run(a, in, a->n_inputs, oa, &err) == XF_OK, "%s", err.msg);
-    ck_assert_msg(xf_interp_run(b, in, b->n_inputs, ob, &err) == XF_OK, "%s", err.msg);
-    for (int i = 0; i < a->n_outputs; i++) {
-        double max_abs = 0, max_rel = 0;
-        ck_assert_msg(xf_tensor_compare(&ob[i], &oa[i], &max_abs, &max_rel, &err) == XF_OK, "%s",
-                      err.msg);
-        ck_assert_msg(max_abs <= tol, "output %d differs by %g", i, max_abs);
-        xf_tensor_free(&oa[i]);
-        xf_tensor_free(&ob[i]);
-    }
-    for (int i = 0; i < a->n_inputs; i++) xf_tensor_free(&in[i]);
-    free(in);
-    free(oa);
-    free(ob);
 }
 
 static int count_op(const xf_graph *g, xf_op op)
@@ -110,7 +71,7 @@ static void expect_export_roundtrip(const xf_graph *g, double tol)
     ck_assert_msg(xf_onnx_load_buffer(buf, len, "finished", NULL, NULL, &back, &err) == XF_OK,
                   "%s", err.msg);
     free(buf);
-    expect_same_function(g, &back, tol);
+    xf_test_expect_same_function(g, &back, 7, tol);
     xf_graph_free(&back);
 }
 
@@ -123,8 +84,8 @@ static void build_conv_model(xf_graph *g)
             b2d[1] = {2};
     xf_shape xs = xf_shape_make(4, xd);
     int x = xf_graph_add_input(g, "x", XF_F32, &xs, NULL);
-    int w1 = add_weight(g, "w1", 4, w1d, 1), b1 = add_weight(g, "b1", 1, b1d, 2);
-    int w2 = add_weight(g, "w2", 4, w2d, 3), b2 = add_weight(g, "b2", 1, b2d, 4);
+    int w1 = xf_test_weight(g, "w1", 4, w1d, 1), b1 = xf_test_weight(g, "b1", 1, b1d, 2);
+    int w2 = xf_test_weight(g, "w2", 4, w2d, 3), b2 = xf_test_weight(g, "b2", 1, b2d, 4);
     xf_params p1 = conv_params(3, 1, XF_ACT_NONE), p2 = conv_params(1, 0, XF_ACT_RELU);
     int in1[3] = {x, w1, b1};
     int c1 = add_node1(g, XF_OP_CONV, &p1, in1, 3, "feat");
@@ -175,7 +136,7 @@ START_TEST(prepare_splits_conv_bias)
     /* graph outputs keep their names */
     ck_assert_str_eq(work.values[work.outputs[0]].name, "y");
     ck_assert_str_eq(work.values[work.outputs[1]].name, "feat");
-    expect_same_function(&model, &work, 1e-5);
+    xf_test_expect_same_function(&model, &work, 7, 1e-5);
     xf_graph_free(&work);
     xf_graph_free(&model);
 }
@@ -206,13 +167,13 @@ START_TEST(finish_fuses_bias_back_and_owns_data)
     ck_assert_str_eq(fin.values[fin.outputs[0]].name, "y");
     ck_assert_str_eq(fin.values[fin.outputs[1]].name, "feat");
     expect_owned(&fin);
-    expect_same_function(&model, &fin, 1e-5);
+    xf_test_expect_same_function(&model, &fin, 7, 1e-5);
     /* the finished graph outlives the model and the working graph */
     xf_graph ref;
     ck_assert_int_eq(xf_graph_clone(&model, &ref, NULL), XF_OK);
     xf_graph_free(&work);
     xf_graph_free(&model);
-    expect_same_function(&ref, &fin, 1e-5);
+    xf_test_expect_same_function(&ref, &fin, 7, 1e-5);
     expect_export_roundtrip(&fin, 1e-5);
     xf_graph_free(&ref);
     xf_graph_free(&fin);
@@ -230,8 +191,8 @@ START_TEST(finish_folds_weight_subgraphs)
     int64_t xd[2] = {2, 4}, w1d[2] = {4, 3}, w2d[2] = {4, 5}, w3d[2] = {4, 8};
     xf_shape xs = xf_shape_make(2, xd);
     int x = xf_graph_add_input(&g, "x", XF_F32, &xs, NULL);
-    int w1 = add_weight(&g, "w1", 2, w1d, 11), w2 = add_weight(&g, "w2", 2, w2d, 12);
-    int w3 = add_weight(&g, "w3", 2, w3d, 13);
+    int w1 = xf_test_weight(&g, "w1", 2, w1d, 11), w2 = xf_test_weight(&g, "w2", 2, w2d, 12);
+    int w3 = xf_test_weight(&g, "w3", 2, w3d, 13);
     xf_params pc = xf_params_default();
     pc.axis = 1;
     int cin[2] = {w1, w2};
@@ -273,7 +234,7 @@ START_TEST(finish_folds_weight_subgraphs)
     }
     ck_assert_msg(found, "no initializer named 'wfold'");
     expect_owned(&fin);
-    expect_same_function(&g, &fin, 1e-5);
+    xf_test_expect_same_function(&g, &fin, 7, 1e-5);
     expect_export_roundtrip(&fin, 1e-5);
     xf_graph_free(&fin);
     xf_graph_free(&g);
@@ -292,8 +253,8 @@ START_TEST(finish_keeps_what_it_must)
     int64_t xd[4] = {1, 4, 4, 4}, wd[4] = {4, 4, 1, 1}, kd[3] = {4, 1, 1}, vd[1] = {4};
     xf_shape xs = xf_shape_make(4, xd);
     int x = xf_graph_add_input(&g, "x", XF_F32, &xs, NULL);
-    int w = add_weight(&g, "w", 4, wd, 21), k = add_weight(&g, "k", 3, kd, 22);
-    int v4 = add_weight(&g, "v", 1, vd, 23);
+    int w = xf_test_weight(&g, "w", 4, wd, 21), k = xf_test_weight(&g, "k", 3, kd, 22);
+    int v4 = xf_test_weight(&g, "v", 1, vd, 23);
     xf_params pc = conv_params(1, 0, XF_ACT_NONE);
     int cin[2] = {x, w};
     int c = add_node1(&g, XF_OP_CONV, &pc, cin, 2, "c");
@@ -360,7 +321,7 @@ START_TEST(resnet18_prepare_finish_roundtrip)
     ck_assert_uint_eq(xf_graph_param_bytes(&fin), xf_graph_param_bytes(&model));
     expect_owned(&fin);
     xf_graph_free(&work);
-    expect_same_function(&model, &fin, 1e-4);
+    xf_test_expect_same_function(&model, &fin, 7, 1e-4);
     xf_graph_free(&model);
     xf_graph_free(&fin);
 }

@@ -75,11 +75,6 @@ static int op3(xf_graph *g, xf_op o, const xf_params *p, int a, int b, int c)
     return v;
 }
 
-static void out(xf_graph *g, int v)
-{
-    ck_assert_int_eq(xf_graph_mark_output(g, v, NULL), XF_OK);
-}
-
 static int node_of(const xf_graph *g, int value)
 {
     return g->values[value].producer;
@@ -116,8 +111,8 @@ static void rule_merge(xf_rule *r)
         s[i] = in(&r->src, nm[i], XF_F32, 2, M44);
         d[i] = in(&r->dst, nm[i], XF_F32, 2, M44);
     }
-    out(&r->src, op(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]));
-    out(&r->src, op(&r->src, XF_OP_MATMUL, NULL, s[0], s[2]));
+    xf_test_out(&r->src, op(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]));
+    xf_test_out(&r->src, op(&r->src, XF_OP_MATMUL, NULL, s[0], s[2]));
     xf_params cat = xf_params_default();
     cat.axis = 1;
     int m = op(&r->dst, XF_OP_MATMUL, NULL, d[0], op(&r->dst, XF_OP_CONCAT, &cat, d[1], d[2]));
@@ -128,8 +123,8 @@ static void rule_merge(xf_rule *r)
     xf_error err;
     int n = xf_graph_add_node(&r->dst, XF_OP_SPLIT, &sp, &m, 1, 2, NULL, &err);
     ck_assert_msg(n >= 0, "%s", err.msg);
-    out(&r->dst, r->dst.nodes[n].outputs[0]);
-    out(&r->dst, r->dst.nodes[n].outputs[1]);
+    xf_test_out(&r->dst, r->dst.nodes[n].outputs[0]);
+    xf_test_out(&r->dst, r->dst.nodes[n].outputs[1]);
 }
 
 /* binary(x0, x1) => binary(x1, x0) */
@@ -138,8 +133,8 @@ static void rule_comm(xf_rule *r, xf_op o)
     xf_rule_init(r);
     int s0 = in(&r->src, "x0", XF_F32, 4, X4), s1 = in(&r->src, "x1", XF_F32, 4, X4);
     int d0 = in(&r->dst, "x0", XF_F32, 4, X4), d1 = in(&r->dst, "x1", XF_F32, 4, X4);
-    out(&r->src, op(&r->src, o, NULL, s0, s1));
-    out(&r->dst, op(&r->dst, o, NULL, d1, d0));
+    xf_test_out(&r->src, op(&r->src, o, NULL, s0, s1));
+    xf_test_out(&r->dst, op(&r->dst, o, NULL, d1, d0));
 }
 
 /* relu(conv2d(x0, w0)) => conv2d[relu](x0, w0) */
@@ -149,9 +144,9 @@ static void rule_conv_relu(xf_rule *r)
     int sx = in(&r->src, "x0", XF_F32, 4, X4), sw = in(&r->src, "w0", XF_F32, 4, W33);
     int dx = in(&r->dst, "x0", XF_F32, 4, X4), dw = in(&r->dst, "w0", XF_F32, 4, W33);
     xf_params p = conv3x3();
-    out(&r->src, op(&r->src, XF_OP_RELU, NULL, op(&r->src, XF_OP_CONV, &p, sx, sw), -1));
+    xf_test_out(&r->src, op(&r->src, XF_OP_RELU, NULL, op(&r->src, XF_OP_CONV, &p, sx, sw), -1));
     p.activation = XF_ACT_RELU;
-    out(&r->dst, op(&r->dst, XF_OP_CONV, &p, dx, dw));
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_CONV, &p, dx, dw));
 }
 
 /* transpose(transpose(m0)) => m0 */
@@ -163,8 +158,9 @@ static void rule_tt(xf_rule *r)
     xf_params p = xf_params_default();
     p.n_axes = 2;
     p.axes[0] = 1;
-    out(&r->src, op(&r->src, XF_OP_TRANSPOSE, &p, op(&r->src, XF_OP_TRANSPOSE, &p, s, -1), -1));
-    out(&r->dst, d);
+    xf_test_out(&r->src,
+                op(&r->src, XF_OP_TRANSPOSE, &p, op(&r->src, XF_OP_TRANSPOSE, &p, s, -1), -1));
+    xf_test_out(&r->dst, d);
 }
 
 /* relu(x0) => conv2d[relu](x0, const_iconv[4x4x3x3]) */
@@ -172,12 +168,12 @@ static void rule_iconv(xf_rule *r)
 {
     xf_rule_init(r);
     int s = in(&r->src, "x0", XF_F32, 4, X4), d = in(&r->dst, "x0", XF_F32, 4, X4);
-    out(&r->src, op(&r->src, XF_OP_RELU, NULL, s, -1));
+    xf_test_out(&r->src, op(&r->src, XF_OP_RELU, NULL, s, -1));
     xf_params gp = gen_shape(4, W33);
     int k = op(&r->dst, XF_OP_CONST_IDENTITY_CONV, &gp, -1, -1);
     xf_params p = conv3x3();
     p.activation = XF_ACT_RELU;
-    out(&r->dst, op(&r->dst, XF_OP_CONV, &p, d, k));
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_CONV, &p, d, k));
 }
 
 /* relu(m0) => relu(matmul(m0, imatrix)) or relu(matmul(imatrix, m0)) */
@@ -185,11 +181,11 @@ static void rule_imatrix(xf_rule *r, int left)
 {
     xf_rule_init(r);
     int s = in(&r->src, "m0", XF_F32, 2, M44), d = in(&r->dst, "m0", XF_F32, 2, M44);
-    out(&r->src, op(&r->src, XF_OP_RELU, NULL, s, -1));
+    xf_test_out(&r->src, op(&r->src, XF_OP_RELU, NULL, s, -1));
     xf_params gp = gen_shape(2, M44);
     int e = op(&r->dst, XF_OP_CONST_IDENTITY_MATRIX, &gp, -1, -1);
     int m = left ? op(&r->dst, XF_OP_MATMUL, NULL, e, d) : op(&r->dst, XF_OP_MATMUL, NULL, d, e);
-    out(&r->dst, op(&r->dst, XF_OP_RELU, NULL, m, -1));
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_RELU, NULL, m, -1));
 }
 
 static xf_params avgpool3x3(void)
@@ -205,13 +201,13 @@ static void rule_pool(xf_rule *r)
     xf_rule_init(r);
     int s = in(&r->src, "x0", XF_F32, 4, X4), d = in(&r->dst, "x0", XF_F32, 4, X4);
     xf_params ap = avgpool3x3();
-    out(&r->src, op(&r->src, XF_OP_AVGPOOL, &ap, s, -1));
+    xf_test_out(&r->src, op(&r->src, XF_OP_AVGPOOL, &ap, s, -1));
     const int64_t pd[4] = {4, 1, 3, 3};
     xf_params gp = gen_shape(4, pd);
     int k = op(&r->dst, XF_OP_CONST_POOL, &gp, -1, -1);
     xf_params p = conv3x3();
     p.group = 4;
-    out(&r->dst, op(&r->dst, XF_OP_CONV, &p, d, k));
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_CONV, &p, d, k));
 }
 
 /* relu(m0) => m0 (false; stored as refuted) */
@@ -219,8 +215,8 @@ static void rule_relu_id(xf_rule *r)
 {
     xf_rule_init(r);
     int s = in(&r->src, "m0", XF_F32, 2, M44), d = in(&r->dst, "m0", XF_F32, 2, M44);
-    out(&r->src, op(&r->src, XF_OP_RELU, NULL, s, -1));
-    out(&r->dst, d);
+    xf_test_out(&r->src, op(&r->src, XF_OP_RELU, NULL, s, -1));
+    xf_test_out(&r->dst, d);
 }
 
 /* A rule set over n rules (freed here), one direction unless `both`. */
@@ -282,8 +278,8 @@ START_TEST(test_merge_two_matmuls)
     const int64_t xd[2] = {8, 16}, w1d[2] = {16, 16}, w2d[2] = {16, 32};
     int x = in(&g, "x", XF_F32, 2, xd), w1 = cst(&g, "w1", 2, w1d), w2 = cst(&g, "w2", 2, w2d);
     int y1 = op(&g, XF_OP_MATMUL, NULL, x, w1), y2 = op(&g, XF_OP_MATMUL, NULL, x, w2);
-    out(&g, op(&g, XF_OP_RELU, NULL, y1, -1));
-    out(&g, op(&g, XF_OP_RELU, NULL, y2, -1));
+    xf_test_out(&g, op(&g, XF_OP_RELU, NULL, y1, -1));
+    xf_test_out(&g, op(&g, XF_OP_RELU, NULL, y2, -1));
     xf_ruleset *rs = set1(rule_merge);
     ck_assert_int_eq(xf_ruleset_count(rs), 1);
     xf_match m[16];
@@ -343,8 +339,8 @@ START_TEST(test_merge_3d_activation_2d_weights)
     const int64_t xd[3] = {2, 8, 16}, w1d[2] = {16, 16}, w2d[2] = {16, 32};
     int x = in(&g, "x", XF_F32, 3, xd), w1 = cst(&g, "w1", 2, w1d), w2 = cst(&g, "w2", 2, w2d);
     int y1 = op(&g, XF_OP_MATMUL, NULL, x, w1), y2 = op(&g, XF_OP_MATMUL, NULL, x, w2);
-    out(&g, y1);
-    out(&g, y2);
+    xf_test_out(&g, y1);
+    xf_test_out(&g, y2);
     xf_ruleset *rs = set1(rule_merge);
     xf_match m[16];
     ck_assert_int_eq(find(rs, 0, &g, m), 2);
@@ -371,7 +367,7 @@ START_TEST(test_multi_output_cycle_rejected)
     int y1 = op(&g, XF_OP_MATMUL, NULL, x, w1);
     int r = op(&g, XF_OP_RELU, NULL, y1, -1);
     int y2 = op(&g, XF_OP_MATMUL, NULL, x, r);
-    out(&g, y2);
+    xf_test_out(&g, y2);
     xf_ruleset *rs = set1(rule_merge);
     xf_match m[16];
     ck_assert_int_eq(find(rs, 0, &g, m), 0);
@@ -393,8 +389,8 @@ START_TEST(test_commutativity)
     int s2 = op(&g, XF_OP_ADD, NULL, s1, c);
     int s3 = op(&g, XF_OP_ADD, NULL, i, j); /* int64: the rule's inputs are float */
     int p = op(&g, XF_OP_MUL, NULL, s2, a);
-    out(&g, p);
-    out(&g, s3);
+    xf_test_out(&g, p);
+    xf_test_out(&g, s3);
     xf_rule r;
     rule_comm(&r, XF_OP_ADD);
     xf_ruleset *rs = set_of(&r, 1, 0);
@@ -437,8 +433,8 @@ START_TEST(test_conv_relu_fusion)
     int a3 = op(&g, XF_OP_ADD, NULL, c3, r3);            /* c3 used outside the match */
     int c4 = op(&g, XF_OP_CONV, &cp, a3, w);
     int r4 = op(&g, XF_OP_RELU, NULL, c4, -1);
-    out(&g, r4);
-    out(&g, c4);                                         /* c4 is a graph output */
+    xf_test_out(&g, r4);
+    xf_test_out(&g, c4);                                         /* c4 is a graph output */
     xf_ruleset *rs = set1(rule_conv_relu);
     xf_match m[16];
     ck_assert_int_eq(find(rs, 0, &g, m), 1);
@@ -475,7 +471,7 @@ START_TEST(test_bare_output_and_relative_perm)
         int x = in(&g, "x", XF_F32, 2, d);
         int t2 = op(&g, XF_OP_TRANSPOSE, &p, op(&g, XF_OP_TRANSPOSE, &p, x, -1), -1);
         /* t2 a graph output: it cannot become the bare input x */
-        out(&g, used ? op(&g, XF_OP_RELU, NULL, t2, -1) : t2);
+        xf_test_out(&g, used ? op(&g, XF_OP_RELU, NULL, t2, -1) : t2);
         ck_assert_int_eq(find(rs, 0, &g, m), used);
         xf_graph_free(&g);
     }
@@ -491,7 +487,7 @@ START_TEST(test_bare_output_and_relative_perm)
         xf_graph_init(&g);
         int x = in(&g, "x", XF_F32, 3, d3);
         int t2 = op(&g, XF_OP_TRANSPOSE, &q, op(&g, XF_OP_TRANSPOSE, &q, x, -1), -1);
-        out(&g, op(&g, XF_OP_RELU, NULL, t2, -1));
+        xf_test_out(&g, op(&g, XF_OP_RELU, NULL, t2, -1));
         ck_assert_int_eq(find(rs, 0, &g, m), lead ? 0 : 1);
         xf_graph_free(&g);
     }
@@ -510,7 +506,7 @@ START_TEST(test_generator_shapes)
         xf_graph g;
         xf_graph_init(&g);
         int x = in(&g, "x", XF_F32, 4, xd);
-        out(&g, op(&g, XF_OP_RELU, NULL, x, -1));
+        xf_test_out(&g, op(&g, XF_OP_RELU, NULL, x, -1));
         xf_ruleset *rs = set1(rule_iconv);
         ck_assert_int_eq(find(rs, 0, &g, m), 1);
         instantiate(rs, &g, &m[0], &t);
@@ -529,7 +525,7 @@ START_TEST(test_generator_shapes)
         xf_graph_init(&g);
         const int64_t md[2] = {5, 12};
         int x = in(&g, "x", XF_F32, 2, md);
-        out(&g, op(&g, XF_OP_RELU, NULL, x, -1));
+        xf_test_out(&g, op(&g, XF_OP_RELU, NULL, x, -1));
         xf_rule r;
         rule_imatrix(&r, left);
         xf_ruleset *rs = set_of(&r, 1, 0);
@@ -547,7 +543,7 @@ START_TEST(test_generator_shapes)
         xf_graph_init(&g);
         int x = in(&g, "x", XF_F32, 4, xd);
         xf_params ap = avgpool3x3();
-        out(&g, op(&g, XF_OP_AVGPOOL, &ap, x, -1));
+        xf_test_out(&g, op(&g, XF_OP_AVGPOOL, &ap, x, -1));
         xf_ruleset *rs = set1(rule_pool);
         ck_assert_int_eq(find(rs, 0, &g, m), 1);
         instantiate(rs, &g, &m[0], &t);
@@ -584,7 +580,7 @@ START_TEST(test_weight_only_and_match_all)
     ck_assert_msg(on >= 0, "%s", err.msg);
     int ov = g.nodes[on].outputs[0];
     int s = op(&g, XF_OP_ADD, NULL, y, op(&g, XF_OP_ADD, NULL, z, ov));
-    out(&g, s);
+    xf_test_out(&g, s);
     xf_graph_index *ix = NULL;
     ck_assert_int_eq(xf_graph_index_build(&g, &ix, &err), XF_OK);
     ck_assert_int_eq(xf_graph_index_weight_only(ix, w), 1);
@@ -725,11 +721,11 @@ static void rule_add_at(xf_rule *r, int rank, const int64_t *dims, int swapped)
     int s0 = in(&r->src, "x0", XF_F32, rank, dims), s1 = in(&r->src, "x1", XF_F32, rank, dims);
     int d0 = in(&r->dst, "x0", XF_F32, rank, dims), d1 = in(&r->dst, "x1", XF_F32, rank, dims);
     if (swapped) {
-        out(&r->src, op(&r->src, XF_OP_ADD, NULL, s1, s0));
-        out(&r->dst, op(&r->dst, XF_OP_ADD, NULL, d0, d1));
+        xf_test_out(&r->src, op(&r->src, XF_OP_ADD, NULL, s1, s0));
+        xf_test_out(&r->dst, op(&r->dst, XF_OP_ADD, NULL, d0, d1));
     } else {
-        out(&r->src, op(&r->src, XF_OP_ADD, NULL, s0, s1));
-        out(&r->dst, op(&r->dst, XF_OP_ADD, NULL, d1, d0));
+        xf_test_out(&r->src, op(&r->src, XF_OP_ADD, NULL, s0, s1));
+        xf_test_out(&r->dst, op(&r->dst, XF_OP_ADD, NULL, d1, d0));
     }
 }
 
@@ -741,8 +737,9 @@ static void rule_relu_concat(xf_rule *r, int rank, const int64_t *dims, int axis
     cat.axis = axis;
     int s0 = in(&r->src, "x0", XF_F32, rank, dims), s1 = in(&r->src, "x1", XF_F32, rank, dims);
     int d0 = in(&r->dst, "x0", XF_F32, rank, dims), d1 = in(&r->dst, "x1", XF_F32, rank, dims);
-    out(&r->src, op(&r->src, XF_OP_RELU, NULL, op(&r->src, XF_OP_CONCAT, &cat, s0, s1), -1));
-    out(&r->dst, op(&r->dst, XF_OP_CONCAT, &cat, op(&r->dst, XF_OP_RELU, NULL, d0, -1),
+    xf_test_out(&r->src,
+                op(&r->src, XF_OP_RELU, NULL, op(&r->src, XF_OP_CONCAT, &cat, s0, s1), -1));
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_CONCAT, &cat, op(&r->dst, XF_OP_RELU, NULL, d0, -1),
                     op(&r->dst, XF_OP_RELU, NULL, d1, -1)));
 }
 
@@ -826,15 +823,15 @@ START_TEST(test_ruleset_duplicates)
     int a = in(&g, "a", XF_F32, 2, d2), b = in(&g, "b", XF_F32, 2, d2);
     int c = in(&g, "c", XF_F32, 3, d3), e = in(&g, "e", XF_F32, 3, d3);
     xf_params cat = xf_params_default();
-    out(&g, op(&g, XF_OP_ADD, NULL, a, b));
-    out(&g, op(&g, XF_OP_ADD, NULL, c, e));
+    xf_test_out(&g, op(&g, XF_OP_ADD, NULL, a, b));
+    xf_test_out(&g, op(&g, XF_OP_ADD, NULL, c, e));
     cat.axis = 1;
-    out(&g, op(&g, XF_OP_RELU, NULL, op(&g, XF_OP_CONCAT, &cat, a, b), -1));
-    out(&g, op(&g, XF_OP_CONCAT, &cat, op(&g, XF_OP_RELU, NULL, a, -1),
+    xf_test_out(&g, op(&g, XF_OP_RELU, NULL, op(&g, XF_OP_CONCAT, &cat, a, b), -1));
+    xf_test_out(&g, op(&g, XF_OP_CONCAT, &cat, op(&g, XF_OP_RELU, NULL, a, -1),
                op(&g, XF_OP_RELU, NULL, b, -1)));
     cat.axis = 0;
-    out(&g, op(&g, XF_OP_RELU, NULL, op(&g, XF_OP_CONCAT, &cat, c, e), -1));
-    out(&g, op(&g, XF_OP_CONCAT, &cat, op(&g, XF_OP_RELU, NULL, c, -1),
+    xf_test_out(&g, op(&g, XF_OP_RELU, NULL, op(&g, XF_OP_CONCAT, &cat, c, e), -1));
+    xf_test_out(&g, op(&g, XF_OP_CONCAT, &cat, op(&g, XF_OP_RELU, NULL, c, -1),
                op(&g, XF_OP_RELU, NULL, e, -1)));
 
     /* every rule (and reverse) on its own finds what its kept action finds */
@@ -876,7 +873,7 @@ static void branches(xf_graph *g, int swap, xf_op act)
         a = op(g, XF_OP_RELU, NULL, op(g, XF_OP_MATMUL, NULL, x, w), -1);
         b = op(g, act, NULL, x, -1);
     }
-    out(g, op(g, XF_OP_ADD, NULL, a, b));
+    xf_test_out(g, op(g, XF_OP_ADD, NULL, a, b));
 }
 
 START_TEST(test_graph_hash)
@@ -904,7 +901,7 @@ START_TEST(test_graph_hash)
     ck_assert_int_eq(xf_graph_clone(&g1, &deep, &err), XF_OK);
     ck_assert_uint_ne(xf_agent_graph_hash(&deep), h1);
     /* output order matters */
-    out(&s1, 0);
+    xf_test_out(&s1, 0);
     uint64_t h2 = xf_agent_graph_hash(&s1);
     ck_assert_uint_ne(h2, h1);
     s2.values[w2].data = NULL; /* borrowed: not freed either way */

@@ -41,36 +41,24 @@ static void build_search_graph(xf_graph *g)
     }
 }
 
-static xf_op_cost cost_of(xf_cost_model *cm, xf_op op, const xf_params *p, int n,
-                          const xf_shape *sh)
-{
-    xf_dtype dt[4] = {XF_F32, XF_F32, XF_F32, XF_F32};
-    xf_op_cost c;
-    xf_error err;
-    xf_params def = xf_params_default();
-    ck_assert_msg(xf_cost_op(cm, op, p ? p : &def, n, dt, sh, &c, &err) == XF_OK, "%s",
-                  err.msg);
-    return c;
-}
-
 /* Cost of the search graph before and after all five rewrites. */
 static void expected_costs(xf_cost_model *cm, double *initial, double *optimum)
 {
     xf_shape cin[2] = {xf_fx_shape(4, 1, 4, 8, 8), xf_fx_shape(4, 4, 4, 3, 3)};
     xf_params p0 = xf_fx_conv3x3(XF_ACT_NONE), p1 = xf_fx_conv3x3(XF_ACT_RELU);
-    double conv = cost_of(cm, XF_OP_CONV, &p0, 2, cin).ms;
-    double conv_relu = cost_of(cm, XF_OP_CONV, &p1, 2, cin).ms;
-    double relu = cost_of(cm, XF_OP_RELU, NULL, 1, cin).ms;
+    double conv = xf_fx_cost_of(cm, XF_OP_CONV, &p0, 2, cin).ms;
+    double conv_relu = xf_fx_cost_of(cm, XF_OP_CONV, &p1, 2, cin).ms;
+    double relu = xf_fx_cost_of(cm, XF_OP_RELU, NULL, 1, cin).ms;
     xf_shape m[2] = {xf_fx_shape(2, 64, 256, 0, 0), xf_fx_shape(2, 256, 16, 0, 0)};
-    double mm = cost_of(cm, XF_OP_MATMUL, NULL, 2, m).ms;
+    double mm = xf_fx_cost_of(cm, XF_OP_MATMUL, NULL, 2, m).ms;
     xf_shape mw[2] = {xf_fx_shape(2, 64, 256, 0, 0), xf_fx_shape(2, 256, 32, 0, 0)};
-    double mm_wide = cost_of(cm, XF_OP_MATMUL, NULL, 2, mw).ms;
+    double mm_wide = xf_fx_cost_of(cm, XF_OP_MATMUL, NULL, 2, mw).ms;
     xf_params sp = xf_params_default();
     sp.axis = 1;
     sp.n_split = 2;
     sp.split[0] = sp.split[1] = 16;
     xf_shape s = xf_fx_shape(2, 64, 32, 0, 0);
-    double split = cost_of(cm, XF_OP_SPLIT, &sp, 1, &s).ms;
+    double split = xf_fx_cost_of(cm, XF_OP_SPLIT, &sp, 1, &s).ms;
     *initial = 3 * (conv + relu) + 4 * mm;
     *optimum = 3 * conv_relu + 2 * (mm_wide + split);
     ck_assert(*optimum < *initial);

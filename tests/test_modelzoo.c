@@ -47,21 +47,6 @@ static void tmp_model(char *buf, size_t n, const char *name)
     snprintf(buf, n, "%s", xf_test_tmp(name));
 }
 
-static uint8_t *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
 static int file_exists(const char *path)
 {
     struct stat st;
@@ -340,7 +325,9 @@ START_TEST(seed_determines_weights)
     snprintf(args, sizeof args, "%s --seed 6 -o %s", model, d);
     ck_assert_int_eq(zoo(args, NULL, 0), 0);
     size_t na, nb, nd;
-    uint8_t *fa = read_all(a, &na), *fb = read_all(b, &nb), *fd = read_all(d, &nd);
+    char *fa = xf_test_read_file(a, &na);
+    char *fb = xf_test_read_file(b, &nb);
+    char *fd = xf_test_read_file(d, &nd);
     ck_assert_msg(na == nb && memcmp(fa, fb, na) == 0, "same seed, different files");
     ck_assert_msg(na == nd, "another seed changed the file size (%zu vs %zu)", na, nd);
     ck_assert_msg(memcmp(fa, fd, na) != 0, "another seed gave the same file");

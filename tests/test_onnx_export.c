@@ -81,12 +81,6 @@ static int op2(xf_graph *g, xf_op o, const xf_params *p, int a, int b)
     return op(g, o, p, 2, in);
 }
 
-static void out(xf_graph *g, int v)
-{
-    xf_error err;
-    ck_assert_int_eq(xf_graph_mark_output(g, v, &err), XF_OK);
-}
-
 static int python_onnx(void)
 {
     static int have = -1;
@@ -202,10 +196,10 @@ START_TEST(elementwise_ops)
     int l = op1(&g, XF_OP_LOG, NULL, pos);
     int r = op1(&g, XF_OP_RECIPROCAL, NULL, op1(&g, XF_OP_SQRT, NULL, pos));
     int pw = op2(&g, XF_OP_POW, NULL, pos, c);
-    out(&g, op1(&g, XF_OP_IDENTITY, NULL, e));
-    out(&g, op2(&g, XF_OP_ADD, NULL, l, r));
-    out(&g, pw);
-    out(&g, d);
+    xf_test_out(&g, op1(&g, XF_OP_IDENTITY, NULL, e));
+    xf_test_out(&g, op2(&g, XF_OP_ADD, NULL, l, r));
+    xf_test_out(&g, pw);
+    xf_test_out(&g, d);
     round_trip(&g, "export_elementwise", 13, 7, 1, 0.0, NULL);
     xf_graph_free(&g);
 }
@@ -218,7 +212,7 @@ START_TEST(linalg_ops)
     g.opset = 12;
     int x = input(&g, "x", shp(3, 2, 3, 4, 0)), a = input(&g, "a", shp(2, 4, 3, 0, 0));
     int w = cst(&g, "w", shp(2, 4, 5, 0, 0), 3, -0.5f);
-    out(&g, op2(&g, XF_OP_MATMUL, NULL, x, w));
+    xf_test_out(&g, op2(&g, XF_OP_MATMUL, NULL, x, w));
     xf_params p = xf_params_default();
     p.alpha = 0.5f;
     p.beta = 2.0f;
@@ -226,12 +220,12 @@ START_TEST(linalg_ops)
     p.trans_b = 1;
     int b = cst(&g, "b", shp(2, 5, 4, 0, 0), 4, -0.5f), bias = cst(&g, "bias", shp(1, 5, 0, 0, 0), 5, 0);
     int in3[3] = {a, b, bias};
-    out(&g, op(&g, XF_OP_GEMM, &p, 3, in3));
+    xf_test_out(&g, op(&g, XF_OP_GEMM, &p, 3, in3));
     p.trans_a = 0;
     p.trans_b = 0;
     p.beta = 0;
     int w2 = cst(&g, "w2", shp(2, 3, 2, 0, 0), 6, -0.5f);
-    out(&g, op2(&g, XF_OP_GEMM, &p, a, w2));
+    xf_test_out(&g, op2(&g, XF_OP_GEMM, &p, a, w2));
     round_trip(&g, "export_linalg", 12, 7, 1, 0.0, NULL);
     xf_graph_free(&g);
 }
@@ -271,34 +265,34 @@ START_TEST(conv_pool_ops)
     p.group = 1;
     p.activation = XF_ACT_TANH;
     int w3 = cst(&g, "w3", shp(4, 4, 6, 1, 1), 10, -0.5f);
-    out(&g, op2(&g, XF_OP_CONV, &p, c1, w3));
+    xf_test_out(&g, op2(&g, XF_OP_CONV, &p, c1, w3));
     xf_params mp = xf_params_default();
     mp.kernel[0] = mp.kernel[1] = 3;
     mp.stride[0] = mp.stride[1] = 2;
     mp.pads[0] = mp.pads[1] = mp.pads[2] = mp.pads[3] = 1;
     mp.dilation[0] = mp.dilation[1] = 1;
     mp.ceil_mode = 1;
-    out(&g, op1(&g, XF_OP_MAXPOOL, &mp, c1));
+    xf_test_out(&g, op1(&g, XF_OP_MAXPOOL, &mp, c1));
     mp.dilation[0] = 2;
     mp.ceil_mode = 0;
     mp.pads[0] = mp.pads[2] = 2;
-    out(&g, op1(&g, XF_OP_MAXPOOL, &mp, c1));
+    xf_test_out(&g, op1(&g, XF_OP_MAXPOOL, &mp, c1));
     xf_params ap = xf_params_default();
     ap.kernel[0] = ap.kernel[1] = 2;
     ap.stride[0] = ap.stride[1] = 2;
     ap.pads[0] = ap.pads[1] = 1;
     ap.count_include_pad = 1;
-    out(&g, op1(&g, XF_OP_AVGPOOL, &ap, c2));
+    xf_test_out(&g, op1(&g, XF_OP_AVGPOOL, &ap, c2));
     ap.count_include_pad = 0;
-    out(&g, op1(&g, XF_OP_AVGPOOL, &ap, c2));
-    out(&g, op1(&g, XF_OP_GLOBAL_AVGPOOL, NULL, c2));
+    xf_test_out(&g, op1(&g, XF_OP_AVGPOOL, &ap, c2));
+    xf_test_out(&g, op1(&g, XF_OP_GLOBAL_AVGPOOL, NULL, c2));
     xf_params bp = xf_params_default();
     bp.epsilon = 1e-3f;
     int bn[5] = {c1, cst(&g, "scale", shp(1, 6, 0, 0, 0), 11, 0.5f),
                  cst(&g, "shift", shp(1, 6, 0, 0, 0), 12, -0.5f),
                  cst(&g, "mean", shp(1, 6, 0, 0, 0), 13, -0.5f),
                  cst(&g, "var", shp(1, 6, 0, 0, 0), 14, 0.5f)};
-    out(&g, op(&g, XF_OP_BATCHNORM, &bp, 5, bn));
+    xf_test_out(&g, op(&g, XF_OP_BATCHNORM, &bp, 5, bn));
     round_trip(&g, "export_conv", 11, 6, 1, 0.0, NULL);
     xf_graph_free(&g);
 }
@@ -318,18 +312,18 @@ START_TEST(norm_ops_raise_opset)
     int ln = op(&g, XF_OP_LAYERNORM, &p, 3, in3);
     xf_params last = xf_params_default();
     last.axis = -1;
-    out(&g, op1(&g, XF_OP_SOFTMAX, &last, ln));
+    xf_test_out(&g, op1(&g, XF_OP_SOFTMAX, &last, ln));
     xf_params sm = xf_params_default();
     sm.axis = 1;
-    out(&g, op1(&g, XF_OP_SOFTMAX, &sm, ln));
+    xf_test_out(&g, op1(&g, XF_OP_SOFTMAX, &sm, ln));
     xf_params rm = xf_params_default();
     rm.n_axes = 1;
     rm.axes[0] = 1;
     rm.keepdims = 1;
-    out(&g, op1(&g, XF_OP_REDUCE_MEAN, &rm, ln));
+    xf_test_out(&g, op1(&g, XF_OP_REDUCE_MEAN, &rm, ln));
     rm.axes[0] = -1;
     rm.keepdims = 0;
-    out(&g, op1(&g, XF_OP_REDUCE_MEAN, &rm, x));
+    xf_test_out(&g, op1(&g, XF_OP_REDUCE_MEAN, &rm, x));
     round_trip(&g, "export_norm", 17, 8, 1, 0.0, NULL);
     xf_graph_free(&g);
 }
@@ -350,22 +344,22 @@ static void build_movement(xf_graph *g, int64_t opset)
     p = xf_params_default();
     p.n_shape = 2;
     p.shape[0] = 8, p.shape[1] = 15;
-    out(g, op1(g, XF_OP_RESHAPE, &p, tr));
+    xf_test_out(g, op1(g, XF_OP_RESHAPE, &p, tr));
     p = xf_params_default();
     p.axis = 2;
-    out(g, op1(g, XF_OP_FLATTEN, &p, x));
+    xf_test_out(g, op1(g, XF_OP_FLATTEN, &p, x));
     p = xf_params_default();
     p.n_axes = 1;
     p.axes[0] = 0;
     int us = op1(g, XF_OP_UNSQUEEZE, &p, x); /* [1,2,3,4,5] */
-    out(g, op1(g, XF_OP_SQUEEZE, &p, us));
+    xf_test_out(g, op1(g, XF_OP_SQUEEZE, &p, us));
     p = xf_params_default();
     p.n_axes = 2;
     p.axes[0] = 1, p.axes[1] = -1;
     p.starts[0] = 0, p.starts[1] = 1;
     p.ends[0] = 2, p.ends[1] = 5;
     p.steps[0] = 1, p.steps[1] = 2;
-    out(g, op1(g, XF_OP_SLICE, &p, x));
+    xf_test_out(g, op1(g, XF_OP_SLICE, &p, x));
     p = xf_params_default();
     p.axis = 1;
     p.n_split = 2;
@@ -375,35 +369,35 @@ static void build_movement(xf_graph *g, int64_t opset)
     p = xf_params_default();
     p.axis = 1;
     int cin[3] = {g->nodes[sp].outputs[1], g->nodes[sp].outputs[0], x};
-    out(g, op(g, XF_OP_CONCAT, &p, 3, cin));
+    xf_test_out(g, op(g, XF_OP_CONCAT, &p, 3, cin));
     int64_t idx[2] = {2, 0};
     p = xf_params_default();
     p.axis = 1;
-    out(g, op2(g, XF_OP_GATHER, &p, x, cst_i64(g, "idx", 2, idx)));
+    xf_test_out(g, op2(g, XF_OP_GATHER, &p, x, cst_i64(g, "idx", 2, idx)));
     p = xf_params_default();
     p.starts[2] = 1, p.ends[1] = 1, p.ends[3] = 2;
     p.pad_mode = XF_PAD_CONSTANT;
     p.value = 0.5;
-    out(g, op1(g, XF_OP_PAD, &p, x));
+    xf_test_out(g, op1(g, XF_OP_PAD, &p, x));
     p = xf_params_default();
     p.starts[2] = 1, p.starts[3] = 2, p.ends[2] = 2, p.ends[3] = 1;
     p.pad_mode = XF_PAD_REFLECT;
-    out(g, op1(g, XF_OP_PAD, &p, x));
+    xf_test_out(g, op1(g, XF_OP_PAD, &p, x));
     p.pad_mode = XF_PAD_EDGE;
-    out(g, op1(g, XF_OP_PAD, &p, x));
+    xf_test_out(g, op1(g, XF_OP_PAD, &p, x));
     int small = input(g, "small", shp(2, 3, 1, 0, 0));
     p = xf_params_default();
     p.n_shape = 3;
     p.shape[0] = 2, p.shape[1] = 3, p.shape[2] = 4;
-    out(g, op1(g, XF_OP_EXPAND, &p, small));
+    xf_test_out(g, op1(g, XF_OP_EXPAND, &p, small));
     int sh = op1(g, XF_OP_SHAPE, NULL, x);
     p = xf_params_default();
     p.to = XF_F32;
-    out(g, op1(g, XF_OP_CAST, &p, sh));
+    xf_test_out(g, op1(g, XF_OP_CAST, &p, sh));
     int eq = op2(g, XF_OP_EQUAL, NULL, op1(g, XF_OP_RELU, NULL, x), x);
     int win[3] = {eq, x, op1(g, XF_OP_NEG, NULL, x)};
-    out(g, op(g, XF_OP_WHERE, NULL, 3, win));
-    out(g, op1(g, XF_OP_DROPOUT, NULL, tr));
+    xf_test_out(g, op(g, XF_OP_WHERE, NULL, 3, win));
+    xf_test_out(g, op1(g, XF_OP_DROPOUT, NULL, tr));
 }
 
 START_TEST(movement_ops_opset11)
@@ -434,11 +428,11 @@ START_TEST(softmax_before_opset13)
     int x = input(&g, "x", shp(3, 2, 3, 4, 0)), y = input(&g, "y", shp(3, 2, 3, 1, 0));
     xf_params p = xf_params_default();
     p.axis = -1;
-    out(&g, op1(&g, XF_OP_SOFTMAX, &p, x));
+    xf_test_out(&g, op1(&g, XF_OP_SOFTMAX, &p, x));
     p.axis = 1;
-    out(&g, op1(&g, XF_OP_SOFTMAX, &p, y));
+    xf_test_out(&g, op1(&g, XF_OP_SOFTMAX, &p, y));
     round_trip(&g, "export_softmax_direct", 11, 6, 1, 0.0, NULL);
-    out(&g, op1(&g, XF_OP_SOFTMAX, &p, x)); /* axis 1 of [2,3,4] */
+    xf_test_out(&g, op1(&g, XF_OP_SOFTMAX, &p, x)); /* axis 1 of [2,3,4] */
     xf_graph b;
     round_trip(&g, "export_softmax_moved", 11, 6, 0, 1e-6, &b);
     int hist[XF_OP_COUNT];
@@ -463,7 +457,7 @@ START_TEST(rule_only_ops_lowered)
     int s = xf_graph_add_const(&g, "s", XF_F32, &s0, &two, &err);
     int sm = op2(&g, XF_OP_SCALAR_MUL, NULL, x, s);
     int ge = op1(&g, XF_OP_GELU, NULL, sm);
-    out(&g, ge);
+    xf_test_out(&g, ge);
     xf_params p = xf_params_default();
     p.kernel[0] = p.kernel[1] = 3;
     int w = cst(&g, "w", shp(4, 4, 4, 1, 1), 17, -0.5f);
@@ -474,30 +468,32 @@ START_TEST(rule_only_ops_lowered)
     cp.dilation[0] = cp.dilation[1] = 1;
     cp.pads[0] = cp.pads[1] = cp.pads[2] = cp.pads[3] = 1;
     cp.group = 1;
-    out(&g, op2(&g, XF_OP_CONV, &cp, x, big));
+    xf_test_out(&g, op2(&g, XF_OP_CONV, &cp, x, big));
     xf_params k = xf_params_default();
     k.n_shape = 4;
     k.shape[0] = 4, k.shape[1] = 4, k.shape[2] = 3, k.shape[3] = 3;
     int iconv = op(&g, XF_OP_CONST_IDENTITY_CONV, &k, 0, NULL);
-    out(&g, op2(&g, XF_OP_CONV, &cp, ge, iconv));
+    xf_test_out(&g, op2(&g, XF_OP_CONV, &cp, ge, iconv));
     k.shape[1] = 1;
     int pool = op(&g, XF_OP_CONST_POOL, &k, 0, NULL);
     cp.group = 4;
-    out(&g, op2(&g, XF_OP_CONV, &cp, x, pool));
+    xf_test_out(&g, op2(&g, XF_OP_CONV, &cp, x, pool));
     xf_params im = xf_params_default();
     im.n_shape = 2;
     im.shape[0] = im.shape[1] = 5;
-    out(&g, op2(&g, XF_OP_MATMUL, NULL, x, op(&g, XF_OP_CONST_IDENTITY_MATRIX, &im, 0, NULL)));
+    xf_test_out(&g,
+                op2(&g, XF_OP_MATMUL, NULL, x, op(&g, XF_OP_CONST_IDENTITY_MATRIX, &im, 0, NULL)));
     xf_params on = xf_params_default();
     on.n_shape = 2;
     on.shape[0] = 1, on.shape[1] = 5;
-    out(&g, op2(&g, XF_OP_ADD, NULL, x, op(&g, XF_OP_CONST_ONES, &on, 0, NULL)));
+    xf_test_out(&g, op2(&g, XF_OP_ADD, NULL, x, op(&g, XF_OP_CONST_ONES, &on, 0, NULL)));
     xf_params cs = xf_params_default();
     cs.n_shape = 2;
     cs.shape[0] = 2, cs.shape[1] = 3;
     cs.to = XF_F32;
     cs.value = -1.5;
-    out(&g, op(&g, XF_OP_CONSTANT_OF_SHAPE, &cs, 0, NULL)); /* an output that is an initializer */
+    /* an output that is an initializer */
+    xf_test_out(&g, op(&g, XF_OP_CONSTANT_OF_SHAPE, &cs, 0, NULL));
     round_trip(&g, "export_rule_only", 13, 7, 0, 1e-5, NULL);
 
     char path[4096];
@@ -624,9 +620,9 @@ START_TEST(opaque_nodes_round_trip)
     int n2 = xf_graph_add_opaque(&g, make_opaque("Frob", "com.example", 2, 2, frob), in2, 2, dts,
                                  shs, 2, "frob", &err);
     ck_assert_msg(n2 >= 0, "%s", err.msg);
-    out(&g, g.nodes[n2].outputs[0]);
-    out(&g, g.nodes[n2].outputs[1]);
-    out(&g, op1(&g, XF_OP_RELU, NULL, g.nodes[n1].outputs[0]));
+    xf_test_out(&g, g.nodes[n2].outputs[0]);
+    xf_test_out(&g, g.nodes[n2].outputs[1]);
+    xf_test_out(&g, op1(&g, XF_OP_RELU, NULL, g.nodes[n1].outputs[0]));
     ck_assert_str_eq(xf_onnx_op_type(&g.nodes[n2]), "Frob");
 
     char path[4096];
@@ -669,7 +665,7 @@ START_TEST(opaque_attribute_garbage_is_parse_error)
     int n = xf_graph_add_opaque(&g, make_opaque("Foo", "", 13, 1, &bad), &x, 1, &f32, &s, 1,
                                 "foo", &err);
     ck_assert_int_ge(n, 0);
-    out(&g, g.nodes[n].outputs[0]);
+    xf_test_out(&g, g.nodes[n].outputs[0]);
     uint8_t *buf = NULL;
     size_t len = 0;
     ck_assert_int_eq(xf_onnx_save_buffer(&g, &buf, &len, &err), XF_ERR_PARSE);
@@ -704,8 +700,8 @@ START_TEST(names_unique_and_constants_kept)
     int c = op1(&g, XF_OP_TANH, NULL, g.nodes[b].outputs[0]); /* unnamed */
     /* a value named like a generated name: must not collide */
     int d = xf_graph_add_node(&g, XF_OP_SIGMOID, NULL, &c, 1, 1, "dup_1", &err);
-    out(&g, g.nodes[d].outputs[0]);
-    out(&g, c);
+    xf_test_out(&g, g.nodes[d].outputs[0]);
+    xf_test_out(&g, c);
     xf_graph back;
     round_trip(&g, "export_names", 13, 7, 1, 0.0, &back);
     ck_assert_uint_eq(xf_graph_param_bytes(&back), sizeof unused);
@@ -733,7 +729,7 @@ START_TEST(opset_and_ir_version)
         xf_graph_init(&g);
         g.opset = cases[k][0];
         int x = input(&g, "x", shp(2, 2, 2, 0, 0));
-        out(&g, op1(&g, XF_OP_RELU, NULL, x));
+        xf_test_out(&g, op1(&g, XF_OP_RELU, NULL, x));
         char label[64];
         snprintf(label, sizeof label, "export_opset_%d", (int)cases[k][0]);
         round_trip(&g, label, (int)cases[k][1], (int)cases[k][2], 1, 0.0, NULL);
@@ -763,20 +759,6 @@ END_TEST
 
 /* -------------------------------------------- determinism and buffers */
 
-static uint8_t *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
 START_TEST(buffer_matches_file_and_is_deterministic)
 {
     xf_graph g;
@@ -784,7 +766,7 @@ START_TEST(buffer_matches_file_and_is_deterministic)
     xf_error err;
     int x = input(&g, "x", shp(2, 3, 4, 0, 0));
     int w = cst(&g, "w", shp(2, 4, 2, 0, 0), 21, -0.5f);
-    out(&g, op1(&g, XF_OP_GELU, NULL, op2(&g, XF_OP_MATMUL, NULL, x, w)));
+    xf_test_out(&g, op1(&g, XF_OP_GELU, NULL, op2(&g, XF_OP_MATMUL, NULL, x, w)));
     uint8_t *b1, *b2;
     size_t n1, n2;
     ck_assert_int_eq(xf_onnx_save_buffer(&g, &b1, &n1, &err), XF_OK);
@@ -795,7 +777,7 @@ START_TEST(buffer_matches_file_and_is_deterministic)
     snprintf(path, sizeof path, "%s", xf_test_tmp("export_det.onnx"));
     ck_assert_int_eq(xf_onnx_save(&g, path, &err), XF_OK);
     size_t nf;
-    uint8_t *bf = read_file(path, &nf);
+    uint8_t *bf = (uint8_t *)xf_test_read_file(path, &nf);
     ck_assert_uint_eq(nf, n1);
     ck_assert_mem_eq(bf, b1, n1);
     xf_graph back;
@@ -833,12 +815,13 @@ START_TEST(tensor_files)
     xf_tensor_free(&back);
     if (python_onnx()) {
         float *f = t.data;
-        ck_assert_int_eq(xf_test_system("/usr/bin/python3 -c \"import onnx, onnx.numpy_helper as h, "
-                                        "sys; a = h.to_array(onnx.load_tensor(sys.argv[1])); "
-                                        "assert a.shape == (2, 1, 3) and a.dtype == 'float32'; "
-                                        "assert abs(float(a[1, 0, 2]) - %.9g) < 1e-7\" %s",
-                                        (double)f[5], path),
-                         0);
+        ck_assert_int_eq(
+            xf_test_system("/usr/bin/python3 -c \"import onnx, onnx.numpy_helper as h, "
+                           "sys; a = h.to_array(onnx.load_tensor(sys.argv[1])); "
+                           "assert a.shape == (2, 1, 3) and a.dtype == 'float32'; "
+                           "assert abs(float(a[1, 0, 2]) - %.9g) < 1e-7\" %s",
+                           (double)f[5], path),
+            0);
     }
     int64_t d = 4;
     xf_shape s4 = xf_shape_make(1, &d);
@@ -862,7 +845,7 @@ static void build_tiny(xf_graph *g)
 {
     xf_graph_init(g);
     int x = input(g, "x", shp(1, 4, 0, 0, 0));
-    out(g, op1(g, XF_OP_RELU, NULL, x));
+    xf_test_out(g, op1(g, XF_OP_RELU, NULL, x));
 }
 
 /* No "<base>.tmp.*" left in dir. */
@@ -949,7 +932,7 @@ START_TEST(invalid_graph_writes_nothing)
     g.values[g.outputs[0]].shape.dims[0] = 5; /* recorded shape drift */
     ck_assert_int_eq(xf_onnx_save(&g, path, &err), XF_ERR_SHAPE);
     size_t n;
-    uint8_t *b = read_file(path, &n);
+    uint8_t *b = (uint8_t *)xf_test_read_file(path, &n);
     ck_assert_uint_eq(n, 3);
     ck_assert_mem_eq(b, "old", 3);
     free(b);

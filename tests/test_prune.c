@@ -13,35 +13,13 @@
 
 #include "prune/prune.h"
 
-#include <ctype.h>
 #include <string.h>
 
 static const char *in_names[4] = {"x0", "x1", "w0", "w1"};
 
-/* Parses one expression at *p into g; returns its value id. */
-static int parse_expr(xf_graph *g, const int *inputs, const char **p)
+/* The node for the infix operator `name` on args; returns its value id. */
+static int apply_op(xf_graph *g, const char *name, const int *args, int na)
 {
-    while (isspace((unsigned char)**p)) (*p)++;
-    char name[32];
-    int n = 0;
-    while (isalnum((unsigned char)**p) || **p == '_') name[n++] = *(*p)++;
-    name[n] = '\0';
-    ck_assert_msg(n > 0, "parse error at '%s'", *p);
-    if (**p != '(') {
-        for (int i = 0; i < 4; i++)
-            if (strcmp(name, in_names[i]) == 0) return inputs[i];
-        ck_abort_msg("unknown input %s", name);
-    }
-    (*p)++;
-    int args[4], na = 0;
-    for (;;) {
-        while (isspace((unsigned char)**p)) (*p)++;
-        if (**p == ')') break;
-        args[na++] = parse_expr(g, inputs, p);
-        while (isspace((unsigned char)**p)) (*p)++;
-        if (**p == ',') (*p)++;
-    }
-    (*p)++;
     xf_error err;
     xf_params prm = xf_params_default();
     if (strncmp(name, "split", 5) == 0) {
@@ -73,14 +51,7 @@ static void build_side(xf_graph *g, const char *text)
         inputs[i] = xf_graph_add_input(g, in_names[i], XF_F32, &s, &err);
         ck_assert_int_ge(inputs[i], 0);
     }
-    const char *p = text;
-    for (;;) {
-        int v = parse_expr(g, inputs, &p);
-        ck_assert_int_eq(xf_graph_mark_output(g, v, &err), XF_OK);
-        while (isspace((unsigned char)*p)) p++;
-        if (*p != ';') break;
-        p++;
-    }
+    xf_test_parse_infix(g, text, in_names, inputs, 4, apply_op);
 }
 
 static void make_rule(xf_rule *r, const char *src, const char *dst)

@@ -92,20 +92,10 @@ static void free_rules(xf_rule *r)
     for (int i = 0; i < N_RULES; i++) xf_rule_free(&r[i]);
 }
 
-static void remove_db(const char *path)
-{
-    char aux[4200];
-    unlink(path);
-    snprintf(aux, sizeof aux, "%s-wal", path);
-    unlink(aux);
-    snprintf(aux, sizeof aux, "%s-shm", path);
-    unlink(aux);
-}
-
 /* The four rules with ids 1..4, all with status `status`. */
 static void write_db(const char *path, xf_rule_status status)
 {
-    remove_db(path);
+    xf_test_remove_db(path);
     xf_rulesdb *db = NULL;
     xf_error err;
     ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
@@ -225,20 +215,8 @@ static int agent(const char *fmt, ...)
     free(output);
     output = NULL;
     int rc = xf_test_system("'%s' %s > '%s' 2>&1", xf_test_tool("rlflow-agent"), args, log_path);
-    FILE *f = fopen(log_path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    output = calloc((size_t)n + 1, 1);
-    ck_assert_uint_eq(fread(output, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
+    output = xf_test_read_file(log_path, NULL);
     return rc;
-}
-
-static void expect_out(const char *needle)
-{
-    ck_assert_msg(strstr(output, needle), "output lacks '%s':\n%s", needle, output);
 }
 
 /* The two numbers of a report line "<label> A ms -> B ms". */
@@ -259,19 +237,19 @@ static void costs_of(const char *label, double *before, double *after)
 static void expect_search_report(const char *kind)
 {
     char want[256];
-    expect_out("rules:           5 actions from ");
-    expect_out("(1 skipped, 1 duplicates, 1 irrelevant to this model)\n");
+    xf_test_expect_contains(output, "rules:           5 actions from ");
+    xf_test_expect_contains(output, "(1 skipped, 1 duplicates, 1 irrelevant to this model)\n");
     snprintf(want, sizeof want, "search:          %s, ", kind);
-    expect_out(want);
+    xf_test_expect_contains(output, want);
     double b = 0, a = 0;
     costs_of("search cost:", &b, &a);
     ck_assert_msg(a < b, "search cost %g -> %g did not go down", b, a);
     costs_of("\ncost:", &b, &a);
     ck_assert_msg(a < b, "cost %g -> %g did not go down", b, a);
-    expect_out("1x  rule 4       transpose");
-    expect_out("1x  rule 1       relu(conv2d");
+    xf_test_expect_contains(output, "1x  rule 4       transpose");
+    xf_test_expect_contains(output, "1x  rule 1       relu(conv2d");
     snprintf(want, sizeof want, "written:         %s\n", out_path);
-    expect_out(want);
+    xf_test_expect_contains(output, want);
 }
 
 static void setup(void)
@@ -312,8 +290,8 @@ START_TEST(test_greedy)
 {
     ck_assert_int_eq(agent(COMMON " --search greedy", db_path, model_path, out_path), 0);
     expect_search_report("greedy");
-    expect_out("model:           ");
-    expect_out(" (6 nodes, 6 after preparation)\n");
+    xf_test_expect_contains(output, "model:           ");
+    xf_test_expect_contains(output, " (6 nodes, 6 after preparation)\n");
     expect_optimised(model_path, out_path);
     expect_onnx_checker_accepts(out_path);
 }
@@ -332,8 +310,9 @@ START_TEST(test_all_actions)
 {
     ck_assert_int_eq(
         agent(COMMON " --search greedy --all-actions", db_path, model_path, out_path), 0);
-    expect_out("rules:           6 actions from ");
-    expect_out("(1 skipped, 1 duplicates, irrelevant ones kept: --all-actions)\n");
+    xf_test_expect_contains(output, "rules:           6 actions from ");
+    xf_test_expect_contains(output,
+                            "(1 skipped, 1 duplicates, irrelevant ones kept: --all-actions)\n");
     expect_optimised(model_path, out_path);
 }
 END_TEST
@@ -344,18 +323,18 @@ START_TEST(test_ppo_save_load)
     ck_assert_int_eq(agent(COMMON " --agent ppo --budget 300 --save '%s'", db_path, model_path,
                            out_path, ckpt_path),
                      0);
-    expect_out("irrelevant to this model)\n");
-    expect_out("agent:           ppo, trained, ");
-    expect_out("optimisation:    ppo, ");
+    xf_test_expect_contains(output, "irrelevant to this model)\n");
+    xf_test_expect_contains(output, "agent:           ppo, trained, ");
+    xf_test_expect_contains(output, "optimisation:    ppo, ");
     ck_assert_int_eq(access(ckpt_path, R_OK), 0);
     ck_assert_int_eq(access(out_path, R_OK), 0);
     unlink(out_path);
     ck_assert_int_eq(
         agent(COMMON " --agent ppo --load '%s'", db_path, model_path, out_path, ckpt_path), 0);
-    expect_out("agent:           ppo, loaded, one greedy episode");
+    xf_test_expect_contains(output, "agent:           ppo, loaded, one greedy episode");
     char want[4200];
     snprintf(want, sizeof want, "written:         %s\n", out_path);
-    expect_out(want);
+    xf_test_expect_contains(output, want);
     xf_graph g;
     load(out_path, &g);
     xf_graph_free(&g);
@@ -378,11 +357,11 @@ START_TEST(test_wm)
     ck_assert_int_ge(rounds, 2);
     ck_assert_int_le(real, 800);
     ck_assert_int_gt(dream, 0);
-    expect_out("world model:     loss ");
-    expect_out("optimisation:    wm, ");
+    xf_test_expect_contains(output, "world model:     loss ");
+    xf_test_expect_contains(output, "optimisation:    wm, ");
     char want[4200];
     snprintf(want, sizeof want, "written:         %s\n", out_path);
-    expect_out(want);
+    xf_test_expect_contains(output, want);
     xf_graph g;
     load(out_path, &g);
     xf_graph_free(&g);
@@ -396,10 +375,11 @@ START_TEST(test_untouchable_model)
 {
     write_plain_model();
     ck_assert_int_eq(agent(COMMON " --search greedy", db_path, plain_path, out_path), 0);
-    expect_out("rules:           0 actions from ");
-    expect_out("(1 skipped, 1 duplicates, 6 irrelevant to this model)\n");
-    expect_out("applicable:      0 rules at 0 locations\n");
-    expect_out("result:          no cheaper model found; the input model is written unchanged\n");
+    xf_test_expect_contains(output, "rules:           0 actions from ");
+    xf_test_expect_contains(output, "(1 skipped, 1 duplicates, 6 irrelevant to this model)\n");
+    xf_test_expect_contains(output, "applicable:      0 rules at 0 locations\n");
+    xf_test_expect_contains(
+        output, "result:          no cheaper model found; the input model is written unchanged\n");
     xf_graph in, got;
     load(plain_path, &in);
     load(out_path, &got);
@@ -408,8 +388,9 @@ START_TEST(test_untouchable_model)
     /* The learning agents have nothing to learn: they say so and write it. */
     unlink(out_path);
     ck_assert_int_eq(agent(COMMON " --budget 300", db_path, plain_path, out_path), 0);
-    expect_out("agent:           wm, not trained: no action can match this model\n");
-    expect_out("optimisation:    wm, 0 environment steps");
+    xf_test_expect_contains(output,
+                            "agent:           wm, not trained: no action can match this model\n");
+    xf_test_expect_contains(output, "optimisation:    wm, 0 environment steps");
     load(out_path, &got);
     ck_assert_uint_eq(xf_graph_hash(&got), xf_graph_hash(&in));
     xf_graph_free(&in);
@@ -420,17 +401,20 @@ END_TEST
 START_TEST(test_usage)
 {
     ck_assert_int_eq(agent("--help"), 0);
-    expect_out("usage: rlflow-agent --rules RULES.db MODEL.onnx");
-    expect_out("--all-actions");
+    xf_test_expect_contains(output, "usage: rlflow-agent --rules RULES.db MODEL.onnx");
+    xf_test_expect_contains(output, "--all-actions");
     ck_assert_int_eq(agent(COMMON " --frobnicate", db_path, model_path, out_path), 2);
-    expect_out("rlflow-agent: unknown option '--frobnicate' (see rlflow-agent --help)\n");
+    xf_test_expect_contains(
+        output, "rlflow-agent: unknown option '--frobnicate' (see rlflow-agent --help)\n");
     ck_assert_int_eq(agent("'%s' -o '%s'", model_path, out_path), 2);
-    expect_out("rlflow-agent: no rules database given (--rules FILE)\n");
+    xf_test_expect_contains(output, "rlflow-agent: no rules database given (--rules FILE)\n");
     ck_assert_int_eq(
         agent(COMMON " --search greedy --save '%s'", db_path, model_path, out_path, ckpt_path), 2);
-    expect_out("rlflow-agent: --save/--load need a learning agent (--agent wm or ppo)\n");
+    xf_test_expect_contains(
+        output, "rlflow-agent: --save/--load need a learning agent (--agent wm or ppo)\n");
     ck_assert_int_eq(agent(COMMON " --budget lots", db_path, model_path, out_path), 2);
-    expect_out("rlflow-agent: --budget needs a count or a time such as 120s, got 'lots'\n");
+    xf_test_expect_contains(
+        output, "rlflow-agent: --budget needs a count or a time such as 120s, got 'lots'\n");
     ck_assert_int_eq(access(out_path, F_OK), -1);
 }
 END_TEST
@@ -441,9 +425,9 @@ START_TEST(test_no_proved_rules)
     ck_assert_int_eq(agent(COMMON " --search greedy", nodb_path, model_path, out_path), 2);
     char want[4300];
     snprintf(want, sizeof want, "rlflow-agent: %s has no proved rules the matcher can use", nodb_path);
-    expect_out(want);
+    xf_test_expect_contains(output, want);
     snprintf(want, sizeof want, "run 'xferverify %s' first\n", nodb_path);
-    expect_out(want);
+    xf_test_expect_contains(output, want);
     ck_assert_int_eq(access(out_path, F_OK), -1);
 }
 END_TEST
@@ -455,14 +439,14 @@ START_TEST(test_missing_model)
     unlink(missing);
     ck_assert_int_eq(agent(COMMON " --search greedy", db_path, missing, out_path), 2);
     ck_assert_msg(strncmp(output, "rlflow-agent: ", 14) == 0, "%s", output);
-    expect_out(missing);
+    xf_test_expect_contains(output, missing);
     ck_assert_int_eq(access(out_path, F_OK), -1);
     /* A checkpoint that is not there is an unreadable input too. */
     ck_assert_int_eq(
         agent(COMMON " --agent ppo --load '%s'", db_path, model_path, out_path, missing), 2);
     char want[4300];
     snprintf(want, sizeof want, "rlflow-agent: cannot read checkpoint '%s': ", missing);
-    expect_out(want);
+    xf_test_expect_contains(output, want);
     ck_assert_int_eq(access(out_path, F_OK), -1);
 }
 END_TEST

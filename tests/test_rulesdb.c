@@ -25,28 +25,6 @@
 
 /* ---------------------------------------------------------------- builders */
 
-static int input(xf_graph *g, const char *name, int rank, const int64_t *dims)
-{
-    xf_shape s = xf_shape_make(rank, dims);
-    int v = xf_graph_add_input(g, name, XF_F32, &s, NULL);
-    ck_assert_int_ge(v, 0);
-    return v;
-}
-
-static int op2(xf_graph *g, xf_op op, const xf_params *p, int a, int b)
-{
-    int in[2] = {a, b};
-    xf_error err;
-    int v = xf_graph_op(g, op, p, in, b < 0 ? 1 : 2, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static void out(xf_graph *g, int v)
-{
-    ck_assert_int_eq(xf_graph_mark_output(g, v, NULL), XF_OK);
-}
-
 static const int64_t M44[2] = {4, 4};
 
 /* Three [4,4] inputs named a, b, c on both sides. */
@@ -54,8 +32,8 @@ static void inputs3(xf_rule *r, const char *a, const char *b, const char *c, int
 {
     const char *names[3] = {a, b, c};
     for (int i = 0; i < 3; i++) {
-        s[i] = input(&r->src, names[i], 2, M44);
-        d[i] = input(&r->dst, names[i], 2, M44);
+        s[i] = xf_test_input(&r->src, names[i], 2, M44);
+        d[i] = xf_test_input(&r->dst, names[i], 2, M44);
     }
 }
 
@@ -65,8 +43,10 @@ static void rule_assoc(xf_rule *r)
     xf_rule_init(r);
     int s[3], d[3];
     inputs3(r, "x", "y", "z", s, d);
-    out(&r->src, op2(&r->src, XF_OP_MATMUL, NULL, op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]), s[2]));
-    out(&r->dst, op2(&r->dst, XF_OP_MATMUL, NULL, d[0], op2(&r->dst, XF_OP_MATMUL, NULL, d[1], d[2])));
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_MATMUL, NULL,
+                                     xf_test_op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]), s[2]));
+    xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_MATMUL, NULL, d[0],
+                                     xf_test_op2(&r->dst, XF_OP_MATMUL, NULL, d[1], d[2])));
     r->fingerprint = 0x1111;
 }
 
@@ -79,14 +59,15 @@ static void rule_distrib(xf_rule *r, int swapped)
     inputs3(r, "x", "w0", "w1", s, d);
     int m0, m1;
     if (swapped) {
-        m1 = op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[2]);
-        m0 = op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]);
+        m1 = xf_test_op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[2]);
+        m0 = xf_test_op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]);
     } else {
-        m0 = op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]);
-        m1 = op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[2]);
+        m0 = xf_test_op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]);
+        m1 = xf_test_op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[2]);
     }
-    out(&r->src, op2(&r->src, XF_OP_ADD, NULL, m0, m1));
-    out(&r->dst, op2(&r->dst, XF_OP_MATMUL, NULL, d[0], op2(&r->dst, XF_OP_ADD, NULL, d[1], d[2])));
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_ADD, NULL, m0, m1));
+    xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_MATMUL, NULL, d[0],
+                                     xf_test_op2(&r->dst, XF_OP_ADD, NULL, d[1], d[2])));
     r->fingerprint = 0x2222;
 }
 
@@ -96,12 +77,12 @@ static void rule_merge(xf_rule *r)
     xf_rule_init(r);
     int s[3], d[3];
     inputs3(r, "x0", "w0", "w1", s, d);
-    out(&r->src, op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]));
-    out(&r->src, op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[2]));
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]));
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_MATMUL, NULL, s[0], s[2]));
     xf_params cat = xf_params_default();
     cat.axis = 1;
-    int c = op2(&r->dst, XF_OP_CONCAT, &cat, d[1], d[2]);
-    int m = op2(&r->dst, XF_OP_MATMUL, NULL, d[0], c);
+    int c = xf_test_op2(&r->dst, XF_OP_CONCAT, &cat, d[1], d[2]);
+    int m = xf_test_op2(&r->dst, XF_OP_MATMUL, NULL, d[0], c);
     xf_params sp = xf_params_default();
     sp.axis = 1;
     sp.n_split = 2;
@@ -109,8 +90,8 @@ static void rule_merge(xf_rule *r)
     xf_error err;
     int n = xf_graph_add_node(&r->dst, XF_OP_SPLIT, &sp, &m, 1, 2, NULL, &err);
     ck_assert_msg(n >= 0, "%s", err.msg);
-    out(&r->dst, r->dst.nodes[n].outputs[0]);
-    out(&r->dst, r->dst.nodes[n].outputs[1]);
+    xf_test_out(&r->dst, r->dst.nodes[n].outputs[0]);
+    xf_test_out(&r->dst, r->dst.nodes[n].outputs[1]);
     r->fingerprint = 0x3333;
 }
 
@@ -119,15 +100,16 @@ static void rule_conv_relu(xf_rule *r)
 {
     xf_rule_init(r);
     const int64_t xd[4] = {1, 2, 4, 4}, wd[4] = {2, 2, 3, 3};
-    int sx = input(&r->src, "x", 4, xd), sw = input(&r->src, "w", 4, wd);
-    int dx = input(&r->dst, "x", 4, xd), dw = input(&r->dst, "w", 4, wd);
+    int sx = xf_test_input(&r->src, "x", 4, xd), sw = xf_test_input(&r->src, "w", 4, wd);
+    int dx = xf_test_input(&r->dst, "x", 4, xd), dw = xf_test_input(&r->dst, "w", 4, wd);
     xf_params p = xf_params_default();
     p.kernel[0] = p.kernel[1] = 3;
     p.stride[0] = p.stride[1] = 1;
     for (int i = 0; i < 4; i++) p.pads[i] = 1;
-    out(&r->src, op2(&r->src, XF_OP_RELU, NULL, op2(&r->src, XF_OP_CONV, &p, sx, sw), -1));
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_RELU, NULL,
+                                     xf_test_op2(&r->src, XF_OP_CONV, &p, sx, sw), -1));
     p.activation = XF_ACT_RELU;
-    out(&r->dst, op2(&r->dst, XF_OP_CONV, &p, dx, dw));
+    xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_CONV, &p, dx, dw));
     r->fingerprint = 0x4444;
 }
 
@@ -135,10 +117,10 @@ static void rule_conv_relu(xf_rule *r)
 static void rule_comm(xf_rule *r)
 {
     xf_rule_init(r);
-    int sx = input(&r->src, "x", 2, M44), sy = input(&r->src, "y", 2, M44);
-    int dx = input(&r->dst, "x", 2, M44), dy = input(&r->dst, "y", 2, M44);
-    out(&r->src, op2(&r->src, XF_OP_ADD, NULL, sx, sy));
-    out(&r->dst, op2(&r->dst, XF_OP_ADD, NULL, dy, dx));
+    int sx = xf_test_input(&r->src, "x", 2, M44), sy = xf_test_input(&r->src, "y", 2, M44);
+    int dx = xf_test_input(&r->dst, "x", 2, M44), dy = xf_test_input(&r->dst, "y", 2, M44);
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_ADD, NULL, sx, sy));
+    xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_ADD, NULL, dy, dx));
     r->fingerprint = 0x5555;
 }
 
@@ -155,12 +137,7 @@ static const char *fresh_db(const char *name)
 {
     static char path[4096];
     snprintf(path, sizeof path, "%s", xf_test_tmp(name));
-    char aux[4200];
-    unlink(path);
-    snprintf(aux, sizeof aux, "%s-wal", path);
-    unlink(aux);
-    snprintf(aux, sizeof aux, "%s-shm", path);
-    unlink(aux);
+    xf_test_remove_db(path);
     return path;
 }
 
@@ -253,18 +230,18 @@ START_TEST(test_format_params_and_limits)
     xf_params p = xf_params_default();
     p.kernel[0] = p.kernel[1] = 2;
     p.stride[0] = p.stride[1] = 2;
-    int pool = op2(&g, XF_OP_AVGPOOL, &p, x, -1);
+    int pool = xf_test_op2(&g, XF_OP_AVGPOOL, &p, x, -1);
     xf_params t = xf_params_default();
     t.n_axes = 4;
     t.axes[0] = 0, t.axes[1] = 1, t.axes[2] = 3, t.axes[3] = 2;
-    int tr = op2(&g, XF_OP_TRANSPOSE, &t, pool, -1);
+    int tr = xf_test_op2(&g, XF_OP_TRANSPOSE, &t, pool, -1);
     xf_params sm = xf_params_default();
     sm.axis = -1;
-    out(&g, op2(&g, XF_OP_SOFTMAX, &sm, tr, -1));
+    xf_test_out(&g, xf_test_op2(&g, XF_OP_SOFTMAX, &sm, tr, -1));
     xf_params c = xf_params_default();
     c.n_shape = 2;
     c.shape[0] = c.shape[1] = 3;
-    out(&g, xf_graph_op(&g, XF_OP_CONST_IDENTITY_MATRIX, &c, NULL, 0, NULL));
+    xf_test_out(&g, xf_graph_op(&g, XF_OP_CONST_IDENTITY_MATRIX, &c, NULL, 0, NULL));
     expect_format(&g, "softmax[axis=-1](transpose[perm=0,1,3,2](avgpool[2x2,s2,valid](in0))), "
                       "const_imatrix[3x3]()");
     char small[16];
@@ -283,7 +260,7 @@ START_TEST(test_serialize_exact_bytes)
     xf_graph g;
     xf_graph_init(&g);
     const int64_t d[1] = {2};
-    out(&g, op2(&g, XF_OP_RELU, NULL, input(&g, "x", 1, d), -1));
+    xf_test_out(&g, xf_test_op2(&g, XF_OP_RELU, NULL, xf_test_input(&g, "x", 1, d), -1));
     uint8_t *buf = NULL;
     size_t len = 0;
     xf_error err;
@@ -333,16 +310,16 @@ START_TEST(test_serialize_roundtrip)
     xf_graph g;
     xf_graph_init(&g);
     const int64_t d[3] = {2, 3, 4}, wd[1] = {4};
-    int x = input(&g, "x", 3, d), w = input(&g, "w", 1, wd);
+    int x = xf_test_input(&g, "x", 3, d), w = xf_test_input(&g, "w", 1, wd);
     xf_params ln = xf_params_default();
     ln.axis = -1;
     ln.epsilon = 1e-5f;
-    int y = op2(&g, XF_OP_LAYERNORM, &ln, x, w);
+    int y = xf_test_op2(&g, XF_OP_LAYERNORM, &ln, x, w);
     xf_params rm = xf_params_default();
     rm.n_axes = 1;
     rm.axes[0] = -2;
     rm.keepdims = 1;
-    out(&g, op2(&g, XF_OP_REDUCE_MEAN, &rm, y, -1));
+    xf_test_out(&g, xf_test_op2(&g, XF_OP_REDUCE_MEAN, &rm, y, -1));
     roundtrip(&g);
     xf_graph_free(&g);
 }
@@ -406,7 +383,7 @@ START_TEST(test_serialize_rejects)
     const float data[2] = {1, 2};
     xf_shape s = xf_shape_make(1, d);
     int c = xf_graph_add_const(&g, "k", XF_F32, &s, data, NULL);
-    out(&g, op2(&g, XF_OP_RELU, NULL, c, -1));
+    xf_test_out(&g, xf_test_op2(&g, XF_OP_RELU, NULL, c, -1));
     uint8_t *buf = NULL;
     size_t len = 0;
     xf_error err;
@@ -563,8 +540,10 @@ START_TEST(test_invalid_rule_and_bulk)
     xf_rule bad;
     xf_rule_init(&bad);
     const int64_t d2[2] = {2, 2};
-    out(&bad.src, op2(&bad.src, XF_OP_RELU, NULL, input(&bad.src, "x", 2, d2), -1));
-    out(&bad.dst, op2(&bad.dst, XF_OP_RELU, NULL, input(&bad.dst, "x", 2, M44), -1));
+    xf_test_out(&bad.src,
+                xf_test_op2(&bad.src, XF_OP_RELU, NULL, xf_test_input(&bad.src, "x", 2, d2), -1));
+    xf_test_out(&bad.dst,
+                xf_test_op2(&bad.dst, XF_OP_RELU, NULL, xf_test_input(&bad.dst, "x", 2, M44), -1));
     xf_rule mixed[3] = {rules[0], rules[1], bad};
     int64_t ids[3] = {0};
     int n_ins = -1;

@@ -21,7 +21,6 @@
 
 #include "verify/verify.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,29 +28,9 @@
 #define N_IN 8
 static const char *in_names[N_IN] = {"x0", "x1", "w0", "w1", "m0", "m1", "m2", "s0"};
 
-static int parse_expr(xf_graph *g, const int *inputs, const char **p)
+/* The node for the infix operator `name` on args; returns its value id. */
+static int apply_op(xf_graph *g, const char *name, const int *args, int na)
 {
-    while (isspace((unsigned char)**p)) (*p)++;
-    char name[32];
-    int n = 0;
-    while (isalnum((unsigned char)**p) || **p == '_') name[n++] = *(*p)++;
-    name[n] = '\0';
-    ck_assert_msg(n > 0, "parse error at '%s'", *p);
-    if (**p != '(') {
-        for (int i = 0; i < N_IN; i++)
-            if (strcmp(name, in_names[i]) == 0) return inputs[i];
-        ck_abort_msg("unknown input %s", name);
-    }
-    (*p)++;
-    int args[4], na = 0;
-    for (;;) {
-        while (isspace((unsigned char)**p)) (*p)++;
-        if (**p == ')') break;
-        args[na++] = parse_expr(g, inputs, p);
-        while (isspace((unsigned char)**p)) (*p)++;
-        if (**p == ',') (*p)++;
-    }
-    (*p)++;
     xf_error err;
     xf_params prm = xf_params_default();
     if (strcmp(name, "lsplit") == 0 || strcmp(name, "rsplit") == 0) {
@@ -110,14 +89,7 @@ static void build_side(xf_graph *g, const char *text)
         inputs[i] = xf_graph_add_input(g, in_names[i], XF_F32, shapes[i], &err);
         ck_assert_msg(inputs[i] >= 0, "%s", err.msg);
     }
-    const char *p = text;
-    for (;;) {
-        int out = parse_expr(g, inputs, &p);
-        ck_assert_int_eq(xf_graph_mark_output(g, out, &err), XF_OK);
-        while (isspace((unsigned char)*p)) p++;
-        if (*p != ';') break;
-        p++;
-    }
+    xf_test_parse_infix(g, text, in_names, inputs, N_IN, apply_op);
 }
 
 static void build_rule(xf_rule *r, const char *src, const char *dst)

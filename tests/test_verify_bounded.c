@@ -58,7 +58,6 @@ static int op(xf_graph *g, xf_op o, const xf_params *p, int a, int b)
     return v;
 }
 
-static void out(xf_graph *g, int v) { ck_assert_int_eq(xf_graph_mark_output(g, v, NULL), XF_OK); }
 
 static xf_bounded check(const xf_rule *r)
 {
@@ -147,8 +146,8 @@ START_TEST(ewadd_commutes)
     xf_shape sh[2] = {xf_shape_make(2, d23), xf_shape_make(2, d23)};
     int s[2], d[2];
     inputs(&r, 2, sh, s, d);
-    out(&r.src, op(&r.src, XF_OP_ADD, NULL, s[0], s[1]));
-    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, d[1], d[0]));
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, s[0], s[1]));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, d[1], d[0]));
     expect_valid(&r);
 }
 END_TEST
@@ -159,14 +158,17 @@ START_TEST(matmul_associates_and_distributes)
     xf_shape sh[3] = {xf_shape_make(2, d23), xf_shape_make(2, d32), xf_shape_make(2, d22)};
     int s[3], d[3];
     inputs(&r, 3, sh, s, d);
-    out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, op(&r.src, XF_OP_MATMUL, NULL, s[0], s[1]), s[2]));
-    out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, d[0], op(&r.dst, XF_OP_MATMUL, NULL, d[1], d[2])));
+    xf_test_out(&r.src,
+                op(&r.src, XF_OP_MATMUL, NULL, op(&r.src, XF_OP_MATMUL, NULL, s[0], s[1]), s[2]));
+    xf_test_out(&r.dst,
+                op(&r.dst, XF_OP_MATMUL, NULL, d[0], op(&r.dst, XF_OP_MATMUL, NULL, d[1], d[2])));
     expect_valid(&r);
 
     xf_shape sh2[3] = {xf_shape_make(2, d23), xf_shape_make(2, d32), xf_shape_make(2, d32)};
     inputs(&r, 3, sh2, s, d);
-    out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, s[0], op(&r.src, XF_OP_ADD, NULL, s[1], s[2])));
-    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[1]),
+    xf_test_out(&r.src,
+                op(&r.src, XF_OP_MATMUL, NULL, s[0], op(&r.src, XF_OP_ADD, NULL, s[1], s[2])));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[1]),
                    op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[2])));
     expect_valid(&r);
 }
@@ -192,8 +194,9 @@ START_TEST(conv_relu_fuses)
     inputs(&r, 2, sh, s, d);
     xf_params plain = conv_params(3, 1, 1, 1, XF_ACT_NONE);
     xf_params fused = conv_params(3, 1, 1, 1, XF_ACT_RELU);
-    out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_CONV, &plain, s[0], s[1]), -1));
-    out(&r.dst, op(&r.dst, XF_OP_CONV, &fused, d[0], d[1]));
+    xf_test_out(&r.src,
+                op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_CONV, &plain, s[0], s[1]), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_CONV, &fused, d[0], d[1]));
     expect_valid(&r);
 }
 END_TEST
@@ -220,21 +223,26 @@ START_TEST(conv_scaling_moves_between_operands)
     int s[2], d[2];
     inputs(&r, 2, sh, s, d);
     xf_params fused = conv_params(3, 1, 1, 1, XF_ACT_RELU);
-    out(&r.src, op(&r.src, XF_OP_CONV, &fused, s[0], op(&r.src, XF_OP_ADD, NULL, s[1], s[1])));
-    out(&r.dst, op(&r.dst, XF_OP_CONV, &fused, op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]), d[1]));
+    xf_test_out(&r.src,
+                op(&r.src, XF_OP_CONV, &fused, s[0], op(&r.src, XF_OP_ADD, NULL, s[1], s[1])));
+    xf_test_out(&r.dst,
+                op(&r.dst, XF_OP_CONV, &fused, op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]), d[1]));
     expect_equal_normal_forms(&r);
 
     xf_shape sh3[3] = {xf_shape_make(2, d22), xf_shape_make(2, d22), xf_shape_make(2, d22)};
     int s3[3], d3[3];
     inputs(&r, 3, sh3, s3, d3);
-    out(&r.src, op(&r.src, XF_OP_MUL, NULL, s3[0], op(&r.src, XF_OP_ADD, NULL, s3[1], s3[2])));
-    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_MUL, NULL, d3[0], d3[1]),
+    xf_test_out(&r.src,
+                op(&r.src, XF_OP_MUL, NULL, s3[0], op(&r.src, XF_OP_ADD, NULL, s3[1], s3[2])));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_MUL, NULL, d3[0], d3[1]),
                    op(&r.dst, XF_OP_MUL, NULL, d3[2], d3[0])));
     expect_equal_normal_forms(&r);
 
     inputs(&r, 3, sh3, s3, d3);
-    out(&r.src, op(&r.src, XF_OP_MUL, NULL, s3[0], op(&r.src, XF_OP_ADD, NULL, s3[1], s3[2])));
-    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_MUL, NULL, d3[0], d3[1]), d3[2]));
+    xf_test_out(&r.src,
+                op(&r.src, XF_OP_MUL, NULL, s3[0], op(&r.src, XF_OP_ADD, NULL, s3[1], s3[2])));
+    xf_test_out(&r.dst,
+                op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_MUL, NULL, d3[0], d3[1]), d3[2]));
     ck_assert_int_eq(expect_refuted(&r), 0);
 }
 END_TEST
@@ -251,8 +259,10 @@ START_TEST(maxpool_commutes_with_transpose)
     xf_params mp = conv_params(3, 1, 1, 1, XF_ACT_NONE), tp = xf_params_default();
     tp.n_axes = 4;
     tp.axes[0] = 0, tp.axes[1] = 1, tp.axes[2] = 3, tp.axes[3] = 2;
-    out(&r.src, op(&r.src, XF_OP_MAXPOOL, &mp, op(&r.src, XF_OP_TRANSPOSE, &tp, s[0], -1), -1));
-    out(&r.dst, op(&r.dst, XF_OP_TRANSPOSE, &tp, op(&r.dst, XF_OP_MAXPOOL, &mp, d[0], -1), -1));
+    xf_test_out(&r.src,
+                op(&r.src, XF_OP_MAXPOOL, &mp, op(&r.src, XF_OP_TRANSPOSE, &tp, s[0], -1), -1));
+    xf_test_out(&r.dst,
+                op(&r.dst, XF_OP_TRANSPOSE, &tp, op(&r.dst, XF_OP_MAXPOOL, &mp, d[0], -1), -1));
     expect_equal_normal_forms(&r);
 }
 END_TEST
@@ -269,14 +279,14 @@ static void pool_rule(xf_rule *r, xf_op kernel_op)
     pool.kernel[0] = pool.kernel[1] = 3;
     for (int i = 0; i < 4; i++) pool.pads[i] = 1;
     pool.count_include_pad = 1;
-    out(&r->src, op(&r->src, XF_OP_AVGPOOL, &pool, s[0], -1));
+    xf_test_out(&r->src, op(&r->src, XF_OP_AVGPOOL, &pool, s[0], -1));
     xf_params kp = xf_params_default();
     kp.n_shape = 4;
     const int64_t kd[4] = {2, 1, 3, 3};
     memcpy(kp.shape, kd, sizeof kd);
     int k = op(&r->dst, kernel_op, &kp, -1, -1);
     xf_params cp = conv_params(3, 1, 1, 2, XF_ACT_NONE);
-    out(&r->dst, op(&r->dst, XF_OP_CONV, &cp, d[0], k));
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_CONV, &cp, d[0], k));
 }
 
 START_TEST(avgpool_is_conv_with_pool_kernel)
@@ -313,10 +323,10 @@ START_TEST(split_of_concat)
     sp.split[1] = 2;
     int n = xf_graph_add_node(&r.src, XF_OP_SPLIT, &sp, &c, 1, 2, NULL, NULL);
     ck_assert_int_ge(n, 0);
-    out(&r.src, r.src.nodes[n].outputs[0]);
-    out(&r.src, r.src.nodes[n].outputs[1]);
-    out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), -1));
-    out(&r.dst, d[1]);
+    xf_test_out(&r.src, r.src.nodes[n].outputs[0]);
+    xf_test_out(&r.src, r.src.nodes[n].outputs[1]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), -1));
+    xf_test_out(&r.dst, d[1]);
     /* relu(relu(a)) is not a — but at the first output only: refuted. */
     ck_assert_int_eq(expect_refuted(&r), 0);
 
@@ -325,10 +335,10 @@ START_TEST(split_of_concat)
     c = xf_graph_op(&r.src, XF_OP_CONCAT, &cat, in, 2, NULL);
     n = xf_graph_add_node(&r.src, XF_OP_SPLIT, &sp, &c, 1, 2, NULL, NULL);
     ck_assert_int_ge(n, 0);
-    out(&r.src, r.src.nodes[n].outputs[0]);
-    out(&r.src, r.src.nodes[n].outputs[1]);
-    out(&r.dst, d[0]);
-    out(&r.dst, d[1]);
+    xf_test_out(&r.src, r.src.nodes[n].outputs[0]);
+    xf_test_out(&r.src, r.src.nodes[n].outputs[1]);
+    xf_test_out(&r.dst, d[0]);
+    xf_test_out(&r.dst, d[1]);
     expect_valid(&r);
 }
 END_TEST
@@ -339,8 +349,8 @@ START_TEST(relu_is_not_additive)
     xf_shape sh[2] = {xf_shape_make(2, d22), xf_shape_make(2, d22)};
     int s[2], d[2];
     inputs(&r, 2, sh, s, d);
-    out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_ADD, NULL, s[0], s[1]), -1));
-    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_RELU, NULL, d[0], -1),
+    xf_test_out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_ADD, NULL, s[0], s[1]), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_RELU, NULL, d[0], -1),
                    op(&r.dst, XF_OP_RELU, NULL, d[1], -1)));
     ck_assert_int_eq(expect_refuted(&r), 0);
 }
@@ -352,8 +362,8 @@ START_TEST(matmul_does_not_commute)
     xf_shape sh[2] = {xf_shape_make(2, d22), xf_shape_make(2, d22)};
     int s[2], d[2];
     inputs(&r, 2, sh, s, d);
-    out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, s[0], s[1]));
-    out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, d[1], d[0]));
+    xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, s[0], s[1]));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, d[1], d[0]));
     ck_assert_int_eq(expect_refuted(&r), 0);
 }
 END_TEST
@@ -376,10 +386,10 @@ START_TEST(concat_reassociation_breaks_split)
     int c = op(&r.src, XF_OP_CONCAT, &cat, op(&r.src, XF_OP_CONCAT, &cat, s[0], s[1]), s[2]);
     int n = xf_graph_add_node(&r.src, XF_OP_SPLIT, &sp, &c, 1, 2, NULL, NULL);
     ck_assert_int_ge(n, 0);
-    out(&r.src, r.src.nodes[n].outputs[0]);
-    out(&r.src, r.src.nodes[n].outputs[1]);
-    out(&r.dst, d[0]);
-    out(&r.dst, op(&r.dst, XF_OP_CONCAT, &cat, d[2], d[1]));
+    xf_test_out(&r.src, r.src.nodes[n].outputs[0]);
+    xf_test_out(&r.src, r.src.nodes[n].outputs[1]);
+    xf_test_out(&r.dst, d[0]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_CONCAT, &cat, d[2], d[1]));
     ck_assert_int_eq(expect_refuted(&r), 0);
 }
 END_TEST
@@ -396,8 +406,9 @@ START_TEST(solver_finds_what_random_inputs_miss)
     ones.n_shape = 2;
     ones.shape[0] = ones.shape[1] = 2;
     int a = op(&r.src, XF_OP_ADD, NULL, s[0], op(&r.src, XF_OP_CONST_ONES, &ones, -1, -1));
-    out(&r.src, op(&r.src, XF_OP_RELU, NULL, a, -1));
-    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, d[0], op(&r.dst, XF_OP_CONST_ONES, &ones, -1, -1)));
+    xf_test_out(&r.src, op(&r.src, XF_OP_RELU, NULL, a, -1));
+    xf_test_out(&r.dst,
+                op(&r.dst, XF_OP_ADD, NULL, d[0], op(&r.dst, XF_OP_CONST_ONES, &ones, -1, -1)));
     xf_bounded b = check(&r);
     ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "%s", b.detail);
     ck_assert_msg(!strstr(b.detail, "random inputs"), "%s", b.detail);
@@ -419,8 +430,8 @@ START_TEST(admissible_shapes_are_counted)
     xf_shape sh[2] = {xf_shape_make(2, d23), xf_shape_make(2, d23)};
     int s[2], d[2];
     inputs(&r, 2, sh, s, d);
-    out(&r.src, op(&r.src, XF_OP_ADD, NULL, s[0], s[1]));
-    out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, d[1], d[0]));
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, s[0], s[1]));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, d[1], d[0]));
     xf_bounded b = check(&r);
     ck_assert_int_eq(b.result, XF_BOUNDED_VALID);
     ck_assert_int_eq(b.n_admissible, 16);
@@ -434,8 +445,9 @@ START_TEST(admissible_shapes_are_counted)
     inputs(&r, 2, shc, s, d);
     xf_params plain = conv_params(3, 1, 1, 1, XF_ACT_NONE);
     xf_params fused = conv_params(3, 1, 1, 1, XF_ACT_RELU);
-    out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_CONV, &plain, s[0], s[1]), -1));
-    out(&r.dst, op(&r.dst, XF_OP_CONV, &fused, d[0], d[1]));
+    xf_test_out(&r.src,
+                op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_CONV, &plain, s[0], s[1]), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_CONV, &fused, d[0], d[1]));
     b = check(&r);
     ck_assert_int_eq(b.result, XF_BOUNDED_VALID);
     ck_assert_int_eq(b.n_admissible, 1024);
@@ -475,10 +487,10 @@ START_TEST(split_halves_follow_the_axis)
     int c = op(&r.src, XF_OP_CONCAT, &cat, s[0], s[1]);
     int n = xf_graph_add_node(&r.src, XF_OP_SPLIT, &sp, &c, 1, 2, NULL, NULL);
     ck_assert_int_ge(n, 0);
-    out(&r.src, r.src.nodes[n].outputs[0]);
-    out(&r.src, r.src.nodes[n].outputs[1]);
-    out(&r.dst, d[0]);
-    out(&r.dst, d[1]);
+    xf_test_out(&r.src, r.src.nodes[n].outputs[0]);
+    xf_test_out(&r.src, r.src.nodes[n].outputs[1]);
+    xf_test_out(&r.dst, d[0]);
+    xf_test_out(&r.dst, d[1]);
     xf_bounded b = check(&r);
     ck_assert_int_eq(b.result, XF_BOUNDED_VALID);
     ck_assert_int_eq(b.n_admissible, 16); /* rows 1..4 x equal widths 1..4 */
@@ -519,8 +531,9 @@ START_TEST(depthwise_group_follows_channels)
     inputs(&r, 2, sh, s, d);
     xf_params plain = conv_params(3, 1, 1, 2, XF_ACT_NONE);
     xf_params fused = conv_params(3, 1, 1, 2, XF_ACT_RELU);
-    out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_CONV, &plain, s[0], s[1]), -1));
-    out(&r.dst, op(&r.dst, XF_OP_CONV, &fused, d[0], d[1]));
+    xf_test_out(&r.src,
+                op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_CONV, &plain, s[0], s[1]), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_CONV, &fused, d[0], d[1]));
     xf_bounded b = check(&r);
     ck_assert_msg(b.result == XF_BOUNDED_VALID, "%s", b.detail);
     ck_assert_int_eq(b.n_admissible, 8 * 64);
@@ -550,8 +563,8 @@ START_TEST(shape_specific_rule_refuted_elsewhere)
     tp.n_axes = 2;
     tp.axes[0] = 1;
     tp.axes[1] = 0;
-    out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tp, s[0], -1));
-    out(&r.dst, d[0]);
+    xf_test_out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tp, s[0], -1));
+    xf_test_out(&r.dst, d[0]);
     xf_rule copy;
     xf_rule_init(&copy);
     ck_assert_int_eq(xf_graph_clone(&r.src, &copy.src, NULL), XF_OK);
@@ -585,8 +598,10 @@ START_TEST(abstract_functions_commute_with_movement)
     tp.n_axes = 2;
     tp.axes[0] = 1;
     tp.axes[1] = 0;
-    out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tp, op(&r.src, XF_OP_SIGMOID, NULL, s[0], -1), -1));
-    out(&r.dst, op(&r.dst, XF_OP_SIGMOID, NULL, op(&r.dst, XF_OP_TRANSPOSE, &tp, d[0], -1), -1));
+    xf_test_out(&r.src,
+                op(&r.src, XF_OP_TRANSPOSE, &tp, op(&r.src, XF_OP_SIGMOID, NULL, s[0], -1), -1));
+    xf_test_out(&r.dst,
+                op(&r.dst, XF_OP_SIGMOID, NULL, op(&r.dst, XF_OP_TRANSPOSE, &tp, d[0], -1), -1));
     expect_valid(&r);
 
     /* softmax along the last axis == transposed softmax along the first. */
@@ -594,9 +609,10 @@ START_TEST(abstract_functions_commute_with_movement)
     xf_params last = xf_params_default(), first = xf_params_default();
     last.axis = -1;
     first.axis = 0;
-    out(&r.src, op(&r.src, XF_OP_SOFTMAX, &last, s[0], -1));
+    xf_test_out(&r.src, op(&r.src, XF_OP_SOFTMAX, &last, s[0], -1));
     int t = op(&r.dst, XF_OP_TRANSPOSE, &tp, d[0], -1);
-    out(&r.dst, op(&r.dst, XF_OP_TRANSPOSE, &tp, op(&r.dst, XF_OP_SOFTMAX, &first, t, -1), -1));
+    xf_test_out(&r.dst,
+                op(&r.dst, XF_OP_TRANSPOSE, &tp, op(&r.dst, XF_OP_SOFTMAX, &first, t, -1), -1));
     expect_valid(&r);
 }
 END_TEST
@@ -607,8 +623,8 @@ START_TEST(unsupported_operator)
     xf_shape sh[2] = {xf_shape_make(2, d22), xf_shape_make(2, d22)};
     int s[2], d[2];
     inputs(&r, 2, sh, s, d);
-    out(&r.src, op(&r.src, XF_OP_DIV, NULL, s[0], s[1]));
-    out(&r.dst, op(&r.dst, XF_OP_DIV, NULL, d[0], d[1]));
+    xf_test_out(&r.src, op(&r.src, XF_OP_DIV, NULL, s[0], s[1]));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_DIV, NULL, d[0], d[1]));
     xf_bounded b = check(&r);
     ck_assert_int_eq(b.result, XF_BOUNDED_UNSUPPORTED);
     ck_assert_msg(strstr(b.detail, "ewdiv") != NULL, "%s", b.detail);

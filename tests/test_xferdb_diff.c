@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
@@ -87,10 +86,7 @@ static void add_relu(xf_rulesdb *db)
 static xf_rulesdb *create(char *path, size_t n, const char *name)
 {
     snprintf(path, n, "%s", xf_test_tmp(name));
-    char aux[4200];
-    unlink(path);
-    snprintf(aux, sizeof aux, "%s-wal", path);
-    unlink(aux);
+    xf_test_remove_db(path);
     xf_rulesdb *db = NULL;
     ck_assert_int_eq(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, NULL), XF_OK);
     return db;
@@ -121,22 +117,12 @@ static void teardown(void)
 
 static int diff(const char *x, const char *y)
 {
-    int rc = xf_test_system("'%s' diff '%s' '%s' > '%s' 2>&1", xf_test_tool("xferdb"), x, y, out_path);
+    int rc =
+        xf_test_system("'%s' diff '%s' '%s' > '%s' 2>&1", xf_test_tool("xferdb"), x, y, out_path);
+    char *text = xf_test_read_file(out_path, NULL);
     free(output);
-    FILE *f = fopen(out_path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    output = calloc((size_t)n + 1, 1);
-    ck_assert_uint_eq(fread(output, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
+    output = text;
     return rc;
-}
-
-static void expect_out(const char *needle)
-{
-    ck_assert_msg(strstr(output, needle), "output lacks '%s':\n%s", needle, output);
 }
 
 START_TEST(test_diff_listing)
@@ -164,15 +150,15 @@ END_TEST
 START_TEST(test_diff_same_and_errors)
 {
     ck_assert_int_eq(diff(a_path, a_path), 0);
-    expect_out("has 3 rules");
-    expect_out(": 0 only in");
-    expect_out("3 pairs in both (0 with another status)\n");
+    xf_test_expect_contains(output, "has 3 rules");
+    xf_test_expect_contains(output, ": 0 only in");
+    xf_test_expect_contains(output, "3 pairs in both (0 with another status)\n");
     char missing[4200];
     snprintf(missing, sizeof missing, "%s.missing", a_path);
     ck_assert_int_eq(diff(a_path, missing), 2);
-    expect_out(".missing: cannot open");
-    ck_assert_int_eq(xf_test_system("'%s' diff '%s' > /dev/null 2>&1", xf_test_tool("xferdb"), a_path),
-                     2);
+    xf_test_expect_contains(output, ".missing: cannot open");
+    ck_assert_int_eq(
+        xf_test_system("'%s' diff '%s' > /dev/null 2>&1", xf_test_tool("xferdb"), a_path), 2);
 }
 END_TEST
 

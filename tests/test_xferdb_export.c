@@ -87,14 +87,12 @@ static void build_db(void)
 {
     snprintf(db_path, sizeof db_path, "%s", xf_test_tmp("export.db"));
     snprintf(out_path, sizeof out_path, "%s", xf_test_tmp("export.out"));
-    char aux[4200];
-    unlink(db_path);
-    snprintf(aux, sizeof aux, "%s-wal", db_path);
-    unlink(aux);
-    int rc = xf_test_system("'%s' --vocab taso --max-ops 2 --quiet -o '%s'", xf_test_tool("xfergen"),
-                            db_path);
+    xf_test_remove_db(db_path);
+    int rc = xf_test_system("'%s' --vocab taso --max-ops 2 --quiet -o '%s'",
+                            xf_test_tool("xfergen"), db_path);
     ck_assert_int_eq(rc, 0);
-    rc = xf_test_system("'%s' '%s' --limit 24 -j 2 > /dev/null", xf_test_tool("xferverify"), db_path);
+    rc = xf_test_system("'%s' '%s' --limit 24 -j 2 > /dev/null", xf_test_tool("xferverify"),
+                        db_path);
     ck_assert_int_eq(rc, 0);
     xf_rulesdb *db = NULL;
     xf_error err;
@@ -125,20 +123,9 @@ static int xferdb(const char *fmt, ...)
 /* Reads out_path into `output`. */
 static void read_output(void)
 {
+    char *text = xf_test_read_file(out_path, NULL);
     free(output);
-    FILE *f = fopen(out_path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    output = calloc((size_t)n + 1, 1);
-    ck_assert_uint_eq(fread(output, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-}
-
-static void expect_out(const char *needle)
-{
-    ck_assert_msg(strstr(output, needle), "output lacks '%s':\n%s", needle, output);
+    output = text;
 }
 
 /* The first rule with this status and these operator counts (-1: any). */
@@ -220,7 +207,7 @@ static void check_json(int64_t id, const char *status)
     snprintf(json, sizeof json, "%s", xf_test_tmp("rule.json"));
     snprintf(script, sizeof script, "%s", xf_test_tmp("check_json.py"));
     ck_assert_int_eq(xferdb("export '%s' %lld --format json -o '%s'", db_path, (long long)id, json), 0);
-    expect_out(json);
+    xf_test_expect_contains(output, json);
     if (have_python("json")) {
         FILE *f = fopen(script, "w");
         ck_assert_ptr_nonnull(f);
@@ -233,7 +220,7 @@ static void check_json(int64_t id, const char *status)
     }
     /* to stdout: the same document */
     ck_assert_int_eq(xferdb("export '%s' %lld --format json", db_path, (long long)id), 0);
-    expect_out("\"format\": \"rlflow.rule\",\n  \"format_version\": 1,\n");
+    xf_test_expect_contains(output, "\"format\": \"rlflow.rule\",\n  \"format_version\": 1,\n");
     xf_rule_free(&r);
     xf_rulesdb_rule_info_free(&info);
     xf_rulesdb_close(db);
@@ -251,10 +238,10 @@ START_TEST(test_dot_png)
 {
     int64_t id = find_rule(XF_RULE_PROVED, 2, 2);
     ck_assert_int_eq(xferdb("export '%s' %lld --format dot", db_path, (long long)id), 0);
-    expect_out("subgraph cluster_s {\n    label=\"source\"");
-    expect_out("subgraph cluster_t {\n    label=\"target\"");
-    expect_out("s_o0 [shape=doubleoctagon");
-    expect_out("s_o0 -> t_o0 [style=dashed");
+    xf_test_expect_contains(output, "subgraph cluster_s {\n    label=\"source\"");
+    xf_test_expect_contains(output, "subgraph cluster_t {\n    label=\"target\"");
+    xf_test_expect_contains(output, "s_o0 [shape=doubleoctagon");
+    xf_test_expect_contains(output, "s_o0 -> t_o0 [style=dashed");
     char png[4096];
     snprintf(png, sizeof png, "%s", xf_test_tmp("rule.png"));
     if (xf_test_system("command -v dot > /dev/null") != 0) return;
@@ -280,7 +267,8 @@ START_TEST(test_png_without_graphviz)
                             xf_test_tool("xferdb"), db_path, png, out_path);
     ck_assert_int_eq(rc, 1);
     read_output();
-    expect_out("graphviz's 'dot' program is not on PATH: install Debian's graphviz package");
+    xf_test_expect_contains(
+        output, "graphviz's 'dot' program is not on PATH: install Debian's graphviz package");
     ck_assert_int_ne(access(png, F_OK), 0);
 }
 END_TEST
@@ -301,7 +289,7 @@ static void check_onnx_pair(int64_t id)
     xf_error err;
     for (int s = 0; s < 2; s++) {
         snprintf(path, sizeof path, "%s.%s.onnx", stem, s ? "dst" : "src");
-        expect_out(path);
+        xf_test_expect_contains(output, path);
         ck_assert_msg(xf_onnx_load(path, NULL, &g[s], &err) == XF_OK, "%s", err.msg);
         ck_assert_int_eq(g[s].n_inputs, r.src.n_inputs);
         ck_assert_int_eq(g[s].n_outputs, r.src.n_outputs);
@@ -357,41 +345,42 @@ START_TEST(test_check_export)
     snprintf(want, sizeof want, "check-export: %lld rules, %lld pass, 0 outputs differ, 0 export "
              "changed a side, 0 failed (3 random input sets each, 1e-4 relative)\n",
              (long long)n_proved, (long long)n_proved);
-    expect_out(want);
+    xf_test_expect_contains(output, want);
     ck_assert_int_eq(xferdb("check-export '%s' --status refuted --trials 2", db_path), 1);
     snprintf(want, sizeof want, "rule %lld (refuted): outputs differ: source and target models: "
              "output 0 differs in", (long long)refuted_id);
-    expect_out(want);
+    xf_test_expect_contains(output, want);
     /* xferverify may refute a rule at other shapes than its own: its models
      * agree at the rule's shapes, so only the hand-made one differs */
     snprintf(want, sizeof want, "check-export: %lld rules, %lld pass, 1 outputs differ, 0 export "
              "changed a side, 0 failed (2 random input sets each", (long long)n_refuted,
              (long long)n_refuted - 1);
-    expect_out(want);
+    xf_test_expect_contains(output, want);
     ck_assert_int_eq(xferdb("check-export '%s' --ops matmul --max-size 2 --limit 1", db_path), 0);
-    expect_out("check-export: 1 rules, 1 pass");
+    xf_test_expect_contains(output, "check-export: 1 rules, 1 pass");
 }
 END_TEST
 
 START_TEST(test_usage)
 {
     ck_assert_int_eq(xferdb("export '%s' 1", db_path), 2);
-    expect_out("export needs --format dot, png, json or onnx");
+    xf_test_expect_contains(output, "export needs --format dot, png, json or onnx");
     ck_assert_int_eq(xferdb("export '%s' 1 --format svg", db_path), 2);
-    expect_out("unknown export format 'svg'");
+    xf_test_expect_contains(output, "unknown export format 'svg'");
     ck_assert_int_eq(xferdb("export '%s' 999999 --format json", db_path), 1);
-    expect_out("no rule with id 999999");
+    xf_test_expect_contains(output, "no rule with id 999999");
     ck_assert_int_eq(xferdb("export '%s' --format json", db_path), 2);
-    expect_out("export needs a database and a rule id");
+    xf_test_expect_contains(output, "export needs a database and a rule id");
     ck_assert_int_eq(xferdb("export '%s' 1 --format json --pictures 3", db_path), 2);
-    expect_out("export does not take --pictures");
+    xf_test_expect_contains(output, "export does not take --pictures");
     ck_assert_int_eq(xferdb("check-export '%s' --trials 0", db_path), 2);
-    expect_out("--trials needs a positive integer");
+    xf_test_expect_contains(output, "--trials needs a positive integer");
     ck_assert_int_eq(xferdb("export --help"), 0);
-    expect_out("usage: xferdb export DB ID --format dot|png|json|onnx [-o PATH]");
+    xf_test_expect_contains(output,
+                            "usage: xferdb export DB ID --format dot|png|json|onnx [-o PATH]");
     ck_assert_int_eq(xferdb("--help"), 0);
-    expect_out("  check-export DB [filters]");
-    expect_out("  report DB -o DIR [--pictures N]");
+    xf_test_expect_contains(output, "  check-export DB [filters]");
+    xf_test_expect_contains(output, "  report DB -o DIR [--pictures N]");
 }
 END_TEST
 

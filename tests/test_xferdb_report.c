@@ -50,10 +50,7 @@ static void build_db(void)
     snprintf(db_path, sizeof db_path, "%s", xf_test_tmp("report.db"));
     snprintf(out_path, sizeof out_path, "%s", xf_test_tmp("report.out"));
     snprintf(dir, sizeof dir, "%s", xf_test_tmp("report"));
-    char aux[4200];
-    unlink(db_path);
-    snprintf(aux, sizeof aux, "%s-wal", db_path);
-    unlink(aux);
+    xf_test_remove_db(db_path);
     ck_assert_int_eq(xf_test_system("'%s' --vocab taso --max-ops 2 --quiet -o '%s'",
                                     xf_test_tool("xfergen"), db_path), 0);
     xf_rulesdb *db = NULL;
@@ -75,20 +72,9 @@ static void build_db(void)
 
 static void read_file(const char *path)
 {
+    char *text = xf_test_read_file(path, NULL);
     free(output);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    output = calloc((size_t)n + 1, 1);
-    ck_assert_uint_eq(fread(output, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-}
-
-static void expect_out(const char *needle)
-{
-    ck_assert_msg(strstr(output, needle), "output lacks '%s':\n%.3000s", needle, output);
+    output = text;
 }
 
 static int occurrences(const char *needle)
@@ -120,34 +106,39 @@ START_TEST(test_report_files)
     int dot = have("dot");
     snprintf(want, sizeof want, "%s/index.html: %lld rules, %d pictures", dir, (long long)n_rules,
              dot ? PICTURES : 0);
-    expect_out(want);
+    xf_test_expect_contains(output, want);
     snprintf(page, sizeof page, "%s/index.html", dir);
     read_file(page);
-    expect_out("<!DOCTYPE html>");
-    expect_out("<tr data-filter=\"status\" data-value=\"proved\"><td>proved</td><td class=\"n\">1</td>");
-    expect_out("<tr data-filter=\"status\" data-value=\"unknown\"><td>unknown</td><td class=\"n\">1</td>");
+    xf_test_expect_contains(output, "<!DOCTYPE html>");
+    xf_test_expect_contains(
+        output,
+        "<tr data-filter=\"status\" data-value=\"proved\"><td>proved</td><td class=\"n\">1</td>");
+    xf_test_expect_contains(
+        output,
+        "<tr data-filter=\"status\" data-value=\"unknown\"><td>unknown</td><td class=\"n\">1</td>");
     snprintf(want, sizeof want, "<td>pruned</td><td class=\"n\">%lld</td>", (long long)n_pruned);
-    expect_out(want);
-    expect_out("<tr data-filter=\"op\" data-value=\"matmul\">");
-    expect_out("<tr data-filter=\"size\" data-value=\"2\">");
+    xf_test_expect_contains(output, want);
+    xf_test_expect_contains(output, "<tr data-filter=\"op\" data-value=\"matmul\">");
+    xf_test_expect_contains(output, "<tr data-filter=\"size\" data-value=\"2\">");
     /* one data row per rule: [id,"status",... */
     ck_assert_int_eq(occurrences(",\"proved\","), 1);
     ck_assert_int_eq(occurrences(",\"unknown\","), 1);
     ck_assert_int_eq(occurrences(",\"pruned\","), n_pruned);
-    expect_out("[1,\"proved\",1,1,1,\"ewadd\",\"ewadd(x0, x1)\",\"ewadd(x1, x0)\",");
+    xf_test_expect_contains(output,
+                            "[1,\"proved\",1,1,1,\"ewadd\",\"ewadd(x0, x1)\",\"ewadd(x1, x0)\",");
     ck_assert_int_eq(occurrences("<script>"), 2);
     if (!dot) return;
     snprintf(want, sizeof want, "Pictures: the first %d rules (by id) are drawn; the other %lld",
              PICTURES, (long long)(n_rules - PICTURES));
-    expect_out(want);
+    xf_test_expect_contains(output, want);
     snprintf(want, sizeof want, "test $(ls '%s/img' | wc -l) -eq %d && test -s '%s/img/rule-1.svg' "
              "&& test -s '%s/img/rule-%d.svg' && ! test -e '%s/img/rule-%d.svg'",
              dir, PICTURES, dir, dir, PICTURES, dir, PICTURES + 1);
     ck_assert_int_eq(xf_test_system("%s", want), 0);
     snprintf(want, sizeof want, "%s/img/rule-1.svg", dir);
     read_file(want);
-    expect_out("<svg");
-    expect_out("rule 1 (proved)");
+    xf_test_expect_contains(output, "<svg");
+    xf_test_expect_contains(output, "rule 1 (proved)");
 }
 END_TEST
 
@@ -156,12 +147,13 @@ START_TEST(test_report_without_graphviz)
     char d[4200];
     snprintf(d, sizeof d, "%s-nodot", dir);
     ck_assert_int_eq(report("PATH=/nonexistent", d, PICTURES), 0);
-    expect_out("0 pictures (graphviz's dot not found: text forms only)");
+    xf_test_expect_contains(output, "0 pictures (graphviz's dot not found: text forms only)");
     char page[4300];
     snprintf(page, sizeof page, "%s/index.html", d);
     read_file(page);
-    expect_out("graphviz's <code>dot</code> was not found");
-    expect_out("source:\\n  s0 = ewadd(x0, x1)\\n  outputs: s0\\ntarget:\\n  t0 = ewadd(x1, x0)");
+    xf_test_expect_contains(output, "graphviz's <code>dot</code> was not found");
+    xf_test_expect_contains(
+        output, "source:\\n  s0 = ewadd(x0, x1)\\n  outputs: s0\\ntarget:\\n  t0 = ewadd(x1, x0)");
     ck_assert_int_ne(access(d, F_OK), -1);
 }
 END_TEST
@@ -176,7 +168,7 @@ START_TEST(test_report_usage)
     ck_assert_int_eq(xf_test_system("'%s' report '%s' -o '%s' > '%s' 2>&1", xf_test_tool("xferdb"),
                                     db_path, db_path, out_path), 1);
     read_file(out_path);
-    expect_out("cannot create directory");
+    xf_test_expect_contains(output, "cannot create directory");
 }
 END_TEST
 
@@ -197,7 +189,7 @@ static void chromium_dom(const char *fragment, int64_t want_shown)
     ck_assert_msg(!strstr(output, "<div id=\"xferdb-error\""), "script error in the page");
     snprintf(want, sizeof want, "<div id=\"xferdb-ready\" hidden=\"\" data-shown=\"%lld\" "
              "data-total=\"%lld\">", (long long)want_shown, (long long)n_rules);
-    expect_out(want);
+    xf_test_expect_contains(output, want);
 }
 
 START_TEST(test_report_chromium)
@@ -213,7 +205,7 @@ START_TEST(test_report_chromium)
     /* the search: every rule using matmul has it in its text, no other does */
     chromium_dom("q=MatMul", n_matmul);
     chromium_dom("status=proved&open=1", 1);
-    expect_out("<tr class=\"detail\">");
+    xf_test_expect_contains(output, "<tr class=\"detail\">");
     char png[4200];
     snprintf(png, sizeof png, "%s", xf_test_tmp("report.png"));
     unlink(png);

@@ -3,12 +3,14 @@
  */
 #include "testutil.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 const char *xf_test_dir(const char *env_var)
 {
@@ -55,6 +57,16 @@ const char *xf_test_tool(const char *name)
     return buf;
 }
 
+void xf_test_remove_db(const char *path)
+{
+    char aux[4200];
+    unlink(path);
+    snprintf(aux, sizeof aux, "%s-wal", path);
+    unlink(aux);
+    snprintf(aux, sizeof aux, "%s-shm", path);
+    unlink(aux);
+}
+
 int xf_test_system(const char *fmt, ...)
 {
     char cmd[8192];
@@ -81,6 +93,142 @@ void xf_test_fill(xf_tensor *t, uint64_t seed, int64_t int_hi)
         default: break;
         }
     }
+}
+
+char *xf_test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    ck_assert_msg(n >= 0, "cannot size %s", path);
+    fseek(f, 0, SEEK_SET);
+    char *buf = calloc((size_t)n + 1, 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_msg(fread(buf, 1, (size_t)n, f) == (size_t)n, "short read of %s", path);
+    fclose(f);
+    if (len) *len = (size_t)n;
+    return buf;
+}
+
+void xf_test_expect_contains(const char *text, const char *needle)
+{
+    ck_assert_msg(strstr(text, needle), "output lacks '%s':\n%.3000s", needle, text);
+}
+
+int xf_test_input(xf_graph *g, const char *name, int rank, const int64_t *dims)
+{
+    xf_shape s = xf_shape_make(rank, dims);
+    int v = xf_graph_add_input(g, name, XF_F32, &s, NULL);
+    ck_assert_int_ge(v, 0);
+    return v;
+}
+
+int xf_test_weight(xf_graph *g, const char *name, int rank, const int64_t *dims, uint64_t seed)
+{
+    xf_shape s = xf_shape_make(rank, dims);
+    xf_tensor t;
+    ck_assert_int_eq(xf_tensor_alloc(&t, XF_F32, &s, NULL), XF_OK);
+    xf_test_fill(&t, seed, 0);
+    int v = xf_graph_add_const(g, name, XF_F32, &s, t.data, NULL);
+    xf_tensor_free(&t);
+    ck_assert_int_ge(v, 0);
+    return v;
+}
+
+int xf_test_op2(xf_graph *g, xf_op op, const xf_params *p, int a, int b)
+{
+    int in[2] = {a, b};
+    xf_error err;
+    int v = xf_graph_op(g, op, p, in, b < 0 ? 1 : 2, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+void xf_test_out(xf_graph *g, int v)
+{
+    ck_assert_int_eq(xf_graph_mark_output(g, v, NULL), XF_OK);
+}
+
+typedef struct infix {
+    const char *p;
+    const char *const *names;
+    const int *inputs;
+    int n_inputs;
+    xf_test_infix_op apply;
+} infix;
+
+static void skip_space(infix *in)
+{
+    while (isspace((unsigned char)*in->p)) in->p++;
+}
+
+/* Parses one expression at in->p into g; returns its value id. */
+static int parse_expr(xf_graph *g, infix *in)
+{
+    skip_space(in);
+    char name[32];
+    int n = 0;
+    while ((isalnum((unsigned char)*in->p) || *in->p == '_') && n < (int)sizeof name - 1)
+        name[n++] = *in->p++;
+    name[n] = '\0';
+    ck_assert_msg(n > 0, "parse error at '%s'", in->p);
+    if (*in->p != '(') {
+        for (int i = 0; i < in->n_inputs; i++)
+            if (strcmp(name, in->names[i]) == 0) return in->inputs[i];
+        ck_abort_msg("unknown input %s", name);
+    }
+    in->p++;
+    int args[4], na = 0;
+    for (;;) {
+        skip_space(in);
+        if (*in->p == ')') break;
+        ck_assert_msg(na < 4, "%s: too many arguments", name);
+        args[na++] = parse_expr(g, in);
+        skip_space(in);
+        if (*in->p == ',') in->p++;
+    }
+    in->p++;
+    return in->apply(g, name, args, na);
+}
+
+void xf_test_parse_infix(xf_graph *g, const char *text, const char *const *names,
+                         const int *inputs, int n_inputs, xf_test_infix_op apply)
+{
+    infix in = {text, names, inputs, n_inputs, apply};
+    for (;;) {
+        int v = parse_expr(g, &in);
+        xf_test_out(g, v);
+        skip_space(&in);
+        if (*in.p != ';') break;
+        in.p++;
+    }
+}
+
+void xf_test_expect_same_function(const xf_graph *a, const xf_graph *b, uint64_t seed, double tol)
+{
+    xf_error err;
+    ck_assert_int_eq(a->n_inputs, b->n_inputs);
+    ck_assert_int_eq(a->n_outputs, b->n_outputs);
+    xf_tensor *in = calloc((size_t)a->n_inputs + 1, sizeof *in);
+    xf_tensor *oa = calloc((size_t)a->n_outputs + 1, sizeof *oa);
+    xf_tensor *ob = calloc((size_t)a->n_outputs + 1, sizeof *ob);
+    ck_assert(in && oa && ob);
+    ck_assert_int_eq(xf_graph_random_inputs(a, seed, in, &err), XF_OK);
+    ck_assert_msg(xf_interp_run(a, in, a->n_inputs, oa, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_run(b, in, b->n_inputs, ob, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < a->n_outputs; i++) {
+        double max_abs = 0, max_rel = 0;
+        ck_assert_msg(xf_tensor_compare(&ob[i], &oa[i], &max_abs, &max_rel, &err) == XF_OK, "%s",
+                      err.msg);
+        ck_assert_msg(max_abs <= tol, "output %d differs by %g", i, max_abs);
+        xf_tensor_free(&oa[i]);
+        xf_tensor_free(&ob[i]);
+    }
+    for (int i = 0; i < a->n_inputs; i++) xf_tensor_free(&in[i]);
+    free(in);
+    free(oa);
+    free(ob);
 }
 
 int xf_test_run(Suite *s)

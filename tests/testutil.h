@@ -1,7 +1,9 @@
 /*
  * testutil.h — helpers shared by the Check suites: where the shared models,
  * the ONNX backend test data and the built tools are, a scratch directory,
- * exact checks of integer tensors, and a runner that executes a suite with CK_ENV-style defaults.
+ * exact checks of integer tensors, whole files read into memory,
+ * graph-building shorthands that fail the running test on error, an infix
+ * graph parser, a check that two graphs compute the same function, and a runner that executes a suite with CK_ENV-style defaults.
  */
 #ifndef XF_TESTUTIL_H
 #define XF_TESTUTIL_H
@@ -19,6 +21,8 @@ const char *xf_test_models_dir(void);
 const char *xf_test_tmp(const char *name);
 /* Path of a built tool (modelzoo, xfonnx). Static buffer. */
 const char *xf_test_tool(const char *name);
+/* Removes an SQLite database file and its -wal and -shm sidecars, if present. */
+void xf_test_remove_db(const char *path);
 /* Runs a shell command, returns its exit status (-1 if it did not exit). */
 int xf_test_system(const char *fmt, ...);
 /* Fill a tensor with deterministic random values (floats in [-1,1], ints in [0, hi)). */
@@ -28,6 +32,32 @@ void xf_test_fill(xf_tensor *t, uint64_t seed, int64_t int_hi);
 void xf_test_expect_i64(const xf_tensor *t, const int64_t *v, int64_t n);
 void xf_test_expect_i32(const xf_tensor *t, const int32_t *v, int64_t n);
 void xf_test_expect_bool(const xf_tensor *t, const uint8_t *v, int64_t n);
+/* The whole file at path, NUL-terminated, in a malloc'd buffer the caller
+ * frees; its length (without the NUL) in *len unless len is NULL. Fails the
+ * running test, naming the path, when the file cannot be read. */
+char *xf_test_read_file(const char *path, size_t *len);
+/* Asserts that text contains needle (the message shows the text). */
+void xf_test_expect_contains(const char *text, const char *needle);
+/* A float32 graph input of the given rank and dims. */
+int xf_test_input(xf_graph *g, const char *name, int rank, const int64_t *dims);
+/* A float32 constant of the given rank and dims, filled by xf_test_fill. */
+int xf_test_weight(xf_graph *g, const char *name, int rank, const int64_t *dims, uint64_t seed);
+/* Output of op on a (and b when b >= 0) with params p (NULL: defaults). */
+int xf_test_op2(xf_graph *g, xf_op op, const xf_params *p, int a, int b);
+/* Marks v as a graph output. */
+void xf_test_out(xf_graph *g, int v);
+/* Adds the node an infix operator name stands for, on args[0..n_args), to g;
+ * returns its output value (fails the running test on error). */
+typedef int (*xf_test_infix_op)(xf_graph *g, const char *name, const int *args, int n_args);
+/* Parses infix text "expr; expr; ..." into g and marks each expression a
+ * graph output. An expression is an input name (names[i] stands for value
+ * inputs[i], i < n_inputs) or "name(expr, ...)", which apply turns into a node. */
+void xf_test_parse_infix(xf_graph *g, const char *text, const char *const *names,
+                         const int *inputs, int n_inputs, xf_test_infix_op apply);
+/* Runs a and b on the same random inputs (drawn with seed); asserts that they
+ * have as many inputs and outputs and that every output is within tol. */
+void xf_test_expect_same_function(const xf_graph *a, const xf_graph *b, uint64_t seed,
+                                  double tol);
 /* Run suite `s`, return process exit status (0 when every test passed). */
 int xf_test_run(Suite *s);
 
