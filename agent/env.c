@@ -78,9 +78,11 @@ static const env_state *cur_state_c(const xf_env *e)
 /* Builds the state for graph *ng in the spare slot (taking *ng over, which
  * is left empty) and makes it current. from (NULL: none) says which node of
  * the current graph each node of *ng copies (xf_match_apply_from): their
- * keys and costs are taken over. On failure the current state is untouched
- * and the spare slot's graph is freed. */
-static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, xf_error *err)
+ * keys and costs are taken over. hash (NULL: compute it) is *ng's
+ * xf_agent_graph_hash when the caller has it. On failure the current state
+ * is untouched and the spare slot's graph is freed. */
+static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, const uint64_t *hash,
+                            xf_error *err)
 {
     const env_state *p = &e->slot[e->cur];
     env_state *s = &e->slot[1 - e->cur];
@@ -119,7 +121,7 @@ static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, xf_error *
         xf_graph_free(&s->g);
         return st;
     }
-    s->hash = xf_agent_graph_hash(&s->g);
+    s->hash = hash ? *hash : xf_agent_graph_hash(&s->g);
     double t4 = now_s();
     e->prof.index += t1 - t0;
     e->prof.cost += t2 - t1;
@@ -192,21 +194,21 @@ xf_status xf_env_reset(xf_env *e, xf_error *err)
 {
     xf_graph g;
     xf_status st = xf_graph_clone_shared(&e->prepared, &g, err);
-    if (!st) st = load_state(e, &g, NULL, err);
+    if (!st) st = load_state(e, &g, NULL, NULL, err);
     if (!st) e->steps = 0;
     return st;
 }
 
-xf_status xf_env_adopt_graph(xf_env *e, xf_graph *g, xf_error *err)
+xf_status xf_env_adopt_graph(xf_env *e, xf_graph *g, const uint64_t *hash, xf_error *err)
 {
-    return load_state(e, g, NULL, err);
+    return load_state(e, g, NULL, hash, err);
 }
 
 xf_status xf_env_set_graph(xf_env *e, const xf_graph *g, xf_error *err)
 {
     xf_graph copy;
     xf_status st = xf_graph_clone_shared(g, &copy, err);
-    if (!st) st = load_state(e, &copy, NULL, err);
+    if (!st) st = load_state(e, &copy, NULL, NULL, err);
     return st;
 }
 
@@ -267,7 +269,7 @@ xf_status xf_env_step(xf_env *e, int xfer, int location, xf_env_step_result *r, 
     double t0 = now_s();
     if (!st) st = xf_match_apply_from(e->rs, &s->g, s->ix, m, &ng, e->from, &aerr);
     e->prof.apply += now_s() - t0;
-    if (!st) st = load_state(e, &ng, e->from, &aerr);
+    if (!st) st = load_state(e, &ng, e->from, NULL, &aerr);
     if (st && action_failure(st)) {
         xf_log(XF_LOG_WARN, "environment: rule %d at location %d could not be applied: %s",
                xfer, location, aerr.msg);

@@ -10,8 +10,9 @@
 #include "agent/agent.h"
 
 /* xf_env_set_graph that takes g over instead of copying it: *g is left
- * empty (xf_graph_init) on success and on failure. */
-xf_status xf_env_adopt_graph(xf_env *e, xf_graph *g, xf_error *err);
+ * empty (xf_graph_init) on success and on failure. hash: g's
+ * xf_agent_graph_hash when the caller already has it (NULL: computed). */
+xf_status xf_env_adopt_graph(xf_env *e, xf_graph *g, const uint64_t *hash, xf_error *err);
 const xf_ruleset *xf_env_ruleset(const xf_env *e);
 /* xf_agent_graph_hash of the current graph. */
 uint64_t xf_env_hash(const xf_env *e);

@@ -12,7 +12,8 @@
  * The budget counts expansions; max_seconds caps the wall time.
  *
  * Queued graphs share their constants with the model, so a queue entry costs
- * only the graph structure. Since at most `budget - expanded` more graphs
+ * only the graph structure; it keeps the hash computed for the seen-set, so
+ * loading it into the environment does not hash it again. Since at most `budget - expanded` more graphs
  * will ever be popped, the queue keeps only that many (dropping its worst),
  * which bounds memory without changing what the search does.
  */
@@ -24,7 +25,8 @@
 typedef struct qentry {
     double cost;
     int64_t seq;
-    int entry; /* trail entry */
+    int entry;     /* trail entry */
+    uint64_t hash; /* xf_agent_graph_hash(&g), handed to the environment */
     xf_graph g;
 } qentry;
 
@@ -66,7 +68,8 @@ static void sift_down(queue *q, int i)
 }
 
 /* Takes *g over (left empty) on success and on failure. */
-static xf_status push(queue *q, double cost, int64_t seq, int entry, xf_graph *g, xf_error *err)
+static xf_status push(queue *q, double cost, int64_t seq, int entry, uint64_t hash, xf_graph *g,
+                      xf_error *err)
 {
     if (q->n == q->cap) {
         int cap = q->cap ? 2 * q->cap : 64;
@@ -78,7 +81,7 @@ static xf_status push(queue *q, double cost, int64_t seq, int entry, xf_graph *g
         q->a = na;
         q->cap = cap;
     }
-    q->a[q->n] = (qentry){cost, seq, entry, *g};
+    q->a[q->n] = (qentry){cost, seq, entry, hash, *g};
     xf_graph_init(g);
     sift_up(q, q->n++);
     return XF_OK;
@@ -147,8 +150,11 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
                 continue;
             }
             int added = 0;
-            if ((double)s.n_nodes <= max_nodes)
-                st = xf_hashset_add(&c->seen, xf_agent_graph_hash(&s), &added, err);
+            uint64_t h = 0;
+            if ((double)s.n_nodes <= max_nodes) {
+                h = xf_agent_graph_hash(&s);
+                st = xf_hashset_add(&c->seen, h, &added, err);
+            }
             int entry = -1;
             if (!st && added) st = xf_search_trail_add(&c->trail, parent, r, &entry, err);
             if (!st && added && ms < res->best_ms - eps)
@@ -158,7 +164,7 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
                 if (st) return st;
                 continue;
             }
-            st = push(q, ms, (*seq)++, entry, &s, err);
+            st = push(q, ms, (*seq)++, entry, h, &s, err);
             if (st) return st;
             trim(q, remaining);
         }
@@ -176,13 +182,13 @@ xf_status xf_search_taso(xf_search_ctx *c, xf_error *err)
     int64_t seq = 0;
     xf_graph g0;
     xf_status st = xf_graph_clone_shared(xf_env_graph(e), &g0, err);
-    if (!st) st = push(&q, res->initial_ms, seq++, 0, &g0, err);
+    if (!st) st = push(&q, res->initial_ms, seq++, 0, xf_env_hash(e), &g0, err);
     int stop = 0;
     while (!st && !stop && q.n > 0 && res->expanded < c->opt.budget &&
            !xf_search_out_of_time(c)) {
         qentry top = pop(&q);
         xf_error lerr;
-        st = xf_env_adopt_graph(e, &top.g, &lerr);
+        st = xf_env_adopt_graph(e, &top.g, &top.hash, &lerr);
         if (st && xf_search_skippable(st)) { /* a graph the cost model rejects: skip */
             xf_log(XF_LOG_WARN, "taso search: skipping a queued graph: %s", lerr.msg);
             st = XF_OK;
