@@ -66,6 +66,7 @@ static xf_status dispatch(ox_kernel *k, xf_error *err)
     case XF_OP_LAYERNORM: return ox_build_layernorm(k, err);
     case XF_OP_CONCAT: return ox_build_concat(k, err);
     case XF_OP_TRANSPOSE: return ox_build_transpose(k, err);
+    case XF_OP_ERF: return ox_build_erf(k, err);
     default:
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: no oneDNN kernel for %s",
                        xf_op_get(k->op)->name);

@@ -4,7 +4,7 @@
  * Unary ops use the eltwise primitive in whatever layout their input comes
  * in (blocked after a convolution is fine): relu, logistic, tanh, gelu_erf,
  * sqrt, exp, log, abs, neg as linear(-1, 0) and reciprocal as pow(1, -1).
- * erf has no oneDNN algorithm and stays on the reference kernel.
+ * erf has no oneDNN algorithm: the backend's own loop (onednn_erf.c).
  * Binary ops (add, sub, mul, div, scalar_mul) use the binary primitive,
  * which broadcasts its second source only: the operand with the output's
  * shape becomes source 0 (swapping the operands of add/mul when needed);

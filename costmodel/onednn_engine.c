@@ -112,14 +112,18 @@ static const char *isa_name(dnnl_cpu_isa_t isa)
     }
 }
 
+/* Revision of the backend's own kernels (2: erf's vectorised loop). Part of
+ * the identity, so a cost cache never returns timings of older kernels. */
+#define OX_KERNELS_REVISION 2
+
 static void onednn_identity(void *state, char *buf, size_t n)
 {
     (void)state;
     char cpu[256];
     xf_costmodel_cpu_model(cpu, sizeof cpu);
     const dnnl_version_t *v = dnnl_version();
-    snprintf(buf, n, "%s|dnnl %d.%d.%d|isa=%s", cpu, v->major, v->minor, v->patch,
-             isa_name(dnnl_get_effective_cpu_isa()));
+    snprintf(buf, n, "%s|dnnl %d.%d.%d|isa=%s|kernels=%d", cpu, v->major, v->minor, v->patch,
+             isa_name(dnnl_get_effective_cpu_isa()), OX_KERNELS_REVISION);
 }
 
 const xf_backend xf_backend_onednn = {

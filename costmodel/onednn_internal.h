@@ -107,6 +107,9 @@ typedef struct ox_kernel {
     /* the reference call: where each operand's plain bytes live */
     dnnl_memory_t *ref_in_mem;  /* plain scratch of a re-laid-out input, or NULL */
     xf_tensor *ref_in, *ref_out;
+    /* the backend's own float32 element-wise loop run by the reference step
+     * instead of xf_op_run (ops oneDNN lacks: erf); NULL: xf_op_run */
+    void (*loop)(const float *x, float *y, size_t n);
 } ox_kernel;
 
 /* Sets up an empty kernel for op with the given inputs and outputs. */
@@ -190,6 +193,7 @@ xf_status ox_build_batchnorm(ox_kernel *k, xf_error *err); /* onednn_norm.c */
 xf_status ox_build_layernorm(ox_kernel *k, xf_error *err); /* onednn_norm.c */
 xf_status ox_build_concat(ox_kernel *k, xf_error *err);    /* onednn_move.c */
 xf_status ox_build_transpose(ox_kernel *k, xf_error *err); /* onednn_move.c */
+xf_status ox_build_erf(ox_kernel *k, xf_error *err);       /* onednn_erf.c */
 xf_status ox_build_view(ox_kernel *k, xf_error *err);      /* onednn_move.c */
 
 /* ------------------------------------------------------- backend entry points */
