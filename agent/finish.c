@@ -116,8 +116,10 @@ static xf_status fuse_bias(xf_graph *g, int c, int ai, int kpos, uint8_t *node_d
     free(name);
     if (b < 0) return err ? err->code : XF_ERR_NOMEM;
     xf_node *cn = &g->nodes[c];
-    int *ins = realloc(cn->inputs, sizeof(int) * 3);
+    int *ins = malloc(sizeof(int) * 3);
     if (!ins) return nomem(err);
+    memcpy(ins, cn->inputs, sizeof(int) * 2);
+    xf_graph_release(g, cn->inputs);
     cn->inputs = ins;
     cn->inputs[2] = b;
     cn->n_inputs = 3;

@@ -19,17 +19,17 @@ void xf_edit_use_counts(const xf_graph *g, int *uses)
     for (int i = 0; i < g->n_outputs; i++) uses[g->outputs[i]]++;
 }
 
-static void release_node(xf_node *n)
+static void release_node(const xf_graph *g, xf_node *n)
 {
-    free(n->name);
-    free(n->inputs);
-    free(n->outputs);
+    xf_graph_release(g, n->name);
+    xf_graph_release(g, n->inputs);
+    xf_graph_release(g, n->outputs);
     xf_opaque_free(n->opaque);
 }
 
-static void release_value(xf_value *v)
+static void release_value(const xf_graph *g, xf_value *v)
 {
-    free(v->name);
+    xf_graph_release(g, v->name);
     if (!v->borrowed) free(v->data);
 }
 
@@ -68,7 +68,7 @@ xf_status xf_edit_compact(xf_graph *g, const uint8_t *node_dead, const uint8_t *
     int nv = 0;
     for (int v = 0; v < g->n_values; v++) {
         if (value_dead && value_dead[v]) {
-            release_value(&g->values[v]);
+            release_value(g, &g->values[v]);
             vmap[v] = -1;
             continue;
         }
@@ -80,7 +80,7 @@ xf_status xf_edit_compact(xf_graph *g, const uint8_t *node_dead, const uint8_t *
     int nn = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         if (node_dead && node_dead[i]) {
-            release_node(&g->nodes[i]);
+            release_node(g, &g->nodes[i]);
             nmap[i] = -1;
             continue;
         }
@@ -122,9 +122,9 @@ xf_status xf_edit_compact_fill(xf_graph *g, const uint8_t *node_dead, const uint
     xf_status st = alloc_maps(g, &vmap, &nmap, err);
     if (st != XF_OK) return st;
     for (int v = 0; v < g->n_values; v++)
-        if (value_dead && value_dead[v]) release_value(&g->values[v]);
+        if (value_dead && value_dead[v]) release_value(g, &g->values[v]);
     for (int i = 0; i < g->n_nodes; i++)
-        if (node_dead && node_dead[i]) release_node(&g->nodes[i]);
+        if (node_dead && node_dead[i]) release_node(g, &g->nodes[i]);
     g->n_values = fill_holes((char *)g->values, sizeof(xf_value), g->n_values, value_dead, vmap);
     int n_before = g->n_nodes;
     g->n_nodes = fill_holes((char *)g->nodes, sizeof(xf_node), g->n_nodes, node_dead, nmap);

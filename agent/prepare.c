@@ -45,7 +45,7 @@ static xf_status swap_names(xf_graph *g, int conv_out, int last, xf_error *err)
     char *renamed = malloc(n);
     if (!renamed) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory preparing '%s'", orig);
     snprintf(renamed, n, "%s_nobias", orig);
-    free(g->values[last].name);
+    xf_graph_release(g, g->values[last].name);
     g->values[last].name = orig;
     g->values[conv_out].name = renamed;
     return XF_OK;

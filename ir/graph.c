@@ -32,11 +32,22 @@ void xf_opaque_free(xf_opaque *o)
     free(o);
 }
 
-static void node_free(xf_node *n)
+int xf_graph_in_block(const xf_graph *g, const void *p)
 {
-    free(n->name);
-    free(n->inputs);
-    free(n->outputs);
+    const char *c = p;
+    return g->block && c >= g->block && c < g->block + g->block_bytes;
+}
+
+void xf_graph_release(const xf_graph *g, void *p)
+{
+    if (!xf_graph_in_block(g, p)) free(p);
+}
+
+static void node_free(const xf_graph *g, xf_node *n)
+{
+    xf_graph_release(g, n->name);
+    xf_graph_release(g, n->inputs);
+    xf_graph_release(g, n->outputs);
     xf_opaque_free(n->opaque);
 }
 
@@ -44,15 +55,16 @@ void xf_graph_free(xf_graph *g)
 {
     if (!g) return;
     for (int i = 0; i < g->n_values; i++) {
-        free(g->values[i].name);
+        xf_graph_release(g, g->values[i].name);
         if (!g->values[i].borrowed) free(g->values[i].data);
     }
-    for (int i = 0; i < g->n_nodes; i++) node_free(&g->nodes[i]);
+    for (int i = 0; i < g->n_nodes; i++) node_free(g, &g->nodes[i]);
     free(g->values);
     free(g->nodes);
     free(g->inputs);
     free(g->outputs);
     free(g->name);
+    free(g->block);
     xf_graph_init(g);
 }
 
@@ -217,7 +229,7 @@ static int append_node(xf_graph *g, xf_op op, const xf_params *params, const int
     n->inputs = malloc(sizeof(int) * (size_t)(n_inputs ? n_inputs : 1));
     n->outputs = malloc(sizeof(int) * (size_t)(n_outputs ? n_outputs : 1));
     if (!n->inputs || !n->outputs || (name && !n->name)) {
-        node_free(n);
+        node_free(g, n);
         XF_FAIL(err, XF_ERR_NOMEM, "out of memory adding a node");
         return -1;
     }

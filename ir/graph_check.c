@@ -227,21 +227,66 @@ static xf_opaque *clone_opaque(const xf_opaque *o, int *ok)
  * a handful of nodes to a clone, which then needs no reallocation. */
 #define CLONE_SPARE 16
 
-/* The arrays are copied whole (one memcpy each, no zeroing); then every
- * element's owned pointers (names, input/output lists, opaque attributes,
- * unshared constant data) are replaced by copies. n_values/n_nodes count
- * the elements fixed so far, so xf_graph_free never frees src's pointers. */
+/* Bytes of src's value and node names and node input/output arrays, each
+ * rounded up to int alignment: the size of the clone's block. */
+static size_t block_size(const xf_graph *src)
+{
+    size_t a = sizeof(int), n = 0;
+    for (int i = 0; i < src->n_values; i++)
+        if (src->values[i].name) n += (strlen(src->values[i].name) + a) / a * a;
+    for (int i = 0; i < src->n_nodes; i++) {
+        const xf_node *s = &src->nodes[i];
+        if (s->name) n += (strlen(s->name) + a) / a * a;
+        n += sizeof(int) * ((size_t)s->n_inputs + 1 + (size_t)s->n_outputs + 1);
+    }
+    return n;
+}
+
+/* Carves n bytes (rounded up to int alignment) off the block at *at. */
+static void *carve(char **at, size_t n)
+{
+    void *p = *at;
+    *at += (n + sizeof(int) - 1) / sizeof(int) * sizeof(int);
+    return p;
+}
+
+static char *carve_str(char **at, const char *s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = carve(at, n);
+    memcpy(d, s, n);
+    return d;
+}
+
+static int *carve_ints(char **at, const int *src, int n)
+{
+    int *d = carve(at, sizeof(int) * ((size_t)n + 1));
+    if (n) memcpy(d, src, sizeof(int) * (size_t)n);
+    return d;
+}
+
+/* The arrays are copied whole (one memcpy each, no zeroing); names and
+ * node input/output arrays are carved from one block (dst->block), so a
+ * clone costs a handful of allocations whatever the graph's size; opaque
+ * attributes and unshared constant data are copied one by one. n_values /
+ * n_nodes count the elements fixed so far, so xf_graph_free never frees
+ * src's pointers. */
 static xf_status clone_graph(const xf_graph *src, xf_graph *dst, int share_data, xf_error *err)
 {
     xf_graph_init(dst);
     int ok = 1;
     dst->opset = src->opset;
     dst->name = dup_or_null(src->name, &ok);
+    size_t bytes = block_size(src);
+    dst->block = malloc(bytes ? bytes : 1);
+    dst->block_bytes = bytes;
+    char *at = dst->block;
     dst->values = malloc(sizeof(xf_value) * ((size_t)src->n_values + CLONE_SPARE));
     dst->nodes = malloc(sizeof(xf_node) * ((size_t)src->n_nodes + CLONE_SPARE));
     dst->inputs = malloc(sizeof(int) * ((size_t)src->n_inputs + 1));
     dst->outputs = malloc(sizeof(int) * ((size_t)src->n_outputs + 1));
-    if (!dst->values || !dst->nodes || !dst->inputs || !dst->outputs) goto nomem;
+    if (!dst->block || !dst->values || !dst->nodes || !dst->inputs || !dst->outputs) goto nomem;
     dst->cap_values = src->n_values + CLONE_SPARE;
     dst->cap_nodes = src->n_nodes + CLONE_SPARE;
     dst->cap_inputs = src->n_inputs + 1;
@@ -250,7 +295,7 @@ static xf_status clone_graph(const xf_graph *src, xf_graph *dst, int share_data,
     for (int i = 0; i < src->n_values; i++) {
         const xf_value *s = &src->values[i];
         xf_value *d = &dst->values[i];
-        d->name = dup_or_null(s->name, &ok);
+        d->name = carve_str(&at, s->name);
         d->data = NULL;
         d->borrowed = 0;
         dst->n_values = i + 1;
@@ -258,24 +303,21 @@ static xf_status clone_graph(const xf_graph *src, xf_graph *dst, int share_data,
             d->data = s->data;
             d->borrowed = 1;
         } else if (s->data) {
-            size_t bytes = (size_t)xf_shape_numel(&s->shape) * xf_dtype_size(s->dtype);
-            d->data = malloc(bytes ? bytes : 1);
+            size_t nb = (size_t)xf_shape_numel(&s->shape) * xf_dtype_size(s->dtype);
+            d->data = malloc(nb ? nb : 1);
             if (!d->data) goto nomem;
-            if (bytes) memcpy(d->data, s->data, bytes);
+            if (nb) memcpy(d->data, s->data, nb);
         }
     }
     if (src->n_nodes) memcpy(dst->nodes, src->nodes, sizeof(xf_node) * (size_t)src->n_nodes);
     for (int i = 0; i < src->n_nodes; i++) {
         const xf_node *s = &src->nodes[i];
         xf_node *d = &dst->nodes[i];
-        d->name = dup_or_null(s->name, &ok);
-        d->inputs = malloc(sizeof(int) * ((size_t)s->n_inputs + 1));
-        d->outputs = malloc(sizeof(int) * ((size_t)s->n_outputs + 1));
+        d->name = carve_str(&at, s->name);
+        d->inputs = carve_ints(&at, s->inputs, s->n_inputs);
+        d->outputs = carve_ints(&at, s->outputs, s->n_outputs);
         d->opaque = s->opaque ? clone_opaque(s->opaque, &ok) : NULL;
         dst->n_nodes = i + 1;
-        if (!d->inputs || !d->outputs) goto nomem;
-        if (s->n_inputs) memcpy(d->inputs, s->inputs, sizeof(int) * (size_t)s->n_inputs);
-        if (s->n_outputs) memcpy(d->outputs, s->outputs, sizeof(int) * (size_t)s->n_outputs);
     }
     dst->n_inputs = src->n_inputs;
     if (src->n_inputs) memcpy(dst->inputs, src->inputs, sizeof(int) * (size_t)src->n_inputs);

@@ -273,7 +273,7 @@ typedef enum xf_value_kind {
 
 /* A tensor-valued edge of the graph. */
 typedef struct xf_value {
-    char *name;  /* owned; may be NULL */
+    char *name;  /* owned (see xf_graph_release); may be NULL */
     xf_value_kind kind;
     xf_dtype dtype;
     xf_shape shape;
@@ -299,10 +299,10 @@ typedef struct xf_opaque {
 typedef struct xf_node {
     xf_op op;
     xf_params params;
-    char *name; /* owned; may be NULL */
+    char *name; /* owned (see xf_graph_release); may be NULL */
     int n_inputs, n_outputs;
-    int *inputs;  /* value ids, -1 for an omitted optional input */
-    int *outputs; /* value ids */
+    int *inputs;  /* value ids, -1 for an omitted optional input (owned, ditto) */
+    int *outputs; /* value ids (owned, ditto) */
     xf_opaque *opaque; /* only for XF_OP_OPAQUE */
 } xf_node;
 
@@ -317,10 +317,22 @@ typedef struct xf_graph {
     int n_outputs, cap_outputs;
     int *outputs; /* value ids of graph outputs, in order */
     int64_t opset; /* ONNX default-domain opset it came from (0: none) */
+    /* A clone's value and node names and node input/output arrays live in
+     * this one allocation (NULL: none) instead of one malloc each; they are
+     * freed with the graph, never one by one: see xf_graph_release. */
+    char *block;
+    size_t block_bytes;
 } xf_graph;
 
 void xf_graph_init(xf_graph *g);
 void xf_graph_free(xf_graph *g);
+/* Frees a value or node name, or a node's input/output array, of g that is
+ * being replaced or dropped: nothing when it lives in g's clone block.
+ * Code that replaces such a pointer must use this, never free(). */
+void xf_graph_release(const xf_graph *g, void *p);
+/* Whether p (a name or node array of g) lives in g's clone block, where it
+ * cannot be realloc'ed. */
+int xf_graph_in_block(const xf_graph *g, const void *p);
 xf_status xf_graph_clone(const xf_graph *src, xf_graph *dst, xf_error *err);
 /* Like xf_graph_clone, but constants point at src's data (borrowed) instead
  * of copying it: cheap for models with large weights. The data must outlive

@@ -232,7 +232,7 @@ const char *imp_fresh_name(imp_state *st, const char *base, const char *suffix, 
 xf_status imp_bind_output(imp_state *st, int v, const char *name, xf_error *err)
 {
     xf_value *val = &st->g->values[v];
-    free(val->name);
+    xf_graph_release(st->g, val->name);
     val->name = NULL;
     if (!name[0]) return XF_OK;
     size_t n = strlen(name) + 1;

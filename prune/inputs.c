@@ -139,10 +139,10 @@ xf_status xf_prune_canonical_inputs(xf_rule *r, xf_error *err)
                 st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (input names)");
                 goto out;
             }
-            free(sv->name);
+            xf_graph_release(&r->src, sv->name);
             sv->name = names[k];
             names[k] = NULL;
-            free(dv->name);
+            xf_graph_release(&r->dst, dv->name);
             dv->name = copy;
         }
 out:

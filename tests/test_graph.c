@@ -3,7 +3,8 @@
  * validation errors (arity, dangling value, cycle, recorded shape drift),
  * deterministic topological order, the canonical hash (invariant under node
  * order and names, sensitive to structure, params, constants, outputs),
- * deep copy, the interpreter driver, arena, error prefixing and the RNG.
+ * deep copy (names and node arrays in the clone's one block), the
+ * interpreter driver, arena, error prefixing and the RNG.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -246,6 +247,44 @@ START_TEST(clone_is_deep_and_equal)
 }
 END_TEST
 
+/* A clone's names and node arrays live in its block: replacing them through
+ * xf_graph_release, adding nodes (own allocations) and cloning the clone
+ * all work, and freeing releases everything (the sanitizer build checks
+ * there is neither a leak nor a bad free). */
+START_TEST(clone_block_holds_names_and_node_arrays)
+{
+    xf_graph a, c, cc;
+    xf_error err;
+    build_mlp(&a, 0);
+    ck_assert_int_eq(xf_graph_clone_shared(&a, &c, &err), XF_OK);
+    ck_assert(xf_graph_in_block(&c, c.values[0].name));
+    ck_assert(xf_graph_in_block(&c, c.nodes[0].inputs));
+    ck_assert(xf_graph_in_block(&c, c.nodes[c.n_nodes - 1].outputs));
+    ck_assert(!xf_graph_in_block(&c, c.values[1].data)); /* borrowed from a */
+    ck_assert(!xf_graph_in_block(&a, a.values[0].name)); /* built, not cloned */
+    ck_assert_str_eq(c.values[0].name, "x");
+    xf_graph_release(&c, c.values[0].name);
+    c.values[0].name = strdup("renamed");
+    int *ins = malloc(sizeof(int) * 2);
+    memcpy(ins, c.nodes[0].inputs, sizeof(int) * 2);
+    xf_graph_release(&c, c.nodes[0].inputs);
+    c.nodes[0].inputs = ins;
+    int y = c.outputs[0];
+    int r = xf_graph_op(&c, XF_OP_RELU, NULL, &y, 1, &err);
+    ck_assert_int_ge(r, 0);
+    ck_assert(!xf_graph_in_block(&c, c.nodes[c.n_nodes - 1].inputs));
+    ck_assert_int_eq(xf_graph_validate(&c, &err), XF_OK);
+    ck_assert_int_eq(xf_graph_clone(&c, &cc, &err), XF_OK);
+    ck_assert_str_eq(cc.values[0].name, "renamed");
+    ck_assert(xf_graph_in_block(&cc, cc.values[0].name));
+    ck_assert_uint_eq(xf_graph_hash(&c), xf_graph_hash(&cc));
+    xf_graph_free(&c);
+    ck_assert_int_eq(xf_graph_validate(&cc, &err), XF_OK);
+    xf_graph_free(&cc);
+    xf_graph_free(&a);
+}
+END_TEST
+
 START_TEST(interpreter_runs_mlp)
 {
     xf_graph g;
@@ -402,6 +441,7 @@ int main(void)
     tcase_add_test(t, hash_distinguishes_operand_order);
     tcase_add_test(t, params_canonical_on_add);
     tcase_add_test(t, clone_is_deep_and_equal);
+    tcase_add_test(t, clone_block_holds_names_and_node_arrays);
     tcase_add_test(t, interpreter_runs_mlp);
     tcase_add_test(t, interpreter_refuses_opaque);
     tcase_add_test(t, tensor_compare_reports_errors);

@@ -100,7 +100,7 @@ void zb_output(zb *b, int v, const char *name)
         return;
     }
     memcpy(copy, name, n);
-    free(b->g->values[v].name);
+    xf_graph_release(b->g, b->g->values[v].name);
     b->g->values[v].name = copy;
     if (xf_graph_mark_output(b->g, v, b->err) != XF_OK) failed_in_ir(b);
 }

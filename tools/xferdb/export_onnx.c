@@ -27,7 +27,7 @@ static xf_status rename_value(xf_graph *g, int v, const char *name, xf_error *er
 {
     char *copy = strdup(name);
     if (!copy) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory naming rule outputs");
-    free(g->values[v].name);
+    xf_graph_release(g, g->values[v].name);
     g->values[v].name = copy;
     return XF_OK;
 }
@@ -42,7 +42,7 @@ xf_status xferdb_onnx_side(const xf_graph *side, const char *name, xf_graph *out
     /* node outputs keep no names of their own: "v<id>" in the model */
     for (int v = 0; v < out->n_values && st == XF_OK; v++) {
         if (out->values[v].kind != XF_VALUE_NODE) continue;
-        free(out->values[v].name);
+        xf_graph_release(out, out->values[v].name);
         out->values[v].name = NULL;
     }
     for (int o = 0; o < out->n_outputs && st == XF_OK; o++) {
