@@ -67,6 +67,7 @@ bench_row bench_run_agent(const char *agent, const char *rules, const char *mode
         field(line, "applicable:", r.applicable, sizeof r.applicable);
         field(line, "cost:", r.cost, sizeof r.cost);
         field(line, "latency:", r.latency, sizeof r.latency);
+        field(line, "latency noise:", r.noise, sizeof r.noise);
         field(line, "max output err:", r.err, sizeof r.err);
         field(line, "search:", r.search, sizeof r.search);
         field(line, "optimisation:", r.search, sizeof r.search);
@@ -85,6 +86,7 @@ void bench_print_row(const char *name, const char *method, const bench_row *r)
         printf("    model      %s\n    applicable %s\n    cost       %s\n", r->model,
                r->applicable, r->cost);
         if (r->latency[0]) printf("    latency    %s\n", r->latency);
+        if (r->noise[0]) printf("    noise      %s\n", r->noise);
         printf("    error      %s\n    run        %s\n", r->err, r->search);
         if (r->agent[0]) printf("    agent      %s\n", r->agent);
         if (r->world[0]) printf("    world      %s\n", r->world);

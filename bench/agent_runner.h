@@ -19,7 +19,7 @@ void bench_make_rules(const char *scratch, const char *xfergen, const char *xfer
 
 /* The lines of rlflow-agent's report a table needs (empty when absent). */
 typedef struct bench_row {
-    char model[160], applicable[96], cost[128], latency[160], err[96], search[128];
+    char model[160], applicable[96], cost[128], latency[160], noise[96], err[96], search[128];
     char agent[192], world[256];
     int ok;
 } bench_row;

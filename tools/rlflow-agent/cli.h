@@ -54,9 +54,11 @@ xf_status cli_numeric_check(const xf_graph *model, const xf_graph *opt, uint64_t
                             double atol, cli_check *out, xf_error *err);
 
 /* End-to-end latency of models a and b on cm's backend (executor), timed
- * in alternation: the smallest of several 10-run medians of each. */
+ * in alternation: the smallest of several 10-run medians of each. *spread
+ * is the run-to-run noise seen: the larger of the two models' (largest
+ * median - smallest) / smallest, as a fraction. */
 xf_status cli_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_graph *b,
-                           double *ms_a, double *ms_b, xf_error *err);
+                           double *ms_a, double *ms_b, double *spread, xf_error *err);
 
 /* Runs the chosen learning agent (ppo or wm) on env: trains it within the
  * budget (or loads it from o->load and runs it greedily), saves it to

@@ -11,6 +11,7 @@
  * read it back, measure both models end to end and print the report.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,15 +344,18 @@ static void print_report(const cli_options *o, run_state *s, const cli_check *ch
         printf("max output err:  not checked\n");
     if (o->latency) {
         xf_error err = {0};
-        double lat_before = 0, lat_after = 0;
-        if (cli_latency_pair(s->lat_cm, &s->model, &s->finished, &lat_before, &lat_after, &err))
+        double lat_before = 0, lat_after = 0, spread = 0;
+        if (cli_latency_pair(s->lat_cm, &s->model, &s->finished, &lat_before, &lat_after, &spread,
+                             &err))
             printf("latency:         not measured: %s\n", err.msg);
-        else
+        else {
+            double change = lat_before > 0 ? (lat_after - lat_before) / lat_before : 0.0;
             printf("latency:         %.4f ms -> %.4f ms (%+.2f%%, %s, best of 5 alternating "
                    "10-run medians)\n",
-                   lat_before, lat_after,
-                   lat_before > 0 ? 100.0 * (lat_after - lat_before) / lat_before : 0.0,
-                   xf_cost_identity(s->lat_cm));
+                   lat_before, lat_after, 100.0 * change, xf_cost_identity(s->lat_cm));
+            printf("latency noise:   medians of one model %.1f%% apart%s\n", 100.0 * spread,
+                   fabs(change) <= spread ? ": the change is within the noise" : "");
+        }
     }
     if (s->kept_original)
         printf("rules applied:   0 (the search's %d rewrites did not pay off as written)\n",
