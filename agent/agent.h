@@ -189,10 +189,21 @@ uint64_t xf_agent_graph_hash(const xf_graph *g);
 
 /* ---------------------------------------------------- preparation, finishing */
 
+/* What xf_agent_prepare changed. */
+typedef struct xf_prepare_stats {
+    int split_convs;      /* conv biases (and fused activations) split off */
+    int fused_layernorms; /* decomposed layer norms made one layernorm node */
+} xf_prepare_stats;
+
 /* Copies `model` into a working graph for rewriting: conv nodes with a bias
  * become conv + add of the bias reshaped to [C,1,1] (so two-input conv rules
- * match), everything else as is. Constants are shared with model. */
-xf_status xf_agent_prepare(const xf_graph *model, xf_graph *out, xf_error *err);
+ * match); layer norms written out operator by operator (ReduceMean, Sub,
+ * Pow, ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta over the last
+ * axis) become one layernorm node, which the model written keeps (ONNX
+ * LayerNormalization, opset 17); everything else as is. Constants are
+ * shared with model. stats may be NULL. */
+xf_status xf_agent_prepare(const xf_graph *model, xf_graph *out, xf_prepare_stats *stats,
+                           xf_error *err);
 
 typedef struct xf_finish_stats {
     int folded_nodes;   /* weight-only nodes evaluated into initializers */
@@ -281,6 +292,8 @@ int xf_env_num_locations(const xf_env *e, int xfer);
 const xf_match *xf_env_location(const xf_env *e, int xfer, int location);
 
 const xf_graph *xf_env_graph(const xf_env *e);
+/* What preparing the model (xf_agent_prepare) changed. */
+const xf_prepare_stats *xf_env_prepare_stats(const xf_env *e);
 const xf_graph_index *xf_env_index(const xf_env *e);
 double xf_env_cost(const xf_env *e);         /* current cost, ms */
 double xf_env_initial_cost(const xf_env *e); /* cost of the prepared model, ms */

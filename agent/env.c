@@ -34,6 +34,7 @@ struct xf_env {
     int n_xfers;
     xf_costmemo *memo;
     xf_graph prepared;
+    xf_prepare_stats prep; /* what preparing the model changed */
     xf_op_cost initial;
     int steps;
 
@@ -162,7 +163,7 @@ xf_status xf_env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph 
     e->mask = calloc((size_t)e->n_xfers + 1, 1);
     if (!e->mask) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the environment");
     if (!st) st = xf_costmemo_create(cm, &e->memo, err);
-    if (!st) st = xf_agent_prepare(model, &e->prepared, err);
+    if (!st) st = xf_agent_prepare(model, &e->prepared, &e->prep, err);
     if (!st) st = xf_env_reset(e, err);
     if (st) {
         xf_error_prefix(err, "creating the environment: ");
@@ -357,6 +358,11 @@ const xf_match *xf_env_location(const xf_env *e, int xfer, int location)
 const xf_graph *xf_env_graph(const xf_env *e)
 {
     return &cur_state_c(e)->g;
+}
+
+const xf_prepare_stats *xf_env_prepare_stats(const xf_env *e)
+{
+    return &e->prep;
 }
 
 const xf_graph_index *xf_env_index(const xf_env *e)

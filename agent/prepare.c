@@ -6,11 +6,14 @@
  * moves to its own node after the add. The [C,1,1] bias is a new constant
  * that borrows the model's bias data (same elements, new shape), so
  * preparing costs no weight copy. xf_agent_finish fuses the pairs back.
+ * Then decomposed layer norms become layernorm nodes (fuse_layernorm.c);
+ * those stay fused in the model written.
  *
  * Names: the final value of a split conv keeps the conv's output name (graph
  * outputs keep theirs); the bare conv output becomes "<name>_nobias".
  */
 #include "agent/agent.h"
+#include "agent/fuse_layernorm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,8 +87,10 @@ static xf_status split_conv(xf_graph *g, int ci, int *last, xf_error *err)
     return swap_names(g, conv_out, *last, err);
 }
 
-xf_status xf_agent_prepare(const xf_graph *model, xf_graph *out, xf_error *err)
+xf_status xf_agent_prepare(const xf_graph *model, xf_graph *out, xf_prepare_stats *stats,
+                           xf_error *err)
 {
+    if (stats) memset(stats, 0, sizeof *stats);
     xf_status st = xf_graph_clone_shared(model, out, err);
     if (st != XF_OK) return st;
     int n_old_nodes = out->n_nodes, n_old_values = out->n_values;
@@ -113,6 +118,12 @@ xf_status xf_agent_prepare(const xf_graph *model, xf_graph *out, xf_error *err)
         for (int i = 0; i < out->n_outputs; i++) out->outputs[i] = target[out->outputs[i]];
     }
     free(target);
+    int n_ln = 0;
+    if (st == XF_OK) st = xf_fuse_layernorms(out, &n_ln, err);
+    if (stats) {
+        stats->split_convs = n_split;
+        stats->fused_layernorms = n_ln;
+    }
     if (st != XF_OK) {
         xf_error_prefix(err, "preparing '%s'", model->name ? model->name : "model");
         xf_graph_free(out);

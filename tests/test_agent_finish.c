@@ -103,7 +103,7 @@ START_TEST(prepare_splits_conv_bias)
     xf_graph model, work;
     xf_error err;
     build_conv_model(&model);
-    ck_assert_msg(xf_agent_prepare(&model, &work, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_agent_prepare(&model, &work, NULL, &err) == XF_OK, "%s", err.msg);
     ck_assert_msg(xf_graph_validate(&work, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(count_op(&work, XF_OP_CONV), 2);
     ck_assert_int_eq(count_op(&work, XF_OP_ADD), 2);
@@ -148,7 +148,7 @@ START_TEST(finish_fuses_bias_back_and_owns_data)
     xf_error err;
     xf_finish_stats st;
     build_conv_model(&model);
-    ck_assert_int_eq(xf_agent_prepare(&model, &work, &err), XF_OK);
+    ck_assert_int_eq(xf_agent_prepare(&model, &work, NULL, &err), XF_OK);
     ck_assert_msg(xf_agent_finish(&work, &fin, &st, &err) == XF_OK, "%s", err.msg);
     ck_assert_msg(xf_graph_validate(&fin, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(st.fused_bias, 2);
@@ -311,7 +311,7 @@ START_TEST(resnet18_prepare_finish_roundtrip)
     for (int i = 0; i < model.n_nodes; i++)
         bias_convs += model.nodes[i].op == XF_OP_CONV && model.nodes[i].n_inputs == 3;
     ck_assert_int_gt(bias_convs, 10);
-    ck_assert_msg(xf_agent_prepare(&model, &work, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_agent_prepare(&model, &work, NULL, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(count_op(&work, XF_OP_ADD), count_op(&model, XF_OP_ADD) + bias_convs);
     ck_assert_msg(xf_agent_finish(&work, &fin, &st, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(st.fused_bias, bias_convs);

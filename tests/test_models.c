@@ -122,18 +122,12 @@ static const char *zoo_models[][2] = {
 START_TEST(modelzoo_round_trip)
 {
     const char *name = zoo_models[_i][0];
-    char path[4096];
-    snprintf(path, sizeof path, "%s.zoo.onnx", xf_test_tmp(name));
-    int rc = xf_test_system("%s %s %s -o %s > /dev/null", xf_test_tool("modelzoo"), name,
-                            zoo_models[_i][1], path);
-    ck_assert_msg(rc == 0, "modelzoo %s exited %d", name, rc);
     xf_graph g;
     xf_error err;
-    ck_assert_msg(xf_onnx_load(path, NULL, &g, &err) == XF_OK, "%s", err.msg);
+    xf_test_modelzoo(name, zoo_models[_i][1], name, &g);
     ck_assert_int_eq(xf_graph_validate(&g, &err), XF_OK);
     check_round_trip(&g, name);
     xf_graph_free(&g);
-    remove(path);
 }
 END_TEST
 

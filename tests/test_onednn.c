@@ -667,15 +667,9 @@ END_TEST
 
 static void model_case(const char *name, const char *args, double rtol, double atol)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s", xf_test_tmp(name));
-    int rc = xf_test_system("%s %s %s -o %s.onnx", xf_test_tool("modelzoo"), name, args, path);
-    ck_assert_msg(rc == 0, "modelzoo %s failed (%d)", name, rc);
-    strcat(path, ".onnx");
     xf_graph g;
-    xf_graph_init(&g);
     xf_error err = {0};
-    ck_assert_msg(xf_onnx_load(path, NULL, &g, &err) == XF_OK, "load %s: %s", path, err.msg);
+    xf_test_modelzoo(name, args, name, &g);
     xf_tensor in[8];
     ck_assert_int_le(g.n_inputs, 8);
     ck_assert_int_eq(xf_graph_random_inputs(&g, 11, in, &err), XF_OK);

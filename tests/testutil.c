@@ -79,6 +79,18 @@ int xf_test_system(const char *fmt, ...)
     return WEXITSTATUS(rc);
 }
 
+void xf_test_modelzoo(const char *model, const char *args, const char *name, xf_graph *g)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s.onnx", xf_test_tmp(name));
+    int rc = xf_test_system("%s %s %s -o %s > /dev/null", xf_test_tool("modelzoo"), model, args,
+                            path);
+    ck_assert_msg(rc == 0, "modelzoo %s %s exited %d", model, args, rc);
+    xf_error err = {0};
+    ck_assert_msg(xf_onnx_load(path, NULL, g, &err) == XF_OK, "load %s: %s", path, err.msg);
+    remove(path);
+}
+
 void xf_test_fill(xf_tensor *t, uint64_t seed, int64_t int_hi)
 {
     xf_rng r;

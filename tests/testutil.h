@@ -25,6 +25,9 @@ const char *xf_test_tool(const char *name);
 void xf_test_remove_db(const char *path);
 /* Runs a shell command, returns its exit status (-1 if it did not exit). */
 int xf_test_system(const char *fmt, ...);
+/* Writes modelzoo MODEL ARGS to the scratch file "<name>.onnx" and loads it
+ * into *g (asserting both work). */
+void xf_test_modelzoo(const char *model, const char *args, const char *name, xf_graph *g);
 /* Fill a tensor with deterministic random values (floats in [-1,1], ints in [0, hi)). */
 void xf_test_fill(xf_tensor *t, uint64_t seed, int64_t int_hi);
 /* Assert that an integer tensor has dtype int64 / int32 / bool and exactly

@@ -92,7 +92,7 @@ static xf_status load_rules(const cli_options *o, run_state *s, xf_error *err)
     xf_graph_init(&prepared);
     xf_status st = XF_OK;
     if (!o->all_actions) {
-        st = xf_agent_prepare(&s->model, &prepared, err);
+        st = xf_agent_prepare(&s->model, &prepared, NULL, err);
         if (st) xf_error_prefix(err, "%s: ", o->model);
         ro.restrict_to = &prepared;
     }
@@ -184,8 +184,12 @@ static void print_header(const cli_options *o, run_state *s)
         applicable++;
         locations += xf_env_num_locations(s->env, r);
     }
-    printf("model:           %s (%d nodes, %d after preparation)\n", o->model, s->model.n_nodes,
+    const xf_prepare_stats *ps = xf_env_prepare_stats(s->env);
+    printf("model:           %s (%d nodes, %d after preparation", o->model, s->model.n_nodes,
            xf_env_graph(s->env)->n_nodes);
+    if (ps->fused_layernorms > 0)
+        printf(": %d decomposed layer norms fused", ps->fused_layernorms);
+    printf(")\n");
     printf("rules:           %d actions from %s (%d skipped, %d duplicates, ", n, o->rules,
            skipped, xf_ruleset_duplicates(s->rs));
     if (o->all_actions)
