@@ -189,10 +189,19 @@ uint64_t xf_agent_graph_hash(const xf_graph *g);
 
 /* ---------------------------------------------------- preparation, finishing */
 
+/* What xf_agent_prepare does beyond the conv-bias split (always done). */
+typedef struct xf_prepare_options {
+    int fuse_layernorm; /* decomposed layer norms -> layernorm (default 1) */
+    int scalar_mul;     /* mul/div by a scalar constant -> scalar_mul (default 1) */
+} xf_prepare_options;
+
+xf_prepare_options xf_prepare_options_default(void);
+
 /* What xf_agent_prepare changed. */
 typedef struct xf_prepare_stats {
     int split_convs;      /* conv biases (and fused activations) split off */
     int fused_layernorms; /* decomposed layer norms made one layernorm node */
+    int scalar_muls;      /* mul/div by a scalar constant made scalar_mul */
 } xf_prepare_stats;
 
 /* Copies `model` into a working graph for rewriting: conv nodes with a bias
@@ -200,10 +209,12 @@ typedef struct xf_prepare_stats {
  * match); layer norms written out operator by operator (ReduceMean, Sub,
  * Pow, ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta over the last
  * axis) become one layernorm node, which the model written keeps (ONNX
- * LayerNormalization, opset 17); everything else as is. Constants are
- * shared with model. stats may be NULL. */
-xf_status xf_agent_prepare(const xf_graph *model, xf_graph *out, xf_prepare_stats *stats,
-                           xf_error *err);
+ * LayerNormalization, opset 17); a mul or div by a float32 rank-0
+ * constant becomes scalar_mul (by the reciprocal for a div), the form the
+ * scalar rules are written for; everything else as is. Constants are
+ * shared with model. opt NULL: defaults; stats may be NULL. */
+xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt, xf_graph *out,
+                           xf_prepare_stats *stats, xf_error *err);
 
 typedef struct xf_finish_stats {
     int folded_nodes;   /* weight-only nodes evaluated into initializers */
@@ -237,6 +248,7 @@ typedef struct xf_env_options {
     double reward_runtime; /* α: weight of the relative cost decrease (default 1) */
     double reward_memory;  /* β: weight of the relative memory-access decrease (default 0) */
     double invalid_penalty; /* reward of an invalid action (default -1) */
+    xf_prepare_options prepare; /* how the model is prepared (defaults) */
 } xf_env_options;
 
 xf_env_options xf_env_options_default(void);

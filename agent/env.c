@@ -163,7 +163,7 @@ xf_status xf_env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph 
     e->mask = calloc((size_t)e->n_xfers + 1, 1);
     if (!e->mask) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the environment");
     if (!st) st = xf_costmemo_create(cm, &e->memo, err);
-    if (!st) st = xf_agent_prepare(model, &e->prepared, &e->prep, err);
+    if (!st) st = xf_agent_prepare(model, &o.prepare, &e->prepared, &e->prep, err);
     if (!st) st = xf_env_reset(e, err);
     if (st) {
         xf_error_prefix(err, "creating the environment: ");

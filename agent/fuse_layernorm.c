@@ -275,7 +275,8 @@ xf_status xf_fuse_layernorms(xf_graph *g, int *n_fused, xf_error *err)
      * the dead-marks for what the graph will hold */
     size_t nv = (size_t)g->n_values + 2 * (size_t)n_chains, nn = (size_t)n0 + (size_t)n_chains;
     uint8_t *value_dead = calloc(nv, 1), *node_dead = calloc(nn, 1);
-    if (!value_dead || !node_dead) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
+    if (!value_dead || !node_dead)
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
     for (int k = 0; k < n_chains && !st; k++) st = fuse(g, &chains[k], node_dead, value_dead, err);
     if (!st) st = xf_edit_compact(g, node_dead, value_dead, err);
     if (!st) *n_fused = n_chains;

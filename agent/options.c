@@ -24,6 +24,16 @@ xf_env_options xf_env_options_default(void)
     o.reward_runtime = 1.0;
     o.reward_memory = 0.0;
     o.invalid_penalty = -1.0;
+    o.prepare = xf_prepare_options_default();
+    return o;
+}
+
+xf_prepare_options xf_prepare_options_default(void)
+{
+    xf_prepare_options o;
+    memset(&o, 0, sizeof o);
+    o.fuse_layernorm = 1;
+    o.scalar_mul = 1;
     return o;
 }
 

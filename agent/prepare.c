@@ -7,13 +7,15 @@
  * that borrows the model's bias data (same elements, new shape), so
  * preparing costs no weight copy. xf_agent_finish fuses the pairs back.
  * Then decomposed layer norms become layernorm nodes (fuse_layernorm.c);
- * those stay fused in the model written.
+ * those stay fused in the model written. Last, multiplications and
+ * divisions by a scalar constant become scalar_mul (scalar_mul.c).
  *
  * Names: the final value of a split conv keeps the conv's output name (graph
  * outputs keep theirs); the bare conv output becomes "<name>_nobias".
  */
 #include "agent/agent.h"
 #include "agent/fuse_layernorm.h"
+#include "agent/scalar_mul.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,9 +89,10 @@ static xf_status split_conv(xf_graph *g, int ci, int *last, xf_error *err)
     return swap_names(g, conv_out, *last, err);
 }
 
-xf_status xf_agent_prepare(const xf_graph *model, xf_graph *out, xf_prepare_stats *stats,
-                           xf_error *err)
+xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt, xf_graph *out,
+                           xf_prepare_stats *stats, xf_error *err)
 {
+    xf_prepare_options po = opt ? *opt : xf_prepare_options_default();
     if (stats) memset(stats, 0, sizeof *stats);
     xf_status st = xf_graph_clone_shared(model, out, err);
     if (st != XF_OK) return st;
@@ -118,11 +121,13 @@ xf_status xf_agent_prepare(const xf_graph *model, xf_graph *out, xf_prepare_stat
         for (int i = 0; i < out->n_outputs; i++) out->outputs[i] = target[out->outputs[i]];
     }
     free(target);
-    int n_ln = 0;
-    if (st == XF_OK) st = xf_fuse_layernorms(out, &n_ln, err);
+    int n_ln = 0, n_scalar = 0;
+    if (st == XF_OK && po.fuse_layernorm) st = xf_fuse_layernorms(out, &n_ln, err);
+    if (st == XF_OK && po.scalar_mul) st = xf_scalar_mul_canonicalise(out, &n_scalar, err);
     if (stats) {
         stats->split_convs = n_split;
         stats->fused_layernorms = n_ln;
+        stats->scalar_muls = n_scalar;
     }
     if (st != XF_OK) {
         xf_error_prefix(err, "preparing '%s'", model->name ? model->name : "model");

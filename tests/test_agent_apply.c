@@ -56,12 +56,6 @@ static xf_params perm10(void)
     return p;
 }
 
-static int count_op(const xf_graph *g, xf_op op)
-{
-    int n = 0;
-    for (int i = 0; i < g->n_nodes; i++) n += g->nodes[i].op == op;
-    return n;
-}
 
 /* Every constant of b that a also has shares a's data pointer and is borrowed. */
 static void expect_shared_constants(const xf_graph *a, const xf_graph *b)
@@ -254,10 +248,10 @@ START_TEST(merge_matmuls)
     xf_graph g, res;
     graph_two_matmuls(&g);
     apply_first(rs, rule_with_id(rs, 1), &g, &res);
-    ck_assert_int_eq(count_op(&res, XF_OP_MATMUL), 1);
-    ck_assert_int_eq(count_op(&res, XF_OP_CONCAT), 1);
-    ck_assert_int_eq(count_op(&res, XF_OP_SPLIT), 1);
-    ck_assert_int_eq(count_op(&res, XF_OP_SIGMOID), 1); /* unrelated dead code stays */
+    ck_assert_int_eq(xf_test_count_op(&res, XF_OP_MATMUL), 1);
+    ck_assert_int_eq(xf_test_count_op(&res, XF_OP_CONCAT), 1);
+    ck_assert_int_eq(xf_test_count_op(&res, XF_OP_SPLIT), 1);
+    ck_assert_int_eq(xf_test_count_op(&res, XF_OP_SIGMOID), 1); /* unrelated dead code stays */
     ck_assert_int_eq(res.n_nodes, 5);
     for (int i = 0; i < res.n_nodes; i++)
         if (res.nodes[i].op == XF_OP_SPLIT) { /* sizes follow the bound shapes */
@@ -282,7 +276,7 @@ START_TEST(fuse_conv_relu)
     graph_conv_relu(&g);
     apply_first(rs, rule_with_id(rs, 2), &g, &res);
     ck_assert_int_eq(res.n_nodes, 2);
-    ck_assert_int_eq(count_op(&res, XF_OP_RELU), 0);
+    ck_assert_int_eq(xf_test_count_op(&res, XF_OP_RELU), 0);
     for (int i = 0; i < res.n_nodes; i++)
         if (res.nodes[i].op == XF_OP_CONV)
             ck_assert_int_eq(res.nodes[i].params.activation, XF_ACT_RELU);
@@ -301,7 +295,7 @@ START_TEST(bare_input_target)
     graph_double_transpose(&g);
     apply_first(rs, rule_with_id(rs, 3), &g, &res);
     ck_assert_int_eq(res.n_nodes, 2);
-    ck_assert_int_eq(count_op(&res, XF_OP_TRANSPOSE), 0);
+    ck_assert_int_eq(xf_test_count_op(&res, XF_OP_TRANSPOSE), 0);
     for (int i = 0; i < 2; i++) /* both users now read the graph input itself */
         ck_assert_int_eq(res.nodes[i].inputs[0], res.inputs[0]);
     ck_assert_int_eq(res.n_values, 3);

@@ -288,7 +288,7 @@ START_TEST(memory_reward)
     /* the same graph costed once more gives the initial bytes */
     xf_graph_index *ix = NULL;
     xf_graph prepared;
-    ck_assert_msg(xf_agent_prepare(&f.t.g, &prepared, NULL, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_agent_prepare(&f.t.g, NULL, &prepared, NULL, &err) == XF_OK, "%s", err.msg);
     ck_assert_msg(xf_graph_index_build(&prepared, &ix, &err) == XF_OK, "%s", err.msg);
     xf_op_cost init;
     ck_assert_msg(xf_agent_graph_cost(f.cm, &prepared, ix, &init, &err) == XF_OK, "%s", err.msg);

@@ -38,12 +38,6 @@ static xf_params conv_params(int k, int pad, int act)
     return p;
 }
 
-static int count_op(const xf_graph *g, xf_op op)
-{
-    int n = 0;
-    for (int i = 0; i < g->n_nodes; i++) n += g->nodes[i].op == op;
-    return n;
-}
 
 static int count_consts(const xf_graph *g)
 {
@@ -103,11 +97,11 @@ START_TEST(prepare_splits_conv_bias)
     xf_graph model, work;
     xf_error err;
     build_conv_model(&model);
-    ck_assert_msg(xf_agent_prepare(&model, &work, NULL, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_agent_prepare(&model, NULL, &work, NULL, &err) == XF_OK, "%s", err.msg);
     ck_assert_msg(xf_graph_validate(&work, &err) == XF_OK, "%s", err.msg);
-    ck_assert_int_eq(count_op(&work, XF_OP_CONV), 2);
-    ck_assert_int_eq(count_op(&work, XF_OP_ADD), 2);
-    ck_assert_int_eq(count_op(&work, XF_OP_RELU), 2); /* the fused relu became a node */
+    ck_assert_int_eq(xf_test_count_op(&work, XF_OP_CONV), 2);
+    ck_assert_int_eq(xf_test_count_op(&work, XF_OP_ADD), 2);
+    ck_assert_int_eq(xf_test_count_op(&work, XF_OP_RELU), 2); /* the fused relu became a node */
     for (int i = 0; i < work.n_nodes; i++)
         if (work.nodes[i].op == XF_OP_CONV) {
             ck_assert_int_eq(work.nodes[i].n_inputs, 2);
@@ -148,14 +142,14 @@ START_TEST(finish_fuses_bias_back_and_owns_data)
     xf_error err;
     xf_finish_stats st;
     build_conv_model(&model);
-    ck_assert_int_eq(xf_agent_prepare(&model, &work, NULL, &err), XF_OK);
+    ck_assert_int_eq(xf_agent_prepare(&model, NULL, &work, NULL, &err), XF_OK);
     ck_assert_msg(xf_agent_finish(&work, &fin, &st, &err) == XF_OK, "%s", err.msg);
     ck_assert_msg(xf_graph_validate(&fin, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(st.fused_bias, 2);
     ck_assert_int_eq(st.folded_nodes, 0);
     ck_assert_int_eq(st.removed_values, 4); /* two 1-D biases and two [C,1,1] views */
-    ck_assert_int_eq(count_op(&fin, XF_OP_ADD), 0);
-    ck_assert_int_eq(count_op(&fin, XF_OP_CONV), 2);
+    ck_assert_int_eq(xf_test_count_op(&fin, XF_OP_ADD), 0);
+    ck_assert_int_eq(xf_test_count_op(&fin, XF_OP_CONV), 2);
     for (int i = 0; i < fin.n_nodes; i++)
         if (fin.nodes[i].op == XF_OP_CONV) {
             ck_assert_int_eq(fin.nodes[i].n_inputs, 3);
@@ -217,7 +211,7 @@ START_TEST(finish_folds_weight_subgraphs)
     ck_assert_int_eq(st.fused_bias, 0);
     ck_assert_int_eq(st.removed_values, 4); /* w1, w2, the concat and the ones */
     ck_assert_int_eq(fin.n_nodes, 3);
-    ck_assert_int_eq(count_op(&fin, XF_OP_CONCAT), 0);
+    ck_assert_int_eq(xf_test_count_op(&fin, XF_OP_CONCAT), 0);
     ck_assert_int_eq(count_consts(&fin), 2);
     /* the folded initializer is named after its node and holds concat(w1, w2) */
     int found = 0;
@@ -281,7 +275,7 @@ START_TEST(finish_keeps_what_it_must)
     ck_assert_int_eq(st.folded_nodes, 0);
     ck_assert_int_eq(st.removed_values, 0);
     ck_assert_int_eq(fin.n_nodes, g.n_nodes);
-    ck_assert_int_eq(count_op(&fin, XF_OP_OPAQUE), 1);
+    ck_assert_int_eq(xf_test_count_op(&fin, XF_OP_OPAQUE), 1);
     for (int i = 0; i < fin.n_nodes; i++)
         if (fin.nodes[i].op == XF_OP_OPAQUE) {
             ck_assert_str_eq(fin.nodes[i].opaque->op_type, "MyWeightOp");
@@ -311,8 +305,9 @@ START_TEST(resnet18_prepare_finish_roundtrip)
     for (int i = 0; i < model.n_nodes; i++)
         bias_convs += model.nodes[i].op == XF_OP_CONV && model.nodes[i].n_inputs == 3;
     ck_assert_int_gt(bias_convs, 10);
-    ck_assert_msg(xf_agent_prepare(&model, &work, NULL, &err) == XF_OK, "%s", err.msg);
-    ck_assert_int_eq(count_op(&work, XF_OP_ADD), count_op(&model, XF_OP_ADD) + bias_convs);
+    ck_assert_msg(xf_agent_prepare(&model, NULL, &work, NULL, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_test_count_op(&work, XF_OP_ADD),
+                     xf_test_count_op(&model, XF_OP_ADD) + bias_convs);
     ck_assert_msg(xf_agent_finish(&work, &fin, &st, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(st.fused_bias, bias_convs);
     ck_assert_int_eq(fin.n_nodes, model.n_nodes);

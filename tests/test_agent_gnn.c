@@ -557,7 +557,7 @@ START_TEST(bert_12_layers_encodes)
     xf_graph g, work;
     xf_error err;
     xf_test_modelzoo("bert", "--layers 12 --hidden 64 --heads 4 --seq 16", "gnn_bert12", &g);
-    ck_assert_msg(xf_agent_prepare(&g, &work, NULL, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_agent_prepare(&g, NULL, &work, NULL, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_ge(work.n_nodes, 400); /* 620 nodes, 25 layer norms fused into one node each */
     xf_gnn_batch b;
     xf_gnn_batch_init(&b);

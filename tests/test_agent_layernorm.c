@@ -7,7 +7,8 @@
  * computing the same function; without gamma/beta a ones scale is made.
  * Chains that are not exactly a layer norm stay as they are: an
  * intermediate that is a graph output or has another reader, a reduction
- * over another axis, an exponent other than 2, a non-constant gamma. A
+ * over another axis, an exponent other than 2, a non-constant gamma; and
+ * nothing fuses with the option off. A
  * modelzoo BERT (decomposed layer norms, 2·layers + 1 of them) is fused
  * throughout, computes the same outputs, and the finished graph exports as
  * ONNX LayerNormalization (opset 17) and re-imports equal.
@@ -44,14 +45,6 @@ static int node1(xf_graph *g, xf_op op, const xf_params *p, const int *in, int n
     return g->nodes[idx].outputs[0];
 }
 
-static int scalar(xf_graph *g, const char *name, float v)
-{
-    xf_error err;
-    xf_shape s = xf_shape_make(0, NULL);
-    int id = xf_graph_add_const(g, name, XF_F32, &s, &v, &err);
-    ck_assert_msg(id >= 0, "%s", err.msg);
-    return id;
-}
 
 /* x [2,3,C] -> decomposed layer norm -> "y" (graph output). */
 static void build(xf_graph *g, const ln_opts *o)
@@ -73,11 +66,11 @@ static void build(xf_graph *g, const ln_opts *o)
         int dd[2] = {d, d};
         sq = node1(g, XF_OP_MUL, NULL, dd, 2, "ln.square");
     } else {
-        int pw[2] = {d, scalar(g, "ln.two", o->exponent)};
+        int pw[2] = {d, xf_test_scalar(g, "ln.two", o->exponent)};
         sq = node1(g, XF_OP_POW, NULL, pw, 2, "ln.pow");
     }
     int var = node1(g, XF_OP_REDUCE_MEAN, &mean, &sq, 1, "ln.variance");
-    int ve[2] = {scalar(g, "ln.eps", 1e-5f), var}; /* eps first: either order works */
+    int ve[2] = {xf_test_scalar(g, "ln.eps", 1e-5f), var}; /* eps first: either order works */
     int vareps = node1(g, XF_OP_ADD, NULL, ve, 2, "ln.add_eps");
     int sd = node1(g, XF_OP_SQRT, NULL, &vareps, 1, "ln.sqrt");
     int dv[2] = {d, sd};
@@ -100,12 +93,6 @@ static void build(xf_graph *g, const ln_opts *o)
                          XF_OK);
 }
 
-static int count_op(const xf_graph *g, xf_op op)
-{
-    int n = 0;
-    for (int i = 0; i < g->n_nodes; i++) n += g->nodes[i].op == op;
-    return n;
-}
 
 /* Prepares the model of o; returns how many layer norms were fused, after
  * checking the prepared graph is valid and computes the same function. */
@@ -115,9 +102,9 @@ static int prepare_fused(const ln_opts *o, xf_graph *work)
     xf_error err;
     build(&model, o);
     xf_prepare_stats ps;
-    ck_assert_msg(xf_agent_prepare(&model, work, &ps, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_agent_prepare(&model, NULL, work, &ps, &err) == XF_OK, "%s", err.msg);
     ck_assert_msg(xf_graph_validate(work, &err) == XF_OK, "%s", err.msg);
-    ck_assert_int_eq(ps.fused_layernorms, count_op(work, XF_OP_LAYERNORM));
+    ck_assert_int_eq(ps.fused_layernorms, xf_test_count_op(work, XF_OP_LAYERNORM));
     ck_assert_int_eq(work->n_outputs, model.n_outputs);
     xf_test_expect_same_function(&model, work, 5, 1e-5);
     xf_graph_free(&model);
@@ -176,6 +163,18 @@ START_TEST(near_misses_stay)
 {
     xf_graph work;
     ln_opts o = plain();
+    { /* the fusion turned off */
+        xf_graph model;
+        xf_error err;
+        build(&model, &o);
+        xf_prepare_options po = xf_prepare_options_default();
+        po.fuse_layernorm = 0;
+        ck_assert_msg(xf_agent_prepare(&model, &po, &work, NULL, &err) == XF_OK, "%s", err.msg);
+        ck_assert_int_eq(xf_test_count_op(&work, XF_OP_LAYERNORM), 0);
+        ck_assert_int_eq(work.n_nodes, model.n_nodes);
+        xf_graph_free(&work);
+        xf_graph_free(&model);
+    }
     o.axis = 1; /* not the last axis */
     ck_assert_int_eq(prepare_fused(&o, &work), 0);
     xf_graph_free(&work);
@@ -186,12 +185,12 @@ START_TEST(near_misses_stay)
     o = plain();
     o.gamma_input = 1; /* gamma not a constant: fused up to the div only */
     ck_assert_int_eq(prepare_fused(&o, &work), 1);
-    ck_assert_int_eq(count_op(&work, XF_OP_MUL), 1);
+    ck_assert_int_eq(xf_test_count_op(&work, XF_OP_MUL), 1);
     xf_graph_free(&work);
     o = plain();
     o.leak_mean = 1;
     ck_assert_int_eq(prepare_fused(&o, &work), 0);
-    ck_assert_int_eq(count_op(&work, XF_OP_REDUCE_MEAN), 2);
+    ck_assert_int_eq(xf_test_count_op(&work, XF_OP_REDUCE_MEAN), 2);
     xf_graph_free(&work);
     o = plain();
     o.extra_reader = 1;
@@ -205,12 +204,12 @@ START_TEST(modelzoo_bert_fuses_every_layernorm)
     xf_graph model, work, fin;
     xf_error err;
     xf_test_modelzoo("bert", "--layers 2 --hidden 32 --heads 2 --seq 8", "ln_bert", &model);
-    ck_assert_int_eq(count_op(&model, XF_OP_LAYERNORM), 0);
+    ck_assert_int_eq(xf_test_count_op(&model, XF_OP_LAYERNORM), 0);
     xf_prepare_stats ps;
-    ck_assert_msg(xf_agent_prepare(&model, &work, &ps, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_agent_prepare(&model, NULL, &work, &ps, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(ps.fused_layernorms, 2 * 2 + 1);
-    ck_assert_int_eq(count_op(&work, XF_OP_LAYERNORM), 5);
-    ck_assert_int_eq(count_op(&work, XF_OP_SQRT), 0);
+    ck_assert_int_eq(xf_test_count_op(&work, XF_OP_LAYERNORM), 5);
+    ck_assert_int_eq(xf_test_count_op(&work, XF_OP_SQRT), 0);
     ck_assert_int_eq(work.n_nodes, model.n_nodes - 5 * 8);
     xf_test_expect_same_function(&model, &work, 3, 1e-4);
     xf_finish_stats fs;
@@ -223,7 +222,7 @@ START_TEST(modelzoo_bert_fuses_every_layernorm)
                   err.msg);
     free(buf);
     ck_assert_int_eq(back.opset, 17);
-    ck_assert_int_eq(count_op(&back, XF_OP_LAYERNORM), 5);
+    ck_assert_int_eq(xf_test_count_op(&back, XF_OP_LAYERNORM), 5);
     xf_test_expect_same_function(&model, &back, 3, 1e-4);
     xf_graph_free(&back);
     xf_graph_free(&fin);

@@ -79,6 +79,22 @@ int xf_test_system(const char *fmt, ...)
     return WEXITSTATUS(rc);
 }
 
+int xf_test_count_op(const xf_graph *g, xf_op op)
+{
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++) n += g->nodes[i].op == op;
+    return n;
+}
+
+int xf_test_scalar(xf_graph *g, const char *name, float v)
+{
+    xf_error err = {0};
+    xf_shape s = xf_shape_make(0, NULL);
+    int id = xf_graph_add_const(g, name, XF_F32, &s, &v, &err);
+    ck_assert_msg(id >= 0, "%s", err.msg);
+    return id;
+}
+
 void xf_test_modelzoo(const char *model, const char *args, const char *name, xf_graph *g)
 {
     char path[4096];

@@ -25,6 +25,10 @@ const char *xf_test_tool(const char *name);
 void xf_test_remove_db(const char *path);
 /* Runs a shell command, returns its exit status (-1 if it did not exit). */
 int xf_test_system(const char *fmt, ...);
+/* How many nodes of g have operator op. */
+int xf_test_count_op(const xf_graph *g, xf_op op);
+/* A float32 rank-0 constant holding v (asserting it is added). */
+int xf_test_scalar(xf_graph *g, const char *name, float v);
 /* Writes modelzoo MODEL ARGS to the scratch file "<name>.onnx" and loads it
  * into *g (asserting both work). */
 void xf_test_modelzoo(const char *model, const char *args, const char *name, xf_graph *g);

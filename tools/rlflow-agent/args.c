@@ -45,6 +45,10 @@ static void usage(FILE *f)
             "  --rtol R --atol A  numerical check tolerance |d| <= A + R*|ref| (1e-3, 1e-4)\n"
             "  --no-check         write the model even if the numerical check fails or cannot run\n"
             "  --no-latency       skip the end-to-end latency measurements\n"
+            "  --no-layernorm-fusion  keep layer norms written out operator by operator\n"
+            "  --no-scalar-mul    keep Mul/Div by scalar constants as they are (ONNX Runtime\n"
+            "                     fuses GELU's x0.5 and attention's 1/sqrt(d) itself: moving\n"
+            "                     them into weights can defeat those fusions there)\n"
             "  --dim NAME=N       size of a symbolic input dimension (default 1)\n"
             "  -q, --quiet        no progress line\n"
             "  -v, --verbose      list the applicable rules of the model before searching\n"
@@ -108,6 +112,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->rule_status = xf_ruleset_options_default().status;
     o->check = 1;
     o->latency = 1;
+    o->prepare = xf_prepare_options_default();
     o->rtol = 1e-3;
     o->atol = 1e-4;
     for (int i = 1; i < argc; i++) {
@@ -201,6 +206,10 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 o->check = 0;
             } else if (!strcmp(a, "--no-latency")) {
                 o->latency = 0;
+            } else if (!strcmp(a, "--no-layernorm-fusion")) {
+                o->prepare.fuse_layernorm = 0;
+            } else if (!strcmp(a, "--no-scalar-mul")) {
+                o->prepare.scalar_mul = 0;
             } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
                 o->quiet = 1;
             } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {

@@ -31,6 +31,7 @@ typedef struct cli_options {
     uint64_t seed;
     int rule_status; /* xf_ruleset_options.status */
     int all_actions; /* --all-actions: keep actions irrelevant to the model */
+    xf_prepare_options prepare; /* --no-layernorm-fusion, --no-scalar-mul */
     int check, latency, quiet, verbose;
     double rtol, atol;
     int n_dims;

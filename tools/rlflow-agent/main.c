@@ -92,7 +92,7 @@ static xf_status load_rules(const cli_options *o, run_state *s, xf_error *err)
     xf_graph_init(&prepared);
     xf_status st = XF_OK;
     if (!o->all_actions) {
-        st = xf_agent_prepare(&s->model, &prepared, NULL, err);
+        st = xf_agent_prepare(&s->model, &o->prepare, &prepared, NULL, err);
         if (st) xf_error_prefix(err, "%s: ", o->model);
         ro.restrict_to = &prepared;
     }
@@ -187,8 +187,12 @@ static void print_header(const cli_options *o, run_state *s)
     const xf_prepare_stats *ps = xf_env_prepare_stats(s->env);
     printf("model:           %s (%d nodes, %d after preparation", o->model, s->model.n_nodes,
            xf_env_graph(s->env)->n_nodes);
-    if (ps->fused_layernorms > 0)
-        printf(": %d decomposed layer norms fused", ps->fused_layernorms);
+    const char *sep = ": ";
+    if (ps->fused_layernorms > 0) {
+        printf("%s%d decomposed layer norms fused", sep, ps->fused_layernorms);
+        sep = ", ";
+    }
+    if (ps->scalar_muls > 0) printf("%s%d scalings as scalar_mul", sep, ps->scalar_muls);
     printf(")\n");
     printf("rules:           %d actions from %s (%d skipped, %d duplicates, ", n, o->rules,
            skipped, xf_ruleset_duplicates(s->rs));
@@ -206,6 +210,7 @@ static int search(const cli_options *o, run_state *s)
     xf_error err = {0};
     xf_env_options eo = xf_env_options_default();
     eo.max_locations = o->locations;
+    eo.prepare = o->prepare;
     if (xf_env_create(s->rs, s->cm, &s->model, &eo, &s->env, &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
