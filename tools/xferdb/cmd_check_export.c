@@ -179,36 +179,32 @@ static verdict check_rule(xf_rulesdb *db, int64_t id, const xferdb_options *o, c
     return v;
 }
 
-int xferdb_check_export(xf_rulesdb *db, const xferdb_options *o)
+/* The tally check_one keeps over the rules. */
+typedef struct tally {
+    const xferdb_options *o;
+    int64_t count[4];
+} tally;
+
+static int check_one(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info)
 {
-    xf_error err;
-    xf_rulesdb_iter *it = NULL;
-    if (xf_rulesdb_iter_begin(db, &o->filter, &it, &err) != XF_OK) {
-        xferdb_error(&err);
-        return err.code == XF_ERR_INVALID ? 2 : 1;
-    }
     static const char *const label[4] = {"pass", "outputs differ", "export changed a side",
                                          "failed"};
-    int64_t count[4] = {0, 0, 0, 0};
-    xf_rulesdb_rule_info info;
-    xf_rulesdb_rule_info_init(&info);
-    int rc = 0, has = 0;
+    tally *t = user;
     char msg[1400];
-    for (;;) {
-        if (xf_rulesdb_iter_next(it, &info, &has, &err) != XF_OK) {
-            xferdb_error(&err);
-            rc = 1;
-            break;
-        }
-        if (!has) break;
-        verdict v = check_rule(db, info.id, o, msg, sizeof msg);
-        count[v]++;
-        if (v != PASS)
-            printf("rule %" PRId64 " (%s): %s: %s\n", info.id, xf_rulesdb_status_name(info.status),
-                   label[v], msg);
-    }
-    xf_rulesdb_rule_info_free(&info);
-    xf_rulesdb_iter_free(it);
+    verdict v = check_rule(db, info->id, t->o, msg, sizeof msg);
+    t->count[v]++;
+    if (v != PASS)
+        printf("rule %" PRId64 " (%s): %s: %s\n", info->id, xf_rulesdb_status_name(info->status),
+               label[v], msg);
+    return 0;
+}
+
+int xferdb_check_export(xf_rulesdb *db, const xferdb_options *o)
+{
+    tally t = {o, {0, 0, 0, 0}};
+    int rc = xferdb_each_rule(db, &o->filter, check_one, &t);
+    if (rc == 2) return 2;
+    const int64_t *count = t.count;
     int64_t total = count[0] + count[1] + count[2] + count[3];
     printf("check-export: %" PRId64 " rules, %" PRId64 " pass, %" PRId64 " outputs differ, %" PRId64
            " export changed a side, %" PRId64 " failed (%" PRId64

@@ -11,8 +11,9 @@
 #include "xferdb.h"
 
 /* Prints one rule's line; 1 (after an error message) when it does not load. */
-static int print_rule(xf_rulesdb *db, const xf_rulesdb_rule_info *info)
+static int print_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info)
 {
+    (void)user;
     xf_error err;
     xf_rule r;
     if (xf_rulesdb_load_rule(db, info->id, &r, &err) != XF_OK) {
@@ -38,26 +39,5 @@ static int print_rule(xf_rulesdb *db, const xf_rulesdb_rule_info *info)
 
 int xferdb_list(xf_rulesdb *db, const xferdb_options *o)
 {
-    xf_error err;
-    xf_rulesdb_iter *it = NULL;
-    if (xf_rulesdb_iter_begin(db, &o->filter, &it, &err) != XF_OK) {
-        xferdb_error(&err);
-        return err.code == XF_ERR_INVALID ? 2 : 1; /* unknown op name: bad usage */
-    }
-    xf_rulesdb_rule_info info;
-    xf_rulesdb_rule_info_init(&info);
-    int rc = 0, has = 0;
-    while (rc == 0) {
-        if (xf_rulesdb_iter_next(it, &info, &has, &err) != XF_OK) {
-            xferdb_error(&err);
-            rc = 1;
-        } else if (!has) {
-            break;
-        } else {
-            rc = print_rule(db, &info);
-        }
-    }
-    xf_rulesdb_rule_info_free(&info);
-    xf_rulesdb_iter_free(it);
-    return rc;
+    return xferdb_each_rule(db, &o->filter, print_rule, NULL);
 }

@@ -140,9 +140,21 @@ static int write_dot_file(const char *path, const xf_rulesdb_rule_info *info, co
     return 0;
 }
 
-static int add_rule(report *rep, xf_rulesdb *db, const xf_rulesdb_rule_info *info,
-                    const char *img_dir, char ***dots, int *n_dots)
+/* What collect hands add_rule for every rule. */
+typedef struct collect_ctx {
+    report *rep;
+    const char *img_dir;
+    char ***dots;
+    int *n_dots;
+} collect_ctx;
+
+static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info)
 {
+    const collect_ctx *c = user;
+    report *rep = c->rep;
+    const char *img_dir = c->img_dir;
+    char ***dots = c->dots;
+    int *n_dots = c->n_dots;
     xf_error err;
     xf_rule r;
     if (xf_rulesdb_load_rule(db, info->id, &r, &err) != XF_OK) {
@@ -209,27 +221,8 @@ static int collect(report *rep, xf_rulesdb *db, const char *img_dir, char ***dot
     xf_rulesdb_filter all;
     memset(&all, 0, sizeof all);
     all.any_status = 1;
-    xf_rulesdb_iter *it = NULL;
-    if (xf_rulesdb_iter_begin(db, &all, &it, &err) != XF_OK) {
-        xferdb_error(&err);
-        return 1;
-    }
-    xf_rulesdb_rule_info info;
-    xf_rulesdb_rule_info_init(&info);
-    int rc = 0, has = 0;
-    while (rc == 0) {
-        if (xf_rulesdb_iter_next(it, &info, &has, &err) != XF_OK) {
-            xferdb_error(&err);
-            rc = 1;
-        } else if (!has) {
-            break;
-        } else {
-            rc = add_rule(rep, db, &info, img_dir, dots, n_dots);
-        }
-    }
-    xf_rulesdb_rule_info_free(&info);
-    xf_rulesdb_iter_free(it);
-    return rc;
+    collect_ctx c = {rep, img_dir, dots, n_dots};
+    return xferdb_each_rule(db, &all, add_rule, &c) ? 1 : 0;
 }
 
 /* Renders the .dot files and renames x.dot.svg to x.svg; the .dot files go. */

@@ -1,6 +1,6 @@
 /*
  * rule.c — small helpers the per-rule subcommands share: parsing a rule id,
- * loading a rule with everything stored about it, the label of one node as
+ * visiting the rules a filter selects, loading a rule with everything stored about it, the label of one node as
  * the infix form prints it, and the names values get in exports (inputs by
  * their names, node outputs numbered in topological order).
  */
@@ -19,6 +19,34 @@ int64_t xferdb_parse_id(const char *s)
         return 0;
     }
     return id;
+}
+
+int xferdb_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
+                     int (*fn)(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info),
+                     void *user)
+{
+    xf_error err;
+    xf_rulesdb_iter *it = NULL;
+    if (xf_rulesdb_iter_begin(db, filter, &it, &err) != XF_OK) {
+        xferdb_error(&err);
+        return err.code == XF_ERR_INVALID ? 2 : 1;
+    }
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    int rc = 0, has = 0;
+    while (rc == 0) {
+        if (xf_rulesdb_iter_next(it, &info, &has, &err) != XF_OK) {
+            xferdb_error(&err);
+            rc = 1;
+        } else if (!has) {
+            break;
+        } else {
+            rc = fn(user, db, &info);
+        }
+    }
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_iter_free(it);
+    return rc;
 }
 
 int xferdb_load(xf_rulesdb *db, int64_t id, xf_rulesdb_rule_info *info, xf_rule *r)

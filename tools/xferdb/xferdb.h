@@ -58,6 +58,13 @@ void xferdb_error(const xf_error *err);
 /* Parses a rule id argument; 0 (after a message) when it is not a positive
  * integer. */
 int64_t xferdb_parse_id(const char *s);
+/* Calls fn(user, db, info) for every rule the filter selects, in id order,
+ * until it returns non-zero. Returns an exit status: fn's non-zero value,
+ * 2 for a filter the database rejects (unknown op name: bad usage), 1 when
+ * reading fails (after printing the error), else 0. */
+int xferdb_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
+                     int (*fn)(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info),
+                     void *user);
 /* Loads everything about rule `id`: info (initialised here) and the rule.
  * Returns an exit status: 0, or 1 after printing the error. On failure both
  * are left empty (free them either way). */
