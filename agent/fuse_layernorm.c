@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "agent/graph_edit.h"
+#include "agent/match_impl.h"
 
 typedef struct ln_chain {
     int x, final;       /* input value, value the fused node takes over */
@@ -35,52 +36,13 @@ typedef struct ln_chain {
     int nodes[9], n_nodes;
 } ln_chain;
 
-/* The consumers of every value, as one CSR table. */
-typedef struct consumers {
-    int *start, *node;
-} consumers;
-
-static xf_status consumers_build(const xf_graph *g, consumers *c, xf_error *err)
-{
-    c->start = calloc((size_t)g->n_values + 1, sizeof(int));
-    int total = 0;
-    for (int i = 0; i < g->n_nodes; i++) total += g->nodes[i].n_inputs;
-    c->node = malloc(sizeof(int) * ((size_t)total + 1));
-    if (!c->start || !c->node) {
-        free(c->start);
-        free(c->node);
-        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
-    }
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i].n_inputs; k++)
-            if (g->nodes[i].inputs[k] >= 0) c->start[g->nodes[i].inputs[k] + 1]++;
-    for (int v = 0; v < g->n_values; v++) c->start[v + 1] += c->start[v];
-    int *fill = malloc(sizeof(int) * ((size_t)g->n_values + 1));
-    if (!fill) {
-        free(c->start);
-        free(c->node);
-        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
-    }
-    memcpy(fill, c->start, sizeof(int) * (size_t)g->n_values);
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i].n_inputs; k++)
-            if (g->nodes[i].inputs[k] >= 0) c->node[fill[g->nodes[i].inputs[k]]++] = i;
-    free(fill);
-    return XF_OK;
-}
-
-static void consumers_free(consumers *c)
-{
-    free(c->start);
-    free(c->node);
-}
-
 /* The node reading v when v has exactly one use (one input slot of one
- * node) and is not a graph output; -1 otherwise. */
-static int sole_reader(const consumers *c, const int *uses, int v)
+ * node) and is not a graph output; -1 otherwise. uses counts input slots
+ * and graph outputs (xf_edit_use_counts); ix lists distinct readers. */
+static int sole_reader(const xf_graph_index *ix, const int *uses, int v)
 {
-    if (uses[v] != 1 || c->start[v + 1] - c->start[v] != 1) return -1;
-    return c->node[c->start[v]];
+    if (uses[v] != 1 || ix->users_start[v + 1] - ix->users_start[v] != 1) return -1;
+    return ix->users[ix->users_start[v]];
 }
 
 static int is_op(const xf_graph *g, int node, xf_op op, int n_inputs)
@@ -134,10 +96,10 @@ static int other_operand(const xf_graph *g, int node, int v)
 /* Extends the chain by the sole reader of its last value when that is a
  * binary `op` with a float32 constant [C] (gamma for mul, beta for add),
  * stored in *slot. */
-static int affine_step(const xf_graph *g, const consumers *c, const int *uses, xf_op op,
+static int affine_step(const xf_graph *g, const xf_graph_index *ix, const int *uses, xf_op op,
                        int64_t C, ln_chain *ch, int *chain, int *n, int *slot)
 {
-    int node = sole_reader(c, uses, ch->final);
+    int node = sole_reader(ix, uses, ch->final);
     if (!is_op(g, node, op, 2)) return 0;
     int k = other_operand(g, node, ch->final);
     if (k < 0 || !vector_const(g, k, C)) return 0;
@@ -148,7 +110,7 @@ static int affine_step(const xf_graph *g, const consumers *c, const int *uses, x
 }
 
 /* Recognises the chain whose first node is reduce_mean `m`. */
-static int match_chain(const xf_graph *g, const consumers *c, const int *uses, int m,
+static int match_chain(const xf_graph *g, const xf_graph_index *ix, const int *uses, int m,
                        ln_chain *ch)
 {
     if (!mean_last(g, m)) return 0;
@@ -156,47 +118,45 @@ static int match_chain(const xf_graph *g, const consumers *c, const int *uses, i
     const xf_value *xv = &g->values[x];
     if (xv->dtype != XF_F32 || xv->shape.rank < 1) return 0;
     int64_t C = xv->shape.dims[xv->shape.rank - 1];
-    int sub = sole_reader(c, uses, out0(g, m));
+    int sub = sole_reader(ix, uses, out0(g, m));
     if (!is_op(g, sub, XF_OP_SUB, 2) || g->nodes[sub].inputs[0] != x ||
         g->nodes[sub].inputs[1] != out0(g, m))
         return 0;
     int d = out0(g, sub);
-    /* d feeds the square (pow(d, 2) or mul(d, d)) and the divide, nothing else */
-    if (uses[d] != (c->start[d + 1] - c->start[d]) || uses[d] < 2 || uses[d] > 3) return 0;
+    /* d feeds the square (pow(d, 2) or mul(d, d)) and the divide, nothing
+     * else: two distinct readers, two input slots (three for mul(d, d)) */
+    if (ix->users_start[d + 1] - ix->users_start[d] != 2) return 0;
     int sq = -1, div = -1;
-    for (int k = c->start[d]; k < c->start[d + 1]; k++) {
-        int n = c->node[k];
+    for (int k = ix->users_start[d]; k < ix->users_start[d + 1]; k++) {
+        int n = ix->users[k];
         float two;
         if (is_op(g, n, XF_OP_POW, 2) && g->nodes[n].inputs[0] == d &&
-            scalar_const(g, g->nodes[n].inputs[1], &two) && two == 2.0f && sq < 0)
+            scalar_const(g, g->nodes[n].inputs[1], &two) && two == 2.0f)
             sq = n;
         else if (is_op(g, n, XF_OP_MUL, 2) && g->nodes[n].inputs[0] == d &&
-                 g->nodes[n].inputs[1] == d && (sq < 0 || sq == n))
+                 g->nodes[n].inputs[1] == d)
             sq = n;
-        else if (is_op(g, n, XF_OP_DIV, 2) && g->nodes[n].inputs[0] == d && div < 0)
+        else if (is_op(g, n, XF_OP_DIV, 2) && g->nodes[n].inputs[0] == d)
             div = n;
-        else
-            return 0;
     }
-    int mul_square = sq >= 0 && g->nodes[sq].op == XF_OP_MUL;
-    if (sq < 0 || div < 0 || uses[d] != (mul_square ? 3 : 2)) return 0;
-    int var = sole_reader(c, uses, out0(g, sq));
+    if (sq < 0 || div < 0 || uses[d] != (g->nodes[sq].op == XF_OP_MUL ? 3 : 2)) return 0;
+    int var = sole_reader(ix, uses, out0(g, sq));
     if (!mean_last(g, var)) return 0;
-    int add_eps = sole_reader(c, uses, out0(g, var));
+    int add_eps = sole_reader(ix, uses, out0(g, var));
     if (!is_op(g, add_eps, XF_OP_ADD, 2)) return 0;
     int eps_v = other_operand(g, add_eps, out0(g, var));
     if (eps_v < 0 || !scalar_const(g, eps_v, &ch->eps) || !(ch->eps >= 0.0f)) return 0;
-    int sqrt = sole_reader(c, uses, out0(g, add_eps));
-    if (!is_op(g, sqrt, XF_OP_SQRT, 1) || sole_reader(c, uses, out0(g, sqrt)) != div ||
-        g->nodes[div].inputs[1] != out0(g, sqrt))
+    int root = sole_reader(ix, uses, out0(g, add_eps));
+    if (!is_op(g, root, XF_OP_SQRT, 1) || sole_reader(ix, uses, out0(g, root)) != div ||
+        g->nodes[div].inputs[1] != out0(g, root))
         return 0;
-    int chain[9] = {m, sub, sq, var, add_eps, sqrt, div};
+    int chain[9] = {m, sub, sq, var, add_eps, root, div};
     int n = 7;
     ch->x = x;
     ch->final = out0(g, div);
     ch->gamma = ch->beta = -1;
-    if (affine_step(g, c, uses, XF_OP_MUL, C, ch, chain, &n, &ch->gamma))
-        affine_step(g, c, uses, XF_OP_ADD, C, ch, chain, &n, &ch->beta);
+    if (affine_step(g, ix, uses, XF_OP_MUL, C, ch, chain, &n, &ch->gamma))
+        affine_step(g, ix, uses, XF_OP_ADD, C, ch, chain, &n, &ch->beta);
     memcpy(ch->nodes, chain, sizeof(int) * (size_t)n);
     ch->n_nodes = n;
     return 1;
@@ -252,11 +212,11 @@ xf_status xf_fuse_layernorms(xf_graph *g, int *n_fused, xf_error *err)
 {
     *n_fused = 0;
     int n0 = g->n_nodes;
-    consumers c = {0};
+    xf_graph_index *ix = NULL;
     int *uses = malloc(sizeof(int) * ((size_t)g->n_values + 1));
     if (!uses) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
     xf_edit_use_counts(g, uses);
-    xf_status st = consumers_build(g, &c, err);
+    xf_status st = xf_graph_index_build(g, &ix, err);
     ln_chain *chains = NULL;
     int n_chains = 0;
     if (!st) {
@@ -264,8 +224,8 @@ xf_status xf_fuse_layernorms(xf_graph *g, int *n_fused, xf_error *err)
         if (!chains) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
     }
     for (int i = 0; i < n0 && !st; i++)
-        if (match_chain(g, &c, uses, i, &chains[n_chains])) n_chains++;
-    consumers_free(&c);
+        if (match_chain(g, ix, uses, i, &chains[n_chains])) n_chains++;
+    xf_graph_index_free(ix);
     free(uses);
     if (st || n_chains == 0) {
         free(chains);
