@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 
 #include "onnx/onnx.h"
-#include "zoo.h"
+#include "modelzoo/modelzoo.h"
 
 #define EXIT_USAGE 2
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "builder.h"
-#include "zoo.h"
+#include "modelzoo/modelzoo.h"
 
 static int conv_relu(zb *b, int x, const char *conv, const char *relu, int64_t out_ch, int k,
                      int stride, int pad)

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "builder.h"
-#include "zoo.h"
+#include "modelzoo/modelzoo.h"
 
 
 typedef struct resnet_spec {

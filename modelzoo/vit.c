@@ -12,7 +12,7 @@
 
 #include "builder.h"
 #include "transformer.h"
-#include "zoo.h"
+#include "modelzoo/modelzoo.h"
 
 #define LN_EPSILON 1e-6f
 #define EMBED_BOUND 0.02f

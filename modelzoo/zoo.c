@@ -5,7 +5,7 @@
  * squeezenet1_1 at 224x224 with 1000 classes, a small BERT encoder, and a
  * ViT the size of ../shared/models/vit_tiny).
  */
-#include "zoo.h"
+#include "modelzoo/modelzoo.h"
 
 #include <string.h>
 

@@ -13,7 +13,7 @@
 
 #include "builder.h"
 #include "transformer.h"
-#include "zoo.h"
+#include "modelzoo/modelzoo.h"
 
 #define LN_EPSILON 1e-12f
 #define MAX_POSITIONS 512 /* BERT's position table; a longer --seq grows it */
