@@ -13,7 +13,6 @@
 
 #include "builder.h"
 #include "transformer.h"
-#include "modelzoo/modelzoo.h"
 
 #define LN_EPSILON 1e-12f
 #define MAX_POSITIONS 512 /* BERT's position table; a longer --seq grows it */
@@ -77,10 +76,10 @@ static int encoder_layer(zb *b, int x, int mask, int index, int64_t hidden, int6
     return zb_layernorm_decomposed(b, y, ZB_SUB(n, m, "LayerNorm"), LN_EPSILON);
 }
 
-xf_status zoo_build_bert(const zoo_config *c, xf_graph *g, xf_error *err)
+xf_status zoo_build_bert(const xf_zoo_config *c, xf_graph *g, xf_error *err)
 {
-    int64_t batch = c->v[ZOO_BATCH], seq = c->v[ZOO_SEQ], hidden = c->v[ZOO_HIDDEN];
-    int64_t heads = c->v[ZOO_HEADS];
+    int64_t batch = c->v[XF_ZOO_BATCH], seq = c->v[XF_ZOO_SEQ], hidden = c->v[XF_ZOO_HIDDEN];
+    int64_t heads = c->v[XF_ZOO_HEADS];
     zb b;
     zb_init(&b, g, "bert", c->seed, err);
     if (hidden % heads != 0)
@@ -90,7 +89,7 @@ xf_status zoo_build_bert(const zoo_config *c, xf_graph *g, xf_error *err)
     int ids = zb_input(&b, "input_ids", XF_I64, 2, in_dims);
     int mask = zb_input(&b, "attention_mask", XF_I64, 2, in_dims);
 
-    int x = embed(&b, "embeddings.word_embeddings", ids, c->v[ZOO_VOCAB], hidden);
+    int x = embed(&b, "embeddings.word_embeddings", ids, c->v[XF_ZOO_VOCAB], hidden);
     int pos = constant_ids(&b, "embeddings.position_ids", seq, 1);
     pos = embed(&b, "embeddings.position_embeddings", pos,
                 seq > MAX_POSITIONS ? seq : MAX_POSITIONS, hidden);
@@ -101,7 +100,7 @@ xf_status zoo_build_bert(const zoo_config *c, xf_graph *g, xf_error *err)
     x = zb_layernorm_decomposed(&b, x, "embeddings.LayerNorm", LN_EPSILON);
 
     int ext_mask = additive_mask(&b, mask);
-    for (int i = 0; i < c->v[ZOO_LAYERS]; i++)
+    for (int i = 0; i < c->v[XF_ZOO_LAYERS]; i++)
         x = encoder_layer(&b, x, ext_mask, i, hidden, heads);
 
     const int64_t zero = 0;

@@ -1,8 +1,10 @@
 /*
- * builder.h — a small layer over the ir graph builders for writing model
- * architectures compactly: random parameters drawn from one seeded RNG,
+ * builder.h — private to modelzoo/: a small layer over the ir graph
+ * builders for writing model architectures compactly (random parameters
+ * drawn from one seeded RNG,
  * named constants and nodes, and the CNN layers the zoo's models share
- * (conv, batch-norm, pooling, flatten, fully-connected).
+ * (conv, batch-norm, pooling, flatten, fully-connected)), and the
+ * builders of the zoo's architectures.
  *
  * Errors are sticky: the first failure is recorded in the builder and
  * every later call returns -1 without doing anything, so an architecture
@@ -21,6 +23,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
+#include "modelzoo/modelzoo.h"
 
 /* "<prefix>.<suffix>" written into the char array `buf`; evaluates to buf. */
 #define ZB_SUB(buf, prefix, suffix) \
@@ -82,5 +85,15 @@ int zb_flatten(zb *b, int x, const char *name);
 /* Gemm "<name>" (transB) of x [M,K] with "<name>.weight" [out,K] and
  * "<name>.bias" [out], as torch.nn.Linear exports on 2-D inputs. */
 int zb_gemm(zb *b, int x, const char *name, int64_t out);
+
+/* ------------------------------------------------ the zoo's architectures */
+
+/* Builders registered in zoo.c (resnet.c, squeezenet.c, bert.c, vit.c). */
+xf_status zoo_build_resnet18(const xf_zoo_config *c, xf_graph *g, xf_error *err);
+xf_status zoo_build_resnet34(const xf_zoo_config *c, xf_graph *g, xf_error *err);
+xf_status zoo_build_resnet50(const xf_zoo_config *c, xf_graph *g, xf_error *err);
+xf_status zoo_build_squeezenet(const xf_zoo_config *c, xf_graph *g, xf_error *err);
+xf_status zoo_build_bert(const xf_zoo_config *c, xf_graph *g, xf_error *err);
+xf_status zoo_build_vit(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 
 #endif /* XF_MODELZOO_BUILDER_H */

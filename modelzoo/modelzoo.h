@@ -1,72 +1,77 @@
 /*
- * zoo.h — the modelzoo registry: the models `modelzoo` can write, the
- * size options each one takes (with its defaults) and the function that
- * builds it as an rlflow graph with deterministic random weights.
+ * modelzoo.h — public API of the modelzoo module: reference architectures
+ * (torchvision ResNet and SqueezeNet, a HuggingFace-style BERT encoder, a
+ * ViT) built in-process as rlflow graphs with deterministic random weights,
+ * for tests, benchmarks and the agent when no trained model is at hand. The
+ * registry lists the models, the size options each one takes (with its
+ * defaults) and the function that builds it; the `modelzoo` tool writes
+ * them as ONNX files.
  *
- * A model's builder fills an empty graph and returns XF_ERR_INVALID (or
- * XF_ERR_SHAPE from shape inference) when the sizes do not fit the
- * architecture, with a message naming the option or the node, so the CLI
- * can tell a usage error from a failure to write.
+ * A build returns XF_ERR_INVALID (or XF_ERR_SHAPE from shape inference)
+ * when the sizes do not fit the architecture, with a message naming the
+ * option or the node, so a caller can tell a usage error from a failure.
  */
-#ifndef XF_MODELZOO_ZOO_H
-#define XF_MODELZOO_ZOO_H
+#ifndef XF_MODELZOO_H
+#define XF_MODELZOO_H
 
 #include <stdint.h>
 
 #include "ir/ir.h"
 
 /* Size options, shared by every model that takes them. */
-typedef enum zoo_opt {
-    ZOO_BATCH = 0,
-    ZOO_IMAGE,   /* input height and width */
-    ZOO_CLASSES, /* classifier outputs */
-    ZOO_WIDTH,   /* base channel count (resnet) */
-    ZOO_LAYERS,  /* transformer blocks */
-    ZOO_HIDDEN,  /* transformer width */
-    ZOO_HEADS,   /* attention heads */
-    ZOO_SEQ,     /* sequence length (bert) */
-    ZOO_VOCAB,   /* token vocabulary (bert) */
-    ZOO_PATCH,   /* patch size (vit) */
-    ZOO_OPT_COUNT
-} zoo_opt;
+typedef enum xf_zoo_opt {
+    XF_ZOO_BATCH = 0,
+    XF_ZOO_IMAGE,   /* input height and width */
+    XF_ZOO_CLASSES, /* classifier outputs */
+    XF_ZOO_WIDTH,   /* base channel count (resnet) */
+    XF_ZOO_LAYERS,  /* transformer blocks */
+    XF_ZOO_HIDDEN,  /* transformer width */
+    XF_ZOO_HEADS,   /* attention heads */
+    XF_ZOO_SEQ,     /* sequence length (bert) */
+    XF_ZOO_VOCAB,   /* token vocabulary (bert) */
+    XF_ZOO_PATCH,   /* patch size (vit) */
+    XF_ZOO_OPT_COUNT
+} xf_zoo_opt;
 
 /* Every size option takes an integer in [1, max]; the weights are further
- * bounded by what one ONNX file can hold (see builder.h). */
-typedef struct zoo_option {
+ * bounded by what one ONNX file can hold (a build fails beyond that). */
+typedef struct xf_zoo_option {
     const char *flag; /* "--batch" */
     const char *help; /* one line for LIST and --help */
     int64_t max;
-} zoo_option;
+} xf_zoo_option;
 
-typedef struct zoo_config {
-    int64_t v[ZOO_OPT_COUNT]; /* indexed by zoo_opt; 0 for options the model does not take */
-    uint64_t seed;            /* weights are a pure function of the config and the seed */
-} zoo_config;
+typedef struct xf_zoo_config {
+    int64_t v[XF_ZOO_OPT_COUNT]; /* indexed by xf_zoo_opt; 0 for options the model does not take */
+    uint64_t seed;               /* weights are a pure function of the config and the seed */
+} xf_zoo_config;
 
-typedef xf_status (*zoo_build_fn)(const zoo_config *c, xf_graph *g, xf_error *err);
+typedef xf_status (*xf_zoo_build_fn)(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 
-typedef struct zoo_model {
+typedef struct xf_zoo_model {
     const char *name;
     const char *summary;
-    int64_t defaults[ZOO_OPT_COUNT]; /* 0: the model does not take the option */
-    zoo_build_fn build;
-} zoo_model;
+    int64_t defaults[XF_ZOO_OPT_COUNT]; /* 0: the model does not take the option */
+    xf_zoo_build_fn build;
+} xf_zoo_model;
 
-const zoo_option *zoo_option_get(zoo_opt o);
-/* The option spelled `flag` ("--image"), or ZOO_OPT_COUNT when unknown. */
-zoo_opt zoo_option_find(const char *flag);
+const xf_zoo_option *xf_modelzoo_option(xf_zoo_opt o);
+/* The option spelled `flag` ("--image"), or XF_ZOO_OPT_COUNT when unknown. */
+xf_zoo_opt xf_modelzoo_option_find(const char *flag);
 
-int zoo_model_count(void);
-const zoo_model *zoo_model_at(int i);
+int xf_modelzoo_model_count(void);
+const xf_zoo_model *xf_modelzoo_model_at(int i);
 /* NULL when no model has that name. */
-const zoo_model *zoo_model_find(const char *name);
+const xf_zoo_model *xf_modelzoo_model_find(const char *name);
 
-/* Builders (resnet.c, squeezenet.c, bert.c, vit.c). */
-xf_status zoo_build_resnet18(const zoo_config *c, xf_graph *g, xf_error *err);
-xf_status zoo_build_resnet34(const zoo_config *c, xf_graph *g, xf_error *err);
-xf_status zoo_build_resnet50(const zoo_config *c, xf_graph *g, xf_error *err);
-xf_status zoo_build_squeezenet(const zoo_config *c, xf_graph *g, xf_error *err);
-xf_status zoo_build_bert(const zoo_config *c, xf_graph *g, xf_error *err);
-xf_status zoo_build_vit(const zoo_config *c, xf_graph *g, xf_error *err);
+/* Fills c with m's defaults and seed 0. */
+void xf_modelzoo_config_init(xf_zoo_config *c, const xf_zoo_model *m);
+/* Builds m at the sizes of c into g (initialised here); on failure g is
+ * left empty and the status says whether the sizes were at fault (see
+ * above). The same config always gives the same graph. */
+xf_status xf_modelzoo_build(const xf_zoo_model *m, const xf_zoo_config *c, xf_graph *g,
+                            xf_error *err);
+/* Number of float32 parameter elements (constants) of g. */
+long long xf_modelzoo_param_count(const xf_graph *g);
 
-#endif /* XF_MODELZOO_ZOO_H */
+#endif /* XF_MODELZOO_H */

@@ -11,7 +11,6 @@
 #include <stdio.h>
 
 #include "builder.h"
-#include "modelzoo/modelzoo.h"
 
 
 typedef struct resnet_spec {
@@ -59,12 +58,12 @@ static int bottleneck_block(zb *b, int x, const char *block, int64_t planes, int
     return zb_unary(b, XF_OP_RELU, y, ZB_SUB(n, block, "relu_2"));
 }
 
-static xf_status build(const resnet_spec *spec, const zoo_config *c, xf_graph *g, xf_error *err)
+static xf_status build(const resnet_spec *spec, const xf_zoo_config *c, xf_graph *g, xf_error *err)
 {
     zb b;
     zb_init(&b, g, spec->name, c->seed, err);
-    int64_t width = c->v[ZOO_WIDTH];
-    int64_t in_dims[4] = {c->v[ZOO_BATCH], 3, c->v[ZOO_IMAGE], c->v[ZOO_IMAGE]};
+    int64_t width = c->v[XF_ZOO_WIDTH];
+    int64_t in_dims[4] = {c->v[XF_ZOO_BATCH], 3, c->v[XF_ZOO_IMAGE], c->v[XF_ZOO_IMAGE]};
     int x = zb_input(&b, "input", XF_F32, 4, in_dims);
     x = zb_conv(&b, x, "conv1", width, 7, 2, 3, 0);
     x = zb_batchnorm(&b, x, "bn1");
@@ -82,24 +81,24 @@ static xf_status build(const resnet_spec *spec, const zoo_config *c, xf_graph *g
     }
     x = zb_unary(&b, XF_OP_GLOBAL_AVGPOOL, x, "avgpool");
     x = zb_flatten(&b, x, "flatten");
-    x = zb_gemm(&b, x, "fc", c->v[ZOO_CLASSES]);
+    x = zb_gemm(&b, x, "fc", c->v[XF_ZOO_CLASSES]);
     zb_output(&b, x, "logits");
     return zb_finish(&b);
 }
 
-xf_status zoo_build_resnet18(const zoo_config *c, xf_graph *g, xf_error *err)
+xf_status zoo_build_resnet18(const xf_zoo_config *c, xf_graph *g, xf_error *err)
 {
     static const resnet_spec spec = {"resnet18", 0, {2, 2, 2, 2}};
     return build(&spec, c, g, err);
 }
 
-xf_status zoo_build_resnet34(const zoo_config *c, xf_graph *g, xf_error *err)
+xf_status zoo_build_resnet34(const xf_zoo_config *c, xf_graph *g, xf_error *err)
 {
     static const resnet_spec spec = {"resnet34", 0, {3, 4, 6, 3}};
     return build(&spec, c, g, err);
 }
 
-xf_status zoo_build_resnet50(const zoo_config *c, xf_graph *g, xf_error *err)
+xf_status zoo_build_resnet50(const xf_zoo_config *c, xf_graph *g, xf_error *err)
 {
     static const resnet_spec spec = {"resnet50", 1, {3, 4, 6, 3}};
     return build(&spec, c, g, err);

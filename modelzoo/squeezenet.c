@@ -10,7 +10,6 @@
 #include <stdio.h>
 
 #include "builder.h"
-#include "modelzoo/modelzoo.h"
 
 static int conv_relu(zb *b, int x, const char *conv, const char *relu, int64_t out_ch, int k,
                      int stride, int pad)
@@ -35,7 +34,7 @@ static int fire(zb *b, int x, int index, int64_t squeeze, int64_t expand)
     return zb_node(b, XF_OP_CONCAT, &p, in, 2, ZB_SUB(conv, m, "concat"));
 }
 
-xf_status zoo_build_squeezenet(const zoo_config *c, xf_graph *g, xf_error *err)
+xf_status zoo_build_squeezenet(const xf_zoo_config *c, xf_graph *g, xf_error *err)
 {
     /* squeezenet1_1's fire modules by feature index: squeeze, expand width. */
     static const struct {
@@ -45,7 +44,7 @@ xf_status zoo_build_squeezenet(const zoo_config *c, xf_graph *g, xf_error *err)
                   {9, 48, 192}, {10, 48, 192}, {11, 64, 256}, {12, 64, 256}};
     zb b;
     zb_init(&b, g, "squeezenet1_1", c->seed, err);
-    int64_t in_dims[4] = {c->v[ZOO_BATCH], 3, c->v[ZOO_IMAGE], c->v[ZOO_IMAGE]};
+    int64_t in_dims[4] = {c->v[XF_ZOO_BATCH], 3, c->v[XF_ZOO_IMAGE], c->v[XF_ZOO_IMAGE]};
     int x = zb_input(&b, "input", XF_F32, 4, in_dims);
     x = conv_relu(&b, x, "features.0", "features.1", 64, 3, 2, 0);
     x = zb_maxpool(&b, x, "features.2", 3, 2, 0, 1);
@@ -58,7 +57,7 @@ xf_status zoo_build_squeezenet(const zoo_config *c, xf_graph *g, xf_error *err)
         }
     }
     x = zb_unary(&b, XF_OP_DROPOUT, x, "classifier.0");
-    x = conv_relu(&b, x, "classifier.1", "classifier.2", c->v[ZOO_CLASSES], 1, 1, 0);
+    x = conv_relu(&b, x, "classifier.1", "classifier.2", c->v[XF_ZOO_CLASSES], 1, 1, 0);
     x = zb_unary(&b, XF_OP_GLOBAL_AVGPOOL, x, "classifier.3");
     x = zb_flatten(&b, x, "flatten");
     zb_output(&b, x, "logits");

@@ -12,7 +12,6 @@
 
 #include "builder.h"
 #include "transformer.h"
-#include "modelzoo/modelzoo.h"
 
 #define LN_EPSILON 1e-6f
 #define EMBED_BOUND 0.02f
@@ -69,10 +68,10 @@ static int encoder_block(zb *b, int x, int index, int64_t hidden, int64_t heads)
     return zb_binary(b, XF_OP_ADD, x, y, ZB_SUB(n, layer, "add_1"));
 }
 
-xf_status zoo_build_vit(const zoo_config *c, xf_graph *g, xf_error *err)
+xf_status zoo_build_vit(const xf_zoo_config *c, xf_graph *g, xf_error *err)
 {
-    int64_t image = c->v[ZOO_IMAGE], patch = c->v[ZOO_PATCH], hidden = c->v[ZOO_HIDDEN];
-    int64_t heads = c->v[ZOO_HEADS];
+    int64_t image = c->v[XF_ZOO_IMAGE], patch = c->v[XF_ZOO_PATCH], hidden = c->v[XF_ZOO_HIDDEN];
+    int64_t heads = c->v[XF_ZOO_HEADS];
     zb b;
     zb_init(&b, g, "vit", c->seed, err);
     if (patch > image || image % patch != 0)
@@ -81,17 +80,17 @@ xf_status zoo_build_vit(const zoo_config *c, xf_graph *g, xf_error *err)
     if (hidden % heads != 0)
         zb_fail(&b, XF_ERR_INVALID, "--hidden %lld is not a multiple of --heads %lld",
                 (long long)hidden, (long long)heads);
-    int64_t in_dims[4] = {c->v[ZOO_BATCH], 3, image, image};
+    int64_t in_dims[4] = {c->v[XF_ZOO_BATCH], 3, image, image};
     int x = zb_input(&b, "input", XF_F32, 4, in_dims);
     x = embed(&b, x, hidden, patch);
-    for (int i = 0; i < c->v[ZOO_LAYERS]; i++) x = encoder_block(&b, x, i, hidden, heads);
+    for (int i = 0; i < c->v[XF_ZOO_LAYERS]; i++) x = encoder_block(&b, x, i, hidden, heads);
     x = zb_layernorm(&b, x, "encoder.ln", LN_EPSILON);
     const int64_t zero = 0;
     xf_params first = xf_params_default();
     first.axis = 1;
     const int in[2] = {x, zb_ints(&b, "class_token_index", 0, NULL, &zero)};
     x = zb_node(&b, XF_OP_GATHER, &first, in, 2, "class_token_output");
-    x = zb_gemm(&b, x, "heads.head", c->v[ZOO_CLASSES]);
+    x = zb_gemm(&b, x, "heads.head", c->v[XF_ZOO_CLASSES]);
     zb_output(&b, x, "logits");
     return zb_finish(&b);
 }

@@ -1,8 +1,11 @@
 /*
- * test_modelzoo.c — the `modelzoo` command (tools/modelzoo) end to end.
- * Runs the built binary ($XF_BIN_DIR/modelzoo) for LIST, --help and every
- * kind of usage error (exit 2, message naming the problem) and write error
- * (exit 1, nothing left behind); writes each model at small sizes and
+ * test_modelzoo.c — the modelzoo module (modelzoo/modelzoo.h) and the
+ * `modelzoo` command (tools/modelzoo).
+ * The command: runs the built binary ($XF_BIN_DIR/modelzoo) for LIST,
+ * --help and every kind of usage error (exit 2, message naming the problem)
+ * and write error (exit 1, nothing left behind), and checks that the file it
+ * writes is the library's model byte for byte.
+ * The library, in-process: builds each model at small sizes, writes it and
  * loads it back with the ONNX importer (no constant folding, so the graph
  * is exactly what was written), checking the operator histogram counted by
  * hand from the architecture, graph inputs and output shapes, positive
@@ -20,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "modelzoo/modelzoo.h"
 #include "testutil.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -45,6 +49,19 @@ static int zoo(const char *args, char *log, size_t log_size)
 static void tmp_model(char *buf, size_t n, const char *name)
 {
     snprintf(buf, n, "%s", xf_test_tmp(name));
+}
+
+/* Builds model `args` ("resnet18 --image 32") in-process and writes it to path. */
+static void write_model(const char *args, const char *path)
+{
+    char model[64];
+    int used = 0;
+    ck_assert(sscanf(args, "%63s%n", model, &used) == 1);
+    xf_graph g;
+    xf_test_modelzoo_build(model, args + used, &g);
+    xf_error err;
+    ck_assert_msg(xf_onnx_save(&g, path, &err) == XF_OK, "%s: %s", path, err.msg);
+    xf_graph_free(&g);
 }
 
 static int file_exists(const char *path)
@@ -130,6 +147,29 @@ START_TEST(usage_errors)
     ck_assert_int_eq(zoo("resnet18 -o", log, sizeof log), 2);
     ck_assert_ptr_nonnull(strstr(log, "-o needs a value"));
     ck_assert_int_eq(zoo("LIST extra", log, sizeof log), 2);
+}
+END_TEST
+
+/* The command writes exactly what the library builds, and says so. */
+START_TEST(cli_writes_the_library_model)
+{
+    char cli[4096], lib[4096], args[8192], log[8192];
+    const char *model = "vit --layers 1 --hidden 32 --heads 2 --patch 8 --image 32 --seed 4";
+    tmp_model(cli, sizeof cli, "zoo_cli.onnx");
+    tmp_model(lib, sizeof lib, "zoo_lib.onnx");
+    snprintf(args, sizeof args, "%s -o %s", model, cli);
+    ck_assert_msg(zoo(args, log, sizeof log) == 0, "modelzoo %s failed:\n%s", args, log);
+    ck_assert_msg(strstr(log, "wrote ") != NULL, "%s", log);
+    write_model(model, lib);
+    size_t nc, nl;
+    char *fc = xf_test_read_file(cli, &nc);
+    char *fl = xf_test_read_file(lib, &nl);
+    ck_assert_msg(nc == nl && memcmp(fc, fl, nc) == 0,
+                  "the command's file differs from the library's");
+    free(fc);
+    free(fl);
+    remove(cli);
+    remove(lib);
 }
 END_TEST
 
@@ -281,11 +321,10 @@ static void check_outputs(const zoo_case *c, const xf_graph *g)
 START_TEST(models_load_and_run)
 {
     const zoo_case *c = &cases[_i];
-    char path[4096], args[8192], log[8192];
+    char path[4096], args[8192];
     snprintf(path, sizeof path, "%s.zoo.onnx", xf_test_tmp(c->model));
-    snprintf(args, sizeof args, "%s %s -o %s", c->model, c->args, path);
-    ck_assert_msg(zoo(args, log, sizeof log) == 0, "modelzoo %s failed:\n%s", args, log);
-    ck_assert_msg(strstr(log, "wrote ") != NULL, "%s", log);
+    snprintf(args, sizeof args, "%s %s", c->model, c->args);
+    write_model(args, path);
     xf_graph g;
     load_unfolded(path, &g);
     check_structure(c, &g);
@@ -318,12 +357,11 @@ START_TEST(seed_determines_weights)
     tmp_model(a, sizeof a, "zoo_seed_a.onnx");
     tmp_model(b, sizeof b, "zoo_seed_b.onnx");
     tmp_model(d, sizeof d, "zoo_seed_d.onnx");
-    snprintf(args, sizeof args, "%s --seed 5 -o %s", model, a);
-    ck_assert_int_eq(zoo(args, NULL, 0), 0);
-    snprintf(args, sizeof args, "%s --seed 5 -o %s", model, b);
-    ck_assert_int_eq(zoo(args, NULL, 0), 0);
-    snprintf(args, sizeof args, "%s --seed 6 -o %s", model, d);
-    ck_assert_int_eq(zoo(args, NULL, 0), 0);
+    snprintf(args, sizeof args, "%s --seed 5", model);
+    write_model(args, a);
+    write_model(args, b);
+    snprintf(args, sizeof args, "%s --seed 6", model);
+    write_model(args, d);
     size_t na, nb, nd;
     char *fa = xf_test_read_file(a, &na);
     char *fb = xf_test_read_file(b, &nb);
@@ -402,18 +440,15 @@ START_TEST(default_parameter_counts)
     /* The shared vit_tiny export has the same weights but no sqrt(d) scalars. */
     ck_assert_int_eq(want_vit - 4, 2158504LL);
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
-        char path[4096], args[8192], log[8192], want[64];
         long long n = defaults[i].params;
         if (strcmp(defaults[i].model, "bert") == 0) n = want_bert;
         if (strcmp(defaults[i].model, "vit") == 0) n = want_vit;
-        snprintf(path, sizeof path, "%s.default.onnx", xf_test_tmp(defaults[i].model));
-        snprintf(args, sizeof args, "%s -o %s", defaults[i].model, path);
-        ck_assert_msg(zoo(args, log, sizeof log) == 0, "%s: %s", args, log);
-        snprintf(want, sizeof want, " %lld parameters,", n);
-        ck_assert_msg(strstr(log, want) != NULL, "%s: expected%s got: %s", defaults[i].model,
-                      want, log);
-        fprintf(stderr, "%s", log);
-        remove(path);
+        xf_graph g;
+        xf_test_modelzoo_build(defaults[i].model, "", &g);
+        long long got = xf_modelzoo_param_count(&g);
+        ck_assert_msg(got == n, "%s: %lld parameters, expected %lld", defaults[i].model, got, n);
+        fprintf(stderr, "%s: %d nodes, %lld parameters\n", defaults[i].model, g.n_nodes, got);
+        xf_graph_free(&g);
     }
 }
 END_TEST
@@ -425,6 +460,7 @@ int main(void)
     tcase_set_timeout(cli, 120);
     tcase_add_test(cli, list_and_help);
     tcase_add_test(cli, usage_errors);
+    tcase_add_test(cli, cli_writes_the_library_model);
     tcase_add_test(cli, write_error_exits_1);
     suite_add_tcase(s, cli);
     TCase *models = tcase_create("models");

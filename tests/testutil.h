@@ -29,8 +29,11 @@ int xf_test_system(const char *fmt, ...);
 int xf_test_count_op(const xf_graph *g, xf_op op);
 /* A float32 rank-0 constant holding v (asserting it is added). */
 int xf_test_scalar(xf_graph *g, const char *name, float v);
-/* Writes modelzoo MODEL ARGS to the scratch file "<name>.onnx" and loads it
- * into *g (asserting both work). */
+/* Builds modelzoo MODEL in-process with ARGS as the CLI spells them
+ * ("--layers 2 --seed 3") into *g (asserting it works). */
+void xf_test_modelzoo_build(const char *model, const char *args, xf_graph *g);
+/* The same model written to the scratch file "<name>.onnx" and loaded back
+ * into *g, as the importer sees it (asserting every step works). */
 void xf_test_modelzoo(const char *model, const char *args, const char *name, xf_graph *g);
 /* Fill a tensor with deterministic random values (floats in [-1,1], ints in [0, hi)). */
 void xf_test_fill(xf_tensor *t, uint64_t seed, int64_t int_hi);

@@ -1,7 +1,8 @@
 /*
- * main.c — the `modelzoo` command: writes one of the zoo's models (see
- * zoo.h) as an ONNX file with deterministic random weights, for tests,
- * benchmarks and the agent when no trained model is at hand.
+ * main.c — the `modelzoo` command: writes one of the zoo's models (built
+ * by the modelzoo module, modelzoo/modelzoo.h) as an ONNX file with
+ * deterministic random weights, for tests, benchmarks and the agent when no
+ * trained model is at hand.
  *
  *   modelzoo LIST                      the models, their options, defaults
  *   modelzoo --help
@@ -22,19 +23,21 @@
 
 #define EXIT_USAGE 2
 
-static void print_model(FILE *f, const zoo_model *m)
+static void print_model(FILE *f, const xf_zoo_model *m)
 {
     fprintf(f, "%-12s %s\n", m->name, m->summary);
     fprintf(f, "%-12s", "");
-    for (int o = 0; o < ZOO_OPT_COUNT; o++)
+    for (int o = 0; o < XF_ZOO_OPT_COUNT; o++)
         if (m->defaults[o])
-            fprintf(f, " %s %lld", zoo_option_get((zoo_opt)o)->flag, (long long)m->defaults[o]);
+            fprintf(f, " %s %lld", xf_modelzoo_option((xf_zoo_opt)o)->flag,
+                    (long long)m->defaults[o]);
     fprintf(f, "\n");
 }
 
 static void list_models(void)
 {
-    for (int i = 0; i < zoo_model_count(); i++) print_model(stdout, zoo_model_at(i));
+    for (int i = 0; i < xf_modelzoo_model_count(); i++)
+        print_model(stdout, xf_modelzoo_model_at(i));
     printf("every model also takes --seed N (default 0) and -o FILE\n");
 }
 
@@ -49,8 +52,8 @@ static void usage(FILE *f)
             "(the same arguments always give the same bytes).\n"
             "\n"
             "options (which ones a model takes, and their defaults: modelzoo LIST):\n");
-    for (int o = 0; o < ZOO_OPT_COUNT; o++) {
-        const zoo_option *opt = zoo_option_get((zoo_opt)o);
+    for (int o = 0; o < XF_ZOO_OPT_COUNT; o++) {
+        const xf_zoo_option *opt = xf_modelzoo_option((xf_zoo_opt)o);
         fprintf(f, "  %-10s N  %s\n", opt->flag, opt->help);
     }
     fprintf(f, "  %-10s N  %s\n", "--seed", "seed of the random weights (default 0)");
@@ -82,11 +85,10 @@ static int parse_seed(const char *s, uint64_t *out)
 
 /* Fills *c and *path from the arguments after the model name; prints the
  * problem and returns 0 on a usage error. */
-static int parse_args(const zoo_model *m, int argc, char **argv, zoo_config *c,
+static int parse_args(const xf_zoo_model *m, int argc, char **argv, xf_zoo_config *c,
                       const char **path)
 {
-    memset(c, 0, sizeof *c);
-    memcpy(c->v, m->defaults, sizeof c->v);
+    xf_modelzoo_config_init(c, m);
     *path = NULL;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
@@ -108,14 +110,14 @@ static int parse_args(const zoo_model *m, int argc, char **argv, zoo_config *c,
             fprintf(stderr, "modelzoo: --seed '%s' is not a non-negative integer\n", val);
             return 0;
         }
-        zoo_opt o = zoo_option_find(arg);
-        if (o == ZOO_OPT_COUNT || m->defaults[o] == 0) {
+        xf_zoo_opt o = xf_modelzoo_option_find(arg);
+        if (o == XF_ZOO_OPT_COUNT || m->defaults[o] == 0) {
             fprintf(stderr, "modelzoo: %s does not take the option '%s' (see 'modelzoo LIST')\n",
                     m->name, arg);
             return 0;
         }
         long long v;
-        const zoo_option *opt = zoo_option_get(o);
+        const xf_zoo_option *opt = xf_modelzoo_option(o);
         if (!parse_int(val, 1, opt->max, &v)) {
             fprintf(stderr, "modelzoo: %s '%s' must be an integer from 1 to %lld\n", arg, val,
                     (long long)opt->max);
@@ -130,26 +132,15 @@ static int parse_args(const zoo_model *m, int argc, char **argv, zoo_config *c,
     return 1;
 }
 
-static long long float_params(const xf_graph *g)
-{
-    long long n = 0;
-    for (int i = 0; i < g->n_values; i++)
-        if (g->values[i].kind == XF_VALUE_CONST && g->values[i].dtype == XF_F32)
-            n += xf_shape_numel(&g->values[i].shape);
-    return n;
-}
-
-static int write_model(const zoo_model *m, const zoo_config *c, const char *path)
+static int write_model(const xf_zoo_model *m, const xf_zoo_config *c, const char *path)
 {
     xf_graph g;
     xf_error err;
-    xf_graph_init(&g);
-    xf_status st = m->build(c, &g, &err);
+    xf_status st = xf_modelzoo_build(m, c, &g, &err);
     if (st != XF_OK) {
         int usage_error = st == XF_ERR_INVALID || st == XF_ERR_SHAPE;
         fprintf(stderr, "modelzoo: %s: %s%s\n", m->name,
                 usage_error ? "these sizes do not fit the architecture: " : "", err.msg);
-        xf_graph_free(&g);
         return usage_error ? EXIT_USAGE : 1;
     }
     st = xf_onnx_save(&g, path, &err);
@@ -161,7 +152,7 @@ static int write_model(const zoo_model *m, const zoo_config *c, const char *path
     struct stat sb;
     long long bytes = stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
     printf("wrote %s: %s, %d nodes, %lld parameters, %lld bytes\n", path, m->name, g.n_nodes,
-           float_params(&g), bytes);
+           xf_modelzoo_param_count(&g), bytes);
     xf_graph_free(&g);
     return 0;
 }
@@ -184,14 +175,15 @@ int main(int argc, char **argv)
         list_models();
         return 0;
     }
-    const zoo_model *m = zoo_model_find(argv[1]);
+    const xf_zoo_model *m = xf_modelzoo_model_find(argv[1]);
     if (!m) {
         fprintf(stderr, "modelzoo: unknown model '%s'; models:", argv[1]);
-        for (int i = 0; i < zoo_model_count(); i++) fprintf(stderr, " %s", zoo_model_at(i)->name);
+        for (int i = 0; i < xf_modelzoo_model_count(); i++)
+            fprintf(stderr, " %s", xf_modelzoo_model_at(i)->name);
         fprintf(stderr, " (modelzoo --help for usage)\n");
         return EXIT_USAGE;
     }
-    zoo_config c;
+    xf_zoo_config c;
     const char *path;
     if (!parse_args(m, argc - 2, argv + 2, &c, &path)) return EXIT_USAGE;
     return write_model(m, &c, path);
