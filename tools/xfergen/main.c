@@ -4,7 +4,7 @@
  * the pipeline (pipeline.c). Exit status: 0 done, 1 interrupted (resumable)
  * or failed while running, 2 bad usage or unusable input.
  */
-#include "xfergen.h"
+#include "enumerate/pipeline.h"
 
 #include <errno.h>
 #include <limits.h>

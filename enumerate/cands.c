@@ -6,7 +6,7 @@
  * exactly the candidates it had confirmed; kept in memory this way, a
  * million candidates take about a hundred megabytes instead of gigabytes.
  */
-#include "xfergen.h"
+#include "pipeline.h"
 
 #include "rulesdb/rulesdb.h"
 

@@ -14,7 +14,7 @@
  * to the database. A stopped run is marked "interrupted"; `--resume` finds
  * it by its option string, reloads the candidates and continues.
  */
-#include "xfergen.h"
+#include "pipeline.h"
 
 #include "prune/prune.h"
 #include "rulesdb/rulesdb.h"
