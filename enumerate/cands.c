@@ -1,7 +1,7 @@
 /*
- * blob.c — xfergen's candidate list, kept as serialized records in one
- * buffer that is at the same time the run's checkpoint blob (layout in
- * xfergen.h). Stored in the run's row of the rules database
+ * cands.c — an xfergen run's candidate list, kept as serialized records
+ * in one buffer that is at the same time the run's checkpoint blob (layout
+ * in pipeline.h). Stored in the run's row of the rules database
  * (xf_rulesdb_run_checkpoint), it lets an interrupted run resume with
  * exactly the candidates it had confirmed; kept in memory this way, a
  * million candidates take about a hundred megabytes instead of gigabytes.
@@ -16,14 +16,14 @@
 #define BLOB_VERSION 1u
 #define HEADER 24
 
-void xfergen_cands_free(xfergen_cands *c)
+void cand_list_free(cand_list *c)
 {
     free(c->buf);
     free(c->off);
     memset(c, 0, sizeof *c);
 }
 
-static int reserve(xfergen_cands *c, size_t n)
+static int reserve(cand_list *c, size_t n)
 {
     if (c->len + n <= c->cap) return 1;
     size_t cap = c->cap ? c->cap : 1 << 16;
@@ -35,20 +35,20 @@ static int reserve(xfergen_cands *c, size_t n)
     return 1;
 }
 
-static void put(xfergen_cands *c, const void *data, size_t n)
+static void put(cand_list *c, const void *data, size_t n)
 {
     if (n) memcpy(c->buf + c->len, data, n);
     c->len += n;
 }
 
-static void put_le(xfergen_cands *c, uint64_t v, int bytes)
+static void put_le(cand_list *c, uint64_t v, int bytes)
 {
     uint8_t x[8];
     for (int i = 0; i < bytes; i++) x[i] = (uint8_t)(v >> (8 * i));
     put(c, x, (size_t)bytes);
 }
 
-static void write_header(xfergen_cands *c)
+static void write_header(cand_list *c)
 {
     size_t len = c->len;
     uint64_t secs;
@@ -61,7 +61,7 @@ static void write_header(xfergen_cands *c)
     c->len = len;
 }
 
-xf_status xfergen_cands_push(xfergen_cands *c, const xf_rule *r, xf_error *err)
+xf_status cand_list_push(cand_list *c, const xf_rule *r, xf_error *err)
 {
     uint8_t *g[2] = {NULL, NULL};
     size_t gl[2] = {0, 0};
@@ -146,7 +146,7 @@ static int skip_record(rd *r)
     return !r->bad;
 }
 
-xf_status xfergen_cands_get(const xfergen_cands *c, size_t i, xf_rule *out, xf_error *err)
+xf_status cand_list_get(const cand_list *c, size_t i, xf_rule *out, xf_error *err)
 {
     xf_rule_init(out);
     rd r = {c->buf, c->len, c->off[i], 0};
@@ -182,7 +182,7 @@ xf_status xfergen_cands_get(const xfergen_cands *c, size_t i, xf_rule *out, xf_e
     return st;
 }
 
-const uint8_t *xfergen_blob(xfergen_cands *c, size_t *len)
+const uint8_t *cand_list_blob(cand_list *c, size_t *len)
 {
     if (c->len < HEADER) { /* no candidate yet: an empty list still has a header */
         if (!reserve(c, HEADER)) {
@@ -196,9 +196,9 @@ const uint8_t *xfergen_blob(xfergen_cands *c, size_t *len)
     return c->buf;
 }
 
-xf_status xfergen_blob_read(const uint8_t *blob, size_t len, xfergen_cands *c, xf_error *err)
+xf_status cand_list_blob_read(const uint8_t *blob, size_t len, cand_list *c, xf_error *err)
 {
-    xfergen_cands_free(c);
+    cand_list_free(c);
     rd r = {blob, len, 0, 0};
     const uint8_t *magic = take(&r, 4);
     if (!magic || memcmp(magic, "XFGC", 4) != 0 || get_le(&r, 4) != BLOB_VERSION)
@@ -210,7 +210,7 @@ xf_status xfergen_blob_read(const uint8_t *blob, size_t len, xfergen_cands *c, x
     c->buf = malloc(len);
     c->off = malloc(((size_t)n + 1) * sizeof *c->off);
     if (!c->buf || !c->off) {
-        xfergen_cands_free(c);
+        cand_list_free(c);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading a checkpoint of %zu bytes", len);
     }
     memcpy(c->buf, blob, len);
@@ -224,7 +224,7 @@ xf_status xfergen_blob_read(const uint8_t *blob, size_t len, xfergen_cands *c, x
     }
     if (r.bad || r.at != len) {
         size_t got = c->n;
-        xfergen_cands_free(c);
+        cand_list_free(c);
         return XF_FAIL(err, XF_ERR_PARSE, "the run's checkpoint is damaged (%zu of %llu candidates readable)",
                        got, (unsigned long long)n);
     }

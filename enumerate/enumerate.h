@@ -17,6 +17,10 @@
  * to a callback in a deterministic order that does not depend on the number
  * of threads. docs/enumerate.md describes the vocabulary format, what
  * fingerprints can and cannot see, and the checkpoint file.
+ *
+ * xf_enum_generate is xfergen's whole run on top of that: enumeration with
+ * checkpoints in a rules database (rulesdb/), pruning (prune/) and the
+ * write of every candidate, resumable after an interruption.
  */
 #ifndef XF_ENUMERATE_H
 #define XF_ENUMERATE_H
@@ -25,6 +29,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
+#include "prune/prune.h"
 
 /* --------------------------------------------------------------- limits */
 
@@ -193,5 +198,56 @@ void xf_enum_options_init(xf_enum_options *o);
 /* Enumerates. On XF_OK, stats->stopped tells whether it ran to the end. */
 xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_enum_stats *stats,
                       xf_error *err);
+
+/* ------------------------------------------------------- xfergen's run */
+
+/* One xfergen run: enumerate, prune, and write every candidate to a rules
+ * database (kept ones as "candidate", the others as "pruned" with the
+ * reason and the rule that subsumes them), in one transaction together
+ * with the run's per-stage figures. Before each enumerator checkpoint the
+ * candidates so far go into the run's checkpoint blob in the database, and
+ * the enumerator's own checkpoint file sits next to it
+ * ("<out>.run<id>.ckpt"); a stopped run is marked "interrupted" and a
+ * later call with `resume` finds it by its option string, reloads the
+ * candidates and continues. */
+typedef struct xf_enum_generate_options {
+    int max_ops;
+    const char *vocab;   /* "default", "taso" or a vocabulary file */
+    const char *inputs;  /* input spec; NULL: the preset's */
+    int threads;         /* the result does not depend on it */
+    uint64_t seed;
+    const char *out;     /* rules database to create or add to */
+    const char *version; /* of the calling tool, recorded with the run */
+    int resume;          /* continue the last interrupted run with these options */
+    long stop_after;     /* test hook: raise *stop after N new candidates; -1 off */
+    volatile sig_atomic_t *stop; /* set (e.g. by a signal) to stop at the next checkpoint */
+    void *user;
+    /* Enumeration progress (may be NULL). */
+    void (*on_progress)(void *user, const xf_enum_progress *p);
+    /* A line worth telling the user (may be NULL): news such as "resuming
+     * run 3 with 120 candidates" (warning 0), or a problem that did not stop
+     * the run (warning 1). */
+    void (*on_note)(void *user, int warning, const char *msg);
+} xf_enum_generate_options;
+
+/* Sets the defaults: vocab "default", seed 1, one thread, stop_after -1. */
+void xf_enum_generate_options_init(xf_enum_generate_options *o);
+
+typedef struct xf_enum_generate_result {
+    int64_t run_id;
+    int stopped;          /* interrupted at a checkpoint: resumable (status XF_OK) */
+    int bad_input;        /* on failure: the options or the database were unusable */
+    xf_enum_stats enumerated;
+    xf_prune_stats pruned;
+    size_t candidates;
+    int64_t written;      /* rows new in the database */
+    double seconds;       /* wall time of the finished run */
+} xf_enum_generate_result;
+
+/* Runs xfergen as described above. XF_OK when it finished or was stopped
+ * (res->stopped); on failure res->bad_input tells an unusable
+ * configuration or database from a failure while running. */
+xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_result *res,
+                           xf_error *err);
 
 #endif /* XF_ENUMERATE_H */

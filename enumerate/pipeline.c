@@ -1,47 +1,41 @@
 /*
- * pipeline.c — one xfergen run: configuration, a run row in the rules
- * database, enumeration with progress and checkpoints, pruning, and the
- * final write of every candidate (kept ones as "candidate", the others as
- * "pruned" with the reason and the rule that subsumes them) in one
- * transaction together with the run's per-stage figures.
+ * pipeline.c — one xfergen run (xf_enum_generate): configuration, a run row
+ * in the rules database, enumeration with progress and checkpoints,
+ * pruning, and the final write of every candidate (kept ones as
+ * "candidate", the others as "pruned" with the reason and the rule that
+ * subsumes them) in one transaction together with the run's per-stage
+ * figures.
  *
- * Candidates are kept serialized (blob.c) and rebuilt one at a time for
+ * Candidates are kept serialized (cands.c) and rebuilt one at a time for
  * pruning (xf_prune_run_from) and for the write, so memory stays small.
  *
- * Interruption: SIGINT/SIGTERM set a flag the enumerator polls; before each
- * enumerator checkpoint the candidates so far go into the run's checkpoint
- * blob (one transaction), and the enumerator's own checkpoint file sits next
- * to the database. A stopped run is marked "interrupted"; `--resume` finds
- * it by its option string, reloads the candidates and continues.
+ * Interruption: the caller's stop flag (SIGINT/SIGTERM in xfergen) is
+ * polled by the enumerator; before each enumerator checkpoint the
+ * candidates so far go into the run's checkpoint blob (one transaction),
+ * and the enumerator's own checkpoint file sits next to the database. A
+ * stopped run is marked "interrupted"; a resumed one finds it by its
+ * option string, reloads the candidates and continues.
  */
 #include "pipeline.h"
 
-#include "prune/prune.h"
 #include "rulesdb/rulesdb.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
-
-#ifndef XF_VERSION
-#define XF_VERSION "0.0.0"
-#endif
-
-volatile sig_atomic_t xfergen_stop = 0;
 
 typedef struct ctx {
-    const xfergen_opts *o;
+    const xf_enum_generate_options *o;
     xf_rulesdb *db;
     int64_t run_id;
-    xfergen_cands cands;
+    cand_list cands;
     size_t restored;   /* candidates reloaded from the checkpoint */
     long new_cands;    /* received in this call */
-    int tty;
-    double last_line;  /* when the last non-TTY progress line was printed */
+    volatile sig_atomic_t *stop;
 } ctx;
 
 static double now_s(void)
@@ -59,10 +53,10 @@ static xf_status on_candidate(void *user, xf_enum_candidate *c, xf_error *err)
         return XF_FAIL(err, XF_ERR_INTERNAL,
                        "candidate %" PRIu64 " arrived after %zu: the checkpoint does not match",
                        c->seq, x->cands.n);
-    xf_status st = xfergen_cands_push(&x->cands, &c->rule, err);
+    xf_status st = cand_list_push(&x->cands, &c->rule, err);
     if (st != XF_OK) return st;
     x->new_cands++;
-    if (x->o->stop_after >= 0 && x->new_cands >= x->o->stop_after) xfergen_stop = 1;
+    if (x->o->stop_after >= 0 && x->new_cands >= x->o->stop_after) *x->stop = 1;
     return XF_OK;
 }
 
@@ -70,25 +64,28 @@ static xf_status on_progress(void *user, const xf_enum_progress *p, xf_error *er
 {
     (void)err;
     ctx *x = user;
-    if (x->o->quiet) return XF_OK;
-    double t = now_s();
-    if (!x->tty && t - x->last_line < 10.0) return XF_OK;
-    x->last_line = t;
-    char eta[32] = "?";
-    if (p->eta_s >= 0) snprintf(eta, sizeof eta, "%.0fs", p->eta_s);
-    fprintf(stderr,
-            "%slevel %d: %" PRIu64 "/%" PRIu64 " parents, %" PRIu64 " graphs (%.0f/s), %" PRIu64
-            " fingerprints, %" PRIu64 " candidates, ETA %s, %.0fs elapsed%s",
-            x->tty ? "\r" : "", p->level, p->parents_done, p->parents_total, p->graphs,
-            p->graphs_per_s, p->classes, p->candidates, eta, p->elapsed_s, x->tty ? "\033[K" : "\n");
+    if (x->o->on_progress) x->o->on_progress(x->o->user, p);
     return XF_OK;
+}
+
+static void note(const ctx *x, int warning, const char *fmt, ...) XF_PRINTF(3, 4);
+
+static void note(const ctx *x, int warning, const char *fmt, ...)
+{
+    if (!x->o->on_note) return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    x->o->on_note(x->o->user, warning, msg);
 }
 
 static xf_status on_sync(void *user, xf_error *err)
 {
     ctx *x = user;
     size_t len = 0;
-    const uint8_t *blob = xfergen_blob(&x->cands, &len);
+    const uint8_t *blob = cand_list_blob(&x->cands, &len);
     if (!blob) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory writing the checkpoint");
     xf_status st = xf_rulesdb_begin(x->db, err);
     if (st == XF_OK) st = xf_rulesdb_run_checkpoint(x->db, x->run_id, blob, len, err);
@@ -101,11 +98,11 @@ static xf_status get_candidate(void *user, size_t i, xf_rule *out, xf_error *err
 {
     ctx *x = user;
     xf_rule_free(out);
-    return xfergen_cands_get(&x->cands, i, out, err);
+    return cand_list_get(&x->cands, i, out, err);
 }
 
 /* The configuration the options describe. */
-static xf_status make_config(const xfergen_opts *o, xf_enum_config *c, xf_error *err)
+static xf_status make_config(const xf_enum_generate_options *o, xf_enum_config *c, xf_error *err)
 {
     xf_status st = xf_enum_config_preset(c, strcmp(o->vocab, "taso") == 0 ? "taso" : "default", err);
     if (st == XF_OK && strcmp(o->vocab, "taso") != 0 && strcmp(o->vocab, "default") != 0)
@@ -118,7 +115,7 @@ static xf_status make_config(const xfergen_opts *o, xf_enum_config *c, xf_error 
 }
 
 /* Canonical option string: what a resumed run must match (not -j/--quiet). */
-static void option_string(const xfergen_opts *o, const xf_enum_config *c, const char *inputs,
+static void option_string(const xf_enum_generate_options *o, const xf_enum_config *c, const char *inputs,
                           char *buf, size_t n)
 {
     snprintf(buf, n, "--max-ops %d --vocab %s --inputs %s --seed %" PRIu64 " config=%016" PRIx64,
@@ -141,19 +138,18 @@ static xf_status begin_run(ctx *x, const xf_enum_config *cfg, const char *option
         xf_rulesdb_run_info_init(&info);
         st = xf_rulesdb_run_get(x->db, x->run_id, &info, err);
         if (st == XF_OK && info.checkpoint)
-            st = xfergen_blob_read(info.checkpoint, info.checkpoint_len, &x->cands, err);
+            st = cand_list_blob_read(info.checkpoint, info.checkpoint_len, &x->cands, err);
         xf_rulesdb_run_info_free(&info);
         if (st != XF_OK) return st;
         x->restored = x->cands.n;
         st = xf_rulesdb_run_set_state(x->db, x->run_id, XF_RUN_RUNNING, err);
-        if (st == XF_OK && !x->o->quiet)
-            fprintf(stderr, "xfergen: resuming run %" PRId64 " with %zu candidates\n", x->run_id,
-                    x->restored);
+        if (st == XF_OK)
+            note(x, 0, "resuming run %" PRId64 " with %zu candidates", x->run_id, x->restored);
         return st;
     }
     char vocab[64];
     snprintf(vocab, sizeof vocab, "%s (%d variants)", x->o->vocab, cfg->n_ops);
-    xf_rulesdb_run_desc d = {"xfergen", XF_VERSION, options, inputs, vocab, x->o->seed};
+    xf_rulesdb_run_desc d = {"xfergen", x->o->version, options, inputs, vocab, x->o->seed};
     return xf_rulesdb_run_start(x->db, &d, &x->run_id, err);
 }
 
@@ -180,7 +176,7 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
                                       kept ? NULL : why, 0};
             int inserted = 0;
             xf_rule r;
-            st = xfergen_cands_get(&x->cands, i, &r, err);
+            st = cand_list_get(&x->cands, i, &r, err);
             if (st == XF_OK) st = xf_prune_canonical_inputs(&r, err);
             if (st == XF_OK) st = xf_rulesdb_add_rule(x->db, &r, &m, &ids[i], &inserted, err);
             if (st != XF_OK) xf_error_prefix(err, "storing candidate %zu", i);
@@ -202,55 +198,48 @@ out:
     return st;
 }
 
-static void print_summary(const ctx *x, const xf_enum_stats *es, const xf_prune_stats *ps,
-                          int64_t written, double total)
+void xf_enum_generate_options_init(xf_enum_generate_options *o)
 {
-    printf("graphs enumerated   %" PRIu64 "\n", es->graphs);
-    printf("fingerprints        %" PRIu64 "\n", es->classes);
-    printf("candidates          %zu\n", x->cands.n);
-    for (int s = XF_PRUNE_RENAMING; s < XF_PRUNE_STAGE_COUNT; s++)
-        printf("after %-17s %zu (-%zu)\n", xf_prune_stage_name((xf_prune_stage)s), ps->left[s],
-               ps->removed[s]);
-    printf("rules kept          %zu\n", ps->kept);
-    printf("rows written        %" PRId64 " (run %" PRId64 " in %s)\n", written, x->run_id,
-           x->o->out);
-    printf("wall time           %.2f s\n", total);
+    memset(o, 0, sizeof *o);
+    o->vocab = "default";
+    o->seed = 1;
+    o->threads = 1;
+    o->stop_after = -1;
 }
 
-int xfergen_run(const xfergen_opts *o)
+xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_result *res,
+                           xf_error *err)
 {
     double t_start = now_s();
-    xf_error err;
-    xf_error_clear(&err);
+    memset(res, 0, sizeof *res);
     xf_enum_config cfg;
     xf_enum_config_init(&cfg);
+    volatile sig_atomic_t own_stop = 0;
     ctx x;
     memset(&x, 0, sizeof x);
     x.o = o;
-    x.tty = isatty(STDERR_FILENO);
-    x.last_line = -1e9;
+    x.stop = o->stop ? o->stop : &own_stop;
     xf_prune_verdict *verdicts = NULL;
     char *ckpt = NULL;
-    int rc = 1;
+    xf_status st;
     char inputs[1024], options[1400];
 
-    if (make_config(o, &cfg, &err) != XF_OK ||
-        xf_enum_inputs_format(&cfg, inputs, sizeof inputs, &err) != XF_OK) {
-        fprintf(stderr, "xfergen: %s\n", err.msg);
-        rc = 2;
+    st = make_config(o, &cfg, err);
+    if (st == XF_OK) st = xf_enum_inputs_format(&cfg, inputs, sizeof inputs, err);
+    if (st == XF_OK) {
+        option_string(o, &cfg, inputs, options, sizeof options);
+        st = xf_rulesdb_open(o->out, XF_RULESDB_CREATE, &x.db, err);
+    }
+    if (st == XF_OK) st = begin_run(&x, &cfg, options, inputs, err);
+    if (st != XF_OK) {
+        res->bad_input = 1;
         goto out;
     }
-    option_string(o, &cfg, inputs, options, sizeof options);
-    if (xf_rulesdb_open(o->out, XF_RULESDB_CREATE, &x.db, &err) != XF_OK ||
-        begin_run(&x, &cfg, options, inputs, &err) != XF_OK) {
-        fprintf(stderr, "xfergen: %s\n", err.msg);
-        rc = 2;
-        goto out;
-    }
+    res->run_id = x.run_id;
     size_t cl = strlen(o->out) + 64;
     ckpt = malloc(cl);
     if (!ckpt) {
-        fprintf(stderr, "xfergen: out of memory\n");
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
         goto out;
     }
     snprintf(ckpt, cl, "%s.run%" PRId64 ".ckpt", o->out, x.run_id);
@@ -258,43 +247,40 @@ int xfergen_run(const xfergen_opts *o)
     xf_enum_options eo;
     xf_enum_options_init(&eo);
     eo.threads = o->threads;
-    eo.stop = &xfergen_stop;
+    eo.stop = x.stop;
     eo.checkpoint = ckpt;
     eo.resume = o->resume;
     eo.user = &x;
     eo.on_candidate = on_candidate;
     eo.on_progress = on_progress;
     eo.on_sync = on_sync;
-    xf_enum_stats es;
-    memset(&es, 0, sizeof es);
-    xf_status st = xf_enum_run(&cfg, &eo, &es, &err);
-    if (x.tty && !o->quiet) fprintf(stderr, "\n");
-    x.cands.enum_seconds += es.seconds;
+    xf_enum_stats *es = &res->enumerated;
+    st = xf_enum_run(&cfg, &eo, es, err);
+    x.cands.enum_seconds += es->seconds;
+    res->candidates = x.cands.n;
     if (st != XF_OK) {
-        fprintf(stderr, "xfergen: enumeration failed: %s\n", err.msg);
+        xf_error_prefix(err, "enumeration failed");
         xf_rulesdb_run_set_state(x.db, x.run_id, XF_RUN_INTERRUPTED, NULL);
         goto out;
     }
-    if (es.stopped) {
+    if (es->stopped) {
         xf_error e2;
         if (on_sync(&x, &e2) != XF_OK ||
             xf_rulesdb_run_set_state(x.db, x.run_id, XF_RUN_INTERRUPTED, &e2) != XF_OK)
-            fprintf(stderr, "xfergen: recording the interruption failed: %s\n", e2.msg);
-        fprintf(stderr,
-                "xfergen: interrupted after %zu candidates (run %" PRId64
-                "); continue with the same options and --resume\n",
-                x.cands.n, x.run_id);
+            note(&x, 1, "recording the interruption failed: %s", e2.msg);
+        res->stopped = 1;
         goto out;
     }
 
     verdicts = malloc((x.cands.n + 1) * sizeof *verdicts);
-    xf_prune_stats ps;
+    xf_prune_stats *ps = &res->pruned;
     if (!verdicts) {
-        fprintf(stderr, "xfergen: out of memory pruning %zu candidates\n", x.cands.n);
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory pruning %zu candidates", x.cands.n);
         goto out;
     }
-    if (xf_prune_run_from(x.cands.n, get_candidate, &x, NULL, verdicts, &ps, &err) != XF_OK) {
-        fprintf(stderr, "xfergen: pruning failed: %s\n", err.msg);
+    st = xf_prune_run_from(x.cands.n, get_candidate, &x, NULL, verdicts, ps, err);
+    if (st != XF_OK) {
+        xf_error_prefix(err, "pruning failed");
         goto out;
     }
 
@@ -303,36 +289,36 @@ int xfergen_run(const xfergen_opts *o)
     static const char *const stage_names[XF_PRUNE_STAGE_COUNT] = {
         NULL, "prune-renaming", "prune-common-subgraph", "prune-common-supergraph",
         "prune-generality"};
-    st = xf_rulesdb_begin(x.db, &err);
-    if (st == XF_OK) st = write_rules(&x, verdicts, &written, &err);
+    st = xf_rulesdb_begin(x.db, err);
+    if (st == XF_OK) st = write_rules(&x, verdicts, &written, err);
     if (st == XF_OK)
         st = xf_rulesdb_run_stage(x.db, x.run_id, "enumerate", x.cands.enum_seconds,
-                                  (int64_t)es.graphs, &err);
-    if (st == XF_OK) st = xf_rulesdb_run_stage(x.db, x.run_id, "fingerprints", 0, (int64_t)es.classes, &err);
+                                  (int64_t)es->graphs, err);
+    if (st == XF_OK) st = xf_rulesdb_run_stage(x.db, x.run_id, "fingerprints", 0, (int64_t)es->classes, err);
     if (st == XF_OK)
-        st = xf_rulesdb_run_stage(x.db, x.run_id, "candidates", 0, (int64_t)x.cands.n, &err);
+        st = xf_rulesdb_run_stage(x.db, x.run_id, "candidates", 0, (int64_t)x.cands.n, err);
     for (int s = XF_PRUNE_RENAMING; st == XF_OK && s < XF_PRUNE_STAGE_COUNT; s++)
-        st = xf_rulesdb_run_stage(x.db, x.run_id, stage_names[s], ps.seconds[s],
-                                  (int64_t)ps.left[s], &err);
+        st = xf_rulesdb_run_stage(x.db, x.run_id, stage_names[s], ps->seconds[s],
+                                  (int64_t)ps->left[s], err);
     if (st == XF_OK)
-        st = xf_rulesdb_run_stage(x.db, x.run_id, "write", now_s() - t_write, written, &err);
-    if (st == XF_OK) st = xf_rulesdb_run_checkpoint(x.db, x.run_id, NULL, 0, &err);
-    if (st == XF_OK) st = xf_rulesdb_run_set_state(x.db, x.run_id, XF_RUN_DONE, &err);
-    if (st == XF_OK) st = xf_rulesdb_commit(x.db, &err);
+        st = xf_rulesdb_run_stage(x.db, x.run_id, "write", now_s() - t_write, written, err);
+    if (st == XF_OK) st = xf_rulesdb_run_checkpoint(x.db, x.run_id, NULL, 0, err);
+    if (st == XF_OK) st = xf_rulesdb_run_set_state(x.db, x.run_id, XF_RUN_DONE, err);
+    if (st == XF_OK) st = xf_rulesdb_commit(x.db, err);
     if (st != XF_OK) {
         if (xf_rulesdb_in_batch(x.db)) xf_rulesdb_rollback(x.db, NULL);
-        fprintf(stderr, "xfergen: writing %s failed: %s\n", o->out, err.msg);
+        xf_error_prefix(err, "writing %s failed", o->out);
         goto out;
     }
+    res->written = written;
     if (remove(ckpt) != 0 && errno != ENOENT)
-        fprintf(stderr, "xfergen: warning: could not remove %s: %s\n", ckpt, strerror(errno));
-    if (!o->quiet) print_summary(&x, &es, &ps, written, now_s() - t_start);
-    rc = 0;
+        note(&x, 1, "warning: could not remove %s: %s", ckpt, strerror(errno));
+    res->seconds = now_s() - t_start;
 out:
     free(verdicts);
     free(ckpt);
-    xfergen_cands_free(&x.cands);
+    cand_list_free(&x.cands);
     xf_rulesdb_close(x.db);
     xf_enum_config_free(&cfg);
-    return rc;
+    return st;
 }

@@ -1,18 +1,24 @@
 /*
  * main.c — xfergen's command line: parses the options, installs the
- * SIGINT/SIGTERM handlers that ask the enumerator to stop cleanly, and runs
- * the pipeline (pipeline.c). Exit status: 0 done, 1 interrupted (resumable)
- * or failed while running, 2 bad usage or unusable input.
+ * SIGINT/SIGTERM handlers that ask the enumerator to stop cleanly, runs
+ * the pipeline (xf_enum_generate, enumerate/pipeline.c) and prints its
+ * progress and summary. Exit status: 0 done, 1 interrupted (resumable) or
+ * failed while running, 2 bad usage or unusable input.
  */
-#include "enumerate/pipeline.h"
+#include "enumerate/enumerate.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#ifndef XF_VERSION
+#define XF_VERSION "0.0.0"
+#endif
 
 static const char usage[] =
     "usage: xfergen --max-ops N [--vocab default|taso|FILE] [--inputs SPEC] [-j N]\n"
@@ -40,10 +46,92 @@ static const char usage[] =
     "Exit status: 0 done, 1 interrupted or failed while running, 2 bad usage or\n"
     "unusable input.\n";
 
+/* Set by SIGINT/SIGTERM; the enumerator stops at the next batch boundary. */
+static volatile sig_atomic_t stop_flag = 0;
+
 static void on_signal(int sig)
 {
     (void)sig;
-    xfergen_stop = 1;
+    stop_flag = 1;
+}
+
+typedef struct report {
+    int quiet, tty;
+    int line_open;    /* a TTY progress line waits for its newline */
+    double last_line; /* when the last non-TTY progress line was printed */
+} report;
+
+static void end_line(report *u)
+{
+    if (u->line_open) fprintf(stderr, "\n");
+    u->line_open = 0;
+}
+
+static void on_progress(void *user, const xf_enum_progress *p)
+{
+    report *u = user;
+    if (u->quiet) return;
+    if (!u->tty && p->elapsed_s - u->last_line < 10.0) return;
+    u->last_line = p->elapsed_s;
+    char eta[32] = "?";
+    if (p->eta_s >= 0) snprintf(eta, sizeof eta, "%.0fs", p->eta_s);
+    fprintf(stderr,
+            "%slevel %d: %" PRIu64 "/%" PRIu64 " parents, %" PRIu64 " graphs (%.0f/s), %" PRIu64
+            " fingerprints, %" PRIu64 " candidates, ETA %s, %.0fs elapsed%s",
+            u->tty ? "\r" : "", p->level, p->parents_done, p->parents_total, p->graphs,
+            p->graphs_per_s, p->classes, p->candidates, eta, p->elapsed_s, u->tty ? "\033[K" : "\n");
+    u->line_open = u->tty;
+}
+
+static void on_note(void *user, int warning, const char *msg)
+{
+    report *u = user;
+    if (u->quiet && !warning) return;
+    end_line(u);
+    fprintf(stderr, "xfergen: %s\n", msg);
+}
+
+static void print_summary(const xf_enum_generate_options *o, const xf_enum_generate_result *r)
+{
+    const xf_prune_stats *ps = &r->pruned;
+    printf("graphs enumerated   %" PRIu64 "\n", r->enumerated.graphs);
+    printf("fingerprints        %" PRIu64 "\n", r->enumerated.classes);
+    printf("candidates          %zu\n", r->candidates);
+    for (int s = XF_PRUNE_RENAMING; s < XF_PRUNE_STAGE_COUNT; s++)
+        printf("after %-17s %zu (-%zu)\n", xf_prune_stage_name((xf_prune_stage)s), ps->left[s],
+               ps->removed[s]);
+    printf("rules kept          %zu\n", ps->kept);
+    printf("rows written        %" PRId64 " (run %" PRId64 " in %s)\n", r->written, r->run_id,
+           o->out);
+    printf("wall time           %.2f s\n", r->seconds);
+}
+
+/* Runs the pipeline and reports; the exit status. */
+static int run(const xf_enum_generate_options *o, int quiet)
+{
+    report u = {quiet, isatty(STDERR_FILENO), 0, -1e9};
+    xf_enum_generate_options go = *o;
+    go.user = &u;
+    go.on_progress = on_progress;
+    go.on_note = on_note;
+    xf_enum_generate_result r;
+    xf_error err;
+    xf_error_clear(&err);
+    xf_status st = xf_enum_generate(&go, &r, &err);
+    end_line(&u);
+    if (st != XF_OK) {
+        fprintf(stderr, "xfergen: %s\n", err.msg);
+        return r.bad_input ? 2 : 1;
+    }
+    if (r.stopped) {
+        fprintf(stderr,
+                "xfergen: interrupted after %zu candidates (run %" PRId64
+                "); continue with the same options and --resume\n",
+                r.candidates, r.run_id);
+        return 1;
+    }
+    if (!quiet) print_summary(o, &r);
+    return 0;
 }
 
 static int bad_usage(const char *fmt, const char *arg)
@@ -66,10 +154,11 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 
 int main(int argc, char **argv)
 {
-    xfergen_opts o = {0};
-    o.vocab = "default";
-    o.seed = 1;
-    o.stop_after = -1;
+    xf_enum_generate_options o;
+    xf_enum_generate_options_init(&o);
+    o.version = XF_VERSION;
+    o.stop = &stop_flag;
+    int quiet = 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     o.threads = ncpu > 0 && ncpu < 256 ? (int)ncpu : 1;
     int have_max_ops = 0;
@@ -83,7 +172,7 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--resume") == 0) {
             o.resume = 1;
         } else if (strcmp(a, "--quiet") == 0) {
-            o.quiet = 1;
+            quiet = 1;
         } else if (strcmp(a, "--max-ops") == 0 || strcmp(a, "--vocab") == 0 ||
                    strcmp(a, "--inputs") == 0 || strcmp(a, "-j") == 0 ||
                    strcmp(a, "--seed") == 0 || strcmp(a, "-o") == 0) {
@@ -132,5 +221,5 @@ int main(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    return xfergen_run(&o);
+    return run(&o, quiet);
 }
