@@ -43,7 +43,7 @@
 #include <unistd.h>
 
 #include "rulesdb/rulesdb.h"
-#include "xferverify.h"
+#include "verify/worker.h"
 
 #define XV_MAX_JOBS 64
 

@@ -7,7 +7,7 @@
  * the pipe. A crash or hang here costs only this rule: the scheduler sees
  * the pipe close without a full message, or kills the process.
  */
-#include "xferverify.h"
+#include "worker.h"
 
 #include <errno.h>
 #include <stdio.h>
