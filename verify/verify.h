@@ -30,6 +30,10 @@
  * an error handler installed on the verifier's context: they become
  * xf_status errors, the process never exits. A verifier is not thread-safe;
  * use one per thread or process.
+ *
+ * xf_verify_db decides every candidate rule of a rules database
+ * (xferverify): each rule in its own forked worker process, the verdicts
+ * recorded in the database.
  */
 #ifndef XF_VERIFY_H
 #define XF_VERIFY_H
@@ -38,6 +42,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
+#include "rulesdb/rulesdb.h"
 
 /* ------------------------------------------------------------- verifier */
 
@@ -190,5 +195,52 @@ const xf_axiom_instance *xf_verify_axiom_instance(int i); /* NULL when out of ra
  * syntax or shape error names the instance and the offending text. */
 xf_status xf_verify_axiom_instance_rule(const xf_axiom_instance *inst, xf_rule *r,
                                         xf_error *err);
+
+/* ------------------------------------------------ deciding a rules database */
+
+#define XF_VERIFY_MAX_JOBS 64
+
+/* What xf_verify_db has decided so far. */
+typedef struct xf_verify_tally {
+    int64_t done, total;       /* rules decided; rules selected */
+    int64_t proved, refuted, unknown;
+    int64_t disagree;          /* proved by the axioms, refuted at the rule's own shapes */
+    int64_t shape_specific;    /* proved, refuted only at other input shapes (stored refuted) */
+    double elapsed_s;          /* since xf_verify_db started */
+} xf_verify_tally;
+
+typedef struct xf_verify_db_options {
+    int jobs;              /* worker processes at a time, 1..XF_VERIFY_MAX_JOBS (default 1) */
+    int recheck;           /* also decide rules that already have a verdict */
+    long long limit;       /* decide at most this many rules; 0: all */
+    xf_verify_options vo;  /* each rule's verifier */
+    const char *version;   /* of the calling tool, recorded with the run */
+    void *user;
+    /* After each verdict is recorded (may be NULL). */
+    void (*on_progress)(void *user, const xf_verify_tally *t);
+    /* Rule `id` is proved by the axioms in `core` but refuted by the bounded
+     * check at its own shapes: one of those axioms is wrong (may be NULL). */
+    void (*on_disagreement)(void *user, int64_t id, const char *core);
+} xf_verify_db_options;
+
+/* Defaults: one job, verifier defaults, no limit. */
+void xf_verify_db_options_init(xf_verify_db_options *o);
+
+/* Decides the candidate rules (with recheck: every rule not pruned) of db,
+ * the database at `path` (each worker opens it read-only itself). The
+ * verifier is prepared once, before the first fork, and every worker
+ * inherits a copy. Each rule runs in its own forked process, at most
+ * o->jobs at a time, so a crash or a hang costs one rule: a worker that
+ * outlives its hard deadline is killed and the rule recorded unknown with
+ * the reason. The verdict combines the two checks: proved only when the
+ * axiomatic proof succeeds and the bounded check does not refute; refuted
+ * when the bounded check finds a counterexample (stored); unknown
+ * otherwise. A rule refuted only at other input shapes is shape-specific
+ * (the proof encodes the rule's own sizes): stored refuted and counted.
+ * Verdicts are committed in batches, so a failure keeps what was decided;
+ * the call is recorded as an "xferverify" run. t (filled on every path)
+ * says what was decided. */
+xf_status xf_verify_db(xf_rulesdb *db, const char *path, const xf_verify_db_options *o,
+                       xf_verify_tally *t, xf_error *err);
 
 #endif /* XF_VERIFY_H */

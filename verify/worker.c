@@ -1,6 +1,7 @@
 /*
- * worker.c — what one xferverify worker process does for one rule: open the
- * database read-only (its own handle: SQLite handles do not survive fork),
+ * worker.c — what one worker process of xf_verify_db does for one rule:
+ * open the database read-only (its own handle: SQLite handles do not
+ * survive fork),
  * load the rule, run the axiomatic proof and the bounded check with the
  * verifier the scheduler prepared before forking (its copy is this
  * process's alone), and write the outcome (xv_msg plus the counterexample blob) to

@@ -1,9 +1,9 @@
 /*
- * xferverify.h — private to the xferverify tool: the message a worker
- * process sends back to the scheduler over its pipe, and the worker itself.
+ * worker.h — private to verify/: the message a worker process sends back
+ * to the scheduler (schedule.c) over its pipe, and the worker itself.
  */
-#ifndef XF_XFERVERIFY_H
-#define XF_XFERVERIFY_H
+#ifndef XF_VERIFY_WORKER_H
+#define XF_VERIFY_WORKER_H
 
 #include <stddef.h>
 #include <stdint.h>

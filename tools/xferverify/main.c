@@ -5,14 +5,10 @@
  *   xferverify DB [-j N] [--timeout 10s] [--recheck] [--limit N] [--max-shapes N]
  *              [--check-axioms]
  *
- * Each rule runs in its own forked worker (worker.c), at most N at a time,
- * so a crash or a hang costs one rule: a worker that outlives its hard
- * deadline is killed and the rule recorded unknown with the reason. The
- * verifier is created and prepared once, before the first fork, and every
- * worker inherits a copy (Z3's set-up costs more than most rules). The
- * verdict combines the two checks: proved only when the axiomatic proof
- * succeeds and the bounded check does not refute; refuted when the bounded
- * check finds a counterexample (stored in the database); unknown otherwise.
+ * The work is xf_verify_db (verify/schedule.c): each rule in its own forked
+ * worker, at most N at a time, so a crash or a hang costs one rule; the
+ * verdict combines the axiomatic proof and the bounded check. This file
+ * parses the options, calls it and prints its progress line and summary.
  * A rule the axioms prove but the bounded check refutes at the rule's own
  * shapes is a disagreement (a wrong axiom) and is reported loudly on
  * stderr. Refuted only at other input shapes, it is a shape-specific rule:
@@ -32,20 +28,15 @@
  * database.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rulesdb/rulesdb.h"
-#include "verify/worker.h"
-
-#define XV_MAX_JOBS 64
+#include "verify/verify.h"
 
 static void usage(FILE *f)
 {
@@ -67,9 +58,8 @@ static void usage(FILE *f)
 
 typedef struct opts {
     const char *db;
-    int jobs, recheck, check_axioms;
-    long long limit;
-    xf_verify_options vo;
+    int check_axioms;
+    xf_verify_db_options dbo;
 } opts;
 
 static int parse_timeout(const char *s, unsigned *ms)
@@ -98,9 +88,8 @@ static int parse_int(const char *s, long long lo, long long hi, long long *out)
 static int parse_args(int argc, char **argv, opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->jobs = 1;
-    xf_verify_options_init(&o->vo);
-    o->vo.timeout_ms = 10000;
+    xf_verify_db_options_init(&o->dbo);
+    o->dbo.vo.timeout_ms = 10000;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -109,21 +98,21 @@ static int parse_args(int argc, char **argv, opts *o)
             usage(stdout);
             return 1;
         } else if (!strcmp(a, "--recheck")) {
-            o->recheck = 1;
+            o->dbo.recheck = 1;
         } else if (!strcmp(a, "--check-axioms")) {
             o->check_axioms = 1;
         } else if (!strcmp(a, "-j") || !strcmp(a, "--limit") || !strcmp(a, "--max-shapes")) {
-            long long hi = a[1] == 'j' ? XV_MAX_JOBS : a[2] == 'm' ? 4096 : (1LL << 40);
+            long long hi = a[1] == 'j' ? XF_VERIFY_MAX_JOBS : a[2] == 'm' ? 4096 : (1LL << 40);
             if (!val || parse_int(val, 1, hi, &n)) {
                 fprintf(stderr, "xferverify: %s needs a number from 1 to %lld\n", a, hi);
                 return 2;
             }
-            if (a[1] == 'j') o->jobs = (int)n;
-            else if (a[2] == 'm') o->vo.bounded_max_shapes = (int)n;
-            else o->limit = n;
+            if (a[1] == 'j') o->dbo.jobs = (int)n;
+            else if (a[2] == 'm') o->dbo.vo.bounded_max_shapes = (int)n;
+            else o->dbo.limit = n;
             i++;
         } else if (!strcmp(a, "--timeout")) {
-            if (!val || parse_timeout(val, &o->vo.timeout_ms)) {
+            if (!val || parse_timeout(val, &o->dbo.vo.timeout_ms)) {
                 fprintf(stderr, "xferverify: --timeout needs a duration such as 10s or 500ms\n");
                 return 2;
             }
@@ -152,231 +141,35 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* ------------------------------------------------------------ selection */
+/* ------------------------------------------------------------- progress */
 
-static xf_status select_rules(xf_rulesdb *db, const opts *o, int64_t **ids, int64_t *n,
-                              xf_error *err)
-{
-    xf_rulesdb_filter f;
-    memset(&f, 0, sizeof f);
-    f.any_status = o->recheck;
-    f.status = XF_RULE_CANDIDATE;
-    xf_rulesdb_iter *it = NULL;
-    xf_rulesdb_rule_info info;
-    xf_rulesdb_rule_info_init(&info);
-    *ids = NULL;
-    *n = 0;
-    int64_t cap = 0;
-    int has = 1;
-    xf_status st = xf_rulesdb_iter_begin(db, &f, &it, err);
-    while (st == XF_OK && (o->limit == 0 || *n < o->limit)) {
-        st = xf_rulesdb_iter_next(it, &info, &has, err);
-        if (st != XF_OK || !has) break;
-        if (info.status == XF_RULE_PRUNED) continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 256;
-            int64_t *p = realloc(*ids, (size_t)cap * sizeof *p);
-            if (!p) {
-                st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing rules");
-                break;
-            }
-            *ids = p;
-        }
-        (*ids)[(*n)++] = info.id;
-    }
-    xf_rulesdb_rule_info_free(&info);
-    xf_rulesdb_iter_free(it);
-    return st;
-}
-
-/* ------------------------------------------------------------- workers */
-
-typedef struct slot {
-    pid_t pid; /* 0: free */
-    int fd;
-    int64_t id;
-    double start, deadline;
-    uint8_t *buf;
-    size_t len, cap;
-} slot;
-
-typedef struct tally {
-    int64_t done, total, proved, refuted, unknown, disagree, shape_specific;
-    double t0;
+typedef struct report {
     int tty;
-} tally;
+} report;
 
-static void progress(tally *t, int final)
+static void progress(const report *u, const xf_verify_tally *t, int final)
 {
-    if (!t->tty && !final && t->done % 100 != 0) return;
-    double el = now_s() - t->t0;
+    if (!u->tty && !final && t->done % 100 != 0) return;
+    double el = t->elapsed_s;
     fprintf(stderr, "%s[%lld/%lld] proved %lld  refuted %lld  unknown %lld  %.1f s  %.1f rules/s%s",
-            t->tty ? "\r" : "", (long long)t->done, (long long)t->total, (long long)t->proved,
+            u->tty ? "\r" : "", (long long)t->done, (long long)t->total, (long long)t->proved,
             (long long)t->refuted, (long long)t->unknown, el, el > 0 ? (double)t->done / el : 0.0,
-            t->tty && !final ? "" : "\n");
+            u->tty && !final ? "" : "\n");
 }
 
-static xf_status record(xf_rulesdb *db, const slot *s, int wstatus, int killed, tally *t,
-                        xf_error *err)
+static void on_progress(void *user, const xf_verify_tally *t)
 {
-    xv_msg m;
-    char detail[1024];
-    const uint8_t *cex = NULL;
-    xf_rulesdb_verdict v;
-    memset(&v, 0, sizeof v);
-    v.status = XF_RULE_UNKNOWN;
-    v.time_ms = (now_s() - s->start) * 1e3;
-    int full = s->len >= sizeof m;
-    if (full) {
-        memcpy(&m, s->buf, sizeof m);
-        full = s->len == sizeof m + m.cex_len;
-        cex = s->buf + sizeof m;
-    }
-    if (killed) {
-        snprintf(detail, sizeof detail, "worker killed after the hard deadline (%.0f s)",
-                 s->deadline - s->start);
-    } else if (!full) {
-        if (WIFSIGNALED(wstatus))
-            snprintf(detail, sizeof detail, "worker crashed (signal %d)", WTERMSIG(wstatus));
-        else
-            snprintf(detail, sizeof detail, "worker exited (%d) without a verdict",
-                     WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
-    } else if (m.failed) {
-        snprintf(detail, sizeof detail, "error: %s", m.errmsg);
-    } else {
-        snprintf(detail, sizeof detail, "axioms: %s (%s); bounded: %s (%s)",
-                 xf_proof_result_name(m.proof), m.proof_detail[0] ? m.proof_detail : "-",
-                 xf_bounded_result_name(m.bounded), m.bounded_detail);
-        if (m.bounded == XF_BOUNDED_REFUTED) {
-            v.status = XF_RULE_REFUTED;
-            v.counterexample = m.cex_len ? cex : NULL;
-            v.counterexample_len = m.cex_len;
-            if (m.proof == XF_PROOF_PROVED && m.bounded_shape == 0) {
-                t->disagree++;
-                fprintf(stderr,
-                        "\nxferverify: DISAGREEMENT on rule %lld: the axioms prove it (core: %s) "
-                        "but the bounded check refutes it at its own shapes; one of these axioms "
-                        "is wrong\n",
-                        (long long)s->id, m.core);
-            } else if (m.proof == XF_PROOF_PROVED) {
-                t->shape_specific++; /* the detail stored with the verdict says where */
-            }
-        } else if (m.proof == XF_PROOF_PROVED) {
-            v.status = XF_RULE_PROVED;
-            v.axioms = m.core;
-        }
-    }
-    v.detail = detail;
-    if (v.status == XF_RULE_PROVED) t->proved++;
-    else if (v.status == XF_RULE_REFUTED) t->refuted++;
-    else t->unknown++;
-    t->done++;
-    xf_status st = xf_rulesdb_set_verdict(db, s->id, &v, err);
-    if (st == XF_OK && xf_rulesdb_batch_writes(db) >= 64) {
-        st = xf_rulesdb_commit(db, err);
-        if (st == XF_OK) st = xf_rulesdb_begin(db, err);
-    }
-    progress(t, 0);
-    return st;
+    progress(user, t, 0);
 }
 
-static int spawn(slot *s, const opts *o, xf_verifier *v, int64_t id)
+static void on_disagreement(void *user, int64_t id, const char *core)
 {
-    int p[2];
-    if (pipe(p) != 0) return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(p[0]);
-        close(p[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        close(p[0]);
-        _exit(xv_worker(o->db, id, v, p[1]));
-    }
-    close(p[1]);
-    fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
-    s->pid = pid;
-    s->fd = p[0];
-    s->id = id;
-    s->len = 0;
-    s->start = now_s();
-    /* Room for the proof and the bounded query of each output, plus start-up. */
-    s->deadline = s->start + 6.0 * o->vo.timeout_ms / 1e3 + 10.0;
-    return 0;
-}
-
-/* Reads what is available; 1 at end of file. */
-static int drain(slot *s)
-{
-    for (;;) {
-        if (s->cap - s->len < 4096) {
-            size_t cap = s->cap ? 2 * s->cap : 8192;
-            uint8_t *b = realloc(s->buf, cap);
-            if (!b) return 1;
-            s->buf = b, s->cap = cap;
-        }
-        ssize_t r = read(s->fd, s->buf + s->len, s->cap - s->len);
-        if (r > 0) {
-            s->len += (size_t)r;
-            continue;
-        }
-        if (r < 0 && errno == EINTR) continue;
-        return r == 0 || errno != EAGAIN;
-    }
-}
-
-static xf_status run_all(xf_rulesdb *db, const opts *o, xf_verifier *v, const int64_t *ids,
-                         tally *t, xf_error *err)
-{
-    slot slots[XV_MAX_JOBS];
-    memset(slots, 0, sizeof slots);
-    int64_t next = 0;
-    int busy = 0;
-    xf_status st = XF_OK;
-    while (st == XF_OK && (next < t->total || busy > 0)) {
-        for (int k = 0; k < o->jobs && next < t->total; k++) {
-            if (slots[k].pid) continue;
-            if (spawn(&slots[k], o, v, ids[next]) != 0) {
-                st = XF_FAIL(err, XF_ERR_INTERNAL, "cannot start a worker: %s", strerror(errno));
-                break;
-            }
-            next++, busy++;
-        }
-        struct pollfd pf[XV_MAX_JOBS];
-        int map[XV_MAX_JOBS], n = 0;
-        for (int k = 0; k < o->jobs; k++)
-            if (slots[k].pid) pf[n].fd = slots[k].fd, pf[n].events = POLLIN, map[n++] = k;
-        if (n == 0) continue;
-        if (poll(pf, (nfds_t)n, 200) < 0 && errno != EINTR) {
-            st = XF_FAIL(err, XF_ERR_INTERNAL, "poll failed: %s", strerror(errno));
-            break;
-        }
-        for (int i = 0; i < n && st == XF_OK; i++) {
-            slot *s = &slots[map[i]];
-            int eof = (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) ? drain(s) : 0;
-            int killed = !eof && now_s() > s->deadline;
-            if (!eof && !killed) continue;
-            if (killed) kill(s->pid, SIGKILL);
-            int ws = 0;
-            while (waitpid(s->pid, &ws, 0) < 0 && errno == EINTR) {
-            }
-            close(s->fd);
-            st = record(db, s, ws, killed, t, err);
-            s->pid = 0;
-            busy--;
-        }
-    }
-    for (int k = 0; k < XV_MAX_JOBS; k++) {
-        if (slots[k].pid) {
-            kill(slots[k].pid, SIGKILL);
-            waitpid(slots[k].pid, NULL, 0);
-            close(slots[k].fd);
-        }
-        free(slots[k].buf);
-    }
-    return st;
+    (void)user;
+    fprintf(stderr,
+            "\nxferverify: DISAGREEMENT on rule %lld: the axioms prove it (core: %s) "
+            "but the bounded check refutes it at its own shapes; one of these axioms "
+            "is wrong\n",
+            (long long)id, core);
 }
 
 /* ---------------------------------------------------------- check-axioms */
@@ -426,7 +219,7 @@ static int check_axioms(const opts *o)
 {
     xf_error err;
     xf_verifier *v = NULL;
-    if (xf_verifier_new(&o->vo, &v, &err) != XF_OK) {
+    if (xf_verifier_new(&o->dbo.vo, &v, &err) != XF_OK) {
         fprintf(stderr, "xferverify: %s\n", err.msg);
         return 1;
     }
@@ -483,36 +276,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "xferverify: %s\n", err.msg);
         return 2;
     }
-    xf_verifier *v = NULL;
-    int64_t *ids = NULL;
-    tally t;
-    memset(&t, 0, sizeof t);
-    t.tty = isatty(2);
-    t.t0 = now_s();
-    int64_t run_id = 0;
-    char options[128];
-    snprintf(options, sizeof options, "-j %d --timeout %ums --max-shapes %d%s", o.jobs,
-             o.vo.timeout_ms, o.vo.bounded_max_shapes, o.recheck ? " --recheck" : "");
-    xf_rulesdb_run_desc d = {"xferverify", "0.1.0", options, NULL, NULL, o.vo.seed};
-    xf_status st = select_rules(db, &o, &ids, &t.total, &err);
-    if (st == XF_OK) st = xf_verifier_new(&o.vo, &v, &err);
-    if (st == XF_OK) st = xf_verifier_prepare(v, &err);
-    if (st == XF_OK) st = xf_rulesdb_run_start(db, &d, &run_id, &err);
-    if (st == XF_OK) st = xf_rulesdb_begin(db, &err);
-    if (st == XF_OK) st = run_all(db, &o, v, ids, &t, &err);
-    if (st == XF_OK) st = xf_rulesdb_commit(db, &err);
-    else if (xf_rulesdb_in_batch(db)) xf_rulesdb_commit(db, NULL); /* keep what was decided */
-    if (st == XF_OK) st = xf_rulesdb_run_stage(db, run_id, "verify", now_s() - t.t0, t.done, &err);
-    if (run_id)
-        xf_rulesdb_run_set_state(db, run_id, st == XF_OK ? XF_RUN_DONE : XF_RUN_INTERRUPTED,
-                                 NULL);
-    progress(&t, 1);
+    report u = {isatty(2)};
+    o.dbo.version = "0.1.0";
+    o.dbo.user = &u;
+    o.dbo.on_progress = on_progress;
+    o.dbo.on_disagreement = on_disagreement;
+    xf_verify_tally t;
+    xf_status st = xf_verify_db(db, o.db, &o.dbo, &t, &err);
+    progress(&u, &t, 1);
     if (t.shape_specific)
         fprintf(stderr, "xferverify: %lld rule(s) hold at their own shapes but are refuted at "
                         "other input shapes (stored refuted)\n",
                 (long long)t.shape_specific);
-    free(ids);
-    xf_verifier_free(v);
     xf_rulesdb_close(db);
     if (st != XF_OK) {
         fprintf(stderr, "xferverify: %s\n", err.msg);
