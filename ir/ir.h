@@ -429,6 +429,21 @@ void xf_rule_free(xf_rule *r);
  * message says which side or which input/output disagrees. */
 xf_status xf_rule_validate(const xf_rule *r, xf_error *err);
 
+/* Identity of a rule modulo renaming of its inputs (rule_key.c): the
+ * smallest (source hash, target hash) of xf_graph_hash over every renaming,
+ * that is every order of the graph inputs that keeps dtypes and shapes in
+ * a canonical sequence and every joint order of the mapped outputs. Equal
+ * keys: one rule is a renaming of the other (up to 128-bit collisions). */
+typedef struct xf_rule_key {
+    uint64_t src, dst;
+} xf_rule_key;
+
+/* Permutes r's inputs and outputs while it searches, and restores them.
+ * *reversed (may be NULL) gets the key of the rule read backwards
+ * (target => source). */
+xf_status xf_rule_key_of(xf_rule *r, xf_rule_key *key, xf_rule_key *reversed, xf_error *err);
+int xf_rule_key_cmp(const xf_rule_key *a, const xf_rule_key *b);
+
 /* Readable infix form of a small graph, one expression per output joined by
  * ", ": "ewadd(matmul(x0, w0), matmul(x0, w1))". Inputs print as their
  * names (or in<i>), parameters that matter in brackets ("concat[axis=1]"),

@@ -1,8 +1,8 @@
 /*
  * cmd_diff.c — `xferdb diff A.db B.db`: which rules one database has and
- * the other has not, modulo renaming of inputs (rule_key.c: x0,x1 and
- * a,b name the same rule when the shapes agree and the graphs match under
- * some renaming). Rules of every status take part. Lists the rules only in
+ * the other has not, modulo renaming of inputs (xf_rule_key_of in
+ * ir/rule_key.c: x0,x1 and a,b name the same rule when the shapes agree and
+ * the graphs match under some renaming). Rules of every status take part. Lists the rules only in
  * A ("<"), only in B (">") — noting when the other database has the rule
  * the other way round (target => source) — then rules in both whose status
  * differs ("!", informative), and a summary line. Exit status like diff(1): 0 the rule
@@ -16,7 +16,7 @@
 #include "xferdb.h"
 
 typedef struct entry {
-    xferdb_rule_key key, rev; /* rev: the key of target => source */
+    xf_rule_key key, rev; /* rev: the key of target => source */
     int64_t id;
     xf_rule_status status;
     char *text; /* "src  =>  dst" */
@@ -67,7 +67,7 @@ static xf_status add_rule(xf_rulesdb *db, const xf_rulesdb_rule_info *info, side
     xf_status st = xf_rulesdb_load_rule(db, info->id, &r, err);
     if (st != XF_OK) return st;
     entry e = {{0, 0}, {0, 0}, info->id, info->status, NULL};
-    st = xferdb_rule_key_of(&r, &e.key, &e.rev, err);
+    st = xf_rule_key_of(&r, &e.key, &e.rev, err);
     if (st == XF_OK) {
         e.text = rule_text(&r, err);
         if (!e.text) st = err->code;
@@ -84,7 +84,7 @@ static xf_status add_rule(xf_rulesdb *db, const xf_rulesdb_rule_info *info, side
 static int by_key(const void *a, const void *b)
 {
     const entry *x = a, *y = b;
-    int c = xferdb_rule_key_cmp(&x->key, &y->key);
+    int c = xf_rule_key_cmp(&x->key, &y->key);
     return c ? c : (x->id > y->id) - (x->id < y->id);
 }
 
@@ -120,17 +120,17 @@ static int read_side(side *s)
 }
 
 /* The entry of s with key k, or NULL (s is sorted by key). */
-static const entry *find(const side *s, const xferdb_rule_key *k)
+static const entry *find(const side *s, const xf_rule_key *k)
 {
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (xferdb_rule_key_cmp(&s->e[mid].key, k) < 0)
+        if (xf_rule_key_cmp(&s->e[mid].key, k) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < s->n && xferdb_rule_key_cmp(&s->e[lo].key, k) == 0 ? &s->e[lo] : NULL;
+    return lo < s->n && xf_rule_key_cmp(&s->e[lo].key, k) == 0 ? &s->e[lo] : NULL;
 }
 
 static int by_id(const void *x, const void *y)
@@ -173,7 +173,7 @@ static int64_t status_changes(const side *a, const side *b, int64_t *in_both)
     size_t i = 0, j = 0;
     *in_both = 0;
     while (i < a->n && j < b->n) {
-        int c = xferdb_rule_key_cmp(&a->e[i].key, &b->e[j].key);
+        int c = xf_rule_key_cmp(&a->e[i].key, &b->e[j].key);
         if (c < 0) {
             i++;
         } else if (c > 0) {

@@ -118,21 +118,4 @@ int xferdb_run_dot(const char *fmt, const char *in, const char *out);
  * file, up to `jobs` at a time; 0 ok, else 1 after a message. */
 int xferdb_render_svgs(char **files, int n, int jobs);
 
-/* ------------------------------------------------------ rule_key.c */
-
-/* Identity of a rule modulo renaming of its inputs: the smallest
- * (source hash, target hash) over every renaming, that is every order of
- * the graph inputs that keeps dtypes and shapes in a canonical sequence and
- * every joint order of the mapped outputs. */
-typedef struct xferdb_rule_key {
-    uint64_t src, dst;
-} xferdb_rule_key;
-
-/* Permutes r's inputs and outputs while it searches, and restores them.
- * *reversed (may be NULL) gets the key of the rule read backwards
- * (target => source). */
-xf_status xferdb_rule_key_of(xf_rule *r, xferdb_rule_key *key, xferdb_rule_key *reversed,
-                             xf_error *err);
-int xferdb_rule_key_cmp(const xferdb_rule_key *a, const xferdb_rule_key *b);
-
 #endif

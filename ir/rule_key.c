@@ -1,6 +1,6 @@
 /*
- * rule_key.c — the identity of a rule modulo renaming of its inputs, for
- * `xferdb diff`.
+ * rule_key.c — the identity of a rule modulo renaming of its inputs
+ * (xf_rule_key_of; `xferdb diff` matches the rules of two databases by it).
  *
  * The canonical structural hash (xf_graph_hash) ignores names but not input
  * positions: ewadd(x0, x1) and ewadd(x1, x0) hash differently because x0 is
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xferdb.h"
+#include "ir.h"
 
 #define MAX_INPUTS 8
 #define MAX_OUTPUTS 5
@@ -50,7 +50,7 @@ static int next_perm(int *p, int n)
     return 1;
 }
 
-int xferdb_rule_key_cmp(const xferdb_rule_key *a, const xferdb_rule_key *b)
+int xf_rule_key_cmp(const xf_rule_key *a, const xf_rule_key *b)
 {
     if (a->src != b->src) return a->src < b->src ? -1 : 1;
     if (a->dst != b->dst) return a->dst < b->dst ? -1 : 1;
@@ -62,7 +62,7 @@ typedef struct search {
     const int *src_in, *dst_in, *src_out, *dst_out; /* original orders */
     const int *sorted;                              /* inputs sorted by type */
     int n_in, n_out, all_orders;
-    xferdb_rule_key best, rev;
+    xf_rule_key best, rev;
     int have;
 } search;
 
@@ -78,10 +78,10 @@ static void try_order(search *s, const int *p, const int *q)
         r->src.outputs[i] = s->src_out[q[i]];
         r->dst.outputs[i] = s->dst_out[q[i]];
     }
-    xferdb_rule_key k = {xf_graph_hash(&r->src), xf_graph_hash(&r->dst)};
-    xferdb_rule_key rk = {k.dst, k.src};
-    if (!s->have || xferdb_rule_key_cmp(&k, &s->best) < 0) s->best = k;
-    if (!s->have || xferdb_rule_key_cmp(&rk, &s->rev) < 0) s->rev = rk;
+    xf_rule_key k = {xf_graph_hash(&r->src), xf_graph_hash(&r->dst)};
+    xf_rule_key rk = {k.dst, k.src};
+    if (!s->have || xf_rule_key_cmp(&k, &s->best) < 0) s->best = k;
+    if (!s->have || xf_rule_key_cmp(&rk, &s->rev) < 0) s->rev = rk;
     s->have = 1;
 }
 
@@ -138,7 +138,7 @@ static void copy_ints(int *dst, const int *src, int n)
     if (n > 0) memcpy(dst, src, sizeof(int) * (size_t)n);
 }
 
-xf_status xferdb_rule_key_of(xf_rule *r, xferdb_rule_key *key, xferdb_rule_key *reversed,
+xf_status xf_rule_key_of(xf_rule *r, xf_rule_key *key, xf_rule_key *reversed,
                              xf_error *err)
 {
     int n_in = r->src.n_inputs, n_out = r->src.n_outputs;
