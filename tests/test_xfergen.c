@@ -10,10 +10,13 @@
  * arguments exit with status 2 and a message.
  *
  * Interruption uses the tool's test hook XF_XFERGEN_STOP_AFTER=N (the stop
- * flag is raised after N candidates, as SIGINT would raise it).
+ * flag is raised after N candidates, as SIGINT would raise it). The library
+ * call behind the tool (xf_enum_generate) is also run in-process: stopped,
+ * resumed, and given an unusable vocabulary.
  */
 #include "testutil.h"
 
+#include "enumerate/enumerate.h"
 #include "rulesdb/rulesdb.h"
 
 #include <stdio.h>
@@ -232,6 +235,57 @@ START_TEST(test_resume_after_interrupt)
 }
 END_TEST
 
+/* xf_enum_generate in-process: a run stopped after 2 candidates is
+ * resumable and reported as stopped, its resumption writes the same rules
+ * as the tool's uninterrupted run, and an unusable vocabulary is bad input
+ * (not a failure while running). */
+START_TEST(test_library_run)
+{
+    char full[4096], lib[4096];
+    snprintf(full, sizeof full, "%s", xf_test_tmp("lib_full.db"));
+    snprintf(lib, sizeof lib, "%s", xf_test_tmp("lib.db"));
+    ck_assert_int_eq(run_xfergen(full, "", ""), 0);
+    xf_test_remove_db(lib);
+    xf_enum_generate_options o;
+    xf_enum_generate_options_init(&o);
+    o.max_ops = 2;
+    o.vocab = vocab_file(lib, TINY_VOCAB);
+    o.inputs = INPUTS;
+    o.seed = 7;
+    o.out = lib;
+    o.version = "test";
+    o.stop_after = 2;
+    xf_enum_generate_result r;
+    xf_error err;
+    ck_assert_msg(xf_enum_generate(&o, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(r.stopped, 1);
+    ck_assert_uint_ge(r.candidates, 2);
+    ck_assert_int_eq(r.written, 0);
+    int n_stages;
+    ck_assert_int_eq(last_run_state(lib, &n_stages), XF_RUN_INTERRUPTED);
+    o.stop_after = -1;
+    o.resume = 1;
+    ck_assert_msg(xf_enum_generate(&o, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(r.stopped, 0);
+    ck_assert_int_eq(last_run_state(lib, &n_stages), XF_RUN_DONE);
+    int64_t nf, nl;
+    char *lf = export_rules(full, &nf), *ll = export_rules(lib, &nl);
+    ck_assert_str_eq(lf, ll);
+    ck_assert_int_eq(nf, nl);
+    ck_assert_int_eq((int64_t)r.pruned.kept, nl);
+    ck_assert_uint_eq(r.pruned.in, r.candidates);
+    ck_assert(r.written > 0 && r.written <= (int64_t)r.candidates);
+    free(lf);
+    free(ll);
+
+    o.resume = 0;
+    o.vocab = "/nonexistent/v.txt";
+    ck_assert_int_ne(xf_enum_generate(&o, &r, &err), XF_OK);
+    ck_assert_int_eq(r.bad_input, 1);
+    ck_assert_msg(strstr(err.msg, "/nonexistent/v.txt") != NULL, "%s", err.msg);
+}
+END_TEST
+
 /* Runs xfergen with raw arguments; returns the status, stderr into errbuf. */
 static int run_raw(const char *args, char *errbuf, size_t n)
 {
@@ -288,6 +342,7 @@ int main(void)
     tcase_add_test(tc, test_same_seed_same_rules);
     tcase_add_test(tc, test_resume_after_interrupt);
     tcase_add_test(tc, test_bad_arguments);
+    tcase_add_test(tc, test_library_run);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

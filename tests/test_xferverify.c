@@ -7,7 +7,8 @@
  * sides, the true rule never refuted, the shape-specific rule refuted at
  * another shape without a disagreement, and proved with --max-shapes 1),
  * that a rerun decides nothing, that --recheck decides all again, and the
- * exit status of bad usage (2) and --help (0).
+ * exit status of bad usage (2) and --help (0). The library call behind the
+ * tool (xf_verify_db) is also run in-process: its tally and callbacks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +185,59 @@ START_TEST(decides_stores_and_resumes)
 }
 END_TEST
 
+typedef struct seen {
+    int progress, disagreements;
+    int64_t last_done;
+} seen;
+
+static void count_progress(void *user, const xf_verify_tally *t)
+{
+    seen *s = user;
+    s->progress++;
+    ck_assert_int_eq(t->done, s->last_done + 1);
+    s->last_done = t->done;
+}
+
+static void count_disagreement(void *user, int64_t id, const char *core)
+{
+    (void)id;
+    (void)core;
+    ((seen *)user)->disagreements++;
+}
+
+START_TEST(library_tally_and_callbacks)
+{
+    xf_rulesdb *db;
+    xf_error err;
+    ck_assert_int_eq(xf_rulesdb_open(db_path, 0, &db, &err), XF_OK);
+    xf_verify_db_options o;
+    xf_verify_db_options_init(&o);
+    o.jobs = 2;
+    o.vo.timeout_ms = 5000;
+    o.version = "test";
+    seen s = {0, 0, 0};
+    o.user = &s;
+    o.on_progress = count_progress;
+    o.on_disagreement = count_disagreement;
+    xf_verify_tally t;
+    ck_assert_msg(xf_verify_db(db, db_path, &o, &t, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(t.total, 3);
+    ck_assert_int_eq(t.done, 3);
+    ck_assert_int_eq(t.proved + t.refuted + t.unknown, 3);
+    ck_assert_int_ge(t.refuted, 2); /* the false rule, the shape-specific one */
+    ck_assert_int_eq(t.shape_specific, 1);
+    ck_assert_int_eq(t.disagree, 0);
+    ck_assert_int_eq(s.progress, 3);
+    ck_assert_int_eq(s.disagreements, 0);
+    /* Nothing is left to decide; a bad job count is refused. */
+    ck_assert_int_eq(xf_verify_db(db, db_path, &o, &t, &err), XF_OK);
+    ck_assert_int_eq(t.total, 0);
+    o.jobs = 0;
+    ck_assert_int_eq(xf_verify_db(db, db_path, &o, &t, &err), XF_ERR_INVALID);
+    xf_rulesdb_close(db);
+}
+END_TEST
+
 START_TEST(bad_usage)
 {
     char args[4200];
@@ -209,6 +263,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, decides_stores_and_resumes);
     tcase_add_test(tc, bad_usage);
+    tcase_add_test(tc, library_tally_and_callbacks);
     suite_add_tcase(s, tc);
     return s;
 }
