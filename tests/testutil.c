@@ -105,8 +105,9 @@ void xf_test_modelzoo_build(const char *model, const char *args, xf_graph *g)
     xf_modelzoo_config_init(&c, m);
     char flag[64];
     long long v;
-    int used;
-    for (const char *p = args; sscanf(p, " %63s %lld%n", flag, &v, &used) == 2; p += used) {
+    int used = 0;
+    const char *p = args;
+    for (; sscanf(p, " %63s %lld%n", flag, &v, &used) == 2; p += used) {
         if (strcmp(flag, "--seed") == 0) {
             c.seed = (uint64_t)v;
             continue;
@@ -116,6 +117,8 @@ void xf_test_modelzoo_build(const char *model, const char *args, xf_graph *g)
                       flag);
         c.v[o] = v;
     }
+    while (isspace((unsigned char)*p)) p++;
+    ck_assert_msg(*p == '\0', "modelzoo %s: cannot read '%s' as --OPTION N pairs", model, p);
     xf_error err = {0};
     ck_assert_msg(xf_modelzoo_build(m, &c, g, &err) == XF_OK, "modelzoo %s %s: %s", model, args,
                   err.msg);
