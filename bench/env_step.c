@@ -29,7 +29,7 @@
 
 #include "agent/agent.h"
 #include "agent_runner.h"
-#include "agent/env_internal.h"
+#include "agent/search/env_internal.h"
 #include "onnx/onnx.h"
 #include "rulesdb/rulesdb.h"
 

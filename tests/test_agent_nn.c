@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/nn.h"
+#include "agent/nn/nn.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------ helpers */

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/wm.h"
+#include "agent/rl/wm.h"
 #include "agent_fixture.h"
 #include "testutil.h"
 
