@@ -1,5 +1,5 @@
 /*
- * nn.h — the neural-network toolkit of the agent module (private to agent/):
+ * nn.h — the neural-network toolkit of the agent (agent/nn/, used by agent/rl/):
  * a named parameter store, layers as forward/backward function pairs over
  * plain float buffers (llm.c style), losses, Adam, gradient clipping,
  * versioned checkpoints and a finite-difference gradient checker. The GNN

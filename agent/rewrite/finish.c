@@ -12,7 +12,7 @@
  * Last, borrowed constant data is copied so the result owns everything and
  * outlives the working graph and the model it came from.
  */
-#include "agent/agent.h"
+#include "agent/rewrite/rewrite.h"
 #include "agent/rewrite/fold.h"
 #include "agent/rewrite/graph_edit.h"
 

@@ -1,5 +1,5 @@
 /*
- * fold.h — (private to agent/) weight folding used by xf_agent_finish.
+ * fold.h — (private to agent/rewrite/) weight folding used by xf_agent_finish.
  */
 #ifndef XF_AGENT_FOLD_H
 #define XF_AGENT_FOLD_H

@@ -1,5 +1,5 @@
 /*
- * fuse_layernorm.h — (private to agent/) the layer-norm fusion that
+ * fuse_layernorm.h — (private to agent/rewrite/) the layer-norm fusion that
  * xf_agent_prepare applies: decomposed LayerNorm chains (ReduceMean, Sub,
  * Pow, ReduceMean, Add eps, Sqrt, Div, optional Mul gamma and Add beta over
  * the last axis) become one layernorm node. See fuse_layernorm.c.

@@ -1,5 +1,5 @@
 /*
- * graph_edit.h — (private to agent/) in-place surgery on an xf_graph that
+ * graph_edit.h — (private to agent/rewrite/) in-place surgery on an xf_graph that
  * the ir/ builders do not offer: counting the uses of every value and
  * deleting a set of nodes and values with the survivors renumbered. Rule
  * application, preparation and finishing all rewrite a shared clone of a

@@ -1,5 +1,5 @@
 /*
- * match_impl.h — (private to agent/) the compiled form of a rule set and the
+ * match_impl.h — (private to agent/rewrite/) the compiled form of a rule set and the
  * per-graph index the matcher works on.
  *
  * A rule is compiled once, at load: its source side becomes a match pattern
@@ -17,7 +17,7 @@
 
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/rewrite/rewrite.h"
 
 /* Outputs of one rule operator (split). */
 #define XF_PAT_MAX_NODE_OUT 8
@@ -162,22 +162,6 @@ int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, cons
          (16 + 2 * XF_MATCH_MAX_ARITY + 3 * XF_PAT_MAX_NODE_OUT + sizeof(xf_params) / 8 + 1))
 size_t xf_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_target_tmpl *tgt,
                           uint64_t *w);
-
-/* xf_match_apply that also fills node_from (at least g->n_nodes +
- * XF_MATCH_MAX_NODES entries, NULL: not wanted): for every node of *out,
- * the node of g it is an unchanged copy of (same op, parameters, input
- * dtypes and shapes; its inputs may read a target output now, which has
- * the matched output's dtype and shape), or -1 for a target node. */
-xf_status xf_match_apply_from(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
-                              const xf_match *m, xf_graph *out, int *node_from, xf_error *err);
-
-/* xf_graph_index_build for a graph made by xf_match_apply_from from
- * prev's graph: node i with from[i] >= 0 takes its matching key over from
- * prev's node from[i] instead of recomputing it (keys depend only on op,
- * parameters, arity and the first input's shape). from NULL: build from
- * scratch. */
-xf_status xf_graph_index_build_from(const xf_graph *g, const xf_graph_index *prev, const int *from,
-                                    xf_graph_index **out, xf_error *err);
 
 /* xf_match_instantiate that also returns the target's output dtypes/shapes
  * (rule output order). err may be NULL (no message formatted: fast). */

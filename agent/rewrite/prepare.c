@@ -13,7 +13,7 @@
  * Names: the final value of a split conv keeps the conv's output name (graph
  * outputs keep theirs); the bare conv output becomes "<name>_nobias".
  */
-#include "agent/agent.h"
+#include "agent/rewrite/rewrite.h"
 #include "agent/rewrite/fuse_layernorm.h"
 #include "agent/rewrite/scalar_mul.h"
 

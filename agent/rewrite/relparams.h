@@ -1,5 +1,5 @@
 /*
- * relparams.h — (private to agent/) operator parameters in a rank-relative
+ * relparams.h — (private to agent/rewrite/) operator parameters in a rank-relative
  * form, so a rule found on small tensors applies to larger or batched ones.
  *
  * Rules are enumerated at fixed ranks (2-D matrices, 4-D NCHW tensors). An

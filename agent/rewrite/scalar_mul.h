@@ -1,5 +1,5 @@
 /*
- * scalar_mul.h — (private to agent/) the scalar canonicalisation that
+ * scalar_mul.h — (private to agent/rewrite/) the scalar canonicalisation that
  * xf_agent_prepare applies: a multiplication or division by a float32
  * rank-0 constant becomes scalar_mul (by the constant, or by its
  * reciprocal), the form the rules' scalar axioms are written for. See

@@ -26,10 +26,7 @@
  * set. The warm-up's steps are not PPO data: their actions do not come
  * from the policy.
  */
-#include "agent/search/costmemo.h"
-#include "agent/search/env_internal.h"
 #include "agent/rl/ppo.h"
-#include "agent/search/search_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -56,8 +56,6 @@
  * Deterministic for a given seed: every random choice draws from the
  * agent's generator (or generators seeded from it).
  */
-#include "agent/search/env_internal.h"
-#include "agent/search/search_internal.h"
 #include "agent/rl/wm.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * gnn.h — (private to agent/) the graph encoder of the learning agents: a
+ * gnn.h — (part of agent/rl/rl.h) the graph encoder of the learning agents: a
  * working graph becomes a latent vector z through a graph-nets encoder
  * (Battaglia et al. 2018).
  *
@@ -19,7 +19,7 @@
 #ifndef XF_AGENT_GNN_H
 #define XF_AGENT_GNN_H
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "agent/nn/nn.h"
 
 /* ----------------------------------------------------------------- features */

@@ -1,5 +1,5 @@
 /*
- * ppo.h — (private to agent/) proximal policy optimisation for the learning
+ * ppo.h — (part of agent/rl/rl.h) proximal policy optimisation for the learning
  * agents: a two-level policy over the environment's actions (a rule, then a
  * location of that rule), a rollout buffer with GAE(γ, λ) advantages, the
  * clipped PPO update, the model-free agent that trains the policy and
@@ -29,11 +29,9 @@
 
 #include <string.h>
 
-#include "agent/agent.h"
-#include "agent/search/costmemo.h"
+#include "agent/search/search.h"
 #include "agent/rl/gnn.h"
 #include "agent/nn/nn.h"
-#include "agent/search/search_internal.h"
 
 /* ------------------------------------------------------- hyper-parameters */
 

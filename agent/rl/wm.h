@@ -1,5 +1,5 @@
 /*
- * wm.h — (private to agent/) the world-model agent: an MDN-RNN world model
+ * wm.h — (part of agent/rl/rl.h) the world-model agent: an MDN-RNN world model
  * (Ha & Schmidhuber's World Models, as RLFlow uses it) learnt from random
  * rollouts on the real environment, a "dream" environment that steps the
  * model instead of the real one, and the agent that trains a PPO controller
@@ -39,7 +39,7 @@
 
 #include <stdint.h>
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "agent/rl/gnn.h"
 #include "agent/nn/nn.h"
 #include "agent/rl/ppo.h"

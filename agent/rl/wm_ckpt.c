@@ -17,7 +17,6 @@
  * world model and controller are built for it before their stores are
  * read. A load that fails part-way leaves the agent as it was.
  */
-#include "agent/search/env_internal.h"
 #include "agent/rl/wm.h"
 
 #include <errno.h>

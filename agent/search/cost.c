@@ -10,7 +10,7 @@
  * After a rewrite, nodes the rewrite did not touch keep their cost
  * (xf_costmemo_graph_from); only the new ones go through the memo.
  */
-#include "agent/search/costmemo.h"
+#include "agent/search/search.h"
 
 #include <stddef.h>
 #include <stdlib.h>

@@ -19,9 +19,8 @@
  * that fails) gets invalid_penalty and leaves the graph unchanged. Every
  * call to step counts towards max_steps, valid or not.
  */
-#include "agent/search/costmemo.h"
+#include "agent/search/search.h"
 #include "agent/search/env_internal.h"
-#include "agent/rewrite/match_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /*
- * search_internal.h — (private to agent/) pieces the search baselines share:
- * the trail of applied rules (parent links, so the path to the best graph
- * can be read back), a set of graph hashes, the wall clock with the
- * progress callback, and the best graph kept so far.
+ * search_internal.h — (private to agent/search/) pieces the search baselines
+ * share: the trail of applied rules (parent links, so the path to the best
+ * graph can be read back), the wall clock with the progress callback, and
+ * the best graph kept so far.
  */
 #ifndef XF_AGENT_SEARCH_INTERNAL_H
 #define XF_AGENT_SEARCH_INTERNAL_H
@@ -22,18 +22,6 @@ void xf_search_trail_free(xf_search_trail *t);
 xf_status xf_search_trail_add(xf_search_trail *t, int parent, int rule, int *idx,
                               xf_error *err);
 
-/* Open-addressing set of 64-bit graph hashes. */
-typedef struct xf_hashset {
-    uint64_t *slot; /* 0: empty (hash 0 is kept in has_zero) */
-    size_t cap, n;
-    int has_zero;
-} xf_hashset;
-
-void xf_hashset_init(xf_hashset *s);
-void xf_hashset_free(xf_hashset *s);
-/* *added = 1 when h was not in the set (it is now). */
-xf_status xf_hashset_add(xf_hashset *s, uint64_t h, int *added, xf_error *err);
-
 /* What every search run carries: the environment, the options, the result
  * being filled, the clock and the best graph's trail entry. */
 typedef struct xf_search_ctx {
@@ -46,7 +34,6 @@ typedef struct xf_search_ctx {
     double t0, last_progress;
 } xf_search_ctx;
 
-double xf_search_now(void); /* monotonic seconds */
 /* 1 when max_seconds has passed. */
 int xf_search_out_of_time(const xf_search_ctx *c);
 /* Calls the progress callback when a second has passed since the last call. */
@@ -54,10 +41,6 @@ void xf_search_tick(xf_search_ctx *c);
 /* Makes a shared copy of g the best graph (cost ms, reached by trail entry). */
 xf_status xf_search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
                               xf_error *err);
-
-/* Improvements smaller than this fraction of the initial cost are rounding
- * noise (a rewrite and its reverse cost the same), not progress. */
-#define XF_SEARCH_EPS 1e-9
 
 /* 1 when a failed peek or rewrite only means "this action does not work
  * here" (the search skips it), not that the machine is in trouble. */

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "costmodel/costmodel.h"
 #include "ir/ir.h"
 

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "cli.h"
 #include "onnx/onnx.h"
 

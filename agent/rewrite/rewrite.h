@@ -1,6 +1,6 @@
 /*
- * agent.h — the online half of rlflow: apply proved rewrite rules to a real
- * model's graph and search for a cheaper graph.
+ * rewrite.h — the rewrite engine of the agent (agent/rewrite/): apply proved
+ * rewrite rules to a real model's graph.
  *
  * Pieces, bottom up:
  *  - rule sets: the rules of a rules database (proved ones by default)
@@ -17,24 +17,21 @@
  *  - preparation and finishing: a model is prepared for rewriting (conv
  *    bias split into a separate add so conv rules can match) and finished
  *    for export (weight-only subgraphs a rule created are evaluated once and
- *    become new initializers; conv + bias add fused back);
- *  - cost of a working graph: the sum of its operators' costs on a cost
- *    model, where weight-only nodes cost nothing (they are folded at export);
- *  - the environment: a gym-style C API over all of the above (reset, step,
- *    masks), on which the search baselines (random, greedy, TASO's
- *    cost-bounded backtracking search) and the learning agents run.
+ *    become new initializers; conv + bias add fused back).
  *
- * Ownership: every create/load has one matching free; graphs handed out by
- * the environment are owned by it and valid until its next step/reset.
- * Nothing here prints to stdout or exits; fallible functions return an
- * xf_status and fill an optional xf_error.
+ * The environment and searches over these (agent/search/search.h) and the
+ * learning agents (agent/rl/rl.h) build on this room; it depends on ir/ and
+ * rulesdb/ only.
+ *
+ * Ownership: every create/load has one matching free. Nothing here prints
+ * to stdout or exits; fallible functions return an xf_status and fill an
+ * optional xf_error.
  */
-#ifndef XF_AGENT_H
-#define XF_AGENT_H
+#ifndef XF_AGENT_REWRITE_H
+#define XF_AGENT_REWRITE_H
 
 #include <stdint.h>
 
-#include "costmodel/costmodel.h"
 #include "ir/ir.h"
 
 /* Largest rule side the matcher handles (operators / rule inputs). */
@@ -187,6 +184,22 @@ xf_status xf_match_apply(const xf_ruleset *rs, const xf_graph *g, const xf_graph
  * different rewrite paths over the same model hash equal. */
 uint64_t xf_agent_graph_hash(const xf_graph *g);
 
+/* xf_match_apply that also fills node_from (at least g->n_nodes +
+ * XF_MATCH_MAX_NODES entries, NULL: not wanted): for every node of *out,
+ * the node of g it is an unchanged copy of (same op, parameters, input
+ * dtypes and shapes; its inputs may read a target output now, which has
+ * the matched output's dtype and shape), or -1 for a target node. */
+xf_status xf_match_apply_from(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                              const xf_match *m, xf_graph *out, int *node_from, xf_error *err);
+
+/* xf_graph_index_build for a graph made by xf_match_apply_from from
+ * prev's graph: node i with from[i] >= 0 takes its matching key over from
+ * prev's node from[i] instead of recomputing it (keys depend only on op,
+ * parameters, arity and the first input's shape). from NULL: build from
+ * scratch. */
+xf_status xf_graph_index_build_from(const xf_graph *g, const xf_graph_index *prev, const int *from,
+                                    xf_graph_index **out, xf_error *err);
+
 /* ---------------------------------------------------- preparation, finishing */
 
 /* What xf_agent_prepare does beyond the conv-bias split (always done). */
@@ -230,131 +243,4 @@ typedef struct xf_finish_stats {
 xf_status xf_agent_finish(const xf_graph *work, xf_graph *out, xf_finish_stats *stats,
                           xf_error *err);
 
-/* ------------------------------------------------------------- graph costs */
-
-/* Cost of a working graph: the sum over its nodes of xf_cost_node, except
- * weight-only nodes (folded at export), which cost nothing. `total` gets
- * ms, flops, bytes and kernels summed. */
-xf_status xf_agent_graph_cost(xf_cost_model *cm, const xf_graph *g, const xf_graph_index *ix,
-                              xf_op_cost *total, xf_error *err);
-
-/* ------------------------------------------------------------- environment */
-
-typedef struct xf_env xf_env;
-
-typedef struct xf_env_options {
-    int max_locations;     /* locations per rule in the masks (default 200) */
-    int max_steps;         /* episode length before done (default 200) */
-    double reward_runtime; /* α: weight of the relative cost decrease (default 1) */
-    double reward_memory;  /* β: weight of the relative memory-access decrease (default 0) */
-    double invalid_penalty; /* reward of an invalid action (default -1) */
-    xf_prepare_options prepare; /* how the model is prepared (defaults) */
-} xf_env_options;
-
-xf_env_options xf_env_options_default(void);
-
-/* Creates an environment over `model` (prepared with xf_agent_prepare
- * inside). rs, cm and model must outlive the environment. The initial graph
- * is costed and matched here. */
-xf_status xf_env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph *model,
-                        const xf_env_options *opt, xf_env **out, xf_error *err);
-void xf_env_free(xf_env *e); /* NULL is a no-op */
-
-/* Back to the prepared model (step count 0). */
-xf_status xf_env_reset(xf_env *e, xf_error *err);
-/* Replaces the current graph by a copy of g (a graph this environment
- * produced earlier, e.g. from a search's queue); recomputes cost and masks.
- * The step count is left as it is. */
-xf_status xf_env_set_graph(xf_env *e, const xf_graph *g, xf_error *err);
-
-typedef struct xf_env_step_result {
-    double reward;
-    int done;         /* no-op chosen, step limit reached, or no valid action left */
-    int valid;        /* 0: the action was not in the masks (penalty, graph unchanged) */
-    double cost_ms;   /* cost of the graph after the step */
-    double bytes;     /* memory accesses of the graph after the step */
-    uint64_t hash;    /* xf_agent_graph_hash of the graph after the step */
-} xf_env_step_result;
-
-/* Applies (xfer, location); xfer == xf_env_num_xfers(e) is the no-op that
- * ends the episode. An invalid action (out of range or masked off) returns
- * XF_OK with valid = 0 and the penalty as reward: never a crash.
- * The reward of a valid step is in percent of the prepared model's cost:
- *   α·(prev_ms − new_ms)/initial_ms·100 + β·(prev_bytes − new_bytes)/initial_bytes·100
- * (α = reward_runtime, β = reward_memory); the no-op's is 0. A rewrite that
- * fails to apply is invalid too. Every call counts towards max_steps, valid
- * or not; steps after done still work (reset starts a new episode). Only
- * out-of-memory or a cost-cache I/O failure returns an error, and then the
- * environment keeps its previous state. */
-xf_status xf_env_step(xf_env *e, int xfer, int location, xf_env_step_result *r, xf_error *err);
-
-/* Cost of the graph that (xfer, location) would produce, from the target's
- * instantiation alone (no graph built). XF_ERR_INVALID for a masked action.
- * = current cost + the target operators' costs (weight-only ones free) −
- * the matched source operators' costs; the no-op gives the current cost. */
-xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double *bytes,
-                      xf_error *err);
-
-int xf_env_num_xfers(const xf_env *e); /* N; the no-op is N */
-/* N + 1 entries: 1 where the rule has at least one location (no-op: 1). */
-const uint8_t *xf_env_xfer_mask(const xf_env *e);
-/* Locations offered for xfer (<= max_locations; 0 for the no-op, which
- * takes any location). */
-int xf_env_num_locations(const xf_env *e, int xfer);
-const xf_match *xf_env_location(const xf_env *e, int xfer, int location);
-
-const xf_graph *xf_env_graph(const xf_env *e);
-/* What preparing the model (xf_agent_prepare) changed. */
-const xf_prepare_stats *xf_env_prepare_stats(const xf_env *e);
-const xf_graph_index *xf_env_index(const xf_env *e);
-double xf_env_cost(const xf_env *e);         /* current cost, ms */
-double xf_env_initial_cost(const xf_env *e); /* cost of the prepared model, ms */
-int xf_env_steps(const xf_env *e);           /* steps taken this episode */
-
-/* ------------------------------------------------------------------ search */
-
-typedef enum xf_search_kind {
-    XF_SEARCH_RANDOM = 0, /* uniformly random valid actions, best graph kept */
-    XF_SEARCH_GREEDY = 1, /* best immediate improvement until none */
-    XF_SEARCH_TASO = 2,   /* TASO's cost-bounded backtracking search */
-    XF_SEARCH_KIND_COUNT
-} xf_search_kind;
-
-const char *xf_search_kind_name(xf_search_kind k); /* "random", "greedy", "taso" */
-xf_status xf_search_kind_parse(const char *name, xf_search_kind *out, xf_error *err);
-
-typedef struct xf_search_options {
-    double alpha;        /* TASO: keep graphs with cost < alpha * best (default 1.05) */
-    int budget;          /* TASO: graphs expanded; random: steps over all episodes;
-                            greedy: steps (default 1000) */
-    double max_seconds;  /* wall-clock cap, 0: none (default 0) */
-    double size_cap;     /* TASO: drop graphs with more than size_cap * initial nodes (2.0) */
-    uint64_t seed;       /* random search (default 1) */
-    int max_locations;   /* locations per rule considered (default 200) */
-    void (*progress)(void *user, int expanded, double best_ms, double initial_ms);
-    void *progress_user; /* progress called about once a second when set */
-} xf_search_options;
-
-xf_search_options xf_search_options_default(void);
-
-typedef struct xf_search_result {
-    xf_graph best;       /* best working graph found (owned: xf_search_result_free) */
-    double initial_ms, best_ms;
-    int n_applied;       /* rules applied on the path to best, in order */
-    int *applied;        /* action indices into the rule set */
-    int64_t expanded;    /* graphs expanded (greedy: steps) */
-    int64_t seen;        /* distinct graphs (hashes) seen */
-    double seconds;      /* search wall time */
-} xf_search_result;
-
-void xf_search_result_init(xf_search_result *r);
-void xf_search_result_free(xf_search_result *r);
-
-/* Runs a search on the environment e, starting from its reset state. res
- * must have been initialised (xf_search_result_init); what it held is freed.
- * On return the environment holds the best graph (best_ms is its cost);
- * res->best shares its constants with the model, which must outlive it. */
-xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options *opt,
-                        xf_search_result *res, xf_error *err);
-
-#endif /* XF_AGENT_H */
+#endif /* XF_AGENT_REWRITE_H */
