@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/rl/gnn.h"
+#include "agent/rl/rl.h"
 #include "agent_fixture.h"
 #include "testutil.h"
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/rl/ppo.h"
+#include "agent/rl/rl.h"
 #include "agent_fixture.h"
 #include "testutil.h"
 

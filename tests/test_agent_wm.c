@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/rl/wm.h"
+#include "agent/rl/rl.h"
 #include "agent_fixture.h"
 #include "testutil.h"
 

@@ -8,7 +8,7 @@
  */
 #include <stdio.h>
 
-#include "agent/rl/wm.h"
+#include "agent/rl/rl.h"
 #include "cli.h"
 
 #define DEFAULT_AGENT_SECONDS 120.0
