@@ -11,7 +11,9 @@
  *    export), and a memo of operator costs over a whole run;
  *  - the environment: reset, step, peek, masks; the learning agents
  *    (agent/rl/rl.h) run on it too;
- *  - the searches, and the set of graph hashes they (and the agents) keep.
+ *  - the searches, and the set of graph hashes they (and the agents) keep;
+ *  - the outcome: the model a search's best graph becomes, never slower
+ *    than the input as written, and its end-to-end latency.
  *
  * Ownership: every create/load has one matching free; graphs handed out by
  * the environment are owned by it and valid until its next step/reset.
@@ -203,6 +205,32 @@ void xf_search_result_free(xf_search_result *r);
  * res->best shares its constants with the model, which must outlive it. */
 xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options *opt,
                         xf_search_result *res, xf_error *err);
+
+/* ---------------------------------------------------------------- outcome */
+
+/* The model to hand out after a search, and what it costs. */
+typedef struct xf_agent_outcome {
+    double cost_before, cost_after; /* the models as written, on the cost model (ms) */
+    int kept_original;              /* no cheaper model found: *out is the input */
+    xf_finish_stats finish;         /* what finishing did (zero when kept_original) */
+} xf_agent_outcome;
+
+/* The search's best working graph `best` finished for export
+ * (xf_agent_finish) into *out, unless the finished model does not cost less
+ * than `model` as written (both costed like xf_agent_graph_cost): then *out
+ * is a copy of `model`, because a slower model is never handed out (the
+ * working graph can look cheaper while the model as written is not, e.g. a
+ * bias add moved away from its conv cannot be fused back). On failure *out
+ * is empty and err's message starts with the step that failed. */
+xf_status xf_agent_outcome_model(xf_cost_model *cm, const xf_graph *model, const xf_graph *best,
+                                 xf_graph *out, xf_agent_outcome *oc, xf_error *err);
+
+/* End-to-end latency of models a and b on cm's backend (executor), timed
+ * in alternation: the smallest of several 10-run medians of each. *spread
+ * is the run-to-run noise seen: the larger of the two models' (largest
+ * median - smallest) / smallest, as a fraction. */
+xf_status xf_agent_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_graph *b,
+                                double *ms_a, double *ms_b, double *spread, xf_error *err);
 
 /* Open-addressing set of 64-bit graph hashes: the graphs a search or an
  * agent has seen. */

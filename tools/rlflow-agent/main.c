@@ -9,6 +9,8 @@
  * initializers, check numerically that the optimised model computes what the
  * original does (refusing to write otherwise unless --no-check), write it,
  * read it back, measure both models end to end and print the report.
+ * Every step is a library call (agent/rewrite, agent/search, onnx); this
+ * file parses, calls and prints.
  */
 #include <errno.h>
 #include <math.h>
@@ -64,8 +66,7 @@ typedef struct run_state {
     xf_cost_model *cm, *lat_cm;
     xf_env *env;
     xf_search_result res;
-    double cost_before, cost_after; /* the models as written, on the cost model */
-    int kept_original;              /* no cheaper model found: the input is written */
+    xf_agent_outcome oc; /* costs of the models as written; kept_original */
 } run_state;
 
 static void run_free(run_state *s)
@@ -249,46 +250,15 @@ static int search(const cli_options *o, run_state *s)
     return 0;
 }
 
-/* Cost of a whole model as exported (weight-only nodes free, as in search). */
-static xf_status model_cost(xf_cost_model *cm, const xf_graph *g, double *ms, xf_error *err)
-{
-    xf_graph_index *ix = NULL;
-    xf_op_cost c;
-    xf_status st = xf_graph_index_build(g, &ix, err);
-    if (!st) st = xf_agent_graph_cost(cm, g, ix, &c, err);
-    xf_graph_index_free(ix);
-    *ms = st ? 0 : c.ms;
-    return st;
-}
-
 /* Fold, check, write, read back. */
-static int finish_and_write(const cli_options *o, run_state *s, cli_check *chk,
-                            xf_finish_stats *fs)
+static int finish_and_write(const cli_options *o, run_state *s, xf_check_result *chk)
 {
     xf_error err = {0};
-    if (xf_agent_finish(&s->res.best, &s->finished, fs, &err)) {
-        fprintf(stderr, "rlflow-agent: folding the optimised graph failed: %s\n", err.msg);
+    if (xf_agent_outcome_model(s->cm, &s->model, &s->res.best, &s->finished, &s->oc, &err)) {
+        fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
     }
-    if (model_cost(s->cm, &s->model, &s->cost_before, &err) ||
-        model_cost(s->cm, &s->finished, &s->cost_after, &err)) {
-        fprintf(stderr, "rlflow-agent: costing the models failed: %s\n", err.msg);
-        return 1;
-    }
-    if (!(s->cost_after < s->cost_before)) {
-        /* The search's working graph can look cheaper while the model as
-         * written is not (e.g. a bias add moved away from its conv cannot be
-         * fused back): never hand out a slower model. */
-        xf_graph_free(&s->finished);
-        if (xf_graph_clone(&s->model, &s->finished, &err)) {
-            fprintf(stderr, "rlflow-agent: %s\n", err.msg);
-            return 1;
-        }
-        s->kept_original = 1;
-        s->cost_after = s->cost_before;
-        memset(fs, 0, sizeof *fs);
-    }
-    xf_status st = cli_numeric_check(&s->model, &s->finished, o->seed, o->rtol, o->atol, chk, &err);
+    xf_status st = xf_agent_check(&s->model, &s->finished, o->seed, o->rtol, o->atol, chk, &err);
     if (st) {
         fprintf(stderr, "rlflow-agent: numerical check could not run: %s\n", err.msg);
         if (o->check) {
@@ -325,11 +295,12 @@ static int finish_and_write(const cli_options *o, run_state *s, cli_check *chk,
     return 0;
 }
 
-static void print_report(const cli_options *o, run_state *s, const cli_check *chk,
-                         const xf_finish_stats *fs, double t_search)
+static void print_report(const cli_options *o, run_state *s, const xf_check_result *chk,
+                         double t_search)
 {
     const xf_search_result *r = &s->res;
-    double before = s->cost_before, after = s->cost_after;
+    const xf_finish_stats *fs = &s->oc.finish;
+    double before = s->oc.cost_before, after = s->oc.cost_after;
     if (o->agent == CLI_AGENT_SEARCH)
         printf("search:          %s, %lld graphs expanded, %lld distinct seen, %.2f s\n",
                xf_search_kind_name(o->search), (long long)r->expanded, (long long)r->seen,
@@ -342,7 +313,7 @@ static void print_report(const cli_options *o, run_state *s, const cli_check *ch
            r->initial_ms > 0 ? 100.0 * (r->best_ms - r->initial_ms) / r->initial_ms : 0.0);
     printf("cost:            %.4f ms -> %.4f ms (%+.2f%%, the models as written)\n", before, after,
            before > 0 ? 100.0 * (after - before) / before : 0.0);
-    if (s->kept_original)
+    if (s->oc.kept_original)
         printf("result:          no cheaper model found; the input model is written unchanged\n");
     printf("nodes:           %d -> %d (folded %d weight-only nodes, %d conv biases re-fused)\n",
            s->model.n_nodes, s->finished.n_nodes, fs->folded_nodes, fs->fused_bias);
@@ -354,8 +325,8 @@ static void print_report(const cli_options *o, run_state *s, const cli_check *ch
     if (o->latency) {
         xf_error err = {0};
         double lat_before = 0, lat_after = 0, spread = 0;
-        if (cli_latency_pair(s->lat_cm, &s->model, &s->finished, &lat_before, &lat_after, &spread,
-                             &err))
+        if (xf_agent_latency_pair(s->lat_cm, &s->model, &s->finished, &lat_before, &lat_after,
+                                  &spread, &err))
             printf("latency:         not measured: %s\n", err.msg);
         else {
             double change = lat_before > 0 ? (lat_after - lat_before) / lat_before : 0.0;
@@ -366,7 +337,7 @@ static void print_report(const cli_options *o, run_state *s, const cli_check *ch
                    fabs(change) <= spread ? ": the change is within the noise" : "");
         }
     }
-    if (s->kept_original)
+    if (s->oc.kept_original)
         printf("rules applied:   0 (the search's %d rewrites did not pay off as written)\n",
                r->n_applied);
     else
@@ -389,10 +360,9 @@ int main(int argc, char **argv)
     double t0 = now_s();
     if (!rc) rc = search(&o, &s);
     double t_search = now_s() - t0;
-    cli_check chk = {0};
-    xf_finish_stats fs = {0};
-    if (!rc) rc = finish_and_write(&o, &s, &chk, &fs);
-    if (!rc) print_report(&o, &s, &chk, &fs, t_search);
+    xf_check_result chk = {0};
+    if (!rc) rc = finish_and_write(&o, &s, &chk);
+    if (!rc) print_report(&o, &s, &chk, t_search);
     run_free(&s);
     return rc;
 }

@@ -1,13 +1,13 @@
 /*
- * check.c — the two measurements rlflow-agent makes on the models themselves:
- * the numerical check (original and optimised model run by the reference
- * interpreter on the same random inputs, every output compared) and the
- * end-to-end latency on a cost-model backend's executor.
+ * check.c — xf_agent_check: the numerical check of a rewritten model. The
+ * original and the optimised model are run by the reference interpreter on
+ * the same random inputs and every output is compared, so a model is
+ * written only when it computes what the original does.
  */
 #include <math.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "agent/rewrite/rewrite.h"
 
 static void free_tensors(xf_tensor *t, int n)
 {
@@ -39,8 +39,8 @@ static int output_close(const xf_tensor *opt, const xf_tensor *ref, double rtol,
     return ok;
 }
 
-xf_status cli_numeric_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
-                            double atol, cli_check *out, xf_error *err)
+xf_status xf_agent_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
+                         double atol, xf_check_result *out, xf_error *err)
 {
     out->max_abs = out->max_rel = 0;
     out->bad_output = -1;
@@ -85,45 +85,5 @@ out:
     free_tensors(in, model->n_inputs);
     free_tensors(ref, model->n_outputs);
     free_tensors(got, model->n_outputs);
-    return st;
-}
-
-/* Both models are prepared once and timed in alternation, LATENCY_ROUNDS
- * rounds of a 10-run median each; the smallest median of each model is
- * reported. Alternating and taking the minimum keeps a burst of load from
- * other processes from landing on one model only; the spread of each
- * model's medians says how far apart two timings of one model can be. */
-#define LATENCY_ROUNDS 5
-
-xf_status cli_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_graph *b,
-                           double *ms_a, double *ms_b, double *spread, xf_error *err)
-{
-    const xf_graph *g[2] = {a, b};
-    xf_exec *e[2] = {NULL, NULL};
-    xf_tensor *in[2] = {alloc_tensors(a->n_inputs), alloc_tensors(b->n_inputs)};
-    double best[2] = {0, 0}, worst[2] = {0, 0};
-    xf_status st = XF_OK;
-    if (!in[0] || !in[1]) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the latency run");
-    for (int k = 0; k < 2 && !st; k++) {
-        st = xf_exec_prepare(cm, g[k], &e[k], err);
-        if (!st) st = xf_graph_random_inputs(g[k], 1, in[k], err);
-    }
-    for (int r = 0; r < LATENCY_ROUNDS && !st; r++)
-        for (int k = 0; k < 2 && !st; k++) {
-            double ms = 0;
-            st = xf_exec_latency(e[k], in[k], g[k]->n_inputs, r == 0 ? 3 : 1, 10, &ms, err);
-            if (!st && (r == 0 || ms < best[k])) best[k] = ms;
-            if (!st && (r == 0 || ms > worst[k])) worst[k] = ms;
-        }
-    for (int k = 0; k < 2; k++) {
-        free_tensors(in[k], g[k]->n_inputs);
-        xf_exec_free(e[k]);
-    }
-    *ms_a = best[0];
-    *ms_b = best[1];
-    *spread = 0;
-    for (int k = 0; k < 2; k++)
-        if (best[k] > 0 && (worst[k] - best[k]) / best[k] > *spread)
-            *spread = (worst[k] - best[k]) / best[k];
     return st;
 }
