@@ -135,25 +135,40 @@ static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, const uint
     return XF_OK;
 }
 
-xf_status xf_env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph *model,
-                        const xf_env_options *opt, xf_env **out, xf_error *err)
+/* xf_env_create when model is set (it is prepared here), else
+ * xf_env_create_prepared (*prepared taken over, stats copied). */
+static xf_status env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph *model,
+                            xf_graph *prepared, const xf_prepare_stats *stats,
+                            const xf_env_options *opt, xf_env **out, xf_error *err)
 {
     *out = NULL;
-    if (!rs || !cm || !model)
+    if (!rs || !cm || (!model && !prepared)) {
+        if (prepared) xf_graph_free(prepared);
         return XF_FAIL(err, XF_ERR_INVALID, "environment: rule set, cost model and model are "
                                             "all required");
+    }
     xf_env_options o = opt ? *opt : xf_env_options_default();
-    if (o.max_locations < 1 || o.max_steps < 1)
+    if (o.max_locations < 1 || o.max_steps < 1) {
+        if (prepared) xf_graph_free(prepared);
         return XF_FAIL(err, XF_ERR_INVALID,
                        "environment: max_locations (%d) and max_steps (%d) must be >= 1",
                        o.max_locations, o.max_steps);
+    }
     xf_env *e = calloc(1, sizeof *e);
-    if (!e) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the environment");
+    if (!e) {
+        if (prepared) xf_graph_free(prepared);
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the environment");
+    }
     e->rs = rs;
     e->cm = cm;
     e->opt = o;
     e->n_xfers = xf_ruleset_count(rs);
     xf_graph_init(&e->prepared);
+    if (!model) {
+        e->prepared = *prepared;
+        xf_graph_init(prepared);
+        if (stats) e->prep = *stats;
+    }
     for (int i = 0; i < 2; i++) {
         xf_graph_init(&e->slot[i].g);
         xf_match_list_init(&e->slot[i].ml);
@@ -162,7 +177,7 @@ xf_status xf_env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph 
     e->mask = calloc((size_t)e->n_xfers + 1, 1);
     if (!e->mask) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the environment");
     if (!st) st = xf_costmemo_create(cm, &e->memo, err);
-    if (!st) st = xf_agent_prepare(model, &o.prepare, &e->prepared, &e->prep, err);
+    if (!st && model) st = xf_agent_prepare(model, &o.prepare, &e->prepared, &e->prep, err);
     if (!st) st = xf_env_reset(e, err);
     if (st) {
         xf_error_prefix(err, "creating the environment: ");
@@ -172,6 +187,19 @@ xf_status xf_env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph 
     e->initial = cur_state(e)->cost;
     *out = e;
     return XF_OK;
+}
+
+xf_status xf_env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph *model,
+                        const xf_env_options *opt, xf_env **out, xf_error *err)
+{
+    return env_create(rs, cm, model, NULL, NULL, opt, out, err);
+}
+
+xf_status xf_env_create_prepared(const xf_ruleset *rs, xf_cost_model *cm, xf_graph *prepared,
+                                 const xf_prepare_stats *stats, const xf_env_options *opt,
+                                 xf_env **out, xf_error *err)
+{
+    return env_create(rs, cm, NULL, prepared, stats, opt, out, err);
 }
 
 void xf_env_free(xf_env *e)

@@ -92,6 +92,15 @@ xf_env_options xf_env_options_default(void);
  * is costed and matched here. */
 xf_status xf_env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph *model,
                         const xf_env_options *opt, xf_env **out, xf_error *err);
+/* xf_env_create over a model already prepared with xf_agent_prepare (with
+ * opt->prepare), e.g. the graph a rule set was restricted to: the
+ * environment takes *prepared over (it is left empty, on success and on
+ * failure) instead of preparing the model again. stats: what preparing
+ * changed, as xf_env_prepare_stats reports it (NULL: nothing). The model
+ * it was prepared from must outlive the environment (constants are shared). */
+xf_status xf_env_create_prepared(const xf_ruleset *rs, xf_cost_model *cm, xf_graph *prepared,
+                                 const xf_prepare_stats *stats, const xf_env_options *opt,
+                                 xf_env **out, xf_error *err);
 void xf_env_free(xf_env *e); /* NULL is a no-op */
 
 /* Back to the prepared model (step count 0). */
@@ -231,6 +240,8 @@ xf_status xf_agent_outcome_model(xf_cost_model *cm, const xf_graph *model, const
  * median - smallest) / smallest, as a fraction. */
 xf_status xf_agent_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_graph *b,
                                 double *ms_a, double *ms_b, double *spread, xf_error *err);
+
+/* ---------------------------------- shared by the searches and the agents */
 
 /* Open-addressing set of 64-bit graph hashes: the graphs a search or an
  * agent has seen. */

@@ -62,6 +62,8 @@ static void progress(void *user, int expanded, double best_ms, double initial_ms
 
 typedef struct run_state {
     xf_graph model, finished;
+    xf_graph prepared;      /* the model prepared once, unless --all-actions */
+    xf_prepare_stats prep;  /* what preparing it changed */
     xf_ruleset *rs;
     xf_cost_model *cm, *lat_cm;
     xf_env *env;
@@ -77,28 +79,27 @@ static void run_free(run_state *s)
     xf_cost_close(s->cm);
     xf_ruleset_free(s->rs);
     xf_graph_free(&s->finished);
+    xf_graph_free(&s->prepared);
     xf_graph_free(&s->model);
 }
 
 /* The rule set, restricted to the actions that can match the prepared
- * model (the graph the search starts from) unless --all-actions.
- * Checkpoints name their actions by rule database id, so they need no fixed
- * action numbering. */
+ * model (the graph the search starts from) unless --all-actions; the
+ * prepared model is kept for the environment, which then need not prepare
+ * it again. Checkpoints name their actions by rule database id, so they
+ * need no fixed action numbering. */
 static xf_status load_rules(const cli_options *o, run_state *s, xf_error *err)
 {
     xf_ruleset_options ro = xf_ruleset_options_default();
     ro.status = o->rule_status;
     ro.max_size = o->max_rule_size;
-    xf_graph prepared;
-    xf_graph_init(&prepared);
     xf_status st = XF_OK;
     if (!o->all_actions) {
-        st = xf_agent_prepare(&s->model, &o->prepare, &prepared, NULL, err);
+        st = xf_agent_prepare(&s->model, &o->prepare, &s->prepared, &s->prep, err);
         if (st) xf_error_prefix(err, "%s: ", o->model);
-        ro.restrict_to = &prepared;
+        ro.restrict_to = &s->prepared;
     }
     if (!st) st = xf_ruleset_load(o->rules, &ro, &s->rs, err);
-    xf_graph_free(&prepared);
     return st;
 }
 
@@ -212,7 +213,11 @@ static int search(const cli_options *o, run_state *s)
     xf_env_options eo = xf_env_options_default();
     eo.max_locations = o->locations;
     eo.prepare = o->prepare;
-    if (xf_env_create(s->rs, s->cm, &s->model, &eo, &s->env, &err)) {
+    xf_status st =
+        o->all_actions
+            ? xf_env_create(s->rs, s->cm, &s->model, &eo, &s->env, &err)
+            : xf_env_create_prepared(s->rs, s->cm, &s->prepared, &s->prep, &eo, &s->env, &err);
+    if (st) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
     }
@@ -240,7 +245,7 @@ static int search(const cli_options *o, run_state *s)
     so.seed = o->seed;
     so.max_locations = o->locations;
     if (!o->quiet) so.progress = progress;
-    xf_status st = xf_search_run(s->env, kind, &so, &s->res, &err);
+    st = xf_search_run(s->env, kind, &so, &s->res, &err);
     if (!o->quiet) fprintf(stderr, "\n");
     if (st) {
         fprintf(stderr, "rlflow-agent: %s search failed: %s\n", xf_search_kind_name(kind),
@@ -355,6 +360,7 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     xf_graph_init(&s.model);
     xf_graph_init(&s.finished);
+    xf_graph_init(&s.prepared);
     xf_search_result_init(&s.res);
     rc = load_inputs(&o, &s);
     double t0 = now_s();
