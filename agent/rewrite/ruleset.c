@@ -9,7 +9,10 @@
  * already in the set (the database holds both directions, or a rule is its
  * own reverse) is dropped silently, since it adds no action. Equality is by
  * the canonical hashes of both sides (xf_graph_hash: ops, parameters,
- * input positions, shapes).
+ * input positions, shapes). Rules from a database are not hashed again:
+ * the database stores each side once per canonical hash (graphs.hash is
+ * unique), so the sides' graph row ids are equal exactly when the stored
+ * hashes are, and they stand in for them.
  *
  * After compilation, actions whose compiled forms are equal
  * (xf_rule_form_words: the same rule enumerated at other tensor shapes,
@@ -30,6 +33,8 @@
 #include "agent/rewrite/match_impl.h"
 #include "rulesdb/rulesdb.h"
 
+/* The identity of a rule's two sides: their canonical hashes, or their
+ * graph row ids in the rules database. */
 typedef struct pair_hash {
     uint64_t src, dst;
 } pair_hash;
@@ -231,9 +236,10 @@ static xf_status group_roots(xf_ruleset *rs, xf_error *err)
     return XF_OK;
 }
 
-/* Builds the set from n rules (taken over, all freed here). */
-static xf_status build(xf_rule *rules, const int64_t *ids, int n, const xf_ruleset_options *opt,
-                       xf_ruleset **out, xf_error *err)
+/* Builds the set from n rules (taken over, all freed here); sides[i] is
+ * the identity of rule i's sides (NULL: their xf_graph_hash). */
+static xf_status build(xf_rule *rules, const int64_t *ids, const pair_hash *sides, int n,
+                       const xf_ruleset_options *opt, xf_ruleset **out, xf_error *err)
 {
     int both = opt->both_directions;
     xf_status st = XF_OK;
@@ -245,7 +251,8 @@ static xf_status build(xf_rule *rules, const int64_t *ids, int n, const xf_rules
     }
     if (seen) {
         for (int i = 0; i < n; i++)
-            seen[i] = (pair_hash){xf_graph_hash(&rules[i].src), xf_graph_hash(&rules[i].dst)};
+            seen[i] = sides ? sides[i]
+                            : (pair_hash){xf_graph_hash(&rules[i].src), xf_graph_hash(&rules[i].dst)};
         qsort(seen, (size_t)n, sizeof *seen, cmp_pair);
     }
     for (int i = 0; i < n && st == XF_OK; i++) {
@@ -253,7 +260,9 @@ static xf_status build(xf_rule *rules, const int64_t *ids, int n, const xf_rules
         xf_rule rev;
         int add_rev = 0;
         if (both) {
-            pair_hash key = {xf_graph_hash(&rules[i].dst), xf_graph_hash(&rules[i].src)};
+            pair_hash key = sides ? (pair_hash){sides[i].dst, sides[i].src}
+                                  : (pair_hash){xf_graph_hash(&rules[i].dst),
+                                                xf_graph_hash(&rules[i].src)};
             add_rev = !bsearch(&key, seen, (size_t)n, sizeof *seen, cmp_pair);
             if (add_rev) st = reverse_of(&rules[i], &rev, err);
         }
@@ -299,7 +308,7 @@ xf_status xf_ruleset_from_rules(const xf_rule *rules, const int64_t *ids, int n,
         kept++;
     }
     if (st == XF_OK) {
-        st = build(copy, kept_ids, kept, opt, out, err);
+        st = build(copy, kept_ids, NULL, kept, opt, out, err);
     } else {
         for (int i = 0; i < kept; i++) xf_rule_free(&copy[i]);
     }
@@ -320,6 +329,7 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
     xf_rulesdb_rule_info_init(&info);
     xf_rule *rules = NULL;
     int64_t *ids = NULL;
+    pair_hash *sides = NULL;
     int n = 0, cap = 0;
     xf_status st = xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, err);
     if (st != XF_OK) goto out;
@@ -350,7 +360,9 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
             if (r2) rules = r2;
             int64_t *i2 = realloc(ids, sizeof *i2 * (size_t)cap);
             if (i2) ids = i2;
-            if (!r2 || !i2) {
+            pair_hash *s2 = realloc(sides, sizeof *s2 * (size_t)cap);
+            if (s2) sides = s2;
+            if (!r2 || !i2 || !s2) {
                 st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rules from %s", db_path);
                 break;
             }
@@ -360,16 +372,18 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
             xf_error_prefix(err, "loading rule %lld from %s", (long long)info.id, db_path);
             break;
         }
+        sides[n] = (pair_hash){(uint64_t)info.src_graph, (uint64_t)info.dst_graph};
         ids[n++] = info.id;
     }
     if (st == XF_OK) {
-        st = build(rules, ids, n, opt, out, err);
+        st = build(rules, ids, sides, n, opt, out, err);
         n = 0; /* taken over by build */
     }
 out:
     for (int i = 0; i < n; i++) xf_rule_free(&rules[i]);
     free(rules);
     free(ids);
+    free(sides);
     xf_rulesdb_rule_info_free(&info);
     xf_rulesdb_iter_free(it);
     xf_rulesdb_close(db);
