@@ -39,10 +39,15 @@ xf_status xf_agent_features(xf_node_costs *nc, const xf_env *e, xf_gnn_batch *b,
         if (!pc || !nm) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing graph nodes");
         nc->cap = cap;
     }
-    xf_op_cost total;
-    xf_status st = xf_costmemo_graph(nc->memo, g, ix, nc->per_node, &total, err);
-    if (st != XF_OK) return st;
-    for (int i = 0; i < g->n_nodes; i++) nc->node_ms[i] = nc->per_node[i].ms;
+    const xf_op_cost *pc = nc->per_node;
+    if (nc->cm == xf_env_cost_model(e)) {
+        pc = xf_env_node_costs(e);
+    } else {
+        xf_op_cost total;
+        xf_status st = xf_costmemo_graph(nc->memo, g, ix, nc->per_node, &total, err);
+        if (st != XF_OK) return st;
+    }
+    for (int i = 0; i < g->n_nodes; i++) nc->node_ms[i] = pc[i].ms;
     return xf_gnn_batch_add(b, g, ix, nc->node_ms, err);
 }
 

@@ -107,6 +107,7 @@ xf_status xf_ppo_agent_create(const xf_ppo_agent_options *opt, xf_ppo_agent **ou
     xf_rng_seed(&a->rng, o.seed);
     a->adam = xf_nn_adam_default(o.hp.lr);
     xf_status st = XF_OK;
+    a->costs.cm = o.cm;
     if (o.cm) st = xf_costmemo_create(o.cm, &a->costs.memo, err);
     if (!st) {
         a->z = calloc((size_t)(o.gnn.latent > 0 ? o.gnn.latent : 1), sizeof *a->z);

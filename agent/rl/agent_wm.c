@@ -163,6 +163,7 @@ xf_status xf_wm_agent_create(const xf_wm_agent_options *opt, xf_wm_agent **out, 
     xf_ppo_buffer_init(&a->buf, D + H, 1);
     xf_rng_seed(&a->rng, o.seed);
     st = xf_gnn_add(&a->gnn, &a->gnn_p, "gnn", &o.gnn, &a->rng, err);
+    a->costs.cm = o.cm;
     if (!st && o.cm) st = xf_costmemo_create(o.cm, &a->costs.memo, err);
     if (!st) st = xf_nn_lstm_cache_reserve(&a->lcache, 1, H, err);
     if (st) {

@@ -355,9 +355,13 @@ xf_status xf_ppo_optimise(xf_env *e, const xf_ppo_agent_options *opt, xf_search_
     } while (0)
 
 /* Per-node costs for the GNN's node features (agent_common.c): the memo in
- * front of the environment's cost model (NULL: no costs) and buffers grown
- * to the largest graph seen. All zero is empty. */
+ * front of the agent's cost model cm (NULL: no costs) and buffers grown
+ * to the largest graph seen. When cm is the environment's own cost model,
+ * the environment's per-node costs (xf_env_node_costs, the same figures
+ * from the same model) are used and the memo is not asked. All zero is
+ * empty. */
 typedef struct xf_node_costs {
+    xf_cost_model *cm;
     xf_costmemo *memo;
     xf_op_cost *per_node;
     double *node_ms;

@@ -397,6 +397,16 @@ const xf_graph_index *xf_env_index(const xf_env *e)
     return cur_state_c(e)->ix;
 }
 
+const xf_op_cost *xf_env_node_costs(const xf_env *e)
+{
+    return cur_state_c(e)->node_cost;
+}
+
+xf_cost_model *xf_env_cost_model(const xf_env *e)
+{
+    return e->cm;
+}
+
 double xf_env_cost(const xf_env *e)
 {
     return cur_state_c(e)->cost.ms;

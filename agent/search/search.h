@@ -150,6 +150,11 @@ const xf_graph *xf_env_graph(const xf_env *e);
 /* What preparing the model (xf_agent_prepare) changed. */
 const xf_prepare_stats *xf_env_prepare_stats(const xf_env *e);
 const xf_graph_index *xf_env_index(const xf_env *e);
+/* Cost of each node of the current graph (xf_env_graph(e)->n_nodes
+ * entries; weight-only nodes cost 0), the terms xf_env_cost sums. */
+const xf_op_cost *xf_env_node_costs(const xf_env *e);
+/* The cost model the environment was created with. */
+xf_cost_model *xf_env_cost_model(const xf_env *e);
 double xf_env_cost(const xf_env *e);         /* current cost, ms */
 double xf_env_initial_cost(const xf_env *e); /* cost of the prepared model, ms */
 int xf_env_steps(const xf_env *e);           /* steps taken this episode */
