@@ -1,5 +1,5 @@
 /*
- * test_agent_nn.c — the neural-network toolkit of agent/ (agent/nn.h).
+ * test_agent_nn.c — the neural-network toolkit of agent/ (agent/nn/nn.h).
  * Every backward pass is compared with central finite differences of its
  * forward (random inputs from a fixed seed, loss Σ r·out accumulated in
  * double, relative error bound): linear (input, weights, bias), the

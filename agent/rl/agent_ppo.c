@@ -1,5 +1,5 @@
 /*
- * agent_ppo.c — the model-free learning agent (agent/ppo.h): PPO on the
+ * agent_ppo.c — the model-free learning agent (agent/rl/ppo.h): PPO on the
  * real environment with the GNN encoder trained end to end (X-RLflow's
  * setting; RLFlow's world-model agent reuses the policy but not this loop).
  *

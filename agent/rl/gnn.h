@@ -13,7 +13,7 @@
  *    into their receivers, node update φv(ē, v, u), global update
  *    φu(Σe, Σv, u)), and a last linear layer from the global vector to z.
  *    Forward keeps what the backward needs; backward accumulates gradients
- *    into the parameter store of agent/nn.h, where the weights live under
+ *    into the parameter store of agent/nn/nn.h, where the weights live under
  *    "gnn/..." names so checkpoints carry them.
  */
 #ifndef XF_AGENT_GNN_H

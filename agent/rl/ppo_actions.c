@@ -1,6 +1,6 @@
 /*
  * ppo_actions.c — the compact action set of the learning agents
- * (agent/ppo.h): the rules the environment offered in at least one state
+ * (agent/rl/ppo.h): the rules the environment offered in at least one state
  * the agent observed during a short random warm-up, at most a cap of them
  * (the most often offered), plus the no-op.
  *

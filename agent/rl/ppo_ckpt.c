@@ -2,7 +2,7 @@
  * ppo_ckpt.c — checkpoint files of the PPO agents: a small versioned header
  * with the sizes that shape the networks, the agent's action set as rule
  * database ids, the Adam step count, then the parameter store as
- * agent/nn.h writes it (values and Adam moments).
+ * agent/nn/nn.h writes it (values and Adam moments).
  *
  *   "XFPPOAGT" | u32 XF_PPO_CKPT_VERSION | u32 n | n × (u32 size) |
  *   u32 M | M × (i64 rule id) | u64 adam step | xf_nn_params stream

@@ -1,5 +1,5 @@
 /*
- * ppo_net.c — the PPO policy network (agent/ppo.h): a shared tanh trunk, a
+ * ppo_net.c — the PPO policy network (agent/rl/ppo.h): a shared tanh trunk, a
  * rule head masked by the xfer mask, a location head fed with the trunk
  * output and a learned embedding of the chosen rule, masked to that rule's
  * location count, and a value network. Acting on one state, and the clipped

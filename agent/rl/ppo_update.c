@@ -1,5 +1,5 @@
 /*
- * ppo_update.c — the data side of PPO (agent/ppo.h): the rollout buffer,
+ * ppo_update.c — the data side of PPO (agent/rl/ppo.h): the rollout buffer,
  * GAE(γ, λ) advantages and returns, and the update that runs epochs of
  * shuffled minibatches through the clipped loss, clips the gradient norm
  * and takes Adam steps. With a state hook the states are recomputed and

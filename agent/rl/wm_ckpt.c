@@ -1,7 +1,7 @@
 /*
  * wm_ckpt.c — checkpoint files of the world-model agent: a versioned header
  * with the sizes that shape its networks, the latent standardisation, the
- * Adam step counts, then its three parameter stores as agent/nn.h writes
+ * Adam step counts, then its three parameter stores as agent/nn/nn.h writes
  * them (the fixed GNN encoder without Adam moments, the world model and the
  * controller with them).
  *

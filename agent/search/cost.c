@@ -1,6 +1,6 @@
 /*
  * cost.c — the cost of a working graph, and the memo of operator costs that
- * lets the environment re-cost a graph on every step (see costmemo.h).
+ * lets the environment re-cost a graph on every step (xf_costmemo in search.h).
  *
  * A working graph's cost is the sum of its operators' costs, except that
  * weight-only nodes (computed from constants alone, e.g. a concat of two

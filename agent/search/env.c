@@ -5,7 +5,7 @@
  *
  * State after every step: the graph, its xf_graph_index, the match list
  * (xf_match_all, capped at max_locations per rule), per-node costs through
- * the cost memo (costmemo.h: a step re-costs only configurations it has not
+ * the cost memo (xf_costmemo in search.h: a step re-costs only configurations it has not
  * seen, from memory), the total cost and the structural hash. A new state is
  * built beside the current one and swapped in only when complete, so a
  * failed step leaves the environment as it was. A step's state takes the
