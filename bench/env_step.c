@@ -18,8 +18,7 @@
  * which other processes on a busy machine disturb less than wall time. Costs are
  * analytic (the step's own work, not kernel timing). One thread; the
  * figures are wall-clock and vary with the machine. The parts come from the
- * environment's own profile (xf_env_profile_get in agent/env_internal.h,
- * private to agent/ and its benchmarks).
+ * environment's own profile (xf_env_profile_get in agent/search/search.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +26,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "agent_runner.h"
-#include "agent/env_internal.h"
 #include "onnx/onnx.h"
 #include "rulesdb/rulesdb.h"
 

@@ -83,6 +83,12 @@ void xf_cost_close(xf_cost_model *cm); /* NULL is a no-op */
  * "onednn|AMD EPYC 7B13|dnnl 2.6.0|threads=1". */
 const char *xf_cost_identity(const xf_cost_model *cm);
 xf_cost_backend xf_cost_model_backend(const xf_cost_model *cm);
+/* For tests of the oneDNN backend: *native = 1 when node `node` of g is
+ * built with oneDNN primitives from what the executor gives it (plain
+ * layouts, constant data), 0 when the backend falls back to its reference
+ * call. XF_ERR_INVALID when cm's backend is not oneDNN. */
+xf_status xf_cost_onednn_native(xf_cost_model *cm, const xf_graph *g, int node, int *native,
+                                xf_error *err);
 /* Roofline the analytic estimates use (measured, loaded or fixed). */
 void xf_cost_roofline(const xf_cost_model *cm, double *peak_gflops, double *bandwidth_gbps);
 

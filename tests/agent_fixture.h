@@ -13,7 +13,7 @@
 #ifndef XF_TESTS_AGENT_FIXTURE_H
 #define XF_TESTS_AGENT_FIXTURE_H
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 
 /* Analytic cost model (xf_cost_close it). */
 xf_cost_model *xf_fx_cost_model(void);

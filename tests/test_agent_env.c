@@ -13,14 +13,16 @@
  * of 1,500 distinct configurations costs the same through the environment's
  * memo as on the cost model; 300 random steps (whose states take keys and
  * costs over from the state before) give exactly the masks, locations,
- * costs and hashes of states computed afresh.
+ * costs and hashes of states computed afresh; an environment over a model
+ * prepared beforehand (xf_env_create_prepared) is the one xf_env_create
+ * builds.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "agent_fixture.h"
 #include "testutil.h"
 
@@ -547,6 +549,44 @@ START_TEST(bad_arguments)
 }
 END_TEST
 
+START_TEST(a_prepared_model_gives_the_same_environment)
+{
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_ruleset *rs = xf_fx_rules();
+    env_graph t;
+    build_env_graph(&t);
+    xf_error err = {0};
+    xf_env *a = NULL, *b = NULL;
+    ck_assert_msg(xf_env_create(rs, cm, &t.g, NULL, &a, &err) == XF_OK, "%s", err.msg);
+    xf_graph prepared;
+    xf_prepare_stats ps;
+    ck_assert_int_eq(xf_agent_prepare(&t.g, NULL, &prepared, &ps, &err), XF_OK);
+    ck_assert_msg(xf_env_create_prepared(rs, cm, &prepared, &ps, NULL, &b, &err) == XF_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(prepared.n_nodes, 0); /* taken over */
+    ck_assert(xf_env_initial_cost(a) == xf_env_initial_cost(b));
+    ck_assert(xf_env_hash(a) == xf_env_hash(b));
+    ck_assert_int_eq(memcmp(xf_env_prepare_stats(a), xf_env_prepare_stats(b), sizeof ps), 0);
+    for (int r = 0; r <= xf_env_num_xfers(a); r++) {
+        ck_assert_int_eq(xf_env_xfer_mask(a)[r], xf_env_xfer_mask(b)[r]);
+        ck_assert_int_eq(xf_env_num_locations(a, r), xf_env_num_locations(b, r));
+    }
+    xf_env_free(b);
+    /* a bad option still leaves the prepared graph empty (freed) */
+    ck_assert_int_eq(xf_agent_prepare(&t.g, NULL, &prepared, NULL, &err), XF_OK);
+    xf_env_options o = xf_env_options_default();
+    o.max_steps = 0;
+    ck_assert_int_eq(xf_env_create_prepared(rs, cm, &prepared, NULL, &o, &b, &err),
+                     XF_ERR_INVALID);
+    ck_assert_ptr_null(b);
+    ck_assert_int_eq(prepared.n_nodes, 0);
+    xf_env_free(a);
+    xf_ruleset_free(rs);
+    xf_graph_free(&t.g);
+    xf_cost_close(cm);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("agent_env");
@@ -562,6 +602,7 @@ int main(void)
     tcase_add_test(tc, many_configurations_cost_the_same_through_the_memo);
     tcase_add_test(tc, steps_equal_a_fresh_state);
     tcase_add_test(tc, bad_arguments);
+    tcase_add_test(tc, a_prepared_model_gives_the_same_environment);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

@@ -1,5 +1,5 @@
 /*
- * test_agent_gnn.c — the GNN encoder of the learning agents (agent/gnn.h).
+ * test_agent_gnn.c — the GNN encoder of the learning agents (agent/rl/gnn.h).
  * Features of a hand-built graph (transpose of a weight, matmul, relu, add)
  * are checked entry by entry: op one-hot positions, costs (weight-only
  * nodes free), element counts, ranks, input and consumer counts, the edge
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/gnn.h"
+#include "agent/rl/rl.h"
 #include "agent_fixture.h"
 #include "testutil.h"
 

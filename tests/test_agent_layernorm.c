@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "testutil.h"
 
 enum { C = 6 };

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
 

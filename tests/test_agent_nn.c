@@ -1,5 +1,5 @@
 /*
- * test_agent_nn.c — the neural-network toolkit of agent/ (agent/nn.h).
+ * test_agent_nn.c — the neural-network toolkit of agent/ (agent/nn/nn.h).
  * Every backward pass is compared with central finite differences of its
  * forward (random inputs from a fixed seed, loss Σ r·out accumulated in
  * double, relative error bound): linear (input, weights, bias), the
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/nn.h"
+#include "agent/nn/nn.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------ helpers */

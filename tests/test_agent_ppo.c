@@ -1,5 +1,5 @@
 /*
- * test_agent_ppo.c — PPO (agent/ppo.h): the policy network's loss gradient
+ * test_agent_ppo.c — PPO (agent/rl/ppo.h): the policy network's loss gradient
  * against central finite differences (clipped surrogate with rows inside and
  * outside the clip range, value loss, entropy bonus, rows with and without a
  * location term; parameters sampled from every tensor, all state inputs);
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/ppo.h"
+#include "agent/rl/rl.h"
 #include "agent_fixture.h"
 #include "testutil.h"
 

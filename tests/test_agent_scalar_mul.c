@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "testutil.h"
 
 static int node1(xf_graph *g, xf_op op, int a, int b, const char *name)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "agent_fixture.h"
 #include "testutil.h"
 

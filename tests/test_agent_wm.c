@@ -1,6 +1,6 @@
 /*
  * test_agent_wm.c — the MDN-RNN world model, the dream and the world-model
- * agent (agent/wm.h).
+ * agent (agent/rl/wm.h).
  *
  * Checked: the gradient of the world-model loss with respect to sampled
  * entries of every parameter tensor against central finite differences,
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/wm.h"
+#include "agent/rl/rl.h"
 #include "agent_fixture.h"
 #include "testutil.h"
 

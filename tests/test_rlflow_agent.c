@@ -30,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "agent_fixture.h"
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test.sh — installs what is missing, builds rlflow with warnings as errors,
+# test.sh — installs what is missing, checks that no file includes another
+# directory's private header, builds rlflow with warnings as errors,
 # runs the whole Check suite through CTest, then builds again with
 # AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite once more.
 # Exits non-zero on any build or test failure.
@@ -10,6 +11,7 @@ tools/setup.sh
 
 jobs=$(nproc 2>/dev/null || echo 2)
 
+echo "== include check ==" && tools/check_includes.sh
 echo "== build (release, -Werror) =="
 cmake -S . -B build -DXF_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"

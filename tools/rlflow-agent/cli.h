@@ -1,13 +1,13 @@
 /*
  * cli.h — (private to rlflow-agent) the parsed command line and the steps of
- * the tool: argument parsing, numerical check, latency and the report.
+ * the tool: argument parsing, running a learning agent and the report.
  */
 #ifndef XF_RLFLOW_AGENT_CLI_H
 #define XF_RLFLOW_AGENT_CLI_H
 
 #include <stdint.h>
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "costmodel/costmodel.h"
 #include "ir/ir.h"
 
@@ -42,24 +42,6 @@ typedef struct cli_options {
 
 /* 0: parsed; 2: bad usage (message printed); -1: --help printed (exit 0). */
 int cli_parse(int argc, char **argv, cli_options *o);
-
-/* Largest differences between the outputs of `model` and `opt` on the same
- * random inputs (reference interpreter). *bad_output is the first output
- * outside |d| <= atol + rtol*|ref| (-1 when all agree). */
-typedef struct cli_check {
-    double max_abs, max_rel;
-    int bad_output;
-    double bad_abs; /* largest |d| of that output */
-} cli_check;
-xf_status cli_numeric_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
-                            double atol, cli_check *out, xf_error *err);
-
-/* End-to-end latency of models a and b on cm's backend (executor), timed
- * in alternation: the smallest of several 10-run medians of each. *spread
- * is the run-to-run noise seen: the larger of the two models' (largest
- * median - smallest) / smallest, as a fraction. */
-xf_status cli_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_graph *b,
-                           double *ms_a, double *ms_b, double *spread, xf_error *err);
 
 /* Runs the chosen learning agent (ppo or wm) on env: trains it within the
  * budget (or loads it from o->load and runs it greedily), saves it to

@@ -1,6 +1,6 @@
 /*
  * learn.c — rlflow-agent's learning agents: the model-free PPO agent and the
- * world-model agent (agent/ppo.h, agent/wm.h). Trains within the budget, or
+ * world-model agent (agent/rl/ppo.h, agent/rl/wm.h). Trains within the budget, or
  * loads a checkpoint and runs the trained controller greedily; saves a
  * checkpoint on request; prints a progress line per second and the
  * training figures after, with the agent's action set (the rules a random
@@ -8,7 +8,7 @@
  */
 #include <stdio.h>
 
-#include "agent/wm.h"
+#include "agent/rl/rl.h"
 #include "cli.h"
 
 #define DEFAULT_AGENT_SECONDS 120.0

@@ -9,6 +9,8 @@
  * initializers, check numerically that the optimised model computes what the
  * original does (refusing to write otherwise unless --no-check), write it,
  * read it back, measure both models end to end and print the report.
+ * Every step is a library call (agent/rewrite, agent/search, onnx); this
+ * file parses, calls and prints.
  */
 #include <errno.h>
 #include <math.h>
@@ -19,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/search/search.h"
 #include "cli.h"
 #include "onnx/onnx.h"
 
@@ -60,12 +62,13 @@ static void progress(void *user, int expanded, double best_ms, double initial_ms
 
 typedef struct run_state {
     xf_graph model, finished;
+    xf_graph prepared;      /* the model prepared once, unless --all-actions */
+    xf_prepare_stats prep;  /* what preparing it changed */
     xf_ruleset *rs;
     xf_cost_model *cm, *lat_cm;
     xf_env *env;
     xf_search_result res;
-    double cost_before, cost_after; /* the models as written, on the cost model */
-    int kept_original;              /* no cheaper model found: the input is written */
+    xf_agent_outcome oc; /* costs of the models as written; kept_original */
 } run_state;
 
 static void run_free(run_state *s)
@@ -76,28 +79,27 @@ static void run_free(run_state *s)
     xf_cost_close(s->cm);
     xf_ruleset_free(s->rs);
     xf_graph_free(&s->finished);
+    xf_graph_free(&s->prepared);
     xf_graph_free(&s->model);
 }
 
 /* The rule set, restricted to the actions that can match the prepared
- * model (the graph the search starts from) unless --all-actions.
- * Checkpoints name their actions by rule database id, so they need no fixed
- * action numbering. */
+ * model (the graph the search starts from) unless --all-actions; the
+ * prepared model is kept for the environment, which then need not prepare
+ * it again. Checkpoints name their actions by rule database id, so they
+ * need no fixed action numbering. */
 static xf_status load_rules(const cli_options *o, run_state *s, xf_error *err)
 {
     xf_ruleset_options ro = xf_ruleset_options_default();
     ro.status = o->rule_status;
     ro.max_size = o->max_rule_size;
-    xf_graph prepared;
-    xf_graph_init(&prepared);
     xf_status st = XF_OK;
     if (!o->all_actions) {
-        st = xf_agent_prepare(&s->model, &o->prepare, &prepared, NULL, err);
+        st = xf_agent_prepare(&s->model, &o->prepare, &s->prepared, &s->prep, err);
         if (st) xf_error_prefix(err, "%s: ", o->model);
-        ro.restrict_to = &prepared;
+        ro.restrict_to = &s->prepared;
     }
     if (!st) st = xf_ruleset_load(o->rules, &ro, &s->rs, err);
-    xf_graph_free(&prepared);
     return st;
 }
 
@@ -211,7 +213,11 @@ static int search(const cli_options *o, run_state *s)
     xf_env_options eo = xf_env_options_default();
     eo.max_locations = o->locations;
     eo.prepare = o->prepare;
-    if (xf_env_create(s->rs, s->cm, &s->model, &eo, &s->env, &err)) {
+    xf_status st =
+        o->all_actions
+            ? xf_env_create(s->rs, s->cm, &s->model, &eo, &s->env, &err)
+            : xf_env_create_prepared(s->rs, s->cm, &s->prepared, &s->prep, &eo, &s->env, &err);
+    if (st) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
     }
@@ -239,7 +245,7 @@ static int search(const cli_options *o, run_state *s)
     so.seed = o->seed;
     so.max_locations = o->locations;
     if (!o->quiet) so.progress = progress;
-    xf_status st = xf_search_run(s->env, kind, &so, &s->res, &err);
+    st = xf_search_run(s->env, kind, &so, &s->res, &err);
     if (!o->quiet) fprintf(stderr, "\n");
     if (st) {
         fprintf(stderr, "rlflow-agent: %s search failed: %s\n", xf_search_kind_name(kind),
@@ -249,46 +255,15 @@ static int search(const cli_options *o, run_state *s)
     return 0;
 }
 
-/* Cost of a whole model as exported (weight-only nodes free, as in search). */
-static xf_status model_cost(xf_cost_model *cm, const xf_graph *g, double *ms, xf_error *err)
-{
-    xf_graph_index *ix = NULL;
-    xf_op_cost c;
-    xf_status st = xf_graph_index_build(g, &ix, err);
-    if (!st) st = xf_agent_graph_cost(cm, g, ix, &c, err);
-    xf_graph_index_free(ix);
-    *ms = st ? 0 : c.ms;
-    return st;
-}
-
 /* Fold, check, write, read back. */
-static int finish_and_write(const cli_options *o, run_state *s, cli_check *chk,
-                            xf_finish_stats *fs)
+static int finish_and_write(const cli_options *o, run_state *s, xf_check_result *chk)
 {
     xf_error err = {0};
-    if (xf_agent_finish(&s->res.best, &s->finished, fs, &err)) {
-        fprintf(stderr, "rlflow-agent: folding the optimised graph failed: %s\n", err.msg);
+    if (xf_agent_outcome_model(s->cm, &s->model, &s->res.best, &s->finished, &s->oc, &err)) {
+        fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
     }
-    if (model_cost(s->cm, &s->model, &s->cost_before, &err) ||
-        model_cost(s->cm, &s->finished, &s->cost_after, &err)) {
-        fprintf(stderr, "rlflow-agent: costing the models failed: %s\n", err.msg);
-        return 1;
-    }
-    if (!(s->cost_after < s->cost_before)) {
-        /* The search's working graph can look cheaper while the model as
-         * written is not (e.g. a bias add moved away from its conv cannot be
-         * fused back): never hand out a slower model. */
-        xf_graph_free(&s->finished);
-        if (xf_graph_clone(&s->model, &s->finished, &err)) {
-            fprintf(stderr, "rlflow-agent: %s\n", err.msg);
-            return 1;
-        }
-        s->kept_original = 1;
-        s->cost_after = s->cost_before;
-        memset(fs, 0, sizeof *fs);
-    }
-    xf_status st = cli_numeric_check(&s->model, &s->finished, o->seed, o->rtol, o->atol, chk, &err);
+    xf_status st = xf_agent_check(&s->model, &s->finished, o->seed, o->rtol, o->atol, chk, &err);
     if (st) {
         fprintf(stderr, "rlflow-agent: numerical check could not run: %s\n", err.msg);
         if (o->check) {
@@ -325,11 +300,12 @@ static int finish_and_write(const cli_options *o, run_state *s, cli_check *chk,
     return 0;
 }
 
-static void print_report(const cli_options *o, run_state *s, const cli_check *chk,
-                         const xf_finish_stats *fs, double t_search)
+static void print_report(const cli_options *o, run_state *s, const xf_check_result *chk,
+                         double t_search)
 {
     const xf_search_result *r = &s->res;
-    double before = s->cost_before, after = s->cost_after;
+    const xf_finish_stats *fs = &s->oc.finish;
+    double before = s->oc.cost_before, after = s->oc.cost_after;
     if (o->agent == CLI_AGENT_SEARCH)
         printf("search:          %s, %lld graphs expanded, %lld distinct seen, %.2f s\n",
                xf_search_kind_name(o->search), (long long)r->expanded, (long long)r->seen,
@@ -342,7 +318,7 @@ static void print_report(const cli_options *o, run_state *s, const cli_check *ch
            r->initial_ms > 0 ? 100.0 * (r->best_ms - r->initial_ms) / r->initial_ms : 0.0);
     printf("cost:            %.4f ms -> %.4f ms (%+.2f%%, the models as written)\n", before, after,
            before > 0 ? 100.0 * (after - before) / before : 0.0);
-    if (s->kept_original)
+    if (s->oc.kept_original)
         printf("result:          no cheaper model found; the input model is written unchanged\n");
     printf("nodes:           %d -> %d (folded %d weight-only nodes, %d conv biases re-fused)\n",
            s->model.n_nodes, s->finished.n_nodes, fs->folded_nodes, fs->fused_bias);
@@ -354,8 +330,8 @@ static void print_report(const cli_options *o, run_state *s, const cli_check *ch
     if (o->latency) {
         xf_error err = {0};
         double lat_before = 0, lat_after = 0, spread = 0;
-        if (cli_latency_pair(s->lat_cm, &s->model, &s->finished, &lat_before, &lat_after, &spread,
-                             &err))
+        if (xf_agent_latency_pair(s->lat_cm, &s->model, &s->finished, &lat_before, &lat_after,
+                                  &spread, &err))
             printf("latency:         not measured: %s\n", err.msg);
         else {
             double change = lat_before > 0 ? (lat_after - lat_before) / lat_before : 0.0;
@@ -366,7 +342,7 @@ static void print_report(const cli_options *o, run_state *s, const cli_check *ch
                    fabs(change) <= spread ? ": the change is within the noise" : "");
         }
     }
-    if (s->kept_original)
+    if (s->oc.kept_original)
         printf("rules applied:   0 (the search's %d rewrites did not pay off as written)\n",
                r->n_applied);
     else
@@ -384,15 +360,15 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     xf_graph_init(&s.model);
     xf_graph_init(&s.finished);
+    xf_graph_init(&s.prepared);
     xf_search_result_init(&s.res);
     rc = load_inputs(&o, &s);
     double t0 = now_s();
     if (!rc) rc = search(&o, &s);
     double t_search = now_s() - t0;
-    cli_check chk = {0};
-    xf_finish_stats fs = {0};
-    if (!rc) rc = finish_and_write(&o, &s, &chk, &fs);
-    if (!rc) print_report(&o, &s, &chk, &fs, t_search);
+    xf_check_result chk = {0};
+    if (!rc) rc = finish_and_write(&o, &s, &chk);
+    if (!rc) print_report(&o, &s, &chk, t_search);
     run_free(&s);
     return rc;
 }

@@ -1,0 +1,89 @@
+/*
+ * check.c — xf_agent_check: the numerical check of a rewritten model. The
+ * original and the optimised model are run by the reference interpreter on
+ * the same random inputs and every output is compared, so a model is
+ * written only when it computes what the original does.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "agent/rewrite/rewrite.h"
+
+static void free_tensors(xf_tensor *t, int n)
+{
+    if (!t) return;
+    for (int i = 0; i < n; i++) xf_tensor_free(&t[i]);
+    free(t);
+}
+
+static xf_tensor *alloc_tensors(int n)
+{
+    return calloc((size_t)(n > 0 ? n : 1), sizeof(xf_tensor));
+}
+
+/* Largest |opt - ref| of one float output, and whether every element is
+ * within atol + rtol*|ref|. */
+static int output_close(const xf_tensor *opt, const xf_tensor *ref, double rtol, double atol,
+                        double *max_abs)
+{
+    *max_abs = 0;
+    if (opt->dtype != XF_F32) return xf_tensor_close(opt, ref, rtol, atol);
+    const float *a = opt->data, *b = ref->data;
+    int64_t n = xf_shape_numel(&ref->shape);
+    int ok = 1;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (!(d <= atol + rtol * fabs((double)b[i]))) ok = 0; /* NaN fails too */
+        if (d > *max_abs || d != d) *max_abs = d;
+    }
+    return ok;
+}
+
+xf_status xf_agent_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
+                         double atol, xf_check_result *out, xf_error *err)
+{
+    out->max_abs = out->max_rel = 0;
+    out->bad_output = -1;
+    out->bad_abs = 0;
+    if (model->n_inputs != opt->n_inputs || model->n_outputs != opt->n_outputs)
+        return XF_FAIL(err, XF_ERR_MISMATCH,
+                       "optimised model has %d inputs / %d outputs, the original %d / %d",
+                       opt->n_inputs, opt->n_outputs, model->n_inputs, model->n_outputs);
+    xf_tensor *in = alloc_tensors(model->n_inputs);
+    xf_tensor *ref = alloc_tensors(model->n_outputs);
+    xf_tensor *got = alloc_tensors(model->n_outputs);
+    xf_status st = XF_OK;
+    if (!in || !ref || !got) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the numerical check");
+        goto out;
+    }
+    st = xf_graph_random_inputs(model, seed, in, err);
+    if (!st) {
+        st = xf_interp_run(model, in, model->n_inputs, ref, err);
+        if (st) xf_error_prefix(err, "running the original model: ");
+    }
+    if (!st) {
+        st = xf_interp_run(opt, in, opt->n_inputs, got, err);
+        if (st) xf_error_prefix(err, "running the optimised model: ");
+    }
+    for (int i = 0; !st && i < model->n_outputs; i++) {
+        double ma = 0, mr = 0, worst = 0;
+        st = xf_tensor_compare(&got[i], &ref[i], &ma, &mr, err);
+        if (st) {
+            xf_error_prefix(err, "output %d '%s': ", i,
+                            model->values[model->outputs[i]].name ? model->values[model->outputs[i]].name : "?");
+            break;
+        }
+        if (ma > out->max_abs) out->max_abs = ma;
+        if (mr > out->max_rel) out->max_rel = mr;
+        if (!output_close(&got[i], &ref[i], rtol, atol, &worst) && out->bad_output < 0) {
+            out->bad_output = i;
+            out->bad_abs = worst;
+        }
+    }
+out:
+    free_tensors(in, model->n_inputs);
+    free_tensors(ref, model->n_outputs);
+    free_tensors(got, model->n_outputs);
+    return st;
+}

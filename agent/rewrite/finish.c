@@ -1,0 +1,231 @@
+/*
+ * finish.c — xf_agent_finish: a working graph becomes a model to export.
+ * Three passes over a shared clone, each followed by a compaction:
+ *  1. weight folding (fold.c): constant-only nodes become initializers;
+ *  2. bias fusion: conv(x, w) whose only use is an add of a constant shaped
+ *     [C,1,1] or [1,C,1,1] becomes conv(x, w, bias[C]) writing the add's
+ *     output value (so its name and graph-output position survive) — the
+ *     inverse of xf_agent_prepare; then a relu/sigmoid/tanh alone reading
+ *     a conv's output becomes its fused activation (the form ONNX import
+ *     produces, which prepare had split off);
+ *  3. constants nobody uses are dropped.
+ * Last, borrowed constant data is copied so the result owns everything and
+ * outlives the working graph and the model it came from.
+ */
+#include "agent/rewrite/rewrite.h"
+#include "agent/rewrite/fold.h"
+#include "agent/rewrite/graph_edit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static xf_status nomem(xf_error *err)
+{
+    return XF_FAIL(err, XF_ERR_NOMEM, "out of memory finishing the graph");
+}
+
+/* The conv whose output add node `a` adds a per-channel constant to, with
+ * that constant's input position; -1 when `a` is not such an add. */
+static int bias_conv(const xf_graph *g, const xf_node *a, const int *uses, int *const_pos)
+{
+    if (a->op != XF_OP_ADD || a->n_inputs != 2) return -1;
+    for (int side = 0; side < 2; side++) {
+        int o = a->inputs[side], k = a->inputs[1 - side];
+        if (o < 0 || k < 0 || uses[o] != 1) continue;
+        const xf_value *ov = &g->values[o], *kv = &g->values[k];
+        if (ov->kind != XF_VALUE_NODE || kv->kind != XF_VALUE_CONST || kv->dtype != XF_F32 ||
+            ov->shape.rank != 4)
+            continue;
+        const xf_node *c = &g->nodes[ov->producer];
+        if (c->op != XF_OP_CONV || c->params.activation != XF_ACT_NONE ||
+            (c->n_inputs >= 3 && c->inputs[2] >= 0))
+            continue;
+        int64_t ch = ov->shape.dims[1];
+        const xf_shape *ks = &kv->shape;
+        int per_channel = (ks->rank == 3 && ks->dims[0] == ch && ks->dims[1] == 1 &&
+                           ks->dims[2] == 1) ||
+                          (ks->rank == 4 && ks->dims[0] == 1 && ks->dims[1] == ch &&
+                           ks->dims[2] == 1 && ks->dims[3] == 1);
+        if (!per_channel) continue;
+        *const_pos = 1 - side;
+        return ov->producer;
+    }
+    return -1;
+}
+
+/* "<name>" without a trailing "_c11" (the suffix xf_agent_prepare adds). */
+static char *bias_name(const char *name)
+{
+    const char *base = name ? name : "bias";
+    size_t n = strlen(base);
+    if (n > 4 && strcmp(base + n - 4, "_c11") == 0) n -= 4;
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, base, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+static xf_activation activation_of(xf_op op)
+{
+    switch (op) {
+    case XF_OP_RELU: return XF_ACT_RELU;
+    case XF_OP_SIGMOID: return XF_ACT_SIGMOID;
+    case XF_OP_TANH: return XF_ACT_TANH;
+    default: return XF_ACT_NONE;
+    }
+}
+
+/* The conv whose output activation node `a` alone reads; -1 otherwise. */
+static int activation_conv(const xf_graph *g, const xf_node *a, const int *uses)
+{
+    if (activation_of(a->op) == XF_ACT_NONE || a->inputs[0] < 0 || uses[a->inputs[0]] != 1)
+        return -1;
+    const xf_value *ov = &g->values[a->inputs[0]];
+    if (ov->kind != XF_VALUE_NODE) return -1;
+    const xf_node *c = &g->nodes[ov->producer];
+    if (c->op != XF_OP_CONV || c->params.activation != XF_ACT_NONE) return -1;
+    return ov->producer;
+}
+
+/* Moves the output of node ai over to conv c (c now writes it), with ai and
+ * c's old output marked dead. */
+static void take_output(xf_graph *g, int c, int ai, uint8_t *node_dead, uint8_t *value_dead)
+{
+    xf_node *cn = &g->nodes[c];
+    int new_out = g->nodes[ai].outputs[0];
+    value_dead[cn->outputs[0]] = 1;
+    node_dead[ai] = 1;
+    cn->outputs[0] = new_out;
+    g->values[new_out].producer = c;
+    g->values[new_out].producer_output = 0;
+}
+
+/* Fuses conv c with add node ai whose constant input is at position kpos. */
+static xf_status fuse_bias(xf_graph *g, int c, int ai, int kpos, uint8_t *node_dead,
+                           uint8_t *value_dead, xf_error *err)
+{
+    const xf_value *kv = &g->values[g->nodes[ai].inputs[kpos]];
+    int64_t ch = g->values[g->nodes[c].outputs[0]].shape.dims[1];
+    xf_shape s1 = xf_shape_make(1, &ch);
+    char *name = bias_name(kv->name);
+    if (!name) return nomem(err);
+    int b = xf_graph_add_const(g, name, XF_F32, &s1, kv->data, err);
+    free(name);
+    if (b < 0) return err ? err->code : XF_ERR_NOMEM;
+    xf_node *cn = &g->nodes[c];
+    int *ins = malloc(sizeof(int) * 3);
+    if (!ins) return nomem(err);
+    memcpy(ins, cn->inputs, sizeof(int) * 2);
+    xf_graph_release(g, cn->inputs);
+    cn->inputs = ins;
+    cn->inputs[2] = b;
+    cn->n_inputs = 3;
+    take_output(g, c, ai, node_dead, value_dead);
+    return XF_OK;
+}
+
+/* One pass of fusions into convolutions: per-channel constant adds become
+ * the bias (activations = 0), or activations become the fused activation
+ * (activations = 1); *n_fused counts them. */
+static xf_status fuse_into_convs(xf_graph *g, int activations, int *n_fused, xf_error *err)
+{
+    *n_fused = 0;
+    int n_nodes = g->n_nodes, n_values = g->n_values;
+    int *uses = malloc(sizeof(int) * ((size_t)n_values + 1));
+    /* room for the new bias constants, at most one per node */
+    uint8_t *value_dead = calloc((size_t)(n_values + n_nodes) + 1, 1);
+    uint8_t *node_dead = calloc((size_t)n_nodes + 1, 1);
+    xf_status st = XF_OK;
+    if (!uses || !value_dead || !node_dead) {
+        st = nomem(err);
+        goto out;
+    }
+    xf_edit_use_counts(g, uses);
+    for (int i = 0; i < n_nodes && st == XF_OK; i++) {
+        int kpos = -1;
+        if (activations) {
+            int c = activation_conv(g, &g->nodes[i], uses);
+            if (c < 0) continue;
+            g->nodes[c].params.activation = activation_of(g->nodes[i].op);
+            take_output(g, c, i, node_dead, value_dead);
+        } else {
+            int c = bias_conv(g, &g->nodes[i], uses, &kpos);
+            if (c < 0) continue;
+            st = fuse_bias(g, c, i, kpos, node_dead, value_dead, err);
+        }
+        if (st == XF_OK) (*n_fused)++;
+    }
+    if (st == XF_OK) st = xf_edit_compact(g, node_dead, value_dead, err);
+out:
+    free(uses);
+    free(value_dead);
+    free(node_dead);
+    return st;
+}
+
+static xf_status drop_unused_constants(xf_graph *g, int *n_dropped, xf_error *err)
+{
+    *n_dropped = 0;
+    int *uses = malloc(sizeof(int) * ((size_t)g->n_values + 1));
+    uint8_t *dead = calloc((size_t)g->n_values + 1, 1);
+    xf_status st = XF_OK;
+    if (!uses || !dead) {
+        st = nomem(err);
+        goto out;
+    }
+    xf_edit_use_counts(g, uses);
+    for (int v = 0; v < g->n_values; v++)
+        if (g->values[v].kind == XF_VALUE_CONST && uses[v] == 0) {
+            dead[v] = 1;
+            (*n_dropped)++;
+        }
+    st = xf_edit_compact(g, NULL, dead, err);
+out:
+    free(uses);
+    free(dead);
+    return st;
+}
+
+static xf_status own_constants(xf_graph *g, xf_error *err)
+{
+    for (int v = 0; v < g->n_values; v++) {
+        xf_value *val = &g->values[v];
+        if (val->kind != XF_VALUE_CONST || !val->borrowed) continue;
+        size_t bytes = (size_t)xf_shape_numel(&val->shape) * xf_dtype_size(val->dtype);
+        void *copy = malloc(bytes ? bytes : 1);
+        if (!copy) return nomem(err);
+        if (bytes) memcpy(copy, val->data, bytes);
+        val->data = copy;
+        val->borrowed = 0;
+    }
+    return XF_OK;
+}
+
+xf_status xf_agent_finish(const xf_graph *work, xf_graph *out, xf_finish_stats *stats,
+                          xf_error *err)
+{
+    xf_finish_stats s = {0, 0, 0};
+    if (stats) *stats = s;
+    xf_status st = xf_graph_clone_shared(work, out, err);
+    if (st != XF_OK) return st;
+    uint8_t *node_dead = calloc((size_t)out->n_nodes + 1, 1);
+    if (!node_dead) st = nomem(err);
+    if (st == XF_OK) st = xf_fold_weights(out, node_dead, &s.folded_nodes, err);
+    if (st == XF_OK) st = xf_edit_compact(out, node_dead, NULL, err);
+    free(node_dead);
+    int n_act = 0;
+    if (st == XF_OK) st = fuse_into_convs(out, 0, &s.fused_bias, err);
+    if (st == XF_OK) st = fuse_into_convs(out, 1, &n_act, err);
+    if (st == XF_OK) st = drop_unused_constants(out, &s.removed_values, err);
+    if (st == XF_OK) st = own_constants(out, err);
+    if (st != XF_OK) {
+        xf_error_prefix(err, "finishing '%s'", work->name ? work->name : "graph");
+        xf_graph_free(out);
+        return st;
+    }
+    if (stats) *stats = s;
+    return XF_OK;
+}

@@ -1,0 +1,231 @@
+/*
+ * instantiate.c — the target side of a rule instantiated at a match: each
+ * target operator's parameters adapted to the bound shapes, its input
+ * shapes, whether it is weight-only, and the shapes of the target's outputs
+ * (the matcher accepts a location only when they equal the matched ones).
+ *
+ * Target operators are visited in the dst graph's xf_graph_topo_order; that
+ * is the order of xf_match_target's arrays, and t->params[k] is exactly what
+ * xf_graph_add_node must receive for the k-th of them (canonical, absolute
+ * at the bound rank). Parameters are re-derived as follows:
+ *  - axis, axes and permutations: relative form at the rule's rank, absolute
+ *    at the rank of the operator's bound first input (relparams.h);
+ *  - split sizes: along the split axis, from the shapes of the matched
+ *    source outputs that the split's outputs replace when every one of them
+ *    is a rule output, else equal parts of the input;
+ *  - depthwise conv (group == input channels in the rule): group = bound
+ *    channels;
+ *  - generators, from their first consumer: as a conv weight, identity conv
+ *    [C,C,kh,kw] and pooling kernel [C,1,kh,kw] with C the conv input's
+ *    channels; an identity matrix as matmul operand gets the matching inner
+ *    dimension of the other operand; as an operand of an element-wise
+ *    binary op, the other operand's shape; a generator that is itself a rule
+ *    output takes the matched output's shape. Anything else keeps the
+ *    rule's shape (and then usually fails the output check).
+ */
+#include <string.h>
+
+#include "agent/rewrite/match_impl.h"
+#include "agent/rewrite/relparams.h"
+
+typedef struct inst_state {
+    xf_dtype dt[XF_MATCH_MAX_NODES][XF_PAT_MAX_NODE_OUT];
+    xf_shape sh[XF_MATCH_MAX_NODES][XF_PAT_MAX_NODE_OUT];
+    int done[XF_MATCH_MAX_NODES];
+} inst_state;
+
+static int is_binary_elementwise(xf_op op)
+{
+    return op == XF_OP_ADD || op == XF_OP_SUB || op == XF_OP_MUL || op == XF_OP_DIV;
+}
+
+/* Value behind a target reference: a bound graph value or a target output
+ * computed already; 0 when it is a generator not derived yet. */
+static int ref_shape(const xf_graph *g, const xf_match *m, const inst_state *s, xf_pat_ref r,
+                     xf_dtype *dt, xf_shape *sh)
+{
+    if (r.node < 0) {
+        const xf_value *v = &g->values[m->inputs[r.idx]];
+        *dt = v->dtype;
+        *sh = v->shape;
+        return 1;
+    }
+    if (!s->done[r.node]) return 0;
+    *dt = s->dt[r.node][r.idx];
+    *sh = s->sh[r.node][r.idx];
+    return 1;
+}
+
+static void set_shape(xf_params *p, const xf_shape *s)
+{
+    memset(p->shape, 0, sizeof p->shape);
+    p->n_shape = s->rank;
+    for (int i = 0; i < s->rank; i++) p->shape[i] = s->dims[i];
+}
+
+/* Generator shape from its consumer `user` reading it at input `slot`. */
+static void generator_from_user(const xf_rs_rule *rr, const xf_graph *g, const xf_match *m,
+                                const inst_state *s, int user, int slot, xf_op gop, xf_params *p)
+{
+    const xf_tgt_node *u = &rr->tgt.nodes[user];
+    xf_dtype dt;
+    xf_shape a;
+    if (u->op == XF_OP_CONV && slot == 1 && ref_shape(g, m, s, u->in[0], &dt, &a) && a.rank == 4) {
+        if (gop == XF_OP_CONST_IDENTITY_CONV) p->shape[0] = p->shape[1] = a.dims[1];
+        if (gop == XF_OP_CONST_POOL) p->shape[0] = a.dims[1];
+    } else if (u->op == XF_OP_MATMUL && gop == XF_OP_CONST_IDENTITY_MATRIX && u->n_in == 2 &&
+               ref_shape(g, m, s, u->in[1 - slot], &dt, &a) && a.rank >= 2) {
+        int64_t n = slot == 1 ? a.dims[a.rank - 1] : a.dims[a.rank - 2];
+        p->shape[0] = p->shape[1] = n;
+    } else if (is_binary_elementwise(u->op) && u->n_in == 2 &&
+               ref_shape(g, m, s, u->in[1 - slot], &dt, &a)) {
+        set_shape(p, &a);
+    }
+}
+
+static xf_status fail_node(const xf_rs_rule *rr, int q, xf_status st, xf_error *err)
+{
+    xf_error_prefix(err, "rule %lld: target operator %d (%s) does not fit the match",
+                    (long long)rr->id, q, xf_op_get(rr->tgt.nodes[q].op)->name);
+    return st;
+}
+
+static xf_status run_generator(const xf_rs_rule *rr, const xf_graph *g, const xf_match *m,
+                               inst_state *s, int q, xf_match_target *t, xf_error *err)
+{
+    const xf_tgt_node *tn = &rr->tgt.nodes[q];
+    xf_params p = rr->rule.dst.nodes[tn->dst_node].params;
+    if (tn->gen_user >= 0) {
+        generator_from_user(rr, g, m, s, tn->gen_user, tn->gen_slot, tn->op, &p);
+    } else if (tn->gen_rule >= 0) {
+        set_shape(&p, &g->values[m->outputs[tn->gen_rule]].shape);
+    }
+    xf_params_canonical(tn->op, &p);
+    t->params[q] = p;
+    xf_status st = xf_op_infer(tn->op, &p, 0, NULL, NULL, tn->n_out, s->dt[q], s->sh[q], err);
+    if (st != XF_OK) return fail_node(rr, q, st, err);
+    s->done[q] = 1;
+    return XF_OK;
+}
+
+/* Parameters of non-generator target operator q at the bound shapes. */
+static xf_status adapt_params(const xf_rs_rule *rr, const xf_graph *g, const xf_match *m, int q,
+                              const xf_shape *in0, xf_params *out, xf_error *err)
+{
+    const xf_tgt_node *tn = &rr->tgt.nodes[q];
+    const xf_graph *dst = &rr->rule.dst;
+    const xf_node *dn = &dst->nodes[tn->dst_node];
+    int rule_rank = dn->n_inputs > 0 ? dst->values[dn->inputs[0]].shape.rank : 0;
+    int rank = in0 ? in0->rank : 0;
+    xf_params rel;
+    if (!xf_relparams_to_relative(tn->op, &dn->params,
+                                  xf_relparams_axis_rank(tn->op, &dn->params, rule_rank), &rel) ||
+        !xf_relparams_to_absolute(tn->op, &rel, xf_relparams_axis_rank(tn->op, &rel, rank), out))
+        return fail_node(rr, q,
+                         XF_FAIL(err, XF_ERR_SHAPE, "its axes do not exist at rank %d", rank),
+                         err);
+    if (tn->op == XF_OP_SPLIT && in0) {
+        int axis = out->axis < 0 ? out->axis + rank : out->axis;
+        int all = 1;
+        for (int o = 0; o < tn->n_out; o++) all &= tn->split_rule[o] >= 0;
+        memset(out->split, 0, sizeof out->split);
+        for (int o = 0; o < tn->n_out && all; o++) {
+            const xf_shape *ms = &g->values[m->outputs[tn->split_rule[o]]].shape;
+            if (ms->rank != rank)
+                return fail_node(rr, q,
+                                 XF_FAIL(err, XF_ERR_SHAPE,
+                                         "matched output %d has rank %d, the split input %d",
+                                         tn->split_rule[o], ms->rank, rank),
+                                 err);
+            out->split[o] = ms->dims[axis];
+        }
+        if (!all) {
+            int64_t d = in0->dims[axis];
+            if (tn->n_out <= 0 || d % tn->n_out != 0)
+                return fail_node(rr, q,
+                                 XF_FAIL(err, XF_ERR_SHAPE,
+                                         "dimension %lld cannot be split into %d equal parts",
+                                         (long long)d, tn->n_out),
+                                 err);
+            for (int o = 0; o < tn->n_out; o++) out->split[o] = d / tn->n_out;
+        }
+    }
+    if (tn->depthwise && in0 && in0->rank == 4) out->group = (int32_t)in0->dims[1];
+    xf_params_canonical(tn->op, out);
+    return XF_OK;
+}
+
+xf_status xf_match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,
+                                    const xf_graph_index *ix, const xf_match *m,
+                                    xf_match_target *t, xf_dtype *out_dt, xf_shape *out_sh,
+                                    xf_error *err)
+{
+    const xf_target_tmpl *tp = &rr->tgt;
+    inst_state s;
+    xf_status st;
+    memset(s.done, 0, sizeof s.done);
+    t->n_nodes = tp->n_nodes;
+    for (int q = 0; q < tp->n_nodes; q++) {
+        const xf_tgt_node *tn = &tp->nodes[q];
+        t->op[q] = tn->op;
+        t->n_in[q] = tn->n_in;
+        if (xf_relparams_is_generator(tn->op)) continue; /* at its first consumer */
+        for (int k = 0; k < tn->n_in; k++) {
+            xf_pat_ref r = tn->in[k];
+            if (r.node >= 0 && !s.done[r.node]) {
+                st = run_generator(rr, g, m, &s, r.node, t, err);
+                if (st != XF_OK) return st;
+            }
+            ref_shape(g, m, &s, r, &t->in_dtype[q][k], &t->in_shape[q][k]);
+        }
+        st = adapt_params(rr, g, m, q, tn->n_in > 0 ? &t->in_shape[q][0] : NULL, &t->params[q],
+                          err);
+        if (st != XF_OK) return st;
+        st = xf_op_infer(tn->op, &t->params[q], tn->n_in, t->in_dtype[q], t->in_shape[q],
+                         tn->n_out, s.dt[q], s.sh[q], err);
+        if (st != XF_OK) return fail_node(rr, q, st, err);
+        s.done[q] = 1;
+    }
+    for (int q = 0; q < tp->n_nodes; q++) {
+        if (s.done[q]) continue;
+        st = run_generator(rr, g, m, &s, q, t, err);
+        if (st != XF_OK) return st;
+    }
+    for (int q = 0; q < tp->n_nodes; q++) {
+        const xf_tgt_node *tn = &tp->nodes[q];
+        int w = 1;
+        for (int k = 0; k < tn->n_in && w; k++) {
+            xf_pat_ref r = tn->in[k];
+            w = r.node < 0 ? xf_graph_index_weight_only(ix, m->inputs[r.idx])
+                           : t->weight_only[r.node];
+        }
+        t->weight_only[q] = w;
+    }
+    for (int i = 0; i < rr->pat.n_outputs; i++) ref_shape(g, m, &s, tp->out[i], &out_dt[i], &out_sh[i]);
+    return XF_OK;
+}
+
+xf_status xf_match_instantiate(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                               const xf_match *m, xf_match_target *t, xf_error *err)
+{
+    if (!rs || !m || m->rule < 0 || m->rule >= rs->n)
+        return XF_FAIL(err, XF_ERR_INVALID, "instantiate: rule %d is not in the rule set",
+                       m ? m->rule : -1);
+    const xf_rs_rule *rr = &rs->r[m->rule];
+    if (m->n_inputs != rr->pat.n_inputs || m->n_outputs != rr->pat.n_outputs)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "instantiate: the match has %d inputs and %d outputs, rule %lld %d and %d",
+                       m->n_inputs, m->n_outputs, (long long)rr->id, rr->pat.n_inputs,
+                       rr->pat.n_outputs);
+    for (int i = 0; i < m->n_inputs; i++)
+        if (rr->pat.in_used[i] && (m->inputs[i] < 0 || m->inputs[i] >= g->n_values))
+            return XF_FAIL(err, XF_ERR_INVALID, "instantiate: rule input %d is bound to value %d",
+                           i, m->inputs[i]);
+    for (int i = 0; i < m->n_outputs; i++)
+        if (m->outputs[i] < 0 || m->outputs[i] >= g->n_values)
+            return XF_FAIL(err, XF_ERR_INVALID, "instantiate: rule output %d is value %d", i,
+                           m->outputs[i]);
+    xf_dtype dt[XF_MATCH_MAX_OUTPUTS];
+    xf_shape sh[XF_MATCH_MAX_OUTPUTS];
+    return xf_match_instantiate_full(rr, g, ix, m, t, dt, sh, err);
+}

@@ -1,0 +1,433 @@
+/*
+ * match.c — finds every location of a rule's source pattern in a graph.
+ *
+ * Backtracking over the pattern's search plan (pattern.c): the first
+ * operator's candidates are the graph nodes with its root signature (op,
+ * matching key, producers of its first inputs: a hash-table look-up in the
+ * index), each next operator is reached as the producer of a matched input,
+ * a consumer of a matched value or of a bound rule input. A candidate is checked
+ * as soon as it is bound: op, arity, matching key, distinct from the nodes
+ * matched so far, the pattern edges to every matched operator, consistent
+ * rule-input bindings (same dtype), internal values with exactly as many
+ * distinct consumers as inside the pattern and not graph outputs, mapped
+ * outputs the target replaces by a bare rule input not graph outputs. A
+ * complete match is then checked once: matching forms equal byte for byte
+ * (the key could collide), no rule input bound to a value the
+ * match computes, no cycle after the rewrite (a bound input reachable from a
+ * mapped output through nodes outside the match; the walk only visits nodes
+ * whose topological position is below the latest bound input's producer),
+ * and a target that instantiates at the bound shapes and yields the matched
+ * outputs' shapes and dtypes.
+ *
+ * Actions are visited in order; those whose root signature has no
+ * candidate in the graph (most of them: a rule set has thousands, a graph
+ * a few dozen distinct operator signatures) are skipped after one look-up
+ * per distinct signature (the rule set groups them), without touching
+ * their patterns.
+ *
+ * Locations are sorted by their nodes (in the rule's source node order) and
+ * then by their input bindings, so the order does not depend on the plan.
+ * Nothing is allocated in the inner loop: the scratch lives in a context
+ * reused for every rule of xf_match_all.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/rewrite/match_impl.h"
+
+typedef struct match_ctx {
+    const xf_graph *g;
+    const xf_graph_index *ix;
+    const xf_rs_rule *rr;
+    int rule;
+    int node_of[XF_MATCH_MAX_NODES]; /* graph node per pattern operator, -1 */
+    int bound[XF_MATCH_MAX_INPUTS];  /* graph value per rule input, -1 */
+    xf_match *found;                 /* every location of the current rule */
+    int n_found, cap_found;
+    int *stamp, *stack; /* cycle walk: per-node visit stamp, DFS stack */
+    int stamp_now, n_alloc;
+    xf_status st;
+    xf_error *err;
+} match_ctx;
+
+static void ctx_free(match_ctx *c)
+{
+    free(c->found);
+    free(c->stamp);
+    free(c->stack);
+}
+
+static xf_status ctx_prepare(match_ctx *c, const xf_graph *g, const xf_graph_index *ix,
+                             xf_error *err)
+{
+    c->g = g;
+    c->ix = ix;
+    c->err = err;
+    if (ix->n_nodes != g->n_nodes || ix->n_values != g->n_values)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "match: the index was built for another graph (%d nodes, %d values; the "
+                       "graph has %d and %d)",
+                       ix->n_nodes, ix->n_values, g->n_nodes, g->n_values);
+    if (c->n_alloc < g->n_nodes + 1) {
+        free(c->stamp);
+        free(c->stack);
+        c->n_alloc = g->n_nodes + 1;
+        c->stamp = calloc((size_t)c->n_alloc, sizeof *c->stamp);
+        c->stack = malloc(sizeof *c->stack * (size_t)c->n_alloc);
+        c->stamp_now = 0;
+        if (!c->stamp || !c->stack) {
+            c->n_alloc = 0;
+            return XF_FAIL(err, XF_ERR_NOMEM, "out of memory matching rules");
+        }
+    }
+    return XF_OK;
+}
+
+static int in_match(const match_ctx *c, int node)
+{
+    for (int k = 0; k < c->rr->pat.n_nodes; k++)
+        if (c->node_of[k] == node) return 1;
+    return 0;
+}
+
+/* Matching form of graph node `node` equals pattern operator k's (their
+ * keys are equal already). */
+static int same_form(const match_ctx *c, int k, int node)
+{
+    if (c->rr->pat.nodes[k].form_zero && c->ix->form_zero[node]) return 1;
+    const xf_graph *src = &c->rr->rule.src;
+    const xf_node *pn = &src->nodes[k], *gn = &c->g->nodes[node];
+    xf_params a, b;
+    const xf_shape *pin = pn->n_inputs > 0 ? &src->values[pn->inputs[0]].shape : NULL;
+    const xf_shape *gin = gn->n_inputs > 0 ? &c->g->values[gn->inputs[0]].shape : NULL;
+    xf_match_form(pn->op, &pn->params, pn->n_inputs, pn->n_outputs, pin, &a, NULL);
+    xf_match_form(gn->op, &gn->params, gn->n_inputs, gn->n_outputs, gin, &b, NULL);
+    return memcmp(&a, &b, offsetof(xf_params, split)) == 0; /* split[] is cleared */
+}
+
+/* Binds pattern operator k to graph node `node` if every local check
+ * passes; *newly gets the rule inputs bound here (bit mask). */
+static int try_bind(match_ctx *c, int k, int node, unsigned *newly)
+{
+    const xf_pattern *pat = &c->rr->pat;
+    const xf_pat_node *pn = &pat->nodes[k];
+    const xf_graph *g = c->g;
+    const xf_node *gn = &g->nodes[node];
+    *newly = 0;
+    /* the key (op, arity and form; a dense array) first: most candidates
+     * fail here without loading the ~1 KB node */
+    if (c->ix->key[node] != pn->key || gn->op != pn->op || gn->n_inputs != pn->n_in ||
+        gn->n_outputs != pn->n_out || in_match(c, node))
+        return 0;
+    for (int s = 0; s < pn->n_in; s++) {
+        int v = gn->inputs[s];
+        xf_pat_ref r = pn->in[s];
+        if (v < 0) goto undo;
+        if (r.node >= 0) {
+            if (c->node_of[r.node] >= 0 && g->nodes[c->node_of[r.node]].outputs[r.idx] != v)
+                goto undo;
+        } else if (c->bound[r.idx] < 0) {
+            if (g->values[v].dtype != pat->in_dtype[r.idx]) goto undo;
+            c->bound[r.idx] = v;
+            *newly |= 1u << r.idx;
+        } else if (c->bound[r.idx] != v) {
+            goto undo;
+        }
+    }
+    /* edges from matched operators that read k's outputs */
+    for (int j = 0; j < pat->n_nodes; j++) {
+        if (c->node_of[j] < 0) continue;
+        const xf_pat_node *pj = &pat->nodes[j];
+        for (int s = 0; s < pj->n_in; s++)
+            if (pj->in[s].node == k &&
+                g->nodes[c->node_of[j]].inputs[s] != gn->outputs[pj->in[s].idx])
+                goto undo;
+    }
+    for (int o = 0; o < pn->n_out; o++) {
+        int v = gn->outputs[o];
+        if (pn->out_rule[o] < 0) {
+            if (c->ix->is_output[v] ||
+                c->ix->users_start[v + 1] - c->ix->users_start[v] != pn->n_users[o])
+                goto undo;
+        } else if (pn->out_bare[o] && c->ix->is_output[v]) {
+            goto undo;
+        }
+    }
+    c->node_of[k] = node;
+    return 1;
+undo:
+    for (int i = 0; i < pat->n_inputs; i++)
+        if (*newly & (1u << i)) c->bound[i] = -1;
+    *newly = 0;
+    return 0;
+}
+
+/* Pushes the consumers of value v that the cycle walk has not visited, that
+ * lie outside the match and not above topological position maxpos. */
+static int push_users(match_ctx *c, int v, int maxpos, int top)
+{
+    const xf_graph_index *ix = c->ix;
+    for (int u = ix->users_start[v]; u < ix->users_start[v + 1]; u++) {
+        int n = ix->users[u];
+        if (ix->topo_pos[n] > maxpos || c->stamp[n] == c->stamp_now || in_match(c, n)) continue;
+        c->stamp[n] = c->stamp_now;
+        c->stack[top++] = n;
+    }
+    return top;
+}
+
+/* 1 when some bound input is reachable from a mapped output through nodes
+ * outside the match. */
+static int creates_cycle(match_ctx *c, const xf_match *m)
+{
+    const xf_graph *g = c->g;
+    const xf_graph_index *ix = c->ix;
+    int maxpos = -1;
+    for (int i = 0; i < m->n_inputs; i++) {
+        int v = m->inputs[i];
+        if (v >= 0 && g->values[v].kind == XF_VALUE_NODE) {
+            int p = ix->topo_pos[g->values[v].producer];
+            if (p > maxpos) maxpos = p;
+        }
+    }
+    if (maxpos < 0) return 0;
+    if (++c->stamp_now == 0) {
+        memset(c->stamp, 0, sizeof *c->stamp * (size_t)c->n_alloc);
+        c->stamp_now = 1;
+    }
+    int top = 0;
+    for (int i = 0; i < m->n_outputs; i++) top = push_users(c, m->outputs[i], maxpos, top);
+    while (top > 0) {
+        const xf_node *nd = &g->nodes[c->stack[--top]];
+        for (int o = 0; o < nd->n_outputs; o++) {
+            int v = nd->outputs[o];
+            for (int i = 0; i < m->n_inputs; i++)
+                if (m->inputs[i] == v) return 1;
+            top = push_users(c, v, maxpos, top);
+        }
+    }
+    return 0;
+}
+
+static void complete(match_ctx *c)
+{
+    const xf_pattern *pat = &c->rr->pat;
+    const xf_graph *g = c->g;
+    xf_match m;
+    memset(&m, 0, sizeof m);
+    m.rule = c->rule;
+    m.n_nodes = pat->n_nodes;
+    m.n_inputs = pat->n_inputs;
+    m.n_outputs = pat->n_outputs;
+    for (int k = 0; k < pat->n_nodes; k++) {
+        m.nodes[k] = c->node_of[k];
+        if (!same_form(c, k, m.nodes[k])) return;
+    }
+    for (int i = 0; i < pat->n_inputs; i++) {
+        int v = c->bound[i];
+        m.inputs[i] = v;
+        if (v >= 0 && g->values[v].kind == XF_VALUE_NODE && in_match(c, g->values[v].producer))
+            return;
+    }
+    for (int i = 0; i < pat->n_outputs; i++)
+        m.outputs[i] = g->nodes[c->node_of[pat->out[i].node]].outputs[pat->out[i].idx];
+    if (creates_cycle(c, &m)) return;
+    xf_match_target t;
+    xf_dtype dt[XF_MATCH_MAX_OUTPUTS];
+    xf_shape sh[XF_MATCH_MAX_OUTPUTS];
+    if (xf_match_instantiate_full(c->rr, g, c->ix, &m, &t, dt, sh, NULL) != XF_OK) return;
+    for (int i = 0; i < pat->n_outputs; i++) {
+        const xf_value *v = &g->values[m.outputs[i]];
+        if (dt[i] != v->dtype || !xf_shape_equal(&sh[i], &v->shape)) return;
+    }
+    if (c->n_found == c->cap_found) {
+        int cap = c->cap_found ? 2 * c->cap_found : 64;
+        xf_match *p = realloc(c->found, sizeof *p * (size_t)cap);
+        if (!p) {
+            c->st = XF_FAIL(c->err, XF_ERR_NOMEM, "out of memory collecting matches");
+            return;
+        }
+        c->found = p;
+        c->cap_found = cap;
+    }
+    c->found[c->n_found++] = m;
+}
+
+static void search(match_ctx *c, int t);
+
+static void try_node(match_ctx *c, int t, int node)
+{
+    int k = c->rr->pat.steps[t].node;
+    unsigned newly;
+    if (!try_bind(c, k, node, &newly)) return;
+    search(c, t + 1);
+    c->node_of[k] = -1;
+    for (int i = 0; i < c->rr->pat.n_inputs; i++)
+        if (newly & (1u << i)) c->bound[i] = -1;
+}
+
+static void try_users(match_ctx *c, int t, int v)
+{
+    const xf_graph_index *ix = c->ix;
+    for (int u = ix->users_start[v]; u < ix->users_start[v + 1] && c->st == XF_OK; u++)
+        try_node(c, t, ix->users[u]);
+}
+
+static void search(match_ctx *c, int t)
+{
+    const xf_pattern *pat = &c->rr->pat;
+    if (t == pat->n_nodes) {
+        complete(c);
+        return;
+    }
+    const xf_pat_step *st = &pat->steps[t];
+    const xf_graph *g = c->g;
+    switch (st->anchor) {
+    case XF_ANCHOR_PRODUCER: {
+        int v = g->nodes[c->node_of[st->a_node]].inputs[st->a_idx];
+        if (v >= 0 && g->values[v].kind == XF_VALUE_NODE && g->values[v].producer_output == st->a_out)
+            try_node(c, t, g->values[v].producer);
+        break;
+    }
+    case XF_ANCHOR_USER: try_users(c, t, g->nodes[c->node_of[st->a_node]].outputs[st->a_idx]); break;
+    case XF_ANCHOR_INPUT_USER: try_users(c, t, c->bound[st->a_idx]); break;
+    case XF_ANCHOR_OP: {
+        const xf_graph_index *ix = c->ix;
+        uint64_t sig = pat->root_sig;
+        for (int e = ix->sig_head[sig & ix->sig_mask]; e >= 0 && c->st == XF_OK; e = ix->sig_next[e])
+            if (ix->sig[e] == sig) try_node(c, t, ix->sig_node[e]);
+        break;
+    }
+    }
+}
+
+/* 1 when some graph node has root signature sig. */
+static int root_present(const xf_graph_index *ix, uint64_t sig)
+{
+    for (int e = ix->sig_head[sig & ix->sig_mask]; e >= 0; e = ix->sig_next[e])
+        if (ix->sig[e] == sig) return 1;
+    return 0;
+}
+
+static int cmp_match(const void *a, const void *b)
+{
+    const xf_match *x = a, *y = b;
+    for (int k = 0; k < x->n_nodes; k++)
+        if (x->nodes[k] != y->nodes[k]) return x->nodes[k] < y->nodes[k] ? -1 : 1;
+    for (int i = 0; i < x->n_inputs; i++)
+        if (x->inputs[i] != y->inputs[i]) return x->inputs[i] < y->inputs[i] ? -1 : 1;
+    return 0;
+}
+
+/* Every location of rule `rule` into c->found (sorted). */
+static xf_status match_one(match_ctx *c, const xf_ruleset *rs, int rule)
+{
+    c->rr = &rs->r[rule];
+    c->rule = rule;
+    c->n_found = 0;
+    c->st = XF_OK;
+    for (int k = 0; k < XF_MATCH_MAX_NODES; k++) c->node_of[k] = -1;
+    for (int i = 0; i < XF_MATCH_MAX_INPUTS; i++) c->bound[i] = -1;
+    search(c, 0);
+    if (c->n_found > 1) qsort(c->found, (size_t)c->n_found, sizeof *c->found, cmp_match);
+    return c->st;
+}
+
+xf_status xf_match_rule(const xf_ruleset *rs, int rule, const xf_graph *g,
+                        const xf_graph_index *ix, xf_match *out, int max, int *n_found,
+                        xf_error *err)
+{
+    *n_found = 0;
+    if (!rs || rule < 0 || rule >= rs->n)
+        return XF_FAIL(err, XF_ERR_INVALID, "match: rule %d is not in the rule set (%d rules)",
+                       rule, rs ? rs->n : 0);
+    match_ctx c;
+    memset(&c, 0, sizeof c);
+    xf_status st = ctx_prepare(&c, g, ix, err);
+    if (st == XF_OK) st = match_one(&c, rs, rule);
+    if (st == XF_OK) {
+        *n_found = c.n_found;
+        int n = c.n_found < max ? c.n_found : max;
+        if (n > 0) memcpy(out, c.found, sizeof *out * (size_t)n);
+    }
+    ctx_free(&c);
+    return st;
+}
+
+void xf_match_list_init(xf_match_list *l)
+{
+    memset(l, 0, sizeof *l);
+}
+
+void xf_match_list_free(xf_match_list *l)
+{
+    free(l->start);
+    free(l->found);
+    free(l->m);
+    xf_match_list_init(l);
+}
+
+xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                       int max_per_rule, xf_match_list *l, xf_error *err)
+{
+    int n_rules = rs ? rs->n : 0;
+    if (l->n_rules != n_rules || !l->start) {
+        free(l->start);
+        free(l->found);
+        l->start = malloc(sizeof *l->start * ((size_t)n_rules + 1));
+        l->found = malloc(sizeof *l->found * ((size_t)n_rules + 1));
+        l->n_rules = l->start && l->found ? n_rules : 0;
+        if (!l->start || !l->found) {
+            free(l->start);
+            free(l->found);
+            l->start = l->found = NULL;
+            return XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing matches of %d rules", n_rules);
+        }
+    }
+    l->n = 0;
+    l->start[0] = 0;
+    match_ctx c;
+    memset(&c, 0, sizeof c);
+    xf_status st = ctx_prepare(&c, g, ix, err);
+    uint8_t *has_root = NULL;
+    if (st == XF_OK && n_rules > 0) {
+        has_root = malloc((size_t)rs->n_roots + 1);
+        if (!has_root) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory matching rules");
+        for (int j = 0; j < rs->n_roots && has_root; j++)
+            has_root[j] = (uint8_t)root_present(ix, rs->root_sig[j]);
+    }
+    for (int r = 0; r < n_rules && st == XF_OK; r++) {
+        if (!has_root[rs->root_of[r]]) {
+            l->found[r] = 0;
+            l->start[r + 1] = l->n;
+            continue;
+        }
+        st = match_one(&c, rs, r);
+        if (st != XF_OK) break;
+        int take = max_per_rule > 0 && c.n_found > max_per_rule ? max_per_rule : c.n_found;
+        if (l->n + take > l->cap) {
+            int cap = l->cap ? l->cap : 256;
+            while (cap < l->n + take) cap *= 2;
+            xf_match *p = realloc(l->m, sizeof *p * (size_t)cap);
+            if (!p) {
+                st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing matches");
+                break;
+            }
+            l->m = p;
+            l->cap = cap;
+        }
+        if (take > 0) memcpy(l->m + l->n, c.found, sizeof *l->m * (size_t)take);
+        l->n += take;
+        l->found[r] = c.n_found;
+        l->start[r + 1] = l->n;
+    }
+    if (st != XF_OK) {
+        l->n = 0;
+        for (int r = 0; r <= n_rules; r++) l->start[r] = 0;
+        for (int r = 0; r < n_rules; r++) l->found[r] = 0;
+    }
+    free(has_root);
+    ctx_free(&c);
+    return st;
+}

@@ -1,0 +1,218 @@
+/*
+ * match_impl.h — (private to agent/rewrite/) the compiled form of a rule set and the
+ * per-graph index the matcher works on.
+ *
+ * A rule is compiled once, at load: its source side becomes a match pattern
+ * (operators with their matching form, input references, which values are
+ * mapped outputs, how many pattern operators use each internal value, and a
+ * search plan saying from which already-matched operator each next one is
+ * reached), its target side a template (operators in the target's
+ * topological order with how their shape-dependent parameters are
+ * re-derived). Parameters themselves stay on the rule's graphs; the matcher
+ * recomputes their matching form only for candidates whose 64-bit key
+ * already agrees.
+ */
+#ifndef XF_AGENT_MATCH_IMPL_H
+#define XF_AGENT_MATCH_IMPL_H
+
+#include <string.h>
+
+#include "agent/rewrite/rewrite.h"
+
+/* Outputs of one rule operator (split). */
+#define XF_PAT_MAX_NODE_OUT 8
+
+/* A value of a rule side: rule input `idx` (node -1) or output `idx` of
+ * operator `node`. */
+typedef struct xf_pat_ref {
+    int node;
+    int idx;
+} xf_pat_ref;
+
+/* How the search reaches a pattern operator from what is matched already. */
+typedef enum xf_anchor {
+    XF_ANCHOR_OP = 0,       /* first step: nodes with its root signature */
+    XF_ANCHOR_PRODUCER = 1, /* producer of input `slot` of matched operator `node` */
+    XF_ANCHOR_USER = 2,     /* consumers of output `idx` of matched operator `node` */
+    XF_ANCHOR_INPUT_USER = 3 /* consumers of the value bound to rule input `idx` */
+} xf_anchor;
+
+typedef struct xf_pat_node {
+    xf_op op;
+    int n_in, n_out;
+    xf_pat_ref in[XF_MATCH_MAX_ARITY];
+    uint64_t key; /* xf_match_form key */
+    int out_rule[XF_PAT_MAX_NODE_OUT]; /* rule output that output o is, -1: internal */
+    int n_users[XF_PAT_MAX_NODE_OUT];  /* distinct pattern operators reading output o */
+    int out_bare[XF_PAT_MAX_NODE_OUT]; /* mapped output the target replaces by a rule input */
+    int form_zero; /* the matching form is all zero bytes (ops without parameters) */
+} xf_pat_node;
+
+typedef struct xf_pat_step {
+    int node;   /* pattern operator matched at this step */
+    xf_anchor anchor;
+    int a_node; /* PRODUCER/USER: the matched operator it is reached from */
+    int a_idx;  /* PRODUCER: input slot of a_node; USER: output of a_node;
+                   INPUT_USER: rule input */
+    int a_out;  /* PRODUCER: which output of `node` feeds that slot */
+} xf_pat_step;
+
+typedef struct xf_pattern {
+    int n_nodes, n_inputs, n_outputs;
+    xf_pat_node nodes[XF_MATCH_MAX_NODES]; /* in the source graph's node order */
+    xf_pat_step steps[XF_MATCH_MAX_NODES];
+    xf_dtype in_dtype[XF_MATCH_MAX_INPUTS];
+    int in_used[XF_MATCH_MAX_INPUTS]; /* read by some source operator */
+    xf_pat_ref out[XF_MATCH_MAX_OUTPUTS]; /* always an operator output */
+    uint64_t root_sig; /* xf_root_sig of the first step's operator */
+} xf_pattern;
+
+/* How a generator's shape is re-derived from its first consumer. */
+typedef struct xf_tgt_node {
+    int dst_node; /* node index in the rule's dst graph */
+    xf_op op;
+    int n_in, n_out;
+    xf_pat_ref in[XF_MATCH_MAX_ARITY]; /* node: target position (topological) */
+    int depthwise;                     /* conv with group == its input's channels (> 1) */
+    int split_rule[XF_PAT_MAX_NODE_OUT]; /* split: rule output each output is, -1 */
+    int gen_user, gen_slot;            /* generator: first consumer position and slot, -1 */
+    int gen_rule;                      /* generator that is rule output gen_rule, -1 */
+} xf_tgt_node;
+
+typedef struct xf_target_tmpl {
+    int n_nodes;
+    xf_tgt_node nodes[XF_MATCH_MAX_NODES]; /* xf_graph_topo_order of the dst graph */
+    xf_pat_ref out[XF_MATCH_MAX_OUTPUTS]; /* node -1: a bare rule input */
+} xf_target_tmpl;
+
+typedef struct xf_rs_rule {
+    xf_rule rule;
+    int64_t id;
+    char *text;
+    xf_pattern pat;
+    xf_target_tmpl tgt;
+} xf_rs_rule;
+
+struct xf_ruleset {
+    int n, cap;
+    xf_rs_rule *r;
+    int skipped;
+    char why[512]; /* reason of the first skip */
+    int duplicates; /* rules dropped as duplicates of an earlier action */
+    int irrelevant; /* actions dropped: they never match a graph reachable from
+                       xf_ruleset_options.restrict_to */
+    /* Distinct root signatures (ascending) and each action's among them:
+     * xf_match_all looks every signature up once and skips the actions
+     * whose root has no candidate without touching their patterns. */
+    int n_roots;
+    uint64_t *root_sig;
+    int *root_of; /* per action */
+};
+
+struct xf_graph_index {
+    int n_nodes, n_values;
+    uint64_t *key;      /* per node: xf_match_form key (0 when it can never match) */
+    uint8_t *form_zero; /* per node: its matching form is all zero bytes */
+    /* Root signatures (xf_root_sig), XF_ROOT_VARIANTS per node, in a
+     * chained hash table whose chains list nodes in ascending order. */
+    uint64_t *sig;
+    int *sig_node, *sig_next; /* node of an entry; next entry in its chain, -1 */
+    int *sig_head;            /* first entry per bucket, -1 */
+    uint64_t sig_mask;        /* buckets - 1 */
+    int *users_start;   /* n_values + 1 offsets into users */
+    int *users;         /* distinct consuming nodes of each value, ascending */
+    uint8_t *is_output; /* per value: a graph output */
+    uint8_t *weight_only; /* per value */
+    int *topo_pos;      /* per node: position in a topological order */
+};
+
+/* The matching form of an operator: parameters in rank-relative form
+ * (relparams) at the rank of its first input, split sizes cleared (they
+ * follow from shapes, which the target check compares), window strides,
+ * dilations and conv group of 0 set to 1, a depthwise conv's group
+ * replaced by -1, and a key hashing op, arity, the form and (for ops
+ * that are not rank-polymorphic) the rank. Returns 0 when the node can never
+ * match (an axis out of range). in0 is NULL for an operator without inputs;
+ * key may be NULL when only the form is wanted. */
+int xf_match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_shape *in0,
+                  xf_params *rel, uint64_t *key);
+
+/* 1 when the matching form rel (xf_match_form) is all zero bytes up to the
+ * (cleared) split sizes: two such forms are equal without comparing them. */
+int xf_match_form_zero(const xf_params *rel);
+
+/* Compiles rule `r` into pattern and template; returns 0 with *why set when
+ * the matcher cannot use it. */
+int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, const char **why);
+
+/* The compiled form of rule r (pattern and template from xf_rule_compile)
+ * as words: for the source, op, arity, input wiring, output mapping, use
+ * counts, input dtypes, the matching form of each operator's parameters
+ * (plus the rank where the op is not rank-polymorphic) and the search plan;
+ * for the target, op, wiring, how shape-dependent parameters are re-derived
+ * and the parameters in the rank-relative form instantiation starts from
+ * (generators: as written); rule inputs numbered by first use in the
+ * source. Two rules with equal words find the same locations on every
+ * graph (up to the order of their input bindings) and rewrite them the same
+ * way. Writes at most
+ * XF_RULE_FORM_WORDS words to w and returns how many. */
+#define XF_RULE_FORM_WORDS                                                               \
+    (8 + 2 * XF_MATCH_MAX_INPUTS + XF_MATCH_MAX_OUTPUTS * 2 +                            \
+     2 * XF_MATCH_MAX_NODES *                                                            \
+         (16 + 2 * XF_MATCH_MAX_ARITY + 3 * XF_PAT_MAX_NODE_OUT + sizeof(xf_params) / 8 + 1))
+size_t xf_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_target_tmpl *tgt,
+                          uint64_t *w);
+
+/* xf_match_instantiate that also returns the target's output dtypes/shapes
+ * (rule output order). err may be NULL (no message formatted: fast). */
+xf_status xf_match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,
+                                    const xf_graph_index *ix, const xf_match *m,
+                                    xf_match_target *t, xf_dtype *out_dt, xf_shape *out_sh,
+                                    xf_error *err);
+
+/* Fast word-wise 64-bit mixing used by the keys and the graph hash. */
+static inline uint64_t xf_mix64(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 29);
+}
+
+/* Mixes the words of n bytes at p (n a multiple of 8) into h, skipping
+ * zero words (each mixed word carries its offset): parameter structs are
+ * mostly zero, so this costs a few mixes per operator. */
+static inline uint64_t xf_mix_sparse(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t off = 0; off + 8 <= n; off += 8) {
+        uint64_t w;
+        memcpy(&w, b + off, 8);
+        if (w) h = xf_mix64(h, w ^ ((uint64_t)off << 52));
+    }
+    return h;
+}
+
+/* What produces an operator input, for root signatures: output `output` of
+ * an operator `op`, or 0 for a graph input, constant or rule input. */
+static inline uint64_t xf_producer_tag(xf_op op, int output)
+{
+    return ((uint64_t)op << 8 | (uint64_t)output) + 1;
+}
+
+/* Root signature: the operator's key combined with the producers of its
+ * first two inputs, each of which may be left out (a rule input there
+ * matches any producer): bit 0 of variant takes input 0's, bit 1 input 1's.
+ * The first pattern operator's candidates are the graph nodes with its
+ * signature, so rules whose root has the right op but the wrong producers
+ * cost nothing. */
+#define XF_ROOT_VARIANTS 4
+static inline uint64_t xf_root_sig(uint64_t key, int variant, uint64_t p0, uint64_t p1)
+{
+    uint64_t h = xf_mix64(key, (uint64_t)variant);
+    if (variant & 1) h = xf_mix64(h, p0);
+    if (variant & 2) h = xf_mix64(h, p1);
+    return h;
+}
+
+#endif /* XF_AGENT_MATCH_IMPL_H */

@@ -1,0 +1,460 @@
+/*
+ * pattern.c — compiles a rule into what the matcher and the instantiation
+ * need: the source side as a match pattern with a search plan, the target
+ * side as a template in topological order. Also the "matching form" of an
+ * operator's parameters, shared by the pattern and the graph index so both
+ * sides compute the same keys.
+ *
+ * The search plan starts at the source's last operator in topological order
+ * (for the usual single-output rule that is the root, and every other
+ * operator is then the unique producer of a matched input), and then always
+ * picks the cheapest way to reach an unmatched operator: as the producer of
+ * a matched operator's input (one candidate), as a consumer of a matched
+ * value, as a consumer of an already bound rule input. A source side whose
+ * operators are not connected that way (relu(x0), relu(x1): independent
+ * operators anywhere in the graph) would need every pair of candidates, a
+ * cost quadratic in the graph size, most of them then rejected by the cycle
+ * check; such rules are skipped at load.
+ *
+ * The compiled form is also written out as words (xf_rule_form_words), so
+ * the rule set can drop rules that differ only in the tensor shapes they
+ * were enumerated at: their patterns and templates are the same action.
+ */
+#include "agent/rewrite/match_impl.h"
+
+#include <assert.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "agent/rewrite/relparams.h"
+
+int xf_match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_shape *in0,
+                  xf_params *rel, uint64_t *key)
+{
+    int rank = in0 ? in0->rank : 0;
+    if (!xf_relparams_to_relative(op, p, xf_relparams_axis_rank(op, p, rank), rel)) return 0;
+    memset(rel->split, 0, sizeof rel->split);
+    if (op == XF_OP_CONV || op == XF_OP_MAXPOOL || op == XF_OP_AVGPOOL) {
+        for (int i = 0; i < 2; i++) { /* 0 means 1 (ir/ops_conv.c) */
+            if (rel->stride[i] == 0) rel->stride[i] = 1;
+            if (rel->dilation[i] == 0) rel->dilation[i] = 1;
+        }
+        if (op == XF_OP_CONV && rel->group == 0) rel->group = 1;
+    }
+    if (op == XF_OP_CONV && rel->group > 1 && in0 && in0->rank == 4 && rel->group == in0->dims[1])
+        rel->group = -1;
+    if (!key) return 1;
+    uint64_t h = xf_mix64(0x5EEDull, (uint64_t)op);
+    h = xf_mix64(h, (uint64_t)n_in);
+    h = xf_mix64(h, (uint64_t)n_out);
+    h = xf_mix64(h, xf_relparams_rank_polymorphic(op) ? 0xFFu : (uint64_t)rank);
+    /* The struct has no padding and unused fields are zero: hash it word by
+     * word up to the (cleared) split sizes. */
+    h = xf_mix_sparse(h, rel, offsetof(xf_params, split));
+    *key = h ? h : 1;
+    return 1;
+}
+
+int xf_match_form_zero(const xf_params *rel)
+{
+    const unsigned char *b = (const unsigned char *)rel;
+    for (size_t off = 0; off < offsetof(xf_params, split); off += 8) {
+        uint64_t w;
+        memcpy(&w, b + off, 8);
+        if (w) return 0;
+    }
+    return 1;
+}
+
+static int input_pos(const xf_graph *g, int value)
+{
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == value) return i;
+    return -1;
+}
+
+/* Input references of node `n` of rule side g; 0 with *why on something
+ * the matcher does not model. pos_of maps producer nodes to positions (NULL:
+ * node indices). */
+static int node_refs(const xf_graph *g, const xf_node *n, const int *pos_of, xf_pat_ref *in,
+                     const char **why)
+{
+    for (int s = 0; s < n->n_inputs; s++) {
+        int v = n->inputs[s];
+        if (v < 0) {
+            *why = "a rule operator has an omitted optional input";
+            return 0;
+        }
+        const xf_value *val = &g->values[v];
+        if (val->kind == XF_VALUE_NODE) {
+            in[s].node = pos_of ? pos_of[val->producer] : val->producer;
+            in[s].idx = val->producer_output;
+        } else if (val->kind == XF_VALUE_INPUT) {
+            in[s].node = -1;
+            in[s].idx = input_pos(g, v);
+            if (in[s].idx < 0) {
+                *why = "a rule operator reads a value that is not a rule input";
+                return 0;
+            }
+        } else {
+            *why = "a rule side holds a constant initializer";
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int check_sizes(const xf_graph *g, const char **why)
+{
+    if (g->n_nodes > XF_MATCH_MAX_NODES) {
+        *why = "a side has more operators than XF_MATCH_MAX_NODES";
+        return 0;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const xf_node *n = &g->nodes[i];
+        if (n->op == XF_OP_OPAQUE) {
+            *why = "a rule holds an opaque operator";
+            return 0;
+        }
+        if (n->n_inputs > XF_MATCH_MAX_ARITY) {
+            *why = "an operator has more inputs than XF_MATCH_MAX_ARITY";
+            return 0;
+        }
+        if (n->n_outputs > XF_PAT_MAX_NODE_OUT) {
+            *why = "an operator has more outputs than the matcher handles";
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Chooses the next step: the cheapest anchor of any unmatched operator. */
+static void plan_step(const xf_pattern *pat, const int *done, const int *bound, xf_pat_step *st)
+{
+    int best = 99;
+    for (int k = 0; k < pat->n_nodes; k++) {
+        if (done[k]) continue;
+        xf_pat_step c = {k, XF_ANCHOR_OP, -1, -1, -1};
+        int prio = 3;
+        for (int j = 0; j < pat->n_nodes && prio > 0; j++) {
+            if (!done[j]) continue;
+            for (int s = 0; s < pat->nodes[j].n_in; s++)
+                if (pat->nodes[j].in[s].node == k) {
+                    c = (xf_pat_step){k, XF_ANCHOR_PRODUCER, j, s, pat->nodes[j].in[s].idx};
+                    prio = 0;
+                    break;
+                }
+        }
+        for (int s = 0; s < pat->nodes[k].n_in && prio > 1; s++) {
+            xf_pat_ref r = pat->nodes[k].in[s];
+            if (r.node >= 0 && done[r.node]) {
+                c = (xf_pat_step){k, XF_ANCHOR_USER, r.node, r.idx, -1};
+                prio = 1;
+            } else if (r.node < 0 && bound[r.idx] && prio > 2) {
+                c = (xf_pat_step){k, XF_ANCHOR_INPUT_USER, -1, r.idx, -1};
+                prio = 2;
+            }
+        }
+        if (prio < best) {
+            best = prio;
+            *st = c;
+        }
+    }
+}
+
+static int compile_source(const xf_rule *r, xf_pattern *pat, const char **why)
+{
+    const xf_graph *g = &r->src;
+    memset(pat, 0, sizeof *pat);
+    pat->n_nodes = g->n_nodes;
+    pat->n_inputs = g->n_inputs;
+    pat->n_outputs = g->n_outputs;
+    for (int i = 0; i < g->n_inputs; i++) pat->in_dtype[i] = g->values[g->inputs[i]].dtype;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const xf_node *n = &g->nodes[k];
+        xf_pat_node *pn = &pat->nodes[k];
+        pn->op = n->op;
+        pn->n_in = n->n_inputs;
+        pn->n_out = n->n_outputs;
+        if (!node_refs(g, n, NULL, pn->in, why)) return 0;
+        for (int o = 0; o < XF_PAT_MAX_NODE_OUT; o++) pn->out_rule[o] = -1;
+        xf_params rel;
+        const xf_shape *in0 = n->n_inputs > 0 ? &g->values[n->inputs[0]].shape : NULL;
+        if (!xf_match_form(n->op, &n->params, n->n_inputs, n->n_outputs, in0, &rel, &pn->key)) {
+            *why = "an operator's axis parameters are out of range";
+            return 0;
+        }
+        pn->form_zero = xf_match_form_zero(&rel);
+        for (int s = 0; s < n->n_inputs; s++) {
+            xf_pat_ref rf = pn->in[s];
+            if (rf.node < 0) {
+                pat->in_used[rf.idx] = 1;
+                continue;
+            }
+            int seen = 0; /* count each consumer once per value */
+            for (int t = 0; t < s; t++)
+                seen |= pn->in[t].node == rf.node && pn->in[t].idx == rf.idx;
+            if (!seen) pat->nodes[rf.node].n_users[rf.idx]++;
+        }
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        const xf_value *v = &g->values[g->outputs[i]];
+        if (v->kind != XF_VALUE_NODE) {
+            *why = "a source output is a bare rule input";
+            return 0;
+        }
+        xf_pat_node *pn = &pat->nodes[v->producer];
+        if (pn->out_rule[v->producer_output] >= 0) {
+            *why = "a source value is mapped to two outputs";
+            return 0;
+        }
+        pn->out_rule[v->producer_output] = i;
+        pn->out_bare[v->producer_output] = r->dst.values[r->dst.outputs[i]].kind == XF_VALUE_INPUT;
+        pat->out[i] = (xf_pat_ref){v->producer, v->producer_output};
+    }
+    /* Search plan; only connected patterns (see the file comment). */
+    int order[XF_MATCH_MAX_NODES], done[XF_MATCH_MAX_NODES] = {0},
+        bound[XF_MATCH_MAX_INPUTS] = {0};
+    if (xf_graph_topo_order(g, order, NULL) != XF_OK) {
+        *why = "the source side is not a DAG";
+        return 0;
+    }
+    for (int t = 0; t < g->n_nodes; t++) {
+        xf_pat_step *st = &pat->steps[t];
+        if (t == 0)
+            *st = (xf_pat_step){order[g->n_nodes - 1], XF_ANCHOR_OP, -1, -1, -1};
+        else
+            plan_step(pat, done, bound, st);
+        if (t > 0 && st->anchor == XF_ANCHOR_OP) {
+            *why = "the source side is disconnected (independent operators sharing no input): "
+                   "matching it costs the square of the graph size";
+            return 0;
+        }
+        if (t == 0) {
+            const xf_pat_node *root = &pat->nodes[st->node];
+            int variant = 0;
+            uint64_t p[2] = {0, 0};
+            for (int s = 0; s < 2 && s < root->n_in; s++)
+                if (root->in[s].node >= 0) {
+                    variant |= 1 << s;
+                    p[s] = xf_producer_tag(pat->nodes[root->in[s].node].op, root->in[s].idx);
+                }
+            pat->root_sig = xf_root_sig(root->key, variant, p[0], p[1]);
+        }
+        done[st->node] = 1;
+        const xf_pat_node *pn = &pat->nodes[st->node];
+        for (int s = 0; s < pn->n_in; s++)
+            if (pn->in[s].node < 0) bound[pn->in[s].idx] = 1;
+    }
+    return 1;
+}
+
+static int compile_target(const xf_rule *r, const xf_pattern *pat, xf_target_tmpl *tgt,
+                          const char **why)
+{
+    const xf_graph *g = &r->dst;
+    memset(tgt, 0, sizeof *tgt);
+    int order[XF_MATCH_MAX_NODES], pos_of[XF_MATCH_MAX_NODES];
+    if (xf_graph_topo_order(g, order, NULL) != XF_OK) {
+        *why = "the target side is not a DAG";
+        return 0;
+    }
+    tgt->n_nodes = g->n_nodes;
+    for (int q = 0; q < g->n_nodes; q++) pos_of[order[q]] = q;
+    for (int q = 0; q < g->n_nodes; q++) {
+        const xf_node *n = &g->nodes[order[q]];
+        xf_tgt_node *tn = &tgt->nodes[q];
+        tn->dst_node = order[q];
+        tn->op = n->op;
+        tn->n_in = n->n_inputs;
+        tn->n_out = n->n_outputs;
+        tn->gen_user = tn->gen_slot = tn->gen_rule = -1;
+        for (int o = 0; o < XF_PAT_MAX_NODE_OUT; o++) tn->split_rule[o] = -1;
+        if (!node_refs(g, n, pos_of, tn->in, why)) return 0;
+        for (int s = 0; s < tn->n_in; s++) {
+            xf_pat_ref rf = tn->in[s];
+            if (rf.node < 0 && !pat->in_used[rf.idx]) {
+                *why = "the target reads a rule input the source does not";
+                return 0;
+            }
+            if (rf.node >= 0 && tgt->nodes[rf.node].gen_user < 0 &&
+                xf_relparams_is_generator(tgt->nodes[rf.node].op)) {
+                tgt->nodes[rf.node].gen_user = q;
+                tgt->nodes[rf.node].gen_slot = s;
+            }
+        }
+        if (n->op == XF_OP_CONV) {
+            const xf_shape *x = &g->values[n->inputs[0]].shape;
+            tn->depthwise = n->params.group > 1 && x->rank == 4 && n->params.group == x->dims[1];
+        }
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        const xf_value *v = &g->values[g->outputs[i]];
+        if (v->kind == XF_VALUE_INPUT) {
+            tgt->out[i] = (xf_pat_ref){-1, input_pos(g, g->outputs[i])};
+            continue;
+        }
+        int q = pos_of[v->producer];
+        tgt->out[i] = (xf_pat_ref){q, v->producer_output};
+        if (tgt->nodes[q].op == XF_OP_SPLIT) tgt->nodes[q].split_rule[v->producer_output] = i;
+        if (xf_relparams_is_generator(tgt->nodes[q].op) && tgt->nodes[q].gen_rule < 0)
+            tgt->nodes[q].gen_rule = i;
+    }
+    return 1;
+}
+
+int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, const char **why)
+{
+    if (r->src.n_nodes == 0) {
+        *why = "the source side has no operator";
+        return 0;
+    }
+    if (r->dst.n_inputs != r->src.n_inputs || r->dst.n_outputs != r->src.n_outputs) {
+        *why = "the two sides disagree on the number of inputs or outputs";
+        return 0;
+    }
+    if (r->src.n_inputs > XF_MATCH_MAX_INPUTS) {
+        *why = "more rule inputs than XF_MATCH_MAX_INPUTS";
+        return 0;
+    }
+    if (r->src.n_outputs > XF_MATCH_MAX_OUTPUTS) {
+        *why = "more rule outputs than XF_MATCH_MAX_OUTPUTS";
+        return 0;
+    }
+    if (!check_sizes(&r->src, why) || !check_sizes(&r->dst, why)) return 0;
+    return compile_source(r, pat, why) && compile_target(r, pat, tgt, why);
+}
+
+typedef struct words {
+    uint64_t *w;
+    size_t n;
+} words;
+
+static void put(words *b, int64_t v)
+{
+    assert(b->n < XF_RULE_FORM_WORDS);
+    b->w[b->n++] = (uint64_t)v;
+}
+
+/* The first n bytes of p (n a multiple of 8), word by word. */
+static void put_bytes(words *b, const void *p, size_t n)
+{
+    assert(b->n + n / 8 <= XF_RULE_FORM_WORDS);
+    memcpy(b->w + b->n, p, n);
+    b->n += n / 8;
+}
+
+/* Rule inputs renumbered by first use in the source (operators in order,
+ * inputs in slot order), unread ones after them in their own order: a rule
+ * and the same rule with its inputs renamed (ewadd(x1, x0) => ewadd(x0, x1)
+ * is ewadd(x0, x1) => ewadd(x1, x0)) get the same form. */
+static void canonical_inputs(const xf_pattern *pat, int *canon)
+{
+    int next = 0;
+    for (int i = 0; i < pat->n_inputs; i++) canon[i] = -1;
+    for (int k = 0; k < pat->n_nodes; k++)
+        for (int s = 0; s < pat->nodes[k].n_in; s++) {
+            xf_pat_ref r = pat->nodes[k].in[s];
+            if (r.node < 0 && canon[r.idx] < 0) canon[r.idx] = next++;
+        }
+    for (int i = 0; i < pat->n_inputs; i++)
+        if (canon[i] < 0) canon[i] = next++;
+}
+
+static void put_ref(words *b, xf_pat_ref r, const int *canon)
+{
+    put(b, r.node);
+    put(b, r.node < 0 ? canon[r.idx] : r.idx);
+}
+
+static int first_input_rank(const xf_graph *g, const xf_node *n)
+{
+    return n->n_inputs > 0 && n->inputs[0] >= 0 ? g->values[n->inputs[0]].shape.rank : 0;
+}
+
+static void source_words(const xf_rule *r, const xf_pattern *pat, const int *canon, words *b)
+{
+    const xf_graph *g = &r->src;
+    int orig[XF_MATCH_MAX_INPUTS];
+    for (int i = 0; i < pat->n_inputs; i++) orig[canon[i]] = i;
+    put(b, pat->n_nodes);
+    put(b, pat->n_inputs);
+    put(b, pat->n_outputs);
+    for (int c = 0; c < pat->n_inputs; c++) {
+        put(b, pat->in_dtype[orig[c]]);
+        put(b, pat->in_used[orig[c]]);
+    }
+    for (int k = 0; k < pat->n_nodes; k++) {
+        const xf_pat_node *pn = &pat->nodes[k];
+        const xf_node *n = &g->nodes[k];
+        put(b, pn->op);
+        put(b, pn->n_in);
+        put(b, pn->n_out);
+        for (int s = 0; s < pn->n_in; s++) put_ref(b, pn->in[s], canon);
+        for (int o = 0; o < pn->n_out; o++) {
+            put(b, pn->out_rule[o]);
+            put(b, pn->n_users[o]);
+            put(b, pn->out_bare[o]);
+        }
+        xf_params rel;
+        memset(&rel, 0, sizeof rel);
+        const xf_shape *in0 = n->n_inputs > 0 ? &g->values[n->inputs[0]].shape : NULL;
+        xf_match_form(n->op, &n->params, n->n_inputs, n->n_outputs, in0, &rel, NULL);
+        put_bytes(b, &rel, offsetof(xf_params, split));
+        put(b, xf_relparams_rank_polymorphic(n->op) ? -1 : first_input_rank(g, n));
+    }
+    for (int t = 0; t < pat->n_nodes; t++) {
+        const xf_pat_step *st = &pat->steps[t];
+        put(b, st->node);
+        put(b, st->anchor);
+        put(b, st->a_node);
+        put(b, st->anchor == XF_ANCHOR_INPUT_USER ? canon[st->a_idx] : st->a_idx);
+        put(b, st->a_out);
+    }
+    for (int i = 0; i < pat->n_outputs; i++) put_ref(b, pat->out[i], canon);
+}
+
+static void target_words(const xf_rule *r, const xf_target_tmpl *tgt, int n_outputs,
+                         const int *canon, words *b)
+{
+    const xf_graph *g = &r->dst;
+    put(b, tgt->n_nodes);
+    for (int q = 0; q < tgt->n_nodes; q++) {
+        const xf_tgt_node *tn = &tgt->nodes[q];
+        const xf_node *n = &g->nodes[tn->dst_node];
+        put(b, tn->op);
+        put(b, tn->n_in);
+        put(b, tn->n_out);
+        for (int s = 0; s < tn->n_in; s++) put_ref(b, tn->in[s], canon);
+        put(b, tn->depthwise);
+        for (int o = 0; o < tn->n_out; o++) put(b, tn->split_rule[o]);
+        put(b, tn->gen_user);
+        put(b, tn->gen_slot);
+        put(b, tn->gen_rule);
+        /* what xf_match_instantiate_full starts from (instantiate.c) */
+        xf_params p;
+        memset(&p, 0, sizeof p);
+        int rank = first_input_rank(g, n);
+        if (xf_relparams_is_generator(tn->op)) {
+            p = n->params;
+        } else {
+            xf_relparams_to_relative(tn->op, &n->params,
+                                     xf_relparams_axis_rank(tn->op, &n->params, rank), &p);
+            if (tn->op == XF_OP_SPLIT) memset(p.split, 0, sizeof p.split); /* from shapes */
+        }
+        put_bytes(b, &p, sizeof p - sizeof p % 8);
+        put(b, xf_relparams_rank_polymorphic(tn->op) ? -1 : rank);
+    }
+    for (int i = 0; i < n_outputs; i++) put_ref(b, tgt->out[i], canon);
+}
+
+size_t xf_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_target_tmpl *tgt,
+                          uint64_t *w)
+{
+    words b = {w, 0};
+    int canon[XF_MATCH_MAX_INPUTS];
+    canonical_inputs(pat, canon);
+    source_words(r, pat, canon, &b);
+    target_words(r, tgt, pat->n_outputs, canon, &b);
+    return b.n;
+}

@@ -1,0 +1,137 @@
+/*
+ * prepare.c — xf_agent_prepare: a model becomes a working graph for
+ * rewriting. Rules are enumerated over two-input convolutions, so every conv
+ * whose bias is a constant is split into conv(x, w) followed by an add of
+ * the bias seen as [C,1,1] (broadcast over N, H, W); a fused activation
+ * moves to its own node after the add. The [C,1,1] bias is a new constant
+ * that borrows the model's bias data (same elements, new shape), so
+ * preparing costs no weight copy. xf_agent_finish fuses the pairs back.
+ * Then decomposed layer norms become layernorm nodes (fuse_layernorm.c);
+ * those stay fused in the model written. Last, multiplications and
+ * divisions by a scalar constant become scalar_mul (scalar_mul.c).
+ *
+ * Names: the final value of a split conv keeps the conv's output name (graph
+ * outputs keep theirs); the bare conv output becomes "<name>_nobias".
+ */
+#include "agent/rewrite/rewrite.h"
+#include "agent/rewrite/fuse_layernorm.h"
+#include "agent/rewrite/scalar_mul.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static xf_op activation_op(int act)
+{
+    switch (act) {
+    case XF_ACT_RELU: return XF_OP_RELU;
+    case XF_ACT_SIGMOID: return XF_OP_SIGMOID;
+    case XF_ACT_TANH: return XF_OP_TANH;
+    default: return XF_OP_COUNT;
+    }
+}
+
+/* The conv nodes prepare splits: constant bias, known activation. */
+static int splittable(const xf_graph *g, const xf_node *n)
+{
+    if (n->op != XF_OP_CONV || n->n_inputs < 3 || n->inputs[2] < 0) return 0;
+    const xf_value *b = &g->values[n->inputs[2]];
+    if (b->kind != XF_VALUE_CONST || b->dtype != XF_F32 || b->shape.rank != 1) return 0;
+    return n->params.activation == XF_ACT_NONE || activation_op(n->params.activation) != XF_OP_COUNT;
+}
+
+/* Gives the split's last value the conv output's name and the conv output
+ * "<name>_nobias" (names are optional: unnamed stays unnamed). */
+static xf_status swap_names(xf_graph *g, int conv_out, int last, xf_error *err)
+{
+    char *orig = g->values[conv_out].name;
+    if (!orig) return XF_OK;
+    size_t n = strlen(orig) + sizeof "_nobias";
+    char *renamed = malloc(n);
+    if (!renamed) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory preparing '%s'", orig);
+    snprintf(renamed, n, "%s_nobias", orig);
+    xf_graph_release(g, g->values[last].name);
+    g->values[last].name = orig;
+    g->values[conv_out].name = renamed;
+    return XF_OK;
+}
+
+/* Splits conv node ci; *last receives the value that now carries its result. */
+static xf_status split_conv(xf_graph *g, int ci, int *last, xf_error *err)
+{
+    xf_node *n = &g->nodes[ci];
+    int conv_out = n->outputs[0];
+    const xf_value *b = &g->values[n->inputs[2]];
+    int64_t dims[3] = {b->shape.dims[0], 1, 1};
+    xf_shape s3 = xf_shape_make(3, dims);
+    char name[512];
+    snprintf(name, sizeof name, "%s_c11", b->name ? b->name : "bias");
+    void *data = b->data;
+    int bias3 = xf_graph_add_const_owned(g, name, XF_F32, &s3, NULL, err);
+    if (bias3 < 0) return err ? err->code : XF_ERR_NOMEM;
+    g->values[bias3].data = data;
+    g->values[bias3].borrowed = 1;
+    int act = n->params.activation;
+    n->n_inputs = 2;
+    n->params.activation = XF_ACT_NONE;
+    const char *base = n->name ? n->name : "conv";
+    snprintf(name, sizeof name, "%s_bias", base);
+    int ins[2] = {conv_out, bias3};
+    int add = xf_graph_add_node(g, XF_OP_ADD, NULL, ins, 2, 1, name, err);
+    if (add < 0) return err ? err->code : XF_ERR_SHAPE;
+    *last = g->nodes[add].outputs[0];
+    if (act != XF_ACT_NONE) {
+        snprintf(name, sizeof name, "%s_act", base);
+        int a = xf_graph_add_node(g, activation_op(act), NULL, last, 1, 1, name, err);
+        if (a < 0) return err ? err->code : XF_ERR_SHAPE;
+        *last = g->nodes[a].outputs[0];
+    }
+    return swap_names(g, conv_out, *last, err);
+}
+
+xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt, xf_graph *out,
+                           xf_prepare_stats *stats, xf_error *err)
+{
+    xf_prepare_options po = opt ? *opt : xf_prepare_options_default();
+    if (stats) memset(stats, 0, sizeof *stats);
+    xf_status st = xf_graph_clone_shared(model, out, err);
+    if (st != XF_OK) return st;
+    int n_old_nodes = out->n_nodes, n_old_values = out->n_values;
+    int *target = malloc(sizeof(int) * ((size_t)n_old_values + 1)); /* value -> replacement */
+    if (!target) {
+        xf_graph_free(out);
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory preparing '%s'",
+                       model->name ? model->name : "model");
+    }
+    int n_split = 0;
+    for (int v = 0; v < n_old_values; v++) target[v] = v;
+    for (int i = 0; i < n_old_nodes && st == XF_OK; i++) {
+        if (!splittable(out, &out->nodes[i])) continue;
+        int last = -1;
+        st = split_conv(out, i, &last, err);
+        if (st == XF_OK) target[out->nodes[i].outputs[0]] = last;
+        n_split++;
+    }
+    if (st == XF_OK && n_split > 0) {
+        for (int i = 0; i < n_old_nodes; i++) {
+            xf_node *n = &out->nodes[i];
+            for (int k = 0; k < n->n_inputs; k++)
+                if (n->inputs[k] >= 0) n->inputs[k] = target[n->inputs[k]];
+        }
+        for (int i = 0; i < out->n_outputs; i++) out->outputs[i] = target[out->outputs[i]];
+    }
+    free(target);
+    int n_ln = 0, n_scalar = 0;
+    if (st == XF_OK && po.fuse_layernorm) st = xf_fuse_layernorms(out, &n_ln, err);
+    if (st == XF_OK && po.scalar_mul) st = xf_scalar_mul_canonicalise(out, &n_scalar, err);
+    if (stats) {
+        stats->split_convs = n_split;
+        stats->fused_layernorms = n_ln;
+        stats->scalar_muls = n_scalar;
+    }
+    if (st != XF_OK) {
+        xf_error_prefix(err, "preparing '%s'", model->name ? model->name : "model");
+        xf_graph_free(out);
+    }
+    return st;
+}

@@ -1,0 +1,266 @@
+/*
+ * rewrite.h — the rewrite engine of the agent (agent/rewrite/): apply proved
+ * rewrite rules to a real model's graph.
+ *
+ * Pieces, bottom up:
+ *  - rule sets: the rules of a rules database (proved ones by default)
+ *    compiled into match patterns;
+ *  - matching: every location where a rule's source pattern occurs in a
+ *    graph (op types, parameters with axes taken relative to the last
+ *    dimensions, consistent input binding, no outside use of an internal
+ *    value, no cycle after the rewrite, a target that passes shape
+ *    inference at the bound shapes and yields the matched output shapes);
+ *  - application: a (rule, location) pair turned into a new graph whose
+ *    constants are shared with the old one (xf_graph_clone_shared), and a
+ *    structural hash that identifies constants by identity, so a search can
+ *    remember every graph it has seen cheaply;
+ *  - preparation and finishing: a model is prepared for rewriting (conv
+ *    bias split into a separate add so conv rules can match) and finished
+ *    for export (weight-only subgraphs a rule created are evaluated once and
+ *    become new initializers; conv + bias add fused back);
+ *  - the numerical check: a rewritten model run against the original.
+ *
+ * The environment and searches over these (agent/search/search.h) and the
+ * learning agents (agent/rl/rl.h) build on this room; it depends on ir/ and
+ * rulesdb/ only.
+ *
+ * Ownership: every create/load has one matching free. Nothing here prints
+ * to stdout or exits; fallible functions return an xf_status and fill an
+ * optional xf_error.
+ */
+#ifndef XF_AGENT_REWRITE_H
+#define XF_AGENT_REWRITE_H
+
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+/* Largest rule side the matcher handles (operators / rule inputs). */
+#define XF_MATCH_MAX_NODES 8
+#define XF_MATCH_MAX_INPUTS 16
+#define XF_MATCH_MAX_OUTPUTS 4
+#define XF_MATCH_MAX_ARITY 6 /* inputs of one operator (batch-norm has 5) */
+
+/* ---------------------------------------------------------------- rule sets */
+
+typedef struct xf_ruleset xf_ruleset;
+
+typedef struct xf_ruleset_options {
+    int status;          /* xf_rule_status code to load (default 1 = proved); -1: every
+                            rule that is not refuted or pruned */
+    int max_size;        /* skip rules with more operators on either side; 0: no bound */
+    int64_t limit;       /* at most this many rules; 0: all */
+    int both_directions; /* also add each rule's reverse (dst => src); default 1 */
+    /* Keep only the actions that can ever match a graph reachable from this
+     * one (NULL: no restriction, the default). Pass the graph that is
+     * searched, i.e. the model after xf_agent_prepare. See
+     * xf_ruleset_irrelevant. */
+    const xf_graph *restrict_to;
+} xf_ruleset_options;
+
+xf_ruleset_options xf_ruleset_options_default(void);
+
+/* Loads rules from a rules database (rulesdb/) and compiles them. Rules the
+ * matcher cannot use (a side larger than XF_MATCH_MAX_*, a source side with
+ * no operator) are skipped and counted (xf_ruleset_skipped). An empty set is
+ * not an error. */
+xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf_ruleset **out,
+                          xf_error *err);
+/* Compiles rules given in memory (copied; ids[i] names rule i, ids may be
+ * NULL for 1..n). opt->both_directions, max_size and restrict_to apply;
+ * status/limit are ignored. */
+xf_status xf_ruleset_from_rules(const xf_rule *rules, const int64_t *ids, int n,
+                                const xf_ruleset_options *opt, xf_ruleset **out, xf_error *err);
+void xf_ruleset_free(xf_ruleset *rs); /* NULL is a no-op */
+
+/* Number of usable rules N (actions 0..N-1; N is the environment's no-op). */
+int xf_ruleset_count(const xf_ruleset *rs);
+/* Rules skipped at load, with the reason of the first one in *why (may be NULL). */
+int xf_ruleset_skipped(const xf_ruleset *rs, const char **why);
+/* Rules (or reverses) dropped at load because an earlier action compiles to
+ * the same source pattern and target template: the same rule written at
+ * other tensor shapes, e.g. ewadd(x0, x1) => ewadd(x1, x0) on 4-D
+ * activations, on weights and on matrices. Not counted in the skipped ones. */
+int xf_ruleset_duplicates(const xf_ruleset *rs);
+/* Actions dropped at load because they can never match a graph reachable
+ * from opt->restrict_to (0 without a restriction). The set of reachable ops
+ * starts as the ops of that graph; every action whose source ops all lie
+ * in the set adds its target's ops, until nothing changes; actions whose
+ * source uses an op outside the final set are dropped. This is exact in
+ * the sense that no action that could match is removed: by induction, every
+ * graph reachable by applying actions has only ops of the final set (an
+ * applied action's source ops occur in the graph, so they are in the set,
+ * and then so are its target's ops, the only new ops a rewrite brings),
+ * and an operator of a pattern matches only a node of the same op. It is
+ * not minimal: ops say nothing of parameters, arity or rank. Counted after
+ * the duplicates, not among the skipped ones. */
+int xf_ruleset_irrelevant(const xf_ruleset *rs);
+/* The rule behind action i: its database id (negative for the reverse of
+ * rule -id), the rule itself, and "src => dst" in infix form. */
+int64_t xf_ruleset_rule_id(const xf_ruleset *rs, int i);
+const xf_rule *xf_ruleset_rule(const xf_ruleset *rs, int i);
+const char *xf_ruleset_text(const xf_ruleset *rs, int i);
+
+/* ----------------------------------------------------------------- matching */
+
+/* One location of a rule in a graph. */
+typedef struct xf_match {
+    int rule;                             /* action index in the rule set */
+    int n_nodes;                          /* = source operators of the rule */
+    int nodes[XF_MATCH_MAX_NODES];        /* graph node for each source node, in the
+                                             rule's source node order */
+    int n_inputs;                         /* = inputs of the rule */
+    int inputs[XF_MATCH_MAX_INPUTS];      /* graph value bound to each rule input */
+    int n_outputs;                        /* = outputs of the rule */
+    int outputs[XF_MATCH_MAX_OUTPUTS];    /* graph value matched by each source output */
+} xf_match;
+
+/* Per-graph lookup tables (nodes by op, consumers of each value, which
+ * values are graph outputs, which values are weight-only). Build once per
+ * graph, use for every rule. */
+typedef struct xf_graph_index xf_graph_index;
+xf_status xf_graph_index_build(const xf_graph *g, xf_graph_index **out, xf_error *err);
+void xf_graph_index_free(xf_graph_index *ix); /* NULL is a no-op */
+/* 1 when value v is computed from constants only (initializers and
+ * constant generators, no graph input, no opaque node on the way). */
+int xf_graph_index_weight_only(const xf_graph_index *ix, int value);
+
+/* Every valid location of rule `rule` in g, in a deterministic order (by the
+ * graph node matched to the first source node, then the others). At most
+ * `max` are written to out; *n_found is the full count (may exceed max). */
+xf_status xf_match_rule(const xf_ruleset *rs, int rule, const xf_graph *g,
+                        const xf_graph_index *ix, xf_match *out, int max, int *n_found,
+                        xf_error *err);
+
+/* All locations of all rules, capped per rule. */
+typedef struct xf_match_list {
+    int n_rules;
+    int *start;    /* n_rules + 1 offsets into m: rule r's matches are m[start[r]..start[r+1]) */
+    int *found;    /* n_rules: locations found before the cap */
+    xf_match *m;
+    int n, cap;
+} xf_match_list;
+
+void xf_match_list_init(xf_match_list *l);
+void xf_match_list_free(xf_match_list *l);
+/* Fills l (previous contents replaced) with up to max_per_rule locations of
+ * every rule (max_per_rule <= 0: no cap). */
+xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                       int max_per_rule, xf_match_list *l, xf_error *err);
+
+/* -------------------------------------------------------------- application */
+
+/* The target side of m's rule instantiated at the match: its operators with
+ * parameters adapted to the bound shapes (split sizes, generator shapes,
+ * depthwise groups), their inferred output shapes, and which of them are
+ * weight-only. Used for costing a move without building the graph. */
+typedef struct xf_match_target {
+    int n_nodes;
+    xf_op op[XF_MATCH_MAX_NODES];
+    xf_params params[XF_MATCH_MAX_NODES];
+    int n_in[XF_MATCH_MAX_NODES];
+    xf_dtype in_dtype[XF_MATCH_MAX_NODES][XF_MATCH_MAX_ARITY];
+    xf_shape in_shape[XF_MATCH_MAX_NODES][XF_MATCH_MAX_ARITY];
+    int weight_only[XF_MATCH_MAX_NODES];
+} xf_match_target;
+
+/* Instantiates the rule's target at match m in g (fails with XF_ERR_SHAPE
+ * when the target does not fit the bound shapes; xf_match_rule only returns
+ * locations where it fits). */
+xf_status xf_match_instantiate(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                               const xf_match *m, xf_match_target *t, xf_error *err);
+
+/* Applies m to g: *out (initialised here) is g with the matched source
+ * operators replaced by the instantiated target, uses of each matched output
+ * redirected to the target's output, nodes no longer used removed, and
+ * constants shared with g (g's data must outlive *out). The result is
+ * validated (acyclic, shapes inferred); on failure *out is empty and g is
+ * untouched. */
+xf_status xf_match_apply(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                         const xf_match *m, xf_graph *out, xf_error *err);
+
+/* Structural hash of a working graph, independent of node order and names;
+ * constants are identified by their data pointer and shape (not their
+ * contents), so it is O(nodes) however large the weights. Equal graphs from
+ * different rewrite paths over the same model hash equal. */
+uint64_t xf_agent_graph_hash(const xf_graph *g);
+
+/* xf_match_apply that also fills node_from (at least g->n_nodes +
+ * XF_MATCH_MAX_NODES entries, NULL: not wanted): for every node of *out,
+ * the node of g it is an unchanged copy of (same op, parameters, input
+ * dtypes and shapes; its inputs may read a target output now, which has
+ * the matched output's dtype and shape), or -1 for a target node. */
+xf_status xf_match_apply_from(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                              const xf_match *m, xf_graph *out, int *node_from, xf_error *err);
+
+/* xf_graph_index_build for a graph made by xf_match_apply_from from
+ * prev's graph: node i with from[i] >= 0 takes its matching key over from
+ * prev's node from[i] instead of recomputing it (keys depend only on op,
+ * parameters, arity and the first input's shape). from NULL: build from
+ * scratch. */
+xf_status xf_graph_index_build_from(const xf_graph *g, const xf_graph_index *prev, const int *from,
+                                    xf_graph_index **out, xf_error *err);
+
+/* ---------------------------------------------------- preparation, finishing */
+
+/* What xf_agent_prepare does beyond the conv-bias split (always done). */
+typedef struct xf_prepare_options {
+    int fuse_layernorm; /* decomposed layer norms -> layernorm (default 1) */
+    int scalar_mul;     /* mul/div by a scalar constant -> scalar_mul (default 1) */
+} xf_prepare_options;
+
+xf_prepare_options xf_prepare_options_default(void);
+
+/* What xf_agent_prepare changed. */
+typedef struct xf_prepare_stats {
+    int split_convs;      /* conv biases (and fused activations) split off */
+    int fused_layernorms; /* decomposed layer norms made one layernorm node */
+    int scalar_muls;      /* mul/div by a scalar constant made scalar_mul */
+} xf_prepare_stats;
+
+/* Copies `model` into a working graph for rewriting: conv nodes with a bias
+ * become conv + add of the bias reshaped to [C,1,1] (so two-input conv rules
+ * match); layer norms written out operator by operator (ReduceMean, Sub,
+ * Pow, ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta over the last
+ * axis) become one layernorm node, which the model written keeps (ONNX
+ * LayerNormalization, opset 17); a mul or div by a float32 rank-0
+ * constant becomes scalar_mul (by the reciprocal for a div), the form the
+ * scalar rules are written for; everything else as is. Constants are
+ * shared with model. opt NULL: defaults; stats may be NULL. */
+xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt, xf_graph *out,
+                           xf_prepare_stats *stats, xf_error *err);
+
+typedef struct xf_finish_stats {
+    int folded_nodes;   /* weight-only nodes evaluated into initializers */
+    int fused_bias;     /* conv + bias add pairs fused back into conv */
+    int removed_values; /* constants no longer used, dropped */
+} xf_finish_stats;
+
+/* Turns a working graph into an exportable model that owns all its data:
+ * every weight-only node is evaluated once with the reference interpreter
+ * and replaced by a new initializer, conv + constant bias add becomes a conv
+ * with bias again, unused constants are dropped. Opaque nodes pass through
+ * untouched. stats may be NULL. */
+xf_status xf_agent_finish(const xf_graph *work, xf_graph *out, xf_finish_stats *stats,
+                          xf_error *err);
+
+/* --------------------------------------------------------- numerical check */
+
+/* What xf_agent_check found: the largest absolute and relative differences
+ * over all outputs, and the first output outside the tolerance. */
+typedef struct xf_check_result {
+    double max_abs, max_rel;
+    int bad_output; /* first output with some |d| > atol + rtol*|ref|; -1: all agree */
+    double bad_abs; /* largest |d| of that output */
+} xf_check_result;
+
+/* Runs `model` and `opt` with the reference interpreter on the same random
+ * inputs (xf_graph_random_inputs with seed) and compares every output.
+ * A model that computes something else is not an error: it is reported in
+ * out->bad_output. Fails (XF_ERR_MISMATCH) when the two models do not have
+ * the same numbers of inputs and outputs, or when a model cannot run (the
+ * message says which). */
+xf_status xf_agent_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
+                         double atol, xf_check_result *out, xf_error *err);
+
+#endif /* XF_AGENT_REWRITE_H */

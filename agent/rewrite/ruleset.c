@@ -1,0 +1,440 @@
+/*
+ * ruleset.c — rule sets: rules read from a rules database (proved ones by
+ * default) or given in memory, each optionally followed by its reverse, and
+ * compiled for the matcher (pattern.c).
+ *
+ * A reverse (dst => src) gets the negative id of its rule. A reverse whose
+ * source has no operator (the reverse of "matmul(m0, imatrix) => m0") is
+ * skipped like any rule the matcher cannot use; a reverse that equals a rule
+ * already in the set (the database holds both directions, or a rule is its
+ * own reverse) is dropped silently, since it adds no action. Equality is by
+ * the canonical hashes of both sides (xf_graph_hash: ops, parameters,
+ * input positions, shapes). Rules from a database are not hashed again:
+ * the database stores each side once per canonical hash (graphs.hash is
+ * unique), so the sides' graph row ids are equal exactly when the stored
+ * hashes are, and they stand in for them.
+ *
+ * After compilation, actions whose compiled forms are equal
+ * (xf_rule_form_words: the same rule enumerated at other tensor shapes,
+ * e.g. ewadd(x0, x1) => ewadd(x1, x0) on activations, weights and
+ * matrices) are one action: the first one in load order is kept (the
+ * lowest database id, a rule before its reverse), the others are dropped
+ * and counted (xf_ruleset_duplicates). Equal forms are found by sorting
+ * their hashes, so this is O(n log n) in the number of actions.
+ *
+ * With xf_ruleset_options.restrict_to, the actions that can never match a
+ * graph reachable from that graph are dropped next (restrict_actions; why
+ * this is exact is in rewrite.h at xf_ruleset_irrelevant): a fixed point over
+ * op sets, at most XF_OP_COUNT passes over the rules' operators.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/rewrite/match_impl.h"
+#include "rulesdb/rulesdb.h"
+
+/* The identity of a rule's two sides: their canonical hashes, or their
+ * graph row ids in the rules database. */
+typedef struct pair_hash {
+    uint64_t src, dst;
+} pair_hash;
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const pair_hash *x = a, *y = b;
+    if (x->src != y->src) return x->src < y->src ? -1 : 1;
+    return (x->dst > y->dst) - (x->dst < y->dst);
+}
+
+static void skip(xf_ruleset *rs, int64_t id, const char *why)
+{
+    if (rs->skipped++ == 0) {
+        xf_strbuf b = {rs->why, sizeof rs->why, 0, 0};
+        xf_strbuf_printf(&b, "rule %lld: %s", (long long)id, why);
+    }
+}
+
+/* Appends rule r (taken over: r is left empty) as action rs->n, unless the
+ * matcher cannot use it. */
+static xf_status append(xf_ruleset *rs, xf_rule *r, int64_t id, xf_error *err)
+{
+    const char *why = NULL;
+    if (rs->n == rs->cap) {
+        int cap = rs->cap ? 2 * rs->cap : 64;
+        xf_rs_rule *p = realloc(rs->r, sizeof *p * (size_t)cap);
+        if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rule %lld", (long long)id);
+        rs->r = p;
+        rs->cap = cap;
+    }
+    xf_rs_rule *e = &rs->r[rs->n];
+    memset(e, 0, sizeof *e);
+    if (!xf_rule_compile(r, &e->pat, &e->tgt, &why)) {
+        skip(rs, id, why);
+        xf_rule_free(r);
+        return XF_OK;
+    }
+    char s[2048], d[2048];
+    xf_graph_format(&r->src, s, sizeof s, NULL);
+    xf_graph_format(&r->dst, d, sizeof d, NULL);
+    size_t len = strlen(s) + strlen(d) + 5;
+    e->text = malloc(len);
+    if (!e->text) {
+        xf_rule_free(r);
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rule %lld", (long long)id);
+    }
+    xf_strbuf b = {e->text, len, 0, 0};
+    xf_strbuf_printf(&b, "%s => %s", s, d);
+    e->rule = *r;
+    xf_rule_init(r);
+    e->id = id;
+    rs->n++;
+    return XF_OK;
+}
+
+static xf_status reverse_of(const xf_rule *r, xf_rule *rev, xf_error *err)
+{
+    xf_rule_init(rev);
+    xf_status st = xf_graph_clone(&r->dst, &rev->src, err);
+    if (st == XF_OK) st = xf_graph_clone(&r->src, &rev->dst, err);
+    if (st != XF_OK) xf_rule_free(rev);
+    rev->fingerprint = r->fingerprint;
+    return st;
+}
+
+typedef struct form_hash {
+    uint64_t h;
+    int i;
+} form_hash;
+
+static int cmp_form_hash(const void *a, const void *b)
+{
+    const form_hash *x = a, *y = b;
+    if (x->h != y->h) return x->h < y->h ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+static size_t form_of(const xf_rs_rule *e, uint64_t *w)
+{
+    return xf_rule_form_words(&e->rule, &e->pat, &e->tgt, w);
+}
+
+/* Drops every action whose compiled form equals an earlier one's. */
+static xf_status dedupe(xf_ruleset *rs, xf_error *err)
+{
+    static const size_t cap = XF_RULE_FORM_WORDS;
+    form_hash *fh = malloc(sizeof *fh * ((size_t)rs->n + 1));
+    uint8_t *drop = calloc((size_t)rs->n + 1, 1);
+    uint64_t *wa = malloc(sizeof *wa * cap), *wb = malloc(sizeof *wb * cap);
+    xf_status st = XF_OK;
+    if (!fh || !drop || !wa || !wb) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory comparing %d rules", rs->n);
+        goto out;
+    }
+    for (int i = 0; i < rs->n; i++) {
+        size_t n = form_of(&rs->r[i], wa);
+        uint64_t h = 0x0F0E;
+        for (size_t k = 0; k < n; k++) h = xf_mix64(h, wa[k]);
+        fh[i] = (form_hash){h, i};
+    }
+    qsort(fh, (size_t)rs->n, sizeof *fh, cmp_form_hash);
+    for (int a = 0; a < rs->n; a++) {
+        if (drop[fh[a].i]) continue;
+        size_t na = 0;
+        for (int b = a + 1; b < rs->n && fh[b].h == fh[a].h; b++) {
+            if (drop[fh[b].i]) continue;
+            if (na == 0) na = form_of(&rs->r[fh[a].i], wa);
+            size_t nb = form_of(&rs->r[fh[b].i], wb);
+            if (na == nb && memcmp(wa, wb, sizeof *wa * na) == 0) drop[fh[b].i] = 1;
+        }
+    }
+    int kept = 0;
+    for (int i = 0; i < rs->n; i++) {
+        if (drop[i]) {
+            xf_rule_free(&rs->r[i].rule);
+            free(rs->r[i].text);
+            rs->duplicates++;
+            continue;
+        }
+        if (kept != i) rs->r[kept] = rs->r[i];
+        kept++;
+    }
+    rs->n = kept;
+out:
+    free(fh);
+    free(drop);
+    free(wa);
+    free(wb);
+    return st;
+}
+
+/* 1 when every operator of g has an op marked in `ops`. */
+static int ops_within(const xf_graph *g, const uint8_t *ops)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!ops[g->nodes[i].op]) return 0;
+    return 1;
+}
+
+/* Drops the actions that never match a graph reachable from g: reach
+ * starts as g's ops and grows by the target ops of every action whose
+ * source ops it holds, until it stops growing. */
+static void restrict_actions(xf_ruleset *rs, const xf_graph *g)
+{
+    uint8_t reach[XF_OP_COUNT];
+    memset(reach, 0, sizeof reach);
+    for (int i = 0; i < g->n_nodes; i++) reach[g->nodes[i].op] = 1;
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (int i = 0; i < rs->n; i++) {
+            const xf_rule *r = &rs->r[i].rule;
+            if (!ops_within(&r->src, reach)) continue;
+            for (int k = 0; k < r->dst.n_nodes; k++) {
+                if (reach[r->dst.nodes[k].op]) continue;
+                reach[r->dst.nodes[k].op] = 1;
+                grew = 1;
+            }
+        }
+    }
+    int kept = 0;
+    for (int i = 0; i < rs->n; i++) {
+        if (!ops_within(&rs->r[i].rule.src, reach)) {
+            xf_rule_free(&rs->r[i].rule);
+            free(rs->r[i].text);
+            rs->irrelevant++;
+            continue;
+        }
+        if (kept != i) rs->r[kept] = rs->r[i];
+        kept++;
+    }
+    rs->n = kept;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Groups the actions by root signature (see struct xf_ruleset). */
+static xf_status group_roots(xf_ruleset *rs, xf_error *err)
+{
+    rs->root_sig = malloc(sizeof *rs->root_sig * ((size_t)rs->n + 1));
+    rs->root_of = malloc(sizeof *rs->root_of * ((size_t)rs->n + 1));
+    if (!rs->root_sig || !rs->root_of)
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory grouping %d rules", rs->n);
+    for (int i = 0; i < rs->n; i++) rs->root_sig[i] = rs->r[i].pat.root_sig;
+    qsort(rs->root_sig, (size_t)rs->n, sizeof *rs->root_sig, cmp_u64);
+    int n = 0;
+    for (int i = 0; i < rs->n; i++)
+        if (n == 0 || rs->root_sig[n - 1] != rs->root_sig[i]) rs->root_sig[n++] = rs->root_sig[i];
+    rs->n_roots = n;
+    for (int i = 0; i < rs->n; i++) {
+        const uint64_t *p = bsearch(&rs->r[i].pat.root_sig, rs->root_sig, (size_t)n,
+                                    sizeof *rs->root_sig, cmp_u64);
+        rs->root_of[i] = (int)(p - rs->root_sig);
+    }
+    return XF_OK;
+}
+
+/* Builds the set from n rules (taken over, all freed here); sides[i] is
+ * the identity of rule i's sides (NULL: their xf_graph_hash). */
+static xf_status build(xf_rule *rules, const int64_t *ids, const pair_hash *sides, int n,
+                       const xf_ruleset_options *opt, xf_ruleset **out, xf_error *err)
+{
+    int both = opt->both_directions;
+    xf_status st = XF_OK;
+    pair_hash *seen = NULL;
+    xf_ruleset *rs = calloc(1, sizeof *rs);
+    if (!rs || (both && n > 0 && !(seen = malloc(sizeof *seen * (size_t)n)))) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory building a rule set of %d rules", n);
+        goto out;
+    }
+    if (seen) {
+        for (int i = 0; i < n; i++)
+            seen[i] = sides ? sides[i]
+                            : (pair_hash){xf_graph_hash(&rules[i].src), xf_graph_hash(&rules[i].dst)};
+        qsort(seen, (size_t)n, sizeof *seen, cmp_pair);
+    }
+    for (int i = 0; i < n && st == XF_OK; i++) {
+        int64_t id = ids ? ids[i] : i + 1;
+        xf_rule rev;
+        int add_rev = 0;
+        if (both) {
+            pair_hash key = sides ? (pair_hash){sides[i].dst, sides[i].src}
+                                  : (pair_hash){xf_graph_hash(&rules[i].dst),
+                                                xf_graph_hash(&rules[i].src)};
+            add_rev = !bsearch(&key, seen, (size_t)n, sizeof *seen, cmp_pair);
+            if (add_rev) st = reverse_of(&rules[i], &rev, err);
+        }
+        if (st == XF_OK) st = append(rs, &rules[i], id, err);
+        if (add_rev && st == XF_OK) st = append(rs, &rev, -id, err);
+        if (add_rev) xf_rule_free(&rev);
+    }
+    if (st == XF_OK) st = dedupe(rs, err);
+    if (st == XF_OK && opt->restrict_to) restrict_actions(rs, opt->restrict_to);
+    if (st == XF_OK) st = group_roots(rs, err);
+out:
+    for (int i = 0; i < n; i++) xf_rule_free(&rules[i]);
+    free(seen);
+    if (st != XF_OK) {
+        xf_ruleset_free(rs);
+        rs = NULL;
+    }
+    *out = rs;
+    return st;
+}
+
+xf_status xf_ruleset_from_rules(const xf_rule *rules, const int64_t *ids, int n,
+                                const xf_ruleset_options *opt, xf_ruleset **out, xf_error *err)
+{
+    *out = NULL;
+    xf_ruleset_options def = xf_ruleset_options_default();
+    if (!opt) opt = &def;
+    if (n < 0) return XF_FAIL(err, XF_ERR_INVALID, "rule set: negative rule count %d", n);
+    xf_rule *copy = calloc((size_t)n + 1, sizeof *copy);
+    if (!copy) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory copying %d rules", n);
+    int kept = 0;
+    int64_t *kept_ids = malloc(sizeof *kept_ids * ((size_t)n + 1));
+    xf_status st = kept_ids ? XF_OK : XF_FAIL(err, XF_ERR_NOMEM, "out of memory copying rules");
+    for (int i = 0; i < n && st == XF_OK; i++) {
+        int size = rules[i].src.n_nodes > rules[i].dst.n_nodes ? rules[i].src.n_nodes
+                                                               : rules[i].dst.n_nodes;
+        if (opt->max_size > 0 && size > opt->max_size) continue;
+        xf_rule_init(&copy[kept]);
+        st = xf_graph_clone(&rules[i].src, &copy[kept].src, err);
+        if (st == XF_OK) st = xf_graph_clone(&rules[i].dst, &copy[kept].dst, err);
+        copy[kept].fingerprint = rules[i].fingerprint;
+        kept_ids[kept] = ids ? ids[i] : i + 1;
+        kept++;
+    }
+    if (st == XF_OK) {
+        st = build(copy, kept_ids, NULL, kept, opt, out, err);
+    } else {
+        for (int i = 0; i < kept; i++) xf_rule_free(&copy[i]);
+    }
+    free(copy);
+    free(kept_ids);
+    return st;
+}
+
+xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf_ruleset **out,
+                          xf_error *err)
+{
+    *out = NULL;
+    xf_ruleset_options def = xf_ruleset_options_default();
+    if (!opt) opt = &def;
+    xf_rulesdb *db = NULL;
+    xf_rulesdb_iter *it = NULL;
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    xf_rule *rules = NULL;
+    int64_t *ids = NULL;
+    pair_hash *sides = NULL;
+    int n = 0, cap = 0;
+    xf_status st = xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, err);
+    if (st != XF_OK) goto out;
+    xf_rulesdb_filter f;
+    memset(&f, 0, sizeof f);
+    if (opt->status < 0) {
+        f.any_status = 1;
+    } else if (opt->status >= XF_RULE_STATUS_COUNT) {
+        st = XF_FAIL(err, XF_ERR_INVALID, "rule set: status %d is not a rule status",
+                     opt->status);
+        goto out;
+    } else {
+        f.status = (xf_rule_status)opt->status;
+        f.limit = opt->limit;
+    }
+    f.max_size = opt->max_size;
+    st = xf_rulesdb_iter_begin(db, &f, &it, err);
+    while (st == XF_OK) {
+        int has = 0;
+        st = xf_rulesdb_iter_next(it, &info, &has, err);
+        if (st != XF_OK || !has) break;
+        if (opt->status < 0 && (info.status == XF_RULE_REFUTED || info.status == XF_RULE_PRUNED))
+            continue;
+        if (opt->limit > 0 && n >= opt->limit) break;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 256;
+            xf_rule *r2 = realloc(rules, sizeof *r2 * (size_t)cap);
+            if (r2) rules = r2;
+            int64_t *i2 = realloc(ids, sizeof *i2 * (size_t)cap);
+            if (i2) ids = i2;
+            pair_hash *s2 = realloc(sides, sizeof *s2 * (size_t)cap);
+            if (s2) sides = s2;
+            if (!r2 || !i2 || !s2) {
+                st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rules from %s", db_path);
+                break;
+            }
+        }
+        st = xf_rulesdb_load_rule(db, info.id, &rules[n], err);
+        if (st != XF_OK) {
+            xf_error_prefix(err, "loading rule %lld from %s", (long long)info.id, db_path);
+            break;
+        }
+        sides[n] = (pair_hash){(uint64_t)info.src_graph, (uint64_t)info.dst_graph};
+        ids[n++] = info.id;
+    }
+    if (st == XF_OK) {
+        st = build(rules, ids, sides, n, opt, out, err);
+        n = 0; /* taken over by build */
+    }
+out:
+    for (int i = 0; i < n; i++) xf_rule_free(&rules[i]);
+    free(rules);
+    free(ids);
+    free(sides);
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_iter_free(it);
+    xf_rulesdb_close(db);
+    return st;
+}
+
+void xf_ruleset_free(xf_ruleset *rs)
+{
+    if (!rs) return;
+    for (int i = 0; i < rs->n; i++) {
+        xf_rule_free(&rs->r[i].rule);
+        free(rs->r[i].text);
+    }
+    free(rs->r);
+    free(rs->root_sig);
+    free(rs->root_of);
+    free(rs);
+}
+
+int xf_ruleset_count(const xf_ruleset *rs)
+{
+    return rs ? rs->n : 0;
+}
+
+int xf_ruleset_skipped(const xf_ruleset *rs, const char **why)
+{
+    if (why) *why = rs && rs->skipped ? rs->why : NULL;
+    return rs ? rs->skipped : 0;
+}
+
+int xf_ruleset_duplicates(const xf_ruleset *rs)
+{
+    return rs ? rs->duplicates : 0;
+}
+
+int xf_ruleset_irrelevant(const xf_ruleset *rs)
+{
+    return rs ? rs->irrelevant : 0;
+}
+
+int64_t xf_ruleset_rule_id(const xf_ruleset *rs, int i)
+{
+    return rs && i >= 0 && i < rs->n ? rs->r[i].id : 0;
+}
+
+const xf_rule *xf_ruleset_rule(const xf_ruleset *rs, int i)
+{
+    return rs && i >= 0 && i < rs->n ? &rs->r[i].rule : NULL;
+}
+
+const char *xf_ruleset_text(const xf_ruleset *rs, int i)
+{
+    return rs && i >= 0 && i < rs->n ? rs->r[i].text : NULL;
+}

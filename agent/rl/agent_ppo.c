@@ -1,0 +1,515 @@
+/*
+ * agent_ppo.c — the model-free learning agent (agent/rl/ppo.h): PPO on the
+ * real environment with the GNN encoder trained end to end (X-RLflow's
+ * setting; RLFlow's world-model agent reuses the policy but not this loop).
+ *
+ * Training alternates rollouts and updates: episodes from the environment's
+ * reset state, the state of each step the GNN's z of the current graph
+ * (with per-node costs from the cost model when one is given), actions
+ * sampled from the masked rule and location heads; after K episodes (or a
+ * full rollout buffer, which ends the episode with a bootstrapped value)
+ * the policy and the encoder are updated together, the encoder's features
+ * of each minibatch recomputed through a state hook; then one greedy
+ * episode shows what the policy has learnt. Every valid real graph counts:
+ * the cheapest one seen and the rules that led to it are the result, as
+ * for the search baselines (that bookkeeping and the GNN's input with
+ * per-node costs are shared with the world-model agent, agent_common.c).
+ * Budgets: environment steps and wall time.
+ * Everything random comes from one rng seeded from the options, so a run
+ * is deterministic.
+ *
+ * The policy's actions are a compact set (ppo_actions.c): before the first
+ * training, `warmup_steps` uniformly random steps (counted in the budget,
+ * their graphs counted for the best) find the rules the environment
+ * offers on this model; the networks are built for those (at most
+ * `max_actions`) plus the no-op, instead of for every rule of the rule
+ * set. The warm-up's steps are not PPO data: their actions do not come
+ * from the policy.
+ */
+#include "agent/rl/ppo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct xf_ppo_agent {
+    xf_ppo_agent_options opt;
+    int max_locations;
+    xf_actions act;   /* M 0 and no policy until trained or loaded */
+    int built;        /* the store holds the GNN and the policy for act */
+    xf_nn_params p;
+    xf_gnn gnn;
+    xf_ppo_net net;
+    xf_nn_adam adam;
+    xf_rng rng;
+    xf_ppo_work work;
+    xf_gnn_cache gc;
+    xf_gnn_batch obs; /* graph i = buffer row i */
+    xf_gnn_batch cur, mb;
+    xf_ppo_buffer buf;
+    xf_node_costs costs;
+    int *n_loc;     /* [M + 1] locations per agent action in the current graph */
+    uint8_t *mask;  /* [M + 1] agent actions offered in the current graph */
+    float *z;       /* [latent] state of the current graph */
+};
+
+xf_ppo_agent_options xf_ppo_agent_options_default(void)
+{
+    xf_ppo_agent_options o;
+    XF_AGENT_OPTIONS_DEFAULT(o);
+    o.episodes_per_update = 4;
+    o.max_rows = 512;
+    return o;
+}
+
+void xf_ppo_agent_free(xf_ppo_agent *a)
+{
+    if (!a) return;
+    xf_nn_params_free(&a->p);
+    xf_ppo_work_free(&a->work);
+    xf_gnn_cache_free(&a->gc);
+    xf_gnn_batch_free(&a->obs);
+    xf_gnn_batch_free(&a->cur);
+    xf_gnn_batch_free(&a->mb);
+    xf_ppo_buffer_free(&a->buf);
+    xf_node_costs_free(&a->costs);
+    free(a->n_loc);
+    free(a->mask);
+    free(a->z);
+    xf_actions_free(&a->act);
+    free(a);
+}
+
+xf_status xf_ppo_agent_create(const xf_ppo_agent_options *opt, xf_ppo_agent **out,
+                              xf_error *err)
+{
+    *out = NULL;
+    xf_ppo_agent_options o = opt ? *opt : xf_ppo_agent_options_default();
+    if (o.episodes_per_update < 1 || o.max_rows < 1 || o.hp.epochs < 1 || o.hp.minibatch < 1 ||
+        o.max_actions < 1 || o.warmup_steps < 0)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "ppo agent: episodes per update (%d), rollout rows (%d), epochs (%d), "
+                       "minibatch (%d) and the action cap (%d) must be >= 1, warm-up steps (%d) "
+                       ">= 0",
+                       o.episodes_per_update, o.max_rows, o.hp.epochs, o.hp.minibatch,
+                       o.max_actions, o.warmup_steps);
+    xf_ppo_agent *a = calloc(1, sizeof *a);
+    if (!a) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the ppo agent");
+    a->opt = o;
+    a->max_locations = o.max_locations;
+    xf_actions_init(&a->act);
+    xf_nn_params_init(&a->p);
+    xf_ppo_work_init(&a->work);
+    xf_gnn_cache_init(&a->gc);
+    xf_gnn_batch_init(&a->obs);
+    xf_gnn_batch_init(&a->cur);
+    xf_gnn_batch_init(&a->mb);
+    xf_ppo_buffer_init(&a->buf, o.gnn.latent, 1);
+    xf_rng_seed(&a->rng, o.seed);
+    a->adam = xf_nn_adam_default(o.hp.lr);
+    xf_status st = XF_OK;
+    a->costs.cm = o.cm;
+    if (o.cm) st = xf_costmemo_create(o.cm, &a->costs.memo, err);
+    if (!st) {
+        a->z = calloc((size_t)(o.gnn.latent > 0 ? o.gnn.latent : 1), sizeof *a->z);
+        if (!a->z) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the ppo agent");
+    }
+    if (st) {
+        xf_error_prefix(err, "ppo agent");
+        xf_ppo_agent_free(a);
+        return st;
+    }
+    *out = a;
+    return XF_OK;
+}
+
+/* A store with the GNN encoder and a policy over M actions + the no-op,
+ * initialised from rng, into *p, *gnn, *net. */
+static xf_status make_store(const xf_ppo_agent *a, int M, xf_rng *rng, xf_nn_params *p,
+                            xf_gnn *gnn, xf_ppo_net *net, xf_error *err)
+{
+    const xf_ppo_agent_options *o = &a->opt;
+    xf_nn_params_init(p);
+    xf_status st = xf_gnn_add(gnn, p, "gnn", &o->gnn, rng, err);
+    if (!st) st = xf_ppo_net_add(net, p, o->gnn.latent, M, o->max_locations, &o->hp, rng, err);
+    if (st) xf_nn_params_free(p);
+    return st;
+}
+
+/* Makes the agent act with action set *act (taken over) and the networks
+ * in *p, *gnn, *net (taken over): the previous ones, the work buffers and
+ * the rollout are dropped, Adam starts afresh. On failure (out of memory)
+ * the agent is left without actions. */
+static xf_status install(xf_ppo_agent *a, xf_actions *act, xf_nn_params *p, const xf_gnn *gnn,
+                         const xf_ppo_net *net, xf_error *err)
+{
+    xf_nn_params_free(&a->p);
+    xf_actions_free(&a->act);
+    a->p = *p;
+    a->gnn = *gnn;
+    a->net = *net;
+    a->act = *act;
+    xf_actions_init(act);
+    xf_ppo_work_free(&a->work);
+    xf_ppo_buffer_free(&a->buf);
+    xf_ppo_buffer_init(&a->buf, a->opt.gnn.latent, a->act.M + 1);
+    xf_gnn_batch_clear(&a->obs);
+    a->adam = xf_nn_adam_default(a->opt.hp.lr);
+    size_t n = (size_t)a->act.M + 1;
+    int *nl = realloc(a->n_loc, n * sizeof *nl);
+    if (nl) a->n_loc = nl;
+    uint8_t *mk = nl ? realloc(a->mask, n) : NULL;
+    if (mk) a->mask = mk;
+    a->built = mk != NULL;
+    return a->built ? XF_OK
+                    : XF_FAIL(err, XF_ERR_NOMEM, "out of memory building the policy for %d actions",
+                              a->act.M);
+}
+
+xf_nn_params *xf_ppo_agent_params(xf_ppo_agent *a) { return &a->p; }
+const xf_actions *xf_ppo_agent_actions(const xf_ppo_agent *a) { return &a->act; }
+
+/* ---------------------------------------------------------- observations */
+
+/* z of the current graph into a->z; with `keep` its features also go to
+ * the rollout's observations (as the next buffer row). Fills a->mask and
+ * a->n_loc for the agent's actions. */
+static xf_status observe(xf_ppo_agent *a, const xf_env *e, int keep, xf_error *err)
+{
+    xf_status st;
+    if (keep) {
+        st = xf_agent_features(&a->costs, e, &a->obs, err);
+        int last = a->obs.n_graphs - 1;
+        if (!st) st = xf_ppo_obs_gather(&a->cur, &a->obs, &last, 1, err);
+    } else {
+        xf_gnn_batch_clear(&a->cur);
+        st = xf_agent_features(&a->costs, e, &a->cur, err);
+    }
+    if (st != XF_OK) return st;
+    const float *z;
+    st = xf_gnn_forward(&a->gnn, &a->p, &a->cur, &a->gc, &z, err);
+    if (st != XF_OK) return st;
+    memcpy(a->z, z, (size_t)a->opt.gnn.latent * sizeof *a->z);
+    xf_actions_mask(&a->act, e, a->mask, a->n_loc);
+    return XF_OK;
+}
+
+static xf_status hook_forward(void *user, const int *rows, int B, float *s, xf_error *err)
+{
+    xf_ppo_agent *a = user;
+    xf_status st = xf_ppo_obs_gather(&a->mb, &a->obs, rows, B, err);
+    if (st != XF_OK) return st;
+    const float *z;
+    st = xf_gnn_forward(&a->gnn, &a->p, &a->mb, &a->gc, &z, err);
+    if (st != XF_OK) return st;
+    memcpy(s, z, (size_t)B * (size_t)a->opt.gnn.latent * sizeof *s);
+    return XF_OK;
+}
+
+static xf_status hook_backward(void *user, const int *rows, int B, const float *ds, xf_error *err)
+{
+    xf_ppo_agent *a = user;
+    (void)rows;
+    (void)B;
+    (void)err;
+    xf_gnn_backward(&a->gnn, &a->p, &a->mb, &a->gc, ds);
+    return XF_OK;
+}
+
+/* ------------------------------------------------------------- episodes */
+
+typedef struct run {
+    xf_ppo_agent *a;
+    xf_agent_run run; /* e, res, graphs seen, this episode's path, clock */
+    int64_t steps, episodes;
+    double ep_return, ret_sum;
+    int ret_n;
+    const char *phase;
+} run;
+
+static int out_of_budget(const run *r)
+{
+    const xf_ppo_agent_options *o = &r->a->opt;
+    return xf_agent_run_over(&r->run, r->steps, o->max_env_steps, o->max_seconds);
+}
+
+static void tick(run *r)
+{
+    const xf_ppo_agent_options *o = &r->a->opt;
+    double now = xf_search_now();
+    if (!o->progress || now - r->run.last_progress < 1.0) return;
+    r->run.last_progress = now;
+    xf_ppo_progress p = {r->phase, r->episodes, r->steps,
+                         r->ret_n ? r->ret_sum / r->ret_n : 0.0, r->run.res->best_ms,
+                         r->run.res->initial_ms, now - r->run.t0};
+    o->progress(o->progress_user, &p);
+}
+
+static xf_status start_episode(run *r, xf_error *err)
+{
+    r->run.path_n = 0;
+    r->ep_return = 0.0;
+    return xf_env_reset(r->run.e, err);
+}
+
+/* Bookkeeping of a real step that took environment action `rule`: steps,
+ * return, the episode's path, the graphs seen and the best graph. */
+static xf_status after_step(run *r, int rule, const xf_env_step_result *sr, xf_error *err)
+{
+    r->steps++;
+    r->ep_return += sr->reward;
+    return xf_agent_run_step(&r->run, rule, sr, err);
+}
+
+/* One step with the current policy; training steps go to the buffer. */
+static xf_status step(run *r, int greedy, int train, int *done, xf_error *err)
+{
+    xf_ppo_agent *a = r->a;
+    xf_status st = observe(a, r->run.e, train, err);
+    if (st != XF_OK) return st;
+    int rule, loc;
+    float logp, value;
+    st = xf_ppo_act(&a->net, &a->p, &a->work, a->z, a->mask, a->n_loc, greedy, &a->rng, &rule,
+                    &loc, &logp, &value, err);
+    if (st != XF_OK) return st;
+    int env_rule = rule == a->act.M ? xf_env_num_xfers(r->run.e) : a->act.env[rule];
+    xf_env_step_result sr;
+    st = xf_env_step(r->run.e, env_rule, loc, &sr, err);
+    if (st != XF_OK) return st;
+    *done = sr.done;
+    if (train) {
+        st = xf_ppo_buffer_add(&a->buf, a->z, a->mask, a->n_loc[rule], rule, loc, logp, value,
+                               (float)sr.reward, sr.done, err);
+        if (st != XF_OK) return st;
+    }
+    return after_step(r, env_rule, &sr, err);
+}
+
+/* A whole episode from the reset state (the budget may cut it short). */
+static xf_status episode(run *r, int greedy, xf_error *err)
+{
+    xf_status st = start_episode(r, err);
+    int done = 0;
+    while (!st && !done && !out_of_budget(r)) {
+        st = step(r, greedy, 0, &done, err);
+        tick(r);
+    }
+    return st;
+}
+
+/* Binds a built agent's actions to e's rule set; the figures of the run
+ * start at e's reset state. */
+static xf_status run_begin(run *r, xf_ppo_agent *a, xf_env *e, xf_search_result *res,
+                           xf_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->a = a;
+    r->phase = "train";
+    return xf_agent_run_begin(&r->run, e, res, a->built ? &a->act : NULL, err);
+}
+
+static xf_status run_end(run *r, xf_status st, xf_error *err)
+{
+    r->run.res->expanded = r->steps;
+    st = xf_agent_run_end(&r->run, st, err);
+    if (st) {
+        xf_error_prefix(err, "ppo agent");
+        xf_search_result_free(r->run.res);
+    }
+    return st;
+}
+
+/* The warm-up: uniformly random episodes for opt.warmup_steps steps,
+ * counting the rules offered in every state seen; then the action set and
+ * the networks for it. */
+static xf_status warm_up(run *r, xf_error *err)
+{
+    xf_ppo_agent *a = r->a;
+    xf_env *e = r->run.e;
+    int n = xf_env_num_xfers(e);
+    int64_t *count = calloc((size_t)(n > 0 ? n : 1), sizeof *count);
+    if (!count) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the warm-up");
+    r->phase = "warmup";
+    xf_status st = XF_OK;
+    int left = xf_actions_warmup(a->opt.warmup_steps, a->opt.max_env_steps);
+    for (int moved = 1; !st && left > 0 && moved && !out_of_budget(r);) {
+        st = start_episode(r, err);
+        if (!st) xf_actions_count(e, count);
+        moved = 0;
+        for (int done = 0, rule, loc; !st && !done && left > 0 && !out_of_budget(r);) {
+            if (!xf_actions_random(e, &a->rng, &rule, &loc)) break;
+            xf_env_step_result sr;
+            st = xf_env_step(e, rule, loc, &sr, err);
+            if (!st) st = after_step(r, rule, &sr, err);
+            if (!st) xf_actions_count(e, count);
+            done = !st && sr.done;
+            left--;
+            moved = 1;
+            tick(r);
+        }
+        if (!st && moved) r->episodes++;
+    }
+    xf_actions act;
+    xf_actions_init(&act);
+    xf_nn_params p;
+    xf_gnn gnn;
+    xf_ppo_net net;
+    if (!st) st = xf_actions_choose(&act, xf_env_ruleset(e), count, a->opt.max_actions, err);
+    free(count);
+    if (!st) st = make_store(a, act.M, &a->rng, &p, &gnn, &net, err);
+    if (!st) st = install(a, &act, &p, &gnn, &net, err);
+    xf_actions_free(&act);
+    return st;
+}
+
+/* Value of the current state, to bootstrap a rollout cut mid-episode. */
+static xf_status bootstrap(run *r, float *value, xf_error *err)
+{
+    xf_ppo_agent *a = r->a;
+    xf_status st = observe(a, r->run.e, 0, err);
+    if (st != XF_OK) return st;
+    int rule, loc;
+    float logp;
+    return xf_ppo_act(&a->net, &a->p, &a->work, a->z, a->mask, a->n_loc, 1, &a->rng, &rule, &loc,
+                      &logp, value, err);
+}
+
+static xf_status update(run *r, float last_value, xf_error *err)
+{
+    xf_ppo_agent *a = r->a;
+    xf_ppo_buffer_finish(&a->buf, last_value, &a->opt.hp);
+    xf_ppo_state_hook hook = {hook_forward, hook_backward, a};
+    xf_status st = xf_ppo_update(&a->net, &a->p, &a->adam, &a->work, &a->buf, &a->opt.hp, &hook,
+                                 &a->rng, NULL, err);
+    xf_ppo_buffer_clear(&a->buf);
+    xf_gnn_batch_clear(&a->obs);
+    r->ret_sum = 0.0;
+    r->ret_n = 0;
+    return st;
+}
+
+xf_status xf_ppo_agent_train(xf_ppo_agent *a, xf_env *e, xf_search_result *res, xf_error *err)
+{
+    run r;
+    xf_status st = run_begin(&r, a, e, res, err);
+    if (!st && !a->built) st = warm_up(&r, err);
+    xf_ppo_buffer_clear(&a->buf);
+    xf_gnn_batch_clear(&a->obs);
+    /* With no action found there is nothing to learn: the no-op only. */
+    while (!st && a->act.M > 0 && !out_of_budget(&r)) {
+        int eps = 0, done = 0;
+        r.phase = "train";
+        while (!st && eps < a->opt.episodes_per_update && a->buf.n < a->opt.max_rows &&
+               !out_of_budget(&r)) {
+            st = start_episode(&r, err);
+            done = 0;
+            while (!st && !done && a->buf.n < a->opt.max_rows && !out_of_budget(&r)) {
+                st = step(&r, 0, 1, &done, err);
+                tick(&r);
+            }
+            if (!st && done) {
+                eps++;
+                r.episodes++;
+                r.ret_sum += r.ep_return;
+                r.ret_n++;
+            }
+        }
+        if (st || out_of_budget(&r)) break;
+        float last_value = 0.0f;
+        if (!done) st = bootstrap(&r, &last_value, err);
+        if (!st) st = update(&r, last_value, err);
+        r.phase = "eval";
+        if (!st) st = episode(&r, 1, err);
+    }
+    return run_end(&r, st, err);
+}
+
+xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_result *res,
+                           xf_error *err)
+{
+    if (!a->built)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "ppo agent: the agent has no actions yet: train or load it first");
+    run r;
+    xf_status st = run_begin(&r, a, e, res, err);
+    r.phase = "eval";
+    if (!st) st = episode(&r, greedy, err);
+    return run_end(&r, st, err);
+}
+
+xf_status xf_ppo_optimise(xf_env *e, const xf_ppo_agent_options *opt, xf_search_result *res,
+                          xf_error *err)
+{
+    xf_ppo_agent *a = NULL;
+    xf_status st = xf_ppo_agent_create(opt, &a, err);
+    if (!st) st = xf_ppo_agent_train(a, e, res, err);
+    xf_ppo_agent_free(a);
+    return st;
+}
+
+/* ------------------------------------------------------------ checkpoints */
+
+#define N_SIZES 8
+
+static void sizes_of(const xf_ppo_agent *a, int *s)
+{
+    s[0] = a->max_locations;
+    s[1] = a->opt.gnn.hidden;
+    s[2] = a->opt.gnn.latent;
+    s[3] = a->opt.gnn.rounds;
+    s[4] = a->opt.gnn.mlp_layers;
+    s[5] = a->opt.hp.hidden;
+    s[6] = a->opt.hp.trunk_layers;
+    s[7] = a->opt.hp.embed;
+}
+
+xf_status xf_ppo_agent_save(const xf_ppo_agent *a, const char *path, xf_error *err)
+{
+    if (!a->built)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "ppo agent: nothing to save to '%s': the agent has no actions yet (train "
+                       "or load it first)",
+                       path);
+    int s[N_SIZES];
+    sizes_of(a, s);
+    return xf_ppo_ckpt_save(path, s, N_SIZES, &a->act, a->adam.step, &a->p, err);
+}
+
+xf_status xf_ppo_agent_load(xf_ppo_agent *a, const char *path, const xf_env *e, xf_error *err)
+{
+    static const char *const names[N_SIZES] = {
+        "max locations", "GNN hidden width", "GNN latent",       "GNN rounds",
+        "GNN MLP layers", "PPO hidden",      "PPO trunk layers", "PPO rule embedding"};
+    int s[N_SIZES];
+    sizes_of(a, s);
+    xf_actions act;
+    xf_actions_init(&act);
+    int64_t step = 0;
+    FILE *f = NULL;
+    xf_status st = xf_ppo_ckpt_open(path, names, s, N_SIZES, &act, &step, &f, err);
+    if (!st) {
+        st = xf_actions_bind(&act, xf_env_ruleset(e), err);
+        if (st) xf_error_prefix(err, "checkpoint '%s'", path);
+    }
+    /* The networks' initial values are overwritten: a generator of its own
+     * leaves the agent's random stream as it was. */
+    xf_rng rng;
+    xf_rng_seed(&rng, a->opt.seed);
+    xf_nn_params p;
+    xf_gnn gnn;
+    xf_ppo_net net;
+    int made = 0;
+    if (!st) {
+        st = make_store(a, act.M, &rng, &p, &gnn, &net, err);
+        made = !st;
+    }
+    if (!st) st = xf_nn_params_load(&p, f, path, err);
+    if (f) fclose(f);
+    if (!st) {
+        made = 0;
+        st = install(a, &act, &p, &gnn, &net, err);
+        if (!st) a->adam.step = step;
+    }
+    if (made) xf_nn_params_free(&p);
+    xf_actions_free(&act);
+    return st;
+}

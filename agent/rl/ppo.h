@@ -1,0 +1,430 @@
+/*
+ * ppo.h — (part of agent/rl/rl.h) proximal policy optimisation for the learning
+ * agents: a two-level policy over the environment's actions (a rule, then a
+ * location of that rule), a rollout buffer with GAE(γ, λ) advantages, the
+ * clipped PPO update, the model-free agent that trains the policy and
+ * the GNN encoder end to end on the real environment, and what it shares
+ * with the world-model agent (its controller is this policy): the compact
+ * action set, checkpoint I/O, the GNN's input and a run's bookkeeping.
+ *
+ * The policy network over a state vector s (dim S; the GNN's z for the real
+ * agent, the world model's [z, h] for the controller):
+ *   t      = trunk(s)                       MLP S → H → … → H (tanh)
+ *   rule   ~ softmax(rule_head(t) | xfer mask)          N+1 actions (N: no-op)
+ *   e      = embed[rule]                    learned table [N+1, E]
+ *   loc    ~ softmax(loc_head([t, e]) | loc < n_loc(rule))   L = max_locations
+ *   V(s)   = value(s)                       MLP S → H → H → 1 of its own (tanh)
+ *   log π(rule, loc) = log π(rule) + log π(loc | rule); a rule with at most
+ *   one location (the no-op has none) contributes no location term.
+ * Every weight lives in an xf_nn_params store under "ppo/..." names, so
+ * xf_nn_params_save/load checkpoint it. N here is the agent's compact
+ * action set (xf_actions below), not the whole rule set.
+ *
+ * The PPO loss of a minibatch of B rows (means over the rows):
+ *   L = −min(ρA, clip(ρ, 1−ε, 1+ε)A) + c_v (V − R)² − c_e (H_rule + H_loc)
+ * with ρ = exp(log π − log π_old), A the advantage and R the return.
+ */
+#ifndef XF_AGENT_PPO_H
+#define XF_AGENT_PPO_H
+
+#include <string.h>
+
+#include "agent/search/search.h"
+#include "agent/rl/gnn.h"
+#include "agent/nn/nn.h"
+
+/* ------------------------------------------------------- hyper-parameters */
+
+typedef struct xf_ppo_hparams {
+    float gamma;         /* discount (0.99, RLFlow) */
+    float lambda;        /* GAE λ (0.95) */
+    float clip;          /* surrogate clip ε (0.2) */
+    float value_coef;    /* c_v (0.5) */
+    float entropy_coef;  /* c_e (0.01) */
+    float lr;            /* Adam learning rate (3e-4) */
+    float max_grad_norm; /* global gradient-norm clip (0.5); <= 0: none */
+    int epochs;          /* passes over a rollout per update (4) */
+    int minibatch;       /* rows per minibatch (64) */
+    int normalize_adv;   /* advantages to zero mean, unit std per rollout (1) */
+    int hidden;          /* H: trunk and location-head width (64) */
+    int trunk_layers;    /* linear layers in the trunk (2) */
+    int embed;           /* E: rule-embedding width (16) */
+} xf_ppo_hparams;
+
+xf_ppo_hparams xf_ppo_hparams_default(void);
+
+/* ---------------------------------------------------------------- network */
+
+typedef struct xf_ppo_net {
+    int S;              /* state dim */
+    int A;              /* rule actions N + 1 (the last is the no-op) */
+    int L;              /* locations (max_locations) */
+    int H, E;
+    xf_nn_mlp trunk;    /* "ppo/trunk": S → H (tanh after every layer) */
+    xf_nn_linear rule;  /* "ppo/rule": H → A */
+    int embed;          /* "ppo/rule_embed" [A, E] */
+    xf_nn_mlp loc;      /* "ppo/loc": H+E → H → L (tanh hidden, raw out) */
+    xf_nn_mlp value;    /* "ppo/value": S → H → H → 1 (tanh hidden, raw out) */
+} xf_ppo_net;
+
+/* Adds the network's tensors to p (initialised from rng: Xavier, the
+ * policy heads' last layers scaled by 0.01 so the first policy is nearly
+ * uniform over what the masks allow). n_rules = N (A = N + 1). */
+xf_status xf_ppo_net_add(xf_ppo_net *net, xf_nn_params *p, int state_dim, int n_rules,
+                         int max_locations, const xf_ppo_hparams *hp, xf_rng *rng,
+                         xf_error *err);
+
+/* A batch of rows for the network: what acting and the loss read. */
+typedef struct xf_ppo_rows {
+    int B;
+    const float *s;         /* [B, S] */
+    const uint8_t *mask;    /* [B, A] xfer mask (1 = allowed; NULL: all) */
+    const int *n_loc;       /* [B] locations of the row's chosen rule (0 for the no-op) */
+    const int *rule;        /* [B] chosen rule */
+    const int *loc;         /* [B] chosen location (ignored when n_loc <= 1) */
+    const float *old_logp;  /* [B] log π_old(rule, loc) */
+    const float *adv;       /* [B] advantages */
+    const float *ret;       /* [B] returns */
+} xf_ppo_rows;
+
+/* Scratch and caches of one forward/backward over up to `cap` rows. */
+typedef struct xf_ppo_work {
+    int cap;
+    xf_nn_mlp_cache trunk_c, loc_c, value_c;
+    const float *t;                 /* [cap, H] trunk output (in trunk_c) */
+    float *rule_logits, *rule_logp; /* [cap, A] */
+    float *loc_in;                  /* [cap, H+E]: [t, embed[rule]] */
+    float *loc_logp;                /* [cap, L] */
+    uint8_t *loc_mask;              /* [cap, L] */
+    const float *value;             /* [cap] (in value_c) */
+    float *logp, *ent;              /* [cap] joint log-prob and entropy */
+    float *d_logp, *d_ent;          /* [cap] */
+    float *d_rule_logp, *d_rule_logits; /* [cap, A] */
+    float *d_loc_logp, *d_loc_logits;   /* [cap, L] */
+    float *d_loc_in;                /* [cap, H+E] */
+    float *d_t;                     /* [cap, H] */
+    float *d_value;                 /* [cap] */
+} xf_ppo_work;
+
+void xf_ppo_work_init(xf_ppo_work *w);
+xf_status xf_ppo_work_reserve(xf_ppo_work *w, const xf_ppo_net *net, int rows, xf_error *err);
+void xf_ppo_work_free(xf_ppo_work *w);
+
+/* Losses of one minibatch (means over its rows). */
+typedef struct xf_ppo_loss {
+    double total, policy, value, entropy; /* entropy: mean H (before its coefficient) */
+    double approx_kl;                     /* mean (log π_old − log π) */
+    double clip_frac;                     /* rows with |ρ − 1| > ε */
+} xf_ppo_loss;
+
+/* One action for one state s[S] given its xfer mask [A] and the number of
+ * locations of every rule n_loc_per_rule[A] (the no-op's is 0). greedy:
+ * the most likely rule, then its most likely location; else sampled from
+ * rng. Fills rule, loc (0 when the rule has no location to choose), the
+ * joint log-prob and the value estimate. XF_ERR_INVALID when the mask
+ * allows nothing. */
+xf_status xf_ppo_act(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,
+                     const float *s, const uint8_t *mask, const int *n_loc_per_rule, int greedy,
+                     xf_rng *rng, int *rule, int *loc, float *logp, float *value, xf_error *err);
+
+/* Forward of the loss on rows r (r->B <= the work's rows); fills *out
+ * and leaves in w what the backward needs. */
+void xf_ppo_loss_forward(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,
+                         const xf_ppo_rows *r, const xf_ppo_hparams *hp, xf_ppo_loss *out);
+/* Backward of the last loss forward on the same rows: accumulates the
+ * gradients of the total loss into p's gradients and into ds[B, S] (may be
+ * NULL: no gradient for the states). */
+void xf_ppo_loss_backward(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,
+                          const xf_ppo_rows *r, const xf_ppo_hparams *hp, float *ds);
+
+/* --------------------------------------------------------- rollout buffer */
+
+/* GAE over T steps in order: done[t] = 1 when the episode ended after step
+ * t (no bootstrap through it); last_value bootstraps the step after T-1
+ * when done[T-1] is 0.
+ *   δ_t = r_t + γ V_{t+1} (1 − done_t) − V_t,
+ *   A_t = δ_t + γλ (1 − done_t) A_{t+1},   R_t = A_t + V_t. */
+void xf_ppo_gae(const float *reward, const float *value, const uint8_t *done, int T,
+                float last_value, float gamma, float lambda, float *adv, float *ret);
+
+typedef struct xf_ppo_buffer {
+    int S, A;
+    int n, cap;
+    float *s;         /* [cap, S] */
+    uint8_t *mask;    /* [cap, A] */
+    int *n_loc, *rule, *loc;
+    float *logp, *value, *reward;
+    uint8_t *done;
+    float *adv, *ret; /* filled by xf_ppo_buffer_finish */
+} xf_ppo_buffer;
+
+void xf_ppo_buffer_init(xf_ppo_buffer *b, int state_dim, int n_actions);
+void xf_ppo_buffer_free(xf_ppo_buffer *b);
+void xf_ppo_buffer_clear(xf_ppo_buffer *b); /* n = 0, memory kept */
+/* Appends one step (grows as needed). mask may be NULL (all allowed). */
+xf_status xf_ppo_buffer_add(xf_ppo_buffer *b, const float *s, const uint8_t *mask, int n_loc,
+                            int rule, int loc, float logp, float value, float reward, int done,
+                            xf_error *err);
+/* GAE advantages and returns for all steps; when hp->normalize_adv the
+ * advantages are then standardised over the buffer. */
+void xf_ppo_buffer_finish(xf_ppo_buffer *b, float last_value, const xf_ppo_hparams *hp);
+
+/* ---------------------------------------------------------------- update */
+
+/* Optional end-to-end hook: the states are recomputed from the rows'
+ * observations (e.g. graphs through the GNN) at every minibatch, with the
+ * current parameters, and the states' gradients flow back. forward writes
+ * s[B, S] for buffer rows rows[0..B); backward gets ds[B, S] for the same
+ * rows and accumulates into the store's gradients. Without a hook the
+ * buffer's stored states are used as constants. */
+typedef struct xf_ppo_state_hook {
+    xf_status (*forward)(void *user, const int *rows, int B, float *s, xf_error *err);
+    xf_status (*backward)(void *user, const int *rows, int B, const float *ds, xf_error *err);
+    void *user;
+} xf_ppo_state_hook;
+
+typedef struct xf_ppo_update_stats {
+    xf_ppo_loss last;    /* mean over the update's minibatches */
+    float grad_norm;     /* mean norm before clipping */
+    int minibatches;
+} xf_ppo_update_stats;
+
+/* hp->epochs passes over the finished buffer in minibatches of
+ * hp->minibatch rows shuffled from rng: zero the store's gradients, loss
+ * forward/backward (through the hook when given), clip to
+ * hp->max_grad_norm, one Adam step over the whole store p — so p must hold
+ * only what this update trains (the PPO net, plus the encoder when a hook
+ * trains it end to end). stats may be NULL. */
+xf_status xf_ppo_update(const xf_ppo_net *net, xf_nn_params *p, xf_nn_adam *opt,
+                        xf_ppo_work *w, const xf_ppo_buffer *b, const xf_ppo_hparams *hp,
+                        const xf_ppo_state_hook *hook, xf_rng *rng, xf_ppo_update_stats *stats,
+                        xf_error *err);
+
+/* ----------------------------------------------------- compact actions */
+
+/* The actions a learning agent uses: the rules the environment offered
+ * (mask 1) in at least one state the agent observed on it during a random
+ * warm-up, at most a cap of them (the most often offered), and the no-op.
+ * Agent action j < M is environment action env[j]; M is the no-op. A rule
+ * the environment offers later that is not in the set is not available to
+ * the agent. The set is identified by rule database ids, so a checkpoint
+ * maps back through any rule set loaded from the same database. */
+typedef struct xf_actions {
+    int M;          /* rule actions; M is the no-op */
+    int64_t *ids;   /* [M] xf_ruleset_rule_id of each, in the agent's order */
+    int n_env;      /* actions N of the bound rule set (its no-op) */
+    int *env;       /* [M] environment action of each agent action */
+    int *agent;     /* [n_env + 1] agent action of each environment action, -1: none;
+                       agent[n_env] = M (the no-ops) */
+} xf_actions;
+
+#define XF_ACTIONS_WARMUP 300 /* default warm-up steps */
+#define XF_ACTIONS_CAP 512    /* default cap of the set */
+
+/* The warm-up's length: warmup_steps, but at most a tenth of a step
+ * budget (max_env_steps > 0; at least 1 step when warmup_steps > 0), so
+ * a small budget leaves steps to learn with. */
+int xf_actions_warmup(int warmup_steps, int64_t max_env_steps);
+
+void xf_actions_init(xf_actions *s);
+void xf_actions_free(xf_actions *s); /* back to empty (M 0) */
+/* count[i] += 1 for every rule i that e offers now (xf_env_num_xfers
+ * counts). */
+void xf_actions_count(const xf_env *e, int64_t *count);
+/* A uniformly random offered (rule, location) of e, over all locations of
+ * all rules (never the no-op); 0 when nothing is offered. */
+int xf_actions_random(const xf_env *e, xf_rng *rng, int *rule, int *loc);
+/* s (what it held dropped) = the rules of rs with count > 0: the `cap`
+ * most counted (ties: the lower index; a rule whose id repeats a chosen
+ * one's is left out), in rule-set order, bound to rs. XF_ERR_INVALID for
+ * cap < 1. */
+xf_status xf_actions_choose(xf_actions *s, const xf_ruleset *rs, const int64_t *count, int cap,
+                            xf_error *err);
+/* Maps s's ids through rs (env, agent, n_env): each id names the first
+ * action of rs with that id. XF_ERR_MISMATCH naming the first id rs lacks;
+ * s's previous mapping is kept on failure. */
+xf_status xf_actions_bind(xf_actions *s, const xf_ruleset *rs, xf_error *err);
+/* The agent's mask [M + 1] and locations per action n_loc [M + 1] in e's
+ * current state (the no-op: 1 and 0). s must be bound to e's rule set. */
+void xf_actions_mask(const xf_actions *s, const xf_env *e, uint8_t *mask, int *n_loc);
+/* Checkpoint section: u32 M | M × i64 ids (little-endian). write returns
+ * 0 on an I/O error; read fills s's ids (s unbound, previous contents
+ * dropped), XF_ERR_PARSE naming path when truncated. */
+int xf_actions_write(FILE *f, const xf_actions *s);
+xf_status xf_actions_read(FILE *f, const char *path, xf_actions *s, xf_error *err);
+
+/* ----------------------------------------------------- model-free agent */
+
+typedef struct xf_ppo_progress {
+    const char *phase;   /* "train" (sampled rollouts) or "eval" (greedy episodes) */
+    int64_t episodes;    /* finished */
+    int64_t steps;       /* environment steps so far */
+    double mean_reward;  /* mean return of the episodes since the last update */
+    double best_ms, initial_ms;
+    double seconds;
+} xf_ppo_progress;
+
+typedef struct xf_ppo_agent_options {
+    xf_ppo_hparams hp;
+    xf_gnn_config gnn;       /* encoder sizes (hidden 32, latent 32 as RLFlow, 2 rounds) */
+    xf_cost_model *cm;       /* per-node costs as node features (NULL: none); the
+                                environment's cost model, must outlive the agent */
+    int max_locations;       /* L, the location head's width: the environment's
+                                max_locations (200) */
+    int warmup_steps;        /* random steps that find the action set before the
+                                networks are built (XF_ACTIONS_WARMUP; at most a
+                                tenth of max_env_steps, xf_actions_warmup) */
+    int max_actions;         /* cap of the action set (XF_ACTIONS_CAP) */
+    int episodes_per_update; /* K (4) */
+    int max_rows;            /* rollout rows before an update regardless of K (512) */
+    int64_t max_env_steps;   /* step budget over all episodes (20000); <= 0: none */
+    double max_seconds;      /* wall-clock budget (60); <= 0: none */
+    uint64_t seed;           /* (1) */
+    void (*progress)(void *user, const xf_ppo_progress *p);
+    void *progress_user;     /* progress called about once a second when set */
+} xf_ppo_agent_options;
+
+xf_ppo_agent_options xf_ppo_agent_options_default(void);
+
+typedef struct xf_ppo_agent xf_ppo_agent;
+
+/* An untrained agent: the GNN encoder; the policy is built when the
+ * action set is known (training's warm-up or a checkpoint). opt NULL:
+ * defaults. */
+xf_status xf_ppo_agent_create(const xf_ppo_agent_options *opt, xf_ppo_agent **out,
+                              xf_error *err);
+void xf_ppo_agent_free(xf_ppo_agent *a); /* NULL is a no-op */
+
+/* Trains on e within the budgets (episodes from e's reset state; every
+ * real graph seen counts for the best). An agent without actions first
+ * runs xf_actions_warmup uniformly random steps (random episodes, counted in
+ * the budget) and takes the rules offered in any state it saw as its
+ * action set (xf_actions_choose, cap max_actions), then builds the policy;
+ * a trained or loaded agent keeps its set, mapped through e's rule set
+ * (XF_ERR_MISMATCH naming a rule id e's rule set lacks). res (initialised)
+ * gets the best graph, its cost, the path of applied rules (environment
+ * actions), environment steps used (expanded), distinct graphs (seen) and
+ * seconds. On return e holds the best graph. */
+xf_status xf_ppo_agent_train(xf_ppo_agent *a, xf_env *e, xf_search_result *res, xf_error *err);
+/* One episode from e's reset state with the current policy (greedy or
+ * sampled from the agent's rng); res as above (best graph of the episode).
+ * XF_ERR_INVALID for an agent without actions (neither trained nor
+ * loaded). */
+xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_result *res,
+                           xf_error *err);
+
+/* Checkpoint: the sizes max_locations, gnn hidden, latent, rounds,
+ * mlp_layers, ppo hidden, trunk_layers and embed, the action set as rule
+ * ids, the Adam step, then the store with Adam moments (xf_ppo_ckpt_save).
+ * Loading needs an agent created with the same sizes (XF_ERR_MISMATCH
+ * naming the size otherwise) and maps the ids through e's rule set
+ * (XF_ERR_MISMATCH naming a missing id); it replaces the agent's action set
+ * and policy, and leaves the agent as it was when it fails. The greedy
+ * actions are then those of the saved agent. Saving an agent without
+ * actions is XF_ERR_INVALID. */
+xf_status xf_ppo_agent_save(const xf_ppo_agent *a, const char *path, xf_error *err);
+xf_status xf_ppo_agent_load(xf_ppo_agent *a, const char *path, const xf_env *e, xf_error *err);
+/* The agent's parameter store ("gnn/..." and, once built, "ppo/..."). */
+xf_nn_params *xf_ppo_agent_params(xf_ppo_agent *a);
+/* The agent's action set (M 0 before it is trained or loaded). */
+const xf_actions *xf_ppo_agent_actions(const xf_ppo_agent *a);
+
+/* create + train + free in one call, for `rlflow-agent --agent ppo`. */
+xf_status xf_ppo_optimise(xf_env *e, const xf_ppo_agent_options *opt, xf_search_result *res,
+                          xf_error *err);
+
+/* ----------------------------------------------- shared by the PPO agents */
+
+/* The defaults the two agents' options share, set on o (an
+ * xf_ppo_agent_options or an xf_wm_agent_options, zeroed first: fields of
+ * the same names). */
+#define XF_AGENT_OPTIONS_DEFAULT(o)                                  \
+    do {                                                             \
+        memset(&(o), 0, sizeof(o));                                  \
+        (o).hp = xf_ppo_hparams_default();                           \
+        (o).gnn = xf_gnn_config_default();                           \
+        (o).gnn.hidden = 32;                                         \
+        (o).gnn.latent = 32;                                         \
+        (o).gnn.rounds = 2;                                          \
+        (o).max_locations = xf_env_options_default().max_locations;  \
+        (o).warmup_steps = XF_ACTIONS_WARMUP;                        \
+        (o).max_actions = XF_ACTIONS_CAP;                            \
+        (o).max_env_steps = 20000;                                   \
+        (o).max_seconds = 60;                                        \
+        (o).seed = 1;                                                \
+    } while (0)
+
+/* Per-node costs for the GNN's node features (agent_common.c): the memo in
+ * front of the agent's cost model cm (NULL: no costs) and buffers grown
+ * to the largest graph seen. When cm is the environment's own cost model,
+ * the environment's per-node costs (xf_env_node_costs, the same figures
+ * from the same model) are used and the memo is not asked. All zero is
+ * empty. */
+typedef struct xf_node_costs {
+    xf_cost_model *cm;
+    xf_costmemo *memo;
+    xf_op_cost *per_node;
+    double *node_ms;
+    int cap;
+} xf_node_costs;
+
+void xf_node_costs_free(xf_node_costs *nc); /* back to empty */
+/* Appends e's current graph to b, with each node's cost when nc has a
+ * memo. */
+xf_status xf_agent_features(xf_node_costs *nc, const xf_env *e, xf_gnn_batch *b, xf_error *err);
+
+/* A learning agent's run on the real environment (agent_common.c): the
+ * result being filled, the graphs seen, the environment actions applied in
+ * the current episode (the path a new best graph records) and the clock. */
+typedef struct xf_agent_run {
+    xf_env *e;
+    xf_search_result *res;
+    xf_hashset seen;
+    int *path, path_n, path_cap;
+    double t0, last_progress;
+} xf_agent_run;
+
+/* Starts a run on e: res (its contents freed) gets e's reset state as the
+ * initial and the best graph, which counts as seen; act (a built agent's;
+ * NULL: none) is first bound to e's rule set. */
+xf_status xf_agent_run_begin(xf_agent_run *r, xf_env *e, xf_search_result *res, xf_actions *act,
+                             xf_error *err);
+/* 1 when `steps` reached max_env_steps or max_seconds have passed since
+ * the start (<= 0: no such budget). */
+int xf_agent_run_over(const xf_agent_run *r, int64_t steps, int64_t max_env_steps,
+                      double max_seconds);
+/* Counts a real step that took environment action `rule` with result sr:
+ * a valid rewrite (not the no-op) extends the path, counts as seen, and
+ * becomes the best graph when cheaper. */
+xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result *sr,
+                            xf_error *err);
+/* Ends a run: after success (st XF_OK) e gets the best graph and res its
+ * cost; res gets the distinct graphs seen and the seconds; the run's
+ * memory is freed. Returns st, or the failure of setting e's graph. */
+xf_status xf_agent_run_end(xf_agent_run *r, xf_status st, xf_error *err);
+
+/* Little-endian fields of the agents' checkpoints (ppo_ckpt.c): 1 when the
+ * field was written or read whole, 0 on an I/O error or end of file. */
+int xf_ckpt_put_u32(FILE *f, uint32_t v);
+int xf_ckpt_get_u32(FILE *f, uint32_t *v);
+int xf_ckpt_put_i64(FILE *f, int64_t v);
+int xf_ckpt_get_i64(FILE *f, int64_t *v);
+
+/* Checkpoint file: "XFPPOAGT" | u32 XF_PPO_CKPT_VERSION | u32 n |
+ * n × u32 sizes | action ids (xf_actions_write) | u64 Adam step |
+ * xf_nn_params stream with moments. xf_ppo_ckpt_open checks every size
+ * against sizes[] (names[i] names size i in the XF_ERR_MISMATCH message),
+ * reads the ids into act (unbound) and the Adam step, and leaves *f (to be
+ * closed by the caller) at the store. */
+#define XF_PPO_CKPT_VERSION 2u
+xf_status xf_ppo_ckpt_save(const char *path, const int *sizes, int n, const xf_actions *act,
+                           int64_t adam_step, const xf_nn_params *p, xf_error *err);
+xf_status xf_ppo_ckpt_open(const char *path, const char *const *names, const int *sizes, int n,
+                           xf_actions *act, int64_t *adam_step, FILE **f, xf_error *err);
+
+/* dst (previous contents dropped) gets graphs[0..n) of src, in that order,
+ * as a batch of its own (for encoding a minibatch of stored observations). */
+xf_status xf_ppo_obs_gather(xf_gnn_batch *dst, const xf_gnn_batch *src, const int *graphs, int n,
+                            xf_error *err);
+
+#endif /* XF_AGENT_PPO_H */

@@ -1,0 +1,438 @@
+/*
+ * env.c — the optimisation environment: a working graph, the locations of
+ * every rule in it (the masks), its cost, and steps that apply one
+ * (rule, location) at a time.
+ *
+ * State after every step: the graph, its xf_graph_index, the match list
+ * (xf_match_all, capped at max_locations per rule), per-node costs through
+ * the cost memo (xf_costmemo in search.h: a step re-costs only configurations it has not
+ * seen, from memory), the total cost and the structural hash. A new state is
+ * built beside the current one and swapped in only when complete, so a
+ * failed step leaves the environment as it was. A step's state takes the
+ * matching keys and costs of the nodes the rewrite left alone over from the
+ * current state (xf_match_apply_from); matching itself runs in full.
+ *
+ * Reward of a valid step, in percent of the prepared model's cost:
+ *   reward = α·(prev_ms − new_ms)/initial_ms·100 + β·(prev_bytes − new_bytes)/initial_bytes·100
+ * with α = reward_runtime and β = reward_memory. The no-op ends the episode
+ * with reward 0; an invalid action (out of range, masked off, or a rewrite
+ * that fails) gets invalid_penalty and leaves the graph unchanged. Every
+ * call to step counts towards max_steps, valid or not.
+ */
+#include "agent/search/search.h"
+#include "agent/search/env_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct xf_env {
+    const xf_ruleset *rs;
+    xf_cost_model *cm;
+    xf_env_options opt;
+    int n_xfers;
+    xf_costmemo *memo;
+    xf_graph prepared;
+    xf_prepare_stats prep; /* what preparing the model changed */
+    xf_op_cost initial;
+    int steps;
+
+    /* Two state slots: `cur` is the current one, the other is where the next
+     * state is built (its buffers are reused from step to step). The index
+     * points at its slot's graph, so graphs never move between slots. */
+    int cur;
+    struct env_state {
+        xf_graph g;
+        xf_graph_index *ix;
+        xf_match_list ml;
+        xf_op_cost *node_cost;
+        int node_cap;
+        xf_op_cost cost;
+        uint64_t hash;
+    } slot[2];
+    int *from;        /* xf_match_apply_from's node origins for the next state */
+    int from_cap;
+    uint8_t *mask; /* n_xfers + 1 */
+    xf_env_profile prof;
+};
+
+typedef struct env_state env_state;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static env_state *cur_state(xf_env *e)
+{
+    return &e->slot[e->cur];
+}
+
+static const env_state *cur_state_c(const xf_env *e)
+{
+    return &e->slot[e->cur];
+}
+
+/* Builds the state for graph *ng in the spare slot (taking *ng over, which
+ * is left empty) and makes it current. from (NULL: none) says which node of
+ * the current graph each node of *ng copies (xf_match_apply_from): their
+ * keys and costs are taken over. hash (NULL: compute it) is *ng's
+ * xf_agent_graph_hash when the caller has it. On failure the current state
+ * is untouched and the spare slot's graph is freed. */
+static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, const uint64_t *hash,
+                            xf_error *err)
+{
+    const env_state *p = &e->slot[e->cur];
+    env_state *s = &e->slot[1 - e->cur];
+    double t_free = now_s();
+    xf_graph_free(&s->g);
+    xf_graph_index_free(s->ix);
+    s->ix = NULL;
+    s->g = *ng;
+    xf_graph_init(ng);
+
+    double t0 = now_s();
+    e->prof.release += t0 - t_free;
+    xf_status st = xf_graph_index_build_from(&s->g, p->ix, from, &s->ix, err);
+    if (!st && s->node_cap < s->g.n_nodes) {
+        int cap = s->g.n_nodes + s->g.n_nodes / 2 + 16;
+        xf_op_cost *nc = realloc(s->node_cost, (size_t)cap * sizeof *nc);
+        if (!nc) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing a graph");
+        else {
+            s->node_cost = nc;
+            s->node_cap = cap;
+        }
+    }
+    double t1 = now_s();
+    if (!st)
+        st = xf_costmemo_graph_from(e->memo, &s->g, s->ix, &p->g, p->ix, p->node_cost, from,
+                                    s->node_cost, &s->cost, err);
+    double t2 = now_s();
+    if (!st) st = xf_match_all(e->rs, &s->g, s->ix, e->opt.max_locations, &s->ml, err);
+    if (!st && s->ml.n_rules != e->n_xfers)
+        st = XF_FAIL(err, XF_ERR_INTERNAL, "match list has %d rules, the rule set %d",
+                     s->ml.n_rules, e->n_xfers);
+    double t3 = now_s();
+    if (st) {
+        xf_graph_index_free(s->ix);
+        s->ix = NULL;
+        xf_graph_free(&s->g);
+        return st;
+    }
+    s->hash = hash ? *hash : xf_agent_graph_hash(&s->g);
+    double t4 = now_s();
+    e->prof.index += t1 - t0;
+    e->prof.cost += t2 - t1;
+    e->prof.match += t3 - t2;
+    e->prof.hash += t4 - t3;
+    e->prof.loads++;
+    e->cur = 1 - e->cur;
+    for (int r = 0; r < e->n_xfers; r++)
+        e->mask[r] = (uint8_t)(s->ml.start[r + 1] > s->ml.start[r]);
+    e->mask[e->n_xfers] = 1;
+    return XF_OK;
+}
+
+/* xf_env_create when model is set (it is prepared here), else
+ * xf_env_create_prepared (*prepared taken over, stats copied). */
+static xf_status env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph *model,
+                            xf_graph *prepared, const xf_prepare_stats *stats,
+                            const xf_env_options *opt, xf_env **out, xf_error *err)
+{
+    *out = NULL;
+    if (!rs || !cm || (!model && !prepared)) {
+        if (prepared) xf_graph_free(prepared);
+        return XF_FAIL(err, XF_ERR_INVALID, "environment: rule set, cost model and model are "
+                                            "all required");
+    }
+    xf_env_options o = opt ? *opt : xf_env_options_default();
+    if (o.max_locations < 1 || o.max_steps < 1) {
+        if (prepared) xf_graph_free(prepared);
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "environment: max_locations (%d) and max_steps (%d) must be >= 1",
+                       o.max_locations, o.max_steps);
+    }
+    xf_env *e = calloc(1, sizeof *e);
+    if (!e) {
+        if (prepared) xf_graph_free(prepared);
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the environment");
+    }
+    e->rs = rs;
+    e->cm = cm;
+    e->opt = o;
+    e->n_xfers = xf_ruleset_count(rs);
+    xf_graph_init(&e->prepared);
+    if (!model) {
+        e->prepared = *prepared;
+        xf_graph_init(prepared);
+        if (stats) e->prep = *stats;
+    }
+    for (int i = 0; i < 2; i++) {
+        xf_graph_init(&e->slot[i].g);
+        xf_match_list_init(&e->slot[i].ml);
+    }
+    xf_status st = XF_OK;
+    e->mask = calloc((size_t)e->n_xfers + 1, 1);
+    if (!e->mask) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the environment");
+    if (!st) st = xf_costmemo_create(cm, &e->memo, err);
+    if (!st && model) st = xf_agent_prepare(model, &o.prepare, &e->prepared, &e->prep, err);
+    if (!st) st = xf_env_reset(e, err);
+    if (st) {
+        xf_error_prefix(err, "creating the environment: ");
+        xf_env_free(e);
+        return st;
+    }
+    e->initial = cur_state(e)->cost;
+    *out = e;
+    return XF_OK;
+}
+
+xf_status xf_env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph *model,
+                        const xf_env_options *opt, xf_env **out, xf_error *err)
+{
+    return env_create(rs, cm, model, NULL, NULL, opt, out, err);
+}
+
+xf_status xf_env_create_prepared(const xf_ruleset *rs, xf_cost_model *cm, xf_graph *prepared,
+                                 const xf_prepare_stats *stats, const xf_env_options *opt,
+                                 xf_env **out, xf_error *err)
+{
+    return env_create(rs, cm, NULL, prepared, stats, opt, out, err);
+}
+
+void xf_env_free(xf_env *e)
+{
+    if (!e) return;
+    for (int i = 0; i < 2; i++) {
+        xf_graph_index_free(e->slot[i].ix);
+        xf_graph_free(&e->slot[i].g);
+        xf_match_list_free(&e->slot[i].ml);
+        free(e->slot[i].node_cost);
+    }
+    xf_graph_free(&e->prepared);
+    xf_costmemo_free(e->memo);
+    free(e->from);
+    free(e->mask);
+    free(e);
+}
+
+xf_status xf_env_reset(xf_env *e, xf_error *err)
+{
+    xf_graph g;
+    xf_status st = xf_graph_clone_shared(&e->prepared, &g, err);
+    if (!st) st = load_state(e, &g, NULL, NULL, err);
+    if (!st) e->steps = 0;
+    return st;
+}
+
+xf_status xf_env_adopt_graph(xf_env *e, xf_graph *g, const uint64_t *hash, xf_error *err)
+{
+    return load_state(e, g, NULL, hash, err);
+}
+
+xf_status xf_env_set_graph(xf_env *e, const xf_graph *g, xf_error *err)
+{
+    xf_graph copy;
+    xf_status st = xf_graph_clone_shared(g, &copy, err);
+    if (!st) st = load_state(e, &copy, NULL, NULL, err);
+    return st;
+}
+
+/* Failures of a rewrite that mean "this action does not work here" rather
+ * than "the machine is in trouble". */
+static int action_failure(xf_status st)
+{
+    return st != XF_ERR_NOMEM && st != XF_ERR_IO && st != XF_ERR_INTERNAL;
+}
+
+static void describe_current(const xf_env *e, xf_env_step_result *r)
+{
+    const env_state *s = cur_state_c(e);
+    r->cost_ms = s->cost.ms;
+    r->bytes = s->cost.bytes;
+    r->hash = s->hash;
+    r->done = e->steps >= e->opt.max_steps || s->ml.n == 0; /* no rule has a location */
+}
+
+static xf_status invalid_step(xf_env *e, int xfer, int location, const char *why,
+                              xf_env_step_result *r)
+{
+    xf_log(XF_LOG_DEBUG, "environment: action (%d, %d) invalid: %s", xfer, location, why);
+    r->valid = 0;
+    r->reward = e->opt.invalid_penalty;
+    describe_current(e, r);
+    return XF_OK;
+}
+
+xf_status xf_env_step(xf_env *e, int xfer, int location, xf_env_step_result *r, xf_error *err)
+{
+    memset(r, 0, sizeof *r);
+    e->steps++;
+    if (xfer == e->n_xfers) {
+        r->valid = 1;
+        describe_current(e, r);
+        r->done = 1;
+        return XF_OK;
+    }
+    const xf_match *m = xf_env_location(e, xfer, location);
+    if (!m) return invalid_step(e, xfer, location, "not in the masks", r);
+
+    const env_state *s = cur_state(e);
+    double prev_ms = s->cost.ms, prev_bytes = s->cost.bytes;
+    xf_graph ng;
+    xf_error aerr;
+    xf_error_clear(&aerr);
+    xf_status st = XF_OK;
+    if (e->from_cap < s->g.n_nodes + XF_MATCH_MAX_NODES) {
+        int cap = s->g.n_nodes + s->g.n_nodes / 2 + XF_MATCH_MAX_NODES;
+        int *f = realloc(e->from, sizeof *f * (size_t)cap);
+        if (!f) st = XF_FAIL(&aerr, XF_ERR_NOMEM, "out of memory applying a rule");
+        else {
+            e->from = f;
+            e->from_cap = cap;
+        }
+    }
+    double t0 = now_s();
+    if (!st) st = xf_match_apply_from(e->rs, &s->g, s->ix, m, &ng, e->from, &aerr);
+    e->prof.apply += now_s() - t0;
+    if (!st) st = load_state(e, &ng, e->from, NULL, &aerr);
+    if (st && action_failure(st)) {
+        xf_log(XF_LOG_WARN, "environment: rule %d at location %d could not be applied: %s",
+               xfer, location, aerr.msg);
+        return invalid_step(e, xfer, location, aerr.msg, r);
+    }
+    if (st) {
+        e->steps--;
+        if (err) *err = aerr;
+        return st;
+    }
+    const env_state *n = cur_state(e);
+    r->valid = 1;
+    r->reward = 0;
+    if (e->initial.ms > 0)
+        r->reward += e->opt.reward_runtime * (prev_ms - n->cost.ms) / e->initial.ms * 100.0;
+    if (e->initial.bytes > 0)
+        r->reward +=
+            e->opt.reward_memory * (prev_bytes - n->cost.bytes) / e->initial.bytes * 100.0;
+    describe_current(e, r);
+    return XF_OK;
+}
+
+xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double *bytes,
+                      xf_error *err)
+{
+    const env_state *s = cur_state(e);
+    *cost_ms = s->cost.ms;
+    *bytes = s->cost.bytes;
+    if (xfer == e->n_xfers) return XF_OK;
+    const xf_match *m = xf_env_location(e, xfer, location);
+    if (!m)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "action (%d, %d) is not offered: rule out of range [0, %d] or masked "
+                       "off, or location out of range",
+                       xfer, location, e->n_xfers);
+    xf_match_target t;
+    xf_status st = xf_match_instantiate(e->rs, &s->g, s->ix, m, &t, err);
+    if (st) return st;
+    double d_ms = 0, d_bytes = 0;
+    for (int i = 0; i < t.n_nodes; i++) {
+        if (t.weight_only[i]) continue;
+        xf_op_cost c;
+        st = xf_costmemo_op(e->memo, t.op[i], &t.params[i], t.n_in[i], t.in_dtype[i],
+                            t.in_shape[i], &c, err);
+        if (st) {
+            xf_error_prefix(err, "costing target node %d of rule %d: ", i, xfer);
+            return st;
+        }
+        d_ms += c.ms;
+        d_bytes += c.bytes;
+    }
+    for (int j = 0; j < m->n_nodes; j++) {
+        d_ms -= s->node_cost[m->nodes[j]].ms;
+        d_bytes -= s->node_cost[m->nodes[j]].bytes;
+    }
+    *cost_ms = s->cost.ms + d_ms;
+    *bytes = s->cost.bytes + d_bytes;
+    return XF_OK;
+}
+
+int xf_env_num_xfers(const xf_env *e)
+{
+    return e->n_xfers;
+}
+
+const uint8_t *xf_env_xfer_mask(const xf_env *e)
+{
+    return e->mask;
+}
+
+int xf_env_num_locations(const xf_env *e, int xfer)
+{
+    if (xfer < 0 || xfer >= e->n_xfers) return 0;
+    const xf_match_list *ml = &cur_state_c(e)->ml;
+    return ml->start[xfer + 1] - ml->start[xfer];
+}
+
+const xf_match *xf_env_location(const xf_env *e, int xfer, int location)
+{
+    if (location < 0 || location >= xf_env_num_locations(e, xfer)) return NULL;
+    const xf_match_list *ml = &cur_state_c(e)->ml;
+    return &ml->m[ml->start[xfer] + location];
+}
+
+const xf_graph *xf_env_graph(const xf_env *e)
+{
+    return &cur_state_c(e)->g;
+}
+
+const xf_prepare_stats *xf_env_prepare_stats(const xf_env *e)
+{
+    return &e->prep;
+}
+
+const xf_graph_index *xf_env_index(const xf_env *e)
+{
+    return cur_state_c(e)->ix;
+}
+
+const xf_op_cost *xf_env_node_costs(const xf_env *e)
+{
+    return cur_state_c(e)->node_cost;
+}
+
+xf_cost_model *xf_env_cost_model(const xf_env *e)
+{
+    return e->cm;
+}
+
+double xf_env_cost(const xf_env *e)
+{
+    return cur_state_c(e)->cost.ms;
+}
+
+double xf_env_initial_cost(const xf_env *e)
+{
+    return e->initial.ms;
+}
+
+int xf_env_steps(const xf_env *e)
+{
+    return e->steps;
+}
+
+const xf_ruleset *xf_env_ruleset(const xf_env *e)
+{
+    return e->rs;
+}
+
+uint64_t xf_env_hash(const xf_env *e)
+{
+    return cur_state_c(e)->hash;
+}
+
+void xf_env_profile_get(const xf_env *e, xf_env_profile *p)
+{
+    *p = e->prof;
+}

@@ -1,0 +1,227 @@
+/*
+ * search.c — the entry point of the search baselines and what they share:
+ * the result struct, the trail of applied rules with parent links (so the
+ * path to the best graph is known however the search got there), a set of
+ * seen graph hashes, the wall clock and the progress callback.
+ *
+ * Every search starts from the environment's reset state and leaves the
+ * environment holding the best graph it found, so best_ms is that graph's
+ * cost as the environment computes it.
+ */
+#include "agent/search/search_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void xf_search_result_init(xf_search_result *r)
+{
+    memset(r, 0, sizeof *r);
+    xf_graph_init(&r->best);
+}
+
+void xf_search_result_free(xf_search_result *r)
+{
+    if (!r) return;
+    xf_graph_free(&r->best);
+    free(r->applied);
+    xf_search_result_init(r);
+}
+
+/* ------------------------------------------------------------------ trail */
+
+void xf_search_trail_init(xf_search_trail *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+void xf_search_trail_free(xf_search_trail *t)
+{
+    free(t->parent);
+    free(t->rule);
+    xf_search_trail_init(t);
+}
+
+xf_status xf_search_trail_add(xf_search_trail *t, int parent, int rule, int *idx, xf_error *err)
+{
+    if (t->n == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 256;
+        int *np = realloc(t->parent, (size_t)cap * sizeof *np);
+        if (np) t->parent = np;
+        int *nr = np ? realloc(t->rule, (size_t)cap * sizeof *nr) : NULL;
+        if (nr) t->rule = nr;
+        if (!np || !nr) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording the search");
+        t->cap = cap;
+    }
+    t->parent[t->n] = parent;
+    t->rule[t->n] = rule;
+    *idx = t->n++;
+    return XF_OK;
+}
+
+/* The rules from the start to trail entry `entry`, in order. */
+static xf_status trail_path(const xf_search_trail *t, int entry, xf_search_result *res,
+                            xf_error *err)
+{
+    int n = 0;
+    for (int i = entry; i > 0; i = t->parent[i]) n++;
+    free(res->applied);
+    res->applied = NULL;
+    res->n_applied = 0;
+    if (n == 0) return XF_OK;
+    res->applied = malloc((size_t)n * sizeof *res->applied);
+    if (!res->applied) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording the search");
+    res->n_applied = n;
+    for (int i = entry; i > 0; i = t->parent[i]) res->applied[--n] = t->rule[i];
+    return XF_OK;
+}
+
+/* ---------------------------------------------------------------- hashset */
+
+void xf_hashset_init(xf_hashset *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void xf_hashset_free(xf_hashset *s)
+{
+    free(s->slot);
+    xf_hashset_init(s);
+}
+
+static size_t slot_of(const uint64_t *slot, size_t cap, uint64_t h)
+{
+    size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
+    while (slot[i] && slot[i] != h) i = (i + 1) & (cap - 1);
+    return i;
+}
+
+xf_status xf_hashset_add(xf_hashset *s, uint64_t h, int *added, xf_error *err)
+{
+    *added = 0;
+    if (h == 0) {
+        *added = !s->has_zero;
+        s->has_zero = 1;
+        return XF_OK;
+    }
+    if (2 * (s->n + 1) > s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        uint64_t *slot = calloc(cap, sizeof *slot);
+        if (!slot) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording seen graphs");
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->slot[i]) slot[slot_of(slot, cap, s->slot[i])] = s->slot[i];
+        free(s->slot);
+        s->slot = slot;
+        s->cap = cap;
+    }
+    size_t i = slot_of(s->slot, s->cap, h);
+    if (s->slot[i]) return XF_OK;
+    s->slot[i] = h;
+    s->n++;
+    *added = 1;
+    return XF_OK;
+}
+
+/* ------------------------------------------------------------ clock, best */
+
+double xf_search_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int xf_search_out_of_time(const xf_search_ctx *c)
+{
+    return c->opt.max_seconds > 0 && xf_search_now() - c->t0 >= c->opt.max_seconds;
+}
+
+void xf_search_tick(xf_search_ctx *c)
+{
+    if (!c->opt.progress) return;
+    double now = xf_search_now();
+    if (now - c->last_progress < 1.0) return;
+    c->last_progress = now;
+    c->opt.progress(c->opt.progress_user, (int)c->res->expanded, c->res->best_ms,
+                    c->res->initial_ms);
+}
+
+xf_status xf_search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
+                              xf_error *err)
+{
+    xf_graph copy;
+    xf_status st = xf_graph_clone_shared(g, &copy, err);
+    if (st) return st;
+    xf_graph_free(&c->res->best);
+    c->res->best = copy;
+    c->res->best_ms = ms;
+    c->best_entry = entry;
+    return XF_OK;
+}
+
+int xf_search_skippable(xf_status st)
+{
+    return st != XF_ERR_NOMEM && st != XF_ERR_IO && st != XF_ERR_INTERNAL;
+}
+
+int xf_search_locations(const xf_search_ctx *c, int r)
+{
+    int n = xf_env_num_locations(c->env, r);
+    return n < c->opt.max_locations ? n : c->opt.max_locations;
+}
+
+/* ------------------------------------------------------------------- run */
+
+xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options *opt,
+                        xf_search_result *res, xf_error *err)
+{
+    xf_search_result_free(res);
+    xf_search_options o = opt ? *opt : xf_search_options_default();
+    if (kind < 0 || kind >= XF_SEARCH_KIND_COUNT)
+        return XF_FAIL(err, XF_ERR_INVALID, "unknown search kind %d", (int)kind);
+    if (o.budget < 1 || o.max_locations < 1 || o.max_seconds < 0)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "%s search: budget (%d) and max_locations (%d) must be >= 1, "
+                       "max_seconds (%g) >= 0",
+                       xf_search_kind_name(kind), o.budget, o.max_locations, o.max_seconds);
+    if (kind == XF_SEARCH_TASO && (o.alpha <= 0 || o.size_cap <= 0))
+        return XF_FAIL(err, XF_ERR_INVALID, "taso search: alpha (%g) and size_cap (%g) must be > 0",
+                       o.alpha, o.size_cap);
+
+    xf_search_ctx c;
+    memset(&c, 0, sizeof c);
+    c.env = e;
+    c.opt = o;
+    c.res = res;
+    c.t0 = c.last_progress = xf_search_now();
+    xf_search_trail_init(&c.trail);
+    xf_hashset_init(&c.seen);
+
+    int root, added;
+    xf_status st = xf_env_reset(e, err);
+    if (!st) st = xf_search_trail_add(&c.trail, -1, -1, &root, err);
+    if (!st) st = xf_hashset_add(&c.seen, xf_env_hash(e), &added, err);
+    if (!st) {
+        res->initial_ms = xf_env_cost(e);
+        st = xf_search_keep_best(&c, xf_env_graph(e), res->initial_ms, root, err);
+    }
+    if (!st) {
+        switch (kind) {
+        case XF_SEARCH_RANDOM: st = xf_search_random(&c, err); break;
+        case XF_SEARCH_GREEDY: st = xf_search_greedy(&c, err); break;
+        default: st = xf_search_taso(&c, err); break;
+        }
+    }
+    if (!st) st = trail_path(&c.trail, c.best_entry, res, err);
+    if (!st) st = xf_env_set_graph(e, &res->best, err);
+    if (!st) res->best_ms = xf_env_cost(e);
+    res->seen = (int64_t)c.seen.n + c.seen.has_zero;
+    res->seconds = xf_search_now() - c.t0;
+    xf_search_trail_free(&c.trail);
+    xf_hashset_free(&c.seen);
+    if (st) {
+        xf_error_prefix(err, "%s search: ", xf_search_kind_name(kind));
+        xf_search_result_free(res);
+    }
+    return st;
+}

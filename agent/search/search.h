@@ -1,0 +1,271 @@
+/*
+ * search.h — the optimisation environment and the searches of the agent
+ * (agent/search/): a gym-style C API over the rewrite engine
+ * (agent/rewrite/rewrite.h) that costs every graph on a cost model, and the
+ * search baselines that run on it (random, greedy, TASO's cost-bounded
+ * backtracking search).
+ *
+ * Pieces:
+ *  - cost of a working graph: the sum of its operators' costs on a cost
+ *    model, where weight-only nodes cost nothing (they are folded at
+ *    export), and a memo of operator costs over a whole run;
+ *  - the environment: reset, step, peek, masks; the learning agents
+ *    (agent/rl/rl.h) run on it too;
+ *  - the searches, and the set of graph hashes they (and the agents) keep;
+ *  - the outcome: the model a search's best graph becomes, never slower
+ *    than the input as written, and its end-to-end latency.
+ *
+ * Ownership: every create/load has one matching free; graphs handed out by
+ * the environment are owned by it and valid until its next step/reset.
+ * Nothing here prints to stdout or exits; fallible functions return an
+ * xf_status and fill an optional xf_error.
+ */
+#ifndef XF_AGENT_SEARCH_H
+#define XF_AGENT_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/rewrite/rewrite.h"
+#include "costmodel/costmodel.h"
+#include "ir/ir.h"
+
+/* ------------------------------------------------------------- graph costs */
+
+/* Cost of a working graph: the sum over its nodes of xf_cost_node, except
+ * weight-only nodes (folded at export), which cost nothing. `total` gets
+ * ms, flops, bytes and kernels summed. */
+xf_status xf_agent_graph_cost(xf_cost_model *cm, const xf_graph *g, const xf_graph_index *ix,
+                              xf_op_cost *total, xf_error *err);
+
+/* An in-memory memo of operator costs in front of the cost model, for the
+ * environment, the searches and the agents. The cost model answers every
+ * query from its SQLite cache (after one measurement), but a query still
+ * builds a text key and runs a statement: microseconds per node, too slow
+ * to re-cost a 1,000-node graph on every step. The memo keys a
+ * configuration (op, parameters, input dtypes and shapes) by a 64-bit hash
+ * of its bytes, confirms a hit by comparing the bytes, and asks the cost
+ * model only on a miss. Opaque nodes and operators with more inputs than
+ * the memo stores go to the cost model directly. */
+typedef struct xf_costmemo xf_costmemo;
+
+xf_status xf_costmemo_create(xf_cost_model *cm, xf_costmemo **out, xf_error *err);
+void xf_costmemo_free(xf_costmemo *m); /* NULL is a no-op */
+
+/* Cost of one configuration (xf_cost_op semantics). */
+xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int n_inputs,
+                         const xf_dtype *in_dtypes, const xf_shape *in_shapes, xf_op_cost *out,
+                         xf_error *err);
+/* xf_agent_graph_cost through the memo; per_node (g->n_nodes entries, or
+ * NULL) gets each node's cost, zero for weight-only nodes. */
+xf_status xf_costmemo_graph(xf_costmemo *m, const xf_graph *g, const xf_graph_index *ix,
+                            xf_op_cost *per_node, xf_op_cost *total, xf_error *err);
+
+/* xf_costmemo_graph for a graph made by xf_match_apply_from from pg (index
+ * pix, per-node costs prev_cost): a node copied from pg's node from[i] that
+ * was not weight-only there and is not now takes its cost over (the same
+ * configuration costs the same); the others are costed. The total is
+ * summed in node order as xf_costmemo_graph does, so both give the same
+ * bits. */
+xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_graph_index *ix,
+                                 const xf_graph *pg, const xf_graph_index *pix,
+                                 const xf_op_cost *prev_cost, const int *from,
+                                 xf_op_cost *per_node, xf_op_cost *total, xf_error *err);
+
+/* ------------------------------------------------------------- environment */
+
+typedef struct xf_env xf_env;
+
+typedef struct xf_env_options {
+    int max_locations;     /* locations per rule in the masks (default 200) */
+    int max_steps;         /* episode length before done (default 200) */
+    double reward_runtime; /* α: weight of the relative cost decrease (default 1) */
+    double reward_memory;  /* β: weight of the relative memory-access decrease (default 0) */
+    double invalid_penalty; /* reward of an invalid action (default -1) */
+    xf_prepare_options prepare; /* how the model is prepared (defaults) */
+} xf_env_options;
+
+xf_env_options xf_env_options_default(void);
+
+/* Creates an environment over `model` (prepared with xf_agent_prepare
+ * inside). rs, cm and model must outlive the environment. The initial graph
+ * is costed and matched here. */
+xf_status xf_env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph *model,
+                        const xf_env_options *opt, xf_env **out, xf_error *err);
+/* xf_env_create over a model already prepared with xf_agent_prepare (with
+ * opt->prepare), e.g. the graph a rule set was restricted to: the
+ * environment takes *prepared over (it is left empty, on success and on
+ * failure) instead of preparing the model again. stats: what preparing
+ * changed, as xf_env_prepare_stats reports it (NULL: nothing). The model
+ * it was prepared from must outlive the environment (constants are shared). */
+xf_status xf_env_create_prepared(const xf_ruleset *rs, xf_cost_model *cm, xf_graph *prepared,
+                                 const xf_prepare_stats *stats, const xf_env_options *opt,
+                                 xf_env **out, xf_error *err);
+void xf_env_free(xf_env *e); /* NULL is a no-op */
+
+/* Back to the prepared model (step count 0). */
+xf_status xf_env_reset(xf_env *e, xf_error *err);
+/* Replaces the current graph by a copy of g (a graph this environment
+ * produced earlier, e.g. from a search's queue); recomputes cost and masks.
+ * The step count is left as it is. */
+xf_status xf_env_set_graph(xf_env *e, const xf_graph *g, xf_error *err);
+
+typedef struct xf_env_step_result {
+    double reward;
+    int done;         /* no-op chosen, step limit reached, or no valid action left */
+    int valid;        /* 0: the action was not in the masks (penalty, graph unchanged) */
+    double cost_ms;   /* cost of the graph after the step */
+    double bytes;     /* memory accesses of the graph after the step */
+    uint64_t hash;    /* xf_agent_graph_hash of the graph after the step */
+} xf_env_step_result;
+
+/* Applies (xfer, location); xfer == xf_env_num_xfers(e) is the no-op that
+ * ends the episode. An invalid action (out of range or masked off) returns
+ * XF_OK with valid = 0 and the penalty as reward: never a crash.
+ * The reward of a valid step is in percent of the prepared model's cost:
+ *   α·(prev_ms − new_ms)/initial_ms·100 + β·(prev_bytes − new_bytes)/initial_bytes·100
+ * (α = reward_runtime, β = reward_memory); the no-op's is 0. A rewrite that
+ * fails to apply is invalid too. Every call counts towards max_steps, valid
+ * or not; steps after done still work (reset starts a new episode). Only
+ * out-of-memory or a cost-cache I/O failure returns an error, and then the
+ * environment keeps its previous state. */
+xf_status xf_env_step(xf_env *e, int xfer, int location, xf_env_step_result *r, xf_error *err);
+
+/* Cost of the graph that (xfer, location) would produce, from the target's
+ * instantiation alone (no graph built). XF_ERR_INVALID for a masked action.
+ * = current cost + the target operators' costs (weight-only ones free) −
+ * the matched source operators' costs; the no-op gives the current cost. */
+xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double *bytes,
+                      xf_error *err);
+
+int xf_env_num_xfers(const xf_env *e); /* N; the no-op is N */
+/* N + 1 entries: 1 where the rule has at least one location (no-op: 1). */
+const uint8_t *xf_env_xfer_mask(const xf_env *e);
+/* Locations offered for xfer (<= max_locations; 0 for the no-op, which
+ * takes any location). */
+int xf_env_num_locations(const xf_env *e, int xfer);
+const xf_match *xf_env_location(const xf_env *e, int xfer, int location);
+
+const xf_graph *xf_env_graph(const xf_env *e);
+/* What preparing the model (xf_agent_prepare) changed. */
+const xf_prepare_stats *xf_env_prepare_stats(const xf_env *e);
+const xf_graph_index *xf_env_index(const xf_env *e);
+/* Cost of each node of the current graph (xf_env_graph(e)->n_nodes
+ * entries; weight-only nodes cost 0), the terms xf_env_cost sums. */
+const xf_op_cost *xf_env_node_costs(const xf_env *e);
+/* The cost model the environment was created with. */
+xf_cost_model *xf_env_cost_model(const xf_env *e);
+double xf_env_cost(const xf_env *e);         /* current cost, ms */
+double xf_env_initial_cost(const xf_env *e); /* cost of the prepared model, ms */
+int xf_env_steps(const xf_env *e);           /* steps taken this episode */
+
+/* The rule set the environment was created with. */
+const xf_ruleset *xf_env_ruleset(const xf_env *e);
+/* xf_agent_graph_hash of the current graph. */
+uint64_t xf_env_hash(const xf_env *e);
+
+/* Seconds spent in each part of building states (create, reset, set_graph
+ * and steps) since the environment was created, for benchmarks: applying
+ * the rewrite, freeing the state before the previous one, indexing,
+ * costing, matching and hashing the new graph. */
+typedef struct xf_env_profile {
+    double apply, release, index, cost, match, hash;
+    int64_t loads; /* states built */
+} xf_env_profile;
+void xf_env_profile_get(const xf_env *e, xf_env_profile *p);
+
+/* ------------------------------------------------------------------ search */
+
+typedef enum xf_search_kind {
+    XF_SEARCH_RANDOM = 0, /* uniformly random valid actions, best graph kept */
+    XF_SEARCH_GREEDY = 1, /* best immediate improvement until none */
+    XF_SEARCH_TASO = 2,   /* TASO's cost-bounded backtracking search */
+    XF_SEARCH_KIND_COUNT
+} xf_search_kind;
+
+const char *xf_search_kind_name(xf_search_kind k); /* "random", "greedy", "taso" */
+xf_status xf_search_kind_parse(const char *name, xf_search_kind *out, xf_error *err);
+
+typedef struct xf_search_options {
+    double alpha;        /* TASO: keep graphs with cost < alpha * best (default 1.05) */
+    int budget;          /* TASO: graphs expanded; random: steps over all episodes;
+                            greedy: steps (default 1000) */
+    double max_seconds;  /* wall-clock cap, 0: none (default 0) */
+    double size_cap;     /* TASO: drop graphs with more than size_cap * initial nodes (2.0) */
+    uint64_t seed;       /* random search (default 1) */
+    int max_locations;   /* locations per rule considered (default 200) */
+    void (*progress)(void *user, int expanded, double best_ms, double initial_ms);
+    void *progress_user; /* progress called about once a second when set */
+} xf_search_options;
+
+xf_search_options xf_search_options_default(void);
+
+typedef struct xf_search_result {
+    xf_graph best;       /* best working graph found (owned: xf_search_result_free) */
+    double initial_ms, best_ms;
+    int n_applied;       /* rules applied on the path to best, in order */
+    int *applied;        /* action indices into the rule set */
+    int64_t expanded;    /* graphs expanded (greedy: steps) */
+    int64_t seen;        /* distinct graphs (hashes) seen */
+    double seconds;      /* search wall time */
+} xf_search_result;
+
+void xf_search_result_init(xf_search_result *r);
+void xf_search_result_free(xf_search_result *r);
+
+/* Runs a search on the environment e, starting from its reset state. res
+ * must have been initialised (xf_search_result_init); what it held is freed.
+ * On return the environment holds the best graph (best_ms is its cost);
+ * res->best shares its constants with the model, which must outlive it. */
+xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options *opt,
+                        xf_search_result *res, xf_error *err);
+
+/* ---------------------------------------------------------------- outcome */
+
+/* The model to hand out after a search, and what it costs. */
+typedef struct xf_agent_outcome {
+    double cost_before, cost_after; /* the models as written, on the cost model (ms) */
+    int kept_original;              /* no cheaper model found: *out is the input */
+    xf_finish_stats finish;         /* what finishing did (zero when kept_original) */
+} xf_agent_outcome;
+
+/* The search's best working graph `best` finished for export
+ * (xf_agent_finish) into *out, unless the finished model does not cost less
+ * than `model` as written (both costed like xf_agent_graph_cost): then *out
+ * is a copy of `model`, because a slower model is never handed out (the
+ * working graph can look cheaper while the model as written is not, e.g. a
+ * bias add moved away from its conv cannot be fused back). On failure *out
+ * is empty and err's message starts with the step that failed. */
+xf_status xf_agent_outcome_model(xf_cost_model *cm, const xf_graph *model, const xf_graph *best,
+                                 xf_graph *out, xf_agent_outcome *oc, xf_error *err);
+
+/* End-to-end latency of models a and b on cm's backend (executor), timed
+ * in alternation: the smallest of several 10-run medians of each. *spread
+ * is the run-to-run noise seen: the larger of the two models' (largest
+ * median - smallest) / smallest, as a fraction. */
+xf_status xf_agent_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_graph *b,
+                                double *ms_a, double *ms_b, double *spread, xf_error *err);
+
+/* ---------------------------------- shared by the searches and the agents */
+
+/* Open-addressing set of 64-bit graph hashes: the graphs a search or an
+ * agent has seen. */
+typedef struct xf_hashset {
+    uint64_t *slot; /* 0: empty (hash 0 is kept in has_zero) */
+    size_t cap, n;
+    int has_zero;
+} xf_hashset;
+
+void xf_hashset_init(xf_hashset *s);
+void xf_hashset_free(xf_hashset *s);
+/* *added = 1 when h was not in the set (it is now). */
+xf_status xf_hashset_add(xf_hashset *s, uint64_t h, int *added, xf_error *err);
+
+double xf_search_now(void); /* monotonic seconds */
+
+/* Improvements smaller than this fraction of the initial cost are rounding
+ * noise (a rewrite and its reverse cost the same), not progress: the
+ * searches and the agents keep a new best graph only beyond it. */
+#define XF_SEARCH_EPS 1e-9
+
+#endif /* XF_AGENT_SEARCH_H */

@@ -1,0 +1,55 @@
+/*
+ * search_internal.h — (private to agent/search/) pieces the search baselines
+ * share: the trail of applied rules (parent links, so the path to the best
+ * graph can be read back), the wall clock with the progress callback, and
+ * the best graph kept so far.
+ */
+#ifndef XF_AGENT_SEARCH_INTERNAL_H
+#define XF_AGENT_SEARCH_INTERNAL_H
+
+#include "agent/search/env_internal.h"
+
+/* Trail entries: entry i was reached from entry parent[i] by rule[i]; entry
+ * 0 is the start (parent -1). */
+typedef struct xf_search_trail {
+    int n, cap;
+    int *parent, *rule;
+} xf_search_trail;
+
+void xf_search_trail_init(xf_search_trail *t);
+void xf_search_trail_free(xf_search_trail *t);
+/* Appends an entry; returns its index in *idx. */
+xf_status xf_search_trail_add(xf_search_trail *t, int parent, int rule, int *idx,
+                              xf_error *err);
+
+/* What every search run carries: the environment, the options, the result
+ * being filled, the clock and the best graph's trail entry. */
+typedef struct xf_search_ctx {
+    xf_env *env;
+    xf_search_options opt;
+    xf_search_result *res;
+    xf_search_trail trail;
+    xf_hashset seen;
+    int best_entry; /* trail entry of res->best */
+    double t0, last_progress;
+} xf_search_ctx;
+
+/* 1 when max_seconds has passed. */
+int xf_search_out_of_time(const xf_search_ctx *c);
+/* Calls the progress callback when a second has passed since the last call. */
+void xf_search_tick(xf_search_ctx *c);
+/* Makes a shared copy of g the best graph (cost ms, reached by trail entry). */
+xf_status xf_search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
+                              xf_error *err);
+
+/* 1 when a failed peek or rewrite only means "this action does not work
+ * here" (the search skips it), not that the machine is in trouble. */
+int xf_search_skippable(xf_status st);
+/* Locations of rule r the search considers (at most opt.max_locations). */
+int xf_search_locations(const xf_search_ctx *c, int r);
+
+xf_status xf_search_random(xf_search_ctx *c, xf_error *err);
+xf_status xf_search_greedy(xf_search_ctx *c, xf_error *err);
+xf_status xf_search_taso(xf_search_ctx *c, xf_error *err);
+
+#endif /* XF_AGENT_SEARCH_INTERNAL_H */
