@@ -281,22 +281,22 @@ static void suite_name_from_exe(void)
     snprintf(suite_name, sizeof suite_name, "%s", base);
 }
 
-/* Prints the SKIP line and writes the record byte. */
-static void skip_note(char kind, const char *part, const char *fmt, va_list ap)
+/* Writes one record byte ('s' or 'p') for the runner to count. */
+static void skip_record(char kind)
 {
-    char reason[1024];
-    vsnprintf(reason, sizeof reason, fmt, ap);
-    fprintf(stderr, "SKIP %s/%s%s: %s\n", suite_name, tcase_name(), part, reason);
     if (skip_pipe[1] >= 0 && write(skip_pipe[1], &kind, 1) != 1)
         fprintf(stderr, "SKIP not counted: %s\n", strerror(errno));
 }
 
 void xf_test_skip(const char *fmt, ...)
 {
+    char reason[1024];
     va_list ap;
     va_start(ap, fmt);
-    skip_note('s', "", fmt, ap);
+    vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "SKIP %s/%s: %s\n", suite_name, tcase_name(), reason);
+    skip_record('s');
 }
 
 void xf_test_skip_part(const char *fmt, ...)
@@ -313,9 +313,7 @@ void xf_test_skip_part(const char *fmt, ...)
     snprintf(last_case, sizeof last_case, "%s", tcase_name());
     snprintf(last_reason, sizeof last_reason, "%s", reason);
     fprintf(stderr, "SKIP %s/%s (part): %s\n", suite_name, last_case, reason);
-    char kind = 'p';
-    if (!same_case && skip_pipe[1] >= 0 && write(skip_pipe[1], &kind, 1) != 1)
-        fprintf(stderr, "SKIP not counted: %s\n", strerror(errno));
+    if (!same_case) skip_record('p');
 }
 
 int xf_test_have_python(const char *module)

@@ -103,7 +103,7 @@ int xf_test_have_program(const char *program);
  * without Python's onnx module, a skipped part (xf_test_skip_part). */
 void xf_test_onnx_checker(const char *path);
 /* Runs suite `s`, then prints "<suite>: N cases, P passed, F failed, S
- * skipped" (and how many passed without some check). Returns the process
+ * skipped" (and how many ran without some check). Returns the process
  * exit status: 1 when a case failed, 77 (CTest's SKIP_RETURN_CODE, set in
  * tests/CMakeLists.txt) when every case was skipped, 0 otherwise. */
 int xf_test_run(Suite *s);
