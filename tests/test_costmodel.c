@@ -7,12 +7,13 @@
  * stored, reopening keeps it, a changed backend identity misses; corrupt,
  * foreign and newer-schema files are refused with a clear message); the
  * cudnn backend failing cleanly where it cannot run (skipped on a machine
- * with a GPU); backend names parsed; graph cost as the sum
- * of node costs with generators free and opaque nodes estimated; and the
- * executor (outputs equal the interpreter's, graph comparison, opaque nodes
+ * with a GPU); backend names parsed; graph cost as the sum of node costs
+ * with generators free and opaque nodes estimated; and the executor
+ * (outputs equal the interpreter's, graph comparison, opaque nodes
  * refused); a graph touching every cuDNN kernel family runs on the oneDNN
  * executor and, on a machine with a GPU, on the cudnn executor (skipped
- * elsewhere), and must match the interpreter. oneDNN kernels one by one are in test_onednn.c.
+ * elsewhere), and must match the interpreter. oneDNN kernels one by one
+ * are in test_onednn.c.
  */
 #include <math.h>
 #include <sqlite3.h>

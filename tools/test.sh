@@ -18,9 +18,16 @@ skips() {
   local log="$1/Testing/Temporary/LastTest.log"
   [ -f "$log" ] || return 0
   grep -h '^SKIP ' "$log" | sort -u || true
-  awk -v dir="$1" '/^[a-z0-9_]+: [0-9]+ cases, [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped/ {
-      suites++; s += $8; if (match($0, /\([0-9]+ ran without/)) k += substr($0, RSTART + 1, RLENGTH - 13) }
-    END { printf "%s: %d cases skipped, %d cases ran without some check (%d suites)\n", dir, s, k, suites }' "$log"
+  awk -v dir="$1" '
+    /^[a-z0-9_]+: [0-9]+ cases, [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped/ {
+      suites++
+      s += $8
+      if (match($0, /\([0-9]+ ran without/)) k += substr($0, RSTART + 1, RLENGTH - 13)
+    }
+    END {
+      printf "%s: %d cases skipped, %d cases ran without some check (%d suites)\n",
+             dir, s, k, suites
+    }' "$log"
 }
 
 echo "== build (release, -Werror) =="
