@@ -9,7 +9,8 @@
  * #xferdb-error element, no console message in Chromium's log), the
  * filters given in the URL fragment must select exactly the rules the
  * rulesdb API counts, and a 1280x900 screenshot must be a real PNG.
- * Cases needing graphviz or chromium skip when those are not installed.
+ * Without chromium its case is skipped, without graphviz the pictures'
+ * checks (XF_SKIP, xf_test_skip_part).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,11 +39,6 @@ static int64_t count(xf_rulesdb *db, int any, xf_rule_status st, const char *op,
     int64_t n = 0;
     ck_assert_int_eq(xf_rulesdb_count_rules(db, &f, &n, NULL), XF_OK);
     return n;
-}
-
-static int have(const char *prog)
-{
-    return xf_test_system("command -v %s > /dev/null 2>&1", prog) == 0;
 }
 
 static void build_db(void)
@@ -103,7 +99,7 @@ START_TEST(test_report_files)
 {
     ck_assert_int_eq(report("", dir, PICTURES), 0);
     char want[4400], page[4200];
-    int dot = have("dot");
+    int dot = xf_test_have_program("dot");
     snprintf(want, sizeof want, "%s/index.html: %lld rules, %d pictures", dir, (long long)n_rules,
              dot ? PICTURES : 0);
     xf_test_expect_contains(output, want);
@@ -127,7 +123,10 @@ START_TEST(test_report_files)
     xf_test_expect_contains(output,
                             "[1,\"proved\",1,1,1,\"ewadd\",\"ewadd(x0, x1)\",\"ewadd(x1, x0)\",");
     ck_assert_int_eq(occurrences("<script>"), 2);
-    if (!dot) return;
+    if (!dot) {
+        xf_test_skip_part("graphviz's dot not found: the pictures are not checked");
+        return;
+    }
     snprintf(want, sizeof want, "Pictures: the first %d rules (by id) are drawn; the other %lld",
              PICTURES, (long long)(n_rules - PICTURES));
     xf_test_expect_contains(output, want);
@@ -194,10 +193,7 @@ static void chromium_dom(const char *fragment, int64_t want_shown)
 
 START_TEST(test_report_chromium)
 {
-    if (!have("chromium")) {
-        fprintf(stderr, "chromium not found: headless browser checks skipped\n");
-        return;
-    }
+    if (!xf_test_have_program("chromium")) XF_SKIP("chromium not found: no browser checks");
     ck_assert_int_eq(report("", dir, PICTURES), 0);
     chromium_dom("", n_rules);
     chromium_dom("status=pruned", n_pruned);

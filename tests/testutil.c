@@ -4,6 +4,8 @@
 #include "testutil.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,13 +291,136 @@ void xf_test_expect_same_function(const xf_graph *a, const xf_graph *b, uint64_t
     free(ob);
 }
 
+/* ------------------------------------------------------------------ skips */
+
+/* The suite's name (the executable's, less "test_") and the pipe the skips
+ * are counted through (see testutil.h); set by xf_test_run, inherited by
+ * the forked cases. */
+static char suite_name[256] = "?";
+static int skip_pipe[2] = {-1, -1};
+
+static void suite_name_from_exe(void)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return;
+    exe[n] = '\0';
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    if (strncmp(base, "test_", 5) == 0) base += 5;
+    snprintf(suite_name, sizeof suite_name, "%s", base);
+}
+
+/* Writes one record byte ('s' or 'p') for the runner to count. */
+static void skip_record(char kind)
+{
+    if (skip_pipe[1] >= 0 && write(skip_pipe[1], &kind, 1) != 1)
+        fprintf(stderr, "SKIP not counted: %s\n", strerror(errno));
+}
+
+void xf_test_skip(const char *fmt, ...)
+{
+    char reason[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "SKIP %s/%s: %s\n", suite_name, tcase_name(), reason);
+    skip_record('s');
+}
+
+void xf_test_skip_part(const char *fmt, ...)
+{
+    /* Once per case and reason: a helper may be called many times a case. */
+    static char last_case[256], last_reason[1024];
+    char reason[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    int same_case = strcmp(last_case, tcase_name()) == 0;
+    if (same_case && strcmp(last_reason, reason) == 0) return;
+    snprintf(last_case, sizeof last_case, "%s", tcase_name());
+    snprintf(last_reason, sizeof last_reason, "%s", reason);
+    fprintf(stderr, "SKIP %s/%s (part): %s\n", suite_name, last_case, reason);
+    if (!same_case) skip_record('p');
+}
+
+int xf_test_have_python(const char *module)
+{
+    return xf_test_system("/usr/bin/python3 -c 'import %s' > /dev/null 2>&1", module) == 0;
+}
+
+int xf_test_have_program(const char *program)
+{
+    return xf_test_system("command -v '%s' > /dev/null 2>&1", program) == 0;
+}
+
+void xf_test_onnx_checker(const char *path)
+{
+    static int have = -1;
+    if (have < 0) have = xf_test_have_python("onnx");
+    if (!have) {
+        xf_test_skip_part("python3's onnx module not found: onnx.checker not run");
+        return;
+    }
+    int rc = xf_test_system("/usr/bin/python3 -c 'import onnx, sys; "
+                            "onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)' "
+                            "'%s'",
+                            path);
+    ck_assert_msg(rc == 0, "onnx.checker rejects %s", path);
+}
+
+/* Opens the skip pipe: close-on-exec, the write end non-blocking (a full
+ * pipe, 64 KiB of skips, loses a count rather than hanging a case). */
+static int skip_pipe_open(void)
+{
+    if (pipe(skip_pipe) != 0) return -1;
+    for (int i = 0; i < 2; i++)
+        if (fcntl(skip_pipe[i], F_SETFD, FD_CLOEXEC) != 0 ||
+            fcntl(skip_pipe[i], F_SETFL, O_NONBLOCK) != 0)
+            return -1;
+    return 0;
+}
+
+/* Closes the write end and counts the records: skipped cases into *s,
+ * cases without some check into *p. */
+static void skip_pipe_count(int *s, int *p)
+{
+    *s = *p = 0;
+    close(skip_pipe[1]);
+    skip_pipe[1] = -1;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(skip_pipe[0], buf, sizeof buf)) > 0)
+        for (ssize_t i = 0; i < n; i++) {
+            *s += buf[i] == 's';
+            *p += buf[i] == 'p';
+        }
+    close(skip_pipe[0]);
+    skip_pipe[0] = -1;
+}
+
 int xf_test_run(Suite *s)
 {
+    suite_name_from_exe();
+    if (skip_pipe_open() != 0) {
+        fprintf(stderr, "%s: cannot open the skip pipe: %s\n", suite_name, strerror(errno));
+        return 1;
+    }
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
+    int n = srunner_ntests_run(sr), failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    int skipped, part;
+    skip_pipe_count(&skipped, &part);
+    printf("%s: %d cases, %d passed, %d failed, %d skipped", suite_name, n, n - failed - skipped,
+           failed, skipped);
+    if (part > 0) printf(" (%d ran without some check)", part);
+    printf("\n");
+    fflush(stdout);
+    if (failed > 0) return 1;
+    return n > 0 && skipped == n ? 77 : 0;
 }
 
 /* One element check shared by the integer expectations. */

@@ -3,7 +3,23 @@
  * the ONNX backend test data and the built tools are, a scratch directory,
  * exact checks of integer tensors, whole files read into memory,
  * graph-building shorthands that fail the running test on error, an infix
- * graph parser, a check that two graphs compute the same function, and a runner that executes a suite with CK_ENV-style defaults.
+ * graph parser, a check that two graphs compute the same function, skips
+ * that show, and a runner that executes a suite with CK_ENV-style defaults
+ * and prints its summary.
+ *
+ * Skips. A case that cannot run (a tool, a Python module, data or a GPU is
+ * missing) calls XF_SKIP: it prints "SKIP <suite>/<case>: <reason>" and
+ * ends the case, which the suite's summary then counts as skipped, not as
+ * passed. A case that runs but must leave out one of its checks calls
+ * xf_test_skip_part: the same line with "(part)", and the summary counts
+ * the case apart. Check runs each case in a forked child by default, so a
+ * counter kept by the case would die with the child: xf_test_run opens a
+ * pipe before running the suite, every skip writes one byte to it ('s' a
+ * skipped case, 'p' a case without some check), and after the run the
+ * parent reads the bytes back. A pipe rather than a file: nothing to name
+ * or remove, nothing shared by suites CTest runs side by side, and it works
+ * the same without fork (CK_FORK=no). Its ends are close-on-exec, so the
+ * programs cases run do not hold them.
  */
 #ifndef XF_TESTUTIL_H
 #define XF_TESTUTIL_H
@@ -68,7 +84,31 @@ void xf_test_parse_infix(xf_graph *g, const char *text, const char *const *names
  * have as many inputs and outputs and that every output is within tol. */
 void xf_test_expect_same_function(const xf_graph *a, const xf_graph *b, uint64_t seed,
                                   double tol);
-/* Run suite `s`, return process exit status (0 when every test passed). */
+/* Ends the running case as skipped: prints "SKIP <suite>/<case>: <reason>"
+ * (printf-style) and returns from the test function, so use it in the
+ * START_TEST body itself. */
+#define XF_SKIP(...)                                                                     \
+    do {                                                                                 \
+        xf_test_skip(__VA_ARGS__);                                                       \
+        return;                                                                          \
+    } while (0)
+void xf_test_skip(const char *fmt, ...) XF_PRINTF(1, 2);
+/* Notes that the running case goes on without some check: prints
+ * "SKIP <suite>/<case> (part): <reason>" once per case and reason (without
+ * fork, once per test function); the case still passes or fails on the
+ * checks it does run. */
+void xf_test_skip_part(const char *fmt, ...) XF_PRINTF(1, 2);
+/* Whether /usr/bin/python3 can import module. */
+int xf_test_have_python(const char *module);
+/* Whether program is on PATH. */
+int xf_test_have_program(const char *program);
+/* onnx.checker (full_check, /usr/bin/python3) accepts the model at path;
+ * without Python's onnx module, a skipped part (xf_test_skip_part). */
+void xf_test_onnx_checker(const char *path);
+/* Runs suite `s`, then prints "<suite>: N cases, P passed, F failed, S
+ * skipped" (and how many ran without some check). Returns the process
+ * exit status: 1 when a case failed, 77 (CTest's SKIP_RETURN_CODE, set in
+ * tests/CMakeLists.txt) when every case was skipped, 0 otherwise. */
 int xf_test_run(Suite *s);
 
 #endif

@@ -3,7 +3,8 @@
 # directory's private header, builds rlflow with warnings as errors,
 # runs the whole Check suite through CTest, then builds again with
 # AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite once more.
-# Exits non-zero on any build or test failure.
+# Exits non-zero on any build or test failure. At the end it lists the
+# cases the suites skipped (SKIP lines, tests/testutil.h) and their total.
 #   XF_SKIP_SANITIZE=1 tools/test.sh   # skip the sanitizer pass (local iteration)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,26 @@ tools/setup.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== include check ==" && tools/check_includes.sh
+
+# Skips of the last CTest run in build directory $1: the SKIP lines and the
+# totals of the suites' summary lines ("<suite>: N cases, P passed, F
+# failed, S skipped (K ran without some check)").
+skips() {
+  local log="$1/Testing/Temporary/LastTest.log"
+  [ -f "$log" ] || return 0
+  grep -h '^SKIP ' "$log" | sort -u || true
+  awk -v dir="$1" '
+    /^[a-z0-9_]+: [0-9]+ cases, [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped/ {
+      suites++
+      s += $8
+      if (match($0, /\([0-9]+ ran without/)) k += substr($0, RSTART + 1, RLENGTH - 13)
+    }
+    END {
+      printf "%s: %d cases skipped, %d cases ran without some check (%d suites)\n",
+             dir, s, k, suites
+    }' "$log"
+}
+
 echo "== build (release, -Werror) =="
 cmake -S . -B build -DXF_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"
@@ -27,4 +48,7 @@ if [ "${XF_SKIP_SANITIZE:-0}" != "1" ]; then
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      XF_SANITIZED=1 ctest --output-on-failure -j "$jobs")
 fi
+echo "== skips =="
+skips build
+if [ "${XF_SKIP_SANITIZE:-0}" != "1" ]; then skips build-asan; fi
 echo "test.sh: all tests passed"
