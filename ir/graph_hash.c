@@ -6,6 +6,16 @@
  * sorted multiset of node hashes (so unused nodes count) with the ordered
  * output hashes. Two graphs that differ only by renaming or reordering
  * nodes hash equal; this is what round-trip tests compare.
+ *
+ * Two modes differ only in how a constant is identified: by its contents
+ * (XF_HASH_CONTENT, xf_graph_hash: the value stored in the rules database)
+ * or by its data pointer, dtype and shape (XF_HASH_IDENTITY: O(nodes +
+ * edges) however large the weights; the search's seen-set uses it, since
+ * rewrites share constants with the model they started from).
+ *
+ * The same node hashes give the canonical node order (a topological order
+ * taking the ready node with the smallest hash first) in which the rules
+ * database serializes a rule side.
  */
 #include "op_impl.h"
 
@@ -38,24 +48,43 @@ static uint64_t hash_opaque(const xf_opaque *o, uint64_t h)
     return h;
 }
 
-uint64_t xf_graph_hash(const xf_graph *g)
+/* Node indices in a topological order: node order itself when it is one
+ * (checked in O(edges): graphs built with the builders are), else
+ * xf_graph_topo_order. Any topological order gives the same hashes. */
+static xf_status topo(const xf_graph *g, int *order, xf_error *err)
 {
-    uint64_t *vh = calloc((size_t)g->n_values + 1, sizeof *vh);
-    uint64_t *nh = calloc((size_t)g->n_nodes + 1, sizeof *nh);
-    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
-    uint64_t result = 0;
-    if (!vh || !nh || !order) goto out; /* 0 marks "could not hash" */
+    for (int i = 0; i < g->n_nodes; i++) {
+        const xf_node *n = &g->nodes[i];
+        for (int s = 0; s < n->n_inputs; s++) {
+            int v = n->inputs[s];
+            if (v >= 0 && (v >= g->n_values ||
+                           (g->values[v].kind == XF_VALUE_NODE && g->values[v].producer >= i)))
+                return xf_graph_topo_order(g, order, err);
+        }
+    }
+    for (int i = 0; i < g->n_nodes; i++) order[i] = i;
+    return XF_OK;
+}
+
+/* Fills vh (n_values) with value hashes and nh (n_nodes) with node hashes;
+ * order (n_nodes) receives a topological order. */
+static xf_status node_hashes(const xf_graph *g, xf_hash_mode mode, uint64_t *vh, uint64_t *nh,
+                             int *order, xf_error *err)
+{
     for (int i = 0; i < g->n_values; i++) {
         const xf_value *v = &g->values[i];
-        if (v->kind == XF_VALUE_CONST) {
+        if (v->kind != XF_VALUE_CONST) continue;
+        if (mode == XF_HASH_IDENTITY) {
+            vh[i] = hash_value_base(v, xf_hash_u64(0xC0115747ull, (uint64_t)(uintptr_t)v->data));
+        } else {
             size_t bytes = (size_t)xf_shape_numel(&v->shape) * xf_dtype_size(v->dtype);
             vh[i] = xf_hash_bytes(hash_value_base(v, 0xC0115747ull), v->data, bytes);
         }
     }
     for (int i = 0; i < g->n_inputs; i++)
         vh[g->inputs[i]] = hash_value_base(&g->values[g->inputs[i]], xf_hash_u64(0x1A9u, (uint64_t)i));
-    xf_error err;
-    if (xf_graph_topo_order(g, order, &err) != XF_OK) goto out;
+    xf_status st = topo(g, order, err);
+    if (st != XF_OK) return st;
     for (int k = 0; k < g->n_nodes; k++) {
         const xf_node *n = &g->nodes[order[k]];
         uint64_t h = xf_hash_u64(0x0D3u, (uint64_t)n->op);
@@ -69,6 +98,17 @@ uint64_t xf_graph_hash(const xf_graph *g)
         for (int j = 0; j < n->n_outputs; j++)
             vh[n->outputs[j]] = hash_value_base(&g->values[n->outputs[j]], xf_hash_u64(h, (uint64_t)j));
     }
+    return XF_OK;
+}
+
+uint64_t xf_graph_hash_mode(const xf_graph *g, xf_hash_mode mode)
+{
+    uint64_t *vh = calloc((size_t)g->n_values + 1, sizeof *vh);
+    uint64_t *nh = calloc((size_t)g->n_nodes + 1, sizeof *nh);
+    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    uint64_t result = 0;
+    if (!vh || !nh || !order) goto out; /* 0 marks "could not hash" */
+    if (node_hashes(g, mode, vh, nh, order, NULL) != XF_OK) goto out;
     qsort(nh, (size_t)g->n_nodes, sizeof *nh, cmp_u64);
     uint64_t h = xf_hash_u64(0x6A4u, (uint64_t)g->n_nodes);
     for (int i = 0; i < g->n_nodes; i++) h = xf_hash_u64(h, nh[i]);
@@ -81,4 +121,47 @@ out:
     free(nh);
     free(order);
     return result;
+}
+
+uint64_t xf_graph_hash(const xf_graph *g)
+{
+    return xf_graph_hash_mode(g, XF_HASH_CONTENT);
+}
+
+xf_status xf_graph_canonical_order(const xf_graph *g, int *order, xf_error *err)
+{
+    xf_status st = XF_OK;
+    uint64_t *vh = calloc((size_t)g->n_values + 1, sizeof *vh);
+    uint64_t *nh = calloc((size_t)g->n_nodes + 1, sizeof *nh);
+    int *topo_order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    char *done = calloc((size_t)g->n_nodes + 1, 1);
+    if (!vh || !nh || !topo_order || !done) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory ordering a graph");
+        goto out;
+    }
+    st = node_hashes(g, XF_HASH_CONTENT, vh, nh, topo_order, err);
+    if (st != XF_OK) goto out;
+    for (int k = 0; k < g->n_nodes; k++) {
+        int best = -1;
+        for (int m = 0; m < g->n_nodes; m++) {
+            if (done[m]) continue;
+            const xf_node *n = &g->nodes[m];
+            int ready = 1;
+            for (int j = 0; j < n->n_inputs && ready; j++) {
+                int v = n->inputs[j];
+                if (v >= 0 && g->values[v].kind == XF_VALUE_NODE && !done[g->values[v].producer])
+                    ready = 0;
+            }
+            if (ready && (best < 0 || nh[m] < nh[best])) best = m;
+        }
+        /* the graph has a topological order, so some node is always ready */
+        done[best] = 1;
+        order[k] = best;
+    }
+out:
+    free(vh);
+    free(nh);
+    free(topo_order);
+    free(done);
+    return st;
 }

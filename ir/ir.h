@@ -373,9 +373,20 @@ xf_status xf_graph_validate(const xf_graph *g, xf_error *err);
  * node index so the order is deterministic. `order` has n_nodes entries. */
 xf_status xf_graph_topo_order(const xf_graph *g, int *order, xf_error *err);
 /* Structural hash that ignores node order and value names: it depends on
- * ops, params, graph-input positions, shapes, dtypes, constant contents and
- * which values are outputs (in order). */
+ * ops, params, graph-input positions, shapes, dtypes, constants and which
+ * values are outputs (in order). A constant counts by its contents
+ * (XF_HASH_CONTENT) or by its data pointer, dtype and shape
+ * (XF_HASH_IDENTITY: cheap, for graphs sharing their weights). Never 0;
+ * 0 means the graph could not be hashed (a cycle, no memory). */
+typedef enum xf_hash_mode { XF_HASH_CONTENT, XF_HASH_IDENTITY } xf_hash_mode;
+uint64_t xf_graph_hash_mode(const xf_graph *g, xf_hash_mode mode);
+/* xf_graph_hash_mode(g, XF_HASH_CONTENT): the hash stored in the rules DB. */
 uint64_t xf_graph_hash(const xf_graph *g);
+/* Canonical node order: a topological order that takes, among the ready
+ * nodes, the one with the smallest structural node hash (then the lowest
+ * index). Graphs that differ only in node order or names get the same
+ * sequence of nodes. `order` has n_nodes entries. */
+xf_status xf_graph_canonical_order(const xf_graph *g, int *order, xf_error *err);
 /* Number of nodes per op (array of XF_OP_COUNT). */
 void xf_graph_op_histogram(const xf_graph *g, int *counts);
 /* Total bytes of constant data. */
@@ -458,8 +469,49 @@ uint64_t xf_rng_next(xf_rng *r);
 float xf_rng_uniform(xf_rng *r, float lo, float hi); /* [lo, hi) */
 float xf_rng_normal(xf_rng *r);
 
-/* 64-bit hashing used by the canonical hash (FNV-1a style mixing). */
-uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n);
+/* The one 64-bit mixer: folds v into the running hash h. Its values are
+ * stored (rules DB hash column), so it never changes. */
 uint64_t xf_hash_u64(uint64_t h, uint64_t v);
+/* n bytes at data folded into h (built on xf_hash_u64). */
+uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n);
+
+/* The one hash table: open addressing over nonzero 64-bit keys, each with a
+ * 64-bit value (count, index into the caller's array, bits). Tables keyed
+ * by the hash of a larger key hold several entries per key (xf_htab_add)
+ * and walk them with xf_htab_next, comparing the real keys. Iteration order
+ * is unspecified: read slot[0..cap) where key != 0 only when order does
+ * not matter. Zero-initialised (or xf_htab_init) is an empty table. */
+typedef struct xf_htab_slot {
+    uint64_t key; /* 0: empty */
+    uint64_t val;
+} xf_htab_slot;
+typedef struct xf_htab {
+    xf_htab_slot *slot;
+    size_t cap, n; /* cap: power of two, at least 2n */
+} xf_htab;
+#define XF_HTAB_START ((size_t)-1)
+void xf_htab_init(xf_htab *t);
+void xf_htab_free(xf_htab *t);
+/* Empties the table, keeping its memory. */
+void xf_htab_clear(xf_htab *t);
+/* Makes room for n entries without growing again. */
+xf_status xf_htab_reserve(xf_htab *t, size_t n, xf_error *err);
+/* The value of an entry with key, NULL when absent. The
+ * pointer is valid until the next insertion. */
+uint64_t *xf_htab_get(const xf_htab *t, uint64_t key);
+/* Finds key or inserts it with value 0; *val (optional) points at its value,
+ * *added (optional) says whether it was inserted. */
+xf_status xf_htab_put(xf_htab *t, uint64_t key, uint64_t **val, int *added, xf_error *err);
+/* Inserts (key, val) even when key is present (hash-keyed multimaps). */
+xf_status xf_htab_add(xf_htab *t, uint64_t key, uint64_t val, xf_error *err);
+/* Walks the entries with key: start with *pos = XF_HTAB_START; returns each
+ * value in turn, then NULL. */
+uint64_t *xf_htab_next(const xf_htab *t, uint64_t key, size_t *pos);
+
+/* The one clock: CLOCK_MONOTONIC in seconds or milliseconds, and the
+ * calling thread's CPU time in seconds (benchmarks). */
+double xf_clock_now(void);
+double xf_clock_now_ms(void);
+double xf_clock_thread_cpu(void);
 
 #endif /* XF_IR_H */
