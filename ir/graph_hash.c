@@ -48,24 +48,6 @@ static uint64_t hash_opaque(const xf_opaque *o, uint64_t h)
     return h;
 }
 
-/* Node indices in a topological order: node order itself when it is one
- * (checked in O(edges): graphs built with the builders are), else
- * xf_graph_topo_order. Any topological order gives the same hashes. */
-static xf_status topo(const xf_graph *g, int *order, xf_error *err)
-{
-    for (int i = 0; i < g->n_nodes; i++) {
-        const xf_node *n = &g->nodes[i];
-        for (int s = 0; s < n->n_inputs; s++) {
-            int v = n->inputs[s];
-            if (v >= 0 && (v >= g->n_values ||
-                           (g->values[v].kind == XF_VALUE_NODE && g->values[v].producer >= i)))
-                return xf_graph_topo_order(g, order, err);
-        }
-    }
-    for (int i = 0; i < g->n_nodes; i++) order[i] = i;
-    return XF_OK;
-}
-
 /* Fills vh (n_values) with value hashes and nh (n_nodes) with node hashes;
  * order (n_nodes) receives a topological order. */
 static xf_status node_hashes(const xf_graph *g, xf_hash_mode mode, uint64_t *vh, uint64_t *nh,
@@ -83,7 +65,7 @@ static xf_status node_hashes(const xf_graph *g, xf_hash_mode mode, uint64_t *vh,
     }
     for (int i = 0; i < g->n_inputs; i++)
         vh[g->inputs[i]] = hash_value_base(&g->values[g->inputs[i]], xf_hash_u64(0x1A9u, (uint64_t)i));
-    xf_status st = topo(g, order, err);
+    xf_status st = xf_graph_topo_order(g, order, err);
     if (st != XF_OK) return st;
     for (int k = 0; k < g->n_nodes; k++) {
         const xf_node *n = &g->nodes[order[k]];

@@ -370,8 +370,15 @@ void xf_opaque_free(xf_opaque *o);
  * every node against the recorded shapes. The message names the node. */
 xf_status xf_graph_validate(const xf_graph *g, xf_error *err);
 /* Node indices in a topological order (inputs before users); ties broken by
- * node index so the order is deterministic. `order` has n_nodes entries. */
+ * node index so the order is deterministic (node order itself when it is
+ * topological). `order` has n_nodes entries. */
 xf_status xf_graph_topo_order(const xf_graph *g, int *order, xf_error *err);
+/* The sort behind it, for any DAG of n nodes: node i's successors are
+ * succ[start[i] .. start[i+1]), indeg[i] its number of predecessors
+ * (consumed). Fills order with the nodes, smallest ready index first;
+ * returns how many it ordered: fewer than n means a cycle, and the nodes
+ * with indeg > 0 are on or behind one. heap: n ints of scratch. */
+int xf_topo_kahn(int n, const int *start, const int *succ, int *indeg, int *order, int *heap);
 /* Structural hash that ignores node order and value names: it depends on
  * ops, params, graph-input positions, shapes, dtypes, constants and which
  * values are outputs (in order). A constant counts by its contents

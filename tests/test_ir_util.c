@@ -1,8 +1,8 @@
 /*
  * test_ir_util.c — the one-of-each utilities of ir/: the 64-bit mixer and
  * byte hasher (pinned values: they are stored in the rules database), the
- * hash table (exact keys, hash-keyed multimap, growth, reserved key) and
- * the monotonic clock.
+ * hash table (exact keys, hash-keyed multimap, growth, reserved key), the
+ * topological sort and the monotonic clock.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +86,24 @@ START_TEST(htab_multimap_walks_every_entry_of_a_key)
 }
 END_TEST
 
+START_TEST(topo_kahn_orders_smallest_ready_first_and_finds_cycles)
+{
+    /* 0 -> 3, 2 -> 1, 2 -> 3: ready {0, 2} first, then 1 before 3 */
+    int start[5] = {0, 1, 1, 3, 3}, succ[3] = {3, 1, 3};
+    int indeg[4] = {0, 1, 0, 2}, order[4], heap[4];
+    ck_assert_int_eq(xf_topo_kahn(4, start, succ, indeg, order, heap), 4);
+    int want[4] = {0, 2, 1, 3};
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(order[i], want[i]);
+    /* 1 -> 2 -> 1 is a cycle: only 0 is ordered, 1 and 2 stay marked */
+    int cstart[4] = {0, 0, 1, 2}, csucc[2] = {2, 1};
+    int cindeg[3] = {0, 1, 1};
+    ck_assert_int_eq(xf_topo_kahn(3, cstart, csucc, cindeg, order, heap), 1);
+    ck_assert_int_eq(order[0], 0);
+    ck_assert_int_gt(cindeg[1], 0);
+    ck_assert_int_gt(cindeg[2], 0);
+}
+END_TEST
+
 START_TEST(clock_is_monotonic)
 {
     double a = xf_clock_now(), am = xf_clock_now_ms(), c = xf_clock_thread_cpu();
@@ -108,6 +126,7 @@ int main(void)
     tcase_add_test(t, mixer_values_are_pinned);
     tcase_add_test(t, htab_maps_exact_keys_and_grows);
     tcase_add_test(t, htab_multimap_walks_every_entry_of_a_key);
+    tcase_add_test(t, topo_kahn_orders_smallest_ready_first_and_finds_cycles);
     tcase_add_test(t, clock_is_monotonic);
     suite_add_tcase(s, t);
     return xf_test_run(s);
