@@ -497,6 +497,11 @@ typedef struct xf_htab {
     size_t cap, n; /* cap: power of two, at least 2n */
 } xf_htab;
 #define XF_HTAB_START ((size_t)-1)
+/* A hash as the key of a hash-keyed multimap (0 is reserved). */
+static inline uint64_t xf_htab_key(uint64_t h)
+{
+    return h ? h : 1;
+}
 void xf_htab_init(xf_htab *t);
 void xf_htab_free(xf_htab *t);
 /* Empties the table, keeping its memory. */
