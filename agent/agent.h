@@ -181,12 +181,6 @@ xf_status xf_match_instantiate(const xf_ruleset *rs, const xf_graph *g, const xf
 xf_status xf_match_apply(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
                          const xf_match *m, xf_graph *out, xf_error *err);
 
-/* Structural hash of a working graph, independent of node order and names;
- * constants are identified by their data pointer and shape (not their
- * contents), so it is O(nodes) however large the weights. Equal graphs from
- * different rewrite paths over the same model hash equal. */
-uint64_t xf_agent_graph_hash(const xf_graph *g);
-
 /* ---------------------------------------------------- preparation, finishing */
 
 /* What xf_agent_prepare does beyond the conv-bias split (always done). */
@@ -273,7 +267,7 @@ typedef struct xf_env_step_result {
     int valid;        /* 0: the action was not in the masks (penalty, graph unchanged) */
     double cost_ms;   /* cost of the graph after the step */
     double bytes;     /* memory accesses of the graph after the step */
-    uint64_t hash;    /* xf_agent_graph_hash of the graph after the step */
+    uint64_t hash;    /* xf_graph_hash_mode(XF_HASH_IDENTITY) after the step */
 } xf_env_step_result;
 
 /* Applies (xfer, location); xfer == xf_env_num_xfers(e) is the no-op that

@@ -11,10 +11,10 @@
 
 /* xf_env_set_graph that takes g over instead of copying it: *g is left
  * empty (xf_graph_init) on success and on failure. hash: g's
- * xf_agent_graph_hash when the caller already has it (NULL: computed). */
+ * xf_graph_hash_mode(XF_HASH_IDENTITY) when the caller already has it (NULL: computed). */
 xf_status xf_env_adopt_graph(xf_env *e, xf_graph *g, const uint64_t *hash, xf_error *err);
 const xf_ruleset *xf_env_ruleset(const xf_env *e);
-/* xf_agent_graph_hash of the current graph. */
+/* xf_graph_hash_mode(XF_HASH_IDENTITY) of the current graph. */
 uint64_t xf_env_hash(const xf_env *e);
 
 /* Seconds spent in each part of building states (create, reset, set_graph

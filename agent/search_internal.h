@@ -22,18 +22,6 @@ void xf_search_trail_free(xf_search_trail *t);
 xf_status xf_search_trail_add(xf_search_trail *t, int parent, int rule, int *idx,
                               xf_error *err);
 
-/* Open-addressing set of 64-bit graph hashes. */
-typedef struct xf_hashset {
-    uint64_t *slot; /* 0: empty (hash 0 is kept in has_zero) */
-    size_t cap, n;
-    int has_zero;
-} xf_hashset;
-
-void xf_hashset_init(xf_hashset *s);
-void xf_hashset_free(xf_hashset *s);
-/* *added = 1 when h was not in the set (it is now). */
-xf_status xf_hashset_add(xf_hashset *s, uint64_t h, int *added, xf_error *err);
-
 /* What every search run carries: the environment, the options, the result
  * being filled, the clock and the best graph's trail entry. */
 typedef struct xf_search_ctx {
@@ -41,12 +29,11 @@ typedef struct xf_search_ctx {
     xf_search_options opt;
     xf_search_result *res;
     xf_search_trail trail;
-    xf_hashset seen;
+    xf_htab seen; /* graph hashes (xf_htab_key) seen */
     int best_entry; /* trail entry of res->best */
     double t0, last_progress;
 } xf_search_ctx;
 
-double xf_search_now(void); /* monotonic seconds */
 /* 1 when max_seconds has passed. */
 int xf_search_out_of_time(const xf_search_ctx *c);
 /* Calls the progress callback when a second has passed since the last call. */

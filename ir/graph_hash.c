@@ -7,11 +7,15 @@
  * output hashes. Two graphs that differ only by renaming or reordering
  * nodes hash equal; this is what round-trip tests compare.
  *
- * Two modes differ only in how a constant is identified: by its contents
- * (XF_HASH_CONTENT, xf_graph_hash: the value stored in the rules database)
- * or by its data pointer, dtype and shape (XF_HASH_IDENTITY: O(nodes +
- * edges) however large the weights; the search's seen-set uses it, since
- * rewrites share constants with the model they started from).
+ * Two modes. XF_HASH_CONTENT (xf_graph_hash) reads constants' contents and
+ * hashes every byte of the parameters and the sorted node hashes: its value
+ * is stored in the rules database and never changes. XF_HASH_IDENTITY is
+ * the fast mode for the searches' seen-sets, which hash every step: a
+ * constant is its data pointer, dtype and shape (rewrites share constants
+ * with the model they started from), parameters count by their nonzero
+ * words, node outputs by node and index only (their shapes follow) and
+ * node hashes are summed, so it is O(nodes + edges) with a small
+ * constant however large the weights. Its values are never stored.
  *
  * The same node hashes give the canonical node order (a topological order
  * taking the ready node with the smallest hash first) in which the rules
@@ -36,6 +40,21 @@ static uint64_t hash_value_base(const xf_value *v, uint64_t h)
     h = xf_hash_u64(h, (uint64_t)v->dtype);
     h = xf_hash_u64(h, (uint64_t)v->shape.rank);
     for (int i = 0; i < v->shape.rank; i++) h = xf_hash_u64(h, (uint64_t)v->shape.dims[i]);
+    return h;
+}
+
+/* Identity mode's parameter hash: the nonzero words of canonical
+ * parameters (unused fields are zero), each with its offset, and split
+ * sizes only for split: a few mixes instead of the whole struct. */
+static uint64_t hash_params_sparse(uint64_t h, xf_op op, const xf_params *p)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    size_t n = op == XF_OP_SPLIT ? sizeof *p : offsetof(xf_params, split);
+    for (size_t off = 0; off + 8 <= n; off += 8) {
+        uint64_t w;
+        memcpy(&w, b + off, 8);
+        if (w) h = xf_hash_u64(h, w ^ ((uint64_t)off << 52));
+    }
     return h;
 }
 
@@ -70,15 +89,21 @@ static xf_status node_hashes(const xf_graph *g, xf_hash_mode mode, uint64_t *vh,
     for (int k = 0; k < g->n_nodes; k++) {
         const xf_node *n = &g->nodes[order[k]];
         uint64_t h = xf_hash_u64(0x0D3u, (uint64_t)n->op);
-        h = xf_hash_bytes(h, &n->params, sizeof n->params);
+        h = mode == XF_HASH_IDENTITY ? hash_params_sparse(h, n->op, &n->params)
+                                     : xf_hash_bytes(h, &n->params, sizeof n->params);
         h = hash_opaque(n->opaque, h);
         h = xf_hash_u64(h, (uint64_t)n->n_inputs);
         for (int j = 0; j < n->n_inputs; j++)
             h = xf_hash_u64(h, n->inputs[j] < 0 ? 0x0917u : vh[n->inputs[j]]);
         h = xf_hash_u64(h, (uint64_t)n->n_outputs);
         nh[order[k]] = h;
+        /* identity mode leaves out output shapes: inference derives them
+         * from what the node hash already holds */
         for (int j = 0; j < n->n_outputs; j++)
-            vh[n->outputs[j]] = hash_value_base(&g->values[n->outputs[j]], xf_hash_u64(h, (uint64_t)j));
+            vh[n->outputs[j]] = mode == XF_HASH_IDENTITY
+                                    ? xf_hash_u64(h, (uint64_t)j)
+                                    : hash_value_base(&g->values[n->outputs[j]],
+                                                      xf_hash_u64(h, (uint64_t)j));
     }
     return XF_OK;
 }
@@ -91,9 +116,15 @@ uint64_t xf_graph_hash_mode(const xf_graph *g, xf_hash_mode mode)
     uint64_t result = 0;
     if (!vh || !nh || !order) goto out; /* 0 marks "could not hash" */
     if (node_hashes(g, mode, vh, nh, order, NULL) != XF_OK) goto out;
-    qsort(nh, (size_t)g->n_nodes, sizeof *nh, cmp_u64);
     uint64_t h = xf_hash_u64(0x6A4u, (uint64_t)g->n_nodes);
-    for (int i = 0; i < g->n_nodes; i++) h = xf_hash_u64(h, nh[i]);
+    if (mode == XF_HASH_IDENTITY) {
+        uint64_t sum = 0;
+        for (int i = 0; i < g->n_nodes; i++) sum += nh[i];
+        h = xf_hash_u64(h, sum);
+    } else {
+        qsort(nh, (size_t)g->n_nodes, sizeof *nh, cmp_u64);
+        for (int i = 0; i < g->n_nodes; i++) h = xf_hash_u64(h, nh[i]);
+    }
     h = xf_hash_u64(h, (uint64_t)g->n_inputs);
     h = xf_hash_u64(h, (uint64_t)g->n_outputs);
     for (int i = 0; i < g->n_outputs; i++) h = xf_hash_u64(h, vh[g->outputs[i]]);

@@ -1,12 +1,12 @@
 /*
- * hash.c — the 64-bit mixer and the byte hasher built on it. They define
+ * hash.c — the byte hasher built on the 64-bit mixer. They define
  * the values stored in the rules database (the canonical graph hash column)
  * and the keys every hash table and graph hash uses, so they must never
  * change: a different mixer would change the database bytes.
  *
- * xf_hash_u64 folds one word into a running hash (boost-style combine, then
- * the splitmix64 finaliser); xf_hash_bytes reads 16 bytes per round in two
- * independent FNV-style lanes and finishes with xf_hash_u64. The enumerator's
+ * xf_hash_u64 (inline in ir.h) folds one word into a running hash;
+ * xf_hash_bytes reads 16 bytes per round in two independent FNV-style lanes
+ * and finishes with xf_hash_u64. The enumerator's
  * fingerprint arithmetic (enumerate/fpeval.c, field.c) has mixers of its
  * own on purpose: they define the fingerprints stored with every rule.
  */
@@ -30,12 +30,4 @@ uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n)
     }
     for (; i < n; i++) a = (a ^ p[i]) * 0x100000001b3ull;
     return xf_hash_u64(xf_hash_u64(a, b), n);
-}
-
-uint64_t xf_hash_u64(uint64_t h, uint64_t v)
-{
-    uint64_t z = h ^ (v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2));
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
 }

@@ -383,7 +383,8 @@ int xf_topo_kahn(int n, const int *start, const int *succ, int *indeg, int *orde
  * ops, params, graph-input positions, shapes, dtypes, constants and which
  * values are outputs (in order). A constant counts by its contents
  * (XF_HASH_CONTENT) or by its data pointer, dtype and shape
- * (XF_HASH_IDENTITY: cheap, for graphs sharing their weights). Never 0;
+ * (XF_HASH_IDENTITY: cheap, for graphs sharing their weights; its values
+ * differ from content mode's and are never stored). Never 0;
  * 0 means the graph could not be hashed (a cycle, no memory). */
 typedef enum xf_hash_mode { XF_HASH_CONTENT, XF_HASH_IDENTITY } xf_hash_mode;
 uint64_t xf_graph_hash_mode(const xf_graph *g, xf_hash_mode mode);
@@ -476,9 +477,17 @@ uint64_t xf_rng_next(xf_rng *r);
 float xf_rng_uniform(xf_rng *r, float lo, float hi); /* [lo, hi) */
 float xf_rng_normal(xf_rng *r);
 
-/* The one 64-bit mixer: folds v into the running hash h. Its values are
- * stored (rules DB hash column), so it never changes. */
-uint64_t xf_hash_u64(uint64_t h, uint64_t v);
+/* The one 64-bit mixer: folds v into the running hash h (boost-style
+ * combine, then the splitmix64 finaliser). Its values are stored (rules DB
+ * hash column), so it never changes. Inline: graph hashes call it a few
+ * times per edge. */
+static inline uint64_t xf_hash_u64(uint64_t h, uint64_t v)
+{
+    uint64_t z = h ^ (v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2));
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
 /* n bytes at data folded into h (built on xf_hash_u64). */
 uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n);
 

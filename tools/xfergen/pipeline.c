@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef XF_VERSION
@@ -43,13 +42,6 @@ typedef struct ctx {
     int tty;
     double last_line;  /* when the last non-TTY progress line was printed */
 } ctx;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static xf_status on_candidate(void *user, xf_enum_candidate *c, xf_error *err)
 {
@@ -71,7 +63,7 @@ static xf_status on_progress(void *user, const xf_enum_progress *p, xf_error *er
     (void)err;
     ctx *x = user;
     if (x->o->quiet) return XF_OK;
-    double t = now_s();
+    double t = xf_clock_now();
     if (!x->tty && t - x->last_line < 10.0) return XF_OK;
     x->last_line = t;
     char eta[32] = "?";
@@ -219,7 +211,7 @@ static void print_summary(const ctx *x, const xf_enum_stats *es, const xf_prune_
 
 int xfergen_run(const xfergen_opts *o)
 {
-    double t_start = now_s();
+    double t_start = xf_clock_now();
     xf_error err;
     xf_error_clear(&err);
     xf_enum_config cfg;
@@ -298,7 +290,7 @@ int xfergen_run(const xfergen_opts *o)
         goto out;
     }
 
-    double t_write = now_s();
+    double t_write = xf_clock_now();
     int64_t written = 0;
     static const char *const stage_names[XF_PRUNE_STAGE_COUNT] = {
         NULL, "prune-renaming", "prune-common-subgraph", "prune-common-supergraph",
@@ -315,7 +307,7 @@ int xfergen_run(const xfergen_opts *o)
         st = xf_rulesdb_run_stage(x.db, x.run_id, stage_names[s], ps.seconds[s],
                                   (int64_t)ps.left[s], &err);
     if (st == XF_OK)
-        st = xf_rulesdb_run_stage(x.db, x.run_id, "write", now_s() - t_write, written, &err);
+        st = xf_rulesdb_run_stage(x.db, x.run_id, "write", xf_clock_now() - t_write, written, &err);
     if (st == XF_OK) st = xf_rulesdb_run_checkpoint(x.db, x.run_id, NULL, 0, &err);
     if (st == XF_OK) st = xf_rulesdb_run_set_state(x.db, x.run_id, XF_RUN_DONE, &err);
     if (st == XF_OK) st = xf_rulesdb_commit(x.db, &err);
@@ -326,7 +318,7 @@ int xfergen_run(const xfergen_opts *o)
     }
     if (remove(ckpt) != 0 && errno != ENOENT)
         fprintf(stderr, "xfergen: warning: could not remove %s: %s\n", ckpt, strerror(errno));
-    if (!o->quiet) print_summary(&x, &es, &ps, written, now_s() - t_start);
+    if (!o->quiet) print_summary(&x, &es, &ps, written, xf_clock_now() - t_start);
     rc = 0;
 out:
     free(verdicts);

@@ -39,7 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rulesdb/rulesdb.h"
@@ -145,13 +144,6 @@ static int parse_args(int argc, char **argv, opts *o)
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ------------------------------------------------------------ selection */
 
 static xf_status select_rules(xf_rulesdb *db, const opts *o, int64_t **ids, int64_t *n,
@@ -209,7 +201,7 @@ typedef struct tally {
 static void progress(tally *t, int final)
 {
     if (!t->tty && !final && t->done % 100 != 0) return;
-    double el = now_s() - t->t0;
+    double el = xf_clock_now() - t->t0;
     fprintf(stderr, "%s[%lld/%lld] proved %lld  refuted %lld  unknown %lld  %.1f s  %.1f rules/s%s",
             t->tty ? "\r" : "", (long long)t->done, (long long)t->total, (long long)t->proved,
             (long long)t->refuted, (long long)t->unknown, el, el > 0 ? (double)t->done / el : 0.0,
@@ -225,7 +217,7 @@ static xf_status record(xf_rulesdb *db, const slot *s, int wstatus, int killed, 
     xf_rulesdb_verdict v;
     memset(&v, 0, sizeof v);
     v.status = XF_RULE_UNKNOWN;
-    v.time_ms = (now_s() - s->start) * 1e3;
+    v.time_ms = (xf_clock_now() - s->start) * 1e3;
     int full = s->len >= sizeof m;
     if (full) {
         memcpy(&m, s->buf, sizeof m);
@@ -301,7 +293,7 @@ static int spawn(slot *s, const opts *o, xf_verifier *v, int64_t id)
     s->fd = p[0];
     s->id = id;
     s->len = 0;
-    s->start = now_s();
+    s->start = xf_clock_now();
     /* Room for the proof and the bounded query of each output, plus start-up. */
     s->deadline = s->start + 6.0 * o->vo.timeout_ms / 1e3 + 10.0;
     return 0;
@@ -356,7 +348,7 @@ static xf_status run_all(xf_rulesdb *db, const opts *o, xf_verifier *v, const in
         for (int i = 0; i < n && st == XF_OK; i++) {
             slot *s = &slots[map[i]];
             int eof = (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) ? drain(s) : 0;
-            int killed = !eof && now_s() > s->deadline;
+            int killed = !eof && xf_clock_now() > s->deadline;
             if (!eof && !killed) continue;
             if (killed) kill(s->pid, SIGKILL);
             int ws = 0;
@@ -441,7 +433,7 @@ static int check_axioms(const opts *o)
     printf("%-24s %4s %-11s %-11s %9s  %s\n", "axiom", "inst", "bounded", "redundancy", "time",
            "derived from");
     for (int i = 0; i < n; i++) {
-        double t0 = now_s();
+        double t0 = xf_clock_now();
         int n_inst = 0;
         const char *bounded = check_instances(v, i, &n_inst, &refuted, &errors);
         with_inst += n_inst > 0;
@@ -460,7 +452,7 @@ static int check_axioms(const opts *o)
             redundant += p.result == XF_PROOF_PROVED;
         }
         printf("%-24s %4d %-11s %-11s %6.0f ms  %s\n", xf_verify_axiom(i)->name, n_inst, bounded,
-               what, (now_s() - t0) * 1e3, p.result == XF_PROOF_PROVED ? p.core_names : "");
+               what, (xf_clock_now() - t0) * 1e3, p.result == XF_PROOF_PROVED ? p.core_names : "");
     }
     printf("%d axioms: %d with instances, %d valid on all of them, %d refuted, %d not checked; "
            "%d redundant\n",
@@ -488,7 +480,7 @@ int main(int argc, char **argv)
     tally t;
     memset(&t, 0, sizeof t);
     t.tty = isatty(2);
-    t.t0 = now_s();
+    t.t0 = xf_clock_now();
     int64_t run_id = 0;
     char options[128];
     snprintf(options, sizeof options, "-j %d --timeout %ums --max-shapes %d%s", o.jobs,
@@ -502,7 +494,7 @@ int main(int argc, char **argv)
     if (st == XF_OK) st = run_all(db, &o, v, ids, &t, &err);
     if (st == XF_OK) st = xf_rulesdb_commit(db, &err);
     else if (xf_rulesdb_in_batch(db)) xf_rulesdb_commit(db, NULL); /* keep what was decided */
-    if (st == XF_OK) st = xf_rulesdb_run_stage(db, run_id, "verify", now_s() - t.t0, t.done, &err);
+    if (st == XF_OK) st = xf_rulesdb_run_stage(db, run_id, "verify", xf_clock_now() - t.t0, t.done, &err);
     if (run_id)
         xf_rulesdb_run_set_state(db, run_id, st == XF_OK ? XF_RUN_DONE : XF_RUN_INTERRUPTED,
                                  NULL);
