@@ -455,6 +455,24 @@ xf_status xf_rule_validate(const xf_rule *r, xf_error *err);
  * small (buf then holds a truncated string). */
 xf_status xf_graph_format(const xf_graph *g, char *buf, size_t n, xf_error *err);
 
+/* Builds the node for one operator of graph text: name as written (it may
+ * end in an output index, "split1"), params the text between its brackets
+ * ("" when none), args the argument values (-1: omitted). Returns the value
+ * the expression stands for, or -1 with err filled. */
+typedef int (*xf_graph_parse_op)(xf_graph *g, const char *name, const char *params,
+                                 const int *args, int n_args, void *user, xf_error *err);
+/* The default: operator table names with default parameters (text with
+ * parameters is XF_ERR_UNSUPPORTED), an output index suffix for
+ * multi-output operators. */
+int xf_graph_parse_table_op(xf_graph *g, const char *name, const char *params, const int *args,
+                            int n_args, void *user, xf_error *err);
+/* Reads the text of xf_graph_format back: each expression (separated by
+ * "," or ";" at the top level) becomes a graph output of g, whose graph
+ * inputs are already there (the text names them, by name or in<i>, but
+ * carries no dtypes or shapes). op: NULL for xf_graph_parse_table_op. */
+xf_status xf_graph_parse(xf_graph *g, const char *text, xf_graph_parse_op op, void *user,
+                         xf_error *err);
+
 /* --------------------------------------------------------------- utilities */
 
 /* Bounded string builder over a caller's buffer: appends stop at the buffer's
