@@ -5,8 +5,9 @@
  * logger, an arena allocator, static tensor shapes (at most XF_MAX_DIMS dims),
  * the single operator table (arity, parameters, shape inference, float32
  * kernel and ONNX name of every operator the project knows), the graph DAG
- * (build, validate, topological order, canonical structural hash) and the
- * float32 reference interpreter that runs a whole graph.
+ * (build, validate, topological order, structural hash, text format), the
+ * float32 reference interpreter that runs a whole graph, and the one of
+ * each utility every module uses: 64-bit mixer, hash table, clock.
  *
  * Nothing here prints to stdout or exits; fallible functions return an
  * xf_status and fill an optional xf_error.

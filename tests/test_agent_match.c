@@ -1,7 +1,7 @@
 /*
  * test_agent_match.c — rule sets, the graph index, matching, instantiation
- * and the structural hash of agent/ (ruleset.c, pattern.c, index.c,
- * match.c, instantiate.c, ghash.c).
+ * of agent/ (ruleset.c, pattern.c, index.c, match.c, instantiate.c) and
+ * the identity-mode structural hash the searches use (xf_graph_hash_mode).
  *
  * Rules are built by hand with the graph builders at the enumerator's
  * shapes (4x4 matrices, 2x4x4x4 activations, 4x4x3x3 kernels) and matched
