@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "costmodel/costmodel.h"
@@ -147,11 +146,9 @@ static void interp_vs_onednn(const char *path, xf_cost_model *dnn)
     if (xf_graph_random_inputs(&g, 1, in, &err)) die(path, &err);
     double t[3];
     for (int r = 0; r < 3; r++) {
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
+        double t0 = xf_clock_now_ms();
         if (xf_interp_run(&g, in, g.n_inputs, out, &err)) die("interpreter", &err);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        t[r] = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) * 1e-6;
+        t[r] = xf_clock_now_ms() - t0;
         for (int i = 0; i < g.n_outputs; i++) xf_tensor_free(&out[i]);
     }
     double interp = median3(t), dnn_ms = 0;

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "agent/search/search.h"
 #include "agent_runner.h"
@@ -37,18 +36,6 @@ static void die(const char *what, const char *msg)
 {
     fprintf(stderr, "bench_env_step: %s: %s\n", what, msg);
     exit(1);
-}
-
-static double clock_s(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double now_s(void)
-{
-    return clock_s(CLOCK_MONOTONIC);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -118,9 +105,9 @@ static void bench_model(const char *label, const char *model_path, const xf_rule
     if (xf_cost_open(&co, &cm, &err)) die("cost model", err.msg);
     xf_env_options eo = xf_env_options_default();
     xf_env *env = NULL;
-    double t0 = now_s();
+    double t0 = xf_clock_now();
     if (xf_env_create(rs, cm, &g, &eo, &env, &err)) die("environment", err.msg);
-    double t_create = now_s() - t0;
+    double t_create = xf_clock_now() - t0;
     int n_x = xf_env_num_xfers(env), offered = 0, locations = 0;
     for (int x = 0; x < n_x; x++) {
         offered += xf_env_xfer_mask(env)[x];
@@ -149,9 +136,9 @@ static void bench_model(const char *label, const char *model_path, const xf_rule
         double before[PARTS], after[PARTS];
         profile_parts(env, before);
         xf_env_step_result r;
-        double t = now_s(), c = clock_s(CLOCK_THREAD_CPUTIME_ID);
+        double t = xf_clock_now(), c = xf_clock_thread_cpu();
         if (xf_env_step(env, x, loc, &r, &err)) die("step", err.msg);
-        double dt = now_s() - t, dc = clock_s(CLOCK_THREAD_CPUTIME_ID) - c;
+        double dt = xf_clock_now() - t, dc = xf_clock_thread_cpu() - c;
         profile_parts(env, after);
         if (r.valid) {
             us[n] = dt * 1e6;
@@ -215,10 +202,10 @@ int main(int argc, char **argv)
     xf_error err = {0};
     xf_ruleset *rs = NULL;
     xf_ruleset_options ro = xf_ruleset_options_default();
-    double t0 = now_s();
+    double t0 = xf_clock_now();
     if (xf_ruleset_load(rules, &ro, &rs, &err)) die("loading rules", err.msg);
     print_rules(rules, rs);
-    printf("rule set load and compile: %.1f ms\n", (now_s() - t0) * 1e3);
+    printf("rule set load and compile: %.1f ms\n", (xf_clock_now() - t0) * 1e3);
     for (size_t m = 0; m < sizeof zoo / sizeof zoo[0]; m++) {
         char path[2048], cmd[4096];
         snprintf(path, sizeof path, "%s/%s.onnx", scratch, zoo[m][0]);

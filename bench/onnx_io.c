@@ -15,7 +15,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ir/ir.h"
@@ -31,13 +30,6 @@ typedef struct result {
     char msg[256];
 } result;
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -51,17 +43,17 @@ static void measure(const char *path, result *r)
     memset(r, 0, sizeof *r);
     for (int k = 0; k < REPS; k++) {
         xf_graph g;
-        double t0 = now_ms();
+        double t0 = xf_clock_now_ms();
         if (xf_onnx_load(path, NULL, &g, &err) != XF_OK) {
             snprintf(r->msg, sizeof r->msg, "%.255s", err.msg);
             return;
         }
-        ti[k] = now_ms() - t0;
+        ti[k] = xf_clock_now_ms() - t0;
         uint8_t *buf = NULL;
         size_t len = 0;
-        t0 = now_ms();
+        t0 = xf_clock_now_ms();
         xf_status st = xf_onnx_save_buffer(&g, &buf, &len, &err);
-        te[k] = now_ms() - t0;
+        te[k] = xf_clock_now_ms() - t0;
         r->nodes = g.n_nodes;
         xf_graph_free(&g);
         free(buf);

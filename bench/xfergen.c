@@ -23,7 +23,6 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef XF_XFERGEN_PATH
@@ -39,13 +38,6 @@ typedef struct figures {
     long peak_rss_kb;
     int status;
 } figures;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static long long stage_count(const xf_rulesdb_run_info *info, const char *name, double *secs)
 {
@@ -95,7 +87,7 @@ static int run_one(const char *vocab, int max_ops, int threads, const char *db, 
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "rm -f '%s' '%s-wal' '%s-shm' '%s'.run*", db, db, db, db);
     if (system(cmd) != 0) return -1;
-    double t0 = now_s();
+    double t0 = xf_clock_now();
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
@@ -107,7 +99,7 @@ static int run_one(const char *vocab, int max_ops, int threads, const char *db, 
     int status = 0;
     struct rusage ru;
     if (wait4(pid, &status, 0, &ru) < 0) return -1;
-    f->wall_s = now_s() - t0;
+    f->wall_s = xf_clock_now() - t0;
     f->peak_rss_kb = ru.ru_maxrss;
     f->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     if (f->status != 0) {

@@ -13,17 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rulesdb/rulesdb.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int main(int argc, char **argv)
 {
@@ -58,9 +50,9 @@ int main(int argc, char **argv)
     if (shapes) snprintf(shape_opt, sizeof shape_opt, " --max-shapes %s", shapes);
     snprintf(cmd, sizeof cmd, "%s/xferverify %s -j %s --timeout %s --recheck%s", XF_BIN_PATH, db,
              jobs, timeout, shape_opt);
-    double t0 = now_s();
+    double t0 = xf_clock_now();
     int rc = system(cmd);
-    double wall = now_s() - t0;
+    double wall = xf_clock_now() - t0;
     xf_rulesdb *h;
     xf_error err;
     if (xf_rulesdb_open(db, XF_RULESDB_READONLY, &h, &err) != XF_OK) {

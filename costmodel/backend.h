@@ -78,8 +78,6 @@ extern const xf_backend xf_backend_cudnn;
 
 /* ------------------------------------------------ helpers shared by backends */
 
-/* Monotonic clock in milliseconds. */
-double xf_costmodel_now_ms(void);
 /* Median of v[0..n) (sorts v in place); n >= 1. */
 double xf_costmodel_median(double *v, int n);
 /* "model name" of the first CPU in /proc/cpuinfo, or "unknown-cpu". */

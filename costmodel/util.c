@@ -1,22 +1,14 @@
 /*
- * util.c — small helpers every backend needs: a monotonic clock, the median
- * of repeated timings, the CPU model for backend identities, deterministic
- * input data that is valid for a given operator, and timing of the float32
- * reference kernel for operators a measured backend has no kernel for.
+ * util.c — small helpers every backend needs: the median of repeated
+ * timings, the CPU model for backend identities, deterministic input data
+ * that is valid for a given operator, and timing of the float32 reference
+ * kernel for operators a measured backend has no kernel for.
  */
 #include "backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double xf_costmodel_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -127,10 +119,10 @@ xf_status xf_costmodel_time_reference(const xf_backend_config *bc, const xf_back
         if (st) goto out;
     }
     for (int r = 0; r < bc->warmup + bc->reps; r++) {
-        double t0 = xf_costmodel_now_ms();
+        double t0 = xf_clock_now_ms();
         st = xf_op_run(op->op, op->params, n_in, inp, n_out, out, err);
         if (st) goto out;
-        if (r >= bc->warmup) times[r - bc->warmup] = xf_costmodel_now_ms() - t0;
+        if (r >= bc->warmup) times[r - bc->warmup] = xf_clock_now_ms() - t0;
     }
     *ms = xf_costmodel_median(times, bc->reps);
 out:

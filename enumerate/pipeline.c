@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct ctx {
     const xf_enum_generate_options *o;
@@ -37,13 +36,6 @@ typedef struct ctx {
     long new_cands;    /* received in this call */
     volatile sig_atomic_t *stop;
 } ctx;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static xf_status on_candidate(void *user, xf_enum_candidate *c, xf_error *err)
 {
@@ -210,7 +202,7 @@ void xf_enum_generate_options_init(xf_enum_generate_options *o)
 xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_result *res,
                            xf_error *err)
 {
-    double t_start = now_s();
+    double t_start = xf_clock_now();
     memset(res, 0, sizeof *res);
     xf_enum_config cfg;
     xf_enum_config_init(&cfg);
@@ -284,7 +276,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         goto out;
     }
 
-    double t_write = now_s();
+    double t_write = xf_clock_now();
     int64_t written = 0;
     static const char *const stage_names[XF_PRUNE_STAGE_COUNT] = {
         NULL, "prune-renaming", "prune-common-subgraph", "prune-common-supergraph",
@@ -301,7 +293,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         st = xf_rulesdb_run_stage(x.db, x.run_id, stage_names[s], ps->seconds[s],
                                   (int64_t)ps->left[s], err);
     if (st == XF_OK)
-        st = xf_rulesdb_run_stage(x.db, x.run_id, "write", now_s() - t_write, written, err);
+        st = xf_rulesdb_run_stage(x.db, x.run_id, "write", xf_clock_now() - t_write, written, err);
     if (st == XF_OK) st = xf_rulesdb_run_checkpoint(x.db, x.run_id, NULL, 0, err);
     if (st == XF_OK) st = xf_rulesdb_run_set_state(x.db, x.run_id, XF_RUN_DONE, err);
     if (st == XF_OK) st = xf_rulesdb_commit(x.db, err);
@@ -313,7 +305,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     res->written = written;
     if (remove(ckpt) != 0 && errno != ENOENT)
         note(&x, 1, "warning: could not remove %s: %s", ckpt, strerror(errno));
-    res->seconds = now_s() - t_start;
+    res->seconds = xf_clock_now() - t_start;
 out:
     free(verdicts);
     free(ckpt);

@@ -19,7 +19,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define CHUNK_PARENTS 4
 #define BATCH_PARENTS 2048
@@ -45,13 +44,6 @@ typedef struct run {
     double t0, last_progress, level_t0;
     uint64_t level_parents0;
 } run;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ------------------------------------------------------------ parallel jobs */
 
@@ -234,7 +226,7 @@ static xf_status checkpoint(run *r, xf_error *err)
 static xf_status progress(run *r, int force, xf_error *err)
 {
     if (!r->opt->on_progress) return XF_OK;
-    double t = now_s();
+    double t = xf_clock_now();
     if (!force && t - r->last_progress < r->opt->progress_every_s) return XF_OK;
     r->last_progress = t;
     xf_enum_progress p;
@@ -442,7 +434,7 @@ static xf_status levels_loop(run *r, xf_error *err)
         level_ctx lc = {cfg, r->st.levels, &r->reps, r->st.level,
                         cfg->max_outputs + cfg->max_ops - r->st.level};
         uint64_t parents = r->st.levels[r->st.level - 1].n;
-        r->level_t0 = now_s();
+        r->level_t0 = xf_clock_now();
         r->level_parents0 = r->st.next_parent;
         while (st == XF_OK && r->st.next_parent < parents) {
             uint64_t lo = r->st.next_parent, hi = lo + BATCH_PARENTS;
@@ -490,12 +482,12 @@ xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_
     r.opt = opt;
     r.cfg_hash = xf_enum_config_hash(cfg);
     r.n_threads = opt->threads;
-    r.t0 = r.last_progress = now_s();
+    r.t0 = r.last_progress = xf_clock_now();
     st = setup(&r, err);
     if (st == XF_OK) st = levels_loop(&r, err);
     stats_bytes(&r);
     *stats = r.st.stats;
-    stats->seconds = now_s() - r.t0;
+    stats->seconds = xf_clock_now() - r.t0;
     teardown(&r);
     return st;
 }

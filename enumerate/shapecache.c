@@ -1,14 +1,13 @@
 /*
  * shapecache.c — interned shapes and the memo of variant applicability
- * (see shapecache.h). Each worker owns one, so there is no locking; the
- * memo only grows, and when it is full it is cleared and refilled.
+ * (see shapecache.h), two xf_htab tables. Each worker owns one, so there
+ * is no locking; the memo only grows, and when it is full it is cleared and
+ * refilled.
  */
 #include "shapecache.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define INDEX_SLOTS (SC_MAX_SHAPES * 2)
 
 static uint64_t hash_shape(const xf_shape *s)
 {
@@ -21,46 +20,33 @@ xf_status shapecache_init(shapecache *sc, const xf_enum_config *cfg, xf_error *e
 {
     memset(sc, 0, sizeof *sc);
     sc->cfg = cfg;
-    sc->index = malloc(sizeof(int16_t) * INDEX_SLOTS);
-    sc->memo_cap = 1 << 16;
-    sc->memo = calloc(sc->memo_cap, sizeof *sc->memo);
-    if (!sc->index || !sc->memo) {
+    if (xf_htab_reserve(&sc->index, SC_MAX_SHAPES, NULL) != XF_OK ||
+        xf_htab_reserve(&sc->memo, SC_MEMO_MAX, NULL) != XF_OK) {
         shapecache_free(sc);
         return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for the shape cache");
     }
-    for (int i = 0; i < INDEX_SLOTS; i++) sc->index[i] = -1;
     return XF_OK;
 }
 
 void shapecache_free(shapecache *sc)
 {
-    free(sc->index);
-    free(sc->memo);
-    sc->index = NULL;
-    sc->memo = NULL;
+    xf_htab_free(&sc->index);
+    xf_htab_free(&sc->memo);
 }
 
+/* Both tables were reserved at their largest, so adding never allocates. */
 int sc_intern(shapecache *sc, const xf_shape *s)
 {
     uint64_t h = hash_shape(s);
-    for (size_t i = (size_t)h & (INDEX_SLOTS - 1);; i = (i + 1) & (INDEX_SLOTS - 1)) {
-        int id = sc->index[i];
-        if (id < 0) {
-            if (sc->n_shapes == SC_MAX_SHAPES) return -1;
-            id = sc->n_shapes++;
-            sc->shapes[id] = *s;
-            sc->shape_hash[id] = h;
-            sc->index[i] = (int16_t)id;
-            return id;
-        }
-        if (sc->shape_hash[id] == h && xf_shape_equal(&sc->shapes[id], s)) return id;
-    }
-}
-
-static sc_entry *memo_slot(shapecache *sc, uint64_t key)
-{
-    for (size_t i = (size_t)(key >> 17) & (sc->memo_cap - 1);; i = (i + 1) & (sc->memo_cap - 1))
-        if (sc->memo[i].key == key || sc->memo[i].key == 0) return &sc->memo[i];
+    size_t pos = XF_HTAB_START;
+    for (const uint64_t *id; (id = xf_htab_next(&sc->index, xf_htab_key(h), &pos));)
+        if (sc->shape_hash[*id] == h && xf_shape_equal(&sc->shapes[*id], s)) return (int)*id;
+    if (sc->n_shapes == SC_MAX_SHAPES) return -1;
+    int id = sc->n_shapes++;
+    sc->shapes[id] = *s;
+    sc->shape_hash[id] = h;
+    xf_htab_add(&sc->index, xf_htab_key(h), (uint64_t)id, NULL);
+    return id;
 }
 
 int sc_apply(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, int *out_ids)
@@ -68,30 +54,27 @@ int sc_apply(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, i
     uint64_t key = fp_mix(0xA991u, (uint64_t)var);
     for (int i = 0; i < n_in; i++) key = fp_mix(key, (uint64_t)in_ids[i]);
     key = key ? key : 1;
-    sc_entry *e = memo_slot(sc, key);
-    if (e->key == 0) {
-        if ((sc->memo_n + 1) * 2 > sc->memo_cap) {
-            memset(sc->memo, 0, sc->memo_cap * sizeof *sc->memo);
-            sc->memo_n = 0;
-            e = memo_slot(sc, key);
-        }
+    const uint64_t *hit = xf_htab_get(&sc->memo, key);
+    uint64_t e;
+    if (hit) {
+        e = *hit;
+    } else {
+        if (sc->memo.n + 1 > SC_MEMO_MAX) xf_htab_clear(&sc->memo);
         xf_shape in_sh[MAX_NODE_INPUTS], out_sh[2];
         for (int i = 0; i < n_in; i++) in_sh[i] = sc->shapes[in_ids[i]];
         xf_params p;
         int no = 0;
-        e->key = key;
-        e->valid = (int8_t)enum_instantiate(sc->cfg, &sc->cfg->ops[var], n_in, in_sh, &p, &no,
-                                            out_sh);
-        e->n_out = (int8_t)no;
-        for (int k = 0; e->valid && k < no; k++) {
+        e = enum_instantiate(sc->cfg, &sc->cfg->ops[var], n_in, in_sh, &p, &no, out_sh) ? 1 : 0;
+        e |= (uint64_t)no << 8;
+        for (int k = 0; (e & 1) && k < no; k++) {
             int id = sc_intern(sc, &out_sh[k]);
-            if (id < 0) e->valid = 0;
-            e->out[k] = (int16_t)id;
+            if (id < 0) e &= ~(uint64_t)1;
+            e |= (uint64_t)(uint16_t)id << (16 + 16 * k);
         }
-        sc->memo_n++;
+        xf_htab_add(&sc->memo, key, e, NULL);
     }
-    if (!e->valid) return 0;
-    *n_out = e->n_out;
-    for (int k = 0; k < e->n_out; k++) out_ids[k] = e->out[k];
+    if (!(e & 1)) return 0;
+    *n_out = (int)(e >> 8 & 0xFF);
+    for (int k = 0; k < *n_out; k++) out_ids[k] = (int)(int16_t)(e >> (16 + 16 * k));
     return 1;
 }

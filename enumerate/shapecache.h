@@ -11,21 +11,15 @@
 #include "enum_impl.h"
 
 #define SC_MAX_SHAPES 4096
-
-typedef struct sc_entry {
-    uint64_t key; /* 0: empty */
-    int8_t valid, n_out;
-    int16_t out[2];
-} sc_entry;
+#define SC_MEMO_MAX (1u << 15) /* answers kept before the memo is cleared */
 
 typedef struct shapecache {
     const xf_enum_config *cfg;
     xf_shape shapes[SC_MAX_SHAPES];
     uint64_t shape_hash[SC_MAX_SHAPES];
     int n_shapes;
-    int16_t *index; /* open addressing over shape ids, SC_MAX_SHAPES*2 slots */
-    sc_entry *memo;
-    size_t memo_cap, memo_n;
+    xf_htab index; /* shape hash -> shape id */
+    xf_htab memo;  /* (variant, input ids) hash -> valid | n_out << 8 | out ids << 16, 32 */
 } shapecache;
 
 xf_status shapecache_init(shapecache *sc, const xf_enum_config *cfg, xf_error *err);

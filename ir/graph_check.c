@@ -9,9 +9,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether every node input is a graph input, a constant or the output of
+ * an earlier node. */
+static int in_node_order(const xf_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const xf_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_inputs; k++) {
+            int v = n->inputs[k];
+            if (v >= 0 && (v >= g->n_values ||
+                           (g->values[v].kind == XF_VALUE_NODE && g->values[v].producer >= i)))
+                return 0;
+        }
+    }
+    return 1;
+}
+
 xf_status xf_graph_topo_order(const xf_graph *g, int *order, xf_error *err)
 {
-    /* Kahn's algorithm over nodes; a min-index ready list keeps it stable. */
+    /* Kahn's algorithm over nodes; a min-index ready list keeps it stable
+     * and returns node order itself when it is topological, which is
+     * checked first in O(edges) (graphs built with the builders are). */
+    if (in_node_order(g)) {
+        for (int i = 0; i < g->n_nodes; i++) order[i] = i;
+        return XF_OK;
+    }
     xf_status st = XF_OK;
     int *indeg = calloc((size_t)g->n_nodes + 1, sizeof(int));
     int *users_start = calloc((size_t)g->n_nodes + 2, sizeof(int));
@@ -59,38 +81,7 @@ xf_status xf_graph_topo_order(const xf_graph *g, int *order, xf_error *err)
         }
     }
     free(fill);
-    /* ready is used as a binary min-heap of node indices */
-    int n_ready = 0, n_done = 0;
-    for (int i = 0; i < g->n_nodes; i++)
-        if (indeg[i] == 0) ready[n_ready++] = i; /* ascending: already a heap */
-    while (n_ready > 0) {
-        int top = ready[0];
-        ready[0] = ready[--n_ready];
-        for (int i = 0;;) { /* sift down */
-            int l = 2 * i + 1, r = l + 1, m = i;
-            if (l < n_ready && ready[l] < ready[m]) m = l;
-            if (r < n_ready && ready[r] < ready[m]) m = r;
-            if (m == i) break;
-            int t = ready[i];
-            ready[i] = ready[m];
-            ready[m] = t;
-            i = m;
-        }
-        order[n_done++] = top;
-        for (int e = users_start[top]; e < users_start[top + 1]; e++) {
-            int u = users[e];
-            if (--indeg[u] == 0) { /* sift up */
-                int i = n_ready++;
-                ready[i] = u;
-                while (i > 0 && ready[(i - 1) / 2] > ready[i]) {
-                    int t = ready[i];
-                    ready[i] = ready[(i - 1) / 2];
-                    ready[(i - 1) / 2] = t;
-                    i = (i - 1) / 2;
-                }
-            }
-        }
-    }
+    int n_done = xf_topo_kahn(g->n_nodes, users_start, users, indeg, order, ready);
     if (n_done != g->n_nodes) {
         int culprit = 0;
         for (int i = 0; i < g->n_nodes; i++)

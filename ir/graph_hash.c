@@ -6,6 +6,20 @@
  * sorted multiset of node hashes (so unused nodes count) with the ordered
  * output hashes. Two graphs that differ only by renaming or reordering
  * nodes hash equal; this is what round-trip tests compare.
+ *
+ * Two modes. XF_HASH_CONTENT (xf_graph_hash) reads constants' contents and
+ * hashes every byte of the parameters and the sorted node hashes: its value
+ * is stored in the rules database and never changes. XF_HASH_IDENTITY is
+ * the fast mode for the searches' seen-sets, which hash every step: a
+ * constant is its data pointer, dtype and shape (rewrites share constants
+ * with the model they started from), parameters count by their nonzero
+ * words, node outputs by node and index only (their shapes follow) and
+ * node hashes are summed, so it is O(nodes + edges) with a small
+ * constant however large the weights. Its values are never stored.
+ *
+ * The same node hashes give the canonical node order (a topological order
+ * taking the ready node with the smallest hash first) in which the rules
+ * database serializes a rule side.
  */
 #include "op_impl.h"
 
@@ -29,6 +43,21 @@ static uint64_t hash_value_base(const xf_value *v, uint64_t h)
     return h;
 }
 
+/* Identity mode's parameter hash: the nonzero words of canonical
+ * parameters (unused fields are zero), each with its offset, and split
+ * sizes only for split: a few mixes instead of the whole struct. */
+static uint64_t hash_params_sparse(uint64_t h, xf_op op, const xf_params *p)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    size_t n = op == XF_OP_SPLIT ? sizeof *p : offsetof(xf_params, split);
+    for (size_t off = 0; off + 8 <= n; off += 8) {
+        uint64_t w;
+        memcpy(&w, b + off, 8);
+        if (w) h = xf_hash_u64(h, w ^ ((uint64_t)off << 52));
+    }
+    return h;
+}
+
 static uint64_t hash_opaque(const xf_opaque *o, uint64_t h)
 {
     if (!o) return h;
@@ -38,40 +67,64 @@ static uint64_t hash_opaque(const xf_opaque *o, uint64_t h)
     return h;
 }
 
-uint64_t xf_graph_hash(const xf_graph *g)
+/* Fills vh (n_values) with value hashes and nh (n_nodes) with node hashes;
+ * order (n_nodes) receives a topological order. */
+static xf_status node_hashes(const xf_graph *g, xf_hash_mode mode, uint64_t *vh, uint64_t *nh,
+                             int *order, xf_error *err)
 {
-    uint64_t *vh = calloc((size_t)g->n_values + 1, sizeof *vh);
-    uint64_t *nh = calloc((size_t)g->n_nodes + 1, sizeof *nh);
-    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
-    uint64_t result = 0;
-    if (!vh || !nh || !order) goto out; /* 0 marks "could not hash" */
     for (int i = 0; i < g->n_values; i++) {
         const xf_value *v = &g->values[i];
-        if (v->kind == XF_VALUE_CONST) {
+        if (v->kind != XF_VALUE_CONST) continue;
+        if (mode == XF_HASH_IDENTITY) {
+            vh[i] = hash_value_base(v, xf_hash_u64(0xC0115747ull, (uint64_t)(uintptr_t)v->data));
+        } else {
             size_t bytes = (size_t)xf_shape_numel(&v->shape) * xf_dtype_size(v->dtype);
             vh[i] = xf_hash_bytes(hash_value_base(v, 0xC0115747ull), v->data, bytes);
         }
     }
     for (int i = 0; i < g->n_inputs; i++)
         vh[g->inputs[i]] = hash_value_base(&g->values[g->inputs[i]], xf_hash_u64(0x1A9u, (uint64_t)i));
-    xf_error err;
-    if (xf_graph_topo_order(g, order, &err) != XF_OK) goto out;
+    xf_status st = xf_graph_topo_order(g, order, err);
+    if (st != XF_OK) return st;
     for (int k = 0; k < g->n_nodes; k++) {
         const xf_node *n = &g->nodes[order[k]];
         uint64_t h = xf_hash_u64(0x0D3u, (uint64_t)n->op);
-        h = xf_hash_bytes(h, &n->params, sizeof n->params);
+        h = mode == XF_HASH_IDENTITY ? hash_params_sparse(h, n->op, &n->params)
+                                     : xf_hash_bytes(h, &n->params, sizeof n->params);
         h = hash_opaque(n->opaque, h);
         h = xf_hash_u64(h, (uint64_t)n->n_inputs);
         for (int j = 0; j < n->n_inputs; j++)
             h = xf_hash_u64(h, n->inputs[j] < 0 ? 0x0917u : vh[n->inputs[j]]);
         h = xf_hash_u64(h, (uint64_t)n->n_outputs);
         nh[order[k]] = h;
+        /* identity mode leaves out output shapes: inference derives them
+         * from what the node hash already holds */
         for (int j = 0; j < n->n_outputs; j++)
-            vh[n->outputs[j]] = hash_value_base(&g->values[n->outputs[j]], xf_hash_u64(h, (uint64_t)j));
+            vh[n->outputs[j]] = mode == XF_HASH_IDENTITY
+                                    ? xf_hash_u64(h, (uint64_t)j)
+                                    : hash_value_base(&g->values[n->outputs[j]],
+                                                      xf_hash_u64(h, (uint64_t)j));
     }
-    qsort(nh, (size_t)g->n_nodes, sizeof *nh, cmp_u64);
+    return XF_OK;
+}
+
+uint64_t xf_graph_hash_mode(const xf_graph *g, xf_hash_mode mode)
+{
+    uint64_t *vh = calloc((size_t)g->n_values + 1, sizeof *vh);
+    uint64_t *nh = calloc((size_t)g->n_nodes + 1, sizeof *nh);
+    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    uint64_t result = 0;
+    if (!vh || !nh || !order) goto out; /* 0 marks "could not hash" */
+    if (node_hashes(g, mode, vh, nh, order, NULL) != XF_OK) goto out;
     uint64_t h = xf_hash_u64(0x6A4u, (uint64_t)g->n_nodes);
-    for (int i = 0; i < g->n_nodes; i++) h = xf_hash_u64(h, nh[i]);
+    if (mode == XF_HASH_IDENTITY) {
+        uint64_t sum = 0;
+        for (int i = 0; i < g->n_nodes; i++) sum += nh[i];
+        h = xf_hash_u64(h, sum);
+    } else {
+        qsort(nh, (size_t)g->n_nodes, sizeof *nh, cmp_u64);
+        for (int i = 0; i < g->n_nodes; i++) h = xf_hash_u64(h, nh[i]);
+    }
     h = xf_hash_u64(h, (uint64_t)g->n_inputs);
     h = xf_hash_u64(h, (uint64_t)g->n_outputs);
     for (int i = 0; i < g->n_outputs; i++) h = xf_hash_u64(h, vh[g->outputs[i]]);
@@ -81,4 +134,47 @@ out:
     free(nh);
     free(order);
     return result;
+}
+
+uint64_t xf_graph_hash(const xf_graph *g)
+{
+    return xf_graph_hash_mode(g, XF_HASH_CONTENT);
+}
+
+xf_status xf_graph_canonical_order(const xf_graph *g, int *order, xf_error *err)
+{
+    xf_status st = XF_OK;
+    uint64_t *vh = calloc((size_t)g->n_values + 1, sizeof *vh);
+    uint64_t *nh = calloc((size_t)g->n_nodes + 1, sizeof *nh);
+    int *topo_order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    char *done = calloc((size_t)g->n_nodes + 1, 1);
+    if (!vh || !nh || !topo_order || !done) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory ordering a graph");
+        goto out;
+    }
+    st = node_hashes(g, XF_HASH_CONTENT, vh, nh, topo_order, err);
+    if (st != XF_OK) goto out;
+    for (int k = 0; k < g->n_nodes; k++) {
+        int best = -1;
+        for (int m = 0; m < g->n_nodes; m++) {
+            if (done[m]) continue;
+            const xf_node *n = &g->nodes[m];
+            int ready = 1;
+            for (int j = 0; j < n->n_inputs && ready; j++) {
+                int v = n->inputs[j];
+                if (v >= 0 && g->values[v].kind == XF_VALUE_NODE && !done[g->values[v].producer])
+                    ready = 0;
+            }
+            if (ready && (best < 0 || nh[m] < nh[best])) best = m;
+        }
+        /* the graph has a topological order, so some node is always ready */
+        done[best] = 1;
+        order[k] = best;
+    }
+out:
+    free(vh);
+    free(nh);
+    free(topo_order);
+    free(done);
+    return st;
 }

@@ -5,8 +5,9 @@
  * logger, an arena allocator, static tensor shapes (at most XF_MAX_DIMS dims),
  * the single operator table (arity, parameters, shape inference, float32
  * kernel and ONNX name of every operator the project knows), the graph DAG
- * (build, validate, topological order, canonical structural hash) and the
- * float32 reference interpreter that runs a whole graph.
+ * (build, validate, topological order, structural hash, text format), the
+ * float32 reference interpreter that runs a whole graph, and the one of
+ * each utility every module uses: 64-bit mixer, hash table, clock.
  *
  * Nothing here prints to stdout or exits; fallible functions return an
  * xf_status and fill an optional xf_error.
@@ -370,12 +371,31 @@ void xf_opaque_free(xf_opaque *o);
  * every node against the recorded shapes. The message names the node. */
 xf_status xf_graph_validate(const xf_graph *g, xf_error *err);
 /* Node indices in a topological order (inputs before users); ties broken by
- * node index so the order is deterministic. `order` has n_nodes entries. */
+ * node index so the order is deterministic (node order itself when it is
+ * topological). `order` has n_nodes entries. */
 xf_status xf_graph_topo_order(const xf_graph *g, int *order, xf_error *err);
+/* The sort behind it, for any DAG of n nodes: node i's successors are
+ * succ[start[i] .. start[i+1]), indeg[i] its number of predecessors
+ * (consumed). Fills order with the nodes, smallest ready index first;
+ * returns how many it ordered: fewer than n means a cycle, and the nodes
+ * with indeg > 0 are on or behind one. heap: n ints of scratch. */
+int xf_topo_kahn(int n, const int *start, const int *succ, int *indeg, int *order, int *heap);
 /* Structural hash that ignores node order and value names: it depends on
- * ops, params, graph-input positions, shapes, dtypes, constant contents and
- * which values are outputs (in order). */
+ * ops, params, graph-input positions, shapes, dtypes, constants and which
+ * values are outputs (in order). A constant counts by its contents
+ * (XF_HASH_CONTENT) or by its data pointer, dtype and shape
+ * (XF_HASH_IDENTITY: cheap, for graphs sharing their weights; its values
+ * differ from content mode's and are never stored). Never 0;
+ * 0 means the graph could not be hashed (a cycle, no memory). */
+typedef enum xf_hash_mode { XF_HASH_CONTENT, XF_HASH_IDENTITY } xf_hash_mode;
+uint64_t xf_graph_hash_mode(const xf_graph *g, xf_hash_mode mode);
+/* xf_graph_hash_mode(g, XF_HASH_CONTENT): the hash stored in the rules DB. */
 uint64_t xf_graph_hash(const xf_graph *g);
+/* Canonical node order: a topological order that takes, among the ready
+ * nodes, the one with the smallest structural node hash (then the lowest
+ * index). Graphs that differ only in node order or names get the same
+ * sequence of nodes. `order` has n_nodes entries. */
+xf_status xf_graph_canonical_order(const xf_graph *g, int *order, xf_error *err);
 /* Number of nodes per op (array of XF_OP_COUNT). */
 void xf_graph_op_histogram(const xf_graph *g, int *counts);
 /* Total bytes of constant data. */
@@ -451,6 +471,24 @@ int xf_rule_key_cmp(const xf_rule_key *a, const xf_rule_key *b);
  * small (buf then holds a truncated string). */
 xf_status xf_graph_format(const xf_graph *g, char *buf, size_t n, xf_error *err);
 
+/* Builds the node for one operator of graph text: name as written (it may
+ * end in an output index, "split1"), params the text between its brackets
+ * ("" when none), args the argument values (-1: omitted). Returns the value
+ * the expression stands for, or -1 with err filled. */
+typedef int (*xf_graph_parse_op)(xf_graph *g, const char *name, const char *params,
+                                 const int *args, int n_args, void *user, xf_error *err);
+/* The default: operator table names with default parameters (text with
+ * parameters is XF_ERR_UNSUPPORTED), an output index suffix for
+ * multi-output operators. */
+int xf_graph_parse_table_op(xf_graph *g, const char *name, const char *params, const int *args,
+                            int n_args, void *user, xf_error *err);
+/* Reads the text of xf_graph_format back: each expression (separated by
+ * "," or ";" at the top level) becomes a graph output of g, whose graph
+ * inputs are already there (the text names them, by name or in<i>, but
+ * carries no dtypes or shapes). op: NULL for xf_graph_parse_table_op. */
+xf_status xf_graph_parse(xf_graph *g, const char *text, xf_graph_parse_op op, void *user,
+                         xf_error *err);
+
 /* --------------------------------------------------------------- utilities */
 
 /* Bounded string builder over a caller's buffer: appends stop at the buffer's
@@ -473,8 +511,62 @@ uint64_t xf_rng_next(xf_rng *r);
 float xf_rng_uniform(xf_rng *r, float lo, float hi); /* [lo, hi) */
 float xf_rng_normal(xf_rng *r);
 
-/* 64-bit hashing used by the canonical hash (FNV-1a style mixing). */
+/* The one 64-bit mixer: folds v into the running hash h (boost-style
+ * combine, then the splitmix64 finaliser). Its values are stored (rules DB
+ * hash column), so it never changes. Inline: graph hashes call it a few
+ * times per edge. */
+static inline uint64_t xf_hash_u64(uint64_t h, uint64_t v)
+{
+    uint64_t z = h ^ (v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2));
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* n bytes at data folded into h (built on xf_hash_u64). */
 uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n);
-uint64_t xf_hash_u64(uint64_t h, uint64_t v);
+
+/* The one hash table: open addressing over nonzero 64-bit keys, each with a
+ * 64-bit value (count, index into the caller's array, bits). Tables keyed
+ * by the hash of a larger key hold several entries per key (xf_htab_add)
+ * and walk them with xf_htab_next, comparing the real keys. Iteration order
+ * is unspecified: read slot[0..cap) where key != 0 only when order does
+ * not matter. Zero-initialised (or xf_htab_init) is an empty table. */
+typedef struct xf_htab_slot {
+    uint64_t key; /* 0: empty */
+    uint64_t val;
+} xf_htab_slot;
+typedef struct xf_htab {
+    xf_htab_slot *slot;
+    size_t cap, n; /* cap: power of two, at least 2n */
+} xf_htab;
+#define XF_HTAB_START ((size_t)-1)
+/* A hash as the key of a hash-keyed multimap (0 is reserved). */
+static inline uint64_t xf_htab_key(uint64_t h)
+{
+    return h ? h : 1;
+}
+void xf_htab_init(xf_htab *t);
+void xf_htab_free(xf_htab *t);
+/* Empties the table, keeping its memory. */
+void xf_htab_clear(xf_htab *t);
+/* Makes room for n entries without growing again. */
+xf_status xf_htab_reserve(xf_htab *t, size_t n, xf_error *err);
+/* The value of an entry with key, NULL when absent. The
+ * pointer is valid until the next insertion. */
+uint64_t *xf_htab_get(const xf_htab *t, uint64_t key);
+/* Finds key or inserts it with value 0; *val (optional) points at its value,
+ * *added (optional) says whether it was inserted. */
+xf_status xf_htab_put(xf_htab *t, uint64_t key, uint64_t **val, int *added, xf_error *err);
+/* Inserts (key, val) even when key is present (hash-keyed multimaps). */
+xf_status xf_htab_add(xf_htab *t, uint64_t key, uint64_t val, xf_error *err);
+/* Walks the entries with key: start with *pos = XF_HTAB_START; returns each
+ * value in turn, then NULL. */
+uint64_t *xf_htab_next(const xf_htab *t, uint64_t key, size_t *pos);
+
+/* The one clock: CLOCK_MONOTONIC in seconds or milliseconds, and the
+ * calling thread's CPU time in seconds (benchmarks). */
+double xf_clock_now(void);
+double xf_clock_now_ms(void);
+double xf_clock_thread_cpu(void);
 
 #endif /* XF_IR_H */

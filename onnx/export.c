@@ -71,42 +71,24 @@ static int vec_push(xf_export *x, xf_export_vec *v, void *item)
 
 static uint64_t name_hash(const char *s)
 {
-    return xf_hash_bytes(0x9E3779B97F4A7C15ull, s, strlen(s));
+    return xf_htab_key(xf_hash_bytes(0x9E3779B97F4A7C15ull, s, strlen(s)));
 }
 
 static int names_has(const xf_export_names *s, const char *name)
 {
-    if (!s->cap) return 0;
-    for (size_t i = (size_t)name_hash(name) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-        if (!s->slot[i]) return 0;
-        if (strcmp(s->slot[i], name) == 0) return 1;
-    }
-}
-
-static void names_put(xf_export_names *s, const char *name)
-{
-    size_t i = (size_t)name_hash(name) & (s->cap - 1);
-    while (s->slot[i]) i = (i + 1) & (s->cap - 1);
-    s->slot[i] = name;
-    s->n++;
+    size_t pos = XF_HTAB_START;
+    for (const uint64_t *v; (v = xf_htab_next(&s->index, name_hash(name), &pos));)
+        if (strcmp((const char *)(uintptr_t)*v, name) == 0) return 1;
+    return 0;
 }
 
 /* Adds `name` (an arena string not yet in the set); 0 when out of memory. */
 static int names_add(xf_export *x, xf_export_names *s, const char *name)
 {
-    if ((s->n + 1) * 2 > s->cap) {
-        xf_export_names bigger = {NULL, s->cap ? s->cap * 2 : 256, 0};
-        bigger.slot = calloc(bigger.cap, sizeof *bigger.slot);
-        if (!bigger.slot) {
-            xf_export_fail_nomem(x);
-            return 0;
-        }
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->slot[i]) names_put(&bigger, s->slot[i]);
-        free(s->slot);
-        *s = bigger;
+    if (xf_htab_add(&s->index, name_hash(name), (uint64_t)(uintptr_t)name, NULL) != XF_OK) {
+        xf_export_fail_nomem(x);
+        return 0;
     }
-    names_put(s, name);
     return 1;
 }
 
@@ -599,8 +581,8 @@ xf_status xf_onnx_save_buffer(const xf_graph *g, uint8_t **buf, size_t *len, xf_
     xf_arena_init(&x.arena, 1 << 16);
     xf_status st = pack_model(&x, buf, len);
     xf_arena_free(&x.arena);
-    free(x.used_values.slot);
-    free(x.used_nodes.slot);
+    xf_htab_free(&x.used_values.index);
+    xf_htab_free(&x.used_nodes.index);
     free(x.nodes.items);
     free(x.inits.items);
     free(x.value_info.items);

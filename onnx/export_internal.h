@@ -25,10 +25,10 @@ typedef struct xf_export_vec {
     size_t n, cap;
 } xf_export_vec;
 
-/* Set of names in use (open addressing; the strings live in the arena). */
+/* Set of names in use: an xf_htab from a name's hash to the name (the
+ * strings live in the arena). */
 typedef struct xf_export_names {
-    const char **slot;
-    size_t cap, n;
+    xf_htab index;
 } xf_export_names;
 
 typedef struct xf_export {

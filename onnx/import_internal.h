@@ -31,9 +31,11 @@
 
 /* ---------------------------------------------------------- string -> int map */
 
-/* Open-addressing hash map from a string to a non-negative int. Keys are not
- * copied: they must outlive the map. */
+/* Hash map from a string to a non-negative int: entries in two arrays, an
+ * xf_htab from each key's hash to its entry. Keys are not copied: they must
+ * outlive the map. */
 typedef struct imp_map {
+    xf_htab index;
     const char **keys;
     int *vals;
     size_t cap, n;

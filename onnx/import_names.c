@@ -1,7 +1,8 @@
 /*
- * import_names.c — the importer's string -> int hash map (open addressing,
- * linear probing, power-of-two capacity). ONNX graphs refer to every value
- * by name, so resolving names must stay O(1) for models with 10^4 nodes.
+ * import_names.c — the importer's string -> int hash map: entries appended
+ * to two arrays, found through an xf_htab keyed by the string's hash. ONNX
+ * graphs refer to every value by name, so resolving names must stay O(1)
+ * for models with 10^4 nodes.
  */
 #include "import_internal.h"
 
@@ -15,65 +16,52 @@ void imp_map_init(imp_map *m)
 
 void imp_map_free(imp_map *m)
 {
+    xf_htab_free(&m->index);
     free(m->keys);
     free(m->vals);
     imp_map_init(m);
 }
 
-static size_t hash_str(const char *s)
+static uint64_t hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (size_t)(h ^ (h >> 29));
+    return xf_htab_key(xf_hash_bytes(0, s, strlen(s)));
 }
 
-static size_t slot_of(const imp_map *m, const char *key)
+/* Entry of key, or -1. */
+static long find(const imp_map *m, const char *key, uint64_t h)
 {
-    size_t mask = m->cap - 1, i = hash_str(key) & mask;
-    while (m->keys[i] && strcmp(m->keys[i], key) != 0) i = (i + 1) & mask;
-    return i;
+    size_t pos = XF_HTAB_START;
+    for (const uint64_t *e; (e = xf_htab_next(&m->index, h, &pos));)
+        if (strcmp(m->keys[*e], key) == 0) return (long)*e;
+    return -1;
 }
 
 int imp_map_get(const imp_map *m, const char *key)
 {
-    if (!m->cap) return -1;
-    size_t i = slot_of(m, key);
-    return m->keys[i] ? m->vals[i] : -1;
-}
-
-static int rehash(imp_map *m, size_t cap)
-{
-    imp_map n;
-    n.cap = cap;
-    n.n = m->n;
-    n.keys = calloc(cap, sizeof *n.keys);
-    n.vals = calloc(cap, sizeof *n.vals);
-    if (!n.keys || !n.vals) {
-        free(n.keys);
-        free(n.vals);
-        return 0;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->keys[i]) {
-            size_t j = slot_of(&n, m->keys[i]);
-            n.keys[j] = m->keys[i];
-            n.vals[j] = m->vals[i];
-        }
-    free(m->keys);
-    free(m->vals);
-    *m = n;
-    return 1;
+    long e = find(m, key, hash_str(key));
+    return e < 0 ? -1 : m->vals[e];
 }
 
 xf_status imp_map_put(imp_map *m, const char *key, int val, xf_error *err)
 {
-    if ((m->n + 1) * 2 > m->cap && !rehash(m, m->cap ? m->cap * 2 : 64))
-        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing value names");
-    size_t i = slot_of(m, key);
-    if (!m->keys[i]) {
-        m->keys[i] = key;
-        m->n++;
+    uint64_t h = hash_str(key);
+    long e = find(m, key, h);
+    if (e >= 0) {
+        m->vals[e] = val;
+        return XF_OK;
     }
-    m->vals[i] = val;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        const char **k = realloc(m->keys, cap * sizeof *k);
+        if (k) m->keys = k;
+        int *v = realloc(m->vals, cap * sizeof *v);
+        if (v) m->vals = v;
+        if (!k || !v) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing value names");
+        m->cap = cap;
+    }
+    if (xf_htab_add(&m->index, h, m->n, NULL) != XF_OK)
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing value names");
+    m->keys[m->n] = key;
+    m->vals[m->n++] = val;
     return XF_OK;
 }

@@ -4,7 +4,7 @@
  * nodes are listed in execution order, so the importer registers every
  * producer (graph inputs, initializers, node outputs), rejects names that
  * are produced twice or consumed but never produced, and computes a
- * topological order of the nodes (file order where the file is already
+ * topological order of the nodes with xf_topo_kahn (file order where the file is already
  * ordered), naming a node on the cycle when there is none. Names used inside
  * subgraph attributes (If/Loop bodies) count as dependencies too. It also
  * counts the consumers of every value (the op mapping fuses an activation
@@ -195,51 +195,6 @@ static xf_status collect_edges(imp_state *st, edges *es, xf_error *err)
     return XF_OK;
 }
 
-static void heap_push(int *h, int *n, int v)
-{
-    int i = (*n)++;
-    h[i] = v;
-    while (i > 0 && h[(i - 1) / 2] > h[i]) {
-        int p = (i - 1) / 2, t = h[p];
-        h[p] = h[i];
-        h[i] = t;
-        i = p;
-    }
-}
-
-static int heap_pop(int *h, int *n)
-{
-    int top = h[0];
-    h[0] = h[--(*n)];
-    for (int i = 0;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < *n && h[l] < h[m]) m = l;
-        if (r < *n && h[r] < h[m]) m = r;
-        if (m == i) break;
-        int t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-    return top;
-}
-
-/* Kahn's algorithm, smallest index first. Returns the number ordered. */
-static int kahn(int n_nodes, const csr *succ, const edges *es, int *indeg, int *order, int *heap)
-{
-    for (size_t k = 0; k < es->n; k++) indeg[es->e[k].to]++;
-    int n_heap = 0, n_done = 0;
-    for (int i = 0; i < n_nodes; i++)
-        if (indeg[i] == 0) heap_push(heap, &n_heap, i);
-    while (n_heap > 0) {
-        int v = heap_pop(heap, &n_heap);
-        order[n_done++] = v;
-        for (int e = succ->start[v]; e < succ->start[v + 1]; e++)
-            if (--indeg[succ->list[e]] == 0) heap_push(heap, &n_heap, succ->list[e]);
-    }
-    return n_done;
-}
-
 /* A node on a cycle: walk back through unfinished predecessors; after
  * n_nodes steps the walk is inside a cycle. */
 static int node_on_cycle(int n_nodes, const csr *pred, const int *indeg)
@@ -276,7 +231,8 @@ xf_status imp_resolve(imp_state *st, int **order_out, xf_error *err)
         rc = nomem(st, err);
         goto out;
     }
-    if (kahn(n_nodes, &succ, &es, indeg, order, heap) < n_nodes) {
+    for (size_t k = 0; k < es.n; k++) indeg[es.e[k].to]++;
+    if (xf_topo_kahn(n_nodes, succ.start, succ.list, indeg, order, heap) < n_nodes) {
         set_node(st, node_on_cycle(n_nodes, &pred, indeg));
         rc = imp_node_fail(st, err, XF_ERR_GRAPH,
                            "the graph has a cycle through this node (its inputs depend on its "

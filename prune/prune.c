@@ -8,7 +8,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 const char *xf_prune_stage_name(xf_prune_stage s)
 {
@@ -26,13 +25,6 @@ xf_prune_options xf_prune_options_default(void)
 {
     xf_prune_options o = {XF_PRUNE_ALL_STAGES, 1};
     return o;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static size_t count_alive(const unsigned char *alive, size_t n)
@@ -60,7 +52,7 @@ static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
     pr_keymap_init(&index);
     unsigned char *alive = malloc(n + 1);
     long *first = malloc((n + 1) * sizeof *first);
-    double t0 = now_s();
+    double t0 = xf_clock_now();
     xf_status st = XF_OK;
     /* Rename first, so reasons use the names the rules end with. */
     for (size_t i = 0; rules && o.canonical_inputs && i < n && st == XF_OK; i++) {
@@ -76,10 +68,10 @@ static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
     st = pr_canon_index(&rs, &index, first, err);
     if (st != XF_OK) goto out;
     s.left[XF_PRUNE_KEPT] = n;
-    s.seconds[XF_PRUNE_KEPT] = now_s() - t0;
+    s.seconds[XF_PRUNE_KEPT] = xf_clock_now() - t0;
     size_t left = n;
     for (int stage = XF_PRUNE_RENAMING; stage < XF_PRUNE_STAGE_COUNT; stage++) {
-        double ts = now_s();
+        double ts = xf_clock_now();
         if (o.stages & (1u << stage)) {
             switch ((xf_prune_stage)stage) {
             case XF_PRUNE_RENAMING: pr_stage_renaming(&rs, first, alive, verdicts); break;
@@ -97,7 +89,7 @@ static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
         size_t now = count_alive(alive, n);
         s.removed[stage] = left - now;
         s.left[stage] = now;
-        s.seconds[stage] = now_s() - ts;
+        s.seconds[stage] = xf_clock_now() - ts;
         left = now;
     }
     s.kept = left;

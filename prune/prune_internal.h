@@ -32,8 +32,7 @@ typedef struct pr_keymap {
     size_t n_pool, cap_pool;
     pr_keymap_ent *ents;
     size_t n_ents, cap_ents;
-    long *slots; /* entry index or -1; power-of-two size */
-    size_t n_slots;
+    xf_htab index; /* key hash -> entry index */
 } pr_keymap;
 
 void pr_keymap_init(pr_keymap *m);
@@ -65,8 +64,7 @@ typedef struct pr_table {
     size_t n_terms, cap_terms;
     int32_t *kids;
     size_t n_kids, cap_kids;
-    int32_t *slots; /* term id or -1 */
-    size_t n_slots;
+    xf_htab term_index; /* term hash -> term id */
     /* interned operator keys: (op, params) */
     xf_op *ops;
     xf_params *params;

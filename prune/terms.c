@@ -32,7 +32,7 @@ void pr_table_free(pr_table *t)
 {
     free(t->terms);
     free(t->kids);
-    free(t->slots);
+    xf_htab_free(&t->term_index);
     free(t->ops);
     free(t->params);
     free(t->op_hash);
@@ -160,36 +160,15 @@ static int term_equal(const pr_table *t, const pr_term *a, int32_t opkey, int32_
            (n_kids == 0 || memcmp(t->kids + a->kids, kids, (size_t)n_kids * sizeof *kids) == 0);
 }
 
-static xf_status grow_term_slots(pr_table *t, xf_error *err)
-{
-    size_t n = t->n_slots ? t->n_slots * 2 : 4096;
-    int32_t *slots = malloc(n * sizeof *slots);
-    if (!slots) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (term index)");
-    for (size_t i = 0; i < n; i++) slots[i] = -1;
-    for (size_t k = 0; k < t->n_terms; k++) {
-        size_t s = (size_t)t->terms[k].hash & (n - 1);
-        while (slots[s] >= 0) s = (s + 1) & (n - 1);
-        slots[s] = (int32_t)k;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->n_slots = n;
-    return XF_OK;
-}
-
 static xf_status intern_term(pr_table *t, int32_t opkey, int32_t type, int32_t out,
                              int32_t n_kids, const int32_t *kids, int32_t *id, xf_error *err)
 {
-    if ((t->n_terms + 1) * 2 > t->n_slots) {
-        xf_status st = grow_term_slots(t, err);
-        if (st != XF_OK) return st;
-    }
     uint64_t h = term_hash(opkey, type, out, n_kids, kids);
-    size_t mask = t->n_slots - 1, s = (size_t)h & mask;
-    for (; t->slots[s] >= 0; s = (s + 1) & mask) {
-        const pr_term *a = &t->terms[t->slots[s]];
+    size_t pos = XF_HTAB_START;
+    for (const uint64_t *k; (k = xf_htab_next(&t->term_index, xf_htab_key(h), &pos));) {
+        const pr_term *a = &t->terms[*k];
         if (a->hash == h && term_equal(t, a, opkey, type, out, n_kids, kids)) {
-            *id = t->slots[s];
+            *id = (int32_t)*k;
             return XF_OK;
         }
     }
@@ -201,12 +180,13 @@ static xf_status intern_term(pr_table *t, int32_t opkey, int32_t type, int32_t o
         t->kids = k;
         t->cap_kids = cap;
     }
+    xf_status st = xf_htab_add(&t->term_index, xf_htab_key(h), t->n_terms, err);
+    if (st != XF_OK) return st;
     int32_t size = opkey == PR_LEAF ? 0 : 1;
     for (int32_t i = 0; i < n_kids; i++) size += t->terms[kids[i]].size;
     if (n_kids > 0) memcpy(t->kids + t->n_kids, kids, (size_t)n_kids * sizeof *kids);
     t->terms[t->n_terms] = (pr_term){opkey, type, out, n_kids, t->n_kids, size, h};
     t->n_kids += (size_t)n_kids;
-    t->slots[s] = (int32_t)t->n_terms;
     *id = (int32_t)t->n_terms++;
     return XF_OK;
 }

@@ -10,8 +10,8 @@
  * params as in params_codec.c. Values are numbered as they appear: graph
  * inputs first, then each node's outputs; an input ref is value+1, 0 for an
  * omitted optional input; output refs are plain value numbers. Nodes are
- * written in a canonical topological order (ready nodes by structural hash),
- * so graphs that differ only in node order or names serialize alike. Output
+ * written in xf_graph_canonical_order (ready nodes by structural hash), so
+ * graphs that differ only in node order or names serialize alike. Output
  * shapes are not stored: decoding rebuilds the graph with the xf_graph
  * builders, which re-infer them, and validates the result.
  */
@@ -25,71 +25,6 @@
 #define MAGIC1 'G'
 #define MAX_OP_NAME 63
 #define MAX_NODE_OUTPUTS 4096
-
-/* ------------------------------------------------------------ canonical order */
-
-static uint64_t value_base(const xf_value *v, uint64_t h)
-{
-    h = xf_hash_u64(h, (uint64_t)v->dtype);
-    h = xf_hash_u64(h, (uint64_t)v->shape.rank);
-    for (int i = 0; i < v->shape.rank; i++) h = xf_hash_u64(h, (uint64_t)v->shape.dims[i]);
-    return h;
-}
-
-/* Fills order[] with node indices: a topological order in which, among the
- * nodes whose inputs are all available, the one with the smallest structural
- * hash (then index) comes first. */
-static xf_status canonical_order(const xf_graph *g, int *order, xf_error *err)
-{
-    xf_status st = XF_OK;
-    uint64_t *vh = calloc((size_t)g->n_values + 1, sizeof *vh);
-    uint64_t *nh = calloc((size_t)g->n_nodes + 1, sizeof *nh);
-    int *topo = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
-    char *done = calloc((size_t)g->n_nodes + 1, 1);
-    if (!vh || !nh || !topo || !done) {
-        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory ordering a graph");
-        goto out;
-    }
-    for (int i = 0; i < g->n_inputs; i++)
-        vh[g->inputs[i]] = value_base(&g->values[g->inputs[i]], xf_hash_u64(0x1A9u, (uint64_t)i));
-    st = xf_graph_topo_order(g, topo, err);
-    if (st != XF_OK) goto out;
-    for (int k = 0; k < g->n_nodes; k++) {
-        const xf_node *n = &g->nodes[topo[k]];
-        uint64_t h = xf_hash_u64(0x0D3u, (uint64_t)n->op);
-        h = xf_hash_bytes(h, &n->params, sizeof n->params);
-        h = xf_hash_u64(h, (uint64_t)n->n_inputs);
-        for (int j = 0; j < n->n_inputs; j++)
-            h = xf_hash_u64(h, n->inputs[j] < 0 ? 0x0917u : vh[n->inputs[j]]);
-        h = xf_hash_u64(h, (uint64_t)n->n_outputs);
-        nh[topo[k]] = h;
-        for (int j = 0; j < n->n_outputs; j++)
-            vh[n->outputs[j]] = value_base(&g->values[n->outputs[j]], xf_hash_u64(h, (uint64_t)j));
-    }
-    for (int k = 0; k < g->n_nodes; k++) {
-        int best = -1;
-        for (int m = 0; m < g->n_nodes; m++) {
-            if (done[m]) continue;
-            const xf_node *n = &g->nodes[m];
-            int ready = 1;
-            for (int j = 0; j < n->n_inputs && ready; j++) {
-                int v = n->inputs[j];
-                if (v >= 0 && g->values[v].kind == XF_VALUE_NODE && !done[g->values[v].producer])
-                    ready = 0;
-            }
-            if (ready && (best < 0 || nh[m] < nh[best])) best = m;
-        }
-        /* topo_order succeeded, so some node is always ready */
-        done[best] = 1;
-        order[k] = best;
-    }
-out:
-    free(vh);
-    free(nh);
-    free(topo);
-    free(done);
-    return st;
-}
 
 /* ---------------------------------------------------------------- serialize */
 
@@ -123,7 +58,7 @@ xf_status xf_rulesdb_graph_serialize(const xf_graph *g, uint8_t **buf, size_t *l
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory serializing a graph");
         goto out;
     }
-    st = canonical_order(g, order, err);
+    st = xf_graph_canonical_order(g, order, err);
     if (st != XF_OK) goto out;
     bb_put_byte(&b, MAGIC0);
     bb_put_byte(&b, MAGIC1);

@@ -1,7 +1,7 @@
 /*
  * test_agent_match.c — rule sets, the graph index, matching, instantiation
- * and the structural hash of agent/ (ruleset.c, pattern.c, index.c,
- * match.c, instantiate.c, ghash.c).
+ * of agent/ (ruleset.c, pattern.c, index.c, match.c, instantiate.c) and
+ * the identity-mode structural hash the searches use (xf_graph_hash_mode).
  *
  * Rules are built by hand with the graph builders at the enumerator's
  * shapes (4x4 matrices, 2x4x4x4 activations, 4x4x3x3 kernels) and matched
@@ -791,7 +791,7 @@ static int same_locations(const xf_ruleset *rs, int a, const xf_ruleset *alone,
         xf_graph r1, r2;
         ck_assert_msg(xf_match_apply(rs, g, ix, &m1[i], &r1, &err) == XF_OK, "%s", err.msg);
         ck_assert_msg(xf_match_apply(alone, g, ix, &m2[i], &r2, &err) == XF_OK, "%s", err.msg);
-        ck_assert(xf_agent_graph_hash(&r1) == xf_agent_graph_hash(&r2));
+        ck_assert(xf_graph_hash_mode(&r1, XF_HASH_IDENTITY) == xf_graph_hash_mode(&r2, XF_HASH_IDENTITY));
         xf_graph_free(&r1);
         xf_graph_free(&r2);
     }
@@ -889,20 +889,20 @@ START_TEST(test_graph_hash)
     int w2 = 1; /* the constant's value id in both orders */
     ck_assert_int_eq(s2.values[w2].kind, XF_VALUE_CONST);
     s2.values[w2].data = s1.values[w2].data;
-    uint64_t h1 = xf_agent_graph_hash(&s1);
+    uint64_t h1 = xf_graph_hash_mode(&s1, XF_HASH_IDENTITY);
     ck_assert_uint_ne(h1, 0);
-    ck_assert_uint_eq(xf_agent_graph_hash(&g1), h1);
-    ck_assert_uint_eq(xf_agent_graph_hash(&s2), h1); /* node order and names */
-    ck_assert_uint_ne(xf_agent_graph_hash(&g2), h1); /* its own w: another constant */
-    ck_assert_uint_ne(xf_agent_graph_hash(&g3), xf_agent_graph_hash(&g1)); /* tanh */
+    ck_assert_uint_eq(xf_graph_hash_mode(&g1, XF_HASH_IDENTITY), h1);
+    ck_assert_uint_eq(xf_graph_hash_mode(&s2, XF_HASH_IDENTITY), h1); /* node order and names */
+    ck_assert_uint_ne(xf_graph_hash_mode(&g2, XF_HASH_IDENTITY), h1); /* its own w: another constant */
+    ck_assert_uint_ne(xf_graph_hash_mode(&g3, XF_HASH_IDENTITY), xf_graph_hash_mode(&g1, XF_HASH_IDENTITY)); /* tanh */
     /* contents are not hashed, identity is */
     ((float *)g1.values[w2].data)[3] += 1.0f;
-    ck_assert_uint_eq(xf_agent_graph_hash(&g1), h1);
+    ck_assert_uint_eq(xf_graph_hash_mode(&g1, XF_HASH_IDENTITY), h1);
     ck_assert_int_eq(xf_graph_clone(&g1, &deep, &err), XF_OK);
-    ck_assert_uint_ne(xf_agent_graph_hash(&deep), h1);
+    ck_assert_uint_ne(xf_graph_hash_mode(&deep, XF_HASH_IDENTITY), h1);
     /* output order matters */
     xf_test_out(&s1, 0);
-    uint64_t h2 = xf_agent_graph_hash(&s1);
+    uint64_t h2 = xf_graph_hash_mode(&s1, XF_HASH_IDENTITY);
     ck_assert_uint_ne(h2, h1);
     s2.values[w2].data = NULL; /* borrowed: not freed either way */
     xf_graph_free(&s1);

@@ -174,6 +174,131 @@ START_TEST(hash_ignores_names_and_order)
 }
 END_TEST
 
+START_TEST(hash_identity_mode_reads_pointers_not_contents)
+{
+    xf_graph a, b, c;
+    xf_error err;
+    build_mlp(&a, 0);
+    build_mlp(&b, 1);
+    ck_assert_int_eq(xf_graph_clone_shared(&a, &c, &err), XF_OK);
+    uint64_t ia = xf_graph_hash_mode(&a, XF_HASH_IDENTITY);
+    ck_assert_uint_ne(ia, 0);
+    /* a shared clone has the same weights by pointer; equal contents elsewhere do not count */
+    ck_assert_uint_eq(xf_graph_hash_mode(&c, XF_HASH_IDENTITY), ia);
+    ck_assert_uint_ne(xf_graph_hash_mode(&b, XF_HASH_IDENTITY), ia);
+    ck_assert_uint_eq(xf_graph_hash_mode(&b, XF_HASH_CONTENT), xf_graph_hash(&a));
+    /* changed contents behind the same pointer: identity mode does not see it */
+    ((float *)a.values[1].data)[0] += 1.0f;
+    ck_assert_uint_eq(xf_graph_hash_mode(&a, XF_HASH_IDENTITY), ia);
+    ck_assert_uint_ne(xf_graph_hash(&a), xf_graph_hash(&b));
+    /* structure still counts */
+    a.nodes[2].params.axis = 1;
+    ck_assert_uint_ne(xf_graph_hash_mode(&a, XF_HASH_IDENTITY), ia);
+    xf_graph_free(&c);
+    xf_graph_free(&a);
+    xf_graph_free(&b);
+}
+END_TEST
+
+START_TEST(canonical_order_ignores_node_order)
+{
+    /* relu(x) and tanh(x) added in either order: the same sequence of ops */
+    xf_error err;
+    xf_graph g[2];
+    xf_shape s = sh2(2, 2);
+    xf_op seq[2][3];
+    for (int k = 0; k < 2; k++) {
+        xf_graph_init(&g[k]);
+        int x = xf_graph_add_input(&g[k], "x", XF_F32, &s, &err);
+        int r = xf_graph_op(&g[k], k ? XF_OP_TANH : XF_OP_RELU, NULL, &x, 1, &err);
+        int t = xf_graph_op(&g[k], k ? XF_OP_RELU : XF_OP_TANH, NULL, &x, 1, &err);
+        int in[2] = {k ? t : r, k ? r : t};
+        int o = xf_graph_op(&g[k], XF_OP_SUB, NULL, in, 2, &err);
+        ck_assert_int_eq(xf_graph_mark_output(&g[k], o, &err), XF_OK);
+        int order[3];
+        ck_assert_int_eq(xf_graph_canonical_order(&g[k], order, &err), XF_OK);
+        for (int i = 0; i < 3; i++) seq[k][i] = g[k].nodes[order[i]].op;
+        ck_assert_int_eq(seq[k][2], XF_OP_SUB);
+    }
+    ck_assert_int_eq(seq[0][0], seq[1][0]);
+    ck_assert_int_eq(seq[0][1], seq[1][1]);
+    ck_assert_int_ne(seq[0][0], seq[0][1]);
+    xf_graph_free(&g[0]);
+    xf_graph_free(&g[1]);
+}
+END_TEST
+
+/* Graph inputs x (2x3), w (3x3), named as given. */
+static void text_inputs(xf_graph *g, const char *x, const char *w)
+{
+    xf_error err;
+    xf_shape sx = sh2(2, 3), sw = sh2(3, 3);
+    xf_graph_init(g);
+    ck_assert_int_ge(xf_graph_add_input(g, x, XF_F32, &sx, &err), 0);
+    ck_assert_int_ge(xf_graph_add_input(g, w, XF_F32, &sw, &err), 0);
+}
+
+START_TEST(text_format_parses_back)
+{
+    /* tanh(matmul(x, w)) - relu(x @ w), and relu(x) as a second output */
+    xf_graph a, b;
+    xf_error err;
+    text_inputs(&a, "x", "w");
+    int in[2] = {a.inputs[0], a.inputs[1]};
+    int mm = xf_graph_op(&a, XF_OP_MATMUL, NULL, in, 2, &err);
+    int t = xf_graph_op(&a, XF_OP_TANH, NULL, &mm, 1, &err);
+    int r = xf_graph_op(&a, XF_OP_RELU, NULL, &mm, 1, &err);
+    int s[2] = {t, r};
+    int d = xf_graph_op(&a, XF_OP_SUB, NULL, s, 2, &err);
+    int r2 = xf_graph_op(&a, XF_OP_RELU, NULL, &a.inputs[0], 1, &err);
+    xf_test_out(&a, d);
+    xf_test_out(&a, r2);
+    char text[512];
+    ck_assert_int_eq(xf_graph_format(&a, text, sizeof text, &err), XF_OK);
+    /* the printer repeats the shared matmul; the parser builds it twice */
+    text_inputs(&b, "x", "w");
+    ck_assert_msg(xf_graph_parse(&b, text, NULL, NULL, &err) == XF_OK, "%s: %s", text, err.msg);
+    ck_assert_int_eq(b.n_outputs, 2);
+    ck_assert_int_eq(b.n_nodes, a.n_nodes + 1);
+    char again[512];
+    ck_assert_int_eq(xf_graph_format(&b, again, sizeof again, &err), XF_OK);
+    ck_assert_str_eq(again, text);
+    xf_test_expect_same_function(&a, &b, 7, 0.0);
+    xf_graph_free(&b);
+    /* unnamed inputs print and parse as in<i> */
+    text_inputs(&b, NULL, NULL);
+    ck_assert_int_eq(xf_graph_parse(&b, "ewsub(in0, relu(in0))", NULL, NULL, &err), XF_OK);
+    ck_assert_int_eq(xf_graph_format(&b, again, sizeof again, &err), XF_OK);
+    ck_assert_str_eq(again, "ewsub(in0, relu(in0))");
+    xf_graph_free(&b);
+    xf_graph_free(&a);
+}
+END_TEST
+
+START_TEST(text_format_parse_errors_say_where)
+{
+    static const struct {
+        const char *text, *msg;
+        xf_status code;
+    } bad[] = {
+        {"relu(y)", "'y' is not a graph input", XF_ERR_PARSE},
+        {"frobnicate(x)", "'frobnicate' is not an operator", XF_ERR_PARSE},
+        {"concat[axis=1](x, x)", "parameters are not read by default", XF_ERR_UNSUPPORTED},
+        {"relu(x", "column 7", XF_ERR_PARSE},
+        {"relu(x) relu(x)", "between outputs", XF_ERR_PARSE},
+        {"", "expected a name", XF_ERR_PARSE},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        xf_graph g;
+        xf_error err = {0};
+        text_inputs(&g, "x", "w");
+        ck_assert_int_eq(xf_graph_parse(&g, bad[i].text, NULL, NULL, &err), bad[i].code);
+        xf_test_expect_contains(err.msg, bad[i].msg);
+        xf_graph_free(&g);
+    }
+}
+END_TEST
+
 START_TEST(hash_distinguishes_operand_order)
 {
     /* sub(x, y) and sub(y, x) differ; so do outputs in another order */
@@ -439,6 +564,10 @@ int main(void)
     tcase_add_test(t, topo_order_is_deterministic);
     tcase_add_test(t, hash_ignores_names_and_order);
     tcase_add_test(t, hash_distinguishes_operand_order);
+    tcase_add_test(t, hash_identity_mode_reads_pointers_not_contents);
+    tcase_add_test(t, canonical_order_ignores_node_order);
+    tcase_add_test(t, text_format_parses_back);
+    tcase_add_test(t, text_format_parse_errors_say_where);
     tcase_add_test(t, params_canonical_on_add);
     tcase_add_test(t, clone_is_deep_and_equal);
     tcase_add_test(t, clone_block_holds_names_and_node_arrays);

@@ -51,7 +51,7 @@ static void build_side(xf_graph *g, const char *text)
         inputs[i] = xf_graph_add_input(g, in_names[i], XF_F32, &s, &err);
         ck_assert_int_ge(inputs[i], 0);
     }
-    xf_test_parse_infix(g, text, in_names, inputs, 4, apply_op);
+    xf_test_parse_infix(g, text, apply_op);
 }
 
 static void make_rule(xf_rule *r, const char *src, const char *dst)

@@ -89,7 +89,7 @@ static void build_side(xf_graph *g, const char *text)
         inputs[i] = xf_graph_add_input(g, in_names[i], XF_F32, shapes[i], &err);
         ck_assert_msg(inputs[i] >= 0, "%s", err.msg);
     }
-    xf_test_parse_infix(g, text, in_names, inputs, N_IN, apply_op);
+    xf_test_parse_infix(g, text, apply_op);
 }
 
 static void build_rule(xf_rule *r, const char *src, const char *dst)

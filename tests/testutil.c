@@ -210,59 +210,18 @@ void xf_test_out(xf_graph *g, int v)
     ck_assert_int_eq(xf_graph_mark_output(g, v, NULL), XF_OK);
 }
 
-typedef struct infix {
-    const char *p;
-    const char *const *names;
-    const int *inputs;
-    int n_inputs;
-    xf_test_infix_op apply;
-} infix;
-
-static void skip_space(infix *in)
+static int infix_op(xf_graph *g, const char *name, const char *params, const int *args,
+                    int n_args, void *user, xf_error *err)
 {
-    while (isspace((unsigned char)*in->p)) in->p++;
+    (void)err;
+    ck_assert_msg(!params[0], "%s[%s]: the test shorthand takes no parameters", name, params);
+    return (*(xf_test_infix_op *)user)(g, name, args, n_args);
 }
 
-/* Parses one expression at in->p into g; returns its value id. */
-static int parse_expr(xf_graph *g, infix *in)
+void xf_test_parse_infix(xf_graph *g, const char *text, xf_test_infix_op apply)
 {
-    skip_space(in);
-    char name[32];
-    int n = 0;
-    while ((isalnum((unsigned char)*in->p) || *in->p == '_') && n < (int)sizeof name - 1)
-        name[n++] = *in->p++;
-    name[n] = '\0';
-    ck_assert_msg(n > 0, "parse error at '%s'", in->p);
-    if (*in->p != '(') {
-        for (int i = 0; i < in->n_inputs; i++)
-            if (strcmp(name, in->names[i]) == 0) return in->inputs[i];
-        ck_abort_msg("unknown input %s", name);
-    }
-    in->p++;
-    int args[4], na = 0;
-    for (;;) {
-        skip_space(in);
-        if (*in->p == ')') break;
-        ck_assert_msg(na < 4, "%s: too many arguments", name);
-        args[na++] = parse_expr(g, in);
-        skip_space(in);
-        if (*in->p == ',') in->p++;
-    }
-    in->p++;
-    return in->apply(g, name, args, na);
-}
-
-void xf_test_parse_infix(xf_graph *g, const char *text, const char *const *names,
-                         const int *inputs, int n_inputs, xf_test_infix_op apply)
-{
-    infix in = {text, names, inputs, n_inputs, apply};
-    for (;;) {
-        int v = parse_expr(g, &in);
-        xf_test_out(g, v);
-        skip_space(&in);
-        if (*in.p != ';') break;
-        in.p++;
-    }
+    xf_error err;
+    ck_assert_msg(xf_graph_parse(g, text, infix_op, &apply, &err) == XF_OK, "%s: %s", text, err.msg);
 }
 
 void xf_test_expect_same_function(const xf_graph *a, const xf_graph *b, uint64_t seed, double tol)

@@ -75,11 +75,10 @@ void xf_test_out(xf_graph *g, int v);
 /* Adds the node an infix operator name stands for, on args[0..n_args), to g;
  * returns its output value (fails the running test on error). */
 typedef int (*xf_test_infix_op)(xf_graph *g, const char *name, const int *args, int n_args);
-/* Parses infix text "expr; expr; ..." into g and marks each expression a
- * graph output. An expression is an input name (names[i] stands for value
- * inputs[i], i < n_inputs) or "name(expr, ...)", which apply turns into a node. */
-void xf_test_parse_infix(xf_graph *g, const char *text, const char *const *names,
-                         const int *inputs, int n_inputs, xf_test_infix_op apply);
+/* Parses infix text "expr; expr; ..." into g with xf_graph_parse and marks
+ * each expression a graph output. An expression is the name of one of g's
+ * graph inputs or "name(expr, ...)", which apply turns into a node. */
+void xf_test_parse_infix(xf_graph *g, const char *text, xf_test_infix_op apply);
 /* Runs a and b on the same random inputs (drawn with seed); asserts that they
  * have as many inputs and outputs and that every output is within tol. */
 void xf_test_expect_same_function(const xf_graph *a, const xf_graph *b, uint64_t seed,

@@ -16,7 +16,7 @@
 #  - a header in another directory D is allowed only when it is D's public
 #    header: the one named after D, D/<basename of D>.h (ir/ir.h,
 #    costmodel/costmodel.h, agent/rewrite/rewrite.h, ...). The rule names
-#    no module, so a new one (modelzoo/, tools/common/) is covered as soon
+#    no module, so a new one (modelzoo/, tools/cli/) is covered as soon
 #    as it exists.
 # <angle> includes are system and library headers: not checked. Shared
 # helpers of tests/ and bench/ (tests/testutil.h, bench/agent_runner.h) sit

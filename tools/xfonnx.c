@@ -15,22 +15,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ir/ir.h"
 #include "onnx/onnx.h"
+#include "tools/cli/cli.h"
 
-#define MAX_DIM_OVERRIDES 16
 
 typedef struct options {
     const char *cmd, *model, *out, *data;
     double rtol, atol;
     uint64_t seed;
-    int n_dims;
-    const char *dim_names[MAX_DIM_OVERRIDES];
-    int64_t dim_values[MAX_DIM_OVERRIDES];
-    char dim_buf[MAX_DIM_OVERRIDES][128];
+    xf_cli_dims dims;
 } options;
 
 static void usage(FILE *f)
@@ -89,15 +85,11 @@ static int parse_args(int argc, char **argv, options *o)
             o->seed = strtoull(argv[++i], NULL, 10);
         } else if (!strcmp(a, "--dim")) {
             if (!next) goto missing;
-            const char *eq = strchr(next, '=');
-            if (!eq || eq == next || o->n_dims == MAX_DIM_OVERRIDES ||
-                (size_t)(eq - next) >= sizeof o->dim_buf[0] || atoll(eq + 1) <= 0) {
-                fprintf(stderr, "xfonnx: --dim expects NAME=N with N > 0, got '%s'\n", next);
+            char msg[256];
+            if (xf_cli_dims_add(&o->dims, next, msg, sizeof msg) != 0) {
+                fprintf(stderr, "xfonnx: --dim %s\n", msg);
                 return 2;
             }
-            memcpy(o->dim_buf[o->n_dims], next, (size_t)(eq - next));
-            o->dim_names[o->n_dims] = o->dim_buf[o->n_dims];
-            o->dim_values[o->n_dims++] = atoll(eq + 1);
             i++;
         } else if (a[0] == '-') {
             fprintf(stderr, "xfonnx: unknown option '%s' (see xfonnx --help)\n", a);
@@ -122,19 +114,12 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int load(const options *o, const char *path, xf_graph *g)
 {
     xf_onnx_options io = xf_onnx_default_options();
-    io.n_dim_overrides = o->n_dims;
-    io.dim_names = o->dim_names;
-    io.dim_values = o->dim_values;
+    io.n_dim_overrides = o->dims.n;
+    io.dim_names = o->dims.names;
+    io.dim_values = o->dims.values;
     xf_error err;
     xf_error_clear(&err);
     if (xf_onnx_load(path, &io, g, &err) != XF_OK) {
@@ -259,13 +244,13 @@ static int cmd_run(const options *o)
         rc = 2;
         goto done;
     }
-    double t0 = now_s();
+    double t0 = xf_clock_now();
     if (xf_interp_run(&g, in, g.n_inputs, out, &err) != XF_OK) {
         fprintf(stderr, "xfonnx: %s: %s\n", o->model, err.msg);
         rc = 1;
         goto done;
     }
-    printf("ran %s in %.3f s\n", o->model, now_s() - t0);
+    printf("ran %s in %.3f s\n", o->model, xf_clock_now() - t0);
     if (o->data) {
         want = calloc((size_t)g.n_outputs + 1, sizeof *want);
         if (!want || load_data(o->data, "output", g.n_outputs, want)) {
@@ -307,13 +292,13 @@ static int cmd_roundtrip(const options *o)
         rc = 2;
         goto done;
     }
-    double t0 = now_s();
+    double t0 = xf_clock_now();
     if (xf_onnx_save(&a, o->out, &err) != XF_OK) {
         fprintf(stderr, "xfonnx: %s\n", err.msg);
         rc = 2;
         goto done;
     }
-    double t_export = now_s() - t0;
+    double t_export = xf_clock_now() - t0;
     rc = load(o, o->out, &b);
     if (rc) {
         rc = 1; /* our own export did not re-import: a check failure */

@@ -36,14 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 const char *xf_bounded_result_name(xf_bounded_result r)
 {
@@ -288,7 +280,7 @@ static Z3_lbool query(check *k, int i, double deadline, Z3_model *m, char *why, 
     if (!s) return Z3_L_UNDEF;
     Z3_solver_inc_ref(z, s);
     if (deadline > 0) {
-        double left = deadline - now_ms();
+        double left = deadline - xf_clock_now_ms();
         Z3_params p = Z3_mk_params(z);
         Z3_params_inc_ref(z, p);
         Z3_params_set_uint(z, p, Z3_mk_string_symbol(z, "timeout"),
@@ -329,7 +321,7 @@ static xf_status solve(check *k, const xf_rule *r, xf_bounded *one, char *why, s
         Z3_lbool res = query(k, i, k->deadline, &mi, why, why_len);
         if (res == Z3_L_TRUE) m = mi;
         else if (res == Z3_L_UNDEF) n_unknown++;
-        if (res == Z3_L_UNDEF && k->deadline > 0 && now_ms() >= k->deadline) break;
+        if (res == Z3_L_UNDEF && k->deadline > 0 && xf_clock_now_ms() >= k->deadline) break;
     }
     if (!m) {
         if (n_unknown) one->result = XF_BOUNDED_UNKNOWN;
@@ -443,7 +435,7 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
     out->result = XF_BOUNDED_VALID;
     out->n_admissible = plan->n_admissible;
     for (int s = 0; s < plan->n && st == XF_OK; s++) {
-        if (s > 0 && k->deadline > 0 && now_ms() >= k->deadline) {
+        if (s > 0 && k->deadline > 0 && xf_clock_now_ms() >= k->deadline) {
             out->result = XF_BOUNDED_UNKNOWN;
             snprintf(out->detail, sizeof out->detail,
                      "time budget spent after %d input shapes, none refuted; planned %s", s,
@@ -514,7 +506,7 @@ xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, x
     xf_error_clear(&local);
     if (!err) err = &local;
     xf_bounded_free(out);
-    double t0 = now_ms();
+    double t0 = xf_clock_now_ms();
     const xf_verify_options *o = xf_verifier_options(v);
     int max_dim = o->bounded_max_dim > 0 ? o->bounded_max_dim : 4;
     int max_shapes = o->bounded_max_shapes > 0 ? o->bounded_max_shapes : 1;
@@ -535,7 +527,7 @@ xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, x
         xf_error_clear(err);
         st = XF_OK;
     }
-    out->time_ms = now_ms() - t0;
+    out->time_ms = xf_clock_now_ms() - t0;
     xfb_shape_plan_free(&plan);
     check_free(&k);
     if (st != XF_OK) xf_bounded_free(out);

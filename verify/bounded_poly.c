@@ -34,15 +34,12 @@ typedef struct itab {
     size_t *off;
     uint32_t *len;
     uint32_t n, cap;
-    int32_t *slot; /* open addressing: id or -1 */
-    uint32_t n_slot;
+    xf_htab index; /* blob hash -> id */
 } itab;
 
 static uint64_t hash_words(const uint32_t *w, uint32_t n)
 {
-    uint64_t h = 1469598103934665603ULL ^ n;
-    for (uint32_t i = 0; i < n; i++) h = (h ^ w[i]) * 1099511628211ULL;
-    return h ^ (h >> 29);
+    return xf_htab_key(xf_hash_bytes(n, w, (size_t)n * sizeof *w));
 }
 
 static void itab_free(itab *t)
@@ -50,36 +47,17 @@ static void itab_free(itab *t)
     free(t->pool);
     free(t->off);
     free(t->len);
-    free(t->slot);
+    xf_htab_free(&t->index);
     memset(t, 0, sizeof *t);
-}
-
-static int itab_rehash(itab *t, uint32_t n_slot)
-{
-    int32_t *s = malloc((size_t)n_slot * sizeof *s);
-    if (!s) return -1;
-    memset(s, 0xff, (size_t)n_slot * sizeof *s);
-    for (uint32_t id = 0; id < t->n; id++) {
-        uint64_t h = hash_words(t->pool + t->off[id], t->len[id]);
-        uint32_t i = (uint32_t)(h & (n_slot - 1));
-        while (s[i] >= 0) i = (i + 1) & (n_slot - 1);
-        s[i] = (int32_t)id;
-    }
-    free(t->slot);
-    t->slot = s;
-    t->n_slot = n_slot;
-    return 0;
 }
 
 /* Id of blob w[0..n), added when new; -1 when out of memory. */
 static int32_t itab_intern(itab *t, const uint32_t *w, uint32_t n)
 {
-    if (2 * (t->n + 1) > t->n_slot && itab_rehash(t, t->n_slot ? 2 * t->n_slot : 1024) != 0)
-        return -1;
     uint64_t h = hash_words(w, n);
-    uint32_t i = (uint32_t)(h & (t->n_slot - 1));
-    for (; t->slot[i] >= 0; i = (i + 1) & (t->n_slot - 1)) {
-        uint32_t id = (uint32_t)t->slot[i];
+    size_t pos = XF_HTAB_START;
+    for (const uint64_t *e; (e = xf_htab_next(&t->index, h, &pos));) {
+        uint32_t id = (uint32_t)*e;
         if (t->len[id] == n && (n == 0 || memcmp(t->pool + t->off[id], w, n * sizeof *w) == 0))
             return (int32_t)id;
     }
@@ -99,11 +77,11 @@ static int32_t itab_intern(itab *t, const uint32_t *w, uint32_t n)
         if (!p) return -1;
         t->pool = p, t->pool_cap = cap;
     }
+    if (xf_htab_add(&t->index, h, t->n, NULL) != XF_OK) return -1;
     if (n) memcpy(t->pool + t->pool_n, w, (size_t)n * sizeof *w);
     t->off[t->n] = t->pool_n;
     t->len[t->n] = n;
     t->pool_n += n;
-    t->slot[i] = (int32_t)t->n;
     return (int32_t)t->n++;
 }
 

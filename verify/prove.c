@@ -98,7 +98,7 @@ static void core_names(xf_proof *out)
 
 xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_error *err)
 {
-    double t0 = xf_verify_now_ms();
+    double t0 = xf_clock_now_ms();
     proof_init(out);
     xf_status st = prover(v, err);
     if (st != XF_OK) return st;
@@ -128,7 +128,7 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
         else out->n_core = 0;
     }
     free(so);
-    out->time_ms = xf_verify_now_ms() - t0;
+    out->time_ms = xf_clock_now_ms() - t0;
     return st;
 }
 
@@ -149,7 +149,7 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err)
 
 xf_status xf_verify_axiom_redundant(xf_verifier *v, int i, xf_proof *out, xf_error *err)
 {
-    double t0 = xf_verify_now_ms();
+    double t0 = xf_clock_now_ms();
     proof_init(out);
     if (i < 0 || i >= xf_verify_axiom_count())
         return XF_FAIL(err, XF_ERR_INVALID, "verify: no axiom number %d (there are %d)", i,
@@ -158,6 +158,6 @@ xf_status xf_verify_axiom_redundant(xf_verifier *v, int i, xf_proof *out, xf_err
     if (st == XF_OK) st = query(v, Z3_mk_not(v->ctx, v->axioms[i]), i, out, 0, err);
     if (st == XF_OK && out->result == XF_PROOF_PROVED) core_names(out);
     else out->n_core = 0;
-    out->time_ms = xf_verify_now_ms() - t0;
+    out->time_ms = xf_clock_now_ms() - t0;
     return st;
 }

@@ -18,15 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 void xf_verify_db_options_init(xf_verify_db_options *o)
 {
@@ -101,7 +93,7 @@ static xf_status record(sched *c, const slot *s, int wstatus, int killed, xf_err
     xf_rulesdb_verdict v;
     memset(&v, 0, sizeof v);
     v.status = XF_RULE_UNKNOWN;
-    v.time_ms = (now_s() - s->start) * 1e3;
+    v.time_ms = (xf_clock_now() - s->start) * 1e3;
     int full = s->len >= sizeof m;
     if (full) {
         memcpy(&m, s->buf, sizeof m);
@@ -148,7 +140,7 @@ static xf_status record(sched *c, const slot *s, int wstatus, int killed, xf_err
         st = xf_rulesdb_commit(c->db, err);
         if (st == XF_OK) st = xf_rulesdb_begin(c->db, err);
     }
-    t->elapsed_s = now_s() - c->t0;
+    t->elapsed_s = xf_clock_now() - c->t0;
     if (c->o->on_progress) c->o->on_progress(c->o->user, t);
     return st;
 }
@@ -174,7 +166,7 @@ static int spawn(sched *c, slot *s, int64_t id)
     s->fd = p[0];
     s->id = id;
     s->len = 0;
-    s->start = now_s();
+    s->start = xf_clock_now();
     /* Room for the proof and the bounded query of each output, plus start-up. */
     s->deadline = s->start + 6.0 * c->o->vo.timeout_ms / 1e3 + 10.0;
     return 0;
@@ -229,7 +221,7 @@ static xf_status run_all(sched *c, const int64_t *ids, xf_error *err)
         for (int i = 0; i < n && st == XF_OK; i++) {
             slot *s = &slots[map[i]];
             int eof = (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) ? drain(s) : 0;
-            int killed = !eof && now_s() > s->deadline;
+            int killed = !eof && xf_clock_now() > s->deadline;
             if (!eof && !killed) continue;
             if (killed) kill(s->pid, SIGKILL);
             int ws = 0;
@@ -259,7 +251,7 @@ xf_status xf_verify_db(xf_rulesdb *db, const char *path, const xf_verify_db_opti
     if (o->jobs < 1 || o->jobs > XF_VERIFY_MAX_JOBS)
         return XF_FAIL(err, XF_ERR_INVALID, "%d worker processes (1 to %d)", o->jobs,
                        XF_VERIFY_MAX_JOBS);
-    sched c = {db, path, o, NULL, t, now_s()};
+    sched c = {db, path, o, NULL, t, xf_clock_now()};
     int64_t *ids = NULL;
     int64_t run_id = 0;
     char options[128];
@@ -274,11 +266,11 @@ xf_status xf_verify_db(xf_rulesdb *db, const char *path, const xf_verify_db_opti
     if (st == XF_OK) st = run_all(&c, ids, err);
     if (st == XF_OK) st = xf_rulesdb_commit(db, err);
     else if (xf_rulesdb_in_batch(db)) xf_rulesdb_commit(db, NULL); /* keep what was decided */
-    if (st == XF_OK) st = xf_rulesdb_run_stage(db, run_id, "verify", now_s() - c.t0, t->done, err);
+    if (st == XF_OK) st = xf_rulesdb_run_stage(db, run_id, "verify", xf_clock_now() - c.t0, t->done, err);
     if (run_id)
         xf_rulesdb_run_set_state(db, run_id, st == XF_OK ? XF_RUN_DONE : XF_RUN_INTERRUPTED,
                                  NULL);
-    t->elapsed_s = now_s() - c.t0;
+    t->elapsed_s = xf_clock_now() - c.t0;
     free(ids);
     xf_verifier_free(c.v);
     return st;

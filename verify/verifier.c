@@ -6,7 +6,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "verify/verify_impl.h"
 
@@ -33,13 +32,6 @@ int xf_verifier_z3_error(xf_verifier *v, const char *what, xf_error *err)
     if (e == Z3_OK) return 0;
     XF_FAIL(err, XF_ERR_INTERNAL, "Z3 failed while %s: %s", what, Z3_get_error_msg(v->ctx, e));
     return 1;
-}
-
-double xf_verify_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_error *err)

@@ -49,7 +49,5 @@ Z3_solver xf_verifier_solver(xf_verifier *v);
 /* 1 when the last Z3 call raised an error (the context's handler records
  * it instead of exiting); *err filled with `what` and Z3's message. */
 int xf_verifier_z3_error(xf_verifier *v, const char *what, xf_error *err);
-/* Milliseconds on a monotonic clock. */
-double xf_verify_now_ms(void);
 
 #endif /* XF_VERIFY_IMPL_H */

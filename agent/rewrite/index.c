@@ -20,56 +20,17 @@
 
 #include "agent/rewrite/match_impl.h"
 
-/* Topological positions: node order itself when every input is produced by
- * an earlier node (graphs built with the builders), else Kahn's algorithm
- * over the consumer lists. */
+/* Topological positions from xf_graph_topo_order (node order itself when
+ * every input is produced by an earlier node: graphs built with the
+ * builders). */
 static xf_status topo_positions(const xf_graph *g, xf_graph_index *ix, xf_error *err)
 {
-    int ordered = 1;
-    for (int i = 0; i < g->n_nodes && ordered; i++) {
-        const xf_node *n = &g->nodes[i];
-        for (int s = 0; s < n->n_inputs; s++) {
-            int v = n->inputs[s];
-            if (v >= 0 && g->values[v].kind == XF_VALUE_NODE && g->values[v].producer >= i) {
-                ordered = 0;
-                break;
-            }
-        }
-    }
-    if (ordered) {
-        for (int i = 0; i < g->n_nodes; i++) ix->topo_pos[i] = i;
-        return XF_OK;
-    }
-    int *indeg = calloc((size_t)g->n_nodes + 1, sizeof *indeg);
-    int *queue = malloc(sizeof *queue * ((size_t)g->n_nodes + 1));
-    xf_status st = XF_OK;
-    if (!indeg || !queue) {
-        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing graph");
-        goto out;
-    }
-    for (int v = 0; v < g->n_values; v++)
-        if (g->values[v].kind == XF_VALUE_NODE)
-            for (int u = ix->users_start[v]; u < ix->users_start[v + 1]; u++)
-                indeg[ix->users[u]]++;
-    int head = 0, tail = 0;
-    for (int i = 0; i < g->n_nodes; i++)
-        if (indeg[i] == 0) queue[tail++] = i;
-    while (head < tail) {
-        int i = queue[head];
-        ix->topo_pos[i] = head++;
-        const xf_node *n = &g->nodes[i];
-        for (int o = 0; o < n->n_outputs; o++) {
-            int v = n->outputs[o];
-            for (int u = ix->users_start[v]; u < ix->users_start[v + 1]; u++)
-                if (--indeg[ix->users[u]] == 0) queue[tail++] = ix->users[u];
-        }
-    }
-    if (tail != g->n_nodes)
-        st = XF_FAIL(err, XF_ERR_GRAPH, "graph index: the graph has a cycle (%d of %d nodes ordered)",
-                     tail, g->n_nodes);
-out:
-    free(indeg);
-    free(queue);
+    int *order = malloc(sizeof *order * ((size_t)g->n_nodes + 1));
+    if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing graph");
+    xf_status st = xf_graph_topo_order(g, order, err);
+    if (st == XF_OK)
+        for (int k = 0; k < g->n_nodes; k++) ix->topo_pos[order[k]] = k;
+    free(order);
     return st;
 }
 

@@ -170,15 +170,6 @@ xf_status xf_match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,
                                     xf_match_target *t, xf_dtype *out_dt, xf_shape *out_sh,
                                     xf_error *err);
 
-/* Fast word-wise 64-bit mixing used by the keys and the graph hash. */
-static inline uint64_t xf_mix64(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    return h ^ (h >> 29);
-}
-
 /* Mixes the words of n bytes at p (n a multiple of 8) into h, skipping
  * zero words (each mixed word carries its offset): parameter structs are
  * mostly zero, so this costs a few mixes per operator. */
@@ -188,7 +179,7 @@ static inline uint64_t xf_mix_sparse(uint64_t h, const void *p, size_t n)
     for (size_t off = 0; off + 8 <= n; off += 8) {
         uint64_t w;
         memcpy(&w, b + off, 8);
-        if (w) h = xf_mix64(h, w ^ ((uint64_t)off << 52));
+        if (w) h = xf_hash_u64(h, w ^ ((uint64_t)off << 52));
     }
     return h;
 }
@@ -209,9 +200,9 @@ static inline uint64_t xf_producer_tag(xf_op op, int output)
 #define XF_ROOT_VARIANTS 4
 static inline uint64_t xf_root_sig(uint64_t key, int variant, uint64_t p0, uint64_t p1)
 {
-    uint64_t h = xf_mix64(key, (uint64_t)variant);
-    if (variant & 1) h = xf_mix64(h, p0);
-    if (variant & 2) h = xf_mix64(h, p1);
+    uint64_t h = xf_hash_u64(key, (uint64_t)variant);
+    if (variant & 1) h = xf_hash_u64(h, p0);
+    if (variant & 2) h = xf_hash_u64(h, p1);
     return h;
 }
 

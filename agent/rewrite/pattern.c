@@ -44,10 +44,10 @@ int xf_match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_sh
     if (op == XF_OP_CONV && rel->group > 1 && in0 && in0->rank == 4 && rel->group == in0->dims[1])
         rel->group = -1;
     if (!key) return 1;
-    uint64_t h = xf_mix64(0x5EEDull, (uint64_t)op);
-    h = xf_mix64(h, (uint64_t)n_in);
-    h = xf_mix64(h, (uint64_t)n_out);
-    h = xf_mix64(h, xf_relparams_rank_polymorphic(op) ? 0xFFu : (uint64_t)rank);
+    uint64_t h = xf_hash_u64(0x5EEDull, (uint64_t)op);
+    h = xf_hash_u64(h, (uint64_t)n_in);
+    h = xf_hash_u64(h, (uint64_t)n_out);
+    h = xf_hash_u64(h, xf_relparams_rank_polymorphic(op) ? 0xFFu : (uint64_t)rank);
     /* The struct has no padding and unused fields are zero: hash it word by
      * word up to the (cleared) split sizes. */
     h = xf_mix_sparse(h, rel, offsetof(xf_params, split));

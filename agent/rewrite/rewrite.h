@@ -179,12 +179,6 @@ xf_status xf_match_instantiate(const xf_ruleset *rs, const xf_graph *g, const xf
 xf_status xf_match_apply(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
                          const xf_match *m, xf_graph *out, xf_error *err);
 
-/* Structural hash of a working graph, independent of node order and names;
- * constants are identified by their data pointer and shape (not their
- * contents), so it is O(nodes) however large the weights. Equal graphs from
- * different rewrite paths over the same model hash equal. */
-uint64_t xf_agent_graph_hash(const xf_graph *g);
-
 /* xf_match_apply that also fills node_from (at least g->n_nodes +
  * XF_MATCH_MAX_NODES entries, NULL: not wanted): for every node of *out,
  * the node of g it is an unchanged copy of (same op, parameters, input

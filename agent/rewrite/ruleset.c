@@ -133,7 +133,7 @@ static xf_status dedupe(xf_ruleset *rs, xf_error *err)
     for (int i = 0; i < rs->n; i++) {
         size_t n = form_of(&rs->r[i], wa);
         uint64_t h = 0x0F0E;
-        for (size_t k = 0; k < n; k++) h = xf_mix64(h, wa[k]);
+        for (size_t k = 0; k < n; k++) h = xf_hash_u64(h, wa[k]);
         fh[i] = (form_hash){h, i};
     }
     qsort(fh, (size_t)rs->n, sizeof *fh, cmp_form_hash);

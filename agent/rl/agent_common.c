@@ -84,13 +84,13 @@ xf_status xf_agent_run_begin(xf_agent_run *r, xf_env *e, xf_search_result *res, 
     memset(r, 0, sizeof *r);
     r->e = e;
     r->res = res;
-    r->t0 = r->last_progress = xf_search_now();
-    xf_hashset_init(&r->seen);
+    r->t0 = r->last_progress = xf_clock_now();
+    xf_htab_init(&r->seen);
     xf_search_result_free(res);
     xf_status st = act ? xf_actions_bind(act, xf_env_ruleset(e), err) : XF_OK;
     if (!st) st = xf_env_reset(e, err);
     int added;
-    if (!st) st = xf_hashset_add(&r->seen, xf_env_hash(e), &added, err);
+    if (!st) st = xf_htab_put(&r->seen, xf_htab_key(xf_env_hash(e)), NULL, &added, err);
     if (st != XF_OK) return st;
     res->initial_ms = xf_env_cost(e);
     return keep_best(r, err);
@@ -100,7 +100,7 @@ int xf_agent_run_over(const xf_agent_run *r, int64_t steps, int64_t max_env_step
                       double max_seconds)
 {
     if (max_env_steps > 0 && steps >= max_env_steps) return 1;
-    return max_seconds > 0 && xf_search_now() - r->t0 >= max_seconds;
+    return max_seconds > 0 && xf_clock_now() - r->t0 >= max_seconds;
 }
 
 xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result *sr,
@@ -116,7 +116,7 @@ xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result 
     }
     r->path[r->path_n++] = rule;
     int added;
-    xf_status st = xf_hashset_add(&r->seen, sr->hash, &added, err);
+    xf_status st = xf_htab_put(&r->seen, xf_htab_key(sr->hash), NULL, &added, err);
     if (st != XF_OK) return st;
     if (sr->cost_ms < r->res->best_ms - XF_SEARCH_EPS * r->res->initial_ms)
         return keep_best(r, err);
@@ -127,9 +127,9 @@ xf_status xf_agent_run_end(xf_agent_run *r, xf_status st, xf_error *err)
 {
     if (!st) st = xf_env_set_graph(r->e, &r->res->best, err);
     if (!st) r->res->best_ms = xf_env_cost(r->e);
-    r->res->seen = (int64_t)r->seen.n + r->seen.has_zero;
-    r->res->seconds = xf_search_now() - r->t0;
-    xf_hashset_free(&r->seen);
+    r->res->seen = (int64_t)r->seen.n;
+    r->res->seconds = xf_clock_now() - r->t0;
+    xf_htab_free(&r->seen);
     free(r->path);
     r->path = NULL;
     return st;

@@ -235,7 +235,7 @@ static int out_of_budget(const run *r)
 static void tick(run *r)
 {
     const xf_ppo_agent_options *o = &r->a->opt;
-    double now = xf_search_now();
+    double now = xf_clock_now();
     if (!o->progress || now - r->run.last_progress < 1.0) return;
     r->run.last_progress = now;
     xf_ppo_progress p = {r->phase, r->episodes, r->steps,

@@ -281,7 +281,7 @@ static void tick(run_ctx *c, const char *phase, int force)
 {
     const xf_wm_agent_options *o = &c->a->opt;
     if (!o->progress) return;
-    double now = xf_search_now();
+    double now = xf_clock_now();
     if (!force && now - c->run.last_progress < 1.0) return;
     c->run.last_progress = now;
     c->prog.phase = phase;
@@ -302,7 +302,7 @@ static void tick(run_ctx *c, const char *phase, int force)
 static xf_status encode(run_ctx *c, xf_error *err)
 {
     xf_wm_agent *a = c->a;
-    double t0 = xf_search_now();
+    double t0 = xf_clock_now();
     xf_gnn_batch_clear(&a->batch);
     xf_status st = xf_agent_features(&a->costs, c->run.e, &a->batch, err);
     const float *z = NULL;
@@ -312,7 +312,7 @@ static xf_status encode(run_ctx *c, xf_error *err)
         float v = a->normalised ? (z[d] - a->z_mean[d]) / a->z_std[d] : z[d];
         a->z[d] = a->normalised ? fmaxf(-XF_WM_Z_CLIP, fminf(XF_WM_Z_CLIP, v)) : v;
     }
-    c->encode_s += xf_search_now() - t0;
+    c->encode_s += xf_clock_now() - t0;
     c->encodes++;
     return XF_OK;
 }
@@ -347,9 +347,9 @@ static int random_action(xf_wm_agent *a, int *rule, int *loc)
  * graph encoded into a->z and counted for the best. */
 static xf_status real_step(run_ctx *c, int rule, int loc, xf_env_step_result *sr, xf_error *err)
 {
-    double t0 = xf_search_now();
+    double t0 = xf_clock_now();
     xf_status st = xf_env_step(c->run.e, rule, loc, sr, err);
-    c->real_s += xf_search_now() - t0;
+    c->real_s += xf_clock_now() - t0;
     if (st) return st;
     c->st.real_steps++;
     c->run.res->expanded++;

@@ -379,7 +379,7 @@ xf_status xf_agent_features(xf_node_costs *nc, const xf_env *e, xf_gnn_batch *b,
 typedef struct xf_agent_run {
     xf_env *e;
     xf_search_result *res;
-    xf_hashset seen;
+    xf_htab seen;
     int *path, path_n, path_cap;
     double t0, last_progress;
 } xf_agent_run;

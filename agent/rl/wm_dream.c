@@ -18,7 +18,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct xf_dream {
     const xf_wm *wm;
@@ -132,13 +131,6 @@ void xf_dream_seed(xf_dream *d, uint64_t seed)
     xf_rng_seed(&d->rng, seed);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void xf_dream_step(xf_dream *d, int xfer, int loc, xf_dream_step_result *r)
 {
     const xf_wm *wm = d->wm;
@@ -156,7 +148,7 @@ void xf_dream_step(xf_dream *d, int xfer, int loc, xf_dream_step_result *r)
         r->done = d->steps >= d->opt.max_steps;
         return;
     }
-    double t0 = now_s();
+    double t0 = xf_clock_now();
     const xf_nn_params *p = d->p;
     xf_wm_input(wm, p, d->x, d->state, xfer, loc);
     xf_nn_lstm_forward(d->h_new, d->c_new, &d->cache, d->x, d->state + D, d->c,
@@ -182,7 +174,7 @@ void xf_dream_step(xf_dream *d, int xfer, int loc, xf_dream_step_result *r)
     }
     r->reward = d->head[xf_wm_off_reward(wm)];
     r->done = d->head[xf_wm_off_done(wm)] > 0.0f || !any || d->steps >= d->opt.max_steps;
-    d->seconds += now_s() - t0;
+    d->seconds += xf_clock_now() - t0;
     d->n_steps++;
 }
 

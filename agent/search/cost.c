@@ -17,10 +17,9 @@
 #include <string.h>
 
 #define MEMO_ARITY 8      /* inputs stored per entry; wider operators bypass the memo */
-#define MEMO_INITIAL 1024 /* slots; the table doubles at half load */
+#define MEMO_INITIAL 512  /* entries reserved at creation */
 
 typedef struct memo_entry {
-    uint64_t hash; /* 0: empty slot */
     xf_op op;
     int n_inputs;
     xf_dtype dtype[MEMO_ARITY];
@@ -31,8 +30,9 @@ typedef struct memo_entry {
 
 struct xf_costmemo {
     xf_cost_model *cm;
-    memo_entry *slot;
-    size_t cap, used;
+    memo_entry *ent; /* in insertion order */
+    size_t n, cap;
+    xf_htab index;   /* config_hash -> entry */
 };
 
 /* 1 when node's outputs are weight-only (it costs nothing: folded at export). */
@@ -72,9 +72,9 @@ xf_status xf_costmemo_create(xf_cost_model *cm, xf_costmemo **out, xf_error *err
 {
     *out = NULL;
     xf_costmemo *m = calloc(1, sizeof *m);
-    if (m) m->slot = calloc(MEMO_INITIAL, sizeof *m->slot);
-    if (!m || !m->slot) {
-        free(m);
+    if (m) m->ent = malloc(MEMO_INITIAL * sizeof *m->ent);
+    if (!m || !m->ent || xf_htab_reserve(&m->index, MEMO_INITIAL, NULL) != XF_OK) {
+        xf_costmemo_free(m);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the cost memo");
     }
     m->cm = cm;
@@ -86,43 +86,9 @@ xf_status xf_costmemo_create(xf_cost_model *cm, xf_costmemo **out, xf_error *err
 void xf_costmemo_free(xf_costmemo *m)
 {
     if (!m) return;
-    free(m->slot);
+    xf_htab_free(&m->index);
+    free(m->ent);
     free(m);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-    h *= 0xBF58476D1CE4E5B9ULL;
-    return h ^ (h >> 31);
-}
-
-/* Hashes n bytes eight at a time in four independent lanes (the struct
- * hashed has no padding); the lanes keep the multiplies pipelined, which
- * makes this several times faster than one chain over a 500-byte struct. */
-static uint64_t mix_bytes(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint64_t lane[4] = {h, h ^ 0x9E3779B97F4A7C15ULL, h ^ 0xC2B2AE3D27D4EB4FULL,
-                        h ^ 0x165667B19E3779F9ULL};
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32)
-        for (int k = 0; k < 4; k++) {
-            uint64_t w;
-            memcpy(&w, b + i + 8 * (size_t)k, 8);
-            lane[k] = (lane[k] ^ w) * 0xBF58476D1CE4E5B9ULL;
-            lane[k] ^= lane[k] >> 29;
-        }
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, b + i, 8);
-        lane[0] = mix(lane[0], w);
-    }
-    uint64_t tail = 0;
-    memcpy(&tail, b + i, n - i);
-    h = mix(lane[0], tail ^ (uint64_t)n);
-    for (int k = 1; k < 4; k++) h = mix(h, lane[k]);
-    return h;
 }
 
 /* Hash of a configuration. The split sizes past n_split are zero on
@@ -131,16 +97,16 @@ static uint64_t mix_bytes(uint64_t h, const void *p, size_t n)
 static uint64_t config_hash(xf_op op, const xf_params *p, int n, const xf_dtype *dt,
                             const xf_shape *sh)
 {
-    uint64_t h = mix(0x243F6A8885A308D3ULL, (uint64_t)op * 131u + (uint64_t)n);
+    uint64_t h = xf_hash_u64(0x243F6A8885A308D3ULL, (uint64_t)op * 131u + (uint64_t)n);
     for (int i = 0; i < n; i++) {
-        h = mix(h, (uint64_t)dt[i]);
+        h = xf_hash_u64(h, (uint64_t)dt[i]);
         if (dt[i] == XF_DTYPE_INVALID) continue;
-        h = mix(h, (uint64_t)sh[i].rank);
-        for (int d = 0; d < sh[i].rank; d++) h = mix(h, (uint64_t)sh[i].dims[d]);
+        h = xf_hash_u64(h, (uint64_t)sh[i].rank);
+        for (int d = 0; d < sh[i].rank; d++) h = xf_hash_u64(h, (uint64_t)sh[i].dims[d]);
     }
     int ns = p->n_split < 0 ? 0 : p->n_split > XF_MAX_SPLIT ? XF_MAX_SPLIT : p->n_split;
-    h = mix_bytes(h, p, offsetof(xf_params, split) + (size_t)ns * sizeof p->split[0]);
-    return h ? h : 1;
+    h = xf_hash_bytes(h, p, offsetof(xf_params, split) + (size_t)ns * sizeof p->split[0]);
+    return xf_htab_key(h);
 }
 
 static int same_config(const memo_entry *e, xf_op op, const xf_params *p, int n,
@@ -155,31 +121,13 @@ static int same_config(const memo_entry *e, xf_op op, const xf_params *p, int n,
     return memcmp(&e->params, p, sizeof *p) == 0;
 }
 
-static memo_entry *probe(memo_entry *slot, size_t cap, uint64_t h, xf_op op, const xf_params *p,
-                         int n, const xf_dtype *dt, const xf_shape *sh)
+static const memo_entry *find(const xf_costmemo *m, uint64_t h, xf_op op, const xf_params *p,
+                              int n, const xf_dtype *dt, const xf_shape *sh)
 {
-    size_t i = (size_t)h & (cap - 1);
-    while (slot[i].hash) {
-        if (slot[i].hash == h && same_config(&slot[i], op, p, n, dt, sh)) return &slot[i];
-        i = (i + 1) & (cap - 1);
-    }
-    return &slot[i];
-}
-
-static xf_status grow(xf_costmemo *m, xf_error *err)
-{
-    size_t cap = m->cap * 2;
-    memo_entry *slot = calloc(cap, sizeof *slot);
-    if (!slot) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory growing the cost memo");
-    for (size_t i = 0; i < m->cap; i++) {
-        const memo_entry *e = &m->slot[i];
-        if (!e->hash) continue;
-        *probe(slot, cap, e->hash, e->op, &e->params, e->n_inputs, e->dtype, e->shape) = *e;
-    }
-    free(m->slot);
-    m->slot = slot;
-    m->cap = cap;
-    return XF_OK;
+    size_t pos = XF_HTAB_START;
+    for (const uint64_t *e; (e = xf_htab_next(&m->index, h, &pos));)
+        if (same_config(&m->ent[*e], op, p, n, dt, sh)) return &m->ent[*e];
+    return NULL;
 }
 
 xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int n_inputs,
@@ -190,20 +138,23 @@ xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int 
         return xf_cost_op(m->cm, op, params, n_inputs, in_dtypes, in_shapes, out, err);
     }
     uint64_t h = config_hash(op, params, n_inputs, in_dtypes, in_shapes);
-    memo_entry *e = probe(m->slot, m->cap, h, op, params, n_inputs, in_dtypes, in_shapes);
-    if (e->hash) {
-        *out = e->cost;
+    const memo_entry *hit = find(m, h, op, params, n_inputs, in_dtypes, in_shapes);
+    if (hit) {
+        *out = hit->cost;
         return XF_OK;
     }
     xf_status st = xf_cost_op(m->cm, op, params, n_inputs, in_dtypes, in_shapes, out, err);
     if (st) return st;
-    if (2 * (m->used + 1) > m->cap) {
-        st = grow(m, err);
-        if (st) return st;
-        e = probe(m->slot, m->cap, h, op, params, n_inputs, in_dtypes, in_shapes);
+    if (m->n == m->cap) {
+        memo_entry *ent = realloc(m->ent, 2 * m->cap * sizeof *ent);
+        if (!ent) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory growing the cost memo");
+        m->ent = ent;
+        m->cap *= 2;
     }
+    st = xf_htab_add(&m->index, h, m->n, err);
+    if (st) return st;
+    memo_entry *e = &m->ent[m->n++];
     memset(e, 0, sizeof *e);
-    e->hash = h;
     e->op = op;
     e->n_inputs = n_inputs;
     for (int i = 0; i < n_inputs; i++) {
@@ -213,7 +164,6 @@ xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int 
     e->params = *params;
     e->cost = *out;
     e->cost.from_cache = 1;
-    m->used++;
     return XF_OK;
 }
 

@@ -24,7 +24,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct xf_env {
     const xf_ruleset *rs;
@@ -58,13 +57,6 @@ struct xf_env {
 
 typedef struct env_state env_state;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static env_state *cur_state(xf_env *e)
 {
     return &e->slot[e->cur];
@@ -79,21 +71,21 @@ static const env_state *cur_state_c(const xf_env *e)
  * is left empty) and makes it current. from (NULL: none) says which node of
  * the current graph each node of *ng copies (xf_match_apply_from): their
  * keys and costs are taken over. hash (NULL: compute it) is *ng's
- * xf_agent_graph_hash when the caller has it. On failure the current state
+ * xf_graph_hash_mode(XF_HASH_IDENTITY) when the caller has it. On failure the current state
  * is untouched and the spare slot's graph is freed. */
 static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, const uint64_t *hash,
                             xf_error *err)
 {
     const env_state *p = &e->slot[e->cur];
     env_state *s = &e->slot[1 - e->cur];
-    double t_free = now_s();
+    double t_free = xf_clock_now();
     xf_graph_free(&s->g);
     xf_graph_index_free(s->ix);
     s->ix = NULL;
     s->g = *ng;
     xf_graph_init(ng);
 
-    double t0 = now_s();
+    double t0 = xf_clock_now();
     e->prof.release += t0 - t_free;
     xf_status st = xf_graph_index_build_from(&s->g, p->ix, from, &s->ix, err);
     if (!st && s->node_cap < s->g.n_nodes) {
@@ -105,24 +97,24 @@ static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, const uint
             s->node_cap = cap;
         }
     }
-    double t1 = now_s();
+    double t1 = xf_clock_now();
     if (!st)
         st = xf_costmemo_graph_from(e->memo, &s->g, s->ix, &p->g, p->ix, p->node_cost, from,
                                     s->node_cost, &s->cost, err);
-    double t2 = now_s();
+    double t2 = xf_clock_now();
     if (!st) st = xf_match_all(e->rs, &s->g, s->ix, e->opt.max_locations, &s->ml, err);
     if (!st && s->ml.n_rules != e->n_xfers)
         st = XF_FAIL(err, XF_ERR_INTERNAL, "match list has %d rules, the rule set %d",
                      s->ml.n_rules, e->n_xfers);
-    double t3 = now_s();
+    double t3 = xf_clock_now();
     if (st) {
         xf_graph_index_free(s->ix);
         s->ix = NULL;
         xf_graph_free(&s->g);
         return st;
     }
-    s->hash = hash ? *hash : xf_agent_graph_hash(&s->g);
-    double t4 = now_s();
+    s->hash = hash ? *hash : xf_graph_hash_mode(&s->g, XF_HASH_IDENTITY);
+    double t4 = xf_clock_now();
     e->prof.index += t1 - t0;
     e->prof.cost += t2 - t1;
     e->prof.match += t3 - t2;
@@ -294,9 +286,9 @@ xf_status xf_env_step(xf_env *e, int xfer, int location, xf_env_step_result *r, 
             e->from_cap = cap;
         }
     }
-    double t0 = now_s();
+    double t0 = xf_clock_now();
     if (!st) st = xf_match_apply_from(e->rs, &s->g, s->ix, m, &ng, e->from, &aerr);
-    e->prof.apply += now_s() - t0;
+    e->prof.apply += xf_clock_now() - t0;
     if (!st) st = load_state(e, &ng, e->from, NULL, &aerr);
     if (st && action_failure(st)) {
         xf_log(XF_LOG_WARN, "environment: rule %d at location %d could not be applied: %s",

@@ -12,7 +12,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 void xf_search_result_init(xf_search_result *r)
 {
@@ -76,70 +75,17 @@ static xf_status trail_path(const xf_search_trail *t, int entry, xf_search_resul
     return XF_OK;
 }
 
-/* ---------------------------------------------------------------- hashset */
-
-void xf_hashset_init(xf_hashset *s)
-{
-    memset(s, 0, sizeof *s);
-}
-
-void xf_hashset_free(xf_hashset *s)
-{
-    free(s->slot);
-    xf_hashset_init(s);
-}
-
-static size_t slot_of(const uint64_t *slot, size_t cap, uint64_t h)
-{
-    size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
-    while (slot[i] && slot[i] != h) i = (i + 1) & (cap - 1);
-    return i;
-}
-
-xf_status xf_hashset_add(xf_hashset *s, uint64_t h, int *added, xf_error *err)
-{
-    *added = 0;
-    if (h == 0) {
-        *added = !s->has_zero;
-        s->has_zero = 1;
-        return XF_OK;
-    }
-    if (2 * (s->n + 1) > s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 1024;
-        uint64_t *slot = calloc(cap, sizeof *slot);
-        if (!slot) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording seen graphs");
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->slot[i]) slot[slot_of(slot, cap, s->slot[i])] = s->slot[i];
-        free(s->slot);
-        s->slot = slot;
-        s->cap = cap;
-    }
-    size_t i = slot_of(s->slot, s->cap, h);
-    if (s->slot[i]) return XF_OK;
-    s->slot[i] = h;
-    s->n++;
-    *added = 1;
-    return XF_OK;
-}
-
-/* ------------------------------------------------------------ clock, best */
-
-double xf_search_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+/* ----------------------------------------------------------- budget, best */
 
 int xf_search_out_of_time(const xf_search_ctx *c)
 {
-    return c->opt.max_seconds > 0 && xf_search_now() - c->t0 >= c->opt.max_seconds;
+    return c->opt.max_seconds > 0 && xf_clock_now() - c->t0 >= c->opt.max_seconds;
 }
 
 void xf_search_tick(xf_search_ctx *c)
 {
     if (!c->opt.progress) return;
-    double now = xf_search_now();
+    double now = xf_clock_now();
     if (now - c->last_progress < 1.0) return;
     c->last_progress = now;
     c->opt.progress(c->opt.progress_user, (int)c->res->expanded, c->res->best_ms,
@@ -193,14 +139,14 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
     c.env = e;
     c.opt = o;
     c.res = res;
-    c.t0 = c.last_progress = xf_search_now();
+    c.t0 = c.last_progress = xf_clock_now();
     xf_search_trail_init(&c.trail);
-    xf_hashset_init(&c.seen);
+    xf_htab_init(&c.seen);
 
     int root, added;
     xf_status st = xf_env_reset(e, err);
     if (!st) st = xf_search_trail_add(&c.trail, -1, -1, &root, err);
-    if (!st) st = xf_hashset_add(&c.seen, xf_env_hash(e), &added, err);
+    if (!st) st = xf_htab_put(&c.seen, xf_htab_key(xf_env_hash(e)), NULL, &added, err);
     if (!st) {
         res->initial_ms = xf_env_cost(e);
         st = xf_search_keep_best(&c, xf_env_graph(e), res->initial_ms, root, err);
@@ -215,10 +161,10 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
     if (!st) st = trail_path(&c.trail, c.best_entry, res, err);
     if (!st) st = xf_env_set_graph(e, &res->best, err);
     if (!st) res->best_ms = xf_env_cost(e);
-    res->seen = (int64_t)c.seen.n + c.seen.has_zero;
-    res->seconds = xf_search_now() - c.t0;
+    res->seen = (int64_t)c.seen.n;
+    res->seconds = xf_clock_now() - c.t0;
     xf_search_trail_free(&c.trail);
-    xf_hashset_free(&c.seen);
+    xf_htab_free(&c.seen);
     if (st) {
         xf_error_prefix(err, "%s search: ", xf_search_kind_name(kind));
         xf_search_result_free(res);

@@ -116,7 +116,7 @@ typedef struct xf_env_step_result {
     int valid;        /* 0: the action was not in the masks (penalty, graph unchanged) */
     double cost_ms;   /* cost of the graph after the step */
     double bytes;     /* memory accesses of the graph after the step */
-    uint64_t hash;    /* xf_agent_graph_hash of the graph after the step */
+    uint64_t hash;    /* xf_graph_hash_mode(XF_HASH_IDENTITY) after the step */
 } xf_env_step_result;
 
 /* Applies (xfer, location); xfer == xf_env_num_xfers(e) is the no-op that
@@ -161,7 +161,7 @@ int xf_env_steps(const xf_env *e);           /* steps taken this episode */
 
 /* The rule set the environment was created with. */
 const xf_ruleset *xf_env_ruleset(const xf_env *e);
-/* xf_agent_graph_hash of the current graph. */
+/* xf_graph_hash_mode(XF_HASH_IDENTITY) of the current graph. */
 uint64_t xf_env_hash(const xf_env *e);
 
 /* Seconds spent in each part of building states (create, reset, set_graph
@@ -247,21 +247,6 @@ xf_status xf_agent_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_g
                                 double *ms_a, double *ms_b, double *spread, xf_error *err);
 
 /* ---------------------------------- shared by the searches and the agents */
-
-/* Open-addressing set of 64-bit graph hashes: the graphs a search or an
- * agent has seen. */
-typedef struct xf_hashset {
-    uint64_t *slot; /* 0: empty (hash 0 is kept in has_zero) */
-    size_t cap, n;
-    int has_zero;
-} xf_hashset;
-
-void xf_hashset_init(xf_hashset *s);
-void xf_hashset_free(xf_hashset *s);
-/* *added = 1 when h was not in the set (it is now). */
-xf_status xf_hashset_add(xf_hashset *s, uint64_t h, int *added, xf_error *err);
-
-double xf_search_now(void); /* monotonic seconds */
 
 /* Improvements smaller than this fraction of the initial cost are rounding
  * noise (a rewrite and its reverse cost the same), not progress: the

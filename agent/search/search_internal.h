@@ -29,7 +29,7 @@ typedef struct xf_search_ctx {
     xf_search_options opt;
     xf_search_result *res;
     xf_search_trail trail;
-    xf_hashset seen;
+    xf_htab seen; /* graph hashes (xf_htab_key) seen */
     int best_entry; /* trail entry of res->best */
     double t0, last_progress;
 } xf_search_ctx;

@@ -26,7 +26,7 @@ typedef struct qentry {
     double cost;
     int64_t seq;
     int entry;     /* trail entry */
-    uint64_t hash; /* xf_agent_graph_hash(&g), handed to the environment */
+    uint64_t hash; /* xf_graph_hash_mode(&g, XF_HASH_IDENTITY), handed to the environment */
     xf_graph g;
 } qentry;
 
@@ -152,8 +152,8 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
             int added = 0;
             uint64_t h = 0;
             if ((double)s.n_nodes <= max_nodes) {
-                h = xf_agent_graph_hash(&s);
-                st = xf_hashset_add(&c->seen, h, &added, err);
+                h = xf_graph_hash_mode(&s, XF_HASH_IDENTITY);
+                st = xf_htab_put(&c->seen, xf_htab_key(h), NULL, &added, err);
             }
             int entry = -1;
             if (!st && added) st = xf_search_trail_add(&c->trail, parent, r, &entry, err);

@@ -62,7 +62,7 @@ xf_status xf_search_random(xf_search_ctx *c, xf_error *err)
         if (sr.valid) {
             int added;
             st = xf_search_trail_add(&c->trail, entry, rule, &entry, err);
-            if (!st) st = xf_hashset_add(&c->seen, sr.hash, &added, err);
+            if (!st) st = xf_htab_put(&c->seen, xf_htab_key(sr.hash), NULL, &added, err);
             if (!st && sr.cost_ms < res->best_ms - eps)
                 st = xf_search_keep_best(c, xf_env_graph(e), sr.cost_ms, entry, err);
             if (st) return st;
@@ -106,7 +106,7 @@ xf_status xf_search_greedy(xf_search_ctx *c, xf_error *err)
         if (!sr.valid || !(sr.cost_ms < cur - eps)) break; /* best stays the last graph */
         int added;
         st = xf_search_trail_add(&c->trail, entry, best_rule, &entry, err);
-        if (!st) st = xf_hashset_add(&c->seen, sr.hash, &added, err);
+        if (!st) st = xf_htab_put(&c->seen, xf_htab_key(sr.hash), NULL, &added, err);
         if (!st) st = xf_search_keep_best(c, xf_env_graph(e), sr.cost_ms, entry, err);
         if (st) return st;
         xf_search_tick(c);

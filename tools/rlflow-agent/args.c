@@ -66,9 +66,8 @@ static int bad(const char *opt, const char *what, const char *v)
 
 static int parse_int(const char *opt, const char *v, long min, long max, int *out)
 {
-    char *end;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || !*v || *end || x < min || x > max) return bad(opt, "an integer in range", v);
+    int64_t x;
+    if (xf_cli_parse_i64(v, min, max, &x) != 0) return bad(opt, "an integer in range", v);
     *out = (int)x;
     return 0;
 }
@@ -189,13 +188,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
         } else if (!strcmp(a, "--atol")) {
             rc = parse_double(a, next, 0.0, &o->atol);
         } else if (!strcmp(a, "--dim")) {
-            const char *eq = next ? strchr(next, '=') : NULL;
-            if (!eq || eq == next || o->n_dims == CLI_MAX_DIMS ||
-                (size_t)(eq - next) >= sizeof o->dim_buf[0] || atoll(eq + 1) <= 0)
-                return bad(a, "NAME=N with N > 0", next);
-            memcpy(o->dim_buf[o->n_dims], next, (size_t)(eq - next));
-            o->dim_names[o->n_dims] = o->dim_buf[o->n_dims];
-            o->dim_values[o->n_dims++] = atoll(eq + 1);
+            char msg[256];
+            if (xf_cli_dims_add(&o->dims, next, msg, sizeof msg) != 0) {
+                fprintf(stderr, "rlflow-agent: --dim %s\n", msg);
+                return 2;
+            }
         } else {
             takes = 0;
             if (!strcmp(a, "--all-rules")) {

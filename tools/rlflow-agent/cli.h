@@ -10,8 +10,8 @@
 #include "agent/search/search.h"
 #include "costmodel/costmodel.h"
 #include "ir/ir.h"
+#include "tools/cli/cli.h"
 
-#define CLI_MAX_DIMS 16
 
 /* Who optimises: a search baseline or a learning agent. */
 typedef enum cli_agent { CLI_AGENT_SEARCH = 0, CLI_AGENT_PPO = 1, CLI_AGENT_WM = 2 } cli_agent;
@@ -34,10 +34,7 @@ typedef struct cli_options {
     xf_prepare_options prepare; /* --no-layernorm-fusion, --no-scalar-mul */
     int check, latency, quiet, verbose;
     double rtol, atol;
-    int n_dims;
-    const char *dim_names[CLI_MAX_DIMS];
-    int64_t dim_values[CLI_MAX_DIMS];
-    char dim_buf[CLI_MAX_DIMS][128];
+    xf_cli_dims dims; /* --dim */
 } cli_options;
 
 /* 0: parsed; 2: bad usage (message printed); -1: --help printed (exit 0). */

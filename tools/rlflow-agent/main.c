@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent/search/search.h"
@@ -43,13 +42,6 @@ static const char *cache_path(const cli_options *o)
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) return NULL;
     snprintf(cache_buf, sizeof cache_buf, "%s/costs.db", dir);
     return cache_buf;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void progress(void *user, int expanded, double best_ms, double initial_ms)
@@ -108,9 +100,9 @@ static int load_inputs(const cli_options *o, run_state *s)
 {
     xf_error err = {0};
     xf_onnx_options io = xf_onnx_default_options();
-    io.n_dim_overrides = o->n_dims;
-    io.dim_names = o->dim_names;
-    io.dim_values = o->dim_values;
+    io.n_dim_overrides = o->dims.n;
+    io.dim_names = o->dims.names;
+    io.dim_values = o->dims.values;
     if (xf_onnx_load(o->model, &io, &s->model, &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 2;
@@ -363,9 +355,9 @@ int main(int argc, char **argv)
     xf_graph_init(&s.prepared);
     xf_search_result_init(&s.res);
     rc = load_inputs(&o, &s);
-    double t0 = now_s();
+    double t0 = xf_clock_now();
     if (!rc) rc = search(&o, &s);
-    double t_search = now_s() - t0;
+    double t_search = xf_clock_now() - t0;
     xf_check_result chk = {0};
     if (!rc) rc = finish_and_write(&o, &s, &chk);
     if (!rc) print_report(&o, &s, &chk, t_search);

@@ -21,17 +21,14 @@
 #include "costmodel/costmodel.h"
 #include "ir/ir.h"
 #include "onnx/onnx.h"
+#include "tools/cli/cli.h"
 
-#define MAX_DIMS_OVERRIDE 16
 
 typedef struct options {
     const char *model, *cache;
     xf_cost_backend backend;
     int threads, reps, warmup, run;
-    int n_dims;
-    const char *dim_names[MAX_DIMS_OVERRIDE];
-    int64_t dim_values[MAX_DIMS_OVERRIDE];
-    char dim_buf[MAX_DIMS_OVERRIDE][128];
+    xf_cli_dims dims;
 } options;
 
 static void usage(FILE *f)
@@ -59,9 +56,8 @@ static void usage(FILE *f)
 
 static int parse_int(const char *opt, const char *v, int min, int *out)
 {
-    char *end;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || *end || x < min || x > 1000000) {
+    int64_t x;
+    if (xf_cli_parse_i64(v, min, 1000000, &x) != 0) {
         fprintf(stderr, "xfcost: %s needs an integer >= %d, got '%s'\n", opt, min,
                 v ? v : "(nothing)");
         return 2;
@@ -107,16 +103,11 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--no-run")) {
             o->run = 0;
         } else if (!strcmp(a, "--dim")) {
-            const char *eq = next ? strchr(next, '=') : NULL;
-            if (!eq || eq == next || o->n_dims == MAX_DIMS_OVERRIDE ||
-                (size_t)(eq - next) >= sizeof o->dim_buf[0] || atoll(eq + 1) <= 0) {
-                fprintf(stderr, "xfcost: --dim expects NAME=N with N > 0, got '%s'\n",
-                        next ? next : "(nothing)");
+            char msg[256];
+            if (xf_cli_dims_add(&o->dims, next, msg, sizeof msg) != 0) {
+                fprintf(stderr, "xfcost: --dim %s\n", msg);
                 return 2;
             }
-            memcpy(o->dim_buf[o->n_dims], next, (size_t)(eq - next));
-            o->dim_names[o->n_dims] = o->dim_buf[o->n_dims];
-            o->dim_values[o->n_dims++] = atoll(eq + 1);
             i++;
         } else if (a[0] == '-') {
             fprintf(stderr, "xfcost: unknown option '%s' (see xfcost --help)\n", a);
@@ -254,9 +245,9 @@ int main(int argc, char **argv)
     xf_graph_init(&g);
     xf_error err = {0};
     xf_onnx_options io = xf_onnx_default_options();
-    io.n_dim_overrides = o.n_dims;
-    io.dim_names = o.dim_names;
-    io.dim_values = o.dim_values;
+    io.n_dim_overrides = o.dims.n;
+    io.dim_names = o.dims.names;
+    io.dim_values = o.dims.values;
     if (xf_onnx_load(o.model, &io, &g, &err)) {
         fprintf(stderr, "xfcost: %s\n", err.msg);
         xf_graph_free(&g);

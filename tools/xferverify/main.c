@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rulesdb/rulesdb.h"
@@ -134,13 +133,6 @@ static int parse_args(int argc, char **argv, opts *o)
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ------------------------------------------------------------- progress */
 
 typedef struct report {
@@ -234,7 +226,7 @@ static int check_axioms(const opts *o)
     printf("%-24s %4s %-11s %-11s %9s  %s\n", "axiom", "inst", "bounded", "redundancy", "time",
            "derived from");
     for (int i = 0; i < n; i++) {
-        double t0 = now_s();
+        double t0 = xf_clock_now();
         int n_inst = 0;
         const char *bounded = check_instances(v, i, &n_inst, &refuted, &errors);
         with_inst += n_inst > 0;
@@ -253,7 +245,7 @@ static int check_axioms(const opts *o)
             redundant += p.result == XF_PROOF_PROVED;
         }
         printf("%-24s %4d %-11s %-11s %6.0f ms  %s\n", xf_verify_axiom(i)->name, n_inst, bounded,
-               what, (now_s() - t0) * 1e3, p.result == XF_PROOF_PROVED ? p.core_names : "");
+               what, (xf_clock_now() - t0) * 1e3, p.result == XF_PROOF_PROVED ? p.core_names : "");
     }
     printf("%d axioms: %d with instances, %d valid on all of them, %d refuted, %d not checked; "
            "%d redundant\n",

@@ -1,0 +1,133 @@
+/*
+ * test_ir_util.c — the one-of-each utilities of ir/: the 64-bit mixer and
+ * byte hasher (pinned values: they are stored in the rules database), the
+ * hash table (exact keys, hash-keyed multimap, growth, reserved key), the
+ * topological sort and the monotonic clock.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+START_TEST(mixer_values_are_pinned)
+{
+    /* the rules DB stores hashes built on these: they must never change */
+    ck_assert_uint_eq(xf_hash_u64(0, 0), 0xe220a8397b1dcdafull);
+    ck_assert_uint_eq(xf_hash_u64(0x6A4u, 3), 0x375eed8ec61847daull);
+    ck_assert_uint_eq(xf_hash_bytes(1, "rlflow graph hash", 17), 0x945b9f826d207ceaull);
+    ck_assert_uint_ne(xf_hash_bytes(1, "rlflow graph hasH", 17), 0x945b9f826d207ceaull);
+    ck_assert_uint_ne(xf_hash_bytes(1, "rlflow graph hash", 16), 0x945b9f826d207ceaull);
+}
+END_TEST
+
+START_TEST(htab_maps_exact_keys_and_grows)
+{
+    xf_htab t;
+    xf_htab_init(&t);
+    xf_error err;
+    ck_assert_ptr_null(xf_htab_get(&t, 5));
+    for (uint64_t k = 1; k <= 5000; k++) {
+        uint64_t *v;
+        int added;
+        ck_assert_int_eq(xf_htab_put(&t, k * 7919, &v, &added, &err), XF_OK);
+        ck_assert_int_eq(added, 1);
+        *v = k;
+    }
+    ck_assert_uint_eq(t.n, 5000);
+    ck_assert_uint_ge(t.cap, 2 * t.n);
+    for (uint64_t k = 1; k <= 5000; k++) {
+        uint64_t *v = xf_htab_get(&t, k * 7919);
+        ck_assert_ptr_nonnull(v);
+        ck_assert_uint_eq(*v, k);
+    }
+    ck_assert_ptr_null(xf_htab_get(&t, 7918));
+    int added;
+    uint64_t *v;
+    ck_assert_int_eq(xf_htab_put(&t, 7919, &v, &added, &err), XF_OK);
+    ck_assert_int_eq(added, 0);
+    ck_assert_uint_eq(*v, 1);
+    ck_assert_int_eq(xf_htab_add(&t, 0, 1, &err), XF_ERR_INVALID);
+    size_t cap = t.cap;
+    xf_htab_clear(&t);
+    ck_assert_uint_eq(t.n, 0);
+    ck_assert_uint_eq(t.cap, cap);
+    ck_assert_ptr_null(xf_htab_get(&t, 7919));
+    xf_htab_free(&t);
+    ck_assert_uint_eq(t.cap, 0);
+}
+END_TEST
+
+START_TEST(htab_multimap_walks_every_entry_of_a_key)
+{
+    /* three strings under one (deliberately colliding) hash, one under another */
+    const char *names[] = {"conv", "relu", "gemm", "tanh"};
+    uint64_t keys[] = {42, 42, 42, 43};
+    xf_htab t = {0};
+    xf_error err;
+    ck_assert_int_eq(xf_htab_reserve(&t, 100, &err), XF_OK);
+    size_t cap = t.cap;
+    for (uint64_t i = 0; i < 4; i++) ck_assert_int_eq(xf_htab_add(&t, keys[i], i, &err), XF_OK);
+    ck_assert_uint_eq(t.cap, cap); /* reserved: no growth */
+    int seen = 0;
+    size_t pos = XF_HTAB_START;
+    for (uint64_t *v; (v = xf_htab_next(&t, 42, &pos));) {
+        ck_assert_uint_lt(*v, 3);
+        seen |= 1 << *v;
+    }
+    ck_assert_int_eq(seen, 7);
+    pos = XF_HTAB_START;
+    uint64_t *v = xf_htab_next(&t, 43, &pos);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_str_eq(names[*v], "tanh");
+    ck_assert_ptr_null(xf_htab_next(&t, 43, &pos));
+    pos = XF_HTAB_START;
+    ck_assert_ptr_null(xf_htab_next(&t, 44, &pos));
+    xf_htab_free(&t);
+}
+END_TEST
+
+START_TEST(topo_kahn_orders_smallest_ready_first_and_finds_cycles)
+{
+    /* 0 -> 3, 2 -> 1, 2 -> 3: ready {0, 2} first, then 1 before 3 */
+    int start[5] = {0, 1, 1, 3, 3}, succ[3] = {3, 1, 3};
+    int indeg[4] = {0, 1, 0, 2}, order[4], heap[4];
+    ck_assert_int_eq(xf_topo_kahn(4, start, succ, indeg, order, heap), 4);
+    int want[4] = {0, 2, 1, 3};
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(order[i], want[i]);
+    /* 1 -> 2 -> 1 is a cycle: only 0 is ordered, 1 and 2 stay marked */
+    int cstart[4] = {0, 0, 1, 2}, csucc[2] = {2, 1};
+    int cindeg[3] = {0, 1, 1};
+    ck_assert_int_eq(xf_topo_kahn(3, cstart, csucc, cindeg, order, heap), 1);
+    ck_assert_int_eq(order[0], 0);
+    ck_assert_int_gt(cindeg[1], 0);
+    ck_assert_int_gt(cindeg[2], 0);
+}
+END_TEST
+
+START_TEST(clock_is_monotonic)
+{
+    double a = xf_clock_now(), am = xf_clock_now_ms(), c = xf_clock_thread_cpu();
+    volatile double x = 0;
+    for (int i = 0; i < 1000000; i++) x += i;
+    double b = xf_clock_now(), bm = xf_clock_now_ms(), d = xf_clock_thread_cpu();
+    ck_assert_double_gt(b, a);
+    ck_assert_double_gt(bm, am);
+    ck_assert_double_ge(d, c);
+    /* the two units read the same clock */
+    ck_assert_double_lt(bm - b * 1e3, am - a * 1e3 + 1.0);
+    ck_assert_double_gt(am, a * 1e3 - 1.0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("ir_util");
+    TCase *t = tcase_create("core");
+    tcase_add_test(t, mixer_values_are_pinned);
+    tcase_add_test(t, htab_maps_exact_keys_and_grows);
+    tcase_add_test(t, htab_multimap_walks_every_entry_of_a_key);
+    tcase_add_test(t, topo_kahn_orders_smallest_ready_first_and_finds_cycles);
+    tcase_add_test(t, clock_is_monotonic);
+    suite_add_tcase(s, t);
+    return xf_test_run(s);
+}

@@ -1,0 +1,45 @@
+/*
+ * cli.c — the tools' shared argument parsers (see cli.h). strtoll with
+ * errno catches overflow that atoll would silently wrap or clamp.
+ */
+#include "tools/cli/cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int xf_cli_parse_i64(const char *text, int64_t lo, int64_t hi, int64_t *out)
+{
+    if (!text || !*text || !(text[0] == '-' || (text[0] >= '0' && text[0] <= '9'))) return -1;
+    char *end;
+    errno = 0;
+    long long x = strtoll(text, &end, 10);
+    if (errno == ERANGE || *end || x < lo || x > hi) return -1;
+    *out = (int64_t)x;
+    return 0;
+}
+
+int xf_cli_dims_add(xf_cli_dims *d, const char *arg, char *msg, size_t msg_n)
+{
+    const char *eq = arg ? strchr(arg, '=') : NULL;
+    int64_t v;
+    if (!eq || eq == arg) {
+        snprintf(msg, msg_n, "expects NAME=N, got '%s'", arg ? arg : "(nothing)");
+    } else if ((size_t)(eq - arg) >= XF_CLI_DIM_NAME) {
+        snprintf(msg, msg_n, "name longer than %d bytes in '%s'", XF_CLI_DIM_NAME - 1, arg);
+    } else if (xf_cli_parse_i64(eq + 1, 1, INT64_MAX, &v) != 0) {
+        snprintf(msg, msg_n, "expects NAME=N with N an integer >= 1 that fits 64 bits, got '%s'",
+                 arg);
+    } else if (d->n == XF_CLI_MAX_DIMS) {
+        snprintf(msg, msg_n, "at most %d dimensions can be set, '%s' is one more",
+                 XF_CLI_MAX_DIMS, arg);
+    } else {
+        memcpy(d->buf[d->n], arg, (size_t)(eq - arg));
+        d->buf[d->n][eq - arg] = '\0';
+        d->names[d->n] = d->buf[d->n];
+        d->values[d->n++] = v;
+        return 0;
+    }
+    return -1;
+}

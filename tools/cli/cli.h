@@ -1,0 +1,36 @@
+/*
+ * cli.h — argument parsing shared by the command-line tools (xfonnx,
+ * xfcost, rlflow-agent): checked integers and `--dim NAME=N` overrides of
+ * symbolic input dimensions. Nothing here prints; a failed parse returns -1
+ * and, where there is more than one reason, says which in a message that
+ * names the bad argument, for the tool to print under its own name.
+ */
+#ifndef XF_TOOLS_CLI_H
+#define XF_TOOLS_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A decimal integer in [lo, hi] with nothing before or after it (no
+ * whitespace, no sign other than '-', no overflow): 0 and *out set, else -1. */
+int xf_cli_parse_i64(const char *text, int64_t lo, int64_t hi, int64_t *out);
+
+#define XF_CLI_MAX_DIMS 16
+#define XF_CLI_DIM_NAME 128 /* bytes of a name, NUL included */
+
+/* Symbolic dimension sizes given with --dim, in the form the ONNX importer
+ * takes (xf_onnx_options.dim_names/dim_values/n_dim_overrides). names[i]
+ * points into buf: do not copy the struct once filled. */
+typedef struct xf_cli_dims {
+    int n;
+    const char *names[XF_CLI_MAX_DIMS];
+    int64_t values[XF_CLI_MAX_DIMS];
+    char buf[XF_CLI_MAX_DIMS][XF_CLI_DIM_NAME];
+} xf_cli_dims;
+
+/* Adds one "NAME=N" (arg may be NULL: the option had no value): NAME
+ * non-empty and shorter than XF_CLI_DIM_NAME, N an integer >= 1 that fits
+ * int64. 0 on success; -1 with the reason, quoting arg, in msg. */
+int xf_cli_dims_add(xf_cli_dims *d, const char *arg, char *msg, size_t msg_n);
+
+#endif /* XF_TOOLS_CLI_H */
