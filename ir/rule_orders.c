@@ -83,11 +83,14 @@ xf_status xf_rule_orders_each(const xf_rule_orders *s, xf_error *err)
     if (!mem) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory ordering a rule's inputs");
     int *p = mem, *start = mem + n_in, *q = mem + 2 * n_in;
     int all_in = s->in_cmp && n_in <= s->max_in, all_out = n_out <= s->max_out;
+    sort_by_class(s, p);
+    for (int i = 0; i < n_in; i++) {
+        int same = i > 0 && s->in_cmp && s->in_cmp(s->ctx, p[i - 1], p[i]) == 0;
+        start[i] = same ? start[i - 1] : i;
+    }
     int stop = 0;
+    /* After its last order each class is back in sorted order. */
     for (int swap = 0; swap < (s->both_sides ? 2 : 1) && !stop; swap++) {
-        sort_by_class(s, p);
-        for (int i = 0; i < n_in; i++)
-            start[i] = i > 0 && s->in_cmp && s->in_cmp(s->ctx, p[i - 1], p[i]) == 0 ? start[i - 1] : i;
         do {
             for (int i = 0; i < n_out; i++) q[i] = i;
             do {
