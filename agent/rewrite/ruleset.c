@@ -8,11 +8,13 @@
  * skipped like any rule the matcher cannot use; a reverse that equals a rule
  * already in the set (the database holds both directions, or a rule is its
  * own reverse) is dropped silently, since it adds no action. Equality is by
- * the canonical hashes of both sides (xf_graph_hash: ops, parameters,
- * input positions, shapes). Rules from a database are not hashed again:
- * the database stores each side once per canonical hash (graphs.hash is
- * unique), so the sides' graph row ids are equal exactly when the stored
- * hashes are, and they stand in for them.
+ * the rule's key as written (xf_rule_key_as_written: the canonical hashes
+ * of both sides, with ops, parameters, input positions, shapes), not by
+ * its key up to renaming: a renamed reverse can still be another action
+ * (input positions matter to the matcher). Rules from a database are not
+ * hashed again: the database stores each side once per canonical hash
+ * (graphs.hash is unique), so the sides' graph row ids are equal exactly
+ * when the stored hashes are, and they stand in for them.
  *
  * After compilation, actions whose compiled forms are equal
  * (xf_rule_form_words: the same rule enumerated at other tensor shapes,
