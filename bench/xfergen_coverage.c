@@ -271,43 +271,47 @@ static char *renumber(const char *s)
     return out.p;
 }
 
-/* Smallest renumbered text over orientations and output orders (k <= 4). */
+typedef struct key_search {
+    char **src, **dst;
+    int k;
+    char *best;
+} key_search;
+
+/* Renumbered text under order o; keeps the smaller one. */
+static int try_order(void *ctx, const xf_rule_order *o)
+{
+    key_search *ks = ctx;
+    sbuf raw = {0};
+    for (int i = 0; i < ks->k; i++) {
+        sb_str(&raw, i ? ";" : "");
+        sb_str(&raw, (o->swap ? ks->dst : ks->src)[o->out[i]]);
+    }
+    sb_str(&raw, "=>");
+    for (int i = 0; i < ks->k; i++) {
+        sb_str(&raw, i ? ";" : "");
+        sb_str(&raw, (o->swap ? ks->src : ks->dst)[o->out[i]]);
+    }
+    char *cand = renumber(raw.p);
+    free(raw.p);
+    if (!ks->best || strcmp(cand, ks->best) < 0) {
+        free(ks->best);
+        ks->best = cand;
+    } else {
+        free(cand);
+    }
+    return 0;
+}
+
+/* Smallest renumbered text over orientations and output orders (k <= 4):
+ * the renaming search of ir/rule_orders.c, inputs numbered by first use. */
 static char *rule_key(char **src, char **dst, int k)
 {
-    int perm[4] = {0, 1, 2, 3};
-    static const int perms4[24][4] = {
-        {0, 1, 2, 3}, {0, 1, 3, 2}, {0, 2, 1, 3}, {0, 2, 3, 1}, {0, 3, 1, 2}, {0, 3, 2, 1},
-        {1, 0, 2, 3}, {1, 0, 3, 2}, {1, 2, 0, 3}, {1, 2, 3, 0}, {1, 3, 0, 2}, {1, 3, 2, 0},
-        {2, 0, 1, 3}, {2, 0, 3, 1}, {2, 1, 0, 3}, {2, 1, 3, 0}, {2, 3, 0, 1}, {2, 3, 1, 0},
-        {3, 0, 1, 2}, {3, 0, 2, 1}, {3, 1, 0, 2}, {3, 1, 2, 0}, {3, 2, 0, 1}, {3, 2, 1, 0}};
-    char *best = NULL;
     if (k > 4) return NULL;
-    for (int swap = 0; swap < 2; swap++)
-        for (int q = 0; q < 24; q++) {
-            int ok = 1;
-            for (int i = 0; i < 4; i++) perm[i] = perms4[q][i];
-            for (int i = 0; i < k; i++) ok &= perm[i] < k;
-            if (!ok) continue;
-            sbuf raw = {0};
-            for (int i = 0; i < k; i++) {
-                sb_str(&raw, i ? ";" : "");
-                sb_str(&raw, (swap ? dst : src)[perm[i]]);
-            }
-            sb_str(&raw, "=>");
-            for (int i = 0; i < k; i++) {
-                sb_str(&raw, i ? ";" : "");
-                sb_str(&raw, (swap ? src : dst)[perm[i]]);
-            }
-            char *cand = renumber(raw.p);
-            free(raw.p);
-            if (!best || strcmp(cand, best) < 0) {
-                free(best);
-                best = cand;
-            } else {
-                free(cand);
-            }
-        }
-    return best;
+    key_search ks = {src, dst, k, NULL};
+    xf_rule_orders orders = {0, k, NULL, 0, 4, 1, try_order, &ks};
+    xf_error err = {0};
+    if (xf_rule_orders_each(&orders, &err) != XF_OK) abort(); /* out of memory, as sb_put */
+    return ks.best;
 }
 
 /* Distinct inputs per rank (0..6) in a renumbered key ($k:r$). */

@@ -449,6 +449,32 @@ void xf_rule_free(xf_rule *r);
  * message says which side or which input/output disagrees. */
 xf_status xf_rule_validate(const xf_rule *r, xf_error *err);
 
+/* The renaming search every rule identity is taken over (rule_orders.c):
+ * visit gets each order of a rule once and keeps the smallest key of its
+ * own kind. in[i] is the input and out[i] the output put at position i;
+ * swap: the sides are read backwards (target => source). */
+typedef struct xf_rule_order {
+    const int *in, *out;
+    int swap;
+} xf_rule_order;
+
+typedef struct xf_rule_orders {
+    int n_in, n_out;
+    /* Orders inputs a and b by class; equal: interchangeable. NULL: inputs
+     * keep their order (the key numbers them itself, e.g. by first use). */
+    int (*in_cmp)(void *ctx, int a, int b);
+    /* Every order is tried up to these counts; past them, inputs keep the
+     * order sorted by class and outputs their given order. */
+    int max_in, max_out;
+    int both_sides; /* also every order with the sides swapped */
+    int (*visit)(void *ctx, const xf_rule_order *o); /* nonzero: stop */
+    void *ctx;
+} xf_rule_orders;
+
+/* Inputs sorted by class and every order keeping that class sequence,
+ * times every output order, times both orientations when asked. */
+xf_status xf_rule_orders_each(const xf_rule_orders *s, xf_error *err);
+
 /* Identity of a rule modulo renaming of its inputs (rule_key.c): the
  * smallest (source hash, target hash) of xf_graph_hash over every renaming,
  * that is every order of the graph inputs that keeps dtypes and shapes in
@@ -463,6 +489,8 @@ typedef struct xf_rule_key {
  * (target => source). */
 xf_status xf_rule_key_of(xf_rule *r, xf_rule_key *key, xf_rule_key *reversed, xf_error *err);
 int xf_rule_key_cmp(const xf_rule_key *a, const xf_rule_key *b);
+/* The key of r as written, without renaming: its sides' xf_graph_hash. */
+xf_rule_key xf_rule_key_as_written(const xf_rule *r);
 
 /* Readable infix form of a small graph, one expression per output joined by
  * ", ": "ewadd(matmul(x0, w0), matmul(x0, w1))". Inputs print as their

@@ -8,7 +8,7 @@
  * text; an operator as its interned key, output index and arity. The
  * canonical form is the smallest such text over both orientations and all
  * output orders (all permutations up to PR_MAX_PERM_OUTPUTS outputs; more
- * outputs keep their order).
+ * outputs keep their order), the renaming search of ir/rule_orders.c.
  */
 #include "prune/prune_internal.h"
 
@@ -133,52 +133,42 @@ static int tokens_less(const pr_tokens *x, const pr_tokens *y)
     return x->n < y->n;
 }
 
-/* Next permutation in lexicographic order; 0 after the last. */
-static int next_perm(int *p, int n)
+/* The search's state: the smallest text so far and the one being built. */
+typedef struct canon_search {
+    ser s;
+    pr_tokens cur, *best;
+    int have;
+} canon_search;
+
+/* Serialises under order o and keeps the smaller text. */
+static int try_order(void *ctx, const xf_rule_order *o)
 {
-    int i = n - 2;
-    while (i >= 0 && p[i] >= p[i + 1]) i--;
-    if (i < 0) return 0;
-    int j = n - 1;
-    while (p[j] <= p[i]) j--;
-    int tmp = p[i];
-    p[i] = p[j];
-    p[j] = tmp;
-    for (int l = i + 1, r = n - 1; l < r; l++, r--) {
-        tmp = p[l];
-        p[l] = p[r];
-        p[r] = tmp;
+    canon_search *c = ctx;
+    c->s.out = &c->cur;
+    ser_tuple(&c->s, o->swap, o->out);
+    if (c->s.nomem) return 1;
+    if (!c->have || tokens_less(&c->cur, c->best)) {
+        pr_tokens tmp = *c->best;
+        *c->best = c->cur;
+        c->cur = tmp;
+        c->have = 1;
     }
-    return 1;
+    return 0;
 }
 
 xf_status pr_canon(const pr_table *t, const pr_tuple *tu, pr_tokens *out, xf_error *err)
 {
-    pr_tokens cur = {0};
-    ser s = {.t = t, .tu = tu};
-    int perm[64];
     int k = tu->n_out;
     if (k > 64) return XF_FAIL(err, XF_ERR_UNSUPPORTED, "prune: a rule with %d outputs (at most 64)", k);
     out->n = 0;
-    int have = 0;
-    for (int swap = 0; swap < 2; swap++) {
-        for (int i = 0; i < k; i++) perm[i] = i;
-        do {
-            s.out = &cur;
-            ser_tuple(&s, swap, perm);
-            if (s.nomem) break;
-            if (!have || tokens_less(&cur, out)) {
-                pr_tokens tmp = *out;
-                *out = cur;
-                cur = tmp;
-                have = 1;
-            }
-        } while (k <= PR_MAX_PERM_OUTPUTS && next_perm(perm, k));
-        if (s.nomem) break;
-    }
-    pr_tokens_free(&cur);
-    if (s.nomem) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (canonical form)");
-    if (s.overflow)
+    canon_search c = {.s = {.t = t, .tu = tu}, .best = out};
+    /* Leaves are numbered by first use, so inputs need no search. */
+    xf_rule_orders orders = {0, k, NULL, 0, PR_MAX_PERM_OUTPUTS, 1, try_order, &c};
+    xf_status st = xf_rule_orders_each(&orders, err);
+    pr_tokens_free(&c.cur);
+    if (st != XF_OK) return st;
+    if (c.s.nomem) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (canonical form)");
+    if (c.s.overflow)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "prune: a rule reads more than %d inputs",
                        PR_MAX_LEAVES);
     return XF_OK;

@@ -8,11 +8,13 @@
  * skipped like any rule the matcher cannot use; a reverse that equals a rule
  * already in the set (the database holds both directions, or a rule is its
  * own reverse) is dropped silently, since it adds no action. Equality is by
- * the canonical hashes of both sides (xf_graph_hash: ops, parameters,
- * input positions, shapes). Rules from a database are not hashed again:
- * the database stores each side once per canonical hash (graphs.hash is
- * unique), so the sides' graph row ids are equal exactly when the stored
- * hashes are, and they stand in for them.
+ * the rule's key as written (xf_rule_key_as_written: the canonical hashes
+ * of both sides, with ops, parameters, input positions, shapes), not by
+ * its key up to renaming: a renamed reverse can still be another action
+ * (input positions matter to the matcher). Rules from a database are not
+ * hashed again: the database stores each side once per canonical hash
+ * (graphs.hash is unique), so the sides' graph row ids are equal exactly
+ * when the stored hashes are, and they stand in for them.
  *
  * After compilation, actions whose compiled forms are equal
  * (xf_rule_form_words: the same rule enumerated at other tensor shapes,
@@ -33,17 +35,11 @@
 #include "agent/rewrite/match_impl.h"
 #include "rulesdb/rulesdb.h"
 
-/* The identity of a rule's two sides: their canonical hashes, or their
- * graph row ids in the rules database. */
-typedef struct pair_hash {
-    uint64_t src, dst;
-} pair_hash;
-
+/* The identity of a rule's two sides (an xf_rule_key as written: their
+ * canonical hashes, or their graph row ids in the rules database). */
 static int cmp_pair(const void *a, const void *b)
 {
-    const pair_hash *x = a, *y = b;
-    if (x->src != y->src) return x->src < y->src ? -1 : 1;
-    return (x->dst > y->dst) - (x->dst < y->dst);
+    return xf_rule_key_cmp(a, b);
 }
 
 static void skip(xf_ruleset *rs, int64_t id, const char *why)
@@ -238,21 +234,19 @@ static xf_status group_roots(xf_ruleset *rs, xf_error *err)
 
 /* Builds the set from n rules (taken over, all freed here); sides[i] is
  * the identity of rule i's sides (NULL: their xf_graph_hash). */
-static xf_status build(xf_rule *rules, const int64_t *ids, const pair_hash *sides, int n,
+static xf_status build(xf_rule *rules, const int64_t *ids, const xf_rule_key *sides, int n,
                        const xf_ruleset_options *opt, xf_ruleset **out, xf_error *err)
 {
     int both = opt->both_directions;
     xf_status st = XF_OK;
-    pair_hash *seen = NULL;
+    xf_rule_key *seen = NULL;
     xf_ruleset *rs = calloc(1, sizeof *rs);
     if (!rs || (both && n > 0 && !(seen = malloc(sizeof *seen * (size_t)n)))) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory building a rule set of %d rules", n);
         goto out;
     }
     if (seen) {
-        for (int i = 0; i < n; i++)
-            seen[i] = sides ? sides[i]
-                            : (pair_hash){xf_graph_hash(&rules[i].src), xf_graph_hash(&rules[i].dst)};
+        for (int i = 0; i < n; i++) seen[i] = sides ? sides[i] : xf_rule_key_as_written(&rules[i]);
         qsort(seen, (size_t)n, sizeof *seen, cmp_pair);
     }
     for (int i = 0; i < n && st == XF_OK; i++) {
@@ -260,9 +254,8 @@ static xf_status build(xf_rule *rules, const int64_t *ids, const pair_hash *side
         xf_rule rev;
         int add_rev = 0;
         if (both) {
-            pair_hash key = sides ? (pair_hash){sides[i].dst, sides[i].src}
-                                  : (pair_hash){xf_graph_hash(&rules[i].dst),
-                                                xf_graph_hash(&rules[i].src)};
+            xf_rule_key fwd = sides ? sides[i] : xf_rule_key_as_written(&rules[i]);
+            xf_rule_key key = {fwd.dst, fwd.src};
             add_rev = !bsearch(&key, seen, (size_t)n, sizeof *seen, cmp_pair);
             if (add_rev) st = reverse_of(&rules[i], &rev, err);
         }
@@ -329,7 +322,7 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
     xf_rulesdb_rule_info_init(&info);
     xf_rule *rules = NULL;
     int64_t *ids = NULL;
-    pair_hash *sides = NULL;
+    xf_rule_key *sides = NULL;
     int n = 0, cap = 0;
     xf_status st = xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, err);
     if (st != XF_OK) goto out;
@@ -360,7 +353,7 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
             if (r2) rules = r2;
             int64_t *i2 = realloc(ids, sizeof *i2 * (size_t)cap);
             if (i2) ids = i2;
-            pair_hash *s2 = realloc(sides, sizeof *s2 * (size_t)cap);
+            xf_rule_key *s2 = realloc(sides, sizeof *s2 * (size_t)cap);
             if (s2) sides = s2;
             if (!r2 || !i2 || !s2) {
                 st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rules from %s", db_path);
@@ -372,7 +365,7 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
             xf_error_prefix(err, "loading rule %lld from %s", (long long)info.id, db_path);
             break;
         }
-        sides[n] = (pair_hash){(uint64_t)info.src_graph, (uint64_t)info.dst_graph};
+        sides[n] = (xf_rule_key){(uint64_t)info.src_graph, (uint64_t)info.dst_graph};
         ids[n++] = info.id;
     }
     if (st == XF_OK) {
