@@ -71,10 +71,10 @@ xf_status xf_agent_graph_cost(xf_cost_model *cm, const xf_graph *g, const xf_gra
 xf_status xf_costmemo_create(xf_cost_model *cm, xf_costmemo **out, xf_error *err)
 {
     *out = NULL;
-    xf_costmemo *m = calloc(1, sizeof *m);
-    if (m) m->slot = calloc(MEMO_INITIAL, sizeof *m->slot);
+    xf_costmemo *m = xf_calloc(1, sizeof *m);
+    if (m) m->slot = xf_calloc(MEMO_INITIAL, sizeof *m->slot);
     if (!m || !m->slot) {
-        free(m);
+        xf_free(m);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the cost memo");
     }
     m->cm = cm;
@@ -86,8 +86,8 @@ xf_status xf_costmemo_create(xf_cost_model *cm, xf_costmemo **out, xf_error *err
 void xf_costmemo_free(xf_costmemo *m)
 {
     if (!m) return;
-    free(m->slot);
-    free(m);
+    xf_free(m->slot);
+    xf_free(m);
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -169,14 +169,14 @@ static memo_entry *probe(memo_entry *slot, size_t cap, uint64_t h, xf_op op, con
 static xf_status grow(xf_costmemo *m, xf_error *err)
 {
     size_t cap = m->cap * 2;
-    memo_entry *slot = calloc(cap, sizeof *slot);
+    memo_entry *slot = xf_calloc(cap, sizeof *slot);
     if (!slot) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory growing the cost memo");
     for (size_t i = 0; i < m->cap; i++) {
         const memo_entry *e = &m->slot[i];
         if (!e->hash) continue;
         *probe(slot, cap, e->hash, e->op, &e->params, e->n_inputs, e->dtype, e->shape) = *e;
     }
-    free(m->slot);
+    xf_free(m->slot);
     m->slot = slot;
     m->cap = cap;
     return XF_OK;

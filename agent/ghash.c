@@ -86,8 +86,8 @@ static int topo(const xf_graph *g, int *order)
 
 uint64_t xf_agent_graph_hash(const xf_graph *g)
 {
-    uint64_t *vh = malloc(sizeof *vh * ((size_t)g->n_values + 1));
-    int *order = malloc(sizeof *order * ((size_t)g->n_nodes + 1));
+    uint64_t *vh = xf_malloc(sizeof *vh * ((size_t)g->n_values + 1));
+    int *order = xf_malloc(sizeof *order * ((size_t)g->n_nodes + 1));
     uint64_t result = 0;
     if (!vh || !order || !topo(g, order)) goto out; /* 0: could not hash */
     for (int i = 0; i < g->n_values; i++) {
@@ -122,7 +122,7 @@ uint64_t xf_agent_graph_hash(const xf_graph *g)
     for (int i = 0; i < g->n_outputs; i++) h = xf_mix64(h, vh[g->outputs[i]]);
     result = h ? h : 1;
 out:
-    free(vh);
-    free(order);
+    xf_free(vh);
+    xf_free(order);
     return result;
 }

@@ -21,9 +21,9 @@ xf_status shapecache_init(shapecache *sc, const xf_enum_config *cfg, xf_error *e
 {
     memset(sc, 0, sizeof *sc);
     sc->cfg = cfg;
-    sc->index = malloc(sizeof(int16_t) * INDEX_SLOTS);
+    sc->index = xf_malloc(sizeof(int16_t) * INDEX_SLOTS);
     sc->memo_cap = 1 << 16;
-    sc->memo = calloc(sc->memo_cap, sizeof *sc->memo);
+    sc->memo = xf_calloc(sc->memo_cap, sizeof *sc->memo);
     if (!sc->index || !sc->memo) {
         shapecache_free(sc);
         return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for the shape cache");
@@ -34,8 +34,8 @@ xf_status shapecache_init(shapecache *sc, const xf_enum_config *cfg, xf_error *e
 
 void shapecache_free(shapecache *sc)
 {
-    free(sc->index);
-    free(sc->memo);
+    xf_free(sc->index);
+    xf_free(sc->memo);
     sc->index = NULL;
     sc->memo = NULL;
 }

@@ -40,9 +40,9 @@ static uint64_t hash_opaque(const xf_opaque *o, uint64_t h)
 
 uint64_t xf_graph_hash(const xf_graph *g)
 {
-    uint64_t *vh = calloc((size_t)g->n_values + 1, sizeof *vh);
-    uint64_t *nh = calloc((size_t)g->n_nodes + 1, sizeof *nh);
-    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    uint64_t *vh = xf_calloc((size_t)g->n_values + 1, sizeof *vh);
+    uint64_t *nh = xf_calloc((size_t)g->n_nodes + 1, sizeof *nh);
+    int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     uint64_t result = 0;
     if (!vh || !nh || !order) goto out; /* 0 marks "could not hash" */
     for (int i = 0; i < g->n_values; i++) {
@@ -77,8 +77,8 @@ uint64_t xf_graph_hash(const xf_graph *g)
     for (int i = 0; i < g->n_outputs; i++) h = xf_hash_u64(h, vh[g->outputs[i]]);
     result = h ? h : 1;
 out:
-    free(vh);
-    free(nh);
-    free(order);
+    xf_free(vh);
+    xf_free(nh);
+    xf_free(order);
     return result;
 }

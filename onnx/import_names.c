@@ -15,8 +15,8 @@ void imp_map_init(imp_map *m)
 
 void imp_map_free(imp_map *m)
 {
-    free(m->keys);
-    free(m->vals);
+    xf_free(m->keys);
+    xf_free(m->vals);
     imp_map_init(m);
 }
 
@@ -46,11 +46,11 @@ static int rehash(imp_map *m, size_t cap)
     imp_map n;
     n.cap = cap;
     n.n = m->n;
-    n.keys = calloc(cap, sizeof *n.keys);
-    n.vals = calloc(cap, sizeof *n.vals);
+    n.keys = xf_calloc(cap, sizeof *n.keys);
+    n.vals = xf_calloc(cap, sizeof *n.vals);
     if (!n.keys || !n.vals) {
-        free(n.keys);
-        free(n.vals);
+        xf_free(n.keys);
+        xf_free(n.vals);
         return 0;
     }
     for (size_t i = 0; i < m->cap; i++)
@@ -59,8 +59,8 @@ static int rehash(imp_map *m, size_t cap)
             n.keys[j] = m->keys[i];
             n.vals[j] = m->vals[i];
         }
-    free(m->keys);
-    free(m->vals);
+    xf_free(m->keys);
+    xf_free(m->vals);
     *m = n;
     return 1;
 }

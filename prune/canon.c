@@ -22,7 +22,7 @@ enum { TOK_LEAF = -1, TOK_SIDE = -2, TOK_ABSENT = -3 };
 
 void pr_tokens_free(pr_tokens *t)
 {
-    free(t->v);
+    xf_free(t->v);
     t->v = NULL;
     t->n = t->cap = 0;
 }
@@ -41,7 +41,7 @@ static void emit(ser *s, int32_t tok)
 {
     if (s->out->n == s->out->cap) {
         uint32_t cap = s->out->cap ? s->out->cap * 2 : 64;
-        int32_t *v = realloc(s->out->v, cap * sizeof *v);
+        int32_t *v = xf_realloc(s->out->v, cap * sizeof *v);
         if (!v) {
             s->nomem = 1;
             return;

@@ -16,9 +16,9 @@ void pr_keymap_init(pr_keymap *m)
 
 void pr_keymap_free(pr_keymap *m)
 {
-    free(m->pool);
-    free(m->ents);
-    free(m->slots);
+    xf_free(m->pool);
+    xf_free(m->ents);
+    xf_free(m->slots);
     pr_keymap_init(m);
 }
 
@@ -58,7 +58,7 @@ long pr_keymap_get(const pr_keymap *m, const int32_t *key, uint32_t len)
 static xf_status grow_slots(pr_keymap *m, xf_error *err)
 {
     size_t n = m->n_slots ? m->n_slots * 2 : 1024;
-    long *slots = malloc(n * sizeof *slots);
+    long *slots = xf_malloc(n * sizeof *slots);
     if (!slots) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (key map of %zu slots)", n);
     for (size_t i = 0; i < n; i++) slots[i] = -1;
     for (size_t e = 0; e < m->n_ents; e++) {
@@ -66,7 +66,7 @@ static xf_status grow_slots(pr_keymap *m, xf_error *err)
         while (slots[s] >= 0) s = (s + 1) & (n - 1);
         slots[s] = (long)e;
     }
-    free(m->slots);
+    xf_free(m->slots);
     m->slots = slots;
     m->n_slots = n;
     return XF_OK;
@@ -90,14 +90,14 @@ xf_status pr_keymap_put(pr_keymap *m, const int32_t *key, uint32_t len, long val
     if (m->n_pool + len > m->cap_pool) {
         size_t cap = m->cap_pool ? m->cap_pool * 2 : 4096;
         while (cap < m->n_pool + len) cap *= 2;
-        int32_t *p = realloc(m->pool, cap * sizeof *p);
+        int32_t *p = xf_realloc(m->pool, cap * sizeof *p);
         if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (key pool)");
         m->pool = p;
         m->cap_pool = cap;
     }
     if (m->n_ents == m->cap_ents) {
         size_t cap = m->cap_ents ? m->cap_ents * 2 : 512;
-        pr_keymap_ent *p = realloc(m->ents, cap * sizeof *p);
+        pr_keymap_ent *p = xf_realloc(m->ents, cap * sizeof *p);
         if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (key entries)");
         m->ents = p;
         m->cap_ents = cap;
