@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 
+tools/check_alloc.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== build (release, -Werror) =="
