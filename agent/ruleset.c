@@ -63,7 +63,12 @@ static xf_status append(xf_ruleset *rs, xf_rule *r, int64_t id, xf_error *err)
     }
     xf_rs_rule *e = &rs->r[rs->n];
     memset(e, 0, sizeof *e);
-    if (!xf_rule_compile(r, &e->pat, &e->tgt, &why)) {
+    int compiled = xf_rule_compile(r, &e->pat, &e->tgt, &why);
+    if (compiled < 0) {
+        xf_rule_free(r);
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory compiling rule %lld", (long long)id);
+    }
+    if (!compiled) {
         skip(rs, id, why);
         xf_rule_free(r);
         return XF_OK;
@@ -244,8 +249,11 @@ static xf_status build(xf_rule *rules, const int64_t *ids, int n, const xf_rules
         goto out;
     }
     if (seen) {
-        for (int i = 0; i < n; i++)
-            seen[i] = (pair_hash){xf_graph_hash(&rules[i].src), xf_graph_hash(&rules[i].dst)};
+        for (int i = 0; i < n && st == XF_OK; i++) {
+            st = xf_graph_hash_checked(&rules[i].src, &seen[i].src, err);
+            if (st == XF_OK) st = xf_graph_hash_checked(&rules[i].dst, &seen[i].dst, err);
+        }
+        if (st != XF_OK) goto out;
         qsort(seen, (size_t)n, sizeof *seen, cmp_pair);
     }
     for (int i = 0; i < n && st == XF_OK; i++) {
@@ -253,7 +261,11 @@ static xf_status build(xf_rule *rules, const int64_t *ids, int n, const xf_rules
         xf_rule rev;
         int add_rev = 0;
         if (both) {
-            pair_hash key = {xf_graph_hash(&rules[i].dst), xf_graph_hash(&rules[i].src)};
+            /* is the reverse pair (dst, src) a rule of the set already? */
+            pair_hash key = {0, 0};
+            st = xf_graph_hash_checked(&rules[i].dst, &key.src, err);
+            if (st == XF_OK) st = xf_graph_hash_checked(&rules[i].src, &key.dst, err);
+            if (st != XF_OK) break;
             add_rev = !bsearch(&key, seen, (size_t)n, sizeof *seen, cmp_pair);
             if (add_rev) st = reverse_of(&rules[i], &rev, err);
         }

@@ -38,13 +38,17 @@ static uint64_t hash_opaque(const xf_opaque *o, uint64_t h)
     return h;
 }
 
-uint64_t xf_graph_hash(const xf_graph *g)
+xf_status xf_graph_hash_checked(const xf_graph *g, uint64_t *hash, xf_error *err)
 {
+    *hash = 0;
     uint64_t *vh = xf_calloc((size_t)g->n_values + 1, sizeof *vh);
     uint64_t *nh = xf_calloc((size_t)g->n_nodes + 1, sizeof *nh);
     int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
-    uint64_t result = 0;
-    if (!vh || !nh || !order) goto out; /* 0 marks "could not hash" */
+    xf_status st = XF_OK;
+    if (!vh || !nh || !order) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory hashing a graph of %d nodes", g->n_nodes);
+        goto out;
+    }
     for (int i = 0; i < g->n_values; i++) {
         const xf_value *v = &g->values[i];
         if (v->kind == XF_VALUE_CONST) {
@@ -54,8 +58,8 @@ uint64_t xf_graph_hash(const xf_graph *g)
     }
     for (int i = 0; i < g->n_inputs; i++)
         vh[g->inputs[i]] = hash_value_base(&g->values[g->inputs[i]], xf_hash_u64(0x1A9u, (uint64_t)i));
-    xf_error err;
-    if (xf_graph_topo_order(g, order, &err) != XF_OK) goto out;
+    st = xf_graph_topo_order(g, order, err);
+    if (st != XF_OK) goto out;
     for (int k = 0; k < g->n_nodes; k++) {
         const xf_node *n = &g->nodes[order[k]];
         uint64_t h = xf_hash_u64(0x0D3u, (uint64_t)n->op);
@@ -75,10 +79,17 @@ uint64_t xf_graph_hash(const xf_graph *g)
     h = xf_hash_u64(h, (uint64_t)g->n_inputs);
     h = xf_hash_u64(h, (uint64_t)g->n_outputs);
     for (int i = 0; i < g->n_outputs; i++) h = xf_hash_u64(h, vh[g->outputs[i]]);
-    result = h ? h : 1;
+    *hash = h ? h : 1;
 out:
     xf_free(vh);
     xf_free(nh);
     xf_free(order);
-    return result;
+    return st;
+}
+
+uint64_t xf_graph_hash(const xf_graph *g)
+{
+    uint64_t h;
+    xf_graph_hash_checked(g, &h, NULL);
+    return h;
 }

@@ -412,8 +412,12 @@ xf_status xf_graph_validate(const xf_graph *g, xf_error *err);
 xf_status xf_graph_topo_order(const xf_graph *g, int *order, xf_error *err);
 /* Structural hash that ignores node order and value names: it depends on
  * ops, params, graph-input positions, shapes, dtypes, constant contents and
- * which values are outputs (in order). */
+ * which values are outputs (in order). Never 0, except when it cannot be
+ * computed (a cycle, or out of memory). */
 uint64_t xf_graph_hash(const xf_graph *g);
+/* The same with the reason when g cannot be hashed (*hash 0): XF_ERR_NOMEM,
+ * or the cycle xf_graph_topo_order reports. xf_graph_hash returns 0 then. */
+xf_status xf_graph_hash_checked(const xf_graph *g, uint64_t *hash, xf_error *err);
 /* Number of nodes per op (array of XF_OP_COUNT). */
 void xf_graph_op_histogram(const xf_graph *g, int *counts);
 /* Total bytes of constant data. */

@@ -60,8 +60,12 @@ static xf_status graph_put(xf_rulesdb *db, const xf_graph *g, int64_t *id, int *
 {
     *id = 0;
     *inserted = 0;
-    uint64_t hash = xf_graph_hash(g);
-    if (hash == 0) return XF_FAIL(err, XF_ERR_GRAPH, "graph cannot be hashed (cycle or out of memory)");
+    uint64_t hash;
+    xf_status hs = xf_graph_hash_checked(g, &hash, err);
+    if (hs != XF_OK) {
+        xf_error_prefix(err, "graph cannot be hashed");
+        return hs;
+    }
     sqlite3_stmt *s = db_stmt(db, STMT_GRAPH_BY_HASH, err);
     if (!s) return err ? err->code : XF_ERR_IO;
     sqlite3_bind_int64(s, 1, (sqlite3_int64)hash);
