@@ -1,0 +1,300 @@
+/*
+ * test_oom.c — out-of-memory tests in the SQLite style: through the ir
+ * allocation hook (xf_set_allocator), an operation is first run once to
+ * count its allocations, then once per allocation with exactly that one
+ * failing (N = 1, 2, ... up to the count). Every run with a failure must
+ * return XF_ERR_NOMEM (status and xf_error code), leave its outputs in
+ * their documented state, and free everything it allocated: the hook
+ * counts live blocks, and the sanitizer pass of tools/test.sh adds ASan's
+ * leak and memory checks. Operations: ONNX import of a model this suite
+ * exports itself and of a real one from ../shared/models (skipped, with a
+ * SKIP line, when absent), reading rules back from a rules database, graph
+ * clone and clone_shared, and the agent's rule-set load. Each prints how
+ * many allocation points it has.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_fixture.h"
+#include "rulesdb/rulesdb.h"
+#include "testutil.h"
+
+/* ------------------------------------------------------------ the hook */
+
+typedef struct oom {
+    long n;       /* allocations so far */
+    long fail_at; /* the one that returns NULL (0: none) */
+    int failed;   /* it was reached */
+    long live;    /* blocks allocated and not yet freed */
+} oom;
+
+static void *oom_malloc(void *user, size_t size)
+{
+    oom *o = user;
+    if (++o->n == o->fail_at) {
+        o->failed = 1;
+        return NULL;
+    }
+    void *p = malloc(size);
+    if (p) o->live++;
+    return p;
+}
+
+static void *oom_realloc(void *user, void *p, size_t size)
+{
+    oom *o = user;
+    if (++o->n == o->fail_at) {
+        o->failed = 1;
+        return NULL;
+    }
+    void *q = realloc(p, size ? size : 1); /* never realloc's free-on-zero */
+    if (q && !p) o->live++;
+    return q;
+}
+
+static void oom_free(void *user, void *p)
+{
+    oom *o = user;
+    if (p) o->live--;
+    free(p);
+}
+
+/* An operation under test: runs once and, on success, frees what it made;
+ * on failure it checks its outputs' documented state and cleans up. */
+typedef xf_status (*oom_op)(void *ctx, xf_error *err);
+
+static xf_status run_with(oom *o, oom_op op, void *ctx, xf_error *err)
+{
+    xf_allocator a = {oom_malloc, oom_realloc, oom_free, o};
+    xf_error_clear(err);
+    xf_set_allocator(&a);
+    xf_status s = op(ctx, err);
+    xf_set_allocator(NULL);
+    return s;
+}
+
+/* Fails allocation 1, 1 + stride, ... of op (stride 1: every one); returns
+ * how many allocations one successful run makes. */
+static long oom_walk(const char *what, oom_op op, void *ctx, long stride)
+{
+    xf_error err;
+    oom o = {0, 0, 0, 0};
+    xf_status s = run_with(&o, op, ctx, &err);
+    ck_assert_msg(s == XF_OK, "%s without failures: %s", what, err.msg);
+    ck_assert_msg(o.live == 0, "%s without failures leaks %ld blocks", what, o.live);
+    long total = o.n, bad = 0;
+    for (long n = 1; n <= total; n += stride) {
+        o = (oom){0, n, 0, 0};
+        s = run_with(&o, op, ctx, &err);
+        const char *why = NULL;
+        if (!o.failed)
+            why = "the failing allocation was never reached (not deterministic)";
+        else if (s != XF_ERR_NOMEM)
+            why = s == XF_OK ? "the failure was swallowed" : "wrong status";
+        else if (err.code != XF_ERR_NOMEM)
+            why = "xf_error code is not XF_ERR_NOMEM";
+        else if (o.live != 0)
+            why = "blocks leaked";
+        if (!why) continue;
+        if (bad++ < 20)
+            fprintf(stderr, "oom: %s: allocation %ld of %ld: %s (status %s, %ld live): %s\n",
+                    what, n, total, why, xf_status_name(s), o.live, err.msg);
+    }
+    ck_assert_msg(bad == 0, "%s: %ld of the injected failures were not clean (see stderr)", what,
+                  bad);
+    if (stride == 1)
+        printf("oom: %s: %ld allocation points, all failed cleanly\n", what, total);
+    else
+        printf("oom: %s: %ld allocation points, every %ld-th failed (sampled), all cleanly\n",
+               what, total, stride);
+    fflush(stdout);
+    return total;
+}
+
+/* ------------------------------------------------------------ ONNX import */
+
+static xf_status op_onnx_load(void *ctx, xf_error *err)
+{
+    xf_graph g;
+    xf_status s = xf_onnx_load(ctx, NULL, &g, err);
+    if (s != XF_OK)
+        ck_assert_msg(g.n_nodes == 0 && g.n_values == 0 && !g.nodes && !g.values,
+                      "a failed import leaves a non-empty graph");
+    xf_graph_free(&g);
+    return s;
+}
+
+/* conv -> relu -> conv, plus the relu (residual add), a transpose and a
+ * matmul against a weight: initializers, params and several op kinds. */
+static void build_small(xf_graph *g)
+{
+    xf_graph_init(g);
+    int x = xf_test_input(g, "x", 4, (const int64_t[]){1, 3, 8, 8});
+    int w1 = xf_test_weight(g, "w1", 4, (const int64_t[]){4, 3, 3, 3}, 1);
+    int w2 = xf_test_weight(g, "w2", 4, (const int64_t[]){4, 4, 3, 3}, 2);
+    int m = xf_test_weight(g, "m", 2, (const int64_t[]){8, 5}, 3);
+    xf_params conv = xf_fx_conv3x3(XF_ACT_NONE);
+    int r = xf_test_op2(g, XF_OP_RELU, NULL, xf_test_op2(g, XF_OP_CONV, &conv, x, w1), -1);
+    int s = xf_test_op2(g, XF_OP_ADD, NULL, xf_test_op2(g, XF_OP_CONV, &conv, r, w2), r);
+    xf_test_out(g, xf_test_op2(g, XF_OP_MATMUL, NULL, s, m));
+}
+
+START_TEST(onnx_import_small)
+{
+    xf_graph g;
+    build_small(&g);
+    xf_error err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", xf_test_tmp("small.onnx"));
+    ck_assert_msg(xf_onnx_save(&g, path, &err) == XF_OK, "%s", err.msg);
+    xf_graph_free(&g);
+    oom_walk("onnx import small (exported here)", op_onnx_load, path, 1);
+}
+END_TEST
+
+START_TEST(onnx_import_squeezenet)
+{
+    const char *models = xf_test_models_dir();
+    if (!models) {
+        printf("SKIP: onnx import squeezenet1_1: ../shared/models not found (XF_SHARED_DIR)\n");
+        return;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/squeezenet1_1/model.onnx", models);
+    oom_walk("onnx import squeezenet1_1", op_onnx_load, path, 1);
+}
+END_TEST
+
+/* ---------------------------------------------------------- graph clone */
+
+typedef struct clone_ctx {
+    const xf_graph *src;
+    int shared;
+} clone_ctx;
+
+static xf_status op_clone(void *ctx, xf_error *err)
+{
+    const clone_ctx *c = ctx;
+    xf_graph dst;
+    xf_status s = c->shared ? xf_graph_clone_shared(c->src, &dst, err)
+                            : xf_graph_clone(c->src, &dst, err);
+    if (s != XF_OK)
+        ck_assert_msg(dst.n_nodes == 0 && dst.n_values == 0 && !dst.block,
+                      "a failed clone leaves a non-empty graph");
+    xf_graph_free(&dst);
+    return s;
+}
+
+START_TEST(graph_clone)
+{
+    xf_graph g;
+    build_small(&g);
+    clone_ctx c = {&g, 0};
+    oom_walk("graph clone", op_clone, &c, 1);
+    c.shared = 1;
+    oom_walk("graph clone_shared", op_clone, &c, 1);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* ------------------------------------------------ rules DB and rule sets */
+
+/* The agent fixture's two rules, proved, in a fresh database at path. */
+static void write_rules_db(const char *path)
+{
+    xf_test_remove_db(path);
+    xf_error err;
+    xf_rulesdb *db = NULL;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    xf_rule r[2];
+    xf_fx_rule_conv_relu(&r[0]);
+    xf_fx_rule_matmul_merge(&r[1]);
+    xf_rulesdb_rule_meta proved = {XF_RULE_PROVED, 0, NULL, 0};
+    ck_assert_msg(xf_rulesdb_add_rules(db, r, 2, &proved, NULL, NULL, &err) == XF_OK, "%s",
+                  err.msg);
+    xf_rule_free(&r[0]);
+    xf_rule_free(&r[1]);
+    xf_rulesdb_close(db);
+}
+
+/* Opens the database read-only and reads every rule back: its row
+ * (iterator) and its graphs (load_rule). */
+static xf_status op_rules_read(void *ctx, xf_error *err)
+{
+    xf_rulesdb *db = NULL;
+    xf_status s = xf_rulesdb_open(ctx, XF_RULESDB_READONLY, &db, err);
+    if (s != XF_OK) {
+        ck_assert_msg(db == NULL, "a failed open leaves *out set");
+        return s;
+    }
+    xf_rulesdb_filter f;
+    memset(&f, 0, sizeof f);
+    f.any_status = 1;
+    xf_rulesdb_iter *it = NULL;
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    int n = 0, has = 1;
+    s = xf_rulesdb_iter_begin(db, &f, &it, err);
+    while (s == XF_OK && has) {
+        s = xf_rulesdb_iter_next(it, &info, &has, err);
+        if (s != XF_OK || !has) break;
+        xf_rule r;
+        s = xf_rulesdb_load_rule(db, info.id, &r, err);
+        xf_rule_free(&r);
+        n++;
+    }
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_iter_free(it);
+    xf_rulesdb_close(db);
+    if (s == XF_OK) ck_assert_int_eq(n, 2);
+    return s;
+}
+
+START_TEST(rulesdb_read)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", xf_test_tmp("rules.db"));
+    write_rules_db(path);
+    oom_walk("rules DB read", op_rules_read, path, 1);
+}
+END_TEST
+
+static xf_status op_ruleset_load(void *ctx, xf_error *err)
+{
+    xf_ruleset_options o = xf_ruleset_options_default();
+    xf_ruleset *rs = NULL;
+    xf_status s = xf_ruleset_load(ctx, &o, &rs, err);
+    if (s != XF_OK) ck_assert_msg(rs == NULL, "a failed load leaves *out set");
+    if (s == XF_OK) ck_assert_int_eq(xf_ruleset_count(rs), 4);
+    xf_ruleset_free(rs);
+    return s;
+}
+
+START_TEST(ruleset_load)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", xf_test_tmp("ruleset.db"));
+    write_rules_db(path);
+    oom_walk("rule-set load", op_ruleset_load, path, 1);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("oom");
+    TCase *t = tcase_create("core");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, onnx_import_small);
+    tcase_add_test(t, onnx_import_squeezenet);
+    tcase_add_test(t, graph_clone);
+    tcase_add_test(t, rulesdb_read);
+    tcase_add_test(t, ruleset_load);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    return xf_test_run(suite());
+}
