@@ -8,7 +8,8 @@
  * counts live blocks, and the sanitizer pass of tools/test.sh adds ASan's
  * leak and memory checks. Operations: ONNX import of a model this suite
  * exports itself and of a real one from ../shared/models (skipped, with a
- * SKIP line, when absent), reading rules back from a rules database, graph
+ * SKIP line, when absent), ONNX export and a reference-interpreter run of
+ * both, writing rules to a rules database and reading them back, graph
  * clone and clone_shared, and the agent's rule-set load. Each prints how
  * many allocation points it has.
  */
@@ -106,7 +107,7 @@ static long oom_walk(const char *what, oom_op op, void *ctx, long stride)
     if (stride == 1)
         printf("oom: %s: %ld allocation points, all failed cleanly\n", what, total);
     else
-        printf("oom: %s: %ld allocation points, every %ld-th failed (sampled), all cleanly\n",
+        printf("oom: %s: %ld allocation points, sampled: every %ld-th failed, all cleanly\n",
                what, total, stride);
     fflush(stdout);
     return total;
@@ -153,16 +154,97 @@ START_TEST(onnx_import_small)
 }
 END_TEST
 
-START_TEST(onnx_import_squeezenet)
+/* Stride for walks over a real model: every allocation normally; under the
+ * sanitizers (XF_SANITIZED=1, set by tools/test.sh) every stride-th, which
+ * keeps the suite within a minute there. */
+static long real_stride(long stride)
+{
+    const char *s = getenv("XF_SANITIZED");
+    return s && strcmp(s, "1") == 0 ? stride : 1;
+}
+
+/* Path of ../shared/models/squeezenet1_1/model.onnx into path, or 0 after
+ * printing a SKIP line for `what` when the shared models are absent. */
+static int squeezenet_path(const char *what, char *path, size_t n)
 {
     const char *models = xf_test_models_dir();
     if (!models) {
-        printf("SKIP: onnx import squeezenet1_1: ../shared/models not found (XF_SHARED_DIR)\n");
-        return;
+        printf("SKIP: %s squeezenet1_1: ../shared/models not found (XF_SHARED_DIR)\n", what);
+        return 0;
     }
+    snprintf(path, n, "%s/squeezenet1_1/model.onnx", models);
+    return 1;
+}
+
+START_TEST(onnx_import_squeezenet)
+{
     char path[4096];
-    snprintf(path, sizeof path, "%s/squeezenet1_1/model.onnx", models);
-    oom_walk("onnx import squeezenet1_1", op_onnx_load, path, 1);
+    if (squeezenet_path("onnx import", path, sizeof path))
+        oom_walk("onnx import squeezenet1_1", op_onnx_load, path, real_stride(7));
+}
+END_TEST
+
+/* ------------------------------------------------------------ ONNX export */
+
+static xf_status op_onnx_save(void *ctx, xf_error *err)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    xf_status s = xf_onnx_save_buffer(ctx, &buf, &len, err);
+    if (s != XF_OK) ck_assert_msg(buf == NULL, "a failed export leaves *buf set");
+    xf_free(buf);
+    return s;
+}
+
+START_TEST(onnx_export)
+{
+    xf_graph g;
+    build_small(&g);
+    oom_walk("onnx export small", op_onnx_save, &g, 1);
+    xf_graph_free(&g);
+    char path[4096];
+    if (!squeezenet_path("onnx export", path, sizeof path)) return;
+    xf_error err;
+    ck_assert_msg(xf_onnx_load(path, NULL, &g, &err) == XF_OK, "%s", err.msg);
+    oom_walk("onnx export squeezenet1_1", op_onnx_save, &g, 1);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* ------------------------------------------------------------ interpreter */
+
+/* Random inputs, then the whole graph run by the reference interpreter. */
+static xf_status op_interp(void *ctx, xf_error *err)
+{
+    const xf_graph *g = ctx;
+    xf_tensor *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
+    xf_tensor *out = calloc((size_t)g->n_outputs + 1, sizeof *out);
+    ck_assert_ptr_nonnull(in);
+    ck_assert_ptr_nonnull(out);
+    xf_status s = xf_graph_random_inputs(g, 1, in, err);
+    if (s == XF_OK) s = xf_interp_run(g, in, g->n_inputs, out, err);
+    for (int i = 0; i < g->n_inputs; i++) xf_tensor_free(&in[i]);
+    for (int i = 0; i < g->n_outputs; i++) {
+        if (s != XF_OK) ck_assert_msg(out[i].data == NULL, "a failed run leaves output %d", i);
+        xf_tensor_free(&out[i]);
+    }
+    free(in);
+    free(out);
+    return s;
+}
+
+START_TEST(interp_run)
+{
+    xf_graph g;
+    build_small(&g);
+    oom_walk("interpreter run small", op_interp, &g, 1);
+    xf_graph_free(&g);
+    char path[4096];
+    if (!squeezenet_path("interpreter run", path, sizeof path)) return;
+    xf_error err;
+    ck_assert_msg(xf_onnx_load(path, NULL, &g, &err) == XF_OK, "%s", err.msg);
+    oom_walk("interpreter run squeezenet1_1", op_interp, &g, real_stride(13));
+    xf_graph_free(&g);
 }
 END_TEST
 
@@ -200,23 +282,56 @@ END_TEST
 
 /* ------------------------------------------------ rules DB and rule sets */
 
-/* The agent fixture's two rules, proved, in a fresh database at path. */
-static void write_rules_db(const char *path)
+typedef struct rules_ctx {
+    char path[4096];
+    xf_rule rules[2]; /* the agent fixture's two rules */
+} rules_ctx;
+
+/* The rules, proved, in a fresh database. */
+static xf_status op_rules_write(void *ctx, xf_error *err)
 {
-    xf_test_remove_db(path);
-    xf_error err;
+    const rules_ctx *c = ctx;
+    xf_test_remove_db(c->path);
     xf_rulesdb *db = NULL;
-    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
-    xf_rule r[2];
-    xf_fx_rule_conv_relu(&r[0]);
-    xf_fx_rule_matmul_merge(&r[1]);
+    xf_status s = xf_rulesdb_open(c->path, XF_RULESDB_CREATE, &db, err);
+    if (s != XF_OK) {
+        ck_assert_msg(db == NULL, "a failed open leaves *out set");
+        return s;
+    }
     xf_rulesdb_rule_meta proved = {XF_RULE_PROVED, 0, NULL, 0};
-    ck_assert_msg(xf_rulesdb_add_rules(db, r, 2, &proved, NULL, NULL, &err) == XF_OK, "%s",
-                  err.msg);
-    xf_rule_free(&r[0]);
-    xf_rule_free(&r[1]);
+    s = xf_rulesdb_add_rules(db, c->rules, 2, &proved, NULL, NULL, err);
     xf_rulesdb_close(db);
+    return s;
 }
+
+static void rules_init(rules_ctx *c, const char *name)
+{
+    snprintf(c->path, sizeof c->path, "%s", xf_test_tmp(name));
+    xf_fx_rule_conv_relu(&c->rules[0]);
+    xf_fx_rule_matmul_merge(&c->rules[1]);
+}
+
+static void rules_free(rules_ctx *c)
+{
+    xf_rule_free(&c->rules[0]);
+    xf_rule_free(&c->rules[1]);
+}
+
+/* Writes the database without failures (walked by rulesdb_write). */
+static void write_rules_db(rules_ctx *c)
+{
+    xf_error err;
+    ck_assert_msg(op_rules_write(c, &err) == XF_OK, "%s", err.msg);
+}
+
+START_TEST(rulesdb_write)
+{
+    rules_ctx c;
+    rules_init(&c, "write.db");
+    oom_walk("rules DB write", op_rules_write, &c, 1);
+    rules_free(&c);
+}
+END_TEST
 
 /* Opens the database read-only and reads every rule back: its row
  * (iterator) and its graphs (load_rule). */
@@ -253,10 +368,11 @@ static xf_status op_rules_read(void *ctx, xf_error *err)
 
 START_TEST(rulesdb_read)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s", xf_test_tmp("rules.db"));
-    write_rules_db(path);
-    oom_walk("rules DB read", op_rules_read, path, 1);
+    rules_ctx c;
+    rules_init(&c, "read.db");
+    write_rules_db(&c);
+    oom_walk("rules DB read", op_rules_read, c.path, 1);
+    rules_free(&c);
 }
 END_TEST
 
@@ -273,10 +389,11 @@ static xf_status op_ruleset_load(void *ctx, xf_error *err)
 
 START_TEST(ruleset_load)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s", xf_test_tmp("ruleset.db"));
-    write_rules_db(path);
-    oom_walk("rule-set load", op_ruleset_load, path, 1);
+    rules_ctx c;
+    rules_init(&c, "ruleset.db");
+    write_rules_db(&c);
+    oom_walk("rule-set load", op_ruleset_load, c.path, 1);
+    rules_free(&c);
 }
 END_TEST
 
@@ -287,7 +404,10 @@ static Suite *suite(void)
     tcase_set_timeout(t, 300);
     tcase_add_test(t, onnx_import_small);
     tcase_add_test(t, onnx_import_squeezenet);
+    tcase_add_test(t, onnx_export);
+    tcase_add_test(t, interp_run);
     tcase_add_test(t, graph_clone);
+    tcase_add_test(t, rulesdb_write);
     tcase_add_test(t, rulesdb_read);
     tcase_add_test(t, ruleset_load);
     suite_add_tcase(s, t);
