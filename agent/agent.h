@@ -184,7 +184,8 @@ xf_status xf_match_apply(const xf_ruleset *rs, const xf_graph *g, const xf_graph
 /* Structural hash of a working graph, independent of node order and names;
  * constants are identified by their data pointer and shape (not their
  * contents), so it is O(nodes) however large the weights. Equal graphs from
- * different rewrite paths over the same model hash equal. */
+ * different rewrite paths over the same model hash equal. 0 only when it
+ * cannot be computed: out of memory (or a cycle). */
 uint64_t xf_agent_graph_hash(const xf_graph *g);
 
 /* ---------------------------------------------------- preparation, finishing */

@@ -116,14 +116,15 @@ static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, const uint
         st = XF_FAIL(err, XF_ERR_INTERNAL, "match list has %d rules, the rule set %d",
                      s->ml.n_rules, e->n_xfers);
     double t3 = now_s();
+    if (!st) s->hash = hash ? *hash : xf_agent_graph_hash(&s->g);
+    if (!st && !s->hash) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory hashing a graph");
+    double t4 = now_s();
     if (st) {
         xf_graph_index_free(s->ix);
         s->ix = NULL;
         xf_graph_free(&s->g);
         return st;
     }
-    s->hash = hash ? *hash : xf_agent_graph_hash(&s->g);
-    double t4 = now_s();
     e->prof.index += t1 - t0;
     e->prof.cost += t2 - t1;
     e->prof.match += t3 - t2;

@@ -153,7 +153,8 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
             uint64_t h = 0;
             if ((double)s.n_nodes <= max_nodes) {
                 h = xf_agent_graph_hash(&s);
-                st = xf_hashset_add(&c->seen, h, &added, err);
+                st = h ? xf_hashset_add(&c->seen, h, &added, err)
+                       : XF_FAIL(err, XF_ERR_NOMEM, "out of memory hashing a graph");
             }
             int entry = -1;
             if (!st && added) st = xf_search_trail_add(&c->trail, parent, r, &entry, err);
