@@ -10,7 +10,8 @@
  * exports itself and of a real one from ../shared/models (skipped, with a
  * SKIP line, when absent), ONNX export and a reference-interpreter run of
  * both, writing rules to a rules database and reading them back, graph
- * clone and clone_shared, and the agent's rule-set load. Each prints how
+ * clone and clone_shared, the agent's rule-set load, and an agent
+ * environment with a short greedy and TASO search over it. Each prints how
  * many allocation points it has.
  */
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "agent_fixture.h"
+#include "costmodel/costmodel.h"
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
 
@@ -397,6 +399,59 @@ START_TEST(ruleset_load)
 }
 END_TEST
 
+/* ------------------------------------------------ environment and search */
+
+typedef struct env_ctx {
+    const xf_graph *model;
+    xf_ruleset *rs;
+    int search; /* 0: only create the environment; else this xf_search_kind + 1 */
+} env_ctx;
+
+/* Cost model, environment over the model (prepared, costed, matched,
+ * hashed) and, when asked, a short search; all closed again. */
+static xf_status op_env(void *ctx, xf_error *err)
+{
+    const env_ctx *c = ctx;
+    xf_cost_options o = xf_cost_options_default();
+    o.backend = XF_COST_ANALYTIC;
+    o.cache_path = NULL;
+    xf_cost_model *cm = NULL;
+    xf_status s = xf_cost_open(&o, &cm, err);
+    if (s != XF_OK) {
+        ck_assert_msg(cm == NULL, "a failed xf_cost_open leaves *out set");
+        return s;
+    }
+    xf_env *e = NULL;
+    s = xf_env_create(c->rs, cm, c->model, NULL, &e, err);
+    if (s != XF_OK) ck_assert_msg(e == NULL, "a failed xf_env_create leaves *out set");
+    if (s == XF_OK && c->search) {
+        xf_search_result r;
+        xf_search_result_init(&r);
+        xf_search_options so = xf_search_options_default();
+        so.budget = 20;
+        s = xf_search_run(e, (xf_search_kind)(c->search - 1), &so, &r, err);
+        xf_search_result_free(&r);
+    }
+    xf_env_free(e);
+    xf_cost_close(cm);
+    return s;
+}
+
+START_TEST(env_and_search)
+{
+    xf_graph g;
+    build_small(&g);
+    env_ctx c = {&g, xf_fx_rules(), 0};
+    oom_walk("environment create", op_env, &c, 1);
+    c.search = XF_SEARCH_GREEDY + 1;
+    oom_walk("greedy search", op_env, &c, 1);
+    c.search = XF_SEARCH_TASO + 1;
+    oom_walk("TASO search", op_env, &c, 1);
+    xf_ruleset_free(c.rs);
+    xf_graph_free(&g);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("oom");
@@ -410,6 +465,7 @@ static Suite *suite(void)
     tcase_add_test(t, rulesdb_write);
     tcase_add_test(t, rulesdb_read);
     tcase_add_test(t, ruleset_load);
+    tcase_add_test(t, env_and_search);
     suite_add_tcase(s, t);
     return s;
 }
