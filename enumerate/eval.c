@@ -20,7 +20,10 @@ xf_status enum_make_inputs(const xf_enum_config *cfg, int which, evalue *inputs,
         int64_t n = xf_shape_numel(&v->shape);
         v->d = xf_malloc(sizeof(uint64_t) * (size_t)n);
         if (!v->d) {
-            for (int j = 0; j < i; j++) xf_free(inputs[j].d);
+            for (int j = 0; j < i; j++) {
+                xf_free(inputs[j].d);
+                inputs[j].d = NULL; /* the caller's teardown frees them again */
+            }
             return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for input %s",
                            cfg->inputs[i].name);
         }

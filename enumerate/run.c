@@ -413,10 +413,10 @@ static void teardown(run *r)
         xf_free(r->in0[i].d);
         xf_free(r->in1[i].d);
     }
-    for (int t = 0; r->workers && t < r->n_threads; t++) {
-        worker_free(&r->workers[t]);
-        evalctx_free(&r->conf0[t]);
-        evalctx_free(&r->conf1[t]);
+    for (int t = 0; t < r->n_threads; t++) { /* any of the three may have failed */
+        if (r->workers) worker_free(&r->workers[t]);
+        if (r->conf0) evalctx_free(&r->conf0[t]);
+        if (r->conf1) evalctx_free(&r->conf1[t]);
     }
     xf_free(r->workers);
     xf_free(r->conf0);
