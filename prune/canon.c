@@ -192,6 +192,7 @@ int pr_first_use(const pr_table *t, const pr_tuple *tu, int32_t *leaves, int max
     for (int i = 0; i < tu->n_out && i < 64; i++) perm[i] = i;
     ser_tuple(&s, 0, perm);
     pr_tokens_free(&tmp);
+    if (s.nomem) return -1;
     int n = 0;
     for (int i = 0; i < s.n_leaf && n < max; i++)
         if (s.leaf_key[i] >= 0) leaves[n++] = s.leaf_key[i];

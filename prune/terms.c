@@ -313,6 +313,7 @@ static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int32_t ab
     xf_status st = xf_rule_validate(r, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "prune: rule %zu", i);
+        if (st == XF_ERR_NOMEM) return st; /* not the rule's fault */
         if (err) err->code = XF_ERR_INVALID;
         return XF_ERR_INVALID;
     }
@@ -349,6 +350,7 @@ static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int32_t ab
     int32_t used[64];
     pr_tuple tu = {pr->n_out, pr->src_out, pr->dst_out, NULL, 0};
     pr->n_used_leaves = pr_first_use(t, &tu, used, 64);
+    if (pr->n_used_leaves < 0) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule %zu)", i);
     return XF_OK;
 }
 
