@@ -10,9 +10,9 @@
  * exports itself and of a real one from ../shared/models (skipped, with a
  * SKIP line, when absent), ONNX export and a reference-interpreter run of
  * both, writing rules to a rules database and reading them back, graph
- * clone and clone_shared, the agent's rule-set load, and an agent
- * environment with a short greedy and TASO search over it. Each prints how
- * many allocation points it has.
+ * clone and clone_shared, the agent's rule-set load, an agent environment
+ * with a short greedy and TASO search over it, a small enumeration, and
+ * pruning its candidates. Each prints how many allocation points it has.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +20,8 @@
 
 #include "agent_fixture.h"
 #include "costmodel/costmodel.h"
+#include "enumerate/enumerate.h"
+#include "prune/prune.h"
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
 
@@ -455,6 +457,82 @@ START_TEST(env_and_search)
 }
 END_TEST
 
+/* ------------------------------------------------ enumeration and pruning */
+
+/* Candidates taken from the enumerator (rules owned here). */
+typedef struct taken {
+    xf_rule *rules;
+    int n, cap;
+} taken;
+
+static xf_status take(void *user, xf_enum_candidate *c, xf_error *err)
+{
+    taken *t = user;
+    if (!t) return XF_OK; /* left to the enumerator, which frees it */
+    if (t->n == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 16;
+        xf_rule *r = realloc(t->rules, sizeof *r * (size_t)cap);
+        if (!r) return XF_FAIL(err, XF_ERR_NOMEM, "test: out of memory");
+        t->rules = r;
+        t->cap = cap;
+    }
+    t->rules[t->n++] = c->rule;
+    xf_rule_init(&c->rule);
+    return XF_OK;
+}
+
+/* Enumerates graphs of up to 3 matmul/ewadd over three inputs; candidates
+ * go to ctx (a taken, NULL: dropped). */
+static xf_status op_enumerate(void *ctx, xf_error *err)
+{
+    xf_enum_config c;
+    xf_enum_config_init(&c);
+    xf_status s = xf_enum_vocab_parse(&c, "matmul\newadd\n", "test_oom", err);
+    if (s == XF_OK) s = xf_enum_inputs_parse(&c, "a:2x3,b:3x4,c:3x4", err);
+    c.max_ops = 3;
+    xf_enum_options o;
+    xf_enum_options_init(&o);
+    o.user = ctx;
+    o.on_candidate = take;
+    xf_enum_stats st;
+    if (s == XF_OK) s = xf_enum_run(&c, &o, &st, err);
+    xf_enum_config_free(&c);
+    return s;
+}
+
+/* Prunes copies of the taken rules. */
+static xf_status op_prune(void *ctx, xf_error *err)
+{
+    const taken *t = ctx;
+    xf_rule *r = xf_calloc((size_t)t->n, sizeof *r);
+    xf_prune_verdict *v = xf_calloc((size_t)t->n, sizeof *v);
+    xf_status s = r && v ? XF_OK : XF_FAIL(err, XF_ERR_NOMEM, "test: out of memory");
+    int n = 0;
+    for (; s == XF_OK && n < t->n; n++) {
+        xf_rule_init(&r[n]);
+        s = xf_graph_clone(&t->rules[n].src, &r[n].src, err);
+        if (s == XF_OK) s = xf_graph_clone(&t->rules[n].dst, &r[n].dst, err);
+    }
+    if (s == XF_OK) s = xf_prune_run(r, (size_t)t->n, NULL, v, NULL, err);
+    for (int i = 0; r && i < n; i++) xf_rule_free(&r[i]);
+    xf_free(r);
+    xf_free(v);
+    return s;
+}
+
+START_TEST(enumerate_and_prune)
+{
+    oom_walk("enumerate", op_enumerate, NULL, 1);
+    taken t = {NULL, 0, 0};
+    xf_error err;
+    ck_assert_msg(op_enumerate(&t, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_gt(t.n, 0);
+    oom_walk("prune", op_prune, &t, 1);
+    for (int i = 0; i < t.n; i++) xf_rule_free(&t.rules[i]);
+    free(t.rules);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("oom");
@@ -469,6 +547,7 @@ static Suite *suite(void)
     tcase_add_test(t, rulesdb_read);
     tcase_add_test(t, ruleset_load);
     tcase_add_test(t, env_and_search);
+    tcase_add_test(t, enumerate_and_prune);
     suite_add_tcase(s, t);
     return s;
 }
