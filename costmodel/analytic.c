@@ -30,7 +30,7 @@ static xf_status analytic_init(const xf_backend_config *cfg, void **state, xf_er
                        "analytic backend: roofline must be positive (peak %g GFLOP/s, "
                        "bandwidth %g GB/s)",
                        cfg->peak_gflops, cfg->bandwidth_gbps);
-    analytic_state *s = calloc(1, sizeof *s);
+    analytic_state *s = xf_calloc(1, sizeof *s);
     if (!s) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory opening the analytic backend");
     s->cfg = *cfg;
     *state = s;
@@ -39,7 +39,7 @@ static xf_status analytic_init(const xf_backend_config *cfg, void **state, xf_er
 
 static void analytic_free(void *state)
 {
-    free(state);
+    xf_free(state);
 }
 
 static void analytic_identity(void *state, char *buf, size_t n)
@@ -77,8 +77,8 @@ static void analytic_exec_free(void *exec)
     analytic_exec *e = exec;
     if (!e) return;
     for (int i = 0; e->outputs && i < e->g->n_outputs; i++) xf_tensor_free(&e->outputs[i]);
-    free(e->outputs);
-    free(e);
+    xf_free(e->outputs);
+    xf_free(e);
 }
 
 static xf_status analytic_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error *err)
@@ -91,10 +91,10 @@ static xf_status analytic_exec_prepare(void *state, const xf_graph *g, void **ex
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s is an opaque operator (%s) and cannot be executed",
                        xf_node_describe(g, i, d, sizeof d), g->nodes[i].opaque->op_type);
     }
-    analytic_exec *e = calloc(1, sizeof *e);
-    if (e) e->outputs = calloc((size_t)(g->n_outputs > 0 ? g->n_outputs : 1), sizeof *e->outputs);
+    analytic_exec *e = xf_calloc(1, sizeof *e);
+    if (e) e->outputs = xf_calloc((size_t)(g->n_outputs > 0 ? g->n_outputs : 1), sizeof *e->outputs);
     if (!e || !e->outputs) {
-        free(e);
+        xf_free(e);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory preparing the executor");
     }
     e->g = g;
@@ -175,10 +175,10 @@ static xf_status measure_bandwidth(double *gbps, xf_error *err)
 {
     enum { RUNS = 5 };
     size_t n = (size_t)64 << 20;
-    char *src = malloc(n), *dst = malloc(n);
+    char *src = xf_malloc(n), *dst = xf_malloc(n);
     if (!src || !dst) {
-        free(src);
-        free(dst);
+        xf_free(src);
+        xf_free(dst);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory measuring memory bandwidth");
     }
     memset(src, 1, n);
@@ -191,8 +191,8 @@ static xf_status measure_bandwidth(double *gbps, xf_error *err)
         if (t < best) best = t;
         src[r] = dst[n - 1 - (size_t)r]; /* keep the copies observable */
     }
-    free(src);
-    free(dst);
+    xf_free(src);
+    xf_free(dst);
     if (best < 1e-6) best = 1e-6;
     *gbps = 2.0 * (double)n / (best * 1e6);
     return XF_OK;

@@ -118,11 +118,11 @@ static xf_status prepare(xf_cost_cache *c, const char *sql, sqlite3_stmt **s, xf
 xf_status xf_cost_cache_open(const char *path, xf_cost_cache **out, xf_error *err)
 {
     *out = NULL;
-    xf_cost_cache *c = calloc(1, sizeof *c);
+    xf_cost_cache *c = xf_calloc(1, sizeof *c);
     if (!c) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory opening the cost cache");
-    c->path = strdup(path ? path : ":memory:");
+    c->path = xf_strdup(path ? path : ":memory:");
     if (!c->path) {
-        free(c);
+        xf_free(c);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory opening the cost cache");
     }
     xf_status st = XF_OK;
@@ -171,8 +171,8 @@ void xf_cost_cache_close(xf_cost_cache *c)
     sqlite3_finalize(c->get_roof);
     sqlite3_finalize(c->put_roof);
     sqlite3_close(c->db);
-    free(c->path);
-    free(c);
+    xf_free(c->path);
+    xf_free(c);
 }
 
 xf_status xf_cost_cache_get(xf_cost_cache *c, const char *identity, const char *config,

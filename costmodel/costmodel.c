@@ -126,7 +126,7 @@ xf_status xf_cost_open(const xf_cost_options *opt, xf_cost_model **out, xf_error
     const xf_backend *be;
     xf_status st = backend_for(o.backend, &be, err);
     if (st) return st;
-    xf_cost_model *cm = calloc(1, sizeof *cm);
+    xf_cost_model *cm = xf_calloc(1, sizeof *cm);
     if (!cm) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory opening the cost model");
     cm->kind = o.backend;
     cm->be = be;
@@ -155,7 +155,7 @@ void xf_cost_close(xf_cost_model *cm)
     if (!cm) return;
     if (cm->be && cm->state) cm->be->free(cm->state);
     xf_cost_cache_close(cm->cache);
-    free(cm);
+    xf_free(cm);
 }
 
 const char *xf_cost_identity(const xf_cost_model *cm)
@@ -194,9 +194,9 @@ typedef struct pending {
 
 static void pending_free(pending *p)
 {
-    for (int i = 0; i < p->n; i++) free(p->config[i]);
-    free(p->config);
-    free(p->cost);
+    for (int i = 0; i < p->n; i++) xf_free(p->config[i]);
+    xf_free(p->config);
+    xf_free(p->cost);
     memset(p, 0, sizeof *p);
 }
 
@@ -211,14 +211,14 @@ static xf_status pending_add(pending *p, const char *config, const xf_op_cost *c
 {
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 32;
-        char **nc = realloc(p->config, (size_t)cap * sizeof *nc);
+        char **nc = xf_realloc(p->config, (size_t)cap * sizeof *nc);
         if (nc) p->config = nc;
-        xf_op_cost *nk = nc ? realloc(p->cost, (size_t)cap * sizeof *nk) : NULL;
+        xf_op_cost *nk = nc ? xf_realloc(p->cost, (size_t)cap * sizeof *nk) : NULL;
         if (nk) p->cost = nk;
         if (!nc || !nk) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory caching costs");
         p->cap = cap;
     }
-    p->config[p->n] = strdup(config);
+    p->config[p->n] = xf_strdup(config);
     if (!p->config[p->n]) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory caching costs");
     p->cost[p->n++] = *c;
     return XF_OK;
@@ -294,7 +294,7 @@ static xf_status cost_config(xf_cost_model *cm, xf_op op, const xf_params *param
     out->bytes = bop.bytes;
     if (is_generator(op)) return XF_OK; /* folded into weights: free */
 
-    char *key = malloc(DESC_MAX);
+    char *key = xf_malloc(DESC_MAX);
     if (!key) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing %s", info->name);
     st = xf_cost_describe(op, params, n_in, in_dt, in_sh, key, DESC_MAX, err);
     if (st) goto out;
@@ -324,7 +324,7 @@ static xf_status cost_config(xf_cost_model *cm, xf_op op, const xf_params *param
     st = pend ? pending_add(pend, key, out, err)
               : xf_cost_cache_put(cm->cache, cm->identity, key, out, err);
 out:
-    free(key);
+    xf_free(key);
     return st;
 }
 
@@ -364,8 +364,8 @@ static xf_status cost_node(xf_cost_model *cm, const xf_graph *g, int node, pendi
     if (nd->op == XF_OP_OPAQUE) {
         st = cost_opaque(cm, g, nd, out, err);
     } else {
-        xf_dtype *dt = calloc((size_t)(nd->n_inputs > 0 ? nd->n_inputs : 1), sizeof *dt);
-        xf_shape *sh = calloc((size_t)(nd->n_inputs > 0 ? nd->n_inputs : 1), sizeof *sh);
+        xf_dtype *dt = xf_calloc((size_t)(nd->n_inputs > 0 ? nd->n_inputs : 1), sizeof *dt);
+        xf_shape *sh = xf_calloc((size_t)(nd->n_inputs > 0 ? nd->n_inputs : 1), sizeof *sh);
         if (!dt || !sh) {
             st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing a node");
         } else {
@@ -376,8 +376,8 @@ static xf_status cost_node(xf_cost_model *cm, const xf_graph *g, int node, pendi
             }
             st = cost_config(cm, nd->op, &nd->params, nd->n_inputs, dt, sh, pend, out, err);
         }
-        free(dt);
-        free(sh);
+        xf_free(dt);
+        xf_free(sh);
     }
     if (st) {
         char d[256];

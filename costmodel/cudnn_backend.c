@@ -55,7 +55,7 @@ static void cudnn_free(void *state)
     if (st->stop) cudaEventDestroy(st->stop);
     if (st->cublas) cublasDestroy(st->cublas);
     if (st->cudnn) cudnnDestroy(st->cudnn);
-    free(st);
+    xf_free(st);
 }
 
 static xf_status cudnn_init(const xf_backend_config *cfg, void **state, xf_error *err)
@@ -66,7 +66,7 @@ static xf_status cudnn_init(const xf_backend_config *cfg, void **state, xf_error
     if (e != cudaSuccess || count == 0)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "no CUDA device: %s",
                        e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports 0 devices");
-    cx_state *st = calloc(1, sizeof *st);
+    cx_state *st = xf_calloc(1, sizeof *st);
     if (!st) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory opening the cudnn backend");
     st->warmup = cfg->warmup;
     st->reps = cfg->reps;
@@ -122,9 +122,9 @@ static xf_status cudnn_measure(void *state, const xf_backend_op *op, double *ms,
     cx_kernel *k = NULL;
     xf_status s = cx_kernel_create(st, op, &k, err);
     if (s) return s; /* XF_ERR_UNSUPPORTED: the front end times the reference */
-    void **in = calloc((size_t)op->n_inputs + 1, sizeof *in);
-    void **out = calloc((size_t)op->n_outputs + 1, sizeof *out);
-    double *t = calloc((size_t)st->reps, sizeof *t);
+    void **in = xf_calloc((size_t)op->n_inputs + 1, sizeof *in);
+    void **out = xf_calloc((size_t)op->n_outputs + 1, sizeof *out);
+    double *t = xf_calloc((size_t)st->reps, sizeof *t);
     if (!in || !out || !t) {
         s = XF_FAIL(err, XF_ERR_NOMEM, "out of memory timing %s on the GPU",
                     xf_op_get(op->op)->name);
@@ -157,9 +157,9 @@ out:
         if (in[i]) cudaFree(in[i]);
     for (int i = 0; out && i < op->n_outputs; i++)
         if (out[i]) cudaFree(out[i]);
-    free(in);
-    free(out);
-    free(t);
+    xf_free(in);
+    xf_free(out);
+    xf_free(t);
     cx_kernel_free(k);
     return s;
 }

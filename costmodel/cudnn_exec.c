@@ -34,16 +34,16 @@ void cx_exec_free(void *exec)
         if (e->dev[v]) cudaFree(e->dev[v]);
     for (int n = 0; e->kern && n < e->g->n_nodes; n++) cx_kernel_free(e->kern[n]);
     for (int v = 0; e->host && v < e->g->n_values; v++) xf_tensor_free(&e->host[v]);
-    free(e->order);
-    free(e->dev);
-    free(e->bytes);
-    free(e->kern);
-    free(e->host);
-    free(e->in);
-    free(e->out);
-    free(e->hin);
-    free(e->hout);
-    free(e);
+    xf_free(e->order);
+    xf_free(e->dev);
+    xf_free(e->bytes);
+    xf_free(e->kern);
+    xf_free(e->host);
+    xf_free(e->in);
+    xf_free(e->out);
+    xf_free(e->hin);
+    xf_free(e->hout);
+    xf_free(e);
 }
 
 static xf_status host_mirror(cx_exec *e, int v, xf_error *err)
@@ -74,8 +74,8 @@ static xf_status prepare_node(cx_exec *e, int n, xf_error *err)
     const xf_graph *g = e->g;
     const xf_node *nd = &g->nodes[n];
     int ni = nd->n_inputs > 0 ? nd->n_inputs : 1, no = nd->n_outputs > 0 ? nd->n_outputs : 1;
-    xf_dtype *in_dt = calloc((size_t)ni, sizeof *in_dt), *out_dt = calloc((size_t)no, sizeof *out_dt);
-    xf_shape *in_sh = calloc((size_t)ni, sizeof *in_sh), *out_sh = calloc((size_t)no, sizeof *out_sh);
+    xf_dtype *in_dt = xf_calloc((size_t)ni, sizeof *in_dt), *out_dt = xf_calloc((size_t)no, sizeof *out_dt);
+    xf_shape *in_sh = xf_calloc((size_t)ni, sizeof *in_sh), *out_sh = xf_calloc((size_t)no, sizeof *out_sh);
     xf_status s = XF_OK;
     if (!in_dt || !out_dt || !in_sh || !out_sh) {
         s = XF_FAIL(err, XF_ERR_NOMEM, "out of memory preparing the GPU executor");
@@ -96,17 +96,17 @@ static xf_status prepare_node(cx_exec *e, int n, xf_error *err)
         xf_error_prefix(err, "%s: ", xf_node_describe(g, n, d, sizeof d));
     }
 out:
-    free(in_dt);
-    free(out_dt);
-    free(in_sh);
-    free(out_sh);
+    xf_free(in_dt);
+    xf_free(out_dt);
+    xf_free(in_sh);
+    xf_free(out_sh);
     return s;
 }
 
 xf_status cx_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error *err)
 {
     *exec = NULL;
-    cx_exec *e = calloc(1, sizeof *e);
+    cx_exec *e = xf_calloc(1, sizeof *e);
     if (!e) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory preparing the GPU executor");
     e->st = state;
     e->g = g;
@@ -117,15 +117,15 @@ xf_status cx_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error 
     }
     size_t nv = (size_t)(g->n_values > 0 ? g->n_values : 1);
     size_t nn = (size_t)(g->n_nodes > 0 ? g->n_nodes : 1);
-    e->order = calloc(nn, sizeof *e->order);
-    e->dev = calloc(nv, sizeof *e->dev);
-    e->bytes = calloc(nv, sizeof *e->bytes);
-    e->kern = calloc(nn, sizeof *e->kern);
-    e->host = calloc(nv, sizeof *e->host);
-    e->in = calloc((size_t)widest, sizeof *e->in);
-    e->out = calloc((size_t)widest, sizeof *e->out);
-    e->hin = calloc((size_t)widest, sizeof *e->hin);
-    e->hout = calloc((size_t)widest, sizeof *e->hout);
+    e->order = xf_calloc(nn, sizeof *e->order);
+    e->dev = xf_calloc(nv, sizeof *e->dev);
+    e->bytes = xf_calloc(nv, sizeof *e->bytes);
+    e->kern = xf_calloc(nn, sizeof *e->kern);
+    e->host = xf_calloc(nv, sizeof *e->host);
+    e->in = xf_calloc((size_t)widest, sizeof *e->in);
+    e->out = xf_calloc((size_t)widest, sizeof *e->out);
+    e->hin = xf_calloc((size_t)widest, sizeof *e->hin);
+    e->hout = xf_calloc((size_t)widest, sizeof *e->hout);
     xf_status s = XF_OK;
     if (!e->order || !e->dev || !e->bytes || !e->kern || !e->host || !e->in || !e->out ||
         !e->hin || !e->hout) {

@@ -280,7 +280,7 @@ xf_status cx_kernel_create(cx_state *st, const xf_backend_op *op, cx_kernel **ou
                            xf_error *err)
 {
     *out = NULL;
-    cx_kernel *k = calloc(1, sizeof *k);
+    cx_kernel *k = xf_calloc(1, sizeof *k);
     if (!k) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating a GPU kernel");
     k->op = op->op;
     xf_status s;
@@ -343,7 +343,7 @@ void cx_kernel_free(cx_kernel *k)
     if (k->act) cudnnDestroyActivationDescriptor(k->act);
     if (k->pool) cudnnDestroyPoolingDescriptor(k->pool);
     if (k->optensor) cudnnDestroyOpTensorDescriptor(k->optensor);
-    free(k->parts);
-    free(k->offsets);
-    free(k);
+    xf_free(k->parts);
+    xf_free(k->offsets);
+    xf_free(k);
 }

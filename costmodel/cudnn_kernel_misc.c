@@ -325,8 +325,8 @@ xf_status cx_create_concat(cx_state *st, const xf_backend_op *op, cx_kernel *k, 
     int64_t ys[XF_MAX_DIMS];
     xf_shape_strides(y, ys);
     k->n_parts = op->n_inputs;
-    k->parts = calloc((size_t)(2 * op->n_inputs), sizeof *k->parts);
-    k->offsets = calloc((size_t)op->n_inputs, sizeof *k->offsets);
+    k->parts = xf_calloc((size_t)(2 * op->n_inputs), sizeof *k->parts);
+    k->offsets = xf_calloc((size_t)op->n_inputs, sizeof *k->offsets);
     if (!k->parts || !k->offsets)
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating a concat kernel");
     int64_t at = 0;

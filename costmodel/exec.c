@@ -29,14 +29,14 @@ xf_status xf_exec_prepare(xf_cost_model *cm, const xf_graph *g, xf_exec **out, x
                        "%s is an operator rlflow does not model, so the graph cannot be executed",
                        xf_node_describe(g, i, d, sizeof d));
     }
-    xf_exec *e = calloc(1, sizeof *e);
+    xf_exec *e = xf_calloc(1, sizeof *e);
     if (!e) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory preparing the executor");
     e->cm = cm;
     e->g = g;
     st = cm->be->exec_prepare(cm->state, g, &e->impl, err);
     if (st) {
         xf_error_prefix(err, "preparing the graph on %s: ", cm->be->name);
-        free(e);
+        xf_free(e);
         return st;
     }
     *out = e;
@@ -96,7 +96,7 @@ xf_status xf_exec_latency(xf_exec *e, const xf_tensor *inputs, int n_inputs, int
     if (reps < 1 || warmup < 0)
         return XF_FAIL(err, XF_ERR_INVALID, "latency: reps (%d) must be >= 1, warmup (%d) >= 0",
                        reps, warmup);
-    double *t = calloc((size_t)reps, sizeof *t);
+    double *t = xf_calloc((size_t)reps, sizeof *t);
     if (!t) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory timing the graph");
     xf_status st = XF_OK;
     for (int r = 0; r < warmup + reps && !st; r++) {
@@ -105,7 +105,7 @@ xf_status xf_exec_latency(xf_exec *e, const xf_tensor *inputs, int n_inputs, int
         if (r >= warmup) t[r - warmup] = xf_clock_now_ms() - t0;
     }
     if (!st) *median_ms = xf_costmodel_median(t, reps);
-    free(t);
+    xf_free(t);
     return st;
 }
 
@@ -113,7 +113,7 @@ void xf_exec_free(xf_exec *e)
 {
     if (!e) return;
     if (e->impl) e->cm->be->exec_free(e->impl);
-    free(e);
+    xf_free(e);
 }
 
 static xf_status same_interface(const xf_graph *a, const xf_graph *b, xf_error *err)
@@ -134,7 +134,7 @@ static xf_status same_interface(const xf_graph *a, const xf_graph *b, xf_error *
     return XF_OK;
 }
 
-/* Runs g on inputs and returns its outputs (allocated; caller frees). */
+/* Runs g on inputs and returns its outputs (allocated; caller xf_frees). */
 static xf_status run_once(xf_cost_model *cm, const xf_graph *g, const xf_tensor *inputs,
                           xf_tensor *outputs, xf_error *err)
 {
@@ -153,9 +153,9 @@ xf_status xf_exec_compare(xf_cost_model *cm, const xf_graph *a, const xf_graph *
     xf_status st = same_interface(a, b, err);
     if (st) return st;
     int ni = a->n_inputs, no = a->n_outputs;
-    xf_tensor *in = calloc((size_t)(ni > 0 ? ni : 1), sizeof *in);
-    xf_tensor *oa = calloc((size_t)(no > 0 ? no : 1), sizeof *oa);
-    xf_tensor *ob = calloc((size_t)(no > 0 ? no : 1), sizeof *ob);
+    xf_tensor *in = xf_calloc((size_t)(ni > 0 ? ni : 1), sizeof *in);
+    xf_tensor *oa = xf_calloc((size_t)(no > 0 ? no : 1), sizeof *oa);
+    xf_tensor *ob = xf_calloc((size_t)(no > 0 ? no : 1), sizeof *ob);
     if (!in || !oa || !ob) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory comparing graphs");
         goto out;
@@ -183,8 +183,8 @@ out:
     for (int i = 0; in && i < ni; i++) xf_tensor_free(&in[i]);
     for (int i = 0; oa && i < no; i++) xf_tensor_free(&oa[i]);
     for (int i = 0; ob && i < no; i++) xf_tensor_free(&ob[i]);
-    free(in);
-    free(oa);
-    free(ob);
+    xf_free(in);
+    xf_free(oa);
+    xf_free(ob);
     return st;
 }

@@ -66,7 +66,7 @@ static xf_status onednn_init(const xf_backend_config *cfg, void **state, xf_erro
     *state = NULL;
     if (dnnl_engine_get_count(dnnl_cpu) == 0)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: oneDNN reports no CPU engine");
-    ox_state *st = calloc(1, sizeof *st);
+    ox_state *st = xf_calloc(1, sizeof *st);
     if (!st) return XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory");
     st->threads = cfg->threads;
     st->warmup = cfg->warmup;
@@ -79,7 +79,7 @@ static xf_status onednn_init(const xf_backend_config *cfg, void **state, xf_erro
                      err, "onednn: creating a stream");
     if (s != XF_OK) {
         if (st->engine) dnnl_engine_destroy(st->engine);
-        free(st);
+        xf_free(st);
         return s;
     }
     *state = st;
@@ -92,7 +92,7 @@ static void onednn_free(void *state)
     if (!st) return;
     dnnl_stream_destroy(st->stream);
     dnnl_engine_destroy(st->engine);
-    free(st);
+    xf_free(st);
 }
 
 static const char *isa_name(dnnl_cpu_isa_t isa)

@@ -36,7 +36,8 @@ static void *alloc_buf(size_t bytes)
 {
     void *p = NULL;
     size_t n = (bytes + 63) / 64 * 64;
-    if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;
+    p = xf_aligned_alloc(64, n ? n : 64);
+    if (!p) return NULL;
     memset(p, 0, n ? n : 64);
     return p;
 }
@@ -54,11 +55,11 @@ void ox_exec_free(void *exec)
     for (int i = 0; i < e->n_kernels; i++) ox_kernel_free(&e->kernels[i]);
     if (e->vals)
         for (int v = 0; v < e->g->n_values; v++)
-            if (e->vals[v].owned) free(e->vals[v].buf);
-    free(e->kernels);
-    free(e->order);
-    free(e->vals);
-    free(e);
+            if (e->vals[v].owned) xf_aligned_free(e->vals[v].buf);
+    xf_free(e->kernels);
+    xf_free(e->order);
+    xf_free(e->vals);
+    xf_free(e);
 }
 
 /* Buffers of graph inputs and constants. */
@@ -91,11 +92,11 @@ static xf_status prepare_node(ox_exec *e, int ni, ox_kernel *k, xf_error *err)
 {
     const xf_graph *g = e->g;
     const xf_node *n = &g->nodes[ni];
-    ox_io *io = calloc((size_t)(n->n_inputs ? n->n_inputs : 1), sizeof *io);
-    void **in = calloc((size_t)(n->n_inputs ? n->n_inputs : 1), sizeof *in);
-    void **out = calloc((size_t)(n->n_outputs ? n->n_outputs : 1), sizeof *out);
-    xf_dtype *odt = calloc((size_t)(n->n_outputs ? n->n_outputs : 1), sizeof *odt);
-    xf_shape *osh = calloc((size_t)(n->n_outputs ? n->n_outputs : 1), sizeof *osh);
+    ox_io *io = xf_calloc((size_t)(n->n_inputs ? n->n_inputs : 1), sizeof *io);
+    void **in = xf_calloc((size_t)(n->n_inputs ? n->n_inputs : 1), sizeof *in);
+    void **out = xf_calloc((size_t)(n->n_outputs ? n->n_outputs : 1), sizeof *out);
+    xf_dtype *odt = xf_calloc((size_t)(n->n_outputs ? n->n_outputs : 1), sizeof *odt);
+    xf_shape *osh = xf_calloc((size_t)(n->n_outputs ? n->n_outputs : 1), sizeof *osh);
     xf_status s = XF_OK;
     if (!io || !in || !out || !odt || !osh) {
         s = XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
@@ -139,24 +140,24 @@ static xf_status prepare_node(ox_exec *e, int ni, ox_kernel *k, xf_error *err)
     }
     if (!k->alias) s = ox_kernel_bind(k, in, out, err);
 out:
-    free(io);
-    free(in);
-    free(out);
-    free(odt);
-    free(osh);
+    xf_free(io);
+    xf_free(in);
+    xf_free(out);
+    xf_free(odt);
+    xf_free(osh);
     return s;
 }
 
 xf_status ox_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error *err)
 {
     *exec = NULL;
-    ox_exec *e = calloc(1, sizeof *e);
+    ox_exec *e = xf_calloc(1, sizeof *e);
     if (!e) return XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory preparing the graph");
     e->st = state;
     e->g = g;
-    e->order = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *e->order);
-    e->kernels = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *e->kernels);
-    e->vals = calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *e->vals);
+    e->order = xf_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *e->order);
+    e->kernels = xf_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *e->kernels);
+    e->vals = xf_calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *e->vals);
     xf_status s = XF_OK;
     if (!e->order || !e->kernels || !e->vals)
         s = XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory preparing the graph");

@@ -20,7 +20,7 @@ static int grow(void **arr, int *cap, int n, size_t sz)
 {
     if (n < *cap) return 1;
     int nc = *cap ? *cap * 2 : 8;
-    void *p = realloc(*arr, sz * (size_t)nc);
+    void *p = xf_realloc(*arr, sz * (size_t)nc);
     if (!p) return 0;
     *arr = p;
     *cap = nc;
@@ -39,20 +39,20 @@ xf_status ox_kernel_init(ox_kernel *k, const ox_state *st, xf_op op, const xf_pa
     k->n_in = n_in;
     k->n_out = n_out;
     size_t ni = (size_t)(n_in ? n_in : 1), no = (size_t)(n_out ? n_out : 1);
-    k->in = calloc(ni, sizeof *k->in);
-    k->given_md = calloc(ni, sizeof *k->given_md);
-    k->has_given = calloc(ni, sizeof *k->has_given);
-    k->in_md = calloc(ni, sizeof *k->in_md);
-    k->in_has_md = calloc(ni, sizeof *k->in_has_md);
-    k->in_mem = calloc(ni, sizeof *k->in_mem);
-    k->in_ptr = calloc(ni, sizeof *k->in_ptr);
-    k->ref_in_mem = calloc(ni, sizeof *k->ref_in_mem);
-    k->ref_in = calloc(ni, sizeof *k->ref_in);
-    k->out_dt = calloc(no, sizeof *k->out_dt);
-    k->out_sh = calloc(no, sizeof *k->out_sh);
-    k->out_md = calloc(no, sizeof *k->out_md);
-    k->out_ptr = calloc(no, sizeof *k->out_ptr);
-    k->ref_out = calloc(no, sizeof *k->ref_out);
+    k->in = xf_calloc(ni, sizeof *k->in);
+    k->given_md = xf_calloc(ni, sizeof *k->given_md);
+    k->has_given = xf_calloc(ni, sizeof *k->has_given);
+    k->in_md = xf_calloc(ni, sizeof *k->in_md);
+    k->in_has_md = xf_calloc(ni, sizeof *k->in_has_md);
+    k->in_mem = xf_calloc(ni, sizeof *k->in_mem);
+    k->in_ptr = xf_calloc(ni, sizeof *k->in_ptr);
+    k->ref_in_mem = xf_calloc(ni, sizeof *k->ref_in_mem);
+    k->ref_in = xf_calloc(ni, sizeof *k->ref_in);
+    k->out_dt = xf_calloc(no, sizeof *k->out_dt);
+    k->out_sh = xf_calloc(no, sizeof *k->out_sh);
+    k->out_md = xf_calloc(no, sizeof *k->out_md);
+    k->out_ptr = xf_calloc(no, sizeof *k->out_ptr);
+    k->ref_out = xf_calloc(no, sizeof *k->ref_out);
     if (!k->in || !k->given_md || !k->has_given || !k->in_md || !k->in_has_md || !k->in_mem ||
         !k->in_ptr || !k->ref_in_mem || !k->ref_in || !k->out_dt || !k->out_sh || !k->out_md ||
         !k->out_ptr || !k->ref_out) {
@@ -81,7 +81,7 @@ void ox_kernel_reset(ox_kernel *k)
 {
     for (int s = 0; s < k->n_steps; s++) {
         dnnl_primitive_destroy(k->steps[s].prim);
-        free(k->steps[s].args);
+        xf_free(k->steps[s].args);
     }
     k->n_steps = 0;
     for (int b = 0; b < k->n_bind; b++) dnnl_memory_destroy(k->bind[b].mem);
@@ -103,23 +103,23 @@ void ox_kernel_reset(ox_kernel *k)
 void ox_kernel_free(ox_kernel *k)
 {
     if (k->in_mem) ox_kernel_reset(k);
-    free(k->steps);
-    free(k->owned);
-    free(k->bind);
-    free(k->in);
-    free(k->given_md);
-    free(k->has_given);
-    free(k->in_md);
-    free(k->in_has_md);
-    free(k->in_mem);
-    free(k->in_ptr);
-    free(k->ref_in_mem);
-    free(k->ref_in);
-    free(k->out_dt);
-    free(k->out_sh);
-    free(k->out_md);
-    free(k->out_ptr);
-    free(k->ref_out);
+    xf_free(k->steps);
+    xf_free(k->owned);
+    xf_free(k->bind);
+    xf_free(k->in);
+    xf_free(k->given_md);
+    xf_free(k->has_given);
+    xf_free(k->in_md);
+    xf_free(k->in_has_md);
+    xf_free(k->in_mem);
+    xf_free(k->in_ptr);
+    xf_free(k->ref_in_mem);
+    xf_free(k->ref_in);
+    xf_free(k->out_dt);
+    xf_free(k->out_sh);
+    xf_free(k->out_md);
+    xf_free(k->out_ptr);
+    xf_free(k->ref_out);
     memset(k, 0, sizeof *k);
 }
 
@@ -187,9 +187,9 @@ xf_status ox_add_step(ox_kernel *k, dnnl_primitive_desc_t pd, int n_args,
     dnnl_status_t ds = dnnl_primitive_create(&prim, pd);
     dnnl_primitive_desc_destroy(pd);
     OX_TRY(ds, err, "onednn: creating a primitive");
-    dnnl_exec_arg_t *a = malloc(sizeof *a * (size_t)(n_args ? n_args : 1));
+    dnnl_exec_arg_t *a = xf_malloc(sizeof *a * (size_t)(n_args ? n_args : 1));
     if (!a || !grow((void **)&k->steps, &k->cap_steps, k->n_steps, sizeof *k->steps)) {
-        free(a);
+        xf_free(a);
         dnnl_primitive_destroy(prim);
         return XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory building %s", opname(k));
     }
@@ -405,13 +405,13 @@ static xf_status run_reference(ox_kernel *k, xf_error *err)
     const xf_tensor *small[SMALL];
     const xf_tensor **ptrs = small;
     if (k->n_in > SMALL) {
-        ptrs = malloc(sizeof *ptrs * (size_t)k->n_in);
+        ptrs = xf_malloc(sizeof *ptrs * (size_t)k->n_in);
         if (!ptrs) return XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory running %s", opname(k));
     }
     for (int i = 0; i < k->n_in; i++)
         ptrs[i] = k->in[i].dtype == XF_DTYPE_INVALID ? NULL : &k->ref_in[i];
     xf_status s = xf_op_run(k->op, &k->params, k->n_in, ptrs, k->n_out, k->ref_out, err);
-    if (ptrs != small) free(ptrs);
+    if (ptrs != small) xf_free(ptrs);
     return s;
 }
 

@@ -23,7 +23,8 @@ static void *buffer(size_t bytes)
 {
     void *p = NULL;
     size_t n = (bytes + 63) / 64 * 64;
-    if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;
+    p = xf_aligned_alloc(64, n ? n : 64);
+    if (!p) return NULL;
     return p;
 }
 
@@ -52,9 +53,9 @@ static size_t value_bytes(xf_dtype dt, const xf_shape *s, int has_md,
 static xf_status time_kernel(ox_kernel *k, const xf_backend_op *op, double *ms, xf_error *err)
 {
     const ox_state *st = k->st;
-    void **in = calloc((size_t)(k->n_in ? k->n_in : 1), sizeof *in);
-    void **out = calloc((size_t)(k->n_out ? k->n_out : 1), sizeof *out);
-    double *t = calloc((size_t)st->reps, sizeof *t);
+    void **in = xf_calloc((size_t)(k->n_in ? k->n_in : 1), sizeof *in);
+    void **out = xf_calloc((size_t)(k->n_out ? k->n_out : 1), sizeof *out);
+    double *t = xf_calloc((size_t)st->reps, sizeof *t);
     xf_status s = XF_OK;
     if (!in || !out || !t) {
         s = XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory timing %s",
@@ -83,11 +84,11 @@ static xf_status time_kernel(ox_kernel *k, const xf_backend_op *op, double *ms, 
     }
     if (s == XF_OK) *ms = xf_costmodel_median(t, st->reps);
 out:
-    for (int i = 0; in && i < k->n_in; i++) free(in[i]);
-    for (int j = 0; out && j < k->n_out; j++) free(out[j]);
-    free(in);
-    free(out);
-    free(t);
+    for (int i = 0; in && i < k->n_in; i++) xf_aligned_free(in[i]);
+    for (int j = 0; out && j < k->n_out; j++) xf_aligned_free(out[j]);
+    xf_free(in);
+    xf_free(out);
+    xf_free(t);
     return s;
 }
 
@@ -98,14 +99,14 @@ xf_status ox_measure(void *state, const xf_backend_op *op, double *ms, int *kern
     *ms = 0;
     *kernels = 0;
     ox_set_threads(st);
-    ox_io *in = calloc((size_t)(op->n_inputs ? op->n_inputs : 1), sizeof *in);
+    ox_io *in = xf_calloc((size_t)(op->n_inputs ? op->n_inputs : 1), sizeof *in);
     if (!in) return XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory");
     for (int i = 0; i < op->n_inputs; i++)
         in[i] = (ox_io){op->in_dtypes[i], op->in_shapes[i], NULL, NULL};
     ox_kernel k;
     xf_status s = ox_kernel_init(&k, st, op->op, op->params, op->n_inputs, in, op->n_outputs,
                                  op->out_dtypes, op->out_shapes, 1, err);
-    free(in);
+    xf_free(in);
     if (s != XF_OK) return s;
     s = ox_kernel_build_native(&k, err);
     if (s == XF_OK && !k.alias) {

@@ -15,8 +15,8 @@
 static xf_status concat(ox_kernel *k, int axis, int keep_layout, xf_error *err)
 {
     int n = k->n_in;
-    dnnl_memory_desc_t *mds = malloc(sizeof *mds * (size_t)n);
-    dnnl_exec_arg_t *args = malloc(sizeof *args * (size_t)(n + 1));
+    dnnl_memory_desc_t *mds = xf_malloc(sizeof *mds * (size_t)n);
+    dnnl_exec_arg_t *args = xf_malloc(sizeof *args * (size_t)(n + 1));
     xf_status s = XF_OK;
     if (!mds || !args) {
         s = XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory building concat");
@@ -47,8 +47,8 @@ static xf_status concat(ox_kernel *k, int axis, int keep_layout, xf_error *err)
     if (s == XF_OK) s = ox_add_step(k, pd, n + 1, args, err);
     else dnnl_primitive_desc_destroy(pd);
 out:
-    free(mds);
-    free(args);
+    xf_free(mds);
+    xf_free(args);
     return s;
 }
 

@@ -98,10 +98,10 @@ xf_status xf_costmodel_time_reference(const xf_backend_config *bc, const xf_back
     *ms = 0;
     xf_status st = XF_OK;
     int n_in = op->n_inputs, n_out = op->n_outputs;
-    xf_tensor *in = calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *in);
-    const xf_tensor **inp = calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *inp);
-    xf_tensor *out = calloc((size_t)(n_out > 0 ? n_out : 1), sizeof *out);
-    double *times = calloc((size_t)bc->reps, sizeof *times);
+    xf_tensor *in = xf_calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *in);
+    const xf_tensor **inp = xf_calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *inp);
+    xf_tensor *out = xf_calloc((size_t)(n_out > 0 ? n_out : 1), sizeof *out);
+    double *times = xf_calloc((size_t)bc->reps, sizeof *times);
     if (!in || !inp || !out || !times) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory timing the reference %s kernel",
                      xf_op_get(op->op)->name);
@@ -130,9 +130,9 @@ out:
         for (int i = 0; i < n_in; i++) xf_tensor_free(&in[i]);
     if (out)
         for (int i = 0; i < n_out; i++) xf_tensor_free(&out[i]);
-    free(in);
-    free(inp);
-    free(out);
-    free(times);
+    xf_free(in);
+    xf_free(inp);
+    xf_free(out);
+    xf_free(times);
     return st;
 }

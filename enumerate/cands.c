@@ -18,8 +18,8 @@
 
 void cand_list_free(cand_list *c)
 {
-    free(c->buf);
-    free(c->off);
+    xf_free(c->buf);
+    xf_free(c->off);
     memset(c, 0, sizeof *c);
 }
 
@@ -28,7 +28,7 @@ static int reserve(cand_list *c, size_t n)
     if (c->len + n <= c->cap) return 1;
     size_t cap = c->cap ? c->cap : 1 << 16;
     while (cap < c->len + n) cap *= 2;
-    uint8_t *p = realloc(c->buf, cap);
+    uint8_t *p = xf_realloc(c->buf, cap);
     if (!p) return 0;
     c->buf = p;
     c->cap = cap;
@@ -79,7 +79,7 @@ xf_status cand_list_push(cand_list *c, const xf_rule *r, xf_error *err)
     }
     if (c->n == c->cap_off) {
         size_t cap = c->cap_off ? c->cap_off * 2 : 4096;
-        size_t *o = realloc(c->off, cap * sizeof *o);
+        size_t *o = xf_realloc(c->off, cap * sizeof *o);
         if (!o) {
             st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping %zu candidates", c->n);
             goto out;
@@ -106,8 +106,8 @@ xf_status cand_list_push(cand_list *c, const xf_rule *r, xf_error *err)
         put(c, g[side], gl[side]);
     }
 out:
-    free(g[0]);
-    free(g[1]);
+    xf_free(g[0]);
+    xf_free(g[1]);
     return st;
 }
 
@@ -152,13 +152,13 @@ xf_status cand_list_get(const cand_list *c, size_t i, xf_rule *out, xf_error *er
     rd r = {c->buf, c->len, c->off[i], 0};
     uint64_t fp = get_le(&r, 8);
     uint32_t n_in = (uint32_t)get_le(&r, 4);
-    char **names = calloc((size_t)n_in + 1, sizeof *names);
+    char **names = xf_calloc((size_t)n_in + 1, sizeof *names);
     xf_status st = XF_OK;
     if (!names) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory rebuilding candidate %zu", i);
     for (uint32_t k = 0; k < n_in && st == XF_OK; k++) {
         size_t nl = (size_t)get_le(&r, 2);
         const uint8_t *s = take(&r, nl);
-        names[k] = malloc(nl + 1);
+        names[k] = xf_malloc(nl + 1);
         if (!names[k]) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory rebuilding candidate %zu", i);
         else {
             if (s && nl) memcpy(names[k], s, nl);
@@ -175,8 +175,8 @@ xf_status cand_list_get(const cand_list *c, size_t i, xf_rule *out, xf_error *er
     }
     if (st == XF_OK && r.bad)
         st = XF_FAIL(err, XF_ERR_PARSE, "candidate %zu: record is truncated", i);
-    for (uint32_t k = 0; k < n_in; k++) free(names[k]);
-    free(names);
+    for (uint32_t k = 0; k < n_in; k++) xf_free(names[k]);
+    xf_free(names);
     out->fingerprint = fp;
     if (st != XF_OK) xf_rule_free(out);
     return st;
@@ -207,8 +207,8 @@ xf_status cand_list_blob_read(const uint8_t *blob, size_t len, cand_list *c, xf_
                        BLOB_VERSION);
     uint64_t n = get_le(&r, 8);
     uint64_t secs = get_le(&r, 8);
-    c->buf = malloc(len);
-    c->off = malloc(((size_t)n + 1) * sizeof *c->off);
+    c->buf = xf_malloc(len);
+    c->off = xf_malloc(((size_t)n + 1) * sizeof *c->off);
     if (!c->buf || !c->off) {
         cand_list_free(c);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading a checkpoint of %zu bytes", len);

@@ -31,7 +31,7 @@ xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_s
                                const ctable *classes, xf_error *err)
 {
     size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
+    char *tmp = xf_malloc(plen + 5);
     if (!tmp) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory writing checkpoint %s", path);
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".tmp", 5);
@@ -39,7 +39,7 @@ xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_s
     FILE *f = fopen(tmp, "wb");
     if (!f) {
         st = XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint %s: %s", tmp, strerror(errno));
-        free(tmp);
+        xf_free(tmp);
         return st;
     }
     ckpt_header h;
@@ -76,7 +76,7 @@ xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_s
     else if (rename(tmp, path) != 0)
         st = XF_FAIL(err, XF_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
     if (st != XF_OK) remove(tmp);
-    free(tmp);
+    xf_free(tmp);
     return st;
 }
 
@@ -113,7 +113,7 @@ xf_status enum_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *
             break;
         }
         glevel *lv = &s->levels[l];
-        lv->v = n ? malloc(sizeof(grec) * n) : NULL;
+        lv->v = n ? xf_malloc(sizeof(grec) * n) : NULL;
         lv->n = lv->cap = n ? n : 0;
         if (n && !lv->v) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading %s", path);
         else if (n && fread(lv->v, sizeof(grec), n, f) != n)
@@ -123,7 +123,7 @@ xf_status enum_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *
     if (st == XF_OK && (fread(&n_last, sizeof n_last, 1, f) != 1 || n_last > (1ull << 40)))
         st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint %s is truncated or corrupt", path);
     if (st == XF_OK && n_last) {
-        s->last = malloc(sizeof(centry) * n_last);
+        s->last = xf_malloc(sizeof(centry) * n_last);
         if (!s->last) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading %s", path);
         else if (fread(s->last, sizeof(centry), n_last, f) != n_last)
             st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint %s is truncated", path);
@@ -132,7 +132,7 @@ xf_status enum_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *
     fclose(f);
     if (st != XF_OK) {
         for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) glevel_free(&s->levels[l]);
-        free(s->last);
+        xf_free(s->last);
         s->last = NULL;
         s->n_last = 0;
         return st;

@@ -68,7 +68,7 @@ void xf_enum_config_init(xf_enum_config *c)
 
 void xf_enum_config_free(xf_enum_config *c)
 {
-    free(c->ops);
+    xf_free(c->ops);
     c->ops = NULL;
     c->n_ops = 0;
 }
@@ -77,7 +77,7 @@ xf_status xf_enum_config_copy(const xf_enum_config *src, xf_enum_config *dst, xf
 {
     xf_enum_opvar *ops = NULL;
     if (src->n_ops > 0) {
-        ops = malloc(sizeof *ops * (size_t)src->n_ops);
+        ops = xf_malloc(sizeof *ops * (size_t)src->n_ops);
         if (!ops) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory copying a config");
         memcpy(ops, src->ops, sizeof *ops * (size_t)src->n_ops);
     }
@@ -118,7 +118,7 @@ xf_status xf_enum_vocab_load(xf_enum_config *c, const char *preset_or_path, xf_e
     for (;;) {
         if (len + 4096 + 1 > cap) {
             cap = cap ? cap * 2 : 8192;
-            char *t = realloc(text, cap);
+            char *t = xf_realloc(text, cap);
             if (!t) {
                 st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading %s", preset_or_path);
                 break;
@@ -136,7 +136,7 @@ xf_status xf_enum_vocab_load(xf_enum_config *c, const char *preset_or_path, xf_e
         text[len] = 0;
         st = xf_enum_vocab_parse(c, text, preset_or_path, err);
     }
-    free(text);
+    xf_free(text);
     return st;
 }
 

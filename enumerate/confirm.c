@@ -68,8 +68,8 @@ xf_status egraph_to_xf(const xf_enum_config *cfg, const egraph *g, uint32_t in_m
 static double float_check(const xf_rule *r, uint64_t seed, xf_error *err, xf_status *st)
 {
     int ni = r->src.n_inputs, no = r->src.n_outputs;
-    xf_tensor *in = calloc((size_t)ni + 1, sizeof *in);
-    xf_tensor *oa = calloc((size_t)no, sizeof *oa), *ob = calloc((size_t)no, sizeof *ob);
+    xf_tensor *in = xf_calloc((size_t)ni + 1, sizeof *in);
+    xf_tensor *oa = xf_calloc((size_t)no, sizeof *oa), *ob = xf_calloc((size_t)no, sizeof *ob);
     double worst = 0;
     *st = XF_OK;
     if (!in || !oa || !ob) {
@@ -97,9 +97,9 @@ out:
         xf_tensor_free(&oa[k]);
         xf_tensor_free(&ob[k]);
     }
-    free(in);
-    free(oa);
-    free(ob);
+    xf_free(in);
+    xf_free(oa);
+    xf_free(ob);
     return worst;
 }
 

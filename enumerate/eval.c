@@ -18,9 +18,12 @@ xf_status enum_make_inputs(const xf_enum_config *cfg, int which, evalue *inputs,
         evalue *v = &inputs[i];
         v->shape = cfg->inputs[i].shape;
         int64_t n = xf_shape_numel(&v->shape);
-        v->d = malloc(sizeof(uint64_t) * (size_t)n);
+        v->d = xf_malloc(sizeof(uint64_t) * (size_t)n);
         if (!v->d) {
-            for (int j = 0; j < i; j++) free(inputs[j].d);
+            for (int j = 0; j < i; j++) {
+                xf_free(inputs[j].d);
+                inputs[j].d = NULL; /* the caller's teardown frees them again */
+            }
             return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for input %s",
                            cfg->inputs[i].name);
         }
@@ -39,7 +42,7 @@ xf_status evalctx_init(evalctx *ctx, const xf_enum_config *cfg, const evalue *in
     fp_keys_make(&ctx->keys, cfg->seed, which);
     memcpy(ctx->in, inputs, sizeof ctx->in);
     size_t per = (size_t)cfg->max_numel;
-    ctx->pool = malloc(sizeof(uint64_t) * per * XF_ENUM_MAX_OPS * 2);
+    ctx->pool = xf_malloc(sizeof(uint64_t) * per * XF_ENUM_MAX_OPS * 2);
     if (!ctx->pool)
         return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for evaluation buffers");
     for (int j = 0; j < XF_ENUM_MAX_OPS; j++)
@@ -49,7 +52,7 @@ xf_status evalctx_init(evalctx *ctx, const xf_enum_config *cfg, const evalue *in
 
 void evalctx_free(evalctx *ctx)
 {
-    free(ctx->pool);
+    xf_free(ctx->pool);
     ctx->pool = NULL;
 }
 

@@ -44,7 +44,7 @@ static xf_status push_child(childbuf *b, const child *c, xf_error *err)
 {
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 256;
-        child *v = realloc(b->v, cap * sizeof *v);
+        child *v = xf_realloc(b->v, cap * sizeof *v);
         if (!v) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %zu new graphs", cap);
         b->v = v;
         b->cap = cap;

@@ -150,8 +150,8 @@ static xf_status begin_run(ctx *x, const xf_enum_config *cfg, const char *option
 static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_written, xf_error *err)
 {
     size_t n = x->cands.n;
-    int64_t *ids = calloc(n + 1, sizeof *ids);
-    unsigned char *fresh = calloc(n + 1, 1);
+    int64_t *ids = xf_calloc(n + 1, sizeof *ids);
+    unsigned char *fresh = xf_calloc(n + 1, 1);
     xf_status st = XF_OK;
     if (!ids || !fresh) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory writing %zu rules", n);
@@ -185,8 +185,8 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
         st = xf_rulesdb_set_status(x->db, ids[i], XF_RULE_PRUNED, why, by, err);
     }
 out:
-    free(ids);
-    free(fresh);
+    xf_free(ids);
+    xf_free(fresh);
     return st;
 }
 
@@ -229,7 +229,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     }
     res->run_id = x.run_id;
     size_t cl = strlen(o->out) + 64;
-    ckpt = malloc(cl);
+    ckpt = xf_malloc(cl);
     if (!ckpt) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
         goto out;
@@ -264,7 +264,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         goto out;
     }
 
-    verdicts = malloc((x.cands.n + 1) * sizeof *verdicts);
+    verdicts = xf_malloc((x.cands.n + 1) * sizeof *verdicts);
     xf_prune_stats *ps = &res->pruned;
     if (!verdicts) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory pruning %zu candidates", x.cands.n);
@@ -307,8 +307,8 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         note(&x, 1, "warning: could not remove %s: %s", ckpt, strerror(errno));
     res->seconds = xf_clock_now() - t_start;
 out:
-    free(verdicts);
-    free(ckpt);
+    xf_free(verdicts);
+    xf_free(ckpt);
     cand_list_free(&x.cands);
     xf_rulesdb_close(x.db);
     xf_enum_config_free(&cfg);

@@ -207,7 +207,7 @@ static xf_status rebuild_classes(run *r, xf_error *err)
         }
     for (size_t i = 0; i < r->st.n_last && st == XF_OK; i++)
         st = ctable_insert(&r->classes, &r->st.last[i], err);
-    free(r->st.last);
+    xf_free(r->st.last);
     r->st.last = NULL;
     r->st.n_last = 0;
     return st;
@@ -290,7 +290,7 @@ static xf_status merge(run *r, const level_ctx *lc, childbuf *bufs, uint64_t n_b
                 } else {
                     if (*n_cols == cap) {
                         cap = cap ? cap * 2 : 64;
-                        collision *nc = realloc(*cols, cap * sizeof *nc);
+                        collision *nc = xf_realloc(*cols, cap * sizeof *nc);
                         if (!nc) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for collisions");
                         *cols = nc;
                     }
@@ -327,7 +327,7 @@ static xf_status emit(run *r, collision *cols, size_t n, xf_error *err)
 static xf_status run_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t hi, xf_error *err)
 {
     uint64_t n_chunks = (hi - lo + CHUNK_PARENTS - 1) / CHUNK_PARENTS;
-    childbuf *bufs = calloc(n_chunks, sizeof *bufs);
+    childbuf *bufs = xf_calloc(n_chunks, sizeof *bufs);
     collision *cols = NULL;
     size_t n_cols = 0;
     if (!bufs) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for a batch");
@@ -346,8 +346,8 @@ static xf_status run_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t hi
     }
     r->st.stats.reducible += reducible;
     if (st == XF_OK) st = merge(r, lc, bufs, n_chunks, &cols, &n_cols, err);
-    for (uint64_t b = 0; b < n_chunks; b++) free(bufs[b].v);
-    free(bufs);
+    for (uint64_t b = 0; b < n_chunks; b++) xf_free(bufs[b].v);
+    xf_free(bufs);
     if (st == XF_OK && n_cols > 0) {
         job cj;
         memset(&cj, 0, sizeof cj);
@@ -362,7 +362,7 @@ static xf_status run_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t hi
             for (size_t i = 0; i < n_cols; i++)
                 if (cols[i].result == CONFIRM_OK) xf_rule_free(&cols[i].cand.rule);
     }
-    free(cols);
+    xf_free(cols);
     return st;
 }
 
@@ -373,9 +373,9 @@ static xf_status setup(run *r, xf_error *err)
     xf_status st = enum_make_inputs(r->cfg, 0, r->in0, err);
     if (st == XF_OK) st = enum_make_inputs(r->cfg, 1, r->in1, err);
     if (st != XF_OK) return st;
-    r->workers = calloc((size_t)r->n_threads, sizeof *r->workers);
-    r->conf0 = calloc((size_t)r->n_threads, sizeof *r->conf0);
-    r->conf1 = calloc((size_t)r->n_threads, sizeof *r->conf1);
+    r->workers = xf_calloc((size_t)r->n_threads, sizeof *r->workers);
+    r->conf0 = xf_calloc((size_t)r->n_threads, sizeof *r->conf0);
+    r->conf1 = xf_calloc((size_t)r->n_threads, sizeof *r->conf1);
     if (!r->workers || !r->conf0 || !r->conf1)
         return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %d workers", r->n_threads);
     for (int t = 0; t < r->n_threads && st == XF_OK; t++) {
@@ -402,21 +402,21 @@ static xf_status setup(run *r, xf_error *err)
 static void teardown(run *r)
 {
     for (int i = 0; i < XF_ENUM_MAX_INPUTS; i++) {
-        free(r->in0[i].d);
-        free(r->in1[i].d);
+        xf_free(r->in0[i].d);
+        xf_free(r->in1[i].d);
     }
-    for (int t = 0; r->workers && t < r->n_threads; t++) {
-        worker_free(&r->workers[t]);
-        evalctx_free(&r->conf0[t]);
-        evalctx_free(&r->conf1[t]);
+    for (int t = 0; t < r->n_threads; t++) { /* any of the three may have failed */
+        if (r->workers) worker_free(&r->workers[t]);
+        if (r->conf0) evalctx_free(&r->conf0[t]);
+        if (r->conf1) evalctx_free(&r->conf1[t]);
     }
-    free(r->workers);
-    free(r->conf0);
-    free(r->conf1);
+    xf_free(r->workers);
+    xf_free(r->conf0);
+    xf_free(r->conf1);
     ctable_free(&r->classes);
     hset_free(&r->reps);
     for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) glevel_free(&r->st.levels[l]);
-    free(r->st.last);
+    xf_free(r->st.last);
 }
 
 void xf_enum_options_init(xf_enum_options *o)

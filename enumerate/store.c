@@ -14,7 +14,7 @@ xf_status glevel_push(glevel *l, const grec *r, xf_error *err)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 1024;
-        grec *v = realloc(l->v, cap * sizeof *v);
+        grec *v = xf_realloc(l->v, cap * sizeof *v);
         if (!v)
             return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory storing %zu graphs", cap);
         l->v = v;
@@ -26,7 +26,7 @@ xf_status glevel_push(glevel *l, const grec *r, xf_error *err)
 
 void glevel_free(glevel *l)
 {
-    free(l->v);
+    xf_free(l->v);
     memset(l, 0, sizeof *l);
 }
 
@@ -35,7 +35,7 @@ xf_status ctable_init(ctable *t, xf_error *err)
     memset(t, 0, sizeof *t);
     for (int i = 0; i < CT_SEGMENTS; i++) {
         t->seg[i].cap = 256;
-        t->seg[i].slots = calloc(t->seg[i].cap, sizeof(centry));
+        t->seg[i].slots = xf_calloc(t->seg[i].cap, sizeof(centry));
         if (!t->seg[i].slots) {
             ctable_free(t);
             return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for the class table");
@@ -46,7 +46,7 @@ xf_status ctable_init(ctable *t, xf_error *err)
 
 void ctable_free(ctable *t)
 {
-    for (int i = 0; i < CT_SEGMENTS; i++) free(t->seg[i].slots);
+    for (int i = 0; i < CT_SEGMENTS; i++) xf_free(t->seg[i].slots);
     memset(t, 0, sizeof *t);
 }
 
@@ -85,13 +85,13 @@ xf_status ctable_insert(ctable *t, const centry *e, xf_error *err)
     ctseg *s = &t->seg[e->fp >> 56];
     if ((s->n + 1) * 4 > s->cap * 3) {
         size_t cap = s->cap * 2;
-        centry *n = calloc(cap, sizeof *n);
+        centry *n = xf_calloc(cap, sizeof *n);
         if (!n)
             return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory growing the class table "
                            "(%zu classes)", t->n);
         for (size_t i = 0; i < s->cap; i++)
             if (s->slots[i].fp) place(n, cap, &s->slots[i]);
-        free(s->slots);
+        xf_free(s->slots);
         s->slots = n;
         s->cap = cap;
     }
@@ -105,7 +105,7 @@ xf_status hset_init(hset *s, size_t cap, xf_error *err)
 {
     size_t c = 1024;
     while (c < cap) c *= 2;
-    s->slots = calloc(c, sizeof *s->slots);
+    s->slots = xf_calloc(c, sizeof *s->slots);
     s->cap = s->slots ? c : 0;
     s->n = 0;
     if (!s->slots)
@@ -115,7 +115,7 @@ xf_status hset_init(hset *s, size_t cap, xf_error *err)
 
 void hset_free(hset *s)
 {
-    free(s->slots);
+    xf_free(s->slots);
     memset(s, 0, sizeof *s);
 }
 
@@ -146,11 +146,11 @@ xf_status hset_add(hset *s, uint64_t h, xf_error *err)
     if (hset_has(s, h)) return XF_OK;
     if ((s->n + 1) * 2 > s->cap) {
         size_t cap = s->cap * 2;
-        uint64_t *n = calloc(cap, sizeof *n);
+        uint64_t *n = xf_calloc(cap, sizeof *n);
         if (!n) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory growing a hash set to %zu", cap);
         for (size_t i = 0; i < s->cap; i++)
             if (s->slots[i]) hplace(n, cap, s->slots[i]);
-        free(s->slots);
+        xf_free(s->slots);
         s->slots = n;
         s->cap = cap;
     }

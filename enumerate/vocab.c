@@ -203,8 +203,8 @@ xf_status xf_enum_vocab_parse(xf_enum_config *cfg, const char *text, const char 
 {
     line_ctx c = {origin ? origin : "vocabulary", 0, err};
     size_t len = strlen(text);
-    char *buf = malloc(len + 1);
-    xf_enum_opvar *ops = calloc(XF_ENUM_MAX_VOCAB, sizeof *ops);
+    char *buf = xf_malloc(len + 1);
+    xf_enum_opvar *ops = xf_calloc(XF_ENUM_MAX_VOCAB, sizeof *ops);
     xf_status st = XF_OK;
     int n = 0;
     if (!buf || !ops) {
@@ -237,14 +237,14 @@ xf_status xf_enum_vocab_parse(xf_enum_config *cfg, const char *text, const char 
     if (st == XF_OK && n == 0)
         st = XF_FAIL(err, XF_ERR_PARSE, "%s: the vocabulary has no operators", c.origin);
     if (st == XF_OK) {
-        free(cfg->ops);
+        xf_free(cfg->ops);
         cfg->ops = ops;
         cfg->n_ops = n;
         ops = NULL;
     }
 out:
-    free(buf);
-    free(ops);
+    xf_free(buf);
+    xf_free(ops);
     return st;
 }
 

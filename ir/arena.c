@@ -26,7 +26,7 @@ void *xf_arena_alloc(xf_arena *a, size_t bytes)
     xf_arena_block *b = a->head;
     if (!b || b->size - b->used < need) {
         size_t size = need > a->block_size ? need : a->block_size;
-        b = malloc(sizeof *b + size);
+        b = xf_malloc(sizeof *b + size);
         if (!b) return NULL;
         b->size = size;
         b->used = 0;
@@ -53,7 +53,7 @@ void xf_arena_free(xf_arena *a)
     xf_arena_block *b = a->head;
     while (b) {
         xf_arena_block *next = b->next;
-        free(b);
+        xf_free(b);
         b = next;
     }
     a->head = NULL;

@@ -24,12 +24,12 @@ void xf_graph_init(xf_graph *g)
 void xf_opaque_free(xf_opaque *o)
 {
     if (!o) return;
-    free(o->op_type);
-    free(o->domain);
-    for (int i = 0; i < o->n_attrs; i++) free(o->attr_bytes[i]);
-    free(o->attr_bytes);
-    free(o->attr_len);
-    free(o);
+    xf_free(o->op_type);
+    xf_free(o->domain);
+    for (int i = 0; i < o->n_attrs; i++) xf_free(o->attr_bytes[i]);
+    xf_free(o->attr_bytes);
+    xf_free(o->attr_len);
+    xf_free(o);
 }
 
 int xf_graph_in_block(const xf_graph *g, const void *p)
@@ -40,7 +40,7 @@ int xf_graph_in_block(const xf_graph *g, const void *p)
 
 void xf_graph_release(const xf_graph *g, void *p)
 {
-    if (!xf_graph_in_block(g, p)) free(p);
+    if (!xf_graph_in_block(g, p)) xf_free(p);
 }
 
 static void node_free(const xf_graph *g, xf_node *n)
@@ -56,15 +56,15 @@ void xf_graph_free(xf_graph *g)
     if (!g) return;
     for (int i = 0; i < g->n_values; i++) {
         xf_graph_release(g, g->values[i].name);
-        if (!g->values[i].borrowed) free(g->values[i].data);
+        if (!g->values[i].borrowed) xf_free(g->values[i].data);
     }
     for (int i = 0; i < g->n_nodes; i++) node_free(g, &g->nodes[i]);
-    free(g->values);
-    free(g->nodes);
-    free(g->inputs);
-    free(g->outputs);
-    free(g->name);
-    free(g->block);
+    xf_free(g->values);
+    xf_free(g->nodes);
+    xf_free(g->inputs);
+    xf_free(g->outputs);
+    xf_free(g->name);
+    xf_free(g->block);
     xf_graph_init(g);
 }
 
@@ -72,7 +72,7 @@ static char *dup_str(const char *s)
 {
     if (!s) return NULL;
     size_t n = strlen(s) + 1;
-    char *d = malloc(n);
+    char *d = xf_malloc(n);
     if (d) memcpy(d, s, n);
     return d;
 }
@@ -82,7 +82,7 @@ static int grow(void **arr, int *cap, int need, size_t elem)
     if (need <= *cap) return 1;
     int nc = *cap ? *cap * 2 : 16;
     while (nc < need) nc *= 2;
-    void *p = realloc(*arr, (size_t)nc * elem);
+    void *p = xf_realloc(*arr, (size_t)nc * elem);
     if (!p) return 0;
     *arr = p;
     *cap = nc;
@@ -134,7 +134,7 @@ int xf_graph_add_const_owned(xf_graph *g, const char *name, xf_dtype dtype,
 {
     int id = new_value(g, name, XF_VALUE_CONST, dtype, shape, err);
     if (id < 0) {
-        free(data);
+        xf_free(data);
         return -1;
     }
     g->values[id].data = data;
@@ -145,7 +145,7 @@ int xf_graph_add_const(xf_graph *g, const char *name, xf_dtype dtype, const xf_s
                        const void *data, xf_error *err)
 {
     size_t bytes = (size_t)xf_shape_numel(shape) * xf_dtype_size(dtype);
-    void *copy = malloc(bytes ? bytes : 1);
+    void *copy = xf_malloc(bytes ? bytes : 1);
     if (!copy) {
         XF_FAIL(err, XF_ERR_NOMEM, "out of memory copying constant '%s'", name ? name : "");
         return -1;
@@ -226,8 +226,8 @@ static int append_node(xf_graph *g, xf_op op, const xf_params *params, const int
     n->op = op;
     n->params = params ? *params : xf_params_default();
     n->name = dup_str(name);
-    n->inputs = malloc(sizeof(int) * (size_t)(n_inputs ? n_inputs : 1));
-    n->outputs = malloc(sizeof(int) * (size_t)(n_outputs ? n_outputs : 1));
+    n->inputs = xf_malloc(sizeof(int) * (size_t)(n_inputs ? n_inputs : 1));
+    n->outputs = xf_malloc(sizeof(int) * (size_t)(n_outputs ? n_outputs : 1));
     if (!n->inputs || !n->outputs || (name && !n->name)) {
         node_free(g, n);
         XF_FAIL(err, XF_ERR_NOMEM, "out of memory adding a node");
@@ -267,8 +267,8 @@ int xf_graph_add_node(xf_graph *g, xf_op op, const xf_params *params, const int 
         XF_FAIL(err, XF_ERR_INVALID, "node '%s': unreasonable arity", name ? name : "");
         return -1;
     }
-    xf_dtype *dt = calloc((size_t)(n_inputs + n_outputs + 1), sizeof *dt);
-    xf_shape *sh = calloc((size_t)(n_inputs + n_outputs + 1), sizeof *sh);
+    xf_dtype *dt = xf_calloc((size_t)(n_inputs + n_outputs + 1), sizeof *dt);
+    xf_shape *sh = xf_calloc((size_t)(n_inputs + n_outputs + 1), sizeof *sh);
     int idx = -1;
     if (!dt || !sh) {
         XF_FAIL(err, XF_ERR_NOMEM, "out of memory adding node");
@@ -282,8 +282,8 @@ int xf_graph_add_node(xf_graph *g, xf_op op, const xf_params *params, const int 
     idx = append_node(g, op, &p, inputs, n_inputs, dt + n_inputs, sh + n_inputs, n_outputs, name,
                       NULL, err);
 out:
-    free(dt);
-    free(sh);
+    xf_free(dt);
+    xf_free(sh);
     return idx;
 }
 

@@ -35,9 +35,9 @@ xf_status xf_graph_topo_order(const xf_graph *g, int *order, xf_error *err)
         return XF_OK;
     }
     xf_status st = XF_OK;
-    int *indeg = calloc((size_t)g->n_nodes + 1, sizeof(int));
-    int *users_start = calloc((size_t)g->n_nodes + 2, sizeof(int));
-    int *ready = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    int *indeg = xf_calloc((size_t)g->n_nodes + 1, sizeof(int));
+    int *users_start = xf_calloc((size_t)g->n_nodes + 2, sizeof(int));
+    int *ready = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     int *users = NULL;
     size_t n_edges = 0;
     if (!indeg || !users_start || !ready) {
@@ -64,10 +64,10 @@ xf_status xf_graph_topo_order(const xf_graph *g, int *order, xf_error *err)
         }
     }
     for (int i = 0; i < g->n_nodes; i++) users_start[i + 1] += users_start[i];
-    users = malloc(sizeof(int) * (n_edges + 1));
-    int *fill = calloc((size_t)g->n_nodes + 1, sizeof(int));
+    users = xf_malloc(sizeof(int) * (n_edges + 1));
+    int *fill = xf_calloc((size_t)g->n_nodes + 1, sizeof(int));
     if (!users || !fill) {
-        free(fill);
+        xf_free(fill);
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory ordering graph");
         goto out;
     }
@@ -80,7 +80,7 @@ xf_status xf_graph_topo_order(const xf_graph *g, int *order, xf_error *err)
             users[users_start[p] + fill[p]++] = i;
         }
     }
-    free(fill);
+    xf_free(fill);
     int n_done = xf_topo_kahn(g->n_nodes, users_start, users, indeg, order, ready);
     if (n_done != g->n_nodes) {
         int culprit = 0;
@@ -94,10 +94,10 @@ xf_status xf_graph_topo_order(const xf_graph *g, int *order, xf_error *err)
                      xf_node_describe(g, culprit, d, sizeof d));
     }
 out:
-    free(indeg);
-    free(users_start);
-    free(ready);
-    free(users);
+    xf_free(indeg);
+    xf_free(users_start);
+    xf_free(ready);
+    xf_free(users);
     return st;
 }
 
@@ -163,10 +163,10 @@ xf_status xf_graph_validate(const xf_graph *g, xf_error *err)
     for (int i = 0; i < g->n_outputs; i++)
         if (g->outputs[i] < 0 || g->outputs[i] >= g->n_values)
             return XF_FAIL(err, XF_ERR_GRAPH, "graph output %d refers to a missing value", i);
-    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory validating graph");
     xf_status st = xf_graph_topo_order(g, order, err);
-    free(order);
+    xf_free(order);
     if (st != XF_OK) return st;
     for (int i = 0; i < g->n_nodes; i++) {
         const xf_node *n = &g->nodes[i];
@@ -182,7 +182,7 @@ static char *dup_or_null(const char *s, int *ok)
 {
     if (!s) return NULL;
     size_t n = strlen(s) + 1;
-    char *d = malloc(n);
+    char *d = xf_malloc(n);
     if (!d) *ok = 0;
     else memcpy(d, s, n);
     return d;
@@ -190,7 +190,7 @@ static char *dup_or_null(const char *s, int *ok)
 
 static xf_opaque *clone_opaque(const xf_opaque *o, int *ok)
 {
-    xf_opaque *c = calloc(1, sizeof *c);
+    xf_opaque *c = xf_calloc(1, sizeof *c);
     if (!c) {
         *ok = 0;
         return NULL;
@@ -198,8 +198,8 @@ static xf_opaque *clone_opaque(const xf_opaque *o, int *ok)
     c->op_type = dup_or_null(o->op_type, ok);
     c->domain = dup_or_null(o->domain, ok);
     c->n_attrs = o->n_attrs;
-    c->attr_bytes = calloc((size_t)o->n_attrs + 1, sizeof *c->attr_bytes);
-    c->attr_len = calloc((size_t)o->n_attrs + 1, sizeof *c->attr_len);
+    c->attr_bytes = xf_calloc((size_t)o->n_attrs + 1, sizeof *c->attr_bytes);
+    c->attr_len = xf_calloc((size_t)o->n_attrs + 1, sizeof *c->attr_len);
     if (!c->attr_bytes || !c->attr_len) {
         *ok = 0;
         c->n_attrs = 0;
@@ -207,7 +207,7 @@ static xf_opaque *clone_opaque(const xf_opaque *o, int *ok)
     }
     for (int i = 0; i < o->n_attrs; i++) {
         c->attr_len[i] = o->attr_len[i];
-        c->attr_bytes[i] = malloc(o->attr_len[i] ? o->attr_len[i] : 1);
+        c->attr_bytes[i] = xf_malloc(o->attr_len[i] ? o->attr_len[i] : 1);
         if (!c->attr_bytes[i]) *ok = 0;
         else if (o->attr_len[i]) memcpy(c->attr_bytes[i], o->attr_bytes[i], o->attr_len[i]);
     }
@@ -270,13 +270,13 @@ static xf_status clone_graph(const xf_graph *src, xf_graph *dst, int share_data,
     dst->opset = src->opset;
     dst->name = dup_or_null(src->name, &ok);
     size_t bytes = block_size(src);
-    dst->block = malloc(bytes ? bytes : 1);
+    dst->block = xf_malloc(bytes ? bytes : 1);
     dst->block_bytes = bytes;
     char *at = dst->block;
-    dst->values = malloc(sizeof(xf_value) * ((size_t)src->n_values + CLONE_SPARE));
-    dst->nodes = malloc(sizeof(xf_node) * ((size_t)src->n_nodes + CLONE_SPARE));
-    dst->inputs = malloc(sizeof(int) * ((size_t)src->n_inputs + 1));
-    dst->outputs = malloc(sizeof(int) * ((size_t)src->n_outputs + 1));
+    dst->values = xf_malloc(sizeof(xf_value) * ((size_t)src->n_values + CLONE_SPARE));
+    dst->nodes = xf_malloc(sizeof(xf_node) * ((size_t)src->n_nodes + CLONE_SPARE));
+    dst->inputs = xf_malloc(sizeof(int) * ((size_t)src->n_inputs + 1));
+    dst->outputs = xf_malloc(sizeof(int) * ((size_t)src->n_outputs + 1));
     if (!dst->block || !dst->values || !dst->nodes || !dst->inputs || !dst->outputs) goto nomem;
     dst->cap_values = src->n_values + CLONE_SPARE;
     dst->cap_nodes = src->n_nodes + CLONE_SPARE;
@@ -295,7 +295,7 @@ static xf_status clone_graph(const xf_graph *src, xf_graph *dst, int share_data,
             d->borrowed = 1;
         } else if (s->data) {
             size_t nb = (size_t)xf_shape_numel(&s->shape) * xf_dtype_size(s->dtype);
-            d->data = malloc(nb ? nb : 1);
+            d->data = xf_malloc(nb ? nb : 1);
             if (!d->data) goto nomem;
             if (nb) memcpy(d->data, s->data, nb);
         }

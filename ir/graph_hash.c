@@ -108,14 +108,20 @@ static xf_status node_hashes(const xf_graph *g, xf_hash_mode mode, uint64_t *vh,
     return XF_OK;
 }
 
-uint64_t xf_graph_hash_mode(const xf_graph *g, xf_hash_mode mode)
+xf_status xf_graph_hash_checked(const xf_graph *g, xf_hash_mode mode, uint64_t *hash,
+                                xf_error *err)
 {
-    uint64_t *vh = calloc((size_t)g->n_values + 1, sizeof *vh);
-    uint64_t *nh = calloc((size_t)g->n_nodes + 1, sizeof *nh);
-    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
-    uint64_t result = 0;
-    if (!vh || !nh || !order) goto out; /* 0 marks "could not hash" */
-    if (node_hashes(g, mode, vh, nh, order, NULL) != XF_OK) goto out;
+    *hash = 0;
+    uint64_t *vh = xf_calloc((size_t)g->n_values + 1, sizeof *vh);
+    uint64_t *nh = xf_calloc((size_t)g->n_nodes + 1, sizeof *nh);
+    int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    xf_status st = XF_OK;
+    if (!vh || !nh || !order) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory hashing a graph of %d nodes", g->n_nodes);
+        goto out;
+    }
+    st = node_hashes(g, mode, vh, nh, order, err);
+    if (st != XF_OK) goto out;
     uint64_t h = xf_hash_u64(0x6A4u, (uint64_t)g->n_nodes);
     if (mode == XF_HASH_IDENTITY) {
         uint64_t sum = 0;
@@ -128,12 +134,19 @@ uint64_t xf_graph_hash_mode(const xf_graph *g, xf_hash_mode mode)
     h = xf_hash_u64(h, (uint64_t)g->n_inputs);
     h = xf_hash_u64(h, (uint64_t)g->n_outputs);
     for (int i = 0; i < g->n_outputs; i++) h = xf_hash_u64(h, vh[g->outputs[i]]);
-    result = h ? h : 1;
+    *hash = h ? h : 1;
 out:
-    free(vh);
-    free(nh);
-    free(order);
-    return result;
+    xf_free(vh);
+    xf_free(nh);
+    xf_free(order);
+    return st;
+}
+
+uint64_t xf_graph_hash_mode(const xf_graph *g, xf_hash_mode mode)
+{
+    uint64_t h;
+    xf_graph_hash_checked(g, mode, &h, NULL); /* 0 marks "could not hash" */
+    return h;
 }
 
 uint64_t xf_graph_hash(const xf_graph *g)
@@ -144,10 +157,10 @@ uint64_t xf_graph_hash(const xf_graph *g)
 xf_status xf_graph_canonical_order(const xf_graph *g, int *order, xf_error *err)
 {
     xf_status st = XF_OK;
-    uint64_t *vh = calloc((size_t)g->n_values + 1, sizeof *vh);
-    uint64_t *nh = calloc((size_t)g->n_nodes + 1, sizeof *nh);
-    int *topo_order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
-    char *done = calloc((size_t)g->n_nodes + 1, 1);
+    uint64_t *vh = xf_calloc((size_t)g->n_values + 1, sizeof *vh);
+    uint64_t *nh = xf_calloc((size_t)g->n_nodes + 1, sizeof *nh);
+    int *topo_order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    char *done = xf_calloc((size_t)g->n_nodes + 1, 1);
     if (!vh || !nh || !topo_order || !done) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory ordering a graph");
         goto out;
@@ -172,9 +185,9 @@ xf_status xf_graph_canonical_order(const xf_graph *g, int *order, xf_error *err)
         order[k] = best;
     }
 out:
-    free(vh);
-    free(nh);
-    free(topo_order);
-    free(done);
+    xf_free(vh);
+    xf_free(nh);
+    xf_free(topo_order);
+    xf_free(done);
     return st;
 }

@@ -27,7 +27,7 @@ void xf_htab_init(xf_htab *t)
 
 void xf_htab_free(xf_htab *t)
 {
-    free(t->slot);
+    xf_free(t->slot);
     xf_htab_init(t);
 }
 
@@ -50,11 +50,11 @@ xf_status xf_htab_reserve(xf_htab *t, size_t n, xf_error *err)
     if (2 * n <= t->cap) return XF_OK;
     size_t cap = t->cap ? t->cap : 16;
     while (cap < 2 * n) cap *= 2;
-    xf_htab_slot *slot = calloc(cap, sizeof *slot);
+    xf_htab_slot *slot = xf_calloc(cap, sizeof *slot);
     if (!slot) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory growing a hash table to %zu slots", cap);
     for (size_t i = 0; i < t->cap; i++)
         if (t->slot[i].key) place(slot, cap, t->slot[i].key, t->slot[i].val);
-    free(t->slot);
+    xf_free(t->slot);
     t->slot = slot;
     t->cap = cap;
     return XF_OK;

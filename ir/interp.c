@@ -39,9 +39,9 @@ static xf_status run_node(const xf_graph *g, int ni, slot *slots, xf_error *err)
                        xf_node_describe(g, ni, d, sizeof d));
     const xf_tensor *in[2 * XF_MAX_SPLIT + 8];
     const xf_tensor **inp = in;
-    xf_tensor *out = calloc((size_t)n->n_outputs + 1, sizeof *out);
+    xf_tensor *out = xf_calloc((size_t)n->n_outputs + 1, sizeof *out);
     if (n->n_inputs > (int)(sizeof in / sizeof in[0]))
-        inp = malloc(sizeof *inp * (size_t)n->n_inputs);
+        inp = xf_malloc(sizeof *inp * (size_t)n->n_inputs);
     xf_status st = XF_OK;
     if (!out || !inp) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory running %s",
@@ -73,8 +73,8 @@ static xf_status run_node(const xf_graph *g, int ni, slot *slots, xf_error *err)
         if (v >= 0 && --slots[v].remaining == 0) release(&slots[v]);
     }
 out:
-    if (inp != in) free(inp);
-    free(out);
+    if (inp != in) xf_free(inp);
+    xf_free(out);
     return st;
 }
 
@@ -86,8 +86,8 @@ xf_status xf_interp_run(const xf_graph *g, const xf_tensor *inputs, int n_inputs
     for (int i = 0; i < g->n_outputs; i++) memset(&outputs[i], 0, sizeof outputs[i]);
     if (n_inputs != g->n_inputs)
         return XF_FAIL(err, XF_ERR_INVALID, "graph takes %d inputs, %d given", g->n_inputs, n_inputs);
-    slot *slots = calloc((size_t)g->n_values + 1, sizeof *slots);
-    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    slot *slots = xf_calloc((size_t)g->n_values + 1, sizeof *slots);
+    int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     if (!slots || !order) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory starting the interpreter");
         goto out;
@@ -132,7 +132,7 @@ xf_status xf_interp_run(const xf_graph *g, const xf_tensor *inputs, int n_inputs
 out:
     if (slots)
         for (int i = 0; i < g->n_values; i++) release(&slots[i]);
-    free(slots);
-    free(order);
+    xf_free(slots);
+    xf_free(order);
     return st;
 }

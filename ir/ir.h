@@ -2,12 +2,13 @@
  * ir.h — the public face of rlflow's intermediate representation.
  *
  * Everything in rlflow stands on this module: error reporting, a leveled
- * logger, an arena allocator, static tensor shapes (at most XF_MAX_DIMS dims),
- * the single operator table (arity, parameters, shape inference, float32
- * kernel and ONNX name of every operator the project knows), the graph DAG
- * (build, validate, topological order, structural hash, text format), the
- * float32 reference interpreter that runs a whole graph, and the one of
- * each utility every module uses: 64-bit mixer, hash table, clock.
+ * logger, the allocation hook, an arena allocator, static tensor shapes (at
+ * most XF_MAX_DIMS dims), the single operator table (arity, parameters,
+ * shape inference, float32 kernel and ONNX name of every operator the
+ * project knows), the graph DAG (build, validate, topological order,
+ * structural hash, text format), the float32 reference interpreter that
+ * runs a whole graph, and the one of each utility every module uses:
+ * 64-bit mixer, hash table, clock.
  *
  * Nothing here prints to stdout or exits; fallible functions return an
  * xf_status and fill an optional xf_error.
@@ -73,6 +74,43 @@ typedef enum xf_log_level {
 void xf_log_set_level(xf_log_level level);
 xf_log_level xf_log_get_level(void);
 void xf_log(xf_log_level level, const char *fmt, ...) XF_PRINTF(2, 3);
+
+/* ------------------------------------------------------------- allocation */
+
+/* Every allocation of the library goes through these (ir/alloc.c), and so
+ * through one replaceable hook: a test can fail the N-th allocation, an
+ * embedder can count or pool memory. protobuf-c's allocations in onnx/ use
+ * the hook too. SQLite, Z3, oneDNN and CUDA keep their own allocators; our
+ * buffers around them go through the hook.
+ *
+ * Same contracts as the C library: xf_free(NULL) is a no-op; xf_calloc checks
+ * n * size for overflow and zeroes; xf_realloc(NULL, n) allocates. Memory
+ * from xf_aligned_alloc is released with xf_aligned_free, never xf_free. */
+void *xf_malloc(size_t size);
+void *xf_calloc(size_t n, size_t size);
+void *xf_realloc(void *p, size_t size);
+void xf_free(void *p);
+char *xf_strdup(const char *s);
+/* `align` a power of two, at least sizeof(void *). */
+void *xf_aligned_alloc(size_t align, size_t size);
+void xf_aligned_free(void *p);
+
+/* The hook: malloc, realloc and free with the user pointer as first
+ * argument (xf_realloc(user, NULL, n) must allocate; xf_free(user, NULL) must do
+ * nothing). xf_set_allocator copies *a; NULL restores the C library's.
+ * Set it once, before any other rlflow call and before starting threads
+ * (the agent's and the enumerator's workers read it without a lock), and do
+ * not change it while memory from the previous one is still live: memory is
+ * freed by whichever hook is current. The hook itself must be thread-safe
+ * when the library runs threads. */
+typedef struct xf_allocator {
+    void *(*malloc)(void *user, size_t size);
+    void *(*realloc)(void *user, void *p, size_t size);
+    void (*free)(void *user, void *p);
+    void *user;
+} xf_allocator;
+
+void xf_set_allocator(const xf_allocator *a);
 
 /* ------------------------------------------------------------------- arena */
 
@@ -329,7 +367,7 @@ void xf_graph_init(xf_graph *g);
 void xf_graph_free(xf_graph *g);
 /* Frees a value or node name, or a node's input/output array, of g that is
  * being replaced or dropped: nothing when it lives in g's clone block.
- * Code that replaces such a pointer must use this, never free(). */
+ * Code that replaces such a pointer must use this, never xf_free(). */
 void xf_graph_release(const xf_graph *g, void *p);
 /* Whether p (a name or node array of g) lives in g's clone block, where it
  * cannot be realloc'ed. */
@@ -346,7 +384,7 @@ int xf_graph_add_input(xf_graph *g, const char *name, xf_dtype dtype, const xf_s
 /* Copies `data` (numel * dtype size bytes). */
 int xf_graph_add_const(xf_graph *g, const char *name, xf_dtype dtype, const xf_shape *shape,
                        const void *data, xf_error *err);
-/* Takes ownership of `data` (malloc'd) on success and on failure. */
+/* Takes ownership of `data` (xf_malloc'd) on success and on failure. */
 int xf_graph_add_const_owned(xf_graph *g, const char *name, xf_dtype dtype,
                              const xf_shape *shape, void *data, xf_error *err);
 /* Adds a node, infers its output shapes and dtypes with the op table, and
@@ -396,6 +434,10 @@ uint64_t xf_graph_hash(const xf_graph *g);
  * index). Graphs that differ only in node order or names get the same
  * sequence of nodes. `order` has n_nodes entries. */
 xf_status xf_graph_canonical_order(const xf_graph *g, int *order, xf_error *err);
+/* xf_graph_hash_mode with the reason when g cannot be hashed (*hash 0):
+ * XF_ERR_NOMEM, or the cycle xf_graph_topo_order reports. */
+xf_status xf_graph_hash_checked(const xf_graph *g, xf_hash_mode mode, uint64_t *hash,
+                                xf_error *err);
 /* Number of nodes per op (array of XF_OP_COUNT). */
 void xf_graph_op_histogram(const xf_graph *g, int *counts);
 /* Total bytes of constant data. */
@@ -489,8 +531,9 @@ typedef struct xf_rule_key {
  * (target => source). */
 xf_status xf_rule_key_of(xf_rule *r, xf_rule_key *key, xf_rule_key *reversed, xf_error *err);
 int xf_rule_key_cmp(const xf_rule_key *a, const xf_rule_key *b);
-/* The key of r as written, without renaming: its sides' xf_graph_hash. */
-xf_rule_key xf_rule_key_as_written(const xf_rule *r);
+/* The key of r as written, without renaming: its sides' xf_graph_hash
+ * (XF_ERR_NOMEM, key {0, 0}, when a side cannot be hashed). */
+xf_status xf_rule_key_as_written(const xf_rule *r, xf_rule_key *key, xf_error *err);
 
 /* Readable infix form of a small graph, one expression per output joined by
  * ", ": "ewadd(matmul(x0, w0), matmul(x0, w1))". Inputs print as their

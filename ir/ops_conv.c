@@ -196,7 +196,7 @@ XF_DECLARE_RUN(conv)
                  g.pb == 0 && g.pr == 0;
     size_t ncols = direct ? 0 : (size_t)(kdim * npix);
     size_t nwork = xf_sgemm_work_floats(g.mg, npix, kdim);
-    float *buf = malloc(sizeof(float) * (ncols + nwork + 1));
+    float *buf = xf_malloc(sizeof(float) * (ncols + nwork + 1));
     if (!buf)
         return XF_FAIL(err, XF_ERR_NOMEM, "conv: out of memory for %zu floats of scratch",
                        ncols + nwork);
@@ -218,7 +218,7 @@ XF_DECLARE_RUN(conv)
         }
     }
     apply_activation(p->activation, y, g.n * g.m * npix);
-    free(buf);
+    xf_free(buf);
     return XF_OK;
 }
 

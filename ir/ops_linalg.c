@@ -113,7 +113,7 @@ XF_DECLARE_RUN(matmul)
     int64_t rows = xf_shape_numel(&bb) == 1 ? nbatch * d.M : d.M;
     int64_t nprod = xf_shape_numel(&bb) == 1 ? 1 : nbatch;
     size_t nwork = xf_sgemm_work_floats(rows, d.N, d.K);
-    float *work = malloc(sizeof(float) * (nwork ? nwork : 1));
+    float *work = xf_malloc(sizeof(float) * (nwork ? nwork : 1));
     if (!work) return XF_FAIL(err, XF_ERR_NOMEM, "matmul: out of memory for %zu floats", nwork);
     int64_t sa[XF_MAX_DIMS], sb[XF_MAX_DIMS], idx[XF_MAX_DIMS] = {0};
     batch_strides(&d.a, &d.batch, d.M * d.K, sa);
@@ -131,7 +131,7 @@ XF_DECLARE_RUN(matmul)
             idx[i] = 0;
         }
     }
-    free(work);
+    xf_free(work);
     return XF_OK;
 }
 
@@ -208,13 +208,13 @@ XF_DECLARE_RUN(gemm)
         gemm_dims_get(p, n_in, &in[0]->shape, &in[1]->shape, c ? &c->shape : NULL, &d, err);
     if (st != XF_OK) return st;
     size_t nwork = xf_sgemm_work_floats(d.M, d.N, d.K);
-    float *work = malloc(sizeof(float) * (nwork ? nwork : 1));
+    float *work = xf_malloc(sizeof(float) * (nwork ? nwork : 1));
     if (!work) return XF_FAIL(err, XF_ERR_NOMEM, "gemm: out of memory for %zu floats", nwork);
     float *y = out[0].data;
     if (c) fill_beta_c(c, p->beta, d.M, d.N, y);
     const xf_shape *sa = &in[0]->shape, *sb = &in[1]->shape;
     xf_sgemm(p->trans_a != 0, p->trans_b != 0, d.M, d.N, d.K, p->alpha, in[0]->data, sa->dims[1],
              in[1]->data, sb->dims[1], c ? 1.0f : 0.0f, y, d.N, work);
-    free(work);
+    xf_free(work);
     return XF_OK;
 }

@@ -188,7 +188,7 @@ XF_DECLARE_RUN(pad)
     int64_t off[XF_MAX_DIMS + 1];
     off[0] = 0;
     for (int i = 0; i < rank; i++) off[i + 1] = off[i] + o.dims[i];
-    int64_t *maps = malloc(sizeof *maps * (size_t)off[rank]);
+    int64_t *maps = xf_malloc(sizeof *maps * (size_t)off[rank]);
     if (!maps) return XF_FAIL(err, XF_ERR_NOMEM, "pad: out of memory");
     for (int i = 0; i < rank; i++)
         for (int64_t k = 0; k < o.dims[i]; k++)
@@ -228,6 +228,6 @@ XF_DECLARE_RUN(pad)
             idx[i] = 0;
         }
     }
-    free(maps);
+    xf_free(maps);
     return XF_OK;
 }

@@ -123,13 +123,13 @@ XF_DECLARE_INFER(layernorm)
 
 /* A float32 parameter of shape `t->shape`, broadcast to `target` as a dense
  * row-major vector: the tensor itself when it already has target's element
- * count, else a malloc'd copy in *owned (caller frees). */
+ * count, else a xf_malloc'd copy in *owned (caller xf_frees). */
 static const float *expand_param(const xf_tensor *t, const xf_shape *target, float **owned)
 {
     *owned = NULL;
     int64_t n = xf_shape_numel(target);
     if (xf_shape_numel(&t->shape) == n) return t->data;
-    float *buf = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    float *buf = xf_malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!buf) return NULL;
     xf_bcast b;
     xf_bcast_init(&b, target, 1, &t->shape);
@@ -184,8 +184,8 @@ XF_DECLARE_RUN(layernorm)
         }
     }
 out:
-    free(own_s);
-    free(own_b);
+    xf_free(own_s);
+    xf_free(own_b);
     return st;
 }
 
@@ -252,7 +252,7 @@ XF_DECLARE_RUN(reduce_mean)
     if (xf_shape_numel(&kept) != n_out_el || in[0]->dtype != XF_F32 || out[0].dtype != XF_F32)
         return XF_FAIL(err, XF_ERR_INTERNAL,
                        "reduce_mean: output does not match the inferred shape");
-    double *acc = calloc((size_t)(n_out_el ? n_out_el : 1), sizeof *acc);
+    double *acc = xf_calloc((size_t)(n_out_el ? n_out_el : 1), sizeof *acc);
     if (!acc) return XF_FAIL(err, XF_ERR_NOMEM, "reduce_mean: out of memory");
     if (n_in_el > 0) {
         xf_shape ops[2] = {*s, kept};
@@ -278,7 +278,7 @@ XF_DECLARE_RUN(reduce_mean)
     double count = n_out_el ? (double)(n_in_el / n_out_el) : 0;
     float *y = out[0].data;
     for (int64_t i = 0; i < n_out_el; i++) y[i] = (float)(acc[i] / count);
-    free(acc);
+    xf_free(acc);
     return XF_OK;
 }
 
@@ -363,12 +363,12 @@ XF_DECLARE_RUN(softmax)
         softmax_rows(in[0]->data, out[0].data, outer, n);
         return XF_OK;
     }
-    float *mx = malloc(sizeof(float) * (size_t)inner);
-    double *sum = malloc(sizeof(double) * (size_t)inner);
+    float *mx = xf_malloc(sizeof(float) * (size_t)inner);
+    double *sum = xf_malloc(sizeof(double) * (size_t)inner);
     xf_status st = XF_OK;
     if (!mx || !sum) st = XF_FAIL(err, XF_ERR_NOMEM, "softmax: out of memory");
     else softmax_lanes(in[0]->data, out[0].data, outer, n, inner, mx, sum);
-    free(mx);
-    free(sum);
+    xf_free(mx);
+    xf_free(sum);
     return st;
 }

@@ -149,7 +149,7 @@ typedef struct col_taps {
 
 static col_taps *plan_cols(const pool_geom *g)
 {
-    col_taps *c = malloc(sizeof *c * (size_t)(g->ow ? g->ow : 1));
+    col_taps *c = xf_malloc(sizeof *c * (size_t)(g->ow ? g->ow : 1));
     if (!c) return NULL;
     for (int64_t ox = 0; ox < g->ow; ox++) {
         int64_t start = ox * g->sw - g->pl, lo, hi;
@@ -222,7 +222,7 @@ static xf_status run_pool(const char *op, int is_max, const xf_params *p,
         if (is_max) maxpool_plane(&g, cols, xp, yp);
         else avgpool_plane(&g, cols, p->count_include_pad, xp, yp);
     }
-    free(cols);
+    xf_free(cols);
     return XF_OK;
 }
 

@@ -43,9 +43,12 @@ int xf_rule_key_cmp(const xf_rule_key *a, const xf_rule_key *b)
     return 0;
 }
 
-xf_rule_key xf_rule_key_as_written(const xf_rule *r)
+xf_status xf_rule_key_as_written(const xf_rule *r, xf_rule_key *key, xf_error *err)
 {
-    return (xf_rule_key){xf_graph_hash(&r->src), xf_graph_hash(&r->dst)};
+    *key = (xf_rule_key){0, 0};
+    xf_status st = xf_graph_hash_checked(&r->src, XF_HASH_CONTENT, &key->src, err);
+    if (st == XF_OK) st = xf_graph_hash_checked(&r->dst, XF_HASH_CONTENT, &key->dst, err);
+    return st;
 }
 
 typedef struct search {
@@ -53,6 +56,8 @@ typedef struct search {
     const int *src_in, *dst_in, *src_out, *dst_out; /* original orders */
     xf_rule_key best, rev;
     int have;
+    xf_status st; /* a side that could not be hashed stops the search */
+    xf_error *err;
 } search;
 
 /* Inputs a and b by type (the source's values; the target's agree). */
@@ -76,7 +81,9 @@ static int try_order(void *ctx, const xf_rule_order *o)
         r->src.outputs[i] = s->src_out[o->out[i]];
         r->dst.outputs[i] = s->dst_out[o->out[i]];
     }
-    xf_rule_key k = xf_rule_key_as_written(r);
+    xf_rule_key k;
+    s->st = xf_rule_key_as_written(r, &k, s->err);
+    if (s->st != XF_OK) return 1;
     xf_rule_key rk = {k.dst, k.src};
     if (!s->have || xf_rule_key_cmp(&k, &s->best) < 0) s->best = k;
     if (!s->have || xf_rule_key_cmp(&rk, &s->rev) < 0) s->rev = rk;
@@ -97,7 +104,7 @@ xf_status xf_rule_key_of(xf_rule *r, xf_rule_key *key, xf_rule_key *reversed,
     if (r->dst.n_inputs != n_in || r->dst.n_outputs != n_out)
         return XF_FAIL(err, XF_ERR_INVALID, "source and target have different interfaces");
     size_t bytes = sizeof(int) * (size_t)(2 * n_in + 2 * n_out + 1);
-    int *mem = malloc(bytes);
+    int *mem = xf_malloc(bytes);
     if (!mem) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory computing a rule key");
     int *src_in = mem, *dst_in = mem + n_in;
     int *src_out = mem + 2 * n_in, *dst_out = src_out + n_out;
@@ -105,7 +112,7 @@ xf_status xf_rule_key_of(xf_rule *r, xf_rule_key *key, xf_rule_key *reversed,
     copy_ints(dst_in, r->dst.inputs, n_in);
     copy_ints(src_out, r->src.outputs, n_out);
     copy_ints(dst_out, r->dst.outputs, n_out);
-    search s = {r, src_in, dst_in, src_out, dst_out, {0, 0}, {0, 0}, 0};
+    search s = {r, src_in, dst_in, src_out, dst_out, {0, 0}, {0, 0}, 0, XF_OK, err};
     int all = n_in <= MAX_INPUTS && n_out <= MAX_OUTPUTS;
     xf_rule_orders orders = {n_in, n_out, input_cmp, all ? MAX_INPUTS : 0, all ? MAX_OUTPUTS : 0,
                              0, try_order, &s};
@@ -114,7 +121,8 @@ xf_status xf_rule_key_of(xf_rule *r, xf_rule_key *key, xf_rule_key *reversed,
     copy_ints(r->dst.inputs, dst_in, n_in);
     copy_ints(r->src.outputs, src_out, n_out);
     copy_ints(r->dst.outputs, dst_out, n_out);
-    free(mem);
+    xf_free(mem);
+    if (st == XF_OK) st = s.st;
     if (st != XF_OK) return st;
     *key = s.best;
     if (reversed) *reversed = s.rev;

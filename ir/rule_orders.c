@@ -79,7 +79,7 @@ xf_status xf_rule_orders_each(const xf_rule_orders *s, xf_error *err)
     int n_in = s->n_in, n_out = s->n_out;
     if (n_in < 0 || n_out < 0)
         return XF_FAIL(err, XF_ERR_INVALID, "rule orders: %d inputs, %d outputs", n_in, n_out);
-    int *mem = malloc(sizeof(int) * (size_t)(2 * n_in + n_out + 1));
+    int *mem = xf_malloc(sizeof(int) * (size_t)(2 * n_in + n_out + 1));
     if (!mem) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory ordering a rule's inputs");
     int *p = mem, *start = mem + n_in, *q = mem + 2 * n_in;
     int all_in = s->in_cmp && n_in <= s->max_in, all_out = n_out <= s->max_out;
@@ -99,6 +99,6 @@ xf_status xf_rule_orders_each(const xf_rule_orders *s, xf_error *err)
             } while (!stop && all_out && next_perm(q, n_out));
         } while (!stop && all_in && next_in_order(s, p, start));
     }
-    free(mem);
+    xf_free(mem);
     return XF_OK;
 }

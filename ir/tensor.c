@@ -19,7 +19,7 @@ xf_status xf_tensor_alloc(xf_tensor *t, xf_dtype dtype, const xf_shape *shape, x
     if (n < 0) return XF_FAIL(err, XF_ERR_INVALID, "tensor with negative dimension");
     if (n > 0 && (uint64_t)n > SIZE_MAX / es)
         return XF_FAIL(err, XF_ERR_NOMEM, "tensor of %lld elements is too large", (long long)n);
-    t->data = calloc(n ? (size_t)n : 1, es);
+    t->data = xf_calloc(n ? (size_t)n : 1, es);
     if (!t->data)
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory allocating %lld-element tensor",
                        (long long)n);
@@ -29,7 +29,7 @@ xf_status xf_tensor_alloc(xf_tensor *t, xf_dtype dtype, const xf_shape *shape, x
 void xf_tensor_free(xf_tensor *t)
 {
     if (!t) return;
-    free(t->data);
+    xf_free(t->data);
     t->data = NULL;
 }
 

@@ -32,12 +32,12 @@ static int embed(zb *b, const char *module, int ids, int64_t rows, int64_t hidde
 static int constant_ids(zb *b, const char *name, int64_t seq, int arange)
 {
     if (b->st != XF_OK) return -1;
-    int64_t *ids = malloc(sizeof(int64_t) * (size_t)seq);
+    int64_t *ids = xf_malloc(sizeof(int64_t) * (size_t)seq);
     if (!ids) return zb_fail(b, XF_ERR_NOMEM, "out of memory for '%s'", name);
     for (int64_t i = 0; i < seq; i++) ids[i] = arange ? i : 0;
     int64_t dims[2] = {1, seq};
     int v = zb_ints(b, name, 2, dims, ids);
-    free(ids);
+    xf_free(ids);
     return v;
 }
 

@@ -22,7 +22,7 @@ void zb_init(zb *b, xf_graph *g, const char *name, uint64_t seed, xf_error *err)
     xf_rng_seed(&b->rng, seed);
     g->opset = 13; /* what PyTorch writes for the reference models */
     size_t n = strlen(name) + 1;
-    g->name = malloc(n);
+    g->name = xf_malloc(n);
     if (!g->name) {
         zb_fail(b, XF_ERR_NOMEM, "out of memory naming the graph");
         return;
@@ -94,7 +94,7 @@ void zb_output(zb *b, int v, const char *name)
 {
     if (b->st != XF_OK || v < 0) return;
     size_t n = strlen(name) + 1;
-    char *copy = malloc(n);
+    char *copy = xf_malloc(n);
     if (!copy) {
         zb_fail(b, XF_ERR_NOMEM, "out of memory naming output '%s'", name);
         return;
@@ -122,7 +122,7 @@ static void *new_const_buffer(zb *b, const char *name, int rank, const int64_t *
                 ZB_MAX_PARAM_BYTES, name, (long long)*numel);
         return NULL;
     }
-    void *data = malloc(bytes ? bytes : 1);
+    void *data = xf_malloc(bytes ? bytes : 1);
     if (!data) {
         zb_fail(b, XF_ERR_NOMEM, "out of memory for parameter '%s' (%zu bytes)", name, bytes);
         return NULL;

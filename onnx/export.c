@@ -55,7 +55,7 @@ static int vec_push(xf_export *x, xf_export_vec *v, void *item)
 {
     if (v->n == v->cap) {
         size_t nc = v->cap ? v->cap * 2 : 64;
-        void **p = realloc(v->items, nc * sizeof *p);
+        void **p = xf_realloc(v->items, nc * sizeof *p);
         if (!p) {
             xf_export_fail_nomem(x);
             return 0;
@@ -128,7 +128,7 @@ static xf_status assign_value_names(xf_export *x)
     x->vname = xf_export_alloc(x, sizeof(char *) * ((size_t)g->n_values + 1));
     if (!x->vname) return x->st;
     int n_order = g->n_inputs + g->n_outputs + g->n_values;
-    int *order = malloc(sizeof(int) * ((size_t)n_order + 1));
+    int *order = xf_malloc(sizeof(int) * ((size_t)n_order + 1));
     if (!order) return xf_export_fail_nomem(x);
     int k = 0;
     for (int i = 0; i < g->n_inputs; i++) order[k++] = g->inputs[i];
@@ -147,7 +147,7 @@ static xf_status assign_value_names(xf_export *x)
             x->vname[v] = (char *)nm;
         }
     }
-    free(order);
+    xf_free(order);
     return x->st;
 }
 
@@ -525,14 +525,14 @@ static xf_status graph_interface(xf_export *x, Onnx__GraphProto *gp)
 static xf_status emit_nodes(xf_export *x)
 {
     const xf_graph *g = x->g;
-    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     if (!order) return xf_export_fail_nomem(x);
     xf_status st = xf_graph_topo_order(g, order, x->err);
     for (int k = 0; st == XF_OK && k < g->n_nodes; k++) {
         st = xf_export_emit(x, order[k]);
         if (st != XF_OK && x->st == XF_OK) x->st = st;
     }
-    free(order);
+    xf_free(order);
     return st;
 }
 
@@ -564,7 +564,7 @@ static xf_status pack_model(xf_export *x, uint8_t **buf, size_t *len)
     if (size > MAX_PROTO_BYTES)
         return XF_FAIL(x->err, XF_ERR_UNSUPPORTED,
                        "the model would be %zu bytes, over protobuf's 2 GiB limit", size);
-    *buf = malloc(size ? size : 1);
+    *buf = xf_malloc(size ? size : 1);
     if (!*buf) return XF_FAIL(x->err, XF_ERR_NOMEM, "out of memory for a %zu-byte model", size);
     *len = onnx__model_proto__pack(&m, *buf);
     return XF_OK;
@@ -583,9 +583,9 @@ xf_status xf_onnx_save_buffer(const xf_graph *g, uint8_t **buf, size_t *len, xf_
     xf_arena_free(&x.arena);
     xf_htab_free(&x.used_values.index);
     xf_htab_free(&x.used_nodes.index);
-    free(x.nodes.items);
-    free(x.inits.items);
-    free(x.value_info.items);
+    xf_free(x.nodes.items);
+    xf_free(x.inits.items);
+    xf_free(x.value_info.items);
     return st;
 }
 
@@ -596,14 +596,14 @@ xf_status xf_onnx_save_buffer(const xf_graph *g, uint8_t **buf, size_t *len, xf_
 static xf_status write_atomic(const char *path, const uint8_t *buf, size_t len, xf_error *err)
 {
     size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
+    char *tmp = xf_malloc(n);
     if (!tmp) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
     snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
     xf_status st = XF_OK;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         st = XF_FAIL(err, XF_ERR_IO, "%s: cannot create '%s': %s", path, tmp, strerror(errno));
-        free(tmp);
+        xf_free(tmp);
         return st;
     }
     size_t done = 0;
@@ -623,7 +623,7 @@ static xf_status write_atomic(const char *path, const uint8_t *buf, size_t len, 
         st = XF_FAIL(err, XF_ERR_IO, "%s: cannot rename '%s' into place: %s", path, tmp,
                      strerror(errno));
     if (st != XF_OK) unlink(tmp);
-    free(tmp);
+    xf_free(tmp);
     return st;
 }
 
@@ -637,7 +637,7 @@ xf_status xf_onnx_save(const xf_graph *g, const char *path, xf_error *err)
         return st;
     }
     st = write_atomic(path, buf, len, err);
-    free(buf);
+    xf_free(buf);
     return st;
 }
 
@@ -663,7 +663,7 @@ xf_status xf_onnx_save_tensor(const char *path, const xf_tensor *t, const char *
                      path, size);
         goto out;
     }
-    buf = malloc(size ? size : 1);
+    buf = xf_malloc(size ? size : 1);
     if (!buf) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
         goto out;
@@ -671,7 +671,7 @@ xf_status xf_onnx_save_tensor(const char *path, const xf_tensor *t, const char *
     size_t len = onnx__tensor_proto__pack(tp, buf);
     st = write_atomic(path, buf, len, err);
 out:
-    free(buf);
+    xf_free(buf);
     xf_arena_free(&x.arena);
     return st;
 }

@@ -18,7 +18,7 @@
 #include "onnx.h"
 #include "onnx.pb-c.h"
 
-/* A growable array of message pointers (malloc'd, not in the arena, because
+/* A growable array of message pointers (xf_malloc'd, not in the arena, because
  * it is resized; the messages it points to are in the arena). */
 typedef struct xf_export_vec {
     void **items;

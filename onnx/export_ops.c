@@ -338,14 +338,25 @@ static xf_status emit_generator(xf_export *x, int node)
 
 /* --------------------------------------------------------------- opaque */
 
-static void *arena_pb_alloc(void *arena, size_t size)
+/* protobuf-c's allocator over the model arena; `failed` tells an
+ * out-of-memory decode from a malformed attribute (unpack returns NULL for
+ * both). */
+typedef struct arena_pb {
+    xf_arena *arena;
+    int failed;
+} arena_pb;
+
+static void *arena_pb_alloc(void *data, size_t size)
 {
-    return xf_arena_alloc(arena, size);
+    arena_pb *a = data;
+    void *p = xf_arena_alloc(a->arena, size);
+    if (!p) a->failed = 1;
+    return p;
 }
 
-static void arena_pb_free(void *arena, void *ptr)
+static void arena_pb_free(void *data, void *ptr)
 {
-    (void)arena; /* released with the arena */
+    (void)data; /* released with the arena */
     (void)ptr;
 }
 
@@ -362,10 +373,12 @@ static xf_status emit_opaque(xf_export *x, int node)
         if (!nd->domain) return x->st;
         memcpy(nd->domain, o->domain, strlen(o->domain) + 1);
     }
-    ProtobufCAllocator alloc = {arena_pb_alloc, arena_pb_free, &x->arena};
+    arena_pb pb = {&x->arena, 0};
+    ProtobufCAllocator alloc = {arena_pb_alloc, arena_pb_free, &pb};
     for (int i = 0; i < o->n_attrs; i++) {
         Onnx__AttributeProto *a = onnx__attribute_proto__unpack(&alloc, o->attr_len[i],
                                                                 o->attr_bytes[i]);
+        if (!a && pb.failed) return fail_node(x, node, XF_ERR_NOMEM, "out of memory");
         if (!a) {
             char why[96];
             snprintf(why, sizeof why, "stored attribute %d is not a valid AttributeProto", i);

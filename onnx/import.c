@@ -209,7 +209,7 @@ static xf_status import_graph(imp_state *st, xf_error *err)
     if (rc != XF_OK) return rc;
     st->g->opset = st->opset;
     const char *gname = imp_str(st->graph->name);
-    st->g->name = malloc(strlen(gname) + 1);
+    st->g->name = xf_malloc(strlen(gname) + 1);
     if (!st->g->name) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
     memcpy(st->g->name, gname, strlen(gname) + 1);
     if ((rc = index_value_info(st, err)) != XF_OK) return rc;
@@ -221,7 +221,7 @@ static xf_status import_graph(imp_state *st, xf_error *err)
         st->node = st->graph->node[order[k]];
         rc = imp_map_node(st, err);
     }
-    free(order);
+    xf_free(order);
     if (rc == XF_OK) rc = add_outputs(st, err);
     if (rc == XF_OK) rc = add_unused_initializers(st, err);
     if (rc == XF_OK && (rc = xf_graph_validate(st->g, err)) != XF_OK)
@@ -233,8 +233,8 @@ static void state_free(imp_state *st)
 {
     for (int i = 0; i < st->n_syms; i++)
         if (st->syms[i].t_owned) xf_tensor_free(&st->syms[i].t);
-    free(st->syms);
-    free(st->deferred);
+    xf_free(st->syms);
+    xf_free(st->deferred);
     imp_map_free(&st->names);
     imp_map_free(&st->vinfo);
     imp_map_free(&st->dim_syms);
@@ -250,7 +250,11 @@ xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, con
     if (!name) name = "<memory>";
     if (!buf && len)
         return XF_FAIL(err, XF_ERR_INVALID, "%s: no buffer given", name);
-    Onnx__ModelProto *model = onnx__model_proto__unpack(NULL, len, buf);
+    imp_pb_alloc pa;
+    imp_pb_alloc_init(&pa);
+    Onnx__ModelProto *model = onnx__model_proto__unpack(&pa.base, len, buf);
+    if (!model && pa.failed)
+        return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory decoding the model", name);
     if (!model)
         return XF_FAIL(err, XF_ERR_PARSE,
                        "%s: not a valid ONNX model (protobuf decoding failed: the file is "
@@ -269,7 +273,7 @@ xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, con
     xf_arena_init(&st.arena, 0);
     xf_status rc = import_graph(&st, err);
     state_free(&st);
-    onnx__model_proto__free_unpacked(model, NULL);
+    onnx__model_proto__free_unpacked(model, &pa.base);
     if (rc != XF_OK) xf_graph_free(g);
     return rc;
 }
@@ -286,7 +290,7 @@ xf_status xf_onnx_load(const char *path, const xf_onnx_options *opts, xf_graph *
         rc = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
     else
         rc = xf_onnx_load_buffer(buf, len, path, dir, opts, g, err);
-    free(dir);
-    free(buf);
+    xf_free(dir);
+    xf_free(buf);
     return rc;
 }

@@ -57,7 +57,7 @@ int imp_sym_new(imp_state *st, const char *name, xf_error *err)
 {
     if (st->n_syms == st->cap_syms) {
         int nc = st->cap_syms ? st->cap_syms * 2 : 256;
-        imp_sym *p = realloc(st->syms, sizeof *p * (size_t)nc);
+        imp_sym *p = xf_realloc(st->syms, sizeof *p * (size_t)nc);
         if (!p) {
             XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory indexing values", st->file);
             return -1;
@@ -119,7 +119,7 @@ static xf_status emit_deferred(imp_state *st, int d, xf_error *err)
     imp_deferred rec = st->deferred[d];
     st->deferred[d].emitted = 1;
     int ids_local[16];
-    int *ids = rec.n_in <= 16 ? ids_local : malloc(sizeof(int) * (size_t)rec.n_in);
+    int *ids = rec.n_in <= 16 ? ids_local : xf_malloc(sizeof(int) * (size_t)rec.n_in);
     if (!ids) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
     xf_status rc = XF_OK;
     for (int i = 0; i < rec.n_in && rc == XF_OK; i++) {
@@ -140,7 +140,7 @@ static xf_status emit_deferred(imp_state *st, int d, xf_error *err)
         rc = imp_bind_output(st, st->g->nodes[idx].outputs[k], rec.out_names[k], err);
     st->node_index = saved_index;
     st->node = saved_node;
-    if (ids != ids_local) free(ids);
+    if (ids != ids_local) xf_free(ids);
     return rc;
 }
 
@@ -236,7 +236,7 @@ xf_status imp_bind_output(imp_state *st, int v, const char *name, xf_error *err)
     val->name = NULL;
     if (!name[0]) return XF_OK;
     size_t n = strlen(name) + 1;
-    val->name = malloc(n);
+    val->name = xf_malloc(n);
     if (!val->name) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
     memcpy(val->name, name, n);
     int s = out_sym(st, name, err);
@@ -308,7 +308,7 @@ static xf_status defer(imp_state *st, xf_op op, const xf_params *p, const int *i
 {
     if (st->n_deferred == st->cap_deferred) {
         int nc = st->cap_deferred ? st->cap_deferred * 2 : 64;
-        imp_deferred *d = realloc(st->deferred, sizeof *d * (size_t)nc);
+        imp_deferred *d = xf_realloc(st->deferred, sizeof *d * (size_t)nc);
         if (!d) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
         st->deferred = d;
         st->cap_deferred = nc;
@@ -355,7 +355,7 @@ xf_status imp_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_sy
         if (rc != XF_OK || folded) return rc;
     }
     int ids_local[16];
-    int *ids = n_in <= 16 ? ids_local : malloc(sizeof(int) * (size_t)n_in);
+    int *ids = n_in <= 16 ? ids_local : xf_malloc(sizeof(int) * (size_t)n_in);
     if (!ids) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
     xf_status rc = XF_OK;
     for (int i = 0; i < n_in && rc == XF_OK; i++) {
@@ -370,7 +370,7 @@ xf_status imp_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_sy
     }
     for (int k = 0; k < n_out && rc == XF_OK; k++)
         rc = imp_bind_output(st, st->g->nodes[idx].outputs[k], out_names[k], err);
-    if (ids != ids_local) free(ids);
+    if (ids != ids_local) xf_free(ids);
     return rc;
 }
 
@@ -381,12 +381,12 @@ static xf_status pack_attrs(imp_state *st, xf_opaque *o, xf_error *err)
 {
     const Onnx__NodeProto *n = st->node;
     if (!n->n_attribute) return XF_OK;
-    o->attr_bytes = calloc(n->n_attribute, sizeof *o->attr_bytes);
-    o->attr_len = calloc(n->n_attribute, sizeof *o->attr_len);
+    o->attr_bytes = xf_calloc(n->n_attribute, sizeof *o->attr_bytes);
+    o->attr_len = xf_calloc(n->n_attribute, sizeof *o->attr_len);
     if (!o->attr_bytes || !o->attr_len) return imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n->n_attribute; i++) {
         size_t len = onnx__attribute_proto__get_packed_size(n->attribute[i]);
-        o->attr_bytes[i] = malloc(len ? len : 1);
+        o->attr_bytes[i] = xf_malloc(len ? len : 1);
         if (!o->attr_bytes[i]) return imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
         o->attr_len[i] = onnx__attribute_proto__pack(n->attribute[i], o->attr_bytes[i]);
         o->n_attrs = (int)i + 1;
@@ -397,7 +397,7 @@ static xf_status pack_attrs(imp_state *st, xf_opaque *o, xf_error *err)
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *d = malloc(n);
+    char *d = xf_malloc(n);
     if (d) memcpy(d, s, n);
     return d;
 }
@@ -443,11 +443,11 @@ xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
                st->node_index, imp_str(n->name), imp_str(n->op_type), why);
     int n_in = (int)n->n_input, n_out = (int)n->n_output;
     while (n_out > 0 && !imp_str(n->output[n_out - 1])[0]) n_out--;
-    int *ids = calloc((size_t)n_in + 1, sizeof *ids);
-    xf_dtype *dts = calloc((size_t)n_out + 1, sizeof *dts);
-    xf_shape *shs = calloc((size_t)n_out + 1, sizeof *shs);
-    const char **names = calloc((size_t)n_out + 1, sizeof *names);
-    xf_opaque *o = calloc(1, sizeof *o);
+    int *ids = xf_calloc((size_t)n_in + 1, sizeof *ids);
+    xf_dtype *dts = xf_calloc((size_t)n_out + 1, sizeof *dts);
+    xf_shape *shs = xf_calloc((size_t)n_out + 1, sizeof *shs);
+    const char **names = xf_calloc((size_t)n_out + 1, sizeof *names);
+    xf_opaque *o = xf_calloc(1, sizeof *o);
     xf_status rc = XF_OK;
     if (!ids || !dts || !shs || !names || !o) {
         rc = imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
@@ -487,9 +487,9 @@ xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
         rc = imp_bind_output(st, st->g->nodes[idx].outputs[k], names[k], err);
 out:
     xf_opaque_free(o);
-    free(ids);
-    free(dts);
-    free(shs);
-    free(names);
+    xf_free(ids);
+    xf_free(dts);
+    xf_free(shs);
+    xf_free(names);
     return rc;
 }

@@ -21,7 +21,8 @@
  * import_emit.c (adding nodes, folding, opaque nodes, error helpers),
  * import_ops.c (op_type -> xf_op + params per opset), import_attr.c
  * (attributes and constant parameter inputs), import_tensor.c (TensorProto
- * decoding, external data, xf_onnx_load_tensor), import_names.c (string map).
+ * decoding, external data, xf_onnx_load_tensor), import_names.c (string map),
+ * import_pb.c (protobuf-c's allocator).
  */
 #ifndef XF_ONNX_IMPORT_INTERNAL_H
 #define XF_ONNX_IMPORT_INTERNAL_H
@@ -58,7 +59,7 @@ typedef struct imp_sym {
     int value;      /* graph value id once it is in the graph, else -1 */
     const Onnx__TensorProto *init; /* initializer not decoded yet */
     int has_const;  /* `t` holds the constant's data */
-    int t_owned;    /* `t.data` is ours to free (else the graph owns it) */
+    int t_owned;    /* `t.data` is ours to xf_free (else the graph owns it) */
     int deferred;   /* index in st->deferred computing it, -1: a plain constant or none */
     int uses;       /* how often the ONNX graph consumes it (node inputs, graph outputs) */
     xf_tensor t;
@@ -91,7 +92,7 @@ typedef struct imp_state {
     imp_map vinfo;     /* value name -> i: graph->value_info[i], or output[i - n_value_info] */
     xf_arena arena;    /* synthetic names, scratch strings */
     imp_map dim_syms;  /* symbolic dims seen on graph inputs -> 1 once warned about */
-    imp_deferred *deferred; /* malloc'd */
+    imp_deferred *deferred; /* xf_malloc'd */
     int n_deferred, cap_deferred;
     /* node being imported, for messages */
     int node_index;
@@ -219,20 +220,32 @@ xf_status imp_emit_node(imp_state *st, xf_op op, const xf_params *p, const int *
                         int n_out, xf_error *err);
 /* Registers every name (inputs, initializers, node outputs), checks for
  * dangling and duplicate names and cycles, and returns a topological order
- * of the nodes (malloc'd, graph->n_node entries). */
+ * of the nodes (xf_malloc'd, graph->n_node entries). */
 xf_status imp_resolve(imp_state *st, int **order, xf_error *err);
 
 /* ------------------------------------------------------------ tensors */
 
-/* Decodes a TensorProto into `t` (data malloc'd). `what` names the tensor in
+/* Decodes a TensorProto into `t` (data xf_malloc'd). `what` names the tensor in
  * messages ("<file>: initializer 'w'"); base_dir resolves external data
  * (NULL refuses it). */
 xf_status imp_tensor_decode(const Onnx__TensorProto *tp, const char *what, const char *base_dir,
                             xf_tensor *t, xf_error *err);
-/* Reads a whole file into a malloc'd buffer. */
+/* Reads a whole file into a xf_malloc'd buffer. */
 xf_status imp_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *err);
-/* Directory part of `path` ("." when it has none), malloc'd; NULL when out
+/* Directory part of `path` ("." when it has none), xf_malloc'd; NULL when out
  * of memory. */
 char *imp_dirname(const char *path);
+
+/* ------------------------------------------------------ protobuf-c memory */
+
+/* protobuf-c's allocator over the ir allocation hook. protobuf-c's unpack
+ * returns NULL both for malformed input and when an allocation failed:
+ * `failed` tells the two apart. */
+typedef struct imp_pb_alloc {
+    ProtobufCAllocator base; /* pass &a.base to unpack and free_unpacked */
+    int failed;              /* an allocation returned NULL */
+} imp_pb_alloc;
+
+void imp_pb_alloc_init(imp_pb_alloc *a);
 
 #endif /* XF_ONNX_IMPORT_INTERNAL_H */

@@ -17,8 +17,8 @@ void imp_map_init(imp_map *m)
 void imp_map_free(imp_map *m)
 {
     xf_htab_free(&m->index);
-    free(m->keys);
-    free(m->vals);
+    xf_free(m->keys);
+    xf_free(m->vals);
     imp_map_init(m);
 }
 
@@ -52,9 +52,9 @@ xf_status imp_map_put(imp_map *m, const char *key, int val, xf_error *err)
     }
     if (m->n == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 64;
-        const char **k = realloc(m->keys, cap * sizeof *k);
+        const char **k = xf_realloc(m->keys, cap * sizeof *k);
         if (k) m->keys = k;
-        int *v = realloc(m->vals, cap * sizeof *v);
+        int *v = xf_realloc(m->vals, cap * sizeof *v);
         if (v) m->vals = v;
         if (!k || !v) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing value names");
         m->cap = cap;

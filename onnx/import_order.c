@@ -29,7 +29,7 @@ static int push_edge(edges *es, int from, int to)
 {
     if (es->n == es->cap) {
         size_t nc = es->cap ? es->cap * 2 : 256;
-        edge *p = realloc(es->e, nc * sizeof *p);
+        edge *p = xf_realloc(es->e, nc * sizeof *p);
         if (!p) return 0;
         es->e = p;
         es->cap = nc;
@@ -47,11 +47,11 @@ typedef struct csr {
 
 static int build_csr(const edges *es, int n_nodes, int by_from, csr *c)
 {
-    c->start = calloc((size_t)n_nodes + 2, sizeof(int));
-    c->list = malloc(sizeof(int) * (es->n + 1));
-    int *fill = calloc((size_t)n_nodes + 1, sizeof(int));
+    c->start = xf_calloc((size_t)n_nodes + 2, sizeof(int));
+    c->list = xf_malloc(sizeof(int) * (es->n + 1));
+    int *fill = xf_calloc((size_t)n_nodes + 1, sizeof(int));
     if (!c->start || !c->list || !fill) {
-        free(fill);
+        xf_free(fill);
         return 0;
     }
     for (size_t k = 0; k < es->n; k++) c->start[(by_from ? es->e[k].from : es->e[k].to) + 1]++;
@@ -60,14 +60,14 @@ static int build_csr(const edges *es, int n_nodes, int by_from, csr *c)
         int key = by_from ? es->e[k].from : es->e[k].to;
         c->list[c->start[key] + fill[key]++] = by_from ? es->e[k].to : es->e[k].from;
     }
-    free(fill);
+    xf_free(fill);
     return 1;
 }
 
 static void csr_free(csr *c)
 {
-    free(c->start);
-    free(c->list);
+    xf_free(c->start);
+    xf_free(c->list);
 }
 
 static xf_status nomem(imp_state *st, xf_error *err)
@@ -219,9 +219,9 @@ xf_status imp_resolve(imp_state *st, int **order_out, xf_error *err)
     if (rc != XF_OK) return rc;
     edges es = {NULL, 0, 0};
     csr succ = {NULL, NULL}, pred = {NULL, NULL};
-    int *indeg = calloc((size_t)n_nodes + 1, sizeof(int));
-    int *heap = malloc(sizeof(int) * ((size_t)n_nodes + 1));
-    int *order = malloc(sizeof(int) * ((size_t)n_nodes + 1));
+    int *indeg = xf_calloc((size_t)n_nodes + 1, sizeof(int));
+    int *heap = xf_malloc(sizeof(int) * ((size_t)n_nodes + 1));
+    int *order = xf_malloc(sizeof(int) * ((size_t)n_nodes + 1));
     if (!indeg || !heap || !order) {
         rc = nomem(st, err);
         goto out;
@@ -242,11 +242,11 @@ xf_status imp_resolve(imp_state *st, int **order_out, xf_error *err)
     *order_out = order;
     order = NULL;
 out:
-    free(es.e);
+    xf_free(es.e);
     csr_free(&succ);
     csr_free(&pred);
-    free(indeg);
-    free(heap);
-    free(order);
+    xf_free(indeg);
+    xf_free(heap);
+    xf_free(order);
     return rc;
 }

@@ -23,7 +23,7 @@ char *imp_dirname(const char *path)
     const char *src = slash ? path : ".";
     size_t n = slash ? (size_t)(slash - path) : 1;
     if (slash && n == 0) n = 1; /* "/model.onnx" -> "/" */
-    char *d = malloc(n + 1);
+    char *d = xf_malloc(n + 1);
     if (!d) return NULL;
     memcpy(d, src, n);
     d[n] = '\0';
@@ -38,12 +38,12 @@ xf_status imp_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *
     if (!f) return XF_FAIL(err, XF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     xf_status st = XF_OK;
     size_t cap = 1 << 16, n = 0;
-    uint8_t *b = malloc(cap);
+    uint8_t *b = xf_malloc(cap);
     while (b) {
         if (n == cap) {
-            uint8_t *nb = cap > SIZE_MAX / 2 ? NULL : realloc(b, cap * 2);
+            uint8_t *nb = cap > SIZE_MAX / 2 ? NULL : xf_realloc(b, cap * 2);
             if (!nb) {
-                free(b);
+                xf_free(b);
                 b = NULL;
                 break;
             }
@@ -58,7 +58,7 @@ xf_status imp_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *
         st = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory reading the file", path);
     else if (ferror(f)) {
         st = XF_FAIL(err, XF_ERR_IO, "%s: read error: %s", path, strerror(errno));
-        free(b);
+        xf_free(b);
     } else {
         *buf = b;
         *len = n;
@@ -152,7 +152,7 @@ static xf_status read_external(const Onnx__TensorProto *tp, const char *what,
                        "%s: external data length is %llu bytes, the tensor needs %zu", what,
                        (unsigned long long)length, bytes);
     size_t plen = strlen(base_dir) + strlen(loc) + 2;
-    char *path = malloc(plen);
+    char *path = xf_malloc(plen);
     if (!path) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", what);
     snprintf(path, plen, "%s/%s", base_dir, loc);
     xf_status st = XF_OK;
@@ -178,7 +178,7 @@ static xf_status read_external(const Onnx__TensorProto *tp, const char *what,
         st = XF_FAIL(err, XF_ERR_IO, "%s: cannot read %zu bytes from '%s'", what, bytes, path);
 out:
     if (f) fclose(f);
-    free(path);
+    xf_free(path);
     return st;
 }
 
@@ -277,8 +277,11 @@ xf_status xf_onnx_load_tensor(const char *path, xf_tensor *t, char **name, xf_er
     size_t len = 0;
     xf_status st = imp_read_file(path, &buf, &len, err);
     if (st != XF_OK) return st;
-    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, buf);
-    free(buf);
+    imp_pb_alloc pa;
+    imp_pb_alloc_init(&pa);
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&pa.base, len, buf);
+    xf_free(buf);
+    if (!tp && pa.failed) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory decoding", path);
     if (!tp) return XF_FAIL(err, XF_ERR_PARSE, "%s: not a valid serialized ONNX TensorProto", path);
     char *dir = imp_dirname(path);
     char what[1024];
@@ -289,7 +292,7 @@ xf_status xf_onnx_load_tensor(const char *path, xf_tensor *t, char **name, xf_er
         st = imp_tensor_decode(tp, what, dir, t, err);
     if (st == XF_OK && name) {
         size_t n = strlen(imp_str(tp->name)) + 1;
-        *name = malloc(n);
+        *name = xf_malloc(n);
         if (*name)
             memcpy(*name, imp_str(tp->name), n);
         else {
@@ -297,7 +300,7 @@ xf_status xf_onnx_load_tensor(const char *path, xf_tensor *t, char **name, xf_er
             st = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
         }
     }
-    free(dir);
-    onnx__tensor_proto__free_unpacked(tp, NULL);
+    xf_free(dir);
+    onnx__tensor_proto__free_unpacked(tp, &pa.base);
     return st;
 }

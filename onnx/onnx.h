@@ -51,11 +51,11 @@ xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, con
 
 /* Writes `g` as an ONNX model to `path` (atomically). */
 xf_status xf_onnx_save(const xf_graph *g, const char *path, xf_error *err);
-/* Serialises into a malloc'd buffer the caller frees. */
+/* Serialises into a xf_malloc'd buffer the caller releases with xf_free. */
 xf_status xf_onnx_save_buffer(const xf_graph *g, uint8_t **buf, size_t *len, xf_error *err);
 
 /* Reads one serialized onnx.TensorProto (the test_data_set_N/input_K.pb files).
- * `name` (may be NULL) receives a malloc'd copy of the tensor's name. */
+ * `name` (may be NULL) receives a xf_malloc'd copy of the tensor's name. */
 xf_status xf_onnx_load_tensor(const char *path, xf_tensor *t, char **name, xf_error *err);
 xf_status xf_onnx_save_tensor(const char *path, const xf_tensor *t, const char *name,
                               xf_error *err);

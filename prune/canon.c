@@ -22,7 +22,7 @@ enum { TOK_LEAF = -1, TOK_SIDE = -2, TOK_ABSENT = -3 };
 
 void pr_tokens_free(pr_tokens *t)
 {
-    free(t->v);
+    xf_free(t->v);
     t->v = NULL;
     t->n = t->cap = 0;
 }
@@ -41,7 +41,7 @@ static void emit(ser *s, int32_t tok)
 {
     if (s->out->n == s->out->cap) {
         uint32_t cap = s->out->cap ? s->out->cap * 2 : 64;
-        int32_t *v = realloc(s->out->v, cap * sizeof *v);
+        int32_t *v = xf_realloc(s->out->v, cap * sizeof *v);
         if (!v) {
             s->nomem = 1;
             return;
@@ -182,6 +182,7 @@ int pr_first_use(const pr_table *t, const pr_tuple *tu, int32_t *leaves, int max
     for (int i = 0; i < tu->n_out && i < 64; i++) perm[i] = i;
     ser_tuple(&s, 0, perm);
     pr_tokens_free(&tmp);
+    if (s.nomem) return -1;
     int n = 0;
     for (int i = 0; i < s.n_leaf && n < max; i++)
         if (s.leaf_key[i] >= 0) leaves[n++] = s.leaf_key[i];

@@ -76,14 +76,14 @@ xf_status xf_prune_canonical_inputs(xf_rule *r, xf_error *err)
     int nv = r->src.n_values > r->dst.n_values ? r->src.n_values : r->dst.n_values;
     int nn = r->src.n_nodes > r->dst.n_nodes ? r->src.n_nodes : r->dst.n_nodes;
     xf_status st = XF_OK;
-    int *order = malloc((size_t)n * sizeof *order);
-    int *pos_of = malloc(((size_t)nv + 1) * sizeof *pos_of);
-    int *src_in = malloc((size_t)n * sizeof *src_in);
-    int *dst_in = malloc((size_t)n * sizeof *dst_in);
-    unsigned char *used = calloc((size_t)n, 1);
-    unsigned char *seen = malloc((size_t)nn + 1);
-    char **names = calloc((size_t)n, sizeof *names); /* new name per new position */
-    char **group = calloc((size_t)n, sizeof *group);
+    int *order = xf_malloc((size_t)n * sizeof *order);
+    int *pos_of = xf_malloc(((size_t)nv + 1) * sizeof *pos_of);
+    int *src_in = xf_malloc((size_t)n * sizeof *src_in);
+    int *dst_in = xf_malloc((size_t)n * sizeof *dst_in);
+    unsigned char *used = xf_calloc((size_t)n, 1);
+    unsigned char *seen = xf_malloc((size_t)nn + 1);
+    char **names = xf_calloc((size_t)n, sizeof *names); /* new name per new position */
+    char **group = xf_calloc((size_t)n, sizeof *group);
     if (!order || !pos_of || !src_in || !dst_in || !used || !seen || !names || !group) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule inputs)");
         goto out;
@@ -116,7 +116,7 @@ xf_status xf_prune_canonical_inputs(xf_rule *r, xf_error *err)
             for (int b = a; b < n; b++)
                 if (!used[b] && same_type(ta, &r->src.values[r->src.inputs[order[b]]])) {
                     used[b] = 1;
-                    names[b] = strdup(group[q++]);
+                    names[b] = xf_strdup(group[q++]);
                     if (!names[b]) {
                         st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (input names)");
                         goto out;
@@ -134,7 +134,7 @@ xf_status xf_prune_canonical_inputs(xf_rule *r, xf_error *err)
         for (int k = 0; k < n; k++) {
             xf_value *sv = &r->src.values[r->src.inputs[k]];
             xf_value *dv = &r->dst.values[r->dst.inputs[k]];
-            char *copy = strdup(names[k]);
+            char *copy = xf_strdup(names[k]);
             if (!copy) {
                 st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (input names)");
                 goto out;
@@ -147,14 +147,14 @@ xf_status xf_prune_canonical_inputs(xf_rule *r, xf_error *err)
         }
 out:
     if (names)
-        for (int k = 0; k < n; k++) free(names[k]);
-    free(names);
-    free(group);
-    free(order);
-    free(pos_of);
-    free(src_in);
-    free(dst_in);
-    free(used);
-    free(seen);
+        for (int k = 0; k < n; k++) xf_free(names[k]);
+    xf_free(names);
+    xf_free(group);
+    xf_free(order);
+    xf_free(pos_of);
+    xf_free(src_in);
+    xf_free(dst_in);
+    xf_free(used);
+    xf_free(seen);
     return st;
 }

@@ -16,8 +16,8 @@ void pr_keymap_init(pr_keymap *m)
 
 void pr_keymap_free(pr_keymap *m)
 {
-    free(m->pool);
-    free(m->ents);
+    xf_free(m->pool);
+    xf_free(m->ents);
     xf_htab_free(&m->index);
     pr_keymap_init(m);
 }
@@ -60,14 +60,14 @@ xf_status pr_keymap_put(pr_keymap *m, const int32_t *key, uint32_t len, long val
     if (m->n_pool + len > m->cap_pool) {
         size_t cap = m->cap_pool ? m->cap_pool * 2 : 4096;
         while (cap < m->n_pool + len) cap *= 2;
-        int32_t *p = realloc(m->pool, cap * sizeof *p);
+        int32_t *p = xf_realloc(m->pool, cap * sizeof *p);
         if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (key pool)");
         m->pool = p;
         m->cap_pool = cap;
     }
     if (m->n_ents == m->cap_ents) {
         size_t cap = m->cap_ents ? m->cap_ents * 2 : 512;
-        pr_keymap_ent *p = realloc(m->ents, cap * sizeof *p);
+        pr_keymap_ent *p = xf_realloc(m->ents, cap * sizeof *p);
         if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (key entries)");
         m->ents = p;
         m->cap_ents = cap;

@@ -50,8 +50,8 @@ static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
     pr_rules rs;
     pr_keymap index;
     pr_keymap_init(&index);
-    unsigned char *alive = malloc(n + 1);
-    long *first = malloc((n + 1) * sizeof *first);
+    unsigned char *alive = xf_malloc(n + 1);
+    long *first = xf_malloc((n + 1) * sizeof *first);
     double t0 = xf_clock_now();
     xf_status st = XF_OK;
     /* Rename first, so reasons use the names the rules end with. */
@@ -97,8 +97,8 @@ out:
     if (stats) *stats = s;
     pr_rules_free(&rs);
     pr_keymap_free(&index);
-    free(alive);
-    free(first);
+    xf_free(alive);
+    xf_free(first);
     return st;
 }
 

@@ -149,7 +149,8 @@ void pr_tokens_free(pr_tokens *t);
  * serialisation over all of those. *out is overwritten. */
 xf_status pr_canon(const pr_table *t, const pr_tuple *tu, pr_tokens *out, xf_error *err);
 /* Leaf terms of a tuple in order of first use (src outputs, then dst), as
- * written, no permutation. Returns the number written (<= max). */
+ * written, no permutation. Returns the number written (<= max), -1 when
+ * out of memory. */
 int pr_first_use(const pr_table *t, const pr_tuple *tu, int32_t *leaves, int max);
 
 /* Readable infix of one term into buf ("matmul(x0, w0)"). */

@@ -129,11 +129,11 @@ xf_status pr_stage_common_supergraph(const pr_rules *rs, const pr_keymap *index,
             if (same_top(t, r->src_out[k], r->dst_out[k], &pos)) break;
         if (k == r->n_out) continue;
         if ((size_t)r->n_out > cap) {
-            free(src);
-            free(dst);
+            xf_free(src);
+            xf_free(dst);
             cap = (size_t)r->n_out;
-            src = malloc(cap * sizeof *src);
-            dst = malloc(cap * sizeof *dst);
+            src = xf_malloc(cap * sizeof *src);
+            dst = xf_malloc(cap * sizeof *dst);
             if (!src || !dst) {
                 st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule %zu)", i);
                 break;
@@ -161,7 +161,7 @@ xf_status pr_stage_common_supergraph(const pr_rules *rs, const pr_keymap *index,
                  pos < 0 ? "no position" : "one position",
                  by >= 0 ? "; the smaller rule was enumerated too" : "");
     }
-    free(src);
-    free(dst);
+    xf_free(src);
+    xf_free(dst);
     return st;
 }

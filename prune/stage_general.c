@@ -86,7 +86,7 @@ static xf_status bucket_add(buckets *bk, int32_t a, int32_t b, size_t rule, xf_e
     if (old < 0) {
         if (bk->n == bk->cap) {
             size_t cap = bk->cap ? bk->cap * 2 : 64;
-            long *h = realloc(bk->head, cap * sizeof *h);
+            long *h = xf_realloc(bk->head, cap * sizeof *h);
             if (!h) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (generality buckets)");
             bk->head = h;
             bk->cap = cap;
@@ -189,9 +189,9 @@ xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune
     xf_status st = XF_OK;
     buckets bk = {0};
     pr_keymap_init(&bk.map);
-    visit *order = malloc((rs->n + 1) * sizeof *order);
-    bk.next = malloc((rs->n + 1) * sizeof *bk.next);
-    binding *bind = malloc(sizeof *bind);
+    visit *order = xf_malloc((rs->n + 1) * sizeof *order);
+    bk.next = xf_malloc((rs->n + 1) * sizeof *bk.next);
+    binding *bind = xf_malloc(sizeof *bind);
     if (!order || !bk.next || !bind) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (generality, %zu rules)", rs->n);
         goto out;
@@ -218,10 +218,10 @@ xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune
         if (st != XF_OK) goto out;
     }
 out:
-    free(order);
-    free(bk.next);
-    free(bk.head);
-    free(bind);
+    xf_free(order);
+    xf_free(bk.next);
+    xf_free(bk.head);
+    xf_free(bind);
     pr_keymap_free(&bk.map);
     return st;
 }

@@ -14,7 +14,7 @@
     do {                                                                                     \
         if ((n) == (cap)) {                                                                  \
             size_t c_ = (cap) ? (size_t)(cap) * 2 : (init);                                 \
-            void *p_ = realloc((ptr), c_ * sizeof *(ptr));                                   \
+            void *p_ = xf_realloc((ptr), c_ * sizeof *(ptr));                                   \
             if (!p_) return XF_FAIL((err), XF_ERR_NOMEM, "prune: out of memory (%s)", what); \
             (ptr) = p_;                                                                      \
             (cap) = c_;                                                                      \
@@ -30,17 +30,17 @@ void pr_table_init(pr_table *t)
 
 void pr_table_free(pr_table *t)
 {
-    free(t->terms);
-    free(t->kids);
+    xf_free(t->terms);
+    xf_free(t->kids);
     xf_htab_free(&t->term_index);
-    free(t->ops);
-    free(t->params);
-    free(t->op_hash);
-    free(t->opkey_next);
-    free(t->dtypes);
-    free(t->shapes);
-    for (int i = 0; i < t->n_names; i++) free(t->names[i]);
-    free(t->names);
+    xf_free(t->ops);
+    xf_free(t->params);
+    xf_free(t->op_hash);
+    xf_free(t->opkey_next);
+    xf_free(t->dtypes);
+    xf_free(t->shapes);
+    for (int i = 0; i < t->n_names; i++) xf_free(t->names[i]);
+    xf_free(t->names);
     pr_keymap_free(&t->opkey_map);
     pr_keymap_free(&t->name_map);
     pr_table_init(t);
@@ -59,13 +59,13 @@ static xf_status intern_opkey(pr_table *t, xf_op op, const xf_params *p, int32_t
         }
     if (t->n_opkeys == t->cap_opkeys) {
         int cap = t->cap_opkeys ? t->cap_opkeys * 2 : 64;
-        xf_op *o = realloc(t->ops, (size_t)cap * sizeof *o);
+        xf_op *o = xf_realloc(t->ops, (size_t)cap * sizeof *o);
         if (o) t->ops = o;
-        xf_params *pp = realloc(t->params, (size_t)cap * sizeof *pp);
+        xf_params *pp = xf_realloc(t->params, (size_t)cap * sizeof *pp);
         if (pp) t->params = pp;
-        uint64_t *hh = realloc(t->op_hash, (size_t)cap * sizeof *hh);
+        uint64_t *hh = xf_realloc(t->op_hash, (size_t)cap * sizeof *hh);
         if (hh) t->op_hash = hh;
-        int32_t *nx = realloc(t->opkey_next, (size_t)cap * sizeof *nx);
+        int32_t *nx = xf_realloc(t->opkey_next, (size_t)cap * sizeof *nx);
         if (nx) t->opkey_next = nx;
         if (!o || !pp || !hh || !nx)
             return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (operator keys)");
@@ -97,9 +97,9 @@ static xf_status intern_type(pr_table *t, xf_dtype dt, const xf_shape *s, int32_
         }
     if (t->n_types == t->cap_types) {
         int cap = t->cap_types ? t->cap_types * 2 : 16;
-        xf_dtype *d = realloc(t->dtypes, (size_t)cap * sizeof *d);
+        xf_dtype *d = xf_realloc(t->dtypes, (size_t)cap * sizeof *d);
         if (d) t->dtypes = d;
-        xf_shape *sh = realloc(t->shapes, (size_t)cap * sizeof *sh);
+        xf_shape *sh = xf_realloc(t->shapes, (size_t)cap * sizeof *sh);
         if (sh) t->shapes = sh;
         if (!d || !sh) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (types)");
         t->cap_types = cap;
@@ -123,18 +123,18 @@ static xf_status intern_name(pr_table *t, const char *name, int32_t *out, xf_err
     }
     if (t->n_names == t->cap_names) {
         int cap = t->cap_names ? t->cap_names * 2 : 32;
-        char **nm = realloc(t->names, (size_t)cap * sizeof *nm);
+        char **nm = xf_realloc(t->names, (size_t)cap * sizeof *nm);
         if (!nm) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (names)");
         t->names = nm;
         t->cap_names = cap;
     }
-    char *copy = malloc(len + 1);
+    char *copy = xf_malloc(len + 1);
     if (!copy) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (names)");
     memcpy(copy, name, len + 1);
     long old;
     xf_status st = pr_keymap_put(&t->name_map, key, (uint32_t)len, t->n_names, &old, err);
     if (st != XF_OK) {
-        free(copy);
+        xf_free(copy);
         return st;
     }
     t->names[t->n_names] = copy;
@@ -175,7 +175,7 @@ static xf_status intern_term(pr_table *t, int32_t opkey, int32_t type, int32_t o
     GROW(t->terms, t->n_terms, t->cap_terms, 4096, err, "terms");
     while (t->n_kids + (size_t)n_kids > t->cap_kids) {
         size_t cap = t->cap_kids ? t->cap_kids * 2 : 8192;
-        int32_t *k = realloc(t->kids, cap * sizeof *k);
+        int32_t *k = xf_realloc(t->kids, cap * sizeof *k);
         if (!k) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (term arguments)");
         t->kids = k;
         t->cap_kids = cap;
@@ -198,8 +198,8 @@ static xf_status build_side(pr_table *t, const xf_graph *g, const int32_t *leaf,
                             xf_error *err)
 {
     xf_status st = XF_OK;
-    int32_t *vt = malloc(((size_t)g->n_values + 1) * sizeof *vt);
-    int *order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
+    int32_t *vt = xf_malloc(((size_t)g->n_values + 1) * sizeof *vt);
+    int *order = xf_malloc(((size_t)g->n_nodes + 1) * sizeof *order);
     int32_t *kids = NULL;
     if (!vt || !order) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule %zu)", rule);
@@ -211,8 +211,8 @@ static xf_status build_side(pr_table *t, const xf_graph *g, const int32_t *leaf,
     if (st != XF_OK) goto out;
     for (int k = 0; k < g->n_nodes; k++) {
         const xf_node *nd = &g->nodes[order[k]];
-        free(kids);
-        kids = malloc(((size_t)nd->n_inputs + 1) * sizeof *kids);
+        xf_free(kids);
+        kids = xf_malloc(((size_t)nd->n_inputs + 1) * sizeof *kids);
         if (!kids) {
             st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule %zu)", rule);
             goto out;
@@ -251,9 +251,9 @@ static xf_status build_side(pr_table *t, const xf_graph *g, const int32_t *leaf,
         }
     }
 out:
-    free(vt);
-    free(order);
-    free(kids);
+    xf_free(vt);
+    xf_free(order);
+    xf_free(kids);
     return st;
 }
 
@@ -266,7 +266,7 @@ static xf_status reserve(pr_rules *rs, pr_rule *pr, xf_error *err)
     if (rs->n_pool + need > rs->cap_pool) {
         size_t cap = rs->cap_pool ? rs->cap_pool * 2 : 1 << 16;
         while (cap < rs->n_pool + need) cap *= 2;
-        int32_t *p = realloc(rs->pool, cap * sizeof *p);
+        int32_t *p = xf_realloc(rs->pool, cap * sizeof *p);
         if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule views)");
         rs->pool = p;
         rs->cap_pool = cap;
@@ -293,6 +293,7 @@ static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int32_t ab
     xf_status st = xf_rule_validate(r, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "prune: rule %zu", i);
+        if (st == XF_ERR_NOMEM) return st; /* not the rule's fault */
         if (err) err->code = XF_ERR_INVALID;
         return XF_ERR_INVALID;
     }
@@ -329,6 +330,7 @@ static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int32_t ab
     int32_t used[64];
     pr_tuple tu = {pr->n_out, pr->src_out, pr->dst_out, NULL, 0};
     pr->n_used_leaves = pr_first_use(t, &tu, used, 64);
+    if (pr->n_used_leaves < 0) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule %zu)", i);
     return XF_OK;
 }
 
@@ -337,7 +339,7 @@ xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_
 {
     memset(rs, 0, sizeof *rs);
     pr_table_init(&rs->table);
-    rs->rules = calloc(n + 1, sizeof *rs->rules);
+    rs->rules = xf_calloc(n + 1, sizeof *rs->rules);
     if (!rs->rules) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (%zu rules)", n);
     rs->n = n;
     /* An omitted optional argument is one shared pseudo-leaf. */
@@ -364,8 +366,8 @@ xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_
 void pr_rules_free(pr_rules *rs)
 {
     pr_table_free(&rs->table);
-    free(rs->rules);
-    free(rs->pool);
+    xf_free(rs->rules);
+    xf_free(rs->pool);
     memset(rs, 0, sizeof *rs);
 }
 

@@ -15,7 +15,7 @@ static int bb_reserve(bytebuf *b, size_t more)
     if (b->len + more <= b->cap) return 1;
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->len + more) cap *= 2;
-    uint8_t *d = realloc(b->data, cap);
+    uint8_t *d = xf_realloc(b->data, cap);
     if (!d) {
         b->oom = 1;
         return 0;

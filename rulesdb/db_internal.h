@@ -65,9 +65,9 @@ xf_status schema_check_and_migrate(xf_rulesdb *db, xf_error *err);
 
 /* Binds a possibly-NULL string / blob. */
 int bind_text_or_null(sqlite3_stmt *s, int col, const char *text);
-/* malloc'd copy of a text column, NULL for SQL NULL; *oom set on failure. */
+/* xf_malloc'd copy of a text column, NULL for SQL NULL; *oom set on failure. */
 char *column_strdup(sqlite3_stmt *s, int col, int *oom);
-/* malloc'd copy of a blob column, NULL for SQL NULL or empty. */
+/* xf_malloc'd copy of a blob column, NULL for SQL NULL or empty. */
 uint8_t *column_blobdup(sqlite3_stmt *s, int col, size_t *len, int *oom);
 
 /* ----------------------------------------------------------- byte codec */

@@ -41,12 +41,12 @@ xf_status xf_rulesdb_open(const char *path, int flags, xf_rulesdb **out, xf_erro
     } else if (!S_ISREG(sb.st_mode)) {
         return XF_FAIL(err, XF_ERR_IO, "%s: not a regular file", path);
     }
-    xf_rulesdb *db = calloc(1, sizeof *db);
+    xf_rulesdb *db = xf_calloc(1, sizeof *db);
     if (!db) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory opening", path);
     db->readonly = readonly;
-    db->path = malloc(strlen(path) + 1);
+    db->path = xf_malloc(strlen(path) + 1);
     if (!db->path) {
-        free(db);
+        xf_free(db);
         return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory opening", path);
     }
     strcpy(db->path, path);
@@ -70,8 +70,8 @@ void xf_rulesdb_close(xf_rulesdb *db)
     if (db->in_batch) sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
     db_stmts_free(db);
     sqlite3_close_v2(db->h); /* deferred until unfinished iterators are freed */
-    free(db->path);
-    free(db);
+    xf_free(db->path);
+    xf_free(db);
 }
 
 const char *xf_rulesdb_path(const xf_rulesdb *db)

@@ -105,7 +105,7 @@ char *column_strdup(sqlite3_stmt *s, int col, int *oom)
     const unsigned char *t = sqlite3_column_text(s, col);
     if (!t) return NULL;
     size_t n = (size_t)sqlite3_column_bytes(s, col);
-    char *c = malloc(n + 1);
+    char *c = xf_malloc(n + 1);
     if (!c) {
         *oom = 1;
         return NULL;
@@ -121,7 +121,7 @@ uint8_t *column_blobdup(sqlite3_stmt *s, int col, size_t *len, int *oom)
     const void *b = sqlite3_column_blob(s, col);
     int n = sqlite3_column_bytes(s, col);
     if (!b || n <= 0) return NULL;
-    uint8_t *c = malloc((size_t)n);
+    uint8_t *c = xf_malloc((size_t)n);
     if (!c) {
         *oom = 1;
         return NULL;

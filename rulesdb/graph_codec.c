@@ -51,8 +51,8 @@ xf_status xf_rulesdb_graph_serialize(const xf_graph *g, uint8_t **buf, size_t *l
     *len = 0;
     xf_status st = check_serializable(g, err);
     if (st != XF_OK) return st;
-    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
-    int *num = malloc(sizeof(int) * ((size_t)g->n_values + 1)); /* value id -> number */
+    int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    int *num = xf_malloc(sizeof(int) * ((size_t)g->n_values + 1)); /* value id -> number */
     bytebuf b = {0};
     if (!order || !num) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory serializing a graph");
@@ -95,9 +95,9 @@ xf_status xf_rulesdb_graph_serialize(const xf_graph *g, uint8_t **buf, size_t *l
     *len = b.len;
     b.data = NULL;
 out:
-    free(b.data);
-    free(order);
-    free(num);
+    xf_free(b.data);
+    xf_free(order);
+    xf_free(num);
     return st;
 }
 
@@ -113,7 +113,7 @@ static int vm_push(value_map *m, int id)
 {
     if (m->n == m->cap) {
         int cap = m->cap ? m->cap * 2 : 16;
-        int *ids = realloc(m->ids, sizeof(int) * (size_t)cap);
+        int *ids = xf_realloc(m->ids, sizeof(int) * (size_t)cap);
         if (!ids) return 0;
         m->ids = ids;
         m->cap = cap;
@@ -182,12 +182,12 @@ static xf_status read_node(bytereader *r, uint64_t k, xf_graph *g, value_map *m,
     if (n_in > (uint64_t)m->n + 1024 || n_in > r->len)
         return XF_FAIL(err, XF_ERR_PARSE, "node %llu (%s): %llu inputs is impossible",
                        (unsigned long long)k, name, (unsigned long long)n_in);
-    int *ins = malloc(sizeof(int) * (size_t)(n_in + 1));
+    int *ins = xf_malloc(sizeof(int) * (size_t)(n_in + 1));
     if (!ins) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading a graph");
     for (uint64_t j = 0; j < n_in; j++) {
         uint64_t ref = br_uvarint(r);
         if (ref > (uint64_t)m->n) {
-            free(ins);
+            xf_free(ins);
             return XF_FAIL(err, XF_ERR_PARSE,
                            "node %llu (%s): input %llu refers to value %llu, only %d defined "
                            "before it",
@@ -198,12 +198,12 @@ static xf_status read_node(bytereader *r, uint64_t k, xf_graph *g, value_map *m,
     }
     uint64_t n_out = br_uvarint(r);
     if (r->bad || n_out == 0 || n_out > MAX_NODE_OUTPUTS) {
-        free(ins);
+        xf_free(ins);
         return XF_FAIL(err, XF_ERR_PARSE, "node %llu (%s): bad output count", (unsigned long long)k,
                        name);
     }
     int idx = xf_graph_add_node(g, op, &p, ins, (int)n_in, (int)n_out, NULL, err);
-    free(ins);
+    xf_free(ins);
     if (idx < 0) {
         xf_error_prefix(err, "node %llu (%s)", (unsigned long long)k, name);
         return err->code;
@@ -259,7 +259,7 @@ xf_status xf_rulesdb_graph_deserialize(const uint8_t *buf, size_t len,
     bytereader r = {buf, len, 0, 0};
     value_map m = {0};
     xf_status st = read_graph(&r, input_names, out, &m, err);
-    free(m.ids);
+    xf_free(m.ids);
     if (st != XF_OK) xf_graph_free(out);
     return st;
 }

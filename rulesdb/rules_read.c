@@ -34,12 +34,12 @@ xf_status xf_rulesdb_load_graph(xf_rulesdb *db, int64_t id, const char *const *i
     return st;
 }
 
-/* Splits "a,b,c" in place into a NULL-terminated array (malloc'd). */
+/* Splits "a,b,c" in place into a NULL-terminated array (xf_malloc'd). */
 static const char **split_names(char *s, int *oom)
 {
     size_t n = 2;
     for (const char *p = s; *p; p++) n += *p == ',';
-    const char **v = malloc(sizeof(char *) * n);
+    const char **v = xf_malloc(sizeof(char *) * n);
     if (!v) {
         *oom = 1;
         return NULL;
@@ -88,8 +88,8 @@ xf_status xf_rulesdb_load_rule(xf_rulesdb *db, int64_t id, xf_rule *out, xf_erro
         xf_error_prefix(err, "rule %lld", (long long)id);
         xf_rule_free(out);
     }
-    free(v);
-    free(names);
+    xf_free(v);
+    xf_free(names);
     return st;
 }
 
@@ -102,13 +102,13 @@ void xf_rulesdb_rule_info_init(xf_rulesdb_rule_info *info)
 
 void xf_rulesdb_rule_info_free(xf_rulesdb_rule_info *info)
 {
-    free(info->input_names);
-    free(info->src_text);
-    free(info->dst_text);
-    free(info->why);
-    free(info->axioms);
-    free(info->detail);
-    free(info->counterexample);
+    xf_free(info->input_names);
+    xf_free(info->src_text);
+    xf_free(info->dst_text);
+    xf_free(info->why);
+    xf_free(info->axioms);
+    xf_free(info->detail);
+    xf_free(info->counterexample);
     xf_rulesdb_rule_info_init(info);
 }
 
@@ -225,7 +225,7 @@ static xf_status prepare_filtered(xf_rulesdb *db, const char *head, const xf_rul
 {
     *out = NULL;
     size_t n = strlen(head) + strlen(tail) + 64 + (f ? (size_t)f->n_ops * 160 : 0);
-    char *sql = malloc(n);
+    char *sql = xf_malloc(n);
     if (!sql) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory building a query");
     snprintf(sql, n, "%s", head);
     xf_status st = where_clause(db, f, sql, n, err);
@@ -235,7 +235,7 @@ static xf_status prepare_filtered(xf_rulesdb *db, const char *head, const xf_rul
         if (sqlite3_prepare_v2(db->h, sql, -1, out, NULL) != SQLITE_OK)
             st = db_fail(db, err, "preparing a rule query");
     }
-    free(sql);
+    xf_free(sql);
     if (st == XF_OK) *next_col = bind_filter(*out, f);
     return st;
 }
@@ -251,7 +251,7 @@ xf_status xf_rulesdb_iter_begin(xf_rulesdb *db, const xf_rulesdb_filter *f, xf_r
                                 xf_error *err)
 {
     *it = NULL;
-    xf_rulesdb_iter *i = calloc(1, sizeof *i);
+    xf_rulesdb_iter *i = xf_calloc(1, sizeof *i);
     if (!i) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory starting a rule query");
     i->db = db;
     int col = 0;
@@ -260,7 +260,7 @@ xf_status xf_rulesdb_iter_begin(xf_rulesdb *db, const xf_rulesdb_filter *f, xf_r
                                     limited ? " ORDER BY r.id LIMIT ?" : " ORDER BY r.id", &i->s,
                                     &col, err);
     if (st != XF_OK) {
-        free(i);
+        xf_free(i);
         return st;
     }
     if (limited) sqlite3_bind_int64(i->s, col, f->limit);
@@ -284,7 +284,7 @@ void xf_rulesdb_iter_free(xf_rulesdb_iter *it)
 {
     if (!it) return;
     sqlite3_finalize(it->s);
-    free(it);
+    xf_free(it);
 }
 
 /* ------------------------------------------------------------------ counts */
@@ -342,7 +342,7 @@ xf_status xf_rulesdb_count_by(xf_rulesdb *db, xf_rulesdb_group by, xf_rulesdb_co
     xf_status st = XF_OK;
     if (by == XF_RULESDB_BY_STATUS) { /* every status, in enum order, zeros included */
         cap = XF_RULE_STATUS_COUNT;
-        v = calloc((size_t)cap, sizeof *v);
+        v = xf_calloc((size_t)cap, sizeof *v);
         if (!v) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory counting rules");
         for (int i = 0; v && i < cap; i++)
             snprintf(v[i].key, sizeof v[i].key, "%s", xf_rulesdb_status_name((xf_rule_status)i));
@@ -359,7 +359,7 @@ xf_status xf_rulesdb_count_by(xf_rulesdb *db, xf_rulesdb_group by, xf_rulesdb_co
         }
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
-            xf_rulesdb_count *nv = realloc(v, sizeof *v * (size_t)cap);
+            xf_rulesdb_count *nv = xf_realloc(v, sizeof *v * (size_t)cap);
             if (!nv) {
                 st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory counting rules");
                 break;
@@ -373,7 +373,7 @@ xf_status xf_rulesdb_count_by(xf_rulesdb *db, xf_rulesdb_group by, xf_rulesdb_co
     if (st == XF_OK && rc != SQLITE_DONE) st = db_fail(db, err, "counting rules");
     sqlite3_finalize(s);
     if (st != XF_OK) {
-        free(v);
+        xf_free(v);
         return st;
     }
     *rows = v;

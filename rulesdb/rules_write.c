@@ -32,12 +32,12 @@ xf_status xf_rulesdb_status_parse(const char *name, xf_rule_status *out, xf_erro
                    name);
 }
 
-/* Infix text of g in a malloc'd string, growing the buffer as needed. */
+/* Infix text of g in a xf_malloc'd string, growing the buffer as needed. */
 static xf_status format_alloc(const xf_graph *g, char **out, xf_error *err)
 {
     *out = NULL;
     for (size_t n = 256; n <= ((size_t)1 << 24); n *= 4) {
-        char *buf = malloc(n);
+        char *buf = xf_malloc(n);
         if (!buf) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory formatting a graph");
         xf_error local;
         xf_status st = xf_graph_format(g, buf, n, &local);
@@ -45,7 +45,7 @@ static xf_status format_alloc(const xf_graph *g, char **out, xf_error *err)
             *out = buf;
             return XF_OK;
         }
-        free(buf);
+        xf_free(buf);
         if (st != XF_ERR_INVALID) {
             if (err) *err = local;
             return st;
@@ -60,8 +60,12 @@ static xf_status graph_put(xf_rulesdb *db, const xf_graph *g, int64_t *id, int *
 {
     *id = 0;
     *inserted = 0;
-    uint64_t hash = xf_graph_hash(g);
-    if (hash == 0) return XF_FAIL(err, XF_ERR_GRAPH, "graph cannot be hashed (cycle or out of memory)");
+    uint64_t hash;
+    xf_status hs = xf_graph_hash_checked(g, XF_HASH_CONTENT, &hash, err);
+    if (hs != XF_OK) {
+        xf_error_prefix(err, "graph cannot be hashed");
+        return hs;
+    }
     sqlite3_stmt *s = db_stmt(db, STMT_GRAPH_BY_HASH, err);
     if (!s) return err ? err->code : XF_ERR_IO;
     sqlite3_bind_int64(s, 1, (sqlite3_int64)hash);
@@ -99,8 +103,8 @@ static xf_status graph_put(xf_rulesdb *db, const xf_graph *g, int64_t *id, int *
         *inserted = 1;
         db->batch_writes++;
     }
-    free(blob);
-    free(text);
+    xf_free(blob);
+    xf_free(text);
     return st;
 }
 
@@ -128,7 +132,7 @@ static xf_status input_names(const xf_graph *g, char **out, xf_error *err)
             return XF_FAIL(err, XF_ERR_INVALID,
                            "rule input %d name '%s' must be non-empty and contain no comma", i, nm);
     }
-    char *s = malloc(n);
+    char *s = xf_malloc(n);
     if (!s) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory storing a rule");
     size_t len = 0;
     s[0] = '\0';
@@ -190,7 +194,7 @@ static xf_status rule_put(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb_rul
     if (st != XF_OK) return st;
     s = db_stmt(db, STMT_RULE_INSERT, err);
     if (!s) {
-        free(names);
+        xf_free(names);
         return err ? err->code : XF_ERR_IO;
     }
     int so = r->src.n_nodes, dso = r->dst.n_nodes;
@@ -209,7 +213,7 @@ static xf_status rule_put(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb_rul
     if (meta && meta->run_id) sqlite3_bind_int64(s, 12, meta->run_id);
     st = db_step_done(db, s, "storing a rule", err);
     sqlite3_clear_bindings(s);
-    free(names);
+    xf_free(names);
     if (st != XF_OK) return st;
     *id = sqlite3_last_insert_rowid(db->h);
     *inserted = 1;

@@ -93,7 +93,7 @@ int64_t xf_rulesdb_batch_writes(const xf_rulesdb *db);
  * graph inputs with dtype and shape, nodes in a canonical topological order
  * with op name, non-default parameters and input references, outputs. Names
  * are not stored. Graphs holding constant initializers or opaque nodes are
- * XF_ERR_UNSUPPORTED. *buf is malloc'd (caller frees). */
+ * XF_ERR_UNSUPPORTED. *buf is xf_malloc'd (caller xf_frees). */
 xf_status xf_rulesdb_graph_serialize(const xf_graph *g, uint8_t **buf, size_t *len,
                                      xf_error *err);
 /* Rebuilds a graph with the xf_graph builders and validates it. Inputs are
@@ -227,7 +227,7 @@ typedef struct xf_rulesdb_count {
     int64_t n;
 } xf_rulesdb_count;
 
-/* *rows (malloc'd, caller frees) gets *n_rows groups. */
+/* *rows (xf_malloc'd, caller xf_frees) gets *n_rows groups. */
 xf_status xf_rulesdb_count_by(xf_rulesdb *db, xf_rulesdb_group by, xf_rulesdb_count **rows,
                               int *n_rows, xf_error *err);
 /* Number of stored graphs. */

@@ -112,16 +112,16 @@ void xf_rulesdb_run_info_init(xf_rulesdb_run_info *info)
 
 void xf_rulesdb_run_info_free(xf_rulesdb_run_info *info)
 {
-    free(info->tool);
-    free(info->tool_version);
-    free(info->options);
-    free(info->input_set);
-    free(info->vocab);
-    free(info->started);
-    free(info->ended);
-    for (int i = 0; i < info->n_stages; i++) free(info->stages[i].name);
-    free(info->stages);
-    free(info->checkpoint);
+    xf_free(info->tool);
+    xf_free(info->tool_version);
+    xf_free(info->options);
+    xf_free(info->input_set);
+    xf_free(info->vocab);
+    xf_free(info->started);
+    xf_free(info->ended);
+    for (int i = 0; i < info->n_stages; i++) xf_free(info->stages[i].name);
+    xf_free(info->stages);
+    xf_free(info->checkpoint);
     xf_rulesdb_run_info_init(info);
 }
 
@@ -136,7 +136,7 @@ static xf_status read_stages(xf_rulesdb *db, int64_t run_id, xf_rulesdb_run_info
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         if (info->n_stages == cap) {
             cap = cap ? cap * 2 : 8;
-            xf_rulesdb_stage *v = realloc(info->stages, sizeof *v * (size_t)cap);
+            xf_rulesdb_stage *v = xf_realloc(info->stages, sizeof *v * (size_t)cap);
             if (!v) {
                 oom = 1;
                 break;

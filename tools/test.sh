@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 
+tools/check_alloc.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== include check ==" && tools/check_includes.sh

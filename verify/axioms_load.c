@@ -55,9 +55,9 @@ xf_status xf_verify_axioms_load(xf_verifier *v, xf_error *err)
     int n = xf_verify_axiom_count();
     xf_status st = declare(v, err);
     if (st != XF_OK) return st;
-    v->axioms = calloc((size_t)n, sizeof *v->axioms);
-    v->lits = calloc((size_t)n, sizeof *v->lits);
-    v->enabled = malloc((size_t)n);
+    v->axioms = xf_calloc((size_t)n, sizeof *v->axioms);
+    v->lits = xf_calloc((size_t)n, sizeof *v->lits);
+    v->enabled = xf_malloc((size_t)n);
     if (!v->axioms || !v->lits || !v->enabled)
         return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory loading %d axioms", n);
     Z3_symbol sort_name = Z3_mk_string_symbol(c, "T");
@@ -66,12 +66,12 @@ xf_status xf_verify_axioms_load(xf_verifier *v, xf_error *err)
     for (int i = 0; i < n; i++) {
         const xf_axiom_info *ax = xf_verify_axiom(i);
         size_t len = strlen(ax->formula) + 16;
-        char *text = malloc(len);
+        char *text = xf_malloc(len);
         if (!text) return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory parsing axiom %s", ax->name);
         snprintf(text, len, "(assert %s)", ax->formula);
         Z3_ast_vector vec = Z3_parse_smtlib2_string(c, text, 1, &sort_name, &v->tensor,
                                                     XF_AX_FN_COUNT, names, v->fns);
-        free(text);
+        xf_free(text);
         if (xf_verifier_z3_error(v, "parsing an axiom", err)) {
             xf_error_prefix(err, "axiom %s: ", ax->name);
             return err ? err->code : XF_ERR_INTERNAL;

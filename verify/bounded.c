@@ -58,7 +58,7 @@ void xf_bounded_init(xf_bounded *b)
 void xf_bounded_free(xf_bounded *b)
 {
     for (int i = 0; i < b->n_inputs; i++) xf_tensor_free(&b->inputs[i]);
-    free(b->inputs);
+    xf_free(b->inputs);
     xf_bounded_init(b);
 }
 
@@ -83,11 +83,11 @@ typedef struct check {
 /* Frees what one shape's check built. */
 static void shape_free(check *k, const xf_rule *r)
 {
-    for (int i = 0; k->src && i < r->src.n_values; i++) free(k->src[i].e);
-    for (int i = 0; k->dst && i < r->dst.n_values; i++) free(k->dst[i].e);
-    free(k->src);
-    free(k->dst);
-    free(k->diff);
+    for (int i = 0; k->src && i < r->src.n_values; i++) xf_free(k->src[i].e);
+    for (int i = 0; k->dst && i < r->dst.n_values; i++) xf_free(k->dst[i].e);
+    xf_free(k->src);
+    xf_free(k->dst);
+    xf_free(k->diff);
     k->src = k->dst = NULL;
     k->diff = NULL;
     k->n_diff = 0;
@@ -98,7 +98,7 @@ static void shape_free(check *k, const xf_rule *r)
 static void check_free(check *k)
 {
     xfb_canon_free(k->canon);
-    free(k->c.side);
+    xf_free(k->c.side);
     if (k->c.z) Z3_del_context(k->c.z);
 }
 
@@ -126,8 +126,8 @@ static xf_status make_context(check *k, const xf_verify_options *o, xf_error *er
 /* One real constant per element of every rule input, shared by both sides. */
 static xf_status make_inputs(check *k, const xf_rule *r, int max_dim, xf_error *err)
 {
-    k->src = calloc((size_t)r->src.n_values + 1, sizeof *k->src);
-    k->dst = calloc((size_t)r->dst.n_values + 1, sizeof *k->dst);
+    k->src = xf_calloc((size_t)r->src.n_values + 1, sizeof *k->src);
+    k->dst = xf_calloc((size_t)r->dst.n_values + 1, sizeof *k->dst);
     if (!k->src || !k->dst) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     for (int i = 0; i < r->src.n_inputs; i++) {
         xfb_tensor *a = &k->src[r->src.inputs[i]], *b = &k->dst[r->dst.inputs[i]];
@@ -140,7 +140,7 @@ static xf_status make_inputs(check *k, const xf_rule *r, int max_dim, xf_error *
                                xf_shape_str(&a->shape, s, sizeof s), max_dim);
             }
         a->n = xf_shape_numel(&a->shape);
-        a->e = malloc((size_t)a->n * sizeof *a->e + 1);
+        a->e = xf_malloc((size_t)a->n * sizeof *a->e + 1);
         if (!a->e) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
         for (int64_t e = 0; e < a->n; e++) {
             char name[48];
@@ -149,7 +149,7 @@ static xf_status make_inputs(check *k, const xf_rule *r, int max_dim, xf_error *
         }
         if (b->e) continue; /* the same value read twice */
         *b = *a;
-        b->e = malloc((size_t)a->n * sizeof *b->e + 1);
+        b->e = xf_malloc((size_t)a->n * sizeof *b->e + 1);
         if (!b->e) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
         memcpy(b->e, a->e, (size_t)a->n * sizeof *b->e);
     }
@@ -186,7 +186,7 @@ static xf_status collect_diffs(check *k, const xf_rule *r, xf_error *err)
 {
     int64_t total = 0;
     for (int o = 0; o < r->src.n_outputs; o++) total += k->src[r->src.outputs[o]].n;
-    k->diff = malloc((size_t)total * sizeof *k->diff + 1);
+    k->diff = xf_malloc((size_t)total * sizeof *k->diff + 1);
     if (!k->diff) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     for (int o = 0; o < r->src.n_outputs; o++) {
         const xfb_tensor *a = &k->src[r->src.outputs[o]], *b = &k->dst[r->dst.outputs[o]];
@@ -214,7 +214,7 @@ static xf_status collect_diffs(check *k, const xf_rule *r, xf_error *err)
 static xf_status model_inputs(check *k, const xf_rule *r, Z3_model m, xf_bounded *out,
                               xf_error *err)
 {
-    out->inputs = calloc((size_t)r->src.n_inputs + 1, sizeof *out->inputs);
+    out->inputs = xf_calloc((size_t)r->src.n_inputs + 1, sizeof *out->inputs);
     if (!out->inputs) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     out->n_inputs = r->src.n_inputs;
     for (int i = 0; i < r->src.n_inputs; i++) {
@@ -242,7 +242,7 @@ static xf_status confirm(const xf_rule *r, xf_bounded *out, double rtol, int nan
                          double *max_diff, xf_error *err)
 {
     int n = r->src.n_outputs;
-    xf_tensor *a = calloc((size_t)n + 1, sizeof *a), *b = calloc((size_t)n + 1, sizeof *b);
+    xf_tensor *a = xf_calloc((size_t)n + 1, sizeof *a), *b = xf_calloc((size_t)n + 1, sizeof *b);
     xf_status st = a && b ? XF_OK : XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     if (st == XF_OK) st = xf_interp_run(&r->src, out->inputs, out->n_inputs, a, err);
     if (st == XF_OK) {
@@ -264,8 +264,8 @@ static xf_status confirm(const xf_rule *r, xf_bounded *out, double rtol, int nan
         }
     }
     for (int o = 0; o < n && a && b; o++) xf_tensor_free(&a[o]), xf_tensor_free(&b[o]);
-    free(a);
-    free(b);
+    xf_free(a);
+    xf_free(b);
     return st;
 }
 
@@ -357,7 +357,7 @@ static xf_status solve(check *k, const xf_rule *r, xf_bounded *one, char *why, s
 static xf_status float_probe(const xf_rule *r, uint64_t seed, xf_bounded *one, char *why,
                              size_t why_len, xf_error *err)
 {
-    one->inputs = calloc((size_t)r->src.n_inputs + 1, sizeof *one->inputs);
+    one->inputs = xf_calloc((size_t)r->src.n_inputs + 1, sizeof *one->inputs);
     if (!one->inputs) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     one->n_inputs = r->src.n_inputs;
     double d = 0;

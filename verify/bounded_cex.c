@@ -31,7 +31,7 @@ xf_status xf_verify_cex_encode(const xf_tensor *inputs, int n, uint8_t **buf, si
                            xf_dtype_name(inputs[i].dtype));
         cap += 32 + 24 * XF_MAX_DIMS + 18 * (size_t)xf_shape_numel(&inputs[i].shape);
     }
-    char *s = malloc(cap);
+    char *s = xf_malloc(cap);
     if (!s) return XF_FAIL(err, XF_ERR_NOMEM, "counterexample: out of memory");
     xf_strbuf b = {s, cap, 0, 0};
     xf_strbuf_printf(&b, "xf-counterexample 1\ninputs %d\n", n);
@@ -46,7 +46,7 @@ xf_status xf_verify_cex_encode(const xf_tensor *inputs, int n, uint8_t **buf, si
         xf_strbuf_printf(&b, "\n");
     }
     if (b.overflow) {
-        free(s);
+        xf_free(s);
         return XF_FAIL(err, XF_ERR_INTERNAL, "counterexample: buffer estimate too small");
     }
     *buf = (uint8_t *)s;
@@ -79,7 +79,7 @@ xf_status xf_verify_cex_decode(const uint8_t *buf, size_t len, xf_tensor **input
 {
     *inputs = NULL;
     *n = 0;
-    char *s = malloc(len + 1);
+    char *s = xf_malloc(len + 1);
     if (!s) return XF_FAIL(err, XF_ERR_NOMEM, "counterexample: out of memory");
     memcpy(s, buf, len);
     s[len] = '\0';
@@ -87,15 +87,15 @@ xf_status xf_verify_cex_decode(const uint8_t *buf, size_t len, xf_tensor **input
     int ok = 1;
     if (!skip_word(&p, "xf-counterexample") || next_int(&p, &ok) != 1 || !ok ||
         !skip_word(&p, "inputs")) {
-        free(s);
+        xf_free(s);
         return XF_FAIL(err, XF_ERR_PARSE, "counterexample: not an xf-counterexample 1 blob");
     }
     long long count = next_int(&p, &ok);
     if (!ok || count < 0 || count > 1024) {
-        free(s);
+        xf_free(s);
         return XF_FAIL(err, XF_ERR_PARSE, "counterexample: bad input count");
     }
-    xf_tensor *t = calloc((size_t)count + 1, sizeof *t);
+    xf_tensor *t = xf_calloc((size_t)count + 1, sizeof *t);
     xf_status st = t ? XF_OK : XF_FAIL(err, XF_ERR_NOMEM, "counterexample: out of memory");
     int done = 0;
     for (; st == XF_OK && done < count; done++) {
@@ -130,10 +130,10 @@ xf_status xf_verify_cex_decode(const uint8_t *buf, size_t len, xf_tensor **input
             break;
         }
     }
-    free(s);
+    xf_free(s);
     if (st != XF_OK) {
         for (int i = 0; t && i < done; i++) xf_tensor_free(&t[i]);
-        free(t);
+        xf_free(t);
         return st;
     }
     *inputs = t;

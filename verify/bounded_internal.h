@@ -20,7 +20,7 @@
 typedef struct xfb_tensor {
     xf_shape shape;
     int64_t n;
-    Z3_ast *e; /* n terms, malloc'd; NULL while the value is not elaborated */
+    Z3_ast *e; /* n terms, xf_malloc'd; NULL while the value is not elaborated */
 } xfb_tensor;
 
 typedef struct xfb_ctx {

@@ -86,7 +86,7 @@ static xf_status side(xfb_ctx *c, Z3_ast fact, xf_error *err)
 {
     if (c->n_side == c->cap_side) {
         int cap = c->cap_side ? 2 * c->cap_side : 64;
-        Z3_ast *p = realloc(c->side, (size_t)cap * sizeof *p);
+        Z3_ast *p = xf_realloc(c->side, (size_t)cap * sizeof *p);
         if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
         c->side = p, c->cap_side = cap;
     }
@@ -120,7 +120,7 @@ static xf_status push(termv *v, Z3_ast a, xf_error *err)
 {
     if (v->n == v->cap) {
         int cap = v->cap ? 2 * v->cap : 4;
-        Z3_ast *p = realloc(v->t, (size_t)cap * sizeof *p);
+        Z3_ast *p = xf_realloc(v->t, (size_t)cap * sizeof *p);
         if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
         v->t = p, v->cap = cap;
     }
@@ -143,8 +143,8 @@ static void probe_free(probe *p)
     for (int i = 0; i < p->n_in; i++) xf_tensor_free(&p->in[i]);
     for (int o = 0; o < p->n_out; o++) {
         if (p->terms[o])
-            for (int64_t e = 0; e < xf_shape_numel(&p->out[o].shape); e++) free(p->terms[o][e].t);
-        free(p->terms[o]);
+            for (int64_t e = 0; e < xf_shape_numel(&p->out[o].shape); e++) xf_free(p->terms[o][e].t);
+        xf_free(p->terms[o]);
         xf_tensor_free(&p->out[o]);
     }
 }
@@ -176,7 +176,7 @@ static xf_status probe_init(probe *p, const xf_graph *g, const xf_node *nd, int 
         p->n_out = o + 1;
         xf_status st = xf_tensor_alloc(&p->out[o], XF_F32, &v->shape, err);
         if (st != XF_OK) return st;
-        p->terms[o] = calloc((size_t)xf_shape_numel(&v->shape) + 1, sizeof(termv));
+        p->terms[o] = xf_calloc((size_t)xf_shape_numel(&v->shape) + 1, sizeof(termv));
         if (!p->terms[o]) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     }
     return XF_OK;
@@ -209,7 +209,7 @@ static xf_status affine(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_te
     xf_status st = probe_init(&p, g, nd, nd->n_inputs, err);
     float *base[XF_MAX_SPLIT] = {0};
     for (int o = 0; st == XF_OK && o < p.n_out; o++) {
-        base[o] = malloc((size_t)xf_shape_numel(&p.out[o].shape) * sizeof(float) + 1);
+        base[o] = xf_malloc((size_t)xf_shape_numel(&p.out[o].shape) * sizeof(float) + 1);
         if (!base[o]) st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     }
     if (st == XF_OK) st = probe_run(&p, nd, &nd->params, err);
@@ -249,7 +249,7 @@ static xf_status affine(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_te
         }
     }
     if (st == XF_OK) st = probe_emit(c, &p, nd, vals, err);
-    for (int o = 0; o < XF_MAX_SPLIT; o++) free(base[o]);
+    for (int o = 0; o < XF_MAX_SPLIT; o++) xf_free(base[o]);
     probe_free(&p);
     return st;
 }
@@ -393,18 +393,18 @@ static xf_status softmax(xfb_ctx *c, const xfb_tensor *x, int axis, xfb_tensor *
 {
     int64_t n = x->shape.dims[axis], inner = 1;
     for (int d = axis + 1; d < x->shape.rank; d++) inner *= x->shape.dims[d];
-    Z3_ast *ex = malloc((size_t)n * sizeof *ex);
+    Z3_ast *ex = xf_malloc((size_t)n * sizeof *ex);
     if (!ex) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     for (int64_t base = 0; base < x->n; base++) {
         if ((base / inner) % n != 0) continue; /* first element of a lane */
         for (int64_t k = 0; k < n; k++) {
             ex[k] = apply_uf(c, XF_OP_EXP, x->e[base + k * inner], err);
-            if (!ex[k]) return free(ex), XF_ERR_NOMEM;
+            if (!ex[k]) return xf_free(ex), XF_ERR_NOMEM;
         }
         Z3_ast s = sum(c, ex, (int)n);
         for (int64_t k = 0; k < n; k++) y->e[base + k * inner] = Z3_mk_div(c->z, ex[k], s);
     }
-    free(ex);
+    xf_free(ex);
     return xfb_z3_check(c, "elaborating softmax", err);
 }
 
@@ -417,11 +417,11 @@ static xf_status layernorm(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb
     int axis = nd->params.axis < 0 ? nd->params.axis + x->shape.rank : nd->params.axis;
     xf_shape tail = xf_shape_make(x->shape.rank - axis, x->shape.dims + axis);
     int64_t inner = xf_shape_numel(&tail);
-    Z3_ast *d = malloc((size_t)inner * 2 * sizeof *d);
+    Z3_ast *d = xf_malloc((size_t)inner * 2 * sizeof *d);
     if (!d) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     Z3_ast *sq = d + inner, inv_n = Z3_mk_real(c->z, 1, (int)inner);
     Z3_ast eps = num(c, nd->params.epsilon, err);
-    if (!eps) return free(d), XF_ERR_UNSUPPORTED;
+    if (!eps) return xf_free(d), XF_ERR_UNSUPPORTED;
     for (int64_t row = 0; row < x->n; row += inner) {
         Z3_ast mean = mul2(c, inv_n, sum(c, x->e + row, (int)inner));
         for (int64_t k = 0; k < inner; k++) {
@@ -430,7 +430,7 @@ static xf_status layernorm(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb
         }
         Z3_ast var = mul2(c, inv_n, sum(c, sq, (int)inner));
         Z3_ast s = apply_uf(c, XF_OP_SQRT, Z3_mk_add(c->z, 2, (Z3_ast[]){var, eps}), err);
-        if (!s || side(c, Z3_mk_gt(c->z, s, zero(c)), err) != XF_OK) return free(d), XF_ERR_NOMEM;
+        if (!s || side(c, Z3_mk_gt(c->z, s, zero(c)), err) != XF_OK) return xf_free(d), XF_ERR_NOMEM;
         for (int64_t k = 0; k < inner; k++) {
             Z3_ast v = mul2(c, Z3_mk_div(c->z, d[k], s),
                             scale->e[bcast_index(&tail, &scale->shape, k)]);
@@ -439,7 +439,7 @@ static xf_status layernorm(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb
             y->e[row + k] = v;
         }
     }
-    free(d);
+    xf_free(d);
     (void)g;
     return xfb_z3_check(c, "elaborating layernorm", err);
 }
@@ -507,7 +507,7 @@ static xf_status node(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tens
 
 xf_status xfb_elaborate(xfb_ctx *c, const xf_graph *g, xfb_tensor *vals, xf_error *err)
 {
-    int *order = malloc((size_t)g->n_nodes * sizeof *order + 1);
+    int *order = xf_malloc((size_t)g->n_nodes * sizeof *order + 1);
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     xf_status st = xf_graph_topo_order(g, order, err);
     for (int k = 0; st == XF_OK && k < g->n_nodes; k++) {
@@ -521,7 +521,7 @@ xf_status xfb_elaborate(xfb_ctx *c, const xf_graph *g, xfb_tensor *vals, xf_erro
             xfb_tensor *t = &vals[nd->outputs[o]];
             t->shape = g->values[nd->outputs[o]].shape;
             t->n = xf_shape_numel(&t->shape);
-            t->e = calloc((size_t)t->n + 1, sizeof *t->e);
+            t->e = xf_calloc((size_t)t->n + 1, sizeof *t->e);
             if (!t->e) st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
         }
         if (st == XF_OK) st = node(c, g, nd, vals, err);
@@ -530,6 +530,6 @@ xf_status xfb_elaborate(xfb_ctx *c, const xf_graph *g, xfb_tensor *vals, xf_erro
             xf_error_prefix(err, "%s: ", xf_node_describe(g, order[k], b, sizeof b));
         }
     }
-    free(order);
+    xf_free(order);
     return st;
 }

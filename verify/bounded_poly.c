@@ -44,9 +44,9 @@ static uint64_t hash_words(const uint32_t *w, uint32_t n)
 
 static void itab_free(itab *t)
 {
-    free(t->pool);
-    free(t->off);
-    free(t->len);
+    xf_free(t->pool);
+    xf_free(t->off);
+    xf_free(t->len);
     xf_htab_free(&t->index);
     memset(t, 0, sizeof *t);
 }
@@ -63,17 +63,17 @@ static int32_t itab_intern(itab *t, const uint32_t *w, uint32_t n)
     }
     if (t->n == t->cap) {
         uint32_t cap = t->cap ? 2 * t->cap : 1024;
-        size_t *o = realloc(t->off, (size_t)cap * sizeof *o);
+        size_t *o = xf_realloc(t->off, (size_t)cap * sizeof *o);
         if (!o) return -1;
         t->off = o;
-        uint32_t *l = realloc(t->len, (size_t)cap * sizeof *l);
+        uint32_t *l = xf_realloc(t->len, (size_t)cap * sizeof *l);
         if (!l) return -1;
         t->len = l, t->cap = cap;
     }
     if (t->pool_n + n > t->pool_cap) {
         size_t cap = t->pool_cap ? 2 * t->pool_cap : 1 << 16;
         while (cap < t->pool_n + n) cap *= 2;
-        uint32_t *p = realloc(t->pool, cap * sizeof *p);
+        uint32_t *p = xf_realloc(t->pool, cap * sizeof *p);
         if (!p) return -1;
         t->pool = p, t->pool_cap = cap;
     }
@@ -153,7 +153,7 @@ struct xfb_canon {
 
 xfb_canon *xfb_canon_new(Z3_context z, Z3_sort real)
 {
-    xfb_canon *c = calloc(1, sizeof *c);
+    xfb_canon *c = xf_calloc(1, sizeof *c);
     if (c) c->z = z, c->real = real;
     return c;
 }
@@ -164,11 +164,11 @@ void xfb_canon_free(xfb_canon *c)
     itab_free(&c->atoms);
     itab_free(&c->monos);
     itab_free(&c->polys);
-    free(c->atom_ast);
-    free(c->poly_ast);
-    free(c->memo);
-    free(c->buf);
-    free(c);
+    xf_free(c->atom_ast);
+    xf_free(c->poly_ast);
+    xf_free(c->memo);
+    xf_free(c->buf);
+    xf_free(c);
 }
 
 static uint32_t *scratch(xfb_canon *c, size_t n)
@@ -176,7 +176,7 @@ static uint32_t *scratch(xfb_canon *c, size_t n)
     if (n > c->buf_cap) {
         size_t cap = c->buf_cap ? c->buf_cap : 1024;
         while (cap < n) cap *= 2;
-        uint32_t *b = realloc(c->buf, cap * sizeof *b);
+        uint32_t *b = xf_realloc(c->buf, cap * sizeof *b);
         if (!b) return NULL;
         c->buf = b, c->buf_cap = cap;
     }
@@ -189,7 +189,7 @@ static int32_t atom_intern(xfb_canon *c, const uint32_t *w, uint32_t n, Z3_ast a
     if (id < 0) return -1;
     if ((uint32_t)id >= c->atom_cap) {
         uint32_t cap = c->atom_cap ? 2 * c->atom_cap : 1024;
-        Z3_ast *p = realloc(c->atom_ast, (size_t)cap * sizeof *p);
+        Z3_ast *p = xf_realloc(c->atom_ast, (size_t)cap * sizeof *p);
         if (!p) return -1;
         memset(p + c->atom_cap, 0, (size_t)(cap - c->atom_cap) * sizeof *p);
         c->atom_ast = p, c->atom_cap = cap;
@@ -228,7 +228,7 @@ static int32_t poly_intern(xfb_canon *c, term *t, size_t n)
     if (id < 0) return -1;
     if ((uint32_t)id >= c->poly_cap) {
         uint32_t cap = c->poly_cap ? 2 * c->poly_cap : 1024;
-        Z3_ast *p = realloc(c->poly_ast, (size_t)cap * sizeof *p);
+        Z3_ast *p = xf_realloc(c->poly_ast, (size_t)cap * sizeof *p);
         if (!p) return -1;
         memset(p + c->poly_cap, 0, (size_t)(cap - c->poly_cap) * sizeof *p);
         c->poly_ast = p, c->poly_cap = cap;
@@ -236,13 +236,13 @@ static int32_t poly_intern(xfb_canon *c, term *t, size_t n)
     return id;
 }
 
-/* Terms of poly id into a fresh array (caller frees). */
+/* Terms of poly id into a fresh array (caller xf_frees). */
 static term *poly_terms(xfb_canon *c, int32_t id, size_t *n)
 {
     uint32_t len;
     const uint32_t *w = itab_get(&c->polys, id, &len);
     *n = len / 5;
-    term *t = malloc((*n + 1) * sizeof *t);
+    term *t = xf_malloc((*n + 1) * sizeof *t);
     if (!t) return NULL;
     for (size_t i = 0; i < *n; i++) {
         t[i].mono = (int32_t)w[5 * i];
@@ -263,12 +263,12 @@ static int32_t mono_mul(xfb_canon *c, int32_t a, int32_t b)
     uint32_t na, nb;
     const uint32_t *x = itab_get(&c->monos, a, &na);
     const uint32_t *y = itab_get(&c->monos, b, &nb);
-    uint32_t *w = malloc(((size_t)na + nb + 1) * sizeof *w);
+    uint32_t *w = xf_malloc(((size_t)na + nb + 1) * sizeof *w);
     if (!w) return -1;
     uint32_t i = 0, j = 0, k = 0;
     while (i < na || j < nb) w[k++] = j >= nb || (i < na && x[i] <= y[j]) ? x[i++] : y[j++];
     int32_t id = itab_intern(&c->monos, w, k);
-    free(w);
+    xf_free(w);
     return id;
 }
 
@@ -291,21 +291,21 @@ static int32_t poly_lin(xfb_canon *c, const int32_t *p, const rat *k, unsigned n
 {
     size_t total = 0, m;
     for (unsigned i = 0; i < n; i++) total += c->polys.len[p[i]] / 5;
-    term *all = malloc((total + 1) * sizeof *all);
+    term *all = xf_malloc((total + 1) * sizeof *all);
     if (!all) return -1;
     size_t at = 0;
     for (unsigned i = 0; i < n; i++) {
         term *t = poly_terms(c, p[i], &m);
-        if (!t) return free(all), -1;
+        if (!t) return xf_free(all), -1;
         for (size_t j = 0; j < m; j++) {
             all[at] = t[j];
-            if (rat_mul(t[j].c, k[i], &all[at].c) != 0) return free(t), free(all), -1;
+            if (rat_mul(t[j].c, k[i], &all[at].c) != 0) return xf_free(t), xf_free(all), -1;
             at++;
         }
-        free(t);
+        xf_free(t);
     }
     int32_t id = poly_intern(c, all, at);
-    free(all);
+    xf_free(all);
     return id;
 }
 
@@ -315,7 +315,7 @@ static int32_t poly_mul(xfb_canon *c, int32_t a, int32_t b)
     if ((double)(c->polys.len[a] / 5) * (double)(c->polys.len[b] / 5) > 4.0 * XFB_POLY_MAX_TERMS)
         return -1;
     term *x = poly_terms(c, a, &na), *y = poly_terms(c, b, &nb);
-    term *t = malloc((na * nb + 1) * sizeof *t);
+    term *t = xf_malloc((na * nb + 1) * sizeof *t);
     int32_t id = -1;
     if (x && y && t) {
         size_t k = 0;
@@ -327,9 +327,9 @@ static int32_t poly_mul(xfb_canon *c, int32_t a, int32_t b)
         id = poly_intern(c, t, k);
     }
 out:
-    free(x);
-    free(y);
-    free(t);
+    xf_free(x);
+    xf_free(y);
+    xf_free(t);
     return id;
 }
 
@@ -338,7 +338,7 @@ static int memo_reserve(xfb_canon *c, unsigned id)
     if (id < c->memo_cap) return 0;
     uint32_t cap = c->memo_cap ? c->memo_cap : 4096;
     while (cap <= id) cap *= 2;
-    int32_t *m = realloc(c->memo, (size_t)cap * sizeof *m);
+    int32_t *m = xf_realloc(c->memo, (size_t)cap * sizeof *m);
     if (!m) return -1;
     memset(m + c->memo_cap, 0, (size_t)(cap - c->memo_cap) * sizeof *m);
     c->memo = m, c->memo_cap = cap;
@@ -359,7 +359,7 @@ static int32_t cmp_poly(xfb_canon *c, Z3_ast a, Z3_ast b)
     term *t = poly_terms(c, d, &n);
     if (!t) return -1;
     rat s = {t[0].c.d, t[0].c.n < 0 ? -t[0].c.n : t[0].c.n};
-    free(t);
+    xf_free(t);
     return poly_lin(c, &d, &s, 1);
 }
 
@@ -407,12 +407,12 @@ static int32_t combine(xfb_canon *c, Z3_ast a, Z3_func_decl f, Z3_decl_kind k, c
 {
     switch (k) {
     case Z3_OP_ADD: case Z3_OP_SUB: case Z3_OP_UMINUS: {
-        rat *kk = malloc((size_t)(n + 1) * sizeof *kk);
+        rat *kk = xf_malloc((size_t)(n + 1) * sizeof *kk);
         if (!kk) return -1;
         for (unsigned i = 0; i < n; i++)
             kk[i] = (rat){k == Z3_OP_UMINUS || (k == Z3_OP_SUB && i > 0) ? -1 : 1, 1};
         int32_t r = poly_lin(c, p, kk, n);
-        free(kk);
+        xf_free(kk);
         return r;
     }
     case Z3_OP_MUL: {
@@ -440,10 +440,10 @@ static int32_t norm_app(xfb_canon *c, Z3_ast a)
     Z3_decl_kind k = Z3_get_decl_kind(c->z, f);
     unsigned n = Z3_get_app_num_args(c->z, app);
     if (k == Z3_OP_ITE) return norm_ite(c, app);
-    int32_t *p = malloc((size_t)(n + 1) * sizeof *p), r = p ? 0 : -1;
+    int32_t *p = xf_malloc((size_t)(n + 1) * sizeof *p), r = p ? 0 : -1;
     for (unsigned i = 0; r >= 0 && i < n; i++) r = p[i] = norm(c, Z3_get_app_arg(c->z, app, i));
     if (r >= 0) r = combine(c, a, f, k, p, n);
-    free(p);
+    xf_free(p);
     return r;
 }
 
@@ -500,7 +500,7 @@ static Z3_ast build_poly(xfb_canon *c, int32_t id)
     uint32_t len;
     const uint32_t *w = itab_get(&c->polys, id, &len);
     size_t n = len / 5;
-    Z3_ast *s = malloc((n + 1) * sizeof *s), r = NULL;
+    Z3_ast *s = xf_malloc((n + 1) * sizeof *s), r = NULL;
     if (!s) return NULL;
     for (size_t i = 0; i < n; i++) {
         uint32_t m;
@@ -521,7 +521,7 @@ static Z3_ast build_poly(xfb_canon *c, int32_t id)
     }
     r = n == 0 ? Z3_mk_real(c->z, 0, 1) : n == 1 ? s[0] : Z3_mk_add(c->z, (unsigned)n, s);
 out:
-    free(s);
+    xf_free(s);
     return c->poly_ast[id] = r;
 }
 

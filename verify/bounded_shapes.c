@@ -305,10 +305,10 @@ typedef struct search {
 
 static void search_free(search *s)
 {
-    free(s->cls);
-    for (int k = 0; k < 2; k++) free(s->order[k]), free(s->sh[k]);
-    free(s->in_sh);
-    free(s->in_dt);
+    xf_free(s->cls);
+    for (int k = 0; k < 2; k++) xf_free(s->order[k]), xf_free(s->sh[k]);
+    xf_free(s->in_sh);
+    xf_free(s->in_dt);
 }
 
 static const xf_graph *side_graph(const xf_rule *r, int k) { return k ? &r->dst : &r->src; }
@@ -321,17 +321,17 @@ static xf_status build_classes(search *s, xf_error *err)
     int n = 0;
     for (int k = 0; k < 2; k++) {
         const xf_graph *g = side_graph(r, k);
-        t.base[k] = malloc(sizeof(int) * ((size_t)g->n_values + 1));
+        t.base[k] = xf_malloc(sizeof(int) * ((size_t)g->n_values + 1));
         if (!t.base[k]) goto nomem;
         for (int v = 0; v < g->n_values; v++) t.base[k][v] = n, n += g->values[v].shape.rank;
     }
-    t.parent = malloc(sizeof(int) * ((size_t)n + 1));
-    t.fixed = calloc((size_t)n + 1, 1);
+    t.parent = xf_malloc(sizeof(int) * ((size_t)n + 1));
+    t.fixed = xf_calloc((size_t)n + 1, 1);
     for (int i = 0; i < s->n_in; i++) s->n_dims += r->src.values[r->src.inputs[i]].shape.rank;
-    s->cls = malloc(sizeof(int) * ((size_t)s->n_dims + 1));
-    int *root_cls = malloc(sizeof(int) * ((size_t)n + 1));
+    s->cls = xf_malloc(sizeof(int) * ((size_t)s->n_dims + 1));
+    int *root_cls = xf_malloc(sizeof(int) * ((size_t)n + 1));
     if (!t.parent || !t.fixed || !s->cls || !root_cls) {
-        free(root_cls);
+        xf_free(root_cls);
         goto nomem;
     }
     for (int i = 0; i < n; i++) t.parent[i] = i, root_cls[i] = -1;
@@ -366,17 +366,17 @@ static xf_status build_classes(search *s, xf_error *err)
             s->cls[j] = root_cls[root];
         }
     }
-    free(root_cls);
-    free(t.parent);
-    free(t.fixed);
-    free(t.base[0]);
-    free(t.base[1]);
+    xf_free(root_cls);
+    xf_free(t.parent);
+    xf_free(t.fixed);
+    xf_free(t.base[0]);
+    xf_free(t.base[1]);
     return XF_OK;
 nomem:
-    free(t.parent);
-    free(t.fixed);
-    free(t.base[0]);
-    free(t.base[1]);
+    xf_free(t.parent);
+    xf_free(t.fixed);
+    xf_free(t.base[0]);
+    xf_free(t.base[1]);
     return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory choosing shapes");
 }
 
@@ -388,8 +388,8 @@ static xf_status search_init(search *s, const xf_rule *r, int max_dim, xf_error 
     s->n_in = r->src.n_inputs;
     for (int k = 0; k < 2; k++) {
         const xf_graph *g = side_graph(r, k);
-        s->order[k] = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
-        s->sh[k] = malloc(sizeof(xf_shape) * ((size_t)g->n_values + 1));
+        s->order[k] = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+        s->sh[k] = xf_malloc(sizeof(xf_shape) * ((size_t)g->n_values + 1));
         if (!s->order[k] || !s->sh[k])
             return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory choosing shapes");
         xf_status st = xf_graph_topo_order(g, s->order[k], err);
@@ -401,8 +401,8 @@ static xf_status search_init(search *s, const xf_rule *r, int max_dim, xf_error 
             if (nd->n_inputs > s->max_node_in) s->max_node_in = nd->n_inputs;
         }
     }
-    s->in_sh = malloc(sizeof(xf_shape) * ((size_t)s->max_node_in + 1));
-    s->in_dt = malloc(sizeof(xf_dtype) * ((size_t)s->max_node_in + 1));
+    s->in_sh = xf_malloc(sizeof(xf_shape) * ((size_t)s->max_node_in + 1));
+    s->in_dt = xf_malloc(sizeof(xf_dtype) * ((size_t)s->max_node_in + 1));
     if (!s->in_sh || !s->in_dt)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory choosing shapes");
     return build_classes(s, err);
@@ -514,7 +514,7 @@ void xfb_shape_plan_trim(xfb_shape_plan *p, int keep)
 
 void xfb_shape_plan_free(xfb_shape_plan *p)
 {
-    free(p->shapes);
+    xf_free(p->shapes);
     memset(p, 0, sizeof *p);
 }
 
@@ -529,13 +529,13 @@ static xf_status collect(search *s, const xf_shape *own, cand **cands, int *n_ca
         tries *= s->max_dim;
     }
     if (!exhaustive) tries = XFB_SHAPE_TRIES;
-    *cands = malloc(sizeof **cands * (size_t)tries + 1);
-    *vals = malloc(sizeof **vals * ((size_t)tries * (size_t)k + 1));
-    int *val = malloc(sizeof *val * ((size_t)k + 1));
-    xf_shape *in = malloc(sizeof *in * ((size_t)s->n_in + 1));
+    *cands = xf_malloc(sizeof **cands * (size_t)tries + 1);
+    *vals = xf_malloc(sizeof **vals * ((size_t)tries * (size_t)k + 1));
+    int *val = xf_malloc(sizeof *val * ((size_t)k + 1));
+    xf_shape *in = xf_malloc(sizeof *in * ((size_t)s->n_in + 1));
     if (!*cands || !*vals || !val || !in) {
-        free(val);
-        free(in);
+        xf_free(val);
+        xf_free(in);
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory choosing shapes");
     }
     xf_rng rng;
@@ -560,8 +560,8 @@ static xf_status collect(search *s, const xf_shape *own, cand **cands, int *n_ca
         c->numel = 0;
         for (int i = 0; i < s->n_in; i++) c->numel += xf_shape_numel(&in[i]);
     }
-    free(val);
-    free(in);
+    xf_free(val);
+    xf_free(in);
     return XF_OK;
 }
 
@@ -581,7 +581,7 @@ static xf_status choose(const search *s, const xf_shape *own, const cand *cands,
     if (take < 0) take = 0;
     p->n = 1 + take + largest;
     p->cap = max_shapes;
-    p->shapes = malloc(sizeof *p->shapes * (size_t)p->n * (size_t)p->n_inputs + 1);
+    p->shapes = xf_malloc(sizeof *p->shapes * (size_t)p->n * (size_t)p->n_inputs + 1);
     if (!p->shapes) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     memcpy(p->shapes, own, sizeof *own * (size_t)p->n_inputs);
     for (int i = 0; i < take; i++) {
@@ -602,7 +602,7 @@ xf_status xfb_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb
     cand *cands = NULL;
     int *vals = NULL, n_cands = 0;
     xf_status st = search_init(&s, r, max_dim, err);
-    xf_shape *own = malloc(sizeof *own * ((size_t)p->n_inputs + 1));
+    xf_shape *own = xf_malloc(sizeof *own * ((size_t)p->n_inputs + 1));
     if (st == XF_OK && !own) st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     for (int i = 0; st == XF_OK && i < p->n_inputs; i++) own[i] = r->src.values[r->src.inputs[i]].shape;
     if (st == XF_OK && max_shapes > 1) st = collect(&s, own, &cands, &n_cands, &vals, err);
@@ -616,9 +616,9 @@ xf_status xfb_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb
         st = choose(&s, own, cands, n_cands, max_shapes, p, err);
     }
     if (st != XF_OK) xfb_shape_plan_free(p);
-    free(own);
-    free(cands);
-    free(vals);
+    xf_free(own);
+    xf_free(cands);
+    xf_free(vals);
     search_free(&s);
     return st;
 }
@@ -629,13 +629,13 @@ static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, xf_grap
                               xf_error *err)
 {
     xf_status st = XF_OK;
-    int *map = malloc(sizeof(int) * ((size_t)g->n_values + 1));
-    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    int *map = xf_malloc(sizeof(int) * ((size_t)g->n_values + 1));
+    int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     int max_in = 1;
     for (int i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].n_inputs > max_in) max_in = g->nodes[i].n_inputs;
-    int *ins = malloc(sizeof(int) * (size_t)max_in);
-    xf_shape *in_sh = malloc(sizeof(xf_shape) * (size_t)max_in);
+    int *ins = xf_malloc(sizeof(int) * (size_t)max_in);
+    xf_shape *in_sh = xf_malloc(sizeof(xf_shape) * (size_t)max_in);
     if (!map || !order || !ins || !in_sh) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory rebuilding a rule");
         goto out;
@@ -682,10 +682,10 @@ static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, xf_grap
     for (int o = 0; o < g->n_outputs && st == XF_OK; o++)
         st = xf_graph_mark_output(out, map[g->outputs[o]], err);
 out:
-    free(map);
-    free(order);
-    free(ins);
-    free(in_sh);
+    xf_free(map);
+    xf_free(order);
+    xf_free(ins);
+    xf_free(in_sh);
     return st;
 }
 

@@ -62,14 +62,14 @@ static xf_status query(xf_verifier *v, Z3_ast negated_goal, int skip, xf_proof *
 {
     Z3_context c = v->ctx;
     int n = xf_verify_axiom_count(), m = 0;
-    Z3_ast *as = malloc(sizeof *as * (size_t)n);
+    Z3_ast *as = xf_malloc(sizeof *as * (size_t)n);
     if (!as) return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory for assumptions");
     for (int i = 0; i < n; i++)
         if (v->enabled[i] && i != skip) as[m++] = v->lits[i];
     Z3_solver_push(c, v->prover);
     Z3_solver_assert(c, v->prover, negated_goal);
     Z3_lbool r = Z3_solver_check_assumptions(c, v->prover, (unsigned)m, as);
-    free(as);
+    xf_free(as);
     xf_status st = XF_OK;
     if (xf_verifier_z3_error(v, "checking a rule", err)) {
         st = err ? err->code : XF_ERR_INTERNAL;
@@ -105,7 +105,7 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
     int n = r->src.n_outputs;
     if (n != r->dst.n_outputs || n < 1)
         return XF_FAIL(err, XF_ERR_INVALID, "verify: rule sides have %d and %d outputs", n, r->dst.n_outputs);
-    Z3_ast *so = malloc(sizeof *so * (size_t)n * 2);
+    Z3_ast *so = xf_malloc(sizeof *so * (size_t)n * 2);
     if (!so) return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory proving a rule");
     Z3_ast *dout = so + n;
     xf_error e2;
@@ -127,7 +127,7 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
         if (out->result == XF_PROOF_PROVED) core_names(out);
         else out->n_core = 0;
     }
-    free(so);
+    xf_free(so);
     out->time_ms = xf_clock_now_ms() - t0;
     return st;
 }

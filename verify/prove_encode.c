@@ -206,8 +206,8 @@ xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_as
                           xf_error *err)
 {
     xf_status st = XF_OK;
-    Z3_ast *val = calloc((size_t)g->n_values + 1, sizeof *val);
-    int *order = malloc(sizeof *order * ((size_t)g->n_nodes + 1));
+    Z3_ast *val = xf_calloc((size_t)g->n_values + 1, sizeof *val);
+    int *order = xf_malloc(sizeof *order * ((size_t)g->n_nodes + 1));
     if (!val || !order) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory encoding a graph");
         goto done;
@@ -226,7 +226,7 @@ xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_as
     }
     if (st == XF_OK && xf_verifier_z3_error(v, "encoding a graph", err)) st = err ? err->code : XF_ERR_INTERNAL;
 done:
-    free(val);
-    free(order);
+    xf_free(val);
+    xf_free(order);
     return st;
 }

@@ -50,7 +50,7 @@ static xf_status select_rules(xf_rulesdb *db, const xf_verify_db_options *o, int
         if (info.status == XF_RULE_PRUNED) continue;
         if (*n == cap) {
             cap = cap ? 2 * cap : 256;
-            int64_t *p = realloc(*ids, (size_t)cap * sizeof *p);
+            int64_t *p = xf_realloc(*ids, (size_t)cap * sizeof *p);
             if (!p) {
                 st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing rules");
                 break;
@@ -178,7 +178,7 @@ static int drain(slot *s)
     for (;;) {
         if (s->cap - s->len < 4096) {
             size_t cap = s->cap ? 2 * s->cap : 8192;
-            uint8_t *b = realloc(s->buf, cap);
+            uint8_t *b = xf_realloc(s->buf, cap);
             if (!b) return 1;
             s->buf = b, s->cap = cap;
         }
@@ -239,7 +239,7 @@ static xf_status run_all(sched *c, const int64_t *ids, xf_error *err)
             waitpid(slots[k].pid, NULL, 0);
             close(slots[k].fd);
         }
-        free(slots[k].buf);
+        xf_free(slots[k].buf);
     }
     return st;
 }
@@ -271,7 +271,7 @@ xf_status xf_verify_db(xf_rulesdb *db, const char *path, const xf_verify_db_opti
         xf_rulesdb_run_set_state(db, run_id, st == XF_OK ? XF_RUN_DONE : XF_RUN_INTERRUPTED,
                                  NULL);
     t->elapsed_s = xf_clock_now() - c.t0;
-    free(ids);
+    xf_free(ids);
     xf_verifier_free(c.v);
     return st;
 }

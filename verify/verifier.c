@@ -37,7 +37,7 @@ int xf_verifier_z3_error(xf_verifier *v, const char *what, xf_error *err)
 xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_error *err)
 {
     *out = NULL;
-    xf_verifier *v = calloc(1, sizeof *v);
+    xf_verifier *v = xf_calloc(1, sizeof *v);
     if (!v) return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory creating a verifier");
     if (o) v->opt = *o;
     else xf_verify_options_init(&v->opt);
@@ -45,7 +45,7 @@ xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_erro
     v->ctx = Z3_mk_context(cfg);
     Z3_del_config(cfg);
     if (!v->ctx) {
-        free(v);
+        xf_free(v);
         return XF_FAIL(err, XF_ERR_INTERNAL, "verify: Z3 could not create a context");
     }
     Z3_set_error_handler(v->ctx, on_z3_error);
@@ -75,13 +75,13 @@ xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_erro
 void xf_verifier_free(xf_verifier *v)
 {
     if (!v) return;
-    free(v->axioms);
-    free(v->lits);
-    free(v->enabled);
+    xf_free(v->axioms);
+    xf_free(v->lits);
+    xf_free(v->enabled);
     if (v->prover) Z3_solver_dec_ref(v->ctx, v->prover);
     if (v->params) Z3_params_dec_ref(v->ctx, v->params);
     Z3_del_context(v->ctx);
-    free(v);
+    xf_free(v);
 }
 
 const xf_verify_options *xf_verifier_options(const xf_verifier *v)

@@ -164,10 +164,10 @@ xf_status xf_verify_rule_at_shapes(const xf_rule *r, const xf_shape *inputs, xf_
                                    xf_error *err);
 
 /* Counterexample blob stored in the rules database (docs/verify.md): the
- * input tensors, serialized. *buf malloc'd, caller frees. */
+ * input tensors, serialized. *buf xf_malloc'd, caller xf_frees. */
 xf_status xf_verify_cex_encode(const xf_tensor *inputs, int n, uint8_t **buf, size_t *len,
                                xf_error *err);
-/* Decodes a blob; *inputs malloc'd array of *n tensors (xf_tensor_free each,
+/* Decodes a blob; *inputs xf_malloc'd array of *n tensors (xf_tensor_free each,
  * then free the array). */
 xf_status xf_verify_cex_decode(const uint8_t *buf, size_t len, xf_tensor **inputs, int *n,
                                xf_error *err);

@@ -77,12 +77,12 @@ int xv_worker(const char *db_path, int64_t id, xf_verifier *v, int fd)
     if (decide(db_path, id, v, &m, &cex, &cex_len, &err) != XF_OK) {
         m.failed = 1;
         snprintf(m.errmsg, sizeof m.errmsg, "%s", err.msg);
-        free(cex);
+        xf_free(cex);
         cex = NULL;
         cex_len = 0;
     }
     m.cex_len = (uint32_t)cex_len;
     int rc = write_all(fd, &m, sizeof m) || (cex_len && write_all(fd, cex, cex_len)) ? 1 : 0;
-    free(cex);
+    xf_free(cex);
     return rc;
 }

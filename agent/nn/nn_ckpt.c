@@ -191,7 +191,7 @@ xf_status xf_nn_params_load(xf_nn_params *p, FILE *f, const char *what, xf_error
     if (flags > 1u)
         return XF_FAIL(err, XF_ERR_PARSE, "%s has unknown flags 0x%x", nm(what), flags);
     size_t per = flags ? 3 : 1;
-    buf = malloc((p->total ? p->total : 1) * per * sizeof(float));
+    buf = xf_malloc((p->total ? p->total : 1) * per * sizeof(float));
     if (!buf) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading %s", nm(what));
     for (uint32_t i = 0; i < count; i++) {
         if ((st = read_header(&s, p, (int)i, count, err)) != XF_OK) goto out;
@@ -226,6 +226,6 @@ xf_status xf_nn_params_load(xf_nn_params *p, FILE *f, const char *what, xf_error
         }
     }
 out:
-    free(buf);
+    xf_free(buf);
     return st;
 }

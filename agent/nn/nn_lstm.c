@@ -15,9 +15,9 @@ void xf_nn_lstm_cache_init(xf_nn_lstm_cache *c) { memset(c, 0, sizeof *c); }
 
 void xf_nn_lstm_cache_free(xf_nn_lstm_cache *c)
 {
-    free(c->gates);
-    free(c->tanh_c);
-    free(c->dz);
+    xf_free(c->gates);
+    xf_free(c->tanh_c);
+    xf_free(c->dz);
     xf_nn_lstm_cache_init(c);
 }
 
@@ -26,9 +26,9 @@ xf_status xf_nn_lstm_cache_reserve(xf_nn_lstm_cache *c, int rows, int H, xf_erro
     if (rows <= c->cap_rows && H == c->hidden) return XF_OK;
     xf_nn_lstm_cache_free(c);
     size_t n = (size_t)rows * (size_t)H;
-    c->gates = malloc(4 * n * sizeof(float));
-    c->tanh_c = malloc(n * sizeof(float));
-    c->dz = malloc(4 * n * sizeof(float));
+    c->gates = xf_malloc(4 * n * sizeof(float));
+    c->tanh_c = xf_malloc(n * sizeof(float));
+    c->dz = xf_malloc(4 * n * sizeof(float));
     if (!c->gates || !c->tanh_c || !c->dz) {
         xf_nn_lstm_cache_free(c);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for an LSTM cache of %d x %d", rows, H);

@@ -42,9 +42,9 @@ void xf_nn_mlp_cache_init(xf_nn_mlp_cache *c) { memset(c, 0, sizeof *c); }
 
 void xf_nn_mlp_cache_free(xf_nn_mlp_cache *c)
 {
-    for (int l = 0; l < XF_NN_MLP_MAX_LAYERS; l++) free(c->act[l]);
-    free(c->scratch[0]);
-    free(c->scratch[1]);
+    for (int l = 0; l < XF_NN_MLP_MAX_LAYERS; l++) xf_free(c->act[l]);
+    xf_free(c->scratch[0]);
+    xf_free(c->scratch[1]);
     xf_nn_mlp_cache_init(c);
 }
 
@@ -67,8 +67,8 @@ xf_status xf_nn_mlp_cache_reserve(xf_nn_mlp_cache *c, const xf_nn_mlp *m, int ro
     }
     xf_nn_mlp_cache_free(c);
     int ok = 1;
-    for (int l = 0; l < m->n_layers; l++) ok &= (c->act[l] = malloc(n * sizeof(float))) != NULL;
-    for (int i = 0; i < 2; i++) ok &= (c->scratch[i] = malloc(n * sizeof(float))) != NULL;
+    for (int l = 0; l < m->n_layers; l++) ok &= (c->act[l] = xf_malloc(n * sizeof(float))) != NULL;
+    for (int i = 0; i < 2; i++) ok &= (c->scratch[i] = xf_malloc(n * sizeof(float))) != NULL;
     if (!ok) {
         xf_nn_mlp_cache_free(c);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for an MLP cache of %d rows", rows);

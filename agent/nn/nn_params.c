@@ -14,11 +14,11 @@ void xf_nn_params_init(xf_nn_params *p) { memset(p, 0, sizeof *p); }
 
 void xf_nn_params_free(xf_nn_params *p)
 {
-    free(p->t);
-    free(p->value);
-    free(p->grad);
-    free(p->m);
-    free(p->v);
+    xf_free(p->t);
+    xf_free(p->value);
+    xf_free(p->grad);
+    xf_free(p->m);
+    xf_free(p->v);
     xf_nn_params_init(p);
 }
 
@@ -30,7 +30,7 @@ static xf_status grow_buffers(xf_nn_params *p, size_t need, xf_error *err)
     while (cap < need) cap *= 2;
     float **bufs[4] = {&p->value, &p->grad, &p->m, &p->v};
     for (int i = 0; i < 4; i++) {
-        float *nb = realloc(*bufs[i], cap * sizeof(float));
+        float *nb = xf_realloc(*bufs[i], cap * sizeof(float));
         if (!nb) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for %zu parameters", cap);
         memset(nb + p->total_cap, 0, (cap - p->total_cap) * sizeof(float));
         *bufs[i] = nb;
@@ -60,7 +60,7 @@ xf_status xf_nn_params_add(xf_nn_params *p, const char *name, int rank, const in
     }
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 16;
-        xf_nn_tensor_info *nt = realloc(p->t, (size_t)cap * sizeof *nt);
+        xf_nn_tensor_info *nt = xf_realloc(p->t, (size_t)cap * sizeof *nt);
         if (!nt) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory adding parameter '%s'", name);
         p->t = nt;
         p->cap = cap;

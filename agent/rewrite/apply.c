@@ -114,7 +114,7 @@ static xf_status add_target(const xf_ruleset *rs, const xf_rule *r, const xf_mat
     int order[XF_MATCH_MAX_NODES];
     xf_status st = xf_graph_topo_order(d, order, err);
     if (st != XF_OK) return st;
-    int *vmap = malloc(sizeof(int) * ((size_t)d->n_values + 1));
+    int *vmap = xf_malloc(sizeof(int) * ((size_t)d->n_values + 1));
     if (!vmap) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory applying a rule");
     for (int v = 0; v < d->n_values; v++) vmap[v] = -1;
     for (int j = 0; j < d->n_inputs; j++) vmap[d->inputs[j]] = m->inputs[j];
@@ -164,7 +164,7 @@ static xf_status add_target(const xf_ruleset *rs, const xf_rule *r, const xf_mat
                          xf_shape_str(&a->shape, sa, sizeof sa));
         }
     }
-    free(vmap);
+    xf_free(vmap);
     return st;
 }
 
@@ -241,10 +241,10 @@ static xf_status remove_dead_matched(xf_graph *out, const xf_match *m, int n_old
                                      xf_error *err)
 {
     int n_total = out->n_nodes;
-    int *uses = malloc(sizeof(int) * ((size_t)out->n_values + 1));
-    uint8_t *node_dead = calloc((size_t)out->n_nodes + 1, 1);
-    uint8_t *value_dead = calloc((size_t)out->n_values + 1, 1);
-    int *nmap = node_from ? malloc(sizeof(int) * ((size_t)n_total + 1)) : NULL;
+    int *uses = xf_malloc(sizeof(int) * ((size_t)out->n_values + 1));
+    uint8_t *node_dead = xf_calloc((size_t)out->n_nodes + 1, 1);
+    uint8_t *value_dead = xf_calloc((size_t)out->n_values + 1, 1);
+    int *nmap = node_from ? xf_malloc(sizeof(int) * ((size_t)n_total + 1)) : NULL;
     xf_status st = XF_OK;
     if (!uses || !node_dead || !value_dead || (node_from && !nmap)) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory applying a rule");
@@ -270,10 +270,10 @@ static xf_status remove_dead_matched(xf_graph *out, const xf_match *m, int n_old
     for (int i = 0; i < n_total && st == XF_OK && node_from; i++)
         if (nmap[i] >= 0) node_from[nmap[i]] = i < n_old ? i : -1;
 out:
-    free(uses);
-    free(node_dead);
-    free(value_dead);
-    free(nmap);
+    xf_free(uses);
+    xf_free(node_dead);
+    xf_free(value_dead);
+    xf_free(nmap);
     return st;
 }
 
@@ -282,8 +282,8 @@ out:
 static xf_status rewire(const xf_ruleset *rs, const xf_graph_index *ix, const xf_match *m,
                         const int *tgt, int n_old, xf_graph *out, int *node_from, xf_error *err)
 {
-    uint8_t *flags = calloc(2 * (size_t)n_old + 1, 1); /* redirected, seen */
-    int *stack = malloc(sizeof(int) * ((size_t)n_old + 1));
+    uint8_t *flags = xf_calloc(2 * (size_t)n_old + 1, 1); /* redirected, seen */
+    int *stack = xf_malloc(sizeof(int) * ((size_t)n_old + 1));
     xf_status st = XF_OK;
     if (!flags || !stack) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory applying a rule");
@@ -293,8 +293,8 @@ static xf_status rewire(const xf_ruleset *rs, const xf_graph_index *ix, const xf
             st = XF_FAIL(err, XF_ERR_GRAPH, "rule %d (%s) would close a cycle at this location",
                          m->rule, xf_ruleset_text(rs, m->rule));
     }
-    free(flags);
-    free(stack);
+    xf_free(flags);
+    xf_free(stack);
     if (st == XF_OK) st = remove_dead_matched(out, m, n_old, node_from, err);
     return st;
 }

@@ -60,7 +60,7 @@ static char *bias_name(const char *name)
     const char *base = name ? name : "bias";
     size_t n = strlen(base);
     if (n > 4 && strcmp(base + n - 4, "_c11") == 0) n -= 4;
-    char *s = malloc(n + 1);
+    char *s = xf_malloc(n + 1);
     if (s) {
         memcpy(s, base, n);
         s[n] = '\0';
@@ -113,10 +113,10 @@ static xf_status fuse_bias(xf_graph *g, int c, int ai, int kpos, uint8_t *node_d
     char *name = bias_name(kv->name);
     if (!name) return nomem(err);
     int b = xf_graph_add_const(g, name, XF_F32, &s1, kv->data, err);
-    free(name);
+    xf_free(name);
     if (b < 0) return err ? err->code : XF_ERR_NOMEM;
     xf_node *cn = &g->nodes[c];
-    int *ins = malloc(sizeof(int) * 3);
+    int *ins = xf_malloc(sizeof(int) * 3);
     if (!ins) return nomem(err);
     memcpy(ins, cn->inputs, sizeof(int) * 2);
     xf_graph_release(g, cn->inputs);
@@ -134,10 +134,10 @@ static xf_status fuse_into_convs(xf_graph *g, int activations, int *n_fused, xf_
 {
     *n_fused = 0;
     int n_nodes = g->n_nodes, n_values = g->n_values;
-    int *uses = malloc(sizeof(int) * ((size_t)n_values + 1));
+    int *uses = xf_malloc(sizeof(int) * ((size_t)n_values + 1));
     /* room for the new bias constants, at most one per node */
-    uint8_t *value_dead = calloc((size_t)(n_values + n_nodes) + 1, 1);
-    uint8_t *node_dead = calloc((size_t)n_nodes + 1, 1);
+    uint8_t *value_dead = xf_calloc((size_t)(n_values + n_nodes) + 1, 1);
+    uint8_t *node_dead = xf_calloc((size_t)n_nodes + 1, 1);
     xf_status st = XF_OK;
     if (!uses || !value_dead || !node_dead) {
         st = nomem(err);
@@ -160,17 +160,17 @@ static xf_status fuse_into_convs(xf_graph *g, int activations, int *n_fused, xf_
     }
     if (st == XF_OK) st = xf_edit_compact(g, node_dead, value_dead, err);
 out:
-    free(uses);
-    free(value_dead);
-    free(node_dead);
+    xf_free(uses);
+    xf_free(value_dead);
+    xf_free(node_dead);
     return st;
 }
 
 static xf_status drop_unused_constants(xf_graph *g, int *n_dropped, xf_error *err)
 {
     *n_dropped = 0;
-    int *uses = malloc(sizeof(int) * ((size_t)g->n_values + 1));
-    uint8_t *dead = calloc((size_t)g->n_values + 1, 1);
+    int *uses = xf_malloc(sizeof(int) * ((size_t)g->n_values + 1));
+    uint8_t *dead = xf_calloc((size_t)g->n_values + 1, 1);
     xf_status st = XF_OK;
     if (!uses || !dead) {
         st = nomem(err);
@@ -184,8 +184,8 @@ static xf_status drop_unused_constants(xf_graph *g, int *n_dropped, xf_error *er
         }
     st = xf_edit_compact(g, NULL, dead, err);
 out:
-    free(uses);
-    free(dead);
+    xf_free(uses);
+    xf_free(dead);
     return st;
 }
 
@@ -195,7 +195,7 @@ static xf_status own_constants(xf_graph *g, xf_error *err)
         xf_value *val = &g->values[v];
         if (val->kind != XF_VALUE_CONST || !val->borrowed) continue;
         size_t bytes = (size_t)xf_shape_numel(&val->shape) * xf_dtype_size(val->dtype);
-        void *copy = malloc(bytes ? bytes : 1);
+        void *copy = xf_malloc(bytes ? bytes : 1);
         if (!copy) return nomem(err);
         if (bytes) memcpy(copy, val->data, bytes);
         val->data = copy;
@@ -211,11 +211,11 @@ xf_status xf_agent_finish(const xf_graph *work, xf_graph *out, xf_finish_stats *
     if (stats) *stats = s;
     xf_status st = xf_graph_clone_shared(work, out, err);
     if (st != XF_OK) return st;
-    uint8_t *node_dead = calloc((size_t)out->n_nodes + 1, 1);
+    uint8_t *node_dead = xf_calloc((size_t)out->n_nodes + 1, 1);
     if (!node_dead) st = nomem(err);
     if (st == XF_OK) st = xf_fold_weights(out, node_dead, &s.folded_nodes, err);
     if (st == XF_OK) st = xf_edit_compact(out, node_dead, NULL, err);
-    free(node_dead);
+    xf_free(node_dead);
     int n_act = 0;
     if (st == XF_OK) st = fuse_into_convs(out, 0, &s.fused_bias, err);
     if (st == XF_OK) st = fuse_into_convs(out, 1, &n_act, err);

@@ -24,7 +24,7 @@ static xf_status name_folded(xf_graph *g, int node, int k, xf_error *err)
     else
         snprintf(buf, sizeof buf, "folded_%d:%d", node, k);
     size_t len = strlen(buf) + 1;
-    v->name = malloc(len);
+    v->name = xf_malloc(len);
     if (!v->name) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory folding weights");
     memcpy(v->name, buf, len);
     return XF_OK;
@@ -87,7 +87,7 @@ static xf_status fold_node(xf_graph *g, int i, xf_error *err)
 xf_status xf_fold_weights(xf_graph *g, uint8_t *node_dead, int *n_folded, xf_error *err)
 {
     *n_folded = 0;
-    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory folding weights");
     xf_status st = xf_graph_topo_order(g, order, err);
     for (int k = 0; k < g->n_nodes && st == XF_OK; k++) {
@@ -98,6 +98,6 @@ xf_status xf_fold_weights(xf_graph *g, uint8_t *node_dead, int *n_folded, xf_err
         node_dead[i] = 1;
         (*n_folded)++;
     }
-    free(order);
+    xf_free(order);
     return st;
 }

@@ -165,7 +165,7 @@ static int match_chain(const xf_graph *g, const xf_graph_index *ix, const int *u
 /* Adds a constant of ones [C] for a chain without gamma. */
 static int ones_const(xf_graph *g, int64_t C, const char *base, xf_error *err)
 {
-    float *one = malloc(sizeof(float) * (size_t)(C > 0 ? C : 1));
+    float *one = xf_malloc(sizeof(float) * (size_t)(C > 0 ? C : 1));
     if (!one) {
         XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
         return -1;
@@ -213,35 +213,35 @@ xf_status xf_fuse_layernorms(xf_graph *g, int *n_fused, xf_error *err)
     *n_fused = 0;
     int n0 = g->n_nodes;
     xf_graph_index *ix = NULL;
-    int *uses = malloc(sizeof(int) * ((size_t)g->n_values + 1));
+    int *uses = xf_malloc(sizeof(int) * ((size_t)g->n_values + 1));
     if (!uses) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
     xf_edit_use_counts(g, uses);
     xf_status st = xf_graph_index_build(g, &ix, err);
     ln_chain *chains = NULL;
     int n_chains = 0;
     if (!st) {
-        chains = malloc(sizeof *chains * ((size_t)n0 / 7 + 1));
+        chains = xf_malloc(sizeof *chains * ((size_t)n0 / 7 + 1));
         if (!chains) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
     }
     for (int i = 0; i < n0 && !st; i++)
         if (match_chain(g, ix, uses, i, &chains[n_chains])) n_chains++;
     xf_graph_index_free(ix);
-    free(uses);
+    xf_free(uses);
     if (st || n_chains == 0) {
-        free(chains);
+        xf_free(chains);
         return st;
     }
     /* the fused nodes and a scale constant per chain are appended, so size
      * the dead-marks for what the graph will hold */
     size_t nv = (size_t)g->n_values + 2 * (size_t)n_chains, nn = (size_t)n0 + (size_t)n_chains;
-    uint8_t *value_dead = calloc(nv, 1), *node_dead = calloc(nn, 1);
+    uint8_t *value_dead = xf_calloc(nv, 1), *node_dead = xf_calloc(nn, 1);
     if (!value_dead || !node_dead)
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
     for (int k = 0; k < n_chains && !st; k++) st = fuse(g, &chains[k], node_dead, value_dead, err);
     if (!st) st = xf_edit_compact(g, node_dead, value_dead, err);
     if (!st) *n_fused = n_chains;
-    free(value_dead);
-    free(node_dead);
-    free(chains);
+    xf_free(value_dead);
+    xf_free(node_dead);
+    xf_free(chains);
     return st;
 }

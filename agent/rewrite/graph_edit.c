@@ -30,7 +30,7 @@ static void release_node(const xf_graph *g, xf_node *n)
 static void release_value(const xf_graph *g, xf_value *v)
 {
     xf_graph_release(g, v->name);
-    if (!v->borrowed) free(v->data);
+    if (!v->borrowed) xf_free(v->data);
 }
 
 /* Renumbers every reference in g after nodes/values moved (maps give the
@@ -51,11 +51,11 @@ static void renumber(xf_graph *g, const int *vmap, const int *nmap)
 
 static xf_status alloc_maps(const xf_graph *g, int **vmap, int **nmap, xf_error *err)
 {
-    *vmap = malloc(sizeof(int) * ((size_t)g->n_values + 1));
-    *nmap = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    *vmap = xf_malloc(sizeof(int) * ((size_t)g->n_values + 1));
+    *nmap = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     if (*vmap && *nmap) return XF_OK;
-    free(*vmap);
-    free(*nmap);
+    xf_free(*vmap);
+    xf_free(*nmap);
     return XF_FAIL(err, XF_ERR_NOMEM, "out of memory rewriting graph '%s'", g->name ? g->name : "");
 }
 
@@ -90,8 +90,8 @@ xf_status xf_edit_compact(xf_graph *g, const uint8_t *node_dead, const uint8_t *
     }
     g->n_nodes = nn;
     renumber(g, vmap, nmap);
-    free(vmap);
-    free(nmap);
+    xf_free(vmap);
+    xf_free(nmap);
     return XF_OK;
 }
 
@@ -130,7 +130,7 @@ xf_status xf_edit_compact_fill(xf_graph *g, const uint8_t *node_dead, const uint
     g->n_nodes = fill_holes((char *)g->nodes, sizeof(xf_node), g->n_nodes, node_dead, nmap);
     if (node_map) memcpy(node_map, nmap, sizeof(int) * (size_t)n_before);
     renumber(g, vmap, nmap);
-    free(vmap);
-    free(nmap);
+    xf_free(vmap);
+    xf_free(nmap);
     return XF_OK;
 }

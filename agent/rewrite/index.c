@@ -25,12 +25,12 @@
  * builders). */
 static xf_status topo_positions(const xf_graph *g, xf_graph_index *ix, xf_error *err)
 {
-    int *order = malloc(sizeof *order * ((size_t)g->n_nodes + 1));
+    int *order = xf_malloc(sizeof *order * ((size_t)g->n_nodes + 1));
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing graph");
     xf_status st = xf_graph_topo_order(g, order, err);
     if (st == XF_OK)
         for (int k = 0; k < g->n_nodes; k++) ix->topo_pos[order[k]] = k;
-    free(order);
+    xf_free(order);
     return st;
 }
 
@@ -56,7 +56,7 @@ static xf_status build_users(const xf_graph *g, xf_graph_index *ix, xf_error *er
 {
     /* count with the same dedup rule: a repeated input right after itself
      * in the same node is counted once */
-    int *last = calloc((size_t)g->n_values + 1, sizeof *last);
+    int *last = xf_calloc((size_t)g->n_values + 1, sizeof *last);
     if (!last) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing graph");
     for (int i = 0; i < g->n_nodes; i++) {
         const xf_node *n = &g->nodes[i];
@@ -64,7 +64,7 @@ static xf_status build_users(const xf_graph *g, xf_graph_index *ix, xf_error *er
             int v = n->inputs[s];
             if (v < 0) continue;
             if (v >= g->n_values) {
-                free(last);
+                xf_free(last);
                 char d[256];
                 return XF_FAIL(err, XF_ERR_GRAPH, "graph index: %s reads value %d, which does not exist",
                                xf_node_describe(g, i, d, sizeof d), v);
@@ -75,9 +75,9 @@ static xf_status build_users(const xf_graph *g, xf_graph_index *ix, xf_error *er
         }
     }
     for (int v = 0; v < g->n_values; v++) ix->users_start[v + 1] += ix->users_start[v];
-    ix->users = malloc(sizeof *ix->users * ((size_t)ix->users_start[g->n_values] + 1));
+    ix->users = xf_malloc(sizeof *ix->users * ((size_t)ix->users_start[g->n_values] + 1));
     if (ix->users) fill_users(g, ix, last);
-    free(last);
+    xf_free(last);
     return ix->users ? XF_OK : XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing graph");
 }
 
@@ -96,10 +96,10 @@ static xf_status build_roots(const xf_graph *g, const xf_graph_index *prev, cons
 {
     size_t entries = (size_t)g->n_nodes * XF_ROOT_VARIANTS, buckets = 16;
     while (buckets < 2 * entries) buckets *= 2;
-    ix->sig = malloc(sizeof *ix->sig * (entries + 1));
-    ix->sig_node = malloc(sizeof *ix->sig_node * (entries + 1));
-    ix->sig_next = malloc(sizeof *ix->sig_next * (entries + 1));
-    ix->sig_head = malloc(sizeof *ix->sig_head * buckets);
+    ix->sig = xf_malloc(sizeof *ix->sig * (entries + 1));
+    ix->sig_node = xf_malloc(sizeof *ix->sig_node * (entries + 1));
+    ix->sig_next = xf_malloc(sizeof *ix->sig_next * (entries + 1));
+    ix->sig_head = xf_malloc(sizeof *ix->sig_head * buckets);
     if (!ix->sig || !ix->sig_node || !ix->sig_next || !ix->sig_head)
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing graph");
     ix->sig_mask = buckets - 1;
@@ -156,18 +156,18 @@ xf_status xf_graph_index_build_from(const xf_graph *g, const xf_graph_index *pre
                                     xf_graph_index **out, xf_error *err)
 {
     *out = NULL;
-    xf_graph_index *ix = calloc(1, sizeof *ix);
+    xf_graph_index *ix = xf_calloc(1, sizeof *ix);
     if (!ix) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory indexing graph");
     size_t nn = (size_t)g->n_nodes + 1, nv = (size_t)g->n_values + 1;
     ix->n_nodes = g->n_nodes;
     ix->n_values = g->n_values;
-    ix->key = malloc(sizeof *ix->key * nn);
-    ix->form_zero = calloc(nn, 1);
-    ix->users_start = calloc(nv + 1, sizeof *ix->users_start);
-    ix->is_output = calloc(nv, 1);
-    ix->weight_only = calloc(nv, 1);
-    ix->topo_pos = malloc(sizeof *ix->topo_pos * nn);
-    int *order = malloc(sizeof *order * nn);
+    ix->key = xf_malloc(sizeof *ix->key * nn);
+    ix->form_zero = xf_calloc(nn, 1);
+    ix->users_start = xf_calloc(nv + 1, sizeof *ix->users_start);
+    ix->is_output = xf_calloc(nv, 1);
+    ix->weight_only = xf_calloc(nv, 1);
+    ix->topo_pos = xf_malloc(sizeof *ix->topo_pos * nn);
+    int *order = xf_malloc(sizeof *order * nn);
     xf_status st = XF_OK;
     if (!ix->key || !ix->form_zero || !ix->users_start || !ix->is_output ||
         !ix->weight_only || !ix->topo_pos || !order) {
@@ -190,7 +190,7 @@ xf_status xf_graph_index_build_from(const xf_graph *g, const xf_graph_index *pre
     for (int i = 0; i < g->n_nodes; i++) order[ix->topo_pos[i]] = i;
     weight_only(g, ix, order);
 out:
-    free(order);
+    xf_free(order);
     if (st != XF_OK) {
         xf_graph_index_free(ix);
         ix = NULL;
@@ -202,18 +202,18 @@ out:
 void xf_graph_index_free(xf_graph_index *ix)
 {
     if (!ix) return;
-    free(ix->key);
-    free(ix->form_zero);
-    free(ix->sig);
-    free(ix->sig_node);
-    free(ix->sig_next);
-    free(ix->sig_head);
-    free(ix->users_start);
-    free(ix->users);
-    free(ix->is_output);
-    free(ix->weight_only);
-    free(ix->topo_pos);
-    free(ix);
+    xf_free(ix->key);
+    xf_free(ix->form_zero);
+    xf_free(ix->sig);
+    xf_free(ix->sig_node);
+    xf_free(ix->sig_next);
+    xf_free(ix->sig_head);
+    xf_free(ix->users_start);
+    xf_free(ix->users);
+    xf_free(ix->is_output);
+    xf_free(ix->weight_only);
+    xf_free(ix->topo_pos);
+    xf_free(ix);
 }
 
 int xf_graph_index_weight_only(const xf_graph_index *ix, int value)

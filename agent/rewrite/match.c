@@ -53,9 +53,9 @@ typedef struct match_ctx {
 
 static void ctx_free(match_ctx *c)
 {
-    free(c->found);
-    free(c->stamp);
-    free(c->stack);
+    xf_free(c->found);
+    xf_free(c->stamp);
+    xf_free(c->stack);
 }
 
 static xf_status ctx_prepare(match_ctx *c, const xf_graph *g, const xf_graph_index *ix,
@@ -70,11 +70,11 @@ static xf_status ctx_prepare(match_ctx *c, const xf_graph *g, const xf_graph_ind
                        "graph has %d and %d)",
                        ix->n_nodes, ix->n_values, g->n_nodes, g->n_values);
     if (c->n_alloc < g->n_nodes + 1) {
-        free(c->stamp);
-        free(c->stack);
+        xf_free(c->stamp);
+        xf_free(c->stack);
         c->n_alloc = g->n_nodes + 1;
-        c->stamp = calloc((size_t)c->n_alloc, sizeof *c->stamp);
-        c->stack = malloc(sizeof *c->stack * (size_t)c->n_alloc);
+        c->stamp = xf_calloc((size_t)c->n_alloc, sizeof *c->stamp);
+        c->stack = xf_malloc(sizeof *c->stack * (size_t)c->n_alloc);
         c->stamp_now = 0;
         if (!c->stamp || !c->stack) {
             c->n_alloc = 0;
@@ -243,7 +243,7 @@ static void complete(match_ctx *c)
     }
     if (c->n_found == c->cap_found) {
         int cap = c->cap_found ? 2 * c->cap_found : 64;
-        xf_match *p = realloc(c->found, sizeof *p * (size_t)cap);
+        xf_match *p = xf_realloc(c->found, sizeof *p * (size_t)cap);
         if (!p) {
             c->st = XF_FAIL(c->err, XF_ERR_NOMEM, "out of memory collecting matches");
             return;
@@ -362,9 +362,9 @@ void xf_match_list_init(xf_match_list *l)
 
 void xf_match_list_free(xf_match_list *l)
 {
-    free(l->start);
-    free(l->found);
-    free(l->m);
+    xf_free(l->start);
+    xf_free(l->found);
+    xf_free(l->m);
     xf_match_list_init(l);
 }
 
@@ -373,14 +373,14 @@ xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_i
 {
     int n_rules = rs ? rs->n : 0;
     if (l->n_rules != n_rules || !l->start) {
-        free(l->start);
-        free(l->found);
-        l->start = malloc(sizeof *l->start * ((size_t)n_rules + 1));
-        l->found = malloc(sizeof *l->found * ((size_t)n_rules + 1));
+        xf_free(l->start);
+        xf_free(l->found);
+        l->start = xf_malloc(sizeof *l->start * ((size_t)n_rules + 1));
+        l->found = xf_malloc(sizeof *l->found * ((size_t)n_rules + 1));
         l->n_rules = l->start && l->found ? n_rules : 0;
         if (!l->start || !l->found) {
-            free(l->start);
-            free(l->found);
+            xf_free(l->start);
+            xf_free(l->found);
             l->start = l->found = NULL;
             return XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing matches of %d rules", n_rules);
         }
@@ -392,7 +392,7 @@ xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_i
     xf_status st = ctx_prepare(&c, g, ix, err);
     uint8_t *has_root = NULL;
     if (st == XF_OK && n_rules > 0) {
-        has_root = malloc((size_t)rs->n_roots + 1);
+        has_root = xf_malloc((size_t)rs->n_roots + 1);
         if (!has_root) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory matching rules");
         for (int j = 0; j < rs->n_roots && has_root; j++)
             has_root[j] = (uint8_t)root_present(ix, rs->root_sig[j]);
@@ -409,7 +409,7 @@ xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_i
         if (l->n + take > l->cap) {
             int cap = l->cap ? l->cap : 256;
             while (cap < l->n + take) cap *= 2;
-            xf_match *p = realloc(l->m, sizeof *p * (size_t)cap);
+            xf_match *p = xf_realloc(l->m, sizeof *p * (size_t)cap);
             if (!p) {
                 st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing matches");
                 break;
@@ -427,7 +427,7 @@ xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_i
         for (int r = 0; r <= n_rules; r++) l->start[r] = 0;
         for (int r = 0; r < n_rules; r++) l->found[r] = 0;
     }
-    free(has_root);
+    xf_free(has_root);
     ctx_free(&c);
     return st;
 }

@@ -141,8 +141,8 @@ int xf_match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_sh
  * (cleared) split sizes: two such forms are equal without comparing them. */
 int xf_match_form_zero(const xf_params *rel);
 
-/* Compiles rule `r` into pattern and template; returns 0 with *why set when
- * the matcher cannot use it. */
+/* Compiles rule `r` into pattern and template; returns 1, or 0 with *why
+ * set when the matcher cannot use it, or -1 when out of memory. */
 int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, const char **why);
 
 /* The compiled form of rule r (pattern and template from xf_rule_compile)

@@ -162,6 +162,7 @@ static void plan_step(const xf_pattern *pat, const int *done, const int *bound, 
     }
 }
 
+/* 1, or 0 with *why set, or -1 out of memory: as xf_rule_compile. */
 static int compile_source(const xf_rule *r, xf_pattern *pat, const char **why)
 {
     const xf_graph *g = &r->src;
@@ -215,7 +216,10 @@ static int compile_source(const xf_rule *r, xf_pattern *pat, const char **why)
     /* Search plan; only connected patterns (see the file comment). */
     int order[XF_MATCH_MAX_NODES], done[XF_MATCH_MAX_NODES] = {0},
         bound[XF_MATCH_MAX_INPUTS] = {0};
-    if (xf_graph_topo_order(g, order, NULL) != XF_OK) {
+    xf_error topo_err;
+    xf_status topo = xf_graph_topo_order(g, order, &topo_err);
+    if (topo == XF_ERR_NOMEM) return -1;
+    if (topo != XF_OK) {
         *why = "the source side is not a DAG";
         return 0;
     }
@@ -249,13 +253,17 @@ static int compile_source(const xf_rule *r, xf_pattern *pat, const char **why)
     return 1;
 }
 
+/* 1, or 0 with *why set, or -1 out of memory: as xf_rule_compile. */
 static int compile_target(const xf_rule *r, const xf_pattern *pat, xf_target_tmpl *tgt,
                           const char **why)
 {
     const xf_graph *g = &r->dst;
     memset(tgt, 0, sizeof *tgt);
     int order[XF_MATCH_MAX_NODES], pos_of[XF_MATCH_MAX_NODES];
-    if (xf_graph_topo_order(g, order, NULL) != XF_OK) {
+    xf_error topo_err;
+    xf_status topo = xf_graph_topo_order(g, order, &topo_err);
+    if (topo == XF_ERR_NOMEM) return -1;
+    if (topo != XF_OK) {
         *why = "the target side is not a DAG";
         return 0;
     }
@@ -322,7 +330,8 @@ int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, cons
         return 0;
     }
     if (!check_sizes(&r->src, why) || !check_sizes(&r->dst, why)) return 0;
-    return compile_source(r, pat, why) && compile_target(r, pat, tgt, why);
+    int c = compile_source(r, pat, why);
+    return c == 1 ? compile_target(r, pat, tgt, why) : c;
 }
 
 typedef struct words {

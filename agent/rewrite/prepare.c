@@ -47,7 +47,7 @@ static xf_status swap_names(xf_graph *g, int conv_out, int last, xf_error *err)
     char *orig = g->values[conv_out].name;
     if (!orig) return XF_OK;
     size_t n = strlen(orig) + sizeof "_nobias";
-    char *renamed = malloc(n);
+    char *renamed = xf_malloc(n);
     if (!renamed) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory preparing '%s'", orig);
     snprintf(renamed, n, "%s_nobias", orig);
     xf_graph_release(g, g->values[last].name);
@@ -97,7 +97,7 @@ xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt,
     xf_status st = xf_graph_clone_shared(model, out, err);
     if (st != XF_OK) return st;
     int n_old_nodes = out->n_nodes, n_old_values = out->n_values;
-    int *target = malloc(sizeof(int) * ((size_t)n_old_values + 1)); /* value -> replacement */
+    int *target = xf_malloc(sizeof(int) * ((size_t)n_old_values + 1)); /* value -> replacement */
     if (!target) {
         xf_graph_free(out);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory preparing '%s'",
@@ -120,7 +120,7 @@ xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt,
         }
         for (int i = 0; i < out->n_outputs; i++) out->outputs[i] = target[out->outputs[i]];
     }
-    free(target);
+    xf_free(target);
     int n_ln = 0, n_scalar = 0;
     if (st == XF_OK && po.fuse_layernorm) st = xf_fuse_layernorms(out, &n_ln, err);
     if (st == XF_OK && po.scalar_mul) st = xf_scalar_mul_canonicalise(out, &n_scalar, err);

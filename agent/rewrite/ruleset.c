@@ -57,14 +57,19 @@ static xf_status append(xf_ruleset *rs, xf_rule *r, int64_t id, xf_error *err)
     const char *why = NULL;
     if (rs->n == rs->cap) {
         int cap = rs->cap ? 2 * rs->cap : 64;
-        xf_rs_rule *p = realloc(rs->r, sizeof *p * (size_t)cap);
+        xf_rs_rule *p = xf_realloc(rs->r, sizeof *p * (size_t)cap);
         if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rule %lld", (long long)id);
         rs->r = p;
         rs->cap = cap;
     }
     xf_rs_rule *e = &rs->r[rs->n];
     memset(e, 0, sizeof *e);
-    if (!xf_rule_compile(r, &e->pat, &e->tgt, &why)) {
+    int compiled = xf_rule_compile(r, &e->pat, &e->tgt, &why);
+    if (compiled < 0) {
+        xf_rule_free(r);
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory compiling rule %lld", (long long)id);
+    }
+    if (!compiled) {
         skip(rs, id, why);
         xf_rule_free(r);
         return XF_OK;
@@ -73,7 +78,7 @@ static xf_status append(xf_ruleset *rs, xf_rule *r, int64_t id, xf_error *err)
     xf_graph_format(&r->src, s, sizeof s, NULL);
     xf_graph_format(&r->dst, d, sizeof d, NULL);
     size_t len = strlen(s) + strlen(d) + 5;
-    e->text = malloc(len);
+    e->text = xf_malloc(len);
     if (!e->text) {
         xf_rule_free(r);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rule %lld", (long long)id);
@@ -118,9 +123,9 @@ static size_t form_of(const xf_rs_rule *e, uint64_t *w)
 static xf_status dedupe(xf_ruleset *rs, xf_error *err)
 {
     static const size_t cap = XF_RULE_FORM_WORDS;
-    form_hash *fh = malloc(sizeof *fh * ((size_t)rs->n + 1));
-    uint8_t *drop = calloc((size_t)rs->n + 1, 1);
-    uint64_t *wa = malloc(sizeof *wa * cap), *wb = malloc(sizeof *wb * cap);
+    form_hash *fh = xf_malloc(sizeof *fh * ((size_t)rs->n + 1));
+    uint8_t *drop = xf_calloc((size_t)rs->n + 1, 1);
+    uint64_t *wa = xf_malloc(sizeof *wa * cap), *wb = xf_malloc(sizeof *wb * cap);
     xf_status st = XF_OK;
     if (!fh || !drop || !wa || !wb) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory comparing %d rules", rs->n);
@@ -147,7 +152,7 @@ static xf_status dedupe(xf_ruleset *rs, xf_error *err)
     for (int i = 0; i < rs->n; i++) {
         if (drop[i]) {
             xf_rule_free(&rs->r[i].rule);
-            free(rs->r[i].text);
+            xf_free(rs->r[i].text);
             rs->duplicates++;
             continue;
         }
@@ -156,10 +161,10 @@ static xf_status dedupe(xf_ruleset *rs, xf_error *err)
     }
     rs->n = kept;
 out:
-    free(fh);
-    free(drop);
-    free(wa);
-    free(wb);
+    xf_free(fh);
+    xf_free(drop);
+    xf_free(wa);
+    xf_free(wb);
     return st;
 }
 
@@ -195,7 +200,7 @@ static void restrict_actions(xf_ruleset *rs, const xf_graph *g)
     for (int i = 0; i < rs->n; i++) {
         if (!ops_within(&rs->r[i].rule.src, reach)) {
             xf_rule_free(&rs->r[i].rule);
-            free(rs->r[i].text);
+            xf_free(rs->r[i].text);
             rs->irrelevant++;
             continue;
         }
@@ -214,8 +219,8 @@ static int cmp_u64(const void *a, const void *b)
 /* Groups the actions by root signature (see struct xf_ruleset). */
 static xf_status group_roots(xf_ruleset *rs, xf_error *err)
 {
-    rs->root_sig = malloc(sizeof *rs->root_sig * ((size_t)rs->n + 1));
-    rs->root_of = malloc(sizeof *rs->root_of * ((size_t)rs->n + 1));
+    rs->root_sig = xf_malloc(sizeof *rs->root_sig * ((size_t)rs->n + 1));
+    rs->root_of = xf_malloc(sizeof *rs->root_of * ((size_t)rs->n + 1));
     if (!rs->root_sig || !rs->root_of)
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory grouping %d rules", rs->n);
     for (int i = 0; i < rs->n; i++) rs->root_sig[i] = rs->r[i].pat.root_sig;
@@ -240,13 +245,17 @@ static xf_status build(xf_rule *rules, const int64_t *ids, const xf_rule_key *si
     int both = opt->both_directions;
     xf_status st = XF_OK;
     xf_rule_key *seen = NULL;
-    xf_ruleset *rs = calloc(1, sizeof *rs);
-    if (!rs || (both && n > 0 && !(seen = malloc(sizeof *seen * (size_t)n)))) {
+    xf_ruleset *rs = xf_calloc(1, sizeof *rs);
+    if (!rs || (both && n > 0 && !(seen = xf_malloc(sizeof *seen * (size_t)n)))) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory building a rule set of %d rules", n);
         goto out;
     }
     if (seen) {
-        for (int i = 0; i < n; i++) seen[i] = sides ? sides[i] : xf_rule_key_as_written(&rules[i]);
+        for (int i = 0; i < n && st == XF_OK; i++) {
+            if (sides) seen[i] = sides[i];
+            else st = xf_rule_key_as_written(&rules[i], &seen[i], err);
+        }
+        if (st != XF_OK) goto out;
         qsort(seen, (size_t)n, sizeof *seen, cmp_pair);
     }
     for (int i = 0; i < n && st == XF_OK; i++) {
@@ -254,7 +263,11 @@ static xf_status build(xf_rule *rules, const int64_t *ids, const xf_rule_key *si
         xf_rule rev;
         int add_rev = 0;
         if (both) {
-            xf_rule_key fwd = sides ? sides[i] : xf_rule_key_as_written(&rules[i]);
+            /* is the reverse pair (dst, src) a rule of the set already? */
+            xf_rule_key fwd = {0, 0};
+            if (sides) fwd = sides[i];
+            else st = xf_rule_key_as_written(&rules[i], &fwd, err);
+            if (st != XF_OK) break;
             xf_rule_key key = {fwd.dst, fwd.src};
             add_rev = !bsearch(&key, seen, (size_t)n, sizeof *seen, cmp_pair);
             if (add_rev) st = reverse_of(&rules[i], &rev, err);
@@ -268,7 +281,7 @@ static xf_status build(xf_rule *rules, const int64_t *ids, const xf_rule_key *si
     if (st == XF_OK) st = group_roots(rs, err);
 out:
     for (int i = 0; i < n; i++) xf_rule_free(&rules[i]);
-    free(seen);
+    xf_free(seen);
     if (st != XF_OK) {
         xf_ruleset_free(rs);
         rs = NULL;
@@ -284,10 +297,10 @@ xf_status xf_ruleset_from_rules(const xf_rule *rules, const int64_t *ids, int n,
     xf_ruleset_options def = xf_ruleset_options_default();
     if (!opt) opt = &def;
     if (n < 0) return XF_FAIL(err, XF_ERR_INVALID, "rule set: negative rule count %d", n);
-    xf_rule *copy = calloc((size_t)n + 1, sizeof *copy);
+    xf_rule *copy = xf_calloc((size_t)n + 1, sizeof *copy);
     if (!copy) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory copying %d rules", n);
     int kept = 0;
-    int64_t *kept_ids = malloc(sizeof *kept_ids * ((size_t)n + 1));
+    int64_t *kept_ids = xf_malloc(sizeof *kept_ids * ((size_t)n + 1));
     xf_status st = kept_ids ? XF_OK : XF_FAIL(err, XF_ERR_NOMEM, "out of memory copying rules");
     for (int i = 0; i < n && st == XF_OK; i++) {
         int size = rules[i].src.n_nodes > rules[i].dst.n_nodes ? rules[i].src.n_nodes
@@ -305,8 +318,8 @@ xf_status xf_ruleset_from_rules(const xf_rule *rules, const int64_t *ids, int n,
     } else {
         for (int i = 0; i < kept; i++) xf_rule_free(&copy[i]);
     }
-    free(copy);
-    free(kept_ids);
+    xf_free(copy);
+    xf_free(kept_ids);
     return st;
 }
 
@@ -349,11 +362,11 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
         if (opt->limit > 0 && n >= opt->limit) break;
         if (n == cap) {
             cap = cap ? 2 * cap : 256;
-            xf_rule *r2 = realloc(rules, sizeof *r2 * (size_t)cap);
+            xf_rule *r2 = xf_realloc(rules, sizeof *r2 * (size_t)cap);
             if (r2) rules = r2;
-            int64_t *i2 = realloc(ids, sizeof *i2 * (size_t)cap);
+            int64_t *i2 = xf_realloc(ids, sizeof *i2 * (size_t)cap);
             if (i2) ids = i2;
-            xf_rule_key *s2 = realloc(sides, sizeof *s2 * (size_t)cap);
+            xf_rule_key *s2 = xf_realloc(sides, sizeof *s2 * (size_t)cap);
             if (s2) sides = s2;
             if (!r2 || !i2 || !s2) {
                 st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rules from %s", db_path);
@@ -374,9 +387,9 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
     }
 out:
     for (int i = 0; i < n; i++) xf_rule_free(&rules[i]);
-    free(rules);
-    free(ids);
-    free(sides);
+    xf_free(rules);
+    xf_free(ids);
+    xf_free(sides);
     xf_rulesdb_rule_info_free(&info);
     xf_rulesdb_iter_free(it);
     xf_rulesdb_close(db);
@@ -388,12 +401,12 @@ void xf_ruleset_free(xf_ruleset *rs)
     if (!rs) return;
     for (int i = 0; i < rs->n; i++) {
         xf_rule_free(&rs->r[i].rule);
-        free(rs->r[i].text);
+        xf_free(rs->r[i].text);
     }
-    free(rs->r);
-    free(rs->root_sig);
-    free(rs->root_of);
-    free(rs);
+    xf_free(rs->r);
+    xf_free(rs->root_sig);
+    xf_free(rs->root_of);
+    xf_free(rs);
 }
 
 int xf_ruleset_count(const xf_ruleset *rs)

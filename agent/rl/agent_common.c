@@ -20,8 +20,8 @@
 void xf_node_costs_free(xf_node_costs *nc)
 {
     xf_costmemo_free(nc->memo);
-    free(nc->per_node);
-    free(nc->node_ms);
+    xf_free(nc->per_node);
+    xf_free(nc->node_ms);
     memset(nc, 0, sizeof *nc);
 }
 
@@ -32,9 +32,9 @@ xf_status xf_agent_features(xf_node_costs *nc, const xf_env *e, xf_gnn_batch *b,
     if (!nc->memo) return xf_gnn_batch_add(b, g, ix, NULL, err);
     if (g->n_nodes > nc->cap) {
         int cap = g->n_nodes;
-        xf_op_cost *pc = realloc(nc->per_node, (size_t)cap * sizeof *pc);
+        xf_op_cost *pc = xf_realloc(nc->per_node, (size_t)cap * sizeof *pc);
         if (pc) nc->per_node = pc;
-        double *nm = pc ? realloc(nc->node_ms, (size_t)cap * sizeof *nm) : NULL;
+        double *nm = pc ? xf_realloc(nc->node_ms, (size_t)cap * sizeof *nm) : NULL;
         if (nm) nc->node_ms = nm;
         if (!pc || !nm) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing graph nodes");
         nc->cap = cap;
@@ -62,7 +62,7 @@ static xf_status keep_best(xf_agent_run *r, xf_error *err)
     if (st != XF_OK) return st;
     int *path = NULL;
     if (r->path_n > 0) {
-        path = malloc((size_t)r->path_n * sizeof *path);
+        path = xf_malloc((size_t)r->path_n * sizeof *path);
         if (!path) {
             xf_graph_free(&copy);
             return XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping the best graph");
@@ -70,7 +70,7 @@ static xf_status keep_best(xf_agent_run *r, xf_error *err)
         memcpy(path, r->path, (size_t)r->path_n * sizeof *path);
     }
     xf_graph_free(&r->res->best);
-    free(r->res->applied);
+    xf_free(r->res->applied);
     r->res->best = copy;
     r->res->applied = path;
     r->res->n_applied = r->path_n;
@@ -109,7 +109,7 @@ xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result 
     if (!sr->valid || rule == xf_env_num_xfers(r->e)) return XF_OK;
     if (r->path_n == r->path_cap) {
         int cap = r->path_cap ? 2 * r->path_cap : 64;
-        int *np = realloc(r->path, (size_t)cap * sizeof *np);
+        int *np = xf_realloc(r->path, (size_t)cap * sizeof *np);
         if (!np) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording an episode");
         r->path = np;
         r->path_cap = cap;
@@ -130,7 +130,7 @@ xf_status xf_agent_run_end(xf_agent_run *r, xf_status st, xf_error *err)
     r->res->seen = (int64_t)r->seen.n;
     r->res->seconds = xf_clock_now() - r->t0;
     xf_htab_free(&r->seen);
-    free(r->path);
+    xf_free(r->path);
     r->path = NULL;
     return st;
 }

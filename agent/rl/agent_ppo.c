@@ -72,11 +72,11 @@ void xf_ppo_agent_free(xf_ppo_agent *a)
     xf_gnn_batch_free(&a->mb);
     xf_ppo_buffer_free(&a->buf);
     xf_node_costs_free(&a->costs);
-    free(a->n_loc);
-    free(a->mask);
-    free(a->z);
+    xf_free(a->n_loc);
+    xf_free(a->mask);
+    xf_free(a->z);
     xf_actions_free(&a->act);
-    free(a);
+    xf_free(a);
 }
 
 xf_status xf_ppo_agent_create(const xf_ppo_agent_options *opt, xf_ppo_agent **out,
@@ -92,7 +92,7 @@ xf_status xf_ppo_agent_create(const xf_ppo_agent_options *opt, xf_ppo_agent **ou
                        ">= 0",
                        o.episodes_per_update, o.max_rows, o.hp.epochs, o.hp.minibatch,
                        o.max_actions, o.warmup_steps);
-    xf_ppo_agent *a = calloc(1, sizeof *a);
+    xf_ppo_agent *a = xf_calloc(1, sizeof *a);
     if (!a) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the ppo agent");
     a->opt = o;
     a->max_locations = o.max_locations;
@@ -110,7 +110,7 @@ xf_status xf_ppo_agent_create(const xf_ppo_agent_options *opt, xf_ppo_agent **ou
     a->costs.cm = o.cm;
     if (o.cm) st = xf_costmemo_create(o.cm, &a->costs.memo, err);
     if (!st) {
-        a->z = calloc((size_t)(o.gnn.latent > 0 ? o.gnn.latent : 1), sizeof *a->z);
+        a->z = xf_calloc((size_t)(o.gnn.latent > 0 ? o.gnn.latent : 1), sizeof *a->z);
         if (!a->z) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the ppo agent");
     }
     if (st) {
@@ -155,9 +155,9 @@ static xf_status install(xf_ppo_agent *a, xf_actions *act, xf_nn_params *p, cons
     xf_gnn_batch_clear(&a->obs);
     a->adam = xf_nn_adam_default(a->opt.hp.lr);
     size_t n = (size_t)a->act.M + 1;
-    int *nl = realloc(a->n_loc, n * sizeof *nl);
+    int *nl = xf_realloc(a->n_loc, n * sizeof *nl);
     if (nl) a->n_loc = nl;
-    uint8_t *mk = nl ? realloc(a->mask, n) : NULL;
+    uint8_t *mk = nl ? xf_realloc(a->mask, n) : NULL;
     if (mk) a->mask = mk;
     a->built = mk != NULL;
     return a->built ? XF_OK
@@ -326,7 +326,7 @@ static xf_status warm_up(run *r, xf_error *err)
     xf_ppo_agent *a = r->a;
     xf_env *e = r->run.e;
     int n = xf_env_num_xfers(e);
-    int64_t *count = calloc((size_t)(n > 0 ? n : 1), sizeof *count);
+    int64_t *count = xf_calloc((size_t)(n > 0 ? n : 1), sizeof *count);
     if (!count) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the warm-up");
     r->phase = "warmup";
     xf_status st = XF_OK;
@@ -354,7 +354,7 @@ static xf_status warm_up(run *r, xf_error *err)
     xf_gnn gnn;
     xf_ppo_net net;
     if (!st) st = xf_actions_choose(&act, xf_env_ruleset(e), count, a->opt.max_actions, err);
-    free(count);
+    xf_free(count);
     if (!st) st = make_store(a, act.M, &a->rng, &p, &gnn, &net, err);
     if (!st) st = install(a, &act, &p, &gnn, &net, err);
     xf_actions_free(&act);

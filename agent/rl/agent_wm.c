@@ -94,8 +94,8 @@ void xf_wm_agent_free(xf_wm_agent *a)
     xf_nn_params_free(&a->gnn_p);
     xf_nn_params_free(&a->wm_p);
     xf_nn_params_free(&a->ctl_p);
-    free(a->z_mean);
-    free(a->z_std);
+    xf_free(a->z_mean);
+    xf_free(a->z_std);
     xf_gnn_batch_free(&a->batch);
     xf_gnn_cache_free(&a->gcache);
     xf_wm_data_free(&a->data);
@@ -103,17 +103,17 @@ void xf_wm_agent_free(xf_wm_agent *a)
     xf_ppo_work_free(&a->work);
     xf_ppo_buffer_free(&a->buf);
     xf_nn_lstm_cache_free(&a->lcache);
-    free(a->z);
-    free(a->state);
-    free(a->c);
-    free(a->h_new);
-    free(a->c_new);
-    free(a->x);
-    free(a->locs);
-    free(a->n_loc);
-    free(a->mask);
+    xf_free(a->z);
+    xf_free(a->state);
+    xf_free(a->c);
+    xf_free(a->h_new);
+    xf_free(a->c_new);
+    xf_free(a->x);
+    xf_free(a->locs);
+    xf_free(a->n_loc);
+    xf_free(a->mask);
     xf_actions_free(&a->act);
-    free(a);
+    xf_free(a);
 }
 
 static xf_status check_options(const xf_wm_agent_options *o, xf_error *err)
@@ -146,7 +146,7 @@ xf_status xf_wm_agent_create(const xf_wm_agent_options *opt, xf_wm_agent **out, 
     xf_wm_agent_options o = opt ? *opt : xf_wm_agent_options_default();
     xf_status st = check_options(&o, err);
     if (st) return st;
-    xf_wm_agent *a = calloc(1, sizeof *a);
+    xf_wm_agent *a = xf_calloc(1, sizeof *a);
     if (!a) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the world-model agent");
     a->opt = o;
     a->max_locations = o.max_locations;
@@ -173,14 +173,14 @@ xf_status xf_wm_agent_create(const xf_wm_agent_options *opt, xf_wm_agent **out, 
     a->wm_adam = xf_nn_adam_default(o.wm_lr);
     a->ctl_adam = xf_nn_adam_default(o.hp.lr);
     size_t d = (size_t)D, h = (size_t)H;
-    a->z_mean = calloc(d, sizeof *a->z_mean);
-    a->z_std = malloc(d * sizeof *a->z_std);
-    a->z = calloc(d, sizeof *a->z);
-    a->state = calloc(d + h, sizeof *a->state);
-    a->c = calloc(h, sizeof *a->c);
-    a->h_new = calloc(h, sizeof *a->h_new);
-    a->c_new = calloc(h, sizeof *a->c_new);
-    a->x = calloc(d + (size_t)o.wm_embed + 1, sizeof *a->x);
+    a->z_mean = xf_calloc(d, sizeof *a->z_mean);
+    a->z_std = xf_malloc(d * sizeof *a->z_std);
+    a->z = xf_calloc(d, sizeof *a->z);
+    a->state = xf_calloc(d + h, sizeof *a->state);
+    a->c = xf_calloc(h, sizeof *a->c);
+    a->h_new = xf_calloc(h, sizeof *a->h_new);
+    a->c_new = xf_calloc(h, sizeof *a->c_new);
+    a->x = xf_calloc(d + (size_t)o.wm_embed + 1, sizeof *a->x);
     if (!a->z_mean || !a->z_std || !a->z || !a->state || !a->c || !a->h_new || !a->c_new ||
         !a->x) {
         xf_wm_agent_free(a);
@@ -241,11 +241,11 @@ xf_status xf_wm_agent_install(xf_wm_agent *a, xf_actions *act, xf_nn_params *wm_
     if (!st) st = xf_ppo_work_reserve(&a->work, &a->ctl, o->hp.minibatch, err);
     if (st) return st;
     size_t m = (size_t)M;
-    uint16_t *locs = realloc(a->locs, (m > 0 ? m : 1) * sizeof *locs);
+    uint16_t *locs = xf_realloc(a->locs, (m > 0 ? m : 1) * sizeof *locs);
     if (locs) a->locs = locs;
-    int *n_loc = locs ? realloc(a->n_loc, (m + 1) * sizeof *n_loc) : NULL;
+    int *n_loc = locs ? xf_realloc(a->n_loc, (m + 1) * sizeof *n_loc) : NULL;
     if (n_loc) a->n_loc = n_loc;
-    uint8_t *mask = n_loc ? realloc(a->mask, m + 1) : NULL;
+    uint8_t *mask = n_loc ? xf_realloc(a->mask, m + 1) : NULL;
     if (mask) a->mask = mask;
     if (!mask)
         return XF_FAIL(err, XF_ERR_NOMEM,
@@ -422,8 +422,8 @@ static xf_status warm_up(run_ctx *c, xf_error *err)
     xf_env *e = c->run.e;
     int n = xf_env_num_xfers(e), L = a->max_locations;
     size_t n1 = (size_t)(n > 0 ? n : 1);
-    int64_t *count = calloc(n1, sizeof *count);
-    uint16_t *locs = malloc(n1 * sizeof *locs);
+    int64_t *count = xf_calloc(n1, sizeof *count);
+    uint16_t *locs = xf_malloc(n1 * sizeof *locs);
     xf_wm_data raw;
     xf_wm_data_init(&raw, a->opt.gnn.latent, n);
     xf_status st = count && locs ? XF_OK
@@ -467,8 +467,8 @@ static xf_status warm_up(run_ctx *c, xf_error *err)
     if (!st) st = xf_wm_data_add_mapped(&a->data, &raw, &a->act, err);
     xf_actions_free(&act);
     xf_wm_data_free(&raw);
-    free(count);
-    free(locs);
+    xf_free(count);
+    xf_free(locs);
     return st;
 }
 
@@ -479,7 +479,7 @@ static void standardise(xf_wm_agent *a)
 {
     int D = a->opt.gnn.latent;
     xf_wm_data *d = &a->data;
-    double *sum = calloc((size_t)D * 2, sizeof *sum);
+    double *sum = xf_calloc((size_t)D * 2, sizeof *sum);
     if (!sum) return; /* stays unnormalised: the next round tries again */
     double n = 0, r2 = 0;
     for (int i = 0; i < d->n; i++)
@@ -501,7 +501,7 @@ static void standardise(xf_wm_agent *a)
         a->z_mean[k] = (float)m;
         a->z_std[k] = (float)fmax(sqrt(var > 0 ? var : 0), XF_WM_STD_FLOOR);
     }
-    free(sum);
+    xf_free(sum);
     for (int i = 0; i < d->n; i++)
         for (int t = 0; t <= d->ep[i].T; t++)
             for (int k = 0; k < D; k++) {
@@ -516,7 +516,7 @@ static xf_status train_model(run_ctx *c, xf_error *err)
 {
     xf_wm_agent *a = c->a;
     int n = a->data.n;
-    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+    int *order = xf_malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory training the world model");
     xf_status st = XF_OK;
     for (int pass = 0; pass < a->opt.wm_passes && !out_of_budget(c); pass++) {
@@ -534,7 +534,7 @@ static xf_status train_model(run_ctx *c, xf_error *err)
         c->st.wm_loss_last = l.total;
         tick(c, "model", 0);
     }
-    free(order);
+    xf_free(order);
     return st;
 }
 
@@ -606,8 +606,8 @@ static xf_status run_end(run_ctx *c, xf_status st, xf_wm_agent_stats *stats, xf_
     if (!st) tick(c, "done", 1);
     if (stats) *stats = c->st;
     xf_dream_free(c->dream);
-    free(c->z0);
-    free(c->locs0);
+    xf_free(c->z0);
+    xf_free(c->locs0);
     if (st) {
         xf_error_prefix(err, "world-model agent");
         xf_search_result_free(res);
@@ -620,8 +620,8 @@ static xf_status make_dream(run_ctx *c, xf_error *err)
 {
     xf_wm_agent *a = c->a;
     int D = a->opt.gnn.latent, N = a->act.M;
-    c->z0 = malloc((size_t)D * sizeof *c->z0);
-    c->locs0 = malloc((size_t)(N > 0 ? N : 1) * sizeof *c->locs0);
+    c->z0 = xf_malloc((size_t)D * sizeof *c->z0);
+    c->locs0 = xf_malloc((size_t)(N > 0 ? N : 1) * sizeof *c->locs0);
     if (!c->z0 || !c->locs0) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the dream");
     xf_status st = xf_env_reset(c->run.e, err);
     if (!st) st = encode(c, err);

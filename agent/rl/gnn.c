@@ -91,8 +91,8 @@ void xf_gnn_cache_init(xf_gnn_cache *c)
 void xf_gnn_cache_free(xf_gnn_cache *c)
 {
     for (int i = 0; i < c->n_mlp; i++) xf_nn_mlp_cache_free(&c->mlp[i]);
-    free(c->mlp);
-    free(c->mem);
+    xf_free(c->mlp);
+    xf_free(c->mem);
     xf_gnn_cache_init(c);
 }
 
@@ -145,7 +145,7 @@ static xf_status cache_reserve(const xf_gnn *m, xf_gnn_cache *c, const xf_gnn_ba
     const xf_gnn_config *cfg = &m->cfg;
     int need_mlp = 3 + 3 * cfg->rounds;
     if (c->n_mlp < need_mlp) {
-        xf_nn_mlp_cache *q = realloc(c->mlp, sizeof *q * (size_t)need_mlp);
+        xf_nn_mlp_cache *q = xf_realloc(c->mlp, sizeof *q * (size_t)need_mlp);
         if (!q) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the GNN cache");
         for (int i = c->n_mlp; i < need_mlp; i++) xf_nn_mlp_cache_init(&q[i]);
         c->mlp = q;
@@ -167,12 +167,12 @@ static xf_status cache_reserve(const xf_gnn *m, xf_gnn_cache *c, const xf_gnn_ba
     size_t H = (size_t)cfg->hidden, Z = (size_t)cfg->latent, K = (size_t)cfg->rounds;
     size_t need = layout(c, NULL, N, E, G, H, Z, K);
     if (need > c->cap) {
-        float *q = malloc(sizeof *q * need);
+        float *q = xf_malloc(sizeof *q * need);
         if (!q)
             return XF_FAIL(err, XF_ERR_NOMEM,
                            "out of memory for the GNN cache (%d graphs, %d nodes, %d edges)",
                            b->n_graphs, b->n_nodes, b->n_edges);
-        free(c->mem);
+        xf_free(c->mem);
         c->mem = q;
         c->cap = need;
     }

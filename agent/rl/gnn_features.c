@@ -27,15 +27,15 @@ void xf_gnn_batch_init(xf_gnn_batch *b)
 
 void xf_gnn_batch_free(xf_gnn_batch *b)
 {
-    free(b->node_x);
-    free(b->edge_x);
-    free(b->global_x);
-    free(b->sender);
-    free(b->receiver);
-    free(b->node_graph);
-    free(b->edge_graph);
-    free(b->node_start);
-    free(b->edge_start);
+    xf_free(b->node_x);
+    xf_free(b->edge_x);
+    xf_free(b->global_x);
+    xf_free(b->sender);
+    xf_free(b->receiver);
+    xf_free(b->node_graph);
+    xf_free(b->edge_graph);
+    xf_free(b->node_start);
+    xf_free(b->edge_start);
     xf_gnn_batch_init(b);
 }
 
@@ -53,14 +53,14 @@ static int next_cap(int cap, int need)
 
 static int resize_f(float **p, size_t n)
 {
-    float *q = realloc(*p, n * sizeof *q);
+    float *q = xf_realloc(*p, n * sizeof *q);
     if (q) *p = q;
     return q != NULL;
 }
 
 static int resize_i(int **p, size_t n)
 {
-    int *q = realloc(*p, n * sizeof *q);
+    int *q = xf_realloc(*p, n * sizeof *q);
     if (q) *p = q;
     return q != NULL;
 }

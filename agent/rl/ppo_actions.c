@@ -32,9 +32,9 @@ void xf_actions_init(xf_actions *s)
 
 void xf_actions_free(xf_actions *s)
 {
-    free(s->ids);
-    free(s->env);
-    free(s->agent);
+    xf_free(s->ids);
+    xf_free(s->env);
+    xf_free(s->agent);
     xf_actions_init(s);
 }
 
@@ -93,7 +93,7 @@ xf_status xf_actions_choose(xf_actions *s, const xf_ruleset *rs, const int64_t *
     if (cap < 1)
         return XF_FAIL(err, XF_ERR_INVALID, "the action cap (%d) must be at least 1", cap);
     int n = xf_ruleset_count(rs), m = 0;
-    ranked *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+    ranked *r = xf_malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
     if (!r) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory choosing the agent's actions");
     for (int i = 0; i < n; i++)
         if (count[i] > 0) r[m++] = (ranked){count[i], i};
@@ -110,14 +110,14 @@ xf_status xf_actions_choose(xf_actions *s, const xf_ruleset *rs, const int64_t *
     qsort(r, (size_t)kept, sizeof *r, by_index);
     xf_actions c;
     xf_actions_init(&c);
-    c.ids = malloc((size_t)(kept > 0 ? kept : 1) * sizeof *c.ids);
+    c.ids = xf_malloc((size_t)(kept > 0 ? kept : 1) * sizeof *c.ids);
     if (!c.ids) {
-        free(r);
+        xf_free(r);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory choosing the agent's actions");
     }
     c.M = kept;
     for (int k = 0; k < kept; k++) c.ids[k] = xf_ruleset_rule_id(rs, r[k].index);
-    free(r);
+    xf_free(r);
     xf_status st = xf_actions_bind(&c, rs, err);
     if (st) {
         xf_actions_free(&c);
@@ -133,13 +133,13 @@ xf_status xf_actions_bind(xf_actions *s, const xf_ruleset *rs, xf_error *err)
     int n = xf_ruleset_count(rs);
     /* (id, index) of every action of rs sorted by id, then index: the
      * first action with an id is the one it names. */
-    ranked *byid = malloc((size_t)(n > 0 ? n : 1) * sizeof *byid);
-    int *env = malloc((size_t)(s->M > 0 ? s->M : 1) * sizeof *env);
-    int *agent = malloc(((size_t)n + 1) * sizeof *agent);
+    ranked *byid = xf_malloc((size_t)(n > 0 ? n : 1) * sizeof *byid);
+    int *env = xf_malloc((size_t)(s->M > 0 ? s->M : 1) * sizeof *env);
+    int *agent = xf_malloc(((size_t)n + 1) * sizeof *agent);
     if (!byid || !env || !agent) {
-        free(byid);
-        free(env);
-        free(agent);
+        xf_free(byid);
+        xf_free(env);
+        xf_free(agent);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory mapping the agent's %d actions", s->M);
     }
     for (int i = 0; i < n; i++) byid[i] = (ranked){xf_ruleset_rule_id(rs, i), i};
@@ -169,14 +169,14 @@ xf_status xf_actions_bind(xf_actions *s, const xf_ruleset *rs, xf_error *err)
             agent[byid[lo].index] = j;
         }
     }
-    free(byid);
+    xf_free(byid);
     if (st) {
-        free(env);
-        free(agent);
+        xf_free(env);
+        xf_free(agent);
         return st;
     }
-    free(s->env);
-    free(s->agent);
+    xf_free(s->env);
+    xf_free(s->agent);
     s->env = env;
     s->agent = agent;
     s->n_env = n;
@@ -212,11 +212,11 @@ xf_status xf_actions_read(FILE *f, const char *path, xf_actions *s, xf_error *er
         return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s' is truncated", path);
     if (m > XF_ACTIONS_MAX)
         return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s': %u actions (corrupt header)", path, m);
-    int64_t *ids = malloc((size_t)(m > 0 ? m : 1) * sizeof *ids);
+    int64_t *ids = xf_malloc((size_t)(m > 0 ? m : 1) * sizeof *ids);
     if (!ids) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading '%s'", path);
     for (uint32_t j = 0; j < m; j++)
         if (!xf_ckpt_get_i64(f, &ids[j])) {
-            free(ids);
+            xf_free(ids);
             return XF_FAIL(err, XF_ERR_PARSE, "checkpoint '%s' is truncated", path);
         }
     xf_actions_free(s);

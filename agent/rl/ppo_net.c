@@ -100,28 +100,28 @@ void xf_ppo_work_free(xf_ppo_work *w)
     xf_nn_mlp_cache_free(&w->trunk_c);
     xf_nn_mlp_cache_free(&w->loc_c);
     xf_nn_mlp_cache_free(&w->value_c);
-    free(w->rule_logits);
-    free(w->rule_logp);
-    free(w->loc_in);
-    free(w->loc_logp);
-    free(w->loc_mask);
-    free(w->logp);
-    free(w->ent);
-    free(w->d_logp);
-    free(w->d_ent);
-    free(w->d_rule_logp);
-    free(w->d_rule_logits);
-    free(w->d_loc_logp);
-    free(w->d_loc_logits);
-    free(w->d_loc_in);
-    free(w->d_t);
-    free(w->d_value);
+    xf_free(w->rule_logits);
+    xf_free(w->rule_logp);
+    xf_free(w->loc_in);
+    xf_free(w->loc_logp);
+    xf_free(w->loc_mask);
+    xf_free(w->logp);
+    xf_free(w->ent);
+    xf_free(w->d_logp);
+    xf_free(w->d_ent);
+    xf_free(w->d_rule_logp);
+    xf_free(w->d_rule_logits);
+    xf_free(w->d_loc_logp);
+    xf_free(w->d_loc_logits);
+    xf_free(w->d_loc_in);
+    xf_free(w->d_t);
+    xf_free(w->d_value);
     xf_ppo_work_init(w);
 }
 
 static int grow(float **x, size_t n)
 {
-    float *p = realloc(*x, n * sizeof *p);
+    float *p = xf_realloc(*x, n * sizeof *p);
     if (!p) return 0;
     *x = p;
     return 1;
@@ -137,7 +137,7 @@ xf_status xf_ppo_work_reserve(xf_ppo_work *w, const xf_ppo_net *net, int rows, x
     if (st != XF_OK) return st;
     size_t r = (size_t)rows, A = (size_t)net->A, L = (size_t)net->L;
     size_t HE = (size_t)(net->H + net->E), H = (size_t)net->H;
-    uint8_t *mask = realloc(w->loc_mask, r * L);
+    uint8_t *mask = xf_realloc(w->loc_mask, r * L);
     if (mask) w->loc_mask = mask;
     int ok = mask && grow(&w->rule_logits, r * A) && grow(&w->rule_logp, r * A) &&
              grow(&w->loc_in, r * HE) && grow(&w->loc_logp, r * L) &&

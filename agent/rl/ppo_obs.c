@@ -17,7 +17,7 @@
 static int fit(void **p, int *cap, int need, size_t elem, int *grown)
 {
     if (need <= *cap) return 1;
-    void *q = realloc(*p, (size_t)need * elem);
+    void *q = xf_realloc(*p, (size_t)need * elem);
     if (!q) return 0;
     *p = q;
     *grown = 1;

@@ -38,17 +38,17 @@ void xf_ppo_buffer_init(xf_ppo_buffer *b, int state_dim, int n_actions)
 
 void xf_ppo_buffer_free(xf_ppo_buffer *b)
 {
-    free(b->s);
-    free(b->mask);
-    free(b->n_loc);
-    free(b->rule);
-    free(b->loc);
-    free(b->logp);
-    free(b->value);
-    free(b->reward);
-    free(b->done);
-    free(b->adv);
-    free(b->ret);
+    xf_free(b->s);
+    xf_free(b->mask);
+    xf_free(b->n_loc);
+    xf_free(b->rule);
+    xf_free(b->loc);
+    xf_free(b->logp);
+    xf_free(b->value);
+    xf_free(b->reward);
+    xf_free(b->done);
+    xf_free(b->adv);
+    xf_free(b->ret);
     xf_ppo_buffer_init(b, b->S, b->A);
 }
 
@@ -56,7 +56,7 @@ void xf_ppo_buffer_clear(xf_ppo_buffer *b) { b->n = 0; }
 
 #define GROW(ptr, n)                                                                              \
     do {                                                                                          \
-        void *np_ = realloc((ptr), (n) * sizeof *(ptr));                                          \
+        void *np_ = xf_realloc((ptr), (n) * sizeof *(ptr));                                          \
         if (!np_) goto nomem;                                                                     \
         (ptr) = np_;                                                                              \
     } while (0)
@@ -131,32 +131,32 @@ typedef struct gathered {
 
 static void gathered_free(gathered *g)
 {
-    free(g->s);
-    free(g->ds);
-    free(g->old_logp);
-    free(g->adv);
-    free(g->ret);
-    free(g->mask);
-    free(g->n_loc);
-    free(g->rule);
-    free(g->loc);
-    free(g->idx);
+    xf_free(g->s);
+    xf_free(g->ds);
+    xf_free(g->old_logp);
+    xf_free(g->adv);
+    xf_free(g->ret);
+    xf_free(g->mask);
+    xf_free(g->n_loc);
+    xf_free(g->rule);
+    xf_free(g->loc);
+    xf_free(g->idx);
 }
 
 static xf_status gathered_alloc(gathered *g, int rows, int S, int A, int n, xf_error *err)
 {
     size_t r = (size_t)rows;
     memset(g, 0, sizeof *g);
-    g->s = malloc(r * (size_t)S * sizeof *g->s);
-    g->ds = malloc(r * (size_t)S * sizeof *g->ds);
-    g->old_logp = malloc(r * sizeof *g->old_logp);
-    g->adv = malloc(r * sizeof *g->adv);
-    g->ret = malloc(r * sizeof *g->ret);
-    g->mask = malloc(r * (size_t)A);
-    g->n_loc = malloc(r * sizeof *g->n_loc);
-    g->rule = malloc(r * sizeof *g->rule);
-    g->loc = malloc(r * sizeof *g->loc);
-    g->idx = malloc((size_t)n * sizeof *g->idx);
+    g->s = xf_malloc(r * (size_t)S * sizeof *g->s);
+    g->ds = xf_malloc(r * (size_t)S * sizeof *g->ds);
+    g->old_logp = xf_malloc(r * sizeof *g->old_logp);
+    g->adv = xf_malloc(r * sizeof *g->adv);
+    g->ret = xf_malloc(r * sizeof *g->ret);
+    g->mask = xf_malloc(r * (size_t)A);
+    g->n_loc = xf_malloc(r * sizeof *g->n_loc);
+    g->rule = xf_malloc(r * sizeof *g->rule);
+    g->loc = xf_malloc(r * sizeof *g->loc);
+    g->idx = xf_malloc((size_t)n * sizeof *g->idx);
     if (g->s && g->ds && g->old_logp && g->adv && g->ret && g->mask && g->n_loc && g->rule &&
         g->loc && g->idx)
         return XF_OK;

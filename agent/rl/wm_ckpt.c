@@ -101,7 +101,7 @@ typedef struct snapshot {
 static int snap_take(snapshot *s, const xf_nn_params *p)
 {
     s->n = xf_nn_params_total(p);
-    s->buf = malloc((3 * s->n + 1) * sizeof *s->buf);
+    s->buf = xf_malloc((3 * s->n + 1) * sizeof *s->buf);
     if (!s->buf) return 0;
     memcpy(s->buf, p->value, s->n * sizeof *s->buf);
     memcpy(s->buf + s->n, p->m, s->n * sizeof *s->buf);
@@ -161,7 +161,7 @@ xf_status xf_wm_agent_load(xf_wm_agent *a, const char *path, const xf_env *e, xf
     if (!f)
         return XF_FAIL(err, XF_ERR_IO, "cannot read checkpoint '%s': %s", path, strerror(errno));
     int D = a->opt.gnn.latent;
-    float *stats = malloc((2 * (size_t)D + 1) * sizeof *stats);
+    float *stats = xf_malloc((2 * (size_t)D + 1) * sizeof *stats);
     snapshot snap = {NULL, 0};
     xf_actions act;
     xf_actions_init(&act);
@@ -211,8 +211,8 @@ xf_status xf_wm_agent_load(xf_wm_agent *a, const char *path, const xf_env *e, xf
         xf_nn_params_free(&ctl_p);
     }
     xf_actions_free(&act);
-    free(snap.buf);
-    free(stats);
+    xf_free(snap.buf);
+    xf_free(stats);
     fclose(f);
     return st;
 }

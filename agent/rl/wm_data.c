@@ -19,19 +19,19 @@ void xf_wm_data_init(xf_wm_data *d, int D, int N)
 
 static void episode_free(xf_wm_episode *e)
 {
-    free(e->z);
-    free(e->xfer);
-    free(e->loc);
-    free(e->reward);
-    free(e->done);
-    free(e->locs);
+    xf_free(e->z);
+    xf_free(e->xfer);
+    xf_free(e->loc);
+    xf_free(e->reward);
+    xf_free(e->done);
+    xf_free(e->locs);
     memset(e, 0, sizeof *e);
 }
 
 void xf_wm_data_free(xf_wm_data *d)
 {
     for (int i = 0; i < d->n; i++) episode_free(&d->ep[i]);
-    free(d->ep);
+    xf_free(d->ep);
     xf_wm_data_init(d, d->D, d->N);
 }
 
@@ -40,17 +40,17 @@ static xf_status episode_reserve(xf_wm_episode *e, int cap, int D, int N, xf_err
 {
     if (cap <= e->cap) return XF_OK;
     size_t c = (size_t)cap;
-    float *z = realloc(e->z, (c + 1) * (size_t)D * sizeof *z);
+    float *z = xf_realloc(e->z, (c + 1) * (size_t)D * sizeof *z);
     if (z) e->z = z;
-    int *xfer = z ? realloc(e->xfer, c * sizeof *xfer) : NULL;
+    int *xfer = z ? xf_realloc(e->xfer, c * sizeof *xfer) : NULL;
     if (xfer) e->xfer = xfer;
-    int *loc = xfer ? realloc(e->loc, c * sizeof *loc) : NULL;
+    int *loc = xfer ? xf_realloc(e->loc, c * sizeof *loc) : NULL;
     if (loc) e->loc = loc;
-    float *reward = loc ? realloc(e->reward, c * sizeof *reward) : NULL;
+    float *reward = loc ? xf_realloc(e->reward, c * sizeof *reward) : NULL;
     if (reward) e->reward = reward;
-    uint8_t *done = reward ? realloc(e->done, c * sizeof *done) : NULL;
+    uint8_t *done = reward ? xf_realloc(e->done, c * sizeof *done) : NULL;
     if (done) e->done = done;
-    uint16_t *locs = done ? realloc(e->locs, c * (size_t)N * sizeof *locs) : NULL;
+    uint16_t *locs = done ? xf_realloc(e->locs, c * (size_t)N * sizeof *locs) : NULL;
     if (locs) e->locs = locs;
     if (!locs) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording a rollout of %d steps", cap);
     e->cap = cap;
@@ -61,7 +61,7 @@ xf_status xf_wm_data_begin(xf_wm_data *d, const float *z0, int *index, xf_error 
 {
     if (d->n == d->cap) {
         int cap = d->cap ? 2 * d->cap : 64;
-        xf_wm_episode *ep = realloc(d->ep, (size_t)cap * sizeof *ep);
+        xf_wm_episode *ep = xf_realloc(d->ep, (size_t)cap * sizeof *ep);
         if (!ep) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording rollouts");
         d->ep = ep;
         d->cap = cap;
@@ -102,7 +102,7 @@ xf_status xf_wm_data_step(xf_wm_data *d, int xfer, int loc, float reward, int do
 xf_status xf_wm_data_add_mapped(xf_wm_data *dst, const xf_wm_data *src, const xf_actions *act,
                                 xf_error *err)
 {
-    uint16_t *locs = malloc((size_t)(act->M > 0 ? act->M : 1) * sizeof *locs);
+    uint16_t *locs = xf_malloc((size_t)(act->M > 0 ? act->M : 1) * sizeof *locs);
     if (!locs) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory mapping recorded rollouts");
     xf_status st = XF_OK;
     for (int i = 0; !st && i < src->n; i++) {
@@ -118,6 +118,6 @@ xf_status xf_wm_data_add_mapped(xf_wm_data *dst, const xf_wm_data *src, const xf
                                  e->z + (size_t)(t + 1) * (size_t)src->D, locs, err);
         }
     }
-    free(locs);
+    xf_free(locs);
     return st;
 }

@@ -52,19 +52,19 @@ xf_dream_options xf_dream_options_default(void)
 void xf_dream_free(xf_dream *d)
 {
     if (!d) return;
-    free(d->z0);
-    free(d->locs0);
-    free(d->state);
-    free(d->c);
-    free(d->h_new);
-    free(d->c_new);
-    free(d->x);
-    free(d->head);
-    free(d->mix);
-    free(d->mask);
-    free(d->locs);
+    xf_free(d->z0);
+    xf_free(d->locs0);
+    xf_free(d->state);
+    xf_free(d->c);
+    xf_free(d->h_new);
+    xf_free(d->c_new);
+    xf_free(d->x);
+    xf_free(d->head);
+    xf_free(d->mix);
+    xf_free(d->mask);
+    xf_free(d->locs);
     xf_nn_lstm_cache_free(&d->cache);
-    free(d);
+    xf_free(d);
 }
 
 xf_status xf_dream_create(const xf_wm *wm, const xf_nn_params *p, const float *z0,
@@ -76,24 +76,24 @@ xf_status xf_dream_create(const xf_wm *wm, const xf_nn_params *p, const float *z
     if (o.max_steps < 1)
         return XF_FAIL(err, XF_ERR_INVALID, "dream: max_steps %d must be >= 1", o.max_steps);
     int D = wm->cfg.z_dim, N = wm->cfg.n_xfers, H = wm->cfg.hidden;
-    xf_dream *d = calloc(1, sizeof *d);
+    xf_dream *d = xf_calloc(1, sizeof *d);
     if (!d) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating a dream");
     d->wm = wm;
     d->p = p;
     d->opt = o;
     xf_rng_seed(&d->rng, o.seed);
     xf_nn_lstm_cache_init(&d->cache);
-    d->z0 = malloc((size_t)D * sizeof *d->z0);
-    d->locs0 = malloc((size_t)N * sizeof *d->locs0);
-    d->state = calloc((size_t)(D + H), sizeof *d->state);
-    d->c = calloc((size_t)H, sizeof *d->c);
-    d->h_new = calloc((size_t)H, sizeof *d->h_new);
-    d->c_new = calloc((size_t)H, sizeof *d->c_new);
-    d->x = calloc((size_t)wm->in_dim, sizeof *d->x);
-    d->head = calloc((size_t)wm->head_dim, sizeof *d->head);
-    d->mix = calloc((size_t)wm->mdn_dim, sizeof *d->mix);
-    d->mask = calloc((size_t)N + 1, sizeof *d->mask);
-    d->locs = calloc((size_t)N, sizeof *d->locs);
+    d->z0 = xf_malloc((size_t)D * sizeof *d->z0);
+    d->locs0 = xf_malloc((size_t)N * sizeof *d->locs0);
+    d->state = xf_calloc((size_t)(D + H), sizeof *d->state);
+    d->c = xf_calloc((size_t)H, sizeof *d->c);
+    d->h_new = xf_calloc((size_t)H, sizeof *d->h_new);
+    d->c_new = xf_calloc((size_t)H, sizeof *d->c_new);
+    d->x = xf_calloc((size_t)wm->in_dim, sizeof *d->x);
+    d->head = xf_calloc((size_t)wm->head_dim, sizeof *d->head);
+    d->mix = xf_calloc((size_t)wm->mdn_dim, sizeof *d->mix);
+    d->mask = xf_calloc((size_t)N + 1, sizeof *d->mask);
+    d->locs = xf_calloc((size_t)N, sizeof *d->locs);
     if (!d->z0 || !d->locs0 || !d->state || !d->c || !d->h_new || !d->c_new || !d->x ||
         !d->head || !d->mix || !d->mask || !d->locs) {
         xf_dream_free(d);

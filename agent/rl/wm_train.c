@@ -25,7 +25,7 @@
 
 static float *falloc(size_t n, int *fail)
 {
-    float *p = calloc(n ? n : 1, sizeof *p);
+    float *p = xf_calloc(n ? n : 1, sizeof *p);
     if (!p) *fail = 1;
     return p;
 }
@@ -57,8 +57,8 @@ xf_status xf_wm_trainer_init(xf_wm_trainer *tr, const xf_wm *wm, int B, int T, x
     tr->dx = falloc(b * (size_t)wm->in_dim, &fail);
     tr->weight = falloc(t * b, &fail);
     tr->row = falloc(b, &fail);
-    tr->ep = calloc(b, sizeof *tr->ep);
-    tr->cache = calloc(t, sizeof *tr->cache);
+    tr->ep = xf_calloc(b, sizeof *tr->ep);
+    tr->cache = xf_calloc(t, sizeof *tr->cache);
     if (!tr->ep || !tr->cache) fail = 1;
     for (int s = 0; !fail && s < T; s++) {
         xf_nn_lstm_cache_init(&tr->cache[s]);
@@ -78,24 +78,24 @@ void xf_wm_trainer_free(xf_wm_trainer *tr)
 {
     if (tr->cache)
         for (int s = 0; s < tr->T; s++) xf_nn_lstm_cache_free(&tr->cache[s]);
-    free(tr->cache);
-    free(tr->x);
-    free(tr->h);
-    free(tr->c);
-    free(tr->head);
-    free(tr->post);
-    free(tr->mix);
-    free(tr->dmix);
-    free(tr->target);
-    free(tr->dhead);
-    free(tr->dh);
-    free(tr->dc);
-    free(tr->dh_prev);
-    free(tr->dc_prev);
-    free(tr->dx);
-    free(tr->weight);
-    free(tr->row);
-    free(tr->ep);
+    xf_free(tr->cache);
+    xf_free(tr->x);
+    xf_free(tr->h);
+    xf_free(tr->c);
+    xf_free(tr->head);
+    xf_free(tr->post);
+    xf_free(tr->mix);
+    xf_free(tr->dmix);
+    xf_free(tr->target);
+    xf_free(tr->dhead);
+    xf_free(tr->dh);
+    xf_free(tr->dc);
+    xf_free(tr->dh_prev);
+    xf_free(tr->dc_prev);
+    xf_free(tr->dx);
+    xf_free(tr->weight);
+    xf_free(tr->row);
+    xf_free(tr->ep);
     memset(tr, 0, sizeof *tr);
 }
 

@@ -71,8 +71,8 @@ xf_status xf_agent_graph_cost(xf_cost_model *cm, const xf_graph *g, const xf_gra
 xf_status xf_costmemo_create(xf_cost_model *cm, xf_costmemo **out, xf_error *err)
 {
     *out = NULL;
-    xf_costmemo *m = calloc(1, sizeof *m);
-    if (m) m->ent = malloc(MEMO_INITIAL * sizeof *m->ent);
+    xf_costmemo *m = xf_calloc(1, sizeof *m);
+    if (m) m->ent = xf_malloc(MEMO_INITIAL * sizeof *m->ent);
     if (!m || !m->ent || xf_htab_reserve(&m->index, MEMO_INITIAL, NULL) != XF_OK) {
         xf_costmemo_free(m);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the cost memo");
@@ -87,8 +87,8 @@ void xf_costmemo_free(xf_costmemo *m)
 {
     if (!m) return;
     xf_htab_free(&m->index);
-    free(m->ent);
-    free(m);
+    xf_free(m->ent);
+    xf_free(m);
 }
 
 /* Hash of a configuration. The split sizes past n_split are zero on
@@ -146,7 +146,7 @@ xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int 
     xf_status st = xf_cost_op(m->cm, op, params, n_inputs, in_dtypes, in_shapes, out, err);
     if (st) return st;
     if (m->n == m->cap) {
-        memo_entry *ent = realloc(m->ent, 2 * m->cap * sizeof *ent);
+        memo_entry *ent = xf_realloc(m->ent, 2 * m->cap * sizeof *ent);
         if (!ent) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory growing the cost memo");
         m->ent = ent;
         m->cap *= 2;

@@ -90,7 +90,7 @@ static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, const uint
     xf_status st = xf_graph_index_build_from(&s->g, p->ix, from, &s->ix, err);
     if (!st && s->node_cap < s->g.n_nodes) {
         int cap = s->g.n_nodes + s->g.n_nodes / 2 + 16;
-        xf_op_cost *nc = realloc(s->node_cost, (size_t)cap * sizeof *nc);
+        xf_op_cost *nc = xf_realloc(s->node_cost, (size_t)cap * sizeof *nc);
         if (!nc) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing a graph");
         else {
             s->node_cost = nc;
@@ -107,14 +107,15 @@ static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, const uint
         st = XF_FAIL(err, XF_ERR_INTERNAL, "match list has %d rules, the rule set %d",
                      s->ml.n_rules, e->n_xfers);
     double t3 = xf_clock_now();
+    if (!st && hash) s->hash = *hash;
+    else if (!st) st = xf_graph_hash_checked(&s->g, XF_HASH_IDENTITY, &s->hash, err);
+    double t4 = xf_clock_now();
     if (st) {
         xf_graph_index_free(s->ix);
         s->ix = NULL;
         xf_graph_free(&s->g);
         return st;
     }
-    s->hash = hash ? *hash : xf_graph_hash_mode(&s->g, XF_HASH_IDENTITY);
-    double t4 = xf_clock_now();
     e->prof.index += t1 - t0;
     e->prof.cost += t2 - t1;
     e->prof.match += t3 - t2;
@@ -146,7 +147,7 @@ static xf_status env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_gr
                        "environment: max_locations (%d) and max_steps (%d) must be >= 1",
                        o.max_locations, o.max_steps);
     }
-    xf_env *e = calloc(1, sizeof *e);
+    xf_env *e = xf_calloc(1, sizeof *e);
     if (!e) {
         if (prepared) xf_graph_free(prepared);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the environment");
@@ -166,7 +167,7 @@ static xf_status env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_gr
         xf_match_list_init(&e->slot[i].ml);
     }
     xf_status st = XF_OK;
-    e->mask = calloc((size_t)e->n_xfers + 1, 1);
+    e->mask = xf_calloc((size_t)e->n_xfers + 1, 1);
     if (!e->mask) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the environment");
     if (!st) st = xf_costmemo_create(cm, &e->memo, err);
     if (!st && model) st = xf_agent_prepare(model, &o.prepare, &e->prepared, &e->prep, err);
@@ -201,13 +202,13 @@ void xf_env_free(xf_env *e)
         xf_graph_index_free(e->slot[i].ix);
         xf_graph_free(&e->slot[i].g);
         xf_match_list_free(&e->slot[i].ml);
-        free(e->slot[i].node_cost);
+        xf_free(e->slot[i].node_cost);
     }
     xf_graph_free(&e->prepared);
     xf_costmemo_free(e->memo);
-    free(e->from);
-    free(e->mask);
-    free(e);
+    xf_free(e->from);
+    xf_free(e->mask);
+    xf_free(e);
 }
 
 xf_status xf_env_reset(xf_env *e, xf_error *err)
@@ -279,7 +280,7 @@ xf_status xf_env_step(xf_env *e, int xfer, int location, xf_env_step_result *r, 
     xf_status st = XF_OK;
     if (e->from_cap < s->g.n_nodes + XF_MATCH_MAX_NODES) {
         int cap = s->g.n_nodes + s->g.n_nodes / 2 + XF_MATCH_MAX_NODES;
-        int *f = realloc(e->from, sizeof *f * (size_t)cap);
+        int *f = xf_realloc(e->from, sizeof *f * (size_t)cap);
         if (!f) st = XF_FAIL(&aerr, XF_ERR_NOMEM, "out of memory applying a rule");
         else {
             e->from = f;

@@ -11,12 +11,12 @@ static void free_tensors(xf_tensor *t, int n)
 {
     if (!t) return;
     for (int i = 0; i < n; i++) xf_tensor_free(&t[i]);
-    free(t);
+    xf_free(t);
 }
 
 static xf_tensor *alloc_tensors(int n)
 {
-    return calloc((size_t)(n > 0 ? n : 1), sizeof(xf_tensor));
+    return xf_calloc((size_t)(n > 0 ? n : 1), sizeof(xf_tensor));
 }
 
 /* Both models are prepared once and timed in alternation, LATENCY_ROUNDS

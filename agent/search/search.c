@@ -23,7 +23,7 @@ void xf_search_result_free(xf_search_result *r)
 {
     if (!r) return;
     xf_graph_free(&r->best);
-    free(r->applied);
+    xf_free(r->applied);
     xf_search_result_init(r);
 }
 
@@ -36,8 +36,8 @@ void xf_search_trail_init(xf_search_trail *t)
 
 void xf_search_trail_free(xf_search_trail *t)
 {
-    free(t->parent);
-    free(t->rule);
+    xf_free(t->parent);
+    xf_free(t->rule);
     xf_search_trail_init(t);
 }
 
@@ -45,9 +45,9 @@ xf_status xf_search_trail_add(xf_search_trail *t, int parent, int rule, int *idx
 {
     if (t->n == t->cap) {
         int cap = t->cap ? 2 * t->cap : 256;
-        int *np = realloc(t->parent, (size_t)cap * sizeof *np);
+        int *np = xf_realloc(t->parent, (size_t)cap * sizeof *np);
         if (np) t->parent = np;
-        int *nr = np ? realloc(t->rule, (size_t)cap * sizeof *nr) : NULL;
+        int *nr = np ? xf_realloc(t->rule, (size_t)cap * sizeof *nr) : NULL;
         if (nr) t->rule = nr;
         if (!np || !nr) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording the search");
         t->cap = cap;
@@ -64,11 +64,11 @@ static xf_status trail_path(const xf_search_trail *t, int entry, xf_search_resul
 {
     int n = 0;
     for (int i = entry; i > 0; i = t->parent[i]) n++;
-    free(res->applied);
+    xf_free(res->applied);
     res->applied = NULL;
     res->n_applied = 0;
     if (n == 0) return XF_OK;
-    res->applied = malloc((size_t)n * sizeof *res->applied);
+    res->applied = xf_malloc((size_t)n * sizeof *res->applied);
     if (!res->applied) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording the search");
     res->n_applied = n;
     for (int i = entry; i > 0; i = t->parent[i]) res->applied[--n] = t->rule[i];

@@ -73,7 +73,7 @@ static xf_status push(queue *q, double cost, int64_t seq, int entry, uint64_t ha
 {
     if (q->n == q->cap) {
         int cap = q->cap ? 2 * q->cap : 64;
-        qentry *na = realloc(q->a, (size_t)cap * sizeof *na);
+        qentry *na = xf_realloc(q->a, (size_t)cap * sizeof *na);
         if (!na) {
             xf_graph_free(g);
             return XF_FAIL(err, XF_ERR_NOMEM, "out of memory growing the search queue");
@@ -113,7 +113,7 @@ static void trim(queue *q, int keep)
 static void queue_free(queue *q)
 {
     for (int i = 0; i < q->n; i++) xf_graph_free(&q->a[i].g);
-    free(q->a);
+    xf_free(q->a);
     memset(q, 0, sizeof *q);
 }
 
@@ -152,8 +152,8 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
             int added = 0;
             uint64_t h = 0;
             if ((double)s.n_nodes <= max_nodes) {
-                h = xf_graph_hash_mode(&s, XF_HASH_IDENTITY);
-                st = xf_htab_put(&c->seen, xf_htab_key(h), NULL, &added, err);
+                st = xf_graph_hash_checked(&s, XF_HASH_IDENTITY, &h, err);
+                if (!st) st = xf_htab_put(&c->seen, xf_htab_key(h), NULL, &added, err);
             }
             int entry = -1;
             if (!st && added) st = xf_search_trail_add(&c->trail, parent, r, &entry, err);

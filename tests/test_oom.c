@@ -1,0 +1,558 @@
+/*
+ * test_oom.c — out-of-memory tests in the SQLite style: through the ir
+ * allocation hook (xf_set_allocator), an operation is first run once to
+ * count its allocations, then once per allocation with exactly that one
+ * failing (N = 1, 2, ... up to the count). Every run with a failure must
+ * return XF_ERR_NOMEM (status and xf_error code), leave its outputs in
+ * their documented state, and free everything it allocated: the hook
+ * counts live blocks, and the sanitizer pass of tools/test.sh adds ASan's
+ * leak and memory checks. Operations: ONNX import of a model this suite
+ * exports itself and of a real one from ../shared/models (skipped, with a
+ * SKIP line, when absent), ONNX export and a reference-interpreter run of
+ * both, writing rules to a rules database and reading them back, graph
+ * clone and clone_shared, the agent's rule-set load, an agent environment
+ * with a short greedy and TASO search over it, a small enumeration, and
+ * pruning its candidates. Each prints how many allocation points it has.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_fixture.h"
+#include "costmodel/costmodel.h"
+#include "enumerate/enumerate.h"
+#include "prune/prune.h"
+#include "rulesdb/rulesdb.h"
+#include "testutil.h"
+
+/* ------------------------------------------------------------ the hook */
+
+typedef struct oom {
+    long n;       /* allocations so far */
+    long fail_at; /* the one that returns NULL (0: none) */
+    int failed;   /* it was reached */
+    long live;    /* blocks allocated and not yet freed */
+} oom;
+
+static void *oom_malloc(void *user, size_t size)
+{
+    oom *o = user;
+    if (++o->n == o->fail_at) {
+        o->failed = 1;
+        return NULL;
+    }
+    void *p = malloc(size);
+    if (p) o->live++;
+    return p;
+}
+
+static void *oom_realloc(void *user, void *p, size_t size)
+{
+    oom *o = user;
+    if (++o->n == o->fail_at) {
+        o->failed = 1;
+        return NULL;
+    }
+    void *q = realloc(p, size ? size : 1); /* never realloc's free-on-zero */
+    if (q && !p) o->live++;
+    return q;
+}
+
+static void oom_free(void *user, void *p)
+{
+    oom *o = user;
+    if (p) o->live--;
+    free(p);
+}
+
+/* An operation under test: runs once and, on success, frees what it made;
+ * on failure it checks its outputs' documented state and cleans up. */
+typedef xf_status (*oom_op)(void *ctx, xf_error *err);
+
+static xf_status run_with(oom *o, oom_op op, void *ctx, xf_error *err)
+{
+    xf_allocator a = {oom_malloc, oom_realloc, oom_free, o};
+    xf_error_clear(err);
+    xf_set_allocator(&a);
+    xf_status s = op(ctx, err);
+    xf_set_allocator(NULL);
+    return s;
+}
+
+/* Fails allocation 1, 1 + stride, ... of op (stride 1: every one); returns
+ * how many allocations one successful run makes. */
+static long oom_walk(const char *what, oom_op op, void *ctx, long stride)
+{
+    xf_error err;
+    oom o = {0, 0, 0, 0};
+    xf_status s = run_with(&o, op, ctx, &err);
+    ck_assert_msg(s == XF_OK, "%s without failures: %s", what, err.msg);
+    ck_assert_msg(o.live == 0, "%s without failures leaks %ld blocks", what, o.live);
+    long total = o.n, bad = 0;
+    for (long n = 1; n <= total; n += stride) {
+        o = (oom){0, n, 0, 0};
+        s = run_with(&o, op, ctx, &err);
+        const char *why = NULL;
+        if (!o.failed)
+            why = "the failing allocation was never reached (not deterministic)";
+        else if (s != XF_ERR_NOMEM)
+            why = s == XF_OK ? "the failure was swallowed" : "wrong status";
+        else if (err.code != XF_ERR_NOMEM)
+            why = "xf_error code is not XF_ERR_NOMEM";
+        else if (o.live != 0)
+            why = "blocks leaked";
+        if (!why) continue;
+        if (bad++ < 20)
+            fprintf(stderr, "oom: %s: allocation %ld of %ld: %s (status %s, %ld live): %s\n",
+                    what, n, total, why, xf_status_name(s), o.live, err.msg);
+    }
+    ck_assert_msg(bad == 0, "%s: %ld of the injected failures were not clean (see stderr)", what,
+                  bad);
+    if (stride == 1)
+        printf("oom: %s: %ld allocation points, all failed cleanly\n", what, total);
+    else
+        printf("oom: %s: %ld allocation points, sampled: every %ld-th failed, all cleanly\n",
+               what, total, stride);
+    fflush(stdout);
+    return total;
+}
+
+/* ------------------------------------------------------------ ONNX import */
+
+static xf_status op_onnx_load(void *ctx, xf_error *err)
+{
+    xf_graph g;
+    xf_status s = xf_onnx_load(ctx, NULL, &g, err);
+    if (s != XF_OK)
+        ck_assert_msg(g.n_nodes == 0 && g.n_values == 0 && !g.nodes && !g.values,
+                      "a failed import leaves a non-empty graph");
+    xf_graph_free(&g);
+    return s;
+}
+
+/* conv -> relu -> conv, plus the relu (residual add), a transpose and a
+ * matmul against a weight: initializers, params and several op kinds. */
+static void build_small(xf_graph *g)
+{
+    xf_graph_init(g);
+    int x = xf_test_input(g, "x", 4, (const int64_t[]){1, 3, 8, 8});
+    int w1 = xf_test_weight(g, "w1", 4, (const int64_t[]){4, 3, 3, 3}, 1);
+    int w2 = xf_test_weight(g, "w2", 4, (const int64_t[]){4, 4, 3, 3}, 2);
+    int m = xf_test_weight(g, "m", 2, (const int64_t[]){8, 5}, 3);
+    xf_params conv = xf_fx_conv3x3(XF_ACT_NONE);
+    int r = xf_test_op2(g, XF_OP_RELU, NULL, xf_test_op2(g, XF_OP_CONV, &conv, x, w1), -1);
+    int s = xf_test_op2(g, XF_OP_ADD, NULL, xf_test_op2(g, XF_OP_CONV, &conv, r, w2), r);
+    xf_test_out(g, xf_test_op2(g, XF_OP_MATMUL, NULL, s, m));
+}
+
+START_TEST(onnx_import_small)
+{
+    xf_graph g;
+    build_small(&g);
+    xf_error err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", xf_test_tmp("small.onnx"));
+    ck_assert_msg(xf_onnx_save(&g, path, &err) == XF_OK, "%s", err.msg);
+    xf_graph_free(&g);
+    oom_walk("onnx import small (exported here)", op_onnx_load, path, 1);
+}
+END_TEST
+
+/* Stride for walks over a real model: every allocation normally; under the
+ * sanitizers (XF_SANITIZED=1, set by tools/test.sh) every stride-th, which
+ * keeps the suite within a minute there. */
+static long real_stride(long stride)
+{
+    const char *s = getenv("XF_SANITIZED");
+    return s && strcmp(s, "1") == 0 ? stride : 1;
+}
+
+/* Path of ../shared/models/squeezenet1_1/model.onnx into path, or 0 after
+ * printing a SKIP line for `what` when the shared models are absent. */
+static int squeezenet_path(const char *what, char *path, size_t n)
+{
+    const char *models = xf_test_models_dir();
+    if (!models) {
+        printf("SKIP: %s squeezenet1_1: ../shared/models not found (XF_SHARED_DIR)\n", what);
+        return 0;
+    }
+    snprintf(path, n, "%s/squeezenet1_1/model.onnx", models);
+    return 1;
+}
+
+START_TEST(onnx_import_squeezenet)
+{
+    char path[4096];
+    if (squeezenet_path("onnx import", path, sizeof path))
+        oom_walk("onnx import squeezenet1_1", op_onnx_load, path, real_stride(7));
+}
+END_TEST
+
+/* ------------------------------------------------------------ ONNX export */
+
+static xf_status op_onnx_save(void *ctx, xf_error *err)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    xf_status s = xf_onnx_save_buffer(ctx, &buf, &len, err);
+    if (s != XF_OK) ck_assert_msg(buf == NULL, "a failed export leaves *buf set");
+    xf_free(buf);
+    return s;
+}
+
+START_TEST(onnx_export)
+{
+    xf_graph g;
+    build_small(&g);
+    oom_walk("onnx export small", op_onnx_save, &g, 1);
+    xf_graph_free(&g);
+    char path[4096];
+    if (!squeezenet_path("onnx export", path, sizeof path)) return;
+    xf_error err;
+    ck_assert_msg(xf_onnx_load(path, NULL, &g, &err) == XF_OK, "%s", err.msg);
+    oom_walk("onnx export squeezenet1_1", op_onnx_save, &g, 1);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* ------------------------------------------------------------ interpreter */
+
+/* Random inputs, then the whole graph run by the reference interpreter. */
+static xf_status op_interp(void *ctx, xf_error *err)
+{
+    const xf_graph *g = ctx;
+    xf_tensor *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
+    xf_tensor *out = calloc((size_t)g->n_outputs + 1, sizeof *out);
+    ck_assert_ptr_nonnull(in);
+    ck_assert_ptr_nonnull(out);
+    xf_status s = xf_graph_random_inputs(g, 1, in, err);
+    if (s == XF_OK) s = xf_interp_run(g, in, g->n_inputs, out, err);
+    for (int i = 0; i < g->n_inputs; i++) xf_tensor_free(&in[i]);
+    for (int i = 0; i < g->n_outputs; i++) {
+        if (s != XF_OK) ck_assert_msg(out[i].data == NULL, "a failed run leaves output %d", i);
+        xf_tensor_free(&out[i]);
+    }
+    free(in);
+    free(out);
+    return s;
+}
+
+START_TEST(interp_run)
+{
+    xf_graph g;
+    build_small(&g);
+    oom_walk("interpreter run small", op_interp, &g, 1);
+    xf_graph_free(&g);
+    char path[4096];
+    if (!squeezenet_path("interpreter run", path, sizeof path)) return;
+    xf_error err;
+    ck_assert_msg(xf_onnx_load(path, NULL, &g, &err) == XF_OK, "%s", err.msg);
+    oom_walk("interpreter run squeezenet1_1", op_interp, &g, real_stride(13));
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* ---------------------------------------------------------- graph clone */
+
+typedef struct clone_ctx {
+    const xf_graph *src;
+    int shared;
+} clone_ctx;
+
+static xf_status op_clone(void *ctx, xf_error *err)
+{
+    const clone_ctx *c = ctx;
+    xf_graph dst;
+    xf_status s = c->shared ? xf_graph_clone_shared(c->src, &dst, err)
+                            : xf_graph_clone(c->src, &dst, err);
+    if (s != XF_OK)
+        ck_assert_msg(dst.n_nodes == 0 && dst.n_values == 0 && !dst.block,
+                      "a failed clone leaves a non-empty graph");
+    xf_graph_free(&dst);
+    return s;
+}
+
+START_TEST(graph_clone)
+{
+    xf_graph g;
+    build_small(&g);
+    clone_ctx c = {&g, 0};
+    oom_walk("graph clone", op_clone, &c, 1);
+    c.shared = 1;
+    oom_walk("graph clone_shared", op_clone, &c, 1);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* ------------------------------------------------ rules DB and rule sets */
+
+typedef struct rules_ctx {
+    char path[4096];
+    xf_rule rules[2]; /* the agent fixture's two rules */
+} rules_ctx;
+
+/* The rules, proved, in a fresh database. */
+static xf_status op_rules_write(void *ctx, xf_error *err)
+{
+    const rules_ctx *c = ctx;
+    xf_test_remove_db(c->path);
+    xf_rulesdb *db = NULL;
+    xf_status s = xf_rulesdb_open(c->path, XF_RULESDB_CREATE, &db, err);
+    if (s != XF_OK) {
+        ck_assert_msg(db == NULL, "a failed open leaves *out set");
+        return s;
+    }
+    xf_rulesdb_rule_meta proved = {XF_RULE_PROVED, 0, NULL, 0};
+    s = xf_rulesdb_add_rules(db, c->rules, 2, &proved, NULL, NULL, err);
+    xf_rulesdb_close(db);
+    return s;
+}
+
+static void rules_init(rules_ctx *c, const char *name)
+{
+    snprintf(c->path, sizeof c->path, "%s", xf_test_tmp(name));
+    xf_fx_rule_conv_relu(&c->rules[0]);
+    xf_fx_rule_matmul_merge(&c->rules[1]);
+}
+
+static void rules_free(rules_ctx *c)
+{
+    xf_rule_free(&c->rules[0]);
+    xf_rule_free(&c->rules[1]);
+}
+
+/* Writes the database without failures (walked by rulesdb_write). */
+static void write_rules_db(rules_ctx *c)
+{
+    xf_error err;
+    ck_assert_msg(op_rules_write(c, &err) == XF_OK, "%s", err.msg);
+}
+
+START_TEST(rulesdb_write)
+{
+    rules_ctx c;
+    rules_init(&c, "write.db");
+    oom_walk("rules DB write", op_rules_write, &c, 1);
+    rules_free(&c);
+}
+END_TEST
+
+/* Opens the database read-only and reads every rule back: its row
+ * (iterator) and its graphs (load_rule). */
+static xf_status op_rules_read(void *ctx, xf_error *err)
+{
+    xf_rulesdb *db = NULL;
+    xf_status s = xf_rulesdb_open(ctx, XF_RULESDB_READONLY, &db, err);
+    if (s != XF_OK) {
+        ck_assert_msg(db == NULL, "a failed open leaves *out set");
+        return s;
+    }
+    xf_rulesdb_filter f;
+    memset(&f, 0, sizeof f);
+    f.any_status = 1;
+    xf_rulesdb_iter *it = NULL;
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    int n = 0, has = 1;
+    s = xf_rulesdb_iter_begin(db, &f, &it, err);
+    while (s == XF_OK && has) {
+        s = xf_rulesdb_iter_next(it, &info, &has, err);
+        if (s != XF_OK || !has) break;
+        xf_rule r;
+        s = xf_rulesdb_load_rule(db, info.id, &r, err);
+        xf_rule_free(&r);
+        n++;
+    }
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_iter_free(it);
+    xf_rulesdb_close(db);
+    if (s == XF_OK) ck_assert_int_eq(n, 2);
+    return s;
+}
+
+START_TEST(rulesdb_read)
+{
+    rules_ctx c;
+    rules_init(&c, "read.db");
+    write_rules_db(&c);
+    oom_walk("rules DB read", op_rules_read, c.path, 1);
+    rules_free(&c);
+}
+END_TEST
+
+static xf_status op_ruleset_load(void *ctx, xf_error *err)
+{
+    xf_ruleset_options o = xf_ruleset_options_default();
+    xf_ruleset *rs = NULL;
+    xf_status s = xf_ruleset_load(ctx, &o, &rs, err);
+    if (s != XF_OK) ck_assert_msg(rs == NULL, "a failed load leaves *out set");
+    if (s == XF_OK) ck_assert_int_eq(xf_ruleset_count(rs), 4);
+    xf_ruleset_free(rs);
+    return s;
+}
+
+START_TEST(ruleset_load)
+{
+    rules_ctx c;
+    rules_init(&c, "ruleset.db");
+    write_rules_db(&c);
+    oom_walk("rule-set load", op_ruleset_load, c.path, 1);
+    rules_free(&c);
+}
+END_TEST
+
+/* ------------------------------------------------ environment and search */
+
+typedef struct env_ctx {
+    const xf_graph *model;
+    xf_ruleset *rs;
+    int search; /* 0: only create the environment; else this xf_search_kind + 1 */
+} env_ctx;
+
+/* Cost model, environment over the model (prepared, costed, matched,
+ * hashed) and, when asked, a short search; all closed again. */
+static xf_status op_env(void *ctx, xf_error *err)
+{
+    const env_ctx *c = ctx;
+    xf_cost_options o = xf_cost_options_default();
+    o.backend = XF_COST_ANALYTIC;
+    o.cache_path = NULL;
+    o.peak_gflops = 100; /* given, so that nothing is measured */
+    o.bandwidth_gbps = 10;
+    o.kernel_overhead_us = 2;
+    xf_cost_model *cm = NULL;
+    xf_status s = xf_cost_open(&o, &cm, err);
+    if (s != XF_OK) {
+        ck_assert_msg(cm == NULL, "a failed xf_cost_open leaves *out set");
+        return s;
+    }
+    xf_env *e = NULL;
+    s = xf_env_create(c->rs, cm, c->model, NULL, &e, err);
+    if (s != XF_OK) ck_assert_msg(e == NULL, "a failed xf_env_create leaves *out set");
+    if (s == XF_OK && c->search) {
+        xf_search_result r;
+        xf_search_result_init(&r);
+        xf_search_options so = xf_search_options_default();
+        so.budget = 20;
+        s = xf_search_run(e, (xf_search_kind)(c->search - 1), &so, &r, err);
+        xf_search_result_free(&r);
+    }
+    xf_env_free(e);
+    xf_cost_close(cm);
+    return s;
+}
+
+START_TEST(env_and_search)
+{
+    xf_graph g;
+    build_small(&g);
+    env_ctx c = {&g, xf_fx_rules(), 0};
+    oom_walk("environment create", op_env, &c, 1);
+    c.search = XF_SEARCH_GREEDY + 1;
+    oom_walk("greedy search", op_env, &c, 1);
+    c.search = XF_SEARCH_TASO + 1;
+    oom_walk("TASO search", op_env, &c, 1);
+    xf_ruleset_free(c.rs);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* ------------------------------------------------ enumeration and pruning */
+
+/* Candidates taken from the enumerator (rules owned here). */
+typedef struct taken {
+    xf_rule *rules;
+    int n, cap;
+} taken;
+
+static xf_status take(void *user, xf_enum_candidate *c, xf_error *err)
+{
+    taken *t = user;
+    if (!t) return XF_OK; /* left to the enumerator, which frees it */
+    if (t->n == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 16;
+        xf_rule *r = realloc(t->rules, sizeof *r * (size_t)cap);
+        if (!r) return XF_FAIL(err, XF_ERR_NOMEM, "test: out of memory");
+        t->rules = r;
+        t->cap = cap;
+    }
+    t->rules[t->n++] = c->rule;
+    xf_rule_init(&c->rule);
+    return XF_OK;
+}
+
+/* Enumerates graphs of up to 3 matmul/ewadd over three inputs; candidates
+ * go to ctx (a taken, NULL: dropped). */
+static xf_status op_enumerate(void *ctx, xf_error *err)
+{
+    xf_enum_config c;
+    xf_enum_config_init(&c);
+    xf_status s = xf_enum_vocab_parse(&c, "matmul\newadd\n", "test_oom", err);
+    if (s == XF_OK) s = xf_enum_inputs_parse(&c, "a:2x3,b:3x4,c:3x4", err);
+    c.max_ops = 3;
+    xf_enum_options o;
+    xf_enum_options_init(&o);
+    o.user = ctx;
+    o.on_candidate = take;
+    xf_enum_stats st;
+    if (s == XF_OK) s = xf_enum_run(&c, &o, &st, err);
+    xf_enum_config_free(&c);
+    return s;
+}
+
+/* Prunes copies of the taken rules. */
+static xf_status op_prune(void *ctx, xf_error *err)
+{
+    const taken *t = ctx;
+    xf_rule *r = xf_calloc((size_t)t->n, sizeof *r);
+    xf_prune_verdict *v = xf_calloc((size_t)t->n, sizeof *v);
+    xf_status s = r && v ? XF_OK : XF_FAIL(err, XF_ERR_NOMEM, "test: out of memory");
+    int n = 0;
+    for (; s == XF_OK && n < t->n; n++) {
+        xf_rule_init(&r[n]);
+        s = xf_graph_clone(&t->rules[n].src, &r[n].src, err);
+        if (s == XF_OK) s = xf_graph_clone(&t->rules[n].dst, &r[n].dst, err);
+    }
+    if (s == XF_OK) s = xf_prune_run(r, (size_t)t->n, NULL, v, NULL, err);
+    for (int i = 0; r && i < n; i++) xf_rule_free(&r[i]);
+    xf_free(r);
+    xf_free(v);
+    return s;
+}
+
+START_TEST(enumerate_and_prune)
+{
+    oom_walk("enumerate", op_enumerate, NULL, 1);
+    taken t = {NULL, 0, 0};
+    xf_error err;
+    ck_assert_msg(op_enumerate(&t, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_gt(t.n, 0);
+    oom_walk("prune", op_prune, &t, 1);
+    for (int i = 0; i < t.n; i++) xf_rule_free(&t.rules[i]);
+    free(t.rules);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("oom");
+    TCase *t = tcase_create("core");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, onnx_import_small);
+    tcase_add_test(t, onnx_import_squeezenet);
+    tcase_add_test(t, onnx_export);
+    tcase_add_test(t, interp_run);
+    tcase_add_test(t, graph_clone);
+    tcase_add_test(t, rulesdb_write);
+    tcase_add_test(t, rulesdb_read);
+    tcase_add_test(t, ruleset_load);
+    tcase_add_test(t, env_and_search);
+    tcase_add_test(t, enumerate_and_prune);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    return xf_test_run(suite());
+}
