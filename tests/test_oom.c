@@ -7,8 +7,8 @@
  * their documented state, and free everything it allocated: the hook
  * counts live blocks, and the sanitizer pass of tools/test.sh adds ASan's
  * leak and memory checks. Operations: ONNX import of a model this suite
- * exports itself and of a real one from ../shared/models (skipped, with a
- * SKIP line, when absent), ONNX export and a reference-interpreter run of
+ * exports itself and of a real one from ../shared/models (XF_SKIP, or a
+ * skipped part, when absent), ONNX export and a reference-interpreter run of
  * both, writing rules to a rules database and reading them back, graph
  * clone and clone_shared, the agent's rule-set load, an agent environment
  * with a short greedy and TASO search over it, a small enumeration, and
@@ -168,12 +168,12 @@ static long real_stride(long stride)
 }
 
 /* Path of ../shared/models/squeezenet1_1/model.onnx into path, or 0 after
- * printing a SKIP line for `what` when the shared models are absent. */
+ * recording a skipped part for `what` when the shared models are absent. */
 static int squeezenet_path(const char *what, char *path, size_t n)
 {
     const char *models = xf_test_models_dir();
     if (!models) {
-        printf("SKIP: %s squeezenet1_1: ../shared/models not found (XF_SHARED_DIR)\n", what);
+        xf_test_skip_part("%s squeezenet1_1: ../shared/models not found (XF_SHARED_DIR)", what);
         return 0;
     }
     snprintf(path, n, "%s/squeezenet1_1/model.onnx", models);
@@ -183,6 +183,7 @@ static int squeezenet_path(const char *what, char *path, size_t n)
 START_TEST(onnx_import_squeezenet)
 {
     char path[4096];
+    if (!xf_test_models_dir()) XF_SKIP("../shared/models not found (XF_SHARED_DIR)");
     if (squeezenet_path("onnx import", path, sizeof path))
         oom_walk("onnx import squeezenet1_1", op_onnx_load, path, real_stride(7));
 }
