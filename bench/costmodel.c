@@ -80,7 +80,7 @@ static int measure(const char *path, const char *name, xf_cost_model *dnn, xf_co
     if (xf_cost_graph(ana, &g, &c, NULL, &err)) die(name, &err);
     r->analytic_est = c.ms;
     xf_exec *e = NULL;
-    xf_tensor *in = calloc((size_t)g.n_inputs + 1, sizeof *in);
+    xf_tensor *in = xf_calloc((size_t)g.n_inputs + 1, sizeof *in);
     int ok = 0;
     if (xf_exec_prepare(dnn, &g, &e, &err) == XF_OK &&
         xf_graph_random_inputs(&g, 1, in, &err) == XF_OK &&
@@ -89,7 +89,7 @@ static int measure(const char *path, const char *name, xf_cost_model *dnn, xf_co
     else
         fprintf(stderr, "bench_costmodel: %s: end-to-end skipped: %s\n", name, err.msg);
     for (int i = 0; i < g.n_inputs; i++) xf_tensor_free(&in[i]);
-    free(in);
+    xf_free(in);
     xf_exec_free(e);
     xf_graph_free(&g);
     return ok;
@@ -141,8 +141,8 @@ static void interp_vs_onednn(const char *path, xf_cost_model *dnn)
     xf_graph_init(&g);
     xf_error err = {0};
     if (xf_onnx_load(path, NULL, &g, &err)) die(path, &err);
-    xf_tensor *in = calloc((size_t)g.n_inputs + 1, sizeof *in);
-    xf_tensor *out = calloc((size_t)g.n_outputs + 1, sizeof *out);
+    xf_tensor *in = xf_calloc((size_t)g.n_inputs + 1, sizeof *in);
+    xf_tensor *out = xf_calloc((size_t)g.n_outputs + 1, sizeof *out);
     if (xf_graph_random_inputs(&g, 1, in, &err)) die(path, &err);
     double t[3];
     for (int r = 0; r < 3; r++) {
@@ -161,8 +161,8 @@ static void interp_vs_onednn(const char *path, xf_cost_model *dnn)
            interp, dnn_ms, threads, threads == 1 ? "" : "s", interp / dnn_ms);
     xf_exec_free(e);
     for (int i = 0; i < g.n_inputs; i++) xf_tensor_free(&in[i]);
-    free(in);
-    free(out);
+    xf_free(in);
+    xf_free(out);
     xf_graph_free(&g);
 }
 

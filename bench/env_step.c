@@ -117,9 +117,9 @@ static void bench_model(const char *label, const char *model_path, const xf_rule
            g.n_nodes, xf_env_graph(env)->n_nodes, offered, locations);
     printf("env create (prepare, cost, first matching): %.1f ms\n", t_create * 1e3);
 
-    double *us = malloc(sizeof *us * (size_t)(steps + 1));
-    double *cpu = malloc(sizeof *cpu * (size_t)(steps + 1));
-    double *part = malloc(sizeof *part * (size_t)(steps + 1) * PARTS);
+    double *us = xf_malloc(sizeof *us * (size_t)(steps + 1));
+    double *cpu = xf_malloc(sizeof *cpu * (size_t)(steps + 1));
+    double *part = xf_malloc(sizeof *part * (size_t)(steps + 1) * PARTS);
     if (!us || !cpu || !part) die("bench", "out of memory");
     int n = 0, resets = 0;
     xf_rng rng;
@@ -163,9 +163,9 @@ static void bench_model(const char *label, const char *model_path, const xf_rule
         printf(" %s %.1f", part_name[k], quantile(part + (size_t)k * (size_t)steps, n, 0.5));
     printf("\n");
     fflush(stdout);
-    free(us);
-    free(cpu);
-    free(part);
+    xf_free(us);
+    xf_free(cpu);
+    xf_free(part);
     xf_env_free(env);
     xf_cost_close(cm);
     xf_graph_free(&g);

@@ -56,7 +56,7 @@ static void measure(const char *path, result *r)
         te[k] = xf_clock_now_ms() - t0;
         r->nodes = g.n_nodes;
         xf_graph_free(&g);
-        free(buf);
+        xf_free(buf);
         if (st != XF_OK) {
             snprintf(r->msg, sizeof r->msg, "%.255s", err.msg);
             return;

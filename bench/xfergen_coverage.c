@@ -43,7 +43,7 @@ static void sb_put(sbuf *b, const char *s, size_t n)
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->n + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
+        char *p = xf_realloc(b->p, cap);
         if (!p) abort(); /* a benchmark out of memory has nothing left to report */
         b->p = p;
         b->cap = cap;
@@ -175,7 +175,7 @@ static int taso_expr(tparse *tp, sbuf *out)
     sb_str(out, "(");
     if (args.p) sb_str(out, args.p);
     sb_str(out, ")");
-    free(args.p);
+    xf_free(args.p);
     return rank;
 }
 
@@ -292,12 +292,12 @@ static int try_order(void *ctx, const xf_rule_order *o)
         sb_str(&raw, (o->swap ? ks->src : ks->dst)[o->out[i]]);
     }
     char *cand = renumber(raw.p);
-    free(raw.p);
+    xf_free(raw.p);
     if (!ks->best || strcmp(cand, ks->best) < 0) {
-        free(ks->best);
+        xf_free(ks->best);
         ks->best = cand;
     } else {
-        free(cand);
+        xf_free(cand);
     }
     return 0;
 }
@@ -374,7 +374,7 @@ static void ks_add(keyset *s, char *k)
     if (!k) return;
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 1024;
-        s->v = realloc(s->v, s->cap * sizeof *s->v);
+        s->v = xf_realloc(s->v, s->cap * sizeof *s->v);
         if (!s->v) abort();
     }
     s->v[s->n++] = k;
@@ -387,8 +387,8 @@ static int ks_has(const keyset *s, const char *k)
 
 static void ks_free(keyset *s)
 {
-    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
-    free(s->v);
+    for (size_t i = 0; i < s->n; i++) xf_free(s->v[i]);
+    xf_free(s->v);
 }
 
 /* Keys of every rule in the database; `kept` only those still candidates. */
@@ -428,10 +428,10 @@ static xf_status our_keys(const char *path, keyset *all, keyset *kept, int *inpu
         }
         char *key = rule_key(src, dst, k);
         for (int i = 0; i < 4; i++) {
-            free(src[i]);
-            free(dst[i]);
+            xf_free(src[i]);
+            xf_free(dst[i]);
         }
-        if (key && info.status == XF_RULE_CANDIDATE) ks_add(kept, strdup(key));
+        if (key && info.status == XF_RULE_CANDIDATE) ks_add(kept, xf_strdup(key));
         ks_add(all, key);
         xf_rule_free(&r);
     }
@@ -501,10 +501,10 @@ xf_status xfb_coverage(const char *db, const char *taso_txt, const char *label, 
             }
         }
         for (int i = 0; i < 4; i++) {
-            free(src[i]);
-            free(dst[i]);
+            xf_free(src[i]);
+            xf_free(dst[i]);
         }
-        free(key);
+        xf_free(key);
     }
     fclose(f);
     fprintf(out,

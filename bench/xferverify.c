@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     }
     printf("  wall %.1f s, %.2f rules/s (TASO: 619 rules in 332 s = 1.86 rules/s, x%.1f)\n", wall,
            (double)decided / wall, (double)decided / wall / (619.0 / 332.0));
-    free(rows);
+    xf_free(rows);
     xf_rulesdb_close(h);
     return 0;
 }

@@ -197,7 +197,7 @@ static void free_tensors(xf_tensor *t, int n)
 {
     if (!t) return;
     for (int i = 0; i < n; i++) xf_tensor_free(&t[i]);
-    free(t);
+    xf_free(t);
 }
 
 /* Compares output lists; prints one line per output; returns 1 on mismatch. */
@@ -227,8 +227,8 @@ static int cmd_run(const options *o)
     xf_graph g;
     int rc = load(o, o->model, &g);
     if (rc) return rc;
-    xf_tensor *in = calloc((size_t)g.n_inputs + 1, sizeof *in);
-    xf_tensor *out = calloc((size_t)g.n_outputs + 1, sizeof *out);
+    xf_tensor *in = xf_calloc((size_t)g.n_inputs + 1, sizeof *in);
+    xf_tensor *out = xf_calloc((size_t)g.n_outputs + 1, sizeof *out);
     xf_tensor *want = NULL;
     xf_error err;
     if (!in || !out) {
@@ -252,9 +252,9 @@ static int cmd_run(const options *o)
     }
     printf("ran %s in %.3f s\n", o->model, xf_clock_now() - t0);
     if (o->data) {
-        want = calloc((size_t)g.n_outputs + 1, sizeof *want);
+        want = xf_calloc((size_t)g.n_outputs + 1, sizeof *want);
         if (!want || load_data(o->data, "output", g.n_outputs, want)) {
-            free(want);
+            xf_free(want);
             want = NULL;
             rc = 2;
             goto done;
@@ -283,9 +283,9 @@ static int cmd_roundtrip(const options *o)
     int rc = load(o, o->model, &a);
     if (rc) return rc;
     xf_error err;
-    xf_tensor *in = calloc((size_t)a.n_inputs + 1, sizeof *in);
-    xf_tensor *out_a = calloc((size_t)a.n_outputs + 1, sizeof *out_a);
-    xf_tensor *out_b = calloc((size_t)a.n_outputs + 1, sizeof *out_b);
+    xf_tensor *in = xf_calloc((size_t)a.n_inputs + 1, sizeof *in);
+    xf_tensor *out_a = xf_calloc((size_t)a.n_outputs + 1, sizeof *out_a);
+    xf_tensor *out_b = xf_calloc((size_t)a.n_outputs + 1, sizeof *out_b);
     int have_inputs = 0;
     if (!in || !out_a || !out_b) {
         fprintf(stderr, "xfonnx: out of memory\n");
@@ -337,7 +337,7 @@ fail_written:
 done:
     if (have_inputs)
         for (int i = 0; i < a.n_inputs; i++) xf_tensor_free(&in[i]);
-    free(in);
+    xf_free(in);
     free_tensors(out_a, a.n_outputs);
     free_tensors(out_b, a.n_outputs);
     xf_graph_free(&a);

@@ -27,7 +27,7 @@ void cli_print_applied(const xf_ruleset *rs, const xf_search_result *res)
         printf("\n");
         return;
     }
-    applied_count *c = calloc((size_t)res->n_applied, sizeof *c);
+    applied_count *c = xf_calloc((size_t)res->n_applied, sizeof *c);
     if (!c) {
         printf(" (out of memory listing them)\n");
         return;
@@ -44,5 +44,5 @@ void cli_print_applied(const xf_ruleset *rs, const xf_search_result *res)
     for (int k = 0; k < n; k++)
         printf("  %4dx  rule %-7lld %s\n", c[k].n, (long long)xf_ruleset_rule_id(rs, c[k].action),
                xf_ruleset_text(rs, c[k].action));
-    free(c);
+    xf_free(c);
 }

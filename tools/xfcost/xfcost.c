@@ -168,12 +168,12 @@ static void node_params(const xf_graph *g, const xf_node *nd, char *buf, size_t 
 static int print_table(xf_cost_model *cm, const xf_graph *g, xf_op_cost *total)
 {
     xf_error err = {0};
-    xf_op_cost *per = calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *per);
-    int *order = calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *order);
+    xf_op_cost *per = xf_calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *per);
+    int *order = xf_calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *order);
     if (!per || !order) {
         fprintf(stderr, "xfcost: out of memory\n");
-        free(per);
-        free(order);
+        xf_free(per);
+        xf_free(order);
         return 1;
     }
     int rc = 0;
@@ -195,8 +195,8 @@ static int print_table(xf_cost_model *cm, const xf_graph *g, xf_op_cost *total)
                per[i].flops / 1e6, per[i].bytes / 1e6, per[i].kernels, shapes, params);
     }
 out:
-    free(per);
-    free(order);
+    xf_free(per);
+    xf_free(order);
     return rc;
 }
 
@@ -205,7 +205,7 @@ static int run_end_to_end(xf_cost_model *cm, const xf_graph *g, const options *o
 {
     xf_error err = {0};
     xf_exec *e = NULL;
-    xf_tensor *in = calloc((size_t)(g->n_inputs > 0 ? g->n_inputs : 1), sizeof *in);
+    xf_tensor *in = xf_calloc((size_t)(g->n_inputs > 0 ? g->n_inputs : 1), sizeof *in);
     if (!in) {
         fprintf(stderr, "xfcost: out of memory\n");
         return 1;
@@ -230,7 +230,7 @@ static int run_end_to_end(xf_cost_model *cm, const xf_graph *g, const options *o
     printf("estimate / measured: %.3f\n", ms > 0 ? estimate / ms : 0.0);
 out:
     for (int i = 0; i < g->n_inputs; i++) xf_tensor_free(&in[i]);
-    free(in);
+    xf_free(in);
     xf_exec_free(e);
     return rc;
 }

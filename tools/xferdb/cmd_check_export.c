@@ -72,7 +72,7 @@ static xf_status round_trip(const xf_graph *side, const char *name, xf_graph *ba
     st = xf_onnx_save_buffer(&g, &buf, &len, err);
     xf_graph_free(&g);
     if (st == XF_OK) st = xf_onnx_load_buffer(buf, len, name, NULL, NULL, back, err);
-    free(buf);
+    xf_free(buf);
     if (st == XF_OK && (back->n_inputs != side->n_inputs || back->n_outputs != side->n_outputs))
         st = XF_FAIL(err, XF_ERR_MISMATCH,
                      "%s: the model read back has %d inputs and %d outputs, the rule side %d and %d",

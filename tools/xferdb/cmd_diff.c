@@ -30,15 +30,15 @@ typedef struct side {
 
 static void side_free(side *s)
 {
-    for (size_t i = 0; i < s->n; i++) free(s->e[i].text);
-    free(s->e);
+    for (size_t i = 0; i < s->n; i++) xf_free(s->e[i].text);
+    xf_free(s->e);
 }
 
 static int push(side *s, const entry *e)
 {
     if (s->n == s->cap) {
         size_t nc = s->cap ? 2 * s->cap : 256;
-        entry *p = realloc(s->e, nc * sizeof *p);
+        entry *p = xf_realloc(s->e, nc * sizeof *p);
         if (!p) return 0;
         s->e = p;
         s->cap = nc;
@@ -51,11 +51,11 @@ static char *rule_text(const xf_rule *r, xf_error *err)
 {
     char *a = xferdb_format(&r->src, err);
     char *b = a ? xferdb_format(&r->dst, err) : NULL;
-    char *t = b ? malloc(strlen(a) + strlen(b) + 8) : NULL;
+    char *t = b ? xf_malloc(strlen(a) + strlen(b) + 8) : NULL;
     if (t) sprintf(t, "%s  =>  %s", a, b);
     else if (b) XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
-    free(a);
-    free(b);
+    xf_free(a);
+    xf_free(b);
     return t;
 }
 
@@ -73,7 +73,7 @@ static xf_status add_rule(xf_rulesdb *db, const xf_rulesdb_rule_info *info, side
         if (!e.text) st = err->code;
     }
     if (st == XF_OK && !push(s, &e)) {
-        free(e.text);
+        xf_free(e.text);
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading %s", s->path);
     }
     if (st != XF_OK) xf_error_prefix(err, "rule %" PRId64, info->id);
@@ -144,7 +144,7 @@ static int by_id(const void *x, const void *y)
  * *reversed how many of them. */
 static int64_t only_in(const side *a, const side *b, char mark, int64_t *reversed)
 {
-    const entry **list = malloc(sizeof *list * (a->n + 1));
+    const entry **list = xf_malloc(sizeof *list * (a->n + 1));
     if (!list) return -1;
     size_t n = 0;
     for (size_t i = 0; i < a->n; i++)
@@ -162,7 +162,7 @@ static int64_t only_in(const side *a, const side *b, char mark, int64_t *reverse
         }
         printf("\n");
     }
-    free(list);
+    xf_free(list);
     return (int64_t)n;
 }
 

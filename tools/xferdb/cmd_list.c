@@ -31,8 +31,8 @@ static int print_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *in
         printf("%6" PRId64 "  %-9s  %d->%d  %s  =>  %s\n", info->id,
                xf_rulesdb_status_name(info->status), info->src_ops, info->dst_ops, src, dst);
     }
-    free(src);
-    free(dst);
+    xf_free(src);
+    xf_free(dst);
     xf_rule_free(&r);
     return rc;
 }

@@ -25,13 +25,13 @@ static void report_free(report *rep)
 {
     for (int64_t i = 0; i < rep->n_rules; i++) {
         report_rule *r = &rep->rules[i];
-        free(r->ops);
-        free(r->src);
-        free(r->dst);
-        free(r->listing);
+        xf_free(r->ops);
+        xf_free(r->src);
+        xf_free(r->dst);
+        free(r->listing); /* open_memstream's buffer: the C library's */
     }
-    free(rep->rules);
-    for (int k = 0; k < 3; k++) free(rep->by[k]);
+    xf_free(rep->rules);
+    for (int k = 0; k < 3; k++) xf_free(rep->by[k]);
 }
 
 static int make_dir(const char *path)
@@ -54,7 +54,7 @@ static char *ops_of(const xf_rule *r)
     size_t n = 1;
     for (int op = 0; op < XF_OP_COUNT; op++)
         if (hs[op] || hd[op]) n += strlen(xf_op_get((xf_op)op)->name) + 1;
-    char *s = malloc(n);
+    char *s = xf_malloc(n);
     if (!s) return NULL;
     s[0] = '\0';
     for (int op = 0; op < XF_OP_COUNT; op++)
@@ -69,10 +69,10 @@ static char *ops_of(const xf_rule *r)
  * topological order, then the outputs. */
 static void side_listing(FILE *f, const char *title, const xf_graph *g, char prefix)
 {
-    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     xf_error err;
     if (!order || xf_graph_topo_order(g, order, &err) != XF_OK) {
-        free(order);
+        xf_free(order);
         return;
     }
     fprintf(f, "%s:\n", title);
@@ -98,7 +98,7 @@ static void side_listing(FILE *f, const char *title, const xf_graph *g, char pre
         fprintf(f, " %s", name);
     }
     fputc('\n', f);
-    free(order);
+    xf_free(order);
 }
 
 static char *listing_of(const xf_rule *r)
@@ -117,7 +117,7 @@ static char *listing_of(const xf_rule *r)
     side_listing(f, "source", &r->src, 's');
     side_listing(f, "target", &r->dst, 't');
     if (fclose(f) != 0) {
-        free(buf);
+        free(buf); /* open_memstream allocates with the C library */
         return NULL;
     }
     return buf;
@@ -163,7 +163,7 @@ static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info
     }
     if (rep->n_rules == rep->cap) {
         int64_t nc = rep->cap ? 2 * rep->cap : 1024;
-        report_rule *p = realloc(rep->rules, (size_t)nc * sizeof *p);
+        report_rule *p = xf_realloc(rep->rules, (size_t)nc * sizeof *p);
         if (!p) {
             xf_rule_free(&r);
             fprintf(stderr, "xferdb: out of memory collecting rules\n");
@@ -190,11 +190,11 @@ static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info
     } else if (rep->have_dot && rep->pictures < rep->max_pictures) {
         char path[4300];
         snprintf(path, sizeof path, "%s/rule-%" PRId64 ".dot", img_dir, info->id);
-        char **p = realloc(*dots, sizeof(char *) * ((size_t)*n_dots + 1));
-        char *copy = strdup(path);
+        char **p = xf_realloc(*dots, sizeof(char *) * ((size_t)*n_dots + 1));
+        char *copy = xf_strdup(path);
         if (p) *dots = p;
         if (!p || !copy) {
-            free(copy);
+            xf_free(copy);
             fprintf(stderr, "xferdb: out of memory collecting rules\n");
             rc = 1;
         } else {
@@ -270,8 +270,8 @@ int xferdb_report(xf_rulesdb *db, const xferdb_options *o)
         printf("%s: %" PRId64 " rules, %" PRId64 " pictures%s\n", page, rep.n_rules, rep.pictures,
                rep.have_dot ? "" : " (graphviz's dot not found: text forms only)");
     }
-    for (int i = 0; i < n_dots; i++) free(dots[i]);
-    free(dots);
+    for (int i = 0; i < n_dots; i++) xf_free(dots[i]);
+    xf_free(dots);
     report_free(&rep);
     return rc;
 }

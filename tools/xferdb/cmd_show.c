@@ -39,7 +39,7 @@ static int print_rule(const xf_rulesdb_rule_info *in, const xf_rule *r)
     char *src = xferdb_format(&r->src, &err);
     char *dst = src ? xferdb_format(&r->dst, &err) : NULL;
     if (!dst) {
-        free(src);
+        xf_free(src);
         xferdb_error(&err);
         return 1;
     }
@@ -55,8 +55,8 @@ static int print_rule(const xf_rulesdb_rule_info *in, const xf_rule *r)
     if (in->subsumed_by) printf("  subsumed by rule %" PRId64 "\n", in->subsumed_by);
     if (in->run_id) printf("found by run: %" PRId64 "\n", in->run_id);
     xferdb_show_verdict(in, r);
-    free(src);
-    free(dst);
+    xf_free(src);
+    xf_free(dst);
     return 0;
 }
 

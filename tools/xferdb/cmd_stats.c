@@ -24,7 +24,7 @@ static int print_group(xf_rulesdb *db, xf_rulesdb_group by, const char *title)
     printf("%s:\n", title);
     if (n == 0) printf("  (none)\n");
     for (int i = 0; i < n; i++) printf("  %-16s %10" PRId64 "\n", rows[i].key, rows[i].n);
-    free(rows);
+    xf_free(rows);
     return 0;
 }
 

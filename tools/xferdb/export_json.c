@@ -170,11 +170,11 @@ static void write_side(FILE *f, const char *title, const xf_graph *g, char prefi
     char *text = xferdb_format(g, &err);
     fprintf(f, "  \"%s\": {\n    \"text\": ", title);
     xferdb_json_str(f, text ? text : "");
-    free(text);
-    int *order = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    xf_free(text);
+    int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     if (!order || xf_graph_topo_order(g, order, &err) != XF_OK) {
         /* a loaded rule is validated: only memory can be short here */
-        free(order);
+        xf_free(order);
         fputs(",\n    \"nodes\": [],\n    \"outputs\": []\n  }", f);
         return;
     }
@@ -191,7 +191,7 @@ static void write_side(FILE *f, const char *title, const xf_graph *g, char prefi
         xferdb_json_str(f, name);
     }
     fputs("]\n  }", f);
-    free(order);
+    xf_free(order);
 }
 
 static void write_inputs(FILE *f, const xf_graph *g)
@@ -211,7 +211,7 @@ static void write_inputs(FILE *f, const xf_graph *g)
 static void write_axioms(FILE *f, const char *names)
 {
     fputs("[", f);
-    char *list = names ? strdup(names) : NULL;
+    char *list = names ? xf_strdup(names) : NULL;
     int n = 0;
     char *save = NULL;
     for (char *a = list ? strtok_r(list, ", ", &save) : NULL; a; a = strtok_r(NULL, ", ", &save)) {
@@ -223,7 +223,7 @@ static void write_axioms(FILE *f, const char *names)
         xferdb_json_str(f, ax ? ax->description : NULL);
         fputc('}', f);
     }
-    free(list);
+    xf_free(list);
     fputs(n ? "\n    ]" : "]", f);
 }
 
@@ -259,7 +259,7 @@ static void write_counterexample(FILE *f, const xf_rulesdb_rule_info *info, cons
         fputs("]}", f);
         xf_tensor_free(&in[i]);
     }
-    free(in);
+    xf_free(in);
     fputs(n ? "\n    ]}" : "]}", f);
 }
 

@@ -25,7 +25,7 @@ static int needs_identity(const xf_graph *g, int o)
 
 static xf_status rename_value(xf_graph *g, int v, const char *name, xf_error *err)
 {
-    char *copy = strdup(name);
+    char *copy = xf_strdup(name);
     if (!copy) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory naming rule outputs");
     xf_graph_release(g, g->values[v].name);
     g->values[v].name = copy;
@@ -36,8 +36,8 @@ xf_status xferdb_onnx_side(const xf_graph *side, const char *name, xf_graph *out
 {
     xf_status st = xf_graph_clone(side, out, err);
     if (st != XF_OK) return st;
-    free(out->name);
-    out->name = strdup(name);
+    xf_free(out->name);
+    out->name = xf_strdup(name);
     if (!out->name) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory naming graph '%s'", name);
     /* node outputs keep no names of their own: "v<id>" in the model */
     for (int v = 0; v < out->n_values && st == XF_OK; v++) {

@@ -86,7 +86,7 @@ void xferdb_node_label(const xf_graph *g, int node, char *buf, size_t n)
         size_t len = strcspn(text + skip, "(");
         snprintf(buf, n, "%s%.*s", name, (int)len, text + skip);
     }
-    free(text);
+    xf_free(text);
 }
 
 void xferdb_value_name(const xf_graph *g, const int *order, char prefix, int v, char *buf,

@@ -24,7 +24,7 @@
 
 static void print_axioms(const char *names)
 {
-    char *list = strdup(names);
+    char *list = xf_strdup(names);
     if (!list) {
         printf("  axioms: %s\n", names);
         return;
@@ -36,7 +36,7 @@ static void print_axioms(const char *names)
         const xf_axiom_info *a = i >= 0 ? xf_verify_axiom(i) : NULL;
         printf("    %-24s %s\n", n, a ? a->description : "(not in this build's axiom table)");
     }
-    free(list);
+    xf_free(list);
 }
 
 /* Up to SHOW_MAX_VALUES values of a float32 tensor, then "...". */
@@ -174,7 +174,7 @@ static void print_counterexample(const xf_rulesdb_rule_info *info, const xf_rule
         }
     }
     for (int i = 0; i < n; i++) xf_tensor_free(&in[i]);
-    free(in);
+    xf_free(in);
 }
 
 void xferdb_show_verdict(const xf_rulesdb_rule_info *info, const xf_rule *r)
