@@ -172,6 +172,11 @@ typedef struct xf_tensor {
 
 xf_status xf_tensor_alloc(xf_tensor *t, xf_dtype dtype, const xf_shape *shape, xf_error *err);
 void xf_tensor_free(xf_tensor *t);
+/* n zeroed tensor descriptors (at least one), e.g. a graph's inputs or
+ * outputs; NULL when out of memory. xf_tensor_array_free frees each
+ * tensor's data, then the array (NULL is a no-op). */
+xf_tensor *xf_tensor_array_alloc(int n);
+void xf_tensor_array_free(xf_tensor *t, int n);
 size_t xf_tensor_bytes(const xf_tensor *t);
 /* Largest |a-b| and largest |a-b| / max(|b|, atol_floor) over elements;
  * shapes and dtypes must match (XF_ERR_MISMATCH otherwise). */

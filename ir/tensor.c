@@ -33,6 +33,18 @@ void xf_tensor_free(xf_tensor *t)
     t->data = NULL;
 }
 
+xf_tensor *xf_tensor_array_alloc(int n)
+{
+    return xf_calloc((size_t)(n > 0 ? n : 1), sizeof(xf_tensor));
+}
+
+void xf_tensor_array_free(xf_tensor *t, int n)
+{
+    if (!t) return;
+    for (int i = 0; i < n; i++) xf_tensor_free(&t[i]);
+    xf_free(t);
+}
+
 size_t xf_tensor_bytes(const xf_tensor *t)
 {
     return (size_t)xf_shape_numel(&t->shape) * xf_dtype_size(t->dtype);

@@ -193,13 +193,6 @@ static int load_data(const char *dir, const char *prefix, int n, xf_tensor *t)
     return 0;
 }
 
-static void free_tensors(xf_tensor *t, int n)
-{
-    if (!t) return;
-    for (int i = 0; i < n; i++) xf_tensor_free(&t[i]);
-    xf_free(t);
-}
-
 /* Compares output lists; prints one line per output; returns 1 on mismatch. */
 static int compare_outputs(const xf_graph *g, const xf_tensor *got, const xf_tensor *want,
                            double rtol, double atol)
@@ -227,8 +220,8 @@ static int cmd_run(const options *o)
     xf_graph g;
     int rc = load(o, o->model, &g);
     if (rc) return rc;
-    xf_tensor *in = xf_calloc((size_t)g.n_inputs + 1, sizeof *in);
-    xf_tensor *out = xf_calloc((size_t)g.n_outputs + 1, sizeof *out);
+    xf_tensor *in = xf_tensor_array_alloc(g.n_inputs);
+    xf_tensor *out = xf_tensor_array_alloc(g.n_outputs);
     xf_tensor *want = NULL;
     xf_error err;
     if (!in || !out) {
@@ -252,7 +245,7 @@ static int cmd_run(const options *o)
     }
     printf("ran %s in %.3f s\n", o->model, xf_clock_now() - t0);
     if (o->data) {
-        want = xf_calloc((size_t)g.n_outputs + 1, sizeof *want);
+        want = xf_tensor_array_alloc(g.n_outputs);
         if (!want || load_data(o->data, "output", g.n_outputs, want)) {
             xf_free(want);
             want = NULL;
@@ -265,9 +258,9 @@ static int cmd_run(const options *o)
         for (int i = 0; i < g.n_outputs; i++) print_value(&g, g.outputs[i]);
     }
 done:
-    free_tensors(in, g.n_inputs);
-    free_tensors(out, g.n_outputs);
-    free_tensors(want, g.n_outputs);
+    xf_tensor_array_free(in, g.n_inputs);
+    xf_tensor_array_free(out, g.n_outputs);
+    xf_tensor_array_free(want, g.n_outputs);
     xf_graph_free(&g);
     return rc;
 }
@@ -338,8 +331,8 @@ done:
     if (have_inputs)
         for (int i = 0; i < a.n_inputs; i++) xf_tensor_free(&in[i]);
     xf_free(in);
-    free_tensors(out_a, a.n_outputs);
-    free_tensors(out_b, a.n_outputs);
+    xf_tensor_array_free(out_a, a.n_outputs);
+    xf_tensor_array_free(out_b, a.n_outputs);
     xf_graph_free(&a);
     xf_graph_free(&b);
     return rc;

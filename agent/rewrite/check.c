@@ -9,18 +9,6 @@
 
 #include "agent/rewrite/rewrite.h"
 
-static void free_tensors(xf_tensor *t, int n)
-{
-    if (!t) return;
-    for (int i = 0; i < n; i++) xf_tensor_free(&t[i]);
-    xf_free(t);
-}
-
-static xf_tensor *alloc_tensors(int n)
-{
-    return xf_calloc((size_t)(n > 0 ? n : 1), sizeof(xf_tensor));
-}
-
 /* Largest |opt - ref| of one float output, and whether every element is
  * within atol + rtol*|ref|. */
 static int output_close(const xf_tensor *opt, const xf_tensor *ref, double rtol, double atol,
@@ -49,9 +37,9 @@ xf_status xf_agent_check(const xf_graph *model, const xf_graph *opt, uint64_t se
         return XF_FAIL(err, XF_ERR_MISMATCH,
                        "optimised model has %d inputs / %d outputs, the original %d / %d",
                        opt->n_inputs, opt->n_outputs, model->n_inputs, model->n_outputs);
-    xf_tensor *in = alloc_tensors(model->n_inputs);
-    xf_tensor *ref = alloc_tensors(model->n_outputs);
-    xf_tensor *got = alloc_tensors(model->n_outputs);
+    xf_tensor *in = xf_tensor_array_alloc(model->n_inputs);
+    xf_tensor *ref = xf_tensor_array_alloc(model->n_outputs);
+    xf_tensor *got = xf_tensor_array_alloc(model->n_outputs);
     xf_status st = XF_OK;
     if (!in || !ref || !got) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the numerical check");
@@ -82,8 +70,8 @@ xf_status xf_agent_check(const xf_graph *model, const xf_graph *opt, uint64_t se
         }
     }
 out:
-    free_tensors(in, model->n_inputs);
-    free_tensors(ref, model->n_outputs);
-    free_tensors(got, model->n_outputs);
+    xf_tensor_array_free(in, model->n_inputs);
+    xf_tensor_array_free(ref, model->n_outputs);
+    xf_tensor_array_free(got, model->n_outputs);
     return st;
 }

@@ -7,18 +7,6 @@
 
 #include "agent/search/search.h"
 
-static void free_tensors(xf_tensor *t, int n)
-{
-    if (!t) return;
-    for (int i = 0; i < n; i++) xf_tensor_free(&t[i]);
-    xf_free(t);
-}
-
-static xf_tensor *alloc_tensors(int n)
-{
-    return xf_calloc((size_t)(n > 0 ? n : 1), sizeof(xf_tensor));
-}
-
 /* Both models are prepared once and timed in alternation, LATENCY_ROUNDS
  * rounds of a 10-run median each; the smallest median of each model is
  * reported. Alternating and taking the minimum keeps a burst of load from
@@ -31,7 +19,7 @@ xf_status xf_agent_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_g
 {
     const xf_graph *g[2] = {a, b};
     xf_exec *e[2] = {NULL, NULL};
-    xf_tensor *in[2] = {alloc_tensors(a->n_inputs), alloc_tensors(b->n_inputs)};
+    xf_tensor *in[2] = {xf_tensor_array_alloc(a->n_inputs), xf_tensor_array_alloc(b->n_inputs)};
     double best[2] = {0, 0}, worst[2] = {0, 0};
     xf_status st = XF_OK;
     if (!in[0] || !in[1]) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the latency run");
@@ -47,7 +35,7 @@ xf_status xf_agent_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_g
             if (!st && (r == 0 || ms > worst[k])) worst[k] = ms;
         }
     for (int k = 0; k < 2; k++) {
-        free_tensors(in[k], g[k]->n_inputs);
+        xf_tensor_array_free(in[k], g[k]->n_inputs);
         xf_exec_free(e[k]);
     }
     *ms_a = best[0];
