@@ -168,16 +168,20 @@ static int diff_cmp(const void *p, const void *q)
     return (a > b) - (a < b);
 }
 
-/* Side of one element: its normal form, else the simplified raw term. */
-static Z3_ast element(check *k, Z3_ast t, int32_t *id, double *size)
+/* Side of one element into *out: its normal form, else the simplified raw
+ * term (NULL when Z3 failed). Out of memory in the normaliser fails. */
+static xf_status element(check *k, Z3_ast t, Z3_ast *out, int32_t *id, double *size,
+                         xf_error *err)
 {
-    Z3_ast n = xfb_canon_term(k->canon, t, id);
-    if (n) {
+    xf_status st = xfb_canon_term(k->canon, t, out, id, err);
+    if (st != XF_OK) return st;
+    if (*out) {
         *size += (double)xfb_canon_size(k->canon, *id);
-        return n;
+        return XF_OK;
     }
     *size += 1e9;
-    return Z3_simplify(k->c.z, t);
+    *out = Z3_simplify(k->c.z, t);
+    return XF_OK;
 }
 
 /* Collects the output elements whose normal forms differ, each pair once,
@@ -195,8 +199,9 @@ static xf_status collect_diffs(check *k, const xf_rule *r, xf_error *err)
         for (int64_t e = 0; e < a->n; e++) {
             int32_t ia, ib;
             diff d = {NULL, NULL, 0};
-            d.x = element(k, a->e[e], &ia, &d.size);
-            d.y = element(k, b->e[e], &ib, &d.size);
+            xf_status st = element(k, a->e[e], &d.x, &ia, &d.size, err);
+            if (st == XF_OK) st = element(k, b->e[e], &d.y, &ib, &d.size, err);
+            if (st != XF_OK) return st;
             if (!d.x || !d.y) return xfb_z3_check(&k->c, "simplifying outputs", err);
             if ((ia >= 0 && ia == ib) || Z3_is_eq_ast(k->c.z, d.x, d.y)) continue;
             int seen = 0;

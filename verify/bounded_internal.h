@@ -43,10 +43,12 @@ typedef struct xfb_canon xfb_canon;
 
 xfb_canon *xfb_canon_new(Z3_context z, Z3_sort real); /* NULL: out of memory */
 void xfb_canon_free(xfb_canon *c);                    /* NULL: no-op */
-/* Normal form of real term t rebuilt as a Z3 term, with *id its canonical
- * id (two terms with the same id are equal for all inputs and all abstract
- * functions). NULL with *id = -1 when t is outside the normaliser. */
-Z3_ast xfb_canon_term(xfb_canon *c, Z3_ast t, int32_t *id);
+/* Normal form of real term t rebuilt as a Z3 term into *out, with *id its
+ * canonical id (two terms with the same id are equal for all inputs and all
+ * abstract functions). *out NULL with *id = -1 when t is outside the
+ * normaliser. XF_ERR_NOMEM (*out NULL, *id -1) when an allocation failed,
+ * now or in an earlier call on c: the table is then unusable. */
+xf_status xfb_canon_term(xfb_canon *c, Z3_ast t, Z3_ast *out, int32_t *id, xf_error *err);
 /* Monomials in normal form id. */
 int xfb_canon_size(const xfb_canon *c, int32_t id);
 

@@ -17,7 +17,10 @@
  *
  * Anything else (a Z3 operator not listed, a coefficient that overflows, a
  * polynomial beyond XFB_POLY_MAX_TERMS monomials) leaves the term as it
- * was: the caller then compares the raw terms with the solver.
+ * was: the caller then compares the raw terms with the solver. Running out
+ * of memory is not "outside the normaliser": every allocation site sets the
+ * table's sticky nomem flag, and xfb_canon_term then reports XF_ERR_NOMEM,
+ * so the check fails instead of quietly falling back to the solver.
  */
 #include "bounded_internal.h"
 
@@ -149,7 +152,22 @@ struct xfb_canon {
     uint32_t memo_cap;
     uint32_t *buf;
     size_t buf_cap;
+    int nomem; /* an allocation failed: every result since is meaningless */
 };
+
+/* Records an allocation failure; -1 for the caller to return. */
+static int32_t nomem(xfb_canon *c)
+{
+    c->nomem = 1;
+    return -1;
+}
+
+/* itab_intern into one of c's tables, recording an allocation failure. */
+static int32_t intern(xfb_canon *c, itab *t, const uint32_t *w, uint32_t n)
+{
+    int32_t id = itab_intern(t, w, n);
+    return id < 0 ? nomem(c) : id;
+}
 
 xfb_canon *xfb_canon_new(Z3_context z, Z3_sort real)
 {
@@ -177,7 +195,7 @@ static uint32_t *scratch(xfb_canon *c, size_t n)
         size_t cap = c->buf_cap ? c->buf_cap : 1024;
         while (cap < n) cap *= 2;
         uint32_t *b = xf_realloc(c->buf, cap * sizeof *b);
-        if (!b) return NULL;
+        if (!b) return nomem(c), NULL;
         c->buf = b, c->buf_cap = cap;
     }
     return c->buf;
@@ -185,12 +203,12 @@ static uint32_t *scratch(xfb_canon *c, size_t n)
 
 static int32_t atom_intern(xfb_canon *c, const uint32_t *w, uint32_t n, Z3_ast a)
 {
-    int32_t id = itab_intern(&c->atoms, w, n);
+    int32_t id = intern(c, &c->atoms, w, n);
     if (id < 0) return -1;
     if ((uint32_t)id >= c->atom_cap) {
         uint32_t cap = c->atom_cap ? 2 * c->atom_cap : 1024;
         Z3_ast *p = xf_realloc(c->atom_ast, (size_t)cap * sizeof *p);
-        if (!p) return -1;
+        if (!p) return nomem(c);
         memset(p + c->atom_cap, 0, (size_t)(cap - c->atom_cap) * sizeof *p);
         c->atom_ast = p, c->atom_cap = cap;
     }
@@ -224,12 +242,12 @@ static int32_t poly_intern(xfb_canon *c, term *t, size_t n)
         w[5 * i + 1] = (uint32_t)nn, w[5 * i + 2] = (uint32_t)(nn >> 32);
         w[5 * i + 3] = (uint32_t)dd, w[5 * i + 4] = (uint32_t)(dd >> 32);
     }
-    int32_t id = itab_intern(&c->polys, w, (uint32_t)(5 * k));
+    int32_t id = intern(c, &c->polys, w, (uint32_t)(5 * k));
     if (id < 0) return -1;
     if ((uint32_t)id >= c->poly_cap) {
         uint32_t cap = c->poly_cap ? 2 * c->poly_cap : 1024;
         Z3_ast *p = xf_realloc(c->poly_ast, (size_t)cap * sizeof *p);
-        if (!p) return -1;
+        if (!p) return nomem(c);
         memset(p + c->poly_cap, 0, (size_t)(cap - c->poly_cap) * sizeof *p);
         c->poly_ast = p, c->poly_cap = cap;
     }
@@ -243,7 +261,7 @@ static term *poly_terms(xfb_canon *c, int32_t id, size_t *n)
     const uint32_t *w = itab_get(&c->polys, id, &len);
     *n = len / 5;
     term *t = xf_malloc((*n + 1) * sizeof *t);
-    if (!t) return NULL;
+    if (!t) return nomem(c), NULL;
     for (size_t i = 0; i < *n; i++) {
         t[i].mono = (int32_t)w[5 * i];
         t[i].c.n = (int64_t)((uint64_t)w[5 * i + 1] | (uint64_t)w[5 * i + 2] << 32);
@@ -255,7 +273,7 @@ static term *poly_terms(xfb_canon *c, int32_t id, size_t *n)
 static int32_t mono_unit(xfb_canon *c)
 {
     static const uint32_t none[1] = {0};
-    return itab_intern(&c->monos, none, 0);
+    return intern(c, &c->monos, none, 0);
 }
 
 static int32_t mono_mul(xfb_canon *c, int32_t a, int32_t b)
@@ -264,10 +282,10 @@ static int32_t mono_mul(xfb_canon *c, int32_t a, int32_t b)
     const uint32_t *x = itab_get(&c->monos, a, &na);
     const uint32_t *y = itab_get(&c->monos, b, &nb);
     uint32_t *w = xf_malloc(((size_t)na + nb + 1) * sizeof *w);
-    if (!w) return -1;
+    if (!w) return nomem(c);
     uint32_t i = 0, j = 0, k = 0;
     while (i < na || j < nb) w[k++] = j >= nb || (i < na && x[i] <= y[j]) ? x[i++] : y[j++];
-    int32_t id = itab_intern(&c->monos, w, k);
+    int32_t id = intern(c, &c->monos, w, k);
     xf_free(w);
     return id;
 }
@@ -276,7 +294,7 @@ static int32_t mono_mul(xfb_canon *c, int32_t a, int32_t b)
 static int32_t poly_atom(xfb_canon *c, int32_t atom)
 {
     uint32_t a = (uint32_t)atom;
-    term t = {itab_intern(&c->monos, &a, 1), {1, 1}};
+    term t = {intern(c, &c->monos, &a, 1), {1, 1}};
     return t.mono < 0 ? -1 : poly_intern(c, &t, 1);
 }
 
@@ -292,7 +310,7 @@ static int32_t poly_lin(xfb_canon *c, const int32_t *p, const rat *k, unsigned n
     size_t total = 0, m;
     for (unsigned i = 0; i < n; i++) total += c->polys.len[p[i]] / 5;
     term *all = xf_malloc((total + 1) * sizeof *all);
-    if (!all) return -1;
+    if (!all) return nomem(c);
     size_t at = 0;
     for (unsigned i = 0; i < n; i++) {
         term *t = poly_terms(c, p[i], &m);
@@ -317,6 +335,7 @@ static int32_t poly_mul(xfb_canon *c, int32_t a, int32_t b)
     term *x = poly_terms(c, a, &na), *y = poly_terms(c, b, &nb);
     term *t = xf_malloc((na * nb + 1) * sizeof *t);
     int32_t id = -1;
+    if (!t) nomem(c);
     if (x && y && t) {
         size_t k = 0;
         for (size_t i = 0; i < na; i++)
@@ -339,7 +358,7 @@ static int memo_reserve(xfb_canon *c, unsigned id)
     uint32_t cap = c->memo_cap ? c->memo_cap : 4096;
     while (cap <= id) cap *= 2;
     int32_t *m = xf_realloc(c->memo, (size_t)cap * sizeof *m);
-    if (!m) return -1;
+    if (!m) return nomem(c);
     memset(m + c->memo_cap, 0, (size_t)(cap - c->memo_cap) * sizeof *m);
     c->memo = m, c->memo_cap = cap;
     return 0;
@@ -408,7 +427,7 @@ static int32_t combine(xfb_canon *c, Z3_ast a, Z3_func_decl f, Z3_decl_kind k, c
     switch (k) {
     case Z3_OP_ADD: case Z3_OP_SUB: case Z3_OP_UMINUS: {
         rat *kk = xf_malloc((size_t)(n + 1) * sizeof *kk);
-        if (!kk) return -1;
+        if (!kk) return nomem(c);
         for (unsigned i = 0; i < n; i++)
             kk[i] = (rat){k == Z3_OP_UMINUS || (k == Z3_OP_SUB && i > 0) ? -1 : 1, 1};
         int32_t r = poly_lin(c, p, kk, n);
@@ -440,7 +459,7 @@ static int32_t norm_app(xfb_canon *c, Z3_ast a)
     Z3_decl_kind k = Z3_get_decl_kind(c->z, f);
     unsigned n = Z3_get_app_num_args(c->z, app);
     if (k == Z3_OP_ITE) return norm_ite(c, app);
-    int32_t *p = xf_malloc((size_t)(n + 1) * sizeof *p), r = p ? 0 : -1;
+    int32_t *p = xf_malloc((size_t)(n + 1) * sizeof *p), r = p ? 0 : nomem(c);
     for (unsigned i = 0; r >= 0 && i < n; i++) r = p[i] = norm(c, Z3_get_app_arg(c->z, app, i));
     if (r >= 0) r = combine(c, a, f, k, p, n);
     xf_free(p);
@@ -450,6 +469,7 @@ static int32_t norm_app(xfb_canon *c, Z3_ast a)
 /* Poly id of real term a; -1 outside the fragment. */
 static int32_t norm(xfb_canon *c, Z3_ast a)
 {
+    if (c->nomem) return -1;
     unsigned id = Z3_get_ast_id(c->z, a);
     if (memo_reserve(c, id) != 0) return -1;
     if (c->memo[id]) return c->memo[id] < 0 ? -1 : c->memo[id] - 1;
@@ -501,7 +521,12 @@ static Z3_ast build_poly(xfb_canon *c, int32_t id)
     const uint32_t *w = itab_get(&c->polys, id, &len);
     size_t n = len / 5;
     Z3_ast *s = xf_malloc((n + 1) * sizeof *s), r = NULL;
-    if (!s) return NULL;
+    if (!s) {
+        /* Not NULL, which build_atom would hand to Z3; xfb_canon_term
+         * reports the failure and the term is never used. */
+        nomem(c);
+        return Z3_mk_real(c->z, 0, 1);
+    }
     for (size_t i = 0; i < n; i++) {
         uint32_t m;
         const uint32_t *mono = itab_get(&c->monos, (int32_t)w[5 * i], &m);
@@ -530,8 +555,12 @@ int xfb_canon_size(const xfb_canon *c, int32_t id)
     return (int)(c->polys.len[id] / 5);
 }
 
-Z3_ast xfb_canon_term(xfb_canon *c, Z3_ast t, int32_t *id)
+xf_status xfb_canon_term(xfb_canon *c, Z3_ast t, Z3_ast *out, int32_t *id, xf_error *err)
 {
     *id = norm(c, t);
-    return *id < 0 ? NULL : build_poly(c, *id);
+    *out = *id < 0 ? NULL : build_poly(c, *id);
+    if (!c->nomem) return XF_OK;
+    *out = NULL;
+    *id = -1;
+    return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory normalising an output element");
 }
