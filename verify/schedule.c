@@ -5,8 +5,11 @@
  * once, before the first fork (Z3's set-up costs more than most rules), and
  * every worker inherits a copy. A worker that outlives its hard deadline is
  * killed and a crashed one noticed from its pipe, so either costs one rule,
- * recorded unknown with the reason. Verdicts are committed in batches of 64,
- * so an interrupted or failed call keeps most of its work.
+ * recorded unknown with the reason, as is a worker's error (out of memory
+ * included): an error never becomes proved or refuted. Running out of memory
+ * here, reading a worker's message, stops the run with XF_ERR_NOMEM. Verdicts
+ * are committed in batches of 64, so an interrupted or failed call keeps
+ * most of its work.
  */
 #include "worker.h"
 
@@ -172,14 +175,15 @@ static int spawn(sched *c, slot *s, int64_t id)
     return 0;
 }
 
-/* Reads what is available; 1 at end of file. */
+/* Reads what is available; 1 at end of file, -1 out of memory (the message
+ * could not be kept, so the rule gets no verdict from it). */
 static int drain(slot *s)
 {
     for (;;) {
         if (s->cap - s->len < 4096) {
             size_t cap = s->cap ? 2 * s->cap : 8192;
             uint8_t *b = xf_realloc(s->buf, cap);
-            if (!b) return 1;
+            if (!b) return -1;
             s->buf = b, s->cap = cap;
         }
         ssize_t r = read(s->fd, s->buf + s->len, s->cap - s->len);
@@ -221,6 +225,11 @@ static xf_status run_all(sched *c, const int64_t *ids, xf_error *err)
         for (int i = 0; i < n && st == XF_OK; i++) {
             slot *s = &slots[map[i]];
             int eof = (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) ? drain(s) : 0;
+            if (eof < 0) {
+                st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading the verdict of rule %lld",
+                             (long long)s->id);
+                break;
+            }
             int killed = !eof && xf_clock_now() > s->deadline;
             if (!eof && !killed) continue;
             if (killed) kill(s->pid, SIGKILL);

@@ -5,8 +5,10 @@
  * load the rule, run the axiomatic proof and the bounded check with the
  * verifier the scheduler prepared before forking (its copy is this
  * process's alone), and write the outcome (xv_msg plus the counterexample blob) to
- * the pipe. A crash or hang here costs only this rule: the scheduler sees
- * the pipe close without a full message, or kills the process.
+ * the pipe. An error (out of memory in the bounded check included) is sent
+ * as `failed` with both results back to unknown, so no verdict is read from
+ * a run that did not finish. A crash or hang here costs only this rule: the
+ * scheduler sees the pipe close without a full message, or kills the process.
  */
 #include "worker.h"
 
@@ -76,6 +78,8 @@ int xv_worker(const char *db_path, int64_t id, xf_verifier *v, int fd)
     xf_error_clear(&err);
     if (decide(db_path, id, v, &m, &cex, &cex_len, &err) != XF_OK) {
         m.failed = 1;
+        m.proof = XF_PROOF_UNKNOWN;
+        m.bounded = XF_BOUNDED_UNKNOWN;
         snprintf(m.errmsg, sizeof m.errmsg, "%s", err.msg);
         xf_free(cex);
         cex = NULL;
