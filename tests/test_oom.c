@@ -11,8 +11,12 @@
  * skipped part, when absent), ONNX export and a reference-interpreter run of
  * both, writing rules to a rules database and reading them back, graph
  * clone and clone_shared, the agent's rule-set load, an agent environment
- * with a short greedy and TASO search over it, a small enumeration, and
- * pruning its candidates. Each prints how many allocation points it has.
+ * with a short greedy and TASO search over it, a small enumeration,
+ * pruning its candidates, and the verifier: creating one, the axiomatic
+ * proof and the bounded element-wise check of three small rules (one valid
+ * by normal forms, one the solver must decide, one refuted with a
+ * counterexample); Z3's own allocations are not hooked, ours around it
+ * are. Each prints how many allocation points it has.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +28,7 @@
 #include "prune/prune.h"
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
+#include "verify/verify.h"
 
 /* ------------------------------------------------------------ the hook */
 
@@ -534,6 +539,111 @@ START_TEST(enumerate_and_prune)
 }
 END_TEST
 
+/* ------------------------------------------------------------ verifier */
+
+static xf_status op_verifier_new(void *ctx, xf_error *err)
+{
+    xf_verifier *v = NULL;
+    xf_status s = xf_verifier_new(ctx, &v, err);
+    if (s != XF_OK) ck_assert_msg(v == NULL, "a failed xf_verifier_new leaves *out set");
+    xf_verifier_free(v);
+    return s;
+}
+
+/* The three rules, over inputs a, b (2x3) and m (3x2) on both sides:
+ *  - (a + b) m = a m + b m: valid, every element by normal forms;
+ *  - relu(relu(a)) = relu(a): valid, normal forms differ, the solver decides;
+ *  - relu(a + b) = relu(a) + relu(b): refuted, with a counterexample. */
+enum { R_DISTRIBUTES, R_RELU_TWICE, R_RELU_ADDS, R_COUNT };
+
+static int v_add(xf_graph *g, int x, int y) { return xf_test_op2(g, XF_OP_ADD, NULL, x, y); }
+static int v_matmul(xf_graph *g, int x, int y) { return xf_test_op2(g, XF_OP_MATMUL, NULL, x, y); }
+static int v_relu(xf_graph *g, int x) { return xf_test_op2(g, XF_OP_RELU, NULL, x, -1); }
+
+static void verify_rule(xf_rule *r, int which)
+{
+    static const int64_t d23[2] = {2, 3}, d32[2] = {3, 2};
+    xf_rule_init(r);
+    xf_graph *side[2] = {&r->src, &r->dst};
+    for (int k = 0; k < 2; k++) {
+        xf_graph *g = side[k];
+        int a = xf_test_input(g, "a", 2, d23), b = xf_test_input(g, "b", 2, d23);
+        int m = xf_test_input(g, "m", 2, d32), y;
+        if (which == R_DISTRIBUTES)
+            y = k == 0 ? v_matmul(g, v_add(g, a, b), m)
+                       : v_add(g, v_matmul(g, a, m), v_matmul(g, b, m));
+        else if (which == R_RELU_TWICE)
+            y = k == 0 ? v_relu(g, v_relu(g, a)) : v_relu(g, a);
+        else
+            y = k == 0 ? v_relu(g, v_add(g, a, b)) : v_add(g, v_relu(g, a), v_relu(g, b));
+        xf_test_out(g, y);
+    }
+}
+
+typedef struct verify_ctx {
+    xf_verifier *v; /* prepared outside the walks */
+    xf_rule rule;
+    int which;
+} verify_ctx;
+
+static xf_status op_prove(void *ctx, xf_error *err)
+{
+    verify_ctx *c = ctx;
+    xf_proof p;
+    xf_status s = xf_verify_prove(c->v, &c->rule, &p, err);
+    if (s == XF_OK && c->which != R_RELU_ADDS) ck_assert_int_eq(p.result, XF_PROOF_PROVED);
+    if (s == XF_OK && c->which == R_RELU_ADDS) ck_assert_int_ne(p.result, XF_PROOF_PROVED);
+    return s;
+}
+
+/* A failed check leaves *out as xf_bounded_init made it: no verdict, no
+ * counterexample. */
+static xf_status op_bounded(void *ctx, xf_error *err)
+{
+    verify_ctx *c = ctx;
+    xf_bounded b;
+    xf_bounded_init(&b);
+    xf_status s = xf_verify_bounded(c->v, &c->rule, &b, err);
+    if (s != XF_OK) {
+        ck_assert_msg(b.result == XF_BOUNDED_UNKNOWN && b.n_inputs == 0 && !b.inputs,
+                      "a failed check leaves a verdict (%s) or inputs",
+                      xf_bounded_result_name(b.result));
+    } else {
+        ck_assert_msg(b.result == (c->which == R_RELU_ADDS ? XF_BOUNDED_REFUTED : XF_BOUNDED_VALID),
+                      "rule %d: %s (%s)", c->which, xf_bounded_result_name(b.result), b.detail);
+        if (c->which == R_RELU_TWICE)
+            ck_assert_msg(strstr(b.detail, "needed the solver"), "no solving: %s", b.detail);
+    }
+    xf_bounded_free(&b);
+    return s;
+}
+
+START_TEST(verifier)
+{
+    oom_walk("verifier create", op_verifier_new, NULL, real_stride(3));
+    xf_verify_options o;
+    xf_verify_options_init(&o);
+    o.timeout_ms = 60000; /* no query may time out: the walk must be deterministic */
+    o.bounded_max_shapes = 1; /* the rule's own shapes: each run makes a Z3 context */
+    verify_ctx c;
+    xf_error err;
+    ck_assert_msg(xf_verifier_new(&o, &c.v, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_verifier_prepare(c.v, &err) == XF_OK, "%s", err.msg);
+    static const char *names[R_COUNT] = {"(a + b) m = a m + b m", "relu(relu(a)) = relu(a)",
+                                         "relu(a + b) = relu(a) + relu(b)"};
+    for (c.which = 0; c.which < R_COUNT; c.which++) {
+        char what[128];
+        verify_rule(&c.rule, c.which);
+        snprintf(what, sizeof what, "axiomatic proof of %s", names[c.which]);
+        oom_walk(what, op_prove, &c, 1);
+        snprintf(what, sizeof what, "bounded check of %s", names[c.which]);
+        oom_walk(what, op_bounded, &c, 1);
+        xf_rule_free(&c.rule);
+    }
+    xf_verifier_free(c.v);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("oom");
@@ -549,6 +659,7 @@ static Suite *suite(void)
     tcase_add_test(t, ruleset_load);
     tcase_add_test(t, env_and_search);
     tcase_add_test(t, enumerate_and_prune);
+    tcase_add_test(t, verifier);
     suite_add_tcase(s, t);
     return s;
 }
