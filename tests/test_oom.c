@@ -620,7 +620,7 @@ static xf_status op_bounded(void *ctx, xf_error *err)
 
 START_TEST(verifier)
 {
-    oom_walk("verifier create", op_verifier_new, NULL, real_stride(3));
+    oom_walk("verifier create", op_verifier_new, NULL, 1);
     xf_verify_options o;
     xf_verify_options_init(&o);
     o.timeout_ms = 60000; /* no query may time out: the walk must be deterministic */
