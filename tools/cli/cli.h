@@ -1,6 +1,6 @@
 /*
- * cli.h — argument parsing shared by the command-line tools (xfonnx,
- * xfcost, rlflow-agent): checked integers and `--dim NAME=N` overrides of
+ * cli.h — argument parsing shared by the command-line tools (xfonnx, xfergen,
+ * xferverify, xfcost, rlflow-agent): checked integers and `--dim NAME=N` overrides of
  * symbolic input dimensions. Nothing here prints; a failed parse returns -1
  * and, where there is more than one reason, says which in a message that
  * names the bad argument, for the tool to print under its own name.

@@ -6,6 +6,7 @@
  * failed while running, 2 bad usage or unusable input.
  */
 #include "enumerate/enumerate.h"
+#include "tools/cli/cli.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -142,16 +143,6 @@ static int bad_usage(const char *fmt, const char *arg)
     return 2;
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     xf_enum_generate_options o;
@@ -165,7 +156,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        long v;
+        int64_t v;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage, stdout);
             return 0;
@@ -179,7 +170,7 @@ int main(int argc, char **argv)
             if (!next) return bad_usage("%s needs a value", a);
             i++;
             if (strcmp(a, "--max-ops") == 0) {
-                if (!parse_long(next, 1, XF_ENUM_MAX_OPS, &v))
+                if (xf_cli_parse_i64(next, 1, XF_ENUM_MAX_OPS, &v))
                     return bad_usage("--max-ops wants a number from 1 to 6, not '%s'", next);
                 o.max_ops = (int)v;
                 have_max_ops = 1;
@@ -188,7 +179,7 @@ int main(int argc, char **argv)
             } else if (strcmp(a, "--inputs") == 0) {
                 o.inputs = next;
             } else if (strcmp(a, "-j") == 0) {
-                if (!parse_long(next, 1, 256, &v))
+                if (xf_cli_parse_i64(next, 1, 256, &v))
                     return bad_usage("-j wants a number of threads from 1 to 256, not '%s'", next);
                 o.threads = (int)v;
             } else if (strcmp(a, "--seed") == 0) {
@@ -208,11 +199,11 @@ int main(int argc, char **argv)
     if (!have_max_ops) return bad_usage("%s", "--max-ops N is required");
     if (!o.out) return bad_usage("%s", "-o RULES.db is required");
     const char *hook = getenv("XF_XFERGEN_STOP_AFTER");
-    long stop_after;
+    int64_t stop_after;
     if (hook && *hook) {
-        if (!parse_long(hook, 0, LONG_MAX, &stop_after))
+        if (xf_cli_parse_i64(hook, 0, LONG_MAX, &stop_after))
             return bad_usage("XF_XFERGEN_STOP_AFTER wants a count, not '%s'", hook);
-        o.stop_after = stop_after;
+        o.stop_after = (long)stop_after;
     }
 
     struct sigaction sa;

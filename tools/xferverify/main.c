@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "rulesdb/rulesdb.h"
+#include "tools/cli/cli.h"
 #include "verify/verify.h"
 
 static void usage(FILE *f)
@@ -73,16 +74,6 @@ static int parse_timeout(const char *s, unsigned *ms)
     return *ms ? 0 : -1;
 }
 
-static int parse_int(const char *s, long long lo, long long hi, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
 /* 0 ok, 1 --help printed, 2 usage error (message printed). */
 static int parse_args(int argc, char **argv, opts *o)
 {
@@ -92,7 +83,7 @@ static int parse_args(int argc, char **argv, opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        long long n;
+        int64_t n;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 1;
@@ -102,7 +93,7 @@ static int parse_args(int argc, char **argv, opts *o)
             o->check_axioms = 1;
         } else if (!strcmp(a, "-j") || !strcmp(a, "--limit") || !strcmp(a, "--max-shapes")) {
             long long hi = a[1] == 'j' ? XF_VERIFY_MAX_JOBS : a[2] == 'm' ? 4096 : (1LL << 40);
-            if (!val || parse_int(val, 1, hi, &n)) {
+            if (!val || xf_cli_parse_i64(val, 1, hi, &n)) {
                 fprintf(stderr, "xferverify: %s needs a number from 1 to %lld\n", a, hi);
                 return 2;
             }
