@@ -1,7 +1,8 @@
 /*
  * graph.c — the graph DAG: values (inputs, constants, node outputs) and
  * nodes, with builders that run shape inference as nodes are added, so a
- * graph under construction is always shape-consistent.
+ * graph under construction is always shape-consistent and every value's
+ * shape passes xf_shape_check (no element or byte count overflows).
  */
 #include "op_impl.h"
 
@@ -117,9 +118,19 @@ static int push_id(int **arr, int *n, int *cap, int id)
     return 1;
 }
 
+/* Every value of a graph has a shape that xf_shape_check accepts. */
+static int value_shape_ok(const char *what, const char *name, const xf_shape *shape,
+                          xf_dtype dtype, size_t *bytes, xf_error *err)
+{
+    if (xf_shape_check(shape, dtype, NULL, bytes, err) == XF_OK) return 1;
+    xf_error_prefix(err, "%s '%s'", what, name ? name : "");
+    return 0;
+}
+
 int xf_graph_add_input(xf_graph *g, const char *name, xf_dtype dtype, const xf_shape *shape,
                        xf_error *err)
 {
+    if (!value_shape_ok("input", name, shape, dtype, NULL, err)) return -1;
     int id = new_value(g, name, XF_VALUE_INPUT, dtype, shape, err);
     if (id < 0) return -1;
     if (!push_id(&g->inputs, &g->n_inputs, &g->cap_inputs, id)) {
@@ -132,6 +143,10 @@ int xf_graph_add_input(xf_graph *g, const char *name, xf_dtype dtype, const xf_s
 int xf_graph_add_const_owned(xf_graph *g, const char *name, xf_dtype dtype,
                              const xf_shape *shape, void *data, xf_error *err)
 {
+    if (!value_shape_ok("constant", name, shape, dtype, NULL, err)) {
+        xf_free(data);
+        return -1;
+    }
     int id = new_value(g, name, XF_VALUE_CONST, dtype, shape, err);
     if (id < 0) {
         xf_free(data);
@@ -144,7 +159,8 @@ int xf_graph_add_const_owned(xf_graph *g, const char *name, xf_dtype dtype,
 int xf_graph_add_const(xf_graph *g, const char *name, xf_dtype dtype, const xf_shape *shape,
                        const void *data, xf_error *err)
 {
-    size_t bytes = (size_t)xf_shape_numel(shape) * xf_dtype_size(dtype);
+    size_t bytes;
+    if (!value_shape_ok("constant", name, shape, dtype, &bytes, err)) return -1;
     void *copy = xf_malloc(bytes ? bytes : 1);
     if (!copy) {
         XF_FAIL(err, XF_ERR_NOMEM, "out of memory copying constant '%s'", name ? name : "");
@@ -177,11 +193,16 @@ xf_status xf_op_infer(xf_op op, const xf_params *params, int n_inputs, const xf_
     xf_status st = d->infer(params, n_inputs, in_dtypes, in_shapes, n_outputs, out_dtypes,
                             out_shapes, err);
     if (st != XF_OK) return st;
-    for (int i = 0; i < n_outputs; i++)
+    for (int i = 0; i < n_outputs; i++) {
         for (int k = 0; k < out_shapes[i].rank; k++)
             if (out_shapes[i].dims[k] < 0)
                 return XF_FAIL(err, XF_ERR_SHAPE, "%s: output %d would have a negative dimension",
                                d->info.name, i);
+        if (xf_shape_check(&out_shapes[i], out_dtypes[i], NULL, NULL, err) != XF_OK) {
+            xf_error_prefix(err, "%s: output %d", d->info.name, i);
+            return err->code;
+        }
+    }
     return XF_OK;
 }
 
@@ -298,6 +319,12 @@ int xf_graph_add_opaque(xf_graph *g, xf_opaque *opaque, const int *inputs, int n
                         const xf_dtype *out_dtypes, const xf_shape *out_shapes, int n_outputs,
                         const char *name, xf_error *err)
 {
+    for (int i = 0; i < n_outputs; i++)
+        if (xf_shape_check(&out_shapes[i], out_dtypes[i], NULL, NULL, err) != XF_OK) {
+            xf_opaque_free(opaque);
+            xf_error_prefix(err, "opaque node '%s': output %d", name ? name : "", i);
+            return -1;
+        }
     for (int i = 0; i < n_inputs; i++)
         if (inputs[i] >= g->n_values) {
             xf_opaque_free(opaque);

@@ -162,6 +162,19 @@ typedef enum xf_dtype {
 size_t xf_dtype_size(xf_dtype t);
 const char *xf_dtype_name(xf_dtype t);
 
+/* The most elements, and the most bytes, any tensor may have: 2^62. Every
+ * value of every graph (inputs, constants, node outputs) and every tensor
+ * stays within it, so element counts, byte counts and row-major strides
+ * never overflow int64_t or size_t in the kernels. */
+#define XF_SHAPE_MAX_ELEMS ((int64_t)1 << 62)
+/* Whether s is a valid shape for a tensor of `dtype`: rank 0..XF_MAX_DIMS,
+ * every dim >= 0, and the product of the dims (zero dims counted as 1, so
+ * strides fit too) and the byte count at most XF_SHAPE_MAX_ELEMS. Fills
+ * *numel and *bytes when not NULL (bytes 0 for an invalid dtype). Fails with
+ * XF_ERR_SHAPE and a message naming the shape; callers prefix what it is. */
+xf_status xf_shape_check(const xf_shape *s, xf_dtype dtype, int64_t *numel, size_t *bytes,
+                         xf_error *err);
+
 /* A dense row-major tensor. `data` is owned by whoever created the tensor
  * with xf_tensor_alloc (free with xf_tensor_free). */
 typedef struct xf_tensor {

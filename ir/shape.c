@@ -1,9 +1,11 @@
 /*
  * shape.c — static tensor shapes (rank <= XF_MAX_DIMS), numpy broadcasting,
- * strides, and element types. Shapes are values, copied freely.
+ * strides, element types, and the one check that a shape's element and byte
+ * counts fit (xf_shape_check). Shapes are values, copied freely.
  */
 #include "ir.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,6 +72,34 @@ void xf_shape_strides(const xf_shape *s, int64_t *strides)
         strides[i] = st;
         st *= s->dims[i];
     }
+}
+
+xf_status xf_shape_check(const xf_shape *s, xf_dtype dtype, int64_t *numel, size_t *bytes,
+                         xf_error *err)
+{
+    char buf[160];
+    if (s->rank < 0 || s->rank > XF_MAX_DIMS)
+        return XF_FAIL(err, XF_ERR_SHAPE, "rank %d is not in 0..%d", s->rank, XF_MAX_DIMS);
+    int64_t n = 1, span = 1; /* span: product with zero dims counted as 1 */
+    for (int i = 0; i < s->rank; i++) {
+        int64_t d = s->dims[i];
+        if (d < 0)
+            return XF_FAIL(err, XF_ERR_SHAPE, "shape %s has a negative dimension (dim %d)",
+                           xf_shape_str(s, buf, sizeof buf), i);
+        if (d > 1 && span > XF_SHAPE_MAX_ELEMS / d)
+            return XF_FAIL(err, XF_ERR_SHAPE, "shape %s has more than 2^62 elements",
+                           xf_shape_str(s, buf, sizeof buf));
+        if (d > 1) span *= d;
+        n *= d;
+    }
+    size_t es = xf_dtype_size(dtype);
+    if (es > 1 && (span > XF_SHAPE_MAX_ELEMS / (int64_t)es ||
+                   (uint64_t)span > (uint64_t)(SIZE_MAX / es)))
+        return XF_FAIL(err, XF_ERR_SHAPE, "shape %s of %s takes more than 2^62 bytes",
+                       xf_shape_str(s, buf, sizeof buf), xf_dtype_name(dtype));
+    if (numel) *numel = n;
+    if (bytes) *bytes = (size_t)n * es;
+    return XF_OK;
 }
 
 size_t xf_dtype_size(xf_dtype t)

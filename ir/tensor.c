@@ -15,10 +15,11 @@ xf_status xf_tensor_alloc(xf_tensor *t, xf_dtype dtype, const xf_shape *shape, x
     t->data = NULL;
     size_t es = xf_dtype_size(dtype);
     if (!es) return XF_FAIL(err, XF_ERR_INVALID, "tensor of invalid dtype");
-    int64_t n = xf_shape_numel(shape);
-    if (n < 0) return XF_FAIL(err, XF_ERR_INVALID, "tensor with negative dimension");
-    if (n > 0 && (uint64_t)n > SIZE_MAX / es)
-        return XF_FAIL(err, XF_ERR_NOMEM, "tensor of %lld elements is too large", (long long)n);
+    int64_t n;
+    if (xf_shape_check(shape, dtype, &n, NULL, err) != XF_OK) {
+        xf_error_prefix(err, "tensor");
+        return err->code;
+    }
     t->data = xf_calloc(n ? (size_t)n : 1, es);
     if (!t->data)
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory allocating %lld-element tensor",

@@ -165,7 +165,10 @@ static xf_status add_inputs(imp_state *st, xf_error *err)
             return err->code;
         }
         int v = xf_graph_add_input(st->g, nm, dt, &sh, err);
-        if (v < 0) return err->code;
+        if (v < 0) {
+            xf_error_prefix(err, "%s", st->file);
+            return err->code;
+        }
         st->syms[s].value = v;
     }
     return XF_OK;

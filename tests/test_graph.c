@@ -1,6 +1,8 @@
 /*
  * test_graph.c — the graph core of ir/: builders with shape inference,
  * validation errors (arity, dangling value, cycle, recorded shape drift),
+ * shapes whose element or byte count overflows (xf_shape_check, refused by
+ * every builder and by xf_tensor_alloc),
  * deterministic topological order, the canonical hash (invariant under node
  * order and names, sensitive to structure, params, constants, outputs),
  * deep copy (names and node arrays in the clone's one block), the
@@ -463,6 +465,100 @@ START_TEST(interpreter_refuses_opaque)
 }
 END_TEST
 
+START_TEST(shape_check_bounds_elements_and_bytes)
+{
+    const int64_t big = ((int64_t)1 << 62) + 1;
+    xf_error err;
+    int64_t n = -1;
+    size_t bytes = 0;
+    xf_shape s = sh2(3, 4);
+    ck_assert_int_eq(xf_shape_check(&s, XF_F32, &n, &bytes, &err), XF_OK);
+    ck_assert_int_eq(n, 12);
+    ck_assert_uint_eq(bytes, 48);
+    s = sh2(0, 5);
+    ck_assert_int_eq(xf_shape_check(&s, XF_I64, &n, &bytes, &err), XF_OK);
+    ck_assert_int_eq(n, 0);
+    ck_assert_uint_eq(bytes, 0);
+    s = sh2((int64_t)1 << 31, (int64_t)1 << 31); /* exactly 2^62 one-byte elements */
+    ck_assert_int_eq(xf_shape_check(&s, XF_BOOL, &n, NULL, &err), XF_OK);
+    ck_assert_int_eq(n, XF_SHAPE_MAX_ELEMS);
+    /* ... but 2^64 bytes as float32 */
+    ck_assert_int_eq(xf_shape_check(&s, XF_F32, NULL, NULL, &err), XF_ERR_SHAPE);
+    xf_test_expect_contains(err.msg,
+                            "shape [2147483648,2147483648] of float32 takes more than 2^62 bytes");
+    s = sh2(big, 4);
+    ck_assert_int_eq(xf_shape_check(&s, XF_BOOL, NULL, NULL, &err), XF_ERR_SHAPE);
+    xf_test_expect_contains(err.msg, "shape [4611686018427387905,4] has more than 2^62 elements");
+    /* 2^64 + 4 would wrap to 4; a zero dim does not hide the other dims' product */
+    int64_t wrap[3] = {(int64_t)1 << 32, (int64_t)1 << 32, 4}, zero[3] = {0, big, 2};
+    s = xf_shape_make(3, wrap);
+    ck_assert_int_eq(xf_shape_check(&s, XF_F32, NULL, NULL, &err), XF_ERR_SHAPE);
+    s = xf_shape_make(3, zero);
+    ck_assert_int_eq(xf_shape_check(&s, XF_F32, NULL, NULL, &err), XF_ERR_SHAPE);
+    s = sh2(2, -3);
+    ck_assert_int_eq(xf_shape_check(&s, XF_F32, NULL, NULL, &err), XF_ERR_SHAPE);
+    xf_test_expect_contains(err.msg, "shape [2,-3] has a negative dimension (dim 1)");
+    s.rank = XF_MAX_DIMS + 1;
+    ck_assert_int_eq(xf_shape_check(&s, XF_F32, NULL, NULL, &err), XF_ERR_SHAPE);
+
+    /* tensors */
+    xf_tensor t;
+    s = sh2(big, 4);
+    ck_assert_int_eq(xf_tensor_alloc(&t, XF_F32, &s, &err), XF_ERR_SHAPE);
+    ck_assert_ptr_null(t.data);
+    xf_test_expect_contains(err.msg, "tensor: shape [4611686018427387905,4]");
+}
+END_TEST
+
+START_TEST(builders_refuse_overflowing_shapes)
+{
+    const int64_t big = ((int64_t)1 << 62) + 1;
+    xf_graph g;
+    xf_graph_init(&g);
+    xf_error err;
+    xf_shape huge = sh2(big, 4), neg = sh2(-1, 4), ok = sh2(2, 2);
+    ck_assert_int_eq(xf_graph_add_input(&g, "x", XF_F32, &huge, &err), -1);
+    ck_assert_int_eq(err.code, XF_ERR_SHAPE);
+    xf_test_expect_contains(err.msg, "input 'x': shape [4611686018427387905,4] has more than 2^62");
+    ck_assert_int_eq(xf_graph_add_input(&g, "n", XF_F32, &neg, &err), -1);
+    xf_test_expect_contains(err.msg, "input 'n': shape [-1,4] has a negative dimension");
+    float one = 1;
+    ck_assert_int_eq(xf_graph_add_const(&g, "c", XF_F32, &huge, &one, &err), -1);
+    xf_test_expect_contains(err.msg, "constant 'c': shape [4611686018427387905,4]");
+    float *owned = malloc(sizeof *owned);
+    ck_assert_int_eq(xf_graph_add_const_owned(&g, "d", XF_F32, &neg, owned, &err), -1);
+    xf_test_expect_contains(err.msg, "constant 'd'");
+    ck_assert_int_eq(g.n_values, 0);
+
+    /* valid inputs whose broadcast (2^31 x 2^32) or concatenation overflows */
+    xf_shape col = sh2((int64_t)1 << 31, 1), row = sh2(1, (int64_t)1 << 32);
+    int in[2] = {xf_graph_add_input(&g, "col", XF_F32, &col, &err),
+                 xf_graph_add_input(&g, "row", XF_F32, &row, &err)};
+    ck_assert_int_eq(xf_graph_add_node(&g, XF_OP_ADD, NULL, in, 2, 1, "add", &err), -1);
+    ck_assert_int_eq(err.code, XF_ERR_SHAPE);
+    xf_test_expect_contains(err.msg, "output 0: shape [2147483648,4294967296] has more than 2^62");
+    xf_shape half = sh2((int64_t)1 << 61, 2);
+    int h = xf_graph_add_input(&g, "h", XF_BOOL, &half, &err);
+    ck_assert_int_ge(h, 0);
+    int cat[2] = {h, h};
+    xf_params p = xf_params_default();
+    ck_assert_int_eq(xf_graph_add_node(&g, XF_OP_CONCAT, &p, cat, 2, 1, "cat", &err), -1);
+    xf_test_expect_contains(err.msg, "has more than 2^62 elements");
+    ck_assert_int_eq(g.n_nodes, 0);
+
+    /* an opaque node's declared outputs are checked too (ownership taken) */
+    int x = xf_graph_add_input(&g, "ok", XF_F32, &ok, &err);
+    xf_opaque *o = calloc(1, sizeof *o);
+    o->op_type = strdup("MyCustomOp");
+    xf_dtype dt = XF_F32;
+    ck_assert_int_eq(xf_graph_add_opaque(&g, o, &x, 1, &dt, &huge, 1, "custom", &err), -1);
+    xf_test_expect_contains(err.msg,
+                            "opaque node 'custom': output 0: shape [4611686018427387905,4]");
+    ck_assert_int_eq(g.n_nodes, 0);
+    xf_graph_free(&g);
+}
+END_TEST
+
 START_TEST(tensor_compare_reports_errors)
 {
     xf_error err;
@@ -560,6 +656,8 @@ int main(void)
     TCase *t = tcase_create("core");
     tcase_add_test(t, builder_infers_shapes);
     tcase_add_test(t, builder_rejects_bad_shapes);
+    tcase_add_test(t, shape_check_bounds_elements_and_bytes);
+    tcase_add_test(t, builders_refuse_overflowing_shapes);
     tcase_add_test(t, validate_finds_cycle_and_drift);
     tcase_add_test(t, topo_order_is_deterministic);
     tcase_add_test(t, hash_ignores_names_and_order);

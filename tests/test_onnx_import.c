@@ -7,12 +7,15 @@
  * opaque with their attributes, and malformed models (dangling inputs,
  * duplicate outputs, cycles, opsets 10 and 18, truncated or garbage bytes)
  * give errors that name the file and the node. Also external-data
- * initializers and symbolic input dims sized through the options.
+ * initializers and symbolic input dims sized through the options, and
+ * shapes whose element count overflows (inputs, --dim sizes, inferred
+ * outputs) refused by the importer and by the tools, which write nothing.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "onnx.pb-c.h"
 #include "testutil.h"
@@ -1679,6 +1682,125 @@ START_TEST(symbolic_dims_from_options)
 }
 END_TEST
 
+/* Issue 17: an input whose element count overflows (2^62+1 rows) used to
+ * reach the kernels and write out of bounds (Transpose, MatMul, Concat,
+ * Conv, ReduceMean, Softmax, broadcast Add). Import now fails, naming the
+ * file and the input; an op whose inferred output overflows names the node;
+ * a symbolic dim sized past the limit fails the same way; and the tools
+ * exit 2 without writing their output file. */
+static mb *huge_input_model(const char *op)
+{
+    static const int64_t big2[2] = {((int64_t)1 << 62) + 1, 4};
+    static const int64_t big4[4] = {((int64_t)1 << 62) + 1, 1, 2, 2};
+    static const int64_t w44[2] = {4, 4}, w1111[4] = {1, 1, 1, 1}, four = 4;
+    static const float wdata[16] = {0};
+    mb *m = mb_new(13);
+    int conv = strcmp(op, "Conv") == 0;
+    mb_input(m, "x", T_FLOAT, conv ? 4 : 2, conv ? big4 : big2);
+    if (strcmp(op, "MatMul") == 0) {
+        mb_init(m, "w", T_FLOAT, 2, w44, wdata);
+        mb_node(m, op, "n", "x w", "y");
+    } else if (conv) {
+        mb_init(m, "w", T_FLOAT, 4, w1111, wdata);
+        mb_node(m, op, "n", "x w", "y");
+    } else if (strcmp(op, "Add") == 0) {
+        mb_input(m, "z", T_FLOAT, 1, &four);
+        mb_node(m, op, "n", "x z", "y");
+    } else if (strcmp(op, "Concat") == 0) {
+        attr_i(m, mb_node(m, op, "n", "x x", "y"), "axis", 0);
+    } else if (strcmp(op, "Transpose") == 0) {
+        static const int64_t perm[2] = {1, 0};
+        attr_ints(m, mb_node(m, op, "n", "x", "y"), "perm", 2, perm);
+    } else if (strcmp(op, "ReduceMean") == 0) {
+        static const int64_t axes[1] = {1};
+        attr_ints(m, mb_node(m, op, "n", "x", "y"), "axes", 1, axes);
+    } else {
+        mb_node(m, op, "n", "x", "y");
+    }
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    return m;
+}
+
+START_TEST(overflowing_shapes_are_rejected)
+{
+    const char *ops[] = {"Transpose", "MatMul", "Concat", "Conv", "ReduceMean", "Softmax", "Add"};
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+        mb *m = huge_input_model(ops[i]);
+        char file[64];
+        snprintf(file, sizeof file, "huge_%s.onnx", ops[i]);
+        expect_file_error(m, file, XF_ERR_SHAPE,
+                          "input 'x': shape [4611686018427387905,");
+        expect_file_error(m, file, XF_ERR_SHAPE, "has more than 2^62 elements");
+        mb_free(m);
+    }
+
+    /* inputs within the limit, a broadcast output of 2^63 elements */
+    mb *m = mb_new(13);
+    const int64_t a[2] = {(int64_t)1 << 31, 1}, b[2] = {1, (int64_t)1 << 32};
+    mb_input(m, "x", T_FLOAT, 2, a);
+    mb_input(m, "z", T_FLOAT, 2, b);
+    mb_node(m, "Add", "add_big", "x z", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    expect_file_error(m, "huge_out.onnx", XF_ERR_SHAPE,
+                      "node 0 'add_big' (Add): ewadd: output 0: shape [2147483648,4294967296] "
+                      "has more than 2^62 elements");
+    mb_free(m);
+
+    /* a symbolic dim sized past the limit */
+    m = mb_new(13);
+    const char *params[2] = {"N", NULL};
+    const int64_t dims[2] = {0, 4};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 2, dims, params);
+    mb_node(m, "Relu", "r", "x", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    xf_onnx_options o = xf_onnx_default_options();
+    const char *names[1] = {"N"};
+    int64_t values[1] = {((int64_t)1 << 62) + 1};
+    o.n_dim_overrides = 1;
+    o.dim_names = names;
+    o.dim_values = values;
+    xf_graph g;
+    xf_error err;
+    ck_assert_int_eq(mb_load(m, &o, &g, &err), XF_ERR_SHAPE);
+    xf_test_expect_contains(err.msg, "input 'x': shape [4611686018427387905,4] has more than");
+    mb_free(m);
+}
+END_TEST
+
+START_TEST(tools_refuse_overflowing_models_and_write_nothing)
+{
+    mb *m = huge_input_model("Transpose");
+    char model[4096], out[4096];
+    snprintf(model, sizeof model, "%s", mb_save(m, "huge_tool.onnx"));
+    snprintf(out, sizeof out, "%s", xf_test_tmp("huge_tool.out.onnx"));
+    remove(out);
+    ck_assert_int_eq(xf_test_system("%s run %s 2>/dev/null", xf_test_tool("xfonnx"), model), 2);
+    ck_assert_int_eq(xf_test_system("%s roundtrip %s -o %s 2>/dev/null", xf_test_tool("xfonnx"),
+                                    model, out),
+                     2);
+    ck_assert_msg(access(out, F_OK) != 0, "roundtrip left %s behind", out);
+    mb_free(m);
+
+    m = mb_new(13);
+    const char *params[2] = {"N", NULL};
+    const int64_t dims[2] = {0, 4};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 2, dims, params);
+    mb_node(m, "Relu", "r", "x", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    snprintf(model, sizeof model, "%s", mb_save(m, "symbolic_tool.onnx"));
+    ck_assert_int_eq(xf_test_system("%s run %s --dim N=4611686018427387905 2>/dev/null",
+                                    xf_test_tool("xfonnx"), model),
+                     2);
+    ck_assert_int_eq(xf_test_system("%s run %s --dim N=99999999999999999999 2>/dev/null",
+                                    xf_test_tool("xfonnx"), model),
+                     2);
+    ck_assert_int_eq(xf_test_system("%s run %s --dim N=3 >/dev/null 2>&1",
+                                    xf_test_tool("xfonnx"), model),
+                     0);
+    mb_free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("onnx_import");
@@ -1705,6 +1827,8 @@ static Suite *suite(void)
     tcase_add_test(model, truncated_and_garbage_bytes);
     tcase_add_test(model, external_data_initializer);
     tcase_add_test(model, symbolic_dims_from_options);
+    tcase_add_test(model, overflowing_shapes_are_rejected);
+    tcase_add_test(model, tools_refuse_overflowing_models_and_write_nothing);
     suite_add_tcase(s, model);
     return s;
 }

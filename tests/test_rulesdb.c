@@ -5,7 +5,8 @@
  * an input merged through concat/split, conv+relu fusion and ewadd
  * commutativity. Checked: the infix text of each; the graph serialization
  * (exact bytes of a tiny graph, round trip with equal canonical hash and
- * identical bytes, independence of node order, corrupt blobs rejected);
+ * identical bytes, independence of node order, corrupt blobs and stored
+ * shapes whose element count overflows rejected);
  * schema set-up (application_id, user_version, WAL); deduplication of
  * graphs and rules; the bulk insert (all or nothing); status and verdict
  * updates; filters and counts; rules loaded back as valid xf_rules; clear
@@ -391,6 +392,36 @@ START_TEST(test_serialize_rejects)
     ck_assert_ptr_nonnull(strstr(err.msg, "constant initializer"));
     ck_assert_ptr_null(buf);
     xf_graph_free(&g);
+}
+END_TEST
+
+/* Issue 17: a stored input shape whose element count overflows, or wraps to
+ * 0 (2^32 x 2^32), is refused by the decoder, naming the input. */
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7) p[n++] = (uint8_t)(v | 0x80);
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+static void expect_bad_dims(int64_t d0, int64_t d1, const char *needle)
+{
+    uint8_t b[64] = {'X', 'G', 1, 1, XF_F32, 2};
+    size_t n = 6;
+    n += put_varint(b + n, (uint64_t)d0 << 1); /* zig-zag of a non-negative dim */
+    n += put_varint(b + n, (uint64_t)d1 << 1);
+    const uint8_t rest[] = {1, 4, 'r', 'e', 'l', 'u', 0, 1, 1, 1, 1, 1};
+    memcpy(b + n, rest, sizeof rest);
+    expect_bad_blob(b, n + sizeof rest, XF_ERR_SHAPE, needle);
+}
+
+START_TEST(test_deserialize_rejects_overflowing_shapes)
+{
+    expect_bad_dims(((int64_t)1 << 62) + 1, 4,
+                    "input 'in0': shape [4611686018427387905,4] has more than 2^62 elements");
+    expect_bad_dims((int64_t)1 << 32, (int64_t)1 << 32,
+                    "input 'in0': shape [4294967296,4294967296] has more than 2^62 elements");
 }
 END_TEST
 
@@ -913,6 +944,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_serialize_roundtrip);
     tcase_add_test(t, test_serialize_node_order_independent);
     tcase_add_test(t, test_serialize_rejects);
+    tcase_add_test(t, test_deserialize_rejects_overflowing_shapes);
     tcase_add_test(t, test_create_sets_up_schema);
     tcase_add_test(t, test_schema_errors);
     tcase_add_test(t, test_dedupe);
