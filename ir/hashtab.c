@@ -14,9 +14,10 @@
 
 #include <stdlib.h>
 
-static size_t home(const xf_htab *t, uint64_t key)
+/* The slot a key starts probing from in a table of cap slots. */
+static size_t home(size_t cap, uint64_t key)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (t->cap - 1);
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
 }
 
 void xf_htab_init(xf_htab *t)
@@ -39,7 +40,7 @@ void xf_htab_clear(xf_htab *t)
 
 static void place(xf_htab_slot *slot, size_t cap, uint64_t key, uint64_t val)
 {
-    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+    size_t i = home(cap, key);
     while (slot[i].key) i = (i + 1) & (cap - 1);
     slot[i].key = key;
     slot[i].val = val;
@@ -63,7 +64,7 @@ xf_status xf_htab_reserve(xf_htab *t, size_t n, xf_error *err)
 uint64_t *xf_htab_get(const xf_htab *t, uint64_t key)
 {
     if (!t->n) return NULL;
-    for (size_t i = home(t, key);; i = (i + 1) & (t->cap - 1)) {
+    for (size_t i = home(t->cap, key);; i = (i + 1) & (t->cap - 1)) {
         if (t->slot[i].key == key) return &t->slot[i].val;
         if (!t->slot[i].key) return NULL;
     }
@@ -98,7 +99,7 @@ xf_status xf_htab_add(xf_htab *t, uint64_t key, uint64_t val, xf_error *err)
 uint64_t *xf_htab_next(const xf_htab *t, uint64_t key, size_t *pos)
 {
     if (!t->n) return NULL;
-    size_t i = *pos == XF_HTAB_START ? home(t, key) : (*pos + 1) & (t->cap - 1);
+    size_t i = *pos == XF_HTAB_START ? home(t->cap, key) : (*pos + 1) & (t->cap - 1);
     for (;; i = (i + 1) & (t->cap - 1)) {
         if (!t->slot[i].key) return NULL;
         if (t->slot[i].key == key) {

@@ -54,7 +54,7 @@ static void progress(void *user, int expanded, double best_ms, double initial_ms
 
 typedef struct run_state {
     xf_graph model, finished;
-    xf_graph prepared;      /* the model prepared once, unless --all-actions */
+    xf_graph prepared;      /* the model prepared once; the environment takes it over */
     xf_prepare_stats prep;  /* what preparing it changed */
     xf_ruleset *rs;
     xf_cost_model *cm, *lat_cm;
@@ -75,24 +75,22 @@ static void run_free(run_state *s)
     xf_graph_free(&s->model);
 }
 
-/* The rule set, restricted to the actions that can match the prepared
- * model (the graph the search starts from) unless --all-actions; the
- * prepared model is kept for the environment, which then need not prepare
- * it again. Checkpoints name their actions by rule database id, so they
- * need no fixed action numbering. */
+/* The model is prepared once (the graph the search starts from), here:
+ * the rule set is restricted to the actions that can match it unless
+ * --all-actions, and the environment takes it over. Checkpoints name their
+ * actions by rule database id, so they need no fixed action numbering. */
 static xf_status load_rules(const cli_options *o, run_state *s, xf_error *err)
 {
     xf_ruleset_options ro = xf_ruleset_options_default();
     ro.status = o->rule_status;
     ro.max_size = o->max_rule_size;
-    xf_status st = XF_OK;
-    if (!o->all_actions) {
-        st = xf_agent_prepare(&s->model, &o->prepare, &s->prepared, &s->prep, err);
-        if (st) xf_error_prefix(err, "%s: ", o->model);
-        ro.restrict_to = &s->prepared;
+    xf_status st = xf_agent_prepare(&s->model, &o->prepare, &s->prepared, &s->prep, err);
+    if (st) {
+        xf_error_prefix(err, "%s: ", o->model);
+        return st;
     }
-    if (!st) st = xf_ruleset_load(o->rules, &ro, &s->rs, err);
-    return st;
+    if (!o->all_actions) ro.restrict_to = &s->prepared;
+    return xf_ruleset_load(o->rules, &ro, &s->rs, err);
 }
 
 /* Loading: model, rules, cost model. Failures here are exit status 2. */
@@ -206,9 +204,7 @@ static int search(const cli_options *o, run_state *s)
     eo.max_locations = o->locations;
     eo.prepare = o->prepare;
     xf_status st =
-        o->all_actions
-            ? xf_env_create(s->rs, s->cm, &s->model, &eo, &s->env, &err)
-            : xf_env_create_prepared(s->rs, s->cm, &s->prepared, &s->prep, &eo, &s->env, &err);
+        xf_env_create_prepared(s->rs, s->cm, &s->prepared, &s->prep, &eo, &s->env, &err);
     if (st) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
