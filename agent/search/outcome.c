@@ -5,10 +5,9 @@
  */
 #include <string.h>
 
-#include "agent/search/search.h"
+#include "agent/search/search_internal.h"
 
-/* Cost of a whole model as exported (weight-only nodes free, as in search). */
-static xf_status model_cost(xf_cost_model *cm, const xf_graph *g, double *ms, xf_error *err)
+xf_status xf_agent_model_cost(xf_cost_model *cm, const xf_graph *g, double *ms, xf_error *err)
 {
     xf_graph_index *ix = NULL;
     xf_op_cost c;
@@ -29,8 +28,8 @@ xf_status xf_agent_outcome_model(xf_cost_model *cm, const xf_graph *model, const
         xf_error_prefix(err, "folding the optimised graph failed");
         return st;
     }
-    st = model_cost(cm, model, &oc->cost_before, err);
-    if (!st) st = model_cost(cm, out, &oc->cost_after, err);
+    st = xf_agent_model_cost(cm, model, &oc->cost_before, err);
+    if (!st) st = xf_agent_model_cost(cm, out, &oc->cost_after, err);
     if (st) {
         xf_error_prefix(err, "costing the models failed");
         xf_graph_free(out);

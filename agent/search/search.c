@@ -24,6 +24,7 @@ void xf_search_result_free(xf_search_result *r)
     if (!r) return;
     xf_graph_free(&r->best);
     xf_free(r->applied);
+    xf_search_candidates_free(r);
     xf_search_result_init(r);
 }
 
@@ -58,20 +59,19 @@ xf_status xf_search_trail_add(xf_search_trail *t, int parent, int rule, int *idx
     return XF_OK;
 }
 
-/* The rules from the start to trail entry `entry`, in order. */
-static xf_status trail_path(const xf_search_trail *t, int entry, xf_search_result *res,
-                            xf_error *err)
+xf_status xf_search_trail_path(const xf_search_trail *t, int entry, int **applied, int *n,
+                               xf_error *err)
 {
-    int n = 0;
-    for (int i = entry; i > 0; i = t->parent[i]) n++;
-    xf_free(res->applied);
-    res->applied = NULL;
-    res->n_applied = 0;
-    if (n == 0) return XF_OK;
-    res->applied = xf_malloc((size_t)n * sizeof *res->applied);
-    if (!res->applied) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording the search");
-    res->n_applied = n;
-    for (int i = entry; i > 0; i = t->parent[i]) res->applied[--n] = t->rule[i];
+    int len = 0;
+    for (int i = entry; i > 0; i = t->parent[i]) len++;
+    *applied = NULL;
+    *n = 0;
+    if (len == 0) return XF_OK;
+    int *a = xf_malloc((size_t)len * sizeof *a);
+    if (!a) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording the search");
+    *applied = a;
+    *n = len;
+    for (int i = entry; i > 0; i = t->parent[i]) a[--len] = t->rule[i];
     return XF_OK;
 }
 
@@ -151,6 +151,7 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
         res->initial_ms = xf_env_cost(e);
         st = xf_search_keep_best(&c, xf_env_graph(e), res->initial_ms, root, err);
     }
+    if (!st) st = xf_search_offer(&c, xf_env_graph(e), res->initial_ms, root, xf_env_hash(e), err);
     if (!st) {
         switch (kind) {
         case XF_SEARCH_RANDOM: st = xf_search_random(&c, err); break;
@@ -158,13 +159,16 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
         default: st = xf_search_taso(&c, err); break;
         }
     }
-    if (!st) st = trail_path(&c.trail, c.best_entry, res, err);
+    if (!st) st = xf_search_trail_path(&c.trail, c.best_entry, &res->applied, &res->n_applied, err);
+    if (!st) st = xf_search_candidates_finish(&c, err);
     if (!st) st = xf_env_set_graph(e, &res->best, err);
     if (!st) res->best_ms = xf_env_cost(e);
     res->seen = (int64_t)c.seen.n;
     res->seconds = xf_clock_now() - c.t0;
     xf_search_trail_free(&c.trail);
     xf_htab_free(&c.seen);
+    xf_free(c.cand_entry);
+    xf_free(c.cand_hash);
     if (st) {
         xf_error_prefix(err, "%s search: ", xf_search_kind_name(kind));
         xf_search_result_free(res);

@@ -29,6 +29,7 @@
 #include "agent/rewrite/rewrite.h"
 #include "costmodel/costmodel.h"
 #include "ir/ir.h"
+#include "target/target.h"
 
 /* ------------------------------------------------------------- graph costs */
 
@@ -194,9 +195,20 @@ typedef struct xf_search_options {
     double size_cap;     /* TASO: drop graphs with more than size_cap * initial nodes (2.0) */
     uint64_t seed;       /* random search (default 1) */
     int max_locations;   /* locations per rule considered (default 200) */
+    int candidates;      /* keep this many cheapest distinct graphs seen, the start
+                            graph among them, for a final arbiter (default 0: none) */
     void (*progress)(void *user, int expanded, double best_ms, double initial_ms);
     void *progress_user; /* progress called about once a second when set */
 } xf_search_options;
+
+/* One of the cheapest distinct graphs a search saw (xf_search_options.
+ * candidates), with the rules on the path to it. */
+typedef struct xf_search_candidate {
+    xf_graph g;     /* working graph; shares constants with the model */
+    double ms;      /* its cost */
+    int n_applied;  /* rules applied from the start graph, in order */
+    int *applied;   /* action indices into the rule set */
+} xf_search_candidate;
 
 xf_search_options xf_search_options_default(void);
 
@@ -208,6 +220,8 @@ typedef struct xf_search_result {
     int64_t expanded;    /* graphs expanded (greedy: steps) */
     int64_t seen;        /* distinct graphs (hashes) seen */
     double seconds;      /* search wall time */
+    int n_candidates;    /* the cheapest distinct graphs seen, cheapest first; */
+    xf_search_candidate *candidates; /* the start graph is always one of them */
 } xf_search_result;
 
 void xf_search_result_init(xf_search_result *r);
@@ -245,6 +259,63 @@ xf_status xf_agent_outcome_model(xf_cost_model *cm, const xf_graph *model, const
  * median - smallest) / smallest, as a fraction. */
 xf_status xf_agent_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_graph *b,
                                 double *ms_a, double *ms_b, double *spread, xf_error *err);
+
+/* ---------------------------------------------------------------- arbiter */
+
+/* The final arbiter in the target runtime (target/target.h): among the
+ * candidates a search kept (xf_search_options.candidates), the model that
+ * is fastest where it will run, or the input unchanged when none is faster
+ * beyond the measured noise. */
+typedef struct xf_arbiter_options {
+    int max_models;    /* finished candidates timed besides the input (default 6) */
+    uint64_t seed;     /* inputs of the numerical checks and of the timing (default 1) */
+    double rtol, atol; /* interpreter check of each candidate (default 1e-3, 1e-4) */
+    double target_rtol; /* outputs of the chosen model against the input's, both
+                           run in the target (default 1e-4, relative to max |ref|) */
+    xf_target_timing_options timing; /* zeroed: the target's defaults */
+} xf_arbiter_options;
+
+xf_arbiter_options xf_arbiter_options_default(void);
+
+typedef enum xf_arbiter_verdict {
+    XF_ARBITER_INPUT = 0,   /* the input model (entry 0) */
+    XF_ARBITER_TIMED,       /* timed, not faster beyond the noise */
+    XF_ARBITER_CHOSEN,      /* timed, fastest beyond the noise: written */
+    XF_ARBITER_DUPLICATE,   /* finishes to a model already in the list */
+    XF_ARBITER_WRONG,       /* the interpreter check failed: not timed */
+    XF_ARBITER_TARGET_WRONG /* chosen, but its outputs in the target differ */
+} xf_arbiter_verdict;
+
+typedef struct xf_arbiter_entry {
+    int candidate;          /* index into the search's candidates (a search that kept
+                               none: 0 is its best graph); -1: the input */
+    double cost_ms;         /* cost model, the model as written */
+    int n_nodes;            /* nodes as written */
+    xf_target_timing t;     /* in the target, against the input (when timed) */
+    xf_arbiter_verdict verdict;
+} xf_arbiter_entry;
+
+typedef struct xf_arbiter_result {
+    int n;                  /* entries; entry 0 is the input */
+    xf_arbiter_entry *e;
+    int chosen;             /* entry written (0: the input, unchanged) */
+    xf_target_timing self;  /* a second session of the input against the first */
+    double max_rel;         /* chosen vs input outputs in the target (0 for the input) */
+    double seconds;         /* time the arbiter took */
+} xf_arbiter_result;
+
+void xf_arbiter_result_free(xf_arbiter_result *r); /* zeroes it; NULL is a no-op */
+
+/* Finishes the search's candidates (cheapest first, at most o->max_models
+ * distinct models that pass the interpreter check), times them with the
+ * input in alternation in the target, and puts the chosen model into *out:
+ * the one with the smallest latency ratio whose whole 95% interval is below
+ * 1 and whose gain exceeds the noise of the input against itself, provided
+ * its outputs in the target equal the input's there; else a copy of model.
+ * cm (may be NULL) only fills cost_ms. On failure *out and *res are empty. */
+xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *model,
+                             const xf_search_result *sr, const xf_arbiter_options *o,
+                             xf_graph *out, xf_arbiter_result *res, xf_error *err);
 
 /* ---------------------------------- shared by the searches and the agents */
 

@@ -31,6 +31,8 @@ typedef struct xf_search_ctx {
     xf_search_trail trail;
     xf_htab seen; /* graph hashes (xf_htab_key) seen */
     int best_entry; /* trail entry of res->best */
+    int *cand_entry; /* trail entry of each of res->candidates */
+    uint64_t *cand_hash; /* and its identity hash */
     double t0, last_progress;
 } xf_search_ctx;
 
@@ -41,6 +43,23 @@ void xf_search_tick(xf_search_ctx *c);
 /* Makes a shared copy of g the best graph (cost ms, reached by trail entry). */
 xf_status xf_search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
                               xf_error *err);
+
+/* Offers a graph the search has just seen for the first time (cost ms,
+ * trail entry, identity hash) to the candidates kept for the arbiter
+ * (opt.candidates cheapest, the start graph pinned); copies it when kept. */
+xf_status xf_search_offer(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
+                          uint64_t hash, xf_error *err);
+/* Gives each kept candidate the rules on its path; frees the bookkeeping. */
+xf_status xf_search_candidates_finish(xf_search_ctx *c, xf_error *err);
+void xf_search_candidates_free(xf_search_result *res);
+
+/* The rules from the start to trail entry `entry`, in order, into a new
+ * array (*applied, *n; NULL and 0 for the start). */
+xf_status xf_search_trail_path(const xf_search_trail *t, int entry, int **applied, int *n,
+                               xf_error *err);
+
+/* Cost of a whole model as exported (weight-only nodes free, as in search). */
+xf_status xf_agent_model_cost(xf_cost_model *cm, const xf_graph *g, double *ms, xf_error *err);
 
 /* 1 when a failed peek or rewrite only means "this action does not work
  * here" (the search skips it), not that the machine is in trouble. */

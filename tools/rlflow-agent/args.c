@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -30,7 +31,15 @@ static void usage(FILE *f)
             "                     (roofline) or cudnn (GPU)\n"
             "  --cache FILE       operator cost cache (default $XDG_CACHE_HOME/rlflow/costs.db or\n"
             "                     ~/.cache/rlflow/costs.db; 'none' keeps nothing)\n"
-            "  --threads N        CPU threads for measured kernels and latency (default 1)\n"
+            "  --threads N        CPU threads for measured kernels and latency, and ONNX Runtime's\n"
+            "                     intra-op threads with --target ort (default 1; with --target\n"
+            "                     ort: the machine's cores)\n"
+            "  --target T         where the model will run: none (default: the cost model decides)\n"
+            "                     or ort (ONNX Runtime on CPU, all graph optimisations on: the\n"
+            "                     search's cheapest candidates are timed there against MODEL in\n"
+            "                     alternation and the fastest is written only when it beats MODEL\n"
+            "                     beyond the measured noise; else MODEL is written unchanged)\n"
+            "  --candidates N     --target ort: distinct models timed besides MODEL (default 6)\n"
             "  --alpha A          taso: keep graphs costing less than A x best (default 1.05)\n"
             "  --budget N|Ts      N: taso graphs expanded, greedy/random/ppo/wm environment steps\n"
             "                     (defaults 1000 / 20000); Ts (e.g. 120s): a time budget\n"
@@ -114,6 +123,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->prepare = xf_prepare_options_default();
     o->rtol = 1e-3;
     o->atol = 1e-4;
+    o->candidates = xf_arbiter_options_default().max_models;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         int rc = 0, takes = 1;
@@ -157,6 +167,13 @@ int cli_parse(int argc, char **argv, cli_options *o)
             o->cache = next;
         } else if (!strcmp(a, "--threads")) {
             rc = parse_int(a, next, 1, 1024, &o->threads);
+            o->threads_given = 1;
+        } else if (!strcmp(a, "--target")) {
+            if (next && !strcmp(next, "ort")) o->target = 1;
+            else if (next && !strcmp(next, "none")) o->target = 0;
+            else return bad(a, "ort or none", next);
+        } else if (!strcmp(a, "--candidates")) {
+            rc = parse_int(a, next, 1, 1000, &o->candidates);
         } else if (!strcmp(a, "--alpha")) {
             rc = parse_double(a, next, 1.0, &o->alpha);
         } else if (!strcmp(a, "--budget")) {
@@ -233,6 +250,10 @@ int cli_parse(int argc, char **argv, cli_options *o)
     if (o->agent == CLI_AGENT_SEARCH && (o->save || o->load)) {
         fprintf(stderr, "rlflow-agent: --save/--load need a learning agent (--agent wm or ppo)\n");
         return 2;
+    }
+    if (o->target && !o->threads_given) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        o->threads = cores > 0 ? (int)cores : 1;
     }
     if (!o->output) return default_output(o);
     return 0;

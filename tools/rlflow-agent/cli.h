@@ -24,7 +24,9 @@ typedef struct cli_options {
     const char *save, *load; /* learning agents' checkpoints */
     double tau;              /* world-model dream temperature */
     xf_cost_backend backend;
-    int threads;
+    int threads, threads_given;
+    int target;     /* --target ort: 1 */
+    int candidates; /* --candidates: models the arbiter times besides the input */
     double alpha, time_limit;
     int budget; /* graphs expanded / steps; 0: the agent's default */
     int locations, max_rule_size;

@@ -61,11 +61,15 @@ typedef struct run_state {
     xf_env *env;
     xf_search_result res;
     xf_agent_outcome oc; /* costs of the models as written; kept_original */
+    xf_target *target;   /* --target ort, when ONNX Runtime loads */
+    xf_arbiter_result arb;
 } run_state;
 
 static void run_free(run_state *s)
 {
     xf_search_result_free(&s->res);
+    xf_arbiter_result_free(&s->arb);
+    xf_target_close(s->target);
     xf_env_free(s->env);
     if (s->lat_cm != s->cm) xf_cost_close(s->lat_cm);
     xf_cost_close(s->cm);
@@ -132,6 +136,15 @@ static int load_inputs(const cli_options *o, run_state *s)
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 2;
     }
+    if (o->target) {
+        xf_target_options to = xf_target_default_options();
+        to.threads = o->threads;
+        if (xf_target_open(&to, &s->target, &err)) {
+            printf("target:          none: %s; the cost model decides, as without --target\n",
+                   err.msg);
+            s->target = NULL;
+        }
+    }
     s->lat_cm = s->cm;
     if (o->latency && o->backend == XF_COST_ANALYTIC) {
         co.backend = XF_COST_ONEDNN;
@@ -193,6 +206,7 @@ static void print_header(const cli_options *o, run_state *s)
     else
         printf("%d irrelevant to this model)\n", xf_ruleset_irrelevant(s->rs));
     printf("cost model:      %s\n", xf_cost_identity(s->cm));
+    if (s->target) printf("target:          %s\n", xf_target_identity(s->target));
     printf("applicable:      %d rules at %d locations\n", applicable, locations);
     if (o->verbose) print_applicable(s->env, s->rs);
 }
@@ -232,6 +246,7 @@ static int search(const cli_options *o, run_state *s)
     so.max_seconds = o->time_limit;
     so.seed = o->seed;
     so.max_locations = o->locations;
+    if (s->target) so.candidates = 3 * o->candidates + 1; /* finishing merges some */
     if (!o->quiet) so.progress = progress;
     st = xf_search_run(s->env, kind, &so, &s->res, &err);
     if (!o->quiet) fprintf(stderr, "\n");
@@ -247,7 +262,26 @@ static int search(const cli_options *o, run_state *s)
 static int finish_and_write(const cli_options *o, run_state *s, xf_check_result *chk)
 {
     xf_error err = {0};
-    if (xf_agent_outcome_model(s->cm, &s->model, &s->res.best, &s->finished, &s->oc, &err)) {
+    if (s->target) {
+        xf_arbiter_options ao = xf_arbiter_options_default();
+        ao.max_models = o->candidates;
+        ao.seed = o->seed;
+        ao.rtol = o->rtol;
+        ao.atol = o->atol;
+        if (!o->quiet)
+            fprintf(stderr, "target: timing up to %d candidates against the input...\n",
+                    o->candidates);
+        if (xf_agent_arbitrate(s->target, s->cm, &s->model, &s->res, &ao, &s->finished, &s->arb,
+                               &err)) {
+            fprintf(stderr, "rlflow-agent: %s\n", err.msg);
+            return 1;
+        }
+        memset(&s->oc, 0, sizeof s->oc);
+        s->oc.cost_before = s->arb.e[0].cost_ms;
+        s->oc.cost_after = s->arb.e[s->arb.chosen].cost_ms;
+        s->oc.kept_original = s->arb.chosen == 0;
+    } else if (xf_agent_outcome_model(s->cm, &s->model, &s->res.best, &s->finished, &s->oc,
+                                      &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
     }
@@ -288,6 +322,53 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
     return 0;
 }
 
+static const char *verdict_name(xf_arbiter_verdict v)
+{
+    switch (v) {
+    case XF_ARBITER_INPUT: return "the input";
+    case XF_ARBITER_TIMED: return "not faster beyond the noise";
+    case XF_ARBITER_CHOSEN: return "fastest: written";
+    case XF_ARBITER_DUPLICATE: return "same model as one above";
+    case XF_ARBITER_WRONG: return "differs from the input (interpreter): dropped";
+    default: return "fastest, but its outputs differ in the target: dropped";
+    }
+}
+
+/* The arbiter's table and the latency in the target before and after. */
+static void print_target(run_state *s)
+{
+    const xf_arbiter_result *a = &s->arb;
+    const xf_target_timing *in = &a->e[0].t, *out = &a->e[a->chosen].t;
+    printf("target latency:  %.4f ms -> %.4f ms (x%.3f, 95%% interval [%.3f, %.3f]), %s\n",
+           in->median_ms, out->median_ms, out->ratio, out->lo, out->hi,
+           xf_target_identity(s->target));
+    printf("target noise:    a second session of the input: x%.3f +- %.3f\n", a->self.ratio,
+           a->self.noise);
+    printf("arbiter:         %d models looked at in %.1f s, cheapest first on the cost model:\n",
+           a->n, a->seconds);
+    printf("  %-9s %10s %6s %7s %17s  %s\n", "model", "cost ms", "nodes", "ratio", "95% interval",
+           "verdict");
+    for (int i = 0; i < a->n; i++) {
+        const xf_arbiter_entry *e = &a->e[i];
+        char name[32], ratio[16] = "-", iv[32] = "-";
+        if (e->candidate < 0) snprintf(name, sizeof name, "input");
+        else snprintf(name, sizeof name, "cand %d", e->candidate);
+        if (e->t.runs > 0) {
+            snprintf(ratio, sizeof ratio, "%.3f", e->t.ratio);
+            snprintf(iv, sizeof iv, "[%.3f, %.3f]", e->t.lo, e->t.hi);
+        }
+        printf("  %-9s %10.4f %6d %7s %17s  %s\n", name, e->cost_ms, e->n_nodes, ratio, iv,
+               verdict_name(e->verdict));
+    }
+    if (a->chosen == 0)
+        printf("result:          no candidate is faster than the input in the target beyond the "
+               "noise; the input model is written unchanged\n");
+    else
+        printf("target outputs:  max |d| %.3g of the largest |output| (chosen vs input, both in "
+               "the target)\n",
+               a->max_rel);
+}
+
 static void print_report(const cli_options *o, run_state *s, const xf_check_result *chk,
                          double t_search)
 {
@@ -306,7 +387,7 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
            r->initial_ms > 0 ? 100.0 * (r->best_ms - r->initial_ms) / r->initial_ms : 0.0);
     printf("cost:            %.4f ms -> %.4f ms (%+.2f%%, the models as written)\n", before, after,
            before > 0 ? 100.0 * (after - before) / before : 0.0);
-    if (s->oc.kept_original)
+    if (s->oc.kept_original && !s->target)
         printf("result:          no cheaper model found; the input model is written unchanged\n");
     printf("nodes:           %d -> %d (folded %d weight-only nodes, %d conv biases re-fused)\n",
            s->model.n_nodes, s->finished.n_nodes, fs->folded_nodes, fs->fused_bias);
@@ -330,11 +411,19 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
                    fabs(change) <= spread ? ": the change is within the noise" : "");
         }
     }
-    if (s->oc.kept_original)
-        printf("rules applied:   0 (the search's %d rewrites did not pay off as written)\n",
-               r->n_applied);
-    else
+    if (s->target) print_target(s);
+    if (s->oc.kept_original) {
+        printf("rules applied:   0 (the search's %d rewrites did not pay off as written%s)\n",
+               r->n_applied, s->target ? " in the target" : "");
+    } else if (s->target && r->n_candidates > 0) {
+        const xf_search_candidate *c = &r->candidates[s->arb.e[s->arb.chosen].candidate];
+        xf_search_result view = *r;
+        view.n_applied = c->n_applied;
+        view.applied = c->applied;
+        cli_print_applied(s->rs, &view);
+    } else {
         cli_print_applied(s->rs, r);
+    }
     printf("written:         %s\n", o->output);
 }
 

@@ -1,0 +1,243 @@
+/*
+ * arbiter.c — xf_agent_arbitrate: the model a search hands out, chosen by
+ * timing its candidates where the model will run (the target runtime,
+ * target/target.h), not by the cost model.
+ *
+ * Why: the cost model sums one-thread kernel times of unfused operators,
+ * while ONNX Runtime fuses bias adds, GELU, layer norms and MatMul+Add
+ * itself; a rewrite the cost model likes can break a fusion and make the
+ * model slower where it runs. The arbiter therefore finishes the search's
+ * cheapest distinct graphs as they would be written, drops the ones the
+ * interpreter says compute something else, times the rest with the input in
+ * alternation, and writes the fastest only when it beats the input beyond
+ * the noise: its whole 95% interval below 1, and a gain larger than the
+ * input's own noise against a second session of itself. The chosen model's
+ * outputs in the target must also equal the input's there; else the input
+ * is written. Never a model measured slower.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "agent/search/search_internal.h"
+
+xf_arbiter_options xf_arbiter_options_default(void)
+{
+    xf_arbiter_options o;
+    memset(&o, 0, sizeof o);
+    o.max_models = 6;
+    o.seed = 1;
+    o.rtol = 1e-3;
+    o.atol = 1e-4;
+    o.target_rtol = 1e-4;
+    return o;
+}
+
+void xf_arbiter_result_free(xf_arbiter_result *r)
+{
+    if (!r) return;
+    xf_free(r->e);
+    memset(r, 0, sizeof *r);
+}
+
+/* The finished models being weighed: models[0] is the input (not owned). */
+typedef struct pool {
+    int n;
+    xf_graph *fin;         /* fin[i] for i >= 1; fin[0] unused */
+    const xf_graph **models;
+    uint64_t *hash;        /* content hash of each */
+} pool;
+
+static void pool_free(pool *p, int keep)
+{
+    for (int i = 1; i < p->n; i++)
+        if (i != keep) xf_graph_free(&p->fin[i]);
+    xf_free(p->fin);
+    xf_free(p->models);
+    xf_free(p->hash);
+}
+
+/* Largest |a - b| over the largest |b| of each float output; ints equal. */
+static xf_status target_outputs_close(xf_target *t, const xf_graph *a, const xf_graph *b,
+                                      uint64_t seed, double rtol, double *max_rel, int *close,
+                                      xf_error *err)
+{
+    const xf_graph *g[2] = {a, b};
+    xf_target_model *m[2] = {NULL, NULL};
+    xf_tensor *out[2] = {xf_tensor_array_alloc(a->n_outputs), xf_tensor_array_alloc(b->n_outputs)};
+    xf_status st = XF_OK;
+    *max_rel = 0;
+    *close = 1;
+    if (!out[0] || !out[1])
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the outputs in the target");
+    for (int k = 0; k < 2 && !st; k++) {
+        st = xf_target_model_load(t, g[k], seed, &m[k], err);
+        if (!st) st = xf_target_model_run(m[k], err);
+        if (!st) st = xf_target_model_outputs(m[k], out[k], err);
+    }
+    for (int i = 0; i < a->n_outputs && !st; i++) {
+        const xf_tensor *x = &out[1][i], *ref = &out[0][i];
+        if (ref->dtype != XF_F32) {
+            if (!xf_tensor_close(x, ref, 0, 0)) *close = 0;
+            continue;
+        }
+        double scale = 0, worst = 0;
+        int64_t n = xf_shape_numel(&ref->shape);
+        const float *r = ref->data, *v = x->data;
+        if (x->dtype != XF_F32 || xf_shape_numel(&x->shape) != n) {
+            *close = 0;
+            continue;
+        }
+        for (int64_t j = 0; j < n; j++) {
+            double d = fabs((double)v[j] - (double)r[j]);
+            if (fabs((double)r[j]) > scale) scale = fabs((double)r[j]);
+            if (!(d <= worst)) worst = d; /* NaN counts as worst */
+        }
+        double rel = scale > 0 ? worst / scale : worst;
+        if (!(rel <= *max_rel)) *max_rel = rel;
+        if (!(rel <= rtol)) *close = 0;
+    }
+    for (int k = 0; k < 2; k++) {
+        xf_tensor_array_free(out[k], g[k]->n_outputs);
+        xf_target_model_free(m[k]);
+    }
+    return st;
+}
+
+static xf_status add_entry(xf_arbiter_result *res, int cap, int cand, xf_arbiter_verdict v,
+                           const xf_graph *g, xf_cost_model *cm, xf_error *err)
+{
+    if (res->n == cap) return XF_OK;
+    xf_arbiter_entry *e = &res->e[res->n++];
+    memset(e, 0, sizeof *e);
+    e->candidate = cand;
+    e->verdict = v;
+    e->n_nodes = g->n_nodes;
+    return cm ? xf_agent_model_cost(cm, g, &e->cost_ms, err) : XF_OK;
+}
+
+/* Finishes, dedupes and checks the candidates into the pool; one entry per
+ * candidate looked at. */
+static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_search_result *sr,
+                        const xf_arbiter_options *o, pool *p, xf_arbiter_result *res, int cap,
+                        int *entry_of, xf_error *err)
+{
+    xf_status st = xf_graph_hash_checked(model, XF_HASH_CONTENT, &p->hash[0], err);
+    p->models[0] = model;
+    p->n = 1;
+    entry_of[0] = 0;
+    if (!st) st = add_entry(res, cap, -1, XF_ARBITER_INPUT, model, cm, err);
+    /* A learning agent keeps no candidates: its best graph is the one. */
+    int n_cand = sr->n_candidates > 0 ? sr->n_candidates : 1;
+    for (int c = 0; c < n_cand && !st && p->n <= o->max_models; c++) {
+        xf_graph fin;
+        xf_finish_stats fs;
+        st = xf_agent_finish(sr->n_candidates > 0 ? &sr->candidates[c].g : &sr->best, &fin, &fs,
+                             err);
+        if (st) {
+            xf_error_prefix(err, "finishing candidate %d: ", c);
+            return st;
+        }
+        uint64_t h = 0;
+        st = xf_graph_hash_checked(&fin, XF_HASH_CONTENT, &h, err);
+        int dup = 0;
+        for (int i = 0; i < p->n && !st; i++) dup |= p->hash[i] == h;
+        xf_check_result chk = {0};
+        xf_status cst = XF_OK;
+        if (!st && !dup) {
+            xf_error cerr = {0};
+            cst = xf_agent_check(model, &fin, o->seed, o->rtol, o->atol, &chk, &cerr);
+            if (cst == XF_ERR_NOMEM) {
+                if (err) *err = cerr;
+                st = cst;
+            }
+        }
+        xf_arbiter_verdict v = dup ? XF_ARBITER_DUPLICATE
+                               : (cst || chk.bad_output >= 0) ? XF_ARBITER_WRONG
+                                                             : XF_ARBITER_TIMED;
+        if (!st) st = add_entry(res, cap, c, v, &fin, cm, err);
+        if (st || v != XF_ARBITER_TIMED) {
+            xf_graph_free(&fin);
+            continue;
+        }
+        p->fin[p->n] = fin;
+        p->models[p->n] = &p->fin[p->n];
+        p->hash[p->n] = h;
+        entry_of[p->n] = res->n - 1;
+        p->n++;
+    }
+    return st;
+}
+
+xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *model,
+                             const xf_search_result *sr, const xf_arbiter_options *o,
+                             xf_graph *out, xf_arbiter_result *res, xf_error *err)
+{
+    xf_arbiter_options opt = o ? *o : xf_arbiter_options_default();
+    double t0 = xf_clock_now();
+    memset(res, 0, sizeof *res);
+    xf_graph_init(out);
+    if (opt.max_models < 1)
+        return XF_FAIL(err, XF_ERR_INVALID, "arbiter: max_models (%d) must be >= 1",
+                       opt.max_models);
+    int cap = (sr->n_candidates > 0 ? sr->n_candidates : 1) + 1, models_cap = opt.max_models + 1;
+    pool p = {0};
+    int *entry_of = xf_calloc((size_t)models_cap, sizeof *entry_of);
+    xf_target_timing *tm = xf_calloc((size_t)models_cap, sizeof *tm);
+    res->e = xf_calloc((size_t)cap, sizeof *res->e);
+    p.fin = xf_calloc((size_t)models_cap, sizeof *p.fin);
+    p.models = xf_calloc((size_t)models_cap, sizeof *p.models);
+    p.hash = xf_calloc((size_t)models_cap, sizeof *p.hash);
+    xf_status st = XF_OK;
+    if (!entry_of || !tm || !res->e || !p.fin || !p.models || !p.hash)
+        st = XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
+    if (!st) st = gather(cm, model, sr, &opt, &p, res, cap, entry_of, err);
+    if (!st) {
+        xf_target_timing_options to = opt.timing;
+        to.seed = opt.seed;
+        to.self_check = 1;
+        st = xf_target_compare(t, p.models, p.n, &to, tm, &res->self, err);
+        if (st) xf_error_prefix(err, "timing the candidates in the target: ");
+    }
+    int best = 0;
+    for (int i = 0; i < p.n && !st; i++) {
+        res->e[entry_of[i]].t = tm[i];
+        if (i == 0) continue;
+        int beats = tm[i].hi < 1.0 && 1.0 - tm[i].ratio > res->self.noise;
+        if (beats && (best == 0 || tm[i].ratio < tm[best].ratio)) best = i;
+    }
+    while (!st && best > 0) { /* the winner must compute the same in the target */
+        int close = 0;
+        st = target_outputs_close(t, model, p.models[best], opt.seed, opt.target_rtol,
+                                  &res->max_rel, &close, err);
+        if (st || close) break;
+        res->e[entry_of[best]].verdict = XF_ARBITER_TARGET_WRONG;
+        res->max_rel = 0;
+        int next = 0;
+        for (int i = 1; i < p.n; i++) {
+            const xf_arbiter_entry *e = &res->e[entry_of[i]];
+            int beats = tm[i].hi < 1.0 && 1.0 - tm[i].ratio > res->self.noise;
+            if (beats && e->verdict == XF_ARBITER_TIMED && (next == 0 || tm[i].ratio < tm[next].ratio))
+                next = i;
+        }
+        best = next;
+    }
+    if (!st) {
+        res->chosen = entry_of[best];
+        if (best > 0) {
+            res->e[entry_of[best]].verdict = XF_ARBITER_CHOSEN;
+            *out = p.fin[best];
+        } else {
+            st = xf_graph_clone(model, out, err);
+        }
+    }
+    pool_free(&p, st ? -1 : best);
+    xf_free(entry_of);
+    xf_free(tm);
+    res->seconds = xf_clock_now() - t0;
+    if (st) {
+        xf_graph_free(out);
+        xf_arbiter_result_free(res);
+        xf_error_prefix(err, "arbiter: ");
+    }
+    return st;
+}
