@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# setup.sh — installs the Debian packages rlflow needs to build and test.
-# Idempotent: packages already present are not touched, and nothing runs
-# apt when everything is installed. Runs as root, or through sudo.
+# setup.sh — installs the Debian packages rlflow needs to build and test,
+# then ONNX Runtime for CPU (the target runtime, target/) from the npm
+# registry into .deps/onnxruntime. Idempotent: packages already present are
+# not touched, nothing runs apt when everything is installed, and npm runs
+# only when the library is not there yet. Runs as root, or through sudo.
+# ONNX Runtime is optional: when its install fails, this says what failed
+# and goes on (rlflow builds and tests without it; its cases skip).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake pkg-config      # toolchain
@@ -17,6 +22,14 @@ PACKAGES=(
   clang                                 # libFuzzer harness (tests/fuzz)
   chromium fonts-liberation graphviz    # xferdb report: headless page test, rule pictures
 )
+# npm fetches ONNX Runtime (below). A node that is already there (NodeSource's
+# nodejs bundles npm and conflicts with Debian's npm package) is kept.
+command -v node >/dev/null || PACKAGES+=(nodejs)
+command -v npm >/dev/null || PACKAGES+=(npm)
+ORT_VERSION=1.30.0
+ORT_PREFIX=.deps/onnxruntime
+case "$(uname -m)" in aarch64 | arm64) ORT_ARCH=arm64 ;; *) ORT_ARCH=x64 ;; esac
+ORT_LIB=$ORT_PREFIX/node_modules/onnxruntime-node/bin/napi-v6/linux/$ORT_ARCH/libonnxruntime.so.1
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -24,10 +37,24 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#PACKAGES[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "setup: installing ${missing[*]}"
-$SUDO apt-get update -q
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# ONNX Runtime: the onnxruntime-node package ships libonnxruntime.so.1;
+# its install script (which fetches GPU binaries) is not run.
+if [ -f "$ORT_LIB" ]; then
+  echo "setup: onnxruntime $ORT_VERSION present ($ORT_LIB)"
+elif ! command -v npm >/dev/null; then
+  echo "setup: WARNING: npm not found, onnxruntime not installed; the target runtime is off" >&2
+elif ONNXRUNTIME_NODE_INSTALL=skip npm install --ignore-scripts --no-audit --no-fund \
+       --prefix "$ORT_PREFIX" "onnxruntime-node@$ORT_VERSION" && [ -f "$ORT_LIB" ]; then
+  echo "setup: onnxruntime $ORT_VERSION installed ($ORT_LIB)"
+else
+  echo "setup: WARNING: installing onnxruntime-node@$ORT_VERSION with npm into $ORT_PREFIX failed" \
+       "(or it has no $ORT_LIB); the target runtime is off until tools/setup.sh succeeds" >&2
+fi

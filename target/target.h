@@ -1,0 +1,96 @@
+/*
+ * target.h — the target runtime: ONNX Runtime on CPU, loaded at run time
+ * through its C API, to run rlflow graphs as users run them and to time
+ * them against each other.
+ *
+ * xf_target_open loads libonnxruntime.so.1 (the caller's path, else
+ * $RLFLOW_ORT_LIB, else where tools/setup.sh installs it) and fixes the
+ * session settings: intra-op threads, graph optimisation level, sequential
+ * execution with one inter-op thread. When the library is absent it fails
+ * with XF_ERR_UNSUPPORTED and a message that names the path and the
+ * set-up command; callers then keep their behaviour without a target.
+ *
+ * A model is a session over the ONNX serialisation of an xf_graph, with
+ * inputs made once by xf_graph_random_inputs (the inputs the rest of
+ * rlflow uses for a seed). Timing runs the models in alternation (see
+ * xf_target_compare and docs/target.md for the noise bound).
+ */
+#ifndef XF_TARGET_H
+#define XF_TARGET_H
+
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+typedef enum xf_target_opt_level {
+    XF_TARGET_OPT_ALL = 0, /* ONNX Runtime's default and what users run */
+    XF_TARGET_OPT_DISABLED,
+    XF_TARGET_OPT_BASIC,
+    XF_TARGET_OPT_EXTENDED
+} xf_target_opt_level;
+
+typedef struct xf_target_options {
+    const char *library;           /* NULL: $RLFLOW_ORT_LIB, else the set-up path */
+    int threads;                   /* intra-op threads; 0: the machine's cores */
+    xf_target_opt_level opt_level; /* default XF_TARGET_OPT_ALL */
+} xf_target_options;
+
+typedef struct xf_target xf_target;
+typedef struct xf_target_model xf_target_model;
+
+/* Zeroed options: default library, every core, all optimisations. */
+xf_target_options xf_target_default_options(void);
+/* o NULL: the defaults. */
+xf_status xf_target_open(const xf_target_options *o, xf_target **out, xf_error *err);
+/* "onnxruntime 1.30.0 CPU, 2 threads, optimisations all" (valid until close). */
+const char *xf_target_identity(const xf_target *t);
+/* The number of intra-op threads sessions use. */
+int xf_target_threads(const xf_target *t);
+void xf_target_close(xf_target *t); /* NULL is a no-op */
+
+/* A session over g with inputs from xf_graph_random_inputs(g, seed). g is
+ * not kept. ONNX Runtime's errors read "<step>: onnxruntime: <message>". */
+xf_status xf_target_model_load(xf_target *t, const xf_graph *g, uint64_t seed,
+                               xf_target_model **out, xf_error *err);
+/* One run on the model's inputs; its outputs are kept until the next. */
+xf_status xf_target_model_run(xf_target_model *m, xf_error *err);
+/* Copies the last run's outputs into outs[0 .. g->n_outputs), in the order
+ * of the graph's outputs, allocating each (xf_tensor_free them; nothing is
+ * left allocated on failure). XF_ERR_INVALID before the first run. */
+xf_status xf_target_model_outputs(xf_target_model *m, xf_tensor *outs, xf_error *err);
+void xf_target_model_free(xf_target_model *m); /* NULL is a no-op */
+
+/* How xf_target_compare times. Zeroed fields take the defaults. */
+typedef struct xf_target_timing_options {
+    uint64_t seed;       /* inputs (default 1) */
+    int rounds;          /* alternation rounds (default 15) */
+    int reps;            /* runs of each model per round (0: enough for round_ms) */
+    double round_ms;     /* a model's share of a round when reps is 0 (default 50) */
+    double warmup_ms;    /* untimed runs of each model first (default 100, at least 2 runs) */
+    int self_check;      /* 1: time a second session of model 0 as well (see below) */
+} xf_target_timing_options;
+
+typedef struct xf_target_timing {
+    double median_ms;    /* median of all timed runs */
+    double ratio;        /* median over rounds of (round median / model 0's), 1 for model 0 */
+    double lo, hi;       /* 95% bootstrap interval of that ratio */
+    double noise;        /* max(hi - ratio, ratio - lo): the ratio's noise bound */
+    int runs;            /* timed runs */
+} xf_target_timing;
+
+/* Loads g[0 .. n) (same inputs: equal count, dtypes and shapes), warms
+ * each up, then runs them in alternation: `rounds` rounds, each running
+ * every model `reps` times in a row, the starting model rotating from round
+ * to round. res[i] (n entries) describes model i against model 0. With
+ * o->self_check, a second session of g[0] takes part like any model and is
+ * reported in *self: its ratio to model 0 should be 1 within its noise, and
+ * its noise is the smallest difference the run can tell apart. */
+xf_status xf_target_compare(xf_target *t, const xf_graph *const *g, int n,
+                            const xf_target_timing_options *o, xf_target_timing *res,
+                            xf_target_timing *self, xf_error *err);
+/* One model: its median ms and relative noise (half-width of the 95%
+ * bootstrap interval of the median of round medians, over the median). */
+xf_status xf_target_latency(xf_target *t, const xf_graph *g, const xf_target_timing_options *o,
+                            double *median_ms, double *noise, xf_error *err);
+
+#endif /* XF_TARGET_H */

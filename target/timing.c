@@ -1,0 +1,251 @@
+/*
+ * timing.c — alternating timing of models in the target.
+ *
+ * Every model is loaded and warmed up, then the models take turns: in each
+ * of `rounds` rounds every model runs `reps` times in a row (each run timed
+ * on its own), and the model that starts a round rotates so none always
+ * follows the same neighbour. Slow drift of the machine (the other core
+ * busy, frequency changes) then touches all models alike within a round.
+ *
+ * A model's ratio to model 0 is the median over rounds of the ratio of the
+ * two models' per-round medians: pairing within a round cancels the drift,
+ * the per-round median drops single slow runs (preemption), and the median
+ * over rounds drops a disturbed round. Its noise bound is a 95% percentile
+ * bootstrap interval of that median (rounds resampled with replacement,
+ * 2000 resamples): it asks no distribution of the ratios, and it widens by
+ * itself when rounds disagree. The self check times a second session of
+ * model 0 in the same rotation, so the interval of a difference that does
+ * not exist is measured under the very same conditions.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "target/model.h"
+
+#define BOOTSTRAP 2000
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of v[0 .. n), sorting v in place. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* 95% percentile interval of the median of v[0 .. n) by bootstrap; scratch
+ * holds n + BOOTSTRAP doubles. */
+static void bootstrap(const double *v, int n, uint64_t seed, double *scratch, double *lo,
+                      double *hi)
+{
+    xf_rng r;
+    xf_rng_seed(&r, seed);
+    double *meds = scratch + n;
+    for (int b = 0; b < BOOTSTRAP; b++) {
+        for (int i = 0; i < n; i++) scratch[i] = v[xf_rng_next(&r) % (uint64_t)n];
+        meds[b] = median(scratch, n);
+    }
+    qsort(meds, BOOTSTRAP, sizeof *meds, cmp_double);
+    *lo = meds[BOOTSTRAP / 40];
+    *hi = meds[BOOTSTRAP - 1 - BOOTSTRAP / 40];
+}
+
+typedef struct timer {
+    xf_target_model **m;
+    int n;          /* models, the self check's copy of model 0 included */
+    int rounds;
+    int *reps;      /* per model */
+    double **runs;  /* per model: rounds * reps[i] run times, ms */
+    double *round_med; /* n * rounds */
+} timer;
+
+static xf_status warm_up(timer *tm, const xf_target_timing_options *o, xf_error *err)
+{
+    for (int i = 0; i < tm->n; i++) {
+        double t0 = xf_clock_now_ms(), last = 0;
+        for (int k = 0; k < 2 || xf_clock_now_ms() - t0 < o->warmup_ms; k++) {
+            double s = xf_clock_now_ms();
+            xf_status st = xf_target_model_run(tm->m[i], err);
+            if (st != XF_OK) return st;
+            last = xf_clock_now_ms() - s;
+        }
+        int reps = o->reps;
+        if (reps <= 0) {
+            double r = o->round_ms / (last > 1e-3 ? last : 1e-3);
+            reps = r < 1 ? 1 : r > 100000 ? 100000 : (int)r;
+        }
+        tm->reps[i] = reps;
+        tm->runs[i] = xf_malloc((size_t)reps * (size_t)tm->rounds * sizeof(double));
+        if (!tm->runs[i]) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for run times");
+    }
+    return XF_OK;
+}
+
+static xf_status alternate(timer *tm, xf_error *err)
+{
+    for (int r = 0; r < tm->rounds; r++) {
+        for (int k = 0; k < tm->n; k++) {
+            int i = (r + k) % tm->n;
+            double *t = tm->runs[i] + (size_t)r * (size_t)tm->reps[i];
+            for (int j = 0; j < tm->reps[i]; j++) {
+                double s = xf_clock_now_ms();
+                xf_status st = xf_target_model_run(tm->m[i], err);
+                if (st != XF_OK) return st;
+                t[j] = xf_clock_now_ms() - s;
+            }
+        }
+    }
+    return XF_OK;
+}
+
+/* Fills res for model i against model 0 (round medians already made);
+ * scratch holds rounds * reps[i] + BOOTSTRAP doubles at least. */
+static void summarise(timer *tm, int i, uint64_t seed, double *scratch, xf_target_timing *res)
+{
+    int R = tm->rounds;
+    memset(res, 0, sizeof *res);
+    res->runs = R * tm->reps[i];
+    memcpy(scratch, tm->runs[i], (size_t)res->runs * sizeof *scratch);
+    res->median_ms = median(scratch, res->runs);
+    double *ratios = scratch + (size_t)R + BOOTSTRAP; /* past bootstrap's scratch */
+    for (int r = 0; r < R; r++)
+        ratios[r] = tm->round_med[i * R + r] / tm->round_med[r];
+    bootstrap(ratios, R, seed, scratch, &res->lo, &res->hi);
+    memcpy(scratch, ratios, (size_t)R * sizeof *scratch);
+    res->ratio = median(scratch, R);
+    double up = res->hi - res->ratio, down = res->ratio - res->lo;
+    res->noise = up > down ? up : down;
+}
+
+static void round_medians(timer *tm)
+{
+    for (int i = 0; i < tm->n; i++)
+        for (int r = 0; r < tm->rounds; r++) {
+            double *t = tm->runs[i] + (size_t)r * (size_t)tm->reps[i];
+            tm->round_med[i * tm->rounds + r] = median(t, tm->reps[i]);
+        }
+}
+
+static xf_target_timing_options with_defaults(const xf_target_timing_options *o)
+{
+    xf_target_timing_options d;
+    memset(&d, 0, sizeof d);
+    if (o) d = *o;
+    if (!d.seed) d.seed = 1;
+    if (d.rounds <= 0) d.rounds = 15;
+    if (d.round_ms <= 0) d.round_ms = 50;
+    if (d.warmup_ms <= 0) d.warmup_ms = 100;
+    return d;
+}
+
+static xf_status same_inputs(const xf_graph *a, const xf_graph *b, int i, xf_error *err)
+{
+    int ok = a->n_inputs == b->n_inputs;
+    for (int k = 0; ok && k < a->n_inputs; k++) {
+        const xf_value *x = &a->values[a->inputs[k]], *y = &b->values[b->inputs[k]];
+        ok = x->dtype == y->dtype && xf_shape_equal(&x->shape, &y->shape);
+    }
+    return ok ? XF_OK
+              : XF_FAIL(err, XF_ERR_MISMATCH, "model %d does not read the same inputs as model 0 "
+                        "(count, dtypes and shapes must be equal)", i);
+}
+
+static void timer_free(timer *tm)
+{
+    for (int i = 0; i < tm->n; i++) {
+        if (tm->m) xf_target_model_free(tm->m[i]);
+        if (tm->runs) xf_free(tm->runs[i]);
+    }
+    xf_free(tm->m);
+    xf_free(tm->runs);
+    xf_free(tm->reps);
+    xf_free(tm->round_med);
+}
+
+/* Loads, warms up and times the models (model n-1 is g[0] again with the
+ * self check). */
+static xf_status run_all(xf_target *t, const xf_graph *const *g, int n, int with_self,
+                         const xf_target_timing_options *o, timer *tm, xf_error *err)
+{
+    memset(tm, 0, sizeof *tm);
+    tm->n = n + with_self;
+    tm->rounds = o->rounds;
+    tm->m = xf_calloc((size_t)tm->n, sizeof *tm->m);
+    tm->runs = xf_calloc((size_t)tm->n, sizeof *tm->runs);
+    tm->reps = xf_calloc((size_t)tm->n, sizeof *tm->reps);
+    tm->round_med = xf_calloc((size_t)tm->n * (size_t)tm->rounds, sizeof *tm->round_med);
+    if (!tm->m || !tm->runs || !tm->reps || !tm->round_med)
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory timing %d models", n);
+    for (int i = 0; i < tm->n; i++) {
+        int src = i < n ? i : 0;
+        xf_status s = i < n && i ? same_inputs(g[0], g[i], i, err) : XF_OK;
+        if (s == XF_OK) s = xf_target_model_load(t, g[src], o->seed, &tm->m[i], err);
+        if (s != XF_OK) {
+            xf_error_prefix(err, "model %d", src);
+            return s;
+        }
+    }
+    xf_status s = warm_up(tm, o, err);
+    if (s == XF_OK) s = alternate(tm, err);
+    if (s != XF_OK) return s;
+    round_medians(tm);
+    return XF_OK;
+}
+
+xf_status xf_target_compare(xf_target *t, const xf_graph *const *g, int n,
+                            const xf_target_timing_options *opts, xf_target_timing *res,
+                            xf_target_timing *self, xf_error *err)
+{
+    if (n < 1) return XF_FAIL(err, XF_ERR_INVALID, "compare needs at least one model");
+    xf_target_timing_options o = with_defaults(opts);
+    int with_self = self && o.self_check;
+    timer tm;
+    double *scratch = NULL;
+    xf_status s = run_all(t, g, n, with_self, &o, &tm, err);
+    size_t most = 0;
+    for (int i = 0; s == XF_OK && i < tm.n; i++)
+        if ((size_t)tm.reps[i] * (size_t)tm.rounds > most)
+            most = (size_t)tm.reps[i] * (size_t)tm.rounds;
+    if (s == XF_OK) {
+        scratch = xf_malloc((most + 2 * (size_t)tm.rounds + BOOTSTRAP) * sizeof *scratch);
+        if (!scratch) s = XF_FAIL(err, XF_ERR_NOMEM, "out of memory summarising timings");
+    }
+    for (int i = 0; s == XF_OK && i < tm.n; i++)
+        summarise(&tm, i, o.seed + (uint64_t)i, scratch, i < n ? &res[i] : self);
+    xf_free(scratch);
+    timer_free(&tm);
+    return s;
+}
+
+xf_status xf_target_latency(xf_target *t, const xf_graph *g, const xf_target_timing_options *opts,
+                            double *median_ms, double *noise, xf_error *err)
+{
+    *median_ms = *noise = 0;
+    xf_target_timing_options o = with_defaults(opts);
+    timer tm;
+    double *scratch = NULL;
+    xf_status s = run_all(t, &g, 1, 0, &o, &tm, err);
+    if (s == XF_OK) {
+        scratch = xf_malloc(((size_t)tm.reps[0] * (size_t)tm.rounds + 2 * (size_t)tm.rounds +
+                             BOOTSTRAP) * sizeof *scratch);
+        if (!scratch) s = XF_FAIL(err, XF_ERR_NOMEM, "out of memory summarising timings");
+    }
+    if (s == XF_OK) {
+        xf_target_timing res;
+        summarise(&tm, 0, o.seed, scratch, &res);
+        double *meds = scratch + (size_t)tm.rounds + BOOTSTRAP;
+        memcpy(meds, tm.round_med, (size_t)tm.rounds * sizeof *meds);
+        double lo, hi;
+        bootstrap(meds, tm.rounds, o.seed, scratch, &lo, &hi);
+        double mid = median(meds, tm.rounds);
+        *median_ms = res.median_ms;
+        *noise = mid > 0 ? (hi - mid > mid - lo ? hi - mid : mid - lo) / mid : 0;
+    }
+    xf_free(scratch);
+    timer_free(&tm);
+    return s;
+}

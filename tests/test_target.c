@@ -1,0 +1,201 @@
+/*
+ * test_target.c — the target runtime (ONNX Runtime on CPU, target/): the
+ * library is found or refused with an actionable message, the hand-declared
+ * C API entries are the right ones (a small graph's outputs equal the
+ * interpreter's, an ONNX Runtime error comes back with its own message),
+ * and the alternating timing finds a model no different from itself.
+ * Cases that need ONNX Runtime skip when tools/setup.sh has not installed
+ * it (and RLFLOW_ORT_LIB names none).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "target/target.h"
+#include "testutil.h"
+
+/* Opens the target with `threads`, or returns NULL when ONNX Runtime is
+ * absent (any other failure fails the case). */
+static xf_target *open_or_null(int threads)
+{
+    xf_target_options o = xf_target_default_options();
+    o.threads = threads;
+    xf_target *t = NULL;
+    xf_error err;
+    xf_error_clear(&err);
+    xf_status s = xf_target_open(&o, &t, &err);
+    if (s == XF_ERR_UNSUPPORTED) return NULL;
+    ck_assert_msg(s == XF_OK, "%s", err.msg);
+    return t;
+}
+
+/* x[4,8] + table[ids] (ids int64 [4]), times w[8,16]; outputs relu and
+ * softmax of the product: float and int64 inputs, two outputs. */
+static void small_graph(xf_graph *g)
+{
+    xf_graph_init(g);
+    int x = xf_test_input(g, "x", 2, (int64_t[]){4, 8});
+    xf_shape is = xf_shape_make(1, (int64_t[]){4});
+    int ids = xf_graph_add_input(g, "ids", XF_I64, &is, NULL);
+    ck_assert_int_ge(ids, 0);
+    int table = xf_test_weight(g, "table", 2, (int64_t[]){10, 8}, 3);
+    int w = xf_test_weight(g, "w", 2, (int64_t[]){8, 16}, 4);
+    int e = xf_test_op2(g, XF_OP_GATHER, NULL, table, ids);
+    int y = xf_test_op2(g, XF_OP_MATMUL, NULL, xf_test_op2(g, XF_OP_ADD, NULL, x, e), w);
+    xf_test_out(g, xf_test_op2(g, XF_OP_RELU, NULL, y, -1));
+    xf_test_out(g, xf_test_op2(g, XF_OP_SOFTMAX, NULL, y, -1));
+}
+
+START_TEST(wrong_library_says_what_was_tried_and_how_to_install)
+{
+    xf_target_options o = xf_target_default_options();
+    o.library = "/nonexistent/libonnxruntime.so.1";
+    xf_target *t = (xf_target *)1;
+    xf_error err;
+    ck_assert_int_eq(xf_target_open(&o, &t, &err), XF_ERR_UNSUPPORTED);
+    ck_assert_ptr_null(t);
+    xf_test_expect_contains(err.msg, "onnxruntime not found: tried /nonexistent/libonnxruntime.so.1");
+    xf_test_expect_contains(err.msg, "tools/setup.sh");
+    o.library = "libm.so.6"; /* loads, but is not ONNX Runtime */
+    ck_assert_int_eq(xf_target_open(&o, &t, &err), XF_ERR_UNSUPPORTED);
+    xf_test_expect_contains(err.msg, "has no OrtGetApiBase");
+}
+END_TEST
+
+START_TEST(identity_names_version_threads_and_level)
+{
+    xf_target *t = open_or_null(2);
+    if (!t) XF_SKIP("onnxruntime not installed (tools/setup.sh)");
+    const char *id = xf_target_identity(t);
+    xf_test_expect_contains(id, "onnxruntime 1.");
+    xf_test_expect_contains(id, " CPU, 2 threads, optimisations all");
+    ck_assert_int_eq(xf_target_threads(t), 2);
+    xf_target_close(t);
+    xf_target_options o = xf_target_default_options();
+    o.opt_level = XF_TARGET_OPT_DISABLED;
+    xf_error err;
+    ck_assert_int_eq(xf_target_open(&o, &t, &err), XF_OK);
+    xf_test_expect_contains(xf_target_identity(t), "optimisations disabled");
+    ck_assert_int_ge(xf_target_threads(t), 1);
+    xf_target_close(t);
+}
+END_TEST
+
+START_TEST(outputs_equal_the_interpreter)
+{
+    xf_target *t = open_or_null(1);
+    if (!t) XF_SKIP("onnxruntime not installed (tools/setup.sh)");
+    xf_graph g;
+    small_graph(&g);
+    xf_error err;
+    xf_target_model *m = NULL;
+    ck_assert_msg(xf_target_model_load(t, &g, 7, &m, &err) == XF_OK, "%s", err.msg);
+    xf_tensor got[2], want[2];
+    ck_assert_int_eq(xf_target_model_outputs(m, got, &err), XF_ERR_INVALID);
+    for (int run = 0; run < 2; run++) /* outputs of the previous run are released */
+        ck_assert_msg(xf_target_model_run(m, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_target_model_outputs(m, got, &err) == XF_OK, "%s", err.msg);
+    xf_tensor *in = xf_tensor_array_alloc(g.n_inputs);
+    ck_assert_int_eq(xf_graph_random_inputs(&g, 7, in, &err), XF_OK);
+    ck_assert_int_eq(xf_interp_run(&g, in, g.n_inputs, want, &err), XF_OK);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(got[i].dtype, XF_F32);
+        ck_assert(xf_shape_equal(&got[i].shape, &want[i].shape));
+        ck_assert_msg(xf_tensor_close(&got[i], &want[i], 1e-5, 1e-5), "output %d differs", i);
+        xf_tensor_free(&got[i]);
+        xf_tensor_free(&want[i]);
+    }
+    xf_tensor_array_free(in, g.n_inputs);
+    xf_target_model_free(m);
+    xf_graph_free(&g);
+    xf_target_close(t);
+}
+END_TEST
+
+START_TEST(a_model_onnxruntime_refuses_gives_its_message)
+{
+    xf_target *t = open_or_null(1);
+    if (!t) XF_SKIP("onnxruntime not installed (tools/setup.sh)");
+    xf_graph g;
+    xf_graph_init(&g);
+    int x = xf_test_input(&g, "x", 1, (int64_t[]){4});
+    xf_opaque *op = xf_calloc(1, sizeof *op);
+    op->op_type = xf_strdup("NoSuchOp");
+    op->domain = xf_strdup("");
+    xf_shape s = xf_shape_make(1, (int64_t[]){4});
+    xf_error err;
+    int node = xf_graph_add_opaque(&g, op, &x, 1, (xf_dtype[]){XF_F32}, &s, 1, "bad", &err);
+    ck_assert_int_ge(node, 0);
+    xf_test_out(&g, g.nodes[node].outputs[0]);
+    xf_target_model *m = (xf_target_model *)1;
+    ck_assert_int_ne(xf_target_model_load(t, &g, 1, &m, &err), XF_OK);
+    ck_assert_ptr_null(m);
+    xf_test_expect_contains(err.msg, "loading the model: onnxruntime: ");
+    xf_test_expect_contains(err.msg, "NoSuchOp");
+    xf_graph_free(&g);
+    xf_target_close(t);
+}
+END_TEST
+
+START_TEST(the_same_model_twice_is_equal_within_the_noise)
+{
+    xf_target *t = open_or_null(1);
+    if (!t) XF_SKIP("onnxruntime not installed (tools/setup.sh)");
+    xf_graph g;
+    small_graph(&g);
+    const xf_graph *pair[2] = {&g, &g};
+    xf_target_timing_options o = {.rounds = 9, .round_ms = 5, .warmup_ms = 10, .self_check = 1};
+    xf_target_timing res[2], self;
+    xf_error err;
+    ck_assert_msg(xf_target_compare(t, pair, 2, &o, res, &self, &err) == XF_OK, "%s", err.msg);
+    ck_assert(res[0].ratio == 1 && res[0].noise == 0);
+    ck_assert(res[0].median_ms > 0 && res[0].runs >= 9);
+    /* Two sessions of one model may differ by a little (memory placement):
+     * 1 must lie within the interval, give or take 5%. */
+    const xf_target_timing *r[2] = {&res[1], &self};
+    for (int i = 0; i < 2; i++) {
+        ck_assert(r[i]->lo <= r[i]->ratio && r[i]->ratio <= r[i]->hi);
+        ck_assert(fabs(r[i]->ratio - 1) <= r[i]->noise + 0.05);
+        ck_assert_msg(r[i]->lo <= 1.05 && r[i]->hi >= 0.95, "[%g, %g]", r[i]->lo, r[i]->hi);
+    }
+    double ms, noise;
+    ck_assert_msg(xf_target_latency(t, &g, &o, &ms, &noise, &err) == XF_OK, "%s", err.msg);
+    ck_assert(ms > 0 && noise >= 0 && noise < 1);
+    xf_graph_free(&g);
+    xf_target_close(t);
+}
+END_TEST
+
+START_TEST(compare_refuses_models_with_other_inputs)
+{
+    xf_target *t = open_or_null(1);
+    if (!t) XF_SKIP("onnxruntime not installed (tools/setup.sh)");
+    xf_graph a, b;
+    small_graph(&a);
+    xf_graph_init(&b);
+    xf_test_out(&b, xf_test_op2(&b, XF_OP_RELU, NULL,
+                                xf_test_input(&b, "x", 2, (int64_t[]){4, 8}), -1));
+    const xf_graph *pair[2] = {&a, &b};
+    xf_target_timing res[2];
+    xf_error err;
+    ck_assert_int_eq(xf_target_compare(t, pair, 2, NULL, res, NULL, &err), XF_ERR_MISMATCH);
+    xf_test_expect_contains(err.msg, "model 1 does not read the same inputs");
+    xf_graph_free(&a);
+    xf_graph_free(&b);
+    xf_target_close(t);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("target");
+    TCase *t = tcase_create("core");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, wrong_library_says_what_was_tried_and_how_to_install);
+    tcase_add_test(t, identity_names_version_threads_and_level);
+    tcase_add_test(t, outputs_equal_the_interpreter);
+    tcase_add_test(t, a_model_onnxruntime_refuses_gives_its_message);
+    tcase_add_test(t, the_same_model_twice_is_equal_within_the_noise);
+    tcase_add_test(t, compare_refuses_models_with_other_inputs);
+    suite_add_tcase(s, t);
+    return xf_test_run(s);
+}
