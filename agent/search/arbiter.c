@@ -115,6 +115,30 @@ static xf_status add_entry(xf_arbiter_result *res, int cap, int cand, xf_arbiter
     return cm ? xf_agent_model_cost(cm, g, &e->cost_ms, err) : XF_OK;
 }
 
+/* The order candidates are looked at: the start graph first (the model
+ * only prepared, no rewrite: how rlflow writes it, layer norms fused, may
+ * already run differently in the target), then the cheapest of each
+ * distinct cost, then the rest cheapest first. Candidates of equal cost are
+ * mostly the same rewrites in another order or place; distinct costs reach
+ * further for the few models the target can time. */
+static void candidate_order(const xf_search_result *sr, int n, int *order)
+{
+    int k = 0;
+    for (int c = 0; c < sr->n_candidates; c++)
+        if (sr->candidates[c].n_applied == 0) order[k++] = c;
+    for (int c = 0; c < sr->n_candidates; c++) {
+        if (sr->candidates[c].n_applied == 0) continue;
+        if (c > 0 && sr->candidates[c].ms == sr->candidates[c - 1].ms) continue;
+        order[k++] = c;
+    }
+    for (int c = 0; c < sr->n_candidates; c++) {
+        if (sr->candidates[c].n_applied == 0) continue;
+        if (c > 0 && sr->candidates[c].ms == sr->candidates[c - 1].ms) order[k++] = c;
+    }
+    if (sr->n_candidates == 0) order[k++] = 0;
+    (void)n;
+}
+
 /* Finishes, dedupes and checks the candidates into the pool; one entry per
  * candidate looked at. */
 static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_search_result *sr,
@@ -128,14 +152,18 @@ static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_searc
     if (!st) st = add_entry(res, cap, -1, XF_ARBITER_INPUT, model, cm, err);
     /* A learning agent keeps no candidates: its best graph is the one. */
     int n_cand = sr->n_candidates > 0 ? sr->n_candidates : 1;
-    for (int c = 0; c < n_cand && !st && p->n <= o->max_models; c++) {
+    int *order = xf_malloc((size_t)n_cand * sizeof *order);
+    if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
+    candidate_order(sr, n_cand, order);
+    for (int k = 0; k < n_cand && !st && p->n <= o->max_models; k++) {
+        int c = order[k];
         xf_graph fin;
         xf_finish_stats fs;
         st = xf_agent_finish(sr->n_candidates > 0 ? &sr->candidates[c].g : &sr->best, &fin, &fs,
                              err);
         if (st) {
             xf_error_prefix(err, "finishing candidate %d: ", c);
-            return st;
+            break;
         }
         uint64_t h = 0;
         st = xf_graph_hash_checked(&fin, XF_HASH_CONTENT, &h, err);
@@ -165,6 +193,7 @@ static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_searc
         entry_of[p->n] = res->n - 1;
         p->n++;
     }
+    xf_free(order);
     return st;
 }
 
