@@ -440,6 +440,7 @@ static xf_status op_env(void *ctx, xf_error *err)
         xf_search_result_init(&r);
         xf_search_options so = xf_search_options_default();
         so.budget = 20;
+        so.candidates = 3; /* the arbiter's candidates are kept too */
         s = xf_search_run(e, (xf_search_kind)(c->search - 1), &so, &r, err);
         xf_search_result_free(&r);
     }

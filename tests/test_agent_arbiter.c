@@ -1,0 +1,290 @@
+/*
+ * test_agent_arbiter.c — the candidates a search keeps for the final
+ * arbiter, and the arbiter in the target runtime (ONNX Runtime).
+ *
+ * Candidates (no runtime needed), on the agent fixture's graph and rules:
+ * at most K, cheapest first, pairwise distinct, the start graph always
+ * among them (even when K cheaper graphs exist), each with the path of rules
+ * that makes it from the start graph, none kept when K is 0.
+ * Arbiter (skips without ONNX Runtime): a candidate that computes the same
+ * outputs with a large useless matmul on top (y + 0 * x·W) is timed, found
+ * slower, and the input is written unchanged; the other way round (the
+ * input is the slow one) the fast candidate is chosen with its ratio's
+ * whole 95% interval below 1 and its outputs in the target equal to the
+ * input's; a candidate that computes something else is dropped untimed;
+ * a candidate finishing to the input itself is a duplicate.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "agent/search/search.h"
+#include "agent_fixture.h"
+#include "testutil.h"
+
+/* ------------------------------------------------------------ candidates */
+
+/* Three conv+relu blocks and two pairs of matmuls sharing their left operand
+ * (five rewrites apart from the optimum). */
+static void build_graph(xf_graph *g)
+{
+    xf_graph_init(g);
+    int x = xf_fx_input(g, "x", xf_fx_shape(4, 1, 4, 8, 8));
+    for (int i = 0; i < 3; i++) {
+        int w = xf_fx_weight(g, "w", xf_fx_shape(4, 4, 4, 3, 3), (uint64_t)(10 + i));
+        xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
+        x = xf_fx_op(g, XF_OP_RELU, NULL, xf_fx_op(g, XF_OP_CONV, &p, x, w), -1);
+    }
+    xf_fx_output(g, x);
+    for (int k = 0; k < 2; k++) {
+        int a = xf_fx_input(g, k ? "b" : "a", xf_fx_shape(2, 64, 256, 0, 0));
+        for (int j = 0; j < 2; j++) {
+            int m = xf_fx_weight(g, "m", xf_fx_shape(2, 256, 16, 0, 0), (uint64_t)(20 + 2 * k + j));
+            xf_fx_output(g, xf_fx_op(g, XF_OP_MATMUL, NULL, a, m));
+        }
+    }
+}
+
+static void run_search(xf_fx_env *f, xf_search_kind kind, int k, xf_search_result *res)
+{
+    xf_search_options so = xf_search_options_default();
+    so.candidates = k;
+    so.budget = 200;
+    xf_search_result_init(res);
+    xf_error err;
+    ck_assert_msg(xf_search_run(f->e, kind, &so, res, &err) == XF_OK, "%s", err.msg);
+}
+
+static void check_candidates(const xf_search_result *res, int k)
+{
+    ck_assert_int_ge(res->n_candidates, 2);
+    ck_assert_int_le(res->n_candidates, k);
+    int starts = 0;
+    for (int i = 0; i < res->n_candidates; i++) {
+        const xf_search_candidate *c = &res->candidates[i];
+        if (i > 0) ck_assert(res->candidates[i - 1].ms <= c->ms);
+        starts += c->n_applied == 0;
+        uint64_t hi, hj;
+        ck_assert_int_eq(xf_graph_hash_checked(&c->g, XF_HASH_IDENTITY, &hi, NULL), XF_OK);
+        for (int j = 0; j < i; j++) {
+            ck_assert_int_eq(
+                xf_graph_hash_checked(&res->candidates[j].g, XF_HASH_IDENTITY, &hj, NULL), XF_OK);
+            ck_assert_msg(hi != hj, "candidates %d and %d are the same graph", j, i);
+        }
+    }
+    ck_assert_int_eq(starts, 1);
+    ck_assert_double_eq_tol(res->candidates[0].ms, res->best_ms, 1e-9 * res->initial_ms);
+}
+
+START_TEST(searches_keep_cheapest_distinct_candidates_with_the_start)
+{
+    for (int kind = 0; kind < XF_SEARCH_KIND_COUNT; kind++) {
+        xf_fx_env f;
+        xf_fx_env_open(&f, build_graph, NULL);
+        xf_search_result res;
+        run_search(&f, (xf_search_kind)kind, 6, &res);
+        check_candidates(&res, 6);
+        const xf_search_candidate *start = NULL;
+        for (int i = 0; i < res.n_candidates; i++)
+            if (res.candidates[i].n_applied == 0) start = &res.candidates[i];
+        ck_assert_ptr_nonnull(start);
+        ck_assert_double_eq_tol(start->ms, res.initial_ms, 1e-9 * res.initial_ms);
+        xf_search_result_free(&res);
+        xf_fx_env_close(&f);
+    }
+}
+END_TEST
+
+START_TEST(the_start_graph_is_never_evicted)
+{
+    xf_fx_env f;
+    xf_fx_env_open(&f, build_graph, NULL);
+    xf_search_result res;
+    run_search(&f, XF_SEARCH_TASO, 2, &res);
+    ck_assert_int_eq(res.n_candidates, 2);
+    ck_assert_int_gt(res.candidates[0].n_applied, 0); /* the cheapest seen */
+    ck_assert_double_eq_tol(res.candidates[0].ms, res.best_ms, 1e-9 * res.initial_ms);
+    ck_assert_int_eq(res.candidates[1].n_applied, 0); /* the start, pinned */
+    xf_search_result_free(&res);
+    run_search(&f, XF_SEARCH_TASO, 0, &res);
+    ck_assert_int_eq(res.n_candidates, 0);
+    ck_assert_ptr_null(res.candidates);
+    xf_search_result_free(&res);
+    xf_fx_env_close(&f);
+}
+END_TEST
+
+/* Greedy search keeps every graph of its path: one candidate with 0, 1,
+ * ... n rewrites, each naming valid actions. */
+START_TEST(candidate_paths_have_their_rewrites)
+{
+    xf_fx_env f;
+    xf_fx_env_open(&f, build_graph, NULL);
+    xf_search_result res;
+    run_search(&f, XF_SEARCH_GREEDY, 8, &res);
+    int seen[16] = {0};
+    for (int i = 0; i < res.n_candidates; i++) {
+        ck_assert_int_lt(res.candidates[i].n_applied, 16);
+        seen[res.candidates[i].n_applied]++;
+        for (int s = 0; s < res.candidates[i].n_applied; s++) {
+            ck_assert_int_ge(res.candidates[i].applied[s], 0);
+            ck_assert_int_lt(res.candidates[i].applied[s], xf_env_num_xfers(f.e));
+        }
+    }
+    for (int n = 0; n <= res.n_applied && n < 8; n++) ck_assert_int_eq(seen[n], 1);
+    xf_search_result_free(&res);
+    xf_fx_env_close(&f);
+}
+END_TEST
+
+/* --------------------------------------------------------------- arbiter */
+
+static xf_target *open_target(void)
+{
+    xf_target_options o = xf_target_default_options();
+    o.threads = 1;
+    xf_target *t = NULL;
+    xf_error err;
+    xf_status st = xf_target_open(&o, &t, &err);
+    if (st == XF_ERR_UNSUPPORTED) return NULL;
+    ck_assert_msg(st == XF_OK, "%s", err.msg);
+    return t;
+}
+
+/* out = relu(x), x [256,256]; slow adds 0 * (x·W) with W [256,256]: the
+ * same outputs, a large useless matmul on top. wrong adds 1 * (x·W). */
+static void model_graph(xf_graph *g, int extra, float scale)
+{
+    xf_graph_init(g);
+    int x = xf_test_input(g, "x", 2, (int64_t[]){256, 256});
+    int y = xf_test_op2(g, XF_OP_RELU, NULL, x, -1);
+    if (extra) {
+        int w = xf_test_weight(g, "w", 2, (int64_t[]){256, 256}, 5);
+        xf_shape s1 = xf_shape_make(1, (int64_t[]){1});
+        int z = xf_graph_add_const(g, "scale", XF_F32, &s1, &scale, NULL);
+        ck_assert_int_ge(z, 0);
+        int mm = xf_test_op2(g, XF_OP_MATMUL, NULL, x, w);
+        y = xf_test_op2(g, XF_OP_ADD, NULL, y, xf_test_op2(g, XF_OP_MUL, NULL, mm, z));
+    }
+    xf_test_out(g, y);
+}
+
+/* A search result whose candidates are the given graphs (copied). */
+static void result_of(xf_search_result *r, const xf_graph *const *g, int n)
+{
+    xf_search_result_init(r);
+    r->candidates = xf_calloc((size_t)n, sizeof *r->candidates);
+    ck_assert_ptr_nonnull(r->candidates);
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(xf_graph_clone(g[i], &r->candidates[i].g, NULL), XF_OK);
+        r->candidates[i].ms = i;
+        r->candidates[i].n_applied = 1; /* not the start graph */
+    }
+    r->n_candidates = n;
+    ck_assert_int_eq(xf_graph_clone(g[0], &r->best, NULL), XF_OK);
+}
+
+static void arbitrate(xf_target *t, const xf_graph *model, const xf_graph *const *cands, int n,
+                      xf_graph *out, xf_arbiter_result *ar)
+{
+    xf_search_result sr;
+    result_of(&sr, cands, n);
+    xf_arbiter_options o = xf_arbiter_options_default();
+    xf_error err;
+    ck_assert_msg(xf_agent_arbitrate(t, NULL, model, &sr, &o, out, ar, &err) == XF_OK, "%s",
+                  err.msg);
+    xf_search_result_free(&sr);
+    ck_assert_int_eq(ar->e[0].verdict, XF_ARBITER_INPUT);
+    ck_assert_int_eq(ar->e[0].candidate, -1);
+    ck_assert_int_gt(ar->e[0].t.runs, 0);
+}
+
+START_TEST(a_slower_candidate_is_never_written)
+{
+    xf_target *t = open_target();
+    if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
+    xf_graph fast, slow, out;
+    model_graph(&fast, 0, 0.0f);
+    model_graph(&slow, 1, 0.0f);
+    const xf_graph *c[1] = {&slow};
+    xf_arbiter_result ar;
+    arbitrate(t, &fast, c, 1, &out, &ar);
+    ck_assert_int_eq(ar.n, 2);
+    ck_assert_int_eq(ar.chosen, 0);
+    ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_TIMED);
+    ck_assert_msg(ar.e[1].t.ratio > 1.0, "a matmul on top timed x%.3f", ar.e[1].t.ratio);
+    uint64_t h1, h2;
+    ck_assert_int_eq(xf_graph_hash_checked(&out, XF_HASH_CONTENT, &h1, NULL), XF_OK);
+    ck_assert_int_eq(xf_graph_hash_checked(&fast, XF_HASH_CONTENT, &h2, NULL), XF_OK);
+    ck_assert(h1 == h2); /* the input, unchanged */
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    xf_graph_free(&fast);
+    xf_graph_free(&slow);
+    xf_target_close(t);
+}
+END_TEST
+
+START_TEST(a_faster_candidate_is_written_and_a_wrong_one_dropped)
+{
+    xf_target *t = open_target();
+    if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
+    xf_graph fast, slow, wrong, out;
+    model_graph(&fast, 0, 0.0f);
+    model_graph(&slow, 1, 0.0f);
+    model_graph(&wrong, 1, 1.0f);
+    const xf_graph *c[3] = {&wrong, &slow, &fast};
+    xf_arbiter_result ar;
+    arbitrate(t, &slow, c, 3, &out, &ar);
+    ck_assert_int_eq(ar.n, 4);
+    ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_WRONG);
+    ck_assert_int_eq(ar.e[1].t.runs, 0);
+    ck_assert_int_eq(ar.e[2].verdict, XF_ARBITER_DUPLICATE); /* finishes to the input */
+    ck_assert_int_eq(ar.e[3].verdict, XF_ARBITER_CHOSEN);
+    ck_assert_int_eq(ar.chosen, 3);
+    ck_assert_msg(ar.e[3].t.hi < 1.0, "interval [%.3f, %.3f]", ar.e[3].t.lo, ar.e[3].t.hi);
+    ck_assert(ar.max_rel <= 1e-4);
+    ck_assert_int_eq(out.n_nodes, fast.n_nodes);
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    xf_graph_free(&fast);
+    xf_graph_free(&slow);
+    xf_graph_free(&wrong);
+    xf_target_close(t);
+}
+END_TEST
+
+START_TEST(bad_options_are_refused)
+{
+    xf_graph g, out;
+    model_graph(&g, 0, 0.0f);
+    const xf_graph *c[1] = {&g};
+    xf_search_result sr;
+    result_of(&sr, c, 1);
+    xf_arbiter_options o = xf_arbiter_options_default();
+    o.max_models = 0;
+    xf_arbiter_result ar;
+    xf_error err;
+    ck_assert_int_eq(xf_agent_arbitrate(NULL, NULL, &g, &sr, &o, &out, &ar, &err), XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "max_models");
+    ck_assert_ptr_null(ar.e);
+    xf_search_result_free(&sr);
+    xf_graph_free(&g);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("agent_arbiter");
+    TCase *tc = tcase_create("candidates");
+    tcase_add_test(tc, searches_keep_cheapest_distinct_candidates_with_the_start);
+    tcase_add_test(tc, the_start_graph_is_never_evicted);
+    tcase_add_test(tc, candidate_paths_have_their_rewrites);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("arbiter");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, a_slower_candidate_is_never_written);
+    tcase_add_test(tc, a_faster_candidate_is_written_and_a_wrong_one_dropped);
+    tcase_add_test(tc, bad_options_are_refused);
+    suite_add_tcase(s, tc);
+    return xf_test_run(s);
+}
