@@ -19,7 +19,9 @@
  * (1e-4); the "rules:" header counts the irrelevant rule (and --all-actions
  * keeps it); PPO trains and saves a checkpoint that a second run loads; the
  * world-model agent runs two rounds (one in the dream) on a small budget; a
- * model no rule touches is written unchanged; and the error cases: bad
+ * model no rule touches is written unchanged; --target ort without ONNX
+ * Runtime says so and runs as without it, and with it reports the timing
+ * and writes the input unchanged or a model that computes the same; and the error cases: bad
  * usage, --help, a database without proved rules, a missing model or
  * checkpoint. The fixed point of the restriction is checked on the
  * rule-set API directly.
@@ -160,33 +162,41 @@ static void load(const char *path, xf_graph *g)
     ck_assert_msg(xf_onnx_load(path, NULL, g, &err) == XF_OK, "%s: %s", path, err.msg);
 }
 
-/* The written model reads back, computes what the input model computes
- * (1e-4), has the relu fused into its conv (no transpose, no relu node)
- * and its matmuls merged (one matmul and a split) exactly when the report
- * says rule 2 was applied: whether the merge pays depends on the roofline
- * the analytic backend measured (under ASan the peak falls so far that
- * matrix-vector products are compute bound and it does not). */
-static void expect_optimised(const char *in_path, const char *opt_path)
+/* The written model reads back and computes what the input model computes
+ * (1e-4); both are loaded into in and opt. */
+static void expect_same_outputs(const char *in_path, const char *opt_path, xf_graph *in,
+                                xf_graph *opt)
 {
-    int merged = strstr(output, "1x  rule 2       matmul(m0, m1), matmul(m0, m2) => ") != NULL;
-    xf_graph in, opt;
-    load(in_path, &in);
-    load(opt_path, &opt);
-    ck_assert_int_eq(opt.n_inputs, in.n_inputs);
-    ck_assert_int_eq(opt.n_outputs, in.n_outputs);
+    load(in_path, in);
+    load(opt_path, opt);
+    ck_assert_int_eq(opt->n_inputs, in->n_inputs);
+    ck_assert_int_eq(opt->n_outputs, in->n_outputs);
     xf_error err;
     xf_tensor x[4], ref[4], got[4];
-    ck_assert_int_le(in.n_inputs, 4);
-    ck_assert_int_le(in.n_outputs, 4);
-    ck_assert_msg(xf_graph_random_inputs(&in, 5, x, &err) == XF_OK, "%s", err.msg);
-    ck_assert_msg(xf_interp_run(&in, x, in.n_inputs, ref, &err) == XF_OK, "%s", err.msg);
-    ck_assert_msg(xf_interp_run(&opt, x, opt.n_inputs, got, &err) == XF_OK, "%s", err.msg);
-    for (int i = 0; i < in.n_outputs; i++) {
+    ck_assert_int_le(in->n_inputs, 4);
+    ck_assert_int_le(in->n_outputs, 4);
+    ck_assert_msg(xf_graph_random_inputs(in, 5, x, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_run(in, x, in->n_inputs, ref, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_run(opt, x, opt->n_inputs, got, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < in->n_outputs; i++) {
         ck_assert_msg(xf_tensor_close(&got[i], &ref[i], 1e-4, 1e-4), "output %d differs", i);
         xf_tensor_free(&ref[i]);
         xf_tensor_free(&got[i]);
     }
-    for (int i = 0; i < in.n_inputs; i++) xf_tensor_free(&x[i]);
+    for (int i = 0; i < in->n_inputs; i++) xf_tensor_free(&x[i]);
+}
+
+/* expect_same_outputs, and the written model has the relu fused into its
+ * conv (no transpose, no relu node) and its matmuls merged (one matmul and
+ * a split) exactly when the report says rule 2 was applied: whether the
+ * merge pays depends on the roofline the analytic backend measured (under
+ * ASan the peak falls so far that matrix-vector products are compute bound
+ * and it does not). */
+static void expect_optimised(const char *in_path, const char *opt_path)
+{
+    int merged = strstr(output, "1x  rule 2       matmul(m0, m1), matmul(m0, m2) => ") != NULL;
+    xf_graph in, opt;
+    expect_same_outputs(in_path, opt_path, &in, &opt);
     int count[XF_OP_COUNT] = {0};
     for (int i = 0; i < opt.n_nodes; i++) {
         const xf_node *n = &opt.nodes[i];
@@ -386,6 +396,59 @@ START_TEST(test_untouchable_model)
 }
 END_TEST
 
+/* --target ort without ONNX Runtime: said on the first line, and the run
+ * is today's (the cost model decides, the model is optimised). */
+START_TEST(test_target_absent)
+{
+    ck_assert_int_eq(setenv("RLFLOW_ORT_LIB", "/nonexistent/libonnxruntime.so.1", 1), 0);
+    ck_assert_int_eq(agent(COMMON " --search greedy --target ort", db_path, model_path, out_path),
+                     0);
+    xf_test_expect_contains(output, "target:          none: onnxruntime not found: tried "
+                                    "/nonexistent/libonnxruntime.so.1 ($RLFLOW_ORT_LIB)");
+    xf_test_expect_contains(output, "the cost model decides, as without --target\n");
+    expect_search_report("greedy");
+    expect_optimised(model_path, out_path);
+}
+END_TEST
+
+/* --target ort with ONNX Runtime: the report names it, times the input
+ * and the candidates, and writes either the input unchanged (said so) or
+ * the chosen model, which computes what the input does. */
+START_TEST(test_target_ort)
+{
+    xf_target_options to = xf_target_default_options();
+    xf_target *t = NULL;
+    if (xf_target_open(&to, &t, NULL) != XF_OK) XF_SKIP("ONNX Runtime is not installed");
+    xf_target_close(t);
+    ck_assert_int_eq(agent(COMMON " --search taso --budget 50 --target ort --threads 1 "
+                                  "--candidates 3",
+                           db_path, model_path, out_path),
+                     0);
+    xf_test_expect_contains(output, "target:          onnxruntime 1.");
+    xf_test_expect_contains(output, "CPU, 1 thread, optimisations all\n");
+    xf_test_expect_contains(output, "target latency:  ");
+    xf_test_expect_contains(output, "target noise:    a second session of the input: x");
+    xf_test_expect_contains(output, "  input     ");
+    xf_test_expect_contains(output, "  cand 0    ");
+    if (strstr(output, "the input model is written unchanged")) {
+        xf_graph in, got;
+        load(model_path, &in);
+        load(out_path, &got);
+        ck_assert_uint_eq(xf_graph_hash(&got), xf_graph_hash(&in));
+        xf_graph_free(&in);
+        xf_graph_free(&got);
+        xf_test_expect_contains(output, "rules applied:   0 (");
+    } else {
+        xf_test_expect_contains(output, "fastest: written");
+        xf_test_expect_contains(output, "target outputs:  max |d| ");
+        xf_graph in, got;
+        expect_same_outputs(model_path, out_path, &in, &got);
+        xf_graph_free(&in);
+        xf_graph_free(&got);
+    }
+}
+END_TEST
+
 START_TEST(test_usage)
 {
     ck_assert_int_eq(agent("--help"), 0);
@@ -540,6 +603,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_ppo_save_load);
     tcase_add_test(t, test_wm);
     tcase_add_test(t, test_untouchable_model);
+    tcase_add_test(t, test_target_absent);
+    tcase_add_test(t, test_target_ort);
     tcase_add_test(t, test_usage);
     tcase_add_test(t, test_no_proved_rules);
     tcase_add_test(t, test_missing_model);
