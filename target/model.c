@@ -3,7 +3,8 @@
  * the ONNX exporter, create the session with the target's settings, make
  * the inputs once (xf_graph_random_inputs) and wrap our buffers as
  * OrtValues in the order the session lists its inputs (matched by name),
- * then run and copy outputs back into xf_tensors.
+ * then run and copy outputs back into xf_tensors. A model can also be the
+ * ONNX file itself, as written, with the graph read from it giving inputs.
  */
 #include <string.h>
 
@@ -32,12 +33,15 @@ static xf_dtype xf_type(int ort)
     }
 }
 
-static xf_status create_session(xf_target *t, const xf_graph *g, OrtSession **out, xf_error *err)
+/* A session over the file at `path`, or over g's serialisation when path
+ * is NULL. */
+static xf_status create_session(xf_target *t, const xf_graph *g, const char *path,
+                                OrtSession **out, xf_error *err)
 {
     const xf_ort_api *a = &t->ort.api;
     uint8_t *buf = NULL;
     size_t len = 0;
-    xf_status s = xf_onnx_save_buffer(g, &buf, &len, err);
+    xf_status s = path ? XF_OK : xf_onnx_save_buffer(g, &buf, &len, err);
     if (s != XF_OK) return s;
     OrtSessionOptions *so = NULL;
     s = xf_ort_check(a, a->CreateSessionOptions(&so), err, "creating session options");
@@ -52,8 +56,9 @@ static xf_status create_session(xf_target *t, const xf_graph *g, OrtSession **ou
         s = xf_ort_check(a, a->SetSessionGraphOptimizationLevel(so, t->ort_level), err,
                          "setting the optimisation level");
     if (s == XF_OK)
-        s = xf_ort_check(a, a->CreateSessionFromArray(t->env, buf, len, so, out), err,
-                         "loading the model");
+        s = xf_ort_check(a, path ? a->CreateSession(t->env, path, so, out)
+                                 : a->CreateSessionFromArray(t->env, buf, len, so, out),
+                         err, "loading the model");
     if (so) a->ReleaseSessionOptions(so);
     xf_free(buf);
     return s;
@@ -128,13 +133,19 @@ static xf_status bind(xf_target_model *m, const xf_graph *g, xf_error *err)
 xf_status xf_target_model_load(xf_target *t, const xf_graph *g, uint64_t seed,
                                xf_target_model **out, xf_error *err)
 {
+    return xf_target_model_load_file(t, NULL, g, seed, out, err);
+}
+
+xf_status xf_target_model_load_file(xf_target *t, const char *path, const xf_graph *g,
+                                    uint64_t seed, xf_target_model **out, xf_error *err)
+{
     *out = NULL;
     xf_target_model *m = xf_calloc(1, sizeof *m);
     if (!m) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading a model");
     m->t = t;
     m->n_in = g->n_inputs;
     m->n_out = g->n_outputs;
-    xf_status s = create_session(t, g, &m->session, err);
+    xf_status s = create_session(t, g, path, &m->session, err);
     if (s == XF_OK) {
         m->inputs = xf_tensor_array_alloc(g->n_inputs);
         s = m->inputs ? xf_graph_random_inputs(g, seed, m->inputs, err)

@@ -42,6 +42,7 @@ static void unpack(const ort_fn *t, xf_ort_api *a)
     entry(t, 1, &a->GetErrorCode);
     entry(t, 2, &a->GetErrorMessage);
     entry(t, 3, &a->CreateEnv);
+    entry(t, 7, &a->CreateSession);
     entry(t, 8, &a->CreateSessionFromArray);
     entry(t, 9, &a->Run);
     entry(t, 10, &a->CreateSessionOptions);

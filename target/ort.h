@@ -59,6 +59,8 @@ typedef struct xf_ort_api {
     int (*GetErrorCode)(const OrtStatus *s);                                        /* 1 */
     const char *(*GetErrorMessage)(const OrtStatus *s);                             /* 2 */
     OrtStatus *(*CreateEnv)(int log_level, const char *logid, OrtEnv **out);        /* 3 */
+    OrtStatus *(*CreateSession)(const OrtEnv *env, const char *path, const OrtSessionOptions *o,
+                                OrtSession **out);                                  /* 7 */
     OrtStatus *(*CreateSessionFromArray)(const OrtEnv *env, const void *data, size_t len,
                                          const OrtSessionOptions *o, OrtSession **out); /* 8 */
     OrtStatus *(*Run)(OrtSession *s, const void *run_options, const char *const *in_names,

@@ -52,6 +52,11 @@ void xf_target_close(xf_target *t); /* NULL is a no-op */
  * not kept. ONNX Runtime's errors read "<step>: onnxruntime: <message>". */
 xf_status xf_target_model_load(xf_target *t, const xf_graph *g, uint64_t seed,
                                xf_target_model **out, xf_error *err);
+/* The same with ONNX Runtime reading the ONNX file at `path` as written
+ * (external data beside it included); g, the graph imported from that
+ * file, gives the inputs and their names. path NULL: xf_target_model_load. */
+xf_status xf_target_model_load_file(xf_target *t, const char *path, const xf_graph *g,
+                                    uint64_t seed, xf_target_model **out, xf_error *err);
 /* One run on the model's inputs; its outputs are kept until the next. */
 xf_status xf_target_model_run(xf_target_model *m, xf_error *err);
 /* Copies the last run's outputs into outs[0 .. g->n_outputs), in the order
@@ -63,17 +68,19 @@ void xf_target_model_free(xf_target_model *m); /* NULL is a no-op */
 /* How xf_target_compare times. Zeroed fields take the defaults. */
 typedef struct xf_target_timing_options {
     uint64_t seed;       /* inputs (default 1) */
-    int rounds;          /* alternation rounds (default 15) */
+    int rounds;          /* alternation rounds (default 21) */
     int reps;            /* runs of each model per round (0: enough for round_ms) */
-    double round_ms;     /* a model's share of a round when reps is 0 (default 50) */
+    double round_ms;     /* a model's share of a round when reps is 0 (default 25) */
     double warmup_ms;    /* untimed runs of each model first (default 100, at least 2 runs) */
     int self_check;      /* 1: time a second session of model 0 as well (see below) */
+    const char *const *files; /* NULL, or files[i] the ONNX file g[i] was imported from,
+                                 which is then run as written (xf_target_model_load_file) */
 } xf_target_timing_options;
 
 typedef struct xf_target_timing {
     double median_ms;    /* median of all timed runs */
     double ratio;        /* median over rounds of (round median / model 0's), 1 for model 0 */
-    double lo, hi;       /* 95% bootstrap interval of that ratio */
+    double lo, hi;       /* 95% interval of that median (order statistics of the rounds) */
     double noise;        /* max(hi - ratio, ratio - lo): the ratio's noise bound */
     int runs;            /* timed runs */
 } xf_target_timing;
@@ -88,8 +95,8 @@ typedef struct xf_target_timing {
 xf_status xf_target_compare(xf_target *t, const xf_graph *const *g, int n,
                             const xf_target_timing_options *o, xf_target_timing *res,
                             xf_target_timing *self, xf_error *err);
-/* One model: its median ms and relative noise (half-width of the 95%
- * bootstrap interval of the median of round medians, over the median). */
+/* One model: its median ms and relative noise (the larger side of the 95%
+ * interval of the median of its round medians, over that median). */
 xf_status xf_target_latency(xf_target *t, const xf_graph *g, const xf_target_timing_options *o,
                             double *median_ms, double *noise, xf_error *err);
 

@@ -10,19 +10,21 @@
  * A model's ratio to model 0 is the median over rounds of the ratio of the
  * two models' per-round medians: pairing within a round cancels the drift,
  * the per-round median drops single slow runs (preemption), and the median
- * over rounds drops a disturbed round. Its noise bound is a 95% percentile
- * bootstrap interval of that median (rounds resampled with replacement,
- * 2000 resamples): it asks no distribution of the ratios, and it widens by
- * itself when rounds disagree. The self check times a second session of
- * model 0 in the same rotation, so the interval of a difference that does
- * not exist is measured under the very same conditions.
+ * over rounds drops a disturbed round. Its noise bound is the distribution-
+ * free 95% interval of a median from order statistics: with n rounds,
+ * [x(k), x(n+1-k)] where k is the largest with P(Binomial(n, 1/2) < k) <=
+ * 2.5% (n = 21: the 6th smallest and the 6th largest ratio). It needs no
+ * model of the timing noise (which is skewed: a busy neighbour only ever
+ * slows a run), no resampling, and it widens by itself when rounds
+ * disagree. The self check times a second session of model 0 in the same
+ * rotation, so the interval of a difference that does not exist is
+ * measured under the very same conditions.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "target/model.h"
-
-#define BOOTSTRAP 2000
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -37,21 +39,35 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* 95% percentile interval of the median of v[0 .. n) by bootstrap; scratch
- * holds n + BOOTSTRAP doubles. */
-static void bootstrap(const double *v, int n, uint64_t seed, double *scratch, double *lo,
-                      double *hi)
+/* The largest k (1-based) with P(Binomial(n, 1/2) < k) <= 2.5%: then
+ * [x(k), x(n+1-k)] of n sorted independent draws holds their median with
+ * probability >= 95%, whatever their distribution. 1 (the range) when n is
+ * too small for that; the normal approximation past 60 draws. */
+static int order_k(int n)
 {
-    xf_rng r;
-    xf_rng_seed(&r, seed);
-    double *meds = scratch + n;
-    for (int b = 0; b < BOOTSTRAP; b++) {
-        for (int i = 0; i < n; i++) scratch[i] = v[xf_rng_next(&r) % (uint64_t)n];
-        meds[b] = median(scratch, n);
+    if (n > 60) {
+        int k = (int)floor(0.5 * n - 0.98 * sqrt((double)n));
+        return k < 1 ? 1 : k;
     }
-    qsort(meds, BOOTSTRAP, sizeof *meds, cmp_double);
-    *lo = meds[BOOTSTRAP / 40];
-    *hi = meds[BOOTSTRAP - 1 - BOOTSTRAP / 40];
+    double p = ldexp(1.0, -n), cdf = 0; /* P(B = i), from i = 0 */
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        cdf += p;
+        if (cdf > 0.025) break;
+        k = i + 1;
+        p = p * (n - i) / (i + 1);
+    }
+    return k < 1 ? 1 : k;
+}
+
+/* Median of v[0 .. n) and its 95% interval (sorts v). */
+static double median_interval(double *v, int n, double *lo, double *hi)
+{
+    double m = median(v, n);
+    int k = order_k(n);
+    *lo = v[k - 1];
+    *hi = v[n - k];
+    return m;
 }
 
 typedef struct timer {
@@ -103,20 +119,16 @@ static xf_status alternate(timer *tm, xf_error *err)
 }
 
 /* Fills res for model i against model 0 (round medians already made);
- * scratch holds rounds * reps[i] + BOOTSTRAP doubles at least. */
-static void summarise(timer *tm, int i, uint64_t seed, double *scratch, xf_target_timing *res)
+ * scratch holds the most timed runs of any model. */
+static void summarise(timer *tm, int i, double *scratch, xf_target_timing *res)
 {
     int R = tm->rounds;
     memset(res, 0, sizeof *res);
     res->runs = R * tm->reps[i];
     memcpy(scratch, tm->runs[i], (size_t)res->runs * sizeof *scratch);
     res->median_ms = median(scratch, res->runs);
-    double *ratios = scratch + (size_t)R + BOOTSTRAP; /* past bootstrap's scratch */
-    for (int r = 0; r < R; r++)
-        ratios[r] = tm->round_med[i * R + r] / tm->round_med[r];
-    bootstrap(ratios, R, seed, scratch, &res->lo, &res->hi);
-    memcpy(scratch, ratios, (size_t)R * sizeof *scratch);
-    res->ratio = median(scratch, R);
+    for (int r = 0; r < R; r++) scratch[r] = tm->round_med[i * R + r] / tm->round_med[r];
+    res->ratio = median_interval(scratch, R, &res->lo, &res->hi);
     double up = res->hi - res->ratio, down = res->ratio - res->lo;
     res->noise = up > down ? up : down;
 }
@@ -136,8 +148,8 @@ static xf_target_timing_options with_defaults(const xf_target_timing_options *o)
     memset(&d, 0, sizeof d);
     if (o) d = *o;
     if (!d.seed) d.seed = 1;
-    if (d.rounds <= 0) d.rounds = 15;
-    if (d.round_ms <= 0) d.round_ms = 50;
+    if (d.rounds <= 0) d.rounds = 21;
+    if (d.round_ms <= 0) d.round_ms = 25;
     if (d.warmup_ms <= 0) d.warmup_ms = 100;
     return d;
 }
@@ -183,7 +195,9 @@ static xf_status run_all(xf_target *t, const xf_graph *const *g, int n, int with
     for (int i = 0; i < tm->n; i++) {
         int src = i < n ? i : 0;
         xf_status s = i < n && i ? same_inputs(g[0], g[i], i, err) : XF_OK;
-        if (s == XF_OK) s = xf_target_model_load(t, g[src], o->seed, &tm->m[i], err);
+        if (s == XF_OK)
+            s = xf_target_model_load_file(t, o->files ? o->files[src] : NULL, g[src], o->seed,
+                                          &tm->m[i], err);
         if (s != XF_OK) {
             xf_error_prefix(err, "model %d", src);
             return s;
@@ -196,26 +210,29 @@ static xf_status run_all(xf_target *t, const xf_graph *const *g, int n, int with
     return XF_OK;
 }
 
+/* Scratch for summarise: the most timed runs of any model (>= rounds). */
+static double *scratch_for(const timer *tm)
+{
+    size_t most = 0;
+    for (int i = 0; i < tm->n; i++)
+        if ((size_t)tm->reps[i] * (size_t)tm->rounds > most)
+            most = (size_t)tm->reps[i] * (size_t)tm->rounds;
+    return xf_malloc(most * sizeof(double));
+}
+
 xf_status xf_target_compare(xf_target *t, const xf_graph *const *g, int n,
                             const xf_target_timing_options *opts, xf_target_timing *res,
                             xf_target_timing *self, xf_error *err)
 {
     if (n < 1) return XF_FAIL(err, XF_ERR_INVALID, "compare needs at least one model");
     xf_target_timing_options o = with_defaults(opts);
-    int with_self = self && o.self_check;
     timer tm;
     double *scratch = NULL;
-    xf_status s = run_all(t, g, n, with_self, &o, &tm, err);
-    size_t most = 0;
+    xf_status s = run_all(t, g, n, self && o.self_check, &o, &tm, err);
+    if (s == XF_OK && !(scratch = scratch_for(&tm)))
+        s = XF_FAIL(err, XF_ERR_NOMEM, "out of memory summarising timings");
     for (int i = 0; s == XF_OK && i < tm.n; i++)
-        if ((size_t)tm.reps[i] * (size_t)tm.rounds > most)
-            most = (size_t)tm.reps[i] * (size_t)tm.rounds;
-    if (s == XF_OK) {
-        scratch = xf_malloc((most + 2 * (size_t)tm.rounds + BOOTSTRAP) * sizeof *scratch);
-        if (!scratch) s = XF_FAIL(err, XF_ERR_NOMEM, "out of memory summarising timings");
-    }
-    for (int i = 0; s == XF_OK && i < tm.n; i++)
-        summarise(&tm, i, o.seed + (uint64_t)i, scratch, i < n ? &res[i] : self);
+        summarise(&tm, i, scratch, i < n ? &res[i] : self);
     xf_free(scratch);
     timer_free(&tm);
     return s;
@@ -229,19 +246,12 @@ xf_status xf_target_latency(xf_target *t, const xf_graph *g, const xf_target_tim
     timer tm;
     double *scratch = NULL;
     xf_status s = run_all(t, &g, 1, 0, &o, &tm, err);
-    if (s == XF_OK) {
-        scratch = xf_malloc(((size_t)tm.reps[0] * (size_t)tm.rounds + 2 * (size_t)tm.rounds +
-                             BOOTSTRAP) * sizeof *scratch);
-        if (!scratch) s = XF_FAIL(err, XF_ERR_NOMEM, "out of memory summarising timings");
-    }
+    if (s == XF_OK && !(scratch = scratch_for(&tm)))
+        s = XF_FAIL(err, XF_ERR_NOMEM, "out of memory summarising timings");
     if (s == XF_OK) {
         xf_target_timing res;
-        summarise(&tm, 0, o.seed, scratch, &res);
-        double *meds = scratch + (size_t)tm.rounds + BOOTSTRAP;
-        memcpy(meds, tm.round_med, (size_t)tm.rounds * sizeof *meds);
-        double lo, hi;
-        bootstrap(meds, tm.rounds, o.seed, scratch, &lo, &hi);
-        double mid = median(meds, tm.rounds);
+        summarise(&tm, 0, scratch, &res);
+        double lo, hi, mid = median_interval(tm.round_med, tm.rounds, &lo, &hi);
         *median_ms = res.median_ms;
         *noise = mid > 0 ? (hi - mid > mid - lo ? hi - mid : mid - lo) / mid : 0;
     }

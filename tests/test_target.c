@@ -7,7 +7,6 @@
  * Cases that need ONNX Runtime skip when tools/setup.sh has not installed
  * it (and RLFLOW_ORT_LIB names none).
  */
-#include <math.h>
 #include <string.h>
 
 #include "target/target.h"
@@ -136,6 +135,14 @@ START_TEST(a_model_onnxruntime_refuses_gives_its_message)
 }
 END_TEST
 
+/* Whether 1 lies in r's interval give or take `slack`. */
+static int holds_one(const xf_target_timing *r, double slack)
+{
+    ck_assert(r->lo <= r->ratio && r->ratio <= r->hi);
+    ck_assert(r->noise >= r->hi - r->ratio && r->noise >= r->ratio - r->lo);
+    return r->lo <= 1 + slack && r->hi >= 1 - slack;
+}
+
 START_TEST(the_same_model_twice_is_equal_within_the_noise)
 {
     xf_target *t = open_or_null(1);
@@ -143,20 +150,22 @@ START_TEST(the_same_model_twice_is_equal_within_the_noise)
     xf_graph g;
     small_graph(&g);
     const xf_graph *pair[2] = {&g, &g};
-    xf_target_timing_options o = {.rounds = 9, .round_ms = 5, .warmup_ms = 10, .self_check = 1};
+    xf_target_timing_options o = {.rounds = 15, .round_ms = 10, .warmup_ms = 20, .self_check = 1};
     xf_target_timing res[2], self;
     xf_error err;
-    ck_assert_msg(xf_target_compare(t, pair, 2, &o, res, &self, &err) == XF_OK, "%s", err.msg);
-    ck_assert(res[0].ratio == 1 && res[0].noise == 0);
-    ck_assert(res[0].median_ms > 0 && res[0].runs >= 9);
-    /* Two sessions of one model may differ by a little (memory placement):
-     * 1 must lie within the interval, give or take 5%. */
-    const xf_target_timing *r[2] = {&res[1], &self};
-    for (int i = 0; i < 2; i++) {
-        ck_assert(r[i]->lo <= r[i]->ratio && r[i]->ratio <= r[i]->hi);
-        ck_assert(fabs(r[i]->ratio - 1) <= r[i]->noise + 0.05);
-        ck_assert_msg(r[i]->lo <= 1.05 && r[i]->hi >= 0.95, "[%g, %g]", r[i]->lo, r[i]->hi);
+    /* Each interval misses the truth 5% of the time by design, and two
+     * sessions of one model may differ a little (memory placement): 1 must
+     * lie within both intervals give or take 5%, in one of two tries. */
+    int ok = 0;
+    for (int attempt = 0; attempt < 2 && !ok; attempt++) {
+        ck_assert_msg(xf_target_compare(t, pair, 2, &o, res, &self, &err) == XF_OK, "%s",
+                      err.msg);
+        ck_assert(res[0].ratio == 1 && res[0].noise == 0);
+        ck_assert(res[0].median_ms > 0 && res[0].runs >= 15);
+        ok = holds_one(&res[1], 0.05) && holds_one(&self, 0.05);
     }
+    ck_assert_msg(ok, "same model: ratio %g in [%g, %g], self check %g in [%g, %g]", res[1].ratio,
+                  res[1].lo, res[1].hi, self.ratio, self.lo, self.hi);
     double ms, noise;
     ck_assert_msg(xf_target_latency(t, &g, &o, &ms, &noise, &err) == XF_OK, "%s", err.msg);
     ck_assert(ms > 0 && noise >= 0 && noise < 1);

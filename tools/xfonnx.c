@@ -7,6 +7,9 @@
  *                                          test_data_set layout) compare outputs
  *   xfonnx roundtrip MODEL -o OUT          import -> export -> import, compare
  *                                          canonical hash and outputs
+ *   xfonnx time A [B ...] [--threads N]    latency of each model in ONNX Runtime
+ *                                          (CPU), timed alternately; ratio to A
+ *                                          and its noise bound (target/target.h)
  *
  * Exit status: 0 success, 1 a numerical or structural check failed,
  * 2 bad usage or a model that cannot be read (one-line error on stderr;
@@ -19,7 +22,10 @@
 
 #include "ir/ir.h"
 #include "onnx/onnx.h"
+#include "target/target.h"
 #include "tools/cli/cli.h"
+
+#define MAX_TIMED 16
 
 
 typedef struct options {
@@ -27,6 +33,10 @@ typedef struct options {
     double rtol, atol;
     uint64_t seed;
     xf_cli_dims dims;
+    const char *more[MAX_TIMED - 1]; /* time: models B, C, ... */
+    int n_more;
+    int64_t threads, rounds, reps;
+    xf_target_opt_level opt;
 } options;
 
 static void usage(FILE *f)
@@ -40,6 +50,10 @@ static void usage(FILE *f)
             "                          DIR/input_*.pb and compare with DIR/output_*.pb\n"
             "  roundtrip MODEL -o OUT  import, export to OUT, re-import; check the canonical\n"
             "                          graph hash and that both compute the same outputs\n"
+            "  time A [B ...]          median latency of each model (up to 16) in ONNX Runtime\n"
+            "                          on CPU, run as written; the models take turns, so the\n"
+            "                          ratio to A and its 95%% noise bound hold under load;\n"
+            "                          a second session of A gives the self-check line\n"
             "\n"
             "options:\n"
             "  -o, --output FILE       output model (roundtrip)\n"
@@ -47,6 +61,11 @@ static void usage(FILE *f)
             "  --dim NAME=N            size of a symbolic input dimension (default 1)\n"
             "  --rtol X, --atol X      tolerance of output checks (default 1e-4, 1e-5)\n"
             "  --seed N                seed of the random inputs (default 1)\n"
+            "  --threads N             intra-op threads of ONNX Runtime (time; default: all cores)\n"
+            "  --opt LEVEL             its graph optimisations: all (default), extended, basic,\n"
+            "                          disabled (time)\n"
+            "  --rounds N, --reps N    alternation rounds (default 21) and runs of each model\n"
+            "                          per round (default: about 25 ms worth) (time)\n"
             "  -h, --help              this help\n"
             "\n"
             "exit status: 0 ok, 1 a check failed, 2 bad usage or unreadable model\n");
@@ -83,6 +102,24 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--seed")) {
             if (!next) goto missing;
             o->seed = strtoull(argv[++i], NULL, 10);
+        } else if (!strcmp(a, "--threads") || !strcmp(a, "--rounds") || !strcmp(a, "--reps")) {
+            int64_t *dst = a[2] == 't' ? &o->threads : a[4] == 'u' ? &o->rounds : &o->reps;
+            if (!next || xf_cli_parse_i64(next, a[2] == 't' ? 0 : 1, 100000, dst) != 0) {
+                fprintf(stderr, "xfonnx: %s needs an integer (%s up to 100000), got '%s'\n", a,
+                        a[2] == 't' ? "0" : "1", next ? next : "");
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--opt")) {
+            static const char *const levels[] = {"all", "disabled", "basic", "extended"};
+            int k = 0;
+            while (next && k < 4 && strcmp(next, levels[k])) k++;
+            if (!next || k == 4) {
+                fprintf(stderr, "xfonnx: --opt needs all, extended, basic or disabled\n");
+                return 2;
+            }
+            o->opt = (xf_target_opt_level)k;
+            i++;
         } else if (!strcmp(a, "--dim")) {
             if (!next) goto missing;
             char msg[256];
@@ -98,6 +135,8 @@ static int parse_args(int argc, char **argv, options *o)
             o->cmd = a;
         } else if (!o->model) {
             o->model = a;
+        } else if (!strcmp(o->cmd, "time") && o->n_more < MAX_TIMED - 1) {
+            o->more[o->n_more++] = a;
         } else {
             fprintf(stderr, "xfonnx: unexpected argument '%s'\n", a);
             return 2;
@@ -338,6 +377,75 @@ done:
     return rc;
 }
 
+static const char *verdict(const xf_target_timing *r)
+{
+    if (r->hi < 1) return "faster beyond the noise";
+    if (r->lo > 1) return "slower beyond the noise";
+    return "no difference beyond the noise";
+}
+
+static void print_timing(const char *tag, const char *name, const xf_target_timing *r, int base)
+{
+    if (base) {
+        printf("%-3s %-36s %10.3f %8.3f  %-16s %-7s %d\n", tag, name, r->median_ms, 1.0, "", "",
+               r->runs);
+        return;
+    }
+    printf("%-3s %-36s %10.3f %8.3f  [%6.3f, %6.3f] +-%.3f  %d, %s\n", tag, name, r->median_ms,
+           r->ratio, r->lo, r->hi, r->noise, r->runs, verdict(r));
+}
+
+static int cmd_time(const options *o)
+{
+    int n = 1 + o->n_more, rc = 0;
+    const char *files[MAX_TIMED];
+    xf_graph g[MAX_TIMED];
+    const xf_graph *gp[MAX_TIMED];
+    int loaded = 0;
+    files[0] = o->model;
+    for (int i = 1; i < n; i++) files[i] = o->more[i - 1];
+    for (; loaded < n && !rc; loaded++) {
+        rc = load(o, files[loaded], &g[loaded]);
+        gp[loaded] = &g[loaded];
+    }
+    if (rc) loaded--; /* the failed load left nothing to free */
+    xf_target_options to = xf_target_default_options();
+    to.threads = (int)o->threads;
+    to.opt_level = o->opt;
+    xf_target *t = NULL;
+    xf_error err;
+    xf_error_clear(&err);
+    if (!rc && xf_target_open(&to, &t, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        rc = 2;
+    }
+    xf_target_timing res[MAX_TIMED], self;
+    xf_target_timing_options tim = {.seed = o->seed, .rounds = (int)o->rounds,
+                                    .reps = (int)o->reps, .self_check = 1, .files = files};
+    if (!rc) {
+        printf("target: %s\n", xf_target_identity(t));
+        double t0 = xf_clock_now();
+        if (xf_target_compare(t, gp, n, &tim, res, &self, &err) != XF_OK) {
+            fprintf(stderr, "xfonnx: %s\n", err.msg);
+            rc = err.code == XF_ERR_MISMATCH ? 2 : 1;
+        } else {
+            printf("%-3s %-36s %10s %8s  %-16s %-7s %s\n", "", "model", "median ms", "ratio",
+                   "95% interval", "noise", "runs");
+            for (int i = 0; i < n; i++) {
+                char tag[8];
+                snprintf(tag, sizeof tag, "%c", 'A' + i);
+                print_timing(tag, files[i], &res[i], i == 0);
+            }
+            print_timing("A'", "(A again: self check)", &self, 0);
+            printf("timed alternately in %.1f s: ratio = median over rounds of (round median / "
+                   "A's); 95%% interval from the rounds' order statistics\n", xf_clock_now() - t0);
+        }
+    }
+    xf_target_close(t);
+    for (int i = 0; i < loaded; i++) xf_graph_free(&g[i]);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -346,6 +454,7 @@ int main(int argc, char **argv)
     if (!strcmp(o.cmd, "info")) return cmd_info(&o);
     if (!strcmp(o.cmd, "run")) return cmd_run(&o);
     if (!strcmp(o.cmd, "roundtrip")) return cmd_roundtrip(&o);
-    fprintf(stderr, "xfonnx: unknown command '%s' (info, run, roundtrip)\n", o.cmd);
+    if (!strcmp(o.cmd, "time")) return cmd_time(&o);
+    fprintf(stderr, "xfonnx: unknown command '%s' (info, run, roundtrip, time)\n", o.cmd);
     return 2;
 }
