@@ -12,7 +12,9 @@
  * input is the slow one) the fast candidate is chosen with its ratio's
  * whole 95% interval below 1 and its outputs in the target equal to the
  * input's; a candidate that computes something else is dropped untimed;
- * a candidate finishing to the input itself is a duplicate.
+ * a candidate finishing to the input itself is a duplicate. The
+ * environment's sparse target reward comes every k-th valid step with the
+ * latency change since the previous measurement.
  */
 #include <math.h>
 #include <string.h>
@@ -253,6 +255,52 @@ START_TEST(a_faster_candidate_is_written_and_a_wrong_one_dropped)
 }
 END_TEST
 
+/* The sparse reward: every 2nd valid step the graph is timed in the target
+ * and the reward is the cost model's term plus the latency change since
+ * the previous measurement (the prepared model's at first), in percent of
+ * the prepared model's latency; the steps between get the dense term only. */
+START_TEST(the_environment_rewards_target_latency_every_k_steps)
+{
+    xf_target *t = open_target();
+    if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
+    xf_env_options eo = xf_env_options_default();
+    eo.target = t;
+    eo.target_every = 2;
+    eo.reward_target = 0.5;
+    xf_fx_env f;
+    xf_fx_env_open(&f, build_graph, &eo);
+    double init = xf_env_target_initial_ms(f.e), last = init;
+    ck_assert(init > 0);
+    for (int k = 1; k <= 4; k++) {
+        const uint8_t *mask = xf_env_xfer_mask(f.e);
+        int r = 0;
+        while (r < xf_env_num_xfers(f.e) && !mask[r]) r++;
+        ck_assert_int_lt(r, xf_env_num_xfers(f.e));
+        double prev = xf_env_cost(f.e);
+        xf_env_step_result sr;
+        xf_error err;
+        ck_assert_msg(xf_env_step(f.e, r, 0, &sr, &err) == XF_OK, "%s", err.msg);
+        ck_assert(sr.valid);
+        double dense = (prev - sr.cost_ms) / xf_env_initial_cost(f.e) * 100.0;
+        if (k % 2) {
+            ck_assert(sr.target_ms == 0);
+            ck_assert_double_eq_tol(sr.reward, dense, 1e-9);
+        } else {
+            ck_assert(sr.target_ms > 0);
+            ck_assert_double_eq_tol(sr.reward, dense + 0.5 * (last - sr.target_ms) / init * 100.0,
+                                    1e-9);
+            last = sr.target_ms;
+        }
+    }
+    xf_env_profile p;
+    xf_env_profile_get(f.e, &p);
+    ck_assert_int_eq(p.target_runs, 3); /* the prepared model, steps 2 and 4 */
+    ck_assert(p.target > 0);
+    xf_fx_env_close(&f);
+    xf_target_close(t);
+}
+END_TEST
+
 START_TEST(bad_options_are_refused)
 {
     xf_graph g, out;
@@ -285,6 +333,7 @@ int main(void)
     tcase_add_test(tc, a_slower_candidate_is_never_written);
     tcase_add_test(tc, a_faster_candidate_is_written_and_a_wrong_one_dropped);
     tcase_add_test(tc, bad_options_are_refused);
+    tcase_add_test(tc, the_environment_rewards_target_latency_every_k_steps);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

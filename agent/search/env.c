@@ -18,6 +18,14 @@
  * with reward 0; an invalid action (out of range, masked off, or a rewrite
  * that fails) gets invalid_penalty and leaves the graph unchanged. Every
  * call to step counts towards max_steps, valid or not.
+ *
+ * With a target runtime (opt.target, every opt.target_every valid steps)
+ * the reward also gets a sparse term from real latency: the current graph
+ * is finished as it would be written and timed there (a short alternating
+ * run, see TARGET_ROUNDS), and the step gains
+ *   reward_target·(last_ms − new_ms)/initial_ms·100,
+ * last_ms being the episode's previous measurement (the prepared model's
+ * latency after a reset). A graph the runtime refuses gets no such term.
  */
 #include "agent/search/search.h"
 #include "agent/search/env_internal.h"
@@ -35,6 +43,8 @@ struct xf_env {
     xf_prepare_stats prep; /* what preparing the model changed */
     xf_op_cost initial;
     int steps;
+    double target_initial_ms, target_last_ms; /* sparse reward from the target */
+    int64_t target_valid_steps;
 
     /* Two state slots: `cur` is the current one, the other is where the next
      * state is built (its buffers are reused from step to step). The index
@@ -56,6 +66,41 @@ struct xf_env {
 };
 
 typedef struct env_state env_state;
+
+/* Short timing for the sparse reward: a few rounds of a few ms each. */
+#define TARGET_ROUNDS 5
+#define TARGET_ROUND_MS 10.0
+
+/* Latency of graph g in the target, finished as written. XF_OK with
+ * *ms = 0 when the runtime refuses the graph (logged). */
+static xf_status target_latency(xf_env *e, const xf_graph *g, double *ms, xf_error *err)
+{
+    double t0 = xf_clock_now();
+    xf_graph fin;
+    xf_finish_stats fs;
+    xf_error lerr;
+    xf_error_clear(&lerr);
+    *ms = 0;
+    xf_status st = xf_agent_finish(g, &fin, &fs, &lerr);
+    if (!st) {
+        xf_target_timing_options to;
+        memset(&to, 0, sizeof to);
+        to.rounds = TARGET_ROUNDS;
+        to.round_ms = TARGET_ROUND_MS;
+        double noise = 0;
+        st = xf_target_latency(e->opt.target, &fin, &to, ms, &noise, &lerr);
+        xf_graph_free(&fin);
+    }
+    e->prof.target += xf_clock_now() - t0;
+    e->prof.target_runs++;
+    if (st == XF_ERR_NOMEM) {
+        if (err) *err = lerr;
+        return st;
+    }
+    if (st) xf_log(XF_LOG_WARN, "environment: the target could not time a graph: %s", lerr.msg);
+    return XF_OK;
+}
+
 
 static env_state *cur_state(xf_env *e)
 {
@@ -178,6 +223,15 @@ static xf_status env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_gr
         return st;
     }
     e->initial = cur_state(e)->cost;
+    if (e->opt.target && e->opt.target_every > 0) {
+        st = target_latency(e, &cur_state(e)->g, &e->target_initial_ms, err);
+        if (st) {
+            xf_error_prefix(err, "creating the environment: ");
+            xf_env_free(e);
+            return st;
+        }
+        e->target_last_ms = e->target_initial_ms;
+    }
     *out = e;
     return XF_OK;
 }
@@ -216,7 +270,10 @@ xf_status xf_env_reset(xf_env *e, xf_error *err)
     xf_graph g;
     xf_status st = xf_graph_clone_shared(&e->prepared, &g, err);
     if (!st) st = load_state(e, &g, NULL, NULL, err);
-    if (!st) e->steps = 0;
+    if (!st) {
+        e->steps = 0;
+        e->target_last_ms = e->target_initial_ms;
+    }
     return st;
 }
 
@@ -310,7 +367,24 @@ xf_status xf_env_step(xf_env *e, int xfer, int location, xf_env_step_result *r, 
         r->reward +=
             e->opt.reward_memory * (prev_bytes - n->cost.bytes) / e->initial.bytes * 100.0;
     describe_current(e, r);
+    if (e->opt.target && e->opt.target_every > 0 &&
+        ++e->target_valid_steps % e->opt.target_every == 0) {
+        double ms = 0;
+        st = target_latency(e, &n->g, &ms, err);
+        if (st) return st;
+        r->target_ms = ms;
+        if (ms > 0 && e->target_initial_ms > 0) {
+            r->reward += e->opt.reward_target * (e->target_last_ms - ms) / e->target_initial_ms *
+                         100.0;
+            e->target_last_ms = ms;
+        }
+    }
     return XF_OK;
+}
+
+double xf_env_target_initial_ms(const xf_env *e)
+{
+    return e->target_initial_ms;
 }
 
 xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double *bytes,

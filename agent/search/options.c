@@ -17,6 +17,7 @@ xf_env_options xf_env_options_default(void)
     o.reward_memory = 0.0;
     o.invalid_penalty = -1.0;
     o.prepare = xf_prepare_options_default();
+    o.reward_target = 1.0;
     return o;
 }
 

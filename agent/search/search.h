@@ -84,6 +84,15 @@ typedef struct xf_env_options {
     double reward_memory;  /* β: weight of the relative memory-access decrease (default 0) */
     double invalid_penalty; /* reward of an invalid action (default -1) */
     xf_prepare_options prepare; /* how the model is prepared (defaults) */
+    /* Sparse reward from the target runtime (X-RLflow's scheme): every
+     * target_every valid steps the current graph, finished as it would be
+     * written, is timed in `target` (not owned; NULL: never), and the step's
+     * reward gains reward_target·(last_ms − new_ms)/initial_ms·100, where
+     * initial_ms is the prepared model's latency there and last_ms the
+     * previous measurement of the episode. */
+    xf_target *target;
+    int target_every;      /* default 0: never */
+    double reward_target;  /* default 1 */
 } xf_env_options;
 
 xf_env_options xf_env_options_default(void);
@@ -118,6 +127,7 @@ typedef struct xf_env_step_result {
     double cost_ms;   /* cost of the graph after the step */
     double bytes;     /* memory accesses of the graph after the step */
     uint64_t hash;    /* xf_graph_hash_mode(XF_HASH_IDENTITY) after the step */
+    double target_ms; /* latency in the target measured after this step; 0: not measured */
 } xf_env_step_result;
 
 /* Applies (xfer, location); xfer == xf_env_num_xfers(e) is the no-op that
@@ -158,6 +168,8 @@ const xf_op_cost *xf_env_node_costs(const xf_env *e);
 xf_cost_model *xf_env_cost_model(const xf_env *e);
 double xf_env_cost(const xf_env *e);         /* current cost, ms */
 double xf_env_initial_cost(const xf_env *e); /* cost of the prepared model, ms */
+/* Latency of the prepared model in the options' target (0 without one). */
+double xf_env_target_initial_ms(const xf_env *e);
 int xf_env_steps(const xf_env *e);           /* steps taken this episode */
 
 /* The rule set the environment was created with. */
@@ -172,6 +184,8 @@ uint64_t xf_env_hash(const xf_env *e);
 typedef struct xf_env_profile {
     double apply, release, index, cost, match, hash;
     int64_t loads; /* states built */
+    double target;          /* seconds timing graphs in the target (sparse reward) */
+    int64_t target_runs;    /* graphs timed there, the prepared model included */
 } xf_env_profile;
 void xf_env_profile_get(const xf_env *e, xf_env_profile *p);
 

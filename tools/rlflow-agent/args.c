@@ -40,6 +40,9 @@ static void usage(FILE *f)
             "                     alternation and the fastest is written only when it beats MODEL\n"
             "                     beyond the measured noise; else MODEL is written unchanged)\n"
             "  --candidates N     --target ort: distinct models timed besides MODEL (default 6)\n"
+            "  --target-every K   --target ort, wm/ppo: every K valid environment steps the graph\n"
+            "                     is timed in the target and the reward gains its latency change\n"
+            "                     (sparse real reward between the cost model's; default 50)\n"
             "  --alpha A          taso: keep graphs costing less than A x best (default 1.05)\n"
             "  --budget N|Ts      N: taso graphs expanded, greedy/random/ppo/wm environment steps\n"
             "                     (defaults 1000 / 20000); Ts (e.g. 120s): a time budget\n"
@@ -124,6 +127,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->rtol = 1e-3;
     o->atol = 1e-4;
     o->candidates = xf_arbiter_options_default().max_models;
+    o->target_every = 50;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         int rc = 0, takes = 1;
@@ -174,6 +178,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
             else return bad(a, "ort or none", next);
         } else if (!strcmp(a, "--candidates")) {
             rc = parse_int(a, next, 1, 1000, &o->candidates);
+        } else if (!strcmp(a, "--target-every")) {
+            rc = parse_int(a, next, 1, 100000000, &o->target_every);
         } else if (!strcmp(a, "--alpha")) {
             rc = parse_double(a, next, 1.0, &o->alpha);
         } else if (!strcmp(a, "--budget")) {

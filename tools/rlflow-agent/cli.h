@@ -27,6 +27,7 @@ typedef struct cli_options {
     int threads, threads_given;
     int target;     /* --target ort: 1 */
     int candidates; /* --candidates: models the arbiter times besides the input */
+    int target_every; /* --target-every: sparse target reward of the learning agents */
     double alpha, time_limit;
     int budget; /* graphs expanded / steps; 0: the agent's default */
     int locations, max_rule_size;

@@ -217,6 +217,10 @@ static int search(const cli_options *o, run_state *s)
     xf_env_options eo = xf_env_options_default();
     eo.max_locations = o->locations;
     eo.prepare = o->prepare;
+    if (s->target && o->agent != CLI_AGENT_SEARCH) { /* the learning agents' sparse reward */
+        eo.target = s->target;
+        eo.target_every = o->target_every;
+    }
     xf_status st =
         xf_env_create_prepared(s->rs, s->cm, &s->prepared, &s->prep, &eo, &s->env, &err);
     if (st) {
@@ -237,6 +241,14 @@ static int search(const cli_options *o, run_state *s)
             fprintf(stderr, "rlflow-agent: %s agent failed: %s\n",
                     o->agent == CLI_AGENT_PPO ? "ppo" : "wm", err.msg);
             return 1;
+        }
+        if (s->target) {
+            xf_env_profile p;
+            xf_env_profile_get(s->env, &p);
+            printf("target reward:   every %d valid steps: %lld graphs timed in the target, "
+                   "%.1f s; the prepared model %.4f ms there\n",
+                   o->target_every, (long long)p.target_runs, p.target,
+                   xf_env_target_initial_ms(s->env));
         }
         return 0;
     }
