@@ -95,6 +95,12 @@ typedef struct xf_target_timing {
 xf_status xf_target_compare(xf_target *t, const xf_graph *const *g, int n,
                             const xf_target_timing_options *o, xf_target_timing *res,
                             xf_target_timing *self, xf_error *err);
+/* -1 when r's model is faster than model 0 beyond the noise, 1 when it is
+ * slower, 0 when the run cannot tell: its interval must lie wholly below
+ * (above) 1 and, when `self` (the self check, may be NULL) is given, below
+ * (above) the self check's interval too, so that it differs from model 0
+ * more than model 0 differs from itself. */
+int xf_target_verdict(const xf_target_timing *r, const xf_target_timing *self);
 /* One model: its median ms and relative noise (the larger side of the 95%
  * interval of the median of its round medians, over that median). */
 xf_status xf_target_latency(xf_target *t, const xf_graph *g, const xf_target_timing_options *o,

@@ -79,19 +79,26 @@ typedef struct timer {
     double *round_med; /* n * rounds */
 } timer;
 
+#define WARM_KEPT 31 /* the last warm-up runs whose median sizes a round */
+
+/* Runs every model for o->warmup_ms (at least 2 runs) and sizes its share
+ * of a round from the median of its last warm-up runs (the first runs of a
+ * session and a preempted run would size it wrongly). */
 static xf_status warm_up(timer *tm, const xf_target_timing_options *o, xf_error *err)
 {
     for (int i = 0; i < tm->n; i++) {
-        double t0 = xf_clock_now_ms(), last = 0;
-        for (int k = 0; k < 2 || xf_clock_now_ms() - t0 < o->warmup_ms; k++) {
+        double t0 = xf_clock_now_ms(), kept[WARM_KEPT];
+        int k = 0;
+        for (; k < 2 || xf_clock_now_ms() - t0 < o->warmup_ms; k++) {
             double s = xf_clock_now_ms();
             xf_status st = xf_target_model_run(tm->m[i], err);
             if (st != XF_OK) return st;
-            last = xf_clock_now_ms() - s;
+            kept[k % WARM_KEPT] = xf_clock_now_ms() - s;
         }
+        double run_ms = median(kept, k < WARM_KEPT ? k : WARM_KEPT);
         int reps = o->reps;
         if (reps <= 0) {
-            double r = o->round_ms / (last > 1e-3 ? last : 1e-3);
+            double r = o->round_ms / (run_ms > 1e-3 ? run_ms : 1e-3);
             reps = r < 1 ? 1 : r > 100000 ? 100000 : (int)r;
         }
         tm->reps[i] = reps;
@@ -236,6 +243,13 @@ xf_status xf_target_compare(xf_target *t, const xf_graph *const *g, int n,
     xf_free(scratch);
     timer_free(&tm);
     return s;
+}
+
+int xf_target_verdict(const xf_target_timing *r, const xf_target_timing *self)
+{
+    double below = self && self->lo < 1 ? self->lo : 1;
+    double above = self && self->hi > 1 ? self->hi : 1;
+    return r->hi < below ? -1 : r->lo > above ? 1 : 0;
 }
 
 xf_status xf_target_latency(xf_target *t, const xf_graph *g, const xf_target_timing_options *opts,

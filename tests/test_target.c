@@ -3,10 +3,13 @@
  * library is found or refused with an actionable message, the hand-declared
  * C API entries are the right ones (a small graph's outputs equal the
  * interpreter's, an ONNX Runtime error comes back with its own message),
- * and the alternating timing finds a model no different from itself.
+ * the alternating timing finds a model no different from itself, and the
+ * verdict asks an interval to clear both 1 and the self check.
  * Cases that need ONNX Runtime skip when tools/setup.sh has not installed
  * it (and RLFLOW_ORT_LIB names none).
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "target/target.h"
@@ -57,6 +60,21 @@ START_TEST(wrong_library_says_what_was_tried_and_how_to_install)
     o.library = "libm.so.6"; /* loads, but is not ONNX Runtime */
     ck_assert_int_eq(xf_target_open(&o, &t, &err), XF_ERR_UNSUPPORTED);
     xf_test_expect_contains(err.msg, "has no OrtGetApiBase");
+}
+END_TEST
+
+START_TEST(verdict_asks_the_interval_to_clear_1_and_the_self_check)
+{
+    xf_target_timing fast = {.ratio = 0.9, .lo = 0.85, .hi = 0.95};
+    xf_target_timing slow = {.ratio = 1.1, .lo = 1.05, .hi = 1.15};
+    xf_target_timing same = {.ratio = 1.0, .lo = 0.97, .hi = 1.02};
+    xf_target_timing wide_self = {.ratio = 1.0, .lo = 0.93, .hi = 1.08};
+    ck_assert_int_eq(xf_target_verdict(&fast, NULL), -1);
+    ck_assert_int_eq(xf_target_verdict(&slow, NULL), 1);
+    ck_assert_int_eq(xf_target_verdict(&same, NULL), 0);
+    ck_assert_int_eq(xf_target_verdict(&fast, &same), -1);
+    ck_assert_int_eq(xf_target_verdict(&fast, &wide_self), 0);
+    ck_assert_int_eq(xf_target_verdict(&slow, &wide_self), 0);
 }
 END_TEST
 
@@ -194,17 +212,46 @@ START_TEST(compare_refuses_models_with_other_inputs)
 }
 END_TEST
 
+START_TEST(xfonnx_time_prints_ratios_and_the_self_check)
+{
+    xf_target *t = open_or_null(1);
+    if (!t) XF_SKIP("onnxruntime not installed (tools/setup.sh)");
+    xf_target_close(t);
+    xf_graph g;
+    small_graph(&g);
+    char model[4096], out[4096];
+    snprintf(model, sizeof model, "%s", xf_test_tmp("small.onnx"));
+    snprintf(out, sizeof out, "%s", xf_test_tmp("time.txt"));
+    xf_error err;
+    ck_assert_msg(xf_onnx_save(&g, model, &err) == XF_OK, "%s", err.msg);
+    const char *xfonnx = xf_test_tool("xfonnx");
+    ck_assert_int_eq(xf_test_system("%s time %s %s --threads 1 --rounds 5 --reps 3 > %s", xfonnx,
+                                    model, model, out), 0);
+    char *text = xf_test_read_file(out, NULL);
+    xf_test_expect_contains(text, "target: onnxruntime 1.");
+    xf_test_expect_contains(text, "1 thread, optimisations all");
+    xf_test_expect_contains(text, "(A again: self check)");
+    xf_test_expect_contains(text, " 15, "); /* 5 rounds of 3 runs */
+    free(text);
+    ck_assert_int_eq(xf_test_system("%s time %s /nonexistent.onnx 2> %s", xfonnx, model, out), 2);
+    ck_assert_int_eq(xf_test_system("%s time %s --opt fast 2> %s", xfonnx, model, out), 2);
+    xf_graph_free(&g);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("target");
     TCase *t = tcase_create("core");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, wrong_library_says_what_was_tried_and_how_to_install);
+    tcase_add_test(t, verdict_asks_the_interval_to_clear_1_and_the_self_check);
     tcase_add_test(t, identity_names_version_threads_and_level);
     tcase_add_test(t, outputs_equal_the_interpreter);
     tcase_add_test(t, a_model_onnxruntime_refuses_gives_its_message);
     tcase_add_test(t, the_same_model_twice_is_equal_within_the_noise);
     tcase_add_test(t, compare_refuses_models_with_other_inputs);
+    tcase_add_test(t, xfonnx_time_prints_ratios_and_the_self_check);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

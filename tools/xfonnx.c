@@ -53,7 +53,9 @@ static void usage(FILE *f)
             "  time A [B ...]          median latency of each model (up to 16) in ONNX Runtime\n"
             "                          on CPU, run as written; the models take turns, so the\n"
             "                          ratio to A and its 95%% noise bound hold under load;\n"
-            "                          a second session of A gives the self-check line\n"
+            "                          a second session of A gives the self-check line; faster\n"
+            "                          (slower) beyond the noise: the interval lies below (above)\n"
+            "                          1 and the self check's interval\n"
             "\n"
             "options:\n"
             "  -o, --output FILE       output model (roundtrip)\n"
@@ -377,22 +379,18 @@ done:
     return rc;
 }
 
-static const char *verdict(const xf_target_timing *r)
+static void print_timing(const char *tag, const char *name, const xf_target_timing *r,
+                         const xf_target_timing *self, int base)
 {
-    if (r->hi < 1) return "faster beyond the noise";
-    if (r->lo > 1) return "slower beyond the noise";
-    return "no difference beyond the noise";
-}
-
-static void print_timing(const char *tag, const char *name, const xf_target_timing *r, int base)
-{
+    static const char *const verdicts[] = {"faster beyond the noise", "no difference beyond the noise",
+                                           "slower beyond the noise"};
     if (base) {
         printf("%-3s %-36s %10.3f %8.3f  %-16s %-7s %d\n", tag, name, r->median_ms, 1.0, "", "",
                r->runs);
         return;
     }
     printf("%-3s %-36s %10.3f %8.3f  [%6.3f, %6.3f] +-%.3f  %d, %s\n", tag, name, r->median_ms,
-           r->ratio, r->lo, r->hi, r->noise, r->runs, verdict(r));
+           r->ratio, r->lo, r->hi, r->noise, r->runs, verdicts[1 + xf_target_verdict(r, self)]);
 }
 
 static int cmd_time(const options *o)
@@ -434,9 +432,9 @@ static int cmd_time(const options *o)
             for (int i = 0; i < n; i++) {
                 char tag[8];
                 snprintf(tag, sizeof tag, "%c", 'A' + i);
-                print_timing(tag, files[i], &res[i], i == 0);
+                print_timing(tag, files[i], &res[i], &self, i == 0);
             }
-            print_timing("A'", "(A again: self check)", &self, 0);
+            print_timing("A'", "(A again: self check)", &self, NULL, 0);
             printf("timed alternately in %.1f s: ratio = median over rounds of (round median / "
                    "A's); 95%% interval from the rounds' order statistics\n", xf_clock_now() - t0);
         }
