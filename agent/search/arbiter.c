@@ -10,8 +10,8 @@
  * cheapest distinct graphs as they would be written, drops the ones the
  * interpreter says compute something else, times the rest with the input in
  * alternation, and writes the fastest only when it beats the input beyond
- * the noise: its whole 95% interval below 1, and a gain larger than the
- * input's own noise against a second session of itself. The chosen model's
+ * the noise (xf_target_verdict: its whole 95% interval below 1 and below
+ * the interval of the input against a second session of itself). The chosen model's
  * outputs in the target must also equal the input's there; else the input
  * is written. Never a model measured slower.
  */
@@ -231,7 +231,7 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
     for (int i = 0; i < p.n && !st; i++) {
         res->e[entry_of[i]].t = tm[i];
         if (i == 0) continue;
-        int beats = tm[i].hi < 1.0 && 1.0 - tm[i].ratio > res->self.noise;
+        int beats = xf_target_verdict(&tm[i], &res->self) < 0;
         if (beats && (best == 0 || tm[i].ratio < tm[best].ratio)) best = i;
     }
     while (!st && best > 0) { /* the winner must compute the same in the target */
@@ -244,7 +244,7 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
         int next = 0;
         for (int i = 1; i < p.n; i++) {
             const xf_arbiter_entry *e = &res->e[entry_of[i]];
-            int beats = tm[i].hi < 1.0 && 1.0 - tm[i].ratio > res->self.noise;
+            int beats = xf_target_verdict(&tm[i], &res->self) < 0;
             if (beats && e->verdict == XF_ARBITER_TIMED && (next == 0 || tm[i].ratio < tm[next].ratio))
                 next = i;
         }

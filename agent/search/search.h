@@ -323,8 +323,8 @@ void xf_arbiter_result_free(xf_arbiter_result *r); /* zeroes it; NULL is a no-op
 /* Finishes the search's candidates (cheapest first, at most o->max_models
  * distinct models that pass the interpreter check), times them with the
  * input in alternation in the target, and puts the chosen model into *out:
- * the one with the smallest latency ratio whose whole 95% interval is below
- * 1 and whose gain exceeds the noise of the input against itself, provided
+ * the one with the smallest latency ratio that is faster beyond the noise
+ * (xf_target_verdict against the input's self check), provided
  * its outputs in the target equal the input's there; else a copy of model.
  * cm (may be NULL) only fills cost_ms. On failure *out and *res are empty. */
 xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *model,
