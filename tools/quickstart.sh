@@ -9,7 +9,9 @@
 #   database, xferverify proves them with Z3 (about 2 minutes on 2 cores),
 #   xferdb summarises them, xfcost times the BERT model, and rlflow-agent
 #   optimises it with the proved rules (TASO search), checks the optimised
-#   model numerically and writes it.
+#   model numerically, times its candidates against the input in ONNX Runtime
+#   (installed by setup.sh; without it the cost model decides) and writes
+#   the fastest, or the input when none is faster beyond the noise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -51,6 +53,6 @@ echo "== xfcost: per-operator costs and end-to-end latency of the BERT model (on
 echo
 echo "== rlflow-agent: optimising the BERT model with the proved rules (TASO search) =="
 "$bin/rlflow-agent" --rules "$out/rules.db" "$out/bert.onnx" -o "$out/bert.opt.onnx" \
-  --search taso --budget 200 --cache "$out/costs.db" -q
+  --search taso --budget 200 --cache "$out/costs.db" -q --target ort --threads 1
 echo
 echo "quickstart: done (models, rules.db, costs.db and bert.opt.onnx in $out)"
