@@ -392,8 +392,8 @@ int main(int argc, char **argv)
     printf("\n== 2. rank correlation: cost model (as written) vs latency, over the graphs the "
            "search visited\n"
            "  n: distinct finished models (input, start graph, cheapest K); cost/ORT: ranges "
-           "relative to the input;\n  ORT s: timing time; oneDNN: the same correlation with "
-           "the 1-thread oneDNN executor's latency (n)\n");
+           "relative to the input;\n  ORT s: timing time; nan: undefined (one side constant); "
+           "oneDNN: the same correlation\n  with the 1-thread oneDNN executor's latency (n)\n");
     xf_cost_model *exec1 = open_cost(1, NULL);
     for (int ti = 0; ti < o.n_threads; ti++) {
         t = open_target(o.threads[ti]);

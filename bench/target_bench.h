@@ -29,7 +29,8 @@ typedef struct tb_model {
 } tb_model;
 
 /* Spearman's rho (ties take their average rank) and Kendall's tau-b of
- * x[0..n) against y[0..n); 0 when n < 2 or one side is constant. */
+ * x[0..n) against y[0..n); NaN (printed "nan": undefined) when n < 2 or
+ * one side is constant. */
 void tb_rank_corr(const double *x, const double *y, int n, double *rho, double *tau);
 
 /* Finishes the search's cheapest k distinct candidates and the start

@@ -28,7 +28,7 @@ static void ranks(const double *v, int n, double *r)
 
 void tb_rank_corr(const double *x, const double *y, int n, double *rho, double *tau)
 {
-    *rho = *tau = 0;
+    *rho = *tau = NAN;
     if (n < 2) return;
     double *rx = xf_malloc(2 * (size_t)n * sizeof *rx);
     if (!rx) return;
