@@ -1,0 +1,411 @@
+/*
+ * bench_target — rlflow against ONNX Runtime, per model: what the TASO
+ * search's rewrites are worth where the model runs, and whether the cost
+ * model ranks graphs the way the runtime does.
+ *
+ *   bench_target [--quick] [--budget N] [--models LIST] [--threads LIST]
+ *                [--candidates K] [--rules DB] [--time-limit S]
+ *
+ * 1. Rules: DB, else $RLFLOW_BENCH_RULES, else the proved rules of
+ *    `xfergen --vocab taso --max-ops 3` verified with xferverify (made once
+ *    under $TMPDIR/bench_target, as bench_optimize does).
+ * 2. Every model (../shared/models and modelzoo configurations) is searched
+ *    once with TASO search on the oneDNN cost model (1 thread), keeping its
+ *    cheapest distinct graphs. Then for each ONNX Runtime thread count: the
+ *    arbiter (xf_agent_arbitrate) times the candidates against the input in
+ *    ONNX Runtime and picks what would be written; one row per model with
+ *    the cost model's view, the target's, and the oneDNN executor's.
+ * 3. Rank correlation of the cost model with ONNX Runtime latency (and
+ *    with the oneDNN executor) over the graphs the search visited.
+ * Prints only; never asserts. Without ONNX Runtime it says so and exits 0.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent_runner.h"
+#include "onnx/onnx.h"
+#include "target_bench.h"
+
+typedef struct model_spec {
+    const char *name;
+    const char *zoo; /* modelzoo arguments; NULL: ../shared/models/<name>/model.onnx */
+    int quick;       /* part of --quick */
+} model_spec;
+
+static const model_spec specs[] = {
+    {"bert_small", NULL, 1},
+    {"vit_tiny", NULL, 0},
+    {"resnet18", NULL, 0},
+    {"squeezenet1_1", NULL, 1},
+    {"zoo:bert", "bert", 1},
+    {"zoo:vit", "vit", 0},
+    {"zoo:resnet18", "resnet18", 0},
+    {"zoo:bert-L4-H256", "bert --layers 4 --hidden 256 --heads 4 --seq 64", 0},
+};
+enum { N_SPECS = sizeof specs / sizeof specs[0], MAX_THREADS = 8 };
+
+typedef struct options {
+    int quick, budget, k, n_threads;
+    int threads[MAX_THREADS];
+    double time_limit;
+    const char *models, *rules;
+} options;
+
+static void die(const char *what, const char *msg)
+{
+    fprintf(stderr, "bench_target: %s: %s\n", what, msg);
+    exit(1);
+}
+
+static int usage(int rc)
+{
+    printf("usage: bench_target [--quick] [--budget N] [--models LIST] [--threads LIST]\n"
+           "                    [--candidates K] [--rules DB] [--time-limit S]\n"
+           "TASO search (proved 3-op TASO-vocabulary rules, oneDNN cost model) on each model,\n"
+           "then ONNX Runtime (CPU) as the final arbiter, per thread count: latency of the input\n"
+           "and of what would be written, the ratio with its 95%% interval, the noise; and the\n"
+           "rank correlation of the cost model with ONNX Runtime latency over the graphs the\n"
+           "search visited.\n"
+           "  --quick          bert_small, squeezenet1_1, zoo:bert; K = 8; shorter timing\n"
+           "  --budget N       TASO search budget, graphs expanded (default 200)\n"
+           "  --models LIST    comma-separated names (default all):");
+    for (int i = 0; i < N_SPECS; i++) printf("%s%s", i ? "," : " ", specs[i].name);
+    printf("\n  --threads LIST   ONNX Runtime intra-op threads (default 1,2)\n"
+           "  --candidates K   graphs kept for the rank correlation (default 24)\n"
+           "  --rules DB       proved rules (default $RLFLOW_BENCH_RULES, else made here)\n"
+           "  --time-limit S   wall-clock cap per search (default 120)\n"
+           "ONNX Runtime: $RLFLOW_ORT_LIB, else where tools/setup.sh installs it.\n");
+    return rc;
+}
+
+static int parse_threads(const char *s, options *o)
+{
+    o->n_threads = 0;
+    while (*s && o->n_threads < MAX_THREADS) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > 256) return 0;
+        o->threads[o->n_threads++] = (int)v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return 0;
+    }
+    return o->n_threads > 0;
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->budget = 200;
+    o->k = 24;
+    o->time_limit = 120;
+    o->rules = getenv("RLFLOW_BENCH_RULES");
+    parse_threads("1,2", o);
+    int k_given = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(0) - 1;
+        if (!strcmp(a, "--quick")) {
+            o->quick = 1;
+            continue;
+        }
+        if (!v) return usage(2);
+        i++;
+        if (!strcmp(a, "--budget")) o->budget = atoi(v);
+        else if (!strcmp(a, "--models")) o->models = v;
+        else if (!strcmp(a, "--rules")) o->rules = v;
+        else if (!strcmp(a, "--time-limit")) o->time_limit = atof(v);
+        else if (!strcmp(a, "--candidates")) {
+            o->k = atoi(v);
+            k_given = 1;
+        } else if (!strcmp(a, "--threads")) {
+            if (!parse_threads(v, o)) return usage(2);
+        } else return usage(2);
+    }
+    if (o->budget < 1 || o->k < 1) return usage(2);
+    if (o->quick && !k_given) o->k = 8;
+    return 0;
+}
+
+static int wanted(const options *o, const model_spec *s)
+{
+    if (!o->models) return !o->quick || s->quick;
+    size_t n = strlen(s->name);
+    for (const char *p = o->models; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && !strncmp(p, s->name, n)) return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+static int64_t param_bytes(const xf_graph *g)
+{
+    int64_t b = 0;
+    for (int v = 0; v < g->n_values; v++)
+        if (g->values[v].kind == XF_VALUE_CONST)
+            b += xf_shape_numel(&g->values[v].shape) * (int64_t)xf_dtype_size(g->values[v].dtype);
+    return b;
+}
+
+/* The model's path: the shared file, or modelzoo's output in scratch.
+ * 0 when the model is absent (a line says so). */
+static int model_path(const model_spec *s, const char *scratch, char *path, size_t n)
+{
+    struct stat st;
+    if (!s->zoo) {
+        snprintf(path, n, "%s/%s/model.onnx", XF_BENCH_MODELS_DIR, s->name);
+        if (stat(path, &st) == 0) return 1;
+        printf("%-18s skipped: %s not found\n", s->name, path);
+        return 0;
+    }
+    char cmd[4096];
+    snprintf(path, n, "%s/%s.onnx", scratch, s->name + 4);
+    snprintf(cmd, sizeof cmd, "'%s' %s -o '%s' > /dev/null", XF_BENCH_MODELZOO, s->zoo, path);
+    if (system(cmd) != 0) die("modelzoo", cmd);
+    return 1;
+}
+
+static void model_free(tb_model *m)
+{
+    xf_search_result_free(&m->res);
+    xf_env_free(m->env);
+    xf_ruleset_free(m->rs);
+    xf_graph_free(&m->outcome);
+    xf_graph_free(&m->model);
+}
+
+/* Loads, prepares and searches one model; 0 (a line says why) on failure. */
+static int search_model(const model_spec *s, const char *path, const char *rules,
+                        xf_cost_model *cm, const options *o, tb_model *m)
+{
+    xf_error err = {0};
+    xf_graph prepared;
+    xf_prepare_stats ps;
+    xf_graph_init(&prepared);
+    snprintf(m->name, sizeof m->name, "%s", s->name);
+    xf_status st = xf_onnx_load(path, NULL, &m->model, &err);
+    if (!st) st = xf_agent_prepare(&m->model, NULL, &prepared, &ps, &err);
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    ro.restrict_to = &prepared;
+    if (!st) st = xf_ruleset_load(rules, &ro, &m->rs, &err);
+    xf_env_options eo = xf_env_options_default();
+    if (!st) st = xf_env_create_prepared(m->rs, cm, &prepared, &ps, &eo, &m->env, &err);
+    xf_search_options so = xf_search_options_default();
+    so.budget = o->budget;
+    so.max_seconds = o->time_limit;
+    so.candidates = o->k > 19 ? o->k : 19; /* rlflow-agent keeps 3 * 6 + 1 */
+    double t0 = xf_clock_now();
+    if (!st) st = xf_search_run(m->env, XF_SEARCH_TASO, &so, &m->res, &err);
+    m->search_s = xf_clock_now() - t0;
+    if (!st)
+        st = xf_agent_outcome_model(cm, &m->model, &m->res.best, &m->outcome, &m->oc, &err);
+    m->param_bytes = param_bytes(&m->model);
+    xf_graph_free(&prepared);
+    if (st) printf("%-18s failed: %s\n", s->name, err.msg);
+    else
+        printf("%-18s %6d nodes, %7.1f MB parameters; search %5.1f s, %lld expanded, %d "
+               "candidates; cost %.4f -> %.4f ms (%+.2f%%, as written)\n",
+               s->name, m->model.n_nodes, (double)m->param_bytes / 1e6, m->search_s,
+               (long long)m->res.expanded, m->res.n_candidates, m->oc.cost_before,
+               m->oc.cost_after, 100.0 * (m->oc.cost_after / m->oc.cost_before - 1));
+    fflush(stdout);
+    return st == XF_OK;
+}
+
+/* Largest |a - b| over the largest |a| of the float outputs, both run in
+ * the target on the same inputs; -1 when it could not run. */
+static double target_rel_diff(xf_target *t, const xf_graph *a, const xf_graph *b)
+{
+    const xf_graph *g[2] = {a, b};
+    xf_target_model *tm[2] = {NULL, NULL};
+    xf_tensor *out[2] = {xf_tensor_array_alloc(a->n_outputs), xf_tensor_array_alloc(b->n_outputs)};
+    xf_status st = out[0] && out[1] ? XF_OK : XF_ERR_NOMEM;
+    double worst_rel = 0;
+    for (int k = 0; k < 2 && !st; k++) {
+        st = xf_target_model_load(t, g[k], 1, &tm[k], NULL);
+        if (!st) st = xf_target_model_run(tm[k], NULL);
+        if (!st) st = xf_target_model_outputs(tm[k], out[k], NULL);
+    }
+    for (int i = 0; i < a->n_outputs && !st; i++) {
+        const xf_tensor *r = &out[0][i], *x = &out[1][i];
+        int64_t n = xf_shape_numel(&r->shape);
+        if (r->dtype != XF_F32 || x->dtype != XF_F32 || xf_shape_numel(&x->shape) != n) continue;
+        const float *rv = r->data, *xv = x->data;
+        double scale = 0, worst = 0;
+        for (int64_t j = 0; j < n; j++) {
+            scale = fmax(scale, fabs((double)rv[j]));
+            double d = fabs((double)xv[j] - (double)rv[j]);
+            if (!(d <= worst)) worst = d;
+        }
+        double rel = scale > 0 ? worst / scale : worst;
+        if (!(rel <= worst_rel)) worst_rel = rel;
+    }
+    for (int k = 0; k < 2; k++) {
+        xf_tensor_array_free(out[k], g[k]->n_outputs);
+        xf_target_model_free(tm[k]);
+    }
+    return st ? -1 : worst_rel;
+}
+
+/* One row of the per-model table for a thread count. */
+static void table_row(xf_target *t, xf_cost_model *cm, xf_cost_model *exec_cm, tb_model *m,
+                      const xf_target_timing_options *to)
+{
+    xf_error err = {0};
+    xf_arbiter_options ao = xf_arbiter_options_default();
+    ao.timing = *to;
+    xf_arbiter_result a;
+    xf_graph out;
+    xf_graph_init(&out);
+    if (xf_agent_arbitrate(t, cm, &m->model, &m->res, &ao, &out, &a, &err)) {
+        printf("%-18s %3d  arbiter failed: %s\n", m->name, xf_target_threads(t), err.msg);
+        return;
+    }
+    const xf_arbiter_entry *in = &a.e[0], *ch = &a.e[a.chosen];
+    /* the cheapest timed candidate on the cost model: what the search would write */
+    const xf_arbiter_entry *cheap = NULL;
+    for (int i = 1; i < a.n; i++)
+        if (a.e[i].t.runs > 0 && (!cheap || a.e[i].cost_ms < cheap->cost_ms)) cheap = &a.e[i];
+    char verdict[32], eq[24], cheap_s[16] = "-", dnn[40];
+    if (a.chosen == 0) snprintf(verdict, sizeof verdict, "input kept");
+    else snprintf(verdict, sizeof verdict, "cand %d", ch->candidate);
+    if (a.chosen) snprintf(eq, sizeof eq, "%.1e", a.max_rel);
+    else snprintf(eq, sizeof eq, "%.1e*", target_rel_diff(t, &m->model, &m->outcome));
+    if (cheap) snprintf(cheap_s, sizeof cheap_s, "%.3f", cheap->t.ratio);
+    double d0 = 0, d1 = 0, spread = 0;
+    if (xf_agent_latency_pair(exec_cm, &m->model, &m->outcome, &d0, &d1, &spread, &err))
+        snprintf(dnn, sizeof dnn, "failed");
+    else
+        snprintf(dnn, sizeof dnn, "%.3f +-%.3f%s", d1 / d0, spread,
+                 m->oc.kept_original ? " =in" : "");
+    printf("%-18s %3d %6d %8.1f %8.4f %8.4f  %-10s %8.3f %8.3f  %.3f [%.3f,%.3f] %6.3f %6s %9s "
+           "%-18s %7.1f %7.1f\n",
+           m->name, xf_target_threads(t), m->model.n_nodes, (double)m->param_bytes / 1e6,
+           in->cost_ms, m->oc.cost_after, verdict, in->t.median_ms, ch->t.median_ms, ch->t.ratio,
+           ch->t.lo, ch->t.hi, a.self.noise, cheap_s, eq, dnn, m->search_s, a.seconds);
+    fflush(stdout);
+    xf_graph_free(&out);
+    xf_arbiter_result_free(&a);
+}
+
+static xf_target *open_target(int threads)
+{
+    xf_error err = {0};
+    xf_target_options to = xf_target_default_options();
+    to.threads = threads;
+    xf_target *t = NULL;
+    if (xf_target_open(&to, &t, &err)) die("ONNX Runtime", err.msg);
+    return t;
+}
+
+static xf_cost_model *open_cost(int threads, const char *cache)
+{
+    xf_error err = {0};
+    xf_cost_options co = xf_cost_options_default();
+    co.backend = XF_COST_ONEDNN;
+    co.threads = threads;
+    co.cache_path = cache;
+    xf_cost_model *cm = NULL;
+    if (xf_cost_open(&co, &cm, &err)) die("cost model", err.msg);
+    return cm;
+}
+
+static void print_legend(void)
+{
+    printf("  thr: ONNX Runtime intra-op threads (the oneDNN executor uses as many); cost: the\n"
+           "  cost model (sum of 1-thread oneDNN kernels), input and search's best as written;\n"
+           "  verdict: what the arbiter writes; ORT in/out: median ms of the input and of that;\n"
+           "  ratio out/in [95%% interval]; noise: the input against a second session of\n"
+           "  itself; cheap: ORT ratio of the cheapest candidate timed; max_rel: outputs of the\n"
+           "  written model vs the input in ORT (* = the search's best, when the input is kept);\n"
+           "  oneDNN: executor latency ratio of the search's best (+- run spread, =in: the best\n"
+           "  was not cheaper as written, the input); search s / arbiter s: the time the target\n"
+           "  adds is the arbiter's.\n");
+    printf("%-18s %3s %6s %8s %8s %8s  %-10s %8s %8s  %-19s %6s %6s %9s %-18s %7s %7s\n", "model",
+           "thr", "nodes", "param MB", "cost in", "cost out", "verdict", "ORT in", "ORT out",
+           "ratio [95% int]", "noise", "cheap", "max_rel", "oneDNN", "search", "arbiter");
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
+    xf_error err = {0};
+    xf_target_options probe = xf_target_default_options();
+    probe.threads = o.threads[0];
+    xf_target *t = NULL;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (xf_target_open(&probe, &t, &err)) {
+        printf("bench_target: ONNX Runtime is not available: %s\n", err.msg);
+        printf("bench_target: nothing to measure without the target; run tools/setup.sh\n");
+        return 0;
+    }
+    printf("machine: %ld cores (shared: figures at 2 threads are noisy while others compile)\n",
+           cores);
+    printf("target:  %s\n", xf_target_identity(t));
+    xf_target_close(t);
+
+    const char *scratch = bench_scratch("bench_target");
+    char rules[2048], cache[2100];
+    if (o.rules) snprintf(rules, sizeof rules, "%s", o.rules);
+    else bench_make_rules(scratch, XF_BENCH_XFERGEN, XF_BENCH_XFERVERIFY, rules, sizeof rules);
+    snprintf(cache, sizeof cache, "%s/costs.db", scratch);
+    xf_cost_model *cm = open_cost(1, cache);
+    printf("costs:   %s\nrules:   %s; TASO search, budget %d, at most %g s; K = %d%s\n",
+           xf_cost_identity(cm), rules, o.budget, o.time_limit, o.k, o.quick ? "; --quick" : "");
+
+    printf("\n== search (once per model; oneDNN cost model, 1 thread)\n");
+    tb_model *m = xf_calloc(N_SPECS, sizeof *m);
+    if (!m) die("models", "out of memory");
+    int n = 0;
+    for (int i = 0; i < N_SPECS; i++) {
+        char path[2048];
+        if (!wanted(&o, &specs[i]) || !model_path(&specs[i], scratch, path, sizeof path)) continue;
+        xf_graph_init(&m[n].model);
+        xf_graph_init(&m[n].outcome);
+        xf_search_result_init(&m[n].res);
+        if (search_model(&specs[i], path, rules, cm, &o, &m[n])) n++;
+        else model_free(&m[n]);
+    }
+    xf_target_timing_options to;
+    memset(&to, 0, sizeof to);
+    if (o.quick) {
+        to.rounds = 10;
+        to.round_ms = 25;
+    }
+
+    printf("\n== 1. per model: the arbiter in ONNX Runtime (what would be written)\n");
+    print_legend();
+    for (int ti = 0; ti < o.n_threads; ti++) {
+        t = open_target(o.threads[ti]);
+        xf_cost_model *exec_cm = open_cost(o.threads[ti], NULL);
+        for (int i = 0; i < n; i++) table_row(t, cm, exec_cm, &m[i], &to);
+        xf_cost_close(exec_cm);
+        xf_target_close(t);
+    }
+
+    printf("\n== 2. rank correlation: cost model (as written) vs latency, over the graphs the "
+           "search visited\n"
+           "  n: distinct finished models (input, start graph, cheapest K); cost/ORT: ranges "
+           "relative to the input;\n  ORT s: timing time; nan: undefined (one side constant); "
+           "oneDNN: the same correlation\n  with the 1-thread oneDNN executor's latency (n)\n");
+    xf_cost_model *exec1 = open_cost(1, NULL);
+    for (int ti = 0; ti < o.n_threads; ti++) {
+        t = open_target(o.threads[ti]);
+        printf("-- ONNX Runtime, %d thread%s\n", o.threads[ti], o.threads[ti] > 1 ? "s" : "");
+        printf("%-18s %6s %7s %7s  %-11s  %-11s %6s   %s\n", "model", "n", "rho", "tau", "cost",
+               "ORT ratio", "ORT s", "oneDNN rho, tau");
+        for (int i = 0; i < n; i++) tb_rank_model(t, cm, exec1, &m[i], o.k, &to);
+        xf_target_close(t);
+    }
+    xf_cost_close(exec1);
+    for (int i = 0; i < n; i++) model_free(&m[i]);
+    xf_free(m);
+    xf_cost_close(cm);
+    return 0;
+}
