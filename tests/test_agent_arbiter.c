@@ -10,8 +10,8 @@
  * outputs with a large useless matmul on top (y + 0 * x·W) is timed, found
  * slower, and the input is written unchanged; the other way round (the
  * input is the slow one) the fast candidate is chosen with its ratio's
- * whole 95% interval below 1 and its outputs in the target equal to the
- * input's; a candidate that computes something else is dropped untimed;
+ * whole 95% interval below 1, again in a confirming run, and its outputs
+ * in the target equal to the input's; a candidate that computes something else is dropped untimed;
  * a candidate finishing to the input itself is a duplicate. The
  * environment's sparse target reward comes every k-th valid step with the
  * latency change since the previous measurement.
@@ -244,6 +244,9 @@ START_TEST(a_faster_candidate_is_written_and_a_wrong_one_dropped)
     ck_assert_int_eq(ar.e[3].verdict, XF_ARBITER_CHOSEN);
     ck_assert_int_eq(ar.chosen, 3);
     ck_assert_msg(ar.e[3].t.hi < 1.0, "interval [%.3f, %.3f]", ar.e[3].t.lo, ar.e[3].t.hi);
+    ck_assert_int_gt(ar.e[3].confirm.runs, 0); /* confirmed in a second run */
+    ck_assert_msg(ar.e[3].confirm.hi < 1.0, "confirming interval [%.3f, %.3f]",
+                  ar.e[3].confirm.lo, ar.e[3].confirm.hi);
     ck_assert(ar.max_rel <= 1e-4);
     ck_assert_int_eq(out.n_nodes, fast.n_nodes);
     xf_arbiter_result_free(&ar);

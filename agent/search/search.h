@@ -244,7 +244,8 @@ void xf_search_result_free(xf_search_result *r);
 /* Runs a search on the environment e, starting from its reset state. res
  * must have been initialised (xf_search_result_init); what it held is freed.
  * On return the environment holds the best graph (best_ms is its cost);
- * res->best shares its constants with the model, which must outlive it. */
+ * res->best and res->candidates share constants with the model and with
+ * the environment's prepared graph: both must outlive them. */
 xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options *opt,
                         xf_search_result *res, xf_error *err);
 
@@ -297,7 +298,8 @@ typedef enum xf_arbiter_verdict {
     XF_ARBITER_CHOSEN,      /* timed, fastest beyond the noise: written */
     XF_ARBITER_DUPLICATE,   /* finishes to a model already in the list */
     XF_ARBITER_WRONG,       /* the interpreter check failed: not timed */
-    XF_ARBITER_TARGET_WRONG /* chosen, but its outputs in the target differ */
+    XF_ARBITER_TARGET_WRONG, /* fastest, but its outputs in the target differ */
+    XF_ARBITER_UNCONFIRMED  /* fastest, but not faster in the confirming run */
 } xf_arbiter_verdict;
 
 typedef struct xf_arbiter_entry {
@@ -306,6 +308,8 @@ typedef struct xf_arbiter_entry {
     double cost_ms;         /* cost model, the model as written */
     int n_nodes;            /* nodes as written */
     xf_target_timing t;     /* in the target, against the input (when timed) */
+    xf_target_timing confirm; /* the confirming run against the input alone
+                               (CHOSEN and UNCONFIRMED entries) */
     xf_arbiter_verdict verdict;
 } xf_arbiter_entry;
 
@@ -314,7 +318,8 @@ typedef struct xf_arbiter_result {
     xf_arbiter_entry *e;
     int chosen;             /* entry written (0: the input, unchanged) */
     xf_target_timing self;  /* a second session of the input against the first */
-    double max_rel;         /* chosen vs input outputs in the target (0 for the input) */
+    double max_rel;         /* chosen vs input outputs in the target (0 when the input
+                               is kept) */
     double seconds;         /* time the arbiter took */
 } xf_arbiter_result;
 
@@ -324,7 +329,8 @@ void xf_arbiter_result_free(xf_arbiter_result *r); /* zeroes it; NULL is a no-op
  * distinct models that pass the interpreter check), times them with the
  * input in alternation in the target, and puts the chosen model into *out:
  * the one with the smallest latency ratio that is faster beyond the noise
- * (xf_target_verdict against the input's self check), provided
+ * (xf_target_verdict against the input's self check) and again in a second
+ * run against the input alone (confirm), provided
  * its outputs in the target equal the input's there; else a copy of model.
  * cm (may be NULL) only fills cost_ms. On failure *out and *res are empty. */
 xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *model,

@@ -342,6 +342,7 @@ static const char *verdict_name(xf_arbiter_verdict v)
     case XF_ARBITER_CHOSEN: return "fastest: written";
     case XF_ARBITER_DUPLICATE: return "same model as one above";
     case XF_ARBITER_WRONG: return "differs from the input (interpreter): dropped";
+    case XF_ARBITER_UNCONFIRMED: return "fastest, not faster again in the confirming run";
     default: return "fastest, but its outputs differ in the target: dropped";
     }
 }
@@ -372,6 +373,10 @@ static void print_target(run_state *s)
         printf("  %-9s %10.4f %6d %7s %17s  %s\n", name, e->cost_ms, e->n_nodes, ratio, iv,
                verdict_name(e->verdict));
     }
+    if (a->chosen > 0)
+        printf("confirmed:       a second run against the input alone: x%.3f [%.3f, %.3f]\n",
+               a->e[a->chosen].confirm.ratio, a->e[a->chosen].confirm.lo,
+               a->e[a->chosen].confirm.hi);
     if (a->chosen == 0)
         printf("result:          no candidate is faster than the input in the target beyond the "
                "noise; the input model is written unchanged\n");
