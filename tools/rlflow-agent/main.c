@@ -370,8 +370,9 @@ static void print_target(run_state *s)
             snprintf(ratio, sizeof ratio, "%.3f", e->t.ratio);
             snprintf(iv, sizeof iv, "[%.3f, %.3f]", e->t.lo, e->t.hi);
         }
+        int slower = e->verdict == XF_ARBITER_TIMED && xf_target_verdict(&e->t, &a->self) > 0;
         printf("  %-9s %10.4f %6d %7s %17s  %s\n", name, e->cost_ms, e->n_nodes, ratio, iv,
-               verdict_name(e->verdict));
+               slower ? "slower beyond the noise" : verdict_name(e->verdict));
     }
     if (a->chosen > 0)
         printf("confirmed:       a second run against the input alone: x%.3f [%.3f, %.3f]\n",
