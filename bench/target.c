@@ -19,7 +19,6 @@
  *    with the oneDNN executor) over the graphs the search visited.
  * Prints only; never asserts. Without ONNX Runtime it says so and exits 0.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,39 +215,11 @@ static int search_model(const model_spec *s, const char *path, const char *rules
     return st == XF_OK;
 }
 
-/* Largest |a - b| over the largest |a| of the float outputs, both run in
- * the target on the same inputs; -1 when it could not run. */
+/* xf_target_outputs_diff of a and b; -1 when it could not run. */
 static double target_rel_diff(xf_target *t, const xf_graph *a, const xf_graph *b)
 {
-    const xf_graph *g[2] = {a, b};
-    xf_target_model *tm[2] = {NULL, NULL};
-    xf_tensor *out[2] = {xf_tensor_array_alloc(a->n_outputs), xf_tensor_array_alloc(b->n_outputs)};
-    xf_status st = out[0] && out[1] ? XF_OK : XF_ERR_NOMEM;
-    double worst_rel = 0;
-    for (int k = 0; k < 2 && !st; k++) {
-        st = xf_target_model_load(t, g[k], 1, &tm[k], NULL);
-        if (!st) st = xf_target_model_run(tm[k], NULL);
-        if (!st) st = xf_target_model_outputs(tm[k], out[k], NULL);
-    }
-    for (int i = 0; i < a->n_outputs && !st; i++) {
-        const xf_tensor *r = &out[0][i], *x = &out[1][i];
-        int64_t n = xf_shape_numel(&r->shape);
-        if (r->dtype != XF_F32 || x->dtype != XF_F32 || xf_shape_numel(&x->shape) != n) continue;
-        const float *rv = r->data, *xv = x->data;
-        double scale = 0, worst = 0;
-        for (int64_t j = 0; j < n; j++) {
-            scale = fmax(scale, fabs((double)rv[j]));
-            double d = fabs((double)xv[j] - (double)rv[j]);
-            if (!(d <= worst)) worst = d;
-        }
-        double rel = scale > 0 ? worst / scale : worst;
-        if (!(rel <= worst_rel)) worst_rel = rel;
-    }
-    for (int k = 0; k < 2; k++) {
-        xf_tensor_array_free(out[k], g[k]->n_outputs);
-        xf_target_model_free(tm[k]);
-    }
-    return st ? -1 : worst_rel;
+    double rel = 0;
+    return xf_target_outputs_diff(t, a, b, 1, &rel, NULL) ? -1 : rel;
 }
 
 /* One row of the per-model table for a thread count. */

@@ -71,18 +71,6 @@ static void finished_free(finished *f)
     memset(f, 0, sizeof *f);
 }
 
-static xf_status cost_as_written(xf_cost_model *cm, const xf_graph *g, double *ms, xf_error *err)
-{
-    xf_graph_index *ix = NULL;
-    xf_op_cost total;
-    memset(&total, 0, sizeof total);
-    xf_status st = xf_graph_index_build(g, &ix, err);
-    if (!st) st = xf_agent_graph_cost(cm, g, ix, &total, err);
-    xf_graph_index_free(ix);
-    *ms = total.ms;
-    return st;
-}
-
 /* Adds candidate c finished, unless it finishes to a model already there. */
 static xf_status add_candidate(finished *f, uint64_t *hash, const xf_graph *work, xf_error *err)
 {
@@ -172,7 +160,7 @@ void tb_rank_model(xf_target *t, xf_cost_model *cm, xf_cost_model *exec_cm, tb_m
         tm = xf_calloc((size_t)f.n, sizeof *tm);
         if (!tm) st = XF_FAIL(&err, XF_ERR_NOMEM, "out of memory");
     }
-    for (int i = 0; i < f.n && !st; i++) st = cost_as_written(cm, f.g[i], &f.cost[i], &err);
+    for (int i = 0; i < f.n && !st; i++) st = xf_agent_model_cost(cm, f.g[i], &f.cost[i], &err);
     double t0 = xf_clock_now();
     if (!st) st = xf_target_compare(t, f.g, f.n, to, tm, &self, &err);
     double t_target = xf_clock_now() - t0;

@@ -65,6 +65,13 @@ xf_status xf_target_model_run(xf_target_model *m, xf_error *err);
 xf_status xf_target_model_outputs(xf_target_model *m, xf_tensor *outs, xf_error *err);
 void xf_target_model_free(xf_target_model *m); /* NULL is a no-op */
 
+/* Runs a and b (same inputs) in the target on xf_graph_random_inputs(seed)
+ * and puts into *max_rel the largest |b - a| over the largest |a| of each
+ * float output, the largest over outputs; an integer or boolean output that
+ * differs, a shape that differs or a NaN gives INFINITY. */
+xf_status xf_target_outputs_diff(xf_target *t, const xf_graph *a, const xf_graph *b,
+                                 uint64_t seed, double *max_rel, xf_error *err);
+
 /* How xf_target_compare times. Zeroed fields take the defaults. */
 typedef struct xf_target_timing_options {
     uint64_t seed;       /* inputs (default 1) */

@@ -1,5 +1,5 @@
 /*
- * agent_fixture.h — the fixture of the agent suites (test_agent_env.c,
+ * agent_fixture.h — the fixture of the agent suites (test_agent_env.c, test_agent_arbiter.c,
  * test_agent_search.c, test_agent_ppo.c, test_agent_wm.c and, for its graph
  * builders, test_agent_gnn.c): an analytic cost model (100
  * GFLOP/s, 10 GB/s, 2 us per kernel, no cache file), graph-building
@@ -37,6 +37,11 @@ void xf_fx_rule_conv_relu(xf_rule *r);
 void xf_fx_rule_matmul_merge(xf_rule *r);
 /* Both rules, validated, with ids 1 and 2 and their reverses. */
 xf_ruleset *xf_fx_rules(void);
+
+/* The search suites' graph: x -> [conv -> relu] x 3, and matmul(a, m1),
+ * matmul(a, m2), matmul(b, m3), matmul(b, m4) with a: [64,256], m: [256,16]:
+ * five rewrites (three fusions, two merges) from its optimum. */
+void xf_fx_search_graph(xf_graph *g);
 
 /* An environment over the cost model and the rule set above. */
 typedef struct xf_fx_env {

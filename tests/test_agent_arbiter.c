@@ -25,27 +25,6 @@
 
 /* ------------------------------------------------------------ candidates */
 
-/* Three conv+relu blocks and two pairs of matmuls sharing their left operand
- * (five rewrites apart from the optimum). */
-static void build_graph(xf_graph *g)
-{
-    xf_graph_init(g);
-    int x = xf_fx_input(g, "x", xf_fx_shape(4, 1, 4, 8, 8));
-    for (int i = 0; i < 3; i++) {
-        int w = xf_fx_weight(g, "w", xf_fx_shape(4, 4, 4, 3, 3), (uint64_t)(10 + i));
-        xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
-        x = xf_fx_op(g, XF_OP_RELU, NULL, xf_fx_op(g, XF_OP_CONV, &p, x, w), -1);
-    }
-    xf_fx_output(g, x);
-    for (int k = 0; k < 2; k++) {
-        int a = xf_fx_input(g, k ? "b" : "a", xf_fx_shape(2, 64, 256, 0, 0));
-        for (int j = 0; j < 2; j++) {
-            int m = xf_fx_weight(g, "m", xf_fx_shape(2, 256, 16, 0, 0), (uint64_t)(20 + 2 * k + j));
-            xf_fx_output(g, xf_fx_op(g, XF_OP_MATMUL, NULL, a, m));
-        }
-    }
-}
-
 static void run_search(xf_fx_env *f, xf_search_kind kind, int k, xf_search_result *res)
 {
     xf_search_options so = xf_search_options_default();
@@ -81,7 +60,7 @@ START_TEST(searches_keep_cheapest_distinct_candidates_with_the_start)
 {
     for (int kind = 0; kind < XF_SEARCH_KIND_COUNT; kind++) {
         xf_fx_env f;
-        xf_fx_env_open(&f, build_graph, NULL);
+        xf_fx_env_open(&f, xf_fx_search_graph, NULL);
         xf_search_result res;
         run_search(&f, (xf_search_kind)kind, 6, &res);
         check_candidates(&res, 6);
@@ -99,7 +78,7 @@ END_TEST
 START_TEST(the_start_graph_is_never_evicted)
 {
     xf_fx_env f;
-    xf_fx_env_open(&f, build_graph, NULL);
+    xf_fx_env_open(&f, xf_fx_search_graph, NULL);
     xf_search_result res;
     run_search(&f, XF_SEARCH_TASO, 2, &res);
     ck_assert_int_eq(res.n_candidates, 2);
@@ -120,7 +99,7 @@ END_TEST
 START_TEST(candidate_paths_have_their_rewrites)
 {
     xf_fx_env f;
-    xf_fx_env_open(&f, build_graph, NULL);
+    xf_fx_env_open(&f, xf_fx_search_graph, NULL);
     xf_search_result res;
     run_search(&f, XF_SEARCH_GREEDY, 8, &res);
     int seen[16] = {0};
@@ -271,7 +250,7 @@ START_TEST(the_environment_rewards_target_latency_every_k_steps)
     eo.target_every = 2;
     eo.reward_target = 0.5;
     xf_fx_env f;
-    xf_fx_env_open(&f, build_graph, &eo);
+    xf_fx_env_open(&f, xf_fx_search_graph, &eo);
     double init = xf_env_target_initial_ms(f.e), last = init;
     ck_assert(init > 0);
     for (int k = 1; k <= 4; k++) {

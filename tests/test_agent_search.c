@@ -19,28 +19,6 @@
 
 /* ------------------------------------------------------------ fixtures */
 
-/* The search graph: x -> [conv -> relu] x 3, and matmul(a, m1), matmul(a, m2),
- * matmul(b, m3), matmul(b, m4) with a: [64,256], m: [256,16] (big enough
- * that merging saves memory traffic on the analytic roofline). */
-static void build_search_graph(xf_graph *g)
-{
-    xf_graph_init(g);
-    int x = xf_fx_input(g, "x", xf_fx_shape(4, 1, 4, 8, 8));
-    for (int i = 0; i < 3; i++) {
-        int w = xf_fx_weight(g, "w", xf_fx_shape(4, 4, 4, 3, 3), (uint64_t)(10 + i));
-        xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
-        x = xf_fx_op(g, XF_OP_RELU, NULL, xf_fx_op(g, XF_OP_CONV, &p, x, w), -1);
-    }
-    xf_fx_output(g, x);
-    for (int k = 0; k < 2; k++) {
-        int a = xf_fx_input(g, k ? "b" : "a", xf_fx_shape(2, 64, 256, 0, 0));
-        for (int j = 0; j < 2; j++) {
-            int m = xf_fx_weight(g, "m", xf_fx_shape(2, 256, 16, 0, 0), (uint64_t)(20 + 2 * k + j));
-            xf_fx_output(g, xf_fx_op(g, XF_OP_MATMUL, NULL, a, m));
-        }
-    }
-}
-
 /* Cost of the search graph before and after all five rewrites. */
 static void expected_costs(xf_cost_model *cm, double *initial, double *optimum)
 {
@@ -83,7 +61,7 @@ static void setup_graph(fixture *f, const xf_env_options *opt)
 
 static void setup(fixture *f, const xf_env_options *opt)
 {
-    build_search_graph(&f->g);
+    xf_fx_search_graph(&f->g);
     setup_graph(f, opt);
 }
 

@@ -16,7 +16,6 @@
  * outputs in the target must also equal the input's there; else the input
  * is written. Never a model measured slower.
  */
-#include <math.h>
 #include <string.h>
 
 #include "agent/search/search_internal.h"
@@ -57,57 +56,10 @@ static void pool_free(pool *p, int keep)
     xf_free(p->hash);
 }
 
-/* Largest |a - b| over the largest |b| of each float output; ints equal. */
-static xf_status target_outputs_close(xf_target *t, const xf_graph *a, const xf_graph *b,
-                                      uint64_t seed, double rtol, double *max_rel, int *close,
-                                      xf_error *err)
-{
-    const xf_graph *g[2] = {a, b};
-    xf_target_model *m[2] = {NULL, NULL};
-    xf_tensor *out[2] = {xf_tensor_array_alloc(a->n_outputs), xf_tensor_array_alloc(b->n_outputs)};
-    xf_status st = XF_OK;
-    *max_rel = 0;
-    *close = 1;
-    if (!out[0] || !out[1])
-        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the outputs in the target");
-    for (int k = 0; k < 2 && !st; k++) {
-        st = xf_target_model_load(t, g[k], seed, &m[k], err);
-        if (!st) st = xf_target_model_run(m[k], err);
-        if (!st) st = xf_target_model_outputs(m[k], out[k], err);
-    }
-    for (int i = 0; i < a->n_outputs && !st; i++) {
-        const xf_tensor *x = &out[1][i], *ref = &out[0][i];
-        if (ref->dtype != XF_F32) {
-            if (!xf_tensor_close(x, ref, 0, 0)) *close = 0;
-            continue;
-        }
-        double scale = 0, worst = 0;
-        int64_t n = xf_shape_numel(&ref->shape);
-        const float *r = ref->data, *v = x->data;
-        if (x->dtype != XF_F32 || xf_shape_numel(&x->shape) != n) {
-            *close = 0;
-            continue;
-        }
-        for (int64_t j = 0; j < n; j++) {
-            double d = fabs((double)v[j] - (double)r[j]);
-            if (fabs((double)r[j]) > scale) scale = fabs((double)r[j]);
-            if (!(d <= worst)) worst = d; /* NaN counts as worst */
-        }
-        double rel = scale > 0 ? worst / scale : worst;
-        if (!(rel <= *max_rel)) *max_rel = rel;
-        if (!(rel <= rtol)) *close = 0;
-    }
-    for (int k = 0; k < 2; k++) {
-        xf_tensor_array_free(out[k], g[k]->n_outputs);
-        xf_target_model_free(m[k]);
-    }
-    return st;
-}
-
-static xf_status add_entry(xf_arbiter_result *res, int cap, int cand, xf_arbiter_verdict v,
+/* res->e has room for every candidate and the input. */
+static xf_status add_entry(xf_arbiter_result *res, int cand, xf_arbiter_verdict v,
                            const xf_graph *g, xf_cost_model *cm, xf_error *err)
 {
-    if (res->n == cap) return XF_OK;
     xf_arbiter_entry *e = &res->e[res->n++];
     memset(e, 0, sizeof *e);
     e->candidate = cand;
@@ -122,7 +74,7 @@ static xf_status add_entry(xf_arbiter_result *res, int cap, int cand, xf_arbiter
  * distinct cost, then the rest cheapest first. Candidates of equal cost are
  * mostly the same rewrites in another order or place; distinct costs reach
  * further for the few models the target can time. */
-static void candidate_order(const xf_search_result *sr, int n, int *order)
+static void candidate_order(const xf_search_result *sr, int *order)
 {
     int k = 0;
     for (int c = 0; c < sr->n_candidates; c++)
@@ -137,25 +89,24 @@ static void candidate_order(const xf_search_result *sr, int n, int *order)
         if (c > 0 && sr->candidates[c].ms == sr->candidates[c - 1].ms) order[k++] = c;
     }
     if (sr->n_candidates == 0) order[k++] = 0;
-    (void)n;
 }
 
 /* Finishes, dedupes and checks the candidates into the pool; one entry per
  * candidate looked at. */
 static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_search_result *sr,
-                        const xf_arbiter_options *o, pool *p, xf_arbiter_result *res, int cap,
+                        const xf_arbiter_options *o, pool *p, xf_arbiter_result *res,
                         int *entry_of, xf_error *err)
 {
     xf_status st = xf_graph_hash_checked(model, XF_HASH_CONTENT, &p->hash[0], err);
     p->models[0] = model;
     p->n = 1;
     entry_of[0] = 0;
-    if (!st) st = add_entry(res, cap, -1, XF_ARBITER_INPUT, model, cm, err);
+    if (!st) st = add_entry(res, -1, XF_ARBITER_INPUT, model, cm, err);
     /* A learning agent keeps no candidates: its best graph is the one. */
     int n_cand = sr->n_candidates > 0 ? sr->n_candidates : 1;
     int *order = xf_malloc((size_t)n_cand * sizeof *order);
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
-    candidate_order(sr, n_cand, order);
+    candidate_order(sr, order);
     for (int k = 0; k < n_cand && !st && p->n <= o->max_models; k++) {
         int c = order[k];
         xf_graph fin;
@@ -183,7 +134,7 @@ static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_searc
         xf_arbiter_verdict v = dup ? XF_ARBITER_DUPLICATE
                                : (cst || chk.bad_output >= 0) ? XF_ARBITER_WRONG
                                                              : XF_ARBITER_TIMED;
-        if (!st) st = add_entry(res, cap, c, v, &fin, cm, err);
+        if (!st) st = add_entry(res, c, v, &fin, cm, err);
         if (st || v != XF_ARBITER_TIMED) {
             xf_graph_free(&fin);
             continue;
@@ -220,7 +171,7 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
     xf_status st = XF_OK;
     if (!entry_of || !tm || !res->e || !p.fin || !p.models || !p.hash)
         st = XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
-    if (!st) st = gather(cm, model, sr, &opt, &p, res, cap, entry_of, err);
+    if (!st) st = gather(cm, model, sr, &opt, &p, res, entry_of, err);
     if (!st) {
         xf_target_timing_options to = opt.timing;
         to.seed = opt.seed;
@@ -240,10 +191,9 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
      * load from another process can fake one verdict, rarely two. */
     while (!st && best > 0) {
         xf_arbiter_entry *w = &res->e[entry_of[best]];
-        int close = 0;
-        st = target_outputs_close(t, model, p.models[best], opt.seed, opt.target_rtol,
-                                  &res->max_rel, &close, err);
-        if (!st && close) {
+        st = xf_target_outputs_diff(t, model, p.models[best], opt.seed, &res->max_rel, err);
+        int close = !st && res->max_rel <= opt.target_rtol;
+        if (close) {
             const xf_graph *pair[2] = {model, p.models[best]};
             xf_target_timing two[2], self2;
             xf_target_timing_options to = opt.timing;

@@ -13,7 +13,10 @@
  *    (agent/rl/rl.h) run on it too;
  *  - the searches, and the set of graph hashes they (and the agents) keep;
  *  - the outcome: the model a search's best graph becomes, never slower
- *    than the input as written, and its end-to-end latency.
+ *    than the input as written, and its end-to-end latency;
+ *  - the final arbiter: the search's cheapest candidates timed against the
+ *    input in the target runtime (target/target.h), the fastest beyond the
+ *    noise written, else the input.
  *
  * Ownership: every create/load has one matching free; graphs handed out by
  * the environment are owned by it and valid until its next step/reset.
@@ -250,6 +253,10 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
                         xf_search_result *res, xf_error *err);
 
 /* ---------------------------------------------------------------- outcome */
+
+/* Cost of a whole model as written (xf_agent_graph_cost on its own index:
+ * weight-only nodes free, as in the search). */
+xf_status xf_agent_model_cost(xf_cost_model *cm, const xf_graph *g, double *ms, xf_error *err);
 
 /* The model to hand out after a search, and what it costs. */
 typedef struct xf_agent_outcome {

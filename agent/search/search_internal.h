@@ -58,9 +58,6 @@ void xf_search_candidates_free(xf_search_result *res);
 xf_status xf_search_trail_path(const xf_search_trail *t, int entry, int **applied, int *n,
                                xf_error *err);
 
-/* Cost of a whole model as exported (weight-only nodes free, as in search). */
-xf_status xf_agent_model_cost(xf_cost_model *cm, const xf_graph *g, double *ms, xf_error *err);
-
 /* 1 when a failed peek or rewrite only means "this action does not work
  * here" (the search skips it), not that the machine is in trouble. */
 int xf_search_skippable(xf_status st);

@@ -1,0 +1,57 @@
+/*
+ * outputs.c — xf_target_outputs_diff: how far apart two models' outputs
+ * are when both run in the target on the same inputs. The arbiter checks a
+ * chosen model with it and the benches print it; the scale is each output's
+ * largest |value| because elementwise relative error is meaningless at
+ * values near zero (a softmax's tail, a ReLU's zeros).
+ */
+#include <math.h>
+
+#include "target/target.h"
+
+/* Largest |x - ref| over the largest |ref| (NaN counts as infinitely far). */
+static double float_diff(const xf_tensor *x, const xf_tensor *ref)
+{
+    int64_t n = xf_shape_numel(&ref->shape);
+    if (x->dtype != XF_F32 || xf_shape_numel(&x->shape) != n) return INFINITY;
+    const float *r = ref->data, *v = x->data;
+    double scale = 0, worst = 0;
+    for (int64_t j = 0; j < n; j++) {
+        double d = fabs((double)v[j] - (double)r[j]);
+        if (fabs((double)r[j]) > scale) scale = fabs((double)r[j]);
+        if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+    }
+    return scale > 0 ? worst / scale : worst;
+}
+
+xf_status xf_target_outputs_diff(xf_target *t, const xf_graph *a, const xf_graph *b,
+                                 uint64_t seed, double *max_rel, xf_error *err)
+{
+    *max_rel = 0;
+    if (a->n_outputs != b->n_outputs)
+        return XF_FAIL(err, XF_ERR_MISMATCH, "the models have %d and %d outputs", a->n_outputs,
+                       b->n_outputs);
+    const xf_graph *g[2] = {a, b};
+    xf_target_model *m[2] = {NULL, NULL};
+    xf_tensor *out[2] = {xf_tensor_array_alloc(a->n_outputs), xf_tensor_array_alloc(b->n_outputs)};
+    xf_status st = XF_OK;
+    if (!out[0] || !out[1])
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the outputs in the target");
+    for (int k = 0; k < 2 && !st; k++) {
+        st = xf_target_model_load(t, g[k], seed, &m[k], err);
+        if (!st) st = xf_target_model_run(m[k], err);
+        if (!st) st = xf_target_model_outputs(m[k], out[k], err);
+    }
+    for (int i = 0; i < a->n_outputs && !st; i++) {
+        const xf_tensor *ref = &out[0][i], *x = &out[1][i];
+        double rel = ref->dtype == XF_F32 ? float_diff(x, ref)
+                     : xf_tensor_close(x, ref, 0, 0) ? 0.0
+                                                     : INFINITY;
+        if (!(rel <= *max_rel)) *max_rel = rel;
+    }
+    for (int k = 0; k < 2; k++) {
+        xf_tensor_array_free(out[k], g[k]->n_outputs);
+        xf_target_model_free(m[k]);
+    }
+    return st;
+}
