@@ -15,8 +15,11 @@
  *    arbiter (xf_agent_arbitrate) times the candidates against the input in
  *    ONNX Runtime and picks what would be written; one row per model with
  *    the cost model's view, the target's, and the oneDNN executor's.
- * 3. Rank correlation of the cost model with ONNX Runtime latency (and
+ * 3. Rank correlation of the cost model, and of the fusion-aware cost (the
+ *    graph's fused regions timed in ONNX Runtime), with ONNX Runtime latency (and
  *    with the oneDNN executor) over the graphs the search visited.
+ * 4. The TASO search again on the fusion-aware cost, then the arbiter
+ *    (target_fused.c): what `rlflow-agent --target ort --cost fused` writes.
  * Prints only; never asserts. Without ONNX Runtime it says so and exits 0.
  */
 #include <stdio.h>
@@ -363,18 +366,39 @@ int main(int argc, char **argv)
     printf("\n== 2. rank correlation: cost model (as written) vs latency, over the graphs the "
            "search visited\n"
            "  n: distinct finished models (input, start graph, cheapest K); cost/ORT: ranges "
-           "relative to the input;\n  ORT s: timing time; nan: undefined (one side constant); "
-           "oneDNN: the same correlation\n  with the 1-thread oneDNN executor's latency (n)\n");
+           "relative to the input;\n  rho, tau: the operator cost model's; f.rho, f.tau: the "
+           "fusion-aware cost's (fused regions\n  timed in ONNX Runtime), f.s: seconds it took; "
+           "ORT s: timing time; nan: undefined (one side\n  constant); oneDNN: the operator "
+           "cost's correlation with the 1-thread oneDNN executor's latency (n)\n");
     xf_cost_model *exec1 = open_cost(1, NULL);
     for (int ti = 0; ti < o.n_threads; ti++) {
         t = open_target(o.threads[ti]);
         printf("-- ONNX Runtime, %d thread%s\n", o.threads[ti], o.threads[ti] > 1 ? "s" : "");
-        printf("%-18s %6s %7s %7s  %-11s  %-11s %6s   %s\n", "model", "n", "rho", "tau", "cost",
-               "ORT ratio", "ORT s", "oneDNN rho, tau");
-        for (int i = 0; i < n; i++) tb_rank_model(t, cm, exec1, &m[i], o.k, &to);
+        printf("%-18s %6s %7s %7s  %7s %7s %6s  %-11s  %-11s %6s   %s\n", "model", "n", "rho",
+               "tau", "f.rho", "f.tau", "f.s", "cost", "ORT ratio", "ORT s", "oneDNN rho, tau");
+        xf_fused_cost *fc = NULL;
+        if (xf_fused_cost_create(t, cm, NULL, &fc, &err)) die("fusion-aware cost", err.msg);
+        for (int i = 0; i < n; i++) tb_rank_model(t, cm, fc, exec1, &m[i], o.k, &to);
+        xf_fused_cost_free(fc);
         xf_target_close(t);
     }
     xf_cost_close(exec1);
+
+    printf("\n== 3. the search on the fusion-aware cost (fused regions timed in ONNX Runtime), "
+           "then the arbiter\n"
+           "  search s: TASO search, budget %d (section 1's search on the operator cost: its "
+           "'search' column);\n  timed: regions timed in ONNX Runtime (timing s); fused cost "
+           "before -> after (the prepared graph);\n  verdict and ratio [95%% interval] as in "
+           "section 1; noise: the input against itself; arbiter s\n",
+           o.budget);
+    printf("%-18s %3s %8s %8s %6s %8s %8s %8s  %-10s %-19s %6s %7s\n", "model", "thr",
+           "search s", "timed", "s", "fused in", "fused out", "change", "verdict",
+           "ratio [95% int]", "noise", "arbiter");
+    for (int ti = 0; ti < o.n_threads; ti++) {
+        t = open_target(o.threads[ti]);
+        for (int i = 0; i < n; i++) tb_fused_model(t, cm, &m[i], o.budget, o.time_limit, &to);
+        xf_target_close(t);
+    }
     for (int i = 0; i < n; i++) model_free(&m[i]);
     xf_free(m);
     xf_cost_close(cm);

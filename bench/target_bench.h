@@ -34,10 +34,16 @@ typedef struct tb_model {
 void tb_rank_corr(const double *x, const double *y, int n, double *rho, double *tau);
 
 /* Finishes the search's cheapest k distinct candidates and the start
- * graph, drops finished duplicates, costs each as written on cm, times them
- * all against the input in the target in alternation, and (once per model,
- * exec_cm not NULL) on the oneDNN executor; prints one table row. */
-void tb_rank_model(xf_target *t, xf_cost_model *cm, xf_cost_model *exec_cm, tb_model *m, int k,
-                   const xf_target_timing_options *to);
+ * graph, drops finished duplicates, costs each as written on cm and on the
+ * fusion-aware cost fc (over t), times them all against the input in the
+ * target in alternation, and (once per model, exec_cm not NULL) on the
+ * oneDNN executor; prints one table row. */
+void tb_rank_model(xf_target *t, xf_cost_model *cm, xf_fused_cost *fc, xf_cost_model *exec_cm,
+                   tb_model *m, int k, const xf_target_timing_options *to);
+
+/* Searches m again on the fusion-aware cost over t (TASO, budget graphs,
+ * time_limit s), arbitrates its candidates in t and prints one row. */
+void tb_fused_model(xf_target *t, xf_cost_model *cm, tb_model *m, int budget, double time_limit,
+                    const xf_target_timing_options *to);
 
 #endif /* XF_BENCH_TARGET_BENCH_H */

@@ -4,8 +4,10 @@
  * candidate graph is finished as it would be written, costed on the cost
  * model (the sum over its nodes, as the search sees it) and timed in ONNX
  * Runtime against the input; Spearman's rho and Kendall's tau-b of cost
- * against latency, and the same against the oneDNN executor's end-to-end
- * latency for reference.
+ * against latency, for the operator cost model and for the fusion-aware
+ * cost (the graph's fused regions timed in ONNX Runtime one by one), and
+ * the operator cost against the oneDNN executor's end-to-end latency for
+ * reference.
  */
 #include <math.h>
 #include <stdio.h>
@@ -59,7 +61,7 @@ typedef struct finished {
     int n, cap;
     xf_graph *fin;
     const xf_graph **g;
-    double *cost, *ratio, *exec_ms;
+    double *cost, *ratio, *exec_ms, *fused;
 } finished;
 
 static void finished_free(finished *f)
@@ -67,7 +69,7 @@ static void finished_free(finished *f)
     for (int i = 1; i < f->n; i++) xf_graph_free(&f->fin[i]);
     xf_free(f->fin);
     xf_free(f->g);
-    xf_free(f->cost); /* ratio and exec_ms live in the same block */
+    xf_free(f->cost); /* ratio, exec_ms and fused live in the same block */
     memset(f, 0, sizeof *f);
 }
 
@@ -101,7 +103,7 @@ static xf_status gather(const tb_model *m, int k, finished *f, xf_error *err)
     f->cap = (k < sr->n_candidates ? k : sr->n_candidates) + 2;
     f->fin = xf_calloc((size_t)f->cap, sizeof *f->fin);
     f->g = xf_calloc((size_t)f->cap, sizeof *f->g);
-    f->cost = xf_calloc(3 * (size_t)f->cap, sizeof *f->cost);
+    f->cost = xf_calloc(4 * (size_t)f->cap, sizeof *f->cost);
     uint64_t *hash = xf_calloc((size_t)f->cap, sizeof *hash);
     if (!f->fin || !f->g || !f->cost || !hash) {
         xf_free(hash);
@@ -109,6 +111,7 @@ static xf_status gather(const tb_model *m, int k, finished *f, xf_error *err)
     }
     f->ratio = f->cost + f->cap;
     f->exec_ms = f->ratio + f->cap;
+    f->fused = f->exec_ms + f->cap;
     f->g[0] = &m->model;
     f->n = 1;
     xf_status st = xf_graph_hash_checked(&m->model, XF_HASH_CONTENT, &hash[0], err);
@@ -148,8 +151,21 @@ static xf_status exec_latencies(xf_cost_model *cm, finished *f, xf_error *err)
     return st;
 }
 
-void tb_rank_model(xf_target *t, xf_cost_model *cm, xf_cost_model *exec_cm, tb_model *m, int k,
-                   const xf_target_timing_options *to)
+/* The fusion-aware cost of each model as written. */
+static xf_status fused_costs(xf_fused_cost *fc, finished *f, xf_error *err)
+{
+    xf_status st = XF_OK;
+    for (int i = 0; i < f->n && !st; i++) {
+        xf_graph_index *ix = NULL;
+        st = xf_graph_index_build(f->g[i], &ix, err);
+        if (!st) st = xf_fused_cost_graph(fc, f->g[i], ix, &f->fused[i], err);
+        xf_graph_index_free(ix);
+    }
+    return st;
+}
+
+void tb_rank_model(xf_target *t, xf_cost_model *cm, xf_fused_cost *fc, xf_cost_model *exec_cm,
+                   tb_model *m, int k, const xf_target_timing_options *to)
 {
     xf_error err = {0};
     finished f;
@@ -161,6 +177,9 @@ void tb_rank_model(xf_target *t, xf_cost_model *cm, xf_cost_model *exec_cm, tb_m
         if (!tm) st = XF_FAIL(&err, XF_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < f.n && !st; i++) st = xf_agent_model_cost(cm, f.g[i], &f.cost[i], &err);
+    double t_fused = xf_clock_now();
+    if (!st) st = fused_costs(fc, &f, &err);
+    t_fused = xf_clock_now() - t_fused;
     double t0 = xf_clock_now();
     if (!st) st = xf_target_compare(t, f.g, f.n, to, tm, &self, &err);
     double t_target = xf_clock_now() - t0;
@@ -176,16 +195,17 @@ void tb_rank_model(xf_target *t, xf_cost_model *cm, xf_cost_model *exec_cm, tb_m
     if (st) {
         printf("%-18s failed: %s\n", m->name, err.msg);
     } else {
-        double rho, tau, lo = 1e300, hi = 0, clo = 1e300, chi = 0;
+        double rho, tau, frho, ftau, lo = 1e300, hi = 0, clo = 1e300, chi = 0;
         tb_rank_corr(f.cost, f.ratio, f.n, &rho, &tau);
+        tb_rank_corr(f.fused, f.ratio, f.n, &frho, &ftau);
         for (int i = 0; i < f.n; i++) {
             lo = fmin(lo, f.ratio[i]);
             hi = fmax(hi, f.ratio[i]);
             clo = fmin(clo, f.cost[i] / f.cost[0]);
             chi = fmax(chi, f.cost[i] / f.cost[0]);
         }
-        printf("%-18s %6d %+7.3f %+7.3f  %5.3f-%5.3f  %5.3f-%5.3f %6.1f", m->name, f.n, rho, tau,
-               clo, chi, lo, hi, t_target);
+        printf("%-18s %6d %+7.3f %+7.3f  %+7.3f %+7.3f %6.1f  %5.3f-%5.3f  %5.3f-%5.3f %6.1f",
+               m->name, f.n, rho, tau, frho, ftau, t_fused, clo, chi, lo, hi, t_target);
         if (m->exec_done)
             printf("   %+7.3f %+7.3f (%d)\n", m->exec_rho, m->exec_tau, m->exec_n);
         else

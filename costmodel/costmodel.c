@@ -421,3 +421,23 @@ xf_status xf_cost_graph(xf_cost_model *cm, const xf_graph *g, xf_op_cost *total,
     pending_free(&pend);
     return st;
 }
+
+xf_status xf_cost_stored_get(xf_cost_model *cm, const char *identity, const char *key,
+                             double *ms, int *found, xf_error *err)
+{
+    xf_op_cost c;
+    memset(&c, 0, sizeof c);
+    xf_status st = xf_cost_cache_get(cm->cache, identity, key, &c, found, err);
+    *ms = st == XF_OK && *found ? c.ms : 0;
+    return st;
+}
+
+xf_status xf_cost_stored_put(xf_cost_model *cm, const char *identity, const char *key,
+                             double ms, xf_error *err)
+{
+    xf_op_cost c;
+    memset(&c, 0, sizeof c);
+    c.ms = ms;
+    c.kernels = 1;
+    return xf_cost_cache_put(cm->cache, identity, key, &c, err);
+}

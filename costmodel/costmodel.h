@@ -117,6 +117,15 @@ xf_status xf_cost_node(xf_cost_model *cm, const xf_graph *g, int node, xf_op_cos
 xf_status xf_cost_graph(xf_cost_model *cm, const xf_graph *g, xf_op_cost *total,
                         xf_op_cost *per_node, xf_error *err);
 
+/* Costs measured outside the cost model (fused regions timed in the target
+ * runtime, agent/search's fusion-aware cost), kept in the same cache file so
+ * they survive the run: `identity` names what measured them (the runtime,
+ * its version and threads), `key` what was measured. *found = 0 on a miss. */
+xf_status xf_cost_stored_get(xf_cost_model *cm, const char *identity, const char *key,
+                             double *ms, int *found, xf_error *err);
+xf_status xf_cost_stored_put(xf_cost_model *cm, const char *identity, const char *key,
+                             double ms, xf_error *err);
+
 /* Real measurements (cache misses timed on the backend) since open. */
 int64_t xf_cost_measurements(const xf_cost_model *cm);
 

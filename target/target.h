@@ -82,6 +82,9 @@ typedef struct xf_target_timing_options {
     int self_check;      /* 1: time a second session of model 0 as well (see below) */
     const char *const *files; /* NULL, or files[i] the ONNX file g[i] was imported from,
                                  which is then run as written (xf_target_model_load_file) */
+    int fastest;         /* xf_target_latency: *median_ms is the smallest round median
+                            instead (other load only ever slows a run: for short models
+                            timed once, e.g. fused regions, the least disturbed figure) */
 } xf_target_timing_options;
 
 typedef struct xf_target_timing {

@@ -1,6 +1,7 @@
 /*
  * agent_fixture.c — the fixture shared by the agent suites (see
- * agent_fixture.h): an analytic cost model and independent op costs,
+ * agent_fixture.h): the target runtime at one thread, an analytic cost
+ * model and independent op costs,
  * graph-building shorthands that assert on failure, two hand-built rules
  * with their reverses, and an environment over them.
  */
@@ -9,6 +10,18 @@
 #include <stdlib.h>
 
 #include "testutil.h"
+
+xf_target *xf_fx_target(void)
+{
+    xf_target_options o = xf_target_default_options();
+    o.threads = 1;
+    xf_target *t = NULL;
+    xf_error err;
+    xf_status st = xf_target_open(&o, &t, &err);
+    if (st == XF_ERR_UNSUPPORTED) return NULL;
+    ck_assert_msg(st == XF_OK, "%s", err.msg);
+    return t;
+}
 
 xf_cost_model *xf_fx_cost_model(void)
 {

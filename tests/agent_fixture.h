@@ -1,8 +1,9 @@
 /*
- * agent_fixture.h — the fixture of the agent suites (test_agent_env.c, test_agent_arbiter.c,
- * test_agent_search.c, test_agent_ppo.c, test_agent_wm.c and, for its graph
- * builders, test_agent_gnn.c): an analytic cost model (100
- * GFLOP/s, 10 GB/s, 2 us per kernel, no cache file), graph-building
+ * agent_fixture.h — the fixture of the agent suites (test_agent_env.c,
+ * test_agent_arbiter.c, test_agent_fused.c, test_agent_search.c,
+ * test_agent_ppo.c, test_agent_wm.c and, for its graph builders,
+ * test_agent_gnn.c): ONNX Runtime when installed, an analytic cost model
+ * (100 GFLOP/s, 10 GB/s, 2 us per kernel, no cache file), graph-building
  * shorthands that fail the running test on error, a rule set of two
  * hand-built rules and their reverses, and an environment over a graph of
  * the suite's own with both:
@@ -15,6 +16,9 @@
 
 #include "agent/search/search.h"
 
+/* ONNX Runtime at one thread (xf_target_close it), NULL when it is not
+ * installed (the caller skips); any other failure fails the test. */
+xf_target *xf_fx_target(void);
 /* Analytic cost model (xf_cost_close it). */
 xf_cost_model *xf_fx_cost_model(void);
 /* Cost of op with params p (NULL: defaults) on n float32 inputs of shapes

@@ -119,18 +119,6 @@ END_TEST
 
 /* --------------------------------------------------------------- arbiter */
 
-static xf_target *open_target(void)
-{
-    xf_target_options o = xf_target_default_options();
-    o.threads = 1;
-    xf_target *t = NULL;
-    xf_error err;
-    xf_status st = xf_target_open(&o, &t, &err);
-    if (st == XF_ERR_UNSUPPORTED) return NULL;
-    ck_assert_msg(st == XF_OK, "%s", err.msg);
-    return t;
-}
-
 /* out = relu(x), x [256,256]; slow adds 0 * (x·W) with W [256,256]: the
  * same outputs, a large useless matmul on top. wrong adds 1 * (x·W). */
 static void model_graph(xf_graph *g, int extra, float scale)
@@ -181,7 +169,7 @@ static void arbitrate(xf_target *t, const xf_graph *model, const xf_graph *const
 
 START_TEST(a_slower_candidate_is_never_written)
 {
-    xf_target *t = open_target();
+    xf_target *t = xf_fx_target();
     if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
     xf_graph fast, slow, out;
     model_graph(&fast, 0, 0.0f);
@@ -207,7 +195,7 @@ END_TEST
 
 START_TEST(a_faster_candidate_is_written_and_a_wrong_one_dropped)
 {
-    xf_target *t = open_target();
+    xf_target *t = xf_fx_target();
     if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
     xf_graph fast, slow, wrong, out;
     model_graph(&fast, 0, 0.0f);
@@ -243,7 +231,7 @@ END_TEST
  * the prepared model's latency; the steps between get the dense term only. */
 START_TEST(the_environment_rewards_target_latency_every_k_steps)
 {
-    xf_target *t = open_target();
+    xf_target *t = xf_fx_target();
     if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
     xf_env_options eo = xf_env_options_default();
     eo.target = t;

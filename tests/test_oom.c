@@ -10,7 +10,8 @@
  * exports itself and of a real one from ../shared/models (XF_SKIP, or a
  * skipped part, when absent), ONNX export and a reference-interpreter run of
  * both, writing rules to a rules database and reading them back, graph
- * clone and clone_shared, the agent's rule-set load, an agent environment
+ * clone and clone_shared, the fused regions of a graph (partition and
+ * extraction), the agent's rule-set load, an agent environment
  * with a short greedy and TASO search over it, a small enumeration,
  * pruning its candidates, and the verifier: creating one, the axiomatic
  * proof and the bounded element-wise check of three small rules (one valid
@@ -286,6 +287,46 @@ START_TEST(graph_clone)
     oom_walk("graph clone", op_clone, &c, 1);
     c.shared = 1;
     oom_walk("graph clone_shared", op_clone, &c, 1);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* The fused regions of the search fixture's graph: index, partition, and
+ * every region extracted as a graph (a failed extraction leaves it empty). */
+static xf_status op_regions(void *ctx, xf_error *err)
+{
+    const xf_graph *g = ctx;
+    xf_graph_index *ix = NULL;
+    int *region_of = xf_malloc((size_t)g->n_nodes * sizeof(int));
+    int *order = xf_malloc((size_t)g->n_nodes * sizeof(int));
+    uint8_t *escapes = xf_malloc((size_t)g->n_values);
+    int n = 0;
+    xf_status s = region_of && order && escapes
+                      ? xf_graph_index_build(g, &ix, err)
+                      : XF_FAIL(err, XF_ERR_NOMEM, "out of memory in the test");
+    if (!s) s = xf_regions_partition(g, ix, 24, region_of, order, &n, err);
+    if (!s) xf_regions_escapes(g, region_of, escapes);
+    for (int r = 0; r < n && !s; r++) {
+        xf_graph rg;
+        xf_graph_init(&rg);
+        s = xf_regions_extract(g, ix, region_of, order, escapes, r, &rg, err);
+        if (s != XF_OK)
+            ck_assert_msg(rg.n_nodes == 0 && rg.n_values == 0,
+                          "a failed extraction leaves a non-empty graph");
+        xf_graph_free(&rg);
+    }
+    xf_graph_index_free(ix);
+    xf_free(region_of);
+    xf_free(order);
+    xf_free(escapes);
+    return s;
+}
+
+START_TEST(fused_regions)
+{
+    xf_graph g;
+    xf_fx_search_graph(&g);
+    oom_walk("fused regions", op_regions, &g, 1);
     xf_graph_free(&g);
 }
 END_TEST
@@ -655,6 +696,7 @@ static Suite *suite(void)
     tcase_add_test(t, onnx_export);
     tcase_add_test(t, interp_run);
     tcase_add_test(t, graph_clone);
+    tcase_add_test(t, fused_regions);
     tcase_add_test(t, rulesdb_write);
     tcase_add_test(t, rulesdb_read);
     tcase_add_test(t, ruleset_load);

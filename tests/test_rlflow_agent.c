@@ -396,6 +396,16 @@ START_TEST(test_untouchable_model)
 }
 END_TEST
 
+/* 1 when ONNX Runtime loads (the default library lookup). */
+static int have_ort(void)
+{
+    xf_target_options to = xf_target_default_options();
+    xf_target *t = NULL;
+    if (xf_target_open(&to, &t, NULL) != XF_OK) return 0;
+    xf_target_close(t);
+    return 1;
+}
+
 /* --target ort without ONNX Runtime: said on the first line, and the run
  * is today's (the cost model decides, the model is optimised). */
 START_TEST(test_target_absent)
@@ -416,10 +426,7 @@ END_TEST
  * the chosen model, which computes what the input does. */
 START_TEST(test_target_ort)
 {
-    xf_target_options to = xf_target_default_options();
-    xf_target *t = NULL;
-    if (xf_target_open(&to, &t, NULL) != XF_OK) XF_SKIP("ONNX Runtime is not installed");
-    xf_target_close(t);
+    if (!have_ort()) XF_SKIP("ONNX Runtime is not installed");
     ck_assert_int_eq(agent(COMMON " --search taso --budget 50 --target ort --threads 1 "
                                   "--candidates 3",
                            db_path, model_path, out_path),
@@ -449,6 +456,26 @@ START_TEST(test_target_ort)
 }
 END_TEST
 
+/* --cost fused with ONNX Runtime: the search minimises the fused regions'
+ * latency, the report says how many regions were timed, and what is
+ * written computes what the input does. */
+START_TEST(test_cost_fused)
+{
+    if (!have_ort()) XF_SKIP("ONNX Runtime is not installed");
+    ck_assert_int_eq(agent(COMMON " --search taso --budget 20 --target ort --threads 1 "
+                                  "--cost fused --candidates 2",
+                           db_path, model_path, out_path),
+                     0);
+    xf_test_expect_contains(output, "search cost:     fused regions timed in the target");
+    xf_test_expect_contains(output, "fused regions:   ");
+    xf_test_expect_contains(output, " timed in the target (");
+    xf_graph in, got;
+    expect_same_outputs(model_path, out_path, &in, &got);
+    xf_graph_free(&in);
+    xf_graph_free(&got);
+}
+END_TEST
+
 START_TEST(test_usage)
 {
     ck_assert_int_eq(agent("--help"), 0);
@@ -466,6 +493,11 @@ START_TEST(test_usage)
     ck_assert_int_eq(agent(COMMON " --budget lots", db_path, model_path, out_path), 2);
     xf_test_expect_contains(
         output, "rlflow-agent: --budget needs a count or a time such as 120s, got 'lots'\n");
+    ck_assert_int_eq(agent(COMMON " --cost fused", db_path, model_path, out_path), 2);
+    xf_test_expect_contains(
+        output, "rlflow-agent: --cost fused times regions in the target: give --target ort\n");
+    ck_assert_int_eq(agent(COMMON " --cost cheap", db_path, model_path, out_path), 2);
+    xf_test_expect_contains(output, "rlflow-agent: --cost needs ops or fused, got 'cheap'\n");
     ck_assert_int_eq(access(out_path, F_OK), -1);
 }
 END_TEST
@@ -605,6 +637,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_untouchable_model);
     tcase_add_test(t, test_target_absent);
     tcase_add_test(t, test_target_ort);
+    tcase_add_test(t, test_cost_fused);
     tcase_add_test(t, test_usage);
     tcase_add_test(t, test_no_proved_rules);
     tcase_add_test(t, test_missing_model);

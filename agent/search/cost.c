@@ -33,7 +33,13 @@ struct xf_costmemo {
     memo_entry *ent; /* in insertion order */
     size_t n, cap;
     xf_htab index;   /* config_hash -> entry */
+    xf_fused_cost *fused; /* graph totals from here when set (not owned) */
 };
+
+void xf_costmemo_use_fused(xf_costmemo *m, xf_fused_cost *fc)
+{
+    m->fused = fc;
+}
 
 /* 1 when node's outputs are weight-only (it costs nothing: folded at export). */
 static int node_weight_only(const xf_graph *g, const xf_graph_index *ix, int node)
@@ -218,5 +224,6 @@ xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_gra
         if (per_node) per_node[i] = c;
     }
     total->from_cache = xf_cost_measurements(m->cm) == before;
+    if (m->fused) return xf_fused_cost_graph(m->fused, g, ix, &total->ms, err);
     return XF_OK;
 }

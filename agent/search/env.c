@@ -215,6 +215,7 @@ static xf_status env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_gr
     e->mask = xf_calloc((size_t)e->n_xfers + 1, 1);
     if (!e->mask) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the environment");
     if (!st) st = xf_costmemo_create(cm, &e->memo, err);
+    if (!st) xf_costmemo_use_fused(e->memo, o.fused);
     if (!st && model) st = xf_agent_prepare(model, &o.prepare, &e->prepared, &e->prep, err);
     if (!st) st = xf_env_reset(e, err);
     if (st) {
@@ -387,6 +388,23 @@ double xf_env_target_initial_ms(const xf_env *e)
     return e->target_initial_ms;
 }
 
+/* xf_env_peek's cost with the fusion-aware cost: regions span the nodes
+ * around a rewrite, so the graph after it is built, indexed and costed (the
+ * bytes stay the current graph's). */
+static xf_status peek_fused(xf_env *e, const env_state *s, const xf_match *m, double *cost_ms,
+                            xf_error *err)
+{
+    xf_graph ng;
+    xf_graph_index *ix = NULL;
+    xf_status st = xf_match_apply(e->rs, &s->g, s->ix, m, &ng, err);
+    if (st) return st;
+    st = xf_graph_index_build(&ng, &ix, err);
+    if (!st) st = xf_fused_cost_graph(e->opt.fused, &ng, ix, cost_ms, err);
+    xf_graph_index_free(ix);
+    xf_graph_free(&ng);
+    return st;
+}
+
 xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double *bytes,
                       xf_error *err)
 {
@@ -400,6 +418,7 @@ xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double
                        "action (%d, %d) is not offered: rule out of range [0, %d] or masked "
                        "off, or location out of range",
                        xfer, location, e->n_xfers);
+    if (e->opt.fused) return peek_fused(e, s, m, cost_ms, err);
     xf_match_target t;
     xf_status st = xf_match_instantiate(e->rs, &s->g, s->ix, m, &t, err);
     if (st) return st;

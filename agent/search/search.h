@@ -76,6 +76,84 @@ xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_gra
                                  const xf_op_cost *prev_cost, const int *from,
                                  xf_op_cost *per_node, xf_op_cost *total, xf_error *err);
 
+/* The fusion-aware cost of a working graph: the sum of its fused regions
+ * (an anchor operator, MatMul/Gemm/Conv/pooling/Gather, with the
+ * element-wise, normalisation and layout operators that follow it through
+ * their first data input), each timed as a model of its own in the target
+ * runtime with the runtime's graph optimisations on, so that what the
+ * runtime fuses is costed fused (fused_cost.c). Opaque nodes take the
+ * operator model's cost; weight-only nodes cost nothing. Regions are timed
+ * once, remembered for the run and kept in the cost model's cache. */
+typedef struct xf_fused_cost xf_fused_cost;
+
+/* The fused regions of a working graph: an anchor operator (MatMul, Gemm,
+ * Conv, pooling, Gather) and the element-wise, normalisation and layout
+ * operators that hang off it through their first data input (bias add,
+ * GELU, the residual add and the layer norm after it, ...); a non-anchor
+ * node whose first data input is a graph input, or comes from a full
+ * region, starts one of its own. The partition follows data, not node
+ * numbering. Weight-only nodes belong to no region (they are folded into
+ * initializers when the graph is written); opaque nodes are costed alone. */
+/* region_of[node] for a node in no region: weight-only, folded at export. */
+#define XF_REGION_FOLDED (-1)
+/* ... for an opaque node: costed by the operator model, not measured. */
+#define XF_REGION_OPAQUE (-2)
+
+/* The partition of g: region_of (g->n_nodes entries) gets each node's region
+ * in [0, *n_regions) or one of the marks above; `order` (g->n_nodes) gets a
+ * topological order, in which every region's nodes are listed in order.
+ * Regions hold at most max_nodes nodes (>= 1). */
+xf_status xf_regions_partition(const xf_graph *g, const xf_graph_index *ix, int max_nodes,
+                               int *region_of, int *order, int *n_regions, xf_error *err);
+
+/* Region r of g as a graph of its own, ready to export: its external data
+ * inputs become graph inputs (same dtypes and shapes), initializers it
+ * reads are shared with g (borrowed, not copied), the weight-only nodes
+ * that feed it are copied in (ONNX Runtime folds them, as the writer
+ * would), and its outputs are the values used outside it or by g's
+ * outputs. `escapes` (g->n_values) marks those values (xf_regions_escapes).
+ * *out must be empty (xf_graph_init); it is left empty on failure. */
+xf_status xf_regions_extract(const xf_graph *g, const xf_graph_index *ix, const int *region_of,
+                             const int *order, const uint8_t *escapes, int r, xf_graph *out,
+                             xf_error *err);
+
+/* escapes[v] = 1 for every value produced in one region and read outside
+ * it (by another region, an opaque node) or a graph output. */
+void xf_regions_escapes(const xf_graph *g, const int *region_of, uint8_t *escapes);
+
+
+typedef struct xf_fused_cost_options {
+    int max_region_nodes; /* nodes per region at most (default 24) */
+    int rounds;           /* timing rounds per region (default 5) */
+    double round_ms;      /* a region's share of a round, ms (default 2) */
+    uint64_t seed;        /* inputs (default 1) */
+} xf_fused_cost_options;
+
+typedef struct xf_fused_cost_stats {
+    int64_t lookups;    /* regions costed */
+    int64_t measured;   /* of which timed in the target */
+    int64_t from_cache; /* found in the cost model's cache */
+    int64_t fallbacks;  /* the target could not run alone: operator model */
+    double measure_s;   /* seconds spent timing */
+    double overhead_ms; /* the per-run overhead subtracted from each region */
+    char last_fallback[256]; /* why the last fallback happened ("" when none) */
+} xf_fused_cost_stats;
+
+xf_fused_cost_options xf_fused_cost_options_default(void);
+/* t and cm must outlive the cost; o NULL: the defaults. Times a one-node
+ * model once for the overhead. */
+xf_status xf_fused_cost_create(xf_target *t, xf_cost_model *cm, const xf_fused_cost_options *o,
+                               xf_fused_cost **out, xf_error *err);
+void xf_fused_cost_free(xf_fused_cost *fc); /* NULL is a no-op */
+/* *ms: the fusion-aware cost of g (ix: its index). */
+xf_status xf_fused_cost_graph(xf_fused_cost *fc, const xf_graph *g, const xf_graph_index *ix,
+                              double *ms, xf_error *err);
+void xf_fused_cost_get_stats(const xf_fused_cost *fc, xf_fused_cost_stats *out);
+/* From now on the memo's graph totals (xf_costmemo_graph, _graph_from) take
+ * their ms from fc (not owned; NULL: back to the operator sum); per-node
+ * costs stay the operator model's. */
+void xf_costmemo_use_fused(xf_costmemo *m, xf_fused_cost *fc);
+
 /* ------------------------------------------------------------- environment */
 
 typedef struct xf_env xf_env;
@@ -96,6 +174,9 @@ typedef struct xf_env_options {
     xf_target *target;
     int target_every;      /* default 0: never */
     double reward_target;  /* default 1 */
+    /* The fusion-aware cost (not owned; NULL: the operator sum): graph
+     * costs, rewards and the searches' comparisons use it. */
+    xf_fused_cost *fused;
 } xf_env_options;
 
 xf_env_options xf_env_options_default(void);

@@ -39,6 +39,10 @@ static void usage(FILE *f)
             "                     search's cheapest candidates are timed there against MODEL in\n"
             "                     alternation and the fastest is written only when it beats MODEL\n"
             "                     beyond the measured noise; else MODEL is written unchanged)\n"
+            "  --cost C           what the search minimises: ops (default: the sum of operator\n"
+            "                     costs on --backend) or fused (with --target ort: the graph's\n"
+            "                     fused regions, each timed once in ONNX Runtime and kept in\n"
+            "                     the cache, so rewrites are costed as the runtime fuses them)\n"
             "  --candidates N     --target ort: distinct models timed besides MODEL (default 6)\n"
             "  --target-every K   --target ort, wm/ppo: every K valid environment steps the graph\n"
             "                     is timed in the target and the reward gains its latency change\n"
@@ -176,6 +180,10 @@ int cli_parse(int argc, char **argv, cli_options *o)
             if (next && !strcmp(next, "ort")) o->target = 1;
             else if (next && !strcmp(next, "none")) o->target = 0;
             else return bad(a, "ort or none", next);
+        } else if (!strcmp(a, "--cost")) {
+            if (next && !strcmp(next, "fused")) o->fused_cost = 1;
+            else if (next && !strcmp(next, "ops")) o->fused_cost = 0;
+            else return bad(a, "ops or fused", next);
         } else if (!strcmp(a, "--candidates")) {
             rc = parse_int(a, next, 1, 1000, &o->candidates);
         } else if (!strcmp(a, "--target-every")) {
@@ -255,6 +263,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
     }
     if (o->agent == CLI_AGENT_SEARCH && (o->save || o->load)) {
         fprintf(stderr, "rlflow-agent: --save/--load need a learning agent (--agent wm or ppo)\n");
+        return 2;
+    }
+    if (o->fused_cost && !o->target) {
+        fprintf(stderr, "rlflow-agent: --cost fused times regions in the target: give "
+                        "--target ort\n");
         return 2;
     }
     if (o->target && !o->threads_given) {

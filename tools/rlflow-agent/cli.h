@@ -26,6 +26,7 @@ typedef struct cli_options {
     xf_cost_backend backend;
     int threads, threads_given;
     int target;     /* --target ort: 1 */
+    int fused_cost; /* --cost fused: 1 (needs the target) */
     int candidates; /* --candidates: models the arbiter times besides the input */
     int target_every; /* --target-every: sparse target reward of the learning agents */
     double alpha, time_limit;

@@ -62,6 +62,7 @@ typedef struct run_state {
     xf_search_result res;
     xf_agent_outcome oc; /* costs of the models as written; kept_original */
     xf_target *target;   /* --target ort, when ONNX Runtime loads */
+    xf_fused_cost *fused; /* --cost fused, when the target loads */
     xf_arbiter_result arb;
 } run_state;
 
@@ -69,6 +70,7 @@ static void run_free(run_state *s)
 {
     xf_search_result_free(&s->res);
     xf_arbiter_result_free(&s->arb);
+    xf_fused_cost_free(s->fused);
     xf_target_close(s->target);
     xf_env_free(s->env);
     if (s->lat_cm != s->cm) xf_cost_close(s->lat_cm);
@@ -145,6 +147,15 @@ static int load_inputs(const cli_options *o, run_state *s)
             s->target = NULL;
         }
     }
+    if (s->target && o->fused_cost) {
+        if (!o->quiet) fprintf(stderr, "cost: timing ONNX Runtime's per-run overhead...\n");
+        if (xf_fused_cost_create(s->target, s->cm, NULL, &s->fused, &err)) {
+            fprintf(stderr, "rlflow-agent: %s\n", err.msg);
+            return 2;
+        }
+    } else if (o->fused_cost) {
+        printf("cost:            ops: the fused cost needs the target, which did not load\n");
+    }
     s->lat_cm = s->cm;
     if (o->latency && o->backend == XF_COST_ANALYTIC) {
         co.backend = XF_COST_ONEDNN;
@@ -206,6 +217,13 @@ static void print_header(const cli_options *o, run_state *s)
     else
         printf("%d irrelevant to this model)\n", xf_ruleset_irrelevant(s->rs));
     printf("cost model:      %s\n", xf_cost_identity(s->cm));
+    if (s->fused) {
+        xf_fused_cost_stats fs;
+        xf_fused_cost_get_stats(s->fused, &fs);
+        printf("search cost:     fused regions timed in the target (per-run overhead %.4f ms "
+               "subtracted)\n",
+               fs.overhead_ms);
+    }
     if (s->target) printf("target:          %s\n", xf_target_identity(s->target));
     printf("applicable:      %d rules at %d locations\n", applicable, locations);
     if (o->verbose) print_applicable(s->env, s->rs);
@@ -217,6 +235,7 @@ static int search(const cli_options *o, run_state *s)
     xf_env_options eo = xf_env_options_default();
     eo.max_locations = o->locations;
     eo.prepare = o->prepare;
+    eo.fused = s->fused;
     if (s->target && o->agent != CLI_AGENT_SEARCH) { /* the learning agents' sparse reward */
         eo.target = s->target;
         eo.target_every = o->target_every;
@@ -405,6 +424,15 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
            r->initial_ms > 0 ? 100.0 * (r->best_ms - r->initial_ms) / r->initial_ms : 0.0);
     printf("cost:            %.4f ms -> %.4f ms (%+.2f%%, the models as written)\n", before, after,
            before > 0 ? 100.0 * (after - before) / before : 0.0);
+    if (s->fused) {
+        xf_fused_cost_stats fst;
+        xf_fused_cost_get_stats(s->fused, &fst);
+        printf("fused regions:   %lld costed: %lld timed in the target (%.1f s), %lld from the "
+               "cache, %lld by the operator model%s%s\n",
+               (long long)fst.lookups, (long long)fst.measured, fst.measure_s,
+               (long long)fst.from_cache, (long long)fst.fallbacks, fst.fallbacks ? ": " : "",
+               fst.last_fallback);
+    }
     if (s->oc.kept_original && !s->target)
         printf("result:          no cheaper model found; the input model is written unchanged\n");
     printf("nodes:           %d -> %d (folded %d weight-only nodes, %d conv biases re-fused)\n",
