@@ -12,6 +12,9 @@
  * refused at once (exit 2) instead of blocking. Leftovers: a failed
  * `xferdb report` removes the directory it created and keeps what was in
  * one that existed; `xfergen --resume` on a new path creates nothing.
+ * Small cases: a model whose outputs contain NaN is written by
+ * rlflow-agent (NaN where the original has NaN is equal, elsewhere a
+ * difference); --rtol/--atol refuse inf, nan and negatives.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,11 +23,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/rewrite/rewrite.h"
 #include "agent_fixture.h"
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
 
-static char db_path[4096], model_path[4096], log_path[4096];
+static char db_path[4096], model_path[4096], nan_path[4096], log_path[4096];
 static char *output; /* stdout and stderr of the last command */
 
 /* Runs the shell command with stdout and stderr into `output`; its exit status. */
@@ -67,7 +71,7 @@ static void write_db(void)
     xf_rulesdb_close(db);
 }
 
-/* y = op(x) on a [2, 8] input. */
+/* y = op(x) on a [2, 8] input; with Sqrt, random inputs give NaN outputs. */
 static void build_unary(xf_graph *g, xf_op op)
 {
     xf_graph_init(g);
@@ -88,9 +92,11 @@ static void setup(void)
 {
     snprintf(db_path, sizeof db_path, "%s", xf_test_tmp("rules.db"));
     snprintf(model_path, sizeof model_path, "%s", xf_test_tmp("relu.onnx"));
+    snprintf(nan_path, sizeof nan_path, "%s", xf_test_tmp("sqrt.onnx"));
     snprintf(log_path, sizeof log_path, "%s", xf_test_tmp("tool.out"));
     write_db();
     write_model(model_path, XF_OP_RELU);
+    write_model(nan_path, XF_OP_SQRT);
 }
 
 static void teardown(void)
@@ -272,6 +278,53 @@ START_TEST(resume_on_a_new_path_creates_nothing)
 }
 END_TEST
 
+START_TEST(nan_outputs_are_compared_by_position)
+{
+    char out[4096];
+    snprintf(out, sizeof out, "%s", xf_test_tmp("sqrt.opt.onnx"));
+    unlink(out);
+    ck_assert_msg(run(AGENT " -o '%s'", tool("rlflow-agent"), db_path, nan_path, out) == 0, "%s",
+                  output);
+    xf_test_expect_contains(output, "written:");
+    ck_assert_int_eq(access(out, F_OK), 0);
+    /* the check itself: NaN where the original has NaN is equal ... */
+    xf_graph a, b;
+    build_unary(&a, XF_OP_SQRT);
+    build_unary(&b, XF_OP_SQRT);
+    xf_check_result r;
+    xf_error err;
+    ck_assert_int_eq(xf_agent_check(&a, &b, 1, 1e-3, 1e-4, &r, &err), XF_OK);
+    ck_assert_int_eq(r.bad_output, -1);
+    /* ... a number where it has NaN is not */
+    xf_graph_free(&b);
+    build_unary(&b, XF_OP_ABS);
+    ck_assert_int_eq(xf_agent_check(&a, &b, 1, 1e-3, 1e-4, &r, &err), XF_OK);
+    ck_assert_int_eq(r.bad_output, 0);
+    xf_graph_free(&a);
+    xf_graph_free(&b);
+}
+END_TEST
+
+START_TEST(tolerances_must_be_finite_and_not_negative)
+{
+    static const char *const bad[] = {"inf", "nan", "-1", "1e400", "0.1x", ""};
+    char out[4096];
+    snprintf(out, sizeof out, "%s", xf_test_tmp("tol.onnx"));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(
+            run("'%s' roundtrip '%s' -o '%s' --rtol '%s'", tool("xfonnx"), model_path, out, bad[i]),
+            2);
+        xf_test_expect_contains(output, "--rtol needs a finite number >= 0, got '");
+        ck_assert_int_eq(run(AGENT " -o '%s' --atol '%s'", tool("rlflow-agent"), db_path,
+                             model_path, out, bad[i]),
+                         2);
+        xf_test_expect_contains(output, "--atol needs a finite number >= 0, got '");
+    }
+    ck_assert_int_eq(
+        run("'%s' roundtrip '%s' -o '%s' --rtol 0.5 --atol 0", tool("xfonnx"), model_path, out), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tools_files");
@@ -284,6 +337,8 @@ int main(void)
     tcase_add_test(t, inputs_must_be_regular_files);
     tcase_add_test(t, failed_report_leaves_nothing_behind);
     tcase_add_test(t, resume_on_a_new_path_creates_nothing);
+    tcase_add_test(t, nan_outputs_are_compared_by_position);
+    tcase_add_test(t, tolerances_must_be_finite_and_not_negative);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

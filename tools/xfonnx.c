@@ -15,6 +15,7 @@
  * 2 bad usage or a model that cannot be read (one-line error on stderr;
  * nothing is written).
  */
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,10 +93,9 @@ static int parse_args(int argc, char **argv, options *o)
             o->data = argv[++i];
         } else if (!strcmp(a, "--rtol") || !strcmp(a, "--atol")) {
             if (!next) goto missing;
-            char *end;
-            double v = strtod(next, &end);
-            if (*end || v < 0) {
-                fprintf(stderr, "xfonnx: %s needs a non-negative number, got '%s'\n", a, next);
+            double v;
+            if (xf_cli_parse_f64(next, 0, DBL_MAX, &v) != 0) {
+                fprintf(stderr, "xfonnx: %s needs a finite number >= 0, got '%s'\n", a, next);
                 return 2;
             }
             *(a[2] == 'r' ? &o->rtol : &o->atol) = v;
