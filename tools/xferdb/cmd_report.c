@@ -274,7 +274,8 @@ static int make_stage(const char *dir, char *path, size_t n)
 static int publish(char *stage, const char *img_dir, char **dots, int n)
 {
     struct stat st;
-    if (lstat(img_dir, &st) != 0 && errno == ENOENT) {
+    int missing = stat(img_dir, &st) != 0;
+    if (missing && errno == ENOENT) {
         if (rename(stage, img_dir) != 0) {
             fprintf(stderr, "xferdb: cannot create %s: %s\n", img_dir, strerror(errno));
             return 1;
@@ -282,8 +283,9 @@ static int publish(char *stage, const char *img_dir, char **dots, int n)
         stage[0] = '\0'; /* it is DIR/img now */
         return 0;
     }
-    if (!S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "xferdb: cannot write pictures into %s: not a directory\n", img_dir);
+    if (missing || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "xferdb: cannot write pictures into %s: %s\n", img_dir,
+                missing ? strerror(errno) : "not a directory");
         return 1;
     }
     char from[4400], to[4400];
