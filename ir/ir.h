@@ -8,7 +8,8 @@
  * project knows), the graph DAG (build, validate, topological order,
  * structural hash, text format), the float32 reference interpreter that
  * runs a whole graph, and the one of each utility every module uses:
- * 64-bit mixer, hash table, clock.
+ * 64-bit mixer, hash table, clock, the output-file writer and the
+ * regular-input opener.
  *
  * Nothing here prints to stdout or exits; fallible functions return an
  * xf_status and fill an optional xf_error.
