@@ -3,8 +3,8 @@
  * configuration hash it belongs to, the level being built and how many of
  * its parents are done, the counters, the candidate sequence number, and
  * every stored graph record. The class table is not saved; it is rebuilt
- * from the records. Files are written to PATH.tmp and renamed over PATH, so
- * a crash leaves the previous checkpoint intact. The format is the host's
+ * from the records. Files are written through xf_outfile (a temporary file
+ * renamed over PATH), so a crash leaves the previous checkpoint intact. The format is the host's
  * (byte order, struct layout) and versioned by XF_CKPT_VERSION.
  */
 #include "enum_impl.h"
@@ -30,18 +30,10 @@ typedef struct ckpt_header {
 xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_state *s,
                                const ctable *classes, xf_error *err)
 {
-    size_t plen = strlen(path);
-    char *tmp = xf_malloc(plen + 5);
-    if (!tmp) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory writing checkpoint %s", path);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    xf_status st = XF_OK;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        st = XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint %s: %s", tmp, strerror(errno));
-        xf_free(tmp);
-        return st;
-    }
+    xf_outfile out;
+    xf_status st = xf_outfile_open(&out, path, err);
+    if (st != XF_OK) return st;
+    FILE *f = out.f;
     ckpt_header h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, magic, sizeof magic);
@@ -70,24 +62,24 @@ xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_s
             const centry *e = &classes->seg[g].slots[i];
             if (e->fp && !(e->tag & CENTRY_STORED)) ok = fwrite(e, sizeof *e, 1, f) == 1;
         }
-    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    if (fclose(f) != 0) ok = 0;
-    if (!ok) st = XF_FAIL(err, XF_ERR_IO, "error writing checkpoint %s: %s", tmp, strerror(errno));
-    else if (rename(tmp, path) != 0)
-        st = XF_FAIL(err, XF_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (st != XF_OK) remove(tmp);
-    xf_free(tmp);
-    return st;
+    if (!ok) {
+        st = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+        xf_outfile_abort(&out);
+        return st;
+    }
+    return xf_outfile_commit(&out, err);
 }
 
 xf_status enum_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *s, int *found,
                                xf_error *err)
 {
     *found = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT) return XF_OK;
-        return XF_FAIL(err, XF_ERR_IO, "cannot open checkpoint %s: %s", path, strerror(errno));
+    FILE *f;
+    if (access(path, F_OK) != 0 && errno == ENOENT) return XF_OK;
+    xf_status st0 = xf_infile_open(path, &f, err);
+    if (st0 != XF_OK) {
+        xf_error_prefix(err, "checkpoint");
+        return st0;
     }
     ckpt_header h;
     xf_status st = XF_OK;

@@ -108,10 +108,12 @@ xf_status xf_enum_vocab_load(xf_enum_config *c, const char *preset_or_path, xf_e
 {
     if (strcmp(preset_or_path, "taso") == 0 || strcmp(preset_or_path, "default") == 0)
         return preset_vocab(c, preset_or_path, err);
-    FILE *f = fopen(preset_or_path, "rb");
-    if (!f)
-        return XF_FAIL(err, XF_ERR_IO, "cannot open vocabulary file %s: %s", preset_or_path,
-                       strerror(errno));
+    FILE *f;
+    xf_status st0 = xf_infile_open(preset_or_path, &f, err);
+    if (st0 != XF_OK) {
+        xf_error_prefix(err, "vocabulary file");
+        return st0;
+    }
     char *text = NULL;
     size_t len = 0, cap = 0;
     xf_status st = XF_OK;

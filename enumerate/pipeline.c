@@ -220,7 +220,9 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     if (st == XF_OK) st = xf_enum_inputs_format(&cfg, inputs, sizeof inputs, err);
     if (st == XF_OK) {
         option_string(o, &cfg, inputs, options, sizeof options);
-        st = xf_rulesdb_open(o->out, XF_RULESDB_CREATE, &x.db, err);
+        /* resuming continues a database; it never creates one */
+        st = xf_rulesdb_open(o->out, o->resume ? 0 : XF_RULESDB_CREATE, &x.db, err);
+        if (st != XF_OK && o->resume) xf_error_prefix(err, "nothing to resume");
     }
     if (st == XF_OK) st = begin_run(&x, &cfg, options, inputs, err);
     if (st != XF_OK) {

@@ -8,7 +8,8 @@
  * project knows), the graph DAG (build, validate, topological order,
  * structural hash, text format), the float32 reference interpreter that
  * runs a whole graph, and the one of each utility every module uses:
- * 64-bit mixer, hash table, clock.
+ * 64-bit mixer, hash table, clock, the output-file writer and the
+ * regular-input opener.
  *
  * Nothing here prints to stdout or exits; fallible functions return an
  * xf_status and fill an optional xf_error.
@@ -19,6 +20,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ------------------------------------------------------------------ status */
 
@@ -657,5 +659,40 @@ uint64_t *xf_htab_next(const xf_htab *t, uint64_t key, size_t *pos);
 double xf_clock_now(void);
 double xf_clock_now_ms(void);
 double xf_clock_thread_cpu(void);
+
+/* ------------------------------------------------------------------- files */
+
+/* An output file being written: xf_outfile_open, write to `f`, then
+ * xf_outfile_commit (or xf_outfile_abort to drop it). A regular file or a
+ * new path is written atomically: into a temporary file next to it that
+ * commit fsyncs and renames over it (keeping the old file's mode), so the
+ * destination holds the old content or the new, never a part. Anything
+ * else (a device such as /dev/null, a FIFO, a socket) is written through
+ * and never replaced or removed; opening a FIFO waits for its reader, as a
+ * shell's `>` does. A symbolic link is followed and what it points to is
+ * written by the same rule, the link stays. Every write, the flush, fsync
+ * and close are checked: commit fails with the system's message ("No space
+ * left on device" for a full disk or /dev/full), and a failed or aborted
+ * file leaves the destination untouched and no temporary file behind.
+ * Messages name the path as given. */
+typedef struct xf_outfile {
+    FILE *f;    /* write here */
+    char *path; /* as given */
+    char *dest; /* after following symbolic links */
+    char *tmp;  /* the temporary file; NULL when writing through */
+} xf_outfile;
+xf_status xf_outfile_open(xf_outfile *o, const char *path, xf_error *err);
+/* Closes and publishes the file; *o is released either way. */
+xf_status xf_outfile_commit(xf_outfile *o, xf_error *err);
+/* Drops the file: the destination stays as it was. */
+void xf_outfile_abort(xf_outfile *o);
+/* data[0..len) as the whole content of path, through an xf_outfile. */
+xf_status xf_outfile_write_all(const char *path, const void *data, size_t len, xf_error *err);
+
+/* Opens path for reading (binary) when it is a regular file, after
+ * following symbolic links; a FIFO, device, socket or directory is refused
+ * at once (XF_ERR_IO, the message says which), never opened in a way that
+ * could block. */
+xf_status xf_infile_open(const char *path, FILE **out, xf_error *err);
 
 #endif /* XF_IR_H */

@@ -4,19 +4,17 @@
  * outputs with full types, every constant as a raw_data initializer (used or
  * not: nothing is dropped), value_info for every node output, and the nodes
  * in topological order (their ONNX form comes from export_ops.c). Files are
- * written atomically through a temporary file renamed over the destination.
+ * written by the ir's output-file writer (xf_outfile: atomic onto a regular
+ * file, through onto a device or FIFO, every write checked).
  *
  * The model is built by hand in an arena (see export_internal.h) and packed
  * with protobuf-c; the arena is the single owner of every message.
  */
 #include "export_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "onnx_dtype.h"
 
@@ -591,42 +589,6 @@ xf_status xf_onnx_save_buffer(const xf_graph *g, uint8_t **buf, size_t *len, xf_
 
 /* ---------------------------------------------------------------- files */
 
-/* Writes buf to "<path>.tmp.<pid>" and renames it over `path`; on failure
- * the temporary file is removed and `path` is untouched. */
-static xf_status write_atomic(const char *path, const uint8_t *buf, size_t len, xf_error *err)
-{
-    size_t n = strlen(path) + 32;
-    char *tmp = xf_malloc(n);
-    if (!tmp) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    xf_status st = XF_OK;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        st = XF_FAIL(err, XF_ERR_IO, "%s: cannot create '%s': %s", path, tmp, strerror(errno));
-        xf_free(tmp);
-        return st;
-    }
-    size_t done = 0;
-    while (done < len) {
-        ssize_t w = write(fd, buf + done, len - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            st = XF_FAIL(err, XF_ERR_IO, "%s: write failed: %s", path,
-                         w < 0 ? strerror(errno) : "no progress");
-            break;
-        }
-        done += (size_t)w;
-    }
-    if (close(fd) != 0 && st == XF_OK)
-        st = XF_FAIL(err, XF_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    if (st == XF_OK && rename(tmp, path) != 0)
-        st = XF_FAIL(err, XF_ERR_IO, "%s: cannot rename '%s' into place: %s", path, tmp,
-                     strerror(errno));
-    if (st != XF_OK) unlink(tmp);
-    xf_free(tmp);
-    return st;
-}
-
 xf_status xf_onnx_save(const xf_graph *g, const char *path, xf_error *err)
 {
     uint8_t *buf;
@@ -636,7 +598,7 @@ xf_status xf_onnx_save(const xf_graph *g, const char *path, xf_error *err)
         xf_error_prefix(err, "%s", path);
         return st;
     }
-    st = write_atomic(path, buf, len, err);
+    st = xf_outfile_write_all(path, buf, len, err);
     xf_free(buf);
     return st;
 }
@@ -669,7 +631,7 @@ xf_status xf_onnx_save_tensor(const char *path, const xf_tensor *t, const char *
         goto out;
     }
     size_t len = onnx__tensor_proto__pack(tp, buf);
-    st = write_atomic(path, buf, len, err);
+    st = xf_outfile_write_all(path, buf, len, err);
 out:
     xf_free(buf);
     xf_arena_free(&x.arena);

@@ -2,7 +2,8 @@
  * import_ops.c — from an ONNX node to operators of the table: the dispatch
  * on op_type (default domain only; any other domain, any op_type without a
  * mapping and any attribute combination rlflow cannot represent exactly
- * becomes an opaque node, never an error), the helpers every mapping uses,
+ * becomes an opaque node, never an error; only a node without an op_type
+ * is refused), the helpers every mapping uses,
  * and the element-wise and linear-algebra mappings. Convolution, pooling
  * and normalisation live in import_ops_nn.c; data movement, shapes and
  * constants in import_ops_shape.c.
@@ -322,6 +323,10 @@ static const imp_op_entry *find(const char *op_type)
 
 xf_status imp_map_node(imp_state *st, xf_error *err)
 {
+    /* ONNX requires op_type; an opaque node without one could not be
+     * written back, so the model is refused here rather than at export */
+    if (!imp_str(st->node->op_type)[0])
+        return imp_node_fail(st, err, XF_ERR_PARSE, "empty op_type (every ONNX node needs one)");
     const char *domain = imp_str(st->node->domain);
     if (domain[0] && strcmp(domain, "ai.onnx") != 0)
         return imp_emit_opaque(st, "operator of a custom domain", err);

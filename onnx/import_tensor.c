@@ -34,9 +34,9 @@ xf_status imp_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *
 {
     *buf = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return XF_FAIL(err, XF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    xf_status st = XF_OK;
+    FILE *f;
+    xf_status st = xf_infile_open(path, &f, err);
+    if (st != XF_OK) return st;
     size_t cap = 1 << 16, n = 0;
     uint8_t *b = xf_malloc(cap);
     while (b) {
@@ -155,11 +155,10 @@ static xf_status read_external(const Onnx__TensorProto *tp, const char *what,
     char *path = xf_malloc(plen);
     if (!path) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", what);
     snprintf(path, plen, "%s/%s", base_dir, loc);
-    xf_status st = XF_OK;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        st = XF_FAIL(err, XF_ERR_IO, "%s: cannot open external data file '%s': %s", what, path,
-                     strerror(errno));
+    FILE *f;
+    xf_status st = xf_infile_open(path, &f, err);
+    if (st != XF_OK) {
+        xf_error_prefix(err, "%s: external data file", what);
         goto out;
     }
     if (fseek(f, 0, SEEK_END) != 0) {

@@ -49,7 +49,8 @@ xf_status xf_onnx_load(const char *path, const xf_onnx_options *opts, xf_graph *
 xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, const char *base_dir,
                               const xf_onnx_options *opts, xf_graph *g, xf_error *err);
 
-/* Writes `g` as an ONNX model to `path` (atomically). */
+/* Writes `g` as an ONNX model to `path` through xf_outfile (ir.h): atomically
+ * onto a regular file or a new path, through onto a device or FIFO. */
 xf_status xf_onnx_save(const xf_graph *g, const char *path, xf_error *err);
 /* Serialises into a xf_malloc'd buffer the caller releases with xf_free. */
 xf_status xf_onnx_save_buffer(const xf_graph *g, uint8_t **buf, size_t *len, xf_error *err);

@@ -5,7 +5,8 @@
  * Softmax, ReduceMean), auto_pad and Softmax-11 are checked numerically
  * against values computed here, shape subgraphs fold away, unknown ops stay
  * opaque with their attributes, and malformed models (dangling inputs,
- * duplicate outputs, cycles, opsets 10 and 18, truncated or garbage bytes)
+ * duplicate outputs, cycles, opsets 10 and 18, a node without op_type,
+ * truncated or garbage bytes)
  * give errors that name the file and the node. Also external-data
  * initializers and symbolic input dims sized through the options, and
  * shapes whose element count overflows (inputs, --dim sizes, inferred
@@ -1513,6 +1514,20 @@ START_TEST(malformed_graphs)
 }
 END_TEST
 
+/* A node without op_type is refused at import, naming the node: as an
+ * opaque node it would import (and `xfonnx info` pass) but never export. */
+START_TEST(empty_op_type_is_refused)
+{
+    mb *m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    mb_node(m, "Relu", "r", "x", "t");
+    mb_node(m, "", "noop", "t", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    expect_file_error(m, "emptyop.onnx", XF_ERR_PARSE, "node 1 'noop' (): empty op_type");
+    mb_free(m);
+}
+END_TEST
+
 START_TEST(truncated_and_garbage_bytes)
 {
     mb *m = shape_subgraph();
@@ -1824,6 +1839,7 @@ static Suite *suite(void)
     tcase_add_test(model, initializers_kept_unless_parameters);
     tcase_add_test(model, opaque_nodes_keep_attributes);
     tcase_add_test(model, malformed_graphs);
+    tcase_add_test(model, empty_op_type_is_refused);
     tcase_add_test(model, truncated_and_garbage_bytes);
     tcase_add_test(model, external_data_initializer);
     tcase_add_test(model, symbolic_dims_from_options);

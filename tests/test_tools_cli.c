@@ -1,6 +1,7 @@
 /*
  * test_tools_cli.c — the tools' shared argument parsers (tools/cli):
- * checked integers and --dim NAME=N, including the inputs atoll used to
+ * checked integers, finite numbers (tolerances) and --dim NAME=N,
+ * including the inputs atoll and strtod used to
  * take silently (overflow, trailing junk, empty names) and the messages
  * that name the bad argument.
  */
@@ -25,6 +26,22 @@ START_TEST(parse_i64_checks_range_and_junk)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         ck_assert_msg(xf_cli_parse_i64(bad[i], 0, 100, &v) == -1, "accepted '%s'", bad[i]);
     ck_assert_int_eq(v, 7);
+}
+END_TEST
+
+START_TEST(parse_f64_takes_finite_numbers_in_range)
+{
+    double v = 7;
+    ck_assert_int_eq(xf_cli_parse_f64("1e-3", 0, 10, &v), 0);
+    ck_assert(v == 1e-3);
+    ck_assert_int_eq(xf_cli_parse_f64("0", 0, 10, &v), 0);
+    ck_assert(v == 0);
+    v = 7;
+    const char *bad[] = {NULL, "", "inf", "-inf", "nan", "infinity", "1e400", "-0.5", "11",
+                         "1x", " 1", "0x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        ck_assert_msg(xf_cli_parse_f64(bad[i], 0, 10, &v) == -1, "accepted '%s'", bad[i]);
+    ck_assert(v == 7);
 }
 END_TEST
 
@@ -68,6 +85,7 @@ int main(void)
     Suite *s = suite_create("tools_cli");
     TCase *t = tcase_create("core");
     tcase_add_test(t, parse_i64_checks_range_and_junk);
+    tcase_add_test(t, parse_f64_takes_finite_numbers_in_range);
     tcase_add_test(t, dims_parse_and_name_the_bad_argument);
     suite_add_tcase(s, t);
     return xf_test_run(s);

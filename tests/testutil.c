@@ -1,6 +1,7 @@
 /*
  * testutil.c — see testutil.h.
  */
+#define _DEFAULT_SOURCE /* mknod, makedev */
 #include "testutil.h"
 
 #include <ctype.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +53,30 @@ const char *xf_test_tmp(const char *name)
     mkdir(buf, 0755);
     snprintf(buf, sizeof buf, "%s/%s", t, name);
     return buf;
+}
+
+const char *xf_test_full_device(const char *name)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s", xf_test_tmp(name));
+    unlink(buf);
+    if (mknod(buf, S_IFCHR | 0666, makedev(1, 7)) == 0) return buf;
+    if (geteuid() != 0 && access("/dev/full", W_OK) == 0) return "/dev/full";
+    return NULL;
+}
+
+const char *xf_test_fifo(const char *name)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s", xf_test_tmp(name));
+    unlink(buf);
+    return mkfifo(buf, 0644) == 0 ? buf : NULL;
+}
+
+int xf_test_is_char_device(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISCHR(st.st_mode);
 }
 
 const char *xf_test_tool(const char *name)

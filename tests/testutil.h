@@ -35,6 +35,18 @@ const char *xf_test_dir(const char *env_var);
 const char *xf_test_models_dir(void);
 /* A fresh scratch path "<tmpdir>/<name>" (directory created). Static buffer. */
 const char *xf_test_tmp(const char *name);
+/* A path that behaves as /dev/full (every write fails with "No space left
+ * on device") for output-file tests: a character device 1,7 made as the
+ * scratch file `name`, or /dev/full itself when this process cannot make
+ * device nodes, and so, not being root, cannot replace /dev/full either
+ * if the code under test is broken. NULL when neither is possible (skip).
+ * Static buffer. */
+const char *xf_test_full_device(const char *name);
+/* A fresh FIFO as the scratch file `name`; NULL when it cannot be made.
+ * Static buffer. */
+const char *xf_test_fifo(const char *name);
+/* Whether path (not following a link) is a character device. */
+int xf_test_is_char_device(const char *path);
 /* Path of a built tool (modelzoo, xfonnx). Static buffer. */
 const char *xf_test_tool(const char *name);
 /* Removes an SQLite database file and its -wal and -shm sidecars, if present. */

@@ -15,10 +15,10 @@
  * 2 bad usage or a model that cannot be read (one-line error on stderr;
  * nothing is written).
  */
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ir/ir.h"
 #include "onnx/onnx.h"
@@ -93,10 +93,9 @@ static int parse_args(int argc, char **argv, options *o)
             o->data = argv[++i];
         } else if (!strcmp(a, "--rtol") || !strcmp(a, "--atol")) {
             if (!next) goto missing;
-            char *end;
-            double v = strtod(next, &end);
-            if (*end || v < 0) {
-                fprintf(stderr, "xfonnx: %s needs a non-negative number, got '%s'\n", a, next);
+            double v;
+            if (xf_cli_parse_f64(next, 0, DBL_MAX, &v) != 0) {
+                fprintf(stderr, "xfonnx: %s needs a finite number >= 0, got '%s'\n", a, next);
                 return 2;
             }
             *(a[2] == 'r' ? &o->rtol : &o->atol) = v;
@@ -155,12 +154,18 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-static int load(const options *o, const char *path, xf_graph *g)
+static xf_onnx_options import_options(const options *o)
 {
     xf_onnx_options io = xf_onnx_default_options();
     io.n_dim_overrides = o->dims.n;
     io.dim_names = o->dims.names;
     io.dim_values = o->dims.values;
+    return io;
+}
+
+static int load(const options *o, const char *path, xf_graph *g)
+{
+    xf_onnx_options io = import_options(o);
     xf_error err;
     xf_error_clear(&err);
     if (xf_onnx_load(path, &io, g, &err) != XF_OK) {
@@ -306,6 +311,9 @@ done:
     return rc;
 }
 
+/* The model is exported to memory, read back and checked there; OUT is
+ * written only when every check passed, so a failed round trip leaves
+ * nothing (and never removes what OUT names). */
 static int cmd_roundtrip(const options *o)
 {
     if (!o->out) {
@@ -317,6 +325,9 @@ static int cmd_roundtrip(const options *o)
     int rc = load(o, o->model, &a);
     if (rc) return rc;
     xf_error err;
+    xf_onnx_options io = import_options(o);
+    uint8_t *buf = NULL;
+    size_t len = 0;
     xf_tensor *in = xf_calloc((size_t)a.n_inputs + 1, sizeof *in);
     xf_tensor *out_a = xf_calloc((size_t)a.n_outputs + 1, sizeof *out_a);
     xf_tensor *out_b = xf_calloc((size_t)a.n_outputs + 1, sizeof *out_b);
@@ -327,16 +338,16 @@ static int cmd_roundtrip(const options *o)
         goto done;
     }
     double t0 = xf_clock_now();
-    if (xf_onnx_save(&a, o->out, &err) != XF_OK) {
-        fprintf(stderr, "xfonnx: %s\n", err.msg);
+    if (xf_onnx_save_buffer(&a, &buf, &len, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s: %s\n", o->out, err.msg);
         rc = 2;
         goto done;
     }
     double t_export = xf_clock_now() - t0;
-    rc = load(o, o->out, &b);
-    if (rc) {
+    if (xf_onnx_load_buffer(buf, len, o->out, NULL, &io, &b, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
         rc = 1; /* our own export did not re-import: a check failure */
-        goto fail_written;
+        goto done;
     }
     uint64_t ha = xf_graph_hash(&a), hb = xf_graph_hash(&b);
     printf("exported %s in %.3f s: %d nodes, canonical hash %016llx -> %016llx %s\n", o->out,
@@ -348,30 +359,30 @@ static int cmd_roundtrip(const options *o)
     if (opaque) {
         printf("numerical check skipped: the model has %d opaque node(s) the interpreter cannot run\n",
                opaque);
-        goto done;
-    }
-    if (xf_graph_random_inputs(&a, o->seed, in, &err) != XF_OK) {
+    } else if (xf_graph_random_inputs(&a, o->seed, in, &err) != XF_OK) {
         fprintf(stderr, "xfonnx: %s\n", err.msg);
         rc = 2;
-        goto fail_written;
+        goto done;
+    } else {
+        have_inputs = 1;
+        if (xf_interp_run(&a, in, a.n_inputs, out_a, &err) != XF_OK ||
+            xf_interp_run(&b, in, b.n_inputs, out_b, &err) != XF_OK) {
+            fprintf(stderr, "xfonnx: %s\n", err.msg);
+            rc = 1;
+            goto done;
+        }
+        if (compare_outputs(&a, out_b, out_a, o->rtol, o->atol)) rc = 1;
+        printf("%s\n", rc ? "round trip FAILED" : "round trip ok: same graph, same outputs");
     }
-    have_inputs = 1;
-    if (xf_interp_run(&a, in, a.n_inputs, out_a, &err) != XF_OK ||
-        xf_interp_run(&b, in, b.n_inputs, out_b, &err) != XF_OK) {
+    if (rc == 0 && xf_outfile_write_all(o->out, buf, len, &err) != XF_OK) {
         fprintf(stderr, "xfonnx: %s\n", err.msg);
-        rc = 1;
-        goto fail_written;
+        rc = 2;
     }
-    if (compare_outputs(&a, out_b, out_a, o->rtol, o->atol)) rc = 1;
-    printf("%s\n", rc ? "round trip FAILED" : "round trip ok: same graph, same outputs");
-    if (rc) goto fail_written;
-    goto done;
-fail_written:
-    unlink(o->out); /* never leave a model that failed its check */
 done:
     if (have_inputs)
         for (int i = 0; i < a.n_inputs; i++) xf_tensor_free(&in[i]);
     xf_free(in);
+    xf_free(buf);
     xf_tensor_array_free(out_a, a.n_outputs);
     xf_tensor_array_free(out_b, a.n_outputs);
     xf_graph_free(&a);

@@ -54,27 +54,33 @@ int xf_ckpt_get_i64(FILE *f, int64_t *v)
 xf_status xf_ppo_ckpt_save(const char *path, const int *sizes, int n, const xf_actions *act,
                            int64_t adam_step, const xf_nn_params *p, xf_error *err)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s': %s", path, strerror(errno));
+    xf_outfile out;
+    xf_status st = xf_outfile_open(&out, path, err);
+    if (st != XF_OK) return st;
+    FILE *f = out.f;
     int ok = fwrite(MAGIC, 1, 8, f) == 8 && xf_ckpt_put_u32(f, XF_PPO_CKPT_VERSION) &&
              xf_ckpt_put_u32(f, (uint32_t)n);
     for (int i = 0; ok && i < n; i++) ok = xf_ckpt_put_u32(f, (uint32_t)sizes[i]);
     ok = ok && xf_actions_write(f, act) && xf_ckpt_put_i64(f, adam_step);
-    xf_status st = ok ? xf_nn_params_save(p, f, 1, path, err)
-                      : XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s'", path);
-    if (fclose(f) != 0 && st == XF_OK)
-        st = XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s': %s", path, strerror(errno));
-    return st;
+    st = ok ? xf_nn_params_save(p, f, 1, path, err)
+            : XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s': %s", path, strerror(errno));
+    if (st != XF_OK) {
+        xf_outfile_abort(&out);
+        return st;
+    }
+    return xf_outfile_commit(&out, err);
 }
 
 xf_status xf_ppo_ckpt_open(const char *path, const char *const *names, const int *sizes, int n,
                            xf_actions *act, int64_t *adam_step, FILE **out, xf_error *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return XF_FAIL(err, XF_ERR_IO, "cannot read checkpoint '%s': %s", path, strerror(errno));
+    FILE *f;
+    xf_status st0 = xf_infile_open(path, &f, err);
+    if (st0 != XF_OK) {
+        xf_error_prefix(err, "cannot read checkpoint");
+        return st0;
+    }
     char magic[8];
     uint32_t version = 0, count = 0;
     xf_status st = XF_OK;

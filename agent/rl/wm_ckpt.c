@@ -70,9 +70,10 @@ xf_status xf_wm_agent_save(const xf_wm_agent *a, const char *path, xf_error *err
                        "world-model agent: nothing to save to '%s': the agent has no actions yet "
                        "(train or load it first)",
                        path);
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s': %s", path, strerror(errno));
+    xf_outfile out;
+    xf_status st = xf_outfile_open(&out, path, err);
+    if (st != XF_OK) return st;
+    FILE *f = out.f;
     uint32_t s[N_SIZES];
     sizes_of(a, s);
     int D = a->opt.gnn.latent;
@@ -83,13 +84,16 @@ xf_status xf_wm_agent_save(const xf_wm_agent *a, const char *path, xf_error *err
          put_floats(f, a->z_mean, D) && put_floats(f, a->z_std, D) &&
          put_floats(f, &a->reward_scale, 1) && xf_ckpt_put_i64(f, a->wm_adam.step) &&
          xf_ckpt_put_i64(f, a->ctl_adam.step);
-    xf_status st = ok ? XF_OK : XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s'", path);
+    st = ok ? XF_OK
+            : XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s': %s", path, strerror(errno));
     if (!st) st = xf_nn_params_save(&a->gnn_p, f, 0, path, err);
     if (!st) st = xf_nn_params_save(&a->wm_p, f, 1, path, err);
     if (!st) st = xf_nn_params_save(&a->ctl_p, f, 1, path, err);
-    if (fclose(f) != 0 && st == XF_OK)
-        st = XF_FAIL(err, XF_ERR_IO, "cannot write checkpoint '%s': %s", path, strerror(errno));
-    return st;
+    if (st != XF_OK) {
+        xf_outfile_abort(&out);
+        return st;
+    }
+    return xf_outfile_commit(&out, err);
 }
 
 /* Values and Adam moments of a store, to put back after a failed load. */
@@ -157,9 +161,12 @@ static xf_status read_header(FILE *f, const xf_wm_agent *a, const char *path, xf
 
 xf_status xf_wm_agent_load(xf_wm_agent *a, const char *path, const xf_env *e, xf_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return XF_FAIL(err, XF_ERR_IO, "cannot read checkpoint '%s': %s", path, strerror(errno));
+    FILE *f;
+    xf_status st0 = xf_infile_open(path, &f, err);
+    if (st0 != XF_OK) {
+        xf_error_prefix(err, "cannot read checkpoint");
+        return st0;
+    }
     int D = a->opt.gnn.latent;
     float *stats = xf_malloc((2 * (size_t)D + 1) * sizeof *stats);
     snapshot snap = {NULL, 0};

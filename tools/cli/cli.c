@@ -4,7 +4,9 @@
  */
 #include "tools/cli/cli.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,17 @@ int xf_cli_parse_i64(const char *text, int64_t lo, int64_t hi, int64_t *out)
     long long x = strtoll(text, &end, 10);
     if (errno == ERANGE || *end || x < lo || x > hi) return -1;
     *out = (int64_t)x;
+    return 0;
+}
+
+int xf_cli_parse_f64(const char *text, double lo, double hi, double *out)
+{
+    if (!text || !*text || isspace((unsigned char)text[0])) return -1;
+    char *end;
+    errno = 0;
+    double x = strtod(text, &end);
+    if (errno == ERANGE || *end || !isfinite(x) || !(x >= lo && x <= hi)) return -1;
+    *out = x;
     return 0;
 }
 

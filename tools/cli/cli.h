@@ -1,6 +1,7 @@
 /*
  * cli.h — argument parsing shared by the command-line tools (xfonnx, xfergen,
- * xferverify, xfcost, rlflow-agent): checked integers and `--dim NAME=N` overrides of
+ * xferverify, xfcost, rlflow-agent): checked integers, checked finite
+ * numbers and `--dim NAME=N` overrides of
  * symbolic input dimensions. Nothing here prints; a failed parse returns -1
  * and, where there is more than one reason, says which in a message that
  * names the bad argument, for the tool to print under its own name.
@@ -14,6 +15,11 @@
 /* A decimal integer in [lo, hi] with nothing before or after it (no
  * whitespace, no sign other than '-', no overflow): 0 and *out set, else -1. */
 int xf_cli_parse_i64(const char *text, int64_t lo, int64_t hi, int64_t *out);
+
+/* A finite decimal number (strtod's syntax) in [lo, hi] with nothing after
+ * it: 0 and *out set, else -1. inf, nan and values that overflow a double
+ * are refused: a tolerance of inf would accept anything, and inf*0 is nan. */
+int xf_cli_parse_f64(const char *text, double lo, double hi, double *out);
 
 #define XF_CLI_MAX_DIMS 16
 #define XF_CLI_DIM_NAME 128 /* bytes of a name, NUL included */

@@ -145,14 +145,15 @@ static int write_model(const xf_zoo_model *m, const xf_zoo_config *c, const char
     }
     st = xf_onnx_save(&g, path, &err);
     if (st != XF_OK) {
-        fprintf(stderr, "modelzoo: cannot write %s: %s\n", path, err.msg);
+        fprintf(stderr, "modelzoo: %s\n", err.msg);
         xf_graph_free(&g);
         return 1;
     }
     struct stat sb;
-    long long bytes = stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
-    printf("wrote %s: %s, %d nodes, %lld parameters, %lld bytes\n", path, m->name, g.n_nodes,
-           xf_modelzoo_param_count(&g), bytes);
+    printf("wrote %s: %s, %d nodes, %lld parameters", path, m->name, g.n_nodes,
+           xf_modelzoo_param_count(&g));
+    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) printf(", %lld bytes", (long long)sb.st_size);
+    printf("\n");
     xf_graph_free(&g);
     return 0;
 }

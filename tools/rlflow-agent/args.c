@@ -1,6 +1,7 @@
 /*
  * args.c — rlflow-agent's command line: options, defaults and --help.
  */
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,11 +91,10 @@ static int parse_int(const char *opt, const char *v, long min, long max, int *ou
 
 static int parse_double(const char *opt, const char *v, double min, double *out)
 {
-    char *end;
-    double x = v ? strtod(v, &end) : 0;
-    if (!v || !*v || *end || !(x >= min)) return bad(opt, "a number in range", v);
-    *out = x;
-    return 0;
+    if (xf_cli_parse_f64(v, min, DBL_MAX, out) == 0) return 0;
+    char what[64];
+    snprintf(what, sizeof what, "a finite number >= %g", min);
+    return bad(opt, what, v);
 }
 
 static int default_output(cli_options *o)
@@ -197,9 +197,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 if (n >= sizeof num) return bad(a, "a count or a time such as 120s", next);
                 memcpy(num, next, n - 1);
                 num[n - 1] = '\0';
-                char *end;
-                o->time_limit = strtod(num, &end);
-                if (*end || !(o->time_limit >= 0.001))
+                if (xf_cli_parse_f64(num, 0.001, DBL_MAX, &o->time_limit) != 0)
                     return bad(a, "a count or a time such as 120s", next);
             } else {
                 rc = parse_int(a, next, 1, 100000000, &o->budget);

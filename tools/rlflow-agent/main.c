@@ -289,7 +289,7 @@ static int search(const cli_options *o, run_state *s)
     return 0;
 }
 
-/* Fold, check, write, read back. */
+/* Fold, check, read back, write. */
 static int finish_and_write(const cli_options *o, run_state *s, xf_check_result *chk)
 {
     xf_error err = {0};
@@ -336,18 +336,23 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
             return 1;
         }
     }
-    if (xf_onnx_save(&s->finished, o->output, &err)) {
-        fprintf(stderr, "rlflow-agent: %s\n", err.msg);
-        return 1;
-    }
+    /* Serialised and read back in memory first: the file is written only
+     * when it reads back, and nothing is ever removed afterwards (-o may
+     * name a device or a FIFO). */
+    uint8_t *buf = NULL;
+    size_t len = 0;
     xf_graph back;
     xf_graph_init(&back);
-    st = xf_onnx_load(o->output, NULL, &back, &err);
+    st = xf_onnx_save_buffer(&s->finished, &buf, &len, &err);
+    if (!st) {
+        st = xf_onnx_load_buffer(buf, len, o->output, NULL, NULL, &back, &err);
+        if (st) xf_error_prefix(&err, "the optimised model does not read back (nothing written)");
+    }
+    if (!st) st = xf_outfile_write_all(o->output, buf, len, &err);
     xf_graph_free(&back);
+    xf_free(buf);
     if (st) {
-        fprintf(stderr, "rlflow-agent: the written model %s does not read back: %s\n", o->output,
-                err.msg);
-        remove(o->output);
+        fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
     }
     return 0;

@@ -6,6 +6,7 @@
  * to stdout unless -o is given; png defaults to rule-<ID>.png and onnx to
  * the stem rule-<ID>. Files written are listed on stdout.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@
 
 typedef void (*writer_fn)(FILE *, const xf_rulesdb_rule_info *, const xf_rule *);
 
-/* Writes with `fn` to `path`, or to stdout when path is NULL. */
+/* Writes with `fn` to `path` (through xf_outfile), or to stdout when path
+ * is NULL. */
 static int write_text(const char *path, writer_fn fn, const xf_rulesdb_rule_info *info,
                       const xf_rule *r)
 {
@@ -24,41 +26,49 @@ static int write_text(const char *path, writer_fn fn, const xf_rulesdb_rule_info
         fn(stdout, info, r);
         return 0;
     }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "xferdb: cannot write %s\n", path);
-        return 1;
+    xf_error err;
+    xf_outfile out;
+    if (xf_outfile_open(&out, path, &err) == XF_OK) {
+        fn(out.f, info, r);
+        if (xf_outfile_commit(&out, &err) == XF_OK) {
+            printf("%s\n", path);
+            return 0;
+        }
     }
-    fn(f, info, r);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "xferdb: writing %s failed\n", path);
-        remove(path);
-        return 1;
-    }
-    printf("%s\n", path);
-    return 0;
+    xferdb_error(&err);
+    return 1;
 }
 
+/* The rule's graphviz text through `dot -Tpng` into `path`: the text
+ * goes to dot in an unnamed temporary file, the picture through
+ * xf_outfile, so nothing is left next to `path`. */
 static int export_png(const char *path, const xf_rulesdb_rule_info *info, const xf_rule *r)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.dot.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "xferdb: cannot write %s\n", tmp);
+    FILE *in = tmpfile();
+    if (!in) {
+        fprintf(stderr, "xferdb: cannot create a temporary file: %s\n", strerror(errno));
         return 1;
     }
-    xferdb_write_dot(f, info, r);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "xferdb: writing %s failed\n", tmp);
-        remove(tmp);
+    xferdb_write_dot(in, info, r);
+    if (ferror(in) || fflush(in) != 0 || fseek(in, 0, SEEK_SET) != 0) {
+        fprintf(stderr, "xferdb: cannot write a temporary file: %s\n", strerror(errno));
+        fclose(in);
         return 1;
     }
-    int rc = xferdb_run_dot("png", tmp, path);
-    remove(tmp);
-    if (rc == 0) printf("%s\n", path);
+    xf_error err;
+    xf_outfile out;
+    int rc = 1;
+    if (xf_outfile_open(&out, path, &err) != XF_OK) {
+        xferdb_error(&err);
+    } else if (xferdb_run_dot("png", in, out.f) != 0) {
+        xf_outfile_abort(&out);
+    } else if (xf_outfile_commit(&out, &err) != XF_OK) {
+        xferdb_error(&err);
+    } else {
+        printf("%s\n", path);
+        rc = 0;
+    }
+    fclose(in);
     return rc;
 }
 

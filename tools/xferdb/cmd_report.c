@@ -34,9 +34,12 @@ static void report_free(report *rep)
     for (int k = 0; k < 3; k++) xf_free(rep->by[k]);
 }
 
-static int make_dir(const char *path)
+/* Creates directory path unless it exists; *made says whether this did. */
+static int make_dir(const char *path, int *made)
 {
-    if (mkdir(path, 0777) == 0 || errno == EEXIST) {
+    *made = 0;
+    if (mkdir(path, 0777) == 0) *made = 1;
+    if (*made || errno == EEXIST) {
         struct stat st;
         if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
     }
@@ -123,7 +126,7 @@ static char *listing_of(const xf_rule *r)
     return buf;
 }
 
-/* Writes DIR/img/rule-<id>.dot; 0 ok. */
+/* Writes <stage>/rule-<id>.dot (a scratch file for dot); 0 ok. */
 static int write_dot_file(const char *path, const xf_rulesdb_rule_info *info, const xf_rule *r)
 {
     FILE *f = fopen(path, "w");
@@ -143,7 +146,7 @@ static int write_dot_file(const char *path, const xf_rulesdb_rule_info *info, co
 /* What collect hands add_rule for every rule. */
 typedef struct collect_ctx {
     report *rep;
-    const char *img_dir;
+    const char *stage;
     char ***dots;
     int *n_dots;
 } collect_ctx;
@@ -152,7 +155,7 @@ static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info
 {
     const collect_ctx *c = user;
     report *rep = c->rep;
-    const char *img_dir = c->img_dir;
+    const char *stage = c->stage;
     char ***dots = c->dots;
     int *n_dots = c->n_dots;
     xf_error err;
@@ -189,7 +192,7 @@ static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info
         rc = 1;
     } else if (rep->have_dot && rep->pictures < rep->max_pictures) {
         char path[4300];
-        snprintf(path, sizeof path, "%s/rule-%" PRId64 ".dot", img_dir, info->id);
+        snprintf(path, sizeof path, "%s/rule-%" PRId64 ".dot", stage, info->id);
         char **p = xf_realloc(*dots, sizeof(char *) * ((size_t)*n_dots + 1));
         char *copy = xf_strdup(path);
         if (p) *dots = p;
@@ -208,7 +211,7 @@ static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info
     return rc;
 }
 
-static int collect(report *rep, xf_rulesdb *db, const char *img_dir, char ***dots, int *n_dots)
+static int collect(report *rep, xf_rulesdb *db, const char *stage, char ***dots, int *n_dots)
 {
     xf_error err;
     static const xf_rulesdb_group groups[3] = {XF_RULESDB_BY_STATUS, XF_RULESDB_BY_SIZE,
@@ -221,11 +224,18 @@ static int collect(report *rep, xf_rulesdb *db, const char *img_dir, char ***dot
     xf_rulesdb_filter all;
     memset(&all, 0, sizeof all);
     all.any_status = 1;
-    collect_ctx c = {rep, img_dir, dots, n_dots};
+    collect_ctx c = {rep, stage, dots, n_dots};
     return xferdb_each_rule(db, &all, add_rule, &c) ? 1 : 0;
 }
 
-/* Renders the .dot files and renames x.dot.svg to x.svg; the .dot files go. */
+/* "<stage>/rule-<id>.svg" of the .dot file at `dot`. */
+static void svg_of(const char *dot, char *path, size_t n)
+{
+    snprintf(path, n, "%.*s.svg", (int)(strlen(dot) - 4), dot);
+}
+
+/* Renders the staged .dot files and renames x.dot.svg to x.svg; the .dot
+ * files go. */
 static int render(char **dots, int n)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -233,9 +243,8 @@ static int render(char **dots, int n)
     int rc = xferdb_render_svgs(dots, n, jobs);
     char from[4400], to[4400];
     for (int i = 0; i < n; i++) {
-        size_t len = strlen(dots[i]);
         snprintf(from, sizeof from, "%s.svg", dots[i]);
-        snprintf(to, sizeof to, "%.*s.svg", (int)(len - 4), dots[i]);
+        svg_of(dots[i], to, sizeof to);
         if (rc == 0 && rename(from, to) != 0) {
             fprintf(stderr, "xferdb: %s was not drawn\n", from);
             rc = 1;
@@ -245,6 +254,70 @@ static int render(char **dots, int n)
     return rc;
 }
 
+/* The pictures' staging directory DIR/.img.XXXXXX (path filled), with the
+ * mode mkdir gives (mkdtemp's 0700 would become DIR/img's). */
+static int make_stage(const char *dir, char *path, size_t n)
+{
+    snprintf(path, n, "%s/.img.XXXXXX", dir);
+    mode_t mask = umask(0);
+    umask(mask);
+    if (mkdtemp(path) && chmod(path, 0777 & ~mask) == 0) return 0;
+    int e = errno;
+    rmdir(path); /* when chmod failed */
+    fprintf(stderr, "xferdb: cannot create a directory in %s: %s\n", dir, strerror(e));
+    path[0] = '\0';
+    return 1;
+}
+
+/* Moves the drawn pictures from the stage into DIR/img: the whole stage
+ * when DIR/img does not exist yet, else picture by picture. */
+static int publish(char *stage, const char *img_dir, char **dots, int n)
+{
+    struct stat st;
+    int missing = stat(img_dir, &st) != 0;
+    if (missing && errno == ENOENT) {
+        if (rename(stage, img_dir) != 0) {
+            fprintf(stderr, "xferdb: cannot create %s: %s\n", img_dir, strerror(errno));
+            return 1;
+        }
+        stage[0] = '\0'; /* it is DIR/img now */
+        return 0;
+    }
+    if (missing || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "xferdb: cannot write pictures into %s: %s\n", img_dir,
+                missing ? strerror(errno) : "not a directory");
+        return 1;
+    }
+    char from[4400], to[4400];
+    for (int i = 0; i < n; i++) {
+        svg_of(dots[i], from, sizeof from);
+        snprintf(to, sizeof to, "%s/%s", img_dir, strrchr(from, '/') + 1);
+        if (rename(from, to) != 0) {
+            fprintf(stderr, "xferdb: cannot move a picture into %s: %s\n", to, strerror(errno));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Removes whatever is left in the stage, then the stage. */
+static void discard_stage(const char *stage, char **dots, int n)
+{
+    char path[4400];
+    for (int i = 0; i < n; i++) {
+        remove(dots[i]);
+        snprintf(path, sizeof path, "%s.svg", dots[i]);
+        remove(path);
+        svg_of(dots[i], path, sizeof path);
+        remove(path);
+    }
+    rmdir(stage);
+}
+
+/* The pictures are drawn in a staging directory and moved into DIR/img
+ * only after the page is written, so a failed run leaves DIR as it found
+ * it: what existed stays, what the run created goes (DIR too when the run
+ * made it). */
 int xferdb_report(xf_rulesdb *db, const xferdb_options *o)
 {
     if (!o->out) {
@@ -256,19 +329,26 @@ int xferdb_report(xf_rulesdb *db, const xferdb_options *o)
     rep.db_path = xf_rulesdb_path(db);
     rep.max_pictures = o->pictures;
     rep.have_dot = xferdb_have_dot();
-    char img_dir[4200], page[4200];
+    char img_dir[4200], page[4200], stage[4200] = "";
     snprintf(img_dir, sizeof img_dir, "%s/img", o->out);
     snprintf(page, sizeof page, "%s/index.html", o->out);
     char **dots = NULL;
-    int n_dots = 0;
-    int rc = make_dir(o->out);
-    if (rc == 0 && rep.have_dot && rep.max_pictures > 0) rc = make_dir(img_dir);
-    if (rc == 0) rc = collect(&rep, db, img_dir, &dots, &n_dots);
+    int n_dots = 0, made_dir = 0, wrote_page = 0;
+    int rc = make_dir(o->out, &made_dir);
+    if (rc == 0 && rep.have_dot && rep.max_pictures > 0)
+        rc = make_stage(o->out, stage, sizeof stage);
+    if (rc == 0) rc = collect(&rep, db, stage, &dots, &n_dots);
     if (rc == 0 && n_dots) rc = render(dots, n_dots);
     if (rc == 0) rc = report_write_html(&rep, page);
+    wrote_page = rc == 0;
+    if (rc == 0 && stage[0]) rc = publish(stage, img_dir, dots, n_dots);
+    if (stage[0]) discard_stage(stage, dots, n_dots);
     if (rc == 0) {
         printf("%s: %" PRId64 " rules, %" PRId64 " pictures%s\n", page, rep.n_rules, rep.pictures,
                rep.have_dot ? "" : " (graphviz's dot not found: text forms only)");
+    } else if (made_dir) {
+        if (wrote_page) remove(page);
+        rmdir(o->out);
     }
     for (int i = 0; i < n_dots; i++) xf_free(dots[i]);
     xf_free(dots);

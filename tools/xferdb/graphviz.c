@@ -6,6 +6,7 @@
  * one file: graphviz 2.43 (Debian 12) corrupts its heap on some sequences
  * of several graphs in one run.
  */
+#include <errno.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,20 +42,31 @@ void xferdb_no_dot(void)
                     "elsewhere\n");
 }
 
-int xferdb_run_dot(const char *fmt, const char *in, const char *out)
+int xferdb_run_dot(const char *fmt, FILE *in, FILE *out)
 {
     char tflag[32];
     snprintf(tflag, sizeof tflag, "-T%s", fmt);
-    char *argv[] = {"dot", tflag, "-o", (char *)out, (char *)in, NULL};
+    char *argv[] = {"dot", tflag, NULL};
+    if (fflush(out) != 0) {
+        fprintf(stderr, "xferdb: cannot write the picture: %s\n", strerror(errno));
+        return 1;
+    }
+    posix_spawn_file_actions_t fa;
     pid_t pid;
-    int rc = posix_spawnp(&pid, "dot", NULL, NULL, argv, environ);
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (rc == 0) {
+        rc = posix_spawn_file_actions_adddup2(&fa, fileno(in), 0);
+        if (rc == 0) rc = posix_spawn_file_actions_adddup2(&fa, fileno(out), 1);
+        if (rc == 0) rc = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+    }
     if (rc != 0) {
         xferdb_no_dot();
         return 1;
     }
     int status = 0;
     if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "xferdb: 'dot %s -o %s %s' failed\n", tflag, out, in);
+        fprintf(stderr, "xferdb: 'dot %s' failed\n", tflag);
         return 1;
     }
     return 0;

@@ -4,7 +4,8 @@
  * on a row filters the rule table), the filter controls, an empty rule table
  * and the data of every rule inline as a JSON literal in a <script> element
  * (file:// pages cannot fetch files), followed by the script that renders
- * and filters the table (report_assets.c).
+ * and filters the table (report_assets.c). The page is written through
+ * xf_outfile: a failed write leaves the previous page as it was.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -84,11 +85,13 @@ static void write_note(FILE *f, const report *rep)
 
 int report_write_html(const report *rep, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "xferdb: cannot write %s\n", path);
+    xf_error err;
+    xf_outfile out;
+    if (xf_outfile_open(&out, path, &err) != XF_OK) {
+        xferdb_error(&err);
         return 1;
     }
+    FILE *f = out.f;
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>rlflow rules: ",
           f);
     html(f, rep->db_path);
@@ -119,9 +122,8 @@ int report_write_html(const report *rep, const char *path)
           f);
     write_data(f, rep);
     fprintf(f, "<script>\n%s</script>\n</body></html>\n", report_js);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "xferdb: writing %s failed\n", path);
+    if (xf_outfile_commit(&out, &err) != XF_OK) {
+        xferdb_error(&err);
         return 1;
     }
     return 0;

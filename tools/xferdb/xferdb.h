@@ -112,8 +112,10 @@ xf_status xferdb_onnx_side(const xf_graph *side, const char *name, xf_graph *out
 int xferdb_have_dot(void);
 /* The message for a missing `dot`, naming the Debian package. */
 void xferdb_no_dot(void);
-/* Runs `dot -T<fmt> -o <out> <in>`; 0 ok, else 1 after a message. */
-int xferdb_run_dot(const char *fmt, const char *in, const char *out);
+/* Runs `dot -T<fmt>` reading the graph from `in` (a file stream at its
+ * start) and writing the picture to `out` (flushed first); 0 ok, else 1
+ * after a message. */
+int xferdb_run_dot(const char *fmt, FILE *in, FILE *out);
 /* Draws each files[i] (a .dot file) as files[i].svg, one dot process per
  * file, up to `jobs` at a time; 0 ok, else 1 after a message. */
 int xferdb_render_svgs(char **files, int n, int jobs);

@@ -1,0 +1,203 @@
+/*
+ * outfile.c — the one way rlflow writes an output file (xf_outfile, see
+ * ir.h). A regular file, or a path that does not exist yet, is written
+ * atomically: a temporary file in the same directory, fsync, rename over the
+ * destination, so a reader (or a crash) sees the old file or the new one,
+ * never a part of either. Anything else the user names with -o — a device
+ * such as /dev/null, a FIFO, a socket — is written through: opened for
+ * writing and never replaced, since renaming over it would destroy it (as
+ * root, -o /dev/null would turn /dev/null into a regular file). A symbolic
+ * link is followed, so the file it points to is written by the same rule
+ * and the link stays a link. Every write, the flush, the fsync and the
+ * close are checked, so a full disk or /dev/full is an error with the
+ * system's message, and on any failure the temporary file is removed and
+ * the destination is left as it was.
+ */
+#include "ir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Links followed before giving up, as the kernel's ELOOP limit. */
+#define MAX_LINKS 40
+/* Temporary names tried before giving up ("<dest>.tmp.<pid>.<k>"). */
+#define MAX_TEMP_TRIES 100
+
+static void outfile_free(xf_outfile *o)
+{
+    xf_free(o->path);
+    xf_free(o->dest);
+    xf_free(o->tmp);
+    memset(o, 0, sizeof *o);
+}
+
+/* The target of the link at `link`, resolved against the link's directory
+ * when relative; NULL with errno set on failure. */
+static char *link_target(const char *link, size_t size_hint)
+{
+    size_t cap = size_hint + 2 > 64 ? size_hint + 2 : 64;
+    for (;;) {
+        char *t = xf_malloc(cap);
+        if (!t) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        ssize_t n = readlink(link, t, cap);
+        if (n < 0) {
+            int e = errno;
+            xf_free(t);
+            errno = e;
+            return NULL;
+        }
+        if ((size_t)n < cap) {
+            t[n] = '\0';
+            const char *slash = strrchr(link, '/');
+            if (t[0] == '/' || !slash) return t;
+            size_t dir = (size_t)(slash - link) + 1, len = dir + (size_t)n + 1;
+            char *joined = xf_malloc(len);
+            if (joined) {
+                memcpy(joined, link, dir);
+                memcpy(joined + dir, t, (size_t)n + 1);
+            } else {
+                errno = ENOMEM;
+            }
+            xf_free(t);
+            return joined;
+        }
+        xf_free(t); /* the link grew between lstat and readlink: retry larger */
+        cap *= 2;
+    }
+}
+
+/* Follows symbolic links from o->path into o->dest; *exists and *st say
+ * what is there (nothing, or lstat of the final file). */
+static xf_status resolve(xf_outfile *o, int *exists, struct stat *st, xf_error *err)
+{
+    o->dest = xf_strdup(o->path);
+    if (!o->dest) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", o->path);
+    for (int hops = 0;; hops++) {
+        if (lstat(o->dest, st) != 0) {
+            if (errno != ENOENT)
+                return XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", o->path, strerror(errno));
+            *exists = 0;
+            return XF_OK;
+        }
+        if (!S_ISLNK(st->st_mode)) {
+            *exists = 1;
+            return XF_OK;
+        }
+        if (hops == MAX_LINKS)
+            return XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", o->path, strerror(ELOOP));
+        char *next = link_target(o->dest, (size_t)st->st_size);
+        if (!next)
+            return XF_FAIL(err, errno == ENOMEM ? XF_ERR_NOMEM : XF_ERR_IO,
+                           "%s: cannot follow the link: %s", o->path, strerror(errno));
+        xf_free(o->dest);
+        o->dest = next;
+    }
+}
+
+/* Creates the temporary file next to o->dest into *fd, with the mode of
+ * the file it replaces (a new file: 0666 less the umask, as fopen). */
+static xf_status open_temp(xf_outfile *o, const struct stat *old, int *fd, xf_error *err)
+{
+    size_t n = strlen(o->dest) + 48;
+    o->tmp = xf_malloc(n);
+    if (!o->tmp) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", o->path);
+    *fd = -1;
+    for (int k = 0; k < MAX_TEMP_TRIES && *fd < 0; k++) {
+        snprintf(o->tmp, n, "%s.tmp.%ld.%d", o->dest, (long)getpid(), k);
+        *fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (*fd < 0 && errno != EEXIST)
+            return XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", o->path, strerror(errno));
+    }
+    if (*fd < 0)
+        return XF_FAIL(err, XF_ERR_IO, "%s: cannot write: no free temporary name next to it",
+                         o->path);
+    if (old && fchmod(*fd, old->st_mode & 07777) != 0) {
+        xf_status s = XF_FAIL(err, XF_ERR_IO, "%s: cannot set the mode of '%s': %s", o->path,
+                              o->tmp, strerror(errno));
+        close(*fd);
+        unlink(o->tmp);
+        *fd = -1;
+        return s;
+    }
+    return XF_OK;
+}
+
+xf_status xf_outfile_open(xf_outfile *o, const char *path, xf_error *err)
+{
+    memset(o, 0, sizeof *o);
+    if (!path || !*path) return XF_FAIL(err, XF_ERR_INVALID, "output file: empty path");
+    o->path = xf_strdup(path);
+    if (!o->path) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
+    int exists = 0, fd = -1;
+    struct stat st;
+    xf_status s = resolve(o, &exists, &st, err);
+    if (s == XF_OK && exists && S_ISDIR(st.st_mode))
+        s = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", path, strerror(EISDIR));
+    if (s == XF_OK && (!exists || S_ISREG(st.st_mode))) {
+        s = open_temp(o, exists ? &st : NULL, &fd, err);
+    } else if (s == XF_OK) { /* a device, FIFO or socket: write through */
+        fd = open(o->dest, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0) s = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    }
+    if (s == XF_OK) {
+        o->f = fdopen(fd, "wb");
+        if (!o->f) {
+            s = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+            close(fd);
+            if (o->tmp) unlink(o->tmp);
+        }
+    }
+    if (s != XF_OK) outfile_free(o);
+    return s;
+}
+
+xf_status xf_outfile_commit(xf_outfile *o, xf_error *err)
+{
+    if (!o->f) return XF_FAIL(err, XF_ERR_INVALID, "output file: not open");
+    int bad = ferror(o->f);
+    xf_status s = XF_OK;
+    errno = 0;
+    /* fflush retries what a failed write left in the buffer, so errno
+     * names the cause (ENOSPC for a full disk or /dev/full) */
+    if (fflush(o->f) != 0 || bad)
+        s = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", o->path,
+                    bad && errno == 0 ? "an earlier write failed" : strerror(errno));
+    if (s == XF_OK && o->tmp && fsync(fileno(o->f)) != 0)
+        s = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", o->path, strerror(errno));
+    if (fclose(o->f) != 0 && s == XF_OK)
+        s = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", o->path, strerror(errno));
+    o->f = NULL;
+    if (s == XF_OK && o->tmp && rename(o->tmp, o->dest) != 0)
+        s = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: renaming '%s' into place: %s", o->path,
+                    o->tmp, strerror(errno));
+    if (s != XF_OK && o->tmp) unlink(o->tmp);
+    outfile_free(o);
+    return s;
+}
+
+void xf_outfile_abort(xf_outfile *o)
+{
+    if (o->f) fclose(o->f);
+    if (o->tmp) unlink(o->tmp);
+    outfile_free(o);
+}
+
+xf_status xf_outfile_write_all(const char *path, const void *data, size_t len, xf_error *err)
+{
+    xf_outfile o;
+    xf_status s = xf_outfile_open(&o, path, err);
+    if (s != XF_OK) return s;
+    if (len && fwrite(data, 1, len, o.f) != len) {
+        s = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+        xf_outfile_abort(&o);
+        return s;
+    }
+    return xf_outfile_commit(&o, err);
+}
