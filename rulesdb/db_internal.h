@@ -27,8 +27,11 @@ typedef enum stmt_id {
     STMT_RUN_STATE,
     STMT_RUN_RESUMABLE,
     STMT_RUN_GET,
+    STMT_RUN_GET_V1, /* the same on a schema version 1 file (no run owner) */
     STMT_RUN_STAGES,
     STMT_RUN_RECENT,
+    STMT_RUN_LIVE,
+    STMT_RUN_MARK_DEAD,
     STMT_COUNT
 } stmt_id;
 
@@ -36,6 +39,8 @@ struct xf_rulesdb {
     sqlite3 *h;
     char *path;
     int readonly;
+    int create;  /* XF_RULESDB_CREATE: an empty file may be initialised */
+    int version; /* the file's schema version (older only when read-only) */
     int in_batch;
     int64_t batch_writes;
     sqlite3_stmt *stmts[STMT_COUNT];
@@ -62,6 +67,22 @@ xf_status op_end(xf_rulesdb *db, xf_status st, xf_error *err);
 /* Brings a freshly opened database to XF_RULESDB_SCHEMA_VERSION (or
  * refuses it); see schema.c. */
 xf_status schema_check_and_migrate(xf_rulesdb *db, xf_error *err);
+
+/* Who runs a run (run_owner.c): this process, recorded with each run. */
+typedef struct run_owner {
+    int64_t pid;
+    char host[256];
+    int64_t start; /* the process's start time (clock ticks since boot), -1: unknown */
+} run_owner;
+
+void run_owner_self(run_owner *o);
+/* 1 when the process that owned a run is certainly gone: same host, and no
+ * such pid, or a pid reused by a process that started at another time.
+ * 0 for another host or a run without an owner (written before version 2). */
+int run_owner_gone(const char *host, int64_t pid, int64_t start);
+/* Marks interrupted every run left `running` whose process is gone (a
+ * writer's open does this; live concurrent runs are left alone). */
+xf_status runs_mark_dead(xf_rulesdb *db, xf_error *err);
 
 /* Binds a possibly-NULL string / blob. */
 int bind_text_or_null(sqlite3_stmt *s, int col, const char *text);

@@ -26,8 +26,10 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "UPDATE rules SET status = ?2, verify_ms = ?3, axioms = ?4, verdict_detail = ?5,"
         " counterexample = ?6, verified_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
     [STMT_RUN_INSERT] =
-        "INSERT INTO runs (tool, tool_version, options, input_set, vocab, seed, started, state)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'running')",
+        "INSERT INTO runs (tool, tool_version, options, input_set, vocab, seed, started, state,"
+        " pid, host, proc_start)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'running',"
+        " ?7, ?8, ?9)",
     [STMT_RUN_STAGE] =
         "INSERT INTO run_stages (run_id, seq, stage, seconds, count)"
         " VALUES (?1, (SELECT count(*) FROM run_stages WHERE run_id = ?1), ?2, ?3, ?4)"
@@ -36,15 +38,22 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_RUN_CHECKPOINT] = "UPDATE runs SET checkpoint = ?2 WHERE id = ?1",
     [STMT_RUN_STATE] =
         "UPDATE runs SET state = ?2, ended = CASE WHEN ?2 = 'running' THEN NULL"
-        " ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END WHERE id = ?1",
+        " ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END,"
+        " pid = CASE WHEN ?2 = 'running' THEN ?3 ELSE pid END,"
+        " host = CASE WHEN ?2 = 'running' THEN ?4 ELSE host END,"
+        " proc_start = CASE WHEN ?2 = 'running' THEN ?5 ELSE proc_start END WHERE id = ?1",
     [STMT_RUN_RESUMABLE] =
         "SELECT id FROM runs WHERE tool = ?1 AND state IN ('running', 'interrupted')"
         " AND (?2 IS NULL OR options = ?2) ORDER BY id DESC LIMIT 1",
     [STMT_RUN_GET] = "SELECT tool, tool_version, options, input_set, vocab, seed, started, ended,"
-                     " state, checkpoint FROM runs WHERE id = ?1",
+                     " state, checkpoint, pid, host, proc_start FROM runs WHERE id = ?1",
+    [STMT_RUN_GET_V1] = "SELECT tool, tool_version, options, input_set, vocab, seed, started,"
+                        " ended, state, checkpoint, NULL, NULL, NULL FROM runs WHERE id = ?1",
     [STMT_RUN_STAGES] =
         "SELECT stage, seconds, count FROM run_stages WHERE run_id = ?1 ORDER BY seq",
     [STMT_RUN_RECENT] = "SELECT id FROM runs ORDER BY id DESC LIMIT ?1",
+    [STMT_RUN_LIVE] = "SELECT id, host, pid, proc_start FROM runs WHERE state = 'running'",
+    [STMT_RUN_MARK_DEAD] = "UPDATE runs SET state = 'interrupted' WHERE id = ?1 AND state = 'running'",
 };
 
 xf_status db_fail(xf_rulesdb *db, xf_error *err, const char *what)

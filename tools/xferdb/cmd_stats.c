@@ -2,7 +2,9 @@
  * cmd_stats.c — `xferdb stats DB`: how many graphs and rules the database
  * holds, rules by status, by size (operators on the larger side) and by
  * operator (rules using it on either side), and the most recent runs with
- * their options, state and per-stage timings and counts.
+ * their options, state and per-stage timings and counts. A run stored as
+ * running whose process is gone shows as interrupted (killed); the file is
+ * opened read-only, so the next writer's open records that.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,7 +38,9 @@ static void print_opt(const char *label, const char *v)
 static void print_run(const xf_rulesdb_run_info *r)
 {
     printf("  run %" PRId64 ": %s %s, %s, started %s", r->id, r->tool,
-           r->tool_version ? r->tool_version : "", xf_rulesdb_run_state_name(r->state),
+           r->tool_version ? r->tool_version : "",
+           r->gone ? "interrupted (killed: its process is gone)"
+                   : xf_rulesdb_run_state_name(r->state),
            r->started ? r->started : "?");
     if (r->ended) printf(", ended %s", r->ended);
     printf("\n");
@@ -87,7 +91,7 @@ int xferdb_stats(xf_rulesdb *db, const xferdb_options *o)
         return 1;
     }
     printf("%s: %" PRId64 " rules over %" PRId64 " graphs (schema version %d)\n",
-           xf_rulesdb_path(db), n_rules, n_graphs, XF_RULESDB_SCHEMA_VERSION);
+           xf_rulesdb_path(db), n_rules, n_graphs, xf_rulesdb_schema_version(db));
     int rc = print_group(db, XF_RULESDB_BY_STATUS, "by status");
     if (rc == 0) rc = print_group(db, XF_RULESDB_BY_SIZE, "by size (operators, larger side)");
     if (rc == 0) rc = print_group(db, XF_RULESDB_BY_OP, "by operator (rules using it)");
