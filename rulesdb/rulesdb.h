@@ -199,6 +199,8 @@ typedef struct xf_rulesdb_rule_info {
     char *axioms, *detail;        /* NULL: none */
     uint8_t *counterexample;      /* NULL: none */
     size_t counterexample_len;
+    int broken;                   /* a graph row it refers to is missing (src_text or
+                                     dst_text NULL): it cannot be loaded */
 } xf_rulesdb_rule_info;
 
 void xf_rulesdb_rule_info_init(xf_rulesdb_rule_info *info);
@@ -237,6 +239,9 @@ typedef struct xf_rulesdb_count {
 /* *rows (xf_malloc'd, caller xf_frees) gets *n_rows groups. */
 xf_status xf_rulesdb_count_by(xf_rulesdb *db, xf_rulesdb_group by, xf_rulesdb_count **rows,
                               int *n_rows, xf_error *err);
+/* Number of broken rules: rules referring to a graph row that is missing
+ * (iteration lists them with info->broken set; loading them fails). */
+xf_status xf_rulesdb_count_broken(xf_rulesdb *db, int64_t *n, xf_error *err);
 /* Number of stored graphs. */
 xf_status xf_rulesdb_count_graphs(xf_rulesdb *db, int64_t *n, xf_error *err);
 
