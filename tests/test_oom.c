@@ -9,7 +9,11 @@
  * leak and memory checks. Operations: ONNX import of a model this suite
  * exports itself and of a real one from ../shared/models (XF_SKIP, or a
  * skipped part, when absent), ONNX export and a reference-interpreter run of
- * both, writing rules to a rules database and reading them back, graph
+ * both, writing rules to a rules database and reading them back, a writer's
+ * whole session on an existing database (the open migrating the schema or
+ * marking a dead run, runs, a rule batch, a verdict batch, statuses: after
+ * each failure the file must pass SQLite's checks with every batch and the
+ * migration all or nothing), graph
  * clone and clone_shared, the agent's rule-set load, an agent environment
  * with a short greedy and TASO search over it, a small enumeration,
  * pruning its candidates, and the verifier: creating one, the axiomatic
@@ -386,6 +390,126 @@ START_TEST(rulesdb_read)
 }
 END_TEST
 
+/* The writer's whole life on an existing database: the open (with the
+ * schema migration from version 1, or marking a dead run interrupted), a
+ * run recorded with a stage, a batch of rules with the checkpoint that
+ * covers them, a batch of verdicts, a status, the run's end. Each run starts
+ * from a plain copy of the template (no allocation through the hook). */
+typedef struct writer_ctx {
+    char template_path[4096], path[4096];
+    xf_rule rules[2];
+} writer_ctx;
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    ck_assert_msg(in && out, "copying %s to %s", from, to);
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    ck_assert_int_eq(fclose(out), 0);
+}
+
+/* A failed writer left the file consistent: SQLite's own checks pass, the
+ * migration is all or nothing, and so is each batch. */
+static void expect_consistent(const char *path)
+{
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM pragma_integrity_check"
+                                           " WHERE integrity_check <> 'ok'"),
+                     0);
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    int64_t version = xf_test_sql_int(path, "PRAGMA user_version");
+    ck_assert_msg(version == 1 || version == XF_RULESDB_SCHEMA_VERSION, "version %lld",
+                  (long long)version);
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM pragma_table_info('runs')"
+                                           " WHERE name = 'pid'"),
+                     version > 1);
+    int64_t rules = xf_test_sql_int(path, "SELECT count(*) FROM rules");
+    ck_assert_msg(rules == 0 || rules == 2, "%lld rules: a half-written batch", (long long)rules);
+    int64_t verdicts = xf_test_sql_int(path, "SELECT count(*) FROM rules WHERE verified_at"
+                                             " IS NOT NULL");
+    ck_assert_msg(verdicts == 0 || verdicts == 2, "%lld verdicts: a half-written batch",
+                  (long long)verdicts);
+    if (rules)
+        ck_assert_int_gt(xf_test_sql_int(path, "SELECT count(*) FROM rule_ops"), 0);
+}
+
+static xf_status writer_steps(writer_ctx *c, xf_rulesdb *db, xf_error *err)
+{
+    xf_rulesdb_run_desc d = {"xfergen", "0.1.0", "--max-ops 2", "x:4x4", "taso", 3};
+    int64_t run = 0, ids[2] = {0, 0};
+    static const uint8_t checkpoint[16] = {1, 2, 3};
+    xf_status s = xf_rulesdb_run_start(db, &d, &run, err);
+    if (s == XF_OK) s = xf_rulesdb_run_stage(db, run, "enumerate", 0.25, 12, err);
+    if (s == XF_OK) s = xf_rulesdb_begin(db, err);
+    if (s == XF_OK) s = xf_rulesdb_add_rules(db, c->rules, 2, NULL, ids, NULL, err);
+    if (s == XF_OK) s = xf_rulesdb_run_checkpoint(db, run, checkpoint, sizeof checkpoint, err);
+    if (s == XF_OK) s = xf_rulesdb_commit(db, err);
+    if (s == XF_OK) s = xf_rulesdb_begin(db, err);
+    for (int i = 0; i < 2 && s == XF_OK; i++) {
+        xf_rulesdb_verdict v = {XF_RULE_PROVED, 1.5, "conv-relu", "axioms: proved", NULL, 0};
+        s = xf_rulesdb_set_verdict(db, ids[i], &v, err);
+    }
+    if (s == XF_OK) s = xf_rulesdb_commit(db, err);
+    if (s == XF_OK) s = xf_rulesdb_set_status(db, ids[1], XF_RULE_PRUNED, "generality", ids[0], err);
+    if (s == XF_OK) s = xf_rulesdb_run_set_state(db, run, XF_RUN_DONE, err);
+    return s;
+}
+
+static xf_status op_rules_writer(void *ctx, xf_error *err)
+{
+    writer_ctx *c = ctx;
+    xf_test_remove_db(c->path);
+    copy_file(c->template_path, c->path);
+    xf_rulesdb *db = NULL;
+    xf_status s = xf_rulesdb_open(c->path, 0, &db, err);
+    if (s == XF_OK) s = writer_steps(c, db, err);
+    xf_rulesdb_close(db);
+    if (s != XF_OK) expect_consistent(c->path);
+    return s;
+}
+
+START_TEST(rulesdb_writer)
+{
+    writer_ctx c;
+    xf_fx_rule_conv_relu(&c.rules[0]);
+    xf_fx_rule_matmul_merge(&c.rules[1]);
+    snprintf(c.path, sizeof c.path, "%s", xf_test_tmp("writer.db"));
+    snprintf(c.template_path, sizeof c.template_path, "%s", xf_test_tmp("writer-template.db"));
+
+    /* A schema version 1 file: the open migrates it. */
+    xf_test_remove_db(c.template_path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_int_eq(xf_rulesdb_open(c.template_path, XF_RULESDB_CREATE, &db, &err), XF_OK);
+    xf_rulesdb_close(db);
+    xf_test_sql_exec(c.template_path,
+                     "PRAGMA journal_mode = DELETE; ALTER TABLE runs DROP COLUMN pid;"
+                     " ALTER TABLE runs DROP COLUMN host; ALTER TABLE runs DROP COLUMN proc_start;"
+                     " PRAGMA user_version = 1");
+    oom_walk("rules DB writer (open migrating version 1)", op_rules_writer, &c, 1);
+
+    /* A current file with a run whose process is gone: the open marks it. */
+    xf_test_remove_db(c.template_path);
+    ck_assert_int_eq(xf_rulesdb_open(c.template_path, XF_RULESDB_CREATE, &db, &err), XF_OK);
+    xf_rulesdb_run_desc d = {"xfergen", "0.1.0", "--max-ops 1", NULL, NULL, 1};
+    int64_t run;
+    ck_assert_int_eq(xf_rulesdb_run_start(db, &d, &run, &err), XF_OK);
+    xf_rulesdb_close(db);
+    int child = xf_test_dead_pid();
+    char sql[128];
+    snprintf(sql, sizeof sql, "PRAGMA journal_mode = DELETE; UPDATE runs SET pid = %d",
+             (int)child);
+    xf_test_sql_exec(c.template_path, sql);
+    oom_walk("rules DB writer (open marking a dead run)", op_rules_writer, &c, 1);
+    ck_assert_int_eq(xf_test_sql_int(c.path, "SELECT state = 'interrupted' FROM runs WHERE id = 1"),
+                     1);
+    xf_rule_free(&c.rules[0]);
+    xf_rule_free(&c.rules[1]);
+}
+END_TEST
+
 static xf_status op_ruleset_load(void *ctx, xf_error *err)
 {
     xf_ruleset_options o = xf_ruleset_options_default();
@@ -657,6 +781,7 @@ static Suite *suite(void)
     tcase_add_test(t, graph_clone);
     tcase_add_test(t, rulesdb_write);
     tcase_add_test(t, rulesdb_read);
+    tcase_add_test(t, rulesdb_writer);
     tcase_add_test(t, ruleset_load);
     tcase_add_test(t, env_and_search);
     tcase_add_test(t, enumerate_and_prune);

@@ -200,10 +200,7 @@ START_TEST(dead_runs_marked_interrupted)
     xf_rulesdb_close(db);
     /* `dead`: a process that has exited (its pid is free); `other`: the
      * same pid on another host; `live`: this process. */
-    pid_t child = fork();
-    ck_assert_int_ge(child, 0);
-    if (child == 0) _exit(0);
-    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    int child = xf_test_dead_pid();
     char sql[256];
     snprintf(sql, sizeof sql,
              "UPDATE runs SET pid = %d WHERE id IN (%lld, %lld);"

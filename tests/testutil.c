@@ -97,6 +97,16 @@ void xf_test_sql_exec(const char *path, const char *sql)
     sqlite3_close(h);
 }
 
+int xf_test_dead_pid(void)
+{
+    fflush(NULL);
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) _exit(0);
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    return (int)child;
+}
+
 int xf_test_system(const char *fmt, ...)
 {
     char cmd[8192];

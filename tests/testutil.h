@@ -43,6 +43,9 @@ void xf_test_remove_db(const char *path);
  * run on it, past the rulesdb API (asserting each works). */
 int64_t xf_test_sql_int(const char *path, const char *sql);
 void xf_test_sql_exec(const char *path, const char *sql);
+/* The pid of a process that has exited and been reaped (free, for now): a
+ * stand-in for a killed writer. */
+int xf_test_dead_pid(void);
 /* Runs a shell command, returns its exit status (-1 if it did not exit). */
 int xf_test_system(const char *fmt, ...);
 /* How many nodes of g have operator op. */
