@@ -46,7 +46,8 @@ struct xf_rulesdb {
     sqlite3_stmt *stmts[STMT_COUNT];
 };
 
-/* XF_ERR_IO "<path>: <what>: <sqlite message>"; evaluates to the status. */
+/* XF_ERR_IO "<path>: <what>: <sqlite message>" (XF_ERR_NOMEM when SQLite
+ * ran out of memory); evaluates to the status. */
 xf_status db_fail(xf_rulesdb *db, xf_error *err, const char *what);
 /* The prepared statement `id`, reset and with bindings cleared; NULL with
  * *err set when it cannot be prepared. */
@@ -84,7 +85,10 @@ int run_owner_gone(const char *host, int64_t pid, int64_t start);
  * writer's open does this; live concurrent runs are left alone). */
 xf_status runs_mark_dead(xf_rulesdb *db, xf_error *err);
 
-/* Binds a possibly-NULL string / blob. */
+/* Binds a possibly-NULL string / blob. Binds are SQLITE_STATIC (no copy):
+ * the data must stay until the statement has been stepped, which every
+ * write here does before returning. A copy could fail for want of memory,
+ * and an unchecked failed bind would store NULL instead. */
 int bind_text_or_null(sqlite3_stmt *s, int col, const char *text);
 /* xf_malloc'd copy of a text column, NULL for SQL NULL; *oom set on failure. */
 char *column_strdup(sqlite3_stmt *s, int col, int *oom);

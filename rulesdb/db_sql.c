@@ -56,9 +56,16 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_RUN_MARK_DEAD] = "UPDATE runs SET state = 'interrupted' WHERE id = ?1 AND state = 'running'",
 };
 
+/* SQLite out of memory is ours too: XF_ERR_NOMEM, like any allocation. */
+static xf_status code_of(int sqlite_rc)
+{
+    return (sqlite_rc & 0xff) == SQLITE_NOMEM ? XF_ERR_NOMEM : XF_ERR_IO;
+}
+
 xf_status db_fail(xf_rulesdb *db, xf_error *err, const char *what)
 {
-    return XF_FAIL(err, XF_ERR_IO, "%s: %s: %s", db->path, what, sqlite3_errmsg(db->h));
+    return XF_FAIL(err, code_of(sqlite3_errcode(db->h)), "%s: %s: %s", db->path, what,
+                   sqlite3_errmsg(db->h));
 }
 
 sqlite3_stmt *db_stmt(xf_rulesdb *db, stmt_id id, xf_error *err)
@@ -88,8 +95,10 @@ void db_stmts_free(xf_rulesdb *db)
 xf_status db_exec(xf_rulesdb *db, const char *sql, xf_error *err)
 {
     char *msg = NULL;
-    if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        xf_status st = XF_FAIL(err, XF_ERR_IO, "%s: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
+    int rc = sqlite3_exec(db->h, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        xf_status st =
+            XF_FAIL(err, code_of(rc), "%s: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
         sqlite3_free(msg);
         return st;
     }
@@ -106,7 +115,7 @@ xf_status db_step_done(xf_rulesdb *db, sqlite3_stmt *s, const char *what, xf_err
 
 int bind_text_or_null(sqlite3_stmt *s, int col, const char *text)
 {
-    return text ? sqlite3_bind_text(s, col, text, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(s, col);
+    return text ? sqlite3_bind_text(s, col, text, -1, SQLITE_STATIC) : sqlite3_bind_null(s, col);
 }
 
 char *column_strdup(sqlite3_stmt *s, int col, int *oom)

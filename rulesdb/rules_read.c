@@ -209,6 +209,8 @@ static xf_status where_clause(xf_rulesdb *db, const xf_rulesdb_filter *f, char *
     return XF_OK;
 }
 
+/* Binds f's values; the next free column, or -1 when a bind failed (the op
+ * names are copied: the filter may go before the iterator steps). */
 static int bind_filter(sqlite3_stmt *s, const xf_rulesdb_filter *f)
 {
     int col = 1;
@@ -217,7 +219,7 @@ static int bind_filter(sqlite3_stmt *s, const xf_rulesdb_filter *f)
         sqlite3_bind_text(s, col++, xf_rulesdb_status_name(f->status), -1, SQLITE_STATIC);
     if (f->max_size > 0) sqlite3_bind_int(s, col++, f->max_size);
     for (int i = 0; i < f->n_ops; i++)
-        sqlite3_bind_text(s, col++, f->ops[i], -1, SQLITE_TRANSIENT);
+        if (sqlite3_bind_text(s, col++, f->ops[i], -1, SQLITE_TRANSIENT) != SQLITE_OK) return -1;
     return col;
 }
 
@@ -239,7 +241,11 @@ static xf_status prepare_filtered(xf_rulesdb *db, const char *head, const xf_rul
             st = db_fail(db, err, "preparing a rule query");
     }
     xf_free(sql);
-    if (st == XF_OK) *next_col = bind_filter(*out, f);
+    if (st == XF_OK && (*next_col = bind_filter(*out, f)) < 0) {
+        st = db_fail(db, err, "binding a rule query");
+        sqlite3_finalize(*out);
+        *out = NULL;
+    }
     return st;
 }
 
