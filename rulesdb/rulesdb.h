@@ -64,7 +64,8 @@ xf_status xf_rulesdb_status_parse(const char *name, xf_rule_status *out, xf_erro
 /* ----------------------------------------------------------- open / close */
 
 enum {
-    XF_RULESDB_CREATE = 1,  /* create the file (and schema) if missing */
+    XF_RULESDB_CREATE = 1,  /* create the file (and schema) if missing or empty; without
+                               it an empty file is refused (only xfergen creates) */
     XF_RULESDB_READONLY = 2 /* open read-only; the file must exist */
 };
 

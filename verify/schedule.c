@@ -155,7 +155,8 @@ static xf_status record(sched *c, const slot *s, int wstatus, int killed, xf_err
     if (broken || (error && (s->was == XF_RULE_PROVED || s->was == XF_RULE_REFUTED))) {
         if (broken) t->broken++;
         else t->kept++;
-        if (c->o->on_kept) c->o->on_kept(c->o->user, s->id, broken, s->was, detail);
+        if (c->o->on_kept)
+            c->o->on_kept(c->o->user, s->id, broken, s->was, broken ? m.errmsg : detail);
     } else {
         if (v.status == XF_RULE_PROVED) t->proved++;
         else if (v.status == XF_RULE_REFUTED) t->refuted++;
