@@ -1,7 +1,7 @@
 /*
  * schema.c — the rules database schema and its migrations. PRAGMA
  * user_version holds the schema version; migrations[k] brings a database
- * from version k to k+1 inside one transaction, so adding schema version 2
+ * from version k to k+1 inside one transaction, so adding a schema version
  * means appending one entry (and documenting it in docs/rulesdb.md). A file
  * is recognised as ours by PRAGMA application_id; an empty database (new
  * file) is initialised when the caller asked to create one (xfergen), and
