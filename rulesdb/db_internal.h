@@ -27,8 +27,11 @@ typedef enum stmt_id {
     STMT_RUN_STATE,
     STMT_RUN_RESUMABLE,
     STMT_RUN_GET,
+    STMT_RUN_GET_V1, /* the same on a schema version 1 file (no run owner) */
     STMT_RUN_STAGES,
     STMT_RUN_RECENT,
+    STMT_RUN_LIVE,
+    STMT_RUN_MARK_DEAD,
     STMT_COUNT
 } stmt_id;
 
@@ -36,12 +39,15 @@ struct xf_rulesdb {
     sqlite3 *h;
     char *path;
     int readonly;
+    int create;  /* XF_RULESDB_CREATE: an empty file may be initialised */
+    int version; /* the file's schema version (older only when read-only) */
     int in_batch;
     int64_t batch_writes;
     sqlite3_stmt *stmts[STMT_COUNT];
 };
 
-/* XF_ERR_IO "<path>: <what>: <sqlite message>"; evaluates to the status. */
+/* XF_ERR_IO "<path>: <what>: <sqlite message>" (XF_ERR_NOMEM when SQLite
+ * ran out of memory); evaluates to the status. */
 xf_status db_fail(xf_rulesdb *db, xf_error *err, const char *what);
 /* The prepared statement `id`, reset and with bindings cleared; NULL with
  * *err set when it cannot be prepared. */
@@ -63,7 +69,26 @@ xf_status op_end(xf_rulesdb *db, xf_status st, xf_error *err);
  * refuses it); see schema.c. */
 xf_status schema_check_and_migrate(xf_rulesdb *db, xf_error *err);
 
-/* Binds a possibly-NULL string / blob. */
+/* Who runs a run (run_owner.c): this process, recorded with each run. */
+typedef struct run_owner {
+    int64_t pid;
+    char host[256];
+    int64_t start; /* the process's start time (clock ticks since boot), -1: unknown */
+} run_owner;
+
+void run_owner_self(run_owner *o);
+/* 1 when the process that owned a run is certainly gone: same host, and no
+ * such pid, or a pid reused by a process that started at another time.
+ * 0 for another host or a run without an owner (written before version 2). */
+int run_owner_gone(const char *host, int64_t pid, int64_t start);
+/* Marks interrupted every run left `running` whose process is gone (a
+ * writer's open does this; live concurrent runs are left alone). */
+xf_status runs_mark_dead(xf_rulesdb *db, xf_error *err);
+
+/* Binds a possibly-NULL string / blob. Binds are SQLITE_STATIC (no copy):
+ * the data must stay until the statement has been stepped, which every
+ * write here does before returning. A copy could fail for want of memory,
+ * and an unchecked failed bind would store NULL instead. */
 int bind_text_or_null(sqlite3_stmt *s, int col, const char *text);
 /* xf_malloc'd copy of a text column, NULL for SQL NULL; *oom set on failure. */
 char *column_strdup(sqlite3_stmt *s, int col, int *oom);

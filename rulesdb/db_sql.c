@@ -26,8 +26,10 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "UPDATE rules SET status = ?2, verify_ms = ?3, axioms = ?4, verdict_detail = ?5,"
         " counterexample = ?6, verified_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
     [STMT_RUN_INSERT] =
-        "INSERT INTO runs (tool, tool_version, options, input_set, vocab, seed, started, state)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'running')",
+        "INSERT INTO runs (tool, tool_version, options, input_set, vocab, seed, started, state,"
+        " pid, host, proc_start)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'running',"
+        " ?7, ?8, ?9)",
     [STMT_RUN_STAGE] =
         "INSERT INTO run_stages (run_id, seq, stage, seconds, count)"
         " VALUES (?1, (SELECT count(*) FROM run_stages WHERE run_id = ?1), ?2, ?3, ?4)"
@@ -36,20 +38,34 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_RUN_CHECKPOINT] = "UPDATE runs SET checkpoint = ?2 WHERE id = ?1",
     [STMT_RUN_STATE] =
         "UPDATE runs SET state = ?2, ended = CASE WHEN ?2 = 'running' THEN NULL"
-        " ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END WHERE id = ?1",
+        " ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END,"
+        " pid = CASE WHEN ?2 = 'running' THEN ?3 ELSE pid END,"
+        " host = CASE WHEN ?2 = 'running' THEN ?4 ELSE host END,"
+        " proc_start = CASE WHEN ?2 = 'running' THEN ?5 ELSE proc_start END WHERE id = ?1",
     [STMT_RUN_RESUMABLE] =
         "SELECT id FROM runs WHERE tool = ?1 AND state IN ('running', 'interrupted')"
         " AND (?2 IS NULL OR options = ?2) ORDER BY id DESC LIMIT 1",
     [STMT_RUN_GET] = "SELECT tool, tool_version, options, input_set, vocab, seed, started, ended,"
-                     " state, checkpoint FROM runs WHERE id = ?1",
+                     " state, checkpoint, pid, host, proc_start FROM runs WHERE id = ?1",
+    [STMT_RUN_GET_V1] = "SELECT tool, tool_version, options, input_set, vocab, seed, started,"
+                        " ended, state, checkpoint, NULL, NULL, NULL FROM runs WHERE id = ?1",
     [STMT_RUN_STAGES] =
         "SELECT stage, seconds, count FROM run_stages WHERE run_id = ?1 ORDER BY seq",
     [STMT_RUN_RECENT] = "SELECT id FROM runs ORDER BY id DESC LIMIT ?1",
+    [STMT_RUN_LIVE] = "SELECT id, host, pid, proc_start FROM runs WHERE state = 'running'",
+    [STMT_RUN_MARK_DEAD] = "UPDATE runs SET state = 'interrupted' WHERE id = ?1 AND state = 'running'",
 };
+
+/* SQLite out of memory is ours too: XF_ERR_NOMEM, like any allocation. */
+static xf_status code_of(int sqlite_rc)
+{
+    return (sqlite_rc & 0xff) == SQLITE_NOMEM ? XF_ERR_NOMEM : XF_ERR_IO;
+}
 
 xf_status db_fail(xf_rulesdb *db, xf_error *err, const char *what)
 {
-    return XF_FAIL(err, XF_ERR_IO, "%s: %s: %s", db->path, what, sqlite3_errmsg(db->h));
+    return XF_FAIL(err, code_of(sqlite3_errcode(db->h)), "%s: %s: %s", db->path, what,
+                   sqlite3_errmsg(db->h));
 }
 
 sqlite3_stmt *db_stmt(xf_rulesdb *db, stmt_id id, xf_error *err)
@@ -79,8 +95,10 @@ void db_stmts_free(xf_rulesdb *db)
 xf_status db_exec(xf_rulesdb *db, const char *sql, xf_error *err)
 {
     char *msg = NULL;
-    if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        xf_status st = XF_FAIL(err, XF_ERR_IO, "%s: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
+    int rc = sqlite3_exec(db->h, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        xf_status st =
+            XF_FAIL(err, code_of(rc), "%s: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
         sqlite3_free(msg);
         return st;
     }
@@ -97,7 +115,7 @@ xf_status db_step_done(xf_rulesdb *db, sqlite3_stmt *s, const char *what, xf_err
 
 int bind_text_or_null(sqlite3_stmt *s, int col, const char *text)
 {
-    return text ? sqlite3_bind_text(s, col, text, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(s, col);
+    return text ? sqlite3_bind_text(s, col, text, -1, SQLITE_STATIC) : sqlite3_bind_null(s, col);
 }
 
 char *column_strdup(sqlite3_stmt *s, int col, int *oom)

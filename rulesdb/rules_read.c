@@ -112,13 +112,15 @@ void xf_rulesdb_rule_info_free(xf_rulesdb_rule_info *info)
     xf_rulesdb_rule_info_init(info);
 }
 
-/* Columns read by fill_info, in order. */
+/* Columns read by fill_info, in order. LEFT JOINs: a rule whose graph rows
+ * are missing is still listed (broken), not silently left out. */
 static const char info_columns[] =
     "SELECT r.id, r.src_graph, r.dst_graph, r.src_ops, r.dst_ops, r.size, r.n_outputs,"
     " r.fingerprint, r.status, r.run_id, r.input_names, gs.infix, gd.infix, r.why,"
     " r.subsumed_by, r.verified_at IS NOT NULL, r.verify_ms, r.axioms, r.verdict_detail,"
-    " r.counterexample"
-    " FROM rules r JOIN graphs gs ON gs.id = r.src_graph JOIN graphs gd ON gd.id = r.dst_graph";
+    " r.counterexample, gs.id IS NULL OR gd.id IS NULL"
+    " FROM rules r LEFT JOIN graphs gs ON gs.id = r.src_graph"
+    " LEFT JOIN graphs gd ON gd.id = r.dst_graph";
 
 static xf_status fill_info(xf_rulesdb *db, sqlite3_stmt *s, xf_rulesdb_rule_info *info,
                            xf_error *err)
@@ -150,6 +152,7 @@ static xf_status fill_info(xf_rulesdb *db, sqlite3_stmt *s, xf_rulesdb_rule_info
     info->axioms = column_strdup(s, 17, &oom);
     info->detail = column_strdup(s, 18, &oom);
     info->counterexample = column_blobdup(s, 19, &info->counterexample_len, &oom);
+    info->broken = sqlite3_column_int(s, 20);
     if (oom) {
         xf_rulesdb_rule_info_free(info);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading a rule");
@@ -206,6 +209,8 @@ static xf_status where_clause(xf_rulesdb *db, const xf_rulesdb_filter *f, char *
     return XF_OK;
 }
 
+/* Binds f's values; the next free column, or -1 when a bind failed (the op
+ * names are copied: the filter may go before the iterator steps). */
 static int bind_filter(sqlite3_stmt *s, const xf_rulesdb_filter *f)
 {
     int col = 1;
@@ -214,7 +219,7 @@ static int bind_filter(sqlite3_stmt *s, const xf_rulesdb_filter *f)
         sqlite3_bind_text(s, col++, xf_rulesdb_status_name(f->status), -1, SQLITE_STATIC);
     if (f->max_size > 0) sqlite3_bind_int(s, col++, f->max_size);
     for (int i = 0; i < f->n_ops; i++)
-        sqlite3_bind_text(s, col++, f->ops[i], -1, SQLITE_TRANSIENT);
+        if (sqlite3_bind_text(s, col++, f->ops[i], -1, SQLITE_TRANSIENT) != SQLITE_OK) return -1;
     return col;
 }
 
@@ -236,7 +241,11 @@ static xf_status prepare_filtered(xf_rulesdb *db, const char *head, const xf_rul
             st = db_fail(db, err, "preparing a rule query");
     }
     xf_free(sql);
-    if (st == XF_OK) *next_col = bind_filter(*out, f);
+    if (st == XF_OK && (*next_col = bind_filter(*out, f)) < 0) {
+        st = db_fail(db, err, "binding a rule query");
+        sqlite3_finalize(*out);
+        *out = NULL;
+    }
     return st;
 }
 
@@ -308,6 +317,19 @@ xf_status xf_rulesdb_count_rules(xf_rulesdb *db, const xf_rulesdb_filter *f, int
     int col = 0;
     xf_status st = prepare_filtered(db, "SELECT count(*) FROM rules r", f, "", &s, &col, err);
     if (st != XF_OK) return st;
+    return count_query(db, s, n, err);
+}
+
+xf_status xf_rulesdb_count_broken(xf_rulesdb *db, int64_t *n, xf_error *err)
+{
+    *n = 0;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT count(*) FROM rules r"
+                           " WHERE NOT EXISTS (SELECT 1 FROM graphs g WHERE g.id = r.src_graph)"
+                           " OR NOT EXISTS (SELECT 1 FROM graphs g WHERE g.id = r.dst_graph)",
+                           -1, &s, NULL) != SQLITE_OK)
+        return db_fail(db, err, "preparing a count");
     return count_query(db, s, n, err);
 }
 

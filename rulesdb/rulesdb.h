@@ -20,8 +20,11 @@
  * it covers.
  *
  * Opening a file that is not an SQLite database, an SQLite database that is
- * not an rlflow rules database (PRAGMA application_id), or one written with a
- * newer schema (PRAGMA user_version) fails with a message naming the file.
+ * not an rlflow rules database (PRAGMA application_id), or one whose schema
+ * version (PRAGMA user_version) is not one this build knows fails with a
+ * message naming the file. Only XF_RULESDB_CREATE turns an empty file into
+ * a rules database. Read-only opens work in a read-only directory too
+ * (db_open.c).
  *
  * A handle is not thread-safe; use one per thread.
  */
@@ -34,7 +37,7 @@
 #include "ir/ir.h"
 
 /* Schema version this build writes (PRAGMA user_version). */
-#define XF_RULESDB_SCHEMA_VERSION 1
+#define XF_RULESDB_SCHEMA_VERSION 2
 /* PRAGMA application_id of rlflow rules databases: "RLFW". */
 #define XF_RULESDB_APPLICATION_ID 0x524C4657
 /* Version of the graph serialization (first bytes of every graph blob). */
@@ -61,18 +64,23 @@ xf_status xf_rulesdb_status_parse(const char *name, xf_rule_status *out, xf_erro
 /* ----------------------------------------------------------- open / close */
 
 enum {
-    XF_RULESDB_CREATE = 1,  /* create the file (and schema) if missing */
+    XF_RULESDB_CREATE = 1,  /* create the file (and schema) if missing or empty; without
+                               it an empty file is refused (only xfergen creates) */
     XF_RULESDB_READONLY = 2 /* open read-only; the file must exist */
 };
 
 /* Opens (and with XF_RULESDB_CREATE creates) a rules database. Older schema
- * versions are migrated in place (not in read-only mode). *out is NULL on
- * failure. */
+ * versions are migrated in place (not in read-only mode). Opened for
+ * writing, runs left running by a process that is gone are marked
+ * interrupted. *out is NULL on failure. */
 xf_status xf_rulesdb_open(const char *path, int flags, xf_rulesdb **out, xf_error *err);
 /* Closes the handle; an open batch is rolled back (nothing of it is kept).
  * NULL is a no-op. */
 void xf_rulesdb_close(xf_rulesdb *db);
 const char *xf_rulesdb_path(const xf_rulesdb *db);
+/* The file's schema version: XF_RULESDB_SCHEMA_VERSION, or an older one
+ * when opened read-only (older files are read as they are, not migrated). */
+int xf_rulesdb_schema_version(const xf_rulesdb *db);
 
 /* ----------------------------------------------------------------- batches */
 
@@ -192,6 +200,8 @@ typedef struct xf_rulesdb_rule_info {
     char *axioms, *detail;        /* NULL: none */
     uint8_t *counterexample;      /* NULL: none */
     size_t counterexample_len;
+    int broken;                   /* a graph row it refers to is missing (src_text or
+                                     dst_text NULL): it cannot be loaded */
 } xf_rulesdb_rule_info;
 
 void xf_rulesdb_rule_info_init(xf_rulesdb_rule_info *info);
@@ -230,13 +240,17 @@ typedef struct xf_rulesdb_count {
 /* *rows (xf_malloc'd, caller xf_frees) gets *n_rows groups. */
 xf_status xf_rulesdb_count_by(xf_rulesdb *db, xf_rulesdb_group by, xf_rulesdb_count **rows,
                               int *n_rows, xf_error *err);
+/* Number of broken rules: rules referring to a graph row that is missing
+ * (iteration lists them with info->broken set; loading them fails). */
+xf_status xf_rulesdb_count_broken(xf_rulesdb *db, int64_t *n, xf_error *err);
 /* Number of stored graphs. */
 xf_status xf_rulesdb_count_graphs(xf_rulesdb *db, int64_t *n, xf_error *err);
 
 /* -------------------------------------------------------------------- runs */
 
 typedef enum xf_run_state {
-    XF_RUN_RUNNING = 0,     /* started (a killed process leaves this) */
+    XF_RUN_RUNNING = 0,     /* started; a killed process leaves this until a writer's
+                               open finds its process gone and marks it interrupted */
     XF_RUN_INTERRUPTED = 1, /* stopped early (signal, limit); resumable */
     XF_RUN_DONE = 2
 } xf_run_state;
@@ -253,7 +267,8 @@ typedef struct xf_rulesdb_run_desc {
     uint64_t seed;
 } xf_rulesdb_run_desc;
 
-/* Records a new run in state running with the current UTC start time. */
+/* Records a new run in state running with the current UTC start time and
+ * this process (pid, host, process start time) as the one running it. */
 xf_status xf_rulesdb_run_start(xf_rulesdb *db, const xf_rulesdb_run_desc *d, int64_t *run_id,
                                xf_error *err);
 /* Adds or replaces the figures of one stage ("enumerate", "prune-rename",
@@ -266,7 +281,7 @@ xf_status xf_rulesdb_run_stage(xf_rulesdb *db, int64_t run_id, const char *stage
 xf_status xf_rulesdb_run_checkpoint(xf_rulesdb *db, int64_t run_id, const void *blob, size_t len,
                                     xf_error *err);
 /* Sets the state; interrupted/done also record the end time, running (a
- * resumed run) clears it. */
+ * resumed run) clears it and records this process as the one running it. */
 xf_status xf_rulesdb_run_set_state(xf_rulesdb *db, int64_t run_id, xf_run_state state,
                                    xf_error *err);
 /* The most recent run of `tool` that did not finish (state running or
@@ -292,6 +307,10 @@ typedef struct xf_rulesdb_run_info {
     xf_rulesdb_stage *stages;
     uint8_t *checkpoint; /* NULL: none */
     size_t checkpoint_len;
+    int64_t pid;         /* the process running it; 0: not recorded (schema 1) */
+    char *host;          /* its host name; NULL: not recorded */
+    int gone;            /* state running, but that process is gone (killed): a
+                            writer's next open marks it interrupted */
 } xf_rulesdb_run_info;
 
 void xf_rulesdb_run_info_init(xf_rulesdb_run_info *info);

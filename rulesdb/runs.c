@@ -1,7 +1,8 @@
 /*
  * runs.c — provenance of generator and verifier runs: what a run was asked
  * to do, when it started and ended, its per-stage timings and counts, its
- * state, and the checkpoint that lets an interrupted run resume.
+ * state, the process that runs it (run_owner.c), and the checkpoint that
+ * lets an interrupted run resume.
  */
 #include "db_internal.h"
 
@@ -33,18 +34,30 @@ static xf_status run_write(xf_rulesdb *db, sqlite3_stmt *s, int64_t run_id, cons
     return st;
 }
 
+/* Binds owner o (this process, kept by the caller until the step): pid,
+ * host, start time at col.. */
+static void bind_owner(sqlite3_stmt *s, int col, const run_owner *o)
+{
+    sqlite3_bind_int64(s, col, o->pid);
+    sqlite3_bind_text(s, col + 1, o->host, -1, SQLITE_STATIC);
+    if (o->start >= 0) sqlite3_bind_int64(s, col + 2, o->start);
+}
+
 xf_status xf_rulesdb_run_start(xf_rulesdb *db, const xf_rulesdb_run_desc *d, int64_t *run_id,
                                xf_error *err)
 {
     *run_id = 0;
     sqlite3_stmt *s = db_stmt(db, STMT_RUN_INSERT, err);
     if (!s) return err ? err->code : XF_ERR_IO;
-    sqlite3_bind_text(s, 1, d->tool ? d->tool : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 1, d->tool ? d->tool : "", -1, SQLITE_STATIC);
     bind_text_or_null(s, 2, d->tool_version);
     bind_text_or_null(s, 3, d->options);
     bind_text_or_null(s, 4, d->input_set);
     bind_text_or_null(s, 5, d->vocab);
     sqlite3_bind_int64(s, 6, (sqlite3_int64)d->seed);
+    run_owner o;
+    run_owner_self(&o);
+    bind_owner(s, 7, &o);
     xf_status st = run_write(db, s, 0, "recording a run", err);
     if (st == XF_OK) *run_id = sqlite3_last_insert_rowid(db->h);
     return st;
@@ -57,7 +70,7 @@ xf_status xf_rulesdb_run_stage(xf_rulesdb *db, int64_t run_id, const char *stage
     sqlite3_stmt *s = db_stmt(db, STMT_RUN_STAGE, err);
     if (!s) return err ? err->code : XF_ERR_IO;
     sqlite3_bind_int64(s, 1, run_id);
-    sqlite3_bind_text(s, 2, stage, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 2, stage, -1, SQLITE_STATIC);
     sqlite3_bind_double(s, 3, seconds);
     sqlite3_bind_int64(s, 4, count);
     /* A stage of an unknown run violates the foreign key: the step fails. */
@@ -70,7 +83,7 @@ xf_status xf_rulesdb_run_checkpoint(xf_rulesdb *db, int64_t run_id, const void *
     sqlite3_stmt *s = db_stmt(db, STMT_RUN_CHECKPOINT, err);
     if (!s) return err ? err->code : XF_ERR_IO;
     sqlite3_bind_int64(s, 1, run_id);
-    if (blob && len) sqlite3_bind_blob64(s, 2, blob, len, SQLITE_TRANSIENT);
+    if (blob && len) sqlite3_bind_blob64(s, 2, blob, len, SQLITE_STATIC);
     return run_write(db, s, run_id, "saving a checkpoint", err);
 }
 
@@ -83,6 +96,9 @@ xf_status xf_rulesdb_run_set_state(xf_rulesdb *db, int64_t run_id, xf_run_state 
     if (!s) return err ? err->code : XF_ERR_IO;
     sqlite3_bind_int64(s, 1, run_id);
     sqlite3_bind_text(s, 2, state_names[state], -1, SQLITE_STATIC);
+    run_owner o;
+    run_owner_self(&o);
+    bind_owner(s, 3, &o); /* used when the run is resumed: this process runs it now */
     return run_write(db, s, run_id, "updating a run", err);
 }
 
@@ -92,7 +108,7 @@ xf_status xf_rulesdb_run_find_resumable(xf_rulesdb *db, const char *tool, const 
     *run_id = 0;
     sqlite3_stmt *s = db_stmt(db, STMT_RUN_RESUMABLE, err);
     if (!s) return err ? err->code : XF_ERR_IO;
-    sqlite3_bind_text(s, 1, tool ? tool : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 1, tool ? tool : "", -1, SQLITE_STATIC);
     bind_text_or_null(s, 2, options);
     int rc = sqlite3_step(s);
     xf_status st = XF_OK;
@@ -119,6 +135,7 @@ void xf_rulesdb_run_info_free(xf_rulesdb_run_info *info)
     xf_free(info->vocab);
     xf_free(info->started);
     xf_free(info->ended);
+    xf_free(info->host);
     for (int i = 0; i < info->n_stages; i++) xf_free(info->stages[i].name);
     xf_free(info->stages);
     xf_free(info->checkpoint);
@@ -162,7 +179,7 @@ xf_status xf_rulesdb_run_get(xf_rulesdb *db, int64_t run_id, xf_rulesdb_run_info
                              xf_error *err)
 {
     xf_rulesdb_run_info_free(info);
-    sqlite3_stmt *s = db_stmt(db, STMT_RUN_GET, err);
+    sqlite3_stmt *s = db_stmt(db, db->version >= 2 ? STMT_RUN_GET : STMT_RUN_GET_V1, err);
     if (!s) return err ? err->code : XF_ERR_IO;
     sqlite3_bind_int64(s, 1, run_id);
     int rc = sqlite3_step(s);
@@ -187,7 +204,13 @@ xf_status xf_rulesdb_run_get(xf_rulesdb *db, int64_t run_id, xf_rulesdb_run_info
     for (int i = 0; i <= XF_RUN_DONE; i++)
         if (state && strcmp(state, state_names[i]) == 0) info->state = (xf_run_state)i;
     info->checkpoint = column_blobdup(s, 9, &info->checkpoint_len, &oom);
-    sqlite3_reset(s);
+    info->pid = sqlite3_column_int64(s, 10);
+    info->host = column_strdup(s, 11, &oom);
+    info->gone = info->state == XF_RUN_RUNNING &&
+                 run_owner_gone(info->host, info->pid,
+                                sqlite3_column_type(s, 12) == SQLITE_NULL
+                                    ? -1
+                                    : sqlite3_column_int64(s, 12));    sqlite3_reset(s);
     xf_status st = oom ? XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading run %lld",
                                  (long long)run_id)
                        : read_stages(db, run_id, info, err);

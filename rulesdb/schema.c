@@ -1,10 +1,15 @@
 /*
  * schema.c — the rules database schema and its migrations. PRAGMA
  * user_version holds the schema version; migrations[k] brings a database
- * from version k to k+1 inside one transaction, so adding schema version 2
+ * from version k to k+1 inside one transaction, so adding a schema version
  * means appending one entry (and documenting it in docs/rulesdb.md). A file
  * is recognised as ours by PRAGMA application_id; an empty database (new
- * file) is initialised, anything else foreign is refused.
+ * file) is initialised when the caller asked to create one (xfergen), and
+ * refused otherwise; anything else foreign, and a version outside 1..K
+ * (negative, or newer than this build), is refused before any migration
+ * indexes the table with it. Versions only add (columns, tables), so a
+ * read-only handle reads an older file as it is (db->version says which
+ * statements fit it) rather than refusing a file it cannot migrate.
  */
 #include "db_internal.h"
 
@@ -69,7 +74,13 @@ static const char schema_v1[] =
     " PRIMARY KEY (rule_id, op)) WITHOUT ROWID;"
     "CREATE INDEX rule_ops_op ON rule_ops (op, rule_id);";
 
-static const char *const migrations[XF_RULESDB_SCHEMA_VERSION] = {schema_v1};
+/* Version 1 -> 2: who runs a run (process id, host, the process's start
+ * time), so that a run whose process is gone can be told from a live one. */
+static const char schema_v2[] = "ALTER TABLE runs ADD COLUMN pid INTEGER;"
+                                "ALTER TABLE runs ADD COLUMN host TEXT;"
+                                "ALTER TABLE runs ADD COLUMN proc_start INTEGER;";
+
+static const char *const migrations[XF_RULESDB_SCHEMA_VERSION] = {schema_v1, schema_v2};
 
 static xf_status pragma_int(xf_rulesdb *db, const char *pragma, int64_t *out, xf_error *err)
 {
@@ -94,6 +105,14 @@ static xf_status pragma_int(xf_rulesdb *db, const char *pragma, int64_t *out, xf
     return XF_OK;
 }
 
+static xf_status version_unknown(xf_rulesdb *db, int64_t version, xf_error *err)
+{
+    return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                   "rules database %s has schema version %lld, this build knows 1..%d%s", db->path,
+                   (long long)version, XF_RULESDB_SCHEMA_VERSION,
+                   version > XF_RULESDB_SCHEMA_VERSION ? " (written by a newer rlflow?)" : "");
+}
+
 /* Runs the migrations from `from` up to the current version, one
  * transaction each; re-reads the version under the write lock so two
  * processes creating the same file do not both migrate it. */
@@ -105,6 +124,7 @@ static xf_status migrate(xf_rulesdb *db, xf_error *err)
         int64_t v = 0;
         st = pragma_int(db, "user_version", &v, err);
         if (st == XF_OK && v >= XF_RULESDB_SCHEMA_VERSION) return db_exec(db, "COMMIT", err);
+        if (st == XF_OK && v < 0) st = version_unknown(db, v, err); /* changed under us */
         char sql[96];
         if (st == XF_OK) st = db_exec(db, migrations[v], err);
         if (st == XF_OK && v == 0) {
@@ -145,18 +165,15 @@ xf_status schema_check_and_migrate(xf_rulesdb *db, xf_error *err)
                        "%s is an SQLite database but not an rlflow rules database "
                        "(application_id 0x%08llx, expected 0x%08x)",
                        db->path, (unsigned long long)(uint32_t)app_id, XF_RULESDB_APPLICATION_ID);
-    if (version > XF_RULESDB_SCHEMA_VERSION)
-        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
-                       "%s was written by a newer rlflow (schema version %lld; this build reads "
-                       "up to %d): use a newer rlflow",
-                       db->path, (long long)version, XF_RULESDB_SCHEMA_VERSION);
+    if (version < 0 || version > XF_RULESDB_SCHEMA_VERSION || (version == 0 && !empty))
+        return version_unknown(db, version, err);
+    db->version = (int)version;
     if (version == XF_RULESDB_SCHEMA_VERSION) return XF_OK;
-    if (db->readonly && empty)
-        return XF_FAIL(err, XF_ERR_PARSE, "%s is empty, not an rlflow rules database", db->path);
-    if (db->readonly)
-        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
-                       "%s has schema version %lld and must be upgraded: open it once for "
-                       "writing",
-                       db->path, (long long)version);
+    if (empty && (db->readonly || !db->create))
+        return XF_FAIL(err, XF_ERR_PARSE,
+                       "%s is empty, not an rlflow rules database (xfergen creates one)", db->path);
+    /* Read-only, an older version is read as it is: versions only add. */
+    if (db->readonly) return XF_OK;
+    db->version = XF_RULESDB_SCHEMA_VERSION;
     return migrate(db, err);
 }

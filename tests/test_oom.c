@@ -9,7 +9,12 @@
  * leak and memory checks. Operations: ONNX import of a model this suite
  * exports itself and of a real one from ../shared/models (XF_SKIP, or a
  * skipped part, when absent), ONNX export and a reference-interpreter run of
- * both, writing rules to a rules database and reading them back, graph
+ * both, writing rules to a rules database and reading them back, a writer's
+ * whole session on an existing database (the open migrating the schema or
+ * marking a dead run, runs, a rule batch, a verdict batch, statuses: after
+ * each failure the file must pass SQLite's checks with every batch and the
+ * migration all or nothing; walked again with SQLite's own allocations
+ * failing, outside the regions SQLite itself declares benign), graph
  * clone and clone_shared, the fused regions of a graph (partition and
  * extraction), the agent's rule-set load, an agent environment
  * with a short greedy and TASO search over it, a small enumeration,
@@ -19,6 +24,7 @@
  * counterexample); Z3's own allocations are not hooked, ours around it
  * are. Each prints how many allocation points it has.
  */
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,12 +81,105 @@ static void oom_free(void *user, void *p)
  * on failure it checks its outputs' documented state and cleans up. */
 typedef xf_status (*oom_op)(void *ctx, xf_error *err);
 
+/* ------------------------------------------------ SQLite's own allocations */
+
+/* While sqlite_oom is set, SQLite's allocations go through the same count
+ * (sqlite_hook installs these methods): the rules database must turn
+ * SQLITE_NOMEM into XF_ERR_NOMEM as it does our own. They are not counted
+ * as live blocks: SQLite keeps caches of its own past a connection's close
+ * (ASan's leak check covers them). Each block carries its size in front. */
+static oom *sqlite_oom;
+/* Inside SQLite's benign regions (its page-cache bulk allocation, say) a
+ * failure is expected to be absorbed by design: those allocations are
+ * neither counted nor failed. */
+static int sqlite_benign;
+
+static void benign_begin(void)
+{
+    sqlite_benign++;
+}
+
+static void benign_end(void)
+{
+    sqlite_benign--;
+}
+
+static void *sq_malloc(int n)
+{
+    if (sqlite_oom && !sqlite_benign && ++sqlite_oom->n == sqlite_oom->fail_at) {
+        sqlite_oom->failed = 1;
+        return NULL;
+    }
+    int64_t *p = malloc((size_t)n + 16);
+    if (!p) return NULL;
+    p[0] = n;
+    return p + 2;
+}
+
+static void sq_free(void *p)
+{
+    if (p) free((int64_t *)p - 2);
+}
+
+static int sq_size(void *p)
+{
+    return p ? (int)((int64_t *)p)[-2] : 0;
+}
+
+static void *sq_realloc(void *p, int n)
+{
+    void *q = sq_malloc(n);
+    if (q && p) memcpy(q, p, (size_t)(sq_size(p) < n ? sq_size(p) : n));
+    if (q) sq_free(p);
+    return q;
+}
+
+static int sq_roundup(int n)
+{
+    return (n + 7) & ~7;
+}
+
+static int sq_init(void *unused)
+{
+    (void)unused;
+    return SQLITE_OK;
+}
+
+static void sq_shutdown(void *unused)
+{
+    (void)unused;
+}
+
+/* Installs (on = 1) or removes the counting methods; SQLite must have no
+ * open connection. Lookaside is off so that every allocation is one. */
+static void sqlite_hook(int on)
+{
+    static sqlite3_mem_methods orig;
+    static const sqlite3_mem_methods mine = {sq_malloc, sq_free,    sq_realloc,  sq_size,
+                                             sq_roundup, sq_init, sq_shutdown, NULL};
+    ck_assert_int_eq(sqlite3_shutdown(), SQLITE_OK);
+    if (on) {
+        ck_assert_int_eq(sqlite3_config(SQLITE_CONFIG_GETMALLOC, &orig), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_config(SQLITE_CONFIG_MALLOC, &mine), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_config(SQLITE_CONFIG_LOOKASIDE, 0, 0), SQLITE_OK);
+        sqlite3_test_control(SQLITE_TESTCTRL_BENIGN_MALLOC_HOOKS, benign_begin, benign_end);
+    } else {
+        sqlite3_test_control(SQLITE_TESTCTRL_BENIGN_MALLOC_HOOKS, NULL, NULL);
+        ck_assert_int_eq(sqlite3_config(SQLITE_CONFIG_MALLOC, &orig), SQLITE_OK);
+    }
+    ck_assert_int_eq(sqlite3_initialize(), SQLITE_OK);
+}
+
+static int sqlite_counted; /* run_with counts SQLite's allocations too */
+
 static xf_status run_with(oom *o, oom_op op, void *ctx, xf_error *err)
 {
     xf_allocator a = {oom_malloc, oom_realloc, oom_free, o};
     xf_error_clear(err);
     xf_set_allocator(&a);
+    if (sqlite_counted) sqlite_oom = o;
     xf_status s = op(ctx, err);
+    sqlite_oom = NULL;
     xf_set_allocator(NULL);
     return s;
 }
@@ -427,6 +526,133 @@ START_TEST(rulesdb_read)
 }
 END_TEST
 
+/* The writer's whole life on an existing database: the open (with the
+ * schema migration from version 1, or marking a dead run interrupted), a
+ * run recorded with a stage, a batch of rules with the checkpoint that
+ * covers them, a batch of verdicts, a status, the run's end. Each run starts
+ * from a plain copy of the template (no allocation through the hook). */
+typedef struct writer_ctx {
+    char template_path[4096], path[4096];
+    xf_rule rules[2];
+} writer_ctx;
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    ck_assert_msg(in && out, "copying %s to %s", from, to);
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    ck_assert_int_eq(fclose(out), 0);
+}
+
+/* A failed writer left the file consistent: SQLite's own checks pass, the
+ * migration is all or nothing, and so is each batch. */
+static void expect_consistent(const char *path)
+{
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM pragma_integrity_check"
+                                           " WHERE integrity_check <> 'ok'"),
+                     0);
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    int64_t version = xf_test_sql_int(path, "PRAGMA user_version");
+    ck_assert_msg(version == 1 || version == XF_RULESDB_SCHEMA_VERSION, "version %lld",
+                  (long long)version);
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM pragma_table_info('runs')"
+                                           " WHERE name = 'pid'"),
+                     version > 1);
+    int64_t rules = xf_test_sql_int(path, "SELECT count(*) FROM rules");
+    ck_assert_msg(rules == 0 || rules == 2, "%lld rules: a half-written batch", (long long)rules);
+    int64_t verdicts = xf_test_sql_int(path, "SELECT count(*) FROM rules WHERE verified_at"
+                                             " IS NOT NULL");
+    ck_assert_msg(verdicts == 0 || verdicts == 2, "%lld verdicts: a half-written batch",
+                  (long long)verdicts);
+    if (rules)
+        ck_assert_int_gt(xf_test_sql_int(path, "SELECT count(*) FROM rule_ops"), 0);
+}
+
+static xf_status writer_steps(writer_ctx *c, xf_rulesdb *db, xf_error *err)
+{
+    xf_rulesdb_run_desc d = {"xfergen", "0.1.0", "--max-ops 2", "x:4x4", "taso", 3};
+    int64_t run = 0, ids[2] = {0, 0};
+    static const uint8_t checkpoint[16] = {1, 2, 3};
+    xf_status s = xf_rulesdb_run_start(db, &d, &run, err);
+    if (s == XF_OK) s = xf_rulesdb_run_stage(db, run, "enumerate", 0.25, 12, err);
+    if (s == XF_OK) s = xf_rulesdb_begin(db, err);
+    if (s == XF_OK) s = xf_rulesdb_add_rules(db, c->rules, 2, NULL, ids, NULL, err);
+    if (s == XF_OK) s = xf_rulesdb_run_checkpoint(db, run, checkpoint, sizeof checkpoint, err);
+    if (s == XF_OK) s = xf_rulesdb_commit(db, err);
+    if (s == XF_OK) s = xf_rulesdb_begin(db, err);
+    for (int i = 0; i < 2 && s == XF_OK; i++) {
+        xf_rulesdb_verdict v = {XF_RULE_PROVED, 1.5, "conv-relu", "axioms: proved", NULL, 0};
+        s = xf_rulesdb_set_verdict(db, ids[i], &v, err);
+    }
+    if (s == XF_OK) s = xf_rulesdb_commit(db, err);
+    if (s == XF_OK) s = xf_rulesdb_set_status(db, ids[1], XF_RULE_PRUNED, "generality", ids[0], err);
+    if (s == XF_OK) s = xf_rulesdb_run_set_state(db, run, XF_RUN_DONE, err);
+    return s;
+}
+
+static xf_status op_rules_writer(void *ctx, xf_error *err)
+{
+    writer_ctx *c = ctx;
+    xf_test_remove_db(c->path);
+    copy_file(c->template_path, c->path);
+    xf_rulesdb *db = NULL;
+    xf_status s = xf_rulesdb_open(c->path, 0, &db, err);
+    if (s == XF_OK) s = writer_steps(c, db, err);
+    xf_rulesdb_close(db);
+    if (s != XF_OK) expect_consistent(c->path);
+    return s;
+}
+
+START_TEST(rulesdb_writer)
+{
+    writer_ctx c;
+    xf_fx_rule_conv_relu(&c.rules[0]);
+    xf_fx_rule_matmul_merge(&c.rules[1]);
+    snprintf(c.path, sizeof c.path, "%s", xf_test_tmp("writer.db"));
+    snprintf(c.template_path, sizeof c.template_path, "%s", xf_test_tmp("writer-template.db"));
+
+    /* A schema version 1 file: the open migrates it. */
+    xf_test_remove_db(c.template_path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_int_eq(xf_rulesdb_open(c.template_path, XF_RULESDB_CREATE, &db, &err), XF_OK);
+    xf_rulesdb_close(db);
+    xf_test_sql_exec(c.template_path,
+                     "PRAGMA journal_mode = DELETE; ALTER TABLE runs DROP COLUMN pid;"
+                     " ALTER TABLE runs DROP COLUMN host; ALTER TABLE runs DROP COLUMN proc_start;"
+                     " PRAGMA user_version = 1");
+    oom_walk("rules DB writer (open migrating version 1)", op_rules_writer, &c, 1);
+
+    /* A current file with a run whose process is gone: the open marks it. */
+    xf_test_remove_db(c.template_path);
+    ck_assert_int_eq(xf_rulesdb_open(c.template_path, XF_RULESDB_CREATE, &db, &err), XF_OK);
+    xf_rulesdb_run_desc d = {"xfergen", "0.1.0", "--max-ops 1", NULL, NULL, 1};
+    int64_t run;
+    ck_assert_int_eq(xf_rulesdb_run_start(db, &d, &run, &err), XF_OK);
+    xf_rulesdb_close(db);
+    int child = xf_test_dead_pid();
+    char sql[128];
+    snprintf(sql, sizeof sql, "PRAGMA journal_mode = DELETE; UPDATE runs SET pid = %d",
+             (int)child);
+    xf_test_sql_exec(c.template_path, sql);
+    oom_walk("rules DB writer (open marking a dead run)", op_rules_writer, &c, 1);
+    ck_assert_int_eq(xf_test_sql_int(c.path, "SELECT state = 'interrupted' FROM runs WHERE id = 1"),
+                     1);
+    /* SQLite's own allocations failing, every 3rd (every one passes too,
+     * in three times the time): the same guarantees. */
+    sqlite_hook(1);
+    sqlite_counted = 1;
+    oom_walk("rules DB writer with SQLite's allocations", op_rules_writer, &c, 3);
+    sqlite_counted = 0;
+    sqlite_hook(0);
+    xf_rule_free(&c.rules[0]);
+    xf_rule_free(&c.rules[1]);
+}
+END_TEST
+
 static xf_status op_ruleset_load(void *ctx, xf_error *err)
 {
     xf_ruleset_options o = xf_ruleset_options_default();
@@ -699,6 +925,7 @@ static Suite *suite(void)
     tcase_add_test(t, fused_regions);
     tcase_add_test(t, rulesdb_write);
     tcase_add_test(t, rulesdb_read);
+    tcase_add_test(t, rulesdb_writer);
     tcase_add_test(t, ruleset_load);
     tcase_add_test(t, env_and_search);
     tcase_add_test(t, enumerate_and_prune);

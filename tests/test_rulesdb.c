@@ -10,14 +10,15 @@
  * schema set-up (application_id, user_version, WAL); deduplication of
  * graphs and rules; the bulk insert (all or nothing); status and verdict
  * updates; filters and counts; rules loaded back as valid xf_rules; clear
- * errors for a newer schema, a foreign SQLite file, a text file and an
- * empty file; an uncommitted batch (closed, or its process killed) leaves
+ * errors for a newer or negative schema version (file kept), a foreign
+ * SQLite file, a text file and an empty file (refused unless creating); an uncommitted batch (closed, or its process killed) leaves
  * nothing behind; run bookkeeping and the resume checkpoint.
  */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -172,28 +173,6 @@ static int64_t count_graphs(xf_rulesdb *db)
     int64_t n = -1;
     ck_assert_int_eq(xf_rulesdb_count_graphs(db, &n, NULL), XF_OK);
     return n;
-}
-
-/* One integer from a raw SQLite query on `path`. */
-static int64_t raw_int(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
-    sqlite3_stmt *s = NULL;
-    ck_assert_int_eq(sqlite3_prepare_v2(h, sql, -1, &s, NULL), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    sqlite3_close(h);
-    return v;
-}
-
-static void raw_exec(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(h);
 }
 
 /* ------------------------------------------------------------------ format */
@@ -434,12 +413,12 @@ START_TEST(test_create_sets_up_schema)
     ck_assert_str_eq(xf_rulesdb_path(db), path);
     ck_assert_int_eq(count_rules(db, NULL), 0);
     xf_rulesdb_close(db);
-    ck_assert_int_eq(raw_int(path, "PRAGMA user_version"), XF_RULESDB_SCHEMA_VERSION);
-    ck_assert_int_eq(raw_int(path, "PRAGMA application_id"), XF_RULESDB_APPLICATION_ID);
-    ck_assert_int_eq(raw_int(path, "SELECT count(*) FROM sqlite_schema WHERE name IN "
+    ck_assert_int_eq(xf_test_sql_int(path, "PRAGMA user_version"), XF_RULESDB_SCHEMA_VERSION);
+    ck_assert_int_eq(xf_test_sql_int(path, "PRAGMA application_id"), XF_RULESDB_APPLICATION_ID);
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM sqlite_schema WHERE name IN "
                                    "('graphs','rules','runs','run_stages','rule_ops')"),
                      5);
-    ck_assert_int_eq(raw_int(path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
     /* reopening (read-only too) works and changes nothing */
     db = open_db(path, XF_RULESDB_READONLY);
     xf_error err;
@@ -448,7 +427,7 @@ START_TEST(test_create_sets_up_schema)
     xf_rulesdb_close(db);
     db = open_db(path, 0);
     xf_rulesdb_close(db);
-    ck_assert_int_eq(raw_int(path, "PRAGMA user_version"), XF_RULESDB_SCHEMA_VERSION);
+    ck_assert_int_eq(xf_test_sql_int(path, "PRAGMA user_version"), XF_RULESDB_SCHEMA_VERSION);
 }
 END_TEST
 
@@ -469,16 +448,32 @@ START_TEST(test_schema_errors)
     char newer[4096];
     snprintf(newer, sizeof newer, "%s", p);
     xf_rulesdb_close(open_db(newer, XF_RULESDB_CREATE));
-    raw_exec(newer, "PRAGMA user_version = 2");
-    expect_open_fails(newer, 0, XF_ERR_UNSUPPORTED, "newer rlflow (schema version 2");
-    expect_open_fails(newer, XF_RULESDB_READONLY, XF_ERR_UNSUPPORTED, "this build reads up to 1");
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", XF_RULESDB_SCHEMA_VERSION + 1);
+    xf_test_sql_exec(newer, sql);
+    char want[64];
+    snprintf(want, sizeof want, "has schema version %d, this build knows 1..%d",
+             XF_RULESDB_SCHEMA_VERSION + 1, XF_RULESDB_SCHEMA_VERSION);
+    expect_open_fails(newer, 0, XF_ERR_UNSUPPORTED, want);
+    expect_open_fails(newer, XF_RULESDB_READONLY, XF_ERR_UNSUPPORTED, "newer rlflow");
+    /* negative: no migration may index its table with it; the file is kept */
+    xf_test_sql_exec(newer, "PRAGMA user_version = -1");
+    snprintf(want, sizeof want, "has schema version -1, this build knows 1..%d",
+             XF_RULESDB_SCHEMA_VERSION);
+    expect_open_fails(newer, 0, XF_ERR_UNSUPPORTED, want);
+    expect_open_fails(newer, XF_RULESDB_CREATE, XF_ERR_UNSUPPORTED, want);
+    expect_open_fails(newer, XF_RULESDB_READONLY, XF_ERR_UNSUPPORTED, want);
+    ck_assert_int_eq(xf_test_sql_int(newer, "PRAGMA user_version"), -1);
+    ck_assert_int_eq(xf_test_sql_int(newer, "SELECT count(*) FROM sqlite_schema WHERE name ="
+                                            " 'graphs'"),
+                     1);
 
     p = fresh_db("foreign.db");
     char foreign[4096];
     snprintf(foreign, sizeof foreign, "%s", p);
-    raw_exec(foreign, "CREATE TABLE t (a INTEGER)");
+    xf_test_sql_exec(foreign, "CREATE TABLE t (a INTEGER)");
     expect_open_fails(foreign, XF_RULESDB_CREATE, XF_ERR_PARSE, "not an rlflow rules database");
-    raw_exec(foreign, "PRAGMA application_id = 1234");
+    xf_test_sql_exec(foreign, "PRAGMA application_id = 1234");
     expect_open_fails(foreign, 0, XF_ERR_PARSE, "application_id 0x000004d2");
 
     p = fresh_db("text.db");
@@ -498,6 +493,12 @@ START_TEST(test_schema_errors)
     f = fopen(empty, "w");
     fclose(f);
     expect_open_fails(empty, XF_RULESDB_READONLY, XF_ERR_PARSE, "is empty");
+    /* Only a creating open (xfergen) initialises it; xferverify's must not. */
+    expect_open_fails(empty, 0, XF_ERR_PARSE,
+                      "is empty, not an rlflow rules database (xfergen creates one)");
+    struct stat sb;
+    ck_assert_int_eq(stat(empty, &sb), 0);
+    ck_assert_int_eq(sb.st_size, 0);
 
     p = fresh_db("missing.db");
     char missing[4096];
@@ -848,7 +849,7 @@ START_TEST(test_uncommitted_batch_is_dropped)
     ck_assert_int_eq(xf_rulesdb_run_recent(db, ids, 4, &n, NULL), XF_OK);
     ck_assert_int_eq(n, 0);
     xf_rulesdb_close(db);
-    ck_assert_int_eq(raw_int(path, "SELECT integrity_check = 'ok' FROM pragma_integrity_check"), 1);
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT integrity_check = 'ok' FROM pragma_integrity_check"), 1);
     xf_rule_free(&a);
     xf_rule_free(&c);
 }

@@ -9,7 +9,9 @@
  * descriptions, counterexample inputs, the outputs that differ — also for a
  * counterexample found by the bounded check), the counts `stats` prints, and
  * the exit status of every error case: 1 for a missing rule, 2 for bad usage
- * or an unreadable file.
+ * or an unreadable file; rules that do not load (a corrupt blob, a missing
+ * graph row) reported by id and reason by list, stats, show and
+ * check-export, with the other rules still listed and exit status 1.
  */
 #include <math.h>
 #include <stdio.h>
@@ -377,7 +379,7 @@ START_TEST(test_stats)
     char args[4300];
     snprintf(args, sizeof args, "stats '%s'", db_path);
     ck_assert_int_eq(xferdb(args), 0);
-    xf_test_expect_contains(output, ": 4 rules over 8 graphs (schema version 1)\n");
+    xf_test_expect_contains(output, ": 4 rules over 8 graphs (schema version 2)\n");
     xf_test_expect_contains(
         output, "by status:\n  candidate                 1\n  proved                    1\n"
                 "  refuted                   1\n  unknown                   0\n"
@@ -444,6 +446,42 @@ START_TEST(test_errors_and_help)
 }
 END_TEST
 
+/* Rule 2's source blob corrupt, rule 3's target graph row gone (rule 4
+ * shares neither): every command reports both, by id and why, and goes on. */
+START_TEST(test_broken_rules)
+{
+    xf_test_sql_exec(db_path,
+                     "PRAGMA foreign_keys = OFF;"
+                     " UPDATE graphs SET data = x'58470102' WHERE id = (SELECT src_graph FROM rules"
+                     " WHERE id = 2);"
+                     " DELETE FROM graphs WHERE id = (SELECT dst_graph FROM rules WHERE id = 3)");
+    char args[4300];
+    snprintf(args, sizeof args, "list '%s'", db_path);
+    ck_assert_int_eq(xferdb(args), 1);
+    xf_test_expect_contains(output, "xferdb: rule 2: ");
+    xf_test_expect_contains(output, "unknown dtype 0");
+    xf_test_expect_contains(output, "xferdb: rule 3: ");
+    xf_test_expect_contains(output, "no graph with id");
+    xf_test_expect_contains(output, "     1  proved");
+    xf_test_expect_contains(output, "     4  refuted"); /* listed after the bad ones */
+
+    snprintf(args, sizeof args, "stats '%s'", db_path);
+    ck_assert_int_eq(xferdb(args), 1);
+    xf_test_expect_contains(output, "broken: 1 rules refer to graph rows that are missing\n");
+    xf_test_expect_contains(output, "4 rules over");
+
+    snprintf(args, sizeof args, "show '%s' 3", db_path);
+    ck_assert_int_eq(xferdb(args), 1);
+    xf_test_expect_contains(output, "rule 3: ");
+    xf_test_expect_contains(output, "no graph with id");
+
+    snprintf(args, sizeof args, "check-export '%s' --status pruned", db_path);
+    ck_assert_int_eq(xferdb(args), 1);
+    xf_test_expect_contains(output, "rule 3 (pruned): failed: ");
+    xf_test_expect_contains(output, "check-export: 1 rules, 0 pass");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("xferdb");
@@ -456,6 +494,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_show_unreadable_verdict);
     tcase_add_test(t, test_stats);
     tcase_add_test(t, test_errors_and_help);
+    tcase_add_test(t, test_broken_rules);
     suite_add_tcase(s, t);
     return s;
 }

@@ -9,10 +9,18 @@
  * that a rerun decides nothing, that --recheck decides all again, and the
  * exit status of bad usage (2) and --help (0). The library call behind the
  * tool (xf_verify_db) is also run in-process: its tally and callbacks.
+ * Hostile states: rules that cannot be loaded (a corrupt blob, a missing
+ * graph row) keep their proved/refuted verdict under --recheck and are
+ * reported; a 0-byte file is refused and left as it is; another writer gets
+ * its write in while xferverify runs on a database xfergen made.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
@@ -255,6 +263,128 @@ START_TEST(bad_usage)
 }
 END_TEST
 
+/* The stderr of the last run(). */
+static char *run_stderr(void)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s.err", db_path);
+    return xf_test_read_file(path, NULL);
+}
+
+/* A proof is never lost to a decode error, nor a refutation to a missing
+ * graph row: --recheck reports the rule (id, what is wrong), writes nothing
+ * for it and exits 1; the rule that loads is decided again. */
+START_TEST(unloadable_rules_keep_their_verdict)
+{
+    char args[4200];
+    snprintf(args, sizeof args, "%s --timeout 5s", db_path);
+    ck_assert_int_eq(run(args), 0);
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    xf_rule_status st_true = status_of(id_true, &info);
+    ck_assert_int_eq(st_true, XF_RULE_PROVED);
+    char *detail = xf_strdup(info.detail);
+    ck_assert_int_eq(status_of(id_false, &info), XF_RULE_REFUTED);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "PRAGMA foreign_keys = OFF;"
+             " UPDATE graphs SET data = x'5847010203' WHERE id = (SELECT src_graph FROM rules"
+             " WHERE id = %lld);"
+             " DELETE FROM graphs WHERE id = (SELECT dst_graph FROM rules WHERE id = %lld)",
+             (long long)id_true, (long long)id_false);
+    xf_test_sql_exec(db_path, sql);
+
+    snprintf(args, sizeof args, "%s --timeout 5s --recheck", db_path);
+    ck_assert_int_eq(run(args), 1);
+    char *err = run_stderr();
+    char want[128];
+    snprintf(want, sizeof want, "rule %lld cannot be loaded; its status (proved) is kept: ",
+             (long long)id_true);
+    xf_test_expect_contains(err, want);
+    xf_test_expect_contains(err, "serialized graph is truncated");
+    snprintf(want, sizeof want, "rule %lld cannot be loaded; its status (refuted) is kept: ",
+             (long long)id_false);
+    xf_test_expect_contains(err, want);
+    xf_test_expect_contains(err, "no graph with id");
+    xf_test_expect_contains(err, "2 rule(s) cannot be loaded");
+    free(err);
+    ck_assert_int_eq(status_of(id_true, &info), XF_RULE_PROVED);
+    ck_assert_str_eq(info.detail, detail);
+    /* rule id_false's own graph row is gone: get_rule still finds it */
+    ck_assert_int_eq(status_of(id_false, &info), XF_RULE_REFUTED);
+    ck_assert_int_eq(info.broken, 1);
+    ck_assert_int_eq(status_of(id_shape, &info), XF_RULE_REFUTED); /* decided again */
+    xf_rulesdb_rule_info_free(&info);
+    xf_free(detail);
+}
+END_TEST
+
+/* Only xfergen creates a rules database: a 0-byte file stays one. */
+START_TEST(refuses_a_file_that_is_not_a_rules_db)
+{
+    const char *path = xf_test_tmp("zero.db");
+    xf_test_remove_db(path);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    ck_assert_int_eq(run(path), 2);
+    char *err = run_stderr();
+    xf_test_expect_contains(err, "is empty, not an rlflow rules database (xfergen creates one)");
+    free(err);
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_int_eq(sb.st_size, 0);
+}
+END_TEST
+
+/* Another writer (here a second connection with the usual busy timeout)
+ * gets its write in while xferverify is still deciding rules. */
+START_TEST(other_writers_get_in)
+{
+    const char *path = xf_test_tmp("busy.db");
+    char db[4096];
+    snprintf(db, sizeof db, "%s", path);
+    xf_test_remove_db(db);
+    ck_assert_int_eq(xf_test_system("'%s' --vocab taso --max-ops 2 -o '%s' --quiet",
+                                    xf_test_tool("xfergen"), db),
+                     0);
+    int64_t total = xf_test_sql_int(db, "SELECT count(*) FROM rules WHERE status = 'candidate'");
+    ck_assert_int_gt(total, 100);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr)) _exit(127);
+        execl(xf_test_tool("xferverify"), "xferverify", db, "-j", "1", "--timeout", "5s",
+              "--limit", "100", (char *)NULL);
+        _exit(127);
+    }
+    /* Wait for the first verdicts to be written: xferverify is under way. */
+    double t0 = xf_clock_now();
+    while (xf_test_sql_int(db, "SELECT count(*) FROM rules WHERE verified_at IS NOT NULL") == 0) {
+        ck_assert_msg(xf_clock_now() - t0 < 120, "xferverify wrote no verdict in 120 s");
+        ck_assert_int_eq(waitpid(pid, NULL, WNOHANG), 0);
+        poll(NULL, 0, 20);
+    }
+    xf_rulesdb *h = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(db, 0, &h, &err) == XF_OK, "%s", err.msg);
+    double t1 = xf_clock_now();
+    xf_status st = xf_rulesdb_run_stage(h, 1, "probe", 0.0, 1, &err);
+    double waited = xf_clock_now() - t1;
+    xf_rulesdb_close(h);
+    int still_running = waitpid(pid, NULL, WNOHANG) == 0;
+    int ws = 0;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert_msg(st == XF_OK, "the other writer was kept out (%.1f s): %s", waited, err.msg);
+    ck_assert_msg(still_running, "xferverify ended before the other write: nothing was tested");
+    ck_assert(WIFEXITED(ws));
+    ck_assert_int_eq(WEXITSTATUS(ws), 0);
+    ck_assert_int_eq(xf_test_sql_int(db, "SELECT count(*) FROM rules WHERE verified_at IS NOT NULL"),
+                     100);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("xferverify");
@@ -264,6 +394,9 @@ static Suite *suite(void)
     tcase_add_test(tc, decides_stores_and_resumes);
     tcase_add_test(tc, bad_usage);
     tcase_add_test(tc, library_tally_and_callbacks);
+    tcase_add_test(tc, unloadable_rules_keep_their_verdict);
+    tcase_add_test(tc, refuses_a_file_that_is_not_a_rules_db);
+    tcase_add_test(tc, other_writers_get_in);
     suite_add_tcase(s, tc);
     return s;
 }

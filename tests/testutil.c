@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,41 @@ void xf_test_remove_db(const char *path)
     unlink(aux);
     snprintf(aux, sizeof aux, "%s-shm", path);
     unlink(aux);
+}
+
+int64_t xf_test_sql_int(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+    sqlite3_stmt *s = NULL;
+    ck_assert_msg(sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK, "%s: %s", sql,
+                  sqlite3_errmsg(h));
+    ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(h);
+    return v;
+}
+
+void xf_test_sql_exec(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+    char *msg = NULL;
+    int rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
+    ck_assert_msg(rc == SQLITE_OK, "%s: %s", sql, msg ? msg : "");
+    sqlite3_free(msg);
+    sqlite3_close(h);
+}
+
+int xf_test_dead_pid(void)
+{
+    fflush(NULL);
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) _exit(0);
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    return (int)child;
 }
 
 int xf_test_system(const char *fmt, ...)

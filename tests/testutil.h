@@ -51,6 +51,13 @@ int xf_test_is_char_device(const char *path);
 const char *xf_test_tool(const char *name);
 /* Removes an SQLite database file and its -wal and -shm sidecars, if present. */
 void xf_test_remove_db(const char *path);
+/* One integer from a plain SQLite query on the database file at path / SQL
+ * run on it, past the rulesdb API (asserting each works). */
+int64_t xf_test_sql_int(const char *path, const char *sql);
+void xf_test_sql_exec(const char *path, const char *sql);
+/* The pid of a process that has exited and been reaped (free, for now): a
+ * stand-in for a killed writer. */
+int xf_test_dead_pid(void);
 /* Runs a shell command, returns its exit status (-1 if it did not exit). */
 int xf_test_system(const char *fmt, ...);
 /* How many nodes of g have operator op. */

@@ -6,11 +6,15 @@
  * every worker inherits a copy. A worker that outlives its hard deadline is
  * killed and a crashed one noticed from its pipe, so either costs one rule,
  * recorded unknown with the reason, as is a worker's error (out of memory
- * included): an error never becomes proved or refuted. Running out of memory
- * here, reading a worker's message, stops the run with XF_ERR_NOMEM. Verdicts
- * are committed in batches of 64, so an interrupted or failed call keeps
+ * included): an error never becomes proved or refuted, and never replaces a
+ * stored proved or refuted verdict either (--recheck). A rule that does not
+ * load is reported and left as it is. Running out of memory here, reading a
+ * worker's message, stops the run with XF_ERR_NOMEM. Verdicts wait in memory
+ * and are written in short batches (pending.c), so the write lock is free
+ * for other writers between them and an interrupted or failed call keeps
  * most of its work.
  */
+#include "pending.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -32,8 +36,9 @@ void xf_verify_db_options_init(xf_verify_db_options *o)
 
 /* ------------------------------------------------------------ selection */
 
+/* The rules to decide, in id order, with the status each has now. */
 static xf_status select_rules(xf_rulesdb *db, const xf_verify_db_options *o, int64_t **ids,
-                              int64_t *n, xf_error *err)
+                              xf_rule_status **was, int64_t *n, xf_error *err)
 {
     xf_rulesdb_filter f;
     memset(&f, 0, sizeof f);
@@ -43,6 +48,7 @@ static xf_status select_rules(xf_rulesdb *db, const xf_verify_db_options *o, int
     xf_rulesdb_rule_info info;
     xf_rulesdb_rule_info_init(&info);
     *ids = NULL;
+    *was = NULL;
     *n = 0;
     int64_t cap = 0;
     int has = 1;
@@ -54,12 +60,15 @@ static xf_status select_rules(xf_rulesdb *db, const xf_verify_db_options *o, int
         if (*n == cap) {
             cap = cap ? 2 * cap : 256;
             int64_t *p = xf_realloc(*ids, (size_t)cap * sizeof *p);
-            if (!p) {
+            if (p) *ids = p;
+            xf_rule_status *w = xf_realloc(*was, (size_t)cap * sizeof *w);
+            if (w) *was = w;
+            if (!p || !w) {
                 st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing rules");
                 break;
             }
-            *ids = p;
         }
+        (*was)[*n] = info.status;
         (*ids)[(*n)++] = info.id;
     }
     xf_rulesdb_rule_info_free(&info);
@@ -73,6 +82,7 @@ typedef struct slot {
     pid_t pid; /* 0: free */
     int fd;
     int64_t id;
+    xf_rule_status was; /* its status before this run */
     double start, deadline;
     uint8_t *buf;
     size_t len, cap;
@@ -85,12 +95,14 @@ typedef struct sched {
     xf_verifier *v;
     xf_verify_tally *t;
     double t0;
+    xv_pending q; /* verdicts not yet written */
 } sched;
 
 static xf_status record(sched *c, const slot *s, int wstatus, int killed, xf_error *err)
 {
     xf_verify_tally *t = c->t;
     xv_msg m;
+    memset(&m, 0, sizeof m);
     char detail[1024];
     const uint8_t *cex = NULL;
     xf_rulesdb_verdict v;
@@ -134,21 +146,29 @@ static xf_status record(sched *c, const slot *s, int wstatus, int killed, xf_err
         }
     }
     v.detail = detail;
-    if (v.status == XF_RULE_PROVED) t->proved++;
-    else if (v.status == XF_RULE_REFUTED) t->refuted++;
-    else t->unknown++;
+    /* Not a verdict: a rule that does not load, or an error on one that has
+     * a verdict already. Reported; what is stored stays. */
+    int broken = full && m.failed && m.broken;
+    int error = killed || !full || m.failed;
+    xf_status st = XF_OK;
     t->done++;
-    xf_status st = xf_rulesdb_set_verdict(c->db, s->id, &v, err);
-    if (st == XF_OK && xf_rulesdb_batch_writes(c->db) >= 64) {
-        st = xf_rulesdb_commit(c->db, err);
-        if (st == XF_OK) st = xf_rulesdb_begin(c->db, err);
+    if (broken || (error && (s->was == XF_RULE_PROVED || s->was == XF_RULE_REFUTED))) {
+        if (broken) t->broken++;
+        else t->kept++;
+        if (c->o->on_kept)
+            c->o->on_kept(c->o->user, s->id, broken, s->was, broken ? m.errmsg : detail);
+    } else {
+        if (v.status == XF_RULE_PROVED) t->proved++;
+        else if (v.status == XF_RULE_REFUTED) t->refuted++;
+        else t->unknown++;
+        st = xv_pending_add(&c->q, s->id, &v, err);
     }
     t->elapsed_s = xf_clock_now() - c->t0;
     if (c->o->on_progress) c->o->on_progress(c->o->user, t);
     return st;
 }
 
-static int spawn(sched *c, slot *s, int64_t id)
+static int spawn(sched *c, slot *s, int64_t id, xf_rule_status was)
 {
     int p[2];
     if (pipe(p) != 0) return -1;
@@ -168,6 +188,7 @@ static int spawn(sched *c, slot *s, int64_t id)
     s->pid = pid;
     s->fd = p[0];
     s->id = id;
+    s->was = was;
     s->len = 0;
     s->start = xf_clock_now();
     /* Room for the proof and the bounded query of each output, plus start-up. */
@@ -196,7 +217,7 @@ static int drain(slot *s)
     }
 }
 
-static xf_status run_all(sched *c, const int64_t *ids, xf_error *err)
+static xf_status run_all(sched *c, const int64_t *ids, const xf_rule_status *was, xf_error *err)
 {
     slot slots[XF_VERIFY_MAX_JOBS];
     memset(slots, 0, sizeof slots);
@@ -207,7 +228,7 @@ static xf_status run_all(sched *c, const int64_t *ids, xf_error *err)
     while (st == XF_OK && (next < total || busy > 0)) {
         for (int k = 0; k < jobs && next < total; k++) {
             if (slots[k].pid) continue;
-            if (spawn(c, &slots[k], ids[next]) != 0) {
+            if (spawn(c, &slots[k], ids[next], was[next]) != 0) {
                 st = XF_FAIL(err, XF_ERR_INTERNAL, "cannot start a worker: %s", strerror(errno));
                 break;
             }
@@ -241,6 +262,8 @@ static xf_status run_all(sched *c, const int64_t *ids, xf_error *err)
             s->pid = 0;
             busy--;
         }
+        if (st == XF_OK && xv_pending_due(&c->q, xf_clock_now()))
+            st = xv_pending_flush(&c->q, c->db, err);
     }
     for (int k = 0; k < XF_VERIFY_MAX_JOBS; k++) {
         if (slots[k].pid) {
@@ -260,27 +283,29 @@ xf_status xf_verify_db(xf_rulesdb *db, const char *path, const xf_verify_db_opti
     if (o->jobs < 1 || o->jobs > XF_VERIFY_MAX_JOBS)
         return XF_FAIL(err, XF_ERR_INVALID, "%d worker processes (1 to %d)", o->jobs,
                        XF_VERIFY_MAX_JOBS);
-    sched c = {db, path, o, NULL, t, xf_clock_now()};
+    sched c = {db, path, o, NULL, t, xf_clock_now(), {NULL, 0, 0, 0}};
     int64_t *ids = NULL;
+    xf_rule_status *was = NULL;
     int64_t run_id = 0;
     char options[128];
     snprintf(options, sizeof options, "-j %d --timeout %ums --max-shapes %d%s", o->jobs,
              o->vo.timeout_ms, o->vo.bounded_max_shapes, o->recheck ? " --recheck" : "");
     xf_rulesdb_run_desc d = {"xferverify", o->version, options, NULL, NULL, o->vo.seed};
-    xf_status st = select_rules(db, o, &ids, &t->total, err);
+    xf_status st = select_rules(db, o, &ids, &was, &t->total, err);
     if (st == XF_OK) st = xf_verifier_new(&o->vo, &c.v, err);
     if (st == XF_OK) st = xf_verifier_prepare(c.v, err);
     if (st == XF_OK) st = xf_rulesdb_run_start(db, &d, &run_id, err);
-    if (st == XF_OK) st = xf_rulesdb_begin(db, err);
-    if (st == XF_OK) st = run_all(&c, ids, err);
-    if (st == XF_OK) st = xf_rulesdb_commit(db, err);
-    else if (xf_rulesdb_in_batch(db)) xf_rulesdb_commit(db, NULL); /* keep what was decided */
+    if (st == XF_OK) st = run_all(&c, ids, was, err);
+    if (st == XF_OK) st = xv_pending_flush(&c.q, db, err);
+    else xv_pending_flush(&c.q, db, NULL); /* keep what was decided */
     if (st == XF_OK) st = xf_rulesdb_run_stage(db, run_id, "verify", xf_clock_now() - c.t0, t->done, err);
     if (run_id)
         xf_rulesdb_run_set_state(db, run_id, st == XF_OK ? XF_RUN_DONE : XF_RUN_INTERRUPTED,
                                  NULL);
     t->elapsed_s = xf_clock_now() - c.t0;
     xf_free(ids);
+    xf_free(was);
+    xv_pending_free(&c.q);
     xf_verifier_free(c.v);
     return st;
 }

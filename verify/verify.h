@@ -206,6 +206,8 @@ typedef struct xf_verify_tally {
     int64_t proved, refuted, unknown;
     int64_t disagree;          /* proved by the axioms, refuted at the rule's own shapes */
     int64_t shape_specific;    /* proved, refuted only at other input shapes (stored refuted) */
+    int64_t broken;            /* did not load (corrupt blob, missing graph): nothing written */
+    int64_t kept;              /* an error on a rule already proved or refuted: verdict kept */
     double elapsed_s;          /* since xf_verify_db started */
 } xf_verify_tally;
 
@@ -221,6 +223,10 @@ typedef struct xf_verify_db_options {
     /* Rule `id` is proved by the axioms in `core` but refuted by the bounded
      * check at its own shapes: one of those axioms is wrong (may be NULL). */
     void (*on_disagreement)(void *user, int64_t id, const char *core);
+    /* Rule `id` got no verdict and keeps the one stored (may be NULL): it
+     * did not load (broken: `what` says why), or its worker failed on a rule
+     * already proved or refuted. */
+    void (*on_kept)(void *user, int64_t id, int broken, xf_rule_status stored, const char *what);
 } xf_verify_db_options;
 
 /* Defaults: one job, verifier defaults, no limit. */
@@ -232,12 +238,16 @@ void xf_verify_db_options_init(xf_verify_db_options *o);
  * inherits a copy. Each rule runs in its own forked process, at most
  * o->jobs at a time, so a crash or a hang costs one rule: a worker that
  * outlives its hard deadline is killed and the rule recorded unknown with
- * the reason. The verdict combines the two checks: proved only when the
+ * the reason, unless it is already proved or refuted: an error is not a
+ * verdict and never replaces one (on_kept). A rule that does not load (a
+ * corrupt blob, a missing graph row) gets nothing written either: it is
+ * reported (on_kept, tally broken) and keeps its status. The verdict combines the two checks: proved only when the
  * axiomatic proof succeeds and the bounded check does not refute; refuted
  * when the bounded check finds a counterexample (stored); unknown
  * otherwise. A rule refuted only at other input shapes is shape-specific
  * (the proof encodes the rule's own sizes): stored refuted and counted.
- * Verdicts are committed in batches, so a failure keeps what was decided;
+ * Verdicts are written in short batches (verify/pending.h), the write lock
+ * free in between for other writers, so a failure keeps what was decided;
  * the call is recorded as an "xferverify" run. t (filled on every path)
  * says what was decided. */
 xf_status xf_verify_db(xf_rulesdb *db, const char *path, const xf_verify_db_options *o,

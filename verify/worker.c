@@ -7,7 +7,8 @@
  * process's alone), and write the outcome (xv_msg plus the counterexample blob) to
  * the pipe. An error (out of memory in the bounded check included) is sent
  * as `failed` with both results back to unknown, so no verdict is read from
- * a run that did not finish. A crash or hang here costs only this rule: the
+ * a run that did not finish; a rule that does not load (a corrupt blob, a
+ * missing graph row) is also `broken`, so the scheduler keeps its verdict. A crash or hang here costs only this rule: the
  * scheduler sees the pipe close without a full message, or kills the process.
  */
 #include "worker.h"
@@ -43,7 +44,10 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
     xf_proof p;
     memset(&p, 0, sizeof p);
     xf_status st = xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, err);
-    if (st == XF_OK) st = xf_rulesdb_load_rule(db, id, &r, err);
+    if (st == XF_OK) {
+        st = xf_rulesdb_load_rule(db, id, &r, err);
+        m->broken = st != XF_OK && st != XF_ERR_NOMEM; /* a corrupt blob, a missing graph */
+    }
     if (st == XF_OK) st = xf_verify_prove(v, &r, &p, err);
     if (st == XF_OK) {
         m->proof = p.result;

@@ -13,6 +13,7 @@
 /* One rule's outcome; followed on the pipe by cex_len counterexample bytes. */
 typedef struct xv_msg {
     int failed;                /* 1: an error stopped the worker (errmsg) */
+    int broken;                /* 1 (with failed): the rule itself did not load */
     xf_proof_result proof;
     xf_bounded_result bounded;
     double proof_ms, bounded_ms;

@@ -2,7 +2,10 @@
  * cmd_list.c — `xferdb list DB [filters]`: one line per matching rule,
  *   ID  STATUS  SRC_OPS->DST_OPS  source  =>  target
  * with both sides rebuilt from their stored graphs and printed in infix
- * form using the rule's own input names.
+ * form using the rule's own input names. A rule that does not load (a
+ * corrupt graph blob, a graph row that is missing) is reported on stderr
+ * with its id and what is wrong, the rules after it are still listed, and
+ * the exit status is 1.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -2,7 +2,10 @@
  * cmd_stats.c — `xferdb stats DB`: how many graphs and rules the database
  * holds, rules by status, by size (operators on the larger side) and by
  * operator (rules using it on either side), and the most recent runs with
- * their options, state and per-stage timings and counts.
+ * their options, state and per-stage timings and counts. A run stored as
+ * running whose process is gone shows as interrupted (killed); the file is
+ * opened read-only, so the next writer's open records that. Broken rules
+ * (their graph rows missing) are counted, and make the exit status 1.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,7 +39,9 @@ static void print_opt(const char *label, const char *v)
 static void print_run(const xf_rulesdb_run_info *r)
 {
     printf("  run %" PRId64 ": %s %s, %s, started %s", r->id, r->tool,
-           r->tool_version ? r->tool_version : "", xf_rulesdb_run_state_name(r->state),
+           r->tool_version ? r->tool_version : "",
+           r->gone ? "interrupted (killed: its process is gone)"
+                   : xf_rulesdb_run_state_name(r->state),
            r->started ? r->started : "?");
     if (r->ended) printf(", ended %s", r->ended);
     printf("\n");
@@ -80,17 +85,25 @@ int xferdb_stats(xf_rulesdb *db, const xferdb_options *o)
 {
     (void)o;
     xf_error err;
-    int64_t n_rules = 0, n_graphs = 0;
+    int64_t n_rules = 0, n_graphs = 0, n_broken = 0;
     if (xf_rulesdb_count_rules(db, NULL, &n_rules, &err) != XF_OK ||
-        xf_rulesdb_count_graphs(db, &n_graphs, &err) != XF_OK) {
+        xf_rulesdb_count_graphs(db, &n_graphs, &err) != XF_OK ||
+        xf_rulesdb_count_broken(db, &n_broken, &err) != XF_OK) {
         xferdb_error(&err);
         return 1;
     }
     printf("%s: %" PRId64 " rules over %" PRId64 " graphs (schema version %d)\n",
-           xf_rulesdb_path(db), n_rules, n_graphs, XF_RULESDB_SCHEMA_VERSION);
+           xf_rulesdb_path(db), n_rules, n_graphs, xf_rulesdb_schema_version(db));
+    if (n_broken) {
+        printf("broken: %" PRId64 " rules refer to graph rows that are missing\n", n_broken);
+        fprintf(stderr,
+                "xferdb: %s: %" PRId64 " broken rules (missing graph rows; xferdb list names "
+                "them)\n",
+                xf_rulesdb_path(db), n_broken);
+    }
     int rc = print_group(db, XF_RULESDB_BY_STATUS, "by status");
     if (rc == 0) rc = print_group(db, XF_RULESDB_BY_SIZE, "by size (operators, larger side)");
     if (rc == 0) rc = print_group(db, XF_RULESDB_BY_OP, "by operator (rules using it)");
     if (rc == 0) rc = print_runs(db);
-    return rc;
+    return rc ? rc : n_broken ? 1 : 0;
 }

@@ -33,7 +33,7 @@ int xferdb_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
     }
     xf_rulesdb_rule_info info;
     xf_rulesdb_rule_info_init(&info);
-    int rc = 0, has = 0;
+    int rc = 0, has = 0, bad = 0;
     while (rc == 0) {
         if (xf_rulesdb_iter_next(it, &info, &has, &err) != XF_OK) {
             xferdb_error(&err);
@@ -41,12 +41,14 @@ int xferdb_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
         } else if (!has) {
             break;
         } else {
-            rc = fn(user, db, &info);
+            int r = fn(user, db, &info);
+            if (r < 0) rc = 1;
+            else if (r > 0) bad = r; /* reported; the other rules still count */
         }
     }
     xf_rulesdb_rule_info_free(&info);
     xf_rulesdb_iter_free(it);
-    return rc;
+    return rc ? rc : bad;
 }
 
 int xferdb_load(xf_rulesdb *db, int64_t id, xf_rulesdb_rule_info *info, xf_rule *r)

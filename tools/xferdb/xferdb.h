@@ -58,10 +58,12 @@ void xferdb_error(const xf_error *err);
 /* Parses a rule id argument; 0 (after a message) when it is not a positive
  * integer. */
 int64_t xferdb_parse_id(const char *s);
-/* Calls fn(user, db, info) for every rule the filter selects, in id order,
- * until it returns non-zero. Returns an exit status: fn's non-zero value,
- * 2 for a filter the database rejects (unknown op name: bad usage), 1 when
- * reading fails (after printing the error), else 0. */
+/* Calls fn(user, db, info) for every rule the filter selects, in id order.
+ * fn returns 0, or a positive exit status when its rule failed (after
+ * printing why: a bad rule does not hide the ones after it), or -1 to stop.
+ * Returns an exit status: 2 for a filter the database rejects (unknown op
+ * name: bad usage), 1 when reading fails or fn stopped (after printing the
+ * error), else fn's last positive value, else 0. */
 int xferdb_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
                      int (*fn)(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info),
                      void *user);

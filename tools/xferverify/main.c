@@ -16,16 +16,21 @@
  * transposes), so the axioms are not contradicted; it is stored refuted
  * (the verdict's detail names the shapes) and counted in the summary.
  *
- * Verdicts are committed in batches, so an interrupted run keeps most of
- * its work; a rerun decides only candidates unless --recheck.
+ * Verdicts are written in short batches, the write lock free in between so
+ * another writer waiting on the database gets in; an interrupted run keeps
+ * most of its work; a rerun decides only candidates unless --recheck. An
+ * error is not a verdict: a rule that cannot be loaded (corrupt blob,
+ * missing graph row) is reported with its id and why and keeps its status,
+ * and so does a rule already proved or refuted whose worker fails. The file
+ * must already be a rules database (xfergen creates them).
  *
  * --check-axioms validates the axioms themselves instead: each axiom's
  * concrete instances (verify/axiom_instances.c) go through the bounded
  * check, and each axiom is tried against the others for redundancy.
  *
- * Exit status: 0 every selected rule got a verdict; 1 a disagreement, a
- * refuted axiom or a database write failed; 2 bad usage or an unreadable
- * database.
+ * Exit status: 0 every selected rule got a verdict (or kept its own after
+ * an error); 1 a disagreement, a refuted axiom, a rule that cannot be
+ * loaded or a database write failed; 2 bad usage or an unreadable database.
  */
 #include <errno.h>
 #include <signal.h>
@@ -53,7 +58,8 @@ static void usage(FILE *f)
             "  --check-axioms  check every axiom on its instances with the bounded check and\n"
             "                  report which follow from the others, then exit (DB not read)\n"
             "  -h, --help      this text\n"
-            "Exit status: 0 done, 1 a disagreement or a failed write, 2 bad usage.\n");
+            "Exit status: 0 done, 1 a disagreement, a rule that cannot be loaded or a failed\n"
+            "write, 2 bad usage or DB not a rules database (xfergen creates them).\n");
 }
 
 typedef struct opts {
@@ -153,6 +159,14 @@ static void on_disagreement(void *user, int64_t id, const char *core)
             "but the bounded check refutes it at its own shapes; one of these axioms "
             "is wrong\n",
             (long long)id, core);
+}
+
+static void on_kept(void *user, int64_t id, int broken, xf_rule_status stored, const char *what)
+{
+    const report *u = user;
+    fprintf(stderr, "%sxferverify: rule %lld %s; its status (%s) is kept: %s\n", u->tty ? "\n" : "",
+            (long long)id, broken ? "cannot be loaded" : "got no verdict",
+            xf_rulesdb_status_name(stored), what);
 }
 
 /* ---------------------------------------------------------- check-axioms */
@@ -264,6 +278,7 @@ int main(int argc, char **argv)
     o.dbo.user = &u;
     o.dbo.on_progress = on_progress;
     o.dbo.on_disagreement = on_disagreement;
+    o.dbo.on_kept = on_kept;
     xf_verify_tally t;
     xf_status st = xf_verify_db(db, o.db, &o.dbo, &t, &err);
     progress(&u, &t, 1);
@@ -276,10 +291,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "xferverify: %s\n", err.msg);
         return 1;
     }
+    if (t.kept)
+        fprintf(stderr, "xferverify: %lld rule(s) already decided got an error instead of a "
+                        "verdict and keep the stored one\n",
+                (long long)t.kept);
+    if (t.broken)
+        fprintf(stderr, "xferverify: %lld rule(s) cannot be loaded (see above); nothing was "
+                        "written for them\n",
+                (long long)t.broken);
     if (t.disagree) {
         fprintf(stderr, "xferverify: %lld disagreement(s) between axioms and bounded check\n",
                 (long long)t.disagree);
         return 1;
     }
-    return 0;
+    return t.broken ? 1 : 0;
 }
