@@ -4,6 +4,7 @@
  * shapes whose element or byte count overflows (xf_shape_check, refused by
  * every builder and by xf_tensor_alloc), the memory limit (a tensor, a
  * graph's inputs, an interpreter run and conv's scratch refused over it),
+ * nodes with only empty outputs not run (no scratch sized by their dims),
  * deterministic topological order, the canonical hash (invariant under node
  * order and names, sensitive to structure, params, constants, outputs),
  * deep copy (names and node arrays in the clone's one block), the
@@ -639,6 +640,36 @@ START_TEST(memory_limit_refuses_before_allocating)
 }
 END_TEST
 
+/* Found by the import fuzzer: a maxpool whose output [0,1,1,2^32-1] has no
+ * elements allocated a 96 GiB column plan for its 2^32 columns. Nodes whose
+ * outputs are all empty are not run; the run succeeds within a 1 MiB limit. */
+START_TEST(empty_outputs_are_not_computed)
+{
+    xf_mem_limit_set((size_t)1 << 20);
+    xf_graph g;
+    xf_error err;
+    xf_graph_init(&g);
+    int64_t xd[4] = {0, 1, 1, (int64_t)1 << 32};
+    xf_shape sx = xf_shape_make(4, xd);
+    xf_params p = xf_params_default();
+    p.kernel[0] = 1;
+    p.kernel[1] = 2;
+    int x = xf_graph_add_input(&g, "x", XF_F32, &sx, &err);
+    int y = xf_graph_op(&g, XF_OP_MAXPOOL, &p, &x, 1, &err);
+    ck_assert_msg(y >= 0, "%s", err.msg);
+    ck_assert_int_eq(g.values[y].shape.dims[3], ((int64_t)1 << 32) - 1);
+    ck_assert_int_eq(xf_graph_mark_output(&g, y, &err), XF_OK);
+    xf_tensor in = {0}, out = {0};
+    ck_assert_int_eq(xf_graph_random_inputs(&g, 1, &in, &err), XF_OK);
+    ck_assert_msg(xf_interp_run(&g, &in, 1, &out, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_shape_numel(&out.shape), 0);
+    xf_tensor_free(&out);
+    xf_tensor_free(&in);
+    xf_graph_free(&g);
+    xf_mem_limit_set(0);
+}
+END_TEST
+
 START_TEST(tensor_compare_reports_errors)
 {
     xf_error err;
@@ -739,6 +770,7 @@ int main(void)
     tcase_add_test(t, shape_check_bounds_elements_and_bytes);
     tcase_add_test(t, builders_refuse_overflowing_shapes);
     tcase_add_test(t, memory_limit_refuses_before_allocating);
+    tcase_add_test(t, empty_outputs_are_not_computed);
     tcase_add_test(t, validate_finds_cycle_and_drift);
     tcase_add_test(t, topo_order_is_deterministic);
     tcase_add_test(t, hash_ignores_names_and_order);
