@@ -62,7 +62,9 @@ static int symbolic_names(const Onnx__ModelProto *m, const char **names)
     if (!m->graph) return 0;
     for (size_t i = 0; i < m->graph->n_input; i++) {
         const Onnx__ValueInfoProto *vi = m->graph->input[i];
-        if (!vi || !vi->type || !vi->type->tensor_type || !vi->type->tensor_type->shape) continue;
+        if (!vi || !vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+            !vi->type->tensor_type || !vi->type->tensor_type->shape)
+            continue;
         const Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
         for (size_t d = 0; d < sh->n_dim && n < MAX_NAMES; d++) {
             const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
