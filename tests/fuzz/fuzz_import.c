@@ -5,7 +5,7 @@
  * leak or touch memory out of bounds. When the import succeeds, the graph
  * is exported again (the exporter on whatever the importer accepted) and
  * run as `xfonnx run` would: the memory-limit check, then random inputs
- * and the reference interpreter (the limit is 16 MiB here, so every graph
+ * and the reference interpreter (the limit is 1 MiB here, so every graph
  * over it is refused by the check and every run stays fast).
  *
  * The symbolic dimensions of the graph inputs ("batch", "N", ...) are also
@@ -85,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static int ready = 0;
     if (!ready) {
         xf_log_set_level(XF_LOG_OFF);
-        xf_mem_limit_set((size_t)16 << 20);
+        xf_mem_limit_set((size_t)1 << 20);
         ready = 1;
     }
     import_and_use(data, size, NULL);
