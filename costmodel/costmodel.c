@@ -12,9 +12,11 @@
  *    of the bytes they read and write (the roofline is then loaded or
  *    measured on first use).
  * A graph's new measurements are written to the cache in one transaction.
+ * A configuration whose tensors exceed the memory limit is not measured.
  */
 #include "model.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +261,29 @@ static int swap_commutative(xf_op op, int n_in, const xf_dtype *in_dt, const xf_
     return in_dt[0] == in_dt[1] && shape_after(&in_sh[0], &in_sh[1]);
 }
 
+/* A measuring backend allocates the configuration's inputs and outputs
+ * (the reference timing too): they must fit the memory limit. The
+ * analytic backend only computes. */
+static xf_status measured_tensors_fit(const xf_cost_model *cm, const xf_backend_op *bop,
+                                      const char *key, xf_error *err)
+{
+    if (cm->be == &xf_backend_analytic) return XF_OK;
+    size_t total = 0;
+    for (int i = 0; i < bop->n_inputs + bop->n_outputs; i++) {
+        int out = i >= bop->n_inputs;
+        xf_dtype dt = out ? bop->out_dtypes[i - bop->n_inputs] : bop->in_dtypes[i];
+        const xf_shape *sh = out ? &bop->out_shapes[i - bop->n_inputs] : &bop->in_shapes[i];
+        size_t bytes;
+        if (dt == XF_DTYPE_INVALID) continue; /* an omitted optional input */
+        xf_status st = xf_shape_check(sh, dt, NULL, &bytes, err);
+        if (st) return st;
+        total = total > SIZE_MAX - bytes ? SIZE_MAX : total + bytes;
+    }
+    char what[256];
+    snprintf(what, sizeof what, "measuring %.200s", key);
+    return xf_mem_limit_check(total, what, err);
+}
+
 static xf_status cost_config(xf_cost_model *cm, xf_op op, const xf_params *params, int n_in,
                              const xf_dtype *in_dt, const xf_shape *in_sh, pending *pend,
                              xf_op_cost *out, xf_error *err)
@@ -309,6 +334,8 @@ static xf_status cost_config(xf_cost_model *cm, xf_op op, const xf_params *param
 
     double ms = 0;
     int kernels = 0;
+    st = measured_tensors_fit(cm, &bop, key, err);
+    if (st) goto out;
     st = cm->be->measure(cm->state, &bop, &ms, &kernels, err);
     if (st == XF_ERR_UNSUPPORTED) {
         xf_error_clear(err);
@@ -316,7 +343,7 @@ static xf_status cost_config(xf_cost_model *cm, xf_op op, const xf_params *param
         kernels = 1;
     }
     if (st) {
-        xf_error_prefix(err, "measuring %s on %s: ", info->name, cm->be->name);
+        xf_error_prefix(err, "measuring %s on %s", info->name, cm->be->name);
         goto out;
     }
     cm->measurements++;
@@ -381,7 +408,7 @@ static xf_status cost_node(xf_cost_model *cm, const xf_graph *g, int node, pendi
     }
     if (st) {
         char d[256];
-        xf_error_prefix(err, "%s: ", xf_node_describe(g, node, d, sizeof d));
+        xf_error_prefix(err, "%s", xf_node_describe(g, node, d, sizeof d));
     }
     return st;
 }

@@ -93,7 +93,7 @@ static xf_status prepare_node(cx_exec *e, int n, xf_error *err)
     }
     if (s) {
         char d[256];
-        xf_error_prefix(err, "%s: ", xf_node_describe(g, n, d, sizeof d));
+        xf_error_prefix(err, "%s", xf_node_describe(g, n, d, sizeof d));
     }
 out:
     xf_free(in_dt);
@@ -196,7 +196,7 @@ xf_status cx_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_erro
         }
         if (s) {
             char d[256];
-            xf_error_prefix(err, "%s: ", xf_node_describe(g, n, d, sizeof d));
+            xf_error_prefix(err, "%s", xf_node_describe(g, n, d, sizeof d));
         }
     }
     if (!s) s = cx_cuda(cudaDeviceSynchronize(), err, "waiting for the GPU");

@@ -1,7 +1,8 @@
 /*
  * exec.c — the whole-graph executor front end: checks the graph and the
- * inputs, then hands the work to the backend's executor hooks (buffers and
- * kernels created once in prepare, nodes run in topological order). Also
+ * inputs (and that its tensors fit the memory limit), then hands the work
+ * to the backend's executor hooks (buffers and kernels created once in
+ * prepare, nodes run in topological order). Also
  * end-to-end latency (median of timed runs) and the numerical comparison of
  * two graphs' outputs used to check that an optimised model is equivalent.
  */
@@ -29,13 +30,15 @@ xf_status xf_exec_prepare(xf_cost_model *cm, const xf_graph *g, xf_exec **out, x
                        "%s is an operator rlflow does not model, so the graph cannot be executed",
                        xf_node_describe(g, i, d, sizeof d));
     }
+    st = xf_graph_mem_check(g, err); /* prepare allocates every value's buffer */
+    if (st) return st;
     xf_exec *e = xf_calloc(1, sizeof *e);
     if (!e) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory preparing the executor");
     e->cm = cm;
     e->g = g;
     st = cm->be->exec_prepare(cm->state, g, &e->impl, err);
     if (st) {
-        xf_error_prefix(err, "preparing the graph on %s: ", cm->be->name);
+        xf_error_prefix(err, "preparing the graph on %s", cm->be->name);
         xf_free(e);
         return st;
     }
@@ -163,17 +166,17 @@ xf_status xf_exec_compare(xf_cost_model *cm, const xf_graph *a, const xf_graph *
     st = xf_graph_random_inputs(a, seed, in, err);
     if (!st) {
         st = run_once(cm, a, in, oa, err);
-        if (st) xf_error_prefix(err, "first graph: ");
+        if (st) xf_error_prefix(err, "first graph");
     }
     if (!st) {
         st = run_once(cm, b, in, ob, err);
-        if (st) xf_error_prefix(err, "second graph: ");
+        if (st) xf_error_prefix(err, "second graph");
     }
     for (int i = 0; !st && i < no; i++) {
         double ab, rel;
         st = xf_tensor_compare(&oa[i], &ob[i], &ab, &rel, err);
         if (st) {
-            xf_error_prefix(err, "output %d: ", i);
+            xf_error_prefix(err, "output %d", i);
             break;
         }
         if (ab > *max_abs) *max_abs = ab;

@@ -173,7 +173,7 @@ xf_status ox_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error 
             break;
         }
         s = prepare_node(e, ni, &e->kernels[i], err);
-        if (s != XF_OK) xf_error_prefix(err, "%s: ", xf_node_describe(g, ni, desc, sizeof desc));
+        if (s != XF_OK) xf_error_prefix(err, "%s", xf_node_describe(g, ni, desc, sizeof desc));
         else e->n_kernels = i + 1;
     }
     if (s != XF_OK) {
@@ -210,7 +210,7 @@ xf_status ox_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_erro
         xf_status s = ox_kernel_run(&e->kernels[i], err);
         if (s != XF_OK) {
             char desc[256];
-            xf_error_prefix(err, "%s: ", xf_node_describe(g, e->order[i], desc, sizeof desc));
+            xf_error_prefix(err, "%s", xf_node_describe(g, e->order[i], desc, sizeof desc));
             return s;
         }
     }

@@ -129,6 +129,15 @@ xf_status xf_enum_vocab_load(xf_enum_config *c, const char *preset_or_path, xf_e
         }
         size_t k = fread(text + len, 1, 4096, f);
         len += k;
+        if (len > XF_ENUM_VOCAB_MAX_BYTES) {
+            char most[32];
+            st = XF_FAIL(err, XF_ERR_INVALID,
+                         "vocabulary file %s is larger than %s: a vocabulary lists operator "
+                         "variants, one per line (see docs/enumerate.md); is it the right file?",
+                         preset_or_path,
+                         xf_bytes_str((double)XF_ENUM_VOCAB_MAX_BYTES, most, sizeof most));
+            break;
+        }
         if (k < 4096) break;
     }
     if (st == XF_OK && ferror(f))

@@ -113,7 +113,12 @@ xf_status xf_enum_config_preset(xf_enum_config *c, const char *name, xf_error *e
  * (a file name) prefixes error messages, which give the line. */
 xf_status xf_enum_vocab_parse(xf_enum_config *c, const char *text, const char *origin,
                               xf_error *err);
-/* "default" or "taso" (the preset's vocabulary only), else a file to parse. */
+/* The largest vocabulary file read: a vocabulary lists a few dozen
+ * operator variants, so anything bigger is the wrong file. */
+#define XF_ENUM_VOCAB_MAX_BYTES ((size_t)1 << 20)
+/* "default" or "taso" (the preset's vocabulary only), else a file to parse
+ * (at most XF_ENUM_VOCAB_MAX_BYTES, XF_ERR_INVALID beyond: reading stops
+ * there, so a device or a pipe that never ends is refused too). */
 xf_status xf_enum_vocab_load(xf_enum_config *c, const char *preset_or_path, xf_error *err);
 /* The vocabulary in the text format xf_enum_vocab_parse reads. */
 xf_status xf_enum_vocab_format(const xf_enum_config *c, char *buf, size_t n, xf_error *err);

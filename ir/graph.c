@@ -213,6 +213,16 @@ xf_status xf_op_run(xf_op op, const xf_params *params, int n_inputs, const xf_te
     if (!d || !d->run)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "operator %s has no kernel",
                        d ? d->info.name : "?");
+    /* Outputs without elements leave nothing to compute, and a kernel's
+     * scratch may be sized by one of their other dims (a [0,1,1,2^32] pool
+     * output has 2^32 columns): such a node is not run. */
+    int empty = n_outputs > 0;
+    for (int i = 0; i < n_outputs && empty; i++) {
+        int zero = 0;
+        for (int k = 0; k < out[i].shape.rank; k++) zero |= out[i].shape.dims[k] == 0;
+        empty = zero;
+    }
+    if (empty) return XF_OK;
     return d->run(params, n_inputs, in, n_outputs, out, err);
 }
 

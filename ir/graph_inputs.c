@@ -2,6 +2,7 @@
  * graph_inputs.c — deterministic random inputs for a graph, used wherever
  * two models are compared on "the same random inputs" (round trips, tools,
  * benchmarks). Integer inputs that index a Gather stay inside its table.
+ * A graph whose tensors exceed the memory limit gets none: it could not run.
  */
 #include "ir.h"
 
@@ -24,11 +25,13 @@ static int64_t int_bound(const xf_graph *g, int value)
 xf_status xf_graph_random_inputs(const xf_graph *g, uint64_t seed, xf_tensor *inputs,
                                  xf_error *err)
 {
+    xf_status st = xf_graph_mem_check(g, err);
+    if (st != XF_OK) return st;
     xf_rng r;
     xf_rng_seed(&r, seed);
     for (int i = 0; i < g->n_inputs; i++) {
         const xf_value *v = &g->values[g->inputs[i]];
-        xf_status st = xf_tensor_alloc(&inputs[i], v->dtype, &v->shape, err);
+        st = xf_tensor_alloc(&inputs[i], v->dtype, &v->shape, err);
         if (st != XF_OK) {
             for (int j = 0; j < i; j++) xf_tensor_free(&inputs[j]);
             return st;

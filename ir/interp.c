@@ -86,6 +86,8 @@ xf_status xf_interp_run(const xf_graph *g, const xf_tensor *inputs, int n_inputs
     for (int i = 0; i < g->n_outputs; i++) memset(&outputs[i], 0, sizeof outputs[i]);
     if (n_inputs != g->n_inputs)
         return XF_FAIL(err, XF_ERR_INVALID, "graph takes %d inputs, %d given", g->n_inputs, n_inputs);
+    st = xf_graph_mem_check(g, err);
+    if (st != XF_OK) return st;
     slot *slots = xf_calloc((size_t)g->n_values + 1, sizeof *slots);
     int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     if (!slots || !order) {

@@ -177,6 +177,20 @@ const char *xf_dtype_name(xf_dtype t);
 xf_status xf_shape_check(const xf_shape *s, xf_dtype dtype, int64_t *numel, size_t *bytes,
                          xf_error *err);
 
+/* The memory limit on tensors (memlimit.c): the most bytes one tensor, the
+ * tensors of one graph run (xf_interp_run, the cost model's executor) or of
+ * one measured operator may take; work over it is refused with
+ * XF_ERR_NOMEM before anything is allocated. Process-wide; set it before
+ * starting threads. Default: half of the physical memory. xf_mem_limit_set(0)
+ * restores the default; values above 2^62 are taken as 2^62. */
+size_t xf_mem_limit(void);
+void xf_mem_limit_set(size_t bytes);
+/* XF_OK when `bytes` fit the limit, else XF_ERR_NOMEM: "<what> needs N,
+ * over the memory limit of L (...)". */
+xf_status xf_mem_limit_check(size_t bytes, const char *what, xf_error *err);
+/* "512 bytes", "1.5 KiB", "14.9 GiB" into buf; returns buf. */
+char *xf_bytes_str(double bytes, char *buf, size_t n);
+
 /* A dense row-major tensor. `data` is owned by whoever created the tensor
  * with xf_tensor_alloc (free with xf_tensor_free). */
 typedef struct xf_tensor {
@@ -462,6 +476,11 @@ xf_status xf_graph_hash_checked(const xf_graph *g, xf_hash_mode mode, uint64_t *
 void xf_graph_op_histogram(const xf_graph *g, int *counts);
 /* Total bytes of constant data. */
 size_t xf_graph_param_bytes(const xf_graph *g);
+/* Whether the tensors of every value of g (inputs, constants, node
+ * outputs: what an executor holds at once, and a bound on what the
+ * interpreter does) fit the memory limit; XF_ERR_NOMEM naming the total,
+ * the limit and the largest tensor (value and producing node) otherwise. */
+xf_status xf_graph_mem_check(const xf_graph *g, xf_error *err);
 /* Short description "node 12 'Conv_3' (conv)" for error messages. */
 const char *xf_node_describe(const xf_graph *g, int node, char *buf, size_t n);
 
@@ -483,14 +502,17 @@ int xf_op_default_outputs(xf_op op, const xf_params *params);
 /* Runs the whole graph. `inputs` follows g->inputs order; `outputs` (n =
  * g->n_outputs) are allocated here and owned by the caller
  * (xf_tensor_free each). Intermediate buffers are released as soon as their
- * last user has run. Opaque nodes cannot run: XF_ERR_UNSUPPORTED naming them. */
+ * last user has run. Opaque nodes cannot run: XF_ERR_UNSUPPORTED naming them.
+ * A graph over the memory limit (xf_graph_mem_check) is refused first. */
 xf_status xf_interp_run(const xf_graph *g, const xf_tensor *inputs, int n_inputs,
                         xf_tensor *outputs, xf_error *err);
 
 /* Allocates and fills one tensor per graph input with deterministic random
  * data: floats uniform in [-1, 1); integer inputs in [0, bound) where bound
  * is the smallest table size of any Gather that indexes with them (token
- * ids stay in the vocabulary), else 2 (masks). Caller frees each tensor. */
+ * ids stay in the vocabulary), else 2 (masks). Caller frees each tensor.
+ * Inputs are made to run g: a graph over the memory limit
+ * (xf_graph_mem_check) is refused before any is allocated. */
 xf_status xf_graph_random_inputs(const xf_graph *g, uint64_t seed, xf_tensor *inputs,
                                  xf_error *err);
 

@@ -194,7 +194,15 @@ XF_DECLARE_RUN(conv)
     int64_t npix = g.oh * g.ow, kdim = g.cg * g.kh * g.kw;
     int direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 &&
                  g.pb == 0 && g.pr == 0;
-    size_t ncols = direct ? 0 : (size_t)(kdim * npix);
+    /* the im2col scratch [kdim, npix] can be far larger than any tensor of
+     * the graph (kh*kw times the input): checked like one */
+    int64_t cols_dims[2] = {direct ? 0 : kdim, npix};
+    xf_shape cols_shape = xf_shape_make(2, cols_dims);
+    size_t cols_bytes;
+    st = xf_shape_check(&cols_shape, XF_F32, NULL, &cols_bytes, err);
+    if (st == XF_OK) st = xf_mem_limit_check(cols_bytes, "conv: the im2col scratch", err);
+    if (st != XF_OK) return st;
+    size_t ncols = cols_bytes / sizeof(float);
     size_t nwork = xf_sgemm_work_floats(g.mg, npix, kdim);
     float *buf = xf_malloc(sizeof(float) * (ncols + nwork + 1));
     if (!buf)

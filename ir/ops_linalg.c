@@ -53,7 +53,7 @@ static xf_status matmul_dims_get(const xf_shape *a, const xf_shape *b, matmul_di
                        (long long)d->K, (long long)d->b.dims[rb - 2]);
     xf_shape ba = xf_shape_make(ra - 2, d->a.dims), bb = xf_shape_make(rb - 2, d->b.dims);
     if (xf_shape_broadcast(&ba, &bb, &d->batch, err) != XF_OK) {
-        xf_error_prefix(err, "matmul %s x %s: batch dimensions: ", xf_shape_str(a, sa, sizeof sa),
+        xf_error_prefix(err, "matmul %s x %s: batch dimensions", xf_shape_str(a, sa, sizeof sa),
                         xf_shape_str(b, sb, sizeof sb));
         return XF_ERR_SHAPE;
     }

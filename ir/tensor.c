@@ -1,10 +1,13 @@
 /*
  * tensor.c — dense tensors: allocation, and the numerical comparison used by
  * every correctness check (interpreter vs PyTorch, round trips, backends).
+ * A tensor is allocated only when its shape passes xf_shape_check and its
+ * bytes fit the memory limit.
  */
 #include "ir.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,10 +19,17 @@ xf_status xf_tensor_alloc(xf_tensor *t, xf_dtype dtype, const xf_shape *shape, x
     size_t es = xf_dtype_size(dtype);
     if (!es) return XF_FAIL(err, XF_ERR_INVALID, "tensor of invalid dtype");
     int64_t n;
-    if (xf_shape_check(shape, dtype, &n, NULL, err) != XF_OK) {
+    size_t bytes;
+    xf_status st = xf_shape_check(shape, dtype, &n, &bytes, err);
+    if (st != XF_OK) {
         xf_error_prefix(err, "tensor");
-        return err->code;
+        return st;
     }
+    char s[160], what[192];
+    snprintf(what, sizeof what, "tensor %s of %s", xf_shape_str(shape, s, sizeof s),
+             xf_dtype_name(dtype));
+    st = xf_mem_limit_check(bytes, what, err);
+    if (st != XF_OK) return st;
     t->data = xf_calloc(n ? (size_t)n : 1, es);
     if (!t->data)
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory allocating %lld-element tensor",

@@ -1,7 +1,8 @@
 /*
  * test_enumerate.c — enumerate/: field arithmetic of the fingerprints
  * (inverses, reduction, Fermat), the vocabulary and input-spec formats
- * (round trip, errors naming the line), and enumeration on tiny
+ * (round trip, errors naming the line, vocabulary files capped at 1 MiB),
+ * and enumeration on tiny
  * vocabularies where the expected identities are known: matmul
  * associativity, matmul distributing over ewadd, two matmuls sharing an
  * input merged through concat/split, conv+relu fusion, avg-pool as a
@@ -88,6 +89,40 @@ START_TEST(vocab_round_trip)
     free(text);
     xf_enum_config_free(&c);
     xf_enum_config_free(&d);
+}
+END_TEST
+
+/* Issue 17: --vocab read a file of any size (a device that never ends,
+ * until memory ran out). A vocabulary file of up to 1 MiB loads; one byte
+ * more, or /dev/zero, is refused naming the file and the cap. */
+static void write_vocab(const char *path, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    size_t n = (size_t)fprintf(f, "relu\n");
+    for (; n < size; n++) fputc(n + 1 == size ? '\n' : '#', f);
+    fclose(f);
+}
+
+START_TEST(vocab_file_size_is_capped)
+{
+    xf_enum_config c;
+    xf_enum_config_init(&c);
+    xf_error err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", xf_test_tmp("vocab_cap.txt"));
+    write_vocab(path, XF_ENUM_VOCAB_MAX_BYTES);
+    ck_assert_msg(xf_enum_vocab_load(&c, path, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(c.n_ops, 1);
+    write_vocab(path, XF_ENUM_VOCAB_MAX_BYTES + 1);
+    ck_assert_int_eq(xf_enum_vocab_load(&c, path, &err), XF_ERR_INVALID);
+    char want[4200];
+    snprintf(want, sizeof want, "vocabulary file %s is larger than 1.0 MiB", path);
+    xf_test_expect_contains(err.msg, want);
+    remove(path);
+    ck_assert_int_eq(xf_enum_vocab_load(&c, "/dev/zero", &err), XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "vocabulary file /dev/zero is larger than 1.0 MiB");
+    xf_enum_config_free(&c);
 }
 END_TEST
 
@@ -453,6 +488,7 @@ static Suite *suite(void)
     tcase_add_test(tc, field_arithmetic);
     tcase_add_test(tc, vocab_round_trip);
     tcase_add_test(tc, config_errors);
+    tcase_add_test(tc, vocab_file_size_is_capped);
     tcase_add_test(tc, finds_matmul_associativity);
     tcase_add_test(tc, finds_matmul_distributivity);
     tcase_add_test(tc, finds_concat_split_merge);

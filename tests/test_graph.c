@@ -2,7 +2,9 @@
  * test_graph.c — the graph core of ir/: builders with shape inference,
  * validation errors (arity, dangling value, cycle, recorded shape drift),
  * shapes whose element or byte count overflows (xf_shape_check, refused by
- * every builder and by xf_tensor_alloc),
+ * every builder and by xf_tensor_alloc), the memory limit (a tensor, a
+ * graph's inputs, an interpreter run and conv's scratch refused over it),
+ * nodes with only empty outputs not run (no scratch sized by their dims),
  * deterministic topological order, the canonical hash (invariant under node
  * order and names, sensitive to structure, params, constants, outputs),
  * deep copy (names and node arrays in the clone's one block), the
@@ -559,6 +561,115 @@ START_TEST(builders_refuse_overflowing_shapes)
 }
 END_TEST
 
+/* Issue 17: work whose tensors exceed the memory limit is refused before
+ * anything is allocated, naming the tensor (or the largest one and the node
+ * that makes it) and the limit: one tensor, a graph's inputs, an interpreter
+ * run, and a convolution whose im2col scratch alone is over it. */
+START_TEST(memory_limit_refuses_before_allocating)
+{
+    size_t def = xf_mem_limit();
+    ck_assert_uint_gt(def, (size_t)1 << 20);
+    xf_mem_limit_set((size_t)1 << 20);
+    ck_assert_uint_eq(xf_mem_limit(), (size_t)1 << 20);
+    xf_error err;
+    xf_tensor t;
+    xf_shape s = sh2(1024, 512);
+    ck_assert_int_eq(xf_tensor_alloc(&t, XF_F32, &s, &err), XF_ERR_NOMEM);
+    ck_assert_ptr_null(t.data);
+    xf_test_expect_contains(err.msg, "tensor [1024,512] of float32 needs 2.0 MiB, over the "
+                                     "memory limit of 1.0 MiB (set it with --mem-limit");
+    s = sh2(1024, 256); /* exactly the limit */
+    ck_assert_int_eq(xf_tensor_alloc(&t, XF_F32, &s, &err), XF_OK);
+    xf_tensor_free(&t);
+
+    /* [2,1] + [1,131072]: small inputs, a 1 MiB sum */
+    xf_graph g;
+    xf_graph_init(&g);
+    xf_shape sa = sh2(2, 1), sb = sh2(1, 131072);
+    int in[2] = {xf_graph_add_input(&g, "a", XF_F32, &sa, &err),
+                 xf_graph_add_input(&g, "b", XF_F32, &sb, &err)};
+    int y = xf_graph_op(&g, XF_OP_ADD, NULL, in, 2, &err);
+    ck_assert_int_ge(y, 0);
+    ck_assert_int_eq(xf_graph_mark_output(&g, y, &err), XF_OK);
+    ck_assert_int_eq(xf_graph_mem_check(&g, &err), XF_ERR_NOMEM);
+    xf_test_expect_contains(err.msg, "the graph's tensors need 1.5 MiB, over the memory limit of "
+                                     "1.0 MiB");
+    xf_test_expect_contains(err.msg, "the largest is output 0 of node 0 (ewadd), [2,131072] "
+                                     "float32, 1.0 MiB");
+    xf_tensor ins[2] = {{0}, {0}}, out = {0};
+    ck_assert_int_eq(xf_graph_random_inputs(&g, 1, ins, &err), XF_ERR_NOMEM);
+    ck_assert_ptr_null(ins[0].data);
+    xf_test_expect_contains(err.msg, "over the memory limit");
+    ck_assert_int_eq(xf_tensor_alloc(&ins[0], XF_F32, &sa, &err), XF_OK);
+    ck_assert_int_eq(xf_tensor_alloc(&ins[1], XF_F32, &sb, &err), XF_OK);
+    ck_assert_int_eq(xf_interp_run(&g, ins, 2, &out, &err), XF_ERR_NOMEM);
+    ck_assert_ptr_null(out.data);
+    xf_test_expect_contains(err.msg, "node 0 (ewadd)");
+    xf_mem_limit_set((size_t)2 << 20);
+    ck_assert_int_eq(xf_interp_run(&g, ins, 2, &out, &err), XF_OK);
+    xf_tensor_free(&out);
+    xf_tensor_free(&ins[0]);
+    xf_tensor_free(&ins[1]);
+    xf_graph_free(&g);
+
+    /* a 16x16 kernel over a 64x64 image: 21 KiB of tensors, but im2col
+     * needs 256 x 49*49 floats (2.3 MiB) */
+    xf_mem_limit_set((size_t)1 << 20);
+    xf_graph_init(&g);
+    int64_t xd[4] = {1, 1, 64, 64}, wd[4] = {1, 1, 16, 16};
+    xf_shape sx = xf_shape_make(4, xd), sw = xf_shape_make(4, wd);
+    xf_params p = xf_params_default();
+    p.kernel[0] = p.kernel[1] = 16;
+    int cin[2] = {xf_graph_add_input(&g, "x", XF_F32, &sx, &err),
+                  xf_graph_add_input(&g, "w", XF_F32, &sw, &err)};
+    y = xf_graph_op(&g, XF_OP_CONV, &p, cin, 2, &err);
+    ck_assert_msg(y >= 0, "%s", err.msg);
+    ck_assert_int_eq(xf_graph_mark_output(&g, y, &err), XF_OK);
+    ck_assert_int_eq(xf_graph_mem_check(&g, &err), XF_OK);
+    ck_assert_int_eq(xf_graph_random_inputs(&g, 1, ins, &err), XF_OK);
+    ck_assert_int_eq(xf_interp_run(&g, ins, 2, &out, &err), XF_ERR_NOMEM);
+    xf_test_expect_contains(err.msg, "conv: the im2col scratch needs 2.3 MiB, over the memory "
+                                     "limit of 1.0 MiB");
+    xf_mem_limit_set(0);
+    ck_assert_uint_eq(xf_mem_limit(), def);
+    ck_assert_int_eq(xf_interp_run(&g, ins, 2, &out, &err), XF_OK);
+    xf_tensor_free(&out);
+    xf_tensor_free(&ins[0]);
+    xf_tensor_free(&ins[1]);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* Found by the import fuzzer: a maxpool whose output [0,1,1,2^32-1] has no
+ * elements allocated a 96 GiB column plan for its 2^32 columns. Nodes whose
+ * outputs are all empty are not run; the run succeeds within a 1 MiB limit. */
+START_TEST(empty_outputs_are_not_computed)
+{
+    xf_mem_limit_set((size_t)1 << 20);
+    xf_graph g;
+    xf_error err;
+    xf_graph_init(&g);
+    int64_t xd[4] = {0, 1, 1, (int64_t)1 << 32};
+    xf_shape sx = xf_shape_make(4, xd);
+    xf_params p = xf_params_default();
+    p.kernel[0] = 1;
+    p.kernel[1] = 2;
+    int x = xf_graph_add_input(&g, "x", XF_F32, &sx, &err);
+    int y = xf_graph_op(&g, XF_OP_MAXPOOL, &p, &x, 1, &err);
+    ck_assert_msg(y >= 0, "%s", err.msg);
+    ck_assert_int_eq(g.values[y].shape.dims[3], ((int64_t)1 << 32) - 1);
+    ck_assert_int_eq(xf_graph_mark_output(&g, y, &err), XF_OK);
+    xf_tensor in = {0}, out = {0};
+    ck_assert_int_eq(xf_graph_random_inputs(&g, 1, &in, &err), XF_OK);
+    ck_assert_msg(xf_interp_run(&g, &in, 1, &out, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_shape_numel(&out.shape), 0);
+    xf_tensor_free(&out);
+    xf_tensor_free(&in);
+    xf_graph_free(&g);
+    xf_mem_limit_set(0);
+}
+END_TEST
+
 START_TEST(tensor_compare_reports_errors)
 {
     xf_error err;
@@ -658,6 +769,8 @@ int main(void)
     tcase_add_test(t, builder_rejects_bad_shapes);
     tcase_add_test(t, shape_check_bounds_elements_and_bytes);
     tcase_add_test(t, builders_refuse_overflowing_shapes);
+    tcase_add_test(t, memory_limit_refuses_before_allocating);
+    tcase_add_test(t, empty_outputs_are_not_computed);
     tcase_add_test(t, validate_finds_cycle_and_drift);
     tcase_add_test(t, topo_order_is_deterministic);
     tcase_add_test(t, hash_ignores_names_and_order);

@@ -10,7 +10,8 @@
  * give errors that name the file and the node. Also external-data
  * initializers and symbolic input dims sized through the options, and
  * shapes whose element count overflows (inputs, --dim sizes, inferred
- * outputs) refused by the importer and by the tools, which write nothing.
+ * outputs) refused by the importer and by the tools, which write nothing;
+ * models over the memory limit refused by the tools before allocating.
  */
 #include <math.h>
 #include <stdio.h>
@@ -1816,6 +1817,80 @@ START_TEST(tools_refuse_overflowing_models_and_write_nothing)
 }
 END_TEST
 
+/* Issue 17 item 2: `--dim N=999999999` on a small model allocated until the
+ * kernel killed the tool. Now the tools refuse it before allocating, naming
+ * the largest tensor and the limit (--mem-limit, else RLFLOW_MEM_LIMIT,
+ * else half of the physical memory), and roundtrip writes nothing. */
+static char *tool_stderr(int *rc, const char *fmt, const char *tool, const char *model,
+                         const char *args)
+{
+    const char *log = xf_test_tmp("memlimit_tool.err");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, fmt, xf_test_tool(tool), model);
+    *rc = xf_test_system("%s %s >/dev/null 2>%s", cmd, args, log);
+    return xf_test_read_file(log, NULL);
+}
+
+START_TEST(tools_refuse_models_over_the_memory_limit)
+{
+    mb *m = mb_new(13);
+    const char *params[2] = {"N", NULL};
+    const int64_t dims[2] = {0, 4};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 2, dims, params);
+    mb_node(m, "Relu", "r", "x", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    char model[4096], out[4096];
+    snprintf(model, sizeof model, "%s", mb_save(m, "memlimit.onnx"));
+    snprintf(out, sizeof out, "%s", xf_test_tmp("memlimit.out.onnx"));
+    remove(out);
+    int rc;
+    char *e = tool_stderr(&rc, "%s run %s", "xfonnx", model, "--dim N=999999999 --mem-limit 64M");
+    ck_assert_int_eq(rc, 2);
+    xf_test_expect_contains(e, "xfonnx: the graph's tensors need 29.8 GiB, over the memory limit "
+                               "of 64.0 MiB (set it with --mem-limit or RLFLOW_MEM_LIMIT); the "
+                               "largest is input 'x', [999999999,4] float32, 14.9 GiB\n");
+    free(e);
+    /* the default limit (half of the memory) refuses 32 TB whatever the machine */
+    e = tool_stderr(&rc, "env -u RLFLOW_MEM_LIMIT %s run %s", "xfonnx", model,
+                    "--dim N=999999999999");
+    ck_assert_int_eq(rc, 2);
+    xf_test_expect_contains(e, "over the memory limit of ");
+    free(e);
+    e = tool_stderr(&rc, "RLFLOW_MEM_LIMIT=2M %s run %s", "xfonnx", model, "--dim N=200000");
+    ck_assert_int_eq(rc, 2);
+    xf_test_expect_contains(e, "over the memory limit of 2.0 MiB");
+    free(e);
+    e = tool_stderr(&rc, "RLFLOW_MEM_LIMIT=2M %s run %s", "xfonnx", model,
+                    "--dim N=200000 --mem-limit 8M");
+    ck_assert_int_eq(rc, 0);
+    free(e);
+    char args[4200];
+    snprintf(args, sizeof args, "--dim N=999999999 --mem-limit 1G -o %s", out);
+    e = tool_stderr(&rc, "%s roundtrip %s", "xfonnx", model, args);
+    ck_assert_int_ne(rc, 0);
+    xf_test_expect_contains(e, "over the memory limit of 1.0 GiB");
+    ck_assert_msg(access(out, F_OK) != 0, "roundtrip left %s behind", out);
+    free(e);
+    e = tool_stderr(&rc, "%s %s", "xfcost", model, "--dim N=999999999 --mem-limit 64M");
+    ck_assert_int_eq(rc, 1);
+    xf_test_expect_contains(e, "over the memory limit of 64.0 MiB");
+    free(e);
+    const char *bad[] = {"0", "512K", "8X", "-1G", "99999999999T"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(args, sizeof args, "--mem-limit %s", bad[i]);
+        e = tool_stderr(&rc, "%s run %s", "xfonnx", model, args);
+        ck_assert_int_eq(rc, 2);
+        xf_test_expect_contains(e, "xfonnx: --mem-limit expects a size from 1M to 2^62 bytes");
+        free(e);
+    }
+    e = tool_stderr(&rc, "RLFLOW_MEM_LIMIT=lots %s %s", "xfcost", model, "");
+    ck_assert_int_eq(rc, 2);
+    xf_test_expect_contains(e, "xfcost: RLFLOW_MEM_LIMIT expects a size");
+    free(e);
+    mb_free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("onnx_import");
@@ -1845,6 +1920,7 @@ static Suite *suite(void)
     tcase_add_test(model, symbolic_dims_from_options);
     tcase_add_test(model, overflowing_shapes_are_rejected);
     tcase_add_test(model, tools_refuse_overflowing_models_and_write_nothing);
+    tcase_add_test(model, tools_refuse_models_over_the_memory_limit);
     suite_add_tcase(s, model);
     return s;
 }

@@ -490,6 +490,10 @@ START_TEST(test_usage)
         agent(COMMON " --search greedy --save '%s'", db_path, model_path, out_path, ckpt_path), 2);
     xf_test_expect_contains(
         output, "rlflow-agent: --save/--load need a learning agent (--agent wm or ppo)\n");
+    ck_assert_int_eq(agent(COMMON " --mem-limit 1K", db_path, model_path, out_path), 2);
+    xf_test_expect_contains(output, "rlflow-agent: --mem-limit expects a size from 1M to 2^62 "
+                                    "bytes, a number with an optional K, M, G or T suffix (e.g. "
+                                    "512M, 8G), got '1K'\n");
     ck_assert_int_eq(agent(COMMON " --budget lots", db_path, model_path, out_path), 2);
     xf_test_expect_contains(
         output, "rlflow-agent: --budget needs a count or a time such as 120s, got 'lots'\n");

@@ -3,9 +3,11 @@
  * checked integers, finite numbers (tolerances) and --dim NAME=N,
  * including the inputs atoll and strtod used to
  * take silently (overflow, trailing junk, empty names) and the messages
- * that name the bad argument.
+ * that name the bad argument; and --mem-limit SIZE / RLFLOW_MEM_LIMIT.
  */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -80,6 +82,49 @@ START_TEST(dims_parse_and_name_the_bad_argument)
 }
 END_TEST
 
+/* --mem-limit SIZE, else RLFLOW_MEM_LIMIT, sets the memory limit on tensors;
+ * a bad size is refused naming where it came from and leaves it alone. */
+START_TEST(mem_limit_from_option_or_environment)
+{
+    char msg[256];
+    unsetenv("RLFLOW_MEM_LIMIT");
+    size_t def = xf_mem_limit();
+    ck_assert_int_eq(xf_cli_mem_limit(NULL, msg, sizeof msg), 0);
+    ck_assert_uint_eq(xf_mem_limit(), def);
+    const struct {
+        const char *text;
+        size_t bytes;
+    } ok[] = {{"1048576", (size_t)1 << 20}, {"512M", (size_t)512 << 20}, {"64m", (size_t)64 << 20},
+              {"8G", (size_t)8 << 30},      {"2048K", (size_t)2 << 20},  {"4194304T", (size_t)1 << 62}};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        ck_assert_msg(xf_cli_mem_limit(ok[i].text, msg, sizeof msg) == 0, "refused '%s': %s",
+                      ok[i].text, msg);
+        ck_assert_uint_eq(xf_mem_limit(), ok[i].bytes);
+    }
+    const char *bad[] = {"", "0", "1048575", "512K", "8X", "8GB", "-1G", " 8G", "4194305T",
+                         "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        msg[0] = '\0';
+        ck_assert_msg(xf_cli_mem_limit(bad[i], msg, sizeof msg) == -1, "accepted '%s'", bad[i]);
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "got '%s'", bad[i]);
+        xf_test_expect_contains(msg, "--mem-limit expects a size from 1M to 2^62 bytes");
+        xf_test_expect_contains(msg, quoted);
+    }
+    ck_assert_uint_eq(xf_mem_limit(), (size_t)1 << 62);
+    setenv("RLFLOW_MEM_LIMIT", "3G", 1);
+    ck_assert_int_eq(xf_cli_mem_limit(NULL, msg, sizeof msg), 0);
+    ck_assert_uint_eq(xf_mem_limit(), (size_t)3 << 30);
+    ck_assert_int_eq(xf_cli_mem_limit("1G", msg, sizeof msg), 0); /* the option wins */
+    ck_assert_uint_eq(xf_mem_limit(), (size_t)1 << 30);
+    setenv("RLFLOW_MEM_LIMIT", "lots", 1);
+    ck_assert_int_eq(xf_cli_mem_limit(NULL, msg, sizeof msg), -1);
+    xf_test_expect_contains(msg, "RLFLOW_MEM_LIMIT expects a size");
+    xf_test_expect_contains(msg, "got 'lots'");
+    unsetenv("RLFLOW_MEM_LIMIT");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tools_cli");
@@ -87,6 +132,7 @@ int main(void)
     tcase_add_test(t, parse_i64_checks_range_and_junk);
     tcase_add_test(t, parse_f64_takes_finite_numbers_in_range);
     tcase_add_test(t, dims_parse_and_name_the_bad_argument);
+    tcase_add_test(t, mem_limit_from_option_or_environment);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

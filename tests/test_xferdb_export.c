@@ -10,11 +10,13 @@
  * models run in the interpreter on random inputs must agree (also for a
  * rule whose target is one of its inputs), and pass onnx.checker when
  * python3-onnx is installed; check-export must count every proved rule as
- * passing and catch the hand-made refuted one. The PNG case is skipped
+ * passing and catch the hand-made refuted one, and report as failed a
+ * proved rule whose stored shapes wrap to 0 elements. The PNG case is skipped
  * without graphviz, the Python checks are skipped parts without python3
  * or its onnx module (XF_SKIP, xf_test_skip_part).
  */
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +365,77 @@ START_TEST(test_check_export)
 }
 END_TEST
 
+/* Issue 17: a proved rule whose stored input shapes are [2^32,2^32] (the
+ * element count wraps to 0) passed check-export. The decoder refuses the
+ * shape, so the rule is reported as failed, naming the input and shape. */
+static void widen_stored_dims(const char *path)
+{
+    static const uint8_t was[3] = {2, 4, 4}; /* rank 2, zig-zag dims 2, 2 */
+    static const uint8_t now[11] = {2, 0x80, 0x80, 0x80, 0x80, 0x20, 0x80, 0x80, 0x80, 0x80, 0x20};
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *get, *put;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT id, data FROM graphs", -1, &get, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "UPDATE graphs SET data = ?1 WHERE id = ?2", -1,
+                                        &put, NULL),
+                     SQLITE_OK);
+    int patched = 0;
+    while (sqlite3_step(get) == SQLITE_ROW) {
+        const uint8_t *d = sqlite3_column_blob(get, 1);
+        size_t n = (size_t)sqlite3_column_bytes(get, 1), m = 0;
+        uint8_t out[512];
+        for (size_t i = 0; i < n; i++) {
+            if (i + 3 <= n && memcmp(d + i, was, 3) == 0 && m + sizeof now <= sizeof out) {
+                memcpy(out + m, now, sizeof now);
+                m += sizeof now;
+                i += 2;
+                patched++;
+            } else if (m < sizeof out) {
+                out[m++] = d[i];
+            }
+        }
+        sqlite3_bind_blob(put, 1, out, (int)m, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(put, 2, sqlite3_column_int64(get, 0));
+        ck_assert_int_eq(sqlite3_step(put), SQLITE_DONE);
+        sqlite3_reset(put);
+    }
+    ck_assert_int_eq(patched, 4); /* a and b on each side */
+    sqlite3_finalize(get);
+    sqlite3_finalize(put);
+    sqlite3_close(db);
+}
+
+START_TEST(test_check_export_wrapped_shape)
+{
+    xf_rulesdb *db;
+    xf_error err;
+    int64_t id;
+    char path[4096];
+    xf_rule r; /* a + b => b + a */
+    xf_rule_init(&r);
+    int sa = add_in(&r.src, "a"), sb = add_in(&r.src, "b");
+    int da = add_in(&r.dst, "a"), db_ = add_in(&r.dst, "b");
+    xf_graph_mark_output(&r.src, op(&r.src, XF_OP_ADD, sa, sb), NULL);
+    xf_graph_mark_output(&r.dst, op(&r.dst, XF_OP_ADD, db_, da), NULL);
+    snprintf(path, sizeof path, "%s", xf_test_tmp("export_wrapped.db"));
+    xf_test_remove_db(path);
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_rulesdb_add_rule(db, &r, NULL, &id, NULL, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r);
+    ck_assert_int_eq(xf_rulesdb_set_status(db, id, XF_RULE_PROVED, NULL, 0, &err), XF_OK);
+    xf_rulesdb_close(db);
+    widen_stored_dims(path);
+    ck_assert_int_eq(xferdb("check-export '%s'", path), 1);
+    xf_test_expect_contains(output, "(proved): failed: ");
+    xf_test_expect_contains(output, "input 'a': shape [4294967296,4294967296] has more than 2^62 "
+                                    "elements");
+    xf_test_expect_contains(output, "check-export: 1 rules, 0 pass, 0 outputs differ, 0 export "
+                                    "changed a side, 1 failed");
+    xf_test_remove_db(path);
+}
+END_TEST
+
 START_TEST(test_usage)
 {
     ck_assert_int_eq(xferdb("export '%s' 1", db_path), 2);
@@ -405,6 +478,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_png_without_graphviz);
     tcase_add_test(t, test_onnx);
     tcase_add_test(t, test_check_export);
+    tcase_add_test(t, test_check_export_wrapped_shape);
     tcase_add_test(t, test_usage);
     suite_add_tcase(s, t);
     return s;

@@ -12,7 +12,9 @@
  * Hostile states: rules that cannot be loaded (a corrupt blob, a missing
  * graph row) keep their proved/refuted verdict under --recheck and are
  * reported; a 0-byte file is refused and left as it is; another writer gets
- * its write in while xferverify runs on a database xfergen made.
+ * its write in while xferverify runs on a database xfergen made; a rule
+ * stored at a huge shape is refused at once, never proved by the bounded
+ * check.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,10 +31,9 @@
 static char db_path[4096];
 static int64_t id_true, id_false, id_shape;
 
-static void rule_pair(xf_rule *r, int relu)
+/* a + b => b + a, or relu(a + b) => relu(a) + relu(b) (relu), a, b : s. */
+static void rule_pair_at(xf_rule *r, int relu, xf_shape s)
 {
-    const int64_t dims[2] = {2, 2};
-    xf_shape s = xf_shape_make(2, dims);
     xf_rule_init(r);
     xf_params p = xf_params_default();
     int a = xf_graph_add_input(&r->src, "a", XF_F32, &s, NULL);
@@ -56,6 +57,12 @@ static void rule_pair(xf_rule *r, int relu)
     ck_assert_int_ge(y, 0);
     ck_assert_int_eq(xf_graph_mark_output(&r->src, x, NULL), XF_OK);
     ck_assert_int_eq(xf_graph_mark_output(&r->dst, y, NULL), XF_OK);
+}
+
+static void rule_pair(xf_rule *r, int relu)
+{
+    const int64_t dims[2] = {2, 2};
+    rule_pair_at(r, relu, xf_shape_make(2, dims));
 }
 
 /* ewadd(trans(x), x) => ewadd(x, x), x : 1x1. */
@@ -385,6 +392,41 @@ START_TEST(other_writers_get_in)
 }
 END_TEST
 
+/* Issue 17: a rule stored at [2^26,4,4,4] cost 73 s (16 GiB of random
+ * inputs for the float probe) and came out unknown. Its own shapes are
+ * beyond the bounded check's 4 per axis: refused at once, before anything
+ * is allocated, as unsupported; the false rule is never proved, the true
+ * one only by the axioms. */
+START_TEST(rule_beyond_the_bound_is_refused_at_once)
+{
+    const int64_t dims[4] = {(int64_t)1 << 26, 4, 4, 4};
+    xf_rulesdb *db;
+    xf_error err;
+    xf_test_remove_db(db_path);
+    ck_assert_msg(xf_rulesdb_open(db_path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    int64_t id[2];
+    for (int relu = 0; relu < 2; relu++) {
+        xf_rule r;
+        rule_pair_at(&r, relu, xf_shape_make(4, dims));
+        ck_assert_int_eq(xf_rulesdb_add_rule(db, &r, NULL, &id[relu], NULL, &err), XF_OK);
+        xf_rule_free(&r);
+    }
+    xf_rulesdb_close(db);
+    ck_assert_int_eq(run(db_path), 0);
+    for (int relu = 0; relu < 2; relu++) {
+        xf_rulesdb_rule_info info;
+        xf_rulesdb_rule_info_init(&info);
+        xf_rule_status st = status_of(id[relu], &info);
+        ck_assert_int_ne(st, XF_RULE_REFUTED);
+        if (relu) ck_assert_int_eq(st, XF_RULE_UNKNOWN);
+        if (st == XF_RULE_PROVED) xf_test_expect_contains(info.detail, "axioms: proved");
+        xf_test_expect_contains(info.detail, "bounded: unsupported (bounded check: input 0 is "
+                                             "[67108864,4,4,4], beyond the bound 4 per axis)");
+        xf_rulesdb_rule_info_free(&info);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("xferverify");
@@ -393,6 +435,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, decides_stores_and_resumes);
     tcase_add_test(tc, bad_usage);
+    tcase_add_test(tc, rule_beyond_the_bound_is_refused_at_once);
     tcase_add_test(tc, library_tally_and_callbacks);
     tcase_add_test(tc, unloadable_rules_keep_their_verdict);
     tcase_add_test(tc, refuses_a_file_that_is_not_a_rules_db);

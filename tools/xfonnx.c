@@ -29,7 +29,7 @@
 
 
 typedef struct options {
-    const char *cmd, *model, *out, *data;
+    const char *cmd, *model, *out, *data, *mem_limit;
     double rtol, atol;
     uint64_t seed;
     xf_cli_dims dims;
@@ -61,6 +61,8 @@ static void usage(FILE *f)
             "  -o, --output FILE       output model (roundtrip)\n"
             "  --data DIR              ONNX test_data_set directory (run)\n"
             "  --dim NAME=N            size of a symbolic input dimension (default 1)\n"
+            "  --mem-limit SIZE        most bytes of tensors a run may take, e.g. 512M, 8G\n"
+            "                          (default: $RLFLOW_MEM_LIMIT, else half of the memory)\n"
             "  --rtol X, --atol X      tolerance of output checks (default 1e-4, 1e-5)\n"
             "  --seed N                seed of the random inputs (default 1)\n"
             "  --threads N             intra-op threads of ONNX Runtime (time; default: all cores)\n"
@@ -129,6 +131,9 @@ static int parse_args(int argc, char **argv, options *o)
                 return 2;
             }
             i++;
+        } else if (!strcmp(a, "--mem-limit")) {
+            if (!next) goto missing;
+            o->mem_limit = argv[++i];
         } else if (a[0] == '-') {
             fprintf(stderr, "xfonnx: unknown option '%s' (see xfonnx --help)\n", a);
             return 2;
@@ -149,6 +154,11 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (!o->cmd || !o->model) {
         usage(stderr);
+        return 2;
+    }
+    char msg[256];
+    if (xf_cli_mem_limit(o->mem_limit, msg, sizeof msg) != 0) {
+        fprintf(stderr, "xfonnx: %s\n", msg);
         return 2;
     }
     return 0;

@@ -288,7 +288,7 @@ xf_status xf_verify_axiom_instance_rule(const xf_axiom_instance *inst, xf_rule *
     if (st == XF_OK) st = build_side(inst, &r->dst, inst->dst, err);
     if (st == XF_OK) {
         st = xf_rule_validate(r, err);
-        if (st != XF_OK) xf_error_prefix(err, "axiom instance %s: ", inst->axiom);
+        if (st != XF_OK) xf_error_prefix(err, "axiom instance %s", inst->axiom);
     }
     return st;
 }

@@ -73,7 +73,7 @@ xf_status xf_verify_axioms_load(xf_verifier *v, xf_error *err)
                                                     XF_AX_FN_COUNT, names, v->fns);
         xf_free(text);
         if (xf_verifier_z3_error(v, "parsing an axiom", err)) {
-            xf_error_prefix(err, "axiom %s: ", ax->name);
+            xf_error_prefix(err, "axiom %s", ax->name);
             return err ? err->code : XF_ERR_INTERNAL;
         }
         Z3_ast_vector_inc_ref(c, vec);

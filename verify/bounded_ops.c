@@ -527,7 +527,7 @@ xf_status xfb_elaborate(xfb_ctx *c, const xf_graph *g, xfb_tensor *vals, xf_erro
         if (st == XF_OK) st = node(c, g, nd, vals, err);
         if (st != XF_OK) {
             char b[128];
-            xf_error_prefix(err, "%s: ", xf_node_describe(g, order[k], b, sizeof b));
+            xf_error_prefix(err, "%s", xf_node_describe(g, order[k], b, sizeof b));
         }
     }
     xf_free(order);

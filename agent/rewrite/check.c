@@ -30,17 +30,17 @@ xf_status xf_agent_check(const xf_graph *model, const xf_graph *opt, uint64_t se
     st = xf_graph_random_inputs(model, seed, in, err);
     if (!st) {
         st = xf_interp_run(model, in, model->n_inputs, ref, err);
-        if (st) xf_error_prefix(err, "running the original model: ");
+        if (st) xf_error_prefix(err, "running the original model");
     }
     if (!st) {
         st = xf_interp_run(opt, in, opt->n_inputs, got, err);
-        if (st) xf_error_prefix(err, "running the optimised model: ");
+        if (st) xf_error_prefix(err, "running the optimised model");
     }
     for (int i = 0; !st && i < model->n_outputs; i++) {
         double ma = 0, mr = 0;
         st = xf_tensor_compare(&got[i], &ref[i], &ma, &mr, err);
         if (st) {
-            xf_error_prefix(err, "output %d '%s': ", i,
+            xf_error_prefix(err, "output %d '%s'", i,
                             model->values[model->outputs[i]].name ? model->values[model->outputs[i]].name : "?");
             break;
         }

@@ -114,7 +114,7 @@ static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_searc
         st = xf_agent_finish(sr->n_candidates > 0 ? &sr->candidates[c].g : &sr->best, &fin, &fs,
                              err);
         if (st) {
-            xf_error_prefix(err, "finishing candidate %d: ", c);
+            xf_error_prefix(err, "finishing candidate %d", c);
             break;
         }
         uint64_t h = 0;
@@ -177,7 +177,7 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
         to.seed = opt.seed;
         to.self_check = 1;
         st = xf_target_compare(t, p.models, p.n, &to, tm, &res->self, err);
-        if (st) xf_error_prefix(err, "timing the candidates in the target: ");
+        if (st) xf_error_prefix(err, "timing the candidates in the target");
     }
     int best = 0;
     for (int i = 0; i < p.n && !st; i++) {
@@ -200,7 +200,7 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
             to.seed = opt.seed;
             to.self_check = 1;
             st = xf_target_compare(t, pair, 2, &to, two, &self2, err);
-            if (st) xf_error_prefix(err, "confirming the fastest candidate: ");
+            if (st) xf_error_prefix(err, "confirming the fastest candidate");
             if (!st) w->confirm = two[1];
             if (!st && xf_target_verdict(&two[1], &self2) < 0) break;
         }
@@ -233,7 +233,7 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
     if (st) {
         xf_graph_free(out);
         xf_arbiter_result_free(res);
-        xf_error_prefix(err, "arbiter: ");
+        xf_error_prefix(err, "arbiter");
     }
     return st;
 }

@@ -191,7 +191,7 @@ static xf_status memo_node(xf_costmemo *m, const xf_graph *g, int node, xf_op_co
     xf_status st = xf_costmemo_op(m, nd->op, &nd->params, nd->n_inputs, dt, sh, out, err);
     if (st) {
         char d[256];
-        xf_error_prefix(err, "%s: ", xf_node_describe(g, node, d, sizeof d));
+        xf_error_prefix(err, "%s", xf_node_describe(g, node, d, sizeof d));
     }
     return st;
 }

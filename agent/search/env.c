@@ -219,7 +219,7 @@ static xf_status env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_gr
     if (!st && model) st = xf_agent_prepare(model, &o.prepare, &e->prepared, &e->prep, err);
     if (!st) st = xf_env_reset(e, err);
     if (st) {
-        xf_error_prefix(err, "creating the environment: ");
+        xf_error_prefix(err, "creating the environment");
         xf_env_free(e);
         return st;
     }
@@ -227,7 +227,7 @@ static xf_status env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_gr
     if (e->opt.target && e->opt.target_every > 0) {
         st = target_latency(e, &cur_state(e)->g, &e->target_initial_ms, err);
         if (st) {
-            xf_error_prefix(err, "creating the environment: ");
+            xf_error_prefix(err, "creating the environment");
             xf_env_free(e);
             return st;
         }
@@ -429,7 +429,7 @@ xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double
         st = xf_costmemo_op(e->memo, t.op[i], &t.params[i], t.n_in[i], t.in_dtype[i],
                             t.in_shape[i], &c, err);
         if (st) {
-            xf_error_prefix(err, "costing target node %d of rule %d: ", i, xfer);
+            xf_error_prefix(err, "costing target node %d of rule %d", i, xfer);
             return st;
         }
         d_ms += c.ms;

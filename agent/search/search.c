@@ -170,7 +170,7 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
     xf_free(c.cand_entry);
     xf_free(c.cand_hash);
     if (st) {
-        xf_error_prefix(err, "%s search: ", xf_search_kind_name(kind));
+        xf_error_prefix(err, "%s search", xf_search_kind_name(kind));
         xf_search_result_free(res);
     }
     return st;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/ir.h"
+
 int xf_cli_parse_i64(const char *text, int64_t lo, int64_t hi, int64_t *out)
 {
     if (!text || !*text || !(text[0] == '-' || (text[0] >= '0' && text[0] <= '9'))) return -1;
@@ -55,4 +57,44 @@ int xf_cli_dims_add(xf_cli_dims *d, const char *arg, char *msg, size_t msg_n)
         return 0;
     }
     return -1;
+}
+
+/* "512M" -> 512 MiB; 0 and *bytes set, else -1. */
+static int parse_size(const char *text, int64_t *bytes)
+{
+    static const char suffix[] = "KMGT";
+    size_t n = text ? strlen(text) : 0;
+    char num[32];
+    int shift = 0;
+    if (n == 0 || n >= sizeof num) return -1;
+    memcpy(num, text, n + 1);
+    const char *s = strchr(suffix, num[n - 1] >= 'a' ? num[n - 1] - 'a' + 'A' : num[n - 1]);
+    if (s && *s) {
+        shift = 10 * (int)(s - suffix + 1);
+        num[n - 1] = '\0';
+    }
+    int64_t v;
+    if (xf_cli_parse_i64(num, 1, XF_SHAPE_MAX_ELEMS >> shift, &v) != 0) return -1;
+    *bytes = v << shift;
+    return 0;
+}
+
+int xf_cli_mem_limit(const char *arg, char *msg, size_t msg_n)
+{
+    const char *from = "--mem-limit", *text = arg;
+    if (!text) {
+        from = "RLFLOW_MEM_LIMIT";
+        text = getenv(from);
+        if (!text) return 0;
+    }
+    int64_t bytes;
+    if (parse_size(text, &bytes) != 0 || bytes < ((int64_t)1 << 20)) {
+        snprintf(msg, msg_n,
+                 "%s expects a size from 1M to 2^62 bytes, a number with an optional K, M, G or T "
+                 "suffix (e.g. 512M, 8G), got '%s'",
+                 from, text);
+        return -1;
+    }
+    xf_mem_limit_set((size_t)bytes);
+    return 0;
 }

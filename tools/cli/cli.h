@@ -1,8 +1,9 @@
 /*
  * cli.h — argument parsing shared by the command-line tools (xfonnx, xfergen,
- * xferverify, xfcost, rlflow-agent): checked integers, checked finite
- * numbers and `--dim NAME=N` overrides of
- * symbolic input dimensions. Nothing here prints; a failed parse returns -1
+ * xferverify, xfcost, rlflow-agent, xferdb): checked integers, checked finite
+ * numbers, `--dim NAME=N` overrides of symbolic input dimensions, and the
+ * memory limit on tensors (`--mem-limit SIZE`, else RLFLOW_MEM_LIMIT).
+ * Nothing here prints; a failed parse returns -1
  * and, where there is more than one reason, says which in a message that
  * names the bad argument, for the tool to print under its own name.
  */
@@ -38,5 +39,14 @@ typedef struct xf_cli_dims {
  * non-empty and shorter than XF_CLI_DIM_NAME, N an integer >= 1 that fits
  * int64. 0 on success; -1 with the reason, quoting arg, in msg. */
 int xf_cli_dims_add(xf_cli_dims *d, const char *arg, char *msg, size_t msg_n);
+
+/* Sets the memory limit on tensors (xf_mem_limit_set) from `arg` (the
+ * value of --mem-limit, NULL when not given), else from the environment
+ * variable RLFLOW_MEM_LIMIT, else leaves the default (half of the physical
+ * memory). A size is a whole number of bytes with an optional binary
+ * suffix K, M, G or T (KiB...TiB; "512M", "8G"), at least 1 MiB and at most
+ * 2^62 bytes. 0 on success; -1 with the reason, quoting the value and where
+ * it came from, in msg. */
+int xf_cli_mem_limit(const char *arg, char *msg, size_t msg_n);
 
 #endif /* XF_TOOLS_CLI_H */

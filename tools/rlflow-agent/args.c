@@ -67,6 +67,8 @@ static void usage(FILE *f)
             "                     fuses GELU's x0.5 and attention's 1/sqrt(d) itself: moving\n"
             "                     them into weights can defeat those fusions there)\n"
             "  --dim NAME=N       size of a symbolic input dimension (default 1)\n"
+            "  --mem-limit SIZE   most bytes of tensors a run or a measurement may take, e.g.\n"
+            "                     512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of the memory)\n"
             "  -q, --quiet        no progress line\n"
             "  -v, --verbose      list the applicable rules of the model before searching\n"
             "  -h, --help         this help\n"
@@ -222,6 +224,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 fprintf(stderr, "rlflow-agent: --dim %s\n", msg);
                 return 2;
             }
+        } else if (!strcmp(a, "--mem-limit")) {
+            if (!next) return bad(a, "a size", next);
+            o->mem_limit = next;
         } else {
             takes = 0;
             if (!strcmp(a, "--all-rules")) {
@@ -257,6 +262,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
         fprintf(stderr, "rlflow-agent: %s\n",
                 !o->model ? "no model given" : "no rules database given (--rules FILE)");
         usage(stderr);
+        return 2;
+    }
+    char msg[256];
+    if (xf_cli_mem_limit(o->mem_limit, msg, sizeof msg) != 0) {
+        fprintf(stderr, "rlflow-agent: %s\n", msg);
         return 2;
     }
     if (o->agent == CLI_AGENT_SEARCH && (o->save || o->load)) {

@@ -39,6 +39,7 @@ typedef struct cli_options {
     int check, latency, quiet, verbose;
     double rtol, atol;
     xf_cli_dims dims; /* --dim */
+    const char *mem_limit; /* --mem-limit, applied by cli_parse */
 } cli_options;
 
 /* 0: parsed; 2: bad usage (message printed); -1: --help printed (exit 0). */

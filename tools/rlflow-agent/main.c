@@ -92,7 +92,7 @@ static xf_status load_rules(const cli_options *o, run_state *s, xf_error *err)
     ro.max_size = o->max_rule_size;
     xf_status st = xf_agent_prepare(&s->model, &o->prepare, &s->prepared, &s->prep, err);
     if (st) {
-        xf_error_prefix(err, "%s: ", o->model);
+        xf_error_prefix(err, "%s", o->model);
         return st;
     }
     if (!o->all_actions) ro.restrict_to = &s->prepared;

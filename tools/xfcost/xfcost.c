@@ -25,7 +25,7 @@
 
 
 typedef struct options {
-    const char *model, *cache;
+    const char *model, *cache, *mem_limit;
     xf_cost_backend backend;
     int threads, reps, warmup, run;
     xf_cli_dims dims;
@@ -47,6 +47,9 @@ static void usage(FILE *f)
             "  --reps N         timed repetitions per measurement, median reported (default 10)\n"
             "  --warmup N       untimed runs before timing (default 3)\n"
             "  --dim NAME=N     size of a symbolic input dimension (default 1)\n"
+            "  --mem-limit SIZE most bytes of tensors a measurement or the end-to-end run may\n"
+            "                   take, e.g. 512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of\n"
+            "                   the memory)\n"
             "  --no-run         print the estimate only, skip the end-to-end run\n"
             "  -h, --help       this help\n"
             "\n"
@@ -109,6 +112,12 @@ static int parse_args(int argc, char **argv, options *o)
                 return 2;
             }
             i++;
+        } else if (!strcmp(a, "--mem-limit")) {
+            if (!next) {
+                fprintf(stderr, "xfcost: --mem-limit needs a size\n");
+                return 2;
+            }
+            o->mem_limit = argv[++i];
         } else if (a[0] == '-') {
             fprintf(stderr, "xfcost: unknown option '%s' (see xfcost --help)\n", a);
             return 2;
@@ -122,6 +131,11 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (!o->model) {
         usage(stderr);
+        return 2;
+    }
+    char msg[256];
+    if (xf_cli_mem_limit(o->mem_limit, msg, sizeof msg) != 0) {
+        fprintf(stderr, "xfcost: %s\n", msg);
         return 2;
     }
     return 0;
