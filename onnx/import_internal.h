@@ -155,6 +155,10 @@ xf_status imp_set_const(imp_state *st, const char *name, xf_tensor *t, xf_error 
 /* Gives graph value v the ONNX name `name` ("" leaves it unnamed) and makes
  * the name's symbol refer to it. */
 xf_status imp_bind_output(imp_state *st, int v, const char *name, xf_error *err);
+/* import_opaque_shape.c: dtype and shape of output k of the current node
+ * by the rules of its standard ONNX op (when the model has no value_info
+ * for it): 1 when known, 0 when rlflow has no rule, -1 with *err set. */
+int imp_opaque_infer(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err);
 /* Keeps the current node as an opaque node; `why` (may be NULL) is logged. */
 xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err);
 /* A fresh name derived from `base` that no ONNX value uses (arena-owned). */
