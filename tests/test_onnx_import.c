@@ -1482,6 +1482,37 @@ START_TEST(opaque_standard_ops_get_shapes)
             expect_shape(&g.values[g.nodes[i].outputs[0]].shape, 3, x_dims);
     xf_graph_free(&g);
     mb_free(m);
+
+    /* If: the branches' declared output shapes, when they agree */
+    for (int agree = 1; agree >= 0; agree--) {
+        m = mb_new(13);
+        mb_input(m, "x", T_FLOAT, 2, D23);
+        mb_input(m, "cond", T_BOOL, 0, NULL);
+        Onnx__NodeProto *n = mb_node(m, "If", "if", "cond", "z");
+        int64_t other[2] = {3, 2};
+        for (int b = 0; b < 2; b++) {
+            Onnx__GraphProto *gp = mb_alloc(m, sizeof *gp);
+            onnx__graph_proto__init(gp);
+            gp->name = mb_str(m, b ? "else" : "then");
+            gp->n_output = 1;
+            gp->output = mb_alloc(m, sizeof *gp->output);
+            gp->output[0] = mb_vi(m, b ? "e" : "t", T_FLOAT, 2, b && !agree ? other : D23, NULL);
+            Onnx__AttributeProto *a = mb_attr(m, n, b ? "else_branch" : "then_branch",
+                                              ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+            a->g = gp;
+        }
+        mb_node(m, "Relu", "relu", "z", "y");
+        mb_output(m, "y", T_FLOAT, -1, NULL);
+        if (agree) {
+            mb_load_ok(m, &g);
+            expect_shape(&g.values[g.outputs[0]].shape, 2, D23);
+            xf_graph_free(&g);
+        } else {
+            const char *want[] = {"node 0 'if' (If)", "value_info", NULL};
+            expect_error(m, XF_ERR_UNSUPPORTED, want);
+        }
+        mb_free(m);
+    }
 }
 END_TEST
 
