@@ -217,7 +217,7 @@ typedef struct imp_op_entry {
 const imp_op_entry *imp_ops_nn_find(const char *op_type);
 const imp_op_entry *imp_ops_shape_find(const char *op_type);
 /* import_ops_act.c: Clip, HardSigmoid, HardSwish, LeakyRelu, PRelu, Min,
- * Max, Not; import_ops_resize.c: Resize, Upsample. */
+ * Max, Sum, Not; import_ops_resize.c: Resize, Upsample. */
 const imp_op_entry *imp_ops_act_find(const char *op_type);
 const imp_op_entry *imp_ops_resize_find(const char *op_type);
 

@@ -1,13 +1,13 @@
 /*
  * import_ops_act.c — mapping the activations and element-wise ops mobile
  * CNNs use around their convolutions: Clip (ReLU6), HardSigmoid,
- * HardSwish, LeakyRelu, PRelu, the n-ary Min and Max, and Not.
+ * HardSwish, LeakyRelu, PRelu, the n-ary Min, Max and Sum, and Not.
  *
  * Clip took min/max as attributes before opset 11 and takes them as
  * optional inputs from opset 11; both become params.alpha/beta (absent:
  * -inf/+inf). Bounds computed at run time, or a non-float32 input, keep
- * the node opaque. Min/Max of one input is an identity, of more a chain of
- * two-input ops in input order (the same result: min and max associate).
+ * the node opaque. Min/Max/Sum of one input is an identity, of more a chain
+ * of two-input ops (ewmin, ewmax, ewadd) in input order, ONNX's own order.
  */
 #include "import_internal.h"
 
@@ -91,7 +91,7 @@ static xf_status map_prelu(imp_state *st, xf_op op, xf_error *err)
     return imp_emit_node(st, op, NULL, s, 2, 1, err);
 }
 
-/* Min/Max of n inputs: identity for one, else a left-to-right chain. */
+/* Min/Max/Sum of n inputs: identity for one, else a left-to-right chain. */
 static xf_status map_minmax(imp_state *st, xf_op op, xf_error *err)
 {
     int n = (int)st->node->n_input;
@@ -144,6 +144,7 @@ static const imp_op_entry table[] = {
     {"PRelu", map_prelu, XF_OP_PRELU},
     {"Min", map_minmax, XF_OP_MIN},
     {"Max", map_minmax, XF_OP_MAX},
+    {"Sum", map_minmax, XF_OP_ADD},
     {"Not", map_not, XF_OP_NOT},
 };
 

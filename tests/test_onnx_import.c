@@ -1516,6 +1516,53 @@ START_TEST(opaque_standard_ops_get_shapes)
 }
 END_TEST
 
+/* Opset-18 forms: ReduceMean/ReduceMax axes as inputs, Pad's axes input,
+ * Split into uneven parts by its number of outputs (3 + 2 of 5). */
+START_TEST(opset18_forms_are_converted)
+{
+    mb *m = mb_new(18);
+    int64_t d[2] = {2, 5};
+    mb_input(m, "x", T_FLOAT, 2, d);
+    int64_t ax1[1] = {1}, ax0[1] = {0}, pads[2] = {1, 2};
+    mb_init_i64(m, "ax1", 1, ax1);
+    mb_init_i64(m, "ax0", 1, ax0);
+    mb_init_i64(m, "pads", 2, pads);
+    mb_node(m, "ReduceMean", "mean", "x ax1", "mean");
+    attr_i(m, mb_node(m, "ReduceMax", "max", "x ax0", "max"), "keepdims", 0);
+    mb_node(m, "Pad", "pad", "x pads - ax1", "padded");
+    attr_i(m, mb_node(m, "Split", "split", "x", "s0 s1"), "axis", 1);
+    mb_output(m, "mean", T_FLOAT, -1, NULL);
+    mb_output(m, "max", T_FLOAT, -1, NULL);
+    mb_output(m, "padded", T_FLOAT, -1, NULL);
+    mb_output(m, "s0", T_FLOAT, -1, NULL);
+    mb_output(m, "s1", T_FLOAT, -1, NULL);
+    xf_graph g;
+    mb_load_ok(m, &g);
+    ck_assert_int_eq(xf_test_count_op(&g, XF_OP_OPAQUE), 0);
+    float xv[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    xf_tensor in = make_f32(2, d, xv), out[5];
+    run(&g, &in, out);
+    int64_t md[2] = {2, 1}, xd[1] = {5}, pd[2] = {2, 8}, s0[2] = {2, 3}, s1[2] = {2, 2};
+    expect_shape(&out[0].shape, 2, md);
+    float mean[2] = {3, 8};
+    expect_f32(&out[0], mean, 2, 1e-6f);
+    expect_shape(&out[1].shape, 1, xd);
+    float mx[5] = {6, 7, 8, 9, 10};
+    expect_f32(&out[1], mx, 5, 0.0f);
+    expect_shape(&out[2].shape, 2, pd);
+    float padded[16] = {0, 1, 2, 3, 4, 5, 0, 0, 0, 6, 7, 8, 9, 10, 0, 0};
+    expect_f32(&out[2], padded, 16, 0.0f);
+    expect_shape(&out[3].shape, 2, s0);
+    expect_shape(&out[4].shape, 2, s1);
+    float second[4] = {4, 5, 9, 10};
+    expect_f32(&out[4], second, 4, 0.0f);
+    for (int i = 0; i < 5; i++) xf_tensor_free(&out[i]);
+    xf_tensor_free(&in);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
 /* An opset-9 model in the old forms (Clip, Slice and Pad with attributes,
  * Upsample with a scales input) imports to table operators and computes
  * what ONNX defines. */
@@ -1949,6 +1996,7 @@ static Suite *suite(void)
     tcase_add_test(model, opaque_nodes_keep_attributes);
     tcase_add_test(model, opaque_standard_ops_get_shapes);
     tcase_add_test(model, old_opset_forms_are_converted);
+    tcase_add_test(model, opset18_forms_are_converted);
     tcase_add_test(model, malformed_graphs);
     tcase_add_test(model, truncated_and_garbage_bytes);
     tcase_add_test(model, external_data_initializer);
