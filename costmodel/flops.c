@@ -36,7 +36,11 @@ static double unary_flops(xf_op op)
     case XF_OP_NEG:
     case XF_OP_ABS:
     case XF_OP_SQRT:
-    case XF_OP_RECIPROCAL: return 1;
+    case XF_OP_RECIPROCAL:
+    case XF_OP_LEAKYRELU: return 1;
+    case XF_OP_CLIP: return 2;
+    case XF_OP_HARDSIGMOID: return 4; /* multiply-add, two comparisons */
+    case XF_OP_HARDSWISH: return 5;
     case XF_OP_EXP:
     case XF_OP_LOG: return 4;
     case XF_OP_SIGMOID:
@@ -56,7 +60,8 @@ static int is_view(xf_op op)
     case XF_OP_UNSQUEEZE:
     case XF_OP_IDENTITY:
     case XF_OP_DROPOUT:
-    case XF_OP_SHAPE: return 1;
+    case XF_OP_SHAPE:
+    case XF_OP_SIZE: return 1;
     default: return 0;
     }
 }
@@ -76,7 +81,15 @@ static double op_flops(xf_op op, const xf_params *p, int n_in, const xf_dtype *i
     case XF_OP_LOG:
     case XF_OP_NEG:
     case XF_OP_ABS:
-    case XF_OP_RECIPROCAL: return out * unary_flops(op);
+    case XF_OP_RECIPROCAL:
+    case XF_OP_CLIP:
+    case XF_OP_HARDSIGMOID:
+    case XF_OP_HARDSWISH:
+    case XF_OP_LEAKYRELU: return out * unary_flops(op);
+    case XF_OP_PRELU:
+    case XF_OP_MIN:
+    case XF_OP_MAX:
+    case XF_OP_NOT:
     case XF_OP_ADD:
     case XF_OP_SUB:
     case XF_OP_MUL:
@@ -112,7 +125,19 @@ static double op_flops(xf_op op, const xf_params *p, int n_in, const xf_dtype *i
     case XF_OP_MAXPOOL:
     case XF_OP_AVGPOOL: return out * (double)p->kernel[0] * (double)p->kernel[1];
     case XF_OP_GLOBAL_AVGPOOL:
-    case XF_OP_REDUCE_MEAN: return numel(&in_sh[0]);
+    case XF_OP_REDUCE_MEAN:
+    case XF_OP_REDUCE_SUM:
+    case XF_OP_REDUCE_MAX: return numel(&in_sh[0]);
+    case XF_OP_RESIZE: /* nearest: a copy; linear: a weighted pair per interpolated dim */
+        return p->kernel[0] == XF_RESIZE_LINEAR ? 4.0 * out : 0.0;
+    case XF_OP_CONV_TRANSPOSE: {
+        /* every input element times every tap of its M/group output channels */
+        const xf_shape *w = &in_sh[1];
+        double f = 2.0 * numel(&in_sh[0]) * (double)w->dims[1] * (double)w->dims[2] *
+                   (double)w->dims[3];
+        if (n_in > 2 && in_dt[2] != XF_DTYPE_INVALID) f += out;
+        return f;
+    }
     default: return 0; /* movement, views, generators, opaque */
     }
 }

@@ -275,6 +275,21 @@ typedef enum xf_op {
     XF_OP_CONST_IDENTITY_MATRIX, /* [n,n] identity */
     XF_OP_CONST_ONES,            /* params.shape of ones */
     XF_OP_CONST_POOL,            /* [C,1,kh,kw] filled with 1/(kh*kw): avg-pool as conv */
+    /* added for models from the wild; outside every rule vocabulary */
+    XF_OP_CLIP,           /* min(max(x, alpha), beta) */
+    XF_OP_HARDSIGMOID,    /* max(0, min(1, alpha*x + beta)) */
+    XF_OP_HARDSWISH,      /* x * max(0, min(1, x/6 + 1/2)) */
+    XF_OP_LEAKYRELU,      /* x < 0 ? alpha*x : x */
+    XF_OP_PRELU,          /* x < 0 ? slope*x : x, slope broadcast to x */
+    XF_OP_MIN,            /* element-wise, broadcasting (ONNX Min of two inputs) */
+    XF_OP_MAX,
+    XF_OP_REDUCE_SUM,     /* axes, keepdims as reduce_mean */
+    XF_OP_REDUCE_MAX,
+    XF_OP_RESIZE,         /* shape = output shape; kernel[0] mode, kernel[1] coords, group rounding */
+    XF_OP_CONV_TRANSPOSE, /* 2-D NCHW; window, group; shape = output shape */
+    XF_OP_SIZE,           /* number of elements, int64 scalar */
+    XF_OP_NOT,            /* bool */
+    XF_OP_TILE,           /* shape = repeats per dim */
     XF_OP_COUNT
 } xf_op;
 
@@ -286,6 +301,24 @@ typedef enum xf_activation {
 } xf_activation;
 
 typedef enum xf_pad_mode { XF_PAD_CONSTANT = 0, XF_PAD_REFLECT = 1, XF_PAD_EDGE = 2 } xf_pad_mode;
+
+/* Resize (ONNX Resize-11 and later, Upsample): params.kernel[0] is the
+ * mode, kernel[1] how an output coordinate maps to the input, group how a
+ * nearest-mode coordinate rounds. The scale of each dim is output/input. */
+typedef enum xf_resize_mode { XF_RESIZE_NEAREST = 0, XF_RESIZE_LINEAR = 1 } xf_resize_mode;
+typedef enum xf_resize_coord {
+    XF_RESIZE_HALF_PIXEL = 0,
+    XF_RESIZE_ASYMMETRIC = 1,
+    XF_RESIZE_ALIGN_CORNERS = 2,
+    XF_RESIZE_PYTORCH_HALF_PIXEL = 3,
+    XF_RESIZE_TF_HALF_PIXEL_FOR_NN = 4
+} xf_resize_coord;
+typedef enum xf_resize_round {
+    XF_RESIZE_ROUND_PREFER_FLOOR = 0,
+    XF_RESIZE_ROUND_PREFER_CEIL = 1,
+    XF_RESIZE_FLOOR = 2,
+    XF_RESIZE_CEIL = 3
+} xf_resize_round;
 
 #define XF_MAX_SPLIT 64
 

@@ -112,4 +112,30 @@ XF_DECLARE_OP(pad);
 XF_DECLARE_OP(expand);
 XF_DECLARE_OP(shape);
 
+/* ops_unary.c: parametrised activations (float32, infer: unary) */
+XF_DECLARE_RUN(clip);
+XF_DECLARE_RUN(hardsigmoid);
+XF_DECLARE_RUN(hardswish);
+XF_DECLARE_RUN(leakyrelu);
+
+/* ops_size_tile.c: not (bool), size (int64 scalar), tile (any dtype) */
+XF_DECLARE_OP(not);
+XF_DECLARE_OP(size);
+XF_DECLARE_OP(tile);
+
+/* ops_binary.c: min/max (infer: arith), prelu (slope broadcast to x) */
+XF_DECLARE_RUN(min);
+XF_DECLARE_RUN(max);
+XF_DECLARE_OP(prelu);
+
+/* ops_reduce.c: reduce_sum/reduce_max (axes, keepdims; infer: reduce_mean's) */
+XF_DECLARE_RUN(reduce_sum);
+XF_DECLARE_RUN(reduce_max);
+
+/* ops_resize.c */
+XF_DECLARE_OP(resize);
+
+/* ops_conv_transpose.c */
+XF_DECLARE_OP(conv_transpose);
+
 #endif /* XF_IR_OP_IMPL_H */

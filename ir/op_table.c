@@ -16,6 +16,12 @@
  *  cast: to     constant generators: shape[] is the full output shape,
  *  constant_of_shape additionally to (dtype) and value
  *  enlarge: kernel = target kernel size
+ *  clip: alpha = min, beta = max     hardsigmoid: alpha, beta   leakyrelu: alpha
+ *  reduce_sum/reduce_max: axes[], keepdims (as reduce_mean)
+ *  resize: shape[] = output shape; kernel[0] xf_resize_mode, kernel[1]
+ *  xf_resize_coord, group xf_resize_round
+ *  conv_transpose: kernel, stride, pads, dilation, group; shape[] = output shape
+ *  tile: shape[] = repeats per input dim
  * Any other field is zeroed when a node is added (params_canon.c keeps the
  * same list as code).
  */
@@ -93,6 +99,26 @@ static const xf_op_def table[XF_OP_COUNT] = {
         xf_run_const_ones),
     ROW(XF_OP_CONST_POOL, "const_pool", NULL, 0, 0, 1, 1, 1, xf_infer_const_pool,
         xf_run_const_pool),
+    ROW(XF_OP_CLIP, "clip", "Clip", 1, 1, 1, 1, 0, xf_infer_unary, xf_run_clip),
+    ROW(XF_OP_HARDSIGMOID, "hardsigmoid", "HardSigmoid", 1, 1, 1, 1, 0, xf_infer_unary,
+        xf_run_hardsigmoid),
+    ROW(XF_OP_HARDSWISH, "hardswish", "HardSwish", 1, 1, 1, 1, 0, xf_infer_unary,
+        xf_run_hardswish),
+    ROW(XF_OP_LEAKYRELU, "leakyrelu", "LeakyRelu", 1, 1, 1, 1, 0, xf_infer_unary,
+        xf_run_leakyrelu),
+    ROW(XF_OP_PRELU, "prelu", "PRelu", 2, 2, 1, 1, 0, xf_infer_prelu, xf_run_prelu),
+    ROW(XF_OP_MIN, "ewmin", "Min", 2, 2, 1, 1, 0, xf_infer_arith, xf_run_min),
+    ROW(XF_OP_MAX, "ewmax", "Max", 2, 2, 1, 1, 0, xf_infer_arith, xf_run_max),
+    ROW(XF_OP_REDUCE_SUM, "reduce_sum", "ReduceSum", 1, 1, 1, 1, 0, xf_infer_reduce_mean,
+        xf_run_reduce_sum),
+    ROW(XF_OP_REDUCE_MAX, "reduce_max", "ReduceMax", 1, 1, 1, 1, 0, xf_infer_reduce_mean,
+        xf_run_reduce_max),
+    ROW(XF_OP_RESIZE, "resize", "Resize", 1, 1, 1, 1, 0, xf_infer_resize, xf_run_resize),
+    ROW(XF_OP_CONV_TRANSPOSE, "conv_transpose", "ConvTranspose", 2, 3, 1, 1, 0,
+        xf_infer_conv_transpose, xf_run_conv_transpose),
+    ROW(XF_OP_SIZE, "size", "Size", 1, 1, 1, 1, 0, xf_infer_size, xf_run_size),
+    ROW(XF_OP_NOT, "not", "Not", 1, 1, 1, 1, 0, xf_infer_not, xf_run_not),
+    ROW(XF_OP_TILE, "tile", "Tile", 1, 1, 1, 1, 0, xf_infer_tile, xf_run_tile),
 };
 
 const xf_op_def *xf_op_def_get(xf_op op)

@@ -1,7 +1,8 @@
 /*
  * ops_binary.c — element-wise operators with numpy multidirectional
  * broadcasting: add, sub, mul, div (float32, int64, int32), pow, equal
- * (-> bool), where (bool condition, any dtype) and TASO's scalar_mul.
+ * (-> bool), where (bool condition, any dtype), TASO's scalar_mul, min and
+ * max (float32, int64, int32) and prelu (float32, slope broadcast to x).
  *
  * Every kernel walks the output row by row with the shared broadcast plan
  * (broadcast.h); a row function handles one run of contiguous output
@@ -178,6 +179,67 @@ XF_DECLARE_RUN(mul)
     (void)n_in;
     (void)n_out;
     return run_arith("ewmul", in, &out[0], mul_f32, mul_i64, mul_i32, err);
+}
+
+/* ------------------------------------------------------- min, max, prelu */
+
+/* NaN in either operand gives NaN, as ONNX Runtime's Min/Max */
+#define FMIN(x, y) ((x) != (x) || (y) != (y) ? (x) + (y) : (x) < (y) ? (x) : (y))
+#define FMAX(x, y) ((x) != (x) || (y) != (y) ? (x) + (y) : (x) > (y) ? (x) : (y))
+BINARY_ROW(min_f32, float, float, float, FMIN(x, y))
+BINARY_ROW(min_i64, int64_t, int64_t, int64_t, x < y ? x : y)
+BINARY_ROW(min_i32, int32_t, int32_t, int32_t, x < y ? x : y)
+BINARY_ROW(max_f32, float, float, float, FMAX(x, y))
+BINARY_ROW(max_i64, int64_t, int64_t, int64_t, x > y ? x : y)
+BINARY_ROW(max_i32, int32_t, int32_t, int32_t, x > y ? x : y)
+BINARY_ROW(prelu_f32, float, float, float, x < 0.0f ? x * y : x)
+
+XF_DECLARE_RUN(min)
+{
+    (void)p;
+    (void)n_in;
+    (void)n_out;
+    return run_arith("ewmin", in, &out[0], min_f32, min_i64, min_i32, err);
+}
+
+XF_DECLARE_RUN(max)
+{
+    (void)p;
+    (void)n_in;
+    (void)n_out;
+    return run_arith("ewmax", in, &out[0], max_f32, max_i64, max_i32, err);
+}
+
+/* ONNX PRelu: the slope broadcasts to x (unidirectionally). */
+XF_DECLARE_INFER(prelu)
+{
+    (void)p;
+    (void)n_in;
+    (void)n_out;
+    char sa[96], sb[96];
+    xf_shape o;
+    if (in_dt[0] != XF_F32 || in_dt[1] != XF_F32 ||
+        xf_shape_broadcast(&in_sh[0], &in_sh[1], &o, NULL) != XF_OK ||
+        !xf_shape_equal(&o, &in_sh[0]))
+        return XF_FAIL(err, XF_ERR_SHAPE,
+                       "prelu: x %s %s and slope %s %s: both must be float32 and the slope "
+                       "must broadcast to x",
+                       xf_dtype_name(in_dt[0]), xf_shape_str(&in_sh[0], sa, sizeof sa),
+                       xf_dtype_name(in_dt[1]), xf_shape_str(&in_sh[1], sb, sizeof sb));
+    out_dt[0] = XF_F32;
+    out_sh[0] = in_sh[0];
+    return XF_OK;
+}
+
+XF_DECLARE_RUN(prelu)
+{
+    (void)p;
+    (void)n_in;
+    (void)n_out;
+    if (in[0]->dtype != XF_F32)
+        return XF_FAIL(err, XF_ERR_INTERNAL, "prelu: no kernel for dtype %s",
+                       xf_dtype_name(in[0]->dtype));
+    return run_arith("prelu", in, &out[0], prelu_f32, NULL, NULL, err);
 }
 
 /* Index of the first zero of an integer tensor, or -1. */

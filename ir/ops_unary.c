@@ -1,7 +1,8 @@
 /*
  * ops_unary.c — element-wise unary operators: the float32 activations and
  * maths functions (relu, sigmoid, tanh, erf, exact gelu, sqrt, exp, log, neg,
- * abs, reciprocal), plus the dtype-agnostic identity, inference-mode dropout
+ * abs, reciprocal), the parametrised clip, hardsigmoid, hardswish and
+ * leakyrelu (params.alpha/beta), plus the dtype-agnostic identity, inference-mode dropout
  * and cast between float32, int64, int32 and bool.
  *
  * Every output has the input's shape, so each kernel is one contiguous loop.
@@ -73,6 +74,12 @@ static float sigmoidf(float x)
     return e / (1.0f + e);
 }
 
+/* max(0, min(1, v)), NaN kept */
+static float hard01(float v)
+{
+    return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
+}
+
 static float geluf(float x)
 {
     double d = x;
@@ -90,6 +97,11 @@ UNARY_KERNEL(log, logf(x))
 UNARY_KERNEL(neg, -x)
 UNARY_KERNEL(abs, fabsf(x))
 UNARY_KERNEL(reciprocal, 1.0f / x)
+/* NaN passes through the comparisons of clip and the activations below */
+UNARY_KERNEL(clip, x < p->alpha ? p->alpha : x > p->beta ? p->beta : x)
+UNARY_KERNEL(hardsigmoid, hard01(p->alpha * x + p->beta))
+UNARY_KERNEL(hardswish, x * hard01(x / 6.0f + 0.5f))
+UNARY_KERNEL(leakyrelu, x < 0.0f ? p->alpha * x : x)
 
 /* --------------------------------------------------------------- identity */
 

@@ -31,7 +31,9 @@ enum {
     F_SPLIT = 1 << 13,   /* n_split, split[] */
     F_EPS = 1 << 14,     /* epsilon */
     F_VALUE = 1 << 15,   /* value */
-    F_KERNEL = 1 << 16   /* kernel only (enlarge's target size) */
+    F_KERNEL = 1 << 16,  /* kernel only (enlarge's target size) */
+    F_ALPHA = 1 << 17,   /* alpha */
+    F_BETA = 1 << 18     /* beta */
 };
 
 static unsigned fields_of(xf_op op)
@@ -63,6 +65,14 @@ static unsigned fields_of(xf_op op)
     case XF_OP_CONST_POOL: return F_SHAPE;
     case XF_OP_CONSTANT_OF_SHAPE: return F_SHAPE | F_TO | F_VALUE;
     case XF_OP_ENLARGE: return F_KERNEL;
+    case XF_OP_CLIP:
+    case XF_OP_HARDSIGMOID: return F_ALPHA | F_BETA;
+    case XF_OP_LEAKYRELU: return F_ALPHA;
+    case XF_OP_REDUCE_SUM:
+    case XF_OP_REDUCE_MAX: return F_AXES | F_KEEPDIMS;
+    case XF_OP_RESIZE: return F_SHAPE | F_KERNEL | F_GROUP;
+    case XF_OP_CONV_TRANSPOSE: return F_WINDOW | F_GROUP | F_SHAPE;
+    case XF_OP_TILE: return F_SHAPE;
     case XF_OP_OPAQUE: return ~0u; /* opaque parameters live in its attributes: keep all */
     default: return 0;             /* element-wise, matmul, shape, pooling without window */
     }
@@ -114,5 +124,7 @@ void xf_params_canonical(xf_op op, xf_params *p)
     }
     if (f & F_EPS) c.epsilon = p->epsilon;
     if (f & F_VALUE) c.value = p->value;
+    if (f & F_ALPHA) c.alpha = p->alpha;
+    if (f & F_BETA) c.beta = p->beta;
     *p = c;
 }

@@ -246,16 +246,22 @@ xf_status xf_export_initializer(xf_export *x, const char *name, xf_dtype dt, con
     return XF_OK;
 }
 
-const char *xf_export_const_i64(xf_export *x, int node, const char *suffix, const int64_t *v,
-                                int n)
+const char *xf_export_const_vec(xf_export *x, int node, const char *suffix, xf_dtype dt,
+                                const void *v, int n)
 {
     char base[512];
     node_base(x, node, suffix, base, sizeof base);
     const char *name = unique_name(x, &x->used_values, base);
     int64_t d = n;
     xf_shape sh = xf_shape_make(1, &d);
-    if (!name || xf_export_initializer(x, name, XF_I64, &sh, v, 1) != XF_OK) return NULL;
+    if (!name || xf_export_initializer(x, name, dt, &sh, v, 1) != XF_OK) return NULL;
     return name;
+}
+
+const char *xf_export_const_i64(xf_export *x, int node, const char *suffix, const int64_t *v,
+                                int n)
+{
+    return xf_export_const_vec(x, node, suffix, XF_I64, v, n);
 }
 
 static void scalar_bytes(xf_dtype dt, double value, void *out)
@@ -416,12 +422,16 @@ xf_status xf_export_attr_string(xf_export *x, Onnx__NodeProto *n, const char *na
 
 /* ---------------------------------------------------------------- model */
 
-/* g->opset when in 11..17, else 13; 17 when LayerNormalization is used. */
+/* g->opset when in 11..17, 17 above, 13 below (opsets 7..10 are converted
+ * on import); at least 17 when LayerNormalization is used, 14 for
+ * HardSwish. */
 static int64_t target_opset(const xf_graph *g)
 {
-    int64_t opset = g->opset >= 11 && g->opset <= 17 ? g->opset : 13;
-    for (int i = 0; i < g->n_nodes; i++)
+    int64_t opset = g->opset > 17 ? 17 : g->opset >= 11 ? g->opset : 13;
+    for (int i = 0; i < g->n_nodes; i++) {
         if (g->nodes[i].op == XF_OP_LAYERNORM) opset = 17;
+        if (g->nodes[i].op == XF_OP_HARDSWISH && opset < 14) opset = 14;
+    }
     return opset;
 }
 

@@ -74,6 +74,9 @@ xf_status xf_export_attr_raw(xf_export *x, Onnx__NodeProto *n, Onnx__AttributePr
  * the host is big-endian, else referenced until the model is packed. */
 xf_status xf_export_initializer(xf_export *x, const char *name, xf_dtype dt, const xf_shape *sh,
                                 const void *data, int copy);
+/* New 1-D initializer "<node>/<suffix>" of dtype dt holding v[0..n). */
+const char *xf_export_const_vec(xf_export *x, int node, const char *suffix, xf_dtype dt,
+                                const void *v, int n);
 /* New 1-D int64 initializer "<node>/<suffix>" holding v[0..n). */
 const char *xf_export_const_i64(xf_export *x, int node, const char *suffix, const int64_t *v,
                                 int n);
@@ -86,6 +89,16 @@ const char *xf_export_shared_scalar(xf_export *x, const char **slot, const char 
 
 /* Scratch memory from the model arena (zeroed). */
 void *xf_export_alloc(xf_export *x, size_t bytes);
+
+/* export_ops.c: one NodeProto for graph node `node` of `op_type`: its first
+ * n_in inputs followed by `extra` (parameter initializers), its outputs
+ * unless `out` overrides the single output's name. NULL on failure. */
+Onnx__NodeProto *xf_export_emit_main(xf_export *x, int node, const char *op_type, int n_in,
+                                     const char *const *extra, int n_extra, const char *out);
+/* export_ops_act.c: the operators added for models from the wild that need
+ * attributes or parameter inputs (clip, hardsigmoid, leakyrelu,
+ * reduce_sum/reduce_max, resize, conv_transpose, tile). */
+xf_status xf_export_emit_act(xf_export *x, int node);
 
 /* export_ops.c: true for the constant generators (no inputs), which are
  * written as initializers holding their evaluated output. */

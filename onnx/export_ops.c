@@ -60,7 +60,7 @@ static xf_status fail_node(xf_export *x, int node, xf_status code, const char *w
 
 /* One NodeProto for `node`: its inputs (n_in of them) followed by `extra`,
  * its outputs unless `out` overrides the single output's name. */
-static Onnx__NodeProto *emit_main(xf_export *x, int node, const char *op_type, int n_in,
+Onnx__NodeProto *xf_export_emit_main(xf_export *x, int node, const char *op_type, int n_in,
                                   const char *const *extra, int n_extra, const char *out)
 {
     const xf_node *n = node_at(x, node);
@@ -124,7 +124,7 @@ static xf_status emit_conv(xf_export *x, int node)
         conv_out = xf_export_temp(x, node, "conv", y->dtype, &y->shape);
         if (!conv_out) return x->st;
     }
-    Onnx__NodeProto *nd = emit_main(x, node, "Conv", n->n_inputs, NULL, 0, conv_out);
+    Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Conv", n->n_inputs, NULL, 0, conv_out);
     if (!nd) return x->st;
     int64_t kernel[2] = {w->shape.dims[2], w->shape.dims[3]};
     if (xf_export_attr_ints(x, nd, "kernel_shape", kernel, 2) != XF_OK ||
@@ -141,7 +141,7 @@ static xf_status emit_pool(xf_export *x, int node, int is_max)
 {
     const xf_params *p = &node_at(x, node)->params;
     Onnx__NodeProto *nd =
-        emit_main(x, node, is_max ? "MaxPool" : "AveragePool", 1, NULL, 0, NULL);
+        xf_export_emit_main(x, node, is_max ? "MaxPool" : "AveragePool", 1, NULL, 0, NULL);
     if (!nd) return x->st;
     if (attr_pair(x, nd, "kernel_shape", p->kernel) != XF_OK ||
         attr_pair(x, nd, "strides", p->stride) != XF_OK || attr_pads(x, nd, p->pads) != XF_OK ||
@@ -168,7 +168,7 @@ static xf_status emit_softmax(xf_export *x, int node)
     for (int i = axis + 1; i < rank; i++)
         if (in->shape.dims[i] != 1) trailing_ones = 0;
     if (x->opset >= 13 || trailing_ones) {
-        Onnx__NodeProto *nd = emit_main(x, node, "Softmax", 1, NULL, 0, NULL);
+        Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Softmax", 1, NULL, 0, NULL);
         return nd ? xf_export_attr_int(x, nd, "axis", n->params.axis) : x->st;
     }
     int64_t perm[XF_MAX_DIMS], inv[XF_MAX_DIMS];
@@ -188,7 +188,7 @@ static xf_status emit_softmax(xf_export *x, int node)
     if (!a || xf_export_attr_ints(x, a, "perm", perm, rank) != XF_OK) return x->st;
     Onnx__NodeProto *b = xf_export_node(x, node, "softmax", "Softmax", 1, &t1, 1, &t2);
     if (!b || xf_export_attr_int(x, b, "axis", rank - 1) != XF_OK) return x->st;
-    Onnx__NodeProto *c = emit_main(x, node, "Transpose", 0, &t2, 1, NULL);
+    Onnx__NodeProto *c = xf_export_emit_main(x, node, "Transpose", 0, &t2, 1, NULL);
     return c ? xf_export_attr_ints(x, c, "perm", inv, rank) : x->st;
 }
 
@@ -204,7 +204,7 @@ static xf_status emit_reshape(xf_export *x, int node)
         return fail_node(x, node, XF_ERR_UNSUPPORTED,
                          "a zero-sized target dim needs Reshape's allowzero (opset 14)");
     const char *shape = xf_export_const_i64(x, node, "shape", p->shape, p->n_shape);
-    Onnx__NodeProto *nd = emit_main(x, node, "Reshape", 1, &shape, 1, NULL);
+    Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Reshape", 1, &shape, 1, NULL);
     if (!nd) return x->st;
     return has_zero ? xf_export_attr_int(x, nd, "allowzero", 1) : XF_OK;
 }
@@ -220,7 +220,7 @@ static xf_status emit_slice(xf_export *x, int node)
         xf_export_const_i64(x, node, "axes", p->axes, p->n_axes),
         xf_export_const_i64(x, node, "steps", steps, p->n_axes),
     };
-    return emit_main(x, node, "Slice", 1, extra, 4, NULL) ? XF_OK : x->st;
+    return xf_export_emit_main(x, node, "Slice", 1, extra, 4, NULL) ? XF_OK : x->st;
 }
 
 static const char *pad_mode_name(int32_t mode)
@@ -249,7 +249,7 @@ static xf_status emit_pad(xf_export *x, int node)
     int n_extra = 1;
     if (p->pad_mode == XF_PAD_CONSTANT)
         extra[n_extra++] = xf_export_const_scalar(x, node, "value", in->dtype, p->value);
-    Onnx__NodeProto *nd = emit_main(x, node, "Pad", 1, extra, n_extra, NULL);
+    Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Pad", 1, extra, n_extra, NULL);
     return nd ? xf_export_attr_string(x, nd, "mode", mode) : x->st;
 }
 
@@ -268,7 +268,7 @@ static xf_status emit_enlarge(xf_export *x, int node)
         xf_export_const_i64(x, node, "pads", pads, 8),
         xf_export_const_scalar(x, node, "value", w->dtype, 0.0),
     };
-    Onnx__NodeProto *nd = emit_main(x, node, "Pad", 1, extra, 2, NULL);
+    Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Pad", 1, extra, 2, NULL);
     return nd ? xf_export_attr_string(x, nd, "mode", "constant") : x->st;
 }
 
@@ -280,9 +280,9 @@ static xf_status emit_list_param(xf_export *x, int node, const char *op_type,
     Onnx__NodeProto *nd;
     if (x->opset >= 13) {
         const char *list = count ? xf_export_const_i64(x, node, list_name, v, count) : NULL;
-        nd = emit_main(x, node, op_type, 1, &list, count ? 1 : 0, NULL);
+        nd = xf_export_emit_main(x, node, op_type, 1, &list, count ? 1 : 0, NULL);
     } else {
-        nd = emit_main(x, node, op_type, 1, NULL, 0, NULL);
+        nd = xf_export_emit_main(x, node, op_type, 1, NULL, 0, NULL);
         if (nd && count && xf_export_attr_ints(x, nd, list_name, v, count) != XF_OK) return x->st;
     }
     if (!nd) return x->st;
@@ -315,7 +315,7 @@ static xf_status emit_gelu(xf_export *x, int node)
         !xf_export_node(x, node, "mul", "Mul", 2, mul_in, 1, &t[3]))
         return x->st;
     const char *half_in[2] = {t[3], half};
-    return emit_main(x, node, "Mul", 0, half_in, 2, NULL) ? XF_OK : x->st;
+    return xf_export_emit_main(x, node, "Mul", 0, half_in, 2, NULL) ? XF_OK : x->st;
 }
 
 static xf_status emit_generator(xf_export *x, int node)
@@ -366,7 +366,7 @@ static xf_status emit_opaque(xf_export *x, int node)
     const xf_opaque *o = n->opaque;
     if (!o || !o->op_type || !o->op_type[0])
         return fail_node(x, node, XF_ERR_GRAPH, "opaque node has no op_type");
-    Onnx__NodeProto *nd = emit_main(x, node, o->op_type, n->n_inputs, NULL, 0, NULL);
+    Onnx__NodeProto *nd = xf_export_emit_main(x, node, o->op_type, n->n_inputs, NULL, 0, NULL);
     if (!nd) return x->st;
     if (o->domain && o->domain[0]) {
         nd->domain = xf_export_alloc(x, strlen(o->domain) + 1);
@@ -399,7 +399,7 @@ static xf_status emit_mapped(xf_export *x, int node)
     const char *op_type = xf_op_get(n->op)->onnx_name;
     int n_in = n->n_inputs;
     if (n->op == XF_OP_DROPOUT && x->opset < 12) n_in = 1; /* ratio was an attribute */
-    Onnx__NodeProto *nd = emit_main(x, node, op_type, n_in, NULL, 0, NULL);
+    Onnx__NodeProto *nd = xf_export_emit_main(x, node, op_type, n_in, NULL, 0, NULL);
     if (!nd) return x->st;
     switch (n->op) {
     case XF_OP_CAST: return xf_export_attr_int(x, nd, "to", xf_onnx_dtype_from_xf((xf_dtype)p->to));
@@ -433,7 +433,7 @@ xf_status xf_export_emit(xf_export *x, int node)
     if (xf_export_is_generator(n->op)) return emit_generator(x, node);
     switch (n->op) {
     case XF_OP_OPAQUE: return emit_opaque(x, node);
-    case XF_OP_SCALAR_MUL: return emit_main(x, node, "Mul", 2, NULL, 0, NULL) ? XF_OK : x->st;
+    case XF_OP_SCALAR_MUL: return xf_export_emit_main(x, node, "Mul", 2, NULL, 0, NULL) ? XF_OK : x->st;
     case XF_OP_GELU: return emit_gelu(x, node);
     case XF_OP_ENLARGE: return emit_enlarge(x, node);
     case XF_OP_CONV: return emit_conv(x, node);
@@ -447,9 +447,17 @@ xf_status xf_export_emit(xf_export *x, int node)
     case XF_OP_SQUEEZE: return emit_list_param(x, node, "Squeeze", "axes", p->axes, p->n_axes);
     case XF_OP_UNSQUEEZE:
         return emit_list_param(x, node, "Unsqueeze", "axes", p->axes, p->n_axes);
+    case XF_OP_CLIP:
+    case XF_OP_HARDSIGMOID:
+    case XF_OP_LEAKYRELU:
+    case XF_OP_REDUCE_SUM:
+    case XF_OP_REDUCE_MAX:
+    case XF_OP_RESIZE:
+    case XF_OP_CONV_TRANSPOSE:
+    case XF_OP_TILE: return xf_export_emit_act(x, node);
     case XF_OP_EXPAND: {
         const char *shape = xf_export_const_i64(x, node, "shape", p->shape, p->n_shape);
-        return emit_main(x, node, "Expand", 1, &shape, 1, NULL) ? XF_OK : x->st;
+        return xf_export_emit_main(x, node, "Expand", 1, &shape, 1, NULL) ? XF_OK : x->st;
     }
     default: break;
     }

@@ -1,7 +1,7 @@
 /*
  * import.c — ONNX model import: the public entry points (file, buffer),
  * the model-level checks (protobuf decoding, graph present, default-domain
- * opset 11..17), graph inputs with their static shapes (symbolic dims sized
+ * opset 7..21), graph inputs with their static shapes (symbolic dims sized
  * from the options), then every node in a topological order, the graph
  * outputs, initializers nothing uses, and a final xf_graph_validate. On any error the partly built
  * graph is freed and left initialised, and the message names the model.
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OPSET_MIN 11
-#define OPSET_MAX 17
+#define OPSET_MIN 7
+#define OPSET_MAX 21
 
 xf_onnx_options xf_onnx_default_options(void)
 {

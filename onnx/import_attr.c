@@ -139,3 +139,31 @@ xf_status imp_in_ints(imp_state *st, int i, int64_t *out, int max, int *n, xf_er
     *n = (int)cnt;
     return XF_OK;
 }
+
+double imp_scalar_value(const xf_tensor *t)
+{
+    switch (t->dtype) {
+    case XF_F32: return ((const float *)t->data)[0];
+    case XF_I64: return (double)((const int64_t *)t->data)[0];
+    case XF_I32: return ((const int32_t *)t->data)[0];
+    case XF_BOOL: return ((const uint8_t *)t->data)[0];
+    default: return 0.0;
+    }
+}
+
+xf_status imp_in_floats(imp_state *st, int i, double *out, int max, int *n, xf_error *err)
+{
+    *n = -1;
+    if (imp_in_sym(st, i) < 0) return XF_OK;
+    const xf_tensor *t = imp_in_const(st, i, err);
+    if (!t) return err ? err->code : XF_ERR_UNSUPPORTED;
+    int64_t cnt = xf_shape_numel(&t->shape);
+    if (t->dtype != XF_F32 || t->shape.rank > 1 || cnt > max)
+        return imp_node_fail(st, err, XF_ERR_SHAPE,
+                             "input %d '%s' should be a 1-D float tensor of at most %d values, "
+                             "got %s of rank %d",
+                             i, imp_in_name(st, i), max, xf_dtype_name(t->dtype), t->shape.rank);
+    for (int64_t k = 0; k < cnt; k++) out[k] = ((const float *)t->data)[k];
+    *n = (int)cnt;
+    return XF_OK;
+}

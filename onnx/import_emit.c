@@ -403,15 +403,24 @@ static char *dup_str(const char *s)
 }
 
 /* dtype/shape of an opaque node's output from value_info / graph outputs. */
-static xf_status opaque_out_type(imp_state *st, const char *name, xf_dtype *dt, xf_shape *sh,
-                                 xf_error *err)
+static xf_status opaque_out_type(imp_state *st, int out, const char *name, xf_dtype *dt,
+                                 xf_shape *sh, xf_error *err)
 {
     int k = imp_map_get(&st->vinfo, name);
-    if (k < 0)
+    if (k < 0) {
+        int known = imp_opaque_infer(st, out, dt, sh, err);
+        if (known != 0) return known > 0 ? XF_OK : err->code;
+        const char *domain = imp_str(st->node->domain);
         return imp_node_fail(st, err, XF_ERR_UNSUPPORTED,
                              "cannot infer the output shape of opaque node: output '%s' has no "
-                             "value_info (run onnx.shape_inference on the model first)",
-                             name);
+                             "value_info and rlflow has no shape rule for %s%s%s; record the "
+                             "output shapes in the model first (%s)",
+                             name, domain[0] ? "domain '" : "this operator", domain,
+                             domain[0] ? "' operators" : "",
+                             domain[0] ? "onnxruntime's symbolic_shape_infer.py knows many "
+                                         "custom-domain ops"
+                                       : "onnx.shape_inference.infer_shapes does it");
+    }
     const Onnx__GraphProto *gp = st->graph;
     const Onnx__ValueInfoProto *vi = (size_t)k < gp->n_value_info
                                          ? gp->value_info[k]
@@ -461,7 +470,7 @@ xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
     for (int k = 0; k < n_out && rc == XF_OK; k++) {
         names[k] = imp_str(n->output[k]);
         if (names[k][0])
-            rc = opaque_out_type(st, names[k], &dts[k], &shs[k], err);
+            rc = opaque_out_type(st, k, names[k], &dts[k], &shs[k], err);
         else
             dts[k] = XF_F32; /* omitted output: a placeholder nothing can use */
     }

@@ -19,7 +19,9 @@
  * Files: import.c (entry points, model checks, driver), import_order.c
  * (name resolution, duplicate/dangling checks, topological order),
  * import_emit.c (adding nodes, folding, opaque nodes, error helpers),
- * import_ops.c (op_type -> xf_op + params per opset), import_attr.c
+ * import_ops.c (op_type -> xf_op + params per opset; more mappings in
+ * import_ops_nn.c, import_ops_shape.c, import_ops_act.c, import_ops_resize.c),
+ * import_opaque_shape.c (output shapes of opaque standard ops), import_attr.c
  * (attributes and constant parameter inputs), import_tensor.c (TensorProto
  * decoding, external data, xf_onnx_load_tensor), import_names.c (string map),
  * import_pb.c (protobuf-c's allocator).
@@ -153,6 +155,10 @@ xf_status imp_set_const(imp_state *st, const char *name, xf_tensor *t, xf_error 
 /* Gives graph value v the ONNX name `name` ("" leaves it unnamed) and makes
  * the name's symbol refer to it. */
 xf_status imp_bind_output(imp_state *st, int v, const char *name, xf_error *err);
+/* import_opaque_shape.c: dtype and shape of output k of the current node
+ * by the rules of its standard ONNX op (when the model has no value_info
+ * for it): 1 when known, 0 when rlflow has no rule, -1 with *err set. */
+int imp_opaque_infer(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err);
 /* Keeps the current node as an opaque node; `why` (may be NULL) is logged. */
 xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err);
 /* A fresh name derived from `base` that no ONNX value uses (arena-owned). */
@@ -180,6 +186,17 @@ int imp_in_sym(const imp_state *st, int i);
 xf_status imp_in_ints(imp_state *st, int i, int64_t *out, int max, int *n, xf_error *err);
 /* The constant on input `i` (decoded), or NULL with UNSUPPORTED. */
 const xf_tensor *imp_in_const(imp_state *st, int i, xf_error *err);
+/* The constant float32 vector (rank <= 1) on input `i`, as doubles; *n = -1
+ * when the input is omitted. */
+xf_status imp_in_floats(imp_state *st, int i, double *out, int max, int *n, xf_error *err);
+/* The first element of a constant tensor as a double. */
+double imp_scalar_value(const xf_tensor *t);
+/* A list parameter that was attribute `name` before opset `since` and is
+ * input `input` from it on (Squeeze/Unsqueeze/Split/ReduceSum axes from 13,
+ * ReduceMean/ReduceMax axes from 18); *n = -1 when absent. When the input
+ * is only known at run time the node is kept opaque and *dynamic is set. */
+xf_status imp_list_param(imp_state *st, int64_t since, const char *name, int input,
+                         int64_t *out, int max, int *n, int *dynamic, xf_error *err);
 
 /* ------------------------------------------------------------ ops and order */
 
@@ -199,6 +216,10 @@ typedef struct imp_op_entry {
 } imp_op_entry;
 const imp_op_entry *imp_ops_nn_find(const char *op_type);
 const imp_op_entry *imp_ops_shape_find(const char *op_type);
+/* import_ops_act.c: Clip, HardSigmoid, HardSwish, LeakyRelu, PRelu, Min,
+ * Max, Sum, Not; import_ops_resize.c: Resize, Upsample. */
+const imp_op_entry *imp_ops_act_find(const char *op_type);
+const imp_op_entry *imp_ops_resize_find(const char *op_type);
 
 /* Helpers shared by the op mappings (import_ops.c). */
 /* ONNX output k of the current node, "" when absent or omitted. */

@@ -334,6 +334,8 @@ xf_status imp_map_node(imp_state *st, xf_error *err)
     const imp_op_entry *e = find(op_type);
     if (!e) e = imp_ops_nn_find(op_type);
     if (!e) e = imp_ops_shape_find(op_type);
+    if (!e) e = imp_ops_act_find(op_type);
+    if (!e) e = imp_ops_resize_find(op_type);
     if (!e) return imp_emit_opaque(st, "no rlflow operator for this op_type", err);
     return e->map(st, e->op, err);
 }

@@ -1,7 +1,11 @@
 /*
  * import_ops_nn.c — mapping the ONNX neural-network operators: Conv,
  * MaxPool, AveragePool, GlobalAveragePool, BatchNormalization,
- * LayerNormalization, ReduceMean and Softmax.
+ * LayerNormalization, ConvTranspose, ReduceMean/ReduceSum/ReduceMax and
+ * Softmax. BatchNormalization's history (opsets 7 to 15): `spatial` (7/8;
+ * 0 stays opaque), `momentum` (ignored: inference), `training_mode` (14;
+ * training stays opaque), the running-statistics outputs (opaque when
+ * used).
  *
  * Convolution and windowed pooling are 2-D (NCHW) in rlflow; other ranks
  * stay opaque (GlobalAveragePool takes any rank from 3). auto_pad is
@@ -115,20 +119,29 @@ static int given_inputs(const imp_state *st, int max)
     return n;
 }
 
+/* Conv and ConvTranspose: float32 X [N,C,H,W] in *x and a float32 weight
+ * in *w (optional float32 bias); *ok = 0 after keeping the node opaque. */
+static xf_status conv_inputs(imp_state *st, xf_shape *x, xf_shape *w, int *ok, xf_error *err)
+{
+    xf_dtype wdt;
+    xf_status rc = imp_need_inputs(st, 2, 3, err);
+    if (rc == XF_OK) rc = nchw_input(st, x, ok, err);
+    if (rc != XF_OK || !*ok) return rc;
+    if ((rc = imp_in_info(st, 1, &wdt, w, err)) != XF_OK) return rc;
+    if ((rc = imp_all_float(st, 3, ok, err)) != XF_OK) return rc;
+    if (!*ok) return imp_emit_opaque(st, "weight or bias is not float32", err);
+    return XF_OK;
+}
+
 /* ---------------------------------------------------------------- conv */
 
 static xf_status map_conv(imp_state *st, xf_op op, xf_error *err)
 {
     xf_params p = xf_params_default();
     xf_shape x, w;
-    xf_dtype wdt;
     int ok, given;
-    xf_status rc = imp_need_inputs(st, 2, 3, err);
-    if (rc == XF_OK) rc = nchw_input(st, &x, &ok, err);
+    xf_status rc = conv_inputs(st, &x, &w, &ok, err);
     if (rc != XF_OK || !ok) return rc;
-    if ((rc = imp_in_info(st, 1, &wdt, &w, err)) != XF_OK) return rc;
-    if ((rc = imp_all_float(st, 3, &ok, err)) != XF_OK) return rc;
-    if (!ok) return imp_emit_opaque(st, "weight or bias is not float32", err);
     if (w.rank != 4)
         return imp_node_fail(st, err, XF_ERR_SHAPE, "weight has rank %d; a 2-D conv needs 4",
                              w.rank);
@@ -213,6 +226,10 @@ static xf_status map_batchnorm(imp_state *st, xf_op op, xf_error *err)
         (rc = imp_attr_i32(st, "training_mode", 0, &training, err)) != XF_OK)
         return rc;
     if (training) return imp_emit_opaque(st, "training mode", err);
+    int32_t spatial;
+    if ((rc = imp_attr_i32(st, "spatial", 1, &spatial, err)) != XF_OK) return rc;
+    if (st->opset < 9 && !spatial)
+        return imp_emit_opaque(st, "per-element statistics (spatial = 0, opset 7/8)", err);
     int s[5];
     for (int i = 0; i < 5; i++) s[i] = imp_in_sym(st, i);
     return imp_emit_node(st, op, &p, s, 5, 1, err);
@@ -233,20 +250,92 @@ static xf_status map_layernorm(imp_state *st, xf_op op, xf_error *err)
     return imp_emit_node(st, op, &p, s, given_inputs(st, 3), 1, err);
 }
 
-static xf_status map_reduce_mean(imp_state *st, xf_op op, xf_error *err)
+/* ReduceMean/ReduceMax (axes an input from opset 18) and ReduceSum (from
+ * opset 13). noop_with_empty_axes (opset 13/18) with no axes is an
+ * identity. */
+static xf_status map_reduce(imp_state *st, xf_op op, xf_error *err)
 {
     xf_params p = xf_params_default();
-    int ok, n;
-    xf_status rc = imp_need_inputs(st, 1, 1, err);
+    int ok, n, dynamic;
+    int64_t since = op == XF_OP_REDUCE_SUM ? 13 : 18, noop;
+    xf_status rc = imp_need_inputs(st, 1, st->opset < since ? 1 : 2, err);
     if (rc == XF_OK) rc = imp_all_float(st, 1, &ok, err);
     if (rc != XF_OK) return rc;
     if (!ok) return imp_emit_opaque(st, "input is not float32", err);
-    if ((rc = imp_attr_ints(st, "axes", p.axes, XF_MAX_DIMS, &n, err)) != XF_OK ||
-        (rc = imp_attr_i32(st, "keepdims", 1, &p.keepdims, err)) != XF_OK)
+    if ((rc = imp_attr_i32(st, "keepdims", 1, &p.keepdims, err)) != XF_OK ||
+        (rc = imp_attr_int(st, "noop_with_empty_axes", 0, &noop, err)) != XF_OK)
         return rc;
+    rc = imp_list_param(st, since, "axes", 1, p.axes, XF_MAX_DIMS, &n, &dynamic, err);
+    if (rc != XF_OK || dynamic) return rc;
     p.n_axes = n < 0 ? 0 : n;
     int s = imp_in_sym(st, 0);
+    if (p.n_axes == 0 && noop) return imp_emit_node(st, XF_OP_IDENTITY, NULL, &s, 1, 1, err);
     return imp_emit_node(st, op, &p, &s, 1, 1, err);
+}
+
+/* ---------------------------------------------------------- conv transpose */
+
+/* ConvTranspose, 2-D: pads and the output shape resolved from pads,
+ * output_padding, output_shape and auto_pad (ONNX's formulas). */
+static xf_status map_conv_transpose(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    xf_shape x, w;
+    int ok, n_op, n_os;
+    int64_t outpad[XF_MAX_DIMS] = {0}, oshape[XF_MAX_DIMS];
+    const char *mode;
+    xf_status rc = conv_inputs(st, &x, &w, &ok, err);
+    if (rc != XF_OK || !ok) return rc;
+    if (w.rank != 4 || w.dims[2] > INT32_MAX || w.dims[3] > INT32_MAX)
+        return imp_node_fail(st, err, XF_ERR_SHAPE, "weight must be [C, M/group, kh, kw]");
+    p.kernel[0] = (int32_t)w.dims[2];
+    p.kernel[1] = (int32_t)w.dims[3];
+    if ((rc = attr_pair(st, "strides", 1, p.stride, NULL, err)) != XF_OK ||
+        (rc = attr_pair(st, "dilations", 1, p.dilation, NULL, err)) != XF_OK ||
+        (rc = imp_attr_i32(st, "group", 1, &p.group, err)) != XF_OK ||
+        (rc = imp_attr_string(st, "auto_pad", "NOTSET", &mode, err)) != XF_OK ||
+        (rc = imp_attr_ints(st, "output_padding", outpad, XF_MAX_DIMS, &n_op, err)) != XF_OK ||
+        (rc = imp_attr_ints(st, "output_shape", oshape, XF_MAX_DIMS, &n_os, err)) != XF_OK)
+        return rc;
+    if ((n_op >= 0 && n_op != 2) || (n_os >= 0 && n_os != 2 && n_os != 4))
+        return imp_node_fail(st, err, XF_ERR_SHAPE, "output_padding/output_shape need 2 values");
+    if (n_os == 4) {
+        oshape[0] = oshape[2];
+        oshape[1] = oshape[3];
+    }
+    if (p.group < 1 || w.dims[0] != x.dims[1])
+        return imp_node_fail(st, err, XF_ERR_SHAPE,
+                             "weight's first dim %lld must be the input's channels %lld",
+                             (long long)w.dims[0], (long long)x.dims[1]);
+    int same = strncmp(mode, "SAME_", 5) == 0;
+    if (!same && strcmp(mode, "NOTSET") != 0 && strcmp(mode, "VALID") != 0)
+        return imp_node_fail(st, err, XF_ERR_PARSE, "unknown auto_pad '%s'", mode);
+    if (strcmp(mode, "NOTSET") == 0 && n_os < 0) {
+        int32_t unit[2] = {1, 1};
+        if ((rc = spatial_pads(st, &x, unit, unit, unit, p.pads, err)) != XF_OK) return rc;
+    }
+    p.n_shape = 4;
+    p.shape[0] = x.dims[0];
+    p.shape[1] = w.dims[1] * p.group;
+    for (int i = 0; i < 2; i++) {
+        int64_t s = p.stride[i], span = ((int64_t)p.kernel[i] - 1) * p.dilation[i] + 1;
+        int64_t full = s * (x.dims[2 + i] - 1) + outpad[i] + span;
+        if (n_os < 0 && !same) {
+            p.shape[2 + i] = full - p.pads[i] - p.pads[2 + i];
+            continue;
+        }
+        int64_t out = n_os >= 0 ? oshape[i] : x.dims[2 + i] * s;
+        int64_t total = full - out;
+        if (total < 0) total = 0; /* larger: zeros at the end, as output padding */
+        if (total > INT32_MAX)
+            return imp_node_fail(st, err, XF_ERR_SHAPE, "implausible output_shape");
+        int upper = strcmp(mode, "SAME_UPPER") == 0;
+        p.pads[i] = (int32_t)(upper ? total / 2 : total - total / 2);
+        p.pads[2 + i] = (int32_t)(total - p.pads[i]);
+        p.shape[2 + i] = out;
+    }
+    int s[3] = {imp_in_sym(st, 0), imp_in_sym(st, 1), imp_in_sym(st, 2)};
+    return imp_emit_node(st, op, &p, s, given_inputs(st, 3), 1, err);
 }
 
 /* ---------------------------------------------------------------- softmax */
@@ -320,7 +409,10 @@ static const imp_op_entry table[] = {
     {"GlobalAveragePool", map_global_pool, XF_OP_GLOBAL_AVGPOOL},
     {"BatchNormalization", map_batchnorm, XF_OP_BATCHNORM},
     {"LayerNormalization", map_layernorm, XF_OP_LAYERNORM},
-    {"ReduceMean", map_reduce_mean, XF_OP_REDUCE_MEAN},
+    {"ReduceMean", map_reduce, XF_OP_REDUCE_MEAN},
+    {"ReduceSum", map_reduce, XF_OP_REDUCE_SUM},
+    {"ReduceMax", map_reduce, XF_OP_REDUCE_MAX},
+    {"ConvTranspose", map_conv_transpose, XF_OP_CONV_TRANSPOSE},
     {"Softmax", map_softmax, XF_OP_SOFTMAX},
 };
 

@@ -1,7 +1,10 @@
 /*
  * import_ops_shape.c — mapping the ONNX data-movement, shape and constant
  * operators: Concat, Split, Slice, Gather, Reshape, Flatten, Transpose,
- * Squeeze, Unsqueeze, Pad, Expand, Shape, ConstantOfShape and Constant.
+ * Squeeze, Unsqueeze, Pad, Expand, Shape, Size, Tile, ConstantOfShape and
+ * Constant. Older forms are converted on import: Slice before opset 10 and
+ * Pad before opset 11 (attributes), Pad's axes (18), Split's uneven last
+ * part (18).
  *
  * rlflow keeps list parameters (Reshape's target, Slice's bounds, Pad's
  * pads, Split's sizes, Squeeze/Unsqueeze axes from opset 13) as operator
@@ -17,6 +20,19 @@
 
 #include <stdio.h>
 #include <string.h>
+
+static xf_status static_param(imp_state *st, int i, int *dynamic, xf_error *err);
+
+xf_status imp_list_param(imp_state *st, int64_t since, const char *name, int input,
+                         int64_t *out, int max, int *n, int *dynamic, xf_error *err)
+{
+    *dynamic = 0;
+    if (st->opset < since) return imp_attr_ints(st, name, out, max, n, err);
+    *n = -1;
+    xf_status rc = static_param(st, input, dynamic, err);
+    if (rc != XF_OK || *dynamic) return rc;
+    return imp_in_ints(st, input, out, max, n, err);
+}
 
 /* Keeps the node opaque when parameter input i is only known at run time;
  * *dynamic says whether it did. */
@@ -86,11 +102,13 @@ static xf_status map_split(imp_state *st, xf_op op, xf_error *err)
         if (a < 0 || a >= x.rank)
             return imp_node_fail(st, err, XF_ERR_SHAPE, "axis %d is out of range for rank %d",
                                  p.axis, x.rank);
-        if (x.dims[a] % n_out != 0)
+        int64_t chunk = (x.dims[a] + n_out - 1) / n_out; /* opset 18: the last is smaller */
+        if (x.dims[a] % n_out != 0 && (st->opset < 18 || chunk * (n_out - 1) >= x.dims[a]))
             return imp_node_fail(st, err, XF_ERR_SHAPE,
                                  "dim %d (%lld) cannot be split evenly into %d outputs", a,
                                  (long long)x.dims[a], n_out);
-        for (int k = 0; k < n_out; k++) p.split[k] = x.dims[a] / n_out;
+        for (int k = 0; k < n_out; k++)
+            p.split[k] = k < n_out - 1 ? chunk : x.dims[a] - chunk * (n_out - 1);
     }
     p.n_split = n_out;
     int s = imp_in_sym(st, 0);
@@ -109,17 +127,26 @@ static xf_status map_slice(imp_state *st, xf_op op, xf_error *err)
     xf_params p = xf_params_default();
     xf_dtype dt;
     xf_shape x;
-    int n[5], dynamic;
-    xf_status rc = imp_need_inputs(st, 3, 5, err);
+    int n[5] = {0, -1, -1, -1, -1}, dynamic;
+    int old = st->opset < 10; /* Slice-1: starts, ends, axes attributes; no steps */
+    xf_status rc = old ? imp_need_inputs(st, 1, 1, err) : imp_need_inputs(st, 3, 5, err);
     if (rc == XF_OK) rc = imp_in_info(st, 0, &dt, &x, err);
-    for (int i = 1; i < 5 && rc == XF_OK; i++) {
+    for (int i = 1; i < 5 && rc == XF_OK && !old; i++) {
         rc = static_param(st, i, &dynamic, err);
         if (dynamic) return rc;
     }
-    if (rc == XF_OK) rc = imp_in_ints(st, 1, p.starts, XF_MAX_DIMS, &n[1], err);
-    if (rc == XF_OK) rc = imp_in_ints(st, 2, p.ends, XF_MAX_DIMS, &n[2], err);
-    if (rc == XF_OK) rc = imp_in_ints(st, 3, p.axes, XF_MAX_DIMS, &n[3], err);
-    if (rc == XF_OK) rc = imp_in_ints(st, 4, p.steps, XF_MAX_DIMS, &n[4], err);
+    if (old) {
+        if (rc == XF_OK) rc = imp_attr_ints(st, "starts", p.starts, XF_MAX_DIMS, &n[1], err);
+        if (rc == XF_OK) rc = imp_attr_ints(st, "ends", p.ends, XF_MAX_DIMS, &n[2], err);
+        if (rc == XF_OK) rc = imp_attr_ints(st, "axes", p.axes, XF_MAX_DIMS, &n[3], err);
+        if (rc == XF_OK && (n[1] < 0 || n[2] < 0))
+            return imp_node_fail(st, err, XF_ERR_PARSE, "attributes 'starts'/'ends' are missing");
+    } else {
+        if (rc == XF_OK) rc = imp_in_ints(st, 1, p.starts, XF_MAX_DIMS, &n[1], err);
+        if (rc == XF_OK) rc = imp_in_ints(st, 2, p.ends, XF_MAX_DIMS, &n[2], err);
+        if (rc == XF_OK) rc = imp_in_ints(st, 3, p.axes, XF_MAX_DIMS, &n[3], err);
+        if (rc == XF_OK) rc = imp_in_ints(st, 4, p.steps, XF_MAX_DIMS, &n[4], err);
+    }
     if (rc != XF_OK) return rc;
     if (n[1] != n[2] || (n[3] >= 0 && n[3] != n[1]) || (n[4] >= 0 && n[4] != n[1]))
         return imp_node_fail(st, err, XF_ERR_SHAPE,
@@ -248,18 +275,6 @@ static xf_status map_squeeze(imp_state *st, xf_op op, xf_error *err)
 
 /* ----------------------------------------------------------- pad, expand */
 
-/* The one element of a constant tensor as a double. */
-static double scalar_value(const xf_tensor *t)
-{
-    switch (t->dtype) {
-    case XF_F32: return ((const float *)t->data)[0];
-    case XF_I64: return (double)((const int64_t *)t->data)[0];
-    case XF_I32: return ((const int32_t *)t->data)[0];
-    case XF_BOOL: return ((const uint8_t *)t->data)[0];
-    default: return 0.0;
-    }
-}
-
 static xf_status map_pad(imp_state *st, xf_op op, xf_error *err)
 {
     xf_params p = xf_params_default();
@@ -267,8 +282,9 @@ static xf_status map_pad(imp_state *st, xf_op op, xf_error *err)
     xf_shape x;
     int n, dynamic;
     const char *mode;
-    int64_t pads[2 * XF_MAX_DIMS];
-    xf_status rc = imp_need_inputs(st, 2, 3, err);
+    int64_t pads[2 * XF_MAX_DIMS], axes[XF_MAX_DIMS];
+    int old = st->opset < 11; /* Pad-2: pads and value are attributes */
+    xf_status rc = old ? imp_need_inputs(st, 1, 1, err) : imp_need_inputs(st, 2, 4, err);
     if (rc == XF_OK) rc = imp_in_info(st, 0, &dt, &x, err);
     if (rc == XF_OK) rc = imp_attr_string(st, "mode", "constant", &mode, err);
     if (rc != XF_OK) return rc;
@@ -280,24 +296,42 @@ static xf_status map_pad(imp_state *st, xf_op op, xf_error *err)
         p.pad_mode = XF_PAD_EDGE;
     else
         return imp_emit_opaque(st, "pad mode rlflow lacks", err);
-    for (int i = 1; i < 3; i++) {
+    for (int i = 1; i < 4 && !old; i++) {
         rc = static_param(st, i, &dynamic, err);
         if (rc != XF_OK || dynamic) return rc;
     }
-    if ((rc = imp_in_ints(st, 1, pads, 2 * XF_MAX_DIMS, &n, err)) != XF_OK) return rc;
-    if (n != 2 * x.rank)
-        return imp_node_fail(st, err, XF_ERR_SHAPE, "%d pads given for an input of rank %d", n,
-                             x.rank);
-    for (int i = 0; i < x.rank; i++) {
-        p.starts[i] = pads[i];
-        p.ends[i] = pads[x.rank + i];
+    int n_axes = -1;
+    if (old) {
+        float value;
+        if ((rc = imp_attr_ints(st, "pads", pads, 2 * XF_MAX_DIMS, &n, err)) != XF_OK ||
+            (rc = imp_attr_float(st, "value", 0.0f, &value, err)) != XF_OK)
+            return rc;
+        if (p.pad_mode == XF_PAD_CONSTANT) p.value = value;
+    } else if ((rc = imp_in_ints(st, 1, pads, 2 * XF_MAX_DIMS, &n, err)) != XF_OK ||
+               (rc = imp_in_ints(st, 3, axes, XF_MAX_DIMS, &n_axes, err)) != XF_OK) {
+        return rc;
     }
-    if (imp_in_sym(st, 2) >= 0 && p.pad_mode == XF_PAD_CONSTANT) {
+    if (n_axes < 0) {
+        n_axes = x.rank;
+        for (int i = 0; i < x.rank; i++) axes[i] = i;
+    }
+    if (n != 2 * n_axes)
+        return imp_node_fail(st, err, XF_ERR_SHAPE, "%d pads given for %d axes (input rank %d)", n,
+                             n_axes, x.rank);
+    for (int i = 0; i < n_axes; i++) {
+        int a = (int)(axes[i] < 0 ? axes[i] + x.rank : axes[i]);
+        if (a < 0 || a >= x.rank)
+            return imp_node_fail(st, err, XF_ERR_SHAPE, "pad axis %lld is out of range",
+                                 (long long)axes[i]);
+        p.starts[a] = pads[i];
+        p.ends[a] = pads[n_axes + i];
+    }
+    if (!old && imp_in_sym(st, 2) >= 0 && p.pad_mode == XF_PAD_CONSTANT) {
         const xf_tensor *v = imp_in_const(st, 2, err);
         if (!v) return err->code;
         if (xf_shape_numel(&v->shape) != 1)
             return imp_node_fail(st, err, XF_ERR_SHAPE, "constant_value must be one element");
-        p.value = scalar_value(v);
+        p.value = imp_scalar_value(v);
     }
     int s = imp_in_sym(st, 0);
     return imp_emit_node(st, op, &p, &s, 1, 1, err);
@@ -349,6 +383,20 @@ static xf_status map_shape(imp_state *st, xf_op op, xf_error *err)
     return imp_emit(st, XF_OP_SLICE, &p, &s, 1, &out, 1, NULL, err);
 }
 
+/* Size (always known, like Shape) and Tile (constant repeats). */
+static xf_status map_size_tile(imp_state *st, xf_op op, xf_error *err)
+{
+    xf_params p = xf_params_default();
+    int n, dynamic, tile = op == XF_OP_TILE;
+    xf_status rc = imp_need_inputs(st, 1 + tile, 1 + tile, err);
+    if (rc == XF_OK && tile) rc = static_param(st, 1, &dynamic, err);
+    if (rc != XF_OK || (tile && dynamic)) return rc;
+    if (tile && (rc = imp_in_ints(st, 1, p.shape, XF_MAX_DIMS, &n, err)) != XF_OK) return rc;
+    if (tile) p.n_shape = n;
+    int s = imp_in_sym(st, 0);
+    return imp_emit_node(st, op, &p, &s, 1, 1, err);
+}
+
 /* ---------------------------------------------------------- constants */
 
 /* Decodes the TENSOR attribute `a` of the current node. */
@@ -390,7 +438,7 @@ static xf_status map_constant_of_shape(imp_state *st, xf_op op, xf_error *err)
             return imp_node_fail(st, err, XF_ERR_SHAPE, "attribute 'value' must be one element");
         }
         p.to = (int32_t)t.dtype;
-        p.value = scalar_value(&t);
+        p.value = imp_scalar_value(&t);
         xf_tensor_free(&t);
     }
     return imp_emit_node(st, op, &p, NULL, 0, 1, err);
@@ -462,6 +510,8 @@ static const imp_op_entry table[] = {
     {"Pad", map_pad, XF_OP_PAD},
     {"Expand", map_expand, XF_OP_EXPAND},
     {"Shape", map_shape, XF_OP_SHAPE},
+    {"Size", map_size_tile, XF_OP_SIZE},
+    {"Tile", map_size_tile, XF_OP_TILE},
     {"ConstantOfShape", map_constant_of_shape, XF_OP_CONSTANT_OF_SHAPE},
     {"Constant", map_constant, XF_OP_OPAQUE},
 };

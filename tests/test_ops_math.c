@@ -188,6 +188,113 @@ START_TEST(unary_vs_reference)
 }
 END_TEST
 
+/* The activations added for models from the wild, with their parameters,
+ * against hand values; NaN passes through every one of them. */
+START_TEST(parametrised_activations)
+{
+    int64_t d = 6;
+    float x[6] = {-8, -1, 0, 0.5f, 7, NAN};
+    xf_tensor in, out;
+    mk(&in, XF_F32, 1, &d, x);
+    xf_params p = xf_params_default();
+    p.alpha = 0.0f;
+    p.beta = 6.0f;
+    ck_assert_int_eq(run_op(XF_OP_CLIP, &p, 1, &in, 1, &out, NULL), XF_OK);
+    double clip[6] = {0, 0, 0, 0.5, 6, NAN};
+    expect_close("clip", &out, clip, 6, 0, 0);
+    xf_tensor_free(&out);
+    p.alpha = 0.2f;
+    p.beta = 0.5f;
+    ck_assert_int_eq(run_op(XF_OP_HARDSIGMOID, &p, 1, &in, 1, &out, NULL), XF_OK);
+    double hs[6] = {0, 0.3, 0.5, 0.6, 1, NAN};
+    expect_close("hardsigmoid", &out, hs, 6, 1e-6, 1e-7);
+    xf_tensor_free(&out);
+    ck_assert_int_eq(run_op(XF_OP_HARDSWISH, NULL, 1, &in, 1, &out, NULL), XF_OK);
+    double hw[6] = {0, -1.0 / 3, 0, 0.5 * (0.5 / 6 + 0.5), 7, NAN};
+    expect_close("hardswish", &out, hw, 6, 1e-6, 1e-7);
+    xf_tensor_free(&out);
+    p.alpha = 0.1f;
+    ck_assert_int_eq(run_op(XF_OP_LEAKYRELU, &p, 1, &in, 1, &out, NULL), XF_OK);
+    double lr[6] = {-0.8, -0.1, 0, 0.5, 7, NAN};
+    expect_close("leakyrelu", &out, lr, 6, 1e-6, 1e-7);
+    xf_tensor_free(&out);
+    /* prelu: a slope per channel of [1,2,3]; min/max propagate NaN */
+    int64_t xd[3] = {1, 2, 3}, sd[2] = {2, 1};
+    float slope[2] = {0.5f, 2.0f};
+    xf_tensor ops[2];
+    mk(&ops[0], XF_F32, 3, xd, x);
+    mk(&ops[1], XF_F32, 2, sd, slope);
+    ck_assert_int_eq(run_op(XF_OP_PRELU, NULL, 2, ops, 1, &out, NULL), XF_OK);
+    double pr[6] = {-4, -0.5, 0, 0.5, 7, NAN};
+    expect_close("prelu", &out, pr, 6, 0, 0);
+    xf_tensor_free(&out);
+    ck_assert_int_eq(run_op(XF_OP_MAX, NULL, 2, ops, 1, &out, NULL), XF_OK);
+    double mx[6] = {0.5, 0.5, 0.5, 2, 7, NAN};
+    expect_close("ewmax", &out, mx, 6, 0, 0);
+    xf_tensor_free(&out);
+    ck_assert_int_eq(run_op(XF_OP_MIN, NULL, 2, ops, 1, &out, NULL), XF_OK);
+    double mn[6] = {-8, -1, 0, 0.5, 2, NAN};
+    expect_close("ewmin", &out, mn, 6, 0, 0);
+    xf_tensor_free(&out);
+    /* a slope that does not broadcast to x is a shape error */
+    xf_dtype dt2[2] = {XF_F32, XF_F32};
+    xf_shape sh2[2] = {xf_shape_make(1, &d), xf_shape_make(3, xd)};
+    expect_infer_error(XF_OP_PRELU, NULL, 2, dt2, sh2, "slope must broadcast to x");
+    free_all(ops, 2);
+    xf_tensor_free(&in);
+}
+END_TEST
+
+/* reduce_sum/reduce_max over inner and outer axes, size, not, tile. */
+START_TEST(reductions_size_not_tile)
+{
+    int64_t d[2] = {2, 3};
+    float x[6] = {1, -2, 3, 4, 5, -6};
+    xf_tensor in, out;
+    mk(&in, XF_F32, 2, d, x);
+    xf_params p = xf_params_default();
+    p.n_axes = 1;
+    p.axes[0] = -1;
+    ck_assert_int_eq(run_op(XF_OP_REDUCE_SUM, &p, 1, &in, 1, &out, NULL), XF_OK);
+    int64_t two = 2;
+    expect_shape(&out, 1, &two);
+    float sum[2] = {2, 3};
+    expect_f32(&out, sum, 2);
+    xf_tensor_free(&out);
+    p.axes[0] = 0;
+    p.keepdims = 1;
+    ck_assert_int_eq(run_op(XF_OP_REDUCE_MAX, &p, 1, &in, 1, &out, NULL), XF_OK);
+    int64_t kd[2] = {1, 3};
+    expect_shape(&out, 2, kd);
+    float mx[3] = {4, 5, 3};
+    expect_f32(&out, mx, 3);
+    xf_tensor_free(&out);
+    ck_assert_int_eq(run_op(XF_OP_SIZE, NULL, 1, &in, 1, &out, NULL), XF_OK);
+    ck_assert_int_eq(out.shape.rank, 0);
+    ck_assert_int_eq(*(int64_t *)out.data, 6);
+    xf_tensor_free(&out);
+    xf_params t = xf_params_default();
+    t.n_shape = 2;
+    t.shape[0] = 2;
+    t.shape[1] = 2;
+    ck_assert_int_eq(run_op(XF_OP_TILE, &t, 1, &in, 1, &out, NULL), XF_OK);
+    int64_t td[2] = {4, 6};
+    expect_shape(&out, 2, td);
+    float tiled[24] = {1, -2, 3, 1, -2, 3, 4, 5, -6, 4, 5, -6,
+                       1, -2, 3, 1, -2, 3, 4, 5, -6, 4, 5, -6};
+    expect_f32(&out, tiled, 24);
+    xf_tensor_free(&out);
+    xf_tensor_free(&in);
+    uint8_t b[3] = {1, 0, 1}, nb[3] = {0, 1, 0};
+    int64_t three = 3;
+    mk(&in, XF_BOOL, 1, &three, b);
+    ck_assert_int_eq(run_op(XF_OP_NOT, NULL, 1, &in, 1, &out, NULL), XF_OK);
+    xf_test_expect_bool(&out, nb, 3);
+    xf_tensor_free(&out);
+    xf_tensor_free(&in);
+}
+END_TEST
+
 START_TEST(unary_edges)
 {
     /* sigmoid saturates without NaN; relu passes NaN; exp overflows to inf. */
@@ -1168,6 +1275,8 @@ static Suite *suite(void)
     tcase_add_test(tc, global_avgpool_vs_reference);
     tcase_add_test(tc, pool_errors);
     tcase_add_test(tc, graph_through_interpreter);
+    tcase_add_test(tc, parametrised_activations);
+    tcase_add_test(tc, reductions_size_not_tile);
     suite_add_tcase(s, tc);
     return s;
 }
