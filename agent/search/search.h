@@ -124,8 +124,9 @@ void xf_regions_escapes(const xf_graph *g, const int *region_of, uint8_t *escape
 
 typedef struct xf_fused_cost_options {
     int max_region_nodes; /* nodes per region at most (default 24) */
-    int rounds;           /* timing rounds per region (default 5) */
-    double round_ms;      /* a region's share of a round, ms (default 2) */
+    int rounds;           /* timing rounds per region (default 7) */
+    double round_ms;      /* a region's share of a round, ms (default 3); the
+                             warm-up lasts 5 rounds' time */
     uint64_t seed;        /* inputs (default 1) */
 } xf_fused_cost_options;
 

@@ -52,6 +52,9 @@ static void progress(void *user, int expanded, double best_ms, double initial_ms
     fflush(stderr);
 }
 
+/* Default --time-limit of a search on the fusion-aware cost. */
+#define FUSED_SEARCH_SECONDS 120.0
+
 typedef struct run_state {
     xf_graph model, finished;
     xf_graph prepared;      /* the model prepared once; the environment takes it over */
@@ -274,7 +277,9 @@ static int search(const cli_options *o, run_state *s)
     xf_search_options so = xf_search_options_default();
     so.alpha = o->alpha;
     if (o->budget > 0) so.budget = o->budget;
-    so.max_seconds = o->time_limit;
+    /* On the fused cost every new region is timed in the target: a search
+     * that keeps finding new ones is bounded by time unless told otherwise. */
+    so.max_seconds = o->time_limit > 0 ? o->time_limit : s->fused ? FUSED_SEARCH_SECONDS : 0;
     so.seed = o->seed;
     so.max_locations = o->locations;
     if (s->target) so.candidates = 3 * o->candidates + 1; /* finishing merges some */
