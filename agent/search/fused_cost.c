@@ -20,8 +20,8 @@
  * the cost is created. Regions are remembered by the identity hash of
  * their graph (initializers by address: every graph of a search shares the
  * model's weights), and kept in the cost model's cache by their content
- * hash under "fused-region|<target identity>", so a later run on the same
- * model measures nothing again. A region the runtime cannot run on its own
+ * hash under "fused-region|<target identity>|<timing>", so a later run on
+ * the same model measures nothing again. A region the runtime cannot run on its own
  * is costed by the operator model (counted in the stats).
  */
 #include <inttypes.h>
@@ -102,7 +102,9 @@ xf_status xf_fused_cost_create(xf_target *t, xf_cost_model *cm, const xf_fused_c
     fc->timing.round_ms = opt.round_ms;
     fc->timing.warmup_ms = 5 * opt.round_ms;
     fc->timing.fastest = 1;
-    snprintf(fc->identity, sizeof fc->identity, "fused-region|%s", xf_target_identity(t));
+    /* the timing is part of the identity: regions timed otherwise are not reused */
+    snprintf(fc->identity, sizeof fc->identity, "fused-region|%s|rounds=%d,round_ms=%g",
+             xf_target_identity(t), opt.rounds, opt.round_ms);
     xf_status st = calibrate(fc, err);
     if (st) {
         xf_fused_cost_free(fc);
