@@ -466,7 +466,7 @@ START_TEST(test_cost_fused)
                                   "--cost fused --candidates 2",
                            db_path, model_path, out_path),
                      0);
-    xf_test_expect_contains(output, "search cost:     fused regions timed in the target");
+    xf_test_expect_contains(output, "fused cost:      regions timed in the target");
     xf_test_expect_contains(output, "fused regions:   ");
     xf_test_expect_contains(output, " timed in the target (");
     xf_graph in, got;

@@ -223,7 +223,7 @@ static void print_header(const cli_options *o, run_state *s)
     if (s->fused) {
         xf_fused_cost_stats fs;
         xf_fused_cost_get_stats(s->fused, &fs);
-        printf("search cost:     fused regions timed in the target (per-run overhead %.4f ms "
+        printf("fused cost:      regions timed in the target (per-run overhead %.4f ms "
                "subtracted)\n",
                fs.overhead_ms);
     }
