@@ -47,6 +47,7 @@ static const model_spec specs[] = {
     {"zoo:vit", "vit", 0},
     {"zoo:resnet18", "resnet18", 0},
     {"zoo:bert-L4-H256", "bert --layers 4 --hidden 256 --heads 4 --seq 64", 0},
+    {"zoo:gpt", "gpt", 0},
 };
 enum { N_SPECS = sizeof specs / sizeof specs[0], MAX_THREADS = 8 };
 

@@ -191,6 +191,26 @@ int zb_node(zb *b, xf_op op, const xf_params *p, const int *in, int n_in, const 
     return v;
 }
 
+int zb_split(zb *b, int x, int axis, int n, const int64_t *sizes, const char *name, int *out)
+{
+    for (int i = 0; i < n; i++) out[i] = -1;
+    if (b->st != XF_OK) return -1;
+    if (n < 1 || n > XF_MAX_SPLIT)
+        return zb_fail(b, XF_ERR_INTERNAL, "node '%s': %d outputs, 1..%d allowed", name, n,
+                       XF_MAX_SPLIT);
+    xf_params p = xf_params_default();
+    p.axis = axis;
+    p.n_split = n;
+    for (int i = 0; i < n; i++) p.split[i] = sizes[i];
+    int idx = xf_graph_add_node(b->g, XF_OP_SPLIT, &p, &x, 1, n, name, b->err);
+    if (idx < 0) {
+        xf_error_prefix(b->err, "node '%s'", name);
+        return failed_in_ir(b);
+    }
+    for (int i = 0; i < n; i++) out[i] = b->g->nodes[idx].outputs[i];
+    return out[0];
+}
+
 int zb_unary(zb *b, xf_op op, int x, const char *name)
 {
     return zb_node(b, op, NULL, &x, 1, name);

@@ -68,6 +68,9 @@ int zb_ints(zb *b, const char *name, int rank, const int64_t *dims, const int64_
 
 /* A node with one output named `name`; params NULL for defaults. */
 int zb_node(zb *b, xf_op op, const xf_params *p, const int *in, int n_in, const char *name);
+/* Split of x along `axis` into n parts of the given sizes; the outputs'
+ * ids go to out[0..n) (all -1 on failure). Returns out[0]. */
+int zb_split(zb *b, int x, int axis, int n, const int64_t *sizes, const char *name, int *out);
 int zb_unary(zb *b, xf_op op, int x, const char *name);
 int zb_binary(zb *b, xf_op op, int x, int y, const char *name);
 
@@ -95,5 +98,6 @@ xf_status zoo_build_resnet50(const xf_zoo_config *c, xf_graph *g, xf_error *err)
 xf_status zoo_build_squeezenet(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 xf_status zoo_build_bert(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 xf_status zoo_build_vit(const xf_zoo_config *c, xf_graph *g, xf_error *err);
+xf_status zoo_build_gpt(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 
 #endif /* XF_MODELZOO_BUILDER_H */

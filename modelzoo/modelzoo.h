@@ -1,7 +1,7 @@
 /*
  * modelzoo.h — public API of the modelzoo module: reference architectures
  * (torchvision ResNet and SqueezeNet, a HuggingFace-style BERT encoder, a
- * ViT) built in-process as rlflow graphs with deterministic random weights,
+ * ViT, a HuggingFace-style GPT-2 decoder) built in-process as rlflow graphs with deterministic random weights,
  * for tests, benchmarks and the agent when no trained model is at hand. The
  * registry lists the models, the size options each one takes (with its
  * defaults) and the function that builds it; the `modelzoo` tool writes

@@ -82,8 +82,7 @@ int zb_gelu_erf(zb *b, int x, const char *name)
     return zb_binary(b, XF_OP_MUL, m, half, ZB_SUB(n, name, "mul_half"));
 }
 
-/* x [B,S,H] -> [B,heads,S,d] (or [B,heads,d,S] for keys). */
-static int to_heads(zb *b, int x, const char *name, int64_t heads, int keys)
+int zb_to_heads(zb *b, int x, const char *name, int64_t heads, int keys)
 {
     if (b->st != XF_OK) return -1;
     const xf_shape *s = zb_shape(b, x);
@@ -105,25 +104,40 @@ static int to_heads(zb *b, int x, const char *name, int64_t heads, int keys)
     return zb_node(b, XF_OP_TRANSPOSE, &t, &split, 1, ZB_SUB(n, name, "transpose"));
 }
 
-int zb_self_attention(zb *b, int x, int mask, const char *name, int64_t heads)
+/* Where(causal [1,1,S,S] bool, scores, lowest float): the causal mask of
+ * a decoder as HuggingFace's GPT-2 applies it (a lower-triangular boolean
+ * buffer, exported as an int64 constant cast to bool). */
+static int causal_mask(zb *b, int scores, const char *name, int64_t seq)
 {
     if (b->st != XF_OK) return -1;
-    const xf_shape *s = zb_shape(b, x);
-    int64_t batch = s->dims[0], seq = s->dims[1], hidden = s->dims[2];
-    if (heads < 1 || hidden % heads != 0)
-        return zb_fail(b, XF_ERR_INVALID, "%s: hidden size %lld is not a multiple of %lld heads",
-                       name, (long long)hidden, (long long)heads);
-    char n[256], p[256];
-    int q = zb_linear(b, x, ZB_SUB(p, name, "query"), hidden);
-    q = to_heads(b, q, p, heads, 0);
-    int k = zb_linear(b, x, ZB_SUB(p, name, "key"), hidden);
-    k = to_heads(b, k, p, heads, 1);
-    int v = zb_linear(b, x, ZB_SUB(p, name, "value"), hidden);
-    v = to_heads(b, v, p, heads, 0);
+    char n[256];
+    int64_t *tril = xf_malloc(sizeof(int64_t) * (size_t)(seq * seq));
+    if (!tril) return zb_fail(b, XF_ERR_NOMEM, "out of memory for '%s'", name);
+    for (int64_t i = 0; i < seq; i++)
+        for (int64_t j = 0; j < seq; j++) tril[i * seq + j] = j <= i;
+    int64_t dims[4] = {1, 1, seq, seq};
+    int keep = zb_ints(b, ZB_SUB(n, name, "causal_mask"), 4, dims, tril);
+    xf_free(tril);
+    xf_params cast = xf_params_default();
+    cast.to = XF_BOOL;
+    keep = zb_node(b, XF_OP_CAST, &cast, &keep, 1, ZB_SUB(n, name, "causal_mask.cast"));
+    int lowest = zb_scalar(b, ZB_SUB(n, name, "mask_value"), -3.4028234663852886e38f);
+    const int in[3] = {keep, scores, lowest};
+    return zb_node(b, XF_OP_WHERE, NULL, in, 3, ZB_SUB(n, name, "causal"));
+}
+
+int zb_attend(zb *b, int q, int k, int v, int mask, int causal, const char *name)
+{
+    if (b->st != XF_OK) return -1;
+    const xf_shape *s = zb_shape(b, q);
+    int64_t batch = s->dims[0], heads = s->dims[1], seq = s->dims[2];
+    int64_t hidden = heads * s->dims[3];
+    char n[256];
     int scores = zb_binary(b, XF_OP_MATMUL, q, k, ZB_SUB(n, name, "scores"));
     float root_d_value = (float)sqrt((double)(hidden / heads));
     int root_d = zb_scalar(b, ZB_SUB(n, name, "sqrt_head_dim"), root_d_value);
     scores = zb_binary(b, XF_OP_DIV, scores, root_d, ZB_SUB(n, name, "scale"));
+    if (causal) scores = causal_mask(b, scores, name, seq);
     if (mask >= 0) scores = zb_binary(b, XF_OP_ADD, scores, mask, ZB_SUB(n, name, "mask"));
     xf_params sm = xf_params_default();
     sm.axis = -1;
@@ -142,4 +156,21 @@ int zb_self_attention(zb *b, int x, int mask, const char *name, int64_t heads)
     r.shape[1] = seq;
     r.shape[2] = hidden;
     return zb_node(b, XF_OP_RESHAPE, &r, &ctx, 1, ZB_SUB(n, name, "context_reshape"));
+}
+
+int zb_self_attention(zb *b, int x, int mask, const char *name, int64_t heads)
+{
+    if (b->st != XF_OK) return -1;
+    int64_t hidden = zb_shape(b, x)->dims[2];
+    if (heads < 1 || hidden % heads != 0)
+        return zb_fail(b, XF_ERR_INVALID, "%s: hidden size %lld is not a multiple of %lld heads",
+                       name, (long long)hidden, (long long)heads);
+    char p[256];
+    int q = zb_linear(b, x, ZB_SUB(p, name, "query"), hidden);
+    q = zb_to_heads(b, q, p, heads, 0);
+    int k = zb_linear(b, x, ZB_SUB(p, name, "key"), hidden);
+    k = zb_to_heads(b, k, p, heads, 1);
+    int v = zb_linear(b, x, ZB_SUB(p, name, "value"), hidden);
+    v = zb_to_heads(b, v, p, heads, 0);
+    return zb_attend(b, q, k, v, mask, 0, name);
 }

@@ -1,5 +1,5 @@
 /*
- * transformer.h — transformer building blocks shared by bert.c and vit.c,
+ * transformer.h — transformer building blocks shared by bert.c, vit.c and gpt.c,
  * in the form PyTorch's exporter writes them: nn.Linear on 3-D inputs as
  * MatMul + Add, LayerNorm either decomposed into ReduceMean/Sub/Pow/
  * ReduceMean/Add/Sqrt/Div/Mul/Add (HuggingFace exports) or as one
@@ -22,6 +22,16 @@ int zb_layernorm_decomposed(zb *b, int x, const char *name, float epsilon);
 int zb_layernorm(zb *b, int x, const char *name, float epsilon);
 /* GELU decomposed into Div, Erf, Add, Mul, Mul named "<name>.*". */
 int zb_gelu_erf(zb *b, int x, const char *name);
+/* x [B,S,H] -> [B,heads,S,d] (or [B,heads,d,S] for keys, already
+ * transposed for the score MatMul); nodes "<name>.reshape" and
+ * "<name>.transpose". */
+int zb_to_heads(zb *b, int x, const char *name, int64_t heads, int keys);
+/* Scaled dot-product attention over heads: q, v [B,heads,S,d], k
+ * [B,heads,d,S]; scores divided by sqrt(d), then (causal) the causal mask
+ * applied as Where(lower-triangular bool, scores, lowest float), then
+ * (mask >= 0) the additive mask added; softmax, context, heads merged back
+ * to [B,S,H] (nodes "<name>.scores" ... "<name>.context_reshape"). */
+int zb_attend(zb *b, int q, int k, int v, int mask, int causal, const char *name);
 /* Self-attention of x [B,S,H] with `heads` heads: projections
  * "<name>.query", ".key", ".value" (zb_linear), `mask` (-1: none) an
  * additive [B,1,1,S] mask added to the scaled scores. Returns the context

@@ -3,8 +3,9 @@
  * summary, the options it takes and their defaults, and one row per option;
  * building a model from its row.
  * Defaults follow the reference architectures (torchvision resnet and
- * squeezenet1_1 at 224x224 with 1000 classes, a small BERT encoder, and a
- * ViT the size of ../shared/models/vit_tiny).
+ * squeezenet1_1 at 224x224 with 1000 classes, a small BERT encoder, a
+ * ViT the size of ../shared/models/vit_tiny, and a GPT-2-style decoder the
+ * size of the BERT).
  */
 #include "modelzoo/modelzoo.h"
 
@@ -49,6 +50,10 @@ static const xf_zoo_model models[] = {
      {CNN_DEFAULTS, [XF_ZOO_LAYERS] = 4, [XF_ZOO_HIDDEN] = 192, [XF_ZOO_HEADS] = 3,
       [XF_ZOO_PATCH] = 16},
      zoo_build_vit},
+    {"gpt", "GPT-2-style decoder as exported from HuggingFace (merged Q/K/V, causal mask, tanh GELU)",
+     {[XF_ZOO_BATCH] = 1, [XF_ZOO_LAYERS] = 2, [XF_ZOO_HIDDEN] = 128, [XF_ZOO_HEADS] = 2,
+      [XF_ZOO_SEQ] = 32, [XF_ZOO_VOCAB] = 1000},
+     zoo_build_gpt},
 };
 
 const xf_zoo_option *xf_modelzoo_option(xf_zoo_opt o)

@@ -240,6 +240,17 @@ static const zoo_case cases[] = {
       {XF_OP_RESHAPE, 9}, {XF_OP_TRANSPOSE, 9}, {XF_OP_EXPAND, 1}, {XF_OP_CONCAT, 1},
       {XF_OP_GATHER, 1}, {XF_OP_GEMM, 1}, {XF_OP_REDUCE_MEAN, 0}},
      0, 1, {2}, {{1, 10}}},
+    /* 3 decomposed LayerNorms (9 nodes each); 2 embedding Gathers + Add;
+     * per layer a merged Q/K/V linear split three ways, 3 Reshape/Transpose
+     * to heads + 1 back, 2 attention MatMuls, Div, the causal mask as Cast
+     * and Where, Softmax, 3 more linear (MatMul+Add), 2 residual Adds, tanh
+     * GELU 8 nodes (4 Mul, Pow, Add, Tanh, Add); the LM head MatMul. */
+    {"gpt", "--layers 1 --hidden 32 --heads 2 --seq 8 --vocab 50 --batch 2", 64,
+     {{XF_OP_GATHER, 2}, {XF_OP_MATMUL, 7}, {XF_OP_ADD, 15}, {XF_OP_MUL, 7}, {XF_OP_DIV, 4},
+      {XF_OP_SUB, 3}, {XF_OP_POW, 4}, {XF_OP_SQRT, 3}, {XF_OP_REDUCE_MEAN, 6},
+      {XF_OP_RESHAPE, 4}, {XF_OP_TRANSPOSE, 4}, {XF_OP_SPLIT, 1}, {XF_OP_SOFTMAX, 1},
+      {XF_OP_CAST, 1}, {XF_OP_WHERE, 1}, {XF_OP_TANH, 1}, {XF_OP_ERF, 0}},
+     0, 1, {3}, {{2, 8, 50}}},
 };
 
 static int fused_relus(const xf_graph *g)
@@ -328,11 +339,54 @@ START_TEST(models_load_and_run)
         ck_assert_str_eq(mask->name, "attention_mask");
         ck_assert_int_eq(ids->dtype, XF_I64);
         ck_assert_int_eq(mask->dtype, XF_I64);
+    } else if (strcmp(c->model, "gpt") == 0) {
+        ck_assert_int_eq(g.n_inputs, 1);
+        ck_assert_str_eq(g.values[g.inputs[0]].name, "input_ids");
+        ck_assert_int_eq(g.values[g.inputs[0]].dtype, XF_I64);
     } else {
         ck_assert_int_eq(g.n_inputs, 1);
         ck_assert_str_eq(g.values[g.inputs[0]].name, "input");
     }
     xf_test_onnx_checker(path);
+    xf_graph_free(&g);
+    remove(path);
+}
+END_TEST
+
+/* The decoder is causal: changing the last token leaves the logits of
+ * every earlier position unchanged, and changes the last position's. */
+START_TEST(gpt_is_causal)
+{
+    char path[4096];
+    tmp_model(path, sizeof path, "zoo_gpt_causal.onnx");
+    write_model("gpt --layers 2 --hidden 32 --heads 2 --seq 6 --vocab 40", path);
+    xf_graph g;
+    load_unfolded(path, &g);
+    xf_error err;
+    xf_tensor in[2], out[2];
+    memset(in, 0, sizeof in);
+    memset(out, 0, sizeof out);
+    const xf_shape *s = &g.values[g.inputs[0]].shape;
+    for (int r = 0; r < 2; r++) {
+        ck_assert_int_eq(xf_tensor_alloc(&in[r], XF_I64, s, &err), XF_OK);
+        int64_t *ids = in[r].data;
+        for (int j = 0; j < 6; j++) ids[j] = (7 * j + 3) % 40;
+        if (r == 1) ids[5] = (ids[5] + 11) % 40;
+        ck_assert_msg(xf_interp_run(&g, &in[r], 1, &out[r], &err) == XF_OK, "%s", err.msg);
+    }
+    const float *a = out[0].data, *b = out[1].data;
+    double early = 0, last = 0;
+    for (int64_t j = 0; j < 6 * 40; j++) {
+        double d = fabs((double)a[j] - (double)b[j]);
+        if (j < 5 * 40) early = d > early ? d : early;
+        else last = d > last ? d : last;
+    }
+    ck_assert_msg(early == 0.0, "an earlier position saw the last token (diff %g)", early);
+    ck_assert_msg(last > 1e-6, "the last position ignored its own token (diff %g)", last);
+    for (int r = 0; r < 2; r++) {
+        xf_tensor_free(&in[r]);
+        xf_tensor_free(&out[r]);
+    }
     xf_graph_free(&g);
     remove(path);
 }
@@ -455,6 +509,7 @@ int main(void)
     tcase_set_timeout(models, 600);
     tcase_add_loop_test(models, models_load_and_run, 0, (int)(sizeof cases / sizeof cases[0]));
     tcase_add_test(models, seed_determines_weights);
+    tcase_add_test(models, gpt_is_causal);
     tcase_add_test(models, default_parameter_counts);
     suite_add_tcase(s, models);
     return xf_test_run(s);

@@ -1,0 +1,110 @@
+/*
+ * gpt.c — a GPT-2-style decoder in the form HuggingFace's GPT2LMHeadModel
+ * exports: int64 input_ids [B,S]; token and position embeddings gathered
+ * and summed; pre-LN blocks (LayerNorm decomposed, epsilon 1e-5) whose
+ * attention projects Q, K and V with one merged linear layer (c_attn,
+ * H -> 3H) split three ways, applies the causal mask as
+ * Where(tril, scores, lowest float), and whose feed-forward uses the tanh
+ * approximation of GELU ("gelu_new": 0.5x(1 + tanh(sqrt(2/pi)(x +
+ * 0.044715 x^3)))); a final LayerNorm and the LM head, a MatMul to
+ * vocabulary logits [B,S,V] (untied from the embedding here, so the
+ * weights stay one copy each). It is the decoder among the zoo's
+ * transformers: merged sibling MatMuls, a causal mask and a different
+ * GELU are what ONNX Runtime's fusions see in GPT-like models.
+ */
+#include <stdlib.h>
+
+#include "builder.h"
+#include "transformer.h"
+
+#define LN_EPSILON 1e-5f
+#define MAX_POSITIONS 1024 /* GPT-2's position table; a longer --seq grows it */
+#define EMBED_BOUND 0.02f
+
+/* gelu_new as the exporter writes it: Mul(0.5, x), Pow(x, 3), Mul, Add,
+ * Mul(sqrt(2/pi)), Tanh, Add(1), Mul. */
+static int gelu_tanh(zb *b, int x, const char *name)
+{
+    char n[256];
+    int half = zb_scalar(b, ZB_SUB(n, name, "half"), 0.5f);
+    int three = zb_scalar(b, ZB_SUB(n, name, "three"), 3.0f);
+    int coef = zb_scalar(b, ZB_SUB(n, name, "coef"), 0.044715f);
+    int root = zb_scalar(b, ZB_SUB(n, name, "sqrt_2_over_pi"), 0.7978845608f);
+    int one = zb_scalar(b, ZB_SUB(n, name, "one"), 1.0f);
+    int hx = zb_binary(b, XF_OP_MUL, half, x, ZB_SUB(n, name, "mul_half"));
+    int cube = zb_binary(b, XF_OP_POW, x, three, ZB_SUB(n, name, "pow"));
+    int c = zb_binary(b, XF_OP_MUL, coef, cube, ZB_SUB(n, name, "mul_coef"));
+    int inner = zb_binary(b, XF_OP_ADD, x, c, ZB_SUB(n, name, "add"));
+    inner = zb_binary(b, XF_OP_MUL, root, inner, ZB_SUB(n, name, "mul_root"));
+    int t = zb_unary(b, XF_OP_TANH, inner, ZB_SUB(n, name, "tanh"));
+    t = zb_binary(b, XF_OP_ADD, one, t, ZB_SUB(n, name, "add_one"));
+    return zb_binary(b, XF_OP_MUL, hx, t, ZB_SUB(n, name, "mul"));
+}
+
+/* Causal self-attention with merged Q/K/V projection (attn.c_attn) and
+ * output projection attn.c_proj. */
+static int attention(zb *b, int x, const char *name, int64_t heads)
+{
+    if (b->st != XF_OK) return -1;
+    int64_t hidden = zb_shape(b, x)->dims[2];
+    char n[256];
+    int qkv = zb_linear(b, x, ZB_SUB(n, name, "c_attn"), 3 * hidden);
+    const int64_t sizes[3] = {hidden, hidden, hidden};
+    int part[3];
+    zb_split(b, qkv, 2, 3, sizes, ZB_SUB(n, name, "split"), part);
+    int q = zb_to_heads(b, part[0], ZB_SUB(n, name, "query"), heads, 0);
+    int k = zb_to_heads(b, part[1], ZB_SUB(n, name, "key"), heads, 1);
+    int v = zb_to_heads(b, part[2], ZB_SUB(n, name, "value"), heads, 0);
+    int ctx = zb_attend(b, q, k, v, -1, 1, name);
+    return zb_linear(b, ctx, ZB_SUB(n, name, "c_proj"), hidden);
+}
+
+static int block(zb *b, int x, int index, int64_t hidden, int64_t heads)
+{
+    char layer[64], m[128], n[192];
+    snprintf(layer, sizeof layer, "h.%d", index);
+    int y = zb_layernorm_decomposed(b, x, ZB_SUB(n, layer, "ln_1"), LN_EPSILON);
+    y = attention(b, y, ZB_SUB(n, layer, "attn"), heads);
+    x = zb_binary(b, XF_OP_ADD, y, x, ZB_SUB(n, layer, "add"));
+    y = zb_layernorm_decomposed(b, x, ZB_SUB(n, layer, "ln_2"), LN_EPSILON);
+    ZB_SUB(m, layer, "mlp");
+    y = zb_linear(b, y, ZB_SUB(n, m, "c_fc"), 4 * hidden);
+    y = gelu_tanh(b, y, ZB_SUB(n, m, "act"));
+    y = zb_linear(b, y, ZB_SUB(n, m, "c_proj"), hidden);
+    return zb_binary(b, XF_OP_ADD, x, y, ZB_SUB(n, layer, "add_1"));
+}
+
+xf_status zoo_build_gpt(const xf_zoo_config *c, xf_graph *g, xf_error *err)
+{
+    int64_t batch = c->v[XF_ZOO_BATCH], seq = c->v[XF_ZOO_SEQ], hidden = c->v[XF_ZOO_HIDDEN];
+    int64_t heads = c->v[XF_ZOO_HEADS], vocab = c->v[XF_ZOO_VOCAB];
+    zb b;
+    zb_init(&b, g, "gpt", c->seed, err);
+    if (hidden % heads != 0)
+        zb_fail(&b, XF_ERR_INVALID, "--hidden %lld is not a multiple of --heads %lld",
+                (long long)hidden, (long long)heads);
+    int64_t in_dims[2] = {batch, seq};
+    int ids = zb_input(&b, "input_ids", XF_I64, 2, in_dims);
+
+    int64_t wte_dims[2] = {vocab, hidden};
+    int wte = zb_param(&b, "wte.weight", 2, wte_dims, EMBED_BOUND);
+    int x = zb_binary(&b, XF_OP_GATHER, wte, ids, "wte");
+    int64_t *pos_ids = b.st == XF_OK ? xf_malloc(sizeof(int64_t) * (size_t)seq) : NULL;
+    if (b.st == XF_OK && !pos_ids) zb_fail(&b, XF_ERR_NOMEM, "out of memory for 'position_ids'");
+    for (int64_t i = 0; pos_ids && i < seq; i++) pos_ids[i] = i;
+    int64_t pos_dims[2] = {1, seq};
+    int pos = zb_ints(&b, "position_ids", 2, pos_dims, pos_ids);
+    xf_free(pos_ids);
+    int64_t wpe_dims[2] = {seq > MAX_POSITIONS ? seq : MAX_POSITIONS, hidden};
+    int wpe = zb_param(&b, "wpe.weight", 2, wpe_dims, EMBED_BOUND);
+    pos = zb_binary(&b, XF_OP_GATHER, wpe, pos, "wpe");
+    x = zb_binary(&b, XF_OP_ADD, x, pos, "embeddings.add");
+
+    for (int i = 0; i < c->v[XF_ZOO_LAYERS]; i++) x = block(&b, x, i, hidden, heads);
+    x = zb_layernorm_decomposed(&b, x, "ln_f", LN_EPSILON);
+    int64_t head_dims[2] = {hidden, vocab};
+    int head = zb_param(&b, "lm_head.weight", 2, head_dims, EMBED_BOUND);
+    x = zb_binary(&b, XF_OP_MATMUL, x, head, "lm_head");
+    zb_output(&b, x, "logits");
+    return zb_finish(&b);
+}
