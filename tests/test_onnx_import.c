@@ -743,16 +743,48 @@ START_TEST(conv_attributes_and_fusion)
     expect_error(m, XF_ERR_SHAPE, want);
     mb_free(m);
 
-    /* a 1-D convolution stays opaque */
+    /* a 1-D convolution runs as a 2-D one of height 1: Unsqueeze, conv
+     * [1 x 3], Squeeze (the weight's Unsqueeze folds into a constant);
+     * pads begin 1, end 0, stride 2: length (8 + 1 - 3) / 2 + 1 = 4 */
     m = mb_new(13);
-    int64_t d1x[3] = {1, 2, 8}, d1w[3] = {3, 2, 3}, d1y[3] = {1, 3, 6};
+    int64_t d1x[3] = {1, 2, 8}, d1w[3] = {3, 2, 3}, d1y[3] = {1, 3, 4};
     mb_input(m, "x", T_FLOAT, 3, d1x);
     mb_init(m, "w", T_FLOAT, 3, d1w, w);
-    mb_node(m, "Conv", "conv1d", "x w", "y");
+    nd = mb_node(m, "Conv", "conv1d", "x w", "y");
+    int64_t p1[2] = {1, 0}, s1[1] = {2};
+    attr_ints(m, nd, "pads", 2, p1);
+    attr_ints(m, nd, "strides", 1, s1);
     mb_output(m, "y", T_FLOAT, 3, d1y);
-    n = single(m, &g, XF_OP_OPAQUE);
-    ck_assert_str_eq(n->opaque->op_type, "Conv");
+    mb_load_ok(m, &g);
+    ck_assert_int_eq(g.n_nodes, 3);
+    n = the(&g, XF_OP_CONV);
+    ck_assert_int_eq(n->params.kernel[0], 1);
+    ck_assert_int_eq(n->params.kernel[1], 3);
+    ck_assert_int_eq(n->params.stride[1], 2);
+    ck_assert_int_eq(n->params.pads[1], 1);
+    ck_assert_int_eq(n->params.pads[3], 0);
+    the(&g, XF_OP_UNSQUEEZE);
+    the(&g, XF_OP_SQUEEZE);
     expect_shape(&g.values[g.outputs[0]].shape, 3, d1y);
+    float xv[16], want1[12];
+    for (int i = 0; i < 16; i++) xv[i] = (float)((i * 7) % 11) * 0.25f - 1.0f;
+    for (int o = 0; o < 3; o++)
+        for (int t = 0; t < 4; t++) {
+            float acc = 0.0f;
+            for (int c = 0; c < 2; c++)
+                for (int k = 0; k < 3; k++) {
+                    int at = t * 2 - 1 + k;
+                    if (at >= 0 && at < 8) acc += w[(o * 2 + c) * 3 + k] * xv[c * 8 + at];
+                }
+            want1[o * 4 + t] = acc;
+        }
+    xf_tensor in1 = make_f32(3, d1x, xv), out1;
+    ck_assert_msg(xf_interp_run(&g, &in1, 1, &out1, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < 12; i++)
+        ck_assert_msg(fabsf(((float *)out1.data)[i] - want1[i]) < 1e-5f, "y[%d] = %g, want %g", i,
+                      (double)((float *)out1.data)[i], (double)want1[i]);
+    xf_tensor_free(&in1);
+    xf_tensor_free(&out1);
     xf_graph_free(&g);
     mb_free(m);
 }
