@@ -108,7 +108,8 @@ typedef struct xf_op_cost {
 xf_status xf_cost_op(xf_cost_model *cm, xf_op op, const xf_params *params, int n_inputs,
                      const xf_dtype *in_dtypes, const xf_shape *in_shapes, xf_op_cost *out,
                      xf_error *err);
-/* Cost of node `node` of g (opaque nodes: analytic estimate of their bytes). */
+/* Cost of node `node` of g (an opaque If: its costlier branch; other opaque
+ * nodes: analytic estimate of their bytes and, for LSTM, flops). */
 xf_status xf_cost_node(xf_cost_model *cm, const xf_graph *g, int node, xf_op_cost *out,
                        xf_error *err);
 /* Graph cost = sum over nodes. `per_node` (g->n_nodes entries, or NULL)
