@@ -790,6 +790,61 @@ START_TEST(conv_attributes_and_fusion)
 }
 END_TEST
 
+/* ONNX's own 1-D convolution cases (pytorch-converted/test_Conv1d*: pads,
+ * strides, dilation, groups) are declared at opset 6, below what rlflow
+ * imports; Conv has not changed since opset 1, so they run here declared
+ * at opset 11 and must reproduce the expected outputs. */
+START_TEST(conv1d_backend_cases)
+{
+    const char *root = xf_test_dir("XF_ONNX_TESTDATA");
+    if (!root) XF_SKIP("ONNX backend test data not installed (libonnx-testdata)");
+    static const char *const cases[] = {"test_Conv1d",          "test_Conv1d_dilated",
+                                        "test_Conv1d_groups",   "test_Conv1d_pad1",
+                                        "test_Conv1d_pad1size1", "test_Conv1d_pad2",
+                                        "test_Conv1d_pad2size1", "test_Conv1d_stride"};
+    int ran = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/pytorch-converted/%s/model.onnx", root, cases[c]);
+        if (access(path, R_OK) != 0) continue;
+        size_t len;
+        char *bytes = xf_test_read_file(path, &len);
+        Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, (const uint8_t *)bytes);
+        ck_assert_ptr_nonnull(mp);
+        for (size_t i = 0; i < mp->n_opset_import; i++)
+            if (!mp->opset_import[i]->domain || !mp->opset_import[i]->domain[0])
+                mp->opset_import[i]->version = 11;
+        size_t n = onnx__model_proto__get_packed_size(mp);
+        uint8_t *buf = malloc(n);
+        onnx__model_proto__pack(mp, buf);
+        onnx__model_proto__free_unpacked(mp, NULL);
+        free(bytes);
+        xf_graph g;
+        xf_error err;
+        ck_assert_msg(xf_onnx_load_buffer(buf, n, cases[c], NULL, NULL, &g, &err) == XF_OK,
+                      "%s", err.msg);
+        free(buf);
+        ck_assert_int_eq(count_op(&g, XF_OP_OPAQUE), 0);
+        ck_assert_int_eq(count_op(&g, XF_OP_CONV), 1);
+        xf_tensor in, want, got;
+        snprintf(path, sizeof path, "%s/pytorch-converted/%s/test_data_set_0/input_0.pb", root,
+                 cases[c]);
+        ck_assert_msg(xf_onnx_load_tensor(path, &in, NULL, &err) == XF_OK, "%s", err.msg);
+        snprintf(path, sizeof path, "%s/pytorch-converted/%s/test_data_set_0/output_0.pb", root,
+                 cases[c]);
+        ck_assert_msg(xf_onnx_load_tensor(path, &want, NULL, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(xf_interp_run(&g, &in, 1, &got, &err) == XF_OK, "%s: %s", cases[c], err.msg);
+        ck_assert_msg(xf_tensor_close(&got, &want, 1e-4, 1e-5), "%s: outputs differ", cases[c]);
+        xf_tensor_free(&in);
+        xf_tensor_free(&want);
+        xf_tensor_free(&got);
+        xf_graph_free(&g);
+        ran++;
+    }
+    if (!ran) XF_SKIP("no pytorch-converted/test_Conv1d* case in %s", root);
+}
+END_TEST
+
 START_TEST(pooling_ops)
 {
     int64_t dx[4] = {1, 2, 7, 7};
@@ -2099,6 +2154,7 @@ static Suite *suite(void)
     Suite *s = suite_create("onnx_import");
     TCase *ops = tcase_create("ops");
     tcase_add_test(ops, unary_and_binary_ops);
+    tcase_add_test(ops, conv1d_backend_cases);
     tcase_add_test(ops, where_cast_dropout);
     tcase_add_test(ops, matmul_and_gemm);
     tcase_add_test(ops, conv_auto_pad);
