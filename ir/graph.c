@@ -34,6 +34,7 @@ void xf_opaque_free(xf_opaque *o)
     xf_free(o->branches);
     for (int i = 0; i < o->n_captured; i++) xf_free(o->captured[i]);
     xf_free(o->captured);
+    xf_free(o->no_kernel);
     xf_free(o);
 }
 

@@ -36,8 +36,10 @@ static xf_status run_node(const xf_graph *g, int ni, slot *slots, xf_error *err)
     const xf_node *n = &g->nodes[ni];
     char d[256];
     if (n->op == XF_OP_OPAQUE && (!n->opaque || n->opaque->kernel == XF_OPAQUE_NO_KERNEL))
-        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s has no reference kernel (opaque op)",
-                       xf_node_describe(g, ni, d, sizeof d));
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s has no reference kernel (opaque op)%s%s",
+                       xf_node_describe(g, ni, d, sizeof d),
+                       n->opaque && n->opaque->no_kernel ? ": " : "",
+                       n->opaque && n->opaque->no_kernel ? n->opaque->no_kernel : "");
     const xf_tensor *in[2 * XF_MAX_SPLIT + 8];
     const xf_tensor **inp = in;
     xf_tensor *out = xf_calloc((size_t)n->n_outputs + 1, sizeof *out);

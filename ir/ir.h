@@ -429,6 +429,7 @@ typedef struct xf_opaque {
     struct xf_graph *branches; /* owned */
     int n_captured;
     char **captured; /* owned */
+    char *no_kernel; /* owned; why an If or LSTM has no kernel, NULL: not known */
 } xf_opaque;
 
 typedef struct xf_node {

@@ -442,6 +442,15 @@ static xf_status opaque_out_type(imp_state *st, int out, const char *name, xf_dt
     return XF_OK;
 }
 
+xf_status imp_no_kernel(imp_state *st, xf_opaque *o, const char *why, xf_error *err)
+{
+    xf_log(XF_LOG_INFO, "%s: node %d '%s' (%s) cannot run in the interpreter: %s", st->file,
+           st->node_index, imp_str(st->node->name), imp_str(st->node->op_type), why);
+    xf_free(o->no_kernel);
+    o->no_kernel = dup_str(why);
+    return o->no_kernel ? XF_OK : imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+}
+
 xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
 {
     const Onnx__NodeProto *n = st->node;

@@ -140,10 +140,11 @@ xf_status imp_if_branches(imp_state *st, xf_opaque *o, int **cap_ids, int *n_cap
     if (rc != XF_OK) goto out;
     for (int i = 0; i < caps.n; i++)
         if (imp_sym_find(st, caps.v[i]) < 0) { /* no kernel, as for a branch we cannot import */
-            xf_log(XF_LOG_INFO,
-                   "%s: node %d '%s' (If) cannot run in the interpreter: a branch reads '%s', "
-                   "which no outer node, input or initializer produces",
-                   st->file, st->node_index, imp_str(st->node->name), caps.v[i]);
+            char why[1024];
+            snprintf(why, sizeof why,
+                     "a branch reads '%s', which no outer node, input or initializer produces",
+                     caps.v[i]);
+            rc = imp_no_kernel(st, o, why, err);
             goto out;
         }
     o->branches = xf_calloc(2, sizeof *o->branches);
@@ -157,9 +158,7 @@ xf_status imp_if_branches(imp_state *st, xf_opaque *o, int **cap_ids, int *n_cap
         if (rc == XF_OK) {
             o->n_branches = b + 1;
         } else if (rc != XF_ERR_NOMEM) { /* the If stays opaque without a kernel */
-            xf_log(XF_LOG_INFO, "%s: node %d '%s' (If) cannot run in the interpreter: %s",
-                   st->file, st->node_index, imp_str(st->node->name), why.msg);
-            rc = XF_OK;
+            rc = imp_no_kernel(st, o, why.msg, err);
             goto out;
         } else {
             *err = why;

@@ -192,6 +192,9 @@ xf_status imp_lstm_attrs(imp_state *st, xf_opaque *o, xf_error *err);
 /* import_conv1d.c: the current 1-D Conv (input 0 of rank 3) as Unsqueeze,
  * 2-D conv, Squeeze. */
 xf_status imp_conv1d(imp_state *st, xf_error *err);
+/* Records (in o->no_kernel) and logs why the interpreter cannot run the
+ * current opaque node. */
+xf_status imp_no_kernel(imp_state *st, xf_opaque *o, const char *why, xf_error *err);
 /* Keeps the current node as an opaque node; `why` (may be NULL) is logged. */
 xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err);
 /* A fresh name derived from `base` that no ONNX value uses (arena-owned). */

@@ -45,11 +45,7 @@ xf_status imp_lstm_attrs(imp_state *st, xf_opaque *o, xf_error *err)
     else if (layout != 0 && layout != 1) why = "layout is not 0 or 1";
     else if (!default_activations(imp_attr(st->node, "activations"), direction == 2 ? 2 : 1))
         why = "activations other than the defaults (Sigmoid, Tanh, Tanh)";
-    if (why) {
-        xf_log(XF_LOG_INFO, "%s: node %d '%s' (LSTM) cannot run in the interpreter: %s",
-               st->file, st->node_index, imp_str(st->node->name), why);
-        return XF_OK;
-    }
+    if (why) return imp_no_kernel(st, o, why, err);
     o->lstm.hidden_size = hidden;
     o->lstm.direction = direction;
     o->lstm.layout = (int)layout;

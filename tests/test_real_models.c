@@ -101,6 +101,23 @@ START_TEST(round_trip_keeps_graph_and_outputs)
 }
 END_TEST
 
+/* At the default size of 1 for every symbolic dim, Silero's 256-tap
+ * frame convolution cannot run: the refusal names the If and says why. */
+START_TEST(silero_too_short_says_why)
+{
+    const real_model *m = &models[3];
+    const char *dir = model_dir(m);
+    if (!dir) XF_SKIP("shared model real/%s not found (XF_SHARED_DIR)", m->dir);
+    char *out;
+    int rc = xfonnx(&out, "silero_short.log", "run %s/model.onnx%s%s", dir, "", "");
+    ck_assert_msg(rc == 1, "xfonnx run: exit %d\n%s", rc, out);
+    xf_test_expect_contains(out, "'If_25' (If) has no reference kernel (opaque op): ");
+    xf_test_expect_contains(out, "then_branch of node 1 'If_25' (If): node 13 'Conv_73' (Conv)");
+    xf_test_expect_contains(out, "smaller than the dilated kernel 1x256");
+    free(out);
+}
+END_TEST
+
 /* A rules database holding relu(conv(x, w)) => conv[act=relu](x, w) (and
  * its reverse), which matches inside every Silero branch. */
 static void write_conv_relu_db(const char *path)
@@ -210,6 +227,7 @@ int main(void)
     tcase_add_loop_test(t, run_matches_onnxruntime, 0, N_MODELS);
     tcase_add_loop_test(t, round_trip_keeps_graph_and_outputs, 0, N_MODELS);
     tcase_add_test(t, agent_optimises_around_silero_if);
+    tcase_add_test(t, silero_too_short_says_why);
     tcase_add_test(t, silero_matches_onnxruntime_at_three_sizes);
     suite_add_tcase(s, t);
     return xf_test_run(s);

@@ -225,9 +225,19 @@ static int cmd_info(const options *o)
     for (int i = 0; i < g.n_nodes; i++) {
         const xf_node *n = &g.nodes[i];
         if (n->op != XF_OP_OPAQUE) continue;
+        const xf_opaque *op = n->opaque;
         char d[256];
-        printf("  %s domain '%s'\n", xf_node_describe(&g, i, d, sizeof d),
-               n->opaque->domain ? n->opaque->domain : "");
+        printf("  %s domain '%s'", xf_node_describe(&g, i, d, sizeof d),
+               op->domain ? op->domain : "");
+        if (op->kernel == XF_OPAQUE_IF && op->n_branches == 2)
+            printf(": runs its branches (then %d nodes, else %d nodes, %d outer values read)",
+                   op->branches[0].n_nodes, op->branches[1].n_nodes, op->n_captured);
+        else if (op->kernel == XF_OPAQUE_LSTM)
+            printf(": runs (hidden_size %lld)", (long long)op->lstm.hidden_size);
+        else
+            printf(": the interpreter cannot run it%s%s", op->no_kernel ? ": " : "",
+                   op->no_kernel ? op->no_kernel : "");
+        printf("\n");
     }
     xf_graph_free(&g);
     return 0;
