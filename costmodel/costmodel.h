@@ -152,7 +152,9 @@ typedef struct xf_exec xf_exec;
 
 /* Prepares g to run on cm's backend: validates it, plans the node order,
  * allocates every buffer and creates every kernel once. Fails with
- * XF_ERR_UNSUPPORTED naming the node when the graph holds an opaque node.
+ * XF_ERR_UNSUPPORTED naming the node when the graph holds an opaque node
+ * (but If and LSTM on the analytic backend, whose executor is the
+ * reference interpreter).
  * cm and g must outlive the executor. */
 xf_status xf_exec_prepare(xf_cost_model *cm, const xf_graph *g, xf_exec **out, xf_error *err);
 /* Runs the graph once; `inputs` follows g->inputs order, dtypes and shapes

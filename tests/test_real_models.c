@@ -10,8 +10,9 @@
  * rlflow-agent --search taso on Silero writes a model that passes its
  * numerical check and still reproduces the reference outputs, with a rule
  * that would match inside the If's branches (conv then relu) matching
- * nowhere: rules never see through opaque nodes. Without ../shared the
- * cases skip.
+ * nowhere: rules never see through opaque nodes; xfcost prices the If by
+ * its costlier branch and times it on the interpreter. Without ../shared
+ * the cases skip.
  */
 #include <math.h>
 #include <stdio.h>
@@ -114,6 +115,27 @@ START_TEST(silero_too_short_says_why)
     xf_test_expect_contains(out, "'If_25' (If) has no reference kernel (opaque op): ");
     xf_test_expect_contains(out, "then_branch of node 1 'If_25' (If): node 13 'Conv_73' (Conv)");
     xf_test_expect_contains(out, "smaller than the dilated kernel 1x256");
+    free(out);
+}
+END_TEST
+
+/* xfcost prices Silero's If by its costlier branch, and the analytic
+ * backend's executor (the interpreter) runs it end to end. */
+START_TEST(xfcost_prices_and_runs_silero)
+{
+    const real_model *m = &models[3];
+    const char *dir = model_dir(m);
+    if (!dir) XF_SKIP("shared model real/%s not found (XF_SHARED_DIR)", m->dir);
+    char log[4096];
+    snprintf(log, sizeof log, "%s", xf_test_tmp("silero_xfcost.log"));
+    int rc = xf_test_system("%s %s/model.onnx --backend analytic --cache none %s > %s 2>&1",
+                            xf_test_tool("xfcost"), dir, m->dims, log);
+    size_t len;
+    char *out = xf_test_read_file(log, &len);
+    ck_assert_msg(rc == 0, "xfcost on %s: exit %d\n%s", m->dir, rc, out);
+    /* the costlier branch's 77 kernels and the Equal's one */
+    xf_test_expect_contains(out, "(sum of 2 operators, 78 kernels, ");
+    xf_test_expect_contains(out, "measured end-to-end: ");
     free(out);
 }
 END_TEST
@@ -228,6 +250,7 @@ int main(void)
     tcase_add_loop_test(t, round_trip_keeps_graph_and_outputs, 0, N_MODELS);
     tcase_add_test(t, agent_optimises_around_silero_if);
     tcase_add_test(t, silero_too_short_says_why);
+    tcase_add_test(t, xfcost_prices_and_runs_silero);
     tcase_add_test(t, silero_matches_onnxruntime_at_three_sizes);
     suite_add_tcase(s, t);
     return xf_test_run(s);
