@@ -85,11 +85,13 @@ static xf_status analytic_exec_prepare(void *state, const xf_graph *g, void **ex
 {
     (void)state;
     *exec = NULL;
-    for (int i = 0; i < g->n_nodes; i++) {
-        if (g->nodes[i].op != XF_OP_OPAQUE) continue;
+    for (int i = 0; i < g->n_nodes; i++) { /* the interpreter runs If and LSTM */
+        const xf_node *n = &g->nodes[i];
+        if (n->op != XF_OP_OPAQUE || (n->opaque && n->opaque->kernel != XF_OPAQUE_NO_KERNEL))
+            continue;
         char d[256];
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s is an opaque operator (%s) and cannot be executed",
-                       xf_node_describe(g, i, d, sizeof d), g->nodes[i].opaque->op_type);
+                       xf_node_describe(g, i, d, sizeof d), n->opaque->op_type);
     }
     analytic_exec *e = xf_calloc(1, sizeof *e);
     if (e) e->outputs = xf_calloc((size_t)(g->n_outputs > 0 ? g->n_outputs : 1), sizeof *e->outputs);

@@ -8,9 +8,10 @@
  *    model they are folded into weights;
  *  - ops a measured backend has no kernel for (its measure returns
  *    XF_ERR_UNSUPPORTED) are timed with the float32 reference kernel;
- *  - opaque nodes cannot run at all and get the analytic roofline estimate
- *    of the bytes they read and write (the roofline is then loaded or
- *    measured on first use).
+ *  - an opaque If costs its costlier branch, costed node by node; other
+ *    opaque nodes get the analytic roofline estimate of the bytes they
+ *    read and write and (LSTM) their flops (the roofline is then loaded
+ *    or measured on first use).
  * A graph's new measurements are written to the cache in one transaction.
  * A configuration whose tensors exceed the memory limit is not measured.
  */
@@ -362,10 +363,55 @@ xf_status xf_cost_op(xf_cost_model *cm, xf_op op, const xf_params *params, int n
     return cost_config(cm, op, params, n_inputs, in_dtypes, in_shapes, NULL, out, err);
 }
 
-/* Opaque node: the roofline estimate of its bytes (it has no flops model). */
-static xf_status cost_opaque(xf_cost_model *cm, const xf_graph *g, const xf_node *nd,
-                             xf_op_cost *out, xf_error *err)
+/* LSTM's flops: per step, direction and batch entry the 4 gate rows over
+ * [x, h] (a multiply-add is 2 flops) and about 10 element-wise flops per
+ * hidden unit (activations, cell and state updates). */
+static double lstm_flops(const xf_graph *g, const xf_node *nd)
 {
+    const xf_lstm_attrs *a = &nd->opaque->lstm;
+    if (nd->n_inputs < 1 || nd->inputs[0] < 0) return 0;
+    const xf_shape *x = &g->values[nd->inputs[0]].shape;
+    if (x->rank != 3) return 0;
+    double steps = (double)x->dims[0] * (double)x->dims[1] * (a->direction == 2 ? 2.0 : 1.0);
+    double h = (double)a->hidden_size, in = (double)x->dims[2];
+    return steps * (2.0 * 4.0 * h * (in + h) + 10.0 * h);
+}
+
+static xf_status cost_node(xf_cost_model *cm, const xf_graph *g, int node, pending *pend,
+                           xf_op_cost *out, xf_error *err);
+
+/* If: the cost of its costlier branch (which one runs is known only at run
+ * time), each branch costed node by node like a graph. */
+static xf_status cost_if(xf_cost_model *cm, const xf_node *nd, pending *pend, xf_op_cost *out,
+                         xf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    for (int b = 0; b < nd->opaque->n_branches; b++) {
+        const xf_graph *br = &nd->opaque->branches[b];
+        xf_op_cost sum, c;
+        memset(&sum, 0, sizeof sum);
+        for (int i = 0; i < br->n_nodes; i++) {
+            xf_status st = cost_node(cm, br, i, pend, &c, err);
+            if (st) {
+                xf_error_prefix(err, "in the %s branch", b ? "else" : "then");
+                return st;
+            }
+            sum.ms += c.ms;
+            sum.flops += c.flops;
+            sum.bytes += c.bytes;
+            sum.kernels += c.kernels;
+        }
+        if (b == 0 || sum.ms > out->ms) *out = sum;
+    }
+    return XF_OK;
+}
+
+/* Opaque node: an If costs its costlier branch; others the roofline
+ * estimate of their bytes and (LSTM) flops. */
+static xf_status cost_opaque(xf_cost_model *cm, const xf_graph *g, const xf_node *nd,
+                             pending *pend, xf_op_cost *out, xf_error *err)
+{
+    if (nd->opaque && nd->opaque->kernel == XF_OPAQUE_IF) return cost_if(cm, nd, pend, out, err);
     memset(out, 0, sizeof *out);
     xf_status st = ensure_roofline(cm, err);
     if (st) return st;
@@ -378,8 +424,11 @@ static xf_status cost_opaque(xf_cost_model *cm, const xf_graph *g, const xf_node
         const xf_value *v = &g->values[nd->outputs[i]];
         out->bytes += (double)xf_shape_numel(&v->shape) * (double)xf_dtype_size(v->dtype);
     }
+    if (nd->opaque && nd->opaque->kernel == XF_OPAQUE_LSTM) out->flops = lstm_flops(g, nd);
     out->kernels = 1;
-    out->ms = out->bytes / (cm->cfg.bandwidth_gbps * 1e6) + cm->cfg.kernel_overhead_us * 1e-3;
+    double mem_ms = out->bytes / (cm->cfg.bandwidth_gbps * 1e6);
+    double flop_ms = out->flops / (cm->cfg.peak_gflops * 1e6);
+    out->ms = (mem_ms > flop_ms ? mem_ms : flop_ms) + cm->cfg.kernel_overhead_us * 1e-3;
     return XF_OK;
 }
 
@@ -389,7 +438,7 @@ static xf_status cost_node(xf_cost_model *cm, const xf_graph *g, int node, pendi
     const xf_node *nd = &g->nodes[node];
     xf_status st;
     if (nd->op == XF_OP_OPAQUE) {
-        st = cost_opaque(cm, g, nd, out, err);
+        st = cost_opaque(cm, g, nd, pend, out, err);
     } else {
         xf_dtype *dt = xf_calloc((size_t)(nd->n_inputs > 0 ? nd->n_inputs : 1), sizeof *dt);
         xf_shape *sh = xf_calloc((size_t)(nd->n_inputs > 0 ? nd->n_inputs : 1), sizeof *sh);

@@ -108,7 +108,8 @@ typedef struct xf_op_cost {
 xf_status xf_cost_op(xf_cost_model *cm, xf_op op, const xf_params *params, int n_inputs,
                      const xf_dtype *in_dtypes, const xf_shape *in_shapes, xf_op_cost *out,
                      xf_error *err);
-/* Cost of node `node` of g (opaque nodes: analytic estimate of their bytes). */
+/* Cost of node `node` of g (an opaque If: its costlier branch; other opaque
+ * nodes: analytic estimate of their bytes and, for LSTM, flops). */
 xf_status xf_cost_node(xf_cost_model *cm, const xf_graph *g, int node, xf_op_cost *out,
                        xf_error *err);
 /* Graph cost = sum over nodes. `per_node` (g->n_nodes entries, or NULL)
@@ -151,7 +152,9 @@ typedef struct xf_exec xf_exec;
 
 /* Prepares g to run on cm's backend: validates it, plans the node order,
  * allocates every buffer and creates every kernel once. Fails with
- * XF_ERR_UNSUPPORTED naming the node when the graph holds an opaque node.
+ * XF_ERR_UNSUPPORTED naming the node when the graph holds an opaque node
+ * (but If and LSTM on the analytic backend, whose executor is the
+ * reference interpreter).
  * cm and g must outlive the executor. */
 xf_status xf_exec_prepare(xf_cost_model *cm, const xf_graph *g, xf_exec **out, xf_error *err);
 /* Runs the graph once; `inputs` follows g->inputs order, dtypes and shapes

@@ -24,11 +24,19 @@ xf_status xf_exec_prepare(xf_cost_model *cm, const xf_graph *g, xf_exec **out, x
     xf_status st = xf_graph_validate(g, err);
     if (st) return st;
     for (int i = 0; i < g->n_nodes; i++) {
-        if (g->nodes[i].op != XF_OP_OPAQUE) continue;
+        const xf_node *n = &g->nodes[i];
+        if (n->op != XF_OP_OPAQUE) continue;
         char d[256];
-        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
-                       "%s is an operator rlflow does not model, so the graph cannot be executed",
-                       xf_node_describe(g, i, d, sizeof d));
+        if (!n->opaque || n->opaque->kernel == XF_OPAQUE_NO_KERNEL)
+            return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                           "%s is an operator rlflow does not model, so the graph cannot be "
+                           "executed",
+                           xf_node_describe(g, i, d, sizeof d));
+        if (cm->be != &xf_backend_analytic) /* its executor is the reference interpreter */
+            return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                           "%s is an opaque operator only the reference interpreter runs (the "
+                           "analytic backend's executor), not the %s executor",
+                           xf_node_describe(g, i, d, sizeof d), cm->be->name);
     }
     st = xf_graph_mem_check(g, err); /* prepare allocates every value's buffer */
     if (st) return st;

@@ -30,6 +30,11 @@ void xf_opaque_free(xf_opaque *o)
     for (int i = 0; i < o->n_attrs; i++) xf_free(o->attr_bytes[i]);
     xf_free(o->attr_bytes);
     xf_free(o->attr_len);
+    for (int i = 0; i < o->n_branches; i++) xf_graph_free(&o->branches[i]);
+    xf_free(o->branches);
+    for (int i = 0; i < o->n_captured; i++) xf_free(o->captured[i]);
+    xf_free(o->captured);
+    xf_free(o->no_kernel);
     xf_free(o);
 }
 

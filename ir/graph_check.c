@@ -188,7 +188,37 @@ static char *dup_or_null(const char *s, int *ok)
     return d;
 }
 
-static xf_opaque *clone_opaque(const xf_opaque *o, int *ok)
+static xf_status clone_graph(const xf_graph *src, xf_graph *dst, int share_data, xf_error *err);
+
+/* An If's branches and captured names (share_data: the branches' weights
+ * are borrowed like the outer graph's). */
+static void clone_branches(const xf_opaque *o, xf_opaque *c, int share_data, int *ok)
+{
+    if (o->n_branches) {
+        c->branches = xf_calloc((size_t)o->n_branches, sizeof *c->branches);
+        if (!c->branches) {
+            *ok = 0;
+            return;
+        }
+        for (; c->n_branches < o->n_branches; c->n_branches++)
+            if (clone_graph(&o->branches[c->n_branches], &c->branches[c->n_branches], share_data,
+                            NULL) != XF_OK) {
+                *ok = 0;
+                return;
+            }
+    }
+    if (o->n_captured) {
+        c->captured = xf_calloc((size_t)o->n_captured, sizeof *c->captured);
+        if (!c->captured) {
+            *ok = 0;
+            return;
+        }
+        for (; c->n_captured < o->n_captured; c->n_captured++)
+            c->captured[c->n_captured] = dup_or_null(o->captured[c->n_captured], ok);
+    }
+}
+
+static xf_opaque *clone_opaque(const xf_opaque *o, int share_data, int *ok)
 {
     xf_opaque *c = xf_calloc(1, sizeof *c);
     if (!c) {
@@ -197,6 +227,11 @@ static xf_opaque *clone_opaque(const xf_opaque *o, int *ok)
     }
     c->op_type = dup_or_null(o->op_type, ok);
     c->domain = dup_or_null(o->domain, ok);
+    c->domain_version = o->domain_version;
+    c->kernel = o->kernel;
+    c->lstm = o->lstm;
+    c->no_kernel = o->no_kernel ? dup_or_null(o->no_kernel, ok) : NULL;
+    clone_branches(o, c, share_data, ok);
     c->n_attrs = o->n_attrs;
     c->attr_bytes = xf_calloc((size_t)o->n_attrs + 1, sizeof *c->attr_bytes);
     c->attr_len = xf_calloc((size_t)o->n_attrs + 1, sizeof *c->attr_len);
@@ -307,7 +342,7 @@ static xf_status clone_graph(const xf_graph *src, xf_graph *dst, int share_data,
         d->name = carve_str(&at, s->name);
         d->inputs = carve_ints(&at, s->inputs, s->n_inputs);
         d->outputs = carve_ints(&at, s->outputs, s->n_outputs);
-        d->opaque = s->opaque ? clone_opaque(s->opaque, &ok) : NULL;
+        d->opaque = s->opaque ? clone_opaque(s->opaque, share_data, &ok) : NULL;
         dst->n_nodes = i + 1;
     }
     dst->n_inputs = src->n_inputs;

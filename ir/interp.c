@@ -1,6 +1,7 @@
 /*
  * interp.c — the float32 reference interpreter: runs a whole graph node by
- * node in topological order with the operator table's kernels. Buffers of
+ * node in topological order with the operator table's kernels (opaque If
+ * and LSTM nodes through opaque_run.c). Buffers of
  * intermediate values are freed as soon as their last consumer has run, so
  * peak memory stays near the widest cut of the graph, not its sum.
  */
@@ -34,9 +35,11 @@ static xf_status run_node(const xf_graph *g, int ni, slot *slots, xf_error *err)
 {
     const xf_node *n = &g->nodes[ni];
     char d[256];
-    if (n->op == XF_OP_OPAQUE)
-        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s has no reference kernel (opaque op)",
-                       xf_node_describe(g, ni, d, sizeof d));
+    if (n->op == XF_OP_OPAQUE && (!n->opaque || n->opaque->kernel == XF_OPAQUE_NO_KERNEL))
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s has no reference kernel (opaque op)%s%s",
+                       xf_node_describe(g, ni, d, sizeof d),
+                       n->opaque && n->opaque->no_kernel ? ": " : "",
+                       n->opaque && n->opaque->no_kernel ? n->opaque->no_kernel : "");
     const xf_tensor *in[2 * XF_MAX_SPLIT + 8];
     const xf_tensor **inp = in;
     xf_tensor *out = xf_calloc((size_t)n->n_outputs + 1, sizeof *out);
@@ -56,7 +59,10 @@ static xf_status run_node(const xf_graph *g, int ni, slot *slots, xf_error *err)
         st = xf_tensor_alloc(&out[k_alloc], v->dtype, &v->shape, err);
         if (st != XF_OK) break;
     }
-    if (st == XF_OK) st = xf_op_run(n->op, &n->params, n->n_inputs, inp, n->n_outputs, out, err);
+    if (st == XF_OK && n->op == XF_OP_OPAQUE)
+        st = xf_opaque_run(g, ni, inp, out, err);
+    else if (st == XF_OK)
+        st = xf_op_run(n->op, &n->params, n->n_inputs, inp, n->n_outputs, out, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "running %s", xf_node_describe(g, ni, d, sizeof d));
         for (int k = 0; k < k_alloc && k < n->n_outputs; k++) xf_tensor_free(&out[k]);

@@ -391,8 +391,31 @@ typedef struct xf_value {
                             and is not freed with this one */
 } xf_value;
 
+/* How the interpreter runs an opaque node (ir/opaque_run.c): rules never
+ * see inside these, but the numerical checks run them. */
+typedef enum xf_opaque_kernel {
+    XF_OPAQUE_NO_KERNEL = 0, /* cannot run: the interpreter refuses it by name */
+    XF_OPAQUE_IF,            /* runs branches[0] (then) or [1] (else) on input 0 */
+    XF_OPAQUE_LSTM           /* ONNX LSTM with `lstm`'s attributes */
+} xf_opaque_kernel;
+
+/* ONNX LSTM attributes (default activations sigmoid, tanh, tanh only). */
+typedef struct xf_lstm_attrs {
+    int64_t hidden_size;
+    int direction;    /* 0 forward, 1 reverse, 2 bidirectional */
+    int layout;       /* 0: X [seq, batch, in]; 1: X [batch, seq, in] */
+    int input_forget; /* couple the input and forget gates */
+    float clip;       /* cell clip threshold; 0: none */
+} xf_lstm_attrs;
+
 /* An operator the table does not model. Attributes are kept as the raw
- * serialized ONNX AttributeProto bytes so export writes them back unchanged. */
+ * serialized ONNX AttributeProto bytes so export writes them back unchanged.
+ * An If's branch subgraphs are also imported as graphs of their own
+ * (`branches`) so the interpreter can run them: a branch's graph inputs are
+ * the outer-scope values it reads, named as in the model; the node's last
+ * n_captured inputs are those values in the outer graph (captured[i] is
+ * the name the branches use for input n_inputs - n_captured + i). Export
+ * writes only the node's first n_inputs - n_captured inputs. */
 typedef struct xf_opaque {
     char *op_type;
     char *domain;           /* "" for the default domain */
@@ -400,6 +423,13 @@ typedef struct xf_opaque {
     int n_attrs;
     uint8_t **attr_bytes;   /* each a serialized onnx.AttributeProto */
     size_t *attr_len;
+    xf_opaque_kernel kernel;
+    xf_lstm_attrs lstm;        /* XF_OPAQUE_LSTM */
+    int n_branches;            /* XF_OPAQUE_IF: 2 */
+    struct xf_graph *branches; /* owned */
+    int n_captured;
+    char **captured; /* owned */
+    char *no_kernel; /* owned; why an If or LSTM has no kernel, NULL: not known */
 } xf_opaque;
 
 typedef struct xf_node {
@@ -535,10 +565,20 @@ int xf_op_default_outputs(xf_op op, const xf_params *params);
 /* Runs the whole graph. `inputs` follows g->inputs order; `outputs` (n =
  * g->n_outputs) are allocated here and owned by the caller
  * (xf_tensor_free each). Intermediate buffers are released as soon as their
- * last user has run. Opaque nodes cannot run: XF_ERR_UNSUPPORTED naming them.
+ * last user has run. Opaque nodes run when they have a kernel (If, LSTM:
+ * xf_opaque_run); others fail with XF_ERR_UNSUPPORTED naming them.
  * A graph over the memory limit (xf_graph_mem_check) is refused first. */
 xf_status xf_interp_run(const xf_graph *g, const xf_tensor *inputs, int n_inputs,
                         xf_tensor *outputs, xf_error *err);
+
+/* Runs opaque node `node` of g (kernel not XF_OPAQUE_NO_KERNEL) on its
+ * inputs (NULL for omitted ones); outputs allocated by the caller with the
+ * node's output shapes. An If runs its chosen branch with xf_interp_run. */
+xf_status xf_opaque_run(const xf_graph *g, int node, const xf_tensor *const *in,
+                        xf_tensor *out, xf_error *err);
+/* The branch an If node takes for condition tensor `cond` (0 then, 1
+ * else); XF_ERR_INVALID when cond is not a one-element bool/int tensor. */
+xf_status xf_opaque_if_branch(const xf_tensor *cond, int *branch, xf_error *err);
 
 /* Allocates and fills one tensor per graph input with deterministic random
  * data: floats uniform in [-1, 1); integer inputs in [0, bound) where bound

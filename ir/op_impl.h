@@ -138,4 +138,10 @@ XF_DECLARE_OP(resize);
 /* ops_conv_transpose.c */
 XF_DECLARE_OP(conv_transpose);
 
+/* ops_lstm.c: ONNX LSTM, run by xf_opaque_run (inputs X, W, R, B,
+ * sequence_lens, initial_h, initial_c, P; NULL or absent when omitted;
+ * outputs Y, Y_h, Y_c, a rank-0 placeholder for an omitted one) */
+xf_status xf_lstm_run(const xf_lstm_attrs *a, int n_in, const xf_tensor *const *in, int n_out,
+                      xf_tensor *out, xf_error *err);
+
 #endif /* XF_IR_OP_IMPL_H */

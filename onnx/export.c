@@ -117,6 +117,28 @@ static int is_graph_output(const xf_graph *g, int v)
     return 0;
 }
 
+/* Values an If's branches read by name (xf_opaque.captured) take that
+ * name when it is free; emit_opaque renames any other through Identity. */
+static void claim_captured(xf_export *x)
+{
+    const xf_graph *g = x->g;
+    for (int i = 0; i < g->n_nodes && x->st == XF_OK; i++) {
+        const xf_node *n = &g->nodes[i];
+        const xf_opaque *o = n->opaque;
+        for (int k = 0; o && k < o->n_captured && x->st == XF_OK; k++) {
+            int v = n->inputs[n->n_inputs - o->n_captured + k];
+            if (v < 0 || x->vname[v] || names_has(&x->used_values, o->captured[k])) continue;
+            x->vname[v] = (char *)unique_name(x, &x->used_values, o->captured[k]);
+        }
+    }
+}
+
+const char *xf_export_claim(xf_export *x, const char *name)
+{
+    if (names_has(&x->used_values, name)) return NULL;
+    return unique_name(x, &x->used_values, name);
+}
+
 /* Named values claim their names first (graph inputs, then outputs, then
  * the rest by id; a later duplicate becomes "<name>_<k>"); unnamed values
  * then get "v<id>" made unique. */
@@ -130,6 +152,12 @@ static xf_status assign_value_names(xf_export *x)
     if (!order) return xf_export_fail_nomem(x);
     int k = 0;
     for (int i = 0; i < g->n_inputs; i++) order[k++] = g->inputs[i];
+    for (int i = 0; i < g->n_inputs && x->st == XF_OK; i++) { /* inputs first, then captured */
+        const char *nm = g->values[g->inputs[i]].name;
+        if (nm && nm[0] && !x->vname[g->inputs[i]])
+            x->vname[g->inputs[i]] = (char *)unique_name(x, &x->used_values, nm);
+    }
+    claim_captured(x);
     for (int i = 0; i < g->n_outputs; i++) order[k++] = g->outputs[i];
     for (int i = 0; i < g->n_values; i++) order[k++] = i;
     for (int pass = 0; pass < 2 && x->st == XF_OK; pass++) {

@@ -49,6 +49,9 @@ xf_status xf_export_fail_nomem(xf_export *x);
 /* ONNX name of value `v` ("" for -1, an omitted optional input). */
 const char *xf_export_vname(const xf_export *x, int v);
 
+/* `name` claimed for a value when no value has it yet (NULL otherwise). */
+const char *xf_export_claim(xf_export *x, const char *name);
+
 /* A fresh intermediate value "<node>/<suffix>" with a value_info entry. */
 const char *xf_export_temp(xf_export *x, int node, const char *suffix, xf_dtype dt,
                            const xf_shape *sh);

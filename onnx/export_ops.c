@@ -366,7 +366,21 @@ static xf_status emit_opaque(xf_export *x, int node)
     const xf_opaque *o = n->opaque;
     if (!o || !o->op_type || !o->op_type[0])
         return fail_node(x, node, XF_ERR_GRAPH, "opaque node has no op_type");
-    Onnx__NodeProto *nd = xf_export_emit_main(x, node, o->op_type, n->n_inputs, NULL, 0, NULL);
+    int n_onnx = n->n_inputs - o->n_captured; /* the rest: what the branches read by name */
+    for (int k = 0; k < o->n_captured; k++) {
+        const char *have = xf_export_vname(x, n->inputs[n_onnx + k]);
+        if (strcmp(have, o->captured[k]) == 0) continue;
+        const char *want = xf_export_claim(x, o->captured[k]);
+        if (!want) {
+            char why[512];
+            snprintf(why, sizeof why,
+                     "its branches read '%s', but another value of the graph now has that name",
+                     o->captured[k]);
+            return fail_node(x, node, XF_ERR_UNSUPPORTED, why);
+        }
+        if (!xf_export_node(x, node, o->captured[k], "Identity", 1, &have, 1, &want)) return x->st;
+    }
+    Onnx__NodeProto *nd = xf_export_emit_main(x, node, o->op_type, n_onnx, NULL, 0, NULL);
     if (!nd) return x->st;
     if (o->domain && o->domain[0]) {
         nd->domain = xf_export_alloc(x, strlen(o->domain) + 1);

@@ -5,6 +5,7 @@
  * from the options), then every node in a topological order, the graph
  * outputs, initializers nothing uses, and a final xf_graph_validate. On any error the partly built
  * graph is freed and left initialised, and the message names the model.
+ * The same driver imports an If's branch subgraphs (imp_import_subgraph).
  */
 #include "import_internal.h"
 #include "onnx_dtype.h"
@@ -206,10 +207,11 @@ static xf_status add_outputs(imp_state *st, xf_error *err)
     return XF_OK;
 }
 
-static xf_status import_graph(imp_state *st, xf_error *err)
+/* Everything after the model checks, for the top-level graph and for
+ * subgraphs (import_if.c). */
+static xf_status build_graph(imp_state *st, xf_error *err)
 {
-    xf_status rc = check_model(st, err);
-    if (rc != XF_OK) return rc;
+    xf_status rc;
     st->g->opset = st->opset;
     const char *gname = imp_str(st->graph->name);
     st->g->name = xf_malloc(strlen(gname) + 1);
@@ -229,6 +231,65 @@ static xf_status import_graph(imp_state *st, xf_error *err)
     if (rc == XF_OK) rc = add_unused_initializers(st, err);
     if (rc == XF_OK && (rc = xf_graph_validate(st->g, err)) != XF_OK)
         xf_error_prefix(err, "%s: imported graph is invalid", st->file);
+    return rc;
+}
+
+static xf_status import_graph(imp_state *st, xf_error *err)
+{
+    xf_status rc = check_model(st, err);
+    if (rc != XF_OK) return rc;
+    return build_graph(st, err);
+}
+
+static void state_free(imp_state *st);
+
+/* An outer value as symbol o->name of st: a constant (a copy st owns) or
+ * a graph input of st->g. */
+static xf_status outer_value(imp_state *st, const imp_outer *o, xf_error *err)
+{
+    int s = imp_sym_new(st, o->name, err);
+    if (s < 0) return err->code;
+    if (!o->value) {
+        st->syms[s].is_input = 1;
+        st->syms[s].value = xf_graph_add_input(st->g, o->name, o->dtype, &o->shape, err);
+        if (st->syms[s].value < 0) return err->code;
+        return imp_map_put(&st->names, o->name, s, err);
+    }
+    size_t bytes = xf_tensor_bytes(o->value);
+    void *data = xf_malloc(bytes ? bytes : 1);
+    if (!data) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
+    if (bytes) memcpy(data, o->value->data, bytes);
+    st->syms[s].has_const = 1;
+    st->syms[s].t_owned = 1;
+    st->syms[s].t = *o->value;
+    st->syms[s].t.data = data;
+    return imp_map_put(&st->names, o->name, s, err);
+}
+
+xf_status imp_import_subgraph(imp_state *parent, const Onnx__GraphProto *sg, const char *file,
+                              const imp_outer *outer, int n_outer, xf_graph *g, xf_error *err)
+{
+    xf_graph_init(g);
+    imp_state st;
+    memset(&st, 0, sizeof st);
+    st.file = file;
+    st.base_dir = parent->base_dir;
+    st.opts = parent->opts;
+    st.model = parent->model;
+    st.graph = sg;
+    st.opset = parent->opset;
+    st.g = g;
+    imp_map_init(&st.names);
+    imp_map_init(&st.vinfo);
+    imp_map_init(&st.dim_syms);
+    xf_arena_init(&st.arena, 0);
+    xf_status rc = XF_OK;
+    for (size_t i = 0; i < parent->dim_syms.n && rc == XF_OK; i++)
+        rc = imp_map_put(&st.dim_syms, parent->dim_syms.keys[i], parent->dim_syms.vals[i], err);
+    for (int i = 0; i < n_outer && rc == XF_OK; i++) rc = outer_value(&st, &outer[i], err);
+    if (rc == XF_OK) rc = build_graph(&st, err);
+    state_free(&st);
+    if (rc != XF_OK) xf_graph_free(g);
     return rc;
 }
 

@@ -442,6 +442,15 @@ static xf_status opaque_out_type(imp_state *st, int out, const char *name, xf_dt
     return XF_OK;
 }
 
+xf_status imp_no_kernel(imp_state *st, xf_opaque *o, const char *why, xf_error *err)
+{
+    xf_log(XF_LOG_INFO, "%s: node %d '%s' (%s) cannot run in the interpreter: %s", st->file,
+           st->node_index, imp_str(st->node->name), imp_str(st->node->op_type), why);
+    xf_free(o->no_kernel);
+    o->no_kernel = dup_str(why);
+    return o->no_kernel ? XF_OK : imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+}
+
 xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
 {
     const Onnx__NodeProto *n = st->node;
@@ -457,6 +466,7 @@ xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
     xf_shape *shs = xf_calloc((size_t)n_out + 1, sizeof *shs);
     const char **names = xf_calloc((size_t)n_out + 1, sizeof *names);
     xf_opaque *o = xf_calloc(1, sizeof *o);
+    int *cap_ids = NULL;
     xf_status rc = XF_OK;
     if (!ids || !dts || !shs || !names || !o) {
         rc = imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
@@ -467,14 +477,29 @@ xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
         ids[i] = s < 0 ? -1 : imp_sym_value(st, s, err);
         if (s >= 0 && ids[i] < 0) rc = err->code;
     }
+    int n_cap = 0;
+    if (rc == XF_OK && !domain[0] && strcmp(imp_str(n->op_type), "If") == 0)
+        rc = imp_if_branches(st, o, &cap_ids, &n_cap, err);
+    else if (rc == XF_OK && !domain[0] && strcmp(imp_str(n->op_type), "LSTM") == 0)
+        rc = imp_lstm_attrs(st, o, err);
     for (int k = 0; k < n_out && rc == XF_OK; k++) {
         names[k] = imp_str(n->output[k]);
-        if (names[k][0])
-            rc = opaque_out_type(st, k, names[k], &dts[k], &shs[k], err);
-        else
+        if (!names[k][0])
             dts[k] = XF_F32; /* omitted output: a placeholder nothing can use */
+        else if (!imp_if_out_type(st, o, k, &dts[k], &shs[k]))
+            rc = opaque_out_type(st, k, names[k], &dts[k], &shs[k], err);
     }
     if (rc != XF_OK) goto out;
+    if (n_cap) {
+        int *all = xf_realloc(ids, sizeof *all * (size_t)(n_in + n_cap + 1));
+        if (!all) {
+            rc = imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        ids = all;
+        memcpy(ids + n_in, cap_ids, sizeof *ids * (size_t)n_cap);
+        n_in += n_cap;
+    }
     o->op_type = dup_str(imp_str(n->op_type));
     o->domain = dup_str(domain);
     /* a domain the model forgot to declare is given version 1 */
@@ -496,6 +521,7 @@ xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
         rc = imp_bind_output(st, st->g->nodes[idx].outputs[k], names[k], err);
 out:
     xf_opaque_free(o);
+    xf_free(cap_ids);
     xf_free(ids);
     xf_free(dts);
     xf_free(shs);

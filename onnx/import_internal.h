@@ -21,7 +21,9 @@
  * import_emit.c (adding nodes, folding, opaque nodes, error helpers),
  * import_ops.c (op_type -> xf_op + params per opset; more mappings in
  * import_ops_nn.c, import_ops_shape.c, import_ops_act.c, import_ops_resize.c),
- * import_opaque_shape.c (output shapes of opaque standard ops), import_attr.c
+ * import_opaque_shape.c (output shapes of opaque standard ops), import_if.c
+ * (If branches as graphs), import_lstm.c (LSTM attributes), import_conv1d.c
+ * (1-D Conv), import_attr.c
  * (attributes and constant parameter inputs), import_tensor.c (TensorProto
  * decoding, external data, xf_onnx_load_tensor), import_names.c (string map),
  * import_pb.c (protobuf-c's allocator).
@@ -159,6 +161,40 @@ xf_status imp_bind_output(imp_state *st, int v, const char *name, xf_error *err)
  * by the rules of its standard ONNX op (when the model has no value_info
  * for it): 1 when known, 0 when rlflow has no rule, -1 with *err set. */
 int imp_opaque_infer(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err);
+/* A value of an enclosing graph that a subgraph reads: its data when
+ * known at import time, else the dtype and shape of the run-time value. */
+typedef struct imp_outer {
+    const char *name;
+    const xf_tensor *value; /* NULL: known only at run time */
+    xf_dtype dtype;
+    xf_shape shape;
+} imp_outer;
+/* import.c: imports subgraph `sg` of the model into g with parent's
+ * options and symbolic dims; `file` names it in messages. The outer
+ * values it reads become constants (copied) or, known only at run time,
+ * g's first graph inputs, in order. */
+xf_status imp_import_subgraph(imp_state *parent, const Onnx__GraphProto *sg, const char *file,
+                              const imp_outer *outer, int n_outer, xf_graph *g, xf_error *err);
+/* import_if.c: for the current If node, imports both branches into
+ * o->branches with the outer values they read (o->captured; their ids in
+ * the outer graph go to *cap_ids, xf_malloc'd, *n_cap long) as graph
+ * inputs, or as constants when known at import time, and sets o->kernel. A branch rlflow cannot import leaves the node
+ * without a kernel (logged), which is not an error. */
+xf_status imp_if_branches(imp_state *st, xf_opaque *o, int **cap_ids, int *n_cap, xf_error *err);
+/* Output k of an If whose branches were imported (1), else 0: the output
+ * of the branch its condition picks when that is known at import time
+ * (computed from shapes), else both branches' when they agree. */
+int imp_if_out_type(imp_state *st, const xf_opaque *o, int k, xf_dtype *dt, xf_shape *sh);
+/* import_lstm.c: decodes the current LSTM node's attributes into o->lstm
+ * and sets o->kernel, unless it uses something the kernel lacks
+ * (activations other than the defaults: logged, no kernel). */
+xf_status imp_lstm_attrs(imp_state *st, xf_opaque *o, xf_error *err);
+/* import_conv1d.c: the current 1-D Conv (input 0 of rank 3) as Unsqueeze,
+ * 2-D conv, Squeeze. */
+xf_status imp_conv1d(imp_state *st, xf_error *err);
+/* Records (in o->no_kernel) and logs why the interpreter cannot run the
+ * current opaque node. */
+xf_status imp_no_kernel(imp_state *st, xf_opaque *o, const char *why, xf_error *err);
 /* Keeps the current node as an opaque node; `why` (may be NULL) is logged. */
 xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err);
 /* A fresh name derived from `base` that no ONNX value uses (arena-owned). */

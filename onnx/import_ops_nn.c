@@ -7,8 +7,8 @@
  * training stays opaque), the running-statistics outputs (opaque when
  * used).
  *
- * Convolution and windowed pooling are 2-D (NCHW) in rlflow; other ranks
- * stay opaque (GlobalAveragePool takes any rank from 3). auto_pad is
+ * Convolution and windowed pooling are 2-D (NCHW) in rlflow; 1-D Conv
+ * becomes a 2-D one (import_conv1d.c); other ranks stay opaque (GlobalAveragePool takes any rank from 3). auto_pad is
  * resolved here into explicit pads from the static input shape. Outputs that only exist in training (MaxPool indices,
  * BatchNormalization running statistics, LayerNormalization mean/inv-std)
  * keep the node opaque when the model uses them. Softmax before opset 13
@@ -139,7 +139,10 @@ static xf_status map_conv(imp_state *st, xf_op op, xf_error *err)
 {
     xf_params p = xf_params_default();
     xf_shape x, w;
+    xf_dtype dt;
     int ok, given;
+    if (imp_in_sym(st, 0) >= 0 && imp_in_info(st, 0, &dt, &x, err) == XF_OK && x.rank == 3)
+        return imp_conv1d(st, err);
     xf_status rc = conv_inputs(st, &x, &w, &ok, err);
     if (rc != XF_OK || !ok) return rc;
     if (w.rank != 4)

@@ -743,18 +743,105 @@ START_TEST(conv_attributes_and_fusion)
     expect_error(m, XF_ERR_SHAPE, want);
     mb_free(m);
 
-    /* a 1-D convolution stays opaque */
+    /* a 1-D convolution runs as a 2-D one of height 1: Unsqueeze, conv
+     * [1 x 3], Squeeze (the weight's Unsqueeze folds into a constant);
+     * pads begin 1, end 0, stride 2: length (8 + 1 - 3) / 2 + 1 = 4 */
     m = mb_new(13);
-    int64_t d1x[3] = {1, 2, 8}, d1w[3] = {3, 2, 3}, d1y[3] = {1, 3, 6};
+    int64_t d1x[3] = {1, 2, 8}, d1w[3] = {3, 2, 3}, d1y[3] = {1, 3, 4};
     mb_input(m, "x", T_FLOAT, 3, d1x);
     mb_init(m, "w", T_FLOAT, 3, d1w, w);
-    mb_node(m, "Conv", "conv1d", "x w", "y");
+    nd = mb_node(m, "Conv", "conv1d", "x w", "y");
+    int64_t p1[2] = {1, 0}, s1[1] = {2};
+    attr_ints(m, nd, "pads", 2, p1);
+    attr_ints(m, nd, "strides", 1, s1);
     mb_output(m, "y", T_FLOAT, 3, d1y);
-    n = single(m, &g, XF_OP_OPAQUE);
-    ck_assert_str_eq(n->opaque->op_type, "Conv");
+    mb_load_ok(m, &g);
+    ck_assert_int_eq(g.n_nodes, 3);
+    n = the(&g, XF_OP_CONV);
+    ck_assert_int_eq(n->params.kernel[0], 1);
+    ck_assert_int_eq(n->params.kernel[1], 3);
+    ck_assert_int_eq(n->params.stride[1], 2);
+    ck_assert_int_eq(n->params.pads[1], 1);
+    ck_assert_int_eq(n->params.pads[3], 0);
+    the(&g, XF_OP_UNSQUEEZE);
+    the(&g, XF_OP_SQUEEZE);
     expect_shape(&g.values[g.outputs[0]].shape, 3, d1y);
+    float xv[16], want1[12];
+    for (int i = 0; i < 16; i++) xv[i] = (float)((i * 7) % 11) * 0.25f - 1.0f;
+    for (int o = 0; o < 3; o++)
+        for (int t = 0; t < 4; t++) {
+            float acc = 0.0f;
+            for (int c = 0; c < 2; c++)
+                for (int k = 0; k < 3; k++) {
+                    int at = t * 2 - 1 + k;
+                    if (at >= 0 && at < 8) acc += w[(o * 2 + c) * 3 + k] * xv[c * 8 + at];
+                }
+            want1[o * 4 + t] = acc;
+        }
+    xf_tensor in1 = make_f32(3, d1x, xv), out1;
+    ck_assert_msg(xf_interp_run(&g, &in1, 1, &out1, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < 12; i++)
+        ck_assert_msg(fabsf(((float *)out1.data)[i] - want1[i]) < 1e-5f, "y[%d] = %g, want %g", i,
+                      (double)((float *)out1.data)[i], (double)want1[i]);
+    xf_tensor_free(&in1);
+    xf_tensor_free(&out1);
     xf_graph_free(&g);
     mb_free(m);
+}
+END_TEST
+
+/* ONNX's own 1-D convolution cases (pytorch-converted/test_Conv1d*: pads,
+ * strides, dilation, groups) are declared at opset 6, below what rlflow
+ * imports; Conv has not changed since opset 1, so they run here declared
+ * at opset 11 and must reproduce the expected outputs. */
+START_TEST(conv1d_backend_cases)
+{
+    const char *root = xf_test_dir("XF_ONNX_TESTDATA");
+    if (!root) XF_SKIP("ONNX backend test data not installed (libonnx-testdata)");
+    static const char *const cases[] = {"test_Conv1d",          "test_Conv1d_dilated",
+                                        "test_Conv1d_groups",   "test_Conv1d_pad1",
+                                        "test_Conv1d_pad1size1", "test_Conv1d_pad2",
+                                        "test_Conv1d_pad2size1", "test_Conv1d_stride"};
+    int ran = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/pytorch-converted/%s/model.onnx", root, cases[c]);
+        if (access(path, R_OK) != 0) continue;
+        size_t len;
+        char *bytes = xf_test_read_file(path, &len);
+        Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, (const uint8_t *)bytes);
+        ck_assert_ptr_nonnull(mp);
+        for (size_t i = 0; i < mp->n_opset_import; i++)
+            if (!mp->opset_import[i]->domain || !mp->opset_import[i]->domain[0])
+                mp->opset_import[i]->version = 11;
+        size_t n = onnx__model_proto__get_packed_size(mp);
+        uint8_t *buf = malloc(n);
+        onnx__model_proto__pack(mp, buf);
+        onnx__model_proto__free_unpacked(mp, NULL);
+        free(bytes);
+        xf_graph g;
+        xf_error err;
+        ck_assert_msg(xf_onnx_load_buffer(buf, n, cases[c], NULL, NULL, &g, &err) == XF_OK,
+                      "%s", err.msg);
+        free(buf);
+        ck_assert_int_eq(count_op(&g, XF_OP_OPAQUE), 0);
+        ck_assert_int_eq(count_op(&g, XF_OP_CONV), 1);
+        xf_tensor in, want, got;
+        snprintf(path, sizeof path, "%s/pytorch-converted/%s/test_data_set_0/input_0.pb", root,
+                 cases[c]);
+        ck_assert_msg(xf_onnx_load_tensor(path, &in, NULL, &err) == XF_OK, "%s", err.msg);
+        snprintf(path, sizeof path, "%s/pytorch-converted/%s/test_data_set_0/output_0.pb", root,
+                 cases[c]);
+        ck_assert_msg(xf_onnx_load_tensor(path, &want, NULL, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(xf_interp_run(&g, &in, 1, &got, &err) == XF_OK, "%s: %s", cases[c], err.msg);
+        ck_assert_msg(xf_tensor_close(&got, &want, 1e-4, 1e-5), "%s: outputs differ", cases[c]);
+        xf_tensor_free(&in);
+        xf_tensor_free(&want);
+        xf_tensor_free(&got);
+        xf_graph_free(&g);
+        ran++;
+    }
+    if (!ran) XF_SKIP("no pytorch-converted/test_Conv1d* case in %s", root);
 }
 END_TEST
 
@@ -1518,6 +1605,147 @@ START_TEST(opaque_standard_ops_get_shapes)
 }
 END_TEST
 
+/* A branch graph of one node op(in) -> out, taking the node built with
+ * mb_node back out of the main graph. */
+static Onnx__GraphProto *mb_branch(mb *m, const char *name, const char *op, const char *ins,
+                                   const char *out)
+{
+    Onnx__NodeProto *n = mb_node(m, op, name, ins, out);
+    m->graph.n_node--;
+    Onnx__GraphProto *gp = mb_alloc(m, sizeof *gp);
+    onnx__graph_proto__init(gp);
+    gp->name = mb_str(m, name);
+    gp->n_node = 1;
+    gp->node = mb_alloc(m, sizeof *gp->node);
+    gp->node[0] = n;
+    gp->n_output = 1;
+    gp->output = mb_alloc(m, sizeof *gp->output);
+    gp->output[0] = mb_vi(m, out, T_FLOAT, 2, D23, NULL);
+    return gp;
+}
+
+/* y_k = sigmoid(If(c, then: neg(xr_k), else: mul(xr_k, w))) with xr_k =
+ * relu(x) and w an outer initializer, k = 1, 2, for c true and false. */
+static void run_if_model(const xf_graph *g)
+{
+    static const float xv[6] = {-1.0f, 0.5f, 2.0f, -0.25f, 0.0f, 1.5f};
+    for (int b = 0; b < 2; b++) {
+        xf_tensor in[2], out[2];
+        xf_error err;
+        xf_shape sc = xf_shape_make(0, D23);
+        in[0] = make_f32(2, D23, xv);
+        ck_assert_int_eq(xf_tensor_alloc(&in[1], XF_BOOL, &sc, &err), XF_OK);
+        *(uint8_t *)in[1].data = (uint8_t)(b == 0);
+        ck_assert_msg(xf_interp_run(g, in, 2, out, &err) == XF_OK, "%s", err.msg);
+        for (int k = 0; k < 2; k++)
+            for (int i = 0; i < 6; i++) {
+                float r = xv[i] > 0 ? xv[i] : 0.0f, z = b ? 2.0f * r : -r;
+                float want = 1.0f / (1.0f + expf(-z)), got = ((float *)out[k].data)[i];
+                ck_assert_msg(fabsf(got - want) < 1e-6f, "%s branch: y%d[%d] = %g, want %g",
+                              b ? "else" : "then", k + 1, i, (double)got, (double)want);
+            }
+        xf_tensor_free(&in[0]);
+        xf_tensor_free(&in[1]);
+        xf_tensor_free(&out[0]);
+        xf_tensor_free(&out[1]);
+    }
+}
+
+/* The If node `name` of g. */
+static xf_node *if_node(xf_graph *g, const char *name)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].name && strcmp(g->nodes[i].name, name) == 0) return &g->nodes[i];
+    ck_abort_msg("no node '%s'", name);
+    return NULL;
+}
+
+/* Counts the exported If nodes with one input and the Identity nodes
+ * writing `from` as `to`. */
+static void exported_ifs(const uint8_t *buf, size_t len, const char *from, const char *to,
+                         int *ifs, int *identities)
+{
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    ck_assert_ptr_nonnull(mp);
+    *ifs = *identities = 0;
+    for (size_t i = 0; i < mp->graph->n_node; i++) {
+        const Onnx__NodeProto *p = mp->graph->node[i];
+        *ifs += strcmp(p->op_type, "If") == 0 && p->n_input == 1;
+        *identities += strcmp(p->op_type, "Identity") == 0 && p->n_output == 1 &&
+                       strcmp(p->output[0], to) == 0 && strcmp(p->input[0], from) == 0;
+    }
+    onnx__model_proto__free_unpacked(mp, NULL);
+}
+
+/* If: both branches run in the interpreter, reading an outer activation
+ * (a captured input of the If) and an outer initializer (a constant in
+ * the branch); export writes each If with its one input and its branches;
+ * a captured value renamed by a rewrite is written under the branches'
+ * name, and one value captured under two names (two equal values merged)
+ * reaches the second through an Identity. */
+START_TEST(if_branches_run_and_export)
+{
+    mb *m = mb_new(13);
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    mb_input(m, "c", T_BOOL, 0, NULL);
+    float two = 2.0f;
+    int64_t d1[1] = {1};
+    mb_init(m, "w", T_FLOAT, 1, d1, &two);
+    for (int k = 1; k <= 2; k++) {
+        char xr[8], z[8], y[8], t[8], e[8], in[16], nm[8];
+        snprintf(xr, sizeof xr, "xr%d", k);
+        snprintf(z, sizeof z, "z%d", k);
+        snprintf(y, sizeof y, "y%d", k);
+        snprintf(t, sizeof t, "t%d", k);
+        snprintf(e, sizeof e, "e%d", k);
+        snprintf(in, sizeof in, "%s w", xr);
+        snprintf(nm, sizeof nm, "if%d", k);
+        mb_node(m, "Relu", xr, "x", xr);
+        Onnx__NodeProto *n = mb_node(m, "If", nm, "c", z);
+        Onnx__AttributeProto *a =
+            mb_attr(m, n, "then_branch", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+        a->g = mb_branch(m, t, "Neg", xr, t);
+        a = mb_attr(m, n, "else_branch", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+        a->g = mb_branch(m, e, "Mul", in, e);
+        mb_node(m, "Sigmoid", y, z, y);
+        mb_output(m, y, T_FLOAT, -1, NULL);
+    }
+    xf_graph g, back;
+    mb_load_ok(m, &g);
+    xf_node *n1 = if_node(&g, "if1"), *n2 = if_node(&g, "if2");
+    ck_assert_int_eq(n1->opaque->kernel, XF_OPAQUE_IF);
+    ck_assert_int_eq(n1->opaque->n_captured, 2);
+    ck_assert_int_eq(n1->n_inputs, 3);
+    ck_assert_int_eq(n1->opaque->branches[0].n_inputs, 1); /* xr1; w is a constant there */
+    ck_assert_int_eq(n1->opaque->branches[1].n_inputs, 1);
+    run_if_model(&g);
+    /* a rewrite renamed xr1, and merged xr2 into it */
+    int cap = strcmp(n1->opaque->captured[0], "xr1") == 0 ? 1 : 2;
+    int xr1 = n1->inputs[cap], xr2 = n2->inputs[strcmp(n2->opaque->captured[0], "xr2") == 0 ? 1 : 2];
+    ck_assert_str_eq(g.values[xr1].name, "xr1");
+    xf_graph_release(&g, g.values[xr1].name);
+    g.values[xr1].name = xf_strdup("relu_out");
+    xf_graph_release(&g, g.values[xr2].name);
+    g.values[xr2].name = xf_strdup("unused");
+    n2->inputs[strcmp(n2->opaque->captured[0], "xr2") == 0 ? 1 : 2] = xr1;
+    uint8_t *buf;
+    size_t len;
+    xf_error err;
+    ck_assert_msg(xf_onnx_save_buffer(&g, &buf, &len, &err) == XF_OK, "%s", err.msg);
+    int ifs, identities;
+    exported_ifs(buf, len, "xr1", "xr2", &ifs, &identities);
+    ck_assert_int_eq(ifs, 2);
+    ck_assert_int_eq(identities, 1); /* relu_out took the name xr1; xr2 = Identity(xr1) */
+    ck_assert_msg(xf_onnx_load_buffer(buf, len, "back.onnx", NULL, NULL, &back, &err) == XF_OK,
+                  "%s", err.msg);
+    xf_free(buf);
+    run_if_model(&back);
+    xf_graph_free(&back);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
 /* Opset-18 forms: ReduceMean/ReduceMax axes as inputs, Pad's axes input,
  * Split into uneven parts by its number of outputs (3 + 2 of 5). */
 START_TEST(opset18_forms_are_converted)
@@ -2067,6 +2295,7 @@ static Suite *suite(void)
     Suite *s = suite_create("onnx_import");
     TCase *ops = tcase_create("ops");
     tcase_add_test(ops, unary_and_binary_ops);
+    tcase_add_test(ops, conv1d_backend_cases);
     tcase_add_test(ops, where_cast_dropout);
     tcase_add_test(ops, matmul_and_gemm);
     tcase_add_test(ops, conv_auto_pad);
@@ -2085,6 +2314,7 @@ static Suite *suite(void)
     tcase_add_test(model, initializers_kept_unless_parameters);
     tcase_add_test(model, opaque_nodes_keep_attributes);
     tcase_add_test(model, opaque_standard_ops_get_shapes);
+    tcase_add_test(model, if_branches_run_and_export);
     tcase_add_test(model, old_opset_forms_are_converted);
     tcase_add_test(model, opset18_forms_are_converted);
     tcase_add_test(model, malformed_graphs);

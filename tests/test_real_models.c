@@ -3,37 +3,44 @@
  * ../shared/models/real (see its README): PaddleOCR's opset-9 text-direction
  * classifier and opset-11 v4 detector (Clip, HardSigmoid, Resize,
  * ConvTranspose), openWakeWord's classifier (opset 13) and Silero VAD (If
- * with LSTM subgraphs, opset 16), through the xfonnx tool as a user runs
- * it: the interpreter's outputs equal ONNX Runtime's reference outputs
- * (1e-4 relative to max |output|), the round trip keeps the graph and its
- * outputs and writes a model onnx.checker accepts, and Silero's If, which
- * the interpreter cannot run, is reported by name. Without ../shared the
- * cases skip.
+ * with LSTM subgraphs, 1-D convolutions, opset 16), through the tools as a
+ * user runs them: the interpreter's outputs equal ONNX Runtime's reference
+ * outputs (1e-4 relative to max |output|), the round trip keeps the graph
+ * and its outputs and writes a model onnx.checker accepts, and
+ * rlflow-agent --search taso on Silero writes a model that passes its
+ * numerical check and still reproduces the reference outputs, with a rule
+ * that would match inside the If's branches (conv then relu) matching
+ * nowhere: rules never see through opaque nodes; xfcost prices the If by
+ * its costlier branch and times it on the interpreter. Without ../shared
+ * the cases skip.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "agent_fixture.h"
+#include "onnx/onnx.h"
+#include "rulesdb/rulesdb.h"
+#include "target/target.h"
 #include "testutil.h"
 
 typedef struct real_model {
     const char *dir;
     const char *dims; /* --dim options for the test data's sizes */
-    int runs;         /* the interpreter runs every node */
 } real_model;
 
 static const real_model models[] = {
     {"ppocr_mobile_cls",
      "--dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=48 "
-     "--dim p2o.DynamicDimension.2=192",
-     1},
+     "--dim p2o.DynamicDimension.2=192"},
     {"ppocr_v4_det",
      "--dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=160 "
-     "--dim p2o.DynamicDimension.2=160",
-     1},
-    {"openwakeword_hello", "", 1},
-    {"silero_vad_legacy", "--dim batch=1 --dim sequence=512", 0},
+     "--dim p2o.DynamicDimension.2=160"},
+    {"openwakeword_hello", ""},
+    {"silero_vad_legacy", "--dim batch=1 --dim sequence=512"},
 };
 #define N_MODELS ((int)(sizeof models / sizeof models[0]))
 
@@ -71,15 +78,8 @@ START_TEST(run_matches_onnxruntime)
     snprintf(label, sizeof label, "run_%s.log", m->dir);
     int rc = xfonnx(&out, label, "run %s/model.onnx --data %s/test_data_set_0 %s", dir, dir,
                     m->dims);
-    if (m->runs) {
-        ck_assert_msg(rc == 0, "xfonnx run %s: exit %d\n%s", m->dir, rc, out);
-        xf_test_expect_contains(out, "outputs match the expected data");
-    } else {
-        /* the opaque If cannot run: exit 1 with the node named */
-        ck_assert_msg(rc == 1, "xfonnx run %s: exit %d\n%s", m->dir, rc, out);
-        xf_test_expect_contains(out, "'If_25' (If)");
-        xf_test_expect_contains(out, "opaque");
-    }
+    ck_assert_msg(rc == 0, "xfonnx run %s: exit %d\n%s", m->dir, rc, out);
+    xf_test_expect_contains(out, "outputs match the expected data");
     free(out);
 }
 END_TEST
@@ -96,15 +96,148 @@ START_TEST(round_trip_keeps_graph_and_outputs)
     int rc = xfonnx(&out, label, "roundtrip %s/model.onnx -o %s %s", dir, written, m->dims);
     ck_assert_msg(rc == 0, "xfonnx roundtrip %s: exit %d\n%s", m->dir, rc, out);
     xf_test_expect_contains(out, "(equal)");
-    if (m->runs) {
-        xf_test_expect_contains(out, "round trip ok: same graph, same outputs");
-        /* Silero is left out: onnx 1.12's checker rejects the published
-         * file itself (outer-scope initializers used in If branches) */
-        xf_test_onnx_checker(written);
-    } else {
-        xf_test_expect_contains(out, "numerical check skipped");
-    }
+    xf_test_expect_contains(out, "round trip ok: same graph, same outputs");
+    xf_test_onnx_checker(written);
     free(out);
+}
+END_TEST
+
+/* At the default size of 1 for every symbolic dim, Silero's 256-tap
+ * frame convolution cannot run: the refusal names the If and says why. */
+START_TEST(silero_too_short_says_why)
+{
+    const real_model *m = &models[3];
+    const char *dir = model_dir(m);
+    if (!dir) XF_SKIP("shared model real/%s not found (XF_SHARED_DIR)", m->dir);
+    char *out;
+    int rc = xfonnx(&out, "silero_short.log", "run %s/model.onnx%s%s", dir, "", "");
+    ck_assert_msg(rc == 1, "xfonnx run: exit %d\n%s", rc, out);
+    xf_test_expect_contains(out, "'If_25' (If) has no reference kernel (opaque op): ");
+    xf_test_expect_contains(out, "then_branch of node 1 'If_25' (If): node 13 'Conv_73' (Conv)");
+    xf_test_expect_contains(out, "smaller than the dilated kernel 1x256");
+    free(out);
+}
+END_TEST
+
+/* xfcost prices Silero's If by its costlier branch, and the analytic
+ * backend's executor (the interpreter) runs it end to end. */
+START_TEST(xfcost_prices_and_runs_silero)
+{
+    const real_model *m = &models[3];
+    const char *dir = model_dir(m);
+    if (!dir) XF_SKIP("shared model real/%s not found (XF_SHARED_DIR)", m->dir);
+    char log[4096];
+    snprintf(log, sizeof log, "%s", xf_test_tmp("silero_xfcost.log"));
+    int rc = xf_test_system("%s %s/model.onnx --backend analytic --cache none %s > %s 2>&1",
+                            xf_test_tool("xfcost"), dir, m->dims, log);
+    size_t len;
+    char *out = xf_test_read_file(log, &len);
+    ck_assert_msg(rc == 0, "xfcost on %s: exit %d\n%s", m->dir, rc, out);
+    /* the costlier branch's 77 kernels and the Equal's one */
+    xf_test_expect_contains(out, "(sum of 2 operators, 78 kernels, ");
+    xf_test_expect_contains(out, "measured end-to-end: ");
+    free(out);
+}
+END_TEST
+
+/* A rules database holding relu(conv(x, w)) => conv[act=relu](x, w) (and
+ * its reverse), which matches inside every Silero branch. */
+static void write_conv_relu_db(const char *path)
+{
+    xf_test_remove_db(path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    xf_rule r;
+    xf_fx_rule_conv_relu(&r);
+    xf_rulesdb_rule_meta meta = {XF_RULE_PROVED, 0, NULL, 0};
+    int64_t id = 0;
+    ck_assert_msg(xf_rulesdb_add_rule(db, &r, &meta, &id, NULL, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r);
+    xf_rulesdb_close(db);
+}
+
+START_TEST(agent_optimises_around_silero_if)
+{
+    const real_model *m = &models[3];
+    const char *dir = model_dir(m);
+    if (!dir) XF_SKIP("shared model real/%s not found (XF_SHARED_DIR)", m->dir);
+    char db[4096], opt[4096], log[4096];
+    snprintf(db, sizeof db, "%s", xf_test_tmp("conv_relu.db"));
+    snprintf(opt, sizeof opt, "%s", xf_test_tmp("silero.opt.onnx"));
+    snprintf(log, sizeof log, "%s", xf_test_tmp("silero_agent.log"));
+    write_conv_relu_db(db);
+    unlink(opt);
+    int rc = xf_test_system("%s --rules %s %s/model.onnx -o %s --search taso --budget 50 "
+                            "--backend analytic --cache none --no-latency -q %s > %s 2>&1",
+                            xf_test_tool("rlflow-agent"), db, dir, opt, m->dims, log);
+    size_t len;
+    char *out = xf_test_read_file(log, &len);
+    ck_assert_msg(rc == 0, "rlflow-agent on %s: exit %d\n%s", m->dir, rc, out);
+    /* the conv+relu pairs are all inside the If: nothing matches through it */
+    xf_test_expect_contains(out, "applicable:      0 rules at 0 locations");
+    xf_test_expect_contains(out, "max output err:  ");
+    xf_test_expect_contains(out, "written:         ");
+    free(out);
+    rc = xfonnx(&out, "run_silero_opt.log", "run %s --data %s/test_data_set_0 %s", opt, dir,
+                m->dims);
+    ck_assert_msg(rc == 0, "xfonnx run on the written model: exit %d\n%s", rc, out);
+    xf_test_expect_contains(out, "outputs match the expected data");
+    free(out);
+    xf_test_onnx_checker(opt);
+}
+END_TEST
+
+/* Silero at three (batch, sequence) sizes on random inputs (sr 0 or 1:
+ * the 8 kHz branch; the test data above runs the 16 kHz one): the
+ * interpreter's outputs equal ONNX Runtime's on the published file. */
+START_TEST(silero_matches_onnxruntime_at_three_sizes)
+{
+    const real_model *m = &models[3];
+    const char *dir = model_dir(m);
+    if (!dir) XF_SKIP("shared model real/%s not found (XF_SHARED_DIR)", m->dir);
+    xf_target *t = xf_fx_target();
+    if (!t) XF_SKIP("ONNX Runtime not installed (tools/setup.sh or RLFLOW_ORT_LIB)");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    static const int64_t sizes[3][2] = {{1, 512}, {2, 1024}, {3, 320}};
+    for (int k = 0; k < 3; k++) {
+        const char *names[2] = {"batch", "sequence"};
+        xf_onnx_options o = xf_onnx_default_options();
+        o.n_dim_overrides = 2;
+        o.dim_names = names;
+        o.dim_values = sizes[k];
+        xf_graph g;
+        xf_error err;
+        ck_assert_msg(xf_onnx_load(path, &o, &g, &err) == XF_OK, "%s", err.msg);
+        xf_tensor in[4], ours[3], theirs[3];
+        ck_assert_msg(xf_graph_random_inputs(&g, 7, in, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(xf_interp_run(&g, in, g.n_inputs, ours, &err) == XF_OK, "%s", err.msg);
+        xf_target_model *tm = NULL;
+        ck_assert_msg(xf_target_model_load_file(t, path, &g, 7, &tm, &err) == XF_OK, "%s",
+                      err.msg);
+        ck_assert_msg(xf_target_model_run(tm, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(xf_target_model_outputs(tm, theirs, &err) == XF_OK, "%s", err.msg);
+        for (int i = 0; i < g.n_outputs; i++) {
+            double max_abs, max_rel, peak = 0;
+            ck_assert_msg(xf_tensor_compare(&ours[i], &theirs[i], &max_abs, &max_rel, &err) ==
+                              XF_OK,
+                          "%s", err.msg);
+            for (int64_t j = 0; j < xf_shape_numel(&theirs[i].shape); j++) {
+                double v = fabs(((const float *)theirs[i].data)[j]);
+                if (v > peak) peak = v;
+            }
+            ck_assert_msg(max_abs <= 1e-4 * peak, "batch %lld, sequence %lld, output %d: |d| %g "
+                          "over max |output| %g", (long long)sizes[k][0], (long long)sizes[k][1],
+                          i, max_abs, peak);
+            xf_tensor_free(&ours[i]);
+            xf_tensor_free(&theirs[i]);
+        }
+        xf_target_model_free(tm);
+        for (int i = 0; i < g.n_inputs; i++) xf_tensor_free(&in[i]);
+        xf_graph_free(&g);
+    }
+    xf_target_close(t);
 }
 END_TEST
 
@@ -115,6 +248,10 @@ int main(void)
     tcase_set_timeout(t, 600);
     tcase_add_loop_test(t, run_matches_onnxruntime, 0, N_MODELS);
     tcase_add_loop_test(t, round_trip_keeps_graph_and_outputs, 0, N_MODELS);
+    tcase_add_test(t, agent_optimises_around_silero_if);
+    tcase_add_test(t, silero_too_short_says_why);
+    tcase_add_test(t, xfcost_prices_and_runs_silero);
+    tcase_add_test(t, silero_matches_onnxruntime_at_three_sizes);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

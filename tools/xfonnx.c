@@ -225,9 +225,19 @@ static int cmd_info(const options *o)
     for (int i = 0; i < g.n_nodes; i++) {
         const xf_node *n = &g.nodes[i];
         if (n->op != XF_OP_OPAQUE) continue;
+        const xf_opaque *op = n->opaque;
         char d[256];
-        printf("  %s domain '%s'\n", xf_node_describe(&g, i, d, sizeof d),
-               n->opaque->domain ? n->opaque->domain : "");
+        printf("  %s domain '%s'", xf_node_describe(&g, i, d, sizeof d),
+               op->domain ? op->domain : "");
+        if (op->kernel == XF_OPAQUE_IF && op->n_branches == 2)
+            printf(": runs its branches (then %d nodes, else %d nodes, %d outer values read)",
+                   op->branches[0].n_nodes, op->branches[1].n_nodes, op->n_captured);
+        else if (op->kernel == XF_OPAQUE_LSTM)
+            printf(": runs (hidden_size %lld)", (long long)op->lstm.hidden_size);
+        else
+            printf(": the interpreter cannot run it%s%s", op->no_kernel ? ": " : "",
+                   op->no_kernel ? op->no_kernel : "");
+        printf("\n");
     }
     xf_graph_free(&g);
     return 0;
@@ -365,7 +375,9 @@ static int cmd_roundtrip(const options *o)
            ha == hb ? "(equal)" : "(DIFFERENT)");
     if (ha != hb) rc = 1;
     int opaque = 0;
-    for (int i = 0; i < a.n_nodes; i++) opaque += a.nodes[i].op == XF_OP_OPAQUE;
+    for (int i = 0; i < a.n_nodes; i++)
+        opaque += a.nodes[i].op == XF_OP_OPAQUE &&
+                  (!a.nodes[i].opaque || a.nodes[i].opaque->kernel == XF_OPAQUE_NO_KERNEL);
     if (opaque) {
         printf("numerical check skipped: the model has %d opaque node(s) the interpreter cannot run\n",
                opaque);
