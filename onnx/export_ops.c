@@ -197,13 +197,17 @@ static xf_status emit_softmax(xf_export *x, int node)
 static xf_status emit_reshape(xf_export *x, int node)
 {
     const xf_params *p = &node_at(x, node)->params;
+    int64_t target[XF_MAX_DIMS];
+    int relative = 0;
+    memcpy(target, p->shape, sizeof(int64_t) * (size_t)p->n_shape);
+    if (x->n_probe && xf_export_dyn_reshape(x, node, target, &relative) != XF_OK) return x->st;
     int has_zero = 0;
     for (int i = 0; i < p->n_shape; i++)
-        if (p->shape[i] == 0) has_zero = 1;
+        if (target[i] == 0 && !relative) has_zero = 1;
     if (has_zero && x->opset < 14)
         return fail_node(x, node, XF_ERR_UNSUPPORTED,
                          "a zero-sized target dim needs Reshape's allowzero (opset 14)");
-    const char *shape = xf_export_const_i64(x, node, "shape", p->shape, p->n_shape);
+    const char *shape = xf_export_const_i64(x, node, "shape", target, p->n_shape);
     Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Reshape", 1, &shape, 1, NULL);
     if (!nd) return x->st;
     return has_zero ? xf_export_attr_int(x, nd, "allowzero", 1) : XF_OK;
@@ -214,9 +218,12 @@ static xf_status emit_slice(xf_export *x, int node)
     const xf_params *p = &node_at(x, node)->params;
     int64_t steps[XF_MAX_DIMS];
     for (int i = 0; i < p->n_axes; i++) steps[i] = p->steps[i] ? p->steps[i] : 1;
+    int64_t ends[XF_MAX_DIMS];
+    memcpy(ends, p->ends, sizeof(int64_t) * (size_t)p->n_axes);
+    if (x->n_probe) xf_export_dyn_slice_ends(x, node, ends);
     const char *extra[4] = {
         xf_export_const_i64(x, node, "starts", p->starts, p->n_axes),
-        xf_export_const_i64(x, node, "ends", p->ends, p->n_axes),
+        xf_export_const_i64(x, node, "ends", ends, p->n_axes),
         xf_export_const_i64(x, node, "axes", p->axes, p->n_axes),
         xf_export_const_i64(x, node, "steps", steps, p->n_axes),
     };
@@ -456,7 +463,10 @@ xf_status xf_export_emit(xf_export *x, int node)
     case XF_OP_CONV_TRANSPOSE:
     case XF_OP_TILE: return xf_export_emit_act(x, node);
     case XF_OP_EXPAND: {
-        const char *shape = xf_export_const_i64(x, node, "shape", p->shape, p->n_shape);
+        int64_t target[XF_MAX_DIMS];
+        memcpy(target, p->shape, sizeof(int64_t) * (size_t)p->n_shape);
+        if (x->n_probe && xf_export_dyn_expand(x, node, target) != XF_OK) return x->st;
+        const char *shape = xf_export_const_i64(x, node, "shape", target, p->n_shape);
         return xf_export_emit_main(x, node, "Expand", 1, &shape, 1, NULL) ? XF_OK : x->st;
     }
     default: break;

@@ -63,6 +63,23 @@ static int64_t symbolic_dim(imp_state *st, const char *name, const char *what, x
     return 1;
 }
 
+int imp_dim_symbolic(const Onnx__TensorShapeProto__Dimension *d)
+{
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+        return d->dim_value == 0;
+    return 1;
+}
+
+void imp_dim_name(const Onnx__ValueInfoProto *vi, int axis, char *buf, size_t n)
+{
+    const Onnx__TensorShapeProto__Dimension *d = vi->type->tensor_type->shape->dim[axis];
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
+        d->dim_param[0])
+        snprintf(buf, n, "%s", d->dim_param);
+    else
+        snprintf(buf, n, "%s_dim%d", imp_str(vi->name), axis);
+}
+
 xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_input,
                          const char *what, xf_dtype *dt, xf_shape *sh, xf_error *err)
 {
@@ -90,7 +107,8 @@ xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_i
     sh->rank = (int)tt->shape->n_dim;
     for (int i = 0; i < sh->rank; i++) {
         const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+            (d->dim_value != 0 || !is_input)) {
             if (d->dim_value < 0)
                 return XF_FAIL(err, XF_ERR_PARSE, "%s: dim %d is negative (%lld)", what, i,
                                (long long)d->dim_value);
@@ -100,6 +118,16 @@ xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_i
                    (is_input || imp_map_get(&st->dim_syms, d->dim_param) >= 0)) {
             xf_status rc;
             sh->dims[i] = symbolic_dim(st, d->dim_param, what, err, &rc);
+            if (rc != XF_OK) return rc;
+        } else if (is_input) {
+            /* declared 0, unnamed or unknown on an input: symbolic, by a
+             * generated name the user can size with a dim override */
+            char gen[IMP_DIM_NAME_MAX];
+            imp_dim_name(vi, i, gen, sizeof gen);
+            const char *nm = xf_arena_strdup(&st->arena, gen);
+            if (!nm) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
+            xf_status rc;
+            sh->dims[i] = symbolic_dim(st, nm, what, err, &rc);
             if (rc != XF_OK) return rc;
         } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
             return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s: dim %d is symbolic ('%s')", what, i,

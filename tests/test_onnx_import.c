@@ -309,6 +309,16 @@ static xf_status mb_load(mb *m, const xf_onnx_options *o, xf_graph *g, xf_error 
     return st;
 }
 
+/* Options sizing one symbolic dim; name and value must outlive them. */
+static xf_onnx_options one_dim(const char *const *name, const int64_t *value)
+{
+    xf_onnx_options o = xf_onnx_default_options();
+    o.n_dim_overrides = 1;
+    o.dim_names = name;
+    o.dim_values = value;
+    return o;
+}
+
 static void mb_load_ok(mb *m, xf_graph *g)
 {
     xf_error err;
@@ -1113,15 +1123,22 @@ START_TEST(movement_ops)
     xf_graph_free(&g);
     mb_free(m);
 
-    /* allowzero (opset 14): a 0 is a real zero-sized dim */
+    /* allowzero (opset 14): a 0 is a real zero-sized dim; an input dim
+     * declared 0 is symbolic ('x_dim0'), here sized 0 */
     m = mb_new(14);
     int64_t dz[2] = {0, 4}, tz[3] = {4, 0, 3};
     mb_input(m, "x", T_FLOAT, 2, dz);
     mb_init_i64(m, "target", 3, tz);
     attr_i(m, mb_node(m, "Reshape", "rs", "x target", "r"), "allowzero", 1);
     mb_output(m, "r", T_FLOAT, -1, NULL);
-    const xf_node *n = single(m, &g, XF_OP_RESHAPE);
-    ck_assert_int_eq(n->params.shape[1], 0);
+    const char *zn[1] = {"x_dim0"};
+    int64_t zv[1] = {0};
+    xf_onnx_options zo = one_dim(zn, zv);
+    xf_error zerr;
+    ck_assert_msg(mb_load(m, &zo, &g, &zerr) == XF_OK, "import failed: %s", zerr.msg);
+    ck_assert_int_eq(g.n_nodes, 1);
+    ck_assert_int_eq(g.nodes[0].op, XF_OP_RESHAPE);
+    ck_assert_int_eq(g.nodes[0].params.shape[1], 0);
     xf_graph_free(&g);
     mb_free(m);
 }
@@ -1845,12 +1862,9 @@ START_TEST(symbolic_dims_from_options)
     m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 3, dims, params);
     mb_node(m, "Relu", "r", "x", "y");
     mb_output(m, "y", T_FLOAT, -1, NULL);
-    xf_onnx_options o = xf_onnx_default_options();
     const char *names[1] = {"batch"};
     int64_t values[1] = {5};
-    o.n_dim_overrides = 1;
-    o.dim_names = names;
-    o.dim_values = values;
+    xf_onnx_options o = one_dim(names, values);
     xf_graph g;
     xf_error err;
     xf_log_level lvl = xf_log_get_level();
