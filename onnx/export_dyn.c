@@ -17,9 +17,9 @@
  * constant): the export fails, naming the node, rather than write a model
  * that is wrong at other sizes.
  *
- * A dim that moves with the probes is written as a dim_param: the symbol's
- * name when it is that symbol, the name the original declared on a graph
- * output, else left unnamed. The parameters are then written relative to
+ * A graph output's dim keeps the dim_param the original declared there; any
+ * other dim that moves with the probes is written as the symbol's name when
+ * it is that symbol, else as a dim with neither value nor name. The parameters are then written relative to
  * the input (Reshape 0/-1, Expand 1, Slice INT64_MAX, Resize scales) and
  * checked against every probe before they are used.
  */
@@ -258,14 +258,14 @@ const char *xf_export_dyn_dim_name(const xf_export *x, int v, int axis)
     for (int i = 0; is_output && vname && i < d->n_outputs; i++)
         if (d->outputs[i].axis == axis && strcmp(d->outputs[i].value, vname) == 0)
             declared = d->outputs[i].name;
-    if (!xf_export_dyn_varies(x, v, axis)) return declared;
+    if (declared || !xf_export_dyn_varies(x, v, axis)) return declared; /* outputs keep theirs */
     for (int s = 0; s < d->n_sym; s++) {
         int same = g->values[v].shape.dims[axis] == xf_onnx_dynamic_size(d, s, 0);
         for (int k = 0; same && k < x->n_probe; k++)
             same = pshape(x, k, v)->dims[axis] == xf_onnx_dyn_probe_size(d, s, k);
         if (same) return d->names[s];
     }
-    return declared ? declared : "";
+    return "";
 }
 
 /* ------------------------------------------- parameters as they are written */

@@ -118,8 +118,9 @@ xf_status xf_export_emit(xf_export *x, int node);
 xf_status xf_export_dyn_follow(xf_export *x);
 /* Whether dim `axis` of value v moves with the symbols. */
 int xf_export_dyn_varies(const xf_export *x, int v, int axis);
-/* The dim_param of dim `axis` of value v: NULL for a fixed dim, "" for one
- * that moves but has no name. */
+/* The dim_param of dim `axis` of value v: the original's on a graph
+ * output that declared one, else NULL for a fixed dim, the symbol's name
+ * for a dim that is one, "" for one that moves otherwise. */
 const char *xf_export_dyn_dim_name(const xf_export *x, int v, int axis);
 /* The Reshape target to write (0 copies the input's dim, -1 infers);
  * *relative = 1 when it has 0s or -1 of that meaning. */

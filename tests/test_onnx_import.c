@@ -2076,6 +2076,236 @@ START_TEST(tools_refuse_models_over_the_memory_limit)
 }
 END_TEST
 
+/* ------------------------------------------------- symbolic dims kept */
+
+/* x [N,4,6] -> Reshape to Concat(Shape(x)[0], 24) (a shape subgraph the
+ * importer folds at N's size) -> MatMul W [24,5] -> y [N,5]; then
+ * Reshape(y, [-1, 5, 1]) -> z. `swap` builds instead x [N,M,4] reshaped to
+ * [M,N,4], which no 0/-1 target expresses. */
+static mb *dynamic_model(int swap)
+{
+    mb *m = mb_new(13);
+    const char *params[3] = {"N", swap ? "M" : NULL, NULL};
+    int64_t dx[3] = {0, swap ? 0 : 4, swap ? 4 : 6}, zero = 0, one = 1, c24 = swap ? 4 : 24;
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 3, dx, params);
+    mb_init(m, "i0", T_INT64, 0, NULL, swap ? &one : &zero);
+    mb_init(m, "i1", T_INT64, 0, NULL, &zero);
+    mb_init_i64(m, "ax0", 1, &zero);
+    mb_init_i64(m, "c24", 1, &c24);
+    mb_node(m, "Shape", "shape", "x", "s");
+    mb_node(m, "Gather", "g0", "s i0", "n");
+    mb_node(m, "Unsqueeze", "u0", "n ax0", "n1");
+    if (swap) {
+        mb_node(m, "Gather", "g1", "s i1", "k");
+        mb_node(m, "Unsqueeze", "u1", "k ax0", "k1");
+        attr_i(m, mb_node(m, "Concat", "cat", "n1 k1 c24", "tgt"), "axis", 0);
+        mb_node(m, "Reshape", "rs", "x tgt", "y");
+        mb_output(m, "y", T_FLOAT, -1, NULL);
+        return m;
+    }
+    attr_i(m, mb_node(m, "Concat", "cat", "n1 c24", "tgt"), "axis", 0);
+    mb_node(m, "Reshape", "rs", "x tgt", "r");
+    float w[120];
+    for (int i = 0; i < 120; i++) w[i] = (float)((i * 7) % 11) / 11.0f - 0.5f;
+    int64_t dw[2] = {24, 5}, t2[3] = {-1, 5, 1};
+    mb_init(m, "W", T_FLOAT, 2, dw, w);
+    mb_init_i64(m, "t2", 3, t2);
+    mb_node(m, "MatMul", "mm", "r W", "y");
+    mb_node(m, "Reshape", "rs2", "y t2", "z");
+    const char *py[2] = {"N", NULL};
+    int64_t dy[2] = {0, 5};
+    m->outputs[m->graph.n_output++] = mb_vi(m, "y", T_FLOAT, 2, dy, py);
+    mb_output(m, "z", T_FLOAT, -1, NULL);
+    return m;
+}
+
+/* The dim_param of dim `axis` of the written model's input (out = 0) or
+ * output (out = 1) `i`, NULL when the dim is fixed. */
+static const char *written_dim(const Onnx__ModelProto *mp, int out, int i, int axis)
+{
+    const Onnx__ValueInfoProto *vi = out ? mp->graph->output[i] : mp->graph->input[i];
+    const Onnx__TensorShapeProto__Dimension *d = vi->type->tensor_type->shape->dim[axis];
+    return d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param
+                                                                                 : NULL;
+}
+
+/* The int64 initializer feeding input 1 of the written node `op_type`
+ * number `k` (in node order). */
+static const Onnx__TensorProto *written_param(const Onnx__ModelProto *mp, const char *op_type,
+                                              int k)
+{
+    const Onnx__GraphProto *gp = mp->graph;
+    for (size_t n = 0; n < gp->n_node; n++) {
+        if (strcmp(gp->node[n]->op_type, op_type) != 0 || k-- > 0) continue;
+        for (size_t t = 0; t < gp->n_initializer; t++)
+            if (strcmp(gp->initializer[t]->name, gp->node[n]->input[1]) == 0)
+                return gp->initializer[t];
+    }
+    ck_abort_msg("no %s node in the written model", op_type);
+    return NULL;
+}
+
+static int64_t raw_i64(const Onnx__TensorProto *t, int i)
+{
+    int64_t v;
+    memcpy(&v, t->raw_data.data + 8 * i, 8);
+    return v;
+}
+
+/* The model m as bytes (*buf, caller frees), imported with options o into
+ * g and described (symbols and sizes) into *d. */
+static void import_described(mb *m, const xf_onnx_options *o, uint8_t **buf, size_t *len,
+                             xf_graph *g, xf_onnx_dynamic **d)
+{
+    xf_error err;
+    *buf = mb_pack(m, len);
+    ck_assert_msg(xf_onnx_load_buffer(*buf, *len, "dyn.onnx", NULL, o, g, &err) == XF_OK, "%s",
+                  err.msg);
+    ck_assert_msg(xf_onnx_dynamic_open(*buf, *len, "dyn.onnx", NULL, o, d, &err) == XF_OK, "%s",
+                  err.msg);
+}
+
+/* Frees what import_described and export_kept made. */
+static void release_described(mb *m, uint8_t *buf, xf_graph *g, xf_onnx_dynamic *d, uint8_t *out)
+{
+    xf_free(out);
+    xf_onnx_dynamic_free(d);
+    xf_graph_free(g);
+    free(buf);
+    mb_free(m);
+}
+
+/* g exported keeping d's dims into *out (caller frees), and unpacked. */
+static Onnx__ModelProto *export_kept(const xf_graph *g, const xf_onnx_dynamic *d, uint8_t **out,
+                                     size_t *out_len)
+{
+    xf_error err;
+    ck_assert_msg(xf_onnx_save_buffer_dynamic(g, d, out, out_len, &err) == XF_OK, "%s", err.msg);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, *out_len, *out);
+    ck_assert_ptr_nonnull(mp);
+    return mp;
+}
+
+/* Imported at N=3, exported keeping N: the Reshape targets follow N (no 3
+ * baked in), N is the written input's and output's dim_param, and the
+ * written model computes what the original does at N = 3, 4 and 5. */
+START_TEST(symbolic_dims_are_kept_on_export)
+{
+    mb *m = dynamic_model(0);
+    size_t len;
+    uint8_t *buf;
+    const char *nn[1] = {"N"};
+    int64_t nv[1] = {3};
+    xf_onnx_options o = one_dim(nn, nv);
+    xf_graph g;
+    xf_error err;
+    xf_onnx_dynamic *d = NULL;
+    import_described(m, &o, &buf, &len, &g, &d);
+    ck_assert_int_eq(g.n_nodes, 3); /* the shape subgraph folded into the Reshape */
+    ck_assert_int_eq(xf_onnx_dynamic_count(d), 1);
+    ck_assert_str_eq(xf_onnx_dynamic_name(d, 0), "N");
+    ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 0), 3);
+    ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 1), 4);
+    ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 2), 5);
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    Onnx__ModelProto *mp = export_kept(&g, d, &out, &out_len);
+    ck_assert_str_eq(written_dim(mp, 0, 0, 0), "N");
+    ck_assert_ptr_null(written_dim(mp, 0, 0, 1));
+    ck_assert_str_eq(written_dim(mp, 1, 0, 0), "N"); /* y */
+    ck_assert_str_eq(written_dim(mp, 1, 1, 0), "N"); /* z [N,5,1]: N, found by following it */
+    const Onnx__TensorProto *t1 = written_param(mp, "Reshape", 0);
+    const Onnx__TensorProto *t2 = written_param(mp, "Reshape", 1);
+    ck_assert_int_eq(raw_i64(t1, 0), 0); /* copies N */
+    ck_assert_int_eq(raw_i64(t1, 1), 24);
+    ck_assert_int_eq(raw_i64(t2, 0), 0);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    for (int p = 0; p < XF_ONNX_POINTS; p++) {
+        xf_onnx_options op = xf_onnx_dynamic_options(d, p);
+        xf_graph a, b;
+        ck_assert_msg(xf_onnx_load_buffer(buf, len, "dyn.onnx", NULL, &op, &a, &err) == XF_OK,
+                      "%s", err.msg);
+        ck_assert_msg(xf_onnx_load_buffer(out, out_len, "out.onnx", NULL, &op, &b, &err) ==
+                          XF_OK,
+                      "point %d: %s", p, err.msg);
+        ck_assert_int_eq(b.values[b.outputs[1]].shape.dims[0], 3 + p);
+        xf_test_expect_same_function(&a, &b, 7, 1e-6);
+        xf_graph_free(&a);
+        xf_graph_free(&b);
+    }
+    release_described(m, buf, &g, d, out);
+}
+END_TEST
+
+/* Silero VAD v5 declares its dynamic axes as 0: such a dim, and one with
+ * neither value nor name, is symbolic ('<input>_dim<k>'), sized 1 unless
+ * given, and written back symbolic. */
+START_TEST(dims_declared_zero_are_symbolic)
+{
+    mb *m = mb_new(13);
+    int64_t dx[3] = {0, 4, 0};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 3, dx, NULL);
+    m->inputs[0]->type->tensor_type->shape->dim[2]->value_case =
+        ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE__NOT_SET;
+    mb_node(m, "Relu", "r", "x", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    size_t len;
+    uint8_t *buf;
+    const char *nn[1] = {"x_dim2"};
+    int64_t nv[1] = {7};
+    xf_onnx_options o = one_dim(nn, nv);
+    xf_graph g;
+    xf_onnx_dynamic *d = NULL;
+    xf_log_level lvl = xf_log_get_level();
+    xf_log_set_level(XF_LOG_OFF); /* x_dim0 is not given: warned about, set to 1 */
+    import_described(m, &o, &buf, &len, &g, &d);
+    xf_log_set_level(lvl);
+    int64_t want[3] = {1, 4, 7};
+    expect_shape(&g.values[g.inputs[0]].shape, 3, want);
+    ck_assert_int_eq(xf_onnx_dynamic_count(d), 2);
+    ck_assert_str_eq(xf_onnx_dynamic_name(d, 0), "x_dim0");
+    ck_assert_str_eq(xf_onnx_dynamic_name(d, 1), "x_dim2");
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    Onnx__ModelProto *mp = export_kept(&g, d, &out, &out_len);
+    ck_assert_str_eq(written_dim(mp, 0, 0, 0), "x_dim0");
+    ck_assert_str_eq(written_dim(mp, 0, 0, 2), "x_dim2");
+    ck_assert_str_eq(written_dim(mp, 1, 0, 2), "x_dim2");
+    onnx__model_proto__free_unpacked(mp, NULL);
+    release_described(m, buf, &g, d, out);
+}
+END_TEST
+
+/* A Reshape whose target moves two dims otherwise than by copying them
+ * (x [N,M,4] -> [M,N,4]) has no 0/-1 form: the export fails naming it
+ * rather than write a target baked at one size. */
+START_TEST(export_refuses_parameters_that_cannot_follow)
+{
+    mb *m = dynamic_model(1);
+    size_t len;
+    uint8_t *buf;
+    const char *nn[2] = {"N", "M"};
+    int64_t nv[2] = {2, 3};
+    xf_onnx_options o = xf_onnx_default_options();
+    o.n_dim_overrides = 2;
+    o.dim_names = nn;
+    o.dim_values = nv;
+    xf_graph g;
+    xf_error err;
+    xf_onnx_dynamic *d = NULL;
+    import_described(m, &o, &buf, &len, &g, &d);
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    ck_assert_int_eq(xf_onnx_save_buffer_dynamic(&g, d, &out, &out_len, &err),
+                     XF_ERR_UNSUPPORTED);
+    ck_assert_ptr_null(out);
+    xf_test_expect_contains(err.msg, "'rs' (reshape) cannot be written with symbolic dims");
+    /* without the description it is written as before, with fixed shapes */
+    ck_assert_int_eq(xf_onnx_save_buffer_dynamic(&g, NULL, &out, &out_len, &err), XF_OK);
+    release_described(m, buf, &g, d, out);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("onnx_import");
@@ -2110,6 +2340,11 @@ static Suite *suite(void)
     tcase_add_test(model, tools_refuse_overflowing_models_and_write_nothing);
     tcase_add_test(model, tools_refuse_models_over_the_memory_limit);
     suite_add_tcase(s, model);
+    TCase *dyn = tcase_create("dynamic");
+    tcase_add_test(dyn, symbolic_dims_are_kept_on_export);
+    tcase_add_test(dyn, dims_declared_zero_are_symbolic);
+    tcase_add_test(dyn, export_refuses_parameters_that_cannot_follow);
+    suite_add_tcase(s, dyn);
     return s;
 }
 
