@@ -56,8 +56,7 @@ static xf_status fail_at(xf_export *x, int node, int k, const char *fmt, const c
     probe_desc(x, k, pd, sizeof pd);
     snprintf(msg, sizeof msg, fmt, detail);
     x->st = XF_FAIL(x->err, XF_ERR_UNSUPPORTED,
-                    "%s cannot be written with symbolic dims (%s): %s; write the model with "
-                    "fixed shapes (--dim sizes) instead",
+                    "%s cannot be written with symbolic dims (%s): %s",
                     d, pd, msg);
     return x->st;
 }

@@ -2306,6 +2306,43 @@ START_TEST(export_refuses_parameters_that_cannot_follow)
 }
 END_TEST
 
+/* rlflow-agent on a model whose Reshape cannot follow its symbols: neither
+ * the optimised model nor the input as exported can be written keeping
+ * them, so the input file is written unchanged, and the report says why. */
+START_TEST(agent_writes_the_input_when_dims_cannot_be_kept)
+{
+    mb *m = dynamic_model(1);
+    char model[4096], out[4096], db[4096], log[4096];
+    snprintf(model, sizeof model, "%s", mb_save(m, "swap_agent.onnx"));
+    snprintf(out, sizeof out, "%s", xf_test_tmp("swap_agent.opt.onnx"));
+    snprintf(db, sizeof db, "%s", xf_test_tmp("swap_rules.db"));
+    snprintf(log, sizeof log, "%s", xf_test_tmp("swap_agent.log"));
+    remove(out);
+    xf_test_remove_db(db);
+    char gen[4096]; /* xf_test_tool's buffer is reused by the next call */
+    snprintf(gen, sizeof gen, "%s", xf_test_tool("xfergen"));
+    ck_assert_int_eq(xf_test_system("%s --max-ops 1 --vocab taso -j 1 -o %s --quiet && "
+                                    "%s %s -j 2 > /dev/null 2>&1",
+                                    gen, db, xf_test_tool("xferverify"), db),
+                     0);
+    int rc = xf_test_system("%s --rules %s %s -o %s --search greedy --dim N=2 --dim M=3 "
+                            "--backend analytic --cache none --no-latency -q > %s 2>&1",
+                            xf_test_tool("rlflow-agent"), db, model, out, log);
+    char *text = xf_test_read_file(log, NULL);
+    ck_assert_msg(rc == 0, "rlflow-agent: exit %d\n%s", rc, text);
+    xf_test_expect_contains(text, "writing the input file unchanged instead");
+    xf_test_expect_contains(text, "'rs' (reshape) cannot be written with symbolic dims");
+    xf_test_expect_contains(text, "symbolic dim:    N kept, checked at 2, 3, 4");
+    size_t a_len, b_len;
+    char *a = xf_test_read_file(model, &a_len), *b = xf_test_read_file(out, &b_len);
+    ck_assert_msg(a_len == b_len && memcmp(a, b, a_len) == 0, "the input file was not copied");
+    free(a);
+    free(b);
+    free(text);
+    mb_free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("onnx_import");
@@ -2344,6 +2381,7 @@ static Suite *suite(void)
     tcase_add_test(dyn, symbolic_dims_are_kept_on_export);
     tcase_add_test(dyn, dims_declared_zero_are_symbolic);
     tcase_add_test(dyn, export_refuses_parameters_that_cannot_follow);
+    tcase_add_test(dyn, agent_writes_the_input_when_dims_cannot_be_kept);
     suite_add_tcase(s, dyn);
     return s;
 }

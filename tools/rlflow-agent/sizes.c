@@ -84,8 +84,11 @@ xf_status cli_write_checked(const cli_options *o, const xf_onnx_dynamic *d,
         if (st != XF_OK) {
             out->wrote = CLI_WROTE_INPUT_FILE;
             size_t n = strlen(out->why);
-            snprintf(out->why + n, sizeof out->why - n, "; the input as exported: %s",
-                     again.msg);
+            if (strcmp(again.msg, why.msg) == 0)
+                snprintf(out->why + n, sizeof out->why - n, "; so does the input as exported");
+            else
+                snprintf(out->why + n, sizeof out->why - n, "; the input as exported: %s",
+                         again.msg);
             memset(&out->worst, 0, sizeof out->worst);
             if ((st = xf_onnx_read_file(o->model, &buf, &len, err)) != XF_OK) return st;
         }
