@@ -203,14 +203,17 @@ static xf_status add_inputs(imp_state *st, xf_error *err)
 }
 
 /* Initializers nothing consumes are kept as graph constants (nothing in a
- * model is dropped); those consumed only as parameters or by folded nodes
- * are not, since the graph no longer refers to them. */
+ * model is dropped), and so are those a subgraph uses (an If branch reads
+ * them by name from the outer scope); those consumed only as parameters
+ * or by folded nodes are not, since the graph no longer refers to them. */
 static xf_status add_unused_initializers(imp_state *st, xf_error *err)
 {
     const Onnx__GraphProto *gp = st->graph;
     for (size_t i = 0; i < gp->n_initializer; i++) {
         int s = imp_sym_find(st, imp_str(gp->initializer[i]->name));
-        if (s < 0 || st->syms[s].uses > 0 || st->syms[s].value >= 0) continue;
+        if (s < 0 || st->syms[s].value >= 0 ||
+            (st->syms[s].uses > 0 && st->syms[s].sub_uses == 0))
+            continue;
         if (imp_sym_value(st, s, err) < 0) return err->code;
     }
     return XF_OK;

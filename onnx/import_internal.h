@@ -64,6 +64,8 @@ typedef struct imp_sym {
     int t_owned;    /* `t.data` is ours to xf_free (else the graph owns it) */
     int deferred;   /* index in st->deferred computing it, -1: a plain constant or none */
     int uses;       /* how often the ONNX graph consumes it (node inputs, graph outputs) */
+    int sub_uses;   /* of which by nodes inside subgraphs (If/Loop bodies): outer-scope
+                       values those need in the graph, whatever else uses them */
     xf_tensor t;
 } imp_sym;
 

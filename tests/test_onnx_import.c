@@ -2306,6 +2306,55 @@ START_TEST(export_refuses_parameters_that_cannot_follow)
 }
 END_TEST
 
+/* An initializer that only an If branch reads (from the outer scope, by
+ * name) stays in the graph, so the written model still has it (Silero's
+ * 68 weights were dropped and ONNX Runtime refused the round trip). */
+START_TEST(outer_scope_initializers_are_kept)
+{
+    mb *m = mb_new(13);
+    float wv[6] = {1, 2, 3, 4, 5, 6};
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    mb_input(m, "cond", T_BOOL, 0, NULL);
+    mb_init(m, "w", T_FLOAT, 2, D23, wv);
+    Onnx__NodeProto *n = mb_node(m, "If", "if", "cond", "z");
+    for (int b = 0; b < 2; b++) {
+        Onnx__GraphProto *gp = mb_alloc(m, sizeof *gp);
+        onnx__graph_proto__init(gp);
+        gp->name = mb_str(m, b ? "else" : "then");
+        gp->n_output = 1;
+        gp->output = mb_alloc(m, sizeof *gp->output);
+        gp->output[0] = mb_vi(m, "t", T_FLOAT, 2, D23, NULL);
+        Onnx__NodeProto *bn = mb_alloc(m, sizeof *bn);
+        onnx__node_proto__init(bn);
+        bn->op_type = mb_str(m, b ? "Sub" : "Add");
+        bn->n_input = 2;
+        bn->input = mb_alloc(m, 2 * sizeof *bn->input);
+        bn->input[0] = mb_str(m, "x");
+        bn->input[1] = mb_str(m, "w");
+        bn->n_output = 1;
+        bn->output = mb_alloc(m, sizeof *bn->output);
+        bn->output[0] = mb_str(m, "t");
+        gp->n_node = 1;
+        gp->node = mb_alloc(m, sizeof *gp->node);
+        gp->node[0] = bn;
+        Onnx__AttributeProto *a = mb_attr(m, n, b ? "else_branch" : "then_branch",
+                                          ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+        a->g = gp;
+    }
+    mb_node(m, "Relu", "relu", "z", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    xf_graph g;
+    mb_load_ok(m, &g);
+    int found = 0;
+    for (int v = 0; v < g.n_values; v++)
+        found |= g.values[v].kind == XF_VALUE_CONST && g.values[v].name &&
+                 !strcmp(g.values[v].name, "w");
+    ck_assert_msg(found, "initializer 'w', read by the If branches, was dropped");
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
 /* rlflow-agent on a model whose Reshape cannot follow its symbols: neither
  * the optimised model nor the input as exported can be written keeping
  * them, so the input file is written unchanged, and the report says why. */
@@ -2382,6 +2431,7 @@ static Suite *suite(void)
     tcase_add_test(dyn, dims_declared_zero_are_symbolic);
     tcase_add_test(dyn, export_refuses_parameters_that_cannot_follow);
     tcase_add_test(dyn, agent_writes_the_input_when_dims_cannot_be_kept);
+    tcase_add_test(model, outer_scope_initializers_are_kept);
     suite_add_tcase(s, dyn);
     return s;
 }
