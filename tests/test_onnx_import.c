@@ -291,6 +291,22 @@ static void attr_t(mb *m, Onnx__NodeProto *n, const char *name, Onnx__TensorProt
     a->t = t;
 }
 
+/* The then (b = 0) or else branch of If node n: a graph with one float
+ * output `out` of rank-2 shape `dims` and no nodes yet. */
+static Onnx__GraphProto *mb_branch(mb *m, Onnx__NodeProto *n, int b, const char *out,
+                                   const int64_t *dims)
+{
+    Onnx__GraphProto *gp = mb_alloc(m, sizeof *gp);
+    onnx__graph_proto__init(gp);
+    gp->name = mb_str(m, b ? "else" : "then");
+    gp->n_output = 1;
+    gp->output = mb_alloc(m, sizeof *gp->output);
+    gp->output[0] = mb_vi(m, out, T_FLOAT, 2, dims, NULL);
+    mb_attr(m, n, b ? "else_branch" : "then_branch", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)
+        ->g = gp;
+    return gp;
+}
+
 static uint8_t *mb_pack(mb *m, size_t *len)
 {
     *len = onnx__model_proto__get_packed_size(&m->model);
@@ -1509,17 +1525,8 @@ START_TEST(opaque_standard_ops_get_shapes)
         mb_input(m, "cond", T_BOOL, 0, NULL);
         Onnx__NodeProto *n = mb_node(m, "If", "if", "cond", "z");
         int64_t other[2] = {3, 2};
-        for (int b = 0; b < 2; b++) {
-            Onnx__GraphProto *gp = mb_alloc(m, sizeof *gp);
-            onnx__graph_proto__init(gp);
-            gp->name = mb_str(m, b ? "else" : "then");
-            gp->n_output = 1;
-            gp->output = mb_alloc(m, sizeof *gp->output);
-            gp->output[0] = mb_vi(m, b ? "e" : "t", T_FLOAT, 2, b && !agree ? other : D23, NULL);
-            Onnx__AttributeProto *a = mb_attr(m, n, b ? "else_branch" : "then_branch",
-                                              ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
-            a->g = gp;
-        }
+        for (int b = 0; b < 2; b++)
+            mb_branch(m, n, b, b ? "e" : "t", b && !agree ? other : D23);
         mb_node(m, "Relu", "relu", "z", "y");
         mb_output(m, "y", T_FLOAT, -1, NULL);
         if (agree) {
@@ -2318,12 +2325,7 @@ START_TEST(outer_scope_initializers_are_kept)
     mb_init(m, "w", T_FLOAT, 2, D23, wv);
     Onnx__NodeProto *n = mb_node(m, "If", "if", "cond", "z");
     for (int b = 0; b < 2; b++) {
-        Onnx__GraphProto *gp = mb_alloc(m, sizeof *gp);
-        onnx__graph_proto__init(gp);
-        gp->name = mb_str(m, b ? "else" : "then");
-        gp->n_output = 1;
-        gp->output = mb_alloc(m, sizeof *gp->output);
-        gp->output[0] = mb_vi(m, "t", T_FLOAT, 2, D23, NULL);
+        Onnx__GraphProto *gp = mb_branch(m, n, b, "t", D23);
         Onnx__NodeProto *bn = mb_alloc(m, sizeof *bn);
         onnx__node_proto__init(bn);
         bn->op_type = mb_str(m, b ? "Sub" : "Add");
@@ -2337,9 +2339,6 @@ START_TEST(outer_scope_initializers_are_kept)
         gp->n_node = 1;
         gp->node = mb_alloc(m, sizeof *gp->node);
         gp->node[0] = bn;
-        Onnx__AttributeProto *a = mb_attr(m, n, b ? "else_branch" : "then_branch",
-                                          ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
-        a->g = gp;
     }
     mb_node(m, "Relu", "relu", "z", "y");
     mb_output(m, "y", T_FLOAT, -1, NULL);
