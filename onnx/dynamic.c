@@ -10,7 +10,10 @@
  * import are taken, and the shapes of that import are the probe's. Sizes
  * the model rejects (a detector whose height must be a multiple of 32
  * fails to import at +1: its upsampled features no longer add up) are so
- * skipped without knowing the model.
+ * skipped without knowing the model. A symbol the model admits at no two
+ * other sizes (a batch dim declared symbolic over Reshape targets baked at
+ * batch 1) is not dynamic as far as the model goes: it is written fixed,
+ * with a warning, and its sizes at the three points are equal.
  */
 #include "dynamic_internal.h"
 
@@ -29,6 +32,7 @@ void xf_onnx_dynamic_free(xf_onnx_dynamic *d)
     }
     xf_free(d->probes);
     xf_free(d->names);
+    xf_free(d->fixed);
     xf_free(d->sizes);
     xf_free(d->point_values);
     xf_free(d->inputs);
@@ -45,6 +49,11 @@ int xf_onnx_dynamic_count(const xf_onnx_dynamic *d)
 const char *xf_onnx_dynamic_name(const xf_onnx_dynamic *d, int sym)
 {
     return d->names[sym];
+}
+
+const char *xf_onnx_dynamic_fixed(const xf_onnx_dynamic *d, int sym)
+{
+    return d->fixed[sym];
 }
 
 int64_t xf_onnx_dynamic_size(const xf_onnx_dynamic *d, int sym, int point)
@@ -226,12 +235,23 @@ static xf_status pick_sizes(xf_onnx_dynamic *d, int sym, const void *buf, size_t
         if (st != XF_OK) return st;
         found++;
     }
-    if (found < 2)
-        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
-                       "%s: symbolic dimension '%s' (imported at %lld): the model imports at "
-                       "no two other sizes among those tried (%s: %s); give another size with "
-                       "a dim override",
-                       name, d->names[sym], (long long)d->sizes[sym * POINTS], tried, last.msg);
+    if (found < 2) {
+        /* not dynamic as far as the model goes: written fixed, and said so */
+        char why[1024];
+        snprintf(why, sizeof why,
+                 "the model imports at %s other size among those tried (%s: %s)",
+                 found ? "only one" : "no", tried, last.msg);
+        d->fixed[sym] = xf_arena_strdup(&d->arena, why);
+        if (!d->fixed[sym]) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
+        xf_log(XF_LOG_WARN, "%s: symbolic dimension '%s' is written fixed at %lld: %s", name,
+               d->names[sym], (long long)d->sizes[sym * POINTS], why);
+        for (int p = 1; p < POINTS; p++) d->sizes[sym * POINTS + p] = d->sizes[sym * POINTS];
+        imp_map_free(&d->probes[sym * 2].index);
+        imp_map_free(&d->probes[sym * 2 + 1].index);
+        xf_free(d->probes[sym * 2].shapes);
+        xf_free(d->probes[sym * 2 + 1].shapes);
+        memset(&d->probes[sym * 2], 0, 2 * sizeof *d->probes);
+    }
     return XF_OK;
 }
 
@@ -275,7 +295,8 @@ xf_status xf_onnx_dynamic_open(const void *buf, size_t len, const char *name, co
         d->sizes = xf_calloc(n, sizeof *d->sizes);
         d->point_values = xf_calloc(n, sizeof *d->point_values);
         d->probes = xf_calloc(2 * (size_t)d->n_sym + 1, sizeof *d->probes); /* + point 0 */
-        if (!d->sizes || !d->point_values || !d->probes)
+        d->fixed = xf_calloc((size_t)d->n_sym + 1, sizeof *d->fixed);
+        if (!d->sizes || !d->point_values || !d->probes || !d->fixed)
             st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
     }
     if (st == XF_OK) {

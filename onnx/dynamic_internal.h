@@ -35,6 +35,7 @@ struct xf_onnx_dynamic {
     xf_onnx_options opts;          /* as opened, without dim overrides */
     int n_sym;
     const char **names;            /* per symbol */
+    const char **fixed;            /* per symbol: why it is written fixed, NULL: kept */
     int64_t *sizes;                /* n_sym * XF_ONNX_POINTS: sizes[sym * POINTS + point] */
     int64_t *point_values;         /* n_sym * XF_ONNX_POINTS: by point, for the options */
     dyn_at *inputs, *outputs;

@@ -80,8 +80,9 @@ typedef struct xf_onnx_dynamic xf_onnx_dynamic;
 /* Reads the symbolic dims of the model in `buf` (`name`, `base_dir` as in
  * xf_onnx_load_buffer) at the sizes `opts` gives (else 1) and picks two
  * other sizes of each: the first two of size+1, +2, +4, +8, +16, +32, x2,
- * x3, x4 at which the model imports. A model without symbolic dims gives a
- * description with none. */
+ * x3, x4 at which the model imports. A symbol the model admits at no two
+ * of them is written fixed (xf_onnx_dynamic_fixed, a warning is logged).
+ * A model without symbolic dims gives a description with none. */
 xf_status xf_onnx_dynamic_open(const void *buf, size_t len, const char *name, const char *base_dir,
                                const xf_onnx_options *opts, xf_onnx_dynamic **out,
                                xf_error *err);
@@ -91,6 +92,8 @@ xf_status xf_onnx_dynamic_open_file(const char *path, const xf_onnx_options *opt
 void xf_onnx_dynamic_free(xf_onnx_dynamic *d); /* NULL is a no-op */
 int xf_onnx_dynamic_count(const xf_onnx_dynamic *d);
 const char *xf_onnx_dynamic_name(const xf_onnx_dynamic *d, int sym);
+/* NULL when symbol `sym` is kept symbolic, else why it is written fixed. */
+const char *xf_onnx_dynamic_fixed(const xf_onnx_dynamic *d, int sym);
 /* Size of symbol `sym` at point 0..XF_ONNX_POINTS-1. */
 int64_t xf_onnx_dynamic_size(const xf_onnx_dynamic *d, int sym, int point);
 /* "N=2, H=192": the sizes of `point` ("" without symbols). */

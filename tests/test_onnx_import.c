@@ -2313,6 +2313,40 @@ START_TEST(export_refuses_parameters_that_cannot_follow)
 }
 END_TEST
 
+/* A batch dim declared symbolic over a Reshape target baked at batch 1 (a
+ * common export mistake): the model imports at no other size, so the dim
+ * is written fixed at 1 and says why, rather than refuse the model. */
+START_TEST(symbol_the_model_does_not_admit_is_written_fixed)
+{
+    mb *m = mb_new(13);
+    const char *params[3] = {"N", NULL, NULL};
+    int64_t dx[3] = {0, 4, 6}, tgt[2] = {1, 24};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 3, dx, params);
+    mb_init_i64(m, "tgt", 2, tgt);
+    mb_node(m, "Reshape", "rs", "x tgt", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    size_t len;
+    uint8_t *buf;
+    xf_graph g;
+    xf_onnx_dynamic *d = NULL;
+    xf_log_level lvl = xf_log_get_level();
+    xf_log_set_level(XF_LOG_OFF);
+    import_described(m, NULL, &buf, &len, &g, &d);
+    xf_log_set_level(lvl);
+    ck_assert_int_eq(xf_onnx_dynamic_count(d), 1);
+    ck_assert_ptr_nonnull(xf_onnx_dynamic_fixed(d, 0));
+    xf_test_expect_contains(xf_onnx_dynamic_fixed(d, 0), "imports at no other size");
+    ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 2), 1);
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    Onnx__ModelProto *mp = export_kept(&g, d, &out, &out_len);
+    ck_assert_ptr_null(written_dim(mp, 0, 0, 0));
+    ck_assert_int_eq(mp->graph->input[0]->type->tensor_type->shape->dim[0]->dim_value, 1);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    release_described(m, buf, &g, d, out);
+}
+END_TEST
+
 /* An initializer that only an If branch reads (from the outer scope, by
  * name) stays in the graph, so the written model still has it (Silero's
  * 68 weights were dropped and ONNX Runtime refused the round trip). */
@@ -2426,9 +2460,11 @@ static Suite *suite(void)
     tcase_add_test(model, tools_refuse_models_over_the_memory_limit);
     suite_add_tcase(s, model);
     TCase *dyn = tcase_create("dynamic");
+    tcase_set_timeout(dyn, 120); /* runs xfergen, xferverify and rlflow-agent */
     tcase_add_test(dyn, symbolic_dims_are_kept_on_export);
     tcase_add_test(dyn, dims_declared_zero_are_symbolic);
     tcase_add_test(dyn, export_refuses_parameters_that_cannot_follow);
+    tcase_add_test(dyn, symbol_the_model_does_not_admit_is_written_fixed);
     tcase_add_test(dyn, agent_writes_the_input_when_dims_cannot_be_kept);
     tcase_add_test(model, outer_scope_initializers_are_kept);
     suite_add_tcase(s, dyn);

@@ -417,9 +417,14 @@ static int cmd_roundtrip(const options *o)
     if (ha != hb) rc = 1;
     int n_sym = xf_onnx_dynamic_count(d);
     for (int s = 0; s < n_sym; s++)
-        printf("symbolic dim %-24s kept; sizes %lld (imported), %lld, %lld\n",
-               xf_onnx_dynamic_name(d, s), (long long)xf_onnx_dynamic_size(d, s, 0),
-               (long long)xf_onnx_dynamic_size(d, s, 1), (long long)xf_onnx_dynamic_size(d, s, 2));
+        if (xf_onnx_dynamic_fixed(d, s))
+            printf("symbolic dim %-24s written FIXED at %lld: %s\n", xf_onnx_dynamic_name(d, s),
+                   (long long)xf_onnx_dynamic_size(d, s, 0), xf_onnx_dynamic_fixed(d, s));
+        else
+            printf("symbolic dim %-24s kept; sizes %lld (imported), %lld, %lld\n",
+                   xf_onnx_dynamic_name(d, s), (long long)xf_onnx_dynamic_size(d, s, 0),
+                   (long long)xf_onnx_dynamic_size(d, s, 1),
+                   (long long)xf_onnx_dynamic_size(d, s, 2));
     if (n_sym) printf("(other sizes found in %.3f s)\n", t_sizes);
     int opaque = 0;
     for (int i = 0; i < a.n_nodes; i++) opaque += a.nodes[i].op == XF_OP_OPAQUE;

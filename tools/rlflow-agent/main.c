@@ -482,10 +482,15 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
     }
     int n_sym = xf_onnx_dynamic_count(s->dyn);
     for (int i = 0; i < n_sym; i++)
-        printf("symbolic dim:    %s kept, checked at %lld, %lld, %lld\n",
-               xf_onnx_dynamic_name(s->dyn, i), (long long)xf_onnx_dynamic_size(s->dyn, i, 0),
-               (long long)xf_onnx_dynamic_size(s->dyn, i, 1),
-               (long long)xf_onnx_dynamic_size(s->dyn, i, 2));
+        if (xf_onnx_dynamic_fixed(s->dyn, i))
+            printf("symbolic dim:    %s written FIXED at %lld: %s\n",
+                   xf_onnx_dynamic_name(s->dyn, i), (long long)xf_onnx_dynamic_size(s->dyn, i, 0),
+                   xf_onnx_dynamic_fixed(s->dyn, i));
+        else
+            printf("symbolic dim:    %s kept, checked at %lld, %lld, %lld\n",
+                   xf_onnx_dynamic_name(s->dyn, i), (long long)xf_onnx_dynamic_size(s->dyn, i, 0),
+                   (long long)xf_onnx_dynamic_size(s->dyn, i, 1),
+                   (long long)xf_onnx_dynamic_size(s->dyn, i, 2));
     if (s->written.wrote != CLI_WROTE_OPTIMISED)
         printf("result:          the optimised model fails a check (%s): the input %s is written "
                "instead\n",
