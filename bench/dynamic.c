@@ -93,7 +93,7 @@ static void bench_model(xf_target *t, const real_model *m, const char *orig, con
         printf("  %s\n", err.msg);
         return;
     }
-    for (int p = 0; p < (xf_onnx_dynamic_count(d) ? XF_ONNX_POINTS : 1); p++) {
+    for (int p = 0; p < xf_onnx_dynamic_points(d); p++) {
         xf_onnx_options op = xf_onnx_dynamic_options(d, p);
         xf_graph a, b;
         char at[512];

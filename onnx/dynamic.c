@@ -51,6 +51,13 @@ const char *xf_onnx_dynamic_name(const xf_onnx_dynamic *d, int sym)
     return d->names[sym];
 }
 
+int xf_onnx_dynamic_points(const xf_onnx_dynamic *d)
+{
+    for (int s = 0; s < xf_onnx_dynamic_count(d); s++)
+        if (!d->fixed[s]) return POINTS;
+    return 1;
+}
+
 const char *xf_onnx_dynamic_fixed(const xf_onnx_dynamic *d, int sym)
 {
     return d->fixed[sym];

@@ -92,6 +92,9 @@ xf_status xf_onnx_dynamic_open_file(const char *path, const xf_onnx_options *opt
 void xf_onnx_dynamic_free(xf_onnx_dynamic *d); /* NULL is a no-op */
 int xf_onnx_dynamic_count(const xf_onnx_dynamic *d);
 const char *xf_onnx_dynamic_name(const xf_onnx_dynamic *d, int sym);
+/* Points a model is checked at: XF_ONNX_POINTS when a symbol is kept,
+ * else 1 (d may be NULL). */
+int xf_onnx_dynamic_points(const xf_onnx_dynamic *d);
 /* NULL when symbol `sym` is kept symbolic, else why it is written fixed. */
 const char *xf_onnx_dynamic_fixed(const xf_onnx_dynamic *d, int sym);
 /* Size of symbol `sym` at point 0..XF_ONNX_POINTS-1. */

@@ -495,7 +495,7 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
         printf("result:          the optimised model fails a check (%s): the input %s is written "
                "instead\n",
                s->written.why, s->written.wrote == CLI_WROTE_INPUT ? "model" : "file, unchanged,");
-    else if (n_sym)
+    else if (xf_onnx_dynamic_points(s->dyn) > 1)
         printf("sizes check:     max output err %.3g abs, %.3g rel over the three sizes\n",
                s->written.worst.max_abs, s->written.worst.max_rel);
     printf("written:         %s\n", o->output);

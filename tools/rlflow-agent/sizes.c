@@ -19,7 +19,7 @@ static xf_status export_checked(const cli_options *o, const xf_onnx_dynamic *d, 
                                 uint8_t **buf, size_t *len, xf_check_result *worst, xf_error *err)
 {
     xf_status st = xf_onnx_save_buffer_dynamic(g, d, buf, len, err);
-    int points = xf_onnx_dynamic_count(d) ? XF_ONNX_POINTS : 1;
+    int points = xf_onnx_dynamic_points(d);
     memset(worst, 0, sizeof *worst);
     worst->bad_output = -1;
     for (int p = 0; p < points && st == XF_OK; p++) {
