@@ -20,8 +20,11 @@
  * A graph output's dim keeps the dim_param the original declared there; any
  * other dim that moves with the probes is written as the symbol's name when
  * it is that symbol, else as a dim with neither value nor name. The parameters are then written relative to
- * the input (Reshape 0/-1, Expand 1, Slice INT64_MAX, Resize scales) and
- * checked against every probe before they are used.
+ * the input (Reshape 0/-1 or a shape subgraph, Expand 1, Slice INT64_MAX,
+ * Resize scales) and
+ * checked against every probe before they are used; a Reshape dim that is
+ * another input dim (x [N,M,4] -> [M,N,4]) is taken from the input's
+ * run-time shape (Shape -> Concat with the fixed dims -> Gather).
  */
 #include "dynamic_internal.h"
 #include "export_internal.h"
@@ -269,41 +272,59 @@ const char *xf_export_dyn_dim_name(const xf_export *x, int v, int axis)
 
 /* ------------------------------------------- parameters as they are written */
 
-xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *relative)
+/* Input dim j equal to output dim i of the Reshape at point 0 and at
+ * every probe, or -1 (the copy in place, j == i, first). */
+static int same_dim(const xf_export *x, int vin, int vout, int i)
+{
+    const xf_shape *x0 = &x->g->values[vin].shape, *y0 = &x->g->values[vout].shape;
+    for (int t = -1; t < x0->rank; t++) {
+        int j = t < 0 ? i : t; /* i first, then the others in order */
+        if ((t >= 0 && j == i) || j >= x0->rank || x0->dims[j] != y0->dims[i]) continue;
+        int same = 1;
+        for (int k = 0; same && k < x->n_probe; k++)
+            same = pshape(x, k, vin)->dims[j] == pshape(x, k, vout)->dims[i];
+        if (same) return j;
+    }
+    return -1;
+}
+
+xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *src, int *relative)
 {
     const xf_node *n = &x->g->nodes[node];
     int vin = n->inputs[0], vout = n->outputs[0];
-    const xf_shape *x0 = &x->g->values[vin].shape, *y0 = &x->g->values[vout].shape;
+    const xf_shape *y0 = &x->g->values[vout].shape;
     *relative = 0;
     memcpy(target, y0->dims, sizeof(int64_t) * (size_t)y0->rank);
     int any = 0, n_infer = 0;
-    for (int i = 0; i < y0->rank; i++) any |= xf_export_dyn_varies(x, vout, i);
+    for (int i = 0; i < y0->rank; i++) {
+        src[i] = -1;
+        any |= xf_export_dyn_varies(x, vout, i);
+    }
     if (!any) return XF_OK;
     for (int i = 0; i < y0->rank; i++) {
         if (!xf_export_dyn_varies(x, vout, i)) {
             if (y0->dims[i] == 0) return fail_at(x, node, 0, "%s", "its target has a zero dim");
             continue;
         }
-        int copy = i < x0->rank && x0->dims[i] == y0->dims[i];
-        for (int k = 0; copy && k < x->n_probe; k++)
-            copy = pshape(x, k, vin)->dims[i] == pshape(x, k, vout)->dims[i];
-        target[i] = copy ? 0 : -1;
-        n_infer += !copy;
+        int j = same_dim(x, vin, vout, i);
+        if (j == i) target[i] = 0;       /* Reshape copies it */
+        else if (j >= 0) src[i] = j;     /* taken from the input's run-time shape */
+        else target[i] = -1, n_infer++;  /* the rest */
     }
     if (n_infer > 1)
         return fail_at(x, node, 0, "%s",
-                       "two target dims depend on the symbols otherwise than by copying an "
-                       "input dim (0/-1 cannot express it)");
+                       "two target dims depend on the symbols and are no input dim "
+                       "(one -1 cannot express them)");
     /* the written target must give every probe's shape */
     for (int k = 0; k < x->n_probe; k++) {
         const xf_shape *xk = pshape(x, k, vin), *yk = pshape(x, k, vout);
         int64_t known = 1;
         int inf = -1;
         for (int i = 0; i < y0->rank; i++) {
-            int64_t dk = target[i] == 0 ? xk->dims[i] : target[i];
-            if (target[i] == -1) inf = i;
+            int64_t dk = src[i] >= 0 ? xk->dims[src[i]] : target[i] == 0 ? xk->dims[i] : target[i];
+            if (target[i] == -1 && src[i] < 0) inf = i;
             else known *= dk;
-            if (target[i] != -1 && dk != yk->dims[i])
+            if (inf != i && dk != yk->dims[i])
                 return fail_at(x, node, k, "%s", "its relative target gives another shape");
         }
         if (inf >= 0 && (known == 0 || xf_shape_numel(xk) / known != yk->dims[inf]))

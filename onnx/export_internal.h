@@ -123,8 +123,10 @@ int xf_export_dyn_varies(const xf_export *x, int v, int axis);
  * for a dim that is one, "" for one that moves otherwise. */
 const char *xf_export_dyn_dim_name(const xf_export *x, int v, int axis);
 /* The Reshape target to write (0 copies the input's dim, -1 infers);
- * *relative = 1 when it has 0s or -1 of that meaning. */
-xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *relative);
+ * src[i] >= 0: dim i is the input's dim src[i], taken from its run-time
+ * shape (else -1); *relative = 1 when 0s, -1 or src carry that meaning. */
+xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *src,
+                                int *relative);
 /* The Expand target to write (1 where the input's symbolic dim is kept). */
 xf_status xf_export_dyn_expand(xf_export *x, int node, int64_t *target);
 /* Slice ends to write (INT64_MAX for a slice to the end of a moving axis). */

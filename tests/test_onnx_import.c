@@ -2087,8 +2087,10 @@ END_TEST
 
 /* x [N,4,6] -> Reshape to Concat(Shape(x)[0], 24) (a shape subgraph the
  * importer folds at N's size) -> MatMul W [24,5] -> y [N,5]; then
- * Reshape(y, [-1, 5, 1]) -> z. `swap` builds instead x [N,M,4] reshaped to
- * [M,N,4], which no 0/-1 target expresses. */
+ * Reshape(y, [-1, 5, 1]) -> z. `swap` 1 builds instead x [N,M,4] reshaped
+ * to [M,N,4], which no 0/-1 target expresses (the input's dims in another
+ * order); `swap` 2 to [2N, 2M], which no target relative to the input
+ * expresses. */
 static mb *dynamic_model(int swap)
 {
     mb *m = mb_new(13);
@@ -2104,8 +2106,15 @@ static mb *dynamic_model(int swap)
     mb_node(m, "Unsqueeze", "u0", "n ax0", "n1");
     if (swap) {
         mb_node(m, "Gather", "g1", "s i1", "k");
-        mb_node(m, "Unsqueeze", "u1", "k ax0", "k1");
-        attr_i(m, mb_node(m, "Concat", "cat", "n1 k1 c24", "tgt"), "axis", 0);
+        if (swap == 2) {
+            int64_t two = 2;
+            mb_init(m, "two", T_INT64, 0, NULL, &two);
+            mb_node(m, "Mul", "m0", "n1 two", "n2");
+            mb_node(m, "Mul", "m1", "k two", "k2");
+        }
+        mb_node(m, "Unsqueeze", "u1", swap == 2 ? "k2 ax0" : "k ax0", "k1");
+        attr_i(m, mb_node(m, "Concat", "cat", swap == 2 ? "n2 k1" : "n1 k1 c24", "tgt"), "axis",
+               0);
         mb_node(m, "Reshape", "rs", "x tgt", "y");
         mb_output(m, "y", T_FLOAT, -1, NULL);
         return m;
@@ -2283,12 +2292,13 @@ START_TEST(dims_declared_zero_are_symbolic)
 }
 END_TEST
 
-/* A Reshape whose target moves two dims otherwise than by copying them
- * (x [N,M,4] -> [M,N,4]) has no 0/-1 form: the export fails naming it
- * rather than write a target baked at one size. */
+/* A Reshape whose target moves two dims that are no input dims (x [N,M,4]
+ * -> [2N,2M]) has no form relative to the input: the export fails naming
+ * it rather than write a target baked at one size. The same with [M,N,4]
+ * is written as a target gathered from the input's run-time shape. */
 START_TEST(export_refuses_parameters_that_cannot_follow)
 {
-    mb *m = dynamic_model(1);
+    mb *m = dynamic_model(2);
     size_t len;
     uint8_t *buf;
     const char *nn[2] = {"N", "M"};
@@ -2309,6 +2319,27 @@ START_TEST(export_refuses_parameters_that_cannot_follow)
     xf_test_expect_contains(err.msg, "'rs' (reshape) cannot be written with symbolic dims");
     /* without the description it is written as before, with fixed shapes */
     ck_assert_int_eq(xf_onnx_save_buffer_dynamic(&g, NULL, &out, &out_len, &err), XF_OK);
+    release_described(m, buf, &g, d, out);
+
+    m = dynamic_model(1);
+    import_described(m, &o, &buf, &len, &g, &d);
+    Onnx__ModelProto *mp = export_kept(&g, d, &out, &out_len);
+    int gathers = 0;
+    for (size_t i = 0; i < mp->graph->n_node; i++)
+        gathers += !strcmp(mp->graph->node[i]->op_type, "Gather");
+    ck_assert_int_eq(gathers, 1);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    for (int p = 0; p < XF_ONNX_POINTS; p++) {
+        xf_onnx_options op = xf_onnx_dynamic_options(d, p);
+        xf_graph a, b;
+        ck_assert_int_eq(xf_onnx_load_buffer(buf, len, "swap.onnx", NULL, &op, &a, &err), XF_OK);
+        ck_assert_msg(xf_onnx_load_buffer(out, out_len, "out.onnx", NULL, &op, &b, &err) ==
+                          XF_OK,
+                      "point %d: %s", p, err.msg);
+        xf_test_expect_same_function(&a, &b, 3, 0);
+        xf_graph_free(&a);
+        xf_graph_free(&b);
+    }
     release_described(m, buf, &g, d, out);
 }
 END_TEST
@@ -2393,7 +2424,7 @@ END_TEST
  * them, so the input file is written unchanged, and the report says why. */
 START_TEST(agent_writes_the_input_when_dims_cannot_be_kept)
 {
-    mb *m = dynamic_model(1);
+    mb *m = dynamic_model(2);
     char model[4096], out[4096], db[4096], log[4096];
     snprintf(model, sizeof model, "%s", mb_save(m, "swap_agent.onnx"));
     snprintf(out, sizeof out, "%s", xf_test_tmp("swap_agent.opt.onnx"));
