@@ -195,7 +195,10 @@ static void node_base(const xf_export *x, int node, const char *suffix, char *bu
 
 /* ------------------------------------------------------------ messages */
 
-static Onnx__TypeProto *tensor_type(xf_export *x, xf_dtype dt, const xf_shape *sh)
+/* v: the graph value the type is for (its dims may be symbolic), -1 for
+ * none, -2 for an exporter's temporary (shape left out when symbols are
+ * kept: it would be the one at point 0). */
+static Onnx__TypeProto *tensor_type(xf_export *x, xf_dtype dt, const xf_shape *sh, int v)
 {
     Onnx__TypeProto *tp = xf_export_alloc(x, sizeof *tp);
     Onnx__TypeProto__Tensor *tt = xf_export_alloc(x, sizeof *tt);
@@ -210,27 +213,33 @@ static Onnx__TypeProto *tensor_type(xf_export *x, xf_dtype dt, const xf_shape *s
         dims[i] = xf_export_alloc(x, sizeof *dims[i]);
         if (!dims[i]) return NULL;
         onnx__tensor_shape_proto__dimension__init(dims[i]);
-        dims[i]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-        dims[i]->dim_value = sh->dims[i];
+        const char *sym = v >= 0 && x->n_probe ? xf_export_dyn_dim_name(x, v, i) : NULL;
+        if (sym && sym[0]) {
+            dims[i]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            dims[i]->dim_param = (char *)sym;
+        } else if (!sym) {
+            dims[i]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            dims[i]->dim_value = sh->dims[i];
+        } /* else a dim that moves without a name: neither */
     }
     shp->n_dim = (size_t)sh->rank;
     shp->dim = dims;
     tt->has_elem_type = 1;
     tt->elem_type = xf_onnx_dtype_from_xf(dt);
-    tt->shape = shp;
+    tt->shape = v == -2 && x->n_probe ? NULL : shp;
     tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
     tp->tensor_type = tt;
     return tp;
 }
 
 static Onnx__ValueInfoProto *value_info(xf_export *x, const char *name, xf_dtype dt,
-                                        const xf_shape *sh)
+                                        const xf_shape *sh, int v)
 {
     Onnx__ValueInfoProto *vi = xf_export_alloc(x, sizeof *vi);
     if (!vi) return NULL;
     onnx__value_info_proto__init(vi);
     vi->name = (char *)name;
-    vi->type = tensor_type(x, dt, sh);
+    vi->type = tensor_type(x, dt, sh, v);
     return vi->type ? vi : NULL;
 }
 
@@ -344,7 +353,7 @@ const char *xf_export_temp(xf_export *x, int node, const char *suffix, xf_dtype 
     node_base(x, node, suffix, base, sizeof base);
     const char *name = unique_name(x, &x->used_values, base);
     if (!name) return NULL;
-    Onnx__ValueInfoProto *vi = value_info(x, name, dt, sh);
+    Onnx__ValueInfoProto *vi = value_info(x, name, dt, sh, -2);
     if (!vi || !vec_push(x, &x->value_info, vi)) {
         xf_export_fail_nomem(x);
         return NULL;
@@ -533,13 +542,14 @@ static xf_status graph_interface(xf_export *x, Onnx__GraphProto *gp)
     if (!gp->input || !gp->output) return x->st;
     for (int i = 0; i < g->n_inputs; i++) {
         const xf_value *v = &g->values[g->inputs[i]];
-        gp->input[i] = value_info(x, x->vname[g->inputs[i]], v->dtype, &v->shape);
+        gp->input[i] = value_info(x, x->vname[g->inputs[i]], v->dtype, &v->shape, g->inputs[i]);
         if (!gp->input[i]) return xf_export_fail_nomem(x);
     }
     gp->n_input = (size_t)g->n_inputs;
     for (int i = 0; i < g->n_outputs; i++) {
         const xf_value *v = &g->values[g->outputs[i]];
-        gp->output[i] = value_info(x, x->vname[g->outputs[i]], v->dtype, &v->shape);
+        gp->output[i] =
+            value_info(x, x->vname[g->outputs[i]], v->dtype, &v->shape, g->outputs[i]);
         if (!gp->output[i]) return xf_export_fail_nomem(x);
     }
     gp->n_output = (size_t)g->n_outputs;
@@ -551,7 +561,7 @@ static xf_status graph_interface(xf_export *x, Onnx__GraphProto *gp)
         } else if (v->kind == XF_VALUE_NODE && !is_graph_output(g, i) &&
                    !xf_export_is_generator(g->nodes[v->producer].op)) {
             /* a generator's output is an initializer, which carries its type */
-            Onnx__ValueInfoProto *vi = value_info(x, x->vname[i], v->dtype, &v->shape);
+            Onnx__ValueInfoProto *vi = value_info(x, x->vname[i], v->dtype, &v->shape, i);
             if (!vi || !vec_push(x, &x->value_info, vi)) return xf_export_fail_nomem(x);
         }
     }
@@ -581,6 +591,7 @@ static xf_status pack_model(xf_export *x, uint8_t **buf, size_t *len)
     xf_status st = xf_graph_validate(g, x->err);
     if (st != XF_OK) return st;
     if ((st = check_values(x)) != XF_OK) return st;
+    if (xf_onnx_dynamic_count(x->dyn) > 0 && (st = xf_export_dyn_follow(x)) != XF_OK) return st;
     if (assign_value_names(x) != XF_OK || graph_interface(x, &gp) != XF_OK) return x->st;
     if ((st = emit_nodes(x)) != XF_OK) return st;
     if (opset_imports(x, &m) != XF_OK) return x->st;
@@ -608,12 +619,19 @@ static xf_status pack_model(xf_export *x, uint8_t **buf, size_t *len)
 
 xf_status xf_onnx_save_buffer(const xf_graph *g, uint8_t **buf, size_t *len, xf_error *err)
 {
+    return xf_onnx_save_buffer_dynamic(g, NULL, buf, len, err);
+}
+
+xf_status xf_onnx_save_buffer_dynamic(const xf_graph *g, const xf_onnx_dynamic *d, uint8_t **buf,
+                                      size_t *len, xf_error *err)
+{
     *buf = NULL;
     *len = 0;
     xf_export x;
     memset(&x, 0, sizeof x);
     x.g = g;
     x.err = err;
+    x.dyn = d;
     xf_arena_init(&x.arena, 1 << 16);
     xf_status st = pack_model(&x, buf, len);
     xf_arena_free(&x.arena);
@@ -622,6 +640,7 @@ xf_status xf_onnx_save_buffer(const xf_graph *g, uint8_t **buf, size_t *len, xf_
     xf_free(x.nodes.items);
     xf_free(x.inits.items);
     xf_free(x.value_info.items);
+    xf_free(x.pshape);
     return st;
 }
 

@@ -41,6 +41,11 @@ typedef struct xf_export {
     const char *gelu_const[3]; /* shared scalars sqrt(2), 1, 0.5 once made */
     xf_status st;       /* first failure */
     xf_error *err;
+    /* symbolic dims kept (export_dyn.c); dyn NULL or without symbols:
+     * every shape written as it is in the graph */
+    const struct xf_onnx_dynamic *dyn;
+    int n_probe;
+    xf_shape *pshape; /* n_probe * n_values: every value's shape at each probe */
 } xf_export;
 
 /* Records a failure (first one wins) and returns it. */
@@ -109,5 +114,28 @@ int xf_export_is_generator(xf_op op);
 /* export_ops.c: emits graph node `node` (one or more NodeProtos, or an
  * initializer for constant generators). */
 xf_status xf_export_emit(xf_export *x, int node);
+
+/* export_dyn.c: symbolic dims (see its top comment). Follows the symbols
+ * through the graph into x->pshape; fails naming a node whose parameters
+ * cannot follow them. */
+xf_status xf_export_dyn_follow(xf_export *x);
+/* Whether dim `axis` of value v moves with the symbols. */
+int xf_export_dyn_varies(const xf_export *x, int v, int axis);
+/* The dim_param of dim `axis` of value v: the original's on a graph
+ * output that declared one, else NULL for a fixed dim, the symbol's name
+ * for a dim that is one, "" for one that moves otherwise. */
+const char *xf_export_dyn_dim_name(const xf_export *x, int v, int axis);
+/* The Reshape target to write (0 copies the input's dim, -1 infers);
+ * src[i] >= 0: dim i is the input's dim src[i], taken from its run-time
+ * shape (else -1); *relative = 1 when 0s, -1 or src carry that meaning. */
+xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *src,
+                                int *relative);
+/* The Expand target to write (1 where the input's symbolic dim is kept). */
+xf_status xf_export_dyn_expand(xf_export *x, int node, int64_t *target);
+/* Slice ends to write (INT64_MAX for a slice to the end of a moving axis). */
+void xf_export_dyn_slice_ends(const xf_export *x, int node, int64_t *ends);
+/* *use_scales = 1 when the Resize must be written with scales (its sizes
+ * move), the scales in `scales`. */
+xf_status xf_export_dyn_resize(xf_export *x, int node, float *scales, int *use_scales);
 
 #endif /* XF_ONNX_EXPORT_INTERNAL_H */

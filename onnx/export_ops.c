@@ -194,16 +194,60 @@ static xf_status emit_softmax(xf_export *x, int node)
 
 /* --------------------------------------------------- data movement */
 
+/* Reshape whose target takes dims from the input's run-time shape:
+ * Gather(Concat(Shape(x), fixed), idx), idx[i] = src[i] or the position of
+ * target[i] (a fixed dim, 0 or -1) among the fixed ones. */
+static xf_status emit_reshape_gathered(xf_export *x, int node, const int64_t *target,
+                                       const int *src)
+{
+    const xf_value *in = input_value(x, node, 0);
+    int r = node_at(x, node)->params.n_shape, rx = in->shape.rank, nf = 0;
+    int64_t fixed[XF_MAX_DIMS], idx[XF_MAX_DIMS];
+    for (int i = 0; i < r; i++) {
+        if (src[i] >= 0) {
+            idx[i] = src[i];
+        } else {
+            idx[i] = rx + nf;
+            fixed[nf++] = target[i];
+        }
+    }
+    int64_t d_shape = rx, d_ext = rx + nf, d_tgt = r;
+    xf_shape s_shape = xf_shape_make(1, &d_shape), s_ext = xf_shape_make(1, &d_ext),
+             s_tgt = xf_shape_make(1, &d_tgt);
+    const char *xin = xf_export_vname(x, node_at(x, node)->inputs[0]);
+    const char *shp = xf_export_temp(x, node, "shape", XF_I64, &s_shape);
+    const char *ext = xf_export_temp(x, node, "dims", XF_I64, &s_ext);
+    const char *tgt = xf_export_temp(x, node, "target", XF_I64, &s_tgt);
+    const char *fx = nf ? xf_export_const_i64(x, node, "fixed", fixed, nf) : NULL;
+    const char *ix = xf_export_const_i64(x, node, "index", idx, r);
+    if (!shp || !ext || !tgt || (nf && !fx) || !ix) return x->st;
+    const char *cat_in[2] = {shp, fx}, *gat_in[2] = {ext, ix};
+    Onnx__NodeProto *a = xf_export_node(x, node, "shape", "Shape", 1, &xin, 1, &shp);
+    Onnx__NodeProto *b = xf_export_node(x, node, "dims", "Concat", nf ? 2 : 1, cat_in, 1, &ext);
+    Onnx__NodeProto *c = xf_export_node(x, node, "target", "Gather", 2, gat_in, 1, &tgt);
+    if (!a || !b || !c || xf_export_attr_int(x, b, "axis", 0) != XF_OK ||
+        xf_export_attr_int(x, c, "axis", 0) != XF_OK)
+        return x->st;
+    return xf_export_emit_main(x, node, "Reshape", 1, &tgt, 1, NULL) ? XF_OK : x->st;
+}
+
 static xf_status emit_reshape(xf_export *x, int node)
 {
     const xf_params *p = &node_at(x, node)->params;
+    int64_t target[XF_MAX_DIMS];
+    int relative = 0, src[XF_MAX_DIMS], gather = 0;
+    memcpy(target, p->shape, sizeof(int64_t) * (size_t)p->n_shape);
+    if (x->n_probe && xf_export_dyn_reshape(x, node, target, src, &relative) != XF_OK)
+        return x->st;
+    for (int i = 0; relative && i < p->n_shape; i++) gather |= src[i] >= 0;
+    if (gather) return emit_reshape_gathered(x, node, target, src);
     int has_zero = 0;
     for (int i = 0; i < p->n_shape; i++)
-        if (p->shape[i] == 0) has_zero = 1;
+        if (target[i] == 0 && !relative) has_zero = 1;
     if (has_zero && x->opset < 14)
         return fail_node(x, node, XF_ERR_UNSUPPORTED,
                          "a zero-sized target dim needs Reshape's allowzero (opset 14)");
-    const char *shape = xf_export_const_i64(x, node, "shape", p->shape, p->n_shape);
+    const char *shape = xf_export_const_i64(x, node, "shape", target, p->n_shape);
     Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Reshape", 1, &shape, 1, NULL);
     if (!nd) return x->st;
     return has_zero ? xf_export_attr_int(x, nd, "allowzero", 1) : XF_OK;
@@ -214,9 +258,12 @@ static xf_status emit_slice(xf_export *x, int node)
     const xf_params *p = &node_at(x, node)->params;
     int64_t steps[XF_MAX_DIMS];
     for (int i = 0; i < p->n_axes; i++) steps[i] = p->steps[i] ? p->steps[i] : 1;
+    int64_t ends[XF_MAX_DIMS];
+    memcpy(ends, p->ends, sizeof(int64_t) * (size_t)p->n_axes);
+    if (x->n_probe) xf_export_dyn_slice_ends(x, node, ends);
     const char *extra[4] = {
         xf_export_const_i64(x, node, "starts", p->starts, p->n_axes),
-        xf_export_const_i64(x, node, "ends", p->ends, p->n_axes),
+        xf_export_const_i64(x, node, "ends", ends, p->n_axes),
         xf_export_const_i64(x, node, "axes", p->axes, p->n_axes),
         xf_export_const_i64(x, node, "steps", steps, p->n_axes),
     };
@@ -470,7 +517,10 @@ xf_status xf_export_emit(xf_export *x, int node)
     case XF_OP_CONV_TRANSPOSE:
     case XF_OP_TILE: return xf_export_emit_act(x, node);
     case XF_OP_EXPAND: {
-        const char *shape = xf_export_const_i64(x, node, "shape", p->shape, p->n_shape);
+        int64_t target[XF_MAX_DIMS];
+        memcpy(target, p->shape, sizeof(int64_t) * (size_t)p->n_shape);
+        if (x->n_probe && xf_export_dyn_expand(x, node, target) != XF_OK) return x->st;
+        const char *shape = xf_export_const_i64(x, node, "shape", target, p->n_shape);
         return xf_export_emit_main(x, node, "Expand", 1, &shape, 1, NULL) ? XF_OK : x->st;
     }
     default: break;

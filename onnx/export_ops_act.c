@@ -51,11 +51,18 @@ static xf_status emit_resize(xf_export *x, int node, const xf_params *p)
     static const char *const roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                             "ceil"};
     /* Resize-11/12 need roi and scales present: empty float tensors */
-    float none = 0.0f;
+    float none = 0.0f, scales[XF_MAX_DIMS];
+    int use_scales = 0;
+    if (x->n_probe && xf_export_dyn_resize(x, node, scales, &use_scales) != XF_OK) return x->st;
     const char *empty = x->opset < 13 ? xf_export_const_vec(x, node, "empty", XF_F32, &none, 0) : "";
-    const char *extra[3] = {empty, empty,
-                            xf_export_const_i64(x, node, "sizes", p->shape, p->n_shape)};
-    Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Resize", 1, extra, 3, NULL);
+    const char *extra[3] = {empty, empty, NULL};
+    if (use_scales) /* sizes that follow the symbols: by scales, the input's rank */
+        extra[1] = xf_export_const_vec(x, node, "scales", XF_F32, scales,
+                                       x->g->values[x->g->nodes[node].inputs[0]].shape.rank);
+    else
+        extra[2] = xf_export_const_i64(x, node, "sizes", p->shape, p->n_shape);
+    Onnx__NodeProto *nd =
+        xf_export_emit_main(x, node, "Resize", 1, extra, use_scales ? 2 : 3, NULL);
     if (!nd || xf_export_attr_string(x, nd, "mode", modes[p->kernel[0] & 1]) != XF_OK ||
         xf_export_attr_string(x, nd, "coordinate_transformation_mode",
                               coords[p->kernel[1] % 5]) != XF_OK)

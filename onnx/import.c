@@ -64,6 +64,23 @@ static int64_t symbolic_dim(imp_state *st, const char *name, const char *what, x
     return 1;
 }
 
+int imp_dim_symbolic(const Onnx__TensorShapeProto__Dimension *d)
+{
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+        return d->dim_value == 0;
+    return 1;
+}
+
+void imp_dim_name(const Onnx__ValueInfoProto *vi, int axis, char *buf, size_t n)
+{
+    const Onnx__TensorShapeProto__Dimension *d = vi->type->tensor_type->shape->dim[axis];
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
+        d->dim_param[0])
+        snprintf(buf, n, "%s", d->dim_param);
+    else
+        snprintf(buf, n, "%s_dim%d", imp_str(vi->name), axis);
+}
+
 xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_input,
                          const char *what, xf_dtype *dt, xf_shape *sh, xf_error *err)
 {
@@ -91,7 +108,8 @@ xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_i
     sh->rank = (int)tt->shape->n_dim;
     for (int i = 0; i < sh->rank; i++) {
         const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+            (d->dim_value != 0 || !is_input)) {
             if (d->dim_value < 0)
                 return XF_FAIL(err, XF_ERR_PARSE, "%s: dim %d is negative (%lld)", what, i,
                                (long long)d->dim_value);
@@ -101,6 +119,16 @@ xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_i
                    (is_input || imp_map_get(&st->dim_syms, d->dim_param) >= 0)) {
             xf_status rc;
             sh->dims[i] = symbolic_dim(st, d->dim_param, what, err, &rc);
+            if (rc != XF_OK) return rc;
+        } else if (is_input) {
+            /* declared 0, unnamed or unknown on an input: symbolic, by a
+             * generated name the user can size with a dim override */
+            char gen[IMP_DIM_NAME_MAX];
+            imp_dim_name(vi, i, gen, sizeof gen);
+            const char *nm = xf_arena_strdup(&st->arena, gen);
+            if (!nm) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
+            xf_status rc;
+            sh->dims[i] = symbolic_dim(st, nm, what, err, &rc);
             if (rc != XF_OK) return rc;
         } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
             return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s: dim %d is symbolic ('%s')", what, i,
@@ -176,14 +204,17 @@ static xf_status add_inputs(imp_state *st, xf_error *err)
 }
 
 /* Initializers nothing consumes are kept as graph constants (nothing in a
- * model is dropped); those consumed only as parameters or by folded nodes
- * are not, since the graph no longer refers to them. */
+ * model is dropped), and so are those a subgraph uses (an If branch reads
+ * them by name from the outer scope); those consumed only as parameters
+ * or by folded nodes are not, since the graph no longer refers to them. */
 static xf_status add_unused_initializers(imp_state *st, xf_error *err)
 {
     const Onnx__GraphProto *gp = st->graph;
     for (size_t i = 0; i < gp->n_initializer; i++) {
         int s = imp_sym_find(st, imp_str(gp->initializer[i]->name));
-        if (s < 0 || st->syms[s].uses > 0 || st->syms[s].value >= 0) continue;
+        if (s < 0 || st->syms[s].value >= 0 ||
+            (st->syms[s].uses > 0 && st->syms[s].sub_uses == 0))
+            continue;
         if (imp_sym_value(st, s, err) < 0) return err->code;
     }
     return XF_OK;

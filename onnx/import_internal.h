@@ -66,6 +66,8 @@ typedef struct imp_sym {
     int t_owned;    /* `t.data` is ours to xf_free (else the graph owns it) */
     int deferred;   /* index in st->deferred computing it, -1: a plain constant or none */
     int uses;       /* how often the ONNX graph consumes it (node inputs, graph outputs) */
+    int sub_uses;   /* of which by nodes inside subgraphs (If/Loop bodies): outer-scope
+                       values those need in the graph, whatever else uses them */
     xf_tensor t;
 } imp_sym;
 
@@ -111,6 +113,13 @@ const char *imp_str(const char *s);
  * seen on inputs (value_info). `what` names the value in messages. */
 xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_input,
                          const char *what, xf_dtype *dt, xf_shape *sh, xf_error *err);
+/* Whether a dim of a graph input is symbolic: a name, none, or declared 0
+ * (Silero VAD v5 declares its dynamic axes as 0). */
+int imp_dim_symbolic(const Onnx__TensorShapeProto__Dimension *d);
+/* Name of symbolic dim `axis` of tensor value `vi`: its dim_param, else
+ * "<value>_dim<axis>" (a dim declared 0 or unnamed). */
+#define IMP_DIM_NAME_MAX 256
+void imp_dim_name(const Onnx__ValueInfoProto *vi, int axis, char *buf, size_t n);
 /* Opset version the model declares for `domain` ("" = default); 0 if none. */
 int64_t imp_domain_version(const imp_state *st, const char *domain);
 

@@ -148,7 +148,7 @@ static int subgraph_deps(imp_state *st, const Onnx__GraphProto *sg, int node, ed
         const Onnx__NodeProto *n = sg->node[i];
         for (size_t k = 0; k < n->n_input; k++) {
             int s = imp_sym_find(st, imp_str(n->input[k]));
-            if (s >= 0) st->syms[s].uses++;
+            if (s >= 0) st->syms[s].uses++, st->syms[s].sub_uses++;
             if (s >= 0 && st->syms[s].producer >= 0 && st->syms[s].producer != node &&
                 !push_edge(es, st->syms[s].producer, node))
                 return 0;

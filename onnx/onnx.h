@@ -19,8 +19,10 @@
  * (Conv): ..."). Inputs that are malformed (truncated protobuf, dangling
  * references, cycles, shape mismatches) give XF_ERR_PARSE / XF_ERR_GRAPH /
  * XF_ERR_SHAPE; valid models using something rlflow cannot represent (a
- * dtype other than float32/int64/int32/bool, dynamic shapes, an opset
- * outside 11–17) give XF_ERR_UNSUPPORTED.
+ * dtype other than float32/int64/int32/bool, an unknown rank, an opset
+ * outside 7–21) give XF_ERR_UNSUPPORTED. Symbolic input dims (named,
+ * unnamed or declared 0) take the size the options give, else 1; the
+ * xf_onnx_dynamic functions below write them back symbolic.
  */
 #ifndef XF_ONNX_H
 #define XF_ONNX_H
@@ -54,6 +56,63 @@ xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, con
 xf_status xf_onnx_save(const xf_graph *g, const char *path, xf_error *err);
 /* Serialises into a xf_malloc'd buffer the caller releases with xf_free. */
 xf_status xf_onnx_save_buffer(const xf_graph *g, uint8_t **buf, size_t *len, xf_error *err);
+
+/* ------------------------------------------------- symbolic dimensions
+ *
+ * The optimiser works on a graph with concrete shapes; a model's symbolic
+ * input dims (named, unnamed, or declared 0) are sized at import. To write
+ * a model that keeps them, the dims are described by an xf_onnx_dynamic
+ * made from the original model: every symbol, the size it was imported at
+ * (point 0) and two other sizes the model admits (points 1 and 2: it
+ * imports at them), and the shape of every named value of the original at
+ * each probe (one symbol moved to another size, the others at point 0).
+ * Export with it follows each symbol through the graph at the probes,
+ * writes symbolic dims as dim_param (the symbol's name; an output keeps the
+ * name the original declared) and writes every size-bearing parameter that
+ * depends on a symbol so that it follows it (Reshape targets with 0/-1,
+ * Expand with 1, Slice to the end, Resize by scales); a parameter it cannot
+ * express that way fails the export with XF_ERR_UNSUPPORTED naming the
+ * node. See docs/onnx.md. */
+typedef struct xf_onnx_dynamic xf_onnx_dynamic;
+
+#define XF_ONNX_POINTS 3
+
+/* Reads the symbolic dims of the model in `buf` (`name`, `base_dir` as in
+ * xf_onnx_load_buffer) at the sizes `opts` gives (else 1) and picks two
+ * other sizes of each: the first two of size+1, +2, +4, +8, +16, +32, x2,
+ * x3, x4 at which the model imports. A symbol the model admits at no two
+ * of them is written fixed (xf_onnx_dynamic_fixed, a warning is logged).
+ * A model without symbolic dims gives a description with none. */
+xf_status xf_onnx_dynamic_open(const void *buf, size_t len, const char *name, const char *base_dir,
+                               const xf_onnx_options *opts, xf_onnx_dynamic **out,
+                               xf_error *err);
+/* Same for the model file at `path`. */
+xf_status xf_onnx_dynamic_open_file(const char *path, const xf_onnx_options *opts,
+                                    xf_onnx_dynamic **out, xf_error *err);
+void xf_onnx_dynamic_free(xf_onnx_dynamic *d); /* NULL is a no-op */
+int xf_onnx_dynamic_count(const xf_onnx_dynamic *d);
+const char *xf_onnx_dynamic_name(const xf_onnx_dynamic *d, int sym);
+/* Points a model is checked at: XF_ONNX_POINTS when a symbol is kept,
+ * else 1 (d may be NULL). */
+int xf_onnx_dynamic_points(const xf_onnx_dynamic *d);
+/* NULL when symbol `sym` is kept symbolic, else why it is written fixed. */
+const char *xf_onnx_dynamic_fixed(const xf_onnx_dynamic *d, int sym);
+/* Size of symbol `sym` at point 0..XF_ONNX_POINTS-1. */
+int64_t xf_onnx_dynamic_size(const xf_onnx_dynamic *d, int sym, int point);
+/* "N=2, H=192": the sizes of `point` ("" without symbols). */
+void xf_onnx_dynamic_describe(const xf_onnx_dynamic *d, int point, char *buf, size_t n);
+/* Import options that put every symbol at its size of `point` (the
+ * other fields from the options d was opened with); valid while d lives. */
+xf_onnx_options xf_onnx_dynamic_options(const xf_onnx_dynamic *d, int point);
+/* xf_onnx_save_buffer keeping the symbolic dims d describes (g imported
+ * at point 0 of d, then possibly rewritten). d may be NULL or have no
+ * symbols: then the same as xf_onnx_save_buffer. */
+xf_status xf_onnx_save_buffer_dynamic(const xf_graph *g, const xf_onnx_dynamic *d, uint8_t **buf,
+                                      size_t *len, xf_error *err);
+
+/* The bytes of a model file as they are (a regular file only; see
+ * xf_infile_open), in a xf_malloc'd buffer. */
+xf_status xf_onnx_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *err);
 
 /* Reads one serialized onnx.TensorProto (the test_data_set_N/input_K.pb files).
  * `name` (may be NULL) receives a xf_malloc'd copy of the tensor's name. */

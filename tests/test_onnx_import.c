@@ -291,6 +291,22 @@ static void attr_t(mb *m, Onnx__NodeProto *n, const char *name, Onnx__TensorProt
     a->t = t;
 }
 
+/* The then (b = 0) or else branch of If node n: a graph with one float
+ * output `out` of rank-2 shape `dims` and no nodes yet. */
+static Onnx__GraphProto *mb_branch(mb *m, Onnx__NodeProto *n, int b, const char *out,
+                                   const int64_t *dims)
+{
+    Onnx__GraphProto *gp = mb_alloc(m, sizeof *gp);
+    onnx__graph_proto__init(gp);
+    gp->name = mb_str(m, b ? "else" : "then");
+    gp->n_output = 1;
+    gp->output = mb_alloc(m, sizeof *gp->output);
+    gp->output[0] = mb_vi(m, out, T_FLOAT, 2, dims, NULL);
+    mb_attr(m, n, b ? "else_branch" : "then_branch", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)
+        ->g = gp;
+    return gp;
+}
+
 static uint8_t *mb_pack(mb *m, size_t *len)
 {
     *len = onnx__model_proto__get_packed_size(&m->model);
@@ -307,6 +323,16 @@ static xf_status mb_load(mb *m, const xf_onnx_options *o, xf_graph *g, xf_error 
     xf_status st = xf_onnx_load_buffer(buf, len, "test.onnx", NULL, o, g, err);
     free(buf);
     return st;
+}
+
+/* Options sizing one symbolic dim; name and value must outlive them. */
+static xf_onnx_options one_dim(const char *const *name, const int64_t *value)
+{
+    xf_onnx_options o = xf_onnx_default_options();
+    o.n_dim_overrides = 1;
+    o.dim_names = name;
+    o.dim_values = value;
+    return o;
 }
 
 static void mb_load_ok(mb *m, xf_graph *g)
@@ -1200,15 +1226,22 @@ START_TEST(movement_ops)
     xf_graph_free(&g);
     mb_free(m);
 
-    /* allowzero (opset 14): a 0 is a real zero-sized dim */
+    /* allowzero (opset 14): a 0 is a real zero-sized dim; an input dim
+     * declared 0 is symbolic ('x_dim0'), here sized 0 */
     m = mb_new(14);
     int64_t dz[2] = {0, 4}, tz[3] = {4, 0, 3};
     mb_input(m, "x", T_FLOAT, 2, dz);
     mb_init_i64(m, "target", 3, tz);
     attr_i(m, mb_node(m, "Reshape", "rs", "x target", "r"), "allowzero", 1);
     mb_output(m, "r", T_FLOAT, -1, NULL);
-    const xf_node *n = single(m, &g, XF_OP_RESHAPE);
-    ck_assert_int_eq(n->params.shape[1], 0);
+    const char *zn[1] = {"x_dim0"};
+    int64_t zv[1] = {0};
+    xf_onnx_options zo = one_dim(zn, zv);
+    xf_error zerr;
+    ck_assert_msg(mb_load(m, &zo, &g, &zerr) == XF_OK, "import failed: %s", zerr.msg);
+    ck_assert_int_eq(g.n_nodes, 1);
+    ck_assert_int_eq(g.nodes[0].op, XF_OP_RESHAPE);
+    ck_assert_int_eq(g.nodes[0].params.shape[1], 0);
     xf_graph_free(&g);
     mb_free(m);
 }
@@ -1579,17 +1612,8 @@ START_TEST(opaque_standard_ops_get_shapes)
         mb_input(m, "cond", T_BOOL, 0, NULL);
         Onnx__NodeProto *n = mb_node(m, "If", "if", "cond", "z");
         int64_t other[2] = {3, 2};
-        for (int b = 0; b < 2; b++) {
-            Onnx__GraphProto *gp = mb_alloc(m, sizeof *gp);
-            onnx__graph_proto__init(gp);
-            gp->name = mb_str(m, b ? "else" : "then");
-            gp->n_output = 1;
-            gp->output = mb_alloc(m, sizeof *gp->output);
-            gp->output[0] = mb_vi(m, b ? "e" : "t", T_FLOAT, 2, b && !agree ? other : D23, NULL);
-            Onnx__AttributeProto *a = mb_attr(m, n, b ? "else_branch" : "then_branch",
-                                              ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
-            a->g = gp;
-        }
+        for (int b = 0; b < 2; b++)
+            mb_branch(m, n, b, b ? "e" : "t", b && !agree ? other : D23);
         mb_node(m, "Relu", "relu", "z", "y");
         mb_output(m, "y", T_FLOAT, -1, NULL);
         if (agree) {
@@ -2073,12 +2097,9 @@ START_TEST(symbolic_dims_from_options)
     m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 3, dims, params);
     mb_node(m, "Relu", "r", "x", "y");
     mb_output(m, "y", T_FLOAT, -1, NULL);
-    xf_onnx_options o = xf_onnx_default_options();
     const char *names[1] = {"batch"};
     int64_t values[1] = {5};
-    o.n_dim_overrides = 1;
-    o.dim_names = names;
-    o.dim_values = values;
+    xf_onnx_options o = one_dim(names, values);
     xf_graph g;
     xf_error err;
     xf_log_level lvl = xf_log_get_level();
@@ -2290,6 +2311,379 @@ START_TEST(tools_refuse_models_over_the_memory_limit)
 }
 END_TEST
 
+/* ------------------------------------------------- symbolic dims kept */
+
+/* x [N,4,6] -> Reshape to Concat(Shape(x)[0], 24) (a shape subgraph the
+ * importer folds at N's size) -> MatMul W [24,5] -> y [N,5]; then
+ * Reshape(y, [-1, 5, 1]) -> z. `swap` 1 builds instead x [N,M,4] reshaped
+ * to [M,N,4], which no 0/-1 target expresses (the input's dims in another
+ * order); `swap` 2 to [2N, 2M], which no target relative to the input
+ * expresses. */
+static mb *dynamic_model(int swap)
+{
+    mb *m = mb_new(13);
+    const char *params[3] = {"N", swap ? "M" : NULL, NULL};
+    int64_t dx[3] = {0, swap ? 0 : 4, swap ? 4 : 6}, zero = 0, one = 1, c24 = swap ? 4 : 24;
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 3, dx, params);
+    mb_init(m, "i0", T_INT64, 0, NULL, swap ? &one : &zero);
+    mb_init(m, "i1", T_INT64, 0, NULL, &zero);
+    mb_init_i64(m, "ax0", 1, &zero);
+    mb_init_i64(m, "c24", 1, &c24);
+    mb_node(m, "Shape", "shape", "x", "s");
+    mb_node(m, "Gather", "g0", "s i0", "n");
+    mb_node(m, "Unsqueeze", "u0", "n ax0", "n1");
+    if (swap) {
+        mb_node(m, "Gather", "g1", "s i1", "k");
+        if (swap == 2) {
+            int64_t two = 2;
+            mb_init(m, "two", T_INT64, 0, NULL, &two);
+            mb_node(m, "Mul", "m0", "n1 two", "n2");
+            mb_node(m, "Mul", "m1", "k two", "k2");
+        }
+        mb_node(m, "Unsqueeze", "u1", swap == 2 ? "k2 ax0" : "k ax0", "k1");
+        attr_i(m, mb_node(m, "Concat", "cat", swap == 2 ? "n2 k1" : "n1 k1 c24", "tgt"), "axis",
+               0);
+        mb_node(m, "Reshape", "rs", "x tgt", "y");
+        mb_output(m, "y", T_FLOAT, -1, NULL);
+        return m;
+    }
+    attr_i(m, mb_node(m, "Concat", "cat", "n1 c24", "tgt"), "axis", 0);
+    mb_node(m, "Reshape", "rs", "x tgt", "r");
+    float w[120];
+    for (int i = 0; i < 120; i++) w[i] = (float)((i * 7) % 11) / 11.0f - 0.5f;
+    int64_t dw[2] = {24, 5}, t2[3] = {-1, 5, 1};
+    mb_init(m, "W", T_FLOAT, 2, dw, w);
+    mb_init_i64(m, "t2", 3, t2);
+    mb_node(m, "MatMul", "mm", "r W", "y");
+    mb_node(m, "Reshape", "rs2", "y t2", "z");
+    const char *py[2] = {"N", NULL};
+    int64_t dy[2] = {0, 5};
+    m->outputs[m->graph.n_output++] = mb_vi(m, "y", T_FLOAT, 2, dy, py);
+    mb_output(m, "z", T_FLOAT, -1, NULL);
+    return m;
+}
+
+/* The dim_param of dim `axis` of the written model's input (out = 0) or
+ * output (out = 1) `i`, NULL when the dim is fixed. */
+static const char *written_dim(const Onnx__ModelProto *mp, int out, int i, int axis)
+{
+    const Onnx__ValueInfoProto *vi = out ? mp->graph->output[i] : mp->graph->input[i];
+    const Onnx__TensorShapeProto__Dimension *d = vi->type->tensor_type->shape->dim[axis];
+    return d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param
+                                                                                 : NULL;
+}
+
+/* The int64 initializer feeding input 1 of the written node `op_type`
+ * number `k` (in node order). */
+static const Onnx__TensorProto *written_param(const Onnx__ModelProto *mp, const char *op_type,
+                                              int k)
+{
+    const Onnx__GraphProto *gp = mp->graph;
+    for (size_t n = 0; n < gp->n_node; n++) {
+        if (strcmp(gp->node[n]->op_type, op_type) != 0 || k-- > 0) continue;
+        for (size_t t = 0; t < gp->n_initializer; t++)
+            if (strcmp(gp->initializer[t]->name, gp->node[n]->input[1]) == 0)
+                return gp->initializer[t];
+    }
+    ck_abort_msg("no %s node in the written model", op_type);
+    return NULL;
+}
+
+static int64_t raw_i64(const Onnx__TensorProto *t, int i)
+{
+    int64_t v;
+    memcpy(&v, t->raw_data.data + 8 * i, 8);
+    return v;
+}
+
+/* The model m as bytes (*buf, caller frees), imported with options o into
+ * g and described (symbols and sizes) into *d. */
+static void import_described(mb *m, const xf_onnx_options *o, uint8_t **buf, size_t *len,
+                             xf_graph *g, xf_onnx_dynamic **d)
+{
+    xf_error err;
+    *buf = mb_pack(m, len);
+    ck_assert_msg(xf_onnx_load_buffer(*buf, *len, "dyn.onnx", NULL, o, g, &err) == XF_OK, "%s",
+                  err.msg);
+    ck_assert_msg(xf_onnx_dynamic_open(*buf, *len, "dyn.onnx", NULL, o, d, &err) == XF_OK, "%s",
+                  err.msg);
+}
+
+/* Frees what import_described and export_kept made. */
+static void release_described(mb *m, uint8_t *buf, xf_graph *g, xf_onnx_dynamic *d, uint8_t *out)
+{
+    xf_free(out);
+    xf_onnx_dynamic_free(d);
+    xf_graph_free(g);
+    free(buf);
+    mb_free(m);
+}
+
+/* g exported keeping d's dims into *out (caller frees), and unpacked. */
+static Onnx__ModelProto *export_kept(const xf_graph *g, const xf_onnx_dynamic *d, uint8_t **out,
+                                     size_t *out_len)
+{
+    xf_error err;
+    ck_assert_msg(xf_onnx_save_buffer_dynamic(g, d, out, out_len, &err) == XF_OK, "%s", err.msg);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, *out_len, *out);
+    ck_assert_ptr_nonnull(mp);
+    return mp;
+}
+
+/* Imported at N=3, exported keeping N: the Reshape targets follow N (no 3
+ * baked in), N is the written input's and output's dim_param, and the
+ * written model computes what the original does at N = 3, 4 and 5. */
+START_TEST(symbolic_dims_are_kept_on_export)
+{
+    mb *m = dynamic_model(0);
+    size_t len;
+    uint8_t *buf;
+    const char *nn[1] = {"N"};
+    int64_t nv[1] = {3};
+    xf_onnx_options o = one_dim(nn, nv);
+    xf_graph g;
+    xf_error err;
+    xf_onnx_dynamic *d = NULL;
+    import_described(m, &o, &buf, &len, &g, &d);
+    ck_assert_int_eq(g.n_nodes, 3); /* the shape subgraph folded into the Reshape */
+    ck_assert_int_eq(xf_onnx_dynamic_count(d), 1);
+    ck_assert_str_eq(xf_onnx_dynamic_name(d, 0), "N");
+    ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 0), 3);
+    ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 1), 4);
+    ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 2), 5);
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    Onnx__ModelProto *mp = export_kept(&g, d, &out, &out_len);
+    ck_assert_str_eq(written_dim(mp, 0, 0, 0), "N");
+    ck_assert_ptr_null(written_dim(mp, 0, 0, 1));
+    ck_assert_str_eq(written_dim(mp, 1, 0, 0), "N"); /* y */
+    ck_assert_str_eq(written_dim(mp, 1, 1, 0), "N"); /* z [N,5,1]: N, found by following it */
+    const Onnx__TensorProto *t1 = written_param(mp, "Reshape", 0);
+    const Onnx__TensorProto *t2 = written_param(mp, "Reshape", 1);
+    ck_assert_int_eq(raw_i64(t1, 0), 0); /* copies N */
+    ck_assert_int_eq(raw_i64(t1, 1), 24);
+    ck_assert_int_eq(raw_i64(t2, 0), 0);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    for (int p = 0; p < XF_ONNX_POINTS; p++) {
+        xf_onnx_options op = xf_onnx_dynamic_options(d, p);
+        xf_graph a, b;
+        ck_assert_msg(xf_onnx_load_buffer(buf, len, "dyn.onnx", NULL, &op, &a, &err) == XF_OK,
+                      "%s", err.msg);
+        ck_assert_msg(xf_onnx_load_buffer(out, out_len, "out.onnx", NULL, &op, &b, &err) ==
+                          XF_OK,
+                      "point %d: %s", p, err.msg);
+        ck_assert_int_eq(b.values[b.outputs[1]].shape.dims[0], 3 + p);
+        xf_test_expect_same_function(&a, &b, 7, 1e-6);
+        xf_graph_free(&a);
+        xf_graph_free(&b);
+    }
+    release_described(m, buf, &g, d, out);
+}
+END_TEST
+
+/* Silero VAD v5 declares its dynamic axes as 0: such a dim, and one with
+ * neither value nor name, is symbolic ('<input>_dim<k>'), sized 1 unless
+ * given, and written back symbolic. */
+START_TEST(dims_declared_zero_are_symbolic)
+{
+    mb *m = mb_new(13);
+    int64_t dx[3] = {0, 4, 0};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 3, dx, NULL);
+    m->inputs[0]->type->tensor_type->shape->dim[2]->value_case =
+        ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE__NOT_SET;
+    mb_node(m, "Relu", "r", "x", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    size_t len;
+    uint8_t *buf;
+    const char *nn[1] = {"x_dim2"};
+    int64_t nv[1] = {7};
+    xf_onnx_options o = one_dim(nn, nv);
+    xf_graph g;
+    xf_onnx_dynamic *d = NULL;
+    xf_log_level lvl = xf_log_get_level();
+    xf_log_set_level(XF_LOG_OFF); /* x_dim0 is not given: warned about, set to 1 */
+    import_described(m, &o, &buf, &len, &g, &d);
+    xf_log_set_level(lvl);
+    int64_t want[3] = {1, 4, 7};
+    expect_shape(&g.values[g.inputs[0]].shape, 3, want);
+    ck_assert_int_eq(xf_onnx_dynamic_count(d), 2);
+    ck_assert_str_eq(xf_onnx_dynamic_name(d, 0), "x_dim0");
+    ck_assert_str_eq(xf_onnx_dynamic_name(d, 1), "x_dim2");
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    Onnx__ModelProto *mp = export_kept(&g, d, &out, &out_len);
+    ck_assert_str_eq(written_dim(mp, 0, 0, 0), "x_dim0");
+    ck_assert_str_eq(written_dim(mp, 0, 0, 2), "x_dim2");
+    ck_assert_str_eq(written_dim(mp, 1, 0, 2), "x_dim2");
+    onnx__model_proto__free_unpacked(mp, NULL);
+    release_described(m, buf, &g, d, out);
+}
+END_TEST
+
+/* A Reshape whose target moves two dims that are no input dims (x [N,M,4]
+ * -> [2N,2M]) has no form relative to the input: the export fails naming
+ * it rather than write a target baked at one size. The same with [M,N,4]
+ * is written as a target gathered from the input's run-time shape. */
+START_TEST(export_refuses_parameters_that_cannot_follow)
+{
+    mb *m = dynamic_model(2);
+    size_t len;
+    uint8_t *buf;
+    const char *nn[2] = {"N", "M"};
+    int64_t nv[2] = {2, 3};
+    xf_onnx_options o = xf_onnx_default_options();
+    o.n_dim_overrides = 2;
+    o.dim_names = nn;
+    o.dim_values = nv;
+    xf_graph g;
+    xf_error err;
+    xf_onnx_dynamic *d = NULL;
+    import_described(m, &o, &buf, &len, &g, &d);
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    ck_assert_int_eq(xf_onnx_save_buffer_dynamic(&g, d, &out, &out_len, &err),
+                     XF_ERR_UNSUPPORTED);
+    ck_assert_ptr_null(out);
+    xf_test_expect_contains(err.msg, "'rs' (reshape) cannot be written with symbolic dims");
+    /* without the description it is written as before, with fixed shapes */
+    ck_assert_int_eq(xf_onnx_save_buffer_dynamic(&g, NULL, &out, &out_len, &err), XF_OK);
+    release_described(m, buf, &g, d, out);
+
+    m = dynamic_model(1);
+    import_described(m, &o, &buf, &len, &g, &d);
+    Onnx__ModelProto *mp = export_kept(&g, d, &out, &out_len);
+    int gathers = 0;
+    for (size_t i = 0; i < mp->graph->n_node; i++)
+        gathers += !strcmp(mp->graph->node[i]->op_type, "Gather");
+    ck_assert_int_eq(gathers, 1);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    for (int p = 0; p < XF_ONNX_POINTS; p++) {
+        xf_onnx_options op = xf_onnx_dynamic_options(d, p);
+        xf_graph a, b;
+        ck_assert_int_eq(xf_onnx_load_buffer(buf, len, "swap.onnx", NULL, &op, &a, &err), XF_OK);
+        ck_assert_msg(xf_onnx_load_buffer(out, out_len, "out.onnx", NULL, &op, &b, &err) ==
+                          XF_OK,
+                      "point %d: %s", p, err.msg);
+        xf_test_expect_same_function(&a, &b, 3, 0);
+        xf_graph_free(&a);
+        xf_graph_free(&b);
+    }
+    release_described(m, buf, &g, d, out);
+}
+END_TEST
+
+/* A batch dim declared symbolic over a Reshape target baked at batch 1 (a
+ * common export mistake): the model imports at no other size, so the dim
+ * is written fixed at 1 and says why, rather than refuse the model. */
+START_TEST(symbol_the_model_does_not_admit_is_written_fixed)
+{
+    mb *m = mb_new(13);
+    const char *params[3] = {"N", NULL, NULL};
+    int64_t dx[3] = {0, 4, 6}, tgt[2] = {1, 24};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 3, dx, params);
+    mb_init_i64(m, "tgt", 2, tgt);
+    mb_node(m, "Reshape", "rs", "x tgt", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    size_t len;
+    uint8_t *buf;
+    xf_graph g;
+    xf_onnx_dynamic *d = NULL;
+    xf_log_level lvl = xf_log_get_level();
+    xf_log_set_level(XF_LOG_OFF);
+    import_described(m, NULL, &buf, &len, &g, &d);
+    xf_log_set_level(lvl);
+    ck_assert_int_eq(xf_onnx_dynamic_count(d), 1);
+    ck_assert_ptr_nonnull(xf_onnx_dynamic_fixed(d, 0));
+    xf_test_expect_contains(xf_onnx_dynamic_fixed(d, 0), "imports at no other size");
+    ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 2), 1);
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    Onnx__ModelProto *mp = export_kept(&g, d, &out, &out_len);
+    ck_assert_ptr_null(written_dim(mp, 0, 0, 0));
+    ck_assert_int_eq(mp->graph->input[0]->type->tensor_type->shape->dim[0]->dim_value, 1);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    release_described(m, buf, &g, d, out);
+}
+END_TEST
+
+/* An initializer that only an If branch reads (from the outer scope, by
+ * name) stays in the graph, so the written model still has it (Silero's
+ * 68 weights were dropped and ONNX Runtime refused the round trip). */
+START_TEST(outer_scope_initializers_are_kept)
+{
+    mb *m = mb_new(13);
+    float wv[6] = {1, 2, 3, 4, 5, 6};
+    mb_input(m, "x", T_FLOAT, 2, D23);
+    mb_input(m, "cond", T_BOOL, 0, NULL);
+    mb_init(m, "w", T_FLOAT, 2, D23, wv);
+    Onnx__NodeProto *n = mb_node(m, "If", "if", "cond", "z");
+    for (int b = 0; b < 2; b++) {
+        Onnx__GraphProto *gp = mb_branch(m, n, b, "t", D23);
+        Onnx__NodeProto *bn = mb_alloc(m, sizeof *bn);
+        onnx__node_proto__init(bn);
+        bn->op_type = mb_str(m, b ? "Sub" : "Add");
+        bn->n_input = 2;
+        bn->input = mb_alloc(m, 2 * sizeof *bn->input);
+        bn->input[0] = mb_str(m, "x");
+        bn->input[1] = mb_str(m, "w");
+        bn->n_output = 1;
+        bn->output = mb_alloc(m, sizeof *bn->output);
+        bn->output[0] = mb_str(m, "t");
+        gp->n_node = 1;
+        gp->node = mb_alloc(m, sizeof *gp->node);
+        gp->node[0] = bn;
+    }
+    mb_node(m, "Relu", "relu", "z", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    xf_graph g;
+    mb_load_ok(m, &g);
+    int found = 0;
+    for (int v = 0; v < g.n_values; v++)
+        found |= g.values[v].kind == XF_VALUE_CONST && g.values[v].name &&
+                 !strcmp(g.values[v].name, "w");
+    ck_assert_msg(found, "initializer 'w', read by the If branches, was dropped");
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+/* rlflow-agent on a model whose Reshape cannot follow its symbols: neither
+ * the optimised model nor the input as exported can be written keeping
+ * them, so the input file is written unchanged, and the report says why. */
+START_TEST(agent_writes_the_input_when_dims_cannot_be_kept)
+{
+    mb *m = dynamic_model(2);
+    char model[4096], out[4096], db[4096], log[4096];
+    snprintf(model, sizeof model, "%s", mb_save(m, "swap_agent.onnx"));
+    snprintf(out, sizeof out, "%s", xf_test_tmp("swap_agent.opt.onnx"));
+    snprintf(db, sizeof db, "%s", xf_test_tmp("swap_rules.db"));
+    snprintf(log, sizeof log, "%s", xf_test_tmp("swap_agent.log"));
+    remove(out);
+    xf_test_remove_db(db);
+    char gen[4096]; /* xf_test_tool's buffer is reused by the next call */
+    snprintf(gen, sizeof gen, "%s", xf_test_tool("xfergen"));
+    ck_assert_int_eq(xf_test_system("%s --max-ops 1 --vocab taso -j 1 -o %s --quiet && "
+                                    "%s %s -j 2 > /dev/null 2>&1",
+                                    gen, db, xf_test_tool("xferverify"), db),
+                     0);
+    int rc = xf_test_system("%s --rules %s %s -o %s --search greedy --dim N=2 --dim M=3 "
+                            "--backend analytic --cache none --no-latency -q > %s 2>&1",
+                            xf_test_tool("rlflow-agent"), db, model, out, log);
+    char *text = xf_test_read_file(log, NULL);
+    ck_assert_msg(rc == 0, "rlflow-agent: exit %d\n%s", rc, text);
+    xf_test_expect_contains(text, "writing the input file unchanged instead");
+    xf_test_expect_contains(text, "'rs' (reshape) cannot be written with symbolic dims");
+    xf_test_expect_contains(text, "symbolic dim:    N kept, checked at 2, 3, 4");
+    size_t a_len, b_len;
+    char *a = xf_test_read_file(model, &a_len), *b = xf_test_read_file(out, &b_len);
+    ck_assert_msg(a_len == b_len && memcmp(a, b, a_len) == 0, "the input file was not copied");
+    free(a);
+    free(b);
+    free(text);
+    mb_free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("onnx_import");
@@ -2326,6 +2720,15 @@ static Suite *suite(void)
     tcase_add_test(model, tools_refuse_overflowing_models_and_write_nothing);
     tcase_add_test(model, tools_refuse_models_over_the_memory_limit);
     suite_add_tcase(s, model);
+    TCase *dyn = tcase_create("dynamic");
+    tcase_set_timeout(dyn, 120); /* runs xfergen, xferverify and rlflow-agent */
+    tcase_add_test(dyn, symbolic_dims_are_kept_on_export);
+    tcase_add_test(dyn, dims_declared_zero_are_symbolic);
+    tcase_add_test(dyn, export_refuses_parameters_that_cannot_follow);
+    tcase_add_test(dyn, symbol_the_model_does_not_admit_is_written_fixed);
+    tcase_add_test(dyn, agent_writes_the_input_when_dims_cannot_be_kept);
+    tcase_add_test(model, outer_scope_initializers_are_kept);
+    suite_add_tcase(s, dyn);
     return s;
 }
 

@@ -11,7 +11,9 @@
  * numerical check and still reproduces the reference outputs, with a rule
  * that would match inside the If's branches (conv then relu) matching
  * nowhere: rules never see through opaque nodes; xfcost prices the If by
- * its costlier branch and times it on the interpreter. Without ../shared
+ * its costlier branch and times it on the interpreter. The round trip and
+ * rlflow-agent --search taso (with proved rules) keep every symbolic input
+ * dim, and their outputs agree at three sizes of each. Without ../shared
  * the cases skip.
  */
 #include <math.h>
@@ -30,17 +32,20 @@
 typedef struct real_model {
     const char *dir;
     const char *dims; /* --dim options for the test data's sizes */
+    const char *syms[4]; /* its symbolic input dims */
 } real_model;
 
 static const real_model models[] = {
     {"ppocr_mobile_cls",
      "--dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=48 "
-     "--dim p2o.DynamicDimension.2=192"},
+     "--dim p2o.DynamicDimension.2=192",
+     {"p2o.DynamicDimension.0", "p2o.DynamicDimension.1", "p2o.DynamicDimension.2", NULL}},
     {"ppocr_v4_det",
      "--dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=160 "
-     "--dim p2o.DynamicDimension.2=160"},
-    {"openwakeword_hello", ""},
-    {"silero_vad_legacy", "--dim batch=1 --dim sequence=512"},
+     "--dim p2o.DynamicDimension.2=160",
+     {"p2o.DynamicDimension.0", "p2o.DynamicDimension.1", "p2o.DynamicDimension.2", NULL}},
+    {"openwakeword_hello", "", {NULL}},
+    {"silero_vad_legacy", "--dim batch=1 --dim sequence=512", {"batch", "sequence", NULL}},
 };
 #define N_MODELS ((int)(sizeof models / sizeof models[0]))
 
@@ -67,6 +72,24 @@ static int xfonnx(char **text, const char *label, const char *fmt, const char *a
     size_t len;
     *text = xf_test_read_file(log, &len);
     return rc;
+}
+
+/* Every symbolic dim named in the tool's report (fmt: its line for one
+ * dim) and declared by the written model: xfonnx info on it, sizing
+ * nothing, warns about each. */
+static void expect_dims_kept(const real_model *m, const char *report, const char *fmt,
+                             const char *written)
+{
+    char *info;
+    xfonnx(&info, "info_written.log", "info %s%s%s", written, "", "");
+    for (int i = 0; m->syms[i]; i++) {
+        char want[256];
+        snprintf(want, sizeof want, fmt, m->syms[i]);
+        xf_test_expect_contains(report, want);
+        snprintf(want, sizeof want, "symbolic dimension '%s'", m->syms[i]);
+        xf_test_expect_contains(info, want);
+    }
+    free(info);
 }
 
 START_TEST(run_matches_onnxruntime)
@@ -96,7 +119,51 @@ START_TEST(round_trip_keeps_graph_and_outputs)
     int rc = xfonnx(&out, label, "roundtrip %s/model.onnx -o %s %s", dir, written, m->dims);
     ck_assert_msg(rc == 0, "xfonnx roundtrip %s: exit %d\n%s", m->dir, rc, out);
     xf_test_expect_contains(out, "(equal)");
-    xf_test_expect_contains(out, "round trip ok: same graph, same outputs");
+    expect_dims_kept(m, out, "symbolic dim %-24s kept", written);
+    xf_test_expect_contains(out, m->syms[0] ? "same graph, same outputs at three sizes"
+                                            : "round trip ok: same graph, same outputs");
+    xf_test_onnx_checker(written);
+    free(out);
+}
+END_TEST
+
+/* Proved rules for the agent: xfergen's 2-operator TASO rules, the first
+ * 40 proved by xferverify (made once per run of the suite). */
+static const char *rules_db(void)
+{
+    static char db[4096];
+    if (db[0]) return db;
+    snprintf(db, sizeof db, "%s", xf_test_tmp("real_rules.db"));
+    xf_test_remove_db(db);
+    ck_assert_int_eq(xf_test_system("%s --max-ops 2 --vocab taso -j 1 -o %s --quiet",
+                                    xf_test_tool("xfergen"), db),
+                     0);
+    ck_assert_int_eq(xf_test_system("%s %s --limit 40 -j 2 > /dev/null 2>&1",
+                                    xf_test_tool("xferverify"), db),
+                     0);
+    return db;
+}
+
+/* rlflow-agent --search taso writes a model that keeps the original's
+ * symbolic dims and passes the check at three sizes of each. */
+START_TEST(agent_keeps_symbolic_dims)
+{
+    const real_model *m = &models[_i];
+    const char *dir = model_dir(m);
+    if (!dir) XF_SKIP("shared model real/%s not found (XF_SHARED_DIR)", m->dir);
+    char label[128], written[4096], log[4096];
+    snprintf(label, sizeof label, "agent_%s.onnx", m->dir);
+    snprintf(written, sizeof written, "%s", xf_test_tmp(label));
+    snprintf(label, sizeof label, "agent_%s.log", m->dir);
+    snprintf(log, sizeof log, "%s", xf_test_tmp(label));
+    int rc = xf_test_system("%s --rules %s %s/model.onnx -o %s --search taso --budget 20 %s "
+                            "--backend analytic --cache none --no-latency -q > %s 2>&1",
+                            xf_test_tool("rlflow-agent"), rules_db(), dir, written, m->dims, log);
+    char *out = xf_test_read_file(log, NULL);
+    ck_assert_msg(rc == 0, "rlflow-agent %s: exit %d\n%s", m->dir, rc, out);
+    expect_dims_kept(m, out, "symbolic dim:    %s kept, checked at", written);
+    if (m->syms[0]) xf_test_expect_contains(out, "sizes check:     max output err");
+    ck_assert_msg(!strstr(out, "instead"), "%s: the input was written:\n%s", m->dir, out);
     xf_test_onnx_checker(written);
     free(out);
 }
@@ -248,6 +315,7 @@ int main(void)
     tcase_set_timeout(t, 600);
     tcase_add_loop_test(t, run_matches_onnxruntime, 0, N_MODELS);
     tcase_add_loop_test(t, round_trip_keeps_graph_and_outputs, 0, N_MODELS);
+    tcase_add_loop_test(t, agent_keeps_symbolic_dims, 0, N_MODELS);
     tcase_add_test(t, agent_optimises_around_silero_if);
     tcase_add_test(t, silero_too_short_says_why);
     tcase_add_test(t, xfcost_prices_and_runs_silero);

@@ -6,7 +6,9 @@
  *   xfonnx run MODEL [--data DIR]          run the interpreter; with DIR (ONNX
  *                                          test_data_set layout) compare outputs
  *   xfonnx roundtrip MODEL -o OUT          import -> export -> import, compare
- *                                          canonical hash and outputs
+ *                                          canonical hash and outputs (at three
+ *                                          sizes of each symbolic input dim,
+ *                                          which the written model keeps)
  *   xfonnx time A [B ...] [--threads N]    latency of each model in ONNX Runtime
  *                                          (CPU), timed alternately; ratio to A
  *                                          and its noise bound (target/target.h)
@@ -49,7 +51,9 @@ static void usage(FILE *f)
             "  run MODEL [--data DIR]  run the reference interpreter on random inputs, or on\n"
             "                          DIR/input_*.pb and compare with DIR/output_*.pb\n"
             "  roundtrip MODEL -o OUT  import, export to OUT, re-import; check the canonical\n"
-            "                          graph hash and that both compute the same outputs\n"
+            "                          graph hash and that both compute the same outputs;\n"
+            "                          symbolic input dims stay symbolic in OUT and the\n"
+            "                          outputs are compared at three sizes of each\n"
             "  time A [B ...]          median latency of each model (up to 16) in ONNX Runtime\n"
             "                          on CPU, run as written; the models take turns, so the\n"
             "                          ratio to A and its 95%% noise bound hold under load;\n"
@@ -331,9 +335,57 @@ done:
     return rc;
 }
 
+/* Runs the original (a at point 0, else read at point p) and the exported
+ * model (read from buf at point p) on the same random inputs; 1 when they
+ * differ or one does not run, 2 when a model cannot be read. */
+static int check_point(const options *o, const xf_onnx_dynamic *d, int p, const xf_graph *a0,
+                       const xf_graph *b0, const uint8_t *buf, size_t len)
+{
+    xf_graph ap, bp;
+    xf_graph_init(&ap);
+    xf_graph_init(&bp);
+    xf_error err;
+    xf_error_clear(&err);
+    xf_onnx_options io = xf_onnx_dynamic_options(d, p);
+    if (p > 0 && (xf_onnx_load(o->model, &io, &ap, &err) != XF_OK ||
+                  xf_onnx_load_buffer(buf, len, o->out, NULL, &io, &bp, &err) != XF_OK)) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        xf_graph_free(&ap);
+        return 1;
+    }
+    const xf_graph *a = p ? &ap : a0, *b = p ? &bp : b0;
+    xf_tensor *in = xf_tensor_array_alloc(a->n_inputs);
+    xf_tensor *out_a = xf_tensor_array_alloc(a->n_outputs);
+    xf_tensor *out_b = xf_tensor_array_alloc(a->n_outputs);
+    int rc = 0;
+    char at[512];
+    xf_onnx_dynamic_describe(d, p, at, sizeof at);
+    if (!in || !out_a || !out_b) {
+        fprintf(stderr, "xfonnx: out of memory\n");
+        rc = 2;
+    } else if (xf_graph_random_inputs(a, o->seed, in, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        rc = 2;
+    } else if (xf_interp_run(a, in, a->n_inputs, out_a, &err) != XF_OK ||
+               xf_interp_run(b, in, b->n_inputs, out_b, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s%s%s\n", at[0] ? "at " : "", at[0] ? at : "", err.msg);
+        rc = 1;
+    } else {
+        if (at[0]) printf("at %s:\n", at);
+        rc = compare_outputs(a, out_b, out_a, o->rtol, o->atol);
+    }
+    xf_tensor_array_free(in, a->n_inputs);
+    xf_tensor_array_free(out_a, a->n_outputs);
+    xf_tensor_array_free(out_b, a->n_outputs);
+    xf_graph_free(&ap);
+    xf_graph_free(&bp);
+    return rc;
+}
+
 /* The model is exported to memory, read back and checked there; OUT is
  * written only when every check passed, so a failed round trip leaves
- * nothing (and never removes what OUT names). */
+ * nothing (and never removes what OUT names). Symbolic input dims are kept
+ * (xf_onnx_dynamic) and the outputs compared at three sizes of each. */
 static int cmd_roundtrip(const options *o)
 {
     if (!o->out) {
@@ -348,17 +400,16 @@ static int cmd_roundtrip(const options *o)
     xf_onnx_options io = import_options(o);
     uint8_t *buf = NULL;
     size_t len = 0;
-    xf_tensor *in = xf_calloc((size_t)a.n_inputs + 1, sizeof *in);
-    xf_tensor *out_a = xf_calloc((size_t)a.n_outputs + 1, sizeof *out_a);
-    xf_tensor *out_b = xf_calloc((size_t)a.n_outputs + 1, sizeof *out_b);
-    int have_inputs = 0;
-    if (!in || !out_a || !out_b) {
-        fprintf(stderr, "xfonnx: out of memory\n");
+    xf_onnx_dynamic *d = NULL;
+    double t0 = xf_clock_now();
+    if (xf_onnx_dynamic_open_file(o->model, &io, &d, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
         rc = 2;
         goto done;
     }
-    double t0 = xf_clock_now();
-    if (xf_onnx_save_buffer(&a, &buf, &len, &err) != XF_OK) {
+    double t_sizes = xf_clock_now() - t0;
+    t0 = xf_clock_now();
+    if (xf_onnx_save_buffer_dynamic(&a, d, &buf, &len, &err) != XF_OK) {
         fprintf(stderr, "xfonnx: %s: %s\n", o->out, err.msg);
         rc = 2;
         goto done;
@@ -374,6 +425,17 @@ static int cmd_roundtrip(const options *o)
            t_export, a.n_nodes, (unsigned long long)ha, (unsigned long long)hb,
            ha == hb ? "(equal)" : "(DIFFERENT)");
     if (ha != hb) rc = 1;
+    int n_sym = xf_onnx_dynamic_count(d);
+    for (int s = 0; s < n_sym; s++)
+        if (xf_onnx_dynamic_fixed(d, s))
+            printf("symbolic dim %-24s written FIXED at %lld: %s\n", xf_onnx_dynamic_name(d, s),
+                   (long long)xf_onnx_dynamic_size(d, s, 0), xf_onnx_dynamic_fixed(d, s));
+        else
+            printf("symbolic dim %-24s kept; sizes %lld (imported), %lld, %lld\n",
+                   xf_onnx_dynamic_name(d, s), (long long)xf_onnx_dynamic_size(d, s, 0),
+                   (long long)xf_onnx_dynamic_size(d, s, 1),
+                   (long long)xf_onnx_dynamic_size(d, s, 2));
+    if (n_sym) printf("(other sizes found in %.3f s)\n", t_sizes);
     int opaque = 0;
     for (int i = 0; i < a.n_nodes; i++)
         opaque += a.nodes[i].op == XF_OP_OPAQUE &&
@@ -381,32 +443,23 @@ static int cmd_roundtrip(const options *o)
     if (opaque) {
         printf("numerical check skipped: the model has %d opaque node(s) the interpreter cannot run\n",
                opaque);
-    } else if (xf_graph_random_inputs(&a, o->seed, in, &err) != XF_OK) {
-        fprintf(stderr, "xfonnx: %s\n", err.msg);
-        rc = 2;
-        goto done;
     } else {
-        have_inputs = 1;
-        if (xf_interp_run(&a, in, a.n_inputs, out_a, &err) != XF_OK ||
-            xf_interp_run(&b, in, b.n_inputs, out_b, &err) != XF_OK) {
-            fprintf(stderr, "xfonnx: %s\n", err.msg);
-            rc = 1;
-            goto done;
+        int points = xf_onnx_dynamic_points(d);
+        for (int p = 0; p < points && rc != 2; p++) {
+            int r = check_point(o, d, p, &a, &b, buf, len);
+            if (r > rc) rc = r;
         }
-        if (compare_outputs(&a, out_b, out_a, o->rtol, o->atol)) rc = 1;
-        printf("%s\n", rc ? "round trip FAILED" : "round trip ok: same graph, same outputs");
+        printf("%s\n", rc ? "round trip FAILED"
+                          : points > 1 ? "round trip ok: same graph, same outputs at three sizes"
+                                       : "round trip ok: same graph, same outputs");
     }
     if (rc == 0 && xf_outfile_write_all(o->out, buf, len, &err) != XF_OK) {
         fprintf(stderr, "xfonnx: %s\n", err.msg);
         rc = 2;
     }
 done:
-    if (have_inputs)
-        for (int i = 0; i < a.n_inputs; i++) xf_tensor_free(&in[i]);
-    xf_free(in);
+    xf_onnx_dynamic_free(d);
     xf_free(buf);
-    xf_tensor_array_free(out_a, a.n_outputs);
-    xf_tensor_array_free(out_b, a.n_outputs);
     xf_graph_free(&a);
     xf_graph_free(&b);
     return rc;

@@ -7,8 +7,10 @@
  * timings cached in SQLite by default), build the optimisation environment,
  * run the chosen search or learning agent on it, fold the weights the rules created into new
  * initializers, check numerically that the optimised model computes what the
- * original does (refusing to write otherwise unless --no-check), write it,
- * read it back, measure both models end to end and print the report.
+ * original does (refusing to write otherwise unless --no-check), export it
+ * keeping the model's symbolic dims, read it back and check it at three
+ * sizes of each (the input is written instead when it fails; sizes.c),
+ * write it, measure both models end to end and print the report.
  * Every step is a library call (agent/rewrite, agent/search, onnx); this
  * file parses, calls and prints.
  */
@@ -67,6 +69,8 @@ typedef struct run_state {
     xf_target *target;   /* --target ort, when ONNX Runtime loads */
     xf_fused_cost *fused; /* --cost fused, when the target loads */
     xf_arbiter_result arb;
+    xf_onnx_dynamic *dyn; /* the model's symbolic dims and their three sizes */
+    cli_written written;  /* what was written, checked at those sizes */
 } run_state;
 
 static void run_free(run_state *s)
@@ -82,6 +86,7 @@ static void run_free(run_state *s)
     xf_graph_free(&s->finished);
     xf_graph_free(&s->prepared);
     xf_graph_free(&s->model);
+    xf_onnx_dynamic_free(s->dyn);
 }
 
 /* The model is prepared once (the graph the search starts from), here:
@@ -110,7 +115,8 @@ static int load_inputs(const cli_options *o, run_state *s)
     io.n_dim_overrides = o->dims.n;
     io.dim_names = o->dims.names;
     io.dim_values = o->dims.values;
-    if (xf_onnx_load(o->model, &io, &s->model, &err)) {
+    if (xf_onnx_load(o->model, &io, &s->model, &err) ||
+        xf_onnx_dynamic_open_file(o->model, &io, &s->dyn, &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 2;
     }
@@ -341,25 +347,19 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
             return 1;
         }
     }
-    /* Serialised and read back in memory first: the file is written only
-     * when it reads back, and nothing is ever removed afterwards (-o may
-     * name a device or a FIFO). */
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    xf_graph back;
-    xf_graph_init(&back);
-    st = xf_onnx_save_buffer(&s->finished, &buf, &len, &err);
-    if (!st) {
-        st = xf_onnx_load_buffer(buf, len, o->output, NULL, NULL, &back, &err);
-        if (st) xf_error_prefix(&err, "the optimised model does not read back (nothing written)");
-    }
-    if (!st) st = xf_outfile_write_all(o->output, buf, len, &err);
-    xf_graph_free(&back);
-    xf_free(buf);
-    if (st) {
+    /* Exported keeping the symbolic dims, read back and checked at three
+     * sizes in memory first: the file is written only then (the input
+     * instead when the optimised model fails at some size), and nothing
+     * is ever removed afterwards (-o may name a device or a FIFO). */
+    if (cli_write_checked(o, s->dyn, &s->model, &s->finished, &s->written, &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
     }
+    if (s->written.wrote != CLI_WROTE_OPTIMISED)
+        fprintf(stderr, "rlflow-agent: the optimised model is not written: %s; writing the input "
+                        "%s instead\n",
+                s->written.why,
+                s->written.wrote == CLI_WROTE_INPUT ? "model" : "file unchanged");
     return 0;
 }
 
@@ -480,6 +480,24 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
     } else {
         cli_print_applied(s->rs, r);
     }
+    int n_sym = xf_onnx_dynamic_count(s->dyn);
+    for (int i = 0; i < n_sym; i++)
+        if (xf_onnx_dynamic_fixed(s->dyn, i))
+            printf("symbolic dim:    %s written FIXED at %lld: %s\n",
+                   xf_onnx_dynamic_name(s->dyn, i), (long long)xf_onnx_dynamic_size(s->dyn, i, 0),
+                   xf_onnx_dynamic_fixed(s->dyn, i));
+        else
+            printf("symbolic dim:    %s kept, checked at %lld, %lld, %lld\n",
+                   xf_onnx_dynamic_name(s->dyn, i), (long long)xf_onnx_dynamic_size(s->dyn, i, 0),
+                   (long long)xf_onnx_dynamic_size(s->dyn, i, 1),
+                   (long long)xf_onnx_dynamic_size(s->dyn, i, 2));
+    if (s->written.wrote != CLI_WROTE_OPTIMISED)
+        printf("result:          the optimised model fails a check (%s): the input %s is written "
+               "instead\n",
+               s->written.why, s->written.wrote == CLI_WROTE_INPUT ? "model" : "file, unchanged,");
+    else if (xf_onnx_dynamic_points(s->dyn) > 1)
+        printf("sizes check:     max output err %.3g abs, %.3g rel over the three sizes\n",
+               s->written.worst.max_abs, s->written.worst.max_rel);
     printf("written:         %s\n", o->output);
 }
 

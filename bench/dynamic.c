@@ -1,0 +1,181 @@
+/*
+ * bench/dynamic — the models rlflow-agent writes from the real models in
+ * ../shared/models/real, run in ONNX Runtime at three sizes of each of
+ * their symbolic dims: the written model against the original, both as
+ * files (ONNX Runtime reads them as written), same random inputs.
+ *
+ *   bench_dynamic [--rules DB] [--budget N] [--rounds N]
+ *
+ * For each model: rlflow-agent --search taso (--budget graphs, default 100;
+ * Silero, whose If the interpreter cannot run, with --no-check: ONNX
+ * Runtime is its check here), then at each of the three points of
+ * xf_onnx_dynamic (the size imported at and two others the model admits):
+ * max |written - original| over the largest |original| of any output, and
+ * the latency ratio written/original with its 95% interval (xf_target_compare,
+ * the two sessions alternating). Needs ONNX Runtime (RLFLOW_ORT_LIB);
+ * without it, says so and exits 0.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_runner.h"
+#include "ir/ir.h"
+#include "onnx/onnx.h"
+#include "target/target.h"
+
+typedef struct real_model {
+    const char *dir;
+    const char *dims;    /* --dim options of the size it is optimised at */
+    const char *names[3], *no_check;
+    int64_t values[3];
+} real_model;
+
+static const real_model models[] = {
+    {"ppocr_mobile_cls",
+     "--dim p2o.DynamicDimension.1=48 --dim p2o.DynamicDimension.2=192",
+     {"p2o.DynamicDimension.1", "p2o.DynamicDimension.2", NULL}, "", {48, 192, 0}},
+    {"ppocr_v4_det",
+     "--dim p2o.DynamicDimension.1=160 --dim p2o.DynamicDimension.2=160",
+     {"p2o.DynamicDimension.1", "p2o.DynamicDimension.2", NULL}, "", {160, 160, 0}},
+    {"openwakeword_hello", "", {NULL}, "", {0}},
+    {"silero_vad_legacy", "--dim sequence=512", {"sequence", NULL}, "--no-check", {512, 0}},
+};
+
+/* Largest |b - a| over the largest |a| (and in *abs_err the largest
+ * |b - a|), over the outputs of one run of each file in the target
+ * (INFINITY when shapes differ, -1 when one does not run). */
+static double run_diff(xf_target *t, const char *fa, const xf_graph *a, const char *fb,
+                       const xf_graph *b, double *abs_err, xf_error *err)
+{
+    *abs_err = 0;
+    xf_target_model *ma = NULL, *mb = NULL;
+    xf_tensor *oa = xf_tensor_array_alloc(a->n_outputs), *ob = xf_tensor_array_alloc(a->n_outputs);
+    double worst = -1;
+    if (oa && ob && xf_target_model_load_file(t, fa, a, 1, &ma, err) == XF_OK &&
+        xf_target_model_load_file(t, fb, b, 1, &mb, err) == XF_OK &&
+        xf_target_model_run(ma, err) == XF_OK && xf_target_model_run(mb, err) == XF_OK &&
+        xf_target_model_outputs(ma, oa, err) == XF_OK &&
+        xf_target_model_outputs(mb, ob, err) == XF_OK) {
+        worst = 0;
+        for (int i = 0; i < a->n_outputs; i++) {
+            double ma_abs, mr, peak = 0;
+            if (xf_tensor_compare(&ob[i], &oa[i], &ma_abs, &mr, err) != XF_OK) return INFINITY;
+            if (oa[i].dtype == XF_F32)
+                for (int64_t k = 0; k < xf_shape_numel(&oa[i].shape); k++)
+                    peak = fmax(peak, fabs((double)((const float *)oa[i].data)[k]));
+            double rel = peak > 0 ? ma_abs / peak : ma_abs;
+            if (ma_abs > *abs_err) *abs_err = ma_abs;
+            if (rel > worst) worst = rel;
+        }
+    }
+    xf_target_model_free(ma);
+    xf_target_model_free(mb);
+    xf_tensor_array_free(oa, a->n_outputs);
+    xf_tensor_array_free(ob, a->n_outputs);
+    return worst;
+}
+
+/* One model at its three points. */
+static void bench_model(xf_target *t, const real_model *m, const char *orig, const char *written,
+                        int rounds)
+{
+    xf_onnx_options io = xf_onnx_default_options();
+    int n = 0;
+    while (n < 3 && m->names[n]) n++;
+    io.n_dim_overrides = n;
+    io.dim_names = m->names;
+    io.dim_values = m->values;
+    xf_error err;
+    xf_onnx_dynamic *d = NULL;
+    if (xf_onnx_dynamic_open_file(orig, &io, &d, &err) != XF_OK) {
+        printf("  %s\n", err.msg);
+        return;
+    }
+    for (int p = 0; p < xf_onnx_dynamic_points(d); p++) {
+        xf_onnx_options op = xf_onnx_dynamic_options(d, p);
+        xf_graph a, b;
+        char at[512];
+        xf_onnx_dynamic_describe(d, p, at, sizeof at);
+        if (xf_onnx_load(orig, &op, &a, &err) != XF_OK) {
+            printf("  %-40s %s\n", at, err.msg);
+            continue;
+        }
+        if (xf_onnx_load(written, &op, &b, &err) != XF_OK) {
+            printf("  %-40s written model: %s\n", at, err.msg);
+            xf_graph_free(&a);
+            continue;
+        }
+        double abs_err;
+        double diff = run_diff(t, orig, &a, written, &b, &abs_err, &err);
+        const xf_graph *g[2] = {&a, &b};
+        const char *files[2] = {orig, written};
+        xf_target_timing_options to = {.seed = 1, .rounds = rounds, .files = files};
+        xf_target_timing res[2];
+        if (diff < 0) {
+            printf("  %-40s does not run: %s\n", at[0] ? at : "(fixed shapes)", err.msg);
+        } else if (xf_target_compare(t, g, 2, &to, res, NULL, &err) != XF_OK) {
+            printf("  %-40s max err %.3g, not timed: %s\n", at[0] ? at : "(fixed shapes)", diff,
+                   err.msg);
+        } else {
+            printf("  %-40s err %9.3g (%9.3g abs)   %9.3f ms -> %9.3f ms   x%.3f [%.3f, %.3f]\n",
+                   at[0] ? at : "(fixed shapes)", diff, abs_err, res[0].median_ms,
+                   res[1].median_ms, res[1].ratio, res[1].lo, res[1].hi);
+        }
+        xf_graph_free(&a);
+        xf_graph_free(&b);
+    }
+    xf_onnx_dynamic_free(d);
+}
+
+int main(int argc, char **argv)
+{
+    const char *rules_arg = NULL;
+    int budget = 100, rounds = 11;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--rules") && i + 1 < argc) rules_arg = argv[++i];
+        else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+        else {
+            printf("usage: bench_dynamic [--rules DB] [--budget N] [--rounds N]\n"
+                   "rlflow-agent --search taso on ../shared/models/real, then the written\n"
+                   "models against the originals in ONNX Runtime at three sizes of each\n"
+                   "symbolic dim: max error and latency ratio.\n");
+            return strcmp(argv[i], "--help") && strcmp(argv[i], "-h") ? 2 : 0;
+        }
+    }
+    xf_target *t = NULL;
+    xf_error err;
+    if (xf_target_open(NULL, &t, &err) != XF_OK) {
+        printf("bench_dynamic: ONNX Runtime not available (%s): nothing measured\n", err.msg);
+        return 0;
+    }
+    const char *scratch = bench_scratch("bench_dynamic");
+    char rules[2048];
+    if (rules_arg) snprintf(rules, sizeof rules, "%s", rules_arg);
+    else bench_make_rules(scratch, XF_BENCH_XFERGEN, XF_BENCH_XFERVERIFY, rules, sizeof rules);
+    printf("target: %s\nrules: %s; TASO search, %d graphs\n", xf_target_identity(t), rules,
+           budget);
+    printf("err: largest |written - original| over the largest |original| (and the largest "
+           "|written - original|), ONNX Runtime both; ratio: written / original latency, 95%% "
+           "interval\n");
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        const real_model *m = &models[i];
+        char orig[4096], written[4096], extra[1024], out[4096];
+        snprintf(orig, sizeof orig, "%s/real/%s/model.onnx", XF_BENCH_MODELS_DIR, m->dir);
+        snprintf(written, sizeof written, "%s/%s.opt.onnx", scratch, m->dir);
+        snprintf(out, sizeof out, "%s/out.onnx", scratch);
+        snprintf(extra, sizeof extra, "--search taso --budget %d %s %s --cache none --no-latency",
+                 budget, m->dims, m->no_check);
+        bench_row r = bench_run_agent(XF_BENCH_AGENT, rules, orig, scratch, extra);
+        printf("%s: cost %s; %s\n", m->dir, r.cost[0] ? r.cost : "(no report)", r.err);
+        if (!r.ok || rename(out, written) != 0) {
+            printf("  rlflow-agent wrote nothing\n");
+            continue;
+        }
+        bench_model(t, m, orig, written, rounds);
+    }
+    xf_target_close(t);
+    return 0;
+}
