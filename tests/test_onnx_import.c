@@ -293,8 +293,8 @@ static void attr_t(mb *m, Onnx__NodeProto *n, const char *name, Onnx__TensorProt
 
 /* The then (b = 0) or else branch of If node n: a graph with one float
  * output `out` of rank-2 shape `dims` and no nodes yet. */
-static Onnx__GraphProto *mb_branch(mb *m, Onnx__NodeProto *n, int b, const char *out,
-                                   const int64_t *dims)
+static Onnx__GraphProto *mb_if_branch(mb *m, Onnx__NodeProto *n, int b, const char *out,
+                                      const int64_t *dims)
 {
     Onnx__GraphProto *gp = mb_alloc(m, sizeof *gp);
     onnx__graph_proto__init(gp);
@@ -1613,7 +1613,7 @@ START_TEST(opaque_standard_ops_get_shapes)
         Onnx__NodeProto *n = mb_node(m, "If", "if", "cond", "z");
         int64_t other[2] = {3, 2};
         for (int b = 0; b < 2; b++)
-            mb_branch(m, n, b, b ? "e" : "t", b && !agree ? other : D23);
+            mb_if_branch(m, n, b, b ? "e" : "t", b && !agree ? other : D23);
         mb_node(m, "Relu", "relu", "z", "y");
         mb_output(m, "y", T_FLOAT, -1, NULL);
         if (agree) {
@@ -2618,7 +2618,7 @@ START_TEST(outer_scope_initializers_are_kept)
     mb_init(m, "w", T_FLOAT, 2, D23, wv);
     Onnx__NodeProto *n = mb_node(m, "If", "if", "cond", "z");
     for (int b = 0; b < 2; b++) {
-        Onnx__GraphProto *gp = mb_branch(m, n, b, "t", D23);
+        Onnx__GraphProto *gp = mb_if_branch(m, n, b, "t", D23);
         Onnx__NodeProto *bn = mb_alloc(m, sizeof *bn);
         onnx__node_proto__init(bn);
         bn->op_type = mb_str(m, b ? "Sub" : "Add");
