@@ -206,10 +206,11 @@ xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_
 
 /* ------------------------------------------------------- xfergen's run */
 
-/* One xfergen run: enumerate, prune, and write every candidate to a rules
- * database (kept ones as "candidate", the others as "pruned" with the
- * reason and the rule that subsumes them), in one transaction together
- * with the run's per-stage figures. Before each enumerator checkpoint the
+/* One xfergen run: enumerate, prune, and write the kept candidates to a
+ * rules database as "candidate" (with `keep_pruned`, also the others as
+ * "pruned" with the reason and the rule that subsumes them; without it
+ * they are only counted, in the run's per-stage figures), in one
+ * transaction together with the run's per-stage figures. Before each enumerator checkpoint the
  * candidates so far go into the run's checkpoint blob in the database, and
  * the enumerator's own checkpoint file sits next to it
  * ("<out>.run<id>.ckpt"); a stopped run is marked "interrupted" and a
@@ -224,6 +225,7 @@ typedef struct xf_enum_generate_options {
     const char *out;     /* rules database to create or add to */
     const char *version; /* of the calling tool, recorded with the run */
     int resume;          /* continue the last interrupted run with these options */
+    int keep_pruned;     /* 1: store pruned candidates as rows too (default: count them) */
     long stop_after;     /* test hook: raise *stop after N new candidates; -1 off */
     volatile sig_atomic_t *stop; /* set (e.g. by a signal) to stop at the next checkpoint */
     void *user;
@@ -246,6 +248,7 @@ typedef struct xf_enum_generate_result {
     xf_prune_stats pruned;
     size_t candidates;
     int64_t written;      /* rows new in the database */
+    int64_t pruned_stored; /* of those, pruned candidates (0 without keep_pruned) */
     double seconds;       /* wall time of the finished run */
 } xf_enum_generate_result;
 

@@ -1,10 +1,13 @@
 /*
  * pipeline.c — one xfergen run (xf_enum_generate): configuration, a run row
  * in the rules database, enumeration with progress and checkpoints,
- * pruning, and the final write of every candidate (kept ones as
- * "candidate", the others as "pruned" with the reason and the rule that
- * subsumes them) in one transaction together with the run's per-stage
- * figures.
+ * pruning, and the final write of the kept candidates as "candidate" in
+ * one transaction together with the run's per-stage figures. Pruned
+ * candidates are only counted there (the prune-* stage rows give how many
+ * each stage removed) unless the caller asks to keep them: then they are
+ * written too, as "pruned" with the reason and the rule that subsumes
+ * them. At four operators that is ~1.7 M rows and most of the database,
+ * which is why counting is the default.
  *
  * Candidates are kept serialized (cands.c) and rebuilt one at a time for
  * pruning (xf_prune_run_from) and for the write, so memory stays small.
@@ -147,7 +150,8 @@ static xf_status begin_run(ctx *x, const xf_enum_config *cfg, const char *option
 
 /* Writes candidates and verdicts: kept ones first so a pruned rule that the
  * database stores as the same row as a kept one never overrides it. */
-static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_written, xf_error *err)
+static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_written,
+                             int64_t *n_pruned, xf_error *err)
 {
     size_t n = x->cands.n;
     int64_t *ids = xf_calloc(n + 1, sizeof *ids);
@@ -158,7 +162,8 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
         goto out;
     }
     *n_written = 0;
-    for (int pass = 0; pass < 2 && st == XF_OK; pass++)
+    *n_pruned = 0;
+    for (int pass = 0; pass < (x->o->keep_pruned ? 2 : 1) && st == XF_OK; pass++)
         for (size_t i = 0; i < n && st == XF_OK; i++) {
             int kept = v[i].stage == XF_PRUNE_KEPT;
             if (kept != (pass == 0)) continue;
@@ -175,6 +180,7 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
             xf_rule_free(&r);
             fresh[i] = (unsigned char)inserted;
             *n_written += inserted;
+            if (!kept) *n_pruned += inserted;
         }
     for (size_t i = 0; i < n && st == XF_OK; i++) {
         if (!fresh[i] || v[i].stage == XF_PRUNE_KEPT || v[i].by < 0) continue;
@@ -284,7 +290,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         NULL, "prune-renaming", "prune-common-subgraph", "prune-common-supergraph",
         "prune-generality"};
     st = xf_rulesdb_begin(x.db, err);
-    if (st == XF_OK) st = write_rules(&x, verdicts, &written, err);
+    if (st == XF_OK) st = write_rules(&x, verdicts, &written, &res->pruned_stored, err);
     if (st == XF_OK)
         st = xf_rulesdb_run_stage(x.db, x.run_id, "enumerate", x.cands.enum_seconds,
                                   (int64_t)es->graphs, err);
@@ -294,6 +300,8 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     for (int s = XF_PRUNE_RENAMING; st == XF_OK && s < XF_PRUNE_STAGE_COUNT; s++)
         st = xf_rulesdb_run_stage(x.db, x.run_id, stage_names[s], ps->seconds[s],
                                   (int64_t)ps->left[s], err);
+    if (st == XF_OK)
+        st = xf_rulesdb_run_stage(x.db, x.run_id, "pruned-stored", 0, res->pruned_stored, err);
     if (st == XF_OK)
         st = xf_rulesdb_run_stage(x.db, x.run_id, "write", xf_clock_now() - t_write, written, err);
     if (st == XF_OK) st = xf_rulesdb_run_checkpoint(x.db, x.run_id, NULL, 0, err);

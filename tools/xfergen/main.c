@@ -23,11 +23,11 @@
 
 static const char usage[] =
     "usage: xfergen --max-ops N [--vocab default|taso|FILE] [--inputs SPEC] [-j N]\n"
-    "               [--seed S] -o RULES.db [--resume] [--quiet]\n"
+    "               [--seed S] -o RULES.db [--keep-pruned] [--resume] [--quiet]\n"
     "\n"
     "Enumerates every operator graph of up to N operators over symbolic input\n"
     "tensors, pairs graphs with equal exact fingerprints as candidate rules,\n"
-    "prunes redundant ones and writes all of them to the rules database.\n"
+    "prunes redundant ones and writes the rest to the rules database.\n"
     "\n"
     "  --max-ops N     operators per graph, 1..6 (required)\n"
     "  --vocab V       operator vocabulary: default, taso, or a vocabulary file\n"
@@ -38,6 +38,9 @@ static const char usage[] =
     "                  depend on it\n"
     "  --seed S        seed of fingerprint inputs and keys (default 1)\n"
     "  -o FILE         rules database to create or add to (required)\n"
+    "  --keep-pruned   also store the pruned candidates, as rules with status\n"
+    "                  pruned, the reason and the rule that subsumes them\n"
+    "                  (default: only count them per pruning stage in the run)\n"
     "  --resume        continue the last interrupted run with the same options\n"
     "  --quiet         no progress on stderr and no summary on stdout\n"
     "  --help          this text\n"
@@ -104,6 +107,8 @@ static void print_summary(const xf_enum_generate_options *o, const xf_enum_gener
     printf("rules kept          %zu\n", ps->kept);
     printf("rows written        %" PRId64 " (run %" PRId64 " in %s)\n", r->written, r->run_id,
            o->out);
+    printf("pruned stored       %" PRId64 "%s\n", r->pruned_stored,
+           o->keep_pruned ? "" : " (counted only; --keep-pruned stores them)");
     printf("wall time           %.2f s\n", r->seconds);
 }
 
@@ -162,6 +167,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--resume") == 0) {
             o.resume = 1;
+        } else if (strcmp(a, "--keep-pruned") == 0) {
+            o.keep_pruned = 1;
         } else if (strcmp(a, "--quiet") == 0) {
             quiet = 1;
         } else if (strcmp(a, "--max-ops") == 0 || strcmp(a, "--vocab") == 0 ||
