@@ -167,6 +167,7 @@ typedef struct xf_enum_stats {
     int stopped;           /* 1: the stop flag ended the run early */
     double seconds;        /* wall time of this call */
     uint64_t store_bytes;  /* peak bytes of graph records and class table */
+    uint64_t spill_bytes;  /* the last level's fingerprint records written to disk */
 } xf_enum_stats;
 
 typedef struct xf_enum_progress {
@@ -177,6 +178,9 @@ typedef struct xf_enum_progress {
     uint64_t candidates;
     double graphs_per_s;
     double eta_s;          /* of this level; < 0 when unknown */
+    int buckets_merged;    /* > 0: the last level's fingerprints being read back from
+                              disk, this many of 64 buckets done; classes and
+                              candidates of the last level are counted then */
     double elapsed_s;
 } xf_enum_progress;
 
