@@ -168,6 +168,8 @@ typedef struct xf_enum_stats {
     double seconds;        /* wall time of this call */
     uint64_t store_bytes;  /* peak bytes of graph records and class table */
     uint64_t spill_bytes;  /* the last level's fingerprint records written to disk */
+    uint64_t memo_hits;    /* new nodes whose output hash was known (no kernel run) */
+    uint64_t memo_misses;  /* new nodes evaluated */
 } xf_enum_stats;
 
 typedef struct xf_enum_progress {

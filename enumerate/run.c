@@ -390,6 +390,9 @@ static xf_status run_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t hi
     for (int t = 0; t < r->n_threads; t++) {
         reducible += r->workers[t].reducible;
         r->workers[t].reducible = 0;
+        r->st.stats.memo_hits += r->workers[t].memo.hits;
+        r->st.stats.memo_misses += r->workers[t].memo.misses;
+        r->workers[t].memo.hits = r->workers[t].memo.misses = 0;
     }
     r->st.stats.reducible += reducible;
     if (st == XF_OK) st = merge(r, lc, bufs, n_chunks, &cols, &n_cols, err);

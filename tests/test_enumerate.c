@@ -530,6 +530,8 @@ START_TEST(stop_in_last_level_and_resume)
     enumerate(vocab, inputs, 4, 2, &full, &sf); /* > 2048 parents at level 3 */
     ck_assert_int_gt(full.n, 2);
     ck_assert_uint_gt(sf.spill_bytes, 0);
+    /* most new nodes repeat one already evaluated on the same values */
+    ck_assert_uint_gt(sf.memo_hits, sf.memo_misses);
 
     xf_enum_config c;
     xf_error err;
