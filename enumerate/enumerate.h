@@ -155,6 +155,7 @@ typedef struct xf_enum_candidate {
 typedef struct xf_enum_stats {
     uint64_t graphs;       /* graphs built and fingerprinted (irreducible ones) */
     uint64_t graphs_level[XF_ENUM_MAX_OPS + 1];
+    double seconds_level[XF_ENUM_MAX_OPS + 1]; /* wall time building each level (all calls) */
     uint64_t reducible;    /* built but containing a non-representative closed subgraph */
     uint64_t classes;      /* distinct fingerprints (representatives) */
     uint64_t collisions;   /* graphs whose fingerprint matched an earlier class */

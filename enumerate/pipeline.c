@@ -294,6 +294,12 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     if (st == XF_OK)
         st = xf_rulesdb_run_stage(x.db, x.run_id, "enumerate", x.cands.enum_seconds,
                                   (int64_t)es->graphs, err);
+    for (int l = 1; st == XF_OK && l <= cfg.max_ops; l++) {
+        char name[32];
+        snprintf(name, sizeof name, "level-%d", l);
+        st = xf_rulesdb_run_stage(x.db, x.run_id, name, es->seconds_level[l],
+                                  (int64_t)es->graphs_level[l], err);
+    }
     if (st == XF_OK) st = xf_rulesdb_run_stage(x.db, x.run_id, "fingerprints", 0, (int64_t)es->classes, err);
     if (st == XF_OK)
         st = xf_rulesdb_run_stage(x.db, x.run_id, "candidates", 0, (int64_t)x.cands.n, err);

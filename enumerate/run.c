@@ -528,10 +528,12 @@ static xf_status levels_loop(run *r, xf_error *err)
             st = progress(r, 0, err);
             if (st == XF_OK && r->opt->stop && *r->opt->stop && hi < parents) {
                 r->st.stats.stopped = 1;
+                r->st.stats.seconds_level[r->st.level] += xf_clock_now() - r->level_t0;
                 return checkpoint(r, err);
             }
         }
         if (st == XF_OK && last) st = finish_last_level(r, &lc, err);
+        r->st.stats.seconds_level[r->st.level] += xf_clock_now() - r->level_t0;
         if (st != XF_OK) break;
         r->st.level++;
         r->st.next_parent = 0;
