@@ -192,7 +192,12 @@ typedef struct xf_enum_progress {
 typedef struct xf_enum_options {
     int threads;            /* worker threads (default 1); result does not depend on it */
     volatile sig_atomic_t *stop; /* when non-zero at a batch boundary: save, stop */
-    const char *checkpoint; /* file written after each level and on stop; NULL: none */
+    /* File written on stop and after each level but the last (which ends the
+     * run: the caller has every candidate then); the last level's spill
+     * files sit next to it ("<checkpoint>.spill.NN"). Both stay after the
+     * run; xf_enum_checkpoint_remove deletes them. NULL: none (spill in
+     * temporary files). */
+    const char *checkpoint;
     int resume;             /* 1: continue from `checkpoint` if it exists */
     double progress_every_s; /* progress callback interval (default 1 s) */
     void *user;
@@ -210,6 +215,10 @@ void xf_enum_options_init(xf_enum_options *o);
 /* Enumerates. On XF_OK, stats->stopped tells whether it ran to the end. */
 xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_enum_stats *stats,
                       xf_error *err);
+
+/* Deletes checkpoint `path` and its spill files (those that exist);
+ * XF_ERR_IO naming a file that exists but cannot be removed. */
+xf_status xf_enum_checkpoint_remove(const char *path, xf_error *err);
 
 /* ------------------------------------------------------- xfergen's run */
 

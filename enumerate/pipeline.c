@@ -23,7 +23,6 @@
 
 #include "rulesdb/rulesdb.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -319,8 +318,8 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         goto out;
     }
     res->written = written;
-    if (remove(ckpt) != 0 && errno != ENOENT)
-        note(&x, 1, "warning: could not remove %s: %s", ckpt, strerror(errno));
+    xf_error e2;
+    if (xf_enum_checkpoint_remove(ckpt, &e2) != XF_OK) note(&x, 1, "warning: %s", e2.msg);
     res->seconds = xf_clock_now() - t_start;
 out:
     xf_free(verdicts);

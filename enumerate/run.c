@@ -491,7 +491,7 @@ static void teardown(run *r)
     ctable_free(&r->classes);
     hset_free(&r->reps);
     for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) glevel_free(&r->st.levels[l]);
-    if (r->spilling) spill_close(&r->sp, 0); /* stopped or failed: kept for a resume */
+    if (r->spilling) spill_close(&r->sp); /* stopped or failed: the files stay for a resume */
 }
 
 void xf_enum_options_init(xf_enum_options *o)
@@ -539,11 +539,13 @@ static xf_status levels_loop(run *r, xf_error *err)
         r->st.next_parent = 0;
         r->st.stats.levels_done = r->st.level - 1;
         st = progress(r, 1, err);
-        if (st == XF_OK && last) { /* the checkpoint after the level no longer needs the spill */
+        if (last) {
+            /* No checkpoint: the run is over and the caller has every
+             * candidate. The last one written (start of this level or a
+             * stop in it) stays valid with its spill files, until the
+             * caller has made the candidates durable and removes both. */
             r->spilling = 0;
-            memset(r->st.spill_len, 0, sizeof r->st.spill_len);
-            st = checkpoint(r, err);
-            spill_close(&r->sp, 1);
+            spill_close(&r->sp);
         } else if (st == XF_OK) {
             st = checkpoint(r, err);
         }

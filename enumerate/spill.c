@@ -75,7 +75,7 @@ xf_status spill_open(spill *s, const char *ckpt, const uint64_t *lens, xf_error 
         else s->f[i] = fopen(path, lens ? "r+b" : "w+b");
         if (!s->f[i]) {
             xf_status st = io_fail(s, i, lens ? "reopen" : "create", err);
-            spill_close(s, 0);
+            spill_close(s);
             return st;
         }
         setvbuf(s->f[i], NULL, _IOFBF, FILE_BUFFER);
@@ -89,7 +89,7 @@ xf_status spill_open(spill *s, const char *ckpt, const uint64_t *lens, xf_error 
                                    "enumerate: %s.%02d is shorter than the checkpoint says (%llu "
                                    "bytes); delete the checkpoint to start over",
                                    s->base ? s->base : "spill", i, (unsigned long long)lens[i]);
-            spill_close(s, 0);
+            spill_close(s);
             return st;
         }
     }
@@ -275,16 +275,26 @@ void spill_result_free(spill_result *r)
     memset(r, 0, sizeof *r);
 }
 
-void spill_close(spill *s, int remove_files)
+xf_status xf_enum_checkpoint_remove(const char *path, xf_error *err)
 {
-    for (int i = 0; i < SPILL_FILES; i++) {
-        if (s->f[i]) fclose(s->f[i]);
-        if (remove_files && s->base) {
-            char path[4096];
-            file_name(s, i, path, sizeof path);
-            remove(path);
-        }
+    size_t n = strlen(path) + 16;
+    char *name = xf_malloc(n);
+    if (!name) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
+    xf_status st = XF_OK;
+    for (int i = -1; i < SPILL_FILES && st == XF_OK; i++) {
+        if (i < 0) snprintf(name, n, "%s", path);
+        else snprintf(name, n, "%s.spill.%02d", path, i);
+        if (remove(name) != 0 && errno != ENOENT)
+            st = XF_FAIL(err, XF_ERR_IO, "cannot remove %s: %s", name, strerror(errno));
     }
+    xf_free(name);
+    return st;
+}
+
+void spill_close(spill *s)
+{
+    for (int i = 0; i < SPILL_FILES; i++)
+        if (s->f[i]) fclose(s->f[i]);
     xf_free(s->base);
     memset(s, 0, sizeof *s);
 }

@@ -18,8 +18,10 @@
  *
  * The files sit next to the enumerator's checkpoint ("<ckpt>.spill.NN") so
  * an interrupted level resumes: the checkpoint records their lengths and a
- * resumed run cuts them back to those lengths. Without a checkpoint they
- * are anonymous temporary files.
+ * resumed run cuts them back to those lengths. They stay until the caller
+ * removes the checkpoint (xf_enum_checkpoint_remove), so the last
+ * checkpoint stays usable until the candidates are durable. Without a
+ * checkpoint they are anonymous temporary files.
  */
 #ifndef XF_ENUMERATE_SPILL_H
 #define XF_ENUMERATE_SPILL_H
@@ -65,7 +67,8 @@ xf_status spill_flush(spill *s, uint64_t *lens, xf_error *err);
 xf_status spill_finish(spill *s, int max_outputs, spill_result *res,
                        void (*progress)(void *user, int done), void *user, xf_error *err);
 void spill_result_free(spill_result *r);
-/* Closes the files and, when `remove_files`, deletes them. */
-void spill_close(spill *s, int remove_files);
+/* Closes the files (temporary ones vanish; named ones stay for a resume:
+ * xf_enum_checkpoint_remove deletes them). */
+void spill_close(spill *s);
 
 #endif /* XF_ENUMERATE_SPILL_H */

@@ -559,8 +559,11 @@ START_TEST(stop_in_last_level_and_resume)
     ck_assert_msg(xf_enum_run(&c, &o, &sp, &err) == XF_OK, "%s", err.msg);
     same_run(&full, &sf, &part, &sp);
     ck_assert_uint_eq(sp.spill_bytes, sf.spill_bytes);
-    /* the finished level's spill files are gone */
+    /* checkpoint and spill stay until removed */
+    ck_assert_int_eq(access(spill0, F_OK), 0);
+    ck_assert_int_eq(xf_enum_checkpoint_remove(path, &err), XF_OK);
     ck_assert_int_ne(access(spill0, F_OK), 0);
+    ck_assert_int_ne(access(path, F_OK), 0);
     xf_enum_config_free(&c);
     collected_free(&full);
     collected_free(&part);
