@@ -167,7 +167,8 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
             int kept = v[i].stage == XF_PRUNE_KEPT;
             if (kept != (pass == 0)) continue;
             char why[320];
-            snprintf(why, sizeof why, "%s: %s", xf_prune_stage_name(v[i].stage), v[i].why);
+            snprintf(why, sizeof why, "%s: %s", xf_prune_stage_name(v[i].stage),
+                     v[i].why ? v[i].why : "");
             xf_rulesdb_rule_meta m = {kept ? XF_RULE_CANDIDATE : XF_RULE_PRUNED, x->run_id,
                                       kept ? NULL : why, 0};
             int inserted = 0;
@@ -186,7 +187,8 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
         int64_t by = ids[v[i].by];
         if (by == 0 || by == ids[i]) continue;
         char why[320];
-        snprintf(why, sizeof why, "%s: %s", xf_prune_stage_name(v[i].stage), v[i].why);
+        snprintf(why, sizeof why, "%s: %s", xf_prune_stage_name(v[i].stage),
+                 v[i].why ? v[i].why : "");
         st = xf_rulesdb_set_status(x->db, ids[i], XF_RULE_PRUNED, why, by, err);
     }
 out:
@@ -271,13 +273,15 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         goto out;
     }
 
-    verdicts = xf_malloc((x.cands.n + 1) * sizeof *verdicts);
+    verdicts = xf_calloc(x.cands.n + 1, sizeof *verdicts);
     xf_prune_stats *ps = &res->pruned;
     if (!verdicts) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory pruning %zu candidates", x.cands.n);
         goto out;
     }
-    st = xf_prune_run_from(x.cands.n, get_candidate, &x, NULL, verdicts, ps, err);
+    xf_prune_options po = xf_prune_options_default();
+    po.reasons = o->keep_pruned; /* only stored rows show them */
+    st = xf_prune_run_from(x.cands.n, get_candidate, &x, &po, verdicts, ps, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "pruning failed");
         goto out;
@@ -322,6 +326,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     if (xf_enum_checkpoint_remove(ckpt, &e2) != XF_OK) note(&x, 1, "warning: %s", e2.msg);
     res->seconds = xf_clock_now() - t_start;
 out:
+    if (verdicts) xf_prune_verdicts_free(verdicts, x.cands.n);
     xf_free(verdicts);
     xf_free(ckpt);
     cand_list_free(&x.cands);

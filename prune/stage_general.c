@@ -207,10 +207,10 @@ xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune
         long by;
         find_general(rs, &bk, i, bind, &by);
         if (by >= 0) {
-            alive[i] = 0;
-            v[i].stage = XF_PRUNE_GENERALITY;
-            v[i].by = by;
-            describe(t, bind, v[i].why, sizeof v[i].why);
+            char why[256] = "";
+            if (rs->reasons) describe(t, bind, why, sizeof why);
+            st = pr_remove(rs, alive, v, i, XF_PRUNE_GENERALITY, by, err, "%s", why);
+            if (st != XF_OK) goto out;
             continue;
         }
         if (r->n_out == 0) continue;
