@@ -184,6 +184,7 @@ typedef struct xf_enum_progress {
     int buckets_merged;    /* > 0: the last level's fingerprints being read back from
                               disk, this many of 64 buckets done; classes and
                               candidates of the last level are counted then */
+    uint64_t confirmed, to_confirm; /* then its collisions: confirmed of to_confirm */
     double elapsed_s;
 } xf_enum_progress;
 

@@ -62,6 +62,8 @@ typedef struct run {
     int spilling;      /* sp is open */
     int merged;        /* last level: spill buckets read back so far */
     double merge_t0;
+    uint64_t confirmed, to_confirm; /* last level: its collisions, confirmed so far */
+    double confirm_t0;
 } run;
 
 /* ------------------------------------------------------------ parallel jobs */
@@ -263,7 +265,13 @@ static xf_status progress(run *r, int force, xf_error *err)
     p.eta_s = done > 0 ? (t - r->level_t0) / (double)done * (double)(p.parents_total - p.parents_done)
                        : -1;
     p.buckets_merged = r->merged;
-    if (r->merged > 0) /* reading back the last level: what is left of that */
+    p.confirmed = r->confirmed;
+    p.to_confirm = r->to_confirm;
+    if (r->to_confirm > 0) /* confirming the last level's collisions: what is left of that */
+        p.eta_s = r->confirmed > 0 ? (t - r->confirm_t0) / (double)r->confirmed *
+                                         (double)(r->to_confirm - r->confirmed)
+                                   : -1;
+    else if (r->merged > 0) /* reading back the last level: what is left of that */
         p.eta_s = (t - r->merge_t0) / r->merged * (SPILL_BUCKETS - r->merged);
     return r->opt->on_progress(r->opt->user, &p, err);
 }
@@ -425,6 +433,8 @@ static xf_status finish_last_level(run *r, const level_ctx *lc, xf_error *err)
     for (int i = 0; i < SPILL_FILES; i++) r->st.stats.spill_bytes += r->sp.len[i];
     collision *cols = xf_calloc(CONFIRM_CHUNK, sizeof *cols);
     if (!cols) st = XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for collisions");
+    r->to_confirm = res.n_cols;
+    r->confirm_t0 = xf_clock_now();
     for (size_t at = 0; st == XF_OK && at < res.n_cols; at += CONFIRM_CHUNK) {
         size_t n = res.n_cols - at < CONFIRM_CHUNK ? res.n_cols - at : CONFIRM_CHUNK;
         memset(cols, 0, n * sizeof *cols);
@@ -433,11 +443,13 @@ static xf_status finish_last_level(run *r, const level_ctx *lc, xf_error *err)
             cols[i].rep = res.cols[at + i].rep;
         }
         st = confirm_emit(r, lc, cols, n, err);
+        r->confirmed += n;
         if (st == XF_OK) st = progress(r, 0, err);
     }
     xf_free(cols);
     spill_result_free(&res);
     r->merged = 0;
+    r->confirmed = r->to_confirm = 0;
     return st;
 }
 

@@ -181,6 +181,7 @@ typedef struct collected {
     volatile sig_atomic_t *stop;
     int stop_level;      /* > 0: set *stop at the first progress report inside this level */
     uint64_t stopped_at; /* parents of stop_level done when it was set */
+    uint64_t to_confirm; /* largest progress.to_confirm seen */
 } collected;
 
 static int first_conv_act(const xf_graph *g)
@@ -509,6 +510,8 @@ static xf_status stop_in_level(void *user, const xf_enum_progress *p, xf_error *
 {
     (void)err;
     collected *col = user;
+    ck_assert_uint_le(p->confirmed, p->to_confirm);
+    if (p->to_confirm > col->to_confirm) col->to_confirm = p->to_confirm;
     if (p->level == col->stop_level && p->parents_done > 0 && !col->stopped_at) {
         *col->stop = 1;
         col->stopped_at = p->parents_done;
@@ -559,6 +562,9 @@ START_TEST(stop_in_last_level_and_resume)
     ck_assert_msg(xf_enum_run(&c, &o, &sp, &err) == XF_OK, "%s", err.msg);
     same_run(&full, &sf, &part, &sp);
     ck_assert_uint_eq(sp.spill_bytes, sf.spill_bytes);
+    /* the last level's collisions were reported while being confirmed */
+    ck_assert_uint_gt(part.to_confirm, 0);
+    ck_assert_uint_le(part.to_confirm, sf.collisions);
     /* checkpoint and spill stay until removed */
     ck_assert_int_eq(access(spill0, F_OK), 0);
     ck_assert_int_eq(xf_enum_checkpoint_remove(path, &err), XF_OK);

@@ -79,6 +79,14 @@ static void on_progress(void *user, const xf_enum_progress *p)
     u->last_line = p->elapsed_s;
     char eta[32] = "?";
     if (p->eta_s >= 0) snprintf(eta, sizeof eta, "%.0fs", p->eta_s);
+    if (p->to_confirm > 0) {
+        fprintf(stderr, "%slevel %d: confirming collisions, %" PRIu64 "/%" PRIu64 ", %" PRIu64
+                " candidates, ETA %s, %.0fs elapsed%s",
+                u->tty ? "\r" : "", p->level, p->confirmed, p->to_confirm, p->candidates, eta,
+                p->elapsed_s, u->tty ? "\033[K" : "\n");
+        u->line_open = u->tty;
+        return;
+    }
     if (p->buckets_merged > 0) {
         fprintf(stderr, "%slevel %d: reading back fingerprints, %d/64 buckets, %" PRIu64
                 " graphs, %" PRIu64 " candidates, ETA %s, %.0fs elapsed%s",
