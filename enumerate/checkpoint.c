@@ -1,9 +1,10 @@
 /*
  * checkpoint.c — the resumable state of a run in one binary file: the
  * configuration hash it belongs to, the level being built and how many of
- * its parents are done, the counters, the candidate sequence number, and
- * every stored graph record. The class table is not saved; it is rebuilt
- * from the records. Files are written through xf_outfile (a temporary file
+ * its parents are done, the counters, the candidate sequence number, every
+ * stored graph record and, in the last level, the lengths of its spill
+ * files (spill.h; the files themselves sit next to the checkpoint). The
+ * class table is not saved; it is rebuilt from the records. Files are written through xf_outfile (a temporary file
  * renamed over PATH), so a crash leaves the previous checkpoint intact. The format is the host's
  * (byte order, struct layout) and versioned by XF_CKPT_VERSION.
  */
@@ -15,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define XF_CKPT_VERSION 1u
+#define XF_CKPT_VERSION 2u
 static const char magic[8] = {'X', 'F', 'E', 'N', 'U', 'M', 'C', 'P'};
 
 typedef struct ckpt_header {
@@ -28,7 +29,7 @@ typedef struct ckpt_header {
 } ckpt_header;
 
 xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_state *s,
-                               const ctable *classes, xf_error *err)
+                               xf_error *err)
 {
     xf_outfile out;
     xf_status st = xf_outfile_open(&out, path, err);
@@ -50,18 +51,7 @@ xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_s
         uint64_t n = s->levels[l].n;
         ok = fwrite(&n, sizeof n, 1, f) == 1 && (n == 0 || fwrite(s->levels[l].v, sizeof(grec), n, f) == n);
     }
-    uint64_t n_last = 0;
-    for (int g = 0; g < CT_SEGMENTS; g++)
-        for (size_t i = 0; i < classes->seg[g].cap; i++) {
-            const centry *e = &classes->seg[g].slots[i];
-            n_last += e->fp && !(e->tag & CENTRY_STORED);
-        }
-    ok = ok && fwrite(&n_last, sizeof n_last, 1, f) == 1;
-    for (int g = 0; ok && g < CT_SEGMENTS; g++)
-        for (size_t i = 0; ok && i < classes->seg[g].cap; i++) {
-            const centry *e = &classes->seg[g].slots[i];
-            if (e->fp && !(e->tag & CENTRY_STORED)) ok = fwrite(e, sizeof *e, 1, f) == 1;
-        }
+    ok = ok && fwrite(s->spill_len, sizeof s->spill_len, 1, f) == 1;
     if (!ok) {
         st = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
         xf_outfile_abort(&out);
@@ -111,22 +101,11 @@ xf_status enum_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *
         else if (n && fread(lv->v, sizeof(grec), n, f) != n)
             st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint %s is truncated", path);
     }
-    uint64_t n_last = 0;
-    if (st == XF_OK && (fread(&n_last, sizeof n_last, 1, f) != 1 || n_last > (1ull << 40)))
+    if (st == XF_OK && fread(s->spill_len, sizeof s->spill_len, 1, f) != 1)
         st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint %s is truncated or corrupt", path);
-    if (st == XF_OK && n_last) {
-        s->last = xf_malloc(sizeof(centry) * n_last);
-        if (!s->last) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading %s", path);
-        else if (fread(s->last, sizeof(centry), n_last, f) != n_last)
-            st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint %s is truncated", path);
-        s->n_last = n_last;
-    }
     fclose(f);
     if (st != XF_OK) {
         for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) glevel_free(&s->levels[l]);
-        xf_free(s->last);
-        s->last = NULL;
-        s->n_last = 0;
         return st;
     }
     s->level = (int)h.level;

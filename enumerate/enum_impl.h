@@ -62,8 +62,9 @@ typedef struct glevel {
 
 /* A class: its fingerprint and where its representative is. A stored
  * representative (levels below max_ops) is record `ref` at level
- * tag & 0xFF; one built at the last level is not stored, and the entry
- * holds its parent `ref` and appended node (variant `tag`, inputs `in`). */
+ * tag & 0xFF; one built at the last level is not stored (spill.h), and the
+ * entry holds its parent `ref` and appended node (variant `tag`, inputs
+ * `in`). */
 #define CENTRY_STORED 0x8000u
 typedef struct centry {
     uint64_t fp; /* 0: empty slot */
@@ -192,19 +193,23 @@ confirm_result enum_confirm(const xf_enum_config *cfg, evalctx *e0, evalctx *e1,
 
 /* ----------------------------------------------------------- checkpoint */
 
+/* The last level's fingerprints go to disk (spill.h): SPILL_BUCKETS files
+ * by fingerprint, then one of collisions with lower levels. */
+#define SPILL_BUCKETS 64
+#define SPILL_FILES (SPILL_BUCKETS + 1)
+
 typedef struct enum_state {
     int level;          /* level being built (1..max_ops), max_ops+1 when done */
     uint64_t next_parent; /* parents of `level` already processed */
     uint64_t seq;       /* candidates emitted */
     xf_enum_stats stats;
     glevel levels[XF_ENUM_MAX_OPS + 1];
-    centry *last;  /* checkpoint load: classes of the last level (owned) */
-    size_t n_last;
+    uint64_t spill_len[SPILL_FILES]; /* last level: bytes of each spill file so far */
 } enum_state;
 
-/* Saves s and the last level's classes from `classes`. */
+/* Saves s. */
 xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_state *s,
-                               const ctable *classes, xf_error *err);
+                               xf_error *err);
 /* *found = 0 when the file does not exist. */
 xf_status enum_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *s, int *found,
                                xf_error *err);

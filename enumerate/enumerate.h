@@ -155,6 +155,7 @@ typedef struct xf_enum_candidate {
 typedef struct xf_enum_stats {
     uint64_t graphs;       /* graphs built and fingerprinted (irreducible ones) */
     uint64_t graphs_level[XF_ENUM_MAX_OPS + 1];
+    double seconds_level[XF_ENUM_MAX_OPS + 1]; /* wall time building each level (all calls) */
     uint64_t reducible;    /* built but containing a non-representative closed subgraph */
     uint64_t classes;      /* distinct fingerprints (representatives) */
     uint64_t collisions;   /* graphs whose fingerprint matched an earlier class */
@@ -167,6 +168,9 @@ typedef struct xf_enum_stats {
     int stopped;           /* 1: the stop flag ended the run early */
     double seconds;        /* wall time of this call */
     uint64_t store_bytes;  /* peak bytes of graph records and class table */
+    uint64_t spill_bytes;  /* the last level's fingerprint records written to disk */
+    uint64_t memo_hits;    /* new nodes whose output hash was known (no kernel run) */
+    uint64_t memo_misses;  /* new nodes evaluated */
 } xf_enum_stats;
 
 typedef struct xf_enum_progress {
@@ -177,6 +181,10 @@ typedef struct xf_enum_progress {
     uint64_t candidates;
     double graphs_per_s;
     double eta_s;          /* of this level; < 0 when unknown */
+    int buckets_merged;    /* > 0: the last level's fingerprints being read back from
+                              disk, this many of 64 buckets done; classes and
+                              candidates of the last level are counted then */
+    uint64_t confirmed, to_confirm; /* then its collisions: confirmed of to_confirm */
     double elapsed_s;
 } xf_enum_progress;
 
@@ -185,7 +193,12 @@ typedef struct xf_enum_progress {
 typedef struct xf_enum_options {
     int threads;            /* worker threads (default 1); result does not depend on it */
     volatile sig_atomic_t *stop; /* when non-zero at a batch boundary: save, stop */
-    const char *checkpoint; /* file written after each level and on stop; NULL: none */
+    /* File written on stop and after each level but the last (which ends the
+     * run: the caller has every candidate then); the last level's spill
+     * files sit next to it ("<checkpoint>.spill.NN"). Both stay after the
+     * run; xf_enum_checkpoint_remove deletes them. NULL: none (spill in
+     * temporary files). */
+    const char *checkpoint;
     int resume;             /* 1: continue from `checkpoint` if it exists */
     double progress_every_s; /* progress callback interval (default 1 s) */
     void *user;
@@ -204,12 +217,17 @@ void xf_enum_options_init(xf_enum_options *o);
 xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_enum_stats *stats,
                       xf_error *err);
 
+/* Deletes checkpoint `path` and its spill files (those that exist);
+ * XF_ERR_IO naming a file that exists but cannot be removed. */
+xf_status xf_enum_checkpoint_remove(const char *path, xf_error *err);
+
 /* ------------------------------------------------------- xfergen's run */
 
-/* One xfergen run: enumerate, prune, and write every candidate to a rules
- * database (kept ones as "candidate", the others as "pruned" with the
- * reason and the rule that subsumes them), in one transaction together
- * with the run's per-stage figures. Before each enumerator checkpoint the
+/* One xfergen run: enumerate, prune, and write the kept candidates to a
+ * rules database as "candidate" (with `keep_pruned`, also the others as
+ * "pruned" with the reason and the rule that subsumes them; without it
+ * they are only counted, in the run's per-stage figures), in one
+ * transaction together with the run's per-stage figures. Before each enumerator checkpoint the
  * candidates so far go into the run's checkpoint blob in the database, and
  * the enumerator's own checkpoint file sits next to it
  * ("<out>.run<id>.ckpt"); a stopped run is marked "interrupted" and a
@@ -224,6 +242,7 @@ typedef struct xf_enum_generate_options {
     const char *out;     /* rules database to create or add to */
     const char *version; /* of the calling tool, recorded with the run */
     int resume;          /* continue the last interrupted run with these options */
+    int keep_pruned;     /* 1: store pruned candidates as rows too (default: count them) */
     long stop_after;     /* test hook: raise *stop after N new candidates; -1 off */
     volatile sig_atomic_t *stop; /* set (e.g. by a signal) to stop at the next checkpoint */
     void *user;
@@ -246,6 +265,7 @@ typedef struct xf_enum_generate_result {
     xf_prune_stats pruned;
     size_t candidates;
     int64_t written;      /* rows new in the database */
+    int64_t pruned_stored; /* of those, pruned candidates (0 without keep_pruned) */
     double seconds;       /* wall time of the finished run */
 } xf_enum_generate_result;
 

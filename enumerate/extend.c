@@ -9,7 +9,9 @@
  *   4. the child has at most lc->out_bound outputs;
  *   5. s is the child's canonical sink: its key is larger than every other
  *      sink's, so each DAG is built from exactly one parent, once;
- *   6. s is evaluated in Z_p and the child's class key computed;
+ *   6. s is evaluated in Z_p (or its output hash taken from the memo of
+ *      nodes already evaluated on the same values, valmemo.h) and the
+ *      child's class key computed;
  *   7. every proper subgraph containing s that could be rewritten on its
  *      own (convex, and no node outside reads a value it consumes), taken
  *      as a pattern over fresh inputs, must be a class representative;
@@ -21,11 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MEMO_LOG2 18 /* 2^18 entries, 10 MB a worker */
+
 xf_status worker_init(worker *w, const xf_enum_config *cfg, const evalue *inputs, xf_error *err)
 {
     memset(w, 0, sizeof *w);
     xf_status st = evalctx_init(&w->ev, cfg, inputs, 0, err);
     if (st == XF_OK) st = shapecache_init(&w->sc, cfg, err);
+    if (st == XF_OK) st = valmemo_init(&w->memo, MEMO_LOG2, err);
     if (st != XF_OK) {
         worker_free(w);
         return st;
@@ -38,6 +43,7 @@ void worker_free(worker *w)
 {
     evalctx_free(&w->ev);
     shapecache_free(&w->sc);
+    valmemo_free(&w->memo);
 }
 
 static xf_status push_child(childbuf *b, const child *c, xf_error *err)
@@ -201,11 +207,26 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
     memcpy(sn->in, in, (size_t)n_in);
     g->n_nodes = n + 1;
     xf_shape in_sh[MAX_NODE_INPUTS], out_sh[2];
-    for (int i = 0; i < n_in; i++) in_sh[i] = evalctx_ref(&w->ev, in[i])->shape;
+    uint64_t in_h[MAX_NODE_INPUTS], out_h[2];
+    for (int i = 0; i < n_in; i++) {
+        const evalue *e = evalctx_ref(&w->ev, in[i]);
+        in_sh[i] = e->shape;
+        in_h[i] = e->hash;
+    }
     for (int k = 0; k < n_out; k++) out_sh[k] = w->sc.shapes[out_sid[k]];
-    xf_params p;
-    enum_var_params(&lc->cfg->ops[var], in_sh, &p);
-    evalctx_run_node(&w->ev, g, n, &p, out_sh);
+    if (valmemo_get(&w->memo, var, n_in, in_h, out_h)) {
+        for (int k = 0; k < n_out; k++) { /* only hash and shape of the new node are read */
+            w->ev.node[n][k].shape = out_sh[k];
+            w->ev.node[n][k].hash = out_h[k];
+        }
+    } else {
+        xf_params p;
+        enum_var_params(&lc->cfg->ops[var], in_sh, &p);
+        evalctx_run_node(&w->ev, g, n, &p, out_sh);
+        out_h[0] = w->ev.node[n][0].hash;
+        out_h[1] = n_out > 1 ? w->ev.node[n][1].hash : 0;
+        valmemo_put(&w->memo, var, n_in, in_h, out_h);
+    }
 
     uint64_t h[MAX_GRAPH_OUTPUTS];
     int nh = 0;
@@ -243,6 +264,11 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
     return push_child(out, &c, err);
 }
 
+static int node_same(const enode *a, const enode *b)
+{
+    return a->var == b->var && a->n_in == b->n_in && memcmp(a->in, b->in, a->n_in) == 0;
+}
+
 xf_status extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbuf *out,
                         xf_error *err)
 {
@@ -255,7 +281,15 @@ xf_status extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbu
     ps.n = ps.g.n_nodes;
     ps.rep = (pr->flags & GREC_REP) != 0;
     ps.index = parent;
-    for (int j = 0; j < ps.n; j++)
+    /* consecutive parents share their first nodes (siblings share all but
+     * the last): values still in ev from the last parent are kept */
+    int same = 0;
+    while (same < ps.n && same < w->evald.n_nodes &&
+           node_same(&w->evald.nodes[same], &ps.g.nodes[same]))
+        same++;
+    w->evald = ps.g;
+    w->evald.n_nodes = same;
+    for (int j = same; j < ps.n; j++, w->evald.n_nodes = j)
         if (!evalctx_eval_node(&w->ev, &ps.g, j))
             return XF_FAIL(err, XF_ERR_INTERNAL, "enumerate: stored graph %u at level %d does not "
                            "evaluate", parent, lc->level - 1);

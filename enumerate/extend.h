@@ -8,6 +8,7 @@
 #define XF_ENUMERATE_EXTEND_H
 
 #include "shapecache.h"
+#include "valmemo.h"
 
 /* A graph built at the current level, before the class table sees it. */
 typedef struct child {
@@ -37,6 +38,8 @@ typedef struct worker {
     evalctx ev;
     shapecache sc;
     int in_sid[XF_ENUM_MAX_INPUTS];
+    valmemo memo;       /* output hashes of nodes already evaluated */
+    egraph evald;       /* the last parent evaluated in ev: nodes 0..evald.n_nodes-1 */
     uint64_t reducible; /* children dropped as reducible */
 } worker;
 

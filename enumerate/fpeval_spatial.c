@@ -21,6 +21,25 @@ static int64_t one_if_zero(int32_t v)
     return v == 0 ? 1 : v;
 }
 
+/* For each of n outputs along one axis (stride st, dilation dl, leading pad
+ * pad, input length len), the kernel taps [lo, hi) of k that read inside
+ * the input. */
+static void taps(int64_t n, int64_t st, int64_t dl, int64_t pad, int64_t len, int64_t k,
+                 int64_t *lo, int64_t *hi)
+{
+    for (int64_t o = 0; o < n; o++) {
+        lo[o] = k;
+        hi[o] = 0;
+        for (int64_t t = 0; t < k; t++) {
+            int64_t i = o * st - pad + t * dl;
+            if (i < 0 || i >= len) continue;
+            if (t < lo[o]) lo[o] = t;
+            hi[o] = t + 1;
+        }
+        if (hi[o] < lo[o]) hi[o] = lo[o];
+    }
+}
+
 static void conv(const fp_keys *k, const xf_params *p, int n_in, const fp_tensor *const *in,
                  fp_tensor *y)
 {
@@ -32,25 +51,27 @@ static void conv(const fp_keys *k, const xf_params *p, int n_in, const fp_tensor
     int64_t sh = one_if_zero(p->stride[0]), sw = one_if_zero(p->stride[1]);
     int64_t dh = one_if_zero(p->dilation[0]), dw = one_if_zero(p->dilation[1]);
     int64_t OH = y->shape.dims[2], OW = y->shape.dims[3];
+    /* the kernel taps that land inside the input, per output row and column */
+    int64_t ky0[FP_MAX_NUMEL], ky1[FP_MAX_NUMEL], kx0[FP_MAX_NUMEL], kx1[FP_MAX_NUMEL];
+    taps(OH, sh, dh, p->pads[0], H, kh, ky0, ky1);
+    taps(OW, sw, dw, p->pads[1], W, kw, kx0, kx1);
     for (int64_t n = 0; n < N; n++)
         for (int64_t m = 0; m < M; m++) {
             int64_t gi = m / mg;
             for (int64_t oy = 0; oy < OH; oy++)
                 for (int64_t ox = 0; ox < OW; ox++) {
                     unsigned __int128 acc = 0;
-                    int terms = 0;
+                    int64_t terms = 0, row = kx1[ox] - kx0[ox];
+                    int64_t ix0 = ox * sw - p->pads[1];
                     for (int64_t c = 0; c < cg; c++)
-                        for (int64_t ky = 0; ky < kh; ky++) {
+                        for (int64_t ky = ky0[oy]; ky < ky1[oy]; ky++) {
                             int64_t iy = oy * sh - p->pads[0] + ky * dh;
-                            if (iy < 0 || iy >= H) continue;
-                            const uint64_t *xr = x->d + ((n * C + gi * cg + c) * H + iy) * W;
+                            const uint64_t *xr = x->d + ((n * C + gi * cg + c) * H + iy) * W + ix0;
                             const uint64_t *wr = w->d + ((m * cg + c) * kh + ky) * kw;
-                            for (int64_t kx = 0; kx < kw; kx++) {
-                                int64_t ix = ox * sw - p->pads[1] + kx * dw;
-                                if (ix < 0 || ix >= W) continue;
-                                acc += (unsigned __int128)xr[ix] * wr[kx];
-                                if (++terms == 32) acc = fp_reduce128(acc), terms = 0;
-                            }
+                            if (terms + row > 31) acc = fp_reduce128(acc), terms = 1;
+                            for (int64_t kx = kx0[ox]; kx < kx1[ox]; kx++)
+                                acc += (unsigned __int128)xr[kx * dw] * wr[kx];
+                            terms += row;
                         }
                     uint64_t v = fp_reduce128(acc);
                     if (bias) v = xf_enum_fp_add(v, bias[m]);

@@ -1,10 +1,13 @@
 /*
  * pipeline.c — one xfergen run (xf_enum_generate): configuration, a run row
  * in the rules database, enumeration with progress and checkpoints,
- * pruning, and the final write of every candidate (kept ones as
- * "candidate", the others as "pruned" with the reason and the rule that
- * subsumes them) in one transaction together with the run's per-stage
- * figures.
+ * pruning, and the final write of the kept candidates as "candidate" in
+ * one transaction together with the run's per-stage figures. Pruned
+ * candidates are only counted there (the prune-* stage rows give how many
+ * each stage removed) unless the caller asks to keep them: then they are
+ * written too, as "pruned" with the reason and the rule that subsumes
+ * them. At four operators that is ~1.7 M rows and most of the database,
+ * which is why counting is the default.
  *
  * Candidates are kept serialized (cands.c) and rebuilt one at a time for
  * pruning (xf_prune_run_from) and for the write, so memory stays small.
@@ -20,7 +23,6 @@
 
 #include "rulesdb/rulesdb.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -147,7 +149,8 @@ static xf_status begin_run(ctx *x, const xf_enum_config *cfg, const char *option
 
 /* Writes candidates and verdicts: kept ones first so a pruned rule that the
  * database stores as the same row as a kept one never overrides it. */
-static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_written, xf_error *err)
+static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_written,
+                             int64_t *n_pruned, xf_error *err)
 {
     size_t n = x->cands.n;
     int64_t *ids = xf_calloc(n + 1, sizeof *ids);
@@ -158,12 +161,14 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
         goto out;
     }
     *n_written = 0;
-    for (int pass = 0; pass < 2 && st == XF_OK; pass++)
+    *n_pruned = 0;
+    for (int pass = 0; pass < (x->o->keep_pruned ? 2 : 1) && st == XF_OK; pass++)
         for (size_t i = 0; i < n && st == XF_OK; i++) {
             int kept = v[i].stage == XF_PRUNE_KEPT;
             if (kept != (pass == 0)) continue;
             char why[320];
-            snprintf(why, sizeof why, "%s: %s", xf_prune_stage_name(v[i].stage), v[i].why);
+            snprintf(why, sizeof why, "%s: %s", xf_prune_stage_name(v[i].stage),
+                     v[i].why ? v[i].why : "");
             xf_rulesdb_rule_meta m = {kept ? XF_RULE_CANDIDATE : XF_RULE_PRUNED, x->run_id,
                                       kept ? NULL : why, 0};
             int inserted = 0;
@@ -175,13 +180,15 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
             xf_rule_free(&r);
             fresh[i] = (unsigned char)inserted;
             *n_written += inserted;
+            if (!kept) *n_pruned += inserted;
         }
     for (size_t i = 0; i < n && st == XF_OK; i++) {
         if (!fresh[i] || v[i].stage == XF_PRUNE_KEPT || v[i].by < 0) continue;
         int64_t by = ids[v[i].by];
         if (by == 0 || by == ids[i]) continue;
         char why[320];
-        snprintf(why, sizeof why, "%s: %s", xf_prune_stage_name(v[i].stage), v[i].why);
+        snprintf(why, sizeof why, "%s: %s", xf_prune_stage_name(v[i].stage),
+                 v[i].why ? v[i].why : "");
         st = xf_rulesdb_set_status(x->db, ids[i], XF_RULE_PRUNED, why, by, err);
     }
 out:
@@ -266,13 +273,15 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         goto out;
     }
 
-    verdicts = xf_malloc((x.cands.n + 1) * sizeof *verdicts);
+    verdicts = xf_calloc(x.cands.n + 1, sizeof *verdicts);
     xf_prune_stats *ps = &res->pruned;
     if (!verdicts) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory pruning %zu candidates", x.cands.n);
         goto out;
     }
-    st = xf_prune_run_from(x.cands.n, get_candidate, &x, NULL, verdicts, ps, err);
+    xf_prune_options po = xf_prune_options_default();
+    po.reasons = o->keep_pruned; /* only stored rows show them */
+    st = xf_prune_run_from(x.cands.n, get_candidate, &x, &po, verdicts, ps, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "pruning failed");
         goto out;
@@ -284,16 +293,24 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         NULL, "prune-renaming", "prune-common-subgraph", "prune-common-supergraph",
         "prune-generality"};
     st = xf_rulesdb_begin(x.db, err);
-    if (st == XF_OK) st = write_rules(&x, verdicts, &written, err);
+    if (st == XF_OK) st = write_rules(&x, verdicts, &written, &res->pruned_stored, err);
     if (st == XF_OK)
         st = xf_rulesdb_run_stage(x.db, x.run_id, "enumerate", x.cands.enum_seconds,
                                   (int64_t)es->graphs, err);
+    for (int l = 1; st == XF_OK && l <= cfg.max_ops; l++) {
+        char name[32];
+        snprintf(name, sizeof name, "level-%d", l);
+        st = xf_rulesdb_run_stage(x.db, x.run_id, name, es->seconds_level[l],
+                                  (int64_t)es->graphs_level[l], err);
+    }
     if (st == XF_OK) st = xf_rulesdb_run_stage(x.db, x.run_id, "fingerprints", 0, (int64_t)es->classes, err);
     if (st == XF_OK)
         st = xf_rulesdb_run_stage(x.db, x.run_id, "candidates", 0, (int64_t)x.cands.n, err);
     for (int s = XF_PRUNE_RENAMING; st == XF_OK && s < XF_PRUNE_STAGE_COUNT; s++)
         st = xf_rulesdb_run_stage(x.db, x.run_id, stage_names[s], ps->seconds[s],
                                   (int64_t)ps->left[s], err);
+    if (st == XF_OK)
+        st = xf_rulesdb_run_stage(x.db, x.run_id, "pruned-stored", 0, res->pruned_stored, err);
     if (st == XF_OK)
         st = xf_rulesdb_run_stage(x.db, x.run_id, "write", xf_clock_now() - t_write, written, err);
     if (st == XF_OK) st = xf_rulesdb_run_checkpoint(x.db, x.run_id, NULL, 0, err);
@@ -305,10 +322,11 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         goto out;
     }
     res->written = written;
-    if (remove(ckpt) != 0 && errno != ENOENT)
-        note(&x, 1, "warning: could not remove %s: %s", ckpt, strerror(errno));
+    xf_error e2;
+    if (xf_enum_checkpoint_remove(ckpt, &e2) != XF_OK) note(&x, 1, "warning: %s", e2.msg);
     res->seconds = xf_clock_now() - t_start;
 out:
+    if (verdicts) xf_prune_verdicts_free(verdicts, x.cands.n);
     xf_free(verdicts);
     xf_free(ckpt);
     cand_list_free(&x.cands);

@@ -6,14 +6,28 @@
  *   2. sequential, in chunk order: each child is looked up in the class
  *      table; a new fingerprint makes it the class representative, an old
  *      one makes it a collision to confirm; graphs are stored for the next
- *      level (and level max_ops representatives, as rule targets);
+ *      level;
  *   3. parallel: collisions are confirmed (confirm.c); then, in order,
  *      confirmed candidates go to the callback.
+ * The last level differs in phases 2 and 3: its graphs are never extended,
+ * so instead of entering the class table they go to disk (spill.h) with
+ * their position in the level, and when every parent is done the spill is
+ * read back bucket by bucket, its collisions sorted by position, confirmed
+ * in parallel chunks and handed out in that order: the same candidates in
+ * the same order as an in-memory table gives, in a fraction of the memory.
  * The order of everything the caller sees is that of phase 2, which does
  * not depend on the thread count. Between batches the stop flag is polled,
  * progress reported, and on stop a checkpoint written.
+ *
+ * Unit of parallel work: a chunk of CHUNK_PARENTS consecutive parents of
+ * one level (extend_parent on each, children into one buffer per chunk);
+ * a batch of BATCH_PARENTS parents is the unit between which results are
+ * merged in order, and a chunk of collisions (CONFIRM_CHUNK at the last
+ * level) the unit of confirmation. A chunk needs only the stored levels
+ * below it and the representatives' structural hashes, so it can be
+ * computed anywhere that has those and merged in chunk order.
  */
-#include "extend.h"
+#include "spill.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -22,6 +36,7 @@
 
 #define CHUNK_PARENTS 4
 #define BATCH_PARENTS 2048
+#define CONFIRM_CHUNK 8192 /* last level: collisions confirmed at a time */
 
 typedef struct collision {
     child c;
@@ -43,6 +58,12 @@ typedef struct run {
     evalctx *conf0, *conf1;
     double t0, last_progress, level_t0;
     uint64_t level_parents0;
+    spill sp;          /* the last level's fingerprints */
+    int spilling;      /* sp is open */
+    int merged;        /* last level: spill buckets read back so far */
+    double merge_t0;
+    uint64_t confirmed, to_confirm; /* last level: its collisions, confirmed so far */
+    double confirm_t0;
 } run;
 
 /* ------------------------------------------------------------ parallel jobs */
@@ -205,22 +226,21 @@ static xf_status rebuild_classes(run *r, xf_error *err)
             st = ctable_insert(&r->classes, &e, err);
             if (st == XF_OK) st = hset_add(&r->reps, egraph_struct_hash(&eg), err);
         }
-    for (size_t i = 0; i < r->st.n_last && st == XF_OK; i++)
-        st = ctable_insert(&r->classes, &r->st.last[i], err);
-    xf_free(r->st.last);
-    r->st.last = NULL;
-    r->st.n_last = 0;
     return st;
 }
 
 static xf_status checkpoint(run *r, xf_error *err)
 {
     if (!r->opt->checkpoint) return XF_OK;
+    if (r->spilling) {
+        xf_status st = spill_flush(&r->sp, r->st.spill_len, err);
+        if (st != XF_OK) return st;
+    }
     if (r->opt->on_sync) {
         xf_status st = r->opt->on_sync(r->opt->user, err);
         if (st != XF_OK) return st;
     }
-    return enum_checkpoint_save(r->opt->checkpoint, r->cfg_hash, &r->st, &r->classes, err);
+    return enum_checkpoint_save(r->opt->checkpoint, r->cfg_hash, &r->st, err);
 }
 
 static xf_status progress(run *r, int force, xf_error *err)
@@ -244,6 +264,15 @@ static xf_status progress(run *r, int force, xf_error *err)
     uint64_t done = p.parents_done - r->level_parents0;
     p.eta_s = done > 0 ? (t - r->level_t0) / (double)done * (double)(p.parents_total - p.parents_done)
                        : -1;
+    p.buckets_merged = r->merged;
+    p.confirmed = r->confirmed;
+    p.to_confirm = r->to_confirm;
+    if (r->to_confirm > 0) /* confirming the last level's collisions: what is left of that */
+        p.eta_s = r->confirmed > 0 ? (t - r->confirm_t0) / (double)r->confirmed *
+                                         (double)(r->to_confirm - r->confirmed)
+                                   : -1;
+    else if (r->merged > 0) /* reading back the last level: what is left of that */
+        p.eta_s = (t - r->merge_t0) / r->merged * (SPILL_BUCKETS - r->merged);
     return r->opt->on_progress(r->opt->user, &p, err);
 }
 
@@ -252,7 +281,7 @@ static xf_status progress(run *r, int force, xf_error *err)
 static xf_status merge(run *r, const level_ctx *lc, childbuf *bufs, uint64_t n_bufs,
                        collision **cols, size_t *n_cols, xf_error *err)
 {
-    int last = lc->level == r->cfg->max_ops;
+    int last = r->spilling;
     glevel *out = &r->st.levels[lc->level];
     size_t cap = 0;
     *cols = NULL;
@@ -260,9 +289,21 @@ static xf_status merge(run *r, const level_ctx *lc, childbuf *bufs, uint64_t n_b
     for (uint64_t b = 0; b < n_bufs; b++)
         for (size_t i = 0; i < bufs[b].n; i++) {
             const child *c = &bufs[b].v[i];
+            uint64_t seq = r->st.stats.graphs_level[lc->level]++;
             r->st.stats.graphs++;
-            r->st.stats.graphs_level[lc->level]++;
             const centry *e = ctable_find(&r->classes, c->fp);
+            xf_status st = XF_OK;
+            if (last) { /* to disk: classes and collisions are found when the level ends */
+                if (!e) {
+                    st = spill_add_class(&r->sp, c, seq, err);
+                } else {
+                    r->st.stats.collisions++;
+                    if (c->n_outputs > r->cfg->max_outputs) r->st.stats.too_many_outputs++;
+                    else st = spill_add_pending(&r->sp, c, seq, e, err);
+                }
+                if (st != XF_OK) return st;
+                continue;
+            }
             grec g;
             memset(&g, 0, sizeof g);
             g.fp = c->fp;
@@ -270,18 +311,13 @@ static xf_status merge(run *r, const level_ctx *lc, childbuf *bufs, uint64_t n_b
             g.var = c->var;
             memcpy(g.in, c->in, MAX_NODE_INPUTS);
             g.n_in = c->n_in;
-            xf_status st = XF_OK;
-            if (!e && !last) {
+            if (!e) {
                 g.flags = GREC_REP;
                 centry ne = {c->fp, (uint32_t)out->n, (uint16_t)(CENTRY_STORED | (unsigned)lc->level),
                              {0, 0}};
                 st = glevel_push(out, &g, err);
                 if (st == XF_OK) st = ctable_insert(&r->classes, &ne, err);
                 if (st == XF_OK) st = hset_add(&r->reps, c->shash, err);
-                r->st.stats.classes++;
-            } else if (!e) {
-                centry ne = {c->fp, c->parent, c->var, {c->in[0], c->in[1]}};
-                st = ctable_insert(&r->classes, &ne, err);
                 r->st.stats.classes++;
             } else {
                 r->st.stats.collisions++;
@@ -299,7 +335,7 @@ static xf_status merge(run *r, const level_ctx *lc, childbuf *bufs, uint64_t n_b
                     col->c = *c;
                     col->rep = *e;
                 }
-                if (!last) st = glevel_push(out, &g, err);
+                st = glevel_push(out, &g, err);
             }
             if (st != XF_OK) return st;
         }
@@ -324,6 +360,25 @@ static xf_status emit(run *r, collision *cols, size_t n, xf_error *err)
     return st;
 }
 
+/* Confirms collisions in parallel, then hands out the candidates in order. */
+static xf_status confirm_emit(run *r, const level_ctx *lc, collision *cols, size_t n_cols,
+                              xf_error *err)
+{
+    if (n_cols == 0) return XF_OK;
+    job cj;
+    memset(&cj, 0, sizeof cj);
+    cj.lc = lc;
+    cj.begin = 0;
+    cj.end = n_cols;
+    cj.chunk = 4;
+    cj.cols = cols;
+    xf_status st = run_job(r, &cj, 1, err);
+    if (st == XF_OK) return emit(r, cols, n_cols, err);
+    for (size_t i = 0; i < n_cols; i++)
+        if (cols[i].result == CONFIRM_OK) xf_rule_free(&cols[i].cand.rule);
+    return st;
+}
+
 static xf_status run_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t hi, xf_error *err)
 {
     uint64_t n_chunks = (hi - lo + CHUNK_PARENTS - 1) / CHUNK_PARENTS;
@@ -343,26 +398,58 @@ static xf_status run_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t hi
     for (int t = 0; t < r->n_threads; t++) {
         reducible += r->workers[t].reducible;
         r->workers[t].reducible = 0;
+        r->st.stats.memo_hits += r->workers[t].memo.hits;
+        r->st.stats.memo_misses += r->workers[t].memo.misses;
+        r->workers[t].memo.hits = r->workers[t].memo.misses = 0;
     }
     r->st.stats.reducible += reducible;
     if (st == XF_OK) st = merge(r, lc, bufs, n_chunks, &cols, &n_cols, err);
     for (uint64_t b = 0; b < n_chunks; b++) xf_free(bufs[b].v);
     xf_free(bufs);
-    if (st == XF_OK && n_cols > 0) {
-        job cj;
-        memset(&cj, 0, sizeof cj);
-        cj.lc = lc;
-        cj.begin = 0;
-        cj.end = n_cols;
-        cj.chunk = 4;
-        cj.cols = cols;
-        st = run_job(r, &cj, 1, err);
-        if (st == XF_OK) st = emit(r, cols, n_cols, err);
-        else
-            for (size_t i = 0; i < n_cols; i++)
-                if (cols[i].result == CONFIRM_OK) xf_rule_free(&cols[i].cand.rule);
+    if (st == XF_OK) st = confirm_emit(r, lc, cols, n_cols, err);
+    xf_free(cols);
+    return st;
+}
+
+static void on_bucket(void *user, int done)
+{
+    run *r = user;
+    r->merged = done;
+    progress(r, 0, NULL);
+}
+
+/* The end of the last level: its spill read back, collisions confirmed and
+ * handed out in the level's order, a chunk at a time. */
+static xf_status finish_last_level(run *r, const level_ctx *lc, xf_error *err)
+{
+    r->merge_t0 = xf_clock_now();
+    spill_result res;
+    xf_status st = spill_finish(&r->sp, r->cfg->max_outputs, &res, on_bucket, r, err);
+    if (st != XF_OK) return st;
+    r->st.stats.classes += res.classes;
+    r->st.stats.collisions += res.collisions;
+    r->st.stats.too_many_outputs += res.too_many_outputs;
+    r->st.stats.spill_bytes = 0;
+    for (int i = 0; i < SPILL_FILES; i++) r->st.stats.spill_bytes += r->sp.len[i];
+    collision *cols = xf_calloc(CONFIRM_CHUNK, sizeof *cols);
+    if (!cols) st = XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for collisions");
+    r->to_confirm = res.n_cols;
+    r->confirm_t0 = xf_clock_now();
+    for (size_t at = 0; st == XF_OK && at < res.n_cols; at += CONFIRM_CHUNK) {
+        size_t n = res.n_cols - at < CONFIRM_CHUNK ? res.n_cols - at : CONFIRM_CHUNK;
+        memset(cols, 0, n * sizeof *cols);
+        for (size_t i = 0; i < n; i++) {
+            cols[i].c = res.cols[at + i].c;
+            cols[i].rep = res.cols[at + i].rep;
+        }
+        st = confirm_emit(r, lc, cols, n, err);
+        r->confirmed += n;
+        if (st == XF_OK) st = progress(r, 0, err);
     }
     xf_free(cols);
+    spill_result_free(&res);
+    r->merged = 0;
+    r->confirmed = r->to_confirm = 0;
     return st;
 }
 
@@ -416,7 +503,7 @@ static void teardown(run *r)
     ctable_free(&r->classes);
     hset_free(&r->reps);
     for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) glevel_free(&r->st.levels[l]);
-    xf_free(r->st.last);
+    if (r->spilling) spill_close(&r->sp); /* stopped or failed: the files stay for a resume */
 }
 
 void xf_enum_options_init(xf_enum_options *o)
@@ -436,6 +523,13 @@ static xf_status levels_loop(run *r, xf_error *err)
         uint64_t parents = r->st.levels[r->st.level - 1].n;
         r->level_t0 = xf_clock_now();
         r->level_parents0 = r->st.next_parent;
+        int last = r->st.level == cfg->max_ops;
+        if (last) {
+            st = spill_open(&r->sp, r->opt->checkpoint, r->st.next_parent > 0 ? r->st.spill_len : NULL,
+                            err);
+            if (st != XF_OK) break;
+            r->spilling = 1;
+        }
         while (st == XF_OK && r->st.next_parent < parents) {
             uint64_t lo = r->st.next_parent, hi = lo + BATCH_PARENTS;
             if (hi > parents) hi = parents;
@@ -446,15 +540,27 @@ static xf_status levels_loop(run *r, xf_error *err)
             st = progress(r, 0, err);
             if (st == XF_OK && r->opt->stop && *r->opt->stop && hi < parents) {
                 r->st.stats.stopped = 1;
+                r->st.stats.seconds_level[r->st.level] += xf_clock_now() - r->level_t0;
                 return checkpoint(r, err);
             }
         }
+        if (st == XF_OK && last) st = finish_last_level(r, &lc, err);
+        r->st.stats.seconds_level[r->st.level] += xf_clock_now() - r->level_t0;
         if (st != XF_OK) break;
         r->st.level++;
         r->st.next_parent = 0;
         r->st.stats.levels_done = r->st.level - 1;
         st = progress(r, 1, err);
-        if (st == XF_OK) st = checkpoint(r, err);
+        if (last) {
+            /* No checkpoint: the run is over and the caller has every
+             * candidate. The last one written (start of this level or a
+             * stop in it) stays valid with its spill files, until the
+             * caller has made the candidates durable and removes both. */
+            r->spilling = 0;
+            spill_close(&r->sp);
+        } else if (st == XF_OK) {
+            st = checkpoint(r, err);
+        }
         if (st == XF_OK && r->opt->stop && *r->opt->stop && r->st.level <= cfg->max_ops) {
             r->st.stats.stopped = 1;
             break;

@@ -20,7 +20,8 @@ xf_status shapecache_init(shapecache *sc, const xf_enum_config *cfg, xf_error *e
 {
     memset(sc, 0, sizeof *sc);
     sc->cfg = cfg;
-    if (xf_htab_reserve(&sc->index, SC_MAX_SHAPES, NULL) != XF_OK ||
+    sc->fast = xf_calloc((size_t)cfg->n_ops * SC_FAST_IDS * SC_FAST_IDS, sizeof *sc->fast);
+    if (!sc->fast || xf_htab_reserve(&sc->index, SC_MAX_SHAPES, NULL) != XF_OK ||
         xf_htab_reserve(&sc->memo, SC_MEMO_MAX, NULL) != XF_OK) {
         shapecache_free(sc);
         return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for the shape cache");
@@ -32,6 +33,8 @@ void shapecache_free(shapecache *sc)
 {
     xf_htab_free(&sc->index);
     xf_htab_free(&sc->memo);
+    xf_free(sc->fast);
+    sc->fast = NULL;
 }
 
 /* Both tables were reserved at their largest, so adding never allocates. */
@@ -49,7 +52,39 @@ int sc_intern(shapecache *sc, const xf_shape *s)
     return id;
 }
 
+static int apply_memo(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out,
+                      int *out_ids);
+
+/* The slot of (var, in_ids) in the direct table; NULL when an id is too large. */
+static uint32_t *fast_slot(const shapecache *sc, int var, int n_in, const int *in_ids)
+{
+    int a = n_in > 0 ? in_ids[0] : 0, b = n_in > 1 ? in_ids[1] : 0;
+    if (a >= SC_FAST_IDS || b >= SC_FAST_IDS) return NULL;
+    return &sc->fast[((size_t)var * SC_FAST_IDS + (size_t)a) * SC_FAST_IDS + (size_t)b];
+}
+
 int sc_apply(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, int *out_ids)
+{
+    uint32_t *fast = fast_slot(sc, var, n_in, in_ids);
+    if (fast && *fast) {
+        if (!(*fast & 2)) return 0;
+        *n_out = (int)(*fast >> 2 & 3);
+        for (int k = 0; k < *n_out; k++) out_ids[k] = (int)(*fast >> (4 + 12 * k) & 0xFFF);
+        return 1;
+    }
+    int ok = apply_memo(sc, var, n_in, in_ids, n_out, out_ids);
+    if (fast) {
+        *fast = 1;
+        if (ok) {
+            *fast |= 2u | (uint32_t)*n_out << 2;
+            for (int k = 0; k < *n_out; k++) *fast |= (uint32_t)out_ids[k] << (4 + 12 * k);
+        }
+    }
+    return ok;
+}
+
+/* The hashed memo behind the direct table. */
+static int apply_memo(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, int *out_ids)
 {
     uint64_t key = fp_mix(0xA991u, (uint64_t)var);
     for (int i = 0; i < n_in; i++) key = fp_mix(key, (uint64_t)in_ids[i]);

@@ -20,7 +20,13 @@ typedef struct shapecache {
     int n_shapes;
     xf_htab index; /* shape hash -> shape id */
     xf_htab memo;  /* (variant, input ids) hash -> valid | n_out << 8 | out ids << 16, 32 */
+    /* In front of memo, for input ids below SC_FAST_IDS: a direct table
+     * [variant][id0][id1] of known | valid << 1 | n_out << 2 | out ids (12 bits) << 4, 16
+     * (0: not asked yet), because the inner loop asks millions of times. */
+    uint32_t *fast;
 } shapecache;
+
+#define SC_FAST_IDS 64
 
 xf_status shapecache_init(shapecache *sc, const xf_enum_config *cfg, xf_error *err);
 void shapecache_free(shapecache *sc);

@@ -23,8 +23,16 @@ const char *xf_prune_stage_name(xf_prune_stage s)
 
 xf_prune_options xf_prune_options_default(void)
 {
-    xf_prune_options o = {XF_PRUNE_ALL_STAGES, 1};
+    xf_prune_options o = {XF_PRUNE_ALL_STAGES, 1, 1};
     return o;
+}
+
+void xf_prune_verdicts_free(xf_prune_verdict *verdicts, size_t n)
+{
+    for (size_t i = 0; verdicts && i < n; i++) {
+        xf_free(verdicts[i].why);
+        verdicts[i].why = NULL;
+    }
 }
 
 static size_t count_alive(const unsigned char *alive, size_t n)
@@ -45,7 +53,7 @@ static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
     for (size_t i = 0; i < n; i++) {
         verdicts[i].stage = XF_PRUNE_KEPT;
         verdicts[i].by = -1;
-        verdicts[i].why[0] = '\0';
+        verdicts[i].why = NULL;
     }
     pr_rules rs;
     pr_keymap index;
@@ -61,6 +69,7 @@ static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
     }
     if (st == XF_OK) st = pr_rules_build(&rs, n, rules, get, user, o.canonical_inputs, err);
     else memset(&rs, 0, sizeof rs);
+    rs.reasons = o.reasons;
     if (st == XF_OK && (!alive || !first))
         st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (%zu rules)", n);
     if (st != XF_OK) goto out;
@@ -74,7 +83,7 @@ static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
         double ts = xf_clock_now();
         if (o.stages & (1u << stage)) {
             switch ((xf_prune_stage)stage) {
-            case XF_PRUNE_RENAMING: pr_stage_renaming(&rs, first, alive, verdicts); break;
+            case XF_PRUNE_RENAMING: st = pr_stage_renaming(&rs, first, alive, verdicts, err); break;
             case XF_PRUNE_COMMON_SUBGRAPH:
                 st = pr_stage_common_subgraph(&rs, &index, alive, verdicts, err);
                 break;

@@ -65,8 +65,13 @@ typedef struct xf_prune_verdict {
      * smaller rule was not enumerated). The rule was kept when this one was
      * removed; a later stage may still remove it (follow the chain). */
     long by;
-    char why[256]; /* one readable line, names as in the rules; "" when kept */
+    /* One readable line, names as in the rules (owned: xf_prune_verdicts_free);
+     * NULL when kept, or when the options turned reasons off. */
+    char *why;
 } xf_prune_verdict;
+
+/* Frees the reasons of verdicts[0..n) (the array itself is the caller's). */
+void xf_prune_verdicts_free(xf_prune_verdict *verdicts, size_t n);
 
 typedef struct xf_prune_options {
     /* Bit (1u << stage) for each stage to run; default all four. */
@@ -74,6 +79,11 @@ typedef struct xf_prune_options {
     /* Put every rule into canonical input order and rename its same-typed
      * inputs in order of first use (default 1). */
     int canonical_inputs;
+    /* Write the reason of each removal into its verdict (default 1). Off, a
+     * verdict is 24 bytes and nothing is formatted: what a caller that only
+     * counts (xfergen without --keep-pruned, 2.5 M verdicts at four
+     * operators) wants. */
+    int reasons;
 } xf_prune_options;
 
 xf_prune_options xf_prune_options_default(void);
@@ -91,7 +101,8 @@ typedef struct xf_prune_stats {
 } xf_prune_stats;
 
 /* Runs the selected stages over rules[0..n). verdicts (n entries) is filled
- * for every rule; stats (may be NULL) gets the counts. With
+ * for every rule (free with xf_prune_verdicts_free, also on failure); stats
+ * (may be NULL) gets the counts. With
  * canonical_inputs, rules are modified in place (input order and names;
  * nodes and values are untouched otherwise). Every rule must pass
  * xf_rule_validate (XF_ERR_INVALID naming the first that does not).

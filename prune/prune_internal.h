@@ -107,6 +107,7 @@ typedef struct pr_rules {
     pr_table table;
     pr_rule *rules;
     size_t n;
+    int reasons; /* xf_prune_options.reasons */
     int32_t *pool; /* all per-rule arrays */
     size_t n_pool, cap_pool;
 } pr_rules;
@@ -165,10 +166,16 @@ xf_status pr_canon_index(const pr_rules *rs, pr_keymap *index, long *first, xf_e
 xf_status pr_lookup(const pr_rules *rs, const pr_keymap *index, const pr_tuple *tu, long *found,
                     xf_error *err);
 
+/* Marks rule i removed by `stage` because of rule `by`, with the reason
+ * (printf format) when rs->reasons. */
+xf_status pr_remove(const pr_rules *rs, unsigned char *alive, xf_prune_verdict *v, size_t i,
+                    xf_prune_stage stage, long by, xf_error *err, const char *fmt, ...)
+    XF_PRINTF(8, 9);
+
 /* Each stage looks at rules with alive[i] != 0, clears alive[i] for those
  * it removes and fills their verdict. */
-void pr_stage_renaming(const pr_rules *rs, const long *first, unsigned char *alive,
-                       xf_prune_verdict *v);
+xf_status pr_stage_renaming(const pr_rules *rs, const long *first, unsigned char *alive,
+                            xf_prune_verdict *v, xf_error *err);
 xf_status pr_stage_common_subgraph(const pr_rules *rs, const pr_keymap *index,
                                    unsigned char *alive, xf_prune_verdict *v, xf_error *err);
 xf_status pr_stage_common_supergraph(const pr_rules *rs, const pr_keymap *index,

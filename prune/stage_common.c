@@ -7,6 +7,7 @@
  */
 #include "prune/prune_internal.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,17 +42,35 @@ xf_status pr_lookup(const pr_rules *rs, const pr_keymap *index, const pr_tuple *
     return st;
 }
 
-void pr_stage_renaming(const pr_rules *rs, const long *first, unsigned char *alive,
-                       xf_prune_verdict *v)
+xf_status pr_remove(const pr_rules *rs, unsigned char *alive, xf_prune_verdict *v, size_t i,
+                    xf_prune_stage stage, long by, xf_error *err, const char *fmt, ...)
 {
-    for (size_t i = 0; i < rs->n; i++) {
+    alive[i] = 0;
+    v[i].stage = stage;
+    v[i].by = by;
+    if (!rs->reasons) return XF_OK;
+    char buf[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(buf) + 1;
+    v[i].why = xf_malloc(n);
+    if (!v[i].why) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory for the reason of rule %zu", i);
+    memcpy(v[i].why, buf, n);
+    return XF_OK;
+}
+
+xf_status pr_stage_renaming(const pr_rules *rs, const long *first, unsigned char *alive,
+                            xf_prune_verdict *v, xf_error *err)
+{
+    xf_status st = XF_OK;
+    for (size_t i = 0; i < rs->n && st == XF_OK; i++) {
         if (!alive[i] || first[i] == (long)i) continue;
-        alive[i] = 0;
-        v[i].stage = XF_PRUNE_RENAMING;
-        v[i].by = first[i];
-        snprintf(v[i].why, sizeof v[i].why,
-                 "duplicate up to renaming inputs, swapping sides or reordering outputs");
+        st = pr_remove(rs, alive, v, i, XF_PRUNE_RENAMING, first[i], err,
+                       "duplicate up to renaming inputs, swapping sides or reordering outputs");
     }
+    return st;
 }
 
 /* Is node term `n` an operator applied to graph inputs only (or to
@@ -86,13 +105,11 @@ xf_status pr_stage_common_subgraph(const pr_rules *rs, const pr_keymap *index,
         long by;
         xf_status st = pr_lookup(rs, index, &tu, &by, err);
         if (st != XF_OK) return st;
-        char expr[128];
-        pr_term_format(t, common, expr, sizeof expr);
-        alive[i] = 0;
-        v[i].stage = XF_PRUNE_COMMON_SUBGRAPH;
-        v[i].by = by;
-        snprintf(v[i].why, sizeof v[i].why, "both sides compute %s%s", expr,
-                 by >= 0 ? "; with it as an input the rule was enumerated too" : "");
+        char expr[128] = "";
+        if (rs->reasons) pr_term_format(t, common, expr, sizeof expr);
+        st = pr_remove(rs, alive, v, i, XF_PRUNE_COMMON_SUBGRAPH, by, err, "both sides compute %s%s",
+                       expr, by >= 0 ? "; with it as an input the rule was enumerated too" : "");
+        if (st != XF_OK) return st;
     }
     return XF_OK;
 }
@@ -153,13 +170,11 @@ xf_status pr_stage_common_supergraph(const pr_rules *rs, const pr_keymap *index,
         st = pr_lookup(rs, index, &tu, &by, err);
         if (st != XF_OK) break;
         const char *opname = xf_op_get(t->ops[t->terms[r->src_out[k]].opkey])->name;
-        alive[i] = 0;
-        v[i].stage = XF_PRUNE_COMMON_SUPERGRAPH;
-        v[i].by = by;
-        snprintf(v[i].why, sizeof v[i].why,
-                 "output %d is %s on both sides, arguments differing in %s%s", k, opname,
-                 pos < 0 ? "no position" : "one position",
-                 by >= 0 ? "; the smaller rule was enumerated too" : "");
+        st = pr_remove(rs, alive, v, i, XF_PRUNE_COMMON_SUPERGRAPH, by, err,
+                       "output %d is %s on both sides, arguments differing in %s%s", k, opname,
+                       pos < 0 ? "no position" : "one position",
+                       by >= 0 ? "; the smaller rule was enumerated too" : "");
+        if (st != XF_OK) break;
     }
     xf_free(src);
     xf_free(dst);

@@ -6,7 +6,10 @@
  * trees, then most distinct inputs, then input order), so a rule only has
  * to be matched against rules already kept. Kept rules are bucketed by the
  * operators at the roots of their first source and target outputs (an
- * input root is a wildcard), which keeps the matching near-linear.
+ * input root is a wildcard), which keeps the matching near-linear; within
+ * a bucket, a rule whose side uses an operator the other rule's side does
+ * not (64-bit operator masks) is passed over without matching, since a
+ * substitution only adds operators.
  */
 #include "prune/prune_internal.h"
 
@@ -44,6 +47,24 @@ static int match(const pr_table *t, int32_t p, int32_t x, binding *b)
     return 1;
 }
 
+/* Bit (opkey mod 64) of every operator in the unfolded tree of `term`. */
+static uint64_t op_mask(const pr_table *t, int32_t term)
+{
+    const pr_term *a = &t->terms[term];
+    if (a->opkey == PR_LEAF) return 0;
+    uint64_t m = 1ull << (a->opkey & 63);
+    const int32_t *k = pr_kids(t, term);
+    for (int32_t i = 0; i < a->n_kids; i++) m |= op_mask(t, k[i]);
+    return m;
+}
+
+static uint64_t side_mask(const pr_table *t, const int32_t *outs, int n)
+{
+    uint64_t m = 0;
+    for (int i = 0; i < n; i++) m |= op_mask(t, outs[i]);
+    return m;
+}
+
 static int32_t root_key(const pr_table *t, int32_t term)
 {
     const pr_term *a = &t->terms[term];
@@ -69,6 +90,7 @@ typedef struct buckets {
     long *head;    /* per bucket: last rule added, -1 */
     size_t n, cap;
     long *next;    /* per rule: previous rule in its bucket */
+    uint64_t *mask; /* per rule: operator masks of source [2i] and target [2i+1] */
 } buckets;
 
 static long bucket_of(const buckets *bk, int32_t a, int32_t b)
@@ -137,6 +159,7 @@ static void find_general(const pr_rules *rs, const buckets *bk, size_t ri, bindi
     *by = -1;
     if (k > 64) return;
     for (int swap = 0; swap < 2; swap++) {
+        uint64_t ma = bk->mask[2 * ri + (size_t)swap], mb = bk->mask[2 * ri + 1 - (size_t)swap];
         for (int i = 0; i < k; i++) perm[i] = i;
         int more = 1;
         while (more) {
@@ -153,6 +176,7 @@ static void find_general(const pr_rules *rs, const buckets *bk, size_t ri, bindi
                 for (long g = bucket >= 0 ? bk->head[bucket] : -1; g >= 0; g = bk->next[g]) {
                     const pr_rule *gr = &rs->rules[g];
                     if (gr->n_out != k || gr->tree_size > r->tree_size) continue;
+                    if ((bk->mask[2 * g] & ~ma) || (bk->mask[2 * g + 1] & ~mb)) continue;
                     if (instance_of(t, gr, a, b, bind)) {
                         *by = g;
                         return;
@@ -191,15 +215,20 @@ xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune
     pr_keymap_init(&bk.map);
     visit *order = xf_malloc((rs->n + 1) * sizeof *order);
     bk.next = xf_malloc((rs->n + 1) * sizeof *bk.next);
+    bk.mask = xf_malloc((2 * rs->n + 1) * sizeof *bk.mask);
     binding *bind = xf_malloc(sizeof *bind);
-    if (!order || !bk.next || !bind) {
+    if (!order || !bk.next || !bk.mask || !bind) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (generality, %zu rules)", rs->n);
         goto out;
     }
     size_t m = 0;
     for (size_t i = 0; i < rs->n; i++)
-        if (alive[i])
-            order[m++] = (visit){rs->rules[i].tree_size, rs->rules[i].n_used_leaves, i};
+        if (alive[i]) {
+            const pr_rule *r = &rs->rules[i];
+            order[m++] = (visit){r->tree_size, r->n_used_leaves, i};
+            bk.mask[2 * i] = side_mask(t, r->src_out, r->n_out);
+            bk.mask[2 * i + 1] = side_mask(t, r->dst_out, r->n_out);
+        }
     qsort(order, m, sizeof *order, cmp_visit);
     for (size_t q = 0; q < m; q++) {
         size_t i = order[q].index;
@@ -207,10 +236,10 @@ xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune
         long by;
         find_general(rs, &bk, i, bind, &by);
         if (by >= 0) {
-            alive[i] = 0;
-            v[i].stage = XF_PRUNE_GENERALITY;
-            v[i].by = by;
-            describe(t, bind, v[i].why, sizeof v[i].why);
+            char why[256] = "";
+            if (rs->reasons) describe(t, bind, why, sizeof why);
+            st = pr_remove(rs, alive, v, i, XF_PRUNE_GENERALITY, by, err, "%s", why);
+            if (st != XF_OK) goto out;
             continue;
         }
         if (r->n_out == 0) continue;
@@ -220,6 +249,7 @@ xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune
 out:
     xf_free(order);
     xf_free(bk.next);
+    xf_free(bk.mask);
     xf_free(bk.head);
     xf_free(bind);
     pr_keymap_free(&bk.map);

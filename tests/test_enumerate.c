@@ -10,11 +10,13 @@
  * relu(a+b) = relu(a)+relu(b) is never a candidate, every candidate is
  * re-checked here on fresh float inputs, -j1 and -j2 give the same list,
  * and a stopped run resumed from its checkpoint gives the same list as an
- * uninterrupted one.
+ * uninterrupted one, also when stopped inside the last level (whose
+ * fingerprints are on disk).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "enumerate/enumerate.h"
 #include "testutil.h"
@@ -177,6 +179,9 @@ typedef struct collected {
     int n, cap;
     int stop_after; /* > 0: set *stop after this many candidates */
     volatile sig_atomic_t *stop;
+    int stop_level;      /* > 0: set *stop at the first progress report inside this level */
+    uint64_t stopped_at; /* parents of stop_level done when it was set */
+    uint64_t to_confirm; /* largest progress.to_confirm seen */
 } collected;
 
 static int first_conv_act(const xf_graph *g)
@@ -427,6 +432,42 @@ START_TEST(deterministic_across_threads)
 }
 END_TEST
 
+/* A run to stop and resume: configuration, checkpoint `name` (removed),
+ * options with the stop flag, candidates into *part. */
+static void resumable(xf_enum_config *c, const char *vocab, const char *inputs, int max_ops,
+                      const char *name, char *path, size_t n, xf_enum_options *o,
+                      volatile sig_atomic_t *stop, collected *part)
+{
+    xf_enum_config_init(c);
+    xf_error err;
+    ck_assert_int_eq(xf_enum_vocab_parse(c, vocab, "test", &err), XF_OK);
+    ck_assert_int_eq(xf_enum_inputs_parse(c, inputs, &err), XF_OK);
+    c->max_ops = max_ops;
+    snprintf(path, n, "%s", xf_test_tmp(name));
+    remove(path);
+    xf_enum_options_init(o);
+    o->checkpoint = path;
+    o->resume = 1;
+    o->stop = stop;
+    o->user = part;
+    o->on_candidate = on_candidate;
+    memset(part, 0, sizeof *part);
+    part->stop = stop;
+}
+
+/* The resumed run's candidates and counts are the uninterrupted run's. */
+static void same_run(const collected *full, const xf_enum_stats *sf, const collected *part,
+                     const xf_enum_stats *sp)
+{
+    ck_assert_int_eq(sp->stopped, 0);
+    ck_assert_int_eq(part->n, full->n);
+    for (int i = 0; i < full->n; i++) ck_assert_str_eq(part->v[i].text, full->v[i].text);
+    ck_assert_uint_eq(sp->graphs, sf->graphs);
+    ck_assert_uint_eq(sp->classes, sf->classes);
+    ck_assert_uint_eq(sp->collisions, sf->collisions);
+    ck_assert_uint_eq(sp->candidates, sf->candidates);
+}
+
 START_TEST(stop_and_resume)
 {
     const char *vocab = "matmul\newadd\nconcat axis=1\nsplit axis=1\n";
@@ -437,23 +478,11 @@ START_TEST(stop_and_resume)
     ck_assert_int_gt(full.n, 2);
 
     xf_enum_config c;
-    xf_enum_config_init(&c);
     xf_error err;
-    ck_assert_int_eq(xf_enum_vocab_parse(&c, vocab, "test", &err), XF_OK);
-    ck_assert_int_eq(xf_enum_inputs_parse(&c, inputs, &err), XF_OK);
     char path[512];
-    snprintf(path, sizeof path, "%s", xf_test_tmp("enumerate_resume.ckpt"));
-    remove(path);
     volatile sig_atomic_t stop = 0;
     xf_enum_options o;
-    xf_enum_options_init(&o);
-    o.checkpoint = path;
-    o.resume = 1;
-    o.stop = &stop;
-    o.user = &part;
-    o.on_candidate = on_candidate;
-    memset(&part, 0, sizeof part);
-    part.stop = &stop;
+    resumable(&c, vocab, inputs, 3, "enumerate_resume.ckpt", path, sizeof path, &o, &stop, &part);
     part.stop_after = 1; /* stop at the first batch boundary after a candidate */
     xf_status st = xf_enum_run(&c, &o, &sp, &err);
     ck_assert_msg(st == XF_OK, "%s", err.msg);
@@ -465,16 +494,82 @@ START_TEST(stop_and_resume)
     stop = 0;
     part.stop_after = 0;
     ck_assert_int_eq(xf_enum_run(&c, &o, &sp, &err), XF_OK);
-    ck_assert_int_eq(sp.stopped, 0);
-    ck_assert_int_eq(part.n, full.n);
-    for (int i = 0; i < full.n; i++) ck_assert_str_eq(part.v[i].text, full.v[i].text);
-    ck_assert_uint_eq(sp.graphs, sf.graphs);
-    ck_assert_uint_eq(sp.candidates, sf.candidates);
+    same_run(&full, &sf, &part, &sp);
 
     /* a checkpoint of another configuration is refused with a clear message */
     c.seed = 99;
     ck_assert_int_eq(xf_enum_run(&c, &o, &sp, &err), XF_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(err.msg, "different configuration"));
+    xf_enum_config_free(&c);
+    collected_free(&full);
+    collected_free(&part);
+}
+END_TEST
+
+static xf_status stop_in_level(void *user, const xf_enum_progress *p, xf_error *err)
+{
+    (void)err;
+    collected *col = user;
+    ck_assert_uint_le(p->confirmed, p->to_confirm);
+    if (p->to_confirm > col->to_confirm) col->to_confirm = p->to_confirm;
+    if (p->level == col->stop_level && p->parents_done > 0 && !col->stopped_at) {
+        *col->stop = 1;
+        col->stopped_at = p->parents_done;
+        ck_assert_uint_lt(p->parents_done, p->parents_total);
+    }
+    return XF_OK;
+}
+
+/* Stopped inside the last level, whose fingerprints go to disk next to the
+ * checkpoint: the spill files stay, and a resumed run (even after bytes were
+ * appended to them past the checkpoint, as by a process killed later) gives
+ * the uninterrupted run's candidates, in order, and its counts. */
+START_TEST(stop_in_last_level_and_resume)
+{
+    const char *vocab = "matmul\newadd\nrelu\n";
+    const char *inputs = "a:4x4,b:4x4,c:4x4";
+    collected full, part;
+    xf_enum_stats sf, sp;
+    enumerate(vocab, inputs, 4, 2, &full, &sf); /* > 2048 parents at level 3 */
+    ck_assert_int_gt(full.n, 2);
+    ck_assert_uint_gt(sf.spill_bytes, 0);
+    /* most new nodes repeat one already evaluated on the same values */
+    ck_assert_uint_gt(sf.memo_hits, sf.memo_misses);
+
+    xf_enum_config c;
+    xf_error err;
+    char path[512], spill0[600];
+    volatile sig_atomic_t stop = 0;
+    xf_enum_options o;
+    resumable(&c, vocab, inputs, 4, "enumerate_last.ckpt", path, sizeof path, &o, &stop, &part);
+    snprintf(spill0, sizeof spill0, "%s.spill.00", path);
+    o.threads = 2;
+    o.on_progress = stop_in_level;
+    o.progress_every_s = 0;
+    part.stop_level = 4;
+    ck_assert_msg(xf_enum_run(&c, &o, &sp, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(sp.stopped, 1);
+    ck_assert_int_eq(sp.levels_done, 3);
+    ck_assert_uint_gt(part.stopped_at, 0);
+    int first = part.n;
+    ck_assert_int_lt(first, full.n);
+    /* bytes past the checkpoint, as a process killed after more appends leaves */
+    FILE *f = fopen(spill0, "ab");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 48; i++) fputc(0x5A, f);
+    fclose(f);
+    stop = 0;
+    ck_assert_msg(xf_enum_run(&c, &o, &sp, &err) == XF_OK, "%s", err.msg);
+    same_run(&full, &sf, &part, &sp);
+    ck_assert_uint_eq(sp.spill_bytes, sf.spill_bytes);
+    /* the last level's collisions were reported while being confirmed */
+    ck_assert_uint_gt(part.to_confirm, 0);
+    ck_assert_uint_le(part.to_confirm, sf.collisions);
+    /* checkpoint and spill stay until removed */
+    ck_assert_int_eq(access(spill0, F_OK), 0);
+    ck_assert_int_eq(xf_enum_checkpoint_remove(path, &err), XF_OK);
+    ck_assert_int_ne(access(spill0, F_OK), 0);
+    ck_assert_int_ne(access(path, F_OK), 0);
     xf_enum_config_free(&c);
     collected_free(&full);
     collected_free(&part);
@@ -499,6 +594,7 @@ static Suite *suite(void)
     tcase_add_test(tc, false_pair_never_candidate);
     tcase_add_test(tc, deterministic_across_threads);
     tcase_add_test(tc, stop_and_resume);
+    tcase_add_test(tc, stop_in_last_level_and_resume);
     suite_add_tcase(s, tc);
     return s;
 }

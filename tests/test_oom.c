@@ -788,6 +788,7 @@ static xf_status op_prune(void *ctx, xf_error *err)
         if (s == XF_OK) s = xf_graph_clone(&t->rules[n].dst, &r[n].dst, err);
     }
     if (s == XF_OK) s = xf_prune_run(r, (size_t)t->n, NULL, v, NULL, err);
+    xf_prune_verdicts_free(v, v ? (size_t)t->n : 0);
     for (int i = 0; r && i < n; i++) xf_rule_free(&r[i]);
     xf_free(r);
     xf_free(v);

@@ -92,7 +92,7 @@ static void build_db(void)
     snprintf(db_path, sizeof db_path, "%s", xf_test_tmp("export.db"));
     snprintf(out_path, sizeof out_path, "%s", xf_test_tmp("export.out"));
     xf_test_remove_db(db_path);
-    int rc = xf_test_system("'%s' --vocab taso --max-ops 2 --quiet -o '%s'",
+    int rc = xf_test_system("'%s' --vocab taso --max-ops 2 --keep-pruned --quiet -o '%s'",
                             xf_test_tool("xfergen"), db_path);
     ck_assert_int_eq(rc, 0);
     rc = xf_test_system("'%s' '%s' --limit 24 -j 2 > /dev/null", xf_test_tool("xferverify"),

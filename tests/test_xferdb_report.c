@@ -47,7 +47,7 @@ static void build_db(void)
     snprintf(out_path, sizeof out_path, "%s", xf_test_tmp("report.out"));
     snprintf(dir, sizeof dir, "%s", xf_test_tmp("report"));
     xf_test_remove_db(db_path);
-    ck_assert_int_eq(xf_test_system("'%s' --vocab taso --max-ops 2 --quiet -o '%s'",
+    ck_assert_int_eq(xf_test_system("'%s' --vocab taso --max-ops 2 --keep-pruned --quiet -o '%s'",
                                     xf_test_tool("xfergen"), db_path), 0);
     xf_rulesdb *db = NULL;
     xf_error err;

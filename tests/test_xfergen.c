@@ -6,7 +6,8 @@
  * fusion, average pooling as a convolution) land in the rules database as
  * candidates and false pairs never do, the same seed gives the same rule
  * list (also with another thread count), an interrupted run resumed with
- * --resume ends with the same list as an uninterrupted one, and bad
+ * --resume ends with the same list as an uninterrupted one, pruned
+ * candidates are only counted unless --keep-pruned stores them, and bad
  * arguments exit with status 2 and a message.
  *
  * Interruption uses the tool's test hook XF_XFERGEN_STOP_AFTER=N (the stop
@@ -98,7 +99,8 @@ static char *export_rules(const char *db_path, int64_t *n_candidates)
     return out;
 }
 
-static xf_run_state last_run_state(const char *db_path, int *n_stages)
+/* The most recent run's row (info initialised here; caller frees). */
+static void last_run(const char *db_path, xf_rulesdb_run_info *info)
 {
     xf_rulesdb *db;
     xf_error err;
@@ -107,14 +109,19 @@ static xf_run_state last_run_state(const char *db_path, int *n_stages)
     int n;
     ck_assert_int_eq(xf_rulesdb_run_recent(db, &id, 1, &n, &err), XF_OK);
     ck_assert_int_eq(n, 1);
+    xf_rulesdb_run_info_init(info);
+    ck_assert_int_eq(xf_rulesdb_run_get(db, id, info, &err), XF_OK);
+    xf_rulesdb_close(db);
+}
+
+static xf_run_state last_run_state(const char *db_path, int *n_stages)
+{
     xf_rulesdb_run_info info;
-    xf_rulesdb_run_info_init(&info);
-    ck_assert_int_eq(xf_rulesdb_run_get(db, id, &info, &err), XF_OK);
+    last_run(db_path, &info);
     xf_run_state s = info.state;
     *n_stages = info.n_stages;
     ck_assert_str_eq(info.tool, "xfergen");
     xf_rulesdb_run_info_free(&info);
-    xf_rulesdb_close(db);
     return s;
 }
 
@@ -147,12 +154,12 @@ START_TEST(test_identities_found)
     ck_assert(!strstr(list, "| matmul(w1, w0) | matmul(w0, w1) |"));
     ck_assert(!strstr(list, "relu(ewadd(x0, x1)) | ewadd(relu(x0), relu(x1))"));
     ck_assert(!strstr(list, "ewadd(relu(x0), relu(x1)) | relu(ewadd(x0, x1))"));
-    /* pruned rules say why */
-    if (strstr(list, "pruned | ")) ck_assert(strstr(list, "renaming: ") || strstr(list, "common-") ||
-                                             strstr(list, "generality: "));
+    /* pruned candidates are counted, not stored (test_pruned_counted_or_kept) */
+    ck_assert(!strstr(list, "pruned | "));
     int n_stages;
     ck_assert_int_eq(last_run_state(db, &n_stages), XF_RUN_DONE);
-    ck_assert_int_ge(n_stages, 8); /* enumerate, fingerprints, candidates, 4 prune stages, write */
+    ck_assert_int_ge(n_stages, 9); /* enumerate, fingerprints, candidates, 4 prune stages,
+                                      pruned-stored, write */
     free(list);
 }
 END_TEST
@@ -232,6 +239,80 @@ START_TEST(test_resume_after_interrupt)
     ck_assert_str_eq(lf, lp);
     free(lf);
     free(lp);
+}
+END_TEST
+
+/* Count of the last run's stage `name`; -1 when it has none. */
+static int64_t stage_count(const char *db_path, const char *name)
+{
+    xf_rulesdb_run_info info;
+    last_run(db_path, &info);
+    int64_t c = -1;
+    for (int i = 0; i < info.n_stages; i++)
+        if (strcmp(info.stages[i].name, name) == 0) c = info.stages[i].count;
+    xf_rulesdb_run_info_free(&info);
+    return c;
+}
+
+/* The lines of `list` that start with `prefix`, concatenated. Caller frees. */
+static char *lines_starting(const char *list, const char *prefix)
+{
+    char *out = malloc(strlen(list) + 1);
+    ck_assert_ptr_nonnull(out);
+    size_t len = 0;
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t l = e ? (size_t)(e - p + 1) : strlen(p);
+        if (strncmp(p, prefix, strlen(prefix)) == 0) {
+            memcpy(out + len, p, l);
+            len += l;
+        }
+        p += l;
+    }
+    out[len] = '\0';
+    return out;
+}
+
+/* Pruned candidates are counted by default and stored with --keep-pruned;
+ * the kept candidates are the same rows either way, and the counts in the
+ * run's stages agree with the rows. */
+START_TEST(test_pruned_counted_or_kept)
+{
+    char cnt[4096], keep[4096];
+    snprintf(cnt, sizeof cnt, "%s", xf_test_tmp("count.db"));
+    snprintf(keep, sizeof keep, "%s", xf_test_tmp("keep.db"));
+    ck_assert_int_eq(run_gen(cnt, "matmul\newadd\n", "x0:2x4,w0:4x4,w1:4x4", 3, "", ""), 0);
+    ck_assert_int_eq(
+        run_gen(keep, "matmul\newadd\n", "x0:2x4,w0:4x4,w1:4x4", 3, "", "--keep-pruned"), 0);
+    int64_t nc, nk;
+    char *lc = export_rules(cnt, &nc), *lk = export_rules(keep, &nk);
+    ck_assert_int_gt(nc, 0);
+    ck_assert_int_eq(nc, nk);
+    ck_assert_msg(strstr(lc, "pruned | ") == NULL, "count-only mode stored pruned rules:\n%s", lc);
+    char *kept_c = lines_starting(lc, "candidate | "), *kept_k = lines_starting(lk, "candidate | ");
+    ck_assert_str_eq(kept_c, kept_k);
+    ck_assert_str_eq(kept_c, lc); /* nothing but candidates */
+    char *pruned = lines_starting(lk, "pruned | ");
+    int64_t n_pruned = 0;
+    for (const char *p = pruned; (p = strstr(p, "pruned | ")) != NULL; p++) n_pruned++;
+    ck_assert_int_gt(n_pruned, 0);
+    ck_assert_msg(strstr(pruned, "renaming: ") || strstr(pruned, "common-") ||
+                      strstr(pruned, "generality: "),
+                  "pruned rules without a reason:\n%s", pruned);
+    /* the stages count what was pruned in both modes, the rows only with --keep-pruned */
+    ck_assert_int_eq(stage_count(cnt, "pruned-stored"), 0);
+    ck_assert_int_eq(stage_count(keep, "pruned-stored"), n_pruned);
+    ck_assert_int_eq(stage_count(cnt, "prune-generality"), nc);
+    ck_assert_int_eq(stage_count(keep, "prune-generality"), nk);
+    ck_assert_int_eq(stage_count(cnt, "candidates"), stage_count(keep, "candidates"));
+    ck_assert_int_gt(stage_count(cnt, "candidates"), nc);
+    ck_assert_int_eq(stage_count(cnt, "write"), nc);
+    ck_assert_int_eq(stage_count(keep, "write"), nk + n_pruned);
+    free(lc);
+    free(lk);
+    free(kept_c);
+    free(kept_k);
+    free(pruned);
 }
 END_TEST
 
@@ -343,6 +424,7 @@ int main(void)
     tcase_add_test(tc, test_resume_after_interrupt);
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_library_run);
+    tcase_add_test(tc, test_pruned_counted_or_kept);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

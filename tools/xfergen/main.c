@@ -23,11 +23,11 @@
 
 static const char usage[] =
     "usage: xfergen --max-ops N [--vocab default|taso|FILE] [--inputs SPEC] [-j N]\n"
-    "               [--seed S] -o RULES.db [--resume] [--quiet]\n"
+    "               [--seed S] -o RULES.db [--keep-pruned] [--resume] [--quiet]\n"
     "\n"
     "Enumerates every operator graph of up to N operators over symbolic input\n"
     "tensors, pairs graphs with equal exact fingerprints as candidate rules,\n"
-    "prunes redundant ones and writes all of them to the rules database.\n"
+    "prunes redundant ones and writes the rest to the rules database.\n"
     "\n"
     "  --max-ops N     operators per graph, 1..6 (required)\n"
     "  --vocab V       operator vocabulary: default, taso, or a vocabulary file\n"
@@ -38,6 +38,9 @@ static const char usage[] =
     "                  depend on it\n"
     "  --seed S        seed of fingerprint inputs and keys (default 1)\n"
     "  -o FILE         rules database to create or add to (required)\n"
+    "  --keep-pruned   also store the pruned candidates, as rules with status\n"
+    "                  pruned, the reason and the rule that subsumes them\n"
+    "                  (default: only count them per pruning stage in the run)\n"
     "  --resume        continue the last interrupted run with the same options\n"
     "  --quiet         no progress on stderr and no summary on stdout\n"
     "  --help          this text\n"
@@ -76,6 +79,22 @@ static void on_progress(void *user, const xf_enum_progress *p)
     u->last_line = p->elapsed_s;
     char eta[32] = "?";
     if (p->eta_s >= 0) snprintf(eta, sizeof eta, "%.0fs", p->eta_s);
+    if (p->to_confirm > 0) {
+        fprintf(stderr, "%slevel %d: confirming collisions, %" PRIu64 "/%" PRIu64 ", %" PRIu64
+                " candidates, ETA %s, %.0fs elapsed%s",
+                u->tty ? "\r" : "", p->level, p->confirmed, p->to_confirm, p->candidates, eta,
+                p->elapsed_s, u->tty ? "\033[K" : "\n");
+        u->line_open = u->tty;
+        return;
+    }
+    if (p->buckets_merged > 0) {
+        fprintf(stderr, "%slevel %d: reading back fingerprints, %d/64 buckets, %" PRIu64
+                " graphs, %" PRIu64 " candidates, ETA %s, %.0fs elapsed%s",
+                u->tty ? "\r" : "", p->level, p->buckets_merged, p->graphs, p->candidates, eta,
+                p->elapsed_s, u->tty ? "\033[K" : "\n");
+        u->line_open = u->tty;
+        return;
+    }
     fprintf(stderr,
             "%slevel %d: %" PRIu64 "/%" PRIu64 " parents, %" PRIu64 " graphs (%.0f/s), %" PRIu64
             " fingerprints, %" PRIu64 " candidates, ETA %s, %.0fs elapsed%s",
@@ -104,6 +123,8 @@ static void print_summary(const xf_enum_generate_options *o, const xf_enum_gener
     printf("rules kept          %zu\n", ps->kept);
     printf("rows written        %" PRId64 " (run %" PRId64 " in %s)\n", r->written, r->run_id,
            o->out);
+    printf("pruned stored       %" PRId64 "%s\n", r->pruned_stored,
+           o->keep_pruned ? "" : " (counted only; --keep-pruned stores them)");
     printf("wall time           %.2f s\n", r->seconds);
 }
 
@@ -162,6 +183,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--resume") == 0) {
             o.resume = 1;
+        } else if (strcmp(a, "--keep-pruned") == 0) {
+            o.keep_pruned = 1;
         } else if (strcmp(a, "--quiet") == 0) {
             quiet = 1;
         } else if (strcmp(a, "--max-ops") == 0 || strcmp(a, "--vocab") == 0 ||
@@ -205,6 +228,11 @@ int main(int argc, char **argv)
             return bad_usage("XF_XFERGEN_STOP_AFTER wants a count, not '%s'", hook);
         o.stop_after = (long)stop_after;
     }
+
+    /* Fix the tensor memory limit now: its default asks the kernel for the
+     * physical memory (sysinfo) on every tensor the float checks allocate,
+     * 6% of a run. */
+    xf_mem_limit_set(xf_mem_limit());
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

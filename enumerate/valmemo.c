@@ -1,0 +1,59 @@
+/*
+ * valmemo.c — the per-worker memo of node output hashes (valmemo.h): a
+ * direct-mapped table indexed by a mix of the variant and the input
+ * value hashes.
+ */
+#include "valmemo.h"
+
+#include "fpeval.h"
+
+#include <string.h>
+
+xf_status valmemo_init(valmemo *m, int log2_slots, xf_error *err)
+{
+    memset(m, 0, sizeof *m);
+    size_t n = (size_t)1 << log2_slots;
+    m->slots = xf_calloc(n, sizeof *m->slots);
+    if (!m->slots) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for a memo of %zu", n);
+    m->mask = n - 1;
+    return XF_OK;
+}
+
+void valmemo_free(valmemo *m)
+{
+    xf_free(m->slots);
+    memset(m, 0, sizeof *m);
+}
+
+static vm_entry *slot(const valmemo *m, int var, int n_in, const uint64_t *in)
+{
+    uint64_t h = fp_mix(0x5A1A3Eu, (uint64_t)var);
+    for (int i = 0; i < n_in; i++) h = fp_mix(h, in[i]);
+    return &m->slots[h & m->mask];
+}
+
+int valmemo_get(valmemo *m, int var, int n_in, const uint64_t *in, uint64_t *out)
+{
+    const vm_entry *e = slot(m, var, n_in, in);
+    int hit = e->var == (uint32_t)var + 1 && e->n_in == (uint32_t)n_in;
+    for (int i = 0; hit && i < n_in; i++) hit = e->in[i] == in[i];
+    if (!hit) {
+        m->misses++;
+        return 0;
+    }
+    m->hits++;
+    out[0] = e->out[0];
+    out[1] = e->out[1];
+    return 1;
+}
+
+void valmemo_put(valmemo *m, int var, int n_in, const uint64_t *in, const uint64_t *out)
+{
+    vm_entry *e = slot(m, var, n_in, in);
+    memset(e, 0, sizeof *e);
+    for (int i = 0; i < n_in; i++) e->in[i] = in[i];
+    e->out[0] = out[0];
+    e->out[1] = out[1];
+    e->var = (uint32_t)var + 1;
+    e->n_in = (uint32_t)n_in;
+}
