@@ -32,8 +32,10 @@
  * use one per thread or process.
  *
  * xf_verify_db decides every candidate rule of a rules database
- * (xferverify): each rule in its own forked worker process, the verdicts
- * recorded in the database.
+ * (xferverify): each rule in its own forked worker process, here or (with
+ * MPI) on other ranks, the verdicts recorded in the database by this
+ * process. Every query has Z3's deterministic resource limit (rlimit) as
+ * well as a timeout; an unknown records which stopped it.
  */
 #ifndef XF_VERIFY_H
 #define XF_VERIFY_H
