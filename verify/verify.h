@@ -61,8 +61,8 @@ typedef struct xf_verify_options {
 } xf_verify_options;
 
 /* Default rlimit (docs/verify.md "Limits"): 4x the most work any decided
- * rule needed in the measured samples (738 k units, a layer-norm rule's
- * bounded check); on an idle core the slow queries count 0.4 to 4 M units
+ * rule needed in the 3-operator samples (738 k units, a layer-norm rule's
+ * bounded check; at 4 operators no rule counted more than 1.95 M); on an idle core the slow queries count 0.4 to 4 M units
  * a second, so the limit usually stops them before the 10 s timeout and the
  * verdict does not depend on the machine's load. */
 #define XF_VERIFY_RLIMIT 3000000u
