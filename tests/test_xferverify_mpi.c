@@ -9,9 +9,10 @@
  * run (this test binary itself, started by mpirun: the worker ranks serve
  * both calls until rank 0 stops them) decides every rule once.
  *
- * rlimit: a bounded check that needs the solver, with a resource limit too
- * small to finish, is unknown with the reason "rlimit", and the same words
- * on a second run (deterministic, unlike a timeout); bad --rlimit values are
+ * rlimit: with a resource limit too small for any proof query, rules are
+ * unknown with the reason "rlimit", in the same words on a second run
+ * (deterministic, unlike a timeout), and the default limit decides them; a
+ * 1 ms timeout is reported as such with advice; bad --rlimit values are
  * refused.
  */
 #include <stdio.h>
@@ -227,6 +228,19 @@ START_TEST(rlimit_unknowns_are_reproducible)
                      0);
     ck_assert_int_gt(xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE status = 'proved'"),
                      n_rl / 2);
+    /* A 1 ms timeout without an rlimit: the summary says which rules the
+     * clock stopped and what to do about it. */
+    ck_assert_int_eq(xf_test_system("'%s' '%s' --timeout 1ms --rlimit 0 --recheck 2>'%s.err' "
+                                    ">/dev/null",
+                                    tool, a, a),
+                     0);
+    int64_t n_to = xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE status = 'unknown' AND "
+                                      "verdict_detail LIKE 'unknown: %timeout%'");
+    ck_assert_int_gt(n_to, 0);
+    err = xf_test_read_file(path, NULL);
+    xf_test_expect_contains(err, "rule(s) stopped at the wall-clock timeout, which depends on "
+                                 "the machine and its load");
+    free(err);
     /* Bad values are refused. */
     ck_assert_int_eq(xf_test_system("'%s' '%s' --rlimit -1 2>/dev/null", tool, a), 2);
     ck_assert_int_eq(xf_test_system("'%s' '%s' --rlimit lots 2>/dev/null", tool, a), 2);

@@ -306,6 +306,12 @@ static int verify_db(opts *o)
                 fprintf(stderr, " %s %lld", w == XF_WHY_NONE ? "error" : xf_verify_why_name(w),
                         (long long)t.unknown_why[w]);
         fprintf(stderr, "\n");
+        if (t.unknown_why[XF_WHY_TIMEOUT])
+            fprintf(stderr,
+                    "xferverify: %lld rule(s) stopped at the wall-clock timeout, which depends "
+                    "on the machine and its load; with a longer --timeout the resource limit "
+                    "(--rlimit) stops them, the same everywhere\n",
+                    (long long)t.unknown_why[XF_WHY_TIMEOUT]);
     }
     fprintf(stderr, "xferverify: %lld hard kill(s); workers' CPU time %.1f s\n",
             (long long)t.killed, t.cpu_s);
