@@ -336,7 +336,12 @@ int main(int argc, char **argv)
                mpi.wall > 0 ? local.wall / mpi.wall : 0);
     }
     int rc = analyse(one, a.mpi ? many : NULL, &local, &a);
-    remove(one);
-    if (a.mpi) remove(many);
+    const char *suffix[] = {"", ".err", "-wal", "-shm"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof cmd, "%s%s", one, suffix[i]);
+        remove(cmd);
+        snprintf(cmd, sizeof cmd, "%s%s", many, suffix[i]);
+        remove(cmd);
+    }
     return rc || local.rc || (a.mpi && mpi.rc);
 }
