@@ -16,6 +16,8 @@ PACKAGES=(
   check                                 # unit-test framework
   libsqlite3-dev                        # rules database, cost cache
   libz3-dev                             # xferverify: Z3 C API
+  libopenmpi-dev                        # optional: mpirun -n N xferverify (verify/mpi.c)
+  openmpi-bin                           # mpirun, for that and its tests
   libdnnl-dev                           # oneDNN: CPU operator timings (cost model)
   libonnx-testdata                      # ONNX backend tests (interpreter oracle)
   python3-onnx                          # onnx.checker for exported models (tests)

@@ -22,8 +22,15 @@
  *    abstract function (sigmoid, exp...) and that floats do not confirm
  *    shows only that the rule needs more than "any function": that shape
  *    is unknown and the next one is tried;
- *  - the solver's unknown (timeout, memory) at some shape, or the budget
- *    running out before the last shape, is unknown.
+ *  - the solver's unknown (timeout, resource limit, memory) at some shape,
+ *    or a budget running out before the last shape, is unknown, with the
+ *    class of the first reason in out->why.
+ *
+ * Budgets: the check's queries share the rule's time budget (timeout_ms)
+ * and its resource budget (rlimit, Z3's deterministic work count, read
+ * from the context's counter, which also counts simplification). The
+ * resource budget is the one that normally binds, so a verdict is the
+ * same on a loaded machine; the time budget is the backstop.
  *
  * Each call builds its own non-reference-counted Z3 context (terms of every
  * shape live until it is deleted) with an error handler that records errors
@@ -77,6 +84,9 @@ typedef struct check {
     struct diff *diff;     /* output elements that may differ */
     int n_diff;
     double deadline;       /* end of the time budget (ms, 0: none) */
+    uint64_t rl_budget;    /* resource budget (Z3 units, 0: none) */
+    uint64_t rl_used;      /* units counted in this context so far */
+    xf_verify_why why;     /* class of the last query's unknown */
     xf_verifier *v;
 } check;
 
@@ -286,25 +296,44 @@ static xf_status confirm(const xf_rule *r, xf_bounded *out, double rtol, int nan
     return st;
 }
 
+/* Whether the resource budget is spent. */
+static int rl_spent(const check *k)
+{
+    return k->rl_budget > 0 && k->rl_used >= k->rl_budget;
+}
+
 /* Decides "element i differs" in a fresh (non-incremental) solver, so Z3
- * picks its tactic for the logic at hand (nlsat for polynomial queries);
- * the query gets what is left of the check's time budget. *m: the model
- * when sat (reference held). */
+ * picks its tactic for the logic at hand (nlsat for pure polynomial
+ * queries, the SMT core when abstract functions appear);
+ * the query gets what is left of the check's time and resource budgets.
+ * *m: the model when sat (reference held). */
 static Z3_lbool query(check *k, int i, double deadline, Z3_model *m, char *why, size_t why_len)
 {
     Z3_context z = k->c.z;
     Z3_solver s = Z3_mk_solver(z);
     if (!s) return Z3_L_UNDEF;
     Z3_solver_inc_ref(z, s);
+    Z3_params p = Z3_mk_params(z);
+    Z3_params_inc_ref(z, p);
+    /* Z3's non-linear arithmetic hands hard cases to nlsat, whose
+     * polynomial arithmetic does not poll the timeout or the resource
+     * limit: layer-norm rules (sqrt, division) ran for minutes past a
+     * 10 s timeout and were killed. Without nlsat the solver still
+     * decides them by linearisation and Groebner bases, and stops at
+     * its limits (docs/verify.md "Limits"). */
+    Z3_params_set_bool(z, p, Z3_mk_string_symbol(z, "smt.arith.nl.nra"), false);
     if (deadline > 0) {
         double left = deadline - xf_clock_now_ms();
-        Z3_params p = Z3_mk_params(z);
-        Z3_params_inc_ref(z, p);
         Z3_params_set_uint(z, p, Z3_mk_string_symbol(z, "timeout"),
                            left > 1 ? (unsigned)left : 1);
-        Z3_solver_set_params(z, s, p);
-        Z3_params_dec_ref(z, p);
     }
+    if (k->rl_budget > 0) {
+        uint64_t left = k->rl_budget > k->rl_used ? k->rl_budget - k->rl_used : 1;
+        Z3_params_set_uint(z, p, Z3_mk_string_symbol(z, "rlimit"),
+                           left > UINT32_MAX ? UINT32_MAX : (unsigned)left);
+    }
+    Z3_solver_set_params(z, s, p);
+    Z3_params_dec_ref(z, p);
     for (int j = 0; j < k->c.n_side; j++) Z3_solver_assert(z, s, k->c.side[j]);
     Z3_solver_assert(z, s, Z3_mk_not(z, Z3_mk_eq(z, k->diff[i].x, k->diff[i].y)));
     Z3_lbool res = Z3_get_error_code(z) == Z3_OK ? Z3_solver_check(z, s) : Z3_L_UNDEF;
@@ -318,6 +347,8 @@ static Z3_lbool query(check *k, int i, double deadline, Z3_model *m, char *why, 
         Z3_string r = Z3_get_error_code(z) == Z3_OK ? Z3_solver_get_reason_unknown(z, s) : NULL;
         snprintf(why, why_len, "%s", r ? r : "error");
     }
+    k->rl_used = xf_verify_rlimit_count(z, s);
+    if (res == Z3_L_UNDEF) k->why = xf_verify_why_of_reason(why, rl_spent(k));
     Z3_solver_dec_ref(z, s);
     return res;
 }
@@ -338,7 +369,9 @@ static xf_status solve(check *k, const xf_rule *r, xf_bounded *one, char *why, s
         Z3_lbool res = query(k, i, k->deadline, &mi, why, why_len);
         if (res == Z3_L_TRUE) m = mi;
         else if (res == Z3_L_UNDEF) n_unknown++;
-        if (res == Z3_L_UNDEF && k->deadline > 0 && xf_clock_now_ms() >= k->deadline) break;
+        if (res == Z3_L_UNDEF &&
+            ((k->deadline > 0 && xf_clock_now_ms() >= k->deadline) || rl_spent(k)))
+            break;
     }
     if (!m) {
         if (n_unknown) one->result = XF_BOUNDED_UNKNOWN;
@@ -359,6 +392,7 @@ static xf_status solve(check *k, const xf_rule *r, xf_bounded *one, char *why, s
                  d);
     } else {
         one->result = XF_BOUNDED_UNKNOWN;
+        k->why = XF_WHY_INCOMPLETE;
         snprintf(why, why_len, "differs only for some abstract non-polynomial function; floats "
                                "agree");
     }
@@ -448,16 +482,19 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
 {
     int n_nf = 0, n_solved = 0, n_unknown = 0;
     char why[160] = "", first_why[160] = "", scope[160];
+    xf_verify_why first_class = XF_WHY_NONE;
     scope_str(plan, scope, sizeof scope);
     xf_status st = XF_OK;
     out->result = XF_BOUNDED_VALID;
     out->n_admissible = plan->n_admissible;
     for (int s = 0; s < plan->n && st == XF_OK; s++) {
-        if (s > 0 && k->deadline > 0 && xf_clock_now_ms() >= k->deadline) {
+        int rl = rl_spent(k);
+        if (s > 0 && (rl || (k->deadline > 0 && xf_clock_now_ms() >= k->deadline))) {
             out->result = XF_BOUNDED_UNKNOWN;
+            out->why = rl ? XF_WHY_RLIMIT : XF_WHY_TIMEOUT;
             snprintf(out->detail, sizeof out->detail,
-                     "time budget spent after %d input shapes, none refuted; planned %s", s,
-                     scope);
+                     "%s budget spent after %d input shapes, none refuted; planned %s",
+                     rl ? "resource (rlimit)" : "time", s, scope);
             return XF_OK;
         }
         const xf_shape *sh = plan->shapes + (size_t)s * (size_t)plan->n_inputs;
@@ -497,8 +534,10 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
                      plan->n_admissible, why);
             return XF_OK;
         }
-        if (one.result == XF_BOUNDED_UNKNOWN && n_unknown++ == 0)
+        if (one.result == XF_BOUNDED_UNKNOWN && n_unknown++ == 0) {
             snprintf(first_why, sizeof first_why, "%s", why);
+            first_class = k->why;
+        }
         n_nf += n_diff == 0 && one.result == XF_BOUNDED_VALID;
         n_solved += one.result == XF_BOUNDED_VALID;
         xf_bounded_free(&one);
@@ -506,6 +545,7 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
     if (st != XF_OK) return st;
     if (n_unknown) {
         out->result = XF_BOUNDED_UNKNOWN;
+        out->why = first_class;
         snprintf(out->detail, sizeof out->detail, "unknown at %d of %s: %s", n_unknown, scope,
                  first_why);
     } else if (n_nf == plan->n) {
@@ -532,6 +572,7 @@ xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, x
     memset(&k, 0, sizeof k);
     k.v = v;
     k.deadline = o->timeout_ms ? t0 + o->timeout_ms : 0;
+    k.rl_budget = o->rlimit;
     xfb_shape_plan plan;
     memset(&plan, 0, sizeof plan);
     xf_status st = xf_rule_validate(r, err);
@@ -541,11 +582,13 @@ xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, x
     if (st == XF_ERR_UNSUPPORTED) {
         xf_bounded_free(out);
         out->result = XF_BOUNDED_UNSUPPORTED;
+        out->why = XF_WHY_UNSUPPORTED;
         snprintf(out->detail, sizeof out->detail, "%s", err->msg);
         xf_error_clear(err);
         st = XF_OK;
     }
     out->time_ms = xf_clock_now_ms() - t0;
+    out->rlimit_used = k.rl_used;
     xfb_shape_plan_free(&plan);
     check_free(&k);
     if (st != XF_OK) xf_bounded_free(out);

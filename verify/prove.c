@@ -4,9 +4,12 @@
  * prove_encode.c) with each enabled axiom switched on by its
  * assumption literal. Unsat for every output means proved, and the union of
  * the unsat cores names the axioms used; sat means the enabled axioms do
- * not imply the rule; unknown (timeout, memory, incomplete quantifier
- * instantiation) is kept as unknown. One solver per verifier holds the
- * guarded axioms; each query runs inside push/pop.
+ * not imply the rule; unknown (timeout, resource limit, memory, incomplete
+ * quantifier instantiation) is kept as unknown, with the class of Z3's reason
+ * in out->why. Each query has the verifier's rlimit (Z3's deterministic work
+ * count) besides its timeout, so the answer does not depend on the machine's
+ * load. One solver per verifier holds the guarded axioms; each query runs
+ * inside push/pop.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +71,10 @@ static xf_status query(xf_verifier *v, Z3_ast negated_goal, int skip, xf_proof *
         if (v->enabled[i] && i != skip) as[m++] = v->lits[i];
     Z3_solver_push(c, v->prover);
     Z3_solver_assert(c, v->prover, negated_goal);
+    uint64_t r0 = xf_verify_rlimit_count(c, v->prover);
     Z3_lbool r = Z3_solver_check_assumptions(c, v->prover, (unsigned)m, as);
+    uint64_t r1 = xf_verify_rlimit_count(c, v->prover);
+    out->rlimit_used += r1 > r0 ? r1 - r0 : 0;
     xf_free(as);
     xf_status st = XF_OK;
     if (xf_verifier_z3_error(v, "checking a rule", err)) {
@@ -78,12 +84,16 @@ static xf_status query(xf_verifier *v, Z3_ast negated_goal, int skip, xf_proof *
     } else {
         out->result = r == Z3_L_TRUE ? XF_PROOF_FAILED : XF_PROOF_UNKNOWN;
         out->output = output;
-        if (r == Z3_L_TRUE)
+        if (r == Z3_L_TRUE) {
+            out->why = XF_WHY_INCOMPLETE;
             snprintf(out->detail, sizeof out->detail, "output %d: the axioms admit a model where the sides differ",
                      output);
-        else
-            snprintf(out->detail, sizeof out->detail, "output %d: solver gave up (%s)", output,
-                     Z3_solver_get_reason_unknown(c, v->prover));
+        } else {
+            Z3_string why = Z3_solver_get_reason_unknown(c, v->prover);
+            int spent = v->opt.rlimit && r1 > r0 && r1 - r0 >= v->opt.rlimit;
+            out->why = xf_verify_why_of_reason(why, spent);
+            snprintf(out->detail, sizeof out->detail, "output %d: solver gave up (%s)", output, why);
+        }
     }
     Z3_solver_pop(c, v->prover, 1);
     return st;
@@ -114,6 +124,7 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
     if (st == XF_OK) st = xf_prove_encode(v, &r->dst, dout, &facts, &e2);
     if (st == XF_ERR_UNSUPPORTED) {
         out->result = XF_PROOF_UNSUPPORTED;
+        out->why = XF_WHY_UNSUPPORTED;
         snprintf(out->detail, sizeof out->detail, "%s", e2.msg);
         st = XF_OK;
     } else if (st != XF_OK) {

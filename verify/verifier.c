@@ -1,17 +1,20 @@
 /*
  * verifier.c — the verifier object: options, one Z3 context (its error
  * handler records errors instead of exiting the process), solver parameters
- * (timeout, memory limit, seed) and the axiom switches.
+ * (timeout, resource limit, memory limit, seed) and the axiom switches, and
+ * the reading of Z3's reasons and resource counter shared by both checks.
  */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "verify/verify_impl.h"
 
 void xf_verify_options_init(xf_verify_options *o)
 {
     o->timeout_ms = 10000;
+    o->rlimit = XF_VERIFY_RLIMIT;
     o->memory_mb = 0;
     o->bounded_max_dim = 4;
     o->bounded_max_shapes = 64;
@@ -54,6 +57,9 @@ xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_erro
     Z3_params_inc_ref(c, v->params);
     if (v->opt.timeout_ms)
         Z3_params_set_uint(c, v->params, Z3_mk_string_symbol(c, "timeout"), v->opt.timeout_ms);
+    /* Per check call: Z3 counts its work from the call's start. */
+    if (v->opt.rlimit)
+        Z3_params_set_uint(c, v->params, Z3_mk_string_symbol(c, "rlimit"), v->opt.rlimit);
     Z3_params_set_uint(c, v->params, Z3_mk_string_symbol(c, "random_seed"), v->opt.seed);
     /* Proofs need E-matching only; model-based instantiation would spend the
      * whole timeout on rules the axioms cannot prove. */
@@ -109,6 +115,43 @@ Z3_solver xf_verifier_solver(xf_verifier *v)
     Z3_solver_inc_ref(v->ctx, s);
     Z3_solver_set_params(v->ctx, s, v->params);
     return s;
+}
+
+const char *xf_verify_why_name(xf_verify_why w)
+{
+    switch (w) {
+    case XF_WHY_NONE: return "-";
+    case XF_WHY_TIMEOUT: return "timeout";
+    case XF_WHY_RLIMIT: return "rlimit";
+    case XF_WHY_MEMORY: return "memory";
+    case XF_WHY_INCOMPLETE: return "incomplete";
+    case XF_WHY_UNSUPPORTED: return "unsupported";
+    }
+    return "?";
+}
+
+xf_verify_why xf_verify_why_of_reason(const char *reason, int rlimit_spent)
+{
+    if (!reason) return XF_WHY_INCOMPLETE;
+    if (strstr(reason, "resource limit") || rlimit_spent) return XF_WHY_RLIMIT;
+    if (strstr(reason, "memory")) return XF_WHY_MEMORY;
+    if (strstr(reason, "timeout") || strstr(reason, "canceled")) return XF_WHY_TIMEOUT;
+    return XF_WHY_INCOMPLETE;
+}
+
+uint64_t xf_verify_rlimit_count(Z3_context c, Z3_solver s)
+{
+    Z3_stats st = Z3_solver_get_statistics(c, s);
+    if (!st) return 0;
+    Z3_stats_inc_ref(c, st);
+    uint64_t n = 0;
+    unsigned size = Z3_stats_size(c, st);
+    for (unsigned i = 0; i < size; i++)
+        if (strcmp(Z3_stats_get_key(c, st, i), "rlimit count") == 0)
+            n = Z3_stats_is_uint(c, st, i) ? Z3_stats_get_uint_value(c, st, i)
+                                           : (uint64_t)Z3_stats_get_double_value(c, st, i);
+    Z3_stats_dec_ref(c, st);
+    return n;
 }
 
 const char *xf_proof_result_name(xf_proof_result r)

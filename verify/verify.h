@@ -32,8 +32,10 @@
  * use one per thread or process.
  *
  * xf_verify_db decides every candidate rule of a rules database
- * (xferverify): each rule in its own forked worker process, the verdicts
- * recorded in the database.
+ * (xferverify): each rule in its own forked worker process, here or (with
+ * MPI) on other ranks, the verdicts recorded in the database by this
+ * process. Every query has Z3's deterministic resource limit (rlimit) as
+ * well as a timeout; an unknown records which stopped it.
  */
 #ifndef XF_VERIFY_H
 #define XF_VERIFY_H
@@ -48,6 +50,9 @@
 
 typedef struct xf_verify_options {
     unsigned timeout_ms;  /* per solver query; 0: no limit (default 10000) */
+    unsigned rlimit;      /* Z3 resource units (deterministic work count) per proof
+                             query and per bounded check; 0: no limit (default
+                             XF_VERIFY_RLIMIT, docs/verify.md "Limits") */
     unsigned memory_mb;   /* Z3 memory limit (memory_max_size); 0: none (default 0) */
     int bounded_max_dim;  /* bounded check: largest dim per axis (default 4) */
     int bounded_max_shapes; /* bounded check: input-shape assignments checked, the
@@ -55,7 +60,28 @@ typedef struct xf_verify_options {
     unsigned seed;        /* solver random seed (default 0) */
 } xf_verify_options;
 
+/* Default rlimit (docs/verify.md "Limits"): 4x the most work any decided
+ * rule needed in the 3-operator samples (738 k units, a layer-norm rule's
+ * bounded check; at 4 operators no rule counted more than 1.95 M); on an idle core the slow queries count 0.4 to 4 M units
+ * a second, so the limit usually stops them before the 10 s timeout and the
+ * verdict does not depend on the machine's load. */
+#define XF_VERIFY_RLIMIT 3000000u
+
 void xf_verify_options_init(xf_verify_options *o);
+
+/* Why a check could not decide (the reason recorded with an unknown verdict). */
+typedef enum xf_verify_why {
+    XF_WHY_NONE = 0,        /* decided */
+    XF_WHY_TIMEOUT = 1,     /* the wall-clock timeout (or the time budget) ran out */
+    XF_WHY_RLIMIT = 2,      /* the deterministic resource limit ran out */
+    XF_WHY_MEMORY = 3,      /* Z3's memory limit */
+    XF_WHY_INCOMPLETE = 4,  /* the theory or the axioms do not decide it (incomplete
+                               quantifiers, a model only of abstract functions, the
+                               axioms admit a model) */
+    XF_WHY_UNSUPPORTED = 5  /* an operator without an encoding */
+} xf_verify_why;
+
+const char *xf_verify_why_name(xf_verify_why w); /* "-", "timeout", "rlimit", ... */
 
 /* A Z3 context with its parameters, the declared operator functions and the
  * axioms (all enabled). */
@@ -109,6 +135,8 @@ typedef struct xf_proof {
     int core[XF_VERIFY_MAX_CORE];   /* their indices, ascending */
     char core_names[1024];          /* their names, comma-separated ("" when none) */
     int output;                     /* not proved: the first output that was not (-1: none) */
+    xf_verify_why why;              /* not proved: why */
+    uint64_t rlimit_used;           /* Z3 resource units spent by the queries */
     char detail[256];               /* solver reason or unsupported op, for users */
 } xf_proof;
 
@@ -139,6 +167,8 @@ typedef struct xf_bounded {
     int n_admissible;     /* admissible assignments found, own included (1 when
                              bounded_max_shapes is 1: no search) */
     int shape_index;      /* refuted: the refuting assignment, 0 = the rule's own shapes */
+    xf_verify_why why;    /* unknown or unsupported: why (the first shape's reason) */
+    uint64_t rlimit_used; /* Z3 resource units spent (the check's own context) */
     char detail[256];     /* solver reason, shapes or op, for users */
     /* refuted: the concrete float32 inputs (rule input order, at the
      * refuting shape) and the first output that differs. Owned. */
@@ -208,11 +238,20 @@ typedef struct xf_verify_tally {
     int64_t shape_specific;    /* proved, refuted only at other input shapes (stored refuted) */
     int64_t broken;            /* did not load (corrupt blob, missing graph): nothing written */
     int64_t kept;              /* an error on a rule already proved or refuted: verdict kept */
+    int64_t killed;            /* workers killed at the hard deadline (each an unknown or kept) */
+    int64_t unknown_why[XF_WHY_UNSUPPORTED + 1]; /* unknown verdicts by the reason that
+                                  decided it (the bounded check's when it gave up, else
+                                  the proof's); errors and kills under NONE */
     double elapsed_s;          /* since xf_verify_db started */
+    double cpu_s;              /* CPU time of the workers (user + system), all ranks */
 } xf_verify_tally;
 
 typedef struct xf_verify_db_options {
-    int jobs;              /* worker processes at a time, 1..XF_VERIFY_MAX_JOBS (default 1) */
+    int jobs;              /* worker processes at a time, 1..XF_VERIFY_MAX_JOBS (default 1);
+                              with mpi, per worker rank */
+    int mpi;               /* 1: the other MPI ranks decide the rules, this one (rank 0)
+                              records (xf_verify_mpi_init first; XF_ERR_UNSUPPORTED in a
+                              build without MPI) */
     int recheck;           /* also decide rules that already have a verdict */
     long long limit;       /* decide at most this many rules; 0: all */
     xf_verify_options vo;  /* each rule's verifier */
@@ -252,5 +291,26 @@ void xf_verify_db_options_init(xf_verify_db_options *o);
  * says what was decided. */
 xf_status xf_verify_db(xf_rulesdb *db, const char *path, const xf_verify_db_options *o,
                        xf_verify_tally *t, xf_error *err);
+
+/* ------------------------------------------------------------------ MPI */
+
+#ifdef XF_HAVE_MPI
+/* Built when CMake finds MPI (Open MPI from Debian: libopenmpi-dev). Under
+ * `mpirun -n N`, rank 0 calls xf_verify_db with o->mpi set: it owns the
+ * database and records; ranks 1..N-1 call xf_verify_mpi_serve, which
+ * decides the batches rank 0 hands out (a dynamic queue, docs/verify.md
+ * "MPI") until rank 0 calls xf_verify_mpi_finish. Rank 0 may call
+ * xf_verify_db several times in between. A rank that dies ends the whole
+ * job (MPI's rule); the verdicts written so far stay, a rerun resumes. */
+
+/* Whether mpirun (or another MPI launcher) started this process. */
+int xf_verify_mpi_launched(void);
+/* MPI_Init; *rank and *size of MPI_COMM_WORLD. */
+xf_status xf_verify_mpi_init(int *argc, char ***argv, int *rank, int *size, xf_error *err);
+/* Ranks other than 0: serve until rank 0 says stop. */
+xf_status xf_verify_mpi_serve(xf_error *err);
+/* Rank 0 tells every other rank to stop; every rank then finalizes MPI. */
+void xf_verify_mpi_finish(void);
+#endif
 
 #endif /* XF_VERIFY_H */

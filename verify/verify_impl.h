@@ -50,4 +50,13 @@ Z3_solver xf_verifier_solver(xf_verifier *v);
  * it instead of exiting); *err filled with `what` and Z3's message. */
 int xf_verifier_z3_error(xf_verifier *v, const char *what, xf_error *err);
 
+/* The class of a Z3 reason_unknown string ("max. resource limit exceeded",
+ * "timeout", "canceled", "(incomplete quantifiers)"...); NULL: incomplete.
+ * Z3 says "canceled" both for its timeout and for its resource limit, so
+ * the caller tells whether the query spent its whole rlimit. */
+xf_verify_why xf_verify_why_of_reason(const char *reason, int rlimit_spent);
+/* Z3's resource counter of context c (cumulative since the context was
+ * made; read through solver s's statistics). 0 when unavailable. */
+uint64_t xf_verify_rlimit_count(Z3_context c, Z3_solver s);
+
 #endif /* XF_VERIFY_IMPL_H */

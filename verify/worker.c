@@ -52,6 +52,8 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
     if (st == XF_OK) {
         m->proof = p.result;
         m->proof_ms = p.time_ms;
+        m->proof_why = p.why;
+        m->rlimit_used = p.rlimit_used;
         snprintf(m->core, sizeof m->core, "%s", p.core_names);
         snprintf(m->proof_detail, sizeof m->proof_detail, "%s", p.detail);
         st = xf_verify_bounded(v, &r, &b, err);
@@ -60,6 +62,8 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
         m->bounded = b.result;
         m->bounded_ms = b.time_ms;
         m->bounded_shape = b.shape_index;
+        m->bounded_why = b.why;
+        m->rlimit_used += b.rlimit_used;
         snprintf(m->bounded_detail, sizeof m->bounded_detail, "%s", b.detail);
         if (b.result == XF_BOUNDED_REFUTED)
             st = xf_verify_cex_encode(b.inputs, b.n_inputs, cex, cex_len, err);

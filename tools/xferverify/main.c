@@ -2,8 +2,8 @@
  * xferverify — decide every candidate rule of a rules database and store
  * the verdict (docs/cli.md, DESIGN.md §4 "Verification"):
  *
- *   xferverify DB [-j N] [--timeout 10s] [--recheck] [--limit N] [--max-shapes N]
- *              [--check-axioms]
+ *   xferverify DB [-j N] [--timeout 10s] [--rlimit N] [--recheck] [--limit N]
+ *              [--max-shapes N] [--check-axioms]
  *
  * The work is xf_verify_db (verify/schedule.c): each rule in its own forked
  * worker, at most N at a time, so a crash or a hang costs one rule; the
@@ -51,6 +51,9 @@ static void usage(FILE *f)
             "bounded element-wise check with Z3; stores proved / refuted / unknown.\n"
             "  -j N            worker processes (default 1)\n"
             "  --timeout T     per solver query, e.g. 10s, 500ms (default 10s)\n"
+            "  --rlimit N      Z3 resource units per proof query and per bounded check\n"
+            "                  (deterministic: the same verdicts on any machine or load;\n"
+            "                  default %u, 0: none)\n"
             "  --recheck       decide again rules that already have a verdict\n"
             "  --limit N       decide at most N rules\n"
             "  --max-shapes N  bounded check: input-shape assignments per rule, the rule's own\n"
@@ -59,7 +62,8 @@ static void usage(FILE *f)
             "                  report which follow from the others, then exit (DB not read)\n"
             "  -h, --help      this text\n"
             "Exit status: 0 done, 1 a disagreement, a rule that cannot be loaded or a failed\n"
-            "write, 2 bad usage or DB not a rules database (xfergen creates them).\n");
+            "write, 2 bad usage or DB not a rules database (xfergen creates them).\n",
+            XF_VERIFY_RLIMIT);
 }
 
 typedef struct opts {
@@ -106,6 +110,14 @@ static int parse_args(int argc, char **argv, opts *o)
             if (a[1] == 'j') o->dbo.jobs = (int)n;
             else if (a[2] == 'm') o->dbo.vo.bounded_max_shapes = (int)n;
             else o->dbo.limit = n;
+            i++;
+        } else if (!strcmp(a, "--rlimit")) {
+            if (!val || xf_cli_parse_i64(val, 0, UINT32_MAX, &n)) {
+                fprintf(stderr, "xferverify: --rlimit needs a number from 0 (none) to %u\n",
+                        UINT32_MAX);
+                return 2;
+            }
+            o->dbo.vo.rlimit = (unsigned)n;
             i++;
         } else if (!strcmp(a, "--timeout")) {
             if (!val || parse_timeout(val, &o->dbo.vo.timeout_ms)) {
@@ -259,28 +271,24 @@ static int check_axioms(const opts *o)
     return refuted || errors ? 1 : 0;
 }
 
-int main(int argc, char **argv)
+/* Decides the rules of o->db (xf_verify_db) and prints the summary; the
+ * exit status. */
+static int verify_db(opts *o)
 {
-    opts o;
-    int pr = parse_args(argc, argv, &o);
-    if (pr) return pr == 1 ? 0 : 2;
-    signal(SIGPIPE, SIG_IGN);
-    if (o.check_axioms) return check_axioms(&o);
-
     xf_error err;
     xf_rulesdb *db = NULL;
-    if (xf_rulesdb_open(o.db, 0, &db, &err) != XF_OK) {
+    if (xf_rulesdb_open(o->db, 0, &db, &err) != XF_OK) {
         fprintf(stderr, "xferverify: %s\n", err.msg);
         return 2;
     }
     report u = {isatty(2)};
-    o.dbo.version = "0.1.0";
-    o.dbo.user = &u;
-    o.dbo.on_progress = on_progress;
-    o.dbo.on_disagreement = on_disagreement;
-    o.dbo.on_kept = on_kept;
+    o->dbo.version = "0.1.0";
+    o->dbo.user = &u;
+    o->dbo.on_progress = on_progress;
+    o->dbo.on_disagreement = on_disagreement;
+    o->dbo.on_kept = on_kept;
     xf_verify_tally t;
-    xf_status st = xf_verify_db(db, o.db, &o.dbo, &t, &err);
+    xf_status st = xf_verify_db(db, o->db, &o->dbo, &t, &err);
     progress(&u, &t, 1);
     if (t.shape_specific)
         fprintf(stderr, "xferverify: %lld rule(s) hold at their own shapes but are refuted at "
@@ -291,6 +299,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "xferverify: %s\n", err.msg);
         return 1;
     }
+    if (t.unknown) {
+        fprintf(stderr, "xferverify: unknown by reason:");
+        for (int w = 0; w <= XF_WHY_UNSUPPORTED; w++)
+            if (t.unknown_why[w])
+                fprintf(stderr, " %s %lld", w == XF_WHY_NONE ? "error" : xf_verify_why_name(w),
+                        (long long)t.unknown_why[w]);
+        fprintf(stderr, "\n");
+        if (t.unknown_why[XF_WHY_TIMEOUT])
+            fprintf(stderr,
+                    "xferverify: %lld rule(s) stopped at the wall-clock timeout, which depends "
+                    "on the machine and its load; with a longer --timeout the resource limit "
+                    "(--rlimit) stops them, the same everywhere\n",
+                    (long long)t.unknown_why[XF_WHY_TIMEOUT]);
+    }
+    fprintf(stderr, "xferverify: %lld hard kill(s); workers' CPU time %.1f s\n",
+            (long long)t.killed, t.cpu_s);
     if (t.kept)
         fprintf(stderr, "xferverify: %lld rule(s) already decided got an error instead of a "
                         "verdict and keep the stored one\n",
@@ -305,4 +329,41 @@ int main(int argc, char **argv)
         return 1;
     }
     return t.broken ? 1 : 0;
+}
+
+#ifdef XF_HAVE_MPI
+/* Under mpirun: rank 0 owns the database and records, the others decide
+ * (verify/mpi.c); one rank alone runs as without MPI. */
+static int run_mpi(int *argc, char ***argv, opts *o)
+{
+    xf_error err;
+    int rank = 0, size = 1, rc = 0;
+    if (xf_verify_mpi_init(argc, argv, &rank, &size, &err) != XF_OK) {
+        fprintf(stderr, "xferverify: %s\n", err.msg);
+        return 1;
+    }
+    if (rank != 0) {
+        if (xf_verify_mpi_serve(&err) != XF_OK) {
+            fprintf(stderr, "xferverify: rank %d: %s\n", rank, err.msg);
+            rc = 1;
+        }
+    } else {
+        o->dbo.mpi = size > 1;
+        rc = o->check_axioms ? check_axioms(o) : verify_db(o);
+    }
+    xf_verify_mpi_finish();
+    return rc;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    opts o;
+    int pr = parse_args(argc, argv, &o);
+    if (pr) return pr == 1 ? 0 : 2;
+    signal(SIGPIPE, SIG_IGN);
+#ifdef XF_HAVE_MPI
+    if (xf_verify_mpi_launched()) return run_mpi(&argc, &argv, &o);
+#endif
+    return o.check_axioms ? check_axioms(&o) : verify_db(&o);
 }

@@ -1,0 +1,159 @@
+/*
+ * forks.c — xv_run_forks: decides a list of rules with one forked worker
+ * process per rule (worker.c), at most `jobs` at a time, and hands each
+ * outcome to the caller as it arrives: schedule.c records it, an MPI worker
+ * rank (mpi.c) sends it to rank 0. Each worker inherits the caller's
+ * prepared verifier (Z3's set-up costs more than most rules). A worker that
+ * outlives its hard deadline is killed and a crashed one noticed from its
+ * pipe, so either costs one rule; the caller decides what that means.
+ */
+#define _DEFAULT_SOURCE /* wait4 */
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct slot {
+    pid_t pid; /* 0: free */
+    int fd;
+    int64_t id, index;
+    double start, deadline;
+    uint8_t *buf;
+    size_t len, cap;
+} slot;
+
+static int spawn(const char *db_path, xf_verifier *v, unsigned timeout_ms, slot *s, int64_t id,
+                 int64_t index)
+{
+    int p[2];
+    if (pipe(p) != 0) return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(p[0]);
+        _exit(xv_worker(db_path, id, v, p[1]));
+    }
+    close(p[1]);
+    fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+    s->pid = pid;
+    s->fd = p[0];
+    s->id = id;
+    s->index = index;
+    s->len = 0;
+    s->start = xf_clock_now();
+    /* Room for the proof and the bounded query of each output, plus start-up. */
+    s->deadline = s->start + 6.0 * timeout_ms / 1e3 + 10.0;
+    return 0;
+}
+
+/* Reads what is available; 1 at end of file, -1 out of memory (the message
+ * could not be kept, so the rule gets no verdict from it). */
+static int drain(slot *s)
+{
+    for (;;) {
+        if (s->cap - s->len < 4096) {
+            size_t cap = s->cap ? 2 * s->cap : 8192;
+            uint8_t *b = xf_realloc(s->buf, cap);
+            if (!b) return -1;
+            s->buf = b, s->cap = cap;
+        }
+        ssize_t r = read(s->fd, s->buf + s->len, s->cap - s->len);
+        if (r > 0) {
+            s->len += (size_t)r;
+            continue;
+        }
+        if (r < 0 && errno == EINTR) continue;
+        return r == 0 || errno != EAGAIN;
+    }
+}
+
+/* Reaps the worker of s (killing it first when `killed`) and reports it. */
+static xf_status finish(slot *s, int killed, xv_done_fn done, void *user, xf_error *err)
+{
+    if (killed) kill(s->pid, SIGKILL);
+    int ws = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(s->pid, &ws, 0, &ru) < 0 && errno == EINTR) {
+    }
+    close(s->fd);
+    s->pid = 0;
+    xv_outcome oc;
+    memset(&oc, 0, sizeof oc);
+    oc.id = s->id;
+    oc.index = s->index;
+    oc.wstatus = ws;
+    oc.killed = killed;
+    oc.time_ms = (xf_clock_now() - s->start) * 1e3;
+    oc.cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+                (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+    oc.limit_s = s->deadline - s->start;
+    oc.len = (uint32_t)s->len;
+    return done(user, &oc, s->buf, err);
+}
+
+xf_status xv_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms, int jobs,
+                       const int64_t *ids, int64_t n, xv_done_fn done, xv_tick_fn tick,
+                       void *user, xf_error *err)
+{
+    slot slots[XF_VERIFY_MAX_JOBS];
+    memset(slots, 0, sizeof slots);
+    if (jobs > XF_VERIFY_MAX_JOBS) jobs = XF_VERIFY_MAX_JOBS;
+    int64_t next = 0;
+    int busy = 0;
+    xf_status st = XF_OK;
+    while (st == XF_OK && (next < n || busy > 0)) {
+        for (int k = 0; k < jobs && next < n; k++) {
+            if (slots[k].pid) continue;
+            if (spawn(db_path, v, timeout_ms, &slots[k], ids[next], next) != 0) {
+                st = XF_FAIL(err, XF_ERR_INTERNAL, "cannot start a worker: %s", strerror(errno));
+                break;
+            }
+            next++, busy++;
+        }
+        struct pollfd pf[XF_VERIFY_MAX_JOBS];
+        int map[XF_VERIFY_MAX_JOBS], m = 0;
+        for (int k = 0; k < jobs; k++)
+            if (slots[k].pid) pf[m].fd = slots[k].fd, pf[m].events = POLLIN, map[m++] = k;
+        if (m == 0) continue;
+        if (poll(pf, (nfds_t)m, 200) < 0 && errno != EINTR) {
+            st = XF_FAIL(err, XF_ERR_INTERNAL, "poll failed: %s", strerror(errno));
+            break;
+        }
+        for (int i = 0; i < m && st == XF_OK; i++) {
+            slot *s = &slots[map[i]];
+            int eof = (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) ? drain(s) : 0;
+            if (eof < 0) {
+                st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading the verdict of rule %lld",
+                             (long long)s->id);
+                break;
+            }
+            int killed = !eof && xf_clock_now() > s->deadline;
+            if (!eof && !killed) continue;
+            st = finish(s, killed, done, user, err);
+            busy--;
+        }
+        if (st == XF_OK && tick) st = tick(user, err);
+    }
+    for (int k = 0; k < XF_VERIFY_MAX_JOBS; k++) {
+        if (slots[k].pid) {
+            kill(slots[k].pid, SIGKILL);
+            waitpid(slots[k].pid, NULL, 0);
+            close(slots[k].fd);
+        }
+        xf_free(slots[k].buf);
+    }
+    return st;
+}
