@@ -25,7 +25,7 @@ typedef struct ckpt_header {
     uint32_t record_size, stats_size, n_levels;
     uint64_t cfg_hash;
     int64_t level;
-    uint64_t next_parent, seq;
+    uint64_t next_parent, seq, confirm_done;
 } ckpt_header;
 
 xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_state *s,
@@ -46,6 +46,7 @@ xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_s
     h.level = s->level;
     h.next_parent = s->next_parent;
     h.seq = s->seq;
+    h.confirm_done = s->confirm_done;
     int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(&s->stats, sizeof s->stats, 1, f) == 1;
     for (int l = 0; ok && l <= XF_ENUM_MAX_OPS; l++) {
         uint64_t n = s->levels[l].n;
@@ -111,6 +112,7 @@ xf_status enum_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *
     s->level = (int)h.level;
     s->next_parent = h.next_parent;
     s->seq = h.seq;
+    s->confirm_done = h.confirm_done;
     *found = 1;
     return XF_OK;
 }

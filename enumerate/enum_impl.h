@@ -205,6 +205,7 @@ typedef struct enum_state {
     xf_enum_stats stats;
     glevel levels[XF_ENUM_MAX_OPS + 1];
     uint64_t spill_len[SPILL_FILES]; /* last level: bytes of each spill file so far */
+    uint64_t confirm_done; /* last level, every parent done: its collisions confirmed */
 } enum_state;
 
 /* Saves s. */

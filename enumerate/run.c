@@ -36,7 +36,7 @@
 
 #define CHUNK_PARENTS 4
 #define BATCH_PARENTS 2048
-#define CONFIRM_CHUNK 8192 /* last level: collisions confirmed at a time */
+#define CONFIRM_CHUNK 1024 /* last level: collisions confirmed between stop checks */
 
 typedef struct collision {
     child c;
@@ -419,23 +419,28 @@ static void on_bucket(void *user, int done)
 }
 
 /* The end of the last level: its spill read back, collisions confirmed and
- * handed out in the level's order, a chunk at a time. */
+ * handed out in the level's order, a chunk at a time. The stop flag is
+ * polled between chunks: the checkpoint then records how many collisions
+ * are done (st.confirm_done), and a resumed run reads the spill back again
+ * (same collisions, same order) and goes on from there. */
 static xf_status finish_last_level(run *r, const level_ctx *lc, xf_error *err)
 {
     r->merge_t0 = xf_clock_now();
     spill_result res;
     xf_status st = spill_finish(&r->sp, r->cfg->max_outputs, &res, on_bucket, r, err);
     if (st != XF_OK) return st;
-    r->st.stats.classes += res.classes;
-    r->st.stats.collisions += res.collisions;
-    r->st.stats.too_many_outputs += res.too_many_outputs;
-    r->st.stats.spill_bytes = 0;
-    for (int i = 0; i < SPILL_FILES; i++) r->st.stats.spill_bytes += r->sp.len[i];
     collision *cols = xf_calloc(CONFIRM_CHUNK, sizeof *cols);
     if (!cols) st = XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for collisions");
     r->to_confirm = res.n_cols;
+    r->confirmed = r->st.confirm_done;
     r->confirm_t0 = xf_clock_now();
-    for (size_t at = 0; st == XF_OK && at < res.n_cols; at += CONFIRM_CHUNK) {
+    for (size_t at = (size_t)r->st.confirm_done; st == XF_OK && at < res.n_cols;
+         at += CONFIRM_CHUNK) {
+        if (r->opt->stop && *r->opt->stop) {
+            r->st.stats.stopped = 1;
+            st = checkpoint(r, err);
+            break;
+        }
         size_t n = res.n_cols - at < CONFIRM_CHUNK ? res.n_cols - at : CONFIRM_CHUNK;
         memset(cols, 0, n * sizeof *cols);
         for (size_t i = 0; i < n; i++) {
@@ -444,12 +449,21 @@ static xf_status finish_last_level(run *r, const level_ctx *lc, xf_error *err)
         }
         st = confirm_emit(r, lc, cols, n, err);
         r->confirmed += n;
+        r->st.confirm_done = r->confirmed;
         if (st == XF_OK) st = progress(r, 0, err);
     }
     xf_free(cols);
-    spill_result_free(&res);
     r->merged = 0;
     r->confirmed = r->to_confirm = 0;
+    if (st == XF_OK && !r->st.stats.stopped) { /* counted once, when the level is complete */
+        r->st.confirm_done = 0;
+        r->st.stats.classes += res.classes;
+        r->st.stats.collisions += res.collisions;
+        r->st.stats.too_many_outputs += res.too_many_outputs;
+        r->st.stats.spill_bytes = 0;
+        for (int i = 0; i < SPILL_FILES; i++) r->st.stats.spill_bytes += r->sp.len[i];
+    }
+    spill_result_free(&res);
     return st;
 }
 
@@ -546,7 +560,7 @@ static xf_status levels_loop(run *r, xf_error *err)
         }
         if (st == XF_OK && last) st = finish_last_level(r, &lc, err);
         r->st.stats.seconds_level[r->st.level] += xf_clock_now() - r->level_t0;
-        if (st != XF_OK) break;
+        if (st != XF_OK || r->st.stats.stopped) break;
         r->st.level++;
         r->st.next_parent = 0;
         r->st.stats.levels_done = r->st.level - 1;

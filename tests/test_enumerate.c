@@ -182,6 +182,7 @@ typedef struct collected {
     int stop_level;      /* > 0: set *stop at the first progress report inside this level */
     uint64_t stopped_at; /* parents of stop_level done when it was set */
     uint64_t to_confirm; /* largest progress.to_confirm seen */
+    int stop_confirming; /* set *stop once some of the last level's collisions are confirmed */
 } collected;
 
 static int first_conv_act(const xf_graph *g)
@@ -512,6 +513,11 @@ static xf_status stop_in_level(void *user, const xf_enum_progress *p, xf_error *
     collected *col = user;
     ck_assert_uint_le(p->confirmed, p->to_confirm);
     if (p->to_confirm > col->to_confirm) col->to_confirm = p->to_confirm;
+    if (col->stop_confirming && p->confirmed > 0 && !col->stopped_at) {
+        *col->stop = 1; /* while the last level's collisions are confirmed */
+        col->stopped_at = p->confirmed;
+        ck_assert_uint_lt(p->confirmed, p->to_confirm);
+    }
     if (p->level == col->stop_level && p->parents_done > 0 && !col->stopped_at) {
         *col->stop = 1;
         col->stopped_at = p->parents_done;
@@ -565,6 +571,26 @@ START_TEST(stop_in_last_level_and_resume)
     /* the last level's collisions were reported while being confirmed */
     ck_assert_uint_gt(part.to_confirm, 0);
     ck_assert_uint_le(part.to_confirm, sf.collisions);
+    /* stopped again while the last level's collisions are confirmed (every
+     * parent done): resumed, still the uninterrupted run */
+    collected again;
+    memset(&again, 0, sizeof again);
+    again.stop = &stop;
+    again.stop_confirming = 1;
+    ck_assert_int_eq(xf_enum_checkpoint_remove(path, &err), XF_OK);
+    o.user = &again;
+    stop = 0;
+    ck_assert_msg(xf_enum_run(&c, &o, &sp, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(sp.stopped, 1);
+    ck_assert_int_eq(sp.levels_done, 3);
+    ck_assert_uint_gt(again.stopped_at, 0);
+    ck_assert_int_lt(again.n, full.n);
+    stop = 0;
+    again.stop_confirming = 0;
+    ck_assert_msg(xf_enum_run(&c, &o, &sp, &err) == XF_OK, "%s", err.msg);
+    same_run(&full, &sf, &again, &sp);
+    ck_assert_uint_eq(sp.spill_bytes, sf.spill_bytes);
+    collected_free(&again);
     /* checkpoint and spill stay until removed */
     ck_assert_int_eq(access(spill0, F_OK), 0);
     ck_assert_int_eq(xf_enum_checkpoint_remove(path, &err), XF_OK);
