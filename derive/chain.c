@@ -52,6 +52,7 @@ xf_status derive_chain(xf_deriver *d, const xf_graph *src, const derive_move *a,
     xf_graph g;
     xf_graph_init(&g);
     xf_status st = xf_graph_clone(src, &g, err);
+    if (st == XF_OK) derive_normalize(&g);
     for (int i = 0; st == XF_OK && good && back && i < na + nb - 1; i++) {
         xf_graph_index *ix = NULL;
         xf_graph next;

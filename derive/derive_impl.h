@@ -42,10 +42,14 @@ xf_status derive_chain(xf_deriver *d, const xf_graph *src, const derive_move *a,
                        const uint64_t *b_hash, const derive_move *b, int nb,
                        xf_derivation *out, int *ok, xf_error *err);
 
+/* Writes the axis of concat, split and softmax counted from the end, so one
+ * operation has one spelling and one hash (normalize.c). */
+void derive_normalize(xf_graph *g);
+
 /* g rewritten by action at m (ix: g's index), with its hash: XF_OK and
  * *applied 1, or *applied 0 when the rewrite does not apply (the matcher
  * promised it would; treated as no move). Only running out of memory and
- * hashing failures are errors. */
+ * hashing failures are errors. The result is normalized (derive_normalize). */
 xf_status derive_apply(xf_deriver *d, const xf_graph *g, const xf_graph_index *ix,
                        const xf_match *m, xf_graph *out, uint64_t *hash, int *applied,
                        xf_error *err);

@@ -7,7 +7,8 @@
  * That rule alone is compiled in the stated direction with the agent's
  * matcher, its matches at the current graph are listed, the one at the
  * stored nodes is applied, and the last graph must have the target's
- * structural hash. xf_derive_db replays every chain before storing it,
+ * structural hash; every graph is normalized (normalize.c) as in the
+ * search. xf_derive_db replays every chain before storing it,
  * xferdb replays it to print it, and the tests replay every chain of a
  * database.
  */
@@ -42,6 +43,7 @@ static xf_status apply_at(const xf_ruleset *rs, const xf_graph *g, const int *no
             continue;
         st = xf_match_apply(rs, g, ix, &m[k], next, err);
         *found = st == XF_OK;
+        if (*found) derive_normalize(next);
     }
     xf_free(m);
     xf_graph_index_free(ix);
@@ -131,6 +133,7 @@ xf_status xf_derive_replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
     xf_rulesdb_rule_info_init(&info);
     xf_status st = xf_graph_clone(&r->src, &g[0], err);
     if (st == XF_OK) st = xf_graph_clone(&r->dst, &g[1], err);
+    if (st == XF_OK) derive_normalize(&g[0]), derive_normalize(&g[1]);
     for (int i = 0; i < n && st == XF_OK; i++) {
         int side = steps[i].from_target != 0;
         if (i > 0 && steps[i - 1].from_target && !side)

@@ -93,6 +93,7 @@ xf_status derive_apply(xf_deriver *d, const xf_graph *g, const xf_graph_index *i
         return st;
     }
     if (st != XF_OK) return XF_OK;
+    derive_normalize(out);
     st = xf_graph_hash_checked(out, XF_HASH_CONTENT, hash, err);
     if (st != XF_OK) {
         xf_graph_free(out);
@@ -282,6 +283,7 @@ xf_status xf_derive_rule(xf_deriver *d, const xf_rule *r, xf_derivation *out, xf
         xf_graph_init(&g);
         uint64_t h = 0;
         st = xf_graph_clone(root, &g, err);
+        if (st == XF_OK) derive_normalize(&g);
         if (st == XF_OK) st = xf_graph_hash_checked(&g, XF_HASH_CONTENT, &h, err);
         if (st == XF_OK) st = side_push(&S.sd[w], &g, h, -1, 0, NULL, err);
         else xf_graph_free(&g);
