@@ -5,11 +5,14 @@
  * measured at many bounds (the tuning of derive/'s defaults).
  *
  *   bench_derive DB SIZE [--depth N] [--states N] [--extra N] [--limit N] [--show N]
+ *                [--replay]
  *
  * Prints the candidates of SIZE, how many were joined, the graphs reached
  * and expanded, meets that could not be turned into one chain, the CPU
  * time of the pass (this thread) and the rate; --show N prints the first N
- * candidates left (their infix) to see what the rules miss.
+ * candidates left (their infix) to see what the rules miss; --replay
+ * replays every chain found against the database (xf_derive_replay, as the
+ * derive pass does before it stores one) and counts those that fail.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +23,7 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_derive DB SIZE [--depth N] [--states N] [--extra N] "
-                    "[--limit N] [--show N]\n");
+                    "[--limit N] [--show N] [--replay]\n");
     return 2;
 }
 
@@ -28,11 +31,15 @@ int main(int argc, char **argv)
 {
     if (argc < 3) return usage();
     const char *path = argv[1];
-    int size = atoi(argv[2]), show = 0;
+    int size = atoi(argv[2]), show = 0, replay = 0;
     long long limit = 0;
     xf_derive_options o;
     xf_derive_options_init(&o);
     for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--replay")) {
+            replay = 1;
+            continue;
+        }
         if (i + 1 >= argc) return usage();
         int v = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--depth")) o.max_depth = v;
@@ -61,7 +68,8 @@ int main(int argc, char **argv)
     xf_rulesdb_rule_info info;
     xf_rulesdb_rule_info_init(&info);
     long long n = 0, found = 0, lost = 0, states = 0, expanded = 0, unreversed = 0, steps = 0;
-    long long shown = 0;
+    long long shown = 0, replayed = 0, bad = 0;
+    double replay_cpu = 0;
     int rc = 0;
     double c0 = xf_clock_thread_cpu(), t0 = xf_clock_now();
     xf_status st = xf_rulesdb_iter_begin(db, &f, &it, &err);
@@ -75,6 +83,17 @@ int main(int argc, char **argv)
         }
         xf_derivation dv;
         st = xf_derive_rule(d, &r, &dv, &err);
+        if (st == XF_OK && dv.found && replay) {
+            double r0 = xf_clock_thread_cpu();
+            xf_error rerr;
+            xf_status rs = xf_derive_replay(db, info.id, &r, dv.steps, dv.n_steps, NULL, NULL,
+                                            &rerr);
+            replay_cpu += xf_clock_thread_cpu() - r0;
+            replayed++;
+            if (rs != XF_OK) {
+                if (bad++ < 5) fprintf(stderr, "bench_derive: %s\n", rerr.msg);
+            }
+        }
         xf_rule_free(&r);
         n++;
         states += dv.states;
@@ -88,7 +107,7 @@ int main(int argc, char **argv)
                    info.dst_text, dv.states);
         }
     }
-    double cpu = xf_clock_thread_cpu() - c0, wall = xf_clock_now() - t0;
+    double cpu = xf_clock_thread_cpu() - c0 - replay_cpu, wall = xf_clock_now() - t0;
     if (st != XF_OK) {
         fprintf(stderr, "bench_derive: %s\n", err.msg);
         rc = 1;
@@ -101,8 +120,12 @@ int main(int argc, char **argv)
     printf("graphs %lld (%.1f per candidate)  expanded %lld  unreversed meets %lld (%lld "
            "candidates left with one)\n",
            states, n ? (double)states / (double)n : 0.0, expanded, unreversed, lost);
-    printf("cpu %.2f s  wall %.2f s  %.0f candidates/s (cpu)\n", cpu, wall,
+    printf("cpu %.2f s  wall %.2f s  %.0f candidates/s (cpu, search only)\n", cpu, wall,
            cpu > 0 ? (double)n / cpu : 0.0);
+    if (replay)
+        printf("replayed %lld chains in %.2f s cpu: %lld did not replay\n", replayed, replay_cpu,
+               bad);
+    if (bad) rc = 1;
     xf_rulesdb_rule_info_free(&info);
     xf_rulesdb_iter_free(it);
     xf_deriver_free(d);

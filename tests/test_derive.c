@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/rewrite/rewrite.h"
 #include "derive/derive.h"
 #include "testutil.h"
 
@@ -174,6 +175,23 @@ START_TEST(derives_from_comm_assoc)
     ck_assert_int_ge(uses_assoc, 2);
     xf_free(steps);
     ck_assert_int_eq(replay_all(x.db), 3);
+
+    /* the agent's rule set: proved rules, and with `derived` the derived ones too */
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    ro.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    ck_assert_int_eq(xf_ruleset_load(xf_test_tmp("derive_hand.db"), &ro, &rs, &err), XF_OK);
+    ck_assert_int_eq(xf_ruleset_count(rs), 2);
+    xf_ruleset_free(rs);
+    ro.derived = 1;
+    ck_assert_int_eq(xf_ruleset_load(xf_test_tmp("derive_hand.db"), &ro, &rs, &err), XF_OK);
+    ck_assert_int_eq(xf_ruleset_count(rs), 5);
+    for (int i = 0; i < xf_ruleset_count(rs); i++) {
+        int64_t rid = xf_ruleset_rule_id(rs, i);
+        xf_rule_status rst = status_of(x.db, rid);
+        ck_assert(rst == XF_RULE_PROVED || rst == XF_RULE_DERIVED);
+    }
+    xf_ruleset_free(rs);
 
     /* a verdict replacing derived drops the chain (trigger) */
     xf_rulesdb_verdict v = {XF_RULE_PROVED, 1.0, NULL, NULL, NULL, 0};
