@@ -5,16 +5,51 @@
  * found is replayed against the database (replay.c) before it is stored
  * as the rule's derivation with status derived. A chain that does not
  * replay is a bug of the search, never stored: the pass fails naming the
- * rule. Writes go in batches of about a second, the write lock free in
- * between, so an interrupted pass keeps what it derived.
+ * rule. Chains wait in memory and are written in short transactions (64 of
+ * them, or every half second), so the write lock is held only while
+ * writing, never while the search runs, and an interrupted pass keeps most
+ * of what it derived.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "derive_impl.h"
 
-/* Seconds between commits. */
-#define COMMIT_EVERY_S 1.0
+/* Write when this many chains wait, or when the oldest has waited this long. */
+#define PENDING_MAX 64
+#define PENDING_MAX_AGE_S 0.5
+
+typedef struct pending_chain {
+    int64_t id;
+    double time_ms;
+    xf_derivation dv;
+} pending_chain;
+
+typedef struct pending {
+    pending_chain v[PENDING_MAX];
+    int n;
+    double oldest;
+} pending;
+
+/* Writes every waiting chain in one transaction and empties the queue. */
+static xf_status flush(xf_rulesdb *db, pending *q, xf_derive_tally *t, xf_error *err)
+{
+    if (q->n == 0) return XF_OK;
+    xf_status st = xf_rulesdb_begin(db, err);
+    for (int i = 0; i < q->n && st == XF_OK; i++) {
+        const xf_derivation *dv = &q->v[i].dv;
+        char detail[96];
+        snprintf(detail, sizeof detail, "derived in %d step%s (%d graphs searched)", dv->n_steps,
+                 dv->n_steps == 1 ? "" : "s", dv->states);
+        st = xf_rulesdb_set_derived(db, q->v[i].id, dv->steps, dv->n_steps, q->v[i].time_ms,
+                                    detail, err);
+        if (st == XF_OK) t->derived++, t->met += dv->from_target > 0;
+    }
+    if (st == XF_OK) st = xf_rulesdb_commit(db, err);
+    else xf_rulesdb_rollback(db, NULL);
+    q->n = 0;
+    return st;
+}
 
 void xf_derive_db_options_init(xf_derive_db_options *o)
 {
@@ -86,9 +121,9 @@ xf_status xf_deriver_load(xf_rulesdb *db, int below_size, const xf_derive_option
     return st;
 }
 
-/* Searches candidate id; stores its chain once it replays. */
-static xf_status derive_one(xf_rulesdb *db, xf_deriver *d, int64_t id, xf_derive_tally *t,
-                            xf_error *err)
+/* Searches candidate id; queues its chain once it replays. */
+static xf_status derive_one(xf_rulesdb *db, xf_deriver *d, int64_t id, pending *q,
+                            xf_derive_tally *t, xf_error *err)
 {
     xf_rule r;
     xf_rule_init(&r);
@@ -113,12 +148,10 @@ static xf_status derive_one(xf_rulesdb *db, xf_deriver *d, int64_t id, xf_derive
         if (st == XF_ERR_MISMATCH) xf_error_prefix(err, "a derivation found does not replay");
     }
     if (st == XF_OK && dv.found) {
-        char detail[96];
-        snprintf(detail, sizeof detail, "derived in %d step%s (%d graphs searched)", dv.n_steps,
-                 dv.n_steps == 1 ? "" : "s", dv.states);
-        st = xf_rulesdb_set_derived(db, id, dv.steps, dv.n_steps, (xf_clock_now() - t0) * 1e3,
-                                    detail, err);
-        if (st == XF_OK) t->derived++, t->met += dv.from_target > 0;
+        if (q->n == 0) q->oldest = xf_clock_now();
+        q->v[q->n++] = (pending_chain){id, (xf_clock_now() - t0) * 1e3, dv};
+        if (q->n == PENDING_MAX || xf_clock_now() - q->oldest >= PENDING_MAX_AGE_S)
+            st = flush(db, q, t, err);
     }
     xf_rule_free(&r);
     return st;
@@ -139,23 +172,20 @@ xf_status xf_derive_db(xf_rulesdb *db, const xf_derive_db_options *o, xf_derive_
     t->rules = xf_deriver_rules(d);
     t->actions = xf_deriver_actions(d);
     if (t->actions == 0) t->done = t->total; /* nothing to rewrite with */
-    double last_commit = xf_clock_now();
+    pending *q = NULL;
+    if (st == XF_OK && t->done < t->total && !(q = xf_malloc(sizeof *q)))
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory deriving rules");
+    if (q) q->n = 0;
     while (st == XF_OK && t->done < t->total) {
-        if (!xf_rulesdb_in_batch(db)) st = xf_rulesdb_begin(db, err);
-        if (st == XF_OK) st = derive_one(db, d, ids[t->done], t, err);
+        st = derive_one(db, d, ids[t->done], q, t, err);
         if (st != XF_OK) break;
         t->done++;
         t->elapsed_s = xf_clock_now() - t0;
-        if (xf_clock_now() - last_commit >= COMMIT_EVERY_S || t->done == t->total) {
-            st = xf_rulesdb_commit(db, err);
-            last_commit = xf_clock_now();
-        }
+        if (t->done == t->total) st = flush(db, q, t, err);
         if (o->on_progress) o->on_progress(o->user, t);
     }
-    if (xf_rulesdb_in_batch(db)) {
-        if (st == XF_OK) st = xf_rulesdb_commit(db, err);
-        else xf_rulesdb_commit(db, NULL); /* keep what was derived before the failure */
-    }
+    if (q && st != XF_OK) flush(db, q, t, NULL); /* keep what was derived before the failure */
+    xf_free(q);
     t->elapsed_s = xf_clock_now() - t0;
     xf_deriver_free(d);
     xf_free(ids);
