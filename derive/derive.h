@@ -44,7 +44,7 @@
 #define XF_DERIVE_MAX_STEPS (2 * XF_DERIVE_MAX_DEPTH)
 
 typedef struct xf_derive_options {
-    int max_depth;  /* rewrites from each side, 1..XF_DERIVE_MAX_DEPTH (default 2) */
+    int max_depth;  /* rewrites from each side, 1..XF_DERIVE_MAX_DEPTH (default 3) */
     int max_states; /* graphs kept per side and candidate (default 256) */
     int max_extra;  /* intermediate graphs have at most this many operators more
                        than the candidate's larger side (default 1) */

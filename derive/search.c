@@ -18,7 +18,7 @@
 
 void xf_derive_options_init(xf_derive_options *o)
 {
-    o->max_depth = 2;
+    o->max_depth = 3;
     o->max_states = 256;
     o->max_extra = 1;
 }

@@ -64,7 +64,7 @@ static void usage(FILE *f)
             "  --no-derive     send every candidate to the solver (default: first derive, size by\n"
             "                  size, the candidates that follow from smaller proved rules)\n"
             "  --derive-depth N   rewrites searched from each side of a candidate\n"
-            "                     (1-4, default 2)\n"
+            "                     (1-4, default 3)\n"
             "  --derive-states N  graphs kept per side and candidate (default 256)\n"
             "  --check-axioms  check every axiom on its instances with the bounded check and\n"
             "                  report which follow from the others, then exit (DB not read)\n"
