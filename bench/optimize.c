@@ -3,6 +3,7 @@
  * fast the optimisation environment steps.
  *
  *   bench_optimize [--rules DB] [--budget N] [--time-limit S] [--quick] [--backend B]
+ *                  [--derived-rules]
  *
  * 1. Rules: DB, or the proved rules of `xfergen --vocab taso --max-ops 3`
  *    verified with xferverify (made once under $TMPDIR/bench_optimize).
@@ -11,6 +12,8 @@
  *    model, 1 thread) and this prints per model and search: nodes, rules
  *    applicable, locations, cost before/after, measured latency before/after,
  *    max output error and search time, as rlflow-agent reported them.
+ *    --derived-rules: the derived rules are actions too (macro-actions), to
+ *    compare the two rule-set shapes (docs/derive.md).
  * 3. Environment step time on a BERT-base-sized graph (12 layers, hidden
  *    768, sequence 128) and ResNet-50 with the same rules: bench_env_step.
  */
@@ -23,6 +26,7 @@
 
 static const char *scratch;
 static const char *backend = "onednn";
+static const char *derived = "";
 
 static void die(const char *what, const char *msg)
 {
@@ -35,8 +39,8 @@ static void run_and_print(const char *name, const char *path, const char *search
 {
     char extra[512];
     snprintf(extra, sizeof extra,
-             "--search %s --budget %d --time-limit %g --backend %s --cache '%s/costs.db'",
-             search, budget, time_limit, backend, scratch);
+             "--search %s --budget %d --time-limit %g --backend %s --cache '%s/costs.db'%s",
+             search, budget, time_limit, backend, scratch, derived);
     bench_row r = bench_run_agent(XF_BENCH_AGENT, rules, path, scratch, extra);
     bench_print_row(name, search, &r);
 }
@@ -70,9 +74,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) time_limit = atof(argv[++i]);
         else if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
+        else if (!strcmp(argv[i], "--derived-rules")) derived = " --derived-rules";
         else {
             printf("usage: bench_optimize [--rules DB] [--budget N] [--time-limit S] [--quick]\n"
-                   "                      [--backend onednn|analytic]\n"
+                   "                      [--backend onednn|analytic] [--derived-rules]\n"
                    "Greedy and TASO search on ../shared/models and modelzoo models through\n"
                    "rlflow-agent (oneDNN costs, 1 thread), then the environment step time on a\n"
                    "BERT-base-sized graph. --quick: shared models only, smaller budget.\n");
@@ -84,8 +89,8 @@ int main(int argc, char **argv)
     char rules[2048];
     if (rules_arg) snprintf(rules, sizeof rules, "%s", rules_arg);
     else bench_make_rules(scratch, XF_BENCH_XFERGEN, XF_BENCH_XFERVERIFY, rules, sizeof rules);
-    printf("rules: %s; budget %d, time limit %g s per search; %s costs\n", rules, budget,
-           time_limit, backend);
+    printf("rules: %s%s; budget %d, time limit %g s per search; %s costs\n", rules,
+           *derived ? " (proved and derived)" : " (proved)", budget, time_limit, backend);
 
     static const char *const searches[] = {"greedy", "taso"};
     const char *names[] = {"bert_small", "resnet18", "squeezenet1_1", "vit_tiny"};

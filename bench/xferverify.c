@@ -3,7 +3,8 @@
  * and under MPI, and what that projects to at 64 ranks.
  *
  *   bench_xferverify [DB] [--max-ops N] [--vocab V] [-j N] [--timeout T] [--max-shapes N]
- *                    [--rlimit N] [--sample N] [--mpi N] [--project N]
+ *                    [--rlimit N] [--sample N] [--mpi N] [--project N] [--max-size N]
+ *                    [--no-derive]
  *
  * Without DB it runs `xfergen --vocab taso --max-ops 3` (or V, N) into a
  * fresh temporary database. The runs work on copies (DB is never written):
@@ -13,6 +14,9 @@
  * --oversubscribe -n N xferverify --recheck` on the other, and prints:
  *  - proved / refuted / unknown counts, wall time, rules/s, workers' CPU
  *    time, unknowns by reason and hard kills (xferverify's summary);
+ *  - per size: candidates, derived, sent to the solver and the derive
+ *    pass's time (xferverify's per-size summary lines; --no-derive and
+ *    --max-size are passed on), and the statuses each size ends with;
  *  - whether the two runs gave the same verdicts (status and detail);
  *  - the per-candidate time distribution (p50/p90/p99/max of the stored
  *    wall time, and of the Z3 work in units, which load does not change);
@@ -34,14 +38,14 @@
 #include "rulesdb/rulesdb.h"
 
 typedef struct args {
-    const char *db, *max_ops, *jobs, *timeout, *vocab, *shapes, *rlimit;
+    const char *db, *max_ops, *jobs, *timeout, *vocab, *shapes, *rlimit, *max_size;
     long long sample, project;
-    int mpi;
+    int mpi, no_derive;
 } args;
 
 static int parse(int argc, char **argv, args *a)
 {
-    *a = (args){NULL, "3", "2", "10s", "taso", NULL, NULL, 0, 137600, 0};
+    *a = (args){NULL, "3", "2", "10s", "taso", NULL, NULL, NULL, 0, 137600, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--max-ops") && v) a->max_ops = argv[++i];
@@ -53,6 +57,8 @@ static int parse(int argc, char **argv, args *a)
         else if (!strcmp(argv[i], "--sample") && v) a->sample = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--project") && v) a->project = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--mpi") && v) a->mpi = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-size") && v) a->max_size = argv[++i];
+        else if (!strcmp(argv[i], "--no-derive")) a->no_derive = 1;
         else if (argv[i][0] != '-' && !a->db) a->db = argv[i];
         else return -1;
     }
@@ -148,10 +154,13 @@ static void run_verify(const char *cmd_prefix, const char *db, const args *a, co
 {
     char cmd[2048], err_path[1024];
     snprintf(err_path, sizeof err_path, "%s.err", db);
-    snprintf(cmd, sizeof cmd, "%s %s/xferverify '%s' -j %s --timeout %s --recheck%s%s%s%s 2>'%s'",
-             cmd_prefix, XF_BIN_PATH, db, a->mpi && cmd_prefix[0] ? "1" : a->jobs, a->timeout,
+    snprintf(cmd, sizeof cmd,
+             "%s %s/xferverify '%s' -j %s --timeout %s --recheck%s%s%s%s%s%s%s 2>'%s'", cmd_prefix,
+             XF_BIN_PATH, db, a->mpi && cmd_prefix[0] ? "1" : a->jobs, a->timeout,
              a->shapes ? " --max-shapes " : "", a->shapes ? a->shapes : "",
-             a->rlimit ? " --rlimit " : "", a->rlimit ? a->rlimit : "", err_path);
+             a->rlimit ? " --rlimit " : "", a->rlimit ? a->rlimit : "",
+             a->max_size ? " --max-size " : "", a->max_size ? a->max_size : "",
+             a->no_derive ? " --no-derive" : "", err_path);
     r->rc = timed(cmd, &r->wall, &r->cpu_self);
     summary_line(err_path, "[", r->counts, sizeof r->counts);
     summary_line(err_path, "xferverify: unknown by reason", r->reasons, sizeof r->reasons);
@@ -161,6 +170,12 @@ static void run_verify(const char *cmd_prefix, const char *db, const args *a, co
     printf("%s: exit %d, wall %.1f s, CPU %.1f s (workers %.1f s)\n  %s\n  %s\n  %s\n", what,
            r->rc, r->wall, r->cpu_self, r->cpu_workers, r->counts, r->reasons[0] ? r->reasons : "-",
            r->kills);
+    FILE *lf = fopen(err_path, "r");
+    char line[512];
+    while (lf && fgets(line, sizeof line, lf))
+        if (!strncmp(line, "size ", 5) && !strstr(line, "derive [") && !strstr(line, "solver ["))
+            printf("  %s", line);
+    if (lf) fclose(lf);
 }
 
 static int cmp_d(const void *x, const void *y)
@@ -293,13 +308,45 @@ static int analyse(const char *db, const char *db2, const run *local, const args
     return 0;
 }
 
+/* Prints each size's statuses: one line per size, status=count. */
+static int print_sizes(xf_rulesdb *h)
+{
+    xf_rulesdb_count *sizes = NULL;
+    int n_sizes = 0;
+    xf_error err;
+    if (xf_rulesdb_count_by(h, XF_RULESDB_BY_SIZE, &sizes, &n_sizes, &err) != XF_OK) {
+        fprintf(stderr, "bench_xferverify: %s\n", err.msg);
+        return 1;
+    }
+    for (int i = 0; i < n_sizes; i++) {
+        printf("  size %-3s", sizes[i].key);
+        for (int s = 0; s < XF_RULE_STATUS_COUNT; s++) {
+            xf_rulesdb_filter f;
+            memset(&f, 0, sizeof f);
+            f.status = (xf_rule_status)s;
+            f.size = atoi(sizes[i].key);
+            int64_t c = 0;
+            if (xf_rulesdb_count_rules(h, &f, &c, &err) != XF_OK) {
+                fprintf(stderr, "bench_xferverify: %s\n", err.msg);
+                xf_free(sizes);
+                return 1;
+            }
+            if (s != XF_RULE_PRUNED)
+                printf(" %s %lld", xf_rulesdb_status_name(f.status), (long long)c);
+        }
+        printf("\n");
+    }
+    xf_free(sizes);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     args a;
     if (parse(argc, argv, &a)) {
         fprintf(stderr, "usage: bench_xferverify [DB] [--max-ops N] [--vocab V] [-j N] "
                         "[--timeout T] [--max-shapes N] [--rlimit N] [--sample N] [--mpi N] "
-                        "[--project N]\n");
+                        "[--project N] [--max-size N] [--no-derive]\n");
         return 2;
     }
     char src[256], one[256], many[256], cmd[1024];
@@ -336,6 +383,16 @@ int main(int argc, char **argv)
                mpi.wall > 0 ? local.wall / mpi.wall : 0);
     }
     int rc = analyse(one, a.mpi ? many : NULL, &local, &a);
+    xf_rulesdb *h;
+    xf_error err;
+    if (xf_rulesdb_open(one, XF_RULESDB_READONLY, &h, &err) != XF_OK) {
+        fprintf(stderr, "bench_xferverify: %s\n", err.msg);
+        rc = 1;
+    } else {
+        printf("statuses by size (-j %s run):\n", a.jobs);
+        if (print_sizes(h) != 0) rc = 1;
+        xf_rulesdb_close(h);
+    }
     const char *suffix[] = {"", ".err", "-wal", "-shm"};
     for (int i = 0; i < 4; i++) {
         snprintf(cmd, sizeof cmd, "%s%s", one, suffix[i]);

@@ -32,6 +32,9 @@ typedef enum stmt_id {
     STMT_RUN_RECENT,
     STMT_RUN_LIVE,
     STMT_RUN_MARK_DEAD,
+    STMT_DERIV_DELETE,
+    STMT_DERIV_INSERT,
+    STMT_DERIV_LOAD,
     STMT_COUNT
 } stmt_id;
 

@@ -54,6 +54,12 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_RUN_RECENT] = "SELECT id FROM runs ORDER BY id DESC LIMIT ?1",
     [STMT_RUN_LIVE] = "SELECT id, host, pid, proc_start FROM runs WHERE state = 'running'",
     [STMT_RUN_MARK_DEAD] = "UPDATE runs SET state = 'interrupted' WHERE id = ?1 AND state = 'running'",
+    [STMT_DERIV_DELETE] = "DELETE FROM derivations WHERE rule_id = ?1",
+    [STMT_DERIV_INSERT] =
+        "INSERT INTO derivations (rule_id, step, by_rule, direction, location, side)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [STMT_DERIV_LOAD] = "SELECT by_rule, direction, location, side FROM derivations"
+                        " WHERE rule_id = ?1 ORDER BY step",
 };
 
 /* SQLite out of memory is ours too: XF_ERR_NOMEM, like any allocation. */

@@ -197,6 +197,7 @@ static xf_status where_clause(xf_rulesdb *db, const xf_rulesdb_filter *f, char *
         len += (size_t)snprintf(sql + len, n - len, " AND r.status = ?");
     }
     if (f->max_size > 0) len += (size_t)snprintf(sql + len, n - len, " AND r.size <= ?");
+    if (f->size > 0) len += (size_t)snprintf(sql + len, n - len, " AND r.size = ?");
     for (int i = 0; i < f->n_ops; i++) {
         xf_op op = xf_op_from_name(f->ops[i]);
         if (op == XF_OP_COUNT || op == XF_OP_OPAQUE)
@@ -218,6 +219,7 @@ static int bind_filter(sqlite3_stmt *s, const xf_rulesdb_filter *f)
     if (!f->any_status)
         sqlite3_bind_text(s, col++, xf_rulesdb_status_name(f->status), -1, SQLITE_STATIC);
     if (f->max_size > 0) sqlite3_bind_int(s, col++, f->max_size);
+    if (f->size > 0) sqlite3_bind_int(s, col++, f->size);
     for (int i = 0; i < f->n_ops; i++)
         if (sqlite3_bind_text(s, col++, f->ops[i], -1, SQLITE_TRANSIENT) != SQLITE_OK) return -1;
     return col;
@@ -229,7 +231,7 @@ static xf_status prepare_filtered(xf_rulesdb *db, const char *head, const xf_rul
                                   xf_error *err)
 {
     *out = NULL;
-    size_t n = strlen(head) + strlen(tail) + 64 + (f ? (size_t)f->n_ops * 160 : 0);
+    size_t n = strlen(head) + strlen(tail) + 96 + (f ? (size_t)f->n_ops * 160 : 0);
     char *sql = xf_malloc(n);
     if (!sql) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory building a query");
     snprintf(sql, n, "%s", head);

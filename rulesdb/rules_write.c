@@ -11,7 +11,7 @@
 #include <string.h>
 
 static const char *const status_names[XF_RULE_STATUS_COUNT] = {
-    "candidate", "proved", "refuted", "unknown", "pruned"};
+    "candidate", "proved", "refuted", "unknown", "pruned", "derived"};
 
 const char *xf_rulesdb_status_name(xf_rule_status s)
 {
@@ -27,8 +27,8 @@ xf_status xf_rulesdb_status_parse(const char *name, xf_rule_status *out, xf_erro
         }
     *out = XF_RULE_CANDIDATE;
     return XF_FAIL(err, XF_ERR_INVALID,
-                   "unknown rule status '%s' (expected candidate, proved, refuted, unknown or "
-                   "pruned)",
+                   "unknown rule status '%s' (expected candidate, proved, refuted, unknown, "
+                   "pruned or derived)",
                    name);
 }
 

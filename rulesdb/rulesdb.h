@@ -7,8 +7,10 @@
  *    (xf_graph_hash), stored in a compact, versioned serialization plus its
  *    infix text for auditors;
  *  - rules: a (source graph, target graph) pair, deduplicated, with sizes,
- *    fingerprint, status (candidate/proved/refuted/unknown/pruned), why it
- *    was pruned or which rule subsumes it, and the verifier's verdict;
+ *    fingerprint, status (candidate/proved/refuted/unknown/pruned/derived),
+ *    why it was pruned or which rule subsumes it, the verifier's verdict,
+ *    and for a derived rule its derivation (the chain of rewrites by other
+ *    rules that joins its sides);
  *  - runs: provenance of each generator run (tool version, options, input
  *    set, vocabulary, seed, times, per-stage timings and counts, state) and
  *    a checkpoint blob so an interrupted run can be resumed.
@@ -37,7 +39,7 @@
 #include "ir/ir.h"
 
 /* Schema version this build writes (PRAGMA user_version). */
-#define XF_RULESDB_SCHEMA_VERSION 2
+#define XF_RULESDB_SCHEMA_VERSION 3
 /* PRAGMA application_id of rlflow rules databases: "RLFW". */
 #define XF_RULESDB_APPLICATION_ID 0x524C4657
 /* Version of the graph serialization (first bytes of every graph blob). */
@@ -53,10 +55,13 @@ typedef enum xf_rule_status {
     XF_RULE_REFUTED = 2,   /* the verifier found a counterexample */
     XF_RULE_UNKNOWN = 3,   /* the verifier gave up (timeout, unsupported) */
     XF_RULE_PRUNED = 4,    /* redundant: see why / subsumed_by */
+    XF_RULE_DERIVED = 5,   /* follows from smaller proved rules by rewriting: its
+                              derivation is stored (schema 3, derive/) */
     XF_RULE_STATUS_COUNT
 } xf_rule_status;
 
-/* "candidate", "proved", "refuted", "unknown", "pruned" (the DB's text). */
+/* "candidate", "proved", "refuted", "unknown", "pruned", "derived" (the
+ * DB's text). */
 const char *xf_rulesdb_status_name(xf_rule_status s);
 /* Parses one of the names above; the message lists the valid names. */
 xf_status xf_rulesdb_status_parse(const char *name, xf_rule_status *out, xf_error *err);
@@ -163,6 +168,34 @@ typedef struct xf_rulesdb_verdict {
 xf_status xf_rulesdb_set_verdict(xf_rulesdb *db, int64_t id, const xf_rulesdb_verdict *v,
                                  xf_error *err);
 
+/* ------------------------------------------------------------ derivations */
+
+/* One step of a derivation: rule by_rule (proved or derived, never the
+ * derived rule itself) applied at `location`, from its source to its target
+ * side (backward: from target to source). Steps from the source apply, in
+ * order, to the graph the previous ones made from the rule's source; steps
+ * from the target (from_target, stored after the others) likewise to the
+ * rule's target, and both ends meet in one graph. The location is derive/'s
+ * text for the matched nodes. */
+typedef struct xf_rulesdb_step {
+    int64_t by_rule;
+    int backward;
+    int from_target;
+    char location[64];
+} xf_rulesdb_step;
+
+/* Marks rule `id` derived (status, time_ms, detail as with a verdict) and
+ * stores its chain of n >= 1 steps, replacing any earlier one, as one
+ * operation. XF_ERR_UNSUPPORTED on a file older than schema version 3
+ * (read-only), XF_ERR_INVALID for an unknown id or a step that uses no rule
+ * or the rule itself. Callers check the chain first (derive/ replays it). */
+xf_status xf_rulesdb_set_derived(xf_rulesdb *db, int64_t id, const xf_rulesdb_step *steps, int n,
+                                 double time_ms, const char *detail, xf_error *err);
+/* The chain stored for rule `id`, in order: *steps xf_malloc'd (caller
+ * xf_frees), *n 0 when there is none (also on a file older than version 3). */
+xf_status xf_rulesdb_get_derivation(xf_rulesdb *db, int64_t id, xf_rulesdb_step **steps, int *n,
+                                    xf_error *err);
+
 /* Loads rule `id` as an xf_rule (graphs rebuilt and validated, inputs named
  * as when stored, fingerprint set). `out` is initialised here. */
 xf_status xf_rulesdb_load_rule(xf_rulesdb *db, int64_t id, xf_rule *out, xf_error *err);
@@ -177,6 +210,7 @@ typedef struct xf_rulesdb_filter {
     const char *const *ops;   /* rule (either side) uses every one of these ops */
     int n_ops;
     int max_size;             /* max(src ops, dst ops) <= max_size; 0: no bound */
+    int size;                 /* max(src ops, dst ops) == size; 0: any */
     int64_t limit;            /* at most this many rows; 0: all */
 } xf_rulesdb_filter;
 

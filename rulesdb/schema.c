@@ -7,13 +7,40 @@
  * file) is initialised when the caller asked to create one (xfergen), and
  * refused otherwise; anything else foreign, and a version outside 1..K
  * (negative, or newer than this build), is refused before any migration
- * indexes the table with it. Versions only add (columns, tables), so a
- * read-only handle reads an older file as it is (db->version says which
- * statements fit it) rather than refusing a file it cannot migrate.
+ * indexes the table with it. Versions only add (columns, tables, a status
+ * value), so a read-only handle reads an older file as it is (db->version
+ * says which statements fit it) rather than refusing a file it cannot
+ * migrate.
  */
 #include "db_internal.h"
 
 #include <stdio.h>
+
+/* The rules table's columns, with the statuses its CHECK admits: version 1
+ * creates it, version 3 rebuilds it admitting one more. */
+#define RULES_COLUMNS(statuses)                                                                    \
+    " id INTEGER PRIMARY KEY,"                                                                     \
+    " src_graph INTEGER NOT NULL REFERENCES graphs (id),"                                          \
+    " dst_graph INTEGER NOT NULL REFERENCES graphs (id),"                                          \
+    " input_names TEXT NOT NULL,"                                                                  \
+    " n_outputs INTEGER NOT NULL,"                                                                 \
+    " src_ops INTEGER NOT NULL,"                                                                   \
+    " dst_ops INTEGER NOT NULL,"                                                                   \
+    " size INTEGER NOT NULL,"                                                                      \
+    " fingerprint INTEGER NOT NULL,"                                                               \
+    " status TEXT NOT NULL CHECK (status IN (" statuses ")),"                                      \
+    " why TEXT,"                                                                                   \
+    " subsumed_by INTEGER REFERENCES rules (id),"                                                  \
+    " run_id INTEGER REFERENCES runs (id),"                                                        \
+    " verify_ms REAL,"                                                                             \
+    " axioms TEXT,"                                                                                \
+    " verdict_detail TEXT,"                                                                        \
+    " counterexample BLOB,"                                                                        \
+    " verified_at TEXT,"                                                                           \
+    " UNIQUE (src_graph, dst_graph));"
+#define RULES_INDEXES                                                                              \
+    "CREATE INDEX rules_status ON rules (status);"                                                 \
+    "CREATE INDEX rules_size ON rules (size);"
 
 /* Version 0 -> 1: the initial schema (see docs/rulesdb.md). */
 static const char schema_v1[] =
@@ -45,29 +72,8 @@ static const char schema_v1[] =
     " seconds REAL NOT NULL,"
     " count INTEGER NOT NULL,"
     " PRIMARY KEY (run_id, stage));"
-    "CREATE TABLE rules ("
-    " id INTEGER PRIMARY KEY,"
-    " src_graph INTEGER NOT NULL REFERENCES graphs (id),"
-    " dst_graph INTEGER NOT NULL REFERENCES graphs (id),"
-    " input_names TEXT NOT NULL,"
-    " n_outputs INTEGER NOT NULL,"
-    " src_ops INTEGER NOT NULL,"
-    " dst_ops INTEGER NOT NULL,"
-    " size INTEGER NOT NULL,"
-    " fingerprint INTEGER NOT NULL,"
-    " status TEXT NOT NULL"
-    "  CHECK (status IN ('candidate', 'proved', 'refuted', 'unknown', 'pruned')),"
-    " why TEXT,"
-    " subsumed_by INTEGER REFERENCES rules (id),"
-    " run_id INTEGER REFERENCES runs (id),"
-    " verify_ms REAL,"
-    " axioms TEXT,"
-    " verdict_detail TEXT,"
-    " counterexample BLOB,"
-    " verified_at TEXT,"
-    " UNIQUE (src_graph, dst_graph));"
-    "CREATE INDEX rules_status ON rules (status);"
-    "CREATE INDEX rules_size ON rules (size);"
+    "CREATE TABLE rules (" RULES_COLUMNS("'candidate', 'proved', 'refuted', 'unknown', 'pruned'")
+    RULES_INDEXES
     "CREATE TABLE rule_ops ("
     " rule_id INTEGER NOT NULL REFERENCES rules (id) ON DELETE CASCADE,"
     " op TEXT NOT NULL,"
@@ -80,7 +86,39 @@ static const char schema_v2[] = "ALTER TABLE runs ADD COLUMN pid INTEGER;"
                                 "ALTER TABLE runs ADD COLUMN host TEXT;"
                                 "ALTER TABLE runs ADD COLUMN proc_start INTEGER;";
 
-static const char *const migrations[XF_RULESDB_SCHEMA_VERSION] = {schema_v1, schema_v2};
+/* Version 2 -> 3: rules may be `derived` (joined by rewriting with smaller
+ * proved rules, derive/), and a derivation table holds each derived rule's
+ * chain. SQLite cannot alter a CHECK constraint, so the rules table is
+ * rebuilt the way SQLite documents (new table, copy, drop, rename) with
+ * every column, id and index kept. Migrations run before the handle turns
+ * foreign keys on (db_open.c), so dropping the old table neither cascades
+ * into rule_ops nor trips the references to it; rule_ops and the rules'
+ * own subsumed_by name the table "rules", which the rename restores. A
+ * rule whose status changes from derived (xferverify --recheck gives it a
+ * verdict) loses its derivation by trigger. */
+static const char schema_v3[] =
+    "CREATE TABLE rules_v3 ("
+    RULES_COLUMNS("'candidate', 'proved', 'refuted', 'unknown', 'pruned', 'derived'")
+    "INSERT INTO rules_v3 SELECT id, src_graph, dst_graph, input_names, n_outputs, src_ops,"
+    " dst_ops, size, fingerprint, status, why, subsumed_by, run_id, verify_ms, axioms,"
+    " verdict_detail, counterexample, verified_at FROM rules;"
+    "DROP TABLE rules;"
+    "ALTER TABLE rules_v3 RENAME TO rules;" RULES_INDEXES
+    "CREATE TABLE derivations ("
+    " rule_id INTEGER NOT NULL REFERENCES rules (id) ON DELETE CASCADE,"
+    " step INTEGER NOT NULL,"
+    " by_rule INTEGER NOT NULL REFERENCES rules (id),"
+    " direction TEXT NOT NULL CHECK (direction IN ('forward', 'backward')),"
+    " location TEXT NOT NULL,"
+    " side TEXT NOT NULL DEFAULT 'source' CHECK (side IN ('source', 'target')),"
+    " PRIMARY KEY (rule_id, step)) WITHOUT ROWID;"
+    "CREATE INDEX derivations_by_rule ON derivations (by_rule);"
+    "CREATE TRIGGER rules_underived AFTER UPDATE OF status ON rules"
+    " WHEN NEW.status <> 'derived' BEGIN"
+    " DELETE FROM derivations WHERE rule_id = NEW.id; END;";
+
+static const char *const migrations[XF_RULESDB_SCHEMA_VERSION] = {schema_v1, schema_v2,
+                                                                  schema_v3};
 
 static xf_status pragma_int(xf_rulesdb *db, const char *pragma, int64_t *out, xf_error *err)
 {

@@ -17,7 +17,9 @@
  * failing, outside the regions SQLite itself declares benign), graph
  * clone and clone_shared, the fused regions of a graph (partition and
  * extraction), the agent's rule-set load, an agent environment
- * with a short greedy and TASO search over it, a small enumeration,
+ * with a short greedy and TASO search over it, the derivation search of a
+ * rule by rewriting and the derive pass over a database (search, replay,
+ * store), a small enumeration,
  * pruning its candidates, and the verifier: creating one, the axiomatic
  * proof and the bounded element-wise check of three small rules (one valid
  * by normal forms, one the solver must decide, one refuted with a
@@ -31,6 +33,7 @@
 
 #include "agent_fixture.h"
 #include "costmodel/costmodel.h"
+#include "derive/derive.h"
 #include "enumerate/enumerate.h"
 #include "prune/prune.h"
 #include "rulesdb/rulesdb.h"
@@ -556,8 +559,11 @@ static void expect_consistent(const char *path)
                      0);
     ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
     int64_t version = xf_test_sql_int(path, "PRAGMA user_version");
-    ck_assert_msg(version == 1 || version == XF_RULESDB_SCHEMA_VERSION, "version %lld",
+    ck_assert_msg(version >= 1 && version <= XF_RULESDB_SCHEMA_VERSION, "version %lld",
                   (long long)version);
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM sqlite_schema"
+                                           " WHERE name = 'derivations'"),
+                     version > 2);
     ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM pragma_table_info('runs')"
                                            " WHERE name = 'pid'"),
                      version > 1);
@@ -623,6 +629,7 @@ START_TEST(rulesdb_writer)
     xf_test_sql_exec(c.template_path,
                      "PRAGMA journal_mode = DELETE; ALTER TABLE runs DROP COLUMN pid;"
                      " ALTER TABLE runs DROP COLUMN host; ALTER TABLE runs DROP COLUMN proc_start;"
+                     " DROP TRIGGER rules_underived; DROP TABLE derivations;"
                      " PRAGMA user_version = 1");
     oom_walk("rules DB writer (open migrating version 1)", op_rules_writer, &c, 1);
 
@@ -650,6 +657,86 @@ START_TEST(rulesdb_writer)
     sqlite_hook(0);
     xf_rule_free(&c.rules[0]);
     xf_rule_free(&c.rules[1]);
+}
+END_TEST
+
+/* -------------------------------------------------------------- derive */
+
+typedef struct derive_ctx {
+    xf_rule rules[2]; /* ewadd commutativity and associativity */
+    int64_t ids[2];
+    xf_rule cand;     /* a reassociation that takes both, twice */
+    char path[4096], template_path[4096];
+} derive_ctx;
+
+static void parse_rule(xf_rule *r, const char *src, const char *dst, int n_in)
+{
+    static const int64_t d22[2] = {2, 2};
+    static const char *const names[4] = {"a", "b", "c", "d"};
+    xf_error err;
+    xf_rule_init(r);
+    for (int side = 0; side < 2; side++) {
+        xf_graph *g = side ? &r->dst : &r->src;
+        for (int i = 0; i < n_in; i++) xf_test_input(g, names[i], 2, d22);
+        ck_assert_int_eq(xf_graph_parse(g, side ? dst : src, NULL, NULL, &err), XF_OK);
+    }
+}
+
+static xf_status op_derive(void *ctx, xf_error *err)
+{
+    derive_ctx *c = ctx;
+    xf_deriver *d = NULL;
+    xf_derivation dv;
+    xf_status s = xf_deriver_new(c->rules, c->ids, 2, NULL, &d, err);
+    if (s == XF_OK) s = xf_derive_rule(d, &c->cand, &dv, err);
+    if (s == XF_OK && !dv.found) s = XF_FAIL(err, XF_ERR_INTERNAL, "not derived");
+    xf_deriver_free(d);
+    return s;
+}
+
+/* The derive pass over a copy of the template: search, replay, store. */
+static xf_status op_derive_db(void *ctx, xf_error *err)
+{
+    derive_ctx *c = ctx;
+    xf_test_remove_db(c->path);
+    copy_file(c->template_path, c->path);
+    xf_rulesdb *db = NULL;
+    xf_derive_db_options o;
+    xf_derive_db_options_init(&o);
+    o.size = 3;
+    xf_derive_tally t;
+    xf_status s = xf_rulesdb_open(c->path, 0, &db, err);
+    if (s == XF_OK) s = xf_derive_db(db, &o, &t, err);
+    if (s == XF_OK && t.derived != 1) s = XF_FAIL(err, XF_ERR_INTERNAL, "not derived");
+    xf_rulesdb_close(db);
+    return s;
+}
+
+START_TEST(derive)
+{
+    derive_ctx c;
+    parse_rule(&c.rules[0], "ewadd(a, b)", "ewadd(b, a)", 2);
+    parse_rule(&c.rules[1], "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(b, c))", 3);
+    parse_rule(&c.cand, "ewadd(ewadd(ewadd(a, b), c), d)", "ewadd(d, ewadd(c, ewadd(a, b)))", 4);
+    c.ids[0] = 1, c.ids[1] = 2;
+    oom_walk("derivation search", op_derive, &c, 1);
+
+    snprintf(c.path, sizeof c.path, "%s", xf_test_tmp("derive.db"));
+    snprintf(c.template_path, sizeof c.template_path, "%s", xf_test_tmp("derive-template.db"));
+    xf_test_remove_db(c.template_path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_int_eq(xf_rulesdb_open(c.template_path, XF_RULESDB_CREATE, &db, &err), XF_OK);
+    xf_rulesdb_rule_meta proved = {XF_RULE_PROVED, 0, NULL, 0};
+    int64_t id;
+    ck_assert_int_eq(xf_rulesdb_add_rules(db, c.rules, 2, &proved, NULL, NULL, &err), XF_OK);
+    ck_assert_int_eq(xf_rulesdb_add_rule(db, &c.cand, NULL, &id, NULL, &err), XF_OK);
+    xf_rulesdb_close(db);
+    xf_test_sql_exec(c.template_path, "PRAGMA journal_mode = DELETE");
+    oom_walk("derive pass over a database", op_derive_db, &c, 1);
+    xf_rule_free(&c.rules[0]);
+    xf_rule_free(&c.rules[1]);
+    xf_rule_free(&c.cand);
 }
 END_TEST
 
@@ -928,6 +1015,7 @@ static Suite *suite(void)
     tcase_add_test(t, rulesdb_read);
     tcase_add_test(t, rulesdb_writer);
     tcase_add_test(t, ruleset_load);
+    tcase_add_test(t, derive);
     tcase_add_test(t, env_and_search);
     tcase_add_test(t, enumerate_and_prune);
     tcase_add_test(t, verifier);

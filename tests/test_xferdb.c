@@ -379,7 +379,7 @@ START_TEST(test_stats)
     char args[4300];
     snprintf(args, sizeof args, "stats '%s'", db_path);
     ck_assert_int_eq(xferdb(args), 0);
-    xf_test_expect_contains(output, ": 4 rules over 8 graphs (schema version 2)\n");
+    xf_test_expect_contains(output, ": 4 rules over 8 graphs (schema version 3)\n");
     xf_test_expect_contains(
         output, "by status:\n  candidate                 1\n  proved                    1\n"
                 "  refuted                   1\n  unknown                   0\n"

@@ -39,6 +39,7 @@ static xf_status select_rules(xf_rulesdb *db, const xf_verify_db_options *o, int
     memset(&f, 0, sizeof f);
     f.any_status = o->recheck;
     f.status = XF_RULE_CANDIDATE;
+    f.size = o->size;
     xf_rulesdb_iter *it = NULL;
     xf_rulesdb_rule_info info;
     xf_rulesdb_rule_info_init(&info);

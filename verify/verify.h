@@ -254,6 +254,8 @@ typedef struct xf_verify_db_options {
                               build without MPI) */
     int recheck;           /* also decide rules that already have a verdict */
     long long limit;       /* decide at most this many rules; 0: all */
+    int size;              /* only rules of this size (max of both sides' operators);
+                              0: every size */
     xf_verify_options vo;  /* each rule's verifier */
     const char *version;   /* of the calling tool, recorded with the run */
     void *user;

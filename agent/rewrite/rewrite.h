@@ -51,6 +51,8 @@ typedef struct xf_ruleset_options {
     int max_size;        /* skip rules with more operators on either side; 0: no bound */
     int64_t limit;       /* at most this many rules; 0: all */
     int both_directions; /* also add each rule's reverse (dst => src); default 1 */
+    int derived;         /* with status proved: also the derived rules (each one chain
+                            of proved rules, as one action: a macro-action); default 0 */
     /* Keep only the actions that can ever match a graph reachable from this
      * one (NULL: no restriction, the default). Pass the graph that is
      * searched, i.e. the model after xf_agent_prepare. See

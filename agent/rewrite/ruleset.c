@@ -341,7 +341,8 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
     if (st != XF_OK) goto out;
     xf_rulesdb_filter f;
     memset(&f, 0, sizeof f);
-    if (opt->status < 0) {
+    int with_derived = opt->derived && opt->status == XF_RULE_PROVED;
+    if (opt->status < 0 || with_derived) {
         f.any_status = 1;
     } else if (opt->status >= XF_RULE_STATUS_COUNT) {
         st = XF_FAIL(err, XF_ERR_INVALID, "rule set: status %d is not a rule status",
@@ -358,6 +359,8 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
         st = xf_rulesdb_iter_next(it, &info, &has, err);
         if (st != XF_OK || !has) break;
         if (opt->status < 0 && (info.status == XF_RULE_REFUTED || info.status == XF_RULE_PRUNED))
+            continue;
+        if (with_derived && info.status != XF_RULE_PROVED && info.status != XF_RULE_DERIVED)
             continue;
         if (opt->limit > 0 && n >= opt->limit) break;
         if (n == cap) {

@@ -55,6 +55,8 @@ static void usage(FILE *f)
             "                     and for searches on --cost fused)\n"
             "  --locations N      locations per rule considered (default 200)\n"
             "  --max-rule-size N  use rules with at most N operators per side (default: all)\n"
+            "  --derived-rules    also use the derived rules (xferverify: chains of proved rules)\n"
+            "                     as single actions (macro-actions)\n"
             "  --all-rules        also use rules that are not proved (candidate/unknown): unsafe,\n"
             "                     only with the numerical check\n"
             "  --all-actions      keep the actions that can never match this model (by default\n"
@@ -232,6 +234,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
             takes = 0;
             if (!strcmp(a, "--all-rules")) {
                 o->rule_status = -1;
+            } else if (!strcmp(a, "--derived-rules")) {
+                o->derived_rules = 1;
             } else if (!strcmp(a, "--all-actions")) {
                 o->all_actions = 1;
             } else if (!strcmp(a, "--no-check")) {

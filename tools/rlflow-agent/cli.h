@@ -34,6 +34,7 @@ typedef struct cli_options {
     int locations, max_rule_size;
     uint64_t seed;
     int rule_status; /* xf_ruleset_options.status */
+    int derived_rules; /* --derived-rules: xf_ruleset_options.derived */
     int all_actions; /* --all-actions: keep actions irrelevant to the model */
     xf_prepare_options prepare; /* --no-layernorm-fusion, --no-scalar-mul */
     int check, latency, quiet, verbose;

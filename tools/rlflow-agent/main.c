@@ -97,6 +97,7 @@ static xf_status load_rules(const cli_options *o, run_state *s, xf_error *err)
 {
     xf_ruleset_options ro = xf_ruleset_options_default();
     ro.status = o->rule_status;
+    ro.derived = o->derived_rules;
     ro.max_size = o->max_rule_size;
     xf_status st = xf_agent_prepare(&s->model, &o->prepare, &s->prepared, &s->prep, err);
     if (st) {

@@ -2,8 +2,8 @@
  * cmd_show.c — `xferdb show DB ID`: one rule in full. Source and target in
  * infix form, the graph inputs with dtype and shape, how outputs map,
  * operator counts, fingerprint, status (with why it was pruned and which
- * rule subsumes it), the run that found it, and the verifier's verdict
- * when there is one (show_verdict.c).
+ * rule subsumes it), the run that found it, the verifier's verdict when
+ * there is one (show_verdict.c) and a derived rule's chain (cmd_explain.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,7 +33,7 @@ static void print_outputs(const xf_rule *r)
     }
 }
 
-static int print_rule(const xf_rulesdb_rule_info *in, const xf_rule *r)
+static int print_rule(xf_rulesdb *db, const xf_rulesdb_rule_info *in, const xf_rule *r)
 {
     xf_error err;
     char *src = xferdb_format(&r->src, &err);
@@ -55,6 +55,7 @@ static int print_rule(const xf_rulesdb_rule_info *in, const xf_rule *r)
     if (in->subsumed_by) printf("  subsumed by rule %" PRId64 "\n", in->subsumed_by);
     if (in->run_id) printf("found by run: %" PRId64 "\n", in->run_id);
     xferdb_show_verdict(in, r);
+    xferdb_show_derivation(db, in);
     xf_free(src);
     xf_free(dst);
     return 0;
@@ -67,7 +68,7 @@ int xferdb_show(xf_rulesdb *db, const xferdb_options *o)
     xf_rulesdb_rule_info info;
     xf_rule r;
     int rc = xferdb_load(db, id, &info, &r);
-    if (rc == 0) rc = print_rule(&info, &r);
+    if (rc == 0) rc = print_rule(db, &info, &r);
     xf_rule_free(&r);
     xf_rulesdb_rule_info_free(&info);
     return rc;

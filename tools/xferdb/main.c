@@ -7,6 +7,7 @@
  *   xferdb stats DB                     counts by status, size, operator; last runs
  *   xferdb list DB [filters]            one line per rule: id, status, sizes, src => dst
  *   xferdb show DB ID                   one rule in full
+ *   xferdb explain DB ID                a derived rule's chain, replayed step by step
  *   xferdb export DB ID --format F      dot, png, json or onnx (cmd_export.c)
  *   xferdb check-export DB [filters]    ONNX pairs run in the interpreter
  *   xferdb diff A.db B.db               rules in one and not the other
@@ -34,6 +35,8 @@ static void usage(FILE *f)
             "  show DB ID              a rule in full: infix source and target, input shapes,\n"
             "                          output mapping, fingerprint, status, verdict with the\n"
             "                          axioms used or the counterexample\n"
+            "  explain DB ID           a derived rule's chain of rewrites replayed step by step,\n"
+            "                          each with the rule used and the graph it makes\n"
             "  export DB ID --format dot|png|json|onnx [-o PATH]\n"
             "                          dot: graphviz text (stdout or PATH); png: picture drawn\n"
             "                          by graphviz's dot (PATH, default rule-ID.png); json: the\n"
@@ -53,7 +56,7 @@ static void usage(FILE *f)
             "                          (default %d) drawn with graphviz when it is installed\n"
             "\n"
             "filters (list, check-export):\n"
-            "  --status S              candidate, proved, refuted, unknown or pruned\n"
+            "  --status S              candidate, proved, refuted, unknown, pruned or derived\n"
             "  --ops A,B,...           rules that use every one of these operators\n"
             "  --max-size N            rules whose larger side has at most N operators\n"
             "  --limit N               at most N rules\n"
@@ -77,6 +80,9 @@ static const command commands[] = {
     {"stats", 2, 0, "", "xferdb stats DB: rule counts by status, size and operator; recent runs"},
     {"list", 2, 1, "", "xferdb list DB [--status S] [--ops A,B] [--max-size N] [--limit N]"},
     {"show", 3, 0, "", "xferdb show DB ID: one rule in full, with its verdict"},
+    {"explain", 3, 0, "",
+     "xferdb explain DB ID: a derived rule's chain of rewrites by smaller proved rules, replayed\n"
+     "step by step with the graph each step makes; exit 1 when it does not replay"},
     {"export", 3, 0, "--format -o",
      "xferdb export DB ID --format dot|png|json|onnx [-o PATH]: one rule as graphviz text, a\n"
      "PNG picture, the JSON interchange document (docs/xferdb.md) or two ONNX models\n"
@@ -245,7 +251,7 @@ static int parse_args(int argc, char **argv, xferdb_options *o)
     if (!c) return bad_usage("unknown command '%s'", o->cmd);
     if (n_pos < 2) return bad_usage("%s needs a database file", o->cmd);
     if (n_pos != c->n_pos) {
-        if (!strcmp(c->name, "show") || !strcmp(c->name, "export"))
+        if (!strcmp(c->name, "show") || !strcmp(c->name, "export") || !strcmp(c->name, "explain"))
             return bad_usage("%s needs a database and a rule id", o->cmd);
         if (!strcmp(c->name, "diff")) return bad_usage("%s needs two databases", o->cmd);
         return bad_usage("%s takes one database", o->cmd);
@@ -264,7 +270,7 @@ static int parse_args(int argc, char **argv, xferdb_options *o)
         o->filter.status = XF_RULE_PROVED;
     }
     o->db = pos[1];
-    o->id = !strcmp(c->name, "show") || !strcmp(c->name, "export") ? pos[2] : NULL;
+    o->id = c->n_pos == 3 && strcmp(c->name, "diff") != 0 ? pos[2] : NULL;
     o->db2 = !strcmp(c->name, "diff") ? pos[2] : NULL;
     return -1;
 }
@@ -294,6 +300,8 @@ int main(int argc, char **argv)
         rc = xferdb_list(db, &o);
     else if (!strcmp(o.cmd, "show"))
         rc = xferdb_show(db, &o);
+    else if (!strcmp(o.cmd, "explain"))
+        rc = xferdb_explain(db, &o);
     else if (!strcmp(o.cmd, "export"))
         rc = xferdb_export(db, &o);
     else if (!strcmp(o.cmd, "check-export"))

@@ -35,6 +35,7 @@ typedef struct xferdb_options {
 int xferdb_stats(xf_rulesdb *db, const xferdb_options *o);
 int xferdb_list(xf_rulesdb *db, const xferdb_options *o);
 int xferdb_show(xf_rulesdb *db, const xferdb_options *o);
+int xferdb_explain(xf_rulesdb *db, const xferdb_options *o);
 int xferdb_export(xf_rulesdb *db, const xferdb_options *o);
 int xferdb_check_export(xf_rulesdb *db, const xferdb_options *o);
 int xferdb_report(xf_rulesdb *db, const xferdb_options *o);
@@ -45,6 +46,8 @@ int xferdb_diff(const xferdb_options *o);
  * their descriptions, the decoded counterexample and the outputs both sides
  * compute on it (show_verdict.c). */
 void xferdb_show_verdict(const xf_rulesdb_rule_info *info, const xf_rule *r);
+/* A derived rule's chain as stored, one line per step (cmd_explain.c). */
+void xferdb_show_derivation(xf_rulesdb *db, const xf_rulesdb_rule_info *info);
 
 /* Infix text of g (xf_graph_format) in a malloc'd string; NULL with *err
  * set on failure. */

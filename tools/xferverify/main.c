@@ -3,12 +3,18 @@
  * the verdict (docs/cli.md, DESIGN.md §4 "Verification"):
  *
  *   xferverify DB [-j N] [--timeout 10s] [--rlimit N] [--recheck] [--limit N]
- *              [--max-shapes N] [--check-axioms]
+ *              [--max-shapes N] [--max-size N] [--no-derive] [--derive-depth N]
+ *              [--derive-states N] [--check-axioms]
+ *   mpirun -n N xferverify DB ...   (rank 0 records, the others decide)
  *
- * The work is xf_verify_db (verify/schedule.c): each rule in its own forked
- * worker, at most N at a time, so a crash or a hang costs one rule; the
- * verdict combines the axiomatic proof and the bounded check. This file
- * parses the options, calls it and prints its progress line and summary.
+ * The work is xf_derive_verify_db (derive/pipeline.c): sizes in ascending
+ * order; at each, the candidates that follow from the rules proved or
+ * derived at smaller sizes are derived (a chain of rewrites, replayed and
+ * stored as the proof, derive/), and only the rest go to xf_verify_db
+ * (verify/schedule.c): each rule in its own forked worker, at most N at a
+ * time, so a crash or a hang costs one rule; the verdict combines the
+ * axiomatic proof and the bounded check. This file parses the options,
+ * calls it and prints its progress lines and summary.
  * A rule the axioms prove but the bounded check refutes at the rule's own
  * shapes is a disagreement (a wrong axiom) and is reported loudly on
  * stderr. Refuted only at other input shapes, it is a shape-specific rule:
@@ -40,6 +46,7 @@
 #include <unistd.h>
 
 #include "rulesdb/rulesdb.h"
+#include "derive/derive.h"
 #include "tools/cli/cli.h"
 #include "verify/verify.h"
 
@@ -58,6 +65,12 @@ static void usage(FILE *f)
             "  --limit N       decide at most N rules\n"
             "  --max-shapes N  bounded check: input-shape assignments per rule, the rule's own\n"
             "                  included (default 64; 1: only the rule's own shapes)\n"
+            "  --max-size N    decide only rules of at most N operators (a side's count)\n"
+            "  --no-derive     send every candidate to the solver (default: first derive, size by\n"
+            "                  size, the candidates that follow from smaller proved rules)\n"
+            "  --derive-depth N   rewrites searched from each side of a candidate\n"
+            "                     (1-4, default 3)\n"
+            "  --derive-states N  graphs kept per side and candidate (default 256)\n"
             "  --check-axioms  check every axiom on its instances with the bounded check and\n"
             "                  report which follow from the others, then exit (DB not read)\n"
             "  -h, --help      this text\n"
@@ -69,7 +82,7 @@ static void usage(FILE *f)
 typedef struct opts {
     const char *db;
     int check_axioms;
-    xf_verify_db_options dbo;
+    xf_derive_verify_options dvo;
 } opts;
 
 static int parse_timeout(const char *s, unsigned *ms)
@@ -88,8 +101,8 @@ static int parse_timeout(const char *s, unsigned *ms)
 static int parse_args(int argc, char **argv, opts *o)
 {
     memset(o, 0, sizeof *o);
-    xf_verify_db_options_init(&o->dbo);
-    o->dbo.vo.timeout_ms = 10000;
+    xf_derive_verify_options_init(&o->dvo);
+    o->dvo.vopt.vo.timeout_ms = 10000;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -98,18 +111,37 @@ static int parse_args(int argc, char **argv, opts *o)
             usage(stdout);
             return 1;
         } else if (!strcmp(a, "--recheck")) {
-            o->dbo.recheck = 1;
+            o->dvo.vopt.recheck = 1;
         } else if (!strcmp(a, "--check-axioms")) {
             o->check_axioms = 1;
+        } else if (!strcmp(a, "--max-size")) {
+            if (!val || xf_cli_parse_i64(val, 1, 64, &n)) {
+                fprintf(stderr, "xferverify: --max-size needs a number from 1 to 64\n");
+                return 2;
+            }
+            o->dvo.max_size = (int)n;
+            i++;
+        } else if (!strcmp(a, "--no-derive")) {
+            o->dvo.derive = 0;
+        } else if (!strcmp(a, "--derive-depth") || !strcmp(a, "--derive-states")) {
+            int depth = a[9] == 'd';
+            long long hi = depth ? XF_DERIVE_MAX_DEPTH : 1 << 20;
+            if (!val || xf_cli_parse_i64(val, 1, hi, &n)) {
+                fprintf(stderr, "xferverify: %s needs a number from 1 to %lld\n", a, hi);
+                return 2;
+            }
+            if (depth) o->dvo.dopt.d.max_depth = (int)n;
+            else o->dvo.dopt.d.max_states = (int)n;
+            i++;
         } else if (!strcmp(a, "-j") || !strcmp(a, "--limit") || !strcmp(a, "--max-shapes")) {
             long long hi = a[1] == 'j' ? XF_VERIFY_MAX_JOBS : a[2] == 'm' ? 4096 : (1LL << 40);
             if (!val || xf_cli_parse_i64(val, 1, hi, &n)) {
                 fprintf(stderr, "xferverify: %s needs a number from 1 to %lld\n", a, hi);
                 return 2;
             }
-            if (a[1] == 'j') o->dbo.jobs = (int)n;
-            else if (a[2] == 'm') o->dbo.vo.bounded_max_shapes = (int)n;
-            else o->dbo.limit = n;
+            if (a[1] == 'j') o->dvo.vopt.jobs = (int)n;
+            else if (a[2] == 'm') o->dvo.vopt.vo.bounded_max_shapes = (int)n;
+            else o->dvo.vopt.limit = n;
             i++;
         } else if (!strcmp(a, "--rlimit")) {
             if (!val || xf_cli_parse_i64(val, 0, UINT32_MAX, &n)) {
@@ -117,10 +149,10 @@ static int parse_args(int argc, char **argv, opts *o)
                         UINT32_MAX);
                 return 2;
             }
-            o->dbo.vo.rlimit = (unsigned)n;
+            o->dvo.vopt.vo.rlimit = (unsigned)n;
             i++;
         } else if (!strcmp(a, "--timeout")) {
-            if (!val || parse_timeout(val, &o->dbo.vo.timeout_ms)) {
+            if (!val || parse_timeout(val, &o->dvo.vopt.vo.timeout_ms)) {
                 fprintf(stderr, "xferverify: --timeout needs a duration such as 10s or 500ms\n");
                 return 2;
             }
@@ -146,21 +178,62 @@ static int parse_args(int argc, char **argv, opts *o)
 
 typedef struct report {
     int tty;
+    int size; /* the size being decided; 0: summary over all */
 } report;
 
 static void progress(const report *u, const xf_verify_tally *t, int final)
 {
     if (!u->tty && !final && t->done % 100 != 0) return;
     double el = t->elapsed_s;
-    fprintf(stderr, "%s[%lld/%lld] proved %lld  refuted %lld  unknown %lld  %.1f s  %.1f rules/s%s",
-            u->tty ? "\r" : "", (long long)t->done, (long long)t->total, (long long)t->proved,
-            (long long)t->refuted, (long long)t->unknown, el, el > 0 ? (double)t->done / el : 0.0,
-            u->tty && !final ? "" : "\n");
+    char where[32] = "";
+    if (u->size) snprintf(where, sizeof where, "size %d: solver ", u->size);
+    fprintf(stderr,
+            "%s%s[%lld/%lld] proved %lld  refuted %lld  unknown %lld  %.1f s  %.1f rules/s%s",
+            u->tty ? "\r" : "", where, (long long)t->done, (long long)t->total,
+            (long long)t->proved, (long long)t->refuted, (long long)t->unknown, el,
+            el > 0 ? (double)t->done / el : 0.0, u->tty && !final ? "" : "\n");
 }
 
 static void on_progress(void *user, const xf_verify_tally *t)
 {
     progress(user, t, 0);
+}
+
+static void on_derive_progress(void *user, const xf_derive_tally *t)
+{
+    const report *u = user;
+    if (!u->tty && t->done % 500 != 0 && t->done != t->total) return;
+    double el = t->elapsed_s, rate = el > 0 ? (double)t->done / el : 0.0;
+    double eta = rate > 0 ? (double)(t->total - t->done) / rate : 0.0;
+    fprintf(stderr, "%ssize %d: derive [%lld/%lld] derived %lld  %.1f s  %.1f candidates/s  "
+                    "ETA %.0f s%s",
+            u->tty ? "\r" : "", t->size, (long long)t->done, (long long)t->total,
+            (long long)t->derived, el, rate, eta, u->tty && t->done != t->total ? "" : "\n");
+}
+
+static void on_start(void *user, int size)
+{
+    ((report *)user)->size = size;
+}
+
+/* One line per size: what was derived and what the solver decided. */
+static void on_size(void *user, int size, const xf_derive_tally *d, const xf_verify_tally *v)
+{
+    (void)user;
+    if ((!d || d->total == 0) && !v) return;
+    fprintf(stderr, "size %d:", size);
+    if (d)
+        fprintf(stderr,
+                " %lld candidates, %lld derived in %.1f s (%d rules, %lld graphs searched);",
+                (long long)d->total, (long long)d->derived, d->elapsed_s, d->rules,
+                (long long)d->states);
+    if (v)
+        fprintf(stderr, " %lld to the solver: proved %lld, refuted %lld, unknown %lld in %.1f s",
+                (long long)v->total, (long long)v->proved, (long long)v->refuted,
+                (long long)v->unknown, v->elapsed_s);
+    else
+        fprintf(stderr, " none left for the solver");
+    fprintf(stderr, "\n");
 }
 
 static void on_disagreement(void *user, int64_t id, const char *core)
@@ -228,7 +301,7 @@ static int check_axioms(const opts *o)
 {
     xf_error err;
     xf_verifier *v = NULL;
-    if (xf_verifier_new(&o->dbo.vo, &v, &err) != XF_OK) {
+    if (xf_verifier_new(&o->dvo.vopt.vo, &v, &err) != XF_OK) {
         fprintf(stderr, "xferverify: %s\n", err.msg);
         return 1;
     }
@@ -271,8 +344,8 @@ static int check_axioms(const opts *o)
     return refuted || errors ? 1 : 0;
 }
 
-/* Decides the rules of o->db (xf_verify_db) and prints the summary; the
- * exit status. */
+/* Derives and decides the rules of o->db (xf_derive_verify_db) and prints
+ * the summary; the exit status. */
 static int verify_db(opts *o)
 {
     xf_error err;
@@ -281,24 +354,30 @@ static int verify_db(opts *o)
         fprintf(stderr, "xferverify: %s\n", err.msg);
         return 2;
     }
-    report u = {isatty(2)};
-    o->dbo.version = "0.1.0";
-    o->dbo.user = &u;
-    o->dbo.on_progress = on_progress;
-    o->dbo.on_disagreement = on_disagreement;
-    o->dbo.on_kept = on_kept;
+    report u = {isatty(2), 0};
+    o->dvo.vopt.version = "0.1.0";
+    o->dvo.vopt.user = &u;
+    o->dvo.vopt.on_progress = on_progress;
+    o->dvo.vopt.on_disagreement = on_disagreement;
+    o->dvo.vopt.on_kept = on_kept;
+    o->dvo.dopt.user = &u;
+    o->dvo.dopt.on_progress = on_derive_progress;
+    o->dvo.user = &u;
+    o->dvo.on_start = on_start;
+    o->dvo.on_size = on_size;
     xf_verify_tally t;
-    xf_status st = xf_verify_db(db, o->db, &o->dbo, &t, &err);
+    int64_t derived = 0;
+    xf_status st = xf_derive_verify_db(db, o->db, &o->dvo, &t, &derived, &err);
+    u.size = 0;
     progress(&u, &t, 1);
+    if (o->dvo.derive)
+        fprintf(stderr, "xferverify: %lld rule(s) derived from smaller ones (stored as derived "
+                        "with their chain; xferdb explain ID prints it)\n",
+                (long long)derived);
     if (t.shape_specific)
         fprintf(stderr, "xferverify: %lld rule(s) hold at their own shapes but are refuted at "
                         "other input shapes (stored refuted)\n",
                 (long long)t.shape_specific);
-    xf_rulesdb_close(db);
-    if (st != XF_OK) {
-        fprintf(stderr, "xferverify: %s\n", err.msg);
-        return 1;
-    }
     if (t.unknown) {
         fprintf(stderr, "xferverify: unknown by reason:");
         for (int w = 0; w <= XF_WHY_UNSUPPORTED; w++)
@@ -315,6 +394,11 @@ static int verify_db(opts *o)
     }
     fprintf(stderr, "xferverify: %lld hard kill(s); workers' CPU time %.1f s\n",
             (long long)t.killed, t.cpu_s);
+    xf_rulesdb_close(db);
+    if (st != XF_OK) {
+        fprintf(stderr, "xferverify: %s\n", err.msg);
+        return 1;
+    }
     if (t.kept)
         fprintf(stderr, "xferverify: %lld rule(s) already decided got an error instead of a "
                         "verdict and keep the stored one\n",
@@ -348,7 +432,7 @@ static int run_mpi(int *argc, char ***argv, opts *o)
             rc = 1;
         }
     } else {
-        o->dbo.mpi = size > 1;
+        o->dvo.vopt.mpi = size > 1;
         rc = o->check_axioms ? check_axioms(o) : verify_db(o);
     }
     xf_verify_mpi_finish();

@@ -1,0 +1,193 @@
+/*
+ * derive_db.c — the derive pass of one size over a rules database: the
+ * deriver is loaded with every rule proved or derived at smaller sizes
+ * (xf_deriver_load), each candidate of the size is searched, and a chain
+ * found is replayed against the database (replay.c) before it is stored
+ * as the rule's derivation with status derived. A chain that does not
+ * replay is a bug of the search, never stored: the pass fails naming the
+ * rule. Chains wait in memory and are written in short transactions (64 of
+ * them, or every half second), so the write lock is held only while
+ * writing, never while the search runs, and an interrupted pass keeps most
+ * of what it derived.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "derive_impl.h"
+
+/* Write when this many chains wait, or when the oldest has waited this long. */
+#define PENDING_MAX 64
+#define PENDING_MAX_AGE_S 0.5
+
+typedef struct pending_chain {
+    int64_t id;
+    double time_ms;
+    xf_derivation dv;
+} pending_chain;
+
+typedef struct pending {
+    pending_chain v[PENDING_MAX];
+    int n;
+    double oldest;
+} pending;
+
+/* Writes every waiting chain in one transaction and empties the queue. */
+static xf_status flush(xf_rulesdb *db, pending *q, xf_derive_tally *t, xf_error *err)
+{
+    if (q->n == 0) return XF_OK;
+    xf_status st = xf_rulesdb_begin(db, err);
+    for (int i = 0; i < q->n && st == XF_OK; i++) {
+        const xf_derivation *dv = &q->v[i].dv;
+        char detail[96];
+        snprintf(detail, sizeof detail, "derived in %d step%s (%d graphs searched)", dv->n_steps,
+                 dv->n_steps == 1 ? "" : "s", dv->states);
+        st = xf_rulesdb_set_derived(db, q->v[i].id, dv->steps, dv->n_steps, q->v[i].time_ms,
+                                    detail, err);
+        if (st == XF_OK) t->derived++, t->met += dv->from_target > 0;
+    }
+    if (st == XF_OK) st = xf_rulesdb_commit(db, err);
+    else xf_rulesdb_rollback(db, NULL);
+    q->n = 0;
+    return st;
+}
+
+void xf_derive_db_options_init(xf_derive_db_options *o)
+{
+    memset(o, 0, sizeof *o);
+    xf_derive_options_init(&o->d);
+}
+
+/* Appends to a growing array of ids. */
+static xf_status push_id(int64_t **ids, int64_t *n, int64_t *cap, int64_t id, xf_error *err)
+{
+    if (*n == *cap) {
+        int64_t c = *cap ? 2 * *cap : 256;
+        int64_t *p = xf_realloc(*ids, sizeof *p * (size_t)c);
+        if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing rules");
+        *ids = p;
+        *cap = c;
+    }
+    (*ids)[(*n)++] = id;
+    return XF_OK;
+}
+
+/* Ids of the rules with status `status` and size in [1, below) (below 0:
+ * any size; size_eq > 0: exactly that size), in id order. */
+static xf_status list_ids(xf_rulesdb *db, xf_rule_status status, int below, int size_eq,
+                          int64_t **ids, int64_t *n, int64_t *cap, xf_error *err)
+{
+    xf_rulesdb_filter f;
+    memset(&f, 0, sizeof f);
+    f.status = status;
+    f.max_size = below > 0 ? below - 1 : 0;
+    f.size = size_eq;
+    if (below == 1) return XF_OK; /* nothing is smaller than one operator */
+    xf_rulesdb_iter *it = NULL;
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    xf_status st = xf_rulesdb_iter_begin(db, &f, &it, err);
+    for (int has = 1; st == XF_OK;) {
+        st = xf_rulesdb_iter_next(it, &info, &has, err);
+        if (st != XF_OK || !has) break;
+        if (!info.broken) st = push_id(ids, n, cap, info.id, err);
+    }
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_iter_free(it);
+    return st;
+}
+
+xf_status xf_deriver_load(xf_rulesdb *db, int below_size, const xf_derive_options *o,
+                          xf_deriver **out, xf_error *err)
+{
+    *out = NULL;
+    int64_t *ids = NULL, n = 0, cap = 0;
+    xf_status st = list_ids(db, XF_RULE_PROVED, below_size, 0, &ids, &n, &cap, err);
+    if (st == XF_OK) st = list_ids(db, XF_RULE_DERIVED, below_size, 0, &ids, &n, &cap, err);
+    xf_rule *rules = NULL;
+    int loaded = 0;
+    if (st == XF_OK && n > 0 && !(rules = xf_calloc((size_t)n, sizeof *rules)))
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading %lld rules", (long long)n);
+    for (; st == XF_OK && loaded < n; loaded++) {
+        st = xf_rulesdb_load_rule(db, ids[loaded], &rules[loaded], err);
+        if (st != XF_OK) {
+            xf_rule_free(&rules[loaded]);
+            xf_error_prefix(err, "loading rule %lld", (long long)ids[loaded]);
+        }
+    }
+    if (st == XF_OK) st = xf_deriver_new(rules, ids, (int)n, o, out, err);
+    for (int i = 0; i < loaded; i++) xf_rule_free(&rules[i]);
+    xf_free(rules);
+    xf_free(ids);
+    return st;
+}
+
+/* Searches candidate id; queues its chain once it replays. */
+static xf_status derive_one(xf_rulesdb *db, xf_deriver *d, int64_t id, pending *q,
+                            xf_derive_tally *t, xf_error *err)
+{
+    xf_rule r;
+    xf_rule_init(&r);
+    xf_error local;
+    xf_status st = xf_rulesdb_load_rule(db, id, &r, &local);
+    if (st != XF_OK) {
+        xf_rule_free(&r);
+        if (st == XF_ERR_NOMEM || st == XF_ERR_IO) {
+            if (err) *err = local;
+            return st;
+        }
+        t->broken++; /* xferverify reports it when the solver tries it */
+        return XF_OK;
+    }
+    double t0 = xf_clock_now();
+    xf_derivation dv;
+    st = xf_derive_rule(d, &r, &dv, err);
+    t->states += dv.states;
+    t->unreversed += dv.unreversed;
+    if (st == XF_OK && dv.found) {
+        st = xf_derive_replay(db, id, &r, dv.steps, dv.n_steps, NULL, NULL, err);
+        if (st == XF_ERR_MISMATCH) xf_error_prefix(err, "a derivation found does not replay");
+    }
+    if (st == XF_OK && dv.found) {
+        if (q->n == 0) q->oldest = xf_clock_now();
+        q->v[q->n++] = (pending_chain){id, (xf_clock_now() - t0) * 1e3, dv};
+        if (q->n == PENDING_MAX || xf_clock_now() - q->oldest >= PENDING_MAX_AGE_S)
+            st = flush(db, q, t, err);
+    }
+    xf_rule_free(&r);
+    return st;
+}
+
+xf_status xf_derive_db(xf_rulesdb *db, const xf_derive_db_options *o, xf_derive_tally *t,
+                       xf_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->size = o->size;
+    if (o->size < 1) return XF_FAIL(err, XF_ERR_INVALID, "derive: size %d (at least 1)", o->size);
+    double t0 = xf_clock_now();
+    int64_t *ids = NULL, cap = 0;
+    xf_deriver *d = NULL;
+    xf_status st = list_ids(db, XF_RULE_CANDIDATE, 0, o->size, &ids, &t->total, &cap, err);
+    if (st == XF_OK && o->limit > 0 && t->total > o->limit) t->total = o->limit;
+    if (st == XF_OK && t->total > 0) st = xf_deriver_load(db, o->size, &o->d, &d, err);
+    t->rules = xf_deriver_rules(d);
+    t->actions = xf_deriver_actions(d);
+    if (t->actions == 0) t->done = t->total; /* nothing to rewrite with */
+    pending *q = NULL;
+    if (st == XF_OK && t->done < t->total && !(q = xf_malloc(sizeof *q)))
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory deriving rules");
+    if (q) q->n = 0;
+    while (st == XF_OK && t->done < t->total) {
+        st = derive_one(db, d, ids[t->done], q, t, err);
+        if (st != XF_OK) break;
+        t->done++;
+        t->elapsed_s = xf_clock_now() - t0;
+        if (t->done == t->total) st = flush(db, q, t, err);
+        if (o->on_progress) o->on_progress(o->user, t);
+    }
+    if (q && st != XF_OK) flush(db, q, t, NULL); /* keep what was derived before the failure */
+    xf_free(q);
+    t->elapsed_s = xf_clock_now() - t0;
+    xf_deriver_free(d);
+    xf_free(ids);
+    return st;
+}

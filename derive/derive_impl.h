@@ -1,0 +1,57 @@
+/*
+ * derive_impl.h — (private to derive/) the deriver's insides, shared by the
+ * search (search.c), the turning around of a meet into one chain
+ * (chain.c) and the location text of a step (location.c).
+ */
+#ifndef XF_DERIVE_IMPL_H
+#define XF_DERIVE_IMPL_H
+
+#include "agent/rewrite/rewrite.h"
+#include "derive.h"
+
+struct xf_deriver {
+    xf_ruleset *rs;
+    int n_rules;
+    xf_derive_options o;
+    xf_match_list ml;    /* scratch of one expansion, kept between candidates */
+    xf_match_list chain; /* the same for turning a meet around (chain.c) */
+};
+
+/* The step of action `action` of rs at match m: its rule, direction and
+ * location (the graph nodes m binds, in the rule's source order). */
+void derive_step_of(const xf_ruleset *rs, int action, const xf_match *m, xf_rulesdb_step *s);
+/* Parses a location into at most max node indices; the count, or -1 when
+ * the text is not a location. */
+int derive_location_parse(const char *text, int *nodes, int max);
+
+/* One rewrite the search made: action at match (in the graph before). */
+typedef struct derive_move {
+    int action;
+    xf_match m;
+} derive_move;
+
+/* Builds the chain of a meet into out->steps: the moves a[0..na) from
+ * src reach a graph whose hash is b_hash[nb - 1]; b_hash[0..nb) are the
+ * hashes of the graphs from the target (b_hash[0] = hash of the target)
+ * to the meet, b[i] the move from graph i to graph i + 1 of them. The
+ * target's half is turned around as far as it goes by finding, at each of
+ * its graphs, a rewrite back to the graph before it; the moves that cannot
+ * be are kept as steps from the target. *ok 0 when the moves do not
+ * replay (the meet is not a derivation). */
+xf_status derive_chain(xf_deriver *d, const xf_graph *src, const derive_move *a, int na,
+                       const uint64_t *b_hash, const derive_move *b, int nb,
+                       xf_derivation *out, int *ok, xf_error *err);
+
+/* Writes the axis of concat, split and softmax counted from the end, so one
+ * operation has one spelling and one hash (normalize.c). */
+void derive_normalize(xf_graph *g);
+
+/* g rewritten by action at m (ix: g's index), with its hash: XF_OK and
+ * *applied 1, or *applied 0 when the rewrite does not apply (the matcher
+ * promised it would; treated as no move). Only running out of memory and
+ * hashing failures are errors. The result is normalized (derive_normalize). */
+xf_status derive_apply(xf_deriver *d, const xf_graph *g, const xf_graph_index *ix,
+                       const xf_match *m, xf_graph *out, uint64_t *hash, int *applied,
+                       xf_error *err);
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * replay.c — checks a derivation as stored, independently of the search
+ * that found it: each step's rule is read back from the database and must
+ * be another rule, proved or derived, and smaller than the derived rule
+ * (so derivations never lean on each other in a circle: a derived rule
+ * rests, step by step, on rules of fewer operators, down to proved ones).
+ * That rule alone is compiled in the stated direction with the agent's
+ * matcher, its matches at the current graph are listed, the one at the
+ * stored nodes is applied, and the last graph must have the target's
+ * structural hash; every graph is normalized (normalize.c) as in the
+ * search. xf_derive_db replays every chain before storing it,
+ * xferdb replays it to print it, and the tests replay every chain of a
+ * database.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "derive_impl.h"
+
+static int size_of(const xf_rule *r)
+{
+    return r->src.n_nodes > r->dst.n_nodes ? r->src.n_nodes : r->dst.n_nodes;
+}
+
+/* The one match of action 0 of rs at `nodes` in g, applied into *next. */
+static xf_status apply_at(const xf_ruleset *rs, const xf_graph *g, const int *nodes, int n_nodes,
+                          xf_graph *next, int *found, xf_error *err)
+{
+    *found = 0;
+    xf_graph_index *ix = NULL;
+    xf_match *m = NULL;
+    int total = 0;
+    xf_status st = xf_graph_index_build(g, &ix, err);
+    if (st == XF_OK) st = xf_match_rule(rs, 0, g, ix, NULL, 0, &total, err);
+    if (st == XF_OK && total > 0) {
+        m = xf_malloc(sizeof *m * (size_t)total);
+        if (!m) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory replaying a derivation");
+    }
+    if (st == XF_OK && total > 0) st = xf_match_rule(rs, 0, g, ix, m, total, &total, err);
+    for (int k = 0; st == XF_OK && k < total && !*found; k++) {
+        if (m[k].n_nodes != n_nodes ||
+            memcmp(m[k].nodes, nodes, sizeof *nodes * (size_t)n_nodes) != 0)
+            continue;
+        st = xf_match_apply(rs, g, ix, &m[k], next, err);
+        *found = st == XF_OK;
+        if (*found) derive_normalize(next);
+    }
+    xf_free(m);
+    xf_graph_index_free(ix);
+    return st;
+}
+
+/* Step i: checks its rule and applies it to *g (replaced by the result). */
+static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
+                             const xf_rulesdb_step *s, xf_graph *g, xf_rulesdb_rule_info *info,
+                             xf_error *err)
+{
+    xf_status st = XF_OK;
+    if (s->by_rule == id)
+        return XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: step %d uses the rule itself",
+                       (long long)id, i);
+    st = xf_rulesdb_get_rule(db, s->by_rule, info, err);
+    if (st == XF_ERR_INVALID)
+        return XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: step %d uses rule %lld, which is not "
+                                             "in the database",
+                       (long long)id, i, (long long)s->by_rule);
+    if (st != XF_OK) return st;
+    if (info->status != XF_RULE_PROVED && info->status != XF_RULE_DERIVED)
+        return XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: step %d uses rule %lld, which is %s",
+                       (long long)id, i, (long long)s->by_rule,
+                       xf_rulesdb_status_name(info->status));
+    if (info->size >= size)
+        return XF_FAIL(err, XF_ERR_MISMATCH,
+                       "rule %lld: step %d uses rule %lld of %d operators, not fewer than %d",
+                       (long long)id, i, (long long)s->by_rule, info->size, size);
+    int nodes[XF_MATCH_MAX_NODES];
+    int n_nodes = derive_location_parse(s->location, nodes, XF_MATCH_MAX_NODES);
+    if (n_nodes < 0)
+        return XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: step %d: '%s' is not a location",
+                       (long long)id, i, s->location);
+    xf_rule by;
+    xf_rule_init(&by);
+    st = xf_rulesdb_load_rule(db, s->by_rule, &by, err);
+    xf_ruleset *rs = NULL;
+    if (st == XF_OK) {
+        /* the rule in the stated direction, as the only action */
+        xf_rule dir = by;
+        if (s->backward) dir.src = by.dst, dir.dst = by.src;
+        int64_t sid = s->backward ? -s->by_rule : s->by_rule;
+        xf_ruleset_options ro = xf_ruleset_options_default();
+        ro.both_directions = 0;
+        st = xf_ruleset_from_rules(&dir, &sid, 1, &ro, &rs, err);
+    }
+    if (st == XF_OK && xf_ruleset_count(rs) != 1) {
+        const char *why = NULL;
+        xf_ruleset_skipped(rs, &why);
+        st = XF_FAIL(err, XF_ERR_MISMATCH,
+                     "rule %lld: step %d: rule %lld cannot be applied %s (%s)", (long long)id, i,
+                     (long long)s->by_rule,
+                     s->backward ? "backward" : "forward", why ? why : "not usable");
+    }
+    xf_graph next;
+    xf_graph_init(&next);
+    int found = 0;
+    if (st == XF_OK) st = apply_at(rs, g, nodes, n_nodes, &next, &found, err);
+    if (st == XF_OK && !found)
+        st = XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: step %d: rule %lld (%s) does not match at "
+                                           "nodes %s",
+                     (long long)id, i, (long long)s->by_rule,
+                     s->backward ? "backward" : "forward", s->location);
+    if (st == XF_OK) {
+        xf_graph_free(g);
+        *g = next;
+    } else {
+        xf_graph_free(&next);
+    }
+    xf_ruleset_free(rs);
+    xf_rule_free(&by);
+    return st;
+}
+
+xf_status xf_derive_replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
+                           const xf_rulesdb_step *steps, int n, xf_derive_step_fn on_step,
+                           void *user, xf_error *err)
+{
+    if (n < 1)
+        return XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: its derivation has no steps",
+                       (long long)id);
+    xf_graph g[2]; /* the graph made from the source, and from the target */
+    xf_graph_init(&g[0]);
+    xf_graph_init(&g[1]);
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    xf_status st = xf_graph_clone(&r->src, &g[0], err);
+    if (st == XF_OK) st = xf_graph_clone(&r->dst, &g[1], err);
+    if (st == XF_OK) derive_normalize(&g[0]), derive_normalize(&g[1]);
+    for (int i = 0; i < n && st == XF_OK; i++) {
+        int side = steps[i].from_target != 0;
+        if (i > 0 && steps[i - 1].from_target && !side)
+            st = XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: step %d from the source follows one "
+                                               "from the target",
+                         (long long)id, i);
+        if (st == XF_OK) st = replay_step(db, id, size_of(r), i, &steps[i], &g[side], &info, err);
+        if (st == XF_OK && on_step) on_step(user, i, &steps[i], &info, &g[side]);
+    }
+    uint64_t have = 0, want = 0;
+    if (st == XF_OK) st = xf_graph_hash_checked(&g[0], XF_HASH_CONTENT, &have, err);
+    if (st == XF_OK) st = xf_graph_hash_checked(&g[1], XF_HASH_CONTENT, &want, err);
+    if (st == XF_OK && have != want) {
+        char a[256], b[256];
+        if (xf_graph_format(&g[0], a, sizeof a, NULL) != XF_OK) snprintf(a, sizeof a, "?");
+        if (xf_graph_format(&g[1], b, sizeof b, NULL) != XF_OK) snprintf(b, sizeof b, "?");
+        st = XF_FAIL(err, XF_ERR_MISMATCH,
+                     "rule %lld: its derivation does not join the sides: %s from the source, "
+                     "%s from the target",
+                     (long long)id, a, b);
+    }
+    xf_rulesdb_rule_info_free(&info);
+    xf_graph_free(&g[0]);
+    xf_graph_free(&g[1]);
+    return st;
+}
