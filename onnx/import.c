@@ -247,6 +247,13 @@ static void state_free(imp_state *st)
 xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, const char *base_dir,
                               const xf_onnx_options *opts, xf_graph *g, xf_error *err)
 {
+    return imp_load(buf, len, name, base_dir, NULL, opts, g, err);
+}
+
+xf_status imp_load(const void *buf, size_t len, const char *name, const char *base_dir,
+                   const imp_ext_mem *ext_mem, const xf_onnx_options *opts, xf_graph *g,
+                   xf_error *err)
+{
     xf_error local;
     if (!err) err = &local;
     xf_graph_init(g);
@@ -267,6 +274,7 @@ xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, con
     memset(&st, 0, sizeof st);
     st.file = name;
     st.base_dir = base_dir;
+    st.ext_mem = ext_mem;
     st.opts = opts ? *opts : xf_onnx_default_options();
     st.model = model;
     st.g = g;

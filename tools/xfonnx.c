@@ -6,7 +6,8 @@
  *   xfonnx run MODEL [--data DIR]          run the interpreter; with DIR (ONNX
  *                                          test_data_set layout) compare outputs
  *   xfonnx roundtrip MODEL -o OUT          import -> export -> import, compare
- *                                          canonical hash and outputs
+ *     [--external-data FILE]               canonical hash and outputs; weights in
+ *                                          FILE (automatic over 2 GiB)
  *   xfonnx time A [B ...] [--threads N]    latency of each model in ONNX Runtime
  *                                          (CPU), timed alternately; ratio to A
  *                                          and its noise bound (target/target.h)
@@ -29,7 +30,7 @@
 
 
 typedef struct options {
-    const char *cmd, *model, *out, *data, *mem_limit;
+    const char *cmd, *model, *out, *data, *mem_limit, *external_data;
     double rtol, atol;
     uint64_t seed;
     xf_cli_dims dims;
@@ -59,6 +60,10 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  -o, --output FILE       output model (roundtrip)\n"
+            "  --external-data FILE    roundtrip: write the weights (tensors of 1 KiB and more)\n"
+            "                          to FILE, a path relative to OUT's directory, in ONNX's\n"
+            "                          external-data layout; without it a model over 2 GiB\n"
+            "                          goes to OUT.data automatically\n"
             "  --data DIR              ONNX test_data_set directory (run)\n"
             "  --dim NAME=N            size of a symbolic input dimension (default 1)\n"
             "  --mem-limit SIZE        most bytes of tensors a run may take, e.g. 512M, 8G\n"
@@ -93,6 +98,9 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--data")) {
             if (!next) goto missing;
             o->data = argv[++i];
+        } else if (!strcmp(a, "--external-data")) {
+            if (!next) goto missing;
+            o->external_data = argv[++i];
         } else if (!strcmp(a, "--rtol") || !strcmp(a, "--atol")) {
             if (!next) goto missing;
             double v;
@@ -321,9 +329,10 @@ done:
     return rc;
 }
 
-/* The model is exported to memory, read back and checked there; OUT is
- * written only when every check passed, so a failed round trip leaves
- * nothing (and never removes what OUT names). */
+/* The model is exported to memory, read back and checked there (external
+ * weights are read back in place, not copied); OUT (and its external data
+ * file) is written only when every check passed, so a failed round trip
+ * leaves nothing (and never removes what OUT names). */
 static int cmd_roundtrip(const options *o)
 {
     if (!o->out) {
@@ -336,8 +345,9 @@ static int cmd_roundtrip(const options *o)
     if (rc) return rc;
     xf_error err;
     xf_onnx_options io = import_options(o);
-    uint8_t *buf = NULL;
-    size_t len = 0;
+    xf_onnx_save_options so = xf_onnx_default_save_options();
+    so.external_data = o->external_data;
+    xf_onnx_writer *w = NULL;
     xf_tensor *in = xf_calloc((size_t)a.n_inputs + 1, sizeof *in);
     xf_tensor *out_a = xf_calloc((size_t)a.n_outputs + 1, sizeof *out_a);
     xf_tensor *out_b = xf_calloc((size_t)a.n_outputs + 1, sizeof *out_b);
@@ -348,13 +358,13 @@ static int cmd_roundtrip(const options *o)
         goto done;
     }
     double t0 = xf_clock_now();
-    if (xf_onnx_save_buffer(&a, &buf, &len, &err) != XF_OK) {
-        fprintf(stderr, "xfonnx: %s: %s\n", o->out, err.msg);
+    if (xf_onnx_writer_open(&a, o->out, &so, &w, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
         rc = 2;
         goto done;
     }
     double t_export = xf_clock_now() - t0;
-    if (xf_onnx_load_buffer(buf, len, o->out, NULL, &io, &b, &err) != XF_OK) {
+    if (xf_onnx_writer_read_back(w, &io, &b, &err) != XF_OK) {
         fprintf(stderr, "xfonnx: %s\n", err.msg);
         rc = 1; /* our own export did not re-import: a check failure */
         goto done;
@@ -363,6 +373,13 @@ static int cmd_roundtrip(const options *o)
     printf("exported %s in %.3f s: %d nodes, canonical hash %016llx -> %016llx %s\n", o->out,
            t_export, a.n_nodes, (unsigned long long)ha, (unsigned long long)hb,
            ha == hb ? "(equal)" : "(DIFFERENT)");
+    size_t model_bytes;
+    uint64_t data_bytes;
+    const char *location;
+    xf_onnx_writer_sizes(w, &model_bytes, &data_bytes, &location);
+    if (location)
+        printf("external data: %s, %llu bytes (model file %zu bytes)\n", location,
+               (unsigned long long)data_bytes, model_bytes);
     if (ha != hb) rc = 1;
     int opaque = 0;
     for (int i = 0; i < a.n_nodes; i++) opaque += a.nodes[i].op == XF_OP_OPAQUE;
@@ -384,7 +401,7 @@ static int cmd_roundtrip(const options *o)
         if (compare_outputs(&a, out_b, out_a, o->rtol, o->atol)) rc = 1;
         printf("%s\n", rc ? "round trip FAILED" : "round trip ok: same graph, same outputs");
     }
-    if (rc == 0 && xf_outfile_write_all(o->out, buf, len, &err) != XF_OK) {
+    if (rc == 0 && xf_onnx_writer_commit(w, &err) != XF_OK) {
         fprintf(stderr, "xfonnx: %s\n", err.msg);
         rc = 2;
     }
@@ -392,11 +409,11 @@ done:
     if (have_inputs)
         for (int i = 0; i < a.n_inputs; i++) xf_tensor_free(&in[i]);
     xf_free(in);
-    xf_free(buf);
     xf_tensor_array_free(out_a, a.n_outputs);
     xf_tensor_array_free(out_b, a.n_outputs);
+    xf_graph_free(&b); /* before a: its external weights are a's */
+    xf_onnx_writer_free(w);
     xf_graph_free(&a);
-    xf_graph_free(&b);
     return rc;
 }
 

@@ -18,6 +18,7 @@ typedef enum cli_agent { CLI_AGENT_SEARCH = 0, CLI_AGENT_PPO = 1, CLI_AGENT_WM =
 
 typedef struct cli_options {
     const char *model, *rules, *output, *cache;
+    const char *external_data; /* --external-data: weights' file next to the output */
     char output_buf[4096];
     cli_agent agent;
     xf_search_kind search; /* when agent == CLI_AGENT_SEARCH */

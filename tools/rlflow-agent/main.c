@@ -67,6 +67,9 @@ typedef struct run_state {
     xf_target *target;   /* --target ort, when ONNX Runtime loads */
     xf_fused_cost *fused; /* --cost fused, when the target loads */
     xf_arbiter_result arb;
+    uint64_t data_bytes;         /* external data written (0: none) */
+    const char *data_location;   /* its file, relative to the output's directory (or NULL) */
+    char data_location_buf[4096];
 } run_state;
 
 static void run_free(run_state *s)
@@ -341,21 +344,28 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
             return 1;
         }
     }
-    /* Serialised and read back in memory first: the file is written only
-     * when it reads back, and nothing is ever removed afterwards (-o may
-     * name a device or a FIFO). */
-    uint8_t *buf = NULL;
-    size_t len = 0;
+    /* Serialised and read back in memory first (external weights in place,
+     * not copied): the file is written only when it reads back, and nothing
+     * is ever removed afterwards (-o may name a device or a FIFO). */
+    xf_onnx_save_options so = xf_onnx_default_save_options();
+    so.external_data = o->external_data;
+    xf_onnx_writer *w = NULL;
     xf_graph back;
     xf_graph_init(&back);
-    st = xf_onnx_save_buffer(&s->finished, &buf, &len, &err);
+    st = xf_onnx_writer_open(&s->finished, o->output, &so, &w, &err);
     if (!st) {
-        st = xf_onnx_load_buffer(buf, len, o->output, NULL, NULL, &back, &err);
+        st = xf_onnx_writer_read_back(w, NULL, &back, &err);
         if (st) xf_error_prefix(&err, "the optimised model does not read back (nothing written)");
     }
-    if (!st) st = xf_outfile_write_all(o->output, buf, len, &err);
+    if (!st) st = xf_onnx_writer_commit(w, &err);
+    const char *loc = NULL;
+    if (!st) xf_onnx_writer_sizes(w, NULL, &s->data_bytes, &loc);
+    if (loc) {
+        snprintf(s->data_location_buf, sizeof s->data_location_buf, "%s", loc);
+        s->data_location = s->data_location_buf;
+    }
     xf_graph_free(&back);
-    xf_free(buf);
+    xf_onnx_writer_free(w);
     if (st) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
@@ -481,6 +491,9 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
         cli_print_applied(s->rs, r);
     }
     printf("written:         %s\n", o->output);
+    if (s->data_location)
+        printf("external data:   %s (%llu bytes, next to the model)\n", s->data_location,
+               (unsigned long long)s->data_bytes);
 }
 
 int main(int argc, char **argv)
