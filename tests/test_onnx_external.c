@@ -240,6 +240,7 @@ START_TEST(read_back_borrows_weights)
     xf_onnx_writer *w;
     xf_error err;
     const char *model = path_of("borrow.onnx");
+    unlink(model); /* from an earlier run */
     ck_assert_msg(xf_onnx_writer_open(&g, model, &o, &w, &err) == XF_OK, "%s", err.msg);
     size_t model_bytes;
     uint64_t data_bytes;

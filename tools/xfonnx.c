@@ -370,7 +370,7 @@ static int cmd_roundtrip(const options *o)
         goto done;
     }
     uint64_t ha = xf_graph_hash(&a), hb = xf_graph_hash(&b);
-    printf("exported %s in %.3f s: %d nodes, canonical hash %016llx -> %016llx %s\n", o->out,
+    printf("serialised %s in %.3f s: %d nodes, canonical hash %016llx -> %016llx %s\n", o->out,
            t_export, a.n_nodes, (unsigned long long)ha, (unsigned long long)hb,
            ha == hb ? "(equal)" : "(DIFFERENT)");
     size_t model_bytes;
@@ -401,9 +401,13 @@ static int cmd_roundtrip(const options *o)
         if (compare_outputs(&a, out_b, out_a, o->rtol, o->atol)) rc = 1;
         printf("%s\n", rc ? "round trip FAILED" : "round trip ok: same graph, same outputs");
     }
+    t0 = xf_clock_now();
     if (rc == 0 && xf_onnx_writer_commit(w, &err) != XF_OK) {
         fprintf(stderr, "xfonnx: %s\n", err.msg);
         rc = 2;
+    } else if (rc == 0) {
+        printf("wrote %s%s in %.3f s\n", o->out, location ? " and its external data" : "",
+               xf_clock_now() - t0);
     }
 done:
     if (have_inputs)
