@@ -250,19 +250,22 @@ xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, con
     return imp_load(buf, len, name, base_dir, NULL, opts, g, err);
 }
 
-xf_status imp_load(const void *buf, size_t len, const char *name, const char *base_dir,
-                   const imp_ext_mem *ext_mem, const xf_onnx_options *opts, xf_graph *g,
-                   xf_error *err)
+/* imp_load; `owned` (may be NULL) is buf when the caller hands it over: it
+ * is freed as soon as the model is decoded (protobuf-c copies what it
+ * keeps), so the file's bytes and the imported weights never coexist. */
+static xf_status load_bytes(const void *buf, size_t len, void *owned, const char *name,
+                            const char *base_dir, const imp_ext_mem *ext_mem,
+                            const xf_onnx_options *opts, xf_graph *g, xf_error *err)
 {
     xf_error local;
     if (!err) err = &local;
     xf_graph_init(g);
     if (!name) name = "<memory>";
-    if (!buf && len)
-        return XF_FAIL(err, XF_ERR_INVALID, "%s: no buffer given", name);
+    if (!buf && len) return XF_FAIL(err, XF_ERR_INVALID, "%s: no buffer given", name);
     imp_pb_alloc pa;
     imp_pb_alloc_init(&pa);
     Onnx__ModelProto *model = onnx__model_proto__unpack(&pa.base, len, buf);
+    xf_free(owned);
     if (!model && pa.failed)
         return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory decoding the model", name);
     if (!model)
@@ -289,6 +292,13 @@ xf_status imp_load(const void *buf, size_t len, const char *name, const char *ba
     return rc;
 }
 
+xf_status imp_load(const void *buf, size_t len, const char *name, const char *base_dir,
+                   const imp_ext_mem *ext_mem, const xf_onnx_options *opts, xf_graph *g,
+                   xf_error *err)
+{
+    return load_bytes(buf, len, NULL, name, base_dir, ext_mem, opts, g, err);
+}
+
 xf_status xf_onnx_load(const char *path, const xf_onnx_options *opts, xf_graph *g, xf_error *err)
 {
     xf_graph_init(g);
@@ -297,11 +307,12 @@ xf_status xf_onnx_load(const char *path, const xf_onnx_options *opts, xf_graph *
     xf_status rc = imp_read_file(path, &buf, &len, err);
     if (rc != XF_OK) return rc;
     char *dir = imp_dirname(path);
-    if (!dir)
+    if (!dir) {
         rc = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
-    else
-        rc = xf_onnx_load_buffer(buf, len, path, dir, opts, g, err);
+        xf_free(buf);
+    } else {
+        rc = load_bytes(buf, len, buf, path, dir, NULL, opts, g, err);
+    }
     xf_free(dir);
-    xf_free(buf);
     return rc;
 }

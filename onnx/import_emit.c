@@ -86,6 +86,19 @@ int imp_sym_is_const(const imp_state *st, int sym)
     return s->value >= 0 && st->g->values[s->value].kind == XF_VALUE_CONST;
 }
 
+/* The decoded tensor is the copy the import keeps: the protobuf's copy of
+ * its bytes (protobuf-c allocates each bytes field through the ir hook,
+ * import_pb.c) is released at once, so a model with inline weights costs
+ * one copy of them plus the largest tensor, not two. */
+static void release_raw_data(const Onnx__TensorProto *init)
+{
+    Onnx__TensorProto *tp = (Onnx__TensorProto *)(uintptr_t)init;
+    if (!tp->has_raw_data || !tp->raw_data.data) return;
+    xf_free(tp->raw_data.data);
+    tp->raw_data.data = NULL;
+    tp->raw_data.len = 0;
+}
+
 xf_status imp_sym_decode(imp_state *st, int sym, xf_error *err)
 {
     imp_sym *s = &st->syms[sym];
@@ -108,6 +121,7 @@ xf_status imp_sym_decode(imp_state *st, int sym, xf_error *err)
     int borrowed = 0;
     xf_status rc = imp_tensor_decode_src(s->init, what, &src, &s->t, &borrowed, err);
     if (rc != XF_OK) return rc;
+    release_raw_data(s->init);
     s->init = NULL;
     s->has_const = 1;
     s->t_owned = !borrowed;
