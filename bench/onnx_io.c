@@ -11,9 +11,19 @@
  * (with external data), node count, weight bytes, and the peak RSS over the
  * weight bytes: near 1 when import and export hold one copy of the weights.
  * Models of more than 256 MB of weights are imported and exported once.
+ *
+ *   bench_onnx_io --ort [MODEL.onnx ...]
+ *
+ * checks the written files instead: each model is imported, written to a
+ * scratch file (external data for a model over 2 GiB), run in the reference
+ * interpreter, and the file as written is run in ONNX Runtime (RLFLOW_ORT_LIB;
+ * it reads the external data itself) on the same random inputs; printed:
+ * the largest |difference| over the largest |output|, and the peak RSS of
+ * that child (interpreter graph plus ONNX Runtime's session).
  */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +34,11 @@
 
 #include "ir/ir.h"
 #include "onnx/onnx.h"
+#include "target/target.h"
 
 #define REPS 5
+
+static int ort_mode; /* --ort: check the written files in ONNX Runtime */
 /* Weights above which a model is measured once (a >2 GB model's import and
  * export take seconds each, and the figures are dominated by I/O). */
 #define BIG_WEIGHTS ((size_t)256 << 20)
@@ -44,6 +57,88 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Writes g to a scratch file next to `path` (external data when over
+ * 2 GiB) named into tmp[n]; the data file is tmp + ".data". */
+static xf_status write_scratch(const xf_graph *g, const char *path, char *tmp, size_t n,
+                               xf_error *err)
+{
+    snprintf(tmp, n, "%s.bench_onnx_io.%ld.onnx", path, (long)getpid());
+    return xf_onnx_save(g, tmp, err);
+}
+
+static void remove_scratch(const char *tmp)
+{
+    char data[4300];
+    snprintf(data, sizeof data, "%s.data", tmp);
+    unlink(tmp);
+    unlink(data);
+}
+
+/* Largest |b - a| over the largest |a| of the float outputs; INFINITY for a
+ * shape, dtype or integer value that differs. */
+static double max_rel_diff(const xf_tensor *a, const xf_tensor *b, int n)
+{
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        double ma, mr;
+        xf_error err;
+        if (xf_tensor_compare(&a[i], &b[i], &ma, &mr, &err) != XF_OK) return 1.0 / 0.0;
+        if (a[i].dtype != XF_F32) {
+            if (ma != 0) return 1.0 / 0.0;
+            continue;
+        }
+        double top = 0;
+        const float *f = a[i].data;
+        for (int64_t k = 0; k < xf_shape_numel(&a[i].shape); k++)
+            if (fabs(f[k]) > top) top = fabs(f[k]);
+        double rel = top > 0 ? ma / top : ma;
+        if (rel > worst) worst = rel;
+    }
+    return worst;
+}
+
+/* The written file in ONNX Runtime against the interpreter on g. */
+static void ort_check(const char *path, result *r)
+{
+    memset(r, 0, sizeof *r);
+    xf_error err;
+    xf_graph g;
+    if (xf_onnx_load(path, NULL, &g, &err) != XF_OK) {
+        snprintf(r->msg, sizeof r->msg, "%.255s", err.msg);
+        return;
+    }
+    r->nodes = g.n_nodes;
+    r->weight_bytes = xf_graph_param_bytes(&g);
+    char tmp[4200];
+    xf_tensor *in = xf_tensor_array_alloc(g.n_inputs), *ref = xf_tensor_array_alloc(g.n_outputs),
+              *got = xf_tensor_array_alloc(g.n_outputs);
+    xf_target *t = NULL;
+    xf_target_model *m = NULL;
+    xf_status st = in && ref && got ? XF_OK : XF_FAIL(&err, XF_ERR_NOMEM, "out of memory");
+    if (st == XF_OK) st = write_scratch(&g, path, tmp, sizeof tmp, &err);
+    if (st == XF_OK) st = xf_graph_random_inputs(&g, 1, in, &err);
+    if (st == XF_OK) st = xf_interp_run(&g, in, g.n_inputs, ref, &err);
+    if (st == XF_OK) st = xf_target_open(NULL, &t, &err);
+    double t0 = xf_clock_now_ms();
+    if (st == XF_OK) st = xf_target_model_load_file(t, tmp, &g, 1, &m, &err);
+    r->import_ms = xf_clock_now_ms() - t0; /* session creation */
+    if (st == XF_OK) st = xf_target_model_run(m, &err);
+    if (st == XF_OK) st = xf_target_model_outputs(m, got, &err);
+    if (st == XF_OK) {
+        r->export_ms = max_rel_diff(ref, got, g.n_outputs); /* reused: the difference */
+        r->ok = 1;
+    } else {
+        snprintf(r->msg, sizeof r->msg, "%.255s", err.msg);
+    }
+    remove_scratch(tmp);
+    xf_target_model_free(m);
+    xf_target_close(t);
+    xf_tensor_array_free(in, g.n_inputs);
+    xf_tensor_array_free(ref, g.n_outputs);
+    xf_tensor_array_free(got, g.n_outputs);
+    xf_graph_free(&g);
+}
+
 /* Exports g: to memory when it fits one protobuf, else to a scratch file
  * next to the model with its external data (removed afterwards); the bytes
  * written in *out_bytes. */
@@ -58,9 +153,8 @@ static xf_status export_once(const xf_graph *g, const char *path, size_t *out_by
         *out_bytes = len;
         return st;
     }
-    char tmp[4200], data[4300];
+    char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.bench_onnx_io.%ld.onnx", path, (long)getpid());
-    snprintf(data, sizeof data, "%s.data", tmp);
     xf_onnx_writer *w;
     xf_status st = xf_onnx_writer_open(g, tmp, NULL, &w, err);
     if (st != XF_OK) return st;
@@ -69,8 +163,7 @@ static xf_status export_once(const xf_graph *g, const char *path, size_t *out_by
     xf_onnx_writer_sizes(w, &model_bytes, &data_bytes, NULL);
     st = xf_onnx_writer_commit(w, err);
     xf_onnx_writer_free(w);
-    unlink(tmp);
-    unlink(data);
+    remove_scratch(tmp);
     *out_bytes = model_bytes + (size_t)data_bytes;
     return st;
 }
@@ -129,7 +222,8 @@ static void bench_one(const char *path, const char *label)
     if (pid == 0) {
         close(fd[0]);
         result r;
-        measure(path, &r);
+        if (ort_mode) ort_check(path, &r);
+        else measure(path, &r);
         ssize_t w = write(fd[1], &r, sizeof r);
         _exit(w == (ssize_t)sizeof r ? 0 : 1);
     }
@@ -148,6 +242,12 @@ static void bench_one(const char *path, const char *label)
         return;
     }
     double rss = (double)ru.ru_maxrss * 1024.0;
+    if (ort_mode) {
+        printf("%-20s %6d %10.2f %12.1f %12.2e %9.1f\n", label, r.nodes,
+               (double)r.weight_bytes / 1e6, r.import_ms, r.export_ms, rss / 1e6);
+        fflush(stdout);
+        return;
+    }
     char ratio[16] = "-"; /* below 1 MB of weights the process's own size dominates */
     if (r.weight_bytes >= 1000000) snprintf(ratio, sizeof ratio, "%.2f", rss / (double)r.weight_bytes);
     printf("%-20s %6d %10.2f %10.2f %10.1f %10.1f %10.2f %9.1f %6s %4d\n", label, r.nodes,
@@ -175,18 +275,29 @@ static void bench_dir(const char *dir, const char *prefix)
 int main(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: bench_onnx_io [MODEL.onnx ...]\n"
+        printf("usage: bench_onnx_io [--ort] [MODEL.onnx ...]\n"
                "Import/export time (median of %d; once above 256 MB of weights), peak RSS\n"
                "and peak RSS / weight bytes per model; without arguments, every model under\n"
-               "$XF_SHARED_DIR/models and its real/ (default ../shared/models).\n",
+               "$XF_SHARED_DIR/models and its real/ (default ../shared/models).\n"
+               "--ort: each model written to a scratch file (external data over 2 GiB) and\n"
+               "run in ONNX Runtime against the interpreter: max |diff| / max |output|.\n",
                REPS);
         return 0;
     }
+    int first = 1;
+    if (argc > 1 && !strcmp(argv[1], "--ort")) {
+        ort_mode = 1;
+        first = 2;
+    }
     xf_log_set_level(XF_LOG_ERROR); /* no symbolic-dimension warnings between the rows */
-    printf("%-20s %6s %10s %10s %10s %10s %10s %9s %6s %4s\n", "model", "nodes", "file MB",
-           "weights MB", "import ms", "export ms", "out MB", "peak RSS", "/wts", "reps");
-    if (argc > 1) {
-        for (int i = 1; i < argc; i++) {
+    if (ort_mode)
+        printf("%-20s %6s %10s %12s %12s %9s\n", "model", "nodes", "weights MB",
+               "session ms", "max rel diff", "peak RSS");
+    else
+        printf("%-20s %6s %10s %10s %10s %10s %10s %9s %6s %4s\n", "model", "nodes", "file MB",
+               "weights MB", "import ms", "export ms", "out MB", "peak RSS", "/wts", "reps");
+    if (argc > first) {
+        for (int i = first; i < argc; i++) {
             const char *slash = strrchr(argv[i], '/');
             bench_one(argv[i], slash ? slash + 1 : argv[i]); /* file name keeps columns aligned */
         }
