@@ -546,31 +546,33 @@ static xf_status emit_nodes(xf_export *x)
 xf_status xf_export_pack(xf_export *x, xf_export_layout *layout, uint8_t **buf, size_t *len)
 {
     const xf_graph *g = x->g;
-    Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
-    Onnx__GraphProto gp = ONNX__GRAPH_PROTO__INIT;
+    Onnx__ModelProto *m = &x->model;
+    Onnx__GraphProto *gp = &x->graph;
+    onnx__model_proto__init(m);
+    onnx__graph_proto__init(gp);
     x->opset = target_opset(g);
     xf_status st = xf_graph_validate(g, x->err);
     if (st != XF_OK) return st;
     if ((st = check_values(x)) != XF_OK) return st;
-    if (assign_value_names(x) != XF_OK || graph_interface(x, &gp) != XF_OK) return x->st;
+    if (assign_value_names(x) != XF_OK || graph_interface(x, gp) != XF_OK) return x->st;
     if ((st = emit_nodes(x)) != XF_OK) return st;
-    if (opset_imports(x, &m) != XF_OK) return x->st;
-    gp.name = arena_str(x, g->name && g->name[0] ? g->name : "rlflow");
-    if (!gp.name) return x->st;
-    gp.n_node = x->nodes.n;
-    gp.node = (Onnx__NodeProto **)x->nodes.items;
-    gp.n_initializer = x->inits.n;
-    gp.initializer = (Onnx__TensorProto **)x->inits.items;
-    gp.n_value_info = x->value_info.n;
-    gp.value_info = (Onnx__ValueInfoProto **)x->value_info.items;
-    m.has_ir_version = 1;
-    m.ir_version = ir_version_for(x->opset);
-    m.producer_name = "rlflow";
-    m.graph = &gp;
-    size_t size = onnx__model_proto__get_packed_size(&m);
+    if (opset_imports(x, m) != XF_OK) return x->st;
+    gp->name = arena_str(x, g->name && g->name[0] ? g->name : "rlflow");
+    if (!gp->name) return x->st;
+    gp->n_node = x->nodes.n;
+    gp->node = (Onnx__NodeProto **)x->nodes.items;
+    gp->n_initializer = x->inits.n;
+    gp->initializer = (Onnx__TensorProto **)x->inits.items;
+    gp->n_value_info = x->value_info.n;
+    gp->value_info = (Onnx__ValueInfoProto **)x->value_info.items;
+    m->has_ir_version = 1;
+    m->ir_version = ir_version_for(x->opset);
+    m->producer_name = "rlflow";
+    m->graph = gp;
+    size_t size = onnx__model_proto__get_packed_size(m);
     if (layout && (layout->location || size > layout->inline_limit)) {
         if ((st = xf_export_externalize(x, layout)) != XF_OK) return st;
-        size = onnx__model_proto__get_packed_size(&m);
+        size = onnx__model_proto__get_packed_size(m);
     }
     if (size > MAX_PROTO_BYTES)
         return XF_FAIL(x->err, XF_ERR_UNSUPPORTED,
@@ -578,10 +580,33 @@ xf_status xf_export_pack(xf_export *x, xf_export_layout *layout, uint8_t **buf, 
                        layout ? " even with its weights in external data"
                               : "; write it to a file, where its weights go to an external "
                                 "data file");
+    x->packed_size = size;
+    if (!buf) return XF_OK;
     *buf = xf_malloc(size ? size : 1);
     if (!*buf) return XF_FAIL(x->err, XF_ERR_NOMEM, "out of memory for a %zu-byte model", size);
-    *len = onnx__model_proto__pack(&m, *buf);
+    *len = onnx__model_proto__pack(m, *buf);
     return XF_OK;
+}
+
+/* protobuf-c's output buffer over a FILE: pack_to_buffer hands the message
+ * over piece by piece, so a model is written without a copy in memory. */
+typedef struct file_sink {
+    ProtobufCBuffer base;
+    FILE *f;
+    int failed;
+} file_sink;
+
+static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+    file_sink *s = (file_sink *)b;
+    if (!s->failed && len && fwrite(data, 1, len, s->f) != len) s->failed = 1;
+}
+
+int xf_export_stream(xf_export *x, FILE *f)
+{
+    file_sink s = {{sink_append}, f, 0};
+    onnx__model_proto__pack_to_buffer(&x->model, &s.base);
+    return !s.failed;
 }
 
 void xf_export_init(xf_export *x, const xf_graph *g, xf_error *err)

@@ -15,6 +15,8 @@
 #ifndef XF_ONNX_EXPORT_INTERNAL_H
 #define XF_ONNX_EXPORT_INTERNAL_H
 
+#include <stdio.h>
+
 #include "external.h"
 #include "onnx.h"
 #include "onnx.pb-c.h"
@@ -43,6 +45,9 @@ typedef struct xf_export {
     xf_export_names used_values, used_nodes;
     xf_export_vec nodes, inits, value_info;
     const char *gelu_const[3]; /* shared scalars sqrt(2), 1, 0.5 once made */
+    Onnx__ModelProto model;    /* built by xf_export_pack */
+    Onnx__GraphProto graph;
+    size_t packed_size;
     xf_status st;       /* first failure */
     xf_error *err;
 } xf_export;
@@ -127,11 +132,15 @@ typedef struct xf_export_layout {
 
 void xf_export_init(xf_export *x, const xf_graph *g, xf_error *err);
 void xf_export_free(xf_export *x);
-/* Builds the model and packs it into a xf_malloc'd buffer. With a layout,
- * initializers of at least layout->min_bytes move to the external data file
- * when a location is given or the model would exceed the inline limit;
- * without one (a buffer in memory) a model over 2 GiB fails. */
+/* Builds the model (x->model, its size in x->packed_size) and, when buf is
+ * given, packs it into a xf_malloc'd buffer. With a layout, initializers
+ * of at least layout->min_bytes move to the external data file when a
+ * location is given or the model would exceed the inline limit; without
+ * one (a buffer in memory) a model over 2 GiB fails. */
 xf_status xf_export_pack(xf_export *x, xf_export_layout *layout, uint8_t **buf, size_t *len);
+/* Writes the built model to f as it is packed (no copy in memory); 0 when
+ * a write failed (ferror(f) and errno say why). */
+int xf_export_stream(xf_export *x, FILE *f);
 /* external_write.c: turns the big raw_data initializers of x into external
  * references to layout's data file (location, offset, length), recording
  * the bytes to write as segments. */

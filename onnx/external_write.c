@@ -8,8 +8,9 @@
  * copied. Tensors of 1 MiB and more start at offsets aligned to 64 KiB, so
  * a reader may memory-map them; smaller ones follow one another.
  *
- * Writing streams those bytes into the data file and the small model into
- * its file, and commits the two together (xf_outfile_commit_all): a failure
+ * Writing streams those bytes into the data file and the model, packed
+ * piece by piece, into its file (no copy of either in memory), and commits
+ * the two together (xf_outfile_commit_all): a failure
  * while writing either leaves both destinations as they were. A model read
  * back before writing takes its external tensors from the segments (see
  * external.h), so the check holds no second copy of the weights.
@@ -94,8 +95,6 @@ xf_status xf_export_externalize(xf_export *x, xf_export_layout *layout)
 struct xf_onnx_writer {
     xf_export x; /* the model's messages and its copied constants */
     xf_export_layout layout;
-    uint8_t *buf; /* the packed model */
-    size_t len;
     char *path;
     char *auto_location; /* "<model file>.data" */
     char *data_path;     /* <model dir>/<location>, when there is external data */
@@ -106,7 +105,6 @@ void xf_onnx_writer_free(xf_onnx_writer *w)
     if (!w) return;
     xf_export_free(&w->x);
     xf_free(w->layout.segs);
-    xf_free(w->buf);
     xf_free(w->path);
     xf_free(w->auto_location);
     xf_free(w->data_path);
@@ -176,7 +174,7 @@ xf_status xf_onnx_writer_open(const xf_graph *g, const char *path,
     w->layout.auto_location = w->auto_location;
     w->layout.min_bytes = o->external_min_bytes;
     w->layout.inline_limit = o->inline_limit;
-    xf_status st = xf_export_pack(&w->x, &w->layout, &w->buf, &w->len);
+    xf_status st = xf_export_pack(&w->x, &w->layout, NULL, NULL);
     if (st == XF_OK && w->layout.used_location) st = plan_data_path(w, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "%s", path);
@@ -190,17 +188,24 @@ xf_status xf_onnx_writer_open(const xf_graph *g, const char *path,
 void xf_onnx_writer_sizes(const xf_onnx_writer *w, size_t *model_bytes, uint64_t *data_bytes,
                           const char **location)
 {
-    if (model_bytes) *model_bytes = w->len;
+    if (model_bytes) *model_bytes = w->x.packed_size;
     if (data_bytes) *data_bytes = w->layout.data_bytes;
     if (location) *location = w->layout.used_location;
 }
 
-xf_status xf_onnx_writer_read_back(const xf_onnx_writer *w, const xf_onnx_options *opts,
+xf_status xf_onnx_writer_read_back(xf_onnx_writer *w, const xf_onnx_options *opts,
                                    xf_graph *back, xf_error *err)
 {
+    xf_graph_init(back);
+    size_t n = w->x.packed_size;
+    uint8_t *buf = xf_malloc(n ? n : 1);
+    if (!buf) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory for a %zu-byte model", w->path, n);
+    size_t len = onnx__model_proto__pack(&w->x.model, buf);
     imp_ext_mem mem = {w->layout.used_location, w->layout.segs, w->layout.n_segs};
-    return imp_load(w->buf, w->len, w->path, NULL, w->layout.used_location ? &mem : NULL, opts,
-                    back, err);
+    xf_status st = imp_load(buf, len, w->path, NULL, w->layout.used_location ? &mem : NULL, opts,
+                            back, err);
+    xf_free(buf); /* the import copied what it keeps; commit packs again, into the file */
+    return st;
 }
 
 /* The segments with zero padding between them, as the data file. */
@@ -223,25 +228,32 @@ fail:
     return XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", w->data_path, strerror(errno));
 }
 
+/* The model packed straight into its file. */
+static xf_status write_model(xf_onnx_writer *w, xf_outfile *f, xf_error *err)
+{
+    if (!xf_export_stream(&w->x, f->f))
+        return XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", w->path, strerror(errno));
+    return XF_OK;
+}
+
 xf_status xf_onnx_writer_commit(xf_onnx_writer *w, xf_error *err)
 {
-    if (!w->layout.used_location) return xf_outfile_write_all(w->path, w->buf, w->len, err);
     xf_outfile f[2];
-    xf_status st = xf_outfile_open(&f[0], w->data_path, err);
+    int n = w->layout.used_location ? 2 : 1;
+    xf_outfile *model = &f[n - 1];
+    xf_status st = xf_outfile_open(&f[0], n == 2 ? w->data_path : w->path, err);
     if (st != XF_OK) return st;
-    if ((st = xf_outfile_open(&f[1], w->path, err)) != XF_OK) {
+    if (n == 2 && (st = xf_outfile_open(model, w->path, err)) != XF_OK) {
         xf_outfile_abort(&f[0]);
         return st;
     }
-    st = write_data(w, &f[0], err);
-    if (st == XF_OK && w->len && fwrite(w->buf, 1, w->len, f[1].f) != w->len)
-        st = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", w->path, strerror(errno));
+    if (n == 2) st = write_data(w, &f[0], err);
+    if (st == XF_OK) st = write_model(w, model, err);
     if (st != XF_OK) {
-        xf_outfile_abort(&f[0]);
-        xf_outfile_abort(&f[1]);
+        for (int i = 0; i < n; i++) xf_outfile_abort(&f[i]);
         return st;
     }
-    return xf_outfile_commit_all(f, 2, err);
+    return xf_outfile_commit_all(f, n, err);
 }
 
 xf_status xf_onnx_save_with(const xf_graph *g, const char *path, const xf_onnx_save_options *o,

@@ -91,11 +91,12 @@ xf_status xf_onnx_save_with(const xf_graph *g, const char *path, const xf_onnx_s
  * open serialises it (the weights are not copied: `g` must stay alive and
  * unchanged until the writer is freed), read_back imports it from memory
  * into `back` (external tensors borrowed from `g`, not copied), commit
- * writes the file(s) as xf_onnx_save_with does. */
+ * writes the file(s) as xf_onnx_save_with does, packing the model straight
+ * into its file. */
 typedef struct xf_onnx_writer xf_onnx_writer;
 xf_status xf_onnx_writer_open(const xf_graph *g, const char *path,
                               const xf_onnx_save_options *o, xf_onnx_writer **w, xf_error *err);
-xf_status xf_onnx_writer_read_back(const xf_onnx_writer *w, const xf_onnx_options *opts,
+xf_status xf_onnx_writer_read_back(xf_onnx_writer *w, const xf_onnx_options *opts,
                                    xf_graph *back, xf_error *err);
 /* Bytes of the model file, bytes of the external data file (0: none) and
  * its location as recorded in the model (NULL: none). */
