@@ -779,6 +779,11 @@ typedef struct xf_outfile {
 xf_status xf_outfile_open(xf_outfile *o, const char *path, xf_error *err);
 /* Closes and publishes the file; *o is released either way. */
 xf_status xf_outfile_commit(xf_outfile *o, xf_error *err);
+/* Commits n files that belong together (a model and its external data):
+ * every one is flushed, fsynced and closed before the first is renamed into
+ * place, so a failure while writing any leaves all destinations as they
+ * were; the renames then follow one another in order. All n are released. */
+xf_status xf_outfile_commit_all(xf_outfile *o, int n, xf_error *err);
 /* Drops the file: the destination stays as it was. */
 void xf_outfile_abort(xf_outfile *o);
 /* data[0..len) as the whole content of path, through an xf_outfile. */

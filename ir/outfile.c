@@ -11,7 +11,10 @@
  * and the link stays a link. Every write, the flush, the fsync and the
  * close are checked, so a full disk or /dev/full is an error with the
  * system's message, and on any failure the temporary file is removed and
- * the destination is left as it was.
+ * the destination is left as it was. Files that belong together (a model
+ * and its external data) are committed together: all are written, flushed
+ * and fsynced before the first is renamed into place, so a failure while
+ * writing any of them leaves every destination as it was.
  */
 #include "ir.h"
 
@@ -158,7 +161,9 @@ xf_status xf_outfile_open(xf_outfile *o, const char *path, xf_error *err)
     return s;
 }
 
-xf_status xf_outfile_commit(xf_outfile *o, xf_error *err)
+/* Flushes, fsyncs and closes o->f; on failure the temporary file is
+ * removed and *o released. */
+static xf_status finish(xf_outfile *o, xf_error *err)
 {
     if (!o->f) return XF_FAIL(err, XF_ERR_INVALID, "output file: not open");
     int bad = ferror(o->f);
@@ -174,11 +179,49 @@ xf_status xf_outfile_commit(xf_outfile *o, xf_error *err)
     if (fclose(o->f) != 0 && s == XF_OK)
         s = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", o->path, strerror(errno));
     o->f = NULL;
-    if (s == XF_OK && o->tmp && rename(o->tmp, o->dest) != 0)
+    if (s != XF_OK) {
+        if (o->tmp) unlink(o->tmp);
+        outfile_free(o);
+    }
+    return s;
+}
+
+/* Renames a finished temporary file into place; *o is released. */
+static xf_status place(xf_outfile *o, xf_error *err)
+{
+    xf_status s = XF_OK;
+    if (o->tmp && rename(o->tmp, o->dest) != 0) {
         s = XF_FAIL(err, XF_ERR_IO, "%s: cannot write: renaming '%s' into place: %s", o->path,
                     o->tmp, strerror(errno));
-    if (s != XF_OK && o->tmp) unlink(o->tmp);
+        unlink(o->tmp);
+    }
     outfile_free(o);
+    return s;
+}
+
+xf_status xf_outfile_commit(xf_outfile *o, xf_error *err)
+{
+    xf_status s = finish(o, err);
+    return s == XF_OK ? place(o, err) : s;
+}
+
+xf_status xf_outfile_commit_all(xf_outfile *o, int n, xf_error *err)
+{
+    xf_status s = XF_OK;
+    int k = 0;
+    for (; k < n && s == XF_OK; k++) s = finish(&o[k], err);
+    if (s != XF_OK) {
+        for (int i = 0; i < k - 1; i++) { /* finished ones: drop their temporary files */
+            if (o[i].tmp) unlink(o[i].tmp);
+            outfile_free(&o[i]);
+        }
+        for (int i = k; i < n; i++) xf_outfile_abort(&o[i]);
+        return s;
+    }
+    for (int i = 0; i < n; i++) {
+        xf_status r = place(&o[i], err);
+        if (s == XF_OK) s = r;
+    }
     return s;
 }
 

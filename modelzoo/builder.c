@@ -3,7 +3,7 @@
  * fills parameters from the builder's RNG in the order the architecture
  * creates them (so a seed fixes every weight), and keeps every tensor
  * within what the exporter and the interpreter can hold: parameters within
- * one protobuf, element counts far from int64 overflow.
+ * ZB_MAX_PARAM_BYTES, element counts far from int64 overflow.
  */
 #include "builder.h"
 
@@ -117,8 +117,8 @@ static void *new_const_buffer(zb *b, const char *name, int rank, const int64_t *
     size_t bytes = (size_t)*numel * bytes_per;
     if (bytes > ZB_MAX_PARAM_BYTES - b->param_bytes) {
         zb_fail(b, XF_ERR_INVALID,
-                "the parameters would exceed %zu bytes at '%s' (%lld elements), more than one "
-                "ONNX file holds; choose smaller sizes",
+                "the parameters would exceed %zu bytes at '%s' (%lld elements), more than "
+                "modelzoo builds; choose smaller sizes",
                 ZB_MAX_PARAM_BYTES, name, (long long)*numel);
         return NULL;
     }

@@ -29,8 +29,10 @@
 #define ZB_SUB(buf, prefix, suffix) \
     (snprintf((buf), sizeof(buf), "%s.%s", (prefix), (suffix)), (buf))
 
-/* Parameter bytes one model may hold: what fits in one ONNX protobuf. */
-#define ZB_MAX_PARAM_BYTES ((size_t)2000000000)
+/* Parameter bytes one model may hold (64 GiB): a bound against sizes
+ * typed by mistake. Models over protobuf's 2 GiB are written with their
+ * weights in an external data file (onnx.h). */
+#define ZB_MAX_PARAM_BYTES ((size_t)64 << 30)
 /* Elements any input or intermediate tensor may have. */
 #define ZB_MAX_ELEMENTS ((int64_t)1 << 40)
 

@@ -3,9 +3,10 @@
  * opset and IR version, names every value uniquely, writes graph inputs and
  * outputs with full types, every constant as a raw_data initializer (used or
  * not: nothing is dropped), value_info for every node output, and the nodes
- * in topological order (their ONNX form comes from export_ops.c). Files are
- * written by the ir's output-file writer (xf_outfile: atomic onto a regular
- * file, through onto a device or FIFO, every write checked).
+ * in topological order (their ONNX form comes from export_ops.c). Weights
+ * that go to an external data file are moved there by external_write.c,
+ * which also writes files (through the ir's xf_outfile: atomic onto a
+ * regular file, through onto a device or FIFO, every write checked).
  *
  * The model is built by hand in an arena (see export_internal.h) and packed
  * with protobuf-c; the arena is the single owner of every message.
@@ -18,8 +19,6 @@
 
 #include "onnx_dtype.h"
 
-/* Protobuf messages over 2 GiB cannot be parsed back by any reader. */
-#define MAX_PROTO_BYTES ((size_t)0x7fffffff)
 
 /* ------------------------------------------------------------- helpers */
 
@@ -582,39 +581,90 @@ static xf_status emit_nodes(xf_export *x)
     return st;
 }
 
-static xf_status pack_model(xf_export *x, uint8_t **buf, size_t *len)
+xf_status xf_export_pack(xf_export *x, xf_export_layout *layout, uint8_t **buf, size_t *len)
 {
     const xf_graph *g = x->g;
-    Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
-    Onnx__GraphProto gp = ONNX__GRAPH_PROTO__INIT;
+    Onnx__ModelProto *m = &x->model;
+    Onnx__GraphProto *gp = &x->graph;
+    onnx__model_proto__init(m);
+    onnx__graph_proto__init(gp);
     x->opset = target_opset(g);
     xf_status st = xf_graph_validate(g, x->err);
     if (st != XF_OK) return st;
     if ((st = check_values(x)) != XF_OK) return st;
     if (xf_onnx_dynamic_count(x->dyn) > 0 && (st = xf_export_dyn_follow(x)) != XF_OK) return st;
-    if (assign_value_names(x) != XF_OK || graph_interface(x, &gp) != XF_OK) return x->st;
+    if (assign_value_names(x) != XF_OK || graph_interface(x, gp) != XF_OK) return x->st;
     if ((st = emit_nodes(x)) != XF_OK) return st;
-    if (opset_imports(x, &m) != XF_OK) return x->st;
-    gp.name = arena_str(x, g->name && g->name[0] ? g->name : "rlflow");
-    if (!gp.name) return x->st;
-    gp.n_node = x->nodes.n;
-    gp.node = (Onnx__NodeProto **)x->nodes.items;
-    gp.n_initializer = x->inits.n;
-    gp.initializer = (Onnx__TensorProto **)x->inits.items;
-    gp.n_value_info = x->value_info.n;
-    gp.value_info = (Onnx__ValueInfoProto **)x->value_info.items;
-    m.has_ir_version = 1;
-    m.ir_version = ir_version_for(x->opset);
-    m.producer_name = "rlflow";
-    m.graph = &gp;
-    size_t size = onnx__model_proto__get_packed_size(&m);
+    if (opset_imports(x, m) != XF_OK) return x->st;
+    gp->name = arena_str(x, g->name && g->name[0] ? g->name : "rlflow");
+    if (!gp->name) return x->st;
+    gp->n_node = x->nodes.n;
+    gp->node = (Onnx__NodeProto **)x->nodes.items;
+    gp->n_initializer = x->inits.n;
+    gp->initializer = (Onnx__TensorProto **)x->inits.items;
+    gp->n_value_info = x->value_info.n;
+    gp->value_info = (Onnx__ValueInfoProto **)x->value_info.items;
+    m->has_ir_version = 1;
+    m->ir_version = ir_version_for(x->opset);
+    m->producer_name = "rlflow";
+    m->graph = gp;
+    size_t size = onnx__model_proto__get_packed_size(m);
+    if (layout && (layout->location || size > layout->inline_limit)) {
+        if ((st = xf_export_externalize(x, layout)) != XF_OK) return st;
+        size = onnx__model_proto__get_packed_size(m);
+    }
     if (size > MAX_PROTO_BYTES)
         return XF_FAIL(x->err, XF_ERR_UNSUPPORTED,
-                       "the model would be %zu bytes, over protobuf's 2 GiB limit", size);
+                       "the model would be %zu bytes, over protobuf's 2 GiB limit%s", size,
+                       layout ? " even with its weights in external data"
+                              : "; write it to a file, where its weights go to an external "
+                                "data file");
+    x->packed_size = size;
+    if (!buf) return XF_OK;
     *buf = xf_malloc(size ? size : 1);
     if (!*buf) return XF_FAIL(x->err, XF_ERR_NOMEM, "out of memory for a %zu-byte model", size);
-    *len = onnx__model_proto__pack(&m, *buf);
+    *len = onnx__model_proto__pack(m, *buf);
     return XF_OK;
+}
+
+/* protobuf-c's output buffer over a FILE: pack_to_buffer hands the message
+ * over piece by piece, so a model is written without a copy in memory. */
+typedef struct file_sink {
+    ProtobufCBuffer base;
+    FILE *f;
+    int failed;
+} file_sink;
+
+static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+    file_sink *s = (file_sink *)b;
+    if (!s->failed && len && fwrite(data, 1, len, s->f) != len) s->failed = 1;
+}
+
+int xf_export_stream(xf_export *x, FILE *f)
+{
+    file_sink s = {{sink_append}, f, 0};
+    onnx__model_proto__pack_to_buffer(&x->model, &s.base);
+    return !s.failed;
+}
+
+void xf_export_init(xf_export *x, const xf_graph *g, xf_error *err)
+{
+    memset(x, 0, sizeof *x);
+    x->g = g;
+    x->err = err;
+    xf_arena_init(&x->arena, 1 << 16);
+}
+
+void xf_export_free(xf_export *x)
+{
+    xf_arena_free(&x->arena);
+    xf_htab_free(&x->used_values.index);
+    xf_htab_free(&x->used_nodes.index);
+    xf_free(x->nodes.items);
+    xf_free(x->inits.items);
+    xf_free(x->value_info.items);
+    xf_free(x->pshape);
 }
 
 xf_status xf_onnx_save_buffer(const xf_graph *g, uint8_t **buf, size_t *len, xf_error *err)
@@ -628,19 +678,10 @@ xf_status xf_onnx_save_buffer_dynamic(const xf_graph *g, const xf_onnx_dynamic *
     *buf = NULL;
     *len = 0;
     xf_export x;
-    memset(&x, 0, sizeof x);
-    x.g = g;
-    x.err = err;
+    xf_export_init(&x, g, err);
     x.dyn = d;
-    xf_arena_init(&x.arena, 1 << 16);
-    xf_status st = pack_model(&x, buf, len);
-    xf_arena_free(&x.arena);
-    xf_htab_free(&x.used_values.index);
-    xf_htab_free(&x.used_nodes.index);
-    xf_free(x.nodes.items);
-    xf_free(x.inits.items);
-    xf_free(x.value_info.items);
-    xf_free(x.pshape);
+    xf_status st = xf_export_pack(&x, NULL, buf, len);
+    xf_export_free(&x);
     return st;
 }
 
@@ -648,16 +689,7 @@ xf_status xf_onnx_save_buffer_dynamic(const xf_graph *g, const xf_onnx_dynamic *
 
 xf_status xf_onnx_save(const xf_graph *g, const char *path, xf_error *err)
 {
-    uint8_t *buf;
-    size_t len;
-    xf_status st = xf_onnx_save_buffer(g, &buf, &len, err);
-    if (st != XF_OK) {
-        xf_error_prefix(err, "%s", path);
-        return st;
-    }
-    st = xf_outfile_write_all(path, buf, len, err);
-    xf_free(buf);
-    return st;
+    return xf_onnx_save_with(g, path, NULL, err);
 }
 
 xf_status xf_onnx_save_tensor(const char *path, const xf_tensor *t, const char *name,

@@ -15,8 +15,14 @@
 #ifndef XF_ONNX_EXPORT_INTERNAL_H
 #define XF_ONNX_EXPORT_INTERNAL_H
 
+#include <stdio.h>
+
+#include "external.h"
 #include "onnx.h"
 #include "onnx.pb-c.h"
+
+/* Protobuf messages over 2 GiB cannot be parsed back by any reader. */
+#define MAX_PROTO_BYTES ((size_t)0x7fffffff)
 
 /* A growable array of message pointers (xf_malloc'd, not in the arena, because
  * it is resized; the messages it points to are in the arena). */
@@ -39,6 +45,9 @@ typedef struct xf_export {
     xf_export_names used_values, used_nodes;
     xf_export_vec nodes, inits, value_info;
     const char *gelu_const[3]; /* shared scalars sqrt(2), 1, 0.5 once made */
+    Onnx__ModelProto model;    /* built by xf_export_pack */
+    Onnx__GraphProto graph;
+    size_t packed_size;
     xf_status st;       /* first failure */
     xf_error *err;
     /* symbolic dims kept (export_dyn.c); dyn NULL or without symbols:
@@ -137,5 +146,35 @@ void xf_export_dyn_slice_ends(const xf_export *x, int node, int64_t *ends);
 /* *use_scales = 1 when the Resize must be written with scales (its sizes
  * move), the scales in `scales`. */
 xf_status xf_export_dyn_resize(xf_export *x, int node, float *scales, int *use_scales);
+
+/* Where the weights go (export.c asks, external_write.c moves them). */
+typedef struct xf_export_layout {
+    const char *location; /* external data file; NULL: inline unless over inline_limit */
+    const char *auto_location; /* the file used when the model is over inline_limit */
+    size_t min_bytes;     /* smaller tensors stay inline */
+    size_t inline_limit;  /* largest model packed without external data */
+    /* filled by xf_export_externalize: the data file's segments by offset
+     * (xf_malloc'd), its size, and the location used (NULL: none) */
+    imp_ext_seg *segs;
+    size_t n_segs;
+    uint64_t data_bytes;
+    const char *used_location;
+} xf_export_layout;
+
+void xf_export_init(xf_export *x, const xf_graph *g, xf_error *err);
+void xf_export_free(xf_export *x);
+/* Builds the model (x->model, its size in x->packed_size) and, when buf is
+ * given, packs it into a xf_malloc'd buffer. With a layout, initializers
+ * of at least layout->min_bytes move to the external data file when a
+ * location is given or the model would exceed the inline limit; without
+ * one (a buffer in memory) a model over 2 GiB fails. */
+xf_status xf_export_pack(xf_export *x, xf_export_layout *layout, uint8_t **buf, size_t *len);
+/* Writes the built model to f as it is packed (no copy in memory); 0 when
+ * a write failed (ferror(f) and errno say why). */
+int xf_export_stream(xf_export *x, FILE *f);
+/* external_write.c: turns the big raw_data initializers of x into external
+ * references to layout's data file (location, offset, length), recording
+ * the bytes to write as segments. */
+xf_status xf_export_externalize(xf_export *x, xf_export_layout *layout);
 
 #endif /* XF_ONNX_EXPORT_INTERNAL_H */

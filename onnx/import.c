@@ -339,15 +339,25 @@ static void state_free(imp_state *st)
 xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, const char *base_dir,
                               const xf_onnx_options *opts, xf_graph *g, xf_error *err)
 {
+    return imp_load(buf, len, name, base_dir, NULL, opts, g, err);
+}
+
+/* imp_load; `owned` (may be NULL) is buf when the caller hands it over: it
+ * is freed as soon as the model is decoded (protobuf-c copies what it
+ * keeps), so the file's bytes and the imported weights never coexist. */
+static xf_status load_bytes(const void *buf, size_t len, void *owned, const char *name,
+                            const char *base_dir, const imp_ext_mem *ext_mem,
+                            const xf_onnx_options *opts, xf_graph *g, xf_error *err)
+{
     xf_error local;
     if (!err) err = &local;
     xf_graph_init(g);
     if (!name) name = "<memory>";
-    if (!buf && len)
-        return XF_FAIL(err, XF_ERR_INVALID, "%s: no buffer given", name);
+    if (!buf && len) return XF_FAIL(err, XF_ERR_INVALID, "%s: no buffer given", name);
     imp_pb_alloc pa;
     imp_pb_alloc_init(&pa);
     Onnx__ModelProto *model = onnx__model_proto__unpack(&pa.base, len, buf);
+    xf_free(owned);
     if (!model && pa.failed)
         return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory decoding the model", name);
     if (!model)
@@ -359,6 +369,7 @@ xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, con
     memset(&st, 0, sizeof st);
     st.file = name;
     st.base_dir = base_dir;
+    st.ext_mem = ext_mem;
     st.opts = opts ? *opts : xf_onnx_default_options();
     st.model = model;
     st.g = g;
@@ -373,6 +384,13 @@ xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, con
     return rc;
 }
 
+xf_status imp_load(const void *buf, size_t len, const char *name, const char *base_dir,
+                   const imp_ext_mem *ext_mem, const xf_onnx_options *opts, xf_graph *g,
+                   xf_error *err)
+{
+    return load_bytes(buf, len, NULL, name, base_dir, ext_mem, opts, g, err);
+}
+
 xf_status xf_onnx_load(const char *path, const xf_onnx_options *opts, xf_graph *g, xf_error *err)
 {
     xf_graph_init(g);
@@ -381,11 +399,12 @@ xf_status xf_onnx_load(const char *path, const xf_onnx_options *opts, xf_graph *
     xf_status rc = imp_read_file(path, &buf, &len, err);
     if (rc != XF_OK) return rc;
     char *dir = imp_dirname(path);
-    if (!dir)
+    if (!dir) {
         rc = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
-    else
-        rc = xf_onnx_load_buffer(buf, len, path, dir, opts, g, err);
+        xf_free(buf);
+    } else {
+        rc = load_bytes(buf, len, buf, path, dir, NULL, opts, g, err);
+    }
     xf_free(dir);
-    xf_free(buf);
     return rc;
 }

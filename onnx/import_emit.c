@@ -86,6 +86,21 @@ int imp_sym_is_const(const imp_state *st, int sym)
     return s->value >= 0 && st->g->values[s->value].kind == XF_VALUE_CONST;
 }
 
+/* The decoded tensor is the copy the import keeps: the protobuf's copy of
+ * its bytes (protobuf-c allocates each bytes field through the ir hook,
+ * import_pb.c) is released at once, so a model with inline weights costs
+ * one copy of them plus the largest tensor, not two. Only the main graph's:
+ * a branch's initializers are also packed, whole, into its If node's
+ * attributes (written back on export) after the branch is imported. */
+static void release_raw_data(const Onnx__TensorProto *init)
+{
+    Onnx__TensorProto *tp = (Onnx__TensorProto *)(uintptr_t)init;
+    if (!tp->has_raw_data || !tp->raw_data.data) return;
+    xf_free(tp->raw_data.data);
+    tp->raw_data.data = NULL;
+    tp->raw_data.len = 0;
+}
+
 xf_status imp_sym_decode(imp_state *st, int sym, xf_error *err)
 {
     imp_sym *s = &st->syms[sym];
@@ -104,11 +119,15 @@ xf_status imp_sym_decode(imp_state *st, int sym, xf_error *err)
                        s->name);
     char what[768];
     snprintf(what, sizeof what, "%s: initializer '%s'", st->file, s->name);
-    xf_status rc = imp_tensor_decode(s->init, what, st->base_dir, &s->t, err);
+    imp_ext_src src = {st->base_dir, st->ext_mem};
+    int borrowed = 0;
+    xf_status rc = imp_tensor_decode_src(s->init, what, &src, &s->t, &borrowed, err);
     if (rc != XF_OK) return rc;
+    if (st->graph == st->model->graph) release_raw_data(s->init);
     s->init = NULL;
     s->has_const = 1;
-    s->t_owned = 1;
+    s->t_owned = !borrowed;
+    s->borrowed = borrowed;
     return XF_OK;
 }
 
@@ -164,8 +183,13 @@ int imp_sym_value(imp_state *st, int sym, xf_error *err)
     }
     if (imp_sym_decode(st, sym, err) != XF_OK) return -1;
     s = &st->syms[sym];
-    int v = xf_graph_add_const_owned(st->g, s->name, s->t.dtype, &s->t.shape, s->t.data, err);
+    int v = xf_graph_add_const_owned(st->g, s->name, s->t.dtype, &s->t.shape,
+                                     s->borrowed ? NULL : s->t.data, err);
     s->t_owned = 0; /* the graph owns the data now (or freed it on failure) */
+    if (v >= 0 && s->borrowed) {
+        st->g->values[v].data = s->t.data;
+        st->g->values[v].borrowed = 1;
+    }
     if (v < 0) {
         s->has_const = 0;
         s->t.data = NULL;

@@ -25,12 +25,13 @@
  * (If branches as graphs), import_lstm.c (LSTM attributes), import_conv1d.c
  * (1-D Conv), import_attr.c
  * (attributes and constant parameter inputs), import_tensor.c (TensorProto
- * decoding, external data, xf_onnx_load_tensor), import_names.c (string map),
+ * decoding, xf_onnx_load_tensor), external_read.c (external data), import_names.c (string map),
  * import_pb.c (protobuf-c's allocator).
  */
 #ifndef XF_ONNX_IMPORT_INTERNAL_H
 #define XF_ONNX_IMPORT_INTERNAL_H
 
+#include "external.h"
 #include "onnx.h"
 #include "onnx.pb-c.h"
 
@@ -64,6 +65,7 @@ typedef struct imp_sym {
     const Onnx__TensorProto *init; /* initializer not decoded yet */
     int has_const;  /* `t` holds the constant's data */
     int t_owned;    /* `t.data` is ours to xf_free (else the graph owns it) */
+    int borrowed;   /* `t.data` is the exporter's (a model read back from memory) */
     int deferred;   /* index in st->deferred computing it, -1: a plain constant or none */
     int uses;       /* how often the ONNX graph consumes it (node inputs, graph outputs) */
     int sub_uses;   /* of which by nodes inside subgraphs (If/Loop bodies): outer-scope
@@ -87,6 +89,7 @@ typedef struct imp_deferred {
 typedef struct imp_state {
     const char *file;     /* model name used in every message */
     const char *base_dir; /* external data directory, NULL: refused */
+    const imp_ext_mem *ext_mem; /* external data held in memory, borrowed (or NULL) */
     xf_onnx_options opts;
     const Onnx__ModelProto *model;
     const Onnx__GraphProto *graph;
@@ -105,6 +108,11 @@ typedef struct imp_state {
     const Onnx__NodeProto *node;
 } imp_state;
 
+/* xf_onnx_load_buffer, with external data taken from `ext_mem` (borrowed,
+ * see external.h) when it is set. */
+xf_status imp_load(const void *buf, size_t len, const char *name, const char *base_dir,
+                   const imp_ext_mem *ext_mem, const xf_onnx_options *opts, xf_graph *g,
+                   xf_error *err);
 /* "" for NULL (protobuf-c leaves absent strings NULL). */
 const char *imp_str(const char *s);
 /* Static dtype and shape of a ValueInfoProto (graph input or value_info).
@@ -296,6 +304,12 @@ xf_status imp_resolve(imp_state *st, int **order, xf_error *err);
  * (NULL refuses it). */
 xf_status imp_tensor_decode(const Onnx__TensorProto *tp, const char *what, const char *base_dir,
                             xf_tensor *t, xf_error *err);
+/* The same from `src`; when `borrowed` is given and the data can be used
+ * in place (an in-memory source, little-endian host), t->data points at it
+ * and *borrowed is set instead of a copy being made. */
+xf_status imp_tensor_decode_src(const Onnx__TensorProto *tp, const char *what,
+                                const imp_ext_src *src, xf_tensor *t, int *borrowed,
+                                xf_error *err);
 /* Reads a whole file into a xf_malloc'd buffer. */
 xf_status imp_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *err);
 /* Directory part of `path` ("." when it has none), xf_malloc'd; NULL when out

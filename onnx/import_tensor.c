@@ -1,7 +1,7 @@
 /*
  * import_tensor.c — onnx.TensorProto -> xf_tensor: dims, dtype, data from
  * raw_data (little-endian bytes), from the typed repeated fields, or from an
- * external data file next to the model. Every size is checked against the
+ * external data file next to the model (external_read.c). Every size is checked against the
  * element count before anything is allocated, so a corrupt or hostile file
  * gives an error naming the tensor instead of a huge allocation or an
  * out-of-bounds read. Also xf_onnx_load_tensor for test_data_set files.
@@ -86,101 +86,6 @@ static void from_little_endian(void *data, size_t n_elems, size_t size)
         }
 }
 
-/* A location is accepted only when it stays inside the model directory. */
-static int location_is_safe(const char *loc)
-{
-    if (!loc[0] || loc[0] == '/' || loc[0] == '\\') return 0;
-    const char *p = loc;
-    while (*p) {
-        size_t n = strcspn(p, "/\\");
-        if (n == 2 && p[0] == '.' && p[1] == '.') return 0;
-        p += n;
-        if (*p) p++;
-    }
-    return 1;
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s) return 0;
-    uint64_t v = 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9') return 0;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10) return 0;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 1;
-}
-
-static xf_status read_external(const Onnx__TensorProto *tp, const char *what,
-                               const char *base_dir, void *dst, size_t bytes, xf_error *err)
-{
-    const char *loc = NULL;
-    uint64_t offset = 0, length = 0;
-    int has_length = 0;
-    for (size_t i = 0; i < tp->n_external_data; i++) {
-        const char *k = imp_str(tp->external_data[i]->key);
-        const char *v = imp_str(tp->external_data[i]->value);
-        if (strcmp(k, "location") == 0)
-            loc = v;
-        else if (strcmp(k, "offset") == 0 && !parse_u64(v, &offset))
-            return XF_FAIL(err, XF_ERR_PARSE, "%s: external data offset '%s' is not a number",
-                           what, v);
-        else if (strcmp(k, "length") == 0) {
-            if (!parse_u64(v, &length))
-                return XF_FAIL(err, XF_ERR_PARSE, "%s: external data length '%s' is not a number",
-                               what, v);
-            has_length = 1;
-        }
-    }
-    if (!loc)
-        return XF_FAIL(err, XF_ERR_PARSE, "%s: external data without a 'location' entry", what);
-    if (!base_dir)
-        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
-                       "%s: data lives in external file '%s', but the model was loaded from "
-                       "memory without a base directory",
-                       what, loc);
-    if (!location_is_safe(loc))
-        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
-                       "%s: external data location '%s' is refused: it must be a relative path "
-                       "inside the model's directory (no absolute path, no '..')",
-                       what, loc);
-    if (has_length && length != bytes)
-        return XF_FAIL(err, XF_ERR_PARSE,
-                       "%s: external data length is %llu bytes, the tensor needs %zu", what,
-                       (unsigned long long)length, bytes);
-    size_t plen = strlen(base_dir) + strlen(loc) + 2;
-    char *path = xf_malloc(plen);
-    if (!path) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", what);
-    snprintf(path, plen, "%s/%s", base_dir, loc);
-    FILE *f;
-    xf_status st = xf_infile_open(path, &f, err);
-    if (st != XF_OK) {
-        xf_error_prefix(err, "%s: external data file", what);
-        goto out;
-    }
-    if (fseek(f, 0, SEEK_END) != 0) {
-        st = XF_FAIL(err, XF_ERR_IO, "%s: cannot seek in '%s': %s", what, path, strerror(errno));
-        goto out;
-    }
-    long size = ftell(f);
-    if (size < 0 || offset > (uint64_t)size || (uint64_t)size - offset < bytes) {
-        st = XF_FAIL(err, XF_ERR_PARSE,
-                     "%s: external data file '%s' has %ld bytes, too short for %zu bytes at "
-                     "offset %llu",
-                     what, path, size, bytes, (unsigned long long)offset);
-        goto out;
-    }
-    if (fseek(f, (long)offset, SEEK_SET) != 0 || fread(dst, 1, bytes, f) != bytes)
-        st = XF_FAIL(err, XF_ERR_IO, "%s: cannot read %zu bytes from '%s'", what, bytes, path);
-out:
-    if (f) fclose(f);
-    xf_free(path);
-    return st;
-}
-
 /* Number of values in the typed repeated field that holds dtype `dt`. */
 static size_t typed_count(const Onnx__TensorProto *tp, xf_dtype dt)
 {
@@ -211,6 +116,15 @@ static void read_typed(const Onnx__TensorProto *tp, xf_dtype dt, void *dst, size
 xf_status imp_tensor_decode(const Onnx__TensorProto *tp, const char *what, const char *base_dir,
                             xf_tensor *t, xf_error *err)
 {
+    imp_ext_src src = {base_dir, NULL};
+    return imp_tensor_decode_src(tp, what, &src, t, NULL, err);
+}
+
+xf_status imp_tensor_decode_src(const Onnx__TensorProto *tp, const char *what,
+                                const imp_ext_src *src, xf_tensor *t, int *borrowed,
+                                xf_error *err)
+{
+    if (borrowed) *borrowed = 0;
     memset(t, 0, sizeof *t);
     int code = tp->has_data_type ? tp->data_type : 0;
     xf_dtype dt = xf_onnx_dtype_to_xf(code);
@@ -248,10 +162,24 @@ xf_status imp_tensor_decode(const Onnx__TensorProto *tp, const char *what, const
     memset(&sh, 0, sizeof sh);
     sh.rank = (int)tp->n_dims;
     for (size_t i = 0; i < tp->n_dims; i++) sh.dims[i] = tp->dims[i];
+    if (external && src->mem && borrowed && host_is_little_endian()) {
+        const void *data;
+        xf_status st = imp_ext_lookup(tp, what, src->mem, bytes, &data, err);
+        if (st != XF_OK) return st;
+        t->dtype = dt;
+        t->shape = sh;
+        t->data = (void *)(uintptr_t)data;
+        *borrowed = 1;
+        return XF_OK;
+    }
     xf_status st = xf_tensor_alloc(t, dt, &sh, err);
     if (st != XF_OK) return st;
-    if (external)
-        st = read_external(tp, what, base_dir, t->data, bytes, err);
+    if (external && src->mem) {
+        const void *data;
+        st = imp_ext_lookup(tp, what, src->mem, bytes, &data, err);
+        if (st == XF_OK && bytes) memcpy(t->data, data, bytes);
+    } else if (external)
+        st = imp_ext_read(tp, what, src->base_dir, t->data, bytes, err);
     else if (tp->has_raw_data) {
         if (bytes) memcpy(t->data, tp->raw_data.data, bytes);
     } else

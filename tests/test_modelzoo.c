@@ -125,7 +125,7 @@ START_TEST(usage_errors)
         {"bert --hidden 30 --heads 4", "--hidden 30 is not a multiple of --heads 4"},
         {"vit --image 40 --patch 16", "--image 40 is not a multiple of --patch 16"},
         {"squeezenet --image 8", "features."},
-        {"bert --vocab 1000000 --hidden 1000 --heads 8", "parameters would exceed"},
+        {"bert --vocab 1000000 --hidden 100000 --heads 8", "parameters would exceed"},
         {"resnet18 stray", "unexpected argument 'stray'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

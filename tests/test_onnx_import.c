@@ -8,7 +8,8 @@
  * duplicate outputs, cycles, opsets 10 and 18, a node without op_type,
  * truncated or garbage bytes)
  * give errors that name the file and the node. Also external-data
- * initializers and symbolic input dims sized through the options, and
+ * initializers and symbolic input dims sized through the options (and
+ * kept on export, with or without an external data file), and
  * shapes whose element count overflows (inputs, --dim sizes, inferred
  * outputs) refused by the importer and by the tools, which write nothing;
  * models over the memory limit refused by the tools before allocating.
@@ -2430,21 +2431,28 @@ static Onnx__ModelProto *export_kept(const xf_graph *g, const xf_onnx_dynamic *d
     return mp;
 }
 
+/* dynamic_model(0) imported at N=3 and described (import_described). */
+static mb *import_at_n3(uint8_t **buf, size_t *len, xf_graph *g, xf_onnx_dynamic **d)
+{
+    mb *m = dynamic_model(0);
+    const char *nn[1] = {"N"};
+    int64_t nv[1] = {3};
+    xf_onnx_options o = one_dim(nn, nv);
+    import_described(m, &o, buf, len, g, d);
+    return m;
+}
+
 /* Imported at N=3, exported keeping N: the Reshape targets follow N (no 3
  * baked in), N is the written input's and output's dim_param, and the
  * written model computes what the original does at N = 3, 4 and 5. */
 START_TEST(symbolic_dims_are_kept_on_export)
 {
-    mb *m = dynamic_model(0);
     size_t len;
     uint8_t *buf;
-    const char *nn[1] = {"N"};
-    int64_t nv[1] = {3};
-    xf_onnx_options o = one_dim(nn, nv);
     xf_graph g;
     xf_error err;
     xf_onnx_dynamic *d = NULL;
-    import_described(m, &o, &buf, &len, &g, &d);
+    mb *m = import_at_n3(&buf, &len, &g, &d);
     ck_assert_int_eq(g.n_nodes, 3); /* the shape subgraph folded into the Reshape */
     ck_assert_int_eq(xf_onnx_dynamic_count(d), 1);
     ck_assert_str_eq(xf_onnx_dynamic_name(d, 0), "N");
@@ -2478,6 +2486,81 @@ START_TEST(symbolic_dims_are_kept_on_export)
         xf_graph_free(&b);
     }
     release_described(m, buf, &g, d, out);
+}
+END_TEST
+
+/* The same model written to a file keeping N with its weights in an
+ * external data file (xf_onnx_save_options: dynamic and external_data):
+ * the writer reads it back at N = 3, 4 and 5 before writing; the file
+ * keeps N as dim_param with W external, and read from disk through its
+ * data file computes what the original does at the three sizes. */
+START_TEST(symbolic_dims_kept_with_external_data)
+{
+    size_t len;
+    uint8_t *buf;
+    xf_graph g;
+    xf_error err;
+    xf_onnx_dynamic *d = NULL;
+    mb *m = import_at_n3(&buf, &len, &g, &d);
+    const char *path = xf_test_tmp("dyn_ext.onnx");
+    xf_onnx_save_options so = xf_onnx_default_save_options();
+    so.external_data = "dyn_ext.weights";
+    so.external_min_bytes = 256; /* W (480 bytes) goes out, the int64 targets stay */
+    so.dynamic = d;
+    xf_onnx_writer *w = NULL;
+    ck_assert_msg(xf_onnx_writer_open(&g, path, &so, &w, &err) == XF_OK, "%s", err.msg);
+    for (int p = 0; p < XF_ONNX_POINTS; p++) {
+        xf_onnx_options op = xf_onnx_dynamic_options(d, p);
+        xf_graph back;
+        ck_assert_msg(xf_onnx_writer_read_back(w, &op, &back, &err) == XF_OK, "point %d: %s", p,
+                      err.msg);
+        ck_assert_int_eq(back.values[back.outputs[1]].shape.dims[0], 3 + p);
+        xf_graph_free(&back);
+    }
+    size_t model_bytes;
+    uint64_t data_bytes;
+    const char *loc;
+    xf_onnx_writer_sizes(w, &model_bytes, &data_bytes, &loc);
+    ck_assert_str_eq(loc, "dyn_ext.weights");
+    ck_assert_uint_eq(data_bytes, 480);
+    ck_assert_msg(xf_onnx_writer_commit(w, &err) == XF_OK, "%s", err.msg);
+    xf_onnx_writer_free(w);
+    size_t flen;
+    char *file = xf_test_read_file(path, &flen);
+    ck_assert_uint_eq(flen, model_bytes);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, flen, (const uint8_t *)file);
+    ck_assert_ptr_nonnull(mp);
+    ck_assert_str_eq(written_dim(mp, 0, 0, 0), "N");
+    ck_assert_str_eq(written_dim(mp, 1, 1, 0), "N");
+    int external = 0;
+    for (size_t t = 0; t < mp->graph->n_initializer; t++)
+        external += mp->graph->initializer[t]->data_location ==
+                    ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    ck_assert_int_eq(external, 1);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    free(file);
+    char data_path[4096];
+    snprintf(data_path, sizeof data_path, "%.*s/dyn_ext.weights",
+             (int)(strrchr(path, '/') - path), path);
+    ck_assert_int_eq(access(data_path, R_OK), 0);
+    for (int p = 0; p < XF_ONNX_POINTS; p++) {
+        xf_onnx_options op = xf_onnx_dynamic_options(d, p);
+        xf_graph a, b;
+        ck_assert_msg(xf_onnx_load_buffer(buf, len, "dyn.onnx", NULL, &op, &a, &err) == XF_OK,
+                      "%s", err.msg);
+        ck_assert_msg(xf_onnx_load(path, &op, &b, &err) == XF_OK, "point %d: %s", p, err.msg);
+        ck_assert_int_eq(b.values[b.outputs[1]].shape.dims[0], 3 + p);
+        xf_test_expect_same_function(&a, &b, 7, 1e-6);
+        xf_graph_free(&a);
+        xf_graph_free(&b);
+    }
+    /* Without its data file the model does not read. */
+    ck_assert_int_eq(unlink(data_path), 0);
+    xf_graph b;
+    xf_onnx_options o = xf_onnx_dynamic_options(d, 0);
+    ck_assert_int_ne(xf_onnx_load(path, &o, &b, &err), XF_OK);
+    xf_test_expect_contains(err.msg, "dyn_ext.weights");
+    release_described(m, buf, &g, d, NULL);
 }
 END_TEST
 
@@ -2723,6 +2806,7 @@ static Suite *suite(void)
     TCase *dyn = tcase_create("dynamic");
     tcase_set_timeout(dyn, 120); /* runs xfergen, xferverify and rlflow-agent */
     tcase_add_test(dyn, symbolic_dims_are_kept_on_export);
+    tcase_add_test(dyn, symbolic_dims_kept_with_external_data);
     tcase_add_test(dyn, dims_declared_zero_are_symbolic);
     tcase_add_test(dyn, export_refuses_parameters_that_cannot_follow);
     tcase_add_test(dyn, symbol_the_model_does_not_admit_is_written_fixed);

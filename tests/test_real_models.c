@@ -13,7 +13,8 @@
  * nowhere: rules never see through opaque nodes; xfcost prices the If by
  * its costlier branch and times it on the interpreter. The round trip and
  * rlflow-agent --search taso (with proved rules) keep every symbolic input
- * dim, and their outputs agree at three sizes of each. Without ../shared
+ * dim, and their outputs agree at three sizes of each, also with the
+ * weights in an external data file (--external-data). Without ../shared
  * the cases skip.
  */
 #include <math.h>
@@ -92,6 +93,17 @@ static void expect_dims_kept(const real_model *m, const char *report, const char
     free(info);
 }
 
+/* The model written at `path` reproduces m's reference outputs. */
+static void expect_reference_outputs(const real_model *m, const char *dir, const char *path)
+{
+    char *out;
+    int rc = xfonnx(&out, "run_written.log", "run %s --data %s/test_data_set_0 %s", path, dir,
+                    m->dims);
+    ck_assert_msg(rc == 0, "xfonnx run on the written model %s: exit %d\n%s", path, rc, out);
+    xf_test_expect_contains(out, "outputs match the expected data");
+    free(out);
+}
+
 START_TEST(run_matches_onnxruntime)
 {
     const real_model *m = &models[_i];
@@ -166,6 +178,59 @@ START_TEST(agent_keeps_symbolic_dims)
     ck_assert_msg(!strstr(out, "instead"), "%s: the input was written:\n%s", m->dir, out);
     xf_test_onnx_checker(written);
     free(out);
+}
+END_TEST
+
+/* --external-data with symbolic dims, on the classifier: xfonnx roundtrip
+ * and rlflow-agent each write a model that keeps every symbolic dim, with
+ * its weights in the data file, after the check at three sizes; the model
+ * reads back through that file (it reproduces the reference outputs) and
+ * does not read without it. */
+START_TEST(external_data_keeps_symbolic_dims)
+{
+    const real_model *m = &models[0];
+    const char *dir = model_dir(m);
+    if (!dir) XF_SKIP("shared model real/%s not found (XF_SHARED_DIR)", m->dir);
+    for (int k = 0; k < 2; k++) {
+        char written[4096], data[4096], log[4096], *out;
+        snprintf(written, sizeof written, "%s", xf_test_tmp(k ? "ext_agent.onnx" : "ext_rt.onnx"));
+        snprintf(data, sizeof data, "%s.weights", written);
+        const char *base = strrchr(written, '/') + 1;
+        unlink(data);
+        int rc;
+        if (k == 0) {
+            char opts[1024];
+            snprintf(opts, sizeof opts, "--external-data %s.weights %s", base, m->dims);
+            rc = xfonnx(&out, "ext_rt.log", "roundtrip %s/model.onnx -o %s %s", dir, written,
+                        opts);
+        } else {
+            snprintf(log, sizeof log, "%s", xf_test_tmp("ext_agent.log"));
+            rc = xf_test_system("%s --rules %s %s/model.onnx -o %s --search taso --budget 20 %s "
+                                "--backend analytic --cache none --no-latency -q "
+                                "--external-data %s.weights > %s 2>&1",
+                                xf_test_tool("rlflow-agent"), rules_db(), dir, written, m->dims,
+                                base, log);
+            out = xf_test_read_file(log, NULL);
+        }
+        ck_assert_msg(rc == 0, "exit %d\n%s", rc, out);
+        char want[512];
+        snprintf(want, sizeof want, k ? "external data:   %s.weights (" : "external data: %s.weights, ",
+                 base);
+        xf_test_expect_contains(out, want);
+        expect_dims_kept(m, out, k ? "symbolic dim:    %s kept, checked at" : "symbolic dim %-24s kept",
+                         written);
+        xf_test_expect_contains(out, k ? "sizes check:     max output err"
+                                       : "same graph, same outputs at three sizes");
+        ck_assert_msg(!strstr(out, "instead"), "the input was written:\n%s", out);
+        ck_assert_int_eq(access(data, R_OK), 0);
+        free(out);
+        expect_reference_outputs(m, dir, written);
+        ck_assert_int_eq(unlink(data), 0);
+        rc = xfonnx(&out, "ext_run.log", "info %s%s%s", written, "", "");
+        ck_assert_int_ne(rc, 0);
+        xf_test_expect_contains(out, ".weights");
+        free(out);
+    }
 }
 END_TEST
 
@@ -246,11 +311,7 @@ START_TEST(agent_optimises_around_silero_if)
     xf_test_expect_contains(out, "max output err:  ");
     xf_test_expect_contains(out, "written:         ");
     free(out);
-    rc = xfonnx(&out, "run_silero_opt.log", "run %s --data %s/test_data_set_0 %s", opt, dir,
-                m->dims);
-    ck_assert_msg(rc == 0, "xfonnx run on the written model: exit %d\n%s", rc, out);
-    xf_test_expect_contains(out, "outputs match the expected data");
-    free(out);
+    expect_reference_outputs(m, dir, opt);
     xf_test_onnx_checker(opt);
 }
 END_TEST
@@ -317,6 +378,7 @@ int main(void)
     tcase_add_loop_test(t, round_trip_keeps_graph_and_outputs, 0, N_MODELS);
     tcase_add_loop_test(t, agent_keeps_symbolic_dims, 0, N_MODELS);
     tcase_add_test(t, agent_optimises_around_silero_if);
+    tcase_add_test(t, external_data_keeps_symbolic_dims);
     tcase_add_test(t, silero_too_short_says_why);
     tcase_add_test(t, xfcost_prices_and_runs_silero);
     tcase_add_test(t, silero_matches_onnxruntime_at_three_sizes);

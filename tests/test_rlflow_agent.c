@@ -19,7 +19,9 @@
  * (1e-4); the "rules:" header counts the irrelevant rule (and --all-actions
  * keeps it); PPO trains and saves a checkpoint that a second run loads; the
  * world-model agent runs two rounds (one in the dream) on a small budget; a
- * model no rule touches is written unchanged; --target ort without ONNX
+ * model no rule touches is written unchanged; --external-data puts the
+ * weights in a data file next to the output, and refuses a location
+ * outside its directory; --target ort without ONNX
  * Runtime says so and runs as without it, and with it reports the timing
  * and writes the input unchanged or a model that computes the same; and the error cases: bad
  * usage, --help, a database without proved rules, a missing model or
@@ -292,6 +294,36 @@ START_TEST(test_greedy)
     xf_test_expect_contains(output, " (6 nodes, 6 after preparation)\n");
     expect_optimised(model_path, out_path);
     xf_test_onnx_checker(out_path);
+}
+END_TEST
+
+/* --external-data: the weights of 1 KiB and more (the matmuls' [512,1]
+ * matrices, or their merged [512,2]) go to the data file next to OUT, the
+ * report names it, and the model reads back through it. */
+START_TEST(test_external_data)
+{
+    char data[4096];
+    snprintf(data, sizeof data, "%s", xf_test_tmp("model.opt.bin"));
+    unlink(data);
+    ck_assert_int_eq(agent(COMMON " --search greedy --external-data model.opt.bin", db_path,
+                           model_path, out_path),
+                     0);
+    expect_search_report("greedy");
+    xf_test_expect_contains(output, "external data:   model.opt.bin (");
+    FILE *f = fopen(data, "rb");
+    ck_assert_msg(f != NULL, "%s was not written", data);
+    fseek(f, 0, SEEK_END);
+    ck_assert_int_ge(ftell(f), 4096);
+    fclose(f);
+    expect_optimised(model_path, out_path);
+    xf_test_onnx_checker(out_path);
+    /* a location outside OUT's directory is refused, nothing written */
+    unlink(out_path);
+    ck_assert_int_eq(agent(COMMON " --search greedy --external-data ../x.bin", db_path,
+                           model_path, out_path),
+                     1);
+    xf_test_expect_contains(output, "'../x.bin' is refused");
+    ck_assert_int_eq(access(out_path, F_OK), -1);
 }
 END_TEST
 
@@ -634,6 +666,7 @@ static Suite *suite(void)
     tcase_set_timeout(t, 300);
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_test(t, test_greedy);
+    tcase_add_test(t, test_external_data);
     tcase_add_test(t, test_taso);
     tcase_add_test(t, test_all_actions);
     tcase_add_test(t, test_ppo_save_load);

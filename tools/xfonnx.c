@@ -6,9 +6,10 @@
  *   xfonnx run MODEL [--data DIR]          run the interpreter; with DIR (ONNX
  *                                          test_data_set layout) compare outputs
  *   xfonnx roundtrip MODEL -o OUT          import -> export -> import, compare
- *                                          canonical hash and outputs (at three
+ *     [--external-data FILE]               canonical hash and outputs (at three
  *                                          sizes of each symbolic input dim,
- *                                          which the written model keeps)
+ *                                          which the written model keeps);
+ *                                          weights in FILE (automatic over 2 GiB)
  *   xfonnx time A [B ...] [--threads N]    latency of each model in ONNX Runtime
  *                                          (CPU), timed alternately; ratio to A
  *                                          and its noise bound (target/target.h)
@@ -31,7 +32,7 @@
 
 
 typedef struct options {
-    const char *cmd, *model, *out, *data, *mem_limit;
+    const char *cmd, *model, *out, *data, *mem_limit, *external_data;
     double rtol, atol;
     uint64_t seed;
     xf_cli_dims dims;
@@ -63,6 +64,10 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  -o, --output FILE       output model (roundtrip)\n"
+            "  --external-data FILE    roundtrip: write the weights (tensors of 1 KiB and more)\n"
+            "                          to FILE, a path relative to OUT's directory, in ONNX's\n"
+            "                          external-data layout; without it a model over 2 GiB\n"
+            "                          goes to OUT.data automatically\n"
             "  --data DIR              ONNX test_data_set directory (run)\n"
             "  --dim NAME=N            size of a symbolic input dimension (default 1)\n"
             "  --mem-limit SIZE        most bytes of tensors a run may take, e.g. 512M, 8G\n"
@@ -97,6 +102,9 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--data")) {
             if (!next) goto missing;
             o->data = argv[++i];
+        } else if (!strcmp(a, "--external-data")) {
+            if (!next) goto missing;
+            o->external_data = argv[++i];
         } else if (!strcmp(a, "--rtol") || !strcmp(a, "--atol")) {
             if (!next) goto missing;
             double v;
@@ -336,10 +344,10 @@ done:
 }
 
 /* Runs the original (a at point 0, else read at point p) and the exported
- * model (read from buf at point p) on the same random inputs; 1 when they
- * differ or one does not run, 2 when a model cannot be read. */
+ * model (w's bytes read back at point p) on the same random inputs; 1 when
+ * they differ or one does not run, 2 when a model cannot be read. */
 static int check_point(const options *o, const xf_onnx_dynamic *d, int p, const xf_graph *a0,
-                       const xf_graph *b0, const uint8_t *buf, size_t len)
+                       const xf_graph *b0, xf_onnx_writer *w)
 {
     xf_graph ap, bp;
     xf_graph_init(&ap);
@@ -348,7 +356,7 @@ static int check_point(const options *o, const xf_onnx_dynamic *d, int p, const 
     xf_error_clear(&err);
     xf_onnx_options io = xf_onnx_dynamic_options(d, p);
     if (p > 0 && (xf_onnx_load(o->model, &io, &ap, &err) != XF_OK ||
-                  xf_onnx_load_buffer(buf, len, o->out, NULL, &io, &bp, &err) != XF_OK)) {
+                  xf_onnx_writer_read_back(w, &io, &bp, &err) != XF_OK)) {
         fprintf(stderr, "xfonnx: %s\n", err.msg);
         xf_graph_free(&ap);
         return 1;
@@ -382,10 +390,12 @@ static int check_point(const options *o, const xf_onnx_dynamic *d, int p, const 
     return rc;
 }
 
-/* The model is exported to memory, read back and checked there; OUT is
- * written only when every check passed, so a failed round trip leaves
- * nothing (and never removes what OUT names). Symbolic input dims are kept
- * (xf_onnx_dynamic) and the outputs compared at three sizes of each. */
+/* The model is exported to memory, read back and checked there (external
+ * weights are read back in place, not copied); OUT (and its external data
+ * file) is written only when every check passed, so a failed round trip
+ * leaves nothing (and never removes what OUT names). Symbolic input dims
+ * are kept (xf_onnx_dynamic) and the outputs compared at three sizes of
+ * each, every one read back from the bytes that are written. */
 static int cmd_roundtrip(const options *o)
 {
     if (!o->out) {
@@ -398,8 +408,7 @@ static int cmd_roundtrip(const options *o)
     if (rc) return rc;
     xf_error err;
     xf_onnx_options io = import_options(o);
-    uint8_t *buf = NULL;
-    size_t len = 0;
+    xf_onnx_writer *w = NULL;
     xf_onnx_dynamic *d = NULL;
     double t0 = xf_clock_now();
     if (xf_onnx_dynamic_open_file(o->model, &io, &d, &err) != XF_OK) {
@@ -408,22 +417,32 @@ static int cmd_roundtrip(const options *o)
         goto done;
     }
     double t_sizes = xf_clock_now() - t0;
+    xf_onnx_save_options so = xf_onnx_default_save_options();
+    so.external_data = o->external_data;
+    so.dynamic = d;
     t0 = xf_clock_now();
-    if (xf_onnx_save_buffer_dynamic(&a, d, &buf, &len, &err) != XF_OK) {
-        fprintf(stderr, "xfonnx: %s: %s\n", o->out, err.msg);
+    if (xf_onnx_writer_open(&a, o->out, &so, &w, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
         rc = 2;
         goto done;
     }
     double t_export = xf_clock_now() - t0;
-    if (xf_onnx_load_buffer(buf, len, o->out, NULL, &io, &b, &err) != XF_OK) {
+    if (xf_onnx_writer_read_back(w, &io, &b, &err) != XF_OK) {
         fprintf(stderr, "xfonnx: %s\n", err.msg);
         rc = 1; /* our own export did not re-import: a check failure */
         goto done;
     }
     uint64_t ha = xf_graph_hash(&a), hb = xf_graph_hash(&b);
-    printf("exported %s in %.3f s: %d nodes, canonical hash %016llx -> %016llx %s\n", o->out,
+    printf("serialised %s in %.3f s: %d nodes, canonical hash %016llx -> %016llx %s\n", o->out,
            t_export, a.n_nodes, (unsigned long long)ha, (unsigned long long)hb,
            ha == hb ? "(equal)" : "(DIFFERENT)");
+    size_t model_bytes;
+    uint64_t data_bytes;
+    const char *location;
+    xf_onnx_writer_sizes(w, &model_bytes, &data_bytes, &location);
+    if (location)
+        printf("external data: %s, %llu bytes (model file %zu bytes)\n", location,
+               (unsigned long long)data_bytes, model_bytes);
     if (ha != hb) rc = 1;
     int n_sym = xf_onnx_dynamic_count(d);
     for (int s = 0; s < n_sym; s++)
@@ -446,22 +465,26 @@ static int cmd_roundtrip(const options *o)
     } else {
         int points = xf_onnx_dynamic_points(d);
         for (int p = 0; p < points && rc != 2; p++) {
-            int r = check_point(o, d, p, &a, &b, buf, len);
+            int r = check_point(o, d, p, &a, &b, w);
             if (r > rc) rc = r;
         }
         printf("%s\n", rc ? "round trip FAILED"
                           : points > 1 ? "round trip ok: same graph, same outputs at three sizes"
                                        : "round trip ok: same graph, same outputs");
     }
-    if (rc == 0 && xf_outfile_write_all(o->out, buf, len, &err) != XF_OK) {
+    t0 = xf_clock_now();
+    if (rc == 0 && xf_onnx_writer_commit(w, &err) != XF_OK) {
         fprintf(stderr, "xfonnx: %s\n", err.msg);
         rc = 2;
+    } else if (rc == 0) {
+        printf("wrote %s%s in %.3f s\n", o->out, location ? " and its external data" : "",
+               xf_clock_now() - t0);
     }
 done:
+    xf_graph_free(&b); /* before a: its external weights are a's */
+    xf_onnx_writer_free(w);
     xf_onnx_dynamic_free(d);
-    xf_free(buf);
     xf_graph_free(&a);
-    xf_graph_free(&b);
     return rc;
 }
 

@@ -6,7 +6,7 @@
  *
  *   modelzoo LIST                      the models, their options, defaults
  *   modelzoo --help
- *   modelzoo MODEL [--OPTION N]... [--seed N] -o FILE
+ *   modelzoo MODEL [--OPTION N]... [--seed N] [--external-data DATA] -o FILE
  *
  * Exit status: 0 written; 1 the model could not be built or written;
  * 2 usage error (unknown model or option, bad value, sizes that do not
@@ -45,7 +45,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: modelzoo LIST\n"
-            "       modelzoo MODEL [--OPTION N]... [--seed N] -o FILE\n"
+            "       modelzoo MODEL [--OPTION N]... [--seed N] [--external-data DATA] -o FILE\n"
             "       modelzoo --help\n"
             "\n"
             "Writes MODEL as an ONNX file with random weights drawn from --seed\n"
@@ -58,6 +58,10 @@ static void usage(FILE *f)
     }
     fprintf(f, "  %-10s N  %s\n", "--seed", "seed of the random weights (default 0)");
     fprintf(f, "  %-13s %s\n", "-o FILE", "where to write the model");
+    fprintf(f, "  --external-data DATA\n"
+               "                write the weights (tensors of 1 KiB and more) to DATA, a path\n"
+               "                relative to FILE's directory (ONNX external data); a model\n"
+               "                over 2 GiB goes to FILE.data without it\n");
     fprintf(f, "\nexit status: 0 written, 1 could not build or write, 2 usage error\n");
 }
 
@@ -86,10 +90,11 @@ static int parse_seed(const char *s, uint64_t *out)
 /* Fills *c and *path from the arguments after the model name; prints the
  * problem and returns 0 on a usage error. */
 static int parse_args(const xf_zoo_model *m, int argc, char **argv, xf_zoo_config *c,
-                      const char **path)
+                      const char **path, xf_onnx_save_options *so)
 {
     xf_modelzoo_config_init(c, m);
     *path = NULL;
+    *so = xf_onnx_default_save_options();
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (arg[0] != '-') {
@@ -103,6 +108,10 @@ static int parse_args(const xf_zoo_model *m, int argc, char **argv, xf_zoo_confi
         const char *val = argv[++i];
         if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
             *path = val;
+            continue;
+        }
+        if (strcmp(arg, "--external-data") == 0) {
+            so->external_data = val;
             continue;
         }
         if (strcmp(arg, "--seed") == 0) {
@@ -132,7 +141,8 @@ static int parse_args(const xf_zoo_model *m, int argc, char **argv, xf_zoo_confi
     return 1;
 }
 
-static int write_model(const xf_zoo_model *m, const xf_zoo_config *c, const char *path)
+static int write_model(const xf_zoo_model *m, const xf_zoo_config *c, const char *path,
+                       const xf_onnx_save_options *so)
 {
     xf_graph g;
     xf_error err;
@@ -143,9 +153,12 @@ static int write_model(const xf_zoo_model *m, const xf_zoo_config *c, const char
                 usage_error ? "these sizes do not fit the architecture: " : "", err.msg);
         return usage_error ? EXIT_USAGE : 1;
     }
-    st = xf_onnx_save(&g, path, &err);
+    xf_onnx_writer *w = NULL;
+    st = xf_onnx_writer_open(&g, path, so, &w, &err);
+    if (st == XF_OK) st = xf_onnx_writer_commit(w, &err);
     if (st != XF_OK) {
         fprintf(stderr, "modelzoo: %s\n", err.msg);
+        xf_onnx_writer_free(w);
         xf_graph_free(&g);
         return 1;
     }
@@ -153,7 +166,14 @@ static int write_model(const xf_zoo_model *m, const xf_zoo_config *c, const char
     printf("wrote %s: %s, %d nodes, %lld parameters", path, m->name, g.n_nodes,
            xf_modelzoo_param_count(&g));
     if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) printf(", %lld bytes", (long long)sb.st_size);
+    uint64_t data_bytes;
+    const char *location;
+    xf_onnx_writer_sizes(w, NULL, &data_bytes, &location);
+    if (location)
+        printf(", weights in external data '%s' (%llu bytes)", location,
+               (unsigned long long)data_bytes);
     printf("\n");
+    xf_onnx_writer_free(w);
     xf_graph_free(&g);
     return 0;
 }
@@ -186,6 +206,7 @@ int main(int argc, char **argv)
     }
     xf_zoo_config c;
     const char *path;
-    if (!parse_args(m, argc - 2, argv + 2, &c, &path)) return EXIT_USAGE;
-    return write_model(m, &c, path);
+    xf_onnx_save_options so;
+    if (!parse_args(m, argc - 2, argv + 2, &c, &path, &so)) return EXIT_USAGE;
+    return write_model(m, &c, path, &so);
 }

@@ -22,6 +22,9 @@ static void usage(FILE *f)
             "options:\n"
             "  --rules FILE       rules database (xfergen + xferverify); required\n"
             "  -o, --output FILE  where to write the optimised model (default MODEL.opt.onnx)\n"
+            "  --external-data F  write its weights (tensors of 1 KiB and more) to F, a path\n"
+            "                     relative to the output's directory (ONNX external data);\n"
+            "                     a model over 2 GiB goes to OUTPUT.data without it\n"
             "  --agent A          wm (world-model agent, default), ppo (model-free PPO), or a\n"
             "                     search: taso (cost-bounded backtracking), greedy, random\n"
             "  --search S         the same as --agent S for taso, greedy or random\n"
@@ -150,6 +153,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!next) return bad(a, "a file name", next);
             o->output = next;
+        } else if (!strcmp(a, "--external-data")) {
+            if (!next) return bad(a, "a file name", next);
+            o->external_data = next;
         } else if (!strcmp(a, "--search") || !strcmp(a, "--agent")) {
             int is_agent = !strcmp(a, "--agent");
             if (is_agent && next && !strcmp(next, "wm")) {

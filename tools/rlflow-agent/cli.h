@@ -18,6 +18,7 @@ typedef enum cli_agent { CLI_AGENT_SEARCH = 0, CLI_AGENT_PPO = 1, CLI_AGENT_WM =
 
 typedef struct cli_options {
     const char *model, *rules, *output, *cache;
+    const char *external_data; /* --external-data: weights' file next to the output */
     char output_buf[4096];
     cli_agent agent;
     xf_search_kind search; /* when agent == CLI_AGENT_SEARCH */
@@ -66,9 +67,12 @@ typedef struct cli_written {
     cli_wrote wrote;
     char why[1024];         /* why the optimised model was not written */
     xf_check_result worst;  /* largest differences over the three sizes */
+    uint64_t data_bytes;    /* external data written (0: none) */
+    char data_location[4096]; /* its file, relative to the output's directory ("": none) */
 } cli_written;
 
-/* sizes.c: exports `optimised` keeping the symbolic dims d describes,
+/* sizes.c: exports `optimised` keeping the symbolic dims d describes
+ * (its weights in external data by o->external_data or over 2 GiB),
  * checks it at the three sizes of d against the original (o->model) and
  * writes it to o->output, else the input (see sizes.c). Fails only when
  * nothing could be written. */

@@ -349,9 +349,10 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
         }
     }
     /* Exported keeping the symbolic dims, read back and checked at three
-     * sizes in memory first: the file is written only then (the input
-     * instead when the optimised model fails at some size), and nothing
-     * is ever removed afterwards (-o may name a device or a FIFO). */
+     * sizes in memory first (external weights read back in place, not copied):
+     * the file, with its external data file if any, is written only then
+     * (the input instead when the optimised model fails at some size), and
+     * nothing is ever removed afterwards (-o may name a device or a FIFO). */
     if (cli_write_checked(o, s->dyn, &s->model, &s->finished, &s->written, &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
@@ -500,6 +501,9 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
         printf("sizes check:     max output err %.3g abs, %.3g rel over the three sizes\n",
                s->written.worst.max_abs, s->written.worst.max_rel);
     printf("written:         %s\n", o->output);
+    if (s->written.data_location[0])
+        printf("external data:   %s (%llu bytes, next to the model)\n", s->written.data_location,
+               (unsigned long long)s->written.data_bytes);
 }
 
 int main(int argc, char **argv)

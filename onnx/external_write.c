@@ -1,0 +1,271 @@
+/*
+ * external_write.c — the exporter's side of ONNX external data, and the
+ * model writer (xf_onnx_writer, xf_onnx_save_with).
+ *
+ * Externalising turns every raw_data initializer of at least min_bytes into
+ * an external reference (data_location EXTERNAL; location, offset, length)
+ * and records where its bytes come from: the graph's own buffers, never
+ * copied. Tensors of 1 MiB and more start at offsets aligned to 64 KiB, so
+ * a reader may memory-map them; smaller ones follow one another.
+ *
+ * Writing streams those bytes into the data file and the model, packed
+ * piece by piece, into its file (no copy of either in memory), and commits
+ * the two together (xf_outfile_commit_all): a failure
+ * while writing either leaves both destinations as they were. A model read
+ * back before writing takes its external tensors from the segments (see
+ * external.h), so the check holds no second copy of the weights; a model
+ * that keeps symbolic dims (xf_onnx_save_options.dynamic) is read back at
+ * whichever sizes the caller asks, from the same bytes that are written.
+ */
+#include "export_internal.h"
+#include "import_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Tensors this big are aligned in the data file... */
+#define ALIGN_MIN_BYTES ((size_t)1 << 20)
+/* ...to this (a multiple of the page size and of Windows' mapping
+ * granularity). */
+#define ALIGN_BYTES ((uint64_t)64 << 10)
+/* Zeros written for padding at a time. */
+#define PAD_CHUNK 4096
+
+xf_onnx_save_options xf_onnx_default_save_options(void)
+{
+    xf_onnx_save_options o;
+    memset(&o, 0, sizeof o);
+    o.external_min_bytes = 1024;
+    o.inline_limit = MAX_PROTO_BYTES;
+    return o;
+}
+
+static Onnx__StringStringEntryProto *entry(xf_export *x, const char *key, const char *value)
+{
+    Onnx__StringStringEntryProto *e = xf_export_alloc(x, sizeof *e);
+    char *k = xf_arena_strdup(&x->arena, key), *v = xf_arena_strdup(&x->arena, value);
+    if (!e || !k || !v) {
+        xf_export_fail_nomem(x);
+        return NULL;
+    }
+    onnx__string_string_entry_proto__init(e);
+    e->key = k;
+    e->value = v;
+    return e;
+}
+
+xf_status xf_export_externalize(xf_export *x, xf_export_layout *layout)
+{
+    const char *loc = layout->location ? layout->location : layout->auto_location;
+    if (!loc)
+        return XF_FAIL(x->err, XF_ERR_UNSUPPORTED,
+                       "the model is over %zu bytes and needs an external data file, but it is "
+                       "not being written to a file",
+                       layout->inline_limit);
+    layout->segs = xf_malloc(sizeof *layout->segs * (x->inits.n + 1));
+    if (!layout->segs) return xf_export_fail_nomem(x);
+    uint64_t off = 0;
+    for (size_t i = 0; i < x->inits.n; i++) {
+        Onnx__TensorProto *t = x->inits.items[i];
+        size_t len = t->raw_data.len;
+        if (!t->has_raw_data || len < layout->min_bytes || len == 0) continue;
+        if (len >= ALIGN_MIN_BYTES) off = (off + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
+        char offset[24], length[24];
+        snprintf(offset, sizeof offset, "%llu", (unsigned long long)off);
+        snprintf(length, sizeof length, "%zu", len);
+        Onnx__StringStringEntryProto **kv = xf_export_alloc(x, sizeof *kv * 3);
+        if (!kv || !(kv[0] = entry(x, "location", loc)) || !(kv[1] = entry(x, "offset", offset)) ||
+            !(kv[2] = entry(x, "length", length)))
+            return xf_export_fail_nomem(x);
+        layout->segs[layout->n_segs++] = (imp_ext_seg){off, len, t->raw_data.data};
+        t->has_raw_data = 0;
+        t->raw_data.len = 0;
+        t->raw_data.data = NULL;
+        t->has_data_location = 1;
+        t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+        t->n_external_data = 3;
+        t->external_data = kv;
+        off += len;
+    }
+    layout->data_bytes = off;
+    layout->used_location = loc;
+    return XF_OK;
+}
+
+struct xf_onnx_writer {
+    xf_export x; /* the model's messages and its copied constants */
+    xf_export_layout layout;
+    char *path;
+    char *auto_location; /* "<model file>.data" */
+    char *data_path;     /* <model dir>/<location>, when there is external data */
+};
+
+void xf_onnx_writer_free(xf_onnx_writer *w)
+{
+    if (!w) return;
+    xf_export_free(&w->x);
+    xf_free(w->layout.segs);
+    xf_free(w->path);
+    xf_free(w->auto_location);
+    xf_free(w->data_path);
+    xf_free(w);
+}
+
+/* The data file's path, next to the model; refused when the model goes to
+ * a device or FIFO (there is no directory of its own to put it in) or when
+ * it would be the model file itself. */
+static xf_status plan_data_path(xf_onnx_writer *w, xf_error *err)
+{
+    const char *loc = w->layout.used_location;
+    struct stat sb;
+    if (stat(w->path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "%s: the model needs an external data file ('%s'), which cannot go next "
+                       "to a device, FIFO or directory; write the model to a regular file",
+                       w->path, loc);
+    char *dir = imp_dirname(w->path);
+    size_t n = dir ? strlen(dir) + strlen(loc) + 2 : 0;
+    w->data_path = dir ? xf_malloc(n) : NULL;
+    if (!w->data_path) {
+        xf_free(dir);
+        return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", w->path);
+    }
+    snprintf(w->data_path, n, "%s/%s", dir, loc);
+    xf_free(dir);
+    const char *base = strrchr(w->path, '/');
+    base = base ? base + 1 : w->path;
+    struct stat db;
+    if (strcmp(base, loc) == 0 ||
+        (stat(w->data_path, &db) == 0 && stat(w->path, &sb) == 0 && db.st_dev == sb.st_dev &&
+         db.st_ino == sb.st_ino))
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "%s: the external data file '%s' would be the model file itself; name "
+                       "another file",
+                       w->path, loc);
+    return XF_OK;
+}
+
+xf_status xf_onnx_writer_open(const xf_graph *g, const char *path,
+                              const xf_onnx_save_options *o, xf_onnx_writer **out, xf_error *err)
+{
+    *out = NULL;
+    xf_onnx_save_options def = xf_onnx_default_save_options();
+    if (!o) o = &def;
+    if (!path || !*path) return XF_FAIL(err, XF_ERR_INVALID, "output model: empty path");
+    if (o->external_data && !xf_onnx_ext_location_ok(o->external_data))
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "%s: external data file '%s' is refused: give a path relative to the "
+                       "model's directory, inside it (no absolute path, no '..')",
+                       path, o->external_data);
+    xf_onnx_writer *w = xf_calloc(1, sizeof *w);
+    if (!w) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
+    xf_export_init(&w->x, g, err);
+    w->x.dyn = o->dynamic;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base) + 6;
+    w->path = xf_strdup(path);
+    w->auto_location = xf_malloc(n);
+    if (!w->path || !w->auto_location) {
+        xf_onnx_writer_free(w);
+        return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
+    }
+    snprintf(w->auto_location, n, "%s.data", base);
+    w->layout.location = o->external_data;
+    w->layout.auto_location = w->auto_location;
+    w->layout.min_bytes = o->external_min_bytes;
+    w->layout.inline_limit = o->inline_limit;
+    xf_status st = xf_export_pack(&w->x, &w->layout, NULL, NULL);
+    if (st == XF_OK && w->layout.used_location) st = plan_data_path(w, err);
+    if (st != XF_OK) {
+        xf_error_prefix(err, "%s", path);
+        xf_onnx_writer_free(w);
+        return st;
+    }
+    *out = w;
+    return XF_OK;
+}
+
+void xf_onnx_writer_sizes(const xf_onnx_writer *w, size_t *model_bytes, uint64_t *data_bytes,
+                          const char **location)
+{
+    if (model_bytes) *model_bytes = w->x.packed_size;
+    if (data_bytes) *data_bytes = w->layout.data_bytes;
+    if (location) *location = w->layout.used_location;
+}
+
+xf_status xf_onnx_writer_read_back(xf_onnx_writer *w, const xf_onnx_options *opts,
+                                   xf_graph *back, xf_error *err)
+{
+    xf_graph_init(back);
+    size_t n = w->x.packed_size;
+    uint8_t *buf = xf_malloc(n ? n : 1);
+    if (!buf) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory for a %zu-byte model", w->path, n);
+    size_t len = onnx__model_proto__pack(&w->x.model, buf);
+    imp_ext_mem mem = {w->layout.used_location, w->layout.segs, w->layout.n_segs};
+    xf_status st = imp_load(buf, len, w->path, NULL, w->layout.used_location ? &mem : NULL, opts,
+                            back, err);
+    xf_free(buf); /* the import copied what it keeps; commit packs again, into the file */
+    return st;
+}
+
+/* The segments with zero padding between them, as the data file. */
+static xf_status write_data(const xf_onnx_writer *w, xf_outfile *f, xf_error *err)
+{
+    static const uint8_t zeros[PAD_CHUNK];
+    uint64_t at = 0;
+    for (size_t i = 0; i < w->layout.n_segs; i++) {
+        const imp_ext_seg *s = &w->layout.segs[i];
+        while (at < s->offset) {
+            size_t n = s->offset - at < PAD_CHUNK ? (size_t)(s->offset - at) : PAD_CHUNK;
+            if (fwrite(zeros, 1, n, f->f) != n) goto fail;
+            at += n;
+        }
+        if (fwrite(s->data, 1, (size_t)s->length, f->f) != s->length) goto fail;
+        at += s->length;
+    }
+    return XF_OK;
+fail:
+    return XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", w->data_path, strerror(errno));
+}
+
+/* The model packed straight into its file. */
+static xf_status write_model(xf_onnx_writer *w, xf_outfile *f, xf_error *err)
+{
+    if (!xf_export_stream(&w->x, f->f))
+        return XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", w->path, strerror(errno));
+    return XF_OK;
+}
+
+xf_status xf_onnx_writer_commit(xf_onnx_writer *w, xf_error *err)
+{
+    xf_outfile f[2];
+    int n = w->layout.used_location ? 2 : 1;
+    xf_outfile *model = &f[n - 1];
+    xf_status st = xf_outfile_open(&f[0], n == 2 ? w->data_path : w->path, err);
+    if (st != XF_OK) return st;
+    if (n == 2 && (st = xf_outfile_open(model, w->path, err)) != XF_OK) {
+        xf_outfile_abort(&f[0]);
+        return st;
+    }
+    if (n == 2) st = write_data(w, &f[0], err);
+    if (st == XF_OK) st = write_model(w, model, err);
+    if (st != XF_OK) {
+        for (int i = 0; i < n; i++) xf_outfile_abort(&f[i]);
+        return st;
+    }
+    return xf_outfile_commit_all(f, n, err);
+}
+
+xf_status xf_onnx_save_with(const xf_graph *g, const char *path, const xf_onnx_save_options *o,
+                            xf_error *err)
+{
+    xf_onnx_writer *w;
+    xf_status st = xf_onnx_writer_open(g, path, o, &w, err);
+    if (st != XF_OK) return st;
+    st = xf_onnx_writer_commit(w, err);
+    xf_onnx_writer_free(w);
+    return st;
+}
