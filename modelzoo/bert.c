@@ -18,29 +18,6 @@
 #define MAX_POSITIONS 512 /* BERT's position table; a longer --seq grows it */
 #define EMBED_BOUND 0.05f
 
-/* Embedding table "<module>.weight" [rows,hidden] gathered by `ids` as
- * node "<module>". */
-static int embed(zb *b, const char *module, int ids, int64_t rows, int64_t hidden)
-{
-    char n[256];
-    int64_t dims[2] = {rows, hidden};
-    int table = zb_param(b, ZB_SUB(n, module, "weight"), 2, dims, EMBED_BOUND);
-    return zb_binary(b, XF_OP_GATHER, table, ids, module);
-}
-
-/* int64 constant [1,seq]: 0,1,2,... when `arange`, else zeros. */
-static int constant_ids(zb *b, const char *name, int64_t seq, int arange)
-{
-    if (b->st != XF_OK) return -1;
-    int64_t *ids = xf_malloc(sizeof(int64_t) * (size_t)seq);
-    if (!ids) return zb_fail(b, XF_ERR_NOMEM, "out of memory for '%s'", name);
-    for (int64_t i = 0; i < seq; i++) ids[i] = arange ? i : 0;
-    int64_t dims[2] = {1, seq};
-    int v = zb_ints(b, name, 2, dims, ids);
-    xf_free(ids);
-    return v;
-}
-
 /* attention_mask [B,S] int64 -> additive float mask [B,1,1,S]. */
 static int additive_mask(zb *b, int mask)
 {
@@ -89,13 +66,14 @@ xf_status zoo_build_bert(const xf_zoo_config *c, xf_graph *g, xf_error *err)
     int ids = zb_input(&b, "input_ids", XF_I64, 2, in_dims);
     int mask = zb_input(&b, "attention_mask", XF_I64, 2, in_dims);
 
-    int x = embed(&b, "embeddings.word_embeddings", ids, c->v[XF_ZOO_VOCAB], hidden);
-    int pos = constant_ids(&b, "embeddings.position_ids", seq, 1);
-    pos = embed(&b, "embeddings.position_embeddings", pos,
-                seq > MAX_POSITIONS ? seq : MAX_POSITIONS, hidden);
+    int x = zb_embedding(&b, "embeddings.word_embeddings", ids, c->v[XF_ZOO_VOCAB], hidden,
+                         EMBED_BOUND);
+    int pos = zb_constant_ids(&b, "embeddings.position_ids", seq, 1);
+    pos = zb_embedding(&b, "embeddings.position_embeddings", pos,
+                       seq > MAX_POSITIONS ? seq : MAX_POSITIONS, hidden, EMBED_BOUND);
     x = zb_binary(&b, XF_OP_ADD, x, pos, "embeddings.add");
-    int typ = constant_ids(&b, "embeddings.token_type_ids", seq, 0);
-    typ = embed(&b, "embeddings.token_type_embeddings", typ, 2, hidden);
+    int typ = zb_constant_ids(&b, "embeddings.token_type_ids", seq, 0);
+    typ = zb_embedding(&b, "embeddings.token_type_embeddings", typ, 2, hidden, EMBED_BOUND);
     x = zb_binary(&b, XF_OP_ADD, x, typ, "embeddings.add_1");
     x = zb_layernorm_decomposed(&b, x, "embeddings.LayerNorm", LN_EPSILON);
 

@@ -86,18 +86,10 @@ xf_status zoo_build_gpt(const xf_zoo_config *c, xf_graph *g, xf_error *err)
     int64_t in_dims[2] = {batch, seq};
     int ids = zb_input(&b, "input_ids", XF_I64, 2, in_dims);
 
-    int64_t wte_dims[2] = {vocab, hidden};
-    int wte = zb_param(&b, "wte.weight", 2, wte_dims, EMBED_BOUND);
-    int x = zb_binary(&b, XF_OP_GATHER, wte, ids, "wte");
-    int64_t *pos_ids = b.st == XF_OK ? xf_malloc(sizeof(int64_t) * (size_t)seq) : NULL;
-    if (b.st == XF_OK && !pos_ids) zb_fail(&b, XF_ERR_NOMEM, "out of memory for 'position_ids'");
-    for (int64_t i = 0; pos_ids && i < seq; i++) pos_ids[i] = i;
-    int64_t pos_dims[2] = {1, seq};
-    int pos = zb_ints(&b, "position_ids", 2, pos_dims, pos_ids);
-    xf_free(pos_ids);
-    int64_t wpe_dims[2] = {seq > MAX_POSITIONS ? seq : MAX_POSITIONS, hidden};
-    int wpe = zb_param(&b, "wpe.weight", 2, wpe_dims, EMBED_BOUND);
-    pos = zb_binary(&b, XF_OP_GATHER, wpe, pos, "wpe");
+    int x = zb_embedding(&b, "wte", ids, vocab, hidden, EMBED_BOUND);
+    int pos = zb_constant_ids(&b, "position_ids", seq, 1);
+    pos = zb_embedding(&b, "wpe", pos, seq > MAX_POSITIONS ? seq : MAX_POSITIONS, hidden,
+                       EMBED_BOUND);
     x = zb_binary(&b, XF_OP_ADD, x, pos, "embeddings.add");
 
     for (int i = 0; i < c->v[XF_ZOO_LAYERS]; i++) x = block(&b, x, i, hidden, heads);

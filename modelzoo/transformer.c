@@ -10,6 +10,26 @@
 #include <stdio.h>
 
 
+int zb_embedding(zb *b, const char *module, int ids, int64_t rows, int64_t hidden, float bound)
+{
+    char n[256];
+    int64_t dims[2] = {rows, hidden};
+    int table = zb_param(b, ZB_SUB(n, module, "weight"), 2, dims, bound);
+    return zb_binary(b, XF_OP_GATHER, table, ids, module);
+}
+
+int zb_constant_ids(zb *b, const char *name, int64_t seq, int arange)
+{
+    if (b->st != XF_OK) return -1;
+    int64_t *ids = xf_malloc(sizeof(int64_t) * (size_t)seq);
+    if (!ids) return zb_fail(b, XF_ERR_NOMEM, "out of memory for '%s'", name);
+    for (int64_t i = 0; i < seq; i++) ids[i] = arange ? i : 0;
+    int64_t dims[2] = {1, seq};
+    int v = zb_ints(b, name, 2, dims, ids);
+    xf_free(ids);
+    return v;
+}
+
 int zb_linear(zb *b, int x, const char *name, int64_t out)
 {
     if (b->st != XF_OK) return -1;

@@ -13,6 +13,12 @@
 
 #include "builder.h"
 
+/* Embedding table "<module>.weight" [rows,hidden] (uniform in
+ * [-bound, bound)) gathered by `ids` as node "<module>". */
+int zb_embedding(zb *b, const char *module, int ids, int64_t rows, int64_t hidden, float bound);
+/* int64 constant [1,seq] named `name`: 0,1,2,... when `arange`, else zeros
+ * (position and token-type ids as the exporter traces them). */
+int zb_constant_ids(zb *b, const char *name, int64_t seq, int arange);
 /* x [..., in] @ "<name>.weight" [in, out] + "<name>.bias" [out]; nodes
  * "<name>.matmul" and "<name>.add". */
 int zb_linear(zb *b, int x, const char *name, int64_t out);
