@@ -185,6 +185,77 @@ void xf_fx_env_close(xf_fx_env *f)
     xf_cost_close(f->cm);
 }
 
+static int fx_layernorm(xf_graph *g, int x, uint64_t seed)
+{
+    xf_params p = xf_params_default();
+    p.axis = -1;
+    p.epsilon = 1e-5f;
+    int in[3] = {x, xf_fx_weight(g, "gamma", xf_fx_shape(1, 8, 0, 0, 0), seed),
+                 xf_fx_weight(g, "beta", xf_fx_shape(1, 8, 0, 0, 0), seed + 1)};
+    xf_error err;
+    int v = xf_graph_op(g, XF_OP_LAYERNORM, &p, in, 3, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+/* matmul by a [k,n] weight plus an [n] bias. */
+static int fx_linear(xf_graph *g, int x, int64_t k, int64_t n, uint64_t seed)
+{
+    int y = xf_fx_op(g, XF_OP_MATMUL, NULL, x,
+                     xf_fx_weight(g, "w", xf_fx_shape(2, k, n, 0, 0), seed));
+    return xf_fx_op(g, XF_OP_ADD, NULL, y, xf_fx_weight(g, "b", xf_fx_shape(1, n, 0, 0, 0), seed + 1));
+}
+
+static int fx_reshape(xf_graph *g, int x, int rank, const int64_t *dims)
+{
+    xf_params p = xf_params_default();
+    p.n_shape = rank;
+    for (int i = 0; i < rank; i++) p.shape[i] = dims[i];
+    return xf_fx_op(g, XF_OP_RESHAPE, &p, x, -1);
+}
+
+static int fx_transpose(xf_graph *g, int x, int a, int b, int c, int d)
+{
+    xf_params p = xf_params_default();
+    p.n_axes = 4;
+    p.axes[0] = a, p.axes[1] = b, p.axes[2] = c, p.axes[3] = d;
+    return xf_fx_op(g, XF_OP_TRANSPOSE, &p, x, -1);
+}
+
+void xf_fx_class_token_graph(xf_graph *g, int64_t position, int stream_output)
+{
+    xf_graph_init(g);
+    xf_error err;
+    const int64_t heads[4] = {1, 5, 2, 4}, seq[3] = {1, 5, 8};
+    int x = xf_fx_input(g, "x", xf_fx_shape(3, 1, 5, 8, 0));
+    int ln1 = fx_layernorm(g, x, 1);
+    int q = fx_transpose(g, fx_reshape(g, fx_linear(g, ln1, 8, 8, 3), 4, heads), 0, 2, 1, 3);
+    int k = fx_transpose(g, fx_reshape(g, fx_linear(g, ln1, 8, 8, 5), 4, heads), 0, 2, 3, 1);
+    int v = fx_transpose(g, fx_reshape(g, fx_linear(g, ln1, 8, 8, 7), 4, heads), 0, 2, 1, 3);
+    xf_shape s0 = xf_shape_make(0, NULL);
+    float scale = 0.5f;
+    int c = xf_graph_add_const(g, "scale", XF_F32, &s0, &scale, &err);
+    ck_assert_msg(c >= 0, "%s", err.msg);
+    int scores = xf_fx_op(g, XF_OP_MUL, NULL, xf_fx_op(g, XF_OP_MATMUL, NULL, q, k), c);
+    xf_params sm = xf_params_default();
+    sm.axis = -1;
+    int probs = xf_fx_op(g, XF_OP_SOFTMAX, &sm, scores, -1);
+    int ctx = fx_transpose(g, xf_fx_op(g, XF_OP_MATMUL, NULL, probs, v), 0, 2, 1, 3);
+    int attn = fx_linear(g, fx_reshape(g, ctx, 3, seq), 8, 8, 9);
+    int h = xf_fx_op(g, XF_OP_ADD, NULL, x, attn);
+    int mlp = fx_linear(g, fx_layernorm(g, h, 11), 8, 16, 13);
+    mlp = fx_linear(g, xf_fx_op(g, XF_OP_GELU, NULL, mlp, -1), 16, 8, 15);
+    int out = fx_layernorm(g, xf_fx_op(g, XF_OP_ADD, NULL, h, mlp), 17);
+    int idx = xf_graph_add_const(g, "position", XF_I64, &s0, &position, &err);
+    ck_assert_msg(idx >= 0, "%s", err.msg);
+    xf_params ga = xf_params_default();
+    ga.axis = 1;
+    int cls = xf_fx_op(g, XF_OP_GATHER, &ga, out, idx);
+    xf_fx_output(g, xf_fx_op(g, XF_OP_MATMUL, NULL, cls,
+                             xf_fx_weight(g, "head", xf_fx_shape(2, 8, 3, 0, 0), 19)));
+    if (stream_output) xf_fx_output(g, h);
+}
+
 /* The search graph: x -> [conv -> relu] x 3, and matmul(a, m1), matmul(a, m2),
  * matmul(b, m3), matmul(b, m4) with a: [64,256], m: [256,16] (big enough
  * that merging saves memory traffic on the analytic roofline). */

@@ -47,6 +47,14 @@ xf_ruleset *xf_fx_rules(void);
  * five rewrites (three fusions, two merges) from its optimum. */
 void xf_fx_search_graph(xf_graph *g);
 
+/* A one-block transformer over x [1,5,8] (2 heads; attention scaled by a
+ * scalar constant; MLP 8->16->8 with GELU; pre-LN, residual adds) whose
+ * head reads one position: a final layer norm, Gather(axis 1, constant
+ * index `position`) and a [8,3] matmul, the model's output. With
+ * stream_output the block's residual stream after attention is a graph
+ * output too. */
+void xf_fx_class_token_graph(xf_graph *g, int64_t position, int stream_output);
+
 /* An environment over the cost model and the rule set above. */
 typedef struct xf_fx_env {
     xf_cost_model *cm;

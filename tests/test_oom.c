@@ -16,7 +16,9 @@
  * migration all or nothing; walked again with SQLite's own allocations
  * failing, outside the regions SQLite itself declares benign), graph
  * clone and clone_shared, the fused regions of a graph (partition and
- * extraction), the agent's rule-set load, an agent environment
+ * extraction), the agent's rule-set load, the preparation of a model
+ * with a class-token head (row narrowing) and its unbatched layout, an
+ * agent environment
  * with a short greedy and TASO search over it, the derivation search of a
  * rule by rewriting and the derive pass over a database (search, replay,
  * store), a small enumeration,
@@ -818,6 +820,41 @@ START_TEST(env_and_search)
 }
 END_TEST
 
+/* Preparation of a class-token transformer: layer-norm fusion, scalar
+ * muls and the row narrowing, which adds and merges slice nodes. */
+static xf_status op_prepare(void *ctx, xf_error *err)
+{
+    xf_graph work;
+    xf_prepare_stats ps;
+    xf_status s = xf_agent_prepare(ctx, NULL, &work, &ps, err);
+    if (s != XF_OK) return s;
+    ck_assert_int_eq(ps.narrowed_ops, 21);
+    xf_graph_free(&work);
+    return XF_OK;
+}
+
+/* The unbatched layout of the same transformer (adapters added). */
+static xf_status op_unbatch(void *ctx, xf_error *err)
+{
+    xf_graph ub;
+    int n = 0;
+    xf_status s = xf_agent_unbatch(ctx, &ub, &n, err);
+    if (s != XF_OK) return s;
+    ck_assert_int_gt(n, 0);
+    xf_graph_free(&ub);
+    return XF_OK;
+}
+
+START_TEST(prepare_narrow)
+{
+    xf_graph g;
+    xf_fx_class_token_graph(&g, 0, 0);
+    oom_walk("prepare with row narrowing", op_prepare, &g, 1);
+    oom_walk("unbatched layout", op_unbatch, &g, 1);
+    xf_graph_free(&g);
+}
+END_TEST
+
 /* ------------------------------------------------ enumeration and pruning */
 
 /* Candidates taken from the enumerator (rules owned here). */
@@ -1017,6 +1054,7 @@ static Suite *suite(void)
     tcase_add_test(t, ruleset_load);
     tcase_add_test(t, derive);
     tcase_add_test(t, env_and_search);
+    tcase_add_test(t, prepare_narrow);
     tcase_add_test(t, enumerate_and_prune);
     tcase_add_test(t, verifier);
     suite_add_tcase(s, t);

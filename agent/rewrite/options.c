@@ -22,5 +22,6 @@ xf_prepare_options xf_prepare_options_default(void)
     memset(&o, 0, sizeof o);
     o.fuse_layernorm = 1;
     o.scalar_mul = 1;
+    o.narrow = 1;
     return o;
 }

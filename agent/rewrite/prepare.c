@@ -8,13 +8,16 @@
  * preparing costs no weight copy. xf_agent_finish fuses the pairs back.
  * Then decomposed layer norms become layernorm nodes (fuse_layernorm.c);
  * those stay fused in the model written. Last, multiplications and
- * divisions by a scalar constant become scalar_mul (scalar_mul.c).
+ * divisions by a scalar constant become scalar_mul (scalar_mul.c), and a
+ * Gather of one position moves up as a slice so that the positions nobody
+ * reads are not computed (narrow.c).
  *
  * Names: the final value of a split conv keeps the conv's output name (graph
  * outputs keep theirs); the bare conv output becomes "<name>_nobias".
  */
 #include "agent/rewrite/rewrite.h"
 #include "agent/rewrite/fuse_layernorm.h"
+#include "agent/rewrite/narrow.h"
 #include "agent/rewrite/scalar_mul.h"
 
 #include <stdio.h>
@@ -121,13 +124,16 @@ xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt,
         for (int i = 0; i < out->n_outputs; i++) out->outputs[i] = target[out->outputs[i]];
     }
     xf_free(target);
-    int n_ln = 0, n_scalar = 0;
+    int n_ln = 0, n_scalar = 0, n_sel = 0, n_narrowed = 0;
     if (st == XF_OK && po.fuse_layernorm) st = xf_fuse_layernorms(out, &n_ln, err);
     if (st == XF_OK && po.scalar_mul) st = xf_scalar_mul_canonicalise(out, &n_scalar, err);
+    if (st == XF_OK && po.narrow) st = xf_narrow_selections(out, &n_sel, &n_narrowed, err);
     if (stats) {
         stats->split_convs = n_split;
         stats->fused_layernorms = n_ln;
         stats->scalar_muls = n_scalar;
+        stats->narrowed_selections = n_sel;
+        stats->narrowed_ops = n_narrowed;
     }
     if (st != XF_OK) {
         xf_error_prefix(err, "preparing '%s'", model->name ? model->name : "model");

@@ -203,6 +203,7 @@ xf_status xf_graph_index_build_from(const xf_graph *g, const xf_graph_index *pre
 typedef struct xf_prepare_options {
     int fuse_layernorm; /* decomposed layer norms -> layernorm (default 1) */
     int scalar_mul;     /* mul/div by a scalar constant -> scalar_mul (default 1) */
+    int narrow;         /* positions nobody reads not computed (default 1) */
 } xf_prepare_options;
 
 xf_prepare_options xf_prepare_options_default(void);
@@ -212,6 +213,8 @@ typedef struct xf_prepare_stats {
     int split_convs;      /* conv biases (and fused activations) split off */
     int fused_layernorms; /* decomposed layer norms made one layernorm node */
     int scalar_muls;      /* mul/div by a scalar constant made scalar_mul */
+    int narrowed_selections; /* Gathers of one position moved up as slices */
+    int narrowed_ops;        /* operators that now compute only the selected positions */
 } xf_prepare_stats;
 
 /* Copies `model` into a working graph for rewriting: conv nodes with a bias
@@ -221,8 +224,13 @@ typedef struct xf_prepare_stats {
  * axis) become one layernorm node, which the model written keeps (ONNX
  * LayerNormalization, opset 17); a mul or div by a float32 rank-0
  * constant becomes scalar_mul (by the reciprocal for a div), the form the
- * scalar rules are written for; everything else as is. Constants are
- * shared with model. opt NULL: defaults; stats may be NULL. */
+ * scalar rules are written for; last, a Gather of one position by a
+ * constant index (a ViT's class token) becomes a slice that moves above
+ * the row-wise operators feeding it (element-wise ops, matmul, layernorm,
+ * softmax, transpose, reshape) while nothing else reads their outputs, so
+ * the positions nobody reads are not computed (narrow.c). Everything else
+ * as is. Constants are shared with model. opt NULL: defaults; stats may be
+ * NULL. */
 xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt, xf_graph *out,
                            xf_prepare_stats *stats, xf_error *err);
 
@@ -239,6 +247,16 @@ typedef struct xf_finish_stats {
  * untouched. stats may be NULL. */
 xf_status xf_agent_finish(const xf_graph *work, xf_graph *out, xf_finish_stats *stats,
                           xf_error *err);
+
+/* The same model with its batch-1 activations computed without their
+ * leading unit dimension, where that saves Reshapes in a runtime that runs
+ * matmuls on 2-D inputs (ONNX Runtime turns MatMul + Add on [1,S,H] into
+ * Reshape, Gemm, Reshape): a layout variant for the arbiter to time, not a
+ * rewrite every target gains from (agent/rewrite/unbatch.c). *out borrows
+ * model's constants and may hold weight-only Reshapes of constants
+ * (xf_agent_finish folds them); graph inputs and outputs keep their names
+ * and shapes. *n_dropped: values that lost the dim (0: *out is model). */
+xf_status xf_agent_unbatch(const xf_graph *model, xf_graph *out, int *n_dropped, xf_error *err);
 
 /* --------------------------------------------------------- numerical check */
 

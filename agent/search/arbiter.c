@@ -15,6 +15,10 @@
  * in a second run of it against the input alone. The chosen model's
  * outputs in the target must also equal the input's there; else the input
  * is written. Never a model measured slower.
+ *
+ * Each candidate is also offered in its unbatched layout
+ * (xf_agent_unbatch: batch-1 activations without their leading unit dim),
+ * a variant that only some runtimes run faster: the target decides.
  */
 #include <string.h>
 
@@ -29,6 +33,7 @@ xf_arbiter_options xf_arbiter_options_default(void)
     o.rtol = 1e-3;
     o.atol = 1e-4;
     o.target_rtol = 1e-4;
+    o.unbatch = 1;
     return o;
 }
 
@@ -91,8 +96,65 @@ static void candidate_order(const xf_search_result *sr, int *order)
     if (sr->n_candidates == 0) order[k++] = 0;
 }
 
+/* Puts finished model *fin (owned) into the pool when it is new and passes
+ * the interpreter check, freeing it otherwise; one entry either way.
+ * *timed: it went into the pool. */
+static xf_status offer(xf_cost_model *cm, const xf_graph *model, const xf_arbiter_options *o,
+                       int cand, int unbatched, xf_graph *fin, pool *p, xf_arbiter_result *res,
+                       int *entry_of, int *timed, xf_error *err)
+{
+    *timed = 0;
+    uint64_t h = 0;
+    xf_status st = xf_graph_hash_checked(fin, XF_HASH_CONTENT, &h, err);
+    int dup = 0;
+    for (int i = 0; i < p->n && !st; i++) dup |= p->hash[i] == h;
+    xf_check_result chk = {0};
+    xf_status cst = XF_OK;
+    if (!st && !dup) {
+        xf_error cerr = {0};
+        cst = xf_agent_check(model, fin, o->seed, o->rtol, o->atol, &chk, &cerr);
+        if (cst == XF_ERR_NOMEM) {
+            if (err) *err = cerr;
+            st = cst;
+        }
+    }
+    xf_arbiter_verdict v = dup ? XF_ARBITER_DUPLICATE
+                           : (cst || chk.bad_output >= 0) ? XF_ARBITER_WRONG
+                                                         : XF_ARBITER_TIMED;
+    if (!st) st = add_entry(res, cand, v, fin, cm, err);
+    if (!st) res->e[res->n - 1].unbatched = unbatched;
+    if (st || v != XF_ARBITER_TIMED) {
+        xf_graph_free(fin);
+        return st;
+    }
+    p->fin[p->n] = *fin;
+    p->models[p->n] = &p->fin[p->n];
+    p->hash[p->n] = h;
+    entry_of[p->n] = res->n - 1;
+    p->n++;
+    *timed = 1;
+    return XF_OK;
+}
+
+/* The unbatched layout of pooled model `at` (xf_agent_unbatch), finished
+ * and offered as a variant of candidate cand when it differs. */
+static xf_status offer_unbatched(xf_cost_model *cm, const xf_graph *model,
+                                 const xf_arbiter_options *o, int cand, int at, pool *p,
+                                 xf_arbiter_result *res, int *entry_of, xf_error *err)
+{
+    xf_graph ub, fin;
+    int n_dropped = 0, timed = 0;
+    xf_status st = xf_agent_unbatch(p->models[at], &ub, &n_dropped, err);
+    if (st) return st;
+    if (n_dropped > 0) st = xf_agent_finish(&ub, &fin, NULL, err);
+    xf_graph_free(&ub);
+    if (st) xf_error_prefix(err, "finishing candidate %d unbatched", cand);
+    if (st || n_dropped == 0) return st;
+    return offer(cm, model, o, cand, 1, &fin, p, res, entry_of, &timed, err);
+}
+
 /* Finishes, dedupes and checks the candidates into the pool; one entry per
- * candidate looked at. */
+ * candidate looked at, and per unbatched variant (o->unbatch). */
 static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_search_result *sr,
                         const xf_arbiter_options *o, pool *p, xf_arbiter_result *res,
                         int *entry_of, xf_error *err)
@@ -107,7 +169,7 @@ static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_searc
     int *order = xf_malloc((size_t)n_cand * sizeof *order);
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
     candidate_order(sr, order);
-    for (int k = 0; k < n_cand && !st && p->n <= o->max_models; k++) {
+    for (int k = 0, n_timed = 0; k < n_cand && !st && n_timed < o->max_models; k++) {
         int c = order[k];
         xf_graph fin;
         xf_finish_stats fs;
@@ -117,33 +179,11 @@ static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_searc
             xf_error_prefix(err, "finishing candidate %d", c);
             break;
         }
-        uint64_t h = 0;
-        st = xf_graph_hash_checked(&fin, XF_HASH_CONTENT, &h, err);
-        int dup = 0;
-        for (int i = 0; i < p->n && !st; i++) dup |= p->hash[i] == h;
-        xf_check_result chk = {0};
-        xf_status cst = XF_OK;
-        if (!st && !dup) {
-            xf_error cerr = {0};
-            cst = xf_agent_check(model, &fin, o->seed, o->rtol, o->atol, &chk, &cerr);
-            if (cst == XF_ERR_NOMEM) {
-                if (err) *err = cerr;
-                st = cst;
-            }
-        }
-        xf_arbiter_verdict v = dup ? XF_ARBITER_DUPLICATE
-                               : (cst || chk.bad_output >= 0) ? XF_ARBITER_WRONG
-                                                             : XF_ARBITER_TIMED;
-        if (!st) st = add_entry(res, c, v, &fin, cm, err);
-        if (st || v != XF_ARBITER_TIMED) {
-            xf_graph_free(&fin);
-            continue;
-        }
-        p->fin[p->n] = fin;
-        p->models[p->n] = &p->fin[p->n];
-        p->hash[p->n] = h;
-        entry_of[p->n] = res->n - 1;
-        p->n++;
+        int timed = 0;
+        st = offer(cm, model, o, c, 0, &fin, p, res, entry_of, &timed, err);
+        n_timed += timed;
+        if (!st && timed && o->unbatch)
+            st = offer_unbatched(cm, model, o, c, p->n - 1, p, res, entry_of, err);
     }
     xf_free(order);
     return st;
@@ -160,7 +200,9 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
     if (opt.max_models < 1)
         return XF_FAIL(err, XF_ERR_INVALID, "arbiter: max_models (%d) must be >= 1",
                        opt.max_models);
-    int cap = (sr->n_candidates > 0 ? sr->n_candidates : 1) + 1, models_cap = opt.max_models + 1;
+    /* each candidate and its unbatched variant, and the input */
+    int cap = 2 * (sr->n_candidates > 0 ? sr->n_candidates : 1) + 1,
+        models_cap = 2 * opt.max_models + 1;
     pool p = {0};
     int *entry_of = xf_calloc((size_t)models_cap, sizeof *entry_of);
     xf_target_timing *tm = xf_calloc((size_t)models_cap, sizeof *tm);

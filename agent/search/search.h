@@ -377,6 +377,8 @@ typedef struct xf_arbiter_options {
     double target_rtol; /* outputs of the chosen model against the input's, both
                            run in the target (default 1e-4, relative to max |ref|) */
     xf_target_timing_options timing; /* zeroed: the target's defaults */
+    int unbatch;       /* also time each candidate's unbatched layout (xf_agent_unbatch)
+                          where it differs (default 1) */
 } xf_arbiter_options;
 
 xf_arbiter_options xf_arbiter_options_default(void);
@@ -400,6 +402,7 @@ typedef struct xf_arbiter_entry {
     xf_target_timing confirm; /* the confirming run against the input alone
                                (CHOSEN and UNCONFIRMED entries) */
     xf_arbiter_verdict verdict;
+    int unbatched;          /* the candidate in its unbatched layout (xf_agent_unbatch) */
 } xf_arbiter_entry;
 
 typedef struct xf_arbiter_result {

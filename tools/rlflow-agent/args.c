@@ -72,6 +72,9 @@ static void usage(FILE *f)
             "  --no-scalar-mul    keep Mul/Div by scalar constants as they are (ONNX Runtime\n"
             "                     fuses GELU's x0.5 and attention's 1/sqrt(d) itself: moving\n"
             "                     them into weights can defeat those fusions there)\n"
+            "  --no-narrow        compute every position even where the model reads only one\n"
+            "                     (by default a Gather of one position, e.g. a ViT's class\n"
+            "                     token, moves up so the others are not computed)\n"
             "  --dim NAME=N       size of a symbolic input dimension (default 1)\n"
             "  --mem-limit SIZE   most bytes of tensors a run or a measurement may take, e.g.\n"
             "                     512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of the memory)\n"
@@ -252,6 +255,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 o->prepare.fuse_layernorm = 0;
             } else if (!strcmp(a, "--no-scalar-mul")) {
                 o->prepare.scalar_mul = 0;
+            } else if (!strcmp(a, "--no-narrow")) {
+                o->prepare.narrow = 0;
             } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
                 o->quiet = 1;
             } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {

@@ -37,7 +37,7 @@ typedef struct cli_options {
     int rule_status; /* xf_ruleset_options.status */
     int derived_rules; /* --derived-rules: xf_ruleset_options.derived */
     int all_actions; /* --all-actions: keep actions irrelevant to the model */
-    xf_prepare_options prepare; /* --no-layernorm-fusion, --no-scalar-mul */
+    xf_prepare_options prepare; /* --no-layernorm-fusion, --no-scalar-mul, --no-narrow */
     int check, latency, quiet, verbose;
     double rtol, atol;
     xf_cli_dims dims; /* --dim */

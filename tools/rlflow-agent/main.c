@@ -218,7 +218,14 @@ static void print_header(const cli_options *o, run_state *s)
         printf("%s%d decomposed layer norms fused", sep, ps->fused_layernorms);
         sep = ", ";
     }
-    if (ps->scalar_muls > 0) printf("%s%d scalings as scalar_mul", sep, ps->scalar_muls);
+    if (ps->scalar_muls > 0) {
+        printf("%s%d scalings as scalar_mul", sep, ps->scalar_muls);
+        sep = ", ";
+    }
+    if (ps->narrowed_selections > 0)
+        printf("%s%d one-position selection%s moved up through %d operators", sep,
+               ps->narrowed_selections, ps->narrowed_selections == 1 ? "" : "s",
+               ps->narrowed_ops);
     printf(")\n");
     printf("rules:           %d actions from %s (%d skipped, %d duplicates, ", n, o->rules,
            skipped, xf_ruleset_duplicates(s->rs));
@@ -390,19 +397,19 @@ static void print_target(run_state *s)
            a->self.noise);
     printf("arbiter:         %d models looked at in %.1f s, cheapest first on the cost model:\n",
            a->n, a->seconds);
-    printf("  %-9s %10s %6s %7s %17s  %s\n", "model", "cost ms", "nodes", "ratio", "95% interval",
+    printf("  %-13s %10s %6s %7s %17s  %s\n", "model", "cost ms", "nodes", "ratio", "95% interval",
            "verdict");
     for (int i = 0; i < a->n; i++) {
         const xf_arbiter_entry *e = &a->e[i];
         char name[32], ratio[16] = "-", iv[32] = "-";
         if (e->candidate < 0) snprintf(name, sizeof name, "input");
-        else snprintf(name, sizeof name, "cand %d", e->candidate);
+        else snprintf(name, sizeof name, "cand %d%s", e->candidate, e->unbatched ? " 2-D" : "");
         if (e->t.runs > 0) {
             snprintf(ratio, sizeof ratio, "%.3f", e->t.ratio);
             snprintf(iv, sizeof iv, "[%.3f, %.3f]", e->t.lo, e->t.hi);
         }
         int slower = e->verdict == XF_ARBITER_TIMED && xf_target_verdict(&e->t, &a->self) > 0;
-        printf("  %-9s %10.4f %6d %7s %17s  %s\n", name, e->cost_ms, e->n_nodes, ratio, iv,
+        printf("  %-13s %10.4f %6d %7s %17s  %s\n", name, e->cost_ms, e->n_nodes, ratio, iv,
                slower ? "slower beyond the noise" : verdict_name(e->verdict));
     }
     if (a->chosen > 0)
