@@ -247,7 +247,7 @@ static void table_row(xf_target *t, xf_cost_model *cm, xf_cost_model *exec_cm, t
         if (a.e[i].t.runs > 0 && (!cheap || a.e[i].cost_ms < cheap->cost_ms)) cheap = &a.e[i];
     char verdict[32], eq[24], cheap_s[16] = "-", dnn[40];
     if (a.chosen == 0) snprintf(verdict, sizeof verdict, "input kept");
-    else snprintf(verdict, sizeof verdict, "cand %d", ch->candidate);
+    else snprintf(verdict, sizeof verdict, "cand %d%s", ch->candidate, ch->unbatched ? " 2-D" : "");
     if (a.chosen) snprintf(eq, sizeof eq, "%.1e", a.max_rel);
     else snprintf(eq, sizeof eq, "%.1e*", target_rel_diff(t, &m->model, &m->outcome));
     if (cheap) snprintf(cheap_s, sizeof cheap_s, "%.3f", cheap->t.ratio);

@@ -47,7 +47,7 @@ void tb_fused_model(xf_target *t, xf_cost_model *cm, tb_model *m, int budget, do
         const xf_arbiter_entry *ch = &a.e[a.chosen];
         char verdict[32];
         if (a.chosen == 0) snprintf(verdict, sizeof verdict, "input kept");
-        else snprintf(verdict, sizeof verdict, "cand %d", ch->candidate);
+        else snprintf(verdict, sizeof verdict, "cand %d%s", ch->candidate, ch->unbatched ? " 2-D" : "");
         printf("%-18s %3d %8.1f %8lld %6.1f %8.4f %8.4f %+7.2f%%  %-10s %.3f [%.3f,%.3f] %6.3f "
                "%7.1f\n",
                m->name, xf_target_threads(t), search_s, (long long)fs.measured, fs.measure_s,
