@@ -318,6 +318,9 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
         ao.seed = o->seed;
         ao.rtol = o->rtol;
         ao.atol = o->atol;
+        /* a kept symbolic dim may be the leading one: the unbatched layout
+         * would write it fixed at its import size */
+        ao.unbatch = xf_onnx_dynamic_points(s->dyn) == 1;
         if (!o->quiet)
             fprintf(stderr, "target: timing up to %d candidates against the input...\n",
                     o->candidates);
