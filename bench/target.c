@@ -4,7 +4,7 @@
  * model ranks graphs the way the runtime does.
  *
  *   bench_target [--quick] [--budget N] [--models LIST] [--threads LIST]
- *                [--candidates K] [--rules DB] [--time-limit S]
+ *                [--candidates K] [--rules DB] [--time-limit S] [--sections LIST]
  *
  * 1. Rules: DB, else $RLFLOW_BENCH_RULES, else the proved rules of
  *    `xfergen --vocab taso --max-ops 3` verified with xferverify (made once
@@ -56,6 +56,7 @@ typedef struct options {
     int threads[MAX_THREADS];
     double time_limit;
     const char *models, *rules;
+    int section[4]; /* sections 1..3 printed */
 } options;
 
 static void die(const char *what, const char *msg)
@@ -67,7 +68,7 @@ static void die(const char *what, const char *msg)
 static int usage(int rc)
 {
     printf("usage: bench_target [--quick] [--budget N] [--models LIST] [--threads LIST]\n"
-           "                    [--candidates K] [--rules DB] [--time-limit S]\n"
+           "                    [--candidates K] [--rules DB] [--time-limit S] [--sections LIST]\n"
            "TASO search (proved 3-op TASO-vocabulary rules, oneDNN cost model) on each model,\n"
            "then ONNX Runtime (CPU) as the final arbiter, per thread count: latency of the input\n"
            "and of what would be written, the ratio with its 95%% interval, the noise; and the\n"
@@ -81,6 +82,8 @@ static int usage(int rc)
            "  --candidates K   graphs kept for the rank correlation (default 24)\n"
            "  --rules DB       proved rules (default $RLFLOW_BENCH_RULES, else made here)\n"
            "  --time-limit S   wall-clock cap per search (default 120)\n"
+           "  --sections LIST  which of sections 1 (arbiter), 2 (rank correlation) and 3\n"
+           "                   (fusion-aware search) to run, e.g. 1,3 (default 1,2,3)\n"
            "ONNX Runtime: $RLFLOW_ORT_LIB, else where tools/setup.sh installs it.\n");
     return rc;
 }
@@ -107,6 +110,7 @@ static int parse(int argc, char **argv, options *o)
     o->time_limit = 120;
     o->rules = getenv("RLFLOW_BENCH_RULES");
     parse_threads("1,2", o);
+    o->section[1] = o->section[2] = o->section[3] = 1;
     int k_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -126,6 +130,12 @@ static int parse(int argc, char **argv, options *o)
             k_given = 1;
         } else if (!strcmp(a, "--threads")) {
             if (!parse_threads(v, o)) return usage(2);
+        } else if (!strcmp(a, "--sections")) {
+            o->section[1] = o->section[2] = o->section[3] = 0;
+            for (const char *c = v; *c; c++) {
+                if (*c >= '1' && *c <= '3') o->section[*c - '0'] = 1;
+                else if (*c != ',') return usage(2);
+            }
         } else return usage(2);
     }
     if (o->budget < 1 || o->k < 1) return usage(2);
@@ -354,9 +364,11 @@ int main(int argc, char **argv)
         to.round_ms = 25;
     }
 
-    printf("\n== 1. per model: the arbiter in ONNX Runtime (what would be written)\n");
-    print_legend();
-    for (int ti = 0; ti < o.n_threads; ti++) {
+    if (o.section[1]) {
+        printf("\n== 1. per model: the arbiter in ONNX Runtime (what would be written)\n");
+        print_legend();
+    }
+    for (int ti = 0; ti < o.n_threads && o.section[1]; ti++) {
         t = open_target(o.threads[ti]);
         xf_cost_model *exec_cm = open_cost(o.threads[ti], NULL);
         for (int i = 0; i < n; i++) table_row(t, cm, exec_cm, &m[i], &to);
@@ -364,7 +376,8 @@ int main(int argc, char **argv)
         xf_target_close(t);
     }
 
-    printf("\n== 2. rank correlation: cost model (as written) vs latency, over the graphs the "
+    if (o.section[2])
+        printf("\n== 2. rank correlation: cost model (as written) vs latency, over the graphs the "
            "search visited\n"
            "  n: distinct finished models (input, start graph, cheapest K); cost/ORT: ranges "
            "relative to the input;\n  rho, tau: the operator cost model's; f.rho, f.tau: the "
@@ -372,7 +385,7 @@ int main(int argc, char **argv)
            "ORT s: timing time; nan: undefined (one side\n  constant); oneDNN: the operator "
            "cost's correlation with the 1-thread oneDNN executor's latency (n)\n");
     xf_cost_model *exec1 = open_cost(1, NULL);
-    for (int ti = 0; ti < o.n_threads; ti++) {
+    for (int ti = 0; ti < o.n_threads && o.section[2]; ti++) {
         t = open_target(o.threads[ti]);
         printf("-- ONNX Runtime, %d thread%s\n", o.threads[ti], o.threads[ti] > 1 ? "s" : "");
         printf("%-18s %6s %7s %7s  %7s %7s %6s  %-11s  %-11s %6s   %s\n", "model", "n", "rho",
@@ -385,17 +398,19 @@ int main(int argc, char **argv)
     }
     xf_cost_close(exec1);
 
-    printf("\n== 3. the search on the fusion-aware cost (fused regions timed in ONNX Runtime), "
+    if (o.section[3])
+        printf("\n== 3. the search on the fusion-aware cost (fused regions timed in ONNX Runtime), "
            "then the arbiter\n"
            "  search s: TASO search, budget %d (section 1's search on the operator cost: its "
            "'search' column);\n  timed: regions timed in ONNX Runtime (timing s); fused cost "
            "before -> after (the prepared graph);\n  verdict and ratio [95%% interval] as in "
            "section 1; noise: the input against itself; arbiter s\n",
            o.budget);
-    printf("%-18s %3s %8s %8s %6s %8s %8s %8s  %-10s %-19s %6s %7s\n", "model", "thr",
-           "search s", "timed", "s", "fused in", "fused out", "change", "verdict",
-           "ratio [95% int]", "noise", "arbiter");
-    for (int ti = 0; ti < o.n_threads; ti++) {
+    if (o.section[3])
+        printf("%-18s %3s %8s %8s %6s %8s %8s %8s  %-10s %-19s %6s %7s\n", "model", "thr",
+               "search s", "timed", "s", "fused in", "fused out", "change", "verdict",
+               "ratio [95% int]", "noise", "arbiter");
+    for (int ti = 0; ti < o.n_threads && o.section[3]; ti++) {
         t = open_target(o.threads[ti]);
         for (int i = 0; i < n; i++) tb_fused_model(t, cm, &m[i], o.budget, o.time_limit, &to);
         xf_target_close(t);
