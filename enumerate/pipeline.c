@@ -95,8 +95,7 @@ static xf_status get_candidate(void *user, size_t i, xf_rule *out, xf_error *err
     return cand_list_get(&x->cands, i, out, err);
 }
 
-/* The configuration the options describe. */
-static xf_status make_config(const xf_enum_generate_options *o, xf_enum_config *c, xf_error *err)
+xf_status enum_generate_config(const xf_enum_generate_options *o, xf_enum_config *c, xf_error *err)
 {
     xf_status st = xf_enum_config_preset(c, strcmp(o->vocab, "taso") == 0 ? "taso" : "default", err);
     if (st == XF_OK && strcmp(o->vocab, "taso") != 0 && strcmp(o->vocab, "default") != 0)
@@ -223,7 +222,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     xf_status st;
     char inputs[1024], options[1400];
 
-    st = make_config(o, &cfg, err);
+    st = enum_generate_config(o, &cfg, err);
     if (st == XF_OK) st = xf_enum_inputs_format(&cfg, inputs, sizeof inputs, err);
     if (st == XF_OK) {
         option_string(o, &cfg, inputs, options, sizeof options);
@@ -248,6 +247,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     xf_enum_options eo;
     xf_enum_options_init(&eo);
     eo.threads = o->threads;
+    eo.mpi = o->mpi;
     eo.stop = x.stop;
     eo.checkpoint = ckpt;
     eo.resume = o->resume;

@@ -38,4 +38,9 @@ const uint8_t *cand_list_blob(cand_list *c, size_t *len);
 /* Replaces c's contents with a copy of the blob's. */
 xf_status cand_list_blob_read(const uint8_t *blob, size_t len, cand_list *c, xf_error *err);
 
+/* The enumeration configuration xfergen's options describe (also built
+ * by every MPI worker rank from the same options). */
+xf_status enum_generate_config(const xf_enum_generate_options *o, xf_enum_config *c,
+                               xf_error *err);
+
 #endif /* XF_ENUMERATE_PIPELINE_H */
