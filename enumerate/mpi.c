@@ -76,11 +76,14 @@ struct enum_ranks {
     int *head, *n_out;
     double ms_sum[2]; /* per kind (0 extend, 1 confirm): worker time and items this level */
     uint64_t items[2];
+    int take_records;
+    cand_list recs;   /* the last confirmation's candidates, taking records */
     double wait_s;    /* rank 0's time waiting for results */
     uint64_t pieces;
 };
 
-xf_status enum_ranks_open(const xf_enum_config *cfg, enum_ranks **out, xf_error *err)
+xf_status enum_ranks_open(const xf_enum_config *cfg, int take_records, enum_ranks **out,
+                          xf_error *err)
 {
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -102,6 +105,7 @@ xf_status enum_ranks_open(const xf_enum_config *cfg, enum_ranks **out, xf_error 
         for (int k = 0; k < OUTSTANDING; k++) m->out[r][k].req = MPI_REQUEST_NULL;
     m->cfg = cfg;
     m->size = size;
+    m->take_records = take_records;
     *out = m;
     return XF_OK;
 }
@@ -110,12 +114,18 @@ void enum_ranks_close(enum_ranks *m)
 {
     if (!m) return;
     xf_cluster_buf_free(&m->msg);
+    cand_list_free(&m->recs);
     for (int r = 0; m->out && r < m->size; r++)
         for (int k = 0; k < OUTSTANDING; k++) xf_cluster_buf_free(&m->out[r][k].buf);
     xf_free(m->out);
     xf_free(m->head);
     xf_free(m->n_out);
     xf_free(m);
+}
+
+const uint8_t *enum_ranks_record(const enum_ranks *m, size_t i, size_t *len)
+{
+    return cand_list_record(&m->recs, i, len);
 }
 
 void enum_ranks_stats(const enum_ranks *m, xf_enum_stats *s)
@@ -257,7 +267,14 @@ static xf_status take_result(queue *q, int r, size_t k, xf_error *err)
                 st = XF_FAIL(err, XF_ERR_INTERNAL, "MPI: rank %d sent fewer candidates than it confirmed", r);
                 break;
             }
-            st = cand_list_get(&cl, at++, &c->cand.rule, err);
+            if (m->take_records) {
+                size_t rl;
+                const uint8_t *rec = cand_list_record(&cl, at++, &rl);
+                st = cand_list_push_record(&m->recs, rec, rl, err);
+                c->rec = m->recs.n;
+            } else {
+                st = cand_list_get(&cl, at++, &c->cand.rule, err);
+            }
             if (st != XF_OK) break;
             c->cand.src_ops = it.src_ops;
             c->cand.dst_ops = it.dst_ops;
@@ -351,6 +368,7 @@ xf_status enum_ranks_confirm(enum_ranks *m, const egraph *pairs, collision *cols
     q.n = n;
     q.pairs = pairs;
     q.cols = cols;
+    m->recs.len = m->recs.n = 0;
     xf_status st = run_queue(&q, err);
     xf_free(q.pieces);
     return st;

@@ -47,7 +47,8 @@ static xf_status on_candidate(void *user, xf_enum_candidate *c, xf_error *err)
         return XF_FAIL(err, XF_ERR_INTERNAL,
                        "candidate %" PRIu64 " arrived after %zu: the checkpoint does not match",
                        c->seq, x->cands.n);
-    xf_status st = cand_list_push(&x->cands, &c->rule, err);
+    xf_status st = c->record ? cand_list_push_record(&x->cands, c->record, c->record_len, err)
+                             : cand_list_push(&x->cands, &c->rule, err);
     if (st != XF_OK) return st;
     x->new_cands++;
     if (x->o->stop_after >= 0 && x->new_cands >= x->o->stop_after) *x->stop = 1;
@@ -248,6 +249,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     xf_enum_options_init(&eo);
     eo.threads = o->threads;
     eo.mpi = o->mpi;
+    eo.take_records = 1;
     eo.stop = x.stop;
     eo.checkpoint = ckpt;
     eo.resume = o->resume;

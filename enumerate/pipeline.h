@@ -26,6 +26,11 @@ typedef struct cand_list {
 void cand_list_free(cand_list *c);
 /* Appends a serialization of r. */
 xf_status cand_list_push(cand_list *c, const xf_rule *r, xf_error *err);
+/* Candidate i's record, *len bytes (valid until the list changes). */
+const uint8_t *cand_list_record(const cand_list *c, size_t i, size_t *len);
+/* Appends a record as cand_list_record gives it (of another list: an MPI
+ * worker's candidates reach rank 0 as records and stay records). */
+xf_status cand_list_push_record(cand_list *c, const uint8_t *rec, size_t len, xf_error *err);
 /* Rebuilds candidate i into out (initialised here; inputs named, fingerprint set). */
 xf_status cand_list_get(const cand_list *c, size_t i, xf_rule *out, xf_error *err);
 

@@ -22,6 +22,7 @@ typedef struct collision {
     centry rep;
     confirm_result result;
     xf_enum_candidate cand;
+    size_t rec; /* MPI, records taken: 1 + its record's index (enum_ranks_record); 0 none */
 } collision;
 
 /* Adds the structural hash of every class representative of level l to
@@ -40,7 +41,9 @@ typedef struct extend_counts {
 typedef struct enum_ranks enum_ranks;
 
 /* Needs at least two ranks (rank 0 and one worker). */
-xf_status enum_ranks_open(const xf_enum_config *cfg, enum_ranks **out, xf_error *err);
+/* take_records: confirmed candidates stay records (xf_enum_options). */
+xf_status enum_ranks_open(const xf_enum_config *cfg, int take_records, enum_ranks **out,
+                          xf_error *err);
 void enum_ranks_close(enum_ranks *m);
 /* Start of level lc->level: every worker gets the stored levels below it. */
 xf_status enum_ranks_level(enum_ranks *m, const level_ctx *lc, xf_error *err);
@@ -51,9 +54,11 @@ xf_status enum_ranks_extend(enum_ranks *m, const level_ctx *lc, uint64_t lo, uin
                             xf_error *err);
 /* Confirms cols[0..n) whose graphs are pairs[2i] (the child) and
  * pairs[2i + 1] (its class representative): sets result and, for
- * CONFIRM_OK, cand (the caller frees its rule). */
+ * CONFIRM_OK, cand (the caller frees its rule) or, taking records, rec. */
 xf_status enum_ranks_confirm(enum_ranks *m, const egraph *pairs, collision *cols, size_t n,
                              xf_error *err);
+/* Record i of the last enum_ranks_confirm call's candidates. */
+const uint8_t *enum_ranks_record(const enum_ranks *m, size_t i, size_t *len);
 /* Figures of the run so far, for xf_enum_stats. */
 void enum_ranks_stats(const enum_ranks *m, xf_enum_stats *s);
 #endif

@@ -356,6 +356,9 @@ static xf_status emit(run *r, collision *cols, size_t n, xf_error *err)
         if (c->result == CONFIRM_FLOAT) r->st.stats.rejected_float++;
         if (c->result != CONFIRM_OK) continue;
         if (st == XF_OK) {
+#ifdef XF_HAVE_MPI
+            if (c->rec) c->cand.record = enum_ranks_record(r->ranks, c->rec - 1, &c->cand.record_len);
+#endif
             c->cand.seq = r->st.seq++;
             r->st.stats.candidates++;
             if (r->opt->on_candidate) st = r->opt->on_candidate(r->opt->user, &c->cand, err);
@@ -650,7 +653,7 @@ xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_
     r.t0 = r.last_progress = xf_clock_now();
     if (opt->mpi) {
 #ifdef XF_HAVE_MPI
-        st = enum_ranks_open(cfg, &r.ranks, err);
+        st = enum_ranks_open(cfg, opt->take_records, &r.ranks, err);
 #else
         st = XF_FAIL(err, XF_ERR_UNSUPPORTED,
                      "enumerate: this build of rlflow has no MPI (install libopenmpi-dev and rebuild)");
