@@ -60,7 +60,7 @@ typedef struct figures {
      * (rank 0 first), rank 0's wait while enumerating */
     int ranks;
     double rank_cpu_s[MAX_RANKS], rank_rss_mb[MAX_RANKS];
-    double rank0_wait_s, rank0_enum_s;
+    double rank0_wait_s, rank0_enum_s, rank0_wall_s; /* the last: xfergen's own wall time */
 } figures;
 
 static long long stage_count(const xf_rulesdb_run_info *info, const char *name, double *secs)
@@ -134,6 +134,8 @@ static int read_rank_report(const char *log, figures *f)
         } else if (sscanf(line, "mpi ranks %d (%llu pieces; rank 0 waited %lf s of %lf s", &n,
                           &pieces, &f->rank0_wait_s, &f->rank0_enum_s) == 4) {
             f->ranks = n;
+        } else if (sscanf(line, "wall time %lf s", &busy) == 1) {
+            f->rank0_wall_s = busy;
         }
     }
     fclose(in);
@@ -154,6 +156,7 @@ static int run_one(const char *vocab, int max_ops, int threads, int mpi, int kee
     snprintf(log, sizeof log, "%s.log", db);
     snprintf(cmd, sizeof cmd, "rm -f '%s' '%s-wal' '%s-shm' '%s'.run*", db, db, db, db);
     if (system(cmd) != 0) return -1;
+    fflush(stdout); /* the child's freopen would write what is buffered a second time */
     double t0 = xf_clock_now();
     pid_t pid = fork();
     if (pid < 0) return -1;
@@ -234,13 +237,12 @@ static void print_mpi(const char *vocab, int max_ops, int threads, const figures
 {
     long long nj, nm;
     uint64_t hj = rules_hash(db_j, &nj), hm = rules_hash(db_m, &nm);
-    double workers_cpu = 0, rss_max = 0;
-    for (int r = 1; r < m->ranks; r++) {
-        workers_cpu += m->rank_cpu_s[r];
-        if (m->rank_rss_mb[r] > rss_max) rss_max = m->rank_rss_mb[r];
-    }
-    /* rank 0 busy: enumerating but not waiting, then pruning and writing */
-    double serial = m->rank0_enum_s - m->rank0_wait_s + (m->wall_s - m->rank0_enum_s);
+    double workers_cpu = 0;
+    for (int r = 1; r < m->ranks; r++) workers_cpu += m->rank_cpu_s[r];
+    /* rank 0 busy: enumerating but not waiting, then pruning and writing;
+     * the rest of mpirun's wall time is starting and stopping the job */
+    double post = m->rank0_wall_s - m->rank0_enum_s;
+    double serial = m->rank0_enum_s - m->rank0_wait_s + post;
     printf("%s %d ops: -j %d %.1f s wall, %.1f CPU s | mpirun -n %d %.1f s wall, %.1f CPU s "
            "(all ranks and mpirun); same database: %s (%lld rules)\n",
            vocab, max_ops, threads, f->wall_s, f->cpu_s, m->ranks, m->wall_s, m->cpu_s,
@@ -248,10 +250,10 @@ static void print_mpi(const char *vocab, int max_ops, int threads, const figures
     printf("  ranks: 0 CPU %.1f s, %.0f MB peak;", m->rank_cpu_s[0], m->rank_rss_mb[0]);
     for (int r = 1; r < m->ranks; r++)
         printf(" %d CPU %.1f s, %.0f MB;", r, m->rank_cpu_s[r], m->rank_rss_mb[r]);
-    printf("\n  rank 0 serial %.1f s of %.1f s wall (%.0f%%: %.1f s merging while enumerating, "
-           "%.1f s pruning and writing)\n",
-           serial, m->wall_s, 100.0 * serial / m->wall_s, m->rank0_enum_s - m->rank0_wait_s,
-           m->wall_s - m->rank0_enum_s);
+    printf("\n  rank 0 serial %.1f s of its %.1f s (%.0f%%: %.1f s merging while enumerating, "
+           "%.1f s pruning and writing); mpirun start and stop %.1f s\n",
+           serial, m->rank0_wall_s, 100.0 * serial / m->rank0_wall_s,
+           m->rank0_enum_s - m->rank0_wait_s, post, m->wall_s - m->rank0_wall_s);
     double t64 = serial + workers_cpu / 63.0;
     printf("  projection, 64 ranks: %.1f s serial + %.1f worker CPU s / 63 = %.1f s (speed-up "
            "%.1fx over -j %d; rank 0 merges %.2g graphs/s)\n",
@@ -259,13 +261,19 @@ static void print_mpi(const char *vocab, int max_ops, int threads, const figures
            (double)m->graphs / (m->rank0_enum_s - m->rank0_wait_s));
     const long long *g = m->level_graphs;
     if (max_ops >= 3 && g[max_ops] > 0 && g[max_ops - 1] > 0) {
+        /* Everything scales with the graphs of the last level; each worker
+         * then receives every stored level (24 bytes a graph), which at
+         * max_ops + 1 includes this run's last level. */
         double grow = (double)g[max_ops] / (double)g[max_ops - 1];
-        printf("  projection, --max-ops %d (graphs x%.1f): %.0f s serial + %.0f worker CPU s; "
-               "%.1f min on 64 ranks, %.1f h on %d cores; worker memory %.0f MB + the stored "
-               "levels\n",
+        double stored = 0;
+        for (int l = 1; l <= max_ops; l++) stored += (double)g[l];
+        printf("  projection, --max-ops %d (graphs x%.1f): %.0f s serial + %.0f worker CPU s = "
+               "%.1f min on 64 ranks, %.1f min with -j %d on as many cores; each worker gets "
+               "%.0f MB of stored levels (%.1f GB from rank 0 to 63 ranks)\n",
                max_ops + 1, grow, serial * grow, workers_cpu * grow,
                (serial * grow + workers_cpu * grow / 63.0) / 60.0,
-               (serial * grow + workers_cpu * grow / threads) / 3600.0, threads, rss_max);
+               (serial * grow + workers_cpu * grow / threads) / 60.0, threads,
+               stored * 24 / 1e6, stored * 24 * 63 / 1e9);
     }
 }
 

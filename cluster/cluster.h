@@ -56,7 +56,9 @@ xf_status xf_cluster_wait(int src, MPI_Status *s, xf_cluster_idle_fn idle, void 
 /* Receives the message s announced into b (b->len: its size; a NUL follows
  * it, so a text message reads as a string). */
 xf_status xf_cluster_recv(xf_cluster_buf *b, const MPI_Status *s, xf_error *err);
-/* Sends n bytes (at most INT_MAX) to rank `dest` with `tag`. */
+/* Sends n bytes (at most INT_MAX) to rank `dest` with `tag`; returns when
+ * the buffer may be reused, napping rather than spinning while a large
+ * message waits for the receiver. */
 xf_status xf_cluster_send(const void *p, size_t n, int dest, int tag, xf_error *err);
 
 #endif /* XF_CLUSTER_H */

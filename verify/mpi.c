@@ -113,15 +113,11 @@ xf_status xf_verify_mpi_serve(xf_error *err)
         if (st != XF_OK || s.MPI_TAG == TAG_STOP) break;
         xf_error e;
         xf_error_clear(&e);
-        int rc;
         if (serve_batch(&in, &v, &out, &e) == XF_OK)
-            rc = MPI_Send(out.p, (int)out.len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
+            st = xf_cluster_send(out.p, out.len, 0, TAG_RESULT, err);
         else
-            rc = MPI_Send(e.msg, (int)strlen(e.msg), MPI_BYTE, 0, TAG_FAIL, MPI_COMM_WORLD);
-        if (rc != MPI_SUCCESS) {
-            st = xf_cluster_fail(err, rc, "sending outcomes to rank 0");
-            break;
-        }
+            st = xf_cluster_send(e.msg, strlen(e.msg), 0, TAG_FAIL, err);
+        if (st != XF_OK) break;
     }
     xf_verifier_free(v);
     xf_free(in.p);
@@ -173,8 +169,8 @@ static xf_status send_batch(dispatch *d, int r, xf_error *err)
         xf_cluster_buf_append(&d->msg, d->ids + d->next, (size_t)n * sizeof(int64_t)) ||
         xf_cluster_buf_append(&d->msg, d->path, h.path_len))
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for a batch of %lld rules", (long long)n);
-    int rc = MPI_Send(d->msg.p, (int)d->msg.len, MPI_BYTE, r, TAG_BATCH, MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS) return xf_cluster_fail(err, rc, "sending a batch");
+    xf_status st = xf_cluster_send(d->msg.p, d->msg.len, r, TAG_BATCH, err);
+    if (st != XF_OK) return st;
     d->start[r] = d->next;
     d->count[r] = n;
     d->next += n;
