@@ -562,6 +562,7 @@ xf_status xf_enum_mpi_serve(const xf_enum_generate_options *o, xf_enum_mpi_figur
         if (st != XF_OK || ms.MPI_TAG == XF_CLUSTER_TAG_STOP) break;
         if (ms.MPI_TAG == TAG_LEVELS) { /* no reply: a failure answers the next piece */
             if (setup == XF_OK) level_st = take_levels(&s, &in, &level_err);
+            xf_cluster_buf_free(&in); /* the levels' size; pieces are small */
             continue;
         }
         xf_error e;
