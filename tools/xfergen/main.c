@@ -144,17 +144,6 @@ static void print_summary(const xf_enum_generate_options *o, const xf_enum_gener
                r->enumerated.seconds);
 }
 
-/* This process's CPU seconds and peak resident memory (MB). */
-static void usage_now(double *cpu_s, double *peak_mb)
-{
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    getrusage(RUSAGE_SELF, &ru);
-    *cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-             (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-    *peak_mb = (double)ru.ru_maxrss / 1024.0;
-}
-
 /* Runs the pipeline and reports; the exit status. */
 static int run(const xf_enum_generate_options *o, int quiet)
 {
@@ -184,6 +173,17 @@ static int run(const xf_enum_generate_options *o, int quiet)
 }
 
 #ifdef XF_HAVE_MPI
+/* This process's CPU seconds and peak resident memory (MB). */
+static void usage_now(double *cpu_s, double *peak_mb)
+{
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    getrusage(RUSAGE_SELF, &ru);
+    *cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+             (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    *peak_mb = (double)ru.ru_maxrss / 1024.0;
+}
+
 /* Under mpirun: rank 0 runs the pipeline, the others serve it; one rank
  * alone runs as without MPI. */
 static int run_mpi(int *argc, char ***argv, xf_enum_generate_options *o, int quiet)
