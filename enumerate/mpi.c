@@ -9,8 +9,9 @@
  *     representative, built by rank 0 so a worker needs no class table)
  *     confirmed by confirm.c; the candidates go back as cands.c records.
  * At the start of each level rank 0 sends every worker the stored levels
- * below it (LEVELS); the worker rebuilds the representatives' structural
- * hashes from them, which is all extension reads besides the levels.
+ * below it (LEVELS, in chunks); the worker rebuilds the representatives'
+ * structural hashes from them, which is all extension reads besides the
+ * levels.
  *
  * The queue is dynamic: a piece holds as many items as take about PIECE_MS
  * by the mean time per item measured so far on this level (a few while
@@ -37,6 +38,19 @@ enum { TAG_LEVELS = 11, TAG_EXTEND = 12, TAG_CONFIRM = 13, TAG_RESULT = 14, TAG_
 #define PIECE_MS 40.0
 #define PIECE_MAX 65536
 #define OUTSTANDING 2 /* pieces a worker has at once */
+
+/* Stored levels go out in messages of at most LEVEL_CHUNK records (384 KiB):
+ * MPI counts bytes in an int, and at five operators level 4 alone would be
+ * 2.2 GB; small chunks also keep a worker's receive buffer small. */
+#define LEVEL_CHUNK ((uint64_t)1 << 14)
+
+/* LEVELS: records [at, at + count) of level l (of `total`), for building
+ * level `level`; the last chunk of level level-1 completes the set. */
+typedef struct levels_head {
+    uint64_t cfg_hash;
+    int32_t level, l;
+    uint64_t total, at, count;
+} levels_head;
 
 typedef struct extend_head {
     int32_t level;
@@ -137,20 +151,26 @@ void enum_ranks_stats(const enum_ranks *m, xf_enum_stats *s)
 
 xf_status enum_ranks_level(enum_ranks *m, const level_ctx *lc, xf_error *err)
 {
-    uint64_t hash = xf_enum_config_hash(m->cfg);
-    int32_t level = lc->level;
-    m->msg.len = 0;
-    int bad = xf_cluster_buf_append(&m->msg, &hash, sizeof hash) ||
-              xf_cluster_buf_append(&m->msg, &level, sizeof level);
-    for (int l = 0; l < level && !bad; l++) {
-        uint64_t n = lc->levels[l].n;
-        bad = xf_cluster_buf_append(&m->msg, &n, sizeof n) ||
-              xf_cluster_buf_append(&m->msg, lc->levels[l].v, n * sizeof(grec));
-    }
-    if (bad) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory sending level %d to the ranks", level);
+    levels_head h;
+    memset(&h, 0, sizeof h);
+    h.cfg_hash = xf_enum_config_hash(m->cfg);
+    h.level = lc->level;
     xf_status st = XF_OK;
-    for (int r = 1; r < m->size && st == XF_OK; r++)
-        st = xf_cluster_send(m->msg.p, m->msg.len, r, TAG_LEVELS, err);
+    for (int l = 0; l < lc->level && st == XF_OK; l++) {
+        h.l = l;
+        h.total = lc->levels[l].n;
+        h.at = 0;
+        do { /* at least one message a level, even an empty one */
+            h.count = h.total - h.at < LEVEL_CHUNK ? h.total - h.at : LEVEL_CHUNK;
+            m->msg.len = 0;
+            if (xf_cluster_buf_append(&m->msg, &h, sizeof h) ||
+                xf_cluster_buf_append(&m->msg, lc->levels[l].v + h.at, h.count * sizeof(grec)))
+                return XF_FAIL(err, XF_ERR_NOMEM, "out of memory sending level %d to the ranks", l);
+            for (int r = 1; r < m->size && st == XF_OK; r++)
+                st = xf_cluster_send(m->msg.p, m->msg.len, r, TAG_LEVELS, err);
+            h.at += h.count;
+        } while (st == XF_OK && h.at < h.total);
+    }
     m->ms_sum[0] = m->ms_sum[1] = 0;
     m->items[0] = m->items[1] = 0;
     return st;
@@ -389,45 +409,42 @@ typedef struct server {
     cand_list cands;
 } server;
 
-/* Replaces the stored levels with the message's. */
+/* Takes one chunk of the stored levels; the first chunk (of level 0)
+ * replaces what the worker had, the last one (of level level-1) makes the
+ * representatives' hashes and the levels usable. */
 static xf_status take_levels(server *s, const xf_cluster_buf *in, xf_error *err)
 {
-    uint64_t hash;
-    int32_t level;
-    size_t at = sizeof hash + sizeof level;
-    if (in->len < at) return XF_FAIL(err, XF_ERR_INVALID, "MPI: a level message without a header");
-    memcpy(&hash, in->p, sizeof hash);
-    memcpy(&level, in->p + sizeof hash, sizeof level);
-    if (hash != xf_enum_config_hash(&s->cfg))
+    levels_head h;
+    if (in->len < sizeof h) return XF_FAIL(err, XF_ERR_INVALID, "MPI: a level message without a header");
+    memcpy(&h, in->p, sizeof h);
+    if (h.cfg_hash != xf_enum_config_hash(&s->cfg))
         return XF_FAIL(err, XF_ERR_INVALID,
                        "MPI: this rank's configuration differs from rank 0's (the vocabulary or "
                        "inputs file must read the same on every rank)");
-    if (level < 1 || level > s->cfg.max_ops)
-        return XF_FAIL(err, XF_ERR_INVALID, "MPI: level %d out of range", (int)level);
+    if (h.level < 1 || h.level > s->cfg.max_ops || h.l < 0 || h.l >= h.level || h.at > h.total ||
+        h.count > h.total - h.at || (in->len - sizeof h) / sizeof(grec) != h.count)
+        return XF_FAIL(err, XF_ERR_INVALID, "MPI: a malformed level message");
+    if (h.l == 0 && h.at == 0) {
+        s->level = 0;
+        for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) s->levels[l].n = 0;
+    }
+    glevel *lv = &s->levels[h.l];
+    if (lv->n != h.at) return XF_FAIL(err, XF_ERR_INVALID, "MPI: level %d arrived out of order", h.l);
+    if (lv->cap < h.total) {
+        grec *v = xf_realloc(lv->v, h.total * sizeof *v);
+        if (!v) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for %llu graphs of level %d",
+                               (unsigned long long)h.total, h.l);
+        lv->v = v;
+        lv->cap = h.total;
+    }
+    if (h.count) memcpy(lv->v + h.at, in->p + sizeof h, h.count * sizeof(grec));
+    lv->n = h.at + h.count;
+    if (h.l != h.level - 1 || lv->n != h.total) return XF_OK;
     hset_free(&s->reps);
     xf_status st = hset_init(&s->reps, 1 << 16, err);
-    for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) s->levels[l].n = 0;
-    for (int l = 0; l < level && st == XF_OK; l++) {
-        uint64_t n;
-        if (in->len - at < sizeof n) return XF_FAIL(err, XF_ERR_INVALID, "MPI: a level message cut short");
-        memcpy(&n, in->p + at, sizeof n);
-        at += sizeof n;
-        if ((in->len - at) / sizeof(grec) < n)
-            return XF_FAIL(err, XF_ERR_INVALID, "MPI: a level message cut short");
-        glevel *lv = &s->levels[l];
-        if (lv->cap < n) {
-            grec *v = xf_realloc(lv->v, n * sizeof *v);
-            if (!v) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for %llu graphs of level %d",
-                                   (unsigned long long)n, l);
-            lv->v = v;
-            lv->cap = n;
-        }
-        if (n) memcpy(lv->v, in->p + at, n * sizeof(grec));
-        lv->n = n;
-        at += n * sizeof(grec);
+    for (int l = 0; l < h.level && st == XF_OK; l++)
         st = enum_add_reps(&s->cfg, s->levels, l, &s->reps, NULL, err);
-    }
-    s->level = st == XF_OK ? level : 0;
+    if (st == XF_OK) s->level = h.level;
     return st;
 }
 
@@ -561,8 +578,7 @@ xf_status xf_enum_mpi_serve(const xf_enum_generate_options *o, xf_enum_mpi_figur
         fig->wait_seconds += xf_clock_now() - tw;
         if (st != XF_OK || ms.MPI_TAG == XF_CLUSTER_TAG_STOP) break;
         if (ms.MPI_TAG == TAG_LEVELS) { /* no reply: a failure answers the next piece */
-            if (setup == XF_OK) level_st = take_levels(&s, &in, &level_err);
-            xf_cluster_buf_free(&in); /* the levels' size; pieces are small */
+            if (setup == XF_OK && level_st == XF_OK) level_st = take_levels(&s, &in, &level_err);
             continue;
         }
         xf_error e;
