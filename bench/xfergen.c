@@ -13,7 +13,16 @@
  * the databases with TASO's 619 generated and 133 shipped rules (method in
  * xfergen_coverage.c).
  *
- * usage: bench_xfergen [--max4] [-j N] [--dir DIR] [--missing N] [--keep-pruned]
+ * With --mpi N (a build with MPI, mpirun installed) each configuration also
+ * runs as `mpirun --oversubscribe -n N xfergen` into another database, and
+ * the bench prints its wall time, the CPU time and peak RSS of every rank
+ * (each rank reports them), rank 0's serial share (the time it was not
+ * waiting for the workers: merging in order, spilling, pruning, writing),
+ * whether the database is the one -j wrote (rules, ids, statuses, reasons,
+ * input names, subsuming rules), and a projection to 64 ranks:
+ * rank 0's serial time plus the workers' CPU time split 63 ways.
+ *
+ * usage: bench_xfergen [--max4] [-j N] [--mpi N] [--dir DIR] [--missing N] [--keep-pruned]
  */
 #define _DEFAULT_SOURCE /* wait4 */
 
@@ -37,6 +46,8 @@
 #define XF_SHARED_DEFAULT "../shared"
 #endif
 
+#define MAX_RANKS 64
+
 typedef struct figures {
     long long graphs, fingerprints, candidates, left[4];
     long long level_graphs[8];
@@ -45,6 +56,11 @@ typedef struct figures {
     long peak_rss_kb;
     long long db_bytes;
     int status;
+    /* under MPI, from xfergen's report: per rank CPU s and peak RSS MB
+     * (rank 0 first), rank 0's wait while enumerating */
+    int ranks;
+    double rank_cpu_s[MAX_RANKS], rank_rss_mb[MAX_RANKS];
+    double rank0_wait_s, rank0_enum_s, rank0_wall_s; /* the last: xfergen's own wall time */
 } figures;
 
 static long long stage_count(const xf_rulesdb_run_info *info, const char *name, double *secs)
@@ -98,18 +114,62 @@ static long long file_size(const char *path)
     return stat(path, &sb) == 0 ? (long long)sb.st_size : 0;
 }
 
-static int run_one(const char *vocab, int max_ops, int threads, int keep_pruned, const char *db,
-                   figures *f)
+/* The ranks' own report (xfergen's stdout and stderr under MPI, in `log`). */
+static int read_rank_report(const char *log, figures *f)
 {
-    char ops[16], th[16];
+    FILE *in = fopen(log, "r");
+    if (!in) return -1;
+    char line[1024];
+    while (fgets(line, sizeof line, in)) {
+        int r, n;
+        double cpu, mb, busy, total;
+        unsigned long long pieces;
+        if (sscanf(line, "xfergen: rank 0: CPU %lf s, peak RSS %lf MB", &cpu, &mb) == 2) {
+            f->rank_cpu_s[0] = cpu, f->rank_rss_mb[0] = mb;
+        } else if (sscanf(line, "xfergen: rank %d: %llu pieces, busy %lf s of %lf s, CPU %lf s, "
+                                "peak RSS %lf MB",
+                          &r, &pieces, &busy, &total, &cpu, &mb) == 6 &&
+                   r > 0 && r < MAX_RANKS) {
+            f->rank_cpu_s[r] = cpu, f->rank_rss_mb[r] = mb;
+        } else if (sscanf(line, "mpi ranks %d (%llu pieces; rank 0 waited %lf s of %lf s", &n,
+                          &pieces, &f->rank0_wait_s, &f->rank0_enum_s) == 4) {
+            f->ranks = n;
+        } else if (sscanf(line, "wall time %lf s", &busy) == 1) {
+            f->rank0_wall_s = busy;
+        }
+    }
+    fclose(in);
+    return f->ranks > 1 && f->ranks <= MAX_RANKS ? 0 : -1;
+}
+
+/* Runs xfergen in a child (under `mpirun -n mpi` when mpi > 0); fills wall
+ * time, CPU time and peak RSS of the child (of mpirun and its ranks), exit
+ * status, and under MPI the ranks' report. */
+static int run_one(const char *vocab, int max_ops, int threads, int mpi, int keep_pruned,
+                   const char *db, figures *f)
+{
+    char ops[16], th[16], np[16];
     snprintf(ops, sizeof ops, "%d", max_ops);
     snprintf(th, sizeof th, "%d", threads);
-    char cmd[8192];
+    snprintf(np, sizeof np, "%d", mpi);
+    char cmd[8192], log[4200];
+    snprintf(log, sizeof log, "%s.log", db);
     snprintf(cmd, sizeof cmd, "rm -f '%s' '%s-wal' '%s-shm' '%s'.run*", db, db, db, db);
     if (system(cmd) != 0) return -1;
+    fflush(stdout); /* the child's freopen would write what is buffered a second time */
     double t0 = xf_clock_now();
     pid_t pid = fork();
     if (pid < 0) return -1;
+    if (pid == 0 && mpi > 0) { /* not --quiet: each rank reports its CPU time and memory */
+        if (!freopen(log, "w", stdout) || dup2(fileno(stdout), 2) < 0) _exit(127);
+        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+        execlp("mpirun", "mpirun", "--oversubscribe", "-n", np, XF_XFERGEN_PATH, "--max-ops", ops,
+               "--vocab", vocab, "-o", db, keep_pruned ? "--keep-pruned" : (char *)NULL,
+               (char *)NULL);
+        perror("bench_xfergen: exec mpirun");
+        _exit(127);
+    }
     if (pid == 0) {
         execl(XF_XFERGEN_PATH, "xfergen", "--max-ops", ops, "--vocab", vocab, "-j", th, "-o", db,
               "--quiet", keep_pruned ? "--keep-pruned" : (char *)NULL, (char *)NULL);
@@ -132,7 +192,89 @@ static int run_one(const char *vocab, int max_ops, int threads, int keep_pruned,
                 max_ops, f->status);
         return -1;
     }
+    if (mpi > 0 && read_rank_report(log, f) != 0) {
+        fprintf(stderr, "bench_xfergen: %s: no per-rank report from xfergen under mpirun\n", log);
+        return -1;
+    }
     return read_figures(db, f);
+}
+
+/* Hash of every rule's (src, dst, status, why, input names, subsumed by) in
+ * id order: equal for equal databases. 0 when the database cannot be read. */
+static uint64_t rules_hash(const char *path, long long *n)
+{
+    xf_rulesdb *db;
+    xf_error err;
+    *n = 0;
+    if (xf_rulesdb_open(path, XF_RULESDB_READONLY, &db, &err) != XF_OK) return 0;
+    xf_rulesdb_filter flt;
+    memset(&flt, 0, sizeof flt);
+    flt.any_status = 1;
+    xf_rulesdb_iter *it = NULL;
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    uint64_t h = 1469598103934665603ull;
+    int has = 1;
+    if (xf_rulesdb_iter_begin(db, &flt, &it, &err) != XF_OK) h = 0;
+    while (h && xf_rulesdb_iter_next(it, &info, &has, &err) == XF_OK && has) {
+        const char *fields[5] = {info.src_text, info.dst_text, xf_rulesdb_status_name(info.status),
+                                 info.why ? info.why : "", info.input_names};
+        for (int i = 0; i < 5; i++) h = xf_hash_bytes(h, fields[i], strlen(fields[i]) + 1);
+        h = xf_hash_u64(xf_hash_u64(h, (uint64_t)info.id), (uint64_t)info.subsumed_by);
+        ++*n;
+    }
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_iter_free(it);
+    xf_rulesdb_close(db);
+    return h;
+}
+
+/* The MPI run m of a configuration beside the -j run f: times, per-rank
+ * CPU and memory, rank 0's serial share, same database or not, and the
+ * projection to 64 ranks (and, from the level growth, one more operator). */
+static void print_mpi(const char *vocab, int max_ops, int threads, const figures *f,
+                      const figures *m, const char *db_j, const char *db_m)
+{
+    long long nj, nm;
+    uint64_t hj = rules_hash(db_j, &nj), hm = rules_hash(db_m, &nm);
+    double workers_cpu = 0;
+    for (int r = 1; r < m->ranks; r++) workers_cpu += m->rank_cpu_s[r];
+    /* rank 0 busy: enumerating but not waiting, then pruning and writing;
+     * the rest of mpirun's wall time is starting and stopping the job */
+    double post = m->rank0_wall_s - m->rank0_enum_s;
+    double serial = m->rank0_enum_s - m->rank0_wait_s + post;
+    printf("%s %d ops: -j %d %.1f s wall, %.1f CPU s | mpirun -n %d %.1f s wall, %.1f CPU s "
+           "(all ranks and mpirun); same database: %s (%lld rules)\n",
+           vocab, max_ops, threads, f->wall_s, f->cpu_s, m->ranks, m->wall_s, m->cpu_s,
+           hj && hj == hm && nj == nm ? "yes" : "NO", nm);
+    printf("  ranks: 0 CPU %.1f s, %.0f MB peak;", m->rank_cpu_s[0], m->rank_rss_mb[0]);
+    for (int r = 1; r < m->ranks; r++)
+        printf(" %d CPU %.1f s, %.0f MB;", r, m->rank_cpu_s[r], m->rank_rss_mb[r]);
+    printf("\n  rank 0 serial %.1f s of its %.1f s (%.0f%%: %.1f s merging while enumerating, "
+           "%.1f s pruning and writing); mpirun start and stop %.1f s\n",
+           serial, m->rank0_wall_s, 100.0 * serial / m->rank0_wall_s,
+           m->rank0_enum_s - m->rank0_wait_s, post, m->wall_s - m->rank0_wall_s);
+    double t64 = serial + workers_cpu / 63.0;
+    printf("  projection, 64 ranks: %.1f s serial + %.1f worker CPU s / 63 = %.1f s (speed-up "
+           "%.1fx over -j %d; rank 0 merges %.2g graphs/s)\n",
+           serial, workers_cpu, t64, f->wall_s / t64, threads,
+           (double)m->graphs / (m->rank0_enum_s - m->rank0_wait_s));
+    const long long *g = m->level_graphs;
+    if (max_ops >= 3 && g[max_ops] > 0 && g[max_ops - 1] > 0) {
+        /* Everything scales with the graphs of the last level; each worker
+         * then receives every stored level (24 bytes a graph), which at
+         * max_ops + 1 includes this run's last level. */
+        double grow = (double)g[max_ops] / (double)g[max_ops - 1];
+        double stored = 0;
+        for (int l = 1; l <= max_ops; l++) stored += (double)g[l];
+        printf("  projection, --max-ops %d (graphs x%.1f): %.0f s serial + %.0f worker CPU s = "
+               "%.1f min on 64 ranks, %.1f min with -j %d on as many cores; each worker gets "
+               "%.0f MB of stored levels (%.1f GB from rank 0 to 63 ranks)\n",
+               max_ops + 1, grow, serial * grow, workers_cpu * grow,
+               (serial * grow + workers_cpu * grow / 63.0) / 60.0,
+               (serial * grow + workers_cpu * grow / threads) / 60.0, threads,
+               stored * 24 / 1e6, stored * 24 * 63 / 1e9);
+    }
 }
 
 /* Graphs and wall time per level of each run. */
@@ -176,26 +318,29 @@ static void print_projection(const char *vocab, int max_ops, int threads, const 
 
 int main(int argc, char **argv)
 {
-    int max4 = 0, threads = 2, missing = 10, keep_pruned = 0;
+    int max4 = 0, threads = 2, missing = 10, keep_pruned = 0, mpi = 0;
     const char *dir = "/tmp";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--max4") == 0) max4 = 1;
         else if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--mpi") == 0 && i + 1 < argc) mpi = atoi(argv[++i]);
         else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) dir = argv[++i];
         else if (strcmp(argv[i], "--missing") == 0 && i + 1 < argc) missing = atoi(argv[++i]);
         else if (strcmp(argv[i], "--keep-pruned") == 0) keep_pruned = 1;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            printf("usage: bench_xfergen [--max4] [-j N] [--dir DIR] [--missing N] [--keep-pruned]\n"
+            printf("usage: bench_xfergen [--max4] [-j N] [--mpi N] [--dir DIR] [--missing N]\n"
+                   "                     [--keep-pruned]\n"
                    "Runs xfergen for --vocab taso and default at 3 operators (and default at 4\n"
                    "with --max4, about 5 min on 2 cores), prints the counts per stage, wall and\n"
                    "CPU time, peak RSS and database size, graphs per level, a projection of one\n"
                    "more operator, then coverage against TASO's rules; --missing N lists N\n"
                    "missing ones; --keep-pruned passes that option on; databases go to DIR\n"
-                   "(default /tmp).\n");
+                   "(default /tmp); --mpi N also runs each under mpirun -n N and compares.\n");
             return 0;
         } else {
             fprintf(stderr,
-                    "usage: bench_xfergen [--max4] [-j N] [--dir DIR] [--missing N] [--keep-pruned]\n");
+                    "usage: bench_xfergen [--max4] [-j N] [--mpi N] [--dir DIR] [--missing N] "
+                    "[--keep-pruned]\n");
             return 2;
         }
     }
@@ -215,7 +360,7 @@ int main(int argc, char **argv)
         snprintf(dbs[c], sizeof dbs[c], "%s/bench_xfergen_%s_%d.db", dir, configs[c].vocab,
                  configs[c].max_ops);
         figures *f = &all[c];
-        if (run_one(configs[c].vocab, configs[c].max_ops, threads, keep_pruned, dbs[c], f) != 0) {
+        if (run_one(configs[c].vocab, configs[c].max_ops, threads, 0, keep_pruned, dbs[c], f) != 0) {
             failed = 1;
             dbs[c][0] = '\0';
             continue;
@@ -230,6 +375,21 @@ int main(int argc, char **argv)
         if (dbs[c][0]) print_levels(configs[c].vocab, configs[c].max_ops, &all[c]);
     for (int c = 0; c < n_configs; c++)
         if (dbs[c][0]) print_projection(configs[c].vocab, configs[c].max_ops, threads, &all[c]);
+    if (mpi < 2 || mpi > MAX_RANKS) mpi = 0;
+    for (int c = 0; c < n_configs && mpi; c++) {
+        if (!dbs[c][0]) continue;
+        char db[4200];
+        snprintf(db, sizeof db, "%s/bench_xfergen_%s_%d_mpi.db", dir, configs[c].vocab,
+                 configs[c].max_ops);
+        figures m;
+        memset(&m, 0, sizeof m);
+        if (run_one(configs[c].vocab, configs[c].max_ops, threads, mpi, keep_pruned, db, &m) != 0) {
+            failed = 1;
+            continue;
+        }
+        print_mpi(configs[c].vocab, configs[c].max_ops, threads, &all[c], &m, dbs[c], db);
+        fflush(stdout);
+    }
 
     const char *shared = getenv("XF_SHARED_DIR");
     if (!shared) shared = XF_SHARED_DEFAULT;

@@ -61,6 +61,23 @@ static void write_header(cand_list *c)
     c->len = len;
 }
 
+/* Makes room for a record of `need` bytes and starts it (its offset
+ * noted); 0 when out of memory. */
+static int start_record(cand_list *c, size_t need)
+{
+    if (c->n == c->cap_off) {
+        size_t cap = c->cap_off ? c->cap_off * 2 : 4096;
+        size_t *o = xf_realloc(c->off, cap * sizeof *o);
+        if (!o) return 0;
+        c->off = o;
+        c->cap_off = cap;
+    }
+    if (!reserve(c, need + (c->len == 0 ? HEADER : 0))) return 0;
+    if (c->len == 0) c->len = HEADER;
+    c->off[c->n++] = c->len;
+    return 1;
+}
+
 xf_status cand_list_push(cand_list *c, const xf_rule *r, xf_error *err)
 {
     uint8_t *g[2] = {NULL, NULL};
@@ -72,27 +89,15 @@ xf_status cand_list_push(cand_list *c, const xf_rule *r, xf_error *err)
         xf_error_prefix(err, "keeping candidate %zu", c->n);
         goto out;
     }
-    size_t need = 8 + 4 + 8 + gl[0] + gl[1] + (c->len == 0 ? HEADER : 0);
+    size_t need = 8 + 4 + 8 + gl[0] + gl[1];
     for (int k = 0; k < r->src.n_inputs; k++) {
         const char *nm = r->src.values[r->src.inputs[k]].name;
         need += 2 + (nm ? strlen(nm) : 0);
     }
-    if (c->n == c->cap_off) {
-        size_t cap = c->cap_off ? c->cap_off * 2 : 4096;
-        size_t *o = xf_realloc(c->off, cap * sizeof *o);
-        if (!o) {
-            st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping %zu candidates", c->n);
-            goto out;
-        }
-        c->off = o;
-        c->cap_off = cap;
-    }
-    if (!reserve(c, need)) {
+    if (!start_record(c, need)) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping %zu candidates", c->n);
         goto out;
     }
-    if (c->len == 0) c->len = HEADER;
-    c->off[c->n++] = c->len;
     put_le(c, r->fingerprint, 8);
     put_le(c, (uint64_t)r->src.n_inputs, 4);
     for (int k = 0; k < r->src.n_inputs; k++) {
@@ -109,6 +114,21 @@ out:
     xf_free(g[0]);
     xf_free(g[1]);
     return st;
+}
+
+const uint8_t *cand_list_record(const cand_list *c, size_t i, size_t *len)
+{
+    size_t end = i + 1 < c->n ? c->off[i + 1] : c->len;
+    *len = end - c->off[i];
+    return c->buf + c->off[i];
+}
+
+xf_status cand_list_push_record(cand_list *c, const uint8_t *rec, size_t len, xf_error *err)
+{
+    if (!start_record(c, len))
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping %zu candidates", c->n);
+    put(c, rec, len);
+    return XF_OK;
 }
 
 typedef struct rd {

@@ -149,6 +149,13 @@ typedef struct xf_enum_candidate {
     xf_rule rule;        /* rule.fingerprint = the class fingerprint */
     int src_ops, dst_ops;
     double float_max_abs; /* float32 check: largest |src - dst| over outputs */
+    /* Under MPI with xf_enum_options.take_records: the rule as an MPI worker
+     * serialized it (a record of xfergen's candidate list, which is all
+     * xfergen keeps of it) and `rule` left empty; rebuilding the rule on
+     * rank 0 only to serialize it again took a third of its time. NULL
+     * otherwise. */
+    const uint8_t *record;
+    size_t record_len;
 } xf_enum_candidate;
 
 /* Counters; all cover the whole run including resumed parts. */
@@ -171,6 +178,10 @@ typedef struct xf_enum_stats {
     uint64_t spill_bytes;  /* the last level's fingerprint records written to disk */
     uint64_t memo_hits;    /* new nodes whose output hash was known (no kernel run) */
     uint64_t memo_misses;  /* new nodes evaluated */
+    /* Under MPI (xf_enum_options.mpi), this call only: */
+    int ranks;             /* MPI ranks (0: not under MPI) */
+    double rank0_wait_seconds; /* rank 0's wall time waiting for the worker ranks */
+    uint64_t pieces;       /* pieces of work handed out */
 } xf_enum_stats;
 
 typedef struct xf_enum_progress {
@@ -200,6 +211,11 @@ typedef struct xf_enum_options {
      * temporary files). */
     const char *checkpoint;
     int resume;             /* 1: continue from `checkpoint` if it exists */
+    /* 1: this is rank 0 of an MPI run: the other ranks (xf_enum_mpi_serve)
+     * build the children and confirm the collisions, this one does the rest;
+     * the result is the same. XF_ERR_UNSUPPORTED in a build without MPI. */
+    int mpi;
+    int take_records;       /* 1: under MPI, candidates may come as records (xfergen) */
     double progress_every_s; /* progress callback interval (default 1 s) */
     void *user;
     /* Each candidate, in deterministic order. Non-OK aborts the run with that status. */
@@ -238,6 +254,7 @@ typedef struct xf_enum_generate_options {
     const char *vocab;   /* "default", "taso" or a vocabulary file */
     const char *inputs;  /* input spec; NULL: the preset's */
     int threads;         /* the result does not depend on it */
+    int mpi;             /* rank 0 of an MPI run (xf_enum_options.mpi) */
     uint64_t seed;
     const char *out;     /* rules database to create or add to */
     const char *version; /* of the calling tool, recorded with the run */
@@ -274,5 +291,25 @@ typedef struct xf_enum_generate_result {
  * configuration or database from a failure while running. */
 xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_result *res,
                            xf_error *err);
+
+#ifdef XF_HAVE_MPI
+/* ------------------------------------------------------------------ MPI */
+
+/* Built when CMake finds MPI. Under `mpirun -n N xfergen`, every rank
+ * calls xf_cluster_init (cluster/cluster.h); rank 0 calls xf_enum_generate
+ * with o->mpi set: it runs the level loop, owns the database and the
+ * checkpoint, and writes everything; ranks 1..N-1 call xf_enum_mpi_serve
+ * with the same options, which builds children and confirms collisions
+ * from a dynamic queue (docs/enumerate.md "MPI") until rank 0 calls
+ * xf_cluster_finish. The database is the one a single process writes. */
+typedef struct xf_enum_mpi_figures {
+    double seconds;      /* serving, wall */
+    double wait_seconds; /* of which waiting for rank 0 */
+    uint64_t pieces;     /* pieces of work done */
+} xf_enum_mpi_figures;
+
+xf_status xf_enum_mpi_serve(const xf_enum_generate_options *o, xf_enum_mpi_figures *fig,
+                            xf_error *err);
+#endif
 
 #endif /* XF_ENUMERATE_H */

@@ -47,7 +47,8 @@ static xf_status on_candidate(void *user, xf_enum_candidate *c, xf_error *err)
         return XF_FAIL(err, XF_ERR_INTERNAL,
                        "candidate %" PRIu64 " arrived after %zu: the checkpoint does not match",
                        c->seq, x->cands.n);
-    xf_status st = cand_list_push(&x->cands, &c->rule, err);
+    xf_status st = c->record ? cand_list_push_record(&x->cands, c->record, c->record_len, err)
+                             : cand_list_push(&x->cands, &c->rule, err);
     if (st != XF_OK) return st;
     x->new_cands++;
     if (x->o->stop_after >= 0 && x->new_cands >= x->o->stop_after) *x->stop = 1;
@@ -95,8 +96,7 @@ static xf_status get_candidate(void *user, size_t i, xf_rule *out, xf_error *err
     return cand_list_get(&x->cands, i, out, err);
 }
 
-/* The configuration the options describe. */
-static xf_status make_config(const xf_enum_generate_options *o, xf_enum_config *c, xf_error *err)
+xf_status enum_generate_config(const xf_enum_generate_options *o, xf_enum_config *c, xf_error *err)
 {
     xf_status st = xf_enum_config_preset(c, strcmp(o->vocab, "taso") == 0 ? "taso" : "default", err);
     if (st == XF_OK && strcmp(o->vocab, "taso") != 0 && strcmp(o->vocab, "default") != 0)
@@ -223,7 +223,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     xf_status st;
     char inputs[1024], options[1400];
 
-    st = make_config(o, &cfg, err);
+    st = enum_generate_config(o, &cfg, err);
     if (st == XF_OK) st = xf_enum_inputs_format(&cfg, inputs, sizeof inputs, err);
     if (st == XF_OK) {
         option_string(o, &cfg, inputs, options, sizeof options);
@@ -248,6 +248,8 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     xf_enum_options eo;
     xf_enum_options_init(&eo);
     eo.threads = o->threads;
+    eo.mpi = o->mpi;
+    eo.take_records = 1;
     eo.stop = x.stop;
     eo.checkpoint = ckpt;
     eo.resume = o->resume;

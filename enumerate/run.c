@@ -27,6 +27,7 @@
  * below it and the representatives' structural hashes, so it can be
  * computed anywhere that has those and merged in chunk order.
  */
+#include "ranks.h"
 #include "spill.h"
 
 #include <pthread.h>
@@ -37,13 +38,6 @@
 #define CHUNK_PARENTS 4
 #define BATCH_PARENTS 2048
 #define CONFIRM_CHUNK 1024 /* last level: collisions confirmed between stop checks */
-
-typedef struct collision {
-    child c;
-    centry rep;
-    confirm_result result;
-    xf_enum_candidate cand;
-} collision;
 
 typedef struct run {
     const xf_enum_config *cfg;
@@ -64,6 +58,9 @@ typedef struct run {
     double merge_t0;
     uint64_t confirmed, to_confirm; /* last level: its collisions, confirmed so far */
     double confirm_t0;
+#ifdef XF_HAVE_MPI
+    enum_ranks *ranks; /* under MPI: the worker ranks do the parallel phases */
+#endif
 } run;
 
 /* ------------------------------------------------------------ parallel jobs */
@@ -213,19 +210,27 @@ static xf_status init_level0(run *r, xf_error *err)
     return st;
 }
 
+xf_status enum_add_reps(const xf_enum_config *cfg, const glevel *levels, int l, hset *reps,
+                        ctable *classes, xf_error *err)
+{
+    xf_status st = XF_OK;
+    for (size_t i = 0; i < levels[l].n && st == XF_OK; i++) {
+        const grec *g = &levels[l].v[i];
+        if (!(g->flags & GREC_REP) || (l == 0 && !(g->flags & GREC_LEAF))) continue;
+        egraph eg;
+        egraph_from_store(cfg, levels, l, (uint32_t)i, &eg);
+        centry e = {g->fp, (uint32_t)i, (uint16_t)(CENTRY_STORED | (unsigned)l), {0, 0}};
+        if (classes) st = ctable_insert(classes, &e, err);
+        if (st == XF_OK) st = hset_add(reps, egraph_struct_hash(&eg), err);
+    }
+    return st;
+}
+
 static xf_status rebuild_classes(run *r, xf_error *err)
 {
     xf_status st = XF_OK;
     for (int l = 0; l <= XF_ENUM_MAX_OPS && st == XF_OK; l++)
-        for (size_t i = 0; i < r->st.levels[l].n && st == XF_OK; i++) {
-            const grec *g = &r->st.levels[l].v[i];
-            if (!(g->flags & GREC_REP) || (l == 0 && !(g->flags & GREC_LEAF))) continue;
-            egraph eg;
-            egraph_from_store(r->cfg, r->st.levels, l, (uint32_t)i, &eg);
-            centry e = {g->fp, (uint32_t)i, (uint16_t)(CENTRY_STORED | (unsigned)l), {0, 0}};
-            st = ctable_insert(&r->classes, &e, err);
-            if (st == XF_OK) st = hset_add(&r->reps, egraph_struct_hash(&eg), err);
-        }
+        st = enum_add_reps(r->cfg, r->st.levels, l, &r->reps, &r->classes, err);
     return st;
 }
 
@@ -351,6 +356,9 @@ static xf_status emit(run *r, collision *cols, size_t n, xf_error *err)
         if (c->result == CONFIRM_FLOAT) r->st.stats.rejected_float++;
         if (c->result != CONFIRM_OK) continue;
         if (st == XF_OK) {
+#ifdef XF_HAVE_MPI
+            if (c->rec) c->cand.record = enum_ranks_record(r->ranks, c->rec - 1, &c->cand.record_len);
+#endif
             c->cand.seq = r->st.seq++;
             r->st.stats.candidates++;
             if (r->opt->on_candidate) st = r->opt->on_candidate(r->opt->user, &c->cand, err);
@@ -365,6 +373,22 @@ static xf_status confirm_emit(run *r, const level_ctx *lc, collision *cols, size
                               xf_error *err)
 {
     if (n_cols == 0) return XF_OK;
+#ifdef XF_HAVE_MPI
+    if (r->ranks) {
+        egraph *pairs = xf_malloc(2 * n_cols * sizeof *pairs);
+        if (!pairs) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %zu collisions", n_cols);
+        for (size_t i = 0; i < n_cols; i++) {
+            child_graph(lc, &cols[i].c, &pairs[2 * i]);
+            rep_graph(lc, &cols[i].rep, &pairs[2 * i + 1]);
+        }
+        xf_status st = enum_ranks_confirm(r->ranks, pairs, cols, n_cols, err);
+        xf_free(pairs);
+        if (st == XF_OK) return emit(r, cols, n_cols, err);
+        for (size_t i = 0; i < n_cols; i++)
+            if (cols[i].result == CONFIRM_OK) xf_rule_free(&cols[i].cand.rule);
+        return st;
+    }
+#endif
     job cj;
     memset(&cj, 0, sizeof cj);
     cj.lc = lc;
@@ -379,32 +403,52 @@ static xf_status confirm_emit(run *r, const level_ctx *lc, collision *cols, size
     return st;
 }
 
-static xf_status run_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t hi, xf_error *err)
+/* Phase 1 of a batch: the children of parents [lo, hi), by threads or by
+ * the worker ranks, as *n_bufs buffers in parent order. */
+static xf_status extend_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t hi, childbuf **bufs,
+                              uint64_t *n_bufs, xf_error *err)
 {
-    uint64_t n_chunks = (hi - lo + CHUNK_PARENTS - 1) / CHUNK_PARENTS;
-    childbuf *bufs = xf_calloc(n_chunks, sizeof *bufs);
-    collision *cols = NULL;
-    size_t n_cols = 0;
-    if (!bufs) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for a batch");
+#ifdef XF_HAVE_MPI
+    if (r->ranks) {
+        extend_counts n;
+        memset(&n, 0, sizeof n);
+        xf_status st = enum_ranks_extend(r->ranks, lc, lo, hi, bufs, n_bufs, &n, err);
+        r->st.stats.reducible += n.reducible;
+        r->st.stats.memo_hits += n.memo_hits;
+        r->st.stats.memo_misses += n.memo_misses;
+        return st;
+    }
+#endif
+    *n_bufs = (hi - lo + CHUNK_PARENTS - 1) / CHUNK_PARENTS;
+    *bufs = xf_calloc(*n_bufs, sizeof **bufs);
+    if (!*bufs) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for a batch");
     job j;
     memset(&j, 0, sizeof j);
     j.lc = lc;
     j.begin = lo;
     j.end = hi;
     j.chunk = CHUNK_PARENTS;
-    j.bufs = bufs;
+    j.bufs = *bufs;
     xf_status st = run_job(r, &j, 0, err);
-    uint64_t reducible = 0;
     for (int t = 0; t < r->n_threads; t++) {
-        reducible += r->workers[t].reducible;
+        r->st.stats.reducible += r->workers[t].reducible;
         r->workers[t].reducible = 0;
         r->st.stats.memo_hits += r->workers[t].memo.hits;
         r->st.stats.memo_misses += r->workers[t].memo.misses;
         r->workers[t].memo.hits = r->workers[t].memo.misses = 0;
     }
-    r->st.stats.reducible += reducible;
-    if (st == XF_OK) st = merge(r, lc, bufs, n_chunks, &cols, &n_cols, err);
-    for (uint64_t b = 0; b < n_chunks; b++) xf_free(bufs[b].v);
+    return st;
+}
+
+static xf_status run_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t hi, xf_error *err)
+{
+    childbuf *bufs = NULL;
+    uint64_t n_bufs = 0;
+    collision *cols = NULL;
+    size_t n_cols = 0;
+    xf_status st = extend_batch(r, lc, lo, hi, &bufs, &n_bufs, err);
+    if (st == XF_OK) st = merge(r, lc, bufs, n_bufs, &cols, &n_cols, err);
+    for (uint64_t b = 0; bufs && b < n_bufs; b++) xf_free(bufs[b].v);
     xf_free(bufs);
     if (st == XF_OK) st = confirm_emit(r, lc, cols, n_cols, err);
     xf_free(cols);
@@ -538,6 +582,10 @@ static xf_status levels_loop(run *r, xf_error *err)
         r->level_t0 = xf_clock_now();
         r->level_parents0 = r->st.next_parent;
         int last = r->st.level == cfg->max_ops;
+#ifdef XF_HAVE_MPI
+        if (r->ranks) st = enum_ranks_level(r->ranks, &lc, err);
+        if (st != XF_OK) break;
+#endif
         if (last) {
             st = spill_open(&r->sp, r->opt->checkpoint, r->st.next_parent > 0 ? r->st.spill_len : NULL,
                             err);
@@ -603,11 +651,24 @@ xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_
     r.cfg_hash = xf_enum_config_hash(cfg);
     r.n_threads = opt->threads;
     r.t0 = r.last_progress = xf_clock_now();
+    if (opt->mpi) {
+#ifdef XF_HAVE_MPI
+        st = enum_ranks_open(cfg, opt->take_records, &r.ranks, err);
+#else
+        st = XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                     "enumerate: this build of rlflow has no MPI (install libopenmpi-dev and rebuild)");
+#endif
+        if (st != XF_OK) return st;
+    }
     st = setup(&r, err);
     if (st == XF_OK) st = levels_loop(&r, err);
     stats_bytes(&r);
     *stats = r.st.stats;
     stats->seconds = xf_clock_now() - r.t0;
+#ifdef XF_HAVE_MPI
+    if (r.ranks) enum_ranks_stats(r.ranks, stats);
+    enum_ranks_close(r.ranks);
+#endif
     teardown(&r);
     return st;
 }

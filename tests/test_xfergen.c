@@ -59,7 +59,8 @@ static int run_xfergen(const char *db, const char *env, const char *extra)
     return run_gen(db, TINY_VOCAB, INPUTS, 2, env, extra);
 }
 
-/* Every rule as "status | src | dst | why", in id order. Caller frees. */
+/* Every rule as "status | src | dst | why | input names | subsumed by", in
+ * id order. Caller frees. */
 static char *export_rules(const char *db_path, int64_t *n_candidates)
 {
     xf_rulesdb *db;
@@ -83,15 +84,16 @@ static char *export_rules(const char *db_path, int64_t *n_candidates)
         if (!has) break;
         if (info.status == XF_RULE_CANDIDATE) ++*n_candidates;
         size_t need = strlen(info.src_text) + strlen(info.dst_text) +
-                      (info.why ? strlen(info.why) : 0) + 64;
+                      (info.why ? strlen(info.why) : 0) + strlen(info.input_names) + 96;
         while (len + need >= cap) {
             cap *= 2;
             out = realloc(out, cap);
             ck_assert_ptr_nonnull(out);
         }
-        len += (size_t)snprintf(out + len, cap - len, "%s | %s | %s | %s\n",
+        len += (size_t)snprintf(out + len, cap - len, "%s | %s | %s | %s | %s | %lld\n",
                                 xf_rulesdb_status_name(info.status), info.src_text, info.dst_text,
-                                info.why ? info.why : "");
+                                info.why ? info.why : "", info.input_names,
+                                (long long)info.subsumed_by);
     }
     xf_rulesdb_rule_info_free(&info);
     xf_rulesdb_iter_free(it);
@@ -253,6 +255,87 @@ static int64_t stage_count(const char *db_path, const char *name)
     xf_rulesdb_run_info_free(&info);
     return c;
 }
+
+/* xfergen on the taso vocabulary at max_ops operators, pruned candidates
+ * kept (so reasons and subsuming rules are compared too), started by
+ * `prefix` (mpirun, environment settings); the exit status. */
+static int run_taso(const char *db, int max_ops, const char *prefix, const char *extra)
+{
+    if (!strstr(extra, "--resume")) xf_test_system("rm -f '%s' '%s'-wal '%s'-shm '%s'.run*", db, db, db, db);
+    return xf_test_system("%s '%s' --max-ops %d --vocab taso --keep-pruned -o '%s' --quiet %s "
+                          "2>'%s.err'",
+                          prefix, xf_test_tool("xfergen"), max_ops, db, extra, db);
+}
+
+/* Under `mpirun -n 3` (rank 0 keeps the database, ranks 1 and 2 build and
+ * confirm graphs from a dynamic queue) xfergen writes the database `-j 2`
+ * writes: same rules, ids, statuses, reasons, input names, subsuming rules.
+ * Three operators: the workers get level 2 (17,275 graphs) in two messages. */
+START_TEST(test_mpi_same_database)
+{
+    const char *why = NULL, *mpirun = xf_test_mpirun(&why);
+    if (!mpirun) XF_SKIP("%s", why);
+    char one[4096], mpi[4096], prefix[256];
+    snprintf(one, sizeof one, "%s", xf_test_tmp("one.db"));
+    snprintf(mpi, sizeof mpi, "%s", xf_test_tmp("mpi.db"));
+    snprintf(prefix, sizeof prefix, "%s -n 3", mpirun);
+    ck_assert_int_eq(run_taso(one, 3, "", "-j 2"), 0);
+    ck_assert_int_eq(run_taso(mpi, 3, prefix, ""), 0);
+    int64_t n1, nm;
+    char *l1 = export_rules(one, &n1), *lm = export_rules(mpi, &nm);
+    ck_assert_int_gt(n1, 3000);
+    ck_assert_int_eq(n1, nm);
+    ck_assert_str_eq(l1, lm);
+    free(l1);
+    free(lm);
+    /* The same run figures: graphs of each level, candidates, prune stages. */
+    ck_assert_int_eq(stage_count(one, "enumerate"), stage_count(mpi, "enumerate"));
+    ck_assert_int_eq(stage_count(one, "candidates"), stage_count(mpi, "candidates"));
+    ck_assert_int_eq(stage_count(one, "prune-generality"), stage_count(mpi, "prune-generality"));
+}
+END_TEST
+
+/* An interrupted MPI run resumes, under MPI or without it, and so does an
+ * interrupted single-process run under MPI: each ends with the database of
+ * an uninterrupted run. */
+START_TEST(test_mpi_resume)
+{
+    const char *why = NULL, *mpirun = xf_test_mpirun(&why);
+    if (!mpirun) XF_SKIP("%s", why);
+    char full[4096], a[4096], b[4096], prefix[256], stop[300];
+    snprintf(full, sizeof full, "%s", xf_test_tmp("full.db"));
+    snprintf(a, sizeof a, "%s", xf_test_tmp("a.db"));
+    snprintf(b, sizeof b, "%s", xf_test_tmp("b.db"));
+    snprintf(prefix, sizeof prefix, "%s -n 3", mpirun);
+    snprintf(stop, sizeof stop, "%s -x XF_XFERGEN_STOP_AFTER=1 -n 3", mpirun);
+    ck_assert_int_eq(run_taso(full, 2, "", "-j 2"), 0);
+    int n_stages;
+    ck_assert_int_ne(run_taso(a, 2, stop, ""), 0);
+    ck_assert_int_eq(last_run_state(a, &n_stages), XF_RUN_INTERRUPTED);
+    ck_assert_int_eq(run_taso(a, 2, "", "-j 2 --resume"), 0);
+    ck_assert_int_eq(run_taso(b, 2, "XF_XFERGEN_STOP_AFTER=1", "-j 2"), 1);
+    ck_assert_int_eq(last_run_state(b, &n_stages), XF_RUN_INTERRUPTED);
+    ck_assert_int_eq(run_taso(b, 2, prefix, "--resume"), 0);
+    int64_t nf, na, nb;
+    char *lf = export_rules(full, &nf), *la = export_rules(a, &na), *lb = export_rules(b, &nb);
+    ck_assert_int_eq(last_run_state(a, &n_stages), XF_RUN_DONE);
+    ck_assert_int_eq(last_run_state(b, &n_stages), XF_RUN_DONE);
+    ck_assert_str_eq(lf, la);
+    ck_assert_str_eq(lf, lb);
+    free(lf);
+    free(la);
+    free(lb);
+    /* ... and an MPI run resumes an MPI run. */
+    ck_assert_int_ne(run_taso(a, 2, stop, ""), 0);
+    ck_assert_int_eq(run_taso(a, 2, prefix, "--resume"), 0);
+    ck_assert_int_eq(last_run_state(a, &n_stages), XF_RUN_DONE);
+    la = export_rules(a, &na);
+    lf = export_rules(full, &nf);
+    ck_assert_str_eq(lf, la);
+    free(lf);
+    free(la);
+}
+END_TEST
 
 /* The lines of `list` that start with `prefix`, concatenated. Caller frees. */
 static char *lines_starting(const char *list, const char *prefix)
@@ -425,6 +508,8 @@ int main(void)
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_library_run);
     tcase_add_test(tc, test_pruned_counted_or_kept);
+    tcase_add_test(tc, test_mpi_same_database);
+    tcase_add_test(tc, test_mpi_resume);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

@@ -23,6 +23,9 @@
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
 #include "verify/verify.h"
+#ifdef XF_HAVE_MPI
+#include "cluster/cluster.h"
+#endif
 
 /* Rules every test here decides: the first ones of the taso vocabulary at
  * two operators (a mix of proved and refuted, seconds in all). */
@@ -87,26 +90,9 @@ static char *verdicts(const char *path)
     return out;
 }
 
-/* The mpirun command, or NULL with *why when MPI is absent. Open MPI
- * refuses to run as root unless told. */
-static const char *mpirun(const char **why)
-{
-#ifndef XF_HAVE_MPI
-    *why = "this build has no MPI (libopenmpi-dev not found by CMake)";
-    return NULL;
-#endif
-    *why = "mpirun is not installed (openmpi-bin)";
-    if (!xf_test_have_program("mpirun")) return NULL;
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    /* Under the sanitizers: Open MPI keeps its own allocations until exit. */
-    return getenv("XF_SANITIZED") ? "mpirun --oversubscribe -x ASAN_OPTIONS=detect_leaks=0"
-                                  : "mpirun --oversubscribe";
-}
-
 START_TEST(mpi_gives_the_verdicts_of_one_process)
 {
-    const char *why = NULL, *launcher = mpirun(&why);
+    const char *why = NULL, *launcher = xf_test_mpirun(&why);
     if (!launcher) XF_SKIP("%s", why);
     char a[4096], b[4096];
     snprintf(a, sizeof a, "%s", xf_test_tmp("mpi.db"));
@@ -154,7 +140,7 @@ static int twice(const char *path)
 {
     int rank = 0, size = 1;
     xf_error err;
-    if (xf_verify_mpi_init(NULL, NULL, &rank, &size, &err) != XF_OK) return 10;
+    if (xf_cluster_init(NULL, NULL, &rank, &size, &err) != XF_OK) return 10;
     int rc = 0;
     if (rank != 0) {
         rc = xf_verify_mpi_serve(&err) == XF_OK ? 0 : 11;
@@ -174,14 +160,14 @@ static int twice(const char *path)
         if (rc) fprintf(stderr, "twice: %d: %s\n", rc, err.msg);
         xf_rulesdb_close(db);
     }
-    xf_verify_mpi_finish();
+    xf_cluster_finish();
     return rc;
 }
 #endif
 
 START_TEST(worker_ranks_serve_several_calls)
 {
-    const char *why = NULL, *launcher = mpirun(&why);
+    const char *why = NULL, *launcher = xf_test_mpirun(&why);
     if (!launcher) XF_SKIP("%s", why);
     char a[4096], self[4096];
     snprintf(a, sizeof a, "%s", xf_test_tmp("twice.db"));
@@ -296,7 +282,7 @@ int main(void)
 {
 #ifdef XF_HAVE_MPI
     const char *twice_db = getenv("XF_TEST_TWICE");
-    if (twice_db && xf_verify_mpi_launched()) return twice(twice_db);
+    if (twice_db && xf_cluster_launched()) return twice(twice_db);
 #endif
     return xf_test_run(suite());
 }

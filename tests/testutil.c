@@ -377,6 +377,21 @@ int xf_test_have_program(const char *program)
     return xf_test_system("command -v '%s' > /dev/null 2>&1", program) == 0;
 }
 
+const char *xf_test_mpirun(const char **why)
+{
+#ifndef XF_HAVE_MPI
+    *why = "this build has no MPI (libopenmpi-dev not found by CMake)";
+    return NULL;
+#endif
+    *why = "mpirun is not installed (openmpi-bin)";
+    if (!xf_test_have_program("mpirun")) return NULL;
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    /* Under the sanitizers: Open MPI keeps its own allocations until exit. */
+    return getenv("XF_SANITIZED") ? "mpirun --oversubscribe -x ASAN_OPTIONS=detect_leaks=0"
+                                  : "mpirun --oversubscribe";
+}
+
 void xf_test_onnx_checker(const char *path)
 {
     static int have = -1;

@@ -120,6 +120,10 @@ void xf_test_skip_part(const char *fmt, ...) XF_PRINTF(1, 2);
 int xf_test_have_python(const char *module);
 /* Whether program is on PATH. */
 int xf_test_have_program(const char *program);
+/* The command that starts an MPI job ("mpirun --oversubscribe", with what
+ * Open MPI needs to run as root and under the sanitizers), or NULL with
+ * *why when this build has no MPI or mpirun is not installed. */
+const char *xf_test_mpirun(const char **why);
 /* onnx.checker (full_check, /usr/bin/python3) accepts the model at path;
  * without Python's onnx module, a skipped part (xf_test_skip_part). */
 void xf_test_onnx_checker(const char *path);

@@ -20,20 +20,19 @@
  * result is a sequence of (xv_outcome, its message bytes); a failure is a
  * message text. Ranks run the same binary, so the structs go as bytes.
  * Workers serve until rank 0 says stop (xf_verify_mpi_finish), so one run
- * may call xf_verify_db several times. Nobody spins while waiting: Open
- * MPI's blocking receive polls a core at 100%, which on a machine with as
- * many ranks as cores takes it from a worker; here a probe and a 2 ms sleep
- * alternate.
+ * may call xf_verify_db several times. The transport (start, stop,
+ * buffers, a wait that sleeps instead of spinning) is cluster.h's, shared
+ * with xfergen.
  */
 #include "schedule.h"
 
-#include <mpi.h>
+#include "cluster/cluster.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-enum { TAG_BATCH = 1, TAG_RESULT = 2, TAG_STOP = 3, TAG_FAIL = 4 };
+enum { TAG_BATCH = 1, TAG_RESULT = 2, TAG_STOP = XF_CLUSTER_TAG_STOP, TAG_FAIL = 4 };
 
 #define XV_MPI_BATCH_MS 500.0
 #define XV_MPI_BATCH_MAX 256
@@ -45,100 +44,18 @@ typedef struct batch_head {
     int64_t n;
 } batch_head;
 
-typedef struct buf {
-    uint8_t *p;
-    size_t len, cap;
-} buf;
+typedef xf_cluster_buf buf;
 
-static int reserve(buf *b, size_t more)
+/* Waits for a message from `src`; while it waits, rank 0 (c not NULL)
+ * writes the verdicts that are due. */
+static xf_status flush_due(void *user, xf_error *err)
 {
-    if (b->len + more <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + more) cap *= 2;
-    uint8_t *p = xf_realloc(b->p, cap);
-    if (!p) return -1;
-    b->p = p;
-    b->cap = cap;
-    return 0;
+    return xv_flush_due(user, err);
 }
 
-static int append(buf *b, const void *p, size_t n)
-{
-    if (reserve(b, n)) return -1;
-    if (n) memcpy(b->p + b->len, p, n);
-    b->len += n;
-    return 0;
-}
-
-static xf_status mpi_fail(xf_error *err, int rc, const char *what)
-{
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "code %d", rc);
-    return XF_FAIL(err, XF_ERR_INTERNAL, "MPI failed while %s: %s", what, msg);
-}
-
-int xf_verify_mpi_launched(void)
-{
-    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
-
-xf_status xf_verify_mpi_init(int *argc, char ***argv, int *rank, int *size, xf_error *err)
-{
-    *rank = 0;
-    *size = 1;
-    int rc = MPI_Init(argc, argv);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "starting (MPI_Init)");
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(MPI_COMM_WORLD, rank);
-    MPI_Comm_size(MPI_COMM_WORLD, size);
-    return XF_OK;
-}
-
-void xf_verify_mpi_finish(void)
-{
-    int rank = 0, size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    for (int r = 1; rank == 0 && r < size; r++)
-        MPI_Send(NULL, 0, MPI_BYTE, r, TAG_STOP, MPI_COMM_WORLD);
-    MPI_Finalize();
-}
-
-/* Waits for a message from `src` without spinning; while it waits, rank 0
- * (c not NULL) writes the verdicts that are due. */
 static xf_status wait_msg(int src, MPI_Status *s, xv_sched *c, xf_error *err)
 {
-    for (;;) {
-        int flag = 0;
-        int rc = MPI_Iprobe(src, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, s);
-        if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "waiting for a message");
-        if (flag) return XF_OK;
-        if (c) {
-            xf_status st = xv_flush_due(c, err);
-            if (st != XF_OK) return st;
-        }
-        struct timespec ts = {0, 2000000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* Receives the message s announced into b (b->len: its size). */
-static xf_status recv_into(buf *b, const MPI_Status *s, xf_error *err)
-{
-    int count = 0;
-    MPI_Status st2 = *s;
-    MPI_Get_count(&st2, MPI_BYTE, &count);
-    b->len = 0;
-    if (reserve(b, (size_t)count + 1))
-        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory receiving %d bytes from rank %d", count,
-                       s->MPI_SOURCE);
-    int rc = MPI_Recv(b->p, count, MPI_BYTE, s->MPI_SOURCE, s->MPI_TAG, MPI_COMM_WORLD,
-                      MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "receiving a message");
-    b->len = (size_t)count;
-    b->p[b->len] = 0; /* a failure's text ends here */
-    return XF_OK;
+    return xf_cluster_wait(src, s, c ? flush_due : NULL, c, err);
 }
 
 /* ------------------------------------------------------------- workers */
@@ -146,7 +63,7 @@ static xf_status recv_into(buf *b, const MPI_Status *s, xf_error *err)
 static xf_status on_done(void *user, const xv_outcome *oc, const uint8_t *msg, xf_error *err)
 {
     buf *out = user;
-    if (append(out, oc, sizeof *oc) || append(out, msg, oc->len))
+    if (xf_cluster_buf_append(out, oc, sizeof *oc) || xf_cluster_buf_append(out, msg, oc->len))
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping the outcome of rule %lld",
                        (long long)oc->id);
     return XF_OK;
@@ -192,19 +109,15 @@ xf_status xf_verify_mpi_serve(xf_error *err)
     for (;;) {
         MPI_Status s;
         st = wait_msg(0, &s, NULL, err);
-        if (st == XF_OK) st = recv_into(&in, &s, err);
+        if (st == XF_OK) st = xf_cluster_recv(&in, &s, err);
         if (st != XF_OK || s.MPI_TAG == TAG_STOP) break;
         xf_error e;
         xf_error_clear(&e);
-        int rc;
         if (serve_batch(&in, &v, &out, &e) == XF_OK)
-            rc = MPI_Send(out.p, (int)out.len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
+            st = xf_cluster_send(out.p, out.len, 0, TAG_RESULT, err);
         else
-            rc = MPI_Send(e.msg, (int)strlen(e.msg), MPI_BYTE, 0, TAG_FAIL, MPI_COMM_WORLD);
-        if (rc != MPI_SUCCESS) {
-            st = mpi_fail(err, rc, "sending outcomes to rank 0");
-            break;
-        }
+            st = xf_cluster_send(e.msg, strlen(e.msg), 0, TAG_FAIL, err);
+        if (st != XF_OK) break;
     }
     xf_verifier_free(v);
     xf_free(in.p);
@@ -252,11 +165,12 @@ static xf_status send_batch(dispatch *d, int r, xf_error *err)
     h.path_len = (uint32_t)strlen(d->path) + 1;
     h.n = n;
     d->msg.len = 0;
-    if (append(&d->msg, &h, sizeof h) || append(&d->msg, d->ids + d->next, (size_t)n * sizeof(int64_t)) ||
-        append(&d->msg, d->path, h.path_len))
+    if (xf_cluster_buf_append(&d->msg, &h, sizeof h) ||
+        xf_cluster_buf_append(&d->msg, d->ids + d->next, (size_t)n * sizeof(int64_t)) ||
+        xf_cluster_buf_append(&d->msg, d->path, h.path_len))
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for a batch of %lld rules", (long long)n);
-    int rc = MPI_Send(d->msg.p, (int)d->msg.len, MPI_BYTE, r, TAG_BATCH, MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "sending a batch");
+    xf_status st = xf_cluster_send(d->msg.p, d->msg.len, r, TAG_BATCH, err);
+    if (st != XF_OK) return st;
     d->start[r] = d->next;
     d->count[r] = n;
     d->next += n;
@@ -317,7 +231,7 @@ xf_status xv_mpi_dispatch(xv_sched *c, const char *path, const int64_t *ids, xf_
         MPI_Status s;
         xf_error e;
         xf_status rs = wait_msg(MPI_ANY_SOURCE, &s, st == XF_OK ? c : NULL, &e);
-        if (rs == XF_OK) rs = recv_into(&d.msg, &s, &e);
+        if (rs == XF_OK) rs = xf_cluster_recv(&d.msg, &s, &e);
         if (rs != XF_OK) { /* MPI itself failed: nothing more will come */
             if (st == XF_OK && err) *err = e;
             if (st == XF_OK) st = rs;

@@ -301,18 +301,12 @@ xf_status xf_verify_db(xf_rulesdb *db, const char *path, const xf_verify_db_opti
  * `mpirun -n N`, rank 0 calls xf_verify_db with o->mpi set: it owns the
  * database and records; ranks 1..N-1 call xf_verify_mpi_serve, which
  * decides the batches rank 0 hands out (a dynamic queue, docs/verify.md
- * "MPI") until rank 0 calls xf_verify_mpi_finish. Rank 0 may call
- * xf_verify_db several times in between. A rank that dies ends the whole
- * job (MPI's rule); the verdicts written so far stay, a rerun resumes. */
-
-/* Whether mpirun (or another MPI launcher) started this process. */
-int xf_verify_mpi_launched(void);
-/* MPI_Init; *rank and *size of MPI_COMM_WORLD. */
-xf_status xf_verify_mpi_init(int *argc, char ***argv, int *rank, int *size, xf_error *err);
-/* Ranks other than 0: serve until rank 0 says stop. */
+ * "MPI") until rank 0 calls xf_cluster_finish. Every rank starts with
+ * xf_cluster_init (cluster/cluster.h, the transport shared with xfergen).
+ * Rank 0 may call xf_verify_db several times in between. A rank that dies
+ * ends the whole job (MPI's rule); the verdicts written so far stay, a
+ * rerun resumes. */
 xf_status xf_verify_mpi_serve(xf_error *err);
-/* Rank 0 tells every other rank to stop; every rank then finalizes MPI. */
-void xf_verify_mpi_finish(void);
 #endif
 
 #endif /* XF_VERIFY_H */

@@ -2,11 +2,17 @@
  * main.c — xfergen's command line: parses the options, installs the
  * SIGINT/SIGTERM handlers that ask the enumerator to stop cleanly, runs
  * the pipeline (xf_enum_generate, enumerate/pipeline.c) and prints its
- * progress and summary. Exit status: 0 done, 1 interrupted (resumable) or
- * failed while running, 2 bad usage or unusable input.
+ * progress and summary. Under mpirun (a build with MPI), rank 0 does all
+ * that and the other ranks serve it (xf_enum_mpi_serve); each rank prints
+ * its CPU time and peak memory at the end. Exit status: 0 done, 1
+ * interrupted (resumable) or failed while running, 2 bad usage or unusable
+ * input.
  */
 #include "enumerate/enumerate.h"
 #include "tools/cli/cli.h"
+#ifdef XF_HAVE_MPI
+#include "cluster/cluster.h"
+#endif
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #ifndef XF_VERSION
@@ -44,6 +51,10 @@ static const char usage[] =
     "  --resume        continue the last interrupted run with the same options\n"
     "  --quiet         no progress on stderr and no summary on stdout\n"
     "  --help          this text\n"
+    "\n"
+    "Under MPI: mpirun -n N xfergen ... (N >= 2): rank 0 keeps the database and\n"
+    "the checkpoint, ranks 1..N-1 build and confirm graphs from a dynamic queue;\n"
+    "the database is the same as without MPI, and --resume works the same.\n"
     "\n"
     "Ctrl-C or SIGTERM stops at the next checkpoint and leaves the database\n"
     "consistent (exit status 1); rerun with --resume to continue.\n"
@@ -126,6 +137,11 @@ static void print_summary(const xf_enum_generate_options *o, const xf_enum_gener
     printf("pruned stored       %" PRId64 "%s\n", r->pruned_stored,
            o->keep_pruned ? "" : " (counted only; --keep-pruned stores them)");
     printf("wall time           %.2f s\n", r->seconds);
+    if (r->enumerated.ranks > 0)
+        printf("mpi ranks           %d (%" PRIu64 " pieces; rank 0 waited %.2f s of %.2f s "
+               "enumerating)\n",
+               r->enumerated.ranks, r->enumerated.pieces, r->enumerated.rank0_wait_seconds,
+               r->enumerated.seconds);
 }
 
 /* Runs the pipeline and reports; the exit status. */
@@ -155,6 +171,53 @@ static int run(const xf_enum_generate_options *o, int quiet)
     if (!quiet) print_summary(o, &r);
     return 0;
 }
+
+#ifdef XF_HAVE_MPI
+/* This process's CPU seconds and peak resident memory (MB). */
+static void usage_now(double *cpu_s, double *peak_mb)
+{
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    getrusage(RUSAGE_SELF, &ru);
+    *cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+             (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    *peak_mb = (double)ru.ru_maxrss / 1024.0;
+}
+
+/* Under mpirun: rank 0 runs the pipeline, the others serve it; one rank
+ * alone runs as without MPI. */
+static int run_mpi(int *argc, char ***argv, xf_enum_generate_options *o, int quiet)
+{
+    xf_error err;
+    int rank = 0, size = 1, rc = 0;
+    if (xf_cluster_init(argc, argv, &rank, &size, &err) != XF_OK) {
+        fprintf(stderr, "xfergen: %s\n", err.msg);
+        return 1;
+    }
+    if (rank != 0) {
+        xf_enum_mpi_figures f;
+        if (xf_enum_mpi_serve(o, &f, &err) != XF_OK) {
+            fprintf(stderr, "xfergen: rank %d: %s\n", rank, err.msg);
+            rc = 1;
+        }
+        double cpu, mb;
+        usage_now(&cpu, &mb);
+        if (!quiet)
+            fprintf(stderr,
+                    "xfergen: rank %d: %" PRIu64 " pieces, busy %.2f s of %.2f s, CPU %.2f s, "
+                    "peak RSS %.0f MB\n",
+                    rank, f.pieces, f.seconds - f.wait_seconds, f.seconds, cpu, mb);
+    } else {
+        o->mpi = size > 1;
+        rc = run(o, quiet);
+        double cpu, mb;
+        usage_now(&cpu, &mb);
+        if (!quiet) fprintf(stderr, "xfergen: rank 0: CPU %.2f s, peak RSS %.0f MB\n", cpu, mb);
+    }
+    xf_cluster_finish();
+    return rc;
+}
+#endif
 
 static int bad_usage(const char *fmt, const char *arg)
 {
@@ -240,5 +303,8 @@ int main(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+#ifdef XF_HAVE_MPI
+    if (xf_cluster_launched()) return run_mpi(&argc, &argv, &o, quiet);
+#endif
     return run(&o, quiet);
 }

@@ -49,6 +49,9 @@
 #include "derive/derive.h"
 #include "tools/cli/cli.h"
 #include "verify/verify.h"
+#ifdef XF_HAVE_MPI
+#include "cluster/cluster.h"
+#endif
 
 static void usage(FILE *f)
 {
@@ -422,7 +425,7 @@ static int run_mpi(int *argc, char ***argv, opts *o)
 {
     xf_error err;
     int rank = 0, size = 1, rc = 0;
-    if (xf_verify_mpi_init(argc, argv, &rank, &size, &err) != XF_OK) {
+    if (xf_cluster_init(argc, argv, &rank, &size, &err) != XF_OK) {
         fprintf(stderr, "xferverify: %s\n", err.msg);
         return 1;
     }
@@ -435,7 +438,7 @@ static int run_mpi(int *argc, char ***argv, opts *o)
         o->dvo.vopt.mpi = size > 1;
         rc = o->check_axioms ? check_axioms(o) : verify_db(o);
     }
-    xf_verify_mpi_finish();
+    xf_cluster_finish();
     return rc;
 }
 #endif
@@ -447,7 +450,7 @@ int main(int argc, char **argv)
     if (pr) return pr == 1 ? 0 : 2;
     signal(SIGPIPE, SIG_IGN);
 #ifdef XF_HAVE_MPI
-    if (xf_verify_mpi_launched()) return run_mpi(&argc, &argv, &o);
+    if (xf_cluster_launched()) return run_mpi(&argc, &argv, &o);
 #endif
     return o.check_axioms ? check_axioms(&o) : verify_db(&o);
 }
