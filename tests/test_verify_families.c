@@ -2,17 +2,19 @@
  * test_verify_families.c — the rule families that were stored `unknown`
  * ("axioms incomplete, bounded valid") in the 4-operator samples and the
  * axioms and shape facts that now prove them (docs/verify.md, "Rule
- * families"): layer-norm linear in its scale, layer-norm over one element
+ * families"): layer-norm linear in its scale and of a tensor concatenated
+ * with itself, layer-norm over one element
  * and the mean of a centred layer-norm (zero tensors), 1x1 convolutions
  * commuting with average pooling, means and enlarging, strides over a size-1
  * axis, means and enlarging of slices, slices across and within concats,
  * batch/channel slices of transposes. Each true rule is proved, is not
  * refuted by the bounded check, and (when an axiom proves it) is no longer
  * proved once that axiom is switched off; each near miss (the bias added
- * twice, a stride-2 or 3x3 convolution in place of the 1x1 one, sigmoid
+ * twice, a layer-norm over two different parts, a stride-2 or 3x3 convolution in place of the 1x1 one, sigmoid
  * that does not keep 0, the mean of a layer-norm whose scale is a vector, a
  * slice at the wrong offset) is neither proved nor left standing: the
- * bounded check refutes it. Rules are written in the axiom-instance language
+ * bounded check refutes it, also in the refute-only form xferverify runs for
+ * rules the axioms did not prove. Rules are written in the axiom-instance language
  * (verify/axioms_instance_rule.c).
  */
 #include "testutil.h"
@@ -48,6 +50,10 @@ static const family families[] = {
     {"layernorm-scale-smul",
      {"ln-scale-smul", "m:2x3 y:3x4 g:4 s:", "smul(matmul(m,layernorm[axis=1](y,g)),s)",
       "matmul(m,layernorm[axis=1](y,smul(g,s)))"}},
+    {"layernorm-concat-copies",
+     {"ln-of-copies", "x:2x4 g:4",
+      "layernorm[axis=1](concat[axis=1](x,x),ewmul(concat[axis=0](g,g),concat[axis=0](g,g)))",
+      "concat[axis=1](layernorm[axis=1](x,ewmul(g,g)),layernorm[axis=1](x,ewmul(g,g)))"}},
     {NULL,
      {"ln-of-one-element", "x:2x4 s:", "layernorm[axis=1](gelu(mean[axis=1](x)),s)",
       "mean[axis=1](layernorm[axis=1](x,s))"}},
@@ -88,6 +94,8 @@ static const family families[] = {
 static const xf_axiom_instance near_misses[] = {
     {"ln-bias-twice", "x:2x3 g:3 h:3 c:3", "layernorm[axis=1](x,ewadd(g,h),c)",
      "ewadd(layernorm[axis=1](x,g,c),layernorm[axis=1](x,h,c))"},
+    {"ln-of-two-parts", "x:2x3 y:2x3 g:3", "layernorm[axis=1](concat[axis=1](x,y),concat[axis=0](g,g))",
+     "concat[axis=1](layernorm[axis=1](x,g),layernorm[axis=1](y,g))"},
     {"conv-stride2-pool", "x:1x2x4x4 w:3x2x1x1", "conv[s=2,p=same](avgpool[k=3,p=same](x),w)",
      "avgpool[k=3,p=same](conv[s=2,p=same](x,w))"},
     {"conv3x3-mean", "x:1x2x3x3 w:2x2x3x3", "mean[axis=3](conv[p=same](x,w))", "conv[p=same](mean[axis=3](x),w)"},
@@ -164,6 +172,45 @@ START_TEST(test_near_miss_refuted)
 }
 END_TEST
 
+/* The refute-only check xferverify runs for rules the axioms did not prove:
+ * exact at the own shapes, floats at the others. It still finds a
+ * refutation that exists only at other shapes, refutes the near misses at
+ * their own shapes, and says what it checked when nothing refutes. */
+START_TEST(test_refute_only)
+{
+    xf_verifier *v = verifier();
+    xf_axiom_instance other = {"square-only", "x:1x1", "trans(x)", "x"};
+    xf_axiom_instance unproved = {"ln-products", "x:2x4 g:4 h:4",
+                                  "ewmul(layernorm[axis=1](x,g),layernorm[axis=1](x,h))",
+                                  "ewmul(layernorm[axis=1](x,h),layernorm[axis=1](x,g))"};
+    xf_rule r;
+    xf_bounded b;
+    xf_bounded_init(&b);
+    xf_error err;
+    build(&other, &r);
+    ck_assert_int_eq(xf_verify_bounded_refute(v, &r, &b, &err), XF_OK);
+    ck_assert_int_eq(b.result, XF_BOUNDED_REFUTED);
+    ck_assert_int_gt(b.shape_index, 0);
+    xf_test_expect_contains(b.detail, "not the rule's own");
+    xf_rule_free(&r);
+    for (size_t k = 0; k < sizeof near_misses / sizeof near_misses[0]; k++) {
+        build(&near_misses[k], &r);
+        ck_assert_int_eq(xf_verify_bounded_refute(v, &r, &b, &err), XF_OK);
+        ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "%s: %s", near_misses[k].axiom,
+                      xf_bounded_result_name(b.result));
+        xf_rule_free(&r);
+    }
+    build(&unproved, &r);
+    ck_assert_int_eq(xf_verify_bounded_refute(v, &r, &b, &err), XF_OK);
+    ck_assert_int_eq(b.result, XF_BOUNDED_VALID);
+    xf_test_expect_contains(b.detail, "floats agree at");
+    xf_test_expect_contains(b.detail, "exact check only at the own shapes");
+    xf_rule_free(&r);
+    xf_bounded_free(&b);
+    xf_verifier_free(v);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("verify_families");
@@ -171,6 +218,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_family_proved, 0, (int)(sizeof families / sizeof families[0]));
     tcase_add_loop_test(tc, test_near_miss_refuted, 0, (int)(sizeof near_misses / sizeof near_misses[0]));
+    tcase_add_test(tc, test_refute_only);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

@@ -375,6 +375,12 @@ static const xf_axiom_info axioms[] = {
      FA("(b Int) " SL " (x T) (g T) (c T)",
         "(=> (< a b) (= (layernorm b (slice a o l t x) g c) (slice a o l t (layernorm b x g c))))",
         "(layernorm b (slice a o l t x) g c)")},
+    {"layernorm-concat-copies", "layer-norm of a tensor concatenated with itself along a normalised axis "
+                                "(scale likewise, no bias) is the concat of the layer-norms",
+     FA("(b Int) (a Int) (n Int) (x T) (g T)",
+        "(=> (<= b a) (= (layernorm b (concat a n n x x) (concat a n n g g) zeros) "
+        "(concat a n n (layernorm b x g zeros) (layernorm b x g zeros))))",
+        "(layernorm b (concat a n n x x) (concat a n n g g) zeros)")},
     {"layernorm-scale-ewadd", "layer-norm is linear in its scale: a sum of scales gives the sum of the "
                               "layer-norms (the bias added once)",
      FA("(b Int) (x T) (g T) (h T) (c T)",
