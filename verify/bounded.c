@@ -35,8 +35,9 @@
  * A rule the axioms did not prove can only end refuted or unknown, and
  * every refutation of the 4-operator samples at shapes other than the
  * rule's own came from the float probe (docs/verify.md "Unknown rules"):
- * xf_verify_bounded_refute runs the exact check at the rule's own shapes
- * and only the float probe at the other planned shapes.
+ * xf_verify_bounded_refute runs the full check at the rule's own shapes
+ * and only the float probe at the other planned shapes (also when the own
+ * shapes spent the budget).
  *
  * Each call builds its own non-reference-counted Z3 context (terms of every
  * shape live until it is deleted) with an error handler that records errors
@@ -484,8 +485,8 @@ static void scope_str(const xfb_shape_plan *plan, char *buf, size_t len)
 
 /* Runs the shapes of the plan in order until one refutes or the budget is
  * spent, and writes the verdict. With refute_only (a rule the axioms did
- * not prove) the exact check runs at the rule's own shapes (shape 0) and
- * only the float probe at the others. */
+ * not prove) the exact check runs at the rule's own shapes (shape 0) alone
+ * and the float probe at every shape, also after the budget is spent. */
 static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, int max_dim,
                             int refute_only, xf_bounded *out, xf_error *err)
 {
@@ -497,9 +498,10 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
     out->result = XF_BOUNDED_VALID;
     out->n_admissible = plan->n_admissible;
     for (int s = 0; s < plan->n && st == XF_OK; s++) {
-        int exact = !refute_only || s == 0; /* refute_only: floats alone after the own shapes */
-        int rl = rl_spent(k);
-        if (s > 0 && (rl || (k->deadline > 0 && xf_clock_now_ms() >= k->deadline))) {
+        /* refute_only: the float probe alone after the own shapes, whatever
+           budget the own shapes' exact check left */
+        int exact = !refute_only || s == 0, rl = rl_spent(k);
+        if (s > 0 && exact && (rl || (k->deadline > 0 && xf_clock_now_ms() >= k->deadline))) {
             out->result = XF_BOUNDED_UNKNOWN;
             out->why = rl ? XF_WHY_RLIMIT : XF_WHY_TIMEOUT;
             snprintf(out->detail, sizeof out->detail,
