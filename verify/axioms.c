@@ -6,8 +6,10 @@
  * axioms_load.c. Axes are relative to the last dimension (negative), as
  * rules store them; concat carries the sizes of its two parts along the
  * axis and slice its offset, length and the input's size, so split/concat
- * laws need no shape reasoning. Shapes are otherwise ignored: the generator
- * only builds well-typed graphs. Patterns (:pattern) keep E-matching on the
+ * laws need no shape reasoning. Shapes are otherwise ignored (the generator
+ * only builds well-typed graphs), except through the predicate hw1 ("the
+ * last two axes have size 1"), which the encoder states from the rule's
+ * shapes and the 1x1-convolution axioms take as their guard. Patterns (:pattern) keep E-matching on the
  * left-hand side so instantiation stays finite.
  */
 #include <string.h>
@@ -107,9 +109,11 @@ static const xf_axiom_info axioms[] = {
     {"trans-involution", "transposing twice is the identity",
      FA("(x T)", "(= (trans (trans x)) x)", "(trans (trans x))")},
     {"trans-ewadd", "transpose distributes over element-wise addition",
-     FA(T2, "(= (trans (ewadd x y)) (ewadd (trans x) (trans y)))", "(trans (ewadd x y))")},
+     FA2(T2, "(= (trans (ewadd x y)) (ewadd (trans x) (trans y)))", "(trans (ewadd x y))",
+         "(ewadd (trans x) (trans y))")},
     {"trans-ewmul", "transpose distributes over element-wise multiplication",
-     FA(T2, "(= (trans (ewmul x y)) (ewmul (trans x) (trans y)))", "(trans (ewmul x y))")},
+     FA2(T2, "(= (trans (ewmul x y)) (ewmul (trans x) (trans y)))", "(trans (ewmul x y))",
+         "(ewmul (trans x) (trans y))")},
     {"trans-smul", "transpose commutes with scalar multiplication",
      FA("(x T) (s T)", "(= (trans (smul x s)) (smul (trans x) s))", "(trans (smul x s))")},
     {"trans-imat", "the identity matrix is symmetric",
@@ -122,6 +126,12 @@ static const xf_axiom_info axioms[] = {
     {"trans-slice", "transpose of a slice is the slice of the transpose along the swapped axis",
      FA(SL " (x T)", "(= (trans (slice a o l t x)) (slice " SWAPAX("a") " o l t (trans x)))",
         "(trans (slice a o l t x))")},
+    {"slice-trans", "a batch or channel slice of a transpose is the transpose of the slice",
+     FA(SL " (x T)", "(=> (<= a -3) (= (slice a o l t (trans x)) (trans (slice a o l t x))))",
+        "(slice a o l t (trans x))")},
+    {"concat-trans", "a batch or channel concat of transposes is the transpose of the concat",
+     FA(CAT " " T2, "(=> (<= a -3) (= (concat a n m (trans x) (trans y)) (trans (concat a n m x y))))",
+        "(concat a n m (trans x) (trans y))")},
     /* ---- concat and split */
     {"concat-assoc", "concat along one axis is associative",
      FA("(a Int) (n Int) (m Int) (k Int) (nm Int) " T3,
@@ -137,6 +147,19 @@ static const xf_axiom_info axioms[] = {
     {"concat-slices", "concatenating the two parts of a split gives back the input",
      FA(CAT " (t Int) (x T)", "(=> (= t (+ n m)) (= (concat a n m (slice a 0 n t x) (slice a n m t x)) x))",
         "(concat a n m (slice a 0 n t x) (slice a n m t x))")},
+    {"slice-concat-across", "a slice along one axis of a concat along another is the concat of the slices",
+     FA2("(a Int) (o Int) (l Int) (t Int) (b Int) (n Int) (m Int) " T2,
+         "(=> (not (= a b)) (= (slice a o l t (concat b n m x y)) "
+         "(concat b n m (slice a o l t x) (slice a o l t y))))",
+         "(slice a o l t (concat b n m x y))", "(concat b n m (slice a o l t x) (slice a o l t y))")},
+    {"slice-within-left", "a slice of a concat that lies inside the first part is a slice of it",
+     FA(CAT " (o Int) (l Int) (t Int) " T2,
+        "(=> (and (= t (+ n m)) (<= (+ o l) n)) (= (slice a o l t (concat a n m x y)) (slice a o l n x)))",
+        "(slice a o l t (concat a n m x y))")},
+    {"slice-within-right", "a slice of a concat that lies inside the second part is a slice of it",
+     FA(CAT " (o Int) (l Int) (t Int) " T2,
+        "(=> (and (= t (+ n m)) (>= o n)) (= (slice a o l t (concat a n m x y)) (slice a (- o n) l m y)))",
+        "(slice a o l t (concat a n m x y))")},
     {"concat-ewadd", "the sum of two concats with equal parts is the concat of the sums",
      FA(CAT " (x T) (y T) (u T) (w T)",
         "(= (ewadd (concat a n m x y) (concat a n m u w)) (concat a n m (ewadd x u) (ewadd y w)))",
@@ -243,6 +266,33 @@ static const xf_axiom_info axioms[] = {
      FA("(kh Int) (kw Int) " CAT " " T2,
         "(=> (<= a -3) (= (enlarge kh kw (concat a n m x y)) (concat a n m (enlarge kh kw x) (enlarge kh kw y))))",
         "(enlarge kh kw (concat a n m x y))")},
+    /* ---- 1x1 convolutions: (hw1 w) says w's last two axes have size 1, stated by the
+       encoder from the rule's shapes; stride 1 and no activation make the convolution a
+       linear map of each pixel's channels, which commutes with what acts per channel */
+    {"conv1x1-avgpool", "a stride-1 1x1 convolution without activation commutes with average pooling",
+     FA2("(g Int) (kh Int) (kw Int) (sh Int) (sw Int) (p Int) (x T) (w T)",
+         "(=> (hw1 w) (= (conv 1 1 0 0 g (avgpool kh kw sh sw p x) w) "
+         "(avgpool kh kw sh sw p (conv 1 1 0 0 g x w))))",
+         "(conv 1 1 0 0 g (avgpool kh kw sh sw p x) w)", "(avgpool kh kw sh sw p (conv 1 1 0 0 g x w))")},
+    {"conv1x1-mean", "a stride-1 1x1 convolution without activation commutes with a mean over a "
+                     "spatial axis",
+     FA2("(g Int) (b Int) (x T) (w T)",
+         "(=> (and (hw1 w) (or (= b -1) (= b -2))) (= (mean b (conv 1 1 0 0 g x w)) "
+         "(conv 1 1 0 0 g (mean b x) w)))",
+         "(mean b (conv 1 1 0 0 g x w))", "(conv 1 1 0 0 g (mean b x) w)")},
+    {"conv1x1-enlarge", "a stride-1 1x1 convolution whose activation keeps 0 commutes with enlarging "
+                        "its input (zero padding stays zero)",
+     FA2("(a Int) (g Int) (kh Int) (kw Int) (x T) (w T)",
+         "(=> (and (hw1 w) (not (= a 2))) (= (conv 1 1 0 a g (enlarge kh kw x) w) "
+         "(enlarge kh kw (conv 1 1 0 a g x w))))",
+         "(conv 1 1 0 a g (enlarge kh kw x) w)", "(enlarge kh kw (conv 1 1 0 a g x w))")},
+    {"enlarge-relu", "relu commutes with enlarging (relu keeps the zero padding)",
+     FA2("(kh Int) (kw Int) (x T)", "(= (relu (enlarge kh kw x)) (enlarge kh kw (relu x)))",
+         "(relu (enlarge kh kw x))", "(enlarge kh kw (relu x))")},
+    {"enlarge-slice", "enlarging a batch or channel slice is the slice of the enlarged tensor",
+     FA2("(kh Int) (kw Int) " SL " (x T)",
+         "(=> (<= a -3) (= (enlarge kh kw (slice a o l t x)) (slice a o l t (enlarge kh kw x))))",
+         "(enlarge kh kw (slice a o l t x))", "(slice a o l t (enlarge kh kw x))")},
     /* ---- pooling (pool kh kw sh sw pad x) */
     {"avgpool-as-conv", "average pooling (padding counted) is a depthwise convolution with the pooling "
                         "constant kernel",
@@ -308,6 +358,10 @@ static const xf_axiom_info axioms[] = {
      FA("(b Int) " CAT " " T2,
         "(=> (not (= a b)) (= (mean b (concat a n m x y)) (concat a n m (mean b x) (mean b y))))",
         "(mean b (concat a n m x y))")},
+    {"mean-slice", "a mean along one axis commutes with a slice along another",
+     FA2("(b Int) " SL " (x T)",
+         "(=> (not (= a b)) (= (mean b (slice a o l t x)) (slice a o l t (mean b x))))",
+         "(mean b (slice a o l t x))", "(slice a o l t (mean b x))")},
     {"mean-idempotent", "the mean (keeping dims) of a mean along the same axis is that mean",
      FA("(b Int) (x T)", "(= (mean b (mean b x)) (mean b x))", "(mean b (mean b x))")},
     {"mean-trans", "mean of a transpose is the transpose of the mean along the swapped axis",
@@ -321,6 +375,21 @@ static const xf_axiom_info axioms[] = {
      FA("(b Int) " SL " (x T) (g T) (c T)",
         "(=> (< a b) (= (layernorm b (slice a o l t x) g c) (slice a o l t (layernorm b x g c))))",
         "(layernorm b (slice a o l t x) g c)")},
+    {"layernorm-concat-copies", "layer-norm of a tensor concatenated with itself along a normalised axis "
+                                "(scale likewise, no bias) is the concat of the layer-norms",
+     FA("(b Int) (a Int) (n Int) (x T) (g T)",
+        "(=> (<= b a) (= (layernorm b (concat a n n x x) (concat a n n g g) zeros) "
+        "(concat a n n (layernorm b x g zeros) (layernorm b x g zeros))))",
+        "(layernorm b (concat a n n x x) (concat a n n g g) zeros)")},
+    {"layernorm-scale-ewadd", "layer-norm is linear in its scale: a sum of scales gives the sum of the "
+                              "layer-norms (the bias added once)",
+     FA("(b Int) (x T) (g T) (h T) (c T)",
+        "(= (layernorm b x (ewadd g h) c) (ewadd (layernorm b x g c) (layernorm b x h zeros)))",
+        "(layernorm b x (ewadd g h) c)")},
+    {"layernorm-scale-smul", "a scalar factor of layer-norm's scale moves out (no bias)",
+     FA2("(b Int) (x T) (g T) (s T)",
+         "(= (layernorm b x (smul g s) zeros) (smul (layernorm b x g zeros) s))",
+         "(layernorm b x (smul g s) zeros)", "(smul (layernorm b x g zeros) s)")},
 };
 
 int xf_verify_axiom_count(void)

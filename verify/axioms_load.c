@@ -2,7 +2,7 @@
  * axioms_load.c — declares the axiomatic encoding in a verifier's Z3
  * context: the uninterpreted tensor sort T, one uninterpreted function per
  * operator (Int parameters first, tensors last; see xf_ax_fn in
- * verify_impl.h), and parses every axiom of the table (axioms.c) against
+ * verify_impl.h) and the shape predicate hw1 (prove_encode.c states it), and parses every axiom of the table (axioms.c) against
  * those declarations, each paired with a fresh Boolean assumption literal
  * so an unsat core names the axioms a proof used.
  */
@@ -15,6 +15,7 @@
 typedef struct fn_sig {
     const char *name;
     int n_int, n_tensor; /* Int parameters, then tensor arguments */
+    int predicate;       /* 1: Bool-valued (a shape fact), else a tensor */
 } fn_sig;
 
 static const fn_sig sigs[XF_AX_FN_COUNT] = {
@@ -30,7 +31,8 @@ static const fn_sig sigs[XF_AX_FN_COUNT] = {
     [XF_AX_IMAT] = {"imat", 0, 0},       [XF_AX_ONES] = {"ones", 0, 0},
     [XF_AX_POOL] = {"pool", 2, 0},       [XF_AX_ZEROS] = {"zeros", 0, 0},
     [XF_AX_SOFTMAX] = {"softmax", 1, 1}, [XF_AX_LAYERNORM] = {"layernorm", 1, 3},
-    [XF_AX_MEAN] = {"mean", 1, 1},
+    [XF_AX_MEAN] = {"mean", 1, 1},       [XF_AX_HW1] = {"hw1", 0, 1, 1},
+    [XF_AX_ZT] = {"zt", 1 + XF_MAX_DIMS, 0},
 };
 
 static xf_status declare(xf_verifier *v, xf_error *err)
@@ -43,7 +45,8 @@ static xf_status declare(xf_verifier *v, xf_error *err)
         unsigned n = 0;
         for (int i = 0; i < sigs[f].n_int; i++) dom[n++] = int_sort;
         for (int i = 0; i < sigs[f].n_tensor; i++) dom[n++] = v->tensor;
-        v->fns[f] = Z3_mk_func_decl(c, Z3_mk_string_symbol(c, sigs[f].name), n, dom, v->tensor);
+        Z3_sort range = sigs[f].predicate ? Z3_mk_bool_sort(c) : v->tensor;
+        v->fns[f] = Z3_mk_func_decl(c, Z3_mk_string_symbol(c, sigs[f].name), n, dom, range);
     }
     if (xf_verifier_z3_error(v, "declaring the operator functions", err)) return err ? err->code : XF_ERR_INTERNAL;
     return XF_OK;

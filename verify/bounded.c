@@ -32,6 +32,13 @@
  * resource budget is the one that normally binds, so a verdict is the
  * same on a loaded machine; the time budget is the backstop.
  *
+ * A rule the axioms did not prove can only end refuted or unknown, and
+ * every refutation of the 4-operator samples at shapes other than the
+ * rule's own came from the float probe (docs/verify.md "Unknown rules"):
+ * xf_verify_bounded_refute runs the full check at the rule's own shapes
+ * and only the float probe at the other planned shapes (also when the own
+ * shapes spent the budget).
+ *
  * Each call builds its own non-reference-counted Z3 context (terms of every
  * shape live until it is deleted) with an error handler that records errors
  * instead of exiting; it reads only the verifier's options.
@@ -425,14 +432,15 @@ static xf_status float_probe(const xf_rule *r, uint64_t seed, xf_bounded *one, c
 }
 
 /* The check at one input-shape assignment (r already rebuilt there);
- * *n_diff: output elements whose normal forms differed. */
-static xf_status check_shape(check *k, const xf_rule *r, int index, int max_dim, xf_bounded *one,
-                             char *why, size_t why_len, int *n_diff, xf_error *err)
+ * *n_diff: output elements whose normal forms differed. Without `exact`
+ * only the float probe runs (one->result stays unknown unless it refutes). */
+static xf_status check_shape(check *k, const xf_rule *r, int index, int max_dim, int exact,
+                             xf_bounded *one, char *why, size_t why_len, int *n_diff, xf_error *err)
 {
     *n_diff = 0;
     xf_status st = inputs_within_bound(r, max_dim, err);
     if (st == XF_OK) st = float_probe(r, 0x5eed + (uint64_t)index, one, why, why_len, err);
-    if (st != XF_OK || one->result == XF_BOUNDED_REFUTED) return st;
+    if (st != XF_OK || one->result == XF_BOUNDED_REFUTED || !exact) return st;
     st = make_inputs(k, r, err);
     if (st == XF_OK) st = xfb_elaborate(&k->c, &r->src, k->src, err);
     if (st == XF_OK) st = xfb_elaborate(&k->c, &r->dst, k->dst, err);
@@ -476,11 +484,13 @@ static void scope_str(const xfb_shape_plan *plan, char *buf, size_t len)
 }
 
 /* Runs the shapes of the plan in order until one refutes or the budget is
- * spent, and writes the verdict. */
+ * spent, and writes the verdict. With refute_only (a rule the axioms did
+ * not prove) the exact check runs at the rule's own shapes (shape 0) alone
+ * and the float probe at every shape, also after the budget is spent. */
 static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, int max_dim,
-                            xf_bounded *out, xf_error *err)
+                            int refute_only, xf_bounded *out, xf_error *err)
 {
-    int n_nf = 0, n_solved = 0, n_unknown = 0;
+    int n_nf = 0, n_solved = 0, n_unknown = 0, n_float = 0;
     char why[160] = "", first_why[160] = "", scope[160];
     xf_verify_why first_class = XF_WHY_NONE;
     scope_str(plan, scope, sizeof scope);
@@ -488,8 +498,10 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
     out->result = XF_BOUNDED_VALID;
     out->n_admissible = plan->n_admissible;
     for (int s = 0; s < plan->n && st == XF_OK; s++) {
-        int rl = rl_spent(k);
-        if (s > 0 && (rl || (k->deadline > 0 && xf_clock_now_ms() >= k->deadline))) {
+        /* refute_only: the float probe alone after the own shapes, whatever
+           budget the own shapes' exact check left */
+        int exact = !refute_only || s == 0, rl = rl_spent(k);
+        if (s > 0 && exact && (rl || (k->deadline > 0 && xf_clock_now_ms() >= k->deadline))) {
             out->result = XF_BOUNDED_UNKNOWN;
             out->why = rl ? XF_WHY_RLIMIT : XF_WHY_TIMEOUT;
             snprintf(out->detail, sizeof out->detail,
@@ -508,13 +520,13 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
         xf_bounded_init(&one);
         int n_diff = 0;
         if (st == XF_OK)
-            st = check_shape(k, rs, s, max_dim, &one, why, sizeof why, &n_diff, err);
+            st = check_shape(k, rs, s, max_dim, exact, &one, why, sizeof why, &n_diff, err);
         if (s > 0) xf_rule_free(&at);
         if (st != XF_OK) {
             xf_bounded_free(&one);
             break;
         }
-        if (s == 0 && n_diff > 0) {
+        if (s == 0 && n_diff > 0 && !refute_only) {
             xfb_shape_plan_trim(plan, XFB_SOLVER_SHAPES);
             scope_str(plan, scope, sizeof scope);
         }
@@ -534,6 +546,11 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
                      plan->n_admissible, why);
             return XF_OK;
         }
+        if (!exact) {
+            n_float++;
+            xf_bounded_free(&one);
+            continue;
+        }
         if (one.result == XF_BOUNDED_UNKNOWN && n_unknown++ == 0) {
             snprintf(first_why, sizeof first_why, "%s", why);
             first_class = k->why;
@@ -548,6 +565,11 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
         out->why = first_class;
         snprintf(out->detail, sizeof out->detail, "unknown at %d of %s: %s", n_unknown, scope,
                  first_why);
+    } else if (refute_only) {
+        snprintf(out->detail, sizeof out->detail,
+                 "valid at the rule's own shapes (%s), floats agree at %d other of %s; exact check "
+                 "only at the own shapes as the axioms did not prove it",
+                 n_nf ? "normal forms" : "solver", n_float, scope);
     } else if (n_nf == plan->n) {
         snprintf(out->detail, sizeof out->detail, "outputs have equal normal forms at %s", scope);
     } else {
@@ -558,7 +580,8 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
     return XF_OK;
 }
 
-xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
+static xf_status bounded_run(xf_verifier *v, const xf_rule *r, int refute_only, xf_bounded *out,
+                             xf_error *err)
 {
     xf_error local;
     xf_error_clear(&local);
@@ -578,7 +601,7 @@ xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, x
     xf_status st = xf_rule_validate(r, err);
     if (st == XF_OK) st = make_context(&k, o, err);
     if (st == XF_OK) st = xfb_shape_plan_make(r, max_dim, max_shapes, &plan, err);
-    if (st == XF_OK) st = check_plan(&k, r, &plan, max_dim, out, err);
+    if (st == XF_OK) st = check_plan(&k, r, &plan, max_dim, refute_only, out, err);
     if (st == XF_ERR_UNSUPPORTED) {
         xf_bounded_free(out);
         out->result = XF_BOUNDED_UNSUPPORTED;
@@ -593,4 +616,14 @@ xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, x
     check_free(&k);
     if (st != XF_OK) xf_bounded_free(out);
     return st;
+}
+
+xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
+{
+    return bounded_run(v, r, 0, out, err);
+}
+
+xf_status xf_verify_bounded_refute(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
+{
+    return bounded_run(v, r, 1, out, err);
 }

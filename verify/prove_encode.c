@@ -7,9 +7,12 @@
  * the sizes of its parts along the axis (n-ary concat folded left), each
  * split output a slice (axis, offset, length, input size), conv padding as
  * a mode (same/valid), depthwise groups as -1. Shape facts are used
- * directly: enlarging a kernel to its own size and swapping two axes of
- * size 1 are the identity, and every value whose last two axes have size 1
- * is stated equal to its transpose (so transpose axioms match it).
+ * directly: enlarging a kernel to its own size, swapping two axes of size 1
+ * and a mean over an axis of size 1 are the identity, a stride along a
+ * spatial axis of size 1 is 1, and every value whose last two axes have
+ * size 1 is stated equal to its transpose (so transpose axioms match it)
+ * and hw1 (the 1x1-convolution axioms' guard); a value that is zero
+ * whatever the inputs (prove_zero.c) is the zero tensor of its shape.
  * Operators or parameter
  * settings the axioms do not model are XF_ERR_UNSUPPORTED naming the node.
  */
@@ -54,6 +57,14 @@ static int32_t or1(int32_t x)
     return x ? x : 1;
 }
 
+/* The stride along a spatial axis whose input has size 1: any stride reads
+ * the one window at offset 0 and gives one output, so it is stated as 1
+ * (a stride-2 and a stride-1 convolution of a 1x1 image are one term). */
+static int64_t stride_at(int32_t stride, int64_t in_dim)
+{
+    return in_dim == 1 ? 1 : or1(stride);
+}
+
 static xf_status unsupported(const xf_graph *g, int node, const char *why, xf_error *err)
 {
     char d[128];
@@ -93,7 +104,8 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *
         if (pm < 0) return unsupported(g, ni, "padding is neither 'same' nor 'valid'", err);
         int64_t grp = or1(p->group);
         if (grp > 1 && grp == s0->dims[1]) grp = XF_AX_DEPTHWISE;
-        k[0] = or1(p->stride[0]), k[1] = or1(p->stride[1]), k[2] = pm, k[3] = p->activation, k[4] = grp;
+        k[0] = stride_at(p->stride[0], s0->dims[2]), k[1] = stride_at(p->stride[1], s0->dims[3]);
+        k[2] = pm, k[3] = p->activation, k[4] = grp;
         r = app(v, XF_AX_CONV, 5, k, 2, in);
         break;
     }
@@ -105,8 +117,8 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *
         if (nd->op == XF_OP_AVGPOOL && pm == XF_AX_PAD_SAME && p->kernel[0] * p->kernel[1] > 1 &&
             !p->count_include_pad)
             return unsupported(g, ni, "average pooling that excludes padding is not modelled", err);
-        k[0] = p->kernel[0], k[1] = p->kernel[1], k[2] = or1(p->stride[0]), k[3] = or1(p->stride[1]),
-        k[4] = pm;
+        k[0] = p->kernel[0], k[1] = p->kernel[1], k[2] = stride_at(p->stride[0], s0->dims[2]),
+        k[3] = stride_at(p->stride[1], s0->dims[3]), k[4] = pm;
         r = app(v, nd->op == XF_OP_AVGPOOL ? XF_AX_AVGPOOL : XF_AX_MAXPOOL, 5, k, 1, in);
         break;
     }
@@ -181,7 +193,8 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *
         if (p->n_axes != 1 || !p->keepdims)
             return unsupported(g, ni, "only a mean over one axis keeping dims is modelled", err);
         k[0] = neg_axis(p->axes[0], s0->rank);
-        r = app(v, XF_AX_MEAN, 1, k, 1, in);
+        /* the mean over an axis of size 1 is its input */
+        r = s0->dims[s0->rank + k[0]] == 1 ? in[0] : app(v, XF_AX_MEAN, 1, k, 1, in);
         break;
     default: return unsupported(g, ni, "operator has no axiomatic encoding", err);
     }
@@ -189,15 +202,47 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *
     return XF_OK;
 }
 
-/* trans(t) = t for each value t whose last two axes have size 1. */
+/* The zero tensor of shape s: (zt rank d0 .. d5), unused dims 0. */
+static Z3_ast zero_tensor(xf_verifier *v, const xf_shape *s)
+{
+    int64_t k[1 + XF_MAX_DIMS] = {s->rank};
+    for (int i = 0; i < s->rank; i++) k[1 + i] = s->dims[i];
+    return app(v, XF_AX_ZT, 1 + XF_MAX_DIMS, k, 0, NULL);
+}
+
+/* After node ni is encoded: its outputs that are zero whatever the inputs
+ * (prove_zero.c) become the zero tensor of their shape, and a sum with a
+ * zero operand of the sum's own shape becomes the other operand. */
+static void zero_fold(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *val, unsigned char *zero)
+{
+    const xf_node *nd = &g->nodes[ni];
+    if (xf_prove_zero_output(g, ni, zero)) {
+        for (int o = 0; o < nd->n_outputs; o++) {
+            zero[nd->outputs[o]] = 1;
+            val[nd->outputs[o]] = zero_tensor(v, &g->values[nd->outputs[o]].shape);
+        }
+    } else if (nd->op == XF_OP_ADD && nd->n_inputs == 2) {
+        const xf_shape *out = &g->values[nd->outputs[0]].shape;
+        for (int i = 0; i < 2; i++) {
+            int other = nd->inputs[1 - i];
+            if (zero[nd->inputs[i]] && xf_shape_equal(&g->values[other].shape, out)) {
+                val[nd->outputs[0]] = val[other];
+                break;
+            }
+        }
+    }
+}
+
+/* For each value t whose last two axes have size 1: trans(t) = t and
+ * hw1(t) (the guard of the 1x1-convolution axioms). */
 static Z3_ast unit_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast facts)
 {
     for (int i = 0; i < g->n_values; i++) {
         const xf_shape *s = &g->values[i].shape;
         if (!val[i] || s->rank < 2 || s->dims[s->rank - 1] != 1 || s->dims[s->rank - 2] != 1) continue;
         Z3_ast t = app(v, XF_AX_TRANS, 0, NULL, 1, &val[i]);
-        Z3_ast two[2] = {facts, Z3_mk_eq(v->ctx, t, val[i])};
-        facts = Z3_mk_and(v->ctx, 2, two);
+        Z3_ast three[3] = {facts, Z3_mk_eq(v->ctx, t, val[i]), app(v, XF_AX_HW1, 0, NULL, 1, &val[i])};
+        facts = Z3_mk_and(v->ctx, 3, three);
     }
     return facts;
 }
@@ -208,7 +253,8 @@ xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_as
     xf_status st = XF_OK;
     Z3_ast *val = xf_calloc((size_t)g->n_values + 1, sizeof *val);
     int *order = xf_malloc(sizeof *order * ((size_t)g->n_nodes + 1));
-    if (!val || !order) {
+    unsigned char *zero = xf_calloc((size_t)g->n_values + 1, 1);
+    if (!val || !order || !zero) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory encoding a graph");
         goto done;
     }
@@ -218,7 +264,10 @@ xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_as
         val[g->inputs[i]] = Z3_mk_const(v->ctx, Z3_mk_string_symbol(v->ctx, name), v->tensor);
     }
     st = xf_graph_topo_order(g, order, err);
-    for (int i = 0; st == XF_OK && i < g->n_nodes; i++) st = encode_node(v, g, order[i], val, err);
+    for (int i = 0; st == XF_OK && i < g->n_nodes; i++) {
+        st = encode_node(v, g, order[i], val, err);
+        if (st == XF_OK) zero_fold(v, g, order[i], val, zero);
+    }
     if (st == XF_OK) *facts = unit_facts(v, g, val, *facts);
     for (int i = 0; st == XF_OK && i < g->n_outputs; i++) {
         outs[i] = val[g->outputs[i]];
@@ -228,5 +277,6 @@ xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_as
 done:
     xf_free(val);
     xf_free(order);
+    xf_free(zero);
     return st;
 }

@@ -1,6 +1,6 @@
 /*
  * prove_impl.h — private to the axiomatic prover: graph encoding shared by
- * prove.c and prove_encode.c.
+ * prove.c, prove_encode.c and prove_zero.c.
  */
 #ifndef XF_PROVE_IMPL_H
 #define XF_PROVE_IMPL_H
@@ -13,5 +13,9 @@
  * last two axes have size 1 is its own transpose) are conjoined to *facts. */
 xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_ast *facts,
                           xf_error *err);
+
+/* 1 when every output of node ni of g is the zero tensor whatever the
+ * inputs, given which of g's values are (zero[value]); prove_zero.c. */
+int xf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero);
 
 #endif /* XF_PROVE_IMPL_H */

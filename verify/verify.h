@@ -182,6 +182,14 @@ void xf_bounded_free(xf_bounded *b); /* frees inputs; leaves it initialised */
 
 /* Runs the bounded element-wise check of rule r. */
 xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err);
+/* The bounded check of a rule the axioms did not prove (its verdict can
+ * only be refuted or unknown): the full check at the rule's own shapes,
+ * then only the float probe at the other planned shapes (also when the own
+ * shapes spent the time or resource budget). VALID means
+ * valid at the own shapes with the floats agreeing at the others (the
+ * detail says so); REFUTED and UNKNOWN as xf_verify_bounded. */
+xf_status xf_verify_bounded_refute(xf_verifier *v, const xf_rule *r, xf_bounded *out,
+                                   xf_error *err);
 
 /* Rule r rebuilt with its inputs at `inputs` (r->src.n_inputs shapes, rule
  * input order, ranks as in r), parameters re-derived as the bounded check

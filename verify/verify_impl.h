@@ -22,6 +22,8 @@ typedef enum xf_ax_fn {
     XF_AX_CONCAT, XF_AX_SLICE, XF_AX_ENLARGE,
     XF_AX_ICONV, XF_AX_IMAT, XF_AX_ONES, XF_AX_POOL, XF_AX_ZEROS,
     XF_AX_SOFTMAX, XF_AX_LAYERNORM, XF_AX_MEAN,
+    XF_AX_ZT,  /* the zero tensor of a shape: (zt rank d0 .. d5), prove_zero.c */
+    XF_AX_HW1, /* predicate: the tensor's last two axes have size 1 (a 1x1 kernel) */
     XF_AX_FN_COUNT
 } xf_ax_fn;
 
