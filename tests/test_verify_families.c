@@ -3,7 +3,8 @@
  * ("axioms incomplete, bounded valid") in the 4-operator samples and the
  * axioms and shape facts that now prove them (docs/verify.md, "Rule
  * families"): layer-norm linear in its scale and of a tensor concatenated
- * with itself, layer-norm over one element
+ * with itself, layer-norm over one element (also inside a sum the axioms
+ * take apart)
  * and the mean of a centred layer-norm (zero tensors), 1x1 convolutions
  * commuting with average pooling, means and enlarging, strides over a size-1
  * axis, means and enlarging of slices, slices across and within concats,
@@ -57,6 +58,9 @@ static const family families[] = {
     {NULL,
      {"ln-of-one-element", "x:2x4 s:", "layernorm[axis=1](gelu(mean[axis=1](x)),s)",
       "mean[axis=1](layernorm[axis=1](x,s))"}},
+    {NULL,
+     {"centred-ln-in-a-sum", "m:4x4 s:", "ewadd(mean[axis=1](m),layernorm[axis=1](mean[axis=1](m),s))",
+      "mean[axis=1](ewadd(layernorm[axis=1](m,s),m))"}},
     {"mean-slice",
      {"mean-of-slices", "x:2x4x3",
       "ewadd(split[axis=0,sizes=1x1,out=0](mean[axis=2](x)),split[axis=0,sizes=1x1,out=1](mean[axis=2](x)))",

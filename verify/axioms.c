@@ -9,8 +9,10 @@
  * laws need no shape reasoning. Shapes are otherwise ignored (the generator
  * only builds well-typed graphs), except through the predicate hw1 ("the
  * last two axes have size 1"), which the encoder states from the rule's
- * shapes and the 1x1-convolution axioms take as their guard. Patterns (:pattern) keep E-matching on the
- * left-hand side so instantiation stays finite.
+ * shapes and the 1x1-convolution axioms take as their guard. Patterns
+ * (:pattern) keep E-matching on the left-hand side so instantiation stays
+ * finite; FA2 axioms also match their right-hand side where a rule's other
+ * side is written that way round.
  */
 #include <string.h>
 

@@ -233,6 +233,39 @@ static void zero_fold(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *val, un
     }
 }
 
+static Z3_ast and2(xf_verifier *v, Z3_ast a, Z3_ast b)
+{
+    Z3_ast two[2] = {a, b};
+    return Z3_mk_and(v->ctx, 2, two);
+}
+
+/* Zero facts the fold cannot state because the axioms make the terms: the
+ * mean over axis -1 of each centred layer-norm (prove_zero.c) is zero, and
+ * when a side has zeros, a zero of each value's shape added to the value
+ * (either way round) is the value. */
+static Z3_ast zero_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, const unsigned char *zero,
+                         Z3_ast facts)
+{
+    int any = 0;
+    for (int i = 0; i < g->n_values; i++) {
+        any |= zero[i];
+        if (!val[i] || !xf_prove_centred_layernorm(g, i, zero)) continue;
+        xf_shape m = g->values[i].shape;
+        int64_t last = -1;
+        m.dims[m.rank - 1] = 1;
+        Z3_ast mean = app(v, XF_AX_MEAN, 1, &last, 1, &val[i]);
+        facts = and2(v, facts, Z3_mk_eq(v->ctx, mean, zero_tensor(v, &m)));
+        any = 1;
+    }
+    for (int i = 0; any && i < g->n_values; i++) {
+        if (!val[i]) continue;
+        Z3_ast z = zero_tensor(v, &g->values[i].shape), zx[2] = {z, val[i]}, xz[2] = {val[i], z};
+        facts = and2(v, facts, Z3_mk_eq(v->ctx, Z3_mk_app(v->ctx, v->fns[XF_AX_EWADD], 2, zx), val[i]));
+        facts = and2(v, facts, Z3_mk_eq(v->ctx, Z3_mk_app(v->ctx, v->fns[XF_AX_EWADD], 2, xz), val[i]));
+    }
+    return facts;
+}
+
 /* For each value t whose last two axes have size 1: trans(t) = t and
  * hw1(t) (the guard of the 1x1-convolution axioms). */
 static Z3_ast unit_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast facts)
@@ -268,7 +301,7 @@ xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_as
         st = encode_node(v, g, order[i], val, err);
         if (st == XF_OK) zero_fold(v, g, order[i], val, zero);
     }
-    if (st == XF_OK) *facts = unit_facts(v, g, val, *facts);
+    if (st == XF_OK) *facts = zero_facts(v, g, val, zero, unit_facts(v, g, val, *facts));
     for (int i = 0; st == XF_OK && i < g->n_outputs; i++) {
         outs[i] = val[g->outputs[i]];
         if (!outs[i]) st = XF_FAIL(err, XF_ERR_GRAPH, "verify: output %d is not computed", i);
