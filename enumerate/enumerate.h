@@ -171,6 +171,11 @@ typedef struct xf_enum_stats {
     uint64_t spill_bytes;  /* the last level's fingerprint records written to disk */
     uint64_t memo_hits;    /* new nodes whose output hash was known (no kernel run) */
     uint64_t memo_misses;  /* new nodes evaluated */
+    /* CPU seconds (all threads) of each phase: building and fingerprinting
+     * graphs (parallel), class lookups and the last level's spill
+     * (sequential), confirming collisions (parallel), handing candidates
+     * to on_candidate (sequential, the callback's time included) */
+    double cpu_build, cpu_merge, cpu_confirm, cpu_emit;
 } xf_enum_stats;
 
 typedef struct xf_enum_progress {

@@ -72,6 +72,12 @@ const centry *ctable_find(const ctable *t, uint64_t fp)
     }
 }
 
+void ctable_prefetch(const ctable *t, uint64_t fp)
+{
+    const ctseg *s = &t->seg[fp >> 56];
+    __builtin_prefetch(&s->slots[slot_of(fp, s->cap)]);
+}
+
 static void place(centry *slots, size_t cap, const centry *e)
 {
     size_t i = slot_of(e->fp, cap);
@@ -131,6 +137,11 @@ int hset_has(const hset *s, uint64_t h)
         if (s->slots[i] == h) return 1;
         if (s->slots[i] == 0) return 0;
     }
+}
+
+void hset_prefetch(const hset *s, uint64_t h)
+{
+    __builtin_prefetch(&s->slots[slot_of(nonzero(h), s->cap)]);
 }
 
 static void hplace(uint64_t *slots, size_t cap, uint64_t h)
