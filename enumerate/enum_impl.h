@@ -185,6 +185,8 @@ int evalctx_run_graph(evalctx *ctx, egraph *held, const egraph *g, uint8_t *outs
                       uint32_t *in_mask, uint64_t *fp);
 /* Output refs of g (values no node consumes; leaf: its inputs), unsorted. */
 int egraph_outputs(const egraph *g, uint8_t *outs);
+/* The inputs g reads (bit i: input i). */
+uint32_t egraph_input_mask(const egraph *g);
 /* Class key from output hashes (any order) and the input mask. */
 uint64_t enum_class_key(const uint64_t *out_hashes, int n, uint32_t in_mask);
 
@@ -211,10 +213,13 @@ typedef struct confirmer {
 xf_status confirmer_init(confirmer *c, const xf_enum_config *cfg, const evalue *in0,
                          const evalue *in1, xf_error *err);
 void confirmer_free(confirmer *c);
-/* Second field evaluation and float32 check of src against dst; on
- * CONFIRM_OK fills cand->rule. */
+/* Second field evaluation and float32 check of src against dst, which
+ * collided on class key fp; on CONFIRM_OK fills cand->rule. The first
+ * evaluation is not repeated for single-output graphs: it gave both fp
+ * (that is how they met), and one output needs no alignment. */
 confirm_result enum_confirm(const xf_enum_config *cfg, confirmer *c, const egraph *src,
-                            const egraph *dst, xf_enum_candidate *cand, xf_error *err);
+                            const egraph *dst, uint64_t fp, xf_enum_candidate *cand,
+                            xf_error *err);
 
 /* ----------------------------------------------------------- checkpoint */
 

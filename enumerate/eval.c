@@ -125,21 +125,16 @@ int egraph_same_prefix(const egraph *a, const egraph *b)
 int evalctx_run_graph(evalctx *ctx, egraph *held, const egraph *g, uint8_t *outs, uint32_t *in_mask,
                       uint64_t *fp)
 {
-    uint32_t mask = 0;
     int from = held ? egraph_same_prefix(held, g) : 0;
     if (held) {
         *held = *g;
         held->n_nodes = from;
     }
-    for (int j = 0; j < g->n_nodes; j++) {
-        if (j >= from) {
-            if (!evalctx_eval_node(ctx, g, j)) return -1;
-            if (held) held->n_nodes = j + 1;
-        }
-        for (int i = 0; i < g->nodes[j].n_in; i++)
-            if (REF_IS_INPUT(g->nodes[j].in[i])) mask |= 1u << g->nodes[j].in[i];
+    for (int j = from; j < g->n_nodes; j++) {
+        if (!evalctx_eval_node(ctx, g, j)) return -1;
+        if (held) held->n_nodes = j + 1;
     }
-    for (int i = 0; i < g->n_leaf; i++) mask |= 1u << g->leaf[i];
+    uint32_t mask = egraph_input_mask(g);
     int n = egraph_outputs(g, outs);
     uint64_t h[MAX_GRAPH_OUTPUTS];
     for (int i = 0; i < n; i++) h[i] = evalctx_ref(ctx, outs[i])->hash;

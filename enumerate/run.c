@@ -140,7 +140,7 @@ static void *job_main(void *arg)
                 egraph src, dst;
                 child_graph(j->lc, &col->c, &src);
                 rep_graph(j->lc, &col->rep, &dst);
-                col->result = enum_confirm(r->cfg, &r->conf[a->t], &src, &dst, &col->cand, &e);
+                col->result = enum_confirm(r->cfg, &r->conf[a->t], &src, &dst, col->c.fp, &col->cand, &e);
                 if (col->result == CONFIRM_ERROR) st = e.code ? e.code : XF_ERR_INTERNAL;
             }
             if (st != XF_OK) {
