@@ -92,6 +92,10 @@ typedef struct hset {
     size_t cap, n;
 } hset;
 
+/* Asks the kernel to back [p, p+n) with huge pages, before it is touched:
+ * the class and representative tables and the node memo are probed at
+ * random, and with 4 KiB pages nearly every probe also misses the TLB. */
+void enum_advise_huge(void *p, size_t n);
 xf_status glevel_push(glevel *l, const grec *r, xf_error *err);
 void glevel_free(glevel *l);
 xf_status ctable_init(ctable *t, xf_error *err);
