@@ -6,10 +6,10 @@
  * left after each pruning stage (read back from the run's row in the rules
  * database), wall time, the child's CPU time and peak RSS (wait4 rusage;
  * CPU time is the figure to compare on a loaded machine) and the database
- * size. Then graphs and wall time per level and, from the largest run, a
- * projection of one more operator: graphs from the last level's growth
- * ratio, time from the measured CPU rate of the last level (on the cores
- * used and on 64 ranks), disk for the last level's spill. Then it compares
+ * size. Then graphs and wall time per level, CPU time per phase and, from
+ * the largest run, a projection of one more operator: graphs from the last
+ * level's growth ratio, time from the measured CPU rate of the last level
+ * (on the cores used and on 64 ranks), disk for the last level's spill. Then it compares
  * the databases with TASO's 619 generated and 133 shipped rules (method in
  * xfergen_coverage.c).
  *
@@ -53,6 +53,8 @@ typedef struct figures {
     long long level_graphs[8];
     double level_s[8];
     double wall_s, enum_s, cpu_s;
+    double phase_cpu[4]; /* cpu-build, cpu-merge, cpu-confirm, cpu-emit stages */
+    double prune_s, write_s;
     long peak_rss_kb;
     long long db_bytes;
     int status;
@@ -93,7 +95,14 @@ static int read_figures(const char *db_path, figures *f)
         f->candidates = stage_count(&info, "candidates", NULL);
         static const char *const st[4] = {"prune-renaming", "prune-common-subgraph",
                                           "prune-common-supergraph", "prune-generality"};
-        for (int i = 0; i < 4; i++) f->left[i] = stage_count(&info, st[i], NULL);
+        for (int i = 0; i < 4; i++) {
+            double secs = 0;
+            f->left[i] = stage_count(&info, st[i], &secs);
+            f->prune_s += secs;
+        }
+        static const char *const ph[4] = {"cpu-build", "cpu-merge", "cpu-confirm", "cpu-emit"};
+        for (int i = 0; i < 4; i++) stage_count(&info, ph[i], &f->phase_cpu[i]);
+        stage_count(&info, "write", &f->write_s);
         for (int l = 1; l < 8; l++) {
             char name[32];
             snprintf(name, sizeof name, "level-%d", l);
@@ -286,6 +295,16 @@ static void print_levels(const char *vocab, int max_ops, const figures *f)
     printf("\n");
 }
 
+/* Where the time of each run went: CPU seconds (all threads) of the
+ * enumerator's phases, then pruning and writing (one thread, wall). */
+static void print_phases(const char *vocab, int max_ops, const figures *f)
+{
+    printf("%s %d ops: CPU s build %.1f, merge %.1f, confirm %.1f, emit %.1f; prune %.1f s, "
+           "write %.1f s\n",
+           vocab, max_ops, f->phase_cpu[0], f->phase_cpu[1], f->phase_cpu[2], f->phase_cpu[3],
+           f->prune_s, f->write_s);
+}
+
 /* One more operator, projected from run f (max_ops levels, `threads`
  * cores): graphs and candidates grow by the last level's ratio (checked:
  * from 3 operators this predicts 84 M graphs and 2.2 M candidates at the
@@ -373,6 +392,8 @@ int main(int argc, char **argv)
     }
     for (int c = 0; c < n_configs; c++)
         if (dbs[c][0]) print_levels(configs[c].vocab, configs[c].max_ops, &all[c]);
+    for (int c = 0; c < n_configs; c++)
+        if (dbs[c][0]) print_phases(configs[c].vocab, configs[c].max_ops, &all[c]);
     for (int c = 0; c < n_configs; c++)
         if (dbs[c][0]) print_projection(configs[c].vocab, configs[c].max_ops, threads, &all[c]);
     if (mpi < 2 || mpi > MAX_RANKS) mpi = 0;

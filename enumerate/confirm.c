@@ -103,24 +103,50 @@ out:
     return worst;
 }
 
-confirm_result enum_confirm(const xf_enum_config *cfg, evalctx *e0, evalctx *e1, const egraph *src,
-                            const egraph *dst, xf_enum_candidate *cand, xf_error *err)
+xf_status confirmer_init(confirmer *c, const xf_enum_config *cfg, const evalue *in0,
+                         const evalue *in1, xf_error *err)
+{
+    memset(c, 0, sizeof *c);
+    xf_status st = XF_OK;
+    for (int w = 0; w < 2 && st == XF_OK; w++)
+        for (int side = 0; side < 2 && st == XF_OK; side++)
+            st = evalctx_init(&c->ev[w][side], cfg, w == 0 ? in0 : in1, w, err);
+    return st;
+}
+
+void confirmer_free(confirmer *c)
+{
+    for (int w = 0; w < 2; w++)
+        for (int side = 0; side < 2; side++) evalctx_free(&c->ev[w][side]);
+}
+
+confirm_result enum_confirm(const xf_enum_config *cfg, confirmer *c, const egraph *src,
+                            const egraph *dst, uint64_t fp, xf_enum_candidate *cand,
+                            xf_error *err)
 {
     uint8_t so[MAX_GRAPH_OUTPUTS], dout[MAX_GRAPH_OUTPUTS], tmp[MAX_GRAPH_OUTPUTS];
-    uint32_t sm, dm, m1;
-    uint64_t sfp, dfp, fp1, sh1[MAX_GRAPH_OUTPUTS];
-    int ns = evalctx_run_graph(e0, src, so, &sm, &sfp);
-    int nd = evalctx_run_graph(e0, dst, dout, &dm, &dfp);
-    if (ns < 0 || nd < 0) {
-        XF_FAIL(err, XF_ERR_INTERNAL, "enumerate: a collision's graphs do not evaluate");
-        return CONFIRM_ERROR;
+    uint32_t m1;
+    uint64_t fp1;
+    /* output count and inputs read are part of the class key both share:
+     * structural, no evaluation needed */
+    int ns = egraph_outputs(src, so), nd = egraph_outputs(dst, dout);
+    uint32_t sm = egraph_input_mask(src), dm = egraph_input_mask(dst);
+    if (ns != nd || sm != dm) return CONFIRM_SECOND;
+    if (ns > 1) { /* the first evaluation again, for the alignment of the outputs */
+        uint64_t sfp, dfp;
+        ns = evalctx_run_graph(&c->ev[0][0], &c->held[0][0], src, so, &sm, &sfp);
+        nd = evalctx_run_graph(&c->ev[0][1], &c->held[0][1], dst, dout, &dm, &dfp);
+        if (ns < 0 || nd < 0) {
+            XF_FAIL(err, XF_ERR_INTERNAL, "enumerate: a collision's graphs do not evaluate");
+            return CONFIRM_ERROR;
+        }
+        if (ns != nd || sm != dm || sfp != dfp || sfp != fp) return CONFIRM_SECOND;
     }
-    if (ns != nd || sm != dm || sfp != dfp) return CONFIRM_SECOND;
-    if (evalctx_run_graph(e1, src, tmp, &m1, &fp1) < 0) return CONFIRM_SECOND;
-    for (int k = 0; k < ns; k++) sh1[k] = evalctx_ref(e1, so[k])->hash;
-    if (evalctx_run_graph(e1, dst, tmp, &m1, &fp1) < 0) return CONFIRM_SECOND;
+    evalctx *s1 = &c->ev[1][0], *d1 = &c->ev[1][1];
+    if (evalctx_run_graph(s1, &c->held[1][0], src, tmp, &m1, &fp1) < 0) return CONFIRM_SECOND;
+    if (evalctx_run_graph(d1, &c->held[1][1], dst, tmp, &m1, &fp1) < 0) return CONFIRM_SECOND;
     for (int k = 0; k < ns; k++)
-        if (evalctx_ref(e1, dout[k])->hash != sh1[k]) return CONFIRM_SECOND;
+        if (evalctx_ref(d1, dout[k])->hash != evalctx_ref(s1, so[k])->hash) return CONFIRM_SECOND;
 
     xf_rule_init(&cand->rule);
     xf_status st = egraph_to_xf(cfg, src, sm, so, ns, &cand->rule.src, err);
@@ -131,7 +157,7 @@ confirm_result enum_confirm(const xf_enum_config *cfg, evalctx *e0, evalctx *e1,
         xf_rule_free(&cand->rule);
         return st != XF_OK ? CONFIRM_ERROR : CONFIRM_FLOAT;
     }
-    cand->rule.fingerprint = sfp;
+    cand->rule.fingerprint = fp;
     cand->src_ops = src->n_nodes;
     cand->dst_ops = dst->n_nodes;
     cand->float_max_abs = worst;

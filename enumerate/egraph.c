@@ -104,3 +104,13 @@ int egraph_outputs(const egraph *g, uint8_t *outs)
     }
     return n;
 }
+
+uint32_t egraph_input_mask(const egraph *g)
+{
+    uint32_t mask = 0;
+    for (int j = 0; j < g->n_nodes; j++)
+        for (int i = 0; i < g->nodes[j].n_in; i++)
+            if (REF_IS_INPUT(g->nodes[j].in[i])) mask |= 1u << g->nodes[j].in[i];
+    for (int i = 0; i < g->n_leaf; i++) mask |= 1u << g->leaf[i];
+    return mask;
+}

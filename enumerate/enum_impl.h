@@ -92,16 +92,25 @@ typedef struct hset {
     size_t cap, n;
 } hset;
 
+/* Asks the kernel to back [p, p+n) with huge pages, before it is touched:
+ * the class and representative tables and the node memo are probed at
+ * random, and with 4 KiB pages nearly every probe also misses the TLB. */
+void enum_advise_huge(void *p, size_t n);
 xf_status glevel_push(glevel *l, const grec *r, xf_error *err);
 void glevel_free(glevel *l);
 xf_status ctable_init(ctable *t, xf_error *err);
 size_t ctable_bytes(const ctable *t);
 void ctable_free(ctable *t);
 const centry *ctable_find(const ctable *t, uint64_t fp);
+/* Starts loading the slot where fp's lookup begins (the tables are far
+ * larger than the caches: issuing several loads before the lookups that
+ * need them overlaps their misses). */
+void ctable_prefetch(const ctable *t, uint64_t fp);
 xf_status ctable_insert(ctable *t, const centry *e, xf_error *err);
 xf_status hset_init(hset *s, size_t cap, xf_error *err);
 void hset_free(hset *s);
 int hset_has(const hset *s, uint64_t h);
+void hset_prefetch(const hset *s, uint64_t h);
 xf_status hset_add(hset *s, uint64_t h, xf_error *err);
 
 /* ------------------------------------------------------- graph structure */
@@ -168,12 +177,20 @@ void evalctx_run_node(evalctx *ctx, const egraph *g, int j, const xf_params *par
 /* Instantiates node j's variant on its input shapes, then runs it; 0 when
  * the variant does not apply (never for a stored graph). */
 int evalctx_eval_node(evalctx *ctx, const egraph *g, int j);
+/* Number of leading nodes a and b have in common (same variant, same
+ * inputs): those nodes compute the same values in both. */
+int egraph_same_prefix(const egraph *a, const egraph *b);
 /* Evaluates the whole graph; output refs sorted by output hash into outs
- * (count returned), input mask into *in_mask, class key into *fp. */
-int evalctx_run_graph(evalctx *ctx, const egraph *g, uint8_t *outs, uint32_t *in_mask,
-                      uint64_t *fp);
+ * (count returned), input mask into *in_mask, class key into *fp. `held`
+ * (NULL: none) describes the nodes whose values ctx holds from the last
+ * call: the leading nodes g shares with it are not run again, and it is
+ * updated to what ctx holds afterwards. */
+int evalctx_run_graph(evalctx *ctx, egraph *held, const egraph *g, uint8_t *outs,
+                      uint32_t *in_mask, uint64_t *fp);
 /* Output refs of g (values no node consumes; leaf: its inputs), unsorted. */
 int egraph_outputs(const egraph *g, uint8_t *outs);
+/* The inputs g reads (bit i: input i). */
+uint32_t egraph_input_mask(const egraph *g);
 /* Class key from output hashes (any order) and the input mask. */
 uint64_t enum_class_key(const uint64_t *out_hashes, int n, uint32_t in_mask);
 
@@ -186,10 +203,27 @@ xf_status egraph_to_xf(const xf_enum_config *cfg, const egraph *g, uint32_t in_m
 /* Outcome of confirming one collision. */
 typedef enum confirm_result { CONFIRM_OK, CONFIRM_SECOND, CONFIRM_FLOAT, CONFIRM_ERROR } confirm_result;
 
-/* Second field evaluation and float32 check of src against dst; on
- * CONFIRM_OK fills cand->rule. */
-confirm_result enum_confirm(const xf_enum_config *cfg, evalctx *e0, evalctx *e1, const egraph *src,
-                            const egraph *dst, xf_enum_candidate *cand, xf_error *err);
+/* A worker's confirmation state: an evaluation context for each of the two
+ * evaluations and each side (source, target), with the graph whose node
+ * values it holds. Collisions come in the order of the level, so
+ * consecutive sources are mostly siblings (children of one parent) and
+ * consecutive targets often the same representative: only the nodes that
+ * differ from the last graph on that side are evaluated. */
+typedef struct confirmer {
+    evalctx ev[2][2]; /* [evaluation][side] */
+    egraph held[2][2];
+} confirmer;
+
+xf_status confirmer_init(confirmer *c, const xf_enum_config *cfg, const evalue *in0,
+                         const evalue *in1, xf_error *err);
+void confirmer_free(confirmer *c);
+/* Second field evaluation and float32 check of src against dst, which
+ * collided on class key fp; on CONFIRM_OK fills cand->rule. The first
+ * evaluation is not repeated for single-output graphs: it gave both fp
+ * (that is how they met), and one output needs no alignment. */
+confirm_result enum_confirm(const xf_enum_config *cfg, confirmer *c, const egraph *src,
+                            const egraph *dst, uint64_t fp, xf_enum_candidate *cand,
+                            xf_error *err);
 
 /* ----------------------------------------------------------- checkpoint */
 

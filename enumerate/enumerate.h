@@ -182,6 +182,11 @@ typedef struct xf_enum_stats {
     int ranks;             /* MPI ranks (0: not under MPI) */
     double rank0_wait_seconds; /* rank 0's wall time waiting for the worker ranks */
     uint64_t pieces;       /* pieces of work handed out */
+    /* CPU seconds (all threads) of each phase: building and fingerprinting
+     * graphs (parallel), class lookups and the last level's spill
+     * (sequential), confirming collisions (parallel), handing candidates
+     * to on_candidate (sequential, the callback's time included) */
+    double cpu_build, cpu_merge, cpu_confirm, cpu_emit;
 } xf_enum_stats;
 
 typedef struct xf_enum_progress {

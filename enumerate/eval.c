@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 xf_status enum_make_inputs(const xf_enum_config *cfg, int which, evalue *inputs, xf_error *err)
 {
@@ -111,16 +112,29 @@ uint64_t enum_class_key(const uint64_t *out_hashes, int n, uint32_t in_mask)
     return key ? key : 1;
 }
 
-int evalctx_run_graph(evalctx *ctx, const egraph *g, uint8_t *outs, uint32_t *in_mask,
+int egraph_same_prefix(const egraph *a, const egraph *b)
+{
+    int n = 0;
+    while (n < a->n_nodes && n < b->n_nodes && a->nodes[n].var == b->nodes[n].var &&
+           a->nodes[n].n_in == b->nodes[n].n_in &&
+           memcmp(a->nodes[n].in, b->nodes[n].in, a->nodes[n].n_in) == 0)
+        n++;
+    return n;
+}
+
+int evalctx_run_graph(evalctx *ctx, egraph *held, const egraph *g, uint8_t *outs, uint32_t *in_mask,
                       uint64_t *fp)
 {
-    uint32_t mask = 0;
-    for (int j = 0; j < g->n_nodes; j++) {
-        if (!evalctx_eval_node(ctx, g, j)) return -1;
-        for (int i = 0; i < g->nodes[j].n_in; i++)
-            if (REF_IS_INPUT(g->nodes[j].in[i])) mask |= 1u << g->nodes[j].in[i];
+    int from = held ? egraph_same_prefix(held, g) : 0;
+    if (held) {
+        *held = *g;
+        held->n_nodes = from;
     }
-    for (int i = 0; i < g->n_leaf; i++) mask |= 1u << g->leaf[i];
+    for (int j = from; j < g->n_nodes; j++) {
+        if (!evalctx_eval_node(ctx, g, j)) return -1;
+        if (held) held->n_nodes = j + 1;
+    }
+    uint32_t mask = egraph_input_mask(g);
     int n = egraph_outputs(g, outs);
     uint64_t h[MAX_GRAPH_OUTPUTS];
     for (int i = 0; i < n; i++) h[i] = evalctx_ref(ctx, outs[i])->hash;

@@ -145,6 +145,10 @@ static int irreducible(const level_ctx *lc, const worker *w, const egraph *g,
         for (int v = 0; v < u; v++)
             if (anc[u] & (1u << v)) desc[v] |= (uint16_t)(1u << u);
     }
+    /* the hashes of every such subgraph first, their slots prefetched, then
+     * the lookups in the same order */
+    uint64_t hs[1u << (XF_ENUM_MAX_OPS - 1)];
+    int n_hs = 0;
     for (uint32_t q = 1u << s; q < full; q++) {
         if (!(q & (1u << s))) continue;
         int ok = 1;
@@ -160,8 +164,12 @@ static int irreducible(const level_ctx *lc, const worker *w, const egraph *g,
         }
         if (!ok) continue;
         uint64_t h = renamed_hash(lc, w, g, q);
-        if (h != 0 && !hset_has(lc->reps, h)) return 0;
+        if (h == 0) continue;
+        hset_prefetch(lc->reps, h);
+        hs[n_hs++] = h;
     }
+    for (int i = 0; i < n_hs; i++)
+        if (!hset_has(lc->reps, hs[i])) return 0;
     return 1;
 }
 
@@ -264,11 +272,6 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
     return push_child(out, &c, err);
 }
 
-static int node_same(const enode *a, const enode *b)
-{
-    return a->var == b->var && a->n_in == b->n_in && memcmp(a->in, b->in, a->n_in) == 0;
-}
-
 xf_status extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbuf *out,
                         xf_error *err)
 {
@@ -283,10 +286,7 @@ xf_status extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbu
     ps.index = parent;
     /* consecutive parents share their first nodes (siblings share all but
      * the last): values still in ev from the last parent are kept */
-    int same = 0;
-    while (same < ps.n && same < w->evald.n_nodes &&
-           node_same(&w->evald.nodes[same], &ps.g.nodes[same]))
-        same++;
+    int same = egraph_same_prefix(&w->evald, &ps.g);
     w->evald = ps.g;
     w->evald.n_nodes = same;
     for (int j = same; j < ps.n; j++, w->evald.n_nodes = j)

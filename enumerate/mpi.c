@@ -6,7 +6,8 @@
  *   - EXTEND: the children of parents [lo, hi) of a level (extend.c), sent
  *     back in parent order with the counters extension keeps;
  *   - CONFIRM: pairs of graphs (a colliding child and its class
- *     representative, built by rank 0 so a worker needs no class table)
+ *     representative, built by rank 0 so a worker needs no class table,
+ *     with the class key they share)
  *     confirmed by confirm.c; the candidates go back as cands.c records.
  * At the start of each level rank 0 sends every worker the stored levels
  * below it (LEVELS, in chunks); the worker rebuilds the representatives'
@@ -187,7 +188,7 @@ typedef struct queue {
     uint64_t base;        /* extend: first parent */
     childbuf *bufs;       /* extend: one per piece */
     extend_counts counts;
-    const egraph *pairs;  /* confirm */
+    const confirm_pair *pairs; /* confirm */
     collision *cols;
 } queue;
 
@@ -231,8 +232,8 @@ static xf_status send_piece(queue *q, int r, xf_error *err)
         bad = xf_cluster_buf_append(&sl->buf, &h, sizeof h);
         tag = TAG_EXTEND;
     } else {
-        bad = xf_cluster_buf_append(&sl->buf, q->pairs + 2 * pc.lo,
-                                    2 * (pc.hi - pc.lo) * sizeof(egraph));
+        bad = xf_cluster_buf_append(&sl->buf, q->pairs + pc.lo,
+                                    (pc.hi - pc.lo) * sizeof(confirm_pair));
         tag = TAG_CONFIRM;
     }
     if (bad) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for a piece of work");
@@ -378,7 +379,7 @@ xf_status enum_ranks_extend(enum_ranks *m, const level_ctx *lc, uint64_t lo, uin
     return XF_OK;
 }
 
-xf_status enum_ranks_confirm(enum_ranks *m, const egraph *pairs, collision *cols, size_t n,
+xf_status enum_ranks_confirm(enum_ranks *m, const confirm_pair *pairs, collision *cols, size_t n,
                              xf_error *err)
 {
     queue q;
@@ -400,7 +401,7 @@ typedef struct server {
     xf_enum_config cfg;
     evalue in0[XF_ENUM_MAX_INPUTS], in1[XF_ENUM_MAX_INPUTS];
     worker w;
-    evalctx c0, c1;
+    confirmer conf;
     glevel levels[XF_ENUM_MAX_OPS + 1];
     hset reps;
     int level; /* levels below it received */
@@ -481,9 +482,9 @@ static xf_status do_extend(server *s, const xf_cluster_buf *in, xf_error *err)
 
 static xf_status do_confirm(server *s, const xf_cluster_buf *in, xf_error *err)
 {
-    if (in->len % (2 * sizeof(egraph)))
+    if (in->len % sizeof(confirm_pair))
         return XF_FAIL(err, XF_ERR_INVALID, "MPI: a malformed confirmation piece");
-    size_t n = in->len / (2 * sizeof(egraph));
+    size_t n = in->len / sizeof(confirm_pair);
     result_head r;
     memset(&r, 0, sizeof r);
     r.n = n;
@@ -495,13 +496,13 @@ static xf_status do_confirm(server *s, const xf_cluster_buf *in, xf_error *err)
     s->cands.len = s->cands.n = 0;
     xf_status st = XF_OK;
     for (size_t i = 0; i < n && st == XF_OK; i++) {
-        egraph g[2];
-        memcpy(g, in->p + 2 * i * sizeof(egraph), sizeof g);
+        confirm_pair g;
+        memcpy(&g, in->p + i * sizeof g, sizeof g);
         xf_enum_candidate cand;
         memset(&cand, 0, sizeof cand);
         confirm_item it;
         memset(&it, 0, sizeof it);
-        it.result = (int32_t)enum_confirm(&s->cfg, &s->c0, &s->c1, &g[0], &g[1], &cand, err);
+        it.result = (int32_t)enum_confirm(&s->cfg, &s->conf, &g.src, &g.dst, g.fp, &cand, err);
         if (it.result == CONFIRM_ERROR) {
             st = err && err->code ? err->code : XF_ERR_INTERNAL;
             break;
@@ -531,8 +532,7 @@ static xf_status server_init(server *s, const xf_enum_generate_options *o, xf_er
     if (st == XF_OK) st = enum_make_inputs(&s->cfg, 0, s->in0, err);
     if (st == XF_OK) st = enum_make_inputs(&s->cfg, 1, s->in1, err);
     if (st == XF_OK) st = worker_init(&s->w, &s->cfg, s->in0, err);
-    if (st == XF_OK) st = evalctx_init(&s->c0, &s->cfg, s->in0, 0, err);
-    if (st == XF_OK) st = evalctx_init(&s->c1, &s->cfg, s->in1, 1, err);
+    if (st == XF_OK) st = confirmer_init(&s->conf, &s->cfg, s->in0, s->in1, err);
     if (st == XF_OK) st = hset_init(&s->reps, 1 << 16, err);
     return st;
 }
@@ -544,8 +544,7 @@ static void server_free(server *s)
         xf_free(s->in1[i].d);
     }
     worker_free(&s->w);
-    evalctx_free(&s->c0);
-    evalctx_free(&s->c1);
+    confirmer_free(&s->conf);
     hset_free(&s->reps);
     for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) glevel_free(&s->levels[l]);
     xf_cluster_buf_free(&s->out);

@@ -305,6 +305,17 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         st = xf_rulesdb_run_stage(x.db, x.run_id, name, es->seconds_level[l],
                                   (int64_t)es->graphs_level[l], err);
     }
+    /* CPU seconds of the enumerator's phases (all threads) */
+    if (st == XF_OK)
+        st = xf_rulesdb_run_stage(x.db, x.run_id, "cpu-build", es->cpu_build, (int64_t)es->graphs, err);
+    if (st == XF_OK)
+        st = xf_rulesdb_run_stage(x.db, x.run_id, "cpu-merge", es->cpu_merge, (int64_t)es->classes, err);
+    if (st == XF_OK)
+        st = xf_rulesdb_run_stage(x.db, x.run_id, "cpu-confirm", es->cpu_confirm,
+                                  (int64_t)(es->candidates + es->rejected_second + es->rejected_float),
+                                  err);
+    if (st == XF_OK)
+        st = xf_rulesdb_run_stage(x.db, x.run_id, "cpu-emit", es->cpu_emit, (int64_t)es->candidates, err);
     if (st == XF_OK) st = xf_rulesdb_run_stage(x.db, x.run_id, "fingerprints", 0, (int64_t)es->classes, err);
     if (st == XF_OK)
         st = xf_rulesdb_run_stage(x.db, x.run_id, "candidates", 0, (int64_t)x.cands.n, err);

@@ -52,10 +52,16 @@ xf_status enum_ranks_level(enum_ranks *m, const level_ctx *lc, xf_error *err);
 xf_status enum_ranks_extend(enum_ranks *m, const level_ctx *lc, uint64_t lo, uint64_t hi,
                             childbuf **bufs, uint64_t *n_bufs, extend_counts *counts,
                             xf_error *err);
-/* Confirms cols[0..n) whose graphs are pairs[2i] (the child) and
- * pairs[2i + 1] (its class representative): sets result and, for
+/* A collision as a worker rank confirms it: the colliding child, its class
+ * representative and the class key they share (enum_confirm's fp). */
+typedef struct confirm_pair {
+    egraph src, dst;
+    uint64_t fp;
+} confirm_pair;
+
+/* Confirms cols[0..n) whose graphs are pairs[i]: sets result and, for
  * CONFIRM_OK, cand (the caller frees its rule) or, taking records, rec. */
-xf_status enum_ranks_confirm(enum_ranks *m, const egraph *pairs, collision *cols, size_t n,
+xf_status enum_ranks_confirm(enum_ranks *m, const confirm_pair *pairs, collision *cols, size_t n,
                              xf_error *err);
 /* Record i of the last enum_ranks_confirm call's candidates. */
 const uint8_t *enum_ranks_record(const enum_ranks *m, size_t i, size_t *len);

@@ -38,6 +38,7 @@
 #define CHUNK_PARENTS 4
 #define BATCH_PARENTS 2048
 #define CONFIRM_CHUNK 1024 /* last level: collisions confirmed between stop checks */
+#define PREFETCH_AHEAD 8   /* merge: class-table slots loaded this many children ahead */
 
 typedef struct run {
     const xf_enum_config *cfg;
@@ -49,7 +50,7 @@ typedef struct run {
     evalue in0[XF_ENUM_MAX_INPUTS], in1[XF_ENUM_MAX_INPUTS];
     int n_threads;
     worker *workers;
-    evalctx *conf0, *conf1;
+    confirmer *conf;   /* one per worker */
     double t0, last_progress, level_t0;
     uint64_t level_parents0;
     spill sp;          /* the last level's fingerprints */
@@ -83,6 +84,7 @@ typedef struct job_arg {
     job *j;
     int t;
     int confirm;
+    double cpu; /* the thread's CPU seconds in this job */
 } job_arg;
 
 static void job_fail(job *j, xf_status st, const xf_error *e)
@@ -117,6 +119,7 @@ static void *job_main(void *arg)
     job_arg *a = arg;
     job *j = a->j;
     run *r = j->r;
+    double cpu0 = xf_clock_thread_cpu();
     uint64_t n_chunks = (j->end - j->begin + (uint64_t)j->chunk - 1) / (uint64_t)j->chunk;
     for (;;) {
         uint64_t c = atomic_fetch_add(&j->next, 1);
@@ -134,16 +137,17 @@ static void *job_main(void *arg)
                 egraph src, dst;
                 child_graph(j->lc, &col->c, &src);
                 rep_graph(j->lc, &col->rep, &dst);
-                col->result = enum_confirm(r->cfg, &r->conf0[a->t], &r->conf1[a->t], &src, &dst,
-                                           &col->cand, &e);
+                col->result = enum_confirm(r->cfg, &r->conf[a->t], &src, &dst, col->c.fp, &col->cand, &e);
                 if (col->result == CONFIRM_ERROR) st = e.code ? e.code : XF_ERR_INTERNAL;
             }
             if (st != XF_OK) {
                 job_fail(j, st, &e);
+                a->cpu = xf_clock_thread_cpu() - cpu0;
                 return NULL;
             }
         }
     }
+    a->cpu = xf_clock_thread_cpu() - cpu0;
     return NULL;
 }
 
@@ -157,7 +161,7 @@ static xf_status run_job(run *r, job *j, int confirm, xf_error *err)
     job_arg args[64];
     pthread_t tid[64];
     int n = r->n_threads, started = 0;
-    for (int t = 0; t < n; t++) args[t] = (job_arg){j, t, confirm};
+    for (int t = 0; t < n; t++) args[t] = (job_arg){j, t, confirm, 0};
     for (int t = 1; t < n; t++) {
         if (pthread_create(&tid[t], NULL, job_main, &args[t]) != 0) break;
         started = t;
@@ -165,6 +169,10 @@ static xf_status run_job(run *r, job *j, int confirm, xf_error *err)
     job_main(&args[0]);
     for (int t = 1; t <= started; t++) pthread_join(tid[t], NULL);
     pthread_mutex_destroy(&j->mu);
+    double cpu = 0;
+    for (int t = 0; t <= started; t++) cpu += args[t].cpu;
+    if (confirm) r->st.stats.cpu_confirm += cpu;
+    else r->st.stats.cpu_build += cpu;
     if (j->st != XF_OK) {
         if (err) *err = j->err;
         return j->st;
@@ -294,6 +302,8 @@ static xf_status merge(run *r, const level_ctx *lc, childbuf *bufs, uint64_t n_b
     for (uint64_t b = 0; b < n_bufs; b++)
         for (size_t i = 0; i < bufs[b].n; i++) {
             const child *c = &bufs[b].v[i];
+            if (i + PREFETCH_AHEAD < bufs[b].n) /* the class table is far larger than the caches */
+                ctable_prefetch(&r->classes, bufs[b].v[i + PREFETCH_AHEAD].fp);
             uint64_t seq = r->st.stats.graphs_level[lc->level]++;
             r->st.stats.graphs++;
             const centry *e = ctable_find(&r->classes, c->fp);
@@ -375,11 +385,12 @@ static xf_status confirm_emit(run *r, const level_ctx *lc, collision *cols, size
     if (n_cols == 0) return XF_OK;
 #ifdef XF_HAVE_MPI
     if (r->ranks) {
-        egraph *pairs = xf_malloc(2 * n_cols * sizeof *pairs);
+        confirm_pair *pairs = xf_malloc(n_cols * sizeof *pairs);
         if (!pairs) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %zu collisions", n_cols);
         for (size_t i = 0; i < n_cols; i++) {
-            child_graph(lc, &cols[i].c, &pairs[2 * i]);
-            rep_graph(lc, &cols[i].rep, &pairs[2 * i + 1]);
+            child_graph(lc, &cols[i].c, &pairs[i].src);
+            rep_graph(lc, &cols[i].rep, &pairs[i].dst);
+            pairs[i].fp = cols[i].c.fp;
         }
         xf_status st = enum_ranks_confirm(r->ranks, pairs, cols, n_cols, err);
         xf_free(pairs);
@@ -397,7 +408,12 @@ static xf_status confirm_emit(run *r, const level_ctx *lc, collision *cols, size
     cj.chunk = 4;
     cj.cols = cols;
     xf_status st = run_job(r, &cj, 1, err);
-    if (st == XF_OK) return emit(r, cols, n_cols, err);
+    if (st == XF_OK) {
+        double cpu0 = xf_clock_thread_cpu();
+        st = emit(r, cols, n_cols, err);
+        r->st.stats.cpu_emit += xf_clock_thread_cpu() - cpu0;
+        return st;
+    }
     for (size_t i = 0; i < n_cols; i++)
         if (cols[i].result == CONFIRM_OK) xf_rule_free(&cols[i].cand.rule);
     return st;
@@ -447,7 +463,9 @@ static xf_status run_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t hi
     collision *cols = NULL;
     size_t n_cols = 0;
     xf_status st = extend_batch(r, lc, lo, hi, &bufs, &n_bufs, err);
+    double cpu0 = xf_clock_thread_cpu();
     if (st == XF_OK) st = merge(r, lc, bufs, n_bufs, &cols, &n_cols, err);
+    r->st.stats.cpu_merge += xf_clock_thread_cpu() - cpu0;
     for (uint64_t b = 0; bufs && b < n_bufs; b++) xf_free(bufs[b].v);
     xf_free(bufs);
     if (st == XF_OK) st = confirm_emit(r, lc, cols, n_cols, err);
@@ -471,7 +489,9 @@ static xf_status finish_last_level(run *r, const level_ctx *lc, xf_error *err)
 {
     r->merge_t0 = xf_clock_now();
     spill_result res;
+    double cpu0 = xf_clock_thread_cpu();
     xf_status st = spill_finish(&r->sp, r->cfg->max_outputs, &res, on_bucket, r, err);
+    r->st.stats.cpu_merge += xf_clock_thread_cpu() - cpu0;
     if (st != XF_OK) return st;
     collision *cols = xf_calloc(CONFIRM_CHUNK, sizeof *cols);
     if (!cols) st = XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for collisions");
@@ -519,14 +539,12 @@ static xf_status setup(run *r, xf_error *err)
     if (st == XF_OK) st = enum_make_inputs(r->cfg, 1, r->in1, err);
     if (st != XF_OK) return st;
     r->workers = xf_calloc((size_t)r->n_threads, sizeof *r->workers);
-    r->conf0 = xf_calloc((size_t)r->n_threads, sizeof *r->conf0);
-    r->conf1 = xf_calloc((size_t)r->n_threads, sizeof *r->conf1);
-    if (!r->workers || !r->conf0 || !r->conf1)
+    r->conf = xf_calloc((size_t)r->n_threads, sizeof *r->conf);
+    if (!r->workers || !r->conf)
         return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %d workers", r->n_threads);
     for (int t = 0; t < r->n_threads && st == XF_OK; t++) {
         st = worker_init(&r->workers[t], r->cfg, r->in0, err);
-        if (st == XF_OK) st = evalctx_init(&r->conf0[t], r->cfg, r->in0, 0, err);
-        if (st == XF_OK) st = evalctx_init(&r->conf1[t], r->cfg, r->in1, 1, err);
+        if (st == XF_OK) st = confirmer_init(&r->conf[t], r->cfg, r->in0, r->in1, err);
     }
     if (st == XF_OK) st = ctable_init(&r->classes, err);
     if (st == XF_OK) st = hset_init(&r->reps, 1 << 16, err);
@@ -552,12 +570,10 @@ static void teardown(run *r)
     }
     for (int t = 0; t < r->n_threads; t++) { /* any of the three may have failed */
         if (r->workers) worker_free(&r->workers[t]);
-        if (r->conf0) evalctx_free(&r->conf0[t]);
-        if (r->conf1) evalctx_free(&r->conf1[t]);
+        if (r->conf) confirmer_free(&r->conf[t]);
     }
     xf_free(r->workers);
-    xf_free(r->conf0);
-    xf_free(r->conf1);
+    xf_free(r->conf);
     ctable_free(&r->classes);
     hset_free(&r->reps);
     for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) glevel_free(&r->st.levels[l]);

@@ -3,12 +3,29 @@
  * compact graph records (24 bytes a graph, whatever its size) and the class
  * table, an open-addressing hash map from fingerprint to the class's
  * representative (its record and structural hash), and the set of the
- * representatives' structural hashes ("is this subgraph a representative?").
+ * representatives' structural hashes ("is this subgraph a representative?"),
+ * and the advice that puts large tables on huge pages.
  */
+#define _DEFAULT_SOURCE /* madvise */
+
 #include "enum_impl.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+void enum_advise_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t page = 4096, huge = (uintptr_t)2 << 20;
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + n) & ~(page - 1);
+    if (e >= a + huge) (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* advice: may be refused */
+#else
+    (void)p;
+    (void)n;
+#endif
+}
 
 xf_status glevel_push(glevel *l, const grec *r, xf_error *err)
 {
@@ -72,6 +89,12 @@ const centry *ctable_find(const ctable *t, uint64_t fp)
     }
 }
 
+void ctable_prefetch(const ctable *t, uint64_t fp)
+{
+    const ctseg *s = &t->seg[fp >> 56];
+    __builtin_prefetch(&s->slots[slot_of(fp, s->cap)]);
+}
+
 static void place(centry *slots, size_t cap, const centry *e)
 {
     size_t i = slot_of(e->fp, cap);
@@ -89,6 +112,7 @@ xf_status ctable_insert(ctable *t, const centry *e, xf_error *err)
         if (!n)
             return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory growing the class table "
                            "(%zu classes)", t->n);
+        enum_advise_huge(n, cap * sizeof *n);
         for (size_t i = 0; i < s->cap; i++)
             if (s->slots[i].fp) place(n, cap, &s->slots[i]);
         xf_free(s->slots);
@@ -106,6 +130,7 @@ xf_status hset_init(hset *s, size_t cap, xf_error *err)
     size_t c = 1024;
     while (c < cap) c *= 2;
     s->slots = xf_calloc(c, sizeof *s->slots);
+    if (s->slots) enum_advise_huge(s->slots, c * sizeof *s->slots);
     s->cap = s->slots ? c : 0;
     s->n = 0;
     if (!s->slots)
@@ -133,6 +158,11 @@ int hset_has(const hset *s, uint64_t h)
     }
 }
 
+void hset_prefetch(const hset *s, uint64_t h)
+{
+    __builtin_prefetch(&s->slots[slot_of(nonzero(h), s->cap)]);
+}
+
 static void hplace(uint64_t *slots, size_t cap, uint64_t h)
 {
     size_t i = slot_of(h, cap);
@@ -148,6 +178,7 @@ xf_status hset_add(hset *s, uint64_t h, xf_error *err)
         size_t cap = s->cap * 2;
         uint64_t *n = xf_calloc(cap, sizeof *n);
         if (!n) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory growing a hash set to %zu", cap);
+        enum_advise_huge(n, cap * sizeof *n);
         for (size_t i = 0; i < s->cap; i++)
             if (s->slots[i]) hplace(n, cap, s->slots[i]);
         xf_free(s->slots);

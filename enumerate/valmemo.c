@@ -15,6 +15,7 @@ xf_status valmemo_init(valmemo *m, int log2_slots, xf_error *err)
     size_t n = (size_t)1 << log2_slots;
     m->slots = xf_calloc(n, sizeof *m->slots);
     if (!m->slots) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for a memo of %zu", n);
+    enum_advise_huge(m->slots, n * sizeof *m->slots); /* probed at random */
     m->mask = n - 1;
     return XF_OK;
 }

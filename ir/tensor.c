@@ -25,11 +25,12 @@ xf_status xf_tensor_alloc(xf_tensor *t, xf_dtype dtype, const xf_shape *shape, x
         xf_error_prefix(err, "tensor");
         return st;
     }
-    char s[160], what[192];
-    snprintf(what, sizeof what, "tensor %s of %s", xf_shape_str(shape, s, sizeof s),
-             xf_dtype_name(dtype));
-    st = xf_mem_limit_check(bytes, what, err);
-    if (st != XF_OK) return st;
+    if (bytes > xf_mem_limit()) { /* described only when it fails: this is the hot path */
+        char s[160], what[192];
+        snprintf(what, sizeof what, "tensor %s of %s", xf_shape_str(shape, s, sizeof s),
+                 xf_dtype_name(dtype));
+        return xf_mem_limit_check(bytes, what, err);
+    }
     t->data = xf_calloc(n ? (size_t)n : 1, es);
     if (!t->data)
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory allocating %lld-element tensor",

@@ -60,11 +60,16 @@ static size_t kind_size(field_kind k)
     return k == F_I32 || k == F_F32 ? 4 : 8;
 }
 
-static int is_zero(const uint8_t *p, size_t n)
+static int elem_zero(const uint8_t *p, size_t es)
 {
-    for (size_t i = 0; i < n; i++)
-        if (p[i]) return 0;
-    return 1;
+    if (es == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v == 0;
+    }
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v == 0;
 }
 
 /* Entries up to and including the last non-zero one. */
@@ -72,7 +77,7 @@ static int used_count(const uint8_t *base, const field *f)
 {
     size_t es = kind_size(f->kind);
     int n = f->count;
-    while (n > 0 && is_zero(base + (size_t)(n - 1) * es, es)) n--;
+    while (n > 0 && elem_zero(base + (size_t)(n - 1) * es, es)) n--;
     return n;
 }
 
@@ -108,14 +113,16 @@ static void put_elem(bytebuf *b, field_kind k, const uint8_t *p)
 void params_encode(bytebuf *b, const xf_params *p)
 {
     const uint8_t *base = (const uint8_t *)p;
-    int n = 0;
-    for (int i = 0; i < N_FIELDS; i++)
-        if (used_count(base + fields[i].offset, &fields[i]) > 0) n++;
+    int n = 0, used_of[N_FIELDS];
+    for (int i = 0; i < N_FIELDS; i++) {
+        used_of[i] = used_count(base + fields[i].offset, &fields[i]);
+        if (used_of[i] > 0) n++;
+    }
     bb_put_uvarint(b, (uint64_t)n);
     for (int i = 0; i < N_FIELDS; i++) {
         const field *f = &fields[i];
         const uint8_t *fp = base + f->offset;
-        int used = used_count(fp, f);
+        int used = used_of[i];
         if (used == 0) continue;
         bb_put_uvarint(b, f->tag);
         if (f->count > 1) bb_put_uvarint(b, (uint64_t)used);

@@ -391,6 +391,11 @@ START_TEST(test_pruned_counted_or_kept)
     ck_assert_int_gt(stage_count(cnt, "candidates"), nc);
     ck_assert_int_eq(stage_count(cnt, "write"), nc);
     ck_assert_int_eq(stage_count(keep, "write"), nk + n_pruned);
+    /* the CPU rows of the enumerator's phases count what each phase handled */
+    ck_assert_int_eq(stage_count(cnt, "cpu-build"), stage_count(cnt, "enumerate"));
+    ck_assert_int_eq(stage_count(cnt, "cpu-merge"), stage_count(cnt, "fingerprints"));
+    ck_assert_int_ge(stage_count(cnt, "cpu-confirm"), stage_count(cnt, "candidates"));
+    ck_assert_int_eq(stage_count(cnt, "cpu-emit"), stage_count(cnt, "candidates"));
     free(lc);
     free(lk);
     free(kept_c);
