@@ -70,6 +70,7 @@ static void unpack(const ort_fn *t, xf_ort_api *a)
     entry(t, 96, &a->ReleaseValue);
     entry(t, 99, &a->ReleaseTensorTypeAndShapeInfo);
     entry(t, 100, &a->ReleaseSessionOptions);
+    entry(t, 130, &a->AddSessionConfigEntry);
 }
 
 /* A status made by CreateStatus must give back its code and message: this

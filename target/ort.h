@@ -95,6 +95,8 @@ typedef struct xf_ort_api {
     void (*ReleaseValue)(OrtValue *p);                                              /* 96 */
     void (*ReleaseTensorTypeAndShapeInfo)(OrtTypeShape *p);                         /* 99 */
     void (*ReleaseSessionOptions)(OrtSessionOptions *p);                            /* 100 */
+    OrtStatus *(*AddSessionConfigEntry)(OrtSessionOptions *o, const char *key,
+                                        const char *value);                         /* 130 */
 } xf_ort_api;
 
 /* The library, loaded once per process and never unloaded (ONNX Runtime's

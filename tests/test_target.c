@@ -97,9 +97,10 @@ START_TEST(identity_names_version_threads_and_level)
 }
 END_TEST
 
+/* at 1 thread, and at 2 (a session with its thread spinning turned off) */
 START_TEST(outputs_equal_the_interpreter)
 {
-    xf_target *t = open_or_null(1);
+    xf_target *t = open_or_null(1 + _i);
     if (!t) XF_SKIP("onnxruntime not installed (tools/setup.sh)");
     xf_graph g;
     small_graph(&g);
@@ -247,7 +248,7 @@ int main(void)
     tcase_add_test(t, wrong_library_says_what_was_tried_and_how_to_install);
     tcase_add_test(t, verdict_asks_the_interval_to_clear_1_and_the_self_check);
     tcase_add_test(t, identity_names_version_threads_and_level);
-    tcase_add_test(t, outputs_equal_the_interpreter);
+    tcase_add_loop_test(t, outputs_equal_the_interpreter, 0, 2);
     tcase_add_test(t, a_model_onnxruntime_refuses_gives_its_message);
     tcase_add_test(t, the_same_model_twice_is_equal_within_the_noise);
     tcase_add_test(t, compare_refuses_models_with_other_inputs);
