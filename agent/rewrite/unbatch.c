@@ -57,9 +57,8 @@ static int links(const xf_graph *g, const xf_node *n, int *lk, int *n_lk)
         lk[(*n_lk)++] = n->outputs[k];
     }
     int r = g->values[n->outputs[0]].shape.rank;
-    switch (xf_rw_elementwise(n->op) ? XF_OP_MATMUL : n->op) {
-    case XF_OP_MATMUL: /* operands of the output's rank, as element-wise ones */
-        break;
+    /* element-wise ops and matmul: the operands of the output's rank (below) */
+    if (!xf_rw_elementwise(n->op) && n->op != XF_OP_MATMUL) switch (n->op) {
     case XF_OP_LAYERNORM:
     case XF_OP_SOFTMAX:
     case XF_OP_SPLIT:
