@@ -49,14 +49,17 @@ static xf_status create_session(xf_target *t, const xf_graph *g, const char *pat
         s = xf_ort_check(a, a->SetIntraOpNumThreads(so, t->threads), err, "setting threads");
     if (s == XF_OK)
         s = xf_ort_check(a, a->SetInterOpNumThreads(so, 1), err, "setting inter-op threads");
-    /* Timing alternates between sessions: a session's idle pool threads
-     * would spin-wait on the cores the running one needs (two sessions of
-     * two threads on two cores: the input against itself varied by 20-75%).
-     * Without spinning they sleep; both models of a comparison pay the same
-     * wake-ups. */
+    /* Timing alternates between sessions. Within a run the pool threads
+     * spin between operators, as in every user's session (ONNX Runtime's
+     * default); when a run returns they stop spinning
+     * (session.force_spinning_stop), so an idle session's threads do not
+     * spin-wait on the cores the next session needs (with spinning left on,
+     * two sessions of two threads on two cores put the input 20-75% away
+     * from itself; with spinning off, every parallel operator paid a thread
+     * wake-up that users do not pay). */
     if (s == XF_OK && t->threads > 1)
-        s = xf_ort_check(a, a->AddSessionConfigEntry(so, "session.intra_op.allow_spinning", "0"),
-                         err, "turning off thread spinning");
+        s = xf_ort_check(a, a->AddSessionConfigEntry(so, "session.force_spinning_stop", "1"),
+                         err, "stopping thread spinning between runs");
     if (s == XF_OK)
         s = xf_ort_check(a, a->SetSessionExecutionMode(so, XF_ORT_SEQUENTIAL), err,
                          "setting sequential execution");
