@@ -23,5 +23,6 @@ xf_prepare_options xf_prepare_options_default(void)
     o.fuse_layernorm = 1;
     o.scalar_mul = 1;
     o.narrow = 1;
+    o.split_layout = 1;
     return o;
 }

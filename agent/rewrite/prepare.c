@@ -10,7 +10,9 @@
  * those stay fused in the model written. Last, multiplications and
  * divisions by a scalar constant become scalar_mul (scalar_mul.c), and a
  * Gather of one position moves up as a slice so that the positions nobody
- * reads are not computed (narrow.c).
+ * reads are not computed (narrow.c), and the parts of an even split that are
+ * each reshaped and transposed alike are taken to that layout once, before
+ * the split (split_layout.c).
  *
  * Names: the final value of a split conv keeps the conv's output name (graph
  * outputs keep theirs); the bare conv output becomes "<name>_nobias".
@@ -19,6 +21,7 @@
 #include "agent/rewrite/fuse_layernorm.h"
 #include "agent/rewrite/narrow.h"
 #include "agent/rewrite/scalar_mul.h"
+#include "agent/rewrite/split_layout.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,16 +127,18 @@ xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt,
         for (int i = 0; i < out->n_outputs; i++) out->outputs[i] = target[out->outputs[i]];
     }
     xf_free(target);
-    int n_ln = 0, n_scalar = 0, n_sel = 0, n_narrowed = 0;
+    int n_ln = 0, n_scalar = 0, n_sel = 0, n_narrowed = 0, n_layout = 0;
     if (st == XF_OK && po.fuse_layernorm) st = xf_fuse_layernorms(out, &n_ln, err);
     if (st == XF_OK && po.scalar_mul) st = xf_scalar_mul_canonicalise(out, &n_scalar, err);
     if (st == XF_OK && po.narrow) st = xf_narrow_selections(out, &n_sel, &n_narrowed, err);
+    if (st == XF_OK && po.split_layout) st = xf_split_layout_merge(out, &n_layout, err);
     if (stats) {
         stats->split_convs = n_split;
         stats->fused_layernorms = n_ln;
         stats->scalar_muls = n_scalar;
         stats->narrowed_selections = n_sel;
         stats->narrowed_ops = n_narrowed;
+        stats->merged_split_layouts = n_layout;
     }
     if (st != XF_OK) {
         xf_error_prefix(err, "preparing '%s'", model->name ? model->name : "model");

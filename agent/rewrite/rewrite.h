@@ -204,6 +204,7 @@ typedef struct xf_prepare_options {
     int fuse_layernorm; /* decomposed layer norms -> layernorm (default 1) */
     int scalar_mul;     /* mul/div by a scalar constant -> scalar_mul (default 1) */
     int narrow;         /* positions nobody reads not computed (default 1) */
+    int split_layout;   /* parts of an even split taken to one layout before it (default 1) */
 } xf_prepare_options;
 
 xf_prepare_options xf_prepare_options_default(void);
@@ -215,6 +216,7 @@ typedef struct xf_prepare_stats {
     int scalar_muls;      /* mul/div by a scalar constant made scalar_mul */
     int narrowed_selections; /* Gathers of one position moved up as slices */
     int narrowed_ops;        /* operators that now compute only the selected positions */
+    int merged_split_layouts; /* splits whose parts' reshape + transpose now come before */
 } xf_prepare_stats;
 
 /* Copies `model` into a working graph for rewriting: conv nodes with a bias
@@ -228,8 +230,11 @@ typedef struct xf_prepare_stats {
  * constant index (a ViT's class token) becomes a slice that moves above
  * the row-wise operators feeding it (element-wise ops, matmul, layernorm,
  * softmax, transpose, reshape) while nothing else reads their outputs, so
- * the positions nobody reads are not computed (narrow.c). Everything else
- * as is. Constants are shared with model. opt NULL: defaults; stats may be
+ * the positions nobody reads are not computed (narrow.c); last, a split into
+ * equal parts that are each reshaped and transposed alike (a GPT's merged
+ * Q/K/V taken to heads) becomes one reshape and transpose of the merged
+ * value and a split along a unit dim of the result (split_layout.c).
+ * Everything else as is. Constants are shared with model. opt NULL: defaults; stats may be
  * NULL. */
 xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt, xf_graph *out,
                            xf_prepare_stats *stats, xf_error *err);

@@ -75,6 +75,9 @@ static void usage(FILE *f)
             "  --no-narrow        compute every position even where the model reads only one\n"
             "                     (by default a Gather of one position, e.g. a ViT's class\n"
             "                     token, moves up so the others are not computed)\n"
+            "  --no-split-layout  keep each part of a split reshaped and transposed on its own\n"
+            "                     (by default a merged Q/K/V is taken to heads once, before\n"
+            "                     it is split)\n"
             "  --dim NAME=N       size of a symbolic input dimension (default 1)\n"
             "  --mem-limit SIZE   most bytes of tensors a run or a measurement may take, e.g.\n"
             "                     512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of the memory)\n"
@@ -257,6 +260,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 o->prepare.scalar_mul = 0;
             } else if (!strcmp(a, "--no-narrow")) {
                 o->prepare.narrow = 0;
+            } else if (!strcmp(a, "--no-split-layout")) {
+                o->prepare.split_layout = 0;
             } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
                 o->quiet = 1;
             } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {

@@ -222,10 +222,15 @@ static void print_header(const cli_options *o, run_state *s)
         printf("%s%d scalings as scalar_mul", sep, ps->scalar_muls);
         sep = ", ";
     }
-    if (ps->narrowed_selections > 0)
+    if (ps->narrowed_selections > 0) {
         printf("%s%d one-position selection%s moved up through %d operators", sep,
                ps->narrowed_selections, ps->narrowed_selections == 1 ? "" : "s",
                ps->narrowed_ops);
+        sep = ", ";
+    }
+    if (ps->merged_split_layouts > 0)
+        printf("%s%d split%s reshaped and transposed before splitting", sep,
+               ps->merged_split_layouts, ps->merged_split_layouts == 1 ? "" : "s");
     printf(")\n");
     printf("rules:           %d actions from %s (%d skipped, %d duplicates, ", n, o->rules,
            skipped, xf_ruleset_duplicates(s->rs));
