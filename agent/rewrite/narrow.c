@@ -328,8 +328,10 @@ static int seed(narrow_ctx *x, int i)
     if (dim <= 1 || at < 0 || at >= dim) return 0;
     xf_shape out = g->values[n->outputs[0]].shape;
     cut c = {a, at, at + 1};
+    int n_nodes = g->n_nodes;
     int sl = slice_of(x, n->inputs[0], c);
     if (sl < 0) return -1;
+    int made = g->n_nodes > n_nodes; /* else a slice an earlier move made, still read */
     xf_node *r = &g->nodes[i];
     xf_node was = *r;
     int data = r->inputs[0];
@@ -348,8 +350,10 @@ static int seed(narrow_ctx *x, int i)
     r->params = was.params;
     r->inputs[0] = data;
     r->n_inputs = was.n_inputs;
-    x->dead[s] = 1;
-    x->vdead[sl] = 1;
+    if (made) {
+        x->dead[s] = 1;
+        x->vdead[sl] = 1;
+    }
     return 0;
 }
 
