@@ -212,20 +212,20 @@ static int plan(const xf_graph *g, const xf_node *n, const xf_shape *o, cut c, i
     case XF_OP_GEMM:
         return gemm_axes(g, n, k, o, ax);
     case XF_OP_LAYERNORM: {
-        int a = xf_rw_norm_axis(n->params.axis, o->rank);
+        int a = xf_norm_axis(n->params.axis, o->rank);
         if (a < 0 || k >= a) return 0;
         ax[0] = k;
         return 1;
     }
     case XF_OP_SOFTMAX: {
-        int a = xf_rw_norm_axis(n->params.axis, o->rank);
+        int a = xf_norm_axis(n->params.axis, o->rank);
         if (a < 0 || k == a) return 0;
         ax[0] = k;
         return 1;
     }
     case XF_OP_TRANSPOSE: {
         int perm = n->params.n_axes == o->rank ? (int)n->params.axes[k] : o->rank - 1 - k;
-        ax[0] = xf_rw_norm_axis(perm, o->rank);
+        ax[0] = xf_norm_axis(perm, o->rank);
         return ax[0] >= 0;
     }
     case XF_OP_RESHAPE: {
@@ -320,7 +320,7 @@ static int seed(narrow_ctx *x, int i)
     if (d->kind == XF_VALUE_CONST || d->shape.rank < 2 || ix->kind != XF_VALUE_CONST ||
         ix->shape.rank != 0 || !ix->data || (ix->dtype != XF_I64 && ix->dtype != XF_I32))
         return 0;
-    int a = xf_rw_norm_axis(n->params.axis, d->shape.rank);
+    int a = xf_norm_axis(n->params.axis, d->shape.rank);
     if (a < 0) return 0;
     int64_t dim = d->shape.dims[a];
     int64_t at = ix->dtype == XF_I64 ? *(const int64_t *)ix->data : *(const int32_t *)ix->data;
