@@ -10,7 +10,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 xf_status enum_make_inputs(const xf_enum_config *cfg, int which, evalue *inputs, xf_error *err)
 {
