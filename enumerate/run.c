@@ -543,10 +543,12 @@ static xf_status setup(run *r, xf_error *err)
     xf_status st = enum_make_inputs(r->cfg, 0, r->in0, err);
     if (st == XF_OK) st = enum_make_inputs(r->cfg, 1, r->in1, err);
     if (st != XF_OK) return st;
-    r->workers = xf_calloc((size_t)r->n_threads, sizeof *r->workers);
-    r->conf = xf_calloc((size_t)r->n_threads, sizeof *r->conf);
-    if (!r->workers || !r->conf)
-        return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %d workers", r->n_threads);
+    if (r->n_threads > 0) {
+        r->workers = xf_calloc((size_t)r->n_threads, sizeof *r->workers);
+        r->conf = xf_calloc((size_t)r->n_threads, sizeof *r->conf);
+        if (!r->workers || !r->conf)
+            return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %d workers", r->n_threads);
+    }
     for (int t = 0; t < r->n_threads && st == XF_OK; t++) {
         st = worker_init(&r->workers[t], r->cfg, r->in0, err);
         if (st == XF_OK) st = confirmer_init(&r->conf[t], r->cfg, r->in0, r->in1, err);
@@ -670,7 +672,9 @@ xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_
     r.cfg = cfg;
     r.opt = opt;
     r.cfg_hash = xf_enum_config_hash(cfg);
-    r.n_threads = opt->threads;
+    /* under MPI the worker ranks build and confirm: rank 0 runs no threads
+     * (a worker is a 10 MB memo and evaluation buffers) */
+    r.n_threads = opt->mpi ? 0 : opt->threads;
     r.t0 = r.last_progress = xf_clock_now();
     if (opt->mpi) {
 #ifdef XF_HAVE_MPI
