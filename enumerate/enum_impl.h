@@ -182,9 +182,9 @@ int evalctx_eval_node(evalctx *ctx, const egraph *g, int j);
 int egraph_same_prefix(const egraph *a, const egraph *b);
 /* Evaluates the whole graph; output refs sorted by output hash into outs
  * (count returned), input mask into *in_mask, class key into *fp. `held`
- * (NULL: none) describes the nodes whose values ctx holds from the last
- * call: the leading nodes g shares with it are not run again, and it is
- * updated to what ctx holds afterwards. */
+ * describes the nodes whose values ctx holds from the last call (zeroed
+ * before the first): the leading nodes g shares with it are not run again,
+ * and it is updated to what ctx holds afterwards. */
 int evalctx_run_graph(evalctx *ctx, egraph *held, const egraph *g, uint8_t *outs,
                       uint32_t *in_mask, uint64_t *fp);
 /* Output refs of g (values no node consumes; leaf: its inputs), unsorted. */

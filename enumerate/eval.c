@@ -10,7 +10,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 xf_status enum_make_inputs(const xf_enum_config *cfg, int which, evalue *inputs, xf_error *err)
 {
@@ -125,15 +124,10 @@ int egraph_same_prefix(const egraph *a, const egraph *b)
 int evalctx_run_graph(evalctx *ctx, egraph *held, const egraph *g, uint8_t *outs, uint32_t *in_mask,
                       uint64_t *fp)
 {
-    int from = held ? egraph_same_prefix(held, g) : 0;
-    if (held) {
-        *held = *g;
-        held->n_nodes = from;
-    }
-    for (int j = from; j < g->n_nodes; j++) {
+    int from = egraph_same_prefix(held, g);
+    *held = *g;
+    for (int j = held->n_nodes = from; j < g->n_nodes; j++, held->n_nodes = j)
         if (!evalctx_eval_node(ctx, g, j)) return -1;
-        if (held) held->n_nodes = j + 1;
-    }
     uint32_t mask = egraph_input_mask(g);
     int n = egraph_outputs(g, outs);
     uint64_t h[MAX_GRAPH_OUTPUTS];

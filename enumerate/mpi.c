@@ -316,8 +316,10 @@ static xf_status run_queue(queue *q, xf_error *err)
     xf_status st = XF_OK;
     int busy = 0;
     for (int k = 0; k < OUTSTANDING; k++)
-        for (int r = 1; r < m->size && st == XF_OK && q->next < q->n; r++, busy++)
+        for (int r = 1; r < m->size && st == XF_OK && q->next < q->n; r++) {
             st = send_piece(q, r, err);
+            busy += st == XF_OK; /* a piece that did not go out gets no answer */
+        }
     /* After an error, hand out nothing more but collect every piece out,
      * so no stale result reaches a later call. */
     while (busy > 0) {

@@ -378,11 +378,11 @@ static xf_status emit(run *r, collision *cols, size_t n, xf_error *err)
     return st;
 }
 
-/* Confirms collisions in parallel, then hands out the candidates in order. */
-static xf_status confirm_emit(run *r, const level_ctx *lc, collision *cols, size_t n_cols,
-                              xf_error *err)
+/* Confirms cols[0..n_cols) in parallel: by the worker ranks under MPI,
+ * else by threads. */
+static xf_status confirm_batch(run *r, const level_ctx *lc, collision *cols, size_t n_cols,
+                               xf_error *err)
 {
-    if (n_cols == 0) return XF_OK;
 #ifdef XF_HAVE_MPI
     if (r->ranks) {
         confirm_pair *pairs = xf_malloc(n_cols * sizeof *pairs);
@@ -394,9 +394,6 @@ static xf_status confirm_emit(run *r, const level_ctx *lc, collision *cols, size
         }
         xf_status st = enum_ranks_confirm(r->ranks, pairs, cols, n_cols, err);
         xf_free(pairs);
-        if (st == XF_OK) return emit(r, cols, n_cols, err);
-        for (size_t i = 0; i < n_cols; i++)
-            if (cols[i].result == CONFIRM_OK) xf_rule_free(&cols[i].cand.rule);
         return st;
     }
 #endif
@@ -407,15 +404,23 @@ static xf_status confirm_emit(run *r, const level_ctx *lc, collision *cols, size
     cj.end = n_cols;
     cj.chunk = 4;
     cj.cols = cols;
-    xf_status st = run_job(r, &cj, 1, err);
-    if (st == XF_OK) {
-        double cpu0 = xf_clock_thread_cpu();
-        st = emit(r, cols, n_cols, err);
-        r->st.stats.cpu_emit += xf_clock_thread_cpu() - cpu0;
+    return run_job(r, &cj, 1, err);
+}
+
+/* Confirms collisions in parallel, then hands out the candidates in order. */
+static xf_status confirm_emit(run *r, const level_ctx *lc, collision *cols, size_t n_cols,
+                              xf_error *err)
+{
+    if (n_cols == 0) return XF_OK;
+    xf_status st = confirm_batch(r, lc, cols, n_cols, err);
+    if (st != XF_OK) {
+        for (size_t i = 0; i < n_cols; i++)
+            if (cols[i].result == CONFIRM_OK) xf_rule_free(&cols[i].cand.rule);
         return st;
     }
-    for (size_t i = 0; i < n_cols; i++)
-        if (cols[i].result == CONFIRM_OK) xf_rule_free(&cols[i].cand.rule);
+    double cpu0 = xf_clock_thread_cpu();
+    st = emit(r, cols, n_cols, err);
+    r->st.stats.cpu_emit += xf_clock_thread_cpu() - cpu0;
     return st;
 }
 
@@ -538,10 +543,12 @@ static xf_status setup(run *r, xf_error *err)
     xf_status st = enum_make_inputs(r->cfg, 0, r->in0, err);
     if (st == XF_OK) st = enum_make_inputs(r->cfg, 1, r->in1, err);
     if (st != XF_OK) return st;
-    r->workers = xf_calloc((size_t)r->n_threads, sizeof *r->workers);
-    r->conf = xf_calloc((size_t)r->n_threads, sizeof *r->conf);
-    if (!r->workers || !r->conf)
-        return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %d workers", r->n_threads);
+    if (r->n_threads > 0) {
+        r->workers = xf_calloc((size_t)r->n_threads, sizeof *r->workers);
+        r->conf = xf_calloc((size_t)r->n_threads, sizeof *r->conf);
+        if (!r->workers || !r->conf)
+            return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %d workers", r->n_threads);
+    }
     for (int t = 0; t < r->n_threads && st == XF_OK; t++) {
         st = worker_init(&r->workers[t], r->cfg, r->in0, err);
         if (st == XF_OK) st = confirmer_init(&r->conf[t], r->cfg, r->in0, r->in1, err);
@@ -665,7 +672,9 @@ xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_
     r.cfg = cfg;
     r.opt = opt;
     r.cfg_hash = xf_enum_config_hash(cfg);
-    r.n_threads = opt->threads;
+    /* under MPI the worker ranks build and confirm: rank 0 runs no threads
+     * (a worker is a 10 MB memo and evaluation buffers) */
+    r.n_threads = opt->mpi ? 0 : opt->threads;
     r.t0 = r.last_progress = xf_clock_now();
     if (opt->mpi) {
 #ifdef XF_HAVE_MPI

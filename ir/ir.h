@@ -149,6 +149,9 @@ char *xf_shape_str(const xf_shape *s, char *buf, size_t n);
 xf_status xf_shape_broadcast(const xf_shape *a, const xf_shape *b, xf_shape *out, xf_error *err);
 /* Row-major strides in elements. */
 void xf_shape_strides(const xf_shape *s, int64_t *strides);
+/* A possibly negative axis counted from the front of a tensor of that rank;
+ * -1 when out of range. */
+int xf_norm_axis(int64_t axis, int rank);
 
 /* ------------------------------------------------------------ element types */
 

@@ -31,9 +31,6 @@ typedef struct xf_op_def {
 
 const xf_op_def *xf_op_def_get(xf_op op);
 
-/* Normalise a possibly negative axis against rank; -1 when out of range. */
-int xf_norm_axis(int64_t axis, int rank);
-
 /* Declares xf_infer_<name> (shape inference) and xf_run_<name> (kernel). */
 #define XF_DECLARE_INFER(name)                                                        \
     xf_status xf_infer_##name(const xf_params *p, int n_in, const xf_dtype *in_dt,    \

@@ -13,7 +13,8 @@
  * also a graph output stops it earlier; the last position (index -1)
  * works the same; with the option off, with an index that is not a
  * constant, or when the gathered tensor has another reader, the graph is
- * left as it was.
+ * left as it was; a Gather of a graph input that finds the slice an earlier
+ * move made of it stays a Gather and leaves that slice to its reader.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,38 @@ START_TEST(left_alone)
 }
 END_TEST
 
+/* x [1,5,8] -> matmul by a [8,3] weight -> Gather(axis 1, 0) -> output, and
+ * Gather(x, axis 1, 0) -> a second output. Narrowing the first makes a slice
+ * of x (the matmul's rows); the second Gather finds that same slice, cannot
+ * move it above the graph input, and must leave it to the matmul. */
+START_TEST(slice_shared_with_an_input_gather)
+{
+    xf_graph model, work;
+    xf_graph_init(&model);
+    xf_error err;
+    xf_shape s0 = xf_shape_make(0, NULL);
+    int64_t at = 0;
+    int x = xf_fx_input(&model, "x", xf_fx_shape(3, 1, 5, 8, 0));
+    int y = xf_fx_op(&model, XF_OP_MATMUL, NULL, x,
+                     xf_fx_weight(&model, "w", xf_fx_shape(2, 8, 3, 0, 0), 1));
+    int idx = xf_graph_add_const(&model, "at", XF_I64, &s0, &at, &err);
+    ck_assert_msg(idx >= 0, "%s", err.msg);
+    xf_params p = xf_params_default();
+    p.axis = 1;
+    xf_fx_output(&model, xf_fx_op(&model, XF_OP_GATHER, &p, y, idx));
+    xf_fx_output(&model, xf_fx_op(&model, XF_OP_GATHER, &p, x, idx));
+    xf_prepare_stats ps;
+    prepare(&model, 1, &work, &ps);
+    /* the matmul computes one row; the input's Gather stays */
+    ck_assert_int_eq(ps.narrowed_selections, 1);
+    ck_assert_int_eq(count_shaped(&work, XF_OP_MATMUL, 3, (const int64_t[]){1, 1, 3}), 1);
+    ck_assert_int_eq(xf_test_count_op(&work, XF_OP_GATHER), 1);
+    xf_test_expect_same_function(&model, &work, 3, 1e-5);
+    xf_graph_free(&work);
+    xf_graph_free(&model);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("agent_narrow");
@@ -172,6 +205,7 @@ int main(void)
     tcase_add_test(t, other_readers_stop_it);
     tcase_add_test(t, last_position);
     tcase_add_test(t, left_alone);
+    tcase_add_test(t, slice_shared_with_an_input_gather);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

@@ -13,16 +13,22 @@
  * Interruption uses the tool's test hook XF_XFERGEN_STOP_AFTER=N (the stop
  * flag is raised after N candidates, as SIGINT would raise it). The library
  * call behind the tool (xf_enum_generate) is also run in-process: stopped,
- * resumed, and given an unusable vocabulary.
+ * resumed, and given an unusable vocabulary; and under mpirun with rank 0
+ * out of memory as it hands out the first piece of work (the run ends with
+ * that error).
  */
 #include "testutil.h"
 
 #include "enumerate/enumerate.h"
 #include "rulesdb/rulesdb.h"
+#ifdef XF_HAVE_MPI
+#include "cluster/cluster.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define INPUTS "x0:2x4,x1:2x4,w0:4x4,w1:4x4"
 
@@ -337,6 +343,86 @@ START_TEST(test_mpi_resume)
 }
 END_TEST
 
+#ifdef XF_HAVE_MPI
+/* The allocation fail_realloc fails once: the first growth of the table of
+ * an extension queue's results (64 childbufs of 24 bytes, enumerate/mpi.c
+ * send_piece), the first piece rank 0 hands out. */
+#define NOMEM_SIZE (64 * 3 * sizeof(size_t))
+static int nomem_fired;
+
+static void *pass_malloc(void *user, size_t n)
+{
+    (void)user;
+    return malloc(n);
+}
+
+static void *fail_realloc(void *user, void *p, size_t n)
+{
+    (void)user;
+    if (!p && n == NOMEM_SIZE && !nomem_fired) {
+        nomem_fired = 1;
+        return NULL;
+    }
+    return realloc(p, n);
+}
+
+static void pass_free(void *user, void *p)
+{
+    (void)user;
+    free(p);
+}
+
+/* Under mpirun (XF_TEST_MPI_NOMEM=db): rank 0 runs the pipeline with the
+ * allocation above failing, the other ranks serve it. Exit status 0 when
+ * rank 0 reports that failure and every rank ends. */
+static int mpi_nomem(const char *db)
+{
+    xf_allocator a = {pass_malloc, fail_realloc, pass_free, NULL};
+    xf_set_allocator(&a);
+    int rank = 0, size = 1, rc = 0;
+    xf_error err;
+    if (xf_cluster_init(NULL, NULL, &rank, &size, &err) != XF_OK) return 10;
+    xf_enum_generate_options o;
+    xf_enum_generate_options_init(&o);
+    o.max_ops = 2;
+    o.vocab = "taso";
+    o.out = db;
+    o.version = "test";
+    if (rank != 0) {
+        xf_enum_mpi_figures f;
+        rc = xf_enum_mpi_serve(&o, &f, &err) == XF_OK ? 0 : 11;
+    } else {
+        o.mpi = 1;
+        xf_enum_generate_result r;
+        xf_status st = xf_enum_generate(&o, &r, &err);
+        rc = st == XF_ERR_NOMEM && strstr(err.msg, "pieces of work") ? 0 : 12;
+        if (rc) fprintf(stderr, "mpi_nomem: status %d: %s\n", (int)st, st ? err.msg : "");
+    }
+    xf_cluster_finish();
+    return rc;
+}
+#endif
+
+/* Rank 0 running out of memory while it hands out the first pieces of work
+ * fails the run with that error: it waits only for the pieces that went
+ * out (it had counted the failed one too and waited for its answer for
+ * ever). */
+START_TEST(test_mpi_out_of_memory_ends)
+{
+    const char *why = NULL, *mpirun = xf_test_mpirun(&why);
+    if (!mpirun) XF_SKIP("%s", why);
+    char db[4096], self[4096];
+    snprintf(db, sizeof db, "%s", xf_test_tmp("nomem.db"));
+    xf_test_system("rm -f '%s' '%s'-wal '%s'-shm '%s'.run*", db, db, db, db);
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    ck_assert_int_gt(n, 0);
+    self[n] = 0;
+    ck_assert_int_eq(xf_test_system("timeout 120 %s -n 2 -x XF_TEST_MPI_NOMEM='%s' '%s' 2>'%s.err'",
+                                    mpirun, db, self, db),
+                     0);
+}
+END_TEST
+
 /* The lines of `list` that start with `prefix`, concatenated. Caller frees. */
 static char *lines_starting(const char *list, const char *prefix)
 {
@@ -503,6 +589,10 @@ END_TEST
 
 int main(void)
 {
+#ifdef XF_HAVE_MPI
+    const char *nomem_db = getenv("XF_TEST_MPI_NOMEM");
+    if (nomem_db && xf_cluster_launched()) return mpi_nomem(nomem_db);
+#endif
     Suite *s = suite_create("xfergen");
     TCase *tc = tcase_create("cli");
     tcase_set_timeout(tc, 300);
@@ -515,6 +605,7 @@ int main(void)
     tcase_add_test(tc, test_pruned_counted_or_kept);
     tcase_add_test(tc, test_mpi_same_database);
     tcase_add_test(tc, test_mpi_resume);
+    tcase_add_test(tc, test_mpi_out_of_memory_ends);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

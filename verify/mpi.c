@@ -46,13 +46,14 @@ typedef struct batch_head {
 
 typedef xf_cluster_buf buf;
 
-/* Waits for a message from `src`; while it waits, rank 0 (c not NULL)
- * writes the verdicts that are due. */
+/* xv_flush_due as xf_cluster_wait's idle callback. */
 static xf_status flush_due(void *user, xf_error *err)
 {
     return xv_flush_due(user, err);
 }
 
+/* Waits for a message from `src`; while it waits, rank 0 (c not NULL)
+ * writes the verdicts that are due. */
 static xf_status wait_msg(int src, MPI_Status *s, xv_sched *c, xf_error *err)
 {
     return xf_cluster_wait(src, s, c ? flush_due : NULL, c, err);

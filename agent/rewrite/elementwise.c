@@ -19,9 +19,3 @@ int xf_rw_elementwise(xf_op op)
         return 0;
     }
 }
-
-int xf_rw_norm_axis(int64_t axis, int rank)
-{
-    if (axis < 0) axis += rank;
-    return axis >= 0 && axis < rank ? (int)axis : -1;
-}

@@ -212,20 +212,20 @@ static int plan(const xf_graph *g, const xf_node *n, const xf_shape *o, cut c, i
     case XF_OP_GEMM:
         return gemm_axes(g, n, k, o, ax);
     case XF_OP_LAYERNORM: {
-        int a = xf_rw_norm_axis(n->params.axis, o->rank);
+        int a = xf_norm_axis(n->params.axis, o->rank);
         if (a < 0 || k >= a) return 0;
         ax[0] = k;
         return 1;
     }
     case XF_OP_SOFTMAX: {
-        int a = xf_rw_norm_axis(n->params.axis, o->rank);
+        int a = xf_norm_axis(n->params.axis, o->rank);
         if (a < 0 || k == a) return 0;
         ax[0] = k;
         return 1;
     }
     case XF_OP_TRANSPOSE: {
         int perm = n->params.n_axes == o->rank ? (int)n->params.axes[k] : o->rank - 1 - k;
-        ax[0] = xf_rw_norm_axis(perm, o->rank);
+        ax[0] = xf_norm_axis(perm, o->rank);
         return ax[0] >= 0;
     }
     case XF_OP_RESHAPE: {
@@ -320,7 +320,7 @@ static int seed(narrow_ctx *x, int i)
     if (d->kind == XF_VALUE_CONST || d->shape.rank < 2 || ix->kind != XF_VALUE_CONST ||
         ix->shape.rank != 0 || !ix->data || (ix->dtype != XF_I64 && ix->dtype != XF_I32))
         return 0;
-    int a = xf_rw_norm_axis(n->params.axis, d->shape.rank);
+    int a = xf_norm_axis(n->params.axis, d->shape.rank);
     if (a < 0) return 0;
     int64_t dim = d->shape.dims[a];
     int64_t at = ix->dtype == XF_I64 ? *(const int64_t *)ix->data : *(const int32_t *)ix->data;
@@ -328,8 +328,10 @@ static int seed(narrow_ctx *x, int i)
     if (dim <= 1 || at < 0 || at >= dim) return 0;
     xf_shape out = g->values[n->outputs[0]].shape;
     cut c = {a, at, at + 1};
+    int n_nodes = g->n_nodes;
     int sl = slice_of(x, n->inputs[0], c);
     if (sl < 0) return -1;
+    int made = g->n_nodes > n_nodes; /* else a slice an earlier move made, still read */
     xf_node *r = &g->nodes[i];
     xf_node was = *r;
     int data = r->inputs[0];
@@ -348,8 +350,10 @@ static int seed(narrow_ctx *x, int i)
     r->params = was.params;
     r->inputs[0] = data;
     r->n_inputs = was.n_inputs;
-    x->dead[s] = 1;
-    x->vdead[sl] = 1;
+    if (made) {
+        x->dead[s] = 1;
+        x->vdead[sl] = 1;
+    }
     return 0;
 }
 

@@ -63,7 +63,7 @@ static int links(const xf_graph *g, const xf_node *n, int *lk, int *n_lk)
     case XF_OP_SOFTMAX:
     case XF_OP_SPLIT:
     case XF_OP_CONCAT:
-        if (xf_rw_norm_axis(n->params.axis, r) < 1) return 0;
+        if (xf_norm_axis(n->params.axis, r) < 1) return 0;
         break;
     case XF_OP_TRANSPOSE:
         if (n->params.n_axes != r || n->params.axes[0] != 0) return 0;
@@ -74,14 +74,14 @@ static int links(const xf_graph *g, const xf_node *n, int *lk, int *n_lk)
         const xf_value *in = &g->values[n->inputs[0]];
         if (n->params.n_axes < 1 || !unit_led(in)) return 0;
         for (int k = 0; k < n->params.n_axes; k++)
-            if (xf_rw_norm_axis(n->params.axes[k], in->shape.rank) < 1) return 0;
+            if (xf_norm_axis(n->params.axes[k], in->shape.rank) < 1) return 0;
         lk[(*n_lk)++] = n->inputs[0];
         return 1;
     }
     case XF_OP_GATHER: {
         if (n->inputs[1] < 0) return 0;
         const xf_value *d = &g->values[n->inputs[0]], *ix = &g->values[n->inputs[1]];
-        if (xf_rw_norm_axis(n->params.axis, d->shape.rank) != 0 || !unit_led(ix)) return 0;
+        if (xf_norm_axis(n->params.axis, d->shape.rank) != 0 || !unit_led(ix)) return 0;
         lk[(*n_lk)++] = n->inputs[1];
         return 1;
     }

@@ -371,7 +371,8 @@ xf_status xf_agent_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_g
  * is fastest where it will run, or the input unchanged when none is faster
  * beyond the measured noise. */
 typedef struct xf_arbiter_options {
-    int max_models;    /* finished candidates timed besides the input (default 6) */
+    int max_models;    /* finished candidates timed besides the input (default 6); with
+                          unbatch each may bring its unbatched variant too */
     uint64_t seed;     /* inputs of the numerical checks and of the timing (default 1) */
     double rtol, atol; /* interpreter check of each candidate (default 1e-3, 1e-4) */
     double target_rtol; /* outputs of the chosen model against the input's, both
