@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/rewrite/elementwise.h"
 #include "agent/rewrite/graph_edit.h"
 
 /* One split that qualifies, and what replaces it. */
@@ -57,7 +56,7 @@ static int perm_of(const xf_node *n, int rank, int *perm)
     }
     if (p->n_axes != rank) return 0;
     for (int i = 0; i < rank; i++) {
-        perm[i] = xf_rw_norm_axis((int)p->axes[i], rank);
+        perm[i] = xf_norm_axis((int)p->axes[i], rank);
         if (perm[i] < 0) return 0;
     }
     return 1;
@@ -77,7 +76,7 @@ static int plan_merge(const xf_graph *g, int si, const int *uses, const int *rea
     const xf_node *s = &g->nodes[si];
     if (s->op != XF_OP_SPLIT || s->n_outputs < 2 || s->n_outputs > XF_MAX_SPLIT) return 0;
     const xf_shape *xs = &g->values[s->inputs[0]].shape;
-    int a = xf_rw_norm_axis(s->params.axis, xs->rank);
+    int a = xf_norm_axis(s->params.axis, xs->rank);
     if (a < 0) return 0;
     int k = s->n_outputs;
     for (int i = 1; i < k; i++)
