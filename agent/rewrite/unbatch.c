@@ -81,7 +81,9 @@ static int links(const xf_graph *g, const xf_node *n, int *lk, int *n_lk)
     case XF_OP_GATHER: {
         if (n->inputs[1] < 0) return 0;
         const xf_value *d = &g->values[n->inputs[0]], *ix = &g->values[n->inputs[1]];
-        if (xf_norm_axis(n->params.axis, d->shape.rank) != 0 || !unit_led(ix)) return 0;
+        /* a table the group could flatten would need the gather adapted */
+        if (xf_norm_axis(n->params.axis, d->shape.rank) != 0 || !unit_led(ix) || unit_led(d))
+            return 0;
         lk[(*n_lk)++] = n->inputs[1];
         return 1;
     }

@@ -137,19 +137,32 @@ static xf_status offer(xf_cost_model *cm, const xf_graph *model, const xf_arbite
 }
 
 /* The unbatched layout of pooled model `at` (xf_agent_unbatch), finished
- * and offered as a variant of candidate cand when it differs. */
+ * and offered as a variant of candidate cand when it differs. A variant
+ * that cannot be made (anything but memory) is an entry of its own, not
+ * the end of the run: the candidate itself is still timed. */
 static xf_status offer_unbatched(xf_cost_model *cm, const xf_graph *model,
                                  const xf_arbiter_options *o, int cand, int at, pool *p,
                                  xf_arbiter_result *res, int *entry_of, xf_error *err)
 {
     xf_graph ub, fin;
     int n_dropped = 0, timed = 0;
-    xf_status st = xf_agent_unbatch(p->models[at], &ub, &n_dropped, err);
-    if (st) return st;
-    if (n_dropped > 0) st = xf_agent_finish(&ub, &fin, NULL, err);
-    xf_graph_free(&ub);
-    if (st) xf_error_prefix(err, "finishing candidate %d unbatched", cand);
-    if (st || n_dropped == 0) return st;
+    xf_error verr = {0};
+    xf_status st = xf_agent_unbatch(p->models[at], &ub, &n_dropped, &verr);
+    if (!st) {
+        if (n_dropped > 0) st = xf_agent_finish(&ub, &fin, NULL, &verr);
+        xf_graph_free(&ub);
+    }
+    if (st == XF_ERR_NOMEM) {
+        if (err) *err = verr;
+        xf_error_prefix(err, "candidate %d unbatched", cand);
+        return st;
+    }
+    if (st) {
+        st = add_entry(res, cand, XF_ARBITER_NOT_BUILT, p->models[at], NULL, err);
+        if (!st) res->e[res->n - 1].unbatched = 1;
+        return st;
+    }
+    if (n_dropped == 0) return XF_OK;
     return offer(cm, model, o, cand, 1, &fin, p, res, entry_of, &timed, err);
 }
 

@@ -391,7 +391,8 @@ typedef enum xf_arbiter_verdict {
     XF_ARBITER_DUPLICATE,   /* finishes to a model already in the list */
     XF_ARBITER_WRONG,       /* the interpreter check failed: not timed */
     XF_ARBITER_TARGET_WRONG, /* fastest, but its outputs in the target differ */
-    XF_ARBITER_UNCONFIRMED  /* fastest, but not faster in the confirming run */
+    XF_ARBITER_UNCONFIRMED, /* fastest, but not faster in the confirming run */
+    XF_ARBITER_NOT_BUILT    /* a layout variant that could not be made: not timed */
 } xf_arbiter_verdict;
 
 typedef struct xf_arbiter_entry {

@@ -389,6 +389,7 @@ static const char *verdict_name(xf_arbiter_verdict v)
     case XF_ARBITER_DUPLICATE: return "same model as one above";
     case XF_ARBITER_WRONG: return "differs from the input (interpreter): dropped";
     case XF_ARBITER_UNCONFIRMED: return "fastest, not faster again in the confirming run";
+    case XF_ARBITER_NOT_BUILT: return "this layout could not be made: not timed";
     default: return "fastest, but its outputs differ in the target: dropped";
     }
 }
