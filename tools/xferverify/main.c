@@ -12,8 +12,8 @@
  * derived at smaller sizes are derived (a chain of rewrites, replayed and
  * stored as the proof, derive/), and only the rest go to xf_verify_db
  * (verify/schedule.c): each rule in its own forked worker, at most N at a
- * time, so a crash or a hang costs one rule; the verdict combines the
- * axiomatic proof and the bounded check. This file parses the options,
+ * time (default: the online CPUs), so a crash or a hang costs one rule;
+ * the verdict combines the axiomatic proof and the bounded check. This file parses the options,
  * calls it and prints its progress lines and summary.
  * A rule the axioms prove but the bounded check refutes at the rule's own
  * shapes is a disagreement (a wrong axiom) and is reported loudly on
@@ -59,7 +59,8 @@ static void usage(FILE *f)
             "usage: xferverify DB [options]\n"
             "Decides every candidate rule of the rules database DB: axiomatic proof and\n"
             "bounded element-wise check with Z3; stores proved / refuted / unknown.\n"
-            "  -j N            worker processes (default 1)\n"
+            "  -j N            worker processes (default: online CPUs; under mpirun, per\n"
+            "                  worker rank, default 1)\n"
             "  --timeout T     per solver query, e.g. 10s, 500ms (default 10s)\n"
             "  --rlimit N      Z3 resource units per proof query and per bounded check\n"
             "                  (deterministic: the same verdicts on any machine or load;\n"
@@ -85,6 +86,7 @@ static void usage(FILE *f)
 typedef struct opts {
     const char *db;
     int check_axioms;
+    int jobs_given; /* -j was given: else online CPUs, 1 per rank under MPI */
     xf_derive_verify_options dvo;
 } opts;
 
@@ -106,6 +108,7 @@ static int parse_args(int argc, char **argv, opts *o)
     memset(o, 0, sizeof *o);
     xf_derive_verify_options_init(&o->dvo);
     o->dvo.vopt.vo.timeout_ms = 10000;
+    o->dvo.vopt.jobs = xf_cli_online_cpus(XF_VERIFY_MAX_JOBS);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -142,7 +145,7 @@ static int parse_args(int argc, char **argv, opts *o)
                 fprintf(stderr, "xferverify: %s needs a number from 1 to %lld\n", a, hi);
                 return 2;
             }
-            if (a[1] == 'j') o->dvo.vopt.jobs = (int)n;
+            if (a[1] == 'j') o->dvo.vopt.jobs = (int)n, o->jobs_given = 1;
             else if (a[2] == 'm') o->dvo.vopt.vo.bounded_max_shapes = (int)n;
             else o->dvo.vopt.limit = n;
             i++;
@@ -436,6 +439,7 @@ static int run_mpi(int *argc, char ***argv, opts *o)
         }
     } else {
         o->dvo.vopt.mpi = size > 1;
+        if (o->dvo.vopt.mpi && !o->jobs_given) o->dvo.vopt.jobs = 1; /* a rank per core */
         rc = o->check_axioms ? check_axioms(o) : verify_db(o);
     }
     xf_cluster_finish();
