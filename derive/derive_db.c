@@ -71,9 +71,7 @@ static xf_status push_id(int64_t **ids, int64_t *n, int64_t *cap, int64_t id, xf
     return XF_OK;
 }
 
-/* Ids of the rules with status `status` and size in [1, below) (below 0:
- * any size; size_eq > 0: exactly that size), in id order. */
-static xf_status list_ids(xf_rulesdb *db, xf_rule_status status, int below, int size_eq,
+xf_status derive_list_ids(xf_rulesdb *db, xf_rule_status status, int below, int size_eq,
                           int64_t **ids, int64_t *n, int64_t *cap, xf_error *err)
 {
     xf_rulesdb_filter f;
@@ -96,13 +94,15 @@ static xf_status list_ids(xf_rulesdb *db, xf_rule_status status, int below, int 
     return st;
 }
 
-xf_status xf_deriver_load(xf_rulesdb *db, int below_size, const xf_derive_options *o,
-                          xf_deriver **out, xf_error *err)
+xf_status xf_deriver_load(xf_rulesdb *db, int below_size, int same_size,
+                          const xf_derive_options *o, xf_deriver **out, xf_error *err)
 {
     *out = NULL;
     int64_t *ids = NULL, n = 0, cap = 0;
-    xf_status st = list_ids(db, XF_RULE_PROVED, below_size, 0, &ids, &n, &cap, err);
-    if (st == XF_OK) st = list_ids(db, XF_RULE_DERIVED, below_size, 0, &ids, &n, &cap, err);
+    xf_status st = derive_list_ids(db, XF_RULE_PROVED, below_size, 0, &ids, &n, &cap, err);
+    if (st == XF_OK) st = derive_list_ids(db, XF_RULE_DERIVED, below_size, 0, &ids, &n, &cap, err);
+    if (st == XF_OK && same_size && below_size > 0)
+        st = derive_list_ids(db, XF_RULE_PROVED, 0, below_size, &ids, &n, &cap, err);
     xf_rule *rules = NULL;
     int loaded = 0;
     if (st == XF_OK && n > 0 && !(rules = xf_calloc((size_t)n, sizeof *rules)))
@@ -166,9 +166,10 @@ xf_status xf_derive_db(xf_rulesdb *db, const xf_derive_db_options *o, xf_derive_
     double t0 = xf_clock_now();
     int64_t *ids = NULL, cap = 0;
     xf_deriver *d = NULL;
-    xf_status st = list_ids(db, XF_RULE_CANDIDATE, 0, o->size, &ids, &t->total, &cap, err);
+    xf_status st = derive_list_ids(db, XF_RULE_CANDIDATE, 0, o->size, &ids, &t->total, &cap, err);
     if (st == XF_OK && o->limit > 0 && t->total > o->limit) t->total = o->limit;
-    if (st == XF_OK && t->total > 0) st = xf_deriver_load(db, o->size, &o->d, &d, err);
+    if (st == XF_OK && t->total > 0)
+        st = xf_deriver_load(db, o->size, o->same_size, &o->d, &d, err);
     t->rules = xf_deriver_rules(d);
     t->actions = xf_deriver_actions(d);
     if (t->actions == 0) t->done = t->total; /* nothing to rewrite with */

@@ -42,6 +42,19 @@ xf_status derive_chain(xf_deriver *d, const xf_graph *src, const derive_move *a,
                        const uint64_t *b_hash, const derive_move *b, int nb,
                        xf_derivation *out, int *ok, xf_error *err);
 
+/* Appends to ids (n of cap) the rules of db with status `status` and size
+ * in [1, below) (below 0: any size; size_eq > 0: exactly that size), in id
+ * order; rules that do not load are left out (derive_db.c). */
+xf_status derive_list_ids(xf_rulesdb *db, xf_rule_status status, int below, int size_eq,
+                          int64_t **ids, int64_t *n, int64_t *cap, xf_error *err);
+
+/* The candidates of `size` in db that are the first (lowest id) of their
+ * compiled form (xf_rule_form_hash: the same rule at other tensor shapes
+ * has the same form), with those the matcher cannot use, ascending; *ids
+ * is the caller's (xf_free). The solver's first round (pipeline.c). */
+xf_status derive_first_of_forms(xf_rulesdb *db, int size, int64_t **ids, int64_t *n,
+                                xf_error *err);
+
 /* Writes the axis of concat, split and softmax counted from the end, so one
  * operation has one spelling and one hash (normalize.c). */
 void derive_normalize(xf_graph *g);

@@ -4,8 +4,13 @@
  * tried, every rule below k that can be proved has been. At each size the
  * derive pass (derive_db.c) joins what follows from the smaller rules, and
  * only the candidates left go to the solver (xf_verify_db, verify/, with
- * its size selection). --recheck leaves the derive pass with nothing new
- * and has the solver decide every rule of the size again.
+ * its size selection), in two rounds: first one candidate of each compiled
+ * form (the others are the same rule at other tensor shapes, forms.c),
+ * then, after the derive pass has run again with the rules of the size
+ * proved in that round as steps too (a chain of proved rules, as sound as
+ * one of smaller ones), the rest. --recheck leaves the derive pass with
+ * nothing new and has the solver decide every rule of the size again, in
+ * one round.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +52,68 @@ static xf_status count_left(xf_rulesdb *db, int size, int recheck, int64_t *n, x
     return xf_rulesdb_count_rules(db, &f, n, err);
 }
 
+/* Adds a later derive pass's tally to the size's. */
+static void add_derive(xf_derive_tally *sum, const xf_derive_tally *t)
+{
+    sum->derived += t->derived;
+    sum->later += t->derived;
+    sum->states += t->states;
+    sum->unreversed += t->unreversed;
+    sum->met += t->met;
+    sum->rules = t->rules;
+    sum->actions = t->actions;
+    sum->elapsed_s += t->elapsed_s;
+}
+
+/* One solver call on the candidates of `size` (only those in only[0..n)
+ * when only is not NULL), within what is left of the limit. */
+static xf_status solve(xf_rulesdb *db, const char *path, const xf_derive_verify_options *o,
+                       int size, const int64_t *only, int64_t n_only, xf_verify_tally *sum,
+                       xf_verify_tally *total, xf_error *err)
+{
+    xf_verify_db_options vopt = o->vopt;
+    vopt.size = size;
+    vopt.only = only;
+    vopt.n_only = n_only;
+    if (o->vopt.limit > 0) {
+        vopt.limit = o->vopt.limit - total->done;
+        if (vopt.limit <= 0) return XF_OK;
+    }
+    xf_verify_tally vt;
+    xf_status st = xf_verify_db(db, path, &vopt, &vt, err);
+    add_tally(sum, &vt);
+    add_tally(total, &vt);
+    sum->elapsed_s += vt.elapsed_s;
+    return st;
+}
+
+/* The solver's rounds at one size, after the first derive pass: the first
+ * candidate of each compiled form (forms.c), the derive pass again with
+ * the rules of the size proved by then as steps too, and the rest. */
+static xf_status solve_in_rounds(xf_rulesdb *db, const char *path,
+                                 const xf_derive_verify_options *o, int size, xf_derive_tally *dt,
+                                 xf_verify_tally *vt, xf_verify_tally *total, xf_error *err)
+{
+    int64_t *first = NULL, n_first = 0, left = 0;
+    xf_status st = derive_first_of_forms(db, size, &first, &n_first, err);
+    if (st == XF_OK) st = count_left(db, size, 0, &left, err);
+    if (st == XF_OK && n_first < left) {
+        st = solve(db, path, o, size, first, n_first, vt, total, err);
+        if (st == XF_OK && vt->proved > 0) {
+            xf_derive_db_options dopt = o->dopt;
+            dopt.size = size;
+            dopt.same_size = 1;
+            xf_derive_tally later;
+            st = xf_derive_db(db, &dopt, &later, err);
+            add_derive(dt, &later);
+        }
+    }
+    xf_free(first);
+    if (st == XF_OK) st = count_left(db, size, 0, &left, err);
+    if (st == XF_OK && left > 0) st = solve(db, path, o, size, NULL, 0, vt, total, err);
+    return st;
+}
+
 xf_status xf_derive_verify_db(xf_rulesdb *db, const char *path, const xf_derive_verify_options *o,
                               xf_verify_tally *total, int64_t *derived, xf_error *err)
 {
@@ -58,9 +125,8 @@ xf_status xf_derive_verify_db(xf_rulesdb *db, const char *path, const xf_derive_
     xf_status st = xf_rulesdb_count_by(db, XF_RULESDB_BY_SIZE, &sizes, &n_sizes, err);
     for (int i = 0; st == XF_OK && i < n_sizes; i++) {
         int size = atoi(sizes[i].key);
-        long long room = o->vopt.limit > 0 ? o->vopt.limit - total->done : 0;
         if (size < 1 || (o->max_size > 0 && size > o->max_size) ||
-            (o->vopt.limit > 0 && room <= 0))
+            (o->vopt.limit > 0 && o->vopt.limit <= total->done))
             continue;
         if (o->on_start) o->on_start(o->user, size);
         xf_derive_tally dt;
@@ -68,21 +134,18 @@ xf_status xf_derive_verify_db(xf_rulesdb *db, const char *path, const xf_derive_
         if (o->derive) {
             xf_derive_db_options dopt = o->dopt;
             dopt.size = size;
+            dopt.same_size = 0;
             st = xf_derive_db(db, &dopt, &dt, err);
-            *derived += dt.derived;
-            if (st != XF_OK) break;
         }
         int64_t left = 0;
         xf_verify_tally vt;
         memset(&vt, 0, sizeof vt);
-        st = count_left(db, size, o->vopt.recheck, &left, err);
-        if (st == XF_OK && left > 0) {
-            xf_verify_db_options vopt = o->vopt;
-            vopt.size = size;
-            vopt.limit = room;
-            st = xf_verify_db(db, path, &vopt, &vt, err);
-            add_tally(total, &vt);
-        }
+        if (st == XF_OK) st = count_left(db, size, o->vopt.recheck, &left, err);
+        if (st == XF_OK && left > 0 && o->derive && !o->vopt.recheck)
+            st = solve_in_rounds(db, path, o, size, &dt, &vt, total, err);
+        else if (st == XF_OK && left > 0)
+            st = solve(db, path, o, size, NULL, 0, &vt, total, err);
+        *derived += dt.derived;
         total->elapsed_s = xf_clock_now() - t0;
         if (o->on_size) o->on_size(o->user, size, o->derive ? &dt : NULL, left > 0 ? &vt : NULL);
     }

@@ -264,6 +264,9 @@ typedef struct xf_verify_db_options {
     long long limit;       /* decide at most this many rules; 0: all */
     int size;              /* only rules of this size (max of both sides' operators);
                               0: every size */
+    const int64_t *only;   /* not NULL: of those, only the n_only rules with these ids
+                              (ascending; derive/pipeline.c's rounds) */
+    int64_t n_only;
     xf_verify_options vo;  /* each rule's verifier */
     const char *version;   /* of the calling tool, recorded with the run */
     void *user;

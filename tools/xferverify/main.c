@@ -230,9 +230,10 @@ static void on_size(void *user, int size, const xf_derive_tally *d, const xf_ver
     fprintf(stderr, "size %d:", size);
     if (d)
         fprintf(stderr,
-                " %lld candidates, %lld derived in %.1f s (%d rules, %lld graphs searched);",
-                (long long)d->total, (long long)d->derived, d->elapsed_s, d->rules,
-                (long long)d->states);
+                " %lld candidates, %lld derived (%lld of them after the solver's first round) "
+                "in %.1f s (%d rules, %lld graphs searched);",
+                (long long)d->total, (long long)d->derived, (long long)d->later, d->elapsed_s,
+                d->rules, (long long)d->states);
     if (v)
         fprintf(stderr, " %lld to the solver: proved %lld, refuted %lld, unknown %lld in %.1f s",
                 (long long)v->total, (long long)v->proved, (long long)v->refuted,
