@@ -99,9 +99,15 @@ static int cmp_form(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
+static int min_ops(const xf_rule *r)
+{
+    return r->src.n_nodes < r->dst.n_nodes ? r->src.n_nodes : r->dst.n_nodes;
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "usage: bench_derive_rounds DB SIZE [--chunks K] [--depth N] [--states N]\n");
+    fprintf(stderr, "usage: bench_derive_rounds DB SIZE [--chunks K] [--by-min] [--depth N] "
+                    "[--states N]\n");
     return 2;
 }
 
@@ -109,17 +115,23 @@ int main(int argc, char **argv)
 {
     if (argc < 3) return usage();
     const char *path = argv[1];
-    int size = atoi(argv[2]), chunks = 1;
+    int size = atoi(argv[2]), chunks = 1, by_min = 0;
     xf_derive_options o;
     xf_derive_options_init(&o);
-    for (int i = 3; i + 1 < argc; i += 2) {
+    for (int i = 3; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--by-min")) {
+            by_min = 1;
+            i--;
+            continue;
+        }
+        if (i + 1 >= argc) return usage();
         int v = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--chunks") && v >= 1) chunks = v;
         else if (!strcmp(argv[i], "--depth")) o.max_depth = v;
         else if (!strcmp(argv[i], "--states")) o.max_states = v;
         else return usage();
     }
-    if (size < 1 || (argc - 3) % 2) return usage();
+    if (size < 1) return usage();
     xf_error err;
     xf_rulesdb *db = NULL;
     brule *small = NULL, *dec = NULL;
@@ -164,9 +176,15 @@ int main(int argc, char **argv)
     printf("size %d: %d decided by the solver, %d first of their form, %d rules below; forms "
            "hashed in %.2f s cpu\n",
            size, n_dec, n_first, base.n, form_cpu);
-    /* chunk c < chunks: the solver's first round, in id order; chunks: the second */
-    for (int i = 0, pos = 0; i < n_dec; i++)
-        dec[i].chunk = dec[i].round ? chunks : (int)((long long)pos++ * chunks / n_first);
+    /* chunk c < chunks: the solver's first round, in id order (--by-min: by
+     * the smaller side's operators, then id); chunks: the second round */
+    int pos = 0;
+    for (int lo = by_min ? 0 : -1; lo <= (by_min ? size : -1); lo++)
+        for (int i = 0; i < n_dec; i++)
+            if (!dec[i].round && (lo < 0 || min_ops(&dec[i].r) == lo))
+                dec[i].chunk = (int)((long long)pos++ * chunks / n_first);
+    for (int i = 0; i < n_dec; i++)
+        if (dec[i].round) dec[i].chunk = chunks;
     int saved = 0, saved_unknown = 0;
     double derive_cpu = 0;
     for (int k = 1; k <= chunks && st == XF_OK; k++) {

@@ -25,9 +25,9 @@
  *  - the passes: xf_derive_db derives the candidates of one size in a rules
  *    database (derive_db.c); xf_derive_verify_db decides a database size by
  *    size in ascending order, deriving first and sending the rest to the
- *    solver (verify/, pipeline.c) in two rounds, one candidate per
- *    compiled form first (forms.c), with a derive pass in between that
- *    also steps by the rules of the size just proved. xferverify calls it.
+ *    solver (verify/, pipeline.c) in rounds: one candidate per compiled
+ *    form first (forms.c), each round followed by a derive pass that also
+ *    steps by the rules of the size just proved. xferverify calls it.
  *
  * Depends on ir/, rulesdb/, agent/rewrite/ and verify/. Nothing here prints
  * or exits; fallible functions return an xf_status and fill an xf_error.
@@ -150,6 +150,10 @@ xf_status xf_derive_db(xf_rulesdb *db, const xf_derive_db_options *o, xf_derive_
 
 typedef struct xf_derive_verify_options {
     int derive;                /* 1 (default): derive before the solver at each size */
+    int rounds;                /* the first candidate of each compiled form goes to the
+                                  solver first, in this many rounds, each followed by a
+                                  derive pass that also steps by the rules of the size
+                                  proved (default 2; 0: one round, no pass between) */
     int max_size;              /* decide sizes up to this one; 0: all */
     xf_derive_db_options dopt; /* size and limit are set per size */
     xf_verify_db_options vopt; /* size set per size; its limit counts over all sizes */
@@ -165,10 +169,11 @@ void xf_derive_verify_options_init(xf_derive_verify_options *o);
 
 /* Decides the rules of db (the file at path) size by size, smallest first:
  * derive the candidates of that size, then send what is left to the
- * solver (xf_verify_db with that size) in two rounds: the first candidate
- * of each compiled form (xf_rule_form_hash), then, after a derive pass
- * that also steps by the rules of the size proved so far (same_size), the
- * rest (one round with recheck or without derive). `total` sums the
+ * solver (xf_verify_db with that size): the first candidate of each
+ * compiled form (xf_rule_form_hash) in o->rounds rounds, the smaller
+ * side's operators first, each followed by a derive pass that also steps
+ * by the rules of the size proved so far (same_size); then the rest (all
+ * at once with recheck, without derive or with rounds 0). `total` sums the
  * solver's tallies, derived sums the derive passes'. */
 xf_status xf_derive_verify_db(xf_rulesdb *db, const char *path, const xf_derive_verify_options *o,
                               xf_verify_tally *total, int64_t *derived, xf_error *err);

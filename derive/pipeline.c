@@ -4,13 +4,13 @@
  * tried, every rule below k that can be proved has been. At each size the
  * derive pass (derive_db.c) joins what follows from the smaller rules, and
  * only the candidates left go to the solver (xf_verify_db, verify/, with
- * its size selection), in two rounds: first one candidate of each compiled
- * form (the others are the same rule at other tensor shapes, forms.c),
- * then, after the derive pass has run again with the rules of the size
- * proved in that round as steps too (a chain of proved rules, as sound as
- * one of smaller ones), the rest. --recheck leaves the derive pass with
- * nothing new and has the solver decide every rule of the size again, in
- * one round.
+ * its size selection), in rounds: first one candidate of each compiled
+ * form (the others are the same rule at other tensor shapes, forms.c), in
+ * o->rounds parts, each followed by the derive pass again with the rules
+ * of the size proved so far as steps too (a chain of proved rules, as
+ * sound as one of smaller ones); then the rest. --recheck leaves the
+ * derive pass with nothing new and has the solver decide every rule of the
+ * size again, in one round.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +21,7 @@ void xf_derive_verify_options_init(xf_derive_verify_options *o)
 {
     memset(o, 0, sizeof *o);
     o->derive = 1;
+    o->rounds = 2;
     xf_derive_db_options_init(&o->dopt);
     xf_verify_db_options_init(&o->vopt);
 }
@@ -87,19 +88,32 @@ static xf_status solve(xf_rulesdb *db, const char *path, const xf_derive_verify_
     return st;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The solver's rounds at one size, after the first derive pass: the first
- * candidate of each compiled form (forms.c), the derive pass again with
- * the rules of the size proved by then as steps too, and the rest. */
+ * candidate of each compiled form (forms.c) in o->rounds chunks of equal
+ * size, smaller side's operators first (a rule with a small side is more
+ * often a step of another's chain than one with two large sides), each
+ * followed by a derive pass that also steps by the rules of the size
+ * proved so far; then the rest. */
 static xf_status solve_in_rounds(xf_rulesdb *db, const char *path,
                                  const xf_derive_verify_options *o, int size, xf_derive_tally *dt,
                                  xf_verify_tally *vt, xf_verify_tally *total, xf_error *err)
 {
-    int64_t *first = NULL, n_first = 0, left = 0;
+    int64_t *first = NULL, n_first = 0, left = 0, done = 0;
     xf_status st = derive_first_of_forms(db, size, &first, &n_first, err);
     if (st == XF_OK) st = count_left(db, size, 0, &left, err);
-    if (st == XF_OK && n_first < left) {
-        st = solve(db, path, o, size, first, n_first, vt, total, err);
-        if (st == XF_OK && vt->proved > 0) {
+    int rounds = n_first < left ? o->rounds : 0;
+    for (int k = 0; st == XF_OK && k < rounds && done < n_first; k++) {
+        int64_t end = n_first * (k + 1) / rounds, proved = vt->proved;
+        qsort(first + done, (size_t)(end - done), sizeof *first, cmp_id);
+        st = solve(db, path, o, size, first + done, end - done, vt, total, err);
+        done = end;
+        if (st == XF_OK && vt->proved > proved) {
             xf_derive_db_options dopt = o->dopt;
             dopt.size = size;
             dopt.same_size = 1;
@@ -141,7 +155,7 @@ xf_status xf_derive_verify_db(xf_rulesdb *db, const char *path, const xf_derive_
         xf_verify_tally vt;
         memset(&vt, 0, sizeof vt);
         if (st == XF_OK) st = count_left(db, size, o->vopt.recheck, &left, err);
-        if (st == XF_OK && left > 0 && o->derive && !o->vopt.recheck)
+        if (st == XF_OK && left > 0 && o->derive && o->rounds > 0 && !o->vopt.recheck)
             st = solve_in_rounds(db, path, o, size, &dt, &vt, total, err);
         else if (st == XF_OK && left > 0)
             st = solve(db, path, o, size, NULL, 0, &vt, total, err);

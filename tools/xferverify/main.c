@@ -4,7 +4,7 @@
  *
  *   xferverify DB [-j N] [--timeout 10s] [--rlimit N] [--recheck] [--limit N]
  *              [--max-shapes N] [--max-size N] [--no-derive] [--derive-depth N]
- *              [--derive-states N] [--check-axioms]
+ *              [--derive-states N] [--derive-rounds N] [--check-axioms]
  *   mpirun -n N xferverify DB ...   (rank 0 records, the others decide)
  *
  * The work is xf_derive_verify_db (derive/pipeline.c): sizes in ascending
@@ -75,6 +75,10 @@ static void usage(FILE *f)
             "  --derive-depth N   rewrites searched from each side of a candidate\n"
             "                     (1-4, default 3)\n"
             "  --derive-states N  graphs kept per side and candidate (default 256)\n"
+            "  --derive-rounds N  the solver takes one candidate of each form (the others are\n"
+            "                     the same rule at other shapes) first, in N rounds, each\n"
+            "                     followed by a derive pass that also uses the rules of the\n"
+            "                     size just proved (0-16, default 2; 0: no pass between)\n"
             "  --check-axioms  check every axiom on its instances with the bounded check and\n"
             "                  report which follow from the others, then exit (DB not read)\n"
             "  -h, --help      this text\n"
@@ -129,6 +133,13 @@ static int parse_args(int argc, char **argv, opts *o)
             i++;
         } else if (!strcmp(a, "--no-derive")) {
             o->dvo.derive = 0;
+        } else if (!strcmp(a, "--derive-rounds")) {
+            if (!val || xf_cli_parse_i64(val, 0, 16, &n)) {
+                fprintf(stderr, "xferverify: --derive-rounds needs a number from 0 to 16\n");
+                return 2;
+            }
+            o->dvo.rounds = (int)n;
+            i++;
         } else if (!strcmp(a, "--derive-depth") || !strcmp(a, "--derive-states")) {
             int depth = a[9] == 'd';
             long long hi = depth ? XF_DERIVE_MAX_DEPTH : 1 << 20;
@@ -230,7 +241,7 @@ static void on_size(void *user, int size, const xf_derive_tally *d, const xf_ver
     fprintf(stderr, "size %d:", size);
     if (d)
         fprintf(stderr,
-                " %lld candidates, %lld derived (%lld of them after the solver's first round) "
+                " %lld candidates, %lld derived (%lld of them between the solver's rounds) "
                 "in %.1f s (%d rules, %lld graphs searched);",
                 (long long)d->total, (long long)d->derived, (long long)d->later, d->elapsed_s,
                 d->rules, (long long)d->states);
