@@ -132,6 +132,8 @@ typedef struct xf_derive_db_options {
     xf_derive_options d;
     int size;        /* the candidates of this size (>= 1) */
     int same_size;   /* 1: the proved rules of this size are steps too */
+    int jobs;        /* searches in this many forked workers at a time (default 1:
+                        in this process); the same rules are derived either way */
     long long limit; /* try at most this many; 0: all */
     void *user;
     void (*on_progress)(void *user, const xf_derive_tally *t); /* may be NULL */

@@ -56,6 +56,37 @@ xf_status derive_list_ids(xf_rulesdb *db, xf_rule_status status, int below, int 
 xf_status derive_first_of_forms(xf_rulesdb *db, int size, int64_t **ids, int64_t *n,
                                 xf_error *err);
 
+/* ------------------------------------------------ the pass's searches */
+
+#define XF_DERIVE_MAX_JOBS 64
+
+/* One candidate searched (derive_db.c), as a derive worker sends it back
+ * (workers.c): a plain struct, written whole to a pipe. */
+typedef struct derive_msg {
+    int64_t index;  /* the candidate's position in the pass's list; -1: the
+                       worker failed (failed: its status, errmsg) */
+    int32_t failed;
+    int32_t broken; /* the rule did not load: left as it is */
+    double time_ms; /* of the search */
+    xf_derivation dv;
+    char errmsg[256];
+} derive_msg;
+
+/* Loads candidate id from db and searches it with d into m (index kept).
+ * A rule that does not load is m->broken, not an error; errors are
+ * running out of memory, I/O and those of the search. */
+xf_status derive_search_one(xf_rulesdb *db, xf_deriver *d, int64_t id, derive_msg *m,
+                            xf_error *err);
+
+typedef xf_status (*derive_got_fn)(void *user, const derive_msg *m, xf_error *err);
+
+/* Searches the n candidates ids with d in `jobs` forked workers (each its
+ * own read-only handle on db's file) and calls got, in this process, for
+ * each message as it arrives (in no fixed order). The first error (of a
+ * worker, or returned by got) stops the workers and is returned. */
+xf_status derive_search_forked(xf_rulesdb *db, xf_deriver *d, const int64_t *ids, int64_t n,
+                               int jobs, derive_got_fn got, void *user, xf_error *err);
+
 /* Writes the axis of concat, split and softmax counted from the end, so one
  * operation has one spelling and one hash (normalize.c). */
 void derive_normalize(xf_graph *g);

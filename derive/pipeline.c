@@ -88,6 +88,13 @@ static xf_status solve(xf_rulesdb *db, const char *path, const xf_derive_verify_
     return st;
 }
 
+/* The derive passes take the solver's workers (they never run at once);
+ * under MPI this process only records, so it searches alone. */
+static int derive_jobs(const xf_derive_verify_options *o)
+{
+    return o->vopt.mpi ? 1 : o->vopt.jobs;
+}
+
 static int cmp_id(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -117,6 +124,7 @@ static xf_status solve_in_rounds(xf_rulesdb *db, const char *path,
             xf_derive_db_options dopt = o->dopt;
             dopt.size = size;
             dopt.same_size = 1;
+            dopt.jobs = derive_jobs(o);
             xf_derive_tally later;
             st = xf_derive_db(db, &dopt, &later, err);
             add_derive(dt, &later);
@@ -149,6 +157,7 @@ xf_status xf_derive_verify_db(xf_rulesdb *db, const char *path, const xf_derive_
             xf_derive_db_options dopt = o->dopt;
             dopt.size = size;
             dopt.same_size = 0;
+            dopt.jobs = derive_jobs(o);
             st = xf_derive_db(db, &dopt, &dt, err);
         }
         int64_t left = 0;

@@ -146,15 +146,21 @@ static void fixture_open(fixture *x, const char *name)
                          XF_RULE_CANDIDATE);
 }
 
-static xf_derive_tally derive_size(xf_rulesdb *db, int size)
+static xf_derive_tally derive_size_jobs(xf_rulesdb *db, int size, int jobs)
 {
     xf_derive_db_options o;
     xf_derive_db_options_init(&o);
     o.size = size;
+    o.jobs = jobs;
     xf_derive_tally t;
     xf_error err;
     ck_assert_msg(xf_derive_db(db, &o, &t, &err) == XF_OK, "%s", err.msg);
     return t;
+}
+
+static xf_derive_tally derive_size(xf_rulesdb *db, int size)
+{
+    return derive_size_jobs(db, size, 1);
 }
 
 START_TEST(derives_from_comm_assoc)
@@ -169,7 +175,7 @@ START_TEST(derives_from_comm_assoc)
     ck_assert_int_eq(status_of(x.db, x.f2), XF_RULE_CANDIDATE);
     ck_assert_int_eq(status_of(x.db, x.ewmul3), XF_RULE_CANDIDATE);
 
-    xf_derive_tally t3 = derive_size(x.db, 3);
+    xf_derive_tally t3 = derive_size_jobs(x.db, 3, 2); /* searched in two forked workers */
     ck_assert_int_eq(t3.total, 3);
     ck_assert_int_eq(t3.derived, 2);
     ck_assert_int_eq(t3.rules, 3); /* comm, assoc and the derived c2 */
