@@ -237,6 +237,20 @@ START_TEST(rlimit_unknowns_are_reproducible)
                      0);
     ck_assert_int_gt(xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE status = 'proved'"),
                      n_rl / 2);
+    /* --proof-rlimit limits the proof queries alone: with 1 unit the proofs
+     * that need work stop at it, the bounded checks keep their budget. */
+    ck_assert_int_eq(
+        xf_test_system("'%s' '%s' -j 2 --recheck --proof-rlimit 1 2>/dev/null >/dev/null", tool, a),
+        0);
+    ck_assert_int_gt(xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE verdict_detail LIKE "
+                                        "'unknown: axioms rlimit, bounded valid;%'"),
+                     0);
+    ck_assert_int_eq(xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE verdict_detail LIKE "
+                                        "'%bounded rlimit%'"),
+                     0);
+    ck_assert_int_gt(xf_test_sql_int(a, "SELECT count(*) FROM runs WHERE options LIKE "
+                                        "'%--proof-rlimit 1 %'"),
+                     0);
     /* A 1 ms timeout without an rlimit: the summary says which rules the
      * clock stopped and what to do about it. The 2-operator rules above
      * take well under a millisecond each, so this uses the six largest

@@ -2,8 +2,8 @@
  * xferverify — decide every candidate rule of a rules database and store
  * the verdict (docs/cli.md, DESIGN.md §4 "Verification"):
  *
- *   xferverify DB [-j N] [--timeout 10s] [--rlimit N] [--recheck] [--limit N]
- *              [--max-shapes N] [--max-size N] [--no-derive] [--derive-depth N]
+ *   xferverify DB [-j N] [--timeout 10s] [--rlimit N] [--proof-rlimit N] [--recheck]
+ *              [--limit N] [--max-shapes N] [--max-size N] [--no-derive] [--derive-depth N]
  *              [--derive-states N] [--derive-rounds N] [--check-axioms]
  *   mpirun -n N xferverify DB ...   (rank 0 records, the others decide)
  *
@@ -65,6 +65,8 @@ static void usage(FILE *f)
             "  --rlimit N      Z3 resource units per proof query and per bounded check\n"
             "                  (deterministic: the same verdicts on any machine or load;\n"
             "                  default %u, 0: none)\n"
+            "  --proof-rlimit N  a lower limit for each proof query alone (default %u,\n"
+            "                  0: --rlimit alone)\n"
             "  --recheck       decide again rules that already have a verdict\n"
             "  --limit N       decide at most N rules\n"
             "  --max-shapes N  bounded check: input-shape assignments per rule, the rule's own\n"
@@ -84,7 +86,7 @@ static void usage(FILE *f)
             "  -h, --help      this text\n"
             "Exit status: 0 done, 1 a disagreement, a rule that cannot be loaded or a failed\n"
             "write, 2 bad usage or DB not a rules database (xfergen creates them).\n",
-            XF_VERIFY_RLIMIT);
+            XF_VERIFY_RLIMIT, XF_VERIFY_PROOF_RLIMIT);
 }
 
 typedef struct opts {
@@ -160,13 +162,14 @@ static int parse_args(int argc, char **argv, opts *o)
             else if (a[2] == 'm') o->dvo.vopt.vo.bounded_max_shapes = (int)n;
             else o->dvo.vopt.limit = n;
             i++;
-        } else if (!strcmp(a, "--rlimit")) {
+        } else if (!strcmp(a, "--rlimit") || !strcmp(a, "--proof-rlimit")) {
             if (!val || xf_cli_parse_i64(val, 0, UINT32_MAX, &n)) {
-                fprintf(stderr, "xferverify: --rlimit needs a number from 0 (none) to %u\n",
+                fprintf(stderr, "xferverify: %s needs a number from 0 (none) to %u\n", a,
                         UINT32_MAX);
                 return 2;
             }
-            o->dvo.vopt.vo.rlimit = (unsigned)n;
+            if (a[2] == 'r') o->dvo.vopt.vo.rlimit = (unsigned)n;
+            else o->dvo.vopt.vo.proof_rlimit = (unsigned)n;
             i++;
         } else if (!strcmp(a, "--timeout")) {
             if (!val || parse_timeout(val, &o->dvo.vopt.vo.timeout_ms)) {
