@@ -156,6 +156,10 @@ typedef struct xf_derive_verify_options {
                                   solver first, in this many rounds, each followed by a
                                   derive pass that also steps by the rules of the size
                                   proved (default 2; 0: one round, no pass between) */
+    int round_depth;           /* the passes between rounds search at most this deep
+                                  (default 2; dopt.d.max_depth if lower): with the size's
+                                  own rules each expansion makes many more graphs, and
+                                  depth 2 finds nearly all that depth 3 does (docs/derive.md) */
     int max_size;              /* decide sizes up to this one; 0: all */
     xf_derive_db_options dopt; /* size and limit are set per size */
     xf_verify_db_options vopt; /* size set per size; its limit counts over all sizes */

@@ -22,6 +22,7 @@ void xf_derive_verify_options_init(xf_derive_verify_options *o)
     memset(o, 0, sizeof *o);
     o->derive = 1;
     o->rounds = 2;
+    o->round_depth = 2;
     xf_derive_db_options_init(&o->dopt);
     xf_verify_db_options_init(&o->vopt);
 }
@@ -125,6 +126,8 @@ static xf_status solve_in_rounds(xf_rulesdb *db, const char *path,
             dopt.size = size;
             dopt.same_size = 1;
             dopt.jobs = derive_jobs(o);
+            if (o->round_depth > 0 && o->round_depth < dopt.d.max_depth)
+                dopt.d.max_depth = o->round_depth;
             xf_derive_tally later;
             st = xf_derive_db(db, &dopt, &later, err);
             add_derive(dt, &later);
