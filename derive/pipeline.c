@@ -104,20 +104,17 @@ static int cmp_id(const void *a, const void *b)
 
 /* The solver's rounds at one size, after the first derive pass: the first
  * candidate of each compiled form (forms.c) in o->rounds chunks of equal
- * size, smaller side's operators first (a rule with a small side is more
- * often a step of another's chain than one with two large sides), each
- * followed by a derive pass that also steps by the rules of the size
- * proved so far; then the rest. */
+ * size, smaller side's operators first (the rest are more often joined by
+ * those: docs/derive.md), each followed by a derive pass that also steps
+ * by the rules of the size proved so far; then the rest. */
 static xf_status solve_in_rounds(xf_rulesdb *db, const char *path,
                                  const xf_derive_verify_options *o, int size, xf_derive_tally *dt,
                                  xf_verify_tally *vt, xf_verify_tally *total, xf_error *err)
 {
     int64_t *first = NULL, n_first = 0, left = 0, done = 0;
     xf_status st = derive_first_of_forms(db, size, &first, &n_first, err);
-    if (st == XF_OK) st = count_left(db, size, 0, &left, err);
-    int rounds = n_first < left ? o->rounds : 0;
-    for (int k = 0; st == XF_OK && k < rounds && done < n_first; k++) {
-        int64_t end = n_first * (k + 1) / rounds, proved = vt->proved;
+    for (int k = 0; st == XF_OK && k < o->rounds && done < n_first; k++) {
+        int64_t end = n_first * (k + 1) / o->rounds, proved = vt->proved;
         qsort(first + done, (size_t)(end - done), sizeof *first, cmp_id);
         st = solve(db, path, o, size, first + done, end - done, vt, total, err);
         done = end;
