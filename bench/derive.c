@@ -5,7 +5,7 @@
  * measured at many bounds (the tuning of derive/'s defaults).
  *
  *   bench_derive DB SIZE [--depth N] [--states N] [--extra N] [--limit N] [--show N]
- *                [--replay]
+ *                [--replay] [--same-size]
  *
  * Prints the candidates of SIZE, how many were joined, the graphs reached
  * and expanded, meets that could not be turned into one chain, the CPU
@@ -13,6 +13,10 @@
  * candidates left (their infix) to see what the rules miss; --replay
  * replays every chain found against the database (xf_derive_replay, as the
  * derive pass does before it stores one) and counts those that fail.
+ * --same-size adds the rules of SIZE proved so far to the deriver (the
+ * derive pass that runs again between the solver's rounds, pipeline.c):
+ * with a database whose size is partly decided, how many of the
+ * candidates left the proved rules of their own size join.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +27,7 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_derive DB SIZE [--depth N] [--states N] [--extra N] "
-                    "[--limit N] [--show N] [--replay]\n");
+                    "[--limit N] [--show N] [--replay] [--same-size]\n");
     return 2;
 }
 
@@ -31,13 +35,14 @@ int main(int argc, char **argv)
 {
     if (argc < 3) return usage();
     const char *path = argv[1];
-    int size = atoi(argv[2]), show = 0, replay = 0;
+    int size = atoi(argv[2]), show = 0, replay = 0, same_size = 0;
     long long limit = 0;
     xf_derive_options o;
     xf_derive_options_init(&o);
     for (int i = 3; i < argc; i++) {
-        if (!strcmp(argv[i], "--replay")) {
-            replay = 1;
+        if (!strcmp(argv[i], "--replay") || !strcmp(argv[i], "--same-size")) {
+            if (argv[i][2] == 'r') replay = 1;
+            else same_size = 1;
             continue;
         }
         if (i + 1 >= argc) return usage();
@@ -54,7 +59,7 @@ int main(int argc, char **argv)
     xf_rulesdb *db = NULL;
     xf_deriver *d = NULL;
     if (xf_rulesdb_open(path, XF_RULESDB_READONLY, &db, &err) != XF_OK ||
-        xf_deriver_load(db, size, &o, &d, &err) != XF_OK) {
+        xf_deriver_load(db, size, same_size, &o, &d, &err) != XF_OK) {
         fprintf(stderr, "bench_derive: %s\n", err.msg);
         xf_rulesdb_close(db);
         return 1;

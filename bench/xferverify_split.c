@@ -4,7 +4,7 @@
  * and which resource limit would keep which verdicts.
  *
  *   bench_xferverify_split DB [--size N]... [--sample N] [--seed S] [--timeout T_MS]
- *                          [--rlimit N] [--no-bounded]
+ *                          [--rlimit N] [--no-bounded] [--slowest N]
  *
  * DB is only read. The sample is, for each --size given (default 3 and 4),
  * the N candidates (default 300) whose ids come first under the hash
@@ -23,7 +23,8 @@
  * bounded check, or a proved rule whose proof, needed more) and the proved
  * rules whose bounded check it would cut short, against the bounded CPU
  * time it would save (a stopped check is charged its time scaled down to
- * the limit). --no-bounded times the proofs alone.
+ * the limit). --no-bounded times the proofs alone; --slowest N lists the N
+ * rules that took the most CPU with their bounded check's detail.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -166,7 +167,29 @@ static void quantiles(const char *what, const outcome *o, int n, int bounded)
     xf_free(t);
 }
 
-static void report(int size, const outcome *o, int n, int bounded_on)
+static int by_cost(const void *a, const void *b)
+{
+    const outcome *x = *(const outcome *const *)a, *y = *(const outcome *const *)b;
+    double cx = x->proof_ms + x->bounded_ms, cy = y->proof_ms + y->bounded_ms;
+    return (cx < cy) - (cx > cy);
+}
+
+/* The `show` rules that took the most CPU, with their bounded check's detail. */
+static void slowest(const outcome *o, int n, int show)
+{
+    const outcome **by = xf_malloc(sizeof *by * (size_t)(n ? n : 1));
+    if (!by) return;
+    for (int i = 0; i < n; i++) by[i] = &o[i];
+    qsort(by, (size_t)n, sizeof *by, by_cost);
+    static const char *const verdict[3] = {"proved", "refuted", "unknown"};
+    for (int i = 0; i < n && i < show; i++)
+        printf("    rule %lld: %s, proof %.0f ms, bounded %.0f ms (%llu units): %s\n",
+               (long long)by[i]->id, verdict[by[i]->verdict], by[i]->proof_ms, by[i]->bounded_ms,
+               (unsigned long long)by[i]->bounded_units, by[i]->detail);
+    xf_free(by);
+}
+
+static void report(int size, const outcome *o, int n, int bounded_on, int show)
 {
     int count[3] = {0}, why[XF_WHY_UNSUPPORTED + 1] = {0};
     double unk_ms = 0, all_ms = 0;
@@ -184,6 +207,7 @@ static void report(int size, const outcome *o, int n, int bounded_on)
     quantiles("proof", o, n, 0);
     if (!bounded_on) return;
     quantiles("bounded", o, n, 1);
+    slowest(o, n, show);
     int unproved = 0, changed = 0;
     double full = 0, refute = 0;
     for (int i = 0; i < n; i++) {
@@ -221,7 +245,7 @@ static void report(int size, const outcome *o, int n, int bounded_on)
 int main(int argc, char **argv)
 {
     const char *path = NULL;
-    int sizes[MAX_SIZES], n_sizes = 0, n = 300, bounded_on = 1;
+    int sizes[MAX_SIZES], n_sizes = 0, n = 300, bounded_on = 1, show = 0;
     unsigned seed = 19;
     xf_verify_options vo;
     xf_verify_options_init(&vo);
@@ -233,12 +257,13 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--timeout") && val) vo.timeout_ms = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--rlimit") && val) vo.rlimit = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--no-bounded")) bounded_on = 0;
+        else if (!strcmp(argv[i], "--slowest") && val) show = atoi(argv[++i]);
         else if (argv[i][0] != '-' && !path) path = argv[i];
         else path = NULL, i = argc;
     }
     if (!path || n < 1) {
         fprintf(stderr, "usage: bench_xferverify_split DB [--size N]... [--sample N] [--seed S] "
-                        "[--timeout T_MS] [--rlimit N] [--no-bounded]\n");
+                        "[--timeout T_MS] [--rlimit N] [--no-bounded] [--slowest N]\n");
         return 2;
     }
     if (!n_sizes) sizes[n_sizes++] = 3, sizes[n_sizes++] = 4;
@@ -263,7 +288,7 @@ int main(int argc, char **argv)
             rc = 1;
         } else {
             for (int i = 0; i < got; i++) decide(v, db, rules[i].id, bounded_on, &o[i]);
-            report(sizes[s], o, got, bounded_on);
+            report(sizes[s], o, got, bounded_on, show);
         }
         xf_free(o);
         xf_free(rules);

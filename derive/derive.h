@@ -25,7 +25,9 @@
  *  - the passes: xf_derive_db derives the candidates of one size in a rules
  *    database (derive_db.c); xf_derive_verify_db decides a database size by
  *    size in ascending order, deriving first and sending the rest to the
- *    solver (verify/, pipeline.c). xferverify calls the latter.
+ *    solver (verify/, pipeline.c) in rounds: one candidate per compiled
+ *    form first (forms.c), each round followed by a derive pass that also
+ *    steps by the rules of the size just proved. xferverify calls it.
  *
  * Depends on ir/, rulesdb/, agent/rewrite/ and verify/. Nothing here prints
  * or exits; fallible functions return an xf_status and fill an xf_error.
@@ -61,9 +63,12 @@ typedef struct xf_deriver xf_deriver;
 xf_status xf_deriver_new(const xf_rule *rules, const int64_t *ids, int n,
                          const xf_derive_options *o, xf_deriver **out, xf_error *err);
 /* A deriver over the rules of db that are proved or derived and smaller
- * than `below_size` operators (max of both sides; 0: any size). */
-xf_status xf_deriver_load(xf_rulesdb *db, int below_size, const xf_derive_options *o,
-                          xf_deriver **out, xf_error *err);
+ * than `below_size` operators (max of both sides; 0: any size), and with
+ * same_size also the rules of exactly below_size operators that are proved
+ * (by the solver: a derived rule of that size is never a step, see
+ * xf_derive_replay). */
+xf_status xf_deriver_load(xf_rulesdb *db, int below_size, int same_size,
+                          const xf_derive_options *o, xf_deriver **out, xf_error *err);
 void xf_deriver_free(xf_deriver *d); /* NULL: no-op */
 /* Rules loaded, and rewrite actions (both directions, duplicates and
  * unusable ones dropped) the search tries. */
@@ -96,8 +101,9 @@ typedef void (*xf_derive_step_fn)(void *user, int i, const xf_rulesdb_step *s,
                                   const xf_rulesdb_rule_info *by, const xf_graph *after);
 
 /* Replays the chain of rule `id` (loaded from db as r) and checks it:
- * every step names a rule of db other than `id`, proved or derived, that
- * matches at the stored location in the stated direction, and the graph
+ * every step names a rule of db other than `id`, proved or derived with
+ * fewer operators, or proved with as many (never a derived rule of its
+ * size, so chains cannot lean on each other in a circle), that matches at the stored location in the stated direction, and the graph
  * the steps from the source make has the structural hash of the one the
  * steps from the target make from r->dst (r->dst itself when there are
  * none). XF_ERR_MISMATCH names the first step that fails. on_step may be
@@ -112,6 +118,8 @@ typedef struct xf_derive_tally {
     int size;            /* operators of the candidates considered */
     int64_t total, done; /* candidates of that size; tried so far */
     int64_t derived;     /* joined, replayed and stored derived */
+    int64_t later;       /* of them: in the pass between the solver's rounds
+                            (xf_derive_verify_db), rules of the size as steps */
     int64_t states;      /* graphs reached, summed */
     int64_t unreversed;  /* meets dropped (see xf_derivation) */
     int64_t met;         /* derived with steps from the target too */
@@ -123,6 +131,9 @@ typedef struct xf_derive_tally {
 typedef struct xf_derive_db_options {
     xf_derive_options d;
     int size;        /* the candidates of this size (>= 1) */
+    int same_size;   /* 1: the proved rules of this size are steps too */
+    int jobs;        /* searches in this many forked workers at a time (default 1:
+                        in this process); the same rules are derived either way */
     long long limit; /* try at most this many; 0: all */
     void *user;
     void (*on_progress)(void *user, const xf_derive_tally *t); /* may be NULL */
@@ -141,6 +152,14 @@ xf_status xf_derive_db(xf_rulesdb *db, const xf_derive_db_options *o, xf_derive_
 
 typedef struct xf_derive_verify_options {
     int derive;                /* 1 (default): derive before the solver at each size */
+    int rounds;                /* the first candidate of each compiled form goes to the
+                                  solver first, in this many rounds, each followed by a
+                                  derive pass that also steps by the rules of the size
+                                  proved (default 2; 0: one round, no pass between) */
+    int round_depth;           /* the passes between rounds search at most this deep
+                                  (default 2; dopt.d.max_depth if lower): with the size's
+                                  own rules each expansion makes many more graphs, and
+                                  depth 2 finds nearly all that depth 3 does (docs/derive.md) */
     int max_size;              /* decide sizes up to this one; 0: all */
     xf_derive_db_options dopt; /* size and limit are set per size */
     xf_verify_db_options vopt; /* size set per size; its limit counts over all sizes */
@@ -156,8 +175,12 @@ void xf_derive_verify_options_init(xf_derive_verify_options *o);
 
 /* Decides the rules of db (the file at path) size by size, smallest first:
  * derive the candidates of that size, then send what is left to the
- * solver (xf_verify_db with that size). `total` sums the solver's tallies,
- * derived sums the derive passes'. */
+ * solver (xf_verify_db with that size): the first candidate of each
+ * compiled form (xf_rule_form_hash) in o->rounds rounds, the smaller
+ * side's operators first, each followed by a derive pass that also steps
+ * by the rules of the size proved so far (same_size); then the rest (all
+ * at once with recheck, without derive or with rounds 0). `total` sums the
+ * solver's tallies, derived sums the derive passes'. */
 xf_status xf_derive_verify_db(xf_rulesdb *db, const char *path, const xf_derive_verify_options *o,
                               xf_verify_tally *total, int64_t *derived, xf_error *err);
 

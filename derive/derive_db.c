@@ -5,10 +5,11 @@
  * found is replayed against the database (replay.c) before it is stored
  * as the rule's derivation with status derived. A chain that does not
  * replay is a bug of the search, never stored: the pass fails naming the
- * rule. Chains wait in memory and are written in short transactions (64 of
- * them, or every half second), so the write lock is held only while
- * writing, never while the search runs, and an interrupted pass keeps most
- * of what it derived.
+ * rule. With o->jobs > 1 the searches run in forked workers (workers.c)
+ * and this process replays and stores what they find. Chains wait in
+ * memory and are written in short transactions (64 of them, or every half
+ * second), so the write lock is held only while writing, never while the
+ * search runs, and an interrupted pass keeps most of what it derived.
  */
 #include <stdio.h>
 #include <string.h>
@@ -54,6 +55,7 @@ static xf_status flush(xf_rulesdb *db, pending *q, xf_derive_tally *t, xf_error 
 void xf_derive_db_options_init(xf_derive_db_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->jobs = 1;
     xf_derive_options_init(&o->d);
 }
 
@@ -71,9 +73,7 @@ static xf_status push_id(int64_t **ids, int64_t *n, int64_t *cap, int64_t id, xf
     return XF_OK;
 }
 
-/* Ids of the rules with status `status` and size in [1, below) (below 0:
- * any size; size_eq > 0: exactly that size), in id order. */
-static xf_status list_ids(xf_rulesdb *db, xf_rule_status status, int below, int size_eq,
+xf_status derive_list_ids(xf_rulesdb *db, xf_rule_status status, int below, int size_eq,
                           int64_t **ids, int64_t *n, int64_t *cap, xf_error *err)
 {
     xf_rulesdb_filter f;
@@ -96,13 +96,15 @@ static xf_status list_ids(xf_rulesdb *db, xf_rule_status status, int below, int 
     return st;
 }
 
-xf_status xf_deriver_load(xf_rulesdb *db, int below_size, const xf_derive_options *o,
-                          xf_deriver **out, xf_error *err)
+xf_status xf_deriver_load(xf_rulesdb *db, int below_size, int same_size,
+                          const xf_derive_options *o, xf_deriver **out, xf_error *err)
 {
     *out = NULL;
     int64_t *ids = NULL, n = 0, cap = 0;
-    xf_status st = list_ids(db, XF_RULE_PROVED, below_size, 0, &ids, &n, &cap, err);
-    if (st == XF_OK) st = list_ids(db, XF_RULE_DERIVED, below_size, 0, &ids, &n, &cap, err);
+    xf_status st = derive_list_ids(db, XF_RULE_PROVED, below_size, 0, &ids, &n, &cap, err);
+    if (st == XF_OK) st = derive_list_ids(db, XF_RULE_DERIVED, below_size, 0, &ids, &n, &cap, err);
+    if (st == XF_OK && same_size && below_size > 0)
+        st = derive_list_ids(db, XF_RULE_PROVED, 0, below_size, &ids, &n, &cap, err);
     xf_rule *rules = NULL;
     int loaded = 0;
     if (st == XF_OK && n > 0 && !(rules = xf_calloc((size_t)n, sizeof *rules)))
@@ -121,9 +123,8 @@ xf_status xf_deriver_load(xf_rulesdb *db, int below_size, const xf_derive_option
     return st;
 }
 
-/* Searches candidate id; queues its chain once it replays. */
-static xf_status derive_one(xf_rulesdb *db, xf_deriver *d, int64_t id, pending *q,
-                            xf_derive_tally *t, xf_error *err)
+xf_status derive_search_one(xf_rulesdb *db, xf_deriver *d, int64_t id, derive_msg *m,
+                            xf_error *err)
 {
     xf_rule r;
     xf_rule_init(&r);
@@ -135,25 +136,56 @@ static xf_status derive_one(xf_rulesdb *db, xf_deriver *d, int64_t id, pending *
             if (err) *err = local;
             return st;
         }
-        t->broken++; /* xferverify reports it when the solver tries it */
+        m->broken = 1; /* xferverify reports it when the solver tries it */
         return XF_OK;
     }
     double t0 = xf_clock_now();
-    xf_derivation dv;
-    st = xf_derive_rule(d, &r, &dv, err);
-    t->states += dv.states;
-    t->unreversed += dv.unreversed;
-    if (st == XF_OK && dv.found) {
-        st = xf_derive_replay(db, id, &r, dv.steps, dv.n_steps, NULL, NULL, err);
-        if (st == XF_ERR_MISMATCH) xf_error_prefix(err, "a derivation found does not replay");
-    }
-    if (st == XF_OK && dv.found) {
-        if (q->n == 0) q->oldest = xf_clock_now();
-        q->v[q->n++] = (pending_chain){id, (xf_clock_now() - t0) * 1e3, dv};
-        if (q->n == PENDING_MAX || xf_clock_now() - q->oldest >= PENDING_MAX_AGE_S)
-            st = flush(db, q, t, err);
-    }
+    st = xf_derive_rule(d, &r, &m->dv, err);
+    m->time_ms = (xf_clock_now() - t0) * 1e3;
     xf_rule_free(&r);
+    return st;
+}
+
+/* The pass's state while its searches come in. */
+typedef struct pass {
+    xf_rulesdb *db;
+    const xf_derive_db_options *o;
+    const int64_t *ids;
+    pending *q;
+    xf_derive_tally *t;
+    double t0;
+} pass;
+
+/* Counts a searched candidate; queues its chain once it replays. */
+static xf_status got(void *user, const derive_msg *m, xf_error *err)
+{
+    pass *p = user;
+    xf_derive_tally *t = p->t;
+    int64_t id = p->ids[m->index];
+    xf_status st = XF_OK;
+    t->broken += m->broken;
+    t->states += m->dv.states;
+    t->unreversed += m->dv.unreversed;
+    if (m->dv.found) {
+        xf_rule r;
+        st = xf_rulesdb_load_rule(p->db, id, &r, err);
+        if (st == XF_OK)
+            st = xf_derive_replay(p->db, id, &r, m->dv.steps, m->dv.n_steps, NULL, NULL, err);
+        if (st == XF_ERR_MISMATCH) xf_error_prefix(err, "a derivation found does not replay");
+        xf_rule_free(&r);
+    }
+    pending *q = p->q;
+    if (st == XF_OK && m->dv.found) {
+        if (q->n == 0) q->oldest = xf_clock_now();
+        q->v[q->n++] = (pending_chain){id, m->time_ms, m->dv};
+        if (q->n == PENDING_MAX || xf_clock_now() - q->oldest >= PENDING_MAX_AGE_S)
+            st = flush(p->db, q, t, err);
+    }
+    if (st != XF_OK) return st;
+    t->done++;
+    t->elapsed_s = xf_clock_now() - p->t0;
+    if (t->done == t->total) st = flush(p->db, q, t, err);
+    if (p->o->on_progress) p->o->on_progress(p->o->user, t);
     return st;
 }
 
@@ -163,29 +195,36 @@ xf_status xf_derive_db(xf_rulesdb *db, const xf_derive_db_options *o, xf_derive_
     memset(t, 0, sizeof *t);
     t->size = o->size;
     if (o->size < 1) return XF_FAIL(err, XF_ERR_INVALID, "derive: size %d (at least 1)", o->size);
+    if (o->jobs < 1 || o->jobs > XF_DERIVE_MAX_JOBS)
+        return XF_FAIL(err, XF_ERR_INVALID, "derive: %d workers (1 to %d)", o->jobs,
+                       XF_DERIVE_MAX_JOBS);
     double t0 = xf_clock_now();
     int64_t *ids = NULL, cap = 0;
     xf_deriver *d = NULL;
-    xf_status st = list_ids(db, XF_RULE_CANDIDATE, 0, o->size, &ids, &t->total, &cap, err);
+    xf_status st = derive_list_ids(db, XF_RULE_CANDIDATE, 0, o->size, &ids, &t->total, &cap, err);
     if (st == XF_OK && o->limit > 0 && t->total > o->limit) t->total = o->limit;
-    if (st == XF_OK && t->total > 0) st = xf_deriver_load(db, o->size, &o->d, &d, err);
+    if (st == XF_OK && t->total > 0)
+        st = xf_deriver_load(db, o->size, o->same_size, &o->d, &d, err);
     t->rules = xf_deriver_rules(d);
     t->actions = xf_deriver_actions(d);
     if (t->actions == 0) t->done = t->total; /* nothing to rewrite with */
-    pending *q = NULL;
-    if (st == XF_OK && t->done < t->total && !(q = xf_malloc(sizeof *q)))
+    pass p = {db, o, ids, NULL, t, t0};
+    if (st == XF_OK && t->done < t->total && !(p.q = xf_malloc(sizeof *p.q)))
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory deriving rules");
-    if (q) q->n = 0;
-    while (st == XF_OK && t->done < t->total) {
-        st = derive_one(db, d, ids[t->done], q, t, err);
-        if (st != XF_OK) break;
-        t->done++;
-        t->elapsed_s = xf_clock_now() - t0;
-        if (t->done == t->total) st = flush(db, q, t, err);
-        if (o->on_progress) o->on_progress(o->user, t);
+    if (p.q) p.q->n = 0;
+    if (st == XF_OK && t->done < t->total && o->jobs > 1 && t->total > 1) {
+        st = derive_search_forked(db, d, ids, t->total, o->jobs, got, &p, err);
+    } else {
+        derive_msg m;
+        for (int64_t i = 0; st == XF_OK && i < t->total && t->done < t->total; i++) {
+            memset(&m, 0, sizeof m);
+            m.index = i;
+            st = derive_search_one(db, d, ids[i], &m, err);
+            if (st == XF_OK) st = got(&p, &m, err);
+        }
     }
-    if (q && st != XF_OK) flush(db, q, t, NULL); /* keep what was derived before the failure */
-    xf_free(q);
+    if (p.q && st != XF_OK) flush(db, p.q, t, NULL); /* keep what was derived before the failure */
+    xf_free(p.q);
     t->elapsed_s = xf_clock_now() - t0;
     xf_deriver_free(d);
     xf_free(ids);

@@ -42,6 +42,51 @@ xf_status derive_chain(xf_deriver *d, const xf_graph *src, const derive_move *a,
                        const uint64_t *b_hash, const derive_move *b, int nb,
                        xf_derivation *out, int *ok, xf_error *err);
 
+/* Appends to ids (n of cap) the rules of db with status `status` and size
+ * in [1, below) (below 0: any size; size_eq > 0: exactly that size), in id
+ * order; rules that do not load are left out (derive_db.c). */
+xf_status derive_list_ids(xf_rulesdb *db, xf_rule_status status, int below, int size_eq,
+                          int64_t **ids, int64_t *n, int64_t *cap, xf_error *err);
+
+/* The candidates of `size` in db that are the first (lowest id) of their
+ * compiled form (xf_rule_form_hash: the same rule at other tensor shapes
+ * has the same form), with those the matcher cannot use, in order of their
+ * smaller side's operators, then id; *ids is the caller's (xf_free). The
+ * solver's first round (pipeline.c). */
+xf_status derive_first_of_forms(xf_rulesdb *db, int size, int64_t **ids, int64_t *n,
+                                xf_error *err);
+
+/* ------------------------------------------------ the pass's searches */
+
+#define XF_DERIVE_MAX_JOBS 64
+
+/* One candidate searched (derive_db.c), as a derive worker sends it back
+ * (workers.c): a plain struct, written whole to a pipe. */
+typedef struct derive_msg {
+    int64_t index;  /* the candidate's position in the pass's list; -1: the
+                       worker failed (failed: its status, errmsg) */
+    int32_t failed;
+    int32_t broken; /* the rule did not load: left as it is */
+    double time_ms; /* of the search */
+    xf_derivation dv;
+    char errmsg[256];
+} derive_msg;
+
+/* Loads candidate id from db and searches it with d into m (index kept).
+ * A rule that does not load is m->broken, not an error; errors are
+ * running out of memory, I/O and those of the search. */
+xf_status derive_search_one(xf_rulesdb *db, xf_deriver *d, int64_t id, derive_msg *m,
+                            xf_error *err);
+
+typedef xf_status (*derive_got_fn)(void *user, const derive_msg *m, xf_error *err);
+
+/* Searches the n candidates ids with d in `jobs` forked workers (each its
+ * own read-only handle on db's file) and calls got, in this process, for
+ * each message as it arrives (in no fixed order). The first error (of a
+ * worker, or returned by got) stops the workers and is returned. */
+xf_status derive_search_forked(xf_rulesdb *db, xf_deriver *d, const int64_t *ids, int64_t n,
+                               int jobs, derive_got_fn got, void *user, xf_error *err);
+
 /* Writes the axis of concat, split and softmax counted from the end, so one
  * operation has one spelling and one hash (normalize.c). */
 void derive_normalize(xf_graph *g);

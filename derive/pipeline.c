@@ -4,8 +4,13 @@
  * tried, every rule below k that can be proved has been. At each size the
  * derive pass (derive_db.c) joins what follows from the smaller rules, and
  * only the candidates left go to the solver (xf_verify_db, verify/, with
- * its size selection). --recheck leaves the derive pass with nothing new
- * and has the solver decide every rule of the size again.
+ * its size selection), in rounds: first one candidate of each compiled
+ * form (the others are the same rule at other tensor shapes, forms.c), in
+ * o->rounds parts, each followed by the derive pass again with the rules
+ * of the size proved so far as steps too (a chain of proved rules, as
+ * sound as one of smaller ones); then the rest. --recheck leaves the
+ * derive pass with nothing new and has the solver decide every rule of the
+ * size again, in one round.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +21,8 @@ void xf_derive_verify_options_init(xf_derive_verify_options *o)
 {
     memset(o, 0, sizeof *o);
     o->derive = 1;
+    o->rounds = 2;
+    o->round_depth = 2;
     xf_derive_db_options_init(&o->dopt);
     xf_verify_db_options_init(&o->vopt);
 }
@@ -47,6 +54,88 @@ static xf_status count_left(xf_rulesdb *db, int size, int recheck, int64_t *n, x
     return xf_rulesdb_count_rules(db, &f, n, err);
 }
 
+/* Adds a later derive pass's tally to the size's. */
+static void add_derive(xf_derive_tally *sum, const xf_derive_tally *t)
+{
+    sum->derived += t->derived;
+    sum->later += t->derived;
+    sum->states += t->states;
+    sum->unreversed += t->unreversed;
+    sum->met += t->met;
+    sum->rules = t->rules;
+    sum->actions = t->actions;
+    sum->elapsed_s += t->elapsed_s;
+}
+
+/* One solver call on the candidates of `size` (only those in only[0..n)
+ * when only is not NULL), within what is left of the limit. */
+static xf_status solve(xf_rulesdb *db, const char *path, const xf_derive_verify_options *o,
+                       int size, const int64_t *only, int64_t n_only, xf_verify_tally *sum,
+                       xf_verify_tally *total, xf_error *err)
+{
+    xf_verify_db_options vopt = o->vopt;
+    vopt.size = size;
+    vopt.only = only;
+    vopt.n_only = n_only;
+    if (o->vopt.limit > 0) {
+        vopt.limit = o->vopt.limit - total->done;
+        if (vopt.limit <= 0) return XF_OK;
+    }
+    xf_verify_tally vt;
+    xf_status st = xf_verify_db(db, path, &vopt, &vt, err);
+    add_tally(sum, &vt);
+    add_tally(total, &vt);
+    sum->elapsed_s += vt.elapsed_s;
+    return st;
+}
+
+/* The derive passes take the solver's workers (they never run at once);
+ * under MPI this process only records, so it searches alone. */
+static int derive_jobs(const xf_derive_verify_options *o)
+{
+    return o->vopt.mpi ? 1 : o->vopt.jobs;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The solver's rounds at one size, after the first derive pass: the first
+ * candidate of each compiled form (forms.c) in o->rounds chunks of equal
+ * size, smaller side's operators first (the rest are more often joined by
+ * those: docs/derive.md), each followed by a derive pass that also steps
+ * by the rules of the size proved so far; then the rest. */
+static xf_status solve_in_rounds(xf_rulesdb *db, const char *path,
+                                 const xf_derive_verify_options *o, int size, xf_derive_tally *dt,
+                                 xf_verify_tally *vt, xf_verify_tally *total, xf_error *err)
+{
+    int64_t *first = NULL, n_first = 0, left = 0, done = 0;
+    xf_status st = derive_first_of_forms(db, size, &first, &n_first, err);
+    for (int k = 0; st == XF_OK && k < o->rounds && done < n_first; k++) {
+        int64_t end = n_first * (k + 1) / o->rounds, proved = vt->proved;
+        qsort(first + done, (size_t)(end - done), sizeof *first, cmp_id);
+        st = solve(db, path, o, size, first + done, end - done, vt, total, err);
+        done = end;
+        if (st == XF_OK && vt->proved > proved) {
+            xf_derive_db_options dopt = o->dopt;
+            dopt.size = size;
+            dopt.same_size = 1;
+            dopt.jobs = derive_jobs(o);
+            if (o->round_depth > 0 && o->round_depth < dopt.d.max_depth)
+                dopt.d.max_depth = o->round_depth;
+            xf_derive_tally later;
+            st = xf_derive_db(db, &dopt, &later, err);
+            add_derive(dt, &later);
+        }
+    }
+    xf_free(first);
+    if (st == XF_OK) st = count_left(db, size, 0, &left, err);
+    if (st == XF_OK && left > 0) st = solve(db, path, o, size, NULL, 0, vt, total, err);
+    return st;
+}
+
 xf_status xf_derive_verify_db(xf_rulesdb *db, const char *path, const xf_derive_verify_options *o,
                               xf_verify_tally *total, int64_t *derived, xf_error *err)
 {
@@ -58,9 +147,8 @@ xf_status xf_derive_verify_db(xf_rulesdb *db, const char *path, const xf_derive_
     xf_status st = xf_rulesdb_count_by(db, XF_RULESDB_BY_SIZE, &sizes, &n_sizes, err);
     for (int i = 0; st == XF_OK && i < n_sizes; i++) {
         int size = atoi(sizes[i].key);
-        long long room = o->vopt.limit > 0 ? o->vopt.limit - total->done : 0;
         if (size < 1 || (o->max_size > 0 && size > o->max_size) ||
-            (o->vopt.limit > 0 && room <= 0))
+            (o->vopt.limit > 0 && o->vopt.limit <= total->done))
             continue;
         if (o->on_start) o->on_start(o->user, size);
         xf_derive_tally dt;
@@ -68,21 +156,19 @@ xf_status xf_derive_verify_db(xf_rulesdb *db, const char *path, const xf_derive_
         if (o->derive) {
             xf_derive_db_options dopt = o->dopt;
             dopt.size = size;
+            dopt.same_size = 0;
+            dopt.jobs = derive_jobs(o);
             st = xf_derive_db(db, &dopt, &dt, err);
-            *derived += dt.derived;
-            if (st != XF_OK) break;
         }
         int64_t left = 0;
         xf_verify_tally vt;
         memset(&vt, 0, sizeof vt);
-        st = count_left(db, size, o->vopt.recheck, &left, err);
-        if (st == XF_OK && left > 0) {
-            xf_verify_db_options vopt = o->vopt;
-            vopt.size = size;
-            vopt.limit = room;
-            st = xf_verify_db(db, path, &vopt, &vt, err);
-            add_tally(total, &vt);
-        }
+        if (st == XF_OK) st = count_left(db, size, o->vopt.recheck, &left, err);
+        if (st == XF_OK && left > 0 && o->derive && o->rounds > 0 && !o->vopt.recheck)
+            st = solve_in_rounds(db, path, o, size, &dt, &vt, total, err);
+        else if (st == XF_OK && left > 0)
+            st = solve(db, path, o, size, NULL, 0, &vt, total, err);
+        *derived += dt.derived;
         total->elapsed_s = xf_clock_now() - t0;
         if (o->on_size) o->on_size(o->user, size, o->derive ? &dt : NULL, left > 0 ? &vt : NULL);
     }

@@ -1,9 +1,10 @@
 /*
  * replay.c — checks a derivation as stored, independently of the search
  * that found it: each step's rule is read back from the database and must
- * be another rule, proved or derived, and smaller than the derived rule
- * (so derivations never lean on each other in a circle: a derived rule
- * rests, step by step, on rules of fewer operators, down to proved ones).
+ * be another rule, proved or derived and smaller than the derived rule, or
+ * proved (by the solver) and of its size (so derivations never lean on
+ * each other in a circle: a derived rule rests, step by step, on proved
+ * rules of its size and on rules of fewer operators, down to proved ones).
  * That rule alone is compiled in the stated direction with the agent's
  * matcher, its matches at the current graph are listed, the one at the
  * stored nodes is applied, and the last graph must have the target's
@@ -69,10 +70,11 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
         return XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: step %d uses rule %lld, which is %s",
                        (long long)id, i, (long long)s->by_rule,
                        xf_rulesdb_status_name(info->status));
-    if (info->size >= size)
+    if (info->size > size || (info->size == size && info->status != XF_RULE_PROVED))
         return XF_FAIL(err, XF_ERR_MISMATCH,
-                       "rule %lld: step %d uses rule %lld of %d operators, not fewer than %d",
-                       (long long)id, i, (long long)s->by_rule, info->size, size);
+                       "rule %lld: step %d uses rule %lld of %d operators, %s %d",
+                       (long long)id, i, (long long)s->by_rule, info->size,
+                       info->size > size ? "more than" : "derived, not proved, at", size);
     int nodes[XF_MATCH_MAX_NODES];
     int n_nodes = derive_location_parse(s->location, nodes, XF_MATCH_MAX_NODES);
     if (n_nodes < 0)

@@ -792,6 +792,10 @@ void xf_outfile_abort(xf_outfile *o);
 /* data[0..len) as the whole content of path, through an xf_outfile. */
 xf_status xf_outfile_write_all(const char *path, const void *data, size_t len, xf_error *err);
 
+/* Writes n bytes to the file descriptor fd (a worker's pipe), retrying
+ * interrupted and short writes: 0, or -1 with errno set. */
+int xf_fd_write_all(int fd, const void *p, size_t n);
+
 /* Opens path for reading (binary) when it is a regular file, after
  * following symbolic links; a FIFO, device, socket or directory is refused
  * at once (XF_ERR_IO, the message says which), never opened in a way that

@@ -14,7 +14,8 @@
  * the destination is left as it was. Files that belong together (a model
  * and its external data) are committed together: all are written, flushed
  * and fsynced before the first is renamed into place, so a failure while
- * writing any of them leaves every destination as it was.
+ * writing any of them leaves every destination as it was. xf_fd_write_all
+ * is the write loop of a worker's pipe (verify/, derive/).
  */
 #include "ir.h"
 
@@ -243,4 +244,16 @@ xf_status xf_outfile_write_all(const char *path, const void *data, size_t len, x
         return s;
     }
     return xf_outfile_commit(&o, err);
+}
+
+int xf_fd_write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        c += w, n -= (size_t)w;
+    }
+    return 0;
 }

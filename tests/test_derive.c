@@ -4,7 +4,8 @@
  * false candidates never are, tampered chains do not replay, the schema
  * version 2 -> 3 migration keeps every row, and xf_derive_verify_db decides
  * sizes in ascending order with the real solver, deriving what follows
- * from what it proved below. Every stored derivation of the databases made
+ * from what it proved below, and after its first round at a size from the
+ * rules of that size it proved (the same rule at other shapes waits). Every stored derivation of the databases made
  * here is replayed and each of its steps checked to use a proved or
  * derived, smaller rule (replay_all).
  *
@@ -22,31 +23,40 @@
 static const int64_t D22[2] = {2, 2};
 static const char *const NAMES[4] = {"a", "b", "c", "d"};
 
-/* Rule "src => dst" over the first n_in of a, b, c, d. */
-static void make_rule(xf_rule *r, const char *src, const char *dst, int n_in)
+static const int64_t D33[2] = {3, 3};
+
+/* Rule "src => dst" over the first n_in of a, b, c, d, each of shape dims. */
+static void make_rule_at(xf_rule *r, const char *src, const char *dst, int n_in,
+                         const int64_t *dims)
 {
     xf_rule_init(r);
     xf_error err;
     for (int side = 0; side < 2; side++) {
         xf_graph *g = side ? &r->dst : &r->src;
-        for (int i = 0; i < n_in; i++) xf_test_input(g, NAMES[i], 2, D22);
+        for (int i = 0; i < n_in; i++) xf_test_input(g, NAMES[i], 2, dims);
         const char *text = side ? dst : src;
         ck_assert_msg(xf_graph_parse(g, text, NULL, NULL, &err) == XF_OK, "%s: %s", text, err.msg);
     }
     ck_assert_msg(xf_rule_validate(r, &err) == XF_OK, "%s", err.msg);
 }
 
-static int64_t add_rule(xf_rulesdb *db, const char *src, const char *dst, int n_in,
-                        xf_rule_status status)
+static int64_t add_rule_at(xf_rulesdb *db, const char *src, const char *dst, int n_in,
+                           const int64_t *dims, xf_rule_status status)
 {
     xf_rule r;
-    make_rule(&r, src, dst, n_in);
+    make_rule_at(&r, src, dst, n_in, dims);
     xf_rulesdb_rule_meta meta = {status, 0, NULL, 0};
     int64_t id = 0;
     xf_error err;
     ck_assert_msg(xf_rulesdb_add_rule(db, &r, &meta, &id, NULL, &err) == XF_OK, "%s", err.msg);
     xf_rule_free(&r);
     return id;
+}
+
+static int64_t add_rule(xf_rulesdb *db, const char *src, const char *dst, int n_in,
+                        xf_rule_status status)
+{
+    return add_rule_at(db, src, dst, n_in, D22, status);
 }
 
 static xf_rule_status status_of(xf_rulesdb *db, int64_t id)
@@ -61,9 +71,10 @@ static xf_rule_status status_of(xf_rulesdb *db, int64_t id)
 }
 
 /* Replays every derived rule of db, checks each step's rule is proved or
- * derived and smaller, and that source and target compute the same
- * function (the interpreter, as an independent witness). Returns how many. */
-static int replay_all(xf_rulesdb *db)
+ * derived and smaller, or proved and as large, and that source and target
+ * compute the same function (the interpreter, as an independent witness).
+ * Returns how many; *same_size counts the steps by a rule as large. */
+static int replay_all(xf_rulesdb *db, int *same_size)
 {
     xf_rulesdb_filter f;
     memset(&f, 0, sizeof f);
@@ -85,8 +96,9 @@ static int replay_all(xf_rulesdb *db)
         for (int i = 0; i < k; i++) {
             ck_assert_int_eq(xf_rulesdb_get_rule(db, steps[i].by_rule, &by, &err), XF_OK);
             ck_assert(by.status == XF_RULE_PROVED || by.status == XF_RULE_DERIVED);
-            ck_assert_int_lt(by.size, info.size);
+            ck_assert(by.size < info.size || (by.size == info.size && by.status == XF_RULE_PROVED));
             ck_assert_int_ne(by.id, info.id);
+            if (same_size) *same_size += by.size == info.size;
         }
         xf_rule r;
         ck_assert_int_eq(xf_rulesdb_load_rule(db, info.id, &r, &err), XF_OK);
@@ -134,15 +146,21 @@ static void fixture_open(fixture *x, const char *name)
                          XF_RULE_CANDIDATE);
 }
 
-static xf_derive_tally derive_size(xf_rulesdb *db, int size)
+static xf_derive_tally derive_size_jobs(xf_rulesdb *db, int size, int jobs)
 {
     xf_derive_db_options o;
     xf_derive_db_options_init(&o);
     o.size = size;
+    o.jobs = jobs;
     xf_derive_tally t;
     xf_error err;
     ck_assert_msg(xf_derive_db(db, &o, &t, &err) == XF_OK, "%s", err.msg);
     return t;
+}
+
+static xf_derive_tally derive_size(xf_rulesdb *db, int size)
+{
+    return derive_size_jobs(db, size, 1);
 }
 
 START_TEST(derives_from_comm_assoc)
@@ -157,7 +175,7 @@ START_TEST(derives_from_comm_assoc)
     ck_assert_int_eq(status_of(x.db, x.f2), XF_RULE_CANDIDATE);
     ck_assert_int_eq(status_of(x.db, x.ewmul3), XF_RULE_CANDIDATE);
 
-    xf_derive_tally t3 = derive_size(x.db, 3);
+    xf_derive_tally t3 = derive_size_jobs(x.db, 3, 2); /* searched in two forked workers */
     ck_assert_int_eq(t3.total, 3);
     ck_assert_int_eq(t3.derived, 2);
     ck_assert_int_eq(t3.rules, 3); /* comm, assoc and the derived c2 */
@@ -174,7 +192,9 @@ START_TEST(derives_from_comm_assoc)
     for (int i = 0; i < n; i++) uses_assoc += steps[i].by_rule == x.assoc;
     ck_assert_int_ge(uses_assoc, 2);
     xf_free(steps);
-    ck_assert_int_eq(replay_all(x.db), 3);
+    int same = 0;
+    ck_assert_int_eq(replay_all(x.db, &same), 3);
+    ck_assert_int_eq(same, 0); /* no pass here stepped by a rule of the size */
 
     /* the agent's rule set: proved rules, and with `derived` the derived ones too */
     xf_ruleset_options ro = xf_ruleset_options_default();
@@ -199,6 +219,52 @@ START_TEST(derives_from_comm_assoc)
     ck_assert_int_eq(xf_rulesdb_get_derivation(x.db, x.c2, &steps, &n, &err), XF_OK);
     ck_assert_int_eq(n, 0);
     xf_rulesdb_close(x.db);
+}
+END_TEST
+
+/* A chain may step by a proved rule of the candidate's own size when the
+ * pass is told so (same_size: the pass between the solver's rounds), never
+ * by a derived one (tampered_chains_do_not_replay). */
+START_TEST(same_size_proved_rules_are_steps)
+{
+    const char *path = xf_test_tmp("derive_same.db");
+    xf_test_remove_db(path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    add_rule(db, "ewadd(a, b)", "ewadd(b, a)", 2, XF_RULE_PROVED);
+    int64_t assoc = add_rule(db, "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(b, c))", 3,
+                             XF_RULE_PROVED);
+    /* a alone on the right needs associativity, a rule of the same size */
+    int64_t q = add_rule(db, "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(c, b))", 3,
+                         XF_RULE_CANDIDATE);
+    xf_derive_tally t = derive_size(db, 2);
+    ck_assert_int_eq(t.derived, 0);
+    ck_assert_int_eq(t.rules, 1);
+    ck_assert_int_eq(status_of(db, q), XF_RULE_CANDIDATE);
+    xf_derive_db_options o;
+    xf_derive_db_options_init(&o);
+    o.size = 2;
+    o.same_size = 1;
+    ck_assert_msg(xf_derive_db(db, &o, &t, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(t.rules, 2);
+    ck_assert_int_eq(t.derived, 1);
+    ck_assert_int_eq(status_of(db, q), XF_RULE_DERIVED);
+    int same = 0;
+    ck_assert_int_eq(replay_all(db, &same), 1);
+    ck_assert_int_ge(same, 1);
+    /* the step by assoc fails once assoc is no longer proved */
+    ck_assert_int_eq(xf_rulesdb_set_status(db, assoc, XF_RULE_UNKNOWN, NULL, 0, &err), XF_OK);
+    xf_rulesdb_step *steps = NULL;
+    int n = 0;
+    ck_assert_int_eq(xf_rulesdb_get_derivation(db, q, &steps, &n, &err), XF_OK);
+    xf_rule r;
+    ck_assert_int_eq(xf_rulesdb_load_rule(db, q, &r, &err), XF_OK);
+    ck_assert_int_eq(xf_derive_replay(db, q, &r, steps, n, NULL, NULL, &err), XF_ERR_MISMATCH);
+    xf_test_expect_contains(err.msg, "which is unknown");
+    xf_rule_free(&r);
+    xf_free(steps);
+    xf_rulesdb_close(db);
 }
 END_TEST
 
@@ -258,7 +324,7 @@ START_TEST(tampered_chains_do_not_replay)
     expect_no_replay(&x, "truncated", t_truncate, "does not join the sides");
     expect_no_replay(&x, "itself", t_self, "uses the rule itself");
     expect_no_replay(&x, "unproved", t_false, "which is candidate");
-    expect_no_replay(&x, "same size", t_same_size, "not fewer than 3");
+    expect_no_replay(&x, "same size", t_same_size, "derived, not proved, at 3");
     /* the chain of c2 does not prove the false f2 */
     xf_rulesdb_step *steps = NULL;
     int n = 0;
@@ -393,6 +459,11 @@ START_TEST(pipeline_derives_after_solving)
                           XF_RULE_CANDIDATE);
     int64_t c3 = add_rule(db, "ewadd(ewadd(ewadd(a, b), c), d)", "ewadd(a, ewadd(b, ewadd(c, d)))",
                           4, XF_RULE_CANDIDATE);
+    /* the same rules at 3x3: they wait for the solver's first round and are
+     * derived in one step by the rule of their size proved in it */
+    int64_t comm33 = add_rule_at(db, "ewadd(a, b)", "ewadd(b, a)", 2, D33, XF_RULE_CANDIDATE);
+    int64_t assoc33 = add_rule_at(db, "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(b, c))", 3, D33,
+                                  XF_RULE_CANDIDATE);
     xf_derive_verify_options o;
     xf_derive_verify_options_init(&o);
     o.vopt.jobs = 2;
@@ -406,15 +477,19 @@ START_TEST(pipeline_derives_after_solving)
     ck_assert_int_eq(status_of(db, c2), XF_RULE_DERIVED);
     ck_assert_int_eq(status_of(db, f2), XF_RULE_REFUTED);
     ck_assert_int_eq(status_of(db, c3), XF_RULE_DERIVED);
-    ck_assert_int_eq(derived, 2);
+    ck_assert_int_eq(status_of(db, comm33), XF_RULE_DERIVED);
+    ck_assert_int_eq(status_of(db, assoc33), XF_RULE_DERIVED);
+    ck_assert_int_eq(derived, 4);
     ck_assert_int_eq(t.total, 3); /* comm, assoc, f2: the derived never reach the solver */
-    ck_assert_int_eq(replay_all(db), 2);
+    int same = 0;
+    ck_assert_int_eq(replay_all(db, &same), 4);
+    ck_assert_int_eq(same, 2); /* comm33 by comm, assoc33 by assoc */
 
     /* --no-derive: every candidate goes to the solver */
     xf_test_sql_exec(path, "UPDATE rules SET status = 'candidate'");
     o.derive = 0;
     ck_assert_msg(xf_derive_verify_db(db, path, &o, &t, &derived, &err) == XF_OK, "%s", err.msg);
-    ck_assert_int_eq(t.total, 5);
+    ck_assert_int_eq(t.total, 7);
     ck_assert_int_eq(derived, 0);
     ck_assert_int_eq(status_of(db, c3), XF_RULE_PROVED);
     xf_rulesdb_close(db);
@@ -427,6 +502,7 @@ int main(void)
     TCase *t = tcase_create("derive");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, derives_from_comm_assoc);
+    tcase_add_test(t, same_size_proved_rules_are_steps);
     tcase_add_test(t, tampered_chains_do_not_replay);
     tcase_add_test(t, migration_v2_to_v3_keeps_rows);
     tcase_add_test(t, pipeline_derives_after_solving);

@@ -112,14 +112,18 @@ START_TEST(mpi_gives_the_verdicts_of_one_process)
     ck_assert_str_eq(va, vb);
     xf_free(va);
     xf_free(vb);
-    /* One recorded run per size the solver decided (xferverify derives and
-     * decides size by size), each under MPI. */
+    /* At least one recorded run per size the solver decided (xferverify
+     * derives and decides size by size, in rounds), each under MPI with the
+     * default of one worker per rank. */
     int64_t sizes = xf_test_sql_int(a, "SELECT count(DISTINCT size) FROM rules WHERE status IN "
                                        "('proved', 'refuted', 'unknown')");
     ck_assert_int_gt(sizes, 0);
-    ck_assert_int_eq(xf_test_sql_int(a, "SELECT count(*) FROM runs WHERE tool = 'xferverify' "
-                                        "AND options LIKE 'mpi, -j per rank 1%'"),
+    ck_assert_int_ge(xf_test_sql_int(a, "SELECT count(*) FROM runs WHERE tool = 'xferverify' "
+                                        "AND options LIKE 'mpi, -j per rank 1 %'"),
                      sizes);
+    ck_assert_int_eq(xf_test_sql_int(a, "SELECT count(*) FROM runs WHERE tool = 'xferverify' "
+                                        "AND options NOT LIKE 'mpi, -j per rank 1 %'"),
+                     0);
     /* Resumes: nothing is left to decide. */
     ck_assert_int_eq(xf_test_system("%s -n 3 '%s' '%s' 2>'%s.err' >/dev/null", launcher,
                                     xf_test_tool("xferverify"), a, a),
@@ -216,13 +220,16 @@ START_TEST(rlimit_unknowns_are_reproducible)
     ck_assert_str_eq(first, second);
     xf_free(first);
     xf_free(second);
-    /* The limit is recorded with each run (one per size decided). */
+    /* The limit is recorded with each run (one per size and solver round). */
     int64_t sizes = xf_test_sql_int(a, "SELECT count(DISTINCT size) FROM rules WHERE status != "
                                        "'pruned'");
     ck_assert_int_gt(sizes, 0);
-    ck_assert_int_eq(xf_test_sql_int(a, "SELECT count(*) FROM runs WHERE options LIKE "
+    ck_assert_int_ge(xf_test_sql_int(a, "SELECT count(*) FROM runs WHERE options LIKE "
                                         "'%--rlimit 1 %'"),
                      2 * sizes);
+    ck_assert_int_eq(xf_test_sql_int(a, "SELECT count(*) FROM runs WHERE tool = 'xferverify' AND "
+                                        "options NOT LIKE '%--rlimit 1 %'"),
+                     0);
     /* The default limit decides what 1 unit could not. */
     ck_assert_int_eq(xf_test_system("'%s' '%s' -j 2 --recheck 2>/dev/null >/dev/null", tool, a), 0);
     ck_assert_int_eq(xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE verdict_detail LIKE "
@@ -230,6 +237,20 @@ START_TEST(rlimit_unknowns_are_reproducible)
                      0);
     ck_assert_int_gt(xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE status = 'proved'"),
                      n_rl / 2);
+    /* --proof-rlimit limits the proof queries alone: with 1 unit the proofs
+     * that need work stop at it, the bounded checks keep their budget. */
+    ck_assert_int_eq(
+        xf_test_system("'%s' '%s' -j 2 --recheck --proof-rlimit 1 2>/dev/null >/dev/null", tool, a),
+        0);
+    ck_assert_int_gt(xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE verdict_detail LIKE "
+                                        "'unknown: axioms rlimit, bounded valid;%'"),
+                     0);
+    ck_assert_int_eq(xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE verdict_detail LIKE "
+                                        "'%bounded rlimit%'"),
+                     0);
+    ck_assert_int_gt(xf_test_sql_int(a, "SELECT count(*) FROM runs WHERE options LIKE "
+                                        "'%--proof-rlimit 1 %'"),
+                     0);
     /* A 1 ms timeout without an rlimit: the summary says which rules the
      * clock stopped and what to do about it. The 2-operator rules above
      * take well under a millisecond each, so this uses the six largest

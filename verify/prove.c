@@ -90,7 +90,8 @@ static xf_status query(xf_verifier *v, Z3_ast negated_goal, int skip, xf_proof *
                      output);
         } else {
             Z3_string why = Z3_solver_get_reason_unknown(c, v->prover);
-            int spent = v->opt.rlimit && r1 > r0 && r1 - r0 >= v->opt.rlimit;
+            unsigned limit = xf_verify_proof_rlimit(&v->opt);
+            int spent = limit && r1 > r0 && r1 - r0 >= limit;
             out->why = xf_verify_why_of_reason(why, spent);
             snprintf(out->detail, sizeof out->detail, "output %d: solver gave up (%s)", output, why);
         }

@@ -19,6 +19,7 @@
 #include "schedule.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -30,6 +31,12 @@ void xf_verify_db_options_init(xf_verify_db_options *o)
 }
 
 /* ------------------------------------------------------------ selection */
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
 
 /* The rules to decide, in id order, with the status each has now. */
 static xf_status select_rules(xf_rulesdb *db, const xf_verify_db_options *o, int64_t **ids,
@@ -53,6 +60,8 @@ static xf_status select_rules(xf_rulesdb *db, const xf_verify_db_options *o, int
         st = xf_rulesdb_iter_next(it, &info, &has, err);
         if (st != XF_OK || !has) break;
         if (info.status == XF_RULE_PRUNED) continue;
+        if (o->only && !bsearch(&info.id, o->only, (size_t)o->n_only, sizeof *o->only, cmp_id))
+            continue;
         if (*n == cap) {
             cap = cap ? 2 * cap : 256;
             int64_t *p = xf_realloc(*ids, (size_t)cap * sizeof *p);
@@ -201,10 +210,11 @@ xf_status xf_verify_db(xf_rulesdb *db, const char *path, const xf_verify_db_opti
     int64_t *ids = NULL;
     xf_rule_status *was = NULL;
     int64_t run_id = 0;
-    char options[160];
-    snprintf(options, sizeof options, "%s %d --timeout %ums --rlimit %u --max-shapes %d%s",
+    char options[192];
+    snprintf(options, sizeof options,
+             "%s %d --timeout %ums --rlimit %u --proof-rlimit %u --max-shapes %d%s",
              o->mpi ? "mpi, -j per rank" : "-j", o->jobs, o->vo.timeout_ms, o->vo.rlimit,
-             o->vo.bounded_max_shapes, o->recheck ? " --recheck" : "");
+             o->vo.proof_rlimit, o->vo.bounded_max_shapes, o->recheck ? " --recheck" : "");
     xf_rulesdb_run_desc d = {"xferverify", o->version, options, NULL, NULL, o->vo.seed};
     xf_status st = select_rules(db, o, &ids, &was, &t->total, err);
     c.was = was;

@@ -15,10 +15,17 @@ void xf_verify_options_init(xf_verify_options *o)
 {
     o->timeout_ms = 10000;
     o->rlimit = XF_VERIFY_RLIMIT;
+    o->proof_rlimit = XF_VERIFY_PROOF_RLIMIT;
     o->memory_mb = 0;
     o->bounded_max_dim = 4;
     o->bounded_max_shapes = 64;
     o->seed = 0;
+}
+
+unsigned xf_verify_proof_rlimit(const xf_verify_options *o)
+{
+    if (!o->rlimit || !o->proof_rlimit) return o->rlimit ? o->rlimit : o->proof_rlimit;
+    return o->rlimit < o->proof_rlimit ? o->rlimit : o->proof_rlimit;
 }
 
 /* Z3 calls this instead of exiting; the code stays readable with
@@ -57,9 +64,11 @@ xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_erro
     Z3_params_inc_ref(c, v->params);
     if (v->opt.timeout_ms)
         Z3_params_set_uint(c, v->params, Z3_mk_string_symbol(c, "timeout"), v->opt.timeout_ms);
-    /* Per check call: Z3 counts its work from the call's start. */
-    if (v->opt.rlimit)
-        Z3_params_set_uint(c, v->params, Z3_mk_string_symbol(c, "rlimit"), v->opt.rlimit);
+    /* Per check call: Z3 counts its work from the call's start. These
+     * parameters are the proof's (prove.c); the bounded check sets its own. */
+    unsigned proof_rlimit = xf_verify_proof_rlimit(&v->opt);
+    if (proof_rlimit)
+        Z3_params_set_uint(c, v->params, Z3_mk_string_symbol(c, "rlimit"), proof_rlimit);
     Z3_params_set_uint(c, v->params, Z3_mk_string_symbol(c, "random_seed"), v->opt.seed);
     /* Proofs need E-matching only; model-based instantiation would spend the
      * whole timeout on rules the axioms cannot prove. */

@@ -15,25 +15,11 @@
  */
 #include "worker.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "rulesdb/rulesdb.h"
-
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n > 0) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        c += w, n -= (size_t)w;
-    }
-    return 0;
-}
 
 static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg *m,
                         uint8_t **cex, size_t *cex_len, xf_error *err)
@@ -98,7 +84,7 @@ int xv_worker(const char *db_path, int64_t id, xf_verifier *v, int fd)
         cex_len = 0;
     }
     m.cex_len = (uint32_t)cex_len;
-    int rc = write_all(fd, &m, sizeof m) || (cex_len && write_all(fd, cex, cex_len)) ? 1 : 0;
+    int rc = xf_fd_write_all(fd, &m, sizeof m) || (cex_len && xf_fd_write_all(fd, cex, cex_len)) ? 1 : 0;
     xf_free(cex);
     return rc;
 }

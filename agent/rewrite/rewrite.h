@@ -84,6 +84,13 @@ int xf_ruleset_skipped(const xf_ruleset *rs, const char **why);
  * other tensor shapes, e.g. ewadd(x0, x1) => ewadd(x1, x0) on 4-D
  * activations, on weights and on matrices. Not counted in the skipped ones. */
 int xf_ruleset_duplicates(const xf_ruleset *rs);
+/* The hash of rule r's compiled form (what xf_ruleset_duplicates compares,
+ * hashed as the rule set does before comparing): equal for the same rule
+ * written at other tensor shapes, so a rules database's shape variants of
+ * one rule can be grouped before any is decided (derive/pipeline.c).
+ * *usable 0 (and *h 0) when the matcher cannot use r; errors are running
+ * out of memory only. Distinct forms may share a hash. */
+xf_status xf_rule_form_hash(const xf_rule *r, uint64_t *h, int *usable, xf_error *err);
 /* Actions dropped at load because they can never match a graph reachable
  * from opt->restrict_to (0 without a restriction). The set of reachable ops
  * starts as the ops of that graph; every action whose source ops all lie

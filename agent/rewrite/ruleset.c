@@ -119,6 +119,31 @@ static size_t form_of(const xf_rs_rule *e, uint64_t *w)
     return xf_rule_form_words(&e->rule, &e->pat, &e->tgt, w);
 }
 
+/* The hash of n form words, the key dedupe sorts by. */
+static uint64_t hash_words(const uint64_t *w, size_t n)
+{
+    uint64_t h = 0x0F0E;
+    for (size_t k = 0; k < n; k++) h = xf_hash_u64(h, w[k]);
+    return h;
+}
+
+xf_status xf_rule_form_hash(const xf_rule *r, uint64_t *h, int *usable, xf_error *err)
+{
+    *h = 0;
+    *usable = 0;
+    xf_rs_rule *e = xf_calloc(1, sizeof *e);
+    uint64_t *w = xf_malloc(sizeof *w * XF_RULE_FORM_WORDS);
+    const char *why = NULL;
+    int compiled = e && w ? xf_rule_compile(r, &e->pat, &e->tgt, &why) : -1;
+    if (compiled > 0) {
+        *h = hash_words(w, xf_rule_form_words(r, &e->pat, &e->tgt, w));
+        *usable = 1;
+    }
+    xf_free(e);
+    xf_free(w);
+    return compiled < 0 ? XF_FAIL(err, XF_ERR_NOMEM, "out of memory compiling a rule") : XF_OK;
+}
+
 /* Drops every action whose compiled form equals an earlier one's. */
 static xf_status dedupe(xf_ruleset *rs, xf_error *err)
 {
@@ -132,10 +157,7 @@ static xf_status dedupe(xf_ruleset *rs, xf_error *err)
         goto out;
     }
     for (int i = 0; i < rs->n; i++) {
-        size_t n = form_of(&rs->r[i], wa);
-        uint64_t h = 0x0F0E;
-        for (size_t k = 0; k < n; k++) h = xf_hash_u64(h, wa[k]);
-        fh[i] = (form_hash){h, i};
+        fh[i] = (form_hash){hash_words(wa, form_of(&rs->r[i], wa)), i};
     }
     qsort(fh, (size_t)rs->n, sizeof *fh, cmp_form_hash);
     for (int a = 0; a < rs->n; a++) {

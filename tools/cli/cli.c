@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ir/ir.h"
 
@@ -22,6 +23,12 @@ int xf_cli_parse_i64(const char *text, int64_t lo, int64_t hi, int64_t *out)
     if (errno == ERANGE || *end || x < lo || x > hi) return -1;
     *out = (int64_t)x;
     return 0;
+}
+
+int xf_cli_online_cpus(int hi)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > hi ? hi : (int)n;
 }
 
 int xf_cli_parse_f64(const char *text, double lo, double hi, double *out)

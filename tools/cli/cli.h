@@ -2,10 +2,11 @@
  * cli.h — argument parsing shared by the command-line tools (xfonnx, xfergen,
  * xferverify, xfcost, rlflow-agent, xferdb): checked integers, checked finite
  * numbers, `--dim NAME=N` overrides of symbolic input dimensions, and the
- * memory limit on tensors (`--mem-limit SIZE`, else RLFLOW_MEM_LIMIT).
- * Nothing here prints; a failed parse returns -1
- * and, where there is more than one reason, says which in a message that
- * names the bad argument, for the tool to print under its own name.
+ * memory limit on tensors (`--mem-limit SIZE`, else RLFLOW_MEM_LIMIT), and
+ * the default worker count (the online CPUs). Nothing here prints; a failed
+ * parse returns -1 and, where there is more than one reason, says which in
+ * a message that names the bad argument, for the tool to print under its
+ * own name.
  */
 #ifndef XF_TOOLS_CLI_H
 #define XF_TOOLS_CLI_H
@@ -16,6 +17,11 @@
 /* A decimal integer in [lo, hi] with nothing before or after it (no
  * whitespace, no sign other than '-', no overflow): 0 and *out set, else -1. */
 int xf_cli_parse_i64(const char *text, int64_t lo, int64_t hi, int64_t *out);
+
+/* The machine's online CPUs (sysconf), at least 1 and at most hi: the
+ * default number of workers of the tools that run them (xfergen,
+ * xferverify, rlflow-agent's target). */
+int xf_cli_online_cpus(int hi);
 
 /* A finite decimal number (strtod's syntax) in [lo, hi] with nothing after
  * it: 0 and *out set, else -1. inf, nan and values that overflow a double

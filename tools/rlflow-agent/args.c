@@ -2,10 +2,10 @@
  * args.c — rlflow-agent's command line: options, defaults and --help.
  */
 #include <float.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -300,10 +300,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
                         "--target ort\n");
         return 2;
     }
-    if (o->target && !o->threads_given) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        o->threads = cores > 0 ? (int)cores : 1;
-    }
+    if (o->target && !o->threads_given) o->threads = xf_cli_online_cpus(INT_MAX);
     if (!o->output) return default_output(o);
     return 0;
 }

@@ -234,8 +234,7 @@ int main(int argc, char **argv)
     o.version = XF_VERSION;
     o.stop = &stop_flag;
     int quiet = 0;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    o.threads = ncpu > 0 && ncpu < 256 ? (int)ncpu : 1;
+    o.threads = xf_cli_online_cpus(255);
     int have_max_ops = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

@@ -2,9 +2,9 @@
  * xferverify — decide every candidate rule of a rules database and store
  * the verdict (docs/cli.md, DESIGN.md §4 "Verification"):
  *
- *   xferverify DB [-j N] [--timeout 10s] [--rlimit N] [--recheck] [--limit N]
- *              [--max-shapes N] [--max-size N] [--no-derive] [--derive-depth N]
- *              [--derive-states N] [--check-axioms]
+ *   xferverify DB [-j N] [--timeout 10s] [--rlimit N] [--proof-rlimit N] [--recheck]
+ *              [--limit N] [--max-shapes N] [--max-size N] [--no-derive] [--derive-depth N]
+ *              [--derive-states N] [--derive-rounds N] [--check-axioms]
  *   mpirun -n N xferverify DB ...   (rank 0 records, the others decide)
  *
  * The work is xf_derive_verify_db (derive/pipeline.c): sizes in ascending
@@ -12,8 +12,8 @@
  * derived at smaller sizes are derived (a chain of rewrites, replayed and
  * stored as the proof, derive/), and only the rest go to xf_verify_db
  * (verify/schedule.c): each rule in its own forked worker, at most N at a
- * time, so a crash or a hang costs one rule; the verdict combines the
- * axiomatic proof and the bounded check. This file parses the options,
+ * time (default: the online CPUs), so a crash or a hang costs one rule;
+ * the verdict combines the axiomatic proof and the bounded check. This file parses the options,
  * calls it and prints its progress lines and summary.
  * A rule the axioms prove but the bounded check refutes at the rule's own
  * shapes is a disagreement (a wrong axiom) and is reported loudly on
@@ -59,11 +59,14 @@ static void usage(FILE *f)
             "usage: xferverify DB [options]\n"
             "Decides every candidate rule of the rules database DB: axiomatic proof and\n"
             "bounded element-wise check with Z3; stores proved / refuted / unknown.\n"
-            "  -j N            worker processes (default 1)\n"
+            "  -j N            worker processes (default: online CPUs; under mpirun, per\n"
+            "                  worker rank, default 1)\n"
             "  --timeout T     per solver query, e.g. 10s, 500ms (default 10s)\n"
             "  --rlimit N      Z3 resource units per proof query and per bounded check\n"
             "                  (deterministic: the same verdicts on any machine or load;\n"
             "                  default %u, 0: none)\n"
+            "  --proof-rlimit N  a lower limit for each proof query alone (default %u,\n"
+            "                  0: --rlimit alone)\n"
             "  --recheck       decide again rules that already have a verdict\n"
             "  --limit N       decide at most N rules\n"
             "  --max-shapes N  bounded check: input-shape assignments per rule, the rule's own\n"
@@ -74,17 +77,22 @@ static void usage(FILE *f)
             "  --derive-depth N   rewrites searched from each side of a candidate\n"
             "                     (1-4, default 3)\n"
             "  --derive-states N  graphs kept per side and candidate (default 256)\n"
+            "  --derive-rounds N  the solver takes one candidate of each form (the others are\n"
+            "                     the same rule at other shapes) first, in N rounds, each\n"
+            "                     followed by a derive pass that also uses the rules of the\n"
+            "                     size just proved (0-16, default 2; 0: no pass between)\n"
             "  --check-axioms  check every axiom on its instances with the bounded check and\n"
             "                  report which follow from the others, then exit (DB not read)\n"
             "  -h, --help      this text\n"
             "Exit status: 0 done, 1 a disagreement, a rule that cannot be loaded or a failed\n"
             "write, 2 bad usage or DB not a rules database (xfergen creates them).\n",
-            XF_VERIFY_RLIMIT);
+            XF_VERIFY_RLIMIT, XF_VERIFY_PROOF_RLIMIT);
 }
 
 typedef struct opts {
     const char *db;
     int check_axioms;
+    int jobs_given; /* -j was given: else online CPUs, 1 per rank under MPI */
     xf_derive_verify_options dvo;
 } opts;
 
@@ -106,6 +114,7 @@ static int parse_args(int argc, char **argv, opts *o)
     memset(o, 0, sizeof *o);
     xf_derive_verify_options_init(&o->dvo);
     o->dvo.vopt.vo.timeout_ms = 10000;
+    o->dvo.vopt.jobs = xf_cli_online_cpus(XF_VERIFY_MAX_JOBS);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -126,6 +135,13 @@ static int parse_args(int argc, char **argv, opts *o)
             i++;
         } else if (!strcmp(a, "--no-derive")) {
             o->dvo.derive = 0;
+        } else if (!strcmp(a, "--derive-rounds")) {
+            if (!val || xf_cli_parse_i64(val, 0, 16, &n)) {
+                fprintf(stderr, "xferverify: --derive-rounds needs a number from 0 to 16\n");
+                return 2;
+            }
+            o->dvo.rounds = (int)n;
+            i++;
         } else if (!strcmp(a, "--derive-depth") || !strcmp(a, "--derive-states")) {
             int depth = a[9] == 'd';
             long long hi = depth ? XF_DERIVE_MAX_DEPTH : 1 << 20;
@@ -142,17 +158,18 @@ static int parse_args(int argc, char **argv, opts *o)
                 fprintf(stderr, "xferverify: %s needs a number from 1 to %lld\n", a, hi);
                 return 2;
             }
-            if (a[1] == 'j') o->dvo.vopt.jobs = (int)n;
+            if (a[1] == 'j') o->dvo.vopt.jobs = (int)n, o->jobs_given = 1;
             else if (a[2] == 'm') o->dvo.vopt.vo.bounded_max_shapes = (int)n;
             else o->dvo.vopt.limit = n;
             i++;
-        } else if (!strcmp(a, "--rlimit")) {
+        } else if (!strcmp(a, "--rlimit") || !strcmp(a, "--proof-rlimit")) {
             if (!val || xf_cli_parse_i64(val, 0, UINT32_MAX, &n)) {
-                fprintf(stderr, "xferverify: --rlimit needs a number from 0 (none) to %u\n",
+                fprintf(stderr, "xferverify: %s needs a number from 0 (none) to %u\n", a,
                         UINT32_MAX);
                 return 2;
             }
-            o->dvo.vopt.vo.rlimit = (unsigned)n;
+            if (a[2] == 'r') o->dvo.vopt.vo.rlimit = (unsigned)n;
+            else o->dvo.vopt.vo.proof_rlimit = (unsigned)n;
             i++;
         } else if (!strcmp(a, "--timeout")) {
             if (!val || parse_timeout(val, &o->dvo.vopt.vo.timeout_ms)) {
@@ -227,9 +244,10 @@ static void on_size(void *user, int size, const xf_derive_tally *d, const xf_ver
     fprintf(stderr, "size %d:", size);
     if (d)
         fprintf(stderr,
-                " %lld candidates, %lld derived in %.1f s (%d rules, %lld graphs searched);",
-                (long long)d->total, (long long)d->derived, d->elapsed_s, d->rules,
-                (long long)d->states);
+                " %lld candidates, %lld derived (%lld of them between the solver's rounds) "
+                "in %.1f s (%d rules, %lld graphs searched);",
+                (long long)d->total, (long long)d->derived, (long long)d->later, d->elapsed_s,
+                d->rules, (long long)d->states);
     if (v)
         fprintf(stderr, " %lld to the solver: proved %lld, refuted %lld, unknown %lld in %.1f s",
                 (long long)v->total, (long long)v->proved, (long long)v->refuted,
@@ -436,6 +454,7 @@ static int run_mpi(int *argc, char ***argv, opts *o)
         }
     } else {
         o->dvo.vopt.mpi = size > 1;
+        if (o->dvo.vopt.mpi && !o->jobs_given) o->dvo.vopt.jobs = 1; /* a rank per core */
         rc = o->check_axioms ? check_axioms(o) : verify_db(o);
     }
     xf_cluster_finish();

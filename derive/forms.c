@@ -1,0 +1,102 @@
+/*
+ * forms.c — the solver's first round at a size (pipeline.c): xfergen
+ * stores one rule at several tensor shapes as separate candidates (the
+ * same rewrite on 4-D activations, on kernels and on matrices), and once
+ * one of them is proved the others follow from it in one step. So the
+ * candidates are grouped by their compiled form (xf_rule_form_hash, the
+ * key of the rule set's dedupe) and only the first of each group goes to
+ * the solver before the derive pass runs again; the rest wait for it. A
+ * hash collision only puts a candidate in the later round: whether it is
+ * derived is still decided by the search and the replay.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "derive_impl.h"
+
+typedef struct form_id {
+    uint64_t h;
+    int64_t id;
+    int small; /* the smaller side's operators */
+} form_id;
+
+static int cmp_form_id(const void *a, const void *b)
+{
+    const form_id *x = a, *y = b;
+    if (x->h != y->h) return x->h < y->h ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int cmp_small_id(const void *a, const void *b)
+{
+    const form_id *x = a, *y = b;
+    if (x->small != y->small) return x->small - y->small;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Form hashes of the n rules in ids; a rule the matcher cannot use (or
+ * that does not load) is its own group: usable[i] 0. */
+static xf_status hash_all(xf_rulesdb *db, const int64_t *ids, int64_t n, form_id *f,
+                          uint8_t *usable, xf_error *err)
+{
+    xf_status st = XF_OK;
+    for (int64_t i = 0; i < n && st == XF_OK; i++) {
+        xf_rule r;
+        xf_rule_init(&r);
+        xf_error local;
+        int ok = 0;
+        f[i] = (form_id){0, ids[i], 0};
+        st = xf_rulesdb_load_rule(db, ids[i], &r, &local);
+        if (st == XF_OK) {
+            f[i].small = r.src.n_nodes < r.dst.n_nodes ? r.src.n_nodes : r.dst.n_nodes;
+            st = xf_rule_form_hash(&r, &f[i].h, &ok, err);
+        } else if (st == XF_ERR_NOMEM || st == XF_ERR_IO) {
+            if (err) *err = local;
+        } else {
+            st = XF_OK; /* does not load: the solver reports it */
+        }
+        usable[i] = (uint8_t)ok;
+        xf_rule_free(&r);
+    }
+    return st;
+}
+
+xf_status derive_first_of_forms(xf_rulesdb *db, int size, int64_t **ids, int64_t *n,
+                                xf_error *err)
+{
+    int64_t cap = 0, all = 0;
+    *ids = NULL;
+    *n = 0;
+    xf_status st = derive_list_ids(db, XF_RULE_CANDIDATE, 0, size, ids, &all, &cap, err);
+    form_id *f = NULL, *g = NULL;
+    uint8_t *usable = NULL;
+    if (st == XF_OK && all > 0 &&
+        (!(f = xf_malloc(sizeof *f * (size_t)all)) || !(g = xf_malloc(sizeof *g * (size_t)all)) ||
+         !(usable = xf_malloc((size_t)all))))
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory grouping %lld rules", (long long)all);
+    if (st == XF_OK && all > 0) st = hash_all(db, *ids, all, f, usable, err);
+    if (st == XF_OK && all > 0) {
+        /* g: the usable ones, then the others; of the usable, each form's first */
+        int64_t m = 0, k = 0, u = all;
+        for (int64_t i = 0; i < all; i++) {
+            if (usable[i]) g[m++] = f[i];
+            else g[--u] = f[i];
+        }
+        qsort(g, (size_t)m, sizeof *g, cmp_form_id);
+        for (int64_t i = 0; i < m; i++)
+            if (i == 0 || g[i].h != g[i - 1].h) f[k++] = g[i];
+        for (int64_t i = m; i < all; i++) f[k++] = g[i];
+        qsort(f, (size_t)k, sizeof *f, cmp_small_id);
+        for (int64_t i = 0; i < k; i++) (*ids)[i] = f[i].id;
+        *n = k;
+    }
+    xf_free(g);
+    xf_free(f);
+    xf_free(usable);
+    if (st != XF_OK) {
+        xf_free(*ids);
+        *ids = NULL;
+        *n = 0;
+    }
+    return st;
+}
