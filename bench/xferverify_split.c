@@ -4,7 +4,7 @@
  * and which resource limit would keep which verdicts.
  *
  *   bench_xferverify_split DB [--size N]... [--sample N] [--seed S] [--timeout T_MS]
- *                          [--rlimit N] [--no-bounded] [--slowest N]
+ *                          [--rlimit N] [--cross-rlimit N] [--no-bounded] [--slowest N]
  *
  * DB is only read. The sample is, for each --size given (default 3 and 4),
  * the N candidates (default 300) whose ids come first under the hash
@@ -140,7 +140,8 @@ static void decide(xf_verifier *v, xf_rulesdb *db, int64_t id, int bounded_on, o
     }
     if (st == XF_OK && bounded_on) {
         t0 = cpu_ms();
-        st = o->unproved ? xf_verify_bounded_refute(v, &r, &b, &err) : xf_verify_bounded(v, &r, &b, &err);
+        st = o->unproved ? xf_verify_bounded_refute(v, &r, &b, &err)
+                         : xf_verify_bounded_cross(v, &r, &b, &err);
         o->bounded_ms = cpu_ms() - t0;
         o->bounded_units = b.rlimit_used;
         snprintf(o->detail, sizeof o->detail, "%s", b.detail);
@@ -256,6 +257,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--seed") && val) seed = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--timeout") && val) vo.timeout_ms = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--rlimit") && val) vo.rlimit = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--cross-rlimit") && val)
+            vo.cross_rlimit = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--no-bounded")) bounded_on = 0;
         else if (!strcmp(argv[i], "--slowest") && val) show = atoi(argv[++i]);
         else if (argv[i][0] != '-' && !path) path = argv[i];
@@ -263,7 +266,7 @@ int main(int argc, char **argv)
     }
     if (!path || n < 1) {
         fprintf(stderr, "usage: bench_xferverify_split DB [--size N]... [--sample N] [--seed S] "
-                        "[--timeout T_MS] [--rlimit N] [--no-bounded] [--slowest N]\n");
+                        "[--timeout T_MS] [--rlimit N] [--cross-rlimit N] [--no-bounded] [--slowest N]\n");
         return 2;
     }
     if (!n_sizes) sizes[n_sizes++] = 3, sizes[n_sizes++] = 4;
@@ -277,8 +280,9 @@ int main(int argc, char **argv)
         xf_rulesdb_close(db);
         return 1;
     }
-    printf("%s: %d candidates per size, seed %u, timeout %u ms, rlimit %u, %d axioms%s\n", path, n, seed,
-           vo.timeout_ms, vo.rlimit, xf_verify_axiom_count(), bounded_on ? "" : ", proofs only");
+    printf("%s: %d candidates per size, seed %u, timeout %u ms, rlimit %u, cross-check rlimit %u, "
+           "%d axioms%s\n", path, n, seed, vo.timeout_ms, vo.rlimit, vo.cross_rlimit,
+           xf_verify_axiom_count(), bounded_on ? "" : ", proofs only");
     int rc = 0;
     for (int s = 0; s < n_sizes && rc == 0; s++) {
         sample_rule *rules = NULL;

@@ -588,6 +588,52 @@ START_TEST(shape_specific_rule_refuted_elsewhere)
 }
 END_TEST
 
+/* transpose(relu(a) - relu(-a)) = a holds for a 1x1 a only (the solver
+ * is needed at the own shape: relu has no normal form). The cross-check of
+ * a proved rule with a budget that its own shape spends still refutes it at
+ * the other shapes, by the float probe, instead of stopping unknown. */
+START_TEST(cross_check_floats_outlive_its_budget)
+{
+    xf_rule r;
+    const int64_t d11[2] = {1, 1};
+    xf_shape sh[1] = {xf_shape_make(2, d11)};
+    int s[1], d[1];
+    inputs(&r, 1, sh, s, d);
+    xf_params tp = xf_params_default();
+    tp.n_axes = 2;
+    tp.axes[0] = 1;
+    tp.axes[1] = 0;
+    int pos = op(&r.src, XF_OP_RELU, NULL, s[0], -1);
+    int neg = op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_NEG, NULL, s[0], -1), -1);
+    xf_test_out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tp, op(&r.src, XF_OP_SUB, NULL, pos, neg), -1));
+    xf_test_out(&r.dst, d[0]);
+
+    xf_verify_options o;
+    xf_verify_options_init(&o);
+    o.cross_rlimit = 1;
+    xf_verifier *tight;
+    xf_error err;
+    ck_assert_msg(xf_verifier_new(&o, &tight, &err) == XF_OK, "%s", err.msg);
+    xf_bounded b;
+    xf_bounded_init(&b);
+    ck_assert_msg(xf_verify_bounded_cross(tight, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "%s", b.detail);
+    ck_assert_int_gt(b.shape_index, 0);
+    ck_assert_ptr_nonnull(strstr(b.detail, "not the rule's own"));
+    xf_bounded_free(&b);
+    /* the own shape alone: the solver is needed there and the budget of one
+     * unit stops it (so above, the other shapes were the floats' alone) */
+    xf_verifier_free(tight);
+    o.bounded_max_shapes = 1;
+    ck_assert_msg(xf_verifier_new(&o, &tight, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_verify_bounded_cross(tight, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_UNKNOWN && b.why == XF_WHY_RLIMIT, "%s", b.detail);
+    xf_bounded_free(&b);
+    xf_verifier_free(tight);
+    ck_assert_int_ge(expect_refuted(&r), 1);
+}
+END_TEST
+
 START_TEST(abstract_functions_commute_with_movement)
 {
     xf_rule r;
@@ -671,6 +717,7 @@ static Suite *suite(void)
     tcase_add_test(tc, split_halves_follow_the_axis);
     tcase_add_test(tc, depthwise_group_follows_channels);
     tcase_add_test(tc, shape_specific_rule_refuted_elsewhere);
+    tcase_add_test(tc, cross_check_floats_outlive_its_budget);
     tcase_add_test(tc, abstract_functions_commute_with_movement);
     tcase_add_test(tc, unsupported_operator);
     tcase_add_test(tc, cex_decode_rejects_garbage);

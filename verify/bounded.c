@@ -37,7 +37,14 @@
  * rule's own came from the float probe (docs/verify.md "Unknown rules"):
  * xf_verify_bounded_refute runs the full check at the rule's own shapes
  * and only the float probe at the other planned shapes (also when the own
- * shapes spent the budget).
+ * shapes spent the budget). In every form the float probe runs at every
+ * planned shape: once the exact check has spent its budget, or where it is
+ * limited to a few shapes because the solver was needed, the other shapes
+ * are still probed, so a rule false at shapes other than its own is
+ * refuted for a few milliseconds however hard its exact form is.
+ * xf_verify_bounded_cross is the check of a rule the axioms proved: its
+ * exact part has the smaller cross_rlimit budget (it can only find a wrong
+ * axiom, which the floats and --check-axioms also catch).
  *
  * Each call builds its own non-reference-counted Z3 context (terms of every
  * shape live until it is deleted) with an error handler that records errors
@@ -462,52 +469,51 @@ static void shapes_str(const xf_shape *sh, int n, char *buf, size_t len)
     }
 }
 
-/* A rule whose own shapes need the solver is checked at this many shapes
- * at most (own and small ones): each costs solver queries. */
+/* A rule whose own shapes need the solver gets the exact check at this
+ * many shapes at most (own and small ones): each costs solver queries. The
+ * float probe still runs at all of them. */
 #define XFB_SOLVER_SHAPES 8
 
 /* Which shapes a verdict covers: "all 16 admissible input shapes (cap 64)"
- * or "18 of 1024 admissible input shapes (own, 16 small, largest; cap 64)". */
+ * or "18 of 1024 admissible input shapes (own, 16 small, largest; cap 64)",
+ * and where the solver was needed "...; exact at the own and 7 small". */
 static void scope_str(const xfb_shape_plan *plan, char *buf, size_t len)
 {
+    char exact[64] = "";
+    if (plan->n_exact < plan->n)
+        snprintf(exact, sizeof exact, "; exact at the own and %d small", plan->n_exact - 1);
     if (plan->n == plan->n_admissible)
-        snprintf(buf, len, "all %d admissible input shape%s (cap %d)", plan->n,
-                 plan->n == 1 ? "" : "s", plan->cap);
-    else if (plan->trimmed)
-        snprintf(buf, len,
-                 "%d of %d admissible input shapes (own, %d small; cap %d as the solver was "
-                 "needed)",
-                 plan->n, plan->n_admissible, plan->n - 1, plan->cap);
+        snprintf(buf, len, "all %d admissible input shape%s (cap %d%s)", plan->n,
+                 plan->n == 1 ? "" : "s", plan->cap, exact);
     else
-        snprintf(buf, len, "%d of %d admissible input shapes (own, %d small, largest; cap %d)",
-                 plan->n, plan->n_admissible, plan->n > 2 ? plan->n - 2 : 0, plan->cap);
+        snprintf(buf, len, "%d of %d admissible input shapes (own, %d small, largest; cap %d%s)",
+                 plan->n, plan->n_admissible, plan->n > 2 ? plan->n - 2 : 0, plan->cap, exact);
 }
 
-/* Runs the shapes of the plan in order until one refutes or the budget is
- * spent, and writes the verdict. With refute_only (a rule the axioms did
- * not prove) the exact check runs at the rule's own shapes (shape 0) alone
- * and the float probe at every shape, also after the budget is spent. */
+/* Runs the shapes of the plan in order until one refutes, and writes the
+ * verdict. The exact check runs at the shapes the plan marks exact (with
+ * refute_only, a rule the axioms did not prove: the own shapes alone) until
+ * the budget is spent; the float probe runs at every shape. */
 static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, int max_dim,
                             int refute_only, xf_bounded *out, xf_error *err)
 {
-    int n_nf = 0, n_solved = 0, n_unknown = 0, n_float = 0;
+    int n_nf = 0, n_solved = 0, n_unknown = 0, n_float = 0, spent_at = -1;
     char why[160] = "", first_why[160] = "", scope[160];
-    xf_verify_why first_class = XF_WHY_NONE;
+    xf_verify_why first_class = XF_WHY_NONE, spent_why = XF_WHY_NONE;
     scope_str(plan, scope, sizeof scope);
     xf_status st = XF_OK;
     out->result = XF_BOUNDED_VALID;
     out->n_admissible = plan->n_admissible;
     for (int s = 0; s < plan->n && st == XF_OK; s++) {
-        /* refute_only: the float probe alone after the own shapes, whatever
-           budget the own shapes' exact check left */
-        int exact = !refute_only || s == 0, rl = rl_spent(k);
-        if (s > 0 && exact && (rl || (k->deadline > 0 && xf_clock_now_ms() >= k->deadline))) {
-            out->result = XF_BOUNDED_UNKNOWN;
-            out->why = rl ? XF_WHY_RLIMIT : XF_WHY_TIMEOUT;
-            snprintf(out->detail, sizeof out->detail,
-                     "%s budget spent after %d input shapes, none refuted; planned %s",
-                     rl ? "resource (rlimit)" : "time", s, scope);
-            return XF_OK;
+        int exact = refute_only ? s == 0 : s < plan->n_exact;
+        if (exact && spent_at >= 0) exact = 0;
+        if (s > 0 && exact) {
+            int rl = rl_spent(k);
+            if (rl || (k->deadline > 0 && xf_clock_now_ms() >= k->deadline)) {
+                spent_at = s;
+                spent_why = rl ? XF_WHY_RLIMIT : XF_WHY_TIMEOUT;
+                exact = 0;
+            }
         }
         const xf_shape *sh = plan->shapes + (size_t)s * (size_t)plan->n_inputs;
         xf_rule at;
@@ -527,7 +533,7 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
             break;
         }
         if (s == 0 && n_diff > 0 && !refute_only) {
-            xfb_shape_plan_trim(plan, XFB_SOLVER_SHAPES);
+            st = xfb_shape_plan_trim(plan, XFB_SOLVER_SHAPES, err);
             scope_str(plan, scope, sizeof scope);
         }
         out->n_shapes = s + 1;
@@ -544,7 +550,7 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
                      "admissible): %s",
                      shs, s == 0 ? "the rule's own" : "not the rule's own", s + 1, plan->n,
                      plan->n_admissible, why);
-            return XF_OK;
+            return st;
         }
         if (!exact) {
             n_float++;
@@ -560,7 +566,15 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
         xf_bounded_free(&one);
     }
     if (st != XF_OK) return st;
-    if (n_unknown) {
+    if (spent_at >= 0) {
+        out->result = XF_BOUNDED_UNKNOWN;
+        out->why = spent_why;
+        snprintf(out->detail, sizeof out->detail,
+                 "%s budget spent after %d input shapes, none refuted; floats agree at the %d "
+                 "others of %s",
+                 spent_why == XF_WHY_RLIMIT ? "resource (rlimit)" : "time", spent_at, n_float,
+                 scope);
+    } else if (n_unknown) {
         out->result = XF_BOUNDED_UNKNOWN;
         out->why = first_class;
         snprintf(out->detail, sizeof out->detail, "unknown at %d of %s: %s", n_unknown, scope,
@@ -570,18 +584,20 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
                  "valid at the rule's own shapes (%s), floats agree at %d other of %s; exact check "
                  "only at the own shapes as the axioms did not prove it",
                  n_nf ? "normal forms" : "solver", n_float, scope);
-    } else if (n_nf == plan->n) {
-        snprintf(out->detail, sizeof out->detail, "outputs have equal normal forms at %s", scope);
+    } else if (n_nf == plan->n_exact) {
+        snprintf(out->detail, sizeof out->detail, "outputs have equal normal forms at %s%s", scope,
+                 n_float ? ", floats agree at the others" : "");
     } else {
         snprintf(out->detail, sizeof out->detail,
-                 "valid at %s: %d by normal forms, %d needed the solver (unsat)", scope, n_nf,
-                 n_solved - n_nf);
+                 "valid at %s: %d by normal forms, %d needed the solver (unsat)%s", scope, n_nf,
+                 n_solved - n_nf, n_float ? ", floats agree at the others" : "");
     }
     return XF_OK;
 }
 
-static xf_status bounded_run(xf_verifier *v, const xf_rule *r, int refute_only, xf_bounded *out,
-                             xf_error *err)
+/* refute_only: a rule the axioms did not prove; cross: one they proved. */
+static xf_status bounded_run(xf_verifier *v, const xf_rule *r, int refute_only, int cross,
+                             xf_bounded *out, xf_error *err)
 {
     xf_error local;
     xf_error_clear(&local);
@@ -596,6 +612,8 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, int refute_only, 
     k.v = v;
     k.deadline = o->timeout_ms ? t0 + o->timeout_ms : 0;
     k.rl_budget = o->rlimit;
+    if (cross && o->cross_rlimit && (!o->rlimit || o->cross_rlimit < o->rlimit))
+        k.rl_budget = o->cross_rlimit;
     xfb_shape_plan plan;
     memset(&plan, 0, sizeof plan);
     xf_status st = xf_rule_validate(r, err);
@@ -620,10 +638,15 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, int refute_only, 
 
 xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
 {
-    return bounded_run(v, r, 0, out, err);
+    return bounded_run(v, r, 0, 0, out, err);
+}
+
+xf_status xf_verify_bounded_cross(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
+{
+    return bounded_run(v, r, 0, 1, out, err);
 }
 
 xf_status xf_verify_bounded_refute(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
 {
-    return bounded_run(v, r, 1, out, err);
+    return bounded_run(v, r, 1, 0, out, err);
 }

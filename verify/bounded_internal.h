@@ -57,17 +57,19 @@ int xfb_canon_size(const xfb_canon *c, int32_t id);
 typedef struct xfb_shape_plan {
     int n_inputs;
     int n;            /* assignments chosen: own, small ones, largest */
+    int n_exact;      /* the first n_exact get the exact check (n unless trimmed) */
     int n_admissible; /* admissible assignments found, the own one included */
-    int cap;          /* the most it may hold (max_shapes, or less once trimmed) */
-    int trimmed;      /* 1: cut to own and small ones (the largest dropped) */
+    int cap;          /* the most it may hold (max_shapes) */
     xf_shape *shapes; /* n * n_inputs, assignment-major */
 } xfb_shape_plan;
 
 xf_status xfb_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb_shape_plan *p,
                               xf_error *err);
-/* Keeps own and at most `keep` - 1 of the small ones no larger than the
- * own (evenly spaced), dropping the rest and the largest. */
-void xfb_shape_plan_trim(xfb_shape_plan *p, int keep);
+/* Limits the exact check to the own shapes and at most `keep` - 1 of the
+ * small ones no larger than the own (evenly spaced): those move to the
+ * front and n_exact counts them; the others stay, after them in their
+ * order, for the float probe. Fails only when out of memory. */
+xf_status xfb_shape_plan_trim(xfb_shape_plan *p, int keep, xf_error *err);
 void xfb_shape_plan_free(xfb_shape_plan *p);
 
 /* Z3's last error as XF_ERR_INTERNAL ("z3: <message> while <what>"), or XF_OK. */

@@ -40,9 +40,10 @@
  * costs ten times the same rule at 3x3), and measured on the taso 3-op
  * rules every refutation at other shapes showed at small ones. A rule whose
  * own shapes needed the solver (normal forms differ: max-pool against
- * relu, nested relus) is cut down by bounded.c (xfb_shape_plan_trim) to
- * its own shapes and a few small ones no larger than the own, without the
- * largest: there every output element is a solver query of its own.
+ * relu, nested relus) gets the exact check (bounded.c, xfb_shape_plan_trim)
+ * at its own shapes and a few small ones no larger than the own, not at
+ * the largest, where every output element is a solver query of its own;
+ * the float probe still runs at every planned shape.
  */
 #include "bounded_internal.h"
 
@@ -493,9 +494,9 @@ static int64_t total_numel(const xf_shape *sh, int n)
     return t;
 }
 
-void xfb_shape_plan_trim(xfb_shape_plan *p, int keep)
+xf_status xfb_shape_plan_trim(xfb_shape_plan *p, int keep, xf_error *err)
 {
-    if (keep < 2 || p->n <= keep) return;
+    if (keep < 2 || p->n <= keep) return XF_OK;
     size_t w = (size_t)p->n_inputs;
     int64_t own = total_numel(p->shapes, p->n_inputs);
     int n_small = 0; /* small ones no larger than the own shapes (they come sorted) */
@@ -503,13 +504,26 @@ void xfb_shape_plan_trim(xfb_shape_plan *p, int keep)
            total_numel(p->shapes + (size_t)(n_small + 1) * w, p->n_inputs) <= own)
         n_small++;
     int take = keep - 1 < n_small ? keep - 1 : n_small;
-    for (int i = 0; i < take; i++) {
-        int c = 1 + (take < 2 ? i : (int)((int64_t)i * (n_small - 1) / (take - 1)));
-        memmove(p->shapes + (size_t)(i + 1) * w, p->shapes + (size_t)c * w, sizeof *p->shapes * w);
+    xf_shape *order = xf_malloc((size_t)p->n * w * sizeof *order);
+    uint8_t *chosen = xf_calloc((size_t)p->n, 1);
+    if (!order || !chosen) {
+        xf_free(order);
+        xf_free(chosen);
+        return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory planning shapes");
     }
-    p->n = 1 + take;
-    p->cap = keep;
-    p->trimmed = 1;
+    chosen[0] = 1;
+    for (int i = 0; i < take; i++)
+        chosen[1 + (take < 2 ? i : (int)((int64_t)i * (n_small - 1) / (take - 1)))] = 1;
+    int k = 0;
+    for (int pass = 1; pass >= 0; pass--) /* the chosen first, then the rest */
+        for (int i = 0; i < p->n; i++)
+            if (chosen[i] == pass) memcpy(order + (size_t)k++ * w, p->shapes + (size_t)i * w,
+                                          sizeof *order * w);
+    xf_free(p->shapes);
+    xf_free(chosen);
+    p->shapes = order;
+    p->n_exact = 1 + take;
+    return XF_OK;
 }
 
 void xfb_shape_plan_free(xfb_shape_plan *p)
@@ -614,6 +628,7 @@ xf_status xfb_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb
         n_cands = u;
         p->n_admissible = 1 + n_cands;
         st = choose(&s, own, cands, n_cands, max_shapes, p, err);
+        p->n_exact = p->n;
     }
     if (st != XF_OK) xfb_shape_plan_free(p);
     xf_free(own);

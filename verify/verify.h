@@ -55,6 +55,10 @@ typedef struct xf_verify_options {
                              XF_VERIFY_RLIMIT, docs/verify.md "Limits") */
     unsigned proof_rlimit; /* a lower limit for each proof query alone (default
                              XF_VERIFY_PROOF_RLIMIT; 0: rlimit alone) */
+    unsigned cross_rlimit; /* a lower limit for the exact part of the bounded
+                             cross-check of a rule the axioms proved
+                             (xf_verify_bounded_cross; default
+                             XF_VERIFY_CROSS_RLIMIT; 0: rlimit alone) */
     unsigned memory_mb;   /* Z3 memory limit (memory_max_size); 0: none (default 0) */
     int bounded_max_dim;  /* bounded check: largest dim per axis (default 4) */
     int bounded_max_shapes; /* bounded check: input-shape assignments checked, the
@@ -76,6 +80,15 @@ typedef struct xf_verify_options {
  * the 10 s timeout before, with the same verdicts (docs/verify.md
  * "Limits"). */
 #define XF_VERIFY_PROOF_RLIMIT 500000u
+
+/* Default cross_rlimit: the budget of the exact cross-check of a rule the
+ * axioms already proved (the float probe runs at every shape whatever it
+ * leaves). The cross-check cannot prove anything the axioms did not; it
+ * guards against a wrong axiom or encoding, which the float probes and
+ * --check-axioms (full rlimit) also catch, and the rules whose cross-check
+ * ran to the 3 M rlimit were 7% of a 4-operator sample and 76% of its CPU
+ * (docs/verify.md "Limits"). */
+#define XF_VERIFY_CROSS_RLIMIT 300000u
 
 void xf_verify_options_init(xf_verify_options *o);
 
@@ -204,6 +217,12 @@ xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, x
  * detail says so); REFUTED and UNKNOWN as xf_verify_bounded. */
 xf_status xf_verify_bounded_refute(xf_verifier *v, const xf_rule *r, xf_bounded *out,
                                    xf_error *err);
+
+/* The bounded check as the cross-check of a rule the axioms proved: the
+ * exact check has the smaller of the rlimit and cross_rlimit, the float
+ * probe still runs at every planned shape; results as xf_verify_bounded. */
+xf_status xf_verify_bounded_cross(xf_verifier *v, const xf_rule *r, xf_bounded *out,
+                                  xf_error *err);
 
 /* Rule r rebuilt with its inputs at `inputs` (r->src.n_inputs shapes, rule
  * input order, ranks as in r), parameters re-derived as the bounded check

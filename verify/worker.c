@@ -3,8 +3,9 @@
  * open the database read-only (its own handle: SQLite handles do not
  * survive fork),
  * load the rule, run the axiomatic proof and the bounded check (for a rule
- * the proof did not prove, the refute-only form: the exact check at the own
- * shapes, floats at the others) with the verifier the scheduler prepared
+ * the proof proved, the cross-check with its smaller budget; for one it did
+ * not, the refute-only form: the exact check at the own shapes, floats at
+ * the others) with the verifier the scheduler prepared
  * before forking (its copy is this
  * process's alone), and write the outcome (xv_msg plus the counterexample blob) to
  * the pipe. An error (out of memory in the bounded check included) is sent
@@ -45,7 +46,7 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
         snprintf(m->core, sizeof m->core, "%s", p.core_names);
         snprintf(m->proof_detail, sizeof m->proof_detail, "%s", p.detail);
         /* unproved: only a refutation can change the verdict (bounded.c) */
-        st = p.result == XF_PROOF_PROVED ? xf_verify_bounded(v, &r, &b, err)
+        st = p.result == XF_PROOF_PROVED ? xf_verify_bounded_cross(v, &r, &b, err)
                                          : xf_verify_bounded_refute(v, &r, &b, err);
     }
     if (st == XF_OK) {

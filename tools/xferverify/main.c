@@ -67,6 +67,9 @@ static void usage(FILE *f)
             "                  default %u, 0: none)\n"
             "  --proof-rlimit N  a lower limit for each proof query alone (default %u,\n"
             "                  0: --rlimit alone)\n"
+            "  --cross-rlimit N  a lower limit for the exact bounded cross-check of a rule the\n"
+            "                  axioms proved (default %u, 0: --rlimit alone); the float probe\n"
+            "                  still runs at every shape\n"
             "  --recheck       decide again rules that already have a verdict\n"
             "  --limit N       decide at most N rules\n"
             "  --max-shapes N  bounded check: input-shape assignments per rule, the rule's own\n"
@@ -86,7 +89,7 @@ static void usage(FILE *f)
             "  -h, --help      this text\n"
             "Exit status: 0 done, 1 a disagreement, a rule that cannot be loaded or a failed\n"
             "write, 2 bad usage or DB not a rules database (xfergen creates them).\n",
-            XF_VERIFY_RLIMIT, XF_VERIFY_PROOF_RLIMIT);
+            XF_VERIFY_RLIMIT, XF_VERIFY_PROOF_RLIMIT, XF_VERIFY_CROSS_RLIMIT);
 }
 
 typedef struct opts {
@@ -162,14 +165,16 @@ static int parse_args(int argc, char **argv, opts *o)
             else if (a[2] == 'm') o->dvo.vopt.vo.bounded_max_shapes = (int)n;
             else o->dvo.vopt.limit = n;
             i++;
-        } else if (!strcmp(a, "--rlimit") || !strcmp(a, "--proof-rlimit")) {
+        } else if (!strcmp(a, "--rlimit") || !strcmp(a, "--proof-rlimit") ||
+                   !strcmp(a, "--cross-rlimit")) {
             if (!val || xf_cli_parse_i64(val, 0, UINT32_MAX, &n)) {
                 fprintf(stderr, "xferverify: %s needs a number from 0 (none) to %u\n", a,
                         UINT32_MAX);
                 return 2;
             }
             if (a[2] == 'r') o->dvo.vopt.vo.rlimit = (unsigned)n;
-            else o->dvo.vopt.vo.proof_rlimit = (unsigned)n;
+            else if (a[2] == 'p') o->dvo.vopt.vo.proof_rlimit = (unsigned)n;
+            else o->dvo.vopt.vo.cross_rlimit = (unsigned)n;
             i++;
         } else if (!strcmp(a, "--timeout")) {
             if (!val || parse_timeout(val, &o->dvo.vopt.vo.timeout_ms)) {
