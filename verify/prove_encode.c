@@ -247,36 +247,29 @@ static Z3_ast and2(xf_verifier *v, Z3_ast a, Z3_ast b)
 
 /* Zero facts the fold cannot state because the axioms make the terms: the
  * mean over axis -1 of each centred layer-norm (prove_zero.c) is zero, and
- * a zero added to a value of the zero's own shape (either way round) is the
- * value — stated for the values whose shape is that of a zero of the side
- * (a folded zero or such a mean), as a sum of a zero and a value of another
- * shape cannot be made of them: stating it for every value let
+ * when a side has zeros, a zero added to a value of the zero's own shape
+ * (either way round) is the value — stated for the values whose last axis
+ * has size 1, the shape of the zeros the axioms make (such means; the fold
+ * already drops a graph's zero summands): stating it for every value let
  * `ewadd-assoc` chain sums of zeros without end on layer-norm rules. */
 static Z3_ast zero_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, const unsigned char *zero,
                          Z3_ast facts)
 {
-    enum { MAX_ZERO_SHAPES = 8 };
-    xf_shape zs[MAX_ZERO_SHAPES];
-    int n_zs = 0;
+    int any = 0;
     for (int i = 0; i < g->n_values; i++) {
+        any |= zero[i];
+        if (!val[i] || !xf_prove_centred_layernorm(g, i, zero)) continue;
         xf_shape m = g->values[i].shape;
-        int centred = val[i] && xf_prove_centred_layernorm(g, i, zero);
-        if (centred) {
-            int64_t last = -1;
-            m.dims[m.rank - 1] = 1;
-            Z3_ast mean = app(v, XF_AX_MEAN, 1, &last, 1, &val[i]);
-            facts = and2(v, facts, Z3_mk_eq(v->ctx, mean, zero_tensor(v, &m)));
-        }
-        if (!zero[i] && !centred) continue;
-        int seen = 0;
-        for (int k = 0; k < n_zs && !seen; k++) seen = xf_shape_equal(&zs[k], &m);
-        if (!seen && n_zs < MAX_ZERO_SHAPES) zs[n_zs++] = m;
+        int64_t last = -1;
+        m.dims[m.rank - 1] = 1;
+        Z3_ast mean = app(v, XF_AX_MEAN, 1, &last, 1, &val[i]);
+        facts = and2(v, facts, Z3_mk_eq(v->ctx, mean, zero_tensor(v, &m)));
+        any = 1;
     }
-    for (int i = 0; n_zs && i < g->n_values; i++) {
-        int of_zero_shape = 0;
-        for (int k = 0; k < n_zs && !of_zero_shape; k++) of_zero_shape = xf_shape_equal(&zs[k], &g->values[i].shape);
-        if (!val[i] || zero[i] || !of_zero_shape) continue;
-        Z3_ast z = zero_tensor(v, &g->values[i].shape), zx[2] = {z, val[i]}, xz[2] = {val[i], z};
+    for (int i = 0; any && i < g->n_values; i++) {
+        const xf_shape *s = &g->values[i].shape;
+        if (!val[i] || s->rank < 1 || s->dims[s->rank - 1] != 1) continue;
+        Z3_ast z = zero_tensor(v, s), zx[2] = {z, val[i]}, xz[2] = {val[i], z};
         facts = and2(v, facts, Z3_mk_eq(v->ctx, Z3_mk_app(v->ctx, v->fns[XF_AX_EWADD], 2, zx), val[i]));
         facts = and2(v, facts, Z3_mk_eq(v->ctx, Z3_mk_app(v->ctx, v->fns[XF_AX_EWADD], 2, xz), val[i]));
     }
