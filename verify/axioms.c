@@ -7,9 +7,11 @@
  * rules store them; concat carries the sizes of its two parts along the
  * axis and slice its offset, length and the input's size, so split/concat
  * laws need no shape reasoning. Shapes are otherwise ignored (the generator
- * only builds well-typed graphs), except through the predicate hw1 ("the
- * last two axes have size 1"), which the encoder states from the rule's
- * shapes and the 1x1-convolution axioms take as their guard. Patterns
+ * only builds well-typed graphs), except through the predicates hw1 ("the
+ * last two axes have size 1") and scalar ("rank 0"), which the encoder
+ * states from the rule's shapes and the 1x1-convolution and scalar axioms
+ * take as their guard. lnorm is layer-norm with unit scale and no bias
+ * (what a layer-norm with a ones scale encodes as). Patterns
  * (:pattern) keep E-matching on the left-hand side so instantiation stays
  * finite; FA2 axioms also match their right-hand side where a rule's other
  * side is written that way round.
@@ -67,7 +69,6 @@ static const xf_axiom_info axioms[] = {
      FA("(x T) (s T) (r T)", "(= (smul (smul x s) r) (smul x (ewmul s r)))", "(smul (smul x s) r)")},
     {"smul-ewmul", "scalar multiplication commutes into one factor of an element-wise product",
      FA("(x T) (y T) (s T)", "(= (smul (ewmul x y) s) (ewmul (smul x s) y))", "(smul (ewmul x y) s)")},
-    /* ---- matmul */
     {"matmul-assoc", "matrix multiplication is associative",
      FA(T3, "(= (matmul x (matmul y z)) (matmul (matmul x y) z))", "(matmul x (matmul y z))")},
     {"matmul-linear-left", "matmul is linear in its first argument",
@@ -140,6 +141,11 @@ static const xf_axiom_info axioms[] = {
         "(=> (= nm (+ n m)) "
         "(= (concat a nm k (concat a n m x y) z) (concat a n (+ m k) x (concat a m k y z))))",
         "(concat a nm k (concat a n m x y) z)")},
+    {"concat-assoc-right", "a concat whose second part is a concat along the same axis nests the other way round",
+     FA("(a Int) (n Int) (m Int) (k Int) (mk Int) " T3,
+        "(=> (= mk (+ m k)) "
+        "(= (concat a n mk x (concat a m k y z)) (concat a (+ n m) k (concat a n m x y) z)))",
+        "(concat a n mk x (concat a m k y z))")},
     {"slice-concat-left", "splitting a concat at its boundary gives back the first part",
      FA(CAT " (t Int) " T2, "(=> (= t (+ n m)) (= (slice a 0 n t (concat a n m x y)) x))",
         "(slice a 0 n t (concat a n m x y))")},
@@ -162,6 +168,14 @@ static const xf_axiom_info axioms[] = {
      FA(CAT " (o Int) (l Int) (t Int) " T2,
         "(=> (and (= t (+ n m)) (>= o n)) (= (slice a o l t (concat a n m x y)) (slice a (- o n) l m y)))",
         "(slice a o l t (concat a n m x y))")},
+    {"slice-across-boundary", "a slice of a concat that straddles the boundary is the concat of the slices of "
+                              "both parts",
+     FA(CAT " (o Int) (l Int) (t Int) " T2,
+        "(=> (and (= t (+ n m)) (< o n) (< n (+ o l))) (= (slice a o l t (concat a n m x y)) "
+        "(concat a (- n o) (- (+ o l) n) (slice a o (- n o) n x) (slice a 0 (- (+ o l) n) m y))))",
+        "(slice a o l t (concat a n m x y))")},
+    {"slice-whole", "a slice that takes the whole axis is its input",
+     FA("(a Int) (t Int) (x T)", "(= (slice a 0 t t x) x)", "(slice a 0 t t x)")},
     {"concat-ewadd", "the sum of two concats with equal parts is the concat of the sums",
      FA(CAT " (x T) (y T) (u T) (w T)",
         "(= (ewadd (concat a n m x y) (concat a n m u w)) (concat a n m (ewadd x u) (ewadd y w)))",
@@ -226,6 +240,18 @@ static const xf_axiom_info axioms[] = {
      FA("(sh Int) (sw Int) (p Int) (n Int) (m Int) (x T) (y T) (w T) (v T)",
         "(= (conv sh sw p 0 1 (concat -3 n m x y) (concat -3 n m w v)) (ewadd (conv sh sw p 0 1 x w) (conv sh sw p 0 1 y v)))",
         "(conv sh sw p 0 1 (concat -3 n m x y) (concat -3 n m w v))")},
+    {"conv-concat-kernel-channels", "a convolution with a kernel concatenated on input channels is the sum of "
+                                    "the convolutions of the input's channel slices (no activation, one group)",
+     FA("(sh Int) (sw Int) (p Int) (n Int) (m Int) (x T) (w T) (v T)",
+        "(= (conv sh sw p 0 1 x (concat -3 n m w v)) (ewadd (conv sh sw p 0 1 (slice -3 0 n (+ n m) x) w) "
+        "(conv sh sw p 0 1 (slice -3 n m (+ n m) x) v)))",
+        "(conv sh sw p 0 1 x (concat -3 n m w v))")},
+    {"conv-concat-input-channels", "a convolution of an input concatenated on channels is the sum of the "
+                                   "convolutions with the kernel's channel slices (no activation, one group)",
+     FA("(sh Int) (sw Int) (p Int) (n Int) (m Int) (x T) (y T) (w T)",
+        "(= (conv sh sw p 0 1 (concat -3 n m x y) w) (ewadd (conv sh sw p 0 1 x (slice -3 0 n (+ n m) w)) "
+        "(conv sh sw p 0 1 y (slice -3 n m (+ n m) w))))",
+        "(conv sh sw p 0 1 (concat -3 n m x y) w)")},
     {"conv-concat-batch", "a convolution of a batch concat is the batch concat of the convolutions",
      FA(CV " (c Int) (n Int) (m Int) (x T) (y T) (w T)",
         "(= (conv sh sw p c g (concat -4 n m x y) w) (concat -4 n m (conv sh sw p c g x w) (conv sh sw p c g y w)))",
@@ -253,8 +279,26 @@ static const xf_axiom_info axioms[] = {
      FA("(sh Int) (sw Int) (p Int) (c Int) (g Int) (x T) (w T)",
         "(= (conv sh sw p c g (trans x) (trans w)) (trans (conv sw sh p c g x w)))",
         "(conv sh sw p c g (trans x) (trans w))")},
+    {"conv-trans-input", "a convolution of a transposed input is the transpose of the convolution with the "
+                         "transposed kernel and swapped strides",
+     FA("(sh Int) (sw Int) (p Int) (c Int) (g Int) (x T) (w T)",
+        "(= (conv sh sw p c g (trans x) w) (trans (conv sw sh p c g x (trans w))))",
+        "(conv sh sw p c g (trans x) w)")},
+    {"conv-trans-kernel", "a convolution with a transposed kernel is the transpose of the convolution of the "
+                          "transposed input with swapped strides",
+     FA("(sh Int) (sw Int) (p Int) (c Int) (g Int) (x T) (w T)",
+        "(= (conv sh sw p c g x (trans w)) (trans (conv sw sh p c g (trans x) w)))",
+        "(conv sh sw p c g x (trans w))")},
     {"iconv-trans", "the transpose of an identity kernel is the identity kernel of the swapped size",
      FA("(kh Int) (kw Int)", "(= (trans (iconv kh kw)) (iconv kw kh))", "(trans (iconv kh kw))")},
+    {"iconv-enlarge", "an identity kernel is the 1x1 identity kernel enlarged (zero-padded) to its size",
+     FA("(kh Int) (kw Int)",
+        "(=> (not (and (= kh 1) (= kw 1))) (= (iconv kh kw) (enlarge kh kw (iconv 1 1))))", "(iconv kh kw)")},
+    {"conv-subsample", "a strided 1x1 identity convolution (subsampling) of a stride-1 convolution is the "
+                       "strided convolution",
+     FA("(sh Int) (sw Int) (p Int) (a Int) (g Int) (x T) (w T)",
+        "(= (conv sh sw 0 0 1 (conv 1 1 p a g x w) (iconv 1 1)) (conv sh sw p a g x w))",
+        "(conv sh sw 0 0 1 (conv 1 1 p a g x w) (iconv 1 1))")},
     {"enlarge-ewadd", "enlarging a sum of kernels is the sum of the enlarged kernels",
      FA("(kh Int) (kw Int) " T2, "(= (enlarge kh kw (ewadd x y)) (ewadd (enlarge kh kw x) (enlarge kh kw y)))",
         "(enlarge kh kw (ewadd x y))")},
@@ -288,6 +332,18 @@ static const xf_axiom_info axioms[] = {
          "(=> (and (hw1 w) (not (= a 2))) (= (conv 1 1 0 a g (enlarge kh kw x) w) "
          "(enlarge kh kw (conv 1 1 0 a g x w))))",
          "(conv 1 1 0 a g (enlarge kh kw x) w)", "(enlarge kh kw (conv 1 1 0 a g x w))")},
+    {"conv1x1-stride", "a strided 1x1 convolution is the 1x1 convolution of the subsampled input (the "
+                       "strided 1x1 identity convolution)",
+     FA("(sh Int) (sw Int) (a Int) (g Int) (x T) (w T)",
+        "(=> (and (hw1 w) (or (> sh 1) (> sw 1))) (= (conv sh sw 0 a g x w) "
+        "(conv 1 1 0 a g (conv sh sw 0 0 1 x (iconv 1 1)) w)))",
+        "(conv sh sw 0 a g x w) (hw1 w)")},
+    {"conv-avgpool-kernel", "a 'same' convolution whose kernel is the average pooling of an enlarged 1x1 kernel "
+                            "is the 1x1 convolution of the average pooling",
+     FA("(sh Int) (sw Int) (a Int) (g Int) (kh Int) (kw Int) (x T) (w T)",
+        "(=> (hw1 w) (= (conv sh sw 0 a g x (avgpool kh kw 1 1 0 (enlarge kh kw w))) "
+        "(conv 1 1 0 a g (avgpool kh kw sh sw 0 x) w)))",
+        "(conv sh sw 0 a g x (avgpool kh kw 1 1 0 (enlarge kh kw w)))")},
     {"enlarge-relu", "relu commutes with enlarging (relu keeps the zero padding)",
      FA2("(kh Int) (kw Int) (x T)", "(= (relu (enlarge kh kw x)) (enlarge kh kw (relu x)))",
          "(relu (enlarge kh kw x))", "(enlarge kh kw (relu x))")},
@@ -383,6 +439,11 @@ static const xf_axiom_info axioms[] = {
         "(=> (<= b a) (= (layernorm b (concat a n n x x) (concat a n n g g) zeros) "
         "(concat a n n (layernorm b x g zeros) (layernorm b x g zeros))))",
         "(layernorm b (concat a n n x x) (concat a n n g g) zeros)")},
+    {"lnorm-concat-copies", "the unit-scale layer-norm of a tensor concatenated with itself along a normalised "
+                            "axis is the concat of the layer-norms",
+     FA("(b Int) (a Int) (n Int) (x T)",
+        "(=> (<= b a) (= (lnorm b (concat a n n x x)) (concat a n n (lnorm b x) (lnorm b x))))",
+        "(lnorm b (concat a n n x x))")},
     {"layernorm-scale-ewadd", "layer-norm is linear in its scale: a sum of scales gives the sum of the "
                               "layer-norms (the bias added once)",
      FA("(b Int) (x T) (g T) (h T) (c T)",
@@ -392,6 +453,11 @@ static const xf_axiom_info axioms[] = {
      FA2("(b Int) (x T) (g T) (s T)",
          "(= (layernorm b x (smul g s) zeros) (smul (layernorm b x g zeros) s))",
          "(layernorm b x (smul g s) zeros)", "(smul (layernorm b x g zeros) s)")},
+    {"layernorm-scale-factor", "layer-norm without bias is the unit-scale layer-norm times the scale",
+     FA("(b Int) (x T) (g T)", "(= (layernorm b x g zeros) (ewmul (lnorm b x) g))", "(layernorm b x g zeros)")},
+    {"lnorm-scalar", "a unit-scale layer-norm multiplied element-wise by a scalar is its scalar multiple",
+     FA("(b Int) (x T) (s T)", "(=> (scalar s) (= (ewmul (lnorm b x) s) (smul (lnorm b x) s)))",
+        "(ewmul (lnorm b x) s) (scalar s)")},
 };
 
 int xf_verify_axiom_count(void)

@@ -2,7 +2,8 @@
  * axioms_load.c — declares the axiomatic encoding in a verifier's Z3
  * context: the uninterpreted tensor sort T, one uninterpreted function per
  * operator (Int parameters first, tensors last; see xf_ax_fn in
- * verify_impl.h) and the shape predicate hw1 (prove_encode.c states it), and parses every axiom of the table (axioms.c) against
+ * verify_impl.h) and the shape predicates hw1 and scalar (prove_encode.c
+ * states them), and parses every axiom of the table (axioms.c) against
  * those declarations, each paired with a fresh Boolean assumption literal
  * so an unsat core names the axioms a proof used.
  */
@@ -31,8 +32,9 @@ static const fn_sig sigs[XF_AX_FN_COUNT] = {
     [XF_AX_IMAT] = {"imat", 0, 0},       [XF_AX_ONES] = {"ones", 0, 0},
     [XF_AX_POOL] = {"pool", 2, 0},       [XF_AX_ZEROS] = {"zeros", 0, 0},
     [XF_AX_SOFTMAX] = {"softmax", 1, 1}, [XF_AX_LAYERNORM] = {"layernorm", 1, 3},
-    [XF_AX_MEAN] = {"mean", 1, 1},       [XF_AX_HW1] = {"hw1", 0, 1, 1},
-    [XF_AX_ZT] = {"zt", 1 + XF_MAX_DIMS, 0},
+    [XF_AX_MEAN] = {"mean", 1, 1},       [XF_AX_LNORM] = {"lnorm", 1, 1},       [XF_AX_HW1] = {"hw1", 0, 1, 1},
+    [XF_AX_ZT] = {"zt", 1 + XF_MAX_DIMS, 0},   [XF_AX_PSCALE] = {"pscale", 2, 0},
+    [XF_AX_SCALAR] = {"scalar", 0, 1, 1},
 };
 
 static xf_status declare(xf_verifier *v, xf_error *err)

@@ -6,13 +6,16 @@
  * form the axioms expect: axes relative to the last dimension, concat with
  * the sizes of its parts along the axis (n-ary concat folded left), each
  * split output a slice (axis, offset, length, input size), conv padding as
- * a mode (same/valid), depthwise groups as -1. Shape facts are used
+ * a mode (same/valid), depthwise groups as -1, a layer-norm with a scale
+ * of ones and no bias as the unit-scale layer-norm lnorm. Shape facts are used
  * directly: enlarging a kernel to its own size, swapping two axes of size 1
  * and a mean over an axis of size 1 are the identity, a stride along a
  * spatial axis of size 1 is 1, and every value whose last two axes have
  * size 1 is stated equal to its transpose (so transpose axioms match it)
- * and hw1 (the 1x1-convolution axioms' guard); a value that is zero
- * whatever the inputs (prove_zero.c) is the zero tensor of its shape.
+ * and hw1 (the 1x1-convolution axioms' guard), every rank-0 value scalar,
+ * a 'same' average pooling of a 1x1 image the image times the scalar
+ * 1/(kh*kw); a value that is zero whatever the inputs (prove_zero.c) is
+ * the zero tensor of its shape.
  * Operators or parameter
  * settings the axioms do not model are XF_ERR_UNSUPPORTED naming the node.
  */
@@ -184,9 +187,12 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *
         break;
     case XF_OP_LAYERNORM: {
         Z3_ast three[3] = {in[0], in[1], NULL};
-        three[2] = nd->n_inputs > 2 && nd->inputs[2] >= 0 ? in[2] : app(v, XF_AX_ZEROS, 0, NULL, 0, NULL);
+        int bias = nd->n_inputs > 2 && nd->inputs[2] >= 0, scale = g->values[nd->inputs[1]].producer;
+        three[2] = bias ? in[2] : app(v, XF_AX_ZEROS, 0, NULL, 0, NULL);
         k[0] = neg_axis(p->axis, s0->rank);
-        r = app(v, XF_AX_LAYERNORM, 1, k, 3, three);
+        /* a scale of ones and no bias: the unit-scale layer-norm */
+        if (!bias && scale >= 0 && g->nodes[scale].op == XF_OP_CONST_ONES) r = app(v, XF_AX_LNORM, 1, k, 1, in);
+        else r = app(v, XF_AX_LAYERNORM, 1, k, 3, three);
         break;
     }
     case XF_OP_REDUCE_MEAN:
@@ -241,8 +247,11 @@ static Z3_ast and2(xf_verifier *v, Z3_ast a, Z3_ast b)
 
 /* Zero facts the fold cannot state because the axioms make the terms: the
  * mean over axis -1 of each centred layer-norm (prove_zero.c) is zero, and
- * when a side has zeros, a zero of each value's shape added to the value
- * (either way round) is the value. */
+ * when a side has zeros, a zero added to a value of the zero's own shape
+ * (either way round) is the value — stated for the values whose last axis
+ * has size 1, the shape of the zeros the axioms make (such means; the fold
+ * already drops a graph's zero summands): stating it for every value let
+ * `ewadd-assoc` chain sums of zeros without end on layer-norm rules. */
 static Z3_ast zero_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, const unsigned char *zero,
                          Z3_ast facts)
 {
@@ -258,8 +267,9 @@ static Z3_ast zero_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, const u
         any = 1;
     }
     for (int i = 0; any && i < g->n_values; i++) {
-        if (!val[i]) continue;
-        Z3_ast z = zero_tensor(v, &g->values[i].shape), zx[2] = {z, val[i]}, xz[2] = {val[i], z};
+        const xf_shape *s = &g->values[i].shape;
+        if (!val[i] || s->rank < 1 || s->dims[s->rank - 1] != 1) continue;
+        Z3_ast z = zero_tensor(v, s), zx[2] = {z, val[i]}, xz[2] = {val[i], z};
         facts = and2(v, facts, Z3_mk_eq(v->ctx, Z3_mk_app(v->ctx, v->fns[XF_AX_EWADD], 2, zx), val[i]));
         facts = and2(v, facts, Z3_mk_eq(v->ctx, Z3_mk_app(v->ctx, v->fns[XF_AX_EWADD], 2, xz), val[i]));
     }
@@ -267,15 +277,49 @@ static Z3_ast zero_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, const u
 }
 
 /* For each value t whose last two axes have size 1: trans(t) = t and
- * hw1(t) (the guard of the 1x1-convolution axioms). */
+ * hw1(t) (the guard of the 1x1-convolution axioms); for each rank-0 value:
+ * scalar(t) (the guard of `lnorm-scalar`). */
 static Z3_ast unit_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast facts)
 {
     for (int i = 0; i < g->n_values; i++) {
         const xf_shape *s = &g->values[i].shape;
+        if (val[i] && s->rank == 0) facts = and2(v, facts, app(v, XF_AX_SCALAR, 0, NULL, 1, &val[i]));
         if (!val[i] || s->rank < 2 || s->dims[s->rank - 1] != 1 || s->dims[s->rank - 2] != 1) continue;
         Z3_ast t = app(v, XF_AX_TRANS, 0, NULL, 1, &val[i]);
         Z3_ast three[3] = {facts, Z3_mk_eq(v->ctx, t, val[i]), app(v, XF_AX_HW1, 0, NULL, 1, &val[i])};
         facts = Z3_mk_and(v->ctx, 3, three);
+    }
+    return facts;
+}
+
+/* Facts of constant kernels and of pooling over a 1x1 image: an identity
+ * kernel is the 1x1 one enlarged (`iconv-enlarge`), and that one is 1x1:
+ * hw1(iconv 1 1); a 'same' average pooling (padding counted) of an image
+ * whose spatial dims are 1x1 sees its one pixel in a window of kh*kw
+ * elements: avgpool(x) = smul(x, pscale(kh, kw)), pscale the scalar
+ * 1/(kh*kw) (scalar(pscale kh kw)). */
+static Z3_ast kernel_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast facts)
+{
+    for (int ni = 0; ni < g->n_nodes; ni++) {
+        const xf_node *nd = &g->nodes[ni];
+        const xf_params *p = &nd->params;
+        if (nd->op == XF_OP_CONST_IDENTITY_CONV) {
+            int64_t one[2] = {1, 1};
+            Z3_ast i11 = app(v, XF_AX_ICONV, 2, one, 0, NULL);
+            facts = and2(v, facts, app(v, XF_AX_HW1, 0, NULL, 1, &i11));
+            continue;
+        }
+        if (nd->op != XF_OP_AVGPOOL || nd->inputs[0] < 0) continue;
+        const xf_shape *x = &g->values[nd->inputs[0]].shape;
+        Z3_ast in = val[nd->inputs[0]], out = val[nd->outputs[0]];
+        if (!in || !out || x->rank != 4 || x->dims[2] != 1 || x->dims[3] != 1 || p->ceil_mode ||
+            pad_mode(p->pads, p->kernel[0], p->kernel[1]) != XF_AX_PAD_SAME ||
+            (p->kernel[0] * p->kernel[1] > 1 && !p->count_include_pad))
+            continue;
+        int64_t k[2] = {p->kernel[0], p->kernel[1]};
+        Z3_ast ps = app(v, XF_AX_PSCALE, 2, k, 0, NULL), xs[2] = {in, ps};
+        facts = and2(v, facts, app(v, XF_AX_SCALAR, 0, NULL, 1, &ps));
+        facts = and2(v, facts, Z3_mk_eq(v->ctx, out, app(v, XF_AX_SMUL, 0, NULL, 2, xs)));
     }
     return facts;
 }
@@ -301,7 +345,8 @@ xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_as
         st = encode_node(v, g, order[i], val, err);
         if (st == XF_OK) zero_fold(v, g, order[i], val, zero);
     }
-    if (st == XF_OK) *facts = zero_facts(v, g, val, zero, unit_facts(v, g, val, *facts));
+    if (st == XF_OK)
+        *facts = zero_facts(v, g, val, zero, kernel_facts(v, g, val, unit_facts(v, g, val, *facts)));
     for (int i = 0; st == XF_OK && i < g->n_outputs; i++) {
         outs[i] = val[g->outputs[i]];
         if (!outs[i]) st = XF_FAIL(err, XF_ERR_GRAPH, "verify: output %d is not computed", i);

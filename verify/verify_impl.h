@@ -22,8 +22,11 @@ typedef enum xf_ax_fn {
     XF_AX_CONCAT, XF_AX_SLICE, XF_AX_ENLARGE,
     XF_AX_ICONV, XF_AX_IMAT, XF_AX_ONES, XF_AX_POOL, XF_AX_ZEROS,
     XF_AX_SOFTMAX, XF_AX_LAYERNORM, XF_AX_MEAN,
+    XF_AX_LNORM, /* layer-norm with unit scale and no bias: (lnorm axis x) */
     XF_AX_ZT,  /* the zero tensor of a shape: (zt rank d0 .. d5), prove_zero.c */
+    XF_AX_PSCALE, /* the scalar 1/(kh*kw) of a kh x kw average pooling: (pscale kh kw) */
     XF_AX_HW1, /* predicate: the tensor's last two axes have size 1 (a 1x1 kernel) */
+    XF_AX_SCALAR, /* predicate: the tensor is a scalar (rank 0) */
     XF_AX_FN_COUNT
 } xf_ax_fn;
 
