@@ -168,6 +168,9 @@ static int apply(parser *ps, const char *op, const kv *o, const int *args, int n
         prm.n_shape = o->n_shape;
         memcpy(prm.shape, o->shape, sizeof o->shape);
     }
+    /* the vocabulary's epsilon (enumerate/vocab.c); a layer norm of one
+     * element is its bias only with epsilon > 0 (prove_zero.c) */
+    if (id == XF_OP_LAYERNORM) prm.epsilon = 1e-5f;
     if (id == XF_OP_CONV && na == 2) {
         const int64_t *w = value_dims(ps, args[1]);
         prm.kernel[0] = (int32_t)w[2], prm.kernel[1] = (int32_t)w[3];

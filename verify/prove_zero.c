@@ -7,7 +7,8 @@
  * see these facts. The source of zeros is layer-norm: a layer-norm whose
  * normalised axes hold one element is its bias (x minus its own mean is 0),
  * and a mean over the one normalised axis of a layer-norm with a one-element
- * scale is 0 (the normalised values sum to 0). Zeros then propagate through
+ * scale is 0 (the normalised values sum to 0); both only with epsilon > 0
+ * (with 0 a zero variance makes them 0/0). Zeros then propagate through
  * every operator that maps 0 to 0 (products, linear maps, relu, tanh, erf,
  * gelu, pooling, data movement); sigmoid, exp and softmax do not.
  */
@@ -31,7 +32,8 @@ int xf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char
     int ni = g->values[value].producer;
     if (ni < 0) return 0;
     const xf_node *ln = &g->nodes[ni];
-    if (ln->op != XF_OP_LAYERNORM || (ln->n_inputs > 2 && ln->inputs[2] >= 0 && !zero[ln->inputs[2]]))
+    if (ln->op != XF_OP_LAYERNORM || !(ln->params.epsilon > 0) ||
+        (ln->n_inputs > 2 && ln->inputs[2] >= 0 && !zero[ln->inputs[2]]))
         return 0;
     const xf_shape *x = &g->values[ln->inputs[0]].shape;
     int64_t axis = ln->params.axis < 0 ? ln->params.axis + x->rank : ln->params.axis;
@@ -53,12 +55,12 @@ int xf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero)
     case XF_OP_ERF:
     case XF_OP_GELU:
     case XF_OP_IDENTITY:
-    case XF_OP_DROPOUT:
     case XF_OP_TRANSPOSE:
     case XF_OP_ENLARGE:
     case XF_OP_SPLIT:
     case XF_OP_AVGPOOL:
     case XF_OP_MAXPOOL: return z0;
+    case XF_OP_DROPOUT: return z0 && nd->n_outputs == 1; /* its mask output is ones */
     case XF_OP_CONV:
         return (z0 || z1) && !(nd->n_inputs > 2 && nd->inputs[2] >= 0) && p->activation != XF_ACT_SIGMOID;
     case XF_OP_CONCAT:
@@ -66,7 +68,9 @@ int xf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero)
             if (!in_zero(nd, i, zero)) return 0;
         return nd->n_inputs > 0;
     case XF_OP_LAYERNORM: {
-        if (nd->n_inputs > 2 && nd->inputs[2] >= 0 && !zero[nd->inputs[2]]) return 0;
+        /* zero variance over epsilon 0 is 0/0, not 0 */
+        if (!(p->epsilon > 0) || (nd->n_inputs > 2 && nd->inputs[2] >= 0 && !zero[nd->inputs[2]]))
+            return 0;
         const xf_shape *x = &g->values[nd->inputs[0]].shape;
         return z0 || z1 || tail_numel(x, p->axis) == 1;
     }
