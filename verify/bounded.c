@@ -439,14 +439,17 @@ static xf_status float_probe(const xf_rule *r, uint64_t seed, xf_bounded *one, c
 }
 
 /* The check at one input-shape assignment (r already rebuilt there);
- * *n_diff: output elements whose normal forms differed. Without `exact`
- * only the float probe runs (one->result stays unknown unless it refutes). */
-static xf_status check_shape(check *k, const xf_rule *r, int index, int max_dim, int exact,
-                             xf_bounded *one, char *why, size_t why_len, int *n_diff, xf_error *err)
+ * *n_diff: output elements whose normal forms differed. `probe`: the float
+ * probe; `exact`: the exact check (one->result stays unknown unless the
+ * probe refutes when it is off). */
+static xf_status check_shape(check *k, const xf_rule *r, int index, int max_dim, int probe,
+                             int exact, xf_bounded *one, char *why, size_t why_len, int *n_diff,
+                             xf_error *err)
 {
     *n_diff = 0;
     xf_status st = inputs_within_bound(r, max_dim, err);
-    if (st == XF_OK) st = float_probe(r, 0x5eed + (uint64_t)index, one, why, why_len, err);
+    if (st == XF_OK && probe)
+        st = float_probe(r, 0x5eed + (uint64_t)index, one, why, why_len, err);
     if (st != XF_OK || one->result == XF_BOUNDED_REFUTED || !exact) return st;
     st = make_inputs(k, r, err);
     if (st == XF_OK) st = xfb_elaborate(&k->c, &r->src, k->src, err);
@@ -490,30 +493,35 @@ static void scope_str(const xfb_shape_plan *plan, char *buf, size_t len)
                  plan->n, plan->n_admissible, plan->n > 2 ? plan->n - 2 : 0, plan->cap, exact);
 }
 
-/* Runs the shapes of the plan in order until one refutes, and writes the
- * verdict. The exact check runs at the shapes the plan marks exact (with
- * refute_only, a rule the axioms did not prove: the own shapes alone) until
- * the budget is spent; the float probe runs at every shape. */
-static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, int max_dim,
-                            int refute_only, xf_bounded *out, xf_error *err)
+/* What the exact pass found. */
+typedef struct pass_tally {
+    int n_exact, n_nf, n_solved, n_unknown;
+    int spent_at; /* the exact pass stopped before this shape; -1: it did not */
+    int trim;     /* the own shapes needing the solver limit the exact check */
+    xf_verify_why spent_why, first_class;
+    char first_why[160];
+} pass_tally;
+
+/* One pass over shapes [from, to) of the plan, in order: the float probe
+ * (probe), the exact check (exact), or both; the exact check stops at a
+ * shape past the own ones once the budget is spent. A refutation ends the
+ * check (*done, out filled). After the own shapes' exact check, the plan
+ * may limit the exact check to fewer shapes (plan->n_exact). */
+static xf_status run_pass(check *k, const xf_rule *r, xfb_shape_plan *plan, int max_dim,
+                          int from, int to, int probe, int exact, xf_bounded *out, int *done,
+                          pass_tally *t, char *scope, size_t scope_len, xf_error *err)
 {
-    int n_nf = 0, n_solved = 0, n_unknown = 0, n_float = 0, spent_at = -1;
-    char why[160] = "", first_why[160] = "", scope[160];
-    xf_verify_why first_class = XF_WHY_NONE, spent_why = XF_WHY_NONE;
-    scope_str(plan, scope, sizeof scope);
+    char why[160] = "";
     xf_status st = XF_OK;
-    out->result = XF_BOUNDED_VALID;
-    out->n_admissible = plan->n_admissible;
-    for (int s = 0; s < plan->n && st == XF_OK; s++) {
-        int exact = refute_only ? s == 0 : s < plan->n_exact;
-        if (exact && spent_at >= 0) exact = 0;
-        if (s > 0 && exact) {
-            int rl = rl_spent(k);
-            if (rl || (k->deadline > 0 && xf_clock_now_ms() >= k->deadline)) {
-                spent_at = s;
-                spent_why = rl ? XF_WHY_RLIMIT : XF_WHY_TIMEOUT;
-                exact = 0;
+    for (int s = from; s < to && st == XF_OK && !*done; s++) {
+        if (exact && s > 0 &&
+            (s >= plan->n_exact || rl_spent(k) ||
+             (k->deadline > 0 && xf_clock_now_ms() >= k->deadline))) {
+            if (s < plan->n_exact) {
+                t->spent_at = s;
+                t->spent_why = rl_spent(k) ? XF_WHY_RLIMIT : XF_WHY_TIMEOUT;
             }
+            break;
         }
         const xf_shape *sh = plan->shapes + (size_t)s * (size_t)plan->n_inputs;
         xf_rule at;
@@ -526,17 +534,17 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
         xf_bounded_init(&one);
         int n_diff = 0;
         if (st == XF_OK)
-            st = check_shape(k, rs, s, max_dim, exact, &one, why, sizeof why, &n_diff, err);
+            st = check_shape(k, rs, s, max_dim, probe, exact, &one, why, sizeof why, &n_diff,
+                             err);
         if (s > 0) xf_rule_free(&at);
+        if (st == XF_OK && exact && s == 0 && n_diff > 0 && t->trim) {
+            st = xfb_shape_plan_trim(plan, XFB_SOLVER_SHAPES, err);
+            scope_str(plan, scope, scope_len);
+        }
         if (st != XF_OK) {
             xf_bounded_free(&one);
             break;
         }
-        if (s == 0 && n_diff > 0 && !refute_only) {
-            st = xfb_shape_plan_trim(plan, XFB_SOLVER_SHAPES, err);
-            scope_str(plan, scope, sizeof scope);
-        }
-        out->n_shapes = s + 1;
         if (one.result == XF_BOUNDED_REFUTED) {
             char shs[160];
             shapes_str(sh, plan->n_inputs, shs, sizeof shs);
@@ -550,47 +558,88 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
                      "admissible): %s",
                      shs, s == 0 ? "the rule's own" : "not the rule's own", s + 1, plan->n,
                      plan->n_admissible, why);
-            return st;
+            *done = 1;
+            break;
         }
-        if (!exact) {
-            n_float++;
-            xf_bounded_free(&one);
-            continue;
+        if (exact) {
+            if (one.result == XF_BOUNDED_UNKNOWN && t->n_unknown++ == 0) {
+                snprintf(t->first_why, sizeof t->first_why, "%s", why);
+                t->first_class = k->why;
+            }
+            t->n_nf += n_diff == 0 && one.result == XF_BOUNDED_VALID;
+            t->n_solved += one.result == XF_BOUNDED_VALID;
+            t->n_exact++;
         }
-        if (one.result == XF_BOUNDED_UNKNOWN && n_unknown++ == 0) {
-            snprintf(first_why, sizeof first_why, "%s", why);
-            first_class = k->why;
-        }
-        n_nf += n_diff == 0 && one.result == XF_BOUNDED_VALID;
-        n_solved += one.result == XF_BOUNDED_VALID;
         xf_bounded_free(&one);
     }
-    if (st != XF_OK) return st;
-    if (spent_at >= 0) {
+    return st;
+}
+
+/* Checks the plan's shapes and writes the verdict. A rule the axioms
+ * proved (or any rule but refute_only) first gets the whole check at its
+ * own shapes (a wrong axiom shows there as a disagreement), then the float
+ * probe at every other shape, then the exact check at the other shapes the
+ * plan marks exact until the budget is spent. A rule the axioms did not
+ * prove (refute_only) can only end refuted or unknown: the float probe runs
+ * at every shape first (a false rule is refuted in milliseconds at
+ * whichever shape shows it, before the exact check spends its budget), then
+ * the exact check at its own shapes alone. */
+static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, int max_dim,
+                            int refute_only, xf_bounded *out, xf_error *err)
+{
+    char scope[160];
+    pass_tally t;
+    memset(&t, 0, sizeof t);
+    t.spent_at = -1;
+    t.trim = !refute_only;
+    scope_str(plan, scope, sizeof scope);
+    out->result = XF_BOUNDED_VALID;
+    out->n_admissible = plan->n_admissible;
+    int done = 0;
+    xf_status st;
+    if (refute_only) {
+        st = run_pass(k, r, plan, max_dim, 0, plan->n, 1, 0, out, &done, &t, scope, sizeof scope,
+                      err);
+        if (st == XF_OK && !done)
+            st = run_pass(k, r, plan, max_dim, 0, 1, 0, 1, out, &done, &t, scope, sizeof scope,
+                          err);
+    } else {
+        st = run_pass(k, r, plan, max_dim, 0, 1, 1, 1, out, &done, &t, scope, sizeof scope, err);
+        if (st == XF_OK && !done)
+            st = run_pass(k, r, plan, max_dim, 1, plan->n, 1, 0, out, &done, &t, scope,
+                          sizeof scope, err);
+        if (st == XF_OK && !done)
+            st = run_pass(k, r, plan, max_dim, 1, plan->n, 0, 1, out, &done, &t, scope,
+                          sizeof scope, err);
+    }
+    if (st != XF_OK || done) return st;
+    out->n_shapes = plan->n;
+    int others = plan->n - t.n_exact;
+    if (t.spent_at >= 0) {
         out->result = XF_BOUNDED_UNKNOWN;
-        out->why = spent_why;
+        out->why = t.spent_why;
         snprintf(out->detail, sizeof out->detail,
                  "%s budget spent after %d input shapes, none refuted; floats agree at the %d "
                  "others of %s",
-                 spent_why == XF_WHY_RLIMIT ? "resource (rlimit)" : "time", spent_at, n_float,
+                 t.spent_why == XF_WHY_RLIMIT ? "resource (rlimit)" : "time", t.spent_at, others,
                  scope);
-    } else if (n_unknown) {
+    } else if (t.n_unknown) {
         out->result = XF_BOUNDED_UNKNOWN;
-        out->why = first_class;
-        snprintf(out->detail, sizeof out->detail, "unknown at %d of %s: %s", n_unknown, scope,
-                 first_why);
+        out->why = t.first_class;
+        snprintf(out->detail, sizeof out->detail, "unknown at %d of %s: %s", t.n_unknown, scope,
+                 t.first_why);
     } else if (refute_only) {
         snprintf(out->detail, sizeof out->detail,
                  "valid at the rule's own shapes (%s), floats agree at %d other of %s; exact check "
                  "only at the own shapes as the axioms did not prove it",
-                 n_nf ? "normal forms" : "solver", n_float, scope);
-    } else if (n_nf == plan->n_exact) {
+                 t.n_nf ? "normal forms" : "solver", others, scope);
+    } else if (t.n_nf == t.n_exact) {
         snprintf(out->detail, sizeof out->detail, "outputs have equal normal forms at %s%s", scope,
-                 n_float ? ", floats agree at the others" : "");
+                 others ? ", floats agree at the others" : "");
     } else {
         snprintf(out->detail, sizeof out->detail,
-                 "valid at %s: %d by normal forms, %d needed the solver (unsat)%s", scope, n_nf,
-                 n_solved - n_nf, n_float ? ", floats agree at the others" : "");
+                 "valid at %s: %d by normal forms, %d needed the solver (unsat)%s", scope, t.n_nf,
+                 t.n_solved - t.n_nf, others ? ", floats agree at the others" : "");
     }
     return XF_OK;
 }
