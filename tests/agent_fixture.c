@@ -277,3 +277,21 @@ void xf_fx_search_graph(xf_graph *g)
         }
     }
 }
+
+void xf_fx_expect_written_same(const xf_graph *model, const xf_graph *work, uint64_t seed)
+{
+    xf_error err;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    ck_assert_msg(xf_onnx_save_buffer(work, &buf, &len, &err) == XF_OK, "%s", err.msg);
+    xf_graph back;
+    ck_assert_msg(xf_onnx_load_buffer(buf, len, "written", NULL, NULL, &back, &err) == XF_OK,
+                  "%s", err.msg);
+    free(buf);
+    xf_test_expect_same_function(model, &back, seed, 1e-5);
+    xf_graph fin;
+    ck_assert_msg(xf_agent_finish(work, &fin, NULL, &err) == XF_OK, "%s", err.msg);
+    xf_test_expect_same_function(model, &fin, seed + 1, 1e-5);
+    xf_graph_free(&fin);
+    xf_graph_free(&back);
+}

@@ -55,6 +55,11 @@ void xf_fx_search_graph(xf_graph *g);
  * output too. */
 void xf_fx_class_token_graph(xf_graph *g, int64_t position, int stream_output);
 
+/* A prepared graph `work` of `model` computes model's function (within
+ * 1e-5) after ONNX export and import and after xf_agent_finish, on inputs
+ * of seeds `seed` and seed + 1. */
+void xf_fx_expect_written_same(const xf_graph *model, const xf_graph *work, uint64_t seed);
+
 /* An environment over the cost model and the rule set above. */
 typedef struct xf_fx_env {
     xf_cost_model *cm;
