@@ -43,8 +43,12 @@
  * are still probed, so a rule false at shapes other than its own is
  * refuted for a few milliseconds however hard its exact form is.
  * xf_verify_bounded_cross is the check of a rule the axioms proved: its
- * exact part has the smaller cross_rlimit budget (it can only find a wrong
- * axiom, which the floats and --check-axioms also catch).
+ * exact part runs at the own shapes alone (cross_shapes: more), where a wrong axiom or encoding
+ * would show as a disagreement, with the smaller cross_rlimit budget, and
+ * the float probe at every other shape finds a rule that holds at its own
+ * shapes only (every such refutation in the samples came from the floats;
+ * the exact check at up to 64 shapes found none of its own and was most of
+ * the verification time: docs/verify.md "Limits").
  *
  * Each call builds its own non-reference-counted Z3 context (terms of every
  * shape live until it is deleted) with an error handler that records errors
@@ -483,7 +487,9 @@ static void shapes_str(const xf_shape *sh, int n, char *buf, size_t len)
 static void scope_str(const xfb_shape_plan *plan, char *buf, size_t len)
 {
     char exact[64] = "";
-    if (plan->n_exact < plan->n)
+    if (plan->n_exact == 1 && plan->n > 1)
+        snprintf(exact, sizeof exact, "; exact at the own only");
+    else if (plan->n_exact < plan->n)
         snprintf(exact, sizeof exact, "; exact at the own and %d small", plan->n_exact - 1);
     if (plan->n == plan->n_admissible)
         snprintf(buf, len, "all %d admissible input shape%s (cap %d%s)", plan->n,
@@ -633,13 +639,21 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
                  "valid at the rule's own shapes (%s), floats agree at %d other of %s; exact check "
                  "only at the own shapes as the axioms did not prove it",
                  t.n_nf ? "normal forms" : "solver", others, scope);
-    } else if (t.n_nf == t.n_exact) {
-        snprintf(out->detail, sizeof out->detail, "outputs have equal normal forms at %s%s", scope,
-                 others ? ", floats agree at the others" : "");
+    } else if (!others) {
+        if (t.n_nf == t.n_exact)
+            snprintf(out->detail, sizeof out->detail, "outputs have equal normal forms at %s",
+                     scope);
+        else
+            snprintf(out->detail, sizeof out->detail,
+                     "valid at %s: %d by normal forms, %d needed the solver (unsat)", scope,
+                     t.n_nf, t.n_solved - t.n_nf);
     } else {
+        char at[48] = "the rule's own shapes";
+        if (t.n_exact > 1) snprintf(at, sizeof at, "%d input shapes", t.n_exact);
         snprintf(out->detail, sizeof out->detail,
-                 "valid at %s: %d by normal forms, %d needed the solver (unsat)%s", scope, t.n_nf,
-                 t.n_solved - t.n_nf, others ? ", floats agree at the others" : "");
+                 "valid at %s (%d by normal forms, %d needed the solver), floats agree at the %d "
+                 "others of %s",
+                 at, t.n_nf, t.n_solved - t.n_nf, others, scope);
     }
     return XF_OK;
 }
@@ -668,6 +682,8 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, int refute_only, 
     xf_status st = xf_rule_validate(r, err);
     if (st == XF_OK) st = make_context(&k, o, err);
     if (st == XF_OK) st = xfb_shape_plan_make(r, max_dim, max_shapes, &plan, err);
+    if (st == XF_OK && cross) /* floats at the others */
+        plan.n_exact = o->cross_shapes < 1 ? 1 : o->cross_shapes < plan.n ? o->cross_shapes : plan.n;
     if (st == XF_OK) st = check_plan(&k, r, &plan, max_dim, refute_only, out, err);
     if (st == XF_ERR_UNSUPPORTED) {
         xf_bounded_free(out);

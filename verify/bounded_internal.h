@@ -68,7 +68,8 @@ xf_status xfb_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb
 /* Limits the exact check to the own shapes and at most `keep` - 1 of the
  * small ones no larger than the own (evenly spaced): those move to the
  * front and n_exact counts them; the others stay, after them in their
- * order, for the float probe. Fails only when out of memory. */
+ * order, for the float probe. Nothing changes when the exact check already
+ * covers at most `keep` shapes. Fails only when out of memory. */
 xf_status xfb_shape_plan_trim(xfb_shape_plan *p, int keep, xf_error *err);
 void xfb_shape_plan_free(xfb_shape_plan *p);
 

@@ -496,7 +496,7 @@ static int64_t total_numel(const xf_shape *sh, int n)
 
 xf_status xfb_shape_plan_trim(xfb_shape_plan *p, int keep, xf_error *err)
 {
-    if (keep < 2 || p->n <= keep) return XF_OK;
+    if (keep < 2 || p->n <= keep || p->n_exact <= keep) return XF_OK;
     size_t w = (size_t)p->n_inputs;
     int64_t own = total_numel(p->shapes, p->n_inputs);
     int n_small = 0; /* small ones no larger than the own shapes (they come sorted) */

@@ -17,6 +17,7 @@ void xf_verify_options_init(xf_verify_options *o)
     o->rlimit = XF_VERIFY_RLIMIT;
     o->proof_rlimit = XF_VERIFY_PROOF_RLIMIT;
     o->cross_rlimit = XF_VERIFY_CROSS_RLIMIT;
+    o->cross_shapes = 1;
     o->memory_mb = 0;
     o->bounded_max_dim = 4;
     o->bounded_max_shapes = 64;

@@ -55,6 +55,9 @@ typedef struct xf_verify_options {
                              XF_VERIFY_RLIMIT, docs/verify.md "Limits") */
     unsigned proof_rlimit; /* a lower limit for each proof query alone (default
                              XF_VERIFY_PROOF_RLIMIT; 0: rlimit alone) */
+    int cross_shapes;     /* the cross-check of a proved rule: input-shape assignments
+                             that get the exact check, the own first (default 1: the
+                             own alone; the float probe runs at all of them) */
     unsigned cross_rlimit; /* a lower limit for the exact part of the bounded
                              cross-check of a rule the axioms proved
                              (xf_verify_bounded_cross; default
@@ -219,8 +222,10 @@ xf_status xf_verify_bounded_refute(xf_verifier *v, const xf_rule *r, xf_bounded 
                                    xf_error *err);
 
 /* The bounded check as the cross-check of a rule the axioms proved: the
- * exact check has the smaller of the rlimit and cross_rlimit, the float
- * probe still runs at every planned shape; results as xf_verify_bounded. */
+ * exact check at the rule's own shapes (cross_shapes: more), with the smaller of the rlimit and
+ * cross_rlimit, and the float probe at every planned shape; results as
+ * xf_verify_bounded (a refutation at the own shapes is a disagreement with
+ * the axioms, one at other shapes a rule that holds at its own only). */
 xf_status xf_verify_bounded_cross(xf_verifier *v, const xf_rule *r, xf_bounded *out,
                                   xf_error *err);
 

@@ -3,7 +3,7 @@
  * the verdict (docs/cli.md, DESIGN.md §4 "Verification"):
  *
  *   xferverify DB [-j N] [--timeout 10s] [--rlimit N] [--proof-rlimit N] [--recheck]
- *              [--limit N] [--max-shapes N] [--max-size N] [--no-derive] [--derive-depth N]
+ *              [--limit N] [--max-shapes N] [--cross-shapes N] [--max-size N] [--no-derive] [--derive-depth N]
  *              [--derive-states N] [--derive-rounds N] [--check-axioms]
  *   mpirun -n N xferverify DB ...   (rank 0 records, the others decide)
  *
@@ -70,6 +70,9 @@ static void usage(FILE *f)
             "  --cross-rlimit N  a lower limit for the exact bounded cross-check of a rule the\n"
             "                  axioms proved (default %u, 0: --rlimit alone); the float probe\n"
             "                  still runs at every shape\n"
+            "  --cross-shapes N  input-shape assignments of a proved rule that get the exact\n"
+            "                  cross-check, its own first (default 1: the own alone; up to\n"
+            "                  --max-shapes); the float probe runs at all of them\n"
             "  --recheck       decide again rules that already have a verdict\n"
             "  --limit N       decide at most N rules\n"
             "  --max-shapes N  bounded check: input-shape assignments per rule, the rule's own\n"
@@ -155,14 +158,17 @@ static int parse_args(int argc, char **argv, opts *o)
             if (depth) o->dvo.dopt.d.max_depth = (int)n;
             else o->dvo.dopt.d.max_states = (int)n;
             i++;
-        } else if (!strcmp(a, "-j") || !strcmp(a, "--limit") || !strcmp(a, "--max-shapes")) {
-            long long hi = a[1] == 'j' ? XF_VERIFY_MAX_JOBS : a[2] == 'm' ? 4096 : (1LL << 40);
+        } else if (!strcmp(a, "-j") || !strcmp(a, "--limit") || !strcmp(a, "--max-shapes") ||
+                   !strcmp(a, "--cross-shapes")) {
+            long long hi = a[1] == 'j' ? XF_VERIFY_MAX_JOBS : a[2] == 'm' || a[2] == 'c' ? 4096
+                                                                                    : (1LL << 40);
             if (!val || xf_cli_parse_i64(val, 1, hi, &n)) {
                 fprintf(stderr, "xferverify: %s needs a number from 1 to %lld\n", a, hi);
                 return 2;
             }
             if (a[1] == 'j') o->dvo.vopt.jobs = (int)n, o->jobs_given = 1;
             else if (a[2] == 'm') o->dvo.vopt.vo.bounded_max_shapes = (int)n;
+            else if (a[2] == 'c') o->dvo.vopt.vo.cross_shapes = (int)n;
             else o->dvo.vopt.limit = n;
             i++;
         } else if (!strcmp(a, "--rlimit") || !strcmp(a, "--proof-rlimit") ||
