@@ -544,8 +544,9 @@ static xf_status run_pass(check *k, const xf_rule *r, xfb_shape_plan *plan, int 
                              err);
         if (s > 0) xf_rule_free(&at);
         if (st == XF_OK && exact && s == 0 && n_diff > 0 && t->trim) {
-            st = xfb_shape_plan_trim(plan, XFB_SOLVER_SHAPES, err);
+            st = xfb_shape_plan_trim(plan, XFB_SOLVER_SHAPES, err); /* new shapes array */
             scope_str(plan, scope, scope_len);
+            sh = plan->shapes; /* the own shapes stay first */
         }
         if (st != XF_OK) {
             xf_bounded_free(&one);
