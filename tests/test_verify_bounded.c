@@ -11,7 +11,10 @@
  * by the solver where random inputs cannot reach); the admissible input shapes are
  * counted (exhaustively where that is small) with split halves and
  * depthwise groups following the new shapes; a rule true only at its own
- * 1x1 shape is refuted elsewhere and valid with own shapes only; rules
+ * 1x1 shape is refuted elsewhere and valid with own shapes only; quotients
+ * by positive terms (a layer norm's deviation, a softmax's sum) normalise
+ * so that the mean of a layer norm and a softmax over one element need no
+ * solver; rules
  * outside the elaboration are unsupported; the counterexample blob
  * round-trips.
  */
@@ -663,6 +666,61 @@ START_TEST(abstract_functions_commute_with_movement)
 }
 END_TEST
 
+/* Quotients by a positive term normalise as products: the mean of a layer
+ * norm (scale only) is 0 at every shape, so reduce_mean(layernorm(a)) and
+ * reduce_mean(layernorm(a + a)) have the same normal form (the zero
+ * polynomial) without the solver; and a softmax over an axis of one
+ * element is exp(a) / exp(a) = 1 (exp > 0), whatever it is applied to
+ * (at the rule's own shapes: elsewhere the axis is longer). */
+START_TEST(quotients_by_positive_terms_normalise)
+{
+    xf_rule r;
+    const int64_t d231[3] = {2, 3, 1};
+    xf_shape sh[2] = {xf_shape_make(2, d23), xf_shape_make(0, NULL)};
+    int s[2], d[2];
+    inputs(&r, 2, sh, s, d);
+    xf_params ln = xf_params_default(), mean = xf_params_default();
+    ln.axis = -1;
+    ln.epsilon = 1e-5f;
+    mean.n_axes = 1;
+    mean.axes[0] = -1;
+    mean.keepdims = 1;
+    xf_test_out(&r.src, op(&r.src, XF_OP_REDUCE_MEAN, &mean,
+                           op(&r.src, XF_OP_LAYERNORM, &ln, s[0], s[1]), -1));
+    int twice = op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_REDUCE_MEAN, &mean,
+                           op(&r.dst, XF_OP_LAYERNORM, &ln, twice, d[1]), -1));
+    expect_equal_normal_forms(&r);
+
+    xf_verify_options o;
+    xf_verify_options_init(&o);
+    o.bounded_max_shapes = 1;
+    xf_verifier *own_only;
+    xf_error err;
+    ck_assert_msg(xf_verifier_new(&o, &own_only, &err) == XF_OK, "%s", err.msg);
+    xf_shape sh1[1] = {xf_shape_make(3, d231)};
+    inputs(&r, 1, sh1, s, d);
+    xf_params last = xf_params_default();
+    last.axis = -1;
+    xf_test_out(&r.src, op(&r.src, XF_OP_SOFTMAX, &last, s[0], -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_SOFTMAX, &last, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), -1));
+    xf_bounded b;
+    xf_bounded_init(&b);
+    ck_assert_msg(xf_verify_bounded(own_only, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_VALID, "%s", b.detail);
+    ck_assert_msg(strncmp(b.detail, "outputs have equal normal forms at ", 35) == 0, "%s",
+                  b.detail);
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+    /* At the default shapes the axis grows and the floats tell them apart. */
+    inputs(&r, 1, sh1, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_SOFTMAX, &last, s[0], -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_SOFTMAX, &last, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), -1));
+    ck_assert_int_ge(expect_refuted(&r), 1);
+    xf_verifier_free(own_only);
+}
+END_TEST
+
 START_TEST(unsupported_operator)
 {
     xf_rule r;
@@ -719,6 +777,7 @@ static Suite *suite(void)
     tcase_add_test(tc, shape_specific_rule_refuted_elsewhere);
     tcase_add_test(tc, cross_check_floats_outlive_its_budget);
     tcase_add_test(tc, abstract_functions_commute_with_movement);
+    tcase_add_test(tc, quotients_by_positive_terms_normalise);
     tcase_add_test(tc, unsupported_operator);
     tcase_add_test(tc, cex_decode_rejects_garbage);
     suite_add_tcase(s, tc);

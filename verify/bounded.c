@@ -99,6 +99,7 @@ typedef struct check {
     xfb_ctx c;
     xfb_tensor *src, *dst; /* per value of each side */
     xfb_canon *canon;      /* normal forms of the output elements */
+    int n_facts;           /* side facts registered with canon */
     struct diff *diff;     /* output elements that may differ */
     int n_diff;
     double deadline;       /* end of the time budget (ms, 0: none) */
@@ -120,6 +121,7 @@ static void shape_free(check *k, const xf_rule *r)
     k->diff = NULL;
     k->n_diff = 0;
     k->c.n_side = 0;
+    k->n_facts = 0;
     k->c.uses_uf = 0;
 }
 
@@ -208,15 +210,18 @@ static int diff_cmp(const void *p, const void *q)
     return (a > b) - (a < b);
 }
 
-/* Side of one element into *out: its normal form, else the simplified raw
- * term (NULL when Z3 failed). Out of memory in the normaliser fails. */
-static xf_status element(check *k, Z3_ast t, Z3_ast *out, int32_t *id, double *size,
-                         xf_error *err)
+/* Side t of one element, whose canonical id is `id` (-1: outside the
+ * normaliser), as a term for the solver into *out: its normal form
+ * rebuilt, else the simplified raw term (NULL when Z3 failed). */
+static xf_status element(check *k, Z3_ast t, int32_t id, Z3_ast *out, double *size, xf_error *err)
 {
-    xf_status st = xfb_canon_term(k->canon, t, out, id, err);
-    if (st != XF_OK) return st;
+    *out = NULL;
+    if (id >= 0) {
+        xf_status st = xfb_canon_build(k->canon, id, out, err);
+        if (st != XF_OK) return st;
+    }
     if (*out) {
-        *size += (double)xfb_canon_size(k->canon, *id);
+        *size += (double)xfb_canon_size(k->canon, id);
         return XF_OK;
     }
     *size += 1e9;
@@ -225,25 +230,33 @@ static xf_status element(check *k, Z3_ast t, Z3_ast *out, int32_t *id, double *s
 }
 
 /* Collects the output elements whose normal forms differ, each pair once,
- * cheapest first. */
+ * cheapest first. Elements with equal normal forms are never rebuilt. */
 static xf_status collect_diffs(check *k, const xf_rule *r, xf_error *err)
 {
     int64_t total = 0;
     for (int o = 0; o < r->src.n_outputs; o++) total += k->src[r->src.outputs[o]].n;
     k->diff = xf_malloc((size_t)total * sizeof *k->diff + 1);
     if (!k->diff) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+    for (; k->n_facts < k->c.n_side; k->n_facts++) {
+        xf_status st = xfb_canon_fact(k->canon, k->c.side[k->n_facts], err);
+        if (st != XF_OK) return st;
+    }
     for (int o = 0; o < r->src.n_outputs; o++) {
         const xfb_tensor *a = &k->src[r->src.outputs[o]], *b = &k->dst[r->dst.outputs[o]];
         if (!xf_shape_equal(&a->shape, &b->shape))
             return XF_FAIL(err, XF_ERR_SHAPE, "bounded check: output %d has different shapes", o);
         for (int64_t e = 0; e < a->n; e++) {
-            int32_t ia, ib;
+            int32_t ia = -1, ib = -1;
+            xf_status st = xfb_canon_id(k->canon, a->e[e], &ia, err);
+            if (st == XF_OK) st = xfb_canon_id(k->canon, b->e[e], &ib, err);
+            if (st != XF_OK) return st;
+            if (ia >= 0 && ia == ib) continue;
             diff d = {NULL, NULL, 0};
-            xf_status st = element(k, a->e[e], &d.x, &ia, &d.size, err);
-            if (st == XF_OK) st = element(k, b->e[e], &d.y, &ib, &d.size, err);
+            st = element(k, a->e[e], ia, &d.x, &d.size, err);
+            if (st == XF_OK) st = element(k, b->e[e], ib, &d.y, &d.size, err);
             if (st != XF_OK) return st;
             if (!d.x || !d.y) return xfb_z3_check(&k->c, "simplifying outputs", err);
-            if ((ia >= 0 && ia == ib) || Z3_is_eq_ast(k->c.z, d.x, d.y)) continue;
+            if (Z3_is_eq_ast(k->c.z, d.x, d.y)) continue;
             int seen = 0;
             for (int i = 0; i < k->n_diff && !seen; i++)
                 seen = Z3_is_eq_ast(k->c.z, k->diff[i].x, d.x) &&

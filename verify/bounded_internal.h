@@ -43,12 +43,19 @@ typedef struct xfb_canon xfb_canon;
 
 xfb_canon *xfb_canon_new(Z3_context z, Z3_sort real); /* NULL: out of memory */
 void xfb_canon_free(xfb_canon *c);                    /* NULL: no-op */
-/* Normal form of real term t rebuilt as a Z3 term into *out, with *id its
- * canonical id (two terms with the same id are equal for all inputs and all
- * abstract functions). *out NULL with *id = -1 when t is outside the
- * normaliser. XF_ERR_NOMEM (*out NULL, *id -1) when an allocation failed,
- * now or in an earlier call on c: the table is then unusable. */
-xf_status xfb_canon_term(xfb_canon *c, Z3_ast t, Z3_ast *out, int32_t *id, xf_error *err);
+/* Registers fact (t > 0, one of the check's side facts) so that quotients
+ * by t normalise as products (bounded_poly.c); a fact of another form, or
+ * whose t is not one atom, is ignored. Facts must be registered before the
+ * terms that divide by them are normalised. XF_ERR_NOMEM as below. */
+xf_status xfb_canon_fact(xfb_canon *c, Z3_ast fact, xf_error *err);
+/* Canonical id of real term t into *id (two terms with the same id are
+ * equal for all inputs and all abstract functions); -1 when t is outside
+ * the normaliser. XF_ERR_NOMEM (*id -1) when an allocation failed, now or
+ * in an earlier call on c: the table is then unusable. */
+xf_status xfb_canon_id(xfb_canon *c, Z3_ast t, int32_t *id, xf_error *err);
+/* Normal form `id` (from xfb_canon_id, >= 0) rebuilt as a Z3 term into
+ * *out; XF_ERR_NOMEM (*out NULL) as for xfb_canon_id. */
+xf_status xfb_canon_build(xfb_canon *c, int32_t id, Z3_ast *out, xf_error *err);
 /* Monomials in normal form id. */
 int xfb_canon_size(const xfb_canon *c, int32_t id);
 

@@ -6,20 +6,27 @@
  * coefficients (int64 numerator and denominator; overflow gives up). A
  * monomial is a sorted multiset of atoms; an atom is an input constant or a
  * non-polynomial node whose arguments are normalised first: ite(cond, p, q),
- * an abstract function applied to p, p / q. Conditions a > b and a >= b
+ * an abstract function applied to p, p / q. A quotient by a q that is
+ * positive by the check's facts (xfb_canon_fact: exp > 0, a layer norm's
+ * deviation > 0) is p times the atom 1/q instead, 1 when p is q and 0 when
+ * p is 0, so a softmax over one element is 1 and the mean of a layer norm
+ * cancels. Conditions a > b and a >= b
  * become (a - b) > 0 and (a - b) >= 0 with a - b scaled so its first
  * coefficient is +-1. Atoms, monomials and polynomials are interned (hash
  * tables), so two terms have the same canonical id exactly when their
  * normal forms are identical; equal normal forms are equal for every value
- * of the inputs and of the abstract functions, which is what the bounded
- * check asserts. The normal form is also rebuilt as a Z3 term, so the
- * solver sees shared subterms (relu conditions) as one term.
+ * of the inputs and of the abstract functions that satisfies the facts,
+ * which is what the bounded check asserts (its queries assume the facts). Only an element whose two sides differ is rebuilt from
+ * its normal form as a Z3 term (building the terms of equal elements was
+ * most of the time of a rule of three convolutions), so the solver sees
+ * shared subterms (relu conditions) as one term.
  *
  * Anything else (a Z3 operator not listed, a coefficient that overflows, a
  * polynomial beyond XFB_POLY_MAX_TERMS monomials) leaves the term as it
  * was: the caller then compares the raw terms with the solver. Running out
  * of memory is not "outside the normaliser": every allocation site sets the
- * table's sticky nomem flag, and xfb_canon_term then reports XF_ERR_NOMEM,
+ * table's sticky nomem flag, and xfb_canon_id and xfb_canon_build then
+ * report XF_ERR_NOMEM,
  * so the check fails instead of quietly falling back to the solver.
  */
 #include "bounded_internal.h"
@@ -134,7 +141,7 @@ static int rat_mul(rat a, rat b, rat *out)
 /* ------------------------------------------------------------ normaliser */
 
 /* Atom tags (first word of an atom blob). */
-enum { A_VAR, A_ITE, A_APP, A_DIV, A_GT, A_GE, A_NOT, A_AND, A_OR };
+enum { A_VAR, A_ITE, A_APP, A_DIV, A_GT, A_GE, A_NOT, A_AND, A_OR, A_INV };
 
 typedef struct term {
     int32_t mono;
@@ -146,6 +153,7 @@ struct xfb_canon {
     Z3_sort real;
     itab atoms, monos, polys;
     Z3_ast *atom_ast; /* per atom id: what it stands for (var, decl, rebuilt node) */
+    uint8_t *atom_pos; /* per atom id: 1 when it is positive (a fact, or 1/q with q so) */
     Z3_ast *poly_ast; /* per poly id: rebuilt term, NULL until built */
     uint32_t atom_cap, poly_cap;
     int32_t *memo;    /* per Z3 ast id: poly/bool-atom id + 1, 0 unknown, -1 failed */
@@ -183,6 +191,7 @@ void xfb_canon_free(xfb_canon *c)
     itab_free(&c->monos);
     itab_free(&c->polys);
     xf_free(c->atom_ast);
+    xf_free(c->atom_pos);
     xf_free(c->poly_ast);
     xf_free(c->memo);
     xf_free(c->buf);
@@ -209,8 +218,13 @@ static int32_t atom_intern(xfb_canon *c, const uint32_t *w, uint32_t n, Z3_ast a
         uint32_t cap = c->atom_cap ? 2 * c->atom_cap : 1024;
         Z3_ast *p = xf_realloc(c->atom_ast, (size_t)cap * sizeof *p);
         if (!p) return nomem(c);
+        c->atom_ast = p;
+        uint8_t *q = xf_realloc(c->atom_pos, cap);
+        if (!q) return nomem(c);
+        c->atom_pos = q;
         memset(p + c->atom_cap, 0, (size_t)(cap - c->atom_cap) * sizeof *p);
-        c->atom_ast = p, c->atom_cap = cap;
+        memset(q + c->atom_cap, 0, cap - c->atom_cap);
+        c->atom_cap = cap;
     }
     if (!c->atom_ast[id]) c->atom_ast[id] = a;
     return id;
@@ -420,6 +434,40 @@ static int32_t norm_ite(xfb_canon *c, Z3_app app)
     return at < 0 ? -1 : poly_atom(c, at);
 }
 
+/* Whether poly id is positive for every value of the inputs that satisfies
+ * the registered facts: a sum of products of positive atoms with positive
+ * coefficients. */
+static int poly_positive(xfb_canon *c, int32_t id)
+{
+    uint32_t len;
+    const uint32_t *w = itab_get(&c->polys, id, &len);
+    if (len == 0) return 0;
+    for (uint32_t i = 0; i < len; i += 5) {
+        int64_t num = (int64_t)((uint64_t)w[i + 1] | (uint64_t)w[i + 2] << 32);
+        uint32_t m;
+        const uint32_t *mono = itab_get(&c->monos, (int32_t)w[i], &m);
+        if (num <= 0) return 0;
+        for (uint32_t j = 0; j < m; j++)
+            if (!c->atom_pos[mono[j]]) return 0;
+    }
+    return 1;
+}
+
+/* p / q with q positive: 0 when p is, 1 when p is q, else p times the atom
+ * 1/q (itself positive), so quotients by one divisor (a layer norm's
+ * deviation, a softmax's sum) add up and cancel like any monomial. */
+static int32_t div_positive(xfb_canon *c, int32_t p, int32_t q)
+{
+    if (c->polys.len[p] == 0) return p;
+    if (p == q) return poly_const(c, (rat){1, 1});
+    uint32_t w[2] = {A_INV, (uint32_t)q};
+    int32_t at = atom_intern(c, w, 2, NULL);
+    if (at < 0) return -1;
+    c->atom_pos[at] = 1;
+    int32_t inv = poly_atom(c, at);
+    return inv < 0 ? -1 : poly_mul(c, p, inv);
+}
+
 /* Arguments p[0..n) normalised, combined by operator k (declaration f). */
 static int32_t combine(xfb_canon *c, Z3_ast a, Z3_func_decl f, Z3_decl_kind k, const int32_t *p,
                        unsigned n)
@@ -441,6 +489,7 @@ static int32_t combine(xfb_canon *c, Z3_ast a, Z3_func_decl f, Z3_decl_kind k, c
     }
     case Z3_OP_DIV: case Z3_OP_UNINTERPRETED: {
         if ((k == Z3_OP_DIV && n != 2) || n > 6) return -1;
+        if (k == Z3_OP_DIV && poly_positive(c, p[1])) return div_positive(c, p[0], p[1]);
         uint32_t w[8];
         w[0] = k == Z3_OP_DIV ? A_DIV : n == 0 ? A_VAR : A_APP;
         w[1] = Z3_get_ast_id(c->z, Z3_func_decl_to_ast(c->z, f));
@@ -508,6 +557,7 @@ static Z3_ast build_atom(xfb_canon *c, uint32_t id)
         return Z3_mk_ite(z, build_atom(c, w[1]), build_poly(c, (int32_t)w[2]),
                          build_poly(c, (int32_t)w[3]));
     case A_DIV: return Z3_mk_div(z, build_poly(c, (int32_t)w[2]), build_poly(c, (int32_t)w[3]));
+    case A_INV: return Z3_mk_div(z, Z3_mk_real(z, 1, 1), build_poly(c, (int32_t)w[1]));
     default: /* A_APP */
         for (uint32_t i = 2; i < n; i++) args[i - 2] = build_poly(c, (int32_t)w[i]);
         return Z3_mk_app(z, Z3_to_func_decl(z, c->atom_ast[id]), n - 2, args);
@@ -522,7 +572,7 @@ static Z3_ast build_poly(xfb_canon *c, int32_t id)
     size_t n = len / 5;
     Z3_ast *s = xf_malloc((n + 1) * sizeof *s), r = NULL;
     if (!s) {
-        /* Not NULL, which build_atom would hand to Z3; xfb_canon_term
+        /* Not NULL, which build_atom would hand to Z3; xfb_canon_build
          * reports the failure and the term is never used. */
         nomem(c);
         return Z3_mk_real(c->z, 0, 1);
@@ -555,12 +605,40 @@ int xfb_canon_size(const xfb_canon *c, int32_t id)
     return (int)(c->polys.len[id] / 5);
 }
 
-xf_status xfb_canon_term(xfb_canon *c, Z3_ast t, Z3_ast *out, int32_t *id, xf_error *err)
+xf_status xfb_canon_fact(xfb_canon *c, Z3_ast fact, xf_error *err)
+{
+    Z3_context z = c->z;
+    if (Z3_get_ast_kind(z, fact) != Z3_APP_AST) return XF_OK;
+    Z3_app app = Z3_to_app(z, fact);
+    int64_t num, den;
+    if (Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) != Z3_OP_GT ||
+        Z3_get_app_num_args(z, app) != 2 ||
+        !Z3_get_numeral_small(z, Z3_get_app_arg(z, app, 1), &num, &den) || num != 0)
+        return XF_OK;
+    int32_t id = norm(c, Z3_get_app_arg(z, app, 0));
+    if (c->nomem)
+        return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory normalising a fact");
+    uint32_t len;
+    const uint32_t *w = id < 0 ? NULL : itab_get(&c->polys, id, &len);
+    if (!w || len != 5 || w[1] != 1 || w[2] != 0 || w[3] != 1 || w[4] != 0) return XF_OK;
+    uint32_t m;
+    const uint32_t *mono = itab_get(&c->monos, (int32_t)w[0], &m);
+    if (m == 1) c->atom_pos[mono[0]] = 1; /* t is one atom: the atom is positive */
+    return XF_OK;
+}
+
+xf_status xfb_canon_id(xfb_canon *c, Z3_ast t, int32_t *id, xf_error *err)
 {
     *id = norm(c, t);
-    *out = *id < 0 ? NULL : build_poly(c, *id);
     if (!c->nomem) return XF_OK;
-    *out = NULL;
     *id = -1;
     return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory normalising an output element");
+}
+
+xf_status xfb_canon_build(xfb_canon *c, int32_t id, Z3_ast *out, xf_error *err)
+{
+    *out = build_poly(c, id);
+    if (!c->nomem) return XF_OK;
+    *out = NULL;
+    return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory rebuilding an output element");
 }
