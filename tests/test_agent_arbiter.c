@@ -11,7 +11,9 @@
  * slower, and the input is written unchanged; the other way round (the
  * input is the slow one) the fast candidate is chosen with its ratio's
  * whole 95% interval below 1, again in a confirming run, and its outputs
- * in the target equal to the input's; a candidate that computes something else is dropped untimed;
+ * in the target equal to the input's, with no closer look (that is for
+ * candidates the run of all cannot tell from the input); a candidate that
+ * computes something else is dropped untimed;
  * a candidate finishing to the input itself is a duplicate. The
  * environment's sparse target reward comes every k-th valid step with the
  * latency change since the previous measurement.
@@ -181,6 +183,9 @@ START_TEST(a_slower_candidate_is_never_written)
     ck_assert_int_eq(ar.chosen, 0);
     ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_TIMED);
     ck_assert_msg(ar.e[1].t.ratio > 1.0, "a matmul on top timed x%.3f", ar.e[1].t.ratio);
+    /* slower beyond the noise: nothing to look at closer */
+    ck_assert_int_gt(xf_target_verdict(&ar.e[1].t, &ar.self), 0);
+    ck_assert_int_eq(ar.e[1].closer.runs, 0);
     uint64_t h1, h2;
     ck_assert_int_eq(xf_graph_hash_checked(&out, XF_HASH_CONTENT, &h1, NULL), XF_OK);
     ck_assert_int_eq(xf_graph_hash_checked(&fast, XF_HASH_CONTENT, &h2, NULL), XF_OK);
@@ -212,6 +217,7 @@ START_TEST(a_faster_candidate_is_written_and_a_wrong_one_dropped)
     ck_assert_int_eq(ar.chosen, 3);
     ck_assert_msg(ar.e[3].t.hi < 1.0, "interval [%.3f, %.3f]", ar.e[3].t.lo, ar.e[3].t.hi);
     ck_assert_int_gt(ar.e[3].confirm.runs, 0); /* confirmed in a second run */
+    ck_assert_int_eq(ar.e[3].closer.runs, 0);  /* faster in the run of all already */
     ck_assert_msg(ar.e[3].confirm.hi < 1.0, "confirming interval [%.3f, %.3f]",
                   ar.e[3].confirm.lo, ar.e[3].confirm.hi);
     ck_assert(ar.max_rel <= 1e-4);

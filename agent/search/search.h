@@ -380,6 +380,11 @@ typedef struct xf_arbiter_options {
     xf_target_timing_options timing; /* zeroed: the target's defaults */
     int unbatch;       /* also time each candidate's unbatched layout (xf_agent_unbatch)
                           where it differs (default 1) */
+    int close_rounds;  /* when no candidate beats the input in the run of all, the
+                          fastest of those it could not tell from the input is timed
+                          against the input alone with this many rounds, and its
+                          confirming run too (default 84, four times the target's 21: an interval
+                          about half as wide; 0: no closer look) */
 } xf_arbiter_options;
 
 xf_arbiter_options xf_arbiter_options_default(void);
@@ -403,6 +408,8 @@ typedef struct xf_arbiter_entry {
     xf_target_timing t;     /* in the target, against the input (when timed) */
     xf_target_timing confirm; /* the confirming run against the input alone
                                (CHOSEN and UNCONFIRMED entries) */
+    xf_target_timing closer; /* the closer look against the input alone (runs 0:
+                               none; see close_rounds) */
     xf_arbiter_verdict verdict;
     int unbatched;          /* the candidate in its unbatched layout (xf_agent_unbatch) */
 } xf_arbiter_entry;
@@ -423,8 +430,10 @@ void xf_arbiter_result_free(xf_arbiter_result *r); /* zeroes it; NULL is a no-op
  * distinct models that pass the interpreter check), times them with the
  * input in alternation in the target, and puts the chosen model into *out:
  * the one with the smallest latency ratio that is faster beyond the noise
- * (xf_target_verdict against the input's self check) and again in a second
- * run against the input alone (confirm), provided
+ * (xf_target_verdict against the input's self check; when none is, the
+ * fastest undecided one in a longer run of it against the input alone, see
+ * close_rounds) and again in a second run against the input alone
+ * (confirm), provided
  * its outputs in the target equal the input's there; else a copy of model.
  * cm (may be NULL) only fills cost_ms. On failure *out and *res are empty. */
 xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *model,

@@ -421,6 +421,14 @@ static void print_target(run_state *s)
         printf("  %-13s %10.4f %6d %7s %17s  %s\n", name, e->cost_ms, e->n_nodes, ratio, iv,
                slower ? "slower beyond the noise" : verdict_name(e->verdict));
     }
+    for (int i = 1; i < a->n; i++) {
+        const xf_arbiter_entry *e = &a->e[i];
+        if (e->closer.runs > 0)
+            printf("closer look:     cand %d%s, none faster in the run of all: x%.3f [%.3f, %.3f] "
+                   "in a longer run against the input alone%s\n",
+                   e->candidate, e->unbatched ? " 2-D" : "", e->closer.ratio, e->closer.lo,
+                   e->closer.hi, i == a->chosen ? "" : ", not faster beyond the noise");
+    }
     if (a->chosen > 0)
         printf("confirmed:       a second run against the input alone: x%.3f [%.3f, %.3f]\n",
                a->e[a->chosen].confirm.ratio, a->e[a->chosen].confirm.lo,
