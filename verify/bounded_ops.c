@@ -20,7 +20,8 @@
  *  - softmax, layer-norm and batch-norm are written out with real division;
  *  - sigmoid, tanh, erf, gelu, exp, log and sqrt are abstract (uninterpreted)
  *    real functions, one per op, with the facts exp > 0 and sqrt >= 0 as side
- *    assertions. A rule that holds for every such function holds for the
+ *    assertions (and a layer norm's sqrt(var + eps) > 0 when eps > 0, so the
+ *    normal forms may divide by it, bounded_poly.c). A rule that holds for every such function holds for the
  *    real one, so unsat stays sound; a model may rely on an abstract
  *    function, which bounded.c handles by confirming it in floats.
  *  - constant generators run their kernel and become numerals.
@@ -430,7 +431,9 @@ static xf_status layernorm(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb
         }
         Z3_ast var = mul2(c, inv_n, sum(c, sq, (int)inner));
         Z3_ast s = apply_uf(c, XF_OP_SQRT, Z3_mk_add(c->z, 2, (Z3_ast[]){var, eps}), err);
-        if (!s || side(c, Z3_mk_gt(c->z, s, zero(c)), err) != XF_OK) return xf_free(d), XF_ERR_NOMEM;
+        /* sqrt(var + eps) > 0 holds only for eps > 0 (a constant row has var 0) */
+        if (!s || (nd->params.epsilon > 0 && side(c, Z3_mk_gt(c->z, s, zero(c)), err) != XF_OK))
+            return xf_free(d), XF_ERR_NOMEM;
         for (int64_t k = 0; k < inner; k++) {
             Z3_ast v = mul2(c, Z3_mk_div(c->z, d[k], s),
                             scale->e[bcast_index(&tail, &scale->shape, k)]);
