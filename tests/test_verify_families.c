@@ -13,14 +13,16 @@
  * kernels that are channel concats of splits, convolutions of transposes,
  * layer-norm scales as factors (products of scales, a scalar scale
  * squared), average pooling of a 1x1 image, strided convolutions with the
- * identity kernel and with the average pooling of an enlarged one. Each
+ * identity kernel and with the average pooling of an enlarged one; a
+ * softmax over one element (the ones constant). Each
  * true rule is proved, is not refuted by the bounded check, and (when
  * axioms prove it) is no longer proved once they are switched off; each
  * near miss (the bias added twice, a layer-norm over two different parts, a stride-2 or 3x3 convolution in place of the 1x1 one, sigmoid
  * that does not keep 0, the mean of a layer-norm whose scale is a vector, a
  * slice at the wrong offset or part, splits rejoined in the wrong order, a
  * kernel permuted alone, a transpose of one operand only, a scale
- * squared on one side only, a pooling or relu dropped) is neither proved
+ * squared on one side only, a pooling or relu dropped, a softmax over two
+ * elements taken for ones) is neither proved
  * nor left standing: the
  * bounded check refutes it, also in the refute-only form xferverify runs for
  * rules the axioms did not prove. Rules are written in the axiom-instance language
@@ -131,6 +133,9 @@ static const family families[] = {
     {"conv-subsample",
      {"subsampled-conv", "x:1x2x4x4 w:2x2x3x3",
       "conv[s=2,p=same](conv[p=same,act=relu](x,w),iconv[shape=2x2x3x3]())", "relu(conv[s=2,p=same](x,w))"}},
+    {"ewmul-ones",
+     {"softmax-of-one-element", "x:2x4", "ewmul(mean[axis=1](x),softmax[axis=1](mean[axis=1](x)))",
+      "mean[axis=1](x)"}},
     {"conv-avgpool-kernel",
      {"pooled-identity-kernel", "x:1x2x4x4", "conv[p=same,act=relu](x,avgpool[k=3,p=same](iconv[shape=2x2x3x3]()))",
       "relu(avgpool[k=3,p=same](x))"}},
@@ -169,6 +174,7 @@ static const xf_axiom_instance near_misses[] = {
      "conv[p=same,act=relu](conv[s=2,p=same](x,iconv[shape=2x2x3x3]()),w)", "conv[s=2,p=same](x,enlarge[k=3](w))"},
     {"subsample-of-valid-conv", "x:1x2x4x4 w:2x2x3x3",
      "conv[s=2,p=same](conv[p=same](x,w),iconv[shape=2x2x3x3]())", "conv[s=2,p=same](x,trans(w))"},
+    {"softmax-of-two-elements", "x:2x2", "ewmul(x,softmax[axis=1](x))", "x"},
     {"enlarged-identity-kernel-unpooled", "x:1x2x4x4", "conv[p=same](x,iconv[shape=2x2x3x3]())",
      "avgpool[k=3,p=same](x)"},
 };

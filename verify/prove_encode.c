@@ -9,7 +9,8 @@
  * a mode (same/valid), depthwise groups as -1, a layer-norm with a scale
  * of ones and no bias as the unit-scale layer-norm lnorm. Shape facts are used
  * directly: enlarging a kernel to its own size, swapping two axes of size 1
- * and a mean over an axis of size 1 are the identity, a stride along a
+ * and a mean over an axis of size 1 are the identity, a softmax over an
+ * axis of size 1 is the ones constant, a stride along a
  * spatial axis of size 1 is 1, and every value whose last two axes have
  * size 1 is stated equal to its transpose (so transpose axioms match it)
  * and hw1 (the 1x1-convolution axioms' guard), every rank-0 value scalar,
@@ -183,7 +184,9 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *
     case XF_OP_CONST_ONES: r = app(v, XF_AX_ONES, 0, NULL, 0, NULL); break;
     case XF_OP_SOFTMAX:
         k[0] = neg_axis(p->axis, s0->rank);
-        r = app(v, XF_AX_SOFTMAX, 1, k, 1, in);
+        /* over an axis of size 1 every element is exp(x) / exp(x) = 1 */
+        r = s0->dims[s0->rank + k[0]] == 1 ? app(v, XF_AX_ONES, 0, NULL, 0, NULL)
+                                           : app(v, XF_AX_SOFTMAX, 1, k, 1, in);
         break;
     case XF_OP_LAYERNORM: {
         Z3_ast three[3] = {in[0], in[1], NULL};
