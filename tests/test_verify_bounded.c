@@ -14,7 +14,8 @@
  * 1x1 shape is refuted elsewhere and valid with own shapes only; quotients
  * by positive terms (a layer norm's deviation, a softmax's sum) normalise
  * so that the mean of a layer norm and a softmax over one element need no
- * solver; rules
+ * solver; normal forms too large for the normaliser stop the exact check
+ * unknown; rules
  * outside the elaboration are unsupported; the counterexample blob
  * round-trips.
  */
@@ -721,6 +722,39 @@ START_TEST(quotients_by_positive_terms_normalise)
 }
 END_TEST
 
+/* A rule whose normal forms outgrow the normaliser (three 3x3 convolutions
+ * of 4x4x3x3 kernels and a transpose of it all, a true rule from the
+ * 4-operator run) stops unknown at its own shapes with the reason, instead
+ * of handing the solver raw terms of that size (45 s a rule to the timeout). */
+START_TEST(normal_forms_too_large_stop_unknown)
+{
+    xf_rule r;
+    const int64_t dw[4] = {4, 4, 3, 3};
+    xf_shape sh[1] = {xf_shape_make(4, dw)};
+    int s[1], d[1];
+    inputs(&r, 1, sh, s, d);
+    xf_params c3 = conv_params(3, 1, 1, 1, XF_ACT_NONE), tp = xf_params_default();
+    tp.n_axes = 4;
+    tp.axes[0] = 0, tp.axes[1] = 1, tp.axes[2] = 3, tp.axes[3] = 2;
+    int t = op(&r.src, XF_OP_TRANSPOSE, &tp, s[0], -1);
+    int a = op(&r.src, XF_OP_CONV, &c3, op(&r.src, XF_OP_CONV, &c3, t, t), t);
+    xf_test_out(&r.src, op(&r.src, XF_OP_CONV, &c3, a, op(&r.src, XF_OP_CONV, &c3, t, t)));
+    int b = op(&r.dst, XF_OP_CONV, &c3, op(&r.dst, XF_OP_CONV, &c3, d[0], d[0]), d[0]);
+    int e = op(&r.dst, XF_OP_CONV, &c3, b, op(&r.dst, XF_OP_CONV, &c3, d[0], d[0]));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_TRANSPOSE, &tp, e, -1));
+    xf_bounded b2;
+    xf_bounded_init(&b2);
+    xf_error err;
+    ck_assert_msg(xf_verify_bounded_cross(ver, &r, &b2, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b2.result == XF_BOUNDED_UNKNOWN, "got %s: %s", xf_bounded_result_name(b2.result),
+                  b2.detail);
+    ck_assert_int_eq(b2.why, XF_WHY_RLIMIT);
+    ck_assert_msg(strstr(b2.detail, "too large for the exact check") != NULL, "%s", b2.detail);
+    xf_bounded_free(&b2);
+    xf_rule_free(&r);
+}
+END_TEST
+
 START_TEST(unsupported_operator)
 {
     xf_rule r;
@@ -778,6 +812,7 @@ static Suite *suite(void)
     tcase_add_test(tc, cross_check_floats_outlive_its_budget);
     tcase_add_test(tc, abstract_functions_commute_with_movement);
     tcase_add_test(tc, quotients_by_positive_terms_normalise);
+    tcase_add_test(tc, normal_forms_too_large_stop_unknown);
     tcase_add_test(tc, unsupported_operator);
     tcase_add_test(tc, cex_decode_rejects_garbage);
     suite_add_tcase(s, tc);

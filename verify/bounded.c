@@ -102,6 +102,8 @@ typedef struct check {
     int n_facts;           /* side facts registered with canon */
     struct diff *diff;     /* output elements that may differ */
     int n_diff;
+    int too_large;         /* an element's normal form is beyond the normaliser's size
+                              limit: the shape's exact check stops unknown */
     double deadline;       /* end of the time budget (ms, 0: none) */
     uint64_t rl_budget;    /* resource budget (Z3 units, 0: none) */
     uint64_t rl_used;      /* units counted in this context so far */
@@ -120,6 +122,7 @@ static void shape_free(check *k, const xf_rule *r)
     k->src = k->dst = NULL;
     k->diff = NULL;
     k->n_diff = 0;
+    k->too_large = 0;
     k->c.n_side = 0;
     k->n_facts = 0;
     k->c.uses_uf = 0;
@@ -251,6 +254,10 @@ static xf_status collect_diffs(check *k, const xf_rule *r, xf_error *err)
             if (st == XF_OK) st = xfb_canon_id(k->canon, b->e[e], &ib, err);
             if (st != XF_OK) return st;
             if (ia >= 0 && ia == ib) continue;
+            if ((ia < 0 || ib < 0) && xfb_canon_too_large(k->canon) > 0) {
+                k->too_large = 1; /* the solver would get raw terms of that size */
+                return XF_OK;
+            }
             diff d = {NULL, NULL, 0};
             st = element(k, a->e[e], ia, &d.x, &d.size, err);
             if (st == XF_OK) st = element(k, b->e[e], ib, &d.y, &d.size, err);
@@ -473,7 +480,15 @@ static xf_status check_shape(check *k, const xf_rule *r, int index, int max_dim,
     if (st == XF_OK) st = xfb_elaborate(&k->c, &r->dst, k->dst, err);
     if (st == XF_OK) st = collect_diffs(k, r, err);
     *n_diff = k->n_diff;
-    if (st == XF_OK) st = solve(k, r, one, why, why_len, err);
+    if (st == XF_OK && k->too_large) {
+        *n_diff = 1; /* not decided by normal forms */
+        one->result = XF_BOUNDED_UNKNOWN;
+        k->why = XF_WHY_RLIMIT;
+        snprintf(why, why_len, "a normal form beyond the normaliser's limit of monomials: too "
+                               "large for the exact check");
+    } else if (st == XF_OK) {
+        st = solve(k, r, one, why, why_len, err);
+    }
     shape_free(k, r);
     return st;
 }

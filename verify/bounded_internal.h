@@ -56,6 +56,9 @@ xf_status xfb_canon_id(xfb_canon *c, Z3_ast t, int32_t *id, xf_error *err);
 /* Normal form `id` (from xfb_canon_id, >= 0) rebuilt as a Z3 term into
  * *out; XF_ERR_NOMEM (*out NULL) as for xfb_canon_id. */
 xf_status xfb_canon_build(xfb_canon *c, int32_t id, Z3_ast *out, xf_error *err);
+/* How many polynomials c gave up as too large (over its monomial limit):
+ * a term whose id is -1 while this is nonzero may be one of them. */
+int64_t xfb_canon_too_large(const xfb_canon *c);
 /* Monomials in normal form id. */
 int xfb_canon_size(const xfb_canon *c, int32_t id);
 

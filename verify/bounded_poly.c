@@ -23,7 +23,10 @@
  *
  * Anything else (a Z3 operator not listed, a coefficient that overflows, a
  * polynomial beyond XFB_POLY_MAX_TERMS monomials) leaves the term as it
- * was: the caller then compares the raw terms with the solver. Running out
+ * was: the caller then compares the raw terms with the solver, except past
+ * the size limit (xfb_canon_too_large), where it stops instead: a solver
+ * given raw convolutions of convolutions of that size ran 45 s a rule to
+ * its timeout. Running out
  * of memory is not "outside the normaliser": every allocation site sets the
  * table's sticky nomem flag, and xfb_canon_id and xfb_canon_build then
  * report XF_ERR_NOMEM,
@@ -161,6 +164,7 @@ struct xfb_canon {
     uint32_t *buf;
     size_t buf_cap;
     int nomem; /* an allocation failed: every result since is meaningless */
+    int64_t too_large; /* polynomials given up as beyond XFB_POLY_MAX_TERMS */
 };
 
 /* Records an allocation failure; -1 for the caller to return. */
@@ -247,7 +251,7 @@ static int32_t poly_intern(xfb_canon *c, term *t, size_t n)
             if (rat_add(s.c, t[i++].c, &s.c) != 0) return -1;
         if (s.c.n != 0) t[k++] = s;
     }
-    if (k > XFB_POLY_MAX_TERMS) return -1;
+    if (k > XFB_POLY_MAX_TERMS) return c->too_large++, -1;
     uint32_t *w = scratch(c, 5 * k + 1);
     if (!w) return -1;
     for (size_t i = 0; i < k; i++) {
@@ -345,7 +349,7 @@ static int32_t poly_mul(xfb_canon *c, int32_t a, int32_t b)
 {
     size_t na, nb;
     if ((double)(c->polys.len[a] / 5) * (double)(c->polys.len[b] / 5) > 4.0 * XFB_POLY_MAX_TERMS)
-        return -1;
+        return c->too_large++, -1;
     term *x = poly_terms(c, a, &na), *y = poly_terms(c, b, &nb);
     term *t = xf_malloc((na * nb + 1) * sizeof *t);
     int32_t id = -1;
@@ -598,6 +602,11 @@ static Z3_ast build_poly(xfb_canon *c, int32_t id)
 out:
     xf_free(s);
     return c->poly_ast[id] = r;
+}
+
+int64_t xfb_canon_too_large(const xfb_canon *c)
+{
+    return c->too_large;
 }
 
 int xfb_canon_size(const xfb_canon *c, int32_t id)
