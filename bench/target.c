@@ -272,6 +272,14 @@ static void table_row(xf_target *t, xf_cost_model *cm, xf_cost_model *exec_cm, t
            m->name, xf_target_threads(t), m->model.n_nodes, (double)m->param_bytes / 1e6,
            in->cost_ms, m->oc.cost_after, verdict, in->t.median_ms, ch->t.median_ms, ch->t.ratio,
            ch->t.lo, ch->t.hi, a.self.noise, cheap_s, eq, dnn, m->search_s, a.seconds);
+    for (int i = 1; i < a.n; i++) /* the closer look, when the run of all could not tell */
+        if (a.e[i].closer.runs > 0)
+            printf("%-18s %3d  closer look at cand %d%s: %.3f [%.3f,%.3f]%s", "", xf_target_threads(t),
+                   a.e[i].candidate, a.e[i].unbatched ? " 2-D" : "", a.e[i].closer.ratio,
+                   a.e[i].closer.lo, a.e[i].closer.hi,
+                   i == a.chosen ? ", written" : ", not faster beyond the noise\n");
+    if (a.chosen > 0 && ch->closer.runs > 0)
+        printf("; confirmed %.3f [%.3f,%.3f]\n", ch->confirm.ratio, ch->confirm.lo, ch->confirm.hi);
     fflush(stdout);
     xf_graph_free(&out);
     xf_arbiter_result_free(&a);
@@ -309,7 +317,10 @@ static void print_legend(void)
            "  written model vs the input in ORT (* = the search's best, when the input is kept);\n"
            "  oneDNN: executor latency ratio of the search's best (+- run spread, =in: the best\n"
            "  was not cheaper as written, the input); search s / arbiter s: the time the target\n"
-           "  adds is the arbiter's.\n");
+           "  adds is the arbiter's. A 'closer look' line follows a row when the run of all\n"
+           "  could not tell the fastest undecided candidate from the input: its ratio in a run\n"
+           "  of its own against the input with four times the rounds (and, when written, the\n"
+           "  confirming run); the row's ratio is then the run of all's.\n");
     printf("%-18s %3s %6s %8s %8s %8s  %-10s %8s %8s  %-19s %6s %6s %9s %-18s %7s %7s\n", "model",
            "thr", "nodes", "param MB", "cost in", "cost out", "verdict", "ORT in", "ORT out",
            "ratio [95% int]", "noise", "cheap", "max_rel", "oneDNN", "search", "arbiter");
