@@ -21,9 +21,10 @@
  *  - sigmoid, tanh, erf, gelu, exp, log and sqrt are abstract (uninterpreted)
  *    real functions, one per op, with the facts exp > 0 and sqrt >= 0 as side
  *    assertions (and a layer norm's sqrt(var + eps) > 0 when eps > 0, so the
- *    normal forms may divide by it, bounded_poly.c). A rule that holds for every such function holds for the
- *    real one, so unsat stays sound; a model may rely on an abstract
- *    function, which bounded.c handles by confirming it in floats.
+ *    normal forms may divide by it, bounded_poly.c). A rule that holds for
+ *    every such function holds for the real one, so unsat stays sound; a
+ *    model may rely on an abstract function, which bounded.c handles by
+ *    confirming it in floats.
  *  - constant generators run their kernel and become numerals.
  */
 #include "bounded_internal.h"

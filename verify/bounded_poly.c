@@ -16,8 +16,9 @@
  * tables), so two terms have the same canonical id exactly when their
  * normal forms are identical; equal normal forms are equal for every value
  * of the inputs and of the abstract functions that satisfies the facts,
- * which is what the bounded check asserts (its queries assume the facts). Only an element whose two sides differ is rebuilt from
- * its normal form as a Z3 term (building the terms of equal elements was
+ * which is what the bounded check asserts (its queries assume the facts).
+ * Only an element whose two sides differ is rebuilt from its normal form
+ * as a Z3 term (building the terms of equal elements was
  * most of the time of a rule of three convolutions), so the solver sees
  * shared subterms (relu conditions) as one term.
  *
@@ -272,6 +273,17 @@ static int32_t poly_intern(xfb_canon *c, term *t, size_t n)
     return id;
 }
 
+/* The term stored at w[0..5) of a polynomial blob: monomial id, then the
+ * numerator and denominator as two 32-bit halves each (poly_intern). */
+static term term_at(const uint32_t *w)
+{
+    term t;
+    t.mono = (int32_t)w[0];
+    t.c.n = (int64_t)((uint64_t)w[1] | (uint64_t)w[2] << 32);
+    t.c.d = (int64_t)((uint64_t)w[3] | (uint64_t)w[4] << 32);
+    return t;
+}
+
 /* Terms of poly id into a fresh array (caller xf_frees). */
 static term *poly_terms(xfb_canon *c, int32_t id, size_t *n)
 {
@@ -280,11 +292,7 @@ static term *poly_terms(xfb_canon *c, int32_t id, size_t *n)
     *n = len / 5;
     term *t = xf_malloc((*n + 1) * sizeof *t);
     if (!t) return nomem(c), NULL;
-    for (size_t i = 0; i < *n; i++) {
-        t[i].mono = (int32_t)w[5 * i];
-        t[i].c.n = (int64_t)((uint64_t)w[5 * i + 1] | (uint64_t)w[5 * i + 2] << 32);
-        t[i].c.d = (int64_t)((uint64_t)w[5 * i + 3] | (uint64_t)w[5 * i + 4] << 32);
-    }
+    for (size_t i = 0; i < *n; i++) t[i] = term_at(w + 5 * i);
     return t;
 }
 
@@ -447,10 +455,10 @@ static int poly_positive(xfb_canon *c, int32_t id)
     const uint32_t *w = itab_get(&c->polys, id, &len);
     if (len == 0) return 0;
     for (uint32_t i = 0; i < len; i += 5) {
-        int64_t num = (int64_t)((uint64_t)w[i + 1] | (uint64_t)w[i + 2] << 32);
+        term t = term_at(w + i);
         uint32_t m;
-        const uint32_t *mono = itab_get(&c->monos, (int32_t)w[i], &m);
-        if (num <= 0) return 0;
+        const uint32_t *mono = itab_get(&c->monos, t.mono, &m);
+        if (t.c.n <= 0) return 0;
         for (uint32_t j = 0; j < m; j++)
             if (!c->atom_pos[mono[j]]) return 0;
     }
@@ -582,16 +590,15 @@ static Z3_ast build_poly(xfb_canon *c, int32_t id)
         return Z3_mk_real(c->z, 0, 1);
     }
     for (size_t i = 0; i < n; i++) {
+        term t = term_at(w + 5 * i);
         uint32_t m;
-        const uint32_t *mono = itab_get(&c->monos, (int32_t)w[5 * i], &m);
+        const uint32_t *mono = itab_get(&c->monos, t.mono, &m);
         Z3_ast f[64];
-        int64_t num = (int64_t)((uint64_t)w[5 * i + 1] | (uint64_t)w[5 * i + 2] << 32);
-        int64_t den = (int64_t)((uint64_t)w[5 * i + 3] | (uint64_t)w[5 * i + 4] << 32);
         unsigned k = 0;
         if (m >= 63) goto out;
-        if (num != 1 || den != 1 || m == 0) {
+        if (t.c.n != 1 || t.c.d != 1 || m == 0) {
             char q[48];
-            snprintf(q, sizeof q, "%lld/%lld", (long long)num, (long long)den);
+            snprintf(q, sizeof q, "%lld/%lld", (long long)t.c.n, (long long)t.c.d);
             f[k++] = Z3_mk_numeral(c->z, q, c->real);
         }
         for (uint32_t j = 0; j < m; j++)
@@ -629,9 +636,10 @@ xf_status xfb_canon_fact(xfb_canon *c, Z3_ast fact, xf_error *err)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory normalising a fact");
     uint32_t len;
     const uint32_t *w = id < 0 ? NULL : itab_get(&c->polys, id, &len);
-    if (!w || len != 5 || w[1] != 1 || w[2] != 0 || w[3] != 1 || w[4] != 0) return XF_OK;
+    term t = w && len == 5 ? term_at(w) : (term){-1, {0, 1}};
+    if (t.c.n != 1 || t.c.d != 1) return XF_OK; /* one term with coefficient 1 */
     uint32_t m;
-    const uint32_t *mono = itab_get(&c->monos, (int32_t)w[0], &m);
+    const uint32_t *mono = itab_get(&c->monos, t.mono, &m);
     if (m == 1) c->atom_pos[mono[0]] = 1; /* t is one atom: the atom is positive */
     return XF_OK;
 }
