@@ -36,6 +36,7 @@ static void add_tally(xf_verify_tally *sum, const xf_verify_tally *t)
     sum->unknown += t->unknown;
     sum->disagree += t->disagree;
     sum->shape_specific += t->shape_specific;
+    sum->by_shapes += t->by_shapes;
     sum->broken += t->broken;
     sum->kept += t->kept;
     sum->killed += t->killed;

@@ -15,7 +15,10 @@
  * by positive terms (a layer norm's deviation, a softmax's sum) normalise
  * so that the mean of a layer norm and a softmax over one element need no
  * solver; normal forms too large for the normaliser stop the exact check
- * unknown; rules
+ * unknown; a rule valid at its own shapes is proved by them only when each
+ * input dim is fixed by the rule or an index no operator mixes and at least
+ * as long as the axes one value holds of it (near misses: a mean along a
+ * free axis, a matmul's inner dim, a 1x1 matrix as its own transpose); rules
  * outside the elaboration are unsupported; the counterexample blob
  * round-trips.
  */
@@ -755,6 +758,115 @@ START_TEST(normal_forms_too_large_stop_unknown)
 }
 END_TEST
 
+/* The refute-only form (a rule the axioms did not prove) on r, with
+ * verifier v: `proves` must say whether the own shapes stand for every
+ * shape, and a proof must agree with the exact check at every planned
+ * shape. Frees r. */
+static void expect_own_shapes_prove_with(xf_verifier *v, xf_rule *r, int proves,
+                                         const char *detail_part)
+{
+    xf_bounded b;
+    xf_bounded_init(&b);
+    xf_error err;
+    ck_assert_msg(xf_verify_bounded_refute(v, r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_VALID, "got %s: %s", xf_bounded_result_name(b.result),
+                  b.detail);
+    ck_assert_msg(b.proves == proves, "proves %d: %s", b.proves, b.detail);
+    ck_assert_msg(strstr(b.detail, detail_part), "no '%s' in: %s", detail_part, b.detail);
+    xf_bounded_free(&b);
+    if (proves) { /* the argument's claim, at every shape the full check plans */
+        b = check(r);
+        ck_assert_msg(b.result == XF_BOUNDED_VALID, "%s", b.detail);
+        ck_assert_int_gt(b.n_admissible, 1);
+        xf_bounded_free(&b);
+    }
+    xf_rule_free(r);
+}
+
+static void expect_own_shapes_prove(xf_rule *r, int proves, const char *detail_part)
+{
+    expect_own_shapes_prove_with(ver, r, proves, detail_part);
+}
+
+START_TEST(own_shapes_prove_closed_domains)
+{
+    xf_rule r;
+    int s[2], d[2];
+    /* Element-wise only: both dims of a and b are indices no operator mixes. */
+    xf_shape sh[2] = {xf_shape_make(2, d23), xf_shape_make(2, d23)};
+    inputs(&r, 2, sh, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_MUL, NULL, s[0], op(&r.src, XF_OP_ADD, NULL, s[1], s[1])));
+    int ab = op(&r.dst, XF_OP_MUL, NULL, d[0], d[1]), ba = op(&r.dst, XF_OP_MUL, NULL, d[1], d[0]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, ab, ba));
+    expect_own_shapes_prove(&r, 1, "0 input dim(s) fixed by the rule, 4 an index");
+
+    /* A mean over an axis of size 1 is the identity: that axis keeps size 1
+     * wherever the rule applies (the result's shape is the input's), the
+     * other is an index. */
+    static const int64_t d31[2] = {3, 1};
+    xf_shape sh31[1] = {xf_shape_make(2, d31)};
+    xf_params mean = xf_params_default();
+    mean.n_axes = 1;
+    mean.axes[0] = -1;
+    mean.keepdims = 1;
+    inputs(&r, 1, sh31, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_REDUCE_MEAN, &mean, op(&r.src, XF_OP_RELU, NULL, s[0], -1), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, d[0], -1));
+    expect_own_shapes_prove(&r, 1, "1 input dim(s) fixed by the rule, 1 an index");
+
+    /* Near misses. A mean along a free axis: true, but the own shapes say
+     * nothing about other lengths of that axis. */
+    inputs(&r, 1, sh, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_REDUCE_MEAN, &mean, op(&r.src, XF_OP_ADD, NULL, s[0], s[0]), -1));
+    int m = op(&r.dst, XF_OP_REDUCE_MEAN, &mean, d[0], -1);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, m, m));
+    expect_own_shapes_prove(&r, 0, "dim 1 of input a takes other sizes where an operator mixes");
+
+    /* A matmul sums over its inner dim. */
+    xf_shape shm[2] = {xf_shape_make(2, d23), xf_shape_make(2, d32)};
+    inputs(&r, 2, shm, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, s[0], op(&r.src, XF_OP_ADD, NULL, s[1], s[1])));
+    int p = op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[1]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, p, p));
+    expect_own_shapes_prove(&r, 0, "dim 1 of input a takes other sizes");
+
+    /* One class along both axes of a value (a * a^T): an index held twice,
+     * proved by its own size 2 (pairs of distinct indices are there). */
+    xf_shape sh22[1] = {xf_shape_make(2, d22)};
+    xf_params tr = xf_params_default();
+    tr.n_axes = 2;
+    tr.axes[0] = 1;
+    tr.axes[1] = 0;
+    inputs(&r, 1, sh22, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_MUL, NULL, s[0], op(&r.src, XF_OP_TRANSPOSE, &tr, s[0], -1)));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MUL, NULL, op(&r.dst, XF_OP_TRANSPOSE, &tr, d[0], -1), d[0]));
+    expect_own_shapes_prove(&r, 1, "0 input dim(s) fixed by the rule, 2 an index");
+
+    /* Near miss: a 1x1 matrix is its own transpose, a larger one is not; at
+     * size 1 the class held twice has no pair of distinct indices. With the
+     * own shapes alone (no float probe elsewhere) the check is valid and
+     * must not prove it; at the other shapes the floats refute it. */
+    static const int64_t d11[2] = {1, 1};
+    xf_shape sh11[1] = {xf_shape_make(2, d11)};
+    xf_verify_options o;
+    xf_verify_options_init(&o);
+    o.bounded_max_shapes = 1;
+    xf_verifier *own_only;
+    xf_error err;
+    ck_assert_msg(xf_verifier_new(&o, &own_only, &err) == XF_OK, "%s", err.msg);
+    for (int pass = 0; pass < 2; pass++) {
+        inputs(&r, 1, sh11, s, d);
+        xf_test_out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tr, s[0], -1));
+        xf_test_out(&r.dst, d[0]);
+        if (pass == 0)
+            expect_own_shapes_prove_with(own_only, &r, 0, "has size 1, fewer than the 2 axes");
+        else
+            ck_assert_int_gt(expect_refuted(&r), 0);
+    }
+    xf_verifier_free(own_only);
+}
+END_TEST
+
 START_TEST(unsupported_operator)
 {
     xf_rule r;
@@ -813,6 +925,7 @@ static Suite *suite(void)
     tcase_add_test(tc, abstract_functions_commute_with_movement);
     tcase_add_test(tc, quotients_by_positive_terms_normalise);
     tcase_add_test(tc, normal_forms_too_large_stop_unknown);
+    tcase_add_test(tc, own_shapes_prove_closed_domains);
     tcase_add_test(tc, unsupported_operator);
     tcase_add_test(tc, cex_decode_rejects_garbage);
     suite_add_tcase(s, tc);

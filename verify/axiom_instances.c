@@ -71,6 +71,8 @@ static const xf_axiom_instance instances[] = {
     {"slice-concat-left", "x:2x1 y:2x2", "split[axis=1,sizes=1x2,out=0](concat[axis=1](x,y))", "x"},
     {"slice-concat-right", "x:2x1 y:2x2", SPL "(concat[axis=1](x,y))", "y"},
     {"concat-slices", "x:2x3", "concat[axis=1](split[axis=1,sizes=1x2,out=0](x)," SPL "(x))", "x"},
+    {"concat-ones", "", "concat[axis=0](ones[shape=1x2](),ones[shape=2x2]())", "ones[shape=3x2]()"},
+    {"slice-ones", "", "split[axis=0,sizes=1x2,out=1](ones[shape=3x2]())", "ones[shape=2x2]()"},
     {"slice-concat-across", "x:2x2 y:2x1", "split[axis=0,sizes=1x1,out=1](concat[axis=1](x,y))",
      "concat[axis=1](split[axis=0,sizes=1x1,out=1](x),split[axis=0,sizes=1x1,out=1](y))"},
     {"slice-within-left", "x:2x3 y:2x1", "split[axis=1,sizes=2x2,out=0](concat[axis=1](x,y))",

@@ -155,6 +155,10 @@ static const xf_axiom_info axioms[] = {
     {"concat-slices", "concatenating the two parts of a split gives back the input",
      FA(CAT " (t Int) (x T)", "(=> (= t (+ n m)) (= (concat a n m (slice a 0 n t x) (slice a n m t x)) x))",
         "(concat a n m (slice a 0 n t x) (slice a n m t x))")},
+    {"concat-ones", "a concat of two ones constants is the ones constant (all ones of the joined shape)",
+     FA(CAT, "(= (concat a n m ones ones) ones)", "(concat a n m ones ones)")},
+    {"slice-ones", "a slice of the ones constant is the ones constant (all ones of the slice's shape)",
+     FA(SL, "(= (slice a o l t ones) ones)", "(slice a o l t ones)")},
     {"slice-concat-across", "a slice along one axis of a concat along another is the concat of the slices",
      FA2("(a Int) (o Int) (l Int) (t Int) (b Int) (n Int) (m Int) " T2,
          "(=> (not (= a b)) (= (slice a o l t (concat b n m x y)) "

@@ -664,10 +664,21 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
         snprintf(out->detail, sizeof out->detail, "unknown at %d of %s: %s", t.n_unknown, scope,
                  t.first_why);
     } else if (refute_only) {
-        snprintf(out->detail, sizeof out->detail,
-                 "valid at the rule's own shapes (%s), floats agree at %d other of %s; exact check "
-                 "only at the own shapes as the axioms did not prove it",
-                 t.n_nf ? "normal forms" : "solver", others, scope);
+        xfb_domain dom;
+        st = xfb_domain_of(r, &dom, err);
+        if (st != XF_OK) return st;
+        out->proves = dom.closed;
+        if (dom.closed)
+            snprintf(out->detail, sizeof out->detail,
+                     "valid at the rule's own shapes (%s), which stand for every shape it applies "
+                     "to: %d input dim(s) fixed by the rule, %d an index no operator mixes; floats "
+                     "agree at %d other of %s",
+                     t.n_nf ? "normal forms" : "solver", dom.n_fixed, dom.n_indexed, others, scope);
+        else
+            snprintf(out->detail, sizeof out->detail,
+                     "valid at the rule's own shapes (%s), floats agree at %d other of %s; exact "
+                     "check only at the own shapes as the axioms did not prove it, and %s",
+                     t.n_nf ? "normal forms" : "solver", others, scope, dom.why);
     } else if (!others) {
         if (t.n_nf == t.n_exact)
             snprintf(out->detail, sizeof out->detail, "outputs have equal normal forms at %s",

@@ -1,8 +1,10 @@
 /*
  * bounded_internal.h — private contract of the bounded element-wise check
  * (bounded.c drives it, bounded_shapes.c chooses the input shapes,
- * bounded_ops.c elaborates operators, bounded_poly.c normalises terms,
- * bounded_cex.c encodes counterexamples). Not part of the public API
+ * bounded_ties.c ties a rule's dims, bounded_domain.c decides whether the
+ * rule's own shapes stand for all of its shapes, bounded_ops.c elaborates
+ * operators, bounded_poly.c normalises terms, bounded_cex.c encodes
+ * counterexamples). Not part of the public API
  * (verify/verify.h).
  *
  * A symbolic tensor is a shape plus one Z3 real term per element (row-major).
@@ -82,6 +84,48 @@ xf_status xfb_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb
  * covers at most `keep` shapes. Fails only when out of memory. */
 xf_status xfb_shape_plan_trim(xfb_shape_plan *p, int keep, xf_error *err);
 void xfb_shape_plan_free(xfb_shape_plan *p);
+
+/* The dims of a rule's values (bounded_ties.c): slots numbered side by
+ * side, value by value, dim by dim; a union-find over them. */
+typedef struct xfb_ties {
+    int strict;             /* only ties that hold at every admissible shape */
+    int n;                  /* slots */
+    int *parent;            /* union-find; xfb_ties_find gives a class's root */
+    unsigned char *fixed;   /* per root: the class keeps the rule's own size */
+    unsigned char *mixing;  /* per slot: an operator combines elements at
+                               different indices along this dim */
+    int *base[2];           /* first slot of each value, per side (0 src, 1 dst) */
+} xfb_ties;
+
+/* Ties every dim of r. strict: only ties that every admissible shape
+ * satisfies (the domain argument); otherwise also ties that merely narrow
+ * the search (matmul batch dims, grouped conv channels). XF_ERR_NOMEM. */
+xf_status xfb_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_error *err);
+int xfb_ties_find(xfb_ties *t, int slot);
+int xfb_ties_slot(const xfb_ties *t, int k, int value, int dim); /* k: 0 src, 1 dst */
+void xfb_ties_free(xfb_ties *t);
+/* Parameters the enumerator derives from shapes, as the admissible set
+ * re-derives them: a two-operand element-wise operator (its operands stay
+ * equal when they are at the own shapes), a split into the halves of its
+ * axis, a depthwise convolution (group = input channels). */
+int xfb_ew_binary(xf_op op);
+int xfb_split_halves(const xf_node *nd, const xf_shape *own_in);
+int xfb_depthwise(const xf_node *nd, const xf_shape *own_in);
+
+/* Whether the exact check at the rule's own shapes decides the rule at
+ * every shape it applies to (bounded_domain.c): every input dim either
+ * keeps its own size wherever the rule applies, or is an index that every
+ * operator on both sides maps element by element (no sum, window, softmax,
+ * concat or split along it, and no value with two dims of it). */
+typedef struct xfb_domain {
+    int closed;     /* 1: the own shapes stand for every admissible shape */
+    int n_fixed;    /* input dims of a fixed size */
+    int n_indexed;  /* input dims in an element-by-element index class */
+    int n_classes;  /* classes of the indexed ones */
+    char why[160];  /* not closed: the first input dim that is neither, for users */
+} xfb_domain;
+
+xf_status xfb_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err);
 
 /* Z3's last error as XF_ERR_INTERNAL ("z3: <message> while <what>"), or XF_OK. */
 xf_status xfb_z3_check(xfb_ctx *c, const char *what, xf_error *err);

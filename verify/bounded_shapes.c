@@ -16,12 +16,12 @@
  * operators whose operands have equal shapes in the rule keep them equal,
  * as the enumerator's non-broadcasting variants do.
  *
- * Search. The operators tie dims together (ewadd's operands, matmul's inner
- * dims, conv channels, the non-concatenated axes of a concat, the two
- * sides' shared inputs and their outputs...): a union-find over every dim
- * of every value, built once per rule, groups the input dims into classes,
- * and a class tied to a constant (a kernel size, a generator's shape) keeps
- * the rule's value. The free classes take values 1..max_dim: every
+ * Search. The operators tie dims together (bounded_ties.c: ewadd's operands,
+ * matmul's inner dims, conv channels, the non-concatenated axes of a
+ * concat, the two sides' shared inputs and their outputs...): the ties,
+ * built once per rule, group the input dims into classes, and a class tied
+ * to a constant (a kernel size, a generator's shape) keeps the rule's
+ * value. The free classes take values 1..max_dim: every
  * combination when there are at most XFB_SHAPE_TRIES, else the uniform ones
  * plus a fixed pseudo-random sample of that many. The ties only make the
  * search small; each candidate is decided by running shape inference over
@@ -56,33 +56,6 @@
 
 /* ------------------------------------------------------ re-derived params */
 
-static int norm_axis(int64_t axis, int rank)
-{
-    return (int)(axis < 0 ? axis + rank : axis);
-}
-
-static int is_ew_binary(xf_op op)
-{
-    return op == XF_OP_ADD || op == XF_OP_SUB || op == XF_OP_MUL || op == XF_OP_DIV ||
-           op == XF_OP_POW || op == XF_OP_EQUAL;
-}
-
-/* A split into the two halves of its axis, at the rule's own shapes. */
-static int split_halves(const xf_node *nd, const xf_shape *own_in)
-{
-    const xf_params *p = &nd->params;
-    int a = norm_axis(p->axis, own_in->rank);
-    if (nd->op != XF_OP_SPLIT || p->n_split != 2 || a < 0 || a >= own_in->rank) return 0;
-    int64_t d = own_in->dims[a];
-    return d >= 2 && d % 2 == 0 && p->split[0] == d / 2 && p->split[1] == d / 2;
-}
-
-static int depthwise(const xf_node *nd, const xf_shape *own_in)
-{
-    return nd->op == XF_OP_CONV && own_in->rank == 4 && nd->params.group > 1 &&
-           nd->params.group == own_in->dims[1];
-}
-
 /* The parameters of node nd (of graph g, at the rule's own shapes) when its
  * inputs have shapes `in`; 0 when the node does not apply there. */
 static int params_at(const xf_graph *g, const xf_node *nd, const xf_shape *in, xf_params *p)
@@ -90,202 +63,17 @@ static int params_at(const xf_graph *g, const xf_node *nd, const xf_shape *in, x
     *p = nd->params;
     if (nd->n_inputs < 1 || nd->inputs[0] < 0) return 1;
     const xf_shape *own0 = &g->values[nd->inputs[0]].shape;
-    if (is_ew_binary(nd->op) && nd->n_inputs == 2 &&
+    if (xfb_ew_binary(nd->op) && nd->n_inputs == 2 &&
         xf_shape_equal(own0, &g->values[nd->inputs[1]].shape) && !xf_shape_equal(&in[0], &in[1]))
         return 0;
-    if (split_halves(nd, own0)) {
-        int a = norm_axis(p->axis, in[0].rank);
+    if (xfb_split_halves(nd, own0)) {
+        int a = xf_norm_axis(p->axis, in[0].rank);
         int64_t d = in[0].dims[a];
         if (d < 2 || d % 2) return 0;
         p->split[0] = p->split[1] = d / 2;
     }
-    if (depthwise(nd, own0)) p->group = (int32_t)in[0].dims[1];
+    if (xfb_depthwise(nd, own0)) p->group = (int32_t)in[0].dims[1];
     return 1;
-}
-
-/* ------------------------------------------------------------------ ties */
-
-typedef struct ties {
-    int *parent;
-    unsigned char *fixed;
-    int *base[2]; /* first slot of each value, per side */
-} ties;
-
-static int find(ties *t, int s)
-{
-    while (t->parent[s] != s) s = t->parent[s] = t->parent[t->parent[s]];
-    return s;
-}
-
-static void join(ties *t, int a, int b)
-{
-    a = find(t, a), b = find(t, b);
-    if (a == b) return;
-    t->parent[b] = a;
-    t->fixed[a] |= t->fixed[b];
-}
-
-/* One graph side while tying its nodes. */
-typedef struct side {
-    ties *t;
-    const xf_graph *g;
-    int k; /* 0 src, 1 dst */
-} side;
-
-static int rank_of(const side *s, int v) { return s->g->values[v].shape.rank; }
-
-/* Slot of dim d of value v, d counted from the front (negative: from the back). */
-static int slot(const side *s, int v, int d)
-{
-    return s->t->base[s->k][v] + (d < 0 ? d + rank_of(s, v) : d);
-}
-
-static void tie(const side *s, int v, int dv, int w, int dw)
-{
-    int rv = rank_of(s, v), rw = rank_of(s, w);
-    int iv = dv < 0 ? dv + rv : dv, iw = dw < 0 ? dw + rw : dw;
-    if (iv >= 0 && iv < rv && iw >= 0 && iw < rw) join(s->t, slot(s, v, iv), slot(s, w, iw));
-}
-
-static void fix(const side *s, int v, int d)
-{
-    int r = rank_of(s, v), i = d < 0 ? d + r : d;
-    if (i >= 0 && i < r) s->t->fixed[find(s->t, slot(s, v, i))] = 1;
-}
-
-/* All dims of v and w equal (same rank). */
-static void tie_all(const side *s, int v, int w)
-{
-    if (rank_of(s, v) != rank_of(s, w)) return;
-    for (int d = 0; d < rank_of(s, v); d++) tie(s, v, d, w, d);
-}
-
-/* Every dim but `axis` equal between the node's inputs and outputs. */
-static void tie_but_axis(const side *s, const xf_node *nd, int axis)
-{
-    int v0 = nd->inputs[0];
-    for (int i = 0; i < nd->n_inputs + nd->n_outputs; i++) {
-        int v = i < nd->n_inputs ? nd->inputs[i] : nd->outputs[i - nd->n_inputs];
-        if (v < 0 || rank_of(s, v) != rank_of(s, v0)) continue;
-        for (int d = 0; d < rank_of(s, v0); d++)
-            if (d != axis) tie(s, v0, d, v, d);
-    }
-}
-
-/* Output spatial dims equal the input's for a stride-1 'same' window. */
-static void tie_window(const side *s, const xf_params *p, int kh, int kw, int x, int y)
-{
-    int k[2] = {kh, kw};
-    for (int i = 0; i < 2; i++) {
-        int stride = p->stride[i] ? p->stride[i] : 1, dil = p->dilation[i] ? p->dilation[i] : 1;
-        if (stride == 1 && dil == 1 && p->pads[i] + p->pads[i + 2] == k[i] - 1 && !p->ceil_mode)
-            tie(s, x, 2 + i, y, 2 + i);
-    }
-}
-
-static void tie_node(const side *s, const xf_node *nd)
-{
-    const xf_params *p = &nd->params;
-    const xf_graph *g = s->g;
-    int x = nd->n_inputs > 0 ? nd->inputs[0] : -1, y = nd->outputs[0];
-    for (int i = 0; i < nd->n_inputs; i++)
-        if (nd->inputs[i] < 0) return; /* omitted optional input: leave to inference */
-    switch (nd->op) {
-    case XF_OP_RELU: case XF_OP_SIGMOID: case XF_OP_TANH: case XF_OP_ERF: case XF_OP_GELU:
-    case XF_OP_SQRT: case XF_OP_EXP: case XF_OP_LOG: case XF_OP_NEG: case XF_OP_ABS:
-    case XF_OP_RECIPROCAL: case XF_OP_IDENTITY: case XF_OP_DROPOUT: case XF_OP_CAST:
-    case XF_OP_SCALAR_MUL: case XF_OP_SOFTMAX:
-        tie_all(s, x, y);
-        break;
-    case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_DIV: case XF_OP_POW:
-    case XF_OP_EQUAL: case XF_OP_WHERE:
-        for (int i = 0; i < nd->n_inputs; i++)
-            if (xf_shape_equal(&g->values[nd->inputs[i]].shape, &g->values[y].shape))
-                tie_all(s, nd->inputs[i], y);
-        break;
-    case XF_OP_MATMUL: {
-        int w = nd->inputs[1], ry = rank_of(s, y);
-        if (rank_of(s, x) < 2 || rank_of(s, w) < 2) break;
-        tie(s, x, -1, w, -2);
-        tie(s, y, -2, x, -2);
-        tie(s, y, -1, w, -1);
-        for (int d = 0; d < ry - 2; d++)
-            for (int i = 0; i < 2; i++) {
-                int v = nd->inputs[i], dv = d - ry + rank_of(s, v);
-                if (dv >= 0 && g->values[v].shape.dims[dv] == g->values[y].shape.dims[d])
-                    tie(s, y, d, v, dv);
-            }
-        break;
-    }
-    case XF_OP_CONV: {
-        int w = nd->inputs[1];
-        if (rank_of(s, x) != 4 || rank_of(s, w) != 4) break;
-        tie(s, y, 0, x, 0);
-        tie(s, y, 1, w, 0);
-        fix(s, w, 2);
-        fix(s, w, 3);
-        if (!p->group || p->group == 1) tie(s, x, 1, w, 1);
-        else if (depthwise(nd, &g->values[x].shape)) fix(s, w, 1);
-        else fix(s, x, 1), fix(s, w, 1);
-        if (nd->n_inputs > 2) tie(s, nd->inputs[2], 0, w, 0);
-        tie_window(s, p, p->kernel[0], p->kernel[1], x, y);
-        break;
-    }
-    case XF_OP_AVGPOOL: case XF_OP_MAXPOOL:
-        if (rank_of(s, x) != 4) break;
-        tie(s, y, 0, x, 0);
-        tie(s, y, 1, x, 1);
-        tie_window(s, p, p->kernel[0], p->kernel[1], x, y);
-        break;
-    case XF_OP_GLOBAL_AVGPOOL:
-        tie(s, y, 0, x, 0);
-        tie(s, y, 1, x, 1);
-        fix(s, y, 2);
-        fix(s, y, 3);
-        break;
-    case XF_OP_REDUCE_MEAN: {
-        if (!p->keepdims) break;
-        for (int d = 0; d < rank_of(s, x); d++) {
-            int reduced = p->n_axes == 0;
-            for (int i = 0; i < p->n_axes; i++) reduced |= norm_axis(p->axes[i], rank_of(s, x)) == d;
-            if (reduced) fix(s, y, d);
-            else tie(s, x, d, y, d);
-        }
-        break;
-    }
-    case XF_OP_LAYERNORM:
-        tie_all(s, x, y);
-        for (int i = 1; i < nd->n_inputs; i++)
-            for (int d = 1; d <= rank_of(s, nd->inputs[i]); d++) tie(s, nd->inputs[i], -d, x, -d);
-        break;
-    case XF_OP_BATCHNORM:
-        tie_all(s, x, y);
-        for (int i = 1; i < nd->n_inputs; i++) tie(s, nd->inputs[i], 0, x, 1);
-        break;
-    case XF_OP_CONCAT:
-        tie_but_axis(s, nd, norm_axis(p->axis, rank_of(s, x)));
-        break;
-    case XF_OP_SPLIT:
-        tie_but_axis(s, nd, norm_axis(p->axis, rank_of(s, x)));
-        if (split_halves(nd, &g->values[x].shape))
-            tie(s, nd->outputs[0], p->axis, nd->outputs[1], p->axis);
-        break;
-    case XF_OP_TRANSPOSE:
-        for (int d = 0; d < rank_of(s, y); d++)
-            tie(s, y, d, x, p->n_axes ? (int)p->axes[d] : rank_of(s, y) - 1 - d);
-        break;
-    case XF_OP_ENLARGE:
-        tie(s, y, 0, x, 0);
-        tie(s, y, 1, x, 1);
-        fix(s, y, 2);
-        fix(s, y, 3);
-        break;
-    case XF_OP_CONSTANT_OF_SHAPE: case XF_OP_CONST_IDENTITY_CONV: case XF_OP_CONST_IDENTITY_MATRIX:
-    case XF_OP_CONST_ONES: case XF_OP_CONST_POOL:
-        for (int d = 0; d < rank_of(s, y); d++) fix(s, y, d);
-        break;
-    default: break; /* reshape, slice, pad...: output dims are left to inference */
-    }
 }
 
 /* ----------------------------------------------------------------- search */
@@ -314,51 +102,27 @@ static void search_free(search *s)
 
 static const xf_graph *side_graph(const xf_rule *r, int k) { return k ? &r->dst : &r->src; }
 
-/* Union-find over all dims; fills s->cls and s->k. */
+/* The classes of the rule's input dims (bounded_ties.c); fills s->cls and s->k. */
 static xf_status build_classes(search *s, xf_error *err)
 {
     const xf_rule *r = s->r;
-    ties t = {NULL, NULL, {NULL, NULL}};
-    int n = 0;
-    for (int k = 0; k < 2; k++) {
-        const xf_graph *g = side_graph(r, k);
-        t.base[k] = xf_malloc(sizeof(int) * ((size_t)g->n_values + 1));
-        if (!t.base[k]) goto nomem;
-        for (int v = 0; v < g->n_values; v++) t.base[k][v] = n, n += g->values[v].shape.rank;
-    }
-    t.parent = xf_malloc(sizeof(int) * ((size_t)n + 1));
-    t.fixed = xf_calloc((size_t)n + 1, 1);
+    xfb_ties t;
+    xf_status st = xfb_ties_build(r, 0, &t, err);
+    if (st != XF_OK) return st;
     for (int i = 0; i < s->n_in; i++) s->n_dims += r->src.values[r->src.inputs[i]].shape.rank;
     s->cls = xf_malloc(sizeof(int) * ((size_t)s->n_dims + 1));
-    int *root_cls = xf_malloc(sizeof(int) * ((size_t)n + 1));
-    if (!t.parent || !t.fixed || !s->cls || !root_cls) {
+    int *root_cls = xf_malloc(sizeof(int) * ((size_t)t.n + 1));
+    if (!s->cls || !root_cls) {
         xf_free(root_cls);
-        goto nomem;
+        xfb_ties_free(&t);
+        return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory choosing shapes");
     }
-    for (int i = 0; i < n; i++) t.parent[i] = i, root_cls[i] = -1;
-    for (int k = 0; k < 2; k++) {
-        const xf_graph *g = side_graph(r, k);
-        side sd = {&t, g, k};
-        for (int v = 0; v < g->n_values; v++)
-            if (g->values[v].kind == XF_VALUE_CONST)
-                for (int d = 0; d < g->values[v].shape.rank; d++) fix(&sd, v, d);
-        for (int i = 0; i < g->n_nodes; i++) tie_node(&sd, &g->nodes[i]);
-    }
-    for (int i = 0; i < s->n_in; i++) {
-        int a = r->src.inputs[i], b = r->dst.inputs[i];
-        for (int d = 0; d < r->src.values[a].shape.rank; d++)
-            join(&t, t.base[0][a] + d, t.base[1][b] + d);
-    }
-    for (int o = 0; o < r->src.n_outputs; o++) {
-        int a = r->src.outputs[o], b = r->dst.outputs[o];
-        for (int d = 0; d < r->src.values[a].shape.rank; d++)
-            join(&t, t.base[0][a] + d, t.base[1][b] + d);
-    }
+    for (int i = 0; i < t.n; i++) root_cls[i] = -1;
     s->k = 0;
     for (int i = 0, j = 0; i < s->n_in; i++) {
         int a = r->src.inputs[i];
         for (int d = 0; d < r->src.values[a].shape.rank; d++, j++) {
-            int root = find(&t, t.base[0][a] + d);
+            int root = xfb_ties_find(&t, xfb_ties_slot(&t, 0, a, d));
             if (t.fixed[root]) {
                 s->cls[j] = -1;
                 continue;
@@ -368,17 +132,8 @@ static xf_status build_classes(search *s, xf_error *err)
         }
     }
     xf_free(root_cls);
-    xf_free(t.parent);
-    xf_free(t.fixed);
-    xf_free(t.base[0]);
-    xf_free(t.base[1]);
+    xfb_ties_free(&t);
     return XF_OK;
-nomem:
-    xf_free(t.parent);
-    xf_free(t.fixed);
-    xf_free(t.base[0]);
-    xf_free(t.base[1]);
-    return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory choosing shapes");
 }
 
 static xf_status search_init(search *s, const xf_rule *r, int max_dim, xf_error *err)

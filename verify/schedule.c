@@ -116,9 +116,14 @@ xf_status xv_record(xv_sched *c, const xv_outcome *oc, const uint8_t *msg, xf_er
         snprintf(detail, sizeof detail, "error: %s", m.errmsg);
     } else {
         int proved = m.proof == XF_PROOF_PROVED, refuted = m.bounded == XF_BOUNDED_REFUTED;
+        /* Not proved by the axioms, valid at the own shapes that stand for
+         * every shape the rule applies to (docs/verify.md): a proof too. */
+        int by_shapes = !proved && m.bounded == XF_BOUNDED_VALID && m.bounded_proves;
         why = m.bounded == XF_BOUNDED_UNKNOWN ? m.bounded_why : m.proof_why;
         char pre[96] = "";
-        if (!refuted && !proved)
+        if (by_shapes)
+            snprintf(pre, sizeof pre, "proved by the exact check at the own shapes; ");
+        else if (!refuted && !proved)
             snprintf(pre, sizeof pre, "unknown: axioms %s, bounded %s; ",
                      xf_verify_why_name(m.proof_why),
                      m.bounded == XF_BOUNDED_VALID ? "valid" : xf_verify_why_name(m.bounded_why));
@@ -140,6 +145,8 @@ xf_status xv_record(xv_sched *c, const xv_outcome *oc, const uint8_t *msg, xf_er
         } else if (m.proof == XF_PROOF_PROVED) {
             v.status = XF_RULE_PROVED;
             v.axioms = m.core;
+        } else if (by_shapes) {
+            v.status = XF_RULE_PROVED;
         }
     }
     v.detail = detail;
@@ -156,7 +163,7 @@ xf_status xv_record(xv_sched *c, const xv_outcome *oc, const uint8_t *msg, xf_er
         if (c->o->on_kept)
             c->o->on_kept(c->o->user, oc->id, broken, was, broken ? m.errmsg : detail);
     } else {
-        if (v.status == XF_RULE_PROVED) t->proved++;
+        if (v.status == XF_RULE_PROVED) t->proved++, t->by_shapes += !v.axioms;
         else if (v.status == XF_RULE_REFUTED) t->refuted++;
         else {
             t->unknown++;

@@ -199,7 +199,11 @@ typedef struct xf_bounded {
     int shape_index;      /* refuted: the refuting assignment, 0 = the rule's own shapes */
     xf_verify_why why;    /* unknown or unsupported: why (the first shape's reason) */
     uint64_t rlimit_used; /* Z3 resource units spent (the check's own context) */
-    char detail[256];     /* solver reason, shapes or op, for users */
+    int proves;           /* VALID from xf_verify_bounded_refute on a rule whose own
+                             shapes stand for every shape it applies to (each input
+                             dim fixed by the rule or an index no operator mixes:
+                             docs/verify.md, "Proof by the own shapes"): a proof */
+    char detail[320];     /* solver reason, shapes or op, for users */
     /* refuted: the concrete float32 inputs (rule input order, at the
      * refuting shape) and the first output that differs. Owned. */
     int n_inputs;
@@ -212,12 +216,13 @@ void xf_bounded_free(xf_bounded *b); /* frees inputs; leaves it initialised */
 
 /* Runs the bounded element-wise check of rule r. */
 xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err);
-/* The bounded check of a rule the axioms did not prove (its verdict can
- * only be refuted or unknown): the full check at the rule's own shapes,
- * then only the float probe at the other planned shapes (also when the own
- * shapes spent the time or resource budget). VALID means
- * valid at the own shapes with the floats agreeing at the others (the
- * detail says so); REFUTED and UNKNOWN as xf_verify_bounded. */
+/* The bounded check of a rule the axioms did not prove: the full check at
+ * the rule's own shapes, then only the float probe at the other planned
+ * shapes (also when the own shapes spent the time or resource budget).
+ * VALID means valid at the own shapes with the floats agreeing at the
+ * others (the detail says so), and is a proof (`proves`) when the own
+ * shapes stand for every shape the rule applies to; REFUTED and UNKNOWN as
+ * xf_verify_bounded. */
 xf_status xf_verify_bounded_refute(xf_verifier *v, const xf_rule *r, xf_bounded *out,
                                    xf_error *err);
 
@@ -282,6 +287,8 @@ typedef struct xf_verify_tally {
     int64_t proved, refuted, unknown;
     int64_t disagree;          /* proved by the axioms, refuted at the rule's own shapes */
     int64_t shape_specific;    /* proved, refuted only at other input shapes (stored refuted) */
+    int64_t by_shapes;         /* proved by the exact check at own shapes that stand for
+                                  every shape (xf_bounded.proves), not by the axioms */
     int64_t broken;            /* did not load (corrupt blob, missing graph): nothing written */
     int64_t kept;              /* an error on a rule already proved or refuted: verdict kept */
     int64_t killed;            /* workers killed at the hard deadline (each an unknown or kept) */

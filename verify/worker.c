@@ -51,6 +51,7 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
     }
     if (st == XF_OK) {
         m->bounded = b.result;
+        m->bounded_proves = b.proves;
         m->bounded_ms = b.time_ms;
         m->bounded_shape = b.shape_index;
         m->bounded_why = b.why;

@@ -19,12 +19,13 @@ typedef struct xv_msg {
     int broken;                /* 1 (with failed): the rule itself did not load */
     xf_proof_result proof;
     xf_bounded_result bounded;
+    int bounded_proves;        /* the bounded check is a proof (xf_bounded.proves) */
     double proof_ms, bounded_ms;
     int bounded_shape;         /* refuted: the refuting shape, 0 = the rule's own */
     xf_verify_why proof_why, bounded_why; /* not decided: the class of the reason */
     uint64_t rlimit_used;      /* Z3 resource units of both checks */
     char core[1024];           /* axioms the proof used */
-    char proof_detail[256], bounded_detail[256];
+    char proof_detail[256], bounded_detail[320];
     char errmsg[512];
     uint32_t cex_len;
 } xv_msg;

@@ -406,6 +406,11 @@ static int verify_db(opts *o)
         fprintf(stderr, "xferverify: %lld rule(s) derived from smaller ones (stored as derived "
                         "with their chain; xferdb explain ID prints it)\n",
                 (long long)derived);
+    if (t.by_shapes)
+        fprintf(stderr, "xferverify: %lld of the proved rule(s) proved by the exact check at "
+                        "their own shapes, which stand for every shape they apply to "
+                        "(docs/verify.md); the axioms did not prove them\n",
+                (long long)t.by_shapes);
     if (t.shape_specific)
         fprintf(stderr, "xferverify: %lld rule(s) hold at their own shapes but are refuted at "
                         "other input shapes (stored refuted)\n",

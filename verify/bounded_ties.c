@@ -1,0 +1,402 @@
+/*
+ * bounded_ties.c — what a rule's operators say about the dims of its
+ * values: a union-find over every dim of every value of both sides that
+ * ties the dims an operator forces equal (ewadd's operands, matmul's inner
+ * dims, conv channels, the other axes of a concat, the two sides' shared
+ * inputs and their outputs...), marks a class fixed when one of its dims is
+ * set by the rule's parameters or constants (a kernel size, a generator's
+ * shape, a mean's kept axis), and marks a dim mixing when an operator
+ * combines elements at different indices along it (a sum over it, a
+ * window, a softmax or layer norm along it, a concat or split along it).
+ *
+ * Two readers. The choice of input shapes (bounded_shapes.c) uses the ties
+ * to make its search small; there a tie that only usually holds (matmul
+ * batch dims equal at the rule's own shapes, a grouped convolution's
+ * channels) costs nothing, since shape inference decides each candidate.
+ * The domain argument (bounded_domain.c) uses them as facts about every
+ * shape the rule applies to: built `strict`, only ties every application
+ * satisfies are made, and the dims of the others are marked mixing
+ * (matmul batch dims, which may broadcast; a grouped convolution's
+ * channels; a layer norm's or batch norm's parameters, which may
+ * broadcast; element-wise operands of different shapes; operators this
+ * table does not know).
+ *
+ * "Applies" is the bounded check's admissible set (docs/verify.md, "Which
+ * input shapes"): ranks kept, parameters re-derived as the enumerator
+ * derives them (halves of a split, depthwise group), element-wise
+ * operands that are equal at the rule's own shapes stay equal.
+ */
+#include "bounded_internal.h"
+
+#include <string.h>
+
+int xfb_ew_binary(xf_op op)
+{
+    return op == XF_OP_ADD || op == XF_OP_SUB || op == XF_OP_MUL || op == XF_OP_DIV ||
+           op == XF_OP_POW || op == XF_OP_EQUAL;
+}
+
+int xfb_split_halves(const xf_node *nd, const xf_shape *own_in)
+{
+    const xf_params *p = &nd->params;
+    if (nd->op != XF_OP_SPLIT || p->n_split != 2) return 0;
+    int a = xf_norm_axis(p->axis, own_in->rank);
+    if (a < 0) return 0;
+    int64_t d = own_in->dims[a];
+    return d >= 2 && d % 2 == 0 && p->split[0] == d / 2 && p->split[1] == d / 2;
+}
+
+int xfb_depthwise(const xf_node *nd, const xf_shape *own_in)
+{
+    return nd->op == XF_OP_CONV && own_in->rank == 4 && nd->params.group > 1 &&
+           nd->params.group == own_in->dims[1];
+}
+
+int xfb_ties_find(xfb_ties *t, int s)
+{
+    while (t->parent[s] != s) s = t->parent[s] = t->parent[t->parent[s]];
+    return s;
+}
+
+static void join(xfb_ties *t, int a, int b)
+{
+    a = xfb_ties_find(t, a), b = xfb_ties_find(t, b);
+    if (a == b) return;
+    t->parent[b] = a;
+    t->fixed[a] |= t->fixed[b];
+}
+
+/* One graph side while tying its nodes. */
+typedef struct side {
+    xfb_ties *t;
+    const xf_graph *g;
+    int k; /* 0 src, 1 dst */
+} side;
+
+static int rank_of(const side *s, int v) { return s->g->values[v].shape.rank; }
+
+/* Slot of dim d of v (d counted from the front, negative from the back), -1 outside. */
+static int slot(const side *s, int v, int d)
+{
+    int r = rank_of(s, v), i = d < 0 ? d + r : d;
+    return i >= 0 && i < r ? s->t->base[s->k][v] + i : -1;
+}
+
+static void tie(const side *s, int v, int dv, int w, int dw)
+{
+    int a = slot(s, v, dv), b = slot(s, w, dw);
+    if (a >= 0 && b >= 0) join(s->t, a, b);
+}
+
+static void fix(const side *s, int v, int d)
+{
+    int a = slot(s, v, d);
+    if (a >= 0) s->t->fixed[xfb_ties_find(s->t, a)] = 1;
+}
+
+static void mix(const side *s, int v, int d)
+{
+    int a = slot(s, v, d);
+    if (a >= 0) s->t->mixing[a] = 1;
+}
+
+static void mix_all(const side *s, int v)
+{
+    for (int d = 0; d < rank_of(s, v); d++) mix(s, v, d);
+}
+
+/* Every dim of every operand and result of nd mixing. */
+static void mix_node(const side *s, const xf_node *nd)
+{
+    for (int i = 0; i < nd->n_inputs; i++)
+        if (nd->inputs[i] >= 0) mix_all(s, nd->inputs[i]);
+    for (int i = 0; i < nd->n_outputs; i++) mix_all(s, nd->outputs[i]);
+}
+
+/* Axis `axis` (counted from the front) of every operand and result of nd mixing. */
+static void mix_axis(const side *s, const xf_node *nd, int axis)
+{
+    for (int i = 0; i < nd->n_inputs + nd->n_outputs; i++) {
+        int v = i < nd->n_inputs ? nd->inputs[i] : nd->outputs[i - nd->n_inputs];
+        if (v >= 0) mix(s, v, axis);
+    }
+}
+
+/* All dims of v and w equal (same rank). */
+static void tie_all(const side *s, int v, int w)
+{
+    if (rank_of(s, v) != rank_of(s, w)) return;
+    for (int d = 0; d < rank_of(s, v); d++) tie(s, v, d, w, d);
+}
+
+/* Every dim but `axis` equal between the node's inputs and outputs; `axis` mixing. */
+static void tie_but_axis(const side *s, const xf_node *nd, int axis)
+{
+    int v0 = nd->inputs[0];
+    for (int i = 0; i < nd->n_inputs + nd->n_outputs; i++) {
+        int v = i < nd->n_inputs ? nd->inputs[i] : nd->outputs[i - nd->n_inputs];
+        if (v < 0 || rank_of(s, v) != rank_of(s, v0)) {
+            if (v >= 0) mix_all(s, v);
+            continue;
+        }
+        for (int d = 0; d < rank_of(s, v0); d++)
+            if (d != axis) tie(s, v0, d, v, d);
+    }
+    mix_axis(s, nd, axis);
+}
+
+/* The spatial dims of x and y mixing; equal for a stride-1 'same' window. */
+static void tie_window(const side *s, const xf_params *p, int kh, int kw, int x, int y)
+{
+    int k[2] = {kh, kw};
+    for (int i = 0; i < 2; i++) {
+        int stride = p->stride[i] ? p->stride[i] : 1, dil = p->dilation[i] ? p->dilation[i] : 1;
+        if (stride == 1 && dil == 1 && p->pads[i] + p->pads[i + 2] == k[i] - 1 && !p->ceil_mode)
+            tie(s, x, 2 + i, y, 2 + i);
+        mix(s, x, 2 + i);
+        mix(s, y, 2 + i);
+    }
+}
+
+static void tie_matmul(const side *s, const xf_node *nd)
+{
+    const xf_graph *g = s->g;
+    int x = nd->inputs[0], w = nd->inputs[1], y = nd->outputs[0], ry = rank_of(s, y);
+    if (rank_of(s, x) < 2 || rank_of(s, w) < 2) {
+        mix_node(s, nd);
+        return;
+    }
+    tie(s, x, -1, w, -2);
+    mix(s, x, -1);
+    mix(s, w, -2);
+    tie(s, y, -2, x, -2);
+    tie(s, y, -1, w, -1);
+    /* Batch dims broadcast: equal at the own shapes, one of them may be 1
+     * at others. */
+    for (int d = 0; d < ry - 2; d++) {
+        mix(s, y, d);
+        for (int i = 0; i < 2; i++) {
+            int v = nd->inputs[i], dv = d - ry + rank_of(s, v);
+            if (dv < 0) continue;
+            mix(s, v, dv);
+            if (!s->t->strict && g->values[v].shape.dims[dv] == g->values[y].shape.dims[d])
+                tie(s, y, d, v, dv);
+        }
+    }
+}
+
+static void tie_conv(const side *s, const xf_node *nd)
+{
+    const xf_params *p = &nd->params;
+    int x = nd->inputs[0], w = nd->inputs[1], y = nd->outputs[0];
+    if (rank_of(s, x) != 4 || rank_of(s, w) != 4) {
+        mix_node(s, nd);
+        return;
+    }
+    tie(s, y, 0, x, 0);
+    tie(s, y, 1, w, 0);
+    fix(s, w, 2);
+    fix(s, w, 3);
+    mix(s, x, 1); /* summed over */
+    mix(s, w, 1);
+    mix(s, w, 2);
+    mix(s, w, 3);
+    if (!p->group || p->group == 1) {
+        tie(s, x, 1, w, 1);
+    } else {
+        mix(s, w, 0);
+        mix(s, y, 1);
+        if (xfb_depthwise(nd, &s->g->values[x].shape)) fix(s, w, 1);
+        else if (!s->t->strict) fix(s, x, 1), fix(s, w, 1); /* channels: any multiple of group */
+    }
+    if (nd->n_inputs > 2) tie(s, nd->inputs[2], 0, w, 0);
+    tie_window(s, p, p->kernel[0], p->kernel[1], x, y);
+}
+
+/* A layer norm's or batch norm's parameters: tied to the dims they scale
+ * (search), or mixing, as they may broadcast (strict). */
+static void tie_norm_params(const side *s, const xf_node *nd, int batchnorm)
+{
+    int x = nd->inputs[0];
+    for (int i = 1; i < nd->n_inputs; i++) {
+        int v = nd->inputs[i];
+        if (s->t->strict) {
+            mix_all(s, v);
+        } else if (batchnorm) {
+            tie(s, v, 0, x, 1);
+        } else {
+            for (int d = 1; d <= rank_of(s, v); d++) tie(s, v, -d, x, -d);
+        }
+    }
+}
+
+static void tie_node(const side *s, const xf_node *nd)
+{
+    const xf_params *p = &nd->params;
+    const xf_graph *g = s->g;
+    int x = nd->n_inputs > 0 ? nd->inputs[0] : -1, y = nd->outputs[0];
+    for (int i = 0; i < nd->n_inputs; i++)
+        if (nd->inputs[i] < 0) { /* omitted optional input: leave to inference */
+            mix_node(s, nd);
+            return;
+        }
+    switch (nd->op) {
+    case XF_OP_RELU: case XF_OP_SIGMOID: case XF_OP_TANH: case XF_OP_ERF: case XF_OP_GELU:
+    case XF_OP_SQRT: case XF_OP_EXP: case XF_OP_LOG: case XF_OP_NEG: case XF_OP_ABS:
+    case XF_OP_RECIPROCAL: case XF_OP_IDENTITY: case XF_OP_DROPOUT: case XF_OP_CAST:
+    case XF_OP_SCALAR_MUL:
+        tie_all(s, x, y);
+        break;
+    case XF_OP_SOFTMAX: {
+        tie_all(s, x, y);
+        int a = xf_norm_axis(p->axis, rank_of(s, x));
+        if (a >= 0) mix_axis(s, nd, a);
+        else mix_node(s, nd);
+        break;
+    }
+    case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_DIV: case XF_OP_POW:
+    case XF_OP_EQUAL: case XF_OP_WHERE: {
+        /* Operands equal at the own shapes stay equal at every admissible
+         * shape (bounded_shapes.c, params_at) only for the two-operand
+         * operators; anything else may broadcast. */
+        int kept = xfb_ew_binary(nd->op) && nd->n_inputs == 2 &&
+                   xf_shape_equal(&g->values[x].shape, &g->values[nd->inputs[1]].shape);
+        if (!kept) mix_node(s, nd);
+        if (kept || !s->t->strict)
+            for (int i = 0; i < nd->n_inputs; i++)
+                if (xf_shape_equal(&g->values[nd->inputs[i]].shape, &g->values[y].shape))
+                    tie_all(s, nd->inputs[i], y);
+        break;
+    }
+    case XF_OP_MATMUL:
+        tie_matmul(s, nd);
+        break;
+    case XF_OP_CONV:
+        tie_conv(s, nd);
+        break;
+    case XF_OP_AVGPOOL: case XF_OP_MAXPOOL:
+        if (rank_of(s, x) != 4) {
+            mix_node(s, nd);
+            break;
+        }
+        tie(s, y, 0, x, 0);
+        tie(s, y, 1, x, 1);
+        tie_window(s, p, p->kernel[0], p->kernel[1], x, y);
+        break;
+    case XF_OP_GLOBAL_AVGPOOL: case XF_OP_ENLARGE: /* spatial dims set by the operator */
+        tie(s, y, 0, x, 0);
+        tie(s, y, 1, x, 1);
+        fix(s, y, 2);
+        fix(s, y, 3);
+        for (int d = 2; d < 4; d++) mix(s, x, d), mix(s, y, d);
+        break;
+    case XF_OP_REDUCE_MEAN:
+        if (!p->keepdims) {
+            mix_node(s, nd);
+            break;
+        }
+        for (int d = 0; d < rank_of(s, x); d++) {
+            int reduced = p->n_axes == 0;
+            for (int i = 0; i < p->n_axes; i++) reduced |= xf_norm_axis(p->axes[i], rank_of(s, x)) == d;
+            if (reduced) fix(s, y, d), mix(s, x, d), mix(s, y, d);
+            else tie(s, x, d, y, d);
+        }
+        break;
+    case XF_OP_LAYERNORM: {
+        tie_all(s, x, y);
+        int a = xf_norm_axis(p->axis, rank_of(s, x));
+        for (int d = a < 0 ? 0 : a; d < rank_of(s, x); d++) mix_axis(s, nd, d);
+        tie_norm_params(s, nd, 0);
+        break;
+    }
+    case XF_OP_BATCHNORM:
+        tie_all(s, x, y);
+        tie_norm_params(s, nd, 1);
+        break;
+    case XF_OP_CONCAT: {
+        int a = xf_norm_axis(p->axis, rank_of(s, x));
+        if (a < 0) mix_node(s, nd);
+        else tie_but_axis(s, nd, a);
+        break;
+    }
+    case XF_OP_SPLIT: {
+        int a = xf_norm_axis(p->axis, rank_of(s, x));
+        if (a < 0) {
+            mix_node(s, nd);
+            break;
+        }
+        tie_but_axis(s, nd, a);
+        if (xfb_split_halves(nd, &g->values[x].shape)) tie(s, nd->outputs[0], a, nd->outputs[1], a);
+        break;
+    }
+    case XF_OP_TRANSPOSE:
+        for (int d = 0; d < rank_of(s, y); d++)
+            tie(s, y, d, x, p->n_axes ? (int)p->axes[d] : rank_of(s, y) - 1 - d);
+        break;
+    case XF_OP_CONSTANT_OF_SHAPE: case XF_OP_CONST_IDENTITY_CONV: case XF_OP_CONST_IDENTITY_MATRIX:
+    case XF_OP_CONST_ONES: case XF_OP_CONST_POOL:
+        for (int d = 0; d < rank_of(s, y); d++) fix(s, y, d);
+        break;
+    default: /* reshape, slice, pad...: output dims are left to inference */
+        mix_node(s, nd);
+        break;
+    }
+}
+
+static const xf_graph *side_graph(const xf_rule *r, int k) { return k ? &r->dst : &r->src; }
+
+xf_status xfb_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->strict = strict;
+    int n = 0;
+    for (int k = 0; k < 2; k++) {
+        const xf_graph *g = side_graph(r, k);
+        t->base[k] = xf_malloc(sizeof(int) * ((size_t)g->n_values + 1));
+        if (!t->base[k]) goto nomem;
+        for (int v = 0; v < g->n_values; v++) t->base[k][v] = n, n += g->values[v].shape.rank;
+    }
+    t->n = n;
+    t->parent = xf_malloc(sizeof(int) * ((size_t)n + 1));
+    t->fixed = xf_calloc((size_t)n + 1, 1);
+    t->mixing = xf_calloc((size_t)n + 1, 1);
+    if (!t->parent || !t->fixed || !t->mixing) goto nomem;
+    for (int i = 0; i < n; i++) t->parent[i] = i;
+    for (int k = 0; k < 2; k++) {
+        const xf_graph *g = side_graph(r, k);
+        side sd = {t, g, k};
+        for (int v = 0; v < g->n_values; v++)
+            if (g->values[v].kind == XF_VALUE_CONST)
+                for (int d = 0; d < g->values[v].shape.rank; d++) fix(&sd, v, d);
+        for (int i = 0; i < g->n_nodes; i++) tie_node(&sd, &g->nodes[i]);
+    }
+    for (int i = 0; i < r->src.n_inputs; i++) {
+        int a = r->src.inputs[i], b = r->dst.inputs[i];
+        for (int d = 0; d < r->src.values[a].shape.rank; d++)
+            join(t, t->base[0][a] + d, t->base[1][b] + d);
+    }
+    for (int o = 0; o < r->src.n_outputs; o++) {
+        int a = r->src.outputs[o], b = r->dst.outputs[o];
+        for (int d = 0; d < r->src.values[a].shape.rank; d++)
+            join(t, t->base[0][a] + d, t->base[1][b] + d);
+    }
+    return XF_OK;
+nomem:
+    xfb_ties_free(t);
+    return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
+}
+
+int xfb_ties_slot(const xfb_ties *t, int k, int value, int dim)
+{
+    return t->base[k][value] + dim;
+}
+
+void xfb_ties_free(xfb_ties *t)
+{
+    xf_free(t->parent);
+    xf_free(t->fixed);
+    xf_free(t->mixing);
+    xf_free(t->base[0]);
+    xf_free(t->base[1]);
+    memset(t, 0, sizeof *t);
+}
