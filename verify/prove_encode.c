@@ -16,7 +16,8 @@
  * and hw1 (the 1x1-convolution axioms' guard), every rank-0 value scalar,
  * a 'same' average pooling of a 1x1 image the image times the scalar
  * 1/(kh*kw); a value that is zero whatever the inputs (prove_zero.c) is
- * the zero tensor of its shape.
+ * the zero tensor of its shape. A split's input is stated equal to the
+ * concat of its parts.
  * Operators or parameter
  * settings the axioms do not model are XF_ERR_UNSUPPORTED naming the node.
  */
@@ -327,6 +328,37 @@ static Z3_ast kernel_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_as
     return facts;
 }
 
+/* A split's parts, concatenated, are its input (the concat folded left as
+ * the encoding folds concats): stated so that a rule using both a tensor
+ * and its parts can rewrite the tensor as the concat, which no axiom's
+ * trigger introduces (`matmul(b, concat(..))` with `b` split elsewhere
+ * meets `matmul-concat-batch` only through it). */
+static Z3_ast split_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast facts)
+{
+    for (int ni = 0; ni < g->n_nodes; ni++) {
+        const xf_node *nd = &g->nodes[ni];
+        if (nd->op != XF_OP_SPLIT || nd->n_outputs < 2 || !val[nd->inputs[0]]) continue;
+        const xf_shape *s0 = &g->values[nd->inputs[0]].shape;
+        int64_t a = neg_axis(nd->params.axis, s0->rank), done = 0, k[3];
+        Z3_ast r = NULL;
+        for (int o = 0; o < nd->n_outputs; o++) {
+            const xf_shape *so = &g->values[nd->outputs[o]].shape;
+            Z3_ast part = val[nd->outputs[o]];
+            if (!part) break;
+            if (o == 0) {
+                r = part;
+            } else {
+                Z3_ast two[2] = {r, part};
+                k[0] = a, k[1] = done, k[2] = so->dims[so->rank + a];
+                r = app(v, XF_AX_CONCAT, 3, k, 2, two);
+            }
+            done += so->dims[so->rank + a];
+            if (o == nd->n_outputs - 1) facts = and2(v, facts, Z3_mk_eq(v->ctx, val[nd->inputs[0]], r));
+        }
+    }
+    return facts;
+}
+
 xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_ast *facts,
                           xf_error *err)
 {
@@ -349,7 +381,8 @@ xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_as
         if (st == XF_OK) zero_fold(v, g, order[i], val, zero);
     }
     if (st == XF_OK)
-        *facts = zero_facts(v, g, val, zero, kernel_facts(v, g, val, unit_facts(v, g, val, *facts)));
+        *facts = zero_facts(v, g, val, zero,
+                            kernel_facts(v, g, val, split_facts(v, g, val, unit_facts(v, g, val, *facts))));
     for (int i = 0; st == XF_OK && i < g->n_outputs; i++) {
         outs[i] = val[g->outputs[i]];
         if (!outs[i]) st = XF_FAIL(err, XF_ERR_GRAPH, "verify: output %d is not computed", i);
