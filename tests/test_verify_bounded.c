@@ -822,13 +822,24 @@ START_TEST(own_shapes_prove_closed_domains)
     xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, m, m));
     expect_own_shapes_prove(&r, 0, "dim 1 of input a takes other sizes where an operator mixes");
 
-    /* A matmul sums over its inner dim. */
+    /* A matmul sums over its inner dim: in a polynomial rule that class is
+     * summed, and its own size 3 covers the one sum and no axis. */
     xf_shape shm[2] = {xf_shape_make(2, d23), xf_shape_make(2, d32)};
     inputs(&r, 2, shm, s, d);
     xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, s[0], op(&r.src, XF_OP_ADD, NULL, s[1], s[1])));
     int p = op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[1]);
     xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, p, p));
-    expect_own_shapes_prove(&r, 0, "dim 1 of input a takes other sizes");
+    expect_own_shapes_prove(&r, 1, "2 an index no operator mixes, 2 summed over in a polynomial rule");
+
+    /* The same under a ReLU is not polynomial: the sum stays unproved. */
+    inputs(&r, 2, shm, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_RELU, NULL,
+                           op(&r.src, XF_OP_MATMUL, NULL, s[0], op(&r.src, XF_OP_ADD, NULL, s[1], s[1])),
+                           -1));
+    p = op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[1]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, op(&r.dst, XF_OP_ADD, NULL, p, p), -1));
+    expect_own_shapes_prove(&r, 0, "dim 1 of input a takes other sizes and is summed over in a rule "
+                                   "that is not polynomial");
 
     /* One class along both axes of a value (a * a^T): an index held twice,
      * proved by its own size 2 (pairs of distinct indices are there). */
@@ -859,7 +870,24 @@ START_TEST(own_shapes_prove_closed_domains)
         xf_test_out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tr, s[0], -1));
         xf_test_out(&r.dst, d[0]);
         if (pass == 0)
-            expect_own_shapes_prove_with(own_only, &r, 0, "has size 1, fewer than the 2 axes");
+            expect_own_shapes_prove_with(own_only, &r, 0, "has size 1, fewer than the 2 its axes");
+        else
+            ck_assert_int_gt(expect_refuted(&r), 0);
+    }
+    /* Near miss: (sum_j a_j b_j)^2 is sum_j a_j^2 b_j^2 when j takes one
+     * value; a product of two sums needs two distinct indices. */
+    static const int64_t d21[2] = {2, 1}, d12[2] = {1, 2};
+    xf_shape sho[2] = {xf_shape_make(2, d21), xf_shape_make(2, d12)};
+    for (int pass = 0; pass < 2; pass++) {
+        inputs(&r, 2, sho, s, d);
+        int dot = op(&r.src, XF_OP_MATMUL, NULL, s[0], s[1]);
+        xf_test_out(&r.src, op(&r.src, XF_OP_MUL, NULL, dot, dot));
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, op(&r.dst, XF_OP_MUL, NULL, d[0], d[0]),
+                               op(&r.dst, XF_OP_MUL, NULL, d[1], d[1])));
+        if (pass == 0)
+            expect_own_shapes_prove_with(own_only, &r, 0,
+                                         "dim 1 of input a has size 1, fewer than the 2 its axes "
+                                         "and sums");
         else
             ck_assert_int_gt(expect_refuted(&r), 0);
     }

@@ -32,9 +32,35 @@
  * output element at size n whose indices are renamed to 0..d-1, applied to
  * the inputs' elements renamed alike; d <= k <= n makes that an element of
  * the check at the own size, where the two sides are equal for all inputs.
- * Fixed dims never change. With every input dim fixed or indexed, the
- * exact check valid at the own shapes is valid at every admissible shape,
- * any size, not only 1..4.
+ * Fixed dims never change.
+ *
+ *   summed   — a class that products sum over (a matmul's inner dim, a
+ *              convolution's input channels) and that nothing mixes
+ *              otherwise, in a polynomial rule (sums, products, scalings,
+ *              linear data movement and pooling: no ReLU, no division,
+ *              no abstract function), whose own size n is at least k + s
+ *              for every output: k the output's axes of the class, s the
+ *              most sums over it in one product (a product of two sums
+ *              counts both).
+ *
+ * Argument. Each output element is then a polynomial; every monomial of
+ * it holds, for each summation index and each of the element's own
+ * indices along the class, an input entry at that index (products keep
+ * every factor's entries, sums over other axes and data movement keep the
+ * indices, and nothing adds a constant to a value holding the class: an
+ * element-wise operand of the same shape holds it too). So the monomials'
+ * supports (their indices along the class) are exactly the element's
+ * indices and the summation indices, at most k + s distinct ones; monomials
+ * of different supports cannot cancel, and the part of an output element
+ * with support S is, indices renamed, the part with a support of |S|
+ * indices at any size >= |S|, the operators treating all indices alike.
+ * The check at the own size n >= k + s found every such part equal on
+ * both sides, so the polynomials are equal at every size, smaller or
+ * larger. The classes extend one at a time, the others' sizes held.
+ *
+ * With every input dim fixed, indexed or summed, the exact check valid at
+ * the own shapes is valid at every admissible shape, any size, not only
+ * 1..4.
  *
  * The exact check itself is over the reals with abstract functions for
  * exp, sqrt, gelu... (valid for any functions with the stated facts, so
@@ -46,6 +72,72 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Is every node of g a polynomial map of its inputs (in the exact check's
+ * elaboration: bounded_ops.c)? */
+static int polynomial(const xf_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const xf_node *nd = &g->nodes[i];
+        switch (nd->op) {
+        case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_SCALAR_MUL: case XF_OP_NEG:
+        case XF_OP_IDENTITY: case XF_OP_DROPOUT: case XF_OP_MATMUL: case XF_OP_CONCAT:
+        case XF_OP_SPLIT: case XF_OP_TRANSPOSE: case XF_OP_ENLARGE: case XF_OP_AVGPOOL:
+        case XF_OP_GLOBAL_AVGPOOL: case XF_OP_REDUCE_MEAN: case XF_OP_CONSTANT_OF_SHAPE:
+        case XF_OP_CONST_IDENTITY_CONV: case XF_OP_CONST_IDENTITY_MATRIX: case XF_OP_CONST_ONES:
+        case XF_OP_CONST_POOL:
+            break;
+        case XF_OP_CONV:
+            if (nd->params.activation != XF_ACT_NONE) return 0;
+            break;
+        default:
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Per class root that products sum over, the most distinct indices along
+ * it in one monomial of an output element of side k: the output's axes of
+ * the class plus the most sums over it in one product (need[root],
+ * raised). s: scratch per value. */
+static xf_status count_sums(xfb_ties *t, const xf_graph *g, int k, int *need, int *s,
+                            xf_error *err)
+{
+    int *order = xf_malloc(sizeof *order * ((size_t)g->n_nodes + 1));
+    if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
+    xf_status st = xf_graph_topo_order(g, order, err);
+    for (int root = 0; st == XF_OK && root < t->n; root++) {
+        if (xfb_ties_find(t, root) != root || !t->summed[root]) continue;
+        for (int v = 0; v < g->n_values; v++) s[v] = 0;
+        for (int i = 0; i < g->n_nodes; i++) {
+            const xf_node *nd = &g->nodes[order[i]];
+            int most = 0, all = 0;
+            for (int j = 0; j < nd->n_inputs; j++) {
+                int v = nd->inputs[j];
+                if (v < 0) continue;
+                most = s[v] > most ? s[v] : most;
+                all += s[v];
+            }
+            int here = most;
+            if (nd->op == XF_OP_MUL || nd->op == XF_OP_SCALAR_MUL) here = all;
+            if (nd->op == XF_OP_MATMUL || nd->op == XF_OP_CONV) {
+                int x = nd->inputs[0], d = nd->op == XF_OP_CONV ? 1 : g->values[x].shape.rank - 1;
+                int a = xfb_ties_slot(t, k, x, d);
+                here = all + (d >= 0 && xfb_ties_find(t, a) == root && t->summed[a]);
+            }
+            for (int o = 0; o < nd->n_outputs; o++) s[nd->outputs[o]] = here;
+        }
+        for (int o = 0; o < g->n_outputs; o++) {
+            int v = g->outputs[o], n = s[v];
+            for (int d = 0; d < g->values[v].shape.rank; d++)
+                n += xfb_ties_find(t, xfb_ties_slot(t, k, v, d)) == root;
+            need[root] = n > need[root] ? n : need[root];
+        }
+    }
+    xf_free(order);
+    return st;
+}
+
 xf_status xfb_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -56,16 +148,27 @@ xf_status xfb_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
     unsigned char *seen = xf_calloc((size_t)t.n + 1, 1);  /* per root: an indexed class counted */
     int *axes = xf_calloc((size_t)t.n + 1, sizeof *axes); /* per root: most axes in one value */
     int *here = xf_calloc((size_t)t.n + 1, sizeof *here); /* per root: axes in the value at hand */
-    if (!mixed || !seen || !axes || !here) {
+    int *sums = xf_calloc((size_t)t.n + 1, sizeof *sums); /* per summed root: indices needed */
+    int n_val = r->src.n_values > r->dst.n_values ? r->src.n_values : r->dst.n_values;
+    int *scratch = xf_calloc((size_t)n_val + 1, sizeof *scratch);
+    if (!mixed || !seen || !axes || !here || !sums || !scratch) {
         xf_free(mixed);
         xf_free(seen);
         xf_free(axes);
         xf_free(here);
+        xf_free(sums);
+        xf_free(scratch);
         xfb_ties_free(&t);
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
     }
-    for (int i = 0; i < t.n; i++)
-        if (t.mixing[i]) mixed[xfb_ties_find(&t, i)] = 1;
+    int poly = polynomial(&r->src) && polynomial(&r->dst);
+    for (int i = 0; i < t.n; i++) {
+        int root = xfb_ties_find(&t, i);
+        if (t.mixing[i]) mixed[root] = 1;
+        if (t.summed[i]) t.summed[root] = 1; /* the root stands for its class */
+    }
+    for (int k = 0; poly && st == XF_OK && k < 2; k++)
+        st = count_sums(&t, k ? &r->dst : &r->src, k, sums, scratch, err);
     for (int k = 0; k < 2; k++) {
         const xf_graph *g = k ? &r->dst : &r->src;
         for (int v = 0; v < g->n_values; v++) {
@@ -82,25 +185,33 @@ xf_status xfb_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
         const xf_value *in = &r->src.values[r->src.inputs[i]];
         for (int d = 0; d < in->shape.rank; d++) {
             int root = xfb_ties_find(&t, xfb_ties_slot(&t, 0, r->src.inputs[i], d));
+            int summed = t.summed[root];
+            int64_t need = summed ? sums[root] : axes[root];
             if (t.fixed[root]) {
                 out->n_fixed++;
-            } else if (!mixed[root] && in->shape.dims[d] >= axes[root]) {
-                out->n_indexed++;
+            } else if (!mixed[root] && (!summed || poly) && in->shape.dims[d] >= need) {
+                if (summed) out->n_summed++;
+                else out->n_indexed++;
                 out->n_classes += !seen[root];
                 seen[root] = 1;
             } else if (out->closed) {
                 out->closed = 0;
+                const char *name = in->name ? in->name : "?";
                 if (mixed[root])
                     snprintf(out->why, sizeof out->why,
                              "dim %d of input %s takes other sizes where an operator mixes "
                              "along it",
-                             d, in->name ? in->name : "?");
+                             d, name);
+                else if (summed && !poly)
+                    snprintf(out->why, sizeof out->why,
+                             "dim %d of input %s takes other sizes and is summed over in a rule "
+                             "that is not polynomial",
+                             d, name);
                 else
                     snprintf(out->why, sizeof out->why,
-                             "dim %d of input %s has size %lld, fewer than the %d axes one value "
-                             "holds of it",
-                             d, in->name ? in->name : "?", (long long)in->shape.dims[d],
-                             axes[root]);
+                             "dim %d of input %s has size %lld, fewer than the %lld its axes "
+                             "and sums in one value need",
+                             d, name, (long long)in->shape.dims[d], (long long)need);
             }
         }
     }
@@ -108,6 +219,8 @@ xf_status xfb_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
     xf_free(seen);
     xf_free(axes);
     xf_free(here);
+    xf_free(sums);
+    xf_free(scratch);
     xfb_ties_free(&t);
-    return XF_OK;
+    return st;
 }

@@ -93,7 +93,9 @@ typedef struct xfb_ties {
     int *parent;            /* union-find; xfb_ties_find gives a class's root */
     unsigned char *fixed;   /* per root: the class keeps the rule's own size */
     unsigned char *mixing;  /* per slot: an operator combines elements at
-                               different indices along this dim */
+                               different indices along this dim, not as a sum */
+    unsigned char *summed;  /* per slot: a product sums over this dim (matmul's
+                               inner dim, a convolution's input channels) */
     int *base[2];           /* first slot of each value, per side (0 src, 1 dst) */
 } xfb_ties;
 
@@ -116,11 +118,13 @@ int xfb_depthwise(const xf_node *nd, const xf_shape *own_in);
  * every shape it applies to (bounded_domain.c): every input dim either
  * keeps its own size wherever the rule applies, or is an index that every
  * operator on both sides maps element by element (no sum, window, softmax,
- * concat or split along it, and no value with two dims of it). */
+ * concat or split along it) and whose own size is at least the number of
+ * its axes in any one value. */
 typedef struct xfb_domain {
     int closed;     /* 1: the own shapes stand for every admissible shape */
     int n_fixed;    /* input dims of a fixed size */
     int n_indexed;  /* input dims in an element-by-element index class */
+    int n_summed;   /* input dims in a class a polynomial rule sums over */
     int n_classes;  /* classes of the indexed ones */
     char why[160];  /* not closed: the first input dim that is neither, for users */
 } xfb_domain;

@@ -5,9 +5,11 @@
  * dims, conv channels, the other axes of a concat, the two sides' shared
  * inputs and their outputs...), marks a class fixed when one of its dims is
  * set by the rule's parameters or constants (a kernel size, a generator's
- * shape, a mean's kept axis), and marks a dim mixing when an operator
- * combines elements at different indices along it (a sum over it, a
- * window, a softmax or layer norm along it, a concat or split along it).
+ * shape, a mean's kept axis), marks a dim summed when a product sums over
+ * it (a matmul's inner dim, a convolution's input channels), and mixing
+ * when an operator combines elements at different indices along it in any
+ * other way (a window, a softmax, layer norm or mean along it, a concat or
+ * split along it).
  *
  * Two readers. The choice of input shapes (bounded_shapes.c) uses the ties
  * to make its search small; there a tie that only usually holds (matmul
@@ -100,6 +102,12 @@ static void mix(const side *s, int v, int d)
     if (a >= 0) s->t->mixing[a] = 1;
 }
 
+static void sum(const side *s, int v, int d)
+{
+    int a = slot(s, v, d);
+    if (a >= 0) s->t->summed[a] = 1;
+}
+
 static void mix_all(const side *s, int v)
 {
     for (int d = 0; d < rank_of(s, v); d++) mix(s, v, d);
@@ -167,8 +175,8 @@ static void tie_matmul(const side *s, const xf_node *nd)
         return;
     }
     tie(s, x, -1, w, -2);
-    mix(s, x, -1);
-    mix(s, w, -2);
+    sum(s, x, -1);
+    sum(s, w, -2);
     tie(s, y, -2, x, -2);
     tie(s, y, -1, w, -1);
     /* Batch dims broadcast: equal at the own shapes, one of them may be 1
@@ -197,13 +205,15 @@ static void tie_conv(const side *s, const xf_node *nd)
     tie(s, y, 1, w, 0);
     fix(s, w, 2);
     fix(s, w, 3);
-    mix(s, x, 1); /* summed over */
-    mix(s, w, 1);
     mix(s, w, 2);
     mix(s, w, 3);
     if (!p->group || p->group == 1) {
         tie(s, x, 1, w, 1);
+        sum(s, x, 1);
+        sum(s, w, 1);
     } else {
+        mix(s, x, 1);
+        mix(s, w, 1);
         mix(s, w, 0);
         mix(s, y, 1);
         if (xfb_depthwise(nd, &s->g->values[x].shape)) fix(s, w, 1);
@@ -360,7 +370,8 @@ xf_status xfb_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_error *er
     t->parent = xf_malloc(sizeof(int) * ((size_t)n + 1));
     t->fixed = xf_calloc((size_t)n + 1, 1);
     t->mixing = xf_calloc((size_t)n + 1, 1);
-    if (!t->parent || !t->fixed || !t->mixing) goto nomem;
+    t->summed = xf_calloc((size_t)n + 1, 1);
+    if (!t->parent || !t->fixed || !t->mixing || !t->summed) goto nomem;
     for (int i = 0; i < n; i++) t->parent[i] = i;
     for (int k = 0; k < 2; k++) {
         const xf_graph *g = side_graph(r, k);
@@ -396,6 +407,7 @@ void xfb_ties_free(xfb_ties *t)
     xf_free(t->parent);
     xf_free(t->fixed);
     xf_free(t->mixing);
+    xf_free(t->summed);
     xf_free(t->base[0]);
     xf_free(t->base[1]);
     memset(t, 0, sizeof *t);

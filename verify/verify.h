@@ -201,7 +201,8 @@ typedef struct xf_bounded {
     uint64_t rlimit_used; /* Z3 resource units spent (the check's own context) */
     int proves;           /* VALID from xf_verify_bounded_refute on a rule whose own
                              shapes stand for every shape it applies to (each input
-                             dim fixed by the rule or an index no operator mixes:
+                             dim fixed by the rule, or an index no operator mixes and
+                             at least as long as the axes one value holds of it:
                              docs/verify.md, "Proof by the own shapes"): a proof */
     char detail[320];     /* solver reason, shapes or op, for users */
     /* refuted: the concrete float32 inputs (rule input order, at the
