@@ -254,6 +254,15 @@ START_TEST(conv_scaling_moves_between_operands)
 }
 END_TEST
 
+/* Transpose parameters swapping the two spatial axes of an NCHW tensor. */
+static xf_params swap_hw(void)
+{
+    xf_params tp = xf_params_default();
+    tp.n_axes = 4;
+    tp.axes[0] = 0, tp.axes[1] = 1, tp.axes[2] = 3, tp.axes[3] = 2;
+    return tp;
+}
+
 /* maxpool(transpose(x)) == transpose(maxpool(x)) for a square window: each
  * window is the same set of inputs read in another order. */
 START_TEST(maxpool_commutes_with_transpose)
@@ -263,9 +272,7 @@ START_TEST(maxpool_commutes_with_transpose)
     xf_shape sh[1] = {xf_shape_make(4, dx)};
     int s[1], d[1];
     inputs(&r, 1, sh, s, d);
-    xf_params mp = conv_params(3, 1, 1, 1, XF_ACT_NONE), tp = xf_params_default();
-    tp.n_axes = 4;
-    tp.axes[0] = 0, tp.axes[1] = 1, tp.axes[2] = 3, tp.axes[3] = 2;
+    xf_params mp = conv_params(3, 1, 1, 1, XF_ACT_NONE), tp = swap_hw();
     xf_test_out(&r.src,
                 op(&r.src, XF_OP_MAXPOOL, &mp, op(&r.src, XF_OP_TRANSPOSE, &tp, s[0], -1), -1));
     xf_test_out(&r.dst,
@@ -736,9 +743,7 @@ START_TEST(normal_forms_too_large_stop_unknown)
     xf_shape sh[1] = {xf_shape_make(4, dw)};
     int s[1], d[1];
     inputs(&r, 1, sh, s, d);
-    xf_params c3 = conv_params(3, 1, 1, 1, XF_ACT_NONE), tp = xf_params_default();
-    tp.n_axes = 4;
-    tp.axes[0] = 0, tp.axes[1] = 1, tp.axes[2] = 3, tp.axes[3] = 2;
+    xf_params c3 = conv_params(3, 1, 1, 1, XF_ACT_NONE), tp = swap_hw();
     int t = op(&r.src, XF_OP_TRANSPOSE, &tp, s[0], -1);
     int a = op(&r.src, XF_OP_CONV, &c3, op(&r.src, XF_OP_CONV, &c3, t, t), t);
     xf_test_out(&r.src, op(&r.src, XF_OP_CONV, &c3, a, op(&r.src, XF_OP_CONV, &c3, t, t)));

@@ -96,18 +96,18 @@ static int polynomial(const xf_graph *g)
     return 1;
 }
 
-/* Per class root that products sum over, the most distinct indices along
- * it in one monomial of an output element of side k: the output's axes of
- * the class plus the most sums over it in one product (need[root],
- * raised). s: scratch per value. */
-static xf_status count_sums(xfb_ties *t, const xf_graph *g, int k, int *need, int *s,
-                            xf_error *err)
+/* Per class root that products sum over (summed[root]), the most distinct
+ * indices along it in one monomial of an output element of side k: the
+ * output's axes of the class plus the most sums over it in one product
+ * (need[root], raised). s: scratch per value. */
+static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_graph *g, int k,
+                            int *need, int *s, xf_error *err)
 {
     int *order = xf_malloc(sizeof *order * ((size_t)g->n_nodes + 1));
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
     xf_status st = xf_graph_topo_order(g, order, err);
     for (int root = 0; st == XF_OK && root < t->n; root++) {
-        if (xfb_ties_find(t, root) != root || !t->summed[root]) continue;
+        if (!summed[root]) continue;
         for (int v = 0; v < g->n_values; v++) s[v] = 0;
         for (int i = 0; i < g->n_nodes; i++) {
             const xf_node *nd = &g->nodes[order[i]];
@@ -122,8 +122,8 @@ static xf_status count_sums(xfb_ties *t, const xf_graph *g, int k, int *need, in
             if (nd->op == XF_OP_MUL || nd->op == XF_OP_SCALAR_MUL) here = all;
             if (nd->op == XF_OP_MATMUL || nd->op == XF_OP_CONV) {
                 int x = nd->inputs[0], d = nd->op == XF_OP_CONV ? 1 : g->values[x].shape.rank - 1;
-                int a = xfb_ties_slot(t, k, x, d);
-                here = all + (d >= 0 && xfb_ties_find(t, a) == root && t->summed[a]);
+                int a = d >= 0 ? xfb_ties_slot(t, k, x, d) : -1;
+                here = all + (a >= 0 && t->summed[a] && xfb_ties_find(t, a) == root);
             }
             for (int o = 0; o < nd->n_outputs; o++) s[nd->outputs[o]] = here;
         }
@@ -138,89 +138,118 @@ static xf_status count_sums(xfb_ties *t, const xf_graph *g, int k, int *need, in
     return st;
 }
 
+/* What each class (by its root slot) is, for the classification below. */
+typedef struct classes {
+    unsigned char *mixed;  /* an operator mixes along it, not as a sum */
+    unsigned char *summed; /* a product sums over it */
+    unsigned char *seen;   /* counted in n_classes */
+    int *axes;             /* most axes of it in one value */
+    int *here;             /* scratch: axes of it in the value at hand */
+    int *need;             /* summed: indices its own size must cover */
+    int *scratch;          /* per value of a side (count_sums) */
+} classes;
+
+static void classes_free(classes *c)
+{
+    xf_free(c->mixed);
+    xf_free(c->summed);
+    xf_free(c->seen);
+    xf_free(c->axes);
+    xf_free(c->here);
+    xf_free(c->need);
+    xf_free(c->scratch);
+}
+
+/* Fills c from the strict ties t of r; poly: r is polynomial. */
+static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *c, xf_error *err)
+{
+    size_t n = (size_t)t->n + 1;
+    int n_val = r->src.n_values > r->dst.n_values ? r->src.n_values : r->dst.n_values;
+    c->mixed = xf_calloc(n, 1);
+    c->summed = xf_calloc(n, 1);
+    c->seen = xf_calloc(n, 1);
+    c->axes = xf_calloc(n, sizeof *c->axes);
+    c->here = xf_calloc(n, sizeof *c->here);
+    c->need = xf_calloc(n, sizeof *c->need);
+    c->scratch = xf_calloc((size_t)n_val + 1, sizeof *c->scratch);
+    if (!c->mixed || !c->summed || !c->seen || !c->axes || !c->here || !c->need || !c->scratch)
+        return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
+    for (int i = 0; i < t->n; i++) {
+        int root = xfb_ties_find(t, i);
+        c->mixed[root] |= t->mixing[i];
+        c->summed[root] |= t->summed[i];
+    }
+    for (int k = 0; k < 2; k++) {
+        const xf_graph *g = k ? &r->dst : &r->src;
+        for (int v = 0; v < g->n_values; v++) {
+            int rank = g->values[v].shape.rank;
+            for (int d = 0; d < rank; d++) {
+                int a = xfb_ties_find(t, xfb_ties_slot(t, k, v, d));
+                if (++c->here[a] > c->axes[a]) c->axes[a] = c->here[a];
+            }
+            for (int d = 0; d < rank; d++) c->here[xfb_ties_find(t, xfb_ties_slot(t, k, v, d))] = 0;
+        }
+    }
+    xf_status st = XF_OK;
+    for (int k = 0; poly && st == XF_OK && k < 2; k++)
+        st = count_sums(t, c->summed, k ? &r->dst : &r->src, k, c->need, c->scratch, err);
+    return st;
+}
+
+/* Classifies input dim d of rule input `in` (class root) into out. */
+static void classify(const xfb_ties *t, classes *c, int poly, const xf_value *in, int d,
+                     int root, xfb_domain *out)
+{
+    int summed = c->summed[root];
+    int64_t need = summed ? c->need[root] : c->axes[root];
+    if (t->fixed[root]) {
+        out->n_fixed++;
+        return;
+    }
+    if (!c->mixed[root] && (!summed || poly) && in->shape.dims[d] >= need) {
+        if (summed) out->n_summed++;
+        else out->n_indexed++;
+        out->n_classes += !c->seen[root];
+        c->seen[root] = 1;
+        return;
+    }
+    if (!out->closed) return; /* the first dim that blocks it is named */
+    out->closed = 0;
+    const char *name = in->name ? in->name : "?";
+    if (c->mixed[root])
+        snprintf(out->why, sizeof out->why,
+                 "dim %d of input %s takes other sizes where an operator mixes along it", d, name);
+    else if (summed && !poly)
+        snprintf(out->why, sizeof out->why,
+                 "dim %d of input %s takes other sizes and is summed over in a rule that is not "
+                 "polynomial",
+                 d, name);
+    else
+        snprintf(out->why, sizeof out->why,
+                 "dim %d of input %s has size %lld, fewer than the %lld its axes and sums in one "
+                 "value need",
+                 d, name, (long long)in->shape.dims[d], (long long)need);
+}
+
 xf_status xfb_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
 {
     memset(out, 0, sizeof *out);
     xfb_ties t;
     xf_status st = xfb_ties_build(r, 1, &t, err);
     if (st != XF_OK) return st;
-    unsigned char *mixed = xf_calloc((size_t)t.n + 1, 1); /* per root */
-    unsigned char *seen = xf_calloc((size_t)t.n + 1, 1);  /* per root: an indexed class counted */
-    int *axes = xf_calloc((size_t)t.n + 1, sizeof *axes); /* per root: most axes in one value */
-    int *here = xf_calloc((size_t)t.n + 1, sizeof *here); /* per root: axes in the value at hand */
-    int *sums = xf_calloc((size_t)t.n + 1, sizeof *sums); /* per summed root: indices needed */
-    int n_val = r->src.n_values > r->dst.n_values ? r->src.n_values : r->dst.n_values;
-    int *scratch = xf_calloc((size_t)n_val + 1, sizeof *scratch);
-    if (!mixed || !seen || !axes || !here || !sums || !scratch) {
-        xf_free(mixed);
-        xf_free(seen);
-        xf_free(axes);
-        xf_free(here);
-        xf_free(sums);
-        xf_free(scratch);
-        xfb_ties_free(&t);
-        return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
-    }
     int poly = polynomial(&r->src) && polynomial(&r->dst);
-    for (int i = 0; i < t.n; i++) {
-        int root = xfb_ties_find(&t, i);
-        if (t.mixing[i]) mixed[root] = 1;
-        if (t.summed[i]) t.summed[root] = 1; /* the root stands for its class */
-    }
-    for (int k = 0; poly && st == XF_OK && k < 2; k++)
-        st = count_sums(&t, k ? &r->dst : &r->src, k, sums, scratch, err);
-    for (int k = 0; k < 2; k++) {
-        const xf_graph *g = k ? &r->dst : &r->src;
-        for (int v = 0; v < g->n_values; v++) {
-            int rank = g->values[v].shape.rank;
-            for (int d = 0; d < rank; d++) {
-                int a = xfb_ties_find(&t, xfb_ties_slot(&t, k, v, d));
-                if (++here[a] > axes[a]) axes[a] = here[a];
-            }
-            for (int d = 0; d < rank; d++) here[xfb_ties_find(&t, xfb_ties_slot(&t, k, v, d))] = 0;
-        }
-    }
+    classes c;
+    memset(&c, 0, sizeof c);
+    st = classes_make(&t, r, poly, &c, err);
     out->closed = 1;
-    for (int i = 0; i < r->src.n_inputs; i++) {
+    for (int i = 0; st == XF_OK && i < r->src.n_inputs; i++) {
         const xf_value *in = &r->src.values[r->src.inputs[i]];
-        for (int d = 0; d < in->shape.rank; d++) {
-            int root = xfb_ties_find(&t, xfb_ties_slot(&t, 0, r->src.inputs[i], d));
-            int summed = t.summed[root];
-            int64_t need = summed ? sums[root] : axes[root];
-            if (t.fixed[root]) {
-                out->n_fixed++;
-            } else if (!mixed[root] && (!summed || poly) && in->shape.dims[d] >= need) {
-                if (summed) out->n_summed++;
-                else out->n_indexed++;
-                out->n_classes += !seen[root];
-                seen[root] = 1;
-            } else if (out->closed) {
-                out->closed = 0;
-                const char *name = in->name ? in->name : "?";
-                if (mixed[root])
-                    snprintf(out->why, sizeof out->why,
-                             "dim %d of input %s takes other sizes where an operator mixes "
-                             "along it",
-                             d, name);
-                else if (summed && !poly)
-                    snprintf(out->why, sizeof out->why,
-                             "dim %d of input %s takes other sizes and is summed over in a rule "
-                             "that is not polynomial",
-                             d, name);
-                else
-                    snprintf(out->why, sizeof out->why,
-                             "dim %d of input %s has size %lld, fewer than the %lld its axes "
-                             "and sums in one value need",
-                             d, name, (long long)in->shape.dims[d], (long long)need);
-            }
-        }
+        for (int d = 0; d < in->shape.rank; d++)
+            classify(&t, &c, poly, in, d, xfb_ties_find(&t, xfb_ties_slot(&t, 0, r->src.inputs[i], d)),
+                     out);
     }
-    xf_free(mixed);
-    xf_free(seen);
-    xf_free(axes);
-    xf_free(here);
-    xf_free(sums);
-    xf_free(scratch);
+    if (st != XF_OK) out->closed = 0;
+    classes_free(&c);
     xfb_ties_free(&t);
     return st;
 }
