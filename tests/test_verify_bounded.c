@@ -732,6 +732,51 @@ START_TEST(quotients_by_positive_terms_normalise)
 }
 END_TEST
 
+/* q * (1/q) = 1 for a positive q: a softmax averaged along its own axis
+ * is 1/n whatever it is applied to, and the layer norm of the transposed mean of
+ * a softmax (each row constant, 1/3) is 0, as is the mean of a layer norm:
+ * both sides of rule 112539 of the 4-operator run reach the zero
+ * polynomial (it ran its solver query to the 70 s hard kill before).
+ * Averaged along another axis the softmax is no multiple of its divisor:
+ * refuted. */
+START_TEST(inverses_cancel_their_multiples)
+{
+    xf_rule r;
+    xf_shape sh[2] = {xf_shape_make(2, d23), xf_shape_make(0, NULL)};
+    int s[2], d[2];
+    xf_params last = xf_params_default(), sum = xf_params_default();
+    last.axis = -1;
+    sum.n_axes = 1;
+    sum.axes[0] = -1;
+    sum.keepdims = 1;
+    inputs(&r, 1, sh, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_REDUCE_MEAN, &sum, op(&r.src, XF_OP_SOFTMAX, &last, s[0], -1), -1));
+    int twice = op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_REDUCE_MEAN, &sum, op(&r.dst, XF_OP_SOFTMAX, &last, twice, -1), -1));
+    expect_equal_normal_forms(&r);
+
+    const int64_t dw[4] = {2, 2, 3, 3};
+    xf_shape shw[2] = {xf_shape_make(4, dw), xf_shape_make(0, NULL)};
+    inputs(&r, 2, shw, s, d);
+    xf_params ln = xf_params_default(), mean = sum, tp = swap_hw();
+    ln.axis = -1;
+    ln.epsilon = 1e-5f;
+    int m = op(&r.src, XF_OP_REDUCE_MEAN, &mean, op(&r.src, XF_OP_SOFTMAX, &last, s[0], -1), -1);
+    xf_test_out(&r.src, op(&r.src, XF_OP_LAYERNORM, &ln, op(&r.src, XF_OP_TRANSPOSE, &tp, m, -1), s[1]));
+    int n = op(&r.dst, XF_OP_REDUCE_MEAN, &mean, op(&r.dst, XF_OP_LAYERNORM, &ln, d[0], d[1]), -1);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_TRANSPOSE, &tp, n, -1));
+    expect_equal_normal_forms(&r);
+
+    xf_params first = sum;
+    first.axes[0] = 0;
+    inputs(&r, 1, sh, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_REDUCE_MEAN, &first, op(&r.src, XF_OP_SOFTMAX, &last, s[0], -1), -1));
+    twice = op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_REDUCE_MEAN, &first, op(&r.dst, XF_OP_SOFTMAX, &last, twice, -1), -1));
+    expect_refuted(&r); /* at the own shapes already */
+}
+END_TEST
+
 /* A rule whose normal forms outgrow the normaliser (three 3x3 convolutions
  * of 4x4x3x3 kernels and a transpose of it all, a true rule from the
  * 4-operator run) stops unknown at its own shapes with the reason, instead
@@ -957,6 +1002,7 @@ static Suite *suite(void)
     tcase_add_test(tc, cross_check_floats_outlive_its_budget);
     tcase_add_test(tc, abstract_functions_commute_with_movement);
     tcase_add_test(tc, quotients_by_positive_terms_normalise);
+    tcase_add_test(tc, inverses_cancel_their_multiples);
     tcase_add_test(tc, normal_forms_too_large_stop_unknown);
     tcase_add_test(tc, own_shapes_prove_closed_domains);
     tcase_add_test(tc, unsupported_operator);

@@ -10,7 +10,9 @@
  * positive by the check's facts (xfb_canon_fact: exp > 0, a layer norm's
  * deviation > 0) is p times the atom 1/q instead, 1 when p is q and 0 when
  * p is 0, so a softmax over one element is 1 and the mean of a layer norm
- * cancels. Conditions a > b and a >= b
+ * cancels; sums and products then use q * (1/q) = 1 on the multiples of q
+ * among the terms carrying 1/q (cancel_inverses), so a softmax summed
+ * along its axis is 1. Conditions a > b and a >= b
  * become (a - b) > 0 and (a - b) >= 0 with a - b scaled so its first
  * coefficient is +-1. Atoms, monomials and polynomials are interned (hash
  * tables), so two terms have the same canonical id exactly when their
@@ -446,6 +448,141 @@ static int32_t norm_ite(xfb_canon *c, Z3_app app)
     return at < 0 ? -1 : poly_atom(c, at);
 }
 
+/* m / d for monomials (sorted multisets of atoms): its id; -2 when d does
+ * not divide m, -1 when out of memory. */
+static int32_t mono_div(xfb_canon *c, int32_t m, int32_t d)
+{
+    uint32_t nm, nd;
+    const uint32_t *x = itab_get(&c->monos, m, &nm), *y = itab_get(&c->monos, d, &nd);
+    if (nd > nm) return -2;
+    uint32_t *w = xf_malloc(((size_t)nm + 1) * sizeof *w);
+    if (!w) return nomem(c);
+    uint32_t i = 0, j = 0, k = 0;
+    while (i < nm && !(j < nd && y[j] < x[i])) {
+        if (j < nd && x[i] == y[j]) i++, j++;
+        else w[k++] = x[i++];
+    }
+    int32_t id = j < nd ? -2 : intern(c, &c->monos, w, k);
+    xf_free(w);
+    return id;
+}
+
+/* The term of sorted t[0..n) with monomial m, NULL when none. */
+static term *find_term(term *t, size_t n, int32_t m)
+{
+    term key = {m, {0, 1}};
+    return bsearch(&key, t, n, sizeof *t, term_cmp);
+}
+
+/* The inverse atom 1/q occurring in a monomial of t[0..n) other than the
+ * ones in done[0..n_done), -1 when none. */
+static int32_t next_inverse(xfb_canon *c, const term *t, size_t n, const int32_t *done,
+                            int n_done)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t m;
+        const uint32_t *mono = itab_get(&c->monos, t[i].mono, &m);
+        for (uint32_t j = 0; j < m; j++) {
+            uint32_t len;
+            if (itab_get(&c->atoms, (int32_t)mono[j], &len)[0] != A_INV) continue;
+            int seen = 0;
+            for (int k = 0; k < n_done && !seen; k++) seen = done[k] == (int32_t)mono[j];
+            if (!seen) return (int32_t)mono[j];
+        }
+    }
+    return -1;
+}
+
+/* Takes every multiple k*M*q of q out of the cofactor cf[0..n) (sorted,
+ * zero terms kept in place) of an inverse atom 1/q, appending k*M to
+ * out[*n_out]. A multiple is taken only when each of its monomials is
+ * already a term of cf, so each step zeroes one term and adds none, and the
+ * loop ends. Returns -1 when out of memory (c->nomem set) or a coefficient
+ * overflows. */
+static int take_multiples(xfb_canon *c, term *cf, size_t n, const term *q, size_t nq, term *out,
+                          size_t *n_out)
+{
+    term **hit = xf_malloc((nq + 1) * sizeof *hit);
+    if (!hit) return nomem(c);
+    int st = 0;
+    for (size_t i = 0; st == 0 && i < n; i++) {
+        for (size_t a = 0; st == 0 && a < nq && cf[i].c.n != 0; a++) {
+            int32_t m = mono_div(c, cf[i].mono, q[a].mono), mb = 0;
+            if (m == -2) continue;
+            rat k;
+            if (m < 0 || rat_mul(cf[i].c, (rat){q[a].c.d, q[a].c.n}, &k) != 0) st = -1;
+            size_t b = 0;
+            for (; st == 0 && b < nq; b++) {
+                if ((mb = mono_mul(c, m, q[b].mono)) < 0) st = -1;
+                else if (!(hit[b] = find_term(cf, n, mb))) break;
+            }
+            if (st != 0 || b < nq) continue;
+            for (b = 0; st == 0 && b < nq; b++) {
+                rat kq;
+                if (rat_mul(k, (rat){-q[b].c.n, q[b].c.d}, &kq) != 0 ||
+                    rat_add(hit[b]->c, kq, &hit[b]->c) != 0)
+                    st = -1;
+            }
+            out[(*n_out)++] = (term){m, k};
+        }
+    }
+    xf_free(hit);
+    return st;
+}
+
+/* Uses q * (1/q) = 1, which holds as q is positive: in the terms that carry
+ * 1/q, a multiple k*M*q of q becomes k*M. So a softmax summed along its
+ * axis, (e0 + e1 + e2) / (e0 + e1 + e2), is 1, and a layer norm of a
+ * tensor constant along its axis is 0. id itself when nothing changes;
+ * -1 only when out of memory. */
+static int32_t cancel_inverses(xfb_canon *c, int32_t id)
+{
+    size_t n;
+    term *t = poly_terms(c, id, &n);
+    if (!t) return -1;
+    int32_t done[8], r = id;
+    int n_done = 0;
+    for (int32_t inv; r >= 0 && n_done < 8 && (inv = next_inverse(c, t, n, done, n_done)) >= 0;) {
+        done[n_done++] = inv;
+        uint32_t len, a = (uint32_t)inv;
+        int32_t q = (int32_t)itab_get(&c->atoms, inv, &len)[1], unit = intern(c, &c->monos, &a, 1);
+        size_t nq, ncf = 0, nout = 0;
+        term *qt = unit < 0 ? NULL : poly_terms(c, q, &nq);
+        term *cf = qt ? xf_malloc((2 * n + 1) * sizeof *cf) : NULL, *out = cf ? cf + n : NULL;
+        if (!cf) {
+            if (qt) nomem(c);
+            r = -1;
+        }
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+            int32_t m = mono_div(c, t[i].mono, unit);
+            if (m == -1) r = -1;
+            else if (m == -2) out[nout++] = t[i];
+            else cf[ncf++] = (term){m, t[i].c};
+        }
+        size_t before = nout;
+        if (r >= 0) {
+            qsort(cf, ncf, sizeof *cf, term_cmp);
+            if (take_multiples(c, cf, ncf, qt, nq, out, &nout) != 0) r = -1;
+        }
+        if (r >= 0 && nout > before) { /* something cancelled: the new polynomial */
+            for (size_t i = 0; r >= 0 && i < ncf; i++)
+                if (cf[i].c.n != 0 && (cf[i].mono = mono_mul(c, cf[i].mono, unit)) < 0) r = -1;
+            size_t k = 0;
+            for (size_t i = 0; i < ncf; i++)
+                if (cf[i].c.n != 0) cf[k++] = cf[i];
+            memmove(cf + k, out, nout * sizeof *out);
+            if (r >= 0) r = poly_intern(c, cf, k + nout);
+            xf_free(t);
+            t = r >= 0 ? poly_terms(c, r, &n) : NULL;
+            if (r >= 0 && !t) r = -1;
+        }
+        xf_free(qt);
+        xf_free(cf);
+    }
+    xf_free(t);
+    return r < 0 && !c->nomem ? id : r; /* a coefficient overflowed: id as it was */
+}
+
 /* Whether poly id is positive for every value of the inputs that satisfies
  * the registered facts: a sum of products of positive atoms with positive
  * coefficients. */
@@ -477,7 +614,8 @@ static int32_t div_positive(xfb_canon *c, int32_t p, int32_t q)
     if (at < 0) return -1;
     c->atom_pos[at] = 1;
     int32_t inv = poly_atom(c, at);
-    return inv < 0 ? -1 : poly_mul(c, p, inv);
+    int32_t r = inv < 0 ? -1 : poly_mul(c, p, inv);
+    return r < 0 ? r : cancel_inverses(c, r);
 }
 
 /* Arguments p[0..n) normalised, combined by operator k (declaration f). */
@@ -492,12 +630,12 @@ static int32_t combine(xfb_canon *c, Z3_ast a, Z3_func_decl f, Z3_decl_kind k, c
             kk[i] = (rat){k == Z3_OP_UMINUS || (k == Z3_OP_SUB && i > 0) ? -1 : 1, 1};
         int32_t r = poly_lin(c, p, kk, n);
         xf_free(kk);
-        return r;
+        return r < 0 ? r : cancel_inverses(c, r);
     }
     case Z3_OP_MUL: {
         int32_t r = n ? p[0] : -1;
         for (unsigned i = 1; r >= 0 && i < n; i++) r = poly_mul(c, r, p[i]);
-        return r;
+        return r < 0 || n < 2 ? r : cancel_inverses(c, r);
     }
     case Z3_OP_DIV: case Z3_OP_UNINTERPRETED: {
         if ((k == Z3_OP_DIV && n != 2) || n > 6) return -1;
