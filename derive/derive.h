@@ -27,7 +27,9 @@
  *    size in ascending order, deriving first and sending the rest to the
  *    solver (verify/, pipeline.c) in rounds: one candidate per compiled
  *    form first (forms.c), each round followed by a derive pass that also
- *    steps by the rules of the size just proved. xferverify calls it.
+ *    steps by the rules of the size just proved; after the last round the
+ *    size's unknowns are searched once more, with every rule of the size
+ *    the solver proved. xferverify calls it.
  *
  * Depends on ir/, rulesdb/, agent/rewrite/ and verify/. Nothing here prints
  * or exits; fallible functions return an xf_status and fill an xf_error.
@@ -116,10 +118,13 @@ xf_status xf_derive_replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
 
 typedef struct xf_derive_tally {
     int size;            /* operators of the candidates considered */
+    int unknowns;        /* 1: they were the size's unknowns (xf_derive_db_options) */
     int64_t total, done; /* candidates of that size; tried so far */
     int64_t derived;     /* joined, replayed and stored derived */
     int64_t later;       /* of them: in the pass between the solver's rounds
                             (xf_derive_verify_db), rules of the size as steps */
+    int64_t after;       /* of them: rules the solver had left unknown, derived
+                            after its last round by the rules of the size too */
     int64_t states;      /* graphs reached, summed */
     int64_t unreversed;  /* meets dropped (see xf_derivation) */
     int64_t met;         /* derived with steps from the target too */
@@ -132,6 +137,8 @@ typedef struct xf_derive_db_options {
     xf_derive_options d;
     int size;        /* the candidates of this size (>= 1) */
     int same_size;   /* 1: the proved rules of this size are steps too */
+    int unknowns;    /* 1: search the size's unknown rules (what the solver left)
+                        instead of its candidates */
     int jobs;        /* searches in this many forked workers at a time (default 1:
                         in this process); the same rules are derived either way */
     long long limit; /* try at most this many; 0: all */
@@ -179,8 +186,12 @@ void xf_derive_verify_options_init(xf_derive_verify_options *o);
  * compiled form (xf_rule_form_hash) in o->rounds rounds, the smaller
  * side's operators first, each followed by a derive pass that also steps
  * by the rules of the size proved so far (same_size); then the rest (all
- * at once with recheck, without derive or with rounds 0). `total` sums the
- * solver's tallies, derived sums the derive passes'. */
+ * at once with recheck, without derive or with rounds 0); then, with
+ * derive and without recheck, the size's unknown rules are searched with
+ * every rule of the size proved (a rule the solver left unknown may follow
+ * from ones it proved later). `total` sums the solver's tallies, as the
+ * solver gave them; derived sums the derive passes', the unknowns derived
+ * afterwards included (on_size gets them apart: xf_derive_tally.after). */
 xf_status xf_derive_verify_db(xf_rulesdb *db, const char *path, const xf_derive_verify_options *o,
                               xf_verify_tally *total, int64_t *derived, xf_error *err);
 

@@ -1,7 +1,8 @@
 /*
  * derive_db.c — the derive pass of one size over a rules database: the
  * deriver is loaded with every rule proved or derived at smaller sizes
- * (xf_deriver_load), each candidate of the size is searched, and a chain
+ * (xf_deriver_load), each candidate of the size (or, o->unknowns, each
+ * rule of it the solver left unknown) is searched, and a chain
  * found is replayed against the database (replay.c) before it is stored
  * as the rule's derivation with status derived. A chain that does not
  * replay is a bug of the search, never stored: the pass fails naming the
@@ -194,6 +195,7 @@ xf_status xf_derive_db(xf_rulesdb *db, const xf_derive_db_options *o, xf_derive_
 {
     memset(t, 0, sizeof *t);
     t->size = o->size;
+    t->unknowns = o->unknowns;
     if (o->size < 1) return XF_FAIL(err, XF_ERR_INVALID, "derive: size %d (at least 1)", o->size);
     if (o->jobs < 1 || o->jobs > XF_DERIVE_MAX_JOBS)
         return XF_FAIL(err, XF_ERR_INVALID, "derive: %d workers (1 to %d)", o->jobs,
@@ -201,7 +203,8 @@ xf_status xf_derive_db(xf_rulesdb *db, const xf_derive_db_options *o, xf_derive_
     double t0 = xf_clock_now();
     int64_t *ids = NULL, cap = 0;
     xf_deriver *d = NULL;
-    xf_status st = derive_list_ids(db, XF_RULE_CANDIDATE, 0, o->size, &ids, &t->total, &cap, err);
+    xf_rule_status which = o->unknowns ? XF_RULE_UNKNOWN : XF_RULE_CANDIDATE;
+    xf_status st = derive_list_ids(db, which, 0, o->size, &ids, &t->total, &cap, err);
     if (st == XF_OK && o->limit > 0 && t->total > o->limit) t->total = o->limit;
     if (st == XF_OK && t->total > 0)
         st = xf_deriver_load(db, o->size, o->same_size, &o->d, &d, err);

@@ -8,7 +8,10 @@
  * form (the others are the same rule at other tensor shapes, forms.c), in
  * o->rounds parts, each followed by the derive pass again with the rules
  * of the size proved so far as steps too (a chain of proved rules, as
- * sound as one of smaller ones); then the rest. --recheck leaves the
+ * sound as one of smaller ones); then the rest; then the size's unknowns
+ * once more, with every rule of the size the solver proved: most of those
+ * are proved in the last round, after the unknowns were last searched
+ * (docs/derive.md "The unknowns, searched again"). --recheck leaves the
  * derive pass with nothing new and has the solver decide every rule of the
  * size again, in one round.
  */
@@ -55,11 +58,12 @@ static xf_status count_left(xf_rulesdb *db, int size, int recheck, int64_t *n, x
     return xf_rulesdb_count_rules(db, &f, n, err);
 }
 
-/* Adds a later derive pass's tally to the size's. */
-static void add_derive(xf_derive_tally *sum, const xf_derive_tally *t)
+/* Adds a later derive pass's tally to the size's; what it derived also
+ * to *part (the size's later or after). */
+static void add_derive(xf_derive_tally *sum, const xf_derive_tally *t, int64_t *part)
 {
     sum->derived += t->derived;
-    sum->later += t->derived;
+    *part += t->derived;
     sum->states += t->states;
     sum->unreversed += t->unreversed;
     sum->met += t->met;
@@ -128,12 +132,28 @@ static xf_status solve_in_rounds(xf_rulesdb *db, const char *path,
                 dopt.d.max_depth = o->round_depth;
             xf_derive_tally later;
             st = xf_derive_db(db, &dopt, &later, err);
-            add_derive(dt, &later);
+            add_derive(dt, &later, &dt->later);
         }
     }
     xf_free(first);
     if (st == XF_OK) st = count_left(db, size, 0, &left, err);
     if (st == XF_OK && left > 0) st = solve(db, path, o, size, NULL, 0, vt, total, err);
+    return st;
+}
+
+/* The size's unknown rules searched again at full depth, with every rule
+ * of the size the solver proved as a step too. */
+static xf_status derive_unknowns(xf_rulesdb *db, const xf_derive_verify_options *o, int size,
+                                 xf_derive_tally *dt, xf_error *err)
+{
+    xf_derive_db_options dopt = o->dopt;
+    dopt.size = size;
+    dopt.same_size = 1;
+    dopt.unknowns = 1;
+    dopt.jobs = derive_jobs(o);
+    xf_derive_tally after;
+    xf_status st = xf_derive_db(db, &dopt, &after, err);
+    add_derive(dt, &after, &dt->after);
     return st;
 }
 
@@ -169,6 +189,8 @@ xf_status xf_derive_verify_db(xf_rulesdb *db, const char *path, const xf_derive_
             st = solve_in_rounds(db, path, o, size, &dt, &vt, total, err);
         else if (st == XF_OK && left > 0)
             st = solve(db, path, o, size, NULL, 0, &vt, total, err);
+        if (st == XF_OK && o->derive && !o->vopt.recheck)
+            st = derive_unknowns(db, o, size, &dt, err);
         *derived += dt.derived;
         total->elapsed_s = xf_clock_now() - t0;
         if (o->on_size) o->on_size(o->user, size, o->derive ? &dt : NULL, left > 0 ? &vt : NULL);

@@ -238,6 +238,9 @@ START_TEST(same_size_proved_rules_are_steps)
     /* a alone on the right needs associativity, a rule of the same size */
     int64_t q = add_rule(db, "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(c, b))", 3,
                          XF_RULE_CANDIDATE);
+    /* the same rule at 3x3, left unknown: searched only when unknowns are */
+    int64_t u = add_rule_at(db, "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(c, b))", 3, D33,
+                            XF_RULE_UNKNOWN);
     xf_derive_tally t = derive_size(db, 2);
     ck_assert_int_eq(t.derived, 0);
     ck_assert_int_eq(t.rules, 1);
@@ -250,9 +253,16 @@ START_TEST(same_size_proved_rules_are_steps)
     ck_assert_int_eq(t.rules, 2);
     ck_assert_int_eq(t.derived, 1);
     ck_assert_int_eq(status_of(db, q), XF_RULE_DERIVED);
+    ck_assert_int_eq(status_of(db, u), XF_RULE_UNKNOWN);
+    o.unknowns = 1;
+    ck_assert_msg(xf_derive_db(db, &o, &t, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(t.total, 1);
+    ck_assert_int_eq(t.unknowns, 1);
+    ck_assert_int_eq(t.derived, 1);
+    ck_assert_int_eq(status_of(db, u), XF_RULE_DERIVED);
     int same = 0;
-    ck_assert_int_eq(replay_all(db, &same), 1);
-    ck_assert_int_ge(same, 1);
+    ck_assert_int_eq(replay_all(db, &same), 2);
+    ck_assert_int_ge(same, 2);
     /* the step by assoc fails once assoc is no longer proved */
     ck_assert_int_eq(xf_rulesdb_set_status(db, assoc, XF_RULE_UNKNOWN, NULL, 0, &err), XF_OK);
     xf_rulesdb_step *steps = NULL;
@@ -442,6 +452,13 @@ END_TEST
 
 /* ------------------------------------------------------------ the pipeline */
 
+/* on_size of the pipeline: sums the unknowns derived after the solver. */
+static void count_after(void *user, int size, const xf_derive_tally *d, const xf_verify_tally *v)
+{
+    (void)size, (void)v;
+    if (d) *(int64_t *)user += d->after;
+}
+
 START_TEST(pipeline_derives_after_solving)
 {
     const char *path = xf_test_tmp("derive_pipeline.db");
@@ -464,8 +481,15 @@ START_TEST(pipeline_derives_after_solving)
     int64_t comm33 = add_rule_at(db, "ewadd(a, b)", "ewadd(b, a)", 2, D33, XF_RULE_CANDIDATE);
     int64_t assoc33 = add_rule_at(db, "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(b, c))", 3, D33,
                                   XF_RULE_CANDIDATE);
+    /* a rule an earlier run left unknown that follows from assoc, a rule of
+     * its size: the pass after the solver's last round derives it */
+    int64_t left = add_rule_at(db, "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(c, b))", 3, D33,
+                               XF_RULE_UNKNOWN);
     xf_derive_verify_options o;
     xf_derive_verify_options_init(&o);
+    int64_t after = 0;
+    o.user = &after;
+    o.on_size = count_after;
     o.vopt.jobs = 2;
     o.vopt.vo.timeout_ms = 10000;
     o.vopt.vo.bounded_max_shapes = 4;
@@ -479,17 +503,20 @@ START_TEST(pipeline_derives_after_solving)
     ck_assert_int_eq(status_of(db, c3), XF_RULE_DERIVED);
     ck_assert_int_eq(status_of(db, comm33), XF_RULE_DERIVED);
     ck_assert_int_eq(status_of(db, assoc33), XF_RULE_DERIVED);
-    ck_assert_int_eq(derived, 4);
+    ck_assert_int_eq(status_of(db, left), XF_RULE_DERIVED);
+    ck_assert_int_eq(derived, 5);
+    ck_assert_int_eq(after, 1);
     ck_assert_int_eq(t.total, 3); /* comm, assoc, f2: the derived never reach the solver */
+    ck_assert_int_eq(t.unknown, 0);
     int same = 0;
-    ck_assert_int_eq(replay_all(db, &same), 4);
-    ck_assert_int_eq(same, 2); /* comm33 by comm, assoc33 by assoc */
+    ck_assert_int_eq(replay_all(db, &same), 5);
+    ck_assert_int_eq(same, 3); /* comm33 by comm, assoc33 and left by assoc */
 
     /* --no-derive: every candidate goes to the solver */
     xf_test_sql_exec(path, "UPDATE rules SET status = 'candidate'");
     o.derive = 0;
     ck_assert_msg(xf_derive_verify_db(db, path, &o, &t, &derived, &err) == XF_OK, "%s", err.msg);
-    ck_assert_int_eq(t.total, 7);
+    ck_assert_int_eq(t.total, 8);
     ck_assert_int_eq(derived, 0);
     ck_assert_int_eq(status_of(db, c3), XF_RULE_PROVED);
     xf_rulesdb_close(db);

@@ -210,6 +210,7 @@ static int parse_args(int argc, char **argv, opts *o)
 typedef struct report {
     int tty;
     int size; /* the size being decided; 0: summary over all */
+    int64_t unknowns_derived; /* rules the solver left unknown, derived afterwards */
 } report;
 
 static void progress(const report *u, const xf_verify_tally *t, int final)
@@ -236,9 +237,10 @@ static void on_derive_progress(void *user, const xf_derive_tally *t)
     if (!u->tty && t->done % 500 != 0 && t->done != t->total) return;
     double el = t->elapsed_s, rate = el > 0 ? (double)t->done / el : 0.0;
     double eta = rate > 0 ? (double)(t->total - t->done) / rate : 0.0;
-    fprintf(stderr, "%ssize %d: derive [%lld/%lld] derived %lld  %.1f s  %.1f candidates/s  "
+    fprintf(stderr, "%ssize %d: derive%s [%lld/%lld] derived %lld  %.1f s  %.1f rules/s  "
                     "ETA %.0f s%s",
-            u->tty ? "\r" : "", t->size, (long long)t->done, (long long)t->total,
+            u->tty ? "\r" : "", t->size, t->unknowns ? " unknowns" : "", (long long)t->done,
+            (long long)t->total,
             (long long)t->derived, el, rate, eta, u->tty && t->done != t->total ? "" : "\n");
 }
 
@@ -250,15 +252,17 @@ static void on_start(void *user, int size)
 /* One line per size: what was derived and what the solver decided. */
 static void on_size(void *user, int size, const xf_derive_tally *d, const xf_verify_tally *v)
 {
-    (void)user;
-    if ((!d || d->total == 0) && !v) return;
+    report *u = user;
+    if ((!d || (d->total == 0 && d->after == 0)) && !v) return;
     fprintf(stderr, "size %d:", size);
-    if (d)
+    if (d) {
         fprintf(stderr,
-                " %lld candidates, %lld derived (%lld of them between the solver's rounds) "
-                "in %.1f s (%d rules, %lld graphs searched);",
-                (long long)d->total, (long long)d->derived, (long long)d->later, d->elapsed_s,
-                d->rules, (long long)d->states);
+                " %lld candidates, %lld derived (%lld of them between the solver's rounds, "
+                "%lld unknowns after them) in %.1f s (%d rules, %lld graphs searched);",
+                (long long)d->total, (long long)d->derived, (long long)d->later,
+                (long long)d->after, d->elapsed_s, d->rules, (long long)d->states);
+        u->unknowns_derived += d->after;
+    }
     if (v)
         fprintf(stderr, " %lld to the solver: proved %lld, refuted %lld, unknown %lld in %.1f s",
                 (long long)v->total, (long long)v->proved, (long long)v->refuted,
@@ -386,7 +390,7 @@ static int verify_db(opts *o)
         fprintf(stderr, "xferverify: %s\n", err.msg);
         return 2;
     }
-    report u = {isatty(2), 0};
+    report u = {isatty(2), 0, 0};
     o->dvo.vopt.version = "0.1.0";
     o->dvo.vopt.user = &u;
     o->dvo.vopt.on_progress = on_progress;
@@ -406,6 +410,19 @@ static int verify_db(opts *o)
         fprintf(stderr, "xferverify: %lld rule(s) derived from smaller ones (stored as derived "
                         "with their chain; xferdb explain ID prints it)\n",
                 (long long)derived);
+    if (u.unknowns_derived) {
+        int64_t left = 0;
+        xf_rulesdb_filter f;
+        memset(&f, 0, sizeof f);
+        f.status = XF_RULE_UNKNOWN;
+        xf_error cerr;
+        fprintf(stderr, "xferverify: %lld of them the solver had left unknown: they follow from "
+                        "rules of their size it proved later",
+                (long long)u.unknowns_derived);
+        if (xf_rulesdb_count_rules(db, &f, &left, &cerr) == XF_OK)
+            fprintf(stderr, "; the database holds %lld unknown rule(s)", (long long)left);
+        fprintf(stderr, "\n");
+    }
     if (t.by_shapes)
         fprintf(stderr, "xferverify: %lld of the proved rule(s) proved by the exact check at "
                         "their own shapes, which stand for every shape they apply to "
