@@ -275,6 +275,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         goto out;
     }
 
+    xf_heap_trim(); /* the enumerator's freed tables, before pruning's view of the candidates */
     verdicts = xf_calloc(x.cands.n + 1, sizeof *verdicts);
     xf_prune_stats *ps = &res->pruned;
     if (!verdicts) {

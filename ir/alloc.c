@@ -3,12 +3,16 @@
  * allocation of the library passes, so that one xf_set_allocator call can
  * count, pool or fail them (the out-of-memory tests fail the N-th one).
  * Without a hook they are the C library's own calls (calloc stays calloc:
- * large zeroed blocks come straight from fresh pages).
+ * large zeroed blocks come straight from fresh pages), and xf_heap_trim
+ * hands the C library's free heap pages back between phases.
  */
 #include "ir.h"
 
 #include <stdint.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 
 static xf_allocator hook;
@@ -18,6 +22,13 @@ void xf_set_allocator(const xf_allocator *a)
 {
     if (a) hook = *a;
     hooked = a != NULL;
+}
+
+void xf_heap_trim(void)
+{
+#ifdef __GLIBC__
+    if (!hooked) malloc_trim(0);
+#endif
 }
 
 void *xf_malloc(size_t size)

@@ -114,6 +114,12 @@ typedef struct xf_allocator {
 
 void xf_set_allocator(const xf_allocator *a);
 
+/* Hands the free pages of the C library's heap back to the system (glibc's
+ * malloc_trim): after a phase that freed much, so that the next phase's
+ * resident memory, or a fork's page tables, do not carry it. A no-op with a
+ * hook set or another C library. */
+void xf_heap_trim(void);
+
 /* ------------------------------------------------------------------- arena */
 
 /* Bump allocator for scratch whose lifetime is one phase; freed all at once. */

@@ -8,7 +8,7 @@
  * pipe, so either costs one rule; the caller decides what that means.
  *
  * Before the first fork the heap's free pages go back to the system
- * (malloc_trim): a fork copies the page tables of every resident page and
+ * (xf_heap_trim): a fork copies the page tables of every resident page and
  * the child's exit unmaps them again, and after a derive pass the parent
  * held 420 MB of freed but resident heap. Forking from it was 41% of all CPU
  * time of a 4-operator run (copy_page_range and unmap_page_range), twice the
@@ -20,9 +20,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -125,9 +122,7 @@ xf_status xv_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms,
     int64_t next = 0;
     int busy = 0;
     xf_status st = XF_OK;
-#ifdef __GLIBC__
-    malloc_trim(0); /* see the top of this file */
-#endif
+    xf_heap_trim(); /* see the top of this file */
     while (st == XF_OK && (next < n || busy > 0)) {
         for (int k = 0; k < jobs && next < n; k++) {
             if (slots[k].pid) continue;
