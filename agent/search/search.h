@@ -383,8 +383,10 @@ typedef struct xf_arbiter_options {
     int close_rounds;  /* when no candidate beats the input in the run of all, the
                           fastest of those it could not tell from the input is timed
                           against the input alone with this many rounds, and its
-                          confirming run too (default 84, four times the target's 21: an interval
-                          about half as wide; 0: no closer look) */
+                          confirming run too; a confirming run of the default length
+                          that cannot tell is run again with this many (default 84,
+                          four times the target's 21: an interval about half as wide;
+                          0: neither) */
 } xf_arbiter_options;
 
 xf_arbiter_options xf_arbiter_options_default(void);
@@ -433,7 +435,7 @@ void xf_arbiter_result_free(xf_arbiter_result *r); /* zeroes it; NULL is a no-op
  * (xf_target_verdict against the input's self check; when none is, the
  * fastest undecided one in a longer run of it against the input alone, see
  * close_rounds) and again in a second run against the input alone
- * (confirm), provided
+ * (confirm; a longer one when that cannot tell, see close_rounds), provided
  * its outputs in the target equal the input's there; else a copy of model.
  * cm (may be NULL) only fills cost_ms. On failure *out and *res are empty. */
 xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *model,
