@@ -68,6 +68,20 @@ typedef struct xf_cost_options {
 
 xf_cost_options xf_cost_options_default(void);
 
+/* Measured backends time a kernel up to this many times when the runs were
+ * disturbed (xf_cost_runs_median) and keep the lowest median. */
+#define XF_COST_MEASURE_ATTEMPTS 4
+
+/* Summarises n >= 1 timed runs of one kernel (ms; sorts runs in place): the
+ * median, and *disturbed = 1 when the median lies more than 4 times and more
+ * than 0.05 ms above the fastest run. Then most runs waited for a core (a
+ * descheduled thread of a parallel kernel costs a scheduler time slice,
+ * milliseconds, where the kernel takes microseconds) and the median tells
+ * the machine's load, not the kernel's cost: on a busy 2-core machine the
+ * 2-thread medians of microsecond kernels read 16 ms, and a cached cost is
+ * kept for good. */
+double xf_cost_runs_median(double *runs, int n, int *disturbed);
+
 /* ---------------------------------------------------------------- the model */
 
 typedef struct xf_cost_model xf_cost_model;

@@ -112,9 +112,11 @@ static const char *isa_name(dnnl_cpu_isa_t isa)
     }
 }
 
-/* Revision of the backend's own kernels (2: erf's vectorised loop). Part of
- * the identity, so a cost cache never returns timings of older kernels. */
-#define OX_KERNELS_REVISION 2
+/* Revision of the backend's own kernels and of how they are timed (2:
+ * erf's vectorised loop; 3: disturbed runs timed again, see
+ * xf_cost_runs_median). Part of the identity, so a cost cache never returns
+ * timings of older kernels, nor ones a busy machine spoiled. */
+#define OX_KERNELS_REVISION 3
 
 static void onednn_identity(void *state, char *buf, size_t n)
 {

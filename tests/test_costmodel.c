@@ -2,7 +2,8 @@
  * test_costmodel.c — the cost-model front end with the analytic backend:
  * flops and bytes of conv, matmul and gemm computed by hand; analytic times
  * from a fixed roofline (compute- and memory-bound cases, views free);
- * canonical configuration keys; the SQLite cache (a second query is served
+ * canonical configuration keys; timed runs a busy machine disturbed told
+ * from a kernel's own spread; the SQLite cache (a second query is served
  * from the cache without re-measuring, a stored value is returned as
  * stored, reopening keeps it, a changed backend identity misses; corrupt,
  * foreign and newer-schema files are refused with a clear message); the
@@ -161,6 +162,29 @@ START_TEST(describe_is_canonical)
     ck_assert_str_eq(buf,
                      "conv2d|kernel=3,3;pads=1,1,1,1;activation=1|f32[1,64,56,56],f32[64,64,3,3],-");
     ck_assert_int_eq(xf_cost_describe(XF_OP_CONV, &p, 3, dt, s, buf, 20, &err), XF_ERR_INVALID);
+}
+END_TEST
+
+/* Runs of a microsecond kernel of which most waited a scheduler time slice
+ * are disturbed (measured again); a few slow runs, a slow kernel with its
+ * ordinary spread and a fast one with jitter are not. */
+START_TEST(disturbed_runs_are_told_apart)
+{
+    double most_waited[10] = {16.1, 0.005, 15.9, 16.0, 0.006, 16.2, 15.8, 0.005, 16.0, 16.1};
+    double few_waited[10] = {0.005, 16.0, 0.006, 0.005, 0.005, 15.9, 0.006, 0.005, 0.007, 0.005};
+    double slow_kernel[10] = {31.0, 30.2, 33.5, 30.1, 35.0, 30.4, 31.2, 30.0, 34.9, 30.3};
+    double jitter[10] = {0.004, 0.009, 0.005, 0.012, 0.006, 0.005, 0.010, 0.004, 0.005, 0.011};
+    int d = -1;
+    ck_assert_double_eq_tol(xf_cost_runs_median(most_waited, 10, &d), 15.95, 1e-9);
+    ck_assert_int_eq(d, 1);
+    ck_assert_double_eq_tol(xf_cost_runs_median(few_waited, 10, &d), 0.0055, 1e-9);
+    ck_assert_int_eq(d, 0);
+    ck_assert_double_eq_tol(xf_cost_runs_median(slow_kernel, 10, &d), 30.7, 1e-9);
+    ck_assert_int_eq(d, 0);
+    ck_assert_double_eq_tol(xf_cost_runs_median(jitter, 10, &d), 0.0055, 1e-9);
+    ck_assert_int_eq(d, 0);
+    /* sorted in place: the fastest run first */
+    ck_assert_double_eq(most_waited[0], 0.005);
 }
 END_TEST
 
@@ -658,6 +682,7 @@ static Suite *suite(void)
     tcase_add_test(tc, flops_matmul_gemm_by_hand);
     tcase_add_test(tc, analytic_is_deterministic);
     tcase_add_test(tc, describe_is_canonical);
+    tcase_add_test(tc, disturbed_runs_are_told_apart);
     tcase_add_test(tc, cache_hit_without_remeasuring);
     tcase_add_test(tc, commutative_operands_share_a_measurement);
     tcase_add_test(tc, changed_identity_misses);
