@@ -270,7 +270,7 @@ static void table_row(xf_target *t, xf_cost_model *cm, xf_cost_model *exec_cm, t
     printf("%-18s %3d %6d %8.1f %8.4f %8.4f  %-10s %8.3f %8.3f  %.3f [%.3f,%.3f] %6.3f %6s %9s "
            "%-18s %7.1f %7.1f\n",
            m->name, xf_target_threads(t), m->model.n_nodes, (double)m->param_bytes / 1e6,
-           in->cost_ms, m->oc.cost_after, verdict, in->t.median_ms, ch->t.median_ms, ch->t.ratio,
+           in->cost_ms, m->oc.cost_after, verdict, ch->input_ms, ch->t.median_ms, ch->t.ratio,
            ch->t.lo, ch->t.hi, a.self.noise, cheap_s, eq, dnn, m->search_s, a.seconds);
     for (int i = 1; i < a.n; i++) /* the closer look, when the run of all could not tell */
         if (a.e[i].closer.runs > 0)

@@ -12,8 +12,10 @@
  * input is the slow one) the fast candidate is chosen with its ratio's
  * whole 95% interval below 1, again in a confirming run, and its outputs
  * in the target equal to the input's, with no closer look (that is for
- * candidates the run of all cannot tell from the input); a candidate that
- * computes something else is dropped untimed;
+ * candidates the run of all cannot tell from the input); the same verdicts
+ * when each candidate is timed in a run of its own (pairwise, the default at
+ * more than one thread); a candidate that computes something else is
+ * dropped untimed;
  * a candidate finishing to the input itself is a duplicate. The
  * environment's sparse target reward comes every k-th valid step with the
  * latency change since the previous measurement.
@@ -154,12 +156,13 @@ static void result_of(xf_search_result *r, const xf_graph *const *g, int n)
     ck_assert_int_eq(xf_graph_clone(g[0], &r->best, NULL), XF_OK);
 }
 
-static void arbitrate(xf_target *t, const xf_graph *model, const xf_graph *const *cands, int n,
-                      xf_graph *out, xf_arbiter_result *ar)
+static void arbitrate_as(xf_target *t, const xf_graph *model, const xf_graph *const *cands,
+                         int n, int pairwise, xf_graph *out, xf_arbiter_result *ar)
 {
     xf_search_result sr;
     result_of(&sr, cands, n);
     xf_arbiter_options o = xf_arbiter_options_default();
+    o.pairwise = pairwise;
     xf_error err;
     ck_assert_msg(xf_agent_arbitrate(t, NULL, model, &sr, &o, out, ar, &err) == XF_OK, "%s",
                   err.msg);
@@ -167,6 +170,12 @@ static void arbitrate(xf_target *t, const xf_graph *model, const xf_graph *const
     ck_assert_int_eq(ar->e[0].verdict, XF_ARBITER_INPUT);
     ck_assert_int_eq(ar->e[0].candidate, -1);
     ck_assert_int_gt(ar->e[0].t.runs, 0);
+}
+
+static void arbitrate(xf_target *t, const xf_graph *model, const xf_graph *const *cands, int n,
+                      xf_graph *out, xf_arbiter_result *ar)
+{
+    arbitrate_as(t, model, cands, n, 0, out, ar);
 }
 
 START_TEST(a_slower_candidate_is_never_written)
@@ -184,12 +193,46 @@ START_TEST(a_slower_candidate_is_never_written)
     ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_TIMED);
     ck_assert_msg(ar.e[1].t.ratio > 1.0, "a matmul on top timed x%.3f", ar.e[1].t.ratio);
     /* slower beyond the noise: nothing to look at closer */
-    ck_assert_int_gt(xf_target_verdict(&ar.e[1].t, &ar.self), 0);
+    ck_assert_int_gt(xf_target_verdict(&ar.e[1].t, &ar.e[1].self), 0);
+    ck_assert_double_eq(ar.e[1].self.ratio, ar.self.ratio); /* one run, one self check */
     ck_assert_int_eq(ar.e[1].closer.runs, 0);
     uint64_t h1, h2;
     ck_assert_int_eq(xf_graph_hash_checked(&out, XF_HASH_CONTENT, &h1, NULL), XF_OK);
     ck_assert_int_eq(xf_graph_hash_checked(&fast, XF_HASH_CONTENT, &h2, NULL), XF_OK);
     ck_assert(h1 == h2); /* the input, unchanged */
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    xf_graph_free(&fast);
+    xf_graph_free(&slow);
+    xf_target_close(t);
+}
+END_TEST
+
+/* Pairwise (the default at more than one thread): each candidate in a run
+ * of its own against the input, judged against that run's self check; the
+ * same verdicts as the run of all. */
+START_TEST(pair_runs_give_the_same_verdicts)
+{
+    xf_target *t = xf_fx_target();
+    if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
+    xf_graph fast, slow, out;
+    model_graph(&fast, 0, 0.0f);
+    model_graph(&slow, 1, 0.0f);
+    const xf_graph *c[1] = {&fast};
+    xf_arbiter_result ar;
+    arbitrate_as(t, &slow, c, 1, 1, &out, &ar);
+    ck_assert_int_eq(ar.chosen, 1);
+    ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_CHOSEN);
+    ck_assert_int_gt(ar.e[1].self.runs, 0); /* its own run's self check */
+    ck_assert_int_lt(xf_target_verdict(&ar.e[1].t, &ar.e[1].self), 0);
+    ck_assert_int_gt(ar.e[1].confirm.runs, 0);
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    const xf_graph *d[1] = {&slow};
+    arbitrate_as(t, &fast, d, 1, 1, &out, &ar);
+    ck_assert_int_eq(ar.chosen, 0);
+    ck_assert_int_gt(xf_target_verdict(&ar.e[1].t, &ar.e[1].self), 0);
+    ck_assert_int_eq(out.n_nodes, fast.n_nodes);
     xf_arbiter_result_free(&ar);
     xf_graph_free(&out);
     xf_graph_free(&fast);
@@ -308,6 +351,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, a_slower_candidate_is_never_written);
     tcase_add_test(tc, a_faster_candidate_is_written_and_a_wrong_one_dropped);
+    tcase_add_test(tc, pair_runs_give_the_same_verdicts);
     tcase_add_test(tc, bad_options_are_refused);
     tcase_add_test(tc, the_environment_rewards_target_latency_every_k_steps);
     suite_add_tcase(s, tc);

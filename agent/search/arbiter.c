@@ -22,6 +22,11 @@
  * outputs in the target must also equal the input's there; else the input
  * is written. Never a model measured slower.
  *
+ * At more than one thread (pairwise) each candidate is timed in a run of
+ * its own against the input, with its own self check, instead of all in
+ * one run: with a dozen models a round is long, and at two threads on two
+ * cores the rounds of a run of all disagree.
+ *
  * Each candidate is also offered in its unbatched layout
  * (xf_agent_unbatch: batch-1 activations without their leading unit dim),
  * a variant that only some runtimes run faster: the target decides.
@@ -41,6 +46,7 @@ xf_arbiter_options xf_arbiter_options_default(void)
     o.target_rtol = 1e-4;
     o.unbatch = 1;
     o.close_rounds = 84;
+    o.pairwise = -1;
     return o;
 }
 
@@ -210,21 +216,72 @@ static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_searc
 }
 
 /* A run of the input against model g alone (with the input's self check);
- * rounds 0: the target's default. *verdict: xf_target_verdict's (< 0: g
- * faster beyond the noise, 0: cannot tell, > 0: slower). */
+ * rounds 0: the target's default. out[0] the input's timing, out[1] g's;
+ * *self the self check (may be NULL); *verdict: xf_target_verdict's (< 0:
+ * g faster beyond the noise, 0: cannot tell, > 0: slower). */
 static xf_status pair_run(xf_target *t, const xf_arbiter_options *o, const xf_graph *model,
-                          const xf_graph *g, int rounds, xf_target_timing *out, int *verdict,
-                          xf_error *err)
+                          const xf_graph *g, int rounds, xf_target_timing out[2],
+                          xf_target_timing *self, int *verdict, xf_error *err)
 {
     const xf_graph *pair[2] = {model, g};
-    xf_target_timing two[2], self;
+    xf_target_timing s;
     xf_target_timing_options to = o->timing;
     to.seed = o->seed;
     to.self_check = 1;
     if (rounds > 0) to.rounds = rounds;
-    xf_status st = xf_target_compare(t, pair, 2, &to, two, &self, err);
-    *verdict = st ? 1 : xf_target_verdict(&two[1], &self);
-    if (!st) *out = two[1];
+    xf_status st = xf_target_compare(t, pair, 2, &to, out, &s, err);
+    *verdict = st ? 1 : xf_target_verdict(&out[1], &s);
+    if (!st && self) *self = s;
+    return st;
+}
+
+/* The closer look or confirming run of g into *into. */
+static xf_status pair_into(xf_target *t, const xf_arbiter_options *o, const xf_graph *model,
+                           const xf_graph *g, int rounds, xf_target_timing *into, int *verdict,
+                           xf_error *err)
+{
+    xf_target_timing two[2];
+    xf_status st = pair_run(t, o, model, g, rounds, two, NULL, verdict, err);
+    if (!st) *into = two[1];
+    return st;
+}
+
+/* Times every model: all in one run with one self check, or (pairwise)
+ * each candidate in a run of its own against the input; tm[i] and each
+ * entry's self check filled, res->self the run of all's or the widest. */
+static xf_status time_models(xf_target *t, const xf_arbiter_options *o, int pairwise,
+                             const pool *p, xf_target_timing *tm, xf_arbiter_result *res,
+                             const int *entry_of, xf_error *err)
+{
+    xf_status st = XF_OK;
+    if (!pairwise) {
+        xf_target_timing_options to = o->timing;
+        to.seed = o->seed;
+        to.self_check = 1;
+        st = xf_target_compare(t, p->models, p->n, &to, tm, &res->self, err);
+        for (int i = 0; !st && i < p->n; i++)
+            res->e[entry_of[i]].self = res->self, res->e[entry_of[i]].input_ms = tm[0].median_ms;
+        return st;
+    }
+    for (int i = 1; !st && i < p->n; i++) {
+        xf_target_timing two[2], self;
+        int verdict;
+        st = pair_run(t, o, p->models[0], p->models[i], 0, two, &self, &verdict, err);
+        if (st) break;
+        if (i == 1) tm[0] = two[0];
+        tm[i] = two[1];
+        res->e[entry_of[i]].self = self;
+        res->e[entry_of[i]].input_ms = two[0].median_ms;
+        if (i == 1 || self.noise > res->self.noise) res->self = self;
+    }
+    if (!st && p->n == 1) { /* nothing but the input: its own timing */
+        xf_target_timing_options to = o->timing;
+        to.seed = o->seed;
+        to.self_check = 1;
+        st = xf_target_compare(t, p->models, 1, &to, tm, &res->self, err);
+    }
+    res->e[entry_of[0]].self = res->self;
+    res->e[entry_of[0]].input_ms = tm[0].median_ms;
     return st;
 }
 
@@ -234,10 +291,12 @@ static int closest_undecided(const pool *p, const xf_target_timing *tm,
                              const xf_arbiter_result *res, const int *entry_of)
 {
     int c = 0;
-    for (int i = 1; i < p->n; i++)
-        if (res->e[entry_of[i]].verdict == XF_ARBITER_TIMED &&
-            xf_target_verdict(&tm[i], &res->self) == 0 && (c == 0 || tm[i].ratio < tm[c].ratio))
+    for (int i = 1; i < p->n; i++) {
+        const xf_arbiter_entry *e = &res->e[entry_of[i]];
+        if (e->verdict == XF_ARBITER_TIMED && xf_target_verdict(&tm[i], &e->self) == 0 &&
+            (c == 0 || tm[i].ratio < tm[c].ratio))
             c = i;
+    }
     return c;
 }
 
@@ -266,18 +325,17 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
     if (!entry_of || !tm || !res->e || !p.fin || !p.models || !p.hash)
         st = XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
     if (!st) st = gather(cm, model, sr, &opt, &p, res, entry_of, err);
+    int pairwise = opt.pairwise < 0 ? xf_target_threads(t) > 1 : opt.pairwise;
+    res->pairwise = pairwise;
     if (!st) {
-        xf_target_timing_options to = opt.timing;
-        to.seed = opt.seed;
-        to.self_check = 1;
-        st = xf_target_compare(t, p.models, p.n, &to, tm, &res->self, err);
+        st = time_models(t, &opt, pairwise, &p, tm, res, entry_of, err);
         if (st) xf_error_prefix(err, "timing the candidates in the target");
     }
     int best = 0;
     for (int i = 0; i < p.n && !st; i++) {
         res->e[entry_of[i]].t = tm[i];
         if (i == 0) continue;
-        int beats = xf_target_verdict(&tm[i], &res->self) < 0;
+        int beats = xf_target_verdict(&tm[i], &res->e[entry_of[i]].self) < 0;
         if (beats && (best == 0 || tm[i].ratio < tm[best].ratio)) best = i;
     }
     /* None faster beyond the noise of the run of all: a closer look at the
@@ -290,8 +348,8 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
         if (c > 0) st = xf_target_outputs_diff(t, model, p.models[c], opt.seed, &rel, err);
         int verdict = 1;
         if (!st && c > 0 && rel <= opt.target_rtol) {
-            st = pair_run(t, &opt, model, p.models[c], opt.close_rounds,
-                          &res->e[entry_of[c]].closer, &verdict, err);
+            st = pair_into(t, &opt, model, p.models[c], opt.close_rounds,
+                           &res->e[entry_of[c]].closer, &verdict, err);
             if (st) xf_error_prefix(err, "the closer look at the fastest undecided candidate");
         }
         if (verdict < 0) best = c, confirm_rounds = opt.close_rounds;
@@ -308,11 +366,11 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
         int close = !st && res->max_rel <= opt.target_rtol;
         if (close) {
             int verdict = 1;
-            st = pair_run(t, &opt, model, p.models[best], confirm_rounds, &w->confirm, &verdict,
-                          err);
+            st = pair_into(t, &opt, model, p.models[best], confirm_rounds, &w->confirm,
+                           &verdict, err);
             if (!st && verdict == 0 && confirm_rounds == 0 && opt.close_rounds > 0)
-                st = pair_run(t, &opt, model, p.models[best], opt.close_rounds, &w->confirm,
-                              &verdict, err);
+                st = pair_into(t, &opt, model, p.models[best], opt.close_rounds, &w->confirm,
+                               &verdict, err);
             if (st) xf_error_prefix(err, "confirming the fastest candidate");
             if (verdict < 0) break;
         }
@@ -322,7 +380,7 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
         int next = 0;
         for (int i = 1; i < p.n; i++) {
             const xf_arbiter_entry *e = &res->e[entry_of[i]];
-            int beats = xf_target_verdict(&tm[i], &res->self) < 0;
+            int beats = xf_target_verdict(&tm[i], &e->self) < 0;
             if (beats && e->verdict == XF_ARBITER_TIMED &&
                 (next == 0 || tm[i].ratio < tm[next].ratio))
                 next = i;

@@ -387,6 +387,11 @@ typedef struct xf_arbiter_options {
                           that cannot tell is run again with this many (default 84,
                           four times the target's 21: an interval about half as wide;
                           0: neither) */
+    int pairwise;      /* each candidate timed in a run of its own against the input,
+                          with its own self check, instead of all in one run: -1
+                          (default) when the target runs more than one thread (at two
+                          threads on two cores the long rounds of a run of all
+                          disagree), 0 never, 1 always */
 } xf_arbiter_options;
 
 xf_arbiter_options xf_arbiter_options_default(void);
@@ -412,6 +417,9 @@ typedef struct xf_arbiter_entry {
                                (CHOSEN and UNCONFIRMED entries) */
     xf_target_timing closer; /* the closer look against the input alone (runs 0:
                                none; see close_rounds) */
+    xf_target_timing self;  /* the input's self check t was judged against: the run
+                               of all's, or its own run's (pairwise) */
+    double input_ms;        /* the input's median ms in the run that gave t */
     xf_arbiter_verdict verdict;
     int unbatched;          /* the candidate in its unbatched layout (xf_agent_unbatch) */
 } xf_arbiter_entry;
@@ -420,10 +428,12 @@ typedef struct xf_arbiter_result {
     int n;                  /* entries; entry 0 is the input */
     xf_arbiter_entry *e;
     int chosen;             /* entry written (0: the input, unchanged) */
-    xf_target_timing self;  /* a second session of the input against the first */
+    xf_target_timing self;  /* a second session of the input against the first (pairwise:
+                               the widest of the candidates' runs) */
     double max_rel;         /* chosen vs input outputs in the target (0 when the input
                                is kept) */
     double seconds;         /* time the arbiter took */
+    int pairwise;           /* each candidate was timed in a run of its own */
 } xf_arbiter_result;
 
 void xf_arbiter_result_free(xf_arbiter_result *r); /* zeroes it; NULL is a no-op */

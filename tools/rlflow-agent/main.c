@@ -398,12 +398,13 @@ static const char *verdict_name(xf_arbiter_verdict v)
 static void print_target(run_state *s)
 {
     const xf_arbiter_result *a = &s->arb;
-    const xf_target_timing *in = &a->e[0].t, *out = &a->e[a->chosen].t;
+    const xf_target_timing *out = &a->e[a->chosen].t;
     printf("target latency:  %.4f ms -> %.4f ms (x%.3f, 95%% interval [%.3f, %.3f]), %s\n",
-           in->median_ms, out->median_ms, out->ratio, out->lo, out->hi,
+           a->e[a->chosen].input_ms, out->median_ms, out->ratio, out->lo, out->hi,
            xf_target_identity(s->target));
-    printf("target noise:    a second session of the input: x%.3f +- %.3f\n", a->self.ratio,
-           a->self.noise);
+    printf("target noise:    a second session of the input: x%.3f +- %.3f%s\n", a->self.ratio,
+           a->self.noise,
+           a->pairwise ? " (the widest of the candidates' runs: each had a run of its own)" : "");
     printf("arbiter:         %d models looked at in %.1f s, cheapest first on the cost model:\n",
            a->n, a->seconds);
     printf("  %-13s %10s %6s %7s %17s  %s\n", "model", "cost ms", "nodes", "ratio", "95% interval",
@@ -417,7 +418,7 @@ static void print_target(run_state *s)
             snprintf(ratio, sizeof ratio, "%.3f", e->t.ratio);
             snprintf(iv, sizeof iv, "[%.3f, %.3f]", e->t.lo, e->t.hi);
         }
-        int slower = e->verdict == XF_ARBITER_TIMED && xf_target_verdict(&e->t, &a->self) > 0;
+        int slower = e->verdict == XF_ARBITER_TIMED && xf_target_verdict(&e->t, &e->self) > 0;
         printf("  %-13s %10.4f %6d %7s %17s  %s\n", name, e->cost_ms, e->n_nodes, ratio, iv,
                slower ? "slower beyond the noise" : verdict_name(e->verdict));
     }
