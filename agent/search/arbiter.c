@@ -215,6 +215,17 @@ static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_searc
     return st;
 }
 
+/* The target's timing options under o, with the self check; rounds 0:
+ * o's (the target's default). */
+static xf_target_timing_options timing_of(const xf_arbiter_options *o, int rounds)
+{
+    xf_target_timing_options to = o->timing;
+    to.seed = o->seed;
+    to.self_check = 1;
+    if (rounds > 0) to.rounds = rounds;
+    return to;
+}
+
 /* A run of the input against model g alone (with the input's self check);
  * rounds 0: the target's default. out[0] the input's timing, out[1] g's;
  * *self the self check (may be NULL); *verdict: xf_target_verdict's (< 0:
@@ -225,10 +236,7 @@ static xf_status pair_run(xf_target *t, const xf_arbiter_options *o, const xf_gr
 {
     const xf_graph *pair[2] = {model, g};
     xf_target_timing s;
-    xf_target_timing_options to = o->timing;
-    to.seed = o->seed;
-    to.self_check = 1;
-    if (rounds > 0) to.rounds = rounds;
+    xf_target_timing_options to = timing_of(o, rounds);
     xf_status st = xf_target_compare(t, pair, 2, &to, out, &s, err);
     *verdict = st ? 1 : xf_target_verdict(&out[1], &s);
     if (!st && self) *self = s;
@@ -254,10 +262,8 @@ static xf_status time_models(xf_target *t, const xf_arbiter_options *o, int pair
                              const int *entry_of, xf_error *err)
 {
     xf_status st = XF_OK;
-    if (!pairwise) {
-        xf_target_timing_options to = o->timing;
-        to.seed = o->seed;
-        to.self_check = 1;
+    xf_target_timing_options to = timing_of(o, 0);
+    if (!pairwise || p->n == 1) { /* a run of all (or of the input alone) */
         st = xf_target_compare(t, p->models, p->n, &to, tm, &res->self, err);
         for (int i = 0; !st && i < p->n; i++)
             res->e[entry_of[i]].self = res->self, res->e[entry_of[i]].input_ms = tm[0].median_ms;
@@ -273,12 +279,6 @@ static xf_status time_models(xf_target *t, const xf_arbiter_options *o, int pair
         res->e[entry_of[i]].self = self;
         res->e[entry_of[i]].input_ms = two[0].median_ms;
         if (i == 1 || self.noise > res->self.noise) res->self = self;
-    }
-    if (!st && p->n == 1) { /* nothing but the input: its own timing */
-        xf_target_timing_options to = o->timing;
-        to.seed = o->seed;
-        to.self_check = 1;
-        st = xf_target_compare(t, p->models, 1, &to, tm, &res->self, err);
     }
     res->e[entry_of[0]].self = res->self;
     res->e[entry_of[0]].input_ms = tm[0].median_ms;
