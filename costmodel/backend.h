@@ -88,6 +88,14 @@ void xf_costmodel_cpu_model(char *buf, size_t n);
  * 0/1. */
 void xf_costmodel_fill_random(xf_tensor *t, xf_op op, const xf_backend_op *cfg,
                               int input_index, uint64_t seed);
+/* Times run(user), one run of a kernel, as the measured CPU backends do:
+ * `warmup` untimed runs, then `reps` timed ones into times[0 .. reps), their
+ * median into *ms; runs a busy machine disturbed (xf_cost_runs_median) are
+ * timed again, up to XF_COST_MEASURE_ATTEMPTS times, the lowest median
+ * kept. The first error of run is returned. */
+xf_status xf_costmodel_time_runs(xf_status (*run)(void *user, xf_error *err), void *user,
+                                 int warmup, int reps, double *times, double *ms, xf_error *err);
+
 /* Times the float32 reference kernel (xf_op_run) on one configuration:
  * allocates and fills inputs and outputs, cfg->warmup untimed and cfg->reps
  * timed runs, median ms. Used for ops a measured backend lacks. */

@@ -9,8 +9,9 @@
  * data (valid per op: positive variances, in-range indices); inputs in a
  * blocked layout get uniform values in [-1, 1). Then warm-up runs and
  * timed runs; the median is reported, with the number of primitives one
- * run executes (runs another process disturbed are timed again, up to
- * XF_COST_MEASURE_ATTEMPTS times, and the lowest median kept). View ops that move no data cost 0 ms and 0 kernels.
+ * run executes (xf_costmodel_time_runs: runs a busy machine disturbed are
+ * timed again and the lowest median kept). View ops that move no data cost
+ * 0 ms and 0 kernels.
  * Configurations oneDNN has no kernel for return XF_ERR_UNSUPPORTED, and
  * the front end times the reference kernel instead.
  */
@@ -51,6 +52,12 @@ static size_t value_bytes(xf_dtype dt, const xf_shape *s, int has_md,
     return n ? n : 1;
 }
 
+/* One run of k, for xf_costmodel_time_runs. */
+static xf_status run_kernel(void *k, xf_error *err)
+{
+    return ox_kernel_run(k, err);
+}
+
 static xf_status time_kernel(ox_kernel *k, const xf_backend_op *op, double *ms, xf_error *err)
 {
     const ox_state *st = k->st;
@@ -77,16 +84,7 @@ static xf_status time_kernel(ox_kernel *k, const xf_backend_op *op, double *ms, 
         else memset(out[j], 0, b);
     }
     if (s == XF_OK) s = ox_kernel_bind(k, in, out, err);
-    for (int w = 0; w < st->warmup && s == XF_OK; w++) s = ox_kernel_run(k, err);
-    for (int a = 0, disturbed = 1; a < XF_COST_MEASURE_ATTEMPTS && disturbed && s == XF_OK; a++) {
-        for (int r = 0; r < st->reps && s == XF_OK; r++) {
-            double t0 = xf_clock_now_ms();
-            s = ox_kernel_run(k, err);
-            t[r] = xf_clock_now_ms() - t0;
-        }
-        double m = s == XF_OK ? xf_cost_runs_median(t, st->reps, &disturbed) : 0;
-        if (s == XF_OK && (a == 0 || m < *ms)) *ms = m;
-    }
+    if (s == XF_OK) s = xf_costmodel_time_runs(run_kernel, k, st->warmup, st->reps, t, ms, err);
 out:
     for (int i = 0; in && i < k->n_in; i++) xf_aligned_free(in[i]);
     for (int j = 0; out && j < k->n_out; j++) xf_aligned_free(out[j]);

@@ -1,8 +1,9 @@
 /*
  * util.c — small helpers every backend needs: the median of repeated
- * timings and whether they were disturbed, the CPU model for backend identities, deterministic input data
- * that is valid for a given operator, and timing of the float32 reference
- * kernel for operators a measured backend has no kernel for.
+ * timings and whether a busy machine disturbed them, the timing loop of
+ * the CPU backends, the CPU model for backend identities, deterministic
+ * input data that is valid for a given operator, and timing of the float32
+ * reference kernel for operators a measured backend has no kernel for.
  */
 #include "backend.h"
 
@@ -27,6 +28,24 @@ double xf_cost_runs_median(double *runs, int n, int *disturbed)
     double med = xf_costmodel_median(runs, n);
     *disturbed = med > 4.0 * runs[0] && med - runs[0] > 0.05;
     return med;
+}
+
+xf_status xf_costmodel_time_runs(xf_status (*run)(void *user, xf_error *err), void *user,
+                                 int warmup, int reps, double *times, double *ms, xf_error *err)
+{
+    *ms = 0;
+    xf_status st = XF_OK;
+    for (int w = 0; w < warmup && !st; w++) st = run(user, err);
+    for (int a = 0, disturbed = 1; a < XF_COST_MEASURE_ATTEMPTS && disturbed && !st; a++) {
+        for (int r = 0; r < reps && !st; r++) {
+            double t0 = xf_clock_now_ms();
+            st = run(user, err);
+            times[r] = xf_clock_now_ms() - t0;
+        }
+        double m = st ? 0 : xf_cost_runs_median(times, reps, &disturbed);
+        if (!st && (a == 0 || m < *ms)) *ms = m;
+    }
+    return st;
 }
 
 void xf_costmodel_cpu_model(char *buf, size_t n)
@@ -99,6 +118,21 @@ void xf_costmodel_fill_random(xf_tensor *t, xf_op op, const xf_backend_op *cfg,
     }
 }
 
+/* One run of the reference kernel, for xf_costmodel_time_runs. */
+typedef struct reference_run {
+    const xf_backend_op *op;
+    int n_in;
+    const xf_tensor **in;
+    int n_out;
+    xf_tensor *out;
+} reference_run;
+
+static xf_status run_reference(void *user, xf_error *err)
+{
+    const reference_run *r = user;
+    return xf_op_run(r->op->op, r->op->params, r->n_in, r->in, r->n_out, r->out, err);
+}
+
 xf_status xf_costmodel_time_reference(const xf_backend_config *bc, const xf_backend_op *op,
                                       double *ms, xf_error *err)
 {
@@ -125,16 +159,8 @@ xf_status xf_costmodel_time_reference(const xf_backend_config *bc, const xf_back
         st = xf_tensor_alloc(&out[i], op->out_dtypes[i], &op->out_shapes[i], err);
         if (st) goto out;
     }
-    for (int a = 0, disturbed = 1; a < XF_COST_MEASURE_ATTEMPTS && disturbed; a++) {
-        for (int r = a ? bc->warmup : 0; r < bc->warmup + bc->reps; r++) {
-            double t0 = xf_clock_now_ms();
-            st = xf_op_run(op->op, op->params, n_in, inp, n_out, out, err);
-            if (st) goto out;
-            if (r >= bc->warmup) times[r - bc->warmup] = xf_clock_now_ms() - t0;
-        }
-        double m = xf_cost_runs_median(times, bc->reps, &disturbed);
-        if (a == 0 || m < *ms) *ms = m;
-    }
+    reference_run rr = {op, n_in, inp, n_out, out};
+    st = xf_costmodel_time_runs(run_reference, &rr, bc->warmup, bc->reps, times, ms, err);
 out:
     if (in)
         for (int i = 0; i < n_in; i++) xf_tensor_free(&in[i]);
