@@ -184,47 +184,50 @@ static int model_path(const model_spec *s, const char *scratch, char *path, size
 
 static void model_free(tb_model *m)
 {
-    xf_search_result_free(&m->res);
-    xf_env_free(m->env);
-    xf_ruleset_free(m->rs);
+    for (int i = 0; i < 2; i++) xf_model_search_free(&m->ms[i]);
     xf_graph_free(&m->outcome);
     xf_graph_free(&m->model);
 }
 
-/* Loads, prepares and searches one model; 0 (a line says why) on failure. */
+/* Loads one model and searches it (twice when it has scalings to move:
+ * moved and kept, as rlflow-agent --target ort does); 0 (a line says why)
+ * on failure. */
 static int search_model(const model_spec *s, const char *path, const char *rules,
                         xf_cost_model *cm, const options *o, tb_model *m)
 {
     xf_error err = {0};
-    xf_graph prepared;
-    xf_prepare_stats ps;
-    xf_graph_init(&prepared);
     snprintf(m->name, sizeof m->name, "%s", s->name);
     xf_status st = xf_onnx_load(path, NULL, &m->model, &err);
-    if (!st) st = xf_agent_prepare(&m->model, NULL, &prepared, &ps, &err);
-    xf_ruleset_options ro = xf_ruleset_options_default();
-    ro.restrict_to = &prepared;
-    if (!st) st = xf_ruleset_load(rules, &ro, &m->rs, &err);
-    xf_env_options eo = xf_env_options_default();
-    if (!st) st = xf_env_create_prepared(m->rs, cm, &prepared, &ps, &eo, &m->env, &err);
+    if (!st) st = xf_model_search_prepare(&m->ms[0], &m->model, NULL, &err);
+    if (!st) st = xf_model_search_rules(&m->ms[0], rules, NULL, 1, &err);
+    xf_prepare_options alt;
+    m->n_searches = 1;
+    if (!st && xf_prepare_alternative(&m->ms[0].prepare, &m->ms[0].prep, &alt)) {
+        st = xf_model_search_prepare(&m->ms[1], &m->model, &alt, &err);
+        if (!st) st = xf_model_search_rules(&m->ms[1], rules, NULL, 1, &err);
+        m->n_searches = 2;
+    }
     xf_search_options so = xf_search_options_default();
     so.budget = o->budget;
     so.max_seconds = o->time_limit;
     so.candidates = o->k > 19 ? o->k : 19; /* rlflow-agent keeps 3 * 6 + 1 */
     double t0 = xf_clock_now();
-    if (!st) st = xf_search_run(m->env, XF_SEARCH_TASO, &so, &m->res, &err);
+    for (int i = 0; i < m->n_searches && !st; i++) {
+        st = xf_model_search_env(&m->ms[i], cm, NULL, &err);
+        if (!st) st = xf_search_run(m->ms[i].env, XF_SEARCH_TASO, &so, &m->ms[i].res, &err);
+    }
     m->search_s = xf_clock_now() - t0;
-    if (!st)
-        st = xf_agent_outcome_model(cm, &m->model, &m->res.best, &m->outcome, &m->oc, &err);
+    const xf_search_result *r = &m->ms[0].res;
+    if (!st) st = xf_agent_outcome_model(cm, &m->model, &r->best, &m->outcome, &m->oc, &err);
     m->param_bytes = param_bytes(&m->model);
-    xf_graph_free(&prepared);
     if (st) printf("%-18s failed: %s\n", s->name, err.msg);
     else
-        printf("%-18s %6d nodes, %7.1f MB parameters; search %5.1f s, %lld expanded, %d "
+        printf("%-18s %6d nodes, %7.1f MB parameters; search %5.1f s%s, %lld expanded, %d "
                "candidates; cost %.4f -> %.4f ms (%+.2f%%, as written)\n",
                s->name, m->model.n_nodes, (double)m->param_bytes / 1e6, m->search_s,
-               (long long)m->res.expanded, m->res.n_candidates, m->oc.cost_before,
-               m->oc.cost_after, 100.0 * (m->oc.cost_after / m->oc.cost_before - 1));
+               m->n_searches > 1 ? " (both ways)" : "", (long long)r->expanded,
+               r->n_candidates, m->oc.cost_before, m->oc.cost_after,
+               100.0 * (m->oc.cost_after / m->oc.cost_before - 1));
     fflush(stdout);
     return st == XF_OK;
 }
@@ -246,7 +249,8 @@ static void table_row(xf_target *t, xf_cost_model *cm, xf_cost_model *exec_cm, t
     xf_arbiter_result a;
     xf_graph out;
     xf_graph_init(&out);
-    if (xf_agent_arbitrate(t, cm, &m->model, &m->res, &ao, &out, &a, &err)) {
+    const xf_search_result *srs[2] = {&m->ms[0].res, &m->ms[1].res};
+    if (xf_agent_arbitrate(t, cm, &m->model, srs, m->n_searches, &ao, &out, &a, &err)) {
         printf("%-18s %3d  arbiter failed: %s\n", m->name, xf_target_threads(t), err.msg);
         return;
     }
@@ -255,31 +259,32 @@ static void table_row(xf_target *t, xf_cost_model *cm, xf_cost_model *exec_cm, t
     const xf_arbiter_entry *cheap = NULL;
     for (int i = 1; i < a.n; i++)
         if (a.e[i].t.runs > 0 && (!cheap || a.e[i].cost_ms < cheap->cost_ms)) cheap = &a.e[i];
-    char verdict[32], eq[24], cheap_s[16] = "-", dnn[40];
+    char verdict[32], eq[24], cheap_s[16] = "-", dnn[40], confirm[16] = "-";
     if (a.chosen == 0) snprintf(verdict, sizeof verdict, "input kept");
-    else snprintf(verdict, sizeof verdict, "cand %d%s", ch->candidate, ch->unbatched ? " 2-D" : "");
+    else xf_arbiter_entry_name(ch, verdict, sizeof verdict);
     if (a.chosen) snprintf(eq, sizeof eq, "%.1e", a.max_rel);
     else snprintf(eq, sizeof eq, "%.1e*", target_rel_diff(t, &m->model, &m->outcome));
     if (cheap) snprintf(cheap_s, sizeof cheap_s, "%.3f", cheap->t.ratio);
+    if (a.chosen) snprintf(confirm, sizeof confirm, "%.3f", ch->confirm.ratio);
     double d0 = 0, d1 = 0, spread = 0;
     if (xf_agent_latency_pair(exec_cm, &m->model, &m->outcome, &d0, &d1, &spread, &err))
         snprintf(dnn, sizeof dnn, "failed");
     else
         snprintf(dnn, sizeof dnn, "%.3f +-%.3f%s", d1 / d0, spread,
                  m->oc.kept_original ? " =in" : "");
-    printf("%-18s %3d %6d %8.1f %8.4f %8.4f  %-10s %8.3f %8.3f  %.3f [%.3f,%.3f] %6.3f %6s %9s "
-           "%-18s %7.1f %7.1f\n",
+    printf("%-18s %3d %6d %8.1f %8.4f %8.4f  %-13s %8.3f %8.3f  %.3f [%.3f,%.3f] %7s %6.3f %6s "
+           "%9s %-18s %7.1f %7.1f\n",
            m->name, xf_target_threads(t), m->model.n_nodes, (double)m->param_bytes / 1e6,
            in->cost_ms, m->oc.cost_after, verdict, ch->input_ms, ch->t.median_ms, ch->t.ratio,
-           ch->t.lo, ch->t.hi, a.self.noise, cheap_s, eq, dnn, m->search_s, a.seconds);
-    for (int i = 1; i < a.n; i++) /* the closer look, when the run of all could not tell */
+           ch->t.lo, ch->t.hi, confirm, a.self.noise, cheap_s, eq, dnn, m->search_s, a.seconds);
+    for (int i = 1; i < a.n; i++) { /* the closer look, when the run of all could not tell */
+        char name[32];
+        xf_arbiter_entry_name(&a.e[i], name, sizeof name);
         if (a.e[i].closer.runs > 0)
-            printf("%-18s %3d  closer look at cand %d%s: %.3f [%.3f,%.3f]%s", "", xf_target_threads(t),
-                   a.e[i].candidate, a.e[i].unbatched ? " 2-D" : "", a.e[i].closer.ratio,
-                   a.e[i].closer.lo, a.e[i].closer.hi,
-                   i == a.chosen ? ", written" : ", not faster beyond the noise\n");
-    if (a.chosen > 0 && ch->closer.runs > 0)
-        printf("; confirmed %.3f [%.3f,%.3f]\n", ch->confirm.ratio, ch->confirm.lo, ch->confirm.hi);
+            printf("%-18s %3d  closer look at %s: %.3f [%.3f,%.3f]%s\n", "",
+                   xf_target_threads(t), name, a.e[i].closer.ratio, a.e[i].closer.lo,
+                   a.e[i].closer.hi, i == a.chosen ? ", written" : ", not faster beyond the noise");
+    }
     fflush(stdout);
     xf_graph_free(&out);
     xf_arbiter_result_free(&a);
@@ -311,19 +316,23 @@ static void print_legend(void)
 {
     printf("  thr: ONNX Runtime intra-op threads (the oneDNN executor uses as many); cost: the\n"
            "  cost model (sum of 1-thread oneDNN kernels), input and search's best as written;\n"
-           "  verdict: what the arbiter writes; ORT in/out: median ms of the input and of that;\n"
-           "  ratio out/in [95%% interval]; noise: the input against a second session of\n"
+           "  verdict: what the arbiter writes (cand N: candidate N of the search, in its\n"
+           "  unbatched layout with 2-D; cand 1:N: of the search with the scalings kept);\n"
+           "  ORT in/out: median ms of the input and of that;\n"
+           "  ratio out/in [95%% interval]; confirm: the written model's ratio in its confirming\n"
+           "  run against the input alone; noise: the input against a second session of\n"
            "  itself; cheap: ORT ratio of the cheapest candidate timed; max_rel: outputs of the\n"
            "  written model vs the input in ORT (* = the search's best, when the input is kept);\n"
            "  oneDNN: executor latency ratio of the search's best (+- run spread, =in: the best\n"
            "  was not cheaper as written, the input); search s / arbiter s: the time the target\n"
            "  adds is the arbiter's. A 'closer look' line follows a row when the run of all\n"
            "  could not tell the fastest undecided candidate from the input: its ratio in a run\n"
-           "  of its own against the input with four times the rounds (and, when written, the\n"
-           "  confirming run); the row's ratio is then the run of all's.\n");
-    printf("%-18s %3s %6s %8s %8s %8s  %-10s %8s %8s  %-19s %6s %6s %9s %-18s %7s %7s\n", "model",
-           "thr", "nodes", "param MB", "cost in", "cost out", "verdict", "ORT in", "ORT out",
-           "ratio [95% int]", "noise", "cheap", "max_rel", "oneDNN", "search", "arbiter");
+           "  of its own against the input with four times the rounds; the row's ratio is then\n"
+           "  the run of all's (pairwise: the candidate's own run's).\n");
+    printf("%-18s %3s %6s %8s %8s %8s  %-13s %8s %8s  %-19s %7s %6s %6s %9s %-18s %7s %7s\n",
+           "model", "thr", "nodes", "param MB", "cost in", "cost out", "verdict", "ORT in",
+           "ORT out", "ratio [95% int]", "confirm", "noise", "cheap", "max_rel", "oneDNN", "search",
+           "arbiter");
 }
 
 int main(int argc, char **argv)
@@ -364,7 +373,7 @@ int main(int argc, char **argv)
         if (!wanted(&o, &specs[i]) || !model_path(&specs[i], scratch, path, sizeof path)) continue;
         xf_graph_init(&m[n].model);
         xf_graph_init(&m[n].outcome);
-        xf_search_result_init(&m[n].res);
+        for (int k = 0; k < 2; k++) xf_model_search_init(&m[n].ms[k]);
         if (search_model(&specs[i], path, rules, cm, &o, &m[n])) n++;
         else model_free(&m[n]);
     }
@@ -418,7 +427,7 @@ int main(int argc, char **argv)
            "section 1; noise: the input against itself; arbiter s\n",
            o.budget);
     if (o.section[3])
-        printf("%-18s %3s %8s %8s %6s %8s %8s %8s  %-10s %-19s %6s %7s\n", "model", "thr",
+        printf("%-18s %3s %8s %8s %6s %8s %8s %8s  %-13s %-19s %6s %7s\n", "model", "thr",
                "search s", "timed", "s", "fused in", "fused out", "change", "verdict",
                "ratio [95% int]", "noise", "arbiter");
     for (int ti = 0; ti < o.n_threads && o.section[3]; ti++) {

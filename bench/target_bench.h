@@ -18,10 +18,12 @@ typedef struct tb_model {
     xf_graph model;          /* as loaded */
     xf_graph outcome;        /* the search's best, as rlflow-agent without --target writes it */
     xf_agent_outcome oc;     /* its cost before/after on the cost model */
-    xf_search_result res;    /* TASO search with candidates kept */
-    xf_ruleset *rs;          /* kept with env: the candidates borrow constants the */
-    xf_env *env;             /* environment's prepared graph owns */
-    double search_s;         /* search wall time */
+    /* TASO searches with candidates kept: ms[0] of the model prepared with
+     * the defaults, ms[1] (n_searches 2) with its scalings kept in place
+     * (xf_prepare_alternative), as rlflow-agent --target ort searches it */
+    xf_model_search ms[2];
+    int n_searches;
+    double search_s;         /* search wall time, both searches */
     int64_t param_bytes;     /* initializer bytes */
     int exec_done;           /* oneDNN executor correlation computed (once, 1 thread) */
     double exec_rho, exec_tau;

@@ -99,7 +99,7 @@ static xf_status add_candidate(finished *f, uint64_t *hash, const xf_graph *work
 
 static xf_status gather(const tb_model *m, int k, finished *f, xf_error *err)
 {
-    const xf_search_result *sr = &m->res;
+    const xf_search_result *sr = &m->ms[0].res;
     f->cap = (k < sr->n_candidates ? k : sr->n_candidates) + 2;
     f->fin = xf_calloc((size_t)f->cap, sizeof *f->fin);
     f->g = xf_calloc((size_t)f->cap, sizeof *f->g);

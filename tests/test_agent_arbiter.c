@@ -164,7 +164,8 @@ static void arbitrate_as(xf_target *t, const xf_graph *model, const xf_graph *co
     xf_arbiter_options o = xf_arbiter_options_default();
     o.pairwise = pairwise;
     xf_error err;
-    ck_assert_msg(xf_agent_arbitrate(t, NULL, model, &sr, &o, out, ar, &err) == XF_OK, "%s",
+    const xf_search_result *srs[1] = {&sr};
+    ck_assert_msg(xf_agent_arbitrate(t, NULL, model, srs, 1, &o, out, ar, &err) == XF_OK, "%s",
                   err.msg);
     xf_search_result_free(&sr);
     ck_assert_int_eq(ar->e[0].verdict, XF_ARBITER_INPUT);
@@ -214,14 +215,21 @@ START_TEST(a_slower_candidate_is_never_written)
 }
 END_TEST
 
+/* The models of the cases below: relu alone (fast), the same outputs with a
+ * useless matmul on top (slow), and other outputs (wrong). */
+static void three_models(xf_graph *fast, xf_graph *slow, xf_graph *wrong)
+{
+    model_graph(fast, 0, 0.0f);
+    model_graph(slow, 1, 0.0f);
+    model_graph(wrong, 1, 1.0f);
+}
+
 START_TEST(a_faster_candidate_is_written_and_a_wrong_one_dropped)
 {
     xf_target *t = xf_fx_target();
     if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
     xf_graph fast, slow, wrong, out;
-    model_graph(&fast, 0, 0.0f);
-    model_graph(&slow, 1, 0.0f);
-    model_graph(&wrong, 1, 1.0f);
+    three_models(&fast, &slow, &wrong);
     const xf_graph *c[3] = {&wrong, &slow, &fast};
     xf_arbiter_result ar;
     arbitrate(t, &slow, c, 3, &out, &ar);
@@ -249,6 +257,56 @@ START_TEST(a_faster_candidate_is_written_and_a_wrong_one_dropped)
     ck_assert_int_eq(out.n_nodes, fast.n_nodes);
     xf_arbiter_result_free(&ar);
     xf_graph_free(&out);
+    xf_graph_free(&fast);
+    xf_graph_free(&slow);
+    xf_graph_free(&wrong);
+    xf_target_close(t);
+}
+END_TEST
+
+/* Two searches of the model (e.g. its scalings moved and kept): each brings
+ * up to max_models candidates of its own, a model the first already
+ * brought is a duplicate, and the fastest is written whichever search
+ * found it; entries name their search. */
+START_TEST(the_candidates_of_every_search_are_weighed)
+{
+    xf_target *t = xf_fx_target();
+    if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
+    xf_graph fast, slow, wrong, out;
+    three_models(&fast, &slow, &wrong);
+    const xf_graph *first[2] = {&wrong, &slow}, *second[2] = {&slow, &fast};
+    xf_search_result sr[2];
+    result_of(&sr[0], first, 2);
+    result_of(&sr[1], second, 2);
+    const xf_search_result *srs[2] = {&sr[0], &sr[1]};
+    xf_arbiter_options o = xf_arbiter_options_default();
+    o.max_models = 1; /* per search: the first has no model to time at all */
+    o.pairwise = 0;
+    xf_arbiter_result ar;
+    xf_error err;
+    ck_assert_msg(xf_agent_arbitrate(t, NULL, &slow, srs, 2, &o, &out, &ar, &err) == XF_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(ar.n, 5);
+    const int search[5] = {0, 0, 0, 1, 1}, cand[5] = {-1, 0, 1, 0, 1};
+    const xf_arbiter_verdict v[5] = {XF_ARBITER_INPUT, XF_ARBITER_WRONG, XF_ARBITER_DUPLICATE,
+                                     XF_ARBITER_DUPLICATE, XF_ARBITER_CHOSEN};
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(ar.e[i].search, search[i]);
+        ck_assert_int_eq(ar.e[i].candidate, cand[i]);
+        ck_assert_int_eq(ar.e[i].verdict, v[i]);
+    }
+    ck_assert_int_eq(ar.chosen, 4);
+    ck_assert_int_eq(out.n_nodes, fast.n_nodes);
+    char name[32];
+    xf_arbiter_entry_name(&ar.e[4], name, sizeof name);
+    ck_assert_str_eq(name, "cand 1:1");
+    xf_arbiter_entry_name(&ar.e[1], name, sizeof name);
+    ck_assert_str_eq(name, "cand 0");
+    xf_arbiter_entry_name(&ar.e[0], name, sizeof name);
+    ck_assert_str_eq(name, "input");
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    for (int i = 0; i < 2; i++) xf_search_result_free(&sr[i]);
     xf_graph_free(&fast);
     xf_graph_free(&slow);
     xf_graph_free(&wrong);
@@ -313,8 +371,15 @@ START_TEST(bad_options_are_refused)
     o.max_models = 0;
     xf_arbiter_result ar;
     xf_error err;
-    ck_assert_int_eq(xf_agent_arbitrate(NULL, NULL, &g, &sr, &o, &out, &ar, &err), XF_ERR_INVALID);
+    const xf_search_result *srs[1] = {&sr};
+    ck_assert_int_eq(xf_agent_arbitrate(NULL, NULL, &g, srs, 1, &o, &out, &ar, &err),
+                     XF_ERR_INVALID);
     xf_test_expect_contains(err.msg, "max_models");
+    ck_assert_ptr_null(ar.e);
+    o.max_models = 1;
+    ck_assert_int_eq(xf_agent_arbitrate(NULL, NULL, &g, srs, 0, &o, &out, &ar, &err),
+                     XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "no search");
     ck_assert_ptr_null(ar.e);
     xf_search_result_free(&sr);
     xf_graph_free(&g);
@@ -333,6 +398,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, a_slower_candidate_is_never_written);
     tcase_add_test(tc, a_faster_candidate_is_written_and_a_wrong_one_dropped);
+    tcase_add_test(tc, the_candidates_of_every_search_are_weighed);
     tcase_add_test(tc, bad_options_are_refused);
     tcase_add_test(tc, the_environment_rewards_target_latency_every_k_steps);
     suite_add_tcase(s, tc);

@@ -5,12 +5,19 @@
  * divide), keeping the output value and the function; a divide by 0, a
  * multiply by a non-scalar constant or by a computed scalar stays; prepare
  * options turn the canonicalisation (and the layer-norm fusion) off; the
- * prepared graph exports (scalar_mul as Mul) and re-imports equal.
+ * prepared graph exports (scalar_mul as Mul) and re-imports equal. The
+ * other preparation a target weighs (xf_prepare_alternative): scalings
+ * kept, offered only when some were moved; xf_model_search prepares the
+ * model either way with its rules and environment, and a rules database
+ * that cannot be opened is an error naming it that leaves nothing behind.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/search/search.h"
+#include "agent_fixture.h"
+#include "rulesdb/rulesdb.h"
 #include "testutil.h"
 
 static int node1(xf_graph *g, xf_op op, int a, int b, const char *name)
@@ -113,12 +120,82 @@ START_TEST(options_turn_it_off)
 }
 END_TEST
 
+/* A rules database holding the fixture's conv+relu rule, proved. */
+static const char *rules_db(void)
+{
+    const char *path = xf_test_tmp("scalar_mul_rules.db");
+    unlink(path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    xf_rule r;
+    xf_fx_rule_conv_relu(&r);
+    xf_rulesdb_rule_meta proved = {XF_RULE_PROVED, 0, NULL, 0};
+    int64_t id;
+    ck_assert_msg(xf_rulesdb_add_rule(db, &r, &proved, &id, NULL, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r);
+    xf_rulesdb_close(db);
+    return path;
+}
+
+START_TEST(the_target_also_sees_the_scalings_kept)
+{
+    xf_graph model;
+    xf_error err;
+    build(&model);
+    const char *db = rules_db();
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_model_search ms[2];
+    xf_model_search_init(&ms[0]);
+    ck_assert_msg(xf_model_search_prepare(&ms[0], &model, NULL, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_model_search_rules(&ms[0], db, NULL, 1, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(ms[0].prep.scalar_muls, 3);
+    xf_prepare_options alt;
+    ck_assert_int_eq(xf_prepare_alternative(&ms[0].prepare, &ms[0].prep, &alt), 1);
+    ck_assert_int_eq(alt.scalar_mul, 0);
+    ck_assert_int_eq(alt.fuse_layernorm, ms[0].prepare.fuse_layernorm);
+    xf_model_search_init(&ms[1]);
+    ck_assert_msg(xf_model_search_prepare(&ms[1], &model, &alt, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_model_search_rules(&ms[1], db, NULL, 1, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(ms[1].prep.scalar_muls, 0);
+    for (int i = 0; i < 2; i++) {
+        /* the rule and its reverse, irrelevant to a model without a conv */
+        ck_assert_int_eq(xf_ruleset_count(ms[i].rs), 0);
+        ck_assert_int_eq(xf_ruleset_irrelevant(ms[i].rs), 2);
+        ck_assert_msg(xf_model_search_env(&ms[i], cm, NULL, &err) == XF_OK, "%s", err.msg);
+        ck_assert_int_eq(xf_test_count_op(xf_env_graph(ms[i].env), XF_OP_SCALAR_MUL),
+                         i == 0 ? 3 : 0);
+        xf_test_expect_same_function(&model, xf_env_graph(ms[i].env), 3, 1e-6);
+    }
+    /* with the scalings kept already there is no other preparation */
+    ck_assert_int_eq(xf_prepare_alternative(&alt, &ms[1].prep, &alt), 0);
+    xf_model_search_free(&ms[1]);
+    ck_assert_ptr_null(ms[1].rs);
+    ck_assert_ptr_null(ms[1].env);
+    /* nothing to move, nothing else to see */
+    xf_prepare_stats none = {0};
+    ck_assert_int_eq(xf_prepare_alternative(&ms[0].prepare, &none, &alt), 0);
+    xf_model_search_free(&ms[0]);
+    /* a database that cannot be opened: named, and nothing left behind */
+    xf_model_search_init(&ms[0]);
+    const char *missing = xf_test_tmp("no_such_dir/rules.db");
+    ck_assert_int_eq(xf_model_search_prepare(&ms[0], &model, NULL, &err), XF_OK);
+    ck_assert_int_ne(xf_model_search_rules(&ms[0], missing, NULL, 1, &err), XF_OK);
+    xf_test_expect_contains(err.msg, "no_such_dir/rules.db");
+    ck_assert_ptr_null(ms[0].rs);
+    ck_assert_int_eq(ms[0].prepared.n_nodes, 0);
+    xf_cost_close(cm);
+    xf_graph_free(&model);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("agent_scalar_mul");
     TCase *t = tcase_create("core");
     tcase_add_test(t, scalings_become_scalar_mul);
     tcase_add_test(t, options_turn_it_off);
+    tcase_add_test(t, the_target_also_sees_the_scalings_kept);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

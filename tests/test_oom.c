@@ -771,23 +771,29 @@ typedef struct env_ctx {
     int search; /* 0: only create the environment; else this xf_search_kind + 1 */
 } env_ctx;
 
+/* An analytic cost model with its figures given, so nothing is measured. */
+static xf_status open_analytic(xf_cost_model **cm, xf_error *err)
+{
+    xf_cost_options o = xf_cost_options_default();
+    o.backend = XF_COST_ANALYTIC;
+    o.cache_path = NULL;
+    o.peak_gflops = 100;
+    o.bandwidth_gbps = 10;
+    o.kernel_overhead_us = 2;
+    *cm = NULL;
+    xf_status s = xf_cost_open(&o, cm, err);
+    if (s != XF_OK) ck_assert_msg(*cm == NULL, "a failed xf_cost_open leaves *out set");
+    return s;
+}
+
 /* Cost model, environment over the model (prepared, costed, matched,
  * hashed) and, when asked, a short search; all closed again. */
 static xf_status op_env(void *ctx, xf_error *err)
 {
     const env_ctx *c = ctx;
-    xf_cost_options o = xf_cost_options_default();
-    o.backend = XF_COST_ANALYTIC;
-    o.cache_path = NULL;
-    o.peak_gflops = 100; /* given, so that nothing is measured */
-    o.bandwidth_gbps = 10;
-    o.kernel_overhead_us = 2;
     xf_cost_model *cm = NULL;
-    xf_status s = xf_cost_open(&o, &cm, err);
-    if (s != XF_OK) {
-        ck_assert_msg(cm == NULL, "a failed xf_cost_open leaves *out set");
-        return s;
-    }
+    xf_status s = open_analytic(&cm, err);
+    if (s != XF_OK) return s;
     xf_env *e = NULL;
     s = xf_env_create(c->rs, cm, c->model, NULL, &e, err);
     if (s != XF_OK) ck_assert_msg(e == NULL, "a failed xf_env_create leaves *out set");
@@ -820,6 +826,41 @@ START_TEST(env_and_search)
 }
 END_TEST
 
+/* The model prepared both ways a target weighs (scalings moved and kept),
+ * each with its rules and environment (xf_model_search); all freed again. */
+typedef struct model_search_ctx {
+    const xf_graph *model;
+    const char *rules;
+} model_search_ctx;
+
+static xf_status op_model_search(void *ctx, xf_error *err)
+{
+    const model_search_ctx *c = ctx;
+    xf_cost_model *cm = NULL;
+    xf_status s = open_analytic(&cm, err);
+    if (s != XF_OK) return s;
+    xf_model_search ms[2];
+    xf_model_search_init(&ms[0]);
+    xf_model_search_init(&ms[1]);
+    s = xf_model_search_prepare(&ms[0], c->model, NULL, err);
+    if (s == XF_OK) s = xf_model_search_rules(&ms[0], c->rules, NULL, 1, err);
+    if (s != XF_OK) ck_assert_msg(ms[0].rs == NULL, "a failed load leaves its rules");
+    xf_prepare_options alt;
+    if (s == XF_OK) {
+        ck_assert_int_eq(xf_prepare_alternative(&ms[0].prepare, &ms[0].prep, &alt), 1);
+        s = xf_model_search_prepare(&ms[1], c->model, &alt, err);
+        if (s == XF_OK) s = xf_model_search_rules(&ms[1], c->rules, NULL, 1, err);
+    }
+    for (int i = 0; i < 2 && s == XF_OK; i++) {
+        s = xf_model_search_env(&ms[i], cm, NULL, err);
+        if (s != XF_OK) ck_assert_msg(ms[i].env == NULL, "a failed environment is left set");
+    }
+    xf_model_search_free(&ms[0]);
+    xf_model_search_free(&ms[1]);
+    xf_cost_close(cm);
+    return s;
+}
+
 /* Preparation of a class-token transformer: layer-norm fusion, scalar
  * muls and the row narrowing, which adds and merges slice nodes. */
 static xf_status op_prepare(void *ctx, xf_error *err)
@@ -851,6 +892,12 @@ START_TEST(prepare_narrow)
     xf_fx_class_token_graph(&g, 0, 0);
     oom_walk("prepare with row narrowing", op_prepare, &g, 1);
     oom_walk("unbatched layout", op_unbatch, &g, 1);
+    rules_ctx r;
+    rules_init(&r, "model_search.db");
+    write_rules_db(&r);
+    model_search_ctx c = {&g, r.path};
+    oom_walk("both preparations searched", op_model_search, &c, 1);
+    rules_free(&r);
     xf_graph_free(&g);
 }
 END_TEST

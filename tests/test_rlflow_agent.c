@@ -42,6 +42,7 @@
 #define N_RULES 4
 
 static char db_path[4096], nodb_path[4096], model_path[4096], plain_path[4096];
+static char scaled_path[4096];
 static char out_path[4096], ckpt_path[4096], log_path[4096];
 static char *output; /* stdout and stderr of the last run */
 
@@ -124,25 +125,44 @@ static void save(const xf_graph *g, const char *path)
     ck_assert_msg(xf_onnx_save(g, path, &err) == XF_OK, "%s", err.msg);
 }
 
-/* x -> conv3x3 (no bias) -> transpose -> transpose -> relu; a: [128,512]
- * times two [512,1] weights (reading a dominates: merging saves it once). */
+/* x -> conv3x3 (no bias) -> transpose -> transpose -> relu, into g; the
+ * relu's output. */
+static int conv_relu_path(xf_graph *g)
+{
+    int x = xf_fx_input(g, "x", xf_fx_shape(4, 1, 4, 8, 8));
+    int w = xf_fx_weight(g, "w", xf_fx_shape(4, 4, 4, 3, 3), 11);
+    xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
+    int c = xf_fx_op(g, XF_OP_CONV, &p, x, w);
+    xf_params t = swap_last_two();
+    c = xf_fx_op(g, XF_OP_TRANSPOSE, &t, xf_fx_op(g, XF_OP_TRANSPOSE, &t, c, -1), -1);
+    return xf_fx_op(g, XF_OP_RELU, NULL, c, -1);
+}
+
+/* conv_relu_path; a: [128,512] times two [512,1] weights (reading a
+ * dominates: merging saves it once). */
 static void write_model(void)
 {
     xf_graph g;
     xf_graph_init(&g);
-    int x = xf_fx_input(&g, "x", xf_fx_shape(4, 1, 4, 8, 8));
-    int w = xf_fx_weight(&g, "w", xf_fx_shape(4, 4, 4, 3, 3), 11);
-    xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
-    int c = xf_fx_op(&g, XF_OP_CONV, &p, x, w);
-    xf_params t = swap_last_two();
-    c = xf_fx_op(&g, XF_OP_TRANSPOSE, &t, xf_fx_op(&g, XF_OP_TRANSPOSE, &t, c, -1), -1);
-    xf_fx_output(&g, xf_fx_op(&g, XF_OP_RELU, NULL, c, -1));
+    xf_fx_output(&g, conv_relu_path(&g));
     int a = xf_fx_input(&g, "a", xf_fx_shape(2, 128, 512, 0, 0));
     for (int j = 0; j < 2; j++) {
         int m = xf_fx_weight(&g, j ? "m2" : "m1", xf_fx_shape(2, 512, 1, 0, 0), (uint64_t)(20 + j));
         xf_fx_output(&g, xf_fx_op(&g, XF_OP_MATMUL, NULL, a, m));
     }
     save(&g, model_path);
+    xf_graph_free(&g);
+}
+
+/* conv_relu_path with the relu's output scaled by 0.5 (a Mul by
+ * a rank-0 constant, as exporters write GELU's x0.5). */
+static void write_scaled_model(void)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    int relu = conv_relu_path(&g);
+    xf_fx_output(&g, xf_fx_op(&g, XF_OP_MUL, NULL, relu, xf_test_scalar(&g, "half", 0.5f)));
+    save(&g, scaled_path);
     xf_graph_free(&g);
 }
 
@@ -270,6 +290,7 @@ static void setup(void)
     snprintf(nodb_path, sizeof nodb_path, "%s", xf_test_tmp("candidates.db"));
     snprintf(model_path, sizeof model_path, "%s", xf_test_tmp("model.onnx"));
     snprintf(plain_path, sizeof plain_path, "%s", xf_test_tmp("plain.onnx"));
+    snprintf(scaled_path, sizeof scaled_path, "%s", xf_test_tmp("scaled.onnx"));
     snprintf(out_path, sizeof out_path, "%s", xf_test_tmp("model.opt.onnx"));
     snprintf(ckpt_path, sizeof ckpt_path, "%s", xf_test_tmp("agent.ckpt"));
     snprintf(log_path, sizeof log_path, "%s", xf_test_tmp("rlflow-agent.out"));
@@ -488,6 +509,39 @@ START_TEST(test_target_ort)
 }
 END_TEST
 
+/* --target ort on a model with a scaling: searched twice, the scaling
+ * moved and kept in place (--scalings both, the default), both searches'
+ * candidates timed, and what is written computes what the input does;
+ * --scalings moved searches once. */
+START_TEST(test_target_scalings)
+{
+    if (!have_ort()) XF_SKIP("ONNX Runtime is not installed");
+    write_scaled_model();
+    ck_assert_int_eq(agent(COMMON " --search taso --budget 30 --target ort --threads 1 "
+                                  "--candidates 2",
+                           db_path, scaled_path, out_path),
+                     0);
+    xf_test_expect_contains(output, "1 scalings as scalar_mul");
+    xf_test_expect_contains(output, "also searched:   with the 1 scalings kept in place (the "
+                                    "target times both searches' candidates): ");
+    xf_test_expect_contains(output, "search:          taso (scalings moved), ");
+    xf_test_expect_contains(output, "search:          taso (scalings kept), ");
+    xf_test_expect_contains(output, "(cand 1:N: candidate N of the search with scalings kept)");
+    xf_test_expect_contains(output, "  cand 1:0  ");
+    xf_graph in, got;
+    expect_same_outputs(scaled_path, out_path, &in, &got);
+    xf_graph_free(&in);
+    xf_graph_free(&got);
+    ck_assert_int_eq(agent(COMMON " --search taso --budget 30 --target ort --threads 1 "
+                                  "--candidates 2 --scalings moved",
+                           db_path, scaled_path, out_path),
+                     0);
+    ck_assert_ptr_null(strstr(output, "also searched:"));
+    ck_assert_ptr_null(strstr(output, "cand 1:"));
+    xf_test_expect_contains(output, "search:          taso, ");
+}
+END_TEST
+
 /* --cost fused with ONNX Runtime: the search minimises the fused regions'
  * latency, the report says how many regions were timed, and what is
  * written computes what the input does. */
@@ -534,6 +588,9 @@ START_TEST(test_usage)
         output, "rlflow-agent: --cost fused times regions in the target: give --target ort\n");
     ck_assert_int_eq(agent(COMMON " --cost cheap", db_path, model_path, out_path), 2);
     xf_test_expect_contains(output, "rlflow-agent: --cost needs ops or fused, got 'cheap'\n");
+    ck_assert_int_eq(agent(COMMON " --scalings some", db_path, model_path, out_path), 2);
+    xf_test_expect_contains(output,
+                            "rlflow-agent: --scalings needs moved, kept or both, got 'some'\n");
     ck_assert_int_eq(access(out_path, F_OK), -1);
 }
 END_TEST
@@ -674,6 +731,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_untouchable_model);
     tcase_add_test(t, test_target_absent);
     tcase_add_test(t, test_target_ort);
+    tcase_add_test(t, test_target_scalings);
     tcase_add_test(t, test_cost_fused);
     tcase_add_test(t, test_usage);
     tcase_add_test(t, test_no_proved_rules);

@@ -29,8 +29,12 @@
  *
  * Each candidate is also offered in its unbatched layout
  * (xf_agent_unbatch: batch-1 activations without their leading unit dim),
- * a variant that only some runtimes run faster: the target decides.
+ * a variant that only some runtimes run faster: the target decides. So are
+ * the candidates of several searches of the same model (e.g. prepared with
+ * its scalings moved and kept in place, xf_prepare_alternative): each
+ * search brings up to max_models of its own.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "agent/search/search_internal.h"
@@ -57,6 +61,14 @@ void xf_arbiter_result_free(xf_arbiter_result *r)
     memset(r, 0, sizeof *r);
 }
 
+void xf_arbiter_entry_name(const xf_arbiter_entry *e, char *buf, size_t n)
+{
+    const char *layout = e->unbatched ? " 2-D" : "";
+    if (e->candidate < 0) snprintf(buf, n, "input");
+    else if (e->search > 0) snprintf(buf, n, "cand %d:%d%s", e->search, e->candidate, layout);
+    else snprintf(buf, n, "cand %d%s", e->candidate, layout);
+}
+
 /* The finished models being weighed: models[0] is the input (not owned). */
 typedef struct pool {
     int n;
@@ -75,11 +87,12 @@ static void pool_free(pool *p, int keep)
 }
 
 /* res->e has room for every candidate and the input. */
-static xf_status add_entry(xf_arbiter_result *res, int cand, xf_arbiter_verdict v,
+static xf_status add_entry(xf_arbiter_result *res, int search, int cand, xf_arbiter_verdict v,
                            const xf_graph *g, xf_cost_model *cm, xf_error *err)
 {
     xf_arbiter_entry *e = &res->e[res->n++];
     memset(e, 0, sizeof *e);
+    e->search = search;
     e->candidate = cand;
     e->verdict = v;
     e->n_nodes = g->n_nodes;
@@ -113,8 +126,8 @@ static void candidate_order(const xf_search_result *sr, int *order)
  * the interpreter check, freeing it otherwise; one entry either way.
  * *timed: it went into the pool. */
 static xf_status offer(xf_cost_model *cm, const xf_graph *model, const xf_arbiter_options *o,
-                       int cand, int unbatched, xf_graph *fin, pool *p, xf_arbiter_result *res,
-                       int *entry_of, int *timed, xf_error *err)
+                       int search, int cand, int unbatched, xf_graph *fin, pool *p,
+                       xf_arbiter_result *res, int *entry_of, int *timed, xf_error *err)
 {
     *timed = 0;
     uint64_t h = 0;
@@ -134,7 +147,7 @@ static xf_status offer(xf_cost_model *cm, const xf_graph *model, const xf_arbite
     xf_arbiter_verdict v = dup ? XF_ARBITER_DUPLICATE
                            : (cst || chk.bad_output >= 0) ? XF_ARBITER_WRONG
                                                          : XF_ARBITER_TIMED;
-    if (!st) st = add_entry(res, cand, v, fin, cm, err);
+    if (!st) st = add_entry(res, search, cand, v, fin, cm, err);
     if (!st) res->e[res->n - 1].unbatched = unbatched;
     if (st || v != XF_ARBITER_TIMED) {
         xf_graph_free(fin);
@@ -154,8 +167,8 @@ static xf_status offer(xf_cost_model *cm, const xf_graph *model, const xf_arbite
  * that cannot be made (anything but memory) is an entry of its own, not
  * the end of the run: the candidate itself is still timed. */
 static xf_status offer_unbatched(xf_cost_model *cm, const xf_graph *model,
-                                 const xf_arbiter_options *o, int cand, int at, pool *p,
-                                 xf_arbiter_result *res, int *entry_of, xf_error *err)
+                                 const xf_arbiter_options *o, int search, int cand, int at,
+                                 pool *p, xf_arbiter_result *res, int *entry_of, xf_error *err)
 {
     xf_graph ub, fin;
     int n_dropped = 0, timed = 0;
@@ -171,30 +184,27 @@ static xf_status offer_unbatched(xf_cost_model *cm, const xf_graph *model,
         return st;
     }
     if (st) {
-        st = add_entry(res, cand, XF_ARBITER_NOT_BUILT, p->models[at], NULL, err);
+        st = add_entry(res, search, cand, XF_ARBITER_NOT_BUILT, p->models[at], NULL, err);
         if (!st) res->e[res->n - 1].unbatched = 1;
         return st;
     }
     if (n_dropped == 0) return XF_OK;
-    return offer(cm, model, o, cand, 1, &fin, p, res, entry_of, &timed, err);
+    return offer(cm, model, o, search, cand, 1, &fin, p, res, entry_of, &timed, err);
 }
 
-/* Finishes, dedupes and checks the candidates into the pool; one entry per
- * candidate looked at, and per unbatched variant (o->unbatch). */
-static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_search_result *sr,
-                        const xf_arbiter_options *o, pool *p, xf_arbiter_result *res,
-                        int *entry_of, xf_error *err)
+/* Finishes, dedupes and checks search `search`'s candidates into the pool
+ * (at most o->max_models new ones); one entry per candidate looked at, and
+ * per unbatched variant (o->unbatch). */
+static xf_status gather_search(xf_cost_model *cm, const xf_graph *model, const xf_search_result *sr,
+                               int search, const xf_arbiter_options *o, pool *p,
+                               xf_arbiter_result *res, int *entry_of, xf_error *err)
 {
-    xf_status st = xf_graph_hash_checked(model, XF_HASH_CONTENT, &p->hash[0], err);
-    p->models[0] = model;
-    p->n = 1;
-    entry_of[0] = 0;
-    if (!st) st = add_entry(res, -1, XF_ARBITER_INPUT, model, cm, err);
     /* A learning agent keeps no candidates: its best graph is the one. */
     int n_cand = sr->n_candidates > 0 ? sr->n_candidates : 1;
     int *order = xf_malloc((size_t)n_cand * sizeof *order);
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
     candidate_order(sr, order);
+    xf_status st = XF_OK;
     for (int k = 0, n_timed = 0; k < n_cand && !st && n_timed < o->max_models; k++) {
         int c = order[k];
         xf_graph fin;
@@ -202,16 +212,32 @@ static xf_status gather(xf_cost_model *cm, const xf_graph *model, const xf_searc
         st = xf_agent_finish(sr->n_candidates > 0 ? &sr->candidates[c].g : &sr->best, &fin, &fs,
                              err);
         if (st) {
-            xf_error_prefix(err, "finishing candidate %d", c);
+            xf_error_prefix(err, "finishing candidate %d of search %d", c, search);
             break;
         }
         int timed = 0;
-        st = offer(cm, model, o, c, 0, &fin, p, res, entry_of, &timed, err);
+        st = offer(cm, model, o, search, c, 0, &fin, p, res, entry_of, &timed, err);
         n_timed += timed;
         if (!st && timed && o->unbatch)
-            st = offer_unbatched(cm, model, o, c, p->n - 1, p, res, entry_of, err);
+            st = offer_unbatched(cm, model, o, search, c, p->n - 1, p, res, entry_of, err);
     }
     xf_free(order);
+    return st;
+}
+
+/* The input, then every search's candidates, into the pool. */
+static xf_status gather(xf_cost_model *cm, const xf_graph *model,
+                        const xf_search_result *const *srs, int n_searches,
+                        const xf_arbiter_options *o, pool *p, xf_arbiter_result *res,
+                        int *entry_of, xf_error *err)
+{
+    xf_status st = xf_graph_hash_checked(model, XF_HASH_CONTENT, &p->hash[0], err);
+    p->models[0] = model;
+    p->n = 1;
+    entry_of[0] = 0;
+    if (!st) st = add_entry(res, 0, -1, XF_ARBITER_INPUT, model, cm, err);
+    for (int s = 0; s < n_searches && !st; s++)
+        st = gather_search(cm, model, srs[s], s, o, p, res, entry_of, err);
     return st;
 }
 
@@ -301,8 +327,9 @@ static int closest_undecided(const pool *p, const xf_target_timing *tm,
 }
 
 xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *model,
-                             const xf_search_result *sr, const xf_arbiter_options *o,
-                             xf_graph *out, xf_arbiter_result *res, xf_error *err)
+                             const xf_search_result *const *srs, int n_searches,
+                             const xf_arbiter_options *o, xf_graph *out, xf_arbiter_result *res,
+                             xf_error *err)
 {
     xf_arbiter_options opt = o ? *o : xf_arbiter_options_default();
     double t0 = xf_clock_now();
@@ -311,9 +338,12 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
     if (opt.max_models < 1)
         return XF_FAIL(err, XF_ERR_INVALID, "arbiter: max_models (%d) must be >= 1",
                        opt.max_models);
+    if (n_searches < 1)
+        return XF_FAIL(err, XF_ERR_INVALID, "arbiter: no search to choose from (%d)", n_searches);
     /* each candidate and its unbatched variant, and the input */
-    int cap = 2 * (sr->n_candidates > 0 ? sr->n_candidates : 1) + 1,
-        models_cap = 2 * opt.max_models + 1;
+    int cap = 1, models_cap = 2 * opt.max_models * n_searches + 1;
+    for (int s = 0; s < n_searches; s++)
+        cap += 2 * (srs[s]->n_candidates > 0 ? srs[s]->n_candidates : 1);
     pool p = {0};
     int *entry_of = xf_calloc((size_t)models_cap, sizeof *entry_of);
     xf_target_timing *tm = xf_calloc((size_t)models_cap, sizeof *tm);
@@ -324,7 +354,7 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
     xf_status st = XF_OK;
     if (!entry_of || !tm || !res->e || !p.fin || !p.models || !p.hash)
         st = XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
-    if (!st) st = gather(cm, model, sr, &opt, &p, res, entry_of, err);
+    if (!st) st = gather(cm, model, srs, n_searches, &opt, &p, res, entry_of, err);
     int pairwise = opt.pairwise < 0 ? xf_target_threads(t) > 1 : opt.pairwise;
     res->pairwise = pairwise;
     if (!st) {

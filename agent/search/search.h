@@ -12,11 +12,14 @@
  *  - the environment: reset, step, peek, masks; the learning agents
  *    (agent/rl/rl.h) run on it too;
  *  - the searches, and the set of graph hashes they (and the agents) keep;
+ *  - a model prepared one way, its rules, environment and search, kept
+ *    together (xf_model_search), and the other preparation a target should
+ *    also weigh (xf_prepare_alternative);
  *  - the outcome: the model a search's best graph becomes, never slower
  *    than the input as written, and its end-to-end latency;
- *  - the final arbiter: the search's cheapest candidates timed against the
- *    input in the target runtime (target/target.h), the fastest beyond the
- *    noise written, else the input.
+ *  - the final arbiter: the cheapest candidates of one or several searches
+ *    timed against the input in the target runtime (target/target.h), the
+ *    fastest beyond the noise written, else the input.
  *
  * Ownership: every create/load has one matching free; graphs handed out by
  * the environment are owned by it and valid until its next step/reset.
@@ -334,6 +337,51 @@ void xf_search_result_free(xf_search_result *r);
 xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options *opt,
                         xf_search_result *res, xf_error *err);
 
+/* ------------------------------------------------- one preparation, searched */
+
+/* A model prepared one way (xf_agent_prepare), the rules that can match it,
+ * the environment over it and the result of a search on it, kept together:
+ * the result's graphs borrow constants the environment's prepared graph
+ * owns. A target runtime may run a model prepared another way faster (ONNX
+ * Runtime fuses GELU's x0.5 and attention's 1/sqrt(d) only where the
+ * exporter put them), so the arbiter can weigh the candidates of several. */
+typedef struct xf_model_search {
+    xf_prepare_options prepare; /* how the model was prepared */
+    xf_prepare_stats prep;      /* what preparing changed */
+    xf_graph prepared;          /* the prepared model, until the environment takes it */
+    xf_ruleset *rs;             /* the rules (restricted to what can match it) */
+    xf_env *env;
+    xf_search_result res;       /* xf_search_run(env, ...) fills it */
+} xf_model_search;
+
+void xf_model_search_init(xf_model_search *s);
+void xf_model_search_free(xf_model_search *s); /* back to init's state */
+
+/* Prepares model with *prepare (NULL: the defaults) into s->prepared
+ * (s initialised, nothing loaded yet; on failure it is freed). */
+xf_status xf_model_search_prepare(xf_model_search *s, const xf_graph *model,
+                                  const xf_prepare_options *prepare, xf_error *err);
+
+/* Loads the rules of the database at rules_db with *ro (NULL: the
+ * defaults) into s->rs; restrict_rules: only the actions that can match the
+ * prepared model (ro->restrict_to is set to it). On failure s is freed. */
+xf_status xf_model_search_rules(xf_model_search *s, const char *rules_db,
+                                const xf_ruleset_options *ro, int restrict_rules, xf_error *err);
+
+/* The environment over s's prepared model (taken over) on cm with *eo
+ * (NULL: the defaults). model must outlive s (constants are shared). */
+xf_status xf_model_search_env(xf_model_search *s, xf_cost_model *cm, const xf_env_options *eo,
+                              xf_error *err);
+
+/* The other preparation a target should also see: when preparing with
+ * *prepare made scalings scalar_mul (stats->scalar_muls > 0), *alt is
+ * *prepare with them kept in place, and 1 is returned; else 0. Moving a
+ * scaling into a weight saves a kernel but can defeat a runtime's GELU and
+ * attention fusions; which pays differs per model and thread count
+ * (docs/target.md), so it is for the target to measure. */
+int xf_prepare_alternative(const xf_prepare_options *prepare, const xf_prepare_stats *stats,
+                           xf_prepare_options *alt);
+
 /* ---------------------------------------------------------------- outcome */
 
 /* Cost of a whole model as written (xf_agent_graph_cost on its own index:
@@ -371,8 +419,9 @@ xf_status xf_agent_latency_pair(xf_cost_model *cm, const xf_graph *a, const xf_g
  * is fastest where it will run, or the input unchanged when none is faster
  * beyond the measured noise. */
 typedef struct xf_arbiter_options {
-    int max_models;    /* finished candidates timed besides the input (default 6); with
-                          unbatch each may bring its unbatched variant too */
+    int max_models;    /* finished candidates timed besides the input, per search
+                          (default 6); with unbatch each may bring its unbatched
+                          variant too */
     uint64_t seed;     /* inputs of the numerical checks and of the timing (default 1) */
     double rtol, atol; /* interpreter check of each candidate (default 1e-3, 1e-4) */
     double target_rtol; /* outputs of the chosen model against the input's, both
@@ -408,7 +457,8 @@ typedef enum xf_arbiter_verdict {
 } xf_arbiter_verdict;
 
 typedef struct xf_arbiter_entry {
-    int candidate;          /* index into the search's candidates (a search that kept
+    int search;             /* which of the searches handed to the arbiter (0 for the input) */
+    int candidate;          /* index into that search's candidates (a search that kept
                                none: 0 is its best graph); -1: the input */
     double cost_ms;         /* cost model, the model as written */
     int n_nodes;            /* nodes as written */
@@ -438,8 +488,15 @@ typedef struct xf_arbiter_result {
 
 void xf_arbiter_result_free(xf_arbiter_result *r); /* zeroes it; NULL is a no-op */
 
-/* Finishes the search's candidates (cheapest first, at most o->max_models
- * distinct models that pass the interpreter check), times them with the
+/* The entry's name in reports: "input", "cand N" (candidate N of the first
+ * search), "cand S:N" (of search S > 0), with " 2-D" for the unbatched
+ * layout. */
+void xf_arbiter_entry_name(const xf_arbiter_entry *e, char *buf, size_t n);
+
+/* Finishes the candidates of each of the n_searches searches of `model`
+ * (srs[s]; per search cheapest first, at most o->max_models distinct models
+ * that pass the interpreter check; a model another search already brought
+ * is a duplicate), times them with the
  * input in alternation in the target, and puts the chosen model into *out:
  * the one with the smallest latency ratio that is faster beyond the noise
  * (xf_target_verdict against the input's self check; when none is, the
@@ -449,8 +506,9 @@ void xf_arbiter_result_free(xf_arbiter_result *r); /* zeroes it; NULL is a no-op
  * its outputs in the target equal the input's there; else a copy of model.
  * cm (may be NULL) only fills cost_ms. On failure *out and *res are empty. */
 xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *model,
-                             const xf_search_result *sr, const xf_arbiter_options *o,
-                             xf_graph *out, xf_arbiter_result *res, xf_error *err);
+                             const xf_search_result *const *srs, int n_searches,
+                             const xf_arbiter_options *o, xf_graph *out, xf_arbiter_result *res,
+                             xf_error *err);
 
 /* ---------------------------------- shared by the searches and the agents */
 

@@ -50,8 +50,8 @@ static void usage(FILE *f)
             "                     costs on --backend) or fused (with --target ort: the graph's\n"
             "                     fused regions, each timed once in ONNX Runtime and kept in\n"
             "                     the cache, so rewrites are costed as the runtime fuses them)\n"
-            "  --candidates N     --target ort: distinct models timed besides MODEL, each also in\n"
-            "                     its unbatched layout where that differs (default 6)\n"
+            "  --candidates N     --target ort: distinct models timed besides MODEL per search,\n"
+            "                     each also in its unbatched layout where it differs (default 6)\n"
             "  --target-every K   --target ort, wm/ppo: every K valid environment steps the graph\n"
             "                     is timed in the target and the reward gains its latency change\n"
             "                     (sparse real reward between the cost model's; default 50)\n"
@@ -73,9 +73,12 @@ static void usage(FILE *f)
             "  --no-check         write the model even if the numerical check fails or cannot run\n"
             "  --no-latency       skip the end-to-end latency measurements\n"
             "  --no-layernorm-fusion  keep layer norms written out operator by operator\n"
-            "  --no-scalar-mul    keep Mul/Div by scalar constants as they are (ONNX Runtime\n"
-            "                     fuses GELU's x0.5 and attention's 1/sqrt(d) itself: moving\n"
-            "                     them into weights can defeat those fusions there)\n"
+            "  --scalings S       Mul/Div by scalar constants: moved (made scalar_mul, which the\n"
+            "                     rules move into weights), kept (as exported: ONNX Runtime fuses\n"
+            "                     GELU's x0.5 and attention's 1/sqrt(d) itself, and moving them\n"
+            "                     can defeat those fusions) or both (default: with --target ort\n"
+            "                     and a search, the model is searched both ways and the target\n"
+            "                     times both searches' candidates; otherwise moved)\n"
             "  --no-narrow        compute every position even where the model reads only one\n"
             "                     (by default a Gather of one position, e.g. a ViT's class\n"
             "                     token, moves up so the others are not computed)\n"
@@ -149,6 +152,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->rtol = 1e-3;
     o->atol = 1e-4;
     o->candidates = xf_arbiter_options_default().max_models;
+    o->scalings_both = 1;
     o->target_every = 50;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -205,6 +209,12 @@ int cli_parse(int argc, char **argv, cli_options *o)
             if (next && !strcmp(next, "fused")) o->fused_cost = 1;
             else if (next && !strcmp(next, "ops")) o->fused_cost = 0;
             else return bad(a, "ops or fused", next);
+        } else if (!strcmp(a, "--scalings")) {
+            int both = next && !strcmp(next, "both"), moved = next && !strcmp(next, "moved");
+            if (!both && !moved && !(next && !strcmp(next, "kept")))
+                return bad(a, "moved, kept or both", next);
+            o->scalings_both = both;
+            o->prepare.scalar_mul = both || moved;
         } else if (!strcmp(a, "--candidates")) {
             rc = parse_int(a, next, 1, 1000, &o->candidates);
         } else if (!strcmp(a, "--target-every")) {
@@ -260,8 +270,6 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 o->latency = 0;
             } else if (!strcmp(a, "--no-layernorm-fusion")) {
                 o->prepare.fuse_layernorm = 0;
-            } else if (!strcmp(a, "--no-scalar-mul")) {
-                o->prepare.scalar_mul = 0;
             } else if (!strcmp(a, "--no-narrow")) {
                 o->prepare.narrow = 0;
             } else if (!strcmp(a, "--no-split-layout")) {

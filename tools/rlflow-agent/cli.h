@@ -37,7 +37,8 @@ typedef struct cli_options {
     int rule_status; /* xf_ruleset_options.status */
     int derived_rules; /* --derived-rules: xf_ruleset_options.derived */
     int all_actions; /* --all-actions: keep actions irrelevant to the model */
-    xf_prepare_options prepare; /* --no-layernorm-fusion, --no-scalar-mul, --no-narrow */
+    xf_prepare_options prepare; /* --no-layernorm-fusion, --scalings, --no-narrow */
+    int scalings_both; /* --scalings both (default): with the target, search both ways */
     int check, latency, quiet, verbose;
     double rtol, atol;
     xf_cli_dims dims; /* --dim */

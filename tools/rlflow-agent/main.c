@@ -59,12 +59,12 @@ static void progress(void *user, int expanded, double best_ms, double initial_ms
 
 typedef struct run_state {
     xf_graph model, finished;
-    xf_graph prepared;      /* the model prepared once; the environment takes it over */
-    xf_prepare_stats prep;  /* what preparing it changed */
-    xf_ruleset *rs;
+    /* ms[0]: the model prepared as asked, its rules, environment and search;
+     * ms[1]: prepared the other way (xf_prepare_alternative), searched too
+     * when the target decides (--scalings both) */
+    xf_model_search ms[2];
+    int n_searches;
     xf_cost_model *cm, *lat_cm;
-    xf_env *env;
-    xf_search_result res;
     xf_agent_outcome oc; /* costs of the models as written; kept_original */
     xf_target *target;   /* --target ort, when ONNX Runtime loads */
     xf_fused_cost *fused; /* --cost fused, when the target loads */
@@ -75,37 +75,35 @@ typedef struct run_state {
 
 static void run_free(run_state *s)
 {
-    xf_search_result_free(&s->res);
     xf_arbiter_result_free(&s->arb);
+    for (int i = 0; i < 2; i++) xf_model_search_free(&s->ms[i]);
     xf_fused_cost_free(s->fused);
     xf_target_close(s->target);
-    xf_env_free(s->env);
     if (s->lat_cm != s->cm) xf_cost_close(s->lat_cm);
     xf_cost_close(s->cm);
-    xf_ruleset_free(s->rs);
     xf_graph_free(&s->finished);
-    xf_graph_free(&s->prepared);
     xf_graph_free(&s->model);
     xf_onnx_dynamic_free(s->dyn);
 }
 
-/* The model is prepared once (the graph the search starts from), here:
- * the rule set is restricted to the actions that can match it unless
- * --all-actions, and the environment takes it over. Checkpoints name their
- * actions by rule database id, so they need no fixed action numbering. */
-static xf_status load_rules(const cli_options *o, run_state *s, xf_error *err)
+/* The model is prepared (the graph the search starts from) and the rule
+ * set restricted to the actions that can match it unless --all-actions
+ * (into ms[i]; the environment takes the prepared graph over). Checkpoints
+ * name their actions by rule database id, so they need no fixed action
+ * numbering. */
+static xf_status load_rules(const cli_options *o, run_state *s, int i,
+                            const xf_prepare_options *prepare, xf_error *err)
 {
     xf_ruleset_options ro = xf_ruleset_options_default();
     ro.status = o->rule_status;
     ro.derived = o->derived_rules;
     ro.max_size = o->max_rule_size;
-    xf_status st = xf_agent_prepare(&s->model, &o->prepare, &s->prepared, &s->prep, err);
+    xf_status st = xf_model_search_prepare(&s->ms[i], &s->model, prepare, err);
     if (st) {
         xf_error_prefix(err, "%s", o->model);
         return st;
     }
-    if (!o->all_actions) ro.restrict_to = &s->prepared;
-    return xf_ruleset_load(o->rules, &ro, &s->rs, err);
+    return xf_model_search_rules(&s->ms[i], o->rules, &ro, !o->all_actions, err);
 }
 
 /* Loading: model, rules, cost model. Failures here are exit status 2. */
@@ -126,13 +124,15 @@ static int load_inputs(const cli_options *o, run_state *s)
                 strerror(errno));
         return 2;
     }
-    if (load_rules(o, s, &err)) {
+    s->n_searches = 1;
+    if (load_rules(o, s, 0, &o->prepare, &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 2;
     }
-    if (xf_ruleset_count(s->rs) + xf_ruleset_irrelevant(s->rs) == 0) {
+    const xf_ruleset *rs = s->ms[0].rs;
+    if (xf_ruleset_count(rs) + xf_ruleset_irrelevant(rs) == 0) {
         const char *why = NULL;
-        int skipped = xf_ruleset_skipped(s->rs, &why);
+        int skipped = xf_ruleset_skipped(rs, &why);
         fprintf(stderr,
                 "rlflow-agent: %s has no %s rules the matcher can use (%d skipped%s%s); "
                 "run 'xferverify %s' first\n",
@@ -200,19 +200,28 @@ static void print_applicable(xf_env *env, const xf_ruleset *rs)
     }
 }
 
-static void print_header(const cli_options *o, run_state *s)
+/* Rules with a location in env's graph, and their locations. */
+static void count_applicable(xf_env *env, int *applicable, int *locations)
 {
-    int skipped = xf_ruleset_skipped(s->rs, NULL);
-    int n = xf_env_num_xfers(s->env), applicable = 0, locations = 0;
-    const uint8_t *mask = xf_env_xfer_mask(s->env);
+    int n = xf_env_num_xfers(env);
+    const uint8_t *mask = xf_env_xfer_mask(env);
+    *applicable = *locations = 0;
     for (int r = 0; r < n; r++) {
         if (!mask[r]) continue;
-        applicable++;
-        locations += xf_env_num_locations(s->env, r);
+        (*applicable)++;
+        *locations += xf_env_num_locations(env, r);
     }
-    const xf_prepare_stats *ps = xf_env_prepare_stats(s->env);
+}
+
+static void print_header(const cli_options *o, run_state *s)
+{
+    const xf_ruleset *rs = s->ms[0].rs;
+    int skipped = xf_ruleset_skipped(rs, NULL);
+    int n = xf_env_num_xfers(s->ms[0].env), applicable = 0, locations = 0;
+    count_applicable(s->ms[0].env, &applicable, &locations);
+    const xf_prepare_stats *ps = xf_env_prepare_stats(s->ms[0].env);
     printf("model:           %s (%d nodes, %d after preparation", o->model, s->model.n_nodes,
-           xf_env_graph(s->env)->n_nodes);
+           xf_env_graph(s->ms[0].env)->n_nodes);
     const char *sep = ": ";
     if (ps->fused_layernorms > 0) {
         printf("%s%d decomposed layer norms fused", sep, ps->fused_layernorms);
@@ -233,11 +242,11 @@ static void print_header(const cli_options *o, run_state *s)
                ps->merged_split_layouts, ps->merged_split_layouts == 1 ? "" : "s");
     printf(")\n");
     printf("rules:           %d actions from %s (%d skipped, %d duplicates, ", n, o->rules,
-           skipped, xf_ruleset_duplicates(s->rs));
+           skipped, xf_ruleset_duplicates(rs));
     if (o->all_actions)
         printf("irrelevant ones kept: --all-actions)\n");
     else
-        printf("%d irrelevant to this model)\n", xf_ruleset_irrelevant(s->rs));
+        printf("%d irrelevant to this model)\n", xf_ruleset_irrelevant(rs));
     printf("cost model:      %s\n", xf_cost_identity(s->cm));
     if (s->fused) {
         xf_fused_cost_stats fs;
@@ -248,7 +257,13 @@ static void print_header(const cli_options *o, run_state *s)
     }
     if (s->target) printf("target:          %s\n", xf_target_identity(s->target));
     printf("applicable:      %d rules at %d locations\n", applicable, locations);
-    if (o->verbose) print_applicable(s->env, s->rs);
+    if (s->n_searches > 1) {
+        count_applicable(s->ms[1].env, &applicable, &locations);
+        printf("also searched:   with the %d scalings kept in place (the target times both "
+               "searches' candidates): %d actions, %d rules at %d locations\n",
+               ps->scalar_muls, xf_env_num_xfers(s->ms[1].env), applicable, locations);
+    }
+    if (o->verbose) print_applicable(s->ms[0].env, rs);
 }
 
 static int search(const cli_options *o, run_state *s)
@@ -256,40 +271,50 @@ static int search(const cli_options *o, run_state *s)
     xf_error err = {0};
     xf_env_options eo = xf_env_options_default();
     eo.max_locations = o->locations;
-    eo.prepare = o->prepare;
     eo.fused = s->fused;
     if (s->target && o->agent != CLI_AGENT_SEARCH) { /* the learning agents' sparse reward */
         eo.target = s->target;
         eo.target_every = o->target_every;
     }
-    xf_status st =
-        xf_env_create_prepared(s->rs, s->cm, &s->prepared, &s->prep, &eo, &s->env, &err);
-    if (st) {
-        fprintf(stderr, "rlflow-agent: %s\n", err.msg);
-        return 1;
+    /* With the target deciding, a search of the model prepared the other
+     * way too: its candidates are timed with the first search's. */
+    xf_prepare_options alt;
+    if (s->target && o->agent == CLI_AGENT_SEARCH && o->scalings_both &&
+        xf_prepare_alternative(&o->prepare, &s->ms[0].prep, &alt)) {
+        if (load_rules(o, s, 1, &alt, &err)) {
+            fprintf(stderr, "rlflow-agent: the search with scalings kept: %s\n", err.msg);
+            return 1;
+        }
+        s->n_searches = 2;
     }
+    for (int i = 0; i < s->n_searches; i++)
+        if (xf_model_search_env(&s->ms[i], s->cm, &eo, &err)) {
+            fprintf(stderr, "rlflow-agent: %s\n", err.msg);
+            return 1;
+        }
     print_header(o, s);
     fflush(stdout);
+    xf_env *env = s->ms[0].env;
     xf_search_kind kind = o->search;
-    if (o->agent != CLI_AGENT_SEARCH && xf_env_num_xfers(s->env) == 0) {
+    if (o->agent != CLI_AGENT_SEARCH && xf_env_num_xfers(env) == 0) {
         /* Every action was irrelevant to the model: nothing to learn; an
          * empty greedy search hands back the model as it is. */
         printf("agent:           %s, not trained: no action can match this model\n",
                o->agent == CLI_AGENT_PPO ? "ppo" : "wm");
         kind = XF_SEARCH_GREEDY;
     } else if (o->agent != CLI_AGENT_SEARCH) {
-        if (cli_learn(o, s->env, s->cm, &s->res, &err)) {
+        if (cli_learn(o, env, s->cm, &s->ms[0].res, &err)) {
             fprintf(stderr, "rlflow-agent: %s agent failed: %s\n",
                     o->agent == CLI_AGENT_PPO ? "ppo" : "wm", err.msg);
             return 1;
         }
         if (s->target) {
             xf_env_profile p;
-            xf_env_profile_get(s->env, &p);
+            xf_env_profile_get(env, &p);
             printf("target reward:   every %d valid steps: %lld graphs timed in the target, "
                    "%.1f s; the prepared model %.4f ms there\n",
                    o->target_every, (long long)p.target_runs, p.target,
-                   xf_env_target_initial_ms(s->env));
+                   xf_env_target_initial_ms(env));
         }
         return 0;
     }
@@ -303,12 +328,14 @@ static int search(const cli_options *o, run_state *s)
     so.max_locations = o->locations;
     if (s->target) so.candidates = 3 * o->candidates + 1; /* finishing merges some */
     if (!o->quiet) so.progress = progress;
-    st = xf_search_run(s->env, kind, &so, &s->res, &err);
-    if (!o->quiet) fprintf(stderr, "\n");
-    if (st) {
-        fprintf(stderr, "rlflow-agent: %s search failed: %s\n", xf_search_kind_name(kind),
-                err.msg);
-        return 1;
+    for (int i = 0; i < s->n_searches; i++) {
+        xf_status st = xf_search_run(s->ms[i].env, kind, &so, &s->ms[i].res, &err);
+        if (!o->quiet) fprintf(stderr, "\n");
+        if (st) {
+            fprintf(stderr, "rlflow-agent: %s search%s failed: %s\n", xf_search_kind_name(kind),
+                    i ? " with scalings kept" : "", err.msg);
+            return 1;
+        }
     }
     return 0;
 }
@@ -329,8 +356,9 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
         if (!o->quiet)
             fprintf(stderr, "target: timing up to %d candidates against the input...\n",
                     o->candidates);
-        if (xf_agent_arbitrate(s->target, s->cm, &s->model, &s->res, &ao, &s->finished, &s->arb,
-                               &err)) {
+        const xf_search_result *srs[2] = {&s->ms[0].res, &s->ms[1].res};
+        if (xf_agent_arbitrate(s->target, s->cm, &s->model, srs, s->n_searches, &ao, &s->finished,
+                               &s->arb, &err)) {
             fprintf(stderr, "rlflow-agent: %s\n", err.msg);
             return 1;
         }
@@ -338,8 +366,8 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
         s->oc.cost_before = s->arb.e[0].cost_ms;
         s->oc.cost_after = s->arb.e[s->arb.chosen].cost_ms;
         s->oc.kept_original = s->arb.chosen == 0;
-    } else if (xf_agent_outcome_model(s->cm, &s->model, &s->res.best, &s->finished, &s->oc,
-                                      &err)) {
+    } else if (xf_agent_outcome_model(s->cm, &s->model, &s->ms[0].res.best, &s->finished,
+                                      &s->oc, &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
     }
@@ -405,15 +433,15 @@ static void print_target(run_state *s)
     printf("target noise:    a second session of the input: x%.3f +- %.3f%s\n", a->self.ratio,
            a->self.noise,
            a->pairwise ? " (the widest of the candidates' runs: each had a run of its own)" : "");
-    printf("arbiter:         %d models looked at in %.1f s, cheapest first on the cost model:\n",
-           a->n, a->seconds);
+    printf("arbiter:         %d models looked at in %.1f s, cheapest first on the cost model%s:\n",
+           a->n, a->seconds,
+           s->n_searches > 1 ? " (cand 1:N: candidate N of the search with scalings kept)" : "");
     printf("  %-13s %10s %6s %7s %17s  %s\n", "model", "cost ms", "nodes", "ratio", "95% interval",
            "verdict");
     for (int i = 0; i < a->n; i++) {
         const xf_arbiter_entry *e = &a->e[i];
         char name[32], ratio[16] = "-", iv[32] = "-";
-        if (e->candidate < 0) snprintf(name, sizeof name, "input");
-        else snprintf(name, sizeof name, "cand %d%s", e->candidate, e->unbatched ? " 2-D" : "");
+        xf_arbiter_entry_name(e, name, sizeof name);
         if (e->t.runs > 0) {
             snprintf(ratio, sizeof ratio, "%.3f", e->t.ratio);
             snprintf(iv, sizeof iv, "[%.3f, %.3f]", e->t.lo, e->t.hi);
@@ -424,11 +452,13 @@ static void print_target(run_state *s)
     }
     for (int i = 1; i < a->n; i++) {
         const xf_arbiter_entry *e = &a->e[i];
+        char name[32];
+        xf_arbiter_entry_name(e, name, sizeof name);
         if (e->closer.runs > 0)
-            printf("closer look:     cand %d%s, none faster in the run of all: x%.3f [%.3f, %.3f] "
+            printf("closer look:     %s, none faster in the run of all: x%.3f [%.3f, %.3f] "
                    "in a longer run against the input alone%s\n",
-                   e->candidate, e->unbatched ? " 2-D" : "", e->closer.ratio, e->closer.lo,
-                   e->closer.hi, i == a->chosen ? "" : ", not faster beyond the noise");
+                   name, e->closer.ratio, e->closer.lo, e->closer.hi,
+                   i == a->chosen ? "" : ", not faster beyond the noise");
     }
     if (a->chosen > 0)
         printf("confirmed:       a second run against the input alone: x%.3f [%.3f, %.3f]\n",
@@ -446,19 +476,29 @@ static void print_target(run_state *s)
 static void print_report(const cli_options *o, run_state *s, const xf_check_result *chk,
                          double t_search)
 {
-    const xf_search_result *r = &s->res;
+    /* the search whose candidate is written (the first without the target) */
+    const xf_model_search *ms = &s->ms[s->target ? s->arb.e[s->arb.chosen].search : 0];
+    const xf_search_result *r = &ms->res;
     const xf_finish_stats *fs = &s->oc.finish;
     double before = s->oc.cost_before, after = s->oc.cost_after;
-    if (o->agent == CLI_AGENT_SEARCH)
-        printf("search:          %s, %lld graphs expanded, %lld distinct seen, %.2f s\n",
-               xf_search_kind_name(o->search), (long long)r->expanded, (long long)r->seen,
-               t_search);
-    else
-        printf("optimisation:    %s, %lld environment steps, %.2f s\n",
-               o->agent == CLI_AGENT_PPO ? "ppo" : "wm", (long long)r->expanded, t_search);
-    printf("search cost:     %.4f ms -> %.4f ms (%+.2f%%, the prepared working graph)\n",
-           r->initial_ms, r->best_ms,
-           r->initial_ms > 0 ? 100.0 * (r->best_ms - r->initial_ms) / r->initial_ms : 0.0);
+    for (int i = 0; i < s->n_searches; i++) {
+        const xf_search_result *ri = &s->ms[i].res;
+        const char *which = s->n_searches == 1 ? "" : i == 0 ? " (scalings moved)"
+                                                             : " (scalings kept)",
+                   *also = s->n_searches == 1 ? "" : i == 0 ? ", scalings moved"
+                                                            : ", scalings kept";
+        if (o->agent == CLI_AGENT_SEARCH)
+            printf("search:          %s%s, %lld graphs expanded, %lld distinct seen, %.2f s\n",
+                   xf_search_kind_name(o->search), which, (long long)ri->expanded,
+                   (long long)ri->seen, s->n_searches == 1 ? t_search : ri->seconds);
+        else
+            printf("optimisation:    %s, %lld environment steps, %.2f s\n",
+                   o->agent == CLI_AGENT_PPO ? "ppo" : "wm", (long long)ri->expanded, t_search);
+        printf("search cost:     %.4f ms -> %.4f ms (%+.2f%%, the prepared working graph%s)\n",
+               ri->initial_ms, ri->best_ms,
+               ri->initial_ms > 0 ? 100.0 * (ri->best_ms - ri->initial_ms) / ri->initial_ms : 0.0,
+               also);
+    }
     printf("cost:            %.4f ms -> %.4f ms (%+.2f%%, the models as written)\n", before, after,
            before > 0 ? 100.0 * (after - before) / before : 0.0);
     if (s->fused) {
@@ -503,9 +543,9 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
         xf_search_result view = *r;
         view.n_applied = c->n_applied;
         view.applied = c->applied;
-        cli_print_applied(s->rs, &view);
+        cli_print_applied(ms->rs, &view);
     } else {
-        cli_print_applied(s->rs, r);
+        cli_print_applied(ms->rs, r);
     }
     int n_sym = xf_onnx_dynamic_count(s->dyn);
     for (int i = 0; i < n_sym; i++)
@@ -541,8 +581,7 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     xf_graph_init(&s.model);
     xf_graph_init(&s.finished);
-    xf_graph_init(&s.prepared);
-    xf_search_result_init(&s.res);
+    for (int i = 0; i < 2; i++) xf_model_search_init(&s.ms[i]);
     rc = load_inputs(&o, &s);
     double t0 = xf_clock_now();
     if (!rc) rc = search(&o, &s);
