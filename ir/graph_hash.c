@@ -16,6 +16,11 @@
  * words, node outputs by node and index only (their shapes follow) and
  * node hashes are summed, so it is O(nodes + edges) with a small
  * constant however large the weights. Its values are never stored.
+ * XF_HASH_UNORDERED and XF_HASH_IDENTITY_UNORDERED are content and
+ * identity mode with the operands of the commutative binary operators
+ * taken in sorted order, for telling apart graphs that compute differently
+ * from ones that only swap operands (the search's candidates, the
+ * arbiter's duplicates); their values are never stored either.
  *
  * The same node hashes give the canonical node order (a topological order
  * taking the ready node with the smallest hash first) in which the rules
@@ -67,6 +72,29 @@ static uint64_t hash_opaque(const xf_opaque *o, uint64_t h)
     return h;
 }
 
+/* Commutative binary operators: their operands count in either order in
+ * the unordered modes. */
+static int commutative(xf_op op)
+{
+    return op == XF_OP_ADD || op == XF_OP_MUL || op == XF_OP_MIN || op == XF_OP_MAX;
+}
+
+static int identity_mode(xf_hash_mode m)
+{
+    return m == XF_HASH_IDENTITY || m == XF_HASH_IDENTITY_UNORDERED;
+}
+
+static int unordered_mode(xf_hash_mode m)
+{
+    return m == XF_HASH_UNORDERED || m == XF_HASH_IDENTITY_UNORDERED;
+}
+
+/* The hash of operand v (< 0: an omitted optional input). */
+static uint64_t operand_hash(const uint64_t *vh, int v)
+{
+    return v < 0 ? 0x0917u : vh[v];
+}
+
 /* Fills vh (n_values) with value hashes and nh (n_nodes) with node hashes;
  * order (n_nodes) receives a topological order. */
 static xf_status node_hashes(const xf_graph *g, xf_hash_mode mode, uint64_t *vh, uint64_t *nh,
@@ -75,7 +103,7 @@ static xf_status node_hashes(const xf_graph *g, xf_hash_mode mode, uint64_t *vh,
     for (int i = 0; i < g->n_values; i++) {
         const xf_value *v = &g->values[i];
         if (v->kind != XF_VALUE_CONST) continue;
-        if (mode == XF_HASH_IDENTITY) {
+        if (identity_mode(mode)) {
             vh[i] = hash_value_base(v, xf_hash_u64(0xC0115747ull, (uint64_t)(uintptr_t)v->data));
         } else {
             size_t bytes = (size_t)xf_shape_numel(&v->shape) * xf_dtype_size(v->dtype);
@@ -89,18 +117,22 @@ static xf_status node_hashes(const xf_graph *g, xf_hash_mode mode, uint64_t *vh,
     for (int k = 0; k < g->n_nodes; k++) {
         const xf_node *n = &g->nodes[order[k]];
         uint64_t h = xf_hash_u64(0x0D3u, (uint64_t)n->op);
-        h = mode == XF_HASH_IDENTITY ? hash_params_sparse(h, n->op, &n->params)
-                                     : xf_hash_bytes(h, &n->params, sizeof n->params);
+        h = identity_mode(mode) ? hash_params_sparse(h, n->op, &n->params)
+                                : xf_hash_bytes(h, &n->params, sizeof n->params);
         h = hash_opaque(n->opaque, h);
         h = xf_hash_u64(h, (uint64_t)n->n_inputs);
-        for (int j = 0; j < n->n_inputs; j++)
-            h = xf_hash_u64(h, n->inputs[j] < 0 ? 0x0917u : vh[n->inputs[j]]);
+        if (unordered_mode(mode) && n->n_inputs == 2 && commutative(n->op)) {
+            uint64_t a = operand_hash(vh, n->inputs[0]), b = operand_hash(vh, n->inputs[1]);
+            h = xf_hash_u64(xf_hash_u64(h, a < b ? a : b), a < b ? b : a);
+        } else {
+            for (int j = 0; j < n->n_inputs; j++) h = xf_hash_u64(h, operand_hash(vh, n->inputs[j]));
+        }
         h = xf_hash_u64(h, (uint64_t)n->n_outputs);
         nh[order[k]] = h;
         /* identity mode leaves out output shapes: inference derives them
          * from what the node hash already holds */
         for (int j = 0; j < n->n_outputs; j++)
-            vh[n->outputs[j]] = mode == XF_HASH_IDENTITY
+            vh[n->outputs[j]] = identity_mode(mode)
                                     ? xf_hash_u64(h, (uint64_t)j)
                                     : hash_value_base(&g->values[n->outputs[j]],
                                                       xf_hash_u64(h, (uint64_t)j));
@@ -123,7 +155,7 @@ xf_status xf_graph_hash_checked(const xf_graph *g, xf_hash_mode mode, uint64_t *
     st = node_hashes(g, mode, vh, nh, order, err);
     if (st != XF_OK) goto out;
     uint64_t h = xf_hash_u64(0x6A4u, (uint64_t)g->n_nodes);
-    if (mode == XF_HASH_IDENTITY) {
+    if (identity_mode(mode)) {
         uint64_t sum = 0;
         for (int i = 0; i < g->n_nodes; i++) sum += nh[i];
         h = xf_hash_u64(h, sum);

@@ -529,9 +529,17 @@ int xf_topo_kahn(int n, const int *start, const int *succ, int *indeg, int *orde
  * values are outputs (in order). A constant counts by its contents
  * (XF_HASH_CONTENT) or by its data pointer, dtype and shape
  * (XF_HASH_IDENTITY: cheap, for graphs sharing their weights; its values
- * differ from content mode's and are never stored). Never 0;
- * 0 means the graph could not be hashed (a cycle, no memory). */
-typedef enum xf_hash_mode { XF_HASH_CONTENT, XF_HASH_IDENTITY } xf_hash_mode;
+ * differ from content mode's and are never stored). XF_HASH_UNORDERED and
+ * XF_HASH_IDENTITY_UNORDERED are content and identity mode where the two
+ * operands of add, mul, min and max count in either order: graphs that
+ * differ only by swapped operands of those hash equal (never stored).
+ * Never 0; 0 means the graph could not be hashed (a cycle, no memory). */
+typedef enum xf_hash_mode {
+    XF_HASH_CONTENT,
+    XF_HASH_IDENTITY,
+    XF_HASH_UNORDERED,
+    XF_HASH_IDENTITY_UNORDERED
+} xf_hash_mode;
 uint64_t xf_graph_hash_mode(const xf_graph *g, xf_hash_mode mode);
 /* xf_graph_hash_mode(g, XF_HASH_CONTENT): the hash stored in the rules DB. */
 uint64_t xf_graph_hash(const xf_graph *g);

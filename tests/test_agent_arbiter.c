@@ -3,7 +3,8 @@
  * arbiter, and the arbiter in the target runtime (ONNX Runtime).
  *
  * Candidates (no runtime needed), on the agent fixture's graph and rules:
- * at most K, cheapest first, pairwise distinct, the start graph always
+ * at most K, cheapest first, pairwise distinct (also up to swapped operands
+ * of adds: such graphs are one candidate), the start graph always
  * among them (even when K cheaper graphs exist), each with the path of rules
  * that makes it from the start graph, none kept when K is 0.
  * Arbiter (skips without ONNX Runtime): a candidate that computes the same
@@ -49,10 +50,13 @@ static void check_candidates(const xf_search_result *res, int k)
         if (i > 0) ck_assert(res->candidates[i - 1].ms <= c->ms);
         starts += c->n_applied == 0;
         uint64_t hi, hj;
-        ck_assert_int_eq(xf_graph_hash_checked(&c->g, XF_HASH_IDENTITY, &hi, NULL), XF_OK);
+        /* distinct up to swapped operands of add, mul, min and max */
+        ck_assert_int_eq(xf_graph_hash_checked(&c->g, XF_HASH_IDENTITY_UNORDERED, &hi, NULL),
+                         XF_OK);
         for (int j = 0; j < i; j++) {
-            ck_assert_int_eq(
-                xf_graph_hash_checked(&res->candidates[j].g, XF_HASH_IDENTITY, &hj, NULL), XF_OK);
+            ck_assert_int_eq(xf_graph_hash_checked(&res->candidates[j].g,
+                                                   XF_HASH_IDENTITY_UNORDERED, &hj, NULL),
+                             XF_OK);
             ck_assert_msg(hi != hj, "candidates %d and %d are the same graph", j, i);
         }
     }
@@ -98,6 +102,51 @@ START_TEST(the_start_graph_is_never_evicted)
 }
 END_TEST
 
+/* Graphs that only swap the operands of adds are one candidate: with the
+ * add commutation as its only rule, a TASO search over (a + b) + c sees
+ * four graphs and keeps the start graph alone. */
+START_TEST(swapped_operands_are_one_candidate)
+{
+    xf_rule r;
+    xf_rule_init(&r);
+    xf_graph *side[2] = {&r.src, &r.dst};
+    for (int k = 0; k < 2; k++) {
+        int a = xf_fx_input(side[k], "x0", xf_fx_shape(2, 4, 4, 0, 0));
+        int b = xf_fx_input(side[k], "x1", xf_fx_shape(2, 4, 4, 0, 0));
+        xf_fx_output(side[k], xf_fx_op(side[k], XF_OP_ADD, NULL, k ? b : a, k ? a : b));
+    }
+    int64_t id = 1;
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(&r, &id, 1, &ro, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r);
+    xf_graph g;
+    xf_graph_init(&g);
+    int a = xf_fx_input(&g, "a", xf_fx_shape(2, 4, 4, 0, 0));
+    int b = xf_fx_input(&g, "b", xf_fx_shape(2, 4, 4, 0, 0));
+    int c = xf_fx_input(&g, "c", xf_fx_shape(2, 4, 4, 0, 0));
+    xf_fx_output(&g, xf_fx_op(&g, XF_OP_ADD, NULL, xf_fx_op(&g, XF_OP_ADD, NULL, a, b), c));
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_env *e = NULL;
+    ck_assert_msg(xf_env_create(rs, cm, &g, NULL, &e, &err) == XF_OK, "%s", err.msg);
+    xf_search_options so = xf_search_options_default();
+    so.candidates = 8;
+    so.budget = 50;
+    xf_search_result res;
+    xf_search_result_init(&res);
+    ck_assert_msg(xf_search_run(e, XF_SEARCH_TASO, &so, &res, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_ge(res.seen, 4); /* both adds swapped either way */
+    ck_assert_int_eq(res.n_candidates, 1);
+    ck_assert_int_eq(res.candidates[0].n_applied, 0);
+    xf_search_result_free(&res);
+    xf_env_free(e);
+    xf_cost_close(cm);
+    xf_graph_free(&g);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
 /* Greedy search keeps every graph of its path: one candidate with 0, 1,
  * ... n rewrites, each naming valid actions. */
 START_TEST(candidate_paths_have_their_rewrites)
@@ -124,7 +173,8 @@ END_TEST
 /* --------------------------------------------------------------- arbiter */
 
 /* out = relu(x), x [256,256]; slow adds 0 * (x·W) with W [256,256]: the
- * same outputs, a large useless matmul on top. wrong adds 1 * (x·W). */
+ * same outputs, a large useless matmul on top. wrong adds 1 * (x·W).
+ * extra 2: slow with the operands of its add swapped. */
 static void model_graph(xf_graph *g, int extra, float scale)
 {
     xf_graph_init(g);
@@ -136,7 +186,9 @@ static void model_graph(xf_graph *g, int extra, float scale)
         int z = xf_graph_add_const(g, "scale", XF_F32, &s1, &scale, NULL);
         ck_assert_int_ge(z, 0);
         int mm = xf_test_op2(g, XF_OP_MATMUL, NULL, x, w);
-        y = xf_test_op2(g, XF_OP_ADD, NULL, y, xf_test_op2(g, XF_OP_MUL, NULL, mm, z));
+        int scaled = xf_test_op2(g, XF_OP_MUL, NULL, mm, z);
+        y = extra == 2 ? xf_test_op2(g, XF_OP_ADD, NULL, scaled, y)
+                       : xf_test_op2(g, XF_OP_ADD, NULL, y, scaled);
     }
     xf_test_out(g, y);
 }
@@ -265,16 +317,19 @@ START_TEST(a_faster_candidate_is_written_and_a_wrong_one_dropped)
 END_TEST
 
 /* Two searches of the model (e.g. its scalings moved and kept): each brings
- * up to max_models candidates of its own, a model the first already
- * brought is a duplicate, and the fastest is written whichever search
- * found it; entries name their search. */
+ * up to max_models candidates of its own, a model already listed is a
+ * duplicate (also when it only swaps the operands of an add: the same
+ * model to the target), and the fastest is written whichever search found
+ * it; entries name their search. */
 START_TEST(the_candidates_of_every_search_are_weighed)
 {
     xf_target *t = xf_fx_target();
     if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
     xf_graph fast, slow, wrong, out;
     three_models(&fast, &slow, &wrong);
-    const xf_graph *first[2] = {&wrong, &slow}, *second[2] = {&slow, &fast};
+    xf_graph swapped;
+    model_graph(&swapped, 2, 0.0f);
+    const xf_graph *first[2] = {&wrong, &slow}, *second[2] = {&swapped, &fast};
     xf_search_result sr[2];
     result_of(&sr[0], first, 2);
     result_of(&sr[1], second, 2);
@@ -310,6 +365,7 @@ START_TEST(the_candidates_of_every_search_are_weighed)
     xf_graph_free(&fast);
     xf_graph_free(&slow);
     xf_graph_free(&wrong);
+    xf_graph_free(&swapped);
     xf_target_close(t);
 }
 END_TEST
@@ -392,6 +448,7 @@ int main(void)
     TCase *tc = tcase_create("candidates");
     tcase_add_test(tc, searches_keep_cheapest_distinct_candidates_with_the_start);
     tcase_add_test(tc, the_start_graph_is_never_evicted);
+    tcase_add_test(tc, swapped_operands_are_one_candidate);
     tcase_add_test(tc, candidate_paths_have_their_rewrites);
     suite_add_tcase(s, tc);
     tc = tcase_create("arbiter");

@@ -305,22 +305,39 @@ END_TEST
 
 START_TEST(hash_distinguishes_operand_order)
 {
-    /* sub(x, y) and sub(y, x) differ; so do outputs in another order */
-    xf_error err;
-    xf_graph g1, g2;
-    xf_shape s = sh2(2, 2);
-    xf_graph *gs[2] = {&g1, &g2};
-    for (int k = 0; k < 2; k++) {
-        xf_graph_init(gs[k]);
-        int x = xf_graph_add_input(gs[k], "x", XF_F32, &s, &err);
-        int y = xf_graph_add_input(gs[k], "y", XF_F32, &s, &err);
-        int in[2] = {k ? y : x, k ? x : y};
-        int o = xf_graph_op(gs[k], XF_OP_SUB, NULL, in, 2, &err);
-        xf_graph_mark_output(gs[k], o, &err);
+    /* op(x, y) and op(y, x) differ in content and identity mode, for sub
+     * and for the commutative ops alike; the unordered modes take the
+     * operands of add, mul, min and max in either order, and of sub still
+     * in order */
+    const xf_op ops[5] = {XF_OP_SUB, XF_OP_ADD, XF_OP_MUL, XF_OP_MIN, XF_OP_MAX};
+    for (int i = 0; i < 5; i++) {
+        xf_error err;
+        xf_graph g1, g2;
+        xf_shape s = sh2(2, 2), row = sh2(1, 2);
+        xf_graph *gs[2] = {&g1, &g2};
+        for (int k = 0; k < 2; k++) {
+            xf_graph_init(gs[k]);
+            int x = xf_graph_add_input(gs[k], "x", XF_F32, &s, &err);
+            int y = xf_graph_add_input(gs[k], "y", XF_F32, &row, &err); /* broadcast */
+            int in[2] = {k ? y : x, k ? x : y};
+            int o = xf_graph_op(gs[k], ops[i], NULL, in, 2, &err);
+            ck_assert_msg(o >= 0, "%s", err.msg);
+            xf_graph_mark_output(gs[k], o, &err);
+        }
+        ck_assert_uint_ne(xf_graph_hash(&g1), xf_graph_hash(&g2));
+        ck_assert_uint_ne(xf_graph_hash_mode(&g1, XF_HASH_IDENTITY),
+                          xf_graph_hash_mode(&g2, XF_HASH_IDENTITY));
+        const xf_hash_mode unordered[2] = {XF_HASH_UNORDERED, XF_HASH_IDENTITY_UNORDERED};
+        for (int m = 0; m < 2; m++) {
+            uint64_t u1 = xf_graph_hash_mode(&g1, unordered[m]),
+                     u2 = xf_graph_hash_mode(&g2, unordered[m]);
+            if (ops[i] == XF_OP_SUB) ck_assert_uint_ne(u1, u2);
+            else ck_assert_uint_eq(u1, u2);
+            ck_assert_uint_ne(u1, 0);
+        }
+        xf_graph_free(&g1);
+        xf_graph_free(&g2);
     }
-    ck_assert_uint_ne(xf_graph_hash(&g1), xf_graph_hash(&g2));
-    xf_graph_free(&g1);
-    xf_graph_free(&g2);
 }
 END_TEST
 

@@ -8,7 +8,11 @@
  * itself; a rewrite the cost model likes can break a fusion and make the
  * model slower where it runs. The arbiter therefore finishes the search's
  * cheapest distinct graphs as they would be written, drops the ones the
- * interpreter says compute something else, times the rest with the input in
+ * interpreter says compute something else and the duplicates (a model
+ * that only swaps the operands of an add, mul, min or max against one
+ * listed is the same model to the target: timing it again would only give
+ * the winner another draw of the noise, and the smallest of many draws
+ * reads low), times the rest with the input in
  * alternation, and writes the fastest only when it beats the input beyond
  * the noise (xf_target_verdict: its whole 95% interval below 1 and below
  * the interval of the input against a second session of itself), and again
@@ -74,7 +78,8 @@ typedef struct pool {
     int n;
     xf_graph *fin;         /* fin[i] for i >= 1; fin[0] unused */
     const xf_graph **models;
-    uint64_t *hash;        /* content hash of each */
+    uint64_t *hash;        /* XF_HASH_UNORDERED hash of each: operands of add, mul, min
+                              and max swapped is the same model to the target */
 } pool;
 
 static void pool_free(pool *p, int keep)
@@ -131,7 +136,7 @@ static xf_status offer(xf_cost_model *cm, const xf_graph *model, const xf_arbite
 {
     *timed = 0;
     uint64_t h = 0;
-    xf_status st = xf_graph_hash_checked(fin, XF_HASH_CONTENT, &h, err);
+    xf_status st = xf_graph_hash_checked(fin, XF_HASH_UNORDERED, &h, err);
     int dup = 0;
     for (int i = 0; i < p->n && !st; i++) dup |= p->hash[i] == h;
     xf_check_result chk = {0};
@@ -231,7 +236,7 @@ static xf_status gather(xf_cost_model *cm, const xf_graph *model,
                         const xf_arbiter_options *o, pool *p, xf_arbiter_result *res,
                         int *entry_of, xf_error *err)
 {
-    xf_status st = xf_graph_hash_checked(model, XF_HASH_CONTENT, &p->hash[0], err);
+    xf_status st = xf_graph_hash_checked(model, XF_HASH_UNORDERED, &p->hash[0], err);
     p->models[0] = model;
     p->n = 1;
     entry_of[0] = 0;

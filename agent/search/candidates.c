@@ -9,7 +9,11 @@
  * its K cheapest distinct graphs besides the best, and always the start
  * graph (no rewrite), so that the arbiter can fall back to it. The list is
  * kept sorted by cost; a graph is offered once, when the search first sees
- * it, and copied (constants shared) only when it is kept.
+ * it, and copied (constants shared) only when it is kept. Distinct means
+ * up to swapped operands of add, mul, min and max
+ * (XF_HASH_IDENTITY_UNORDERED): a search that can swap operands sees many
+ * graphs that differ only so (the modelzoo GPT's 19 cheapest were all one
+ * model, swapped in other places), and the runtime runs them alike.
  */
 #include <string.h>
 
@@ -57,7 +61,7 @@ static xf_status reserve(xf_search_ctx *c, int k, xf_error *err)
 }
 
 xf_status xf_search_offer(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
-                          uint64_t hash, xf_error *err)
+                          xf_error *err)
 {
     xf_search_result *res = c->res;
     int k = c->opt.candidates;
@@ -66,12 +70,15 @@ xf_status xf_search_offer(xf_search_ctx *c, const xf_graph *g, double ms, int en
         xf_status st = reserve(c, k, err);
         if (st) return st;
     }
-    for (int i = 0; i < res->n_candidates; i++)
-        if (c->cand_hash[i] == hash) return XF_OK;
     int slot = res->n_candidates < k ? res->n_candidates : evictee(c, ms);
     if (slot < 0) return XF_OK;
+    uint64_t hash = 0;
+    xf_status st = xf_graph_hash_checked(g, XF_HASH_IDENTITY_UNORDERED, &hash, err);
+    if (st) return st;
+    for (int i = 0; i < res->n_candidates; i++)
+        if (c->cand_hash[i] == hash) return XF_OK;
     xf_graph copy;
-    xf_status st = xf_graph_clone_shared(g, &copy, err);
+    st = xf_graph_clone_shared(g, &copy, err);
     if (st) return st;
     if (slot < res->n_candidates) { /* evicted: close the gap */
         xf_graph_free(&res->candidates[slot].g);

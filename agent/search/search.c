@@ -151,7 +151,7 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
         res->initial_ms = xf_env_cost(e);
         st = xf_search_keep_best(&c, xf_env_graph(e), res->initial_ms, root, err);
     }
-    if (!st) st = xf_search_offer(&c, xf_env_graph(e), res->initial_ms, root, xf_env_hash(e), err);
+    if (!st) st = xf_search_offer(&c, xf_env_graph(e), res->initial_ms, root, err);
     if (!st) {
         switch (kind) {
         case XF_SEARCH_RANDOM: st = xf_search_random(&c, err); break;

@@ -449,7 +449,8 @@ typedef enum xf_arbiter_verdict {
     XF_ARBITER_INPUT = 0,   /* the input model (entry 0) */
     XF_ARBITER_TIMED,       /* timed, not faster beyond the noise */
     XF_ARBITER_CHOSEN,      /* timed, fastest beyond the noise: written */
-    XF_ARBITER_DUPLICATE,   /* finishes to a model already in the list */
+    XF_ARBITER_DUPLICATE,   /* finishes to a model already in the list, up to swapped
+                               operands of add, mul, min and max (XF_HASH_UNORDERED) */
     XF_ARBITER_WRONG,       /* the interpreter check failed: not timed */
     XF_ARBITER_TARGET_WRONG, /* fastest, but its outputs in the target differ */
     XF_ARBITER_UNCONFIRMED, /* fastest, but not faster in the confirming run */

@@ -32,7 +32,7 @@ typedef struct xf_search_ctx {
     xf_htab seen; /* graph hashes (xf_htab_key) seen */
     int best_entry; /* trail entry of res->best */
     int *cand_entry; /* trail entry of each of res->candidates */
-    uint64_t *cand_hash; /* and its identity hash */
+    uint64_t *cand_hash; /* and its XF_HASH_IDENTITY_UNORDERED hash */
     double t0, last_progress;
 } xf_search_ctx;
 
@@ -45,10 +45,11 @@ xf_status xf_search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, in
                               xf_error *err);
 
 /* Offers a graph the search has just seen for the first time (cost ms,
- * trail entry, identity hash) to the candidates kept for the arbiter
- * (opt.candidates cheapest, the start graph pinned); copies it when kept. */
+ * trail entry) to the candidates kept for the arbiter (opt.candidates
+ * cheapest distinct up to swapped operands, the start graph pinned);
+ * copies it when kept. */
 xf_status xf_search_offer(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
-                          uint64_t hash, xf_error *err);
+                          xf_error *err);
 /* Gives each kept candidate the rules on its path; frees the bookkeeping. */
 xf_status xf_search_candidates_finish(xf_search_ctx *c, xf_error *err);
 void xf_search_candidates_free(xf_search_result *res);

@@ -159,7 +159,7 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
             if (!st && added) st = xf_search_trail_add(&c->trail, parent, r, &entry, err);
             if (!st && added && ms < res->best_ms - eps)
                 st = xf_search_keep_best(c, &s, ms, entry, err);
-            if (!st && added) st = xf_search_offer(c, &s, ms, entry, h, err);
+            if (!st && added) st = xf_search_offer(c, &s, ms, entry, err);
             if (st || !added) {
                 xf_graph_free(&s);
                 if (st) return st;

@@ -66,7 +66,7 @@ xf_status xf_search_random(xf_search_ctx *c, xf_error *err)
             if (!st && sr.cost_ms < res->best_ms - eps)
                 st = xf_search_keep_best(c, xf_env_graph(e), sr.cost_ms, entry, err);
             if (!st && added)
-                st = xf_search_offer(c, xf_env_graph(e), sr.cost_ms, entry, sr.hash, err);
+                st = xf_search_offer(c, xf_env_graph(e), sr.cost_ms, entry, err);
             if (st) return st;
         }
         xf_search_tick(c);
@@ -111,7 +111,7 @@ xf_status xf_search_greedy(xf_search_ctx *c, xf_error *err)
         if (!st) st = xf_htab_put(&c->seen, xf_htab_key(sr.hash), NULL, &added, err);
         if (!st) st = xf_search_keep_best(c, xf_env_graph(e), sr.cost_ms, entry, err);
         if (!st && added)
-            st = xf_search_offer(c, xf_env_graph(e), sr.cost_ms, entry, sr.hash, err);
+            st = xf_search_offer(c, xf_env_graph(e), sr.cost_ms, entry, err);
         if (st) return st;
         xf_search_tick(c);
     }
