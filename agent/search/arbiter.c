@@ -316,15 +316,17 @@ static xf_status time_models(xf_target *t, const xf_arbiter_options *o, int pair
     return st;
 }
 
-/* The entry with the smallest ratio among those timed that the run of all
- * could not tell from the input (0: none). */
-static int closest_undecided(const pool *p, const xf_target_timing *tm,
-                             const xf_arbiter_result *res, const int *entry_of)
+/* The pooled model with the smallest ratio among those still timed
+ * (XF_ARBITER_TIMED) whose verdict against their self check is faster
+ * (want < 0) or cannot tell (want == 0); 0: none. */
+static int fastest(const pool *p, const xf_target_timing *tm, const xf_arbiter_result *res,
+                   const int *entry_of, int want)
 {
     int c = 0;
     for (int i = 1; i < p->n; i++) {
         const xf_arbiter_entry *e = &res->e[entry_of[i]];
-        if (e->verdict == XF_ARBITER_TIMED && xf_target_verdict(&tm[i], &e->self) == 0 &&
+        int v = xf_target_verdict(&tm[i], &e->self);
+        if (e->verdict == XF_ARBITER_TIMED && (want < 0 ? v < 0 : v == want) &&
             (c == 0 || tm[i].ratio < tm[c].ratio))
             c = i;
     }
@@ -366,19 +368,14 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
         st = time_models(t, &opt, pairwise, &p, tm, res, entry_of, err);
         if (st) xf_error_prefix(err, "timing the candidates in the target");
     }
-    int best = 0;
-    for (int i = 0; i < p.n && !st; i++) {
-        res->e[entry_of[i]].t = tm[i];
-        if (i == 0) continue;
-        int beats = xf_target_verdict(&tm[i], &res->e[entry_of[i]].self) < 0;
-        if (beats && (best == 0 || tm[i].ratio < tm[best].ratio)) best = i;
-    }
+    for (int i = 0; i < p.n && !st; i++) res->e[entry_of[i]].t = tm[i];
+    int best = st ? 0 : fastest(&p, tm, res, entry_of, -1);
     /* None faster beyond the noise of the run of all: a closer look at the
      * fastest of those it could not tell from the input, if its outputs in
      * the target are the input's. */
     int confirm_rounds = 0;
     if (!st && best == 0 && opt.close_rounds > 0) {
-        int c = closest_undecided(&p, tm, res, entry_of);
+        int c = fastest(&p, tm, res, entry_of, 0);
         double rel = 0;
         if (c > 0) st = xf_target_outputs_diff(t, model, p.models[c], opt.seed, &rel, err);
         int verdict = 1;
@@ -412,15 +409,7 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
         if (st) break;
         w->verdict = close ? XF_ARBITER_UNCONFIRMED : XF_ARBITER_TARGET_WRONG;
         res->max_rel = 0;
-        int next = 0;
-        for (int i = 1; i < p.n; i++) {
-            const xf_arbiter_entry *e = &res->e[entry_of[i]];
-            int beats = xf_target_verdict(&tm[i], &e->self) < 0;
-            if (beats && e->verdict == XF_ARBITER_TIMED &&
-                (next == 0 || tm[i].ratio < tm[next].ratio))
-                next = i;
-        }
-        best = next;
+        best = fastest(&p, tm, res, entry_of, -1);
     }
     if (!st) {
         res->chosen = entry_of[best];

@@ -483,21 +483,20 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
     double before = s->oc.cost_before, after = s->oc.cost_after;
     for (int i = 0; i < s->n_searches; i++) {
         const xf_search_result *ri = &s->ms[i].res;
-        const char *which = s->n_searches == 1 ? "" : i == 0 ? " (scalings moved)"
-                                                             : " (scalings kept)",
-                   *also = s->n_searches == 1 ? "" : i == 0 ? ", scalings moved"
-                                                            : ", scalings kept";
+        /* which preparation, when there were two */
+        const char *prep = s->n_searches == 1 ? "" : i == 0 ? "scalings moved" : "scalings kept",
+                   *lpar = *prep ? " (" : "", *rpar = *prep ? ")" : "";
         if (o->agent == CLI_AGENT_SEARCH)
-            printf("search:          %s%s, %lld graphs expanded, %lld distinct seen, %.2f s\n",
-                   xf_search_kind_name(o->search), which, (long long)ri->expanded,
+            printf("search:          %s%s%s%s, %lld graphs expanded, %lld distinct seen, %.2f s\n",
+                   xf_search_kind_name(o->search), lpar, prep, rpar, (long long)ri->expanded,
                    (long long)ri->seen, s->n_searches == 1 ? t_search : ri->seconds);
         else
             printf("optimisation:    %s, %lld environment steps, %.2f s\n",
                    o->agent == CLI_AGENT_PPO ? "ppo" : "wm", (long long)ri->expanded, t_search);
-        printf("search cost:     %.4f ms -> %.4f ms (%+.2f%%, the prepared working graph%s)\n",
+        printf("search cost:     %.4f ms -> %.4f ms (%+.2f%%, the prepared working graph%s%s)\n",
                ri->initial_ms, ri->best_ms,
                ri->initial_ms > 0 ? 100.0 * (ri->best_ms - ri->initial_ms) / ri->initial_ms : 0.0,
-               also);
+               *prep ? ", " : "", prep);
     }
     printf("cost:            %.4f ms -> %.4f ms (%+.2f%%, the models as written)\n", before, after,
            before > 0 ? 100.0 * (after - before) / before : 0.0);
