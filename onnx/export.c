@@ -608,6 +608,7 @@ xf_status xf_export_pack(xf_export *x, xf_export_layout *layout, uint8_t **buf, 
     m->ir_version = ir_version_for(x->opset);
     m->producer_name = "rlflow";
     m->graph = gp;
+    if (layout && layout->shared && (st = xf_export_share(x, layout)) != XF_OK) return st;
     size_t size = onnx__model_proto__get_packed_size(m);
     if (layout && (layout->location || size > layout->inline_limit)) {
         if ((st = xf_export_externalize(x, layout)) != XF_OK) return st;

@@ -159,6 +159,12 @@ typedef struct xf_export_layout {
     size_t n_segs;
     uint64_t data_bytes;
     const char *used_location;
+    /* weights already in a shared data file (NULL: none), and filled by
+     * xf_export_share: the initializers written as references into it
+     * (xf_malloc'd) */
+    const xf_onnx_shared_data *shared;
+    xf_onnx_shared_ref *refs;
+    size_t n_refs;
 } xf_export_layout;
 
 void xf_export_init(xf_export *x, const xf_graph *g, xf_error *err);
@@ -176,5 +182,9 @@ int xf_export_stream(xf_export *x, FILE *f);
  * references to layout's data file (location, offset, length), recording
  * the bytes to write as segments. */
 xf_status xf_export_externalize(xf_export *x, xf_export_layout *layout);
+/* external_write.c: turns the initializers whose bytes are an extent of
+ * layout->shared (same buffer, same length) into external references to
+ * the shared data file, recording them in layout->refs. */
+xf_status xf_export_share(xf_export *x, xf_export_layout *layout);
 
 #endif /* XF_ONNX_EXPORT_INTERNAL_H */

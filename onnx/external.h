@@ -25,11 +25,8 @@
 #define XF_ONNX_EXT_ALIGN 4096
 
 /* One tensor's bytes in the data file: little-endian, `length` bytes at
- * `offset`. */
-typedef struct imp_ext_seg {
-    uint64_t offset, length;
-    const void *data;
-} imp_ext_seg;
+ * `offset` (onnx.h's extent). */
+typedef xf_onnx_extent imp_ext_seg;
 
 /* The data file of a model held in memory: segments by increasing offset. */
 typedef struct imp_ext_mem {

@@ -16,12 +16,19 @@
  * external.h), so the check holds no second copy of the weights; a model
  * that keeps symbolic dims (xf_onnx_save_options.dynamic) is read back at
  * whichever sizes the caller asks, from the same bytes that are written.
+ *
+ * Sharing (xf_onnx_save_options.shared) makes references instead of
+ * segments for the initializers whose buffer a shared data file already
+ * holds: many models (the candidates the target times) then point at one
+ * copy of their common weights.
  */
 #include "export_internal.h"
 #include "import_internal.h"
+#include "onnx_dtype.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -56,6 +63,28 @@ static Onnx__StringStringEntryProto *entry(xf_export *x, const char *key, const 
     return e;
 }
 
+/* Makes initializer t an external reference: `len` bytes at `off` of the
+ * file `loc`. */
+static xf_status make_external(xf_export *x, Onnx__TensorProto *t, const char *loc, uint64_t off,
+                               size_t len)
+{
+    char offset[24], length[24];
+    snprintf(offset, sizeof offset, "%llu", (unsigned long long)off);
+    snprintf(length, sizeof length, "%zu", len);
+    Onnx__StringStringEntryProto **kv = xf_export_alloc(x, sizeof *kv * 3);
+    if (!kv || !(kv[0] = entry(x, "location", loc)) || !(kv[1] = entry(x, "offset", offset)) ||
+        !(kv[2] = entry(x, "length", length)))
+        return xf_export_fail_nomem(x);
+    t->has_raw_data = 0;
+    t->raw_data.len = 0;
+    t->raw_data.data = NULL;
+    t->has_data_location = 1;
+    t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    t->n_external_data = 3;
+    t->external_data = kv;
+    return XF_OK;
+}
+
 xf_status xf_export_externalize(xf_export *x, xf_export_layout *layout)
 {
     const char *loc = layout->location ? layout->location : layout->auto_location;
@@ -72,25 +101,44 @@ xf_status xf_export_externalize(xf_export *x, xf_export_layout *layout)
         size_t len = t->raw_data.len;
         if (!t->has_raw_data || len < layout->min_bytes || len == 0) continue;
         if (len >= ALIGN_MIN_BYTES) off = (off + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
-        char offset[24], length[24];
-        snprintf(offset, sizeof offset, "%llu", (unsigned long long)off);
-        snprintf(length, sizeof length, "%zu", len);
-        Onnx__StringStringEntryProto **kv = xf_export_alloc(x, sizeof *kv * 3);
-        if (!kv || !(kv[0] = entry(x, "location", loc)) || !(kv[1] = entry(x, "offset", offset)) ||
-            !(kv[2] = entry(x, "length", length)))
-            return xf_export_fail_nomem(x);
-        layout->segs[layout->n_segs++] = (imp_ext_seg){off, len, t->raw_data.data};
-        t->has_raw_data = 0;
-        t->raw_data.len = 0;
-        t->raw_data.data = NULL;
-        t->has_data_location = 1;
-        t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-        t->n_external_data = 3;
-        t->external_data = kv;
+        const void *data = t->raw_data.data;
+        if (make_external(x, t, loc, off, len) != XF_OK) return x->st;
+        layout->segs[layout->n_segs++] = (imp_ext_seg){off, len, data};
         off += len;
     }
     layout->data_bytes = off;
     layout->used_location = loc;
+    return XF_OK;
+}
+
+static int extent_cmp(const void *key, const void *e)
+{
+    uintptr_t a = (uintptr_t)key, b = (uintptr_t)((const xf_onnx_extent *)e)->data;
+    return (a > b) - (a < b);
+}
+
+xf_status xf_export_share(xf_export *x, xf_export_layout *layout)
+{
+    const xf_onnx_shared_data *sh = layout->shared;
+    layout->refs = xf_malloc(sizeof *layout->refs * (x->inits.n + 1));
+    if (!layout->refs) return xf_export_fail_nomem(x);
+    for (size_t i = 0; i < x->inits.n; i++) {
+        Onnx__TensorProto *t = x->inits.items[i];
+        if (!t->has_raw_data || !t->raw_data.len) continue;
+        const xf_onnx_extent *e =
+            bsearch(t->raw_data.data, sh->extents, sh->n, sizeof *sh->extents, extent_cmp);
+        if (!e || e->length != t->raw_data.len) continue;
+        xf_onnx_shared_ref *r = &layout->refs[layout->n_refs];
+        r->name = t->name;
+        r->data = e->data;
+        r->dtype = xf_onnx_dtype_to_xf(t->data_type);
+        int64_t dims[XF_MAX_DIMS] = {0};
+        for (size_t k = 0; k < t->n_dims && k < XF_MAX_DIMS; k++) dims[k] = t->dims[k];
+        r->shape = xf_shape_make((int)t->n_dims, dims);
+        if (make_external(x, t, sh->location, e->offset, (size_t)e->length) != XF_OK)
+            return x->st;
+        layout->n_refs++;
+    }
     return XF_OK;
 }
 
@@ -107,6 +155,7 @@ void xf_onnx_writer_free(xf_onnx_writer *w)
     if (!w) return;
     xf_export_free(&w->x);
     xf_free(w->layout.segs);
+    xf_free(w->layout.refs);
     xf_free(w->path);
     xf_free(w->auto_location);
     xf_free(w->data_path);
@@ -177,6 +226,7 @@ xf_status xf_onnx_writer_open(const xf_graph *g, const char *path,
     w->layout.auto_location = w->auto_location;
     w->layout.min_bytes = o->external_min_bytes;
     w->layout.inline_limit = o->inline_limit;
+    w->layout.shared = o->shared && o->shared->n ? o->shared : NULL;
     xf_status st = xf_export_pack(&w->x, &w->layout, NULL, NULL);
     if (st == XF_OK && w->layout.used_location) st = plan_data_path(w, err);
     if (st != XF_OK) {
@@ -196,18 +246,78 @@ void xf_onnx_writer_sizes(const xf_onnx_writer *w, size_t *model_bytes, uint64_t
     if (location) *location = w->layout.used_location;
 }
 
+size_t xf_onnx_writer_extents(const xf_onnx_writer *w, const xf_onnx_extent **ext)
+{
+    *ext = w->layout.segs;
+    return w->layout.n_segs;
+}
+
+size_t xf_onnx_writer_shared(const xf_onnx_writer *w, const xf_onnx_shared_ref **refs)
+{
+    *refs = w->layout.refs;
+    return w->layout.n_refs;
+}
+
+/* The name a model read back from memory gives its big inline tensors,
+ * borrowed from the graph (no file has it). */
+#define READ_BACK_LOCATION "rlflow-read-back.data"
+
+/* Makes the tensors xf_export_externalize moved to READ_BACK_LOCATION
+ * inline again, their bytes from the segments in the same order. */
+static void inline_again(xf_export *x, const xf_export_layout *tmp)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < x->inits.n && k < tmp->n_segs; i++) {
+        Onnx__TensorProto *t = x->inits.items[i];
+        if (!t->has_data_location || t->n_external_data != 3 ||
+            strcmp(t->external_data[0]->value, READ_BACK_LOCATION) != 0)
+            continue;
+        t->has_data_location = 0;
+        t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT;
+        t->n_external_data = 0;
+        t->external_data = NULL;
+        t->has_raw_data = 1;
+        t->raw_data.len = (size_t)tmp->segs[k].length;
+        t->raw_data.data = (uint8_t *)(uintptr_t)tmp->segs[k].data;
+        k++;
+    }
+}
+
 xf_status xf_onnx_writer_read_back(xf_onnx_writer *w, const xf_onnx_options *opts,
                                    xf_graph *back, xf_error *err)
 {
     xf_graph_init(back);
-    size_t n = w->x.packed_size;
+    /* A model written inline is read back with its big tensors as external
+     * data in memory too, so that the import borrows the graph's buffers
+     * rather than copying the weights (a BERT-base checked before it is
+     * written: 2x its weights less). */
+    xf_export_layout tmp;
+    memset(&tmp, 0, sizeof tmp);
+    const xf_export_layout *lay = &w->layout;
+    if (!w->layout.used_location) {
+        tmp.location = READ_BACK_LOCATION;
+        tmp.min_bytes = w->layout.min_bytes;
+        xf_status st = xf_export_externalize(&w->x, &tmp);
+        if (st != XF_OK) {
+            xf_free(tmp.segs);
+            return st;
+        }
+        lay = &tmp;
+    }
+    size_t n = onnx__model_proto__get_packed_size(&w->x.model);
     uint8_t *buf = xf_malloc(n ? n : 1);
-    if (!buf) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory for a %zu-byte model", w->path, n);
-    size_t len = onnx__model_proto__pack(&w->x.model, buf);
-    imp_ext_mem mem = {w->layout.used_location, w->layout.segs, w->layout.n_segs};
-    xf_status st = imp_load(buf, len, w->path, NULL, w->layout.used_location ? &mem : NULL, opts,
-                            back, err);
+    xf_status st = buf ? XF_OK
+                       : XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory for a %zu-byte model",
+                                 w->path, n);
+    if (st == XF_OK) {
+        size_t len = onnx__model_proto__pack(&w->x.model, buf);
+        imp_ext_mem mem = {lay->used_location, lay->segs, lay->n_segs};
+        st = imp_load(buf, len, w->path, NULL, lay->used_location ? &mem : NULL, opts, back,
+                      err);
+    }
     xf_free(buf); /* the import copied what it keeps; commit packs again, into the file */
+    if (lay == &tmp) inline_again(&w->x, &tmp);
+    xf_free(tmp.segs);
     return st;
 }
 

@@ -125,6 +125,33 @@ xf_status xf_onnx_save_buffer_dynamic(const xf_graph *g, const xf_onnx_dynamic *
  * xf_infile_open), in a xf_malloc'd buffer. */
 xf_status xf_onnx_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *err);
 
+/* Bytes of one tensor in an external data file: `length` bytes at
+ * `offset`, taken from `data` (the graph's own buffer). */
+typedef struct xf_onnx_extent {
+    uint64_t offset, length;
+    const void *data;
+} xf_onnx_extent;
+
+/* A data file of weights written once and shared by many models (the
+ * target writes its input's weights once; the candidates it times borrow
+ * those buffers and reference the file instead of copying the weights):
+ * `n` extents sorted by data pointer, in the file `location` (a path
+ * relative to the model's directory). */
+typedef struct xf_onnx_shared_data {
+    const char *location;
+    size_t n;
+    const xf_onnx_extent *extents;
+} xf_onnx_shared_data;
+
+/* An initializer written as a reference into shared data: its name in the
+ * model, the buffer it refers to, its dtype and shape. */
+typedef struct xf_onnx_shared_ref {
+    const char *name;
+    const void *data;
+    xf_dtype dtype;
+    xf_shape shape;
+} xf_onnx_shared_ref;
+
 /* How a model file is written (xf_onnx_save_with, xf_onnx_writer_open). */
 typedef struct xf_onnx_save_options {
     /* Data file for the weights, as the model records it: a path relative
@@ -141,6 +168,10 @@ typedef struct xf_onnx_save_options {
      * as it is in the graph, imported at point 0 of it). A writer reads the
      * model back at any point of it (xf_onnx_dynamic_options). */
     const xf_onnx_dynamic *dynamic;
+    /* Constants whose buffer is one of these extents (same data pointer
+     * and byte length) are written as references into that shared file,
+     * not copied (NULL: none); see xf_onnx_writer_shared. */
+    const xf_onnx_shared_data *shared;
 } xf_onnx_save_options;
 
 xf_onnx_save_options xf_onnx_default_save_options(void);
@@ -167,6 +198,11 @@ xf_status xf_onnx_writer_read_back(xf_onnx_writer *w, const xf_onnx_options *opt
  * its location as recorded in the model (NULL: none). */
 void xf_onnx_writer_sizes(const xf_onnx_writer *w, size_t *model_bytes, uint64_t *data_bytes,
                           const char **location);
+/* The tensors in the writer's own data file (by offset; 0 when it has
+ * none), and the initializers it wrote as references into
+ * xf_onnx_save_options.shared; both valid until the writer is freed. */
+size_t xf_onnx_writer_extents(const xf_onnx_writer *w, const xf_onnx_extent **ext);
+size_t xf_onnx_writer_shared(const xf_onnx_writer *w, const xf_onnx_shared_ref **refs);
 xf_status xf_onnx_writer_commit(xf_onnx_writer *w, xf_error *err);
 void xf_onnx_writer_free(xf_onnx_writer *w);
 
