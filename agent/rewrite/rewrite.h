@@ -252,11 +252,13 @@ typedef struct xf_finish_stats {
     int removed_values; /* constants no longer used, dropped */
 } xf_finish_stats;
 
-/* Turns a working graph into an exportable model that owns all its data:
- * every weight-only node is evaluated once with the reference interpreter
- * and replaced by a new initializer, conv + constant bias add becomes a conv
- * with bias again, unused constants are dropped. Opaque nodes pass through
- * untouched. stats may be NULL. */
+/* Turns a working graph into an exportable model: every weight-only node
+ * is evaluated once with the reference interpreter and replaced by a new
+ * initializer (owned by *out), conv + constant bias add becomes a conv with
+ * bias again, unused constants are dropped. Opaque nodes pass through
+ * untouched. Every other constant is borrowed from `work` (no copy of the
+ * weights): *out must not outlive `work` nor what `work` borrows from.
+ * stats may be NULL. */
 xf_status xf_agent_finish(const xf_graph *work, xf_graph *out, xf_finish_stats *stats,
                           xf_error *err);
 

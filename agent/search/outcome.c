@@ -40,7 +40,7 @@ xf_status xf_agent_outcome_model(xf_cost_model *cm, const xf_graph *model, const
          * written is not (e.g. a bias add moved away from its conv cannot be
          * fused back): never hand out a slower model. */
         xf_graph_free(out);
-        st = xf_graph_clone(model, out, err);
+        st = xf_graph_clone_shared(model, out, err);
         if (st) return st;
         oc->kept_original = 1;
         oc->cost_after = oc->cost_before;
