@@ -11,7 +11,7 @@
 #include "onnx/onnx.h"
 #include "target/model.h"
 
-static int ort_type(xf_dtype d)
+int xf_target_ort_type(xf_dtype d)
 {
     switch (d) {
     case XF_F32: return XF_ORT_FLOAT;
@@ -33,18 +33,16 @@ static xf_dtype xf_type(int ort)
     }
 }
 
-/* A session over the file at `path`, or over g's serialisation when path
- * is NULL. */
-static xf_status create_session(xf_target *t, const xf_graph *g, const char *path,
-                                OrtSession **out, xf_error *err)
+/* m's session: over the file at `path`; else over g written to the
+ * scratch directory when it uses the shared weights or is big (share.c);
+ * else over g's serialisation. */
+static xf_status create_session(xf_target_model *m, const xf_graph *g, const char *path,
+                                xf_error *err)
 {
+    xf_target *t = m->t;
     const xf_ort_api *a = &t->ort.api;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    xf_status s = path ? XF_OK : xf_onnx_save_buffer(g, &buf, &len, err);
-    if (s != XF_OK) return s;
     OrtSessionOptions *so = NULL;
-    s = xf_ort_check(a, a->CreateSessionOptions(&so), err, "creating session options");
+    xf_status s = xf_ort_check(a, a->CreateSessionOptions(&so), err, "creating session options");
     if (s == XF_OK)
         s = xf_ort_check(a, a->SetIntraOpNumThreads(so, t->threads), err, "setting threads");
     if (s == XF_OK)
@@ -66,12 +64,21 @@ static xf_status create_session(xf_target *t, const xf_graph *g, const char *pat
     if (s == XF_OK)
         s = xf_ort_check(a, a->SetSessionGraphOptimizationLevel(so, t->ort_level), err,
                          "setting the optimisation level");
-    if (s == XF_OK)
-        s = xf_ort_check(a, path ? a->CreateSession(t->env, path, so, out)
-                                 : a->CreateSessionFromArray(t->env, buf, len, so, out),
-                         err, "loading the model");
+    if (s == XF_OK && path) {
+        s = xf_ort_check(a, a->CreateSession(t->env, path, so, &m->session), err,
+                         "loading the model");
+    } else if (s == XF_OK && xf_target_share_wanted(t, g)) {
+        s = xf_target_share_session(m, g, so, err);
+    } else if (s == XF_OK) {
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        s = xf_onnx_save_buffer(g, &buf, &len, err);
+        if (s == XF_OK)
+            s = xf_ort_check(a, a->CreateSessionFromArray(t->env, buf, len, so, &m->session), err,
+                             "loading the model");
+        xf_free(buf);
+    }
     if (so) a->ReleaseSessionOptions(so);
-    xf_free(buf);
     return s;
 }
 
@@ -130,7 +137,7 @@ static xf_status bind(xf_target_model *m, const xf_graph *g, xf_error *err)
         xf_tensor *x = &m->inputs[j];
         s = xf_ort_check(a, a->CreateTensorWithDataAsOrtValue(
                                 t->mem, x->data, xf_tensor_bytes(x), x->shape.dims,
-                                (size_t)x->shape.rank, ort_type(x->dtype), &m->in_values[i]),
+                                (size_t)x->shape.rank, xf_target_ort_type(x->dtype), &m->in_values[i]),
                          err, "wrapping an input");
         if (s != XF_OK) return s;
     }
@@ -156,14 +163,14 @@ xf_status xf_target_model_load_file(xf_target *t, const char *path, const xf_gra
     m->t = t;
     m->n_in = g->n_inputs;
     m->n_out = g->n_outputs;
-    xf_status s = create_session(t, g, path, &m->session, err);
+    xf_status s = create_session(m, g, path, err);
     if (s == XF_OK) {
         m->inputs = xf_tensor_array_alloc(g->n_inputs);
         s = m->inputs ? xf_graph_random_inputs(g, seed, m->inputs, err)
                       : XF_FAIL(err, XF_ERR_NOMEM, "out of memory making inputs");
     }
     for (int i = 0; s == XF_OK && i < g->n_inputs; i++)
-        if (!ort_type(m->inputs[i].dtype))
+        if (!xf_target_ort_type(m->inputs[i].dtype))
             s = XF_FAIL(err, XF_ERR_UNSUPPORTED, "input %d has dtype %s", i,
                         xf_dtype_name(m->inputs[i].dtype));
     if (s == XF_OK) s = bind(m, g, err);
@@ -246,6 +253,8 @@ void xf_target_model_free(xf_target_model *m)
     for (int i = 0; m->in_names && i < m->n_in; i++) xf_free(m->in_names[i]);
     for (int i = 0; m->out_names && i < m->n_out; i++) xf_free(m->out_names[i]);
     if (m->session) a->ReleaseSession(m->session);
+    for (int i = 0; i < m->n_shared; i++) a->ReleaseValue(m->shared_vals[i]);
+    xf_free(m->shared_vals);
     xf_tensor_array_free(m->inputs, m->n_in);
     xf_free(m->in_values);
     xf_free(m->in_names);

@@ -1,7 +1,8 @@
 /*
  * model.h — private to target/: what an open target and a loaded model
  * hold, shared by target.c (open/close), model.c (sessions, runs,
- * outputs) and timing.c (alternating runs).
+ * outputs), share.c (weights shared by the sessions) and timing.c
+ * (alternating runs).
  */
 #ifndef XF_TARGET_MODEL_H
 #define XF_TARGET_MODEL_H
@@ -9,8 +10,15 @@
 #include "target/ort.h"
 #include "target/target.h"
 
+typedef struct xf_target_share xf_target_share;
+
+/* Models whose weights are over this are handed to onnxruntime as files
+ * with external data (share.c), never as one serialised buffer. */
+#define XF_TARGET_INLINE_MAX ((size_t)1 << 30)
+
 struct xf_target {
     xf_ort ort;
+    xf_target_share *share; /* share.c: scratch directory, shared weights (NULL: none) */
     OrtEnv *env;
     OrtMemoryInfo *mem;  /* CPU memory: where our input buffers live */
     OrtAllocator *alloc; /* ONNX Runtime's default allocator (not owned) */
@@ -28,6 +36,25 @@ struct xf_target_model {
     char **in_names, **out_names;
     OrtValue **outs;     /* the last run's outputs (NULL before a run) */
     int ran;
+    OrtValue **shared_vals; /* initializers over rlflow's buffers (share.c), released
+                               after the session */
+    int n_shared;
 };
+
+/* outputs.c: the largest difference of b's last outputs from a's (see
+ * xf_target_outputs_diff); both must have run. */
+xf_status xf_target_models_diff(xf_target_model *a, xf_target_model *b, double *max_rel,
+                                xf_error *err);
+/* The ONNX element type of an rlflow dtype (0: none). */
+int xf_target_ort_type(xf_dtype d);
+/* share.c: whether g goes to onnxruntime through a file in the scratch
+ * directory (it uses shared weights, or it is too big for one buffer). */
+int xf_target_share_wanted(const xf_target *t, const xf_graph *g);
+/* Writes g there and opens m->session over it with options so, its shared
+ * weights as initializers over rlflow's buffers. */
+xf_status xf_target_share_session(xf_target_model *m, const xf_graph *g, OrtSessionOptions *so,
+                                  xf_error *err);
+/* Ends sharing and removes the scratch directory (target close). */
+void xf_target_share_free(xf_target *t);
 
 #endif /* XF_TARGET_MODEL_H */

@@ -71,6 +71,10 @@ static void unpack(const ort_fn *t, xf_ort_api *a)
     entry(t, 99, &a->ReleaseTensorTypeAndShapeInfo);
     entry(t, 100, &a->ReleaseSessionOptions);
     entry(t, 130, &a->AddSessionConfigEntry);
+    entry(t, 150, &a->AddInitializer);
+    entry(t, 166, &a->CreatePrepackedWeightsContainer);
+    entry(t, 167, &a->ReleasePrepackedWeightsContainer);
+    entry(t, 168, &a->CreateSessionWithPrepackedWeightsContainer);
 }
 
 /* A status made by CreateStatus must give back its code and message: this

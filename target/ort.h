@@ -33,6 +33,7 @@ typedef struct OrtValue OrtValue;
 typedef struct OrtMemoryInfo OrtMemoryInfo;
 typedef struct OrtAllocator OrtAllocator;
 typedef struct OrtTensorTypeAndShapeInfo OrtTypeShape;
+typedef struct OrtPrepackedWeightsContainer OrtPrepacked;
 
 /* Enum values of onnxruntime_c_api.h. */
 enum {
@@ -97,6 +98,17 @@ typedef struct xf_ort_api {
     void (*ReleaseSessionOptions)(OrtSessionOptions *p);                            /* 100 */
     OrtStatus *(*AddSessionConfigEntry)(OrtSessionOptions *o, const char *key,
                                         const char *value);                         /* 130 */
+    /* One copy of the weights for every session (target/share.c): an
+     * initializer given by the caller over its own buffer, and a container
+     * in which sessions share the prepacked forms of such initializers. */
+    OrtStatus *(*AddInitializer)(OrtSessionOptions *o, const char *name,
+                                 const OrtValue *v);                                /* 150 */
+    OrtStatus *(*CreatePrepackedWeightsContainer)(OrtPrepacked **out);             /* 166 */
+    void (*ReleasePrepackedWeightsContainer)(OrtPrepacked *p);                      /* 167 */
+    OrtStatus *(*CreateSessionWithPrepackedWeightsContainer)(const OrtEnv *env, const char *path,
+                                                             const OrtSessionOptions *o,
+                                                             OrtPrepacked *c,
+                                                             OrtSession **out);     /* 168 */
 } xf_ort_api;
 
 /* The library, loaded once per process and never unloaded (ONNX Runtime's

@@ -7,7 +7,7 @@
  */
 #include <math.h>
 
-#include "target/target.h"
+#include "target/model.h"
 
 /* Largest |x - ref| over the largest |ref|: NaN where ref has NaN is equal
  * (as in xf_tensor_close), NaN anywhere else counts as infinitely far. */
@@ -26,6 +26,34 @@ static double float_diff(const xf_tensor *x, const xf_tensor *ref)
     return scale > 0 ? worst / scale : worst;
 }
 
+xf_status xf_target_models_diff(xf_target_model *a, xf_target_model *b, double *max_rel,
+                                xf_error *err)
+{
+    *max_rel = 0;
+    if (a->n_out != b->n_out)
+        return XF_FAIL(err, XF_ERR_MISMATCH, "the models have %d and %d outputs", a->n_out,
+                       b->n_out);
+    xf_tensor *out[2] = {xf_tensor_array_alloc(a->n_out), xf_tensor_array_alloc(b->n_out)};
+    xf_status st = XF_OK;
+    if (!out[0] || !out[1])
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the outputs in the target");
+    if (!st) st = xf_target_model_outputs(a, out[0], err);
+    if (!st) {
+        st = xf_target_model_outputs(b, out[1], err);
+        if (st) xf_tensor_array_free(out[0], a->n_out), out[0] = NULL;
+    }
+    for (int i = 0; i < a->n_out && !st; i++) {
+        const xf_tensor *ref = &out[0][i], *x = &out[1][i];
+        double rel = ref->dtype == XF_F32 ? float_diff(x, ref)
+                     : xf_tensor_close(x, ref, 0, 0) ? 0.0
+                                                     : INFINITY;
+        if (!(rel <= *max_rel)) *max_rel = rel;
+    }
+    if (out[0]) xf_tensor_array_free(out[0], a->n_out);
+    if (out[1]) xf_tensor_array_free(out[1], b->n_out);
+    return st;
+}
+
 xf_status xf_target_outputs_diff(xf_target *t, const xf_graph *a, const xf_graph *b,
                                  uint64_t seed, double *max_rel, xf_error *err)
 {
@@ -35,25 +63,12 @@ xf_status xf_target_outputs_diff(xf_target *t, const xf_graph *a, const xf_graph
                        b->n_outputs);
     const xf_graph *g[2] = {a, b};
     xf_target_model *m[2] = {NULL, NULL};
-    xf_tensor *out[2] = {xf_tensor_array_alloc(a->n_outputs), xf_tensor_array_alloc(b->n_outputs)};
     xf_status st = XF_OK;
-    if (!out[0] || !out[1])
-        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the outputs in the target");
     for (int k = 0; k < 2 && !st; k++) {
         st = xf_target_model_load(t, g[k], seed, &m[k], err);
         if (!st) st = xf_target_model_run(m[k], err);
-        if (!st) st = xf_target_model_outputs(m[k], out[k], err);
     }
-    for (int i = 0; i < a->n_outputs && !st; i++) {
-        const xf_tensor *ref = &out[0][i], *x = &out[1][i];
-        double rel = ref->dtype == XF_F32 ? float_diff(x, ref)
-                     : xf_tensor_close(x, ref, 0, 0) ? 0.0
-                                                     : INFINITY;
-        if (!(rel <= *max_rel)) *max_rel = rel;
-    }
-    for (int k = 0; k < 2; k++) {
-        xf_tensor_array_free(out[k], g[k]->n_outputs);
-        xf_target_model_free(m[k]);
-    }
+    if (!st) st = xf_target_models_diff(m[0], m[1], max_rel, err);
+    for (int k = 0; k < 2; k++) xf_target_model_free(m[k]);
     return st;
 }

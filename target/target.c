@@ -79,6 +79,7 @@ int xf_target_threads(const xf_target *t)
 void xf_target_close(xf_target *t)
 {
     if (!t) return;
+    xf_target_share_free(t);
     if (t->mem) t->ort.api.ReleaseMemoryInfo(t->mem);
     if (t->env) t->ort.api.ReleaseEnv(t->env);
     xf_free(t);

@@ -48,8 +48,28 @@ const char *xf_target_identity(const xf_target *t);
 int xf_target_threads(const xf_target *t);
 void xf_target_close(xf_target *t); /* NULL is a no-op */
 
+/* Shares g's weights with every session the target opens from now on:
+ * its constants of 1 KiB and more are written once into a data file in a
+ * scratch directory ($TMPDIR, else /tmp, removed at close), and a model
+ * whose constants are those very buffers (a candidate borrowing the input's
+ * weights, xf_graph_clone_shared) is handed to onnxruntime referencing that
+ * file, with rlflow's buffers as its initializers (not copied) and their
+ * prepacked forms made once for all sessions (share.c). g's constants must
+ * stay alive and unchanged until xf_target_unshare or xf_target_close.
+ * Sharing again replaces what was shared. */
+xf_status xf_target_share_weights(xf_target *t, const xf_graph *g, xf_error *err);
+/* Ends the sharing: the prepacked weights are freed and the data file
+ * removed. Free every model loaded while sharing first (their sessions use
+ * the prepacked weights). */
+void xf_target_unshare(xf_target *t);
+/* Bytes of the weights shared now (0: none). */
+uint64_t xf_target_shared_bytes(const xf_target *t);
+
 /* A session over g with inputs from xf_graph_random_inputs(g, seed). g is
- * not kept. ONNX Runtime's errors read "<step>: onnxruntime: <message>". */
+ * not kept (but the buffers of its shared weights are, see above). A graph
+ * whose weights are over 1 GiB is handed over as a file with external data,
+ * so any size loads. ONNX Runtime's errors read "<step>: onnxruntime:
+ * <message>". */
 xf_status xf_target_model_load(xf_target *t, const xf_graph *g, uint64_t seed,
                                xf_target_model **out, xf_error *err);
 /* The same with ONNX Runtime reading the ONNX file at `path` as written
@@ -105,6 +125,43 @@ typedef struct xf_target_timing {
 xf_status xf_target_compare(xf_target *t, const xf_graph *const *g, int n,
                             const xf_target_timing_options *o, xf_target_timing *res,
                             xf_target_timing *self, xf_error *err);
+/* A race: model 0 (the reference) and, with_self, a second session of it
+ * (the self check) stay loaded while candidates join and leave, so that a
+ * fixed small number of sessions is alive however many candidates are
+ * weighed (the arbiter's racing, agent/search). A model is loaded and
+ * warmed up when it joins (from `path` as written when given, else from
+ * its graph, which must read the inputs model 0 reads); each round runs
+ * every loaded model o->reps times (0: about o->round_ms of runs) in
+ * rotating order. A candidate's timing is its ratio to model 0 over the
+ * rounds it took part in, and the self check's over the same rounds
+ * (xf_target_race_timing). xf_target_compare is a race with every model
+ * loaded for o->rounds rounds. */
+typedef struct xf_target_race xf_target_race;
+xf_status xf_target_race_open(xf_target *t, const xf_graph *ref, const char *path, int with_self,
+                              const xf_target_timing_options *o, xf_target_race **out,
+                              xf_error *err);
+/* Loads g into a slot (*slot; 0 and 1 are model 0 and its self check). */
+xf_status xf_target_race_add(xf_target_race *r, const char *path, const xf_graph *g, int *slot,
+                             xf_error *err);
+/* One round of every loaded model. */
+xf_status xf_target_race_round(xf_target_race *r, xf_error *err);
+/* Rounds the model in `slot` took part in (0: none, or no model there). */
+int xf_target_race_rounds(const xf_target_race *r, int slot);
+/* Its ratio to model 0 (res), the self check's over the same rounds
+ * (self, may be NULL; zeroed without a self check) and model 0's median ms
+ * over them (ref_ms, may be NULL). */
+xf_status xf_target_race_timing(const xf_target_race *r, int slot, xf_target_timing *res,
+                                xf_target_timing *self, double *ref_ms, xf_error *err);
+/* The outputs of the model in `slot` against model 0's, as
+ * xf_target_outputs_diff compares them (both ran on the same inputs when
+ * they were warmed up): no extra run. */
+xf_status xf_target_race_diff(xf_target_race *r, int slot, double *max_rel, xf_error *err);
+/* The last round's length, ms (what one more round costs). */
+double xf_target_race_round_ms(const xf_target_race *r);
+/* Frees the model in slot (> 0, not the self check): its session ends. */
+void xf_target_race_drop(xf_target_race *r, int slot);
+void xf_target_race_free(xf_target_race *r); /* NULL is a no-op */
+
 /* -1 when r's model is faster than model 0 beyond the noise, 1 when it is
  * slower, 0 when the run cannot tell: its interval must lie wholly below
  * (above) 1 and, when `self` (the self check, may be NULL) is given, below

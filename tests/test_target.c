@@ -3,8 +3,10 @@
  * library is found or refused with an actionable message, the hand-declared
  * C API entries are the right ones (a small graph's outputs equal the
  * interpreter's, an ONNX Runtime error comes back with its own message),
- * the alternating timing finds a model no different from itself, and the
- * verdict asks an interval to clear both 1 and the self check.
+ * the alternating timing finds a model no different from itself, the
+ * verdict asks an interval to clear both 1 and the self check, weights
+ * shared with the sessions reach onnxruntime without a copy (and their
+ * files go away), and a race times candidates that join and leave.
  * Cases that need ONNX Runtime skip when tools/setup.sh has not installed
  * it (and RLFLOW_ORT_LIB names none).
  */
@@ -213,6 +215,137 @@ START_TEST(compare_refuses_models_with_other_inputs)
 }
 END_TEST
 
+/* y = relu(x @ w) with w [64,64] (16 KiB: shared), plus `extra` added. */
+static void wide_graph(xf_graph *g, float extra)
+{
+    xf_graph_init(g);
+    int x = xf_test_input(g, "x", 2, (int64_t[]){8, 64});
+    int w = xf_test_weight(g, "w", 2, (int64_t[]){64, 64}, 5);
+    int y = xf_test_op2(g, XF_OP_RELU, NULL, xf_test_op2(g, XF_OP_MATMUL, NULL, x, w), -1);
+    if (extra != 0) y = xf_test_op2(g, XF_OP_ADD, NULL, y, xf_test_scalar(g, "extra", extra));
+    xf_test_out(g, y);
+}
+
+/* The one rlflow-target-* directory under dir ("" when none), and whether
+ * it holds `file`. */
+static int scratch_has(const char *dir, const char *file, char *found, size_t n)
+{
+    found[0] = '\0';
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "ls -d %s/rlflow-target-* 2>/dev/null | head -1", dir);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    if (fgets(found, (int)n, p)) found[strcspn(found, "\n")] = '\0';
+    pclose(p);
+    if (!found[0]) return 0;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", found, file);
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+/* A candidate that borrows the input's weights is handed to onnxruntime
+ * referencing one data file written once, with rlflow's buffers as its
+ * initializers: its outputs are the interpreter's, its model files are gone
+ * as soon as its session exists, and the data file goes with the sharing
+ * (the directory with the target). A deep copy shares nothing. */
+START_TEST(shared_weights_reach_onnxruntime_without_a_copy)
+{
+    xf_target *t = open_or_null(1);
+    if (!t) XF_SKIP("onnxruntime not installed (tools/setup.sh)");
+    char dir[4096], scratch[4096];
+    snprintf(dir, sizeof dir, "%s", xf_test_tmp("share_tmpdir"));
+    xf_test_system("rm -rf %s && mkdir -p %s", dir, dir);
+    ck_assert_int_eq(setenv("TMPDIR", dir, 1), 0);
+    xf_graph g, cand, copy;
+    wide_graph(&g, 0);
+    xf_error err;
+    ck_assert_msg(xf_target_share_weights(t, &g, &err) == XF_OK, "%s", err.msg);
+    ck_assert_uint_eq(xf_target_shared_bytes(t), 64 * 64 * 4);
+    ck_assert(scratch_has(dir, "weights.data", scratch, sizeof scratch));
+    ck_assert_int_eq(xf_graph_clone_shared(&g, &cand, &err), XF_OK);
+    ck_assert_int_eq(xf_graph_clone(&g, &copy, &err), XF_OK);
+    const xf_graph *models[2] = {&cand, &copy};
+    for (int k = 0; k < 2; k++) {
+        xf_target_model *m = NULL;
+        ck_assert_msg(xf_target_model_load(t, models[k], 3, &m, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(xf_target_model_run(m, &err) == XF_OK, "%s", err.msg);
+        xf_tensor got, want, *in = xf_tensor_array_alloc(1);
+        ck_assert_int_eq(xf_target_model_outputs(m, &got, &err), XF_OK);
+        ck_assert_int_eq(xf_graph_random_inputs(&g, 3, in, &err), XF_OK);
+        ck_assert_int_eq(xf_interp_run(&g, in, 1, &want, &err), XF_OK);
+        ck_assert_msg(xf_tensor_close(&got, &want, 1e-5, 1e-5), "model %d differs", k);
+        xf_tensor_free(&got);
+        xf_tensor_free(&want);
+        xf_tensor_array_free(in, 1);
+        ck_assert(!scratch_has(dir, "m0.onnx", scratch, sizeof scratch)); /* removed at once */
+        xf_target_model_free(m);
+    }
+    xf_target_unshare(t);
+    ck_assert_uint_eq(xf_target_shared_bytes(t), 0);
+    ck_assert(!scratch_has(dir, "weights.data", scratch, sizeof scratch));
+    xf_target_close(t);
+    scratch_has(dir, "weights.data", scratch, sizeof scratch);
+    ck_assert_str_eq(scratch, ""); /* the scratch directory went with the target */
+    unsetenv("TMPDIR");
+    xf_graph_free(&cand);
+    xf_graph_free(&copy);
+    xf_graph_free(&g);
+}
+END_TEST
+
+/* A race keeps the reference and its self check loaded while candidates
+ * join and leave: a freed slot is taken by the next one, each candidate's
+ * rounds count from when it joined, its outputs are compared with the
+ * reference's without another run, and its timing is paired with the
+ * self check over its own rounds. */
+START_TEST(a_race_times_candidates_that_join_and_leave)
+{
+    xf_target *t = open_or_null(1);
+    if (!t) XF_SKIP("onnxruntime not installed (tools/setup.sh)");
+    xf_graph g, same, other;
+    wide_graph(&g, 0);
+    wide_graph(&same, 0);
+    wide_graph(&other, 1.0f);
+    xf_target_timing_options o = {.round_ms = 2, .warmup_ms = 5};
+    xf_target_race *r = NULL;
+    xf_error err;
+    ck_assert_msg(xf_target_race_open(t, &g, NULL, 1, &o, &r, &err) == XF_OK, "%s", err.msg);
+    int a = -1, b = -1, c = -1;
+    ck_assert_msg(xf_target_race_add(r, NULL, &same, &a, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(a, 2); /* 0: the reference, 1: its self check */
+    for (int k = 0; k < 3; k++) ck_assert_int_eq(xf_target_race_round(r, &err), XF_OK);
+    ck_assert_msg(xf_target_race_add(r, NULL, &other, &b, &err) == XF_OK, "%s", err.msg);
+    for (int k = 0; k < 2; k++) ck_assert_int_eq(xf_target_race_round(r, &err), XF_OK);
+    ck_assert_int_eq(xf_target_race_rounds(r, a), 5);
+    ck_assert_int_eq(xf_target_race_rounds(r, b), 2);
+    ck_assert_int_eq(xf_target_race_rounds(r, 0), 5);
+    double rel = -1;
+    ck_assert_int_eq(xf_target_race_diff(r, a, &rel, &err), XF_OK);
+    ck_assert(rel == 0);
+    ck_assert_int_eq(xf_target_race_diff(r, b, &rel, &err), XF_OK);
+    ck_assert(rel > 0.01);
+    xf_target_timing tb, self;
+    double ref_ms = 0;
+    ck_assert_int_eq(xf_target_race_timing(r, b, &tb, &self, &ref_ms, &err), XF_OK);
+    ck_assert(tb.runs >= 2 && self.runs >= 2 && ref_ms > 0 && tb.ratio > 0);
+    ck_assert(xf_target_race_round_ms(r) > 0);
+    xf_target_race_drop(r, a);
+    ck_assert_int_eq(xf_target_race_rounds(r, a), 0);
+    ck_assert_msg(xf_target_race_add(r, NULL, &same, &c, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(c, a); /* the freed slot */
+    ck_assert_int_eq(xf_target_race_round(r, &err), XF_OK);
+    ck_assert_int_eq(xf_target_race_rounds(r, c), 1);
+    ck_assert_int_eq(xf_target_race_timing(r, 7, &tb, NULL, NULL, &err), XF_ERR_INVALID);
+    xf_target_race_free(r);
+    xf_graph_free(&g);
+    xf_graph_free(&same);
+    xf_graph_free(&other);
+    xf_target_close(t);
+}
+END_TEST
+
 START_TEST(xfonnx_time_prints_ratios_and_the_self_check)
 {
     xf_target *t = open_or_null(1);
@@ -253,6 +386,8 @@ int main(void)
     tcase_add_test(t, the_same_model_twice_is_equal_within_the_noise);
     tcase_add_test(t, compare_refuses_models_with_other_inputs);
     tcase_add_test(t, xfonnx_time_prints_ratios_and_the_self_check);
+    tcase_add_test(t, shared_weights_reach_onnxruntime_without_a_copy);
+    tcase_add_test(t, a_race_times_candidates_that_join_and_leave);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }
