@@ -8,16 +8,18 @@
  * among them (even when K cheaper graphs exist), each with the path of rules
  * that makes it from the start graph, none kept when K is 0.
  * Arbiter (skips without ONNX Runtime): a candidate that computes the same
- * outputs with a large useless matmul on top (y + 0 * x·W) is timed, found
+ * outputs with a large useless matmul on top (y + 0 * x·W) is raced, found
  * slower, and the input is written unchanged; the other way round (the
  * input is the slow one) the fast candidate is chosen with its ratio's
  * whole 95% interval below 1, again in a confirming run, and its outputs
  * in the target equal to the input's, with no closer look (that is for
- * candidates the run of all cannot tell from the input); the same verdicts
- * when each candidate is timed in a run of its own (pairwise, the default at
- * more than one thread); a candidate that computes something else is
- * dropped untimed;
- * a candidate finishing to the input itself is a duplicate. The
+ * candidates the race cannot tell from the input); the same verdicts
+ * when one candidate at a time is raced (pairwise, the default at more
+ * than one thread); a candidate that computes something else is dropped
+ * untimed; a candidate finishing to the input itself is a duplicate. The
+ * budget is kept (a tiny one times nothing and says how many were left)
+ * and the memory limit honoured (refused when the input's sessions alone
+ * do not fit; the input's weights shared otherwise). The
  * environment's sparse target reward comes every k-th valid step with the
  * latency change since the previous measurement.
  */
@@ -208,20 +210,28 @@ static void result_of(xf_search_result *r, const xf_graph *const *g, int n)
     ck_assert_int_eq(xf_graph_clone(g[0], &r->best, NULL), XF_OK);
 }
 
-static void arbitrate_as(xf_target *t, const xf_graph *model, const xf_graph *const *cands,
-                         int n, int pairwise, xf_graph *out, xf_arbiter_result *ar)
+/* The arbiter on model with one search whose candidates are cands. */
+static void arbitrate_with(xf_target *t, const xf_graph *model, const xf_graph *const *cands,
+                           int n, const xf_arbiter_options *o, xf_graph *out,
+                           xf_arbiter_result *ar)
 {
     xf_search_result sr;
     result_of(&sr, cands, n);
-    xf_arbiter_options o = xf_arbiter_options_default();
-    o.pairwise = pairwise;
     xf_error err;
     const xf_search_result *srs[1] = {&sr};
-    ck_assert_msg(xf_agent_arbitrate(t, NULL, model, srs, 1, &o, out, ar, &err) == XF_OK, "%s",
+    ck_assert_msg(xf_agent_arbitrate(t, NULL, model, srs, 1, o, out, ar, &err) == XF_OK, "%s",
                   err.msg);
     xf_search_result_free(&sr);
     ck_assert_int_eq(ar->e[0].verdict, XF_ARBITER_INPUT);
     ck_assert_int_eq(ar->e[0].candidate, -1);
+}
+
+static void arbitrate_as(xf_target *t, const xf_graph *model, const xf_graph *const *cands,
+                         int n, int pairwise, xf_graph *out, xf_arbiter_result *ar)
+{
+    xf_arbiter_options o = xf_arbiter_options_default();
+    o.pairwise = pairwise;
+    arbitrate_with(t, model, cands, n, &o, out, ar);
     ck_assert_int_gt(ar->e[0].t.runs, 0);
 }
 
@@ -370,6 +380,55 @@ START_TEST(the_candidates_of_every_search_are_weighed)
 }
 END_TEST
 
+/* The budget is kept: when what is left would not even confirm a winner,
+ * no candidate is timed, the input is written, and the result says how
+ * many were left (deterministic: a budget of 10 ms). The memory limit:
+ * when the input's two sessions alone would not fit, the arbiter times
+ * nothing, says why, and keeps the input; within a generous limit the
+ * input's weights are shared with every session and the sessions'
+ * estimate is reported. */
+START_TEST(the_budget_is_kept_and_the_memory_limit_honoured)
+{
+    xf_target *t = xf_fx_target();
+    if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
+    xf_graph fast, slow, wrong, out;
+    three_models(&fast, &slow, &wrong);
+    const xf_graph *c[2] = {&fast, &wrong};
+    xf_arbiter_options o = xf_arbiter_options_default();
+    xf_arbiter_result ar;
+    o.budget_s = 0.01;
+    arbitrate_with(t, &slow, c, 2, &o, &out, &ar);
+    ck_assert_int_eq(ar.chosen, 0);
+    ck_assert_int_eq(ar.n_untimed, 2);
+    ck_assert_int_eq(ar.budget_hit, 1);
+    ck_assert(ar.budget_s == 0.01);
+    ck_assert_int_eq(out.n_nodes, slow.n_nodes);
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    o = xf_arbiter_options_default();
+    o.mem_limit = 4096;
+    arbitrate_with(t, &slow, c, 1, &o, &out, &ar);
+    ck_assert_int_eq(ar.chosen, 0);
+    xf_test_expect_contains(ar.refused, "over the memory limit of 4.0 KiB");
+    ck_assert_int_eq(ar.e[0].t.runs, 0);
+    ck_assert_int_eq(ar.n, 1);
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    o.mem_limit = (size_t)1 << 30;
+    arbitrate_with(t, &slow, c, 1, &o, &out, &ar);
+    ck_assert_str_eq(ar.refused, "");
+    ck_assert_uint_eq(ar.shared_bytes, 256 * 256 * 4); /* the slow model's weight */
+    ck_assert(ar.mem_estimate > (double)ar.shared_bytes);
+    ck_assert_int_eq(ar.racing, 2); /* one thread: two candidates at a time */
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    xf_graph_free(&fast);
+    xf_graph_free(&slow);
+    xf_graph_free(&wrong);
+    xf_target_close(t);
+}
+END_TEST
+
 /* The sparse reward: every 2nd valid step the graph is timed in the target
  * and the reward is the cost model's term plus the latency change since
  * the previous measurement (the prepared model's at first), in percent of
@@ -456,6 +515,7 @@ int main(void)
     tcase_add_test(tc, a_slower_candidate_is_never_written);
     tcase_add_test(tc, a_faster_candidate_is_written_and_a_wrong_one_dropped);
     tcase_add_test(tc, the_candidates_of_every_search_are_weighed);
+    tcase_add_test(tc, the_budget_is_kept_and_the_memory_limit_honoured);
     tcase_add_test(tc, bad_options_are_refused);
     tcase_add_test(tc, the_environment_rewards_target_latency_every_k_steps);
     suite_add_tcase(s, tc);

@@ -6,42 +6,54 @@
  * Why: the cost model sums one-thread kernel times of unfused operators,
  * while ONNX Runtime fuses bias adds, GELU, layer norms and MatMul+Add
  * itself; a rewrite the cost model likes can break a fusion and make the
- * model slower where it runs. The arbiter therefore finishes the search's
- * cheapest distinct graphs as they would be written, drops the ones the
- * interpreter says compute something else and the duplicates (a model
- * that only swaps the operands of an add, mul, min or max against one
- * listed is the same model to the target: timing it again would only give
- * the winner another draw of the noise, and the smallest of many draws
- * reads low), times the rest with the input in
- * alternation, and writes the fastest only when it beats the input beyond
- * the noise (xf_target_verdict: its whole 95% interval below 1 and below
- * the interval of the input against a second session of itself), and again
- * in a second run of it against the input alone (run again four times as
- * long when it cannot tell). When none is faster in the
- * run of all (at two threads on two cores a few-percent gain is inside the
- * 21-round interval), the fastest of those the run could not tell from
- * the input gets a closer look: a run of
- * it against the input alone with four times the rounds, whose interval is
- * about half as wide, and its confirming run is as long. The chosen model's
- * outputs in the target must also equal the input's there; else the input
- * is written. Never a model measured slower.
+ * model slower where it runs.
  *
- * At more than one thread (pairwise) each candidate is timed in a run of
- * its own against the input, with its own self check, instead of all in
- * one run: with a dozen models a round is long, and at two threads on two
- * cores the rounds of a run of all disagree.
- *
- * Each candidate is also offered in its unbatched layout
- * (xf_agent_unbatch: batch-1 activations without their leading unit dim),
- * a variant that only some runtimes run faster: the target decides. So are
- * the candidates of several searches of the same model (e.g. prepared with
- * its scalings moved and kept in place, xf_prepare_alternative): each
- * search brings up to max_models of its own.
+ * How, in bounded memory and time (a BERT-base's candidates, all loaded at
+ * once with a copy of the weights each, were killed at 24 GB):
+ *  - the input's weights are shared with every session (target/share.c):
+ *    candidates borrow them (finishing keeps borrowed constants borrowed),
+ *    so a session costs the candidate's new constants and activations;
+ *  - candidates are finished one at a time as a slot frees, cheapest
+ *    first per search, with their unbatched layout (xf_agent_unbatch) as a
+ *    variant; a duplicate (up to swapped operands of add, mul, min, max:
+ *    the same model to the target, and timing it again would only give the
+ *    winner another draw of the noise) is dropped, and so is a model whose
+ *    outputs in the target differ from the input's (checked on the warm-up
+ *    run, no extra run);
+ *  - a race (xf_target_race) keeps the input and a second session of it
+ *    (the self check) loaded while `racing` candidates (one when pairwise)
+ *    take turns with them; a candidate leaves as soon as its interval
+ *    decides against the self check's over the same rounds (faster or
+ *    slower beyond the noise, after min_rounds) or after timing.rounds, and
+ *    the next one takes its slot: sessions alive are racing + 2 whatever
+ *    the number of candidates, and rounds follow the model's latency (a
+ *    round is about round_ms of runs of each model, at least one run);
+ *  - the fastest candidate found faster must pass the interpreter check
+ *    and be faster again in a second run of it against the input alone
+ *    (run again with close_rounds when it cannot tell: a burst of load can
+ *    fake one verdict, rarely two); when none is faster, the fastest of
+ *    those the race could not tell from the input gets a closer look (a
+ *    run against the input alone with close_rounds, an interval about half
+ *    as wide) and, if faster there, the same confirmation;
+ *  - budget_s bounds the whole: racing stops taking candidates when what
+ *    is left would not cover the confirmation, and a closer look or a
+ *    confirming run is shortened to what fits (or skipped); mem_limit
+ *    bounds the sessions' estimated memory: fewer candidates at once, a
+ *    candidate that would not fit alone is not timed, and when the input's
+ *    two sessions do not fit the arbiter refuses and keeps the input.
+ * Never a model measured slower.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "agent/search/search_internal.h"
+
+#define DEFAULT_RACING 2
+#define DEFAULT_MIN_ROUNDS 7
+/* Seconds a session takes to load, warm up and be freed, for planning
+ * (the measured 0.2-0.5 s of a BERT-base session, and its warm-up). */
+#define LOAD_S 1.0
 
 xf_arbiter_options xf_arbiter_options_default(void)
 {
@@ -55,6 +67,8 @@ xf_arbiter_options xf_arbiter_options_default(void)
     o.unbatch = 1;
     o.close_rounds = 84;
     o.pairwise = -1;
+    o.racing = DEFAULT_RACING;
+    o.min_rounds = DEFAULT_MIN_ROUNDS;
     return o;
 }
 
@@ -73,35 +87,85 @@ void xf_arbiter_entry_name(const xf_arbiter_entry *e, char *buf, size_t n)
     else snprintf(buf, n, "cand %d%s", e->candidate, layout);
 }
 
-/* The finished models being weighed: models[0] is the input (not owned). */
-typedef struct pool {
-    int n;
-    xf_graph *fin;         /* fin[i] for i >= 1; fin[0] unused */
-    const xf_graph **models;
-    uint64_t *hash;        /* XF_HASH_UNORDERED hash of each: operands of add, mul, min
-                              and max swapped is the same model to the target */
-} pool;
+/* A finished model with its entry. */
+typedef struct held {
+    int entry;
+    int slot;   /* race slot while racing */
+    double rel; /* its outputs in the target against the input's */
+    xf_graph g;
+} held;
 
-static void pool_free(pool *p, int keep)
+typedef struct arb {
+    xf_target *t;
+    xf_cost_model *cm;
+    const xf_graph *model;
+    const xf_search_result *const *srs;
+    int n_searches;
+    xf_arbiter_options o;
+    xf_arbiter_result *res;
+    int cap;               /* room in res->e */
+    uint64_t *hash;        /* every model offered (XF_HASH_UNORDERED) */
+    int n_hash;
+    /* the stream of candidates */
+    int search, k, timed, *order, n_order;
+    held queue[2];         /* finished, waiting for a slot */
+    int n_queue;
+    /* the race */
+    xf_target_race *race;
+    held *racing;
+    int n_racing, slots;
+    double act_bytes;      /* estimated activations of one session */
+    double used_bytes;     /* estimated bytes of the sessions alive */
+    double input_ms;
+    /* kept after the race */
+    held *faster;          /* decided faster, by ratio */
+    int n_faster;
+    held undecided;        /* the fastest the race could not tell from the input */
+    int has_undecided;
+    double t0;
+} arb;
+
+static double elapsed(const arb *a)
 {
-    for (int i = 1; i < p->n; i++)
-        if (i != keep) xf_graph_free(&p->fin[i]);
-    xf_free(p->fin);
-    xf_free(p->models);
-    xf_free(p->hash);
+    return xf_clock_now() - a->t0;
+}
+
+/* Seconds left of the budget (a large number without one). */
+static double left(const arb *a)
+{
+    return a->o.budget_s > 0 ? a->o.budget_s - elapsed(a) : 1e30;
+}
+
+/* A run of the input against one model (and the self check) over `rounds`:
+ * its expected seconds. */
+static double pair_seconds(const arb *a, int rounds)
+{
+    double round_ms = 3 * (a->input_ms > a->o.timing.round_ms ? a->input_ms
+                                                              : a->o.timing.round_ms > 0
+                                                                    ? a->o.timing.round_ms
+                                                                    : 25.0);
+    return 3 * LOAD_S + rounds * round_ms / 1000.0;
+}
+
+static void held_free(held *h)
+{
+    xf_graph_free(&h->g);
+    memset(h, 0, sizeof *h);
 }
 
 /* res->e has room for every candidate and the input. */
-static xf_status add_entry(xf_arbiter_result *res, int search, int cand, xf_arbiter_verdict v,
-                           const xf_graph *g, xf_cost_model *cm, xf_error *err)
+static xf_status add_entry(arb *a, int search, int cand, xf_arbiter_verdict v, const xf_graph *g,
+                           xf_error *err)
 {
+    xf_arbiter_result *res = a->res;
+    if (res->n == a->cap) return XF_FAIL(err, XF_ERR_INTERNAL, "arbiter: too many entries");
     xf_arbiter_entry *e = &res->e[res->n++];
     memset(e, 0, sizeof *e);
     e->search = search;
     e->candidate = cand;
     e->verdict = v;
     e->n_nodes = g->n_nodes;
-    return cm ? xf_agent_model_cost(cm, g, &e->cost_ms, err) : XF_OK;
+    return a->cm ? xf_agent_model_cost(a->cm, g, &e->cost_ms, err) : XF_OK;
 }
 
 /* The order candidates are looked at: the start graph first (the model
@@ -110,7 +174,7 @@ static xf_status add_entry(xf_arbiter_result *res, int search, int cand, xf_arbi
  * distinct cost, then the rest cheapest first. Candidates of equal cost are
  * mostly the same rewrites in another order or place; distinct costs reach
  * further for the few models the target can time. */
-static void candidate_order(const xf_search_result *sr, int *order)
+static int candidate_order(const xf_search_result *sr, int *order)
 {
     int k = 0;
     for (int c = 0; c < sr->n_candidates; c++)
@@ -125,60 +189,45 @@ static void candidate_order(const xf_search_result *sr, int *order)
         if (c > 0 && sr->candidates[c].ms == sr->candidates[c - 1].ms) order[k++] = c;
     }
     if (sr->n_candidates == 0) order[k++] = 0;
+    return k;
 }
 
-/* Puts finished model *fin (owned) into the pool when it is new and passes
- * the interpreter check, freeing it otherwise; one entry either way.
- * *timed: it went into the pool. */
-static xf_status offer(xf_cost_model *cm, const xf_graph *model, const xf_arbiter_options *o,
-                       int search, int cand, int unbatched, xf_graph *fin, pool *p,
-                       xf_arbiter_result *res, int *entry_of, int *timed, xf_error *err)
+/* Queues finished model *fin (owned) when it is new, freeing it otherwise;
+ * one entry either way. *queued: it was. */
+static xf_status offer(arb *a, int search, int cand, int unbatched, xf_graph *fin, int *queued,
+                       xf_error *err)
 {
-    *timed = 0;
+    *queued = 0;
     uint64_t h = 0;
     xf_status st = xf_graph_hash_checked(fin, XF_HASH_UNORDERED, &h, err);
     int dup = 0;
-    for (int i = 0; i < p->n && !st; i++) dup |= p->hash[i] == h;
-    xf_check_result chk = {0};
-    xf_status cst = XF_OK;
-    if (!st && !dup) {
-        xf_error cerr = {0};
-        cst = xf_agent_check(model, fin, o->seed, o->rtol, o->atol, &chk, &cerr);
-        if (cst == XF_ERR_NOMEM) {
-            if (err) *err = cerr;
-            st = cst;
-        }
-    }
-    xf_arbiter_verdict v = dup ? XF_ARBITER_DUPLICATE
-                           : (cst || chk.bad_output >= 0) ? XF_ARBITER_WRONG
-                                                         : XF_ARBITER_TIMED;
-    if (!st) st = add_entry(res, search, cand, v, fin, cm, err);
-    if (!st) res->e[res->n - 1].unbatched = unbatched;
-    if (st || v != XF_ARBITER_TIMED) {
+    for (int i = 0; i < a->n_hash && !st; i++) dup |= a->hash[i] == h;
+    if (!st) st = add_entry(a, search, cand, dup ? XF_ARBITER_DUPLICATE : XF_ARBITER_TIMED, fin,
+                            err);
+    if (!st) a->res->e[a->res->n - 1].unbatched = unbatched;
+    if (st || dup) {
         xf_graph_free(fin);
         return st;
     }
-    p->fin[p->n] = *fin;
-    p->models[p->n] = &p->fin[p->n];
-    p->hash[p->n] = h;
-    entry_of[p->n] = res->n - 1;
-    p->n++;
-    *timed = 1;
+    a->hash[a->n_hash++] = h;
+    held *q = &a->queue[a->n_queue++];
+    memset(q, 0, sizeof *q);
+    q->entry = a->res->n - 1;
+    q->g = *fin;
+    *queued = 1;
     return XF_OK;
 }
 
-/* The unbatched layout of pooled model `at` (xf_agent_unbatch), finished
- * and offered as a variant of candidate cand when it differs. A variant
- * that cannot be made (anything but memory) is an entry of its own, not
- * the end of the run: the candidate itself is still timed. */
-static xf_status offer_unbatched(xf_cost_model *cm, const xf_graph *model,
-                                 const xf_arbiter_options *o, int search, int cand, int at,
-                                 pool *p, xf_arbiter_result *res, int *entry_of, xf_error *err)
+/* The unbatched layout of queued model q, finished and offered as a
+ * variant of candidate cand when it differs. A variant that cannot be made
+ * (anything but memory) is an entry of its own, not the end of the run:
+ * the candidate itself is still timed. */
+static xf_status offer_unbatched(arb *a, int search, int cand, const xf_graph *q, xf_error *err)
 {
     xf_graph ub, fin;
-    int n_dropped = 0, timed = 0;
+    int n_dropped = 0, queued = 0;
     xf_error verr = {0};
-    xf_status st = xf_agent_unbatch(p->models[at], &ub, &n_dropped, &verr);
+    xf_status st = xf_agent_unbatch(q, &ub, &n_dropped, &verr);
     if (!st) {
         if (n_dropped > 0) st = xf_agent_finish(&ub, &fin, NULL, &verr);
         xf_graph_free(&ub);
@@ -189,148 +238,407 @@ static xf_status offer_unbatched(xf_cost_model *cm, const xf_graph *model,
         return st;
     }
     if (st) {
-        st = add_entry(res, search, cand, XF_ARBITER_NOT_BUILT, p->models[at], NULL, err);
-        if (!st) res->e[res->n - 1].unbatched = 1;
+        st = add_entry(a, search, cand, XF_ARBITER_NOT_BUILT, q, err);
+        if (!st) a->res->e[a->res->n - 1].unbatched = 1;
         return st;
     }
     if (n_dropped == 0) return XF_OK;
-    return offer(cm, model, o, search, cand, 1, &fin, p, res, entry_of, &timed, err);
+    return offer(a, search, cand, 1, &fin, &queued, err);
 }
 
-/* Finishes, dedupes and checks search `search`'s candidates into the pool
- * (at most o->max_models new ones); one entry per candidate looked at, and
- * per unbatched variant (o->unbatch). */
-static xf_status gather_search(xf_cost_model *cm, const xf_graph *model, const xf_search_result *sr,
-                               int search, const xf_arbiter_options *o, pool *p,
-                               xf_arbiter_result *res, int *entry_of, xf_error *err)
+/* Fills the queue with the next new candidate (and its unbatched
+ * variant); leaves it empty when the searches have no more. */
+static xf_status next_candidates(arb *a, xf_error *err)
 {
-    /* A learning agent keeps no candidates: its best graph is the one. */
-    int n_cand = sr->n_candidates > 0 ? sr->n_candidates : 1;
-    int *order = xf_malloc((size_t)n_cand * sizeof *order);
-    if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
-    candidate_order(sr, order);
-    xf_status st = XF_OK;
-    for (int k = 0, n_timed = 0; k < n_cand && !st && n_timed < o->max_models; k++) {
-        int c = order[k];
-        xf_graph fin;
-        xf_finish_stats fs;
-        st = xf_agent_finish(sr->n_candidates > 0 ? &sr->candidates[c].g : &sr->best, &fin, &fs,
-                             err);
-        if (st) {
-            xf_error_prefix(err, "finishing candidate %d of search %d", c, search);
-            break;
+    while (a->n_queue == 0 && a->search < a->n_searches) {
+        const xf_search_result *sr = a->srs[a->search];
+        if (!a->order) {
+            int n_cand = sr->n_candidates > 0 ? sr->n_candidates : 1;
+            a->order = xf_malloc((size_t)n_cand * sizeof *a->order);
+            if (!a->order) return XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
+            a->n_order = candidate_order(sr, a->order);
+            a->k = a->timed = 0;
         }
-        int timed = 0;
-        st = offer(cm, model, o, search, c, 0, &fin, p, res, entry_of, &timed, err);
-        n_timed += timed;
-        if (!st && timed && o->unbatch)
-            st = offer_unbatched(cm, model, o, search, c, p->n - 1, p, res, entry_of, err);
+        if (a->k >= a->n_order || a->timed >= a->o.max_models) {
+            xf_free(a->order);
+            a->order = NULL;
+            a->search++;
+            continue;
+        }
+        int c = a->order[a->k++];
+        xf_graph fin;
+        xf_status st = xf_agent_finish(sr->n_candidates > 0 ? &sr->candidates[c].g : &sr->best,
+                                       &fin, NULL, err);
+        if (st) {
+            xf_error_prefix(err, "finishing candidate %d of search %d", c, a->search);
+            return st;
+        }
+        int queued = 0;
+        st = offer(a, a->search, c, 0, &fin, &queued, err);
+        if (st) return st;
     }
-    xf_free(order);
+    return XF_OK;
+}
+
+/* Candidates the searches still hold that were never looked at. */
+static int untimed(const arb *a)
+{
+    int n = a->order ? a->n_order - a->k : 0;
+    if (n > a->o.max_models - a->timed) n = a->o.max_models - a->timed;
+    for (int s = a->search + (a->order ? 1 : 0); s < a->n_searches; s++) {
+        int c = a->srs[s]->n_candidates > 0 ? a->srs[s]->n_candidates : 1;
+        n += c < a->o.max_models ? c : a->o.max_models;
+    }
+    return n + a->n_queue;
+}
+
+/* ------------------------------------------------------------- memory */
+
+/* Bytes of g's node outputs (an upper bound of a session's activations)
+ * and of its constants that are not the input's shared buffers. */
+static double node_bytes(const xf_graph *g)
+{
+    double b = 0;
+    for (int v = 0; v < g->n_values; v++)
+        if (g->values[v].kind == XF_VALUE_NODE)
+            b += (double)xf_shape_numel(&g->values[v].shape) * (double)xf_dtype_size(g->values[v].dtype);
+    return b;
+}
+
+static double own_bytes(const arb *a, const xf_graph *g)
+{
+    /* constants the input does not hold (buffers compared by address) */
+    double b = 0;
+    for (int v = 0; v < g->n_values; v++) {
+        const xf_value *val = &g->values[v];
+        if (val->kind != XF_VALUE_CONST) continue;
+        int shared = 0;
+        for (int u = 0; u < a->model->n_values && !shared; u++)
+            shared = a->model->values[u].kind == XF_VALUE_CONST && a->model->values[u].data == val->data;
+        if (!shared)
+            b += (double)xf_shape_numel(&val->shape) * (double)xf_dtype_size(val->dtype);
+    }
+    return b;
+}
+
+/* What one candidate's session is estimated to take: its activations and
+ * its own constants twice (onnxruntime's copy and their prepacked form). */
+static double session_bytes(const arb *a, const xf_graph *g)
+{
+    return a->act_bytes + 2 * own_bytes(a, g);
+}
+
+static size_t mem_limit(const arb *a)
+{
+    return a->o.mem_limit ? a->o.mem_limit : xf_mem_limit();
+}
+
+/* The input's two sessions (and the prepacked form of its weights, about
+ * their size): refused when over the limit. */
+static int plan_memory(arb *a)
+{
+    a->act_bytes = node_bytes(a->model);
+    double weights = (double)xf_graph_param_bytes(a->model);
+    a->used_bytes = weights + 2 * a->act_bytes;
+    a->res->mem_estimate = a->used_bytes;
+    if (a->used_bytes <= (double)mem_limit(a)) return 1;
+    char u[32], w[32], act[32], l[32];
+    snprintf(a->res->refused, sizeof a->res->refused,
+             "the input's two sessions need about %s (its weights prepacked once, %s, and %s of "
+             "activations each), over the memory limit of %s (--mem-limit); no candidate is "
+             "timed",
+             xf_bytes_str(a->used_bytes, u, sizeof u), xf_bytes_str(weights, w, sizeof w),
+             xf_bytes_str(a->act_bytes, act, sizeof act),
+             xf_bytes_str((double)mem_limit(a), l, sizeof l));
+    return 0;
+}
+
+/* --------------------------------------------------------------- race */
+
+/* What became of the queue's first model (join). */
+enum { JOIN_WAITS = -1, JOIN_DROPPED = 0, JOIN_RACES = 1 };
+
+/* Puts the queue's first model into the race (then a candidate's count
+ * goes up and its unbatched variant is queued), or marks it: not timed
+ * (its session would not fit the memory limit alone), or wrong (onnxruntime
+ * refuses it, or its outputs in the target differ from the input's); or
+ * leaves it queued until a slot frees (*outcome). */
+static xf_status join(arb *a, int *outcome, xf_error *err)
+{
+    *outcome = JOIN_DROPPED;
+    held h = a->queue[0];
+    a->queue[0] = a->queue[1];
+    a->n_queue--;
+    xf_arbiter_entry *e = &a->res->e[h.entry];
+    double need = session_bytes(a, &h.g);
+    if (a->used_bytes + need > (double)mem_limit(a)) {
+        if (a->n_racing > 0) {
+            a->queue[1] = a->queue[0];
+            a->queue[0] = h;
+            a->n_queue++;
+            *outcome = JOIN_WAITS;
+            return XF_OK;
+        }
+        e->verdict = XF_ARBITER_NOT_TIMED;
+        held_free(&h);
+        return XF_OK;
+    }
+    int slot = -1;
+    xf_error jerr = {0};
+    xf_status st = xf_target_race_add(a->race, NULL, &h.g, &slot, &jerr);
+    if (!st) st = xf_target_race_diff(a->race, slot, &h.rel, &jerr);
+    if (st == XF_ERR_NOMEM) {
+        if (err) *err = jerr;
+        held_free(&h);
+        return st;
+    }
+    if (st || !(h.rel <= a->o.target_rtol)) {
+        xf_log(XF_LOG_INFO, "arbiter: a candidate is dropped: %s",
+               st ? jerr.msg : "its outputs in the target differ from the input's");
+        e->verdict = XF_ARBITER_WRONG;
+        if (!st) xf_target_race_drop(a->race, slot);
+        held_free(&h);
+        return XF_OK;
+    }
+    h.slot = slot;
+    a->used_bytes += need;
+    if (a->used_bytes > a->res->mem_estimate) a->res->mem_estimate = a->used_bytes;
+    a->racing[a->n_racing++] = h;
+    *outcome = JOIN_RACES;
+    if (e->unbatched) return XF_OK;
+    a->timed++;
+    return a->o.unbatch ? offer_unbatched(a, e->search, e->candidate, &h.g, err) : XF_OK;
+}
+
+/* Takes racer i out of the race with its timing: kept when faster or the
+ * fastest undecided so far, else freed. */
+static xf_status retire(arb *a, int i, xf_error *err)
+{
+    held h = a->racing[i];
+    a->racing[i] = a->racing[--a->n_racing];
+    xf_arbiter_entry *e = &a->res->e[h.entry];
+    xf_status st = xf_target_race_timing(a->race, h.slot, &e->t, &e->self, &e->input_ms, err);
+    int rounds = xf_target_race_rounds(a->race, h.slot);
+    xf_target_race_drop(a->race, h.slot);
+    a->used_bytes -= session_bytes(a, &h.g);
+    /* fewer rounds than min_rounds (the budget ran out) decide nothing */
+    int v = st ? 1 : rounds < a->o.min_rounds ? 0 : xf_target_verdict(&e->t, &e->self);
+    if (!st && v < 0 && e->t.runs > 0) {
+        int k = a->n_faster++;
+        while (k > 0 && a->res->e[a->faster[k - 1].entry].t.ratio > e->t.ratio) {
+            a->faster[k] = a->faster[k - 1];
+            k--;
+        }
+        a->faster[k] = h;
+        return XF_OK;
+    }
+    if (!st && v == 0 && e->t.runs > 0 &&
+        (!a->has_undecided || e->t.ratio < a->res->e[a->undecided.entry].t.ratio)) {
+        if (a->has_undecided) held_free(&a->undecided);
+        a->undecided = h;
+        a->has_undecided = 1;
+        return XF_OK;
+    }
+    held_free(&h);
     return st;
 }
 
-/* The input, then every search's candidates, into the pool. */
-static xf_status gather(xf_cost_model *cm, const xf_graph *model,
-                        const xf_search_result *const *srs, int n_searches,
-                        const xf_arbiter_options *o, pool *p, xf_arbiter_result *res,
-                        int *entry_of, xf_error *err)
+/* Whether racer i is decided (or has had its rounds). */
+static xf_status decided(arb *a, int i, int *done, xf_error *err)
 {
-    xf_status st = xf_graph_hash_checked(model, XF_HASH_UNORDERED, &p->hash[0], err);
-    p->models[0] = model;
-    p->n = 1;
-    entry_of[0] = 0;
-    if (!st) st = add_entry(res, 0, -1, XF_ARBITER_INPUT, model, cm, err);
-    for (int s = 0; s < n_searches && !st; s++)
-        st = gather_search(cm, model, srs[s], s, o, p, res, entry_of, err);
+    int rounds = xf_target_race_rounds(a->race, a->racing[i].slot);
+    int max_rounds = a->o.timing.rounds > 0 ? a->o.timing.rounds : 21;
+    *done = rounds >= max_rounds;
+    if (*done || rounds < a->o.min_rounds) return XF_OK;
+    xf_target_timing t, self;
+    xf_status st = xf_target_race_timing(a->race, a->racing[i].slot, &t, &self, NULL, err);
+    if (!st) *done = xf_target_verdict(&t, &self) != 0;
     return st;
 }
 
-/* The target's timing options under o, with the self check; rounds 0:
- * o's (the target's default). */
-static xf_target_timing_options timing_of(const xf_arbiter_options *o, int rounds)
+/* Seconds to keep for after the race: confirming a winner. */
+static double reserve(const arb *a)
 {
-    xf_target_timing_options to = o->timing;
-    to.seed = o->seed;
+    return pair_seconds(a, a->o.timing.rounds > 0 ? a->o.timing.rounds : 21);
+}
+
+static xf_status race(arb *a, xf_error *err)
+{
+    xf_target_timing_options to = a->o.timing;
+    to.seed = a->o.seed;
+    xf_status st = xf_target_race_open(a->t, a->model, NULL, 1, &to, &a->race, err);
+    if (st) return st;
+    int stop = 0;
+    while (!st) {
+        double round_s = xf_target_race_round_ms(a->race) / 1000.0;
+        int time_for_more = left(a) - reserve(a) > LOAD_S + a->o.min_rounds * round_s;
+        while (!st && !stop && a->n_racing < a->slots) {
+            if (!time_for_more) {
+                stop = 1;
+                break;
+            }
+            if (a->n_queue == 0) st = next_candidates(a, err);
+            if (st || a->n_queue == 0) break;
+            int outcome = JOIN_DROPPED;
+            st = join(a, &outcome, err);
+            if (outcome == JOIN_WAITS) break;
+        }
+        if (st || a->n_racing == 0) break;
+        st = xf_target_race_round(a->race, err);
+        if (!st) {
+            xf_target_timing in;
+            st = xf_target_race_timing(a->race, 0, &in, NULL, NULL, err);
+            a->input_ms = in.median_ms;
+        }
+        for (int i = 0; !st && i < a->n_racing; i++) {
+            int done = 0;
+            st = decided(a, i, &done, err);
+            if (!st && (done || left(a) < reserve(a))) {
+                st = retire(a, i, err);
+                i--;
+            }
+        }
+        if (!st && left(a) < reserve(a)) stop = 1;
+    }
+    if (!st && stop) {
+        a->res->n_untimed = untimed(a);
+        a->res->budget_hit = a->res->n_untimed > 0;
+    }
+    while (!st && a->n_racing > 0) st = retire(a, 0, err);
+    /* queued when the budget ran out: never timed */
+    for (int i = 0; i < a->n_queue; i++) {
+        a->res->e[a->queue[i].entry].verdict = XF_ARBITER_NOT_TIMED;
+        held_free(&a->queue[i]);
+    }
+    a->n_queue = 0;
+    if (!st) {
+        xf_arbiter_entry *in = &a->res->e[0];
+        st = xf_target_race_timing(a->race, 0, &in->t, NULL, NULL, err);
+        /* the self check against the input over all rounds */
+        if (!st) st = xf_target_race_timing(a->race, 1, &a->res->self, NULL, NULL, err);
+        in->input_ms = in->t.median_ms;
+        in->self = a->res->self;
+        a->res->rounds = xf_target_race_rounds(a->race, 0);
+    }
+    xf_target_race_free(a->race);
+    a->race = NULL;
+    return st;
+}
+
+/* ------------------------------------------------------- after the race */
+
+/* The rounds a run against the input alone may take: `want`, or fewer to
+ * fit the budget (at least min_rounds; 0: none fits). */
+static int rounds_that_fit(arb *a, int want)
+{
+    int r = want;
+    while (r > a->o.min_rounds && pair_seconds(a, r) > left(a)) r = r * 2 / 3;
+    if (r < want) a->res->budget_hit = 1;
+    return pair_seconds(a, r) <= left(a) ? r : 0;
+}
+
+/* A run of the input against g alone (with the input's self check);
+ * *into g's timing, *verdict xf_target_verdict's (< 0: faster). */
+static xf_status pair_into(arb *a, const xf_graph *g, int rounds, xf_target_timing *into,
+                           int *verdict, xf_error *err)
+{
+    const xf_graph *pair[2] = {a->model, g};
+    xf_target_timing two[2], self;
+    xf_target_timing_options to = a->o.timing;
+    to.seed = a->o.seed;
     to.self_check = 1;
-    if (rounds > 0) to.rounds = rounds;
-    return to;
-}
-
-/* A run of the input against model g alone (with the input's self check);
- * rounds 0: the target's default. out[0] the input's timing, out[1] g's;
- * *self the self check (may be NULL); *verdict: xf_target_verdict's (< 0:
- * g faster beyond the noise, 0: cannot tell, > 0: slower). */
-static xf_status pair_run(xf_target *t, const xf_arbiter_options *o, const xf_graph *model,
-                          const xf_graph *g, int rounds, xf_target_timing out[2],
-                          xf_target_timing *self, int *verdict, xf_error *err)
-{
-    const xf_graph *pair[2] = {model, g};
-    xf_target_timing s;
-    xf_target_timing_options to = timing_of(o, rounds);
-    xf_status st = xf_target_compare(t, pair, 2, &to, out, &s, err);
-    *verdict = st ? 1 : xf_target_verdict(&out[1], &s);
-    if (!st && self) *self = s;
-    return st;
-}
-
-/* The closer look or confirming run of g into *into. */
-static xf_status pair_into(xf_target *t, const xf_arbiter_options *o, const xf_graph *model,
-                           const xf_graph *g, int rounds, xf_target_timing *into, int *verdict,
-                           xf_error *err)
-{
-    xf_target_timing two[2];
-    xf_status st = pair_run(t, o, model, g, rounds, two, NULL, verdict, err);
+    to.rounds = rounds;
+    xf_status st = xf_target_compare(a->t, pair, 2, &to, two, &self, err);
+    *verdict = st ? 1 : xf_target_verdict(&two[1], &self);
     if (!st) *into = two[1];
     return st;
 }
 
-/* Times every model: all in one run with one self check, or (pairwise)
- * each candidate in a run of its own against the input; tm[i] and each
- * entry's self check filled, res->self the run of all's or the widest. */
-static xf_status time_models(xf_target *t, const xf_arbiter_options *o, int pairwise,
-                             const pool *p, xf_target_timing *tm, xf_arbiter_result *res,
-                             const int *entry_of, xf_error *err)
+/* Whether h passes the interpreter check (else its entry is wrong). */
+static xf_status interp_ok(arb *a, held *h, int *ok, xf_error *err)
 {
-    xf_status st = XF_OK;
-    xf_target_timing_options to = timing_of(o, 0);
-    if (!pairwise || p->n == 1) { /* a run of all (or of the input alone) */
-        st = xf_target_compare(t, p->models, p->n, &to, tm, &res->self, err);
-        for (int i = 0; !st && i < p->n; i++)
-            res->e[entry_of[i]].self = res->self, res->e[entry_of[i]].input_ms = tm[0].median_ms;
+    xf_check_result chk = {0};
+    xf_error cerr = {0};
+    xf_status st = xf_agent_check(a->model, &h->g, a->o.seed, a->o.rtol, a->o.atol, &chk, &cerr);
+    if (st == XF_ERR_NOMEM) {
+        if (err) *err = cerr;
         return st;
     }
-    for (int i = 1; !st && i < p->n; i++) {
-        xf_target_timing two[2], self;
-        int verdict;
-        st = pair_run(t, o, p->models[0], p->models[i], 0, two, &self, &verdict, err);
-        if (st) break;
-        if (i == 1) tm[0] = two[0];
-        tm[i] = two[1];
-        res->e[entry_of[i]].self = self;
-        res->e[entry_of[i]].input_ms = two[0].median_ms;
-        if (i == 1 || self.noise > res->self.noise) res->self = self;
+    *ok = !st && chk.bad_output < 0;
+    if (!*ok) a->res->e[h->entry].verdict = XF_ARBITER_WRONG;
+    return XF_OK;
+}
+
+/* Confirms h: interpreter check, then a run against the input alone
+ * (default rounds, again with close_rounds when it cannot tell; `first`
+ * rounds when given). *ok: h is faster again. */
+static xf_status confirm(arb *a, held *h, int first, int *ok, xf_error *err)
+{
+    *ok = 0;
+    int good = 0;
+    xf_status st = interp_ok(a, h, &good, err);
+    if (st || !good) return st;
+    xf_arbiter_entry *w = &a->res->e[h->entry];
+    int rounds = rounds_that_fit(a, first > 0 ? first : a->o.timing.rounds > 0 ? a->o.timing.rounds
+                                                                               : 21);
+    int verdict = 0;
+    if (rounds > 0) st = pair_into(a, &h->g, rounds, &w->confirm, &verdict, err);
+    if (!st && rounds > 0 && verdict == 0 && first == 0 && a->o.close_rounds > 0) {
+        int longer = rounds_that_fit(a, a->o.close_rounds);
+        if (longer > rounds) st = pair_into(a, &h->g, longer, &w->confirm, &verdict, err);
     }
-    res->e[entry_of[0]].self = res->self;
-    res->e[entry_of[0]].input_ms = tm[0].median_ms;
+    if (st) {
+        xf_error_prefix(err, "confirming the fastest candidate");
+        return st;
+    }
+    *ok = verdict < 0;
+    if (!*ok) w->verdict = XF_ARBITER_UNCONFIRMED;
+    return XF_OK;
+}
+
+/* The winner: the fastest faster candidate that confirms, else the closer
+ * look at the fastest undecided. *chosen: index into a->faster, or -1 (the
+ * undecided one), or -2 (none). */
+static xf_status choose(arb *a, int *chosen, xf_error *err)
+{
+    *chosen = -2;
+    for (int i = 0; i < a->n_faster; i++) {
+        int ok = 0;
+        xf_status st = confirm(a, &a->faster[i], 0, &ok, err);
+        if (st) return st;
+        if (ok) {
+            *chosen = i;
+            return XF_OK;
+        }
+    }
+    if (a->n_faster > 0 || !a->has_undecided || a->o.close_rounds <= 0) return XF_OK;
+    held *u = &a->undecided;
+    xf_arbiter_entry *e = &a->res->e[u->entry];
+    int rounds = rounds_that_fit(a, a->o.close_rounds);
+    int verdict = 0;
+    xf_status st = rounds > 0 ? pair_into(a, &u->g, rounds, &e->closer, &verdict, err) : XF_OK;
+    if (st) {
+        xf_error_prefix(err, "the closer look at the fastest undecided candidate");
+        return st;
+    }
+    if (verdict >= 0) return XF_OK;
+    int ok = 0;
+    st = confirm(a, u, rounds, &ok, err);
+    if (!st && ok) *chosen = -1;
     return st;
 }
 
-/* The pooled model with the smallest ratio among those still timed
- * (XF_ARBITER_TIMED) whose verdict against their self check is faster
- * (want < 0) or cannot tell (want == 0); 0: none. */
-static int fastest(const pool *p, const xf_target_timing *tm, const xf_arbiter_result *res,
-                   const int *entry_of, int want)
+static void arb_free(arb *a)
 {
-    int c = 0;
-    for (int i = 1; i < p->n; i++) {
-        const xf_arbiter_entry *e = &res->e[entry_of[i]];
-        int v = xf_target_verdict(&tm[i], &e->self);
-        if (e->verdict == XF_ARBITER_TIMED && (want < 0 ? v < 0 : v == want) &&
-            (c == 0 || tm[i].ratio < tm[c].ratio))
-            c = i;
-    }
-    return c;
+    for (int i = 0; i < a->n_queue; i++) held_free(&a->queue[i]);
+    for (int i = 0; i < a->n_racing; i++) held_free(&a->racing[i]);
+    for (int i = 0; i < a->n_faster; i++) held_free(&a->faster[i]);
+    if (a->has_undecided) held_free(&a->undecided);
+    xf_target_race_free(a->race);
+    xf_free(a->racing);
+    xf_free(a->faster);
+    xf_free(a->hash);
+    xf_free(a->order);
 }
 
 xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *model,
@@ -338,92 +646,79 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
                              const xf_arbiter_options *o, xf_graph *out, xf_arbiter_result *res,
                              xf_error *err)
 {
-    xf_arbiter_options opt = o ? *o : xf_arbiter_options_default();
-    double t0 = xf_clock_now();
+    arb a;
+    memset(&a, 0, sizeof a);
+    a.t0 = xf_clock_now();
+    a.t = t;
+    a.cm = cm;
+    a.model = model;
+    a.srs = srs;
+    a.n_searches = n_searches;
+    a.o = o ? *o : xf_arbiter_options_default();
+    a.res = res;
     memset(res, 0, sizeof *res);
     xf_graph_init(out);
-    if (opt.max_models < 1)
+    if (a.o.max_models < 1)
         return XF_FAIL(err, XF_ERR_INVALID, "arbiter: max_models (%d) must be >= 1",
-                       opt.max_models);
+                       a.o.max_models);
     if (n_searches < 1)
         return XF_FAIL(err, XF_ERR_INVALID, "arbiter: no search to choose from (%d)", n_searches);
-    /* each candidate and its unbatched variant, and the input */
-    int cap = 1, models_cap = 2 * opt.max_models * n_searches + 1;
+    if (a.o.min_rounds < 1) a.o.min_rounds = DEFAULT_MIN_ROUNDS;
+    int pairwise = a.o.pairwise < 0 ? xf_target_threads(t) > 1 : a.o.pairwise;
+    a.slots = pairwise ? 1 : a.o.racing > 0 ? a.o.racing : DEFAULT_RACING;
+    res->pairwise = a.slots == 1;
+    res->racing = a.slots;
+    res->budget_s = a.o.budget_s;
+    /* entries: each candidate and its unbatched variant, and the input */
+    a.cap = 1;
     for (int s = 0; s < n_searches; s++)
-        cap += 2 * (srs[s]->n_candidates > 0 ? srs[s]->n_candidates : 1);
-    pool p = {0};
-    int *entry_of = xf_calloc((size_t)models_cap, sizeof *entry_of);
-    xf_target_timing *tm = xf_calloc((size_t)models_cap, sizeof *tm);
-    res->e = xf_calloc((size_t)cap, sizeof *res->e);
-    p.fin = xf_calloc((size_t)models_cap, sizeof *p.fin);
-    p.models = xf_calloc((size_t)models_cap, sizeof *p.models);
-    p.hash = xf_calloc((size_t)models_cap, sizeof *p.hash);
+        a.cap += 2 * (srs[s]->n_candidates > 0 ? srs[s]->n_candidates : 1);
+    res->e = xf_calloc((size_t)a.cap, sizeof *res->e);
+    a.hash = xf_calloc((size_t)a.cap, sizeof *a.hash);
+    a.racing = xf_calloc((size_t)a.slots + 1, sizeof *a.racing);
+    a.faster = xf_calloc((size_t)a.cap, sizeof *a.faster);
     xf_status st = XF_OK;
-    if (!entry_of || !tm || !res->e || !p.fin || !p.models || !p.hash)
+    if (!res->e || !a.hash || !a.racing || !a.faster)
         st = XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
-    if (!st) st = gather(cm, model, srs, n_searches, &opt, &p, res, entry_of, err);
-    int pairwise = opt.pairwise < 0 ? xf_target_threads(t) > 1 : opt.pairwise;
-    res->pairwise = pairwise;
+    if (!st) st = xf_graph_hash_checked(model, XF_HASH_UNORDERED, &a.hash[0], err);
     if (!st) {
-        st = time_models(t, &opt, pairwise, &p, tm, res, entry_of, err);
+        a.n_hash = 1;
+        st = add_entry(&a, 0, -1, XF_ARBITER_INPUT, model, err);
+    }
+    int timing = !st && plan_memory(&a);
+    if (timing) {
+        xf_error serr = {0};
+        xf_status sst = xf_target_share_weights(t, model, &serr);
+        if (sst == XF_ERR_NOMEM) {
+            if (err) *err = serr;
+            st = sst;
+        } else if (sst) {
+            snprintf(res->refused, sizeof res->refused, "%s", serr.msg);
+            timing = 0;
+        }
+        res->shared_bytes = xf_target_shared_bytes(t);
+    }
+    if (!st && timing) {
+        st = race(&a, err);
         if (st) xf_error_prefix(err, "timing the candidates in the target");
     }
-    for (int i = 0; i < p.n && !st; i++) res->e[entry_of[i]].t = tm[i];
-    int best = st ? 0 : fastest(&p, tm, res, entry_of, -1);
-    /* None faster beyond the noise of the run of all: a closer look at the
-     * fastest of those it could not tell from the input, if its outputs in
-     * the target are the input's. */
-    int confirm_rounds = 0;
-    if (!st && best == 0 && opt.close_rounds > 0) {
-        int c = fastest(&p, tm, res, entry_of, 0);
-        double rel = 0;
-        if (c > 0) st = xf_target_outputs_diff(t, model, p.models[c], opt.seed, &rel, err);
-        int verdict = 1;
-        if (!st && c > 0 && rel <= opt.target_rtol) {
-            st = pair_into(t, &opt, model, p.models[c], opt.close_rounds,
-                           &res->e[entry_of[c]].closer, &verdict, err);
-            if (st) xf_error_prefix(err, "the closer look at the fastest undecided candidate");
-        }
-        if (verdict < 0) best = c, confirm_rounds = opt.close_rounds;
+    int chosen = -2;
+    if (!st && timing) st = choose(&a, &chosen, err);
+    if (!st && chosen > -2) {
+        held *w = chosen >= 0 ? &a.faster[chosen] : &a.undecided;
+        res->chosen = w->entry;
+        res->e[w->entry].verdict = XF_ARBITER_CHOSEN;
+        res->max_rel = w->rel;
+        *out = w->g;
+        memset(&w->g, 0, sizeof w->g);
+        xf_graph_init(&w->g);
+    } else if (!st) {
+        res->chosen = 0;
+        st = xf_graph_clone_shared(model, out, err);
     }
-    /* The winner must compute the same in the target, and be faster again
-     * in a second alternating run of it against the input alone: a burst of
-     * load from another process can fake one verdict, rarely two. A short
-     * confirming run that cannot tell (at two threads on two cores a gain of
-     * 5-8% can sit inside a 21-round interval) is run again with
-     * close_rounds, and that longer run decides. */
-    while (!st && best > 0) {
-        xf_arbiter_entry *w = &res->e[entry_of[best]];
-        st = xf_target_outputs_diff(t, model, p.models[best], opt.seed, &res->max_rel, err);
-        int close = !st && res->max_rel <= opt.target_rtol;
-        if (close) {
-            int verdict = 1;
-            st = pair_into(t, &opt, model, p.models[best], confirm_rounds, &w->confirm,
-                           &verdict, err);
-            if (!st && verdict == 0 && confirm_rounds == 0 && opt.close_rounds > 0)
-                st = pair_into(t, &opt, model, p.models[best], opt.close_rounds, &w->confirm,
-                               &verdict, err);
-            if (st) xf_error_prefix(err, "confirming the fastest candidate");
-            if (verdict < 0) break;
-        }
-        if (st) break;
-        w->verdict = close ? XF_ARBITER_UNCONFIRMED : XF_ARBITER_TARGET_WRONG;
-        res->max_rel = 0;
-        best = fastest(&p, tm, res, entry_of, -1);
-    }
-    if (!st) {
-        res->chosen = entry_of[best];
-        if (best > 0) {
-            res->e[entry_of[best]].verdict = XF_ARBITER_CHOSEN;
-            *out = p.fin[best];
-        } else {
-            st = xf_graph_clone(model, out, err);
-        }
-    }
-    pool_free(&p, st ? -1 : best);
-    xf_free(entry_of);
-    xf_free(tm);
-    res->seconds = xf_clock_now() - t0;
+    arb_free(&a);
+    xf_target_unshare(t);
+    res->seconds = xf_clock_now() - a.t0;
     if (st) {
         xf_graph_free(out);
         xf_arbiter_result_free(res);

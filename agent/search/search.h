@@ -398,10 +398,12 @@ typedef struct xf_agent_outcome {
 /* The search's best working graph `best` finished for export
  * (xf_agent_finish) into *out, unless the finished model does not cost less
  * than `model` as written (both costed like xf_agent_graph_cost): then *out
- * is a copy of `model`, because a slower model is never handed out (the
- * working graph can look cheaper while the model as written is not, e.g. a
- * bias add moved away from its conv cannot be fused back). On failure *out
- * is empty and err's message starts with the step that failed. */
+ * is `model` (its weights borrowed), because a slower model is never handed
+ * out (the working graph can look cheaper while the model as written is
+ * not, e.g. a bias add moved away from its conv cannot be fused back). *out
+ * borrows weights from `best` and `model`: it must not outlive them. On
+ * failure *out is empty and err's message starts with the step that
+ * failed. */
 xf_status xf_agent_outcome_model(xf_cost_model *cm, const xf_graph *model, const xf_graph *best,
                                  xf_graph *out, xf_agent_outcome *oc, xf_error *err);
 
@@ -436,11 +438,24 @@ typedef struct xf_arbiter_options {
                           that cannot tell is run again with this many (default 84,
                           four times the target's 21: an interval about half as wide;
                           0: neither) */
-    int pairwise;      /* each candidate timed in a run of its own against the input,
-                          with its own self check, instead of all in one run: -1
-                          (default) when the target runs more than one thread (at two
-                          threads on two cores the long rounds of a run of all
-                          disagree), 0 never, 1 always */
+    int pairwise;      /* one candidate at a time against the input and its self
+                          check (racing 1): -1 (default) when the target runs more
+                          than one thread (at two threads on two cores long rounds
+                          of many models disagree), 0 never, 1 always */
+    int racing;        /* candidates timed at once besides the input and its self
+                          check when not pairwise (default 2): the sessions alive are
+                          this plus two, however many candidates there are */
+    int min_rounds;    /* rounds before a candidate's interval may decide (default 7);
+                          it is timed until faster or slower beyond the noise, at most
+                          timing.rounds (default 21) */
+    double budget_s;   /* seconds the arbiter may take, weights shared, candidates
+                          finished, raced and confirmed (0: no limit); candidates left
+                          when it runs out are not timed (n_untimed), a closer look or
+                          confirming run is shortened or skipped, and it is reported */
+    size_t mem_limit;  /* bytes the target's sessions may take besides rlflow's own
+                          (0: xf_mem_limit()): fewer candidates are timed at once, one
+                          whose session would not fit is not timed, and when the
+                          input's two sessions do not fit the arbiter refuses */
 } xf_arbiter_options;
 
 xf_arbiter_options xf_arbiter_options_default(void);
@@ -454,7 +469,8 @@ typedef enum xf_arbiter_verdict {
     XF_ARBITER_WRONG,       /* the interpreter check failed: not timed */
     XF_ARBITER_TARGET_WRONG, /* fastest, but its outputs in the target differ */
     XF_ARBITER_UNCONFIRMED, /* fastest, but not faster in the confirming run */
-    XF_ARBITER_NOT_BUILT    /* a layout variant that could not be made: not timed */
+    XF_ARBITER_NOT_BUILT,   /* a layout variant that could not be made: not timed */
+    XF_ARBITER_NOT_TIMED    /* its session would not fit the memory limit: not timed */
 } xf_arbiter_verdict;
 
 typedef struct xf_arbiter_entry {
@@ -484,7 +500,15 @@ typedef struct xf_arbiter_result {
     double max_rel;         /* chosen vs input outputs in the target (0 when the input
                                is kept) */
     double seconds;         /* time the arbiter took */
-    int pairwise;           /* each candidate was timed in a run of its own */
+    int pairwise;           /* one candidate was timed at a time */
+    int racing;             /* candidates timed at once (sessions alive: this + 2) */
+    int rounds;             /* rounds the input ran in the race */
+    int n_untimed;          /* candidates not looked at: the budget ran out */
+    int budget_hit;         /* the budget cut racing, a closer look or a confirming run */
+    double budget_s;        /* the budget (0: none) */
+    uint64_t shared_bytes;  /* the input's weights the sessions shared */
+    double mem_estimate;    /* bytes the target's sessions were estimated to take at most */
+    char refused[512];      /* why no candidate was timed at all ("" when some were) */
 } xf_arbiter_result;
 
 void xf_arbiter_result_free(xf_arbiter_result *r); /* zeroes it; NULL is a no-op */
@@ -496,16 +520,21 @@ void xf_arbiter_entry_name(const xf_arbiter_entry *e, char *buf, size_t n);
 
 /* Finishes the candidates of each of the n_searches searches of `model`
  * (srs[s]; per search cheapest first, at most o->max_models distinct models
- * that pass the interpreter check; a model another search already brought
- * is a duplicate), times them with the
- * input in alternation in the target, and puts the chosen model into *out:
- * the one with the smallest latency ratio that is faster beyond the noise
- * (xf_target_verdict against the input's self check; when none is, the
- * fastest undecided one in a longer run of it against the input alone, see
- * close_rounds) and again in a second run against the input alone
- * (confirm; a longer one when that cannot tell, see close_rounds), provided
- * its outputs in the target equal the input's there; else a copy of model.
- * cm (may be NULL) only fills cost_ms. On failure *out and *res are empty. */
+ * whose outputs in the target equal the input's; a model another search
+ * already brought is a duplicate) one at a time as they are needed, races
+ * them against the input a few at a time in the target (the input's
+ * weights shared by every session, xf_target_share_weights), and puts the
+ * chosen model into *out: the one with the smallest latency ratio that is
+ * faster beyond the noise (xf_target_verdict against the input's self
+ * check over the same rounds; when none is, the fastest undecided one in a
+ * longer run of it against the input alone, see close_rounds), that passes
+ * the interpreter check, and is faster again in a second run against the
+ * input alone (confirm; a longer one when that cannot tell, see
+ * close_rounds); else model itself. Within o->budget_s and o->mem_limit
+ * (see there; res says what they cut).
+ * *out borrows its weights from model and the searches' candidates (it must
+ * not outlive them). cm (may be NULL) only fills cost_ms. On failure *out
+ * and *res are empty. */
 xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *model,
                              const xf_search_result *const *srs, int n_searches,
                              const xf_arbiter_options *o, xf_graph *out, xf_arbiter_result *res,

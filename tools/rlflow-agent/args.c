@@ -52,6 +52,13 @@ static void usage(FILE *f)
             "                     the cache, so rewrites are costed as the runtime fuses them)\n"
             "  --candidates N     --target ort: distinct models timed besides MODEL per search,\n"
             "                     each also in its unbatched layout where it differs (default 6)\n"
+            "  --target-budget S  --target ort: seconds the target may take to weigh them\n"
+            "                     (sharing the weights, racing, confirming; default 90; 0: no\n"
+            "                     limit): candidates left when it runs out are not timed, and\n"
+            "                     the report says how many\n"
+            "  --racing N         --target ort: candidates timed at once against MODEL and a\n"
+            "                     second session of it (default 2 at one thread, 1 at more):\n"
+            "                     N + 2 sessions are alive, sharing MODEL's weights\n"
             "  --target-every K   --target ort, wm/ppo: every K valid environment steps the graph\n"
             "                     is timed in the target and the reward gains its latency change\n"
             "                     (sparse real reward between the cost model's; default 50)\n"
@@ -87,7 +94,9 @@ static void usage(FILE *f)
             "                     it is split)\n"
             "  --dim NAME=N       size of a symbolic input dimension (default 1)\n"
             "  --mem-limit SIZE   most bytes of tensors a run or a measurement may take, e.g.\n"
-            "                     512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of the memory)\n"
+            "                     512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of the memory);\n"
+            "                     with --target ort also what the target's sessions may take\n"
+            "                     (fewer candidates at once, or none timed, and it says so)\n"
             "  -q, --quiet        no progress line\n"
             "  -v, --verbose      list the applicable rules of the model before searching\n"
             "  -h, --help         this help\n"
@@ -154,6 +163,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->candidates = xf_arbiter_options_default().max_models;
     o->scalings_both = 1;
     o->target_every = 50;
+    o->target_budget = 90;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         int rc = 0, takes = 1;
@@ -217,6 +227,10 @@ int cli_parse(int argc, char **argv, cli_options *o)
             o->prepare.scalar_mul = both || moved;
         } else if (!strcmp(a, "--candidates")) {
             rc = parse_int(a, next, 1, 1000, &o->candidates);
+        } else if (!strcmp(a, "--target-budget")) {
+            rc = parse_double(a, next, 0, &o->target_budget);
+        } else if (!strcmp(a, "--racing")) {
+            rc = parse_int(a, next, 1, 64, &o->racing);
         } else if (!strcmp(a, "--target-every")) {
             rc = parse_int(a, next, 1, 100000000, &o->target_every);
         } else if (!strcmp(a, "--alpha")) {

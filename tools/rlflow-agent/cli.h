@@ -30,6 +30,8 @@ typedef struct cli_options {
     int fused_cost; /* --cost fused: 1 (needs the target) */
     int candidates; /* --candidates: models the arbiter times besides the input */
     int target_every; /* --target-every: sparse target reward of the learning agents */
+    double target_budget; /* --target-budget: seconds the arbiter may take (0: no limit) */
+    int racing;       /* --racing: candidates timed at once (0: the arbiter's default) */
     double alpha, time_limit;
     int budget; /* graphs expanded / steps; 0: the agent's default */
     int locations, max_rule_size;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,6 +71,7 @@ typedef struct run_state {
     xf_fused_cost *fused; /* --cost fused, when the target loads */
     xf_arbiter_result arb;
     xf_onnx_dynamic *dyn; /* the model's symbolic dims and their three sizes */
+    double t_start;       /* when the run began */
     cli_written written;  /* what was written, checked at those sizes */
 } run_state;
 
@@ -114,8 +116,9 @@ static int load_inputs(const cli_options *o, run_state *s)
     io.n_dim_overrides = o->dims.n;
     io.dim_names = o->dims.names;
     io.dim_values = o->dims.values;
-    if (xf_onnx_load(o->model, &io, &s->model, &err) ||
-        xf_onnx_dynamic_open_file(o->model, &io, &s->dyn, &err)) {
+    /* the symbols first: its imports are over before the model is held */
+    if (xf_onnx_dynamic_open_file(o->model, &io, &s->dyn, &err) ||
+        xf_onnx_load(o->model, &io, &s->model, &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 2;
     }
@@ -330,6 +333,7 @@ static int search(const cli_options *o, run_state *s)
     if (!o->quiet) so.progress = progress;
     for (int i = 0; i < s->n_searches; i++) {
         xf_status st = xf_search_run(s->ms[i].env, kind, &so, &s->ms[i].res, &err);
+        xf_heap_trim(); /* the search's frontier, freed: before the next phase holds more */
         if (!o->quiet) fprintf(stderr, "\n");
         if (st) {
             fprintf(stderr, "rlflow-agent: %s search%s failed: %s\n", xf_search_kind_name(kind),
@@ -353,9 +357,12 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
         /* a kept symbolic dim may be the leading one: the unbatched layout
          * would write it fixed at its import size */
         ao.unbatch = xf_onnx_dynamic_points(s->dyn) == 1;
+        ao.budget_s = o->target_budget;
+        if (o->racing) ao.racing = o->racing, ao.pairwise = 0;
         if (!o->quiet)
-            fprintf(stderr, "target: timing up to %d candidates against the input...\n",
-                    o->candidates);
+            fprintf(stderr, "target: timing up to %d candidates per search against the input "
+                            "(budget %s)...\n",
+                    o->candidates, o->target_budget > 0 ? "set" : "none");
         const xf_search_result *srs[2] = {&s->ms[0].res, &s->ms[1].res};
         if (xf_agent_arbitrate(s->target, s->cm, &s->model, srs, s->n_searches, &ao, &s->finished,
                                &s->arb, &err)) {
@@ -415,9 +422,10 @@ static const char *verdict_name(xf_arbiter_verdict v)
     case XF_ARBITER_TIMED: return "not faster beyond the noise";
     case XF_ARBITER_CHOSEN: return "fastest: written";
     case XF_ARBITER_DUPLICATE: return "same model as one above";
-    case XF_ARBITER_WRONG: return "differs from the input (interpreter): dropped";
+    case XF_ARBITER_WRONG: return "computes something else (target or interpreter): dropped";
     case XF_ARBITER_UNCONFIRMED: return "fastest, not faster again in the confirming run";
     case XF_ARBITER_NOT_BUILT: return "this layout could not be made: not timed";
+    case XF_ARBITER_NOT_TIMED: return "not timed: over the memory limit, or out of budget";
     default: return "fastest, but its outputs differ in the target: dropped";
     }
 }
@@ -430,12 +438,25 @@ static void print_target(run_state *s)
     printf("target latency:  %.4f ms -> %.4f ms (x%.3f, 95%% interval [%.3f, %.3f]), %s\n",
            a->e[a->chosen].input_ms, out->median_ms, out->ratio, out->lo, out->hi,
            xf_target_identity(s->target));
-    printf("target noise:    a second session of the input: x%.3f +- %.3f%s\n", a->self.ratio,
-           a->self.noise,
-           a->pairwise ? " (the widest of the candidates' runs: each had a run of its own)" : "");
-    printf("arbiter:         %d models looked at in %.1f s, cheapest first on the cost model%s:\n",
-           a->n, a->seconds,
+    printf("target noise:    a second session of the input: x%.3f +- %.3f over %d rounds\n",
+           a->self.ratio, a->self.noise, a->rounds);
+    char shared[32], est[32];
+    printf("target memory:   the input's weights (%s) shared by every session; %d candidate%s "
+           "at a time beside the input and its self check (%d sessions), estimated at most %s\n",
+           xf_bytes_str((double)a->shared_bytes, shared, sizeof shared), a->racing,
+           a->racing == 1 ? "" : "s", a->racing + 2,
+           xf_bytes_str(a->mem_estimate, est, sizeof est));
+    if (a->refused[0]) printf("target refused:  %s\n", a->refused);
+    printf("arbiter:         %d models looked at in %.1f s", a->n, a->seconds);
+    if (a->budget_s > 0)
+        printf(" (budget %.0f s%s)", a->budget_s,
+               a->budget_hit ? ", reached: it cut the timing" : "");
+    printf(", cheapest first on the cost model%s:\n",
            s->n_searches > 1 ? " (cand 1:N: candidate N of the search with scalings kept)" : "");
+    if (a->n_untimed > 0)
+        printf("budget:          %d candidate%s not looked at: the budget ran out "
+               "(--target-budget)\n",
+               a->n_untimed, a->n_untimed == 1 ? "" : "s");
     printf("  %-13s %10s %6s %7s %17s  %s\n", "model", "cost ms", "nodes", "ratio", "95% interval",
            "verdict");
     for (int i = 0; i < a->n; i++) {
@@ -565,6 +586,15 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
         printf("sizes check:     max output err %.3g abs, %.3g rel over the three sizes\n",
                s->written.worst.max_abs, s->written.worst.max_rel);
     printf("written:         %s\n", o->output);
+    struct rusage ru;
+    char peak[32], w[32];
+    double weights = (double)xf_graph_param_bytes(&s->model);
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        printf("resources:       %.1f s, peak memory %s (%.2fx the model's weights, %s)\n",
+               xf_clock_now() - s->t_start,
+               xf_bytes_str((double)ru.ru_maxrss * 1024.0, peak, sizeof peak),
+               weights > 0 ? (double)ru.ru_maxrss * 1024.0 / weights : 0.0,
+               xf_bytes_str(weights, w, sizeof w));
     if (s->written.data_location[0])
         printf("external data:   %s (%llu bytes, next to the model)\n", s->written.data_location,
                (unsigned long long)s->written.data_bytes);
@@ -581,6 +611,7 @@ int main(int argc, char **argv)
     xf_graph_init(&s.model);
     xf_graph_init(&s.finished);
     for (int i = 0; i < 2; i++) xf_model_search_init(&s.ms[i]);
+    s.t_start = xf_clock_now();
     rc = load_inputs(&o, &s);
     double t0 = xf_clock_now();
     if (!rc) rc = search(&o, &s);
