@@ -501,6 +501,26 @@ xf_status xf_graph_clone(const xf_graph *src, xf_graph *dst, xf_error *err);
  * dst and must not be modified through dst. */
 xf_status xf_graph_clone_shared(const xf_graph *src, xf_graph *dst, xf_error *err);
 
+/* A graph held compactly while it waits (the TASO search's queue): its
+ * node and value arrays run-length encoded (an xf_params is mostly zero
+ * bytes), everything they point to kept as it is (ir/graph_pack.c). */
+typedef struct xf_graph_packed {
+    xf_graph g;     /* the graph without its node and value arrays */
+    uint8_t *bytes; /* those arrays, encoded */
+    size_t n_bytes;
+} xf_graph_packed;
+/* Packs g into *p, taking it over (g left empty); on failure (no memory)
+ * g is untouched. */
+xf_status xf_graph_pack(xf_graph *g, xf_graph_packed *p, xf_error *err);
+/* The graph back, byte for byte (spare room in its arrays as a clone
+ * has); p is left empty. On failure p is untouched. */
+xf_status xf_graph_unpack(xf_graph_packed *p, xf_graph *g, xf_error *err);
+/* Frees a packed graph without unpacking it (no allocation); NULL or
+ * empty is a no-op. */
+void xf_graph_packed_free(xf_graph_packed *p);
+/* Bytes its encoded arrays take. */
+size_t xf_graph_packed_bytes(const xf_graph_packed *p);
+
 /* Builders. Each returns a value id (>= 0) or -1 with *err set. */
 int xf_graph_add_input(xf_graph *g, const char *name, xf_dtype dtype, const xf_shape *shape,
                        xf_error *err);

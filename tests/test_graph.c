@@ -431,6 +431,49 @@ START_TEST(clone_block_holds_names_and_node_arrays)
 }
 END_TEST
 
+/* A packed graph (the search queue's form) is much smaller and comes back
+ * byte for byte: same hash, the same node and value arrays, its names and
+ * node arrays where they were (in the clone block or allocated after); a
+ * packed graph is freed without being unpacked (ASan checks nothing
+ * leaks), and one whose constants it owns frees them too. */
+START_TEST(packed_graph_comes_back_byte_for_byte)
+{
+    xf_graph a, c, back;
+    xf_error err;
+    build_mlp(&a, 0);
+    ck_assert_int_eq(xf_graph_clone_shared(&a, &c, &err), XF_OK);
+    int y = c.outputs[0];
+    ck_assert_int_ge(xf_graph_op(&c, XF_OP_RELU, NULL, &y, 1, &err), 0); /* arrays off the block */
+    uint64_t h = xf_graph_hash(&c);
+    size_t nb = (size_t)c.n_nodes * sizeof *c.nodes, vb = (size_t)c.n_values * sizeof *c.values;
+    xf_node *nodes = malloc(nb);
+    xf_value *values = malloc(vb);
+    memcpy(nodes, c.nodes, nb);
+    memcpy(values, c.values, vb);
+    xf_graph_packed p;
+    ck_assert_int_eq(xf_graph_pack(&c, &p, &err), XF_OK);
+    ck_assert_int_eq(c.n_nodes, 0); /* taken over */
+    ck_assert_uint_lt(xf_graph_packed_bytes(&p), (nb + vb) / 4);
+    ck_assert_int_eq(xf_graph_unpack(&p, &back, &err), XF_OK);
+    ck_assert_ptr_null(p.bytes);
+    ck_assert_int_eq(memcmp(nodes, back.nodes, nb), 0);
+    ck_assert_int_eq(memcmp(values, back.values, vb), 0);
+    ck_assert_uint_eq(xf_graph_hash(&back), h);
+    ck_assert_int_ge(back.cap_nodes, back.n_nodes + 1);
+    ck_assert_int_eq(xf_graph_validate(&back, &err), XF_OK);
+    ck_assert_int_eq(xf_graph_pack(&back, &p, &err), XF_OK);
+    xf_graph_packed_free(&p);
+    xf_graph_packed_free(&p); /* empty: a no-op */
+    xf_graph owned;
+    ck_assert_int_eq(xf_graph_clone(&a, &owned, &err), XF_OK);
+    ck_assert_int_eq(xf_graph_pack(&owned, &p, &err), XF_OK);
+    xf_graph_packed_free(&p);
+    free(nodes);
+    free(values);
+    xf_graph_free(&a);
+}
+END_TEST
+
 START_TEST(interpreter_runs_mlp)
 {
     xf_graph g;
@@ -799,6 +842,7 @@ int main(void)
     tcase_add_test(t, params_canonical_on_add);
     tcase_add_test(t, clone_is_deep_and_equal);
     tcase_add_test(t, clone_block_holds_names_and_node_arrays);
+    tcase_add_test(t, packed_graph_comes_back_byte_for_byte);
     tcase_add_test(t, interpreter_runs_mlp);
     tcase_add_test(t, interpreter_refuses_opaque);
     tcase_add_test(t, tensor_compare_reports_errors);

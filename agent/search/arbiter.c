@@ -49,7 +49,7 @@
 
 #include "agent/search/search_internal.h"
 
-#define DEFAULT_RACING 2
+#define DEFAULT_RACING 1
 #define DEFAULT_MIN_ROUNDS 7
 /* Seconds a session takes to load, warm up and be freed, for planning
  * (the measured 0.2-0.5 s of a BERT-base session, and its warm-up). */
@@ -87,12 +87,25 @@ void xf_arbiter_entry_name(const xf_arbiter_entry *e, char *buf, size_t n)
     else snprintf(buf, n, "cand %d%s", e->candidate, layout);
 }
 
-/* A finished model with its entry. */
+/* A finished model. A candidate's unbatched variant borrows the
+ * candidate's folded constants: the model lives as long as either uses it. */
+typedef struct finished {
+    xf_graph g;
+    int refs;
+} finished;
+
+/* A model weighed, with its entry (search, candidate and layout say how
+ * to finish it again). Its graph is held only while it is needed: once its
+ * session is loaded it is released (the candidate's folded constants are a
+ * quarter of a BERT-base's weights) and finished again when a winner is
+ * checked, confirmed or written. */
 typedef struct held {
     int entry;
-    int slot;   /* race slot while racing */
-    double rel; /* its outputs in the target against the input's */
-    xf_graph g;
+    int slot;         /* race slot while racing */
+    double rel;       /* its outputs in the target against the input's */
+    double need;      /* its session's estimated bytes */
+    finished *f;      /* the model (NULL: released) */
+    finished *parent; /* the candidate a variant borrows from (NULL: none) */
 } held;
 
 typedef struct arb {
@@ -147,10 +160,61 @@ static double pair_seconds(const arb *a, int rounds)
     return 3 * LOAD_S + rounds * round_ms / 1000.0;
 }
 
+static void unref(finished *f)
+{
+    if (f && --f->refs == 0) {
+        xf_graph_free(&f->g);
+        xf_free(f);
+    }
+}
+
+/* Lets go of h's graphs (they are finished again when needed). */
+static void release(held *h)
+{
+    unref(h->f);
+    unref(h->parent);
+    h->f = h->parent = NULL;
+}
+
 static void held_free(held *h)
 {
-    xf_graph_free(&h->g);
+    release(h);
     memset(h, 0, sizeof *h);
+}
+
+static finished *new_finished(xf_graph *g, xf_error *err)
+{
+    finished *f = xf_calloc(1, sizeof *f);
+    if (!f) {
+        xf_graph_free(g);
+        XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
+        return NULL;
+    }
+    f->g = *g;
+    f->refs = 1;
+    return f;
+}
+
+/* Copies the constants of g that are parent's own buffers (a variant's
+ * chosen model must not borrow from a candidate the arbiter frees). */
+static xf_status own_from(xf_graph *g, const xf_graph *parent, xf_error *err)
+{
+    for (int v = 0; v < g->n_values; v++) {
+        xf_value *c = &g->values[v];
+        if (c->kind != XF_VALUE_CONST || !c->borrowed) continue;
+        int from_parent = 0;
+        for (int u = 0; u < parent->n_values && !from_parent; u++)
+            from_parent = parent->values[u].kind == XF_VALUE_CONST &&
+                          !parent->values[u].borrowed && parent->values[u].data == c->data;
+        if (!from_parent) continue;
+        size_t bytes = (size_t)xf_shape_numel(&c->shape) * xf_dtype_size(c->dtype);
+        void *copy = xf_malloc(bytes ? bytes : 1);
+        if (!copy) return XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
+        if (bytes) memcpy(copy, c->data, bytes);
+        c->data = copy;
+        c->borrowed = 0;
+    }
+    return XF_OK;
 }
 
 /* res->e has room for every candidate and the input. */
@@ -192,10 +256,11 @@ static int candidate_order(const xf_search_result *sr, int *order)
     return k;
 }
 
-/* Queues finished model *fin (owned) when it is new, freeing it otherwise;
- * one entry either way. *queued: it was. */
-static xf_status offer(arb *a, int search, int cand, int unbatched, xf_graph *fin, int *queued,
-                       xf_error *err)
+/* Queues finished model *fin (owned; a variant borrowing from `parent`)
+ * when it is new, freeing it otherwise; one entry either way. *queued: it
+ * was. */
+static xf_status offer(arb *a, int search, int cand, int unbatched, xf_graph *fin,
+                       finished *parent, int *queued, xf_error *err)
 {
     *queued = 0;
     uint64_t h = 0;
@@ -209,11 +274,15 @@ static xf_status offer(arb *a, int search, int cand, int unbatched, xf_graph *fi
         xf_graph_free(fin);
         return st;
     }
+    finished *f = new_finished(fin, err);
+    if (!f) return XF_ERR_NOMEM;
     a->hash[a->n_hash++] = h;
     held *q = &a->queue[a->n_queue++];
     memset(q, 0, sizeof *q);
     q->entry = a->res->n - 1;
-    q->g = *fin;
+    q->f = f;
+    q->parent = parent;
+    if (parent) parent->refs++;
     *queued = 1;
     return XF_OK;
 }
@@ -222,8 +291,9 @@ static xf_status offer(arb *a, int search, int cand, int unbatched, xf_graph *fi
  * variant of candidate cand when it differs. A variant that cannot be made
  * (anything but memory) is an entry of its own, not the end of the run:
  * the candidate itself is still timed. */
-static xf_status offer_unbatched(arb *a, int search, int cand, const xf_graph *q, xf_error *err)
+static xf_status offer_unbatched(arb *a, int search, int cand, finished *parent, xf_error *err)
 {
+    const xf_graph *q = &parent->g;
     xf_graph ub, fin;
     int n_dropped = 0, queued = 0;
     xf_error verr = {0};
@@ -243,7 +313,14 @@ static xf_status offer_unbatched(arb *a, int search, int cand, const xf_graph *q
         return st;
     }
     if (n_dropped == 0) return XF_OK;
-    return offer(a, search, cand, 1, &fin, &queued, err);
+    return offer(a, search, cand, 1, &fin, parent, &queued, err);
+}
+
+/* The working graph candidate c of search s is. */
+static const xf_graph *working(const arb *a, int s, int c)
+{
+    const xf_search_result *sr = a->srs[s];
+    return sr->n_candidates > 0 ? &sr->candidates[c].g : &sr->best;
 }
 
 /* Fills the queue with the next new candidate (and its unbatched
@@ -267,16 +344,44 @@ static xf_status next_candidates(arb *a, xf_error *err)
         }
         int c = a->order[a->k++];
         xf_graph fin;
-        xf_status st = xf_agent_finish(sr->n_candidates > 0 ? &sr->candidates[c].g : &sr->best,
-                                       &fin, NULL, err);
+        xf_status st = xf_agent_finish(working(a, a->search, c), &fin, NULL, err);
         if (st) {
             xf_error_prefix(err, "finishing candidate %d of search %d", c, a->search);
             return st;
         }
         int queued = 0;
-        st = offer(a, a->search, c, 0, &fin, &queued, err);
+        st = offer(a, a->search, c, 0, &fin, NULL, &queued, err);
         if (st) return st;
     }
+    return XF_OK;
+}
+
+/* Finishes h's model again (and its parent for a variant) when it was
+ * released. */
+static xf_status materialize(arb *a, held *h, xf_error *err)
+{
+    if (h->f) return XF_OK;
+    const xf_arbiter_entry *e = &a->res->e[h->entry];
+    xf_graph fin, ub;
+    xf_status st = xf_agent_finish(working(a, e->search, e->candidate), &fin, NULL, err);
+    finished *p = st ? NULL : new_finished(&fin, err);
+    if (!p) return st ? st : XF_ERR_NOMEM;
+    if (!e->unbatched) {
+        h->f = p;
+        return XF_OK;
+    }
+    int n_dropped = 0;
+    st = xf_agent_unbatch(&p->g, &ub, &n_dropped, err);
+    if (!st) {
+        st = xf_agent_finish(&ub, &fin, NULL, err);
+        xf_graph_free(&ub);
+    }
+    h->f = st ? NULL : new_finished(&fin, err);
+    if (!h->f) {
+        unref(p);
+        return st ? st : XF_ERR_NOMEM;
+    }
+    h->parent = p;
     return XF_OK;
 }
 
@@ -370,7 +475,12 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
     a->queue[0] = a->queue[1];
     a->n_queue--;
     xf_arbiter_entry *e = &a->res->e[h.entry];
-    double need = session_bytes(a, &h.g);
+    xf_status mst = materialize(a, &h, err);
+    if (mst) {
+        held_free(&h);
+        return mst;
+    }
+    double need = session_bytes(a, &h.f->g);
     if (a->used_bytes + need > (double)mem_limit(a)) {
         if (a->n_racing > 0) {
             a->queue[1] = a->queue[0];
@@ -385,7 +495,7 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
     }
     int slot = -1;
     xf_error jerr = {0};
-    xf_status st = xf_target_race_add(a->race, NULL, &h.g, &slot, &jerr);
+    xf_status st = xf_target_race_add(a->race, NULL, &h.f->g, &slot, &jerr);
     if (!st) st = xf_target_race_diff(a->race, slot, &h.rel, &jerr);
     if (st == XF_ERR_NOMEM) {
         if (err) *err = jerr;
@@ -401,13 +511,21 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
         return XF_OK;
     }
     h.slot = slot;
+    h.need = need;
     a->used_bytes += need;
     if (a->used_bytes > a->res->mem_estimate) a->res->mem_estimate = a->used_bytes;
-    a->racing[a->n_racing++] = h;
     *outcome = JOIN_RACES;
-    if (e->unbatched) return XF_OK;
-    a->timed++;
-    return a->o.unbatch ? offer_unbatched(a, e->search, e->candidate, &h.g, err) : XF_OK;
+    if (!e->unbatched) {
+        a->timed++;
+        st = a->o.unbatch ? offer_unbatched(a, e->search, e->candidate, h.f, err) : XF_OK;
+        /* the variant is finished again when it joins */
+        if (!st && a->n_queue > 0 && a->queue[a->n_queue - 1].parent == h.f)
+            release(&a->queue[a->n_queue - 1]);
+    }
+    release(&h); /* loaded: its session holds what it needs */
+    xf_heap_trim(); /* what onnxruntime read to prepack, freed: not kept by the heap */
+    a->racing[a->n_racing++] = h;
+    return st;
 }
 
 /* Takes racer i out of the race with its timing: kept when faster or the
@@ -420,7 +538,8 @@ static xf_status retire(arb *a, int i, xf_error *err)
     xf_status st = xf_target_race_timing(a->race, h.slot, &e->t, &e->self, &e->input_ms, err);
     int rounds = xf_target_race_rounds(a->race, h.slot);
     xf_target_race_drop(a->race, h.slot);
-    a->used_bytes -= session_bytes(a, &h.g);
+    xf_heap_trim();
+    a->used_bytes -= h.need;
     /* fewer rounds than min_rounds (the budget ran out) decide nothing */
     int v = st ? 1 : rounds < a->o.min_rounds ? 0 : xf_target_verdict(&e->t, &e->self);
     if (!st && v < 0 && e->t.runs > 0) {
@@ -559,7 +678,9 @@ static xf_status interp_ok(arb *a, held *h, int *ok, xf_error *err)
 {
     xf_check_result chk = {0};
     xf_error cerr = {0};
-    xf_status st = xf_agent_check(a->model, &h->g, a->o.seed, a->o.rtol, a->o.atol, &chk, &cerr);
+    xf_status st = materialize(a, h, err);
+    if (st) return st;
+    st = xf_agent_check(a->model, &h->f->g, a->o.seed, a->o.rtol, a->o.atol, &chk, &cerr);
     if (st == XF_ERR_NOMEM) {
         if (err) *err = cerr;
         return st;
@@ -582,10 +703,10 @@ static xf_status confirm(arb *a, held *h, int first, int *ok, xf_error *err)
     int rounds = rounds_that_fit(a, first > 0 ? first : a->o.timing.rounds > 0 ? a->o.timing.rounds
                                                                                : 21);
     int verdict = 0;
-    if (rounds > 0) st = pair_into(a, &h->g, rounds, &w->confirm, &verdict, err);
+    if (rounds > 0) st = pair_into(a, &h->f->g, rounds, &w->confirm, &verdict, err);
     if (!st && rounds > 0 && verdict == 0 && first == 0 && a->o.close_rounds > 0) {
         int longer = rounds_that_fit(a, a->o.close_rounds);
-        if (longer > rounds) st = pair_into(a, &h->g, longer, &w->confirm, &verdict, err);
+        if (longer > rounds) st = pair_into(a, &h->f->g, longer, &w->confirm, &verdict, err);
     }
     if (st) {
         xf_error_prefix(err, "confirming the fastest candidate");
@@ -610,13 +731,15 @@ static xf_status choose(arb *a, int *chosen, xf_error *err)
             *chosen = i;
             return XF_OK;
         }
+        release(&a->faster[i]);
     }
     if (a->n_faster > 0 || !a->has_undecided || a->o.close_rounds <= 0) return XF_OK;
     held *u = &a->undecided;
     xf_arbiter_entry *e = &a->res->e[u->entry];
     int rounds = rounds_that_fit(a, a->o.close_rounds);
     int verdict = 0;
-    xf_status st = rounds > 0 ? pair_into(a, &u->g, rounds, &e->closer, &verdict, err) : XF_OK;
+    xf_status st = rounds > 0 ? materialize(a, u, err) : XF_OK;
+    if (!st && rounds > 0) st = pair_into(a, &u->f->g, rounds, &e->closer, &verdict, err);
     if (st) {
         xf_error_prefix(err, "the closer look at the fastest undecided candidate");
         return st;
@@ -709,9 +832,12 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
         res->chosen = w->entry;
         res->e[w->entry].verdict = XF_ARBITER_CHOSEN;
         res->max_rel = w->rel;
-        *out = w->g;
-        memset(&w->g, 0, sizeof w->g);
-        xf_graph_init(&w->g);
+        st = materialize(&a, w, err);
+        if (!st && w->parent) st = own_from(&w->f->g, &w->parent->g, err);
+        if (!st) {
+            *out = w->f->g; /* taken over: a variant still borrowing it is not used again */
+            xf_graph_init(&w->f->g);
+        }
     } else if (!st) {
         res->chosen = 0;
         st = xf_graph_clone_shared(model, out, err);

@@ -25,9 +25,20 @@ void xf_model_search_init(xf_model_search *s)
     xf_search_result_init(&s->res);
 }
 
+static void free_actions(xf_model_search *s)
+{
+    for (int i = 0; s->action_text && i < s->n_actions; i++) xf_free(s->action_text[i]);
+    xf_free(s->action_text);
+    xf_free(s->action_id);
+    s->action_text = NULL;
+    s->action_id = NULL;
+    s->n_actions = 0;
+}
+
 void xf_model_search_free(xf_model_search *s)
 {
     if (!s) return;
+    free_actions(s);
     xf_search_result_free(&s->res);
     xf_env_free(s->env);
     xf_ruleset_free(s->rs);
@@ -60,6 +71,40 @@ xf_status xf_model_search_env(xf_model_search *s, xf_cost_model *cm, const xf_en
     xf_env_options o = eo ? *eo : xf_env_options_default();
     o.prepare = s->prepare;
     return xf_env_create_prepared(s->rs, cm, &s->prepared, &s->prep, &o, &s->env, err);
+}
+
+xf_status xf_model_search_release_rules(xf_model_search *s, xf_error *err)
+{
+    if (!s->rs) return XF_OK;
+    int n = xf_ruleset_count(s->rs);
+    s->action_id = xf_calloc((size_t)n + 1, sizeof *s->action_id);
+    s->action_text = xf_calloc((size_t)n + 1, sizeof *s->action_text);
+    xf_status st = s->action_id && s->action_text ? XF_OK
+                                                  : XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
+    for (int i = 0; !st && i < n; i++) {
+        s->action_id[i] = xf_ruleset_rule_id(s->rs, i);
+        s->action_text[i] = xf_strdup(xf_ruleset_text(s->rs, i));
+        if (!s->action_text[i]) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
+        s->n_actions = i + 1;
+    }
+    if (st) {
+        free_actions(s);
+        return st;
+    }
+    xf_ruleset_free(s->rs);
+    s->rs = NULL;
+    return XF_OK;
+}
+
+int64_t xf_model_search_rule_id(const xf_model_search *s, int i)
+{
+    return s->rs ? xf_ruleset_rule_id(s->rs, i) : i >= 0 && i < s->n_actions ? s->action_id[i] : 0;
+}
+
+const char *xf_model_search_rule_text(const xf_model_search *s, int i)
+{
+    return s->rs ? xf_ruleset_text(s->rs, i)
+                 : i >= 0 && i < s->n_actions ? s->action_text[i] : "?";
 }
 
 int xf_prepare_alternative(const xf_prepare_options *prepare, const xf_prepare_stats *stats,

@@ -352,6 +352,10 @@ typedef struct xf_model_search {
     xf_ruleset *rs;             /* the rules (restricted to what can match it) */
     xf_env *env;
     xf_search_result res;       /* xf_search_run(env, ...) fills it */
+    /* after xf_model_search_release_rules: each action's rule id and text */
+    int n_actions;
+    int64_t *action_id;
+    char **action_text;
 } xf_model_search;
 
 void xf_model_search_init(xf_model_search *s);
@@ -372,6 +376,16 @@ xf_status xf_model_search_rules(xf_model_search *s, const char *rules_db,
  * (NULL: the defaults). model must outlive s (constants are shared). */
 xf_status xf_model_search_env(xf_model_search *s, xf_cost_model *cm, const xf_env_options *eo,
                               xf_error *err);
+
+/* Frees the rules once the search is over (a thousand compiled rules are
+ * 80 MB, as much as a fifth of a BERT-base's weights, held while the target
+ * times the candidates), keeping each action's rule id and text for the
+ * report (xf_model_search_rule_id, _rule_text). The environment and the
+ * result stay. */
+xf_status xf_model_search_release_rules(xf_model_search *s, xf_error *err);
+/* Action i's rule id and readable form, from the rules or what was kept. */
+int64_t xf_model_search_rule_id(const xf_model_search *s, int i);
+const char *xf_model_search_rule_text(const xf_model_search *s, int i);
 
 /* The other preparation a target should also see: when preparing with
  * *prepare made scalings scalar_mul (stats->scalar_muls > 0), *alt is
@@ -443,8 +457,11 @@ typedef struct xf_arbiter_options {
                           than one thread (at two threads on two cores long rounds
                           of many models disagree), 0 never, 1 always */
     int racing;        /* candidates timed at once besides the input and its self
-                          check when not pairwise (default 2): the sessions alive are
-                          this plus two, however many candidates there are */
+                          check when not pairwise (default 1: a candidate's session
+                          holds its own folded constants twice, a quarter of a
+                          BERT-base's weights each time; 2 times more candidates
+                          within a budget): the sessions alive are this plus two,
+                          however many candidates there are */
     int min_rounds;    /* rounds before a candidate's interval may decide (default 7);
                           it is timed until faster or slower beyond the noise, at most
                           timing.rounds (default 21) */

@@ -12,7 +12,8 @@
  * The budget counts expansions; max_seconds caps the wall time.
  *
  * Queued graphs share their constants with the model, so a queue entry costs
- * only the graph structure; it keeps the hash computed for the seen-set, so
+ * only the graph structure, packed (xf_graph_pack: about a tenth of it);
+ * it keeps the hash computed for the seen-set, so
  * loading it into the environment does not hash it again. Since at most `budget - expanded` more graphs
  * will ever be popped, the queue keeps only that many (dropping its worst),
  * which bounds memory without changing what the search does.
@@ -27,7 +28,8 @@ typedef struct qentry {
     int64_t seq;
     int entry;     /* trail entry */
     uint64_t hash; /* xf_graph_hash_mode(&g, XF_HASH_IDENTITY), handed to the environment */
-    xf_graph g;
+    xf_graph_packed g; /* packed while queued (xf_graph_pack): a thousand graphs of a
+                          BERT-base took 0.5 GB as they were */
 } qentry;
 
 typedef struct queue {
@@ -67,10 +69,36 @@ static void sift_down(queue *q, int i)
     }
 }
 
-/* Takes *g over (left empty) on success and on failure. */
-static xf_status push(queue *q, double cost, int64_t seq, int entry, uint64_t hash, xf_graph *g,
-                      xf_error *err)
+/* The index of the worst entry (a leaf of the binary heap). */
+static int worst_entry(const queue *q)
 {
+    int worst = q->n / 2;
+    for (int i = worst + 1; i < q->n; i++)
+        if (before(&q->a[worst], &q->a[i])) worst = i;
+    return worst;
+}
+
+/* Removes entry i, freeing its graph. The last entry moved into its place
+ * needs at most a sift up when i is a leaf. */
+static void drop_entry(queue *q, int i)
+{
+    xf_graph_packed_free(&q->a[i].g);
+    q->a[i] = q->a[--q->n];
+    if (i < q->n) sift_up(q, i);
+}
+
+/* Queues *g, keeping at most `keep` entries: when the queue is full a
+ * graph no better than its worst entry is dropped before it is packed.
+ * Takes *g over (left empty) on success and on failure. */
+static xf_status push(queue *q, double cost, int64_t seq, int entry, uint64_t hash, xf_graph *g,
+                      int keep, xf_error *err)
+{
+    qentry e = {cost, seq, entry, hash, {{0}, NULL, 0}};
+    if (keep <= 0 || (q->n >= keep && !before(&e, &q->a[worst_entry(q)]))) {
+        xf_graph_free(g);
+        return XF_OK;
+    }
+    while (q->n >= keep) drop_entry(q, worst_entry(q));
     if (q->n == q->cap) {
         int cap = q->cap ? 2 * q->cap : 64;
         qentry *na = xf_realloc(q->a, (size_t)cap * sizeof *na);
@@ -81,8 +109,12 @@ static xf_status push(queue *q, double cost, int64_t seq, int entry, uint64_t ha
         q->a = na;
         q->cap = cap;
     }
-    q->a[q->n] = (qentry){cost, seq, entry, hash, *g};
-    xf_graph_init(g);
+    xf_status st = xf_graph_pack(g, &e.g, err);
+    if (st != XF_OK) {
+        xf_graph_free(g);
+        return st;
+    }
+    q->a[q->n] = e;
     sift_up(q, q->n++);
     return XF_OK;
 }
@@ -95,24 +127,9 @@ static qentry pop(queue *q)
     return top;
 }
 
-/* Drops the worst entries until at most `keep` remain. The worst entry of a
- * binary heap is a leaf; the last entry moved into its place needs at most
- * a sift up. */
-static void trim(queue *q, int keep)
-{
-    while (q->n > (keep > 0 ? keep : 0)) {
-        int worst = q->n / 2;
-        for (int i = worst + 1; i < q->n; i++)
-            if (before(&q->a[worst], &q->a[i])) worst = i;
-        xf_graph_free(&q->a[worst].g);
-        q->a[worst] = q->a[--q->n];
-        if (worst < q->n) sift_up(q, worst);
-    }
-}
-
 static void queue_free(queue *q)
 {
-    for (int i = 0; i < q->n; i++) xf_graph_free(&q->a[i].g);
+    for (int i = 0; i < q->n; i++) xf_graph_packed_free(&q->a[i].g);
     xf_free(q->a);
     memset(q, 0, sizeof *q);
 }
@@ -165,9 +182,8 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
                 if (st) return st;
                 continue;
             }
-            st = push(q, ms, (*seq)++, entry, h, &s, err);
+            st = push(q, ms, (*seq)++, entry, h, &s, remaining, err);
             if (st) return st;
-            trim(q, remaining);
         }
     }
     return XF_OK;
@@ -183,13 +199,19 @@ xf_status xf_search_taso(xf_search_ctx *c, xf_error *err)
     int64_t seq = 0;
     xf_graph g0;
     xf_status st = xf_graph_clone_shared(xf_env_graph(e), &g0, err);
-    if (!st) st = push(&q, res->initial_ms, seq++, 0, xf_env_hash(e), &g0, err);
+    if (!st) st = push(&q, res->initial_ms, seq++, 0, xf_env_hash(e), &g0, c->opt.budget, err);
     int stop = 0;
     while (!st && !stop && q.n > 0 && res->expanded < c->opt.budget &&
            !xf_search_out_of_time(c)) {
         qentry top = pop(&q);
         xf_error lerr;
-        st = xf_env_adopt_graph(e, &top.g, &top.hash, &lerr);
+        xf_graph g;
+        st = xf_graph_unpack(&top.g, &g, err);
+        if (st) {
+            xf_graph_packed_free(&top.g);
+            break;
+        }
+        st = xf_env_adopt_graph(e, &g, &top.hash, &lerr);
         if (st && xf_search_skippable(st)) { /* a graph the cost model rejects: skip */
             xf_log(XF_LOG_WARN, "taso search: skipping a queued graph: %s", lerr.msg);
             st = XF_OK;

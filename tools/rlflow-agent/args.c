@@ -57,8 +57,9 @@ static void usage(FILE *f)
             "                     limit): candidates left when it runs out are not timed, and\n"
             "                     the report says how many\n"
             "  --racing N         --target ort: candidates timed at once against MODEL and a\n"
-            "                     second session of it (default 2 at one thread, 1 at more):\n"
-            "                     N + 2 sessions are alive, sharing MODEL's weights\n"
+            "                     second session of it (default 1): N + 2 sessions are alive,\n"
+            "                     sharing MODEL's weights; 2 times more candidates within the\n"
+            "                     budget and holds a second candidate's folded weights\n"
             "  --target-every K   --target ort, wm/ppo: every K valid environment steps the graph\n"
             "                     is timed in the target and the reward gains its latency change\n"
             "                     (sparse real reward between the cost model's; default 50)\n"
@@ -78,7 +79,11 @@ static void usage(FILE *f)
             "  --seed N           random inputs, random search, agents' initialisation (default 1)\n"
             "  --rtol R --atol A  numerical check tolerance |d| <= A + R*|ref| (1e-3, 1e-4)\n"
             "  --no-check         write the model even if the numerical check fails or cannot run\n"
-            "  --no-latency       skip the end-to-end latency measurements\n"
+            "  --no-latency       skip the end-to-end latency measurement on --backend (with\n"
+            "                     --target ort it is skipped unless --latency asks for it: the\n"
+            "                     target's latency is measured, and the backend's executor\n"
+            "                     would hold every activation of both models at once)\n"
+            "  --latency          measure it with --target ort too\n"
             "  --no-layernorm-fusion  keep layer norms written out operator by operator\n"
             "  --scalings S       Mul/Div by scalar constants: moved (made scalar_mul, which the\n"
             "                     rules move into weights), kept (as exported: ONNX Runtime fuses\n"
@@ -282,6 +287,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 o->check = 0;
             } else if (!strcmp(a, "--no-latency")) {
                 o->latency = 0;
+            } else if (!strcmp(a, "--latency")) {
+                o->latency = 2;
             } else if (!strcmp(a, "--no-layernorm-fusion")) {
                 o->prepare.fuse_layernorm = 0;
             } else if (!strcmp(a, "--no-narrow")) {

@@ -41,7 +41,8 @@ typedef struct cli_options {
     int all_actions; /* --all-actions: keep actions irrelevant to the model */
     xf_prepare_options prepare; /* --no-layernorm-fusion, --scalings, --no-narrow */
     int scalings_both; /* --scalings both (default): with the target, search both ways */
-    int check, latency, quiet, verbose;
+    int check, quiet, verbose;
+    int latency; /* 0: --no-latency, 1: default (not with the target), 2: --latency */
     double rtol, atol;
     xf_cli_dims dims; /* --dim */
     const char *mem_limit; /* --mem-limit, applied by cli_parse */
@@ -57,7 +58,7 @@ xf_status cli_learn(const cli_options *o, xf_env *env, xf_cost_model *cm, xf_sea
                     xf_error *err);
 
 /* Prints the rules applied, grouped with counts, most frequent first. */
-void cli_print_applied(const xf_ruleset *rs, const xf_search_result *res);
+void cli_print_applied(const xf_model_search *ms, const xf_search_result *res);
 
 /* What cli_write_checked wrote. */
 typedef enum cli_wrote {

@@ -29,6 +29,7 @@
 
 static char cache_buf[4096];
 
+
 /* $XDG_CACHE_HOME/rlflow/costs.db (or ~/.cache/...), directories created;
  * NULL (in-memory cache) when neither variable is set or for 'none'. */
 static const char *cache_path(const cli_options *o)
@@ -333,7 +334,11 @@ static int search(const cli_options *o, run_state *s)
     if (!o->quiet) so.progress = progress;
     for (int i = 0; i < s->n_searches; i++) {
         xf_status st = xf_search_run(s->ms[i].env, kind, &so, &s->ms[i].res, &err);
-        xf_heap_trim(); /* the search's frontier, freed: before the next phase holds more */
+        /* with the target to come, the rules are not needed any more: freed
+         * (their ids and texts kept for the report), with the search's
+         * frontier, before the sessions take their memory */
+        if (!st && s->target) st = xf_model_search_release_rules(&s->ms[i], &err);
+        xf_heap_trim();
         if (!o->quiet) fprintf(stderr, "\n");
         if (st) {
             fprintf(stderr, "rlflow-agent: %s search%s failed: %s\n", xf_search_kind_name(kind),
@@ -369,6 +374,7 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
             fprintf(stderr, "rlflow-agent: %s\n", err.msg);
             return 1;
         }
+        xf_heap_trim(); /* the sessions' memory, freed: before the check and the writing */
         memset(&s->oc, 0, sizeof s->oc);
         s->oc.cost_before = s->arb.e[0].cost_ms;
         s->oc.cost_after = s->arb.e[s->arb.chosen].cost_ms;
@@ -539,7 +545,8 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
                chk->max_rel, o->atol, o->rtol);
     else
         printf("max output err:  not checked\n");
-    if (o->latency) {
+    /* with the target, its latency is the one measured (--latency asks for both) */
+    if (o->latency == 2 || (o->latency == 1 && !s->target)) {
         xf_error err = {0};
         double lat_before = 0, lat_after = 0, spread = 0;
         if (xf_agent_latency_pair(s->lat_cm, &s->model, &s->finished, &lat_before, &lat_after,
@@ -563,9 +570,9 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
         xf_search_result view = *r;
         view.n_applied = c->n_applied;
         view.applied = c->applied;
-        cli_print_applied(ms->rs, &view);
+        cli_print_applied(ms, &view);
     } else {
-        cli_print_applied(ms->rs, r);
+        cli_print_applied(ms, r);
     }
     int n_sym = xf_onnx_dynamic_count(s->dyn);
     for (int i = 0; i < n_sym; i++)

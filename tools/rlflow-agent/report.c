@@ -20,7 +20,7 @@ static int by_count(const void *a, const void *b)
     return x->action - y->action;
 }
 
-void cli_print_applied(const xf_ruleset *rs, const xf_search_result *res)
+void cli_print_applied(const xf_model_search *ms, const xf_search_result *res)
 {
     printf("rules applied:   %d", res->n_applied);
     if (res->n_applied == 0) {
@@ -42,7 +42,8 @@ void cli_print_applied(const xf_ruleset *rs, const xf_search_result *res)
     qsort(c, (size_t)n, sizeof *c, by_count);
     printf(" (%d distinct)\n", n);
     for (int k = 0; k < n; k++)
-        printf("  %4dx  rule %-7lld %s\n", c[k].n, (long long)xf_ruleset_rule_id(rs, c[k].action),
-               xf_ruleset_text(rs, c[k].action));
+        printf("  %4dx  rule %-7lld %s\n", c[k].n,
+               (long long)xf_model_search_rule_id(ms, c[k].action),
+               xf_model_search_rule_text(ms, c[k].action));
     xf_free(c);
 }
