@@ -4,9 +4,13 @@
  * their symbolic dims: the written model against the original, both as
  * files (ONNX Runtime reads them as written), same random inputs.
  *
- *   bench_dynamic [--rules DB] [--budget N] [--rounds N]
+ *   bench_dynamic [--rules DB] [--budget N] [--rounds N] [--target] [--model NAME]
  *
- * For each model: rlflow-agent --search taso (--budget graphs, default 100;
+ * The models are ../shared/models/real's and the shared PyTorch exports
+ * with symbolic batch and sequence (bert_small_dynamic) and computed
+ * paddings (swin_micro). For each model: rlflow-agent --search taso
+ * (--target: with --target ort --threads 1, the arbiter choosing; --budget
+ * graphs, default 100;
  * Silero, whose If the interpreter cannot run, with --no-check: ONNX
  * Runtime is its check here), then at each of the three points of
  * xf_onnx_dynamic (the size imported at and two others the model admits):
@@ -26,21 +30,27 @@
 #include "target/target.h"
 
 typedef struct real_model {
-    const char *dir;
+    const char *dir;     /* under ../shared/models */
     const char *dims;    /* --dim options of the size it is optimised at */
     const char *names[3], *no_check;
     int64_t values[3];
 } real_model;
 
 static const real_model models[] = {
-    {"ppocr_mobile_cls",
+    {"real/ppocr_mobile_cls",
      "--dim p2o.DynamicDimension.1=48 --dim p2o.DynamicDimension.2=192",
      {"p2o.DynamicDimension.1", "p2o.DynamicDimension.2", NULL}, "", {48, 192, 0}},
-    {"ppocr_v4_det",
+    {"real/ppocr_v4_det",
      "--dim p2o.DynamicDimension.1=160 --dim p2o.DynamicDimension.2=160",
      {"p2o.DynamicDimension.1", "p2o.DynamicDimension.2", NULL}, "", {160, 160, 0}},
-    {"openwakeword_hello", "", {NULL}, "", {0}},
-    {"silero_vad_legacy", "--dim sequence=512", {"sequence", NULL}, "--no-check", {512, 0}},
+    {"real/openwakeword_hello", "", {NULL}, "", {0}},
+    {"real/silero_vad_legacy", "--dim sequence=512", {"sequence", NULL}, "--no-check", {512, 0}},
+    /* PyTorch's dynamic-axes export: position ids by Range, token types by
+     * ConstantOfShape of the input's shape (issue 29) */
+    {"bert_small_dynamic", "--dim batch=2 --dim sequence=64", {"batch", "sequence", NULL}, "",
+     {2, 64, 0}},
+    /* torchvision's Swin: paddings computed from the input's shape */
+    {"swin_micro", "", {NULL}, "", {0}},
 };
 
 /* Largest |b - a| over the largest |a| (and in *abs_err the largest
@@ -132,14 +142,19 @@ static void bench_model(xf_target *t, const real_model *m, const char *orig, con
 int main(int argc, char **argv)
 {
     const char *rules_arg = NULL;
-    int budget = 100, rounds = 11;
+    int budget = 100, rounds = 11, target = 0;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rules") && i + 1 < argc) rules_arg = argv[++i];
+        else if (!strcmp(argv[i], "--model") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--target")) target = 1;
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
         else {
-            printf("usage: bench_dynamic [--rules DB] [--budget N] [--rounds N]\n"
-                   "rlflow-agent --search taso on ../shared/models/real, then the written\n"
+            printf("usage: bench_dynamic [--rules DB] [--budget N] [--rounds N] [--target]\n"
+                   "                     [--model NAME]\n"
+                   "rlflow-agent --search taso (--target: with --target ort) on\n"
+                   "../shared/models/real and the dynamic shared exports, then the written\n"
                    "models against the originals in ONNX Runtime at three sizes of each\n"
                    "symbolic dim: max error and latency ratio.\n");
             return strcmp(argv[i], "--help") && strcmp(argv[i], "-h") ? 2 : 0;
@@ -163,13 +178,16 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
         const real_model *m = &models[i];
         char orig[4096], written[4096], extra[1024], out[4096];
-        snprintf(orig, sizeof orig, "%s/real/%s/model.onnx", XF_BENCH_MODELS_DIR, m->dir);
-        snprintf(written, sizeof written, "%s/%s.opt.onnx", scratch, m->dir);
+        const char *base = strrchr(m->dir, '/') ? strrchr(m->dir, '/') + 1 : m->dir;
+        if (only && strcmp(only, base) != 0) continue;
+        snprintf(orig, sizeof orig, "%s/%s/model.onnx", XF_BENCH_MODELS_DIR, m->dir);
+        snprintf(written, sizeof written, "%s/%s.opt.onnx", scratch, base);
         snprintf(out, sizeof out, "%s/out.onnx", scratch);
-        snprintf(extra, sizeof extra, "--search taso --budget %d %s %s --cache none --no-latency",
-                 budget, m->dims, m->no_check);
+        snprintf(extra, sizeof extra,
+                 "--search taso --budget %d %s %s --cache none --no-latency%s", budget, m->dims,
+                 m->no_check, target ? " --target ort --threads 1" : "");
         bench_row r = bench_run_agent(XF_BENCH_AGENT, rules, orig, scratch, extra);
-        printf("%s: cost %s; %s\n", m->dir, r.cost[0] ? r.cost : "(no report)", r.err);
+        printf("%s: cost %s; %s\n", base, r.cost[0] ? r.cost : "(no report)", r.err);
         if (!r.ok || rename(out, written) != 0) {
             printf("  rlflow-agent wrote nothing\n");
             continue;
