@@ -101,5 +101,6 @@ xf_status zoo_build_squeezenet(const xf_zoo_config *c, xf_graph *g, xf_error *er
 xf_status zoo_build_bert(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 xf_status zoo_build_vit(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 xf_status zoo_build_gpt(const xf_zoo_config *c, xf_graph *g, xf_error *err);
+xf_status zoo_build_gpt_tied(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 
 #endif /* XF_MODELZOO_BUILDER_H */

@@ -7,8 +7,9 @@
  * Where(tril, scores, lowest float), and whose feed-forward uses the tanh
  * approximation of GELU ("gelu_new": 0.5x(1 + tanh(sqrt(2/pi)(x +
  * 0.044715 x^3)))); a final LayerNorm and the LM head, a MatMul to
- * vocabulary logits [B,S,V] (untied from the embedding here, so the
- * weights stay one copy each). It is the decoder among the zoo's
+ * vocabulary logits [B,S,V] (untied from the embedding, so the weights
+ * stay one copy each; gpt-tied: the embedding transposed, GPT-2's tied
+ * head, the vocabulary's weights once in the file). It is the decoder among the zoo's
  * transformers: merged sibling MatMuls, a causal mask and a different
  * GELU are what ONNX Runtime's fusions see in GPT-like models.
  */
@@ -74,7 +75,9 @@ static int block(zb *b, int x, int index, int64_t hidden, int64_t heads)
     return zb_binary(b, XF_OP_ADD, x, y, ZB_SUB(n, layer, "add_1"));
 }
 
-xf_status zoo_build_gpt(const xf_zoo_config *c, xf_graph *g, xf_error *err)
+/* The decoder; tied: its LM head is the token embedding transposed (one
+ * copy of the vocabulary's weights, as GPT-2 has them). */
+static xf_status build(const xf_zoo_config *c, int tied, xf_graph *g, xf_error *err)
 {
     int64_t batch = c->v[XF_ZOO_BATCH], seq = c->v[XF_ZOO_SEQ], hidden = c->v[XF_ZOO_HIDDEN];
     int64_t heads = c->v[XF_ZOO_HEADS], vocab = c->v[XF_ZOO_VOCAB];
@@ -86,7 +89,9 @@ xf_status zoo_build_gpt(const xf_zoo_config *c, xf_graph *g, xf_error *err)
     int64_t in_dims[2] = {batch, seq};
     int ids = zb_input(&b, "input_ids", XF_I64, 2, in_dims);
 
-    int x = zb_embedding(&b, "wte", ids, vocab, hidden, EMBED_BOUND);
+    int64_t wte_dims[2] = {vocab, hidden};
+    int wte = zb_param(&b, "wte.weight", 2, wte_dims, EMBED_BOUND);
+    int x = zb_binary(&b, XF_OP_GATHER, wte, ids, "wte");
     int pos = zb_constant_ids(&b, "position_ids", seq, 1);
     pos = zb_embedding(&b, "wpe", pos, seq > MAX_POSITIONS ? seq : MAX_POSITIONS, hidden,
                        EMBED_BOUND);
@@ -95,8 +100,26 @@ xf_status zoo_build_gpt(const xf_zoo_config *c, xf_graph *g, xf_error *err)
     for (int i = 0; i < c->v[XF_ZOO_LAYERS]; i++) x = block(&b, x, i, hidden, heads);
     x = zb_layernorm_decomposed(&b, x, "ln_f", LN_EPSILON);
     int64_t head_dims[2] = {hidden, vocab};
-    int head = zb_param(&b, "lm_head.weight", 2, head_dims, EMBED_BOUND);
+    int head;
+    if (tied) {
+        xf_params t = xf_params_default();
+        t.n_axes = 2;
+        t.axes[0] = 1;
+        head = zb_node(&b, XF_OP_TRANSPOSE, &t, &wte, 1, "lm_head.transpose");
+    } else {
+        head = zb_param(&b, "lm_head.weight", 2, head_dims, EMBED_BOUND);
+    }
     x = zb_binary(&b, XF_OP_MATMUL, x, head, "lm_head");
     zb_output(&b, x, "logits");
     return zb_finish(&b);
+}
+
+xf_status zoo_build_gpt(const xf_zoo_config *c, xf_graph *g, xf_error *err)
+{
+    return build(c, 0, g, err);
+}
+
+xf_status zoo_build_gpt_tied(const xf_zoo_config *c, xf_graph *g, xf_error *err)
+{
+    return build(c, 1, g, err);
 }

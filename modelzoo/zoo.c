@@ -54,6 +54,10 @@ static const xf_zoo_model models[] = {
      {[XF_ZOO_BATCH] = 1, [XF_ZOO_LAYERS] = 2, [XF_ZOO_HIDDEN] = 128, [XF_ZOO_HEADS] = 2,
       [XF_ZOO_SEQ] = 32, [XF_ZOO_VOCAB] = 1000},
      zoo_build_gpt},
+    {"gpt-tied", "GPT-2-style decoder whose LM head is the token embedding (tied, as GPT-2's)",
+     {[XF_ZOO_BATCH] = 1, [XF_ZOO_LAYERS] = 2, [XF_ZOO_HIDDEN] = 128, [XF_ZOO_HEADS] = 2,
+      [XF_ZOO_SEQ] = 32, [XF_ZOO_VOCAB] = 1000},
+     zoo_build_gpt_tied},
 };
 
 const xf_zoo_option *xf_modelzoo_option(xf_zoo_opt o)
