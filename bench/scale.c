@@ -70,6 +70,7 @@ static void field(const char *line, const char *key, char *dst, size_t n)
  * and the child's peak resident memory. */
 static int run_child(char *const *argv, const char *log, double *wall_s, double *peak)
 {
+    fflush(stdout); /* the child must not write our buffered lines again */
     double t0 = xf_clock_now();
     pid_t pid = fork();
     if (pid < 0) return -1;

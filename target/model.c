@@ -157,10 +157,19 @@ xf_status xf_target_model_load(xf_target *t, const xf_graph *g, uint64_t seed,
 xf_status xf_target_model_load_file(xf_target *t, const char *path, const xf_graph *g,
                                     uint64_t seed, xf_target_model **out, xf_error *err)
 {
+    return xf_target_model_load_then(t, path, g, seed, NULL, NULL, out, err);
+}
+
+xf_status xf_target_model_load_then(xf_target *t, const char *path, const xf_graph *g,
+                                    uint64_t seed, void (*written)(void *), void *ctx,
+                                    xf_target_model **out, xf_error *err)
+{
     *out = NULL;
     xf_target_model *m = xf_calloc(1, sizeof *m);
     if (!m) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading a model");
     m->t = t;
+    m->written = written;
+    m->written_ctx = ctx;
     m->n_in = g->n_inputs;
     m->n_out = g->n_outputs;
     xf_status s = create_session(m, g, path, err);

@@ -39,7 +39,17 @@ struct xf_target_model {
     OrtValue **shared_vals; /* initializers over rlflow's buffers (share.c), released
                                after the session */
     int n_shared;
+    /* called once the model's files are written, before its session is
+     * created (xf_target_race_add_then); NULL: none */
+    void (*written)(void *ctx);
+    void *written_ctx;
 };
+
+/* xf_target_model_load_file with m->written set before the session is
+ * created (timing.c's races). */
+xf_status xf_target_model_load_then(xf_target *t, const char *path, const xf_graph *g,
+                                    uint64_t seed, void (*written)(void *), void *ctx,
+                                    xf_target_model **out, xf_error *err);
 
 /* outputs.c: the largest difference of b's last outputs from a's (see
  * xf_target_outputs_diff); both must have run. */

@@ -143,6 +143,14 @@ xf_status xf_target_race_open(xf_target *t, const xf_graph *ref, const char *pat
 /* Loads g into a slot (*slot; 0 and 1 are model 0 and its self check). */
 xf_status xf_target_race_add(xf_target_race *r, const char *path, const xf_graph *g, int *slot,
                              xf_error *err);
+/* The same, calling written(ctx) once g has been written for onnxruntime
+ * and before its session is created (when it goes through the scratch
+ * directory, see xf_target_share_weights): the caller may then free the
+ * data of g's constants that are not shared (onnxruntime reads them from
+ * the files), so they are not in memory twice while the session prepacks
+ * them; g's structure must stay until the call returns. */
+xf_status xf_target_race_add_then(xf_target_race *r, const char *path, const xf_graph *g,
+                                  void (*written)(void *), void *ctx, int *slot, xf_error *err);
 /* One round of every loaded model. */
 xf_status xf_target_race_round(xf_target_race *r, xf_error *err);
 /* Rounds the model in `slot` took part in (0: none, or no model there). */

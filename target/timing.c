@@ -158,8 +158,8 @@ static xf_status warm_up(xf_target_race *r, race_model *rm, xf_error *err)
 }
 
 /* Loads g (from `path` when given) into a free slot and warms it up. */
-static xf_status race_load(xf_target_race *r, const char *path, const xf_graph *g, int *slot,
-                           xf_error *err)
+static xf_status race_load(xf_target_race *r, const char *path, const xf_graph *g,
+                           void (*written)(void *), void *ctx, int *slot, xf_error *err)
 {
     int s = 0;
     while (s < r->n && r->m[s].m) s++;
@@ -175,7 +175,7 @@ static xf_status race_load(xf_target_race *r, const char *path, const xf_graph *
     }
     race_model *rm = &r->m[s];
     memset(rm, 0, sizeof *rm);
-    xf_status st = xf_target_model_load_file(r->t, path, g, r->o.seed, &rm->m, err);
+    xf_status st = xf_target_model_load_then(r->t, path, g, r->o.seed, written, ctx, &rm->m, err);
     if (st == XF_OK) st = warm_up(r, rm, err);
     if (st != XF_OK) {
         slot_free(rm);
@@ -199,8 +199,8 @@ xf_status xf_target_race_open(xf_target *t, const xf_graph *ref, const char *pat
     r->ref = ref;
     r->with_self = with_self != 0;
     int slot;
-    xf_status st = race_load(r, path, ref, &slot, err);
-    if (st == XF_OK && r->with_self) st = race_load(r, path, ref, &slot, err);
+    xf_status st = race_load(r, path, ref, NULL, NULL, &slot, err);
+    if (st == XF_OK && r->with_self) st = race_load(r, path, ref, NULL, NULL, &slot, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "model 0");
         xf_target_race_free(r);
@@ -213,8 +213,14 @@ xf_status xf_target_race_open(xf_target *t, const xf_graph *ref, const char *pat
 xf_status xf_target_race_add(xf_target_race *r, const char *path, const xf_graph *g, int *slot,
                              xf_error *err)
 {
+    return xf_target_race_add_then(r, path, g, NULL, NULL, slot, err);
+}
+
+xf_status xf_target_race_add_then(xf_target_race *r, const char *path, const xf_graph *g,
+                                  void (*written)(void *), void *ctx, int *slot, xf_error *err)
+{
     xf_status st = same_inputs(r->ref, g, err);
-    return st == XF_OK ? race_load(r, path, g, slot, err) : st;
+    return st == XF_OK ? race_load(r, path, g, written, ctx, slot, err) : st;
 }
 
 /* Room for one more round of rm's runs. */

@@ -22,7 +22,9 @@
  * with a short greedy and TASO search over it, the derivation search of a
  * rule by rewriting and the derive pass over a database (search, replay,
  * store), a small enumeration,
- * pruning its candidates, and the verifier: creating one, the axiomatic
+ * pruning its candidates, the target's sessions with the input's weights
+ * shared, its race, and the arbiter (candidates dropped on their outputs
+ * and as duplicates), and the verifier: creating one, the axiomatic
  * proof and the bounded element-wise check of three small rules (one valid
  * by normal forms, one the solver must decide, one refuted with a
  * counterexample); Z3's own allocations are not hooked, ours around it
@@ -39,6 +41,7 @@
 #include "enumerate/enumerate.h"
 #include "prune/prune.h"
 #include "rulesdb/rulesdb.h"
+#include "target/target.h"
 #include "testutil.h"
 #include "verify/verify.h"
 
@@ -1084,6 +1087,145 @@ START_TEST(verifier)
 }
 END_TEST
 
+/* ------------------------------------------------------------- the target */
+
+/* The target's sessions with the input's weights shared: a fresh target
+ * each run (its scratch directory and prepacked-weights container come and
+ * go with it), the weights shared, a model borrowing them loaded, run and
+ * its outputs read. Only our allocations are hooked: onnxruntime's own go
+ * through its allocator (the sanitizer pass's leak check covers them). */
+static xf_status open_target(xf_target **t, xf_error *err)
+{
+    xf_target_options o = xf_target_default_options();
+    o.threads = 1;
+    return xf_target_open(&o, t, err);
+}
+
+static xf_status op_target_share(void *ctx, xf_error *err)
+{
+    const xf_graph *g = ctx;
+    xf_target *t = NULL;
+    xf_graph cand;
+    xf_graph_init(&cand);
+    xf_target_model *m = NULL;
+    xf_tensor *out = NULL;
+    xf_status s = open_target(&t, err);
+    if (!s) s = xf_target_share_weights(t, g, err);
+    if (!s) s = xf_graph_clone_shared(g, &cand, err);
+    if (!s) s = xf_target_model_load(t, &cand, 1, &m, err);
+    if (!s) s = xf_target_model_run(m, err);
+    if (!s && !(out = xf_tensor_array_alloc(g->n_outputs)))
+        s = XF_FAIL(err, XF_ERR_NOMEM, "out of memory in the test");
+    if (!s) s = xf_target_model_outputs(m, out, err);
+    if (out) xf_tensor_array_free(out, g->n_outputs);
+    xf_target_model_free(m);
+    xf_graph_free(&cand);
+    xf_target_close(t);
+    return s;
+}
+
+/* A race: the input and its self check, a candidate joining for two rounds,
+ * its outputs compared and its timing read, then leaving. */
+static xf_status op_race(void *ctx, xf_error *err)
+{
+    const xf_graph *g = ctx;
+    xf_target *t = NULL;
+    xf_target_race *r = NULL;
+    xf_target_timing_options to = {.round_ms = 1, .warmup_ms = 1};
+    int slot = -1;
+    double rel = 0;
+    xf_target_timing tm, self;
+    xf_status s = open_target(&t, err);
+    if (!s) s = xf_target_race_open(t, g, NULL, 1, &to, &r, err);
+    if (!s) s = xf_target_race_add(r, NULL, g, &slot, err);
+    for (int k = 0; k < 2 && !s; k++) s = xf_target_race_round(r, err);
+    if (!s) s = xf_target_race_diff(r, slot, &rel, err);
+    if (!s) s = xf_target_race_timing(r, slot, &tm, &self, NULL, err);
+    if (!s) xf_target_race_drop(r, slot);
+    xf_target_race_free(r);
+    xf_target_close(t);
+    return s;
+}
+
+/* The arbiter over candidates whose fate does not depend on timing (one
+ * computes something else and is dropped on its outputs, one is the input
+ * again): weights shared, the race opened, candidates finished, offered,
+ * joined and dropped, the input kept. */
+typedef struct arbiter_ctx {
+    const xf_graph *model;
+    xf_search_result sr;
+} arbiter_ctx;
+
+static xf_status op_arbiter(void *ctx, xf_error *err)
+{
+    arbiter_ctx *c = ctx;
+    xf_target *t = NULL;
+    xf_graph out;
+    xf_graph_init(&out);
+    xf_arbiter_result ar;
+    memset(&ar, 0, sizeof ar);
+    xf_arbiter_options o = xf_arbiter_options_default();
+    o.close_rounds = 0;
+    o.timing.round_ms = 1;
+    o.timing.warmup_ms = 1;
+    const xf_search_result *srs[1] = {&c->sr};
+    xf_status s = open_target(&t, err);
+    if (!s) s = xf_agent_arbitrate(t, NULL, c->model, srs, 1, &o, &out, &ar, err);
+    if (!s) {
+        ck_assert_int_eq(ar.chosen, 0);
+        ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_WRONG);
+        ck_assert_int_eq(ar.e[2].verdict, XF_ARBITER_DUPLICATE);
+    } else {
+        ck_assert_msg(ar.n == 0 && !ar.e && out.n_nodes == 0, "a failed arbiter leaves results");
+    }
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    xf_target_close(t);
+    return s;
+}
+
+/* The small graph with other weights: other outputs. */
+static void build_other(xf_graph *g)
+{
+    build_small(g);
+    for (int v = 0; v < g->n_values; v++)
+        if (g->values[v].kind == XF_VALUE_CONST && g->values[v].dtype == XF_F32)
+            ((float *)g->values[v].data)[0] += 1.0f;
+}
+
+START_TEST(target_and_arbiter)
+{
+    xf_target *probe = NULL;
+    xf_error err;
+    if (open_target(&probe, &err) == XF_ERR_UNSUPPORTED) XF_SKIP("onnxruntime not installed");
+    xf_target_close(probe);
+    xf_graph g;
+    build_small(&g);
+    oom_walk("target sessions sharing the weights", op_target_share, &g, 1);
+    oom_walk("target race", op_race, &g, 1);
+    /* the model as finishing writes it (a conv's relu fused), so that the
+     * second candidate finishes to it: a duplicate */
+    xf_graph fin;
+    ck_assert_int_eq(xf_agent_finish(&g, &fin, NULL, &err), XF_OK);
+    arbiter_ctx c;
+    c.model = &fin;
+    xf_search_result_init(&c.sr);
+    c.sr.candidates = xf_calloc(2, sizeof *c.sr.candidates);
+    ck_assert_ptr_nonnull(c.sr.candidates);
+    build_other(&c.sr.candidates[0].g);
+    ck_assert_int_eq(xf_graph_clone(&fin, &c.sr.candidates[1].g, &err), XF_OK);
+    c.sr.candidates[0].ms = 0;
+    c.sr.candidates[1].ms = 1;
+    c.sr.candidates[0].n_applied = c.sr.candidates[1].n_applied = 1;
+    c.sr.n_candidates = 2;
+    ck_assert_int_eq(xf_graph_clone(&g, &c.sr.best, &err), XF_OK);
+    oom_walk("arbiter", op_arbiter, &c, 1);
+    xf_search_result_free(&c.sr);
+    xf_graph_free(&fin);
+    xf_graph_free(&g);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("oom");
@@ -1104,6 +1246,7 @@ static Suite *suite(void)
     tcase_add_test(t, prepare_narrow);
     tcase_add_test(t, enumerate_and_prune);
     tcase_add_test(t, verifier);
+    tcase_add_test(t, target_and_arbiter);
     suite_add_tcase(s, t);
     return s;
 }

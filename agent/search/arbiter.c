@@ -460,6 +460,43 @@ static int plan_memory(arb *a)
 
 /* --------------------------------------------------------------- race */
 
+/* Frees the data of the constants a graph owns (not those it borrows):
+ * once a candidate is written for onnxruntime, its folded constants are
+ * read back from the files, and holding them too would double them while
+ * the session prepacks (xf_target_race_add_then). */
+static void drop_own_data(xf_graph *g)
+{
+    for (int v = 0; v < g->n_values; v++) {
+        xf_value *c = &g->values[v];
+        if (c->kind == XF_VALUE_CONST && !c->borrowed && c->data) {
+            xf_free(c->data);
+            c->data = NULL;
+        }
+    }
+}
+
+static void written(void *ctx)
+{
+    held *h = ctx;
+    if (h->f && h->f->refs == 1) drop_own_data(&h->f->g);
+    if (h->parent && h->parent->refs == 1) drop_own_data(&h->parent->g);
+}
+
+/* A dropped candidate's queued variant goes with it (the same model in
+ * another layout): not timed, same verdict. */
+static void drop_variant_of(arb *a, const xf_arbiter_entry *parent)
+{
+    for (int i = 0; i < a->n_queue; i++) {
+        xf_arbiter_entry *v = &a->res->e[a->queue[i].entry];
+        if (!v->unbatched || v->search != parent->search || v->candidate != parent->candidate)
+            continue;
+        v->verdict = parent->verdict;
+        held_free(&a->queue[i]);
+        a->queue[i] = a->queue[--a->n_queue];
+        i--;
+    }
+}
+
 /* What became of the queue's first model (join). */
 enum { JOIN_WAITS = -1, JOIN_DROPPED = 0, JOIN_RACES = 1 };
 
@@ -493,9 +530,20 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
         held_free(&h);
         return XF_OK;
     }
+    /* the variant is made now, its graph released: finished again when it joins */
+    xf_status st = XF_OK;
+    if (!e->unbatched && a->o.unbatch) {
+        st = offer_unbatched(a, e->search, e->candidate, h.f, err);
+        if (!st && a->n_queue > 0 && a->queue[a->n_queue - 1].parent == h.f)
+            release(&a->queue[a->n_queue - 1]);
+        if (st) {
+            held_free(&h);
+            return st;
+        }
+    }
     int slot = -1;
     xf_error jerr = {0};
-    xf_status st = xf_target_race_add(a->race, NULL, &h.f->g, &slot, &jerr);
+    st = xf_target_race_add_then(a->race, NULL, &h.f->g, written, &h, &slot, &jerr);
     if (!st) st = xf_target_race_diff(a->race, slot, &h.rel, &jerr);
     if (st == XF_ERR_NOMEM) {
         if (err) *err = jerr;
@@ -508,6 +556,7 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
         e->verdict = XF_ARBITER_WRONG;
         if (!st) xf_target_race_drop(a->race, slot);
         held_free(&h);
+        drop_variant_of(a, e);
         return XF_OK;
     }
     h.slot = slot;
@@ -515,13 +564,7 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
     a->used_bytes += need;
     if (a->used_bytes > a->res->mem_estimate) a->res->mem_estimate = a->used_bytes;
     *outcome = JOIN_RACES;
-    if (!e->unbatched) {
-        a->timed++;
-        st = a->o.unbatch ? offer_unbatched(a, e->search, e->candidate, h.f, err) : XF_OK;
-        /* the variant is finished again when it joins */
-        if (!st && a->n_queue > 0 && a->queue[a->n_queue - 1].parent == h.f)
-            release(&a->queue[a->n_queue - 1]);
-    }
+    if (!e->unbatched) a->timed++;
     release(&h); /* loaded: its session holds what it needs */
     xf_heap_trim(); /* what onnxruntime read to prepack, freed: not kept by the heap */
     a->racing[a->n_racing++] = h;
@@ -575,10 +618,14 @@ static xf_status decided(arb *a, int i, int *done, xf_error *err)
     return st;
 }
 
-/* Seconds to keep for after the race: confirming a winner. */
+/* Seconds to keep for after the race: confirming winners. */
 static double reserve(const arb *a)
 {
-    return pair_seconds(a, a->o.timing.rounds > 0 ? a->o.timing.rounds : 21);
+    /* one confirming run, and one more for each candidate already found
+     * faster (up to two): a winner that fails its confirmation leaves the
+     * next one time for its own */
+    int runs = 1 + (a->n_faster < 2 ? a->n_faster : 2);
+    return runs * pair_seconds(a, a->o.timing.rounds > 0 ? a->o.timing.rounds : 21);
 }
 
 static xf_status race(arb *a, xf_error *err)
@@ -656,20 +703,28 @@ static int rounds_that_fit(arb *a, int want)
     return pair_seconds(a, r) <= left(a) ? r : 0;
 }
 
-/* A run of the input against g alone (with the input's self check);
- * *into g's timing, *verdict xf_target_verdict's (< 0: faster). */
-static xf_status pair_into(arb *a, const xf_graph *g, int rounds, xf_target_timing *into,
-                           int *verdict, xf_error *err)
+/* A run of the input against h's model alone (with the input's self
+ * check; finished again if it was released); *into its timing, *verdict
+ * xf_target_verdict's (< 0: faster). h's own constants are dropped once
+ * onnxruntime has them and h is released after the run. */
+static xf_status pair_into(arb *a, held *h, int rounds, xf_target_timing *into, int *verdict,
+                           xf_error *err)
 {
-    const xf_graph *pair[2] = {a->model, g};
-    xf_target_timing two[2], self;
+    *verdict = 1;
     xf_target_timing_options to = a->o.timing;
     to.seed = a->o.seed;
-    to.self_check = 1;
-    to.rounds = rounds;
-    xf_status st = xf_target_compare(a->t, pair, 2, &to, two, &self, err);
-    *verdict = st ? 1 : xf_target_verdict(&two[1], &self);
-    if (!st) *into = two[1];
+    xf_target_race *r = NULL;
+    int slot = -1;
+    xf_status st = materialize(a, h, err);
+    if (!st) st = xf_target_race_open(a->t, a->model, NULL, 1, &to, &r, err);
+    if (!st) st = xf_target_race_add_then(r, NULL, &h->f->g, written, h, &slot, err);
+    for (int k = 0; !st && k < rounds; k++) st = xf_target_race_round(r, err);
+    xf_target_timing self;
+    if (!st) st = xf_target_race_timing(r, slot, into, &self, NULL, err);
+    if (!st) *verdict = xf_target_verdict(into, &self);
+    xf_target_race_free(r);
+    release(h);
+    xf_heap_trim();
     return st;
 }
 
@@ -703,10 +758,10 @@ static xf_status confirm(arb *a, held *h, int first, int *ok, xf_error *err)
     int rounds = rounds_that_fit(a, first > 0 ? first : a->o.timing.rounds > 0 ? a->o.timing.rounds
                                                                                : 21);
     int verdict = 0;
-    if (rounds > 0) st = pair_into(a, &h->f->g, rounds, &w->confirm, &verdict, err);
+    if (rounds > 0) st = pair_into(a, h, rounds, &w->confirm, &verdict, err);
     if (!st && rounds > 0 && verdict == 0 && first == 0 && a->o.close_rounds > 0) {
         int longer = rounds_that_fit(a, a->o.close_rounds);
-        if (longer > rounds) st = pair_into(a, &h->f->g, longer, &w->confirm, &verdict, err);
+        if (longer > rounds) st = pair_into(a, h, longer, &w->confirm, &verdict, err);
     }
     if (st) {
         xf_error_prefix(err, "confirming the fastest candidate");
@@ -738,8 +793,7 @@ static xf_status choose(arb *a, int *chosen, xf_error *err)
     xf_arbiter_entry *e = &a->res->e[u->entry];
     int rounds = rounds_that_fit(a, a->o.close_rounds);
     int verdict = 0;
-    xf_status st = rounds > 0 ? materialize(a, u, err) : XF_OK;
-    if (!st && rounds > 0) st = pair_into(a, &u->f->g, rounds, &e->closer, &verdict, err);
+    xf_status st = rounds > 0 ? pair_into(a, u, rounds, &e->closer, &verdict, err) : XF_OK;
     if (st) {
         xf_error_prefix(err, "the closer look at the fastest undecided candidate");
         return st;
