@@ -52,7 +52,7 @@
 #define DEFAULT_RACING 1
 #define DEFAULT_MIN_ROUNDS 7
 /* Seconds a session takes to load, warm up and be freed, for planning
- * (the measured 0.2-0.5 s of a BERT-base session, and its warm-up). */
+ * until one has been measured (a BERT-base's: 0.2-0.5 s and its warm-up). */
 #define LOAD_S 1.0
 
 xf_arbiter_options xf_arbiter_options_default(void)
@@ -130,6 +130,7 @@ typedef struct arb {
     double act_bytes;      /* estimated activations of one session */
     double used_bytes;     /* estimated bytes of the sessions alive */
     double input_ms;
+    double load_s;         /* the longest a candidate took to join (load, warm up) */
     /* kept after the race */
     held *faster;          /* decided faster, by ratio */
     int n_faster;
@@ -157,7 +158,7 @@ static double pair_seconds(const arb *a, int rounds)
                                                               : a->o.timing.round_ms > 0
                                                                     ? a->o.timing.round_ms
                                                                     : 25.0);
-    return 3 * LOAD_S + rounds * round_ms / 1000.0;
+    return 3 * (a->load_s > LOAD_S ? a->load_s : LOAD_S) + rounds * round_ms / 1000.0;
 }
 
 static void unref(finished *f)
@@ -543,7 +544,9 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
     }
     int slot = -1;
     xf_error jerr = {0};
+    double t_join = xf_clock_now();
     st = xf_target_race_add_then(a->race, NULL, &h.f->g, written, &h, &slot, &jerr);
+    if (xf_clock_now() - t_join > a->load_s) a->load_s = xf_clock_now() - t_join;
     if (!st) st = xf_target_race_diff(a->race, slot, &h.rel, &jerr);
     if (st == XF_ERR_NOMEM) {
         if (err) *err = jerr;
@@ -637,7 +640,8 @@ static xf_status race(arb *a, xf_error *err)
     int stop = 0;
     while (!st) {
         double round_s = xf_target_race_round_ms(a->race) / 1000.0;
-        int time_for_more = left(a) - reserve(a) > LOAD_S + a->o.min_rounds * round_s;
+        double load_s = a->load_s > LOAD_S ? a->load_s : LOAD_S;
+        int time_for_more = left(a) - reserve(a) > load_s + a->o.min_rounds * round_s;
         while (!st && !stop && a->n_racing < a->slots) {
             if (!time_for_more) {
                 stop = 1;
