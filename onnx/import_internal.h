@@ -100,6 +100,7 @@ typedef struct imp_state {
     imp_map names;     /* value name -> sym index */
     imp_map vinfo;     /* value name -> i: graph->value_info[i], or output[i - n_value_info] */
     xf_arena arena;    /* synthetic names, scratch strings */
+    int fresh_next;    /* imp_fresh_name's next number: names come in O(1), not O(names) */
     imp_map dim_syms;  /* symbolic dims seen on graph inputs -> 1 once warned about */
     imp_deferred *deferred; /* xf_malloc'd */
     int n_deferred, cap_deferred;

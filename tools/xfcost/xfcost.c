@@ -43,7 +43,8 @@ static void usage(FILE *f)
             "options:\n"
             "  --backend B      analytic (roofline, default), onednn (CPU kernels) or cudnn (GPU)\n"
             "  --cache FILE     SQLite cost cache to read and extend (default: none)\n"
-            "  --threads N      CPU threads for measured kernels (default 1)\n"
+            "  --threads N      CPU threads for measured kernels (default 1; at most 4 x the\n"
+            "                   online CPUs)\n"
             "  --reps N         timed repetitions per measurement, median reported (default 10)\n"
             "  --warmup N       untimed runs before timing (default 3)\n"
             "  --dim NAME=N     size of a symbolic input dimension (default 1)\n"
@@ -98,7 +99,12 @@ static int parse_args(int argc, char **argv, options *o)
             }
             o->cache = argv[++i];
         } else if (!strcmp(a, "--threads")) {
-            rc = parse_int(a, next, 1, &o->threads), i++;
+            char msg[256];
+            if (xf_cli_parse_threads(a, next, 1, &o->threads, msg, sizeof msg) != 0) {
+                fprintf(stderr, "xfcost: %s\n", msg);
+                return 2;
+            }
+            i++;
         } else if (!strcmp(a, "--reps")) {
             rc = parse_int(a, next, 1, &o->reps), i++;
         } else if (!strcmp(a, "--warmup")) {
