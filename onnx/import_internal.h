@@ -329,4 +329,16 @@ typedef struct imp_pb_alloc {
 
 void imp_pb_alloc_init(imp_pb_alloc *a);
 
+/* Messages nested deeper than this (a graph in an If's branch in a node of
+ * a graph ...: three per graph) are refused before decoding. */
+#define IMP_PB_MAX_DEPTH 200
+
+/* onnx__model_proto__unpack after a scan of the wire format that refuses a
+ * model whose messages nest deeper than IMP_PB_MAX_DEPTH: protobuf-c
+ * decodes recursively, and 3,000 nested If branches (380 KB) overflowed
+ * the stack. NULL with *too_deep 1 then; otherwise as unpack (NULL for a
+ * malformed file, or a failed allocation: a->failed). */
+Onnx__ModelProto *imp_pb_unpack_model(imp_pb_alloc *a, size_t len, const uint8_t *buf,
+                                      int *too_deep);
+
 #endif /* XF_ONNX_IMPORT_INTERNAL_H */
