@@ -97,6 +97,10 @@ static int parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             exit(0);
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--external-data")) &&
+                   next && !*next) {
+            fprintf(stderr, "xfonnx: %s needs a file name, got ''\n", a);
+            return 2;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!next) goto missing;
             o->out = argv[++i];
@@ -573,6 +577,12 @@ int main(int argc, char **argv)
     options o;
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;
+    xf_error err; /* no output may be the model read */
+    if (xf_outfile_protect(o.model, "the input model", &err) != XF_OK ||
+        (o.out && xf_outfile_check(o.out, &err) != XF_OK)) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        return 2;
+    }
     if (!strcmp(o.cmd, "info")) return cmd_info(&o);
     if (!strcmp(o.cmd, "run")) return cmd_run(&o);
     if (!strcmp(o.cmd, "roundtrip")) return cmd_roundtrip(&o);

@@ -162,13 +162,13 @@ int cli_parse(int argc, char **argv, cli_options *o)
             usage(stdout);
             return -1;
         } else if (!strcmp(a, "--rules")) {
-            if (!next) return bad(a, "a file name", next);
+            if (!next || !*next) return bad(a, "a file name", next);
             o->rules = next;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (!next) return bad(a, "a file name", next);
+            if (!next || !*next) return bad(a, "a file name", next);
             o->output = next;
         } else if (!strcmp(a, "--external-data")) {
-            if (!next) return bad(a, "a file name", next);
+            if (!next || !*next) return bad(a, "a file name", next);
             o->external_data = next;
         } else if (!strcmp(a, "--search") || !strcmp(a, "--agent")) {
             int is_agent = !strcmp(a, "--agent");
@@ -185,7 +185,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 return 2;
             }
         } else if (!strcmp(a, "--save") || !strcmp(a, "--load")) {
-            if (!next) return bad(a, "a file name", next);
+            if (!next || !*next) return bad(a, "a file name", next);
             if (a[2] == 's') o->save = next;
             else o->load = next;
         } else if (!strcmp(a, "--tau")) {
