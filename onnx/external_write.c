@@ -150,9 +150,9 @@ static xf_status plan_data_path(xf_onnx_writer *w, xf_error *err)
      * a FIFO would block: a regular file or a new path only */
     if (stat(w->data_path, &db) == 0 && !S_ISREG(db.st_mode))
         return XF_FAIL(err, XF_ERR_INVALID,
-                       "%s: the external data file '%s' is a %s; the weights go to a regular "
-                       "file or a new path",
-                       w->path, w->data_path,
+                       "the external data file '%s' is a %s; the weights go to a regular file "
+                       "or a new path",
+                       w->data_path,
                        S_ISCHR(db.st_mode)    ? "character device"
                        : S_ISBLK(db.st_mode)  ? "block device"
                        : S_ISFIFO(db.st_mode) ? "FIFO"
