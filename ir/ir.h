@@ -606,6 +606,23 @@ xf_status xf_opaque_if_branch(const xf_tensor *cond, int *branch, xf_error *err)
 xf_status xf_graph_random_inputs(const xf_graph *g, uint64_t seed, xf_tensor *inputs,
                                  xf_error *err);
 
+/* What xf_interp_check found: the largest absolute and relative differences
+ * over all outputs, and the first output outside the tolerance. */
+typedef struct xf_check_result {
+    double max_abs, max_rel;
+    int bad_output; /* first output with some |d| > atol + rtol*|ref|; -1: all agree */
+    double bad_abs; /* largest |d| of that output */
+} xf_check_result;
+
+/* Runs `model` and `opt` with the reference interpreter on the same random
+ * inputs (xf_graph_random_inputs with seed) and compares every output.
+ * A model that computes something else is not an error: it is reported in
+ * out->bad_output. Fails (XF_ERR_MISMATCH) when the two models do not have
+ * the same numbers of inputs and outputs, or when a model cannot run (the
+ * message says which). */
+xf_status xf_interp_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
+                          double atol, xf_check_result *out, xf_error *err);
+
 /* ------------------------------------------------------------------- rules */
 
 /* A graph substitution: `src` and `dst` read the same graph inputs (equal
