@@ -2432,6 +2432,26 @@ static Onnx__ModelProto *export_kept(const xf_graph *g, const xf_onnx_dynamic *d
     return mp;
 }
 
+/* The original model (buf) and the one written keeping d's dims (out),
+ * read at each point of d, compute the same on the same random inputs. */
+static void same_at_points(const uint8_t *buf, size_t len, const uint8_t *out, size_t out_len,
+                           const xf_onnx_dynamic *d, uint64_t seed)
+{
+    xf_error err;
+    for (int p = 0; p < XF_ONNX_POINTS; p++) {
+        xf_onnx_options op = xf_onnx_dynamic_options(d, p);
+        xf_graph a, b;
+        ck_assert_msg(xf_onnx_load_buffer(buf, len, "dyn.onnx", NULL, &op, &a, &err) == XF_OK,
+                      "point %d: %s", p, err.msg);
+        ck_assert_msg(xf_onnx_load_buffer(out, out_len, "out.onnx", NULL, &op, &b, &err) ==
+                          XF_OK,
+                      "point %d: %s", p, err.msg);
+        xf_test_expect_same_function(&a, &b, seed, 0);
+        xf_graph_free(&a);
+        xf_graph_free(&b);
+    }
+}
+
 /* dynamic_model(0) imported at N=3 and described (import_described). */
 static mb *import_at_n3(uint8_t **buf, size_t *len, xf_graph *g, xf_onnx_dynamic **d)
 {
@@ -2641,17 +2661,7 @@ START_TEST(export_refuses_parameters_that_cannot_follow)
         gathers += !strcmp(mp->graph->node[i]->op_type, "Gather");
     ck_assert_int_eq(gathers, 1);
     onnx__model_proto__free_unpacked(mp, NULL);
-    for (int p = 0; p < XF_ONNX_POINTS; p++) {
-        xf_onnx_options op = xf_onnx_dynamic_options(d, p);
-        xf_graph a, b;
-        ck_assert_int_eq(xf_onnx_load_buffer(buf, len, "swap.onnx", NULL, &op, &a, &err), XF_OK);
-        ck_assert_msg(xf_onnx_load_buffer(out, out_len, "out.onnx", NULL, &op, &b, &err) ==
-                          XF_OK,
-                      "point %d: %s", p, err.msg);
-        xf_test_expect_same_function(&a, &b, 3, 0);
-        xf_graph_free(&a);
-        xf_graph_free(&b);
-    }
+    same_at_points(buf, len, out, out_len, d, 3);
     release_described(m, buf, &g, d, out);
 }
 END_TEST
@@ -3099,6 +3109,157 @@ START_TEST(sizes_are_chosen_when_not_given)
 }
 END_TEST
 
+/* ------------------------------------------------ shape arithmetic (issue 29) */
+
+/* An embedding as PyTorch exports it with batch B and sequence S dynamic:
+ * position ids Range(0, Shape(ids)[1], 1), token types
+ * ConstantOfShape(Shape(ids)) = 0, y = W[ids] + W[pos] + T[types]. */
+static mb *embedding_model(void)
+{
+    mb *m = mb_new(13);
+    const char *params[2] = {"B", "S"};
+    int64_t d[2] = {0, 0}, zero = 0, one = 1, ax0 = 0, dw[2] = {16, 4}, dt[2] = {2, 4};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "ids", T_INT64, 2, d, params);
+    float w[64], t[8];
+    for (int i = 0; i < 64; i++) w[i] = (float)i;
+    for (int i = 0; i < 8; i++) t[i] = 1000.0f * (float)(i + 1);
+    mb_init(m, "W", T_FLOAT, 2, dw, w);
+    mb_init(m, "T", T_FLOAT, 2, dt, t);
+    mb_init(m, "zero", T_INT64, 0, NULL, &zero);
+    mb_init(m, "one", T_INT64, 0, NULL, &one);
+    mb_init_i64(m, "ax0", 1, &ax0);
+    mb_node(m, "Shape", "shape", "ids", "s");
+    mb_node(m, "Gather", "seq", "s one", "n");
+    mb_node(m, "Range", "range", "zero n one", "r");
+    mb_node(m, "Unsqueeze", "unsq", "r ax0", "pos");
+    Onnx__NodeProto *c = mb_node(m, "ConstantOfShape", "types", "s", "z");
+    attr_t(m, c, "value", mb_tensor(m, "v", T_INT64, 1, &one, &zero));
+    mb_node(m, "Gather", "we", "W ids", "a");
+    mb_node(m, "Gather", "pe", "W pos", "b");
+    mb_node(m, "Gather", "te", "T z", "c");
+    mb_node(m, "Add", "add1", "a b", "ab");
+    mb_node(m, "Add", "add2", "ab c", "y");
+    const char *py[3] = {"B", "S", NULL};
+    int64_t dy[3] = {0, 0, 4};
+    m->outputs[m->graph.n_output++] = mb_vi(m, "y", T_FLOAT, 3, dy, py);
+    return m;
+}
+
+/* Imported at B = 2, S = 3, the Range and the ConstantOfShape are opaque
+ * nodes with their kernels (the model computes them at run time); the
+ * interpreter gives W[ids] + W[s] + T[0]; written keeping B and S, the model
+ * has no size baked in and computes what the original does at three sizes. */
+START_TEST(shape_arithmetic_keeps_symbols)
+{
+    mb *m = embedding_model();
+    const char *names[2] = {"B", "S"};
+    int64_t values[2] = {2, 3};
+    xf_onnx_options o = xf_onnx_default_options();
+    o.n_dim_overrides = 2;
+    o.dim_names = names;
+    o.dim_values = values;
+    uint8_t *buf, *out = NULL;
+    size_t len, out_len = 0;
+    xf_graph g;
+    xf_onnx_dynamic *d = NULL;
+    xf_error err;
+    import_described(m, &o, &buf, &len, &g, &d);
+    int kernels = 0;
+    for (int i = 0; i < g.n_nodes; i++)
+        if (g.nodes[i].op == XF_OP_OPAQUE) {
+            ck_assert_msg(xf_opaque_calc_kernel(g.nodes[i].opaque->kernel), "%s has no kernel",
+                          g.nodes[i].opaque->op_type);
+            kernels++;
+        }
+    ck_assert_int_eq(kernels, 2);
+    xf_tensor in;
+    int64_t ids[6] = {5, 0, 7, 1, 2, 3}, d23[2] = {2, 3};
+    xf_shape s23 = xf_shape_make(2, d23);
+    ck_assert_int_eq(xf_tensor_alloc(&in, XF_I64, &s23, &err), XF_OK);
+    memcpy(in.data, ids, sizeof ids);
+    xf_tensor y;
+    run(&g, &in, &y);
+    float want[24];
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < 4; k++)
+            want[i * 4 + k] = (float)(ids[i] * 4 + k) + (float)((i % 3) * 4 + k) +
+                              1000.0f * (float)(k + 1);
+    expect_f32(&y, want, 24, 0);
+    xf_tensor_free(&y);
+    xf_tensor_free(&in);
+    Onnx__ModelProto *mp = export_kept(&g, d, &out, &out_len);
+    ck_assert_str_eq(written_dim(mp, 0, 0, 0), "B");
+    ck_assert_str_eq(written_dim(mp, 0, 0, 1), "S");
+    ck_assert_str_eq(written_dim(mp, 1, 0, 1), "S");
+    onnx__model_proto__free_unpacked(mp, NULL);
+    same_at_points(buf, len, out, out_len, d, 7);
+    release_described(m, buf, &g, d, out);
+}
+END_TEST
+
+/* At fixed sizes the arithmetic leaves no trace when it only feeds
+ * parameters: Swin's padding to a multiple of the window,
+ * (4 - W % 4) % 4 from Shape, becomes a Pad with constant pads; a
+ * ScatterND on constants folds to a constant. */
+START_TEST(shape_arithmetic_folds_at_fixed_sizes)
+{
+    mb *m = mb_new(13);
+    int64_t dx[3] = {1, 5, 7}, two = 2, win = 4, zeros4[4] = {0, 0, 0, 0}, pre[5] = {0, 0, 0, 0, 0};
+    int64_t idx[2] = {1, 3}, upd[2] = {5, 6}, di[2] = {2, 1}, du = 2;
+    mb_input(m, "x", T_FLOAT, 3, dx);
+    mb_init(m, "two", T_INT64, 0, NULL, &two);
+    mb_init(m, "win", T_INT64, 0, NULL, &win);
+    mb_init_i64(m, "pre", 5, pre);
+    mb_init_i64(m, "ax0", 1, zeros4);
+    mb_node(m, "Shape", "shape", "x", "s");
+    mb_node(m, "Gather", "w", "s two", "W");
+    mb_node(m, "Mod", "mod1", "W win", "r");
+    mb_node(m, "Sub", "sub", "win r", "q");
+    mb_node(m, "Mod", "mod2", "q win", "p");
+    mb_node(m, "Unsqueeze", "unsq", "p ax0", "p1");
+    attr_i(m, mb_node(m, "Concat", "pads", "pre p1", "pads"), "axis", 0);
+    mb_node(m, "Pad", "pad", "x pads", "y");
+    mb_init_i64(m, "zeros", 4, zeros4);
+    mb_init(m, "idx", T_INT64, 2, di, idx);
+    mb_init(m, "upd", T_INT64, 1, &du, upd);
+    mb_node(m, "ScatterND", "scatter", "zeros idx upd", "sc");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    mb_output(m, "sc", T_INT64, -1, NULL);
+    xf_graph g;
+    mb_load_ok(m, &g);
+    ck_assert_int_eq(g.n_nodes, 1);
+    const xf_node *pad = the(&g, XF_OP_PAD);
+    ck_assert_int_eq(pad->params.ends[2], 1);
+    int64_t want_y[3] = {1, 5, 8};
+    expect_shape(&g.values[g.outputs[0]].shape, 3, want_y);
+    const xf_value *sc = &g.values[g.outputs[1]];
+    ck_assert_int_eq(sc->kind, XF_VALUE_CONST);
+    int64_t want_sc[4] = {0, 5, 0, 6};
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(((const int64_t *)sc->data)[i], want_sc[i]);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+/* A size that follows data, not shapes (Range up to a value the model
+ * reads from its input) cannot be known at import: the error names the
+ * node, the input it depends on, and what to record. */
+START_TEST(data_dependent_size_is_refused)
+{
+    mb *m = mb_new(13);
+    int64_t zero = 0, one = 1;
+    mb_input(m, "n", T_INT64, 0, NULL);
+    mb_init(m, "zero", T_INT64, 0, NULL, &zero);
+    mb_init(m, "one", T_INT64, 0, NULL, &one);
+    mb_node(m, "Range", "range", "zero n one", "r");
+    mb_output(m, "r", T_INT64, -1, NULL);
+    const char *want[] = {"test.onnx", "node 0 'range' (Range)", "input 1 'n'", "value_info",
+                          NULL};
+    expect_error(m, XF_ERR_UNSUPPORTED, want);
+    mb_free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("onnx_import");
@@ -3146,6 +3307,9 @@ static Suite *suite(void)
     tcase_add_test(dyn, strided_dims_follow_the_symbol);
     tcase_add_test(dyn, checked_writer_falls_back_to_the_input);
     tcase_add_test(dyn, sizes_are_chosen_when_not_given);
+    tcase_add_test(dyn, shape_arithmetic_keeps_symbols);
+    tcase_add_test(model, shape_arithmetic_folds_at_fixed_sizes);
+    tcase_add_test(model, data_dependent_size_is_refused);
     tcase_add_test(model, outer_scope_initializers_are_kept);
     suite_add_tcase(s, dyn);
     return s;
