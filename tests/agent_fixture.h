@@ -65,10 +65,11 @@ void xf_fx_expect_written_same(const xf_graph *model, const xf_graph *work, uint
 
 /* The model file `written` against the original file `orig` in the target
  * at the sizes of o (each imported at them; both run as files, on the
- * same inputs): every output within tol of its largest |value| in the
- * original, `at` naming the sizes in a failure. */
+ * same inputs): every output element within atol + rtol*|original's|
+ * (xf_tensor_close), `at` naming the sizes in a failure. */
 void xf_fx_expect_same_in_target(xf_target *t, const char *orig, const char *written,
-                                 const xf_onnx_options *o, double tol, const char *at);
+                                 const xf_onnx_options *o, double rtol, double atol,
+                                 const char *at);
 
 /* An environment over the cost model and the rule set above. */
 typedef struct xf_fx_env {

@@ -135,8 +135,8 @@ START_TEST(run_matches_onnxruntime)
 END_TEST
 
 /* The model written at `written` against the original in ONNX Runtime
- * (both run as files, same inputs; 1e-4 of the largest |output|, the
- * README's tolerance) at 1/2, 1, 2 and 3 times the test data's sizes of
+ * (both run as files, same inputs; 1e-5 + 1e-4*|original's|, xfonnx's
+ * tolerance) at 1/2, 1, 2 and 3 times the test data's sizes of
  * every symbolic dim (batch 1 is 1, 2 and 3), and where the original does
  * not import with all of them so (the classifier is 1 high after its
  * backbone at height 24, the detector's features do not add up at 80),
@@ -167,6 +167,7 @@ static void expect_same_in_ort_at_scales(const real_model *m, const char *dir,
                 snprintf(at + len, sizeof at - len, "%s%s=%lld", i ? ", " : "", m->syms[i],
                          (long long)v[i]);
             }
+            if (alone >= 0 && v[alone] == m->sizes[alone]) continue; /* batch 1 at 1/2 */
             xf_onnx_options o = xf_onnx_default_options();
             o.n_dim_overrides = n;
             o.dim_names = m->syms;
@@ -182,7 +183,7 @@ static void expect_same_in_ort_at_scales(const real_model *m, const char *dir,
                         err.msg);
                 continue;
             }
-            xf_fx_expect_same_in_target(t, orig, written, &o, 1e-4, at);
+            xf_fx_expect_same_in_target(t, orig, written, &o, 1e-4, 1e-5, at);
             if (alone < 0) break; /* all moved together: no need to move them alone */
         }
     }
