@@ -325,6 +325,9 @@ static xf_status pick_sizes(xf_onnx_dynamic *d, int sym, const void *buf, size_t
         }
     }
     probe_free(&far);
+    if (tried[0])
+        xf_log(XF_LOG_INFO, "%s: symbolic dimension '%s' at %lld: sizes passed over: %s", name,
+               d->names[sym], (long long)d->sizes[sym * POINTS], tried);
     if (st == XF_OK && found < 2) {
         /* not dynamic as far as the model goes: written fixed, and said so */
         char why[1024];

@@ -28,8 +28,11 @@
  * XF_ERR_SHAPE; valid models using something rlflow cannot represent (a
  * dtype other than float32/int64/int32/bool, an unknown rank, an opset
  * outside 7–21) give XF_ERR_UNSUPPORTED. Symbolic input dims (named,
- * unnamed or declared 0) take the size the options give, else 1; the
- * xf_onnx_dynamic functions below write them back symbolic.
+ * unnamed or declared 0) take the size the options give, else 1
+ * (xf_onnx_sizes_choose below finds sizes at which a model imports); the
+ * xf_onnx_dynamic functions below write them back symbolic, and
+ * xf_onnx_write_checked writes a model only after checking it at sizes far
+ * apart.
  */
 #ifndef XF_ONNX_H
 #define XF_ONNX_H
