@@ -128,19 +128,24 @@ static xf_status search(xf_onnx_sizes *s, const model_bytes *m, xf_error *err)
     for (int i = 0; i < s->d->n_sym; i++)
         if (!s->from[i]) s->from[i] = FROM_ONE, n_open++;
     if (!n_open) return XF_OK;
-    xf_error why;
+    xf_error why, at1;
     xf_error_clear(&why);
+    xf_error_clear(&at1);
     int64_t c = 1;
     for (; c <= SEARCH_MAX && !ok; c *= 2) {
         set_open(s, c);
         if (imports(s, m, &ok, &why) != XF_OK) return XF_FAIL(err, XF_ERR_NOMEM, "%s", why.msg);
+        if (c == 1) at1 = why;
     }
     c /= 2;
+    if (!ok && strcmp(at1.msg, why.msg) == 0)
+        return XF_FAIL(err, why.code, "%s (at every size of its symbolic dims from 1 to %d)",
+                       why.msg, SEARCH_MAX);
     if (!ok)
         return XF_FAIL(err, XF_ERR_SHAPE,
                        "%s: the model imports at no size of its symbolic dims from 1 to %d "
-                       "(at %d: %s); give them with --dim NAME=N",
-                       m->path, SEARCH_MAX, SEARCH_MAX, why.msg);
+                       "(at 1: %s; at %d: %s); give them with --dim NAME=N",
+                       m->path, SEARCH_MAX, at1.msg, SEARCH_MAX, why.msg);
     if (c == 1) return XF_OK;
     for (int i = 0; i < s->d->n_sym; i++) {
         if (s->from[i] != FROM_ONE) continue;

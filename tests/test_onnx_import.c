@@ -3048,7 +3048,8 @@ END_TEST
 /* Sizes without --dim: width 1 to 4 leave nothing for the second pool, so
  * the size search takes the smallest power of two that imports (8) and
  * says so; from a test_data_set input the sizes are the data's; data of
- * the wrong rank, or a missing file, are errors naming the file. */
+ * the wrong rank, or a missing file, are errors naming the file; a model
+ * that imports at no size gets the importer's errors at 1 and at 4096. */
 START_TEST(sizes_are_chosen_when_not_given)
 {
     mb *m = stride_model();
@@ -3105,6 +3106,21 @@ START_TEST(sizes_are_chosen_when_not_given)
     unlink(path);
     ck_assert_int_ne(xf_onnx_sizes_choose(model, NULL, data_dir, &s, &err), XF_OK);
     xf_test_expect_contains(err.msg, "input_0.pb");
+    mb_free(m);
+    /* a model that fails whatever the size says why once */
+    m = mb_new(13);
+    const char *params[3] = {"N", NULL, NULL};
+    int64_t dx[3] = {0, 4, 6}, tgt[2] = {5, 5};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 3, dx, params);
+    mb_init_i64(m, "tgt", 2, tgt);
+    mb_node(m, "Reshape", "rs", "x tgt", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    snprintf(model, sizeof model, "%s", mb_save(m, "never_sized.onnx"));
+    ck_assert_int_eq(xf_onnx_sizes_choose(model, NULL, NULL, &s, &err), XF_ERR_SHAPE);
+    xf_test_expect_contains(err.msg, "the model imports at no size of its symbolic dims from 1 "
+                                     "to 4096 (at 1: ");
+    xf_test_expect_contains(err.msg, "'rs' (Reshape): reshape: cannot reshape [1,4,6]");
+    xf_test_expect_contains(err.msg, "; at 4096: ");
     mb_free(m);
 }
 END_TEST
