@@ -238,7 +238,9 @@ xf_status xf_onnx_write_checked(const xf_onnx_check_options *o, xf_onnx_dynamic 
  * data); else 1 when the model imports with the rest at 1; else the
  * smallest power of two (up to 4096) at which it imports, found by
  * importing it at 2, 4, 8 ... and then lowering each symbol in turn.
- * XF_ERR_SHAPE when the data do not fit the inputs or no size imports. */
+ * XF_ERR_SHAPE when the data do not fit the inputs; when no size imports,
+ * the importer's errors at 1 and 4096 (its own code when they are the
+ * same: a failure that has nothing to do with the sizes). */
 typedef struct xf_onnx_sizes xf_onnx_sizes;
 xf_status xf_onnx_sizes_choose(const char *path, const xf_onnx_options *given,
                                const char *data_dir, xf_onnx_sizes **out, xf_error *err);
