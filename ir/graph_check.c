@@ -230,6 +230,7 @@ static xf_opaque *clone_opaque(const xf_opaque *o, int share_data, int *ok)
     c->domain_version = o->domain_version;
     c->kernel = o->kernel;
     c->lstm = o->lstm;
+    c->calc = o->calc;
     c->no_kernel = o->no_kernel ? dup_or_null(o->no_kernel, ok) : NULL;
     clone_branches(o, c, share_data, ok);
     c->n_attrs = o->n_attrs;

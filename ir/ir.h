@@ -405,8 +405,24 @@ typedef struct xf_value {
 typedef enum xf_opaque_kernel {
     XF_OPAQUE_NO_KERNEL = 0, /* cannot run: the interpreter refuses it by name */
     XF_OPAQUE_IF,            /* runs branches[0] (then) or [1] (else) on input 0 */
-    XF_OPAQUE_LSTM           /* ONNX LSTM with `lstm`'s attributes */
+    XF_OPAQUE_LSTM,          /* ONNX LSTM with `lstm`'s attributes */
+    /* The shape arithmetic exporters write (ir/opaque_calc.c): sizes
+     * computed from shapes at run time. Range's and ConstantOfShape's
+     * output sizes follow their inputs' values, so they cannot be operators
+     * of the table (whose shape inference sees shapes only). */
+    XF_OPAQUE_RANGE,           /* ONNX Range: start, limit, delta (scalars) */
+    XF_OPAQUE_CONSTANT_OF_SHAPE, /* ONNX ConstantOfShape of a run-time shape: `calc` */
+    XF_OPAQUE_MOD,             /* ONNX Mod, broadcasting; calc.fmod */
+    XF_OPAQUE_SCATTER_ND       /* ONNX ScatterND; calc.reduction */
 } xf_opaque_kernel;
+
+/* Attributes of the shape-arithmetic kernels. */
+typedef struct xf_opaque_calc {
+    int32_t fmod;        /* Mod: 1 C's fmod (the dividend's sign), 0 the divisor's sign */
+    int32_t reduction;   /* ScatterND: 0 none, 1 add, 2 mul, 3 max, 4 min */
+    int32_t value_dtype; /* ConstantOfShape: the fill's xf_dtype */
+    double value;        /* ConstantOfShape: the fill */
+} xf_opaque_calc;
 
 /* ONNX LSTM attributes (default activations sigmoid, tanh, tanh only). */
 typedef struct xf_lstm_attrs {
@@ -434,6 +450,7 @@ typedef struct xf_opaque {
     size_t *attr_len;
     xf_opaque_kernel kernel;
     xf_lstm_attrs lstm;        /* XF_OPAQUE_LSTM */
+    xf_opaque_calc calc;       /* the shape-arithmetic kernels */
     int n_branches;            /* XF_OPAQUE_IF: 2 */
     struct xf_graph *branches; /* owned */
     int n_captured;
@@ -596,6 +613,17 @@ xf_status xf_opaque_run(const xf_graph *g, int node, const xf_tensor *const *in,
 /* The branch an If node takes for condition tensor `cond` (0 then, 1
  * else); XF_ERR_INVALID when cond is not a one-element bool/int tensor. */
 xf_status xf_opaque_if_branch(const xf_tensor *cond, int *branch, xf_error *err);
+/* The shape-arithmetic kernels (kernel XF_OPAQUE_RANGE ..
+ * XF_OPAQUE_SCATTER_ND) on inputs whose data is given (NULL for omitted
+ * ones): xf_opaque_calc_infer puts the output's dtype and shape, which may
+ * follow the inputs' values, into *dt and *sh; xf_opaque_calc_run fills
+ * `out`, allocated by the caller with that dtype and shape. The importer
+ * runs them on values known at import, the interpreter at run time. */
+int xf_opaque_calc_kernel(xf_opaque_kernel k);
+xf_status xf_opaque_calc_infer(const xf_opaque *o, int n_in, const xf_tensor *const *in,
+                               xf_dtype *dt, xf_shape *sh, xf_error *err);
+xf_status xf_opaque_calc_run(const xf_opaque *o, int n_in, const xf_tensor *const *in,
+                             xf_tensor *out, xf_error *err);
 
 /* Allocates and fills one tensor per graph input with deterministic random
  * data: floats uniform in [-1, 1); integer inputs in [0, bound) where bound
@@ -605,6 +633,24 @@ xf_status xf_opaque_if_branch(const xf_tensor *cond, int *branch, xf_error *err)
  * (xf_graph_mem_check) is refused before any is allocated. */
 xf_status xf_graph_random_inputs(const xf_graph *g, uint64_t seed, xf_tensor *inputs,
                                  xf_error *err);
+
+/* What xf_interp_check found: the largest absolute and relative differences
+ * over all outputs, and the first output outside the tolerance. */
+typedef struct xf_check_result {
+    double max_abs, max_rel;
+    int bad_output; /* first output with some |d| > atol + rtol*|ref|; -1: all agree */
+    double bad_abs; /* largest |d| of that output */
+} xf_check_result;
+
+/* Runs `model` and `opt` with the reference interpreter on the same random
+ * inputs (xf_graph_random_inputs with seed) and compares every output.
+ * A model that computes something else is not an error: it is reported in
+ * out->bad_output. Fails (XF_ERR_MISMATCH) when the two models do not have
+ * the same inputs and outputs (numbers, names, in the same order: names are
+ * how a caller feeds and fetches them), or when a model cannot run (the
+ * message says which). */
+xf_status xf_interp_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
+                          double atol, xf_check_result *out, xf_error *err);
 
 /* ------------------------------------------------------------------- rules */
 

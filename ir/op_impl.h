@@ -31,6 +31,9 @@ typedef struct xf_op_def {
 
 const xf_op_def *xf_op_def_get(xf_op op);
 
+/* Element i of a tensor of any dtype as a double (tensor.c). */
+double xf_tensor_elem_f64(const xf_tensor *t, int64_t i);
+
 /* Declares xf_infer_<name> (shape inference) and xf_run_<name> (kernel). */
 #define XF_DECLARE_INFER(name)                                                        \
     xf_status xf_infer_##name(const xf_params *p, int n_in, const xf_dtype *in_dt,    \

@@ -2,7 +2,8 @@
  * opaque_run.c — the interpreter's path for opaque nodes that have a
  * kernel: If runs the branch its condition picks (the branch is a graph of
  * its own whose inputs are the outer-scope values it reads, found among
- * the node's captured inputs by name), LSTM runs ops_lstm.c. Rules never
+ * the node's captured inputs by name), LSTM runs ops_lstm.c, the shape
+ * arithmetic (Range, ConstantOfShape, Mod, ScatterND) opaque_calc.c. Rules never
  * match through these nodes; running them lets the numerical checks and
  * `xfonnx run` cover models that contain them.
  */
@@ -102,5 +103,10 @@ xf_status xf_opaque_run(const xf_graph *g, int node, const xf_tensor *const *in,
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s has no reference kernel (opaque op)",
                        xf_node_describe(g, node, d, sizeof d));
     if (o->kernel == XF_OPAQUE_IF) return run_if(g, node, in, out, err);
+    if (xf_opaque_calc_kernel(o->kernel)) {
+        xf_status st = xf_opaque_calc_run(o, n->n_inputs, in, out, err);
+        if (st) xf_error_prefix(err, "%s", xf_node_describe(g, node, d, sizeof d));
+        return st;
+    }
     return xf_lstm_run(&o->lstm, n->n_inputs, in, n->n_outputs, out, err);
 }

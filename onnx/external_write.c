@@ -164,7 +164,15 @@ static xf_status plan_data_path(xf_onnx_writer *w, xf_error *err)
 xf_status xf_onnx_writer_open(const xf_graph *g, const char *path,
                               const xf_onnx_save_options *o, xf_onnx_writer **out, xf_error *err)
 {
+    int fail_sym;
+    return xf_export_writer_open(g, path, o, out, &fail_sym, err);
+}
+
+xf_status xf_export_writer_open(const xf_graph *g, const char *path, const xf_onnx_save_options *o,
+                                xf_onnx_writer **out, int *fail_sym, xf_error *err)
+{
     *out = NULL;
+    *fail_sym = -1;
     xf_onnx_save_options def = xf_onnx_default_save_options();
     if (!o) o = &def;
     if (!path || !*path) return XF_FAIL(err, XF_ERR_INVALID, "output model: empty path");
@@ -192,6 +200,7 @@ xf_status xf_onnx_writer_open(const xf_graph *g, const char *path,
     w->layout.min_bytes = o->external_min_bytes;
     w->layout.inline_limit = o->inline_limit;
     xf_status st = xf_export_pack(&w->x, &w->layout, NULL, NULL);
+    *fail_sym = st == XF_ERR_UNSUPPORTED ? w->x.fail_sym : -1;
     if (st == XF_OK && w->layout.used_location) st = plan_data_path(w, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "%s", path);

@@ -150,7 +150,10 @@ static xf_status emit_deferred(imp_state *st, int d, xf_error *err)
     st->node_index = rec.node_index;
     st->node = st->graph->node[rec.node_index];
     int idx = -1;
-    if (rc == XF_OK) {
+    if (rc == XF_OK && rec.op == XF_OP_OPAQUE) {
+        rc = imp_emit_opaque(st, NULL, err); /* its inputs are in the graph now */
+        rec.n_out = 0;
+    } else if (rc == XF_OK) {
         idx = xf_graph_add_node(st->g, rec.op, &rec.p, ids, rec.n_in, rec.n_out, rec.node_name,
                                 err);
         if (idx < 0) rc = imp_node_prefix(st, err, err->code);
@@ -362,6 +365,18 @@ static xf_status defer(imp_state *st, xf_op op, const xf_params *p, const int *i
     return XF_OK;
 }
 
+xf_status imp_defer_opaque(imp_state *st, xf_error *err)
+{
+    const Onnx__NodeProto *n = st->node;
+    int n_in = (int)n->n_input, n_out = (int)n->n_output;
+    int *in = xf_arena_alloc(&st->arena, sizeof(int) * (size_t)(n_in + 1));
+    const char **out = xf_arena_alloc(&st->arena, sizeof(char *) * (size_t)(n_out + 1));
+    if (!in || !out) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
+    for (int i = 0; i < n_in; i++) in[i] = imp_in_sym(st, i);
+    for (int k = 0; k < n_out; k++) out[k] = imp_out_name(st, k);
+    return defer(st, XF_OP_OPAQUE, NULL, in, n_in, out, n_out, n->name, err);
+}
+
 xf_status imp_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
                    const char *const *out_names, int n_out, const char *node_name,
                    xf_error *err)
@@ -437,6 +452,7 @@ static xf_status opaque_out_type(imp_state *st, int out, const char *name, xf_dt
     if (k < 0) {
         int known = imp_opaque_infer(st, out, dt, sh, err);
         if (known != 0) return known > 0 ? XF_OK : err->code;
+        if (imp_calc_unknown_size(st, name, err) != XF_OK) return err->code;
         const char *domain = imp_str(st->node->domain);
         return imp_node_fail(st, err, XF_ERR_UNSUPPORTED,
                              "cannot infer the output shape of opaque node: output '%s' has no "
@@ -463,6 +479,13 @@ static xf_status opaque_out_type(imp_state *st, int out, const char *name, xf_dt
     char what[512];
     snprintf(what, sizeof what, "output '%s'", name);
     if (imp_value_type(st, vi, 0, what, dt, sh, err) != XF_OK) {
+        /* value_info with a dim of its own (onnx's shape inference writes
+         * 'unk__0' where a size follows data): the operator's rule, if any */
+        xf_error verr = err ? *err : (xf_error){0};
+        int known = imp_opaque_infer(st, out, dt, sh, err);
+        if (known != 0) return known > 0 ? XF_OK : err->code;
+        if (imp_calc_unknown_size(st, name, err) != XF_OK) return err->code;
+        if (err) *err = verr;
         xf_error_prefix(err, "cannot infer the output shape of opaque node");
         return imp_node_prefix(st, err, err->code);
     }
@@ -509,11 +532,18 @@ xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
         rc = imp_if_branches(st, o, &cap_ids, &n_cap, err);
     else if (rc == XF_OK && !domain[0] && strcmp(imp_str(n->op_type), "LSTM") == 0)
         rc = imp_lstm_attrs(st, o, err);
+    else if (rc == XF_OK && !domain[0])
+        rc = imp_calc_attrs(st, o, err);
     for (int k = 0; k < n_out && rc == XF_OK; k++) {
         names[k] = imp_str(n->output[k]);
+        int calc = 0;
         if (!names[k][0])
             dts[k] = XF_F32; /* omitted output: a placeholder nothing can use */
-        else if (!imp_if_out_type(st, o, k, &dts[k], &shs[k]))
+        else if (imp_if_out_type(st, o, k, &dts[k], &shs[k]))
+            continue;
+        else if ((calc = imp_calc_out_type(st, o, k, &dts[k], &shs[k], err)) < 0)
+            rc = err->code;
+        else if (!calc)
             rc = opaque_out_type(st, k, names[k], &dts[k], &shs[k], err);
     }
     if (rc != XF_OK) goto out;

@@ -20,7 +20,8 @@
  * (name resolution, duplicate/dangling checks, topological order),
  * import_emit.c (adding nodes, folding, opaque nodes, error helpers),
  * import_ops.c (op_type -> xf_op + params per opset; more mappings in
- * import_ops_nn.c, import_ops_shape.c, import_ops_act.c, import_ops_resize.c),
+ * import_ops_nn.c, import_ops_shape.c, import_ops_act.c, import_ops_resize.c,
+ * import_ops_calc.c),
  * import_opaque_shape.c (output shapes of opaque standard ops), import_if.c
  * (If branches as graphs), import_lstm.c (LSTM attributes), import_conv1d.c
  * (1-D Conv), import_attr.c
@@ -213,6 +214,10 @@ xf_status imp_conv1d(imp_state *st, xf_error *err);
 /* Records (in o->no_kernel) and logs why the interpreter cannot run the
  * current opaque node. */
 xf_status imp_no_kernel(imp_state *st, xf_opaque *o, const char *why, xf_error *err);
+/* Records the current opaque node, whose outputs were computed at import
+ * from inputs of which one is deferred, as deferred too: it enters the
+ * graph (imp_emit_opaque) only when an output is used as data. */
+xf_status imp_defer_opaque(imp_state *st, xf_error *err);
 /* Keeps the current node as an opaque node; `why` (may be NULL) is logged. */
 xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err);
 /* A fresh name derived from `base` that no ONNX value uses (arena-owned). */
@@ -274,6 +279,23 @@ const imp_op_entry *imp_ops_shape_find(const char *op_type);
  * Max, Sum, Not; import_ops_resize.c: Resize, Upsample. */
 const imp_op_entry *imp_ops_act_find(const char *op_type);
 const imp_op_entry *imp_ops_resize_find(const char *op_type);
+/* import_ops_calc.c: the shape arithmetic (Range, Mod, ScatterND), computed
+ * at import when its inputs are known (ir/opaque_calc.c), else kept opaque
+ * with its kernel. */
+const imp_op_entry *imp_ops_calc_find(const char *op_type);
+/* ConstantOfShape whose shape is not a plain constant, the same way. */
+xf_status imp_calc_constant_of_shape(imp_state *st, xf_error *err);
+/* Sets o's shape-arithmetic kernel and its attributes when the current
+ * node is one of those operators (else leaves o alone). */
+xf_status imp_calc_attrs(imp_state *st, xf_opaque *o, xf_error *err);
+/* Output k of the current node when o has a shape-arithmetic kernel and
+ * its inputs are known at import: 1, 0 when not, -1 with *err set. */
+int imp_calc_out_type(imp_state *st, const xf_opaque *o, int k, xf_dtype *dt, xf_shape *sh,
+                      xf_error *err);
+/* Fails naming the current node's integer input computed from data at run
+ * time, which output `name`'s size depends on, and what to do; XF_OK when
+ * it has none. */
+xf_status imp_calc_unknown_size(imp_state *st, const char *name, xf_error *err);
 
 /* Helpers shared by the op mappings (import_ops.c). */
 /* ONNX output k of the current node, "" when absent or omitted. */

@@ -19,7 +19,8 @@ static const char *const same_shape[] = {
     "Cosh", "Asinh", "Acosh", "Atanh", "LRN", "InstanceNormalization", "LpNormalization",
     "MeanVarianceNormalization", "Hardmax", "LogSoftmax", "Softmax", "CumSum", "Identity",
     "Dropout", "HardSigmoid", "HardSwish", "LeakyRelu", "Relu", "Sigmoid", "Tanh", "Exp",
-    "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Not", "IsNaN", "IsInf", NULL};
+    "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Not", "IsNaN", "IsInf", "ScatterND",
+    "ScatterElements", NULL};
 
 static const char *const broadcast2[] = {"Greater", "Less", "GreaterOrEqual", "LessOrEqual",
                                          "And", "Or", "Xor", "Mod", "BitShift", "PRelu", NULL};

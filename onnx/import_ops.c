@@ -217,8 +217,19 @@ static xf_status map_identity(imp_state *st, xf_op op, xf_error *err)
     return rc != XF_OK ? rc : imp_emit_node(st, op, NULL, &s, 1, 1, err);
 }
 
+/* Whether Dropout's ratio input is a constant 0 (torchvision's Swin calls
+ * dropout with p = 0 and training = True: an identity either way). */
+static int zero_ratio(imp_state *st)
+{
+    int s = imp_in_sym(st, 1);
+    if (s < 0 || !imp_sym_is_const(st, s) || imp_sym_decode(st, s, NULL) != XF_OK) return 0;
+    const xf_tensor *t = &st->syms[s].t;
+    return xf_shape_numel(&t->shape) == 1 && imp_scalar_value(t) == 0.0;
+}
+
 /* Inference only: the data passes through; the optional mask is all true.
- * A training_mode input that is not a constant false keeps it opaque. */
+ * A training_mode input that is not a constant false keeps it opaque,
+ * unless the ratio is a constant 0 (nothing is dropped in training either). */
 static xf_status map_dropout(imp_state *st, xf_op op, xf_error *err)
 {
     xf_status rc = imp_need_inputs(st, 1, 3, err);
@@ -230,7 +241,8 @@ static xf_status map_dropout(imp_state *st, xf_op op, xf_error *err)
         if (!t) return err->code;
         if (t->dtype != XF_BOOL || xf_shape_numel(&t->shape) != 1)
             return imp_node_fail(st, err, XF_ERR_SHAPE, "training_mode must be one bool");
-        if (((const uint8_t *)t->data)[0]) return imp_emit_opaque(st, "training mode", err);
+        if (((const uint8_t *)t->data)[0] && !zero_ratio(st))
+            return imp_emit_opaque(st, "training mode", err);
     }
     int s = imp_in_sym(st, 0);
     return imp_emit_node(st, op, NULL, &s, 1, imp_out_name(st, 1)[0] ? 2 : 1, err);
@@ -336,6 +348,7 @@ xf_status imp_map_node(imp_state *st, xf_error *err)
     if (!e) e = imp_ops_shape_find(op_type);
     if (!e) e = imp_ops_act_find(op_type);
     if (!e) e = imp_ops_resize_find(op_type);
+    if (!e) e = imp_ops_calc_find(op_type);
     if (!e) return imp_emit_opaque(st, "no rlflow operator for this op_type", err);
     return e->map(st, e->op, err);
 }

@@ -418,10 +418,14 @@ static xf_status attr_tensor(imp_state *st, const Onnx__AttributeProto *a, xf_te
 static xf_status map_constant_of_shape(imp_state *st, xf_op op, xf_error *err)
 {
     xf_params p = xf_params_default();
-    int n, dynamic;
+    int n;
     xf_status rc = imp_need_inputs(st, 1, 1, err);
-    if (rc == XF_OK) rc = static_param(st, 0, &dynamic, err);
-    if (rc != XF_OK || dynamic) return rc;
+    if (rc != XF_OK) return rc;
+    /* a shape computed at run time (from an input's shape, or from data):
+     * the node stays, so that the model written computes it at any size */
+    int s0 = imp_in_sym(st, 0);
+    if (!imp_sym_is_const(st, s0) || st->syms[s0].deferred >= 0)
+        return imp_calc_constant_of_shape(st, err);
     if ((rc = imp_in_ints(st, 0, p.shape, XF_MAX_DIMS, &n, err)) != XF_OK) return rc;
     p.n_shape = n;
     for (int i = 0; i < n; i++)

@@ -5,7 +5,9 @@
  * and input_forget against each other's definitions; If choosing its
  * branch from bool and int conditions, binding the outer values it
  * captures by name, surviving a clone, and refusing a branch whose output
- * disagrees with the node. ONNX's own LSTM and If cases run in
+ * disagrees with the node; the shape arithmetic (Range, Mod, ScatterND)
+ * against ONNX's definitions, and a Range whose size changed with its
+ * inputs refused by name. ONNX's own LSTM and If cases run in
  * test_onnx_backend.
  */
 #include <math.h>
@@ -395,6 +397,179 @@ START_TEST(if_branch_disagreeing_with_the_node_fails)
 }
 END_TEST
 
+/* ------------------------------------------------------ shape arithmetic */
+
+/* A rank-0 or 1-D int64 tensor of n values (caller frees). */
+static xf_tensor i64s(int rank, int64_t n, const int64_t *v)
+{
+    xf_tensor t;
+    xf_error err;
+    xf_shape s = xf_shape_make(rank, &n);
+    ck_assert_int_eq(xf_tensor_alloc(&t, XF_I64, &s, &err), XF_OK);
+    memcpy(t.data, v, xf_tensor_bytes(&t));
+    return t;
+}
+
+/* Runs kernel k on in[0 .. n) into *out (allocated here, caller frees). */
+static xf_status calc(xf_opaque_kernel k, const xf_opaque_calc *c, int n, const xf_tensor *in,
+                      xf_tensor *out, xf_error *err)
+{
+    xf_opaque o;
+    memset(&o, 0, sizeof o);
+    o.kernel = k;
+    if (c) o.calc = *c;
+    const xf_tensor *p[4] = {&in[0], &in[1], &in[2], &in[3]};
+    xf_dtype dt;
+    xf_shape sh;
+    memset(out, 0, sizeof *out);
+    xf_status st = xf_opaque_calc_infer(&o, n, p, &dt, &sh, err);
+    if (!st) st = xf_tensor_alloc(out, dt, &sh, err);
+    if (!st) st = xf_opaque_calc_run(&o, n, p, out, err);
+    return st;
+}
+
+START_TEST(range_counts_like_onnx)
+{
+    /* (start, limit, delta) -> elements: ONNX's max(ceil((limit-start)/delta), 0) */
+    static const int64_t cases[][4] = {{0, 5, 1, 5},  {0, 5, 2, 3},   {10, 4, -3, 2},
+                                       {3, 3, 1, 0},  {5, 0, 1, 0},   {-2, 7, 4, 3},
+                                       {0, -5, -1, 5}, {7, 7, -2, 0}};
+    xf_error err;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        xf_tensor in[3] = {i64s(0, 1, &cases[c][0]), i64s(0, 1, &cases[c][1]),
+                           i64s(0, 1, &cases[c][2])};
+        xf_tensor out;
+        ck_assert_msg(calc(XF_OPAQUE_RANGE, NULL, 3, in, &out, &err) == XF_OK, "%s", err.msg);
+        ck_assert_int_eq(xf_shape_numel(&out.shape), cases[c][3]);
+        for (int64_t i = 0; i < cases[c][3]; i++)
+            ck_assert_int_eq(((int64_t *)out.data)[i], cases[c][0] + i * cases[c][2]);
+        xf_tensor_free(&out);
+        for (int i = 0; i < 3; i++) xf_tensor_free(&in[i]);
+    }
+    /* float: 0.5, 1.25, 2.0 from (0.5, 2.5, 0.75) */
+    float fv[3] = {0.5f, 2.5f, 0.75f};
+    xf_tensor f[3];
+    for (int i = 0; i < 3; i++) {
+        xf_shape s0 = xf_shape_make(0, NULL);
+        ck_assert_int_eq(xf_tensor_alloc(&f[i], XF_F32, &s0, &err), XF_OK);
+        *(float *)f[i].data = fv[i];
+    }
+    xf_tensor out;
+    ck_assert_int_eq(calc(XF_OPAQUE_RANGE, NULL, 3, f, &out, &err), XF_OK);
+    float want[3] = {0.5f, 1.25f, 2.0f};
+    expect_near(out.data, want, 3, "range");
+    ck_assert_int_eq(xf_shape_numel(&out.shape), 3);
+    xf_tensor_free(&out);
+    /* a zero step is refused */
+    *(float *)f[2].data = 0;
+    ck_assert_int_eq(calc(XF_OPAQUE_RANGE, NULL, 3, f, &out, &err), XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "delta");
+    xf_tensor_free(&out);
+    for (int i = 0; i < 3; i++) xf_tensor_free(&f[i]);
+}
+END_TEST
+
+START_TEST(mod_follows_the_divisor_or_the_dividend)
+{
+    int64_t a[4] = {7, -7, 7, -7}, b[4] = {3, 3, -3, -3};
+    int64_t py[4] = {1, 2, -2, -1}, c_fmod[4] = {1, -1, 1, -1};
+    xf_tensor in[2] = {i64s(1, 4, a), i64s(1, 4, b)}, out;
+    xf_error err;
+    xf_opaque_calc c = {0};
+    ck_assert_int_eq(calc(XF_OPAQUE_MOD, &c, 2, in, &out, &err), XF_OK);
+    xf_test_expect_i64(&out, py, 4);
+    xf_tensor_free(&out);
+    c.fmod = 1;
+    ck_assert_int_eq(calc(XF_OPAQUE_MOD, &c, 2, in, &out, &err), XF_OK);
+    xf_test_expect_i64(&out, c_fmod, 4);
+    xf_tensor_free(&out);
+    /* broadcast of a scalar divisor; division by zero refused */
+    int64_t four = 4, zero = 0;
+    xf_tensor_free(&in[1]);
+    in[1] = i64s(0, 1, &four);
+    c.fmod = 0;
+    int64_t want[4] = {3, 1, 3, 1};
+    ck_assert_int_eq(calc(XF_OPAQUE_MOD, &c, 2, in, &out, &err), XF_OK);
+    xf_test_expect_i64(&out, want, 4);
+    xf_tensor_free(&out);
+    xf_tensor_free(&in[1]);
+    in[1] = i64s(0, 1, &zero);
+    ck_assert_int_eq(calc(XF_OPAQUE_MOD, &c, 2, in, &out, &err), XF_ERR_INVALID);
+    xf_tensor_free(&out);
+    for (int i = 0; i < 2; i++) xf_tensor_free(&in[i]);
+}
+END_TEST
+
+START_TEST(scatter_nd_writes_and_reduces)
+{
+    /* data [2,3]; indices [[1],[0]] write whole rows; [[0,2]] one element */
+    int64_t data[6] = {1, 2, 3, 4, 5, 6}, rows[2] = {1, 0}, upd[6] = {10, 20, 30, 40, 50, 60};
+    xf_error err;
+    xf_tensor in[3], out;
+    xf_shape s23 = xf_shape_make(2, (int64_t[]){2, 3}), s21 = xf_shape_make(2, (int64_t[]){2, 1});
+    ck_assert_int_eq(xf_tensor_alloc(&in[0], XF_I64, &s23, &err), XF_OK);
+    ck_assert_int_eq(xf_tensor_alloc(&in[1], XF_I64, &s21, &err), XF_OK);
+    ck_assert_int_eq(xf_tensor_alloc(&in[2], XF_I64, &s23, &err), XF_OK);
+    memcpy(in[0].data, data, sizeof data);
+    memcpy(in[1].data, rows, sizeof rows);
+    memcpy(in[2].data, upd, sizeof upd);
+    ck_assert_int_eq(calc(XF_OPAQUE_SCATTER_ND, NULL, 3, in, &out, &err), XF_OK);
+    int64_t want[6] = {40, 50, 60, 10, 20, 30};
+    xf_test_expect_i64(&out, want, 6);
+    xf_tensor_free(&out);
+    xf_opaque_calc add = {.reduction = 1};
+    ck_assert_int_eq(calc(XF_OPAQUE_SCATTER_ND, &add, 3, in, &out, &err), XF_OK);
+    int64_t want_add[6] = {41, 52, 63, 14, 25, 36};
+    xf_test_expect_i64(&out, want_add, 6);
+    xf_tensor_free(&out);
+    /* an index out of range is refused, not written */
+    ((int64_t *)in[1].data)[0] = 2;
+    ck_assert_int_eq(calc(XF_OPAQUE_SCATTER_ND, NULL, 3, in, &out, &err), XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "out of range");
+    xf_tensor_free(&out);
+    for (int i = 0; i < 3; i++) xf_tensor_free(&in[i]);
+}
+END_TEST
+
+/* The interpreter runs a Range whose size a graph recorded at one input
+ * value; at another value the node is refused by name rather than run
+ * into a buffer of the wrong size. */
+START_TEST(range_of_another_size_is_refused_by_name)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    xf_error err;
+    xf_shape s0 = xf_shape_make(0, NULL);
+    int ids[3];
+    for (int i = 0; i < 3; i++) {
+        char nm[4] = {'a', (char)('0' + i), 0};
+        ids[i] = xf_graph_add_input(&g, nm, XF_I64, &s0, &err);
+    }
+    xf_opaque *o = xf_calloc(1, sizeof *o);
+    o->op_type = xf_strdup("Range");
+    o->domain = xf_strdup("");
+    o->kernel = XF_OPAQUE_RANGE;
+    int64_t four = 4;
+    xf_shape s4 = xf_shape_make(1, &four);
+    xf_dtype dt = XF_I64;
+    int node = xf_graph_add_opaque(&g, o, ids, 3, &dt, &s4, 1, "pos", &err);
+    ck_assert_int_ge(node, 0);
+    ck_assert_int_eq(xf_graph_mark_output(&g, g.nodes[node].outputs[0], &err), XF_OK);
+    int64_t v[3] = {0, 4, 1};
+    xf_tensor in[3] = {i64s(0, 1, &v[0]), i64s(0, 1, &v[1]), i64s(0, 1, &v[2])}, out;
+    ck_assert_msg(xf_interp_run(&g, in, 3, &out, &err) == XF_OK, "%s", err.msg);
+    int64_t want[4] = {0, 1, 2, 3};
+    xf_test_expect_i64(&out, want, 4);
+    xf_tensor_free(&out);
+    ((int64_t *)in[1].data)[0] = 6;
+    ck_assert_int_eq(xf_interp_run(&g, in, 3, &out, &err), XF_ERR_SHAPE);
+    xf_test_expect_contains(err.msg, "'pos'");
+    xf_test_expect_contains(err.msg, "depends on data");
+    for (int i = 0; i < 3; i++) xf_tensor_free(&in[i]);
+    xf_graph_free(&g);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ops_opaque");
@@ -404,6 +579,10 @@ int main(void)
     tcase_add_test(t, lstm_layout_lengths_forget);
     tcase_add_test(t, if_runs_the_chosen_branch);
     tcase_add_test(t, if_branch_disagreeing_with_the_node_fails);
+    tcase_add_test(t, range_counts_like_onnx);
+    tcase_add_test(t, mod_follows_the_divisor_or_the_dividend);
+    tcase_add_test(t, scatter_nd_writes_and_reduces);
+    tcase_add_test(t, range_of_another_size_is_refused_by_name);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

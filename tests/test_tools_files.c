@@ -444,12 +444,12 @@ START_TEST(nan_outputs_are_compared_by_position)
     build_unary(&b, XF_OP_SQRT);
     xf_check_result r;
     xf_error err;
-    ck_assert_int_eq(xf_agent_check(&a, &b, 1, 1e-3, 1e-4, &r, &err), XF_OK);
+    ck_assert_int_eq(xf_interp_check(&a, &b, 1, 1e-3, 1e-4, &r, &err), XF_OK);
     ck_assert_int_eq(r.bad_output, -1);
     /* ... a number where it has NaN is not */
     xf_graph_free(&b);
     build_unary(&b, XF_OP_ABS);
-    ck_assert_int_eq(xf_agent_check(&a, &b, 1, 1e-3, 1e-4, &r, &err), XF_OK);
+    ck_assert_int_eq(xf_interp_check(&a, &b, 1, 1e-3, 1e-4, &r, &err), XF_OK);
     ck_assert_int_eq(r.bad_output, 0);
     xf_graph_free(&a);
     xf_graph_free(&b);

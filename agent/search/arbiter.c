@@ -143,7 +143,7 @@ static xf_status offer(xf_cost_model *cm, const xf_graph *model, const xf_arbite
     xf_status cst = XF_OK;
     if (!st && !dup) {
         xf_error cerr = {0};
-        cst = xf_agent_check(model, fin, o->seed, o->rtol, o->atol, &chk, &cerr);
+        cst = xf_interp_check(model, fin, o->seed, o->rtol, o->atol, &chk, &cerr);
         if (cst == XF_ERR_NOMEM) {
             if (err) *err = cerr;
             st = cst;

@@ -85,7 +85,11 @@ static void usage(FILE *f)
             "  --no-split-layout  keep each part of a split reshaped and transposed on its own\n"
             "                     (by default a merged Q/K/V is taken to heads once, before\n"
             "                     it is split)\n"
-            "  --dim NAME=N       size of a symbolic input dimension (default 1)\n"
+            "  --dim NAME=N       size of a symbolic input dimension (default: from --data,\n"
+            "                     else 1 where the model imports with it, else the smallest\n"
+            "                     power of two at which it does; the sizes chosen are said)\n"
+            "  --data DIR         an ONNX test_data_set (DIR/input_K.pb): the sizes of the\n"
+            "                     symbolic dims not given by --dim are taken from its inputs\n"
             "  --mem-limit SIZE   most bytes of tensors a run or a measurement may take, e.g.\n"
             "                     512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of the memory)\n"
             "  -q, --quiet        no progress line\n"
@@ -260,6 +264,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
         } else if (!strcmp(a, "--mem-limit")) {
             if (!next) return bad(a, "a size", next);
             o->mem_limit = next;
+        } else if (!strcmp(a, "--data")) {
+            if (!next) return bad(a, "a directory", next);
+            o->data = next;
         } else {
             takes = 0;
             if (!strcmp(a, "--all-rules")) {

@@ -42,6 +42,7 @@ typedef struct cli_options {
     int check, latency, quiet, verbose;
     double rtol, atol;
     xf_cli_dims dims; /* --dim */
+    const char *data; /* --data: a test_data_set giving the symbolic dims' sizes */
     const char *mem_limit; /* --mem-limit, applied by cli_parse */
 } cli_options;
 
@@ -66,30 +67,5 @@ xf_status cli_learn(const cli_options *o, xf_env *env, xf_cost_model *cm, xf_sea
 
 /* Prints the rules applied, grouped with counts, most frequent first. */
 void cli_print_applied(const xf_ruleset *rs, const xf_search_result *res);
-
-/* What cli_write_checked wrote. */
-typedef enum cli_wrote {
-    CLI_WROTE_OPTIMISED = 0,
-    CLI_WROTE_INPUT = 1,      /* the optimised model failed somewhere: the input, exported */
-    CLI_WROTE_INPUT_FILE = 2  /* so did the input as exported: the input file's bytes */
-} cli_wrote;
-
-typedef struct cli_written {
-    cli_wrote wrote;
-    char why[1024];         /* why the optimised model was not written */
-    xf_check_result worst;  /* largest differences over the three sizes */
-    uint64_t data_bytes;    /* external data written (0: none) */
-    char data_location[4096]; /* its file, relative to the output's directory ("": none) */
-} cli_written;
-
-/* sizes.c: exports `optimised` keeping the symbolic dims d describes
- * (its weights in external data by o->external_data or over 2 GiB),
- * checks it at the three sizes of d against the original (o->model) and
- * writes it to o->output, else the input (see sizes.c). Fails only when
- * nothing could be written. */
-struct xf_onnx_dynamic;
-xf_status cli_write_checked(const cli_options *o, const struct xf_onnx_dynamic *d,
-                            const xf_graph *input, const xf_graph *optimised, cli_written *out,
-                            xf_error *err);
 
 #endif /* XF_RLFLOW_AGENT_CLI_H */

@@ -1,17 +1,17 @@
 /*
- * check.c — xf_agent_check: the numerical check of a rewritten model. The
- * original and the optimised model are run by the reference interpreter on
- * the same random inputs and every output is compared with the ir's one
- * comparison (xf_tensor_close, as xfonnx uses it): NaN where the original
- * has NaN is equal, NaN anywhere else is a difference; so a model is
- * written only when it computes what the original does. Inputs and outputs
- * are matched by name, and must come in the original's order: a caller
- * that feeds or fetches them by name (ONNX Runtime, a serving stack) sees
- * the same model.
+ * interp_check.c — xf_interp_check: the numerical check of one model
+ * against another that should compute the same function (a rewritten
+ * model, a model as written and read back). Both are run by the reference
+ * interpreter on the same random inputs and every output is compared with
+ * the ir's one comparison (xf_tensor_close): NaN where the original has NaN
+ * is equal, NaN anywhere else is a difference; so a model is written only
+ * when it computes what the original does. Inputs and outputs are matched
+ * by name, and must come in the original's order: a caller that feeds or
+ * fetches them by name (ONNX Runtime, a serving stack) sees the same model.
  */
 #include <string.h>
 
-#include "agent/rewrite/rewrite.h"
+#include "ir/ir.h"
 
 static const char *name_of(const xf_graph *g, int v)
 {
@@ -33,8 +33,8 @@ static xf_status same_names(const xf_graph *model, const xf_graph *opt, int outp
     return XF_OK;
 }
 
-xf_status xf_agent_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
-                         double atol, xf_check_result *out, xf_error *err)
+xf_status xf_interp_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
+                          double atol, xf_check_result *out, xf_error *err)
 {
     out->max_abs = out->max_rel = 0;
     out->bad_output = -1;
