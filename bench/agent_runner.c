@@ -41,7 +41,7 @@ void bench_make_rules(const char *scratch, const char *xfergen, const char *xfer
     }
 }
 
-static void field(const char *line, const char *key, char *dst, size_t n)
+void bench_field(const char *line, const char *key, char *dst, size_t n)
 {
     size_t k = strlen(key);
     if (strncmp(line, key, k) != 0) return;
@@ -63,16 +63,16 @@ bench_row bench_run_agent(const char *agent, const char *rules, const char *mode
     if (!p) return r;
     char line[4096];
     while (fgets(line, sizeof line, p)) {
-        field(line, "model:", r.model, sizeof r.model);
-        field(line, "applicable:", r.applicable, sizeof r.applicable);
-        field(line, "cost:", r.cost, sizeof r.cost);
-        field(line, "latency:", r.latency, sizeof r.latency);
-        field(line, "latency noise:", r.noise, sizeof r.noise);
-        field(line, "max output err:", r.err, sizeof r.err);
-        field(line, "search:", r.search, sizeof r.search);
-        field(line, "optimisation:", r.search, sizeof r.search);
-        field(line, "agent:", r.agent, sizeof r.agent);
-        field(line, "world model:", r.world, sizeof r.world);
+        bench_field(line, "model:", r.model, sizeof r.model);
+        bench_field(line, "applicable:", r.applicable, sizeof r.applicable);
+        bench_field(line, "cost:", r.cost, sizeof r.cost);
+        bench_field(line, "latency:", r.latency, sizeof r.latency);
+        bench_field(line, "latency noise:", r.noise, sizeof r.noise);
+        bench_field(line, "max output err:", r.err, sizeof r.err);
+        bench_field(line, "search:", r.search, sizeof r.search);
+        bench_field(line, "optimisation:", r.search, sizeof r.search);
+        bench_field(line, "agent:", r.agent, sizeof r.agent);
+        bench_field(line, "world model:", r.world, sizeof r.world);
         if (strncmp(line, "rlflow-agent:", 13) == 0) fprintf(stderr, "  %s", line);
     }
     r.ok = pclose(p) == 0;

@@ -29,6 +29,10 @@ typedef struct bench_row {
 bench_row bench_run_agent(const char *agent, const char *rules, const char *model,
                           const char *scratch, const char *extra);
 
+/* When `line` starts with `key`: the rest of it, leading spaces and the
+ * newline dropped, into dst. */
+void bench_field(const char *line, const char *key, char *dst, size_t n);
+
 /* Prints a row under a "name method" heading, one report line per field. */
 void bench_print_row(const char *name, const char *method, const bench_row *r);
 

@@ -1,8 +1,9 @@
 /*
- * bench/dynamic — the models rlflow-agent writes from the real models in
- * ../shared/models/real, run in ONNX Runtime at three sizes of each of
- * their symbolic dims: the written model against the original, both as
- * files (ONNX Runtime reads them as written), same random inputs.
+ * bench/dynamic — the models rlflow-agent writes from the models with
+ * symbolic dims in ../shared/models (the real ones published by others and
+ * bert_small_dynamic), run in ONNX Runtime at sizes other than the one they
+ * were optimised at: the written model against the original, both as files
+ * (ONNX Runtime reads them as written), same random inputs.
  *
  *   bench_dynamic [--rules DB] [--budget N] [--rounds N] [--target] [--model NAME]
  *
@@ -12,12 +13,13 @@
  * (--target: with --target ort --threads 1, the arbiter choosing; --budget
  * graphs, default 100;
  * Silero, whose If the interpreter cannot run, with --no-check: ONNX
- * Runtime is its check here), then at each of the three points of
- * xf_onnx_dynamic (the size imported at and two others the model admits):
- * max |written - original| over the largest |original| of any output, and
- * the latency ratio written/original with its 95% interval (xf_target_compare,
- * the two sessions alternating). Needs ONNX Runtime (RLFLOW_ORT_LIB);
- * without it, says so and exits 0.
+ * Runtime is its check here) at the test data's sizes, then at 1/2, 1, 2 and
+ * 3 times those sizes of every symbolic dim (where the original does not
+ * import with all of them so, each dim moved alone where it does; a size
+ * the original admits at none is said): max |written - original| over the
+ * largest |original| of any output, and the latency ratio written/original
+ * with its 95% interval (xf_target_compare, the two sessions alternating).
+ * Needs ONNX Runtime (RLFLOW_ORT_LIB); without it, says so and exits 0.
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,25 +33,28 @@
 
 typedef struct real_model {
     const char *dir;     /* under ../shared/models */
-    const char *dims;    /* --dim options of the size it is optimised at */
+    const char *dims;    /* --dim options of the size it is optimised at (the test data's) */
     const char *names[3], *no_check;
     int64_t values[3];
 } real_model;
 
 static const real_model models[] = {
     {"real/ppocr_mobile_cls",
-     "--dim p2o.DynamicDimension.1=48 --dim p2o.DynamicDimension.2=192",
-     {"p2o.DynamicDimension.1", "p2o.DynamicDimension.2", NULL}, "", {48, 192, 0}},
+     "--dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=48 "
+     "--dim p2o.DynamicDimension.2=192",
+     {"p2o.DynamicDimension.0", "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"}, "",
+     {1, 48, 192}},
     {"real/ppocr_v4_det",
-     "--dim p2o.DynamicDimension.1=160 --dim p2o.DynamicDimension.2=160",
-     {"p2o.DynamicDimension.1", "p2o.DynamicDimension.2", NULL}, "", {160, 160, 0}},
+     "--dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=160 "
+     "--dim p2o.DynamicDimension.2=160",
+     {"p2o.DynamicDimension.0", "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"}, "",
+     {1, 160, 160}},
     {"real/openwakeword_hello", "", {NULL}, "", {0}},
-    {"real/silero_vad_legacy", "--dim sequence=512", {"sequence", NULL}, "--no-check", {512, 0}},
-    /* PyTorch's dynamic-axes export: position ids by Range, token types by
-     * ConstantOfShape of the input's shape (issue 29) */
+    {"real/silero_vad_legacy", "--dim batch=1 --dim sequence=512", {"batch", "sequence", NULL},
+     "--no-check", {1, 512, 0}},
     {"bert_small_dynamic", "--dim batch=2 --dim sequence=64", {"batch", "sequence", NULL}, "",
      {2, 64, 0}},
-    /* torchvision's Swin: paddings computed from the input's shape */
+    /* torchvision's Swin: paddings computed from the input's shape (issue 29) */
     {"swin_micro", "", {NULL}, "", {0}},
 };
 
@@ -87,56 +92,89 @@ static double run_diff(xf_target *t, const char *fa, const xf_graph *a, const ch
     return worst;
 }
 
-/* One model at its three points. */
+/* The written model against the original at the sizes of o ("at" names
+ * them): one line of error and latency ratio. */
+static void bench_sizes(xf_target *t, const char *orig, const char *written,
+                        const xf_onnx_options *o, const char *at, int rounds)
+{
+    xf_graph a, b;
+    xf_error err;
+    if (xf_onnx_load(orig, o, &a, &err) != XF_OK) {
+        printf("  %-48s %s\n", at, err.msg);
+        return;
+    }
+    if (xf_onnx_load(written, o, &b, &err) != XF_OK) {
+        printf("  %-48s written model: %s\n", at, err.msg);
+        xf_graph_free(&a);
+        return;
+    }
+    double abs_err;
+    double diff = run_diff(t, orig, &a, written, &b, &abs_err, &err);
+    const xf_graph *g[2] = {&a, &b};
+    const char *files[2] = {orig, written};
+    xf_target_timing_options to = {.seed = 1, .rounds = rounds, .files = files};
+    xf_target_timing res[2];
+    if (diff < 0) {
+        printf("  %-48s does not run: %s\n", at, err.msg);
+    } else if (xf_target_compare(t, g, 2, &to, res, NULL, &err) != XF_OK) {
+        printf("  %-48s max err %.3g, not timed: %s\n", at, diff, err.msg);
+    } else {
+        printf("  %-48s err %9.3g (%9.3g abs)   %9.3f ms -> %9.3f ms   x%.3f [%.3f, %.3f]\n", at,
+               diff, abs_err, res[0].median_ms, res[1].median_ms, res[1].ratio, res[1].lo,
+               res[1].hi);
+    }
+    xf_graph_free(&a);
+    xf_graph_free(&b);
+}
+
+/* Whether the original imports at the sizes of o. */
+static int admits(const char *orig, const xf_onnx_options *o)
+{
+    xf_graph g;
+    xf_error err;
+    if (xf_onnx_load(orig, o, &g, &err) != XF_OK) return 0;
+    xf_graph_free(&g);
+    return 1;
+}
+
+/* One model at 1/2, 1, 2 and 3 times the sizes it was optimised at: all
+ * dims moved together, else each alone where the original admits it. */
 static void bench_model(xf_target *t, const real_model *m, const char *orig, const char *written,
                         int rounds)
 {
-    xf_onnx_options io = xf_onnx_default_options();
     int n = 0;
     while (n < 3 && m->names[n]) n++;
-    io.n_dim_overrides = n;
-    io.dim_names = m->names;
-    io.dim_values = m->values;
-    xf_error err;
-    xf_onnx_dynamic *d = NULL;
-    if (xf_onnx_dynamic_open_file(orig, &io, &d, &err) != XF_OK) {
-        printf("  %s\n", err.msg);
+    if (n == 0) {
+        xf_onnx_options o = xf_onnx_default_options();
+        bench_sizes(t, orig, written, &o, "(fixed shapes)", rounds);
         return;
     }
-    for (int p = 0; p < xf_onnx_dynamic_points(d); p++) {
-        xf_onnx_options op = xf_onnx_dynamic_options(d, p);
-        xf_graph a, b;
-        char at[512];
-        xf_onnx_dynamic_describe(d, p, at, sizeof at);
-        if (xf_onnx_load(orig, &op, &a, &err) != XF_OK) {
-            printf("  %-40s %s\n", at, err.msg);
-            continue;
+    static const int halves[4] = {1, 2, 4, 6};
+    static const char *const scale[4] = {"1/2x", "1x", "2x", "3x"};
+    for (int k = 0; k < 4; k++) {
+        int any = 0;
+        for (int alone = -1; alone < n; alone++) {
+            int64_t v[3];
+            char at[512];
+            int len = snprintf(at, sizeof at, "%s ", scale[k]);
+            for (int i = 0; i < n; i++) {
+                v[i] = alone < 0 || i == alone ? m->values[i] * halves[k] / 2 : m->values[i];
+                if (v[i] < 1) v[i] = 1;
+                len += snprintf(at + len, sizeof at - (size_t)len, "%s%s=%lld", i ? ", " : "",
+                                m->names[i], (long long)v[i]);
+            }
+            if (alone >= 0 && v[alone] == m->values[alone]) continue; /* batch 1 at 1/2 */
+            xf_onnx_options o = xf_onnx_default_options();
+            o.n_dim_overrides = n;
+            o.dim_names = m->names;
+            o.dim_values = v;
+            if (!admits(orig, &o)) continue;
+            bench_sizes(t, orig, written, &o, at, rounds);
+            any = 1;
+            if (alone < 0) break;
         }
-        if (xf_onnx_load(written, &op, &b, &err) != XF_OK) {
-            printf("  %-40s written model: %s\n", at, err.msg);
-            xf_graph_free(&a);
-            continue;
-        }
-        double abs_err;
-        double diff = run_diff(t, orig, &a, written, &b, &abs_err, &err);
-        const xf_graph *g[2] = {&a, &b};
-        const char *files[2] = {orig, written};
-        xf_target_timing_options to = {.seed = 1, .rounds = rounds, .files = files};
-        xf_target_timing res[2];
-        if (diff < 0) {
-            printf("  %-40s does not run: %s\n", at[0] ? at : "(fixed shapes)", err.msg);
-        } else if (xf_target_compare(t, g, 2, &to, res, NULL, &err) != XF_OK) {
-            printf("  %-40s max err %.3g, not timed: %s\n", at[0] ? at : "(fixed shapes)", diff,
-                   err.msg);
-        } else {
-            printf("  %-40s err %9.3g (%9.3g abs)   %9.3f ms -> %9.3f ms   x%.3f [%.3f, %.3f]\n",
-                   at[0] ? at : "(fixed shapes)", diff, abs_err, res[0].median_ms,
-                   res[1].median_ms, res[1].ratio, res[1].lo, res[1].hi);
-        }
-        xf_graph_free(&a);
-        xf_graph_free(&b);
+        if (!any) printf("  %-48s the original imports at none of these sizes\n", scale[k]);
     }
-    xf_onnx_dynamic_free(d);
 }
 
 int main(int argc, char **argv)
@@ -153,10 +191,10 @@ int main(int argc, char **argv)
         else {
             printf("usage: bench_dynamic [--rules DB] [--budget N] [--rounds N] [--target]\n"
                    "                     [--model NAME]\n"
-                   "rlflow-agent --search taso (--target: with --target ort) on\n"
-                   "../shared/models/real and the dynamic shared exports, then the written\n"
-                   "models against the originals in ONNX Runtime at three sizes of each\n"
-                   "symbolic dim: max error and latency ratio.\n");
+                   "rlflow-agent --search taso (--target: with --target ort) on the models\n"
+                   "with symbolic dims of ../shared/models, then the written models against\n"
+                   "the originals in ONNX Runtime at 1/2, 1, 2 and 3 times the sizes optimised\n"
+                   "at: max error and latency ratio.\n");
             return strcmp(argv[i], "--help") && strcmp(argv[i], "-h") ? 2 : 0;
         }
     }

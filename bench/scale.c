@@ -56,16 +56,6 @@ typedef struct run {
     char arbiter[256], target[256], result[256], memory[256], refused[256], weights[64];
 } run;
 
-static void field(const char *line, const char *key, char *dst, size_t n)
-{
-    size_t k = strlen(key);
-    if (strncmp(line, key, k) != 0) return;
-    const char *v = line + k;
-    while (*v == ' ') v++;
-    snprintf(dst, n, "%s", v);
-    dst[strcspn(dst, "\n")] = '\0';
-}
-
 /* Runs argv as a child, its stdout and stderr into `log`; fills wall time
  * and the child's peak resident memory. */
 static int run_child(char *const *argv, const char *log, double *wall_s, double *peak)
@@ -120,12 +110,12 @@ static run run_agent(const char *rules, const char *model, const char *out, int 
     FILE *f = fopen(log, "r");
     char line[4096];
     while (f && fgets(line, sizeof line, f)) {
-        field(line, "arbiter:", r.arbiter, sizeof r.arbiter);
-        field(line, "target latency:", r.target, sizeof r.target);
-        field(line, "target memory:", r.memory, sizeof r.memory);
-        field(line, "target refused:", r.refused, sizeof r.refused);
-        field(line, "result:", r.result, sizeof r.result);
-        field(line, "confirmed:", r.result, sizeof r.result);
+        bench_field(line, "arbiter:", r.arbiter, sizeof r.arbiter);
+        bench_field(line, "target latency:", r.target, sizeof r.target);
+        bench_field(line, "target memory:", r.memory, sizeof r.memory);
+        bench_field(line, "target refused:", r.refused, sizeof r.refused);
+        bench_field(line, "result:", r.result, sizeof r.result);
+        bench_field(line, "confirmed:", r.result, sizeof r.result);
         if (strncmp(line, "target:          none", 20) == 0) snprintf(r.target, sizeof r.target, "no target");
     }
     if (f) fclose(f);

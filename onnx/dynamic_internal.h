@@ -18,6 +18,8 @@
 /* A symbolic dim on a graph input, or a named dim on a graph output. */
 typedef struct dyn_at {
     const char *value; /* input or output name (arena) */
+    int input;        /* inputs: its position among the graph inputs without an
+                         initializer (the test_data_set file input_<input>.pb) */
     int axis;
     int sym;          /* symbol index (inputs); -1 on outputs */
     const char *name; /* the dim_param (outputs) */
@@ -42,6 +44,21 @@ struct xf_onnx_dynamic {
     int n_inputs, n_outputs;
     dyn_probe *probes;             /* 2 * n_sym, then point 0 */
 };
+
+/* Reads the symbols of the model in buf into a new description (names
+ * and where they are; no sizes yet): the first step of
+ * xf_onnx_dynamic_open, also used to choose sizes (sizes.c). */
+xf_status xf_onnx_dyn_read(const void *buf, size_t len, const char *name, xf_onnx_dynamic **out,
+                           xf_error *err);
+
+/* Writes symbol `sym` fixed at its point-0 size from now on (its probes
+ * become point 0), saying why in a warning and in xf_onnx_dynamic_fixed. */
+xf_status xf_onnx_dyn_fix(xf_onnx_dynamic *d, const char *model, int sym, const char *why,
+                          xf_error *err);
+
+/* "N=2, H=192" for one size of each symbol (values[sym]). */
+void xf_onnx_dyn_describe_sizes(const xf_onnx_dynamic *d, const int64_t *values, char *buf,
+                                size_t n);
 
 /* Size of symbol `sym` at probe `k`. */
 int64_t xf_onnx_dyn_probe_size(const xf_onnx_dynamic *d, int sym, int k);

@@ -654,6 +654,7 @@ void xf_export_init(xf_export *x, const xf_graph *g, xf_error *err)
     memset(x, 0, sizeof *x);
     x->g = g;
     x->err = err;
+    x->fail_sym = -1;
     xf_arena_init(&x->arena, 1 << 16);
 }
 

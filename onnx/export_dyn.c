@@ -52,9 +52,12 @@ static void probe_desc(const xf_export *x, int k, char *buf, size_t n)
              (long long)xf_onnx_dynamic_size(x->dyn, s, 0));
 }
 
+/* Fails at probe k (-1: no probe shows it; then the first probe). */
 static xf_status fail_at(xf_export *x, int node, int k, const char *fmt, const char *detail)
 {
     char d[256], pd[256], msg[512];
+    if (k < 0) k = 0;
+    x->fail_sym = k / 2;
     xf_node_describe(x->g, node, d, sizeof d);
     probe_desc(x, k, pd, sizeof pd);
     snprintf(msg, sizeof msg, fmt, detail);
@@ -64,11 +67,20 @@ static xf_status fail_at(xf_export *x, int node, int k, const char *fmt, const c
     return x->st;
 }
 
+/* The last probe at which dim `axis` of value v moves (-1: none; axis -1:
+ * any dim). */
+static int moving_probe(const xf_export *x, int v, int axis)
+{
+    const xf_shape *s0 = &x->g->values[v].shape;
+    for (int k = x->n_probe - 1; k >= 0; k--)
+        for (int a = axis < 0 ? 0 : axis; a < (axis < 0 ? s0->rank : axis + 1); a++)
+            if (pshape(x, k, v)->dims[a] != s0->dims[a]) return k;
+    return -1;
+}
+
 int xf_export_dyn_varies(const xf_export *x, int v, int axis)
 {
-    for (int k = 0; k < x->n_probe; k++)
-        if (pshape(x, k, v)->dims[axis] != x->g->values[v].shape.dims[axis]) return 1;
-    return 0;
+    return moving_probe(x, v, axis) >= 0;
 }
 
 /* ------------------------------------------------ parameters at a probe */
@@ -303,7 +315,9 @@ xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *sr
     if (!any) return XF_OK;
     for (int i = 0; i < y0->rank; i++) {
         if (!xf_export_dyn_varies(x, vout, i)) {
-            if (y0->dims[i] == 0) return fail_at(x, node, 0, "%s", "its target has a zero dim");
+            if (y0->dims[i] == 0)
+                return fail_at(x, node, moving_probe(x, vout, -1), "%s",
+                               "its target has a zero dim");
             continue;
         }
         int j = same_dim(x, vin, vout, i);
@@ -311,8 +325,12 @@ xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *sr
         else if (j >= 0) src[i] = j;     /* taken from the input's run-time shape */
         else target[i] = -1, n_infer++;  /* the rest */
     }
+    int infer_probe = -1; /* written fixed, the symbol of the last one frees a -1 */
+    for (int i = 0; i < y0->rank; i++)
+        if (target[i] == -1 && src[i] < 0 && moving_probe(x, vout, i) > infer_probe)
+            infer_probe = moving_probe(x, vout, i);
     if (n_infer > 1)
-        return fail_at(x, node, 0, "%s",
+        return fail_at(x, node, infer_probe, "%s",
                        "two target dims depend on the symbols and are no input dim "
                        "(one -1 cannot express them)");
     /* the written target must give every probe's shape */
@@ -345,7 +363,7 @@ xf_status xf_export_dyn_expand(xf_export *x, int node, int64_t *target)
         if (!xf_export_dyn_varies(x, vout, i)) continue;
         int a = i - (r - x0->rank);
         if (a < 0 || !xf_export_dyn_varies(x, vin, a) || x0->dims[a] != target[i])
-            return fail_at(x, node, 0, "%s",
+            return fail_at(x, node, moving_probe(x, vout, i), "%s",
                            "it expands to a size that depends on the symbols from a fixed dim");
         target[i] = 1; /* broadcasting keeps the input's dim */
     }
@@ -377,7 +395,8 @@ xf_status xf_export_dyn_resize(xf_export *x, int node, float *scales, int *use_s
     for (int i = 0; i < y0->rank; i++) *use_scales |= xf_export_dyn_varies(x, vout, i);
     if (!*use_scales) return XF_OK;
     for (int i = 0; i < y0->rank; i++) {
-        if (x0->dims[i] == 0) return fail_at(x, node, 0, "%s", "its input has a zero dim");
+        if (x0->dims[i] == 0)
+            return fail_at(x, node, moving_probe(x, vout, -1), "%s", "its input has a zero dim");
         scales[i] = (float)((double)y0->dims[i] / (double)x0->dims[i]);
         for (int k = 0; k < x->n_probe; k++) {
             double got = (double)pshape(x, k, vin)->dims[i] * (double)scales[i];

@@ -55,6 +55,7 @@ typedef struct xf_export {
     const struct xf_onnx_dynamic *dyn;
     int n_probe;
     xf_shape *pshape; /* n_probe * n_values: every value's shape at each probe */
+    int fail_sym;     /* the symbol a failure to follow the symbols is due to (-1: none) */
 } xf_export;
 
 /* Records a failure (first one wins) and returns it. */
@@ -126,7 +127,8 @@ xf_status xf_export_emit(xf_export *x, int node);
 
 /* export_dyn.c: symbolic dims (see its top comment). Follows the symbols
  * through the graph into x->pshape; fails naming a node whose parameters
- * cannot follow them. */
+ * cannot follow them (XF_ERR_UNSUPPORTED; x->fail_sym: the symbol whose
+ * probe showed it, which written fixed would let the export through). */
 xf_status xf_export_dyn_follow(xf_export *x);
 /* Whether dim `axis` of value v moves with the symbols. */
 int xf_export_dyn_varies(const xf_export *x, int v, int axis);
@@ -186,5 +188,10 @@ xf_status xf_export_externalize(xf_export *x, xf_export_layout *layout);
  * layout->shared (same buffer, same length) into external references to
  * the shared data file, recording them in layout->refs. */
 xf_status xf_export_share(xf_export *x, xf_export_layout *layout);
+
+/* external_write.c: xf_onnx_writer_open, saying in *fail_sym which symbol
+ * an export that cannot follow the symbols is due to (else -1). */
+xf_status xf_export_writer_open(const xf_graph *g, const char *path, const xf_onnx_save_options *o,
+                                xf_onnx_writer **out, int *fail_sym, xf_error *err);
 
 #endif /* XF_ONNX_EXPORT_INTERNAL_H */

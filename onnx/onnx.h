@@ -28,8 +28,11 @@
  * XF_ERR_SHAPE; valid models using something rlflow cannot represent (a
  * dtype other than float32/int64/int32/bool, an unknown rank, an opset
  * outside 7–21) give XF_ERR_UNSUPPORTED. Symbolic input dims (named,
- * unnamed or declared 0) take the size the options give, else 1; the
- * xf_onnx_dynamic functions below write them back symbolic.
+ * unnamed or declared 0) take the size the options give, else 1
+ * (xf_onnx_sizes_choose below finds sizes at which a model imports); the
+ * xf_onnx_dynamic functions below write them back symbolic, and
+ * xf_onnx_write_checked writes a model only after checking it at sizes far
+ * apart.
  */
 #ifndef XF_ONNX_H
 #define XF_ONNX_H
@@ -73,7 +76,7 @@ xf_status xf_onnx_save_buffer(const xf_graph *g, uint8_t **buf, size_t *len, xf_
  * a model that keeps them, the dims are described by an xf_onnx_dynamic
  * made from the original model: every symbol, the size it was imported at
  * (point 0) and two other sizes the model admits (points 1 and 2: it
- * imports at them), and the shape of every named value of the original at
+ * imports at them; twice and three times the size where it can), and the shape of every named value of the original at
  * each probe (one symbol moved to another size, the others at point 0).
  * Export with it follows each symbol through the graph at the probes,
  * writes symbolic dims as dim_param (the symbol's name; an output keeps the
@@ -88,9 +91,10 @@ typedef struct xf_onnx_dynamic xf_onnx_dynamic;
 
 /* Reads the symbolic dims of the model in `buf` (`name`, `base_dir` as in
  * xf_onnx_load_buffer) at the sizes `opts` gives (else 1) and picks two
- * other sizes of each: the first two of size+1, +2, +4, +8, +16, +32, x2,
- * x3, x4 at which the model imports. A symbol the model admits at no two
- * of them is written fixed (xf_onnx_dynamic_fixed, a warning is logged).
+ * other sizes of each: the first two of x2, x3, x4, /2, /4, x1.5 at which
+ * the model imports (far apart, so that dims derived through strides move
+ * too). A symbol the model admits at no two of them is written fixed
+ * (xf_onnx_dynamic_fixed, a warning is logged).
  * A model without symbolic dims gives a description with none. */
 xf_status xf_onnx_dynamic_open(const void *buf, size_t len, const char *name, const char *base_dir,
                                const xf_onnx_options *opts, xf_onnx_dynamic **out,
@@ -205,6 +209,83 @@ size_t xf_onnx_writer_extents(const xf_onnx_writer *w, const xf_onnx_extent **ex
 size_t xf_onnx_writer_shared(const xf_onnx_writer *w, const xf_onnx_shared_ref **refs);
 xf_status xf_onnx_writer_commit(xf_onnx_writer *w, xf_error *err);
 void xf_onnx_writer_free(xf_onnx_writer *w);
+
+/* ------------------------------------------ writing a model checked at its sizes
+ *
+ * What a tool writes: `graph` (imported at point 0 of d, then possibly
+ * rewritten) exported keeping d's symbolic dims through a writer, read back
+ * from those very bytes at every point of d (external weights in place) and
+ * compared there with the original (o->model) read at the same sizes
+ * (xf_interp_check); the file (and its external data file) is written only
+ * when every point passes. Points 1 and 2 move every kept symbol at once
+ * to sizes far from the one imported at (x2, x3: every dim derived through
+ * strided convolutions and pools moves too); a failure there is put down
+ * to one symbol by moving each alone. A symbol that cannot be kept (the
+ * parameters of the model cannot follow it, or the model written fails at
+ * a size of it) is written fixed at its point-0 size with a warning
+ * (xf_onnx_dynamic_fixed says why; d is changed), and the export is tried
+ * again. With o->fall_back, an optimised graph that fails is replaced by
+ * `input` (the model as imported) exported the same way, and when that
+ * fails for another reason than a symbol, by the input file's bytes
+ * (nothing at all with o->external_data). Fails only when nothing could be
+ * written (or, without fall_back, when `graph` cannot be). */
+typedef struct xf_onnx_check_options {
+    const char *model;         /* the original model file: read at each size, the last resort */
+    const char *output;        /* the file to write */
+    const char *external_data; /* as xf_onnx_save_options.external_data */
+    int numeric;    /* compare outputs at each point (default 1; 0: read back only) */
+    int same_graph; /* the graph must read back with its canonical hash (a round trip) */
+    int fall_back;  /* write the input when the graph fails (see above) */
+    uint64_t seed;  /* of the random inputs (default 1) */
+    double rtol, atol; /* tolerance of the comparison (defaults 1e-3, 1e-4) */
+} xf_onnx_check_options;
+
+xf_onnx_check_options xf_onnx_default_check_options(void);
+
+typedef enum xf_onnx_wrote {
+    XF_ONNX_WROTE_GRAPH = 0,     /* the graph given */
+    XF_ONNX_WROTE_INPUT = 1,     /* the graph failed: the input, exported */
+    XF_ONNX_WROTE_INPUT_FILE = 2 /* so did the input as exported: the input file's bytes */
+} xf_onnx_wrote;
+
+typedef struct xf_onnx_checked {
+    xf_onnx_wrote wrote;
+    char why[2048];     /* why the graph given was not written ("" when it was) */
+    int n_points;       /* points checked (1 when no symbol is kept, 0: the file copied) */
+    xf_check_result at[XF_ONNX_POINTS]; /* the model written at each point (max_abs -1:
+                                           not compared) */
+    xf_check_result worst; /* the largest differences over the points */
+    uint64_t hash_back;    /* canonical hash of the model read back at point 0 (same_graph) */
+    int n_fixed;           /* symbols written fixed here (xf_onnx_dynamic_fixed) */
+    size_t model_bytes;
+    uint64_t data_bytes;       /* external data written (0: none) */
+    char data_location[4096];  /* its file as the model records it ("": none) */
+} xf_onnx_checked;
+
+xf_status xf_onnx_write_checked(const xf_onnx_check_options *o, xf_onnx_dynamic *d,
+                                const xf_graph *input, const xf_graph *graph,
+                                xf_onnx_checked *out, xf_error *err);
+
+/* --------------------------------------------- sizes of the symbolic dims
+ *
+ * A size for every symbolic input dim of the model at `path`: the one the
+ * options give; else its size in the data's input tensors (data_dir, an
+ * ONNX test_data_set: data_dir/input_<k>.pb for graph input k; NULL: no
+ * data); else 1 when the model imports with the rest at 1; else the
+ * smallest power of two (up to 4096) at which it imports, found by
+ * importing it at 2, 4, 8 ... and then lowering each symbol in turn.
+ * XF_ERR_SHAPE when the data do not fit the inputs; when no size imports,
+ * the importer's errors at 1 and 4096 (its own code when they are the
+ * same: a failure that has nothing to do with the sizes). */
+typedef struct xf_onnx_sizes xf_onnx_sizes;
+xf_status xf_onnx_sizes_choose(const char *path, const xf_onnx_options *given,
+                               const char *data_dir, xf_onnx_sizes **out, xf_error *err);
+/* `given` with a size for every symbol; valid while s lives. */
+xf_onnx_options xf_onnx_sizes_options(const xf_onnx_sizes *s);
+/* One line saying the sizes chosen and where they come from; "" when the
+ * options gave every one (or there are none). */
+const char *xf_onnx_sizes_said(const xf_onnx_sizes *s);
+void xf_onnx_sizes_free(xf_onnx_sizes *s); /* NULL is a no-op */
 
 /* Reads one serialized onnx.TensorProto (the test_data_set_N/input_K.pb files).
  * `name` (may be NULL) receives a xf_malloc'd copy of the tensor's name. */

@@ -117,8 +117,21 @@ static const char schema_v3[] =
     " WHEN NEW.status <> 'derived' BEGIN"
     " DELETE FROM derivations WHERE rule_id = NEW.id; END;";
 
+/* Version 3 -> 4: validity domains. A rule records where it holds
+ * (`domain`: conditions on its input dims, ir/domain.c; NULL: not
+ * recorded). Rules derived under version 3 were accepted without the
+ * conditions of their chains (a chain that holds only at the rule's own
+ * shapes made a rule that was applied everywhere): they become candidates
+ * again, their chains dropped by the rules_underived trigger, and
+ * xferverify derives or decides them anew. */
+static const char schema_v4[] =
+    "ALTER TABLE rules ADD COLUMN domain TEXT;"
+    "UPDATE rules SET status = 'candidate', verify_ms = NULL, axioms = NULL,"
+    " verdict_detail = NULL, counterexample = NULL, verified_at = NULL"
+    " WHERE status = 'derived';";
+
 static const char *const migrations[XF_RULESDB_SCHEMA_VERSION] = {schema_v1, schema_v2,
-                                                                  schema_v3};
+                                                                  schema_v3, schema_v4};
 
 static xf_status pragma_int(xf_rulesdb *db, const char *pragma, int64_t *out, xf_error *err)
 {
@@ -182,6 +195,27 @@ static xf_status migrate(xf_rulesdb *db, xf_error *err)
     }
 }
 
+/* The tables a file of `version` has (an rlflow header over other tables,
+ * or a file whose tables were dropped, is refused at open rather than
+ * failing at the first query). */
+static xf_status tables_present(xf_rulesdb *db, int64_t version, xf_error *err)
+{
+    sqlite3_stmt *s = NULL;
+    const char *sql = "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN"
+                      " ('graphs', 'rules', 'rule_ops', 'runs', 'run_stages', 'derivations')";
+    if (sqlite3_prepare_v2(db->h, sql, -1, &s, NULL) != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return db_fail(db, err, "reading the schema");
+    }
+    int64_t n = sqlite3_column_int64(s, 0), want = version >= 3 ? 6 : 5;
+    sqlite3_finalize(s);
+    if (n == want) return XF_OK;
+    return XF_FAIL(err, XF_ERR_PARSE,
+                   "%s has an rlflow rules database's header (schema version %lld) but %lld of "
+                   "its %lld tables: it is damaged, or was not written by xfergen",
+                   db->path, (long long)version, (long long)n, (long long)want);
+}
+
 xf_status schema_check_and_migrate(xf_rulesdb *db, xf_error *err)
 {
     int64_t app_id = 0, version = 0, n_objects = 0;
@@ -205,6 +239,10 @@ xf_status schema_check_and_migrate(xf_rulesdb *db, xf_error *err)
                        db->path, (unsigned long long)(uint32_t)app_id, XF_RULESDB_APPLICATION_ID);
     if (version < 0 || version > XF_RULESDB_SCHEMA_VERSION || (version == 0 && !empty))
         return version_unknown(db, version, err);
+    if (!empty) {
+        st = tables_present(db, version, err);
+        if (st != XF_OK) return st;
+    }
     db->version = (int)version;
     if (version == XF_RULESDB_SCHEMA_VERSION) return XF_OK;
     if (empty && (db->readonly || !db->create))

@@ -1,7 +1,7 @@
 /*
  * agent_fixture.c — the fixture shared by the agent suites (see
- * agent_fixture.h): the target runtime at one thread, an analytic cost
- * model and independent op costs,
+ * agent_fixture.h): the target runtime at one thread and two model files
+ * compared in it, an analytic cost model and independent op costs,
  * graph-building shorthands that assert on failure, two hand-built rules
  * with their reverses, and an environment over them.
  */
@@ -294,4 +294,38 @@ void xf_fx_expect_written_same(const xf_graph *model, const xf_graph *work, uint
     xf_test_expect_same_function(model, &fin, seed + 1, 1e-5);
     xf_graph_free(&fin);
     xf_graph_free(&back);
+}
+
+void xf_fx_expect_same_in_target(xf_target *t, const char *orig, const char *written,
+                                 const xf_onnx_options *o, double rtol, double atol,
+                                 const char *at)
+{
+    xf_graph a, b;
+    xf_error err;
+    ck_assert_msg(xf_onnx_load(orig, o, &a, &err) == XF_OK, "%s: %s", at, err.msg);
+    ck_assert_msg(xf_onnx_load(written, o, &b, &err) == XF_OK, "%s: written: %s", at, err.msg);
+    xf_target_model *ma = NULL, *mb = NULL;
+    xf_tensor *oa = xf_tensor_array_alloc(a.n_outputs), *ob = xf_tensor_array_alloc(a.n_outputs);
+    ck_assert_msg(xf_target_model_load_file(t, orig, &a, 3, &ma, &err) == XF_OK &&
+                      xf_target_model_run(ma, &err) == XF_OK &&
+                      xf_target_model_outputs(ma, oa, &err) == XF_OK,
+                  "%s: the original in ONNX Runtime: %s", at, err.msg);
+    ck_assert_msg(xf_target_model_load_file(t, written, &a, 3, &mb, &err) == XF_OK &&
+                      xf_target_model_run(mb, &err) == XF_OK &&
+                      xf_target_model_outputs(mb, ob, &err) == XF_OK,
+                  "%s: the written model in ONNX Runtime: %s", at, err.msg);
+    for (int i = 0; i < a.n_outputs; i++) {
+        double max_abs, max_rel;
+        ck_assert_msg(xf_tensor_compare(&ob[i], &oa[i], &max_abs, &max_rel, &err) == XF_OK,
+                      "%s: output %d: %s", at, i, err.msg);
+        ck_assert_msg(xf_tensor_close(&ob[i], &oa[i], rtol, atol),
+                      "%s: output %d differs by %g (tolerance %g + %g*|ref|)", at, i, max_abs,
+                      atol, rtol);
+    }
+    xf_target_model_free(ma);
+    xf_target_model_free(mb);
+    xf_tensor_array_free(oa, a.n_outputs);
+    xf_tensor_array_free(ob, a.n_outputs);
+    xf_graph_free(&a);
+    xf_graph_free(&b);
 }

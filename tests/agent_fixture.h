@@ -2,7 +2,9 @@
  * agent_fixture.h — the fixture of the agent suites (test_agent_env.c,
  * test_agent_arbiter.c, test_agent_fused.c, test_agent_search.c,
  * test_agent_ppo.c, test_agent_wm.c and, for its graph builders,
- * test_agent_gnn.c): ONNX Runtime when installed, an analytic cost model
+ * test_agent_gnn.c; test_onnx_import.c and test_real_models.c for ONNX
+ * Runtime): ONNX Runtime when installed, two model files compared in it
+ * at some sizes of their symbolic dims, an analytic cost model
  * (100 GFLOP/s, 10 GB/s, 2 us per kernel, no cache file), graph-building
  * shorthands that fail the running test on error, a rule set of two
  * hand-built rules and their reverses, and an environment over a graph of
@@ -15,6 +17,7 @@
 #define XF_TESTS_AGENT_FIXTURE_H
 
 #include "agent/search/search.h"
+#include "onnx/onnx.h"
 
 /* ONNX Runtime at one thread (xf_target_close it), NULL when it is not
  * installed (the caller skips); any other failure fails the test. */
@@ -59,6 +62,14 @@ void xf_fx_class_token_graph(xf_graph *g, int64_t position, int stream_output);
  * 1e-5) after ONNX export and import and after xf_agent_finish, on inputs
  * of seeds `seed` and seed + 1. */
 void xf_fx_expect_written_same(const xf_graph *model, const xf_graph *work, uint64_t seed);
+
+/* The model file `written` against the original file `orig` in the target
+ * at the sizes of o (each imported at them; both run as files, on the
+ * same inputs): every output element within atol + rtol*|original's|
+ * (xf_tensor_close), `at` naming the sizes in a failure. */
+void xf_fx_expect_same_in_target(xf_target *t, const char *orig, const char *written,
+                                 const xf_onnx_options *o, double rtol, double atol,
+                                 const char *at);
 
 /* An environment over the cost model and the rule set above. */
 typedef struct xf_fx_env {

@@ -1,7 +1,7 @@
 /*
  * test_agent_outcome.c — what the agent hands out after a search, as
  * library calls (rlflow-agent only prints them):
- *  - xf_agent_check: identical models agree exactly; a model that computes
+ *  - xf_interp_check: identical models agree exactly; a model that computes
  *    something else is reported at its first differing output with the
  *    size of the difference; models with other numbers of outputs fail
  *    with XF_ERR_MISMATCH and a message;
@@ -39,15 +39,15 @@ START_TEST(check_compares_every_output)
     build(&c, 0, XF_OP_SIGMOID);
     xf_error err = {0};
     xf_check_result r;
-    ck_assert_msg(xf_agent_check(&a, &b, 1, 1e-5, 1e-6, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_check(&a, &b, 1, 1e-5, 1e-6, &r, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(r.bad_output, -1);
     ck_assert(r.max_abs <= 1e-6);
-    ck_assert_msg(xf_agent_check(&a, &c, 1, 1e-5, 1e-6, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_check(&a, &c, 1, 1e-5, 1e-6, &r, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(r.bad_output, 0);
     ck_assert(r.bad_abs > 1e-3 && r.bad_abs <= r.max_abs);
     /* another output count is an error, not a difference */
     xf_fx_output(&c, c.nodes[0].outputs[0]); /* the conv's output too */
-    ck_assert_int_eq(xf_agent_check(&a, &c, 1, 1e-5, 1e-6, &r, &err), XF_ERR_MISMATCH);
+    ck_assert_int_eq(xf_interp_check(&a, &c, 1, 1e-5, 1e-6, &r, &err), XF_ERR_MISMATCH);
     ck_assert_msg(strstr(err.msg, "2 outputs") != NULL, "%s", err.msg);
     xf_graph_free(&a);
     xf_graph_free(&b);
@@ -80,7 +80,7 @@ START_TEST(outcome_hands_out_a_cheaper_model)
     ck_assert_int_eq(oc.finish.folded_nodes + oc.finish.fused_bias, 0);
     ck_assert_int_eq(out.n_nodes, model.n_nodes);
     xf_check_result r;
-    ck_assert_msg(xf_agent_check(&model, &out, 1, 0, 0, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_check(&model, &out, 1, 0, 0, &r, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(r.bad_output, -1);
     xf_graph_free(&out);
     xf_graph_free(&best);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent_fixture.h"
 #include "onnx.pb-c.h"
 #include "testutil.h"
 
@@ -2464,7 +2465,7 @@ static mb *import_at_n3(uint8_t **buf, size_t *len, xf_graph *g, xf_onnx_dynamic
 
 /* Imported at N=3, exported keeping N: the Reshape targets follow N (no 3
  * baked in), N is the written input's and output's dim_param, and the
- * written model computes what the original does at N = 3, 4 and 5. */
+ * written model computes what the original does at N = 3, 6 and 9. */
 START_TEST(symbolic_dims_are_kept_on_export)
 {
     size_t len;
@@ -2477,8 +2478,8 @@ START_TEST(symbolic_dims_are_kept_on_export)
     ck_assert_int_eq(xf_onnx_dynamic_count(d), 1);
     ck_assert_str_eq(xf_onnx_dynamic_name(d, 0), "N");
     ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 0), 3);
-    ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 1), 4);
-    ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 2), 5);
+    ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 1), 6); /* x2 and x3: far apart */
+    ck_assert_int_eq(xf_onnx_dynamic_size(d, 0, 2), 9);
     uint8_t *out = NULL;
     size_t out_len = 0;
     Onnx__ModelProto *mp = export_kept(&g, d, &out, &out_len);
@@ -2500,7 +2501,7 @@ START_TEST(symbolic_dims_are_kept_on_export)
         ck_assert_msg(xf_onnx_load_buffer(out, out_len, "out.onnx", NULL, &op, &b, &err) ==
                           XF_OK,
                       "point %d: %s", p, err.msg);
-        ck_assert_int_eq(b.values[b.outputs[1]].shape.dims[0], 3 + p);
+        ck_assert_int_eq(b.values[b.outputs[1]].shape.dims[0], 3 * (p + 1));
         xf_test_expect_same_function(&a, &b, 7, 1e-6);
         xf_graph_free(&a);
         xf_graph_free(&b);
@@ -2511,7 +2512,7 @@ END_TEST
 
 /* The same model written to a file keeping N with its weights in an
  * external data file (xf_onnx_save_options: dynamic and external_data):
- * the writer reads it back at N = 3, 4 and 5 before writing; the file
+ * the writer reads it back at N = 3, 6 and 9 before writing; the file
  * keeps N as dim_param with W external, and read from disk through its
  * data file computes what the original does at the three sizes. */
 START_TEST(symbolic_dims_kept_with_external_data)
@@ -2534,7 +2535,7 @@ START_TEST(symbolic_dims_kept_with_external_data)
         xf_graph back;
         ck_assert_msg(xf_onnx_writer_read_back(w, &op, &back, &err) == XF_OK, "point %d: %s", p,
                       err.msg);
-        ck_assert_int_eq(back.values[back.outputs[1]].shape.dims[0], 3 + p);
+        ck_assert_int_eq(back.values[back.outputs[1]].shape.dims[0], 3 * (p + 1));
         xf_graph_free(&back);
     }
     size_t model_bytes;
@@ -2569,7 +2570,7 @@ START_TEST(symbolic_dims_kept_with_external_data)
         ck_assert_msg(xf_onnx_load_buffer(buf, len, "dyn.onnx", NULL, &op, &a, &err) == XF_OK,
                       "%s", err.msg);
         ck_assert_msg(xf_onnx_load(path, &op, &b, &err) == XF_OK, "point %d: %s", p, err.msg);
-        ck_assert_int_eq(b.values[b.outputs[1]].shape.dims[0], 3 + p);
+        ck_assert_int_eq(b.values[b.outputs[1]].shape.dims[0], 3 * (p + 1));
         xf_test_expect_same_function(&a, &b, 7, 1e-6);
         xf_graph_free(&a);
         xf_graph_free(&b);
@@ -2740,10 +2741,12 @@ START_TEST(outer_scope_initializers_are_kept)
 }
 END_TEST
 
-/* rlflow-agent on a model whose Reshape cannot follow its symbols: neither
- * the optimised model nor the input as exported can be written keeping
- * them, so the input file is written unchanged, and the report says why. */
-START_TEST(agent_writes_the_input_when_dims_cannot_be_kept)
+/* rlflow-agent on a model whose Reshape cannot follow both its symbols
+ * ([N,M,4] -> [2N,2M]): M, whose probe shows it, is written fixed at its
+ * size, with a warning and the reason in the report, and N stays symbolic:
+ * the model written declares N, fixes M at 3, and computes what the
+ * original does at N = 2, 4 and 6. */
+START_TEST(agent_writes_a_symbol_fixed_when_it_cannot_follow)
 {
     mb *m = dynamic_model(2);
     char model[4096], out[4096], db[4096], log[4096];
@@ -2764,15 +2767,436 @@ START_TEST(agent_writes_the_input_when_dims_cannot_be_kept)
                             xf_test_tool("rlflow-agent"), db, model, out, log);
     char *text = xf_test_read_file(log, NULL);
     ck_assert_msg(rc == 0, "rlflow-agent: exit %d\n%s", rc, text);
-    xf_test_expect_contains(text, "writing the input file unchanged instead");
-    xf_test_expect_contains(text, "'rs' (reshape) cannot be written with symbolic dims");
-    xf_test_expect_contains(text, "symbolic dim:    N kept, checked at 2, 3, 4");
-    size_t a_len, b_len;
-    char *a = xf_test_read_file(model, &a_len), *b = xf_test_read_file(out, &b_len);
-    ck_assert_msg(a_len == b_len && memcmp(a, b, a_len) == 0, "the input file was not copied");
-    free(a);
-    free(b);
+    xf_test_expect_contains(text, "symbolic dim:    N kept, checked at 2, 4, 6");
+    xf_test_expect_contains(text, "symbolic dim:    M written FIXED at 3: the model written "
+                                  "cannot follow it: ");
+    xf_test_expect_contains(text, "'rs' (reshape) cannot be written with symbolic dims "
+                                  "(symbolic dim 'M' at ");
+    xf_test_expect_contains(text, "warning: ");
+    ck_assert_msg(!strstr(text, "writing the input"), "the input was written:\n%s", text);
+    size_t len;
+    char *file = xf_test_read_file(out, &len);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, (const uint8_t *)file);
+    ck_assert_ptr_nonnull(mp);
+    ck_assert_str_eq(written_dim(mp, 0, 0, 0), "N");
+    ck_assert_ptr_null(written_dim(mp, 0, 0, 1));
+    ck_assert_int_eq(mp->graph->input[0]->type->tensor_type->shape->dim[1]->dim_value, 3);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    free(file);
+    const char *nn[2] = {"N", "M"};
+    for (int64_t n = 2; n <= 6; n += 2) {
+        int64_t nv[2] = {n, 3};
+        xf_onnx_options o = xf_onnx_default_options();
+        o.n_dim_overrides = 2;
+        o.dim_names = nn;
+        o.dim_values = nv;
+        xf_graph a, b;
+        xf_error err;
+        ck_assert_msg(xf_onnx_load(model, &o, &a, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(xf_onnx_load(out, &o, &b, &err) == XF_OK, "N=%lld: %s", (long long)n,
+                      err.msg);
+        xf_test_expect_same_function(&a, &b, 5, 0);
+        xf_graph_free(&a);
+        xf_graph_free(&b);
+    }
     free(text);
+    mb_free(m);
+}
+END_TEST
+
+/* Appends a protobuf varint / length-delimited field to b (at *n). */
+static void pb_varint(uint8_t *b, size_t *n, uint64_t v)
+{
+    do {
+        b[(*n)++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+}
+
+static void pb_field(uint8_t *b, size_t *n, unsigned f, const void *p, size_t len)
+{
+    pb_varint(b, n, (uint64_t)f << 3 | 2);
+    pb_varint(b, n, len);
+    memmove(b + *n, p, len);
+    *n += len;
+}
+
+/* A model whose graph holds an If whose then_branch holds an If ... depth
+ * levels deep (three messages a level). */
+static uint8_t *nested_ifs(int depth, size_t *len)
+{
+    size_t cap = (size_t)depth * 64 + 256, n = 0;
+    uint8_t *g = malloc(cap), *t = malloc(cap), *m = malloc(cap);
+    ck_assert(g && t && m);
+    pb_field(g, &n, 2, "g", 1);
+    for (int i = 0; i < depth; i++) {
+        size_t a = 0, k = 0, out = 0;
+        uint8_t *attr = malloc(n + 64), *node = malloc(n + 128);
+        ck_assert(attr && node);
+        pb_field(attr, &a, 1, "then_branch", 11);
+        pb_varint(attr, &a, 20 << 3);
+        pb_varint(attr, &a, 5);
+        pb_field(attr, &a, 6, g, n);
+        pb_field(node, &k, 1, "c", 1);
+        pb_field(node, &k, 2, "y", 1);
+        pb_field(node, &k, 4, "If", 2);
+        pb_field(node, &k, 5, attr, a);
+        pb_field(t, &out, 1, node, k);
+        pb_field(t, &out, 2, "g", 1);
+        free(attr);
+        free(node);
+        uint8_t *x = g;
+        g = t;
+        t = x;
+        n = out;
+    }
+    size_t mn = 0;
+    pb_varint(m, &mn, 1 << 3);
+    pb_varint(m, &mn, 8);
+    pb_field(m, &mn, 7, g, n);
+    free(g);
+    free(t);
+    *len = mn;
+    return m;
+}
+
+/* 3,000 nested If branches (120 KB) crashed the decoder's recursion: they
+ * are refused before decoding, naming the depth; 50 decode (and fail on
+ * what they lack, a dangling input). */
+START_TEST(deep_nesting_is_refused_before_decoding)
+{
+    size_t len = 0;
+    uint8_t *m = nested_ifs(3000, &len);
+    xf_graph g;
+    xf_error err;
+    ck_assert_int_eq(xf_onnx_load_buffer(m, len, "nested.onnx", NULL, NULL, &g, &err),
+                     XF_ERR_PARSE);
+    xf_test_expect_contains(err.msg, "nested.onnx: its messages nest deeper than 200 levels");
+    free(m);
+    m = nested_ifs(50, &len);
+    ck_assert_int_ne(xf_onnx_load_buffer(m, len, "nested.onnx", NULL, NULL, &g, &err), XF_OK);
+    ck_assert_msg(!strstr(err.msg, "nest deeper"), "%s", err.msg);
+    free(m);
+}
+END_TEST
+
+/* ------------------------------ symbolic dims through strided downsampling */
+
+/* Dims 0 and 3 of v's run-time shape (Shape, Gather, Unsqueeze) as the
+ * 1-element tensors named in `outs` ("a b"); returns the Concat inputs
+ * "<a> c16 <b>" of the first target below. */
+static const char *shape_dims(mb *m, const char *v, const char *s, const char *outs)
+{
+    char a[32], b[32], buf[128];
+    ck_assert_int_eq(sscanf(outs, "%31s %31s", a, b), 2);
+    mb_node(m, "Shape", s, v, s);
+    for (int i = 0; i < 2; i++) {
+        char g[64], u[64];
+        snprintf(g, sizeof g, "%s_g%d", s, i);
+        snprintf(buf, sizeof buf, "%s %s", s, i ? "i3" : "i0");
+        mb_node(m, "Gather", g, buf, g);
+        snprintf(u, sizeof u, "%s_u%d", s, i);
+        snprintf(buf, sizeof buf, "%s ax0", g);
+        mb_node(m, "Unsqueeze", u, buf, i ? b : a);
+    }
+    snprintf(buf, sizeof buf, "%s c16 %s", a, b);
+    return mb_str(m, buf);
+}
+
+/* x [batch,3,32,width] -> conv stride 2 -> relu -> conv stride 2 (r2, a
+ * quarter of the width) -> maxpool 2 (an eighth) -> resized x2 and added to
+ * r2 (so the width must be a multiple of 8) -> maxpool 2 -> reshaped to
+ * [batch, 16, width/8] by a shape subgraph (Shape, Gather, Concat: the
+ * importer folds it at the size imported, width/8 baked in) -> transposed,
+ * MatMul, Softmax: y [batch, seq, 5], as a text recogniser reads a line;
+ * and r2 reshaped by its own shape subgraph to z [batch, 32 * width/4].
+ * Sizes one apart (width 96, 97, 98 ...) leave width/4 and width/8 as they
+ * are, so only sizes far apart tell a baked target from one that follows. */
+static mb *stride_model(void)
+{
+    mb *m = mb_new(13);
+    const char *params[4] = {"batch", NULL, NULL, "width"};
+    int64_t dx[4] = {0, 3, 32, 0}, dw1[4] = {4, 3, 3, 3}, dw2[4] = {4, 4, 3, 3}, dwo[2] = {16, 5};
+    int64_t k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, p1[4] = {1, 1, 1, 1};
+    int64_t zero = 0, three = 3, c16 = 16, c32 = 32, roi_n = 0, sc_n = 4;
+    float w[144], scales[4] = {1, 1, 2, 2};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 4, dx, params);
+    for (int i = 0; i < 144; i++) w[i] = (float)((i * 37) % 17) / 17.0f - 0.45f;
+    mb_init(m, "w1", T_FLOAT, 4, dw1, w);
+    mb_init(m, "w2", T_FLOAT, 4, dw2, w);
+    mb_init(m, "wo", T_FLOAT, 2, dwo, w);
+    mb_init(m, "roi", T_FLOAT, 1, &roi_n, NULL);
+    mb_init(m, "scales", T_FLOAT, 1, &sc_n, scales);
+    mb_init(m, "i0", T_INT64, 0, NULL, &zero);
+    mb_init(m, "i3", T_INT64, 0, NULL, &three);
+    mb_init_i64(m, "ax0", 1, &zero);
+    mb_init_i64(m, "c16", 1, &c16);
+    mb_init_i64(m, "c32", 1, &c32);
+    const char *convs[2][4] = {{"c1", "x w1", "c1o", "r1"}, {"c2", "r1 w2", "c2o", "r2"}};
+    for (int i = 0; i < 2; i++) {
+        Onnx__NodeProto *n = mb_node(m, "Conv", convs[i][0], convs[i][1], convs[i][2]);
+        attr_ints(m, n, "kernel_shape", 2, k3);
+        attr_ints(m, n, "strides", 2, s2);
+        attr_ints(m, n, "pads", 4, p1);
+        mb_node(m, "Relu", convs[i][3], convs[i][2], convs[i][3]);
+    }
+    const char *pools[2][3] = {{"p3", "r2", "p3"}, {"p4", "fused", "feat"}};
+    for (int i = 0; i < 2; i++) {
+        Onnx__NodeProto *n = mb_node(m, "MaxPool", pools[i][0], pools[i][1], pools[i][2]);
+        attr_ints(m, n, "kernel_shape", 2, k2);
+        attr_ints(m, n, "strides", 2, s2);
+        if (i == 0) {
+            attr_s(m, mb_node(m, "Resize", "up", "p3 roi scales", "up"), "mode", "nearest");
+            mb_node(m, "Add", "fuse", "up r2", "fused");
+        }
+    }
+    /* feat [N,4,4,W/8] -> [N, 16, W/8] */
+    attr_i(m, mb_node(m, "Concat", "cat", shape_dims(m, "feat", "s", "n1 w81"), "tgt"), "axis",
+           0);
+    mb_node(m, "Reshape", "seq", "feat tgt", "seq");
+    int64_t perm[3] = {0, 2, 1};
+    attr_ints(m, mb_node(m, "Transpose", "tr", "seq", "seqt"), "perm", 3, perm);
+    mb_node(m, "MatMul", "mm", "seqt wo", "logits");
+    attr_i(m, mb_node(m, "Softmax", "sm", "logits", "y"), "axis", 2);
+    /* r2 [N,4,8,W/4] -> [N, 32 * W/4] */
+    shape_dims(m, "r2", "s4", "n41 w41");
+    mb_node(m, "Mul", "k4", "w41 c32", "k1");
+    attr_i(m, mb_node(m, "Concat", "cat4", "n41 k1", "tgt4"), "axis", 0);
+    mb_node(m, "Reshape", "flat", "r2 tgt4", "z");
+    const char *py[3] = {"batch", "seq", NULL}, *pz[2] = {"batch", "z1"};
+    int64_t dy[3] = {0, 0, 5}, dz[2] = {0, 0};
+    m->outputs[m->graph.n_output++] = mb_vi(m, "y", T_FLOAT, 3, dy, py);
+    m->outputs[m->graph.n_output++] = mb_vi(m, "z", T_FLOAT, 2, dz, pz);
+    return m;
+}
+
+/* Options putting batch and width at the sizes given (static storage). */
+static xf_onnx_options batch_width(int64_t batch, int64_t width)
+{
+    static const char *names[2] = {"batch", "width"};
+    static int64_t values[2];
+    values[0] = batch;
+    values[1] = width;
+    xf_onnx_options o = xf_onnx_default_options();
+    o.n_dim_overrides = 2;
+    o.dim_names = names;
+    o.dim_values = values;
+    return o;
+}
+
+/* The checked writer on the stride model imported at batch 1, width 96
+ * (x2 and x3 move width/4 and width/8, so targets baked at 96 would fail):
+ * width and batch are written symbolic, both Reshapes written relative
+ * (0 and -1, no width-derived size baked), and ONNX Runtime computes with
+ * the written model what it computes with the original at widths 48, 96,
+ * 192 and 288 (1/2, 1, 2 and 3 times the size imported at), batch 2. */
+START_TEST(strided_dims_follow_the_symbol)
+{
+    mb *m = stride_model();
+    char model[4096], out[4096];
+    snprintf(model, sizeof model, "%s", mb_save(m, "stride.onnx"));
+    snprintf(out, sizeof out, "%s", xf_test_tmp("stride.rt.onnx"));
+    xf_onnx_options o = batch_width(1, 96);
+    xf_graph g;
+    xf_error err;
+    xf_onnx_dynamic *d = NULL;
+    ck_assert_msg(xf_onnx_load(model, &o, &g, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_onnx_dynamic_open_file(model, &o, &d, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_onnx_dynamic_size(d, 1, 1), 192);
+    ck_assert_int_eq(xf_onnx_dynamic_size(d, 1, 2), 288);
+    xf_onnx_check_options wo = xf_onnx_default_check_options();
+    wo.model = model;
+    wo.output = out;
+    wo.same_graph = 1;
+    xf_onnx_checked res;
+    ck_assert_msg(xf_onnx_write_checked(&wo, d, &g, &g, &res, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(res.wrote, XF_ONNX_WROTE_GRAPH);
+    ck_assert_int_eq(res.n_points, 3);
+    ck_assert_int_eq(res.n_fixed, 0);
+    ck_assert_ptr_null(xf_onnx_dynamic_fixed(d, 1));
+    size_t len;
+    char *file = xf_test_read_file(out, &len);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, (const uint8_t *)file);
+    ck_assert_ptr_nonnull(mp);
+    ck_assert_str_eq(written_dim(mp, 0, 0, 0), "batch");
+    ck_assert_str_eq(written_dim(mp, 0, 0, 3), "width");
+    ck_assert_str_eq(written_dim(mp, 1, 0, 1), "seq");
+    for (int k = 0; k < 2; k++) {
+        const Onnx__TensorProto *t = written_param(mp, "Reshape", k);
+        for (size_t i = 0; i < t->raw_data.len / 8; i++)
+            ck_assert_msg(raw_i64(t, (int)i) != 12 && raw_i64(t, (int)i) != 768,
+                          "Reshape %d: dim %zu baked at width 96 (%lld)", k, i,
+                          (long long)raw_i64(t, (int)i));
+    }
+    onnx__model_proto__free_unpacked(mp, NULL);
+    free(file);
+    xf_target *t = xf_fx_target();
+    if (!t) {
+        xf_test_skip_part("ONNX Runtime not installed (tools/setup.sh or RLFLOW_ORT_LIB)");
+    } else {
+        const int64_t widths[4] = {48, 96, 192, 288};
+        for (int i = 0; i < 4; i++) {
+            char at[64];
+            snprintf(at, sizeof at, "batch 2, width %lld", (long long)widths[i]);
+            xf_onnx_options ow = batch_width(2, widths[i]);
+            xf_fx_expect_same_in_target(t, model, out, &ow, 1e-5, 1e-6, at);
+        }
+        xf_target_close(t);
+    }
+    xf_onnx_dynamic_free(d);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+/* An "optimised" stride model that bakes width/8 (the logits multiplied by
+ * ones of their shape at width 96, which computes the same there) cannot
+ * follow width: the checked writer writes the input instead, width still
+ * symbolic, and says why. With an input that cannot be exported either
+ * (an invalid graph), the input file's bytes are written. */
+START_TEST(checked_writer_falls_back_to_the_input)
+{
+    mb *m = stride_model();
+    char model[4096], out[4096];
+    snprintf(model, sizeof model, "%s", mb_save(m, "stride_fb.onnx"));
+    snprintf(out, sizeof out, "%s", xf_test_tmp("stride_fb.opt.onnx"));
+    xf_onnx_options o = batch_width(1, 96);
+    xf_graph g, opt;
+    xf_error err;
+    xf_onnx_dynamic *d = NULL;
+    ck_assert_msg(xf_onnx_load(model, &o, &g, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_onnx_dynamic_open_file(model, &o, &d, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_graph_clone(&g, &opt, &err), XF_OK);
+    int sm = -1;
+    for (int i = 0; i < opt.n_nodes; i++)
+        if (opt.nodes[i].op == XF_OP_SOFTMAX) sm = i;
+    ck_assert_int_ge(sm, 0);
+    int logits = opt.nodes[sm].inputs[0];
+    xf_shape sh = opt.values[logits].shape;
+    ck_assert_int_eq(sh.dims[1], 12);
+    float ones[12 * 5];
+    for (int i = 0; i < 60; i++) ones[i] = 1;
+    int c = xf_graph_add_const(&opt, "baked", XF_F32, &sh, ones, &err);
+    ck_assert_int_ge(c, 0);
+    int ins[2] = {logits, c};
+    int outv = xf_graph_op(&opt, XF_OP_MUL, NULL, ins, 2, &err);
+    ck_assert_msg(outv >= 0, "%s", err.msg);
+    opt.nodes[sm].inputs[0] = outv;
+    xf_onnx_check_options wo = xf_onnx_default_check_options();
+    wo.model = model;
+    wo.output = out;
+    wo.fall_back = 1;
+    xf_onnx_checked res;
+    ck_assert_msg(xf_onnx_write_checked(&wo, d, &g, &opt, &res, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(res.wrote, XF_ONNX_WROTE_INPUT);
+    xf_test_expect_contains(res.why, "symbolic dim 'width' at ");
+    ck_assert_ptr_null(xf_onnx_dynamic_fixed(d, 1));
+    ck_assert_int_eq(res.n_points, 3);
+    /* the input as written follows width */
+    xf_onnx_options o2 = batch_width(2, 192);
+    xf_graph a, b;
+    ck_assert_msg(xf_onnx_load(model, &o2, &a, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_onnx_load(out, &o2, &b, &err) == XF_OK, "%s", err.msg);
+    xf_test_expect_same_function(&a, &b, 9, 1e-6);
+    xf_graph_free(&a);
+    xf_graph_free(&b);
+    /* an input that cannot be exported: the file as it is */
+    xf_graph bad;
+    xf_graph_init(&bad);
+    int x = xf_test_input(&bad, "x", 1, (int64_t[]){4});
+    xf_test_out(&bad, x);
+    bad.values[x].shape.rank = -1; /* invalid */
+    ck_assert_msg(xf_onnx_write_checked(&wo, d, &bad, &opt, &res, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(res.wrote, XF_ONNX_WROTE_INPUT_FILE);
+    size_t la, lb;
+    char *fa = xf_test_read_file(model, &la), *fb = xf_test_read_file(out, &lb);
+    ck_assert_msg(la == lb && memcmp(fa, fb, la) == 0, "the input file was not copied");
+    free(fa);
+    free(fb);
+    xf_graph_free(&bad);
+    xf_graph_free(&opt);
+    xf_onnx_dynamic_free(d);
+    xf_graph_free(&g);
+    mb_free(m);
+}
+END_TEST
+
+/* Sizes without --dim: width 1 to 4 leave nothing for the second pool, so
+ * the size search takes the smallest power of two that imports (8) and
+ * says so; from a test_data_set input the sizes are the data's; data of
+ * the wrong rank, or a missing file, are errors naming the file; a model
+ * that imports at no size gets the importer's errors at 1 and at 4096. */
+START_TEST(sizes_are_chosen_when_not_given)
+{
+    mb *m = stride_model();
+    char model[4096];
+    snprintf(model, sizeof model, "%s", mb_save(m, "stride_sizes.onnx"));
+    xf_onnx_sizes *s = NULL;
+    xf_error err;
+    ck_assert_msg(xf_onnx_sizes_choose(model, NULL, NULL, &s, &err) == XF_OK, "%s", err.msg);
+    xf_onnx_options o = xf_onnx_sizes_options(s);
+    ck_assert_int_eq(o.n_dim_overrides, 2);
+    ck_assert_str_eq(o.dim_names[0], "batch");
+    ck_assert_int_eq(o.dim_values[0], 1);
+    ck_assert_int_eq(o.dim_values[1], 8);
+    xf_test_expect_contains(xf_onnx_sizes_said(s), "batch=1, width=8 (not given: the smallest "
+                                                   "powers of two at which the model imports)");
+    xf_graph g;
+    ck_assert_msg(xf_onnx_load(model, &o, &g, &err) == XF_OK, "%s", err.msg);
+    xf_graph_free(&g);
+    xf_onnx_sizes_free(s);
+    /* given: nothing said */
+    xf_onnx_options given = batch_width(3, 40);
+    ck_assert_int_eq(xf_onnx_sizes_choose(model, &given, NULL, &s, &err), XF_OK);
+    ck_assert_int_eq(xf_onnx_sizes_options(s).dim_values[1], 40);
+    ck_assert_str_eq(xf_onnx_sizes_said(s), "");
+    xf_onnx_sizes_free(s);
+    /* from the data, batch given */
+    const char *dir = xf_test_tmp("stride_data");
+    char data_dir[4096], path[4200];
+    snprintf(data_dir, sizeof data_dir, "%s", dir);
+    ck_assert_int_eq(xf_test_system("mkdir -p %s", data_dir), 0);
+    snprintf(path, sizeof path, "%s/input_0.pb", data_dir);
+    xf_tensor t;
+    xf_shape sh = {.rank = 4, .dims = {2, 3, 32, 40}};
+    ck_assert_int_eq(xf_tensor_alloc(&t, XF_F32, &sh, &err), XF_OK);
+    ck_assert_int_eq(xf_onnx_save_tensor(path, &t, "x", &err), XF_OK);
+    xf_tensor_free(&t);
+    const char *bn[1] = {"batch"};
+    int64_t bv[1] = {5};
+    xf_onnx_options b5 = one_dim(bn, bv);
+    ck_assert_msg(xf_onnx_sizes_choose(model, &b5, data_dir, &s, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_onnx_sizes_options(s).dim_values[0], 5);
+    ck_assert_int_eq(xf_onnx_sizes_options(s).dim_values[1], 40);
+    xf_test_expect_contains(xf_onnx_sizes_said(s), "width=40 (from ");
+    xf_test_expect_contains(xf_onnx_sizes_said(s), "batch=5 (given)");
+    xf_onnx_sizes_free(s);
+    sh.rank = 2;
+    ck_assert_int_eq(xf_tensor_alloc(&t, XF_F32, &sh, &err), XF_OK);
+    ck_assert_int_eq(xf_onnx_save_tensor(path, &t, "x", &err), XF_OK);
+    xf_tensor_free(&t);
+    ck_assert_int_eq(xf_onnx_sizes_choose(model, NULL, data_dir, &s, &err), XF_ERR_SHAPE);
+    xf_test_expect_contains(err.msg, "input_0.pb: shape [2,3] has no size for dim 3 of input "
+                                     "'x' ('width')");
+    ck_assert_ptr_null(s);
+    unlink(path);
+    ck_assert_int_ne(xf_onnx_sizes_choose(model, NULL, data_dir, &s, &err), XF_OK);
+    xf_test_expect_contains(err.msg, "input_0.pb");
+    mb_free(m);
+    /* a model that fails whatever the size says why once */
+    m = mb_new(13);
+    const char *params[3] = {"N", NULL, NULL};
+    int64_t dx[3] = {0, 4, 6}, tgt[2] = {5, 5};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 3, dx, params);
+    mb_init_i64(m, "tgt", 2, tgt);
+    mb_node(m, "Reshape", "rs", "x tgt", "y");
+    mb_output(m, "y", T_FLOAT, -1, NULL);
+    snprintf(model, sizeof model, "%s", mb_save(m, "never_sized.onnx"));
+    ck_assert_int_eq(xf_onnx_sizes_choose(model, NULL, NULL, &s, &err), XF_ERR_SHAPE);
+    xf_test_expect_contains(err.msg, "the model imports at no size of its symbolic dims from 1 "
+                                     "to 4096 (at 1: ");
+    xf_test_expect_contains(err.msg, "'rs' (Reshape): reshape: cannot reshape [1,4,6]");
+    xf_test_expect_contains(err.msg, "; at 4096: ");
     mb_free(m);
 }
 END_TEST
@@ -2971,11 +3395,15 @@ static Suite *suite(void)
     tcase_add_test(dyn, dims_declared_zero_are_symbolic);
     tcase_add_test(dyn, export_refuses_parameters_that_cannot_follow);
     tcase_add_test(dyn, symbol_the_model_does_not_admit_is_written_fixed);
-    tcase_add_test(dyn, agent_writes_the_input_when_dims_cannot_be_kept);
+    tcase_add_test(dyn, agent_writes_a_symbol_fixed_when_it_cannot_follow);
+    tcase_add_test(dyn, strided_dims_follow_the_symbol);
+    tcase_add_test(dyn, checked_writer_falls_back_to_the_input);
+    tcase_add_test(dyn, sizes_are_chosen_when_not_given);
     tcase_add_test(dyn, shape_arithmetic_keeps_symbols);
     tcase_add_test(model, shape_arithmetic_folds_at_fixed_sizes);
     tcase_add_test(model, data_dependent_size_is_refused);
     tcase_add_test(model, outer_scope_initializers_are_kept);
+    tcase_add_test(model, deep_nesting_is_refused_before_decoding);
     suite_add_tcase(s, dyn);
     return s;
 }

@@ -9,7 +9,8 @@
  * leak and memory checks. Operations: ONNX import of a model this suite
  * exports itself and of a real one from ../shared/models (XF_SKIP, or a
  * skipped part, when absent), ONNX export and a reference-interpreter run of
- * both, writing rules to a rules database and reading them back, a writer's
+ * both, the sizes chosen for a model's symbolic dims (the size search), its
+ * dims described (probes) and the checked writer's session at three sizes, writing rules to a rules database and reading them back, a writer's
  * whole session on an existing database (the open migrating the schema or
  * marking a dead run, runs, a rule batch, a verdict batch, statuses: after
  * each failure the file must pass SQLite's checks with every batch and the
@@ -37,6 +38,7 @@
 
 #include "agent_fixture.h"
 #include "costmodel/costmodel.h"
+#include "onnx.pb-c.h"
 #include "derive/derive.h"
 #include "enumerate/enumerate.h"
 #include "prune/prune.h"
@@ -329,6 +331,124 @@ START_TEST(onnx_export)
 }
 END_TEST
 
+/* ---------------------------------------------------------- symbolic dims */
+
+/* build_small written to `name` with its input's batch, height and width
+ * symbolic (N, H, W): N and H follow through every op, W cannot move (the
+ * matmul's weight fixes it), so it is written fixed. */
+static const char *symbolic_small(const char *name)
+{
+    xf_graph g;
+    build_small(&g);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    xf_error err;
+    ck_assert_msg(xf_onnx_save_buffer(&g, &buf, &len, &err) == XF_OK, "%s", err.msg);
+    xf_graph_free(&g);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    ck_assert_ptr_nonnull(mp);
+    xf_free(buf);
+    static char names[3][2] = {"N", "H", "W"};
+    static const int axes[3] = {0, 2, 3};
+    Onnx__TensorShapeProto *sh = mp->graph->input[0]->type->tensor_type->shape;
+    for (int i = 0; i < 3; i++) {
+        sh->dim[axes[i]]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+        sh->dim[axes[i]]->dim_param = names[i];
+    }
+    /* value_info and the output's shape are inferred again at each size */
+    size_t n_vi = mp->graph->n_value_info;
+    mp->graph->n_value_info = 0;
+    Onnx__TensorShapeProto *out_shape = mp->graph->output[0]->type->tensor_type->shape;
+    mp->graph->output[0]->type->tensor_type->shape = NULL;
+    len = onnx__model_proto__get_packed_size(mp);
+    uint8_t *out = malloc(len);
+    ck_assert_ptr_nonnull(out);
+    onnx__model_proto__pack(mp, out);
+    const char *path = xf_test_tmp(name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(out, 1, len, f), len);
+    fclose(f);
+    free(out);
+    /* put back what protobuf-c's free expects: its own value_info and
+     * output shape, no static names */
+    for (int i = 0; i < 3; i++) sh->dim[axes[i]]->dim_param = NULL;
+    mp->graph->n_value_info = n_vi;
+    mp->graph->output[0]->type->tensor_type->shape = out_shape;
+    onnx__model_proto__free_unpacked(mp, NULL);
+    return path;
+}
+
+static xf_status op_sizes_choose(void *ctx, xf_error *err)
+{
+    xf_onnx_sizes *s = NULL;
+    xf_status st = xf_onnx_sizes_choose(ctx, NULL, NULL, &s, err);
+    if (st != XF_OK) ck_assert_msg(s == NULL, "a failed choice leaves *out set");
+    xf_onnx_sizes_free(s);
+    return st;
+}
+
+/* Every size given: N=2, H=8, W=8. */
+static xf_onnx_options small_sizes(void)
+{
+    static const char *names[3] = {"N", "H", "W"};
+    static const int64_t values[3] = {2, 8, 8};
+    xf_onnx_options o = xf_onnx_default_options();
+    o.n_dim_overrides = 3;
+    o.dim_names = names;
+    o.dim_values = values;
+    return o;
+}
+
+static xf_status op_dynamic_open(void *ctx, xf_error *err)
+{
+    xf_onnx_options o = small_sizes();
+    xf_onnx_dynamic *d = NULL;
+    xf_status st = xf_onnx_dynamic_open_file(ctx, &o, &d, err);
+    if (st != XF_OK) ck_assert_msg(d == NULL, "a failed open leaves *out set");
+    xf_onnx_dynamic_free(d);
+    return st;
+}
+
+/* The checked writer's whole session: the model imported, its dims
+ * described, written keeping N and H after the checks at three sizes. */
+static xf_status op_write_checked(void *ctx, xf_error *err)
+{
+    const char *path = ctx;
+    xf_onnx_options o = small_sizes();
+    xf_graph g;
+    xf_onnx_dynamic *d = NULL;
+    xf_status st = xf_onnx_load(path, &o, &g, err);
+    if (st != XF_OK) return st;
+    st = xf_onnx_dynamic_open_file(path, &o, &d, err);
+    char out[4096];
+    snprintf(out, sizeof out, "%s.checked", path);
+    xf_onnx_check_options wo = xf_onnx_default_check_options();
+    wo.model = path;
+    wo.output = out;
+    wo.same_graph = 1;
+    xf_onnx_checked res;
+    if (st == XF_OK) st = xf_onnx_write_checked(&wo, d, &g, &g, &res, err);
+    if (st == XF_OK)
+        ck_assert_msg(res.wrote == XF_ONNX_WROTE_GRAPH && res.n_points == 3, "wrote %d, %d points",
+                      (int)res.wrote, res.n_points);
+    xf_onnx_dynamic_free(d);
+    xf_graph_free(&g);
+    return st;
+}
+
+START_TEST(onnx_symbolic_dims)
+{
+    const char *path = symbolic_small("small_sym.onnx");
+    xf_log_level lvl = xf_log_get_level();
+    xf_log_set_level(XF_LOG_ERROR); /* W written fixed: warned about in every run */
+    oom_walk("sizes of symbolic dims (size search)", op_sizes_choose, (void *)path, 1);
+    oom_walk("symbolic dims described (probes)", op_dynamic_open, (void *)path, 1);
+    oom_walk("checked writer (three sizes)", op_write_checked, (void *)path, real_stride(5));
+    xf_log_set_level(lvl);
+}
+END_TEST
+
 /* ------------------------------------------------------------ interpreter */
 
 /* Random inputs, then the whole graph run by the reference interpreter. */
@@ -595,7 +715,7 @@ static xf_status writer_steps(writer_ctx *c, xf_rulesdb *db, xf_error *err)
     if (s == XF_OK) s = xf_rulesdb_commit(db, err);
     if (s == XF_OK) s = xf_rulesdb_begin(db, err);
     for (int i = 0; i < 2 && s == XF_OK; i++) {
-        xf_rulesdb_verdict v = {XF_RULE_PROVED, 1.5, "conv-relu", "axioms: proved", NULL, 0};
+        xf_rulesdb_verdict v = {XF_RULE_PROVED, 1.5, "conv-relu", "axioms: proved", NULL, 0, NULL};
         s = xf_rulesdb_set_verdict(db, ids[i], &v, err);
     }
     if (s == XF_OK) s = xf_rulesdb_commit(db, err);
@@ -1234,6 +1354,7 @@ static Suite *suite(void)
     tcase_add_test(t, onnx_import_small);
     tcase_add_test(t, onnx_import_squeezenet);
     tcase_add_test(t, onnx_export);
+    tcase_add_test(t, onnx_symbolic_dims);
     tcase_add_test(t, interp_run);
     tcase_add_test(t, graph_clone);
     tcase_add_test(t, fused_regions);

@@ -14,6 +14,9 @@
  *                                          (CPU), timed alternately; ratio to A
  *                                          and its noise bound (target/target.h)
  *
+ * Symbolic input dims not given with --dim are sized from --data (run), else
+ * by onnx's size search (xf_onnx_sizes), and the sizes chosen are said.
+ *
  * Exit status: 0 success, 1 a numerical or structural check failed,
  * 2 bad usage or a model that cannot be read (one-line error on stderr;
  * nothing is written).
@@ -68,13 +71,17 @@ static void usage(FILE *f)
             "                          to FILE, a path relative to OUT's directory, in ONNX's\n"
             "                          external-data layout; without it a model over 2 GiB\n"
             "                          goes to OUT.data automatically\n"
-            "  --data DIR              ONNX test_data_set directory (run)\n"
-            "  --dim NAME=N            size of a symbolic input dimension (default 1)\n"
+            "  --data DIR              ONNX test_data_set directory (run): inputs, expected outputs\n"
+            "                          and the sizes of the symbolic dims not given by --dim\n"
+            "  --dim NAME=N            size of a symbolic input dimension (default: from --data,\n"
+            "                          else 1 where the model imports with it, else the smallest\n"
+            "                          power of two at which it does; the sizes chosen are said)\n"
             "  --mem-limit SIZE        most bytes of tensors a run may take, e.g. 512M, 8G\n"
             "                          (default: $RLFLOW_MEM_LIMIT, else half of the memory)\n"
             "  --rtol X, --atol X      tolerance of output checks (default 1e-4, 1e-5)\n"
             "  --seed N                seed of the random inputs (default 1)\n"
-            "  --threads N             intra-op threads of ONNX Runtime (time; default: all cores)\n"
+            "  --threads N             intra-op threads of ONNX Runtime (time; default: all cores;\n"
+            "                          at most 4 x the online CPUs)\n"
             "  --opt LEVEL             its graph optimisations: all (default), extended, basic,\n"
             "                          disabled (time)\n"
             "  --rounds N, --reps N    alternation rounds (default 21) and runs of each model\n"
@@ -96,6 +103,10 @@ static int parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             exit(0);
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--external-data")) &&
+                   next && !*next) {
+            fprintf(stderr, "xfonnx: %s needs a file name, got ''\n", a);
+            return 2;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!next) goto missing;
             o->out = argv[++i];
@@ -116,12 +127,26 @@ static int parse_args(int argc, char **argv, options *o)
             i++;
         } else if (!strcmp(a, "--seed")) {
             if (!next) goto missing;
-            o->seed = strtoull(argv[++i], NULL, 10);
-        } else if (!strcmp(a, "--threads") || !strcmp(a, "--rounds") || !strcmp(a, "--reps")) {
-            int64_t *dst = a[2] == 't' ? &o->threads : a[4] == 'u' ? &o->rounds : &o->reps;
-            if (!next || xf_cli_parse_i64(next, a[2] == 't' ? 0 : 1, 100000, dst) != 0) {
-                fprintf(stderr, "xfonnx: %s needs an integer (%s up to 100000), got '%s'\n", a,
-                        a[2] == 't' ? "0" : "1", next ? next : "");
+            if (xf_cli_parse_u64(next, &o->seed) != 0) {
+                fprintf(stderr, "xfonnx: --seed needs an integer from 0 to 2^64-1, got '%s'\n",
+                        next);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--threads")) {
+            char msg[256];
+            int t = 0;
+            if (xf_cli_parse_threads(a, next, 0, &t, msg, sizeof msg) != 0) {
+                fprintf(stderr, "xfonnx: %s\n", msg);
+                return 2;
+            }
+            o->threads = t;
+            i++;
+        } else if (!strcmp(a, "--rounds") || !strcmp(a, "--reps")) {
+            int64_t *dst = a[4] == 'u' ? &o->rounds : &o->reps;
+            if (!next || xf_cli_parse_i64(next, 1, 100000, dst) != 0) {
+                fprintf(stderr, "xfonnx: %s needs an integer (1 up to 100000), got '%s'\n", a,
+                        next ? next : "");
                 return 2;
             }
             i++;
@@ -176,25 +201,47 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-static xf_onnx_options import_options(const options *o)
+/* The sizes of path's symbolic dims: --dim, else from --data (run), else
+ * chosen by the size search, said on stderr. */
+static int choose_sizes(const options *o, const char *path, xf_onnx_sizes **sizes)
 {
     xf_onnx_options io = xf_onnx_default_options();
     io.n_dim_overrides = o->dims.n;
     io.dim_names = o->dims.names;
     io.dim_values = o->dims.values;
-    return io;
+    xf_error err;
+    xf_error_clear(&err);
+    if (xf_onnx_sizes_choose(path, &io, !strcmp(o->cmd, "run") ? o->data : NULL, sizes, &err) !=
+        XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        return 2;
+    }
+    if (xf_onnx_sizes_said(*sizes)[0]) fprintf(stderr, "xfonnx: %s\n", xf_onnx_sizes_said(*sizes));
+    return 0;
 }
 
-static int load(const options *o, const char *path, xf_graph *g)
+/* Reads path at the sizes chosen for it (*sizes, when not NULL, is set to
+ * them; the caller frees it). */
+static int load_sized(const options *o, const char *path, xf_graph *g, xf_onnx_sizes **sizes)
 {
-    xf_onnx_options io = import_options(o);
+    xf_onnx_sizes *sz = NULL;
+    int rc = choose_sizes(o, path, &sz);
+    if (rc) return rc;
+    xf_onnx_options io = xf_onnx_sizes_options(sz);
     xf_error err;
     xf_error_clear(&err);
     if (xf_onnx_load(path, &io, g, &err) != XF_OK) {
         fprintf(stderr, "xfonnx: %s\n", err.msg);
-        return 2;
+        rc = 2;
     }
-    return 0;
+    if (sizes && !rc) *sizes = sz;
+    else xf_onnx_sizes_free(sz);
+    return rc;
+}
+
+static int load(const options *o, const char *path, xf_graph *g)
+{
+    return load_sized(o, path, g, NULL);
 }
 
 static void print_value(const xf_graph *g, int v)
@@ -345,72 +392,27 @@ done:
     return rc;
 }
 
-/* Runs the original (a at point 0, else read at point p) and the exported
- * model (w's bytes read back at point p) on the same random inputs; 1 when
- * they differ or one does not run, 2 when a model cannot be read. */
-static int check_point(const options *o, const xf_onnx_dynamic *d, int p, const xf_graph *a0,
-                       const xf_graph *b0, xf_onnx_writer *w)
-{
-    xf_graph ap, bp;
-    xf_graph_init(&ap);
-    xf_graph_init(&bp);
-    xf_error err;
-    xf_error_clear(&err);
-    xf_onnx_options io = xf_onnx_dynamic_options(d, p);
-    if (p > 0 && (xf_onnx_load(o->model, &io, &ap, &err) != XF_OK ||
-                  xf_onnx_writer_read_back(w, &io, &bp, &err) != XF_OK)) {
-        fprintf(stderr, "xfonnx: %s\n", err.msg);
-        xf_graph_free(&ap);
-        return 1;
-    }
-    const xf_graph *a = p ? &ap : a0, *b = p ? &bp : b0;
-    xf_tensor *in = xf_tensor_array_alloc(a->n_inputs);
-    xf_tensor *out_a = xf_tensor_array_alloc(a->n_outputs);
-    xf_tensor *out_b = xf_tensor_array_alloc(a->n_outputs);
-    int rc = 0;
-    char at[512];
-    xf_onnx_dynamic_describe(d, p, at, sizeof at);
-    if (!in || !out_a || !out_b) {
-        fprintf(stderr, "xfonnx: out of memory\n");
-        rc = 2;
-    } else if (xf_graph_random_inputs(a, o->seed, in, &err) != XF_OK) {
-        fprintf(stderr, "xfonnx: %s\n", err.msg);
-        rc = 2;
-    } else if (xf_interp_run(a, in, a->n_inputs, out_a, &err) != XF_OK ||
-               xf_interp_run(b, in, b->n_inputs, out_b, &err) != XF_OK) {
-        fprintf(stderr, "xfonnx: %s%s%s\n", at[0] ? "at " : "", at[0] ? at : "", err.msg);
-        rc = 1;
-    } else {
-        if (at[0]) printf("at %s:\n", at);
-        rc = compare_outputs(a, out_b, out_a, o->rtol, o->atol);
-    }
-    xf_tensor_array_free(in, a->n_inputs);
-    xf_tensor_array_free(out_a, a->n_outputs);
-    xf_tensor_array_free(out_b, a->n_outputs);
-    xf_graph_free(&ap);
-    xf_graph_free(&bp);
-    return rc;
-}
-
-/* The model is exported to memory, read back and checked there (external
- * weights are read back in place, not copied); OUT (and its external data
- * file) is written only when every check passed, so a failed round trip
- * leaves nothing (and never removes what OUT names). Symbolic input dims
- * are kept (xf_onnx_dynamic) and the outputs compared at three sizes of
- * each, every one read back from the bytes that are written. */
+/* The model is exported, read back and checked in memory (external
+ * weights are read back in place, not copied) by onnx's checked writer:
+ * the same canonical graph, and the same outputs as the original at every
+ * size it is checked at; OUT (and its external data file) is written only
+ * when every check passed, so a failed round trip leaves nothing (and never
+ * removes what OUT names). Symbolic input dims are kept (xf_onnx_dynamic),
+ * checked at three sizes of each, far apart; one whose parameters cannot
+ * follow it is written fixed, and said so. */
 static int cmd_roundtrip(const options *o)
 {
     if (!o->out) {
         fprintf(stderr, "xfonnx: roundtrip needs -o OUT\n");
         return 2;
     }
-    xf_graph a, b;
-    xf_graph_init(&b);
-    int rc = load(o, o->model, &a);
+    xf_graph a;
+    xf_onnx_sizes *sizes = NULL;
+    int rc = load_sized(o, o->model, &a, &sizes);
     if (rc) return rc;
     xf_error err;
-    xf_onnx_options io = import_options(o);
-    xf_onnx_writer *w = NULL;
+    xf_error_clear(&err);
+    xf_onnx_options io = xf_onnx_sizes_options(sizes);
     xf_onnx_dynamic *d = NULL;
     double t0 = xf_clock_now();
     if (xf_onnx_dynamic_open_file(o->model, &io, &d, &err) != XF_OK) {
@@ -419,33 +421,23 @@ static int cmd_roundtrip(const options *o)
         goto done;
     }
     double t_sizes = xf_clock_now() - t0;
-    xf_onnx_save_options so = xf_onnx_default_save_options();
-    so.external_data = o->external_data;
-    so.dynamic = d;
+    int opaque = 0;
+    for (int i = 0; i < a.n_nodes; i++)
+        opaque += a.nodes[i].op == XF_OP_OPAQUE &&
+                  (!a.nodes[i].opaque || a.nodes[i].opaque->kernel == XF_OPAQUE_NO_KERNEL);
+    xf_onnx_check_options wo = xf_onnx_default_check_options();
+    wo.model = o->model;
+    wo.output = o->out;
+    wo.external_data = o->external_data;
+    wo.numeric = !opaque;
+    wo.same_graph = 1;
+    wo.seed = o->seed;
+    wo.rtol = o->rtol;
+    wo.atol = o->atol;
+    xf_onnx_checked res;
     t0 = xf_clock_now();
-    if (xf_onnx_writer_open(&a, o->out, &so, &w, &err) != XF_OK) {
-        fprintf(stderr, "xfonnx: %s\n", err.msg);
-        rc = 2;
-        goto done;
-    }
-    double t_export = xf_clock_now() - t0;
-    if (xf_onnx_writer_read_back(w, &io, &b, &err) != XF_OK) {
-        fprintf(stderr, "xfonnx: %s\n", err.msg);
-        rc = 1; /* our own export did not re-import: a check failure */
-        goto done;
-    }
-    uint64_t ha = xf_graph_hash(&a), hb = xf_graph_hash(&b);
-    printf("serialised %s in %.3f s: %d nodes, canonical hash %016llx -> %016llx %s\n", o->out,
-           t_export, a.n_nodes, (unsigned long long)ha, (unsigned long long)hb,
-           ha == hb ? "(equal)" : "(DIFFERENT)");
-    size_t model_bytes;
-    uint64_t data_bytes;
-    const char *location;
-    xf_onnx_writer_sizes(w, &model_bytes, &data_bytes, &location);
-    if (location)
-        printf("external data: %s, %llu bytes (model file %zu bytes)\n", location,
-               (unsigned long long)data_bytes, model_bytes);
-    if (ha != hb) rc = 1;
+    xf_status st = xf_onnx_write_checked(&wo, d, &a, &a, &res, &err);
+    double t_check = xf_clock_now() - t0;
     int n_sym = xf_onnx_dynamic_count(d);
     for (int s = 0; s < n_sym; s++)
         if (xf_onnx_dynamic_fixed(d, s))
@@ -457,35 +449,34 @@ static int cmd_roundtrip(const options *o)
                    (long long)xf_onnx_dynamic_size(d, s, 1),
                    (long long)xf_onnx_dynamic_size(d, s, 2));
     if (n_sym) printf("(other sizes found in %.3f s)\n", t_sizes);
-    int opaque = 0;
-    for (int i = 0; i < a.n_nodes; i++)
-        opaque += a.nodes[i].op == XF_OP_OPAQUE &&
-                  (!a.nodes[i].opaque || a.nodes[i].opaque->kernel == XF_OPAQUE_NO_KERNEL);
-    if (opaque) {
-        printf("numerical check skipped: the model has %d opaque node(s) the interpreter cannot run\n",
-               opaque);
-    } else {
-        int points = xf_onnx_dynamic_points(d);
-        for (int p = 0; p < points && rc != 2; p++) {
-            int r = check_point(o, d, p, &a, &b, w);
-            if (r > rc) rc = r;
-        }
-        printf("%s\n", rc ? "round trip FAILED"
-                          : points > 1 ? "round trip ok: same graph, same outputs at three sizes"
-                                       : "round trip ok: same graph, same outputs");
-    }
-    t0 = xf_clock_now();
-    if (rc == 0 && xf_onnx_writer_commit(w, &err) != XF_OK) {
+    if (st != XF_OK) {
         fprintf(stderr, "xfonnx: %s\n", err.msg);
-        rc = 2;
-    } else if (rc == 0) {
-        printf("wrote %s%s in %.3f s\n", o->out, location ? " and its external data" : "",
-               xf_clock_now() - t0);
+        printf("round trip FAILED\n");
+        rc = st == XF_ERR_NOMEM || st == XF_ERR_IO || st == XF_ERR_INVALID ? 2 : 1;
+        goto done;
     }
+    printf("serialised %s: %d nodes, canonical hash %016llx -> %016llx (equal)\n", o->out,
+           a.n_nodes, (unsigned long long)xf_graph_hash(&a), (unsigned long long)res.hash_back);
+    if (res.data_location[0])
+        printf("external data: %s, %llu bytes (model file %zu bytes)\n", res.data_location,
+               (unsigned long long)res.data_bytes, res.model_bytes);
+    if (opaque)
+        printf("numerical check skipped: the model has %d opaque node(s) the interpreter cannot "
+               "run\n",
+               opaque);
+    for (int p = 0; p < res.n_points && !opaque; p++) {
+        char at[512];
+        xf_onnx_dynamic_describe(d, p, at, sizeof at);
+        printf("%s%s%smax abs err %.3g  max rel err %.3g  ok\n", at[0] ? "at " : "", at,
+               at[0] ? ": " : "", res.at[p].max_abs, res.at[p].max_rel);
+    }
+    printf("round trip ok: same graph%s\n",
+           opaque ? "" : res.n_points > 1 ? ", same outputs at three sizes" : ", same outputs");
+    printf("wrote %s%s (export, read-back and checks in %.3f s)\n", o->out,
+           res.data_location[0] ? " and its external data" : "", t_check);
 done:
-    xf_graph_free(&b); /* before a: its external weights are a's */
-    xf_onnx_writer_free(w);
     xf_onnx_dynamic_free(d);
+    xf_onnx_sizes_free(sizes);
     xf_graph_free(&a);
     return rc;
 }
@@ -513,11 +504,22 @@ static int cmd_time(const options *o)
     int loaded = 0;
     files[0] = o->model;
     for (int i = 1; i < n; i++) files[i] = o->more[i - 1];
+    /* every model at the sizes chosen for A, so that they take the same inputs */
+    xf_onnx_sizes *sizes = NULL;
+    rc = load_sized(o, files[0], &g[0], &sizes);
+    gp[0] = &g[0];
+    loaded = rc ? 0 : 1;
+    xf_onnx_options io = rc ? xf_onnx_default_options() : xf_onnx_sizes_options(sizes);
     for (; loaded < n && !rc; loaded++) {
-        rc = load(o, files[loaded], &g[loaded]);
+        xf_error lerr;
+        xf_error_clear(&lerr);
+        if (xf_onnx_load(files[loaded], &io, &g[loaded], &lerr) != XF_OK) {
+            fprintf(stderr, "xfonnx: %s\n", lerr.msg);
+            rc = 2;
+            break; /* the failed load left nothing to free */
+        }
         gp[loaded] = &g[loaded];
     }
-    if (rc) loaded--; /* the failed load left nothing to free */
     xf_target_options to = xf_target_default_options();
     to.threads = (int)o->threads;
     to.opt_level = o->opt;
@@ -552,6 +554,7 @@ static int cmd_time(const options *o)
     }
     xf_target_close(t);
     for (int i = 0; i < loaded; i++) xf_graph_free(&g[i]);
+    xf_onnx_sizes_free(sizes);
     return rc;
 }
 
@@ -560,6 +563,12 @@ int main(int argc, char **argv)
     options o;
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;
+    xf_error err; /* no output may be the model read */
+    if (xf_outfile_protect(o.model, "the input model", &err) != XF_OK ||
+        (o.out && xf_outfile_check(o.out, &err) != XF_OK)) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        return 2;
+    }
     if (!strcmp(o.cmd, "info")) return cmd_info(&o);
     if (!strcmp(o.cmd, "run")) return cmd_run(&o);
     if (!strcmp(o.cmd, "roundtrip")) return cmd_roundtrip(&o);

@@ -17,8 +17,9 @@
  *  - preparation and finishing: a model is prepared for rewriting (conv
  *    bias split into a separate add so conv rules can match) and finished
  *    for export (weight-only subgraphs a rule created are evaluated once and
- *    become new initializers; conv + bias add fused back);
- *  - the numerical check: a rewritten model run against the original.
+ *    become new initializers; conv + bias add fused back).
+ * The numerical check of a rewritten model against the original is the
+ * ir's (xf_interp_check).
  *
  * The environment and searches over these (agent/search/search.h) and the
  * learning agents (agent/rl/rl.h) build on this room; it depends on ir/ and
@@ -271,24 +272,5 @@ xf_status xf_agent_finish(const xf_graph *work, xf_graph *out, xf_finish_stats *
  * (xf_agent_finish folds them); graph inputs and outputs keep their names
  * and shapes. *n_dropped: values that lost the dim (0: *out is model). */
 xf_status xf_agent_unbatch(const xf_graph *model, xf_graph *out, int *n_dropped, xf_error *err);
-
-/* --------------------------------------------------------- numerical check */
-
-/* What xf_agent_check found: the largest absolute and relative differences
- * over all outputs, and the first output outside the tolerance. */
-typedef struct xf_check_result {
-    double max_abs, max_rel;
-    int bad_output; /* first output with some |d| > atol + rtol*|ref|; -1: all agree */
-    double bad_abs; /* largest |d| of that output */
-} xf_check_result;
-
-/* Runs `model` and `opt` with the reference interpreter on the same random
- * inputs (xf_graph_random_inputs with seed) and compares every output.
- * A model that computes something else is not an error: it is reported in
- * out->bad_output. Fails (XF_ERR_MISMATCH) when the two models do not have
- * the same numbers of inputs and outputs, or when a model cannot run (the
- * message says which). */
-xf_status xf_agent_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
-                         double atol, xf_check_result *out, xf_error *err);
 
 #endif /* XF_AGENT_REWRITE_H */

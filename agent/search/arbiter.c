@@ -739,7 +739,7 @@ static xf_status interp_ok(arb *a, held *h, int *ok, xf_error *err)
     xf_error cerr = {0};
     xf_status st = materialize(a, h, err);
     if (st) return st;
-    st = xf_agent_check(a->model, &h->f->g, a->o.seed, a->o.rtol, a->o.atol, &chk, &cerr);
+    st = xf_interp_check(a->model, &h->f->g, a->o.seed, a->o.rtol, a->o.atol, &chk, &cerr);
     if (st == XF_ERR_NOMEM) {
         if (err) *err = cerr;
         return st;

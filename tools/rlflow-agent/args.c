@@ -37,7 +37,7 @@ static void usage(FILE *f)
             "                     ~/.cache/rlflow/costs.db; 'none' keeps nothing)\n"
             "  --threads N        CPU threads for measured kernels and latency, and ONNX Runtime's\n"
             "                     intra-op threads with --target ort (default 1; with --target\n"
-            "                     ort: the machine's cores)\n"
+            "                     ort: the machine's cores; at most 4 x them)\n"
             "  --target T         where the model will run: none (default: the cost model decides)\n"
             "                     or ort (ONNX Runtime on CPU, all graph optimisations on: the\n"
             "                     search's cheapest candidates are timed there against MODEL in\n"
@@ -97,7 +97,11 @@ static void usage(FILE *f)
             "  --no-split-layout  keep each part of a split reshaped and transposed on its own\n"
             "                     (by default a merged Q/K/V is taken to heads once, before\n"
             "                     it is split)\n"
-            "  --dim NAME=N       size of a symbolic input dimension (default 1)\n"
+            "  --dim NAME=N       size of a symbolic input dimension (default: from --data,\n"
+            "                     else 1 where the model imports with it, else the smallest\n"
+            "                     power of two at which it does; the sizes chosen are said)\n"
+            "  --data DIR         an ONNX test_data_set (DIR/input_K.pb): the sizes of the\n"
+            "                     symbolic dims not given by --dim are taken from its inputs\n"
             "  --mem-limit SIZE   most bytes of tensors a run or a measurement may take, e.g.\n"
             "                     512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of the memory);\n"
             "                     with --target ort also what the target's sessions may take\n"
@@ -177,13 +181,13 @@ int cli_parse(int argc, char **argv, cli_options *o)
             usage(stdout);
             return -1;
         } else if (!strcmp(a, "--rules")) {
-            if (!next) return bad(a, "a file name", next);
+            if (!next || !*next) return bad(a, "a file name", next);
             o->rules = next;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (!next) return bad(a, "a file name", next);
+            if (!next || !*next) return bad(a, "a file name", next);
             o->output = next;
         } else if (!strcmp(a, "--external-data")) {
-            if (!next) return bad(a, "a file name", next);
+            if (!next || !*next) return bad(a, "a file name", next);
             o->external_data = next;
         } else if (!strcmp(a, "--search") || !strcmp(a, "--agent")) {
             int is_agent = !strcmp(a, "--agent");
@@ -200,7 +204,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 return 2;
             }
         } else if (!strcmp(a, "--save") || !strcmp(a, "--load")) {
-            if (!next) return bad(a, "a file name", next);
+            if (!next || !*next) return bad(a, "a file name", next);
             if (a[2] == 's') o->save = next;
             else o->load = next;
         } else if (!strcmp(a, "--tau")) {
@@ -214,7 +218,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
             if (!next) return bad(a, "a file name or 'none'", next);
             o->cache = next;
         } else if (!strcmp(a, "--threads")) {
-            rc = parse_int(a, next, 1, 1024, &o->threads);
+            char msg[256];
+            if (xf_cli_parse_threads(a, next, 1, &o->threads, msg, sizeof msg) != 0) {
+                fprintf(stderr, "rlflow-agent: %s\n", msg);
+                return 2;
+            }
             o->threads_given = 1;
         } else if (!strcmp(a, "--target")) {
             if (next && !strcmp(next, "ort")) o->target = 1;
@@ -275,6 +283,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
         } else if (!strcmp(a, "--mem-limit")) {
             if (!next) return bad(a, "a size", next);
             o->mem_limit = next;
+        } else if (!strcmp(a, "--data")) {
+            if (!next) return bad(a, "a directory", next);
+            o->data = next;
         } else {
             takes = 0;
             if (!strcmp(a, "--all-rules")) {

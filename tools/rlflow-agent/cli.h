@@ -45,44 +45,30 @@ typedef struct cli_options {
     int latency; /* 0: --no-latency, 1: default (not with the target), 2: --latency */
     double rtol, atol;
     xf_cli_dims dims; /* --dim */
+    const char *data; /* --data: a test_data_set giving the symbolic dims' sizes */
     const char *mem_limit; /* --mem-limit, applied by cli_parse */
 } cli_options;
 
 /* 0: parsed; 2: bad usage (message printed); -1: --help printed (exit 0). */
 int cli_parse(int argc, char **argv, cli_options *o);
 
+/* What went wrong with a checkpoint in cli_learn. */
+typedef struct cli_learn_outcome {
+    int load_failed; /* o->load could not be read (bad input: exit 2) */
+    int save_failed; /* o->save could not be written: save_err says why; the
+                        model is still written, the exit status is 1 */
+    xf_error save_err;
+} cli_learn_outcome;
+
 /* Runs the chosen learning agent (ppo or wm) on env: trains it within the
  * budget (or loads it from o->load and runs it greedily), saves it to
- * o->save, fills res like a search, prints its training figures. */
+ * o->save, fills res like a search, prints its training figures. A save
+ * that fails is not an error here (out->save_failed): what was learned
+ * still optimises the model. */
 xf_status cli_learn(const cli_options *o, xf_env *env, xf_cost_model *cm, xf_search_result *res,
-                    xf_error *err);
+                    cli_learn_outcome *out, xf_error *err);
 
 /* Prints the rules applied, grouped with counts, most frequent first. */
 void cli_print_applied(const xf_model_search *ms, const xf_search_result *res);
-
-/* What cli_write_checked wrote. */
-typedef enum cli_wrote {
-    CLI_WROTE_OPTIMISED = 0,
-    CLI_WROTE_INPUT = 1,      /* the optimised model failed somewhere: the input, exported */
-    CLI_WROTE_INPUT_FILE = 2  /* so did the input as exported: the input file's bytes */
-} cli_wrote;
-
-typedef struct cli_written {
-    cli_wrote wrote;
-    char why[1024];         /* why the optimised model was not written */
-    xf_check_result worst;  /* largest differences over the three sizes */
-    uint64_t data_bytes;    /* external data written (0: none) */
-    char data_location[4096]; /* its file, relative to the output's directory ("": none) */
-} cli_written;
-
-/* sizes.c: exports `optimised` keeping the symbolic dims d describes
- * (its weights in external data by o->external_data or over 2 GiB),
- * checks it at the three sizes of d against the original (o->model) and
- * writes it to o->output, else the input (see sizes.c). Fails only when
- * nothing could be written. */
-struct xf_onnx_dynamic;
-xf_status cli_write_checked(const cli_options *o, const struct xf_onnx_dynamic *d,
-                            const xf_graph *input, const xf_graph *optimised, cli_written *out,
-                            xf_error *err);
 
 #endif /* XF_RLFLOW_AGENT_CLI_H */

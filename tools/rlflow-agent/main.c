@@ -9,8 +9,11 @@
  * initializers, check numerically that the optimised model computes what the
  * original does (refusing to write otherwise unless --no-check), export it
  * keeping the model's symbolic dims, read it back and check it at three
- * sizes of each (the input is written instead when it fails; sizes.c),
- * write it, measure both models end to end and print the report.
+ * sizes of each (onnx's xf_onnx_write_checked: the input is written instead
+ * when it fails, a symbol that cannot follow is written fixed), write it,
+ * measure both models end to end and print the report. Symbolic dims not
+ * given by --dim are sized from --data or by onnx's size search
+ * (xf_onnx_sizes), and the tool says which sizes it chose.
  * Every step is a library call (agent/rewrite, agent/search, onnx); this
  * file parses, calls and prints.
  */
@@ -71,9 +74,11 @@ typedef struct run_state {
     xf_target *target;   /* --target ort, when ONNX Runtime loads */
     xf_fused_cost *fused; /* --cost fused, when the target loads */
     xf_arbiter_result arb;
+    xf_onnx_sizes *sizes; /* the sizes the model is imported at */
     xf_onnx_dynamic *dyn; /* the model's symbolic dims and their three sizes */
     double t_start;       /* when the run began */
-    cli_written written;  /* what was written, checked at those sizes */
+    xf_onnx_checked written; /* what was written, checked at those sizes */
+    cli_learn_outcome learned; /* a learning agent's checkpoint troubles */
 } run_state;
 
 static void run_free(run_state *s)
@@ -87,6 +92,7 @@ static void run_free(run_state *s)
     xf_graph_free(&s->finished);
     xf_graph_free(&s->model);
     xf_onnx_dynamic_free(s->dyn);
+    xf_onnx_sizes_free(s->sizes);
 }
 
 /* The model is prepared (the graph the search starts from) and the rule
@@ -117,6 +123,13 @@ static int load_inputs(const cli_options *o, run_state *s)
     io.n_dim_overrides = o->dims.n;
     io.dim_names = o->dims.names;
     io.dim_values = o->dims.values;
+    if (xf_onnx_sizes_choose(o->model, &io, o->data, &s->sizes, &err)) {
+        fprintf(stderr, "rlflow-agent: %s\n", err.msg);
+        return 2;
+    }
+    if (xf_onnx_sizes_said(s->sizes)[0])
+        fprintf(stderr, "rlflow-agent: %s\n", xf_onnx_sizes_said(s->sizes));
+    io = xf_onnx_sizes_options(s->sizes);
     /* the symbols first: its imports are over before the model is held */
     if (xf_onnx_dynamic_open_file(o->model, &io, &s->dyn, &err) ||
         xf_onnx_load(o->model, &io, &s->model, &err)) {
@@ -148,7 +161,10 @@ static int load_inputs(const cli_options *o, run_state *s)
     co.backend = o->backend;
     co.threads = o->threads;
     co.cache_path = cache_path(o);
-    if (xf_cost_open(&co, &s->cm, &err)) {
+    /* the cache is checked against the inputs as it opens, then kept from
+     * being written over itself */
+    if (xf_cost_open(&co, &s->cm, &err) ||
+        xf_outfile_protect(co.cache_path, "the cost cache", &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 2;
     }
@@ -307,11 +323,14 @@ static int search(const cli_options *o, run_state *s)
                o->agent == CLI_AGENT_PPO ? "ppo" : "wm");
         kind = XF_SEARCH_GREEDY;
     } else if (o->agent != CLI_AGENT_SEARCH) {
-        if (cli_learn(o, env, s->cm, &s->ms[0].res, &err)) {
+        if (cli_learn(o, env, s->cm, &s->ms[0].res, &s->learned, &err)) {
             fprintf(stderr, "rlflow-agent: %s agent failed: %s\n",
                     o->agent == CLI_AGENT_PPO ? "ppo" : "wm", err.msg);
-            return 1;
+            return s->learned.load_failed ? 2 : 1; /* an unreadable --load: bad input */
         }
+        if (s->learned.save_failed) /* the model is still written; the status says it */
+            fprintf(stderr, "rlflow-agent: checkpoint not written: %s\n",
+                    s->learned.save_err.msg);
         if (s->target) {
             xf_env_profile p;
             xf_env_profile_get(env, &p);
@@ -384,7 +403,7 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
     }
-    xf_status st = xf_agent_check(&s->model, &s->finished, o->seed, o->rtol, o->atol, chk, &err);
+    xf_status st = xf_interp_check(&s->model, &s->finished, o->seed, o->rtol, o->atol, chk, &err);
     if (st) {
         fprintf(stderr, "rlflow-agent: numerical check could not run: %s\n", err.msg);
         if (o->check) {
@@ -409,15 +428,24 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
      * the file, with its external data file if any, is written only then
      * (the input instead when the optimised model fails at some size), and
      * nothing is ever removed afterwards (-o may name a device or a FIFO). */
-    if (cli_write_checked(o, s->dyn, &s->model, &s->finished, &s->written, &err)) {
+    xf_onnx_check_options wo = xf_onnx_default_check_options();
+    wo.model = o->model;
+    wo.output = o->output;
+    wo.external_data = o->external_data;
+    wo.numeric = o->check; /* --no-check: read back only */
+    wo.fall_back = 1;
+    wo.seed = o->seed;
+    wo.rtol = o->rtol;
+    wo.atol = o->atol;
+    if (xf_onnx_write_checked(&wo, s->dyn, &s->model, &s->finished, &s->written, &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
     }
-    if (s->written.wrote != CLI_WROTE_OPTIMISED)
+    if (s->written.wrote != XF_ONNX_WROTE_GRAPH)
         fprintf(stderr, "rlflow-agent: the optimised model is not written: %s; writing the input "
                         "%s instead\n",
                 s->written.why,
-                s->written.wrote == CLI_WROTE_INPUT ? "model" : "file unchanged");
+                s->written.wrote == XF_ONNX_WROTE_INPUT ? "model" : "file unchanged");
     return 0;
 }
 
@@ -585,13 +613,16 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
                    xf_onnx_dynamic_name(s->dyn, i), (long long)xf_onnx_dynamic_size(s->dyn, i, 0),
                    (long long)xf_onnx_dynamic_size(s->dyn, i, 1),
                    (long long)xf_onnx_dynamic_size(s->dyn, i, 2));
-    if (s->written.wrote != CLI_WROTE_OPTIMISED)
+    if (s->written.wrote != XF_ONNX_WROTE_GRAPH)
         printf("result:          the optimised model fails a check (%s): the input %s is written "
                "instead\n",
-               s->written.why, s->written.wrote == CLI_WROTE_INPUT ? "model" : "file, unchanged,");
-    else if (xf_onnx_dynamic_points(s->dyn) > 1)
+               s->written.why,
+               s->written.wrote == XF_ONNX_WROTE_INPUT ? "model" : "file, unchanged,");
+    if (s->written.n_points > 1 && s->written.worst.max_abs >= 0)
         printf("sizes check:     max output err %.3g abs, %.3g rel over the three sizes\n",
                s->written.worst.max_abs, s->written.worst.max_rel);
+    else if (s->written.n_points > 1)
+        printf("sizes check:     read back at the three sizes (outputs not compared: --no-check)\n");
     printf("written:         %s\n", o->output);
     struct rusage ru;
     char peak[32], w[32];
@@ -613,6 +644,29 @@ int main(int argc, char **argv)
     int rc = cli_parse(argc, argv, &o);
     if (rc < 0) return 0;
     if (rc) return rc;
+    /* no output may be one of the files this run reads (the cost cache is
+     * added as it opens) */
+    xf_error perr;
+    if (xf_outfile_protect(o.model, "the input model", &perr) != XF_OK ||
+        xf_outfile_protect(o.rules, "the rules database", &perr) != XF_OK ||
+        xf_outfile_protect(o.load, "the checkpoint loaded", &perr) != XF_OK) {
+        fprintf(stderr, "rlflow-agent: %s\n", perr.msg);
+        return 2;
+    }
+    char data[4096] = ""; /* the external data file, next to the output */
+    if (o.external_data && o.output) {
+        const char *slash = strrchr(o.output, '/');
+        snprintf(data, sizeof data, "%.*s%s", slash ? (int)(slash - o.output + 1) : 0, o.output,
+                 o.external_data);
+    }
+    /* the outputs can be written: checked now, not after the search or the
+     * training (a checkpoint path in a missing directory failed only then) */
+    if ((o.output && xf_outfile_probe(o.output, &perr) != XF_OK) ||
+        (data[0] && xf_outfile_check(data, &perr) != XF_OK) ||
+        (o.save && xf_outfile_probe(o.save, &perr) != XF_OK)) {
+        fprintf(stderr, "rlflow-agent: %s\n", perr.msg);
+        return 2;
+    }
     run_state s;
     memset(&s, 0, sizeof s);
     xf_graph_init(&s.model);
@@ -626,6 +680,7 @@ int main(int argc, char **argv)
     xf_check_result chk = {0};
     if (!rc) rc = finish_and_write(&o, &s, &chk);
     if (!rc) print_report(&o, &s, &chk, t_search);
+    if (!rc && s.learned.save_failed) rc = 1; /* the model is written, the checkpoint is not */
     run_free(&s);
     return rc;
 }
