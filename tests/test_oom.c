@@ -1251,7 +1251,9 @@ static xf_status op_race(void *ctx, xf_error *err)
     const xf_graph *g = ctx;
     xf_target *t = NULL;
     xf_target_race *r = NULL;
-    xf_target_timing_options to = {.round_ms = 1, .warmup_ms = 1};
+    /* runs per round fixed: how many a round takes must not follow the
+     * machine's speed, or the allocations would not repeat */
+    xf_target_timing_options to = {.round_ms = 1, .warmup_ms = 1, .reps = 3};
     int slot = -1;
     double rel = 0;
     xf_target_timing tm, self;
@@ -1288,6 +1290,7 @@ static xf_status op_arbiter(void *ctx, xf_error *err)
     o.close_rounds = 0;
     o.timing.round_ms = 1;
     o.timing.warmup_ms = 1;
+    o.timing.reps = 3; /* as in op_race */
     const xf_search_result *srs[1] = {&c->sr};
     xf_status s = open_target(&t, err);
     if (!s) s = xf_agent_arbitrate(t, NULL, c->model, srs, 1, &o, &out, &ar, err);
