@@ -290,7 +290,7 @@ static xf_status summarise(const xf_target_race *r, int s, int over, xf_target_t
     double *v = xf_malloc(sizeof *v * ((most > (size_t)n ? most : (size_t)n) + 1));
     if (!v) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory summarising timings");
     res->runs = rm->n * rm->reps;
-    memcpy(v, rm->runs, sizeof *v * most);
+    if (most) memcpy(v, rm->runs, sizeof *v * most); /* no rounds yet: no runs array */
     res->median_ms = most ? median(v, (int)most) : 0;
     int k = 0;
     for (int i = 0; i < n; i++) {
@@ -412,7 +412,7 @@ xf_status xf_target_latency(xf_target *t, const xf_graph *g, const xf_target_tim
         double *v = st == XF_OK ? xf_malloc(sizeof *v * (size_t)rm->n) : NULL;
         if (st == XF_OK && !v) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory summarising timings");
         if (st == XF_OK) {
-            memcpy(v, rm->med, sizeof *v * (size_t)rm->n);
+            if (rm->n) memcpy(v, rm->med, sizeof *v * (size_t)rm->n);
             double lo, hi, mid = median_interval(v, rm->n, &lo, &hi);
             /* v is sorted now: v[0] is the fastest round */
             *median_ms = o.fastest ? v[0] : res.median_ms;
