@@ -50,6 +50,26 @@ static const char transformer_vocab[] =
     "layernorm axis=-1\n"
     "reduce_mean axes=-1 keepdims=1\n";
 
+/* Shape and indexing operators (issue 28): the reshapes a transformer's
+ * layout lives on (flatten of the batch and sequence axes and back, the
+ * head split of the last axis and back), one position taken along the
+ * sequence axis (a class token) and its unit axis squeezed, a matmul of
+ * 3-D activations by a 2-D weight, bias and scalar adds that broadcast, and
+ * erf (GELU as exported). Rank-restricted so they only meet the tensors
+ * they are for. */
+static const char view_vocab[] =
+    "reshape view=flatten rank=3\n"
+    "reshape view=unflatten lead=2 rank=2\n"
+    "reshape view=split_last heads=2 rank=3\n"
+    "reshape view=merge_last rank=4\n"
+    "slice axis=1 start=0 end=1 rank=3\n"
+    "squeeze axes=1 rank=3\n"
+    "matmul rank=3,2\n"
+    "ewadd broadcast=1 rank=2|3,1\n"
+    "ewadd broadcast=1 rank=1,2|3\n"
+    "ewadd broadcast=1 rank=2|3,0\n"
+    "erf\n";
+
 static const char taso_inputs[] =
     "x0:2x4x4x4,x1:2x4x4x4,w0:4x4x3x3,w1:4x4x3x3,w2:4x4x1x1,m0:4x4,m1:4x4,m2:4x4,s0:scalar";
 static const char default_inputs[] =
@@ -89,12 +109,14 @@ xf_status xf_enum_config_copy(const xf_enum_config *src, xf_enum_config *dst, xf
 static xf_status preset_vocab(xf_enum_config *c, const char *name, xf_error *err)
 {
     if (strcmp(name, "taso") == 0) return xf_enum_vocab_parse(c, taso_vocab, "preset taso", err);
-    if (strcmp(name, "default") == 0) {
-        char text[sizeof taso_vocab + sizeof transformer_vocab];
-        snprintf(text, sizeof text, "%s%s", taso_vocab, transformer_vocab);
-        return xf_enum_vocab_parse(c, text, "preset default", err);
+    if (strcmp(name, "default") == 0 || strcmp(name, "noviews") == 0) {
+        char text[sizeof taso_vocab + sizeof transformer_vocab + sizeof view_vocab];
+        int views = strcmp(name, "default") == 0;
+        snprintf(text, sizeof text, "%s%s%s", taso_vocab, transformer_vocab, views ? view_vocab : "");
+        return xf_enum_vocab_parse(c, text, views ? "preset default" : "preset noviews", err);
     }
-    return XF_FAIL(err, XF_ERR_INVALID, "unknown vocabulary preset '%s' (known: default, taso)", name);
+    return XF_FAIL(err, XF_ERR_INVALID,
+                   "unknown vocabulary preset '%s' (known: default, noviews, taso)", name);
 }
 
 xf_status xf_enum_config_preset(xf_enum_config *c, const char *name, xf_error *err)
@@ -106,7 +128,8 @@ xf_status xf_enum_config_preset(xf_enum_config *c, const char *name, xf_error *e
 
 xf_status xf_enum_vocab_load(xf_enum_config *c, const char *preset_or_path, xf_error *err)
 {
-    if (strcmp(preset_or_path, "taso") == 0 || strcmp(preset_or_path, "default") == 0)
+    if (strcmp(preset_or_path, "taso") == 0 || strcmp(preset_or_path, "default") == 0 ||
+        strcmp(preset_or_path, "noviews") == 0)
         return preset_vocab(c, preset_or_path, err);
     FILE *f;
     xf_status st0 = xf_infile_open(preset_or_path, &f, err);
@@ -277,6 +300,8 @@ uint64_t xf_enum_config_hash(const xf_enum_config *c)
         h = xf_hash_bytes(h, &c->ops[i].params, sizeof c->ops[i].params);
         h = fp_mix(fp_mix(fp_mix(h, (uint64_t)c->ops[i].mode), (uint64_t)c->ops[i].rank),
                    (uint64_t)c->ops[i].broadcast);
+        if (c->ops[i].in_ranks[0] || c->ops[i].in_ranks[1]) /* absent: the hash of older runs */
+            h = fp_mix(fp_mix(h, (uint64_t)c->ops[i].in_ranks[0]), (uint64_t)c->ops[i].in_ranks[1]);
     }
     for (int i = 0; i < c->n_inputs; i++) {
         h = xf_hash_bytes(h, c->inputs[i].name, strlen(c->inputs[i].name));

@@ -55,7 +55,7 @@ int fp_op_supported(xf_op op)
     case XF_OP_MATMUL: case XF_OP_CONV: case XF_OP_LAYERNORM:
     case XF_OP_MAXPOOL: case XF_OP_AVGPOOL: case XF_OP_GLOBAL_AVGPOOL: case XF_OP_REDUCE_MEAN:
     case XF_OP_SOFTMAX: case XF_OP_CONCAT: case XF_OP_SPLIT: case XF_OP_TRANSPOSE:
-    case XF_OP_RESHAPE: case XF_OP_FLATTEN: case XF_OP_SQUEEZE: case XF_OP_UNSQUEEZE:
+    case XF_OP_SLICE: case XF_OP_RESHAPE: case XF_OP_FLATTEN: case XF_OP_SQUEEZE: case XF_OP_UNSQUEEZE:
     case XF_OP_ENLARGE: case XF_OP_CONST_IDENTITY_CONV: case XF_OP_CONST_IDENTITY_MATRIX:
     case XF_OP_CONST_ONES: case XF_OP_CONST_POOL:
         return 1;

@@ -34,26 +34,6 @@ START_TEST(classify_kinds)
 }
 END_TEST
 
-static int reshape(xf_graph *g, int x, xf_shape to)
-{
-    xf_params p = xf_params_default();
-    p.n_shape = to.rank;
-    for (int i = 0; i < to.rank; i++) p.shape[i] = to.dims[i];
-    xf_error err;
-    int v = xf_graph_op(g, XF_OP_RESHAPE, &p, &x, 1, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
-static int op(xf_graph *g, xf_op o, int a, int b)
-{
-    xf_error err;
-    int in[2] = {a, b};
-    int v = xf_graph_op(g, o, NULL, in, b >= 0 ? 2 : 1, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
 static void inputs(xf_rule *r, const xf_shape *s, int n, int *src, int *dst)
 {
     xf_error err;
@@ -91,11 +71,11 @@ START_TEST(target_unflatten_from_input)
     xf_shape s[2] = {shp(3, 2, 4, 4, 0), shp(1, 4, 0, 0, 0)};
     int a[2], b[2];
     inputs(&r, s, 2, a, b);
-    int lo = op(&r.src, XF_OP_LAYERNORM, a[0], a[1]);
+    int lo = xf_test_op2(&r.src, XF_OP_LAYERNORM, NULL, a[0], a[1]);
     r.src.nodes[0].params.axis = -1;
-    int f = reshape(&r.dst, b[0], shp(2, 8, 4, 0, 0));
-    int ln = op(&r.dst, XF_OP_LAYERNORM, f, b[1]);
-    int u = reshape(&r.dst, ln, shp(3, 2, 4, 4, 0));
+    int f = xf_test_reshape(&r.dst, b[0], shp(2, 8, 4, 0, 0));
+    int ln = xf_test_op2(&r.dst, XF_OP_LAYERNORM, NULL, f, b[1]);
+    int u = xf_test_reshape(&r.dst, ln, shp(3, 2, 4, 4, 0));
     outputs(&r, lo, u);
     ck_assert(xf_rule_has_views(&r));
     xf_rule_dims d;
@@ -108,7 +88,7 @@ START_TEST(target_unflatten_from_input)
     xf_shape s2[2] = {shp(3, 3, 5, 7, 0), shp(1, 7, 0, 0, 0)};
     int x = xf_graph_add_input(&at, "in0", XF_F32, &s2[0], &err);
     int g = xf_graph_add_input(&at, "in1", XF_F32, &s2[1], &err);
-    op(&at, XF_OP_LAYERNORM, x, g);
+    xf_test_op2(&at, XF_OP_LAYERNORM, NULL, x, g);
     int64_t sym[XF_RULE_DIMS_MAX_SYMS];
     ck_assert(bind_at(&d, &at, sym));
     xf_shape fs = {2, {0}}, us = {3, {0}};
@@ -147,11 +127,11 @@ START_TEST(target_unflatten_from_source_variable)
     xf_shape s[2] = {shp(2, 8, 4, 0, 0), shp(2, 8, 4, 0, 0)};
     int a[2], b[2];
     inputs(&r, s, 2, a, b);
-    int ua = reshape(&r.src, a[0], shp(3, 2, 4, 4, 0));
-    int ub = reshape(&r.src, a[1], shp(3, 2, 4, 4, 0));
-    int sum = op(&r.src, XF_OP_ADD, ua, ub);
-    int t = op(&r.dst, XF_OP_ADD, b[0], b[1]);
-    int u = reshape(&r.dst, t, shp(3, 2, 4, 4, 0));
+    int ua = xf_test_reshape(&r.src, a[0], shp(3, 2, 4, 4, 0));
+    int ub = xf_test_reshape(&r.src, a[1], shp(3, 2, 4, 4, 0));
+    int sum = xf_test_op2(&r.src, XF_OP_ADD, NULL, ua, ub);
+    int t = xf_test_op2(&r.dst, XF_OP_ADD, NULL, b[0], b[1]);
+    int u = xf_test_reshape(&r.dst, t, shp(3, 2, 4, 4, 0));
     outputs(&r, sum, u);
     xf_rule_dims d;
     xf_error err;
@@ -187,10 +167,10 @@ START_TEST(head_count_variable)
     xf_shape s[1] = {shp(3, 2, 4, 4, 0)};
     int a[1], b[1];
     inputs(&r, s, 1, a, b);
-    int h = reshape(&r.src, a[0], shp(4, 2, 4, 2, 2));
-    int rl = op(&r.src, XF_OP_RELU, h, -1);
-    int rb = op(&r.dst, XF_OP_RELU, b[0], -1);
-    int h2 = reshape(&r.dst, rb, shp(4, 2, 4, 2, 2));
+    int h = xf_test_reshape(&r.src, a[0], shp(4, 2, 4, 2, 2));
+    int rl = xf_test_op2(&r.src, XF_OP_RELU, NULL, h, -1);
+    int rb = xf_test_op2(&r.dst, XF_OP_RELU, NULL, b[0], -1);
+    int h2 = xf_test_reshape(&r.dst, rb, shp(4, 2, 4, 2, 2));
     outputs(&r, rl, h2);
     xf_rule_dims d;
     xf_error err;
@@ -215,10 +195,10 @@ START_TEST(head_count_variable)
      * split whose heads nothing fixes is not */
     xf_rule_init(&r);
     inputs(&r, s, 1, a, b);
-    int x = op(&r.src, XF_OP_RELU, a[0], -1);
-    int y = op(&r.dst, XF_OP_RELU, b[0], -1);
-    int sp = reshape(&r.dst, y, shp(4, 2, 4, 2, 2));
-    int mg = reshape(&r.dst, sp, shp(3, 2, 4, 4, 0));
+    int x = xf_test_op2(&r.src, XF_OP_RELU, NULL, a[0], -1);
+    int y = xf_test_op2(&r.dst, XF_OP_RELU, NULL, b[0], -1);
+    int sp = xf_test_reshape(&r.dst, y, shp(4, 2, 4, 2, 2));
+    int mg = xf_test_reshape(&r.dst, sp, shp(3, 2, 4, 4, 0));
     outputs(&r, x, mg);
     ck_assert_int_eq(xf_rule_dims_infer(&r, &d, &err), XF_OK);
     ck_assert(!d.ok);

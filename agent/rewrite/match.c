@@ -106,6 +106,20 @@ static int same_form(const match_ctx *c, int k, int node)
     return memcmp(&a, &b, offsetof(xf_params, split)) == 0; /* split[] is cleared */
 }
 
+/* Whether pattern operator k, a view, may keep readers outside the match
+ * (and be a graph output): it then stays for them, which costs nothing
+ * when what it reads stays anyway: a rule input, or another such view. A
+ * chain of rewrites that moves a reshape past every reader of a value one
+ * reader at a time needs this (the reshape goes when its last reader has
+ * moved). */
+static int view_may_stay(const match_ctx *c, int k)
+{
+    const xf_pat_node *pn = &c->rr->pat.nodes[k];
+    if (!xf_match_is_view(pn->op) || pn->n_in != 1) return 0;
+    xf_pat_ref r = pn->in[0];
+    return r.node < 0 || view_may_stay(c, r.node);
+}
+
 /* Binds pattern operator k to graph node `node` if every local check
  * passes; *newly gets the rule inputs bound here (bit mask). */
 static int try_bind(match_ctx *c, int k, int node, unsigned *newly)
@@ -147,9 +161,12 @@ static int try_bind(match_ctx *c, int k, int node, unsigned *newly)
     for (int o = 0; o < pn->n_out; o++) {
         int v = gn->outputs[o];
         if (pn->out_rule[o] < 0) {
-            if (c->ix->is_output[v] ||
-                c->ix->users_start[v + 1] - c->ix->users_start[v] != pn->n_users[o])
+            int users = c->ix->users_start[v + 1] - c->ix->users_start[v];
+            if (view_may_stay(c, k)) {
+                if (users < pn->n_users[o]) goto undo;
+            } else if (c->ix->is_output[v] || users != pn->n_users[o]) {
                 goto undo;
+            }
         } else if (pn->out_bare[o] && c->ix->is_output[v]) {
             goto undo;
         }
@@ -223,6 +240,12 @@ static void complete(match_ctx *c)
     for (int k = 0; k < pat->n_nodes; k++) {
         m.nodes[k] = c->node_of[k];
         if (!same_form(c, k, m.nodes[k])) return;
+        if (pat->views_exact && pat->nodes[k].op == XF_OP_RESHAPE) {
+            const xf_params *a = &c->rr->rule.src.nodes[k].params, *b = &g->nodes[m.nodes[k]].params;
+            if (a->n_shape != b->n_shape ||
+                memcmp(a->shape, b->shape, sizeof a->shape[0] * (size_t)a->n_shape) != 0)
+                return;
+        }
     }
     for (int i = 0; i < pat->n_inputs; i++) {
         int v = c->bound[i];

@@ -80,6 +80,7 @@ static xf_status append(xf_ruleset *rs, xf_rule *r, int64_t id, xf_error *err)
     size_t len = strlen(s) + strlen(d) + 5;
     e->text = xf_malloc(len);
     if (!e->text) {
+        xf_rule_compiled_free(&e->tgt);
         xf_rule_free(r);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rule %lld", (long long)id);
     }
@@ -139,6 +140,7 @@ xf_status xf_rule_form_hash(const xf_rule *r, uint64_t *h, int *usable, xf_error
         *h = hash_words(w, xf_rule_form_words(r, &e->pat, &e->tgt, w));
         *usable = 1;
     }
+    if (e) xf_rule_compiled_free(&e->tgt);
     xf_free(e);
     xf_free(w);
     return compiled < 0 ? XF_FAIL(err, XF_ERR_NOMEM, "out of memory compiling a rule") : XF_OK;
@@ -174,6 +176,7 @@ static xf_status dedupe(xf_ruleset *rs, xf_error *err)
     for (int i = 0; i < rs->n; i++) {
         if (drop[i]) {
             xf_rule_free(&rs->r[i].rule);
+            xf_rule_compiled_free(&rs->r[i].tgt);
             xf_free(rs->r[i].text);
             rs->duplicates++;
             continue;
@@ -222,6 +225,7 @@ static void restrict_actions(xf_ruleset *rs, const xf_graph *g)
     for (int i = 0; i < rs->n; i++) {
         if (!ops_within(&rs->r[i].rule.src, reach)) {
             xf_rule_free(&rs->r[i].rule);
+            xf_rule_compiled_free(&rs->r[i].tgt);
             xf_free(rs->r[i].text);
             rs->irrelevant++;
             continue;
@@ -426,6 +430,7 @@ void xf_ruleset_free(xf_ruleset *rs)
     if (!rs) return;
     for (int i = 0; i < rs->n; i++) {
         xf_rule_free(&rs->r[i].rule);
+        xf_rule_compiled_free(&rs->r[i].tgt);
         xf_free(rs->r[i].text);
     }
     xf_free(rs->r);
