@@ -4,7 +4,8 @@
  * into 2 heads) apply at a model's sizes, their sizes bound at the match;
  * a chain of them computes a 3-D MLP on 2-D values (what ONNX Runtime runs
  * as Gemms) with the same outputs, moving the unflatten past a value read
- * twice one reader at a time; a rule whose target reshape nothing binds
+ * twice one reader at a time and past an add whose operands are the other
+ * way round from the rule's; a rule whose target reshape nothing binds
  * matches only its own sizes.
  */
 #include <string.h>
@@ -95,7 +96,9 @@ static void mlp(xf_graph *g, uint64_t seed)
     const int64_t wd[2] = {8, 8}, bd[1] = {8};
     int w1 = xf_test_weight(g, "w1", 2, wd, seed), w2 = xf_test_weight(g, "w2", 2, wd, seed + 1);
     int b1 = xf_test_weight(g, "b1", 1, bd, seed + 2), b2 = xf_test_weight(g, "b2", 1, bd, seed + 3);
-    int y = xf_test_op2(g, XF_OP_RELU, NULL, xf_test_op2(g, XF_OP_ADD, NULL, xf_test_op2(g, XF_OP_MATMUL, NULL, x, w1), b1), -1);
+    /* the first bias is added first, as exporters write it: the bias rule
+     * (written with the bias second) binds the add's operands either way */
+    int y = xf_test_op2(g, XF_OP_RELU, NULL, xf_test_op2(g, XF_OP_ADD, NULL, b1, xf_test_op2(g, XF_OP_MATMUL, NULL, x, w1)), -1);
     xf_test_out(g, xf_test_op2(g, XF_OP_ADD, NULL, xf_test_op2(g, XF_OP_MATMUL, NULL, y, w2), b2));
     xf_test_out(g, y);
 }
@@ -277,6 +280,78 @@ START_TEST(unbound_size_matches_exactly)
 }
 END_TEST
 
+/* 5: unflatten(flatten(x)) => x */
+static void rule_cancel(xf_rule *r)
+{
+    xf_shape sh[1] = {shp(3, 2, 4, 4)};
+    sides io = rule_inputs(r, 1, sh);
+    int s = xf_test_reshape(&r->src, xf_test_reshape(&r->src, io.s[0], shp(2, 8, 4, 0)), shp(3, 2, 4, 4));
+    rule_outputs(r, s, io.d[0]);
+}
+
+/* 6: ewadd(unflatten(a), unflatten(b)) => unflatten(ewadd(a, b)) */
+static void rule_sum(xf_rule *r)
+{
+    xf_shape sh[2] = {shp(2, 8, 4, 0), shp(2, 8, 4, 0)};
+    sides io = rule_inputs(r, 2, sh);
+    int s = xf_test_op2(&r->src, XF_OP_ADD, NULL, xf_test_reshape(&r->src, io.s[0], shp(3, 2, 4, 4)),
+                        xf_test_reshape(&r->src, io.s[1], shp(3, 2, 4, 4)));
+    int d = xf_test_reshape(&r->dst, xf_test_op2(&r->dst, XF_OP_ADD, NULL, io.d[0], io.d[1]), shp(3, 2, 4, 4));
+    rule_outputs(r, s, d);
+}
+
+/* The look-ahead's closure (closure.c): after the first matmul's flatten
+ * and unflatten are brought in, the view moves alone take the whole block
+ * to 2-D, through the residual add of the block's 3-D input (written
+ * unflatten(flatten(x)) by the cancellation rule read backwards). */
+START_TEST(closure_finishes_the_chain)
+{
+    xf_rule r[6];
+    rule_intro(&r[0]);
+    rule_bias(&r[1]);
+    rule_relu(&r[2]);
+    rule_matmul(&r[3]);
+    rule_cancel(&r[4]);
+    rule_sum(&r[5]);
+    ck_assert(!xf_rule_is_view_move(&r[0])); /* brings views in */
+    for (int i = 1; i < 6; i++) ck_assert_msg(xf_rule_is_view_move(&r[i]), "rule %d", i + 1);
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 6, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < 6; i++) xf_rule_free(&r[i]);
+    uint8_t moves[6];
+    for (int i = 0; i < 6; i++) moves[i] = (uint8_t)xf_rule_is_view_move(xf_ruleset_rule(rs, i));
+    /* y = relu(x W1 + b1) W2 + b2 + x */
+    xf_graph model, g, done;
+    xf_graph_init(&model);
+    xf_shape xs = shp(3, 4, 16, 8);
+    int x = xf_graph_add_input(&model, "x", XF_F32, &xs, &err);
+    const int64_t wd[2] = {8, 8}, bd[1] = {8};
+    int w1 = xf_test_weight(&model, "w1", 2, wd, 1), w2 = xf_test_weight(&model, "w2", 2, wd, 2);
+    int b1 = xf_test_weight(&model, "b1", 1, bd, 3), b2 = xf_test_weight(&model, "b2", 1, bd, 4);
+    int h = xf_test_op2(&model, XF_OP_RELU, NULL,
+                        xf_test_op2(&model, XF_OP_ADD, NULL, xf_test_op2(&model, XF_OP_MATMUL, NULL, x, w1), b1), -1);
+    int y = xf_test_op2(&model, XF_OP_ADD, NULL, xf_test_op2(&model, XF_OP_MATMUL, NULL, h, w2), b2);
+    xf_test_out(&model, xf_test_op2(&model, XF_OP_ADD, NULL, y, x));
+    ck_assert_int_eq(xf_graph_clone(&model, &g, &err), XF_OK);
+    ck_assert(step(rs, 0, &g));
+    xf_closure_log log;
+    ck_assert_msg(xf_closure_run(rs, moves, &g, 100, &done, &log, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(count_rank(&done, XF_OP_MATMUL, 3), 0);
+    ck_assert_int_eq(count_rank(&done, XF_OP_ADD, 3), 0);
+    int back = 0;
+    for (int i = 0; i < log.n; i++) back += log.rule[i] == XF_ACTION_BACKWARD(4);
+    ck_assert_int_eq(back, 1);
+    xf_test_expect_same_function(&model, &done, 3, 1e-5);
+    xf_graph_free(&done);
+    xf_graph_free(&g);
+    xf_graph_free(&model);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("agent_views");
@@ -284,6 +359,7 @@ int main(void)
     tcase_add_test(tc, chain_makes_2d_layout);
     tcase_add_test(tc, sizes_must_agree);
     tcase_add_test(tc, unbound_size_matches_exactly);
+    tcase_add_test(tc, closure_finishes_the_chain);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

@@ -15,6 +15,9 @@
  *    is a rule output, else equal parts of the input;
  *  - depthwise conv (group == input channels in the rule): group = bound
  *    channels;
+ *  - a layer norm's epsilon: the matched source layer norms' (they share
+ *    one); a reshape's target: its shape under the rule's symbolic dims
+ *    bound at the match (xf_rule_dims);
  *  - generators, from their first consumer: as a conv weight, identity conv
  *    [C,C,kh,kw] and pooling kernel [C,1,kh,kw] with C the conv input's
  *    channels; an identity matrix as matmul operand gets the matching inner
@@ -177,6 +180,12 @@ static xf_status adapt_params(const xf_rs_rule *rr, const xf_graph *g, const xf_
         }
     }
     if (tn->depthwise && in0 && in0->rank == 4) out->group = (int32_t)in0->dims[1];
+    if (tn->op == XF_OP_LAYERNORM) /* the epsilon of the source's layer norms (match.c) */
+        for (int k = 0; k < rr->pat.n_nodes; k++)
+            if (rr->pat.nodes[k].op == XF_OP_LAYERNORM) {
+                out->epsilon = g->nodes[m->nodes[k]].params.epsilon;
+                break;
+            }
     if (tn->op == XF_OP_RESHAPE && rr->tgt.dims) {
         int v = dn->outputs[0];
         xf_shape to = {dst->values[v].shape.rank, {0}};

@@ -109,6 +109,7 @@ struct xf_ruleset {
     int skipped;
     char why[512]; /* reason of the first skip */
     int duplicates; /* rules dropped as duplicates of an earlier action */
+    int commutative; /* xf_ruleset_options.commutative */
     int irrelevant; /* actions dropped: they never match a graph reachable from
                        xf_ruleset_options.restrict_to */
     /* Distinct root signatures (ascending) and each action's among them:
@@ -156,6 +157,10 @@ int xf_match_form_zero(const xf_params *rel);
 int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, const char **why);
 /* Frees what xf_rule_compile allocated in tgt (its dims). */
 void xf_rule_compiled_free(xf_target_tmpl *tgt);
+/* 1 for the two-input operators whose operands may be swapped (add, mul,
+ * min, max): the matcher binds them either way round, so a rule written
+ * with a bias second also matches a model that adds it first. */
+int xf_match_commutes(xf_op op, int n_inputs);
 /* 1 for the operators that only view their input's elements in another
  * shape (reshape, flatten, squeeze, unsqueeze): one read outside a match
  * may stay for that reader (match.c), as a copy costs nothing. */

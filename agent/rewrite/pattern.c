@@ -28,6 +28,11 @@
 
 #include "agent/rewrite/relparams.h"
 
+int xf_match_commutes(xf_op op, int n_inputs)
+{
+    return n_inputs == 2 && (op == XF_OP_ADD || op == XF_OP_MUL || op == XF_OP_MIN || op == XF_OP_MAX);
+}
+
 int xf_match_is_view(xf_op op)
 {
     return op == XF_OP_RESHAPE || op == XF_OP_FLATTEN || op == XF_OP_SQUEEZE ||
@@ -76,6 +81,9 @@ int xf_match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_sh
     memset(rel->split, 0, sizeof rel->split);
     if (op == XF_OP_RESHAPE) reshape_form(in0, rel);
     if (op == XF_OP_SLICE) slice_form(in0, rel);
+    /* a layer norm's epsilon is the model's: the axioms and the exact check
+     * hold for any positive one, the same on both sides (match.c, instantiate.c) */
+    if (op == XF_OP_LAYERNORM) rel->epsilon = 0;
     if (op == XF_OP_CONV || op == XF_OP_MAXPOOL || op == XF_OP_AVGPOOL) {
         for (int i = 0; i < 2; i++) { /* 0 means 1 (ir/ops_conv.c) */
             if (rel->stride[i] == 0) rel->stride[i] = 1;

@@ -276,6 +276,7 @@ static xf_status build(xf_rule *rules, const int64_t *ids, const xf_rule_key *si
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory building a rule set of %d rules", n);
         goto out;
     }
+    rs->commutative = opt->commutative;
     if (seen) {
         for (int i = 0; i < n && st == XF_OK; i++) {
             if (sides) seen[i] = sides[i];

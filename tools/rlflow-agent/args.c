@@ -79,6 +79,13 @@ static void usage(FILE *f)
             "                     can defeat those fusions) or both (default: with --target ort\n"
             "                     and a search, the model is searched both ways and the target\n"
             "                     times both searches' candidates; otherwise moved)\n"
+            "  --passes P         what rewrites the model: rules (only the proved rules; a\n"
+            "                     Gather of one position becomes a slice they can move),\n"
+            "                     expert (the hand-written passes as well: narrowing, the\n"
+            "                     split layout, the unbatched layout the target times) or\n"
+            "                     both (default: both)\n"
+            "  --no-lookahead     searches value an action with a reshape or a slice by the\n"
+            "                     graph it makes, not after the view moves it enables\n"
             "  --no-narrow        compute every position even where the model reads only one\n"
             "                     (by default a Gather of one position, e.g. a ViT's class\n"
             "                     token, moves up so the others are not computed)\n"
@@ -153,6 +160,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->atol = 1e-4;
     o->candidates = xf_arbiter_options_default().max_models;
     o->scalings_both = 1;
+    o->passes = CLI_PASSES_BOTH;
+    o->lookahead = 1;
     o->target_every = 50;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -215,6 +224,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 return bad(a, "moved, kept or both", next);
             o->scalings_both = both;
             o->prepare.scalar_mul = both || moved;
+        } else if (!strcmp(a, "--passes")) {
+            if (next && !strcmp(next, "rules")) o->passes = CLI_PASSES_RULES;
+            else if (next && !strcmp(next, "expert")) o->passes = CLI_PASSES_EXPERT;
+            else if (next && !strcmp(next, "both")) o->passes = CLI_PASSES_BOTH;
+            else return bad(a, "rules, expert or both", next);
         } else if (!strcmp(a, "--candidates")) {
             rc = parse_int(a, next, 1, 1000, &o->candidates);
         } else if (!strcmp(a, "--target-every")) {
@@ -270,6 +284,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 o->latency = 0;
             } else if (!strcmp(a, "--no-layernorm-fusion")) {
                 o->prepare.fuse_layernorm = 0;
+            } else if (!strcmp(a, "--no-lookahead")) {
+                o->lookahead = 0;
             } else if (!strcmp(a, "--no-narrow")) {
                 o->prepare.narrow = 0;
             } else if (!strcmp(a, "--no-split-layout")) {
@@ -290,6 +306,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
         }
         if (rc) return rc;
         i += takes;
+    }
+    if (o->passes == CLI_PASSES_RULES) { /* no hand-written pass moves anything */
+        o->prepare.narrow = 0;
+        o->prepare.split_layout = 0;
+        o->prepare.slice_selections = 1;
     }
     if (!o->model || !o->rules) {
         fprintf(stderr, "rlflow-agent: %s\n",

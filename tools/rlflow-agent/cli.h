@@ -13,6 +13,11 @@
 #include "tools/cli/cli.h"
 
 
+/* What rewrites the model: the proved rules only, the hand-written passes
+ * (narrowing, the split layout, the unbatched layout variant; "expert"),
+ * or both. */
+typedef enum cli_passes { CLI_PASSES_RULES = 0, CLI_PASSES_EXPERT = 1, CLI_PASSES_BOTH = 2 } cli_passes;
+
 /* Who optimises: a search baseline or a learning agent. */
 typedef enum cli_agent { CLI_AGENT_SEARCH = 0, CLI_AGENT_PPO = 1, CLI_AGENT_WM = 2 } cli_agent;
 
@@ -39,6 +44,8 @@ typedef struct cli_options {
     int all_actions; /* --all-actions: keep actions irrelevant to the model */
     xf_prepare_options prepare; /* --no-layernorm-fusion, --scalings, --no-narrow */
     int scalings_both; /* --scalings both (default): with the target, search both ways */
+    cli_passes passes; /* --passes */
+    int lookahead;     /* searches: the view moves' closure after view actions (--no-lookahead: 0) */
     int check, latency, quiet, verbose;
     double rtol, atol;
     xf_cli_dims dims; /* --dim */

@@ -272,6 +272,10 @@ static int search(const cli_options *o, run_state *s)
     xf_env_options eo = xf_env_options_default();
     eo.max_locations = o->locations;
     eo.fused = s->fused;
+    if (s->target) { /* the search sees the layouts ONNX Runtime runs faster */
+        eo.layout_view_ms = XF_ORT_VIEW_MS;
+        eo.layout_gbps = XF_ORT_LAYOUT_GBPS;
+    }
     if (s->target && o->agent != CLI_AGENT_SEARCH) { /* the learning agents' sparse reward */
         eo.target = s->target;
         eo.target_every = o->target_every;
@@ -326,6 +330,7 @@ static int search(const cli_options *o, run_state *s)
     so.max_seconds = o->time_limit > 0 ? o->time_limit : s->fused ? FUSED_SEARCH_SECONDS : 0;
     so.seed = o->seed;
     so.max_locations = o->locations;
+    so.lookahead = o->lookahead;
     if (s->target) so.candidates = 3 * o->candidates + 1; /* finishing merges some */
     if (!o->quiet) so.progress = progress;
     for (int i = 0; i < s->n_searches; i++) {
@@ -352,7 +357,7 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
         ao.atol = o->atol;
         /* a kept symbolic dim may be the leading one: the unbatched layout
          * would write it fixed at its import size */
-        ao.unbatch = xf_onnx_dynamic_points(s->dyn) == 1;
+        ao.unbatch = xf_onnx_dynamic_points(s->dyn) == 1 && o->passes != CLI_PASSES_RULES;
         if (!o->quiet)
             fprintf(stderr, "target: timing up to %d candidates against the input...\n",
                     o->candidates);

@@ -41,8 +41,11 @@ void cli_print_applied(const xf_ruleset *rs, const xf_search_result *res)
     }
     qsort(c, (size_t)n, sizeof *c, by_count);
     printf(" (%d distinct)\n", n);
-    for (int k = 0; k < n; k++)
-        printf("  %4dx  rule %-7lld %s\n", c[k].n, (long long)xf_ruleset_rule_id(rs, c[k].action),
-               xf_ruleset_text(rs, c[k].action));
+    for (int k = 0; k < n; k++) {
+        int a = c[k].action, back = a < -1;
+        if (back) a = XF_ACTION_OF_BACKWARD(a);
+        printf("  %4dx  rule %-7lld %s%s\n", c[k].n, (long long)xf_ruleset_rule_id(rs, a),
+               back ? "backwards, at a value: " : "", xf_ruleset_text(rs, a));
+    }
     xf_free(c);
 }
