@@ -59,7 +59,7 @@ int main(int argc, char **argv)
     xf_rulesdb *db = NULL;
     xf_deriver *d = NULL;
     if (xf_rulesdb_open(path, XF_RULESDB_READONLY, &db, &err) != XF_OK ||
-        xf_deriver_load(db, size, same_size, &o, &d, &err) != XF_OK) {
+        xf_deriver_load(db, size, same_size, NULL, 0, &o, &d, &err) != XF_OK) {
         fprintf(stderr, "bench_derive: %s\n", err.msg);
         xf_rulesdb_close(db);
         return 1;

@@ -260,8 +260,10 @@ static int analyse(const char *db, const char *db2, const run *local, const args
             write_s += xf_clock_now() - t0;
             st = xf_rulesdb_get_rule(h, ids[k], &info, &err);
             t0 = xf_clock_now();
-            xf_rulesdb_verdict v = {info.status, info.time_ms, info.axioms, info.detail,
-                                    info.counterexample, info.counterexample_len};
+            xf_rulesdb_verdict v = {info.status,         info.time_ms,
+                                    info.axioms,         info.detail,
+                                    info.counterexample, info.counterexample_len,
+                                    info.domain};
             if (st == XF_OK) st = xf_rulesdb_set_verdict(h, ids[k], &v, &err);
             written += st == XF_OK;
         }

@@ -68,9 +68,12 @@ xf_status xf_deriver_new(const xf_rule *rules, const int64_t *ids, int n,
  * than `below_size` operators (max of both sides; 0: any size), and with
  * same_size also the rules of exactly below_size operators that are proved
  * (by the solver: a derived rule of that size is never a step, see
- * xf_derive_replay). */
+ * xf_derive_replay); only[0..n_only) (ascending ids, NULL: all) limits
+ * those to the rules listed. Derived rules without a recorded validity
+ * domain (schema 3) are never steps. */
 xf_status xf_deriver_load(xf_rulesdb *db, int below_size, int same_size,
-                          const xf_derive_options *o, xf_deriver **out, xf_error *err);
+                          const int64_t *only, int64_t n_only, const xf_derive_options *o,
+                          xf_deriver **out, xf_error *err);
 void xf_deriver_free(xf_deriver *d); /* NULL: no-op */
 /* Rules loaded, and rewrite actions (both directions, duplicates and
  * unusable ones dropped) the search tries. */
@@ -114,6 +117,16 @@ xf_status xf_derive_replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
                            const xf_rulesdb_step *steps, int n, xf_derive_step_fn on_step,
                            void *user, xf_error *err);
 
+/* xf_derive_replay that also composes where the chain holds: *out (reset
+ * here) gets the derived rule's validity domain, the conditions of its own
+ * sides and, for every step, those of the graph the step rewrites and of
+ * the step's rule (its recorded domain) at the dims the step binds, all in
+ * terms of r's inputs, normalised. A derived rule holds exactly there
+ * (docs/derive.md "Where a derived rule holds"). On failure *out is
+ * unknown (known 0). */
+xf_status xf_derive_domain(xf_rulesdb *db, int64_t id, const xf_rule *r,
+                           const xf_rulesdb_step *steps, int n, xf_domain *out, xf_error *err);
+
 /* ---------------------------------------------------------- database pass */
 
 typedef struct xf_derive_tally {
@@ -137,6 +150,11 @@ typedef struct xf_derive_db_options {
     xf_derive_options d;
     int size;        /* the candidates of this size (>= 1) */
     int same_size;   /* 1: the proved rules of this size are steps too */
+    const int64_t *same_ids; /* with same_size: only these (ascending ids; NULL: every
+                                proved rule of the size), so a pass between the
+                                solver's rounds steps by what the rounds before it
+                                proved, whatever a killed run had decided beyond */
+    int64_t n_same_ids;
     int unknowns;    /* 1: search the size's unknown rules (what the solver left)
                         instead of its candidates */
     int jobs;        /* searches in this many forked workers at a time (default 1:

@@ -13,6 +13,7 @@
  * search runs, and an interrupted pass keeps most of what it derived.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "derive_impl.h"
@@ -25,6 +26,7 @@ typedef struct pending_chain {
     int64_t id;
     double time_ms;
     xf_derivation dv;
+    char domain[1024]; /* where the chain holds (xf_derive_domain), as text */
 } pending_chain;
 
 typedef struct pending {
@@ -44,7 +46,7 @@ static xf_status flush(xf_rulesdb *db, pending *q, xf_derive_tally *t, xf_error 
         snprintf(detail, sizeof detail, "derived in %d step%s (%d graphs searched)", dv->n_steps,
                  dv->n_steps == 1 ? "" : "s", dv->states);
         st = xf_rulesdb_set_derived(db, q->v[i].id, dv->steps, dv->n_steps, q->v[i].time_ms,
-                                    detail, err);
+                                    detail, q->v[i].domain, err);
         if (st == XF_OK) t->derived++, t->met += dv->from_target > 0;
     }
     if (st == XF_OK) st = xf_rulesdb_commit(db, err);
@@ -97,26 +99,47 @@ xf_status derive_list_ids(xf_rulesdb *db, xf_rule_status status, int below, int 
     return st;
 }
 
-xf_status xf_deriver_load(xf_rulesdb *db, int below_size, int same_size,
-                          const xf_derive_options *o, xf_deriver **out, xf_error *err)
+static int cmp_id64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+xf_status xf_deriver_load(xf_rulesdb *db, int below_size, int same_size, const int64_t *only,
+                          int64_t n_only, const xf_derive_options *o, xf_deriver **out,
+                          xf_error *err)
 {
     *out = NULL;
     int64_t *ids = NULL, n = 0, cap = 0;
     xf_status st = derive_list_ids(db, XF_RULE_PROVED, below_size, 0, &ids, &n, &cap, err);
     if (st == XF_OK) st = derive_list_ids(db, XF_RULE_DERIVED, below_size, 0, &ids, &n, &cap, err);
+    int64_t smaller = n;
     if (st == XF_OK && same_size && below_size > 0)
         st = derive_list_ids(db, XF_RULE_PROVED, 0, below_size, &ids, &n, &cap, err);
+    if (st == XF_OK && only) { /* the rules of the size: those listed */
+        int64_t k = smaller;
+        for (int64_t i = smaller; i < n; i++)
+            if (bsearch(&ids[i], only, (size_t)n_only, sizeof *only, cmp_id64)) ids[k++] = ids[i];
+        n = k;
+    }
     xf_rule *rules = NULL;
     int loaded = 0;
     if (st == XF_OK && n > 0 && !(rules = xf_calloc((size_t)n, sizeof *rules)))
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading %lld rules", (long long)n);
+    int kept = 0; /* derived rules without a recorded domain (schema 3) hold nowhere */
     for (; st == XF_OK && loaded < n; loaded++) {
-        st = xf_rulesdb_load_rule(db, ids[loaded], &rules[loaded], err);
+        st = xf_rulesdb_load_rule(db, ids[loaded], &rules[kept], err);
         if (st != XF_OK) {
-            xf_rule_free(&rules[loaded]);
+            xf_rule_free(&rules[kept]);
             xf_error_prefix(err, "loading rule %lld", (long long)ids[loaded]);
+        } else if (!rules[kept].domain.known) {
+            xf_rule_free(&rules[kept]);
+        } else {
+            ids[kept++] = ids[loaded];
         }
     }
+    loaded = kept;
+    n = kept;
     if (st == XF_OK) st = xf_deriver_new(rules, ids, (int)n, o, out, err);
     for (int i = 0; i < loaded; i++) xf_rule_free(&rules[i]);
     xf_free(rules);
@@ -157,6 +180,30 @@ typedef struct pass {
     double t0;
 } pass;
 
+/* The validity domain of candidate id joined by dv (replayed: a chain that
+ * does not replay is an error), as text into buf; *fits 0 when the text
+ * does not fit (the candidate is then left to the solver). */
+static xf_status chain_domain(xf_rulesdb *db, int64_t id, const xf_derivation *dv, char *buf,
+                              size_t n, int *fits, xf_error *err)
+{
+    xf_rule r;
+    xf_domain dom;
+    xf_domain_init(&dom);
+    *fits = 0;
+    xf_status st = xf_rulesdb_load_rule(db, id, &r, err);
+    if (st == XF_OK) st = xf_derive_domain(db, id, &r, dv->steps, dv->n_steps, &dom, err);
+    if (st == XF_ERR_MISMATCH) xf_error_prefix(err, "a derivation found does not replay");
+    if (st == XF_OK) {
+        const char *names[XF_MATCH_MAX_INPUTS];
+        int k = r.src.n_inputs < XF_MATCH_MAX_INPUTS ? r.src.n_inputs : XF_MATCH_MAX_INPUTS;
+        for (int i = 0; i < k; i++) names[i] = r.src.values[r.src.inputs[i]].name;
+        *fits = xf_domain_format(&dom, names, k, buf, n, NULL) == XF_OK;
+    }
+    xf_domain_free(&dom);
+    xf_rule_free(&r);
+    return st;
+}
+
 /* Counts a searched candidate; queues its chain once it replays. */
 static xf_status got(void *user, const derive_msg *m, xf_error *err)
 {
@@ -167,18 +214,16 @@ static xf_status got(void *user, const derive_msg *m, xf_error *err)
     t->broken += m->broken;
     t->states += m->dv.states;
     t->unreversed += m->dv.unreversed;
-    if (m->dv.found) {
-        xf_rule r;
-        st = xf_rulesdb_load_rule(p->db, id, &r, err);
-        if (st == XF_OK)
-            st = xf_derive_replay(p->db, id, &r, m->dv.steps, m->dv.n_steps, NULL, NULL, err);
-        if (st == XF_ERR_MISMATCH) xf_error_prefix(err, "a derivation found does not replay");
-        xf_rule_free(&r);
-    }
     pending *q = p->q;
-    if (st == XF_OK && m->dv.found) {
+    int fits = 0;
+    if (m->dv.found)
+        st = chain_domain(p->db, id, &m->dv, q->v[q->n].domain, sizeof q->v[q->n].domain, &fits,
+                          err);
+    if (st == XF_OK && m->dv.found && fits) {
         if (q->n == 0) q->oldest = xf_clock_now();
-        q->v[q->n++] = (pending_chain){id, m->time_ms, m->dv};
+        q->v[q->n].id = id;
+        q->v[q->n].time_ms = m->time_ms;
+        q->v[q->n++].dv = m->dv;
         if (q->n == PENDING_MAX || xf_clock_now() - q->oldest >= PENDING_MAX_AGE_S)
             st = flush(p->db, q, t, err);
     }
@@ -207,7 +252,8 @@ xf_status xf_derive_db(xf_rulesdb *db, const xf_derive_db_options *o, xf_derive_
     xf_status st = derive_list_ids(db, which, 0, o->size, &ids, &t->total, &cap, err);
     if (st == XF_OK && o->limit > 0 && t->total > o->limit) t->total = o->limit;
     if (st == XF_OK && t->total > 0)
-        st = xf_deriver_load(db, o->size, o->same_size, &o->d, &d, err);
+        st = xf_deriver_load(db, o->size, o->same_size, o->same_ids, o->n_same_ids, &o->d, &d,
+                             err);
     t->rules = xf_deriver_rules(d);
     t->actions = xf_deriver_actions(d);
     if (t->actions == 0) t->done = t->total; /* nothing to rewrite with */

@@ -48,11 +48,12 @@ xf_status derive_chain(xf_deriver *d, const xf_graph *src, const derive_move *a,
 xf_status derive_list_ids(xf_rulesdb *db, xf_rule_status status, int below, int size_eq,
                           int64_t **ids, int64_t *n, int64_t *cap, xf_error *err);
 
-/* The candidates of `size` in db that are the first (lowest id) of their
- * compiled form (xf_rule_form_hash: the same rule at other tensor shapes
- * has the same form), with those the matcher cannot use, in order of their
- * smaller side's operators, then id; *ids is the caller's (xf_free). The
- * solver's first round (pipeline.c). */
+/* The rules of `size` in db (every status but pruned) that are the first
+ * (lowest id) of their compiled form (xf_rule_form_hash: the same rule at
+ * other tensor shapes has the same form), with those the matcher cannot
+ * use, in order of their smaller side's operators, then id; *ids is the
+ * caller's (xf_free). The solver's first rounds (pipeline.c) take those
+ * that are still candidates. */
 xf_status derive_first_of_forms(xf_rulesdb *db, int size, int64_t **ids, int64_t *n,
                                 xf_error *err);
 

@@ -7,7 +7,10 @@
  * key of the rule set's dedupe) and only the first of each group goes to
  * the solver before the derive pass runs again; the rest wait for it. A
  * hash collision only puts a candidate in the later round: whether it is
- * derived is still decided by the search and the replay.
+ * derived is still decided by the search and the replay. The groups are
+ * formed over every rule of the size that is not pruned, decided or not,
+ * so the plan is a function of the database's rules alone: a run killed
+ * and resumed makes the same plan as a clean one (pipeline.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,12 @@ static int cmp_form_id(const void *a, const void *b)
     const form_id *x = a, *y = b;
     if (x->h != y->h) return x->h < y->h ? -1 : 1;
     return (x->id > y->id) - (x->id < y->id);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
 }
 
 static int cmp_small_id(const void *a, const void *b)
@@ -67,7 +76,14 @@ xf_status derive_first_of_forms(xf_rulesdb *db, int size, int64_t **ids, int64_t
     int64_t cap = 0, all = 0;
     *ids = NULL;
     *n = 0;
-    xf_status st = derive_list_ids(db, XF_RULE_CANDIDATE, 0, size, ids, &all, &cap, err);
+    /* every rule of the size that is not pruned, whatever its status: the
+     * plan is the same in a run killed and resumed as in a clean one */
+    static const xf_rule_status any[] = {XF_RULE_CANDIDATE, XF_RULE_PROVED, XF_RULE_REFUTED,
+                                         XF_RULE_UNKNOWN, XF_RULE_DERIVED};
+    xf_status st = XF_OK;
+    for (size_t k = 0; k < sizeof any / sizeof *any && st == XF_OK; k++)
+        st = derive_list_ids(db, any[k], 0, size, ids, &all, &cap, err);
+    if (st == XF_OK && all > 1) qsort(*ids, (size_t)all, sizeof **ids, cmp_i64);
     form_id *f = NULL, *g = NULL;
     uint8_t *usable = NULL;
     if (st == XF_OK && all > 0 &&

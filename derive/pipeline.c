@@ -14,6 +14,15 @@
  * (docs/derive.md "The unknowns, searched again"). --recheck leaves the
  * derive pass with nothing new and has the solver decide every rule of the
  * size again, in one round.
+ *
+ * A verdict is a function of the database and the options, not of where a
+ * run was interrupted: the parts are planned over every rule of the size
+ * (forms.c), not over the candidates left, and the pass after part k steps
+ * by the rules of parts 1..k that are proved, not by every proved rule of
+ * the size (a killed run had proved some of the later parts, or of the
+ * rest, which a clean run's pass never sees). A resumed run repeats the
+ * steps in the same order over what is left; each pass derives a candidate
+ * or not whatever else it derives, so it derives what the clean run's did.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -116,17 +125,27 @@ static xf_status solve_in_rounds(xf_rulesdb *db, const char *path,
                                  const xf_derive_verify_options *o, int size, xf_derive_tally *dt,
                                  xf_verify_tally *vt, xf_verify_tally *total, xf_error *err)
 {
-    int64_t *first = NULL, n_first = 0, left = 0, done = 0;
+    int64_t *first = NULL, *steps = NULL, n_first = 0, left = 0, done = 0;
     xf_status st = derive_first_of_forms(db, size, &first, &n_first, err);
+    if (st == XF_OK && n_first > 0 && !(steps = xf_malloc(sizeof *steps * (size_t)n_first)))
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory planning %lld rules", (long long)n_first);
     for (int k = 0; st == XF_OK && k < o->rounds && done < n_first; k++) {
-        int64_t end = n_first * (k + 1) / o->rounds, proved = vt->proved;
+        int64_t end = n_first * (k + 1) / o->rounds;
         qsort(first + done, (size_t)(end - done), sizeof *first, cmp_id);
+        /* the part's candidates (a resumed run: those still undecided) */
         st = solve(db, path, o, size, first + done, end - done, vt, total, err);
         done = end;
-        if (st == XF_OK && vt->proved > proved) {
+        /* the pass after it steps by what the parts so far proved, no more:
+         * a resumed run has the same steps as a clean one here */
+        memcpy(steps, first, sizeof *steps * (size_t)done);
+        qsort(steps, (size_t)done, sizeof *steps, cmp_id);
+        if (st == XF_OK) st = count_left(db, size, 0, &left, err);
+        if (st == XF_OK && left > 0) {
             xf_derive_db_options dopt = o->dopt;
             dopt.size = size;
             dopt.same_size = 1;
+            dopt.same_ids = steps;
+            dopt.n_same_ids = done;
             dopt.jobs = derive_jobs(o);
             if (o->round_depth > 0 && o->round_depth < dopt.d.max_depth)
                 dopt.d.max_depth = o->round_depth;
@@ -136,6 +155,7 @@ static xf_status solve_in_rounds(xf_rulesdb *db, const char *path,
         }
     }
     xf_free(first);
+    xf_free(steps);
     if (st == XF_OK) st = count_left(db, size, 0, &left, err);
     if (st == XF_OK && left > 0) st = solve(db, path, o, size, NULL, 0, vt, total, err);
     return st;

@@ -11,7 +11,11 @@
  * structural hash; every graph is normalized (normalize.c) as in the
  * search. xf_derive_db replays every chain before storing it,
  * xferdb replays it to print it, and the tests replay every chain of a
- * database.
+ * database. Replayed with xf_derive_domain it also composes the derived
+ * rule's validity domain (ir/domain.c): its own sides' conditions, and for
+ * each step the conditions of the graph it rewrites and of the step's rule
+ * at the dims it binds, in terms of the rule's inputs; a chain is valid
+ * exactly there. A step by a rule with no recorded domain fails.
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,9 +27,10 @@ static int size_of(const xf_rule *r)
     return r->src.n_nodes > r->dst.n_nodes ? r->src.n_nodes : r->dst.n_nodes;
 }
 
-/* The one match of action 0 of rs at `nodes` in g, applied into *next. */
+/* The one match of action 0 of rs at `nodes` in g, applied into *next;
+ * *used gets the match. */
 static xf_status apply_at(const xf_ruleset *rs, const xf_graph *g, const int *nodes, int n_nodes,
-                          xf_graph *next, int *found, xf_error *err)
+                          xf_graph *next, int *found, xf_match *used, xf_error *err)
 {
     *found = 0;
     xf_graph_index *ix = NULL;
@@ -44,6 +49,7 @@ static xf_status apply_at(const xf_ruleset *rs, const xf_graph *g, const int *no
             continue;
         st = xf_match_apply(rs, g, ix, &m[k], next, err);
         *found = st == XF_OK;
+        *used = m[k];
         if (*found) derive_normalize(next);
     }
     xf_free(m);
@@ -54,7 +60,7 @@ static xf_status apply_at(const xf_ruleset *rs, const xf_graph *g, const int *no
 /* Step i: checks its rule and applies it to *g (replaced by the result). */
 static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
                              const xf_rulesdb_step *s, xf_graph *g, xf_rulesdb_rule_info *info,
-                             xf_error *err)
+                             xf_domain *dom, xf_error *err)
 {
     xf_status st = XF_OK;
     if (s->by_rule == id)
@@ -83,6 +89,11 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
     xf_rule by;
     xf_rule_init(&by);
     st = xf_rulesdb_load_rule(db, s->by_rule, &by, err);
+    if (st == XF_OK && !by.domain.known)
+        st = XF_FAIL(err, XF_ERR_MISMATCH,
+                     "rule %lld: step %d uses rule %lld, derived without a recorded validity "
+                     "domain (xferverify derives it again)",
+                     (long long)id, i, (long long)s->by_rule);
     xf_ruleset *rs = NULL;
     if (st == XF_OK) {
         /* the rule in the stated direction, as the only action */
@@ -105,12 +116,16 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
     xf_graph next;
     xf_graph_init(&next);
     int found = 0;
-    if (st == XF_OK) st = apply_at(rs, g, nodes, n_nodes, &next, &found, err);
+    xf_match m;
+    if (st == XF_OK) st = apply_at(rs, g, nodes, n_nodes, &next, &found, &m, err);
     if (st == XF_OK && !found)
         st = XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: step %d: rule %lld (%s) does not match at "
                                            "nodes %s",
                      (long long)id, i, (long long)s->by_rule,
                      s->backward ? "backward" : "forward", s->location);
+    /* the step holds where the graph it rewrites can be built and where its
+     * rule holds at the dims it is applied at, in terms of the rule's inputs */
+    if (st == XF_OK && dom) st = xf_domain_add_mapped(dom, g, &by.domain, m.inputs, m.n_inputs, err);
     if (st == XF_OK) {
         xf_graph_free(g);
         *g = next;
@@ -122,9 +137,9 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
     return st;
 }
 
-xf_status xf_derive_replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
-                           const xf_rulesdb_step *steps, int n, xf_derive_step_fn on_step,
-                           void *user, xf_error *err)
+static xf_status replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
+                        const xf_rulesdb_step *steps, int n, xf_derive_step_fn on_step,
+                        void *user, xf_domain *dom, xf_error *err)
 {
     if (n < 1)
         return XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: its derivation has no steps",
@@ -143,9 +158,12 @@ xf_status xf_derive_replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
             st = XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: step %d from the source follows one "
                                                "from the target",
                          (long long)id, i);
-        if (st == XF_OK) st = replay_step(db, id, size_of(r), i, &steps[i], &g[side], &info, err);
+        if (st == XF_OK)
+            st = replay_step(db, id, size_of(r), i, &steps[i], &g[side], &info, dom, err);
         if (st == XF_OK && on_step) on_step(user, i, &steps[i], &info, &g[side]);
     }
+    if (st == XF_OK && dom) st = xf_domain_add_graph(dom, &g[0], err);
+    if (st == XF_OK && dom) st = xf_domain_add_graph(dom, &g[1], err);
     uint64_t have = 0, want = 0;
     if (st == XF_OK) st = xf_graph_hash_checked(&g[0], XF_HASH_CONTENT, &have, err);
     if (st == XF_OK) st = xf_graph_hash_checked(&g[1], XF_HASH_CONTENT, &want, err);
@@ -161,5 +179,22 @@ xf_status xf_derive_replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
     xf_rulesdb_rule_info_free(&info);
     xf_graph_free(&g[0]);
     xf_graph_free(&g[1]);
+    return st;
+}
+
+xf_status xf_derive_replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
+                           const xf_rulesdb_step *steps, int n, xf_derive_step_fn on_step,
+                           void *user, xf_error *err)
+{
+    return replay(db, id, r, steps, n, on_step, user, NULL, err);
+}
+
+xf_status xf_derive_domain(xf_rulesdb *db, int64_t id, const xf_rule *r,
+                           const xf_rulesdb_step *steps, int n, xf_domain *out, xf_error *err)
+{
+    xf_status st = xf_domain_of_rule(r, out, err);
+    if (st == XF_OK) st = replay(db, id, r, steps, n, NULL, NULL, out, err);
+    if (st == XF_OK) st = xf_domain_normalize(out, err);
+    if (st != XF_OK) xf_domain_clear(out), out->known = 0;
     return st;
 }

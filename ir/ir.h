@@ -608,6 +608,50 @@ xf_status xf_graph_random_inputs(const xf_graph *g, uint64_t seed, xf_tensor *in
 
 /* ------------------------------------------------------------------- rules */
 
+/* ------------------------------------------------------ validity domains */
+
+/* Where a rule holds: a conjunction of conditions on the dims of its inputs
+ * (ir/domain.c says how domains are computed, written and composed).
+ * A dim is named by the rule input and an axis counted from the end (-1:
+ * the last), so a domain reads the same at every rank the matcher applies a
+ * rule at; an axis the tensor does not have counts as 1 (numpy's rank
+ * promotion). Each condition is a linear form over dims with integer
+ * coefficients, sum(coef * dim) + c, and a relation: == 0, >= 0, or
+ * == 0 modulo m. Written as text (the rules database's `domain` column):
+ * "m2[-2] == m0[-1]; w0[-1] == 3; (x0[-2]) % 2 == 0"; "" holds everywhere.
+ * A new kind of condition is a new xf_dom_kind with its clause in
+ * domain.c's holds / format / parse / normalise (one switch each). */
+#define XF_DOMAIN_MAX_TERMS 8
+
+typedef enum xf_dom_kind {
+    XF_DOM_EQ = 0,  /* sum + c == 0 */
+    XF_DOM_GE = 1,  /* sum + c >= 0 */
+    XF_DOM_MOD = 2, /* sum + c == 0 modulo m (m >= 2) */
+    XF_DOM_KIND_COUNT
+} xf_dom_kind;
+
+/* Dim `axis` (negative: counted from the end) of rule input `input`. */
+typedef struct xf_dim_ref {
+    int16_t input;
+    int16_t axis;
+} xf_dim_ref;
+
+typedef struct xf_dom_atom {
+    int kind; /* xf_dom_kind */
+    int n;    /* terms */
+    xf_dim_ref dim[XF_DOMAIN_MAX_TERMS];
+    int64_t coef[XF_DOMAIN_MAX_TERMS];
+    int64_t c;
+    int64_t m; /* XF_DOM_MOD: the modulus */
+} xf_dom_atom;
+
+typedef struct xf_domain {
+    int known; /* 0: nothing recorded (holds nowhere for a derived rule, see
+                  rulesdb.h); 1: the conditions below, none: everywhere */
+    int n, cap;
+    xf_dom_atom *a;
+} xf_domain;
+
 /* A graph substitution: `src` and `dst` read the same graph inputs (equal
  * count, order, dtypes and shapes) and have the same number of outputs;
  * output i of src is replaced by output i of dst. In rules, weights are graph
@@ -615,6 +659,8 @@ xf_status xf_graph_random_inputs(const xf_graph *g, uint64_t seed, xf_tensor *in
 typedef struct xf_rule {
     xf_graph src, dst;
     uint64_t fingerprint; /* of the outputs both sides compute (0: none) */
+    xf_domain domain;     /* where it holds (known 0: not recorded; a rule from
+                             the rules database, see xf_rulesdb_load_rule) */
 } xf_rule;
 
 void xf_rule_init(xf_rule *r);
@@ -622,6 +668,69 @@ void xf_rule_free(xf_rule *r);
 /* Validates both graphs and checks the interface agreement above; the
  * message says which side or which input/output disagrees. */
 xf_status xf_rule_validate(const xf_rule *r, xf_error *err);
+
+/* Validity domains (types above xf_rule). */
+void xf_domain_init(xf_domain *d); /* known 0, no conditions */
+void xf_domain_free(xf_domain *d); /* then as after init */
+/* Empties d and marks it known: holds everywhere. */
+void xf_domain_clear(xf_domain *d);
+xf_status xf_domain_copy(const xf_domain *src, xf_domain *dst, xf_error *err);
+/* Appends one condition (normalised on the next xf_domain_normalize). */
+xf_status xf_domain_add(xf_domain *d, const xf_dom_atom *a, xf_error *err);
+/* Appends every condition of src (known stays as it is in d). */
+xf_status xf_domain_add_all(xf_domain *d, const xf_domain *src, xf_error *err);
+/* The canonical form: dims equal to others or to constants named by the
+ * lowest dim of their class, those substituted into the other conditions,
+ * each condition divided by the gcd of its coefficients, trivially true
+ * ones dropped, the rest sorted and deduplicated; an unsatisfiable domain
+ * is the one condition "0 == 1". Equal sets of conditions written two ways
+ * mostly become equal (not always: this is no decision procedure). */
+xf_status xf_domain_normalize(xf_domain *d, xf_error *err);
+/* 1 when every condition holds with input i of shape in[i] (n inputs); 0
+ * when one fails, names an input past n or one whose in[i] is NULL, or
+ * overflows 64 bits. An unknown domain (known 0) holds nowhere. */
+int xf_domain_holds(const xf_domain *d, const xf_shape *const *in, int n);
+/* The text form with inputs named names[0..n_names) ("in<i>" past them);
+ * "" for no condition. XF_ERR_INVALID when buf is too small. */
+xf_status xf_domain_format(const xf_domain *d, const char *const *names, int n_names, char *buf,
+                           size_t n, xf_error *err);
+/* Reads the text form (known 1); names as for format, "in<i>" accepted for
+ * any input. XF_ERR_PARSE names the offending text. */
+xf_status xf_domain_parse(const char *text, const char *const *names, int n_names,
+                          xf_domain *out, xf_error *err);
+/* 1 when both are known and have the same normalised conditions. */
+int xf_domain_equal(const xf_domain *a, const xf_domain *b);
+/* *yes 1 when every condition of b follows from a's (a holds only where b
+ * does): a's conditions, normalised, do not change when b's are added. A
+ * sufficient test, not a decision procedure: *yes 0 may mean "cannot
+ * tell". Errors: out of memory, overflow. */
+xf_status xf_domain_implies(const xf_domain *a, const xf_domain *b, int *yes, xf_error *err);
+
+/* What the operators of a rule's two sides demand of its input dims for
+ * both to be built and to give outputs of equal shapes, with the rule's
+ * parameters (domain_infer.c): matmul's inner dims equal, the other axes of
+ * a concat, operands of element-wise operators equal where they are equal
+ * in the rule, dims where the rule broadcasts stay 1, a kernel's size,
+ * sums for concatenated axes, halves for a split into halves, a target
+ * split's sizes and a generator's left open (the matcher sizes them)... An operator
+ * with no symbolic rule there keeps its inputs' dims at the rule's own
+ * sizes (sound, narrower). Normalised; known 1. */
+xf_status xf_domain_of_rule(const xf_rule *r, xf_domain *out, xf_error *err);
+/* The same with every generator (const_ones, const_iconv...) at the rule's
+ * own size, where the matcher and the bounded check size it from its
+ * consumer: what a proof by the own shapes covers (verify/). */
+xf_status xf_domain_of_rule_pinned(const xf_rule *r, xf_domain *out, xf_error *err);
+/* Derived rules (derive/): adds to d (over the inputs of g, a graph reading
+ * the rule's inputs in order at their own shapes) what g's operators
+ * demand of them. */
+xf_status xf_domain_add_graph(xf_domain *d, const xf_graph *g, xf_error *err);
+/* Adds to d the conditions of `step` (a rule's domain) with its input k
+ * bound to value values[k] of g (k < n): each of its dims replaced by what
+ * that value's dim is in terms of g's inputs (a sum for a concatenated
+ * axis...), or the inputs it depends on pinned to their own sizes where it
+ * is not linear in them. */
+xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain *step,
+                               const int *values, int n, xf_error *err);
 
 /* The renaming search every rule identity is taken over (rule_orders.c):
  * visit gets each order of a rule once and keeps the smallest key of its

@@ -1,7 +1,8 @@
 /*
  * rule.c — the xf_rule value type shared by the rule pipeline (enumerate,
  * prune, rulesdb, verify, agent): lifetime and the interface agreement
- * between a rule's two sides (same inputs, same number of outputs).
+ * between a rule's two sides (same inputs, same number of outputs). A rule
+ * owns its validity domain (domain.c).
  */
 #include "ir.h"
 
@@ -12,12 +13,14 @@ void xf_rule_init(xf_rule *r)
     xf_graph_init(&r->src);
     xf_graph_init(&r->dst);
     r->fingerprint = 0;
+    xf_domain_init(&r->domain);
 }
 
 void xf_rule_free(xf_rule *r)
 {
     xf_graph_free(&r->src);
     xf_graph_free(&r->dst);
+    xf_domain_free(&r->domain);
     xf_rule_init(r);
 }
 

@@ -19,6 +19,7 @@ typedef enum stmt_id {
     STMT_RULE_INSERT,
     STMT_RULE_OP_INSERT,
     STMT_RULE_LOAD,
+    STMT_RULE_LOAD_V3, /* the same on a file older than schema 4 (no domain) */
     STMT_RULE_SET_STATUS,
     STMT_RULE_SET_VERDICT,
     STMT_RUN_INSERT,

@@ -20,11 +20,15 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " fingerprint, status, why, subsumed_by, run_id)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     [STMT_RULE_OP_INSERT] = "INSERT OR IGNORE INTO rule_ops (rule_id, op) VALUES (?1, ?2)",
-    [STMT_RULE_LOAD] = "SELECT src_graph, dst_graph, input_names, fingerprint FROM rules WHERE id = ?1",
+    [STMT_RULE_LOAD] = "SELECT src_graph, dst_graph, input_names, fingerprint, status, domain"
+                       " FROM rules WHERE id = ?1",
+    [STMT_RULE_LOAD_V3] = "SELECT src_graph, dst_graph, input_names, fingerprint, status, NULL"
+                          " FROM rules WHERE id = ?1",
     [STMT_RULE_SET_STATUS] = "UPDATE rules SET status = ?2, why = ?3, subsumed_by = ?4 WHERE id = ?1",
     [STMT_RULE_SET_VERDICT] =
         "UPDATE rules SET status = ?2, verify_ms = ?3, axioms = ?4, verdict_detail = ?5,"
-        " counterexample = ?6, verified_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
+        " counterexample = ?6, domain = ?7,"
+        " verified_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
     [STMT_RUN_INSERT] =
         "INSERT INTO runs (tool, tool_version, options, input_set, vocab, seed, started, state,"
         " pid, host, proc_start)"

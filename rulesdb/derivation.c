@@ -51,7 +51,8 @@ static xf_status put_steps(xf_rulesdb *db, int64_t id, const xf_rulesdb_step *st
 }
 
 xf_status xf_rulesdb_set_derived(xf_rulesdb *db, int64_t id, const xf_rulesdb_step *steps, int n,
-                                 double time_ms, const char *detail, xf_error *err)
+                                 double time_ms, const char *detail, const char *domain,
+                                 xf_error *err)
 {
     xf_status st = need_v3(db, err);
     if (st != XF_OK) return st;
@@ -65,6 +66,7 @@ xf_status xf_rulesdb_set_derived(xf_rulesdb *db, int64_t id, const xf_rulesdb_st
     v.status = XF_RULE_DERIVED;
     v.time_ms = time_ms;
     v.detail = detail;
+    v.domain = domain;
     /* A savepoint inside ours: the verdict and the steps stand or fall together. */
     st = xf_rulesdb_set_verdict(db, id, &v, err);
     if (st == XF_OK) st = put_steps(db, id, steps, n, err);

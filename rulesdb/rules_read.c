@@ -57,10 +57,22 @@ static const char **split_names(char *s, int *oom)
     return v;
 }
 
+/* The domain of a rule being loaded: the one recorded (text), or for a
+ * proved rule without one what its operators demand. */
+static xf_status load_domain(xf_rule *r, xf_rule_status status, const char *text,
+                             const char *const *names, xf_error *err)
+{
+    int n = 0;
+    while (names && names[n]) n++;
+    if (text) return xf_domain_parse(text, names, n, &r->domain, err);
+    if (status == XF_RULE_PROVED) return xf_domain_of_rule(r, &r->domain, err);
+    return XF_OK; /* not recorded: known 0 */
+}
+
 xf_status xf_rulesdb_load_rule(xf_rulesdb *db, int64_t id, xf_rule *out, xf_error *err)
 {
     xf_rule_init(out);
-    sqlite3_stmt *s = db_stmt(db, STMT_RULE_LOAD, err);
+    sqlite3_stmt *s = db_stmt(db, db->version >= 4 ? STMT_RULE_LOAD : STMT_RULE_LOAD_V3, err);
     if (!s) return err ? err->code : XF_ERR_IO;
     sqlite3_bind_int64(s, 1, id);
     int rc = sqlite3_step(s);
@@ -74,22 +86,29 @@ xf_status xf_rulesdb_load_rule(xf_rulesdb *db, int64_t id, xf_rule *out, xf_erro
     uint64_t fp = (uint64_t)sqlite3_column_int64(s, 3);
     int oom = 0;
     char *names = column_strdup(s, 2, &oom);
+    char *status_text = column_strdup(s, 4, &oom);
+    char *domain = column_strdup(s, 5, &oom);
     sqlite3_reset(s);
     const char **v = names ? split_names(names, &oom) : NULL;
     xf_status st = XF_OK;
+    xf_rule_status status = XF_RULE_CANDIDATE;
     if (oom) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rule %lld", (long long)id);
+    if (st == XF_OK) st = xf_rulesdb_status_parse(status_text ? status_text : "", &status, err);
     if (st == XF_OK) st = xf_rulesdb_load_graph(db, src, v, &out->src, err);
     if (st == XF_OK) st = xf_rulesdb_load_graph(db, dst, v, &out->dst, err);
     if (st == XF_OK) {
         out->fingerprint = fp;
         st = xf_rule_validate(out, err);
     }
+    if (st == XF_OK) st = load_domain(out, status, domain, v, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "rule %lld", (long long)id);
         xf_rule_free(out);
     }
     xf_free(v);
     xf_free(names);
+    xf_free(status_text);
+    xf_free(domain);
     return st;
 }
 
@@ -109,18 +128,26 @@ void xf_rulesdb_rule_info_free(xf_rulesdb_rule_info *info)
     xf_free(info->axioms);
     xf_free(info->detail);
     xf_free(info->counterexample);
+    xf_free(info->domain);
     xf_rulesdb_rule_info_init(info);
 }
 
 /* Columns read by fill_info, in order. LEFT JOINs: a rule whose graph rows
  * are missing is still listed (broken), not silently left out. */
-static const char info_columns[] =
-    "SELECT r.id, r.src_graph, r.dst_graph, r.src_ops, r.dst_ops, r.size, r.n_outputs,"
-    " r.fingerprint, r.status, r.run_id, r.input_names, gs.infix, gd.infix, r.why,"
-    " r.subsumed_by, r.verified_at IS NOT NULL, r.verify_ms, r.axioms, r.verdict_detail,"
-    " r.counterexample, gs.id IS NULL OR gd.id IS NULL"
-    " FROM rules r LEFT JOIN graphs gs ON gs.id = r.src_graph"
-    " LEFT JOIN graphs gd ON gd.id = r.dst_graph";
+#define INFO_COLUMNS(domain)                                                             \
+    "SELECT r.id, r.src_graph, r.dst_graph, r.src_ops, r.dst_ops, r.size, r.n_outputs,"   \
+    " r.fingerprint, r.status, r.run_id, r.input_names, gs.infix, gd.infix, r.why,"       \
+    " r.subsumed_by, r.verified_at IS NOT NULL, r.verify_ms, r.axioms, r.verdict_detail," \
+    " r.counterexample, gs.id IS NULL OR gd.id IS NULL, " domain                          \
+    " FROM rules r LEFT JOIN graphs gs ON gs.id = r.src_graph"                            \
+    " LEFT JOIN graphs gd ON gd.id = r.dst_graph"
+static const char info_columns_v4[] = INFO_COLUMNS("r.domain");
+static const char info_columns_v3[] = INFO_COLUMNS("NULL"); /* older files: no domain */
+
+static const char *info_columns(const xf_rulesdb *db)
+{
+    return db->version >= 4 ? info_columns_v4 : info_columns_v3;
+}
 
 static xf_status fill_info(xf_rulesdb *db, sqlite3_stmt *s, xf_rulesdb_rule_info *info,
                            xf_error *err)
@@ -153,6 +180,7 @@ static xf_status fill_info(xf_rulesdb *db, sqlite3_stmt *s, xf_rulesdb_rule_info
     info->detail = column_strdup(s, 18, &oom);
     info->counterexample = column_blobdup(s, 19, &info->counterexample_len, &oom);
     info->broken = sqlite3_column_int(s, 20);
+    info->domain = column_strdup(s, 21, &oom);
     if (oom) {
         xf_rulesdb_rule_info_free(info);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading a rule");
@@ -163,8 +191,8 @@ static xf_status fill_info(xf_rulesdb *db, sqlite3_stmt *s, xf_rulesdb_rule_info
 xf_status xf_rulesdb_get_rule(xf_rulesdb *db, int64_t id, xf_rulesdb_rule_info *info,
                               xf_error *err)
 {
-    char sql[sizeof info_columns + 32];
-    snprintf(sql, sizeof sql, "%s WHERE r.id = ?1", info_columns);
+    char sql[sizeof info_columns_v4 + 32];
+    snprintf(sql, sizeof sql, "%s WHERE r.id = ?1", info_columns(db));
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(db->h, sql, -1, &s, NULL) != SQLITE_OK)
         return db_fail(db, err, "preparing a rule query");
@@ -267,7 +295,7 @@ xf_status xf_rulesdb_iter_begin(xf_rulesdb *db, const xf_rulesdb_filter *f, xf_r
     i->db = db;
     int col = 0;
     int limited = f && f->limit > 0;
-    xf_status st = prepare_filtered(db, info_columns, f,
+    xf_status st = prepare_filtered(db, info_columns(db), f,
                                     limited ? " ORDER BY r.id LIMIT ?" : " ORDER BY r.id", &i->s,
                                     &col, err);
     if (st != XF_OK) {

@@ -299,5 +299,7 @@ xf_status xf_rulesdb_set_verdict(xf_rulesdb *db, int64_t id, const xf_rulesdb_ve
     bind_text_or_null(s, 5, v->detail);
     if (v->counterexample && v->counterexample_len)
         sqlite3_bind_blob64(s, 6, v->counterexample, v->counterexample_len, SQLITE_STATIC);
+    if (v->status == XF_RULE_PROVED || v->status == XF_RULE_DERIVED)
+        bind_text_or_null(s, 7, v->domain);
     return update_rule(db, s, id, err);
 }

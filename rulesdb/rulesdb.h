@@ -39,7 +39,7 @@
 #include "ir/ir.h"
 
 /* Schema version this build writes (PRAGMA user_version). */
-#define XF_RULESDB_SCHEMA_VERSION 3
+#define XF_RULESDB_SCHEMA_VERSION 4
 /* PRAGMA application_id of rlflow rules databases: "RLFW". */
 #define XF_RULESDB_APPLICATION_ID 0x524C4657
 /* Version of the graph serialization (first bytes of every graph blob). */
@@ -163,6 +163,9 @@ typedef struct xf_rulesdb_verdict {
     const char *detail;          /* free text (solver reason, method); NULL: none */
     const void *counterexample;  /* opaque blob (refuted), NULL: none */
     size_t counterexample_len;
+    const char *domain;          /* proved (or derived): where it holds, the text of
+                                    xf_domain_format with the rule's input names; NULL:
+                                    not recorded (ignored for other statuses) */
 } xf_rulesdb_verdict;
 
 xf_status xf_rulesdb_set_verdict(xf_rulesdb *db, int64_t id, const xf_rulesdb_verdict *v,
@@ -184,20 +187,26 @@ typedef struct xf_rulesdb_step {
     char location[64];
 } xf_rulesdb_step;
 
-/* Marks rule `id` derived (status, time_ms, detail as with a verdict) and
+/* Marks rule `id` derived (status, time_ms, detail, domain as with a verdict: the
+ * domain where its chain holds, derive/) and
  * stores its chain of n >= 1 steps, replacing any earlier one, as one
  * operation. XF_ERR_UNSUPPORTED on a file older than schema version 3
  * (read-only), XF_ERR_INVALID for an unknown id or a step that uses no rule
  * or the rule itself. Callers check the chain first (derive/ replays it). */
 xf_status xf_rulesdb_set_derived(xf_rulesdb *db, int64_t id, const xf_rulesdb_step *steps, int n,
-                                 double time_ms, const char *detail, xf_error *err);
+                                 double time_ms, const char *detail, const char *domain,
+                                 xf_error *err);
 /* The chain stored for rule `id`, in order: *steps xf_malloc'd (caller
  * xf_frees), *n 0 when there is none (also on a file older than version 3). */
 xf_status xf_rulesdb_get_derivation(xf_rulesdb *db, int64_t id, xf_rulesdb_step **steps, int *n,
                                     xf_error *err);
 
 /* Loads rule `id` as an xf_rule (graphs rebuilt and validated, inputs named
- * as when stored, fingerprint set). `out` is initialised here. */
+ * as when stored, fingerprint set) with its validity domain: the one
+ * recorded; for a proved rule without one (verified before schema 4), what
+ * its operators demand (xf_domain_of_rule); otherwise none (known 0: a
+ * derived rule without a domain holds nowhere). `out` is initialised here.
+ * A recorded domain that does not parse fails the load (XF_ERR_PARSE). */
 xf_status xf_rulesdb_load_rule(xf_rulesdb *db, int64_t id, xf_rule *out, xf_error *err);
 
 /* ----------------------------------------------------------------- queries */
@@ -236,6 +245,7 @@ typedef struct xf_rulesdb_rule_info {
     size_t counterexample_len;
     int broken;                   /* a graph row it refers to is missing (src_text or
                                      dst_text NULL): it cannot be loaded */
+    char *domain;                 /* where it holds (xf_domain text); NULL: not recorded */
 } xf_rulesdb_rule_info;
 
 void xf_rulesdb_rule_info_init(xf_rulesdb_rule_info *info);

@@ -117,8 +117,21 @@ static const char schema_v3[] =
     " WHEN NEW.status <> 'derived' BEGIN"
     " DELETE FROM derivations WHERE rule_id = NEW.id; END;";
 
+/* Version 3 -> 4: validity domains. A rule records where it holds
+ * (`domain`: conditions on its input dims, ir/domain.c; NULL: not
+ * recorded). Rules derived under version 3 were accepted without the
+ * conditions of their chains (a chain that holds only at the rule's own
+ * shapes made a rule that was applied everywhere): they become candidates
+ * again, their chains dropped by the rules_underived trigger, and
+ * xferverify derives or decides them anew. */
+static const char schema_v4[] =
+    "ALTER TABLE rules ADD COLUMN domain TEXT;"
+    "UPDATE rules SET status = 'candidate', verify_ms = NULL, axioms = NULL,"
+    " verdict_detail = NULL, counterexample = NULL, verified_at = NULL"
+    " WHERE status = 'derived';";
+
 static const char *const migrations[XF_RULESDB_SCHEMA_VERSION] = {schema_v1, schema_v2,
-                                                                  schema_v3};
+                                                                  schema_v3, schema_v4};
 
 static xf_status pragma_int(xf_rulesdb *db, const char *pragma, int64_t *out, xf_error *err)
 {

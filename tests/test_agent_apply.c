@@ -288,6 +288,97 @@ START_TEST(fuse_conv_relu)
 }
 END_TEST
 
+/* Names of g's outputs, in order, are want[0..n). */
+static void expect_output_names(const xf_graph *g, const char *const *want, int n)
+{
+    ck_assert_int_eq(g->n_outputs, n);
+    for (int i = 0; i < n; i++) {
+        const char *got = g->values[g->outputs[i]].name;
+        ck_assert_msg(got && strcmp(got, want[i]) == 0, "output %d is named '%s', not '%s'", i,
+                      got ? got : "(none)", want[i]);
+    }
+}
+
+/* A rewrite of the nodes that compute the graph outputs keeps their names
+ * and order: both merged matmuls are outputs (y1, y2), the fused relu is
+ * one (y); a rule whose target gives two outputs one value keeps both
+ * names (an identity carries the second). */
+START_TEST(output_names_survive_rewrites)
+{
+    xf_ruleset *rs = make_rules();
+    xf_graph g, res, back;
+    xf_graph_init(&g);
+    int64_t xd[2] = {8, 16}, w1d[2] = {16, 32}, w2d[2] = {16, 24};
+    int x = xf_test_input(&g, "x", 2, xd);
+    int w1 = xf_test_weight(&g, "w1", 2, w1d, 1), w2 = xf_test_weight(&g, "w2", 2, w2d, 2);
+    int i1[2] = {x, w1}, i2[2] = {x, w2};
+    int y2 = op1(&g, XF_OP_MATMUL, NULL, i2, 2, "y2");
+    int y1 = op1(&g, XF_OP_MATMUL, NULL, i1, 2, "y1");
+    xf_test_out(&g, y2); /* in the other order than the rule's outputs */
+    xf_test_out(&g, y1);
+    const char *want[2] = {"y2:0", "y1:0"};
+    for (int i = 0; i < 2; i++) want[i] = g.values[g.outputs[i]].name;
+    apply_first(rs, rule_with_id(rs, 1), &g, &res);
+    ck_assert_int_eq(xf_test_count_op(&res, XF_OP_SPLIT), 1);
+    expect_output_names(&res, want, 2);
+    expect_unique_names(&res);
+    xf_test_expect_same_function(&g, &res, 5, 1e-5);
+    apply_first(rs, rule_with_id(rs, -1), &res, &back); /* and back */
+    expect_output_names(&back, want, 2);
+    xf_test_expect_same_function(&g, &back, 5, 1e-5);
+    xf_graph_free(&back);
+    xf_graph_free(&res);
+    xf_graph_free(&g);
+
+    xf_graph_init(&g);
+    int64_t cd[4] = {1, 4, 8, 8}, wd[4] = {8, 4, 3, 3};
+    x = xf_test_input(&g, "x", 4, cd);
+    int w = xf_test_weight(&g, "w", 4, wd, 3);
+    xf_params p = conv3(XF_ACT_NONE);
+    int ci[2] = {x, w};
+    int c = op1(&g, XF_OP_CONV, &p, ci, 2, "conv");
+    xf_test_out(&g, op1(&g, XF_OP_RELU, NULL, &c, 1, "y")); /* the last node */
+    const char *one[1] = {g.values[g.outputs[0]].name};
+    apply_first(rs, rule_with_id(rs, 2), &g, &res);
+    ck_assert_int_eq(res.n_nodes, 1);
+    expect_output_names(&res, one, 1);
+    xf_graph_free(&res);
+    xf_graph_free(&g);
+    xf_ruleset_free(rs);
+
+    /* ewadd(a, b), ewadd(b, a) => ewadd(a, b), ewadd(a, b): one value for
+     * two outputs */
+    xf_rule r;
+    xf_rule_init(&r);
+    int64_t d[2] = {2, 3};
+    for (int side = 0; side < 2; side++) {
+        xf_graph *s = side ? &r.dst : &r.src;
+        int a = xf_test_input(s, "a", 2, d), b = xf_test_input(s, "b", 2, d);
+        int ab = xf_test_op2(s, XF_OP_ADD, NULL, a, b);
+        xf_test_out(s, ab);
+        xf_test_out(s, side ? ab : xf_test_op2(s, XF_OP_ADD, NULL, b, a));
+    }
+    int64_t id = 9;
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(&r, &id, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r);
+    xf_graph_init(&g);
+    int a = xf_test_input(&g, "a", 2, d), b = xf_test_input(&g, "b", 2, d);
+    xf_test_out(&g, op1(&g, XF_OP_ADD, NULL, (int[]){a, b}, 2, "p"));
+    xf_test_out(&g, op1(&g, XF_OP_ADD, NULL, (int[]){b, a}, 2, "q"));
+    const char *two[2] = {g.values[g.outputs[0]].name, g.values[g.outputs[1]].name};
+    apply_first(rs, 0, &g, &res);
+    expect_output_names(&res, two, 2);
+    ck_assert_int_eq(xf_test_count_op(&res, XF_OP_IDENTITY), 1);
+    xf_test_expect_same_function(&g, &res, 5, 0);
+    xf_graph_free(&res);
+    xf_graph_free(&g);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
 START_TEST(bare_input_target)
 {
     xf_ruleset *rs = make_rules();
@@ -440,6 +531,7 @@ static Suite *suite(void)
     tcase_add_test(t, fuse_conv_relu);
     tcase_add_test(t, bare_input_target);
     tcase_add_test(t, reverse_restores_hash);
+    tcase_add_test(t, output_names_survive_rewrites);
     tcase_add_test(t, bad_match_fails_cleanly);
     tcase_add_test(t, cycle_is_refused);
     suite_add_tcase(s, t);

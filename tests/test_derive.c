@@ -214,7 +214,7 @@ START_TEST(derives_from_comm_assoc)
     xf_ruleset_free(rs);
 
     /* a verdict replacing derived drops the chain (trigger) */
-    xf_rulesdb_verdict v = {XF_RULE_PROVED, 1.0, NULL, NULL, NULL, 0};
+    xf_rulesdb_verdict v = {XF_RULE_PROVED, 1.0, NULL, NULL, NULL, 0, NULL};
     ck_assert_int_eq(xf_rulesdb_set_verdict(x.db, x.c2, &v, &err), XF_OK);
     ck_assert_int_eq(xf_rulesdb_get_derivation(x.db, x.c2, &steps, &n, &err), XF_OK);
     ck_assert_int_eq(n, 0);
@@ -347,7 +347,7 @@ START_TEST(tampered_chains_do_not_replay)
     xf_rule_free(&r);
     /* and is refused as a stored proof that uses the rule itself */
     steps[0].by_rule = x.f2;
-    ck_assert_int_eq(xf_rulesdb_set_derived(x.db, x.f2, steps, n, 0, NULL, &err), XF_ERR_INVALID);
+    ck_assert_int_eq(xf_rulesdb_set_derived(x.db, x.f2, steps, n, 0, NULL, NULL, &err), XF_ERR_INVALID);
     ck_assert_int_eq(status_of(x.db, x.f2), XF_RULE_CANDIDATE);
     xf_free(steps);
     /* a rule a chain rests on that is refuted later makes the chain fail */
@@ -370,7 +370,9 @@ static const char downgrade_to_v2[] =
     " why TEXT, subsumed_by INTEGER REFERENCES rules (id), run_id INTEGER REFERENCES runs (id),"
     " verify_ms REAL, axioms TEXT, verdict_detail TEXT, counterexample BLOB, verified_at TEXT,"
     " UNIQUE (src_graph, dst_graph));"
-    "INSERT INTO rules_v2 SELECT * FROM rules; DROP TABLE rules;"
+    "INSERT INTO rules_v2 SELECT id, src_graph, dst_graph, input_names, n_outputs, src_ops,"
+    " dst_ops, size, fingerprint, status, why, subsumed_by, run_id, verify_ms, axioms,"
+    " verdict_detail, counterexample, verified_at FROM rules; DROP TABLE rules;"
     "ALTER TABLE rules_v2 RENAME TO rules;"
     "CREATE INDEX rules_status ON rules (status); CREATE INDEX rules_size ON rules (size);"
     "PRAGMA user_version = 2";
@@ -395,7 +397,7 @@ START_TEST(migration_v2_to_v3_keeps_rows)
     ck_assert_int_eq(xf_rulesdb_set_status(x.db, x.f3, XF_RULE_PRUNED, "common subgraph", x.c3a,
                                            &err),
                      XF_OK);
-    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 12.5, NULL, "bounded: refuted", NULL, 0};
+    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 12.5, NULL, "bounded: refuted", NULL, 0, NULL};
     ck_assert_int_eq(xf_rulesdb_set_verdict(x.db, x.f2, &v, &err), XF_OK);
     xf_rulesdb_close(x.db);
     int64_t rules = xf_test_sql_int(path, "SELECT count(*) FROM rules");
@@ -421,11 +423,11 @@ START_TEST(migration_v2_to_v3_keeps_rows)
 
     /* a writer migrates: every row, id, status and index kept */
     ck_assert_msg(xf_rulesdb_open(path, 0, &db, &err) == XF_OK, "%s", err.msg);
-    ck_assert_int_eq(xf_rulesdb_schema_version(db), 3);
+    ck_assert_int_eq(xf_rulesdb_schema_version(db), XF_RULESDB_SCHEMA_VERSION);
     xf_derive_tally t = derive_size(db, 2);
     ck_assert_int_eq(t.derived, 1);
     xf_rulesdb_close(db);
-    ck_assert_int_eq(xf_test_sql_int(path, "PRAGMA user_version"), 3);
+    ck_assert_int_eq(xf_test_sql_int(path, "PRAGMA user_version"), XF_RULESDB_SCHEMA_VERSION);
     ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM rules"), rules);
     ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM rule_ops"), ops);
     ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM sqlite_schema WHERE name IN"

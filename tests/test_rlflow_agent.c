@@ -422,6 +422,112 @@ END_TEST
 /* A model no action can match: every action is irrelevant, the search (or
  * the default world-model agent) has nothing to do and the model is
  * written unchanged. */
+/* Inputs and outputs of a and b have the same names in the same order. */
+static void expect_same_io_names(const xf_graph *a, const xf_graph *b, const char *what)
+{
+    ck_assert_int_eq(a->n_inputs, b->n_inputs);
+    ck_assert_int_eq(a->n_outputs, b->n_outputs);
+    for (int k = 0; k < 2; k++) {
+        const int *va = k ? a->outputs : a->inputs, *vb = k ? b->outputs : b->inputs;
+        for (int i = 0; i < (k ? a->n_outputs : a->n_inputs); i++) {
+            const char *x = a->values[va[i]].name, *y = b->values[vb[i]].name;
+            ck_assert_msg(x && y && strcmp(x, y) == 0, "%s: %s %d is '%s', was '%s'", what,
+                          k ? "output" : "input", i, y ? y : "(none)", x ? x : "(none)");
+        }
+    }
+}
+
+/* y_out = MatMul(x, W1) + MatMul(x, W2), optimised with matmul's
+ * distributivity over ewadd (the rewrite replaces the node that computes
+ * the output): the model written still calls its output y_out (it was
+ * named after the rule's node, and the check compared by position); then
+ * every shared model the importer reads, optimised by the four rules, keeps
+ * its inputs' and outputs' names and order. */
+START_TEST(test_io_names_kept)
+{
+    char dist_db[4096], mm_path[4096];
+    snprintf(dist_db, sizeof dist_db, "%s", xf_test_tmp("distributive.db"));
+    snprintf(mm_path, sizeof mm_path, "%s", xf_test_tmp("y_out.onnx"));
+    xf_test_remove_db(dist_db);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_int_eq(xf_rulesdb_open(dist_db, XF_RULESDB_CREATE, &db, &err), XF_OK);
+    xf_rule r;
+    xf_rule_init(&r);
+    for (int s = 0; s < 2; s++) {
+        xf_graph *g = s ? &r.dst : &r.src;
+        int m0 = xf_fx_input(g, "m0", xf_fx_shape(2, 4, 4, 0, 0));
+        int m1 = xf_fx_input(g, "m1", xf_fx_shape(2, 4, 4, 0, 0));
+        int m2 = xf_fx_input(g, "m2", xf_fx_shape(2, 4, 4, 0, 0));
+        xf_fx_output(g, s ? xf_fx_op(g, XF_OP_MATMUL, NULL, m0, xf_fx_op(g, XF_OP_ADD, NULL, m1, m2))
+                          : xf_fx_op(g, XF_OP_ADD, NULL, xf_fx_op(g, XF_OP_MATMUL, NULL, m0, m1),
+                                     xf_fx_op(g, XF_OP_MATMUL, NULL, m0, m2)));
+    }
+    xf_rulesdb_rule_meta m = {XF_RULE_PROVED, 0, NULL, 0};
+    int64_t rid = 0;
+    ck_assert_int_eq(xf_rulesdb_add_rule(db, &r, &m, &rid, NULL, &err), XF_OK);
+    xf_rule_free(&r);
+    xf_rulesdb_close(db);
+    xf_graph g, opt;
+    xf_graph_init(&g);
+    int x = xf_fx_input(&g, "x", xf_fx_shape(2, 8, 16, 0, 0));
+    int w1 = xf_fx_weight(&g, "W1", xf_fx_shape(2, 16, 32, 0, 0), 1);
+    int w2 = xf_fx_weight(&g, "W2", xf_fx_shape(2, 16, 32, 0, 0), 2);
+    int y = xf_graph_add_node(&g, XF_OP_ADD, NULL,
+                              (int[]){xf_fx_op(&g, XF_OP_MATMUL, NULL, x, w1),
+                                      xf_fx_op(&g, XF_OP_MATMUL, NULL, x, w2)},
+                              2, 1, "y_out", &err);
+    ck_assert_int_ge(y, 0);
+    xf_fx_output(&g, g.nodes[y].outputs[0]);
+    save(&g, mm_path);
+    xf_graph_free(&g);
+    ck_assert_int_eq(agent(COMMON " --search taso", dist_db, mm_path, out_path), 0);
+    xf_test_expect_contains(output, "written:");
+    load(mm_path, &g);
+    load(out_path, &opt);
+    ck_assert_int_eq(xf_test_count_op(&opt, XF_OP_MATMUL), 1); /* the rule was applied */
+    expect_same_io_names(&g, &opt, "y_out model");
+    ck_assert_str_eq(opt.values[opt.outputs[0]].name, "y_out");
+    xf_graph_free(&g);
+    xf_graph_free(&opt);
+
+    const char *root = xf_test_models_dir();
+    if (!root) {
+        xf_test_skip_part("shared models: ../shared/models not found (XF_SHARED_DIR)");
+        return;
+    }
+    const char *models[] = {"bert_small",   "bert_small_dynamic", "resnet18",
+                            "squeezenet1_1", "swin_micro",        "vit_tiny",
+                            "real/openwakeword_hello", "real/ppocr_mobile_cls",
+                            "real/ppocr_v4_det",       "real/silero_vad_legacy"};
+    int checked = 0;
+    for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s/model.onnx", root, models[i]);
+        if (access(path, R_OK) != 0) continue;
+        xf_graph_init(&g);
+        if (xf_onnx_load(path, NULL, &g, &err) != XF_OK) { /* the importer's limits: not ours */
+            xf_graph_free(&g);
+            continue;
+        }
+        unlink(out_path);
+        int rc = agent(COMMON " --search greedy", db_path, path, out_path);
+        if (rc == 0 && access(out_path, R_OK) == 0) {
+            load(out_path, &opt);
+            expect_same_io_names(&g, &opt, models[i]);
+            xf_graph_free(&opt);
+            checked++;
+        } else { /* not written: it says why (a model the interpreter cannot run) */
+            ck_assert_msg(rc == 1 && strstr(output, "numerical check"), "%s: exit %d:\n%s",
+                          models[i], rc, output);
+        }
+        xf_graph_free(&g);
+    }
+    ck_assert_int_gt(checked, 0);
+    fprintf(stderr, "io names: %d shared models written with their names\n", checked);
+}
+END_TEST
+
 START_TEST(test_untouchable_model)
 {
     write_plain_model();
@@ -729,6 +835,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_ppo_save_load);
     tcase_add_test(t, test_wm);
     tcase_add_test(t, test_untouchable_model);
+    tcase_add_test(t, test_io_names_kept);
     tcase_add_test(t, test_target_absent);
     tcase_add_test(t, test_target_ort);
     tcase_add_test(t, test_target_scalings);

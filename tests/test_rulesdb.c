@@ -618,7 +618,7 @@ START_TEST(test_status_and_verdict)
                                            ia, &err),
                      XF_OK);
     const uint8_t cex[5] = {1, 2, 3, 4, 5};
-    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 12.5, "matmul_assoc,ewadd_comm", "z3 sat", cex, 5};
+    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 12.5, "matmul_assoc,ewadd_comm", "z3 sat", cex, 5, NULL};
     ck_assert_int_eq(xf_rulesdb_set_verdict(db, ia, &v, &err), XF_OK);
 
     xf_rulesdb_rule_info info;

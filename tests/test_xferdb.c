@@ -135,12 +135,12 @@ static void build_db(void)
         xf_rule_free(&r);
     }
     ck_assert_int_eq(xf_rulesdb_commit(db, &err), XF_OK);
-    xf_rulesdb_verdict v = {XF_RULE_PROVED, 3.25, "matmul-assoc,ewadd-comm", NULL, NULL, 0};
+    xf_rulesdb_verdict v = {XF_RULE_PROVED, 3.25, "matmul-assoc,ewadd-comm", NULL, NULL, 0, NULL};
     ck_assert_int_eq(xf_rulesdb_set_verdict(db, 1, &v, &err), XF_OK);
     uint8_t *cex;
     size_t cex_len;
     hand_made_cex(&cex, &cex_len);
-    xf_rulesdb_verdict rv = {XF_RULE_REFUTED, 1.5, NULL, "bounded check", cex, cex_len};
+    xf_rulesdb_verdict rv = {XF_RULE_REFUTED, 1.5, NULL, "bounded check", cex, cex_len, NULL};
     ck_assert_int_eq(xf_rulesdb_set_verdict(db, 4, &rv, &err), XF_OK);
     free(cex);
     ck_assert_int_eq(xf_rulesdb_set_status(db, 3, XF_RULE_PRUNED, "common subgraph", 1, &err), XF_OK);
@@ -287,7 +287,7 @@ START_TEST(test_show_bounded_cex)
     uint8_t *cex;
     size_t len;
     ck_assert_int_eq(xf_verify_cex_encode(b.inputs, 2, &cex, &len, NULL), XF_OK);
-    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 2.0, NULL, NULL, cex, len};
+    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 2.0, NULL, NULL, cex, len, NULL};
     set_verdict(&v);
     free(cex);
 
@@ -344,7 +344,7 @@ START_TEST(test_show_cex_at_other_shapes)
     ck_assert_int_eq(xf_verify_cex_encode(t, 2, &cex, &len, NULL), XF_OK);
     xf_tensor_free(&t[0]);
     xf_tensor_free(&t[1]);
-    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 2.0, NULL, "bounded: other shapes", cex, len};
+    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 2.0, NULL, "bounded: other shapes", cex, len, NULL};
     set_verdict(&v);
     free(cex);
     char args[4300];
@@ -361,7 +361,7 @@ END_TEST
 START_TEST(test_show_unreadable_verdict)
 {
     const uint8_t junk[8] = {0};
-    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 1.0, "no-such-axiom", NULL, junk, sizeof junk};
+    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 1.0, "no-such-axiom", NULL, junk, sizeof junk, NULL};
     set_verdict(&v);
     char args[4300];
     snprintf(args, sizeof args, "show '%s' 4", db_path);
@@ -379,7 +379,7 @@ START_TEST(test_stats)
     char args[4300];
     snprintf(args, sizeof args, "stats '%s'", db_path);
     ck_assert_int_eq(xferdb(args), 0);
-    xf_test_expect_contains(output, ": 4 rules over 8 graphs (schema version 3)\n");
+    xf_test_expect_contains(output, ": 4 rules over 8 graphs (schema version 4)\n");
     xf_test_expect_contains(
         output, "by status:\n  candidate                 1\n  proved                    1\n"
                 "  refuted                   1\n  unknown                   0\n"

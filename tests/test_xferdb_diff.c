@@ -104,7 +104,7 @@ static void setup(void)
     add_comm(b, "a", "b", 1, 2);
     add_assoc(b, 1);
     add_comm(b, "x", "y", 0, 3);
-    xf_rulesdb_verdict v = {XF_RULE_PROVED, 1.0, "ewadd-comm", NULL, NULL, 0};
+    xf_rulesdb_verdict v = {XF_RULE_PROVED, 1.0, "ewadd-comm", NULL, NULL, 0, NULL};
     ck_assert_int_eq(xf_rulesdb_set_verdict(b, 1, &v, NULL), XF_OK);
     xf_rulesdb_close(b);
 }
@@ -141,7 +141,7 @@ START_TEST(test_diff_listing)
              "in both, status differs (%s id, %s id):\n"
              "!      1 candidate ->      1 proved     ewadd(b, a)  =>  ewadd(a, b)\n"
              "diff: %s has 3 rules, %s has 3: 2 only in %s (1 reversed in the other), 2 only in "
-             "%s (1 reversed in the other), 1 pairs in both (1 with another status)\n",
+             "%s (1 reversed in the other), 1 pairs in both (1 with another status, 0 with another validity domain)\n",
              a_path, b_path, b_path, a_path, a_path, b_path, a_path, b_path, a_path, b_path);
     ck_assert_str_eq(output, want);
 }
@@ -152,7 +152,7 @@ START_TEST(test_diff_same_and_errors)
     ck_assert_int_eq(diff(a_path, a_path), 0);
     xf_test_expect_contains(output, "has 3 rules");
     xf_test_expect_contains(output, ": 0 only in");
-    xf_test_expect_contains(output, "3 pairs in both (0 with another status)\n");
+    xf_test_expect_contains(output, "3 pairs in both (0 with another status, 0 with another validity domain)\n");
     char missing[4200];
     snprintf(missing, sizeof missing, "%s.missing", a_path);
     ck_assert_int_eq(diff(a_path, missing), 2);

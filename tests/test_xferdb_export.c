@@ -80,7 +80,7 @@ static void add_refuted(xf_rulesdb *db)
     uint8_t *blob;
     size_t len;
     ck_assert_int_eq(xf_verify_cex_encode(t, 2, &blob, &len, NULL), XF_OK);
-    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 1.5, NULL, "bounded check", blob, len};
+    xf_rulesdb_verdict v = {XF_RULE_REFUTED, 1.5, NULL, "bounded check", blob, len, NULL};
     ck_assert_int_eq(xf_rulesdb_set_verdict(db, refuted_id, &v, &err), XF_OK);
     free(blob);
     xf_tensor_free(&t[0]);

@@ -52,9 +52,9 @@ static void build_db(void)
     xf_rulesdb *db = NULL;
     xf_error err;
     ck_assert_msg(xf_rulesdb_open(db_path, 0, &db, &err) == XF_OK, "%s", err.msg);
-    xf_rulesdb_verdict v = {XF_RULE_PROVED, 2.0, "ewadd-comm", NULL, NULL, 0};
+    xf_rulesdb_verdict v = {XF_RULE_PROVED, 2.0, "ewadd-comm", NULL, NULL, 0, NULL};
     ck_assert_int_eq(xf_rulesdb_set_verdict(db, 1, &v, &err), XF_OK);
-    xf_rulesdb_verdict u = {XF_RULE_UNKNOWN, 9.0, NULL, "timeout", NULL, 0};
+    xf_rulesdb_verdict u = {XF_RULE_UNKNOWN, 9.0, NULL, "timeout", NULL, 0, NULL};
     ck_assert_int_eq(xf_rulesdb_set_verdict(db, 2, &u, &err), XF_OK);
     n_rules = count(db, 1, 0, NULL, 0);
     n_pruned = count(db, 0, XF_RULE_PRUNED, NULL, 0);

@@ -111,6 +111,9 @@ void xfb_ties_free(xfb_ties *t);
  * equal when they are at the own shapes), a split into the halves of its
  * axis, a depthwise convolution (group = input channels). */
 int xfb_ew_binary(xf_op op);
+/* A generator (const_iconv, const_imatrix, const_ones, const_pool): sized
+ * like the matcher sizes it, from its first consumer (bounded_shapes.c). */
+int xfb_generator(xf_op op);
 int xfb_split_halves(const xf_node *nd, const xf_shape *own_in);
 int xfb_depthwise(const xf_node *nd, const xf_shape *own_in);
 

@@ -8,13 +8,17 @@
  * enumerator derives from the input shapes (enumerate/instantiate.c) are
  * re-derived the same way: a split whose sizes are the halves of its axis
  * (d/2, d-d/2) splits the new axis into halves and, as in the enumerator,
- * needs it even; a convolution whose group (> 1) equals its input channels
+ * needs it even, except in the target when every output of the split is a
+ * rule output: then, as the matcher instantiates it, its sizes are those of
+ * the source outputs they replace; a convolution whose group (> 1) equals its input channels
  * is depthwise and keeps group = channels. Every other parameter — kernel
  * sizes, strides, pads, axes, permutations, other split sizes, generator
  * shapes — is the rule's and stays fixed (conv's inference ties the
  * weight's spatial dims to its kernel parameter). Element-wise binary
  * operators whose operands have equal shapes in the rule keep them equal,
- * as the enumerator's non-broadcasting variants do.
+ * as the enumerator's non-broadcasting variants do. A rule whose validity
+ * domain is known (ir/domain.c; the worker sets it before the check) is
+ * checked only where the domain holds: a verdict says where it holds.
  *
  * Search. The operators tie dims together (bounded_ties.c: ewadd's operands,
  * matmul's inner dims, conv channels, the non-concatenated axes of a
@@ -53,6 +57,7 @@
 
 #define XFB_SHAPE_TRIES 4096
 #define XFB_SMALL_MIN 64 /* input elements an assignment may have and count as small */
+#define XFB_DOMAIN_MAX_INPUTS 64 /* rule inputs a domain is checked over */
 
 /* ------------------------------------------------------ re-derived params */
 
@@ -105,9 +110,91 @@ static int view_at(const xf_graph *g, const xf_node *nd, const xf_shape *own0, c
     return 1;
 }
 
+/* The graph output that value v is, -1 when none. */
+static int output_index(const xf_graph *g, int v)
+{
+    for (int o = 0; o < g->n_outputs; o++)
+        if (g->outputs[o] == v) return o;
+    return -1;
+}
+
+/* A split of the target whose every output is a rule output takes its
+ * sizes from the source outputs they replace, as the matcher does
+ * (agent/rewrite/instantiate.c); 1 when it did (0: not such a split). */
+static int split_from_outputs(const xf_graph *g, const xf_node *nd, const xf_shape *src_out,
+                              int rank, xf_params *p)
+{
+    if (!src_out || nd->op != XF_OP_SPLIT || nd->n_outputs > XF_MAX_SPLIT) return 0;
+    int a = xf_norm_axis(p->axis, rank);
+    if (a < 0) return 0;
+    for (int k = 0; k < nd->n_outputs; k++)
+        if (output_index(g, nd->outputs[k]) < 0) return 0;
+    for (int k = 0; k < nd->n_outputs; k++) {
+        const xf_shape *s = &src_out[output_index(g, nd->outputs[k])];
+        p->split[k] = s->rank == rank ? s->dims[a] : -1;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ generators */
+
+int xfb_generator(xf_op op)
+{
+    return op == XF_OP_CONST_IDENTITY_CONV || op == XF_OP_CONST_IDENTITY_MATRIX ||
+           op == XF_OP_CONST_ONES || op == XF_OP_CONST_POOL;
+}
+
+static void set_shape(xf_params *p, const xf_shape *s)
+{
+    memset(p->shape, 0, sizeof p->shape);
+    p->n_shape = s->rank;
+    for (int i = 0; i < s->rank; i++) p->shape[i] = s->dims[i];
+}
+
+/* The shapes the values of one side have so far: sh[v], or none (NULL)
+ * for the output of a generator not sized yet. */
+typedef struct sizing {
+    const xf_shape *sh;
+    const uint8_t *unsized; /* per value */
+} sizing;
+
+static const xf_shape *shape_now(const sizing *z, int v)
+{
+    return v < 0 || z->unsized[v] ? NULL : &z->sh[v];
+}
+
+/* The parameters of generator gn, read by node `user` at input `slot`,
+ * sized as the matcher sizes a target's generators from their first
+ * consumer (agent/rewrite/instantiate.c): a conv weight's identity kernel
+ * [C,C,kh,kw] or pooling kernel [C,1,kh,kw] from the conv input's
+ * channels, an identity matrix from the matmul's other operand, an
+ * element-wise operand from the other operand; anything else keeps the
+ * rule's size. The bounded check sizes them so on both sides, so a rule
+ * with a generator is checked at the sizes it is applied at. */
+static xf_params generator_from_user(const xf_node *gn, const xf_node *user, int slot,
+                                     const sizing *z)
+{
+    xf_params p = gn->params;
+    const xf_shape *a;
+    if (user->op == XF_OP_CONV && slot == 1 && (a = shape_now(z, user->inputs[0])) && a->rank == 4) {
+        if (gn->op == XF_OP_CONST_IDENTITY_CONV) p.shape[0] = p.shape[1] = a->dims[1];
+        if (gn->op == XF_OP_CONST_POOL) p.shape[0] = a->dims[1];
+    } else if (user->op == XF_OP_MATMUL && gn->op == XF_OP_CONST_IDENTITY_MATRIX &&
+               user->n_inputs == 2 && (a = shape_now(z, user->inputs[1 - slot])) && a->rank >= 2) {
+        p.shape[0] = p.shape[1] = slot == 1 ? a->dims[a->rank - 1] : a->dims[a->rank - 2];
+    } else if ((user->op == XF_OP_ADD || user->op == XF_OP_SUB || user->op == XF_OP_MUL ||
+                user->op == XF_OP_DIV) &&
+               user->n_inputs == 2 && (a = shape_now(z, user->inputs[1 - slot]))) {
+        set_shape(&p, a);
+    }
+    return p;
+}
+
 /* The parameters of node nd (of graph g, at the rule's own shapes) when its
- * inputs have shapes `in`; 0 when the node does not apply there. */
-static int params_at(const xf_graph *g, const xf_node *nd, const xf_shape *in, xf_params *p)
+ * inputs have shapes `in`; 0 when the node does not apply there. src_out:
+ * for the target side, the source outputs' shapes (NULL for the source). */
+static int params_at(const xf_graph *g, const xf_node *nd, const xf_shape *in,
+                     const xf_shape *src_out, xf_params *p)
 {
     *p = nd->params;
     if (nd->n_inputs < 1 || nd->inputs[0] < 0) return 1;
@@ -115,6 +202,7 @@ static int params_at(const xf_graph *g, const xf_node *nd, const xf_shape *in, x
     if (xfb_ew_binary(nd->op) && nd->n_inputs == 2 &&
         xf_shape_equal(own0, &g->values[nd->inputs[1]].shape) && !xf_shape_equal(&in[0], &in[1]))
         return 0;
+    if (split_from_outputs(g, nd, src_out, in[0].rank, p)) return 1;
     if (xfb_split_halves(nd, own0)) {
         int a = xf_norm_axis(p->axis, in[0].rank);
         int64_t d = in[0].dims[a];
@@ -138,6 +226,8 @@ typedef struct search {
     int *order[2];    /* topological node order per side */
     xf_shape *sh[2];  /* scratch: a shape per value, per side */
     xf_shape *in_sh;  /* scratch: one node's input shapes */
+    xf_shape *src_out; /* the source outputs' shapes, once the source is inferred */
+    uint8_t *unsized[2]; /* per value of a side: a generator's output not sized yet */
     xf_dtype *in_dt;
     int max_node_in;
 } search;
@@ -145,9 +235,10 @@ typedef struct search {
 static void search_free(search *s)
 {
     xf_free(s->cls);
-    for (int k = 0; k < 2; k++) xf_free(s->order[k]), xf_free(s->sh[k]);
+    for (int k = 0; k < 2; k++) xf_free(s->order[k]), xf_free(s->sh[k]), xf_free(s->unsized[k]);
     xf_free(s->in_sh);
     xf_free(s->in_dt);
+    xf_free(s->src_out);
 }
 
 static const xf_graph *side_graph(const xf_rule *r, int k) { return k ? &r->dst : &r->src; }
@@ -196,7 +287,8 @@ static xf_status search_init(search *s, const xf_rule *r, int max_dim, xf_error 
         const xf_graph *g = side_graph(r, k);
         s->order[k] = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
         s->sh[k] = xf_malloc(sizeof(xf_shape) * ((size_t)g->n_values + 1));
-        if (!s->order[k] || !s->sh[k])
+        s->unsized[k] = xf_malloc((size_t)g->n_values + 1);
+        if (!s->order[k] || !s->sh[k] || !s->unsized[k])
             return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory choosing shapes");
         xf_status st = xf_graph_topo_order(g, s->order[k], err);
         if (st != XF_OK) return st;
@@ -209,7 +301,8 @@ static xf_status search_init(search *s, const xf_rule *r, int max_dim, xf_error 
     }
     s->in_sh = xf_malloc(sizeof(xf_shape) * ((size_t)s->max_node_in + 1));
     s->in_dt = xf_malloc(sizeof(xf_dtype) * ((size_t)s->max_node_in + 1));
-    if (!s->in_sh || !s->in_dt)
+    s->src_out = xf_malloc(sizeof(xf_shape) * ((size_t)r->src.n_outputs + 1));
+    if (!s->in_sh || !s->in_dt || !s->src_out)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory choosing shapes");
     return build_classes(s, err);
 }
@@ -230,13 +323,36 @@ static int infer_side(search *s, int k, const xf_shape *in)
 {
     const xf_graph *g = side_graph(s->r, k);
     xf_shape *sh = s->sh[k];
+    if (k == 1) /* the target's splits follow the source outputs (params_at) */
+        for (int o = 0; o < s->r->src.n_outputs; o++) s->src_out[o] = s->sh[0][s->r->src.outputs[o]];
     for (int v = 0; v < g->n_values; v++) sh[v] = g->values[v].shape;
     for (int i = 0; i < g->n_inputs; i++) sh[g->inputs[i]] = in[i];
+    uint8_t *unsized = s->unsized[k];
+    memset(unsized, 0, (size_t)g->n_values + 1);
+    for (int i = 0; i < g->n_nodes; i++)
+        if (xfb_generator(g->nodes[i].op)) unsized[g->nodes[i].outputs[0]] = 1;
+    sizing z = {sh, unsized};
     xf_shape out_sh[XF_MAX_SPLIT];
     xf_dtype out_dt[XF_MAX_SPLIT];
-    for (int i = 0; i < g->n_nodes; i++) {
+    for (int i = 0; i <= g->n_nodes; i++) {
+        if (i == g->n_nodes) { /* generators no operator reads: the rule's size, */
+            for (int o = 0; k == 1 && o < g->n_outputs; o++) /* or the output they replace */
+                if (unsized[g->outputs[o]]) sh[g->outputs[o]] = s->src_out[o];
+            for (int v = 0; v < g->n_values; v++) unsized[v] = 0;
+            break;
+        }
         const xf_node *nd = &g->nodes[s->order[k][i]];
         if (nd->n_outputs > XF_MAX_SPLIT) return 0;
+        if (xfb_generator(nd->op)) continue; /* sized at its first consumer */
+        for (int j = 0; j < nd->n_inputs; j++) { /* size the generators nd reads first */
+            int v = nd->inputs[j];
+            if (v < 0 || !unsized[v]) continue;
+            const xf_node *gn = &g->nodes[g->values[v].producer];
+            xf_params gp = generator_from_user(gn, nd, j, &z);
+            xf_dtype gdt;
+            if (xf_op_infer(gn->op, &gp, 0, NULL, NULL, 1, &gdt, &sh[v], NULL) != XF_OK) return 0;
+            unsized[v] = 0;
+        }
         for (int j = 0; j < nd->n_inputs; j++) {
             int v = nd->inputs[j];
             s->in_dt[j] = v < 0 ? XF_DTYPE_INVALID : g->values[v].dtype;
@@ -244,7 +360,7 @@ static int infer_side(search *s, int k, const xf_shape *in)
             else memset(&s->in_sh[j], 0, sizeof s->in_sh[j]);
         }
         xf_params p;
-        if (!params_at(g, nd, s->in_sh, &p)) return 0;
+        if (!params_at(g, nd, s->in_sh, k ? s->src_out : NULL, &p)) return 0;
         if (xf_op_infer(nd->op, &p, nd->n_inputs, s->in_dt, s->in_sh, nd->n_outputs, out_dt,
                         out_sh, NULL) != XF_OK)
             return 0;
@@ -255,6 +371,13 @@ static int infer_side(search *s, int k, const xf_shape *in)
 
 static int admissible(search *s, const xf_shape *in)
 {
+    const xf_domain *dom = &s->r->domain;
+    if (dom->known && dom->n > 0) { /* checked where it is claimed to hold */
+        const xf_shape *p[XFB_DOMAIN_MAX_INPUTS];
+        if (s->n_in > XFB_DOMAIN_MAX_INPUTS) return 0;
+        for (int i = 0; i < s->n_in; i++) p[i] = &in[i];
+        if (!xf_domain_holds(dom, p, s->n_in)) return 0;
+    }
     if (!infer_side(s, 0, in) || !infer_side(s, 1, in)) return 0;
     for (int o = 0; o < s->r->src.n_outputs; o++)
         if (!xf_shape_equal(&s->sh[0][s->r->src.outputs[o]], &s->sh[1][s->r->dst.outputs[o]]))
@@ -445,9 +568,23 @@ xf_status xfb_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb
 
 /* --------------------------------------------------------- rebuilt rule */
 
-static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, xf_graph *out,
-                              xf_error *err)
+/* Adds generator gn with parameters p to out (its output mapped). */
+static xf_status add_generator(xf_graph *out, const xf_node *gn, const xf_params *p, int *map,
+                               xf_error *err)
 {
+    int n = xf_graph_add_node(out, gn->op, p, NULL, 0, gn->n_outputs, gn->name, err);
+    if (n < 0) return err ? err->code : XF_ERR_SHAPE;
+    map[gn->outputs[0]] = out->nodes[n].outputs[0];
+    return XF_OK;
+}
+
+static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, const xf_graph *src,
+                              xf_graph *out, xf_error *err)
+{
+    xf_shape src_out[XF_MAX_SPLIT + 64]; /* the source outputs' shapes (target side) */
+    if (src && src->n_outputs > (int)(sizeof src_out / sizeof *src_out))
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "bounded check: %d rule outputs", src->n_outputs);
+    for (int o = 0; src && o < src->n_outputs; o++) src_out[o] = src->values[src->outputs[o]].shape;
     xf_status st = XF_OK;
     int *map = xf_malloc(sizeof(int) * ((size_t)g->n_values + 1));
     int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
@@ -456,7 +593,9 @@ static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, xf_grap
         if (g->nodes[i].n_inputs > max_in) max_in = g->nodes[i].n_inputs;
     int *ins = xf_malloc(sizeof(int) * (size_t)max_in);
     xf_shape *in_sh = xf_malloc(sizeof(xf_shape) * (size_t)max_in);
-    if (!map || !order || !ins || !in_sh) {
+    xf_shape *sh = xf_malloc(sizeof(xf_shape) * ((size_t)g->n_values + 1));
+    uint8_t *unsized = xf_malloc((size_t)g->n_values + 1);
+    if (!map || !order || !ins || !in_sh || !sh || !unsized) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory rebuilding a rule");
         goto out;
     }
@@ -473,19 +612,47 @@ static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, xf_grap
         if (map[v] < 0) st = err ? err->code : XF_ERR_GRAPH;
     }
     if (st == XF_OK) st = xf_graph_topo_order(g, order, err);
-    for (int i = 0; i < g->n_nodes && st == XF_OK; i++) {
+    for (int v = 0; v < g->n_values; v++) {
+        unsized[v] = 0;
+        sh[v] = map[v] >= 0 ? out->values[map[v]].shape : g->values[v].shape;
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        if (xfb_generator(g->nodes[i].op)) unsized[g->nodes[i].outputs[0]] = 1;
+    sizing z = {sh, unsized};
+    for (int i = 0; i <= g->n_nodes && st == XF_OK; i++) {
+        if (i == g->n_nodes) { /* generators no operator reads (infer_side says why) */
+            for (int o = 0; o < g->n_outputs && st == XF_OK; o++) {
+                int v = g->outputs[o];
+                if (!unsized[v]) continue;
+                const xf_node *gn = &g->nodes[g->values[v].producer];
+                xf_params gp = gn->params;
+                if (src) set_shape(&gp, &src_out[o]);
+                st = add_generator(out, gn, &gp, map, err);
+            }
+            break;
+        }
         const xf_node *nd = &g->nodes[order[i]];
         if (nd->op == XF_OP_OPAQUE) {
             st = XF_FAIL(err, XF_ERR_UNSUPPORTED, "bounded check: rule has an opaque node");
             break;
         }
+        if (xfb_generator(nd->op)) continue; /* at its first consumer */
+        for (int j = 0; j < nd->n_inputs && st == XF_OK; j++) {
+            int v = nd->inputs[j];
+            if (v < 0 || !unsized[v]) continue;
+            const xf_node *gn = &g->nodes[g->values[v].producer];
+            xf_params gp = generator_from_user(gn, nd, j, &z);
+            st = add_generator(out, gn, &gp, map, err);
+            if (st == XF_OK) sh[v] = out->values[map[v]].shape, unsized[v] = 0;
+        }
+        if (st != XF_OK) break;
         for (int j = 0; j < nd->n_inputs; j++) {
             ins[j] = nd->inputs[j] < 0 ? -1 : map[nd->inputs[j]];
             if (ins[j] >= 0) in_sh[j] = out->values[ins[j]].shape;
         }
         xf_params p;
         char d[128];
-        if (!params_at(g, nd, in_sh, &p)) {
+        if (!params_at(g, nd, in_sh, src ? src_out : NULL, &p)) {
             st = XF_FAIL(err, XF_ERR_SHAPE,
                          "%s does not apply at these shapes (split of an odd axis into halves, "
                          "or element-wise operands of different shapes)",
@@ -497,7 +664,10 @@ static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, xf_grap
             st = err ? err->code : XF_ERR_SHAPE;
             break;
         }
-        for (int j = 0; j < nd->n_outputs; j++) map[nd->outputs[j]] = out->nodes[n].outputs[j];
+        for (int j = 0; j < nd->n_outputs; j++) {
+            map[nd->outputs[j]] = out->nodes[n].outputs[j];
+            sh[nd->outputs[j]] = out->values[map[nd->outputs[j]]].shape;
+        }
     }
     for (int o = 0; o < g->n_outputs && st == XF_OK; o++)
         st = xf_graph_mark_output(out, map[g->outputs[o]], err);
@@ -506,6 +676,8 @@ out:
     xf_free(order);
     xf_free(ins);
     xf_free(in_sh);
+    xf_free(sh);
+    xf_free(unsized);
     return st;
 }
 
@@ -521,8 +693,8 @@ xf_status xf_verify_rule_at_shapes(const xf_rule *r, const xf_shape *inputs, xf_
                            xf_shape_str(own, a, sizeof a), xf_shape_str(&inputs[i], b, sizeof b));
         }
     }
-    xf_status st = rebuild_side(&r->src, inputs, &out->src, err);
-    if (st == XF_OK) st = rebuild_side(&r->dst, inputs, &out->dst, err);
+    xf_status st = rebuild_side(&r->src, inputs, NULL, &out->src, err);
+    if (st == XF_OK) st = rebuild_side(&r->dst, inputs, &out->src, &out->dst, err);
     if (st == XF_OK) st = xf_rule_validate(out, err);
     out->fingerprint = r->fingerprint;
     return st;

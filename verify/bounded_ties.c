@@ -12,7 +12,8 @@
  * split along it).
  *
  * Two readers. The choice of input shapes (bounded_shapes.c) uses the ties
- * to make its search small; there a tie that only usually holds (matmul
+ * to make its search small (a generator is free there: it is sized from
+ * its consumer, as the matcher sizes it); there a tie that only usually holds (matmul
  * batch dims equal at the rule's own shapes, a grouped convolution's
  * channels) costs nothing, since shape inference decides each candidate.
  * The domain argument (bounded_domain.c) uses them as facts about every
@@ -21,7 +22,9 @@
  * (matmul batch dims, which may broadcast; a grouped convolution's
  * channels; a layer norm's or batch norm's parameters, which may
  * broadcast; element-wise operands of different shapes; operators this
- * table does not know).
+ * table does not know), and a generator's dims are fixed: a rule proved
+ * that way holds at its generators' own sizes, which its recorded domain
+ * says (worker.c).
  *
  * "Applies" is the bounded check's admissible set (docs/verify.md, "Which
  * input shapes"): ranks kept, parameters re-derived as the enumerator
@@ -343,8 +346,20 @@ static void tie_node(const side *s, const xf_node *nd)
         for (int d = 0; d < rank_of(s, y); d++)
             tie(s, y, d, x, p->n_axes ? (int)p->axes[d] : rank_of(s, y) - 1 - d);
         break;
-    case XF_OP_CONSTANT_OF_SHAPE: case XF_OP_CONST_IDENTITY_CONV: case XF_OP_CONST_IDENTITY_MATRIX:
-    case XF_OP_CONST_ONES: case XF_OP_CONST_POOL:
+    case XF_OP_CONST_IDENTITY_CONV: case XF_OP_CONST_IDENTITY_MATRIX: case XF_OP_CONST_ONES:
+    case XF_OP_CONST_POOL:
+        if (s->t->strict) { /* the domain argument: its size is the rule's */
+            for (int d = 0; d < rank_of(s, y); d++) fix(s, y, d);
+            break;
+        }
+        /* the search: sized from its consumer (bounded_shapes.c), so free
+         * but for what its shape keeps: square, a kernel's window */
+        if (nd->op != XF_OP_CONST_ONES && rank_of(s, y) >= 2) tie(s, y, 0, y, 1);
+        if (nd->op == XF_OP_CONST_POOL) fix(s, y, 1);
+        for (int d = 2; rank_of(s, y) == 4 && nd->op != XF_OP_CONST_ONES && d < 4; d++)
+            fix(s, y, d);
+        break;
+    case XF_OP_CONSTANT_OF_SHAPE:
         for (int d = 0; d < rank_of(s, y); d++) fix(s, y, d);
         break;
     default: /* reshape, slice, pad...: output dims are left to inference */

@@ -25,6 +25,7 @@ static void verdict_free(xv_verdict *v)
     xf_free(v->axioms);
     xf_free(v->detail);
     xf_free(v->cex);
+    xf_free(v->domain);
 }
 
 xf_status xv_pending_add(xv_pending *q, int64_t id, const xf_rulesdb_verdict *v, xf_error *err)
@@ -45,6 +46,7 @@ xf_status xv_pending_add(xv_pending *q, int64_t id, const xf_rulesdb_verdict *v,
     e->time_ms = v->time_ms;
     e->axioms = dup_or_null(v->axioms, &oom);
     e->detail = dup_or_null(v->detail, &oom);
+    e->domain = dup_or_null(v->domain, &oom);
     if (v->counterexample && v->counterexample_len) {
         e->cex = xf_malloc(v->counterexample_len);
         if (e->cex) {
@@ -74,7 +76,8 @@ xf_status xv_pending_flush(xv_pending *q, xf_rulesdb *db, xf_error *err)
     xf_status st = xf_rulesdb_begin(db, err);
     for (int i = 0; i < q->n && st == XF_OK; i++) {
         const xv_verdict *e = &q->v[i];
-        xf_rulesdb_verdict v = {e->status, e->time_ms, e->axioms, e->detail, e->cex, e->cex_len};
+        xf_rulesdb_verdict v = {e->status,  e->time_ms, e->axioms, e->detail,
+                                e->cex,     e->cex_len, e->domain};
         st = xf_rulesdb_set_verdict(db, e->id, &v, err);
     }
     if (st == XF_OK) st = xf_rulesdb_commit(db, err);

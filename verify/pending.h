@@ -24,6 +24,7 @@ typedef struct xv_verdict {
     char *axioms, *detail; /* NULL: none */
     uint8_t *cex;          /* NULL: none */
     size_t cex_len;
+    char *domain;          /* NULL: not recorded */
 } xv_verdict;
 
 typedef struct xv_pending {

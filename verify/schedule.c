@@ -148,6 +148,7 @@ xf_status xv_record(xv_sched *c, const xv_outcome *oc, const uint8_t *msg, xf_er
         } else if (by_shapes) {
             v.status = XF_RULE_PROVED;
         }
+        if (v.status == XF_RULE_PROVED && m.has_domain) v.domain = m.domain;
     }
     v.detail = detail;
     /* Not a verdict: a rule that does not load, or an error on one that has

@@ -22,6 +22,41 @@
 
 #include "rulesdb/rulesdb.h"
 
+#define XF_MATCH_MAX_NAMES 64
+
+/* r's domain: its inputs at their own shapes, every dim. */
+static xf_status pin_own_shapes(xf_rule *r, xf_error *err)
+{
+    xf_domain_clear(&r->domain);
+    xf_status st = XF_OK;
+    for (int i = 0; i < r->src.n_inputs && st == XF_OK; i++) {
+        const xf_shape *s = &r->src.values[r->src.inputs[i]].shape;
+        for (int d = 0; d < s->rank && st == XF_OK; d++) {
+            xf_dom_atom a;
+            memset(&a, 0, sizeof a);
+            a.kind = XF_DOM_EQ;
+            a.n = 1;
+            a.dim[0].input = (int16_t)i;
+            a.dim[0].axis = (int16_t)(d - s->rank);
+            a.coef[0] = 1;
+            a.c = -s->dims[d];
+            st = xf_domain_add(&r->domain, &a, err);
+        }
+    }
+    return st == XF_OK ? xf_domain_normalize(&r->domain, err) : st;
+}
+
+/* The rule's domain as text, with its input names, into m->domain. */
+static xf_status domain_text(const xf_rule *r, xv_msg *m, xf_error *err)
+{
+    const char *names[XF_MATCH_MAX_NAMES];
+    int n = r->src.n_inputs < XF_MATCH_MAX_NAMES ? r->src.n_inputs : XF_MATCH_MAX_NAMES;
+    for (int i = 0; i < n; i++) names[i] = r->src.values[r->src.inputs[i]].name;
+    xf_status st = xf_domain_format(&r->domain, names, n, m->domain, sizeof m->domain, err);
+    if (st == XF_OK) m->has_domain = 1;
+    return st;
+}
+
 static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg *m,
                         uint8_t **cex, size_t *cex_len, xf_error *err)
 {
@@ -37,6 +72,9 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
         st = xf_rulesdb_load_rule(db, id, &r, err);
         m->broken = st != XF_OK && st != XF_ERR_NOMEM; /* a corrupt blob, a missing graph */
     }
+    /* where it is claimed to hold: what its operators demand (ir/domain.c);
+     * the bounded check runs there, and a proof is recorded with it */
+    if (st == XF_OK) st = xf_domain_of_rule(&r, &r.domain, err);
     if (st == XF_OK) st = xf_verify_prove(v, &r, &p, err);
     if (st == XF_OK) {
         m->proof = p.result;
@@ -60,6 +98,16 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
         if (b.result == XF_BOUNDED_REFUTED)
             st = xf_verify_cex_encode(b.inputs, b.n_inputs, cex, cex_len, err);
     }
+    /* a proof by the own shapes holds with the generators at their own
+     * size (bounded_ties.c, strict): its domain says so; a rule checked at
+     * its own shapes alone (--max-shapes 1) holds there, as far as anyone
+     * knows */
+    int by_shapes = p.result != XF_PROOF_PROVED && b.result == XF_BOUNDED_VALID && b.proves;
+    int own_only = b.n_shapes <= 1 &&
+                   (xf_verifier_options(v)->bounded_max_shapes <= 1 || b.n_admissible > 1);
+    if (st == XF_OK && by_shapes) st = xf_domain_of_rule_pinned(&r, &r.domain, err);
+    else if (st == XF_OK && own_only) st = pin_own_shapes(&r, err);
+    if (st == XF_OK) st = domain_text(&r, m, err);
     xf_bounded_free(&b);
     xf_rule_free(&r);
     xf_rulesdb_close(db);

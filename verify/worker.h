@@ -27,6 +27,8 @@ typedef struct xv_msg {
     char core[1024];           /* axioms the proof used */
     char proof_detail[256], bounded_detail[320];
     char errmsg[512];
+    int has_domain;            /* domain holds the rule's validity domain (ir/domain.c) */
+    char domain[1024];         /* as text, with the rule's input names */
     uint32_t cex_len;
 } xv_msg;
 

@@ -15,7 +15,9 @@
  * Target nodes are added in the order of xf_graph_topo_order on the rule's
  * destination graph, the order xf_match_instantiate fills xf_match_target
  * in. They are named "rule<id>_<n>" with n above every such number already
- * in the graph, so names stay unique along a whole rewrite sequence.
+ * in the graph, so names stay unique along a whole rewrite sequence. A
+ * graph output keeps its name: the target value that now stands for it
+ * takes the name of the value it replaced (keep_output_names).
  *
  * xf_match_apply_from also says which node of g every node of the result
  * copies, so the environment can keep what it knows about them (matching
@@ -277,6 +279,42 @@ out:
     return st;
 }
 
+/* Graph outputs keep their names (a caller fetches outputs by name): a
+ * graph output that now reads target value t gives t the name of the value
+ * it replaced, whose value (about to die) takes t's "rule<id>_<n>". When t
+ * cannot take it (it already names another graph output, or it is not a
+ * target node's output), an identity of t is added to carry the name.
+ * was[i]: graph output i before the redirect. */
+static xf_status keep_output_names(const xf_ruleset *rs, const xf_match *m, int n_old,
+                                   const int *was, xf_graph *out, xf_error *err)
+{
+    for (int i = 0; i < out->n_outputs; i++) {
+        int w = was[i], t = out->outputs[i];
+        if (w == t) continue;
+        const xf_value *tv = &out->values[t];
+        int taken = tv->kind != XF_VALUE_NODE || tv->producer < n_old;
+        for (int j = 0; j < out->n_outputs && !taken; j++)
+            taken = j != i && out->outputs[j] == t && (j < i || was[j] == t);
+        if (taken) {
+            char name[64];
+            snprintf(name, sizeof name, "rule%lld_%lld", (long long)xf_ruleset_rule_id(rs, m->rule),
+                     next_name_number(out));
+            int id = xf_graph_op(out, XF_OP_IDENTITY, NULL, &t, 1, err);
+            if (id < 0) return err ? err->code : XF_ERR_GRAPH;
+            xf_node *nd = &out->nodes[out->values[id].producer];
+            char *nn = xf_strdup(name);
+            if (!nn) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory applying a rule");
+            xf_graph_release(out, nd->name);
+            nd->name = nn;
+            out->outputs[i] = t = id;
+        }
+        char *keep = out->values[w].name;
+        out->values[w].name = out->values[t].name;
+        out->values[t].name = keep;
+    }
+    return XF_OK;
+}
+
 /* Redirects, checks for a cycle and removes what died (out holds g's
  * clone plus the target nodes from n_old on). */
 static xf_status rewire(const xf_ruleset *rs, const xf_graph_index *ix, const xf_match *m,
@@ -284,17 +322,21 @@ static xf_status rewire(const xf_ruleset *rs, const xf_graph_index *ix, const xf
 {
     uint8_t *flags = xf_calloc(2 * (size_t)n_old + 1, 1); /* redirected, seen */
     int *stack = xf_malloc(sizeof(int) * ((size_t)n_old + 1));
+    int *was = xf_malloc(sizeof(int) * ((size_t)out->n_outputs + 1));
     xf_status st = XF_OK;
-    if (!flags || !stack) {
+    if (!flags || !stack || !was) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory applying a rule");
     } else {
+        memcpy(was, out->outputs, sizeof(int) * (size_t)out->n_outputs);
         int min_pos = redirect(out, n_old, m, tgt, ix, flags);
         if (closes_cycle(out, n_old, ix, flags, min_pos, stack, flags + n_old))
             st = XF_FAIL(err, XF_ERR_GRAPH, "rule %d (%s) would close a cycle at this location",
                          m->rule, xf_ruleset_text(rs, m->rule));
     }
+    if (st == XF_OK) st = keep_output_names(rs, m, n_old, was, out, err);
     xf_free(flags);
     xf_free(stack);
+    xf_free(was);
     if (st == XF_OK) st = remove_dead_matched(out, m, n_old, node_from, err);
     return st;
 }

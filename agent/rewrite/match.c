@@ -17,7 +17,11 @@
  * mapped output through nodes outside the match; the walk only visits nodes
  * whose topological position is below the latest bound input's producer),
  * and a target that instantiates at the bound shapes and yields the matched
- * outputs' shapes and dtypes.
+ * outputs' shapes and dtypes, and the rule's validity domain holding at
+ * the bound inputs' shapes (ir/domain.c: a rule is applied only where it
+ * holds). A split whose outputs are not all rule outputs (its sizes are
+ * seen nowhere else) matches a split that cuts as the rule's does (halves,
+ * or the same sizes).
  *
  * Actions are visited in order; those whose root signature has no
  * candidate in the graph (most of them: a rule set has thousands, a graph
@@ -93,16 +97,50 @@ static int in_match(const match_ctx *c, int node)
     return 0;
 }
 
+/* 1 when split p (sizes p->split of its axis) cuts its input in halves. */
+static int halves(const xf_node *p, const xf_shape *in)
+{
+    int a = xf_norm_axis(p->params.axis, in->rank);
+    int64_t d = a >= 0 ? in->dims[a] : 0;
+    return p->params.n_split == 2 && d >= 2 && d % 2 == 0 && p->params.split[0] == d / 2 &&
+           p->params.split[1] == d / 2;
+}
+
+/* A split of the graph cuts as the rule's does: in halves where the rule's
+ * halves its axis (its sizes follow the axis, as the verifier and the
+ * enumerator re-derive them), else at the rule's own sizes. */
+static int same_partition(const xf_node *pn, const xf_shape *pin, const xf_node *gn,
+                          const xf_shape *gin)
+{
+    if (halves(pn, pin)) return halves(gn, gin);
+    if (pn->params.n_split != gn->params.n_split) return 0;
+    for (int i = 0; i < pn->params.n_split; i++)
+        if (pn->params.split[i] != gn->params.split[i]) return 0;
+    return 1;
+}
+
+/* 1 when every output of pattern split pn is a rule output: the outputs'
+ * shapes, which the match compares with the target's, fix its sizes. */
+static int split_mapped(const xf_pat_node *pn)
+{
+    for (int o = 0; o < pn->n_out; o++)
+        if (pn->out_rule[o] < 0) return 0;
+    return 1;
+}
+
 /* Matching form of graph node `node` equals pattern operator k's (their
  * keys are equal already). */
 static int same_form(const match_ctx *c, int k, int node)
 {
-    if (c->rr->pat.nodes[k].form_zero && c->ix->form_zero[node]) return 1;
     const xf_graph *src = &c->rr->rule.src;
     const xf_node *pn = &src->nodes[k], *gn = &c->g->nodes[node];
-    xf_params a, b;
     const xf_shape *pin = pn->n_inputs > 0 ? &src->values[pn->inputs[0]].shape : NULL;
     const xf_shape *gin = gn->n_inputs > 0 ? &c->g->values[gn->inputs[0]].shape : NULL;
+    if (pn->op == XF_OP_SPLIT && !split_mapped(&c->rr->pat.nodes[k]) &&
+        (!pin || !gin || !same_partition(pn, pin, gn, gin)))
+        return 0;
+    if (c->rr->pat.nodes[k].form_zero && c->ix->form_zero[node]) return 1;
+    xf_params a, b;
     xf_match_form(pn->op, &pn->params, pn->n_inputs, pn->n_outputs, pin, &a, NULL);
     xf_match_form(gn->op, &gn->params, gn->n_inputs, gn->n_outputs, gin, &b, NULL);
     return memcmp(&a, &b, offsetof(xf_params, split)) == 0; /* split[] is cleared */
@@ -279,6 +317,14 @@ static void complete(match_ctx *c)
     for (int i = 0; i < pat->n_outputs; i++) {
         const xf_value *v = &g->values[m.outputs[i]];
         if (dt[i] != v->dtype || !xf_shape_equal(&sh[i], &v->shape)) return;
+    }
+    /* where the rule holds (ir/domain.c): never applied at shapes outside it */
+    const xf_domain *dom = &c->rr->rule.domain;
+    if (!dom->known || dom->n > 0) {
+        const xf_shape *in_sh[XF_MATCH_MAX_INPUTS];
+        for (int i = 0; i < pat->n_inputs; i++)
+            in_sh[i] = m.inputs[i] >= 0 ? &g->values[m.inputs[i]].shape : NULL;
+        if (!xf_domain_holds(dom, in_sh, pat->n_inputs)) return;
     }
     if (c->n_found == c->cap_found) {
         int cap = c->cap_found ? 2 * c->cap_found : 64;

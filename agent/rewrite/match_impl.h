@@ -183,6 +183,11 @@ int xf_match_is_view(xf_op op);
          (16 + 2 * XF_MATCH_MAX_ARITY + 3 * XF_PAT_MAX_NODE_OUT + sizeof(xf_params) / 8 + 1))
 size_t xf_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_target_tmpl *tgt,
                           uint64_t *w);
+/* The rule's validity domain with its inputs numbered as in the form
+ * words (by first use in the source), normalised: two actions of one form
+ * compare their domains so (ruleset.c, dedupe). */
+xf_status xf_rule_canonical_domain(const xf_rule *r, const xf_pattern *pat, xf_domain *out,
+                                   xf_error *err);
 
 /* xf_match_instantiate that also returns the target's output dtypes/shapes
  * (rule output order). err may be NULL (no message formatted: fast). */

@@ -543,6 +543,20 @@ static void target_words(const xf_rule *r, const xf_target_tmpl *tgt, int n_outp
     for (int i = 0; i < n_outputs; i++) put_ref(b, tgt->out[i], canon);
 }
 
+xf_status xf_rule_canonical_domain(const xf_rule *r, const xf_pattern *pat, xf_domain *out,
+                                   xf_error *err)
+{
+    int canon[XF_MATCH_MAX_INPUTS];
+    canonical_inputs(pat, canon);
+    xf_status st = xf_domain_copy(&r->domain, out, err);
+    for (int i = 0; i < out->n; i++)
+        for (int k = 0; k < out->a[i].n; k++) {
+            int in = out->a[i].dim[k].input;
+            if (in >= 0 && in < pat->n_inputs) out->a[i].dim[k].input = (int16_t)canon[in];
+        }
+    return st == XF_OK ? xf_domain_normalize(out, err) : st;
+}
+
 size_t xf_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_target_tmpl *tgt,
                           uint64_t *w)
 {

@@ -325,7 +325,8 @@ typedef struct xf_check_result {
  * inputs (xf_graph_random_inputs with seed) and compares every output.
  * A model that computes something else is not an error: it is reported in
  * out->bad_output. Fails (XF_ERR_MISMATCH) when the two models do not have
- * the same numbers of inputs and outputs, or when a model cannot run (the
+ * the same inputs and outputs (numbers, names, in the same order: names are
+ * how a caller feeds and fetches them), or when a model cannot run (the
  * message says which). */
 xf_status xf_agent_check(const xf_graph *model, const xf_graph *opt, uint64_t seed, double rtol,
                          double atol, xf_check_result *out, xf_error *err);

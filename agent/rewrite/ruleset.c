@@ -19,9 +19,12 @@
  * After compilation, actions whose compiled forms are equal
  * (xf_rule_form_words: the same rule enumerated at other tensor shapes,
  * e.g. ewadd(x0, x1) => ewadd(x1, x0) on activations, weights and
- * matrices) are one action: the first one in load order is kept (the
- * lowest database id, a rule before its reverse), the others are dropped
- * and counted (xf_ruleset_duplicates). Equal forms are found by sorting
+ * matrices) are one action when their validity domains allow: of two, the
+ * one whose domain is implied by the other's is dropped (the first in
+ * load order, the lowest database id, a rule before its reverse, when they
+ * are equal; the 2-D one of ewadd's twins, whose domain says nothing of
+ * batch dims); two whose domains cannot be compared both stay. Dropped
+ * ones are counted (xf_ruleset_duplicates). Equal forms are found by sorting
  * their hashes, so this is O(n log n) in the number of actions.
  *
  * With xf_ruleset_options.restrict_to, the actions that can never match a
@@ -98,6 +101,7 @@ static xf_status reverse_of(const xf_rule *r, xf_rule *rev, xf_error *err)
     xf_rule_init(rev);
     xf_status st = xf_graph_clone(&r->dst, &rev->src, err);
     if (st == XF_OK) st = xf_graph_clone(&r->src, &rev->dst, err);
+    if (st == XF_OK) st = xf_domain_copy(&r->domain, &rev->domain, err); /* same inputs */
     if (st != XF_OK) xf_rule_free(rev);
     rev->fingerprint = r->fingerprint;
     return st;
@@ -146,7 +150,30 @@ xf_status xf_rule_form_hash(const xf_rule *r, uint64_t *h, int *usable, xf_error
     return compiled < 0 ? XF_FAIL(err, XF_ERR_NOMEM, "out of memory compiling a rule") : XF_OK;
 }
 
-/* Drops every action whose compiled form equals an earlier one's. */
+/* Of two actions of one form, which to drop: 1 b (a's domain is no
+ * narrower), 2 a (b's is wider), 0 neither (domains that cannot be
+ * compared: both are kept, each applied where it holds). */
+static xf_status narrower(const xf_rs_rule *a, const xf_rs_rule *b, int *drop, xf_error *err)
+{
+    xf_domain da, db;
+    xf_domain_init(&da);
+    xf_domain_init(&db);
+    int b_in_a = 0, a_in_b = 0;
+    *drop = 0;
+    xf_status st = xf_rule_canonical_domain(&a->rule, &a->pat, &da, err);
+    if (st == XF_OK) st = xf_rule_canonical_domain(&b->rule, &b->pat, &db, err);
+    if (st == XF_OK) st = xf_domain_implies(&db, &da, &b_in_a, err);
+    if (st == XF_OK && !b_in_a) st = xf_domain_implies(&da, &db, &a_in_b, err);
+    *drop = b_in_a ? 1 : a_in_b ? 2 : 0;
+    xf_domain_free(&da);
+    xf_domain_free(&db);
+    return st;
+}
+
+/* Drops every action whose compiled form equals an earlier one's and whose
+ * validity domain is no wider (the same rule at other tensor shapes); of
+ * two, the wider domain stays (a rule found on matrices holds for batched
+ * ones too, its 4-D twin only where the batch dims agree). */
 static xf_status dedupe(xf_ruleset *rs, xf_error *err)
 {
     static const size_t cap = XF_RULE_FORM_WORDS;
@@ -162,14 +189,19 @@ static xf_status dedupe(xf_ruleset *rs, xf_error *err)
         fh[i] = (form_hash){hash_words(wa, form_of(&rs->r[i], wa)), i};
     }
     qsort(fh, (size_t)rs->n, sizeof *fh, cmp_form_hash);
-    for (int a = 0; a < rs->n; a++) {
+    for (int a = 0; a < rs->n && st == XF_OK; a++) {
         if (drop[fh[a].i]) continue;
         size_t na = 0;
-        for (int b = a + 1; b < rs->n && fh[b].h == fh[a].h; b++) {
+        int keep = fh[a].i; /* the action of the group kept so far */
+        for (int b = a + 1; b < rs->n && fh[b].h == fh[a].h && st == XF_OK; b++) {
             if (drop[fh[b].i]) continue;
             if (na == 0) na = form_of(&rs->r[fh[a].i], wa);
             size_t nb = form_of(&rs->r[fh[b].i], wb);
-            if (na == nb && memcmp(wa, wb, sizeof *wa * na) == 0) drop[fh[b].i] = 1;
+            if (na != nb || memcmp(wa, wb, sizeof *wa * na) != 0) continue;
+            int which = 0;
+            st = narrower(&rs->r[keep], &rs->r[fh[b].i], &which, err);
+            if (which == 1) drop[fh[b].i] = 1;
+            if (which == 2) drop[keep] = 1, keep = fh[b].i;
         }
     }
     int kept = 0;
@@ -277,6 +309,11 @@ static xf_status build(xf_rule *rules, const int64_t *ids, const xf_rule_key *si
         goto out;
     }
     rs->commutative = opt->commutative;
+    /* A rule given without a domain holds where its operators say it
+     * applies (xf_domain_of_rule); one from a database has its own. */
+    for (int i = 0; i < n && st == XF_OK; i++)
+        if (!rules[i].domain.known) st = xf_domain_of_rule(&rules[i], &rules[i].domain, err);
+    if (st != XF_OK) goto out;
     if (seen) {
         for (int i = 0; i < n && st == XF_OK; i++) {
             if (sides) seen[i] = sides[i];
@@ -336,6 +373,7 @@ xf_status xf_ruleset_from_rules(const xf_rule *rules, const int64_t *ids, int n,
         xf_rule_init(&copy[kept]);
         st = xf_graph_clone(&rules[i].src, &copy[kept].src, err);
         if (st == XF_OK) st = xf_graph_clone(&rules[i].dst, &copy[kept].dst, err);
+        if (st == XF_OK) st = xf_domain_copy(&rules[i].domain, &copy[kept].domain, err);
         copy[kept].fingerprint = rules[i].fingerprint;
         kept_ids[kept] = ids ? ids[i] : i + 1;
         kept++;
@@ -363,7 +401,8 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
     xf_rule *rules = NULL;
     int64_t *ids = NULL;
     xf_rule_key *sides = NULL;
-    int n = 0, cap = 0;
+    int n = 0, cap = 0, unrecorded = 0;
+    int64_t first_unrecorded = 0;
     xf_status st = xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, err);
     if (st != XF_OK) goto out;
     xf_rulesdb_filter f;
@@ -408,12 +447,25 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
             xf_error_prefix(err, "loading rule %lld from %s", (long long)info.id, db_path);
             break;
         }
+        if (info.status == XF_RULE_DERIVED && !rules[n].domain.known) {
+            /* derived before domains were recorded: it holds nowhere known */
+            if (unrecorded++ == 0) first_unrecorded = info.id;
+            xf_rule_free(&rules[n]);
+            continue;
+        }
         sides[n] = (xf_rule_key){(uint64_t)info.src_graph, (uint64_t)info.dst_graph};
         ids[n++] = info.id;
     }
     if (st == XF_OK) {
         st = build(rules, ids, sides, n, opt, out, err);
         n = 0; /* taken over by build */
+    }
+    if (st == XF_OK && unrecorded > 0) {
+        xf_ruleset *rs = *out;
+        int before = rs->skipped;
+        skip(rs, first_unrecorded,
+             "derived without a recorded validity domain (xferverify derives it again)");
+        rs->skipped = before + unrecorded;
     }
 out:
     for (int i = 0; i < n; i++) xf_rule_free(&rules[i]);

@@ -5,7 +5,8 @@
  * the graphs match under some renaming). Rules of every status take part. Lists the rules only in
  * A ("<"), only in B (">") — noting when the other database has the rule
  * the other way round (target => source) — then rules in both whose status
- * differs ("!", informative), and a summary line. Exit status like diff(1): 0 the rule
+ * differs ("!", informative) or, of one status and with the same input
+ * names, whose validity domain differs ("~"), and a summary line. Exit status like diff(1): 0 the rule
  * sets are equal, 1 they differ, 2 trouble (an unreadable database).
  */
 #include <inttypes.h>
@@ -19,7 +20,9 @@ typedef struct entry {
     xf_rule_key key, rev; /* rev: the key of target => source */
     int64_t id;
     xf_rule_status status;
-    char *text; /* "src  =>  dst" */
+    char *text;   /* "src  =>  dst" */
+    char *domain; /* where it holds, as stored (NULL: not recorded) */
+    char *names;  /* its input names, as stored */
 } entry;
 
 typedef struct side {
@@ -30,7 +33,11 @@ typedef struct side {
 
 static void side_free(side *s)
 {
-    for (size_t i = 0; i < s->n; i++) xf_free(s->e[i].text);
+    for (size_t i = 0; i < s->n; i++) {
+        xf_free(s->e[i].text);
+        xf_free(s->e[i].domain);
+        xf_free(s->e[i].names);
+    }
     xf_free(s->e);
 }
 
@@ -66,13 +73,19 @@ static xf_status add_rule(xf_rulesdb *db, const xf_rulesdb_rule_info *info, side
     xf_rule r;
     xf_status st = xf_rulesdb_load_rule(db, info->id, &r, err);
     if (st != XF_OK) return st;
-    entry e = {{0, 0}, {0, 0}, info->id, info->status, NULL};
+    entry e = {{0, 0}, {0, 0}, info->id, info->status, NULL, NULL, NULL};
     st = xf_rule_key_of(&r, &e.key, &e.rev, err);
     if (st == XF_OK) {
         e.text = rule_text(&r, err);
         if (!e.text) st = err->code;
     }
+    if (st == XF_OK && info->domain && !(e.domain = xf_strdup(info->domain)))
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading %s", s->path);
+    if (st == XF_OK && info->input_names && !(e.names = xf_strdup(info->input_names)))
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading %s", s->path);
     if (st == XF_OK && !push(s, &e)) {
+        xf_free(e.domain);
+        xf_free(e.names);
         xf_free(e.text);
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading %s", s->path);
     }
@@ -166,12 +179,20 @@ static int64_t only_in(const side *a, const side *b, char mark, int64_t *reverse
     return (int64_t)n;
 }
 
-/* Pairs equal keys (k-th of a group with k-th) and lists status changes. */
-static int64_t status_changes(const side *a, const side *b, int64_t *in_both)
+static int same_text(const char *x, const char *y)
+{
+    return (!x && !y) || (x && y && strcmp(x, y) == 0);
+}
+
+/* Pairs equal keys (k-th of a group with k-th) and lists status changes,
+ * and, for pairs of one status whose inputs have the same names, the
+ * validity domains that differ (*domains counts them). */
+static int64_t status_changes(const side *a, const side *b, int64_t *in_both, int64_t *domains)
 {
     int64_t n = 0;
     size_t i = 0, j = 0;
     *in_both = 0;
+    *domains = 0;
     while (i < a->n && j < b->n) {
         int c = xf_rule_key_cmp(&a->e[i].key, &b->e[j].key);
         if (c < 0) {
@@ -185,6 +206,13 @@ static int64_t status_changes(const side *a, const side *b, int64_t *in_both)
                 printf("! %6" PRId64 " %-9s -> %6" PRId64 " %-9s  %s\n", a->e[i].id,
                        xf_rulesdb_status_name(a->e[i].status), b->e[j].id,
                        xf_rulesdb_status_name(b->e[j].status), b->e[j].text);
+            } else if (same_text(a->e[i].names, b->e[j].names) &&
+                       !same_text(a->e[i].domain, b->e[j].domain)) {
+                (*domains)++;
+                printf("~ %6" PRId64 " %-9s holds where %s -> %6" PRId64 " where %s\n",
+                       a->e[i].id, xf_rulesdb_status_name(a->e[i].status),
+                       a->e[i].domain ? a->e[i].domain : "(not recorded)", b->e[j].id,
+                       b->e[j].domain ? b->e[j].domain : "(not recorded)");
             }
             i++;
             j++;
@@ -202,7 +230,8 @@ int xferdb_diff(const xferdb_options *o)
         int64_t rev_a = 0, rev_b = 0, both = 0;
         int64_t only_a = only_in(&a, &b, '<', &rev_a);
         int64_t only_b = only_in(&b, &a, '>', &rev_b);
-        int64_t changed = status_changes(&a, &b, &both);
+        int64_t domains = 0;
+        int64_t changed = status_changes(&a, &b, &both, &domains);
         if (only_a < 0 || only_b < 0) {
             fprintf(stderr, "xferdb: out of memory comparing the databases\n");
             side_free(&a);
@@ -212,9 +241,9 @@ int xferdb_diff(const xferdb_options *o)
         printf("diff: %s has %zu rules, %s has %zu: %" PRId64 " only in %s (%" PRId64
                " reversed in the other), %" PRId64 " only in %s (%" PRId64
                " reversed in the other), %" PRId64 " pairs in both (%" PRId64
-               " with another status)\n",
+               " with another status, %" PRId64 " with another validity domain)\n",
                a.path, a.n, b.path, b.n, only_a, a.path, rev_a, only_b, b.path, rev_b, both,
-               changed);
+               changed, domains);
         rc = only_a || only_b ? 1 : 0;
     }
     side_free(&a);

@@ -3,7 +3,8 @@
  * infix form, the graph inputs with dtype and shape, how outputs map,
  * operator counts, fingerprint, status (with why it was pruned and which
  * rule subsumes it), the run that found it, the verifier's verdict when
- * there is one (show_verdict.c) and a derived rule's chain (cmd_explain.c).
+ * there is one (show_verdict.c), where a proved or derived rule holds (its
+ * validity domain) and a derived rule's chain (cmd_explain.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,6 +34,25 @@ static void print_outputs(const xf_rule *r)
     }
 }
 
+/* Where a proved or derived rule holds (its validity domain, ir/domain.c):
+ * as recorded, or what its operators demand when none was recorded. */
+static void print_domain(const xf_rulesdb_rule_info *in, const xf_rule *r)
+{
+    if (in->status != XF_RULE_PROVED && in->status != XF_RULE_DERIVED) return;
+    if (!r->domain.known) {
+        printf("holds where: not recorded (derived before schema 4: applied nowhere)\n");
+        return;
+    }
+    const char *names[64];
+    int n = r->src.n_inputs < 64 ? r->src.n_inputs : 64;
+    for (int i = 0; i < n; i++) names[i] = r->src.values[r->src.inputs[i]].name;
+    char buf[2048];
+    if (xf_domain_format(&r->domain, names, n, buf, sizeof buf, NULL) != XF_OK)
+        snprintf(buf, sizeof buf, "(%d conditions, too long to print)", r->domain.n);
+    printf("holds where: %s%s\n", buf[0] ? buf : "every shape it applies to",
+           in->domain ? "" : " (not recorded: what its operators demand)");
+}
+
 static int print_rule(xf_rulesdb *db, const xf_rulesdb_rule_info *in, const xf_rule *r)
 {
     xf_error err;
@@ -55,6 +75,7 @@ static int print_rule(xf_rulesdb *db, const xf_rulesdb_rule_info *in, const xf_r
     if (in->subsumed_by) printf("  subsumed by rule %" PRId64 "\n", in->subsumed_by);
     if (in->run_id) printf("found by run: %" PRId64 "\n", in->run_id);
     xferdb_show_verdict(in, r);
+    print_domain(in, r);
     xferdb_show_derivation(db, in);
     xf_free(src);
     xf_free(dst);

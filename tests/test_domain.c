@@ -1,0 +1,454 @@
+/*
+ * test_domain.c — rule validity domains (ir/domain.c, ir/domain_infer.c)
+ * and where they are used: the text form round-trips and normalises (dims
+ * named by the lowest of their class, an unsatisfiable domain is "0 == 1"),
+ * holds() promotes ranks (an axis a tensor lacks is 1); what a rule's
+ * operators demand (a concat boundary, a kernel's size, a split into
+ * halves, a target split sized from the outputs, a generator); the block
+ * matmul rule of the issue, matmul(concat(m0, m1), concat(m2, m0)) =>
+ * matmul(concat(m1, m0), concat(m0, m2)), false at m0 1x1, m1 1x2, m2
+ * 2x1: derived by its chain of two proved rules, its stored domain says
+ * m0[-1] == m2[-2], excludes that shape and holds at the own one, every
+ * chain the pass stores replays with that domain, the matcher never
+ * applies the rule where its domain fails and applies it where it holds
+ * (the rewrite computes the same function); a derived rule without a
+ * domain (schema 3) is skipped by the rule set, and a schema 3 file's
+ * derived rules become candidates when migrated.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/rewrite/rewrite.h"
+#include "derive/derive.h"
+#include "testutil.h"
+
+static const char *const NAMES[3] = {"m0", "m1", "m2"};
+
+/* ------------------------------------------------------------- language */
+
+static void expect_text(const xf_domain *d, const char *want)
+{
+    char buf[512];
+    xf_error err;
+    ck_assert_msg(xf_domain_format(d, NAMES, 3, buf, sizeof buf, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(strcmp(buf, want) == 0, "domain '%s', expected '%s'", buf, want);
+}
+
+static void parse(const char *text, xf_domain *d)
+{
+    xf_error err;
+    ck_assert_msg(xf_domain_parse(text, NAMES, 3, d, &err) == XF_OK, "%s: %s", text, err.msg);
+}
+
+START_TEST(text_round_trips_and_normalises)
+{
+    xf_domain d;
+    xf_domain_init(&d);
+    ck_assert_int_eq(d.known, 0);
+    parse("", &d);
+    ck_assert_int_eq(d.known, 1);
+    ck_assert_int_eq(d.n, 0);
+    /* equalities become classes named by their lowest dim; the rest is
+     * rewritten in their terms */
+    parse("m2[-2] == m0[-1]; m1[-1] == 3; m2[-1] + m1[-2] == m2[-2] + 1; m2[-1] >= 2; "
+          "(m0[-2] + m1[-1]) % 2 == 1",
+          &d);
+    xf_error err;
+    ck_assert_int_eq(xf_domain_normalize(&d, &err), XF_OK);
+    expect_text(&d, "m1[-1] == 3; m0[-1] == m2[-2]; m0[-1] + 1 == m1[-2] + m2[-1]; "
+                    "m2[-1] >= 2; (m0[-2]) % 2 == 0");
+    xf_domain e;
+    xf_domain_init(&e);
+    char buf[512];
+    ck_assert_int_eq(xf_domain_format(&d, NAMES, 3, buf, sizeof buf, &err), XF_OK);
+    parse(buf, &e);
+    ck_assert_int_eq(xf_domain_normalize(&e, &err), XF_OK);
+    ck_assert(xf_domain_equal(&d, &e));
+    int yes = 0;
+    ck_assert_int_eq(xf_domain_implies(&d, &e, &yes, &err), XF_OK);
+    ck_assert_int_eq(yes, 1);
+    parse("m0[-1] == 2", &e);
+    ck_assert_int_eq(xf_domain_implies(&d, &e, &yes, &err), XF_OK);
+    ck_assert_int_eq(yes, 0);
+
+    /* holds: the own axes, a missing axis is 1 */
+    const int64_t a[2] = {4, 5}, b[2] = {7, 3}, c[2] = {5, 6}, one[1] = {6};
+    xf_shape s0 = xf_shape_make(2, a), s1 = xf_shape_make(2, b), s2 = xf_shape_make(2, c);
+    const xf_shape *in[3] = {&s0, &s1, &s2};
+    parse("m2[-2] == m0[-1]; m1[-1] == 3; m1[-2] + m2[-1] == m0[-1] + 8", &d);
+    ck_assert_int_eq(xf_domain_holds(&d, in, 3), 1);
+    s2.dims[0] = 4;
+    ck_assert_int_eq(xf_domain_holds(&d, in, 3), 0);
+    ck_assert_int_eq(xf_domain_holds(&d, in, 2), 0);       /* names input 2 */
+    in[2] = NULL;
+    ck_assert_int_eq(xf_domain_holds(&d, in, 3), 0);       /* unbound */
+    parse("m0[-3] == 1; m0[-1] == m1[-2]", &d);
+    xf_shape r1 = xf_shape_make(1, one);
+    in[0] = &r1;
+    in[1] = &s2; /* [4,6]: its [-2] is 4, m0 has no [-3] (1) and [-1] 6 */
+    ck_assert_int_eq(xf_domain_holds(&d, in, 2), 0);
+    s2.dims[0] = 6;
+    ck_assert_int_eq(xf_domain_holds(&d, in, 2), 1);
+
+    /* contradictions */
+    parse("m0[-1] == 2; m0[-1] == m1[-1]; m1[-1] == 3", &d);
+    ck_assert_int_eq(xf_domain_normalize(&d, &err), XF_OK);
+    expect_text(&d, "0 == 1");
+    parse("2*m0[-1] == 3", &d);
+    ck_assert_int_eq(xf_domain_normalize(&d, &err), XF_OK);
+    expect_text(&d, "0 == 1");
+
+    /* bad text */
+    const char *bad[] = {"m0[1] == 2", "m9[-1] == 1", "m0[-1] = 1", "(m0[-1]) % 1 == 0",
+                         "m0[-1] == 1 m1[-1] == 2", "m0[-99] == 1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert_int_eq(xf_domain_parse(bad[i], NAMES, 3, &e, &err), XF_ERR_PARSE);
+        ck_assert_msg(strstr(err.msg, "validity domain"), "%s", err.msg);
+    }
+    xf_domain_free(&d);
+    xf_domain_free(&e);
+}
+END_TEST
+
+/* ---------------------------------------------------------- inference */
+
+/* "catc" concat along the last axis, "catr" along the one before. */
+static int ops(xf_graph *g, const char *name, const int *args, int n)
+{
+    xf_params p = xf_params_default();
+    xf_op op = xf_op_from_name(name);
+    if (!strcmp(name, "catc") || !strcmp(name, "catr")) {
+        op = XF_OP_CONCAT;
+        p.axis = name[3] == 'c' ? -1 : -2;
+    }
+    ck_assert_msg(op != XF_OP_COUNT, "%s", name);
+    int v = xf_graph_op(g, op, &p, args, n, NULL);
+    ck_assert_int_ge(v, 0);
+    return v;
+}
+
+static void make_rule(xf_rule *r, const char *src, const char *dst, const int64_t (*dims)[2])
+{
+    xf_rule_init(r);
+    for (int side = 0; side < 2; side++) {
+        xf_graph *g = side ? &r->dst : &r->src;
+        for (int i = 0; i < 3; i++) xf_test_input(g, NAMES[i], 2, dims[i]);
+        xf_test_parse_infix(g, side ? dst : src, ops);
+    }
+    xf_error err;
+    ck_assert_msg(xf_rule_validate(r, &err) == XF_OK, "%s", err.msg);
+}
+
+static const int64_t OWN[3][2] = {{4, 4}, {4, 4}, {4, 4}};
+static const char BLOCK_SRC[] = "matmul(catc(m0, m1), catr(m2, m0))";
+static const char BLOCK_DST[] = "matmul(catc(m1, m0), catr(m0, m2))";
+/* the chain: a block product is a sum of products, and back */
+static const char STEP1_SRC[] = "matmul(catc(m0, m1), catr(m2, m0))";
+static const char STEP1_DST[] = "ewadd(matmul(m0, m2), matmul(m1, m0))";
+static const char STEP2_SRC[] = "ewadd(matmul(m0, m2), matmul(m1, m0))";
+static const char STEP2_DST[] = "matmul(catc(m1, m0), catr(m0, m2))";
+
+START_TEST(operators_say_what_they_demand)
+{
+    xf_rule r;
+    xf_domain d;
+    xf_domain_init(&d);
+    xf_error err;
+    /* the block rule: the inner dims of its products add up alike; the
+     * boundary is not tied, so its operators admit the shapes it is false at */
+    make_rule(&r, BLOCK_SRC, BLOCK_DST, OWN);
+    ck_assert_msg(xf_domain_of_rule(&r, &d, &err) == XF_OK, "%s", err.msg);
+    expect_text(&d, "m0[-2] == m1[-2]; m0[-1] == m2[-1]; m0[-2] + m2[-2] == m0[-1] + m1[-1]");
+    const int64_t a[2] = {1, 1}, b[2] = {1, 2}, c[2] = {2, 1};
+    xf_shape s0 = xf_shape_make(2, a), s1 = xf_shape_make(2, b), s2 = xf_shape_make(2, c);
+    const xf_shape *bad[3] = {&s0, &s1, &s2};
+    ck_assert_int_eq(xf_domain_holds(&d, bad, 3), 1);
+    xf_rule_free(&r);
+    /* its first step: the products need their own inner dims equal */
+    make_rule(&r, STEP1_SRC, STEP1_DST, OWN);
+    ck_assert_int_eq(xf_domain_of_rule(&r, &d, &err), XF_OK);
+    expect_text(&d, "m0[-2] == m1[-2]; m0[-2] == m1[-1]; m0[-1] == m2[-2]; m0[-1] == m2[-1]");
+    ck_assert_int_eq(xf_domain_holds(&d, bad, 3), 0);
+    xf_rule_free(&r);
+    xf_domain_free(&d);
+}
+END_TEST
+
+/* A conv with a fixed kernel, a split into halves, a target split sized by
+ * its outputs and a generator sized by its consumer. */
+START_TEST(kernels_splits_and_generators)
+{
+    xf_error err;
+    xf_domain d;
+    xf_domain_init(&d);
+    const char *names[3] = {"x", "w", "v"};
+    char buf[512];
+    /* relu(conv(x, w)) => conv[relu](x, w): w's window is the kernel, the
+     * channels agree, an image may have any size the window fits */
+    {
+        xf_rule r;
+        xf_rule_init(&r);
+        const int64_t xd[4] = {2, 4, 4, 4}, wd[4] = {4, 4, 3, 3};
+        xf_params c = xf_params_default();
+        c.kernel[0] = c.kernel[1] = 3;
+        c.pads[0] = c.pads[1] = c.pads[2] = c.pads[3] = 1;
+        for (int side = 0; side < 2; side++) {
+            xf_graph *g = side ? &r.dst : &r.src;
+            int x = xf_test_input(g, "x", 4, xd), w = xf_test_input(g, "w", 4, wd);
+            c.activation = side ? XF_ACT_RELU : XF_ACT_NONE;
+            int y = xf_test_op2(g, XF_OP_CONV, &c, x, w);
+            xf_params p = xf_params_default();
+            if (!side) y = xf_graph_op(g, XF_OP_RELU, &p, &y, 1, NULL);
+            xf_test_out(g, y);
+        }
+        ck_assert_int_eq(xf_domain_of_rule(&r, &d, &err), XF_OK);
+        ck_assert_int_eq(xf_domain_format(&d, names, 2, buf, sizeof buf, &err), XF_OK);
+        ck_assert_str_eq(buf, "x[-3] == w[-3]; w[-2] == 3; w[-1] == 3");
+        xf_rule_free(&r);
+    }
+    /* matmul(x, w), matmul(x, v) => split(matmul(x, concat(w, v))): the
+     * split's sizes follow the outputs, so w and v may differ in width */
+    {
+        xf_rule r;
+        xf_rule_init(&r);
+        const int64_t d4[2] = {4, 4};
+        for (int side = 0; side < 2; side++) {
+            xf_graph *g = side ? &r.dst : &r.src;
+            int x = xf_test_input(g, "x", 2, d4), w = xf_test_input(g, "w", 2, d4),
+                v = xf_test_input(g, "v", 2, d4);
+            if (!side) {
+                xf_test_out(g, xf_test_op2(g, XF_OP_MATMUL, NULL, x, w));
+                xf_test_out(g, xf_test_op2(g, XF_OP_MATMUL, NULL, x, v));
+                continue;
+            }
+            xf_params cat = xf_params_default(), sp = xf_params_default();
+            cat.axis = sp.axis = -1;
+            sp.n_split = 2;
+            sp.split[0] = sp.split[1] = 4;
+            int m = xf_test_op2(g, XF_OP_MATMUL, NULL, x, xf_test_op2(g, XF_OP_CONCAT, &cat, w, v));
+            int n = xf_graph_add_node(g, XF_OP_SPLIT, &sp, &m, 1, 2, NULL, &err);
+            ck_assert_int_ge(n, 0);
+            xf_test_out(g, g->nodes[n].outputs[0]);
+            xf_test_out(g, g->nodes[n].outputs[1]);
+        }
+        ck_assert_int_eq(xf_domain_of_rule(&r, &d, &err), XF_OK);
+        ck_assert_int_eq(xf_domain_format(&d, names, 3, buf, sizeof buf, &err), XF_OK);
+        ck_assert_str_eq(buf, "x[-1] == w[-2]; x[-1] == v[-2]");
+        /* read backwards, the split is the source: the same domain */
+        xf_graph t = r.src;
+        r.src = r.dst;
+        r.dst = t;
+        ck_assert_int_eq(xf_domain_of_rule(&r, &d, &err), XF_OK);
+        ck_assert_int_eq(xf_domain_format(&d, names, 3, buf, sizeof buf, &err), XF_OK);
+        ck_assert_msg(strstr(buf, "x[-1] == w[-2]; x[-1] == v[-2]") == buf, "%s", buf);
+        xf_rule_free(&r);
+    }
+    /* matmul(x, imatrix) => x: the identity is sized from x; pinned when
+     * the proof covers the own size only */
+    {
+        xf_rule r;
+        xf_rule_init(&r);
+        const int64_t d4[2] = {4, 4};
+        int x = xf_test_input(&r.src, "x", 2, d4);
+        xf_params ip = xf_params_default();
+        ip.n_shape = 2;
+        ip.shape[0] = ip.shape[1] = 4;
+        int id = xf_graph_op(&r.src, XF_OP_CONST_IDENTITY_MATRIX, &ip, NULL, 0, NULL);
+        ck_assert_int_ge(id, 0);
+        xf_test_out(&r.src, xf_test_op2(&r.src, XF_OP_MATMUL, NULL, x, id));
+        xf_test_out(&r.dst, xf_test_input(&r.dst, "x", 2, d4));
+        ck_assert_int_eq(xf_domain_of_rule(&r, &d, &err), XF_OK);
+        ck_assert_int_eq(d.n, 0);
+        ck_assert_int_eq(xf_domain_of_rule_pinned(&r, &d, &err), XF_OK);
+        ck_assert_int_eq(xf_domain_format(&d, names, 1, buf, sizeof buf, &err), XF_OK);
+        ck_assert_str_eq(buf, "x[-1] == 4");
+        xf_rule_free(&r);
+    }
+    xf_domain_free(&d);
+}
+END_TEST
+
+/* ------------------------------------------------- a derived block rule */
+
+static int64_t add(xf_rulesdb *db, const char *src, const char *dst, xf_rule_status status)
+{
+    xf_rule r;
+    make_rule(&r, src, dst, OWN);
+    xf_rulesdb_rule_meta meta = {status, 0, NULL, 0};
+    int64_t id = 0;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_add_rule(db, &r, &meta, &id, NULL, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r);
+    return id;
+}
+
+/* A graph computing the block rule's source at shapes a, b, c. */
+static void block_graph(xf_graph *g, const int64_t *a, const int64_t *b, const int64_t *c)
+{
+    xf_graph_init(g);
+    xf_test_input(g, "m0", 2, a);
+    xf_test_input(g, "m1", 2, b);
+    xf_test_input(g, "m2", 2, c);
+    xf_test_parse_infix(g, BLOCK_SRC, ops);
+}
+
+/* Locations of action `action` of rs in g. */
+static int locations(const xf_ruleset *rs, int action, const xf_graph *g)
+{
+    xf_graph_index *ix = NULL;
+    xf_error err;
+    ck_assert_int_eq(xf_graph_index_build(g, &ix, &err), XF_OK);
+    int n = 0;
+    xf_match m[8];
+    ck_assert_int_eq(xf_match_rule(rs, action, g, ix, m, 8, &n, &err), XF_OK);
+    if (n > 0) { /* where it applies, it computes the same function */
+        xf_graph out;
+        ck_assert_msg(xf_match_apply(rs, g, ix, &m[0], &out, &err) == XF_OK, "%s", err.msg);
+        xf_test_expect_same_function(g, &out, 3, 1e-4);
+        xf_graph_free(&out);
+    }
+    xf_graph_index_free(ix);
+    return n;
+}
+
+START_TEST(derived_block_rule_holds_where_its_chain_does)
+{
+    const char *path = xf_test_tmp("domain_block.db");
+    xf_test_remove_db(path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    int64_t s1 = add(db, STEP1_SRC, STEP1_DST, XF_RULE_PROVED);
+    int64_t s2 = add(db, STEP2_SRC, STEP2_DST, XF_RULE_PROVED);
+    int64_t block = add(db, BLOCK_SRC, BLOCK_DST, XF_RULE_CANDIDATE);
+    ck_assert(s1 > 0 && s2 > 0);
+    xf_derive_db_options o;
+    xf_derive_db_options_init(&o);
+    o.size = 3;
+    o.same_size = 1;
+    xf_derive_tally t;
+    ck_assert_msg(xf_derive_db(db, &o, &t, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(t.derived, 1);
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    ck_assert_int_eq(xf_rulesdb_get_rule(db, block, &info, &err), XF_OK);
+    ck_assert_int_eq(info.status, XF_RULE_DERIVED);
+    ck_assert_ptr_nonnull(info.domain);
+    ck_assert_str_eq(info.domain, "m0[-2] == m1[-2]; m0[-2] == m1[-1]; m0[-1] == m2[-2]; "
+                                  "m0[-1] == m2[-1]");
+    /* the chain replays, and composes the same domain */
+    xf_rule r;
+    ck_assert_int_eq(xf_rulesdb_load_rule(db, block, &r, &err), XF_OK);
+    xf_rulesdb_step *steps = NULL;
+    int k = 0;
+    ck_assert_int_eq(xf_rulesdb_get_derivation(db, block, &steps, &k, &err), XF_OK);
+    xf_domain d;
+    xf_domain_init(&d);
+    ck_assert_msg(xf_derive_domain(db, block, &r, steps, k, &d, &err) == XF_OK, "%s", err.msg);
+    ck_assert(xf_domain_equal(&d, &r.domain));
+    const int64_t a[2] = {1, 1}, b[2] = {1, 2}, c[2] = {2, 1};
+    xf_shape s0 = xf_shape_make(2, a), s1s = xf_shape_make(2, b), s2s = xf_shape_make(2, c);
+    const xf_shape *refuting[3] = {&s0, &s1s, &s2s};
+    ck_assert_int_eq(xf_domain_holds(&r.domain, refuting, 3), 0);
+    const xf_shape *own[3] = {&r.src.values[r.src.inputs[0]].shape,
+                              &r.src.values[r.src.inputs[1]].shape,
+                              &r.src.values[r.src.inputs[2]].shape};
+    ck_assert_int_eq(xf_domain_holds(&r.domain, own, 3), 1);
+    xf_free(steps);
+    xf_domain_free(&d);
+    xf_rule_free(&r);
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_close(db);
+
+    /* the agent's rule set with derived rules: the block rule is applied
+     * where its domain holds (m0 2x3, m1 2x2, m2 3x3: the boundaries
+     * align), never where it does not (the refuting shapes, and m0 2x3,
+     * m1 2x1, m2 2x3, whose concats fit but whose blocks do not) */
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    ro.derived = 1;
+    ro.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    ck_assert_msg(xf_ruleset_load(path, &ro, &rs, &err) == XF_OK, "%s", err.msg);
+    int action = -1;
+    for (int i = 0; i < xf_ruleset_count(rs); i++)
+        if (xf_ruleset_rule_id(rs, i) == block) action = i;
+    ck_assert_int_ge(action, 0);
+    xf_graph g;
+    block_graph(&g, a, b, c);
+    ck_assert_int_eq(locations(rs, action, &g), 0);
+    xf_graph_free(&g);
+    const int64_t p0[2] = {2, 3}, p1[2] = {2, 1}, p2[2] = {2, 3};
+    block_graph(&g, p0, p1, p2);
+    ck_assert_int_eq(locations(rs, action, &g), 0);
+    xf_graph_free(&g);
+    const int64_t q0[2] = {2, 3}, q1[2] = {2, 2}, q2[2] = {3, 3};
+    block_graph(&g, q0, q1, q2);
+    ck_assert_int_eq(locations(rs, action, &g), 1);
+    xf_graph_free(&g);
+    xf_ruleset_free(rs);
+
+    /* a derived rule whose domain was never recorded (a schema 3 file
+     * read as it is) holds nowhere: the rule set skips it */
+    xf_test_sql_exec(path, "UPDATE rules SET domain = NULL WHERE status = 'derived'");
+    ck_assert_int_eq(xf_ruleset_load(path, &ro, &rs, &err), XF_OK);
+    for (int i = 0; i < xf_ruleset_count(rs); i++) ck_assert(xf_ruleset_rule_id(rs, i) != block);
+    const char *why = NULL;
+    ck_assert_int_eq(xf_ruleset_skipped(rs, &why), 1);
+    ck_assert_msg(why && strstr(why, "validity domain"), "%s", why ? why : "(null)");
+    xf_ruleset_free(rs);
+}
+END_TEST
+
+START_TEST(migration_to_v4_derives_again)
+{
+    const char *path = xf_test_tmp("domain_v3.db");
+    xf_test_remove_db(path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_int_eq(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err), XF_OK);
+    add(db, STEP1_SRC, STEP1_DST, XF_RULE_PROVED);
+    add(db, STEP2_SRC, STEP2_DST, XF_RULE_PROVED);
+    int64_t block = add(db, BLOCK_SRC, BLOCK_DST, XF_RULE_CANDIDATE);
+    xf_derive_db_options o;
+    xf_derive_db_options_init(&o);
+    o.size = 3;
+    o.same_size = 1;
+    xf_derive_tally t;
+    ck_assert_int_eq(xf_derive_db(db, &o, &t, &err), XF_OK);
+    xf_rulesdb_close(db);
+    /* back to version 3: no domain column */
+    xf_test_sql_exec(path, "ALTER TABLE rules DROP COLUMN domain; PRAGMA user_version = 3");
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM derivations"), 2);
+    /* read-only: as it is; a derived rule loads without a domain */
+    ck_assert_int_eq(xf_rulesdb_open(path, XF_RULESDB_READONLY, &db, &err), XF_OK);
+    xf_rule r;
+    ck_assert_int_eq(xf_rulesdb_load_rule(db, block, &r, &err), XF_OK);
+    ck_assert_int_eq(r.domain.known, 0);
+    xf_rule_free(&r);
+    xf_rulesdb_close(db);
+    /* a writer migrates: derived rules are candidates again, chains gone */
+    ck_assert_int_eq(xf_rulesdb_open(path, 0, &db, &err), XF_OK);
+    xf_rulesdb_close(db);
+    ck_assert_int_eq(xf_test_sql_int(path, "PRAGMA user_version"), XF_RULESDB_SCHEMA_VERSION);
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM rules WHERE status = 'derived'"),
+                     0);
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM derivations"), 0);
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT count(*) FROM rules WHERE status = 'proved'"
+                                           " AND domain IS NULL"),
+                     2);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("domain");
+    TCase *t = tcase_create("core");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, text_round_trips_and_normalises);
+    tcase_add_test(t, operators_say_what_they_demand);
+    tcase_add_test(t, kernels_splits_and_generators);
+    tcase_add_test(t, derived_block_rule_holds_where_its_chain_does);
+    tcase_add_test(t, migration_to_v4_derives_again);
+    suite_add_tcase(s, t);
+    return xf_test_run(s);
+}
