@@ -55,8 +55,9 @@ static const char transformer_vocab[] =
  * head split of the last axis and back), one position taken along the
  * sequence axis (a class token) and its unit axis squeezed, a matmul of
  * 3-D activations by a 2-D weight, bias and scalar adds that broadcast, and
- * erf (GELU as exported). Rank-restricted so they only meet the tensors
- * they are for. */
+ * erf, tanh and a power by a scalar (GELU as exported, exact and
+ * approximated: x + 0.044715 x^3 as Pow(x, 3)). Rank-restricted
+ * so they only meet the tensors they are for. */
 static const char view_vocab[] =
     "reshape view=flatten rank=3\n"
     "reshape view=unflatten lead=2 rank=2\n"
@@ -68,13 +69,20 @@ static const char view_vocab[] =
     "ewadd broadcast=1 rank=2|3,1\n"
     "ewadd broadcast=1 rank=1,2|3\n"
     "ewadd broadcast=1 rank=2|3,0\n"
-    "erf\n";
+    "erf\n"
+    "tanh\n"
+    "pow broadcast=1 rank=2|3,0\n";
 
 static const char taso_inputs[] =
     "x0:2x4x4x4,x1:2x4x4x4,w0:4x4x3x3,w1:4x4x3x3,w2:4x4x1x1,m0:4x4,m1:4x4,m2:4x4,s0:scalar";
 static const char default_inputs[] =
     "x0:2x4x4x4,x1:2x4x4x4,w0:4x4x3x3,w1:4x4x3x3,w2:4x4x1x1,m0:4x4,m1:4x4,m2:4x4,s0:scalar,"
     "b0:2x4x4,g0:4";
+/* default's: a second [B, S, H] activation, so that a view or a slice
+ * moves past an operator of two different ones (a residual add) */
+static const char view_inputs[] =
+    "x0:2x4x4x4,x1:2x4x4x4,w0:4x4x3x3,w1:4x4x3x3,w2:4x4x1x1,m0:4x4,m1:4x4,m2:4x4,s0:scalar,"
+    "b0:2x4x4,g0:4,b1:2x4x4";
 
 void xf_enum_config_init(xf_enum_config *c)
 {
@@ -123,7 +131,9 @@ xf_status xf_enum_config_preset(xf_enum_config *c, const char *name, xf_error *e
 {
     xf_status st = preset_vocab(c, name, err);
     if (st != XF_OK) return st;
-    return xf_enum_inputs_parse(c, strcmp(name, "taso") == 0 ? taso_inputs : default_inputs, err);
+    const char *in = !strcmp(name, "taso") ? taso_inputs : !strcmp(name, "default") ? view_inputs
+                                                                                     : default_inputs;
+    return xf_enum_inputs_parse(c, in, err);
 }
 
 xf_status xf_enum_vocab_load(xf_enum_config *c, const char *preset_or_path, xf_error *err)

@@ -19,7 +19,7 @@ int enum_var_arity(const xf_enum_opvar *v)
     case XF_OP_CONST_POOL:
         return 0;
     case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_DIV: case XF_OP_SCALAR_MUL:
-    case XF_OP_MATMUL: case XF_OP_CONV: case XF_OP_CONCAT: case XF_OP_LAYERNORM:
+    case XF_OP_POW: case XF_OP_MATMUL: case XF_OP_CONV: case XF_OP_CONCAT: case XF_OP_LAYERNORM:
         return 2;
     default:
         return 1;
@@ -33,7 +33,8 @@ int enum_var_outputs(const xf_enum_opvar *v)
 
 static int is_elementwise_binary(xf_op op)
 {
-    return op == XF_OP_ADD || op == XF_OP_SUB || op == XF_OP_MUL || op == XF_OP_DIV;
+    return op == XF_OP_ADD || op == XF_OP_SUB || op == XF_OP_MUL || op == XF_OP_DIV ||
+           op == XF_OP_POW;
 }
 
 /* The target shape of a reshape variant on input s (n_shape 0 when it does

@@ -257,6 +257,8 @@ static const xf_axiom_instance instances[] = {
     {"gelu-view", "x:2x3x2", "gelu(reshape[shape=6x2](x))", "reshape[shape=6x2](gelu(x))"},
     {"erf-view", "x:2x3x2", "erf(reshape[shape=6x2](x))", "reshape[shape=6x2](erf(x))"},
     {"exp-view", "x:2x3x2", "exp(reshape[shape=6x2](x))", "reshape[shape=6x2](exp(x))"},
+    {"pow-view", "x:2x3x2 e:", "pow(reshape[shape=6x2](x),e)", "reshape[shape=6x2](pow(x,e))"},
+    {"pow-slice", "x:2x3 e:", "pow(" SPL "(x),e)", SPL "(pow(x,e))"},
     {"ewadd-view", "x:2x3x2 y:2x3x2", "ewadd(reshape[shape=6x2](x),reshape[shape=6x2](y))",
      "reshape[shape=6x2](ewadd(x,y))"},
     {"ewmul-view", "x:4x2 y:4x2", "ewmul(reshape[shape=2x2x2](x),reshape[shape=2x2x2](y))",

@@ -181,6 +181,11 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
     case XF_OP_GELU: r = app(v, XF_AX_GELU, 0, NULL, 1, in); break;
     case XF_OP_ERF: r = app(v, XF_AX_ERF, 0, NULL, 1, in); break;
     case XF_OP_EXP: r = app(v, XF_AX_EXP, 0, NULL, 1, in); break;
+    case XF_OP_POW:
+        if (g->values[nd->inputs[1]].shape.rank != 0)
+            return unsupported(g, ni, "only a power by a scalar is modelled", err);
+        r = app(v, XF_AX_POW, 0, NULL, 2, in);
+        break;
     case XF_OP_IDENTITY:
     case XF_OP_DROPOUT: r = in[0]; break;
     case XF_OP_CONV: {

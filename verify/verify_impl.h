@@ -36,6 +36,7 @@ typedef enum xf_ax_fn {
     XF_AX_SHP,    /* (shp x): Int, the id of x's shape */
     XF_AX_RNK,    /* (rnk x): Int, x's rank */
     XF_AX_LASTD,  /* (lastd s): Int, the id of the last dim of shape s */
+    XF_AX_POW,    /* (pow x e): an element-wise function of x and the scalar e */
     XF_AX_FN_COUNT
 } xf_ax_fn;
 

@@ -62,8 +62,10 @@ static void usage(FILE *f)
             "                     and for searches on --cost fused)\n"
             "  --locations N      locations per rule considered (default 200)\n"
             "  --max-rule-size N  use rules with at most N operators per side (default: all)\n"
-            "  --derived-rules    also use the derived rules (xferverify: chains of proved rules)\n"
-            "                     as single actions (macro-actions)\n"
+            "  --no-derived-rules use only the proved rules, not the derived ones (xferverify:\n"
+            "                     chains of proved rules, used as single actions, macro-actions,\n"
+            "                     where their validity domain holds; the default uses them: the\n"
+            "                     rules that bring a flatten in around a matmul are derived)\n"
             "  --all-rules        also use rules that are not proved (candidate/unknown): unsafe,\n"
             "                     only with the numerical check\n"
             "  --all-actions      keep the actions that can never match this model (by default\n"
@@ -161,6 +163,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->candidates = xf_arbiter_options_default().max_models;
     o->scalings_both = 1;
     o->passes = CLI_PASSES_BOTH;
+    o->derived_rules = 1;
     o->lookahead = 1;
     o->target_every = 50;
     for (int i = 1; i < argc; i++) {
@@ -274,8 +277,10 @@ int cli_parse(int argc, char **argv, cli_options *o)
             takes = 0;
             if (!strcmp(a, "--all-rules")) {
                 o->rule_status = -1;
-            } else if (!strcmp(a, "--derived-rules")) {
+            } else if (!strcmp(a, "--derived-rules")) { /* the default; kept for scripts */
                 o->derived_rules = 1;
+            } else if (!strcmp(a, "--no-derived-rules")) {
+                o->derived_rules = 0;
             } else if (!strcmp(a, "--all-actions")) {
                 o->all_actions = 1;
             } else if (!strcmp(a, "--no-check")) {

@@ -63,6 +63,12 @@ xf_status cli_learn(const cli_options *o, xf_env *env, xf_cost_model *cm, xf_sea
 
 /* Prints the rules applied, grouped with counts, most frequent first. */
 void cli_print_applied(const xf_ruleset *rs, const xf_search_result *res);
+/* Prints which rewrites of the written model the proved rules made (those
+ * with a reshape or a slice counted apart) and which the hand passes made
+ * (narrowing, the split layout, the unbatched layout variant). applied:
+ * the written candidate's rules (NULL: the input was written). */
+void cli_print_made_by(const cli_options *o, const xf_ruleset *rs, const xf_search_result *applied,
+                       const xf_prepare_stats *ps, int unbatched);
 
 /* What cli_write_checked wrote. */
 typedef enum cli_wrote {

@@ -539,17 +539,21 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
         }
     }
     if (s->target) print_target(s);
+    const xf_prepare_stats *ps = xf_env_prepare_stats(ms->env);
     if (s->oc.kept_original) {
         printf("rules applied:   0 (the search's %d rewrites did not pay off as written%s)\n",
                r->n_applied, s->target ? " in the target" : "");
+        cli_print_made_by(o, ms->rs, NULL, ps, 0);
     } else if (s->target && r->n_candidates > 0) {
         const xf_search_candidate *c = &r->candidates[s->arb.e[s->arb.chosen].candidate];
         xf_search_result view = *r;
         view.n_applied = c->n_applied;
         view.applied = c->applied;
         cli_print_applied(ms->rs, &view);
+        cli_print_made_by(o, ms->rs, &view, ps, s->arb.e[s->arb.chosen].unbatched);
     } else {
         cli_print_applied(ms->rs, r);
+        cli_print_made_by(o, ms->rs, r, ps, 0);
     }
     int n_sym = xf_onnx_dynamic_count(s->dyn);
     for (int i = 0; i < n_sym; i++)

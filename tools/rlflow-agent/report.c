@@ -49,3 +49,29 @@ void cli_print_applied(const xf_ruleset *rs, const xf_search_result *res)
     }
     xf_free(c);
 }
+
+void cli_print_made_by(const cli_options *o, const xf_ruleset *rs, const xf_search_result *applied,
+                       const xf_prepare_stats *ps, int unbatched)
+{
+    static const char *const passes[] = {"rules", "expert", "both"};
+    int n = applied ? applied->n_applied : 0, views = 0;
+    for (int i = 0; i < n; i++) {
+        int a = applied->applied[i];
+        if (a < -1) a = XF_ACTION_OF_BACKWARD(a);
+        if (a >= 0 && a < xf_ruleset_count(rs)) views += xf_rule_has_view_op(xf_ruleset_rule(rs, a));
+    }
+    printf("made by:         --passes %s: proved rules %d rewrite%s (%d with a reshape or a slice)",
+           passes[o->passes], n, n == 1 ? "" : "s", views);
+    if (!applied) {
+        printf("; the input was written\n");
+        return;
+    }
+    printf("; hand passes: ");
+    if (o->passes == CLI_PASSES_RULES) {
+        printf("none\n");
+        return;
+    }
+    printf("narrowing %d operator%s, split layout %d, unbatched layout %s\n", ps->narrowed_ops,
+           ps->narrowed_ops == 1 ? "" : "s", ps->merged_split_layouts,
+           unbatched ? "chosen" : "not chosen");
+}
