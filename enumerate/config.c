@@ -69,8 +69,8 @@ static const char view_vocab[] =
     "ewadd broadcast=1 rank=2|3,1\n"
     "ewadd broadcast=1 rank=1,2|3\n"
     "ewadd broadcast=1 rank=2|3,0\n"
-    "erf\n"
-    "tanh\n"
+    "erf rank=2|3\n"
+    "tanh rank=2|3\n"
     "pow broadcast=1 rank=2|3,0\n";
 
 static const char taso_inputs[] =

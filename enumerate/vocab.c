@@ -153,7 +153,16 @@ static xf_status apply_key(const line_ctx *c, xf_enum_opvar *v, const char *key,
         else if (key[0] == 'c') p->count_include_pad = b;
         else v->broadcast = b;
     } else if (strcmp(key, "rank") == 0) {
-        if (!strchr(val, ',')) {
+        if (!strchr(val, ',') && strchr(val, '|')) { /* one input's set: "2|3" */
+            int sets[2];
+            char two[64];
+            snprintf(two, sizeof two, "%s,0", val);
+            if (strlen(val) > 40 || parse_rank_sets(two, sets) != 0)
+                return bad(c, op, key, val, "a rank 0..6, or a set like 2|3");
+            v->rank = 0;
+            v->in_ranks[0] = sets[0];
+            v->in_ranks[1] = 0;
+        } else if (!strchr(val, ',')) {
             if (parse_ints(val, ',', ints, 1) != 1 || ints[0] < 0 || ints[0] > XF_MAX_DIMS)
                 return bad(c, op, key, val, "a rank 0..6, or ranks per input (3,2 or 2|3,1)");
             v->rank = (int)ints[0];
@@ -333,14 +342,15 @@ static void format_opvar(const xf_enum_opvar *v, xf_strbuf *b)
     if (v->rank) xf_strbuf_printf(b, " rank=%d", v->rank);
     else if (v->in_ranks[0] || v->in_ranks[1]) {
         xf_strbuf_printf(b, " rank=");
-        for (int i = 0; i < 2; i++) {
+        int sets = v->in_ranks[1] || enum_var_arity(v) > 1 ? 2 : 1;
+        for (int i = 0; i < sets; i++) {
             int first = 1;
             for (int r = 0; r <= XF_MAX_DIMS; r++)
                 if (v->in_ranks[i] & (1 << r)) {
                     xf_strbuf_printf(b, "%s%d", first ? "" : "|", r);
                     first = 0;
                 }
-            if (i == 0) xf_strbuf_printf(b, ",");
+            if (i == 0 && sets == 2) xf_strbuf_printf(b, ",");
         }
     }
     if (op == XF_OP_RESHAPE) {

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "agent/rewrite/rewrite.h"
+#include "agent_fixture.h"
 #include "testutil.h"
 
 static xf_shape shp(int rank, int64_t a, int64_t b, int64_t c)
@@ -352,6 +352,64 @@ START_TEST(closure_finishes_the_chain)
 }
 END_TEST
 
+/* The same block through the environment and the TASO search with ONNX
+ * Runtime's layout cost: with the look-ahead, the best graph runs every
+ * matmul on 2-D values, and the rules applied on the path to it include the
+ * cancellation read backwards. */
+START_TEST(search_finds_the_layout)
+{
+    xf_rule r[6];
+    rule_intro(&r[0]);
+    rule_bias(&r[1]);
+    rule_relu(&r[2]);
+    rule_matmul(&r[3]);
+    rule_cancel(&r[4]);
+    rule_sum(&r[5]);
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 6, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < 6; i++) xf_rule_free(&r[i]);
+    xf_graph model;
+    xf_graph_init(&model);
+    xf_shape xs = shp(3, 4, 64, 32);
+    int x = xf_graph_add_input(&model, "x", XF_F32, &xs, &err);
+    const int64_t wd[2] = {32, 32}, bd[1] = {32};
+    int w1 = xf_test_weight(&model, "w1", 2, wd, 1), w2 = xf_test_weight(&model, "w2", 2, wd, 2);
+    int b1 = xf_test_weight(&model, "b1", 1, bd, 3), b2 = xf_test_weight(&model, "b2", 1, bd, 4);
+    int h = xf_test_op2(&model, XF_OP_RELU, NULL,
+                        xf_test_op2(&model, XF_OP_ADD, NULL, xf_test_op2(&model, XF_OP_MATMUL, NULL, x, w1), b1), -1);
+    int y = xf_test_op2(&model, XF_OP_ADD, NULL, xf_test_op2(&model, XF_OP_MATMUL, NULL, h, w2), b2);
+    xf_test_out(&model, xf_test_op2(&model, XF_OP_ADD, NULL, y, x));
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_env_options eo = xf_env_options_default();
+    eo.layout_view_ms = XF_ORT_VIEW_MS;
+    eo.layout_gbps = XF_ORT_LAYOUT_GBPS;
+    xf_env *e = NULL;
+    ck_assert_msg(xf_env_create(rs, cm, &model, &eo, &e, &err) == XF_OK, "%s", err.msg);
+    xf_search_options so = xf_search_options_default();
+    so.budget = 20;
+    xf_search_result res;
+    xf_search_result_init(&res);
+    ck_assert_msg(xf_search_run(e, XF_SEARCH_TASO, &so, &res, &err) == XF_OK, "%s", err.msg);
+    ck_assert_double_lt(res.best_ms, res.initial_ms);
+    ck_assert_int_eq(count_rank(&res.best, XF_OP_MATMUL, 3), 0);
+    int back = 0;
+    for (int i = 0; i < res.n_applied; i++) back += res.applied[i] == XF_ACTION_BACKWARD(4);
+    ck_assert_int_eq(back, 1);
+    xf_graph fin;
+    ck_assert_msg(xf_agent_finish(&res.best, &fin, NULL, &err) == XF_OK, "%s", err.msg);
+    xf_test_expect_same_function(&model, &fin, 2, 1e-4);
+    xf_graph_free(&fin);
+    xf_search_result_free(&res);
+    xf_env_free(e);
+    xf_cost_close(cm);
+    xf_graph_free(&model);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("agent_views");
@@ -360,6 +418,7 @@ int main(void)
     tcase_add_test(tc, sizes_must_agree);
     tcase_add_test(tc, unbound_size_matches_exactly);
     tcase_add_test(tc, closure_finishes_the_chain);
+    tcase_add_test(tc, search_finds_the_layout);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }
