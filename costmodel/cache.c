@@ -12,12 +12,22 @@
  *
  * Opening refuses files that are not rlflow cost caches (another SQLite
  * database, a corrupt file, a newer schema) with a message naming the file,
- * instead of writing into them. Statements are prepared once.
+ * instead of writing into them: the checks come before anything is
+ * written (the journal mode too), so a refused file is left as it was; and
+ * a path that is not a regular file (a device, a FIFO) or that this run
+ * must not write over (xf_outfile_check: its model, its rules database) is
+ * refused before SQLite opens it. An entry whose cost is not a finite
+ * number >= 0 (text, NaN, inf, a negative time: a file edited or damaged)
+ * is not returned, so the operator is measured again and the entry
+ * replaced. Statements are prepared once.
  */
 #include "cache.h"
 
+#include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -126,6 +136,17 @@ xf_status xf_cost_cache_open(const char *path, xf_cost_cache **out, xf_error *er
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory opening the cost cache");
     }
     xf_status st = XF_OK;
+    struct stat sb;
+    if (path && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        st = XF_FAIL(err, XF_ERR_IO, "cost cache %s is not a regular file (%s); pass a file path",
+                     path, S_ISCHR(sb.st_mode) ? "a character device"
+                           : S_ISBLK(sb.st_mode) ? "a block device"
+                           : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                           : S_ISDIR(sb.st_mode) ? "a directory"
+                                                 : "not a plain file");
+        goto out;
+    }
+    if (path && (st = xf_outfile_check(path, err)) != XF_OK) goto out;
     if (sqlite3_open_v2(c->path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
         st = XF_FAIL(err, XF_ERR_IO, "cannot open cost cache %s: %s", c->path,
@@ -133,10 +154,11 @@ xf_status xf_cost_cache_open(const char *path, xf_cost_cache **out, xf_error *er
         goto out;
     }
     sqlite3_busy_timeout(c->db, 10000);
+    /* recognised (or created) first: a file refused is left unchanged */
+    st = check_or_create(c, err);
     /* WAL lets several processes read while one writes; in-memory ignores it. */
-    st = exec_sql(c, path ? "PRAGMA journal_mode=WAL" : "PRAGMA journal_mode=MEMORY", err);
+    if (!st) st = exec_sql(c, path ? "PRAGMA journal_mode=WAL" : "PRAGMA journal_mode=MEMORY", err);
     if (!st) st = exec_sql(c, "PRAGMA synchronous=NORMAL", err);
-    if (!st) st = check_or_create(c, err);
     if (!st)
         st = prepare(c,
                      "SELECT ms, flops, bytes, kernels FROM op_cost WHERE identity=?1 AND config=?2",
@@ -175,6 +197,22 @@ void xf_cost_cache_close(xf_cost_cache *c)
     xf_free(c);
 }
 
+/* A numeric column holding a finite number >= 0. */
+static int valid_number(sqlite3_stmt *s, int col)
+{
+    int t = sqlite3_column_type(s, col);
+    if (t != SQLITE_FLOAT && t != SQLITE_INTEGER) return 0;
+    double v = sqlite3_column_double(s, col);
+    return isfinite(v) && v >= 0;
+}
+
+/* The row of an entry (ms, flops, bytes, kernels) is one to trust. */
+static int valid_row(sqlite3_stmt *s)
+{
+    return valid_number(s, 0) && valid_number(s, 1) && valid_number(s, 2) &&
+           sqlite3_column_type(s, 3) == SQLITE_INTEGER && sqlite3_column_int64(s, 3) >= 0;
+}
+
 xf_status xf_cost_cache_get(xf_cost_cache *c, const char *identity, const char *config,
                             xf_op_cost *out, int *found, xf_error *err)
 {
@@ -184,7 +222,7 @@ xf_status xf_cost_cache_get(xf_cost_cache *c, const char *identity, const char *
     sqlite3_bind_text(s, 1, identity, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, config, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
+    if (rc == SQLITE_ROW && valid_row(s)) {
         out->ms = sqlite3_column_double(s, 0);
         out->flops = sqlite3_column_double(s, 1);
         out->bytes = sqlite3_column_double(s, 2);
@@ -226,7 +264,8 @@ xf_status xf_cost_cache_get_roofline(xf_cost_cache *c, const char *machine, doub
     if (rc == SQLITE_ROW) {
         *peak_gflops = sqlite3_column_double(s, 0);
         *bandwidth_gbps = sqlite3_column_double(s, 1);
-        *found = *peak_gflops > 0 && *bandwidth_gbps > 0;
+        *found = valid_number(s, 0) && valid_number(s, 1) && isfinite(*peak_gflops) &&
+                 isfinite(*bandwidth_gbps) && *peak_gflops > 0 && *bandwidth_gbps > 0;
     }
     sqlite3_reset(s);
     sqlite3_clear_bindings(s);

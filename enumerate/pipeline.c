@@ -233,9 +233,17 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
         st = xf_rulesdb_open(o->out, o->resume ? 0 : XF_RULESDB_CREATE, &x.db, err);
         if (st != XF_OK && o->resume) xf_error_prefix(err, "nothing to resume");
     }
-    if (st == XF_OK) st = begin_run(&x, &cfg, options, inputs, err);
+    /* a bad configuration, a file that is not a rules database or cannot
+     * be opened: bad input (exit 2); recording the run on an open database
+     * (locked by another writer past the wait): a failure while running
+     * (exit 1), as in every tool (docs/cli.md) */
     if (st != XF_OK) {
         res->bad_input = 1;
+        goto out;
+    }
+    st = begin_run(&x, &cfg, options, inputs, err);
+    if (st != XF_OK) {
+        res->bad_input = st != XF_ERR_IO && st != XF_ERR_NOMEM;
         goto out;
     }
     res->run_id = x.run_id;

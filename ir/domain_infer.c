@@ -69,8 +69,19 @@ typedef struct iatom {
     int64_t m;
 } iatom;
 
+/* An opaque window output already made: the same function of the same
+ * form is the same variable (a strided conv of x on both sides of a rule
+ * has one output size, whatever it is). */
+typedef struct opaque_memo {
+    lin in;
+    int64_t k, s, dil, p0, p1;
+    int ceil_mode, var;
+} opaque_memo;
+
 typedef struct eng {
     int pin_generators; /* generators at their own size (rule_generator) */
+    opaque_memo *memo;
+    int n_memo, cap_memo;
     int n_inputs, n_in_vars;
     int *base; /* first variable of each graph input */
     var *v;
@@ -178,6 +189,15 @@ static int lin_axpy(const lin *a, int64_t k, const lin *b, lin *r)
     o.n = m;
     *r = o;
     return 0;
+}
+
+/* The same form, term for term. */
+static int lin_equal(const lin *a, const lin *b)
+{
+    if (a->n != b->n || a->c != b->c || a->den != b->den) return 0;
+    for (int i = 0; i < a->n; i++)
+        if (a->var[i] != b->var[i] || a->coef[i] != b->coef[i]) return 0;
+    return 1;
 }
 
 /* The form's value where the graph was built (its own sizes). */
@@ -402,7 +422,29 @@ static lin window(gctx *c, const lin *in, int64_t k, int64_t s, int64_t dil, int
         lin one = lin_const(1), out;
         if (lin_axpy(&avail, 1, &one, &out) == 0) return out;
     }
-    return opaque_of(c->E, in, 1, own_out);
+    eng *E = c->E;
+    opaque_memo key = {*in, k, s, dil, p0, p1, ceil_mode, 0};
+    for (int i = 0; i < E->n_memo; i++) {
+        const opaque_memo *m = &E->memo[i];
+        if (lin_equal(&m->in, in) && m->k == k && m->s == s && m->dil == dil && m->p0 == p0 &&
+            m->p1 == p1 && m->ceil_mode == ceil_mode)
+            return lin_var(m->var);
+    }
+    lin out = opaque_of(E, in, 1, own_out);
+    if (E->st != XF_OK || out.n != 1) return out;
+    if (E->n_memo == E->cap_memo) {
+        int cap = E->cap_memo ? 2 * E->cap_memo : 8;
+        opaque_memo *p = xf_realloc(E->memo, sizeof *p * (size_t)cap);
+        if (!p) {
+            E->st = XF_FAIL(E->err, XF_ERR_NOMEM, "out of memory inferring a validity domain");
+            return out;
+        }
+        E->memo = p;
+        E->cap_memo = cap;
+    }
+    key.var = out.var[0];
+    E->memo[E->n_memo++] = key;
+    return out;
 }
 
 static void rule_conv(gctx *c, const xf_node *nd)
@@ -851,6 +893,7 @@ static xf_status eng_init(eng *E, const xf_graph *g, xf_error *err)
 
 static void eng_free(eng *E)
 {
+    xf_free(E->memo);
     xf_free(E->base);
     xf_free(E->v);
     xf_free(E->a);

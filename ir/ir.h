@@ -1011,6 +1011,26 @@ xf_status xf_outfile_commit(xf_outfile *o, xf_error *err);
 xf_status xf_outfile_commit_all(xf_outfile *o, int n, xf_error *err);
 /* Drops the file: the destination stays as it was. */
 void xf_outfile_abort(xf_outfile *o);
+/* Files this process must not write over (its inputs: a model, a rules
+ * database, a cost cache): xf_outfile_open refuses an output that is one of
+ * them (same device and inode, or for a file not yet there the same
+ * resolved path) with XF_ERR_INVALID naming it and `what` ("the input
+ * model"); writers that do not go through xf_outfile (SQLite) call
+ * xf_outfile_check. Up to 16; a tool registers them before it writes.
+ * xf_outfile_protect_clear forgets them (tests). Not thread-safe: register
+ * before starting threads. */
+xf_status xf_outfile_protect(const char *path, const char *what, xf_error *err);
+xf_status xf_outfile_check(const char *path, xf_error *err);
+void xf_outfile_protect_clear(void);
+/* (A temporary file being written is removed when SIGINT, SIGTERM or
+ * SIGHUP stops the process, unless the tool set its own handler.) */
+
+/* Whether path can be written as an output, without writing it: its
+ * temporary file is created next to it and removed (a device, FIFO or
+ * socket is only checked against the protected files). A tool checks its
+ * outputs so before a long run, not after. */
+xf_status xf_outfile_probe(const char *path, xf_error *err);
+
 /* data[0..len) as the whole content of path, through an xf_outfile. */
 xf_status xf_outfile_write_all(const char *path, const void *data, size_t len, xf_error *err);
 

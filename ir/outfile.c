@@ -16,12 +16,25 @@
  * and fsynced before the first is renamed into place, so a failure while
  * writing any of them leaves every destination as it was. xf_fd_write_all
  * is the write loop of a worker's pipe (verify/, derive/).
+ *
+ * Two guards. A run names the files it reads (xf_outfile_protect: its
+ * model, its rules database, its cost cache) and no output may be one of
+ * them (same device and inode, or for a file not there yet the same
+ * resolved path): `-o rules.db` or `--external-data model.onnx` named the
+ * tool's own input and destroyed it. And a temporary file being written
+ * is removed when the process is stopped by SIGINT, SIGTERM or SIGHUP
+ * (where the tool has not set its own handler): a Ctrl-C during a write
+ * left `out.onnx.tmp.PID.0` (gigabytes with external data) behind.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "ir.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,8 +44,150 @@
 /* Temporary names tried before giving up ("<dest>.tmp.<pid>.<k>"). */
 #define MAX_TEMP_TRIES 100
 
+/* ----------------------------------------------------- files not to write */
+
+#define MAX_PROTECTED 16
+
+typedef struct protected_file {
+    int exists;
+    dev_t dev;
+    ino_t ino;
+    char *where; /* resolved path (the directory resolved, for a new file) */
+    char what[96];
+} protected_file;
+
+static protected_file protected_files[MAX_PROTECTED];
+static int n_protected;
+
+/* The resolved form of path: realpath of the file, or of its directory
+ * joined with its name when the file is not there (xf_malloc'd, NULL when
+ * even the directory cannot be resolved). */
+static char *resolved(const char *path)
+{
+    char r[PATH_MAX];
+    if (realpath(path, r)) return xf_strdup(r);
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (slash && slash == path) snprintf(dir, sizeof dir, "/");
+    if (!realpath(dir, r)) return NULL;
+    const char *base = slash ? slash + 1 : path;
+    size_t n = strlen(r) + strlen(base) + 2;
+    char *c = xf_malloc(n);
+    if (c) snprintf(c, n, "%s/%s", r, base);
+    return c;
+}
+
+xf_status xf_outfile_protect(const char *path, const char *what, xf_error *err)
+{
+    if (!path || !*path) return XF_OK;
+    struct stat sb;
+    int there = stat(path, &sb) == 0;
+    for (int i = 0; there && i < n_protected; i++) /* once is enough */
+        if (protected_files[i].exists && protected_files[i].dev == sb.st_dev &&
+            protected_files[i].ino == sb.st_ino)
+            return XF_OK;
+    if (n_protected == MAX_PROTECTED)
+        return XF_FAIL(err, XF_ERR_INVALID, "more than %d files to keep from being overwritten",
+                       MAX_PROTECTED);
+    protected_file *p = &protected_files[n_protected];
+    memset(p, 0, sizeof *p);
+    if (there) {
+        if (!S_ISREG(sb.st_mode)) return XF_OK; /* a device or FIFO is not overwritten */
+        p->exists = 1, p->dev = sb.st_dev, p->ino = sb.st_ino;
+    }
+    p->where = resolved(path);
+    snprintf(p->what, sizeof p->what, "%s", what ? what : "an input");
+    if (!p->exists && !p->where) return XF_OK; /* nowhere anything could be written */
+    n_protected++;
+    return XF_OK;
+}
+
+void xf_outfile_protect_clear(void)
+{
+    for (int i = 0; i < n_protected; i++) xf_free(protected_files[i].where);
+    n_protected = 0;
+}
+
+xf_status xf_outfile_check(const char *path, xf_error *err)
+{
+    if (!path || n_protected == 0) return XF_OK;
+    struct stat sb;
+    int exists = stat(path, &sb) == 0;
+    char *where = NULL;
+    for (int i = 0; i < n_protected; i++) {
+        const protected_file *p = &protected_files[i];
+        int same = exists && p->exists && sb.st_dev == p->dev && sb.st_ino == p->ino;
+        if (!same && p->where) {
+            if (!where) where = resolved(path);
+            same = where && strcmp(where, p->where) == 0;
+        }
+        if (same) {
+            xf_free(where);
+            return XF_FAIL(err, XF_ERR_INVALID,
+                           "%s is %s of this run: writing it would destroy it; name another file",
+                           path, p->what);
+        }
+    }
+    xf_free(where);
+    return XF_OK;
+}
+
+/* --------------------------------------------- temporary files and signals */
+
+#define MAX_LIVE_TEMPS 16
+
+static char *volatile live_temps[MAX_LIVE_TEMPS];
+static volatile sig_atomic_t handlers_set;
+
+/* SIGINT, SIGTERM, SIGHUP: the temporary files being written are removed,
+ * then the signal does what it would have done. */
+static void on_stop(int sig)
+{
+    for (int i = 0; i < MAX_LIVE_TEMPS; i++) {
+        char *t = live_temps[i];
+        if (t) unlink(t);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Installs on_stop for the signals whose disposition is still the default
+ * (a tool with its own handler stops gracefully and aborts its files). */
+static void set_handlers(void)
+{
+    if (handlers_set) return;
+    handlers_set = 1;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static void temp_live(char *tmp)
+{
+    set_handlers();
+    for (int i = 0; i < MAX_LIVE_TEMPS; i++)
+        if (!live_temps[i]) {
+            live_temps[i] = tmp;
+            return;
+        }
+}
+
+static void temp_gone(const char *tmp)
+{
+    for (int i = 0; tmp && i < MAX_LIVE_TEMPS; i++)
+        if (live_temps[i] == tmp) live_temps[i] = NULL;
+}
+
 static void outfile_free(xf_outfile *o)
 {
+    temp_gone(o->tmp);
     xf_free(o->path);
     xf_free(o->dest);
     xf_free(o->tmp);
@@ -122,6 +277,7 @@ static xf_status open_temp(xf_outfile *o, const struct stat *old, int *fd, xf_er
     if (*fd < 0)
         return XF_FAIL(err, XF_ERR_IO, "%s: cannot write: no free temporary name next to it",
                          o->path);
+    temp_live(o->tmp);
     if (old && fchmod(*fd, old->st_mode & 07777) != 0) {
         xf_status s = XF_FAIL(err, XF_ERR_IO, "%s: cannot set the mode of '%s': %s", o->path,
                               o->tmp, strerror(errno));
@@ -137,6 +293,8 @@ xf_status xf_outfile_open(xf_outfile *o, const char *path, xf_error *err)
 {
     memset(o, 0, sizeof *o);
     if (!path || !*path) return XF_FAIL(err, XF_ERR_INVALID, "output file: empty path");
+    xf_status guard = xf_outfile_check(path, err);
+    if (guard != XF_OK) return guard;
     o->path = xf_strdup(path);
     if (!o->path) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
     int exists = 0, fd = -1;
@@ -231,6 +389,17 @@ void xf_outfile_abort(xf_outfile *o)
     if (o->f) fclose(o->f);
     if (o->tmp) unlink(o->tmp);
     outfile_free(o);
+}
+
+xf_status xf_outfile_probe(const char *path, xf_error *err)
+{
+    struct stat st;
+    if (path && stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return xf_outfile_check(path, err); /* written through: opening a FIFO would wait */
+    xf_outfile o;
+    xf_status s = xf_outfile_open(&o, path, err);
+    if (s == XF_OK) xf_outfile_abort(&o);
+    return s;
 }
 
 xf_status xf_outfile_write_all(const char *path, const void *data, size_t len, xf_error *err)

@@ -289,9 +289,14 @@ xf_status xf_onnx_dynamic_open(const void *buf, size_t len, const char *name, co
     d->opts.n_dim_overrides = 0;
     imp_pb_alloc pa;
     imp_pb_alloc_init(&pa);
-    Onnx__ModelProto *model = onnx__model_proto__unpack(&pa.base, len, buf);
+    int too_deep = 0;
+    Onnx__ModelProto *model = imp_pb_unpack_model(&pa, len, buf, &too_deep);
     xf_status st = XF_OK;
-    if (!model || !model->graph)
+    if (too_deep)
+        st = XF_FAIL(err, XF_ERR_PARSE, "%s: its messages nest deeper than %d levels: refused "
+                                        "before decoding",
+                     name, IMP_PB_MAX_DEPTH);
+    else if (!model || !model->graph)
         st = XF_FAIL(err, pa.failed ? XF_ERR_NOMEM : XF_ERR_PARSE,
                      "%s: not a valid ONNX model (protobuf decoding failed or no graph)", name);
     else

@@ -371,11 +371,15 @@ static xf_status emit_generator(xf_export *x, int node)
     const xf_value *v = output_value(x, node, 0);
     xf_tensor t = {v->dtype, v->shape, NULL};
     size_t bytes = xf_tensor_bytes(&t);
+    char d[256];
+    /* the tensor is written out: it must fit the memory limit, as every
+     * tensor the interpreter would make does (ir/memlimit.c) */
+    if (xf_mem_limit_check(bytes, xf_node_describe(x->g, node, d, sizeof d), x->err) != XF_OK)
+        return x->st = XF_ERR_NOMEM;
     t.data = xf_export_alloc(x, bytes ? bytes : 1);
     if (!t.data) return x->st;
     xf_status st = xf_op_run(n->op, &n->params, 0, NULL, 1, &t, x->err);
     if (st != XF_OK) {
-        char d[256];
         xf_error_prefix(x->err, "%s", xf_node_describe(x->g, node, d, sizeof d));
         return x->st = st;
     }

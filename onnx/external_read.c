@@ -128,6 +128,9 @@ xf_status imp_ext_read(const Onnx__TensorProto *tp, const char *what, const char
         xf_free(path);
         return st;
     }
+    /* an input of this run: no output may be written over it (ir/outfile.c);
+     * a full list only means it is not guarded */
+    xf_outfile_protect(path, "the external data of an input model", NULL);
     FILE *f;
     st = xf_infile_open(path, &f, err);
     if (st != XF_OK) {

@@ -114,8 +114,10 @@ void xf_onnx_writer_free(xf_onnx_writer *w)
 }
 
 /* The data file's path, next to the model; refused when the model goes to
- * a device or FIFO (there is no directory of its own to put it in) or when
- * it would be the model file itself. */
+ * a device or FIFO (there is no directory of its own to put it in), when
+ * it would be the model file itself, when it is not a regular file or a
+ * new path, or when it is a file this run must not write over (its input
+ * model, its rules database: xf_outfile_check). */
 static xf_status plan_data_path(xf_onnx_writer *w, xf_error *err)
 {
     const char *loc = w->layout.used_location;
@@ -144,7 +146,19 @@ static xf_status plan_data_path(xf_onnx_writer *w, xf_error *err)
                        "%s: the external data file '%s' would be the model file itself; name "
                        "another file",
                        w->path, loc);
-    return XF_OK;
+    /* a device would swallow the weights (the model then cannot be read),
+     * a FIFO would block: a regular file or a new path only */
+    if (stat(w->data_path, &db) == 0 && !S_ISREG(db.st_mode))
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "the external data file '%s' is a %s; the weights go to a regular file "
+                       "or a new path",
+                       w->data_path,
+                       S_ISCHR(db.st_mode)    ? "character device"
+                       : S_ISBLK(db.st_mode)  ? "block device"
+                       : S_ISFIFO(db.st_mode) ? "FIFO"
+                       : S_ISDIR(db.st_mode)  ? "directory"
+                                              : "file that is not a plain file");
+    return xf_outfile_check(w->data_path, err);
 }
 
 xf_status xf_onnx_writer_open(const xf_graph *g, const char *path,

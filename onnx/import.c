@@ -356,8 +356,15 @@ static xf_status load_bytes(const void *buf, size_t len, void *owned, const char
     if (!buf && len) return XF_FAIL(err, XF_ERR_INVALID, "%s: no buffer given", name);
     imp_pb_alloc pa;
     imp_pb_alloc_init(&pa);
-    Onnx__ModelProto *model = onnx__model_proto__unpack(&pa.base, len, buf);
+    int too_deep = 0;
+    Onnx__ModelProto *model = imp_pb_unpack_model(&pa, len, buf, &too_deep);
     xf_free(owned);
+    if (too_deep)
+        return XF_FAIL(err, XF_ERR_PARSE,
+                       "%s: its messages nest deeper than %d levels (graphs in If or Loop "
+                       "branches within branches, or types within types): refused before "
+                       "decoding",
+                       name, IMP_PB_MAX_DEPTH);
     if (!model && pa.failed)
         return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory decoding the model", name);
     if (!model)

@@ -249,7 +249,10 @@ const char *imp_fresh_name(imp_state *st, const char *base, const char *suffix, 
         return NULL;
     }
     snprintf(buf, n, "%s%s", base, suffix);
-    for (int k = 1; imp_sym_find(st, buf) >= 0; k++) snprintf(buf, n, "%s%s_%d", base, suffix, k);
+    /* numbered from where the last fresh name stopped: a Sum of 20,000
+     * inputs asks 20,000 times, and counting from 1 each time took
+     * quadratic time (27 s) */
+    while (imp_sym_find(st, buf) >= 0) snprintf(buf, n, "%s%s_%d", base, suffix, ++st->fresh_next);
     return buf;
 }
 

@@ -100,6 +100,7 @@ typedef struct imp_state {
     imp_map names;     /* value name -> sym index */
     imp_map vinfo;     /* value name -> i: graph->value_info[i], or output[i - n_value_info] */
     xf_arena arena;    /* synthetic names, scratch strings */
+    int fresh_next;    /* imp_fresh_name's next number: names come in O(1), not O(names) */
     imp_map dim_syms;  /* symbolic dims seen on graph inputs -> 1 once warned about */
     imp_deferred *deferred; /* xf_malloc'd */
     int n_deferred, cap_deferred;
@@ -327,5 +328,17 @@ typedef struct imp_pb_alloc {
 } imp_pb_alloc;
 
 void imp_pb_alloc_init(imp_pb_alloc *a);
+
+/* Messages nested deeper than this (a graph in an If's branch in a node of
+ * a graph ...: three per graph) are refused before decoding. */
+#define IMP_PB_MAX_DEPTH 200
+
+/* onnx__model_proto__unpack after a scan of the wire format that refuses a
+ * model whose messages nest deeper than IMP_PB_MAX_DEPTH: protobuf-c
+ * decodes recursively, and 3,000 nested If branches (380 KB) overflowed
+ * the stack. NULL with *too_deep 1 then; otherwise as unpack (NULL for a
+ * malformed file, or a failed allocation: a->failed). */
+Onnx__ModelProto *imp_pb_unpack_model(imp_pb_alloc *a, size_t len, const uint8_t *buf,
+                                      int *too_deep);
 
 #endif /* XF_ONNX_IMPORT_INTERNAL_H */

@@ -195,6 +195,27 @@ static xf_status migrate(xf_rulesdb *db, xf_error *err)
     }
 }
 
+/* The tables a file of `version` has (an rlflow header over other tables,
+ * or a file whose tables were dropped, is refused at open rather than
+ * failing at the first query). */
+static xf_status tables_present(xf_rulesdb *db, int64_t version, xf_error *err)
+{
+    sqlite3_stmt *s = NULL;
+    const char *sql = "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN"
+                      " ('graphs', 'rules', 'rule_ops', 'runs', 'run_stages', 'derivations')";
+    if (sqlite3_prepare_v2(db->h, sql, -1, &s, NULL) != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return db_fail(db, err, "reading the schema");
+    }
+    int64_t n = sqlite3_column_int64(s, 0), want = version >= 3 ? 6 : 5;
+    sqlite3_finalize(s);
+    if (n == want) return XF_OK;
+    return XF_FAIL(err, XF_ERR_PARSE,
+                   "%s has an rlflow rules database's header (schema version %lld) but %lld of "
+                   "its %lld tables: it is damaged, or was not written by xfergen",
+                   db->path, (long long)version, (long long)n, (long long)want);
+}
+
 xf_status schema_check_and_migrate(xf_rulesdb *db, xf_error *err)
 {
     int64_t app_id = 0, version = 0, n_objects = 0;
@@ -218,6 +239,10 @@ xf_status schema_check_and_migrate(xf_rulesdb *db, xf_error *err)
                        db->path, (unsigned long long)(uint32_t)app_id, XF_RULESDB_APPLICATION_ID);
     if (version < 0 || version > XF_RULESDB_SCHEMA_VERSION || (version == 0 && !empty))
         return version_unknown(db, version, err);
+    if (!empty) {
+        st = tables_present(db, version, err);
+        if (st != XF_OK) return st;
+    }
     db->version = (int)version;
     if (version == XF_RULESDB_SCHEMA_VERSION) return XF_OK;
     if (empty && (db->readonly || !db->create))

@@ -10,10 +10,20 @@
  * the user named is never silently replaced by another. The handle is
  * never closed: ONNX Runtime keeps global state and threads that must not
  * outlive their code.
+ *
+ * Before dlopen the file is checked (check_elf): a regular file with a
+ * 64-bit ELF header whose program headers and loaded segments lie inside
+ * it. dlopen maps a truncated library and the process dies of SIGBUS when
+ * the loader touches a page past its end, with no message; this says which
+ * file and what is missing. After dlopen every entry of the API table that
+ * rlflow uses must be set (a table with NULL entries crashed the self
+ * check).
  */
 #include "target/ort.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +40,21 @@ typedef struct ort_api_base {
 
 typedef void (*ort_fn)(void);
 
-/* Copies entry `idx` of the API table into the field at `field`. */
-static void entry(const ort_fn *table, size_t idx, void *field)
+/* Copies entry `idx` of the API table into the field at `field`; counts
+ * a NULL one into *missing (the first one's index into *first). */
+static void entry_of(const ort_fn *table, size_t idx, void *field, int *missing, int *first)
 {
+    if (!table[idx] && (*missing)++ == 0) *first = (int)idx;
     memcpy(field, &table[idx], sizeof(ort_fn));
 }
 
-static void unpack(const ort_fn *t, xf_ort_api *a)
+#define entry(t, i, f) entry_of(t, i, f, &missing, first)
+
+/* The entries of table t into a; the number of NULL entries (the first's
+ * index in *first). */
+static int unpack(const ort_fn *t, xf_ort_api *a, int *first)
 {
+    int missing = 0;
     entry(t, 0, &a->CreateStatus);
     entry(t, 1, &a->GetErrorCode);
     entry(t, 2, &a->GetErrorMessage);
@@ -71,6 +88,59 @@ static void unpack(const ort_fn *t, xf_ort_api *a)
     entry(t, 99, &a->ReleaseTensorTypeAndShapeInfo);
     entry(t, 100, &a->ReleaseSessionOptions);
     entry(t, 130, &a->AddSessionConfigEntry);
+    return missing;
+}
+
+#undef entry
+
+/* The library file is a regular file holding a whole 64-bit ELF shared
+ * object: its header, program headers and every loaded segment lie inside
+ * the file. XF_ERR_UNSUPPORTED naming the file and what is wrong. */
+static xf_status check_elf(const char *path, const char *from, xf_error *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) return XF_OK; /* dlopen says it is not there */
+    FILE *f = NULL;
+    xf_status st = xf_infile_open(path, &f, err);
+    if (st != XF_OK) {
+        xf_error_prefix(err, "onnxruntime library %s (%s)", path, from);
+        return XF_ERR_UNSUPPORTED;
+    }
+    Elf64_Ehdr eh;
+    long size = -1;
+    const char *bad = NULL;
+    char why[160] = "";
+    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    if (size < (long)sizeof eh || fseek(f, 0, SEEK_SET) != 0 || fread(&eh, sizeof eh, 1, f) != 1)
+        bad = "it is shorter than an ELF header";
+    else if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+        bad = "it is not an ELF file";
+    else if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
+        bad = "it is not a 64-bit ELF file";
+    else if (eh.e_type != ET_DYN)
+        bad = "it is not a shared library";
+    else if (eh.e_phoff > (uint64_t)size ||
+             (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > (uint64_t)size - eh.e_phoff)
+        bad = "its program headers lie past its end (truncated?)";
+    for (int i = 0; !bad && i < eh.e_phnum; i++) {
+        Elf64_Phdr ph;
+        if (fseek(f, (long)(eh.e_phoff + (uint64_t)i * sizeof ph), SEEK_SET) != 0 ||
+            fread(&ph, sizeof ph, 1, f) != 1) {
+            bad = "its program headers cannot be read";
+        } else if (ph.p_type == PT_LOAD &&
+                   (ph.p_offset > (uint64_t)size || ph.p_filesz > (uint64_t)size - ph.p_offset)) {
+            snprintf(why, sizeof why,
+                     "it is truncated: %ld bytes, but segment %d needs bytes up to %llu", size, i,
+                     (unsigned long long)(ph.p_offset + ph.p_filesz));
+            bad = why;
+        }
+    }
+    fclose(f);
+    if (!bad) return XF_OK;
+    return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                   "onnxruntime library %s (%s) cannot be loaded: %s; install it with "
+                   "tools/setup.sh, or set RLFLOW_ORT_LIB to a libonnxruntime.so.1",
+                   path, from, bad);
 }
 
 /* A status made by CreateStatus must give back its code and message: this
@@ -103,6 +173,11 @@ xf_status xf_ort_load(const char *library, xf_ort *out, xf_error *err)
         from = "the default path";
     }
     snprintf(out->path, sizeof out->path, "%s", path);
+    /* a bare name (no '/') is for the dynamic loader's search path */
+    if (strchr(path, '/')) {
+        xf_status st = check_elf(path, from, err);
+        if (st != XF_OK) return st;
+    }
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *why = dlerror();
@@ -115,7 +190,7 @@ xf_status xf_ort_load(const char *library, xf_ort *out, xf_error *err)
     void *sym = dlsym(h, "OrtGetApiBase");
     if (sym) memcpy(&get_base, &sym, sizeof sym);
     const ort_api_base *base = get_base ? get_base() : NULL;
-    if (!base) {
+    if (!base || !base->GetApi || !base->GetVersionString) {
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "%s (%s) is not ONNX Runtime: it has no OrtGetApiBase; install ONNX Runtime "
                        "with tools/setup.sh, or set RLFLOW_ORT_LIB to a libonnxruntime.so.1",
@@ -128,7 +203,12 @@ xf_status xf_ort_load(const char *library, xf_ort *out, xf_error *err)
                        "%s (onnxruntime %s) does not offer C API version %u", path,
                        out->version ? out->version : "?", XF_ORT_API_VERSION);
     }
-    unpack(table, &out->api);
+    int first = 0, missing = unpack(table, &out->api, &first);
+    if (missing)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "%s (onnxruntime %s): %d entries of its C API table (version %u) that "
+                       "rlflow uses are missing, the first at index %d",
+                       path, out->version ? out->version : "?", missing, XF_ORT_API_VERSION, first);
     return self_check(out, err);
 }
 

@@ -21,6 +21,7 @@
 #include "agent/rewrite/rewrite.h"
 #include "derive/derive.h"
 #include "testutil.h"
+#include "verify/verify.h"
 
 static const char *const NAMES[3] = {"m0", "m1", "m2"};
 
@@ -350,6 +351,20 @@ START_TEST(derived_block_rule_holds_where_its_chain_does)
     xf_shape s0 = xf_shape_make(2, a), s1s = xf_shape_make(2, b), s2s = xf_shape_make(2, c);
     const xf_shape *refuting[3] = {&s0, &s1s, &s2s};
     ck_assert_int_eq(xf_domain_holds(&r.domain, refuting, 3), 0);
+    /* and the rule is false there: both sides rebuilt at those shapes
+     * (the verifier's counterexample shapes) differ in floats */
+    xf_shape at[3] = {s0, s1s, s2s};
+    xf_rule there;
+    ck_assert_int_eq(xf_verify_rule_at_shapes(&r, at, &there, &err), XF_OK);
+    xf_tensor in[3], ys, yd;
+    ck_assert_int_eq(xf_graph_random_inputs(&there.src, 1, in, &err), XF_OK);
+    ck_assert_int_eq(xf_interp_run(&there.src, in, 3, &ys, &err), XF_OK);
+    ck_assert_int_eq(xf_interp_run(&there.dst, in, 3, &yd, &err), XF_OK);
+    ck_assert(!xf_tensor_close(&ys, &yd, 1e-3, 1e-3));
+    xf_tensor_free(&ys);
+    xf_tensor_free(&yd);
+    for (int i = 0; i < 3; i++) xf_tensor_free(&in[i]);
+    xf_rule_free(&there);
     const xf_shape *own[3] = {&r.src.values[r.src.inputs[0]].shape,
                               &r.src.values[r.src.inputs[1]].shape,
                               &r.src.values[r.src.inputs[2]].shape};

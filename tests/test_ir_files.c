@@ -57,6 +57,67 @@ static void expect_no_temp(const char *dir)
     closedir(d);
 }
 
+/* SIGTERM (and SIGINT) during a write removes the temporary file and
+ * still ends the process with that signal (a Ctrl-C left
+ * out.onnx.tmp.PID.0 behind); the destination is left as it was. */
+START_TEST(outfile_temp_removed_on_stop_signals)
+{
+    char dir[4096], path[4200];
+    scratch_dir("outfile_signal", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/out.bin", dir);
+    write_text(path, "old");
+    const int sigs[2] = {SIGTERM, SIGINT};
+    for (int k = 0; k < 2; k++) {
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            signal(sigs[k], SIG_DFL);
+            xf_outfile o;
+            if (xf_outfile_open(&o, path, NULL) != XF_OK) _exit(3);
+            fputs("new content, half written", o.f);
+            fflush(o.f);
+            raise(sigs[k]);
+            _exit(4); /* not reached */
+        }
+        int status = 0;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == sigs[k], "status %d", status);
+        expect_no_temp(dir);
+        expect_content(path, "old");
+    }
+}
+END_TEST
+
+/* A file the process reads (xf_outfile_protect) is never an output: not by
+ * its path, not through another name (a link), and a new path registered
+ * is refused too; others are written. */
+START_TEST(outfile_refuses_protected_files)
+{
+    char dir[4096], in[4200], link[4200], fresh[4200], other[4200];
+    scratch_dir("outfile_protect", dir, sizeof dir);
+    snprintf(in, sizeof in, "%s/model.onnx", dir);
+    snprintf(link, sizeof link, "%s/alias.onnx", dir);
+    snprintf(fresh, sizeof fresh, "%s/cache.db", dir);
+    snprintf(other, sizeof other, "%s/out.onnx", dir);
+    write_text(in, "input");
+    ck_assert_int_eq(symlink(in, link), 0);
+    xf_error err;
+    ck_assert_int_eq(xf_outfile_protect(in, "the input model", &err), XF_OK);
+    ck_assert_int_eq(xf_outfile_protect(fresh, "the cost cache", &err), XF_OK);
+    ck_assert_int_eq(xf_outfile_write_all(in, "x", 1, &err), XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "is the input model of this run");
+    ck_assert_int_eq(xf_outfile_write_all(link, "x", 1, &err), XF_ERR_INVALID);
+    ck_assert_int_eq(xf_outfile_write_all(fresh, "x", 1, &err), XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "is the cost cache of this run");
+    ck_assert_int_eq(xf_outfile_probe(in, &err), XF_ERR_INVALID);
+    ck_assert_int_eq(xf_outfile_write_all(other, "ok", 2, &err), XF_OK);
+    expect_content(in, "input");
+    expect_content(other, "ok");
+    xf_outfile_protect_clear();
+    ck_assert_int_eq(xf_outfile_write_all(in, "x", 1, &err), XF_OK);
+}
+END_TEST
+
 START_TEST(outfile_writes_new_and_replaces_keeping_the_mode)
 {
     char dir[4096], path[4200];
@@ -219,6 +280,8 @@ static Suite *suite(void)
     tcase_add_test(t, outfile_writes_through_a_fifo);
     tcase_add_test(t, outfile_failure_leaves_the_destination);
     tcase_add_test(t, infile_refuses_what_is_not_a_regular_file);
+    tcase_add_test(t, outfile_temp_removed_on_stop_signals);
+    tcase_add_test(t, outfile_refuses_protected_files);
     suite_add_tcase(s, t);
     return s;
 }

@@ -15,13 +15,18 @@
  *    tensor's, locations that escape the model's directory (absolute, '..',
  *    a symbolic link leading out), a number that is not one;
  *  - writing is atomic for the pair: a data file that cannot be written
- *    leaves the old model in place and no temporary file behind;
+ *    (its writes fail at the flush) leaves the old model in place and no
+ *    temporary file behind; a data file that is a directory or a device is
+ *    refused before anything is written (issue 30: a device swallowed the
+ *    weights with exit 0);
  *  - the tools' --external-data options (modelzoo, xfonnx roundtrip).
  */
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -367,15 +372,16 @@ START_TEST(pair_written_atomically)
     fclose(f);
     xf_onnx_save_options o = xf_onnx_default_save_options();
     xf_error err;
-    /* the data file is a directory: nothing can be written */
+    /* the data file is a directory, or (through a link) a device: refused
+     * before anything is written (weights go to a regular file or a new
+     * path) */
     snprintf(d, sizeof d, "%s", path_of("atomic_dir"));
     mkdir(d, 0755);
     o.external_data = "atomic_dir";
-    ck_assert_int_eq(xf_onnx_save_with(&g, m, &o, &err), XF_ERR_IO);
+    ck_assert_int_eq(xf_onnx_save_with(&g, m, &o, &err), XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "is a directory; the weights go to a regular file");
     ck_assert_int_eq(file_size(m), 9);
     ck_assert_int_eq(temp_files_beside(m), 0);
-    /* the data file is a full disk: the writes fail at the flush, after the
-     * model's temporary file exists; both are dropped */
     const char *full = xf_test_full_device("atomic_full");
     if (!full) {
         xf_test_skip_part("no device that behaves as /dev/full");
@@ -385,13 +391,30 @@ START_TEST(pair_written_atomically)
         unlink(link);
         ck_assert_int_eq(symlink(full, link), 0);
         o.external_data = "atomic_full.bin";
-        ck_assert_int_eq(xf_onnx_save_with(&g, m, &o, &err), XF_ERR_IO);
-        xf_test_expect_contains(err.msg, "No space left on device");
+        ck_assert_int_eq(xf_onnx_save_with(&g, m, &o, &err), XF_ERR_INVALID);
+        xf_test_expect_contains(err.msg, "is a character device");
         ck_assert_int_eq(file_size(m), 9);
         ck_assert_int_eq(temp_files_beside(m), 0);
         unlink(link);
         if (strcmp(full, "/dev/full") != 0) unlink(full);
     }
+    /* the data file's writes fail at the flush (a file size limit stands
+     * in for a full disk), after the model's temporary file exists: both
+     * are dropped */
+    struct rlimit old, small = {1 << 20, 1 << 20};
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small.rlim_max = old.rlim_max;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+    o.external_data = "atomic_big.bin";
+    xf_status big = xf_onnx_save_with(&g, m, &o, &err);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, was);
+    ck_assert_int_eq(big, XF_ERR_IO);
+    xf_test_expect_contains(err.msg, "File too large");
+    ck_assert_int_eq(file_size(m), 9);
+    ck_assert_int_eq(temp_files_beside(m), 0);
+    ck_assert_int_eq(file_size(path_of("atomic_big.bin")), -1);
     /* and a good pair replaces the old model */
     o.external_data = "atomic.bin";
     ck_assert_int_eq(xf_onnx_save_with(&g, m, &o, &err), XF_OK);

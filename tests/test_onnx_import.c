@@ -2767,6 +2767,82 @@ START_TEST(agent_writes_the_input_when_dims_cannot_be_kept)
 }
 END_TEST
 
+/* Appends a protobuf varint / length-delimited field to b (at *n). */
+static void pb_varint(uint8_t *b, size_t *n, uint64_t v)
+{
+    do {
+        b[(*n)++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+}
+
+static void pb_field(uint8_t *b, size_t *n, unsigned f, const void *p, size_t len)
+{
+    pb_varint(b, n, (uint64_t)f << 3 | 2);
+    pb_varint(b, n, len);
+    memmove(b + *n, p, len);
+    *n += len;
+}
+
+/* A model whose graph holds an If whose then_branch holds an If ... depth
+ * levels deep (three messages a level). */
+static uint8_t *nested_ifs(int depth, size_t *len)
+{
+    size_t cap = (size_t)depth * 64 + 256, n = 0;
+    uint8_t *g = malloc(cap), *t = malloc(cap), *m = malloc(cap);
+    ck_assert(g && t && m);
+    pb_field(g, &n, 2, "g", 1);
+    for (int i = 0; i < depth; i++) {
+        size_t a = 0, k = 0, out = 0;
+        uint8_t *attr = malloc(n + 64), *node = malloc(n + 128);
+        ck_assert(attr && node);
+        pb_field(attr, &a, 1, "then_branch", 11);
+        pb_varint(attr, &a, 20 << 3);
+        pb_varint(attr, &a, 5);
+        pb_field(attr, &a, 6, g, n);
+        pb_field(node, &k, 1, "c", 1);
+        pb_field(node, &k, 2, "y", 1);
+        pb_field(node, &k, 4, "If", 2);
+        pb_field(node, &k, 5, attr, a);
+        pb_field(t, &out, 1, node, k);
+        pb_field(t, &out, 2, "g", 1);
+        free(attr);
+        free(node);
+        uint8_t *x = g;
+        g = t;
+        t = x;
+        n = out;
+    }
+    size_t mn = 0;
+    pb_varint(m, &mn, 1 << 3);
+    pb_varint(m, &mn, 8);
+    pb_field(m, &mn, 7, g, n);
+    free(g);
+    free(t);
+    *len = mn;
+    return m;
+}
+
+/* 3,000 nested If branches (120 KB) crashed the decoder's recursion: they
+ * are refused before decoding, naming the depth; 50 decode (and fail on
+ * what they lack, a dangling input). */
+START_TEST(deep_nesting_is_refused_before_decoding)
+{
+    size_t len = 0;
+    uint8_t *m = nested_ifs(3000, &len);
+    xf_graph g;
+    xf_error err;
+    ck_assert_int_eq(xf_onnx_load_buffer(m, len, "nested.onnx", NULL, NULL, &g, &err),
+                     XF_ERR_PARSE);
+    xf_test_expect_contains(err.msg, "nested.onnx: its messages nest deeper than 200 levels");
+    free(m);
+    m = nested_ifs(50, &len);
+    ck_assert_int_ne(xf_onnx_load_buffer(m, len, "nested.onnx", NULL, NULL, &g, &err), XF_OK);
+    ck_assert_msg(!strstr(err.msg, "nest deeper"), "%s", err.msg);
+    free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("onnx_import");
@@ -2812,6 +2888,7 @@ static Suite *suite(void)
     tcase_add_test(dyn, symbol_the_model_does_not_admit_is_written_fixed);
     tcase_add_test(dyn, agent_writes_the_input_when_dims_cannot_be_kept);
     tcase_add_test(model, outer_scope_initializers_are_kept);
+    tcase_add_test(model, deep_nesting_is_refused_before_decoding);
     suite_add_tcase(s, dyn);
     return s;
 }

@@ -254,12 +254,36 @@ START_TEST(dead_runs_marked_interrupted)
 }
 END_TEST
 
+/* A file with an rlflow rules database's header but not its tables (an
+ * "empty schema") is refused at open, read-only or not, naming what is
+ * missing: it failed at the first query, with status 1 in some tools and 2
+ * in others. */
+START_TEST(header_without_tables_is_refused)
+{
+    const char *path = xf_test_tmp("no_tables.db");
+    xf_test_remove_db(path);
+    char sql[160];
+    snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d; CREATE TABLE x(a)",
+             XF_RULESDB_APPLICATION_ID, XF_RULESDB_SCHEMA_VERSION);
+    xf_test_sql_exec(path, sql);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    for (int ro = 0; ro < 2; ro++) {
+        ck_assert_int_eq(xf_rulesdb_open(path, ro ? XF_RULESDB_READONLY : 0, &db, &err),
+                         XF_ERR_PARSE);
+        ck_assert_ptr_null(db);
+        xf_test_expect_contains(err.msg, "but 0 of its 6 tables");
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("rulesdb_open");
     TCase *t = tcase_create("core");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, schema_v1_read_and_migrated);
+    tcase_add_test(t, header_without_tables_is_refused);
     tcase_add_test(t, readonly_directory);
     tcase_add_test(t, dead_runs_marked_interrupted);
     suite_add_tcase(s, t);

@@ -63,6 +63,42 @@ START_TEST(wrong_library_says_what_was_tried_and_how_to_install)
 }
 END_TEST
 
+/* A library that exports OrtGetApiBase but whose API table has NULL
+ * entries is refused naming them (it crashed at the self check), and a
+ * truncated library is refused before dlopen maps it (it died of SIGBUS). */
+START_TEST(broken_libraries_are_refused_with_a_message)
+{
+    const char *fake = getenv("XF_FAKE_ORT");
+    if (!fake || !fake[0]) XF_SKIP("XF_FAKE_ORT is not set (run through CTest)");
+    xf_target_options o = xf_target_default_options();
+    o.library = fake;
+    xf_target *t = NULL;
+    xf_error err;
+    ck_assert_int_eq(xf_target_open(&o, &t, &err), XF_ERR_UNSUPPORTED);
+    ck_assert_ptr_null(t);
+    xf_test_expect_contains(err.msg, "entries of its C API table");
+    xf_test_expect_contains(err.msg, "are missing, the first at index 0");
+    /* the first 600 bytes of it: a header whose segments lie past the end */
+    size_t len = 0;
+    char *bytes = xf_test_read_file(fake, &len);
+    ck_assert_ptr_nonnull(bytes);
+    ck_assert_uint_gt(len, 600);
+    const char *cut = xf_test_tmp("truncated.so.1");
+    FILE *f = fopen(cut, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(bytes, 1, 600, f), 600);
+    fclose(f);
+    free(bytes);
+    o.library = cut;
+    ck_assert_int_eq(xf_target_open(&o, &t, &err), XF_ERR_UNSUPPORTED);
+    xf_test_expect_contains(err.msg, "cannot be loaded: ");
+    ck_assert_msg(strstr(err.msg, "truncated") || strstr(err.msg, "past its end"), "%s", err.msg);
+    o.library = "/dev/null"; /* not a regular file */
+    ck_assert_int_eq(xf_target_open(&o, &t, &err), XF_ERR_UNSUPPORTED);
+    xf_test_expect_contains(err.msg, "/dev/null");
+}
+END_TEST
+
 START_TEST(verdict_asks_the_interval_to_clear_1_and_the_self_check)
 {
     xf_target_timing fast = {.ratio = 0.9, .lo = 0.85, .hi = 0.95};
@@ -247,6 +283,7 @@ int main(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, wrong_library_says_what_was_tried_and_how_to_install);
     tcase_add_test(t, verdict_asks_the_interval_to_clear_1_and_the_self_check);
+    tcase_add_test(t, broken_libraries_are_refused_with_a_message);
     tcase_add_test(t, identity_names_version_threads_and_level);
     tcase_add_loop_test(t, outputs_equal_the_interpreter, 0, 2);
     tcase_add_test(t, a_model_onnxruntime_refuses_gives_its_message);

@@ -31,6 +31,35 @@ START_TEST(parse_i64_checks_range_and_junk)
 }
 END_TEST
 
+/* Seeds: unsigned 64-bit, nothing else (xfonnx took 12x, -1 and overflow);
+ * thread counts: 1 (or 0) up to 4 x the online CPUs, one message naming
+ * the cap (100000 crashed libgomp and ONNX Runtime). */
+START_TEST(seeds_and_thread_counts)
+{
+    uint64_t u = 0;
+    ck_assert_int_eq(xf_cli_parse_u64("18446744073709551615", &u), 0);
+    ck_assert_uint_eq(u, UINT64_MAX);
+    const char *bad[] = {"12x", "-1", "18446744073709551616", "", " 1", "+1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        ck_assert_msg(xf_cli_parse_u64(bad[i], &u) == -1, "'%s' accepted", bad[i]);
+    int cap = xf_cli_max_threads(), t = 0;
+    char msg[256];
+    ck_assert_int_ge(cap, 4);
+    ck_assert_int_eq(xf_cli_parse_threads("--threads", "1", 1, &t, msg, sizeof msg), 0);
+    ck_assert_int_eq(t, 1);
+    char at[32];
+    snprintf(at, sizeof at, "%d", cap);
+    ck_assert_int_eq(xf_cli_parse_threads("--threads", at, 1, &t, msg, sizeof msg), 0);
+    ck_assert_int_eq(t, cap);
+    ck_assert_int_eq(xf_cli_parse_threads("--threads", "100000", 1, &t, msg, sizeof msg), -1);
+    xf_test_expect_contains(msg, "--threads 100000 is more than 4 x the");
+    ck_assert_int_eq(xf_cli_parse_threads("--threads", "0", 1, &t, msg, sizeof msg), -1);
+    ck_assert_int_eq(xf_cli_parse_threads("--threads", "0", 0, &t, msg, sizeof msg), 0);
+    ck_assert_int_eq(xf_cli_parse_threads("--threads", "x", 1, &t, msg, sizeof msg), -1);
+    xf_test_expect_contains(msg, "needs an integer from 1 to");
+}
+END_TEST
+
 START_TEST(parse_f64_takes_finite_numbers_in_range)
 {
     double v = 7;
@@ -133,6 +162,7 @@ int main(void)
     tcase_add_test(t, parse_f64_takes_finite_numbers_in_range);
     tcase_add_test(t, dims_parse_and_name_the_bad_argument);
     tcase_add_test(t, mem_limit_from_option_or_environment);
+    tcase_add_test(t, seeds_and_thread_counts);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

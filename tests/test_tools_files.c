@@ -231,6 +231,157 @@ START_TEST(inputs_must_be_regular_files)
 }
 END_TEST
 
+/* 1 when path is a rules database that reads (xferdb stats exits 0). */
+static int rules_db_reads(const char *path)
+{
+    char *keep = output;
+    output = NULL;
+    int ok = run("'%s' stats '%s'", tool("xferdb"), path) == 0;
+    free(output);
+    output = keep;
+    return ok;
+}
+
+/* No output overwrites a file the run reads: the model, its rules
+ * database, its cost cache (issue 30: `xfonnx roundtrip sq.onnx -o out.onnx
+ * --external-data sq.onnx` and `rlflow-agent ... -o rules.db` destroyed
+ * them with exit 0). Each is refused with status 2 before anything is
+ * written, naming the file. */
+START_TEST(outputs_never_overwrite_inputs)
+{
+    char out[4096], base[256];
+    snprintf(out, sizeof out, "%s", xf_test_tmp("out.onnx"));
+    const char *slash = strrchr(model_path, '/');
+    snprintf(base, sizeof base, "%s", slash ? slash + 1 : model_path);
+    ck_assert_int_eq(run("'%s' roundtrip '%s' -o '%s' --external-data '%s'", tool("xfonnx"),
+                         model_path, out, base),
+                     2);
+    xf_test_expect_contains(output, "is the input model of this run");
+    ck_assert_int_eq(run("'%s' roundtrip '%s' -o '%s'", tool("xfonnx"), model_path, model_path),
+                     2);
+    ck_assert_int_eq(run("'%s' info '%s'", tool("xfonnx"), model_path), 0); /* intact */
+    ck_assert_int_eq(run(AGENT " -o '%s'", tool("rlflow-agent"), db_path, model_path, db_path), 2);
+    xf_test_expect_contains(output, "is the rules database of this run");
+    ck_assert(rules_db_reads(db_path));
+    slash = strrchr(db_path, '/');
+    ck_assert_int_eq(run(AGENT " -o '%s' --external-data '%s'", tool("rlflow-agent"), db_path,
+                         model_path, out, slash ? slash + 1 : db_path),
+                     2);
+    xf_test_expect_contains(output, "is the rules database of this run");
+    ck_assert(rules_db_reads(db_path));
+    ck_assert_int_eq(run("'%s' --rules '%s' '%s' --backend analytic --cache '%s' --no-latency -q "
+                         "-o '%s'",
+                         tool("rlflow-agent"), db_path, model_path, model_path, out),
+                     2);
+    xf_test_expect_contains(output, "is the input model of this run");
+    ck_assert_int_eq(run("'%s' '%s' --cache '%s'", tool("xfcost"), model_path, model_path), 2);
+    ck_assert_int_eq(run("'%s' info '%s'", tool("xfonnx"), model_path), 0);
+    /* --save where it cannot be written: refused before training */
+    ck_assert_int_eq(run(AGENT " -o '%s' --agent ppo --budget 5 --save /nonexistent/dir/a.ckpt",
+                         tool("rlflow-agent"), db_path, model_path, out),
+                     2);
+    xf_test_expect_contains(output, "/nonexistent/dir/a.ckpt: cannot write");
+    xf_test_expect_contains(output, "No such file or directory");
+}
+END_TEST
+
+/* External data goes to a regular file or a new path: a device (the model
+ * could no longer be read) and a FIFO (it would block) are refused. A cost
+ * cache on a device is refused before SQLite writes to it; a foreign
+ * SQLite file given as the cache is refused and left byte for byte as it
+ * was (it was switched to WAL first). */
+START_TEST(devices_and_foreign_files_are_left_alone)
+{
+    char out[4096], foreign[4096], cmd[8192];
+    snprintf(out, sizeof out, "%s", xf_test_tmp("out.onnx"));
+    const char *dev = xf_test_full_device("nuldev");
+    if (dev) {
+        char d[4096];
+        snprintf(d, sizeof d, "%s", dev);
+        ck_assert_int_ne(run("'%s' roundtrip '%s' -o '%s' --external-data nuldev",
+                             tool("xfonnx"), model_path, out),
+                         0);
+        xf_test_expect_contains(output, "is a character device");
+        ck_assert(xf_test_is_char_device(d));
+        ck_assert_int_eq(run("'%s' '%s' --cache '%s'", tool("xfcost"), model_path, d), 2);
+        xf_test_expect_contains(output, "is not a regular file (a character device)");
+        snprintf(cmd, sizeof cmd, "%s-journal", d);
+        ck_assert_int_ne(access(cmd, F_OK), 0);
+        ck_assert(xf_test_is_char_device(d));
+    } else {
+        xf_test_skip_part("devices: cannot make a device (mknod needs root)");
+    }
+    const char *fifo = xf_test_fifo("data.fifo");
+    if (fifo) {
+        ck_assert_int_ne(run("timeout 60 '%s' roundtrip '%s' -o '%s' --external-data data.fifo",
+                             tool("xfonnx"), model_path, out),
+                         0);
+        xf_test_expect_contains(output, "is a FIFO");
+    }
+    snprintf(foreign, sizeof foreign, "%s", xf_test_tmp("foreign.sqlite"));
+    unlink(foreign);
+    xf_test_sql_exec(foreign, "CREATE TABLE notes(a); INSERT INTO notes VALUES (1)");
+    size_t n0 = 0, n1 = 0;
+    char *before = xf_test_read_file(foreign, &n0);
+    ck_assert_int_eq(run("'%s' '%s' --cache '%s'", tool("xfcost"), model_path, foreign), 2);
+    xf_test_expect_contains(output, "not an rlflow cost cache");
+    char *after = xf_test_read_file(foreign, &n1);
+    ck_assert(before && after && n0 == n1 && memcmp(before, after, n0) == 0);
+    free(before);
+    free(after);
+}
+END_TEST
+
+/* Cached costs are checked: an entry edited to a negative, infinite or
+ * textual cost (it printed "estimated cost: -39000 ms" with exit 0) is
+ * measured again and replaced. `--cache none` keeps nothing in xfcost as
+ * in rlflow-agent (it created a file named "none"). */
+START_TEST(cached_costs_are_checked)
+{
+    char cache[4096];
+    snprintf(cache, sizeof cache, "%s", xf_test_tmp("costs.db"));
+    xf_test_remove_db(cache);
+    ck_assert_int_eq(run("'%s' '%s' --cache '%s' --no-run", tool("xfcost"), model_path, cache), 0);
+    const char *bad[] = {"-1000", "1e308 * 10", "'text'"};
+    for (int i = 0; i < 3; i++) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "UPDATE op_cost SET ms = %s", bad[i]);
+        xf_test_sql_exec(cache, sql);
+        ck_assert_int_eq(run("'%s' '%s' --cache '%s' --no-run", tool("xfcost"), model_path, cache),
+                         0);
+        ck_assert_msg(!strstr(output, "-1000") && !strstr(output, "cost: -") &&
+                          !strstr(output, "inf ms"),
+                      "%s", output);
+        xf_test_expect_contains(output, "measurements: 1 new");
+        ck_assert_int_eq(xf_test_sql_int(cache, "SELECT count(*) FROM op_cost WHERE typeof(ms) = "
+                                                "'real' AND ms >= 0 AND ms < 1e300"),
+                         1);
+    }
+    char none[4096];
+    snprintf(none, sizeof none, "%s", xf_test_tmp("none"));
+    unlink(none);
+    ck_assert_int_eq(xf_test_system("cd '%s/..' && '%s' '%s' --cache none --no-run > /dev/null",
+                                    none, tool("xfcost"), model_path),
+                     0);
+    ck_assert_int_ne(access(none, F_OK), 0);
+}
+END_TEST
+
+/* One table of exit statuses (docs/cli.md), the same failure the same
+ * everywhere: an empty output path is bad usage (2) in every writer (it was
+ * 1 in three of them, after a whole search in rlflow-agent). */
+START_TEST(empty_output_path_is_bad_usage)
+{
+    char cmd[8192];
+    for (int k = 0; k < N_WRITERS; k++) {
+        command(k, "", cmd, sizeof cmd);
+        ck_assert_msg(run("%s", cmd) == 2, "%s: %s", cmd, output);
+        xf_test_expect_contains(output, "needs a file name");
+    }
+    ck_assert_int_eq(run("'%s' report '%s' -o ''", tool("xferdb"), db_path), 2);
+}
+END_TEST
+
 START_TEST(failed_report_leaves_nothing_behind)
 {
     /* a `dot` that fails: the report fails after drawing started */
@@ -339,6 +490,10 @@ int main(void)
     tcase_add_test(t, resume_on_a_new_path_creates_nothing);
     tcase_add_test(t, nan_outputs_are_compared_by_position);
     tcase_add_test(t, tolerances_must_be_finite_and_not_negative);
+    tcase_add_test(t, outputs_never_overwrite_inputs);
+    tcase_add_test(t, devices_and_foreign_files_are_left_alone);
+    tcase_add_test(t, cached_costs_are_checked);
+    tcase_add_test(t, empty_output_path_is_bad_usage);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

@@ -74,7 +74,8 @@ static void usage(FILE *f)
             "                          (default: $RLFLOW_MEM_LIMIT, else half of the memory)\n"
             "  --rtol X, --atol X      tolerance of output checks (default 1e-4, 1e-5)\n"
             "  --seed N                seed of the random inputs (default 1)\n"
-            "  --threads N             intra-op threads of ONNX Runtime (time; default: all cores)\n"
+            "  --threads N             intra-op threads of ONNX Runtime (time; default: all cores;\n"
+            "                          at most 4 x the online CPUs)\n"
             "  --opt LEVEL             its graph optimisations: all (default), extended, basic,\n"
             "                          disabled (time)\n"
             "  --rounds N, --reps N    alternation rounds (default 21) and runs of each model\n"
@@ -96,6 +97,10 @@ static int parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             exit(0);
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--external-data")) &&
+                   next && !*next) {
+            fprintf(stderr, "xfonnx: %s needs a file name, got ''\n", a);
+            return 2;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!next) goto missing;
             o->out = argv[++i];
@@ -116,12 +121,26 @@ static int parse_args(int argc, char **argv, options *o)
             i++;
         } else if (!strcmp(a, "--seed")) {
             if (!next) goto missing;
-            o->seed = strtoull(argv[++i], NULL, 10);
-        } else if (!strcmp(a, "--threads") || !strcmp(a, "--rounds") || !strcmp(a, "--reps")) {
-            int64_t *dst = a[2] == 't' ? &o->threads : a[4] == 'u' ? &o->rounds : &o->reps;
-            if (!next || xf_cli_parse_i64(next, a[2] == 't' ? 0 : 1, 100000, dst) != 0) {
-                fprintf(stderr, "xfonnx: %s needs an integer (%s up to 100000), got '%s'\n", a,
-                        a[2] == 't' ? "0" : "1", next ? next : "");
+            if (xf_cli_parse_u64(next, &o->seed) != 0) {
+                fprintf(stderr, "xfonnx: --seed needs an integer from 0 to 2^64-1, got '%s'\n",
+                        next);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--threads")) {
+            char msg[256];
+            int t = 0;
+            if (xf_cli_parse_threads(a, next, 0, &t, msg, sizeof msg) != 0) {
+                fprintf(stderr, "xfonnx: %s\n", msg);
+                return 2;
+            }
+            o->threads = t;
+            i++;
+        } else if (!strcmp(a, "--rounds") || !strcmp(a, "--reps")) {
+            int64_t *dst = a[4] == 'u' ? &o->rounds : &o->reps;
+            if (!next || xf_cli_parse_i64(next, 1, 100000, dst) != 0) {
+                fprintf(stderr, "xfonnx: %s needs an integer (1 up to 100000), got '%s'\n", a,
+                        next ? next : "");
                 return 2;
             }
             i++;
@@ -558,6 +577,12 @@ int main(int argc, char **argv)
     options o;
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;
+    xf_error err; /* no output may be the model read */
+    if (xf_outfile_protect(o.model, "the input model", &err) != XF_OK ||
+        (o.out && xf_outfile_check(o.out, &err) != XF_OK)) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        return 2;
+    }
     if (!strcmp(o.cmd, "info")) return cmd_info(&o);
     if (!strcmp(o.cmd, "run")) return cmd_run(&o);
     if (!strcmp(o.cmd, "roundtrip")) return cmd_roundtrip(&o);

@@ -25,6 +25,41 @@ int xf_cli_parse_i64(const char *text, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
+int xf_cli_parse_u64(const char *text, uint64_t *out)
+{
+    if (!text || !(text[0] >= '0' && text[0] <= '9')) return -1;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(text, &end, 10);
+    if (errno == ERANGE || *end) return -1;
+    *out = (uint64_t)x;
+    return 0;
+}
+
+int xf_cli_max_threads(void)
+{
+    return 4 * xf_cli_online_cpus(1 << 16);
+}
+
+int xf_cli_parse_threads(const char *opt, const char *text, int lo, int *out, char *msg,
+                         size_t msg_n)
+{
+    int64_t v;
+    int cap = xf_cli_max_threads();
+    if (xf_cli_parse_i64(text, lo, cap, &v) == 0) {
+        *out = (int)v;
+        return 0;
+    }
+    int64_t big;
+    if (xf_cli_parse_i64(text, cap + 1, INT64_MAX, &big) == 0)
+        snprintf(msg, msg_n, "%s %s is more than 4 x the %d online CPUs; give at most %d", opt,
+                 text, cap / 4, cap);
+    else
+        snprintf(msg, msg_n, "%s needs an integer from %d to %d (4 x the online CPUs), got '%s'",
+                 opt, lo, cap, text ? text : "(nothing)");
+    return -1;
+}
+
 int xf_cli_online_cpus(int hi)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -18,6 +18,21 @@
  * whitespace, no sign other than '-', no overflow): 0 and *out set, else -1. */
 int xf_cli_parse_i64(const char *text, int64_t lo, int64_t hi, int64_t *out);
 
+/* A decimal unsigned integer that fits 64 bits, nothing before or after it
+ * (no sign, no whitespace): 0 and *out set, else -1 (a seed). */
+int xf_cli_parse_u64(const char *text, uint64_t *out);
+
+/* The most threads a tool takes: 4 x the online CPUs (a thread count past
+ * that only oversubscribes; 100000 made libgomp and ONNX Runtime crash). */
+int xf_cli_max_threads(void);
+
+/* The value of a thread-count option (`opt`, e.g. "--threads"): an integer
+ * in [lo, xf_cli_max_threads()] (lo 0 where 0 means "the default"). 0 and
+ * *out set; -1 with the reason in msg, naming the option, the value and
+ * the cap. Every tool parses its thread counts with it. */
+int xf_cli_parse_threads(const char *opt, const char *text, int lo, int *out, char *msg,
+                         size_t msg_n);
+
 /* The machine's online CPUs (sysconf), at least 1 and at most hi: the
  * default number of workers of the tools that run them (xfergen,
  * xferverify, rlflow-agent's target). */

@@ -106,6 +106,11 @@ static int parse_args(const xf_zoo_model *m, int argc, char **argv, xf_zoo_confi
             return 0;
         }
         const char *val = argv[++i];
+        if (!*val && (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0 ||
+                      strcmp(arg, "--external-data") == 0)) {
+            fprintf(stderr, "modelzoo: %s needs a file name, got ''\n", arg);
+            return 0;
+        }
         if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
             *path = val;
             continue;

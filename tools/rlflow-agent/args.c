@@ -37,7 +37,7 @@ static void usage(FILE *f)
             "                     ~/.cache/rlflow/costs.db; 'none' keeps nothing)\n"
             "  --threads N        CPU threads for measured kernels and latency, and ONNX Runtime's\n"
             "                     intra-op threads with --target ort (default 1; with --target\n"
-            "                     ort: the machine's cores)\n"
+            "                     ort: the machine's cores; at most 4 x them)\n"
             "  --target T         where the model will run: none (default: the cost model decides)\n"
             "                     or ort (ONNX Runtime on CPU, all graph optimisations on: the\n"
             "                     search's cheapest candidates are timed there against MODEL in\n"
@@ -174,13 +174,13 @@ int cli_parse(int argc, char **argv, cli_options *o)
             usage(stdout);
             return -1;
         } else if (!strcmp(a, "--rules")) {
-            if (!next) return bad(a, "a file name", next);
+            if (!next || !*next) return bad(a, "a file name", next);
             o->rules = next;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (!next) return bad(a, "a file name", next);
+            if (!next || !*next) return bad(a, "a file name", next);
             o->output = next;
         } else if (!strcmp(a, "--external-data")) {
-            if (!next) return bad(a, "a file name", next);
+            if (!next || !*next) return bad(a, "a file name", next);
             o->external_data = next;
         } else if (!strcmp(a, "--search") || !strcmp(a, "--agent")) {
             int is_agent = !strcmp(a, "--agent");
@@ -197,7 +197,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 return 2;
             }
         } else if (!strcmp(a, "--save") || !strcmp(a, "--load")) {
-            if (!next) return bad(a, "a file name", next);
+            if (!next || !*next) return bad(a, "a file name", next);
             if (a[2] == 's') o->save = next;
             else o->load = next;
         } else if (!strcmp(a, "--tau")) {
@@ -211,7 +211,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
             if (!next) return bad(a, "a file name or 'none'", next);
             o->cache = next;
         } else if (!strcmp(a, "--threads")) {
-            rc = parse_int(a, next, 1, 1024, &o->threads);
+            char msg[256];
+            if (xf_cli_parse_threads(a, next, 1, &o->threads, msg, sizeof msg) != 0) {
+                fprintf(stderr, "rlflow-agent: %s\n", msg);
+                return 2;
+            }
             o->threads_given = 1;
         } else if (!strcmp(a, "--target")) {
             if (next && !strcmp(next, "ort")) o->target = 1;

@@ -55,11 +55,21 @@ typedef struct cli_options {
 /* 0: parsed; 2: bad usage (message printed); -1: --help printed (exit 0). */
 int cli_parse(int argc, char **argv, cli_options *o);
 
+/* What went wrong with a checkpoint in cli_learn. */
+typedef struct cli_learn_outcome {
+    int load_failed; /* o->load could not be read (bad input: exit 2) */
+    int save_failed; /* o->save could not be written: save_err says why; the
+                        model is still written, the exit status is 1 */
+    xf_error save_err;
+} cli_learn_outcome;
+
 /* Runs the chosen learning agent (ppo or wm) on env: trains it within the
  * budget (or loads it from o->load and runs it greedily), saves it to
- * o->save, fills res like a search, prints its training figures. */
+ * o->save, fills res like a search, prints its training figures. A save
+ * that fails is not an error here (out->save_failed): what was learned
+ * still optimises the model. */
 xf_status cli_learn(const cli_options *o, xf_env *env, xf_cost_model *cm, xf_search_result *res,
-                    xf_error *err);
+                    cli_learn_outcome *out, xf_error *err);
 
 /* Prints the rules applied, grouped with counts, most frequent first. */
 void cli_print_applied(const xf_ruleset *rs, const xf_search_result *res);

@@ -7,6 +7,7 @@
  * warm-up found offered on this model, or the checkpoint's).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "agent/rl/rl.h"
 #include "cli.h"
@@ -37,7 +38,7 @@ static void wm_progress(void *user, const xf_wm_progress *p)
 }
 
 static xf_status run_ppo(const cli_options *o, xf_env *env, xf_cost_model *cm,
-                         xf_search_result *res, xf_error *err)
+                         xf_search_result *res, cli_learn_outcome *out, xf_error *err)
 {
     xf_ppo_agent_options opt = xf_ppo_agent_options_default();
     opt.cm = cm;
@@ -48,10 +49,10 @@ static xf_status run_ppo(const cli_options *o, xf_env *env, xf_cost_model *cm,
     if (!o->quiet) opt.progress = ppo_progress;
     xf_ppo_agent *a = NULL;
     xf_status st = xf_ppo_agent_create(&opt, &a, err);
-    if (!st && o->load) st = xf_ppo_agent_load(a, o->load, env, err);
+    if (!st && o->load) out->load_failed = (st = xf_ppo_agent_load(a, o->load, env, err)) != 0;
     if (!st) st = o->load ? xf_ppo_agent_run(a, env, 1, res, err) : xf_ppo_agent_train(a, env, res, err);
     if (!o->quiet) fprintf(stderr, "\n");
-    if (!st && o->save) st = xf_ppo_agent_save(a, o->save, err);
+    if (!st && o->save) out->save_failed = xf_ppo_agent_save(a, o->save, &out->save_err) != 0;
     if (!st)
         printf("agent:           ppo, %s, %lld environment steps (%.2f ms each), %d actions of "
                "%d\n",
@@ -63,7 +64,7 @@ static xf_status run_ppo(const cli_options *o, xf_env *env, xf_cost_model *cm,
 }
 
 static xf_status run_wm(const cli_options *o, xf_env *env, xf_cost_model *cm,
-                        xf_search_result *res, xf_error *err)
+                        xf_search_result *res, cli_learn_outcome *out, xf_error *err)
 {
     xf_wm_agent_options opt = xf_wm_agent_options_default();
     opt.cm = cm;
@@ -76,11 +77,11 @@ static xf_status run_wm(const cli_options *o, xf_env *env, xf_cost_model *cm,
     xf_wm_agent *a = NULL;
     xf_wm_agent_stats stats = {0};
     xf_status st = xf_wm_agent_create(&opt, &a, err);
-    if (!st && o->load) st = xf_wm_agent_load(a, o->load, env, err);
+    if (!st && o->load) out->load_failed = (st = xf_wm_agent_load(a, o->load, env, err)) != 0;
     if (!st) st = o->load ? xf_wm_agent_run(a, env, 1, res, err)
                           : xf_wm_agent_train(a, env, res, &stats, err);
     if (!o->quiet) fprintf(stderr, "\n");
-    if (!st && o->save) st = xf_wm_agent_save(a, o->save, err);
+    if (!st && o->save) out->save_failed = xf_wm_agent_save(a, o->save, &out->save_err) != 0;
     if (!st && o->load)
         printf("agent:           wm, loaded, one greedy episode, %d actions of %d\n", a->act.M,
                xf_env_num_xfers(env));
@@ -99,8 +100,9 @@ static xf_status run_wm(const cli_options *o, xf_env *env, xf_cost_model *cm,
 }
 
 xf_status cli_learn(const cli_options *o, xf_env *env, xf_cost_model *cm, xf_search_result *res,
-                    xf_error *err)
+                    cli_learn_outcome *out, xf_error *err)
 {
-    return o->agent == CLI_AGENT_PPO ? run_ppo(o, env, cm, res, err)
-                                     : run_wm(o, env, cm, res, err);
+    memset(out, 0, sizeof *out);
+    return o->agent == CLI_AGENT_PPO ? run_ppo(o, env, cm, res, out, err)
+                                     : run_wm(o, env, cm, res, out, err);
 }

@@ -71,6 +71,7 @@ typedef struct run_state {
     xf_arbiter_result arb;
     xf_onnx_dynamic *dyn; /* the model's symbolic dims and their three sizes */
     cli_written written;  /* what was written, checked at those sizes */
+    cli_learn_outcome learned; /* a learning agent's checkpoint troubles */
 } run_state;
 
 static void run_free(run_state *s)
@@ -144,7 +145,10 @@ static int load_inputs(const cli_options *o, run_state *s)
     co.backend = o->backend;
     co.threads = o->threads;
     co.cache_path = cache_path(o);
-    if (xf_cost_open(&co, &s->cm, &err)) {
+    /* the cache is checked against the inputs as it opens, then kept from
+     * being written over itself */
+    if (xf_cost_open(&co, &s->cm, &err) ||
+        xf_outfile_protect(co.cache_path, "the cost cache", &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 2;
     }
@@ -307,11 +311,14 @@ static int search(const cli_options *o, run_state *s)
                o->agent == CLI_AGENT_PPO ? "ppo" : "wm");
         kind = XF_SEARCH_GREEDY;
     } else if (o->agent != CLI_AGENT_SEARCH) {
-        if (cli_learn(o, env, s->cm, &s->ms[0].res, &err)) {
+        if (cli_learn(o, env, s->cm, &s->ms[0].res, &s->learned, &err)) {
             fprintf(stderr, "rlflow-agent: %s agent failed: %s\n",
                     o->agent == CLI_AGENT_PPO ? "ppo" : "wm", err.msg);
-            return 1;
+            return s->learned.load_failed ? 2 : 1; /* an unreadable --load: bad input */
         }
+        if (s->learned.save_failed) /* the model is still written; the status says it */
+            fprintf(stderr, "rlflow-agent: checkpoint not written: %s\n",
+                    s->learned.save_err.msg);
         if (s->target) {
             xf_env_profile p;
             xf_env_profile_get(env, &p);
@@ -585,6 +592,29 @@ int main(int argc, char **argv)
     int rc = cli_parse(argc, argv, &o);
     if (rc < 0) return 0;
     if (rc) return rc;
+    /* no output may be one of the files this run reads (the cost cache is
+     * added as it opens) */
+    xf_error perr;
+    if (xf_outfile_protect(o.model, "the input model", &perr) != XF_OK ||
+        xf_outfile_protect(o.rules, "the rules database", &perr) != XF_OK ||
+        xf_outfile_protect(o.load, "the checkpoint loaded", &perr) != XF_OK) {
+        fprintf(stderr, "rlflow-agent: %s\n", perr.msg);
+        return 2;
+    }
+    char data[4096] = ""; /* the external data file, next to the output */
+    if (o.external_data && o.output) {
+        const char *slash = strrchr(o.output, '/');
+        snprintf(data, sizeof data, "%.*s%s", slash ? (int)(slash - o.output + 1) : 0, o.output,
+                 o.external_data);
+    }
+    /* the outputs can be written: checked now, not after the search or the
+     * training (a checkpoint path in a missing directory failed only then) */
+    if ((o.output && xf_outfile_probe(o.output, &perr) != XF_OK) ||
+        (data[0] && xf_outfile_check(data, &perr) != XF_OK) ||
+        (o.save && xf_outfile_probe(o.save, &perr) != XF_OK)) {
+        fprintf(stderr, "rlflow-agent: %s\n", perr.msg);
+        return 2;
+    }
     run_state s;
     memset(&s, 0, sizeof s);
     xf_graph_init(&s.model);
@@ -597,6 +627,7 @@ int main(int argc, char **argv)
     xf_check_result chk = {0};
     if (!rc) rc = finish_and_write(&o, &s, &chk);
     if (!rc) print_report(&o, &s, &chk, t_search);
+    if (!rc && s.learned.save_failed) rc = 1; /* the model is written, the checkpoint is not */
     run_free(&s);
     return rc;
 }

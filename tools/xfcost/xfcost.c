@@ -42,8 +42,10 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  --backend B      analytic (roofline, default), onednn (CPU kernels) or cudnn (GPU)\n"
-            "  --cache FILE     SQLite cost cache to read and extend (default: none)\n"
-            "  --threads N      CPU threads for measured kernels (default 1)\n"
+            "  --cache FILE     SQLite cost cache to read and extend (default and 'none':\n"
+            "                   no cache, nothing kept)\n"
+            "  --threads N      CPU threads for measured kernels (default 1; at most 4 x the\n"
+            "                   online CPUs)\n"
             "  --reps N         timed repetitions per measurement, median reported (default 10)\n"
             "  --warmup N       untimed runs before timing (default 3)\n"
             "  --dim NAME=N     size of a symbolic input dimension (default 1)\n"
@@ -97,8 +99,14 @@ static int parse_args(int argc, char **argv, options *o)
                 return 2;
             }
             o->cache = argv[++i];
+            if (!strcmp(o->cache, "none")) o->cache = NULL; /* as every tool: no cache */
         } else if (!strcmp(a, "--threads")) {
-            rc = parse_int(a, next, 1, &o->threads), i++;
+            char msg[256];
+            if (xf_cli_parse_threads(a, next, 1, &o->threads, msg, sizeof msg) != 0) {
+                fprintf(stderr, "xfcost: %s\n", msg);
+                return 2;
+            }
+            i++;
         } else if (!strcmp(a, "--reps")) {
             rc = parse_int(a, next, 1, &o->reps), i++;
         } else if (!strcmp(a, "--warmup")) {
@@ -258,6 +266,10 @@ int main(int argc, char **argv)
     xf_graph g;
     xf_graph_init(&g);
     xf_error err = {0};
+    if (xf_outfile_protect(o.model, "the input model", &err) != XF_OK) { /* the cache is written */
+        fprintf(stderr, "xfcost: %s\n", err.msg);
+        return 2;
+    }
     xf_onnx_options io = xf_onnx_default_options();
     io.n_dim_overrides = o.dims.n;
     io.dim_names = o.dims.names;

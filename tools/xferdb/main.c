@@ -185,6 +185,7 @@ static int parse_option(xferdb_options *o, const char *a, const char *v, int *st
     } else if (!strcmp(a, "--format")) {
         o->format = v;
     } else if (!strcmp(a, "-o")) {
+        if (!*v) return bad_usage("-o needs a file name, got '%s'", v);
         o->out = v;
     } else if (!strcmp(a, "--seed")) {
         char *end;
