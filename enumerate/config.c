@@ -54,7 +54,8 @@ static const char transformer_vocab[] =
  * layout lives on (flatten of the batch and sequence axes and back, the
  * head split of the last axis and back), one position taken along the
  * sequence axis (a class token) and its unit axis squeezed, a matmul of
- * 3-D activations by a 2-D weight, bias and scalar adds that broadcast, and
+ * 3-D activations by a 2-D weight, bias and scalar adds and scalar products
+ * that broadcast (a scaling kept as exported: GELU's x0.5), and
  * erf, tanh and a power by a scalar (GELU as exported, exact and
  * approximated: x + 0.044715 x^3 as Pow(x, 3)). Rank-restricted
  * so they only meet the tensors they are for. */
@@ -69,6 +70,7 @@ static const char view_vocab[] =
     "ewadd broadcast=1 rank=2|3,1\n"
     "ewadd broadcast=1 rank=1,2|3\n"
     "ewadd broadcast=1 rank=2|3,0\n"
+    "ewmul broadcast=1 rank=2|3,0\n"
     "erf rank=2|3\n"
     "tanh rank=2|3\n"
     "pow broadcast=1 rank=2|3,0\n";
