@@ -6,7 +6,8 @@
  * as Gemms) with the same outputs, moving the unflatten past a value read
  * twice one reader at a time and past an add whose operands are the other
  * way round from the rule's; a rule whose target reshape nothing binds
- * matches only its own sizes.
+ * matches only its own sizes; with scalings kept, only view moves touch a
+ * product by a scalar.
  */
 #include <string.h>
 
@@ -410,6 +411,45 @@ START_TEST(search_finds_the_layout)
 }
 END_TEST
 
+/* Scalings kept as exported (xf_ruleset_options.keep_scalings): the view
+ * move past a product by a scalar stays, though the enumerator writes its
+ * target with scalar_mul (ewmul(unflatten(a), s) => unflatten(scalar_mul(a,
+ * s))); the rule that takes the scalar into a matmul's weight goes. */
+START_TEST(kept_scalings_only_let_views_past)
+{
+    xf_rule r[2];
+    xf_shape sh[2] = {shp(2, 8, 4, 0), shp(0, 0, 0, 0)};
+    sides io = rule_inputs(&r[0], 2, sh);
+    int s = xf_test_op2(&r[0].src, XF_OP_MUL, NULL, xf_test_reshape(&r[0].src, io.s[0], shp(3, 2, 4, 4)),
+                        io.s[1]);
+    int d = xf_test_reshape(&r[0].dst, xf_test_op2(&r[0].dst, XF_OP_SCALAR_MUL, NULL, io.d[0], io.d[1]),
+                            shp(3, 2, 4, 4));
+    rule_outputs(&r[0], s, d);
+    /* matmul(ewmul(a, s), w) => matmul(a, scalar_mul(w, s)) */
+    xf_shape sm[3] = {shp(2, 8, 4, 0), shp(0, 0, 0, 0), shp(2, 4, 4, 0)};
+    io = rule_inputs(&r[1], 3, sm);
+    s = xf_test_op2(&r[1].src, XF_OP_MATMUL, NULL, xf_test_op2(&r[1].src, XF_OP_MUL, NULL, io.s[0], io.s[1]),
+                    io.s[2]);
+    d = xf_test_op2(&r[1].dst, XF_OP_MATMUL, NULL, io.d[0],
+                    xf_test_op2(&r[1].dst, XF_OP_SCALAR_MUL, NULL, io.d[2], io.d[1]));
+    rule_outputs(&r[1], s, d);
+    ck_assert(xf_rule_is_view_move(&r[0]));
+    ck_assert(!xf_rule_is_view_move(&r[1]));
+    for (int keep = 0; keep < 2; keep++) {
+        xf_ruleset_options o = xf_ruleset_options_default();
+        o.both_directions = 0;
+        o.keep_scalings = keep;
+        xf_ruleset *rs = NULL;
+        xf_error err;
+        ck_assert_msg(xf_ruleset_from_rules(r, NULL, 2, &o, &rs, &err) == XF_OK, "%s", err.msg);
+        ck_assert_int_eq(xf_ruleset_count(rs), keep ? 1 : 2);
+        if (keep) ck_assert(xf_rule_is_view_move(xf_ruleset_rule(rs, 0)));
+        xf_ruleset_free(rs);
+    }
+    for (int i = 0; i < 2; i++) xf_rule_free(&r[i]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("agent_views");
@@ -419,6 +459,7 @@ int main(void)
     tcase_add_test(tc, unbound_size_matches_exactly);
     tcase_add_test(tc, closure_finishes_the_chain);
     tcase_add_test(tc, search_finds_the_layout);
+    tcase_add_test(tc, kept_scalings_only_let_views_past);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

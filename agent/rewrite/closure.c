@@ -59,6 +59,18 @@ static int view_dir(const xf_graph *g, const xf_node *n)
     }
 }
 
+/* A product by a scalar counts as one operator whichever way it is
+ * written: ewmul with a rank-0 operand is scalar_mul (the enumerator keeps
+ * one of the two, so a view move past a kept scaling may write it the
+ * other way). */
+static xf_op scaling_op(const xf_graph *g, const xf_node *n)
+{
+    if (n->op != XF_OP_MUL) return n->op;
+    for (int s = 0; s < n->n_inputs; s++)
+        if (n->inputs[s] >= 0 && g->values[n->inputs[s]].shape.rank == 0) return XF_OP_SCALAR_MUL;
+    return n->op;
+}
+
 typedef struct side_key {
     int views, downs, phi;
     int ops[XF_OP_COUNT]; /* non-view operators */
@@ -89,7 +101,7 @@ static void side_of(const xf_graph *g, side_key *k)
         anc[i] = above;
         int d = view_dir(g, nd);
         if (d == 2) {
-            k->ops[nd->op]++;
+            k->ops[scaling_op(g, nd)]++;
             continue;
         }
         k->views++;

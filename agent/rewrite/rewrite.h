@@ -61,6 +61,14 @@ typedef struct xf_ruleset_options {
      * searched, i.e. the model after xf_agent_prepare. See
      * xf_ruleset_irrelevant. */
     const xf_graph *restrict_to;
+    /* Scalings kept as exported (xf_prepare_options.scalar_mul 0): drop the
+     * actions whose source multiplies by a scalar (scalar_mul, or an ewmul
+     * with a rank-0 operand) unless they are view moves
+     * (xf_rule_is_view_move, which counts the two as one operator), which
+     * keep the product and only take a reshape or a slice past it. ONNX
+     * Runtime fuses GELU's x0.5 where the exporter put it; a rule that
+     * moves it into a weight defeats the fusion. Default 0. */
+    int keep_scalings;
 } xf_ruleset_options;
 
 xf_ruleset_options xf_ruleset_options_default(void);

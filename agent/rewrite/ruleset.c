@@ -268,6 +268,41 @@ static void restrict_actions(xf_ruleset *rs, const xf_graph *g)
     rs->n = kept;
 }
 
+/* 1 when r's source multiplies by a scalar: scalar_mul, or an ewmul with a
+ * rank-0 operand. */
+static int moves_a_scaling(const xf_rule *r)
+{
+    for (int i = 0; i < r->src.n_nodes; i++) {
+        const xf_node *n = &r->src.nodes[i];
+        if (n->op == XF_OP_SCALAR_MUL) return 1;
+        if (n->op != XF_OP_MUL) continue;
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0 && r->src.values[n->inputs[k]].shape.rank == 0) return 1;
+    }
+    return 0;
+}
+
+/* xf_ruleset_options.keep_scalings: drops the actions that would move a
+ * kept scaling (counted as irrelevant: they cannot match what the search
+ * may change). */
+static void keep_scalings(xf_ruleset *rs)
+{
+    int kept = 0;
+    for (int i = 0; i < rs->n; i++) {
+        const xf_rule *r = &rs->r[i].rule;
+        if (moves_a_scaling(r) && !xf_rule_is_view_move(r)) {
+            xf_rule_free(&rs->r[i].rule);
+            xf_rule_compiled_free(&rs->r[i].tgt);
+            xf_free(rs->r[i].text);
+            rs->irrelevant++;
+            continue;
+        }
+        if (kept != i) rs->r[kept] = rs->r[i];
+        kept++;
+    }
+    rs->n = kept;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -341,6 +376,7 @@ static xf_status build(xf_rule *rules, const int64_t *ids, const xf_rule_key *si
         if (add_rev) xf_rule_free(&rev);
     }
     if (st == XF_OK) st = dedupe(rs, err);
+    if (st == XF_OK && opt->keep_scalings) keep_scalings(rs);
     if (st == XF_OK && opt->restrict_to) restrict_actions(rs, opt->restrict_to);
     if (st == XF_OK) st = group_roots(rs, err);
 out:
