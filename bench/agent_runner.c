@@ -22,18 +22,24 @@ const char *bench_scratch(const char *name)
 void bench_make_rules(const char *scratch, const char *xfergen, const char *xferverify,
                       char *path, size_t n)
 {
-    snprintf(path, n, "%s/rules.db", scratch);
+    bench_make_rules_vocab(scratch, xfergen, xferverify, "taso", "rules.db", path, n);
+}
+
+void bench_make_rules_vocab(const char *scratch, const char *xfergen, const char *xferverify,
+                            const char *vocab, const char *file, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", scratch, file);
     struct stat st;
     if (stat(path, &st) == 0) return;
     /* made under another name and renamed when verified, so an interrupted
      * run never leaves a half-verified rules.db behind */
     char part[1100], cmd[4096];
-    snprintf(part, sizeof part, "%s/rules.db.part", scratch);
+    snprintf(part, sizeof part, "%s.part", path);
     remove(part);
     snprintf(cmd, sizeof cmd,
-             "'%s' --vocab taso --max-ops 3 -o '%s' > /dev/null && '%s' -j 2 '%s' > /dev/null",
-             xfergen, part, xferverify, part);
-    fprintf(stderr, "bench: generating and verifying rules (about 2 minutes)\n");
+             "'%s' --vocab %s --max-ops 3 -o '%s' > /dev/null && '%s' -j 2 '%s' > /dev/null",
+             xfergen, vocab, part, xferverify, part);
+    fprintf(stderr, "bench: generating and verifying the %s rules (a few minutes)\n", vocab);
     if (system(cmd) != 0 || rename(part, path) != 0) {
         remove(part);
         fprintf(stderr, "bench: making the rules failed: %s\n", cmd);

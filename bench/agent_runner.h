@@ -16,6 +16,9 @@ const char *bench_scratch(const char *name);
  * another name and renamed when complete). Exits on failure. */
 void bench_make_rules(const char *scratch, const char *xfergen, const char *xferverify,
                       char *path, size_t n);
+/* The same with `xfergen --vocab VOCAB --max-ops 3` into <scratch>/<file>. */
+void bench_make_rules_vocab(const char *scratch, const char *xfergen, const char *xferverify,
+                            const char *vocab, const char *file, char *path, size_t n);
 
 /* The lines of rlflow-agent's report a table needs (empty when absent). */
 typedef struct bench_row {

@@ -102,6 +102,7 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
         int64_t sid = s->backward ? -s->by_rule : s->by_rule;
         xf_ruleset_options ro = xf_ruleset_options_default();
         ro.both_directions = 0;
+        ro.commutative = 0; /* a step's location is its nodes (docs/derive.md) */
         st = xf_ruleset_from_rules(&dir, &sid, 1, &ro, &rs, err);
     }
     if (st == XF_OK && xf_ruleset_count(rs) != 1) {

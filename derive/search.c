@@ -52,6 +52,7 @@ xf_status xf_deriver_new(const xf_rule *rules, const int64_t *ids, int n,
     xf_match_list_init(&d->chain);
     xf_ruleset_options ro = xf_ruleset_options_default();
     ro.both_directions = 1;
+    ro.commutative = 0; /* steps are stored by their nodes: one binding per location */
     st = xf_ruleset_from_rules(rules, ids, n, &ro, &d->rs, err);
     if (st != XF_OK) {
         xf_deriver_free(d);

@@ -50,11 +50,41 @@ static const char transformer_vocab[] =
     "layernorm axis=-1\n"
     "reduce_mean axes=-1 keepdims=1\n";
 
+/* Shape and indexing operators (issue 28): the reshapes a transformer's
+ * layout lives on (flatten of the batch and sequence axes and back, the
+ * head split of the last axis and back), one position taken along the
+ * sequence axis (a class token) and its unit axis squeezed, a matmul of
+ * 3-D activations by a 2-D weight, bias and scalar adds and scalar products
+ * that broadcast (a scaling kept as exported: GELU's x0.5), and
+ * erf, tanh and a power by a scalar (GELU as exported, exact and
+ * approximated: x + 0.044715 x^3 as Pow(x, 3)). Rank-restricted
+ * so they only meet the tensors they are for. */
+static const char view_vocab[] =
+    "reshape view=flatten rank=3\n"
+    "reshape view=unflatten lead=2 rank=2\n"
+    "reshape view=split_last heads=2 rank=3\n"
+    "reshape view=merge_last rank=4\n"
+    "slice axis=1 start=0 end=1 rank=3\n"
+    "squeeze axes=1 rank=3\n"
+    "matmul rank=3,2\n"
+    "ewadd broadcast=1 rank=2|3,1\n"
+    "ewadd broadcast=1 rank=1,2|3\n"
+    "ewadd broadcast=1 rank=2|3,0\n"
+    "ewmul broadcast=1 rank=2|3,0\n"
+    "erf rank=2|3\n"
+    "tanh rank=2|3\n"
+    "pow broadcast=1 rank=2|3,0\n";
+
 static const char taso_inputs[] =
     "x0:2x4x4x4,x1:2x4x4x4,w0:4x4x3x3,w1:4x4x3x3,w2:4x4x1x1,m0:4x4,m1:4x4,m2:4x4,s0:scalar";
 static const char default_inputs[] =
     "x0:2x4x4x4,x1:2x4x4x4,w0:4x4x3x3,w1:4x4x3x3,w2:4x4x1x1,m0:4x4,m1:4x4,m2:4x4,s0:scalar,"
     "b0:2x4x4,g0:4";
+/* default's: a second [B, S, H] activation, so that a view or a slice
+ * moves past an operator of two different ones (a residual add) */
+static const char view_inputs[] =
+    "x0:2x4x4x4,x1:2x4x4x4,w0:4x4x3x3,w1:4x4x3x3,w2:4x4x1x1,m0:4x4,m1:4x4,m2:4x4,s0:scalar,"
+    "b0:2x4x4,g0:4,b1:2x4x4";
 
 void xf_enum_config_init(xf_enum_config *c)
 {
@@ -89,24 +119,29 @@ xf_status xf_enum_config_copy(const xf_enum_config *src, xf_enum_config *dst, xf
 static xf_status preset_vocab(xf_enum_config *c, const char *name, xf_error *err)
 {
     if (strcmp(name, "taso") == 0) return xf_enum_vocab_parse(c, taso_vocab, "preset taso", err);
-    if (strcmp(name, "default") == 0) {
-        char text[sizeof taso_vocab + sizeof transformer_vocab];
-        snprintf(text, sizeof text, "%s%s", taso_vocab, transformer_vocab);
-        return xf_enum_vocab_parse(c, text, "preset default", err);
+    if (strcmp(name, "default") == 0 || strcmp(name, "noviews") == 0) {
+        char text[sizeof taso_vocab + sizeof transformer_vocab + sizeof view_vocab];
+        int views = strcmp(name, "default") == 0;
+        snprintf(text, sizeof text, "%s%s%s", taso_vocab, transformer_vocab, views ? view_vocab : "");
+        return xf_enum_vocab_parse(c, text, views ? "preset default" : "preset noviews", err);
     }
-    return XF_FAIL(err, XF_ERR_INVALID, "unknown vocabulary preset '%s' (known: default, taso)", name);
+    return XF_FAIL(err, XF_ERR_INVALID,
+                   "unknown vocabulary preset '%s' (known: default, noviews, taso)", name);
 }
 
 xf_status xf_enum_config_preset(xf_enum_config *c, const char *name, xf_error *err)
 {
     xf_status st = preset_vocab(c, name, err);
     if (st != XF_OK) return st;
-    return xf_enum_inputs_parse(c, strcmp(name, "taso") == 0 ? taso_inputs : default_inputs, err);
+    const char *in = !strcmp(name, "taso") ? taso_inputs : !strcmp(name, "default") ? view_inputs
+                                                                                     : default_inputs;
+    return xf_enum_inputs_parse(c, in, err);
 }
 
 xf_status xf_enum_vocab_load(xf_enum_config *c, const char *preset_or_path, xf_error *err)
 {
-    if (strcmp(preset_or_path, "taso") == 0 || strcmp(preset_or_path, "default") == 0)
+    if (strcmp(preset_or_path, "taso") == 0 || strcmp(preset_or_path, "default") == 0 ||
+        strcmp(preset_or_path, "noviews") == 0)
         return preset_vocab(c, preset_or_path, err);
     FILE *f;
     xf_status st0 = xf_infile_open(preset_or_path, &f, err);
@@ -277,6 +312,8 @@ uint64_t xf_enum_config_hash(const xf_enum_config *c)
         h = xf_hash_bytes(h, &c->ops[i].params, sizeof c->ops[i].params);
         h = fp_mix(fp_mix(fp_mix(h, (uint64_t)c->ops[i].mode), (uint64_t)c->ops[i].rank),
                    (uint64_t)c->ops[i].broadcast);
+        if (c->ops[i].in_ranks[0] || c->ops[i].in_ranks[1]) /* absent: the hash of older runs */
+            h = fp_mix(fp_mix(h, (uint64_t)c->ops[i].in_ranks[0]), (uint64_t)c->ops[i].in_ranks[1]);
     }
     for (int i = 0; i < c->n_inputs; i++) {
         h = xf_hash_bytes(h, c->inputs[i].name, strlen(c->inputs[i].name));

@@ -63,7 +63,12 @@ typedef enum xf_enum_pmode {
     XF_ENUM_FIXED = 0,       /* params used as given */
     XF_ENUM_SPLIT_HALF = 1,  /* split: two equal halves along params.axis */
     XF_ENUM_SWAP_LAST2 = 2,  /* transpose: swap the last two dims, any rank */
-    XF_ENUM_DEPTHWISE = 3    /* conv: group = input channels */
+    XF_ENUM_DEPTHWISE = 3,   /* conv: group = input channels */
+    /* reshapes by what they do to the axes (xf_view_kind), sized from the input */
+    XF_ENUM_VIEW_FLATTEN = 4,   /* the first two axes merged: [a, b, R] -> [a*b, R] */
+    XF_ENUM_VIEW_UNFLATTEN = 5, /* [P, R] -> [lead, P/lead, R] (params.group = lead) */
+    XF_ENUM_VIEW_SPLIT = 6,     /* [.., H] -> [.., heads, H/heads] (params.group = heads) */
+    XF_ENUM_VIEW_MERGE = 7      /* [.., h, d] -> [.., h*d] */
 } xf_enum_pmode;
 
 /* One operator with one parameter setting. Axes in `params` may be absolute
@@ -74,6 +79,7 @@ typedef struct xf_enum_opvar {
     xf_params params;
     xf_enum_pmode mode;
     int rank;      /* when > 0: every input must have this rank (matmul rank=2 vs 3) */
+    int in_ranks[2]; /* rank=3,2 or rank=2|3,1: bit r set when input i may have rank r (0: any) */
     int broadcast; /* element-wise binary ops: 1 allows numpy broadcasting, 0 needs equal shapes */
     char name[XF_ENUM_NAME_LEN]; /* unique label, the vocabulary line, e.g. "conv2d[kernel=3x3,act=relu]" */
 } xf_enum_opvar;

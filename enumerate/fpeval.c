@@ -52,10 +52,10 @@ int fp_op_supported(xf_op op)
     case XF_OP_SQRT: case XF_OP_EXP: case XF_OP_LOG: case XF_OP_NEG: case XF_OP_ABS:
     case XF_OP_RECIPROCAL: case XF_OP_IDENTITY:
     case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_DIV: case XF_OP_SCALAR_MUL:
-    case XF_OP_MATMUL: case XF_OP_CONV: case XF_OP_LAYERNORM:
+    case XF_OP_POW: case XF_OP_MATMUL: case XF_OP_CONV: case XF_OP_LAYERNORM:
     case XF_OP_MAXPOOL: case XF_OP_AVGPOOL: case XF_OP_GLOBAL_AVGPOOL: case XF_OP_REDUCE_MEAN:
     case XF_OP_SOFTMAX: case XF_OP_CONCAT: case XF_OP_SPLIT: case XF_OP_TRANSPOSE:
-    case XF_OP_RESHAPE: case XF_OP_FLATTEN: case XF_OP_SQUEEZE: case XF_OP_UNSQUEEZE:
+    case XF_OP_SLICE: case XF_OP_RESHAPE: case XF_OP_FLATTEN: case XF_OP_SQUEEZE: case XF_OP_UNSQUEEZE:
     case XF_OP_ENLARGE: case XF_OP_CONST_IDENTITY_CONV: case XF_OP_CONST_IDENTITY_MATRIX:
     case XF_OP_CONST_ONES: case XF_OP_CONST_POOL:
         return 1;
@@ -122,7 +122,10 @@ void fp_broadcast_copy(const fp_tensor *x, fp_tensor *y)
     }
 }
 
-static void binary(xf_op op, const fp_tensor *a, const fp_tensor *b, fp_tensor *y)
+/* Element-wise a op b with broadcasting; pow is a pseudo-random function
+ * of the base keyed by `pow_key` and the exponent (every identity that
+ * holds for any element-wise function of the two is kept). */
+static void binary(xf_op op, uint64_t pow_key, const fp_tensor *a, const fp_tensor *b, fp_tensor *y)
 {
     int64_t st[2][XF_MAX_DIMS], idx[XF_MAX_DIMS] = {0}, off[2] = {0, 0};
     fp_bcast_strides(&a->shape, &y->shape, st[0]);
@@ -134,6 +137,7 @@ static void binary(xf_op op, const fp_tensor *a, const fp_tensor *b, fp_tensor *
         case XF_OP_ADD: r = xf_enum_fp_add(u, v); break;
         case XF_OP_SUB: r = xf_enum_fp_sub(u, v); break;
         case XF_OP_DIV: r = xf_enum_fp_mul(u, xf_enum_fp_inv(v)); break;
+        case XF_OP_POW: r = xf_enum_fp_prf(pow_key ^ xf_enum_fp_prf(pow_key, v), u); break;
         default: r = xf_enum_fp_mul(u, v); break;
         }
         y->d[i] = r;
@@ -310,8 +314,8 @@ void fp_op_run(const fp_keys *k, xf_op op, const xf_params *p, int n_in, const f
     case XF_OP_UNSQUEEZE:
         memcpy(out->d, in[0]->d, sizeof(uint64_t) * (size_t)n);
         break;
-    case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_DIV:
-        binary(op, in[0], in[1], out);
+    case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_DIV: case XF_OP_POW:
+        binary(op, k->k[FPK_POW], in[0], in[1], out);
         break;
     case XF_OP_SCALAR_MUL:
         for (int64_t i = 0; i < n; i++) out->d[i] = xf_enum_fp_mul(in[0]->d[i], in[1]->d[0]);

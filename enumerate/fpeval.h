@@ -12,7 +12,7 @@
 /* Keys of the pseudo-random functions, one per non-linear operator kind. */
 typedef enum fp_key_kind {
     FPK_RELU, FPK_SIGMOID, FPK_TANH, FPK_ERF, FPK_GELU, FPK_EXP, FPK_SQRT, FPK_LOG, FPK_ABS,
-    FPK_RSQRT, FPK_MAXPOOL, FPK_COUNT
+    FPK_RSQRT, FPK_MAXPOOL, FPK_POW, FPK_COUNT
 } fp_key_kind;
 
 typedef struct fp_keys {

@@ -1,7 +1,7 @@
 /*
  * fpeval_spatial.c — operator semantics in Z_p, part 2: convolution (groups,
  * stride, dilation, pads, fused activation), pooling, enlarge, the constant
- * generators and data movement (concat, split, transpose).
+ * generators and data movement (concat, split, transpose, slice).
  *
  * Average pooling divides by the window's element count with a modular
  * inverse, so avgpool equals a depthwise conv with const_pool exactly (with
@@ -208,6 +208,33 @@ static void transpose(const xf_params *p, const fp_tensor *x, fp_tensor *y)
     }
 }
 
+/* Slice: out[i] = x[start + i * step] along the sliced axes (starts
+ * already within range: the enumerator only makes in-range slices). */
+static void slice(const xf_params *p, const fp_tensor *x, fp_tensor *y)
+{
+    int r = x->shape.rank;
+    int64_t st[XF_MAX_DIMS], step[XF_MAX_DIMS], idx[XF_MAX_DIMS] = {0}, base = 0;
+    xf_shape_strides(&x->shape, st);
+    for (int d = 0; d < r; d++) step[d] = st[d];
+    for (int i = 0; i < p->n_axes; i++) {
+        int a = (int)(p->axes[i] < 0 ? p->axes[i] + r : p->axes[i]);
+        int64_t s0 = p->starts[i] < 0 ? p->starts[i] + x->shape.dims[a] : p->starts[i];
+        base += s0 * st[a];
+        step[a] = st[a] * (p->steps[i] ? p->steps[i] : 1);
+    }
+    int64_t n = xf_shape_numel(&y->shape), off = base;
+    for (int64_t i = 0; i < n; i++) {
+        y->d[i] = x->d[off];
+        for (int d = r - 1; d >= 0; d--) {
+            idx[d]++;
+            off += step[d];
+            if (idx[d] < y->shape.dims[d]) break;
+            off -= step[d] * y->shape.dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
 void fp_run_spatial(const fp_keys *k, xf_op op, const xf_params *p, int n_in,
                     const fp_tensor *const *in, int n_out, fp_tensor *out)
 {
@@ -222,6 +249,7 @@ void fp_run_spatial(const fp_keys *k, xf_op op, const xf_params *p, int n_in,
     case XF_OP_CONCAT: concat_split(1, p, n_in, in, n_out, out); break;
     case XF_OP_SPLIT: concat_split(0, p, n_in, in, n_out, out); break;
     case XF_OP_TRANSPOSE: transpose(p, in[0], out); break;
+    case XF_OP_SLICE: slice(p, in[0], out); break;
     default: break; /* fp_op_supported() is checked when a vocabulary is loaded */
     }
 }

@@ -98,9 +98,11 @@ static xf_status get_candidate(void *user, size_t i, xf_rule *out, xf_error *err
 
 xf_status enum_generate_config(const xf_enum_generate_options *o, xf_enum_config *c, xf_error *err)
 {
-    xf_status st = xf_enum_config_preset(c, strcmp(o->vocab, "taso") == 0 ? "taso" : "default", err);
-    if (st == XF_OK && strcmp(o->vocab, "taso") != 0 && strcmp(o->vocab, "default") != 0)
-        st = xf_enum_vocab_load(c, o->vocab, err);
+    int preset = !strcmp(o->vocab, "taso") || !strcmp(o->vocab, "default") ||
+                 !strcmp(o->vocab, "noviews");
+    /* a vocabulary file takes the default preset's inputs */
+    xf_status st = xf_enum_config_preset(c, preset ? o->vocab : "default", err);
+    if (st == XF_OK && !preset) st = xf_enum_vocab_load(c, o->vocab, err);
     if (st == XF_OK && o->inputs) st = xf_enum_inputs_parse(c, o->inputs, err);
     if (st != XF_OK) return st;
     c->max_ops = o->max_ops;

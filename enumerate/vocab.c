@@ -42,6 +42,26 @@ static int parse_pair(const char *s, int32_t *pair)
     return 0;
 }
 
+/* "2|3,1" into bit sets of ranks per input (two inputs). */
+static int parse_rank_sets(const char *s, int *sets)
+{
+    sets[0] = sets[1] = 0;
+    for (int i = 0; i < 2; i++) {
+        for (;;) {
+            char *end;
+            errno = 0;
+            long r = strtol(s, &end, 10);
+            if (end == s || errno || r < 0 || r > XF_MAX_DIMS) return -1;
+            sets[i] |= 1 << r;
+            s = end;
+            if (*s != '|') break;
+            s++;
+        }
+        if (i == 0 && *s++ != ',') return -1;
+    }
+    return *s ? -1 : 0;
+}
+
 static const char *act_names[] = {"none", "relu", "sigmoid", "tanh"};
 
 typedef struct line_ctx {
@@ -65,7 +85,13 @@ static xf_status apply_key(const line_ctx *c, xf_enum_opvar *v, const char *key,
     const char *op = xf_op_get(v->op)->name;
     int64_t ints[XF_MAX_SPLIT];
     int n;
-    if (strcmp(key, "kernel") == 0) {
+    if (strcmp(key, "axis") == 0 && v->op == XF_OP_SLICE) {
+        if (parse_ints(val, ',', ints, 1) != 1 || ints[0] < -XF_MAX_DIMS || ints[0] >= XF_MAX_DIMS)
+            return bad(c, op, key, val, "an axis");
+        p->n_axes = 1;
+        p->axes[0] = ints[0];
+        p->steps[0] = 1;
+    } else if (strcmp(key, "kernel") == 0) {
         if (parse_pair(val, p->kernel) != 0) return bad(c, op, key, val, "HxW, 1..64");
     } else if (strcmp(key, "stride") == 0) {
         if (parse_pair(val, p->stride) != 0) return bad(c, op, key, val, "HxW, 1..64");
@@ -127,9 +153,47 @@ static xf_status apply_key(const line_ctx *c, xf_enum_opvar *v, const char *key,
         else if (key[0] == 'c') p->count_include_pad = b;
         else v->broadcast = b;
     } else if (strcmp(key, "rank") == 0) {
-        if (parse_ints(val, ',', ints, 1) != 1 || ints[0] < 0 || ints[0] > XF_MAX_DIMS)
-            return bad(c, op, key, val, "a rank 0..6");
-        v->rank = (int)ints[0];
+        if (!strchr(val, ',') && strchr(val, '|')) { /* one input's set: "2|3" */
+            int sets[2];
+            char two[64];
+            snprintf(two, sizeof two, "%s,0", val);
+            if (strlen(val) > 40 || parse_rank_sets(two, sets) != 0)
+                return bad(c, op, key, val, "a rank 0..6, or a set like 2|3");
+            v->rank = 0;
+            v->in_ranks[0] = sets[0];
+            v->in_ranks[1] = 0;
+        } else if (!strchr(val, ',')) {
+            if (parse_ints(val, ',', ints, 1) != 1 || ints[0] < 0 || ints[0] > XF_MAX_DIMS)
+                return bad(c, op, key, val, "a rank 0..6, or ranks per input (3,2 or 2|3,1)");
+            v->rank = (int)ints[0];
+        } else if (parse_rank_sets(val, v->in_ranks) != 0) {
+            return bad(c, op, key, val, "ranks per input, each 0..6 or a set like 2|3 (3,2 or 2|3,1)");
+        } else {
+            v->rank = 0;
+        }
+    } else if (strcmp(key, "view") == 0) {
+        static const char *views[] = {"flatten", "unflatten", "split_last", "merge_last"};
+        static const xf_enum_pmode modes[] = {XF_ENUM_VIEW_FLATTEN, XF_ENUM_VIEW_UNFLATTEN,
+                                              XF_ENUM_VIEW_SPLIT, XF_ENUM_VIEW_MERGE};
+        int m = -1;
+        for (int i = 0; i < 4; i++)
+            if (strcmp(val, views[i]) == 0) m = i;
+        if (v->op != XF_OP_RESHAPE || m < 0)
+            return bad(c, op, key, val, "flatten, unflatten, split_last or merge_last (reshape only)");
+        v->mode = modes[m];
+        if ((v->mode == XF_ENUM_VIEW_UNFLATTEN || v->mode == XF_ENUM_VIEW_SPLIT) && p->group == 0)
+            p->group = 2;
+    } else if (strcmp(key, "lead") == 0 || strcmp(key, "heads") == 0) {
+        if (parse_ints(val, ',', ints, 1) != 1 || ints[0] < 2 || ints[0] > 64)
+            return bad(c, op, key, val, "a size 2..64");
+        p->group = (int32_t)ints[0];
+    } else if (strcmp(key, "start") == 0 || strcmp(key, "end") == 0) {
+        if (parse_ints(val, ',', ints, 1) != 1 || ints[0] < 0 || ints[0] > 4096)
+            return bad(c, op, key, val, "a position 0..4096");
+        p->n_axes = 1;
+        if (key[0] == 's') p->starts[0] = ints[0];
+        else p->ends[0] = ints[0];
+        p->steps[0] = 1;
     } else if (strcmp(key, "eps") == 0) {
         char *end;
         double e = strtod(val, &end);
@@ -191,6 +255,16 @@ static xf_status parse_line(const line_ctx *c, char *line, xf_enum_opvar *v)
         p->pads[1] = p->pads[3] = (p->kernel[1] - 1) / 2;
     }
     if (op == XF_OP_SPLIT && v->mode == XF_ENUM_SPLIT_HALF) p->n_split = 2;
+    if (op == XF_OP_RESHAPE && (v->mode < XF_ENUM_VIEW_FLATTEN || v->mode > XF_ENUM_VIEW_MERGE))
+        return XF_FAIL(c->err, XF_ERR_PARSE,
+                       "%s:%d: reshape needs view=flatten|unflatten|split_last|merge_last", c->origin,
+                       c->line);
+    if (op == XF_OP_SLICE && (p->n_axes != 1 || p->ends[0] <= p->starts[0]))
+        return XF_FAIL(c->err, XF_ERR_PARSE, "%s:%d: slice needs axis=N start=A end=B with A < B",
+                       c->origin, c->line);
+    if ((op == XF_OP_SQUEEZE || op == XF_OP_UNSQUEEZE) && p->n_axes < 1)
+        return XF_FAIL(c->err, XF_ERR_PARSE, "%s:%d: %s needs axes=...", c->origin, c->line,
+                       xf_op_get(op)->name);
     if (op == XF_OP_TRANSPOSE && p->n_axes > 0) v->mode = XF_ENUM_FIXED;
     if (is_spatial(op) && (int64_t)p->kernel[0] * p->kernel[1] > FP_MAX_WINDOW)
         return XF_FAIL(c->err, XF_ERR_PARSE, "%s:%d: kernel %dx%d is larger than %d taps",
@@ -266,6 +340,31 @@ static void format_opvar(const xf_enum_opvar *v, xf_strbuf *b)
     xf_op op = v->op;
     xf_strbuf_printf(b, "%s", xf_op_get(op)->name);
     if (v->rank) xf_strbuf_printf(b, " rank=%d", v->rank);
+    else if (v->in_ranks[0] || v->in_ranks[1]) {
+        xf_strbuf_printf(b, " rank=");
+        int sets = v->in_ranks[1] || enum_var_arity(v) > 1 ? 2 : 1;
+        for (int i = 0; i < sets; i++) {
+            int first = 1;
+            for (int r = 0; r <= XF_MAX_DIMS; r++)
+                if (v->in_ranks[i] & (1 << r)) {
+                    xf_strbuf_printf(b, "%s%d", first ? "" : "|", r);
+                    first = 0;
+                }
+            if (i == 0 && sets == 2) xf_strbuf_printf(b, ",");
+        }
+    }
+    if (op == XF_OP_RESHAPE) {
+        static const char *views[] = {"flatten", "unflatten", "split_last", "merge_last"};
+        if (v->mode >= XF_ENUM_VIEW_FLATTEN && v->mode <= XF_ENUM_VIEW_MERGE)
+            xf_strbuf_printf(b, " view=%s", views[v->mode - XF_ENUM_VIEW_FLATTEN]);
+        if (v->mode == XF_ENUM_VIEW_UNFLATTEN) xf_strbuf_printf(b, " lead=%d", (int)p->group);
+        if (v->mode == XF_ENUM_VIEW_SPLIT) xf_strbuf_printf(b, " heads=%d", (int)p->group);
+    }
+    if (op == XF_OP_SLICE) {
+        xf_strbuf_printf(b, " axis=%lld start=%lld end=%lld", (long long)p->axes[0],
+                         (long long)p->starts[0], (long long)p->ends[0]);
+        return;
+    }
     if (v->broadcast) xf_strbuf_printf(b, " broadcast=1");
     if (op == XF_OP_CONCAT || op == XF_OP_SPLIT || op == XF_OP_SOFTMAX || op == XF_OP_LAYERNORM)
         xf_strbuf_printf(b, " axis=%d", (int)p->axis);
@@ -282,7 +381,7 @@ static void format_opvar(const xf_enum_opvar *v, xf_strbuf *b)
     else if (!zero)
         xf_strbuf_printf(b, " pad=%d,%d,%d,%d", (int)p->pads[0], (int)p->pads[1], (int)p->pads[2], (int)p->pads[3]);
     if (v->mode == XF_ENUM_DEPTHWISE) xf_strbuf_printf(b, " group=depthwise");
-    else if (p->group > 1) xf_strbuf_printf(b, " group=%d", (int)p->group);
+    else if (p->group > 1 && op != XF_OP_RESHAPE) xf_strbuf_printf(b, " group=%d", (int)p->group);
     if (p->activation > 0 && p->activation < 4) xf_strbuf_printf(b, " act=%s", act_names[p->activation]);
     if (p->count_include_pad) xf_strbuf_printf(b, " count_include_pad=1");
     if (op == XF_OP_LAYERNORM && p->epsilon != 1e-5f) xf_strbuf_printf(b, " eps=%.9g", (double)p->epsilon);

@@ -20,8 +20,8 @@
  * Sound by construction where a rule is missing or a form cannot be
  * linear: pinning. A condition naming an opaque variable, a form with more
  * than XF_DOMAIN_MAX_TERMS terms, an overflow, an operator without a rule
- * here (reshape, slice, gather, pad... today: the fallback pins every dim
- * of its inputs) all pin the input dims involved to their own sizes, where
+ * here (gather, pad, a reshape of no kind the rules match... : the fallback
+ * pins every dim of its inputs) all pin the input dims involved to their own sizes, where
  * the graph was built, so the domain is narrower but never wrong. An
  * operator's rule is also checked against the graph's own shapes (every
  * output form evaluates to the inferred dim there); a rule that disagrees
@@ -638,6 +638,81 @@ static void rule_generator(gctx *c, const xf_node *nd)
     if (nd->op == XF_OP_CONST_POOL && r == 4) cond_one(c->E, D(c, y, 1));
 }
 
+/* The product of forms f[0..n): linear when at most one of them is not a
+ * constant, else a free variable of the product's own size (a reshape's
+ * size, which the matcher binds from the rule's symbolic dims). */
+static lin product(gctx *c, const lin *f, int n, int64_t own)
+{
+    int64_t k = 1;
+    const lin *var_part = NULL;
+    for (int i = 0; i < n; i++) {
+        if (f[i].n == 0 && f[i].den == 1) {
+            if (__builtin_mul_overflow(k, f[i].c, &k)) return lin_var(new_var(c->E, V_FREE, own));
+        } else if (!var_part) {
+            var_part = &f[i];
+        } else {
+            return lin_var(new_var(c->E, V_FREE, own));
+        }
+    }
+    if (!var_part) return lin_const(k);
+    lin zero = lin_const(0), out;
+    if (lin_axpy(&zero, k, var_part, &out) < 0) return lin_var(new_var(c->E, V_FREE, own));
+    return out;
+}
+
+/* A reshape of a kind rules match (xf_view_classify): the dims it keeps stay
+ * the input's, the sizes it makes are products (linear when only one factor
+ * varies) or free variables, which the matcher binds at the match through
+ * the rule's symbolic dims (ir/rule_dims.c: the agreement of every value
+ * with them is the reshape's part of where the rule holds). A reshape of
+ * another kind keeps its exact target: its inputs are pinned. */
+static int rule_reshape(gctx *c, const xf_node *nd)
+{
+    int x = nd->inputs[0], y = nd->outputs[0], rx = R(c, x), ry = R(c, y), k;
+    xf_view_kind kind = xf_view_classify(&c->g->values[x].shape, &c->g->values[y].shape, &k);
+    switch (kind) {
+    case XF_VIEW_FLATTEN:
+        *D(c, y, 0) = product(c, D(c, x, 0), k, OWN(c, y, 0));
+        for (int d = 1; d < ry; d++) *D(c, y, d) = *D(c, x, k + d - 1);
+        return 1;
+    case XF_VIEW_UNFLATTEN:
+        for (int d = 0; d < k; d++) *D(c, y, d) = lin_var(new_var(c->E, V_FREE, OWN(c, y, d)));
+        for (int d = k; d < ry; d++) *D(c, y, d) = *D(c, x, d - k + 1);
+        return 1;
+    case XF_VIEW_SPLIT_LAST:
+        for (int d = 0; d < rx - 1; d++) *D(c, y, d) = *D(c, x, d);
+        for (int d = rx - 1; d < ry; d++) *D(c, y, d) = lin_var(new_var(c->E, V_FREE, OWN(c, y, d)));
+        return 1;
+    case XF_VIEW_MERGE_LAST:
+        for (int d = 0; d < ry - 1; d++) *D(c, y, d) = *D(c, x, d);
+        *D(c, y, ry - 1) = product(c, D(c, x, rx - 2), 2, OWN(c, y, ry - 1));
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* A slice keeps the axes it does not cut; a cut axis has the slice's size
+ * and must hold its end. */
+static int rule_slice(gctx *c, const xf_node *nd)
+{
+    const xf_params *p = &nd->params;
+    int x = nd->inputs[0], y = nd->outputs[0], r = R(c, x);
+    if (R(c, y) != r) return 0;
+    for (int d = 0; d < r; d++) *D(c, y, d) = *D(c, x, d);
+    for (int i = 0; i < p->n_axes; i++) {
+        int a = xf_norm_axis(p->axes[i], r);
+        int64_t own = OWN(c, x, a);
+        if (a < 0 || p->starts[i] < 0 || p->ends[i] < 0 || (p->steps[i] != 1 && p->steps[i] != 0))
+            return 0;
+        if (p->starts[i] == 0 && p->ends[i] >= own) continue; /* the whole axis */
+        if (p->ends[i] > own) return 0;
+        *D(c, y, a) = lin_const(OWN(c, y, a));
+        cond_ge(c->E, D(c, x, a), p->ends[i]);
+    }
+    return 1;
+}
+
 /* States the node's conditions and sets its outputs' forms; 0 when this
  * file has no rule for it (the caller pins). */
 static int node_rule(gctx *c, const xf_node *nd)
@@ -721,7 +796,11 @@ static int node_rule(gctx *c, const xf_node *nd)
     case XF_OP_CONST_POOL:
         rule_generator(c, nd);
         return 1;
-    default: return 0; /* reshape, slice, gather, pad, ...: pinned */
+    case XF_OP_RESHAPE:
+        return rule_reshape(c, nd);
+    case XF_OP_SLICE:
+        return rule_slice(c, nd);
+    default: return 0; /* gather, pad, a reshape of no rule kind...: pinned */
     }
 }
 

@@ -842,6 +842,105 @@ int xf_rule_key_cmp(const xf_rule_key *a, const xf_rule_key *b);
  * (XF_ERR_NOMEM, key {0, 0}, when a side cannot be hashed). */
 xf_status xf_rule_key_as_written(const xf_rule *r, xf_rule_key *key, xf_error *err);
 
+/* ------------------------------------------------- reshapes in rules (views) */
+
+/* What a reshape from `in` to `out` does to the axes (ir/view.c), so a rule
+ * found on small tensors applies to a model's reshape of the same kind at
+ * other sizes:
+ *  - FLATTEN: the first k >= 2 axes merged into one, [a1..ak, R] -> [a1*..*ak, R]
+ *    ([B, S, H] -> [B*S, H]);
+ *  - UNFLATTEN: its inverse, [P, R] -> [a1..ak, R] with a1*..*ak = P;
+ *  - SPLIT_LAST: the last axis split in two, [.., H] -> [.., h, H/h] (a
+ *    transformer's heads);
+ *  - MERGE_LAST: its inverse, [.., h, d] -> [.., h*d];
+ *  - GENERAL: anything else (matched only with its exact target shape).
+ * Unit dims can make a reshape two kinds at once ([B, 1, H] -> [B, H]): the
+ * first in the order above is taken. *k gets the axes merged or made by a
+ * (un)flatten, else 0. */
+typedef enum xf_view_kind {
+    XF_VIEW_GENERAL = 0,
+    XF_VIEW_FLATTEN = 1,
+    XF_VIEW_UNFLATTEN = 2,
+    XF_VIEW_SPLIT_LAST = 3,
+    XF_VIEW_MERGE_LAST = 4
+} xf_view_kind;
+xf_view_kind xf_view_classify(const xf_shape *in, const xf_shape *out, int *k);
+const char *xf_view_kind_name(xf_view_kind kind);
+
+/* Symbolic dims of a rule (ir/rule_dims.c). A rule is enumerated at small
+ * fixed sizes, but its reshapes must apply at a model's sizes: the lead dims
+ * an unflatten restores, the head count a split of the last axis makes.
+ * Every dim of every value of both sides is written as a monomial
+ * num/den * s1^e1 * ... over symbols: one per dim of each rule input, and
+ * fresh ones for the sizes a reshape chooses (an unflatten's first k-1 lead
+ * dims, a split's head count), which are the rule's *parameter variables*.
+ * Operators tie dims (operands of element-wise ops, matmul's inner dims,
+ * the two sides' outputs), and each tie is solved for one symbol where it
+ * can be (a variable of the target first: the target's unflatten takes the
+ * lead dims of the source's value it replaces). A rule applies at a match
+ * when every dim of every value of both sides equals its monomial under
+ * the symbols bound there: inputs' dims from the bound values, the
+ * source's variables from the matched reshapes; the target's reshapes take
+ * their shapes from their monomials. `ok` is 0 when some target reshape has
+ * a size no bound symbol determines (the rule then only matches at its own
+ * reshape targets). Dims the monomials cannot express (a convolution's
+ * spatial output, a concat of different sizes) are opaque: not checked, and
+ * no reshape may depend on them. */
+#define XF_DIMX_FACTORS 6
+typedef struct xf_dimx {
+    int64_t num, den; /* coefficient; den 0: opaque */
+    int n;            /* factors */
+    int16_t sym[XF_DIMX_FACTORS];
+    int8_t exp[XF_DIMX_FACTORS];
+} xf_dimx;
+
+#define XF_RULE_DIMS_MAX_INPUTS 16
+#define XF_RULE_DIMS_INPUT_SYMS (XF_RULE_DIMS_MAX_INPUTS * XF_MAX_DIMS)
+#define XF_RULE_DIMS_MAX_SYMS (XF_RULE_DIMS_INPUT_SYMS + 64)
+#define XF_RULE_DIMS_MAX_CONS 32
+
+typedef struct xf_rule_dims {
+    int ok;
+    const char *why; /* when !ok */
+    int n_values[2];                   /* per side (0 source, 1 target) */
+    xf_dimx (*val[2])[XF_MAX_DIMS];    /* per side and value: its dims, normalised */
+    int n_sym;                         /* symbols in use */
+    int8_t sym_side[XF_RULE_DIMS_MAX_SYMS]; /* fresh symbol: side of the reshape that makes it; -1 input dim */
+    xf_dimx def[XF_RULE_DIMS_MAX_SYMS];     /* den 0: free; else its value over free symbols */
+    int n_cons;                             /* ties no symbol could be solved for */
+    xf_dimx cons[XF_RULE_DIMS_MAX_CONS][2];
+} xf_rule_dims;
+
+/* 1 when some node of either side is a reshape (the rules that need their
+ * symbolic dims to apply at other sizes). */
+int xf_rule_has_views(const xf_rule *r);
+/* Fills *d (xf_rule_dims_free it); XF_ERR_NOMEM only: a rule the monomials
+ * cannot follow gets ok 0 and why. */
+xf_status xf_rule_dims_infer(const xf_rule *r, xf_rule_dims *d, xf_error *err);
+void xf_rule_dims_free(xf_rule_dims *d);
+/* Binds symbols from shapes of source values: shapes[v] for source value v
+ * (rank -1: unknown), into symval (n_sym entries, 0: unbound); then every
+ * known source value's dims are checked against their monomials. 0 when
+ * they disagree. */
+int xf_rule_dims_bind(const xf_rule_dims *d, const xf_shape *shapes, int64_t *symval);
+/* The value of x under symval into *out: 0 when opaque, unbound, not a
+ * positive integer or beyond 2^40. */
+int xf_dimx_eval(const xf_rule_dims *d, const xf_dimx *x, const int64_t *symval, int64_t *out);
+/* The dims of value v of side `side` under symval into out->dims[0 ..
+ * out->rank) (the caller sets the rank: the value's in the rule); 0 when
+ * some dim cannot be evaluated. */
+int xf_rule_dims_shape(const xf_rule_dims *d, int side, int v, const int64_t *symval,
+                       xf_shape *out);
+/* 1 when shape s agrees with the monomials of value v (opaque dims pass). */
+int xf_rule_dims_agree(const xf_rule_dims *d, int side, int v, const int64_t *symval,
+                       const xf_shape *s);
+/* 1 when the ties kept as constraints hold under symval. */
+int xf_rule_dims_cons_hold(const xf_rule_dims *d, const int64_t *symval);
+/* Equal monomials (opaque ones are equal to nothing). */
+int xf_dimx_equal(const xf_dimx *a, const xf_dimx *b);
+/* "s3*s7/2" (symbols: in<i>.<dim> for input dims, v<k> for variables). */
+char *xf_dimx_str(const xf_dimx *x, char *buf, size_t n);
+
 /* Readable infix form of a small graph, one expression per output joined by
  * ", ": "ewadd(matmul(x0, w0), matmul(x0, w1))". Inputs print as their
  * names (or in<i>), parameters that matter in brackets ("concat[axis=1]"),

@@ -72,6 +72,12 @@ START_TEST(vocab_round_trip)
     ck_assert_ptr_nonnull(strstr(text, "conv2d kernel=3x3 pad=same act=relu\n"));
     ck_assert_ptr_nonnull(strstr(text, "split axis=1\n"));
     ck_assert_ptr_nonnull(strstr(text, "softmax axis=-1\n"));
+    /* the shape and indexing operators of the default vocabulary (issue 28) */
+    ck_assert_ptr_nonnull(strstr(text, "reshape rank=2 view=unflatten lead=2\n"));
+    ck_assert_ptr_nonnull(strstr(text, "reshape rank=3 view=split_last heads=2\n"));
+    ck_assert_ptr_nonnull(strstr(text, "slice rank=3 axis=1 start=0 end=1\n"));
+    ck_assert_ptr_nonnull(strstr(text, "matmul rank=3,2\n"));
+    ck_assert_ptr_nonnull(strstr(text, "ewadd rank=1,2|3 broadcast=1\n"));
     ck_assert_int_eq(xf_enum_vocab_parse(&d, text, "roundtrip", &err), XF_OK);
     ck_assert_int_eq(d.n_ops, c.n_ops);
     for (int i = 0; i < c.n_ops; i++) {
@@ -88,6 +94,9 @@ START_TEST(vocab_round_trip)
     ck_assert_uint_ne(xf_enum_config_hash(&c), xf_enum_config_hash(&d));
     ck_assert_int_eq(xf_enum_vocab_load(&d, "taso", &err), XF_OK);
     ck_assert_int_lt(d.n_ops, c.n_ops);
+    ck_assert_int_eq(xf_enum_vocab_load(&d, "noviews", &err), XF_OK);
+    ck_assert_int_lt(d.n_ops, c.n_ops);
+    for (int i = 0; i < d.n_ops; i++) ck_assert_int_ne(d.ops[i].op, XF_OP_RESHAPE);
     free(text);
     xf_enum_config_free(&c);
     xf_enum_config_free(&d);
@@ -146,6 +155,12 @@ START_TEST(config_errors)
     ck_assert_int_eq(xf_enum_vocab_parse(&c, "relu\nrelu\n", "v.txt", &err), XF_ERR_PARSE);
     ck_assert_ptr_nonnull(strstr(err.msg, "twice"));
     ck_assert_int_eq(xf_enum_vocab_parse(&c, "gather", "v.txt", &err), XF_ERR_UNSUPPORTED);
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "reshape", "v.txt", &err), XF_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "view="));
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "reshape view=fold", "v.txt", &err), XF_ERR_PARSE);
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "relu view=flatten", "v.txt", &err), XF_ERR_PARSE);
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "slice axis=1 start=2 end=1", "v.txt", &err), XF_ERR_PARSE);
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "matmul rank=3,9", "v.txt", &err), XF_ERR_PARSE);
     ck_assert_int_eq(xf_enum_config_preset(&c, "bogus", &err), XF_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(err.msg, "taso"));
     ck_assert_int_eq(xf_enum_inputs_parse(&c, "x0:4x4,x0:2", &err), XF_ERR_PARSE);
@@ -310,6 +325,30 @@ START_TEST(finds_matmul_associativity)
                  strcmp(c.v[i].text, "matmul(matmul(a, b), c)  =>  matmul(a, matmul(b, c))") == 0;
     ck_assert(found);
     ck_assert_uint_eq(st.graphs_level[1], 3); /* ab, bc, ca */
+    collected_free(&c);
+}
+END_TEST
+
+/* The views of issue 28: flatten and unflatten cancel, relu and a bias add
+ * commute with an unflatten, a slice of one position commutes with a
+ * matmul by a 2-D weight; every reshape made is of its variant's kind. */
+START_TEST(finds_view_rules)
+{
+    collected c;
+    xf_enum_stats st;
+    enumerate("reshape view=flatten rank=3\nreshape view=unflatten lead=2 rank=2\nrelu\n"
+              "ewadd broadcast=1 rank=2|3,1\nslice axis=1 start=0 end=1 rank=3\nmatmul rank=3,2\n",
+              "b:2x4x4,m:4x4,g:4", 2, 1, &c, &st);
+    int cancel = 0, relu = 0, bias = 0, slice = 0;
+    for (int i = 0; i < c.n; i++) {
+        const char *t = c.v[i].text;
+        cancel |= strcmp(t, "reshape[shape=2x4x4](reshape[shape=8x4](b))  =>  b") == 0;
+        relu |= strcmp(t, "reshape[shape=2x2x4](relu(m))  =>  relu(reshape[shape=2x2x4](m))") == 0;
+        bias |= strstr(t, "ewadd(reshape[shape=2x2x4](m), g)") != NULL;
+        slice |= strcmp(t, "slice[axis1=0:1:1](matmul(b, m))  =>  matmul(slice[axis1=0:1:1](b), m)") == 0;
+    }
+    ck_assert_msg(cancel && relu && bias && slice, "cancel %d relu %d bias %d slice %d", cancel, relu,
+                  bias, slice);
     collected_free(&c);
 }
 END_TEST
@@ -613,6 +652,7 @@ static Suite *suite(void)
     tcase_add_test(tc, vocab_file_size_is_capped);
     tcase_add_test(tc, finds_matmul_associativity);
     tcase_add_test(tc, finds_matmul_distributivity);
+    tcase_add_test(tc, finds_view_rules);
     tcase_add_test(tc, finds_concat_split_merge);
     tcase_add_test(tc, finds_conv_relu_fusion);
     tcase_add_test(tc, finds_avgpool_as_conv);

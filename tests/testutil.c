@@ -272,6 +272,14 @@ void xf_test_out(xf_graph *g, int v)
     ck_assert_int_eq(xf_graph_mark_output(g, v, NULL), XF_OK);
 }
 
+int xf_test_reshape(xf_graph *g, int x, xf_shape to)
+{
+    xf_params p = xf_params_default();
+    p.n_shape = to.rank;
+    for (int i = 0; i < to.rank; i++) p.shape[i] = to.dims[i];
+    return xf_test_op2(g, XF_OP_RESHAPE, &p, x, -1);
+}
+
 static int infix_op(xf_graph *g, const char *name, const char *params, const int *args,
                     int n_args, void *user, xf_error *err)
 {

@@ -91,6 +91,8 @@ int xf_test_weight(xf_graph *g, const char *name, int rank, const int64_t *dims,
 int xf_test_op2(xf_graph *g, xf_op op, const xf_params *p, int a, int b);
 /* Marks v as a graph output. */
 void xf_test_out(xf_graph *g, int v);
+/* x reshaped to `to` (fails the running test on error). */
+int xf_test_reshape(xf_graph *g, int x, xf_shape to);
 /* Adds the node an infix operator name stands for, on args[0..n_args), to g;
  * returns its output value (fails the running test on error). */
 typedef int (*xf_test_infix_op)(xf_graph *g, const char *name, const int *args, int n_args);

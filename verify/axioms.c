@@ -43,6 +43,11 @@
      FA(SL " (x T)", "(= (" f " (slice a o l t x)) (slice a o l t (" f " x)))",                \
         "(" f " (slice a o l t x))")}
 
+/* An element-wise unary function commutes with a reshape. */
+#define UNARY_VIEW(f, what)                                                                    \
+    {f "-view", what " commutes with a reshape",                                              \
+     FA("(s Int) (x T)", "(= (" f " (view s x)) (view s (" f " x)))", "(" f " (view s x))")}
+
 static const xf_axiom_info axioms[] = {
     /* ---- element-wise arithmetic */
     {"ewadd-comm", "element-wise addition is commutative",
@@ -210,6 +215,7 @@ static const xf_axiom_info axioms[] = {
     UNARY("sigmoid", "sigmoid"),
     UNARY("tanh", "tanh"),
     UNARY("gelu", "gelu"),
+    UNARY("erf", "erf"),
     {"relu-idempotent", "relu applied twice is relu",
      FA("(x T)", "(= (relu (relu x)) (relu x))", "(relu (relu x))")},
     /* ---- convolution (conv sh sw pad act group x w; pad 0 same, 1 valid; group -1 depthwise) */
@@ -462,6 +468,98 @@ static const xf_axiom_info axioms[] = {
     {"lnorm-scalar", "a unit-scale layer-norm multiplied element-wise by a scalar is its scalar multiple",
      FA("(b Int) (x T) (s T)", "(=> (scalar s) (= (ewmul (lnorm b x) s) (smul (lnorm b x) s)))",
         "(ewmul (lnorm b x) s) (scalar s)")},
+    /* ---- a slice next to an operand that lacks the sliced axis (a bias) */
+    {"slice-bias", "a slice of a sum with an operand that lacks the sliced axis is the sum of the slice "
+                   "and that operand",
+     FA(SL " (x T) (b T)",
+        "(=> (< (rnk b) (- 0 a)) (= (slice a o l t (ewadd x b)) (ewadd (slice a o l t x) b)))",
+        "(slice a o l t (ewadd x b))")},
+    {"slice-bias-left", "a slice of a sum whose first operand lacks the sliced axis is the sum of that "
+                        "operand and the slice",
+     FA(SL " (x T) (b T)",
+        "(=> (< (rnk b) (- 0 a)) (= (slice a o l t (ewadd b x)) (ewadd b (slice a o l t x))))",
+        "(slice a o l t (ewadd b x))")},
+    /* ---- reshapes: every reshape is a view of its input's elements in
+     * row-major order; sizes are ids of the rule's symbolic dims, so these
+     * hold wherever the rule's dims do (prove_encode.c) */
+    {"view-view", "a reshape of a reshape is one reshape",
+     FA("(s Int) (t Int) (x T)", "(= (view s (view t x)) (view s x))", "(view s (view t x))")},
+    {"view-same", "a reshape to the tensor's own shape is the tensor",
+     FA("(s Int) (x T)", "(=> (= (shp x) s) (= (view s x) x))", "(view s x)")},
+    {"flat-view", "flattening the first two axes is a reshape",
+     FA("(x T)", "(= (flat x) (view (shp (flat x)) x))", "(flat x)")},
+    {"unflat-view", "unflattening the first axis is a reshape",
+     FA("(l Int) (x T)", "(= (unflat l x) (view (shp (unflat l x)) x))", "(unflat l x)")},
+    {"hsplit-view", "splitting the last axis is a reshape",
+     FA("(h Int) (x T)", "(= (hsplit h x) (view (shp (hsplit h x)) x))", "(hsplit h x)")},
+    {"hmerge-view", "merging the last two axes is a reshape",
+     FA("(x T)", "(= (hmerge x) (view (shp (hmerge x)) x))", "(hmerge x)")},
+    UNARY_VIEW("relu", "relu"),
+    UNARY_VIEW("sigmoid", "sigmoid"),
+    UNARY_VIEW("tanh", "tanh"),
+    UNARY_VIEW("gelu", "gelu"),
+    UNARY_VIEW("erf", "erf"),
+    UNARY_VIEW("exp", "exp"),
+    {"pow-view", "a power by a scalar commutes with a reshape",
+     FA("(s Int) (x T) (e T)", "(=> (= (rnk e) 0) (= (pow (view s x) e) (view s (pow x e))))",
+        "(pow (view s x) e)")},
+    {"pow-slice", "a power by a scalar commutes with a slice",
+     FA(SL " (x T) (e T)",
+        "(=> (= (rnk e) 0) (= (pow (slice a o l t x) e) (slice a o l t (pow x e))))",
+        "(pow (slice a o l t x) e)")},
+    {"ewadd-view", "the sum of reshapes of two tensors of one shape is the reshape of their sum",
+     FA("(s Int) (x T) (y T)",
+        "(=> (= (shp x) (shp y)) (= (ewadd (view s x) (view s y)) (view s (ewadd x y))))",
+        "(ewadd (view s x) (view s y))")},
+    {"ewmul-view", "the product of reshapes of two tensors of one shape is the reshape of their product",
+     FA("(s Int) (x T) (y T)",
+        "(=> (= (shp x) (shp y)) (= (ewmul (view s x) (view s y)) (view s (ewmul x y))))",
+        "(ewmul (view s x) (view s y))")},
+    {"smul-view", "scalar multiplication commutes with a reshape",
+     FA("(s Int) (x T) (c T)", "(= (smul (view s x) c) (view s (smul x c)))", "(smul (view s x) c)")},
+    {"ewadd-bias-view", "a bias (rank 1 or 0) added to a reshape that keeps the last axis is the reshape "
+                        "of the sum",
+     FA("(s Int) (x T) (b T)",
+        "(=> (and (<= (rnk b) 1) (= (lastd s) (lastd (shp x)))) "
+        "(= (ewadd (view s x) b) (view s (ewadd x b))))",
+        "(ewadd (view s x) b)")},
+    {"ewadd-bias-view-left", "a reshape that keeps the last axis added to a bias (rank 1 or 0) is the "
+                             "reshape of the sum",
+     FA("(s Int) (x T) (b T)",
+        "(=> (and (<= (rnk b) 1) (= (lastd s) (lastd (shp x)))) "
+        "(= (ewadd b (view s x)) (view s (ewadd b x))))",
+        "(ewadd b (view s x))")},
+    {"matmul-flat", "a matmul by a matrix of flattened rows is the flattened matmul",
+     FA("(x T) (w T)", "(=> (= (rnk w) 2) (= (matmul (flat x) w) (flat (matmul x w))))",
+        "(matmul (flat x) w)")},
+    {"matmul-unflat", "a matmul by a matrix of unflattened rows is the unflattened matmul",
+     FA("(l Int) (x T) (w T)", "(=> (= (rnk w) 2) (= (matmul (unflat l x) w) (unflat l (matmul x w))))",
+        "(matmul (unflat l x) w)")},
+    {"layernorm-flat", "layer-norm along the last axis (scale and bias of rank 1 or 0) commutes with "
+                       "flattening the first two axes",
+     FA("(x T) (g T) (c T)",
+        "(=> (and (<= (rnk g) 1) (or (= c zeros) (<= (rnk c) 1))) "
+        "(= (layernorm -1 (flat x) g c) (flat (layernorm -1 x g c))))",
+        "(layernorm -1 (flat x) g c)")},
+    {"layernorm-unflat", "layer-norm along the last axis (scale and bias of rank 1 or 0) commutes with "
+                         "unflattening the first axis",
+     FA("(l Int) (x T) (g T) (c T)",
+        "(=> (and (<= (rnk g) 1) (or (= c zeros) (<= (rnk c) 1))) "
+        "(= (layernorm -1 (unflat l x) g c) (unflat l (layernorm -1 x g c))))",
+        "(layernorm -1 (unflat l x) g c)")},
+    {"lnorm-flat", "the unit-scale layer-norm along the last axis commutes with flattening the first two axes",
+     FA("(x T)", "(= (lnorm -1 (flat x)) (flat (lnorm -1 x)))", "(lnorm -1 (flat x))")},
+    {"lnorm-unflat", "the unit-scale layer-norm along the last axis commutes with unflattening the first axis",
+     FA("(l Int) (x T)", "(= (lnorm -1 (unflat l x)) (unflat l (lnorm -1 x)))", "(lnorm -1 (unflat l x))")},
+    {"softmax-flat", "softmax along the last axis commutes with flattening the first two axes",
+     FA("(x T)", "(= (softmax -1 (flat x)) (flat (softmax -1 x)))", "(softmax -1 (flat x))")},
+    {"softmax-unflat", "softmax along the last axis commutes with unflattening the first axis",
+     FA("(l Int) (x T)", "(= (softmax -1 (unflat l x)) (unflat l (softmax -1 x)))",
+        "(softmax -1 (unflat l x))")},
+    {"mean-flat", "a mean along the last axis commutes with flattening the first two axes",
+     FA("(x T)", "(= (mean -1 (flat x)) (flat (mean -1 x)))", "(mean -1 (flat x))")},
+    {"mean-unflat", "a mean along the last axis commutes with unflattening the first axis",
+     FA("(l Int) (x T)", "(= (mean -1 (unflat l x)) (unflat l (mean -1 x)))", "(mean -1 (unflat l x))")},
 };
 
 int xf_verify_axiom_count(void)

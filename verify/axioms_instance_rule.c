@@ -168,6 +168,10 @@ static int apply(parser *ps, const char *op, const kv *o, const int *args, int n
         prm.n_shape = o->n_shape;
         memcpy(prm.shape, o->shape, sizeof o->shape);
     }
+    if (id == XF_OP_RESHAPE) {
+        prm.n_shape = o->n_shape;
+        memcpy(prm.shape, o->shape, sizeof o->shape);
+    }
     /* the vocabulary's epsilon (enumerate/vocab.c); a layer norm of one
      * element is its bias only with epsilon > 0 (prove_zero.c) */
     if (id == XF_OP_LAYERNORM) prm.epsilon = 1e-5f;

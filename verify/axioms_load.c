@@ -2,8 +2,8 @@
  * axioms_load.c — declares the axiomatic encoding in a verifier's Z3
  * context: the uninterpreted tensor sort T, one uninterpreted function per
  * operator (Int parameters first, tensors last; see xf_ax_fn in
- * verify_impl.h) and the shape predicates hw1 and scalar (prove_encode.c
- * states them), and parses every axiom of the table (axioms.c) against
+ * verify_impl.h), the shape predicates hw1 and scalar and the shape
+ * functions shp, rnk and lastd (prove_encode.c states their values), and parses every axiom of the table (axioms.c) against
  * those declarations, each paired with a fresh Boolean assumption literal
  * so an unsat core names the axioms a proof used.
  */
@@ -16,7 +16,7 @@
 typedef struct fn_sig {
     const char *name;
     int n_int, n_tensor; /* Int parameters, then tensor arguments */
-    int predicate;       /* 1: Bool-valued (a shape fact), else a tensor */
+    int predicate;       /* 1: Bool-valued (a shape fact), 2: Int-valued (a shape id), else a tensor */
 } fn_sig;
 
 static const fn_sig sigs[XF_AX_FN_COUNT] = {
@@ -35,6 +35,11 @@ static const fn_sig sigs[XF_AX_FN_COUNT] = {
     [XF_AX_MEAN] = {"mean", 1, 1},       [XF_AX_LNORM] = {"lnorm", 1, 1},       [XF_AX_HW1] = {"hw1", 0, 1, 1},
     [XF_AX_ZT] = {"zt", 1 + XF_MAX_DIMS, 0},   [XF_AX_PSCALE] = {"pscale", 2, 0},
     [XF_AX_SCALAR] = {"scalar", 0, 1, 1},
+    [XF_AX_FLAT] = {"flat", 0, 1},       [XF_AX_UNFLAT] = {"unflat", 1, 1},
+    [XF_AX_HSPLIT] = {"hsplit", 1, 1},   [XF_AX_HMERGE] = {"hmerge", 0, 1},
+    [XF_AX_VIEW] = {"view", 1, 1},       [XF_AX_SHP] = {"shp", 0, 1, 2},
+    [XF_AX_RNK] = {"rnk", 0, 1, 2},      [XF_AX_LASTD] = {"lastd", 1, 0, 2},
+    [XF_AX_POW] = {"pow", 0, 2},
 };
 
 static xf_status declare(xf_verifier *v, xf_error *err)
@@ -47,7 +52,9 @@ static xf_status declare(xf_verifier *v, xf_error *err)
         unsigned n = 0;
         for (int i = 0; i < sigs[f].n_int; i++) dom[n++] = int_sort;
         for (int i = 0; i < sigs[f].n_tensor; i++) dom[n++] = v->tensor;
-        Z3_sort range = sigs[f].predicate ? Z3_mk_bool_sort(c) : v->tensor;
+        Z3_sort range = sigs[f].predicate == 1 ? Z3_mk_bool_sort(c)
+                        : sigs[f].predicate == 2 ? int_sort
+                                                 : v->tensor;
         v->fns[f] = Z3_mk_func_decl(c, Z3_mk_string_symbol(c, sigs[f].name), n, dom, range);
     }
     if (xf_verifier_z3_error(v, "declaring the operator functions", err)) return err ? err->code : XF_ERR_INTERNAL;

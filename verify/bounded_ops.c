@@ -111,6 +111,25 @@ static Z3_ast apply_uf(xfb_ctx *c, xf_op op, Z3_ast x, xf_error *err)
     return y;
 }
 
+/* pow(x, e) for every element of x and the scalar e: an abstract function
+ * of the two (valid for any such function, as the axioms' pow). */
+static xf_status power(xfb_ctx *c, const xfb_tensor *x, const xfb_tensor *e, xfb_tensor *y,
+                       xf_error *err)
+{
+    if (e->shape.rank != 0)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "bounded check: only a power by a scalar is modelled");
+    if (!c->uf[XF_OP_POW]) {
+        Z3_sort two[2] = {c->real, c->real};
+        c->uf[XF_OP_POW] = Z3_mk_func_decl(c->z, Z3_mk_string_symbol(c->z, "pow"), 2, two, c->real);
+    }
+    c->uses_uf = 1;
+    for (int64_t i = 0; i < y->n; i++) {
+        Z3_ast args[2] = {x->e[i], e->e[0]};
+        y->e[i] = Z3_mk_app(c->z, c->uf[XF_OP_POW], 2, args);
+    }
+    return xfb_z3_check(c, "elaborating a power", err);
+}
+
 /* ------------------------------------------------------------- term lists */
 
 typedef struct termv {
@@ -497,6 +516,7 @@ static xf_status node(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tens
         for (int64_t e = 0; e < y->n; e++)
             if (!(y->e[e] = apply_uf(c, nd->op, x->e[e], err))) return XF_ERR_NOMEM;
         return xfb_z3_check(c, "elaborating an abstract function", err);
+    case XF_OP_POW: return power(c, x, &vals[nd->inputs[1]], y, err);
     case XF_OP_SOFTMAX: {
         int axis = nd->params.axis < 0 ? nd->params.axis + x->shape.rank : nd->params.axis;
         return softmax(c, x, axis, y, err);

@@ -61,6 +61,55 @@
 
 /* ------------------------------------------------------ re-derived params */
 
+/* A reshape at other input shapes does what it does at the rule's own
+ * (xf_view_classify), as the enumerator made it (enumerate/instantiate.c):
+ * a flatten merges the same leading axes, an unflatten and a split of the
+ * last axis keep their sizes but the last one they make, which takes the
+ * rest; any other reshape keeps its target. 0 when it does not apply. */
+static int view_at(const xf_graph *g, const xf_node *nd, const xf_shape *own0, const xf_shape *in,
+                   xf_params *p)
+{
+    const xf_shape *own_out = &g->values[nd->outputs[0]].shape;
+    int k, r = in->rank, n = 0;
+    xf_view_kind kind = xf_view_classify(own0, own_out, &k);
+    int64_t d[XF_MAX_DIMS], rest;
+    switch (kind) {
+    case XF_VIEW_FLATTEN:
+        d[n] = 1;
+        for (int i = 0; i < k; i++) d[n] *= in->dims[i];
+        n++;
+        for (int i = k; i < r; i++) d[n++] = in->dims[i];
+        break;
+    case XF_VIEW_UNFLATTEN:
+        rest = in->dims[0];
+        for (int i = 0; i < k - 1; i++) {
+            d[n] = own_out->dims[i];
+            if (rest % d[n]) return 0;
+            rest /= d[n++];
+        }
+        d[n++] = rest;
+        for (int i = 1; i < r; i++) d[n++] = in->dims[i];
+        break;
+    case XF_VIEW_SPLIT_LAST:
+        for (int i = 0; i < r - 1; i++) d[n++] = in->dims[i];
+        d[n] = own_out->dims[own_out->rank - 2];
+        if (in->dims[r - 1] % d[n]) return 0;
+        d[n + 1] = in->dims[r - 1] / d[n];
+        n += 2;
+        break;
+    case XF_VIEW_MERGE_LAST:
+        for (int i = 0; i < r - 2; i++) d[n++] = in->dims[i];
+        d[n++] = in->dims[r - 2] * in->dims[r - 1];
+        break;
+    default:
+        return 1;
+    }
+    p->n_shape = n;
+    memset(p->shape, 0, sizeof p->shape);
+    for (int i = 0; i < n; i++) p->shape[i] = d[i];
+    return 1;
+}
+
 /* The graph output that value v is, -1 when none. */
 static int output_index(const xf_graph *g, int v)
 {
@@ -161,6 +210,7 @@ static int params_at(const xf_graph *g, const xf_node *nd, const xf_shape *in,
         p->split[0] = p->split[1] = d / 2;
     }
     if (xfb_depthwise(nd, own0)) p->group = (int32_t)in[0].dims[1];
+    if (nd->op == XF_OP_RESHAPE) return view_at(g, nd, own0, &in[0], p);
     return 1;
 }
 

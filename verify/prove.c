@@ -121,8 +121,29 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
     Z3_ast *dout = so + n;
     xf_error e2;
     Z3_ast facts = Z3_mk_true(v->ctx);
-    st = xf_prove_encode(v, &r->src, so, &facts, &e2);
-    if (st == XF_OK) st = xf_prove_encode(v, &r->dst, dout, &facts, &e2);
+    xf_rule_dims dims;
+    xf_prove_dims *pd = NULL;
+    int have_dims = 0;
+    memset(&dims, 0, sizeof dims);
+    if (xf_rule_has_views(r)) {
+        pd = xf_calloc(1, sizeof *pd);
+        st = pd ? xf_rule_dims_infer(r, &dims, err)
+                : XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory proving a rule");
+        if (st != XF_OK) {
+            xf_free(pd);
+            xf_free(so);
+            return st;
+        }
+        have_dims = 1;
+        pd->dims = &dims;
+    }
+    if (pd && !dims.ok)
+        st = XF_FAIL(&e2, XF_ERR_UNSUPPORTED, "its reshapes' sizes do not follow its dims: %s",
+                     dims.why ? dims.why : "?");
+    else
+        st = xf_prove_encode(v, &r->src, pd, so, &facts, &e2);
+    if (pd) pd->side = 1;
+    if (st == XF_OK) st = xf_prove_encode(v, &r->dst, pd, dout, &facts, &e2);
     if (st == XF_ERR_UNSUPPORTED) {
         out->result = XF_PROOF_UNSUPPORTED;
         out->why = XF_WHY_UNSUPPORTED;
@@ -140,6 +161,8 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
         else out->n_core = 0;
     }
     xf_free(so);
+    if (have_dims) xf_rule_dims_free(&dims);
+    xf_free(pd);
     out->time_ms = xf_clock_now_ms() - t0;
     return st;
 }

@@ -34,7 +34,7 @@ static Z3_ast mk_int(xf_verifier *v, int64_t x)
 static Z3_ast app(xf_verifier *v, xf_ax_fn f, int n_int, const int64_t *ints, int n_t,
                   const Z3_ast *ts)
 {
-    Z3_ast args[8];
+    Z3_ast args[8] = {0};
     int n = 0;
     for (int i = 0; i < n_int; i++) args[n++] = mk_int(v, ints[i]);
     for (int i = 0; i < n_t; i++) args[n++] = ts[i];
@@ -77,8 +77,91 @@ static xf_status unsupported(const xf_graph *g, int node, const char *why, xf_er
                    xf_node_describe(g, node, d, sizeof d), why);
 }
 
-static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *val,
-                             xf_error *err)
+/* ------------------------------------------------------- reshape sizes */
+
+#define FRESH_IDS 1000000 /* ids of opaque dims and shapes: each its own */
+
+/* The id of monomial x (one per distinct monomial; an opaque one its own). */
+static int64_t mono_id(xf_prove_dims *pd, const xf_dimx *x)
+{
+    if (x->den != 0)
+        for (int i = 0; i < pd->n_mono; i++)
+            if (xf_dimx_equal(&pd->mono[i], x)) return i;
+    if (x->den == 0 || pd->n_mono == XF_PROVE_MAX_IDS) return FRESH_IDS + pd->n_fresh++;
+    pd->mono[pd->n_mono] = *x;
+    return pd->n_mono++;
+}
+
+/* The id of value `value`'s shape (rank `rank`) on the side being encoded. */
+static int64_t shape_id(xf_prove_dims *pd, int value, int rank)
+{
+    int m[XF_MAX_DIMS];
+    for (int i = 0; i < rank; i++) {
+        int64_t id = mono_id(pd, &pd->dims->val[pd->side][value][i]);
+        if (id >= FRESH_IDS) return FRESH_IDS + pd->n_fresh++;
+        m[i] = (int)id;
+    }
+    for (int k = 0; k < pd->n_shape; k++) {
+        if (pd->shape_rank[k] != rank) continue;
+        int same = 1;
+        for (int i = 0; i < rank && same; i++) same = pd->shape_mono[k][i] == m[i];
+        if (same) return k;
+    }
+    if (pd->n_shape == XF_PROVE_MAX_IDS) return FRESH_IDS + pd->n_fresh++;
+    pd->shape_rank[pd->n_shape] = rank;
+    for (int i = 0; i < rank; i++) pd->shape_mono[pd->n_shape][i] = m[i];
+    return pd->n_shape++;
+}
+
+/* A reshape node as the axioms see it: by kind (xf_view_classify), its sizes
+ * as ids of the rule's symbolic dims. */
+static xf_status encode_reshape(xf_verifier *v, const xf_graph *g, int ni, xf_prove_dims *pd,
+                                Z3_ast *in, Z3_ast *r, xf_error *err)
+{
+    const xf_node *nd = &g->nodes[ni];
+    if (!pd || !pd->dims)
+        return unsupported(g, ni, "a reshape needs the rule's symbolic dims", err);
+    int x = nd->inputs[0], y = nd->outputs[0], k;
+    const xf_shape *sx = &g->values[x].shape, *sy = &g->values[y].shape;
+    xf_view_kind kind = xf_view_classify(sx, sy, &k);
+    int64_t id;
+    if (kind == XF_VIEW_FLATTEN && k == 2) {
+        *r = app(v, XF_AX_FLAT, 0, NULL, 1, in);
+    } else if (kind == XF_VIEW_UNFLATTEN && k == 2) {
+        id = mono_id(pd, &pd->dims->val[pd->side][y][0]);
+        *r = app(v, XF_AX_UNFLAT, 1, &id, 1, in);
+    } else if (kind == XF_VIEW_SPLIT_LAST) {
+        id = mono_id(pd, &pd->dims->val[pd->side][y][sy->rank - 2]);
+        *r = app(v, XF_AX_HSPLIT, 1, &id, 1, in);
+    } else if (kind == XF_VIEW_MERGE_LAST) {
+        *r = app(v, XF_AX_HMERGE, 0, NULL, 1, in);
+    } else {
+        id = shape_id(pd, y, sy->rank);
+        *r = app(v, XF_AX_VIEW, 1, &id, 1, in);
+    }
+    return XF_OK;
+}
+
+/* A slice of one axis, step 1, as (slice axis offset length size x). */
+static xf_status encode_slice(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *in, Z3_ast *r,
+                              xf_error *err)
+{
+    const xf_node *nd = &g->nodes[ni];
+    const xf_params *p = &nd->params;
+    const xf_shape *sx = &g->values[nd->inputs[0]].shape, *sy = &g->values[nd->outputs[0]].shape;
+    if (p->n_axes != 1 || (p->steps[0] != 1 && p->steps[0] != 0))
+        return unsupported(g, ni, "only a slice of one axis with step 1 is modelled", err);
+    int a = xf_norm_axis(p->axes[0], sx->rank);
+    if (a < 0) return unsupported(g, ni, "slice axis out of range", err);
+    int64_t o = p->starts[0] < 0 ? p->starts[0] + sx->dims[a] : p->starts[0];
+    if (o < 0) o = 0;
+    int64_t k[4] = {a - sx->rank, o, sy->dims[a], sx->dims[a]};
+    *r = app(v, XF_AX_SLICE, 4, k, 1, in);
+    return XF_OK;
+}
+
+static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove_dims *pd,
+                             Z3_ast *val, xf_error *err)
 {
     const xf_node *nd = &g->nodes[ni];
     const xf_params *p = &nd->params;
@@ -98,6 +181,11 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *
     case XF_OP_GELU: r = app(v, XF_AX_GELU, 0, NULL, 1, in); break;
     case XF_OP_ERF: r = app(v, XF_AX_ERF, 0, NULL, 1, in); break;
     case XF_OP_EXP: r = app(v, XF_AX_EXP, 0, NULL, 1, in); break;
+    case XF_OP_POW:
+        if (g->values[nd->inputs[1]].shape.rank != 0)
+            return unsupported(g, ni, "only a power by a scalar is modelled", err);
+        r = app(v, XF_AX_POW, 0, NULL, 2, in);
+        break;
     case XF_OP_IDENTITY:
     case XF_OP_DROPOUT: r = in[0]; break;
     case XF_OP_CONV: {
@@ -206,6 +294,16 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *
         /* the mean over an axis of size 1 is its input */
         r = s0->dims[s0->rank + k[0]] == 1 ? in[0] : app(v, XF_AX_MEAN, 1, k, 1, in);
         break;
+    case XF_OP_RESHAPE: {
+        xf_status st = encode_reshape(v, g, ni, pd, in, &r, err);
+        if (st != XF_OK) return st;
+        break;
+    }
+    case XF_OP_SLICE: {
+        xf_status st = encode_slice(v, g, ni, in, &r, err);
+        if (st != XF_OK) return st;
+        break;
+    }
     default: return unsupported(g, ni, "operator has no axiomatic encoding", err);
     }
     val[nd->outputs[0]] = r;
@@ -359,8 +457,32 @@ static Z3_ast split_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast
     return facts;
 }
 
-xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_ast *facts,
-                          xf_error *err)
+/* Every value's rank; with the rule's dims also its shape's id and that
+ * shape's last dim (the guards of the reshape and bias axioms). */
+static Z3_ast shape_facts(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, Z3_ast *val,
+                          Z3_ast facts)
+{
+    Z3_context c = v->ctx;
+    for (int i = 0; i < g->n_values; i++) {
+        if (!val[i]) continue;
+        const xf_shape *s = &g->values[i].shape;
+        Z3_ast rk = Z3_mk_app(c, v->fns[XF_AX_RNK], 1, &val[i]);
+        facts = and2(v, facts, Z3_mk_eq(c, rk, mk_int(v, s->rank)));
+        if (!pd || !pd->dims) continue;
+        int64_t sid = shape_id(pd, i, s->rank);
+        Z3_ast sh = Z3_mk_app(c, v->fns[XF_AX_SHP], 1, &val[i]);
+        facts = and2(v, facts, Z3_mk_eq(c, sh, mk_int(v, sid)));
+        if (s->rank < 1 || sid >= FRESH_IDS) continue;
+        Z3_ast sa = mk_int(v, sid);
+        Z3_ast last = Z3_mk_app(c, v->fns[XF_AX_LASTD], 1, &sa);
+        int64_t lid = mono_id(pd, &pd->dims->val[pd->side][i][s->rank - 1]);
+        facts = and2(v, facts, Z3_mk_eq(c, last, mk_int(v, lid)));
+    }
+    return facts;
+}
+
+xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, Z3_ast *outs,
+                          Z3_ast *facts, xf_error *err)
 {
     xf_status st = XF_OK;
     Z3_ast *val = xf_calloc((size_t)g->n_values + 1, sizeof *val);
@@ -377,12 +499,14 @@ xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, Z3_ast *outs, Z3_as
     }
     st = xf_graph_topo_order(g, order, err);
     for (int i = 0; st == XF_OK && i < g->n_nodes; i++) {
-        st = encode_node(v, g, order[i], val, err);
+        st = encode_node(v, g, order[i], pd, val, err);
         if (st == XF_OK) zero_fold(v, g, order[i], val, zero);
     }
     if (st == XF_OK)
-        *facts = zero_facts(v, g, val, zero,
-                            kernel_facts(v, g, val, split_facts(v, g, val, unit_facts(v, g, val, *facts))));
+        *facts = shape_facts(v, g, pd,  val,
+                             zero_facts(v, g, val, zero,
+                                        kernel_facts(v, g, val,
+                                                     split_facts(v, g, val, unit_facts(v, g, val, *facts)))));
     for (int i = 0; st == XF_OK && i < g->n_outputs; i++) {
         outs[i] = val[g->outputs[i]];
         if (!outs[i]) st = XF_FAIL(err, XF_ERR_GRAPH, "verify: output %d is not computed", i);

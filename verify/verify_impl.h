@@ -27,6 +27,16 @@ typedef enum xf_ax_fn {
     XF_AX_PSCALE, /* the scalar 1/(kh*kw) of a kh x kw average pooling: (pscale kh kw) */
     XF_AX_HW1, /* predicate: the tensor's last two axes have size 1 (a 1x1 kernel) */
     XF_AX_SCALAR, /* predicate: the tensor is a scalar (rank 0) */
+    /* reshapes (prove_encode.c; sizes are ids of the rule's symbolic dims) */
+    XF_AX_FLAT,   /* (flat x): the first two axes merged */
+    XF_AX_UNFLAT, /* (unflat l x): the first axis made [l, rest] */
+    XF_AX_HSPLIT, /* (hsplit h x): the last axis made [h, rest] */
+    XF_AX_HMERGE, /* (hmerge x): the last two axes merged */
+    XF_AX_VIEW,   /* (view s x): x's elements in row-major order as shape s */
+    XF_AX_SHP,    /* (shp x): Int, the id of x's shape */
+    XF_AX_RNK,    /* (rnk x): Int, x's rank */
+    XF_AX_LASTD,  /* (lastd s): Int, the id of the last dim of shape s */
+    XF_AX_POW,    /* (pow x e): an element-wise function of x and the scalar e */
     XF_AX_FN_COUNT
 } xf_ax_fn;
 

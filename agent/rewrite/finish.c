@@ -7,7 +7,8 @@
  *     output value (so its name and graph-output position survive) — the
  *     inverse of xf_agent_prepare; then a relu/sigmoid/tanh alone reading
  *     a conv's output becomes its fused activation (the form ONNX import
- *     produces, which prepare had split off);
+ *     produces, which prepare had split off); a two-input layer norm whose
+ *     only use is an add of a constant [H] takes it as its bias again;
  *  3. constants nobody uses are dropped.
  * Constants the working graph borrows stay borrowed (so do its own: the
  * result borrows them): a finished candidate costs its new, folded
@@ -132,10 +133,52 @@ static xf_status fuse_bias(xf_graph *g, int c, int ai, int kpos, uint8_t *node_d
     return XF_OK;
 }
 
-/* One pass of fusions into convolutions: per-channel constant adds become
- * the bias (activations = 0), or activations become the fused activation
- * (activations = 1); *n_fused counts them. */
-static xf_status fuse_into_convs(xf_graph *g, int activations, int *n_fused, xf_error *err)
+/* The two-input layer norm (last axis) whose output add node `a` adds a
+ * constant [H] to, with that constant's input position; -1 otherwise. */
+static int bias_layernorm(const xf_graph *g, const xf_node *a, const int *uses, int *const_pos)
+{
+    if (a->op != XF_OP_ADD || a->n_inputs != 2) return -1;
+    for (int side = 0; side < 2; side++) {
+        int o = a->inputs[side], k = a->inputs[1 - side];
+        if (o < 0 || k < 0 || uses[o] != 1) continue;
+        const xf_value *ov = &g->values[o], *kv = &g->values[k];
+        if (ov->kind != XF_VALUE_NODE || kv->kind != XF_VALUE_CONST || kv->dtype != XF_F32 ||
+            kv->shape.rank != 1 || ov->shape.rank < 1 ||
+            kv->shape.dims[0] != ov->shape.dims[ov->shape.rank - 1])
+            continue;
+        const xf_node *ln = &g->nodes[ov->producer];
+        if (ln->op != XF_OP_LAYERNORM || ln->n_inputs != 2 ||
+            xf_norm_axis(ln->params.axis, ov->shape.rank) != ov->shape.rank - 1)
+            continue;
+        *const_pos = 1 - side;
+        return ov->producer;
+    }
+    return -1;
+}
+
+/* The layer norm c takes add ai's constant (at position kpos) as its bias. */
+static xf_status fuse_layernorm_bias(xf_graph *g, int c, int ai, int kpos, uint8_t *node_dead,
+                                     uint8_t *value_dead, xf_error *err)
+{
+    xf_node *ln = &g->nodes[c];
+    int *ins = xf_malloc(sizeof(int) * 3);
+    if (!ins) return nomem(err);
+    memcpy(ins, ln->inputs, sizeof(int) * 2);
+    ins[2] = g->nodes[ai].inputs[kpos];
+    xf_graph_release(g, ln->inputs);
+    ln->inputs = ins;
+    ln->n_inputs = 3;
+    take_output(g, c, ai, node_dead, value_dead);
+    return XF_OK;
+}
+
+enum { FUSE_BIAS, FUSE_ACTIVATION, FUSE_LAYERNORM_BIAS };
+
+/* One pass of fusions: per-channel constant adds become a convolution's
+ * bias (FUSE_BIAS), activations its fused activation (FUSE_ACTIVATION), or
+ * constant adds after a two-input layer norm its bias (FUSE_LAYERNORM_BIAS,
+ * the inverse of xf_agent_prepare's split); *n_fused counts them. */
+static xf_status fuse_pass(xf_graph *g, int what, int *n_fused, xf_error *err)
 {
     *n_fused = 0;
     int n_nodes = g->n_nodes, n_values = g->n_values;
@@ -151,11 +194,15 @@ static xf_status fuse_into_convs(xf_graph *g, int activations, int *n_fused, xf_
     xf_edit_use_counts(g, uses);
     for (int i = 0; i < n_nodes && st == XF_OK; i++) {
         int kpos = -1;
-        if (activations) {
+        if (what == FUSE_ACTIVATION) {
             int c = activation_conv(g, &g->nodes[i], uses);
             if (c < 0) continue;
             g->nodes[c].params.activation = activation_of(g->nodes[i].op);
             take_output(g, c, i, node_dead, value_dead);
+        } else if (what == FUSE_LAYERNORM_BIAS) {
+            int c = bias_layernorm(g, &g->nodes[i], uses, &kpos);
+            if (c < 0) continue;
+            st = fuse_layernorm_bias(g, c, i, kpos, node_dead, value_dead, err);
         } else {
             int c = bias_conv(g, &g->nodes[i], uses, &kpos);
             if (c < 0) continue;
@@ -207,8 +254,10 @@ xf_status xf_agent_finish(const xf_graph *work, xf_graph *out, xf_finish_stats *
     if (st == XF_OK) st = xf_edit_compact(out, node_dead, NULL, err);
     xf_free(node_dead);
     int n_act = 0;
-    if (st == XF_OK) st = fuse_into_convs(out, 0, &s.fused_bias, err);
-    if (st == XF_OK) st = fuse_into_convs(out, 1, &n_act, err);
+    int n_ln = 0;
+    if (st == XF_OK) st = fuse_pass(out, FUSE_BIAS, &s.fused_bias, err);
+    if (st == XF_OK) st = fuse_pass(out, FUSE_ACTIVATION, &n_act, err);
+    if (st == XF_OK) st = fuse_pass(out, FUSE_LAYERNORM_BIAS, &n_ln, err);
     if (st == XF_OK) st = drop_unused_constants(out, &s.removed_values, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "finishing '%s'", work->name ? work->name : "graph");

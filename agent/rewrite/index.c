@@ -94,7 +94,7 @@ static uint64_t producer_tag(const xf_graph *g, const xf_node *n, int slot)
 static xf_status build_roots(const xf_graph *g, const xf_graph_index *prev, const int *from,
                              xf_graph_index *ix, xf_error *err)
 {
-    size_t entries = (size_t)g->n_nodes * XF_ROOT_VARIANTS, buckets = 16;
+    size_t entries = (size_t)g->n_nodes * (2 * XF_ROOT_VARIANTS - 1), buckets = 16;
     while (buckets < 2 * entries) buckets *= 2;
     ix->sig = xf_malloc(sizeof *ix->sig * (entries + 1));
     ix->sig_node = xf_malloc(sizeof *ix->sig_node * (entries + 1));
@@ -124,13 +124,17 @@ static xf_status build_roots(const xf_graph *g, const xf_graph_index *prev, cons
             ix->form_zero[i] = (uint8_t)xf_match_form_zero(&rel);
         }
         uint64_t p0 = producer_tag(g, n, 0), p1 = producer_tag(g, n, 1);
-        for (int v = 0; v < XF_ROOT_VARIANTS; v++, e++) {
-            ix->sig[e] = xf_root_sig(ix->key[i], v, p0, p1);
-            ix->sig_node[e] = i;
-            size_t b = (size_t)(ix->sig[e] & ix->sig_mask);
-            ix->sig_next[e] = ix->sig_head[b];
-            ix->sig_head[b] = e;
-        }
+        /* a commutative operator is also found with its operands swapped
+         * (match.c binds it either way round) */
+        int ways = xf_match_commutes(n->op, n->n_inputs) && p0 != p1 ? 2 : 1;
+        for (int w = 0; w < ways; w++)
+            for (int v = w; v < XF_ROOT_VARIANTS; v++, e++) {
+                ix->sig[e] = w ? xf_root_sig(ix->key[i], v, p1, p0) : xf_root_sig(ix->key[i], v, p0, p1);
+                ix->sig_node[e] = i;
+                size_t b = (size_t)(ix->sig[e] & ix->sig_mask);
+                ix->sig_next[e] = ix->sig_head[b];
+                ix->sig_head[b] = e;
+            }
     }
     return XF_OK;
 }

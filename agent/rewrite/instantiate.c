@@ -15,6 +15,9 @@
  *    is a rule output, else equal parts of the input;
  *  - depthwise conv (group == input channels in the rule): group = bound
  *    channels;
+ *  - a layer norm's epsilon: the matched source layer norms' (they share
+ *    one); a reshape's target: its shape under the rule's symbolic dims
+ *    bound at the match (xf_rule_dims);
  *  - generators, from their first consumer: as a conv weight, identity conv
  *    [C,C,kh,kw] and pooling kernel [C,1,kh,kw] with C the conv input's
  *    channels; an identity matrix as matmul operand gets the matching inner
@@ -32,7 +35,32 @@ typedef struct inst_state {
     xf_dtype dt[XF_MATCH_MAX_NODES][XF_PAT_MAX_NODE_OUT];
     xf_shape sh[XF_MATCH_MAX_NODES][XF_PAT_MAX_NODE_OUT];
     int done[XF_MATCH_MAX_NODES];
+    int64_t symval[XF_RULE_DIMS_MAX_SYMS]; /* the rule's symbols at the match (dims) */
 } inst_state;
+
+/* The rule's symbols bound at match m (rr->tgt.dims): rule inputs' dims
+ * from the bound values, the source's reshape variables from the matched
+ * nodes; every source value must agree with its dims. */
+static xf_status bind_dims(const xf_rs_rule *rr, const xf_graph *g, const xf_match *m,
+                           inst_state *s, xf_error *err)
+{
+    const xf_graph *src = &rr->rule.src;
+    xf_shape sh[XF_MATCH_MAX_INPUTS + XF_MATCH_MAX_NODES * XF_PAT_MAX_NODE_OUT];
+    int n = src->n_values;
+    if (n > (int)(sizeof sh / sizeof sh[0]))
+        return XF_FAIL(err, XF_ERR_SHAPE, "rule %lld has too many values", (long long)rr->id);
+    for (int v = 0; v < n; v++) sh[v].rank = -1;
+    for (int i = 0; i < src->n_inputs; i++)
+        if (rr->pat.in_used[i]) sh[src->inputs[i]] = g->values[m->inputs[i]].shape;
+    for (int k = 0; k < src->n_nodes; k++)
+        for (int o = 0; o < src->nodes[k].n_outputs; o++)
+            sh[src->nodes[k].outputs[o]] = g->values[g->nodes[m->nodes[k]].outputs[o]].shape;
+    if (!xf_rule_dims_bind(rr->tgt.dims, sh, s->symval))
+        return XF_FAIL(err, XF_ERR_SHAPE,
+                       "rule %lld: the matched shapes do not agree with the rule's dims",
+                       (long long)rr->id);
+    return XF_OK;
+}
 
 static int is_binary_elementwise(xf_op op)
 {
@@ -110,7 +138,8 @@ static xf_status run_generator(const xf_rs_rule *rr, const xf_graph *g, const xf
 
 /* Parameters of non-generator target operator q at the bound shapes. */
 static xf_status adapt_params(const xf_rs_rule *rr, const xf_graph *g, const xf_match *m, int q,
-                              const xf_shape *in0, xf_params *out, xf_error *err)
+                              const xf_shape *in0, const inst_state *s, xf_params *out,
+                              xf_error *err)
 {
     const xf_tgt_node *tn = &rr->tgt.nodes[q];
     const xf_graph *dst = &rr->rule.dst;
@@ -151,6 +180,23 @@ static xf_status adapt_params(const xf_rs_rule *rr, const xf_graph *g, const xf_
         }
     }
     if (tn->depthwise && in0 && in0->rank == 4) out->group = (int32_t)in0->dims[1];
+    if (tn->op == XF_OP_LAYERNORM) /* the epsilon of the source's layer norms (match.c) */
+        for (int k = 0; k < rr->pat.n_nodes; k++)
+            if (rr->pat.nodes[k].op == XF_OP_LAYERNORM) {
+                out->epsilon = g->nodes[m->nodes[k]].params.epsilon;
+                break;
+            }
+    if (tn->op == XF_OP_RESHAPE && rr->tgt.dims) {
+        int v = dn->outputs[0];
+        xf_shape to = {dst->values[v].shape.rank, {0}};
+        if (!xf_rule_dims_shape(rr->tgt.dims, 1, v, s->symval, &to))
+            return fail_node(rr, q,
+                             XF_FAIL(err, XF_ERR_SHAPE, "its target shape has no size at this match"),
+                             err);
+        out->n_shape = to.rank;
+        memset(out->shape, 0, sizeof out->shape);
+        for (int i = 0; i < to.rank; i++) out->shape[i] = to.dims[i];
+    }
     xf_params_canonical(tn->op, out);
     return XF_OK;
 }
@@ -164,6 +210,7 @@ xf_status xf_match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,
     inst_state s;
     xf_status st;
     memset(s.done, 0, sizeof s.done);
+    if (tp->dims && (st = bind_dims(rr, g, m, &s, err)) != XF_OK) return st;
     t->n_nodes = tp->n_nodes;
     for (int q = 0; q < tp->n_nodes; q++) {
         const xf_tgt_node *tn = &tp->nodes[q];
@@ -178,12 +225,19 @@ xf_status xf_match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,
             }
             ref_shape(g, m, &s, r, &t->in_dtype[q][k], &t->in_shape[q][k]);
         }
-        st = adapt_params(rr, g, m, q, tn->n_in > 0 ? &t->in_shape[q][0] : NULL, &t->params[q],
-                          err);
+        st = adapt_params(rr, g, m, q, tn->n_in > 0 ? &t->in_shape[q][0] : NULL, &s,
+                          &t->params[q], err);
         if (st != XF_OK) return st;
         st = xf_op_infer(tn->op, &t->params[q], tn->n_in, t->in_dtype[q], t->in_shape[q],
                          tn->n_out, s.dt[q], s.sh[q], err);
         if (st != XF_OK) return fail_node(rr, q, st, err);
+        for (int o = 0; tp->dims && o < tn->n_out; o++)
+            if (!xf_rule_dims_agree(tp->dims, 1, rr->rule.dst.nodes[tn->dst_node].outputs[o],
+                                    s.symval, &s.sh[q][o]))
+                return fail_node(rr, q,
+                                 XF_FAIL(err, XF_ERR_SHAPE,
+                                         "its output does not agree with the rule's dims"),
+                                 err);
         s.done[q] = 1;
     }
     for (int q = 0; q < tp->n_nodes; q++) {

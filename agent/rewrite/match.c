@@ -45,7 +45,9 @@ typedef struct match_ctx {
     const xf_graph_index *ix;
     const xf_rs_rule *rr;
     int rule;
+    int commutative; /* the rule set's: bind add/mul/min/max either way round */
     int node_of[XF_MATCH_MAX_NODES]; /* graph node per pattern operator, -1 */
+    int swap[XF_MATCH_MAX_NODES];    /* 1: its two operands bound the other way round */
     int bound[XF_MATCH_MAX_INPUTS];  /* graph value per rule input, -1 */
     xf_match *found;                 /* every location of the current rule */
     int n_found, cap_found;
@@ -144,9 +146,30 @@ static int same_form(const match_ctx *c, int k, int node)
     return memcmp(&a, &b, offsetof(xf_params, split)) == 0; /* split[] is cleared */
 }
 
-/* Binds pattern operator k to graph node `node` if every local check
- * passes; *newly gets the rule inputs bound here (bit mask). */
-static int try_bind(match_ctx *c, int k, int node, unsigned *newly)
+/* Whether pattern operator k, a view, may keep readers outside the match
+ * (and be a graph output): it then stays for them, which costs nothing
+ * when what it reads stays anyway: a rule input, or another such view. A
+ * chain of rewrites that moves a reshape past every reader of a value one
+ * reader at a time needs this (the reshape goes when its last reader has
+ * moved). */
+static int view_may_stay(const match_ctx *c, int k)
+{
+    const xf_pat_node *pn = &c->rr->pat.nodes[k];
+    if (!xf_match_is_view(pn->op) || pn->n_in != 1) return 0;
+    xf_pat_ref r = pn->in[0];
+    return r.node < 0 || view_may_stay(c, r.node);
+}
+
+/* The graph input slot of matched pattern operator k's slot s. */
+static int slot(const match_ctx *c, int k, int s)
+{
+    return c->swap[k] ? 1 - s : s;
+}
+
+/* Binds pattern operator k to graph node `node` (its operands swapped when
+ * `swap`) if every local check passes; *newly gets the rule inputs bound
+ * here (bit mask). */
+static int try_bind(match_ctx *c, int k, int node, int swap, unsigned *newly)
 {
     const xf_pattern *pat = &c->rr->pat;
     const xf_pat_node *pn = &pat->nodes[k];
@@ -158,8 +181,9 @@ static int try_bind(match_ctx *c, int k, int node, unsigned *newly)
     if (c->ix->key[node] != pn->key || gn->op != pn->op || gn->n_inputs != pn->n_in ||
         gn->n_outputs != pn->n_out || in_match(c, node))
         return 0;
+    c->swap[k] = swap;
     for (int s = 0; s < pn->n_in; s++) {
-        int v = gn->inputs[s];
+        int v = gn->inputs[slot(c, k, s)];
         xf_pat_ref r = pn->in[s];
         if (v < 0) goto undo;
         if (r.node >= 0) {
@@ -179,15 +203,18 @@ static int try_bind(match_ctx *c, int k, int node, unsigned *newly)
         const xf_pat_node *pj = &pat->nodes[j];
         for (int s = 0; s < pj->n_in; s++)
             if (pj->in[s].node == k &&
-                g->nodes[c->node_of[j]].inputs[s] != gn->outputs[pj->in[s].idx])
+                g->nodes[c->node_of[j]].inputs[slot(c, j, s)] != gn->outputs[pj->in[s].idx])
                 goto undo;
     }
     for (int o = 0; o < pn->n_out; o++) {
         int v = gn->outputs[o];
         if (pn->out_rule[o] < 0) {
-            if (c->ix->is_output[v] ||
-                c->ix->users_start[v + 1] - c->ix->users_start[v] != pn->n_users[o])
+            int users = c->ix->users_start[v + 1] - c->ix->users_start[v];
+            if (view_may_stay(c, k)) {
+                if (users < pn->n_users[o]) goto undo;
+            } else if (c->ix->is_output[v] || users != pn->n_users[o]) {
                 goto undo;
+            }
         } else if (pn->out_bare[o] && c->ix->is_output[v]) {
             goto undo;
         }
@@ -258,9 +285,21 @@ static void complete(match_ctx *c)
     m.n_nodes = pat->n_nodes;
     m.n_inputs = pat->n_inputs;
     m.n_outputs = pat->n_outputs;
+    float eps = -1; /* the source's layer norms share one positive epsilon */
     for (int k = 0; k < pat->n_nodes; k++) {
         m.nodes[k] = c->node_of[k];
         if (!same_form(c, k, m.nodes[k])) return;
+        if (pat->nodes[k].op == XF_OP_LAYERNORM) {
+            float e = g->nodes[m.nodes[k]].params.epsilon;
+            if (!(e > 0) || (eps >= 0 && e != eps)) return;
+            eps = e;
+        }
+        if (pat->views_exact && pat->nodes[k].op == XF_OP_RESHAPE) {
+            const xf_params *a = &c->rr->rule.src.nodes[k].params, *b = &g->nodes[m.nodes[k]].params;
+            if (a->n_shape != b->n_shape ||
+                memcmp(a->shape, b->shape, sizeof a->shape[0] * (size_t)a->n_shape) != 0)
+                return;
+        }
     }
     for (int i = 0; i < pat->n_inputs; i++) {
         int v = c->bound[i];
@@ -305,12 +344,21 @@ static void search(match_ctx *c, int t);
 static void try_node(match_ctx *c, int t, int node)
 {
     int k = c->rr->pat.steps[t].node;
-    unsigned newly;
-    if (!try_bind(c, k, node, &newly)) return;
-    search(c, t + 1);
-    c->node_of[k] = -1;
-    for (int i = 0; i < c->rr->pat.n_inputs; i++)
-        if (newly & (1u << i)) c->bound[i] = -1;
+    const xf_node *gn = &c->g->nodes[node];
+    /* a commutative operator either way round (once when both operands are one value) */
+    int ways = c->commutative && xf_match_commutes(gn->op, gn->n_inputs) &&
+                       gn->inputs[0] != gn->inputs[1]
+                   ? 2
+                   : 1;
+    for (int swap = 0; swap < ways && c->st == XF_OK; swap++) {
+        unsigned newly;
+        if (!try_bind(c, k, node, swap, &newly)) continue;
+        search(c, t + 1);
+        c->node_of[k] = -1;
+        c->swap[k] = 0;
+        for (int i = 0; i < c->rr->pat.n_inputs; i++)
+            if (newly & (1u << i)) c->bound[i] = -1;
+    }
 }
 
 static void try_users(match_ctx *c, int t, int v)
@@ -331,7 +379,7 @@ static void search(match_ctx *c, int t)
     const xf_graph *g = c->g;
     switch (st->anchor) {
     case XF_ANCHOR_PRODUCER: {
-        int v = g->nodes[c->node_of[st->a_node]].inputs[st->a_idx];
+        int v = g->nodes[c->node_of[st->a_node]].inputs[slot(c, st->a_node, st->a_idx)];
         if (v >= 0 && g->values[v].kind == XF_VALUE_NODE && g->values[v].producer_output == st->a_out)
             try_node(c, t, g->values[v].producer);
         break;
@@ -371,9 +419,10 @@ static xf_status match_one(match_ctx *c, const xf_ruleset *rs, int rule)
 {
     c->rr = &rs->r[rule];
     c->rule = rule;
+    c->commutative = rs->commutative;
     c->n_found = 0;
     c->st = XF_OK;
-    for (int k = 0; k < XF_MATCH_MAX_NODES; k++) c->node_of[k] = -1;
+    for (int k = 0; k < XF_MATCH_MAX_NODES; k++) c->node_of[k] = -1, c->swap[k] = 0;
     for (int i = 0; i < XF_MATCH_MAX_INPUTS; i++) c->bound[i] = -1;
     search(c, 0);
     if (c->n_found > 1) qsort(c->found, (size_t)c->n_found, sizeof *c->found, cmp_match);

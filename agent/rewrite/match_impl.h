@@ -65,6 +65,11 @@ typedef struct xf_pattern {
     int in_used[XF_MATCH_MAX_INPUTS]; /* read by some source operator */
     xf_pat_ref out[XF_MATCH_MAX_OUTPUTS]; /* always an operator output */
     uint64_t root_sig; /* xf_root_sig of the first step's operator */
+    /* Reshapes match by kind (xf_view_classify), their sizes bound through
+     * the rule's symbolic dims (the template's `dims`); 1 when the rule has
+     * reshapes whose sizes do not follow (xf_rule_dims.ok 0): its source
+     * reshapes then match only their exact targets. */
+    int views_exact;
 } xf_pattern;
 
 /* How a generator's shape is re-derived from its first consumer. */
@@ -80,6 +85,11 @@ typedef struct xf_tgt_node {
 } xf_tgt_node;
 
 typedef struct xf_target_tmpl {
+    /* The rule's symbolic dims when it has reshapes that follow the sizes
+     * where it applies (owned; NULL otherwise): the target's reshapes take
+     * their shapes from them, and every value of both sides must agree with
+     * them (xf_rule_dims in ir.h). */
+    xf_rule_dims *dims;
     int n_nodes;
     xf_tgt_node nodes[XF_MATCH_MAX_NODES]; /* xf_graph_topo_order of the dst graph */
     xf_pat_ref out[XF_MATCH_MAX_OUTPUTS]; /* node -1: a bare rule input */
@@ -99,6 +109,7 @@ struct xf_ruleset {
     int skipped;
     char why[512]; /* reason of the first skip */
     int duplicates; /* rules dropped as duplicates of an earlier action */
+    int commutative; /* xf_ruleset_options.commutative */
     int irrelevant; /* actions dropped: they never match a graph reachable from
                        xf_ruleset_options.restrict_to */
     /* Distinct root signatures (ascending) and each action's among them:
@@ -144,6 +155,16 @@ int xf_match_form_zero(const xf_params *rel);
 /* Compiles rule `r` into pattern and template; returns 1, or 0 with *why
  * set when the matcher cannot use it, or -1 when out of memory. */
 int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, const char **why);
+/* Frees what xf_rule_compile allocated in tgt (its dims). */
+void xf_rule_compiled_free(xf_target_tmpl *tgt);
+/* 1 for the two-input operators whose operands may be swapped (add, mul,
+ * min, max): the matcher binds them either way round, so a rule written
+ * with a bias second also matches a model that adds it first. */
+int xf_match_commutes(xf_op op, int n_inputs);
+/* 1 for the operators that only view their input's elements in another
+ * shape (reshape, flatten, squeeze, unsqueeze): one read outside a match
+ * may stay for that reader (match.c), as a copy costs nothing. */
+int xf_match_is_view(xf_op op);
 
 /* The compiled form of rule r (pattern and template from xf_rule_compile)
  * as words: for the source, op, arity, input wiring, output mapping, use

@@ -13,7 +13,8 @@
  * does not remove it either.
  *
  * How. Each such Gather becomes Reshape(Slice(x, [i, i+1) on its axis)),
- * and a slice made here moves above the operator computing its input x
+ * (without `move` that is all: the form in which proved slice rules move
+ * it, issue 28), and a slice made here moves above the operator computing its input x
  * whenever x has no other reader (identical slices of x are merged first):
  * the operator then computes only the slice, and its operands are sliced
  * in turn where they carry the axis (an operand that broadcasts along it,
@@ -45,6 +46,7 @@ typedef struct cut {
 
 typedef struct narrow_ctx {
     xf_graph *g;
+    int move; /* 0: gathers become slices, nothing moves (the slice rules move them) */
     uint8_t *mine;  /* per node: a slice made here (only these move) */
     uint8_t *dead;  /* per node */
     uint8_t *vdead; /* per value */
@@ -343,6 +345,7 @@ static int seed(narrow_ctx *x, int i)
     r->inputs[0] = sl;
     r->n_inputs = 1;
     int s = g->values[sl].producer;
+    if (!x->move) return 1;
     int moved = hoist(x, s);
     if (moved != 0) return moved;
     r = &g->nodes[i]; /* nothing to narrow: the gather stays as it was */
@@ -357,21 +360,23 @@ static int seed(narrow_ctx *x, int i)
     return 0;
 }
 
-xf_status xf_narrow_selections(xf_graph *g, int *n_selections, int *n_narrowed, xf_error *err)
+xf_status xf_narrow_selections(xf_graph *g, int move, int *n_selections, int *n_narrowed,
+                               xf_error *err)
 {
     *n_selections = *n_narrowed = 0;
     narrow_ctx x;
     memset(&x, 0, sizeof x);
     x.g = g;
+    x.move = move;
     x.err = err;
     xf_status st = fit(&x);
     int n0 = g->n_nodes, failed = 0;
     for (int i = 0; i < n0 && st == XF_OK && !failed; i++) {
         int r = seed(&x, i);
         if (r < 0) failed = 1;
-        else *n_selections += r, *n_narrowed += r;
+        else *n_selections += r, *n_narrowed += move ? r : 0;
     }
-    for (int changed = *n_selections > 0; changed && st == XF_OK && !failed;) {
+    for (int changed = move && *n_selections > 0; changed && st == XF_OK && !failed;) {
         changed = 0;
         for (int s = 0; s < g->n_nodes && !failed; s++) {
             if (!x.mine[s] || x.dead[s]) continue;

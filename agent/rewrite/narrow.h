@@ -11,8 +11,11 @@
 
 /* Narrows g in place (nodes renumbered). *n_selections receives how many
  * single-position Gathers became slices, *n_narrowed how many operators
- * now compute only the selected positions. Fails only when out of memory
- * or on a broken invariant (g is then unusable and must be freed). */
-xf_status xf_narrow_selections(xf_graph *g, int *n_selections, int *n_narrowed, xf_error *err);
+ * now compute only the selected positions. With move 0 every such Gather
+ * becomes Reshape(Slice) and nothing moves (proved rules can move the
+ * slice then). Fails only when out of memory or on a broken invariant (g
+ * is then unusable and must be freed). */
+xf_status xf_narrow_selections(xf_graph *g, int move, int *n_selections, int *n_narrowed,
+                               xf_error *err);
 
 #endif /* XF_AGENT_NARROW_H */

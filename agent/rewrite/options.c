@@ -13,6 +13,7 @@ xf_ruleset_options xf_ruleset_options_default(void)
     memset(&o, 0, sizeof o);
     o.status = 1; /* XF_RULE_PROVED */
     o.both_directions = 1;
+    o.commutative = 1;
     return o;
 }
 

@@ -28,12 +28,62 @@
 
 #include "agent/rewrite/relparams.h"
 
+int xf_match_commutes(xf_op op, int n_inputs)
+{
+    return n_inputs == 2 && (op == XF_OP_ADD || op == XF_OP_MUL || op == XF_OP_MIN || op == XF_OP_MAX);
+}
+
+int xf_match_is_view(xf_op op)
+{
+    return op == XF_OP_RESHAPE || op == XF_OP_FLATTEN || op == XF_OP_SQUEEZE ||
+           op == XF_OP_UNSQUEEZE;
+}
+
+/* A reshape matches by what it does to the axes, not by its sizes: the
+ * kind in `axis`, the axes an (un)flatten merges or makes in `group`. */
+static void reshape_form(const xf_shape *in0, xf_params *rel)
+{
+    if (!in0) return;
+    xf_shape to = xf_shape_make(rel->n_shape, rel->shape);
+    int k;
+    xf_view_kind kind = xf_view_classify(in0, &to, &k);
+    if (kind == XF_VIEW_GENERAL) return;
+    rel->n_shape = 0;
+    memset(rel->shape, 0, sizeof rel->shape);
+    rel->axis = (int32_t)kind;
+    rel->group = k;
+}
+
+/* A slice in one form whichever way it was written: absolute axes, starts
+ * and ends within the axis, step 1 for 0. */
+static void slice_form(const xf_shape *in0, xf_params *rel)
+{
+    if (!in0) return;
+    for (int i = 0; i < rel->n_axes && i < XF_MAX_DIMS; i++) {
+        int a = xf_norm_axis(rel->axes[i], in0->rank);
+        if (a < 0) continue;
+        int64_t d = in0->dims[a];
+        rel->axes[i] = a;
+        if (rel->starts[i] < 0) rel->starts[i] += d;
+        if (rel->ends[i] < 0) rel->ends[i] += d;
+        if (rel->starts[i] < 0) rel->starts[i] = 0;
+        if (rel->starts[i] > d) rel->starts[i] = d;
+        if (rel->ends[i] > d) rel->ends[i] = d;
+        if (rel->steps[i] == 0) rel->steps[i] = 1;
+    }
+}
+
 int xf_match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_shape *in0,
                   xf_params *rel, uint64_t *key)
 {
     int rank = in0 ? in0->rank : 0;
     if (!xf_relparams_to_relative(op, p, xf_relparams_axis_rank(op, p, rank), rel)) return 0;
     memset(rel->split, 0, sizeof rel->split);
+    if (op == XF_OP_RESHAPE) reshape_form(in0, rel);
+    if (op == XF_OP_SLICE) slice_form(in0, rel);
+    /* a layer norm's epsilon is the model's: the axioms and the exact check
+     * hold for any positive one, the same on both sides (match.c, instantiate.c) */
+    if (op == XF_OP_LAYERNORM) rel->epsilon = 0;
     if (op == XF_OP_CONV || op == XF_OP_MAXPOOL || op == XF_OP_AVGPOOL) {
         for (int i = 0; i < 2; i++) { /* 0 means 1 (ir/ops_conv.c) */
             if (rel->stride[i] == 0) rel->stride[i] = 1;
@@ -311,8 +361,37 @@ static int compile_target(const xf_rule *r, const xf_pattern *pat, xf_target_tmp
     return 1;
 }
 
+void xf_rule_compiled_free(xf_target_tmpl *tgt)
+{
+    if (!tgt || !tgt->dims) return;
+    xf_rule_dims_free(tgt->dims);
+    xf_free(tgt->dims);
+    tgt->dims = NULL;
+}
+
+/* The rule's symbolic dims into tgt (1), none needed or usable (1, with
+ * pat->views_exact for reshapes that do not follow), or -1 out of memory. */
+static int compile_dims(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt)
+{
+    if (!xf_rule_has_views(r)) return 1;
+    xf_rule_dims *d = xf_malloc(sizeof *d);
+    if (!d || xf_rule_dims_infer(r, d, NULL) != XF_OK) {
+        xf_free(d);
+        return -1;
+    }
+    if (!d->ok) {
+        xf_rule_dims_free(d);
+        xf_free(d);
+        pat->views_exact = 1;
+        return 1;
+    }
+    tgt->dims = d;
+    return 1;
+}
+
 int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, const char **why)
 {
+    memset(tgt, 0, sizeof *tgt);
     if (r->src.n_nodes == 0) {
         *why = "the source side has no operator";
         return 0;
@@ -331,7 +410,9 @@ int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, cons
     }
     if (!check_sizes(&r->src, why) || !check_sizes(&r->dst, why)) return 0;
     int c = compile_source(r, pat, why);
-    return c == 1 ? compile_target(r, pat, tgt, why) : c;
+    if (c == 1) c = compile_target(r, pat, tgt, why);
+    if (c == 1) c = compile_dims(r, pat, tgt);
+    return c;
 }
 
 typedef struct words {
@@ -409,6 +490,7 @@ static void source_words(const xf_rule *r, const xf_pattern *pat, const int *can
         memset(&rel, 0, sizeof rel);
         const xf_shape *in0 = n->n_inputs > 0 ? &g->values[n->inputs[0]].shape : NULL;
         xf_match_form(n->op, &n->params, n->n_inputs, n->n_outputs, in0, &rel, NULL);
+        if (pat->views_exact && n->op == XF_OP_RESHAPE) rel = n->params;
         put_bytes(b, &rel, offsetof(xf_params, split));
         put(b, xf_relparams_rank_polymorphic(n->op) ? -1 : first_input_rank(g, n));
     }
@@ -450,6 +532,10 @@ static void target_words(const xf_rule *r, const xf_target_tmpl *tgt, int n_outp
             xf_relparams_to_relative(tn->op, &n->params,
                                      xf_relparams_axis_rank(tn->op, &n->params, rank), &p);
             if (tn->op == XF_OP_SPLIT) memset(p.split, 0, sizeof p.split); /* from shapes */
+            if (tn->op == XF_OP_RESHAPE && tgt->dims) { /* from the symbolic dims */
+                p.n_shape = 0;
+                memset(p.shape, 0, sizeof p.shape);
+            }
         }
         put_bytes(b, &p, sizeof p - sizeof p % 8);
         put(b, xf_relparams_rank_polymorphic(tn->op) ? -1 : rank);

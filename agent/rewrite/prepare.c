@@ -14,6 +14,9 @@
  * each reshaped and transposed alike are taken to that layout once, before
  * the split (split_layout.c).
  *
+ * Layer norms with a constant bias are split the same way (layernorm(x, g)
+ * then an add of the bias: the layer norms of the rules take two inputs).
+ *
  * Names: the final value of a split conv keeps the conv's output name (graph
  * outputs keep theirs); the bare conv output becomes "<name>_nobias".
  */
@@ -95,6 +98,40 @@ static xf_status split_conv(xf_graph *g, int ci, int *last, xf_error *err)
     return swap_names(g, conv_out, *last, err);
 }
 
+/* A layer norm with a bias becomes the layer norm without it followed by
+ * an add of the bias (rules are enumerated over two-input layer norms, as
+ * over two-input convolutions); xf_agent_finish fuses the pair back. The
+ * add's output takes the layer norm's value name. */
+static xf_status split_layernorm_biases(xf_graph *g, int *n_split, xf_error *err)
+{
+    int n0 = g->n_nodes;
+    for (int i = 0; i < n0; i++) {
+        xf_node *n = &g->nodes[i];
+        if (n->op != XF_OP_LAYERNORM || n->n_inputs != 3 || n->inputs[2] < 0) continue;
+        const xf_value *b = &g->values[n->inputs[2]];
+        if (b->kind != XF_VALUE_CONST || b->dtype != XF_F32 || b->shape.rank != 1) continue;
+        int out = n->outputs[0], bias = n->inputs[2];
+        n->n_inputs = 2;
+        char name[512];
+        snprintf(name, sizeof name, "%s_bias", n->name ? n->name : "layernorm");
+        int ins[2] = {out, bias};
+        int add = xf_graph_add_node(g, XF_OP_ADD, NULL, ins, 2, 1, name, err);
+        if (add < 0) return err ? err->code : XF_ERR_SHAPE;
+        int last = g->nodes[add].outputs[0];
+        for (int k = 0; k < g->n_nodes; k++) { /* readers of the layer norm read the add */
+            if (k == add) continue;
+            for (int j = 0; j < g->nodes[k].n_inputs; j++)
+                if (g->nodes[k].inputs[j] == out) g->nodes[k].inputs[j] = last;
+        }
+        for (int o = 0; o < g->n_outputs; o++)
+            if (g->outputs[o] == out) g->outputs[o] = last;
+        xf_status st = swap_names(g, out, last, err);
+        if (st != XF_OK) return st;
+        (*n_split)++;
+    }
+    return XF_OK;
+}
+
 xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt, xf_graph *out,
                            xf_prepare_stats *stats, xf_error *err)
 {
@@ -129,8 +166,11 @@ xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt,
     xf_free(target);
     int n_ln = 0, n_scalar = 0, n_sel = 0, n_narrowed = 0, n_layout = 0;
     if (st == XF_OK && po.fuse_layernorm) st = xf_fuse_layernorms(out, &n_ln, err);
+    int n_ln_bias = 0;
+    if (st == XF_OK) st = split_layernorm_biases(out, &n_ln_bias, err);
     if (st == XF_OK && po.scalar_mul) st = xf_scalar_mul_canonicalise(out, &n_scalar, err);
-    if (st == XF_OK && po.narrow) st = xf_narrow_selections(out, &n_sel, &n_narrowed, err);
+    if (st == XF_OK && (po.narrow || po.slice_selections))
+        st = xf_narrow_selections(out, po.narrow, &n_sel, &n_narrowed, err);
     if (st == XF_OK && po.split_layout) st = xf_split_layout_merge(out, &n_layout, err);
     if (stats) {
         stats->split_convs = n_split;

@@ -54,11 +54,22 @@ typedef struct xf_ruleset_options {
     int both_directions; /* also add each rule's reverse (dst => src); default 1 */
     int derived;         /* with status proved: also the derived rules (each one chain
                             of proved rules, as one action: a macro-action); default 0 */
+    int commutative;     /* match add, mul, min and max with their operands either way
+                            round (default 1; the deriver, whose stored chains name
+                            locations by their nodes alone, sets 0) */
     /* Keep only the actions that can ever match a graph reachable from this
      * one (NULL: no restriction, the default). Pass the graph that is
      * searched, i.e. the model after xf_agent_prepare. See
      * xf_ruleset_irrelevant. */
     const xf_graph *restrict_to;
+    /* Scalings kept as exported (xf_prepare_options.scalar_mul 0): drop the
+     * actions whose source multiplies by a scalar (scalar_mul, or an ewmul
+     * with a rank-0 operand) unless they are view moves
+     * (xf_rule_is_view_move, which counts the two as one operator), which
+     * keep the product and only take a reshape or a slice past it. ONNX
+     * Runtime fuses GELU's x0.5 where the exporter put it; a rule that
+     * moves it into a weight defeats the fusion. Default 0. */
+    int keep_scalings;
 } xf_ruleset_options;
 
 xf_ruleset_options xf_ruleset_options_default(void);
@@ -205,6 +216,41 @@ xf_status xf_match_apply_from(const xf_ruleset *rs, const xf_graph *g, const xf_
 xf_status xf_graph_index_build_from(const xf_graph *g, const xf_graph_index *prev, const int *from,
                                     xf_graph_index **out, xf_error *err);
 
+/* ------------------------------------------- view moves and their closure */
+
+/* 1 when rule r is a view move (agent/rewrite/closure.c): it keeps its
+ * other operators and moves a reshape that adds axes (unflatten, split of
+ * the last axis, unsqueeze) toward the outputs, one that removes axes
+ * (flatten, merge of the last two, squeeze) or a slice toward the inputs,
+ * or cancels or merges reshapes. */
+int xf_rule_is_view_move(const xf_rule *r);
+/* 1 when either side of r has a reshape, flatten, squeeze, unsqueeze or
+ * slice. */
+int xf_rule_has_view_op(const xf_rule *r);
+
+/* An action applied right to left where its target (a bare input) has no
+ * operator to match: what logs and rule lists record for it (a value below
+ * -1: XF_ACTION_BACKWARD(a) is -a - 2, so -1 stays "none"). */
+#define XF_ACTION_BACKWARD(a) (-(a) - 2)
+#define XF_ACTION_OF_BACKWARD(b) (-(b) - 2)
+
+#define XF_CLOSURE_LOG 512
+/* What xf_closure_run did: the actions applied, in order (the first
+ * XF_CLOSURE_LOG of n; XF_ACTION_BACKWARD(a) for the cancellation a read
+ * backwards), and the identical reshapes merged. */
+typedef struct xf_closure_log {
+    int n;
+    int rule[XF_CLOSURE_LOG];
+    int merged;
+} xf_closure_log;
+
+/* *out (initialised here; constants shared with g) is g after applying the
+ * actions with moves[action] set (view moves), slices' first, one location
+ * at a time, and merging reshapes of one value with equal parameters,
+ * until none applies or max_steps moves were made. log may be NULL. */
+xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_graph *g,
+                         int max_steps, xf_graph *out, xf_closure_log *log, xf_error *err);
+
 /* ---------------------------------------------------- preparation, finishing */
 
 /* What xf_agent_prepare does beyond the conv-bias split (always done). */
@@ -212,6 +258,9 @@ typedef struct xf_prepare_options {
     int fuse_layernorm; /* decomposed layer norms -> layernorm (default 1) */
     int scalar_mul;     /* mul/div by a scalar constant -> scalar_mul (default 1) */
     int narrow;         /* positions nobody reads not computed (default 1) */
+    int slice_selections; /* without narrow: a Gather of one position becomes
+                             Reshape(Slice), the form the proved slice rules
+                             move (default 0) */
     int split_layout;   /* parts of an even split taken to one layout before it (default 1) */
 } xf_prepare_options;
 

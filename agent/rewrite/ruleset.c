@@ -83,6 +83,7 @@ static xf_status append(xf_ruleset *rs, xf_rule *r, int64_t id, xf_error *err)
     size_t len = strlen(s) + strlen(d) + 5;
     e->text = xf_malloc(len);
     if (!e->text) {
+        xf_rule_compiled_free(&e->tgt);
         xf_rule_free(r);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rule %lld", (long long)id);
     }
@@ -143,6 +144,7 @@ xf_status xf_rule_form_hash(const xf_rule *r, uint64_t *h, int *usable, xf_error
         *h = hash_words(w, xf_rule_form_words(r, &e->pat, &e->tgt, w));
         *usable = 1;
     }
+    if (e) xf_rule_compiled_free(&e->tgt);
     xf_free(e);
     xf_free(w);
     return compiled < 0 ? XF_FAIL(err, XF_ERR_NOMEM, "out of memory compiling a rule") : XF_OK;
@@ -206,6 +208,7 @@ static xf_status dedupe(xf_ruleset *rs, xf_error *err)
     for (int i = 0; i < rs->n; i++) {
         if (drop[i]) {
             xf_rule_free(&rs->r[i].rule);
+            xf_rule_compiled_free(&rs->r[i].tgt);
             xf_free(rs->r[i].text);
             rs->duplicates++;
             continue;
@@ -254,6 +257,42 @@ static void restrict_actions(xf_ruleset *rs, const xf_graph *g)
     for (int i = 0; i < rs->n; i++) {
         if (!ops_within(&rs->r[i].rule.src, reach)) {
             xf_rule_free(&rs->r[i].rule);
+            xf_rule_compiled_free(&rs->r[i].tgt);
+            xf_free(rs->r[i].text);
+            rs->irrelevant++;
+            continue;
+        }
+        if (kept != i) rs->r[kept] = rs->r[i];
+        kept++;
+    }
+    rs->n = kept;
+}
+
+/* 1 when r's source multiplies by a scalar: scalar_mul, or an ewmul with a
+ * rank-0 operand. */
+static int moves_a_scaling(const xf_rule *r)
+{
+    for (int i = 0; i < r->src.n_nodes; i++) {
+        const xf_node *n = &r->src.nodes[i];
+        if (n->op == XF_OP_SCALAR_MUL) return 1;
+        if (n->op != XF_OP_MUL) continue;
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0 && r->src.values[n->inputs[k]].shape.rank == 0) return 1;
+    }
+    return 0;
+}
+
+/* xf_ruleset_options.keep_scalings: drops the actions that would move a
+ * kept scaling (counted as irrelevant: they cannot match what the search
+ * may change). */
+static void keep_scalings(xf_ruleset *rs)
+{
+    int kept = 0;
+    for (int i = 0; i < rs->n; i++) {
+        const xf_rule *r = &rs->r[i].rule;
+        if (moves_a_scaling(r) && !xf_rule_is_view_move(r)) {
+            xf_rule_free(&rs->r[i].rule);
+            xf_rule_compiled_free(&rs->r[i].tgt);
             xf_free(rs->r[i].text);
             rs->irrelevant++;
             continue;
@@ -304,6 +343,7 @@ static xf_status build(xf_rule *rules, const int64_t *ids, const xf_rule_key *si
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory building a rule set of %d rules", n);
         goto out;
     }
+    rs->commutative = opt->commutative;
     /* A rule given without a domain holds where its operators say it
      * applies (xf_domain_of_rule); one from a database has its own. */
     for (int i = 0; i < n && st == XF_OK; i++)
@@ -336,6 +376,7 @@ static xf_status build(xf_rule *rules, const int64_t *ids, const xf_rule_key *si
         if (add_rev) xf_rule_free(&rev);
     }
     if (st == XF_OK) st = dedupe(rs, err);
+    if (st == XF_OK && opt->keep_scalings) keep_scalings(rs);
     if (st == XF_OK && opt->restrict_to) restrict_actions(rs, opt->restrict_to);
     if (st == XF_OK) st = group_roots(rs, err);
 out:
@@ -478,6 +519,7 @@ void xf_ruleset_free(xf_ruleset *rs)
     if (!rs) return;
     for (int i = 0; i < rs->n; i++) {
         xf_rule_free(&rs->r[i].rule);
+        xf_rule_compiled_free(&rs->r[i].tgt);
         xf_free(rs->r[i].text);
     }
     xf_free(rs->r);

@@ -34,7 +34,29 @@ struct xf_costmemo {
     size_t n, cap;
     xf_htab index;   /* config_hash -> entry */
     xf_fused_cost *fused; /* graph totals from here when set (not owned) */
+    double view_ms, bytes_per_ms; /* xf_costmemo_set_layout; 0: none */
 };
+
+void xf_costmemo_set_layout(xf_costmemo *m, double view_ms, double gbps)
+{
+    m->view_ms = view_ms > 0 ? view_ms : 0;
+    m->bytes_per_ms = gbps > 0 ? gbps * 1e6 : 0;
+}
+
+/* ONNX Runtime's layout cost of one configuration (xf_costmemo_set_layout). */
+static double layout_cost(const xf_costmemo *m, xf_op op, int n_inputs, const xf_shape *in_shapes)
+{
+    if (op == XF_OP_RESHAPE || op == XF_OP_FLATTEN || op == XF_OP_SQUEEZE || op == XF_OP_UNSQUEEZE)
+        return m->view_ms;
+    if (m->bytes_per_ms > 0 && op == XF_OP_MATMUL && n_inputs == 2 && in_shapes[0].rank >= 3 &&
+        in_shapes[1].rank == 2) {
+        const xf_shape *a = &in_shapes[0];
+        double in = 4.0 * (double)xf_shape_numel(a);
+        double out = in / (double)a->dims[a->rank - 1] * (double)in_shapes[1].dims[1];
+        return (in + out) / m->bytes_per_ms;
+    }
+    return 0;
+}
 
 void xf_costmemo_use_fused(xf_costmemo *m, xf_fused_cost *fc)
 {
@@ -141,12 +163,15 @@ xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int 
                          xf_error *err)
 {
     if (n_inputs < 0 || n_inputs > MEMO_ARITY || !params) {
-        return xf_cost_op(m->cm, op, params, n_inputs, in_dtypes, in_shapes, out, err);
+        xf_status st = xf_cost_op(m->cm, op, params, n_inputs, in_dtypes, in_shapes, out, err);
+        if (!st) out->ms += layout_cost(m, op, n_inputs, in_shapes);
+        return st;
     }
     uint64_t h = config_hash(op, params, n_inputs, in_dtypes, in_shapes);
     const memo_entry *hit = find(m, h, op, params, n_inputs, in_dtypes, in_shapes);
     if (hit) {
         *out = hit->cost;
+        out->ms += layout_cost(m, op, n_inputs, in_shapes);
         return XF_OK;
     }
     xf_status st = xf_cost_op(m->cm, op, params, n_inputs, in_dtypes, in_shapes, out, err);
@@ -170,6 +195,7 @@ xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int 
     e->params = *params;
     e->cost = *out;
     e->cost.from_cache = 1;
+    out->ms += layout_cost(m, op, n_inputs, in_shapes);
     return XF_OK;
 }
 

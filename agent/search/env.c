@@ -216,6 +216,7 @@ static xf_status env_create(const xf_ruleset *rs, xf_cost_model *cm, const xf_gr
     if (!e->mask) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory creating the environment");
     if (!st) st = xf_costmemo_create(cm, &e->memo, err);
     if (!st) xf_costmemo_use_fused(e->memo, o.fused);
+    if (!st) xf_costmemo_set_layout(e->memo, o.layout_view_ms, o.layout_gbps);
     if (!st && model) st = xf_agent_prepare(model, &o.prepare, &e->prepared, &e->prep, err);
     if (!st) st = xf_env_reset(e, err);
     if (st) {
@@ -264,6 +265,18 @@ void xf_env_free(xf_env *e)
     xf_free(e->from);
     xf_free(e->mask);
     xf_free(e);
+}
+
+xf_status xf_env_cost_graph(xf_env *e, const xf_graph *g, double *ms, xf_error *err)
+{
+    xf_graph_index *ix = NULL;
+    xf_op_cost c;
+    *ms = 0;
+    xf_status st = xf_graph_index_build(g, &ix, err);
+    if (!st) st = xf_costmemo_graph(e->memo, g, ix, NULL, &c, err);
+    if (!st) *ms = c.ms;
+    xf_graph_index_free(ix);
+    return st;
 }
 
 xf_status xf_env_reset(xf_env *e, xf_error *err)

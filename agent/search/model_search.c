@@ -30,8 +30,10 @@ static void free_actions(xf_model_search *s)
     for (int i = 0; s->action_text && i < s->n_actions; i++) xf_free(s->action_text[i]);
     xf_free(s->action_text);
     xf_free(s->action_id);
+    xf_free(s->action_view);
     s->action_text = NULL;
     s->action_id = NULL;
+    s->action_view = NULL;
     s->n_actions = 0;
 }
 
@@ -60,6 +62,7 @@ xf_status xf_model_search_rules(xf_model_search *s, const char *rules_db,
 {
     xf_ruleset_options o = ro ? *ro : xf_ruleset_options_default();
     o.restrict_to = restrict_rules ? &s->prepared : NULL;
+    o.keep_scalings = !s->prepare.scalar_mul;
     xf_status st = xf_ruleset_load(rules_db, &o, &s->rs, err);
     if (st) xf_model_search_free(s);
     return st;
@@ -79,10 +82,12 @@ xf_status xf_model_search_release_rules(xf_model_search *s, xf_error *err)
     int n = xf_ruleset_count(s->rs);
     s->action_id = xf_calloc((size_t)n + 1, sizeof *s->action_id);
     s->action_text = xf_calloc((size_t)n + 1, sizeof *s->action_text);
-    xf_status st = s->action_id && s->action_text ? XF_OK
+    s->action_view = xf_calloc((size_t)n + 1, sizeof *s->action_view);
+    xf_status st = s->action_id && s->action_text && s->action_view ? XF_OK
                                                   : XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
     for (int i = 0; !st && i < n; i++) {
         s->action_id[i] = xf_ruleset_rule_id(s->rs, i);
+        s->action_view[i] = (unsigned char)xf_rule_has_view_op(xf_ruleset_rule(s->rs, i));
         s->action_text[i] = xf_strdup(xf_ruleset_text(s->rs, i));
         if (!s->action_text[i]) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
         s->n_actions = i + 1;
@@ -105,6 +110,12 @@ const char *xf_model_search_rule_text(const xf_model_search *s, int i)
 {
     return s->rs ? xf_ruleset_text(s->rs, i)
                  : i >= 0 && i < s->n_actions ? s->action_text[i] : "?";
+}
+
+int xf_model_search_rule_has_view(const xf_model_search *s, int i)
+{
+    if (s->rs) return i >= 0 && i < xf_ruleset_count(s->rs) && xf_rule_has_view_op(xf_ruleset_rule(s->rs, i));
+    return i >= 0 && i < s->n_actions && s->action_view[i];
 }
 
 int xf_prepare_alternative(const xf_prepare_options *prepare, const xf_prepare_stats *stats,

@@ -30,6 +30,7 @@ xf_search_options xf_search_options_default(void)
     o.size_cap = 2.0;
     o.seed = 1;
     o.max_locations = 200;
+    o.lookahead = 1;
     return o;
 }
 

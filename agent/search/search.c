@@ -144,7 +144,8 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
     xf_htab_init(&c.seen);
 
     int root, added;
-    xf_status st = xf_env_reset(e, err);
+    xf_status st = xf_search_lookahead_init(&c, err);
+    if (!st) st = xf_env_reset(e, err);
     if (!st) st = xf_search_trail_add(&c.trail, -1, -1, &root, err);
     if (!st) st = xf_htab_put(&c.seen, xf_htab_key(xf_env_hash(e)), NULL, &added, err);
     if (!st) {
@@ -169,6 +170,8 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
     xf_htab_free(&c.seen);
     xf_free(c.cand_entry);
     xf_free(c.cand_hash);
+    xf_free(c.moves);
+    xf_free(c.viewy);
     if (st) {
         xf_error_prefix(err, "%s search", xf_search_kind_name(kind));
         xf_search_result_free(res);

@@ -59,6 +59,25 @@ typedef struct xf_costmemo xf_costmemo;
 xf_status xf_costmemo_create(xf_cost_model *cm, xf_costmemo **out, xf_error *err);
 void xf_costmemo_free(xf_costmemo *m); /* NULL is a no-op */
 
+/* ONNX Runtime's layout costs, which the operator sum does not see and
+ * which decide whether a model's [B, S, H] activations are cheaper as
+ * [B*S, H] (ONNX Runtime 1.30, CPU, measured on the 2-core machine):
+ *  - a reshape between two other operators costs a node: 32 of them between
+ *    33 relus of [128, 256] added 0.19 us each (consecutive reshapes it
+ *    merges into one);
+ *  - a matmul of a 3-D input by a 2-D weight, which its MatMul+Add fusion
+ *    wraps in a Reshape before and after and which keeps it from fusing
+ *    what follows, costs as if its input and output were copied at 5 GB/s:
+ *    modelzoo BERT (12 such matmuls) flattened to [B*S, H] ran 75 us faster
+ *    at batch 1 (0.244 -> 0.169 ms, 32 KB in and out per matmul) and 271 us
+ *    at batch 4 (0.889 -> 0.618 ms, 128 KB). */
+#define XF_ORT_VIEW_MS 0.00019
+#define XF_ORT_LAYOUT_GBPS 5.0
+/* Adds those costs to every cost the memo gives: view_ms per reshape,
+ * flatten, squeeze and unsqueeze, and (in + out bytes) at gbps per matmul
+ * of a 3-D or larger input by a 2-D weight. 0, 0 (the default): none. */
+void xf_costmemo_set_layout(xf_costmemo *m, double view_ms, double gbps);
+
 /* Cost of one configuration (xf_cost_op semantics). */
 xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int n_inputs,
                          const xf_dtype *in_dtypes, const xf_shape *in_shapes, xf_op_cost *out,
@@ -181,6 +200,10 @@ typedef struct xf_env_options {
     /* The fusion-aware cost (not owned; NULL: the operator sum): graph
      * costs, rewards and the searches' comparisons use it. */
     xf_fused_cost *fused;
+    /* ONNX Runtime's layout costs (xf_costmemo_set_layout; default 0, 0:
+     * none; rlflow-agent sets XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS with
+     * --target ort). */
+    double layout_view_ms, layout_gbps;
 } xf_env_options;
 
 xf_env_options xf_env_options_default(void);
@@ -200,6 +223,10 @@ xf_status xf_env_create_prepared(const xf_ruleset *rs, xf_cost_model *cm, xf_gra
                                  const xf_prepare_stats *stats, const xf_env_options *opt,
                                  xf_env **out, xf_error *err);
 void xf_env_free(xf_env *e); /* NULL is a no-op */
+
+/* Cost of any graph g as the environment costs its own graphs (the cost
+ * memo, the layout term, the fusion-aware cost when set). */
+xf_status xf_env_cost_graph(xf_env *e, const xf_graph *g, double *ms, xf_error *err);
 
 /* Back to the prepared model (step count 0). */
 xf_status xf_env_reset(xf_env *e, xf_error *err);
@@ -299,6 +326,9 @@ typedef struct xf_search_options {
     int max_locations;   /* locations per rule considered (default 200) */
     int candidates;      /* keep this many cheapest distinct graphs seen, the start
                             graph among them, for a final arbiter (default 0: none) */
+    int lookahead;       /* taso, greedy: after an action whose rule has a reshape or
+                            a slice, apply the rule set's view moves until none is
+                            left (xf_closure_run) and cost that graph (default 1) */
     void (*progress)(void *user, int expanded, double best_ms, double initial_ms);
     void *progress_user; /* progress called about once a second when set */
 } xf_search_options;
@@ -352,10 +382,12 @@ typedef struct xf_model_search {
     xf_ruleset *rs;             /* the rules (restricted to what can match it) */
     xf_env *env;
     xf_search_result res;       /* xf_search_run(env, ...) fills it */
-    /* after xf_model_search_release_rules: each action's rule id and text */
+    /* after xf_model_search_release_rules: each action's rule id, text and
+     * whether it has a reshape or a slice */
     int n_actions;
     int64_t *action_id;
     char **action_text;
+    unsigned char *action_view;
 } xf_model_search;
 
 void xf_model_search_init(xf_model_search *s);
@@ -380,12 +412,14 @@ xf_status xf_model_search_env(xf_model_search *s, xf_cost_model *cm, const xf_en
 /* Frees the rules once the search is over (a thousand compiled rules are
  * 80 MB, as much as a fifth of a BERT-base's weights, held while the target
  * times the candidates), keeping each action's rule id and text for the
- * report (xf_model_search_rule_id, _rule_text). The environment and the
+ * report (xf_model_search_rule_id, _rule_text, _rule_has_view). The environment and the
  * result stay. */
 xf_status xf_model_search_release_rules(xf_model_search *s, xf_error *err);
 /* Action i's rule id and readable form, from the rules or what was kept. */
 int64_t xf_model_search_rule_id(const xf_model_search *s, int i);
 const char *xf_model_search_rule_text(const xf_model_search *s, int i);
+/* Whether action i's rule has a reshape or a slice (xf_rule_has_view_op). */
+int xf_model_search_rule_has_view(const xf_model_search *s, int i);
 
 /* The other preparation a target should also see: when preparing with
  * *prepare made scalings scalar_mul (stats->scalar_muls > 0), *alt is

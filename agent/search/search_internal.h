@@ -34,7 +34,26 @@ typedef struct xf_search_ctx {
     int *cand_entry; /* trail entry of each of res->candidates */
     uint64_t *cand_hash; /* and its XF_HASH_IDENTITY_UNORDERED hash */
     double t0, last_progress;
+    /* look-ahead (lookahead.c): per action, whether its rule is a view
+     * move, and whether it has a view (then its successor gets the
+     * closure); NULL when opt.lookahead is off or no rule has views */
+    uint8_t *moves, *viewy;
 } xf_search_ctx;
+
+/* Fills c->moves and c->viewy from the environment's rule set (leaves them
+ * NULL when opt.lookahead is 0 or no action has a view). */
+xf_status xf_search_lookahead_init(xf_search_ctx *c, xf_error *err);
+/* 1 when action r's successor gets the closure. */
+int xf_search_looks_ahead(const xf_search_ctx *c, int r);
+/* The environment's current graph after (r, l) and the closure of the view
+ * moves, into *out (constants shared), with its cost in *ms and the moves
+ * made in *log. */
+xf_status xf_search_lookahead(xf_search_ctx *c, int r, int l, xf_graph *out, double *ms,
+                              xf_closure_log *log, xf_error *err);
+/* Trail entries from `parent`: r, then each move of log (NULL: none); the
+ * last one in *entry. */
+xf_status xf_search_trail_add_moves(xf_search_ctx *c, int parent, int r, const xf_closure_log *log,
+                                    int *entry, xf_error *err);
 
 /* 1 when max_seconds has passed. */
 int xf_search_out_of_time(const xf_search_ctx *c);

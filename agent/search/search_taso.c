@@ -152,13 +152,24 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
             }
             xf_search_tick(c);
             double ms, bytes;
-            xf_status st = xf_env_peek(e, r, l, &ms, &bytes, err);
-            if (st && !xf_search_skippable(st)) return st;
-            if (st || !(ms < c->opt.alpha * res->best_ms - eps)) continue;
             xf_graph s;
             xf_error aerr;
-            st = xf_match_apply(xf_env_ruleset(e), xf_env_graph(e), xf_env_index(e),
-                                xf_env_location(e, r, l), &s, &aerr);
+            xf_closure_log log, *moved = NULL;
+            xf_status st;
+            if (xf_search_looks_ahead(c, r)) { /* valued after the view moves it enables */
+                st = xf_search_lookahead(c, r, l, &s, &ms, &log, &aerr);
+                moved = &log;
+                if (!st && !(ms < c->opt.alpha * res->best_ms - eps)) {
+                    xf_graph_free(&s);
+                    continue;
+                }
+            } else {
+                st = xf_env_peek(e, r, l, &ms, &bytes, &aerr);
+                if (!st && !(ms < c->opt.alpha * res->best_ms - eps)) continue;
+                if (!st)
+                    st = xf_match_apply(xf_env_ruleset(e), xf_env_graph(e), xf_env_index(e),
+                                        xf_env_location(e, r, l), &s, &aerr);
+            }
             if (st) {
                 if (!xf_search_skippable(st)) {
                     if (err) *err = aerr;
@@ -173,7 +184,7 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
                 if (!st) st = xf_htab_put(&c->seen, xf_htab_key(h), NULL, &added, err);
             }
             int entry = -1;
-            if (!st && added) st = xf_search_trail_add(&c->trail, parent, r, &entry, err);
+            if (!st && added) st = xf_search_trail_add_moves(c, parent, r, moved, &entry, err);
             if (!st && added && ms < res->best_ms - eps)
                 st = xf_search_keep_best(c, &s, ms, entry, err);
             if (!st && added) st = xf_search_offer(c, &s, ms, entry, err);

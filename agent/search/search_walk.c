@@ -88,13 +88,32 @@ xf_status xf_search_greedy(xf_search_ctx *c, xf_error *err)
     while (res->expanded < c->opt.budget && !xf_search_out_of_time(c)) {
         double cur = xf_env_cost(e), best = cur - eps;
         int best_rule = -1, best_loc = -1;
+        xf_graph ahead; /* the best successor when it came from a look-ahead */
+        xf_closure_log log, best_log;
+        xf_graph_init(&ahead);
         for (int r = 0; r < xf_env_num_xfers(e); r++) {
             int n = xf_search_locations(c, r);
             for (int l = 0; l < n; l++) {
                 double ms, bytes;
-                xf_status st = xf_env_peek(e, r, l, &ms, &bytes, err);
-                if (st && !xf_search_skippable(st)) return st;
-                if (st || !(ms < best)) continue;
+                xf_graph s;
+                xf_error aerr;
+                int look = xf_search_looks_ahead(c, r);
+                xf_status st = look ? xf_search_lookahead(c, r, l, &s, &ms, &log, &aerr)
+                                    : xf_env_peek(e, r, l, &ms, &bytes, &aerr);
+                if (st && !xf_search_skippable(st)) {
+                    if (err) *err = aerr;
+                    xf_graph_free(&ahead);
+                    return st;
+                }
+                if (st || !(ms < best)) {
+                    if (!st && look) xf_graph_free(&s);
+                    continue;
+                }
+                xf_graph_free(&ahead);
+                if (look) {
+                    ahead = s;
+                    best_log = log;
+                }
                 best = ms;
                 best_rule = r;
                 best_loc = l;
@@ -102,12 +121,21 @@ xf_status xf_search_greedy(xf_search_ctx *c, xf_error *err)
         }
         if (best_rule < 0) break;
         xf_env_step_result sr;
-        xf_status st = xf_env_step(e, best_rule, best_loc, &sr, err);
+        xf_status st;
+        int looked = ahead.n_nodes > 0 || ahead.n_values > 0;
+        if (looked) {
+            st = xf_env_adopt_graph(e, &ahead, NULL, err);
+            sr.valid = 1;
+            sr.cost_ms = xf_env_cost(e);
+            sr.hash = xf_env_hash(e);
+        } else {
+            st = xf_env_step(e, best_rule, best_loc, &sr, err);
+        }
         if (st) return st;
         res->expanded++;
         if (!sr.valid || !(sr.cost_ms < cur - eps)) break; /* best stays the last graph */
         int added;
-        st = xf_search_trail_add(&c->trail, entry, best_rule, &entry, err);
+        st = xf_search_trail_add_moves(c, entry, best_rule, looked ? &best_log : NULL, &entry, err);
         if (!st) st = xf_htab_put(&c->seen, xf_htab_key(sr.hash), NULL, &added, err);
         if (!st) st = xf_search_keep_best(c, xf_env_graph(e), sr.cost_ms, entry, err);
         if (!st && added)

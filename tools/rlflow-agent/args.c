@@ -70,8 +70,10 @@ static void usage(FILE *f)
             "                     and for searches on --cost fused)\n"
             "  --locations N      locations per rule considered (default 200)\n"
             "  --max-rule-size N  use rules with at most N operators per side (default: all)\n"
-            "  --derived-rules    also use the derived rules (xferverify: chains of proved rules)\n"
-            "                     as single actions (macro-actions)\n"
+            "  --no-derived-rules use only the proved rules, not the derived ones (xferverify:\n"
+            "                     chains of proved rules, used as single actions, macro-actions,\n"
+            "                     where their validity domain holds; the default uses them: the\n"
+            "                     rules that bring a flatten in around a matmul are derived)\n"
             "  --all-rules        also use rules that are not proved (candidate/unknown): unsafe,\n"
             "                     only with the numerical check\n"
             "  --all-actions      keep the actions that can never match this model (by default\n"
@@ -91,6 +93,13 @@ static void usage(FILE *f)
             "                     can defeat those fusions) or both (default: with --target ort\n"
             "                     and a search, the model is searched both ways and the target\n"
             "                     times both searches' candidates; otherwise moved)\n"
+            "  --passes P         what rewrites the model: rules (only the proved rules; a\n"
+            "                     Gather of one position becomes a slice they can move),\n"
+            "                     expert (the hand-written passes as well: narrowing, the\n"
+            "                     split layout, the unbatched layout the target times) or\n"
+            "                     both (default: both)\n"
+            "  --no-lookahead     searches value an action with a reshape or a slice by the\n"
+            "                     graph it makes, not after the view moves it enables\n"
             "  --no-narrow        compute every position even where the model reads only one\n"
             "                     (by default a Gather of one position, e.g. a ViT's class\n"
             "                     token, moves up so the others are not computed)\n"
@@ -171,6 +180,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->atol = 1e-4;
     o->candidates = xf_arbiter_options_default().max_models;
     o->scalings_both = 1;
+    o->passes = CLI_PASSES_BOTH;
+    o->derived_rules = 1;
+    o->lookahead = 1;
     o->target_every = 50;
     o->target_budget = 90;
     for (int i = 1; i < argc; i++) {
@@ -238,6 +250,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 return bad(a, "moved, kept or both", next);
             o->scalings_both = both;
             o->prepare.scalar_mul = both || moved;
+        } else if (!strcmp(a, "--passes")) {
+            if (next && !strcmp(next, "rules")) o->passes = CLI_PASSES_RULES;
+            else if (next && !strcmp(next, "expert")) o->passes = CLI_PASSES_EXPERT;
+            else if (next && !strcmp(next, "both")) o->passes = CLI_PASSES_BOTH;
+            else return bad(a, "rules, expert or both", next);
         } else if (!strcmp(a, "--candidates")) {
             rc = parse_int(a, next, 1, 1000, &o->candidates);
         } else if (!strcmp(a, "--target-budget")) {
@@ -290,8 +307,10 @@ int cli_parse(int argc, char **argv, cli_options *o)
             takes = 0;
             if (!strcmp(a, "--all-rules")) {
                 o->rule_status = -1;
-            } else if (!strcmp(a, "--derived-rules")) {
+            } else if (!strcmp(a, "--derived-rules")) { /* the default; kept for scripts */
                 o->derived_rules = 1;
+            } else if (!strcmp(a, "--no-derived-rules")) {
+                o->derived_rules = 0;
             } else if (!strcmp(a, "--all-actions")) {
                 o->all_actions = 1;
             } else if (!strcmp(a, "--no-check")) {
@@ -302,6 +321,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 o->latency = 2;
             } else if (!strcmp(a, "--no-layernorm-fusion")) {
                 o->prepare.fuse_layernorm = 0;
+            } else if (!strcmp(a, "--no-lookahead")) {
+                o->lookahead = 0;
             } else if (!strcmp(a, "--no-narrow")) {
                 o->prepare.narrow = 0;
             } else if (!strcmp(a, "--no-split-layout")) {
@@ -322,6 +343,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
         }
         if (rc) return rc;
         i += takes;
+    }
+    if (o->passes == CLI_PASSES_RULES) { /* no hand-written pass moves anything */
+        o->prepare.narrow = 0;
+        o->prepare.split_layout = 0;
+        o->prepare.slice_selections = 1;
     }
     if (!o->model || !o->rules) {
         fprintf(stderr, "rlflow-agent: %s\n",

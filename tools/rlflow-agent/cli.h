@@ -13,6 +13,11 @@
 #include "tools/cli/cli.h"
 
 
+/* What rewrites the model: the proved rules only, the hand-written passes
+ * (narrowing, the split layout, the unbatched layout variant; "expert"),
+ * or both. */
+typedef enum cli_passes { CLI_PASSES_RULES = 0, CLI_PASSES_EXPERT = 1, CLI_PASSES_BOTH = 2 } cli_passes;
+
 /* Who optimises: a search baseline or a learning agent. */
 typedef enum cli_agent { CLI_AGENT_SEARCH = 0, CLI_AGENT_PPO = 1, CLI_AGENT_WM = 2 } cli_agent;
 
@@ -41,6 +46,8 @@ typedef struct cli_options {
     int all_actions; /* --all-actions: keep actions irrelevant to the model */
     xf_prepare_options prepare; /* --no-layernorm-fusion, --scalings, --no-narrow */
     int scalings_both; /* --scalings both (default): with the target, search both ways */
+    cli_passes passes; /* --passes */
+    int lookahead;     /* searches: the view moves' closure after view actions (--no-lookahead: 0) */
     int check, quiet, verbose;
     int latency; /* 0: --no-latency, 1: default (not with the target), 2: --latency */
     double rtol, atol;
@@ -70,5 +77,11 @@ xf_status cli_learn(const cli_options *o, xf_env *env, xf_cost_model *cm, xf_sea
 
 /* Prints the rules applied, grouped with counts, most frequent first. */
 void cli_print_applied(const xf_model_search *ms, const xf_search_result *res);
+/* Prints which rewrites of the written model the proved rules made (those
+ * with a reshape or a slice counted apart) and which the hand passes made
+ * (narrowing, the split layout, the unbatched layout variant). applied:
+ * the written candidate's rules (NULL: the input was written). */
+void cli_print_made_by(const cli_options *o, const xf_model_search *ms,
+                       const xf_search_result *applied, const xf_prepare_stats *ps, int unbatched);
 
 #endif /* XF_RLFLOW_AGENT_CLI_H */

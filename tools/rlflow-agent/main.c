@@ -292,6 +292,10 @@ static int search(const cli_options *o, run_state *s)
     xf_env_options eo = xf_env_options_default();
     eo.max_locations = o->locations;
     eo.fused = s->fused;
+    if (s->target) { /* the search sees the layouts ONNX Runtime runs faster */
+        eo.layout_view_ms = XF_ORT_VIEW_MS;
+        eo.layout_gbps = XF_ORT_LAYOUT_GBPS;
+    }
     if (s->target && o->agent != CLI_AGENT_SEARCH) { /* the learning agents' sparse reward */
         eo.target = s->target;
         eo.target_every = o->target_every;
@@ -349,6 +353,7 @@ static int search(const cli_options *o, run_state *s)
     so.max_seconds = o->time_limit > 0 ? o->time_limit : s->fused ? FUSED_SEARCH_SECONDS : 0;
     so.seed = o->seed;
     so.max_locations = o->locations;
+    so.lookahead = o->lookahead;
     if (s->target) so.candidates = 3 * o->candidates + 1; /* finishing merges some */
     if (!o->quiet) so.progress = progress;
     for (int i = 0; i < s->n_searches; i++) {
@@ -380,7 +385,7 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
         ao.atol = o->atol;
         /* a kept symbolic dim may be the leading one: the unbatched layout
          * would write it fixed at its import size */
-        ao.unbatch = xf_onnx_dynamic_points(s->dyn) == 1;
+        ao.unbatch = xf_onnx_dynamic_points(s->dyn) == 1 && o->passes != CLI_PASSES_RULES;
         ao.budget_s = o->target_budget;
         if (o->racing) ao.racing = o->racing, ao.pairwise = 0;
         if (!o->quiet)
@@ -590,17 +595,21 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
         }
     }
     if (s->target) print_target(s);
+    const xf_prepare_stats *ps = xf_env_prepare_stats(ms->env);
     if (s->oc.kept_original) {
         printf("rules applied:   0 (the search's %d rewrites did not pay off as written%s)\n",
                r->n_applied, s->target ? " in the target" : "");
+        cli_print_made_by(o, ms, NULL, ps, 0);
     } else if (s->target && r->n_candidates > 0) {
         const xf_search_candidate *c = &r->candidates[s->arb.e[s->arb.chosen].candidate];
         xf_search_result view = *r;
         view.n_applied = c->n_applied;
         view.applied = c->applied;
         cli_print_applied(ms, &view);
+        cli_print_made_by(o, ms, &view, ps, s->arb.e[s->arb.chosen].unbatched);
     } else {
         cli_print_applied(ms, r);
+        cli_print_made_by(o, ms, r, ps, 0);
     }
     int n_sym = xf_onnx_dynamic_count(s->dyn);
     for (int i = 0; i < n_sym; i++)

@@ -29,7 +29,7 @@
 #endif
 
 static const char usage[] =
-    "usage: xfergen --max-ops N [--vocab default|taso|FILE] [--inputs SPEC] [-j N]\n"
+    "usage: xfergen --max-ops N [--vocab default|noviews|taso|FILE] [--inputs SPEC] [-j N]\n"
     "               [--seed S] -o RULES.db [--keep-pruned] [--resume] [--quiet]\n"
     "\n"
     "Enumerates every operator graph of up to N operators over symbolic input\n"
@@ -37,7 +37,9 @@ static const char usage[] =
     "prunes redundant ones and writes the rest to the rules database.\n"
     "\n"
     "  --max-ops N     operators per graph, 1..6 (required)\n"
-    "  --vocab V       operator vocabulary: default, taso, or a vocabulary file\n"
+    "  --vocab V       operator vocabulary: default (with the shape and indexing\n"
+    "                  operators), noviews (default without them), taso, or a\n"
+    "                  vocabulary file\n"
     "                  (default: default)\n"
     "  --inputs SPEC   symbolic inputs, e.g. x0:2x4,w0:4x4,s0:scalar\n"
     "                  (default: the preset's)\n"

@@ -1,0 +1,75 @@
+/*
+ * lookahead.c — the searches' look-ahead through chains of view moves
+ * (issue 28): an action whose rule has a reshape or a slice is valued by
+ * the graph it leads to once the rule set's view moves (agent/rewrite/
+ * closure.c) have been applied until none is left, not by the graph it
+ * makes alone. That graph is built and costed in full; the trail records
+ * the action and then every move, so the report and the candidates' rule
+ * lists name each proved rule applied.
+ */
+#include "agent/search/search_internal.h"
+
+#include <string.h>
+
+/* Moves the closure may make after one action: enough for every reshape of
+ * a large model to travel its length. */
+#define LOOKAHEAD_MAX_STEPS XF_CLOSURE_LOG
+
+xf_status xf_search_lookahead_init(xf_search_ctx *c, xf_error *err)
+{
+    c->moves = c->viewy = NULL;
+    if (!c->opt.lookahead) return XF_OK;
+    const xf_ruleset *rs = xf_env_ruleset(c->env);
+    int n = xf_ruleset_count(rs), any = 0;
+    c->moves = xf_calloc((size_t)n + 1, 1);
+    c->viewy = xf_calloc((size_t)n + 1, 1);
+    if (!c->moves || !c->viewy) {
+        xf_free(c->moves);
+        xf_free(c->viewy);
+        c->moves = c->viewy = NULL;
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory classifying %d rules", n);
+    }
+    for (int r = 0; r < n; r++) {
+        const xf_rule *rule = xf_ruleset_rule(rs, r);
+        c->viewy[r] = (uint8_t)xf_rule_has_view_op(rule);
+        c->moves[r] = (uint8_t)(c->viewy[r] && xf_rule_is_view_move(rule));
+        any |= c->viewy[r];
+    }
+    if (!any) {
+        xf_free(c->moves);
+        xf_free(c->viewy);
+        c->moves = c->viewy = NULL;
+    }
+    return XF_OK;
+}
+
+int xf_search_looks_ahead(const xf_search_ctx *c, int r)
+{
+    return c->viewy && r >= 0 && c->viewy[r];
+}
+
+xf_status xf_search_lookahead(xf_search_ctx *c, int r, int l, xf_graph *out, double *ms,
+                              xf_closure_log *log, xf_error *err)
+{
+    xf_env *e = c->env;
+    const xf_ruleset *rs = xf_env_ruleset(e);
+    xf_graph one;
+    xf_graph_init(out);
+    xf_status st = xf_match_apply(rs, xf_env_graph(e), xf_env_index(e), xf_env_location(e, r, l),
+                                  &one, err);
+    if (st) return st;
+    st = xf_closure_run(rs, c->moves, &one, LOOKAHEAD_MAX_STEPS, out, log, err);
+    xf_graph_free(&one);
+    if (!st) st = xf_env_cost_graph(e, out, ms, err);
+    if (st) xf_graph_free(out);
+    return st;
+}
+
+xf_status xf_search_trail_add_moves(xf_search_ctx *c, int parent, int r, const xf_closure_log *log,
+                                    int *entry, xf_error *err)
+{
+    xf_status st = xf_search_trail_add(&c->trail, parent, r, entry, err);
+    for (int k = 0; !st && log && k < log->n && k < XF_CLOSURE_LOG; k++)
+        st = xf_search_trail_add(&c->trail, *entry, log->rule[k], entry, err);
+    return st;
+}

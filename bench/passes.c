@@ -1,0 +1,340 @@
+/*
+ * bench_passes — what the proved rules do against the hand-written passes
+ * in ONNX Runtime (issue 28): per model, batch and thread count, the model
+ * rlflow-agent writes with `--passes rules` (only proved rules, with the
+ * shape and indexing operators of the default vocabulary), `--passes
+ * expert` (the hand passes: narrowing, the split layout, the unbatched
+ * layout variant) and `--passes both`, and `--passes rules` with the old
+ * vocabulary's rules (no shape or indexing operators), each the ratio of
+ * its latency to the input's in ONNX Runtime (the arbiter's run and its
+ * confirming run against the input alone), the rules applied (and how many
+ * of them have a reshape or a slice), the outputs' largest difference there.
+ *
+ *   bench_passes [--quick] [--models LIST] [--threads LIST] [--batches LIST]
+ *                [--passes LIST] [--budget N] [--rules DB] [--old-rules DB]
+ *
+ * Models: ../shared/models/{bert_small, vit_tiny} (exported at batch 1),
+ * bert_small_dynamic (symbolic batch and sequence, optimised at batch 4,
+ * sequence 128, written symbolic), modelzoo bert, vit and gpt at batch 1
+ * and 4, and bert and gpt with a symbolic batch (the batch-4 model with
+ * its batch made a dim_param by /usr/bin/python3 with python3-onnx; skipped
+ * with a line saying so without it). Rules: made once under
+ * $TMPDIR/bench_passes (xfergen --max-ops 3 with the default vocabulary and
+ * with --vocab noviews, each verified by xferverify; a few minutes each)
+ * unless given. Prints only; without ONNX Runtime it says so and exits 0.
+ * The load average is printed before and after: ratios taken on a busy
+ * machine are noisier (docs/target.md).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent_runner.h"
+#include "target/target.h"
+
+typedef struct spec {
+    const char *name;
+    const char *path; /* shared model under XF_BENCH_MODELS_DIR, or NULL */
+    const char *zoo;  /* modelzoo model, or NULL */
+    const char *dims; /* rlflow-agent --dim options of a symbolic model */
+    int batches;      /* bit 0: batch 1, bit 1: batch 4, bit 2: symbolic */
+    int quick;
+} spec;
+
+static const spec specs[] = {
+    {"bert_small", "bert_small/model.onnx", NULL, NULL, 1, 0},
+    {"bert_small_dynamic", "bert_small_dynamic/model.onnx", NULL,
+     "--dim batch=4 --dim sequence=128", 4, 0},
+    {"vit_tiny", "vit_tiny/model.onnx", NULL, NULL, 1, 0},
+    {"zoo:bert", NULL, "bert", NULL, 7, 1},
+    {"zoo:vit", NULL, "vit", NULL, 3, 0},
+    {"zoo:gpt", NULL, "gpt", NULL, 7, 0},
+};
+enum { N_SPECS = sizeof specs / sizeof specs[0], MAX_LIST = 8 };
+
+static const char *const pass_names[3] = {"rules", "expert", "both"};
+
+typedef struct options {
+    int quick, budget;
+    int n_threads, threads[MAX_LIST];
+    int batches;   /* bits as spec.batches */
+    int passes;    /* bit i: pass_names[i]; bit 3: rules with the old vocabulary */
+    const char *models, *rules, *old_rules;
+} options;
+
+static int usage(int rc)
+{
+    printf("usage: bench_passes [--quick] [--models LIST] [--threads LIST] [--batches LIST]\n"
+           "                    [--passes LIST] [--budget N] [--rules DB] [--old-rules DB]\n"
+           "rlflow-agent --search taso --target ort on each model with --passes rules, expert\n"
+           "and both, and rules with the old vocabulary's rules: ratio to the input in ONNX\n"
+           "Runtime (arbiter's run / confirming run), rules applied, outputs' difference.\n"
+           "  --quick          zoo:bert at threads 1, batches 1,4\n"
+           "  --models LIST    comma-separated (default all):");
+    for (int i = 0; i < N_SPECS; i++) printf("%s%s", i ? "," : " ", specs[i].name);
+    printf("\n  --threads LIST   ONNX Runtime intra-op threads (default 1,2)\n"
+           "  --batches LIST   1, 4 and sym (default 1,4,sym)\n"
+           "  --passes LIST    rules, expert, both, old (default all four)\n"
+           "  --budget N       TASO search budget (default 200)\n"
+           "  --rules DB       proved rules of the default vocabulary (default: made here)\n"
+           "  --old-rules DB   proved rules of --vocab noviews (default: made here)\n");
+    return rc;
+}
+
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t k = e ? (size_t)(e - p) : strlen(p);
+        if (k == n && strncmp(p, name, n) == 0) return 1;
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->budget = 200;
+    o->n_threads = 2;
+    o->threads[0] = 1, o->threads[1] = 2;
+    o->batches = 7;
+    o->passes = 15;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(0) - 1;
+        if (!strcmp(a, "--quick")) {
+            o->quick = 1;
+            continue;
+        }
+        if (!v) return usage(2);
+        i++;
+        if (!strcmp(a, "--models")) {
+            o->models = v;
+        } else if (!strcmp(a, "--threads")) {
+            o->n_threads = 0;
+            for (const char *p = v; *p && o->n_threads < MAX_LIST;) {
+                char *end;
+                long t = strtol(p, &end, 10);
+                if (end == p || t < 1 || t > 256) return usage(2);
+                o->threads[o->n_threads++] = (int)t;
+                p = *end == ',' ? end + 1 : end;
+            }
+        } else if (!strcmp(a, "--batches")) {
+            o->batches = (in_list(v, "1") ? 1 : 0) | (in_list(v, "4") ? 2 : 0) |
+                         (in_list(v, "sym") ? 4 : 0);
+        } else if (!strcmp(a, "--passes")) {
+            o->passes = 0;
+            for (int k = 0; k < 3; k++) o->passes |= in_list(v, pass_names[k]) << k;
+            o->passes |= in_list(v, "old") << 3;
+        } else if (!strcmp(a, "--budget")) {
+            o->budget = atoi(v);
+        } else if (!strcmp(a, "--rules")) {
+            o->rules = v;
+        } else if (!strcmp(a, "--old-rules")) {
+            o->old_rules = v;
+        } else {
+            return usage(2);
+        }
+    }
+    if (o->quick) {
+        o->n_threads = 1;
+        o->batches &= 3;
+    }
+    return o->budget > 0 && o->batches && o->passes ? 0 : usage(2);
+}
+
+static void load_average(const char *when)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    char buf[128] = "?";
+    if (f) {
+        if (!fgets(buf, sizeof buf, f)) snprintf(buf, sizeof buf, "?");
+        fclose(f);
+    }
+    buf[strcspn(buf, "\n")] = '\0';
+    printf("load average %s: %s\n", when, buf);
+}
+
+/* The model file of spec s at batch bit b (1, 4, symbolic) in the scratch
+ * directory or the shared models; 0 when there is none. */
+static int model_file(const spec *s, int b, const char *scratch, char *path, size_t n)
+{
+    struct stat st;
+    if (s->path) {
+        snprintf(path, n, "%s/%s", XF_BENCH_MODELS_DIR, s->path);
+        return stat(path, &st) == 0;
+    }
+    char cmd[4096];
+    int batch = b == 1 ? 1 : 4;
+    snprintf(path, n, "%s/%s_b%d.onnx", scratch, s->zoo, batch);
+    snprintf(cmd, sizeof cmd, "'%s' %s --batch %d -o '%s' > /dev/null", XF_BENCH_MODELZOO, s->zoo,
+             batch, path);
+    if (stat(path, &st) != 0 && system(cmd) != 0) return 0;
+    if (b != 4) return 1;
+    /* the batch made symbolic: graph inputs' and outputs' leading dim a
+     * dim_param, Reshape targets' leading 4 a -1 */
+    char py[1100], sym[1100];
+    snprintf(py, sizeof py, "%s/symbolic_batch.py", scratch);
+    snprintf(sym, sizeof sym, "%s/%s_sym.onnx", scratch, s->zoo);
+    FILE *f = fopen(py, "w");
+    if (!f) return 0;
+    fputs("import onnx, sys\n"
+          "from onnx import numpy_helper\n"
+          "m = onnx.load(sys.argv[1]); g = m.graph; B = 4\n"
+          "for vi in list(g.input) + list(g.output):\n"
+          "    d = vi.type.tensor_type.shape.dim\n"
+          "    if len(d) and d[0].dim_value == B: d[0].dim_param = 'batch'\n"
+          "users = {}\n"
+          "for n in g.node:\n"
+          "    for k, x in enumerate(n.input): users.setdefault(x, []).append((n.op_type, k))\n"
+          "for t in g.initializer:\n"
+          "    a = numpy_helper.to_array(t)\n"
+          "    if a.dtype.kind != 'i' or a.ndim != 1 or len(a) < 2 or a[0] != B: continue\n"
+          "    if all(o == 'Reshape' and k == 1 for o, k in users.get(t.name, [])):\n"
+          "        a = a.copy(); a[0] = -1; t.CopyFrom(numpy_helper.from_array(a, t.name))\n"
+          "del g.value_info[:]\n"
+          "onnx.save(m, sys.argv[2])\n",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' '%s' 2> /dev/null", py, path, sym);
+    if (stat(sym, &st) != 0 && system(cmd) != 0) return 0;
+    snprintf(path, n, "%s", sym);
+    return 1;
+}
+
+typedef struct result {
+    int ran, kept;
+    double ratio, lo, hi, confirm;
+    int applied, new_family;
+    char err[64], why[160];
+} result;
+
+static double number_after(const char *line, const char *key)
+{
+    const char *p = strstr(line, key);
+    return p ? atof(p + strlen(key)) : 0;
+}
+
+/* One rlflow-agent run; the figures of its report. */
+static result run(const char *rules, const char *model, const char *dims, const char *passes,
+                  int threads, int budget, const char *scratch)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "'%s' --rules '%s' '%s' -o '%s/out.onnx' --search taso --target ort --threads %d "
+             "--budget %d --passes %s %s --no-latency -q 2>&1",
+             XF_BENCH_AGENT, rules, model, scratch, threads, budget, passes, dims ? dims : "");
+    FILE *p = popen(cmd, "r");
+    if (!p) return r;
+    char line[4096];
+    while (fgets(line, sizeof line, p)) {
+        if (!strncmp(line, "target latency:", 15)) {
+            r.ratio = number_after(line, "(x");
+            r.lo = number_after(line, "interval [");
+            const char *c = strstr(line, "interval [");
+            if (c && (c = strchr(c, ','))) r.hi = atof(c + 1);
+        } else if (!strncmp(line, "confirmed:", 10)) {
+            r.confirm = number_after(line, "alone: x");
+        } else if (!strncmp(line, "target outputs:", 15)) {
+            const char *m = strstr(line, "max |d| ");
+            if (m) snprintf(r.err, sizeof r.err, "%.9s", m + 8);
+        } else if (!strncmp(line, "result:", 7) && strstr(line, "unchanged")) {
+            r.kept = 1;
+        } else if (!strncmp(line, "made by:", 8)) {
+            r.applied = (int)number_after(line, "proved rules ");
+            r.new_family = (int)number_after(line, "rewrites (");
+            if (!strstr(line, "rewrites (")) r.new_family = (int)number_after(line, "rewrite (");
+        } else if (!strncmp(line, "rlflow-agent:", 13)) {
+            snprintf(r.why, sizeof r.why, "%s", line + 14);
+            r.why[strcspn(r.why, "\n")] = '\0';
+        }
+    }
+    r.ran = pclose(p) == 0;
+    return r;
+}
+
+static void row(const char *label, const result *r)
+{
+    if (!r->ran) {
+        printf("  %-14s failed: %s\n", label, r->why[0] ? r->why : "(no report)");
+        return;
+    }
+    if (r->kept) {
+        printf("  %-14s %7s %17s %8s %8d %8d  %s\n", label, "1.000", "input kept", "-",
+               r->applied, r->new_family, "-");
+        return;
+    }
+    printf("  %-14s %7.3f  [%6.3f, %6.3f] %8.3f %8d %8d  %s\n", label, r->ratio, r->lo, r->hi,
+           r->confirm, r->applied, r->new_family, r->err[0] ? r->err : "-");
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
+    xf_target *t = NULL;
+    xf_error err;
+    if (xf_target_open(NULL, &t, &err) != XF_OK) {
+        printf("bench_passes: no ONNX Runtime: %s\n", err.msg);
+        return 0;
+    }
+    xf_target_close(t);
+    const char *scratch = bench_scratch("bench_passes");
+    char rules[1100], old_rules[1100];
+    if (o.rules) snprintf(rules, sizeof rules, "%s", o.rules);
+    else bench_make_rules_vocab(scratch, XF_BENCH_XFERGEN, XF_BENCH_XFERVERIFY, "default",
+                                "rules.db", rules, sizeof rules);
+    if (o.old_rules) snprintf(old_rules, sizeof old_rules, "%s", o.old_rules);
+    else if (o.passes & 8)
+        bench_make_rules_vocab(scratch, XF_BENCH_XFERGEN, XF_BENCH_XFERVERIFY, "noviews",
+                               "rules_noviews.db", old_rules, sizeof old_rules);
+    printf("bench_passes: rlflow-agent --search taso --target ort --budget %d; rules %s, old "
+           "vocabulary's %s\n",
+           o.budget, rules, o.passes & 8 ? old_rules : "-");
+    load_average("before");
+    printf("ratio: written/input in ONNX Runtime in the arbiter's run [95%% interval]; confirm:\n"
+           "the same in its confirming run against the input alone; applied: rules applied, of\n"
+           "them new: with a reshape or a slice (the shape and indexing operators); max |d|:\n"
+           "outputs of written vs input in ONNX Runtime, relative to the largest output\n");
+    static const char *const batch_names[3] = {"batch 1", "batch 4", "symbolic batch"};
+    for (int i = 0; i < N_SPECS; i++) {
+        const spec *s = &specs[i];
+        if (o.models ? !in_list(o.models, s->name) : o.quick && !s->quick) continue;
+        for (int b = 1; b <= 4; b <<= 1) {
+            if (!(s->batches & b) || !(o.batches & b)) continue;
+            char path[1200];
+            int bi = b == 1 ? 0 : b == 2 ? 1 : 2;
+            if (!model_file(s, b == 4 ? 4 : b, scratch, path, sizeof path)) {
+                printf("\n%s, %s: no model (%s)\n", s->name, batch_names[bi],
+                       s->zoo && b == 4 ? "/usr/bin/python3 with python3-onnx is needed to make "
+                                          "the batch symbolic"
+                                        : "not found");
+                continue;
+            }
+            const char *dims = s->dims ? s->dims : b == 4 ? "--dim batch=4" : NULL;
+            for (int k = 0; k < o.n_threads; k++) {
+                printf("\n%s, %s, %d thread%s\n", s->name, batch_names[bi], o.threads[k],
+                       o.threads[k] == 1 ? "" : "s");
+                printf("  %-14s %7s  %-16s %8s %8s %8s  %s\n", "passes", "ratio", "95% interval",
+                       "confirm", "applied", "new", "max |d|");
+                for (int p = 0; p < 4; p++) {
+                    if (!(o.passes & (1 << p))) continue;
+                    result r = run(p == 3 ? old_rules : rules, path, dims,
+                                   p == 3 ? "rules" : pass_names[p], o.threads[k], o.budget,
+                                   scratch);
+                    row(p == 3 ? "rules (old)" : pass_names[p], &r);
+                    fflush(stdout);
+                }
+            }
+        }
+    }
+    printf("\n");
+    load_average("after");
+    return 0;
+}

@@ -1,0 +1,465 @@
+/*
+ * test_agent_views.c — rules with reshapes in the matcher (issue 28): rules
+ * found at 2x4x4 (an unflatten to lead dims 2x4, a split of the last axis
+ * into 2 heads) apply at a model's sizes, their sizes bound at the match;
+ * a chain of them computes a 3-D MLP on 2-D values (what ONNX Runtime runs
+ * as Gemms) with the same outputs, moving the unflatten past a value read
+ * twice one reader at a time and past an add whose operands are the other
+ * way round from the rule's; a rule whose target reshape nothing binds
+ * matches only its own sizes; with scalings kept, only view moves touch a
+ * product by a scalar.
+ */
+#include <string.h>
+
+#include "agent_fixture.h"
+#include "testutil.h"
+
+static xf_shape shp(int rank, int64_t a, int64_t b, int64_t c)
+{
+    int64_t d[3] = {a, b, c};
+    return xf_shape_make(rank, d);
+}
+
+typedef struct sides {
+    int s[3], d[3];
+} sides;
+
+static sides rule_inputs(xf_rule *r, int n, const xf_shape *sh)
+{
+    sides io;
+    xf_error err;
+    const char *names[3] = {"a", "b", "c"};
+    xf_rule_init(r);
+    for (int i = 0; i < n; i++) {
+        io.s[i] = xf_graph_add_input(&r->src, names[i], XF_F32, &sh[i], &err);
+        io.d[i] = xf_graph_add_input(&r->dst, names[i], XF_F32, &sh[i], &err);
+    }
+    return io;
+}
+
+static void rule_outputs(xf_rule *r, int s, int d)
+{
+    xf_error err;
+    ck_assert_int_eq(xf_graph_mark_output(&r->src, s, &err), XF_OK);
+    ck_assert_int_eq(xf_graph_mark_output(&r->dst, d, &err), XF_OK);
+    ck_assert_msg(xf_rule_validate(r, &err) == XF_OK, "%s", err.msg);
+}
+
+/* 1: matmul(x, w) => unflatten(matmul(flatten(x), w)) */
+static void rule_intro(xf_rule *r)
+{
+    xf_shape sh[2] = {shp(3, 2, 4, 4), shp(2, 4, 4, 0)};
+    sides io = rule_inputs(r, 2, sh);
+    int s = xf_test_op2(&r->src, XF_OP_MATMUL, NULL, io.s[0], io.s[1]);
+    int f = xf_test_reshape(&r->dst, io.d[0], shp(2, 8, 4, 0));
+    int d = xf_test_reshape(&r->dst, xf_test_op2(&r->dst, XF_OP_MATMUL, NULL, f, io.d[1]), shp(3, 2, 4, 4));
+    rule_outputs(r, s, d);
+}
+
+/* 2: ewadd(unflatten(a), b) => unflatten(ewadd(a, b)), b a bias [4] */
+static void rule_bias(xf_rule *r)
+{
+    xf_shape sh[2] = {shp(2, 8, 4, 0), shp(1, 4, 0, 0)};
+    sides io = rule_inputs(r, 2, sh);
+    int s = xf_test_op2(&r->src, XF_OP_ADD, NULL, xf_test_reshape(&r->src, io.s[0], shp(3, 2, 4, 4)), io.s[1]);
+    int d = xf_test_reshape(&r->dst, xf_test_op2(&r->dst, XF_OP_ADD, NULL, io.d[0], io.d[1]), shp(3, 2, 4, 4));
+    rule_outputs(r, s, d);
+}
+
+/* 3: relu(unflatten(a)) => unflatten(relu(a)) */
+static void rule_relu(xf_rule *r)
+{
+    xf_shape sh[1] = {shp(2, 8, 4, 0)};
+    sides io = rule_inputs(r, 1, sh);
+    int s = xf_test_op2(&r->src, XF_OP_RELU, NULL, xf_test_reshape(&r->src, io.s[0], shp(3, 2, 4, 4)), -1);
+    int d = xf_test_reshape(&r->dst, xf_test_op2(&r->dst, XF_OP_RELU, NULL, io.d[0], -1), shp(3, 2, 4, 4));
+    rule_outputs(r, s, d);
+}
+
+/* 4: matmul(unflatten(a), w) => unflatten(matmul(a, w)) */
+static void rule_matmul(xf_rule *r)
+{
+    xf_shape sh[2] = {shp(2, 8, 4, 0), shp(2, 4, 4, 0)};
+    sides io = rule_inputs(r, 2, sh);
+    int s = xf_test_op2(&r->src, XF_OP_MATMUL, NULL, xf_test_reshape(&r->src, io.s[0], shp(3, 2, 4, 4)), io.s[1]);
+    int d = xf_test_reshape(&r->dst, xf_test_op2(&r->dst, XF_OP_MATMUL, NULL, io.d[0], io.d[1]), shp(3, 2, 4, 4));
+    rule_outputs(r, s, d);
+}
+
+/* The model: y = relu(x W1 + b1); outputs y W2 + b2 and y itself (y read
+ * twice), x [4, 16, 8]. */
+static void mlp(xf_graph *g, uint64_t seed)
+{
+    xf_error err;
+    xf_graph_init(g);
+    xf_shape xs = shp(3, 4, 16, 8);
+    int x = xf_graph_add_input(g, "x", XF_F32, &xs, &err);
+    const int64_t wd[2] = {8, 8}, bd[1] = {8};
+    int w1 = xf_test_weight(g, "w1", 2, wd, seed), w2 = xf_test_weight(g, "w2", 2, wd, seed + 1);
+    int b1 = xf_test_weight(g, "b1", 1, bd, seed + 2), b2 = xf_test_weight(g, "b2", 1, bd, seed + 3);
+    /* the first bias is added first, as exporters write it: the bias rule
+     * (written with the bias second) binds the add's operands either way */
+    int y = xf_test_op2(g, XF_OP_RELU, NULL, xf_test_op2(g, XF_OP_ADD, NULL, b1, xf_test_op2(g, XF_OP_MATMUL, NULL, x, w1)), -1);
+    xf_test_out(g, xf_test_op2(g, XF_OP_ADD, NULL, xf_test_op2(g, XF_OP_MATMUL, NULL, y, w2), b2));
+    xf_test_out(g, y);
+}
+
+static xf_ruleset *view_rules(void)
+{
+    xf_rule r[4];
+    rule_intro(&r[0]);
+    rule_bias(&r[1]);
+    rule_relu(&r[2]);
+    rule_matmul(&r[3]);
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 4, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_ruleset_count(rs), 4);
+    for (int i = 0; i < 4; i++) xf_rule_free(&r[i]);
+    return rs;
+}
+
+/* Applies the first location of action `rule` in *g; 0 when there is none. */
+static int step(const xf_ruleset *rs, int rule, xf_graph *g)
+{
+    xf_graph_index *ix = NULL;
+    xf_error err;
+    ck_assert_int_eq(xf_graph_index_build(g, &ix, &err), XF_OK);
+    xf_match m[8];
+    int n = 0;
+    ck_assert_int_eq(xf_match_rule(rs, rule, g, ix, m, 8, &n, &err), XF_OK);
+    if (n > 0) { /* the result borrows g's constants: keep a copy of its own */
+        xf_graph next, own;
+        ck_assert_msg(xf_match_apply(rs, g, ix, &m[0], &next, &err) == XF_OK, "%s", err.msg);
+        ck_assert_int_eq(xf_graph_clone(&next, &own, &err), XF_OK);
+        xf_graph_free(&next);
+        xf_graph_free(g);
+        *g = own;
+    }
+    xf_graph_index_free(ix);
+    return n > 0;
+}
+
+static int count_rank(const xf_graph *g, xf_op o, int rank)
+{
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == o && g->values[g->nodes[i].inputs[0]].shape.rank == rank) n++;
+    return n;
+}
+
+START_TEST(chain_makes_2d_layout)
+{
+    xf_ruleset *rs = view_rules();
+    xf_graph model, g;
+    mlp(&model, 7);
+    xf_error err;
+    ck_assert_int_eq(xf_graph_clone(&model, &g, &err), XF_OK);
+    /* the intro rule binds at [4,16,8] and unflattens to [4,16,8] */
+    ck_assert(step(rs, 0, &g));
+    ck_assert_int_eq(count_rank(&g, XF_OP_MATMUL, 2), 1);
+    ck_assert(step(rs, 1, &g)); /* past the bias */
+    ck_assert(step(rs, 2, &g)); /* past relu */
+    /* relu's result is read by the second matmul and is a graph output: the
+     * unflatten stays for the output while the matmul takes the 2-D value */
+    ck_assert(step(rs, 3, &g));
+    ck_assert(step(rs, 1, &g));
+    ck_assert_int_eq(count_rank(&g, XF_OP_MATMUL, 2), 2);
+    ck_assert_int_eq(count_rank(&g, XF_OP_MATMUL, 3), 0);
+    ck_assert_int_eq(count_rank(&g, XF_OP_ADD, 2), 2);
+    ck_assert_msg(xf_graph_validate(&g, &err) == XF_OK, "%s", err.msg);
+    xf_test_expect_same_function(&model, &g, 3, 1e-5);
+    /* nothing moves any more except the intro, which finds no 3-D matmul */
+    ck_assert(!step(rs, 0, &g));
+    ck_assert(!step(rs, 3, &g));
+    xf_graph_free(&g);
+    xf_graph_free(&model);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
+/* An unflatten whose lead dims disagree with the value it is added to is
+ * not the bias rule's location; a reshape of another kind is not either. */
+START_TEST(sizes_must_agree)
+{
+    xf_ruleset *rs = view_rules();
+    xf_graph g;
+    xf_graph_init(&g);
+    xf_error err;
+    xf_shape as = shp(2, 12, 8, 0);
+    int a = xf_graph_add_input(&g, "a", XF_F32, &as, &err);
+    const int64_t bd[1] = {8};
+    int b = xf_test_weight(&g, "b", 1, bd, 1);
+    int u = xf_test_reshape(&g, a, shp(3, 3, 4, 8));
+    xf_test_out(&g, xf_test_op2(&g, XF_OP_ADD, NULL, u, b));
+    int g2 = xf_test_reshape(&g, a, shp(3, 12, 2, 4)); /* splits the last axis: not an unflatten */
+    xf_test_out(&g, xf_test_op2(&g, XF_OP_RELU, NULL, g2, -1));
+    xf_graph_index *ix = NULL;
+    ck_assert_int_eq(xf_graph_index_build(&g, &ix, &err), XF_OK);
+    xf_match m[4];
+    int n = 0;
+    ck_assert_int_eq(xf_match_rule(rs, 1, &g, ix, m, 4, &n, &err), XF_OK);
+    ck_assert_int_eq(n, 1); /* lead dims 3x4, bound at the match */
+    xf_match_target t;
+    ck_assert_int_eq(xf_match_instantiate(rs, &g, ix, &m[0], &t, &err), XF_OK);
+    ck_assert_int_eq(t.op[1], XF_OP_RESHAPE);
+    ck_assert_int_eq(t.params[1].n_shape, 3);
+    ck_assert_int_eq(t.params[1].shape[0], 3);
+    ck_assert_int_eq(t.params[1].shape[1], 4);
+    ck_assert_int_eq(t.params[1].shape[2], 8);
+    ck_assert_int_eq(xf_match_rule(rs, 2, &g, ix, m, 4, &n, &err), XF_OK);
+    ck_assert_int_eq(n, 0); /* relu of a split of the last axis */
+    xf_graph_index_free(ix);
+    xf_graph_free(&g);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
+/* relu(x) => merge_last(split_last(relu(x))): nothing binds the target's
+ * head count, so the rule is not size-polymorphic: its reshapes keep the
+ * targets they were enumerated with ([2,4,2,2] and back), so it applies at
+ * its own sizes only. Its reverse binds the head count from the source's
+ * split: merging back what a split made is the identity at any size. */
+static xf_ruleset *unbound_rules(void)
+{
+    xf_rule r;
+    xf_shape sh[1] = {shp(3, 2, 4, 4)};
+    sides io = rule_inputs(&r, 1, sh);
+    int s = xf_test_op2(&r.src, XF_OP_RELU, NULL, io.s[0], -1);
+    int sp = xf_test_reshape(&r.dst, xf_test_op2(&r.dst, XF_OP_RELU, NULL, io.d[0], -1), xf_shape_make(4, (int64_t[]){2, 4, 2, 2}));
+    rule_outputs(&r, s, xf_test_reshape(&r.dst, sp, shp(3, 2, 4, 4)));
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 1;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(&r, NULL, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_ruleset_count(rs), 2);
+    xf_rule_free(&r);
+    return rs;
+}
+
+/* Locations of action a in a graph of relu over [lead, 4, last], whose relu
+ * is then split into `heads` heads and merged back (heads 0: plain relu). */
+static int locations(const xf_ruleset *rs, int a, int64_t lead, int64_t last, int64_t heads)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    xf_error err;
+    xf_shape xs = shp(3, lead, 4, last);
+    int x = xf_graph_add_input(&g, "x", XF_F32, &xs, &err);
+    int y = xf_test_op2(&g, XF_OP_RELU, NULL, x, -1);
+    if (heads) y = xf_test_reshape(&g, xf_test_reshape(&g, y, xf_shape_make(4, (int64_t[]){lead, 4, heads, last / heads})), xs);
+    xf_test_out(&g, y);
+    xf_graph_index *ix = NULL;
+    ck_assert_int_eq(xf_graph_index_build(&g, &ix, &err), XF_OK);
+    xf_match m[4];
+    int n = 0;
+    ck_assert_int_eq(xf_match_rule(rs, a, &g, ix, m, 4, &n, &err), XF_OK);
+    if (n > 0) {
+        xf_graph out;
+        ck_assert_msg(xf_match_apply(rs, &g, ix, &m[0], &out, &err) == XF_OK, "%s", err.msg);
+        xf_test_expect_same_function(&g, &out, 1, 0);
+        xf_graph_free(&out);
+    }
+    xf_graph_index_free(ix);
+    xf_graph_free(&g);
+    return n;
+}
+
+START_TEST(unbound_size_matches_exactly)
+{
+    xf_ruleset *rs = unbound_rules();
+    int fwd = xf_ruleset_rule_id(rs, 0) > 0 ? 0 : 1, rev = 1 - fwd;
+    ck_assert_int_eq(locations(rs, fwd, 2, 4, 0), 1); /* the rule's own [2, 4, 4] */
+    ck_assert_int_eq(locations(rs, fwd, 3, 4, 0), 0); /* its targets do not fit [3, 4, 4] */
+    ck_assert_int_eq(locations(rs, rev, 2, 4, 2), 1);
+    ck_assert_int_eq(locations(rs, rev, 2, 8, 4), 1); /* 4 heads, bound at the match */
+    ck_assert_int_eq(locations(rs, rev, 3, 4, 2), 1);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
+/* 5: unflatten(flatten(x)) => x */
+static void rule_cancel(xf_rule *r)
+{
+    xf_shape sh[1] = {shp(3, 2, 4, 4)};
+    sides io = rule_inputs(r, 1, sh);
+    int s = xf_test_reshape(&r->src, xf_test_reshape(&r->src, io.s[0], shp(2, 8, 4, 0)), shp(3, 2, 4, 4));
+    rule_outputs(r, s, io.d[0]);
+}
+
+/* 6: ewadd(unflatten(a), unflatten(b)) => unflatten(ewadd(a, b)) */
+static void rule_sum(xf_rule *r)
+{
+    xf_shape sh[2] = {shp(2, 8, 4, 0), shp(2, 8, 4, 0)};
+    sides io = rule_inputs(r, 2, sh);
+    int s = xf_test_op2(&r->src, XF_OP_ADD, NULL, xf_test_reshape(&r->src, io.s[0], shp(3, 2, 4, 4)),
+                        xf_test_reshape(&r->src, io.s[1], shp(3, 2, 4, 4)));
+    int d = xf_test_reshape(&r->dst, xf_test_op2(&r->dst, XF_OP_ADD, NULL, io.d[0], io.d[1]), shp(3, 2, 4, 4));
+    rule_outputs(r, s, d);
+}
+
+/* The look-ahead's closure (closure.c): after the first matmul's flatten
+ * and unflatten are brought in, the view moves alone take the whole block
+ * to 2-D, through the residual add of the block's 3-D input (written
+ * unflatten(flatten(x)) by the cancellation rule read backwards). */
+START_TEST(closure_finishes_the_chain)
+{
+    xf_rule r[6];
+    rule_intro(&r[0]);
+    rule_bias(&r[1]);
+    rule_relu(&r[2]);
+    rule_matmul(&r[3]);
+    rule_cancel(&r[4]);
+    rule_sum(&r[5]);
+    ck_assert(!xf_rule_is_view_move(&r[0])); /* brings views in */
+    for (int i = 1; i < 6; i++) ck_assert_msg(xf_rule_is_view_move(&r[i]), "rule %d", i + 1);
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 6, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < 6; i++) xf_rule_free(&r[i]);
+    uint8_t moves[6];
+    for (int i = 0; i < 6; i++) moves[i] = (uint8_t)xf_rule_is_view_move(xf_ruleset_rule(rs, i));
+    /* y = relu(x W1 + b1) W2 + b2 + x */
+    xf_graph model, g, done;
+    xf_graph_init(&model);
+    xf_shape xs = shp(3, 4, 16, 8);
+    int x = xf_graph_add_input(&model, "x", XF_F32, &xs, &err);
+    const int64_t wd[2] = {8, 8}, bd[1] = {8};
+    int w1 = xf_test_weight(&model, "w1", 2, wd, 1), w2 = xf_test_weight(&model, "w2", 2, wd, 2);
+    int b1 = xf_test_weight(&model, "b1", 1, bd, 3), b2 = xf_test_weight(&model, "b2", 1, bd, 4);
+    int h = xf_test_op2(&model, XF_OP_RELU, NULL,
+                        xf_test_op2(&model, XF_OP_ADD, NULL, xf_test_op2(&model, XF_OP_MATMUL, NULL, x, w1), b1), -1);
+    int y = xf_test_op2(&model, XF_OP_ADD, NULL, xf_test_op2(&model, XF_OP_MATMUL, NULL, h, w2), b2);
+    xf_test_out(&model, xf_test_op2(&model, XF_OP_ADD, NULL, y, x));
+    ck_assert_int_eq(xf_graph_clone(&model, &g, &err), XF_OK);
+    ck_assert(step(rs, 0, &g));
+    xf_closure_log log;
+    ck_assert_msg(xf_closure_run(rs, moves, &g, 100, &done, &log, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(count_rank(&done, XF_OP_MATMUL, 3), 0);
+    ck_assert_int_eq(count_rank(&done, XF_OP_ADD, 3), 0);
+    int back = 0;
+    for (int i = 0; i < log.n; i++) back += log.rule[i] == XF_ACTION_BACKWARD(4);
+    ck_assert_int_eq(back, 1);
+    xf_test_expect_same_function(&model, &done, 3, 1e-5);
+    xf_graph_free(&done);
+    xf_graph_free(&g);
+    xf_graph_free(&model);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
+/* The same block through the environment and the TASO search with ONNX
+ * Runtime's layout cost: with the look-ahead, the best graph runs every
+ * matmul on 2-D values, and the rules applied on the path to it include the
+ * cancellation read backwards. */
+START_TEST(search_finds_the_layout)
+{
+    xf_rule r[6];
+    rule_intro(&r[0]);
+    rule_bias(&r[1]);
+    rule_relu(&r[2]);
+    rule_matmul(&r[3]);
+    rule_cancel(&r[4]);
+    rule_sum(&r[5]);
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 6, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < 6; i++) xf_rule_free(&r[i]);
+    xf_graph model;
+    xf_graph_init(&model);
+    xf_shape xs = shp(3, 4, 64, 32);
+    int x = xf_graph_add_input(&model, "x", XF_F32, &xs, &err);
+    const int64_t wd[2] = {32, 32}, bd[1] = {32};
+    int w1 = xf_test_weight(&model, "w1", 2, wd, 1), w2 = xf_test_weight(&model, "w2", 2, wd, 2);
+    int b1 = xf_test_weight(&model, "b1", 1, bd, 3), b2 = xf_test_weight(&model, "b2", 1, bd, 4);
+    int h = xf_test_op2(&model, XF_OP_RELU, NULL,
+                        xf_test_op2(&model, XF_OP_ADD, NULL, xf_test_op2(&model, XF_OP_MATMUL, NULL, x, w1), b1), -1);
+    int y = xf_test_op2(&model, XF_OP_ADD, NULL, xf_test_op2(&model, XF_OP_MATMUL, NULL, h, w2), b2);
+    xf_test_out(&model, xf_test_op2(&model, XF_OP_ADD, NULL, y, x));
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_env_options eo = xf_env_options_default();
+    eo.layout_view_ms = XF_ORT_VIEW_MS;
+    eo.layout_gbps = XF_ORT_LAYOUT_GBPS;
+    xf_env *e = NULL;
+    ck_assert_msg(xf_env_create(rs, cm, &model, &eo, &e, &err) == XF_OK, "%s", err.msg);
+    xf_search_options so = xf_search_options_default();
+    so.budget = 20;
+    xf_search_result res;
+    xf_search_result_init(&res);
+    ck_assert_msg(xf_search_run(e, XF_SEARCH_TASO, &so, &res, &err) == XF_OK, "%s", err.msg);
+    ck_assert_double_lt(res.best_ms, res.initial_ms);
+    ck_assert_int_eq(count_rank(&res.best, XF_OP_MATMUL, 3), 0);
+    int back = 0;
+    for (int i = 0; i < res.n_applied; i++) back += res.applied[i] == XF_ACTION_BACKWARD(4);
+    ck_assert_int_eq(back, 1);
+    xf_graph fin;
+    ck_assert_msg(xf_agent_finish(&res.best, &fin, NULL, &err) == XF_OK, "%s", err.msg);
+    xf_test_expect_same_function(&model, &fin, 2, 1e-4);
+    xf_graph_free(&fin);
+    xf_search_result_free(&res);
+    xf_env_free(e);
+    xf_cost_close(cm);
+    xf_graph_free(&model);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
+/* Scalings kept as exported (xf_ruleset_options.keep_scalings): the view
+ * move past a product by a scalar stays, though the enumerator writes its
+ * target with scalar_mul (ewmul(unflatten(a), s) => unflatten(scalar_mul(a,
+ * s))); the rule that takes the scalar into a matmul's weight goes. */
+START_TEST(kept_scalings_only_let_views_past)
+{
+    xf_rule r[2];
+    xf_shape sh[2] = {shp(2, 8, 4, 0), shp(0, 0, 0, 0)};
+    sides io = rule_inputs(&r[0], 2, sh);
+    int s = xf_test_op2(&r[0].src, XF_OP_MUL, NULL, xf_test_reshape(&r[0].src, io.s[0], shp(3, 2, 4, 4)),
+                        io.s[1]);
+    int d = xf_test_reshape(&r[0].dst, xf_test_op2(&r[0].dst, XF_OP_SCALAR_MUL, NULL, io.d[0], io.d[1]),
+                            shp(3, 2, 4, 4));
+    rule_outputs(&r[0], s, d);
+    /* matmul(ewmul(a, s), w) => matmul(a, scalar_mul(w, s)) */
+    xf_shape sm[3] = {shp(2, 8, 4, 0), shp(0, 0, 0, 0), shp(2, 4, 4, 0)};
+    io = rule_inputs(&r[1], 3, sm);
+    s = xf_test_op2(&r[1].src, XF_OP_MATMUL, NULL, xf_test_op2(&r[1].src, XF_OP_MUL, NULL, io.s[0], io.s[1]),
+                    io.s[2]);
+    d = xf_test_op2(&r[1].dst, XF_OP_MATMUL, NULL, io.d[0],
+                    xf_test_op2(&r[1].dst, XF_OP_SCALAR_MUL, NULL, io.d[2], io.d[1]));
+    rule_outputs(&r[1], s, d);
+    ck_assert(xf_rule_is_view_move(&r[0]));
+    ck_assert(!xf_rule_is_view_move(&r[1]));
+    for (int keep = 0; keep < 2; keep++) {
+        xf_ruleset_options o = xf_ruleset_options_default();
+        o.both_directions = 0;
+        o.keep_scalings = keep;
+        xf_ruleset *rs = NULL;
+        xf_error err;
+        ck_assert_msg(xf_ruleset_from_rules(r, NULL, 2, &o, &rs, &err) == XF_OK, "%s", err.msg);
+        ck_assert_int_eq(xf_ruleset_count(rs), keep ? 1 : 2);
+        if (keep) ck_assert(xf_rule_is_view_move(xf_ruleset_rule(rs, 0)));
+        xf_ruleset_free(rs);
+    }
+    for (int i = 0; i < 2; i++) xf_rule_free(&r[i]);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("agent_views");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, chain_makes_2d_layout);
+    tcase_add_test(tc, sizes_must_agree);
+    tcase_add_test(tc, unbound_size_matches_exactly);
+    tcase_add_test(tc, closure_finishes_the_chain);
+    tcase_add_test(tc, search_finds_the_layout);
+    tcase_add_test(tc, kept_scalings_only_let_views_past);
+    suite_add_tcase(s, tc);
+    return xf_test_run(s);
+}
