@@ -250,6 +250,9 @@ xf_status xf_target_share_session(xf_target_model *m, const xf_graph *g, OrtSess
     st = xf_onnx_writer_open(g, model, &o, &w, err);
     if (st == XF_OK) st = xf_onnx_writer_commit(w, err);
     if (st == XF_OK) st = add_initializers(m, w, so, err);
+    /* the caller's copy of what the files now hold may go before the
+     * session reads and prepacks it (xf_target_race_add_then) */
+    if (st == XF_OK && m->written) m->written(m->written_ctx);
     if (st == XF_OK)
         st = xf_ort_check(a,
                           s->container

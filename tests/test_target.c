@@ -331,6 +331,76 @@ START_TEST(shared_weights_reach_onnxruntime_without_a_copy)
 }
 END_TEST
 
+/* What the written callback of a race sees. */
+typedef struct dropped {
+    xf_graph *g;
+    int calls;
+} dropped;
+
+/* Frees g's own constants, as the arbiter does once onnxruntime has them
+ * in its files. */
+static void drop_own(void *ctx)
+{
+    dropped *d = ctx;
+    d->calls++;
+    for (int v = 0; v < d->g->n_values; v++) {
+        xf_value *c = &d->g->values[v];
+        if (c->kind == XF_VALUE_CONST && !c->borrowed && c->data) {
+            xf_free(c->data);
+            c->data = NULL;
+        }
+    }
+}
+
+/* A candidate joining a race that shares the input's weights is written
+ * for onnxruntime first, then `written` is called (once), then its session
+ * is made: the candidate's own constants may be freed there (it reads them
+ * from its files), the shared ones stay, and its outputs are the input's
+ * (a copy of the input's bias of its own, equal to it, freed before the
+ * session exists). */
+START_TEST(a_candidate_own_constants_may_go_once_written)
+{
+    xf_target *t = open_or_null(1);
+    if (!t) XF_SKIP("onnxruntime not installed (tools/setup.sh)");
+    xf_graph g, cand;
+    xf_graph_init(&g);
+    int x = xf_test_input(&g, "x", 2, (int64_t[]){8, 64});
+    int w = xf_test_weight(&g, "w", 2, (int64_t[]){64, 64}, 5);
+    int b = xf_test_weight(&g, "b", 2, (int64_t[]){8, 64}, 6);
+    int y = xf_test_op2(&g, XF_OP_MATMUL, NULL, x, w);
+    xf_test_out(&g, xf_test_op2(&g, XF_OP_ADD, NULL, y, b));
+    xf_error err;
+    ck_assert_msg(xf_target_share_weights(t, &g, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_graph_clone_shared(&g, &cand, &err), XF_OK);
+    xf_value *cb = &cand.values[b];
+    size_t bytes = 8 * 64 * sizeof(float);
+    void *own = xf_malloc(bytes);
+    ck_assert_ptr_nonnull(own);
+    memcpy(own, g.values[b].data, bytes);
+    cb->data = own;
+    cb->borrowed = 0;
+    xf_target_timing_options o = {.round_ms = 2, .warmup_ms = 5};
+    xf_target_race *r = NULL;
+    ck_assert_msg(xf_target_race_open(t, &g, NULL, 1, &o, &r, &err) == XF_OK, "%s", err.msg);
+    dropped d = {&cand, 0};
+    int slot = -1;
+    ck_assert_msg(xf_target_race_add_then(r, NULL, &cand, drop_own, &d, &slot, &err) == XF_OK,
+                  "%s", err.msg);
+    ck_assert_int_eq(d.calls, 1);
+    ck_assert_ptr_null(cb->data);                   /* freed before the session */
+    ck_assert_ptr_eq(cand.values[w].data, g.values[w].data); /* the shared one stays */
+    double rel = -1;
+    ck_assert_int_eq(xf_target_race_diff(r, slot, &rel, &err), XF_OK);
+    ck_assert_msg(rel == 0, "the candidate differs by %g", rel);
+    ck_assert_int_eq(xf_target_race_round(r, &err), XF_OK);
+    xf_target_race_free(r);
+    xf_target_unshare(t);
+    xf_graph_free(&cand);
+    xf_graph_free(&g);
+    xf_target_close(t);
+}
+END_TEST
+
 /* A race keeps the reference and its self check loaded while candidates
  * join and leave: a freed slot is taken by the next one, each candidate's
  * rounds count from when it joined, its outputs are compared with the
@@ -424,6 +494,7 @@ int main(void)
     tcase_add_test(t, compare_refuses_models_with_other_inputs);
     tcase_add_test(t, xfonnx_time_prints_ratios_and_the_self_check);
     tcase_add_test(t, shared_weights_reach_onnxruntime_without_a_copy);
+    tcase_add_test(t, a_candidate_own_constants_may_go_once_written);
     tcase_add_test(t, a_race_times_candidates_that_join_and_leave);
     suite_add_tcase(s, t);
     return xf_test_run(s);
