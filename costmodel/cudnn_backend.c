@@ -16,32 +16,32 @@ xf_status cx_cuda(cudaError_t e, xf_error *err, const char *what)
 {
     if (e == cudaSuccess) return XF_OK;
     return XF_FAIL(err, e == cudaErrorMemoryAllocation ? XF_ERR_NOMEM : XF_ERR_INTERNAL,
-                   "%s: CUDA: %s", what, cudaGetErrorString(e));
+                   "%s: CUDA: %s", what, CX(cudaGetErrorString)(e));
 }
 
 xf_status cx_cudnn(cudnnStatus_t s, xf_error *err, const char *what)
 {
     if (s == CUDNN_STATUS_SUCCESS) return XF_OK;
     if (s == CUDNN_STATUS_NOT_SUPPORTED)
-        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s: cuDNN: %s", what, cudnnGetErrorString(s));
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s: cuDNN: %s", what, CX(cudnnGetErrorString)(s));
     return XF_FAIL(err, s == CUDNN_STATUS_ALLOC_FAILED ? XF_ERR_NOMEM : XF_ERR_INTERNAL,
-                   "%s: cuDNN: %s", what, cudnnGetErrorString(s));
+                   "%s: cuDNN: %s", what, CX(cudnnGetErrorString)(s));
 }
 
 xf_status cx_cublas(cublasStatus_t s, xf_error *err, const char *what)
 {
     if (s == CUBLAS_STATUS_SUCCESS) return XF_OK;
     return XF_FAIL(err, s == CUBLAS_STATUS_ALLOC_FAILED ? XF_ERR_NOMEM : XF_ERR_INTERNAL,
-                   "%s: cuBLAS: %s", what, cublasGetStatusString(s));
+                   "%s: cuBLAS: %s", what, CX(cublasGetStatusString)(s));
 }
 
 xf_status cx_workspace(cx_state *st, size_t bytes, xf_error *err)
 {
     if (bytes <= st->workspace_bytes) return XF_OK;
-    if (st->workspace) cudaFree(st->workspace);
+    if (st->workspace) CX(cudaFree)(st->workspace);
     st->workspace = NULL;
     st->workspace_bytes = 0;
-    xf_status s = cx_cuda(cudaMalloc(&st->workspace, bytes), err, "allocating cuDNN workspace");
+    xf_status s = cx_cuda(CX(cudaMalloc)(&st->workspace, bytes), err, "allocating cuDNN workspace");
     if (!s) st->workspace_bytes = bytes;
     return s;
 }
@@ -50,31 +50,33 @@ static void cudnn_free(void *state)
 {
     cx_state *st = state;
     if (!st) return;
-    if (st->workspace) cudaFree(st->workspace);
-    if (st->start) cudaEventDestroy(st->start);
-    if (st->stop) cudaEventDestroy(st->stop);
-    if (st->cublas) cublasDestroy(st->cublas);
-    if (st->cudnn) cudnnDestroy(st->cudnn);
+    if (st->workspace) CX(cudaFree)(st->workspace);
+    if (st->start) CX(cudaEventDestroy)(st->start);
+    if (st->stop) CX(cudaEventDestroy)(st->stop);
+    if (st->cublas) CX(cublasDestroy)(st->cublas);
+    if (st->cudnn) CX(cudnnDestroy)(st->cudnn);
     xf_free(st);
 }
 
 static xf_status cudnn_init(const xf_backend_config *cfg, void **state, xf_error *err)
 {
     *state = NULL;
+    xf_status ls = cx_load(err);
+    if (ls) return ls;
     int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
+    cudaError_t e = CX(cudaGetDeviceCount)(&count);
     if (e != cudaSuccess || count == 0)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "no CUDA device: %s",
-                       e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports 0 devices");
+                       e != cudaSuccess ? CX(cudaGetErrorString)(e) : "the driver reports 0 devices");
     cx_state *st = xf_calloc(1, sizeof *st);
     if (!st) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory opening the cudnn backend");
     st->warmup = cfg->warmup;
     st->reps = cfg->reps;
-    xf_status s = cx_cuda(cudaSetDevice(0), err, "selecting CUDA device 0");
-    if (!s) s = cx_cudnn(cudnnCreate(&st->cudnn), err, "creating the cuDNN handle");
-    if (!s) s = cx_cublas(cublasCreate(&st->cublas), err, "creating the cuBLAS handle");
-    if (!s) s = cx_cuda(cudaEventCreate(&st->start), err, "creating a CUDA event");
-    if (!s) s = cx_cuda(cudaEventCreate(&st->stop), err, "creating a CUDA event");
+    xf_status s = cx_cuda(CX(cudaSetDevice)(0), err, "selecting CUDA device 0");
+    if (!s) s = cx_cudnn(CX(cudnnCreate)(&st->cudnn), err, "creating the cuDNN handle");
+    if (!s) s = cx_cublas(CX(cublasCreate)(&st->cublas), err, "creating the cuBLAS handle");
+    if (!s) s = cx_cuda(CX(cudaEventCreate)(&st->start), err, "creating a CUDA event");
+    if (!s) s = cx_cuda(CX(cudaEventCreate)(&st->stop), err, "creating a CUDA event");
     if (s) {
         cudnn_free(st);
         return s;
@@ -88,11 +90,11 @@ static void cudnn_identity(void *state, char *buf, size_t n)
     cx_state *st = state;
     struct cudaDeviceProp prop;
     const char *gpu = "unknown-gpu";
-    if (cudaGetDeviceProperties(&prop, st->device) == cudaSuccess) gpu = prop.name;
+    if (CX(cudaGetDeviceProperties)(&prop, st->device) == cudaSuccess) gpu = prop.name;
     int rt = 0, blas = 0;
-    cudaRuntimeGetVersion(&rt);
-    cublasGetVersion(st->cublas, &blas);
-    size_t dnn = cudnnGetVersion();
+    CX(cudaRuntimeGetVersion)(&rt);
+    CX(cublasGetVersion)(st->cublas, &blas);
+    size_t dnn = CX(cudnnGetVersion)();
     snprintf(buf, n, "%s|cuda %d.%d|cudnn %zu|cublas %d", gpu, rt / 1000, (rt % 1000) / 10, dnn,
              blas);
 }
@@ -106,8 +108,8 @@ static xf_status upload_random(const xf_backend_op *op, int i, void **dev, xf_er
     if (s) return s;
     xf_costmodel_fill_random(&t, op->op, op, i, 1);
     size_t bytes = xf_tensor_bytes(&t);
-    s = cx_cuda(cudaMalloc(dev, bytes ? bytes : 4), err, "allocating a GPU input");
-    if (!s) s = cx_cuda(cudaMemcpy(*dev, t.data, bytes, cudaMemcpyHostToDevice), err,
+    s = cx_cuda(CX(cudaMalloc)(dev, bytes ? bytes : 4), err, "allocating a GPU input");
+    if (!s) s = cx_cuda(CX(cudaMemcpy)(*dev, t.data, bytes, cudaMemcpyHostToDevice), err,
                         "copying an input to the GPU");
     xf_tensor_free(&t);
     return s;
@@ -134,17 +136,17 @@ static xf_status cudnn_measure(void *state, const xf_backend_op *op, double *ms,
         if (op->in_dtypes[i] != XF_DTYPE_INVALID) s = upload_random(op, i, &in[i], err);
     for (int i = 0; i < op->n_outputs && !s; i++) {
         size_t bytes = (size_t)xf_shape_numel(&op->out_shapes[i]) * xf_dtype_size(op->out_dtypes[i]);
-        s = cx_cuda(cudaMalloc(&out[i], bytes ? bytes : 4), err, "allocating a GPU output");
+        s = cx_cuda(CX(cudaMalloc)(&out[i], bytes ? bytes : 4), err, "allocating a GPU output");
     }
     for (int r = 0; r < st->warmup && !s; r++)
         s = cx_kernel_run(st, k, (const void *const *)in, out, err);
     for (int r = 0; r < st->reps && !s; r++) {
         float elapsed = 0;
-        s = cx_cuda(cudaEventRecord(st->start, 0), err, "recording a CUDA event");
+        s = cx_cuda(CX(cudaEventRecord)(st->start, 0), err, "recording a CUDA event");
         if (!s) s = cx_kernel_run(st, k, (const void *const *)in, out, err);
-        if (!s) s = cx_cuda(cudaEventRecord(st->stop, 0), err, "recording a CUDA event");
-        if (!s) s = cx_cuda(cudaEventSynchronize(st->stop), err, "waiting for the GPU");
-        if (!s) s = cx_cuda(cudaEventElapsedTime(&elapsed, st->start, st->stop), err,
+        if (!s) s = cx_cuda(CX(cudaEventRecord)(st->stop, 0), err, "recording a CUDA event");
+        if (!s) s = cx_cuda(CX(cudaEventSynchronize)(st->stop), err, "waiting for the GPU");
+        if (!s) s = cx_cuda(CX(cudaEventElapsedTime)(&elapsed, st->start, st->stop), err,
                             "reading a CUDA event");
         t[r] = elapsed;
     }
@@ -154,9 +156,9 @@ static xf_status cudnn_measure(void *state, const xf_backend_op *op, double *ms,
     }
 out:
     for (int i = 0; in && i < op->n_inputs; i++)
-        if (in[i]) cudaFree(in[i]);
+        if (in[i]) CX(cudaFree)(in[i]);
     for (int i = 0; out && i < op->n_outputs; i++)
-        if (out[i]) cudaFree(out[i]);
+        if (out[i]) CX(cudaFree)(out[i]);
     xf_free(in);
     xf_free(out);
     xf_free(t);

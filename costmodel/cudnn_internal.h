@@ -26,6 +26,82 @@
 
 #include "backend.h"
 
+/* The CUDA libraries are opened with dlopen when the backend is first
+ * initialised (cx_load, cudnn_load.c), never linked: a linked cuBLAS loads
+ * cuBLASLt, whose start-up keeps about 60 MB of it resident in every
+ * rlflow process, with a GPU or without. Every CUDA, cuBLAS and cuDNN
+ * function the backend calls is listed here (library, name) and called as
+ * CX(name)(...) through cx_fn. */
+#define CX_FUNCS(X) \
+    X(cublas, cublasCreate) \
+    X(cublas, cublasDestroy) \
+    X(cublas, cublasGetStatusString) \
+    X(cublas, cublasGetVersion) \
+    X(cublas, cublasSgemm) \
+    X(cublas, cublasSgemmStridedBatched) \
+    X(cudart, cudaDeviceSynchronize) \
+    X(cudart, cudaEventCreate) \
+    X(cudart, cudaEventDestroy) \
+    X(cudart, cudaEventElapsedTime) \
+    X(cudart, cudaEventRecord) \
+    X(cudart, cudaEventSynchronize) \
+    X(cudart, cudaFree) \
+    X(cudart, cudaGetDeviceCount) \
+    X(cudart, cudaGetDeviceProperties) \
+    X(cudart, cudaGetErrorString) \
+    X(cudart, cudaMalloc) \
+    X(cudart, cudaMemcpy) \
+    X(cudart, cudaMemcpyAsync) \
+    X(cudart, cudaRuntimeGetVersion) \
+    X(cudart, cudaSetDevice) \
+    X(cudnn, cudnnActivationForward) \
+    X(cudnn, cudnnAddTensor) \
+    X(cudnn, cudnnBatchNormalizationForwardInference) \
+    X(cudnn, cudnnConvolutionForward) \
+    X(cudnn, cudnnCreate) \
+    X(cudnn, cudnnCreateActivationDescriptor) \
+    X(cudnn, cudnnCreateConvolutionDescriptor) \
+    X(cudnn, cudnnCreateFilterDescriptor) \
+    X(cudnn, cudnnCreateOpTensorDescriptor) \
+    X(cudnn, cudnnCreatePoolingDescriptor) \
+    X(cudnn, cudnnCreateTensorDescriptor) \
+    X(cudnn, cudnnDestroy) \
+    X(cudnn, cudnnDestroyActivationDescriptor) \
+    X(cudnn, cudnnDestroyConvolutionDescriptor) \
+    X(cudnn, cudnnDestroyFilterDescriptor) \
+    X(cudnn, cudnnDestroyOpTensorDescriptor) \
+    X(cudnn, cudnnDestroyPoolingDescriptor) \
+    X(cudnn, cudnnDestroyTensorDescriptor) \
+    X(cudnn, cudnnFindConvolutionForwardAlgorithm) \
+    X(cudnn, cudnnGetErrorString) \
+    X(cudnn, cudnnGetVersion) \
+    X(cudnn, cudnnOpTensor) \
+    X(cudnn, cudnnPoolingForward) \
+    X(cudnn, cudnnSetActivationDescriptor) \
+    X(cudnn, cudnnSetConvolution2dDescriptor) \
+    X(cudnn, cudnnSetConvolutionGroupCount) \
+    X(cudnn, cudnnSetConvolutionMathType) \
+    X(cudnn, cudnnSetFilterNdDescriptor) \
+    X(cudnn, cudnnSetOpTensorDescriptor) \
+    X(cudnn, cudnnSetPoolingNdDescriptor) \
+    X(cudnn, cudnnSetTensorNdDescriptor) \
+    X(cudnn, cudnnSoftmaxForward) \
+    X(cudnn, cudnnTransformTensor)
+
+typedef struct cx_api {
+#define CX_MEMBER(lib, f) __typeof__(f) *f;
+    CX_FUNCS(CX_MEMBER)
+#undef CX_MEMBER
+} cx_api;
+
+extern cx_api cx_fn;
+#define CX(f) (cx_fn.f)
+
+/* Opens the libraries and fills cx_fn (once; later calls return at once).
+ * XF_ERR_UNSUPPORTED naming the library and the loader's reason when one
+ * cannot be opened or lacks a function. */
+xf_status cx_load(xf_error *err);
+
 typedef struct cx_state {
     int device;
     cudnnHandle_t cudnn;

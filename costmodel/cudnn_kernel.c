@@ -60,10 +60,10 @@ xf_status cx_desc(cx_kernel *k, int rank, const int64_t *dims, const int64_t *st
     if (!fits_int(extent)) return XF_FAIL(err, XF_ERR_UNSUPPORTED, "tensor too large for cuDNN");
     for (int i = 0; i < pad; i++) s[i] = (int)extent;
     cudnnTensorDescriptor_t t;
-    xf_status st = cx_cudnn(cudnnCreateTensorDescriptor(&t), err, "creating a tensor descriptor");
+    xf_status st = cx_cudnn(CX(cudnnCreateTensorDescriptor)(&t), err, "creating a tensor descriptor");
     if (st) return st;
     k->desc[k->n_desc++] = t;
-    st = cx_cudnn(cudnnSetTensorNdDescriptor(t, CUDNN_DATA_FLOAT, nb, d, s), err,
+    st = cx_cudnn(CX(cudnnSetTensorNdDescriptor)(t, CUDNN_DATA_FLOAT, nb, d, s), err,
                   "describing a tensor");
     if (!st) *out = t;
     return st;
@@ -75,15 +75,15 @@ static xf_status run_conv(cx_state *st, const cx_kernel *k, const void *const *i
                           void *const *out, xf_error *err)
 {
     const float one = 1.0f, zero = 0.0f;
-    xf_status s = cx_cudnn(cudnnConvolutionForward(st->cudnn, &one, k->desc[0], in[0], k->filter,
+    xf_status s = cx_cudnn(CX(cudnnConvolutionForward)(st->cudnn, &one, k->desc[0], in[0], k->filter,
                                                    in[1], k->conv, k->algo, st->workspace,
                                                    k->workspace, &zero, k->desc[1], out[0]),
                            err, "cudnnConvolutionForward");
     if (!s && k->has_bias)
-        s = cx_cudnn(cudnnAddTensor(st->cudnn, &one, k->desc[2], in[2], &one, k->desc[1], out[0]),
+        s = cx_cudnn(CX(cudnnAddTensor)(st->cudnn, &one, k->desc[2], in[2], &one, k->desc[1], out[0]),
                      err, "adding the convolution bias");
     if (!s && k->act)
-        s = cx_cudnn(cudnnActivationForward(st->cudnn, k->act, &one, k->desc[1], out[0], &zero,
+        s = cx_cudnn(CX(cudnnActivationForward)(st->cudnn, k->act, &one, k->desc[1], out[0], &zero,
                                             k->desc[1], out[0]),
                      err, "applying the fused activation");
     return s;
@@ -94,10 +94,10 @@ static xf_status make_activation(cx_kernel *k, int act, xf_error *err)
     cudnnActivationMode_t mode = act == XF_ACT_RELU      ? CUDNN_ACTIVATION_RELU
                                  : act == XF_ACT_SIGMOID ? CUDNN_ACTIVATION_SIGMOID
                                                          : CUDNN_ACTIVATION_TANH;
-    xf_status s = cx_cudnn(cudnnCreateActivationDescriptor(&k->act), err,
+    xf_status s = cx_cudnn(CX(cudnnCreateActivationDescriptor)(&k->act), err,
                            "creating an activation descriptor");
     if (!s)
-        s = cx_cudnn(cudnnSetActivationDescriptor(k->act, mode, CUDNN_PROPAGATE_NAN, 0.0), err,
+        s = cx_cudnn(CX(cudnnSetActivationDescriptor)(k->act, mode, CUDNN_PROPAGATE_NAN, 0.0), err,
                      "describing an activation");
     return s;
 }
@@ -119,29 +119,29 @@ xf_status cx_create_conv(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf
     if (s) return s;
     int wd[4];
     for (int i = 0; i < 4; i++) wd[i] = (int)w->dims[i];
-    s = cx_cudnn(cudnnCreateFilterDescriptor(&k->filter), err, "creating a filter descriptor");
+    s = cx_cudnn(CX(cudnnCreateFilterDescriptor)(&k->filter), err, "creating a filter descriptor");
     if (!s)
-        s = cx_cudnn(cudnnSetFilterNdDescriptor(k->filter, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4,
+        s = cx_cudnn(CX(cudnnSetFilterNdDescriptor)(k->filter, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4,
                                                 wd),
                      err, "describing the filter");
-    if (!s) s = cx_cudnn(cudnnCreateConvolutionDescriptor(&k->conv), err, "creating a conv");
+    if (!s) s = cx_cudnn(CX(cudnnCreateConvolutionDescriptor)(&k->conv), err, "creating a conv");
     int sh = p->stride[0] ? p->stride[0] : 1, sw = p->stride[1] ? p->stride[1] : 1;
     int dh = p->dilation[0] ? p->dilation[0] : 1, dw = p->dilation[1] ? p->dilation[1] : 1;
     if (!s)
-        s = cx_cudnn(cudnnSetConvolution2dDescriptor(k->conv, p->pads[0], p->pads[1], sh, sw, dh,
+        s = cx_cudnn(CX(cudnnSetConvolution2dDescriptor)(k->conv, p->pads[0], p->pads[1], sh, sw, dh,
                                                      dw, CUDNN_CROSS_CORRELATION,
                                                      CUDNN_DATA_FLOAT),
                      err, "describing the convolution");
     if (!s)
-        s = cx_cudnn(cudnnSetConvolutionGroupCount(k->conv, p->group > 0 ? p->group : 1), err,
+        s = cx_cudnn(CX(cudnnSetConvolutionGroupCount)(k->conv, p->group > 0 ? p->group : 1), err,
                      "setting the group count");
     if (!s)
-        s = cx_cudnn(cudnnSetConvolutionMathType(k->conv, CUDNN_FMA_MATH), err,
+        s = cx_cudnn(CX(cudnnSetConvolutionMathType)(k->conv, CUDNN_FMA_MATH), err,
                      "setting FMA math");
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int n_perf = 0;
     if (!s)
-        s = cx_cudnn(cudnnFindConvolutionForwardAlgorithm(st->cudnn, xd, k->filter, k->conv, yd,
+        s = cx_cudnn(CX(cudnnFindConvolutionForwardAlgorithm)(st->cudnn, xd, k->filter, k->conv, yd,
                                                           CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                                                           &n_perf, perf),
                      err, "searching convolution algorithms");
@@ -168,7 +168,7 @@ static xf_status run_gemm_batched(cx_state *st, const cx_kernel *k, const void *
                                   void *const *out, xf_error *err)
 {
     /* in[0] = A, in[1] = B; column-major C^T = op(B)^T op(A)^T */
-    return cx_cublas(cublasSgemmStridedBatched(st->cublas, k->op_b, k->op_a, k->n, k->m, k->k,
+    return cx_cublas(CX(cublasSgemmStridedBatched)(st->cublas, k->op_b, k->op_a, k->n, k->m, k->k,
                                                &k->alpha, in[1], k->ldb, k->stride_b, in[0],
                                                k->lda, k->stride_a, &k->beta, out[0], k->ldc,
                                                k->stride_c, k->batch),
@@ -222,15 +222,15 @@ static xf_status run_gemm(cx_state *st, const cx_kernel *k, const void *const *i
     xf_status s = XF_OK;
     const float one = 1.0f, zero = 0.0f;
     if (k->copy_c)
-        s = cx_cuda(cudaMemcpyAsync(out[0], in[2], (size_t)k->m * (size_t)k->n * sizeof(float),
+        s = cx_cuda(CX(cudaMemcpyAsync)(out[0], in[2], (size_t)k->m * (size_t)k->n * sizeof(float),
                                     cudaMemcpyDeviceToDevice, 0),
                     err, "copying gemm's C");
     else if (k->has_bias) /* Y = C broadcast to [M,N] */
-        s = cx_cudnn(cudnnAddTensor(st->cudnn, &one, k->desc[1], in[2], &zero, k->desc[0],
+        s = cx_cudnn(CX(cudnnAddTensor)(st->cudnn, &one, k->desc[1], in[2], &zero, k->desc[0],
                                     out[0]),
                      err, "broadcasting gemm's C");
     if (s) return s;
-    return cx_cublas(cublasSgemm(st->cublas, k->op_b, k->op_a, k->n, k->m, k->k, &k->alpha, in[1],
+    return cx_cublas(CX(cublasSgemm)(st->cublas, k->op_b, k->op_a, k->n, k->m, k->k, &k->alpha, in[1],
                                  k->ldb, in[0], k->lda, &k->beta, out[0], k->ldc),
                      err, "cublasSgemm");
 }
@@ -335,14 +335,14 @@ int cx_kernel_launches(const cx_kernel *k)
 void cx_kernel_free(cx_kernel *k)
 {
     if (!k) return;
-    for (int i = 0; i < k->n_desc; i++) cudnnDestroyTensorDescriptor(k->desc[i]);
+    for (int i = 0; i < k->n_desc; i++) CX(cudnnDestroyTensorDescriptor)(k->desc[i]);
     for (int i = 0; k->parts && i < 2 * k->n_parts; i++)
-        if (k->parts[i]) cudnnDestroyTensorDescriptor(k->parts[i]);
-    if (k->filter) cudnnDestroyFilterDescriptor(k->filter);
-    if (k->conv) cudnnDestroyConvolutionDescriptor(k->conv);
-    if (k->act) cudnnDestroyActivationDescriptor(k->act);
-    if (k->pool) cudnnDestroyPoolingDescriptor(k->pool);
-    if (k->optensor) cudnnDestroyOpTensorDescriptor(k->optensor);
+        if (k->parts[i]) CX(cudnnDestroyTensorDescriptor)(k->parts[i]);
+    if (k->filter) CX(cudnnDestroyFilterDescriptor)(k->filter);
+    if (k->conv) CX(cudnnDestroyConvolutionDescriptor)(k->conv);
+    if (k->act) CX(cudnnDestroyActivationDescriptor)(k->act);
+    if (k->pool) CX(cudnnDestroyPoolingDescriptor)(k->pool);
+    if (k->optensor) CX(cudnnDestroyOpTensorDescriptor)(k->optensor);
     xf_free(k->parts);
     xf_free(k->offsets);
     xf_free(k);

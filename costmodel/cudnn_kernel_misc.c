@@ -38,17 +38,17 @@ static xf_status run_binary(cx_state *st, const cx_kernel *k, const void *const 
 {
     const float zero = 0.0f;
     const void *a = k->swap ? in[1] : in[0], *b = k->swap ? in[0] : in[1];
-    return cx_cudnn(cudnnOpTensor(st->cudnn, k->optensor, &k->alpha1, k->desc[0], a, &k->alpha2,
+    return cx_cudnn(CX(cudnnOpTensor)(st->cudnn, k->optensor, &k->alpha1, k->desc[0], a, &k->alpha2,
                                   k->desc[1], b, &zero, k->desc[2], out[0]),
                     err, "cudnnOpTensor");
 }
 
 static xf_status make_optensor(cx_kernel *k, cudnnOpTensorOp_t op, xf_error *err)
 {
-    xf_status s = cx_cudnn(cudnnCreateOpTensorDescriptor(&k->optensor), err,
+    xf_status s = cx_cudnn(CX(cudnnCreateOpTensorDescriptor)(&k->optensor), err,
                            "creating an op-tensor descriptor");
     if (!s)
-        s = cx_cudnn(cudnnSetOpTensorDescriptor(k->optensor, op, CUDNN_DATA_FLOAT,
+        s = cx_cudnn(CX(cudnnSetOpTensorDescriptor)(k->optensor, op, CUDNN_DATA_FLOAT,
                                                 CUDNN_PROPAGATE_NAN),
                      err, "describing an op-tensor");
     return s;
@@ -96,7 +96,7 @@ static xf_status run_activation(cx_state *st, const cx_kernel *k, const void *co
                                 void *const *out, xf_error *err)
 {
     const float one = 1.0f, zero = 0.0f;
-    return cx_cudnn(cudnnActivationForward(st->cudnn, k->act, &one, k->desc[0], in[0], &zero,
+    return cx_cudnn(CX(cudnnActivationForward)(st->cudnn, k->act, &one, k->desc[0], in[0], &zero,
                                            k->desc[0], out[0]),
                     err, "cudnnActivationForward");
 }
@@ -105,9 +105,9 @@ static xf_status run_sqrt(cx_state *st, const cx_kernel *k, const void *const *i
                           void *const *out, xf_error *err)
 {
     const float one = 1.0f, zero = 0.0f;
-    return cx_cudnn(cudnnOpTensor(st->cudnn, k->optensor, &one, k->desc[0], in[0], &one,
+    return cx_cudnn(CX(cudnnOpTensor)(st->cudnn, k->optensor, &one, k->desc[0], in[0], &one,
                                   k->desc[0], in[0], &zero, k->desc[0], out[0]),
-                    err, "cudnnOpTensor(sqrt)");
+                    err, "CX(cudnnOpTensor)(sqrt)");
 }
 
 xf_status cx_create_unary(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err)
@@ -129,9 +129,9 @@ xf_status cx_create_unary(cx_state *st, const xf_backend_op *op, cx_kernel *k, x
     cudnnActivationMode_t mode = op->op == XF_OP_RELU      ? CUDNN_ACTIVATION_RELU
                                  : op->op == XF_OP_SIGMOID ? CUDNN_ACTIVATION_SIGMOID
                                                            : CUDNN_ACTIVATION_TANH;
-    s = cx_cudnn(cudnnCreateActivationDescriptor(&k->act), err, "creating an activation");
+    s = cx_cudnn(CX(cudnnCreateActivationDescriptor)(&k->act), err, "creating an activation");
     if (!s)
-        s = cx_cudnn(cudnnSetActivationDescriptor(k->act, mode, CUDNN_PROPAGATE_NAN, 0.0), err,
+        s = cx_cudnn(CX(cudnnSetActivationDescriptor)(k->act, mode, CUDNN_PROPAGATE_NAN, 0.0), err,
                      "describing an activation");
     k->run = run_activation;
     return s;
@@ -141,7 +141,7 @@ static xf_status run_copy(cx_state *st, const cx_kernel *k, const void *const *i
                           void *const *out, xf_error *err)
 {
     (void)st;
-    return cx_cuda(cudaMemcpyAsync(out[0], in[0], k->bytes, cudaMemcpyDeviceToDevice, 0), err,
+    return cx_cuda(CX(cudaMemcpyAsync)(out[0], in[0], k->bytes, cudaMemcpyDeviceToDevice, 0), err,
                    "copying on the GPU");
 }
 
@@ -162,7 +162,7 @@ static xf_status run_pool(cx_state *st, const cx_kernel *k, const void *const *i
                           void *const *out, xf_error *err)
 {
     const float one = 1.0f, zero = 0.0f;
-    return cx_cudnn(cudnnPoolingForward(st->cudnn, k->pool, &one, k->desc[0], in[0], &zero,
+    return cx_cudnn(CX(cudnnPoolingForward)(st->cudnn, k->pool, &one, k->desc[0], in[0], &zero,
                                         k->desc[1], out[0]),
                     err, "cudnnPoolingForward");
 }
@@ -194,9 +194,9 @@ xf_status cx_create_pool(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf
     cudnnTensorDescriptor_t xd, yd;
     xf_status s = cx_desc(k, 4, x->dims, NULL, &xd, err);
     if (!s) s = cx_desc(k, 4, op->out_shapes[0].dims, NULL, &yd, err);
-    if (!s) s = cx_cudnn(cudnnCreatePoolingDescriptor(&k->pool), err, "creating a pooling");
+    if (!s) s = cx_cudnn(CX(cudnnCreatePoolingDescriptor)(&k->pool), err, "creating a pooling");
     if (!s)
-        s = cx_cudnn(cudnnSetPoolingNdDescriptor(k->pool, mode, CUDNN_PROPAGATE_NAN, 2, win, pad,
+        s = cx_cudnn(CX(cudnnSetPoolingNdDescriptor)(k->pool, mode, CUDNN_PROPAGATE_NAN, 2, win, pad,
                                                  str),
                      err, "describing the pooling");
     if (s) return s;
@@ -211,7 +211,7 @@ static xf_status run_softmax(cx_state *st, const cx_kernel *k, const void *const
                              void *const *out, xf_error *err)
 {
     const float one = 1.0f, zero = 0.0f;
-    return cx_cudnn(cudnnSoftmaxForward(st->cudnn, CUDNN_SOFTMAX_ACCURATE,
+    return cx_cudnn(CX(cudnnSoftmaxForward)(st->cudnn, CUDNN_SOFTMAX_ACCURATE,
                                         CUDNN_SOFTMAX_MODE_CHANNEL, &one, k->desc[0], in[0], &zero,
                                         k->desc[0], out[0]),
                     err, "cudnnSoftmaxForward");
@@ -241,7 +241,7 @@ static xf_status run_batchnorm(cx_state *st, const cx_kernel *k, const void *con
                                void *const *out, xf_error *err)
 {
     const float one = 1.0f, zero = 0.0f;
-    return cx_cudnn(cudnnBatchNormalizationForwardInference(
+    return cx_cudnn(CX(cudnnBatchNormalizationForwardInference)(
                         st->cudnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, k->desc[0], in[0],
                         k->desc[0], out[0], k->desc[1], in[1], in[2], in[3], in[4], k->epsilon),
                     err, "cudnnBatchNormalizationForwardInference");
@@ -273,7 +273,7 @@ static xf_status run_transform(cx_state *st, const cx_kernel *k, const void *con
                                void *const *out, xf_error *err)
 {
     const float one = 1.0f, zero = 0.0f;
-    return cx_cudnn(cudnnTransformTensor(st->cudnn, &one, k->desc[0], in[0], &zero, k->desc[1],
+    return cx_cudnn(CX(cudnnTransformTensor)(st->cudnn, &one, k->desc[0], in[0], &zero, k->desc[1],
                                          out[0]),
                     err, "cudnnTransformTensor");
 }
@@ -306,10 +306,10 @@ static xf_status run_concat(cx_state *st, const cx_kernel *k, const void *const 
 {
     const float one = 1.0f, zero = 0.0f;
     for (int i = 0; i < k->n_parts; i++) {
-        xf_status s = cx_cudnn(cudnnTransformTensor(st->cudnn, &one, k->parts[2 * i], in[i], &zero,
+        xf_status s = cx_cudnn(CX(cudnnTransformTensor)(st->cudnn, &one, k->parts[2 * i], in[i], &zero,
                                                     k->parts[2 * i + 1],
                                                     (float *)out[0] + k->offsets[i]),
-                               err, "cudnnTransformTensor(concat)");
+                               err, "CX(cudnnTransformTensor)(concat)");
         if (s) return s;
     }
     return XF_OK;
@@ -338,7 +338,7 @@ xf_status cx_create_concat(cx_state *st, const xf_backend_op *op, cx_kernel *k, 
         xf_status s = cx_desc(&tmp, x->rank, x->dims, NULL, &k->parts[2 * i], err);
         if (!s) s = cx_desc(&tmp, x->rank, x->dims, ys, &k->parts[2 * i + 1], err);
         if (s) {
-            for (int d = 0; d < tmp.n_desc; d++) cudnnDestroyTensorDescriptor(tmp.desc[d]);
+            for (int d = 0; d < tmp.n_desc; d++) CX(cudnnDestroyTensorDescriptor)(tmp.desc[d]);
             k->parts[2 * i] = k->parts[2 * i + 1] = NULL;
             return s;
         }
