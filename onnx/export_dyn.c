@@ -8,8 +8,9 @@
  * shapes are inferred again with xf_op_infer from its inputs' shapes at the
  * probe, its parameters adapted: a Reshape takes the target the original
  * model computes at that probe (looked up by its output's name), else its
- * dims copied from the input where they match and one dim absorbing the
- * rest; an Expand follows its input where the target equals the input's
+ * dims copied from the input where they match, then the dim that is the
+ * moved symbol's size moved with it when that accounts for the elements,
+ * else one dim absorbing the rest; an Expand follows its input where the target equals the input's
  * dim; a Slice to the end of a moving axis stays at the end; a Resize keeps
  * its ratio; a ConvTranspose keeps its output padding. Opaque nodes take
  * the original's shapes at the probe. A named value whose shape differs
@@ -24,7 +25,9 @@
  * Resize scales) and
  * checked against every probe before they are used; a Reshape dim that is
  * another input dim (x [N,M,4] -> [M,N,4]) is taken from the input's
- * run-time shape (Shape -> Concat with the fixed dims -> Gather).
+ * run-time shape (Shape -> Concat with the fixed dims -> Gather), and when
+ * two dims would need a -1, all but one from a graph input's run-time shape
+ * (an unflatten [B*S,H] -> [B,S,h,d] takes B and S from input_ids [B,S]).
  */
 #include "dynamic_internal.h"
 #include "export_internal.h"
@@ -108,6 +111,17 @@ static void reshape_at(const xf_export *x, int node, int k, const xf_shape *xin,
     }
     int64_t total = xf_shape_numel(xin);
     if (known == total) return;
+    /* the dim that is the moved symbol itself (an unflatten [B*S,H] ->
+     * [B,S,H] with S moved gives [B,S',H], not [B*S'/S,S,H]) */
+    int s = k / 2;
+    int64_t s0 = xf_onnx_dynamic_size(x->dyn, s, 0), s1 = xf_onnx_dyn_probe_size(x->dyn, s, k);
+    for (int i = 0; s0 > 0 && i < y0->rank; i++) {
+        if (copied[i] || pp->shape[i] != s0 || known % s0 != 0) continue;
+        if ((known / s0) * s1 == total) {
+            pp->shape[i] = s1;
+            return;
+        }
+    }
     for (int i = 0; i < y0->rank; i++) {
         if (copied[i] || pp->shape[i] == 0) continue;
         int64_t rest = known / pp->shape[i];
@@ -300,6 +314,40 @@ static int same_dim(const xf_export *x, int vin, int vout, int i)
     return -1;
 }
 
+/* A graph input's dim equal to dim i of value vout at point 0 and at every
+ * probe, as a src code (XF_EXPORT_SRC_GRAPH + input * XF_MAX_DIMS + axis),
+ * or -1. */
+static int graph_input_dim(const xf_export *x, int vout, int i)
+{
+    const xf_graph *g = x->g;
+    int64_t want = g->values[vout].shape.dims[i];
+    for (int a = 0; a < g->n_inputs; a++) {
+        int v = g->inputs[a];
+        const xf_shape *s0 = &g->values[v].shape;
+        for (int b = 0; b < s0->rank; b++) {
+            if (s0->dims[b] != want || !xf_export_dyn_varies(x, v, b)) continue;
+            int same = 1;
+            for (int k = 0; same && k < x->n_probe; k++)
+                same = pshape(x, k, v)->dims[b] == pshape(x, k, vout)->dims[i];
+            if (same) return XF_EXPORT_SRC_GRAPH + a * XF_MAX_DIMS + b;
+        }
+    }
+    return -1;
+}
+
+/* Dim i at probe k as the written target gives it (src, 0 or fixed). */
+static int64_t written_dim(const xf_export *x, int k, int vin, const int64_t *target,
+                           const int *src, int i)
+{
+    const xf_shape *xk = pshape(x, k, vin);
+    if (src[i] >= XF_EXPORT_SRC_GRAPH) {
+        int c = src[i] - XF_EXPORT_SRC_GRAPH;
+        return pshape(x, k, x->g->inputs[c / XF_MAX_DIMS])->dims[c % XF_MAX_DIMS];
+    }
+    if (src[i] >= 0) return xk->dims[src[i]];
+    return target[i] == 0 ? xk->dims[i] : target[i];
+}
+
 xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *src, int *relative)
 {
     const xf_node *n = &x->g->nodes[node];
@@ -325,6 +373,13 @@ xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *sr
         else if (j >= 0) src[i] = j;     /* taken from the input's run-time shape */
         else target[i] = -1, n_infer++;  /* the rest */
     }
+    /* more than one dim to infer: all but the last from the graph inputs'
+     * run-time shapes where a graph input holds them */
+    for (int i = 0; n_infer > 1 && i < y0->rank; i++) {
+        if (target[i] != -1 || src[i] >= 0) continue;
+        int c = graph_input_dim(x, vout, i);
+        if (c >= 0) src[i] = c, target[i] = y0->dims[i], n_infer--;
+    }
     int infer_probe = -1; /* written fixed, the symbol of the last one frees a -1 */
     for (int i = 0; i < y0->rank; i++)
         if (target[i] == -1 && src[i] < 0 && moving_probe(x, vout, i) > infer_probe)
@@ -339,7 +394,7 @@ xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *sr
         int64_t known = 1;
         int inf = -1;
         for (int i = 0; i < y0->rank; i++) {
-            int64_t dk = src[i] >= 0 ? xk->dims[src[i]] : target[i] == 0 ? xk->dims[i] : target[i];
+            int64_t dk = written_dim(x, k, vin, target, src, i);
             if (target[i] == -1 && src[i] < 0) inf = i;
             else known *= dk;
             if (inf != i && dk != yk->dims[i])

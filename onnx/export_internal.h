@@ -137,8 +137,12 @@ int xf_export_dyn_varies(const xf_export *x, int v, int axis);
  * for a dim that is one, "" for one that moves otherwise. */
 const char *xf_export_dyn_dim_name(const xf_export *x, int v, int axis);
 /* The Reshape target to write (0 copies the input's dim, -1 infers);
- * src[i] >= 0: dim i is the input's dim src[i], taken from its run-time
- * shape (else -1); *relative = 1 when 0s, -1 or src carry that meaning. */
+ * src[i] >= 0: dim i is taken from a run-time shape (else -1): the input's
+ * dim src[i] when below XF_EXPORT_SRC_GRAPH, else dim src[i] % XF_MAX_DIMS
+ * of graph input (src[i] - XF_EXPORT_SRC_GRAPH) / XF_MAX_DIMS (a symbol the
+ * Reshape's input holds only in a product: [B*S,H] -> [B,S,h,d]);
+ * *relative = 1 when 0s, -1 or src carry that meaning. */
+#define XF_EXPORT_SRC_GRAPH (1 << 20)
 xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *src,
                                 int *relative);
 /* The Expand target to write (1 where the input's symbolic dim is kept). */

@@ -194,38 +194,64 @@ static xf_status emit_softmax(xf_export *x, int node)
 
 /* --------------------------------------------------- data movement */
 
-/* Reshape whose target takes dims from the input's run-time shape:
- * Gather(Concat(Shape(x), fixed), idx), idx[i] = src[i] or the position of
- * target[i] (a fixed dim, 0 or -1) among the fixed ones. */
+/* Reshape whose target takes dims from run-time shapes: Gather(Concat(
+ * Shape(x), Shape(graph inputs used)..., fixed), idx), idx[i] the position
+ * of src[i]'s dim there, or of target[i] (a fixed dim, 0 or -1) among the
+ * fixed ones (export_internal.h: src codes). */
 static xf_status emit_reshape_gathered(xf_export *x, int node, const int64_t *target,
                                        const int *src)
 {
     const xf_value *in = input_value(x, node, 0);
-    int r = node_at(x, node)->params.n_shape, rx = in->shape.rank, nf = 0;
+    int r = node_at(x, node)->params.n_shape, rx = in->shape.rank, nf = 0, ns = 1;
     int64_t fixed[XF_MAX_DIMS], idx[XF_MAX_DIMS];
+    int shape_of[XF_MAX_DIMS + 1], at[XF_MAX_DIMS + 1]; /* -1: x; else a graph input */
+    shape_of[0] = -1, at[0] = 0;
+    int total = rx;
     for (int i = 0; i < r; i++) {
-        if (src[i] >= 0) {
+        if (src[i] < XF_EXPORT_SRC_GRAPH) continue;
+        int gi = (src[i] - XF_EXPORT_SRC_GRAPH) / XF_MAX_DIMS, s = 1;
+        while (s < ns && shape_of[s] != gi) s++;
+        if (s == ns) {
+            shape_of[ns] = gi, at[ns++] = total;
+            total += x->g->values[x->g->inputs[gi]].shape.rank;
+        }
+    }
+    for (int i = 0; i < r; i++) {
+        if (src[i] >= XF_EXPORT_SRC_GRAPH) {
+            int c = src[i] - XF_EXPORT_SRC_GRAPH, s = 1;
+            while (shape_of[s] != c / XF_MAX_DIMS) s++;
+            idx[i] = at[s] + c % XF_MAX_DIMS;
+        } else if (src[i] >= 0) {
             idx[i] = src[i];
         } else {
-            idx[i] = rx + nf;
+            idx[i] = total + nf;
             fixed[nf++] = target[i];
         }
     }
-    int64_t d_shape = rx, d_ext = rx + nf, d_tgt = r;
-    xf_shape s_shape = xf_shape_make(1, &d_shape), s_ext = xf_shape_make(1, &d_ext),
-             s_tgt = xf_shape_make(1, &d_tgt);
-    const char *xin = xf_export_vname(x, node_at(x, node)->inputs[0]);
-    const char *shp = xf_export_temp(x, node, "shape", XF_I64, &s_shape);
+    int64_t d_ext = total + nf, d_tgt = r;
+    xf_shape s_ext = xf_shape_make(1, &d_ext), s_tgt = xf_shape_make(1, &d_tgt);
+    const char *cat_in[XF_MAX_DIMS + 2];
+    for (int s = 0; s < ns; s++) {
+        int v = shape_of[s] < 0 ? node_at(x, node)->inputs[0] : x->g->inputs[shape_of[s]];
+        int64_t d_shape = x->g->values[v].shape.rank;
+        xf_shape s_shape = xf_shape_make(1, &d_shape);
+        char label[32];
+        snprintf(label, sizeof label, s ? "shape%d" : "shape", s);
+        const char *vin = xf_export_vname(x, v);
+        cat_in[s] = xf_export_temp(x, node, label, XF_I64, &s_shape);
+        if (!cat_in[s] || !xf_export_node(x, node, label, "Shape", 1, &vin, 1, &cat_in[s]))
+            return x->st;
+    }
     const char *ext = xf_export_temp(x, node, "dims", XF_I64, &s_ext);
     const char *tgt = xf_export_temp(x, node, "target", XF_I64, &s_tgt);
     const char *fx = nf ? xf_export_const_i64(x, node, "fixed", fixed, nf) : NULL;
     const char *ix = xf_export_const_i64(x, node, "index", idx, r);
-    if (!shp || !ext || !tgt || (nf && !fx) || !ix) return x->st;
-    const char *cat_in[2] = {shp, fx}, *gat_in[2] = {ext, ix};
-    Onnx__NodeProto *a = xf_export_node(x, node, "shape", "Shape", 1, &xin, 1, &shp);
-    Onnx__NodeProto *b = xf_export_node(x, node, "dims", "Concat", nf ? 2 : 1, cat_in, 1, &ext);
+    if (!ext || !tgt || (nf && !fx) || !ix) return x->st;
+    if (nf) cat_in[ns] = fx;
+    const char *gat_in[2] = {ext, ix};
+    Onnx__NodeProto *b = xf_export_node(x, node, "dims", "Concat", ns + (nf ? 1 : 0), cat_in, 1, &ext);
     Onnx__NodeProto *c = xf_export_node(x, node, "target", "Gather", 2, gat_in, 1, &tgt);
-    if (!a || !b || !c || xf_export_attr_int(x, b, "axis", 0) != XF_OK ||
+    if (!b || !c || xf_export_attr_int(x, b, "axis", 0) != XF_OK ||
         xf_export_attr_int(x, c, "axis", 0) != XF_OK)
         return x->st;
     return xf_export_emit_main(x, node, "Reshape", 1, &tgt, 1, NULL) ? XF_OK : x->st;

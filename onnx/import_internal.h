@@ -363,4 +363,10 @@ void imp_pb_alloc_init(imp_pb_alloc *a);
 Onnx__ModelProto *imp_pb_unpack_model(imp_pb_alloc *a, size_t len, const uint8_t *buf,
                                       int *too_deep);
 
+/* 1 when a tensor of the serialized model buf[0..len) (an initializer, a
+ * Constant's or another attribute's, in any subgraph) keeps its data in an
+ * external file, or the model nests too deep to tell; 0 when it holds all
+ * of its data. Nothing is decoded. */
+int imp_pb_external_data(const uint8_t *buf, size_t len);
+
 #endif /* XF_ONNX_IMPORT_INTERNAL_H */

@@ -6,7 +6,9 @@
  * as a malformed file; and the nesting check before decoding
  * (imp_pb_unpack_model): a walk of the wire format led by protobuf-c's
  * message descriptors, descending only into fields that are messages, its
- * recursion bounded by IMP_PB_MAX_DEPTH, each byte read once.
+ * recursion bounded by IMP_PB_MAX_DEPTH, each byte read once. The same walk
+ * tells whether any tensor of a model keeps its data in an external file
+ * (imp_pb_external_data), without decoding the model.
  */
 #include "import_internal.h"
 
@@ -22,10 +24,15 @@ static int varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
     return 0;
 }
 
+/* TensorProto.data_location's field number and its EXTERNAL value. */
+enum { DATA_LOCATION_FIELD = 14 };
+
 /* 1 when message `d` in p[0..len) nests no deeper than IMP_PB_MAX_DEPTH
  * (it is at `depth`); malformed bytes are left to the decoder (0 is only
- * for depth). */
-static int shallow(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len, int depth)
+ * for depth). *external is set when a TensorProto in it says its data are
+ * in an external file. */
+static int shallow(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len, int depth,
+                   int *external)
 {
     if (depth > IMP_PB_MAX_DEPTH) return 0;
     size_t pos = 0;
@@ -35,6 +42,9 @@ static int shallow(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t
         switch (key & 7) {
         case 0:
             if (!varint(p, len, &pos, &n)) return 1;
+            if (d == &onnx__tensor_proto__descriptor && key >> 3 == DATA_LOCATION_FIELD &&
+                n == (uint64_t)ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+                *external = 1;
             break;
         case 1: pos += 8; break;
         case 5: pos += 4; break;
@@ -46,7 +56,7 @@ static int shallow(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t
                     : NULL;
             if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
                 !shallow((const ProtobufCMessageDescriptor *)f->descriptor, p + pos, (size_t)n,
-                         depth + 1))
+                         depth + 1, external))
                 return 0;
             pos += (size_t)n;
             break;
@@ -60,8 +70,16 @@ static int shallow(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t
 Onnx__ModelProto *imp_pb_unpack_model(imp_pb_alloc *a, size_t len, const uint8_t *buf,
                                       int *too_deep)
 {
-    *too_deep = !shallow(&onnx__model_proto__descriptor, buf, len, 0);
+    int external = 0;
+    *too_deep = !shallow(&onnx__model_proto__descriptor, buf, len, 0, &external);
     return *too_deep ? NULL : onnx__model_proto__unpack(&a->base, len, buf);
+}
+
+int imp_pb_external_data(const uint8_t *buf, size_t len)
+{
+    int external = 0;
+    if (!shallow(&onnx__model_proto__descriptor, buf, len, 0, &external)) return 1;
+    return external;
 }
 
 static void *pb_alloc(void *data, size_t size)

@@ -224,7 +224,10 @@ void xf_onnx_writer_free(xf_onnx_writer *w);
  * parameters of the model cannot follow it, or the model written fails at
  * a size of it) is written fixed at its point-0 size with a warning
  * (xf_onnx_dynamic_fixed says why; d is changed), and the export is tried
- * again. With o->fall_back, an optimised graph that fails is replaced by
+ * again. With o->fall_back, an optimised graph that fails, or `graph`
+ * being `input` itself (nothing better was found), is replaced by the input
+ * file's bytes when they hold all of its data (no external data) and
+ * o->external_data is NULL: the model exactly as the user had it; else by
  * `input` (the model as imported) exported the same way, and when that
  * fails for another reason than a symbol, by the input file's bytes
  * (nothing at all with o->external_data). Fails only when nothing could be
@@ -245,7 +248,8 @@ xf_onnx_check_options xf_onnx_default_check_options(void);
 typedef enum xf_onnx_wrote {
     XF_ONNX_WROTE_GRAPH = 0,     /* the graph given */
     XF_ONNX_WROTE_INPUT = 1,     /* the graph failed: the input, exported */
-    XF_ONNX_WROTE_INPUT_FILE = 2 /* so did the input as exported: the input file's bytes */
+    XF_ONNX_WROTE_INPUT_FILE = 2 /* the input file's bytes: the graph was the input, or it
+                                    failed (why says why) */
 } xf_onnx_wrote;
 
 typedef struct xf_onnx_checked {

@@ -8,11 +8,18 @@
  * The order: the graph given with every symbol the model admits kept
  * symbolic; when it fails and a fall-back is asked for, the input graph
  * exported the same way (an optimised model that bakes a size the input
- * does not must not cost the user a dynamic axis); when that fails too
+ * does not must not cost the user a dynamic axis), and when that passes,
+ * the input file's bytes in its place if they hold all of the model's
+ * data and no external data file was asked for (the model as the user had
+ * it: nothing an export changes, such as a shape subgraph folded to
+ * constants that lets ONNX Runtime fuse differently, or a folded copy of a
+ * tied weight); the graph given being the input itself (nothing better
+ * found) goes to those bytes at once. When the input fails too
  * because of one symbol (its parameters cannot follow it, or the model
  * written fails at a size of it), that symbol is written fixed at the size
  * imported at, with a warning (xf_onnx_dyn_fix), and both are tried again;
- * when the input fails for another reason, the input file's bytes. Without
+ * when the input fails for another reason, the input file's bytes whatever
+ * they reference. Without
  * a fall-back (a round trip) the graph alone is tried, symbols fixed the
  * same way.
  *
@@ -231,6 +238,36 @@ static int hard(xf_status st)
     return st == XF_ERR_NOMEM || st == XF_ERR_IO;
 }
 
+/* Writes the input file's bytes to o->output. self_contained: only when
+ * they hold all of the model's data (a copy elsewhere would lose an
+ * external data file) and none was asked for; *copied says whether it
+ * wrote (a file that cannot be read is not copied: the caller exports the
+ * input instead; out of memory and a failed write fail). */
+static xf_status copy_input_file(const xf_onnx_check_options *o, int self_contained,
+                                 xf_onnx_checked *out, int *copied, xf_error *err)
+{
+    *copied = 0;
+    if (self_contained && o->external_data) return XF_OK;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    xf_error e;
+    xf_error_clear(&e);
+    xf_status st = xf_onnx_read_file(o->model, &buf, &len, &e);
+    if (st == XF_ERR_NOMEM) return XF_FAIL(err, st, "%s", e.msg);
+    if (st != XF_OK) return self_contained ? XF_OK : XF_FAIL(err, st, "%s", e.msg);
+    if (!self_contained || !imp_pb_external_data(buf, len)) {
+        st = xf_outfile_write_all(o->output, buf, len, err);
+        if (st == XF_OK) {
+            *copied = 1;
+            out->wrote = XF_ONNX_WROTE_INPUT_FILE;
+            out->n_points = 0;
+            out->model_bytes = len;
+        }
+    }
+    xf_free(buf);
+    return st;
+}
+
 /* xf_onnx_write_checked with the checker set up. */
 static xf_status write_model(checker *c, const xf_graph *graph, xf_onnx_checked *out,
                              xf_error *err)
@@ -243,6 +280,10 @@ static xf_status write_model(checker *c, const xf_graph *graph, xf_onnx_checked 
     xf_error_clear(&why);
     xf_error_clear(&last);
     xf_status st = XF_OK;
+    int copied = 0;
+    if (o->fall_back && graph == input &&
+        ((st = copy_input_file(o, 1, out, &copied, err)) != XF_OK || copied))
+        return st;
     for (;;) {
         int sym = -1;
         for (int t = 0; t < n_try; t++) {
@@ -254,6 +295,12 @@ static xf_status write_model(checker *c, const xf_graph *graph, xf_onnx_checked 
             if (st == XF_OK) {
                 out->wrote = t ? XF_ONNX_WROTE_INPUT : XF_ONNX_WROTE_GRAPH;
                 if (t) snprintf(out->why, sizeof out->why, "%s", why.msg);
+                /* the input passes as exported: its file's bytes instead
+                 * when they hold all of its data */
+                if (t && ((st = copy_input_file(o, 1, out, &copied, err)) != XF_OK || copied)) {
+                    xf_onnx_writer_free(w);
+                    return st;
+                }
                 return commit(c, w, out, err);
             }
             if (t == 0) why = e;
@@ -273,19 +320,11 @@ static xf_status write_model(checker *c, const xf_graph *graph, xf_onnx_checked 
         return XF_FAIL(err, st, "%s; the input as exported: %s (nothing written)", why.msg,
                        last.msg);
     }
-    out->wrote = XF_ONNX_WROTE_INPUT_FILE;
     if (same || n_try == 1)
         snprintf(out->why, sizeof out->why, "%s; so does the input as exported", why.msg);
     else
         snprintf(out->why, sizeof out->why, "%s; the input as exported: %s", why.msg, last.msg);
-    out->n_points = 0;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    if ((st = xf_onnx_read_file(o->model, &buf, &len, err)) != XF_OK) return st;
-    st = xf_outfile_write_all(o->output, buf, len, err);
-    xf_free(buf);
-    out->model_bytes = len;
-    return st;
+    return copy_input_file(o, 0, out, &copied, err);
 }
 
 xf_status xf_onnx_write_checked(const xf_onnx_check_options *o, xf_onnx_dynamic *d,

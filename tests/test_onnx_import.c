@@ -2742,10 +2742,12 @@ START_TEST(outer_scope_initializers_are_kept)
 END_TEST
 
 /* rlflow-agent on a model whose Reshape cannot follow both its symbols
- * ([N,M,4] -> [2N,2M]): M, whose probe shows it, is written fixed at its
- * size, with a warning and the reason in the report, and N stays symbolic:
- * the model written declares N, fixes M at 3, and computes what the
- * original does at N = 2, 4 and 6. */
+ * ([N,M,4] -> [2N,2M]), nothing better found: the input file's bytes are
+ * written as they are, both symbols kept. With an external data file asked
+ * for (the file cannot be copied) the model is exported: M, whose probe
+ * shows it, is written fixed at its size, with a warning and the reason in
+ * the report, and N stays symbolic: the model written declares N, fixes M
+ * at 3, and computes what the original does at N = 2, 4 and 6. */
 START_TEST(agent_writes_a_symbol_fixed_when_it_cannot_follow)
 {
     mb *m = dynamic_model(2);
@@ -2767,6 +2769,21 @@ START_TEST(agent_writes_a_symbol_fixed_when_it_cannot_follow)
                             xf_test_tool("rlflow-agent"), db, model, out, log);
     char *text = xf_test_read_file(log, NULL);
     ck_assert_msg(rc == 0, "rlflow-agent: exit %d\n%s", rc, text);
+    xf_test_expect_contains(text, "symbolic dim:    N kept (the input file as it is)");
+    xf_test_expect_contains(text, "symbolic dim:    M kept (the input file as it is)");
+    size_t la, lb;
+    char *fa = xf_test_read_file(model, &la), *fb = xf_test_read_file(out, &lb);
+    ck_assert_msg(fa && fb && la == lb && memcmp(fa, fb, la) == 0, "the input file was not copied");
+    free(fa);
+    free(fb);
+    free(text);
+    remove(out);
+    rc = xf_test_system("%s --rules %s %s -o %s --external-data swap_agent.opt.data --search "
+                        "greedy --dim N=2 --dim M=3 --backend analytic --cache none --no-latency "
+                        "-q > %s 2>&1",
+                        xf_test_tool("rlflow-agent"), db, model, out, log);
+    text = xf_test_read_file(log, NULL);
+    ck_assert_msg(rc == 0, "rlflow-agent --external-data: exit %d\n%s", rc, text);
     xf_test_expect_contains(text, "symbolic dim:    N kept, checked at 2, 4, 6");
     xf_test_expect_contains(text, "symbolic dim:    M written FIXED at 3: the model written "
                                   "cannot follow it: ");
@@ -3051,9 +3068,21 @@ END_TEST
 
 /* An "optimised" stride model that bakes width/8 (the logits multiplied by
  * ones of their shape at width 96, which computes the same there) cannot
- * follow width: the checked writer writes the input instead, width still
- * symbolic, and says why. With an input that cannot be exported either
- * (an invalid graph), the input file's bytes are written. */
+ * follow width: the checked writer writes the input file's bytes instead
+ * (it holds all of its data) and says why; so it does when the graph given
+ * is the input itself (nothing better found), without a why. With an
+ * external data file asked for, the input exported instead, width still
+ * symbolic. With an input that cannot be exported either (an invalid
+ * graph), the input file's bytes whatever is asked. */
+static void expect_same_file(const char *a, const char *b)
+{
+    size_t la, lb;
+    char *fa = xf_test_read_file(a, &la), *fb = xf_test_read_file(b, &lb);
+    ck_assert_msg(fa && fb && la == lb && memcmp(fa, fb, la) == 0, "%s is not a copy of %s", b, a);
+    free(fa);
+    free(fb);
+}
+
 START_TEST(checked_writer_falls_back_to_the_input)
 {
     mb *m = stride_model();
@@ -3088,6 +3117,20 @@ START_TEST(checked_writer_falls_back_to_the_input)
     wo.fall_back = 1;
     xf_onnx_checked res;
     ck_assert_msg(xf_onnx_write_checked(&wo, d, &g, &opt, &res, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(res.wrote, XF_ONNX_WROTE_INPUT_FILE);
+    ck_assert_int_eq(res.n_points, 0);
+    xf_test_expect_contains(res.why, "symbolic dim 'width' at ");
+    expect_same_file(model, out);
+    remove(out);
+    ck_assert_msg(xf_onnx_write_checked(&wo, d, &g, &g, &res, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(res.wrote, XF_ONNX_WROTE_INPUT_FILE);
+    ck_assert_str_eq(res.why, "");
+    expect_same_file(model, out);
+    char data[4096];
+    snprintf(data, sizeof data, "%s", xf_test_tmp("stride_fb.opt.data"));
+    remove(data);
+    wo.external_data = "stride_fb.opt.data";
+    ck_assert_msg(xf_onnx_write_checked(&wo, d, &g, &opt, &res, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(res.wrote, XF_ONNX_WROTE_INPUT);
     xf_test_expect_contains(res.why, "symbolic dim 'width' at ");
     ck_assert_ptr_null(xf_onnx_dynamic_fixed(d, 1));
@@ -3106,13 +3149,10 @@ START_TEST(checked_writer_falls_back_to_the_input)
     int x = xf_test_input(&bad, "x", 1, (int64_t[]){4});
     xf_test_out(&bad, x);
     bad.values[x].shape.rank = -1; /* invalid */
+    wo.external_data = NULL;
     ck_assert_msg(xf_onnx_write_checked(&wo, d, &bad, &opt, &res, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(res.wrote, XF_ONNX_WROTE_INPUT_FILE);
-    size_t la, lb;
-    char *fa = xf_test_read_file(model, &la), *fb = xf_test_read_file(out, &lb);
-    ck_assert_msg(la == lb && memcmp(fa, fb, la) == 0, "the input file was not copied");
-    free(fa);
-    free(fb);
+    expect_same_file(model, out);
     xf_graph_free(&bad);
     xf_graph_free(&opt);
     xf_onnx_dynamic_free(d);

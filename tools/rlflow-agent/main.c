@@ -442,11 +442,14 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
     wo.seed = o->seed;
     wo.rtol = o->rtol;
     wo.atol = o->atol;
-    if (xf_onnx_write_checked(&wo, s->dyn, &s->model, &s->finished, &s->written, &err)) {
+    /* nothing better found: the input itself, which the writer copies byte
+     * for byte when it can (the model as the user had it) */
+    const xf_graph *written = s->oc.kept_original ? &s->model : &s->finished;
+    if (xf_onnx_write_checked(&wo, s->dyn, &s->model, written, &s->written, &err)) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 1;
     }
-    if (s->written.wrote != XF_ONNX_WROTE_GRAPH)
+    if (s->written.why[0])
         fprintf(stderr, "rlflow-agent: the optimised model is not written: %s; writing the input "
                         "%s instead\n",
                 s->written.why,
@@ -613,7 +616,10 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
     }
     int n_sym = xf_onnx_dynamic_count(s->dyn);
     for (int i = 0; i < n_sym; i++)
-        if (xf_onnx_dynamic_fixed(s->dyn, i))
+        if (s->written.wrote == XF_ONNX_WROTE_INPUT_FILE)
+            printf("symbolic dim:    %s kept (the input file as it is)\n",
+                   xf_onnx_dynamic_name(s->dyn, i));
+        else if (xf_onnx_dynamic_fixed(s->dyn, i))
             printf("symbolic dim:    %s written FIXED at %lld: %s\n",
                    xf_onnx_dynamic_name(s->dyn, i), (long long)xf_onnx_dynamic_size(s->dyn, i, 0),
                    xf_onnx_dynamic_fixed(s->dyn, i));
@@ -622,7 +628,7 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
                    xf_onnx_dynamic_name(s->dyn, i), (long long)xf_onnx_dynamic_size(s->dyn, i, 0),
                    (long long)xf_onnx_dynamic_size(s->dyn, i, 1),
                    (long long)xf_onnx_dynamic_size(s->dyn, i, 2));
-    if (s->written.wrote != XF_ONNX_WROTE_GRAPH)
+    if (s->written.why[0])
         printf("result:          the optimised model fails a check (%s): the input %s is written "
                "instead\n",
                s->written.why,
@@ -632,6 +638,8 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
                s->written.worst.max_abs, s->written.worst.max_rel);
     else if (s->written.n_points > 1)
         printf("sizes check:     read back at the three sizes (outputs not compared: --no-check)\n");
+    else if (s->written.wrote == XF_ONNX_WROTE_INPUT_FILE && n_sym > 0)
+        printf("sizes check:     none needed: the input file is written as it is\n");
     printf("written:         %s\n", o->output);
     struct rusage ru;
     char peak[32], w[32];
