@@ -3371,6 +3371,7 @@ static Suite *suite(void)
     tcase_add_test(ops, pad_modes);
     suite_add_tcase(s, ops);
     TCase *model = tcase_create("model");
+    tcase_set_timeout(model, 60); /* some run the tools a dozen times (slow under ASan) */
     tcase_add_test(model, shape_subgraph_folds);
     tcase_add_test(model, constants_and_constant_of_shape);
     tcase_add_test(model, initializers_kept_unless_parameters);
