@@ -22,8 +22,8 @@
  * $TMPDIR/bench_passes (xfergen --max-ops 3 with the default vocabulary and
  * with --vocab noviews, each verified by xferverify; a few minutes each)
  * unless given. Prints only; without ONNX Runtime it says so and exits 0.
- * The load average is printed before and after: ratios taken on a busy
- * machine are noisier (docs/target.md).
+ * The load average is printed before and after, and beside each run (its
+ * 1-minute figure): ratios taken on a busy machine are noisier (docs/target.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +146,18 @@ static int parse(int argc, char **argv, options *o)
     return o->budget > 0 && o->batches && o->passes ? 0 : usage(2);
 }
 
+/* The 1-minute load average (-1 when unreadable). */
+static double load_now(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double l = -1;
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1) l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
 static void load_average(const char *when)
 {
     FILE *f = fopen("/proc/loadavg", "r");
@@ -209,6 +221,8 @@ typedef struct result {
     int ran, kept;
     double ratio, lo, hi, confirm;
     int applied, new_family;
+    double noise; /* the self check's +- (a second session of the input) */
+    double load;  /* 1-minute load average when the run ended */
     char err[64], why[160];
 } result;
 
@@ -238,11 +252,13 @@ static result run(const char *rules, const char *model, const char *dims, const 
             r.lo = number_after(line, "interval [");
             const char *c = strstr(line, "interval [");
             if (c && (c = strchr(c, ','))) r.hi = atof(c + 1);
+        } else if (!strncmp(line, "target noise:", 13)) {
+            r.noise = number_after(line, "+- ");
         } else if (!strncmp(line, "confirmed:", 10)) {
             r.confirm = number_after(line, "alone: x");
         } else if (!strncmp(line, "target outputs:", 15)) {
             const char *m = strstr(line, "max |d| ");
-            if (m) snprintf(r.err, sizeof r.err, "%.9s", m + 8);
+            if (m) snprintf(r.err, sizeof r.err, "%.*s", (int)strcspn(m + 8, " \n"), m + 8);
         } else if (!strncmp(line, "result:", 7) && strstr(line, "unchanged")) {
             r.kept = 1;
         } else if (!strncmp(line, "made by:", 8)) {
@@ -255,6 +271,7 @@ static result run(const char *rules, const char *model, const char *dims, const 
         }
     }
     r.ran = pclose(p) == 0;
+    r.load = load_now();
     return r;
 }
 
@@ -265,12 +282,13 @@ static void row(const char *label, const result *r)
         return;
     }
     if (r->kept) {
-        printf("  %-14s %7s %17s %8s %8d %8d  %s\n", label, "1.000", "input kept", "-",
-               r->applied, r->new_family, "-");
+        printf("  %-14s %7s %17s %8s %8d %8d  %-9s %6.3f %5.2f\n", label, "1.000", "input kept",
+               "-", r->applied, r->new_family, "-", r->noise, r->load);
         return;
     }
-    printf("  %-14s %7.3f  [%6.3f, %6.3f] %8.3f %8d %8d  %s\n", label, r->ratio, r->lo, r->hi,
-           r->confirm, r->applied, r->new_family, r->err[0] ? r->err : "-");
+    printf("  %-14s %7.3f  [%6.3f, %6.3f] %8.3f %8d %8d  %-9s %6.3f %5.2f\n", label, r->ratio,
+           r->lo, r->hi, r->confirm, r->applied, r->new_family, r->err[0] ? r->err : "-", r->noise,
+           r->load);
 }
 
 int main(int argc, char **argv)
@@ -301,7 +319,10 @@ int main(int argc, char **argv)
     printf("ratio: written/input in ONNX Runtime in the arbiter's run [95%% interval]; confirm:\n"
            "the same in its confirming run against the input alone; applied: rules applied, of\n"
            "them new: with a reshape or a slice (the shape and indexing operators); max |d|:\n"
-           "outputs of written vs input in ONNX Runtime, relative to the largest output\n");
+           "outputs of written vs input in ONNX Runtime, relative to the largest output; noise:\n"
+           "a second session of the input against it, +- (half its 95%% interval); load:\n"
+           "the 1-minute load average when the run ended (2-core machine: above 2, the timings\n"
+           "share the cores)\n");
     static const char *const batch_names[3] = {"batch 1", "batch 4", "symbolic batch"};
     for (int i = 0; i < N_SPECS; i++) {
         const spec *s = &specs[i];
@@ -321,8 +342,8 @@ int main(int argc, char **argv)
             for (int k = 0; k < o.n_threads; k++) {
                 printf("\n%s, %s, %d thread%s\n", s->name, batch_names[bi], o.threads[k],
                        o.threads[k] == 1 ? "" : "s");
-                printf("  %-14s %7s  %-16s %8s %8s %8s  %s\n", "passes", "ratio", "95% interval",
-                       "confirm", "applied", "new", "max |d|");
+                printf("  %-14s %7s  %-16s %8s %8s %8s  %-9s %6s %5s\n", "passes", "ratio",
+                       "95% interval", "confirm", "applied", "new", "max |d|", "noise", "load");
                 for (int p = 0; p < 4; p++) {
                     if (!(o.passes & (1 << p))) continue;
                     result r = run(p == 3 ? old_rules : rules, path, dims,

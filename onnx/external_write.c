@@ -117,11 +117,52 @@ static int extent_cmp(const void *key, const void *e)
     return (a > b) - (a < b);
 }
 
+/* Whether input k of an operator `op` is a weight its runtime reads as it
+ * is (xf_onnx_shared_ref.weight). */
+static int weight_input(const char *op, size_t k)
+{
+    if (!strcmp(op, "MatMul")) return k == 1;
+    if (!strcmp(op, "Gather")) return k == 0;
+    if (!strcmp(op, "Gemm") || !strcmp(op, "Conv") || !strcmp(op, "ConvTranspose") ||
+        !strcmp(op, "LayerNormalization"))
+        return k == 1 || k == 2;
+    return 0;
+}
+
+static uint64_t reader_key(const char *name)
+{
+    return xf_htab_key(xf_hash_bytes(0x5BD1E995ull, name, strlen(name)));
+}
+
+/* How the model's nodes read each name: bit 0 some node as a weight, bit 1
+ * some node otherwise (names whose hashes collide share their bits, which
+ * only ever withholds the weight mark). */
+static xf_status mark_readers(xf_export *x, xf_htab *readers)
+{
+    for (size_t i = 0; i < x->nodes.n; i++) {
+        const Onnx__NodeProto *n = x->nodes.items[i];
+        for (size_t k = 0; k < n->n_input; k++) {
+            if (!n->input[k][0]) continue;
+            uint64_t *bits;
+            if (xf_htab_put(readers, reader_key(n->input[k]), &bits, NULL, NULL) != XF_OK)
+                return xf_export_fail_nomem(x);
+            *bits |= weight_input(n->op_type, k) ? 1u : 2u;
+        }
+    }
+    return XF_OK;
+}
+
 xf_status xf_export_share(xf_export *x, xf_export_layout *layout)
 {
     const xf_onnx_shared_data *sh = layout->shared;
     layout->refs = xf_malloc(sizeof *layout->refs * (x->inits.n + 1));
     if (!layout->refs) return xf_export_fail_nomem(x);
+    xf_htab readers;
+    xf_htab_init(&readers);
+    if (mark_readers(x, &readers) != XF_OK) {
+        xf_htab_free(&readers);
+        return x->st;
+    }
     for (size_t i = 0; i < x->inits.n; i++) {
         Onnx__TensorProto *t = x->inits.items[i];
         if (!t->has_raw_data || !t->raw_data.len) continue;
@@ -135,11 +176,13 @@ xf_status xf_export_share(xf_export *x, xf_export_layout *layout)
         int64_t dims[XF_MAX_DIMS] = {0};
         for (size_t k = 0; k < t->n_dims && k < XF_MAX_DIMS; k++) dims[k] = t->dims[k];
         r->shape = xf_shape_make((int)t->n_dims, dims);
-        if (make_external(x, t, sh->location, e->offset, (size_t)e->length) != XF_OK)
-            return x->st;
+        const uint64_t *bits = xf_htab_get(&readers, reader_key(t->name));
+        r->weight = bits && *bits == 1;
+        if (make_external(x, t, sh->location, e->offset, (size_t)e->length) != XF_OK) break;
         layout->n_refs++;
     }
-    return XF_OK;
+    xf_htab_free(&readers);
+    return x->st;
 }
 
 struct xf_onnx_writer {

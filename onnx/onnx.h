@@ -148,12 +148,21 @@ typedef struct xf_onnx_shared_data {
 } xf_onnx_shared_data;
 
 /* An initializer written as a reference into shared data: its name in the
- * model, the buffer it refers to, its dtype and shape. */
+ * model, the buffer it refers to, its dtype and shape, and whether every
+ * node of the model that reads it reads it as a weight (`weight`: MatMul's
+ * and Gemm's B and C, Conv's and ConvTranspose's W and B, Gather's table,
+ * LayerNormalization's scale and bias). Only such an initializer is safe
+ * to hand a runtime as a buffer of the caller's under its name: a
+ * runtime's graph optimiser may rewrite any other in place under the same
+ * name (ONNX Runtime's transpose optimiser transposes the operand of an Add
+ * or a Concat it pushes a Transpose through), and the buffer handed in by
+ * name then overrides the rewritten tensor (target/share.c). */
 typedef struct xf_onnx_shared_ref {
     const char *name;
     const void *data;
     xf_dtype dtype;
     xf_shape shape;
+    int weight;
 } xf_onnx_shared_ref;
 
 /* How a model file is written (xf_onnx_save_with, xf_onnx_writer_open). */

@@ -198,8 +198,15 @@ int xf_target_share_wanted(const xf_target *t, const xf_graph *g)
     return uses_shared(t->share, g) || xf_graph_param_bytes(g) > XF_TARGET_INLINE_MAX;
 }
 
-/* The shared initializers of the model just written, as OrtValues over
- * rlflow's buffers, added to the session options (m keeps the values). */
+/* The shared initializers of the model just written that its nodes read
+ * only as weights, as OrtValues over rlflow's buffers, added to the
+ * session options (m keeps the values). The others are left to onnxruntime
+ * to read from the shared data file: an initializer added by name
+ * overrides whatever the graph optimisers made of it under that name, and
+ * the transpose optimiser transposes an Add's or a Concat's constant
+ * operand in place (modelzoo ViT and vit_tiny: the position embedding
+ * [1, 197, 192] added as it was beside the [1, 192, 197] the optimised
+ * graph expects, and the input failed to run). */
 static xf_status add_initializers(xf_target_model *m, const xf_onnx_writer *w,
                                   OrtSessionOptions *so, xf_error *err)
 {
@@ -210,6 +217,7 @@ static xf_status add_initializers(xf_target_model *m, const xf_onnx_writer *w,
     m->shared_vals = xf_calloc(n + 1, sizeof *m->shared_vals);
     if (!m->shared_vals) return XF_FAIL(err, XF_ERR_NOMEM, "target: out of memory");
     for (size_t i = 0; i < n; i++) {
+        if (!r[i].weight) continue;
         size_t bytes = (size_t)xf_shape_numel(&r[i].shape) * xf_dtype_size(r[i].dtype);
         xf_status st = xf_ort_check(
             a,
@@ -219,8 +227,8 @@ static xf_status add_initializers(xf_target_model *m, const xf_onnx_writer *w,
                                               &m->shared_vals[m->n_shared]),
             err, "wrapping a shared weight");
         if (st != XF_OK) return st;
-        m->n_shared++;
-        st = xf_ort_check(a, a->AddInitializer(so, r[i].name, m->shared_vals[i]), err,
+        OrtValue *v = m->shared_vals[m->n_shared++];
+        st = xf_ort_check(a, a->AddInitializer(so, r[i].name, v), err,
                           "sharing a weight");
         if (st != XF_OK) return st;
     }
