@@ -279,6 +279,13 @@ xf_status xf_onnx_write_checked(const xf_onnx_check_options *o, xf_onnx_dynamic 
                                 const xf_graph *input, const xf_graph *graph,
                                 xf_onnx_checked *out, xf_error *err);
 
+/* *yes: xf_onnx_write_checked (with o->fall_back) writes the input file's
+ * bytes when it keeps the input: o->external_data is NULL and the file
+ * o->model holds all of its data. A file over max_bytes is not read
+ * (*yes 0). Fails only on out of memory. */
+xf_status xf_onnx_input_copyable(const xf_onnx_check_options *o, uint64_t max_bytes, int *yes,
+                                 xf_error *err);
+
 /* --------------------------------------------- sizes of the symbolic dims
  *
  * A size for every symbolic input dim of the model at `path`: the one the

@@ -35,6 +35,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 xf_onnx_check_options xf_onnx_default_check_options(void)
 {
@@ -325,6 +326,25 @@ static xf_status write_model(checker *c, const xf_graph *graph, xf_onnx_checked 
     else
         snprintf(out->why, sizeof out->why, "%s; the input as exported: %s", why.msg, last.msg);
     return copy_input_file(o, 0, out, &copied, err);
+}
+
+xf_status xf_onnx_input_copyable(const xf_onnx_check_options *o, uint64_t max_bytes, int *yes,
+                                 xf_error *err)
+{
+    *yes = 0;
+    struct stat sb;
+    if (o->external_data || !o->model || stat(o->model, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+        (uint64_t)sb.st_size > max_bytes)
+        return XF_OK;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    xf_error e;
+    xf_error_clear(&e);
+    xf_status st = xf_onnx_read_file(o->model, &buf, &len, &e);
+    if (st == XF_ERR_NOMEM) return XF_FAIL(err, st, "%s", e.msg);
+    if (st == XF_OK) *yes = !imp_pb_external_data(buf, len);
+    xf_free(buf);
+    return XF_OK;
 }
 
 xf_status xf_onnx_write_checked(const xf_onnx_check_options *o, xf_onnx_dynamic *d,

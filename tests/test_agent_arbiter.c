@@ -327,6 +327,45 @@ START_TEST(a_faster_candidate_is_written_and_a_wrong_one_dropped)
 }
 END_TEST
 
+/* The input as exported can run at another speed than the user's file
+ * (onnxruntime fuses what an export's constant shapes allow): with
+ * input_file the winner of the race is confirmed against the file. Here
+ * the input graph is the slow model and its "file" the fast one: the fast
+ * candidate wins the race against the graph and is not confirmed against
+ * the file, so the input is kept. */
+START_TEST(the_winner_is_confirmed_against_the_input_file)
+{
+    xf_target *t = xf_fx_target();
+    if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
+    xf_graph fast, slow, wrong, out;
+    three_models(&fast, &slow, &wrong);
+    char file[4096];
+    snprintf(file, sizeof file, "%s", xf_test_tmp("arbiter_input_file.onnx"));
+    xf_error err;
+    ck_assert_msg(xf_onnx_save(&fast, file, &err) == XF_OK, "%s", err.msg);
+    const xf_graph *c[1] = {&fast};
+    xf_arbiter_options o = xf_arbiter_options_default();
+    o.pairwise = 0;
+    o.input_file = file;
+    xf_arbiter_result ar;
+    arbitrate_with(t, &slow, c, 1, &o, &out, &ar);
+    ck_assert_int_eq(ar.against_file, 1);
+    ck_assert_msg(ar.e[1].t.hi < 1.0, "the race: [%.3f, %.3f]", ar.e[1].t.lo, ar.e[1].t.hi);
+    ck_assert_int_gt(ar.e[1].confirm.runs, 0);
+    ck_assert_msg(ar.e[1].confirm.lo > 0.8, "against the file: [%.3f, %.3f]", ar.e[1].confirm.lo,
+                  ar.e[1].confirm.hi);
+    ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_UNCONFIRMED);
+    ck_assert_int_eq(ar.chosen, 0);
+    ck_assert_int_eq(out.n_nodes, slow.n_nodes);
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    xf_graph_free(&fast);
+    xf_graph_free(&slow);
+    xf_graph_free(&wrong);
+    xf_target_close(t);
+}
+END_TEST
+
 /* Two searches of the model (e.g. its scalings moved and kept): each brings
  * up to max_models candidates of its own, a model already listed is a
  * duplicate (also when it only swaps the operands of an add: the same
@@ -515,6 +554,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, a_slower_candidate_is_never_written);
     tcase_add_test(tc, a_faster_candidate_is_written_and_a_wrong_one_dropped);
+    tcase_add_test(tc, the_winner_is_confirmed_against_the_input_file);
     tcase_add_test(tc, the_candidates_of_every_search_are_weighed);
     tcase_add_test(tc, the_budget_is_kept_and_the_memory_limit_honoured);
     tcase_add_test(tc, bad_options_are_refused);

@@ -34,7 +34,10 @@
  *    fake one verdict, rarely two); when none is faster, the fastest of
  *    those the race could not tell from the input gets a closer look (a
  *    run against the input alone with close_rounds, an interval about half
- *    as wide) and, if faster there, the same confirmation;
+ *    as wide) and, if faster there, the same confirmation; with
+ *    o->input_file (a model of at most XF_ARBITER_FILE_MAX_BYTES of
+ *    weights) those runs are against the user's file itself, which is what
+ *    is written when the input is kept: an export can run at another speed;
  *  - budget_s bounds the whole: racing stops taking candidates when what
  *    is left would not cover the confirmation, and a closer look or a
  *    confirming run is shortened to what fits (or skipped); mem_limit
@@ -707,8 +710,8 @@ static int rounds_that_fit(arb *a, int want)
     return pair_seconds(a, r) <= left(a) ? r : 0;
 }
 
-/* A run of the input against h's model alone (with the input's self
- * check; finished again if it was released); *into its timing, *verdict
+/* A run of the input (its file when against_file) against h's model alone
+ * (with the input's self check; finished again if it was released); *into its timing, *verdict
  * xf_target_verdict's (< 0: faster). h's own constants are dropped once
  * onnxruntime has them and h is released after the run. */
 static xf_status pair_into(arb *a, held *h, int rounds, xf_target_timing *into, int *verdict,
@@ -720,7 +723,8 @@ static xf_status pair_into(arb *a, held *h, int rounds, xf_target_timing *into, 
     xf_target_race *r = NULL;
     int slot = -1;
     xf_status st = materialize(a, h, err);
-    if (!st) st = xf_target_race_open(a->t, a->model, NULL, 1, &to, &r, err);
+    const char *ref = a->res->against_file ? a->o.input_file : NULL;
+    if (!st) st = xf_target_race_open(a->t, a->model, ref, 1, &to, &r, err);
     if (!st) st = xf_target_race_add_then(r, NULL, &h->f->g, written, h, &slot, err);
     for (int k = 0; !st && k < rounds; k++) st = xf_target_race_round(r, err);
     xf_target_timing self;
@@ -867,6 +871,8 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
         st = add_entry(&a, 0, -1, XF_ARBITER_INPUT, model, err);
     }
     int timing = !st && plan_memory(&a);
+    res->against_file = a.o.input_file && a.o.input_file[0] &&
+                        xf_graph_param_bytes(model) <= XF_ARBITER_FILE_MAX_BYTES;
     if (timing) {
         xf_error serr = {0};
         xf_status sst = xf_target_share_weights(t, model, &serr);

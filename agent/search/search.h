@@ -507,7 +507,19 @@ typedef struct xf_arbiter_options {
                           (0: xf_mem_limit()): fewer candidates are timed at once, one
                           whose session would not fit is not timed, and when the
                           input's two sessions do not fit the arbiter refuses */
+    const char *input_file; /* the model file the input was read from, when it is what
+                          is written if the input is kept (NULL: none): closer looks and
+                          confirming runs time the winner against that file instead of
+                          the input as exported, which onnxruntime may run at another
+                          speed (an export whose reshape targets are constants lets it
+                          fuse Add+LayerNormalization into its slower
+                          SkipLayerNormalization), when the model's weights are at most
+                          XF_ARBITER_FILE_MAX_BYTES (the file's two sessions do not share
+                          the input's weights) */
 } xf_arbiter_options;
+
+/* Weights up to which the winner is confirmed against the input file. */
+#define XF_ARBITER_FILE_MAX_BYTES ((uint64_t)64 << 20)
 
 xf_arbiter_options xf_arbiter_options_default(void);
 
@@ -559,6 +571,7 @@ typedef struct xf_arbiter_result {
     double budget_s;        /* the budget (0: none) */
     uint64_t shared_bytes;  /* the input's weights the sessions shared */
     double mem_estimate;    /* bytes the target's sessions were estimated to take at most */
+    int against_file;       /* closer looks and confirming runs were against input_file */
     char refused[512];      /* why no candidate was timed at all ("" when some were) */
 } xf_arbiter_result;
 

@@ -388,6 +388,16 @@ static int finish_and_write(const cli_options *o, run_state *s, xf_check_result 
         ao.unbatch = xf_onnx_dynamic_points(s->dyn) == 1 && o->passes != CLI_PASSES_RULES;
         ao.budget_s = o->target_budget;
         if (o->racing) ao.racing = o->racing, ao.pairwise = 0;
+        /* the winner is confirmed against the file written if the input is kept */
+        xf_onnx_check_options co = xf_onnx_default_check_options();
+        co.model = o->model;
+        co.external_data = o->external_data;
+        int copyable = 0;
+        if (xf_onnx_input_copyable(&co, XF_ARBITER_FILE_MAX_BYTES, &copyable, &err)) {
+            fprintf(stderr, "rlflow-agent: %s\n", err.msg);
+            return 1;
+        }
+        if (copyable) ao.input_file = o->model;
         if (!o->quiet)
             fprintf(stderr, "target: timing up to %d candidates per search against the input "
                             "(budget %s)...\n",
@@ -489,6 +499,7 @@ static void print_target(run_state *s)
            a->racing == 1 ? "" : "s", a->racing + 2,
            xf_bytes_str(a->mem_estimate, est, sizeof est));
     if (a->refused[0]) printf("target refused:  %s\n", a->refused);
+    char name_buf[32];
     printf("arbiter:         %d models looked at in %.1f s", a->n, a->seconds);
     if (a->budget_s > 0)
         printf(" (budget %.0f s%s)", a->budget_s,
@@ -519,14 +530,21 @@ static void print_target(run_state *s)
         xf_arbiter_entry_name(e, name, sizeof name);
         if (e->closer.runs > 0)
             printf("closer look:     %s, none faster in the run of all: x%.3f [%.3f, %.3f] "
-                   "in a longer run against the input alone%s\n",
+                   "in a longer run against the input %s alone%s\n",
                    name, e->closer.ratio, e->closer.lo, e->closer.hi,
+                   a->against_file ? "file" : "model",
                    i == a->chosen ? "" : ", not faster beyond the noise");
     }
     if (a->chosen > 0)
-        printf("confirmed:       a second run against the input alone: x%.3f [%.3f, %.3f]\n",
-               a->e[a->chosen].confirm.ratio, a->e[a->chosen].confirm.lo,
-               a->e[a->chosen].confirm.hi);
+        printf("confirmed:       a second run against the input %s alone: x%.3f [%.3f, %.3f]\n",
+               a->against_file ? "file" : "model", a->e[a->chosen].confirm.ratio,
+               a->e[a->chosen].confirm.lo, a->e[a->chosen].confirm.hi);
+    for (int i = 1; i < a->n; i++)
+        if (a->e[i].verdict == XF_ARBITER_UNCONFIRMED && a->against_file)
+            printf("not confirmed:   %s against the input file: x%.3f [%.3f, %.3f] (the input "
+                   "as exported is what the race timed)\n",
+                   (xf_arbiter_entry_name(&a->e[i], name_buf, sizeof name_buf), name_buf),
+                   a->e[i].confirm.ratio, a->e[i].confirm.lo, a->e[i].confirm.hi);
     if (a->chosen == 0)
         printf("result:          no candidate is faster than the input in the target beyond the "
                "noise; the input model is written unchanged\n");
