@@ -329,3 +329,31 @@ void xf_fx_expect_same_in_target(xf_target *t, const char *orig, const char *wri
     xf_graph_free(&a);
     xf_graph_free(&b);
 }
+
+/* See agent_fixture.h. */
+void xf_fx_tied_graph(xf_graph *g, int other, int *e, int *et)
+{
+    xf_graph_init(g);
+    int x = xf_test_input(g, "x", 3, (int64_t[]){2, 3, XF_FX_TIED_H});
+    *e = xf_test_weight(g, "wte", 2, (int64_t[]){XF_FX_TIED_V, XF_FX_TIED_H}, 7);
+    const float *ed = g->values[*e].data;
+    float *t = xf_malloc(sizeof(float) * XF_FX_TIED_V * XF_FX_TIED_H);
+    ck_assert_ptr_nonnull(t);
+    for (size_t i = 0; i < XF_FX_TIED_V; i++)
+        for (size_t j = 0; j < XF_FX_TIED_H; j++)
+            t[j * XF_FX_TIED_V + i] = ed[i * XF_FX_TIED_H + j];
+    xf_shape st = xf_shape_make(2, (int64_t[]){XF_FX_TIED_H, XF_FX_TIED_V});
+    *et = xf_graph_add_const_owned(g, "wte_t", XF_F32, &st, t, NULL);
+    ck_assert_int_ge(*et, 0);
+    int64_t ids[6] = {0, 5, 17, XF_FX_TIED_V - 1, 2, 9};
+    xf_shape si = xf_shape_make(2, (int64_t[]){2, 3});
+    int idv = xf_graph_add_const(g, "ids", XF_I64, &si, ids, NULL);
+    ck_assert_int_ge(idv, 0);
+    xf_params p = xf_params_default();
+    p.axis = 0;
+    int rows = xf_graph_op(g, XF_OP_GATHER, &p, (int[]){*e, idv}, 2, NULL);
+    ck_assert_int_ge(rows, 0);
+    int h = xf_test_op2(g, XF_OP_ADD, NULL, x, rows);
+    xf_test_out(g, xf_test_op2(g, XF_OP_MATMUL, NULL, h, *et));
+    if (other) xf_test_out(g, xf_test_op2(g, XF_OP_ADD, NULL, *e, *e));
+}

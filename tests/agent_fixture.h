@@ -84,4 +84,11 @@ typedef struct xf_fx_env {
 void xf_fx_env_open(xf_fx_env *f, void (*build)(xf_graph *g), const xf_env_options *opt);
 void xf_fx_env_close(xf_fx_env *f);
 
+/* A tied embedding: x [2,3,H] + Gather(E [V,H], constant ids) -> MatMul(.,
+ * E^T) [2,3,V], E^T a constant of its own (as the importer folds GPT-2's
+ * head); with `other`, E also feeds an Add graph output. *e, *et: the two
+ * constants. V x H is 2^20, the smallest table xf_gather_tied rewrites. */
+enum { XF_FX_TIED_V = 1024, XF_FX_TIED_H = 1024 };
+void xf_fx_tied_graph(xf_graph *g, int other, int *e, int *et);
+
 #endif /* XF_TESTS_AGENT_FIXTURE_H */

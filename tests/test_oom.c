@@ -1009,6 +1009,41 @@ static xf_status op_unbatch(void *ctx, xf_error *err)
     return XF_OK;
 }
 
+/* One copy of a tied embedding (ctx: the graph, cloned each time). On
+ * failure every Gather of the clone is still consistent. */
+static xf_status op_gather_tied(void *ctx, xf_error *err)
+{
+    xf_graph g;
+    xf_status s = xf_graph_clone(ctx, &g, err);
+    if (s != XF_OK) return s;
+    int n = 0;
+    s = xf_gather_tied(&g, &n, err);
+    if (s == XF_OK) ck_assert_int_eq(n, 1);
+    /* (no allocation here: the failures go on) every Gather reads its
+     * table along 0 or the transpose along 1, references valid */
+    for (int i = 0; i < g.n_nodes; i++) {
+        const xf_node *nd = &g.nodes[i];
+        for (int k = 0; k < nd->n_inputs; k++) ck_assert_int_lt(nd->inputs[k], g.n_values);
+        if (nd->op != XF_OP_GATHER) continue;
+        const xf_shape *t = &g.values[nd->inputs[0]].shape;
+        ck_assert_int_eq(t->dims[nd->params.axis], XF_FX_TIED_V);
+        ck_assert_int_eq(g.values[nd->outputs[0]].shape.dims[nd->params.axis ? 0 : 2],
+                         XF_FX_TIED_H);
+    }
+    xf_graph_free(&g);
+    return s;
+}
+
+START_TEST(gather_tied)
+{
+    xf_graph g;
+    int e, et;
+    xf_fx_tied_graph(&g, 0, &e, &et);
+    oom_walk("tied embedding held once", op_gather_tied, &g, 1);
+    xf_graph_free(&g);
+}
+END_TEST
+
 START_TEST(prepare_narrow)
 {
     xf_graph g;
@@ -1368,6 +1403,7 @@ static Suite *suite(void)
     tcase_add_test(t, derive);
     tcase_add_test(t, env_and_search);
     tcase_add_test(t, prepare_narrow);
+    tcase_add_test(t, gather_tied);
     tcase_add_test(t, enumerate_and_prune);
     tcase_add_test(t, verifier);
     tcase_add_test(t, target_and_arbiter);

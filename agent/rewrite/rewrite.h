@@ -253,6 +253,14 @@ xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_gr
 
 /* ---------------------------------------------------- preparation, finishing */
 
+/* One copy of a tied embedding: a constant of at least 2^20 elements read
+ * only as Gather tables along axis 0, whose transpose is also a constant
+ * of g (GPT-2's token embedding and its LM head, folded by the importer),
+ * is read through that transpose (Gather along axis 1, then a Transpose of
+ * the rows gathered) and dropped, its memory freed. *n_dropped: constants
+ * dropped. The function g computes is unchanged. */
+xf_status xf_gather_tied(xf_graph *g, int *n_dropped, xf_error *err);
+
 /* What xf_agent_prepare does beyond the conv-bias split (always done). */
 typedef struct xf_prepare_options {
     int fuse_layernorm; /* decomposed layer norms -> layernorm (default 1) */

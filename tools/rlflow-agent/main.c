@@ -136,6 +136,15 @@ static int load_inputs(const cli_options *o, run_state *s)
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         return 2;
     }
+    int tied = 0;
+    if (xf_gather_tied(&s->model, &tied, &err)) {
+        fprintf(stderr, "rlflow-agent: %s\n", err.msg);
+        return 1;
+    }
+    if (tied && !o->quiet)
+        fprintf(stderr, "rlflow-agent: %d tied embedding%s read through the transposed copy the "
+                        "head uses (one copy held)\n",
+                tied, tied == 1 ? "" : "s");
     if (o->load && access(o->load, R_OK) != 0) {
         fprintf(stderr, "rlflow-agent: cannot read checkpoint '%s': %s\n", o->load,
                 strerror(errno));
