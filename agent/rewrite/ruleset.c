@@ -170,6 +170,33 @@ static xf_status narrower(const xf_rs_rule *a, const xf_rs_rule *b, int *drop, x
     return st;
 }
 
+/* Frees the actions `drop` picks (drop(rs, i, ctx) != 0) and closes the
+ * gaps, keeping the others' order; returns how many went. */
+static int drop_actions(xf_ruleset *rs, int (*drop)(const xf_ruleset *, int, const void *),
+                        const void *ctx)
+{
+    int kept = 0;
+    for (int i = 0; i < rs->n; i++) {
+        if (drop(rs, i, ctx)) {
+            xf_rule_free(&rs->r[i].rule);
+            xf_rule_compiled_free(&rs->r[i].tgt);
+            xf_free(rs->r[i].text);
+            continue;
+        }
+        if (kept != i) rs->r[kept] = rs->r[i];
+        kept++;
+    }
+    int gone = rs->n - kept;
+    rs->n = kept;
+    return gone;
+}
+
+static int dropped_marked(const xf_ruleset *rs, int i, const void *marks)
+{
+    (void)rs;
+    return ((const uint8_t *)marks)[i] != 0;
+}
+
 /* Drops every action whose compiled form equals an earlier one's and whose
  * validity domain is no wider (the same rule at other tensor shapes); of
  * two, the wider domain stays (a rule found on matrices holds for batched
@@ -204,19 +231,7 @@ static xf_status dedupe(xf_ruleset *rs, xf_error *err)
             if (which == 2) drop[keep] = 1, keep = fh[b].i;
         }
     }
-    int kept = 0;
-    for (int i = 0; i < rs->n; i++) {
-        if (drop[i]) {
-            xf_rule_free(&rs->r[i].rule);
-            xf_rule_compiled_free(&rs->r[i].tgt);
-            xf_free(rs->r[i].text);
-            rs->duplicates++;
-            continue;
-        }
-        if (kept != i) rs->r[kept] = rs->r[i];
-        kept++;
-    }
-    rs->n = kept;
+    rs->duplicates += drop_actions(rs, dropped_marked, drop);
 out:
     xf_free(fh);
     xf_free(drop);
@@ -231,6 +246,11 @@ static int ops_within(const xf_graph *g, const uint8_t *ops)
     for (int i = 0; i < g->n_nodes; i++)
         if (!ops[g->nodes[i].op]) return 0;
     return 1;
+}
+
+static int unreachable(const xf_ruleset *rs, int i, const void *reach)
+{
+    return !ops_within(&rs->r[i].rule.src, reach);
 }
 
 /* Drops the actions that never match a graph reachable from g: reach
@@ -253,19 +273,7 @@ static void restrict_actions(xf_ruleset *rs, const xf_graph *g)
             }
         }
     }
-    int kept = 0;
-    for (int i = 0; i < rs->n; i++) {
-        if (!ops_within(&rs->r[i].rule.src, reach)) {
-            xf_rule_free(&rs->r[i].rule);
-            xf_rule_compiled_free(&rs->r[i].tgt);
-            xf_free(rs->r[i].text);
-            rs->irrelevant++;
-            continue;
-        }
-        if (kept != i) rs->r[kept] = rs->r[i];
-        kept++;
-    }
-    rs->n = kept;
+    rs->irrelevant += drop_actions(rs, unreachable, reach);
 }
 
 /* 1 when r's source multiplies by a scalar: scalar_mul, or an ewmul with a
@@ -285,22 +293,16 @@ static int moves_a_scaling(const xf_rule *r)
 /* xf_ruleset_options.keep_scalings: drops the actions that would move a
  * kept scaling (counted as irrelevant: they cannot match what the search
  * may change). */
+static int moves_kept_scaling(const xf_ruleset *rs, int i, const void *ctx)
+{
+    (void)ctx;
+    const xf_rule *r = &rs->r[i].rule;
+    return moves_a_scaling(r) && !xf_rule_is_view_move(r);
+}
+
 static void keep_scalings(xf_ruleset *rs)
 {
-    int kept = 0;
-    for (int i = 0; i < rs->n; i++) {
-        const xf_rule *r = &rs->r[i].rule;
-        if (moves_a_scaling(r) && !xf_rule_is_view_move(r)) {
-            xf_rule_free(&rs->r[i].rule);
-            xf_rule_compiled_free(&rs->r[i].tgt);
-            xf_free(rs->r[i].text);
-            rs->irrelevant++;
-            continue;
-        }
-        if (kept != i) rs->r[kept] = rs->r[i];
-        kept++;
-    }
-    rs->n = kept;
+    rs->irrelevant += drop_actions(rs, moves_kept_scaling, NULL);
 }
 
 static int cmp_u64(const void *a, const void *b)
