@@ -99,3 +99,16 @@ void bench_print_row(const char *name, const char *method, const bench_row *r)
     }
     fflush(stdout);
 }
+
+int bench_thread_list(const char *s, int *out, int max)
+{
+    int n = 0;
+    while (*s && n < max) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > 256 || (*end && *end != ',')) return 0;
+        out[n++] = (int)v;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return *s ? 0 : n;
+}

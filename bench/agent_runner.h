@@ -36,6 +36,10 @@ bench_row bench_run_agent(const char *agent, const char *rules, const char *mode
  * newline dropped, into dst. */
 void bench_field(const char *line, const char *key, char *dst, size_t n);
 
+/* Parses a comma-separated list of thread counts ("1,2") into out (at most
+ * max, each 1..256); returns how many, 0 when the list is malformed. */
+int bench_thread_list(const char *s, int *out, int max);
+
 /* Prints a row under a "name method" heading, one report line per field. */
 void bench_print_row(const char *name, const char *method, const bench_row *r);
 

@@ -114,14 +114,8 @@ static int parse(int argc, char **argv, options *o)
         if (!strcmp(a, "--models")) {
             o->models = v;
         } else if (!strcmp(a, "--threads")) {
-            o->n_threads = 0;
-            for (const char *p = v; *p && o->n_threads < MAX_LIST;) {
-                char *end;
-                long t = strtol(p, &end, 10);
-                if (end == p || t < 1 || t > 256) return usage(2);
-                o->threads[o->n_threads++] = (int)t;
-                p = *end == ',' ? end + 1 : end;
-            }
+            o->n_threads = bench_thread_list(v, o->threads, MAX_LIST);
+            if (o->n_threads == 0) return usage(2);
         } else if (!strcmp(a, "--batches")) {
             o->batches = (in_list(v, "1") ? 1 : 0) | (in_list(v, "4") ? 2 : 0) |
                          (in_list(v, "sym") ? 4 : 0);

@@ -185,6 +185,12 @@ int main(int argc, char **argv)
             return strcmp(argv[i], "--help") && strcmp(argv[i], "-h") ? 2 : 0;
         }
     }
+    int ths[8], n_th = bench_thread_list(threads, ths, 8);
+    if (n_th == 0) {
+        printf("bench_scale: --threads expects counts from 1 to 256 separated by commas, got '%s'\n",
+               threads);
+        return 2;
+    }
     const char *scratch = bench_scratch("bench_scale");
     char rules[2048];
     if (rules_arg) snprintf(rules, sizeof rules, "%s", rules_arg);
@@ -206,9 +212,8 @@ int main(int argc, char **argv)
             printf("%-5s could not be built with modelzoo (%s)\n", m->name, m->args);
             continue;
         }
-        for (const char *t = threads; *t; t += strcspn(t, ",") + (t[strcspn(t, ",")] == ',')) {
-            int th = atoi(t);
-            if (th < 1) continue;
+        for (int k = 0; k < n_th; k++) {
+            int th = ths[k];
             snprintf(out, sizeof out, "%s/%s.t%d.opt.onnx", scratch, m->name, th);
             snprintf(log, sizeof log, "%s/%s.t%d.log", scratch, m->name, th);
             run r = run_agent(rules, path, out, th, search_budget, target_budget, racing, log);

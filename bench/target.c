@@ -90,15 +90,7 @@ static int usage(int rc)
 
 static int parse_threads(const char *s, options *o)
 {
-    o->n_threads = 0;
-    while (*s && o->n_threads < MAX_THREADS) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v > 256) return 0;
-        o->threads[o->n_threads++] = (int)v;
-        s = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') return 0;
-    }
+    o->n_threads = bench_thread_list(s, o->threads, MAX_THREADS);
     return o->n_threads > 0;
 }
 
