@@ -239,6 +239,24 @@ static int hard(xf_status st)
     return st == XF_ERR_NOMEM || st == XF_ERR_IO;
 }
 
+/* The input file's bytes in *buf (NULL when it cannot be read: *buf
+ * stays NULL and, unless `must`, that is no failure) and whether they hold
+ * all of the model's data (*whole; no external data asked for either).
+ * Fails on out of memory, and with `must` when the file cannot be read. */
+static xf_status read_input_file(const xf_onnx_check_options *o, int must, uint8_t **buf,
+                                 size_t *len, int *whole, xf_error *err)
+{
+    *buf = NULL;
+    *whole = 0;
+    xf_error e;
+    xf_error_clear(&e);
+    xf_status st = xf_onnx_read_file(o->model, buf, len, &e);
+    if (st == XF_ERR_NOMEM || (st && must)) return XF_FAIL(err, st, "%s", e.msg);
+    if (st) return XF_OK;
+    *whole = !o->external_data && !imp_pb_external_data(*buf, *len);
+    return XF_OK;
+}
+
 /* Writes the input file's bytes to o->output. self_contained: only when
  * they hold all of the model's data (a copy elsewhere would lose an
  * external data file) and none was asked for; *copied says whether it
@@ -249,14 +267,11 @@ static xf_status copy_input_file(const xf_onnx_check_options *o, int self_contai
 {
     *copied = 0;
     if (self_contained && o->external_data) return XF_OK;
-    uint8_t *buf = NULL;
+    uint8_t *buf;
     size_t len = 0;
-    xf_error e;
-    xf_error_clear(&e);
-    xf_status st = xf_onnx_read_file(o->model, &buf, &len, &e);
-    if (st == XF_ERR_NOMEM) return XF_FAIL(err, st, "%s", e.msg);
-    if (st != XF_OK) return self_contained ? XF_OK : XF_FAIL(err, st, "%s", e.msg);
-    if (!self_contained || !imp_pb_external_data(buf, len)) {
+    int whole;
+    xf_status st = read_input_file(o, !self_contained, &buf, &len, &whole, err);
+    if (!st && buf && (whole || !self_contained)) {
         st = xf_outfile_write_all(o->output, buf, len, err);
         if (st == XF_OK) {
             *copied = 1;
@@ -336,15 +351,11 @@ xf_status xf_onnx_input_copyable(const xf_onnx_check_options *o, uint64_t max_by
     if (o->external_data || !o->model || stat(o->model, &sb) != 0 || !S_ISREG(sb.st_mode) ||
         (uint64_t)sb.st_size > max_bytes)
         return XF_OK;
-    uint8_t *buf = NULL;
+    uint8_t *buf;
     size_t len = 0;
-    xf_error e;
-    xf_error_clear(&e);
-    xf_status st = xf_onnx_read_file(o->model, &buf, &len, &e);
-    if (st == XF_ERR_NOMEM) return XF_FAIL(err, st, "%s", e.msg);
-    if (st == XF_OK) *yes = !imp_pb_external_data(buf, len);
+    xf_status st = read_input_file(o, 0, &buf, &len, yes, err);
     xf_free(buf);
-    return XF_OK;
+    return st;
 }
 
 xf_status xf_onnx_write_checked(const xf_onnx_check_options *o, xf_onnx_dynamic *d,

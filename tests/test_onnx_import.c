@@ -2771,11 +2771,7 @@ START_TEST(agent_writes_a_symbol_fixed_when_it_cannot_follow)
     ck_assert_msg(rc == 0, "rlflow-agent: exit %d\n%s", rc, text);
     xf_test_expect_contains(text, "symbolic dim:    N kept (the input file as it is)");
     xf_test_expect_contains(text, "symbolic dim:    M kept (the input file as it is)");
-    size_t la, lb;
-    char *fa = xf_test_read_file(model, &la), *fb = xf_test_read_file(out, &lb);
-    ck_assert_msg(fa && fb && la == lb && memcmp(fa, fb, la) == 0, "the input file was not copied");
-    free(fa);
-    free(fb);
+    xf_test_expect_same_file(model, out);
     free(text);
     remove(out);
     rc = xf_test_system("%s --rules %s %s -o %s --external-data swap_agent.opt.data --search "
@@ -3074,15 +3070,6 @@ END_TEST
  * external data file asked for, the input exported instead, width still
  * symbolic. With an input that cannot be exported either (an invalid
  * graph), the input file's bytes whatever is asked. */
-static void expect_same_file(const char *a, const char *b)
-{
-    size_t la, lb;
-    char *fa = xf_test_read_file(a, &la), *fb = xf_test_read_file(b, &lb);
-    ck_assert_msg(fa && fb && la == lb && memcmp(fa, fb, la) == 0, "%s is not a copy of %s", b, a);
-    free(fa);
-    free(fb);
-}
-
 START_TEST(checked_writer_falls_back_to_the_input)
 {
     mb *m = stride_model();
@@ -3120,12 +3107,12 @@ START_TEST(checked_writer_falls_back_to_the_input)
     ck_assert_int_eq(res.wrote, XF_ONNX_WROTE_INPUT_FILE);
     ck_assert_int_eq(res.n_points, 0);
     xf_test_expect_contains(res.why, "symbolic dim 'width' at ");
-    expect_same_file(model, out);
+    xf_test_expect_same_file(model, out);
     remove(out);
     ck_assert_msg(xf_onnx_write_checked(&wo, d, &g, &g, &res, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(res.wrote, XF_ONNX_WROTE_INPUT_FILE);
     ck_assert_str_eq(res.why, "");
-    expect_same_file(model, out);
+    xf_test_expect_same_file(model, out);
     char data[4096];
     snprintf(data, sizeof data, "%s", xf_test_tmp("stride_fb.opt.data"));
     remove(data);
@@ -3152,7 +3139,7 @@ START_TEST(checked_writer_falls_back_to_the_input)
     wo.external_data = NULL;
     ck_assert_msg(xf_onnx_write_checked(&wo, d, &bad, &opt, &res, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(res.wrote, XF_ONNX_WROTE_INPUT_FILE);
-    expect_same_file(model, out);
+    xf_test_expect_same_file(model, out);
     xf_graph_free(&bad);
     xf_graph_free(&opt);
     xf_onnx_dynamic_free(d);

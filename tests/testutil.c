@@ -233,6 +233,15 @@ char *xf_test_read_file(const char *path, size_t *len)
     return buf;
 }
 
+void xf_test_expect_same_file(const char *orig, const char *copy)
+{
+    size_t la, lb;
+    char *a = xf_test_read_file(orig, &la), *b = xf_test_read_file(copy, &lb);
+    ck_assert_msg(la == lb && memcmp(a, b, la) == 0, "%s is not a copy of %s", copy, orig);
+    free(a);
+    free(b);
+}
+
 void xf_test_expect_contains(const char *text, const char *needle)
 {
     ck_assert_msg(strstr(text, needle), "output lacks '%s':\n%.3000s", needle, text);

@@ -81,6 +81,8 @@ void xf_test_expect_bool(const xf_tensor *t, const uint8_t *v, int64_t n);
  * frees; its length (without the NUL) in *len unless len is NULL. Fails the
  * running test, naming the path, when the file cannot be read. */
 char *xf_test_read_file(const char *path, size_t *len);
+/* Asserts that the file at `copy` holds the bytes of the file at `orig`. */
+void xf_test_expect_same_file(const char *orig, const char *copy);
 /* Asserts that text contains needle (the message shows the text). */
 void xf_test_expect_contains(const char *text, const char *needle);
 /* A float32 graph input of the given rank and dims. */
