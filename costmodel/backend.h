@@ -61,8 +61,11 @@ typedef struct xf_backend {
      * it): device (CPU model from /proc/cpuinfo or GPU name) and library
      * versions, e.g. "AMD EPYC 7B13|dnnl 2.6.0". */
     void (*identity)(void *state, char *buf, size_t n);
+    /* *disturbed = 1 when no attempt ran clear of other processes
+     * (xf_costmodel_time_runs): *ms is then the fastest run, used for
+     * this model's lifetime but not kept in the cost cache. */
     xf_status (*measure)(void *state, const xf_backend_op *op, double *ms, int *kernels,
-                         xf_error *err);
+                         int *disturbed, xf_error *err);
     xf_status (*exec_prepare)(void *state, const xf_graph *g, void **exec, xf_error *err);
     xf_status (*exec_run)(void *exec, const xf_tensor *inputs, int n_inputs, xf_error *err);
     xf_status (*exec_output)(void *exec, int i, xf_tensor *out, xf_error *err);
@@ -89,18 +92,26 @@ void xf_costmodel_cpu_model(char *buf, size_t n);
 void xf_costmodel_fill_random(xf_tensor *t, xf_op op, const xf_backend_op *cfg,
                               int input_index, uint64_t seed);
 /* Times run(user), one run of a kernel, as the measured CPU backends do:
- * `warmup` untimed runs, then `reps` timed ones into times[0 .. reps), their
- * median into *ms; runs a busy machine disturbed (xf_cost_runs_median) are
- * timed again, up to XF_COST_MEASURE_ATTEMPTS times, the lowest median
- * kept. The first error of run is returned. */
+ * `warmup` untimed runs, then attempts of `reps` timed ones into
+ * times[0 .. reps), each run marked preempted when the process's threads
+ * waited for a core during it for a quarter of its time and over 5 us (the
+ * scheduler's run-queue delay per thread, /proc/self/task/TID/schedstat;
+ * another process held the core). An attempt is clean when
+ * xf_cost_runs_summary says
+ * so; its median goes to *ms and *disturbed = 0. After
+ * XF_COST_MEASURE_ATTEMPTS attempts none of which was clean, *ms is the
+ * fastest run of all and *disturbed = 1. The first error of run is
+ * returned. */
 xf_status xf_costmodel_time_runs(xf_status (*run)(void *user, xf_error *err), void *user,
-                                 int warmup, int reps, double *times, double *ms, xf_error *err);
+                                 int warmup, int reps, double *times, double *ms, int *disturbed,
+                                 xf_error *err);
 
 /* Times the float32 reference kernel (xf_op_run) on one configuration:
  * allocates and fills inputs and outputs, cfg->warmup untimed and cfg->reps
- * timed runs, median ms. Used for ops a measured backend lacks. */
+ * timed runs, median ms (*disturbed as xf_costmodel_time_runs). Used for
+ * ops a measured backend lacks. */
 xf_status xf_costmodel_time_reference(const xf_backend_config *bc, const xf_backend_op *op,
-                                      double *ms, xf_error *err);
+                                      double *ms, int *disturbed, xf_error *err);
 
 /* Measures whichever side of the roofline is not already > 0: peak compute
  * (reference sgemm through the matmul kernel) and memory bandwidth (memcpy). */

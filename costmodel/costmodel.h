@@ -82,6 +82,18 @@ xf_cost_options xf_cost_options_default(void);
  * kept for good. */
 double xf_cost_runs_median(double *runs, int n, int *disturbed);
 
+/* Summarises one attempt of n >= 1 timed runs (ms; reorders runs), each
+ * marked in preempted[] when the process's threads waited for a core
+ * another process held during it. The attempt is clean (returns 1, *ms the median of the runs
+ * not preempted) when at most half the runs were preempted and those that
+ * were not are not disturbed in xf_cost_runs_median's sense; otherwise it
+ * returns 0 and *ms is the fastest run (load only ever slows a run). A
+ * measurement without a clean attempt is not kept in the cost cache: on a
+ * 2-core machine shared with other processes the 2-thread kernels were all
+ * slowed alike (a [128,768] x [768,3072] matmul read 29.5 ms where a quiet
+ * 1-thread run takes 2.77), which the spread of the runs cannot show. */
+int xf_cost_runs_summary(double *runs, const unsigned char *preempted, int n, double *ms);
+
 /* ---------------------------------------------------------------- the model */
 
 typedef struct xf_cost_model xf_cost_model;
@@ -143,6 +155,10 @@ xf_status xf_cost_stored_put(xf_cost_model *cm, const char *identity, const char
 
 /* Real measurements (cache misses timed on the backend) since open. */
 int64_t xf_cost_measurements(const xf_cost_model *cm);
+/* Of those, the ones no attempt of which ran clear of other processes
+ * (xf_cost_runs_summary): used for this model's lifetime, not kept in the
+ * cache, so a run on a quieter machine measures them again. */
+int64_t xf_cost_disturbed(const xf_cost_model *cm);
 
 /* Canonical description of an operator configuration, the cache key minus
  * the backend identity: "conv2d|kernel=3,3;stride=1,1;...|f32[1,64,56,56],f32[64,64,3,3]".

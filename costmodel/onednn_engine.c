@@ -114,9 +114,11 @@ static const char *isa_name(dnnl_cpu_isa_t isa)
 
 /* Revision of the backend's own kernels and of how they are timed (2:
  * erf's vectorised loop; 3: disturbed runs timed again, see
- * xf_cost_runs_median). Part of the identity, so a cost cache never returns
- * timings of older kernels, nor ones a busy machine spoiled. */
-#define OX_KERNELS_REVISION 3
+ * xf_cost_runs_median; 4: runs another process preempted are not counted
+ * and a measurement without a clean attempt is not cached, see
+ * xf_cost_runs_summary). Part of the identity, so a cost cache never
+ * returns timings of older kernels, nor ones a busy machine spoiled. */
+#define OX_KERNELS_REVISION 4
 
 static void onednn_identity(void *state, char *buf, size_t n)
 {

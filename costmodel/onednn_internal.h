@@ -199,7 +199,7 @@ xf_status ox_build_view(ox_kernel *k, xf_error *err);      /* onednn_move.c */
 /* ------------------------------------------------------- backend entry points */
 
 xf_status ox_measure(void *state, const xf_backend_op *op, double *ms, int *kernels,
-                     xf_error *err);                                   /* onednn_measure.c */
+                     int *disturbed, xf_error *err);                                   /* onednn_measure.c */
 xf_status ox_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error *err);
 xf_status ox_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_error *err);
 xf_status ox_exec_output(void *exec, int i, xf_tensor *out, xf_error *err);

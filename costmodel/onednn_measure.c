@@ -9,8 +9,9 @@
  * data (valid per op: positive variances, in-range indices); inputs in a
  * blocked layout get uniform values in [-1, 1). Then warm-up runs and
  * timed runs; the median is reported, with the number of primitives one
- * run executes (xf_costmodel_time_runs: runs a busy machine disturbed are
- * timed again and the lowest median kept). View ops that move no data cost
+ * run executes (xf_costmodel_time_runs: runs another process preempted
+ * are timed again; without a clean attempt the fastest run is reported as
+ * disturbed, and the front end does not cache it). View ops that move no data cost
  * 0 ms and 0 kernels.
  * Configurations oneDNN has no kernel for return XF_ERR_UNSUPPORTED, and
  * the front end times the reference kernel instead.
@@ -58,7 +59,8 @@ static xf_status run_kernel(void *k, xf_error *err)
     return ox_kernel_run(k, err);
 }
 
-static xf_status time_kernel(ox_kernel *k, const xf_backend_op *op, double *ms, xf_error *err)
+static xf_status time_kernel(ox_kernel *k, const xf_backend_op *op, double *ms, int *disturbed,
+                             xf_error *err)
 {
     const ox_state *st = k->st;
     void **in = xf_calloc((size_t)(k->n_in ? k->n_in : 1), sizeof *in);
@@ -84,7 +86,8 @@ static xf_status time_kernel(ox_kernel *k, const xf_backend_op *op, double *ms, 
         else memset(out[j], 0, b);
     }
     if (s == XF_OK) s = ox_kernel_bind(k, in, out, err);
-    if (s == XF_OK) s = xf_costmodel_time_runs(run_kernel, k, st->warmup, st->reps, t, ms, err);
+    if (s == XF_OK)
+        s = xf_costmodel_time_runs(run_kernel, k, st->warmup, st->reps, t, ms, disturbed, err);
 out:
     for (int i = 0; in && i < k->n_in; i++) xf_aligned_free(in[i]);
     for (int j = 0; out && j < k->n_out; j++) xf_aligned_free(out[j]);
@@ -95,11 +98,12 @@ out:
 }
 
 xf_status ox_measure(void *state, const xf_backend_op *op, double *ms, int *kernels,
-                     xf_error *err)
+                     int *disturbed, xf_error *err)
 {
     const ox_state *st = state;
     *ms = 0;
     *kernels = 0;
+    *disturbed = 0;
     ox_set_threads(st);
     ox_io *in = xf_calloc((size_t)(op->n_inputs ? op->n_inputs : 1), sizeof *in);
     if (!in) return XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory");
@@ -112,7 +116,7 @@ xf_status ox_measure(void *state, const xf_backend_op *op, double *ms, int *kern
     if (s != XF_OK) return s;
     s = ox_kernel_build_native(&k, err);
     if (s == XF_OK && !k.alias) {
-        s = time_kernel(&k, op, ms, err);
+        s = time_kernel(&k, op, ms, disturbed, err);
         if (s == XF_OK) *kernels = ox_kernel_count(&k);
     }
     ox_kernel_free(&k);

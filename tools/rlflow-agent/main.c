@@ -677,6 +677,10 @@ static void print_report(const cli_options *o, run_state *s, const xf_check_resu
                xf_bytes_str((double)ru.ru_maxrss * 1024.0, peak, sizeof peak),
                weights > 0 ? (double)ru.ru_maxrss * 1024.0 / weights : 0.0,
                xf_bytes_str(weights, w, sizeof w));
+    if (xf_cost_disturbed(s->cm) > 0)
+        printf("cost noise:      %lld of %lld kernel measurements disturbed by other processes "
+               "in every attempt (not cached; at threads > 1 capped by one thread's time)\n",
+               (long long)xf_cost_disturbed(s->cm), (long long)xf_cost_measurements(s->cm));
     if (s->written.data_location[0])
         printf("external data:   %s (%llu bytes, next to the model)\n", s->written.data_location,
                (unsigned long long)s->written.data_bytes);

@@ -297,8 +297,9 @@ int main(int argc, char **argv)
     if (!rc) {
         printf("estimated cost: %.4f ms (sum of %d operators, %d kernels, %.3f GFLOP, %.3f MB)\n",
                total.ms, g.n_nodes, total.kernels, total.flops / 1e9, total.bytes / 1e6);
-        printf("measurements: %lld new, the rest from the cache\n",
-               (long long)xf_cost_measurements(cm));
+        printf("measurements: %lld new (%lld disturbed by other processes in every attempt: "
+               "not cached), the rest from the cache\n",
+               (long long)xf_cost_measurements(cm), (long long)xf_cost_disturbed(cm));
         if (o.run) rc = run_end_to_end(cm, &g, &o, total.ms);
     }
     xf_cost_close(cm);
