@@ -57,14 +57,22 @@ static const char transformer_vocab[] =
  * 3-D activations by a 2-D weight, bias and scalar adds and scalar products
  * that broadcast (a scaling kept as exported: GELU's x0.5), and
  * erf, tanh and a power by a scalar (GELU as exported, exact and
- * approximated: x + 0.044715 x^3 as Pow(x, 3)). Rank-restricted
- * so they only meet the tensors they are for. */
+ * approximated: x + 0.044715 x^3 as Pow(x, 3)), and attention's 4-D
+ * layout: the head transpose [B,S,h,d] <-> [B,h,S,d], the batched 4-D
+ * matmuls and one position taken along its sequence axis before and after
+ * the transpose, so that a class token's slice moves up through the
+ * attention of the last block (scores, softmax, context, the query).
+ * Rank-restricted so they only meet the tensors they are for. */
 static const char view_vocab[] =
     "reshape view=flatten rank=3\n"
     "reshape view=unflatten lead=2 rank=2\n"
     "reshape view=split_last heads=2 rank=3\n"
     "reshape view=merge_last rank=4\n"
     "slice axis=1 start=0 end=1 rank=3\n"
+    "slice axis=1 start=0 end=1 rank=4\n"
+    "slice axis=2 start=0 end=1 rank=4\n"
+    "transpose perm=0,2,1,3\n"
+    "matmul rank=4\n"
     "squeeze axes=1 rank=3\n"
     "matmul rank=3,2\n"
     "ewadd broadcast=1 rank=2|3,1\n"
@@ -81,10 +89,12 @@ static const char default_inputs[] =
     "x0:2x4x4x4,x1:2x4x4x4,w0:4x4x3x3,w1:4x4x3x3,w2:4x4x1x1,m0:4x4,m1:4x4,m2:4x4,s0:scalar,"
     "b0:2x4x4,g0:4";
 /* default's: a second [B, S, H] activation, so that a view or a slice
- * moves past an operator of two different ones (a residual add) */
+ * moves past an operator of two different ones (a residual add), and
+ * attention's [B, S, h, d] (q0), whose heads merge into a [B, S, H] within
+ * the enumerator's largest dim (x0's would not) */
 static const char view_inputs[] =
     "x0:2x4x4x4,x1:2x4x4x4,w0:4x4x3x3,w1:4x4x3x3,w2:4x4x1x1,m0:4x4,m1:4x4,m2:4x4,s0:scalar,"
-    "b0:2x4x4,g0:4,b1:2x4x4";
+    "b0:2x4x4,g0:4,b1:2x4x4,q0:2x4x2x2";
 
 void xf_enum_config_init(xf_enum_config *c)
 {

@@ -7,7 +7,8 @@
  * twice one reader at a time and past an add whose operands are the other
  * way round from the rule's; a rule whose target reshape nothing binds
  * matches only its own sizes; with scalings kept, only view moves touch a
- * product by a scalar.
+ * product by a scalar; a slice moving above attention's head merge or
+ * split is a view move and its reverse is not.
  */
 #include <string.h>
 
@@ -415,6 +416,47 @@ END_TEST
  * move past a product by a scalar stays, though the enumerator writes its
  * target with scalar_mul (ewmul(unflatten(a), s) => unflatten(scalar_mul(a,
  * s))); the rule that takes the scalar into a matmul's weight goes. */
+/* slice(view(x)) => view(slice(x)), one position [0, 1) along axis 1, or
+ * the reverse: x of shape `in` viewed as `to`, its slice as `to_sliced`. */
+static void rule_slice_view(xf_rule *r, xf_shape in, xf_shape to, xf_shape to_sliced, int reverse)
+{
+    sides io = rule_inputs(r, 1, &in);
+    xf_params p = xf_params_default();
+    p.n_axes = 1, p.axes[0] = 1, p.starts[0] = 0, p.ends[0] = 1, p.steps[0] = 1;
+    int s = xf_test_op2(&r->src, XF_OP_SLICE, &p, xf_test_reshape(&r->src, io.s[0], to), -1);
+    int d = xf_test_reshape(&r->dst, xf_test_op2(&r->dst, XF_OP_SLICE, &p, io.d[0], -1), to_sliced);
+    if (reverse) {
+        xf_graph t = r->src;
+        r->src = r->dst;
+        r->dst = t;
+        int k = s;
+        s = d;
+        d = k;
+    }
+    rule_outputs(r, s, d);
+}
+
+/* A class token's slice moves up through attention's head merge and split
+ * (issue 28): a slice taken before a reshape instead of after it is a view
+ * move (the views above slices become fewer, all else equal); the reverse
+ * is not, so the closure cannot undo it. */
+START_TEST(slice_moves_above_head_reshapes)
+{
+    int64_t q[4] = {2, 4, 2, 2}, q1[4] = {2, 1, 2, 2};
+    xf_shape merged = shp(3, 2, 4, 4), merged1 = shp(3, 2, 1, 4);
+    xf_shape heads = xf_shape_make(4, q), heads1 = xf_shape_make(4, q1);
+    for (int reverse = 0; reverse < 2; reverse++) {
+        xf_rule merge, split;
+        rule_slice_view(&merge, heads, merged, merged1, reverse);
+        rule_slice_view(&split, merged, heads, heads1, reverse);
+        ck_assert_int_eq(xf_rule_is_view_move(&merge), !reverse);
+        ck_assert_int_eq(xf_rule_is_view_move(&split), !reverse);
+        xf_rule_free(&merge);
+        xf_rule_free(&split);
+    }
+}
+END_TEST
+
 START_TEST(kept_scalings_only_let_views_past)
 {
     xf_rule r[2];
@@ -460,6 +502,7 @@ int main(void)
     tcase_add_test(tc, closure_finishes_the_chain);
     tcase_add_test(tc, search_finds_the_layout);
     tcase_add_test(tc, kept_scalings_only_let_views_past);
+    tcase_add_test(tc, slice_moves_above_head_reshapes);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

@@ -252,6 +252,132 @@ START_TEST(test_family_proved)
 }
 END_TEST
 
+/* ---- attention's 4-D layout (issue 28): a class token's slice moved up
+ * through the head transpose [B,S,h,d] <-> [B,h,S,d] (tswap -3), the merge
+ * of the heads and the split of the last axis, and softmax commuting with
+ * the transpose. Built node by node: the axiom-instance language has no
+ * permutations or reshapes. */
+
+/* 0 ends a chain */
+enum { VIEW_SLICE = 1, VIEW_SWAP, VIEW_SOFTMAX, VIEW_RESHAPE };
+
+/* One operator of a view rule: kind, slice axis, reshape target. */
+typedef struct view_step {
+    int kind, axis;
+    int rank;
+    int64_t dims[4];
+} view_step;
+
+/* A rule src => dst over one input of `in_dims`, each side a chain of at
+ * most 3 steps applied in order; the slices take [start, start + 1). */
+typedef struct view_rule {
+    const char *name, *axioms;
+    int in_rank;
+    int64_t in_dims[4];
+    view_step src[3], dst[3];
+    int start_src, start_dst;
+} view_rule;
+
+static int view_apply(xf_graph *g, int x, const view_step *s, int start)
+{
+    xf_params p = xf_params_default();
+    switch (s->kind) {
+    case VIEW_SLICE:
+        p.n_axes = 1;
+        p.axes[0] = s->axis;
+        p.starts[0] = start;
+        p.ends[0] = start + 1;
+        p.steps[0] = 1;
+        return xf_test_op2(g, XF_OP_SLICE, &p, x, -1);
+    case VIEW_SWAP:
+        p.n_axes = 4;
+        p.axes[0] = 0, p.axes[1] = 2, p.axes[2] = 1, p.axes[3] = 3;
+        return xf_test_op2(g, XF_OP_TRANSPOSE, &p, x, -1);
+    case VIEW_SOFTMAX:
+        p.axis = -1;
+        return xf_test_op2(g, XF_OP_SOFTMAX, &p, x, -1);
+    default: return xf_test_reshape(g, x, xf_shape_make(s->rank, s->dims));
+    }
+}
+
+static void view_build(const view_rule *vr, xf_rule *r)
+{
+    xf_rule_init(r);
+    for (int side = 0; side < 2; side++) {
+        xf_graph *g = side ? &r->dst : &r->src;
+        const view_step *steps = side ? vr->dst : vr->src;
+        int x = xf_test_input(g, "x", vr->in_rank, vr->in_dims);
+        for (int i = 0; i < 3 && steps[i].kind; i++)
+            x = view_apply(g, x, &steps[i], side ? vr->start_dst : vr->start_src);
+        xf_test_out(g, x);
+    }
+    xf_error err;
+    ck_assert_msg(xf_rule_validate(r, &err) == XF_OK, "%s: %s", vr->name, err.msg);
+}
+
+#define SL(ax) {VIEW_SLICE, ax, 0, {0}}
+#define SW {VIEW_SWAP, 0, 0, {0}}
+#define SM {VIEW_SOFTMAX, 0, 0, {0}}
+#define RS(r, a, b, c, d) {VIEW_RESHAPE, 0, r, {a, b, c, d}}
+
+static const view_rule view_rules[] = {
+    {"slice-of-head-transpose", "slice-tswap,tswap-slice", 4, {2, 4, 4, 4}, {SL(1), SW}, {SW, SL(2)}, 0, 0},
+    {"head-transpose-twice", "tswap-involution", 4, {2, 4, 3, 4}, {SW, SW, SM}, {SM}, 0, 0},
+    {"softmax-of-head-transpose", "softmax-tswap", 4, {2, 4, 3, 4}, {SW, SM}, {SM, SW}, 0, 0},
+    {"slice-of-split-heads", "slice-hsplit", 3, {2, 4, 4}, {RS(4, 2, 4, 2, 2), SL(1)},
+     {SL(1), RS(4, 2, 1, 2, 2)}, 0, 0},
+    {"slice-of-merged-heads", "slice-hmerge", 4, {2, 4, 2, 2}, {RS(3, 2, 4, 4, 0), SL(1)},
+     {SL(1), RS(3, 2, 1, 4, 0)}, 0, 0},
+};
+
+/* near misses: the slice taken at another position after the transpose or
+ * the reshape */
+static const view_rule view_misses[] = {
+    {"slice-of-head-transpose-elsewhere", NULL, 4, {2, 4, 4, 4}, {SL(1), SW}, {SW, SL(2)}, 0, 1},
+    {"slice-of-split-heads-elsewhere", NULL, 3, {2, 4, 4}, {RS(4, 2, 4, 2, 2), SL(1)},
+     {SL(1), RS(4, 2, 1, 2, 2)}, 0, 1},
+};
+
+START_TEST(test_view_family_proved)
+{
+    xf_verifier *v = verifier();
+    const view_rule *vr = &view_rules[_i];
+    xf_rule r;
+    view_build(vr, &r);
+    xf_proof pf = prove(v, &r, vr->name);
+    ck_assert_msg(pf.result == XF_PROOF_PROVED, "%s: %s (%s)", vr->name, xf_proof_result_name(pf.result),
+                  pf.detail);
+    ck_assert_int_ne(bounded(v, &r, vr->name), XF_BOUNDED_REFUTED);
+    char names[128];
+    snprintf(names, sizeof names, "%s", vr->axioms);
+    for (char *save = NULL, *name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        int i = xf_verify_axiom_find(name);
+        ck_assert_msg(i >= 0, "no axiom %s", name);
+        xf_error err;
+        ck_assert_int_eq(xf_verifier_set_axiom(v, i, 0, &err), XF_OK);
+    }
+    pf = prove(v, &r, vr->name);
+    ck_assert_msg(pf.result != XF_PROOF_PROVED, "%s proved without %s (by %s)", vr->name, vr->axioms,
+                  pf.core_names);
+    xf_rule_free(&r);
+    xf_verifier_free(v);
+}
+END_TEST
+
+START_TEST(test_view_near_miss_refuted)
+{
+    xf_verifier *v = verifier();
+    const view_rule *vr = &view_misses[_i];
+    xf_rule r;
+    view_build(vr, &r);
+    xf_proof pf = prove(v, &r, vr->name);
+    ck_assert_msg(pf.result != XF_PROOF_PROVED, "%s: proved", vr->name);
+    ck_assert_msg(bounded(v, &r, vr->name) == XF_BOUNDED_REFUTED, "%s: not refuted", vr->name);
+    xf_rule_free(&r);
+    xf_verifier_free(v);
+}
+END_TEST
+
 START_TEST(test_near_miss_refuted)
 {
     xf_verifier *v = verifier();
@@ -313,6 +439,9 @@ int main(void)
     tcase_add_loop_test(tc, test_family_proved, 0, (int)(sizeof families / sizeof families[0]));
     tcase_add_loop_test(tc, test_near_miss_refuted, 0, (int)(sizeof near_misses / sizeof near_misses[0]));
     tcase_add_test(tc, test_refute_only);
+    tcase_add_loop_test(tc, test_view_family_proved, 0, (int)(sizeof view_rules / sizeof view_rules[0]));
+    tcase_add_loop_test(tc, test_view_near_miss_refuted, 0,
+                        (int)(sizeof view_misses / sizeof view_misses[0]));
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

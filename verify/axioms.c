@@ -31,6 +31,8 @@
 #define CV "(sh Int) (sw Int) (p Int) (g Int)"
 /* Last-two-axes swap of a negative axis (what transpose does to it). */
 #define SWAPAX(ax) "(ite (= " ax " -1) -2 (ite (= " ax " -2) -1 " ax "))"
+/* The swap of axes k and k+1 applied to a negative axis (what tswap k does to it). */
+#define TSWAPAX(ax) "(ite (= " ax " k) (+ k 1) (ite (= " ax " (+ k 1)) k " ax "))"
 
 /* An element-wise unary function commutes with every data movement. */
 #define UNARY(f, what)                                                                         \
@@ -140,6 +142,24 @@ static const xf_axiom_info axioms[] = {
     {"concat-trans", "a batch or channel concat of transposes is the transpose of the concat",
      FA(CAT " " T2, "(=> (<= a -3) (= (concat a n m (trans x) (trans y)) (trans (concat a n m x y))))",
         "(concat a n m (trans x) (trans y))")},
+    /* ---- a swap of two axes before the last two (tswap k, k <= -3): the
+     * head transpose [B,S,h,d] -> [B,h,S,d] of attention */
+    {"tswap-involution", "swapping the same two axes twice is the identity",
+     FA("(k Int) (x T)", "(= (tswap k (tswap k x)) x)", "(tswap k (tswap k x))")},
+    {"tswap-slice", "a swap of two axes of a slice is the slice of the swap along the moved axis",
+     FA("(k Int) " SL " (x T)",
+        "(= (tswap k (slice a o l t x)) (slice " TSWAPAX("a") " o l t (tswap k x)))",
+        "(tswap k (slice a o l t x))")},
+    {"slice-tswap", "a slice of a swap of two axes is the swap of the slice along the moved axis",
+     FA("(k Int) " SL " (x T)",
+        "(= (slice a o l t (tswap k x)) (tswap k (slice " TSWAPAX("a") " o l t x)))",
+        "(slice a o l t (tswap k x))")},
+    {"tswap-smul", "a swap of two axes commutes with scalar multiplication",
+     FA("(k Int) (x T) (s T)", "(= (tswap k (smul x s)) (smul (tswap k x) s))",
+        "(tswap k (smul x s))")},
+    {"softmax-tswap", "softmax along the last axis commutes with a swap of two axes before it",
+     FA("(k Int) (x T)", "(= (softmax -1 (tswap k x)) (tswap k (softmax -1 x)))",
+        "(softmax -1 (tswap k x))")},
     /* ---- concat and split */
     {"concat-assoc", "concat along one axis is associative",
      FA("(a Int) (n Int) (m Int) (k Int) (nm Int) " T3,
@@ -494,6 +514,13 @@ static const xf_axiom_info axioms[] = {
      FA("(h Int) (x T)", "(= (hsplit h x) (view (shp (hsplit h x)) x))", "(hsplit h x)")},
     {"hmerge-view", "merging the last two axes is a reshape",
      FA("(x T)", "(= (hmerge x) (view (shp (hmerge x)) x))", "(hmerge x)")},
+    {"slice-hsplit", "a slice along an axis before the last of a split last axis is the split of the slice",
+     FA(SL " (h Int) (x T)",
+        "(=> (<= a -3) (= (slice a o l t (hsplit h x)) (hsplit h (slice (+ a 1) o l t x))))",
+        "(slice a o l t (hsplit h x))")},
+    {"slice-hmerge", "a slice along an axis before the last of merged last axes is the merge of the slice",
+     FA(SL " (x T)", "(=> (<= a -2) (= (slice a o l t (hmerge x)) (hmerge (slice (- a 1) o l t x))))",
+        "(slice a o l t (hmerge x))")},
     UNARY_VIEW("relu", "relu"),
     UNARY_VIEW("sigmoid", "sigmoid"),
     UNARY_VIEW("tanh", "tanh"),

@@ -12,7 +12,7 @@
  * split output); p=same|valid (padding from the kernel size), s=N or HxW
  * (stride), k=N or HxW (pool window, enlarge target), act=relu|sigmoid|tanh,
  * g=N (conv groups), shape=AxBx.. (constants). Shorthands: trans (swap the
- * last two axes), smul (scalar_mul), mean (reduce_mean over `axis`, keeping
+ * last two axes), tswap[axis=K] (swap axes K and K+1, K negative), smul (scalar_mul), mean (reduce_mean over `axis`, keeping
  * dims), ones, imat, iconv, pool (the constant generators); avgpool counts
  * padding. Both sides read the same inputs in declaration order.
  */
@@ -154,6 +154,16 @@ static int apply(parser *ps, const char *op, const kv *o, const int *args, int n
         int r = na ? value_rank(ps, args[0]) : 0;
         prm.n_axes = r;
         for (int i = 0; i < r; i++) prm.axes[i] = i < r - 2 ? i : (i == r - 2 ? r - 1 : r - 2);
+    } else if (!strcmp(op, "tswap")) {
+        id = XF_OP_TRANSPOSE;
+        int r = na ? value_rank(ps, args[0]) : 0, a = r + o->axis;
+        if (!o->has_axis || a < 0 || a + 1 >= r) {
+            fail(ps, "tswap needs axis=K with -rank <= K <= -2");
+            return -1;
+        }
+        prm.n_axes = r;
+        for (int i = 0; i < r; i++) prm.axes[i] = i == a ? a + 1 : i == a + 1 ? a : i;
+        prm.axis = 0;
     } else if (!strcmp(op, "conv")) {
         id = XF_OP_CONV;
     } else if (!strcmp(op, "smul")) {

@@ -239,18 +239,32 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
         return XF_OK;
     }
     case XF_OP_TRANSPOSE: {
-        int swap = s0->rank >= 2, ident = 1;
+        /* j: the first of two adjacent axes the permutation swaps, -1 when it
+         * is not such a swap */
+        int swap = s0->rank >= 2, ident = 1, j = -1;
         for (int i = 0; i < p->n_axes; i++) {
             int64_t want = i < p->n_axes - 2 ? i : (i == p->n_axes - 2 ? i + 1 : i - 1);
             if (p->axes[i] != want) swap = 0;
             if (p->axes[i] != i) ident = 0;
+            if (j < 0 && p->axes[i] != i) j = i;
         }
         if (p->n_axes == 0) swap = s0->rank == 2, ident = s0->rank < 2;
+        int adjacent = !swap && !ident && j >= 0 && j + 1 < p->n_axes && p->axes[j] == j + 1 &&
+                       p->axes[j + 1] == j;
+        for (int i = j + 2; adjacent && i < p->n_axes; i++) adjacent = p->axes[i] == i;
         /* swapping two axes of size 1 moves no element */
         if (swap && s0->dims[s0->rank - 1] == 1 && s0->dims[s0->rank - 2] == 1) ident = 1;
-        if (ident) r = in[0];
-        else if (swap) r = app(v, XF_AX_TRANS, 0, NULL, 1, in);
-        else return unsupported(g, ni, "only a swap of the last two axes is modelled", err);
+        if (adjacent && s0->dims[j] == 1 && s0->dims[j + 1] == 1) ident = 1;
+        if (ident) {
+            r = in[0];
+        } else if (swap) {
+            r = app(v, XF_AX_TRANS, 0, NULL, 1, in);
+        } else if (adjacent) {
+            k[0] = j - s0->rank;
+            r = app(v, XF_AX_TSWAP, 1, k, 1, in);
+        } else {
+            return unsupported(g, ni, "only a swap of two adjacent axes is modelled", err);
+        }
         break;
     }
     case XF_OP_ENLARGE:

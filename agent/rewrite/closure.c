@@ -17,8 +17,9 @@
  *    of the last two, squeeze) or a slice toward the inputs, or
  *  - cancels or merges reshapes,
  * measured by the sum over views of their direction times the operators
- * above them, which never grows, and which falls or the reshapes that add
- * axes become fewer.
+ * above them, which never grows, and which falls, or the reshapes that add
+ * axes become fewer, or (the others equal) the views above slices do: a
+ * slice moving above a reshape.
  * xf_closure_run applies view moves (slices first, they remove work) and
  * merges identical reshapes reading one value (a rewrite that moves one
  * reader's flatten up leaves copies for the others) until none applies;
@@ -73,22 +74,24 @@ static xf_op scaling_op(const xf_graph *g, const xf_node *n)
 
 typedef struct side_key {
     int views, downs, phi;
+    int slice_views; /* views above each slice, summed */
     int ops[XF_OP_COUNT]; /* non-view operators */
 } side_key;
 
-/* The key of one rule side: its views, those that add axes, and the sum of
- * direction times non-view operators above each view. */
+/* The key of one rule side: its views, those that add axes, the sum of
+ * direction times non-view operators above each view, and the views above
+ * each slice. */
 static void side_of(const xf_graph *g, side_key *k)
 {
     memset(k, 0, sizeof *k);
-    int anc[XF_MATCH_MAX_NODES * 2];
+    int anc[XF_MATCH_MAX_NODES * 2], anc_views[XF_MATCH_MAX_NODES * 2];
     int n = g->n_nodes < XF_MATCH_MAX_NODES * 2 ? g->n_nodes : XF_MATCH_MAX_NODES * 2;
     int order[XF_MATCH_MAX_NODES * 2];
     if (xf_graph_topo_order(g, order, NULL) != XF_OK) return;
     for (int t = 0; t < n; t++) {
         int i = order[t];
         const xf_node *nd = &g->nodes[i];
-        int above = 0; /* non-view operators this node depends on */
+        int above = 0, views_above = 0; /* non-view operators and views this node depends on */
         uint32_t seen = 0;
         for (int s = 0; s < nd->n_inputs; s++) {
             int v = nd->inputs[s];
@@ -97,13 +100,16 @@ static void side_of(const xf_graph *g, side_key *k)
             if (seen & (1u << p)) continue;
             seen |= 1u << p;
             above += anc[p] + (view_dir(g, &g->nodes[p]) == 2);
+            views_above += anc_views[p] + (view_dir(g, &g->nodes[p]) != 2);
         }
         anc[i] = above;
+        anc_views[i] = views_above;
         int d = view_dir(g, nd);
         if (d == 2) {
             k->ops[scaling_op(g, nd)]++;
             continue;
         }
+        if (nd->op == XF_OP_SLICE) k->slice_views += views_above;
         k->views++;
         if (d < 0) k->downs++;
         k->phi += d * above;
@@ -119,8 +125,12 @@ int xf_rule_is_view_move(const xf_rule *r)
     if (s.views == 0 || memcmp(s.ops, d.ops, sizeof s.ops) != 0) return 0;
     /* no view moves against its direction (an unflatten that goes back up
      * through a matmul to cancel a flatten undoes the layout), and one
-     * moves with it or a view that adds axes goes */
-    return d.phi <= s.phi && (d.downs < s.downs || d.phi < s.phi);
+     * moves with it, a view that adds axes goes, or a slice moves above a
+     * reshape (a class token's slice through attention's head merge and
+     * split) */
+    if (d.phi > s.phi) return 0;
+    return d.downs < s.downs || d.phi < s.phi ||
+           (d.downs == s.downs && d.slice_views < s.slice_views);
 }
 
 int xf_rule_has_view_op(const xf_rule *r)
