@@ -34,7 +34,7 @@
  *
  * A rule the axioms did not prove can only end refuted or unknown, and
  * every refutation of the 4-operator samples at shapes other than the
- * rule's own came from the float probe (docs/verify.md "Unknown rules"):
+ * rule's own came from the float probe (docs/log/verify.md "Unknown rules"):
  * xf_verify_bounded_refute runs the full check at the rule's own shapes
  * and only the float probe at the other planned shapes (also when the own
  * shapes spent the budget). In every form the float probe runs at every
