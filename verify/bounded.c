@@ -1,6 +1,6 @@
 /*
  * bounded.c — the bounded element-wise check of a rule, independent of the
- * axioms (DESIGN.md §4 "Verification", docs/verify.md).
+ * axioms (docs/design.md "Data flow", docs/verify.md).
  *
  * The rule is checked at its own input shapes, then at the small other
  * admissible ones and last at the largest, as bounded_shapes.c chooses
