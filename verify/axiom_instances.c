@@ -18,7 +18,8 @@
 #define UNARY(f)                                                                                   \
     {f "-trans", "x:2x3", f "(trans(x))", "trans(" f "(x))"},                                  \
     {f "-concat", "x:2x1 y:2x2", f "(concat[axis=1](x,y))", "concat[axis=1](" f "(x)," f "(y))"}, \
-    {f "-slice", "x:2x3", f "(" SPL "(x))", SPL "(" f "(x))"}
+    {f "-slice", "x:2x3", f "(" SPL "(x))", SPL "(" f "(x))"},                                     \
+    {f "-tswap", "x:1x2x3x2", f "(tswap[axis=-3](x))", "tswap[axis=-3](" f "(x))"}
 
 static const xf_axiom_instance instances[] = {
     /* ---- element-wise arithmetic */
@@ -92,6 +93,12 @@ static const xf_axiom_instance instances[] = {
     {"slice-tswap", "x:3x2x2x2", "split[axis=0,sizes=1x2,out=1](tswap[axis=-3](x))",
      "tswap[axis=-3](split[axis=0,sizes=1x2,out=1](x))"},
     {"tswap-smul", "x:1x2x3x2 s:", "tswap[axis=-3](smul(x,s))", "smul(tswap[axis=-3](x),s)"},
+    {"tswap-concat", "x:1x1x3x2 y:1x2x3x2", "tswap[axis=-3](concat[axis=1](x,y))",
+     "concat[axis=2](tswap[axis=-3](x),tswap[axis=-3](y))"},
+    {"concat-tswap", "x:2x3x1x2 y:2x3x1x2", "concat[axis=0](tswap[axis=-3](x),tswap[axis=-3](y))",
+     "tswap[axis=-3](concat[axis=0](x,y))"},
+    {"mean-tswap", "x:1x2x3x2", "mean[axis=3](tswap[axis=-3](x))", "tswap[axis=-3](mean[axis=3](x))"},
+    {"mean-tswap", "x:1x2x3x2", "mean[axis=2](tswap[axis=-3](x))", "tswap[axis=-3](mean[axis=1](x))"},
     {"softmax-tswap", "x:1x2x3x2", "softmax[axis=3](tswap[axis=-3](x))", "tswap[axis=-3](softmax[axis=3](x))"},
     {"concat-ewadd", "x:2x1 y:2x2 u:2x1 w:2x2", "ewadd(concat[axis=1](x,y),concat[axis=1](u,w))",
      "concat[axis=1](ewadd(x,u),ewadd(y,w))"},

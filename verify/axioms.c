@@ -43,7 +43,9 @@
         "(" f " (concat a n m x y))")},                                                        \
     {f "-slice", what " commutes with a slice (split output)",                                 \
      FA(SL " (x T)", "(= (" f " (slice a o l t x)) (slice a o l t (" f " x)))",                \
-        "(" f " (slice a o l t x))")}
+        "(" f " (slice a o l t x))")},                                                         \
+    {f "-tswap", what " commutes with a swap of two axes",                                     \
+     FA("(k Int) (x T)", "(= (" f " (tswap k x)) (tswap k (" f " x)))", "(" f " (tswap k x))")}
 
 /* An element-wise unary function commutes with a reshape. */
 #define UNARY_VIEW(f, what)                                                                    \
@@ -157,6 +159,17 @@ static const xf_axiom_info axioms[] = {
     {"tswap-smul", "a swap of two axes commutes with scalar multiplication",
      FA("(k Int) (x T) (s T)", "(= (tswap k (smul x s)) (smul (tswap k x) s))",
         "(tswap k (smul x s))")},
+    {"tswap-concat", "a swap of two axes of a concat is the concat of the swaps along the moved axis",
+     FA("(k Int) " CAT " " T2,
+        "(= (tswap k (concat a n m x y)) (concat " TSWAPAX("a") " n m (tswap k x) (tswap k y)))",
+        "(tswap k (concat a n m x y))")},
+    {"concat-tswap", "a concat of swaps of two axes is the swap of the concat along the moved axis",
+     FA("(k Int) " CAT " " T2,
+        "(= (concat a n m (tswap k x) (tswap k y)) (tswap k (concat " TSWAPAX("a") " n m x y)))",
+        "(concat a n m (tswap k x) (tswap k y))")},
+    {"mean-tswap", "a mean of a swap of two axes is the swap of the mean along the moved axis",
+     FA("(k Int) (b Int) (x T)", "(= (mean b (tswap k x)) (tswap k (mean " TSWAPAX("b") " x)))",
+        "(mean b (tswap k x))")},
     {"softmax-tswap", "softmax along the last axis commutes with a swap of two axes before it",
      FA("(k Int) (x T)", "(= (softmax -1 (tswap k x)) (tswap k (softmax -1 x)))",
         "(softmax -1 (tswap k x))")},
