@@ -364,6 +364,29 @@ xf_params xf_params_default(void);
  * equal operations have equal bytes. xf_graph_add_node applies it. */
 void xf_params_canonical(xf_op op, xf_params *p);
 
+/* Operator classes, one column of the operator table (ir/op_table.c): what
+ * kind of computation an operator is, asked by the cost model, the
+ * rewriter, the verifier and the enumerator instead of lists of their own.
+ * Every operator but opaque has exactly one of the first seven; the last
+ * three refine them. */
+enum {
+    XF_OPC_ELEMENTWISE = 1u << 0,   /* output element i reads element i of each operand
+                                       after numpy broadcasting: unary functions,
+                                       arithmetic, comparisons, where, scalar_mul, cast */
+    XF_OPC_CONTRACTION = 1u << 1,   /* sums of products: matmul, gemm, conv, conv_transpose */
+    XF_OPC_NORMALIZATION = 1u << 2, /* batchnorm, layernorm, softmax */
+    XF_OPC_REDUCTION = 1u << 3,     /* pooling and reduce_* */
+    XF_OPC_MOVEMENT = 1u << 4,      /* elements moved or repeated, no arithmetic (resize's
+                                       linear mode interpolates) */
+    XF_OPC_SHAPE = 1u << 5,         /* reads only its input's shape: shape, size */
+    XF_OPC_GENERATOR = 1u << 6,     /* no inputs: constants made from parameters */
+    XF_OPC_VIEW = 1u << 7,          /* the input's elements in their order, no copy:
+                                       reshape, flatten, squeeze, unsqueeze, identity, dropout */
+    XF_OPC_ARITHMETIC = 1u << 8,    /* the four operations: ewadd, ewsub, ewmul, ewdiv */
+    XF_OPC_IMPORTED = 1u << 9       /* added for imported models: no rule vocabulary,
+                                       fingerprint or verifier encoding has it */
+};
+
 /* Number of inputs an op takes: [min_inputs, max_inputs]; outputs likewise.
  * An input id of -1 marks an omitted optional input. */
 typedef struct xf_op_info {
@@ -372,9 +395,17 @@ typedef struct xf_op_info {
     int min_inputs, max_inputs;
     int min_outputs, max_outputs; /* max_outputs -1: variadic (split) */
     int enumerable;               /* may xfergen use it in rules */
+    unsigned classes;             /* XF_OPC_* */
+    xf_activation activation;     /* the conv activation it is (relu, sigmoid, tanh) */
 } xf_op_info;
 
 const xf_op_info *xf_op_get(xf_op op);
+/* 1 when op has every class in `classes` (XF_OPC_*); 0 for an unknown op. */
+int xf_op_is(xf_op op, unsigned classes);
+/* The activation a conv fuses for op (XF_ACT_NONE for any other op), and
+ * the operator of an activation (XF_OP_COUNT for XF_ACT_NONE). */
+xf_activation xf_op_activation(xf_op op);
+xf_op xf_activation_op(xf_activation act);
 /* Look up by rlflow name; returns XF_OP_COUNT when unknown. */
 xf_op xf_op_from_name(const char *name);
 
