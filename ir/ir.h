@@ -220,7 +220,27 @@ size_t xf_tensor_bytes(const xf_tensor *t);
  * shapes and dtypes must match (XF_ERR_MISMATCH otherwise). */
 xf_status xf_tensor_compare(const xf_tensor *a, const xf_tensor *b, double *max_abs,
                             double *max_rel, xf_error *err);
-/* True when every element satisfies |a-b| <= atol + rtol*|b| (and ints/bools equal). */
+/* "Agree": the one rule for comparing float values, a against a reference:
+ * |a - ref| <= atol + rtol * |ref|; NaN agrees with NaN only. The named
+ * tolerances are the defaults of its uses. */
+typedef struct xf_tolerance {
+    double rtol, atol;
+} xf_tolerance;
+/* a rewritten model against the model it came from (rlflow-agent's --rtol
+ * and --atol, the checked writer, the arbiter's interpreter check) */
+#define XF_TOL_MODEL ((xf_tolerance){1e-3, 1e-4})
+/* both sides of a rule on the same inputs, where float32 rounding of a few
+ * operators is all that may differ (xfergen's float32 confirmation, relative
+ * to the output's largest magnitude; the verifier's confirmation of a
+ * counterexample; xferdb check-export) */
+#define XF_TOL_RULE ((xf_tolerance){1e-4, 1e-4})
+/* the verifier's float probe on random inputs: a difference this large is
+ * far beyond float32 rounding for a graph of a few operators */
+#define XF_TOL_PROBE ((xf_tolerance){1e-3, 1e-3})
+/* equal up to float rounding (xferdb show's counterexample) */
+#define XF_TOL_ROUNDING ((xf_tolerance){1e-5, 1e-5})
+int xf_value_agree(double a, double ref, xf_tolerance tol);
+/* True when every element agrees (xf_value_agree with rtol, atol) and ints/bools are equal. */
 int xf_tensor_close(const xf_tensor *a, const xf_tensor *b, double rtol, double atol);
 
 /* ---------------------------------------------------------------- operators */
