@@ -134,7 +134,6 @@ void xf_arena_init(xf_arena *a, size_t block_size);
 /* 16-byte aligned, zeroed; NULL only when the system is out of memory. */
 void *xf_arena_alloc(xf_arena *a, size_t bytes);
 char *xf_arena_strdup(xf_arena *a, const char *s);
-void xf_arena_reset(xf_arena *a); /* keep nothing; ready for reuse */
 void xf_arena_free(xf_arena *a);
 
 /* ------------------------------------------------------------------ shapes */
