@@ -184,6 +184,13 @@ int xf_op_is(xf_op op, unsigned classes)
     return d && (d->info.classes & classes) == classes;
 }
 
+int xf_op_keeps_shape(xf_op op)
+{
+    return (xf_op_is(op, XF_OPC_ELEMENTWISE) && table[op].info.min_inputs == 1 &&
+            op != XF_OP_NOT) ||
+           op == XF_OP_SOFTMAX;
+}
+
 xf_activation xf_op_activation(xf_op op)
 {
     const xf_op_def *d = xf_op_def_get(op);

@@ -3,7 +3,7 @@
  * (XF_OPC_*, xf_op_is, xf_op_activation): every operator has exactly one
  * kind, the refinements sit inside their kinds, and each place that kept a
  * list of its own before the table (the cost model, the rewriter, the
- * verifier, the enumerator, import and finish) gets, from the query it
+ * verifier, the enumerator, the symbolic shape rules, import and finish) gets, from the query it
  * asks now, the same answer for every operator as from its old list. The
  * old lists are written out below as they stood, so a row changed in the
  * table fails here naming the operator and the place.
@@ -180,6 +180,37 @@ START_TEST(fingerprint_lists)
 }
 END_TEST
 
+/* ir/rule_dims.c and ir/domain_infer.c: the symbolic shape rules of
+ * rules and validity domains (the same-shape operators, the broadcasting
+ * ones). */
+static int keeps_shape(xf_op op)
+{
+    return (ew(op) && info(op)->min_inputs == 1 && op != XF_OP_NOT) || op == XF_OP_SOFTMAX;
+}
+static int dims_binary(xf_op op)
+{
+    return ew(op) && info(op)->max_inputs == 2 && op != XF_OP_SCALAR_MUL;
+}
+static int domain_broadcast(xf_op op)
+{
+    return ew(op) && info(op)->min_inputs > 1 && op != XF_OP_SCALAR_MUL && op != XF_OP_PRELU;
+}
+START_TEST(shape_rule_lists)
+{
+    opset same = set_of(XF_OP_RELU, XF_OP_SIGMOID, XF_OP_TANH, XF_OP_ERF, XF_OP_GELU, XF_OP_SQRT,
+                        XF_OP_EXP, XF_OP_LOG, XF_OP_NEG, XF_OP_ABS, XF_OP_RECIPROCAL,
+                        XF_OP_IDENTITY, XF_OP_DROPOUT, XF_OP_CAST, XF_OP_SOFTMAX, XF_OP_CLIP,
+                        XF_OP_HARDSIGMOID, XF_OP_HARDSWISH, XF_OP_LEAKYRELU, XF_OP_COUNT);
+    opset binary = set_of(XF_OP_ADD, XF_OP_SUB, XF_OP_MUL, XF_OP_DIV, XF_OP_POW, XF_OP_EQUAL,
+                          XF_OP_MIN, XF_OP_MAX, XF_OP_PRELU, XF_OP_COUNT);
+    opset broadcast = set_of(XF_OP_ADD, XF_OP_SUB, XF_OP_MUL, XF_OP_DIV, XF_OP_POW, XF_OP_EQUAL,
+                             XF_OP_WHERE, XF_OP_MIN, XF_OP_MAX, XF_OP_COUNT);
+    expect_same("rule_dims.c and domain_infer.c same shape", &same, keeps_shape);
+    expect_same("rule_dims.c is_binary", &binary, dims_binary);
+    expect_same("domain_infer.c broadcasting", &broadcast, domain_broadcast);
+}
+END_TEST
+
 /* agent/rewrite/finish.c and onnx/import_ops.c (activation_of), and
  * agent/rewrite/prepare.c (its inverse). */
 START_TEST(activation_table)
@@ -237,6 +268,7 @@ int main(void)
     tcase_add_test(t, onednn_elementwise_lists);
     tcase_add_test(t, verifier_ties_lists);
     tcase_add_test(t, fingerprint_lists);
+    tcase_add_test(t, shape_rule_lists);
     tcase_add_test(t, activation_table);
     tcase_add_test(t, every_operator_has_one_kind);
     suite_add_tcase(s, t);
