@@ -387,7 +387,7 @@ void xf_params_canonical(xf_op op, xf_params *p);
  * kind of computation an operator is, asked by the cost model, the
  * rewriter, the verifier and the enumerator instead of lists of their own.
  * Every operator but opaque has exactly one of the first seven; the last
- * three refine them. */
+ * four refine them. */
 enum {
     XF_OPC_ELEMENTWISE = 1u << 0,   /* output element i reads element i of each operand
                                        after numpy broadcasting: unary functions,
@@ -402,8 +402,9 @@ enum {
     XF_OPC_VIEW = 1u << 7,          /* the input's elements in their order, no copy:
                                        reshape, flatten, squeeze, unsqueeze, identity, dropout */
     XF_OPC_ARITHMETIC = 1u << 8,    /* the four operations: ewadd, ewsub, ewmul, ewdiv */
-    XF_OPC_IMPORTED = 1u << 9       /* added for imported models: no rule vocabulary,
+    XF_OPC_IMPORTED = 1u << 9,      /* added for imported models: no rule vocabulary,
                                        fingerprint or verifier encoding has it */
+    XF_OPC_COMMUTATIVE = 1u << 10   /* two operands in either order: ewadd, ewmul, ewmin, ewmax */
 };
 
 /* Number of inputs an op takes: [min_inputs, max_inputs]; outputs likewise.

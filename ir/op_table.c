@@ -45,6 +45,7 @@
 #define SHAPE XF_OPC_SHAPE
 #define GEN XF_OPC_GENERATOR
 #define IMPORTED XF_OPC_IMPORTED
+#define COMM XF_OPC_COMMUTATIVE
 
 static const xf_op_def table[XF_OP_COUNT] = {
     ROW(XF_OP_OPAQUE, "opaque", NULL, 0, 1 << 20, 0, 1 << 20, 0, 0, XF_ACT_NONE, NULL, NULL),
@@ -66,11 +67,11 @@ static const xf_op_def table[XF_OP_COUNT] = {
     ROW(XF_OP_DROPOUT, "dropout", "Dropout", 1, 3, 1, 2, 0, EW | VIEW, XF_ACT_NONE,
         xf_infer_dropout, xf_run_dropout),
     ROW(XF_OP_CAST, "cast", "Cast", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_cast, xf_run_cast),
-    ROW(XF_OP_ADD, "ewadd", "Add", 2, 2, 1, 1, 1, EW | ARITH, XF_ACT_NONE, xf_infer_arith,
+    ROW(XF_OP_ADD, "ewadd", "Add", 2, 2, 1, 1, 1, EW | ARITH | COMM, XF_ACT_NONE, xf_infer_arith,
         xf_run_add),
     ROW(XF_OP_SUB, "ewsub", "Sub", 2, 2, 1, 1, 0, EW | ARITH, XF_ACT_NONE, xf_infer_arith,
         xf_run_sub),
-    ROW(XF_OP_MUL, "ewmul", "Mul", 2, 2, 1, 1, 1, EW | ARITH, XF_ACT_NONE, xf_infer_arith,
+    ROW(XF_OP_MUL, "ewmul", "Mul", 2, 2, 1, 1, 1, EW | ARITH | COMM, XF_ACT_NONE, xf_infer_arith,
         xf_run_mul),
     ROW(XF_OP_DIV, "ewdiv", "Div", 2, 2, 1, 1, 0, EW | ARITH, XF_ACT_NONE, xf_infer_arith,
         xf_run_div),
@@ -146,9 +147,9 @@ static const xf_op_def table[XF_OP_COUNT] = {
         xf_infer_unary, xf_run_leakyrelu),
     ROW(XF_OP_PRELU, "prelu", "PRelu", 2, 2, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE, xf_infer_prelu,
         xf_run_prelu),
-    ROW(XF_OP_MIN, "ewmin", "Min", 2, 2, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE, xf_infer_arith,
+    ROW(XF_OP_MIN, "ewmin", "Min", 2, 2, 1, 1, 0, EW | IMPORTED | COMM, XF_ACT_NONE, xf_infer_arith,
         xf_run_min),
-    ROW(XF_OP_MAX, "ewmax", "Max", 2, 2, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE, xf_infer_arith,
+    ROW(XF_OP_MAX, "ewmax", "Max", 2, 2, 1, 1, 0, EW | IMPORTED | COMM, XF_ACT_NONE, xf_infer_arith,
         xf_run_max),
     ROW(XF_OP_REDUCE_SUM, "reduce_sum", "ReduceSum", 1, 1, 1, 1, 0, REDUCE | IMPORTED, XF_ACT_NONE,
         xf_infer_reduce_mean, xf_run_reduce_sum),

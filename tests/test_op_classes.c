@@ -211,6 +211,20 @@ START_TEST(shape_rule_lists)
 }
 END_TEST
 
+/* ir/graph_hash.c (unordered hashes) and agent/rewrite/pattern.c (matching
+ * either operand order): the commutative operators; enumerate/instantiate.c:
+ * the two-operand variants that need equal shapes unless they broadcast. */
+static int commutes(xf_op op) { return xf_op_is(op, XF_OPC_COMMUTATIVE); }
+static int enum_binary(xf_op op) { return arith(op) || op == XF_OP_POW; }
+START_TEST(commutative_and_enumerator_lists)
+{
+    opset comm = set_of(XF_OP_ADD, XF_OP_MUL, XF_OP_MIN, XF_OP_MAX, XF_OP_COUNT);
+    opset binary = set_of(XF_OP_ADD, XF_OP_SUB, XF_OP_MUL, XF_OP_DIV, XF_OP_POW, XF_OP_COUNT);
+    expect_same("graph_hash.c and pattern.c commutative", &comm, commutes);
+    expect_same("enumerate/instantiate.c is_elementwise_binary", &binary, enum_binary);
+}
+END_TEST
+
 /* agent/rewrite/finish.c and onnx/import_ops.c (activation_of), and
  * agent/rewrite/prepare.c (its inverse). */
 START_TEST(activation_table)
@@ -246,8 +260,9 @@ START_TEST(every_operator_has_one_kind)
                       k ? "more than one" : "no");
         if (o->classes & XF_OPC_VIEW)
             ck_assert_msg(k & (XF_OPC_MOVEMENT | XF_OPC_ELEMENTWISE), "view %s", o->name);
-        if (o->classes & XF_OPC_ARITHMETIC)
-            ck_assert_msg(k == XF_OPC_ELEMENTWISE, "arithmetic %s", o->name);
+        if (o->classes & (XF_OPC_ARITHMETIC | XF_OPC_COMMUTATIVE))
+            ck_assert_msg(k == XF_OPC_ELEMENTWISE && o->min_inputs == 2 && o->max_inputs == 2,
+                          "arithmetic or commutative %s", o->name);
         ck_assert_msg((k == XF_OPC_GENERATOR) == (o->max_inputs == 0), "generator %s", o->name);
         if (o->classes & XF_OPC_IMPORTED) ck_assert_msg(!o->enumerable, "imported %s", o->name);
     }
@@ -269,6 +284,7 @@ int main(void)
     tcase_add_test(t, verifier_ties_lists);
     tcase_add_test(t, fingerprint_lists);
     tcase_add_test(t, shape_rule_lists);
+    tcase_add_test(t, commutative_and_enumerator_lists);
     tcase_add_test(t, activation_table);
     tcase_add_test(t, every_operator_has_one_kind);
     suite_add_tcase(s, t);
