@@ -163,28 +163,8 @@ static int default_output(cli_options *o)
 int cli_parse(int argc, char **argv, cli_options *o)
 {
     memset(o, 0, sizeof *o);
-    xf_search_options so = xf_search_options_default();
-    o->agent = CLI_AGENT_WM;
-    o->search = XF_SEARCH_TASO;
-    o->tau = 1.0;
-    o->backend = XF_COST_ONEDNN;
-    o->threads = 1;
-    o->alpha = so.alpha;
-    o->locations = so.max_locations;
-    o->seed = 1;
-    o->rule_status = xf_ruleset_options_default().status;
-    o->check = 1;
-    o->latency = 1;
-    o->prepare = xf_prepare_options_default();
-    o->rtol = 1e-3;
-    o->atol = 1e-4;
-    o->candidates = xf_arbiter_options_default().max_models;
-    o->scalings_both = 1;
-    o->passes = CLI_PASSES_BOTH;
-    o->derived_rules = 1;
-    o->lookahead = 1;
-    o->target_every = 50;
-    o->target_budget = 90;
+    o->opt = xf_optimize_options_default();
+    xf_optimize_options *p = &o->opt;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         int rc = 0, takes = 1;
@@ -194,21 +174,21 @@ int cli_parse(int argc, char **argv, cli_options *o)
             return -1;
         } else if (!strcmp(a, "--rules")) {
             if (!next || !*next) return bad(a, "a file name", next);
-            o->rules = next;
+            p->rules = next;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!next || !*next) return bad(a, "a file name", next);
             o->output = next;
         } else if (!strcmp(a, "--external-data")) {
             if (!next || !*next) return bad(a, "a file name", next);
-            o->external_data = next;
+            p->external_data = next;
         } else if (!strcmp(a, "--search") || !strcmp(a, "--agent")) {
             int is_agent = !strcmp(a, "--agent");
             if (is_agent && next && !strcmp(next, "wm")) {
-                o->agent = CLI_AGENT_WM;
+                p->agent = XF_OPTIMIZE_WM;
             } else if (is_agent && next && !strcmp(next, "ppo")) {
-                o->agent = CLI_AGENT_PPO;
-            } else if (next && xf_search_kind_parse(next, &o->search, &err) == XF_OK) {
-                o->agent = CLI_AGENT_SEARCH;
+                p->agent = XF_OPTIMIZE_PPO;
+            } else if (next && xf_search_kind_parse(next, &p->search, &err) == XF_OK) {
+                p->agent = XF_OPTIMIZE_SEARCH;
             } else {
                 fprintf(stderr, "rlflow-agent: %s needs %s, got '%s'\n", a,
                         is_agent ? "wm, ppo, taso, greedy or random" : "taso, greedy or random",
@@ -217,54 +197,53 @@ int cli_parse(int argc, char **argv, cli_options *o)
             }
         } else if (!strcmp(a, "--save") || !strcmp(a, "--load")) {
             if (!next || !*next) return bad(a, "a file name", next);
-            if (a[2] == 's') o->save = next;
-            else o->load = next;
+            if (a[2] == 's') p->save = next;
+            else p->load = next;
         } else if (!strcmp(a, "--tau")) {
-            rc = parse_double(a, next, 0.0, &o->tau);
+            rc = parse_double(a, next, 0.0, &p->tau);
         } else if (!strcmp(a, "--backend")) {
-            if (!next || xf_cost_backend_parse(next, &o->backend, &err)) {
+            if (!next || xf_cost_backend_parse(next, &p->backend, &err)) {
                 fprintf(stderr, "rlflow-agent: %s\n", next ? err.msg : "--backend needs a value");
                 return 2;
             }
         } else if (!strcmp(a, "--cache")) {
             if (!next) return bad(a, "a file name or 'none'", next);
-            o->cache = next;
+            p->cache = next;
         } else if (!strcmp(a, "--threads")) {
             char msg[256];
-            if (xf_cli_parse_threads(a, next, 1, &o->threads, msg, sizeof msg) != 0) {
+            if (xf_cli_parse_threads(a, next, 1, &p->threads, msg, sizeof msg) != 0) {
                 fprintf(stderr, "rlflow-agent: %s\n", msg);
                 return 2;
             }
-            o->threads_given = 1;
         } else if (!strcmp(a, "--target")) {
-            if (next && !strcmp(next, "ort")) o->target = 1;
-            else if (next && !strcmp(next, "none")) o->target = 0;
+            if (next && !strcmp(next, "ort")) p->target = 1;
+            else if (next && !strcmp(next, "none")) p->target = 0;
             else return bad(a, "ort or none", next);
         } else if (!strcmp(a, "--cost")) {
-            if (next && !strcmp(next, "fused")) o->fused_cost = 1;
-            else if (next && !strcmp(next, "ops")) o->fused_cost = 0;
+            if (next && !strcmp(next, "fused")) p->fused_cost = 1;
+            else if (next && !strcmp(next, "ops")) p->fused_cost = 0;
             else return bad(a, "ops or fused", next);
         } else if (!strcmp(a, "--scalings")) {
             int both = next && !strcmp(next, "both"), moved = next && !strcmp(next, "moved");
             if (!both && !moved && !(next && !strcmp(next, "kept")))
                 return bad(a, "moved, kept or both", next);
-            o->scalings_both = both;
-            o->prepare.scalar_mul = both || moved;
+            p->scalings_both = both;
+            p->prepare.scalar_mul = both || moved;
         } else if (!strcmp(a, "--passes")) {
-            if (next && !strcmp(next, "rules")) o->passes = CLI_PASSES_RULES;
-            else if (next && !strcmp(next, "expert")) o->passes = CLI_PASSES_EXPERT;
-            else if (next && !strcmp(next, "both")) o->passes = CLI_PASSES_BOTH;
+            if (next && !strcmp(next, "rules")) p->passes = XF_OPTIMIZE_RULES;
+            else if (next && !strcmp(next, "expert")) p->passes = XF_OPTIMIZE_EXPERT;
+            else if (next && !strcmp(next, "both")) p->passes = XF_OPTIMIZE_BOTH;
             else return bad(a, "rules, expert or both", next);
         } else if (!strcmp(a, "--candidates")) {
-            rc = parse_int(a, next, 1, 1000, &o->candidates);
+            rc = parse_int(a, next, 1, 1000, &p->candidates);
         } else if (!strcmp(a, "--target-budget")) {
-            rc = parse_double(a, next, 0, &o->target_budget);
+            rc = parse_double(a, next, 0, &p->target_budget);
         } else if (!strcmp(a, "--racing")) {
-            rc = parse_int(a, next, 1, 64, &o->racing);
+            rc = parse_int(a, next, 1, 64, &p->racing);
         } else if (!strcmp(a, "--target-every")) {
-            rc = parse_int(a, next, 1, 100000000, &o->target_every);
+            rc = parse_int(a, next, 1, 100000000, &p->target_every);
         } else if (!strcmp(a, "--alpha")) {
-            rc = parse_double(a, next, 1.0, &o->alpha);
+            rc = parse_double(a, next, 1.0, &p->alpha);
         } else if (!strcmp(a, "--budget")) {
             size_t n = next ? strlen(next) : 0;
             if (n > 1 && next[n - 1] == 's') {
@@ -272,25 +251,25 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 if (n >= sizeof num) return bad(a, "a count or a time such as 120s", next);
                 memcpy(num, next, n - 1);
                 num[n - 1] = '\0';
-                if (xf_cli_parse_f64(num, 0.001, DBL_MAX, &o->time_limit) != 0)
+                if (xf_cli_parse_f64(num, 0.001, DBL_MAX, &p->time_limit) != 0)
                     return bad(a, "a count or a time such as 120s", next);
             } else {
-                rc = parse_int(a, next, 1, 100000000, &o->budget);
+                rc = parse_int(a, next, 1, 100000000, &p->budget);
             }
         } else if (!strcmp(a, "--time-limit")) {
-            rc = parse_double(a, next, 0.0, &o->time_limit);
+            rc = parse_double(a, next, 0.0, &p->time_limit);
         } else if (!strcmp(a, "--locations")) {
-            rc = parse_int(a, next, 1, 1000000, &o->locations);
+            rc = parse_int(a, next, 1, 1000000, &p->locations);
         } else if (!strcmp(a, "--max-rule-size")) {
-            rc = parse_int(a, next, 1, 1000, &o->max_rule_size);
+            rc = parse_int(a, next, 1, 1000, &p->max_rule_size);
         } else if (!strcmp(a, "--seed")) {
             int s = 0;
             rc = parse_int(a, next, 0, 2147483647, &s);
-            o->seed = (uint64_t)s;
+            p->seed = (uint64_t)s;
         } else if (!strcmp(a, "--rtol")) {
-            rc = parse_double(a, next, 0.0, &o->rtol);
+            rc = parse_double(a, next, 0.0, &p->rtol);
         } else if (!strcmp(a, "--atol")) {
-            rc = parse_double(a, next, 0.0, &o->atol);
+            rc = parse_double(a, next, 0.0, &p->atol);
         } else if (!strcmp(a, "--dim")) {
             char msg[256];
             if (xf_cli_dims_add(&o->dims, next, msg, sizeof msg) != 0) {
@@ -302,31 +281,31 @@ int cli_parse(int argc, char **argv, cli_options *o)
             o->mem_limit = next;
         } else if (!strcmp(a, "--data")) {
             if (!next) return bad(a, "a directory", next);
-            o->data = next;
+            p->data = next;
         } else {
             takes = 0;
             if (!strcmp(a, "--all-rules")) {
-                o->rule_status = -1;
+                p->rule_status = -1;
             } else if (!strcmp(a, "--derived-rules")) { /* the default; kept for scripts */
-                o->derived_rules = 1;
+                p->derived_rules = 1;
             } else if (!strcmp(a, "--no-derived-rules")) {
-                o->derived_rules = 0;
+                p->derived_rules = 0;
             } else if (!strcmp(a, "--all-actions")) {
-                o->all_actions = 1;
+                p->all_actions = 1;
             } else if (!strcmp(a, "--no-check")) {
-                o->check = 0;
+                p->check = 0;
             } else if (!strcmp(a, "--no-latency")) {
-                o->latency = 0;
+                p->latency = 0;
             } else if (!strcmp(a, "--latency")) {
-                o->latency = 2;
+                p->latency = 2;
             } else if (!strcmp(a, "--no-layernorm-fusion")) {
-                o->prepare.fuse_layernorm = 0;
+                p->prepare.fuse_layernorm = 0;
             } else if (!strcmp(a, "--no-lookahead")) {
-                o->lookahead = 0;
+                p->lookahead = 0;
             } else if (!strcmp(a, "--no-narrow")) {
-                o->prepare.narrow = 0;
+                p->prepare.narrow = 0;
             } else if (!strcmp(a, "--no-split-layout")) {
-                o->prepare.split_layout = 0;
+                p->prepare.split_layout = 0;
             } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
                 o->quiet = 1;
             } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
@@ -344,12 +323,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         if (rc) return rc;
         i += takes;
     }
-    if (o->passes == CLI_PASSES_RULES) { /* no hand-written pass moves anything */
-        o->prepare.narrow = 0;
-        o->prepare.split_layout = 0;
-        o->prepare.slice_selections = 1;
-    }
-    if (!o->model || !o->rules) {
+    if (!o->model || !p->rules) {
         fprintf(stderr, "rlflow-agent: %s\n",
                 !o->model ? "no model given" : "no rules database given (--rules FILE)");
         usage(stderr);
@@ -360,16 +334,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
         fprintf(stderr, "rlflow-agent: %s\n", msg);
         return 2;
     }
-    if (o->agent == CLI_AGENT_SEARCH && (o->save || o->load)) {
-        fprintf(stderr, "rlflow-agent: --save/--load need a learning agent (--agent wm or ppo)\n");
-        return 2;
-    }
-    if (o->fused_cost && !o->target) {
-        fprintf(stderr, "rlflow-agent: --cost fused times regions in the target: give "
-                        "--target ort\n");
-        return 2;
-    }
-    if (o->target && !o->threads_given) o->threads = xf_cli_online_cpus(INT_MAX);
+    p->n_dims = o->dims.n;
+    p->dim_names = o->dims.names;
+    p->dim_values = o->dims.values;
     if (!o->output) return default_output(o);
     return 0;
 }
