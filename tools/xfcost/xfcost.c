@@ -42,8 +42,9 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  --backend B      analytic (roofline, default), onednn (CPU kernels) or cudnn (GPU)\n"
-            "  --cache FILE     SQLite cost cache to read and extend (default and 'none':\n"
-            "                   no cache, nothing kept)\n"
+            "  --cache FILE     operator cost cache to read and extend (default\n"
+            "                   $XDG_CACHE_HOME/rlflow/costs.db or ~/.cache/rlflow/costs.db, as\n"
+            "                   rlflow-agent; 'none' keeps nothing)\n"
             "  --threads N      CPU threads for measured kernels (default 1; at most 4 x the\n"
             "                   online CPUs)\n"
             "  --reps N         timed repetitions per measurement, median reported (default 10)\n"
@@ -99,7 +100,6 @@ static int parse_args(int argc, char **argv, options *o)
                 return 2;
             }
             o->cache = argv[++i];
-            if (!strcmp(o->cache, "none")) o->cache = NULL; /* as every tool: no cache */
         } else if (!strcmp(a, "--threads")) {
             char msg[256];
             if (xf_cli_parse_threads(a, next, 1, &o->threads, msg, sizeof msg) != 0) {
@@ -281,7 +281,8 @@ int main(int argc, char **argv)
     }
     xf_cost_options co = xf_cost_options_default();
     co.backend = o.backend;
-    co.cache_path = o.cache;
+    char cache[4096];
+    co.cache_path = xf_cost_cache_path(o.cache, cache, sizeof cache);
     co.threads = o.threads;
     co.reps = o.reps;
     co.warmup = o.warmup;
