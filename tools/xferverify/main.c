@@ -292,92 +292,41 @@ static void on_kept(void *user, int64_t id, int broken, xf_rule_status stored, c
 
 /* ---------------------------------------------------------- check-axioms */
 
-/* Bounded check of every instance of axiom i: "valid" when all are, else the
- * worst verdict ("refuted" first); "not checked" when it has none. */
-static const char *check_instances(xf_verifier *v, int i, int *n_inst, int *refuted, int *errors)
+/* The table's rows, under its heading before the first. */
+static void axiom_row(void *user, const xf_axiom_check *c)
 {
-    const char *name = xf_verify_axiom(i)->name, *verdict = "valid";
-    *n_inst = 0;
-    for (int k = 0; k < xf_verify_axiom_instance_count(); k++) {
-        const xf_axiom_instance *in = xf_verify_axiom_instance(k);
-        if (strcmp(in->axiom, name) != 0) continue;
-        (*n_inst)++;
-        xf_rule r;
-        xf_error err;
-        xf_bounded b;
-        xf_bounded_init(&b);
-        xf_status st = xf_verify_axiom_instance_rule(in, &r, &err);
-        if (st == XF_OK) st = xf_verify_bounded(v, &r, &b, &err);
-        xf_rule_free(&r);
-        if (st != XF_OK) {
-            fprintf(stderr, "xferverify: axiom %s: %s\n", name, err.msg);
-            (*errors)++;
-            verdict = "error";
-        } else if (b.result == XF_BOUNDED_REFUTED) {
-            fprintf(stderr,
-                    "xferverify: WRONG AXIOM %s: the bounded check refutes its instance %s => %s "
-                    "(%s)\n",
-                    name, in->src, in->dst, b.detail);
-            (*refuted)++;
-            verdict = "REFUTED";
-        } else if (b.result != XF_BOUNDED_VALID && strcmp(verdict, "valid") == 0) {
-            fprintf(stderr, "xferverify: axiom %s: instance %s => %s is %s (%s)\n", name, in->src,
-                    in->dst, xf_bounded_result_name(b.result), b.detail);
-            verdict = xf_bounded_result_name(b.result);
-        }
-        xf_bounded_free(&b);
-    }
-    return *n_inst ? verdict : "not checked";
+    int *rows = user;
+    if ((*rows)++ == 0)
+        printf("%-24s %4s %-11s %-11s %9s  %s\n", "axiom", "inst", "bounded", "redundancy",
+               "time", "derived from");
+    printf("%-24s %4d %-11s %-11s %6.0f ms  %s\n", c->name, c->instances, c->bounded,
+           c->redundancy, c->seconds * 1e3, c->derived_from);
+    fflush(stdout);
 }
 
-/* Validates each axiom on its instances with the bounded check and reports
- * whether it follows from the others (TASO's redundancy check). Exit 1 when
- * an axiom is refuted or a check failed. */
+static void axiom_problem(void *user, const char *msg)
+{
+    (void)user;
+    fprintf(stderr, "xferverify: %s\n", msg);
+}
+
+/* The axioms' self-check (xf_verify_check_axioms); exit 1 when an axiom is
+ * refuted or a check failed. */
 static int check_axioms(const opts *o)
 {
+    int rows = 0;
+    xf_axiom_check_options ao = {o->dvo.vopt.vo, axiom_row, axiom_problem, &rows};
+    xf_axiom_check_summary s;
     xf_error err;
-    xf_verifier *v = NULL;
-    if (xf_verifier_new(&o->dvo.vopt.vo, &v, &err) != XF_OK) {
+    if (xf_verify_check_axioms(&ao, &s, &err) != XF_OK) {
         fprintf(stderr, "xferverify: %s\n", err.msg);
         return 1;
     }
-    int n = xf_verify_axiom_count(), redundant = 0, with_inst = 0, valid = 0, refuted = 0,
-        errors = 0;
-    for (int k = 0; k < xf_verify_axiom_instance_count(); k++)
-        if (xf_verify_axiom_find(xf_verify_axiom_instance(k)->axiom) < 0) {
-            fprintf(stderr, "xferverify: instance %d names no axiom ('%s')\n", k,
-                    xf_verify_axiom_instance(k)->axiom);
-            errors++;
-        }
-    printf("%-24s %4s %-11s %-11s %9s  %s\n", "axiom", "inst", "bounded", "redundancy", "time",
-           "derived from");
-    for (int i = 0; i < n; i++) {
-        double t0 = xf_clock_now();
-        int n_inst = 0;
-        const char *bounded = check_instances(v, i, &n_inst, &refuted, &errors);
-        with_inst += n_inst > 0;
-        valid += strcmp(bounded, "valid") == 0;
-        xf_proof p;
-        memset(&p, 0, sizeof p);
-        p.result = XF_PROOF_UNKNOWN;
-        const char *what = "error";
-        if (xf_verify_axiom_redundant(v, i, &p, &err) != XF_OK) {
-            fprintf(stderr, "xferverify: axiom %s: %s\n", xf_verify_axiom(i)->name, err.msg);
-            errors++;
-        } else {
-            what = p.result == XF_PROOF_PROVED ? "redundant"
-                   : p.result == XF_PROOF_UNKNOWN ? "not derived"
-                                                  : "independent";
-            redundant += p.result == XF_PROOF_PROVED;
-        }
-        printf("%-24s %4d %-11s %-11s %6.0f ms  %s\n", xf_verify_axiom(i)->name, n_inst, bounded,
-               what, (xf_clock_now() - t0) * 1e3, p.result == XF_PROOF_PROVED ? p.core_names : "");
-    }
     printf("%d axioms: %d with instances, %d valid on all of them, %d refuted, %d not checked; "
            "%d redundant\n",
-           n, with_inst, valid, refuted, n - with_inst, redundant);
-    xf_verifier_free(v);
-    return refuted || errors ? 1 : 0;
+           s.axioms, s.with_instances, s.valid, s.refuted, s.axioms - s.with_instances,
+           s.redundant);
+    return s.refuted || s.errors ? 1 : 0;
 }
 
 /* Derives and decides the rules of o->db (xf_derive_verify_db) and prints
