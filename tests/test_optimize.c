@@ -3,10 +3,9 @@
  * (optimize/optimize.h), called in-process.
  *
  * Rules: the agent fixture's two (id 1: relu(conv(x0, w0)) => conv[relu];
- * id 2: two matmuls of one matrix merged), stored as proved. The model: a
- * 3x3 conv without bias, two transposes of its last two axes and a Relu
- * (the transposes keep the importer from fusing the Relu: no rule removes
- * them, so the relu stays unfused unless the model has none), and two
+ * id 2: two matmuls of one matrix merged), stored as proved. The model: the
+ * fixture's unfused conv and relu (two transposes between them, which no
+ * rule here removes: the fusion cannot match) and two
  * matrix-vector products sharing their matrix. Cost: the analytic backend
  * with its roofline fixed, no cache file, no latency measurement: nothing
  * measured, the same result on every machine.
@@ -15,7 +14,9 @@
  * input does, with the matmuls merged, and the report says so (rules
  * applied, cost down, nodes, the numerical check, what was written); the
  * bytes-to-bytes call hands back the very bytes the file call writes; the
- * same call twice writes the same bytes (same options, same seed); a model
+ * same call twice writes the same bytes (same options, same seed); from
+ * bytes with external data, the data file comes back too; the PPO agent
+ * trains, saves, and a second call loads its checkpoint; a model
  * no rule can improve is written byte for byte as it was; the errors: no
  * rules database, a database without proved rules, a missing model, an
  * output that cannot be written (all inputs' faults, nothing written),
@@ -57,21 +58,13 @@ static void save(const xf_graph *g, const char *path)
     ck_assert_msg(xf_onnx_save(g, path, &err) == XF_OK, "%s", err.msg);
 }
 
-/* conv (no bias) -> two transposes -> relu; a [256,1024] times two [1024,1]
- * weights: reading a dominates, merging the two products reads it once. */
+/* The unfused conv and relu; a [256,1024] times two [1024,1] weights:
+ * reading a dominates, merging the two products reads it once. */
 static void write_model(void)
 {
     xf_graph g;
     xf_graph_init(&g);
-    int x = xf_fx_input(&g, "x", xf_fx_shape(4, 1, 4, 8, 8));
-    int w = xf_fx_weight(&g, "w", xf_fx_shape(4, 4, 4, 3, 3), 11);
-    xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
-    xf_params t = xf_params_default();
-    t.n_axes = 4;
-    t.axes[0] = 0, t.axes[1] = 1, t.axes[2] = 3, t.axes[3] = 2;
-    int c = xf_fx_op(&g, XF_OP_CONV, &p, x, w);
-    c = xf_fx_op(&g, XF_OP_TRANSPOSE, &t, xf_fx_op(&g, XF_OP_TRANSPOSE, &t, c, -1), -1);
-    xf_fx_output(&g, xf_fx_op(&g, XF_OP_RELU, NULL, c, -1));
+    xf_fx_output(&g, xf_fx_unfused_conv_relu(&g));
     int a = xf_fx_input(&g, "a", xf_fx_shape(2, 256, 1024, 0, 0));
     for (int j = 0; j < 2; j++) {
         int m = xf_fx_weight(&g, j ? "m2" : "m1", xf_fx_shape(2, 1024, 1, 0, 0), (uint64_t)(20 + j));
@@ -139,6 +132,9 @@ static void expect_same_function(const char *in_path, const char *out_path)
     xf_graph_free(&in);
     xf_graph_free(&out);
 }
+
+static void expect_input_error(const char *model, const char *out, const xf_optimize_options *o,
+                               const char *needle);
 
 typedef struct stages_seen {
     int search, searched;
@@ -254,6 +250,86 @@ START_TEST(same_bytes_every_way)
     xf_free(bytes);
     free(in);
     free(file);
+    xf_optimize_report_free(&r);
+}
+END_TEST
+
+/* From bytes with the weights to an external data file: the file comes
+ * back too (the merged [1024, 2] weight; the conv's 576 bytes stay
+ * inline), and the staging directory is gone. */
+START_TEST(bytes_with_external_data)
+{
+    xf_optimize_options o = quiet_options();
+    o.external_data = "w.bin";
+    size_t len = 0;
+    char *in = xf_test_read_file(model_path, &len);
+    uint8_t *bytes = NULL, *data = NULL;
+    size_t n = 0, data_len = 0;
+    xf_optimize_report r;
+    xf_optimize_report_init(&r);
+    xf_error err = {0};
+    ck_assert_msg(xf_optimize_bytes(in, len, &o, &bytes, &n, &data, &data_len, &r, &err) == XF_OK,
+                  "%s", err.msg);
+    ck_assert_int_eq(r.kept_original, 0);
+    ck_assert_str_eq(r.written.data_location, "w.bin");
+    ck_assert_uint_eq(data_len, 1024 * 2 * sizeof(float));
+    ck_assert_uint_eq(r.written.data_bytes, data_len);
+    ck_assert_ptr_nonnull(data);
+    ck_assert_uint_gt(n, 0);
+    xf_free(bytes);
+    xf_free(data);
+    /* a path is refused: the call returns files by name only */
+    o.external_data = "sub/w.bin";
+    ck_assert_int_eq(xf_optimize_bytes(in, len, &o, &bytes, &n, &data, &data_len, &r, &err),
+                     XF_ERR_INVALID);
+    ck_assert_int_eq(r.input_error, 1);
+    xf_test_expect_contains(err.msg, "sub/w.bin");
+    free(in);
+    xf_optimize_report_free(&r);
+}
+END_TEST
+
+/* The PPO agent trains within a step budget, saves a checkpoint, and a
+ * second call loads it and runs it once: the stages come in order and the
+ * model written computes the same. */
+START_TEST(ppo_trains_saves_and_loads)
+{
+    char out[4096], ckpt[4096];
+    snprintf(out, sizeof out, "%s", xf_test_tmp("ppo.onnx"));
+    snprintf(ckpt, sizeof ckpt, "%s", xf_test_tmp("ppo.ckpt"));
+    unlink(ckpt);
+    xf_optimize_options o = quiet_options();
+    o.agent = XF_OPTIMIZE_PPO;
+    o.budget = 60;
+    o.time_limit = 300;
+    o.save = ckpt;
+    stages_seen seen = {0, 0, 0};
+    o.stage = on_stage;
+    o.user = &seen;
+    xf_optimize_report r;
+    xf_optimize_report_init(&r);
+    xf_error err = {0};
+    ck_assert_msg(xf_optimize_file(model_path, out, &o, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(seen.searched, 1);
+    ck_assert_int_eq(r.agent_untrained, 0);
+    ck_assert_int_eq(r.learned.loaded, 0);
+    ck_assert_int_eq(r.learned.save_failed, 0);
+    ck_assert_int_ge(r.learned.actions, 1);
+    ck_assert_int_eq(r.search[0].expanded, 60);
+    ck_assert_msg(access(ckpt, R_OK) == 0, "no checkpoint at %s", ckpt);
+    expect_same_function(model_path, out);
+    o.save = NULL;
+    o.load = ckpt;
+    seen = (stages_seen){0, 0, 0};
+    ck_assert_msg(xf_optimize_file(model_path, out, &o, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(seen.searched, 1);
+    ck_assert_int_eq(r.learned.loaded, 1);
+    ck_assert_int_ge(r.learned.actions, 1);
+    expect_same_function(model_path, out);
+    /* a checkpoint that is not one: the input's fault */
+    o.load = db_path;
+    o.stage = NULL;
+    expect_input_error(model_path, out, &o, "ppo agent failed");
     xf_optimize_report_free(&r);
 }
 END_TEST
@@ -375,6 +451,8 @@ static Suite *suite(void)
     tcase_add_unchecked_fixture(t, setup, NULL);
     tcase_add_test(t, greedy_merges_and_reports);
     tcase_add_test(t, same_bytes_every_way);
+    tcase_add_test(t, bytes_with_external_data);
+    tcase_add_test(t, ppo_trains_saves_and_loads);
     tcase_add_test(t, nothing_to_do_writes_the_input);
     tcase_add_test(t, input_errors);
     tcase_add_test(t, shared_model);
