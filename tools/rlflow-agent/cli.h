@@ -13,6 +13,7 @@ typedef struct cli_options {
     char output_buf[4096];
     xf_optimize_options opt;
     int quiet, verbose;
+    int scalings;          /* --scalings: 0 moved, 1 kept, 2 both */
     xf_cli_dims dims;      /* --dim */
     const char *mem_limit; /* --mem-limit, applied by cli_parse */
 } cli_options;
