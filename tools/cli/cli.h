@@ -85,6 +85,8 @@ typedef enum xf_cli_type {
     XF_CLI_INT,    /* *(int *)dst = an integer in [lo, hi] */
     XF_CLI_F64,    /* *(double *)dst = a finite number in [lo, hi] */
     XF_CLI_CHOICE, /* *(int *)dst = values[i] for the value choices[i] */
+    XF_CLI_THREADS, /* *(int *)dst = a thread count from lo (xf_cli_parse_threads) */
+    XF_CLI_DIM,    /* NAME=N added to *(xf_cli_dims *)dst (xf_cli_dims_add) */
     XF_CLI_CALL    /* call(user, name, value, msg, n): 0, or -1 with the whole message */
 } xf_cli_type;
 

@@ -38,7 +38,7 @@ static void choice_list(const xf_cli_opt *o, char *buf, size_t n)
 static int store(const xf_cli_spec *s, const xf_cli_opt *o, const char *a, const char *v,
                  char *msg, size_t n)
 {
-    char what[128];
+    char what[256];
     int64_t i64;
     switch (o->type) {
     case XF_CLI_FLAG: *(int *)o->dst = o->set; return 0;
@@ -65,6 +65,11 @@ static int store(const xf_cli_spec *s, const xf_cli_opt *o, const char *a, const
             }
         choice_list(o, what, sizeof what);
         return xf_cli_needs(msg, n, a, what, v);
+    case XF_CLI_THREADS: return xf_cli_parse_threads(a, v, (int)o->lo, (int *)o->dst, msg, n);
+    case XF_CLI_DIM:
+        if (xf_cli_dims_add(o->dst, v, what, sizeof what) == 0) return 0;
+        snprintf(msg, n, "%s %s", a, what);
+        return -1;
     case XF_CLI_CALL: return o->call(s->user, a, v, msg, n);
     }
     return -1;

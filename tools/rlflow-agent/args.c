@@ -39,11 +39,6 @@ static int parse_backend(void *user, const char *name, const char *v, char *msg,
     return -1;
 }
 
-static int parse_threads(void *user, const char *name, const char *v, char *msg, size_t n)
-{
-    return xf_cli_parse_threads(name, v, 1, &((cli_options *)user)->opt.threads, msg, n);
-}
-
 /* --budget N (graphs or steps) or Ts (seconds) */
 static int parse_budget(void *user, const char *name, const char *v, char *msg, size_t n)
 {
@@ -72,14 +67,6 @@ static int parse_seed(void *user, const char *name, const char *v, char *msg, si
         return xf_cli_needs(msg, n, name, "an integer in range", v);
     ((cli_options *)user)->opt.seed = (uint64_t)s;
     return 0;
-}
-
-static int parse_dim(void *user, const char *name, const char *v, char *msg, size_t n)
-{
-    char why[256];
-    if (xf_cli_dims_add(&((cli_options *)user)->dims, v, why, sizeof why) == 0) return 0;
-    snprintf(msg, n, "%s %s", name, why);
-    return -1;
 }
 
 static int default_output(cli_options *o)
@@ -139,7 +126,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
          .label = "--cache FILE",
          .help = "operator cost cache (default $XDG_CACHE_HOME/rlflow/costs.db or\n"
          "~/.cache/rlflow/costs.db; 'none' keeps nothing)"},
-        {.name = "--threads", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_threads,
+        {.name = "--threads", .type = XF_CLI_THREADS, .dst = &p->threads, .lo = 1,
          .label = "--threads N",
          .help = "CPU threads for measured kernels and latency, and ONNX Runtime's\n"
          "intra-op threads with --target ort (default 1; with --target\n"
@@ -264,7 +251,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
          .help = "keep each part of a split reshaped and transposed on its own\n"
          "(by default a merged Q/K/V is taken to heads once, before\n"
          "it is split)"},
-        {.name = "--dim", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_dim,
+        {.name = "--dim", .type = XF_CLI_DIM, .dst = &o->dims,
          .label = "--dim NAME=N",
          .help = "size of a symbolic input dimension (default: from --data,\n"
          "else 1 where the model imports with it, else the smallest\n"
