@@ -53,48 +53,6 @@
 #include "cluster/cluster.h"
 #endif
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: xferverify DB [options]\n"
-            "Decides every candidate rule of the rules database DB: axiomatic proof and\n"
-            "bounded element-wise check with Z3; stores proved / refuted / unknown.\n"
-            "  -j N            worker processes (default: online CPUs; under mpirun, per\n"
-            "                  worker rank, default 1)\n"
-            "  --timeout T     per solver query, e.g. 10s, 500ms (default 10s)\n"
-            "  --rlimit N      Z3 resource units per proof query and per bounded check\n"
-            "                  (deterministic: the same verdicts on any machine or load;\n"
-            "                  default %u, 0: none)\n"
-            "  --proof-rlimit N  a lower limit for each proof query alone (default %u,\n"
-            "                  0: --rlimit alone)\n"
-            "  --cross-rlimit N  a lower limit for the exact bounded cross-check of a rule the\n"
-            "                  axioms proved (default %u, 0: --rlimit alone); the float probe\n"
-            "                  still runs at every shape\n"
-            "  --cross-shapes N  input-shape assignments of a proved rule that get the exact\n"
-            "                  cross-check, its own first (default 1: the own alone; up to\n"
-            "                  --max-shapes); the float probe runs at all of them\n"
-            "  --recheck       decide again rules that already have a verdict\n"
-            "  --limit N       decide at most N rules\n"
-            "  --max-shapes N  bounded check: input-shape assignments per rule, the rule's own\n"
-            "                  included (default 64; 1: only the rule's own shapes)\n"
-            "  --max-size N    decide only rules of at most N operators (a side's count)\n"
-            "  --no-derive     send every candidate to the solver (default: first derive, size by\n"
-            "                  size, the candidates that follow from smaller proved rules)\n"
-            "  --derive-depth N   rewrites searched from each side of a candidate\n"
-            "                     (1-4, default 3)\n"
-            "  --derive-states N  graphs kept per side and candidate (default 256)\n"
-            "  --derive-rounds N  the solver takes one candidate of each form (the others are\n"
-            "                     the same rule at other shapes) first, in N rounds, each\n"
-            "                     followed by a derive pass that also uses the rules of the\n"
-            "                     size just proved (0-16, default 2; 0: no pass between)\n"
-            "  --check-axioms  check every axiom on its instances with the bounded check and\n"
-            "                  report which follow from the others, then exit (DB not read)\n"
-            "  -h, --help      this text\n"
-            "Exit status: 0 done, 1 a disagreement, a rule that cannot be loaded or a failed\n"
-            "write, 2 bad usage or DB not a rules database (xfergen creates them).\n",
-            XF_VERIFY_RLIMIT, XF_VERIFY_PROOF_RLIMIT, XF_VERIFY_CROSS_RLIMIT);
-}
-
 typedef struct opts {
     const char *db;
     int check_axioms;
@@ -102,16 +60,57 @@ typedef struct opts {
     xf_derive_verify_options dvo;
 } opts;
 
-static int parse_timeout(const char *s, unsigned *ms)
+/* --timeout 10s, 500ms, 2m */
+static int parse_timeout(void *user, const char *name, const char *v, char *msg, size_t n)
 {
+    unsigned *ms = &((opts *)user)->dvo.vopt.vo.timeout_ms;
     char *end;
-    double v = strtod(s, &end);
-    if (end == s || v <= 0 || v > 86400) return -1;
-    if (strcmp(end, "ms") == 0) *ms = (unsigned)v;
-    else if (*end == '\0' || strcmp(end, "s") == 0) *ms = (unsigned)(v * 1000);
-    else if (strcmp(end, "m") == 0) *ms = (unsigned)(v * 60000);
-    else return -1;
-    return *ms ? 0 : -1;
+    double x = v ? strtod(v, &end) : 0;
+    if (v && end != v && x > 0 && x <= 86400) {
+        unsigned got = 0;
+        if (strcmp(end, "ms") == 0) got = (unsigned)x;
+        else if (*end == '\0' || strcmp(end, "s") == 0) got = (unsigned)(x * 1000);
+        else if (strcmp(end, "m") == 0) got = (unsigned)(x * 60000);
+        if (got) {
+            *ms = got;
+            return 0;
+        }
+    }
+    return xf_cli_needs(msg, n, name, "a duration such as 10s or 500ms", v);
+}
+
+/* -j N: the workers, remembered as given (under MPI the default is 1) */
+static int parse_jobs(void *user, const char *name, const char *v, char *msg, size_t n)
+{
+    opts *o = user;
+    int64_t x;
+    char what[64];
+    if (xf_cli_parse_i64(v, 1, XF_VERIFY_MAX_JOBS, &x) == 0) {
+        o->dvo.vopt.jobs = (int)x;
+        o->jobs_given = 1;
+        return 0;
+    }
+    snprintf(what, sizeof what, "a number from 1 to %d", XF_VERIFY_MAX_JOBS);
+    return xf_cli_needs(msg, n, name, what, v);
+}
+
+/* --limit N, --rlimit N, --proof-rlimit N, --cross-rlimit N: wider than int */
+static int parse_wide(void *user, const char *name, const char *v, char *msg, size_t n)
+{
+    xf_verify_options *vo = &((opts *)user)->dvo.vopt.vo;
+    int limit = !strcmp(name, "--limit");
+    int64_t lo = limit ? 1 : 0, hi = limit ? (1LL << 40) : UINT32_MAX, x;
+    char what[64];
+    if (xf_cli_parse_i64(v, lo, hi, &x) != 0) {
+        snprintf(what, sizeof what, "a number from %lld%s to %lld", (long long)lo,
+                 limit ? "" : " (none)", (long long)hi);
+        return xf_cli_needs(msg, n, name, what, v);
+    }
+    if (limit) ((opts *)user)->dvo.vopt.limit = x;
+    else if (name[2] == 'r') vo->rlimit = (unsigned)x;
+    else if (name[2] == 'p') vo->proof_rlimit = (unsigned)x;
+    else vo->cross_rlimit = (unsigned)x;
+    return 0;
 }
 
 /* 0 ok, 1 --help printed, 2 usage error (message printed). */
@@ -121,85 +120,95 @@ static int parse_args(int argc, char **argv, opts *o)
     xf_derive_verify_options_init(&o->dvo);
     o->dvo.vopt.vo.timeout_ms = 10000;
     o->dvo.vopt.jobs = xf_cli_online_cpus(XF_VERIFY_MAX_JOBS);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int64_t n;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 1;
-        } else if (!strcmp(a, "--recheck")) {
-            o->dvo.vopt.recheck = 1;
-        } else if (!strcmp(a, "--check-axioms")) {
-            o->check_axioms = 1;
-        } else if (!strcmp(a, "--max-size")) {
-            if (!val || xf_cli_parse_i64(val, 1, 64, &n)) {
-                fprintf(stderr, "xferverify: --max-size needs a number from 1 to 64\n");
-                return 2;
-            }
-            o->dvo.max_size = (int)n;
-            i++;
-        } else if (!strcmp(a, "--no-derive")) {
-            o->dvo.derive = 0;
-        } else if (!strcmp(a, "--derive-rounds")) {
-            if (!val || xf_cli_parse_i64(val, 0, 16, &n)) {
-                fprintf(stderr, "xferverify: --derive-rounds needs a number from 0 to 16\n");
-                return 2;
-            }
-            o->dvo.rounds = (int)n;
-            i++;
-        } else if (!strcmp(a, "--derive-depth") || !strcmp(a, "--derive-states")) {
-            int depth = a[9] == 'd';
-            long long hi = depth ? XF_DERIVE_MAX_DEPTH : 1 << 20;
-            if (!val || xf_cli_parse_i64(val, 1, hi, &n)) {
-                fprintf(stderr, "xferverify: %s needs a number from 1 to %lld\n", a, hi);
-                return 2;
-            }
-            if (depth) o->dvo.dopt.d.max_depth = (int)n;
-            else o->dvo.dopt.d.max_states = (int)n;
-            i++;
-        } else if (!strcmp(a, "-j") || !strcmp(a, "--limit") || !strcmp(a, "--max-shapes") ||
-                   !strcmp(a, "--cross-shapes")) {
-            long long hi = a[1] == 'j' ? XF_VERIFY_MAX_JOBS : a[2] == 'm' || a[2] == 'c' ? 4096
-                                                                                    : (1LL << 40);
-            if (!val || xf_cli_parse_i64(val, 1, hi, &n)) {
-                fprintf(stderr, "xferverify: %s needs a number from 1 to %lld\n", a, hi);
-                return 2;
-            }
-            if (a[1] == 'j') o->dvo.vopt.jobs = (int)n, o->jobs_given = 1;
-            else if (a[2] == 'm') o->dvo.vopt.vo.bounded_max_shapes = (int)n;
-            else if (a[2] == 'c') o->dvo.vopt.vo.cross_shapes = (int)n;
-            else o->dvo.vopt.limit = n;
-            i++;
-        } else if (!strcmp(a, "--rlimit") || !strcmp(a, "--proof-rlimit") ||
-                   !strcmp(a, "--cross-rlimit")) {
-            if (!val || xf_cli_parse_i64(val, 0, UINT32_MAX, &n)) {
-                fprintf(stderr, "xferverify: %s needs a number from 0 (none) to %u\n", a,
-                        UINT32_MAX);
-                return 2;
-            }
-            if (a[2] == 'r') o->dvo.vopt.vo.rlimit = (unsigned)n;
-            else if (a[2] == 'p') o->dvo.vopt.vo.proof_rlimit = (unsigned)n;
-            else o->dvo.vopt.vo.cross_rlimit = (unsigned)n;
-            i++;
-        } else if (!strcmp(a, "--timeout")) {
-            if (!val || parse_timeout(val, &o->dvo.vopt.vo.timeout_ms)) {
-                fprintf(stderr, "xferverify: --timeout needs a duration such as 10s or 500ms\n");
-                return 2;
-            }
-            i++;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "xferverify: unknown option '%s' (see --help)\n", a);
-            return 2;
-        } else if (o->db) {
-            fprintf(stderr, "xferverify: more than one database given ('%s', '%s')\n", o->db, a);
-            return 2;
-        } else {
-            o->db = a;
-        }
-    }
+    xf_verify_options *vo = &o->dvo.vopt.vo;
+    char rlimit_help[256], proof_help[128], cross_help[256], depth_what[64];
+    snprintf(depth_what, sizeof depth_what, "a number from 1 to %d", XF_DERIVE_MAX_DEPTH);
+    snprintf(rlimit_help, sizeof rlimit_help,
+             "Z3 resource units per proof query and per bounded check\n"
+             "(deterministic: the same verdicts on any machine or load;\n"
+             "default %u, 0: none)",
+             XF_VERIFY_RLIMIT);
+    snprintf(proof_help, sizeof proof_help,
+             "a lower limit for each proof query alone (default %u,\n0: --rlimit alone)",
+             XF_VERIFY_PROOF_RLIMIT);
+    snprintf(cross_help, sizeof cross_help,
+             "a lower limit for the exact bounded cross-check of a rule the\n"
+             "axioms proved (default %u, 0: --rlimit alone); the float probe\n"
+             "still runs at every shape",
+             XF_VERIFY_CROSS_RLIMIT);
+    const xf_cli_opt opts_table[] = {
+        {.name = "-j", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_jobs,
+         .label = "-j N",
+         .help = "worker processes (default: online CPUs; under mpirun, per\n"
+                 "worker rank, default 1)"},
+        {.name = "--timeout", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_timeout,
+         .label = "--timeout T", .help = "per solver query, e.g. 10s, 500ms (default 10s)"},
+        {.name = "--rlimit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
+         .label = "--rlimit N", .help = rlimit_help},
+        {.name = "--proof-rlimit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
+         .label = "--proof-rlimit N", .help = proof_help},
+        {.name = "--cross-rlimit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
+         .label = "--cross-rlimit N", .help = cross_help},
+        {.name = "--cross-shapes", .type = XF_CLI_INT, .dst = &vo->cross_shapes, .lo = 1,
+         .hi = 4096, .what = "a number from 1 to 4096", .label = "--cross-shapes N",
+         .help = "input-shape assignments of a proved rule that get the exact\n"
+                 "cross-check, its own first (default 1: the own alone; up to\n"
+                 "--max-shapes); the float probe runs at all of them"},
+        {.name = "--recheck", .type = XF_CLI_FLAG, .dst = &o->dvo.vopt.recheck, .set = 1,
+         .label = "--recheck", .help = "decide again rules that already have a verdict"},
+        {.name = "--limit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
+         .label = "--limit N", .help = "decide at most N rules"},
+        {.name = "--max-shapes", .type = XF_CLI_INT, .dst = &vo->bounded_max_shapes, .lo = 1,
+         .hi = 4096, .what = "a number from 1 to 4096", .label = "--max-shapes N",
+         .help = "bounded check: input-shape assignments per rule, the rule's own\n"
+                 "included (default 64; 1: only the rule's own shapes)"},
+        {.name = "--max-size", .type = XF_CLI_INT, .dst = &o->dvo.max_size, .lo = 1, .hi = 64,
+         .what = "a number from 1 to 64", .label = "--max-size N",
+         .help = "decide only rules of at most N operators (a side's count)"},
+        {.name = "--no-derive", .type = XF_CLI_FLAG, .dst = &o->dvo.derive, .set = 0,
+         .label = "--no-derive",
+         .help = "send every candidate to the solver (default: first derive, size\n"
+                 "by size, the candidates that follow from smaller proved rules)"},
+        {.name = "--derive-depth", .type = XF_CLI_INT, .dst = &o->dvo.dopt.d.max_depth, .lo = 1,
+         .hi = XF_DERIVE_MAX_DEPTH, .what = depth_what,
+         .label = "--derive-depth N",
+         .help = "rewrites searched from each side of a candidate (1-4, default 3)"},
+        {.name = "--derive-states", .type = XF_CLI_INT, .dst = &o->dvo.dopt.d.max_states,
+         .lo = 1, .hi = 1 << 20, .what = "a number from 1 to 1048576",
+         .label = "--derive-states N", .help = "graphs kept per side and candidate (default 256)"},
+        {.name = "--derive-rounds", .type = XF_CLI_INT, .dst = &o->dvo.rounds, .lo = 0, .hi = 16,
+         .what = "a number from 0 to 16", .label = "--derive-rounds N",
+         .help = "the solver takes one candidate of each form (the others are\n"
+                 "the same rule at other shapes) first, in N rounds, each\n"
+                 "followed by a derive pass that also uses the rules of the\n"
+                 "size just proved (0-16, default 2; 0: no pass between)"},
+        {.name = "--check-axioms", .type = XF_CLI_FLAG, .dst = &o->check_axioms, .set = 1,
+         .label = "--check-axioms",
+         .help = "check every axiom on its instances with the bounded check and\n"
+                 "report which follow from the others, then exit (DB not read)"},
+    };
+    xf_cli_spec spec = {
+        .tool = "xferverify",
+        .head = "usage: xferverify DB [options]\n"
+                "\n"
+                "Decides every candidate rule of the rules database DB: axiomatic proof and\n"
+                "bounded element-wise check with Z3; stores proved / refuted / unknown.\n"
+                "\n"
+                "options:\n",
+        .tail = "  -h, --help         this help\n"
+                "\n"
+                "exit status: 0 done, 1 a disagreement, a rule that cannot be loaded or a failed\n"
+                "             write, 2 bad usage or DB not a rules database (xfergen creates them)\n",
+        .opts = opts_table,
+        .n_opts = (int)(sizeof opts_table / sizeof opts_table[0]),
+        .positional = &o->db,
+        .n_positional = 1,
+        .user = o,
+    };
+    int rc = xf_cli_parse(&spec, argc, argv);
+    if (rc) return rc < 0 ? 1 : 2;
     if (!o->db && !o->check_axioms) {
-        fprintf(stderr, "xferverify: no rules database given (see --help)\n");
+        fprintf(stderr, "xferverify: no rules database given (see xferverify --help)\n");
         return 2;
     }
     return 0;
