@@ -104,7 +104,6 @@ void xf_cost_close(xf_cost_model *cm); /* NULL is a no-op */
 /* The identity string the cache is keyed by, e.g.
  * "onednn|AMD EPYC 7B13|dnnl 2.6.0|threads=1". */
 const char *xf_cost_identity(const xf_cost_model *cm);
-xf_cost_backend xf_cost_model_backend(const xf_cost_model *cm);
 /* For tests of the oneDNN backend: *native = 1 when node `node` of g is
  * built with oneDNN primitives from what the executor gives it (plain
  * layouts, constant data), 0 when the backend falls back to its reference

@@ -143,7 +143,6 @@ int xf_verify_axiom_find(const char *name);
 /* Enables or disables axiom i in this verifier's proofs (all start enabled).
  * XF_ERR_INVALID for an index out of range. */
 xf_status xf_verifier_set_axiom(xf_verifier *v, int i, int enabled, xf_error *err);
-int xf_verifier_axiom_enabled(const xf_verifier *v, int i);
 
 /* ----------------------------------------------------------------- proof */
 
