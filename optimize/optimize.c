@@ -35,8 +35,8 @@ xf_optimize_options xf_optimize_options_default(void)
     o.lookahead = 1;
     o.check = 1;
     o.latency = 1;
-    o.rtol = 1e-3;
-    o.atol = 1e-4;
+    o.rtol = XF_TOL_MODEL.rtol;
+    o.atol = XF_TOL_MODEL.atol;
     return o;
 }
 
