@@ -7,6 +7,7 @@
  * table-driven parser: every option type stored, --help printed from the
  * table, every bad value said one way.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,25 +187,25 @@ static int parse_with_table(table_vals *t, const char *const *args, char *err, s
     memset(t, 0, sizeof *t);
     t->n = 5;
     const xf_cli_opt opts[] = {
-        {.name = "--flag", .alias = "-f", .type = XF_CLI_FLAG, .dst = &t->flag, .set = 3,
+        {.name = "--flag", .alias = "-f", .type = XF_CLI_FLAG, .off = offsetof(table_vals, flag), .set = 3,
          .label = "-f, --flag", .help = "a flag"},
-        {.name = "--file", .type = XF_CLI_STR, .dst = &t->file, .what = "a file name",
+        {.name = "--file", .type = XF_CLI_STR, .off = offsetof(table_vals, file), .what = "a file name",
          .label = "--file FILE", .help = "a file\nover two lines"},
-        {.name = "--n", .type = XF_CLI_INT, .dst = &t->n, .lo = 1, .hi = 9, .label = "--n N",
+        {.name = "--n", .type = XF_CLI_INT, .off = offsetof(table_vals, n), .lo = 1, .hi = 9, .label = "--n N",
          .help = "a count"},
-        {.name = "--x", .type = XF_CLI_F64, .dst = &t->x, .lo = 0.5, .label = NULL},
-        {.name = "--colour", .type = XF_CLI_CHOICE, .dst = &t->choice, .choices = colours,
+        {.name = "--x", .type = XF_CLI_F64, .off = offsetof(table_vals, x), .lo = 0.5, .label = NULL},
+        {.name = "--colour", .type = XF_CLI_CHOICE, .off = offsetof(table_vals, choice), .choices = colours,
          .values = colour_values, .label = "--colour-of-the-thing C", .help = "red, green or blue"},
-        {.name = "--threads", .type = XF_CLI_THREADS, .dst = &t->threads, .lo = 1,
+        {.name = "--threads", .type = XF_CLI_THREADS, .off = offsetof(table_vals, threads), .lo = 1,
          .label = "--threads N", .help = "threads"},
-        {.name = "--dim", .type = XF_CLI_DIM, .dst = &t->dims, .label = "--dim NAME=N",
+        {.name = "--dim", .type = XF_CLI_DIM, .off = offsetof(table_vals, dims), .label = "--dim NAME=N",
          .help = "a dim"},
         {.name = "--call", .type = XF_CLI_CALL, .takes_value = 1, .call = call_twice,
          .label = "--call V", .help = "called"},
     };
     xf_cli_spec spec = {.tool = "tool", .head = "usage: tool [options]\n", .tail = "end\n",
                         .opts = opts, .n_opts = (int)(sizeof opts / sizeof opts[0]),
-                        .positional = t->pos, .n_positional = 2, .user = t};
+                        .positional = t->pos, .n_positional = 2, .base = t};
     char *argv[32] = {"tool"};
     int argc = 1;
     while (args[argc - 1]) {

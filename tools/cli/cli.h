@@ -79,6 +79,9 @@ int xf_cli_mem_limit(const char *arg, char *msg, size_t msg_n);
  * parser, the defaults (the tool sets them before parsing) and the help
  * cannot drift apart. A bad value is said one way for every option:
  * "TOOL: OPT needs WHAT, got 'VALUE'" ("(nothing)" when missing). */
+/* Each option's value goes to a field of one struct, the spec's `base`,
+ * at the option's offset `off` (offsetof), so a table can be a static
+ * constant; `dst` below is that field. */
 typedef enum xf_cli_type {
     XF_CLI_FLAG,   /* no value: *(int *)dst = set */
     XF_CLI_STR,    /* *(const char **)dst = the value (non-empty unless allow_empty) */
@@ -87,14 +90,14 @@ typedef enum xf_cli_type {
     XF_CLI_CHOICE, /* *(int *)dst = values[i] for the value choices[i] */
     XF_CLI_THREADS, /* *(int *)dst = a thread count from lo (xf_cli_parse_threads) */
     XF_CLI_DIM,    /* NAME=N added to *(xf_cli_dims *)dst (xf_cli_dims_add) */
-    XF_CLI_CALL    /* call(user, name, value, msg, n): 0, or -1 with the whole message */
+    XF_CLI_CALL    /* call(base, name, value, msg, n): 0, or -1 with the whole message */
 } xf_cli_type;
 
 typedef struct xf_cli_opt {
     const char *name;  /* "--output" */
     const char *alias; /* "-o", or NULL */
     xf_cli_type type;
-    void *dst;
+    size_t off;        /* offsetof the field in the spec's base struct (not for CALL) */
     const char *label; /* left column of the help ("-o, --output FILE"); NULL: hidden */
     const char *help;  /* right column, lines separated by '\n' */
     const char *what;  /* STR, INT, F64: what the value must be ("a file name"); NULL:
@@ -105,7 +108,7 @@ typedef struct xf_cli_opt {
     const char *const *choices; /* CHOICE: the values, NULL-terminated */
     const int *values;          /* CHOICE: what each stores */
     int takes_value;            /* CALL: 1 when the option takes a value */
-    int (*call)(void *user, const char *name, const char *value, char *msg, size_t n);
+    int (*call)(void *base, const char *name, const char *value, char *msg, size_t n);
 } xf_cli_opt;
 
 typedef struct xf_cli_spec {
@@ -117,7 +120,7 @@ typedef struct xf_cli_spec {
     /* positional arguments: each goes to positional[i] in turn, at most n_positional */
     const char **positional;
     int n_positional;
-    void *user; /* for the CALL options */
+    void *base; /* the struct the options' offsets are into; also the CALL options' user */
 } xf_cli_spec;
 
 /* Parses argv[1..] with the table: 0 parsed; -1 -h/--help printed on stdout

@@ -40,37 +40,38 @@ static int store(const xf_cli_spec *s, const xf_cli_opt *o, const char *a, const
 {
     char what[256];
     int64_t i64;
+    void *dst = (char *)s->base + o->off;
     switch (o->type) {
-    case XF_CLI_FLAG: *(int *)o->dst = o->set; return 0;
+    case XF_CLI_FLAG: *(int *)dst = o->set; return 0;
     case XF_CLI_STR:
         if (!v || (!*v && !o->allow_empty))
             return xf_cli_needs(msg, n, a, o->what ? o->what : "a value", v);
-        *(const char **)o->dst = v;
+        *(const char **)dst = v;
         return 0;
     case XF_CLI_INT:
         if (xf_cli_parse_i64(v, (int64_t)o->lo, (int64_t)o->hi, &i64) != 0)
             return xf_cli_needs(msg, n, a, o->what ? o->what : "an integer in range", v);
-        *(int *)o->dst = (int)i64;
+        *(int *)dst = (int)i64;
         return 0;
     case XF_CLI_F64:
-        if (xf_cli_parse_f64(v, o->lo, o->hi > 0 ? o->hi : DBL_MAX, (double *)o->dst) == 0)
+        if (xf_cli_parse_f64(v, o->lo, o->hi > 0 ? o->hi : DBL_MAX, (double *)dst) == 0)
             return 0;
         snprintf(what, sizeof what, "a finite number >= %g", o->lo);
         return xf_cli_needs(msg, n, a, o->what ? o->what : what, v);
     case XF_CLI_CHOICE:
         for (int i = 0; v && o->choices[i]; i++)
             if (!strcmp(v, o->choices[i])) {
-                *(int *)o->dst = o->values ? o->values[i] : i;
+                *(int *)dst = o->values ? o->values[i] : i;
                 return 0;
             }
         choice_list(o, what, sizeof what);
         return xf_cli_needs(msg, n, a, what, v);
-    case XF_CLI_THREADS: return xf_cli_parse_threads(a, v, (int)o->lo, (int *)o->dst, msg, n);
+    case XF_CLI_THREADS: return xf_cli_parse_threads(a, v, (int)o->lo, (int *)dst, msg, n);
     case XF_CLI_DIM:
-        if (xf_cli_dims_add(o->dst, v, what, sizeof what) == 0) return 0;
+        if (xf_cli_dims_add(dst, v, what, sizeof what) == 0) return 0;
         snprintf(msg, n, "%s %s", a, what);
         return -1;
-    case XF_CLI_CALL: return o->call(s->user, a, v, msg, n);
+    case XF_CLI_CALL: return o->call(s->base, a, v, msg, n);
     }
     return -1;
 }

@@ -4,6 +4,7 @@
  * options, whose defaults (xf_optimize_options_default) are set first.
  */
 #include <float.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,6 +70,203 @@ static int parse_seed(void *user, const char *name, const char *v, char *msg, si
     return 0;
 }
 
+static const char usage_head[] = "usage: rlflow-agent --rules RULES.db MODEL.onnx [options]\n"
+    "\n"
+    "Optimises MODEL with the proved rewrite rules of RULES.db: searches for a cheaper\n"
+    "graph under the cost model, folds the weights the rules created, checks that the\n"
+    "optimised model computes the same outputs as MODEL on random inputs, writes it as\n"
+    "ONNX and reports cost, measured latency, output error and the rules applied.\n"
+    "\n"
+    "options:\n";
+static const char usage_tail[] = "  -h, --help         this help\n"
+    "\n"
+    "exit status: 0 written, 1 optimisation, check or write failed (nothing written),\n"
+    "             2 bad usage, unreadable model or rules, unavailable backend\n";
+
+static const xf_cli_opt opts[] = {
+    {.name = "--rules", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.rules), .what = "a file name",
+     .label = "--rules FILE",
+     .help = "rules database (xfergen + xferverify); required"},
+    {.name = "--output", .alias = "-o", .type = XF_CLI_STR, .off = offsetof(cli_options, output), .what = "a file name",
+     .label = "-o, --output FILE",
+     .help = "where to write the optimised model (default MODEL.opt.onnx)"},
+    {.name = "--external-data", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.external_data), .what = "a file name",
+     .label = "--external-data F",
+     .help = "write its weights (tensors of 1 KiB and more) to F, a path\n"
+     "relative to the output's directory (ONNX external data);\n"
+     "a model over 2 GiB goes to OUTPUT.data without it"},
+    {.name = "--agent", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_agent,
+     .label = "--agent A",
+     .help = "wm (world-model agent, default), ppo (model-free PPO), or a\n"
+     "search: taso (cost-bounded backtracking), greedy, random"},
+    {.name = "--search", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_agent,
+     .label = "--search S",
+     .help = "the same as --agent S for taso, greedy or random"},
+    {.name = "--save", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.save), .what = "a file name",
+     .label = "--save FILE",
+     .help = "wm/ppo: save the trained agent (checkpoint)"},
+    {.name = "--load", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.load), .what = "a file name",
+     .label = "--load FILE",
+     .help = "wm/ppo: load a trained agent and run it greedily, no training"},
+    {.name = "--tau", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.tau), .lo = 0,
+     .label = "--tau T",
+     .help = "wm: temperature of the dream's mixture sampling (default 1.0)"},
+    {.name = "--backend", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_backend,
+     .label = "--backend B",
+     .help = "cost model: onednn (measured CPU kernels, default), analytic\n"
+     "(roofline) or cudnn (GPU)"},
+    {.name = "--cache", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.cache), .what = "a file name or 'none'", .allow_empty = 1,
+     .label = "--cache FILE",
+     .help = "operator cost cache (default $XDG_CACHE_HOME/rlflow/costs.db or\n"
+     "~/.cache/rlflow/costs.db; 'none' keeps nothing)"},
+    {.name = "--threads", .type = XF_CLI_THREADS, .off = offsetof(cli_options, opt.threads), .lo = 1,
+     .label = "--threads N",
+     .help = "CPU threads for measured kernels and latency, and ONNX Runtime's\n"
+     "intra-op threads with --target ort (default 1; with --target\n"
+     "ort: the machine's cores; at most 4 x them)"},
+    {.name = "--target", .type = XF_CLI_CHOICE, .off = offsetof(cli_options, opt.target), .choices = targets, .values = target_values,
+     .label = "--target T",
+     .help = "where the model will run: none (default: the cost model decides)\n"
+     "or ort (ONNX Runtime on CPU, all graph optimisations on: the\n"
+     "search's cheapest candidates are timed there against MODEL in\n"
+     "alternation and the fastest is written only when it beats MODEL\n"
+     "beyond the measured noise, twice (when none does, the fastest\n"
+     "of those it cannot tell from MODEL gets a run of its own\n"
+     "against MODEL, four times as long); else MODEL is written\n"
+     "unchanged)"},
+    {.name = "--cost", .type = XF_CLI_CHOICE, .off = offsetof(cli_options, opt.fused_cost), .choices = costs,
+     .label = "--cost C",
+     .help = "what the search minimises: ops (default: the sum of operator\n"
+     "costs on --backend) or fused (with --target ort: the graph's\n"
+     "fused regions, each timed once in ONNX Runtime and kept in\n"
+     "the cache, so rewrites are costed as the runtime fuses them)"},
+    {.name = "--candidates", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.candidates), .lo = 1, .hi = 1000,
+     .label = "--candidates N",
+     .help = "--target ort: distinct models timed besides MODEL per search,\n"
+     "each also in its unbatched layout where it differs (default 6)"},
+    {.name = "--target-budget", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.target_budget), .lo = 0,
+     .label = "--target-budget S",
+     .help = "--target ort: seconds the target may take to weigh them\n"
+     "(sharing the weights, racing, confirming; default 90; 0: no\n"
+     "limit): candidates left when it runs out are not timed, and\n"
+     "the report says how many"},
+    {.name = "--racing", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.racing), .lo = 1, .hi = 64,
+     .label = "--racing N",
+     .help = "--target ort: candidates timed at once against MODEL and a\n"
+     "second session of it (default 1): N + 2 sessions are alive,\n"
+     "sharing MODEL's weights; 2 times more candidates within the\n"
+     "budget and holds a second candidate's folded weights"},
+    {.name = "--target-every", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.target_every), .lo = 1, .hi = 100000000,
+     .label = "--target-every K",
+     .help = "--target ort, wm/ppo: every K valid environment steps the graph\n"
+     "is timed in the target and the reward gains its latency change\n"
+     "(sparse real reward between the cost model's; default 50)"},
+    {.name = "--alpha", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.alpha), .lo = 1,
+     .label = "--alpha A",
+     .help = "taso: keep graphs costing less than A x best (default 1.05)"},
+    {.name = "--budget", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_budget,
+     .label = "--budget N|Ts",
+     .help = "N: taso graphs expanded, greedy/random/ppo/wm environment steps\n"
+     "(defaults 1000 / 20000); Ts (e.g. 120s): a time budget"},
+    {.name = "--time-limit", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.time_limit), .lo = 0,
+     .label = "--time-limit S",
+     .help = "stop after S seconds (default: none for searches, 120 for wm/ppo\n"
+     "and for searches on --cost fused)"},
+    {.name = "--locations", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.locations), .lo = 1, .hi = 1000000,
+     .label = "--locations N",
+     .help = "locations per rule considered (default 200)"},
+    {.name = "--max-rule-size", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.max_rule_size), .lo = 1, .hi = 1000,
+     .label = "--max-rule-size N",
+     .help = "use rules with at most N operators per side (default: all)"},
+    {.name = "--no-derived-rules", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.derived_rules), .set = 0,
+     .label = "--no-derived-rules",
+     .help = "use only the proved rules, not the derived ones (xferverify:\n"
+     "chains of proved rules, used as single actions, macro-actions,\n"
+     "where their validity domain holds; the default uses them: the\n"
+     "rules that bring a flatten in around a matmul are derived)"},
+    {.name = "--derived-rules", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.derived_rules), .set = 1}, /* the default; kept for scripts */
+    {.name = "--all-rules", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.rule_status), .set = -1,
+     .label = "--all-rules",
+     .help = "also use rules that are not proved (candidate/unknown): unsafe,\n"
+     "only with the numerical check"},
+    {.name = "--all-actions", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.all_actions), .set = 1,
+     .label = "--all-actions",
+     .help = "keep the actions that can never match this model (by default\n"
+     "they are dropped, except with --save/--load)"},
+    {.name = "--seed", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_seed,
+     .label = "--seed N",
+     .help = "random inputs, random search, agents' initialisation (default 1)"},
+    {.name = "--rtol", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.rtol), .lo = 0,
+     .label = "--rtol R --atol A",
+     .help = "numerical check tolerance |d| <= A + R*|ref| (1e-3, 1e-4)"},
+    {.name = "--atol", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.atol), .lo = 0},
+    {.name = "--no-check", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.check), .set = 0,
+     .label = "--no-check",
+     .help = "write the model even if the numerical check fails or cannot run"},
+    {.name = "--no-latency", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.latency), .set = 0,
+     .label = "--no-latency",
+     .help = "skip the end-to-end latency measurement on --backend (with\n"
+     "--target ort it is skipped unless --latency asks for it: the\n"
+     "target's latency is measured, and the backend's executor\n"
+     "would hold every activation of both models at once)"},
+    {.name = "--latency", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.latency), .set = 2,
+     .label = "--latency",
+     .help = "measure it with --target ort too"},
+    {.name = "--no-layernorm-fusion", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.prepare.fuse_layernorm), .set = 0,
+     .label = "--no-layernorm-fusion",
+     .help = "keep layer norms written out operator by operator"},
+    {.name = "--scalings", .type = XF_CLI_CHOICE, .off = offsetof(cli_options, scalings), .choices = scalings,
+     .label = "--scalings S",
+     .help = "Mul/Div by scalar constants: moved (made scalar_mul, which the\n"
+     "rules move into weights), kept (as exported: ONNX Runtime fuses\n"
+     "GELU's x0.5 and attention's 1/sqrt(d) itself, and moving them\n"
+     "can defeat those fusions) or both (default: with --target ort\n"
+     "and a search, the model is searched both ways and the target\n"
+     "times both searches' candidates; otherwise moved)"},
+    {.name = "--passes", .type = XF_CLI_CHOICE, .off = offsetof(cli_options, opt.passes), .choices = passes,
+     .label = "--passes P",
+     .help = "what rewrites the model: rules (only the proved rules; a\n"
+     "Gather of one position becomes a slice they can move),\n"
+     "expert (the hand-written passes as well: narrowing, the\n"
+     "split layout, the unbatched layout the target times) or\n"
+     "both (default: both)"},
+    {.name = "--no-lookahead", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.lookahead), .set = 0,
+     .label = "--no-lookahead",
+     .help = "searches value an action with a reshape or a slice by the\n"
+     "graph it makes, not after the view moves it enables"},
+    {.name = "--no-narrow", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.prepare.narrow), .set = 0,
+     .label = "--no-narrow",
+     .help = "compute every position even where the model reads only one\n"
+     "(by default a Gather of one position, e.g. a ViT's class\n"
+     "token, moves up so the others are not computed)"},
+    {.name = "--no-split-layout", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.prepare.split_layout), .set = 0,
+     .label = "--no-split-layout",
+     .help = "keep each part of a split reshaped and transposed on its own\n"
+     "(by default a merged Q/K/V is taken to heads once, before\n"
+     "it is split)"},
+    {.name = "--dim", .type = XF_CLI_DIM, .off = offsetof(cli_options, dims),
+     .label = "--dim NAME=N",
+     .help = "size of a symbolic input dimension (default: from --data,\n"
+     "else 1 where the model imports with it, else the smallest\n"
+     "power of two at which it does; the sizes chosen are said)"},
+    {.name = "--data", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.data), .what = "a directory", .allow_empty = 1,
+     .label = "--data DIR",
+     .help = "an ONNX test_data_set (DIR/input_K.pb): the sizes of the\n"
+     "symbolic dims not given by --dim are taken from its inputs"},
+    {.name = "--mem-limit", .type = XF_CLI_STR, .off = offsetof(cli_options, mem_limit), .what = "a size", .allow_empty = 1,
+     .label = "--mem-limit SIZE",
+     .help = "most bytes of tensors a run or a measurement may take, e.g.\n"
+     "512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of the memory);\n"
+     "with --target ort also what the target's sessions may take\n"
+     "(fewer candidates at once, or none timed, and it says so)"},
+    {.name = "--quiet", .alias = "-q", .type = XF_CLI_FLAG, .off = offsetof(cli_options, quiet), .set = 1,
+     .label = "-q, --quiet",
+     .help = "no progress line"},
+    {.name = "--verbose", .alias = "-v", .type = XF_CLI_FLAG, .off = offsetof(cli_options, verbose), .set = 1,
+     .label = "-v, --verbose",
+     .help = "list the applicable rules of the model before searching"},
+};
+
 static int default_output(cli_options *o)
 {
     const char *m = o->model;
@@ -90,208 +288,15 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->opt = xf_optimize_options_default();
     o->scalings = 2; /* both */
     xf_optimize_options *p = &o->opt;
-    const xf_cli_opt opts[] = {
-        {.name = "--rules", .type = XF_CLI_STR, .dst = &p->rules, .what = "a file name",
-         .label = "--rules FILE",
-         .help = "rules database (xfergen + xferverify); required"},
-        {.name = "--output", .alias = "-o", .type = XF_CLI_STR, .dst = &o->output, .what = "a file name",
-         .label = "-o, --output FILE",
-         .help = "where to write the optimised model (default MODEL.opt.onnx)"},
-        {.name = "--external-data", .type = XF_CLI_STR, .dst = &p->external_data, .what = "a file name",
-         .label = "--external-data F",
-         .help = "write its weights (tensors of 1 KiB and more) to F, a path\n"
-         "relative to the output's directory (ONNX external data);\n"
-         "a model over 2 GiB goes to OUTPUT.data without it"},
-        {.name = "--agent", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_agent,
-         .label = "--agent A",
-         .help = "wm (world-model agent, default), ppo (model-free PPO), or a\n"
-         "search: taso (cost-bounded backtracking), greedy, random"},
-        {.name = "--search", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_agent,
-         .label = "--search S",
-         .help = "the same as --agent S for taso, greedy or random"},
-        {.name = "--save", .type = XF_CLI_STR, .dst = &p->save, .what = "a file name",
-         .label = "--save FILE",
-         .help = "wm/ppo: save the trained agent (checkpoint)"},
-        {.name = "--load", .type = XF_CLI_STR, .dst = &p->load, .what = "a file name",
-         .label = "--load FILE",
-         .help = "wm/ppo: load a trained agent and run it greedily, no training"},
-        {.name = "--tau", .type = XF_CLI_F64, .dst = &p->tau, .lo = 0,
-         .label = "--tau T",
-         .help = "wm: temperature of the dream's mixture sampling (default 1.0)"},
-        {.name = "--backend", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_backend,
-         .label = "--backend B",
-         .help = "cost model: onednn (measured CPU kernels, default), analytic\n"
-         "(roofline) or cudnn (GPU)"},
-        {.name = "--cache", .type = XF_CLI_STR, .dst = &p->cache, .what = "a file name or 'none'", .allow_empty = 1,
-         .label = "--cache FILE",
-         .help = "operator cost cache (default $XDG_CACHE_HOME/rlflow/costs.db or\n"
-         "~/.cache/rlflow/costs.db; 'none' keeps nothing)"},
-        {.name = "--threads", .type = XF_CLI_THREADS, .dst = &p->threads, .lo = 1,
-         .label = "--threads N",
-         .help = "CPU threads for measured kernels and latency, and ONNX Runtime's\n"
-         "intra-op threads with --target ort (default 1; with --target\n"
-         "ort: the machine's cores; at most 4 x them)"},
-        {.name = "--target", .type = XF_CLI_CHOICE, .dst = &p->target, .choices = targets, .values = target_values,
-         .label = "--target T",
-         .help = "where the model will run: none (default: the cost model decides)\n"
-         "or ort (ONNX Runtime on CPU, all graph optimisations on: the\n"
-         "search's cheapest candidates are timed there against MODEL in\n"
-         "alternation and the fastest is written only when it beats MODEL\n"
-         "beyond the measured noise, twice (when none does, the fastest\n"
-         "of those it cannot tell from MODEL gets a run of its own\n"
-         "against MODEL, four times as long); else MODEL is written\n"
-         "unchanged)"},
-        {.name = "--cost", .type = XF_CLI_CHOICE, .dst = &p->fused_cost, .choices = costs,
-         .label = "--cost C",
-         .help = "what the search minimises: ops (default: the sum of operator\n"
-         "costs on --backend) or fused (with --target ort: the graph's\n"
-         "fused regions, each timed once in ONNX Runtime and kept in\n"
-         "the cache, so rewrites are costed as the runtime fuses them)"},
-        {.name = "--candidates", .type = XF_CLI_INT, .dst = &p->candidates, .lo = 1, .hi = 1000,
-         .label = "--candidates N",
-         .help = "--target ort: distinct models timed besides MODEL per search,\n"
-         "each also in its unbatched layout where it differs (default 6)"},
-        {.name = "--target-budget", .type = XF_CLI_F64, .dst = &p->target_budget, .lo = 0,
-         .label = "--target-budget S",
-         .help = "--target ort: seconds the target may take to weigh them\n"
-         "(sharing the weights, racing, confirming; default 90; 0: no\n"
-         "limit): candidates left when it runs out are not timed, and\n"
-         "the report says how many"},
-        {.name = "--racing", .type = XF_CLI_INT, .dst = &p->racing, .lo = 1, .hi = 64,
-         .label = "--racing N",
-         .help = "--target ort: candidates timed at once against MODEL and a\n"
-         "second session of it (default 1): N + 2 sessions are alive,\n"
-         "sharing MODEL's weights; 2 times more candidates within the\n"
-         "budget and holds a second candidate's folded weights"},
-        {.name = "--target-every", .type = XF_CLI_INT, .dst = &p->target_every, .lo = 1, .hi = 100000000,
-         .label = "--target-every K",
-         .help = "--target ort, wm/ppo: every K valid environment steps the graph\n"
-         "is timed in the target and the reward gains its latency change\n"
-         "(sparse real reward between the cost model's; default 50)"},
-        {.name = "--alpha", .type = XF_CLI_F64, .dst = &p->alpha, .lo = 1,
-         .label = "--alpha A",
-         .help = "taso: keep graphs costing less than A x best (default 1.05)"},
-        {.name = "--budget", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_budget,
-         .label = "--budget N|Ts",
-         .help = "N: taso graphs expanded, greedy/random/ppo/wm environment steps\n"
-         "(defaults 1000 / 20000); Ts (e.g. 120s): a time budget"},
-        {.name = "--time-limit", .type = XF_CLI_F64, .dst = &p->time_limit, .lo = 0,
-         .label = "--time-limit S",
-         .help = "stop after S seconds (default: none for searches, 120 for wm/ppo\n"
-         "and for searches on --cost fused)"},
-        {.name = "--locations", .type = XF_CLI_INT, .dst = &p->locations, .lo = 1, .hi = 1000000,
-         .label = "--locations N",
-         .help = "locations per rule considered (default 200)"},
-        {.name = "--max-rule-size", .type = XF_CLI_INT, .dst = &p->max_rule_size, .lo = 1, .hi = 1000,
-         .label = "--max-rule-size N",
-         .help = "use rules with at most N operators per side (default: all)"},
-        {.name = "--no-derived-rules", .type = XF_CLI_FLAG, .dst = &p->derived_rules, .set = 0,
-         .label = "--no-derived-rules",
-         .help = "use only the proved rules, not the derived ones (xferverify:\n"
-         "chains of proved rules, used as single actions, macro-actions,\n"
-         "where their validity domain holds; the default uses them: the\n"
-         "rules that bring a flatten in around a matmul are derived)"},
-        {.name = "--derived-rules", .type = XF_CLI_FLAG, .dst = &p->derived_rules, .set = 1}, /* the default; kept for scripts */
-        {.name = "--all-rules", .type = XF_CLI_FLAG, .dst = &p->rule_status, .set = -1,
-         .label = "--all-rules",
-         .help = "also use rules that are not proved (candidate/unknown): unsafe,\n"
-         "only with the numerical check"},
-        {.name = "--all-actions", .type = XF_CLI_FLAG, .dst = &p->all_actions, .set = 1,
-         .label = "--all-actions",
-         .help = "keep the actions that can never match this model (by default\n"
-         "they are dropped, except with --save/--load)"},
-        {.name = "--seed", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_seed,
-         .label = "--seed N",
-         .help = "random inputs, random search, agents' initialisation (default 1)"},
-        {.name = "--rtol", .type = XF_CLI_F64, .dst = &p->rtol, .lo = 0,
-         .label = "--rtol R --atol A",
-         .help = "numerical check tolerance |d| <= A + R*|ref| (1e-3, 1e-4)"},
-        {.name = "--atol", .type = XF_CLI_F64, .dst = &p->atol, .lo = 0},
-        {.name = "--no-check", .type = XF_CLI_FLAG, .dst = &p->check, .set = 0,
-         .label = "--no-check",
-         .help = "write the model even if the numerical check fails or cannot run"},
-        {.name = "--no-latency", .type = XF_CLI_FLAG, .dst = &p->latency, .set = 0,
-         .label = "--no-latency",
-         .help = "skip the end-to-end latency measurement on --backend (with\n"
-         "--target ort it is skipped unless --latency asks for it: the\n"
-         "target's latency is measured, and the backend's executor\n"
-         "would hold every activation of both models at once)"},
-        {.name = "--latency", .type = XF_CLI_FLAG, .dst = &p->latency, .set = 2,
-         .label = "--latency",
-         .help = "measure it with --target ort too"},
-        {.name = "--no-layernorm-fusion", .type = XF_CLI_FLAG, .dst = &p->prepare.fuse_layernorm, .set = 0,
-         .label = "--no-layernorm-fusion",
-         .help = "keep layer norms written out operator by operator"},
-        {.name = "--scalings", .type = XF_CLI_CHOICE, .dst = &o->scalings, .choices = scalings,
-         .label = "--scalings S",
-         .help = "Mul/Div by scalar constants: moved (made scalar_mul, which the\n"
-         "rules move into weights), kept (as exported: ONNX Runtime fuses\n"
-         "GELU's x0.5 and attention's 1/sqrt(d) itself, and moving them\n"
-         "can defeat those fusions) or both (default: with --target ort\n"
-         "and a search, the model is searched both ways and the target\n"
-         "times both searches' candidates; otherwise moved)"},
-        {.name = "--passes", .type = XF_CLI_CHOICE, .dst = &p->passes, .choices = passes,
-         .label = "--passes P",
-         .help = "what rewrites the model: rules (only the proved rules; a\n"
-         "Gather of one position becomes a slice they can move),\n"
-         "expert (the hand-written passes as well: narrowing, the\n"
-         "split layout, the unbatched layout the target times) or\n"
-         "both (default: both)"},
-        {.name = "--no-lookahead", .type = XF_CLI_FLAG, .dst = &p->lookahead, .set = 0,
-         .label = "--no-lookahead",
-         .help = "searches value an action with a reshape or a slice by the\n"
-         "graph it makes, not after the view moves it enables"},
-        {.name = "--no-narrow", .type = XF_CLI_FLAG, .dst = &p->prepare.narrow, .set = 0,
-         .label = "--no-narrow",
-         .help = "compute every position even where the model reads only one\n"
-         "(by default a Gather of one position, e.g. a ViT's class\n"
-         "token, moves up so the others are not computed)"},
-        {.name = "--no-split-layout", .type = XF_CLI_FLAG, .dst = &p->prepare.split_layout, .set = 0,
-         .label = "--no-split-layout",
-         .help = "keep each part of a split reshaped and transposed on its own\n"
-         "(by default a merged Q/K/V is taken to heads once, before\n"
-         "it is split)"},
-        {.name = "--dim", .type = XF_CLI_DIM, .dst = &o->dims,
-         .label = "--dim NAME=N",
-         .help = "size of a symbolic input dimension (default: from --data,\n"
-         "else 1 where the model imports with it, else the smallest\n"
-         "power of two at which it does; the sizes chosen are said)"},
-        {.name = "--data", .type = XF_CLI_STR, .dst = &p->data, .what = "a directory", .allow_empty = 1,
-         .label = "--data DIR",
-         .help = "an ONNX test_data_set (DIR/input_K.pb): the sizes of the\n"
-         "symbolic dims not given by --dim are taken from its inputs"},
-        {.name = "--mem-limit", .type = XF_CLI_STR, .dst = &o->mem_limit, .what = "a size", .allow_empty = 1,
-         .label = "--mem-limit SIZE",
-         .help = "most bytes of tensors a run or a measurement may take, e.g.\n"
-         "512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of the memory);\n"
-         "with --target ort also what the target's sessions may take\n"
-         "(fewer candidates at once, or none timed, and it says so)"},
-        {.name = "--quiet", .alias = "-q", .type = XF_CLI_FLAG, .dst = &o->quiet, .set = 1,
-         .label = "-q, --quiet",
-         .help = "no progress line"},
-        {.name = "--verbose", .alias = "-v", .type = XF_CLI_FLAG, .dst = &o->verbose, .set = 1,
-         .label = "-v, --verbose",
-         .help = "list the applicable rules of the model before searching"},
-    };
     xf_cli_spec spec = {
         .tool = "rlflow-agent",
-        .head = "usage: rlflow-agent --rules RULES.db MODEL.onnx [options]\n"
-            "\n"
-            "Optimises MODEL with the proved rewrite rules of RULES.db: searches for a cheaper\n"
-            "graph under the cost model, folds the weights the rules created, checks that the\n"
-            "optimised model computes the same outputs as MODEL on random inputs, writes it as\n"
-            "ONNX and reports cost, measured latency, output error and the rules applied.\n"
-            "\n"
-            "options:\n",
-        .tail = "  -h, --help         this help\n"
-            "\n"
-            "exit status: 0 written, 1 optimisation, check or write failed (nothing written),\n"
-            "             2 bad usage, unreadable model or rules, unavailable backend\n",
+        .head = usage_head,
+        .tail = usage_tail,
         .opts = opts,
         .n_opts = (int)(sizeof opts / sizeof opts[0]),
         .positional = &o->model,
         .n_positional = 1,
-        .user = o,
+        .base = o,
     };
     int rc = xf_cli_parse(&spec, argc, argv);
     if (rc) return rc;

@@ -14,6 +14,7 @@
  * 2 bad usage, an unreadable model or an unavailable backend (one line on
  * stderr).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,29 +54,29 @@ static int parse_args(int argc, char **argv, options *o)
         {.name = "--backend", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_backend,
          .label = "--backend B",
          .help = "analytic (roofline, default), onednn (CPU kernels) or cudnn (GPU)"},
-        {.name = "--cache", .type = XF_CLI_STR, .dst = &o->cache, .what = "a file name",
+        {.name = "--cache", .type = XF_CLI_STR, .off = offsetof(options, cache), .what = "a file name",
          .label = "--cache FILE",
          .help = "operator cost cache to read and extend (default\n"
                  "$XDG_CACHE_HOME/rlflow/costs.db or ~/.cache/rlflow/costs.db, as\n"
                  "rlflow-agent; 'none' keeps nothing)"},
-        {.name = "--threads", .type = XF_CLI_THREADS, .dst = &o->threads, .lo = 1,
+        {.name = "--threads", .type = XF_CLI_THREADS, .off = offsetof(options, threads), .lo = 1,
          .label = "--threads N",
          .help = "CPU threads for measured kernels (default 1; at most 4 x the\n"
                  "online CPUs)"},
-        {.name = "--reps", .type = XF_CLI_INT, .dst = &o->reps, .lo = 1, .hi = 1000000,
+        {.name = "--reps", .type = XF_CLI_INT, .off = offsetof(options, reps), .lo = 1, .hi = 1000000,
          .what = "an integer >= 1", .label = "--reps N",
          .help = "timed repetitions per measurement, median reported (default 10)"},
-        {.name = "--warmup", .type = XF_CLI_INT, .dst = &o->warmup, .lo = 0, .hi = 1000000,
+        {.name = "--warmup", .type = XF_CLI_INT, .off = offsetof(options, warmup), .lo = 0, .hi = 1000000,
          .what = "an integer >= 0", .label = "--warmup N",
          .help = "untimed runs before timing (default 3)"},
-        {.name = "--dim", .type = XF_CLI_DIM, .dst = &o->dims, .label = "--dim NAME=N",
+        {.name = "--dim", .type = XF_CLI_DIM, .off = offsetof(options, dims), .label = "--dim NAME=N",
          .help = "size of a symbolic input dimension (default 1)"},
-        {.name = "--mem-limit", .type = XF_CLI_STR, .dst = &o->mem_limit, .what = "a size",
+        {.name = "--mem-limit", .type = XF_CLI_STR, .off = offsetof(options, mem_limit), .what = "a size",
          .allow_empty = 1, .label = "--mem-limit SIZE",
          .help = "most bytes of tensors a measurement or the end-to-end run may\n"
                  "take, e.g. 512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of\n"
                  "the memory)"},
-        {.name = "--no-run", .type = XF_CLI_FLAG, .dst = &o->run, .set = 0, .label = "--no-run",
+        {.name = "--no-run", .type = XF_CLI_FLAG, .off = offsetof(options, run), .set = 0, .label = "--no-run",
          .help = "print the estimate only, skip the end-to-end run"},
     };
     xf_cli_spec spec = {
@@ -95,7 +96,7 @@ static int parse_args(int argc, char **argv, options *o)
         .n_opts = (int)(sizeof opts / sizeof opts[0]),
         .positional = &o->model,
         .n_positional = 1,
-        .user = o,
+        .base = o,
     };
     int rc = xf_cli_parse(&spec, argc, argv);
     if (rc < 0) exit(0);

@@ -40,6 +40,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +121,6 @@ static int parse_args(int argc, char **argv, opts *o)
     xf_derive_verify_options_init(&o->dvo);
     o->dvo.vopt.vo.timeout_ms = 10000;
     o->dvo.vopt.jobs = xf_cli_online_cpus(XF_VERIFY_MAX_JOBS);
-    xf_verify_options *vo = &o->dvo.vopt.vo;
     char rlimit_help[256], proof_help[128], cross_help[256], depth_what[64];
     snprintf(depth_what, sizeof depth_what, "a number from 1 to %d", XF_DERIVE_MAX_DEPTH);
     snprintf(rlimit_help, sizeof rlimit_help,
@@ -149,40 +149,40 @@ static int parse_args(int argc, char **argv, opts *o)
          .label = "--proof-rlimit N", .help = proof_help},
         {.name = "--cross-rlimit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
          .label = "--cross-rlimit N", .help = cross_help},
-        {.name = "--cross-shapes", .type = XF_CLI_INT, .dst = &vo->cross_shapes, .lo = 1,
+        {.name = "--cross-shapes", .type = XF_CLI_INT, .off = offsetof(opts, dvo.vopt.vo.cross_shapes), .lo = 1,
          .hi = 4096, .what = "a number from 1 to 4096", .label = "--cross-shapes N",
          .help = "input-shape assignments of a proved rule that get the exact\n"
                  "cross-check, its own first (default 1: the own alone; up to\n"
                  "--max-shapes); the float probe runs at all of them"},
-        {.name = "--recheck", .type = XF_CLI_FLAG, .dst = &o->dvo.vopt.recheck, .set = 1,
+        {.name = "--recheck", .type = XF_CLI_FLAG, .off = offsetof(opts, dvo.vopt.recheck), .set = 1,
          .label = "--recheck", .help = "decide again rules that already have a verdict"},
         {.name = "--limit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
          .label = "--limit N", .help = "decide at most N rules"},
-        {.name = "--max-shapes", .type = XF_CLI_INT, .dst = &vo->bounded_max_shapes, .lo = 1,
+        {.name = "--max-shapes", .type = XF_CLI_INT, .off = offsetof(opts, dvo.vopt.vo.bounded_max_shapes), .lo = 1,
          .hi = 4096, .what = "a number from 1 to 4096", .label = "--max-shapes N",
          .help = "bounded check: input-shape assignments per rule, the rule's own\n"
                  "included (default 64; 1: only the rule's own shapes)"},
-        {.name = "--max-size", .type = XF_CLI_INT, .dst = &o->dvo.max_size, .lo = 1, .hi = 64,
+        {.name = "--max-size", .type = XF_CLI_INT, .off = offsetof(opts, dvo.max_size), .lo = 1, .hi = 64,
          .what = "a number from 1 to 64", .label = "--max-size N",
          .help = "decide only rules of at most N operators (a side's count)"},
-        {.name = "--no-derive", .type = XF_CLI_FLAG, .dst = &o->dvo.derive, .set = 0,
+        {.name = "--no-derive", .type = XF_CLI_FLAG, .off = offsetof(opts, dvo.derive), .set = 0,
          .label = "--no-derive",
          .help = "send every candidate to the solver (default: first derive, size\n"
                  "by size, the candidates that follow from smaller proved rules)"},
-        {.name = "--derive-depth", .type = XF_CLI_INT, .dst = &o->dvo.dopt.d.max_depth, .lo = 1,
+        {.name = "--derive-depth", .type = XF_CLI_INT, .off = offsetof(opts, dvo.dopt.d.max_depth), .lo = 1,
          .hi = XF_DERIVE_MAX_DEPTH, .what = depth_what,
          .label = "--derive-depth N",
          .help = "rewrites searched from each side of a candidate (1-4, default 3)"},
-        {.name = "--derive-states", .type = XF_CLI_INT, .dst = &o->dvo.dopt.d.max_states,
+        {.name = "--derive-states", .type = XF_CLI_INT, .off = offsetof(opts, dvo.dopt.d.max_states),
          .lo = 1, .hi = 1 << 20, .what = "a number from 1 to 1048576",
          .label = "--derive-states N", .help = "graphs kept per side and candidate (default 256)"},
-        {.name = "--derive-rounds", .type = XF_CLI_INT, .dst = &o->dvo.rounds, .lo = 0, .hi = 16,
+        {.name = "--derive-rounds", .type = XF_CLI_INT, .off = offsetof(opts, dvo.rounds), .lo = 0, .hi = 16,
          .what = "a number from 0 to 16", .label = "--derive-rounds N",
          .help = "the solver takes one candidate of each form (the others are\n"
                  "the same rule at other shapes) first, in N rounds, each\n"
                  "followed by a derive pass that also uses the rules of the\n"
                  "size just proved (0-16, default 2; 0: no pass between)"},
-        {.name = "--check-axioms", .type = XF_CLI_FLAG, .dst = &o->check_axioms, .set = 1,
+        {.name = "--check-axioms", .type = XF_CLI_FLAG, .off = offsetof(opts, check_axioms), .set = 1,
          .label = "--check-axioms",
          .help = "check every axiom on its instances with the bounded check and\n"
                  "report which follow from the others, then exit (DB not read)"},
@@ -203,7 +203,7 @@ static int parse_args(int argc, char **argv, opts *o)
         .n_opts = (int)(sizeof opts_table / sizeof opts_table[0]),
         .positional = &o->db,
         .n_positional = 1,
-        .user = o,
+        .base = o,
     };
     int rc = xf_cli_parse(&spec, argc, argv);
     if (rc) return rc < 0 ? 1 : 2;
