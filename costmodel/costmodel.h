@@ -68,6 +68,14 @@ typedef struct xf_cost_options {
 
 xf_cost_options xf_cost_options_default(void);
 
+/* The cost cache a tool opens (xf_cost_options.cache_path), one rule for
+ * all: `given` as it is; the keyword "none" (XF_COST_CACHE_NONE): NULL,
+ * nothing kept; NULL: the user's cache, $XDG_CACHE_HOME/rlflow/costs.db or
+ * ~/.cache/rlflow/costs.db, its directories created, written into buf (n
+ * bytes), or NULL when neither variable is set or it cannot be made. */
+#define XF_COST_CACHE_NONE "none"
+const char *xf_cost_cache_path(const char *given, char *buf, size_t n);
+
 /* Measured backends time a kernel up to this many times when the runs were
  * disturbed (xf_cost_runs_median) and keep the lowest median. */
 #define XF_COST_MEASURE_ATTEMPTS 4

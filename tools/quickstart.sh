@@ -5,8 +5,10 @@
 #   xfonnx prints each model's operator summary, then exports it again and
 #   checks that the exported model has the same canonical graph and computes
 #   the same outputs in the reference interpreter; xfergen writes the
-#   candidate rules of TASO's vocabulary (3 operators) into an SQLite rules
-#   database, xferverify proves them with Z3 (about 2 minutes on 2 cores),
+#   candidate rules of the default vocabulary (TASO's operators with the
+#   layout and indexing ones: reshape views, slices; 3 operators) into an
+#   SQLite rules database, xferverify proves them with Z3 (a few minutes on
+#   2 cores),
 #   xferdb summarises them, xfcost times the BERT model, and rlflow-agent
 #   optimises it with the proved rules (TASO search), checks the optimised
 #   model numerically, times its candidates against the input in ONNX Runtime
@@ -36,9 +38,9 @@ for m in bert resnet18; do
 done
 
 echo
-echo "== xfergen: candidate rules over TASO's vocabulary, up to 3 operators =="
+echo "== xfergen: candidate rules over the default vocabulary, up to 3 operators =="
 rm -f "$out/rules.db" "$out/rules.db-wal" "$out/rules.db-shm"
-"$bin/xfergen" --vocab taso --max-ops 3 -o "$out/rules.db" --quiet
+"$bin/xfergen" --max-ops 3 -o "$out/rules.db" --quiet
 "$bin/xferdb" stats "$out/rules.db"
 "$bin/xferdb" list "$out/rules.db" --ops matmul,concat --max-size 3 --limit 5
 
