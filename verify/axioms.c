@@ -44,10 +44,13 @@
      FA2(SL " (x T)", "(= (" f " (slice a o l t x)) (slice a o l t (" f " x)))",               \
          "(" f " (slice a o l t x))", "(slice a o l t (" f " x))")}
 
-/* An element-wise unary function commutes with a reshape. */
+/* An element-wise unary function commutes with a reshape, and keeps its
+ * operand's shape (so a reshape of its result has the reshape's shape id). */
 #define UNARY_VIEW(f, what)                                                                    \
     {f "-view", what " commutes with a reshape",                                              \
-     FA("(s Int) (x T)", "(= (" f " (view s x)) (view s (" f " x)))", "(" f " (view s x))")}
+     FA("(s Int) (x T)", "(= (" f " (view s x)) (view s (" f " x)))", "(" f " (view s x))")}, \
+    {f "-shape", what " keeps its operand's shape",                                           \
+     FA("(x T)", "(= (shp (" f " x)) (shp x))", "(" f " x)")}
 
 static const xf_axiom_info axioms[] = {
     /* ---- element-wise arithmetic */
@@ -638,6 +641,30 @@ static const xf_axiom_info axioms[] = {
      FA2("(k Int) " SL " (x T)",
          "(=> (<= (- 0 a) (- (rnk x) 1)) (= (slice a o l t (unflat k x)) (unflat k (slice a o l t x))))",
          "(slice a o l t (unflat k x))", "(unflat k (slice a o l t x))")},
+    /* shapes of results the axioms build: what the shape facts state of the
+     * rule's own values, so a reshape of such a result is a view too */
+    {"ewadd-shape", "the sum of two tensors of one shape has that shape",
+     FA("(x T) (y T)", "(=> (= (shp x) (shp y)) (= (shp (ewadd x y)) (shp x)))", "(ewadd x y)")},
+    {"ewmul-shape", "the product of two tensors of one shape has that shape",
+     FA("(x T) (y T)", "(=> (= (shp x) (shp y)) (= (shp (ewmul x y)) (shp x)))", "(ewmul x y)")},
+    {"ewadd-scalar-shape", "a tensor plus a scalar has the tensor's shape",
+     FA("(x T) (s T)", "(=> (= (rnk s) 0) (= (shp (ewadd x s)) (shp x)))", "(ewadd x s)")},
+    {"ewmul-scalar-shape", "a tensor times a scalar has the tensor's shape",
+     FA("(x T) (s T)", "(=> (= (rnk s) 0) (= (shp (ewmul x s)) (shp x)))", "(ewmul x s)")},
+    {"smul-shape", "scalar multiplication keeps the shape",
+     FA("(x T) (s T)", "(= (shp (smul x s)) (shp x))", "(smul x s)")},
+    {"pow-shape", "a power by a scalar keeps the shape",
+     FA("(x T) (e T)", "(=> (= (rnk e) 0) (= (shp (pow x e)) (shp x)))", "(pow x e)")},
+    {"hmerge-shape", "merging the last two axes of tensors of one shape gives one shape",
+     FA("(x T) (y T)", "(=> (= (shp x) (shp y)) (= (shp (hmerge x)) (shp (hmerge y))))", "(hmerge x) (hmerge y)")},
+    {"hsplit-shape", "splitting the last axis of tensors of one shape alike gives one shape",
+     FA("(h Int) (x T) (y T)", "(=> (= (shp x) (shp y)) (= (shp (hsplit h x)) (shp (hsplit h y))))",
+        "(hsplit h x) (hsplit h y)")},
+    {"flat-shape", "flattening the first two axes of tensors of one shape gives one shape",
+     FA("(x T) (y T)", "(=> (= (shp x) (shp y)) (= (shp (flat x)) (shp (flat y))))", "(flat x) (flat y)")},
+    {"unflat-shape", "unflattening the first axis of tensors of one shape alike gives one shape",
+     FA("(k Int) (x T) (y T)", "(=> (= (shp x) (shp y)) (= (shp (unflat k x)) (shp (unflat k y))))",
+        "(unflat k x) (unflat k y)")},
     {"matmul-flat", "a matmul by a matrix of flattened rows is the flattened matmul",
      FA("(x T) (w T)", "(=> (= (rnk w) 2) (= (matmul (flat x) w) (flat (matmul x w))))",
         "(matmul (flat x) w)")},
