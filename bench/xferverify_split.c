@@ -9,7 +9,7 @@
  * DB is only read. The sample is, for each --size given (default 3 and 4),
  * the N candidates (default 300) whose ids come first under the hash
  * (id * 2654435761 + S) mod 1000003 — the same rules on every run and every
- * machine (docs/verify.md "Unknown rules" uses --seed 19). Each rule is
+ * machine (docs/log/verify.md "Unknown rules" uses --seed 19). Each rule is
  * decided in this process by one prepared verifier, as an xferverify worker
  * does (no fork): the proof, then the bounded check (refute-only when the
  * proof failed; the full check too, for comparison), each timed in CPU time

@@ -225,11 +225,14 @@ xf_status xf_rulesdb_add_rule(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb
                               int64_t *id, int *inserted, xf_error *err)
 {
     int ins = 0;
-    *id = 0;
+    int64_t got = 0;
+    if (id) *id = 0;
+    if (inserted) *inserted = 0;
     xf_status st = op_begin(db, err);
     if (st != XF_OK) return st;
-    st = op_end(db, rule_put(db, r, meta, id, &ins, err), err);
-    if (st != XF_OK) ins = 0, *id = 0;
+    st = op_end(db, rule_put(db, r, meta, &got, &ins, err), err);
+    if (st != XF_OK) return st;
+    if (id) *id = got;
     if (inserted) *inserted = ins;
     return st;
 }

@@ -137,8 +137,9 @@ typedef struct xf_rulesdb_rule_meta {
 
 /* Adds rule `r` (validated first): both graphs are stored (deduplicated),
  * then the rule, unless the same (source, target) pair is already there.
- * *id is the rule's id either way; *inserted (may be NULL) 1 when new. The
- * input names of r->src are kept with the rule so it loads back readable.
+ * *id (may be NULL) is the rule's id either way; *inserted (may be NULL) 1
+ * when new. The input names of r->src are kept with the rule so it loads
+ * back readable.
  * Outside a batch the call is its own transaction. */
 xf_status xf_rulesdb_add_rule(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb_rule_meta *meta,
                               int64_t *id, int *inserted, xf_error *err);

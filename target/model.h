@@ -67,4 +67,11 @@ xf_status xf_target_share_session(xf_target_model *m, const xf_graph *g, OrtSess
 /* Ends sharing and removes the scratch directory (target close). */
 void xf_target_share_free(xf_target *t);
 
+/* scratch.c: makes the scratch directory dir (n bytes) under $TMPDIR (else
+ * /tmp), with an owner file naming this process and host, after sweeping
+ * the scratch directories there whose owner on this host has ended. */
+xf_status xf_target_scratch_make(char *dir, size_t n, xf_error *err);
+/* Removes dir's regular files and dir ("" : nothing). */
+void xf_target_scratch_remove(const char *dir);
+
 #endif /* XF_TARGET_MODEL_H */

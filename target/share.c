@@ -57,19 +57,7 @@ struct xf_target_share {
 /* The scratch directory, made on first use under $TMPDIR (else /tmp). */
 static xf_status scratch_dir(xf_target_share *s, xf_error *err)
 {
-    if (s->dir[0]) return XF_OK;
-    const char *tmp = getenv("TMPDIR");
-    if (!tmp || !*tmp) tmp = "/tmp";
-    int n = snprintf(s->dir, sizeof s->dir, "%s/rlflow-target-XXXXXX", tmp);
-    if (n < 0 || (size_t)n >= sizeof s->dir || !mkdtemp(s->dir)) {
-        int e = errno;
-        s->dir[0] = '\0';
-        return XF_FAIL(err, XF_ERR_IO,
-                       "target: cannot make a scratch directory under %s for the models it "
-                       "hands to onnxruntime: %s; set TMPDIR to a writable directory",
-                       tmp, strerror(e));
-    }
-    return XF_OK;
+    return s->dir[0] ? XF_OK : xf_target_scratch_make(s->dir, sizeof s->dir, err);
 }
 
 static void path_in(const xf_target_share *s, const char *file, char *buf, size_t n)
@@ -79,11 +67,7 @@ static void path_in(const xf_target_share *s, const char *file, char *buf, size_
 
 static void remove_dir(xf_target_share *s)
 {
-    if (!s->dir[0]) return;
-    char p[4200];
-    path_in(s, DATA_FILE, p, sizeof p);
-    remove(p);
-    rmdir(s->dir);
+    xf_target_scratch_remove(s->dir);
     s->dir[0] = '\0';
 }
 

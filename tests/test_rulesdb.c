@@ -523,6 +523,10 @@ START_TEST(test_dedupe)
     ck_assert_int_eq(ins, 0);
     ck_assert_int_eq(add(db, &a, NULL, &ins), id);
     ck_assert_int_eq(ins, 0);
+    /* the id and the inserted flag are both optional */
+    ck_assert_int_eq(xf_rulesdb_add_rule(db, &a, NULL, NULL, &ins, NULL), XF_OK);
+    ck_assert_int_eq(ins, 0);
+    ck_assert_int_eq(xf_rulesdb_add_rule(db, &a, NULL, NULL, NULL, NULL), XF_OK);
     ck_assert_int_eq(count_rules(db, NULL), 1);
     ck_assert_int_eq(count_graphs(db), 2);
     /* the reverse rule shares both graphs: a new rule, no new graph */

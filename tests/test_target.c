@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "onnx/onnx.h"
 #include "target/target.h"
@@ -332,6 +335,81 @@ START_TEST(shared_weights_reach_onnxruntime_without_a_copy)
 }
 END_TEST
 
+/* A scratch directory under dir named `name`, with an owner file saying
+ * `owner` (NULL: none) and a weights file. */
+static void fake_scratch(const char *dir, const char *name, const char *owner)
+{
+    xf_test_system("mkdir -p %s/%s && echo weights > %s/%s/weights.data", dir, name, dir, name);
+    if (owner) xf_test_system("echo '%s' > %s/%s/owner", owner, dir, name);
+}
+
+static int is_dir(const char *dir, const char *name)
+{
+    char p[4400];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A scratch directory left by a process that was killed (its owner on this
+ * host has ended) is removed when the next target makes its own; one whose
+ * owner runs, one of another host and one without an owner file are kept;
+ * the target's own directory says who owns it and goes with the target. */
+START_TEST(stale_scratch_directories_are_swept)
+{
+    xf_target *t = open_or_null(1);
+    if (!t) XF_SKIP("onnxruntime not installed (tools/setup.sh)");
+    char dir[4096], host[256], owner[400];
+    snprintf(dir, sizeof dir, "%s", xf_test_tmp("sweep_tmpdir"));
+    xf_test_system("rm -rf %s && mkdir -p %s", dir, dir);
+    ck_assert_int_eq(gethostname(host, sizeof host), 0);
+    host[sizeof host - 1] = '\0';
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) _exit(0);
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    snprintf(owner, sizeof owner, "%ld %s", (long)child, host);
+    fake_scratch(dir, "rlflow-target-dead01", owner);
+    snprintf(owner, sizeof owner, "%ld %s", (long)getpid(), host);
+    fake_scratch(dir, "rlflow-target-live01", owner);
+    snprintf(owner, sizeof owner, "%ld elsewhere.invalid", (long)child);
+    fake_scratch(dir, "rlflow-target-host01", owner);
+    fake_scratch(dir, "rlflow-target-none01", NULL);
+    fake_scratch(dir, "other-dead01", NULL);
+    ck_assert_int_eq(setenv("TMPDIR", dir, 1), 0);
+    xf_graph g;
+    wide_graph(&g, 0);
+    xf_error err;
+    ck_assert_msg(xf_target_share_weights(t, &g, &err) == XF_OK, "%s", err.msg);
+    ck_assert(!is_dir(dir, "rlflow-target-dead01"));
+    ck_assert(is_dir(dir, "rlflow-target-live01"));
+    ck_assert(is_dir(dir, "rlflow-target-host01"));
+    ck_assert(is_dir(dir, "rlflow-target-none01"));
+    ck_assert(is_dir(dir, "other-dead01"));
+    char cmd[4400], got[512] = "";
+    snprintf(cmd, sizeof cmd,
+             "cat %s/rlflow-target-*/owner | grep -v elsewhere.invalid | sort -u | tr '\\n' ';'",
+             dir);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    if (!fgets(got, sizeof got, p)) got[0] = '\0';
+    pclose(p);
+    snprintf(owner, sizeof owner, "%ld %s;", (long)getpid(), host);
+    ck_assert_str_eq(got, owner); /* the live fake's and the target's own: this process */
+    xf_target_close(t);
+    xf_test_system("ls %s | grep -c rlflow-target- > %s/count", dir, dir);
+    snprintf(cmd, sizeof cmd, "%s/count", dir);
+    FILE *c = fopen(cmd, "r");
+    int left = -1;
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(fscanf(c, "%d", &left), 1);
+    fclose(c);
+    ck_assert_int_eq(left, 3); /* live, other host, no owner: the target's own is gone */
+    unsetenv("TMPDIR");
+    xf_graph_free(&g);
+}
+END_TEST
+
 /* What the written callback of a race sees. */
 typedef struct dropped {
     xf_graph *g;
@@ -539,6 +617,7 @@ int main(void)
     tcase_add_test(t, compare_refuses_models_with_other_inputs);
     tcase_add_test(t, xfonnx_time_prints_ratios_and_the_self_check);
     tcase_add_test(t, shared_weights_reach_onnxruntime_without_a_copy);
+    tcase_add_test(t, stale_scratch_directories_are_swept);
     tcase_add_test(t, a_candidate_own_constants_may_go_once_written);
     tcase_add_test(t, shared_weights_are_only_what_onnxruntime_reads_as_it_is);
     tcase_add_test(t, a_race_times_candidates_that_join_and_leave);

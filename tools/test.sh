@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh — installs what is missing, checks that no file includes another
-# directory's private header, builds rlflow with warnings as errors,
+# directory's private header and that every link between documentation
+# pages resolves, builds rlflow with warnings as errors,
 # runs the whole Check suite through CTest, then builds again with
 # AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite once more.
 # Exits non-zero on any build or test failure. At the end it lists the
@@ -14,6 +15,7 @@ tools/check_alloc.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== include check ==" && tools/check_includes.sh
+echo "== link check ==" && tools/check_links.sh
 
 # Skips of the last CTest run in build directory $1: the SKIP lines and the
 # totals of the suites' summary lines ("<suite>: N cases, P passed, F

@@ -1,6 +1,6 @@
 /*
  * bounded.c — the bounded element-wise check of a rule, independent of the
- * axioms (DESIGN.md §4 "Verification", docs/verify.md).
+ * axioms (docs/design.md "Data flow", docs/verify.md).
  *
  * The rule is checked at its own input shapes, then at the small other
  * admissible ones and last at the largest, as bounded_shapes.c chooses
@@ -34,7 +34,7 @@
  *
  * A rule the axioms did not prove can only end refuted or unknown, and
  * every refutation of the 4-operator samples at shapes other than the
- * rule's own came from the float probe (docs/verify.md "Unknown rules"):
+ * rule's own came from the float probe (docs/log/verify.md "Unknown rules"):
  * xf_verify_bounded_refute runs the full check at the rule's own shapes
  * and only the float probe at the other planned shapes (also when the own
  * shapes spent the budget). In every form the float probe runs at every
