@@ -1,6 +1,7 @@
 /*
- * agent_runner.c — the rlflow-agent driver shared by bench_optimize and
- * bench_agents (see agent_runner.h).
+ * agent_runner.c — what bench_optimize, bench_agents and bench_dynamic
+ * share (see agent_runner.h): the optimisation is the library call
+ * (xf_optimize_file), in-process, and its report's figures become a row.
  */
 #include "agent_runner.h"
 
@@ -57,32 +58,89 @@ void bench_field(const char *line, const char *key, char *dst, size_t n)
     dst[strcspn(dst, "\n")] = '\0';
 }
 
-bench_row bench_run_agent(const char *agent, const char *rules, const char *model,
-                          const char *scratch, const char *extra)
+static void bench_note(void *user, xf_optimize_note_kind kind, const char *text)
 {
-    bench_row r;
-    memset(&r, 0, sizeof r);
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s' --rules '%s' '%s' -o '%s/out.onnx' %s -q 2>&1", agent, rules,
-             model, scratch, extra);
-    FILE *p = popen(cmd, "r");
-    if (!p) return r;
-    char line[4096];
-    while (fgets(line, sizeof line, p)) {
-        bench_field(line, "model:", r.model, sizeof r.model);
-        bench_field(line, "applicable:", r.applicable, sizeof r.applicable);
-        bench_field(line, "cost:", r.cost, sizeof r.cost);
-        bench_field(line, "latency:", r.latency, sizeof r.latency);
-        bench_field(line, "latency noise:", r.noise, sizeof r.noise);
-        bench_field(line, "max output err:", r.err, sizeof r.err);
-        bench_field(line, "search:", r.search, sizeof r.search);
-        bench_field(line, "optimisation:", r.search, sizeof r.search);
-        bench_field(line, "agent:", r.agent, sizeof r.agent);
-        bench_field(line, "world model:", r.world, sizeof r.world);
-        if (strncmp(line, "rlflow-agent:", 13) == 0) fprintf(stderr, "  %s", line);
+    (void)user;
+    if (kind == XF_OPTIMIZE_WARN) fprintf(stderr, "  optimize: %s\n", text);
+}
+
+/* The row's texts from the report. */
+static void fill_row(const xf_optimize_options *o, const xf_optimize_report *r, bench_row *row)
+{
+    snprintf(row->model, sizeof row->model,
+             "%d nodes, %d after preparation (%d layer norms fused, %d scalings as scalar_mul)",
+             r->nodes_before, r->nodes_prepared, r->prep.fused_layernorms, r->prep.scalar_muls);
+    snprintf(row->applicable, sizeof row->applicable, "%d rules at %d locations", r->applicable,
+             r->locations);
+    double b = r->cost_before, a = r->cost_after;
+    snprintf(row->cost, sizeof row->cost, "%.4f ms -> %.4f ms (%+.2f%%, the models as written)", b,
+             a, b > 0 ? 100.0 * (a - b) / b : 0.0);
+    if (r->latency_state > 0) {
+        double lb = r->latency_before, la = r->latency_after;
+        snprintf(row->latency, sizeof row->latency, "%.4f ms -> %.4f ms (%+.2f%%, %s)", lb, la,
+                 lb > 0 ? 100.0 * (la - lb) / lb : 0.0, r->latency_identity);
+        snprintf(row->noise, sizeof row->noise, "medians of one model %.1f%% apart",
+                 100.0 * r->latency_spread);
+    } else if (r->latency_state < 0) {
+        snprintf(row->latency, sizeof row->latency, "not measured: %s", r->latency_error);
     }
-    r.ok = pclose(p) == 0;
-    return r;
+    if (r->check.max_abs >= 0)
+        snprintf(row->err, sizeof row->err, "%.3g abs, %.3g rel", r->check.max_abs,
+                 r->check.max_rel);
+    else
+        snprintf(row->err, sizeof row->err, "not checked");
+    const xf_optimize_search_figures *f = &r->search[0];
+    if (o->agent == XF_OPTIMIZE_SEARCH)
+        snprintf(row->search, sizeof row->search,
+                 "%s, %lld graphs expanded, %lld distinct seen, %.2f s",
+                 xf_search_kind_name(o->search), (long long)f->expanded, (long long)f->seen,
+                 r->search_seconds);
+    else
+        snprintf(row->search, sizeof row->search, "%s, %lld environment steps, %.2f s",
+                 o->agent == XF_OPTIMIZE_PPO ? "ppo" : "wm", (long long)f->expanded,
+                 r->search_seconds);
+    if (o->agent == XF_OPTIMIZE_SEARCH) return;
+    const xf_rl_learned *l = &r->learned;
+    if (r->agent_untrained) {
+        snprintf(row->agent, sizeof row->agent, "not trained: no action can match this model");
+    } else if (o->agent == XF_OPTIMIZE_PPO) {
+        snprintf(row->agent, sizeof row->agent, "ppo, %lld steps (%.2f ms each), %d actions of %d",
+                 (long long)f->expanded,
+                 f->expanded > 0 ? 1e3 * f->seconds / (double)f->expanded : 0.0, l->actions,
+                 r->actions);
+    } else {
+        snprintf(row->agent, sizeof row->agent,
+                 "wm, %d rounds, %lld real steps, %lld dream steps, tau %.2f, %d actions of %d",
+                 l->wm.rounds, (long long)l->wm.real_steps, (long long)l->wm.dream_steps, o->tau,
+                 l->actions, r->actions);
+        snprintf(row->world, sizeof row->world,
+                 "loss %.3f -> %.3f, dream reward %+.3f, step %.1f us in the dream vs %.1f us "
+                 "real (+%.1f us encoding)",
+                 l->wm.wm_loss_first, l->wm.wm_loss_last, l->wm.dream_reward, l->wm.wm_step_us,
+                 l->wm.real_step_us, l->wm.encode_us);
+    }
+}
+
+bench_row bench_optimize_model(const xf_optimize_options *opt, const char *model,
+                               const char *scratch)
+{
+    bench_row row;
+    memset(&row, 0, sizeof row);
+    xf_optimize_options o = *opt;
+    o.note = bench_note;
+    char out[4096];
+    snprintf(out, sizeof out, "%s/out.onnx", scratch);
+    xf_optimize_report r;
+    xf_optimize_report_init(&r);
+    xf_error err = {0};
+    if (xf_optimize_file(model, out, &o, &r, &err) != XF_OK) {
+        fprintf(stderr, "  optimize: %s\n", err.msg);
+    } else {
+        fill_row(&o, &r, &row);
+        row.ok = 1;
+    }
+    xf_optimize_report_free(&r);
+    return row;
 }
 
 void bench_print_row(const char *name, const char *method, const bench_row *r)

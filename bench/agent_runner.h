@@ -1,12 +1,15 @@
 /*
- * agent_runner.h — what bench_optimize and bench_agents share: a scratch
- * directory, a verified rules database made once, and one rlflow-agent run
- * whose report lines are kept for a table.
+ * agent_runner.h — what bench_optimize, bench_agents and bench_dynamic
+ * share: a scratch directory, a verified rules database made once, and one
+ * optimisation (the library call rlflow-agent makes, in-process) whose
+ * report's figures are kept for a table.
  */
 #ifndef XF_BENCH_AGENT_RUNNER_H
 #define XF_BENCH_AGENT_RUNNER_H
 
 #include <stddef.h>
+
+#include "optimize/optimize.h"
 
 /* $TMPDIR/<name> (created); the path is kept in a static buffer. */
 const char *bench_scratch(const char *name);
@@ -20,17 +23,17 @@ void bench_make_rules(const char *scratch, const char *xfergen, const char *xfer
 void bench_make_rules_vocab(const char *scratch, const char *xfergen, const char *xferverify,
                             const char *vocab, const char *file, char *path, size_t n);
 
-/* The lines of rlflow-agent's report a table needs (empty when absent). */
+/* The figures of one optimisation a table needs (empty when absent). */
 typedef struct bench_row {
-    char model[160], applicable[96], cost[128], latency[160], noise[96], err[96], search[128];
+    char model[160], applicable[96], cost[128], latency[256], noise[96], err[96], search[128];
     char agent[192], world[256];
     int ok;
 } bench_row;
 
-/* Runs `agent` --rules RULES MODEL -o <scratch>/out.onnx EXTRA -q; stderr
- * lines starting with "rlflow-agent:" are echoed. */
-bench_row bench_run_agent(const char *agent, const char *rules, const char *model,
-                          const char *scratch, const char *extra);
+/* xf_optimize_file(model, <scratch>/out.onnx, o) in-process; its warnings
+ * and a failure are echoed on stderr. */
+bench_row bench_optimize_model(const xf_optimize_options *o, const char *model,
+                               const char *scratch);
 
 /* When `line` starts with `key`: the rest of it, leading spaces and the
  * newline dropped, into dst. */

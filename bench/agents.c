@@ -4,7 +4,8 @@
  *   bench_agents [--rules DB] [--seconds S] [--quick] [--no-tau]
  *
  * For every ../shared/models/<name>/model.onnx and modelzoo BERT, ResNet and
- * ViT configurations, rlflow-agent runs random, greedy and TASO search, the
+ * ViT configurations, the optimisation rlflow-agent runs (xf_optimize_file,
+ * in-process) with random, greedy and TASO search, the
  * model-free PPO agent and the world-model agent (oneDNN costs cached in the
  * scratch directory, 1 thread), each with S seconds (default 60) and prints
  * per method: cost and measured latency before/after, output error, wall
@@ -31,11 +32,22 @@ static const char *const zoo[][2] = {
 static void run(const char *name, const char *path, const char *method, const char *rules,
                 const char *scratch, double seconds, double tau)
 {
-    char extra[1024];
-    snprintf(extra, sizeof extra,
-             "--agent %s --time-limit %g --tau %g --backend onednn --cache '%s/costs.db'", method,
-             seconds, tau, scratch);
-    bench_row r = bench_run_agent(XF_BENCH_AGENT, rules, path, scratch, extra);
+    char cache[4096];
+    snprintf(cache, sizeof cache, "%s/costs.db", scratch);
+    xf_optimize_options o = xf_optimize_options_default();
+    o.rules = rules;
+    o.agent = !strcmp(method, "ppo") ? XF_OPTIMIZE_PPO
+              : !strcmp(method, "wm") ? XF_OPTIMIZE_WM
+                                      : XF_OPTIMIZE_SEARCH;
+    if (o.agent == XF_OPTIMIZE_SEARCH && xf_search_kind_parse(method, &o.search, NULL)) {
+        fprintf(stderr, "bench_agents: no method '%s'\n", method);
+        exit(2);
+    }
+    o.time_limit = seconds;
+    o.tau = tau;
+    o.backend = XF_COST_ONEDNN;
+    o.cache = cache;
+    bench_row r = bench_optimize_model(&o, path, scratch);
     char label[64];
     if (tau != 1.0) snprintf(label, sizeof label, "%s t=%.1f", method, tau);
     else snprintf(label, sizeof label, "%s", method);

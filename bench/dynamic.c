@@ -9,10 +9,11 @@
  *
  * The models are ../shared/models/real's and the shared PyTorch exports
  * with symbolic batch and sequence (bert_small_dynamic) and computed
- * paddings (swin_micro). For each model: rlflow-agent --search taso
- * (--target: with --target ort --threads 1, the arbiter choosing; --budget
+ * paddings (swin_micro). For each model: the optimisation rlflow-agent runs
+ * (xf_optimize_file, in-process) with TASO search (--target: with the
+ * target, 1 thread, the arbiter choosing; --budget
  * graphs, default 100;
- * Silero, whose If the interpreter cannot run, with --no-check: ONNX
+ * Silero, whose If the interpreter cannot run, without the check: ONNX
  * Runtime is its check here) at the test data's sizes, then at 1/2, 1, 2 and
  * 3 times those sizes of every symbolic dim (where the original does not
  * import with all of them so, each dim moved alone where it does; a size
@@ -32,30 +33,25 @@
 #include "target/target.h"
 
 typedef struct real_model {
-    const char *dir;     /* under ../shared/models */
-    const char *dims;    /* --dim options of the size it is optimised at (the test data's) */
-    const char *names[3], *no_check;
+    const char *dir; /* under ../shared/models */
+    /* the symbolic dims and the size it is optimised at (the test data's) */
+    const char *names[3];
     int64_t values[3];
+    int no_check; /* written without the numerical check */
 } real_model;
 
 static const real_model models[] = {
     {"real/ppocr_mobile_cls",
-     "--dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=48 "
-     "--dim p2o.DynamicDimension.2=192",
-     {"p2o.DynamicDimension.0", "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"}, "",
-     {1, 48, 192}},
+     {"p2o.DynamicDimension.0", "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"},
+     {1, 48, 192}, 0},
     {"real/ppocr_v4_det",
-     "--dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=160 "
-     "--dim p2o.DynamicDimension.2=160",
-     {"p2o.DynamicDimension.0", "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"}, "",
-     {1, 160, 160}},
-    {"real/openwakeword_hello", "", {NULL}, "", {0}},
-    {"real/silero_vad_legacy", "--dim batch=1 --dim sequence=512", {"batch", "sequence", NULL},
-     "--no-check", {1, 512, 0}},
-    {"bert_small_dynamic", "--dim batch=2 --dim sequence=64", {"batch", "sequence", NULL}, "",
-     {2, 64, 0}},
+     {"p2o.DynamicDimension.0", "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"},
+     {1, 160, 160}, 0},
+    {"real/openwakeword_hello", {NULL}, {0}, 0},
+    {"real/silero_vad_legacy", {"batch", "sequence", NULL}, {1, 512, 0}, 1},
+    {"bert_small_dynamic", {"batch", "sequence", NULL}, {2, 64, 0}, 0},
     /* torchvision's Swin: paddings computed from the input's shape (issue 29) */
-    {"swin_micro", "", {NULL}, "", {0}},
+    {"swin_micro", {NULL}, {0}, 0},
 };
 
 /* Largest |b - a| over the largest |a| (and in *abs_err the largest
@@ -191,7 +187,7 @@ int main(int argc, char **argv)
         else {
             printf("usage: bench_dynamic [--rules DB] [--budget N] [--rounds N] [--target]\n"
                    "                     [--model NAME]\n"
-                   "rlflow-agent --search taso (--target: with --target ort) on the models\n"
+                   "xf_optimize_file, TASO (--target: with the target) on the models\n"
                    "with symbolic dims of ../shared/models, then the written models against\n"
                    "the originals in ONNX Runtime at 1/2, 1, 2 and 3 times the sizes optimised\n"
                    "at: max error and latency ratio.\n");
@@ -215,19 +211,28 @@ int main(int argc, char **argv)
            "interval\n");
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
         const real_model *m = &models[i];
-        char orig[4096], written[4096], extra[1024], out[4096];
+        char orig[4096], written[4096], out[4096];
         const char *base = strrchr(m->dir, '/') ? strrchr(m->dir, '/') + 1 : m->dir;
         if (only && strcmp(only, base) != 0) continue;
         snprintf(orig, sizeof orig, "%s/%s/model.onnx", XF_BENCH_MODELS_DIR, m->dir);
         snprintf(written, sizeof written, "%s/%s.opt.onnx", scratch, base);
         snprintf(out, sizeof out, "%s/out.onnx", scratch);
-        snprintf(extra, sizeof extra,
-                 "--search taso --budget %d %s %s --cache none --no-latency%s", budget, m->dims,
-                 m->no_check, target ? " --target ort --threads 1" : "");
-        bench_row r = bench_run_agent(XF_BENCH_AGENT, rules, orig, scratch, extra);
+        xf_optimize_options o = xf_optimize_options_default();
+        o.rules = rules;
+        o.agent = XF_OPTIMIZE_SEARCH;
+        o.search = XF_SEARCH_TASO;
+        o.budget = budget;
+        o.cache = XF_COST_CACHE_NONE;
+        o.latency = 0;
+        o.check = !m->no_check;
+        while (o.n_dims < 3 && m->names[o.n_dims]) o.n_dims++;
+        o.dim_names = m->names;
+        o.dim_values = m->values;
+        if (target) o.target = 1, o.threads = 1;
+        bench_row r = bench_optimize_model(&o, orig, scratch);
         printf("%s: cost %s; %s\n", base, r.cost[0] ? r.cost : "(no report)", r.err);
         if (!r.ok || rename(out, written) != 0) {
-            printf("  rlflow-agent wrote nothing\n");
+            printf("  the optimisation wrote nothing\n");
             continue;
         }
         bench_model(t, m, orig, written, rounds);

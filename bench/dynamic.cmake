@@ -3,7 +3,7 @@
 # (max error, latency ratio).
 add_executable(bench_dynamic ${CMAKE_CURRENT_SOURCE_DIR}/dynamic.c
                              ${CMAKE_CURRENT_SOURCE_DIR}/agent_runner.c)
-target_link_libraries(bench_dynamic PRIVATE xf_target xf_onnx xf_ir m)
+target_link_libraries(bench_dynamic PRIVATE xf_optimize xf_target xf_onnx xf_ir m)
 target_compile_definitions(bench_dynamic PRIVATE
   XF_BENCH_MODELS_DIR="${CMAKE_SOURCE_DIR}/../shared/models"
   XF_BENCH_AGENT="$<TARGET_FILE:rlflow-agent>"

@@ -3,6 +3,7 @@
 # rules of a taso 3-operator database.
 add_executable(bench_env_step ${CMAKE_CURRENT_SOURCE_DIR}/env_step.c
                               ${CMAKE_CURRENT_SOURCE_DIR}/agent_runner.c)
+target_link_libraries(bench_env_step PRIVATE xf_optimize)
 target_link_libraries(bench_env_step PRIVATE xf_agent xf_costmodel xf_rulesdb xf_onnx xf_ir)
 target_compile_definitions(bench_env_step PRIVATE
   XF_BENCH_MODELZOO="$<TARGET_FILE:modelzoo>"

@@ -3,17 +3,18 @@
  * fast the optimisation environment steps.
  *
  *   bench_optimize [--rules DB] [--budget N] [--time-limit S] [--quick] [--backend B]
- *                  [--derived-rules]
+ *                  [--no-derived-rules]
  *
  * 1. Rules: DB, or the proved rules of `xfergen --vocab taso --max-ops 3`
  *    verified with xferverify (made once under $TMPDIR/bench_optimize).
  * 2. For every ../shared/models/<name>/model.onnx and modelzoo ResNet/BERT
- *    configurations, rlflow-agent runs greedy and TASO search (oneDNN cost
- *    model, 1 thread) and this prints per model and search: nodes, rules
+ *    configurations, the optimisation rlflow-agent runs (xf_optimize_file,
+ *    in-process) with greedy and TASO search (oneDNN cost model, 1 thread),
+ *    and this prints per model and search from its report: nodes, rules
  *    applicable, locations, cost before/after, measured latency before/after,
- *    max output error and search time, as rlflow-agent reported them.
- *    --derived-rules: the derived rules are actions too (macro-actions), to
- *    compare the two rule-set shapes (docs/derive.md).
+ *    max output error and search time. The derived rules are actions too
+ *    (macro-actions) unless --no-derived-rules, to compare the two rule-set
+ *    shapes (docs/derive.md).
  * 3. Environment step time on a BERT-base-sized graph (12 layers, hidden
  *    768, sequence 128) and ResNet-50 with the same rules: bench_env_step.
  */
@@ -26,7 +27,7 @@
 
 static const char *scratch;
 static const char *backend = "onednn";
-static const char *derived = "";
+static int derived = 1;
 
 static void die(const char *what, const char *msg)
 {
@@ -37,11 +38,19 @@ static void die(const char *what, const char *msg)
 static void run_and_print(const char *name, const char *path, const char *search,
                           const char *rules, int budget, double time_limit)
 {
-    char extra[512];
-    snprintf(extra, sizeof extra,
-             "--search %s --budget %d --time-limit %g --backend %s --cache '%s/costs.db'%s",
-             search, budget, time_limit, backend, scratch, derived);
-    bench_row r = bench_run_agent(XF_BENCH_AGENT, rules, path, scratch, extra);
+    char cache[4096];
+    snprintf(cache, sizeof cache, "%s/costs.db", scratch);
+    xf_optimize_options o = xf_optimize_options_default();
+    xf_error err;
+    o.rules = rules;
+    o.agent = XF_OPTIMIZE_SEARCH;
+    if (xf_search_kind_parse(search, &o.search, &err)) die("search", err.msg);
+    o.budget = budget;
+    o.time_limit = time_limit;
+    if (xf_cost_backend_parse(backend, &o.backend, &err)) die("--backend", err.msg);
+    o.cache = cache;
+    o.derived_rules = derived;
+    bench_row r = bench_optimize_model(&o, path, scratch);
     bench_print_row(name, search, &r);
 }
 
@@ -74,12 +83,13 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) time_limit = atof(argv[++i]);
         else if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
-        else if (!strcmp(argv[i], "--derived-rules")) derived = " --derived-rules";
+        else if (!strcmp(argv[i], "--derived-rules")) derived = 1; /* the default */
+        else if (!strcmp(argv[i], "--no-derived-rules")) derived = 0;
         else {
             printf("usage: bench_optimize [--rules DB] [--budget N] [--time-limit S] [--quick]\n"
-                   "                      [--backend onednn|analytic] [--derived-rules]\n"
+                   "                      [--backend onednn|analytic] [--no-derived-rules]\n"
                    "Greedy and TASO search on ../shared/models and modelzoo models through\n"
-                   "rlflow-agent (oneDNN costs, 1 thread), then the environment step time on a\n"
+                   "xf_optimize_file (oneDNN costs, 1 thread), then the environment step time on a\n"
                    "BERT-base-sized graph. --quick: shared models only, smaller budget.\n");
             return strcmp(argv[i], "--help") && strcmp(argv[i], "-h") ? 2 : 0;
         }
@@ -90,7 +100,7 @@ int main(int argc, char **argv)
     if (rules_arg) snprintf(rules, sizeof rules, "%s", rules_arg);
     else bench_make_rules(scratch, XF_BENCH_XFERGEN, XF_BENCH_XFERVERIFY, rules, sizeof rules);
     printf("rules: %s%s; budget %d, time limit %g s per search; %s costs\n", rules,
-           *derived ? " (proved and derived)" : " (proved)", budget, time_limit, backend);
+           derived ? " (proved and derived)" : " (proved)", budget, time_limit, backend);
 
     static const char *const searches[] = {"greedy", "taso"};
     const char *names[] = {"bert_small", "resnet18", "squeezenet1_1", "vit_tiny"};

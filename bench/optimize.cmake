@@ -3,6 +3,7 @@
 # BERT-base-sized graph.
 add_executable(bench_optimize ${CMAKE_CURRENT_SOURCE_DIR}/optimize.c
                               ${CMAKE_CURRENT_SOURCE_DIR}/agent_runner.c)
+target_link_libraries(bench_optimize PRIVATE xf_optimize)
 target_compile_definitions(bench_optimize PRIVATE
   XF_BENCH_MODELS_DIR="${CMAKE_SOURCE_DIR}/../shared/models"
   XF_BENCH_MODELZOO="$<TARGET_FILE:modelzoo>"

@@ -3,6 +3,7 @@
 # batch 1, 4 and with a symbolic batch, timed in ONNX Runtime (issue 28).
 add_executable(bench_passes ${CMAKE_CURRENT_SOURCE_DIR}/passes.c
                             ${CMAKE_CURRENT_SOURCE_DIR}/agent_runner.c)
+target_link_libraries(bench_passes PRIVATE xf_optimize)
 target_link_libraries(bench_passes PRIVATE xf_target xf_onnx xf_ir m)
 target_compile_definitions(bench_passes PRIVATE
   XF_BENCH_MODELS_DIR="${CMAKE_SOURCE_DIR}/../shared/models"

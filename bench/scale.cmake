@@ -3,6 +3,7 @@
 # wall time beside the weight bytes, at 1 and 2 threads (issue 29).
 add_executable(bench_scale ${CMAKE_CURRENT_SOURCE_DIR}/scale.c
                            ${CMAKE_CURRENT_SOURCE_DIR}/agent_runner.c)
+target_link_libraries(bench_scale PRIVATE xf_optimize)
 target_link_libraries(bench_scale PRIVATE xf_ir m)
 target_compile_definitions(bench_scale PRIVATE
   XF_BENCH_AGENT="$<TARGET_FILE:rlflow-agent>"

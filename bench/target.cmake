@@ -8,6 +8,7 @@ add_executable(bench_target ${CMAKE_CURRENT_SOURCE_DIR}/target.c
                             ${CMAKE_CURRENT_SOURCE_DIR}/target_rank.c
                             ${CMAKE_CURRENT_SOURCE_DIR}/target_fused.c
                             ${CMAKE_CURRENT_SOURCE_DIR}/agent_runner.c)
+target_link_libraries(bench_target PRIVATE xf_optimize)
 target_link_libraries(bench_target PRIVATE xf_agent xf_target xf_costmodel xf_rulesdb xf_onnx xf_ir m)
 target_compile_definitions(bench_target PRIVATE
   XF_BENCH_MODELS_DIR="${CMAKE_SOURCE_DIR}/../shared/models"

@@ -166,11 +166,6 @@ const char *xf_cost_identity(const xf_cost_model *cm)
     return cm->identity;
 }
 
-xf_cost_backend xf_cost_model_backend(const xf_cost_model *cm)
-{
-    return cm->kind;
-}
-
 void xf_cost_roofline(const xf_cost_model *cm, double *peak_gflops, double *bandwidth_gbps)
 {
     *peak_gflops = cm->have_roofline ? cm->cfg.peak_gflops : 0;

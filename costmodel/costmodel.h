@@ -68,6 +68,14 @@ typedef struct xf_cost_options {
 
 xf_cost_options xf_cost_options_default(void);
 
+/* The cost cache a tool opens (xf_cost_options.cache_path), one rule for
+ * all: `given` as it is; the keyword "none" (XF_COST_CACHE_NONE): NULL,
+ * nothing kept; NULL: the user's cache, $XDG_CACHE_HOME/rlflow/costs.db or
+ * ~/.cache/rlflow/costs.db, its directories created, written into buf (n
+ * bytes), or NULL when neither variable is set or it cannot be made. */
+#define XF_COST_CACHE_NONE "none"
+const char *xf_cost_cache_path(const char *given, char *buf, size_t n);
+
 /* Measured backends time a kernel up to this many times when the runs were
  * disturbed (xf_cost_runs_median) and keep the lowest median. */
 #define XF_COST_MEASURE_ATTEMPTS 4
@@ -96,7 +104,6 @@ void xf_cost_close(xf_cost_model *cm); /* NULL is a no-op */
 /* The identity string the cache is keyed by, e.g.
  * "onednn|AMD EPYC 7B13|dnnl 2.6.0|threads=1". */
 const char *xf_cost_identity(const xf_cost_model *cm);
-xf_cost_backend xf_cost_model_backend(const xf_cost_model *cm);
 /* For tests of the oneDNN backend: *native = 1 when node `node` of g is
  * built with oneDNN primitives from what the executor gives it (plain
  * layouts, constant data), 0 when the backend falls back to its reference

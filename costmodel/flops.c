@@ -27,17 +27,16 @@ static double tensor_bytes(xf_dtype t, const xf_shape *s)
     return t == XF_DTYPE_INVALID ? 0.0 : numel(s) * (double)xf_dtype_size(t);
 }
 
-/* Flops per element of the unary functions, counting exp/erf/tanh as a
- * short polynomial evaluation. */
-static double unary_flops(xf_op op)
+/* Flops per output element of an element-wise operator (ir's operator
+ * classes), counting exp/erf/tanh as a short polynomial evaluation:
+ * arithmetic, comparisons, where and the other one-step operators 1;
+ * identity, dropout and cast compute nothing. */
+static double elementwise_flops(xf_op op)
 {
     switch (op) {
-    case XF_OP_RELU:
-    case XF_OP_NEG:
-    case XF_OP_ABS:
-    case XF_OP_SQRT:
-    case XF_OP_RECIPROCAL:
-    case XF_OP_LEAKYRELU: return 1;
+    case XF_OP_IDENTITY:
+    case XF_OP_DROPOUT:
+    case XF_OP_CAST: return 0;
     case XF_OP_CLIP: return 2;
     case XF_OP_HARDSIGMOID: return 4; /* multiply-add, two comparisons */
     case XF_OP_HARDSWISH: return 5;
@@ -46,58 +45,24 @@ static double unary_flops(xf_op op)
     case XF_OP_SIGMOID:
     case XF_OP_TANH: return 6;
     case XF_OP_ERF: return 8;
+    case XF_OP_POW: return 8;
     case XF_OP_GELU: return 10;
-    default: return 0;
+    default: return 1;
     }
 }
 
+/* Views and the operators that read only a shape move no bytes. */
 static int is_view(xf_op op)
 {
-    switch (op) {
-    case XF_OP_RESHAPE:
-    case XF_OP_FLATTEN:
-    case XF_OP_SQUEEZE:
-    case XF_OP_UNSQUEEZE:
-    case XF_OP_IDENTITY:
-    case XF_OP_DROPOUT:
-    case XF_OP_SHAPE:
-    case XF_OP_SIZE: return 1;
-    default: return 0;
-    }
+    return xf_op_is(op, XF_OPC_VIEW) || xf_op_is(op, XF_OPC_SHAPE);
 }
 
 static double op_flops(xf_op op, const xf_params *p, int n_in, const xf_dtype *in_dt,
                        const xf_shape *in_sh, const xf_shape *out_sh)
 {
     double out = numel(&out_sh[0]);
+    if (xf_op_is(op, XF_OPC_ELEMENTWISE)) return out * elementwise_flops(op);
     switch (op) {
-    case XF_OP_RELU:
-    case XF_OP_SIGMOID:
-    case XF_OP_TANH:
-    case XF_OP_ERF:
-    case XF_OP_GELU:
-    case XF_OP_SQRT:
-    case XF_OP_EXP:
-    case XF_OP_LOG:
-    case XF_OP_NEG:
-    case XF_OP_ABS:
-    case XF_OP_RECIPROCAL:
-    case XF_OP_CLIP:
-    case XF_OP_HARDSIGMOID:
-    case XF_OP_HARDSWISH:
-    case XF_OP_LEAKYRELU: return out * unary_flops(op);
-    case XF_OP_PRELU:
-    case XF_OP_MIN:
-    case XF_OP_MAX:
-    case XF_OP_NOT:
-    case XF_OP_ADD:
-    case XF_OP_SUB:
-    case XF_OP_MUL:
-    case XF_OP_DIV:
-    case XF_OP_EQUAL:
-    case XF_OP_WHERE:
-    case XF_OP_SCALAR_MUL: return out;
-    case XF_OP_POW: return out * 8;
     case XF_OP_MATMUL: {
         /* K is the last dim of A (its only dim when A is a vector) */
         const xf_shape *a = &in_sh[0];

@@ -20,16 +20,7 @@ static int all_f32_nonempty(const ox_kernel *k)
 
 static xf_status dispatch(ox_kernel *k, xf_error *err)
 {
-    switch (k->op) {
-    case XF_OP_RESHAPE:
-    case XF_OP_FLATTEN:
-    case XF_OP_SQUEEZE:
-    case XF_OP_UNSQUEEZE:
-    case XF_OP_IDENTITY:
-    case XF_OP_DROPOUT:
-        return ox_build_view(k, err);
-    default: break;
-    }
+    if (xf_op_is(k->op, XF_OPC_VIEW)) return ox_build_view(k, err);
     if (!all_f32_nonempty(k))
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "onednn: %s runs on the reference kernel (non-f32 or empty tensor)",
@@ -38,23 +29,6 @@ static xf_status dispatch(ox_kernel *k, xf_error *err)
     case XF_OP_CONV: return ox_build_conv(k, err);
     case XF_OP_MATMUL: return ox_build_matmul(k, err);
     case XF_OP_GEMM: return ox_build_gemm(k, err);
-    case XF_OP_RELU:
-    case XF_OP_SIGMOID:
-    case XF_OP_TANH:
-    case XF_OP_GELU:
-    case XF_OP_SQRT:
-    case XF_OP_EXP:
-    case XF_OP_LOG:
-    case XF_OP_NEG:
-    case XF_OP_ABS:
-    case XF_OP_RECIPROCAL:
-        return ox_build_unary(k, err);
-    case XF_OP_ADD:
-    case XF_OP_SUB:
-    case XF_OP_MUL:
-    case XF_OP_DIV:
-    case XF_OP_SCALAR_MUL:
-        return ox_build_binary(k, err);
     case XF_OP_POW: return ox_build_pow(k, err);
     case XF_OP_MAXPOOL:
     case XF_OP_AVGPOOL:
@@ -68,6 +42,11 @@ static xf_status dispatch(ox_kernel *k, xf_error *err)
     case XF_OP_TRANSPOSE: return ox_build_transpose(k, err);
     case XF_OP_ERF: return ox_build_erf(k, err);
     default:
+        /* the other element-wise operators: the eltwise primitive (one
+         * operand) or the binary one, each refusing what it lacks */
+        if (xf_op_is(k->op, XF_OPC_ELEMENTWISE))
+            return xf_op_get(k->op)->min_inputs == 1 ? ox_build_unary(k, err)
+                                                     : ox_build_binary(k, err);
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: no oneDNN kernel for %s",
                        xf_op_get(k->op)->name);
     }

@@ -52,7 +52,7 @@ xf_status ox_build_unary(ox_kernel *k, xf_error *err)
     case XF_OP_NEG: return eltwise(k, dnnl_eltwise_linear, -1.0f, 0.0f, err);
     case XF_OP_RECIPROCAL: return eltwise(k, dnnl_eltwise_pow, 1.0f, -1.0f, err);
     default:
-        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: no eltwise algorithm for %s",
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: no oneDNN kernel for %s",
                        xf_op_get(k->op)->name);
     }
 }
@@ -129,7 +129,7 @@ xf_status ox_build_binary(ox_kernel *k, xf_error *err)
     case XF_OP_SCALAR_MUL: alg = dnnl_binary_mul; break;
     case XF_OP_DIV: alg = dnnl_binary_div, commutative = 0; break;
     default:
-        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: no binary algorithm for %s",
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: no oneDNN kernel for %s",
                        xf_op_get(k->op)->name);
     }
     const xf_shape *o = &k->out_sh[0];

@@ -103,19 +103,6 @@ void xf_enum_config_free(xf_enum_config *c)
     c->n_ops = 0;
 }
 
-xf_status xf_enum_config_copy(const xf_enum_config *src, xf_enum_config *dst, xf_error *err)
-{
-    xf_enum_opvar *ops = NULL;
-    if (src->n_ops > 0) {
-        ops = xf_malloc(sizeof *ops * (size_t)src->n_ops);
-        if (!ops) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory copying a config");
-        memcpy(ops, src->ops, sizeof *ops * (size_t)src->n_ops);
-    }
-    *dst = *src;
-    dst->ops = ops;
-    return XF_OK;
-}
-
 static xf_status preset_vocab(xf_enum_config *c, const char *name, xf_error *err)
 {
     if (strcmp(name, "taso") == 0) return xf_enum_vocab_parse(c, taso_vocab, "preset taso", err);

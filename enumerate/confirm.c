@@ -13,9 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tolerance of the float32 check, relative to the output's largest magnitude (at least 1). */
-#define FLOAT_RTOL 1e-4
-
 static int uses_axis(xf_op op)
 {
     return op == XF_OP_CONCAT || op == XF_OP_SPLIT || op == XF_OP_SOFTMAX || op == XF_OP_LAYERNORM;
@@ -90,7 +87,10 @@ static double float_check(const xf_rule *r, uint64_t seed, xf_error *err, xf_sta
             double d = fabs((double)a[i] - (double)b[i]);
             if (!(d <= diff)) diff = d; /* NaN on one side counts as a difference */
         }
-        if (!(diff <= FLOAT_RTOL * scale)) worst = -1;
+        /* XF_TOL_RULE relative to the output's largest magnitude (at least 1):
+         * the largest difference agrees with none within that bound */
+        xf_tolerance tol = {0, XF_TOL_RULE.rtol * scale};
+        if (!xf_value_agree(diff, 0, tol)) worst = -1;
         else if (diff > worst) worst = diff;
     }
 out:

@@ -107,7 +107,6 @@ typedef struct xf_enum_config {
 /* Empty vocabulary and inputs, defaults above. */
 void xf_enum_config_init(xf_enum_config *c);
 void xf_enum_config_free(xf_enum_config *c);
-xf_status xf_enum_config_copy(const xf_enum_config *src, xf_enum_config *dst, xf_error *err);
 
 /* Replaces vocabulary and inputs with a preset: "default" (TASO's operators
  * plus batched matmul, softmax, gelu, layernorm, mean) or "taso" (TASO's

@@ -47,12 +47,14 @@ void fp_input_fill(uint64_t seed, int which, int input, uint64_t *d, int64_t n)
 
 int fp_op_supported(xf_op op)
 {
+    /* element-wise (ir's operator classes): all of the rule language but
+     * dropout and cast (no rule has them) and the comparison and select,
+     * which have no model in Z_p */
+    if (xf_op_is(op, XF_OPC_ELEMENTWISE))
+        return !xf_op_is(op, XF_OPC_IMPORTED) && op != XF_OP_DROPOUT && op != XF_OP_CAST &&
+               op != XF_OP_EQUAL && op != XF_OP_WHERE;
     switch (op) {
-    case XF_OP_RELU: case XF_OP_SIGMOID: case XF_OP_TANH: case XF_OP_ERF: case XF_OP_GELU:
-    case XF_OP_SQRT: case XF_OP_EXP: case XF_OP_LOG: case XF_OP_NEG: case XF_OP_ABS:
-    case XF_OP_RECIPROCAL: case XF_OP_IDENTITY:
-    case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_DIV: case XF_OP_SCALAR_MUL:
-    case XF_OP_POW: case XF_OP_MATMUL: case XF_OP_CONV: case XF_OP_LAYERNORM:
+    case XF_OP_MATMUL: case XF_OP_CONV: case XF_OP_LAYERNORM:
     case XF_OP_MAXPOOL: case XF_OP_AVGPOOL: case XF_OP_GLOBAL_AVGPOOL: case XF_OP_REDUCE_MEAN:
     case XF_OP_SOFTMAX: case XF_OP_CONCAT: case XF_OP_SPLIT: case XF_OP_TRANSPOSE:
     case XF_OP_SLICE: case XF_OP_RESHAPE: case XF_OP_FLATTEN: case XF_OP_SQUEEZE: case XF_OP_UNSQUEEZE:
@@ -310,10 +312,6 @@ void fp_op_run(const fp_keys *k, xf_op op, const xf_params *p, int n_in, const f
     case XF_OP_RECIPROCAL:
         for (int64_t i = 0; i < n; i++) out->d[i] = xf_enum_fp_inv(in[0]->d[i]);
         break;
-    case XF_OP_IDENTITY: case XF_OP_RESHAPE: case XF_OP_FLATTEN: case XF_OP_SQUEEZE:
-    case XF_OP_UNSQUEEZE:
-        memcpy(out->d, in[0]->d, sizeof(uint64_t) * (size_t)n);
-        break;
     case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_DIV: case XF_OP_POW:
         binary(op, k->k[FPK_POW], in[0], in[1], out);
         break;
@@ -325,6 +323,11 @@ void fp_op_run(const fp_keys *k, xf_op op, const xf_params *p, int n_in, const f
     case XF_OP_LAYERNORM: layernorm(k, p, n_in, in, out); break;
     case XF_OP_REDUCE_MEAN: reduce_mean(p, in[0], out); break;
     case XF_OP_GLOBAL_AVGPOOL: global_avgpool(in[0], out); break;
-    default: fp_run_spatial(k, op, p, n_in, in, n_out, out); break;
+    default:
+        if (xf_op_is(op, XF_OPC_VIEW)) /* the same elements in the same order */
+            memcpy(out->d, in[0]->d, sizeof(uint64_t) * (size_t)n);
+        else
+            fp_run_spatial(k, op, p, n_in, in, n_out, out);
+        break;
     }
 }

@@ -31,10 +31,11 @@ int enum_var_outputs(const xf_enum_opvar *v)
     return v->op == XF_OP_SPLIT ? v->params.n_split : 1;
 }
 
+/* The arithmetic operators (ir's classes) and pow: two operands of one
+ * shape unless the variant broadcasts. */
 static int is_elementwise_binary(xf_op op)
 {
-    return op == XF_OP_ADD || op == XF_OP_SUB || op == XF_OP_MUL || op == XF_OP_DIV ||
-           op == XF_OP_POW;
+    return xf_op_is(op, XF_OPC_ARITHMETIC) || op == XF_OP_POW;
 }
 
 /* The target shape of a reshape variant on input s (n_shape 0 when it does

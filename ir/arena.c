@@ -59,8 +59,3 @@ void xf_arena_free(xf_arena *a)
     a->head = NULL;
     a->bytes_used = 0;
 }
-
-void xf_arena_reset(xf_arena *a)
-{
-    xf_arena_free(a);
-}

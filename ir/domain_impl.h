@@ -7,6 +7,7 @@
 #define XF_IR_DOMAIN_IMPL_H
 
 #include "ir.h"
+#include "op_impl.h"
 
 /* Sort key of a dim: by input, then axis (the lowest names a class). */
 int64_t xfd_dim_key(xf_dim_ref r);

@@ -720,24 +720,23 @@ static int node_rule(gctx *c, const xf_node *nd)
     for (int i = 0; i < nd->n_inputs; i++)
         if (nd->inputs[i] < 0 && !(nd->op == XF_OP_CONV && i == 2)) return 0;
     int x = nd->n_inputs > 0 ? nd->inputs[0] : -1;
-    switch (nd->op) {
-    case XF_OP_RELU: case XF_OP_SIGMOID: case XF_OP_TANH: case XF_OP_ERF: case XF_OP_GELU:
-    case XF_OP_SQRT: case XF_OP_EXP: case XF_OP_LOG: case XF_OP_NEG: case XF_OP_ABS:
-    case XF_OP_RECIPROCAL: case XF_OP_IDENTITY: case XF_OP_CAST: case XF_OP_SOFTMAX:
-    case XF_OP_CLIP: case XF_OP_HARDSIGMOID: case XF_OP_HARDSWISH: case XF_OP_LEAKYRELU:
-    case XF_OP_DROPOUT:
+    if (xf_op_keeps_shape(nd->op)) {
         for (int o = 0; o < nd->n_outputs; o++)
             if (!copy_shape(c, nd, 0, o)) return 0;
         return 1;
-    case XF_OP_SCALAR_MUL:
-        return R(c, nd->inputs[1]) == 0 && copy_shape(c, nd, 0, 0);
-    case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_DIV: case XF_OP_POW:
-    case XF_OP_EQUAL: case XF_OP_WHERE: case XF_OP_MIN: case XF_OP_MAX: {
+    }
+    /* the other element-wise operators (ir's classes) broadcast, but for
+     * scalar_mul's scalar and prelu's slope */
+    if (xf_op_is(nd->op, XF_OPC_ELEMENTWISE) && xf_op_get(nd->op)->min_inputs > 1 &&
+        nd->op != XF_OP_SCALAR_MUL && nd->op != XF_OP_PRELU) {
         int lead[3];
         for (int i = 0; i < nd->n_inputs; i++) lead[i] = R(c, nd->inputs[i]);
         broadcast(c, nd->inputs, lead, nd->n_inputs, nd->outputs[0], R(c, nd->outputs[0]));
         return 1;
     }
+    switch (nd->op) {
+    case XF_OP_SCALAR_MUL:
+        return R(c, nd->inputs[1]) == 0 && copy_shape(c, nd, 0, 0);
     case XF_OP_PRELU:
         if (!copy_shape(c, nd, 0, 0)) return 0;
         unidirectional(c, nd->inputs[1], x, 0);

@@ -74,11 +74,6 @@ static uint64_t hash_opaque(const xf_opaque *o, uint64_t h)
 
 /* Commutative binary operators: their operands count in either order in
  * the unordered modes. */
-static int commutative(xf_op op)
-{
-    return op == XF_OP_ADD || op == XF_OP_MUL || op == XF_OP_MIN || op == XF_OP_MAX;
-}
-
 static int identity_mode(xf_hash_mode m)
 {
     return m == XF_HASH_IDENTITY || m == XF_HASH_IDENTITY_UNORDERED;
@@ -121,7 +116,7 @@ static xf_status node_hashes(const xf_graph *g, xf_hash_mode mode, uint64_t *vh,
                                 : xf_hash_bytes(h, &n->params, sizeof n->params);
         h = hash_opaque(n->opaque, h);
         h = xf_hash_u64(h, (uint64_t)n->n_inputs);
-        if (unordered_mode(mode) && n->n_inputs == 2 && commutative(n->op)) {
+        if (unordered_mode(mode) && n->n_inputs == 2 && xf_op_is(n->op, XF_OPC_COMMUTATIVE)) {
             uint64_t a = operand_hash(vh, n->inputs[0]), b = operand_hash(vh, n->inputs[1]);
             h = xf_hash_u64(xf_hash_u64(h, a < b ? a : b), a < b ? b : a);
         } else {

@@ -134,7 +134,6 @@ void xf_arena_init(xf_arena *a, size_t block_size);
 /* 16-byte aligned, zeroed; NULL only when the system is out of memory. */
 void *xf_arena_alloc(xf_arena *a, size_t bytes);
 char *xf_arena_strdup(xf_arena *a, const char *s);
-void xf_arena_reset(xf_arena *a); /* keep nothing; ready for reuse */
 void xf_arena_free(xf_arena *a);
 
 /* ------------------------------------------------------------------ shapes */
@@ -220,7 +219,27 @@ size_t xf_tensor_bytes(const xf_tensor *t);
  * shapes and dtypes must match (XF_ERR_MISMATCH otherwise). */
 xf_status xf_tensor_compare(const xf_tensor *a, const xf_tensor *b, double *max_abs,
                             double *max_rel, xf_error *err);
-/* True when every element satisfies |a-b| <= atol + rtol*|b| (and ints/bools equal). */
+/* "Agree": the one rule for comparing float values, a against a reference:
+ * |a - ref| <= atol + rtol * |ref|; NaN agrees with NaN only. The named
+ * tolerances are the defaults of its uses. */
+typedef struct xf_tolerance {
+    double rtol, atol;
+} xf_tolerance;
+/* a rewritten model against the model it came from (rlflow-agent's --rtol
+ * and --atol, the checked writer, the arbiter's interpreter check) */
+#define XF_TOL_MODEL ((xf_tolerance){1e-3, 1e-4})
+/* both sides of a rule on the same inputs, where float32 rounding of a few
+ * operators is all that may differ (xfergen's float32 confirmation, relative
+ * to the output's largest magnitude; the verifier's confirmation of a
+ * counterexample; xferdb check-export) */
+#define XF_TOL_RULE ((xf_tolerance){1e-4, 1e-4})
+/* the verifier's float probe on random inputs: a difference this large is
+ * far beyond float32 rounding for a graph of a few operators */
+#define XF_TOL_PROBE ((xf_tolerance){1e-3, 1e-3})
+/* equal up to float rounding (xferdb show's counterexample) */
+#define XF_TOL_ROUNDING ((xf_tolerance){1e-5, 1e-5})
+int xf_value_agree(double a, double ref, xf_tolerance tol);
+/* True when every element agrees (xf_value_agree with rtol, atol) and ints/bools are equal. */
 int xf_tensor_close(const xf_tensor *a, const xf_tensor *b, double rtol, double atol);
 
 /* ---------------------------------------------------------------- operators */
@@ -364,6 +383,30 @@ xf_params xf_params_default(void);
  * equal operations have equal bytes. xf_graph_add_node applies it. */
 void xf_params_canonical(xf_op op, xf_params *p);
 
+/* Operator classes, one column of the operator table (ir/op_table.c): what
+ * kind of computation an operator is, asked by the cost model, the
+ * rewriter, the verifier and the enumerator instead of lists of their own.
+ * Every operator but opaque has exactly one of the first seven; the last
+ * four refine them. */
+enum {
+    XF_OPC_ELEMENTWISE = 1u << 0,   /* output element i reads element i of each operand
+                                       after numpy broadcasting: unary functions,
+                                       arithmetic, comparisons, where, scalar_mul, cast */
+    XF_OPC_CONTRACTION = 1u << 1,   /* sums of products: matmul, gemm, conv, conv_transpose */
+    XF_OPC_NORMALIZATION = 1u << 2, /* batchnorm, layernorm, softmax */
+    XF_OPC_REDUCTION = 1u << 3,     /* pooling and reduce_* */
+    XF_OPC_MOVEMENT = 1u << 4,      /* elements moved or repeated, no arithmetic (resize's
+                                       linear mode interpolates) */
+    XF_OPC_SHAPE = 1u << 5,         /* reads only its input's shape: shape, size */
+    XF_OPC_GENERATOR = 1u << 6,     /* no inputs: constants made from parameters */
+    XF_OPC_VIEW = 1u << 7,          /* the input's elements in their order, no copy:
+                                       reshape, flatten, squeeze, unsqueeze, identity, dropout */
+    XF_OPC_ARITHMETIC = 1u << 8,    /* the four operations: ewadd, ewsub, ewmul, ewdiv */
+    XF_OPC_IMPORTED = 1u << 9,      /* added for imported models: no rule vocabulary,
+                                       fingerprint or verifier encoding has it */
+    XF_OPC_COMMUTATIVE = 1u << 10   /* two operands in either order: ewadd, ewmul, ewmin, ewmax */
+};
+
 /* Number of inputs an op takes: [min_inputs, max_inputs]; outputs likewise.
  * An input id of -1 marks an omitted optional input. */
 typedef struct xf_op_info {
@@ -372,9 +415,17 @@ typedef struct xf_op_info {
     int min_inputs, max_inputs;
     int min_outputs, max_outputs; /* max_outputs -1: variadic (split) */
     int enumerable;               /* may xfergen use it in rules */
+    unsigned classes;             /* XF_OPC_* */
+    xf_activation activation;     /* the conv activation it is (relu, sigmoid, tanh) */
 } xf_op_info;
 
 const xf_op_info *xf_op_get(xf_op op);
+/* 1 when op has every class in `classes` (XF_OPC_*); 0 for an unknown op. */
+int xf_op_is(xf_op op, unsigned classes);
+/* The activation a conv fuses for op (XF_ACT_NONE for any other op), and
+ * the operator of an activation (XF_OP_COUNT for XF_ACT_NONE). */
+xf_activation xf_op_activation(xf_op op);
+xf_op xf_activation_op(xf_activation act);
 /* Look up by rlflow name; returns XF_OP_COUNT when unknown. */
 xf_op xf_op_from_name(const char *name);
 

@@ -30,6 +30,11 @@ typedef struct xf_op_def {
 } xf_op_def;
 
 const xf_op_def *xf_op_def_get(xf_op op);
+/* Whether op's output has its one input's shape: the one-operand
+ * element-wise operators (ir.h's classes) but not (bool; no rule has it)
+ * and softmax. The symbolic shape rules of rules (rule_dims.c) and of
+ * validity domains (domain_infer.c) ask it. */
+int xf_op_keeps_shape(xf_op op);
 
 /* Element i of a tensor of any dtype as a double (tensor.c). */
 double xf_tensor_elem_f64(const xf_tensor *t, int64_t i);

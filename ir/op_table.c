@@ -1,7 +1,9 @@
 /*
  * op_table.c — the one table that defines every operator rlflow knows:
  * its rlflow name, ONNX op_type, arity, whether the rule enumerator may use
- * it, and the functions for shape inference and the float32 kernel.
+ * it, its classes (element-wise, movement, view, ...: XF_OPC_* in ir.h, the
+ * one list of them every module asks through xf_op_is), the conv activation
+ * it is, and the functions for shape inference and the float32 kernel.
  * Adding an operator means adding one row here and its two functions.
  *
  * Parameter conventions per op (fields of xf_params):
@@ -29,96 +31,140 @@
 
 #include <string.h>
 
-#define ROW(op, nm, onnx, mi, ma, mo, xo, en, inf, run) \
-    [op] = {{nm, onnx, mi, ma, mo, xo, en}, inf, run}
+#define ROW(op, nm, onnx, mi, ma, mo, xo, en, cls, act, inf, run) \
+    [op] = {{nm, onnx, mi, ma, mo, xo, en, cls, act}, inf, run}
+
+/* Operator classes (ir.h, XF_OPC_*), short for the rows. */
+#define EW XF_OPC_ELEMENTWISE
+#define ARITH XF_OPC_ARITHMETIC
+#define CONTRACT XF_OPC_CONTRACTION
+#define NORM XF_OPC_NORMALIZATION
+#define REDUCE XF_OPC_REDUCTION
+#define MOVE XF_OPC_MOVEMENT
+#define VIEW XF_OPC_VIEW
+#define SHAPE XF_OPC_SHAPE
+#define GEN XF_OPC_GENERATOR
+#define IMPORTED XF_OPC_IMPORTED
+#define COMM XF_OPC_COMMUTATIVE
 
 static const xf_op_def table[XF_OP_COUNT] = {
-    ROW(XF_OP_OPAQUE, "opaque", NULL, 0, 1 << 20, 0, 1 << 20, 0, NULL, NULL),
-    ROW(XF_OP_RELU, "relu", "Relu", 1, 1, 1, 1, 1, xf_infer_unary, xf_run_relu),
-    ROW(XF_OP_SIGMOID, "sigmoid", "Sigmoid", 1, 1, 1, 1, 1, xf_infer_unary, xf_run_sigmoid),
-    ROW(XF_OP_TANH, "tanh", "Tanh", 1, 1, 1, 1, 1, xf_infer_unary, xf_run_tanh),
-    ROW(XF_OP_ERF, "erf", "Erf", 1, 1, 1, 1, 0, xf_infer_unary, xf_run_erf),
-    ROW(XF_OP_GELU, "gelu", NULL, 1, 1, 1, 1, 1, xf_infer_unary, xf_run_gelu),
-    ROW(XF_OP_SQRT, "sqrt", "Sqrt", 1, 1, 1, 1, 0, xf_infer_unary, xf_run_sqrt),
-    ROW(XF_OP_EXP, "exp", "Exp", 1, 1, 1, 1, 0, xf_infer_unary, xf_run_exp),
-    ROW(XF_OP_LOG, "log", "Log", 1, 1, 1, 1, 0, xf_infer_unary, xf_run_log),
-    ROW(XF_OP_NEG, "neg", "Neg", 1, 1, 1, 1, 0, xf_infer_unary, xf_run_neg),
-    ROW(XF_OP_ABS, "abs", "Abs", 1, 1, 1, 1, 0, xf_infer_unary, xf_run_abs),
-    ROW(XF_OP_RECIPROCAL, "reciprocal", "Reciprocal", 1, 1, 1, 1, 0, xf_infer_unary,
-        xf_run_reciprocal),
-    ROW(XF_OP_IDENTITY, "identity", "Identity", 1, 1, 1, 1, 0, xf_infer_identity,
-        xf_run_identity),
-    ROW(XF_OP_DROPOUT, "dropout", "Dropout", 1, 3, 1, 2, 0, xf_infer_dropout, xf_run_dropout),
-    ROW(XF_OP_CAST, "cast", "Cast", 1, 1, 1, 1, 0, xf_infer_cast, xf_run_cast),
-    ROW(XF_OP_ADD, "ewadd", "Add", 2, 2, 1, 1, 1, xf_infer_arith, xf_run_add),
-    ROW(XF_OP_SUB, "ewsub", "Sub", 2, 2, 1, 1, 0, xf_infer_arith, xf_run_sub),
-    ROW(XF_OP_MUL, "ewmul", "Mul", 2, 2, 1, 1, 1, xf_infer_arith, xf_run_mul),
-    ROW(XF_OP_DIV, "ewdiv", "Div", 2, 2, 1, 1, 0, xf_infer_arith, xf_run_div),
-    ROW(XF_OP_POW, "pow", "Pow", 2, 2, 1, 1, 0, xf_infer_pow, xf_run_pow),
-    ROW(XF_OP_EQUAL, "equal", "Equal", 2, 2, 1, 1, 0, xf_infer_equal, xf_run_equal),
-    ROW(XF_OP_WHERE, "where", "Where", 3, 3, 1, 1, 0, xf_infer_where, xf_run_where),
-    ROW(XF_OP_SCALAR_MUL, "scalar_mul", NULL, 2, 2, 1, 1, 1, xf_infer_scalar_mul,
+    ROW(XF_OP_OPAQUE, "opaque", NULL, 0, 1 << 20, 0, 1 << 20, 0, 0, XF_ACT_NONE, NULL, NULL),
+    ROW(XF_OP_RELU, "relu", "Relu", 1, 1, 1, 1, 1, EW, XF_ACT_RELU, xf_infer_unary, xf_run_relu),
+    ROW(XF_OP_SIGMOID, "sigmoid", "Sigmoid", 1, 1, 1, 1, 1, EW, XF_ACT_SIGMOID, xf_infer_unary,
+        xf_run_sigmoid),
+    ROW(XF_OP_TANH, "tanh", "Tanh", 1, 1, 1, 1, 1, EW, XF_ACT_TANH, xf_infer_unary, xf_run_tanh),
+    ROW(XF_OP_ERF, "erf", "Erf", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_unary, xf_run_erf),
+    ROW(XF_OP_GELU, "gelu", NULL, 1, 1, 1, 1, 1, EW, XF_ACT_NONE, xf_infer_unary, xf_run_gelu),
+    ROW(XF_OP_SQRT, "sqrt", "Sqrt", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_unary, xf_run_sqrt),
+    ROW(XF_OP_EXP, "exp", "Exp", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_unary, xf_run_exp),
+    ROW(XF_OP_LOG, "log", "Log", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_unary, xf_run_log),
+    ROW(XF_OP_NEG, "neg", "Neg", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_unary, xf_run_neg),
+    ROW(XF_OP_ABS, "abs", "Abs", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_unary, xf_run_abs),
+    ROW(XF_OP_RECIPROCAL, "reciprocal", "Reciprocal", 1, 1, 1, 1, 0, EW, XF_ACT_NONE,
+        xf_infer_unary, xf_run_reciprocal),
+    ROW(XF_OP_IDENTITY, "identity", "Identity", 1, 1, 1, 1, 0, EW | VIEW, XF_ACT_NONE,
+        xf_infer_identity, xf_run_identity),
+    ROW(XF_OP_DROPOUT, "dropout", "Dropout", 1, 3, 1, 2, 0, EW | VIEW, XF_ACT_NONE,
+        xf_infer_dropout, xf_run_dropout),
+    ROW(XF_OP_CAST, "cast", "Cast", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_cast, xf_run_cast),
+    ROW(XF_OP_ADD, "ewadd", "Add", 2, 2, 1, 1, 1, EW | ARITH | COMM, XF_ACT_NONE, xf_infer_arith,
+        xf_run_add),
+    ROW(XF_OP_SUB, "ewsub", "Sub", 2, 2, 1, 1, 0, EW | ARITH, XF_ACT_NONE, xf_infer_arith,
+        xf_run_sub),
+    ROW(XF_OP_MUL, "ewmul", "Mul", 2, 2, 1, 1, 1, EW | ARITH | COMM, XF_ACT_NONE, xf_infer_arith,
+        xf_run_mul),
+    ROW(XF_OP_DIV, "ewdiv", "Div", 2, 2, 1, 1, 0, EW | ARITH, XF_ACT_NONE, xf_infer_arith,
+        xf_run_div),
+    ROW(XF_OP_POW, "pow", "Pow", 2, 2, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_pow, xf_run_pow),
+    ROW(XF_OP_EQUAL, "equal", "Equal", 2, 2, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_equal,
+        xf_run_equal),
+    ROW(XF_OP_WHERE, "where", "Where", 3, 3, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_where,
+        xf_run_where),
+    ROW(XF_OP_SCALAR_MUL, "scalar_mul", NULL, 2, 2, 1, 1, 1, EW, XF_ACT_NONE, xf_infer_scalar_mul,
         xf_run_scalar_mul),
-    ROW(XF_OP_MATMUL, "matmul", "MatMul", 2, 2, 1, 1, 1, xf_infer_matmul, xf_run_matmul),
-    ROW(XF_OP_GEMM, "gemm", "Gemm", 2, 3, 1, 1, 0, xf_infer_gemm, xf_run_gemm),
-    ROW(XF_OP_CONV, "conv2d", "Conv", 2, 3, 1, 1, 1, xf_infer_conv, xf_run_conv),
-    ROW(XF_OP_BATCHNORM, "batchnorm", "BatchNormalization", 5, 5, 1, 1, 1, xf_infer_batchnorm,
-        xf_run_batchnorm),
-    ROW(XF_OP_LAYERNORM, "layernorm", "LayerNormalization", 2, 3, 1, 1, 1, xf_infer_layernorm,
-        xf_run_layernorm),
-    ROW(XF_OP_MAXPOOL, "maxpool", "MaxPool", 1, 1, 1, 1, 1, xf_infer_maxpool, xf_run_maxpool),
-    ROW(XF_OP_AVGPOOL, "avgpool", "AveragePool", 1, 1, 1, 1, 1, xf_infer_avgpool,
-        xf_run_avgpool),
-    ROW(XF_OP_GLOBAL_AVGPOOL, "global_avgpool", "GlobalAveragePool", 1, 1, 1, 1, 0,
-        xf_infer_global_avgpool, xf_run_global_avgpool),
-    ROW(XF_OP_REDUCE_MEAN, "reduce_mean", "ReduceMean", 1, 1, 1, 1, 1, xf_infer_reduce_mean,
-        xf_run_reduce_mean),
-    ROW(XF_OP_SOFTMAX, "softmax", "Softmax", 1, 1, 1, 1, 1, xf_infer_softmax, xf_run_softmax),
-    ROW(XF_OP_CONCAT, "concat", "Concat", 1, 1 << 20, 1, 1, 1, xf_infer_concat, xf_run_concat),
-    ROW(XF_OP_SPLIT, "split", "Split", 1, 1, 1, -1, 1, xf_infer_split, xf_run_split),
-    ROW(XF_OP_TRANSPOSE, "transpose", "Transpose", 1, 1, 1, 1, 1, xf_infer_transpose,
-        xf_run_transpose),
-    ROW(XF_OP_RESHAPE, "reshape", "Reshape", 1, 1, 1, 1, 1, xf_infer_reshape, xf_run_reshape),
-    ROW(XF_OP_FLATTEN, "flatten", "Flatten", 1, 1, 1, 1, 0, xf_infer_flatten, xf_run_flatten),
-    ROW(XF_OP_SQUEEZE, "squeeze", "Squeeze", 1, 1, 1, 1, 0, xf_infer_squeeze, xf_run_squeeze),
-    ROW(XF_OP_UNSQUEEZE, "unsqueeze", "Unsqueeze", 1, 1, 1, 1, 0, xf_infer_unsqueeze,
-        xf_run_unsqueeze),
-    ROW(XF_OP_SLICE, "slice", "Slice", 1, 1, 1, 1, 0, xf_infer_slice, xf_run_slice),
-    ROW(XF_OP_GATHER, "gather", "Gather", 2, 2, 1, 1, 0, xf_infer_gather, xf_run_gather),
-    ROW(XF_OP_PAD, "pad", "Pad", 1, 1, 1, 1, 0, xf_infer_pad, xf_run_pad),
-    ROW(XF_OP_EXPAND, "expand", "Expand", 1, 1, 1, 1, 0, xf_infer_expand, xf_run_expand),
-    ROW(XF_OP_ENLARGE, "enlarge", NULL, 1, 1, 1, 1, 1, xf_infer_enlarge, xf_run_enlarge),
-    ROW(XF_OP_SHAPE, "shape", "Shape", 1, 1, 1, 1, 0, xf_infer_shape, xf_run_shape),
-    ROW(XF_OP_CONSTANT_OF_SHAPE, "constant_of_shape", "ConstantOfShape", 0, 0, 1, 1, 0,
-        xf_infer_constant_of_shape, xf_run_constant_of_shape),
-    ROW(XF_OP_CONST_IDENTITY_CONV, "const_iconv", NULL, 0, 0, 1, 1, 1,
+    ROW(XF_OP_MATMUL, "matmul", "MatMul", 2, 2, 1, 1, 1, CONTRACT, XF_ACT_NONE, xf_infer_matmul,
+        xf_run_matmul),
+    ROW(XF_OP_GEMM, "gemm", "Gemm", 2, 3, 1, 1, 0, CONTRACT, XF_ACT_NONE, xf_infer_gemm,
+        xf_run_gemm),
+    ROW(XF_OP_CONV, "conv2d", "Conv", 2, 3, 1, 1, 1, CONTRACT, XF_ACT_NONE, xf_infer_conv,
+        xf_run_conv),
+    ROW(XF_OP_BATCHNORM, "batchnorm", "BatchNormalization", 5, 5, 1, 1, 1, NORM, XF_ACT_NONE,
+        xf_infer_batchnorm, xf_run_batchnorm),
+    ROW(XF_OP_LAYERNORM, "layernorm", "LayerNormalization", 2, 3, 1, 1, 1, NORM, XF_ACT_NONE,
+        xf_infer_layernorm, xf_run_layernorm),
+    ROW(XF_OP_MAXPOOL, "maxpool", "MaxPool", 1, 1, 1, 1, 1, REDUCE, XF_ACT_NONE, xf_infer_maxpool,
+        xf_run_maxpool),
+    ROW(XF_OP_AVGPOOL, "avgpool", "AveragePool", 1, 1, 1, 1, 1, REDUCE, XF_ACT_NONE,
+        xf_infer_avgpool, xf_run_avgpool),
+    ROW(XF_OP_GLOBAL_AVGPOOL, "global_avgpool", "GlobalAveragePool", 1, 1, 1, 1, 0, REDUCE,
+        XF_ACT_NONE, xf_infer_global_avgpool, xf_run_global_avgpool),
+    ROW(XF_OP_REDUCE_MEAN, "reduce_mean", "ReduceMean", 1, 1, 1, 1, 1, REDUCE, XF_ACT_NONE,
+        xf_infer_reduce_mean, xf_run_reduce_mean),
+    ROW(XF_OP_SOFTMAX, "softmax", "Softmax", 1, 1, 1, 1, 1, NORM, XF_ACT_NONE, xf_infer_softmax,
+        xf_run_softmax),
+    ROW(XF_OP_CONCAT, "concat", "Concat", 1, 1 << 20, 1, 1, 1, MOVE, XF_ACT_NONE, xf_infer_concat,
+        xf_run_concat),
+    ROW(XF_OP_SPLIT, "split", "Split", 1, 1, 1, -1, 1, MOVE, XF_ACT_NONE, xf_infer_split,
+        xf_run_split),
+    ROW(XF_OP_TRANSPOSE, "transpose", "Transpose", 1, 1, 1, 1, 1, MOVE, XF_ACT_NONE,
+        xf_infer_transpose, xf_run_transpose),
+    ROW(XF_OP_RESHAPE, "reshape", "Reshape", 1, 1, 1, 1, 1, MOVE | VIEW, XF_ACT_NONE,
+        xf_infer_reshape, xf_run_reshape),
+    ROW(XF_OP_FLATTEN, "flatten", "Flatten", 1, 1, 1, 1, 0, MOVE | VIEW, XF_ACT_NONE,
+        xf_infer_flatten, xf_run_flatten),
+    ROW(XF_OP_SQUEEZE, "squeeze", "Squeeze", 1, 1, 1, 1, 0, MOVE | VIEW, XF_ACT_NONE,
+        xf_infer_squeeze, xf_run_squeeze),
+    ROW(XF_OP_UNSQUEEZE, "unsqueeze", "Unsqueeze", 1, 1, 1, 1, 0, MOVE | VIEW, XF_ACT_NONE,
+        xf_infer_unsqueeze, xf_run_unsqueeze),
+    ROW(XF_OP_SLICE, "slice", "Slice", 1, 1, 1, 1, 0, MOVE, XF_ACT_NONE, xf_infer_slice,
+        xf_run_slice),
+    ROW(XF_OP_GATHER, "gather", "Gather", 2, 2, 1, 1, 0, MOVE, XF_ACT_NONE, xf_infer_gather,
+        xf_run_gather),
+    ROW(XF_OP_PAD, "pad", "Pad", 1, 1, 1, 1, 0, MOVE, XF_ACT_NONE, xf_infer_pad, xf_run_pad),
+    ROW(XF_OP_EXPAND, "expand", "Expand", 1, 1, 1, 1, 0, MOVE, XF_ACT_NONE, xf_infer_expand,
+        xf_run_expand),
+    ROW(XF_OP_ENLARGE, "enlarge", NULL, 1, 1, 1, 1, 1, MOVE, XF_ACT_NONE, xf_infer_enlarge,
+        xf_run_enlarge),
+    ROW(XF_OP_SHAPE, "shape", "Shape", 1, 1, 1, 1, 0, SHAPE, XF_ACT_NONE, xf_infer_shape,
+        xf_run_shape),
+    ROW(XF_OP_CONSTANT_OF_SHAPE, "constant_of_shape", "ConstantOfShape", 0, 0, 1, 1, 0, GEN,
+        XF_ACT_NONE, xf_infer_constant_of_shape, xf_run_constant_of_shape),
+    ROW(XF_OP_CONST_IDENTITY_CONV, "const_iconv", NULL, 0, 0, 1, 1, 1, GEN, XF_ACT_NONE,
         xf_infer_const_identity_conv, xf_run_const_identity_conv),
-    ROW(XF_OP_CONST_IDENTITY_MATRIX, "const_imatrix", NULL, 0, 0, 1, 1, 1,
+    ROW(XF_OP_CONST_IDENTITY_MATRIX, "const_imatrix", NULL, 0, 0, 1, 1, 1, GEN, XF_ACT_NONE,
         xf_infer_const_identity_matrix, xf_run_const_identity_matrix),
-    ROW(XF_OP_CONST_ONES, "const_ones", NULL, 0, 0, 1, 1, 1, xf_infer_const_ones,
+    ROW(XF_OP_CONST_ONES, "const_ones", NULL, 0, 0, 1, 1, 1, GEN, XF_ACT_NONE, xf_infer_const_ones,
         xf_run_const_ones),
-    ROW(XF_OP_CONST_POOL, "const_pool", NULL, 0, 0, 1, 1, 1, xf_infer_const_pool,
+    ROW(XF_OP_CONST_POOL, "const_pool", NULL, 0, 0, 1, 1, 1, GEN, XF_ACT_NONE, xf_infer_const_pool,
         xf_run_const_pool),
-    ROW(XF_OP_CLIP, "clip", "Clip", 1, 1, 1, 1, 0, xf_infer_unary, xf_run_clip),
-    ROW(XF_OP_HARDSIGMOID, "hardsigmoid", "HardSigmoid", 1, 1, 1, 1, 0, xf_infer_unary,
-        xf_run_hardsigmoid),
-    ROW(XF_OP_HARDSWISH, "hardswish", "HardSwish", 1, 1, 1, 1, 0, xf_infer_unary,
-        xf_run_hardswish),
-    ROW(XF_OP_LEAKYRELU, "leakyrelu", "LeakyRelu", 1, 1, 1, 1, 0, xf_infer_unary,
-        xf_run_leakyrelu),
-    ROW(XF_OP_PRELU, "prelu", "PRelu", 2, 2, 1, 1, 0, xf_infer_prelu, xf_run_prelu),
-    ROW(XF_OP_MIN, "ewmin", "Min", 2, 2, 1, 1, 0, xf_infer_arith, xf_run_min),
-    ROW(XF_OP_MAX, "ewmax", "Max", 2, 2, 1, 1, 0, xf_infer_arith, xf_run_max),
-    ROW(XF_OP_REDUCE_SUM, "reduce_sum", "ReduceSum", 1, 1, 1, 1, 0, xf_infer_reduce_mean,
-        xf_run_reduce_sum),
-    ROW(XF_OP_REDUCE_MAX, "reduce_max", "ReduceMax", 1, 1, 1, 1, 0, xf_infer_reduce_mean,
-        xf_run_reduce_max),
-    ROW(XF_OP_RESIZE, "resize", "Resize", 1, 1, 1, 1, 0, xf_infer_resize, xf_run_resize),
+    ROW(XF_OP_CLIP, "clip", "Clip", 1, 1, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE, xf_infer_unary,
+        xf_run_clip),
+    ROW(XF_OP_HARDSIGMOID, "hardsigmoid", "HardSigmoid", 1, 1, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE,
+        xf_infer_unary, xf_run_hardsigmoid),
+    ROW(XF_OP_HARDSWISH, "hardswish", "HardSwish", 1, 1, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE,
+        xf_infer_unary, xf_run_hardswish),
+    ROW(XF_OP_LEAKYRELU, "leakyrelu", "LeakyRelu", 1, 1, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE,
+        xf_infer_unary, xf_run_leakyrelu),
+    ROW(XF_OP_PRELU, "prelu", "PRelu", 2, 2, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE, xf_infer_prelu,
+        xf_run_prelu),
+    ROW(XF_OP_MIN, "ewmin", "Min", 2, 2, 1, 1, 0, EW | IMPORTED | COMM, XF_ACT_NONE, xf_infer_arith,
+        xf_run_min),
+    ROW(XF_OP_MAX, "ewmax", "Max", 2, 2, 1, 1, 0, EW | IMPORTED | COMM, XF_ACT_NONE, xf_infer_arith,
+        xf_run_max),
+    ROW(XF_OP_REDUCE_SUM, "reduce_sum", "ReduceSum", 1, 1, 1, 1, 0, REDUCE | IMPORTED, XF_ACT_NONE,
+        xf_infer_reduce_mean, xf_run_reduce_sum),
+    ROW(XF_OP_REDUCE_MAX, "reduce_max", "ReduceMax", 1, 1, 1, 1, 0, REDUCE | IMPORTED, XF_ACT_NONE,
+        xf_infer_reduce_mean, xf_run_reduce_max),
+    ROW(XF_OP_RESIZE, "resize", "Resize", 1, 1, 1, 1, 0, MOVE | IMPORTED, XF_ACT_NONE,
+        xf_infer_resize, xf_run_resize),
     ROW(XF_OP_CONV_TRANSPOSE, "conv_transpose", "ConvTranspose", 2, 3, 1, 1, 0,
-        xf_infer_conv_transpose, xf_run_conv_transpose),
-    ROW(XF_OP_SIZE, "size", "Size", 1, 1, 1, 1, 0, xf_infer_size, xf_run_size),
-    ROW(XF_OP_NOT, "not", "Not", 1, 1, 1, 1, 0, xf_infer_not, xf_run_not),
-    ROW(XF_OP_TILE, "tile", "Tile", 1, 1, 1, 1, 0, xf_infer_tile, xf_run_tile),
+        CONTRACT | IMPORTED, XF_ACT_NONE, xf_infer_conv_transpose, xf_run_conv_transpose),
+    ROW(XF_OP_SIZE, "size", "Size", 1, 1, 1, 1, 0, SHAPE | IMPORTED, XF_ACT_NONE, xf_infer_size,
+        xf_run_size),
+    ROW(XF_OP_NOT, "not", "Not", 1, 1, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE, xf_infer_not,
+        xf_run_not),
+    ROW(XF_OP_TILE, "tile", "Tile", 1, 1, 1, 1, 0, MOVE | IMPORTED, XF_ACT_NONE, xf_infer_tile,
+        xf_run_tile),
 };
 
 const xf_op_def *xf_op_def_get(xf_op op)
@@ -131,6 +177,32 @@ const xf_op_info *xf_op_get(xf_op op)
 {
     const xf_op_def *d = xf_op_def_get(op);
     return d ? &d->info : NULL;
+}
+
+int xf_op_is(xf_op op, unsigned classes)
+{
+    const xf_op_def *d = xf_op_def_get(op);
+    return d && (d->info.classes & classes) == classes;
+}
+
+int xf_op_keeps_shape(xf_op op)
+{
+    return (xf_op_is(op, XF_OPC_ELEMENTWISE) && table[op].info.min_inputs == 1 &&
+            op != XF_OP_NOT) ||
+           op == XF_OP_SOFTMAX;
+}
+
+xf_activation xf_op_activation(xf_op op)
+{
+    const xf_op_def *d = xf_op_def_get(op);
+    return d ? d->info.activation : XF_ACT_NONE;
+}
+
+xf_op xf_activation_op(xf_activation act)
+{
+    for (int i = 0; act != XF_ACT_NONE && i < XF_OP_COUNT; i++)
+        if (table[i].info.activation == act) return (xf_op)i;
+    return XF_OP_COUNT;
 }
 
 xf_op xf_op_from_name(const char *name)

@@ -61,11 +61,16 @@ static int n_protected;
 
 /* The resolved form of path: realpath of the file, or of its directory
  * joined with its name when the file is not there (xf_malloc'd, NULL when
- * even the directory cannot be resolved). */
-static char *resolved(const char *path)
+ * even the directory cannot be resolved, or out of memory: *oom 1). */
+static char *resolved(const char *path, int *oom)
 {
     char r[PATH_MAX];
-    if (realpath(path, r)) return xf_strdup(r);
+    *oom = 0;
+    if (realpath(path, r)) {
+        char *c = xf_strdup(r);
+        *oom = !c;
+        return c;
+    }
     const char *slash = strrchr(path, '/');
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
@@ -75,6 +80,7 @@ static char *resolved(const char *path)
     size_t n = strlen(r) + strlen(base) + 2;
     char *c = xf_malloc(n);
     if (c) snprintf(c, n, "%s/%s", r, base);
+    *oom = !c;
     return c;
 }
 
@@ -96,7 +102,9 @@ xf_status xf_outfile_protect(const char *path, const char *what, xf_error *err)
         if (!S_ISREG(sb.st_mode)) return XF_OK; /* a device or FIFO is not overwritten */
         p->exists = 1, p->dev = sb.st_dev, p->ino = sb.st_ino;
     }
-    p->where = resolved(path);
+    int oom = 0;
+    p->where = resolved(path, &oom);
+    if (oom) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping %s from being overwritten", path);
     snprintf(p->what, sizeof p->what, "%s", what ? what : "an input");
     if (!p->exists && !p->where) return XF_OK; /* nowhere anything could be written */
     n_protected++;
@@ -119,7 +127,9 @@ xf_status xf_outfile_check(const char *path, xf_error *err)
         const protected_file *p = &protected_files[i];
         int same = exists && p->exists && sb.st_dev == p->dev && sb.st_ino == p->ino;
         if (!same && p->where) {
-            if (!where) where = resolved(path);
+            int oom = 0;
+            if (!where) where = resolved(path, &oom);
+            if (oom) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory checking %s", path);
             same = where && strcmp(where, p->where) == 0;
         }
         if (same) {

@@ -21,6 +21,7 @@
  * checked, and a reshape whose target needs one makes the rule not `ok`.
  */
 #include "ir.h"
+#include "op_impl.h"
 
 #include <string.h>
 
@@ -242,29 +243,12 @@ static void broadcast(infer *c, const xf_dimx *a, const xf_shape *sa, const xf_d
     }
 }
 
-static int is_unary(xf_op op)
-{
-    switch (op) {
-    case XF_OP_RELU: case XF_OP_SIGMOID: case XF_OP_TANH: case XF_OP_ERF: case XF_OP_GELU:
-    case XF_OP_SQRT: case XF_OP_EXP: case XF_OP_LOG: case XF_OP_NEG: case XF_OP_ABS:
-    case XF_OP_RECIPROCAL: case XF_OP_IDENTITY: case XF_OP_DROPOUT: case XF_OP_CAST:
-    case XF_OP_SOFTMAX: case XF_OP_CLIP: case XF_OP_HARDSIGMOID: case XF_OP_HARDSWISH:
-    case XF_OP_LEAKYRELU:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
+/* Two-operand element-wise operators (ir's classes) but scalar_mul, whose
+ * scalar does not broadcast into the output. */
 static int is_binary(xf_op op)
 {
-    switch (op) {
-    case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_DIV: case XF_OP_POW:
-    case XF_OP_EQUAL: case XF_OP_MIN: case XF_OP_MAX: case XF_OP_PRELU:
-        return 1;
-    default:
-        return 0;
-    }
+    return xf_op_is(op, XF_OPC_ELEMENTWISE) && xf_op_get(op)->max_inputs == 2 &&
+           op != XF_OP_SCALAR_MUL;
 }
 
 static xf_dimx product(const xf_dimx *x, int n)
@@ -338,7 +322,7 @@ static void infer_node(infer *c, int side, const xf_graph *g, int ni)
     for (int o = 0; o < n->n_outputs; o++)
         for (int i = 0; i < XF_MAX_DIMS; i++) dims_of(c, side, n->outputs[o])[i] = opaque();
     if (!in) return; /* generators: opaque */
-    if (is_unary(n->op) || n->op == XF_OP_SCALAR_MUL) {
+    if (xf_op_keeps_shape(n->op) || n->op == XF_OP_SCALAR_MUL) {
         for (int i = 0; i < so->rank && i < sx->rank; i++) out[i] = in[i];
     } else if (is_binary(n->op) && n->n_inputs == 2 && n->inputs[1] >= 0) {
         int y = n->inputs[1];

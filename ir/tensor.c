@@ -99,22 +99,20 @@ xf_status xf_tensor_compare(const xf_tensor *a, const xf_tensor *b, double *max_
     return XF_OK;
 }
 
+int xf_value_agree(double a, double ref, xf_tolerance tol)
+{
+    if (isnan(a) || isnan(ref)) return isnan(a) && isnan(ref);
+    return a == ref || fabs(a - ref) <= tol.atol + tol.rtol * fabs(ref);
+}
+
 int xf_tensor_close(const xf_tensor *a, const xf_tensor *b, double rtol, double atol)
 {
     if (a->dtype != b->dtype || !xf_shape_equal(&a->shape, &b->shape)) return 0;
     int64_t n = xf_shape_numel(&a->shape);
+    xf_tolerance tol = {rtol, atol};
     for (int64_t i = 0; i < n; i++) {
         double x = xf_tensor_elem_f64(a, i), y = xf_tensor_elem_f64(b, i);
-        if (a->dtype != XF_F32) {
-            if (x != y) return 0;
-            continue;
-        }
-        if (isnan(x) || isnan(y)) {
-            if (!(isnan(x) && isnan(y))) return 0;
-            continue;
-        }
-        if (x == y) continue;
-        if (!(fabs(x - y) <= atol + rtol * fabs(y))) return 0;
+        if (a->dtype != XF_F32 ? x != y : !xf_value_agree(x, y, tol)) return 0;
     }
     return 1;
 }

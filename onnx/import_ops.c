@@ -129,16 +129,6 @@ xf_status imp_all_float(imp_state *st, int n, int *ok, xf_error *err)
 
 /* ------------------------------------------------------------ element-wise */
 
-static xf_activation activation_of(xf_op op)
-{
-    switch (op) {
-    case XF_OP_RELU: return XF_ACT_RELU;
-    case XF_OP_SIGMOID: return XF_ACT_SIGMOID;
-    case XF_OP_TANH: return XF_ACT_TANH;
-    default: return XF_ACT_NONE;
-    }
-}
-
 /* Fuses the activation into the convolution producing input 0 when nothing
  * else consumes that value; *fused says whether it did. */
 static xf_status try_fuse(imp_state *st, xf_activation act, int *fused, xf_error *err)
@@ -165,7 +155,7 @@ static xf_status map_unary(imp_state *st, xf_op op, xf_error *err)
     if (rc == XF_OK) rc = imp_all_float(st, 1, &ok, err);
     if (rc != XF_OK) return rc;
     if (!ok) return imp_emit_opaque(st, "input is not float32", err);
-    if ((rc = try_fuse(st, activation_of(op), &fused, err)) != XF_OK || fused) return rc;
+    if ((rc = try_fuse(st, xf_op_activation(op), &fused, err)) != XF_OK || fused) return rc;
     return imp_emit_node(st, op, NULL, &s, 1, 1, err);
 }
 

@@ -43,8 +43,8 @@ xf_onnx_check_options xf_onnx_default_check_options(void)
     memset(&o, 0, sizeof o);
     o.numeric = 1;
     o.seed = 1;
-    o.rtol = 1e-3;
-    o.atol = 1e-4;
+    o.rtol = XF_TOL_MODEL.rtol;
+    o.atol = XF_TOL_MODEL.atol;
     return o;
 }
 

@@ -104,6 +104,28 @@ void xf_fx_output(xf_graph *g, int v)
     ck_assert_msg(xf_graph_mark_output(g, v, &err) == XF_OK, "%s", err.msg);
 }
 
+xf_params xf_fx_swap_last_two(void)
+{
+    xf_params p = xf_params_default();
+    p.n_axes = 4;
+    p.axes[0] = 0;
+    p.axes[1] = 1;
+    p.axes[2] = 3;
+    p.axes[3] = 2;
+    return p;
+}
+
+int xf_fx_unfused_conv_relu(xf_graph *g)
+{
+    int x = xf_fx_input(g, "x", xf_fx_shape(4, 1, 4, 8, 8));
+    int w = xf_fx_weight(g, "w", xf_fx_shape(4, 4, 4, 3, 3), 11);
+    xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
+    int c = xf_fx_op(g, XF_OP_CONV, &p, x, w);
+    xf_params t = xf_fx_swap_last_two();
+    c = xf_fx_op(g, XF_OP_TRANSPOSE, &t, xf_fx_op(g, XF_OP_TRANSPOSE, &t, c, -1), -1);
+    return xf_fx_op(g, XF_OP_RELU, NULL, c, -1);
+}
+
 /* relu(conv(x0, w0)) => conv[act=relu](x0, w0) */
 void xf_fx_rule_conv_relu(xf_rule *r)
 {

@@ -39,6 +39,12 @@ int xf_fx_input(xf_graph *g, const char *name, xf_shape s);
 int xf_fx_weight(xf_graph *g, const char *name, xf_shape s, uint64_t seed);
 /* Marks v as a graph output. */
 void xf_fx_output(xf_graph *g, int v);
+/* A 4-axis transpose of the last two axes. */
+xf_params xf_fx_swap_last_two(void);
+/* x [1,4,8,8] -> 3x3 conv without bias -> two transposes of the last two
+ * axes -> relu, into g; the relu's output. The transposes keep the importer
+ * from fusing the relu into the conv. */
+int xf_fx_unfused_conv_relu(xf_graph *g);
 /* The two rules above (r is initialised here). */
 void xf_fx_rule_conv_relu(xf_rule *r);
 void xf_fx_rule_matmul_merge(xf_rule *r);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "costmodel/costmodel.h"
 #include "testutil.h"
@@ -673,11 +674,44 @@ START_TEST(cudnn_matches_interpreter)
 }
 END_TEST
 
+/* One rule for the cache every tool opens: a path as given, "none" nothing,
+ * no path the user's cache under XDG_CACHE_HOME (else HOME/.cache), its
+ * directories made; neither variable: nothing. */
+START_TEST(cache_path_rule)
+{
+    char buf[4096], want[4096], base[4096];
+    ck_assert_str_eq(xf_cost_cache_path("my.db", buf, sizeof buf), "my.db");
+    ck_assert_ptr_null(xf_cost_cache_path(XF_COST_CACHE_NONE, buf, sizeof buf));
+    char *xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    char *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    snprintf(base, sizeof base, "%s", xf_test_tmp("xdg"));
+    xf_test_system("rm -rf '%s'", base);
+    setenv("XDG_CACHE_HOME", base, 1);
+    snprintf(want, sizeof want, "%s/rlflow/costs.db", base);
+    ck_assert_str_eq(xf_cost_cache_path(NULL, buf, sizeof buf), want);
+    snprintf(want, sizeof want, "%s/rlflow", base);
+    struct stat sb;
+    ck_assert_msg(stat(want, &sb) == 0 && S_ISDIR(sb.st_mode), "%s not made", want);
+    unsetenv("XDG_CACHE_HOME");
+    setenv("HOME", base, 1);
+    snprintf(want, sizeof want, "%s/.cache/rlflow/costs.db", base);
+    ck_assert_str_eq(xf_cost_cache_path(NULL, buf, sizeof buf), want);
+    ck_assert_ptr_null(xf_cost_cache_path(NULL, buf, 8)); /* no room: nothing kept */
+    unsetenv("HOME");
+    ck_assert_ptr_null(xf_cost_cache_path(NULL, buf, sizeof buf));
+    if (xdg) setenv("XDG_CACHE_HOME", xdg, 1);
+    if (home) setenv("HOME", home, 1);
+    free(xdg);
+    free(home);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("costmodel");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, cache_path_rule);
     tcase_add_test(tc, flops_conv_by_hand);
     tcase_add_test(tc, flops_matmul_gemm_by_hand);
     tcase_add_test(tc, analytic_is_deterministic);

@@ -2,8 +2,10 @@
  * test_ir_util.c — the one-of-each utilities of ir/: the 64-bit mixer and
  * byte hasher (pinned values: they are stored in the rules database), the
  * hash table (exact keys, hash-keyed multimap, growth, reserved key), the
- * topological sort and the monotonic clock.
+ * topological sort, the monotonic clock and the one "agree" of float values
+ * with its named tolerances.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +121,27 @@ START_TEST(clock_is_monotonic)
 }
 END_TEST
 
+/* The one "agree" rule and its named tolerances: |a - ref| <= atol +
+ * rtol*|ref|, NaN only with NaN, equal infinities agree. */
+START_TEST(values_agree_within_named_tolerances)
+{
+    ck_assert(xf_value_agree(1.0 + 1.5e-4, 1.0, XF_TOL_RULE));  /* bound 2e-4 */
+    ck_assert(!xf_value_agree(1.0 + 2.5e-4, 1.0, XF_TOL_RULE));
+    ck_assert(xf_value_agree(1.0 + 1.5e-3, 1.0, XF_TOL_PROBE));
+    ck_assert(!xf_value_agree(1.0 + 1.5e-3, 1.0, XF_TOL_RULE));
+    ck_assert(xf_value_agree(1000.5, 1000.0, XF_TOL_MODEL));    /* 1e-4 + 1.0 */
+    ck_assert(!xf_value_agree(1e-4 * 3, 0.0, XF_TOL_MODEL));
+    ck_assert(!xf_value_agree(1.0 + 3e-5, 1.0, XF_TOL_ROUNDING));
+    ck_assert(xf_value_agree(NAN, NAN, XF_TOL_ROUNDING));
+    ck_assert(!xf_value_agree(NAN, 1.0, XF_TOL_PROBE));
+    ck_assert(!xf_value_agree(1.0, NAN, XF_TOL_PROBE));
+    ck_assert(xf_value_agree(INFINITY, INFINITY, XF_TOL_RULE));
+    ck_assert(!xf_value_agree(INFINITY, 1.0, XF_TOL_PROBE));
+    /* the named tolerances are ordered: rounding within rule within probe */
+    ck_assert(XF_TOL_ROUNDING.rtol < XF_TOL_RULE.rtol && XF_TOL_RULE.rtol < XF_TOL_PROBE.rtol);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ir_util");
@@ -128,6 +151,7 @@ int main(void)
     tcase_add_test(t, htab_multimap_walks_every_entry_of_a_key);
     tcase_add_test(t, topo_kahn_orders_smallest_ready_first_and_finds_cycles);
     tcase_add_test(t, clock_is_monotonic);
+    tcase_add_test(t, values_agree_within_named_tolerances);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

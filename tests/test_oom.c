@@ -25,7 +25,8 @@
  * store), a small enumeration,
  * pruning its candidates, the target's sessions with the input's weights
  * shared, its race, and the arbiter (candidates dropped on their outputs
- * and as duplicates), and the verifier: creating one, the axiomatic
+ * and as duplicates), the call that optimises a model file
+ * (xf_optimize_file: load, search, outcome, check, checked writer), and the verifier: creating one, the axiomatic
  * proof and the bounded element-wise check of three small rules (one valid
  * by normal forms, one the solver must decide, one refuted with a
  * counterexample); Z3's own allocations are not hooked, ours around it
@@ -41,6 +42,7 @@
 #include "onnx.pb-c.h"
 #include "derive/derive.h"
 #include "enumerate/enumerate.h"
+#include "optimize/optimize.h"
 #include "prune/prune.h"
 #include "rulesdb/rulesdb.h"
 #include "target/target.h"
@@ -1384,6 +1386,65 @@ START_TEST(target_and_arbiter)
 }
 END_TEST
 
+/* ------------------------------------------------ the optimisation call */
+
+typedef struct optimize_ctx {
+    char model[4096], out[4096];
+    rules_ctx rules;
+} optimize_ctx;
+
+/* xf_optimize_file on two matmuls of one matrix with the fixture's rules
+ * (their merge is written): a greedy
+ * search on the analytic backend (roofline fixed, no cache file, no
+ * latency), the outcome, the numerical check and the checked writer. */
+static xf_status op_optimize(void *ctx, xf_error *err)
+{
+    const optimize_ctx *c = ctx;
+    xf_optimize_options o = xf_optimize_options_default();
+    o.rules = c->rules.path;
+    o.agent = XF_OPTIMIZE_SEARCH;
+    o.search = XF_SEARCH_GREEDY;
+    o.budget = 20;
+    o.backend = XF_COST_ANALYTIC;
+    o.peak_gflops = 100;
+    o.bandwidth_gbps = 10;
+    o.cache = XF_COST_CACHE_NONE;
+    o.latency = 0;
+    o.list_applicable = 1;
+    xf_optimize_report r;
+    xf_optimize_report_init(&r);
+    xf_status s = xf_optimize_file(c->model, c->out, &o, &r, err);
+    if (s == XF_OK) ck_assert_int_eq(r.written.wrote, XF_ONNX_WROTE_GRAPH);
+    xf_optimize_report_free(&r);
+    xf_outfile_protect_clear(); /* each run keeps its inputs from being overwritten anew */
+    return s;
+}
+
+START_TEST(optimize_call)
+{
+    optimize_ctx c;
+    rules_init(&c.rules, "optimize.db");
+    write_rules_db(&c.rules);
+    snprintf(c.model, sizeof c.model, "%s", xf_test_tmp("optimize.onnx"));
+    snprintf(c.out, sizeof c.out, "%s", xf_test_tmp("optimize.opt.onnx"));
+    /* two matrix-vector products of one matrix: merging them pays */
+    xf_graph g;
+    xf_graph_init(&g);
+    int a = xf_test_input(&g, "a", 2, (const int64_t[]){64, 256});
+    for (int j = 0; j < 2; j++)
+        xf_test_out(&g, xf_test_op2(&g, XF_OP_MATMUL, NULL, a,
+                                    xf_test_weight(&g, j ? "m2" : "m1", 2,
+                                                   (const int64_t[]){256, 1}, (uint64_t)(4 + j))));
+    xf_error err;
+    ck_assert_msg(xf_onnx_save(&g, c.model, &err) == XF_OK, "%s", err.msg);
+    xf_graph_free(&g);
+    xf_outfile_protect_clear(); /* what earlier cases kept, not counted in the walk */
+    oom_walk("optimisation call (greedy, check, checked writer)", op_optimize, &c,
+             real_stride(3));
+    rules_free(&c.rules);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("oom");
@@ -1407,6 +1468,7 @@ static Suite *suite(void)
     tcase_add_test(t, enumerate_and_prune);
     tcase_add_test(t, verifier);
     tcase_add_test(t, target_and_arbiter);
+    tcase_add_test(t, optimize_call);
     suite_add_tcase(s, t);
     return s;
 }

@@ -61,23 +61,12 @@ static void rule_add_comm(xf_rule *r)
     }
 }
 
-static xf_params swap_last_two(void)
-{
-    xf_params p = xf_params_default();
-    p.n_axes = 4;
-    p.axes[0] = 0;
-    p.axes[1] = 1;
-    p.axes[2] = 3;
-    p.axes[3] = 2;
-    return p;
-}
-
 /* transpose(transpose(x0)) => x0 with the last two axes swapped (its
  * reverse has no source operator: skipped). */
 static void rule_transposes(xf_rule *r)
 {
     xf_rule_init(r);
-    xf_params t = swap_last_two();
+    xf_params t = xf_fx_swap_last_two();
     int s = xf_fx_input(&r->src, "x0", xf_fx_shape(4, 2, 4, 4, 4));
     s = xf_fx_op(&r->src, XF_OP_TRANSPOSE, &t, xf_fx_op(&r->src, XF_OP_TRANSPOSE, &t, s, -1), -1);
     xf_fx_output(&r->src, s);
@@ -125,26 +114,13 @@ static void save(const xf_graph *g, const char *path)
     ck_assert_msg(xf_onnx_save(g, path, &err) == XF_OK, "%s", err.msg);
 }
 
-/* x -> conv3x3 (no bias) -> transpose -> transpose -> relu, into g; the
- * relu's output. */
-static int conv_relu_path(xf_graph *g)
-{
-    int x = xf_fx_input(g, "x", xf_fx_shape(4, 1, 4, 8, 8));
-    int w = xf_fx_weight(g, "w", xf_fx_shape(4, 4, 4, 3, 3), 11);
-    xf_params p = xf_fx_conv3x3(XF_ACT_NONE);
-    int c = xf_fx_op(g, XF_OP_CONV, &p, x, w);
-    xf_params t = swap_last_two();
-    c = xf_fx_op(g, XF_OP_TRANSPOSE, &t, xf_fx_op(g, XF_OP_TRANSPOSE, &t, c, -1), -1);
-    return xf_fx_op(g, XF_OP_RELU, NULL, c, -1);
-}
-
-/* conv_relu_path; a: [128,512] times two [512,1] weights (reading a
+/* xf_fx_unfused_conv_relu; a: [128,512] times two [512,1] weights (reading a
  * dominates: merging saves it once). */
 static void write_model(void)
 {
     xf_graph g;
     xf_graph_init(&g);
-    xf_fx_output(&g, conv_relu_path(&g));
+    xf_fx_output(&g, xf_fx_unfused_conv_relu(&g));
     int a = xf_fx_input(&g, "a", xf_fx_shape(2, 128, 512, 0, 0));
     for (int j = 0; j < 2; j++) {
         int m = xf_fx_weight(&g, j ? "m2" : "m1", xf_fx_shape(2, 512, 1, 0, 0), (uint64_t)(20 + j));
@@ -154,13 +130,13 @@ static void write_model(void)
     xf_graph_free(&g);
 }
 
-/* conv_relu_path with the relu's output scaled by 0.5 (a Mul by
+/* xf_fx_unfused_conv_relu with the relu's output scaled by 0.5 (a Mul by
  * a rank-0 constant, as exporters write GELU's x0.5). */
 static void write_scaled_model(void)
 {
     xf_graph g;
     xf_graph_init(&g);
-    int relu = conv_relu_path(&g);
+    int relu = xf_fx_unfused_conv_relu(&g);
     xf_fx_output(&g, xf_fx_op(&g, XF_OP_MUL, NULL, relu, xf_test_scalar(&g, "half", 0.5f)));
     save(&g, scaled_path);
     xf_graph_free(&g);

@@ -3,12 +3,16 @@
  * checked integers, finite numbers (tolerances) and --dim NAME=N,
  * including the inputs atoll and strtod used to
  * take silently (overflow, trailing junk, empty names) and the messages
- * that name the bad argument; and --mem-limit SIZE / RLFLOW_MEM_LIMIT.
+ * that name the bad argument; --mem-limit SIZE / RLFLOW_MEM_LIMIT; and the
+ * table-driven parser: every option type stored, --help printed from the
+ * table, every bad value said one way.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "tools/cli/cli.h"
@@ -154,6 +158,155 @@ START_TEST(mem_limit_from_option_or_environment)
 }
 END_TEST
 
+/* ------------------------------------------------ the table of options */
+
+typedef struct table_vals {
+    int flag, n, choice, threads;
+    double x;
+    const char *file, *pos[2];
+    xf_cli_dims dims;
+    int called;
+} table_vals;
+
+static int call_twice(void *user, const char *name, const char *v, char *msg, size_t n)
+{
+    table_vals *t = user;
+    if (v && !strcmp(v, "bad")) return xf_cli_needs(msg, n, name, "anything but bad", v);
+    t->called += 2;
+    return 0;
+}
+
+static const char *const colours[] = {"red", "green", "blue", NULL};
+static const int colour_values[] = {10, 20, 30};
+
+/* Parses args (NULL-terminated) with a table of every type; what the parse
+ * said on stderr into err, the table's --help into help (when given). */
+static int parse_with_table(table_vals *t, const char *const *args, char *err, size_t n,
+                            char *help, size_t help_n)
+{
+    memset(t, 0, sizeof *t);
+    t->n = 5;
+    const xf_cli_opt opts[] = {
+        {.name = "--flag", .alias = "-f", .type = XF_CLI_FLAG, .off = offsetof(table_vals, flag), .set = 3,
+         .label = "-f, --flag", .help = "a flag"},
+        {.name = "--file", .type = XF_CLI_STR, .off = offsetof(table_vals, file), .what = "a file name",
+         .label = "--file FILE", .help = "a file\nover two lines"},
+        {.name = "--n", .type = XF_CLI_INT, .off = offsetof(table_vals, n), .lo = 1, .hi = 9, .label = "--n N",
+         .help = "a count"},
+        {.name = "--x", .type = XF_CLI_F64, .off = offsetof(table_vals, x), .lo = 0.5, .label = NULL},
+        {.name = "--colour", .type = XF_CLI_CHOICE, .off = offsetof(table_vals, choice), .choices = colours,
+         .values = colour_values, .label = "--colour-of-the-thing C", .help = "red, green or blue"},
+        {.name = "--threads", .type = XF_CLI_THREADS, .off = offsetof(table_vals, threads), .lo = 1,
+         .label = "--threads N", .help = "threads"},
+        {.name = "--dim", .type = XF_CLI_DIM, .off = offsetof(table_vals, dims), .label = "--dim NAME=N",
+         .help = "a dim"},
+        {.name = "--call", .type = XF_CLI_CALL, .takes_value = 1, .call = call_twice,
+         .label = "--call V", .help = "called"},
+    };
+    xf_cli_spec spec = {.tool = "tool", .head = "usage: tool [options]\n", .tail = "end\n",
+                        .opts = opts, .n_opts = (int)(sizeof opts / sizeof opts[0]),
+                        .positional = t->pos, .n_positional = 2, .base = t};
+    char *argv[32] = {"tool"};
+    int argc = 1;
+    while (args[argc - 1]) {
+        argv[argc] = (char *)args[argc - 1];
+        argc++;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s", xf_test_tmp("cli_stderr.txt"));
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    dup2(fileno(f), 2);
+    int rc = xf_cli_parse(&spec, argc, argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    fclose(f);
+    size_t len = 0;
+    char *text = xf_test_read_file(path, &len);
+    if (err) snprintf(err, n, "%s", text ? text : "");
+    free(text);
+    if (help) {
+        FILE *h = tmpfile();
+        ck_assert_ptr_nonnull(h);
+        xf_cli_usage(&spec, h);
+        rewind(h);
+        size_t got = fread(help, 1, help_n - 1, h);
+        help[got] = '\0';
+        fclose(h);
+    }
+    return rc;
+}
+
+START_TEST(table_parses_every_type)
+{
+    table_vals t;
+    char err[1024], help[2048];
+    const char *good[] = {"in", "-f", "--file", "a.db", "--n", "7", "--x", "0.75", "--colour",
+                          "blue", "--threads", "1", "--dim", "N=4", "--call", "v", "out", NULL};
+    ck_assert_int_eq(parse_with_table(&t, good, err, sizeof err, help, sizeof help), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_int_eq(t.flag, 3);
+    ck_assert_str_eq(t.file, "a.db");
+    ck_assert_int_eq(t.n, 7);
+    ck_assert_double_eq(t.x, 0.75);
+    ck_assert_int_eq(t.choice, 30);
+    ck_assert_int_eq(t.threads, 1);
+    ck_assert_int_eq(t.dims.n, 1);
+    ck_assert_str_eq(t.dims.names[0], "N");
+    ck_assert_int_eq(t.called, 2);
+    ck_assert_str_eq(t.pos[0], "in");
+    ck_assert_str_eq(t.pos[1], "out");
+    /* --help from the table: labels in one column, continuation lines under
+     * the help, a long label followed by two spaces, hidden options left out */
+    ck_assert_str_eq(help, "usage: tool [options]\n"
+                           "  -f, --flag         a flag\n"
+                           "  --file FILE        a file\n"
+                           "                     over two lines\n"
+                           "  --n N              a count\n"
+                           "  --colour-of-the-thing C  red, green or blue\n"
+                           "  --threads N        threads\n"
+                           "  --dim NAME=N       a dim\n"
+                           "  --call V           called\n"
+                           "end\n");
+    const char *helps[] = {"--n", "3", "-h", "--bogus", NULL};
+    ck_assert_int_eq(parse_with_table(&t, helps, err, sizeof err, NULL, 0), -1);
+    ck_assert_int_eq(t.n, 3); /* what came before -h was parsed */
+}
+END_TEST
+
+/* Every bad value said one way, naming the option and the value; status 2. */
+START_TEST(table_says_what_is_wrong)
+{
+    static const struct {
+        const char *args[4], *said;
+    } bad[] = {
+        {{"--n", "0"}, "tool: --n needs an integer in range, got '0'\n"},
+        {{"--n"}, "tool: --n needs an integer in range, got '(nothing)'\n"},
+        {{"--x", "0.25"}, "tool: --x needs a finite number >= 0.5, got '0.25'\n"},
+        {{"--x", "inf"}, "tool: --x needs a finite number >= 0.5, got 'inf'\n"},
+        {{"--file", ""}, "tool: --file needs a file name, got ''\n"},
+        {{"--colour", "pink"}, "tool: --colour needs red, green or blue, got 'pink'\n"},
+        {{"--call", "bad"}, "tool: --call needs anything but bad, got 'bad'\n"},
+        {{"--dim", "N"}, "tool: --dim "},
+        {{"--threads", "0"}, "tool: --threads "},
+        {{"--bogus"}, "tool: unknown option '--bogus' (see tool --help)\n"},
+        {{"a", "b", "c"}, "tool: unexpected argument 'c'\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        table_vals t;
+        char err[1024];
+        const char *args[5] = {bad[i].args[0], bad[i].args[1], bad[i].args[2], bad[i].args[3],
+                               NULL};
+        ck_assert_int_eq(parse_with_table(&t, args, err, sizeof err, NULL, 0), 2);
+        ck_assert_msg(strncmp(err, bad[i].said, strlen(bad[i].said)) == 0, "said '%s', not '%s'",
+                      err, bad[i].said);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tools_cli");
@@ -163,6 +316,8 @@ int main(void)
     tcase_add_test(t, dims_parse_and_name_the_bad_argument);
     tcase_add_test(t, mem_limit_from_option_or_environment);
     tcase_add_test(t, seeds_and_thread_counts);
+    tcase_add_test(t, table_parses_every_type);
+    tcase_add_test(t, table_says_what_is_wrong);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

@@ -344,6 +344,61 @@ START_TEST(test_axiom_instances_valid)
 }
 END_TEST
 
+/* The self-check as one call: a row per axiom, in table order, every one
+ * valid on its instances; the redundant ones name the axioms they follow
+ * from; no problem reported. */
+typedef struct check_seen {
+    int rows, problems, redundant_named;
+} check_seen;
+
+static void seen_row(void *user, const xf_axiom_check *c)
+{
+    check_seen *s = user;
+    ck_assert_str_eq(c->name, xf_verify_axiom(s->rows)->name);
+    ck_assert_str_eq(c->bounded, "valid");
+    ck_assert_int_ge(c->instances, 1);
+    ck_assert_msg(!strcmp(c->redundancy, "redundant") || !strcmp(c->redundancy, "independent") ||
+                      !strcmp(c->redundancy, "not derived"),
+                  "%s: %s", c->name, c->redundancy);
+    if (!strcmp(c->redundancy, "redundant")) {
+        ck_assert_msg(c->derived_from[0] != '\0', "%s: redundant, derived from nothing", c->name);
+        s->redundant_named++;
+    } else {
+        ck_assert_str_eq(c->derived_from, "");
+    }
+    s->rows++;
+}
+
+static void seen_problem(void *user, const char *msg)
+{
+    ((check_seen *)user)->problems++;
+    fprintf(stderr, "problem: %s\n", msg);
+}
+
+START_TEST(test_check_axioms_call)
+{
+    check_seen seen = {0, 0, 0};
+    xf_axiom_check_options o;
+    memset(&o, 0, sizeof o);
+    xf_verify_options_init(&o.vo);
+    o.row = seen_row;
+    o.problem = seen_problem;
+    o.user = &seen;
+    xf_axiom_check_summary s;
+    xf_error err;
+    ck_assert_msg(xf_verify_check_axioms(&o, &s, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(s.axioms, xf_verify_axiom_count());
+    ck_assert_int_eq(seen.rows, s.axioms);
+    ck_assert_int_eq(s.with_instances, s.axioms);
+    ck_assert_int_eq(s.valid, s.axioms);
+    ck_assert_int_eq(s.refuted, 0);
+    ck_assert_int_eq(s.errors, 0);
+    ck_assert_int_eq(seen.problems, 0);
+    ck_assert_int_eq(seen.redundant_named, s.redundant);
+    ck_assert_int_ge(s.redundant, 1);
+}
+END_TEST
+
 /* Wrong "axioms" (test-only instances) are refuted with a counterexample
  * whose float evaluation separates the sides; a malformed instance is a
  * parse error naming it. */
@@ -389,6 +444,7 @@ int main(void)
     tcase_add_test(tc, test_unsupported_op);
     tcase_add_test(tc, test_axiom_table);
     tcase_add_test(tc, test_axiom_instances_valid);
+    tcase_add_test(tc, test_check_axioms_call);
     tcase_add_test(tc, test_wrong_axiom_instance_refuted);
     suite_add_tcase(s, tc);
     return xf_test_run(s);

@@ -303,7 +303,7 @@ static xf_status model_inputs(check *k, const xf_rule *r, Z3_model m, xf_bounded
 /* Runs both sides on out->inputs; out->output = first output differing by
  * more than rtol * (1 + |dst|) (-1: none). A NaN on one side only counts as
  * a difference when nan_differs. */
-static xf_status confirm(const xf_rule *r, xf_bounded *out, double rtol, int nan_differs,
+static xf_status confirm(const xf_rule *r, xf_bounded *out, xf_tolerance tol, int nan_differs,
                          double *max_diff, xf_error *err)
 {
     int n = r->src.n_outputs;
@@ -325,7 +325,9 @@ static xf_status confirm(const xf_rule *r, xf_bounded *out, double rtol, int nan
             if (isnan(x[e]) != isnan(y[e])) d = nan_differs ? INFINITY : 0;
             if (isnan(x[e]) && isnan(y[e])) d = 0;
             if (d > *max_diff) *max_diff = d;
-            if (d > rtol * (1.0 + fabs((double)y[e])) && out->output < 0) out->output = o;
+            int agree = xf_value_agree(x[e], y[e], tol) ||
+                        (!nan_differs && isnan(x[e]) != isnan(y[e]));
+            if (!agree && out->output < 0) out->output = o;
         }
     }
     for (int o = 0; o < n && a && b; o++) xf_tensor_free(&a[o]), xf_tensor_free(&b[o]);
@@ -422,7 +424,7 @@ static xf_status solve(check *k, const xf_rule *r, xf_bounded *one, char *why, s
     xf_status st = model_inputs(k, r, m, one, err);
     Z3_model_dec_ref(k->c.z, m);
     double d = 0;
-    if (st == XF_OK) st = confirm(r, one, 1e-4, 1, &d, err);
+    if (st == XF_OK) st = confirm(r, one, XF_TOL_RULE, 1, &d, err);
     if (st != XF_OK) return st;
     one->result = XF_BOUNDED_REFUTED;
     if (one->output >= 0) {
@@ -455,7 +457,7 @@ static xf_status float_probe(const xf_rule *r, uint64_t seed, xf_bounded *one, c
     one->n_inputs = r->src.n_inputs;
     double d = 0;
     xf_status st = xf_graph_random_inputs(&r->src, seed, one->inputs, err);
-    if (st == XF_OK) st = confirm(r, one, 1e-3, 0, &d, err);
+    if (st == XF_OK) st = confirm(r, one, XF_TOL_PROBE, 0, &d, err);
     if (st == XF_OK && one->output >= 0) {
         one->result = XF_BOUNDED_REFUTED;
         snprintf(why, why_len, "random inputs: output %d differs by %.6g in the float interpreter",

@@ -35,10 +35,15 @@
 
 #include <string.h>
 
+/* The element-wise operators of the rule language (ir's operator classes). */
+static int ew_rule_op(xf_op op)
+{
+    return xf_op_is(op, XF_OPC_ELEMENTWISE) && !xf_op_is(op, XF_OPC_IMPORTED);
+}
+
 int xfb_ew_binary(xf_op op)
 {
-    return op == XF_OP_ADD || op == XF_OP_SUB || op == XF_OP_MUL || op == XF_OP_DIV ||
-           op == XF_OP_POW || op == XF_OP_EQUAL;
+    return ew_rule_op(op) && op != XF_OP_SCALAR_MUL && xf_op_get(op)->max_inputs == 2;
 }
 
 int xfb_split_halves(const xf_node *nd, const xf_shape *own_in)
@@ -243,6 +248,23 @@ static void tie_norm_params(const side *s, const xf_node *nd, int batchnorm)
     }
 }
 
+/* An element-wise operator of two or three operands. Operands equal at the
+ * own shapes stay equal at every admissible shape (bounded_shapes.c,
+ * params_at) only for the two-operand operators; anything else may
+ * broadcast. */
+static void tie_broadcast(const side *s, const xf_node *nd)
+{
+    const xf_graph *g = s->g;
+    int x = nd->inputs[0], y = nd->outputs[0];
+    int kept = xfb_ew_binary(nd->op) && nd->n_inputs == 2 &&
+               xf_shape_equal(&g->values[x].shape, &g->values[nd->inputs[1]].shape);
+    if (!kept) mix_node(s, nd);
+    if (kept || !s->t->strict)
+        for (int i = 0; i < nd->n_inputs; i++)
+            if (xf_shape_equal(&g->values[nd->inputs[i]].shape, &g->values[y].shape))
+                tie_all(s, nd->inputs[i], y);
+}
+
 static void tie_node(const side *s, const xf_node *nd)
 {
     const xf_params *p = &nd->params;
@@ -253,32 +275,23 @@ static void tie_node(const side *s, const xf_node *nd)
             mix_node(s, nd);
             return;
         }
-    switch (nd->op) {
-    case XF_OP_RELU: case XF_OP_SIGMOID: case XF_OP_TANH: case XF_OP_ERF: case XF_OP_GELU:
-    case XF_OP_SQRT: case XF_OP_EXP: case XF_OP_LOG: case XF_OP_NEG: case XF_OP_ABS:
-    case XF_OP_RECIPROCAL: case XF_OP_IDENTITY: case XF_OP_DROPOUT: case XF_OP_CAST:
-    case XF_OP_SCALAR_MUL:
+    /* element-wise: one operand (or a rank-0 scalar's) keeps the dims; more may
+     * broadcast */
+    if (ew_rule_op(nd->op) &&
+        (xf_op_get(nd->op)->min_inputs == 1 || nd->op == XF_OP_SCALAR_MUL)) {
         tie_all(s, x, y);
-        break;
+        return;
+    }
+    if (ew_rule_op(nd->op)) {
+        tie_broadcast(s, nd);
+        return;
+    }
+    switch (nd->op) {
     case XF_OP_SOFTMAX: {
         tie_all(s, x, y);
         int a = xf_norm_axis(p->axis, rank_of(s, x));
         if (a >= 0) mix_axis(s, nd, a);
         else mix_node(s, nd);
-        break;
-    }
-    case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_DIV: case XF_OP_POW:
-    case XF_OP_EQUAL: case XF_OP_WHERE: {
-        /* Operands equal at the own shapes stay equal at every admissible
-         * shape (bounded_shapes.c, params_at) only for the two-operand
-         * operators; anything else may broadcast. */
-        int kept = xfb_ew_binary(nd->op) && nd->n_inputs == 2 &&
-                   xf_shape_equal(&g->values[x].shape, &g->values[nd->inputs[1]].shape);
-        if (!kept) mix_node(s, nd);
-        if (kept || !s->t->strict)
-            for (int i = 0; i < nd->n_inputs; i++)
-                if (xf_shape_equal(&g->values[nd->inputs[i]].shape, &g->values[y].shape))
-                    tie_all(s, nd->inputs[i], y);
         break;
     }
     case XF_OP_MATMUL:

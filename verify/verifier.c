@@ -115,11 +115,6 @@ xf_status xf_verifier_set_axiom(xf_verifier *v, int i, int enabled, xf_error *er
     return XF_OK;
 }
 
-int xf_verifier_axiom_enabled(const xf_verifier *v, int i)
-{
-    return i >= 0 && i < xf_verify_axiom_count() && v->enabled[i];
-}
-
 Z3_solver xf_verifier_solver(xf_verifier *v)
 {
     Z3_solver s = Z3_mk_solver(v->ctx);

@@ -143,7 +143,6 @@ int xf_verify_axiom_find(const char *name);
 /* Enables or disables axiom i in this verifier's proofs (all start enabled).
  * XF_ERR_INVALID for an index out of range. */
 xf_status xf_verifier_set_axiom(xf_verifier *v, int i, int enabled, xf_error *err);
-int xf_verifier_axiom_enabled(const xf_verifier *v, int i);
 
 /* ----------------------------------------------------------------- proof */
 
@@ -277,6 +276,40 @@ const xf_axiom_instance *xf_verify_axiom_instance(int i); /* NULL when out of ra
  * syntax or shape error names the instance and the offending text. */
 xf_status xf_verify_axiom_instance_rule(const xf_axiom_instance *inst, xf_rule *r,
                                         xf_error *err);
+
+/* ------------------------------------------------- the axioms' self-check */
+
+/* One axiom checked: its instances' bounded verdict ("valid", "REFUTED",
+ * "error", another bounded result's name, or "not checked" without
+ * instances) and whether the other axioms prove it ("redundant",
+ * "independent", "not derived", "error"). Strings valid during the row
+ * callback. */
+typedef struct xf_axiom_check {
+    const char *name;
+    int instances;
+    const char *bounded, *redundancy;
+    const char *derived_from; /* the axioms it follows from ("" unless redundant) */
+    double seconds;
+} xf_axiom_check;
+
+typedef struct xf_axiom_check_options {
+    xf_verify_options vo; /* the verifier's (timeouts, limits) */
+    void (*row)(void *user, const xf_axiom_check *c); /* after each axiom (NULL: none) */
+    void (*problem)(void *user, const char *msg); /* a wrong axiom, an instance that is not
+                                                     valid or fails, an orphan instance */
+    void *user;
+} xf_axiom_check_options;
+
+typedef struct xf_axiom_check_summary {
+    int axioms, with_instances, valid, refuted, redundant;
+    int errors; /* checks that could not run, instances naming no axiom */
+} xf_axiom_check_summary;
+
+/* Validates each axiom on its instances with the bounded check and tries
+ * to prove it from the others (xferverify --check-axioms). Fails only when
+ * the verifier cannot be made; a refuted axiom or a failed check is in *s. */
+xf_status xf_verify_check_axioms(const xf_axiom_check_options *o, xf_axiom_check_summary *s,
+                                 xf_error *err);
 
 /* ------------------------------------------------ deciding a rules database */
 

@@ -325,7 +325,6 @@ typedef struct xf_nn_mlp {
 xf_status xf_nn_mlp_add(xf_nn_mlp *m, xf_nn_params *p, const char *name, int n_layers,
                         const int *dims, xf_nn_act hidden, xf_nn_act output, xf_rng *rng,
                         xf_error *err);
-int xf_nn_mlp_in(const xf_nn_mlp *m);  /* dims[0] */
 int xf_nn_mlp_out(const xf_nn_mlp *m); /* dims[n_layers] */
 
 /* Activations of one forward pass (one cache per use of the MLP whose

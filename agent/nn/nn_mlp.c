@@ -35,7 +35,6 @@ xf_status xf_nn_mlp_add(xf_nn_mlp *m, xf_nn_params *p, const char *name, int n_l
     return XF_OK;
 }
 
-int xf_nn_mlp_in(const xf_nn_mlp *m) { return m->dims[0]; }
 int xf_nn_mlp_out(const xf_nn_mlp *m) { return m->dims[m->n_layers]; }
 
 void xf_nn_mlp_cache_init(xf_nn_mlp_cache *c) { memset(c, 0, sizeof *c); }

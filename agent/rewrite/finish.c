@@ -74,20 +74,10 @@ static char *bias_name(const char *name)
     return s;
 }
 
-static xf_activation activation_of(xf_op op)
-{
-    switch (op) {
-    case XF_OP_RELU: return XF_ACT_RELU;
-    case XF_OP_SIGMOID: return XF_ACT_SIGMOID;
-    case XF_OP_TANH: return XF_ACT_TANH;
-    default: return XF_ACT_NONE;
-    }
-}
-
 /* The conv whose output activation node `a` alone reads; -1 otherwise. */
 static int activation_conv(const xf_graph *g, const xf_node *a, const int *uses)
 {
-    if (activation_of(a->op) == XF_ACT_NONE || a->inputs[0] < 0 || uses[a->inputs[0]] != 1)
+    if (xf_op_activation(a->op) == XF_ACT_NONE || a->inputs[0] < 0 || uses[a->inputs[0]] != 1)
         return -1;
     const xf_value *ov = &g->values[a->inputs[0]];
     if (ov->kind != XF_VALUE_NODE) return -1;
@@ -197,7 +187,7 @@ static xf_status fuse_pass(xf_graph *g, int what, int *n_fused, xf_error *err)
         if (what == FUSE_ACTIVATION) {
             int c = activation_conv(g, &g->nodes[i], uses);
             if (c < 0) continue;
-            g->nodes[c].params.activation = activation_of(g->nodes[i].op);
+            g->nodes[c].params.activation = xf_op_activation(g->nodes[i].op);
             take_output(g, c, i, node_dead, value_dead);
         } else if (what == FUSE_LAYERNORM_BIAS) {
             int c = bias_layernorm(g, &g->nodes[i], uses, &kpos);

@@ -62,11 +62,6 @@ static xf_status bind_dims(const xf_rs_rule *rr, const xf_graph *g, const xf_mat
     return XF_OK;
 }
 
-static int is_binary_elementwise(xf_op op)
-{
-    return op == XF_OP_ADD || op == XF_OP_SUB || op == XF_OP_MUL || op == XF_OP_DIV;
-}
-
 /* Value behind a target reference: a bound graph value or a target output
  * computed already; 0 when it is a generator not derived yet. */
 static int ref_shape(const xf_graph *g, const xf_match *m, const inst_state *s, xf_pat_ref r,
@@ -105,7 +100,7 @@ static void generator_from_user(const xf_rs_rule *rr, const xf_graph *g, const x
                ref_shape(g, m, s, u->in[1 - slot], &dt, &a) && a.rank >= 2) {
         int64_t n = slot == 1 ? a.dims[a.rank - 1] : a.dims[a.rank - 2];
         p->shape[0] = p->shape[1] = n;
-    } else if (is_binary_elementwise(u->op) && u->n_in == 2 &&
+    } else if (xf_op_is(u->op, XF_OPC_ARITHMETIC) && u->n_in == 2 &&
                ref_shape(g, m, s, u->in[1 - slot], &dt, &a)) {
         set_shape(p, &a);
     }

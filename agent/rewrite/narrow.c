@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/rewrite/elementwise.h"
 #include "agent/rewrite/graph_edit.h"
 
 #define NARROW_MAX_ARITY 8
@@ -207,7 +206,7 @@ static int plan(const xf_graph *g, const xf_node *n, const xf_shape *o, cut c, i
     *np = n->params;
     if (n->n_inputs > NARROW_MAX_ARITY) return 0;
     for (int j = 0; j < n->n_inputs; j++) ax[j] = -1;
-    if (xf_rw_elementwise(n->op)) return broadcast_axes(g, n, k, o, ax);
+    if (xf_op_is(n->op, XF_OPC_ELEMENTWISE)) return broadcast_axes(g, n, k, o, ax);
     switch (n->op) {
     case XF_OP_MATMUL:
         return matmul_axes(g, n, k, o, ax);

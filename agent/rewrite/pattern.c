@@ -30,7 +30,7 @@
 
 int xf_match_commutes(xf_op op, int n_inputs)
 {
-    return n_inputs == 2 && (op == XF_OP_ADD || op == XF_OP_MUL || op == XF_OP_MIN || op == XF_OP_MAX);
+    return n_inputs == 2 && xf_op_is(op, XF_OPC_COMMUTATIVE);
 }
 
 int xf_match_is_view(xf_op op)

@@ -30,23 +30,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static xf_op activation_op(int act)
-{
-    switch (act) {
-    case XF_ACT_RELU: return XF_OP_RELU;
-    case XF_ACT_SIGMOID: return XF_OP_SIGMOID;
-    case XF_ACT_TANH: return XF_OP_TANH;
-    default: return XF_OP_COUNT;
-    }
-}
-
 /* The conv nodes prepare splits: constant bias, known activation. */
 static int splittable(const xf_graph *g, const xf_node *n)
 {
     if (n->op != XF_OP_CONV || n->n_inputs < 3 || n->inputs[2] < 0) return 0;
     const xf_value *b = &g->values[n->inputs[2]];
     if (b->kind != XF_VALUE_CONST || b->dtype != XF_F32 || b->shape.rank != 1) return 0;
-    return n->params.activation == XF_ACT_NONE || activation_op(n->params.activation) != XF_OP_COUNT;
+    return n->params.activation == XF_ACT_NONE ||
+           xf_activation_op((xf_activation)n->params.activation) != XF_OP_COUNT;
 }
 
 /* Gives the split's last value the conv output's name and the conv output
@@ -91,7 +82,8 @@ static xf_status split_conv(xf_graph *g, int ci, int *last, xf_error *err)
     *last = g->nodes[add].outputs[0];
     if (act != XF_ACT_NONE) {
         snprintf(name, sizeof name, "%s_act", base);
-        int a = xf_graph_add_node(g, activation_op(act), NULL, last, 1, 1, name, err);
+        int a = xf_graph_add_node(g, xf_activation_op((xf_activation)act), NULL, last, 1, 1, name,
+                                  err);
         if (a < 0) return err ? err->code : XF_ERR_SHAPE;
         *last = g->nodes[a].outputs[0];
     }

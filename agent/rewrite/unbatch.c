@@ -27,7 +27,6 @@
  * their names and shapes.
  */
 #include "agent/rewrite/rewrite.h"
-#include "agent/rewrite/elementwise.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -58,7 +57,7 @@ static int links(const xf_graph *g, const xf_node *n, int *lk, int *n_lk)
     }
     int r = g->values[n->outputs[0]].shape.rank;
     /* element-wise ops and matmul: the operands of the output's rank (below) */
-    if (!xf_rw_elementwise(n->op) && n->op != XF_OP_MATMUL) switch (n->op) {
+    if (!xf_op_is(n->op, XF_OPC_ELEMENTWISE) && n->op != XF_OP_MATMUL) switch (n->op) {
     case XF_OP_LAYERNORM:
     case XF_OP_SOFTMAX:
     case XF_OP_SPLIT:

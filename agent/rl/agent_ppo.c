@@ -436,16 +436,6 @@ xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_res
     return run_end(&r, st, err);
 }
 
-xf_status xf_ppo_optimise(xf_env *e, const xf_ppo_agent_options *opt, xf_search_result *res,
-                          xf_error *err)
-{
-    xf_ppo_agent *a = NULL;
-    xf_status st = xf_ppo_agent_create(opt, &a, err);
-    if (!st) st = xf_ppo_agent_train(a, e, res, err);
-    xf_ppo_agent_free(a);
-    return st;
-}
-
 /* ------------------------------------------------------------ checkpoints */
 
 #define N_SIZES 8

@@ -329,10 +329,6 @@ xf_nn_params *xf_ppo_agent_params(xf_ppo_agent *a);
 /* The agent's action set (M 0 before it is trained or loaded). */
 const xf_actions *xf_ppo_agent_actions(const xf_ppo_agent *a);
 
-/* create + train + free in one call, for `rlflow-agent --agent ppo`. */
-xf_status xf_ppo_optimise(xf_env *e, const xf_ppo_agent_options *opt, xf_search_result *res,
-                          xf_error *err);
-
 /* ----------------------------------------------- shared by the PPO agents */
 
 /* The defaults the two agents' options share, set on o (an

@@ -21,4 +21,36 @@
 #include "agent/rl/ppo.h"
 #include "agent/rl/wm.h"
 
+/* ------------------------------------------- a learning agent as one step
+ *
+ * The PPO agent or the world-model agent on env (learn.c): trained within
+ * the budget, or loaded from o->load and run greedily (one episode); saved
+ * to o->save when given. res (initialised) gets what a search would. */
+typedef struct xf_rl_learn_options {
+    int wm;              /* 1: the world-model agent; 0: the model-free PPO agent */
+    xf_cost_model *cm;   /* the environment's cost model */
+    int max_locations;   /* locations per rule (the environment's) */
+    uint64_t seed;
+    float tau;           /* wm: dream temperature */
+    double max_seconds;  /* wall-clock budget (> 0) */
+    int64_t max_env_steps; /* environment steps; <= 0: the agent's default */
+    const char *load, *save; /* checkpoints (NULL: none) */
+    void (*ppo_progress)(void *user, const xf_ppo_progress *p);
+    void (*wm_progress)(void *user, const xf_wm_progress *p);
+    void *progress_user;
+} xf_rl_learn_options;
+
+typedef struct xf_rl_learned {
+    int loaded;          /* o->load was run, not trained */
+    int actions;         /* the agent's action set (M) */
+    xf_wm_agent_stats wm; /* the world-model agent's training figures */
+    int load_failed;     /* o->load could not be read: the error is the input's */
+    int save_failed;     /* o->save could not be written (save_err says why); the
+                            call itself succeeded */
+    xf_error save_err;
+} xf_rl_learned;
+
+xf_status xf_rl_learn(xf_env *env, const xf_rl_learn_options *o, xf_search_result *res,
+                      xf_rl_learned *out, xf_error *err);
+
 #endif /* XF_AGENT_RL_H */

@@ -221,8 +221,6 @@ void xf_dream_free(xf_dream *d); /* NULL is a no-op */
 /* Back to z0, h = c = 0, the start's masks, step count 0 (the sampler's
  * random stream continues). */
 void xf_dream_reset(xf_dream *d);
-/* Reseeds the sampler. */
-void xf_dream_seed(xf_dream *d, uint64_t seed);
 
 typedef struct xf_dream_step_result {
     float reward;
@@ -242,7 +240,6 @@ const float *xf_dream_state(const xf_dream *d); /* [z | h] */
 int xf_dream_num_xfers(const xf_dream *d);      /* N */
 const uint8_t *xf_dream_xfer_mask(const xf_dream *d); /* N + 1 (no-op: 1) */
 int xf_dream_num_locations(const xf_dream *d, int xfer); /* 0 when masked or the no-op */
-int xf_dream_steps(const xf_dream *d);
 /* Steps taken since creation and the seconds spent in them. */
 void xf_dream_timing(const xf_dream *d, int64_t *steps, double *seconds);
 

@@ -126,11 +126,6 @@ void xf_dream_reset(xf_dream *d)
     d->steps = 0;
 }
 
-void xf_dream_seed(xf_dream *d, uint64_t seed)
-{
-    xf_rng_seed(&d->rng, seed);
-}
-
 void xf_dream_step(xf_dream *d, int xfer, int loc, xf_dream_step_result *r)
 {
     const xf_wm *wm = d->wm;
@@ -182,7 +177,6 @@ int xf_dream_state_dim(const xf_dream *d) { return d->wm->cfg.z_dim + d->wm->cfg
 const float *xf_dream_state(const xf_dream *d) { return d->state; }
 int xf_dream_num_xfers(const xf_dream *d) { return d->wm->cfg.n_xfers; }
 const uint8_t *xf_dream_xfer_mask(const xf_dream *d) { return d->mask; }
-int xf_dream_steps(const xf_dream *d) { return d->steps; }
 
 int xf_dream_num_locations(const xf_dream *d, int xfer)
 {

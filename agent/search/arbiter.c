@@ -64,8 +64,8 @@ xf_arbiter_options xf_arbiter_options_default(void)
     memset(&o, 0, sizeof o);
     o.max_models = 6;
     o.seed = 1;
-    o.rtol = 1e-3;
-    o.atol = 1e-4;
+    o.rtol = XF_TOL_MODEL.rtol;
+    o.atol = XF_TOL_MODEL.atol;
     o.target_rtol = 1e-4;
     o.unbatch = 1;
     o.close_rounds = 84;

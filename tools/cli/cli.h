@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A decimal integer in [lo, hi] with nothing before or after it (no
  * whitespace, no sign other than '-', no overflow): 0 and *out set, else -1. */
@@ -69,5 +70,67 @@ int xf_cli_dims_add(xf_cli_dims *d, const char *arg, char *msg, size_t msg_n);
  * 2^62 bytes. 0 on success; -1 with the reason, quoting the value and where
  * it came from, in msg. */
 int xf_cli_mem_limit(const char *arg, char *msg, size_t msg_n);
+
+/* ------------------------------------------------ a table of options
+ *
+ * A tool describes its options once, in a table: each one's names, what it
+ * takes, where the value goes and its help text; xf_cli_parse walks the
+ * command line with it and xf_cli_usage prints --help from it, so that the
+ * parser, the defaults (the tool sets them before parsing) and the help
+ * cannot drift apart. A bad value is said one way for every option:
+ * "TOOL: OPT needs WHAT, got 'VALUE'" ("(nothing)" when missing). */
+/* Each option's value goes to a field of one struct, the spec's `base`,
+ * at the option's offset `off` (offsetof), so a table can be a static
+ * constant; `dst` below is that field. */
+typedef enum xf_cli_type {
+    XF_CLI_FLAG,   /* no value: *(int *)dst = set */
+    XF_CLI_STR,    /* *(const char **)dst = the value (non-empty unless allow_empty) */
+    XF_CLI_INT,    /* *(int *)dst = an integer in [lo, hi] */
+    XF_CLI_F64,    /* *(double *)dst = a finite number in [lo, hi] */
+    XF_CLI_CHOICE, /* *(int *)dst = values[i] for the value choices[i] */
+    XF_CLI_THREADS, /* *(int *)dst = a thread count from lo (xf_cli_parse_threads) */
+    XF_CLI_DIM,    /* NAME=N added to *(xf_cli_dims *)dst (xf_cli_dims_add) */
+    XF_CLI_CALL    /* call(base, name, value, msg, n): 0, or -1 with the whole message */
+} xf_cli_type;
+
+typedef struct xf_cli_opt {
+    const char *name;  /* "--output" */
+    const char *alias; /* "-o", or NULL */
+    xf_cli_type type;
+    size_t off;        /* offsetof the field in the spec's base struct (not for CALL) */
+    const char *label; /* left column of the help ("-o, --output FILE"); NULL: hidden */
+    const char *help;  /* right column, lines separated by '\n' */
+    const char *what;  /* STR, INT, F64: what the value must be ("a file name"); NULL:
+                          "an integer in range", "a finite number >= LO" */
+    double lo, hi;     /* INT, F64 bounds (hi 0: none for F64) */
+    int set;           /* FLAG: the value stored */
+    int allow_empty;   /* STR: "" is a value */
+    const char *const *choices; /* CHOICE: the values, NULL-terminated */
+    const int *values;          /* CHOICE: what each stores */
+    int takes_value;            /* CALL: 1 when the option takes a value */
+    int (*call)(void *base, const char *name, const char *value, char *msg, size_t n);
+} xf_cli_opt;
+
+typedef struct xf_cli_spec {
+    const char *tool;  /* program name in messages */
+    const char *head;  /* --help before the options ("usage: ...\n\nwhat it does\n") */
+    const char *tail;  /* --help after them ("exit status: ...\n") */
+    const xf_cli_opt *opts;
+    int n_opts;
+    /* positional arguments: each goes to positional[i] in turn, at most n_positional */
+    const char **positional;
+    int n_positional;
+    void *base; /* the struct the options' offsets are into; also the CALL options' user */
+} xf_cli_spec;
+
+/* Parses argv[1..] with the table: 0 parsed; -1 -h/--help printed on stdout
+ * (the tool exits 0); 2 a bad option or value, an unknown option or one
+ * argument too many: the message printed on stderr under s->tool. */
+int xf_cli_parse(const xf_cli_spec *s, int argc, char **argv);
+/* --help: head, one line per shown option (label, help), tail. */
+void xf_cli_usage(const xf_cli_spec *s, FILE *f);
+/* The standard message "OPT needs WHAT, got 'VALUE'" into msg; returns -1
+ * (for CALL options). */
+int xf_cli_needs(char *msg, size_t n, const char *opt, const char *what, const char *value);
 
 #endif /* XF_TOOLS_CLI_H */

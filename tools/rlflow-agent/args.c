@@ -1,149 +1,271 @@
 /*
- * args.c — rlflow-agent's command line: options, defaults and --help.
+ * args.c — rlflow-agent's command line: one table of options (tools/cli's
+ * table-driven parser prints --help from it too) over the library call's
+ * options, whose defaults (xf_optimize_options_default) are set first.
  */
 #include <float.h>
-#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: rlflow-agent --rules RULES.db MODEL.onnx [options]\n"
-            "\n"
-            "Optimises MODEL with the proved rewrite rules of RULES.db: searches for a cheaper\n"
-            "graph under the cost model, folds the weights the rules created, checks that the\n"
-            "optimised model computes the same outputs as MODEL on random inputs, writes it as\n"
-            "ONNX and reports cost, measured latency, output error and the rules applied.\n"
-            "\n"
-            "options:\n"
-            "  --rules FILE       rules database (xfergen + xferverify); required\n"
-            "  -o, --output FILE  where to write the optimised model (default MODEL.opt.onnx)\n"
-            "  --external-data F  write its weights (tensors of 1 KiB and more) to F, a path\n"
-            "                     relative to the output's directory (ONNX external data);\n"
-            "                     a model over 2 GiB goes to OUTPUT.data without it\n"
-            "  --agent A          wm (world-model agent, default), ppo (model-free PPO), or a\n"
-            "                     search: taso (cost-bounded backtracking), greedy, random\n"
-            "  --search S         the same as --agent S for taso, greedy or random\n"
-            "  --save FILE        wm/ppo: save the trained agent (checkpoint)\n"
-            "  --load FILE        wm/ppo: load a trained agent and run it greedily, no training\n"
-            "  --tau T            wm: temperature of the dream's mixture sampling (default 1.0)\n"
-            "  --backend B        cost model: onednn (measured CPU kernels, default), analytic\n"
-            "                     (roofline) or cudnn (GPU)\n"
-            "  --cache FILE       operator cost cache (default $XDG_CACHE_HOME/rlflow/costs.db or\n"
-            "                     ~/.cache/rlflow/costs.db; 'none' keeps nothing)\n"
-            "  --threads N        CPU threads for measured kernels and latency, and ONNX Runtime's\n"
-            "                     intra-op threads with --target ort (default 1; with --target\n"
-            "                     ort: the machine's cores; at most 4 x them)\n"
-            "  --target T         where the model will run: none (default: the cost model decides)\n"
-            "                     or ort (ONNX Runtime on CPU, all graph optimisations on: the\n"
-            "                     search's cheapest candidates are timed there against MODEL in\n"
-            "                     alternation and the fastest is written only when it beats MODEL\n"
-            "                     beyond the measured noise, twice (when none does, the fastest\n"
-            "                     of those it cannot tell from MODEL gets a run of its own\n"
-            "                     against MODEL, four times as long); else MODEL is written\n"
-            "                     unchanged)\n"
-            "  --cost C           what the search minimises: ops (default: the sum of operator\n"
-            "                     costs on --backend) or fused (with --target ort: the graph's\n"
-            "                     fused regions, each timed once in ONNX Runtime and kept in\n"
-            "                     the cache, so rewrites are costed as the runtime fuses them)\n"
-            "  --candidates N     --target ort: distinct models timed besides MODEL per search,\n"
-            "                     each also in its unbatched layout where it differs (default 6)\n"
-            "  --target-budget S  --target ort: seconds the target may take to weigh them\n"
-            "                     (sharing the weights, racing, confirming; default 90; 0: no\n"
-            "                     limit): candidates left when it runs out are not timed, and\n"
-            "                     the report says how many\n"
-            "  --racing N         --target ort: candidates timed at once against MODEL and a\n"
-            "                     second session of it (default 1): N + 2 sessions are alive,\n"
-            "                     sharing MODEL's weights; 2 times more candidates within the\n"
-            "                     budget and holds a second candidate's folded weights\n"
-            "  --target-every K   --target ort, wm/ppo: every K valid environment steps the graph\n"
-            "                     is timed in the target and the reward gains its latency change\n"
-            "                     (sparse real reward between the cost model's; default 50)\n"
-            "  --alpha A          taso: keep graphs costing less than A x best (default 1.05)\n"
-            "  --budget N|Ts      N: taso graphs expanded, greedy/random/ppo/wm environment steps\n"
-            "                     (defaults 1000 / 20000); Ts (e.g. 120s): a time budget\n"
-            "  --time-limit S     stop after S seconds (default: none for searches, 120 for wm/ppo\n"
-            "                     and for searches on --cost fused)\n"
-            "  --locations N      locations per rule considered (default 200)\n"
-            "  --max-rule-size N  use rules with at most N operators per side (default: all)\n"
-            "  --no-derived-rules use only the proved rules, not the derived ones (xferverify:\n"
-            "                     chains of proved rules, used as single actions, macro-actions,\n"
-            "                     where their validity domain holds; the default uses them: the\n"
-            "                     rules that bring a flatten in around a matmul are derived)\n"
-            "  --all-rules        also use rules that are not proved (candidate/unknown): unsafe,\n"
-            "                     only with the numerical check\n"
-            "  --all-actions      keep the actions that can never match this model (by default\n"
-            "                     they are dropped, except with --save/--load)\n"
-            "  --seed N           random inputs, random search, agents' initialisation (default 1)\n"
-            "  --rtol R --atol A  numerical check tolerance |d| <= A + R*|ref| (1e-3, 1e-4)\n"
-            "  --no-check         write the model even if the numerical check fails or cannot run\n"
-            "  --no-latency       skip the end-to-end latency measurement on --backend (with\n"
-            "                     --target ort it is skipped unless --latency asks for it: the\n"
-            "                     target's latency is measured, and the backend's executor\n"
-            "                     would hold every activation of both models at once)\n"
-            "  --latency          measure it with --target ort too\n"
-            "  --no-layernorm-fusion  keep layer norms written out operator by operator\n"
-            "  --scalings S       Mul/Div by scalar constants: moved (made scalar_mul, which the\n"
-            "                     rules move into weights), kept (as exported: ONNX Runtime fuses\n"
-            "                     GELU's x0.5 and attention's 1/sqrt(d) itself, and moving them\n"
-            "                     can defeat those fusions) or both (default: with --target ort\n"
-            "                     and a search, the model is searched both ways and the target\n"
-            "                     times both searches' candidates; otherwise moved)\n"
-            "  --passes P         what rewrites the model: rules (only the proved rules; a\n"
-            "                     Gather of one position becomes a slice they can move),\n"
-            "                     expert (the hand-written passes as well: narrowing, the\n"
-            "                     split layout, the unbatched layout the target times) or\n"
-            "                     both (default: both)\n"
-            "  --no-lookahead     searches value an action with a reshape or a slice by the\n"
-            "                     graph it makes, not after the view moves it enables\n"
-            "  --no-narrow        compute every position even where the model reads only one\n"
-            "                     (by default a Gather of one position, e.g. a ViT's class\n"
-            "                     token, moves up so the others are not computed)\n"
-            "  --no-split-layout  keep each part of a split reshaped and transposed on its own\n"
-            "                     (by default a merged Q/K/V is taken to heads once, before\n"
-            "                     it is split)\n"
-            "  --dim NAME=N       size of a symbolic input dimension (default: from --data,\n"
-            "                     else 1 where the model imports with it, else the smallest\n"
-            "                     power of two at which it does; the sizes chosen are said)\n"
-            "  --data DIR         an ONNX test_data_set (DIR/input_K.pb): the sizes of the\n"
-            "                     symbolic dims not given by --dim are taken from its inputs\n"
-            "  --mem-limit SIZE   most bytes of tensors a run or a measurement may take, e.g.\n"
-            "                     512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of the memory);\n"
-            "                     with --target ort also what the target's sessions may take\n"
-            "                     (fewer candidates at once, or none timed, and it says so)\n"
-            "  -q, --quiet        no progress line\n"
-            "  -v, --verbose      list the applicable rules of the model before searching\n"
-            "  -h, --help         this help\n"
-            "\n"
-            "exit status: 0 written, 1 optimisation, check or write failed (nothing written),\n"
-            "             2 bad usage, unreadable model or rules, unavailable backend\n");
-}
+static const char *const targets[] = {"ort", "none", NULL};
+static const int target_values[] = {1, 0};
+static const char *const costs[] = {"ops", "fused", NULL};
+static const char *const scalings[] = {"moved", "kept", "both", NULL};
+static const char *const passes[] = {"rules", "expert", "both", NULL};
 
-static int bad(const char *opt, const char *what, const char *v)
+/* --agent wm|ppo|taso|greedy|random, --search taso|greedy|random */
+static int parse_agent(void *user, const char *name, const char *v, char *msg, size_t n)
 {
-    fprintf(stderr, "rlflow-agent: %s needs %s, got '%s'\n", opt, what, v ? v : "(nothing)");
-    return 2;
-}
-
-static int parse_int(const char *opt, const char *v, long min, long max, int *out)
-{
-    int64_t x;
-    if (xf_cli_parse_i64(v, min, max, &x) != 0) return bad(opt, "an integer in range", v);
-    *out = (int)x;
+    xf_optimize_options *p = &((cli_options *)user)->opt;
+    int is_agent = !strcmp(name, "--agent");
+    if (is_agent && v && !strcmp(v, "wm")) p->agent = XF_OPTIMIZE_WM;
+    else if (is_agent && v && !strcmp(v, "ppo")) p->agent = XF_OPTIMIZE_PPO;
+    else if (v && xf_search_kind_parse(v, &p->search, NULL) == XF_OK) p->agent = XF_OPTIMIZE_SEARCH;
+    else
+        return xf_cli_needs(msg, n, name,
+                            is_agent ? "wm, ppo, taso, greedy or random" : "taso, greedy or random",
+                            v);
     return 0;
 }
 
-static int parse_double(const char *opt, const char *v, double min, double *out)
+static int parse_backend(void *user, const char *name, const char *v, char *msg, size_t n)
 {
-    if (xf_cli_parse_f64(v, min, DBL_MAX, out) == 0) return 0;
-    char what[64];
-    snprintf(what, sizeof what, "a finite number >= %g", min);
-    return bad(opt, what, v);
+    xf_error err = {0};
+    if (v && xf_cost_backend_parse(v, &((cli_options *)user)->opt.backend, &err) == XF_OK) return 0;
+    snprintf(msg, n, "%s", v ? err.msg : "--backend needs a value");
+    (void)name;
+    return -1;
 }
+
+/* --budget N (graphs or steps) or Ts (seconds) */
+static int parse_budget(void *user, const char *name, const char *v, char *msg, size_t n)
+{
+    xf_optimize_options *p = &((cli_options *)user)->opt;
+    size_t len = v ? strlen(v) : 0;
+    int64_t count;
+    if (len > 1 && v[len - 1] == 's') {
+        char num[64];
+        if (len >= sizeof num) return xf_cli_needs(msg, n, name, "a count or a time such as 120s", v);
+        memcpy(num, v, len - 1);
+        num[len - 1] = '\0';
+        if (xf_cli_parse_f64(num, 0.001, DBL_MAX, &p->time_limit) != 0)
+            return xf_cli_needs(msg, n, name, "a count or a time such as 120s", v);
+        return 0;
+    }
+    if (xf_cli_parse_i64(v, 1, 100000000, &count) != 0)
+        return xf_cli_needs(msg, n, name, "an integer in range", v);
+    p->budget = (int)count;
+    return 0;
+}
+
+static int parse_seed(void *user, const char *name, const char *v, char *msg, size_t n)
+{
+    int64_t s;
+    if (xf_cli_parse_i64(v, 0, 2147483647, &s) != 0)
+        return xf_cli_needs(msg, n, name, "an integer in range", v);
+    ((cli_options *)user)->opt.seed = (uint64_t)s;
+    return 0;
+}
+
+static const char usage_head[] = "usage: rlflow-agent --rules RULES.db MODEL.onnx [options]\n"
+    "\n"
+    "Optimises MODEL with the proved rewrite rules of RULES.db: searches for a cheaper\n"
+    "graph under the cost model, folds the weights the rules created, checks that the\n"
+    "optimised model computes the same outputs as MODEL on random inputs, writes it as\n"
+    "ONNX and reports cost, measured latency, output error and the rules applied.\n"
+    "\n"
+    "options:\n";
+static const char usage_tail[] = "  -h, --help         this help\n"
+    "\n"
+    "exit status: 0 written, 1 optimisation, check or write failed (nothing written),\n"
+    "             2 bad usage, unreadable model or rules, unavailable backend\n";
+
+static const xf_cli_opt opts[] = {
+    {.name = "--rules", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.rules), .what = "a file name",
+     .label = "--rules FILE",
+     .help = "rules database (xfergen + xferverify); required"},
+    {.name = "--output", .alias = "-o", .type = XF_CLI_STR, .off = offsetof(cli_options, output), .what = "a file name",
+     .label = "-o, --output FILE",
+     .help = "where to write the optimised model (default MODEL.opt.onnx)"},
+    {.name = "--external-data", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.external_data), .what = "a file name",
+     .label = "--external-data F",
+     .help = "write its weights (tensors of 1 KiB and more) to F, a path\n"
+     "relative to the output's directory (ONNX external data);\n"
+     "a model over 2 GiB goes to OUTPUT.data without it"},
+    {.name = "--agent", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_agent,
+     .label = "--agent A",
+     .help = "wm (world-model agent, default), ppo (model-free PPO), or a\n"
+     "search: taso (cost-bounded backtracking), greedy, random"},
+    {.name = "--search", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_agent,
+     .label = "--search S",
+     .help = "the same as --agent S for taso, greedy or random"},
+    {.name = "--save", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.save), .what = "a file name",
+     .label = "--save FILE",
+     .help = "wm/ppo: save the trained agent (checkpoint)"},
+    {.name = "--load", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.load), .what = "a file name",
+     .label = "--load FILE",
+     .help = "wm/ppo: load a trained agent and run it greedily, no training"},
+    {.name = "--tau", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.tau), .lo = 0,
+     .label = "--tau T",
+     .help = "wm: temperature of the dream's mixture sampling (default 1.0)"},
+    {.name = "--backend", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_backend,
+     .label = "--backend B",
+     .help = "cost model: onednn (measured CPU kernels, default), analytic\n"
+     "(roofline) or cudnn (GPU)"},
+    {.name = "--cache", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.cache), .what = "a file name or 'none'", .allow_empty = 1,
+     .label = "--cache FILE",
+     .help = "operator cost cache (default $XDG_CACHE_HOME/rlflow/costs.db or\n"
+     "~/.cache/rlflow/costs.db; 'none' keeps nothing)"},
+    {.name = "--threads", .type = XF_CLI_THREADS, .off = offsetof(cli_options, opt.threads), .lo = 1,
+     .label = "--threads N",
+     .help = "CPU threads for measured kernels and latency, and ONNX Runtime's\n"
+     "intra-op threads with --target ort (default 1; with --target\n"
+     "ort: the machine's cores; at most 4 x them)"},
+    {.name = "--target", .type = XF_CLI_CHOICE, .off = offsetof(cli_options, opt.target), .choices = targets, .values = target_values,
+     .label = "--target T",
+     .help = "where the model will run: none (default: the cost model decides)\n"
+     "or ort (ONNX Runtime on CPU, all graph optimisations on: the\n"
+     "search's cheapest candidates are timed there against MODEL in\n"
+     "alternation and the fastest is written only when it beats MODEL\n"
+     "beyond the measured noise, twice (when none does, the fastest\n"
+     "of those it cannot tell from MODEL gets a run of its own\n"
+     "against MODEL, four times as long); else MODEL is written\n"
+     "unchanged)"},
+    {.name = "--cost", .type = XF_CLI_CHOICE, .off = offsetof(cli_options, opt.fused_cost), .choices = costs,
+     .label = "--cost C",
+     .help = "what the search minimises: ops (default: the sum of operator\n"
+     "costs on --backend) or fused (with --target ort: the graph's\n"
+     "fused regions, each timed once in ONNX Runtime and kept in\n"
+     "the cache, so rewrites are costed as the runtime fuses them)"},
+    {.name = "--candidates", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.candidates), .lo = 1, .hi = 1000,
+     .label = "--candidates N",
+     .help = "--target ort: distinct models timed besides MODEL per search,\n"
+     "each also in its unbatched layout where it differs (default 6)"},
+    {.name = "--target-budget", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.target_budget), .lo = 0,
+     .label = "--target-budget S",
+     .help = "--target ort: seconds the target may take to weigh them\n"
+     "(sharing the weights, racing, confirming; default 90; 0: no\n"
+     "limit): candidates left when it runs out are not timed, and\n"
+     "the report says how many"},
+    {.name = "--racing", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.racing), .lo = 1, .hi = 64,
+     .label = "--racing N",
+     .help = "--target ort: candidates timed at once against MODEL and a\n"
+     "second session of it (default 1): N + 2 sessions are alive,\n"
+     "sharing MODEL's weights; 2 times more candidates within the\n"
+     "budget and holds a second candidate's folded weights"},
+    {.name = "--target-every", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.target_every), .lo = 1, .hi = 100000000,
+     .label = "--target-every K",
+     .help = "--target ort, wm/ppo: every K valid environment steps the graph\n"
+     "is timed in the target and the reward gains its latency change\n"
+     "(sparse real reward between the cost model's; default 50)"},
+    {.name = "--alpha", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.alpha), .lo = 1,
+     .label = "--alpha A",
+     .help = "taso: keep graphs costing less than A x best (default 1.05)"},
+    {.name = "--budget", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_budget,
+     .label = "--budget N|Ts",
+     .help = "N: taso graphs expanded, greedy/random/ppo/wm environment steps\n"
+     "(defaults 1000 / 20000); Ts (e.g. 120s): a time budget"},
+    {.name = "--time-limit", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.time_limit), .lo = 0,
+     .label = "--time-limit S",
+     .help = "stop after S seconds (default: none for searches, 120 for wm/ppo\n"
+     "and for searches on --cost fused)"},
+    {.name = "--locations", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.locations), .lo = 1, .hi = 1000000,
+     .label = "--locations N",
+     .help = "locations per rule considered (default 200)"},
+    {.name = "--max-rule-size", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.max_rule_size), .lo = 1, .hi = 1000,
+     .label = "--max-rule-size N",
+     .help = "use rules with at most N operators per side (default: all)"},
+    {.name = "--no-derived-rules", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.derived_rules), .set = 0,
+     .label = "--no-derived-rules",
+     .help = "use only the proved rules, not the derived ones (xferverify:\n"
+     "chains of proved rules, used as single actions, macro-actions,\n"
+     "where their validity domain holds; the default uses them: the\n"
+     "rules that bring a flatten in around a matmul are derived)"},
+    {.name = "--derived-rules", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.derived_rules), .set = 1}, /* the default; kept for scripts */
+    {.name = "--all-rules", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.rule_status), .set = -1,
+     .label = "--all-rules",
+     .help = "also use rules that are not proved (candidate/unknown): unsafe,\n"
+     "only with the numerical check"},
+    {.name = "--all-actions", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.all_actions), .set = 1,
+     .label = "--all-actions",
+     .help = "keep the actions that can never match this model (by default\n"
+     "they are dropped, except with --save/--load)"},
+    {.name = "--seed", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_seed,
+     .label = "--seed N",
+     .help = "random inputs, random search, agents' initialisation (default 1)"},
+    {.name = "--rtol", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.rtol), .lo = 0,
+     .label = "--rtol R --atol A",
+     .help = "numerical check tolerance |d| <= A + R*|ref| (1e-3, 1e-4)"},
+    {.name = "--atol", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.atol), .lo = 0},
+    {.name = "--no-check", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.check), .set = 0,
+     .label = "--no-check",
+     .help = "write the model even if the numerical check fails or cannot run"},
+    {.name = "--no-latency", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.latency), .set = 0,
+     .label = "--no-latency",
+     .help = "skip the end-to-end latency measurement on --backend (with\n"
+     "--target ort it is skipped unless --latency asks for it: the\n"
+     "target's latency is measured, and the backend's executor\n"
+     "would hold every activation of both models at once)"},
+    {.name = "--latency", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.latency), .set = 2,
+     .label = "--latency",
+     .help = "measure it with --target ort too"},
+    {.name = "--no-layernorm-fusion", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.prepare.fuse_layernorm), .set = 0,
+     .label = "--no-layernorm-fusion",
+     .help = "keep layer norms written out operator by operator"},
+    {.name = "--scalings", .type = XF_CLI_CHOICE, .off = offsetof(cli_options, scalings), .choices = scalings,
+     .label = "--scalings S",
+     .help = "Mul/Div by scalar constants: moved (made scalar_mul, which the\n"
+     "rules move into weights), kept (as exported: ONNX Runtime fuses\n"
+     "GELU's x0.5 and attention's 1/sqrt(d) itself, and moving them\n"
+     "can defeat those fusions) or both (default: with --target ort\n"
+     "and a search, the model is searched both ways and the target\n"
+     "times both searches' candidates; otherwise moved)"},
+    {.name = "--passes", .type = XF_CLI_CHOICE, .off = offsetof(cli_options, opt.passes), .choices = passes,
+     .label = "--passes P",
+     .help = "what rewrites the model: rules (only the proved rules; a\n"
+     "Gather of one position becomes a slice they can move),\n"
+     "expert (the hand-written passes as well: narrowing, the\n"
+     "split layout, the unbatched layout the target times) or\n"
+     "both (default: both)"},
+    {.name = "--no-lookahead", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.lookahead), .set = 0,
+     .label = "--no-lookahead",
+     .help = "searches value an action with a reshape or a slice by the\n"
+     "graph it makes, not after the view moves it enables"},
+    {.name = "--no-narrow", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.prepare.narrow), .set = 0,
+     .label = "--no-narrow",
+     .help = "compute every position even where the model reads only one\n"
+     "(by default a Gather of one position, e.g. a ViT's class\n"
+     "token, moves up so the others are not computed)"},
+    {.name = "--no-split-layout", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.prepare.split_layout), .set = 0,
+     .label = "--no-split-layout",
+     .help = "keep each part of a split reshaped and transposed on its own\n"
+     "(by default a merged Q/K/V is taken to heads once, before\n"
+     "it is split)"},
+    {.name = "--dim", .type = XF_CLI_DIM, .off = offsetof(cli_options, dims),
+     .label = "--dim NAME=N",
+     .help = "size of a symbolic input dimension (default: from --data,\n"
+     "else 1 where the model imports with it, else the smallest\n"
+     "power of two at which it does; the sizes chosen are said)"},
+    {.name = "--data", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.data), .what = "a directory", .allow_empty = 1,
+     .label = "--data DIR",
+     .help = "an ONNX test_data_set (DIR/input_K.pb): the sizes of the\n"
+     "symbolic dims not given by --dim are taken from its inputs"},
+    {.name = "--mem-limit", .type = XF_CLI_STR, .off = offsetof(cli_options, mem_limit), .what = "a size", .allow_empty = 1,
+     .label = "--mem-limit SIZE",
+     .help = "most bytes of tensors a run or a measurement may take, e.g.\n"
+     "512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of the memory);\n"
+     "with --target ort also what the target's sessions may take\n"
+     "(fewer candidates at once, or none timed, and it says so)"},
+    {.name = "--quiet", .alias = "-q", .type = XF_CLI_FLAG, .off = offsetof(cli_options, quiet), .set = 1,
+     .label = "-q, --quiet",
+     .help = "no progress line"},
+    {.name = "--verbose", .alias = "-v", .type = XF_CLI_FLAG, .off = offsetof(cli_options, verbose), .set = 1,
+     .label = "-v, --verbose",
+     .help = "list the applicable rules of the model before searching"},
+};
 
 static int default_output(cli_options *o)
 {
@@ -163,196 +285,27 @@ static int default_output(cli_options *o)
 int cli_parse(int argc, char **argv, cli_options *o)
 {
     memset(o, 0, sizeof *o);
-    xf_search_options so = xf_search_options_default();
-    o->agent = CLI_AGENT_WM;
-    o->search = XF_SEARCH_TASO;
-    o->tau = 1.0;
-    o->backend = XF_COST_ONEDNN;
-    o->threads = 1;
-    o->alpha = so.alpha;
-    o->locations = so.max_locations;
-    o->seed = 1;
-    o->rule_status = xf_ruleset_options_default().status;
-    o->check = 1;
-    o->latency = 1;
-    o->prepare = xf_prepare_options_default();
-    o->rtol = 1e-3;
-    o->atol = 1e-4;
-    o->candidates = xf_arbiter_options_default().max_models;
-    o->scalings_both = 1;
-    o->passes = CLI_PASSES_BOTH;
-    o->derived_rules = 1;
-    o->lookahead = 1;
-    o->target_every = 50;
-    o->target_budget = 90;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        int rc = 0, takes = 1;
-        xf_error err = {0};
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return -1;
-        } else if (!strcmp(a, "--rules")) {
-            if (!next || !*next) return bad(a, "a file name", next);
-            o->rules = next;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (!next || !*next) return bad(a, "a file name", next);
-            o->output = next;
-        } else if (!strcmp(a, "--external-data")) {
-            if (!next || !*next) return bad(a, "a file name", next);
-            o->external_data = next;
-        } else if (!strcmp(a, "--search") || !strcmp(a, "--agent")) {
-            int is_agent = !strcmp(a, "--agent");
-            if (is_agent && next && !strcmp(next, "wm")) {
-                o->agent = CLI_AGENT_WM;
-            } else if (is_agent && next && !strcmp(next, "ppo")) {
-                o->agent = CLI_AGENT_PPO;
-            } else if (next && xf_search_kind_parse(next, &o->search, &err) == XF_OK) {
-                o->agent = CLI_AGENT_SEARCH;
-            } else {
-                fprintf(stderr, "rlflow-agent: %s needs %s, got '%s'\n", a,
-                        is_agent ? "wm, ppo, taso, greedy or random" : "taso, greedy or random",
-                        next ? next : "(nothing)");
-                return 2;
-            }
-        } else if (!strcmp(a, "--save") || !strcmp(a, "--load")) {
-            if (!next || !*next) return bad(a, "a file name", next);
-            if (a[2] == 's') o->save = next;
-            else o->load = next;
-        } else if (!strcmp(a, "--tau")) {
-            rc = parse_double(a, next, 0.0, &o->tau);
-        } else if (!strcmp(a, "--backend")) {
-            if (!next || xf_cost_backend_parse(next, &o->backend, &err)) {
-                fprintf(stderr, "rlflow-agent: %s\n", next ? err.msg : "--backend needs a value");
-                return 2;
-            }
-        } else if (!strcmp(a, "--cache")) {
-            if (!next) return bad(a, "a file name or 'none'", next);
-            o->cache = next;
-        } else if (!strcmp(a, "--threads")) {
-            char msg[256];
-            if (xf_cli_parse_threads(a, next, 1, &o->threads, msg, sizeof msg) != 0) {
-                fprintf(stderr, "rlflow-agent: %s\n", msg);
-                return 2;
-            }
-            o->threads_given = 1;
-        } else if (!strcmp(a, "--target")) {
-            if (next && !strcmp(next, "ort")) o->target = 1;
-            else if (next && !strcmp(next, "none")) o->target = 0;
-            else return bad(a, "ort or none", next);
-        } else if (!strcmp(a, "--cost")) {
-            if (next && !strcmp(next, "fused")) o->fused_cost = 1;
-            else if (next && !strcmp(next, "ops")) o->fused_cost = 0;
-            else return bad(a, "ops or fused", next);
-        } else if (!strcmp(a, "--scalings")) {
-            int both = next && !strcmp(next, "both"), moved = next && !strcmp(next, "moved");
-            if (!both && !moved && !(next && !strcmp(next, "kept")))
-                return bad(a, "moved, kept or both", next);
-            o->scalings_both = both;
-            o->prepare.scalar_mul = both || moved;
-        } else if (!strcmp(a, "--passes")) {
-            if (next && !strcmp(next, "rules")) o->passes = CLI_PASSES_RULES;
-            else if (next && !strcmp(next, "expert")) o->passes = CLI_PASSES_EXPERT;
-            else if (next && !strcmp(next, "both")) o->passes = CLI_PASSES_BOTH;
-            else return bad(a, "rules, expert or both", next);
-        } else if (!strcmp(a, "--candidates")) {
-            rc = parse_int(a, next, 1, 1000, &o->candidates);
-        } else if (!strcmp(a, "--target-budget")) {
-            rc = parse_double(a, next, 0, &o->target_budget);
-        } else if (!strcmp(a, "--racing")) {
-            rc = parse_int(a, next, 1, 64, &o->racing);
-        } else if (!strcmp(a, "--target-every")) {
-            rc = parse_int(a, next, 1, 100000000, &o->target_every);
-        } else if (!strcmp(a, "--alpha")) {
-            rc = parse_double(a, next, 1.0, &o->alpha);
-        } else if (!strcmp(a, "--budget")) {
-            size_t n = next ? strlen(next) : 0;
-            if (n > 1 && next[n - 1] == 's') {
-                char num[64];
-                if (n >= sizeof num) return bad(a, "a count or a time such as 120s", next);
-                memcpy(num, next, n - 1);
-                num[n - 1] = '\0';
-                if (xf_cli_parse_f64(num, 0.001, DBL_MAX, &o->time_limit) != 0)
-                    return bad(a, "a count or a time such as 120s", next);
-            } else {
-                rc = parse_int(a, next, 1, 100000000, &o->budget);
-            }
-        } else if (!strcmp(a, "--time-limit")) {
-            rc = parse_double(a, next, 0.0, &o->time_limit);
-        } else if (!strcmp(a, "--locations")) {
-            rc = parse_int(a, next, 1, 1000000, &o->locations);
-        } else if (!strcmp(a, "--max-rule-size")) {
-            rc = parse_int(a, next, 1, 1000, &o->max_rule_size);
-        } else if (!strcmp(a, "--seed")) {
-            int s = 0;
-            rc = parse_int(a, next, 0, 2147483647, &s);
-            o->seed = (uint64_t)s;
-        } else if (!strcmp(a, "--rtol")) {
-            rc = parse_double(a, next, 0.0, &o->rtol);
-        } else if (!strcmp(a, "--atol")) {
-            rc = parse_double(a, next, 0.0, &o->atol);
-        } else if (!strcmp(a, "--dim")) {
-            char msg[256];
-            if (xf_cli_dims_add(&o->dims, next, msg, sizeof msg) != 0) {
-                fprintf(stderr, "rlflow-agent: --dim %s\n", msg);
-                return 2;
-            }
-        } else if (!strcmp(a, "--mem-limit")) {
-            if (!next) return bad(a, "a size", next);
-            o->mem_limit = next;
-        } else if (!strcmp(a, "--data")) {
-            if (!next) return bad(a, "a directory", next);
-            o->data = next;
-        } else {
-            takes = 0;
-            if (!strcmp(a, "--all-rules")) {
-                o->rule_status = -1;
-            } else if (!strcmp(a, "--derived-rules")) { /* the default; kept for scripts */
-                o->derived_rules = 1;
-            } else if (!strcmp(a, "--no-derived-rules")) {
-                o->derived_rules = 0;
-            } else if (!strcmp(a, "--all-actions")) {
-                o->all_actions = 1;
-            } else if (!strcmp(a, "--no-check")) {
-                o->check = 0;
-            } else if (!strcmp(a, "--no-latency")) {
-                o->latency = 0;
-            } else if (!strcmp(a, "--latency")) {
-                o->latency = 2;
-            } else if (!strcmp(a, "--no-layernorm-fusion")) {
-                o->prepare.fuse_layernorm = 0;
-            } else if (!strcmp(a, "--no-lookahead")) {
-                o->lookahead = 0;
-            } else if (!strcmp(a, "--no-narrow")) {
-                o->prepare.narrow = 0;
-            } else if (!strcmp(a, "--no-split-layout")) {
-                o->prepare.split_layout = 0;
-            } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-                o->quiet = 1;
-            } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-                o->verbose = 1;
-            } else if (a[0] == '-') {
-                fprintf(stderr, "rlflow-agent: unknown option '%s' (see rlflow-agent --help)\n", a);
-                return 2;
-            } else if (!o->model) {
-                o->model = a;
-            } else {
-                fprintf(stderr, "rlflow-agent: unexpected argument '%s'\n", a);
-                return 2;
-            }
-        }
-        if (rc) return rc;
-        i += takes;
-    }
-    if (o->passes == CLI_PASSES_RULES) { /* no hand-written pass moves anything */
-        o->prepare.narrow = 0;
-        o->prepare.split_layout = 0;
-        o->prepare.slice_selections = 1;
-    }
-    if (!o->model || !o->rules) {
+    o->opt = xf_optimize_options_default();
+    o->scalings = 2; /* both */
+    xf_optimize_options *p = &o->opt;
+    xf_cli_spec spec = {
+        .tool = "rlflow-agent",
+        .head = usage_head,
+        .tail = usage_tail,
+        .opts = opts,
+        .n_opts = (int)(sizeof opts / sizeof opts[0]),
+        .positional = &o->model,
+        .n_positional = 1,
+        .base = o,
+    };
+    int rc = xf_cli_parse(&spec, argc, argv);
+    if (rc) return rc;
+    p->scalings_both = o->scalings == 2;
+    p->prepare.scalar_mul = o->scalings != 1;
+    if (!o->model || !p->rules) {
         fprintf(stderr, "rlflow-agent: %s\n",
                 !o->model ? "no model given" : "no rules database given (--rules FILE)");
-        usage(stderr);
+        xf_cli_usage(&spec, stderr);
         return 2;
     }
     char msg[256];
@@ -360,16 +313,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
         fprintf(stderr, "rlflow-agent: %s\n", msg);
         return 2;
     }
-    if (o->agent == CLI_AGENT_SEARCH && (o->save || o->load)) {
-        fprintf(stderr, "rlflow-agent: --save/--load need a learning agent (--agent wm or ppo)\n");
-        return 2;
-    }
-    if (o->fused_cost && !o->target) {
-        fprintf(stderr, "rlflow-agent: --cost fused times regions in the target: give "
-                        "--target ort\n");
-        return 2;
-    }
-    if (o->target && !o->threads_given) o->threads = xf_cli_online_cpus(INT_MAX);
+    p->n_dims = o->dims.n;
+    p->dim_names = o->dims.names;
+    p->dim_values = o->dims.values;
     if (!o->output) return default_output(o);
     return 0;
 }

@@ -14,6 +14,7 @@
  * 2 bad usage, an unreadable model or an unavailable backend (one line on
  * stderr).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,44 +32,13 @@ typedef struct options {
     xf_cli_dims dims;
 } options;
 
-static void usage(FILE *f)
+static int parse_backend(void *user, const char *name, const char *v, char *msg, size_t n)
 {
-    fprintf(f,
-            "usage: xfcost MODEL.onnx [options]\n"
-            "\n"
-            "Per-operator cost table (op, shapes, parameters, ms, flops, bytes, kernels), the\n"
-            "model's estimated cost (sum of operators), then the measured end-to-end latency\n"
-            "of the whole model on the same backend.\n"
-            "\n"
-            "options:\n"
-            "  --backend B      analytic (roofline, default), onednn (CPU kernels) or cudnn (GPU)\n"
-            "  --cache FILE     SQLite cost cache to read and extend (default and 'none':\n"
-            "                   no cache, nothing kept)\n"
-            "  --threads N      CPU threads for measured kernels (default 1; at most 4 x the\n"
-            "                   online CPUs)\n"
-            "  --reps N         timed repetitions per measurement, median reported (default 10)\n"
-            "  --warmup N       untimed runs before timing (default 3)\n"
-            "  --dim NAME=N     size of a symbolic input dimension (default 1)\n"
-            "  --mem-limit SIZE most bytes of tensors a measurement or the end-to-end run may\n"
-            "                   take, e.g. 512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of\n"
-            "                   the memory)\n"
-            "  --no-run         print the estimate only, skip the end-to-end run\n"
-            "  -h, --help       this help\n"
-            "\n"
-            "exit status: 0 ok, 1 a measurement or the end-to-end run failed,\n"
-            "             2 bad usage, unreadable model or unavailable backend\n");
-}
-
-static int parse_int(const char *opt, const char *v, int min, int *out)
-{
-    int64_t x;
-    if (xf_cli_parse_i64(v, min, 1000000, &x) != 0) {
-        fprintf(stderr, "xfcost: %s needs an integer >= %d, got '%s'\n", opt, min,
-                v ? v : "(nothing)");
-        return 2;
-    }
-    *out = (int)x;
-    return 0;
+    xf_error err = {0};
+    if (v && xf_cost_backend_parse(v, &((options *)user)->backend, &err) == XF_OK) return 0;
+    snprintf(msg, n, "%s", v ? err.msg : "--backend needs a value");
+    (void)name;
+    return -1;
 }
 
 static int parse_args(int argc, char **argv, options *o)
@@ -80,65 +50,59 @@ static int parse_args(int argc, char **argv, options *o)
     o->reps = d.reps;
     o->warmup = d.warmup;
     o->run = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        int rc = 0;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
-        } else if (!strcmp(a, "--backend")) {
-            xf_error err = {0};
-            if (!next || xf_cost_backend_parse(next, &o->backend, &err)) {
-                fprintf(stderr, "xfcost: %s\n", next ? err.msg : "--backend needs a value");
-                return 2;
-            }
-            i++;
-        } else if (!strcmp(a, "--cache")) {
-            if (!next) {
-                fprintf(stderr, "xfcost: --cache needs a file name\n");
-                return 2;
-            }
-            o->cache = argv[++i];
-            if (!strcmp(o->cache, "none")) o->cache = NULL; /* as every tool: no cache */
-        } else if (!strcmp(a, "--threads")) {
-            char msg[256];
-            if (xf_cli_parse_threads(a, next, 1, &o->threads, msg, sizeof msg) != 0) {
-                fprintf(stderr, "xfcost: %s\n", msg);
-                return 2;
-            }
-            i++;
-        } else if (!strcmp(a, "--reps")) {
-            rc = parse_int(a, next, 1, &o->reps), i++;
-        } else if (!strcmp(a, "--warmup")) {
-            rc = parse_int(a, next, 0, &o->warmup), i++;
-        } else if (!strcmp(a, "--no-run")) {
-            o->run = 0;
-        } else if (!strcmp(a, "--dim")) {
-            char msg[256];
-            if (xf_cli_dims_add(&o->dims, next, msg, sizeof msg) != 0) {
-                fprintf(stderr, "xfcost: --dim %s\n", msg);
-                return 2;
-            }
-            i++;
-        } else if (!strcmp(a, "--mem-limit")) {
-            if (!next) {
-                fprintf(stderr, "xfcost: --mem-limit needs a size\n");
-                return 2;
-            }
-            o->mem_limit = argv[++i];
-        } else if (a[0] == '-') {
-            fprintf(stderr, "xfcost: unknown option '%s' (see xfcost --help)\n", a);
-            return 2;
-        } else if (!o->model) {
-            o->model = a;
-        } else {
-            fprintf(stderr, "xfcost: unexpected argument '%s'\n", a);
-            return 2;
-        }
-        if (rc) return rc;
-    }
+    const xf_cli_opt opts[] = {
+        {.name = "--backend", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_backend,
+         .label = "--backend B",
+         .help = "analytic (roofline, default), onednn (CPU kernels) or cudnn (GPU)"},
+        {.name = "--cache", .type = XF_CLI_STR, .off = offsetof(options, cache), .what = "a file name",
+         .label = "--cache FILE",
+         .help = "operator cost cache to read and extend (default\n"
+                 "$XDG_CACHE_HOME/rlflow/costs.db or ~/.cache/rlflow/costs.db, as\n"
+                 "rlflow-agent; 'none' keeps nothing)"},
+        {.name = "--threads", .type = XF_CLI_THREADS, .off = offsetof(options, threads), .lo = 1,
+         .label = "--threads N",
+         .help = "CPU threads for measured kernels (default 1; at most 4 x the\n"
+                 "online CPUs)"},
+        {.name = "--reps", .type = XF_CLI_INT, .off = offsetof(options, reps), .lo = 1, .hi = 1000000,
+         .what = "an integer >= 1", .label = "--reps N",
+         .help = "timed repetitions per measurement, median reported (default 10)"},
+        {.name = "--warmup", .type = XF_CLI_INT, .off = offsetof(options, warmup), .lo = 0, .hi = 1000000,
+         .what = "an integer >= 0", .label = "--warmup N",
+         .help = "untimed runs before timing (default 3)"},
+        {.name = "--dim", .type = XF_CLI_DIM, .off = offsetof(options, dims), .label = "--dim NAME=N",
+         .help = "size of a symbolic input dimension (default 1)"},
+        {.name = "--mem-limit", .type = XF_CLI_STR, .off = offsetof(options, mem_limit), .what = "a size",
+         .allow_empty = 1, .label = "--mem-limit SIZE",
+         .help = "most bytes of tensors a measurement or the end-to-end run may\n"
+                 "take, e.g. 512M, 8G (default: $RLFLOW_MEM_LIMIT, else half of\n"
+                 "the memory)"},
+        {.name = "--no-run", .type = XF_CLI_FLAG, .off = offsetof(options, run), .set = 0, .label = "--no-run",
+         .help = "print the estimate only, skip the end-to-end run"},
+    };
+    xf_cli_spec spec = {
+        .tool = "xfcost",
+        .head = "usage: xfcost MODEL.onnx [options]\n"
+                "\n"
+                "Per-operator cost table (op, shapes, parameters, ms, flops, bytes, kernels), the\n"
+                "model's estimated cost (sum of operators), then the measured end-to-end latency\n"
+                "of the whole model on the same backend.\n"
+                "\n"
+                "options:\n",
+        .tail = "  -h, --help         this help\n"
+                "\n"
+                "exit status: 0 ok, 1 a measurement or the end-to-end run failed,\n"
+                "             2 bad usage, unreadable model or unavailable backend\n",
+        .opts = opts,
+        .n_opts = (int)(sizeof opts / sizeof opts[0]),
+        .positional = &o->model,
+        .n_positional = 1,
+        .base = o,
+    };
+    int rc = xf_cli_parse(&spec, argc, argv);
+    if (rc < 0) exit(0);
+    if (rc) return rc;
     if (!o->model) {
-        usage(stderr);
+        xf_cli_usage(&spec, stderr);
         return 2;
     }
     char msg[256];
@@ -281,7 +245,8 @@ int main(int argc, char **argv)
     }
     xf_cost_options co = xf_cost_options_default();
     co.backend = o.backend;
-    co.cache_path = o.cache;
+    char cache[4096];
+    co.cache_path = xf_cost_cache_path(o.cache, cache, sizeof cache);
     co.threads = o.threads;
     co.reps = o.reps;
     co.warmup = o.warmup;

@@ -6,7 +6,7 @@
  * back with the ONNX importer, and both models are run in the float32
  * interpreter on N sets of random inputs. A rule passes when, on every set,
  * the target model's outputs equal the source model's (within 1e-4
- * relative, see same_value) and each model equals the side it came from
+ * relative, XF_TOL_RULE) and each model equals the side it came from
  * (the exporter kept its meaning). Lines for the rules that do not pass,
  * then one summary line; exit status 1 when any rule does not pass.
  */
@@ -23,13 +23,6 @@
 
 typedef enum verdict { PASS = 0, DIFFER, ROUND_TRIP, FAILED } verdict;
 
-/* Equal within 1e-4 relative (1e-4 absolute near zero); NaN equals NaN. */
-static int same_value(float a, float b)
-{
-    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
-    double d = fabs((double)a - (double)b);
-    return d <= 1e-4 * fmax(1.0, fmax(fabs((double)a), fabs((double)b)));
-}
 
 /* -1 when the tensors agree, else the first differing element (or 0 for a
  * shape or dtype mismatch); *n_diff counts differing elements. */
@@ -53,7 +46,7 @@ static int64_t first_diff(const xf_tensor *a, const xf_tensor *b, int64_t *n_dif
     }
     const float *x = a->data, *y = b->data;
     for (int64_t e = 0; e < n; e++)
-        if (!same_value(x[e], y[e])) {
+        if (!xf_value_agree(x[e], y[e], XF_TOL_RULE)) {
             if (first < 0) first = e;
             (*n_diff)++;
         }

@@ -48,13 +48,6 @@ static void print_values(const float *v, int64_t n)
     printf("\n");
 }
 
-/* Equal up to float rounding (NaN equals NaN). */
-static int same_value(float a, float b)
-{
-    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
-    double d = fabs((double)a - (double)b);
-    return d <= 1e-5 * fmax(1.0, fmax(fabs((double)a), fabs((double)b)));
-}
 
 /* "[i,j,...]": the multi-index of flat element e in shape s. */
 static void index_str(const xf_shape *s, int64_t e, char *buf, size_t n)
@@ -81,7 +74,7 @@ static void compare_output(int o, const xf_tensor *a, const xf_tensor *b)
     const float *va = a->data, *vb = b->data;
     int64_t n = xf_shape_numel(&a->shape), n_diff = 0, first = -1;
     for (int64_t e = 0; e < n; e++)
-        if (!same_value(va[e], vb[e])) {
+        if (!xf_value_agree(va[e], vb[e], XF_TOL_ROUNDING)) {
             if (first < 0) first = e;
             n_diff++;
         }

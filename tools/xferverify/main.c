@@ -40,6 +40,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,48 +54,6 @@
 #include "cluster/cluster.h"
 #endif
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: xferverify DB [options]\n"
-            "Decides every candidate rule of the rules database DB: axiomatic proof and\n"
-            "bounded element-wise check with Z3; stores proved / refuted / unknown.\n"
-            "  -j N            worker processes (default: online CPUs; under mpirun, per\n"
-            "                  worker rank, default 1)\n"
-            "  --timeout T     per solver query, e.g. 10s, 500ms (default 10s)\n"
-            "  --rlimit N      Z3 resource units per proof query and per bounded check\n"
-            "                  (deterministic: the same verdicts on any machine or load;\n"
-            "                  default %u, 0: none)\n"
-            "  --proof-rlimit N  a lower limit for each proof query alone (default %u,\n"
-            "                  0: --rlimit alone)\n"
-            "  --cross-rlimit N  a lower limit for the exact bounded cross-check of a rule the\n"
-            "                  axioms proved (default %u, 0: --rlimit alone); the float probe\n"
-            "                  still runs at every shape\n"
-            "  --cross-shapes N  input-shape assignments of a proved rule that get the exact\n"
-            "                  cross-check, its own first (default 1: the own alone; up to\n"
-            "                  --max-shapes); the float probe runs at all of them\n"
-            "  --recheck       decide again rules that already have a verdict\n"
-            "  --limit N       decide at most N rules\n"
-            "  --max-shapes N  bounded check: input-shape assignments per rule, the rule's own\n"
-            "                  included (default 64; 1: only the rule's own shapes)\n"
-            "  --max-size N    decide only rules of at most N operators (a side's count)\n"
-            "  --no-derive     send every candidate to the solver (default: first derive, size by\n"
-            "                  size, the candidates that follow from smaller proved rules)\n"
-            "  --derive-depth N   rewrites searched from each side of a candidate\n"
-            "                     (1-4, default 3)\n"
-            "  --derive-states N  graphs kept per side and candidate (default 256)\n"
-            "  --derive-rounds N  the solver takes one candidate of each form (the others are\n"
-            "                     the same rule at other shapes) first, in N rounds, each\n"
-            "                     followed by a derive pass that also uses the rules of the\n"
-            "                     size just proved (0-16, default 2; 0: no pass between)\n"
-            "  --check-axioms  check every axiom on its instances with the bounded check and\n"
-            "                  report which follow from the others, then exit (DB not read)\n"
-            "  -h, --help      this text\n"
-            "Exit status: 0 done, 1 a disagreement, a rule that cannot be loaded or a failed\n"
-            "write, 2 bad usage or DB not a rules database (xfergen creates them).\n",
-            XF_VERIFY_RLIMIT, XF_VERIFY_PROOF_RLIMIT, XF_VERIFY_CROSS_RLIMIT);
-}
-
 typedef struct opts {
     const char *db;
     int check_axioms;
@@ -102,16 +61,57 @@ typedef struct opts {
     xf_derive_verify_options dvo;
 } opts;
 
-static int parse_timeout(const char *s, unsigned *ms)
+/* --timeout 10s, 500ms, 2m */
+static int parse_timeout(void *user, const char *name, const char *v, char *msg, size_t n)
 {
+    unsigned *ms = &((opts *)user)->dvo.vopt.vo.timeout_ms;
     char *end;
-    double v = strtod(s, &end);
-    if (end == s || v <= 0 || v > 86400) return -1;
-    if (strcmp(end, "ms") == 0) *ms = (unsigned)v;
-    else if (*end == '\0' || strcmp(end, "s") == 0) *ms = (unsigned)(v * 1000);
-    else if (strcmp(end, "m") == 0) *ms = (unsigned)(v * 60000);
-    else return -1;
-    return *ms ? 0 : -1;
+    double x = v ? strtod(v, &end) : 0;
+    if (v && end != v && x > 0 && x <= 86400) {
+        unsigned got = 0;
+        if (strcmp(end, "ms") == 0) got = (unsigned)x;
+        else if (*end == '\0' || strcmp(end, "s") == 0) got = (unsigned)(x * 1000);
+        else if (strcmp(end, "m") == 0) got = (unsigned)(x * 60000);
+        if (got) {
+            *ms = got;
+            return 0;
+        }
+    }
+    return xf_cli_needs(msg, n, name, "a duration such as 10s or 500ms", v);
+}
+
+/* -j N: the workers, remembered as given (under MPI the default is 1) */
+static int parse_jobs(void *user, const char *name, const char *v, char *msg, size_t n)
+{
+    opts *o = user;
+    int64_t x;
+    char what[64];
+    if (xf_cli_parse_i64(v, 1, XF_VERIFY_MAX_JOBS, &x) == 0) {
+        o->dvo.vopt.jobs = (int)x;
+        o->jobs_given = 1;
+        return 0;
+    }
+    snprintf(what, sizeof what, "a number from 1 to %d", XF_VERIFY_MAX_JOBS);
+    return xf_cli_needs(msg, n, name, what, v);
+}
+
+/* --limit N, --rlimit N, --proof-rlimit N, --cross-rlimit N: wider than int */
+static int parse_wide(void *user, const char *name, const char *v, char *msg, size_t n)
+{
+    xf_verify_options *vo = &((opts *)user)->dvo.vopt.vo;
+    int limit = !strcmp(name, "--limit");
+    int64_t lo = limit ? 1 : 0, hi = limit ? (1LL << 40) : UINT32_MAX, x;
+    char what[64];
+    if (xf_cli_parse_i64(v, lo, hi, &x) != 0) {
+        snprintf(what, sizeof what, "a number from %lld%s to %lld", (long long)lo,
+                 limit ? "" : " (none)", (long long)hi);
+        return xf_cli_needs(msg, n, name, what, v);
+    }
+    if (limit) ((opts *)user)->dvo.vopt.limit = x;
+    else if (name[2] == 'r') vo->rlimit = (unsigned)x;
+    else if (name[2] == 'p') vo->proof_rlimit = (unsigned)x;
+    else vo->cross_rlimit = (unsigned)x;
+    return 0;
 }
 
 /* 0 ok, 1 --help printed, 2 usage error (message printed). */
@@ -121,85 +121,94 @@ static int parse_args(int argc, char **argv, opts *o)
     xf_derive_verify_options_init(&o->dvo);
     o->dvo.vopt.vo.timeout_ms = 10000;
     o->dvo.vopt.jobs = xf_cli_online_cpus(XF_VERIFY_MAX_JOBS);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int64_t n;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 1;
-        } else if (!strcmp(a, "--recheck")) {
-            o->dvo.vopt.recheck = 1;
-        } else if (!strcmp(a, "--check-axioms")) {
-            o->check_axioms = 1;
-        } else if (!strcmp(a, "--max-size")) {
-            if (!val || xf_cli_parse_i64(val, 1, 64, &n)) {
-                fprintf(stderr, "xferverify: --max-size needs a number from 1 to 64\n");
-                return 2;
-            }
-            o->dvo.max_size = (int)n;
-            i++;
-        } else if (!strcmp(a, "--no-derive")) {
-            o->dvo.derive = 0;
-        } else if (!strcmp(a, "--derive-rounds")) {
-            if (!val || xf_cli_parse_i64(val, 0, 16, &n)) {
-                fprintf(stderr, "xferverify: --derive-rounds needs a number from 0 to 16\n");
-                return 2;
-            }
-            o->dvo.rounds = (int)n;
-            i++;
-        } else if (!strcmp(a, "--derive-depth") || !strcmp(a, "--derive-states")) {
-            int depth = a[9] == 'd';
-            long long hi = depth ? XF_DERIVE_MAX_DEPTH : 1 << 20;
-            if (!val || xf_cli_parse_i64(val, 1, hi, &n)) {
-                fprintf(stderr, "xferverify: %s needs a number from 1 to %lld\n", a, hi);
-                return 2;
-            }
-            if (depth) o->dvo.dopt.d.max_depth = (int)n;
-            else o->dvo.dopt.d.max_states = (int)n;
-            i++;
-        } else if (!strcmp(a, "-j") || !strcmp(a, "--limit") || !strcmp(a, "--max-shapes") ||
-                   !strcmp(a, "--cross-shapes")) {
-            long long hi = a[1] == 'j' ? XF_VERIFY_MAX_JOBS : a[2] == 'm' || a[2] == 'c' ? 4096
-                                                                                    : (1LL << 40);
-            if (!val || xf_cli_parse_i64(val, 1, hi, &n)) {
-                fprintf(stderr, "xferverify: %s needs a number from 1 to %lld\n", a, hi);
-                return 2;
-            }
-            if (a[1] == 'j') o->dvo.vopt.jobs = (int)n, o->jobs_given = 1;
-            else if (a[2] == 'm') o->dvo.vopt.vo.bounded_max_shapes = (int)n;
-            else if (a[2] == 'c') o->dvo.vopt.vo.cross_shapes = (int)n;
-            else o->dvo.vopt.limit = n;
-            i++;
-        } else if (!strcmp(a, "--rlimit") || !strcmp(a, "--proof-rlimit") ||
-                   !strcmp(a, "--cross-rlimit")) {
-            if (!val || xf_cli_parse_i64(val, 0, UINT32_MAX, &n)) {
-                fprintf(stderr, "xferverify: %s needs a number from 0 (none) to %u\n", a,
-                        UINT32_MAX);
-                return 2;
-            }
-            if (a[2] == 'r') o->dvo.vopt.vo.rlimit = (unsigned)n;
-            else if (a[2] == 'p') o->dvo.vopt.vo.proof_rlimit = (unsigned)n;
-            else o->dvo.vopt.vo.cross_rlimit = (unsigned)n;
-            i++;
-        } else if (!strcmp(a, "--timeout")) {
-            if (!val || parse_timeout(val, &o->dvo.vopt.vo.timeout_ms)) {
-                fprintf(stderr, "xferverify: --timeout needs a duration such as 10s or 500ms\n");
-                return 2;
-            }
-            i++;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "xferverify: unknown option '%s' (see --help)\n", a);
-            return 2;
-        } else if (o->db) {
-            fprintf(stderr, "xferverify: more than one database given ('%s', '%s')\n", o->db, a);
-            return 2;
-        } else {
-            o->db = a;
-        }
-    }
+    char rlimit_help[256], proof_help[128], cross_help[256], depth_what[64];
+    snprintf(depth_what, sizeof depth_what, "a number from 1 to %d", XF_DERIVE_MAX_DEPTH);
+    snprintf(rlimit_help, sizeof rlimit_help,
+             "Z3 resource units per proof query and per bounded check\n"
+             "(deterministic: the same verdicts on any machine or load;\n"
+             "default %u, 0: none)",
+             XF_VERIFY_RLIMIT);
+    snprintf(proof_help, sizeof proof_help,
+             "a lower limit for each proof query alone (default %u,\n0: --rlimit alone)",
+             XF_VERIFY_PROOF_RLIMIT);
+    snprintf(cross_help, sizeof cross_help,
+             "a lower limit for the exact bounded cross-check of a rule the\n"
+             "axioms proved (default %u, 0: --rlimit alone); the float probe\n"
+             "still runs at every shape",
+             XF_VERIFY_CROSS_RLIMIT);
+    const xf_cli_opt opts_table[] = {
+        {.name = "-j", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_jobs,
+         .label = "-j N",
+         .help = "worker processes (default: online CPUs; under mpirun, per\n"
+                 "worker rank, default 1)"},
+        {.name = "--timeout", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_timeout,
+         .label = "--timeout T", .help = "per solver query, e.g. 10s, 500ms (default 10s)"},
+        {.name = "--rlimit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
+         .label = "--rlimit N", .help = rlimit_help},
+        {.name = "--proof-rlimit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
+         .label = "--proof-rlimit N", .help = proof_help},
+        {.name = "--cross-rlimit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
+         .label = "--cross-rlimit N", .help = cross_help},
+        {.name = "--cross-shapes", .type = XF_CLI_INT, .off = offsetof(opts, dvo.vopt.vo.cross_shapes), .lo = 1,
+         .hi = 4096, .what = "a number from 1 to 4096", .label = "--cross-shapes N",
+         .help = "input-shape assignments of a proved rule that get the exact\n"
+                 "cross-check, its own first (default 1: the own alone; up to\n"
+                 "--max-shapes); the float probe runs at all of them"},
+        {.name = "--recheck", .type = XF_CLI_FLAG, .off = offsetof(opts, dvo.vopt.recheck), .set = 1,
+         .label = "--recheck", .help = "decide again rules that already have a verdict"},
+        {.name = "--limit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
+         .label = "--limit N", .help = "decide at most N rules"},
+        {.name = "--max-shapes", .type = XF_CLI_INT, .off = offsetof(opts, dvo.vopt.vo.bounded_max_shapes), .lo = 1,
+         .hi = 4096, .what = "a number from 1 to 4096", .label = "--max-shapes N",
+         .help = "bounded check: input-shape assignments per rule, the rule's own\n"
+                 "included (default 64; 1: only the rule's own shapes)"},
+        {.name = "--max-size", .type = XF_CLI_INT, .off = offsetof(opts, dvo.max_size), .lo = 1, .hi = 64,
+         .what = "a number from 1 to 64", .label = "--max-size N",
+         .help = "decide only rules of at most N operators (a side's count)"},
+        {.name = "--no-derive", .type = XF_CLI_FLAG, .off = offsetof(opts, dvo.derive), .set = 0,
+         .label = "--no-derive",
+         .help = "send every candidate to the solver (default: first derive, size\n"
+                 "by size, the candidates that follow from smaller proved rules)"},
+        {.name = "--derive-depth", .type = XF_CLI_INT, .off = offsetof(opts, dvo.dopt.d.max_depth), .lo = 1,
+         .hi = XF_DERIVE_MAX_DEPTH, .what = depth_what,
+         .label = "--derive-depth N",
+         .help = "rewrites searched from each side of a candidate (1-4, default 3)"},
+        {.name = "--derive-states", .type = XF_CLI_INT, .off = offsetof(opts, dvo.dopt.d.max_states),
+         .lo = 1, .hi = 1 << 20, .what = "a number from 1 to 1048576",
+         .label = "--derive-states N", .help = "graphs kept per side and candidate (default 256)"},
+        {.name = "--derive-rounds", .type = XF_CLI_INT, .off = offsetof(opts, dvo.rounds), .lo = 0, .hi = 16,
+         .what = "a number from 0 to 16", .label = "--derive-rounds N",
+         .help = "the solver takes one candidate of each form (the others are\n"
+                 "the same rule at other shapes) first, in N rounds, each\n"
+                 "followed by a derive pass that also uses the rules of the\n"
+                 "size just proved (0-16, default 2; 0: no pass between)"},
+        {.name = "--check-axioms", .type = XF_CLI_FLAG, .off = offsetof(opts, check_axioms), .set = 1,
+         .label = "--check-axioms",
+         .help = "check every axiom on its instances with the bounded check and\n"
+                 "report which follow from the others, then exit (DB not read)"},
+    };
+    xf_cli_spec spec = {
+        .tool = "xferverify",
+        .head = "usage: xferverify DB [options]\n"
+                "\n"
+                "Decides every candidate rule of the rules database DB: axiomatic proof and\n"
+                "bounded element-wise check with Z3; stores proved / refuted / unknown.\n"
+                "\n"
+                "options:\n",
+        .tail = "  -h, --help         this help\n"
+                "\n"
+                "exit status: 0 done, 1 a disagreement, a rule that cannot be loaded or a failed\n"
+                "             write, 2 bad usage or DB not a rules database (xfergen creates them)\n",
+        .opts = opts_table,
+        .n_opts = (int)(sizeof opts_table / sizeof opts_table[0]),
+        .positional = &o->db,
+        .n_positional = 1,
+        .base = o,
+    };
+    int rc = xf_cli_parse(&spec, argc, argv);
+    if (rc) return rc < 0 ? 1 : 2;
     if (!o->db && !o->check_axioms) {
-        fprintf(stderr, "xferverify: no rules database given (see --help)\n");
+        fprintf(stderr, "xferverify: no rules database given (see xferverify --help)\n");
         return 2;
     }
     return 0;
@@ -293,92 +302,41 @@ static void on_kept(void *user, int64_t id, int broken, xf_rule_status stored, c
 
 /* ---------------------------------------------------------- check-axioms */
 
-/* Bounded check of every instance of axiom i: "valid" when all are, else the
- * worst verdict ("refuted" first); "not checked" when it has none. */
-static const char *check_instances(xf_verifier *v, int i, int *n_inst, int *refuted, int *errors)
+/* The table's rows, under its heading before the first. */
+static void axiom_row(void *user, const xf_axiom_check *c)
 {
-    const char *name = xf_verify_axiom(i)->name, *verdict = "valid";
-    *n_inst = 0;
-    for (int k = 0; k < xf_verify_axiom_instance_count(); k++) {
-        const xf_axiom_instance *in = xf_verify_axiom_instance(k);
-        if (strcmp(in->axiom, name) != 0) continue;
-        (*n_inst)++;
-        xf_rule r;
-        xf_error err;
-        xf_bounded b;
-        xf_bounded_init(&b);
-        xf_status st = xf_verify_axiom_instance_rule(in, &r, &err);
-        if (st == XF_OK) st = xf_verify_bounded(v, &r, &b, &err);
-        xf_rule_free(&r);
-        if (st != XF_OK) {
-            fprintf(stderr, "xferverify: axiom %s: %s\n", name, err.msg);
-            (*errors)++;
-            verdict = "error";
-        } else if (b.result == XF_BOUNDED_REFUTED) {
-            fprintf(stderr,
-                    "xferverify: WRONG AXIOM %s: the bounded check refutes its instance %s => %s "
-                    "(%s)\n",
-                    name, in->src, in->dst, b.detail);
-            (*refuted)++;
-            verdict = "REFUTED";
-        } else if (b.result != XF_BOUNDED_VALID && strcmp(verdict, "valid") == 0) {
-            fprintf(stderr, "xferverify: axiom %s: instance %s => %s is %s (%s)\n", name, in->src,
-                    in->dst, xf_bounded_result_name(b.result), b.detail);
-            verdict = xf_bounded_result_name(b.result);
-        }
-        xf_bounded_free(&b);
-    }
-    return *n_inst ? verdict : "not checked";
+    int *rows = user;
+    if ((*rows)++ == 0)
+        printf("%-24s %4s %-11s %-11s %9s  %s\n", "axiom", "inst", "bounded", "redundancy",
+               "time", "derived from");
+    printf("%-24s %4d %-11s %-11s %6.0f ms  %s\n", c->name, c->instances, c->bounded,
+           c->redundancy, c->seconds * 1e3, c->derived_from);
+    fflush(stdout);
 }
 
-/* Validates each axiom on its instances with the bounded check and reports
- * whether it follows from the others (TASO's redundancy check). Exit 1 when
- * an axiom is refuted or a check failed. */
+static void axiom_problem(void *user, const char *msg)
+{
+    (void)user;
+    fprintf(stderr, "xferverify: %s\n", msg);
+}
+
+/* The axioms' self-check (xf_verify_check_axioms); exit 1 when an axiom is
+ * refuted or a check failed. */
 static int check_axioms(const opts *o)
 {
+    int rows = 0;
+    xf_axiom_check_options ao = {o->dvo.vopt.vo, axiom_row, axiom_problem, &rows};
+    xf_axiom_check_summary s;
     xf_error err;
-    xf_verifier *v = NULL;
-    if (xf_verifier_new(&o->dvo.vopt.vo, &v, &err) != XF_OK) {
+    if (xf_verify_check_axioms(&ao, &s, &err) != XF_OK) {
         fprintf(stderr, "xferverify: %s\n", err.msg);
         return 1;
     }
-    int n = xf_verify_axiom_count(), redundant = 0, with_inst = 0, valid = 0, refuted = 0,
-        errors = 0;
-    for (int k = 0; k < xf_verify_axiom_instance_count(); k++)
-        if (xf_verify_axiom_find(xf_verify_axiom_instance(k)->axiom) < 0) {
-            fprintf(stderr, "xferverify: instance %d names no axiom ('%s')\n", k,
-                    xf_verify_axiom_instance(k)->axiom);
-            errors++;
-        }
-    printf("%-24s %4s %-11s %-11s %9s  %s\n", "axiom", "inst", "bounded", "redundancy", "time",
-           "derived from");
-    for (int i = 0; i < n; i++) {
-        double t0 = xf_clock_now();
-        int n_inst = 0;
-        const char *bounded = check_instances(v, i, &n_inst, &refuted, &errors);
-        with_inst += n_inst > 0;
-        valid += strcmp(bounded, "valid") == 0;
-        xf_proof p;
-        memset(&p, 0, sizeof p);
-        p.result = XF_PROOF_UNKNOWN;
-        const char *what = "error";
-        if (xf_verify_axiom_redundant(v, i, &p, &err) != XF_OK) {
-            fprintf(stderr, "xferverify: axiom %s: %s\n", xf_verify_axiom(i)->name, err.msg);
-            errors++;
-        } else {
-            what = p.result == XF_PROOF_PROVED ? "redundant"
-                   : p.result == XF_PROOF_UNKNOWN ? "not derived"
-                                                  : "independent";
-            redundant += p.result == XF_PROOF_PROVED;
-        }
-        printf("%-24s %4d %-11s %-11s %6.0f ms  %s\n", xf_verify_axiom(i)->name, n_inst, bounded,
-               what, (xf_clock_now() - t0) * 1e3, p.result == XF_PROOF_PROVED ? p.core_names : "");
-    }
     printf("%d axioms: %d with instances, %d valid on all of them, %d refuted, %d not checked; "
            "%d redundant\n",
-           n, with_inst, valid, refuted, n - with_inst, redundant);
-    xf_verifier_free(v);
-    return refuted || errors ? 1 : 0;
+           s.axioms, s.with_instances, s.valid, s.refuted, s.axioms - s.with_instances,
+           s.redundant);
+    return s.refuted || s.errors ? 1 : 0;
 }
 
 /* Derives and decides the rules of o->db (xf_derive_verify_db) and prints

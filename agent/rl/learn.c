@@ -1,0 +1,72 @@
+/*
+ * learn.c — the learning agents run as one step of an optimisation: the
+ * model-free PPO agent or the world-model agent (ppo.h, wm.h) trained on
+ * an environment within a budget, or loaded from a checkpoint and run
+ * greedily; saved on request. A save that fails is not an error of the
+ * run (what was learned still optimises the model): out->save_failed says
+ * it. Moved here from rlflow-agent's learn.c so that the library call that
+ * optimises a model (optimize/) runs them; the tool prints the figures.
+ */
+#include "rl.h"
+
+#include <string.h>
+
+static void ppo_opts(const xf_rl_learn_options *o, xf_ppo_agent_options *opt)
+{
+    *opt = xf_ppo_agent_options_default();
+    opt->cm = o->cm;
+    opt->max_locations = o->max_locations;
+    opt->seed = o->seed;
+    opt->max_seconds = o->max_seconds;
+    if (o->max_env_steps > 0) opt->max_env_steps = o->max_env_steps;
+    opt->progress = o->ppo_progress;
+    opt->progress_user = o->progress_user;
+}
+
+static xf_status run_ppo(xf_env *env, const xf_rl_learn_options *o, xf_search_result *res,
+                         xf_rl_learned *out, xf_error *err)
+{
+    xf_ppo_agent_options opt;
+    ppo_opts(o, &opt);
+    xf_ppo_agent *a = NULL;
+    xf_status st = xf_ppo_agent_create(&opt, &a, err);
+    if (!st && o->load) out->load_failed = (st = xf_ppo_agent_load(a, o->load, env, err)) != 0;
+    if (!st)
+        st = o->load ? xf_ppo_agent_run(a, env, 1, res, err) : xf_ppo_agent_train(a, env, res, err);
+    if (!st && o->save) out->save_failed = xf_ppo_agent_save(a, o->save, &out->save_err) != 0;
+    if (a) out->actions = xf_ppo_agent_actions(a)->M;
+    xf_ppo_agent_free(a);
+    return st;
+}
+
+static xf_status run_wm(xf_env *env, const xf_rl_learn_options *o, xf_search_result *res,
+                        xf_rl_learned *out, xf_error *err)
+{
+    xf_wm_agent_options opt = xf_wm_agent_options_default();
+    opt.cm = o->cm;
+    opt.max_locations = o->max_locations;
+    opt.seed = o->seed;
+    opt.tau = o->tau;
+    opt.max_seconds = o->max_seconds;
+    if (o->max_env_steps > 0) opt.max_env_steps = o->max_env_steps;
+    opt.progress = o->wm_progress;
+    opt.progress_user = o->progress_user;
+    xf_wm_agent *a = NULL;
+    xf_status st = xf_wm_agent_create(&opt, &a, err);
+    if (!st && o->load) out->load_failed = (st = xf_wm_agent_load(a, o->load, env, err)) != 0;
+    if (!st)
+        st = o->load ? xf_wm_agent_run(a, env, 1, res, err)
+                     : xf_wm_agent_train(a, env, res, &out->wm, err);
+    if (!st && o->save) out->save_failed = xf_wm_agent_save(a, o->save, &out->save_err) != 0;
+    if (a) out->actions = a->act.M;
+    xf_wm_agent_free(a);
+    return st;
+}
+
+xf_status xf_rl_learn(xf_env *env, const xf_rl_learn_options *o, xf_search_result *res,
+                      xf_rl_learned *out, xf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->loaded = o->load != NULL;
+    return o->wm ? run_wm(env, o, res, out, err) : run_ppo(env, o, res, out, err);
+}

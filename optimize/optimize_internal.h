@@ -1,0 +1,57 @@
+/*
+ * optimize_internal.h — (private to optimize/) the state of one
+ * xf_optimize_file call and its steps: loading (load.c), searching
+ * (search.c), choosing, checking and writing (finish.c), and the parts of
+ * the report made from the run's objects (report.c).
+ */
+#ifndef XF_OPTIMIZE_INTERNAL_H
+#define XF_OPTIMIZE_INTERNAL_H
+
+#include "optimize.h"
+#include "target/target.h"
+
+typedef struct opt_run {
+    xf_optimize_options o; /* the options in effect (passes applied, threads set) */
+    const char *model, *output;
+    char data_path[4096];  /* the external data file, next to the output ("": none) */
+    xf_optimize_report *r;
+    xf_graph input, finished;
+    /* ms[0]: the model prepared as asked, its rules, environment and search;
+     * ms[1]: prepared the other way (xf_prepare_alternative), searched too
+     * when the target decides (scalings_both) */
+    xf_model_search ms[2];
+    int n_searches;
+    xf_cost_model *cm, *lat_cm;
+    xf_target *target;
+    xf_fused_cost *fused;
+    xf_onnx_sizes *sizes;
+    xf_onnx_dynamic *dyn;
+    xf_agent_outcome oc;
+    char cache_buf[4096];
+} opt_run;
+
+/* The note callback with a formatted text. */
+void opt_note(const opt_run *s, xf_optimize_note_kind kind, const char *fmt, ...) XF_PRINTF(3, 4);
+
+/* Protects the inputs, probes the outputs, loads the model, the rules, the
+ * cost model, the target: a failure here sets r->input_error (except the
+ * tied-embedding pass). */
+xf_status opt_load(opt_run *s, xf_error *err);
+/* Makes the environments, fills the head of the report, runs the search or
+ * the learning agent. */
+xf_status opt_search(opt_run *s, xf_error *err);
+/* Arbiter or outcome, numerical check, checked write, latency. */
+xf_status opt_finish(opt_run *s, xf_error *err);
+
+/* Prepares ms[i] from the input with *prepare and loads its rules. */
+xf_status opt_load_rules(opt_run *s, int i, const xf_prepare_options *prepare, xf_error *err);
+/* The head of the report from the environments (stage SEARCH). */
+xf_status opt_report_head(opt_run *s, xf_error *err);
+/* The rules applied to the model written, grouped (applied: NULL when the
+ * input was written). */
+xf_status opt_report_applied(opt_run *s, const xf_model_search *ms,
+                             const xf_search_result *applied, xf_error *err);
+/* The symbolic dims as written. */
+xf_status opt_report_dims(opt_run *s, xf_error *err);
+
+#endif /* XF_OPTIMIZE_INTERNAL_H */
