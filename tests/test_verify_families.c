@@ -151,6 +151,32 @@ static const family families[] = {
     {"conv-avgpool-kernel",
      {"pooled-identity-kernel", "x:1x2x4x4", "conv[p=same,act=relu](x,avgpool[k=3,p=same](iconv[shape=2x2x3x3]()))",
       "relu(avgpool[k=3,p=same](x))"}},
+    /* the extended vocabulary's 4-operator run: a bias or scalar operand
+     * beside a concat, slice, mean, transpose or batched matmul, and head
+     * reshapes beside a concat or slice along an axis they keep */
+    {"concat-bias,pow-concat",
+     {"scalar-through-concat", "x:2x1x4 y:2x3x4 s:",
+      "concat[axis=1](pow(ewadd(x,s),s),pow(ewadd(y,s),s))", "pow(ewadd(concat[axis=1](x,y),s),s)"}},
+    {"matmul-concat-batch-bcast",
+     {"batch-concat-by-matrix", "b:1x2x2 c:2x2x2 m:2x3", "concat[axis=0](matmul(b,m),matmul(c,m))",
+      "matmul(concat[axis=0](b,c),m)"}},
+    {"trans-scalar-ewadd",
+     {"transpose-of-scalar-sum", "m:3x4 s:", "trans(ewadd(m,s))", "ewadd(trans(m),s)"}},
+    {"mean-bias",
+     {"mean-of-scalar-sum", "m:3x4 s:", "mean[axis=1](ewadd(m,s))", "ewadd(mean[axis=1](m),s)"}},
+    {"slice-bias,slice-bias-left,concat-bias",
+     {"slice-of-scalar-sum", "b:2x4x4 s:", "split[axis=0,sizes=1x1,out=0](ewmul(tanh(ewadd(b,s)),b))",
+      "ewmul(split[axis=0,sizes=1x1,out=0](b),tanh(ewadd(split[axis=0,sizes=1x1,out=0](b),s)))"}},
+    {"hsplit-slice,hsplit-concat",
+     {"batch-slice-of-heads", "b:2x4x4",
+      "ewadd(ewmul(split[axis=0,sizes=1x1,out=1](reshape[shape=2x4x2x2](b)),"
+      "split[axis=0,sizes=1x1,out=0](reshape[shape=2x4x2x2](b))),split[axis=0,sizes=1x1,out=1](reshape[shape=2x4x2x2](b)))",
+      "reshape[shape=1x4x2x2](ewadd(split[axis=0,sizes=1x1,out=1](b),"
+      "ewmul(split[axis=0,sizes=1x1,out=0](b),split[axis=0,sizes=1x1,out=1](b))))"}},
+    {"hmerge-concat",
+     {"slice-of-merged-concat", "w:4x4x1x1 s:",
+      "split[axis=1,sizes=1x7,out=0](pow(reshape[shape=4x8x1](concat[axis=1](w,w)),s))",
+      "pow(split[axis=1,sizes=1x3,out=0](reshape[shape=4x4x1](w)),s)"}},
 };
 
 static const xf_axiom_instance near_misses[] = {
@@ -194,6 +220,14 @@ static const xf_axiom_instance near_misses[] = {
      "concat[axis=0](softmax[axis=3](w),w)", "softmax[axis=3](concat[axis=0](w,w))"},
     {"enlarged-identity-kernel-unpooled", "x:1x2x4x4", "conv[p=same](x,iconv[shape=2x2x3x3]())",
      "avgpool[k=3,p=same](x)"},
+    {"transpose-of-bias-sum", "m:3x3 g:3", "trans(ewadd(m,g))", "ewadd(trans(m),g)"},
+    {"mean-of-bias-sum-along-it", "m:3x4 g:4", "mean[axis=1](ewadd(m,g))",
+     "ewadd(mean[axis=1](m),split[axis=0,sizes=1x3,out=0](g))"},
+    {"bias-on-one-part", "x:1x4 y:2x4 g:4", "ewadd(concat[axis=0](x,y),g)", "concat[axis=0](ewadd(x,g),y)"},
+    {"batch-concat-by-matrix-swapped", "b:1x2x2 c:1x2x2 m:2x3", "concat[axis=0](matmul(c,m),matmul(b,m))",
+     "matmul(concat[axis=0](b,c),m)"},
+    {"batch-slice-of-heads-wrong-part", "b:2x4x4", "split[axis=0,sizes=1x1,out=1](reshape[shape=2x4x2x2](b))",
+     "reshape[shape=1x4x2x2](split[axis=0,sizes=1x1,out=0](b))"},
 };
 
 static void build(const xf_axiom_instance *in, xf_rule *r)
@@ -324,9 +358,9 @@ static const view_rule view_rules[] = {
     {"slice-of-head-transpose", "slice-tswap,tswap-slice", 4, {2, 4, 4, 4}, {SL(1), SW}, {SW, SL(2)}, 0, 0},
     {"head-transpose-twice", "tswap-involution", 4, {2, 4, 3, 4}, {SW, SW, SM}, {SM}, 0, 0},
     {"softmax-of-head-transpose", "softmax-tswap", 4, {2, 4, 3, 4}, {SW, SM}, {SM, SW}, 0, 0},
-    {"slice-of-split-heads", "slice-hsplit", 3, {2, 4, 4}, {RS(4, 2, 4, 2, 2), SL(1)},
+    {"slice-of-split-heads", "hsplit-slice", 3, {2, 4, 4}, {RS(4, 2, 4, 2, 2), SL(1)},
      {SL(1), RS(4, 2, 1, 2, 2)}, 0, 0},
-    {"slice-of-merged-heads", "slice-hmerge", 4, {2, 4, 2, 2}, {RS(3, 2, 4, 4, 0), SL(1)},
+    {"slice-of-merged-heads", "hmerge-slice", 4, {2, 4, 2, 2}, {RS(3, 2, 4, 4, 0), SL(1)},
      {SL(1), RS(3, 2, 1, 4, 0)}, 0, 0},
 };
 

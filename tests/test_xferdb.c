@@ -11,7 +11,8 @@
  * the exit status of every error case: 1 for a missing rule, 2 for bad usage
  * or an unreadable file; rules that do not load (a corrupt blob, a missing
  * graph row) reported by id and reason by list, stats, show and
- * check-export, with the other rules still listed and exit status 1.
+ * check-export, with the other rules still listed and exit status 1; and
+ * `families` on a second database of layout-operator rules (below).
  */
 #include <math.h>
 #include <stdio.h>
@@ -482,6 +483,135 @@ START_TEST(test_broken_rules)
 }
 END_TEST
 
+/* ---- `xferdb families`: softmax moved across a reshape (proved:
+ * commute-softmax), a reshape of a reshape back to its input (proved:
+ * cancel-inverse), a concat of two head reshapes as the head reshape of the
+ * concat (unknown: split-concat-heads), a sum of reshapes as the reshape of
+ * the sum (candidate: commute-elementwise), a reshape above a sum on both
+ * sides (candidate: in no family, nothing moved) and matmul associativity
+ * (proved: no layout operator); exact counts and first ids, --status, bad
+ * usage. */
+
+static const int64_t B244[3] = {2, 4, 4};
+
+static int reshape_to(xf_graph *g, int x, int rank, const int64_t *dims)
+{
+    return xf_test_reshape(g, x, xf_shape_make(rank, dims));
+}
+
+/* softmax(reshape(x)) => reshape(softmax(x)) */
+static void rule_softmax(xf_rule *r)
+{
+    xf_rule_init(r);
+    static const int64_t to[2] = {8, 4};
+    xf_params p = xf_params_default();
+    p.axis = -1;
+    int s = xf_test_input(&r->src, "x", 3, B244), d = xf_test_input(&r->dst, "x", 3, B244);
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_SOFTMAX, &p, reshape_to(&r->src, s, 2, to), -1));
+    xf_test_out(&r->dst, reshape_to(&r->dst, xf_test_op2(&r->dst, XF_OP_SOFTMAX, &p, d, -1), 2, to));
+}
+
+/* reshape(reshape(x)) => x */
+static void rule_cancel(xf_rule *r)
+{
+    xf_rule_init(r);
+    static const int64_t to[2] = {8, 4};
+    int s = xf_test_input(&r->src, "x", 3, B244), d = xf_test_input(&r->dst, "x", 3, B244);
+    xf_test_out(&r->src, reshape_to(&r->src, reshape_to(&r->src, s, 2, to), 3, B244));
+    xf_test_out(&r->dst, d);
+}
+
+/* concat(heads(a), heads(b)) => heads(concat(a, b)), heads [..,4] -> [..,2,2] */
+static void rule_heads(xf_rule *r)
+{
+    xf_rule_init(r);
+    static const int64_t h[4] = {2, 4, 2, 2}, h2[4] = {4, 4, 2, 2};
+    xf_params cat = xf_params_default();
+    cat.axis = 0;
+    int sa = xf_test_input(&r->src, "a", 3, B244), sb = xf_test_input(&r->src, "b", 3, B244);
+    int da = xf_test_input(&r->dst, "a", 3, B244), db = xf_test_input(&r->dst, "b", 3, B244);
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_CONCAT, &cat, reshape_to(&r->src, sa, 4, h),
+                                     reshape_to(&r->src, sb, 4, h)));
+    xf_test_out(&r->dst, reshape_to(&r->dst, xf_test_op2(&r->dst, XF_OP_CONCAT, &cat, da, db), 4, h2));
+}
+
+/* ewadd(reshape(x), reshape(y)) => reshape(ewadd(x, y)) */
+static void rule_ewadd(xf_rule *r)
+{
+    xf_rule_init(r);
+    static const int64_t to[2] = {8, 4};
+    int sx = xf_test_input(&r->src, "x", 3, B244), sy = xf_test_input(&r->src, "y", 3, B244);
+    int dx = xf_test_input(&r->dst, "x", 3, B244), dy = xf_test_input(&r->dst, "y", 3, B244);
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_ADD, NULL, reshape_to(&r->src, sx, 2, to),
+                                     reshape_to(&r->src, sy, 2, to)));
+    xf_test_out(&r->dst, reshape_to(&r->dst, xf_test_op2(&r->dst, XF_OP_ADD, NULL, dx, dy), 2, to));
+}
+
+/* reshape(ewadd(x, y)) => reshape(ewadd(y, x)): a reshape on both sides,
+ * above the sum on both, so nothing moved across anything */
+static void rule_unmoved(xf_rule *r)
+{
+    xf_rule_init(r);
+    static const int64_t to[2] = {8, 4};
+    int sx = xf_test_input(&r->src, "x", 3, B244), sy = xf_test_input(&r->src, "y", 3, B244);
+    int dx = xf_test_input(&r->dst, "x", 3, B244), dy = xf_test_input(&r->dst, "y", 3, B244);
+    xf_test_out(&r->src, reshape_to(&r->src, xf_test_op2(&r->src, XF_OP_ADD, NULL, sx, sy), 2, to));
+    xf_test_out(&r->dst, reshape_to(&r->dst, xf_test_op2(&r->dst, XF_OP_ADD, NULL, dy, dx), 2, to));
+}
+
+static char families_db[4096];
+
+static void build_families_db(void)
+{
+    snprintf(families_db, sizeof families_db, "%s", xf_test_tmp("xferdb_families.db"));
+    xf_test_remove_db(families_db);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(families_db, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    void (*builders[6])(xf_rule *) = {rule_softmax, rule_cancel, rule_heads, rule_ewadd, rule_unmoved, rule_assoc};
+    const xf_rule_status st[6] = {XF_RULE_PROVED, XF_RULE_PROVED, XF_RULE_UNKNOWN,
+                                  XF_RULE_CANDIDATE, XF_RULE_CANDIDATE, XF_RULE_PROVED};
+    for (int i = 0; i < 6; i++) {
+        xf_rule r;
+        builders[i](&r);
+        xf_rulesdb_rule_meta m = {XF_RULE_CANDIDATE, 0, NULL, 0};
+        int64_t id = 0;
+        ck_assert_msg(xf_rulesdb_add_rule(db, &r, &m, &id, NULL, &err) == XF_OK, "%s", err.msg);
+        ck_assert_int_eq(id, i + 1);
+        xf_rule_free(&r);
+        if (st[i] == XF_RULE_CANDIDATE) continue;
+        xf_rulesdb_verdict v = {st[i], 1.0, NULL, "test", NULL, 0, NULL};
+        ck_assert_msg(xf_rulesdb_set_verdict(db, id, &v, &err) == XF_OK, "%s", err.msg);
+    }
+    xf_rulesdb_close(db);
+}
+
+START_TEST(test_families)
+{
+    build_families_db();
+    char args[4300];
+    snprintf(args, sizeof args, "families '%s'", families_db);
+    ck_assert_int_eq(xferdb(args), 0);
+    xf_test_expect_contains(output, "6 rules read");
+    /*                     family               proved derived unknown refuted candidate */
+    xf_test_expect_contains(output, "commute-elementwise            0         0         0         0         1   0 / 0\n");
+    xf_test_expect_contains(output, "commute-softmax                1         0         0         0         0   1 / 0\n");
+    xf_test_expect_contains(output, "commute-matmul                 0         0         0         0         0   0 / 0\n");
+    xf_test_expect_contains(output, "cancel-inverse                 1         0         0         0         0   2 / 0\n");
+    xf_test_expect_contains(output, "split-concat-heads             0         0         1         0         0   0 / 0\n");
+    xf_test_expect_contains(output, "any new family                 2         0         1         0         1   1 / 0\n");
+
+    snprintf(args, sizeof args, "families '%s' --status proved", families_db);
+    ck_assert_int_eq(xferdb(args), 0);
+    xf_test_expect_contains(output, "3 rules read");
+    xf_test_expect_contains(output, "any new family                 2         0         0         0         0   1 / 0\n");
+
+    snprintf(args, sizeof args, "families '%s' extra", families_db);
+    ck_assert_int_eq(xferdb(args), 2);
+    ck_assert_int_eq(xferdb("families /nonexistent/rules.db"), 2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("xferdb");
@@ -495,6 +625,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_stats);
     tcase_add_test(t, test_errors_and_help);
     tcase_add_test(t, test_broken_rules);
+    tcase_add_test(t, test_families);
     suite_add_tcase(s, t);
     return s;
 }

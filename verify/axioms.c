@@ -37,20 +37,24 @@
 /* An element-wise unary function commutes with every data movement. */
 #define UNARY(f, what)                                                                         \
     {f "-trans", what " commutes with transpose",                                              \
-     FA("(x T)", "(= (" f " (trans x)) (trans (" f " x)))", "(" f " (trans x))")},             \
+     FA2("(x T)", "(= (" f " (trans x)) (trans (" f " x)))", "(" f " (trans x))",              \
+         "(trans (" f " x))")},                                                                 \
     {f "-concat", what " of a concat is the concat of " what "s",                              \
      FA(CAT " " T2, "(= (" f " (concat a n m x y)) (concat a n m (" f " x) (" f " y)))",       \
         "(" f " (concat a n m x y))")},                                                        \
     {f "-slice", what " commutes with a slice (split output)",                                 \
-     FA(SL " (x T)", "(= (" f " (slice a o l t x)) (slice a o l t (" f " x)))",                \
-        "(" f " (slice a o l t x))")},                                                         \
+     FA2(SL " (x T)", "(= (" f " (slice a o l t x)) (slice a o l t (" f " x)))",               \
+         "(" f " (slice a o l t x))", "(slice a o l t (" f " x))")},                           \
     {f "-tswap", what " commutes with a swap of two axes",                                     \
      FA("(k Int) (x T)", "(= (" f " (tswap k x)) (tswap k (" f " x)))", "(" f " (tswap k x))")}
 
-/* An element-wise unary function commutes with a reshape. */
+/* An element-wise unary function commutes with a reshape, and keeps its
+ * operand's shape (so a reshape of its result has the reshape's shape id). */
 #define UNARY_VIEW(f, what)                                                                    \
     {f "-view", what " commutes with a reshape",                                              \
-     FA("(s Int) (x T)", "(= (" f " (view s x)) (view s (" f " x)))", "(" f " (view s x))")}
+     FA("(s Int) (x T)", "(= (" f " (view s x)) (view s (" f " x)))", "(" f " (view s x))")}, \
+    {f "-shape", what " keeps its operand's shape",                                           \
+     FA("(x T)", "(= (shp (" f " x)) (shp x))", "(" f " x)")}
 
 static const xf_axiom_info axioms[] = {
     /* ---- element-wise arithmetic */
@@ -504,14 +508,72 @@ static const xf_axiom_info axioms[] = {
     /* ---- a slice next to an operand that lacks the sliced axis (a bias) */
     {"slice-bias", "a slice of a sum with an operand that lacks the sliced axis is the sum of the slice "
                    "and that operand",
-     FA(SL " (x T) (b T)",
+     FA2(SL " (x T) (b T)",
         "(=> (< (rnk b) (- 0 a)) (= (slice a o l t (ewadd x b)) (ewadd (slice a o l t x) b)))",
-        "(slice a o l t (ewadd x b))")},
+        "(slice a o l t (ewadd x b))", "(ewadd (slice a o l t x) b)")},
     {"slice-bias-left", "a slice of a sum whose first operand lacks the sliced axis is the sum of that "
                         "operand and the slice",
      FA(SL " (x T) (b T)",
         "(=> (< (rnk b) (- 0 a)) (= (slice a o l t (ewadd b x)) (ewadd b (slice a o l t x))))",
         "(slice a o l t (ewadd b x))")},
+    {"slice-bias-mul", "a slice of a product with an operand that lacks the sliced axis is the product of "
+                       "the slice and that operand",
+     FA2(SL " (x T) (b T)",
+        "(=> (< (rnk b) (- 0 a)) (= (slice a o l t (ewmul x b)) (ewmul (slice a o l t x) b)))",
+        "(slice a o l t (ewmul x b))", "(ewmul (slice a o l t x) b)")},
+    /* ---- a concat next to an operand without the concat axis (a bias or a
+     * scalar, broadcast alike over both parts); ewadd-comm and ewmul-comm
+     * bring the operand to the right */
+    {"concat-bias", "the sum of a concat and an operand that lacks the concat axis is the concat of the sums",
+     FA2(CAT " (x T) (y T) (b T)",
+         "(=> (< (rnk b) (- 0 a)) (= (ewadd (concat a n m x y) b) (concat a n m (ewadd x b) (ewadd y b))))",
+         "(ewadd (concat a n m x y) b)", "(concat a n m (ewadd x b) (ewadd y b))")},
+    {"concat-bias-mul", "the product of a concat and an operand that lacks the concat axis is the concat of "
+                        "the products",
+     FA2(CAT " (x T) (y T) (b T)",
+         "(=> (< (rnk b) (- 0 a)) (= (ewmul (concat a n m x y) b) (concat a n m (ewmul x b) (ewmul y b))))",
+         "(ewmul (concat a n m x y) b)", "(concat a n m (ewmul x b) (ewmul y b))")},
+    {"pow-concat", "a power by a scalar of a concat is the concat of the powers",
+     FA2(CAT " (x T) (y T) (e T)",
+         "(=> (= (rnk e) 0) (= (pow (concat a n m x y) e) (concat a n m (pow x e) (pow y e))))",
+         "(pow (concat a n m x y) e)", "(concat a n m (pow x e) (pow y e))")},
+    /* ---- a scalar operand next to a transpose or a mean */
+    {"pow-trans", "a power by a scalar commutes with transpose",
+     FA2("(x T) (e T)", "(=> (= (rnk e) 0) (= (pow (trans x) e) (trans (pow x e))))",
+         "(pow (trans x) e)", "(trans (pow x e))")},
+    {"trans-scalar-ewadd", "transpose of a sum with a scalar is the sum of the transpose and the scalar",
+     FA2("(x T) (s T)", "(=> (= (rnk s) 0) (= (trans (ewadd x s)) (ewadd (trans x) s)))",
+         "(trans (ewadd x s))", "(ewadd (trans x) s)")},
+    {"trans-scalar-ewmul", "transpose of a product with a scalar is the product of the transpose and the scalar",
+     FA2("(x T) (s T)", "(=> (= (rnk s) 0) (= (trans (ewmul x s)) (ewmul (trans x) s)))",
+         "(trans (ewmul x s))", "(ewmul (trans x) s)")},
+    {"mean-bias", "the mean along an axis of a sum with an operand that lacks that axis is the sum of the "
+                  "mean and that operand",
+     FA2("(b Int) (x T) (c T)", "(=> (< (rnk c) (- 0 b)) (= (mean b (ewadd x c)) (ewadd (mean b x) c)))",
+         "(mean b (ewadd x c))", "(ewadd (mean b x) c)")},
+    {"mean-bias-mul", "the mean along an axis of a product with an operand that lacks that axis is the "
+                      "product of the mean and that operand",
+     FA2("(b Int) (x T) (c T)", "(=> (< (rnk c) (- 0 b)) (= (mean b (ewmul x c)) (ewmul (mean b x) c)))",
+         "(mean b (ewmul x c))", "(ewmul (mean b x) c)")},
+    /* ---- a batched matmul whose other operand lacks the batch axis (broadcast) */
+    {"matmul-concat-batch-bcast", "a batched matmul of a batch concat by an operand without that axis is "
+                                  "the concat of the matmuls",
+     FA2(CAT " (x T) (y T) (w T)",
+         "(=> (and (<= a -3) (< (rnk w) (- 0 a))) (= (matmul (concat a n m x y) w) "
+         "(concat a n m (matmul x w) (matmul y w))))",
+         "(matmul (concat a n m x y) w)", "(concat a n m (matmul x w) (matmul y w))")},
+    {"matmul-concat-batch-bcast-right", "a batched matmul of an operand without the batch axis by a batch "
+                                        "concat is the concat of the matmuls",
+     FA2(CAT " (w T) (x T) (y T)",
+         "(=> (and (<= a -3) (< (rnk w) (- 0 a))) (= (matmul w (concat a n m x y)) "
+         "(concat a n m (matmul w x) (matmul w y))))",
+         "(matmul w (concat a n m x y))", "(concat a n m (matmul w x) (matmul w y))")},
+    {"matmul-slice-batch-bcast", "a batch slice of a matmul whose second operand lacks that axis is the "
+                                 "matmul of the batch slice",
+     FA2(SL " (x T) (w T)",
+         "(=> (and (<= a -3) (< (rnk w) (- 0 a))) (= (slice a o l t (matmul x w)) "
+         "(matmul (slice a o l t x) w)))",
+         "(slice a o l t (matmul x w))", "(matmul (slice a o l t x) w)")},
     /* ---- reshapes: every reshape is a view of its input's elements in
      * row-major order; sizes are ids of the rule's symbolic dims, so these
      * hold wherever the rule's dims do (prove_encode.c) */
@@ -527,13 +589,6 @@ static const xf_axiom_info axioms[] = {
      FA("(h Int) (x T)", "(= (hsplit h x) (view (shp (hsplit h x)) x))", "(hsplit h x)")},
     {"hmerge-view", "merging the last two axes is a reshape",
      FA("(x T)", "(= (hmerge x) (view (shp (hmerge x)) x))", "(hmerge x)")},
-    {"slice-hsplit", "a slice along an axis before the last of a split last axis is the split of the slice",
-     FA(SL " (h Int) (x T)",
-        "(=> (<= a -3) (= (slice a o l t (hsplit h x)) (hsplit h (slice (+ a 1) o l t x))))",
-        "(slice a o l t (hsplit h x))")},
-    {"slice-hmerge", "a slice along an axis before the last of merged last axes is the merge of the slice",
-     FA(SL " (x T)", "(=> (<= a -2) (= (slice a o l t (hmerge x)) (hmerge (slice (- a 1) o l t x))))",
-        "(slice a o l t (hmerge x))")},
     UNARY_VIEW("relu", "relu"),
     UNARY_VIEW("sigmoid", "sigmoid"),
     UNARY_VIEW("tanh", "tanh"),
@@ -569,6 +624,80 @@ static const xf_axiom_info axioms[] = {
         "(=> (and (<= (rnk b) 1) (= (lastd s) (lastd (shp x)))) "
         "(= (ewadd b (view s x)) (view s (ewadd b x))))",
         "(ewadd b (view s x))")},
+    {"ewadd-scalar-view", "a scalar added to a reshape is the reshape of the sum",
+     FA2("(s Int) (x T) (b T)", "(=> (= (rnk b) 0) (= (ewadd (view s x) b) (view s (ewadd x b))))",
+         "(ewadd (view s x) b)", "(view s (ewadd x b))")},
+    {"ewmul-scalar-view", "a reshape multiplied by a scalar is the reshape of the product",
+     FA2("(s Int) (x T) (b T)", "(=> (= (rnk b) 0) (= (ewmul (view s x) b) (view s (ewmul x b))))",
+         "(ewmul (view s x) b)", "(view s (ewmul x b))")},
+    {"ewmul-bias-view", "a reshape that keeps the last axis multiplied by a bias (rank 1) is the reshape of "
+                        "the product",
+     FA("(s Int) (x T) (b T)",
+        "(=> (and (<= (rnk b) 1) (= (lastd s) (lastd (shp x)))) "
+        "(= (ewmul (view s x) b) (view s (ewmul x b))))",
+        "(ewmul (view s x) b)")},
+    /* a reshape that only touches some axes commutes with a concat or slice
+     * along an axis it keeps (axes counted from the last, so the same on
+     * both sides when the reshaped axes are in front) */
+    {"hsplit-concat", "splitting the last axis of a concat along another axis is the concat of the splits",
+     FA2("(h Int) " CAT " " T2,
+         "(=> (<= a -2) (= (hsplit h (concat a n m x y)) (concat (- a 1) n m (hsplit h x) (hsplit h y))))",
+         "(hsplit h (concat a n m x y))", "(concat (- a 1) n m (hsplit h x) (hsplit h y))")},
+    {"hsplit-slice", "a slice along an axis before the split last axis commutes with splitting it",
+     FA2("(h Int) " SL " (x T)",
+         "(=> (<= a -3) (= (slice a o l t (hsplit h x)) (hsplit h (slice (+ a 1) o l t x))))",
+         "(slice a o l t (hsplit h x))", "(hsplit h (slice (+ a 1) o l t x))")},
+    {"hmerge-concat", "merging the last two axes of a concat along an earlier axis is the concat of the merges",
+     FA2(CAT " " T2,
+         "(=> (<= a -3) (= (hmerge (concat a n m x y)) (concat (+ a 1) n m (hmerge x) (hmerge y))))",
+         "(hmerge (concat a n m x y))", "(concat (+ a 1) n m (hmerge x) (hmerge y))")},
+    {"hmerge-slice", "a slice along an axis before the merged last two commutes with merging them",
+     FA2(SL " (x T)",
+         "(=> (<= a -2) (= (slice a o l t (hmerge x)) (hmerge (slice (- a 1) o l t x))))",
+         "(slice a o l t (hmerge x))", "(hmerge (slice (- a 1) o l t x))")},
+    {"flat-concat", "flattening the first two axes of a concat along a later axis is the concat of the "
+                    "flattened parts",
+     FA2(CAT " " T2,
+         "(=> (<= (- 0 a) (- (rnk x) 2)) (= (flat (concat a n m x y)) (concat a n m (flat x) (flat y))))",
+         "(flat (concat a n m x y))", "(concat a n m (flat x) (flat y))")},
+    {"flat-slice", "a slice along an axis after the first two commutes with flattening them",
+     FA2(SL " (x T)",
+         "(=> (<= (- 0 a) (- (rnk x) 2)) (= (slice a o l t (flat x)) (flat (slice a o l t x))))",
+         "(slice a o l t (flat x))", "(flat (slice a o l t x))")},
+    {"unflat-concat", "unflattening the first axis of a concat along a later axis is the concat of the "
+                      "unflattened parts",
+     FA2("(k Int) " CAT " " T2,
+         "(=> (<= (- 0 a) (- (rnk x) 1)) (= (unflat k (concat a n m x y)) "
+         "(concat a n m (unflat k x) (unflat k y))))",
+         "(unflat k (concat a n m x y))", "(concat a n m (unflat k x) (unflat k y))")},
+    {"unflat-slice", "a slice along an axis after the first commutes with unflattening it",
+     FA2("(k Int) " SL " (x T)",
+         "(=> (<= (- 0 a) (- (rnk x) 1)) (= (slice a o l t (unflat k x)) (unflat k (slice a o l t x))))",
+         "(slice a o l t (unflat k x))", "(unflat k (slice a o l t x))")},
+    /* shapes of results the axioms build: what the shape facts state of the
+     * rule's own values, so a reshape of such a result is a view too */
+    {"ewadd-shape", "the sum of two tensors of one shape has that shape",
+     FA("(x T) (y T)", "(=> (= (shp x) (shp y)) (= (shp (ewadd x y)) (shp x)))", "(ewadd x y)")},
+    {"ewmul-shape", "the product of two tensors of one shape has that shape",
+     FA("(x T) (y T)", "(=> (= (shp x) (shp y)) (= (shp (ewmul x y)) (shp x)))", "(ewmul x y)")},
+    {"ewadd-scalar-shape", "a tensor plus a scalar has the tensor's shape",
+     FA("(x T) (s T)", "(=> (= (rnk s) 0) (= (shp (ewadd x s)) (shp x)))", "(ewadd x s)")},
+    {"ewmul-scalar-shape", "a tensor times a scalar has the tensor's shape",
+     FA("(x T) (s T)", "(=> (= (rnk s) 0) (= (shp (ewmul x s)) (shp x)))", "(ewmul x s)")},
+    {"smul-shape", "scalar multiplication keeps the shape",
+     FA("(x T) (s T)", "(= (shp (smul x s)) (shp x))", "(smul x s)")},
+    {"pow-shape", "a power by a scalar keeps the shape",
+     FA("(x T) (e T)", "(=> (= (rnk e) 0) (= (shp (pow x e)) (shp x)))", "(pow x e)")},
+    {"hmerge-shape", "merging the last two axes of tensors of one shape gives one shape",
+     FA("(x T) (y T)", "(=> (= (shp x) (shp y)) (= (shp (hmerge x)) (shp (hmerge y))))", "(hmerge x) (hmerge y)")},
+    {"hsplit-shape", "splitting the last axis of tensors of one shape alike gives one shape",
+     FA("(h Int) (x T) (y T)", "(=> (= (shp x) (shp y)) (= (shp (hsplit h x)) (shp (hsplit h y))))",
+        "(hsplit h x) (hsplit h y)")},
+    {"flat-shape", "flattening the first two axes of tensors of one shape gives one shape",
+     FA("(x T) (y T)", "(=> (= (shp x) (shp y)) (= (shp (flat x)) (shp (flat y))))", "(flat x) (flat y)")},
+    {"unflat-shape", "unflattening the first axis of tensors of one shape alike gives one shape",
+     FA("(k Int) (x T) (y T)", "(=> (= (shp x) (shp y)) (= (shp (unflat k x)) (shp (unflat k y))))",
+        "(unflat k x) (unflat k y)")},
     {"matmul-flat", "a matmul by a matrix of flattened rows is the flattened matmul",
      FA("(x T) (w T)", "(=> (= (rnk w) 2) (= (matmul (flat x) w) (flat (matmul x w))))",
         "(matmul (flat x) w)")},

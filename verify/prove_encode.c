@@ -484,9 +484,12 @@ static Z3_ast shape_facts(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, 
         facts = and2(v, facts, Z3_mk_eq(c, rk, mk_int(v, s->rank)));
         if (!pd || !pd->dims) continue;
         int64_t sid = shape_id(pd, i, s->rank);
+        /* a fresh id is no fact: two of them may name one shape, which the
+         * shape axioms (`gelu-shape`...) could then prove equal */
+        if (sid >= FRESH_IDS) continue;
         Z3_ast sh = Z3_mk_app(c, v->fns[XF_AX_SHP], 1, &val[i]);
         facts = and2(v, facts, Z3_mk_eq(c, sh, mk_int(v, sid)));
-        if (s->rank < 1 || sid >= FRESH_IDS) continue;
+        if (s->rank < 1) continue;
         Z3_ast sa = mk_int(v, sid);
         Z3_ast last = Z3_mk_app(c, v->fns[XF_AX_LASTD], 1, &sa);
         int64_t lid = mono_id(pd, &pd->dims->val[pd->side][i][s->rank - 1]);

@@ -6,6 +6,7 @@
  *
  *   xferdb stats DB                     counts by status, size, operator; last runs
  *   xferdb list DB [filters]            one line per rule: id, status, sizes, src => dst
+ *   xferdb families DB [filters]        layout-operator rules by family and status
  *   xferdb show DB ID                   one rule in full
  *   xferdb explain DB ID                a derived rule's chain, replayed step by step
  *   xferdb export DB ID --format F      dot, png, json or onnx (cmd_export.c)
@@ -32,6 +33,11 @@ static void usage(FILE *f)
             "commands:\n"
             "  stats DB                rule counts by status, size and operator; recent runs\n"
             "  list DB [filters]       one line per rule: id, status, sizes, source => target\n"
+            "  families DB [filters]   rules with reshape/flatten/squeeze/unsqueeze/slice/gather\n"
+            "                          counted by family (a layout operator moved across an\n"
+            "                          element-wise op, matmul, layernorm, softmax, mean or\n"
+            "                          transpose; inverse pairs cancelled; head reshapes next\n"
+            "                          to split/concat) and status, first rule of each\n"
             "  show DB ID              a rule in full: infix source and target, input shapes,\n"
             "                          output mapping, fingerprint, status, verdict with the\n"
             "                          axioms used or the counterexample\n"
@@ -55,7 +61,7 @@ static void usage(FILE *f)
             "                          filterable rule table, pictures of the first N rules\n"
             "                          (default %d) drawn with graphviz when it is installed\n"
             "\n"
-            "filters (list, check-export):\n"
+            "filters (list, families, check-export):\n"
             "  --status S              candidate, proved, refuted, unknown, pruned or derived\n"
             "  --ops A,B,...           rules that use every one of these operators\n"
             "  --max-size N            rules whose larger side has at most N operators\n"
@@ -79,6 +85,9 @@ typedef struct command {
 static const command commands[] = {
     {"stats", 2, 0, "", "xferdb stats DB: rule counts by status, size and operator; recent runs"},
     {"list", 2, 1, "", "xferdb list DB [--status S] [--ops A,B] [--max-size N] [--limit N]"},
+    {"families", 2, 1, "",
+     "xferdb families DB [--status S] [--ops A,B] [--max-size N] [--limit N]: layout-operator rules by family "
+     "and status"},
     {"show", 3, 0, "", "xferdb show DB ID: one rule in full, with its verdict"},
     {"explain", 3, 0, "",
      "xferdb explain DB ID: a derived rule's chain of rewrites by smaller proved rules, replayed\n"
@@ -299,6 +308,8 @@ int main(int argc, char **argv)
         rc = xferdb_stats(db, &o);
     else if (!strcmp(o.cmd, "list"))
         rc = xferdb_list(db, &o);
+    else if (!strcmp(o.cmd, "families"))
+        rc = xferdb_families(db, &o);
     else if (!strcmp(o.cmd, "show"))
         rc = xferdb_show(db, &o);
     else if (!strcmp(o.cmd, "explain"))

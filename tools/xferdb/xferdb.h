@@ -34,6 +34,7 @@ typedef struct xferdb_options {
 
 int xferdb_stats(xf_rulesdb *db, const xferdb_options *o);
 int xferdb_list(xf_rulesdb *db, const xferdb_options *o);
+int xferdb_families(xf_rulesdb *db, const xferdb_options *o);
 int xferdb_show(xf_rulesdb *db, const xferdb_options *o);
 int xferdb_explain(xf_rulesdb *db, const xferdb_options *o);
 int xferdb_export(xf_rulesdb *db, const xferdb_options *o);

@@ -225,14 +225,15 @@ typedef struct report {
 static void progress(const report *u, const xf_verify_tally *t, int final)
 {
     if (!u->tty && !final && t->done % 100 != 0) return;
-    double el = t->elapsed_s;
-    char where[32] = "";
+    double el = t->elapsed_s, rate = el > 0 ? (double)t->done / el : 0.0;
+    char where[32] = "", eta[32] = "";
     if (u->size) snprintf(where, sizeof where, "size %d: solver ", u->size);
+    if (!final && rate > 0) snprintf(eta, sizeof eta, "  ETA %.0f s", (double)(t->total - t->done) / rate);
     fprintf(stderr,
-            "%s%s[%lld/%lld] proved %lld  refuted %lld  unknown %lld  %.1f s  %.1f rules/s%s",
+            "%s%s[%lld/%lld] proved %lld  refuted %lld  unknown %lld  %.1f s  %.1f rules/s%s%s",
             u->tty ? "\r" : "", where, (long long)t->done, (long long)t->total,
-            (long long)t->proved, (long long)t->refuted, (long long)t->unknown, el,
-            el > 0 ? (double)t->done / el : 0.0, u->tty && !final ? "" : "\n");
+            (long long)t->proved, (long long)t->refuted, (long long)t->unknown, el, rate, eta,
+            u->tty && !final ? "" : "\n");
 }
 
 static void on_progress(void *user, const xf_verify_tally *t)
