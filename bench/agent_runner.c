@@ -30,8 +30,20 @@ void bench_make_rules_vocab(const char *scratch, const char *xfergen, const char
                             const char *vocab, const char *file, char *path, size_t n)
 {
     snprintf(path, n, "%s/%s", scratch, file);
-    struct stat st;
-    if (stat(path, &st) == 0) return;
+    /* kept from an earlier run only when made by these very tools: a
+     * rebuilt xfergen or xferverify (other vocabulary, other axioms) makes
+     * it again rather than benching stale rules */
+    struct stat st, gen, ver;
+    if (stat(path, &st) == 0) {
+        int fresh = stat(xfergen, &gen) == 0 && stat(xferverify, &ver) == 0 &&
+                    st.st_mtime >= gen.st_mtime && st.st_mtime >= ver.st_mtime;
+        if (fresh) {
+            fprintf(stderr, "bench: the %s rules of an earlier run: %s\n", vocab, path);
+            return;
+        }
+        fprintf(stderr, "bench: %s is older than %s or %s: made again\n", path, xfergen,
+                xferverify);
+    }
     /* made under another name and renamed when verified, so an interrupted
      * run never leaves a half-verified rules.db behind */
     char part[1100], cmd[4096];

@@ -20,8 +20,8 @@
  * its batch made a dim_param by /usr/bin/python3 with python3-onnx; skipped
  * with a line saying so without it). Rules: made once under
  * $TMPDIR/bench_passes (xfergen --max-ops 3 with the default vocabulary and
- * with --vocab noviews, each verified by xferverify; a few minutes each)
- * unless given. Prints only; without ONNX Runtime it says so and exits 0.
+ * with --vocab noviews, each verified by xferverify; a few minutes each;
+ * made again when xfergen or xferverify is newer than them) unless given. Prints only; without ONNX Runtime it says so and exits 0.
  * The load average is printed before and after, and beside each run (its
  * 1-minute figure): ratios taken on a busy machine are noisier (docs/target.md).
  */
