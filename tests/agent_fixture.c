@@ -126,6 +126,16 @@ int xf_fx_unfused_conv_relu(xf_graph *g)
     return xf_fx_op(g, XF_OP_RELU, NULL, c, -1);
 }
 
+void xf_fx_conv_relu_and_two_matmuls(xf_graph *g, int64_t rows, int64_t cols)
+{
+    xf_fx_output(g, xf_fx_unfused_conv_relu(g));
+    int a = xf_fx_input(g, "a", xf_fx_shape(2, rows, cols, 0, 0));
+    for (int j = 0; j < 2; j++) {
+        int m = xf_fx_weight(g, j ? "m2" : "m1", xf_fx_shape(2, cols, 1, 0, 0), (uint64_t)(20 + j));
+        xf_fx_output(g, xf_fx_op(g, XF_OP_MATMUL, NULL, a, m));
+    }
+}
+
 /* relu(conv(x0, w0)) => conv[act=relu](x0, w0) */
 void xf_fx_rule_conv_relu(xf_rule *r)
 {

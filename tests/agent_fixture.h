@@ -45,6 +45,10 @@ xf_params xf_fx_swap_last_two(void);
  * axes -> relu, into g; the relu's output. The transposes keep the importer
  * from fusing the relu into the conv. */
 int xf_fx_unfused_conv_relu(xf_graph *g);
+/* xf_fx_unfused_conv_relu's output, and a [rows,cols] input a times two
+ * [cols,1] weights m1, m2 (reading a dominates: merging the two products
+ * reads it once), each an output: the model both rules apply to. */
+void xf_fx_conv_relu_and_two_matmuls(xf_graph *g, int64_t rows, int64_t cols);
 /* The two rules above (r is initialised here). */
 void xf_fx_rule_conv_relu(xf_rule *r);
 void xf_fx_rule_matmul_merge(xf_rule *r);
