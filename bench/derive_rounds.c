@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/rewrite/rewrite.h"
+#include "match/match.h"
 #include "derive/derive.h"
 
 typedef struct brule {

@@ -6,7 +6,7 @@
 #ifndef XF_DERIVE_IMPL_H
 #define XF_DERIVE_IMPL_H
 
-#include "agent/rewrite/rewrite.h"
+#include "match/match.h"
 #include "derive.h"
 
 struct xf_deriver {

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/rewrite/rewrite.h"
+#include "match/match.h"
 #include "derive/derive.h"
 #include "testutil.h"
 

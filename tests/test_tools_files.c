@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/rewrite/rewrite.h"
+#include "match/match.h"
 #include "agent_fixture.h"
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"

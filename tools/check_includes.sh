@@ -22,8 +22,15 @@
 # helpers of tests/ and bench/ (tests/testutil.h, bench/agent_runner.h) sit
 # next to their users and need no exception. The only exceptions are the
 # pairs in `allowed` below, each with its reason.
-# Each violation is printed as FILE:LINE: includes private header PATH, and
-# the script exits 1 when there is any (0 otherwise).
+# Second, the ladder: every library module (a top-level directory, or a room
+# of agent/, or tools/cli/) has a level in `ladder` below, and a module may
+# include only the public headers of modules on a lower level, so the
+# dependencies point one way (docs/design.md draws it). tools/, tests/ and
+# bench/ sit above every module. A module that is not in the ladder is
+# reported, so a new directory gets its place before it gets users.
+# Each violation is printed as FILE:LINE: includes private header PATH, or
+# FILE:LINE: MODULE (level N) includes MODULE2 (level M), and the script
+# exits 1 when there is any (0 otherwise).
 set -euo pipefail
 
 root=${1:-"$(cd "$(dirname "$0")/.." && pwd)"}
@@ -41,11 +48,45 @@ is_allowed() {
     return 1
 }
 
+# The module ladder, bottom up: a module includes only lower levels.
+ladder=(
+    "0 ir"
+    "1 onnx cluster prune rulesdb costmodel modelzoo agent/nn tools/cli"
+    "2 match target"
+    "3 verify enumerate agent/rewrite"
+    "4 derive agent/search"
+    "5 agent/rl"
+    "6 optimize"
+)
+declare -A level=()
+for row in "${ladder[@]}"; do
+    read -r n mods <<<"$row"
+    for m in $mods; do level[$m]=$n; done
+done
+# The module a path belongs to: agent/ROOM, tools/cli, or its top-level
+# directory; "" for the tree's root, tools/, tests/ and bench/ (above all).
+module_of() {
+    local p=$1
+    case $p in
+    agent/*/*) p=${p#agent/}; echo "agent/${p%%/*}" ;;
+    tools/cli/*) echo tools/cli ;;
+    tools/* | tests/* | bench/*) echo "" ;;
+    */*) echo "${p%%/*}" ;;
+    *) echo "" ;;
+    esac
+}
+
 status=0
 while IFS= read -r -d '' file; do
     rel=${file#"$root"/}
     dir=.
     [[ $rel == */* ]] && dir=${rel%/*}
+    mod=$(module_of "$rel")
+    if [ -n "$mod" ] && [ -z "${level[$mod]+x}" ]; then
+        echo "$rel: module $mod has no place in check_includes.sh's ladder"
+        status=1
+        mod=
+    fi
     # line number and quoted path of each #include "..." (spaces allowed after #)
     while IFS=: read -r line path; do
         [ -n "$path" ] || continue
@@ -61,6 +102,14 @@ while IFS= read -r -d '' file; do
         esac
         tdir=.
         [[ $target == */* ]] && tdir=${target%/*}
+        if [ -n "$mod" ]; then
+            tmod=$(module_of "$target")
+            if [ -n "$tmod" ] && [ "$tmod" != "$mod" ] && [ -n "${level[$tmod]+x}" ] &&
+                [ "${level[$tmod]}" -ge "${level[$mod]}" ]; then
+                echo "$rel:$line: $mod (level ${level[$mod]}) includes $tmod (level ${level[$tmod]}): a module includes only lower levels"
+                status=1
+            fi
+        fi
         [ "$tdir" = "$dir" ] && continue
         [ "${target##*/}" = "${tdir##*/}.h" ] && continue
         is_allowed "$rel $target" && continue
@@ -71,6 +120,6 @@ while IFS= read -r -d '' file; do
 done < <(find "$root" \( -name 'build*' -o -name '.*' \) -prune -o -type f \( -name '*.c' -o -name '*.h' \) -print0 | sort -z)
 
 if [ "$status" -ne 0 ]; then
-    echo "check_includes: a file includes another directory's private header (see above)" >&2
+    echo "check_includes: a file includes another directory's private header or a module on its level or above (see above)" >&2
 fi
 exit "$status"

@@ -20,7 +20,6 @@
  */
 #include "agent/rewrite/rewrite.h"
 #include "agent/rewrite/fold.h"
-#include "agent/rewrite/graph_edit.h"
 
 #include <stdio.h>
 #include <stdlib.h>

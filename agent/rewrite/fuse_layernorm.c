@@ -26,8 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/rewrite/graph_edit.h"
-#include "agent/rewrite/match_impl.h"
+#include "match/match.h"
 
 typedef struct ln_chain {
     int x, final;       /* input value, value the fused node takes over */
@@ -41,8 +40,10 @@ typedef struct ln_chain {
  * and graph outputs (xf_edit_use_counts); ix lists distinct readers. */
 static int sole_reader(const xf_graph_index *ix, const int *uses, int v)
 {
-    if (uses[v] != 1 || ix->users_start[v + 1] - ix->users_start[v] != 1) return -1;
-    return ix->users[ix->users_start[v]];
+    int n;
+    const int *users = xf_graph_index_users(ix, v, &n);
+    if (uses[v] != 1 || n != 1) return -1;
+    return users[0];
 }
 
 static int is_op(const xf_graph *g, int node, xf_op op, int n_inputs)
@@ -125,10 +126,12 @@ static int match_chain(const xf_graph *g, const xf_graph_index *ix, const int *u
     int d = out0(g, sub);
     /* d feeds the square (pow(d, 2) or mul(d, d)) and the divide, nothing
      * else: two distinct readers, two input slots (three for mul(d, d)) */
-    if (ix->users_start[d + 1] - ix->users_start[d] != 2) return 0;
+    int n_users;
+    const int *users = xf_graph_index_users(ix, d, &n_users);
+    if (n_users != 2) return 0;
     int sq = -1, div = -1;
-    for (int k = ix->users_start[d]; k < ix->users_start[d + 1]; k++) {
-        int n = ix->users[k];
+    for (int k = 0; k < n_users; k++) {
+        int n = users[k];
         float two;
         if (is_op(g, n, XF_OP_POW, 2) && g->nodes[n].inputs[0] == d &&
             scalar_const(g, g->nodes[n].inputs[1], &two) && two == 2.0f)

@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/rewrite/graph_edit.h"
 
 #define NARROW_MAX_ARITY 8
 

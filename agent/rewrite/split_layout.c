@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/rewrite/graph_edit.h"
 
 /* One split that qualifies, and what replaces it. */
 typedef struct merge_plan {

@@ -11,7 +11,6 @@
  * memory part way leaves a graph that still computes it (a Gather not
  * moved keeps its table).
  */
-#include "agent/rewrite/graph_edit.h"
 #include "agent/rewrite/rewrite.h"
 
 #include <string.h>

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "agent/rewrite/rewrite.h"
+#include "match/match.h"
 #include "costmodel/costmodel.h"
 #include "ir/ir.h"
 #include "target/target.h"

@@ -1,5 +1,5 @@
 /*
- * match_impl.h — (private to agent/rewrite/) the compiled form of a rule set and the
+ * match_internal.h — (private to match/) the compiled form of a rule set and the
  * per-graph index the matcher works on.
  *
  * A rule is compiled once, at load: its source side becomes a match pattern
@@ -12,12 +12,12 @@
  * recomputes their matching form only for candidates whose 64-bit key
  * already agrees.
  */
-#ifndef XF_AGENT_MATCH_IMPL_H
-#define XF_AGENT_MATCH_IMPL_H
+#ifndef XF_MATCH_INTERNAL_H
+#define XF_MATCH_INTERNAL_H
 
 #include <string.h>
 
-#include "agent/rewrite/rewrite.h"
+#include "match/match.h"
 
 /* Outputs of one rule operator (split). */
 #define XF_PAT_MAX_NODE_OUT 8
@@ -232,4 +232,4 @@ static inline uint64_t xf_root_sig(uint64_t key, int variant, uint64_t p0, uint6
     return h;
 }
 
-#endif /* XF_AGENT_MATCH_IMPL_H */
+#endif /* XF_MATCH_INTERNAL_H */

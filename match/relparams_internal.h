@@ -1,5 +1,5 @@
 /*
- * relparams.h — (private to agent/rewrite/) operator parameters in a rank-relative
+ * relparams_internal.h — (private to match/) operator parameters in a rank-relative
  * form, so a rule found on small tensors applies to larger or batched ones.
  *
  * Rules are enumerated at fixed ranks (2-D matrices, 4-D NCHW tensors). An
@@ -15,8 +15,8 @@
  * (const_iconv, const_imatrix, const_ones, const_pool) match whatever their
  * shape: the matcher re-derives it from the tensors they combine with.
  */
-#ifndef XF_AGENT_RELPARAMS_H
-#define XF_AGENT_RELPARAMS_H
+#ifndef XF_MATCH_RELPARAMS_INTERNAL_H
+#define XF_MATCH_RELPARAMS_INTERNAL_H
 
 #include "ir/ir.h"
 
@@ -34,4 +34,4 @@ int xf_relparams_to_relative(xf_op op, const xf_params *p, int rank, xf_params *
  * relative form needs more dimensions than rank has. */
 int xf_relparams_to_absolute(xf_op op, const xf_params *rel, int rank, xf_params *abs);
 
-#endif /* XF_AGENT_RELPARAMS_H */
+#endif /* XF_MATCH_RELPARAMS_INTERNAL_H */

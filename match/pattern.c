@@ -20,13 +20,13 @@
  * the rule set can drop rules that differ only in the tensor shapes they
  * were enumerated at: their patterns and templates are the same action.
  */
-#include "agent/rewrite/match_impl.h"
+#include "match/match_internal.h"
 
 #include <assert.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "agent/rewrite/relparams.h"
+#include "match/relparams_internal.h"
 
 int xf_match_commutes(xf_op op, int n_inputs)
 {

@@ -1,9 +1,9 @@
 /*
  * relparams.c — conversion of axis, axes and permutation parameters between
  * the absolute form stored on nodes and the rank-relative form used to match
- * rules across ranks (see relparams.h for the why).
+ * rules across ranks (see relparams_internal.h for the why).
  */
-#include "agent/rewrite/relparams.h"
+#include "match/relparams_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

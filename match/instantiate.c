@@ -9,7 +9,7 @@
  * xf_graph_add_node must receive for the k-th of them (canonical, absolute
  * at the bound rank). Parameters are re-derived as follows:
  *  - axis, axes and permutations: relative form at the rule's rank, absolute
- *    at the rank of the operator's bound first input (relparams.h);
+ *    at the rank of the operator's bound first input (relparams_internal.h);
  *  - split sizes: along the split axis, from the shapes of the matched
  *    source outputs that the split's outputs replace when every one of them
  *    is a rule output, else equal parts of the input;
@@ -28,8 +28,8 @@
  */
 #include <string.h>
 
-#include "agent/rewrite/match_impl.h"
-#include "agent/rewrite/relparams.h"
+#include "match/match_internal.h"
+#include "match/relparams_internal.h"
 
 typedef struct inst_state {
     xf_dtype dt[XF_MATCH_MAX_NODES][XF_PAT_MAX_NODE_OUT];

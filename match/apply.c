@@ -23,8 +23,8 @@
  * copies, so the environment can keep what it knows about them (matching
  * keys, costs) instead of recomputing it.
  */
-#include "agent/rewrite/graph_edit.h"
-#include "agent/rewrite/match_impl.h"
+#include "ir/ir.h"
+#include "match/match_internal.h"
 
 #include <limits.h>
 #include <stdio.h>

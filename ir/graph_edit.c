@@ -1,9 +1,9 @@
 /*
- * graph_edit.c — use counts and compaction with renumbering (see
- * graph_edit.h). Both are single linear passes, so a rewrite step on a
+ * graph_edit.c — use counts and compaction with renumbering (declared in
+ * ir.h: in-place surgery). Both are single linear passes, so a rewrite step on a
  * large model stays proportional to the graph's size with small constants.
  */
-#include "agent/rewrite/graph_edit.h"
+#include "ir/ir.h"
 
 #include <stdlib.h>
 #include <string.h>

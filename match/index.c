@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/rewrite/match_impl.h"
+#include "match/match_internal.h"
 
 /* Topological positions from xf_graph_topo_order (node order itself when
  * every input is produced by an earlier node: graphs built with the
@@ -223,4 +223,10 @@ void xf_graph_index_free(xf_graph_index *ix)
 int xf_graph_index_weight_only(const xf_graph_index *ix, int value)
 {
     return ix && value >= 0 && value < ix->n_values ? ix->weight_only[value] : 0;
+}
+
+const int *xf_graph_index_users(const xf_graph_index *ix, int value, int *n)
+{
+    *n = ix->users_start[value + 1] - ix->users_start[value];
+    return ix->users + ix->users_start[value];
 }

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/rewrite/match_impl.h"
+#include "match/match_internal.h"
 #include "rulesdb/rulesdb.h"
 
 /* The identity of a rule's two sides (an xf_rule_key as written: their

@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/rewrite/match_impl.h"
+#include "match/match_internal.h"
 
 typedef struct match_ctx {
     const xf_graph *g;

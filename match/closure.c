@@ -33,8 +33,8 @@
  * brings a flatten/unflatten pair in is valued with all the moves it
  * enables.
  */
-#include "agent/rewrite/graph_edit.h"
-#include "agent/rewrite/match_impl.h"
+#include "ir/ir.h"
+#include "match/match_internal.h"
 
 #include <string.h>
 
