@@ -2,7 +2,7 @@
  * analytic.c — the analytic backend: time = max(flops / peak, bytes /
  * bandwidth) + kernels * per-kernel overhead, against a machine roofline.
  *
- * The roofline is measured once per machine (xf_costmodel_measure_roofline:
+ * The roofline is measured once per machine (cm_measure_roofline:
  * the reference sgemm through the matmul kernel for peak compute, a large
  * memcpy for bandwidth) and stored in the cost cache by the front end, so
  * every later estimate on that machine is deterministic; tests fix it
@@ -12,7 +12,7 @@
  * Its executor is the float32 reference interpreter (xf_interp_run), so
  * `xfcost --backend analytic` can still report an end-to-end latency.
  */
-#include "backend.h"
+#include "backend_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +46,7 @@ static void analytic_identity(void *state, char *buf, size_t n)
 {
     const analytic_state *s = state;
     char cpu[256];
-    xf_costmodel_cpu_model(cpu, sizeof cpu);
+    cm_cpu_model(cpu, sizeof cpu);
     snprintf(buf, n, "%s|peak=%.6g GFLOP/s|bw=%.6g GB/s|overhead=%.6g us", cpu, s->cfg.peak_gflops,
              s->cfg.bandwidth_gbps, s->cfg.kernel_overhead_us);
 }
@@ -126,7 +126,7 @@ static xf_status analytic_exec_output(void *exec, int i, xf_tensor *out, xf_erro
     return XF_OK;
 }
 
-const xf_backend xf_backend_analytic = {
+const xf_backend cm_backend_analytic = {
     .name = "analytic",
     .init = analytic_init,
     .free = analytic_free,
@@ -153,8 +153,8 @@ static xf_status measure_peak(double *gflops, xf_error *err)
     double best = 1e30;
     if (!st) {
         xf_backend_op cfg = {0};
-        xf_costmodel_fill_random(&a, XF_OP_MATMUL, &cfg, 0, 7);
-        xf_costmodel_fill_random(&b, XF_OP_MATMUL, &cfg, 1, 7);
+        cm_fill_random(&a, XF_OP_MATMUL, &cfg, 0, 7);
+        cm_fill_random(&b, XF_OP_MATMUL, &cfg, 1, 7);
         const xf_tensor *in[2] = {&a, &b};
         xf_params p = xf_params_default();
         for (int r = 0; r < RUNS && !st; r++) {
@@ -201,7 +201,7 @@ static xf_status measure_bandwidth(double *gbps, xf_error *err)
     return XF_OK;
 }
 
-xf_status xf_costmodel_measure_roofline(double *peak_gflops, double *bandwidth_gbps,
+xf_status cm_measure_roofline(double *peak_gflops, double *bandwidth_gbps,
                                         xf_error *err)
 {
     xf_status st = XF_OK;

@@ -21,7 +21,7 @@
  * is not returned, so the operator is measured again and the entry
  * replaced. Statements are prepared once.
  */
-#include "cache.h"
+#include "cache_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -125,7 +125,7 @@ static xf_status prepare(xf_cost_cache *c, const char *sql, sqlite3_stmt **s, xf
     return XF_OK;
 }
 
-xf_status xf_cost_cache_open(const char *path, xf_cost_cache **out, xf_error *err)
+xf_status cm_cache_open(const char *path, xf_cost_cache **out, xf_error *err)
 {
     *out = NULL;
     xf_cost_cache *c = xf_calloc(1, sizeof *c);
@@ -178,14 +178,14 @@ xf_status xf_cost_cache_open(const char *path, xf_cost_cache **out, xf_error *er
                      &c->put_roof, err);
 out:
     if (st) {
-        xf_cost_cache_close(c);
+        cm_cache_close(c);
         return st;
     }
     *out = c;
     return XF_OK;
 }
 
-void xf_cost_cache_close(xf_cost_cache *c)
+void cm_cache_close(xf_cost_cache *c)
 {
     if (!c) return;
     sqlite3_finalize(c->get);
@@ -213,7 +213,7 @@ static int valid_row(sqlite3_stmt *s)
            sqlite3_column_type(s, 3) == SQLITE_INTEGER && sqlite3_column_int64(s, 3) >= 0;
 }
 
-xf_status xf_cost_cache_get(xf_cost_cache *c, const char *identity, const char *config,
+xf_status cm_cache_get(xf_cost_cache *c, const char *identity, const char *config,
                             xf_op_cost *out, int *found, xf_error *err)
 {
     *found = 0;
@@ -236,7 +236,7 @@ xf_status xf_cost_cache_get(xf_cost_cache *c, const char *identity, const char *
     return XF_OK;
 }
 
-xf_status xf_cost_cache_put(xf_cost_cache *c, const char *identity, const char *config,
+xf_status cm_cache_put(xf_cost_cache *c, const char *identity, const char *config,
                             const xf_op_cost *cost, xf_error *err)
 {
     sqlite3_stmt *s = c->put;
@@ -253,7 +253,7 @@ xf_status xf_cost_cache_put(xf_cost_cache *c, const char *identity, const char *
     return XF_OK;
 }
 
-xf_status xf_cost_cache_get_roofline(xf_cost_cache *c, const char *machine, double *peak_gflops,
+xf_status cm_cache_get_roofline(xf_cost_cache *c, const char *machine, double *peak_gflops,
                                      double *bandwidth_gbps, int *found, xf_error *err)
 {
     *found = 0;
@@ -273,7 +273,7 @@ xf_status xf_cost_cache_get_roofline(xf_cost_cache *c, const char *machine, doub
     return XF_OK;
 }
 
-xf_status xf_cost_cache_put_roofline(xf_cost_cache *c, const char *machine, double peak_gflops,
+xf_status cm_cache_put_roofline(xf_cost_cache *c, const char *machine, double peak_gflops,
                                      double bandwidth_gbps, xf_error *err)
 {
     sqlite3_stmt *s = c->put_roof;
@@ -287,17 +287,17 @@ xf_status xf_cost_cache_put_roofline(xf_cost_cache *c, const char *machine, doub
     return XF_OK;
 }
 
-xf_status xf_cost_cache_begin(xf_cost_cache *c, xf_error *err)
+xf_status cm_cache_begin(xf_cost_cache *c, xf_error *err)
 {
     return exec_sql(c, "BEGIN", err);
 }
 
-xf_status xf_cost_cache_commit(xf_cost_cache *c, xf_error *err)
+xf_status cm_cache_commit(xf_cost_cache *c, xf_error *err)
 {
     return exec_sql(c, "COMMIT", err);
 }
 
-void xf_cost_cache_rollback(xf_cost_cache *c)
+void cm_cache_rollback(xf_cost_cache *c)
 {
     if (!sqlite3_get_autocommit(c->db)) sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
 }

@@ -17,7 +17,7 @@
  * (xf_cost_runs_summary) is kept for the model's lifetime only.
  * A configuration whose tensors exceed the memory limit is not measured.
  */
-#include "model.h"
+#include "model_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -93,11 +93,11 @@ static xf_status backend_for(xf_cost_backend b, const xf_backend **out, xf_error
 {
     *out = NULL;
     switch (b) {
-    case XF_COST_ANALYTIC: *out = &xf_backend_analytic; return XF_OK;
-    case XF_COST_ONEDNN: *out = &xf_backend_onednn; return XF_OK;
+    case XF_COST_ANALYTIC: *out = &cm_backend_analytic; return XF_OK;
+    case XF_COST_ONEDNN: *out = &cm_backend_onednn; return XF_OK;
     case XF_COST_CUDNN:
 #ifdef XF_HAVE_CUDNN
-        *out = &xf_backend_cudnn;
+        *out = &cm_backend_cudnn;
         return XF_OK;
 #else
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
@@ -141,15 +141,15 @@ static xf_status ensure_roofline(xf_cost_model *cm, xf_error *err)
     double peak = cm->opt.peak_gflops, bw = cm->opt.bandwidth_gbps;
     if (!(peak > 0) || !(bw > 0)) {
         char machine[256];
-        xf_costmodel_cpu_model(machine, sizeof machine);
+        cm_cpu_model(machine, sizeof machine);
         double cpeak, cbw;
         int found;
-        xf_status st = xf_cost_cache_get_roofline(cm->cache, machine, &cpeak, &cbw, &found, err);
+        xf_status st = cm_cache_get_roofline(cm->cache, machine, &cpeak, &cbw, &found, err);
         if (st) return st;
         if (!found) {
             cpeak = cbw = 0;
-            st = xf_costmodel_measure_roofline(&cpeak, &cbw, err);
-            if (!st) st = xf_cost_cache_put_roofline(cm->cache, machine, cpeak, cbw, err);
+            st = cm_measure_roofline(&cpeak, &cbw, err);
+            if (!st) st = cm_cache_put_roofline(cm->cache, machine, cpeak, cbw, err);
             if (st) return st;
             xf_log(XF_LOG_INFO, "costmodel: measured roofline of %s: %.1f GFLOP/s, %.1f GB/s",
                    machine, cpeak, cbw);
@@ -185,7 +185,7 @@ xf_status xf_cost_open(const xf_cost_options *opt, xf_cost_model **out, xf_error
     cm->cfg.warmup = o.warmup;
     cm->cfg.reps = o.reps;
     cm->cfg.kernel_overhead_us = o.kernel_overhead_us;
-    st = xf_cost_cache_open(o.cache_path, &cm->cache, err);
+    st = cm_cache_open(o.cache_path, &cm->cache, err);
     if (!st && o.backend == XF_COST_ANALYTIC) st = ensure_roofline(cm, err);
     if (!st) st = be->init(&cm->cfg, &cm->state, err);
     if (st) {
@@ -204,7 +204,7 @@ void xf_cost_close(xf_cost_model *cm)
     if (!cm) return;
     if (cm->be && cm->state) cm->be->free(cm->state);
     if (cm->be && cm->state1) cm->be->free(cm->state1);
-    xf_cost_cache_close(cm->cache);
+    cm_cache_close(cm->cache);
     list_free(&cm->unkept);
     xf_free(cm);
 }
@@ -239,11 +239,11 @@ static int is_generator(xf_op op)
 static xf_status write_pending(xf_cost_model *cm, const xf_cost_list *p, xf_error *err)
 {
     if (p->n == 0) return XF_OK;
-    xf_status st = xf_cost_cache_begin(cm->cache, err);
+    xf_status st = cm_cache_begin(cm->cache, err);
     for (int i = 0; !st && i < p->n; i++)
-        st = xf_cost_cache_put(cm->cache, cm->identity, p->config[i], &p->cost[i], err);
-    if (!st) st = xf_cost_cache_commit(cm->cache, err);
-    if (st) xf_cost_cache_rollback(cm->cache);
+        st = cm_cache_put(cm->cache, cm->identity, p->config[i], &p->cost[i], err);
+    if (!st) st = cm_cache_commit(cm->cache, err);
+    if (st) cm_cache_rollback(cm->cache);
     return st;
 }
 
@@ -277,7 +277,7 @@ static int swap_commutative(xf_op op, int n_in, const xf_dtype *in_dt, const xf_
 static xf_status measured_tensors_fit(const xf_cost_model *cm, const xf_backend_op *bop,
                                       const char *key, xf_error *err)
 {
-    if (cm->be == &xf_backend_analytic) return XF_OK;
+    if (cm->be == &cm_backend_analytic) return XF_OK;
     size_t total = 0;
     for (int i = 0; i < bop->n_inputs + bop->n_outputs; i++) {
         int out = i >= bop->n_inputs;
@@ -303,7 +303,7 @@ static xf_status measure_on(const xf_cost_model *cm, void *state, const xf_backe
     xf_status st = cm->be->measure(state, bop, ms, kernels, disturbed, err);
     if (st == XF_ERR_UNSUPPORTED) {
         xf_error_clear(err);
-        st = xf_costmodel_time_reference(cfg, bop, ms, disturbed, err);
+        st = cm_time_reference(cfg, bop, ms, disturbed, err);
         *kernels = 1;
     }
     return st;
@@ -379,7 +379,7 @@ static xf_status cost_config(xf_cost_model *cm, xf_op op, const xf_params *param
         goto out;
     }
     int found;
-    st = xf_cost_cache_get(cm->cache, cm->identity, key, out, &found, err);
+    st = cm_cache_get(cm->cache, cm->identity, key, out, &found, err);
     if (st || found) goto out;
 
     double ms = 0;
@@ -404,7 +404,7 @@ static xf_status cost_config(xf_cost_model *cm, xf_op op, const xf_params *param
         st = list_add(&cm->unkept, key, out, err);
     }
     else st = pend ? list_add(pend, key, out, err)
-                   : xf_cost_cache_put(cm->cache, cm->identity, key, out, err);
+                   : cm_cache_put(cm->cache, cm->identity, key, out, err);
 out:
     xf_free(key);
     return st;
@@ -557,7 +557,7 @@ xf_status xf_cost_stored_get(xf_cost_model *cm, const char *identity, const char
 {
     xf_op_cost c;
     memset(&c, 0, sizeof c);
-    xf_status st = xf_cost_cache_get(cm->cache, identity, key, &c, found, err);
+    xf_status st = cm_cache_get(cm->cache, identity, key, &c, found, err);
     *ms = st == XF_OK && *found ? c.ms : 0;
     return st;
 }
@@ -569,5 +569,5 @@ xf_status xf_cost_stored_put(xf_cost_model *cm, const char *identity, const char
     memset(&c, 0, sizeof c);
     c.ms = ms;
     c.kernels = 1;
-    return xf_cost_cache_put(cm->cache, identity, key, &c, err);
+    return cm_cache_put(cm->cache, identity, key, &c, err);
 }

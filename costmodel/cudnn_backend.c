@@ -12,14 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-xf_status cx_cuda(cudaError_t e, xf_error *err, const char *what)
+xf_status cm_cudnn_cuda(cudaError_t e, xf_error *err, const char *what)
 {
     if (e == cudaSuccess) return XF_OK;
     return XF_FAIL(err, e == cudaErrorMemoryAllocation ? XF_ERR_NOMEM : XF_ERR_INTERNAL,
                    "%s: CUDA: %s", what, CX(cudaGetErrorString)(e));
 }
 
-xf_status cx_cudnn(cudnnStatus_t s, xf_error *err, const char *what)
+xf_status cm_cudnn_cudnn(cudnnStatus_t s, xf_error *err, const char *what)
 {
     if (s == CUDNN_STATUS_SUCCESS) return XF_OK;
     if (s == CUDNN_STATUS_NOT_SUPPORTED)
@@ -28,20 +28,20 @@ xf_status cx_cudnn(cudnnStatus_t s, xf_error *err, const char *what)
                    "%s: cuDNN: %s", what, CX(cudnnGetErrorString)(s));
 }
 
-xf_status cx_cublas(cublasStatus_t s, xf_error *err, const char *what)
+xf_status cm_cudnn_cublas(cublasStatus_t s, xf_error *err, const char *what)
 {
     if (s == CUBLAS_STATUS_SUCCESS) return XF_OK;
     return XF_FAIL(err, s == CUBLAS_STATUS_ALLOC_FAILED ? XF_ERR_NOMEM : XF_ERR_INTERNAL,
                    "%s: cuBLAS: %s", what, CX(cublasGetStatusString)(s));
 }
 
-xf_status cx_workspace(cx_state *st, size_t bytes, xf_error *err)
+xf_status cm_cudnn_workspace(cx_state *st, size_t bytes, xf_error *err)
 {
     if (bytes <= st->workspace_bytes) return XF_OK;
     if (st->workspace) CX(cudaFree)(st->workspace);
     st->workspace = NULL;
     st->workspace_bytes = 0;
-    xf_status s = cx_cuda(CX(cudaMalloc)(&st->workspace, bytes), err, "allocating cuDNN workspace");
+    xf_status s = cm_cudnn_cuda(CX(cudaMalloc)(&st->workspace, bytes), err, "allocating cuDNN workspace");
     if (!s) st->workspace_bytes = bytes;
     return s;
 }
@@ -61,7 +61,7 @@ static void cudnn_free(void *state)
 static xf_status cudnn_init(const xf_backend_config *cfg, void **state, xf_error *err)
 {
     *state = NULL;
-    xf_status ls = cx_load(err);
+    xf_status ls = cm_cudnn_load(err);
     if (ls) return ls;
     int count = 0;
     cudaError_t e = CX(cudaGetDeviceCount)(&count);
@@ -72,11 +72,11 @@ static xf_status cudnn_init(const xf_backend_config *cfg, void **state, xf_error
     if (!st) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory opening the cudnn backend");
     st->warmup = cfg->warmup;
     st->reps = cfg->reps;
-    xf_status s = cx_cuda(CX(cudaSetDevice)(0), err, "selecting CUDA device 0");
-    if (!s) s = cx_cudnn(CX(cudnnCreate)(&st->cudnn), err, "creating the cuDNN handle");
-    if (!s) s = cx_cublas(CX(cublasCreate)(&st->cublas), err, "creating the cuBLAS handle");
-    if (!s) s = cx_cuda(CX(cudaEventCreate)(&st->start), err, "creating a CUDA event");
-    if (!s) s = cx_cuda(CX(cudaEventCreate)(&st->stop), err, "creating a CUDA event");
+    xf_status s = cm_cudnn_cuda(CX(cudaSetDevice)(0), err, "selecting CUDA device 0");
+    if (!s) s = cm_cudnn_cudnn(CX(cudnnCreate)(&st->cudnn), err, "creating the cuDNN handle");
+    if (!s) s = cm_cudnn_cublas(CX(cublasCreate)(&st->cublas), err, "creating the cuBLAS handle");
+    if (!s) s = cm_cudnn_cuda(CX(cudaEventCreate)(&st->start), err, "creating a CUDA event");
+    if (!s) s = cm_cudnn_cuda(CX(cudaEventCreate)(&st->stop), err, "creating a CUDA event");
     if (s) {
         cudnn_free(st);
         return s;
@@ -106,10 +106,10 @@ static xf_status upload_random(const xf_backend_op *op, int i, void **dev, xf_er
     xf_tensor t = {0};
     xf_status s = xf_tensor_alloc(&t, op->in_dtypes[i], &op->in_shapes[i], err);
     if (s) return s;
-    xf_costmodel_fill_random(&t, op->op, op, i, 1);
+    cm_fill_random(&t, op->op, op, i, 1);
     size_t bytes = xf_tensor_bytes(&t);
-    s = cx_cuda(CX(cudaMalloc)(dev, bytes ? bytes : 4), err, "allocating a GPU input");
-    if (!s) s = cx_cuda(CX(cudaMemcpy)(*dev, t.data, bytes, cudaMemcpyHostToDevice), err,
+    s = cm_cudnn_cuda(CX(cudaMalloc)(dev, bytes ? bytes : 4), err, "allocating a GPU input");
+    if (!s) s = cm_cudnn_cuda(CX(cudaMemcpy)(*dev, t.data, bytes, cudaMemcpyHostToDevice), err,
                         "copying an input to the GPU");
     xf_tensor_free(&t);
     return s;
@@ -123,7 +123,7 @@ static xf_status cudnn_measure(void *state, const xf_backend_op *op, double *ms,
     *ms = 0;
     *kernels = 0;
     cx_kernel *k = NULL;
-    xf_status s = cx_kernel_create(st, op, &k, err);
+    xf_status s = cm_cudnn_kernel_create(st, op, &k, err);
     if (s) return s; /* XF_ERR_UNSUPPORTED: the front end times the reference */
     void **in = xf_calloc((size_t)op->n_inputs + 1, sizeof *in);
     void **out = xf_calloc((size_t)op->n_outputs + 1, sizeof *out);
@@ -137,23 +137,23 @@ static xf_status cudnn_measure(void *state, const xf_backend_op *op, double *ms,
         if (op->in_dtypes[i] != XF_DTYPE_INVALID) s = upload_random(op, i, &in[i], err);
     for (int i = 0; i < op->n_outputs && !s; i++) {
         size_t bytes = (size_t)xf_shape_numel(&op->out_shapes[i]) * xf_dtype_size(op->out_dtypes[i]);
-        s = cx_cuda(CX(cudaMalloc)(&out[i], bytes ? bytes : 4), err, "allocating a GPU output");
+        s = cm_cudnn_cuda(CX(cudaMalloc)(&out[i], bytes ? bytes : 4), err, "allocating a GPU output");
     }
     for (int r = 0; r < st->warmup && !s; r++)
-        s = cx_kernel_run(st, k, (const void *const *)in, out, err);
+        s = cm_cudnn_kernel_run(st, k, (const void *const *)in, out, err);
     for (int r = 0; r < st->reps && !s; r++) {
         float elapsed = 0;
-        s = cx_cuda(CX(cudaEventRecord)(st->start, 0), err, "recording a CUDA event");
-        if (!s) s = cx_kernel_run(st, k, (const void *const *)in, out, err);
-        if (!s) s = cx_cuda(CX(cudaEventRecord)(st->stop, 0), err, "recording a CUDA event");
-        if (!s) s = cx_cuda(CX(cudaEventSynchronize)(st->stop), err, "waiting for the GPU");
-        if (!s) s = cx_cuda(CX(cudaEventElapsedTime)(&elapsed, st->start, st->stop), err,
+        s = cm_cudnn_cuda(CX(cudaEventRecord)(st->start, 0), err, "recording a CUDA event");
+        if (!s) s = cm_cudnn_kernel_run(st, k, (const void *const *)in, out, err);
+        if (!s) s = cm_cudnn_cuda(CX(cudaEventRecord)(st->stop, 0), err, "recording a CUDA event");
+        if (!s) s = cm_cudnn_cuda(CX(cudaEventSynchronize)(st->stop), err, "waiting for the GPU");
+        if (!s) s = cm_cudnn_cuda(CX(cudaEventElapsedTime)(&elapsed, st->start, st->stop), err,
                             "reading a CUDA event");
         t[r] = elapsed;
     }
     if (!s) {
-        *ms = xf_costmodel_median(t, st->reps);
-        *kernels = cx_kernel_launches(k);
+        *ms = cm_median(t, st->reps);
+        *kernels = cm_cudnn_kernel_launches(k);
     }
 out:
     for (int i = 0; in && i < op->n_inputs; i++)
@@ -163,18 +163,18 @@ out:
     xf_free(in);
     xf_free(out);
     xf_free(t);
-    cx_kernel_free(k);
+    cm_cudnn_kernel_free(k);
     return s;
 }
 
-const xf_backend xf_backend_cudnn = {
+const xf_backend cm_backend_cudnn = {
     .name = "cudnn",
     .init = cudnn_init,
     .free = cudnn_free,
     .identity = cudnn_identity,
     .measure = cudnn_measure,
-    .exec_prepare = cx_exec_prepare,
-    .exec_run = cx_exec_run,
-    .exec_output = cx_exec_output,
-    .exec_free = cx_exec_free,
+    .exec_prepare = cm_cudnn_exec_prepare,
+    .exec_run = cm_cudnn_exec_run,
+    .exec_output = cm_cudnn_exec_output,
+    .exec_free = cm_cudnn_exec_free,
 };

@@ -26,13 +26,13 @@ typedef struct cx_exec {
     xf_tensor *hout;
 } cx_exec;
 
-void cx_exec_free(void *exec)
+void cm_cudnn_exec_free(void *exec)
 {
     cx_exec *e = exec;
     if (!e) return;
     for (int v = 0; e->dev && v < e->g->n_values; v++)
         if (e->dev[v]) CX(cudaFree)(e->dev[v]);
-    for (int n = 0; e->kern && n < e->g->n_nodes; n++) cx_kernel_free(e->kern[n]);
+    for (int n = 0; e->kern && n < e->g->n_nodes; n++) cm_cudnn_kernel_free(e->kern[n]);
     for (int v = 0; e->host && v < e->g->n_values; v++) xf_tensor_free(&e->host[v]);
     xf_free(e->order);
     xf_free(e->dev);
@@ -83,7 +83,7 @@ static xf_status prepare_node(cx_exec *e, int n, xf_error *err)
     }
     xf_backend_op op;
     node_config(g, nd, in_dt, in_sh, out_dt, out_sh, &op);
-    s = cx_kernel_create(e->st, &op, &e->kern[n], err);
+    s = cm_cudnn_kernel_create(e->st, &op, &e->kern[n], err);
     if (s == XF_ERR_UNSUPPORTED) { /* host fallback: mirrors for its values */
         xf_error_clear(err);
         s = XF_OK;
@@ -103,7 +103,7 @@ out:
     return s;
 }
 
-xf_status cx_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error *err)
+xf_status cm_cudnn_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error *err)
 {
     *exec = NULL;
     cx_exec *e = xf_calloc(1, sizeof *e);
@@ -136,16 +136,16 @@ xf_status cx_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error 
     for (int v = 0; v < g->n_values && !s; v++) {
         const xf_value *val = &g->values[v];
         e->bytes[v] = (size_t)xf_shape_numel(&val->shape) * xf_dtype_size(val->dtype);
-        s = cx_cuda(CX(cudaMalloc)(&e->dev[v], e->bytes[v] ? e->bytes[v] : 4), err,
+        s = cm_cudnn_cuda(CX(cudaMalloc)(&e->dev[v], e->bytes[v] ? e->bytes[v] : 4), err,
                     "allocating GPU buffers for the graph");
         if (!s && val->kind == XF_VALUE_CONST)
-            s = cx_cuda(CX(cudaMemcpy)(e->dev[v], val->data, e->bytes[v], cudaMemcpyHostToDevice),
+            s = cm_cudnn_cuda(CX(cudaMemcpy)(e->dev[v], val->data, e->bytes[v], cudaMemcpyHostToDevice),
                         err, "uploading constants");
     }
     for (int n = 0; n < g->n_nodes && !s; n++) s = prepare_node(e, n, err);
 out:
     if (s) {
-        cx_exec_free(e);
+        cm_cudnn_exec_free(e);
         return s;
     }
     *exec = e;
@@ -160,27 +160,27 @@ static xf_status run_on_host(cx_exec *e, const xf_node *nd, xf_error *err)
         int v = nd->inputs[i];
         e->hin[i] = v >= 0 ? &e->host[v] : NULL;
         if (v >= 0)
-            s = cx_cuda(CX(cudaMemcpy)(e->host[v].data, e->dev[v], e->bytes[v], cudaMemcpyDeviceToHost),
+            s = cm_cudnn_cuda(CX(cudaMemcpy)(e->host[v].data, e->dev[v], e->bytes[v], cudaMemcpyDeviceToHost),
                         err, "copying a node's input to the host");
     }
     for (int i = 0; i < nd->n_outputs; i++) e->hout[i] = e->host[nd->outputs[i]];
     if (!s) s = xf_op_run(nd->op, &nd->params, nd->n_inputs, e->hin, nd->n_outputs, e->hout, err);
     for (int i = 0; i < nd->n_outputs && !s; i++) {
         int v = nd->outputs[i];
-        s = cx_cuda(CX(cudaMemcpy)(e->dev[v], e->host[v].data, e->bytes[v], cudaMemcpyHostToDevice),
+        s = cm_cudnn_cuda(CX(cudaMemcpy)(e->dev[v], e->host[v].data, e->bytes[v], cudaMemcpyHostToDevice),
                     err, "copying a node's output to the GPU");
     }
     return s;
 }
 
-xf_status cx_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_error *err)
+xf_status cm_cudnn_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_error *err)
 {
     cx_exec *e = exec;
     const xf_graph *g = e->g;
     xf_status s = XF_OK;
     for (int i = 0; i < n_inputs && !s; i++) {
         int v = g->inputs[i];
-        s = cx_cuda(CX(cudaMemcpy)(e->dev[v], inputs[i].data, e->bytes[v], cudaMemcpyHostToDevice),
+        s = cm_cudnn_cuda(CX(cudaMemcpy)(e->dev[v], inputs[i].data, e->bytes[v], cudaMemcpyHostToDevice),
                     err, "copying an input to the GPU");
     }
     for (int k = 0; k < g->n_nodes && !s; k++) {
@@ -192,25 +192,25 @@ xf_status cx_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_erro
             for (int i = 0; i < nd->n_inputs; i++)
                 e->in[i] = nd->inputs[i] >= 0 ? e->dev[nd->inputs[i]] : NULL;
             for (int i = 0; i < nd->n_outputs; i++) e->out[i] = e->dev[nd->outputs[i]];
-            s = cx_kernel_run(e->st, e->kern[n], e->in, e->out, err);
+            s = cm_cudnn_kernel_run(e->st, e->kern[n], e->in, e->out, err);
         }
         if (s) {
             char d[256];
             xf_error_prefix(err, "%s", xf_node_describe(g, n, d, sizeof d));
         }
     }
-    if (!s) s = cx_cuda(CX(cudaDeviceSynchronize)(), err, "waiting for the GPU");
+    if (!s) s = cm_cudnn_cuda(CX(cudaDeviceSynchronize)(), err, "waiting for the GPU");
     return s;
 }
 
-xf_status cx_exec_output(void *exec, int i, xf_tensor *out, xf_error *err)
+xf_status cm_cudnn_exec_output(void *exec, int i, xf_tensor *out, xf_error *err)
 {
     cx_exec *e = exec;
     int v = e->g->outputs[i];
     const xf_value *val = &e->g->values[v];
     xf_status s = xf_tensor_alloc(out, val->dtype, &val->shape, err);
     if (!s)
-        s = cx_cuda(CX(cudaMemcpy)(out->data, e->dev[v], e->bytes[v], cudaMemcpyDeviceToHost), err,
+        s = cm_cudnn_cuda(CX(cudaMemcpy)(out->data, e->dev[v], e->bytes[v], cudaMemcpyDeviceToHost), err,
                     "copying an output to the host");
     if (s) xf_tensor_free(out);
     return s;

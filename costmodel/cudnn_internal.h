@@ -24,14 +24,14 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
-#include "backend.h"
+#include "backend_internal.h"
 
 /* The CUDA libraries are opened with dlopen when the backend is first
- * initialised (cx_load, cudnn_load.c), never linked: a linked cuBLAS loads
+ * initialised (cm_cudnn_load, cudnn_load.c), never linked: a linked cuBLAS loads
  * cuBLASLt, whose start-up keeps about 60 MB of it resident in every
  * rlflow process, with a GPU or without. Every CUDA, cuBLAS and cuDNN
  * function the backend calls is listed here (library, name) and called as
- * CX(name)(...) through cx_fn. */
+ * CX(name)(...) through cm_cudnn_fn. */
 #define CX_FUNCS(X) \
     X(cublas, cublasCreate) \
     X(cublas, cublasDestroy) \
@@ -94,13 +94,13 @@ typedef struct cx_api {
 #undef CX_MEMBER
 } cx_api;
 
-extern cx_api cx_fn;
-#define CX(f) (cx_fn.f)
+extern cx_api cm_cudnn_fn;
+#define CX(f) (cm_cudnn_fn.f)
 
-/* Opens the libraries and fills cx_fn (once; later calls return at once).
+/* Opens the libraries and fills cm_cudnn_fn (once; later calls return at once).
  * XF_ERR_UNSUPPORTED naming the library and the loader's reason when one
  * cannot be opened or lacks a function. */
-xf_status cx_load(xf_error *err);
+xf_status cm_cudnn_load(xf_error *err);
 
 typedef struct cx_state {
     int device;
@@ -115,12 +115,12 @@ typedef struct cx_state {
 /* Error translation at the module boundary: XF_OK on success, otherwise
  * XF_ERR_INTERNAL (XF_ERR_NOMEM for allocation failures) with "what: the
  * library's message". */
-xf_status cx_cuda(cudaError_t e, xf_error *err, const char *what);
-xf_status cx_cudnn(cudnnStatus_t s, xf_error *err, const char *what);
-xf_status cx_cublas(cublasStatus_t s, xf_error *err, const char *what);
+xf_status cm_cudnn_cuda(cudaError_t e, xf_error *err, const char *what);
+xf_status cm_cudnn_cudnn(cudnnStatus_t s, xf_error *err, const char *what);
+xf_status cm_cudnn_cublas(cublasStatus_t s, xf_error *err, const char *what);
 
 /* Makes the shared workspace at least `bytes` large. */
-xf_status cx_workspace(cx_state *st, size_t bytes, xf_error *err);
+xf_status cm_cudnn_workspace(cx_state *st, size_t bytes, xf_error *err);
 
 typedef struct cx_kernel cx_kernel;
 typedef xf_status (*cx_run_fn)(cx_state *st, const cx_kernel *k, const void *const *in,
@@ -160,45 +160,41 @@ struct cx_kernel {
 /* Creates a tensor descriptor owned by k for a float tensor of `rank` dims
  * (leading 1s added up to 4 dims); strides NULL means dense row-major.
  * XF_ERR_UNSUPPORTED when a dim or stride does not fit cuDNN's int. */
-xf_status cx_desc(cx_kernel *k, int rank, const int64_t *dims, const int64_t *strides,
+xf_status cm_cudnn_desc(cx_kernel *k, int rank, const int64_t *dims, const int64_t *strides,
                   cudnnTensorDescriptor_t *out, xf_error *err);
 /* 1 when every real input and output of op is float32. */
-int cx_all_f32(const xf_backend_op *op);
+int cm_cudnn_all_f32(const xf_backend_op *op);
 
 /* Builds the kernel for one configuration (chooses the convolution
  * algorithm by measurement, sizes the workspace). */
-xf_status cx_kernel_create(cx_state *st, const xf_backend_op *op, cx_kernel **out,
+xf_status cm_cudnn_kernel_create(cx_state *st, const xf_backend_op *op, cx_kernel **out,
                            xf_error *err);
 /* Enqueues the kernel on the default stream. in[i] is NULL for an omitted
  * optional input; pointers are device memory of the configuration's shapes. */
-xf_status cx_kernel_run(cx_state *st, const cx_kernel *k, const void *const *in,
+xf_status cm_cudnn_kernel_run(cx_state *st, const cx_kernel *k, const void *const *in,
                         void *const *out, xf_error *err);
 /* Launches (library calls) one run makes. */
-int cx_kernel_launches(const cx_kernel *k);
-void cx_kernel_free(cx_kernel *k); /* NULL is a no-op */
+int cm_cudnn_kernel_launches(const cx_kernel *k);
+void cm_cudnn_kernel_free(cx_kernel *k); /* NULL is a no-op */
 
 /* Creators per family; each fills a zeroed k (run, launches, descriptors)
  * or returns XF_ERR_UNSUPPORTED when the configuration cannot run on the
- * GPU. cudnn_kernel.c: */
-xf_status cx_create_conv(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
-xf_status cx_create_matmul(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
-xf_status cx_create_gemm(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
-/* cudnn_kernel_misc.c: */
-xf_status cx_create_binary(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
-xf_status cx_create_unary(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
-xf_status cx_create_copy(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
-xf_status cx_create_pool(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
-xf_status cx_create_softmax(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
-xf_status cx_create_batchnorm(cx_state *st, const xf_backend_op *op, cx_kernel *k,
+ * GPU (conv, matmul and gemm: cudnn_kernel.c's own). cudnn_kernel_misc.c: */
+xf_status cm_cudnn_create_binary(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
+xf_status cm_cudnn_create_unary(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
+xf_status cm_cudnn_create_copy(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
+xf_status cm_cudnn_create_pool(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
+xf_status cm_cudnn_create_softmax(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
+xf_status cm_cudnn_create_batchnorm(cx_state *st, const xf_backend_op *op, cx_kernel *k,
                               xf_error *err);
-xf_status cx_create_transpose(cx_state *st, const xf_backend_op *op, cx_kernel *k,
+xf_status cm_cudnn_create_transpose(cx_state *st, const xf_backend_op *op, cx_kernel *k,
                               xf_error *err);
-xf_status cx_create_concat(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
+xf_status cm_cudnn_create_concat(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err);
 
 /* Whole-graph executor hooks (cudnn_exec.c). */
-xf_status cx_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error *err);
-xf_status cx_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_error *err);
-xf_status cx_exec_output(void *exec, int i, xf_tensor *out, xf_error *err);
-void cx_exec_free(void *exec);
+xf_status cm_cudnn_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error *err);
+xf_status cm_cudnn_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_error *err);
+xf_status cm_cudnn_exec_output(void *exec, int i, xf_tensor *out, xf_error *err);
+void cm_cudnn_exec_free(void *exec);
 
 #endif /* XF_COSTMODEL_CUDNN_INTERNAL_H */

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cx_all_f32(const xf_backend_op *op)
+int cm_cudnn_all_f32(const xf_backend_op *op)
 {
     for (int i = 0; i < op->n_inputs; i++)
         if (op->in_dtypes[i] != XF_DTYPE_INVALID && op->in_dtypes[i] != XF_F32) return 0;
@@ -31,7 +31,7 @@ static int fits_int(int64_t v)
     return v >= 0 && v <= INT_MAX;
 }
 
-xf_status cx_desc(cx_kernel *k, int rank, const int64_t *dims, const int64_t *strides,
+xf_status cm_cudnn_desc(cx_kernel *k, int rank, const int64_t *dims, const int64_t *strides,
                   cudnnTensorDescriptor_t *out, xf_error *err)
 {
     *out = NULL;
@@ -60,10 +60,10 @@ xf_status cx_desc(cx_kernel *k, int rank, const int64_t *dims, const int64_t *st
     if (!fits_int(extent)) return XF_FAIL(err, XF_ERR_UNSUPPORTED, "tensor too large for cuDNN");
     for (int i = 0; i < pad; i++) s[i] = (int)extent;
     cudnnTensorDescriptor_t t;
-    xf_status st = cx_cudnn(CX(cudnnCreateTensorDescriptor)(&t), err, "creating a tensor descriptor");
+    xf_status st = cm_cudnn_cudnn(CX(cudnnCreateTensorDescriptor)(&t), err, "creating a tensor descriptor");
     if (st) return st;
     k->desc[k->n_desc++] = t;
-    st = cx_cudnn(CX(cudnnSetTensorNdDescriptor)(t, CUDNN_DATA_FLOAT, nb, d, s), err,
+    st = cm_cudnn_cudnn(CX(cudnnSetTensorNdDescriptor)(t, CUDNN_DATA_FLOAT, nb, d, s), err,
                   "describing a tensor");
     if (!st) *out = t;
     return st;
@@ -75,15 +75,15 @@ static xf_status run_conv(cx_state *st, const cx_kernel *k, const void *const *i
                           void *const *out, xf_error *err)
 {
     const float one = 1.0f, zero = 0.0f;
-    xf_status s = cx_cudnn(CX(cudnnConvolutionForward)(st->cudnn, &one, k->desc[0], in[0], k->filter,
+    xf_status s = cm_cudnn_cudnn(CX(cudnnConvolutionForward)(st->cudnn, &one, k->desc[0], in[0], k->filter,
                                                    in[1], k->conv, k->algo, st->workspace,
                                                    k->workspace, &zero, k->desc[1], out[0]),
                            err, "cudnnConvolutionForward");
     if (!s && k->has_bias)
-        s = cx_cudnn(CX(cudnnAddTensor)(st->cudnn, &one, k->desc[2], in[2], &one, k->desc[1], out[0]),
+        s = cm_cudnn_cudnn(CX(cudnnAddTensor)(st->cudnn, &one, k->desc[2], in[2], &one, k->desc[1], out[0]),
                      err, "adding the convolution bias");
     if (!s && k->act)
-        s = cx_cudnn(CX(cudnnActivationForward)(st->cudnn, k->act, &one, k->desc[1], out[0], &zero,
+        s = cm_cudnn_cudnn(CX(cudnnActivationForward)(st->cudnn, k->act, &one, k->desc[1], out[0], &zero,
                                             k->desc[1], out[0]),
                      err, "applying the fused activation");
     return s;
@@ -94,54 +94,54 @@ static xf_status make_activation(cx_kernel *k, int act, xf_error *err)
     cudnnActivationMode_t mode = act == XF_ACT_RELU      ? CUDNN_ACTIVATION_RELU
                                  : act == XF_ACT_SIGMOID ? CUDNN_ACTIVATION_SIGMOID
                                                          : CUDNN_ACTIVATION_TANH;
-    xf_status s = cx_cudnn(CX(cudnnCreateActivationDescriptor)(&k->act), err,
+    xf_status s = cm_cudnn_cudnn(CX(cudnnCreateActivationDescriptor)(&k->act), err,
                            "creating an activation descriptor");
     if (!s)
-        s = cx_cudnn(CX(cudnnSetActivationDescriptor)(k->act, mode, CUDNN_PROPAGATE_NAN, 0.0), err,
+        s = cm_cudnn_cudnn(CX(cudnnSetActivationDescriptor)(k->act, mode, CUDNN_PROPAGATE_NAN, 0.0), err,
                      "describing an activation");
     return s;
 }
 
-xf_status cx_create_conv(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err)
+static xf_status create_conv(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err)
 {
     const xf_params *p = op->params;
     const xf_shape *x = &op->in_shapes[0], *w = &op->in_shapes[1], *y = &op->out_shapes[0];
-    if (!cx_all_f32(op) || x->rank != 4 || p->pads[0] != p->pads[2] || p->pads[1] != p->pads[3])
+    if (!cm_cudnn_all_f32(op) || x->rank != 4 || p->pads[0] != p->pads[2] || p->pads[1] != p->pads[3])
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "conv: only 4-D float with symmetric pads");
     int has_bias = op->n_inputs > 2 && op->in_dtypes[2] != XF_DTYPE_INVALID;
     cudnnTensorDescriptor_t xd, yd, bd;
-    xf_status s = cx_desc(k, 4, x->dims, NULL, &xd, err);
-    if (!s) s = cx_desc(k, 4, y->dims, NULL, &yd, err);
+    xf_status s = cm_cudnn_desc(k, 4, x->dims, NULL, &xd, err);
+    if (!s) s = cm_cudnn_desc(k, 4, y->dims, NULL, &yd, err);
     if (!s && has_bias) {
         int64_t bdims[4] = {1, w->dims[0], 1, 1};
-        s = cx_desc(k, 4, bdims, NULL, &bd, err);
+        s = cm_cudnn_desc(k, 4, bdims, NULL, &bd, err);
     }
     if (s) return s;
     int wd[4];
     for (int i = 0; i < 4; i++) wd[i] = (int)w->dims[i];
-    s = cx_cudnn(CX(cudnnCreateFilterDescriptor)(&k->filter), err, "creating a filter descriptor");
+    s = cm_cudnn_cudnn(CX(cudnnCreateFilterDescriptor)(&k->filter), err, "creating a filter descriptor");
     if (!s)
-        s = cx_cudnn(CX(cudnnSetFilterNdDescriptor)(k->filter, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4,
+        s = cm_cudnn_cudnn(CX(cudnnSetFilterNdDescriptor)(k->filter, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4,
                                                 wd),
                      err, "describing the filter");
-    if (!s) s = cx_cudnn(CX(cudnnCreateConvolutionDescriptor)(&k->conv), err, "creating a conv");
+    if (!s) s = cm_cudnn_cudnn(CX(cudnnCreateConvolutionDescriptor)(&k->conv), err, "creating a conv");
     int sh = p->stride[0] ? p->stride[0] : 1, sw = p->stride[1] ? p->stride[1] : 1;
     int dh = p->dilation[0] ? p->dilation[0] : 1, dw = p->dilation[1] ? p->dilation[1] : 1;
     if (!s)
-        s = cx_cudnn(CX(cudnnSetConvolution2dDescriptor)(k->conv, p->pads[0], p->pads[1], sh, sw, dh,
+        s = cm_cudnn_cudnn(CX(cudnnSetConvolution2dDescriptor)(k->conv, p->pads[0], p->pads[1], sh, sw, dh,
                                                      dw, CUDNN_CROSS_CORRELATION,
                                                      CUDNN_DATA_FLOAT),
                      err, "describing the convolution");
     if (!s)
-        s = cx_cudnn(CX(cudnnSetConvolutionGroupCount)(k->conv, p->group > 0 ? p->group : 1), err,
+        s = cm_cudnn_cudnn(CX(cudnnSetConvolutionGroupCount)(k->conv, p->group > 0 ? p->group : 1), err,
                      "setting the group count");
     if (!s)
-        s = cx_cudnn(CX(cudnnSetConvolutionMathType)(k->conv, CUDNN_FMA_MATH), err,
+        s = cm_cudnn_cudnn(CX(cudnnSetConvolutionMathType)(k->conv, CUDNN_FMA_MATH), err,
                      "setting FMA math");
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int n_perf = 0;
     if (!s)
-        s = cx_cudnn(CX(cudnnFindConvolutionForwardAlgorithm)(st->cudnn, xd, k->filter, k->conv, yd,
+        s = cm_cudnn_cudnn(CX(cudnnFindConvolutionForwardAlgorithm)(st->cudnn, xd, k->filter, k->conv, yd,
                                                           CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                                                           &n_perf, perf),
                      err, "searching convolution algorithms");
@@ -153,7 +153,7 @@ xf_status cx_create_conv(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "conv: cuDNN found no working algorithm");
     k->algo = perf[best].algo;
     k->workspace = perf[best].memory;
-    s = cx_workspace(st, k->workspace, err);
+    s = cm_cudnn_workspace(st, k->workspace, err);
     if (!s && p->activation != XF_ACT_NONE) s = make_activation(k, p->activation, err);
     if (s) return s;
     k->has_bias = has_bias;
@@ -168,7 +168,7 @@ static xf_status run_gemm_batched(cx_state *st, const cx_kernel *k, const void *
                                   void *const *out, xf_error *err)
 {
     /* in[0] = A, in[1] = B; column-major C^T = op(B)^T op(A)^T */
-    return cx_cublas(CX(cublasSgemmStridedBatched)(st->cublas, k->op_b, k->op_a, k->n, k->m, k->k,
+    return cm_cudnn_cublas(CX(cublasSgemmStridedBatched)(st->cublas, k->op_b, k->op_a, k->n, k->m, k->k,
                                                &k->alpha, in[1], k->ldb, k->stride_b, in[0],
                                                k->lda, k->stride_a, &k->beta, out[0], k->ldc,
                                                k->stride_c, k->batch),
@@ -193,11 +193,11 @@ static int batch_stride(const xf_shape *t, const xf_shape *y, long long *stride)
     return 1;
 }
 
-xf_status cx_create_matmul(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err)
+static xf_status create_matmul(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err)
 {
     (void)st;
     const xf_shape *a = &op->in_shapes[0], *b = &op->in_shapes[1], *y = &op->out_shapes[0];
-    if (!cx_all_f32(op) || a->rank < 2 || b->rank < 2)
+    if (!cm_cudnn_all_f32(op) || a->rank < 2 || b->rank < 2)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "matmul: only float matrices on the GPU");
     int64_t M = a->dims[a->rank - 2], K = a->dims[a->rank - 1], N = b->dims[b->rank - 1];
     int64_t batch = 1;
@@ -222,25 +222,25 @@ static xf_status run_gemm(cx_state *st, const cx_kernel *k, const void *const *i
     xf_status s = XF_OK;
     const float one = 1.0f, zero = 0.0f;
     if (k->copy_c)
-        s = cx_cuda(CX(cudaMemcpyAsync)(out[0], in[2], (size_t)k->m * (size_t)k->n * sizeof(float),
+        s = cm_cudnn_cuda(CX(cudaMemcpyAsync)(out[0], in[2], (size_t)k->m * (size_t)k->n * sizeof(float),
                                     cudaMemcpyDeviceToDevice, 0),
                     err, "copying gemm's C");
     else if (k->has_bias) /* Y = C broadcast to [M,N] */
-        s = cx_cudnn(CX(cudnnAddTensor)(st->cudnn, &one, k->desc[1], in[2], &zero, k->desc[0],
+        s = cm_cudnn_cudnn(CX(cudnnAddTensor)(st->cudnn, &one, k->desc[1], in[2], &zero, k->desc[0],
                                     out[0]),
                      err, "broadcasting gemm's C");
     if (s) return s;
-    return cx_cublas(CX(cublasSgemm)(st->cublas, k->op_b, k->op_a, k->n, k->m, k->k, &k->alpha, in[1],
+    return cm_cudnn_cublas(CX(cublasSgemm)(st->cublas, k->op_b, k->op_a, k->n, k->m, k->k, &k->alpha, in[1],
                                  k->ldb, in[0], k->lda, &k->beta, out[0], k->ldc),
                      err, "cublasSgemm");
 }
 
-xf_status cx_create_gemm(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err)
+static xf_status create_gemm(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf_error *err)
 {
     (void)st;
     const xf_params *p = op->params;
     const xf_shape *a = &op->in_shapes[0], *b = &op->in_shapes[1], *y = &op->out_shapes[0];
-    if (!cx_all_f32(op))
+    if (!cm_cudnn_all_f32(op))
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "gemm: only float on the GPU");
     int64_t M = y->dims[0], N = y->dims[1], K = p->trans_a ? a->dims[0] : a->dims[1];
     if (!fits_int(M) || !fits_int(N) || !fits_int(K))
@@ -265,8 +265,8 @@ xf_status cx_create_gemm(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf
             cudnnTensorDescriptor_t yd, cd;
             int64_t c2[2] = {1, 1};
             for (int i = 0; i < c->rank; i++) c2[2 - c->rank + i] = c->dims[i];
-            xf_status s = cx_desc(k, 2, y->dims, NULL, &yd, err);
-            if (!s) s = cx_desc(k, 2, c2, NULL, &cd, err);
+            xf_status s = cm_cudnn_desc(k, 2, y->dims, NULL, &yd, err);
+            if (!s) s = cm_cudnn_desc(k, 2, c2, NULL, &cd, err);
             if (s) return s;
         }
     }
@@ -276,7 +276,7 @@ xf_status cx_create_gemm(cx_state *st, const xf_backend_op *op, cx_kernel *k, xf
 
 /* ----------------------------------------------------- dispatch and life */
 
-xf_status cx_kernel_create(cx_state *st, const xf_backend_op *op, cx_kernel **out,
+xf_status cm_cudnn_kernel_create(cx_state *st, const xf_backend_op *op, cx_kernel **out,
                            xf_error *err)
 {
     *out = NULL;
@@ -285,54 +285,54 @@ xf_status cx_kernel_create(cx_state *st, const xf_backend_op *op, cx_kernel **ou
     k->op = op->op;
     xf_status s;
     switch (op->op) {
-    case XF_OP_CONV: s = cx_create_conv(st, op, k, err); break;
-    case XF_OP_MATMUL: s = cx_create_matmul(st, op, k, err); break;
-    case XF_OP_GEMM: s = cx_create_gemm(st, op, k, err); break;
+    case XF_OP_CONV: s = create_conv(st, op, k, err); break;
+    case XF_OP_MATMUL: s = create_matmul(st, op, k, err); break;
+    case XF_OP_GEMM: s = create_gemm(st, op, k, err); break;
     case XF_OP_ADD:
     case XF_OP_SUB:
     case XF_OP_MUL:
-    case XF_OP_SCALAR_MUL: s = cx_create_binary(st, op, k, err); break;
+    case XF_OP_SCALAR_MUL: s = cm_cudnn_create_binary(st, op, k, err); break;
     case XF_OP_RELU:
     case XF_OP_SIGMOID:
     case XF_OP_TANH:
-    case XF_OP_SQRT: s = cx_create_unary(st, op, k, err); break;
+    case XF_OP_SQRT: s = cm_cudnn_create_unary(st, op, k, err); break;
     case XF_OP_IDENTITY:
     case XF_OP_DROPOUT:
     case XF_OP_RESHAPE:
     case XF_OP_FLATTEN:
     case XF_OP_SQUEEZE:
-    case XF_OP_UNSQUEEZE: s = cx_create_copy(st, op, k, err); break;
+    case XF_OP_UNSQUEEZE: s = cm_cudnn_create_copy(st, op, k, err); break;
     case XF_OP_MAXPOOL:
     case XF_OP_AVGPOOL:
-    case XF_OP_GLOBAL_AVGPOOL: s = cx_create_pool(st, op, k, err); break;
-    case XF_OP_SOFTMAX: s = cx_create_softmax(st, op, k, err); break;
-    case XF_OP_BATCHNORM: s = cx_create_batchnorm(st, op, k, err); break;
-    case XF_OP_TRANSPOSE: s = cx_create_transpose(st, op, k, err); break;
-    case XF_OP_CONCAT: s = cx_create_concat(st, op, k, err); break;
+    case XF_OP_GLOBAL_AVGPOOL: s = cm_cudnn_create_pool(st, op, k, err); break;
+    case XF_OP_SOFTMAX: s = cm_cudnn_create_softmax(st, op, k, err); break;
+    case XF_OP_BATCHNORM: s = cm_cudnn_create_batchnorm(st, op, k, err); break;
+    case XF_OP_TRANSPOSE: s = cm_cudnn_create_transpose(st, op, k, err); break;
+    case XF_OP_CONCAT: s = cm_cudnn_create_concat(st, op, k, err); break;
     default:
         s = XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s has no cuDNN/cuBLAS kernel",
                     xf_op_get(op->op)->name);
     }
     if (s) {
-        cx_kernel_free(k);
+        cm_cudnn_kernel_free(k);
         return s;
     }
     *out = k;
     return XF_OK;
 }
 
-xf_status cx_kernel_run(cx_state *st, const cx_kernel *k, const void *const *in,
+xf_status cm_cudnn_kernel_run(cx_state *st, const cx_kernel *k, const void *const *in,
                         void *const *out, xf_error *err)
 {
     return k->run(st, k, in, out, err);
 }
 
-int cx_kernel_launches(const cx_kernel *k)
+int cm_cudnn_kernel_launches(const cx_kernel *k)
 {
     return k->launches;
 }
 
-void cx_kernel_free(cx_kernel *k)
+void cm_cudnn_kernel_free(cx_kernel *k)
 {
     if (!k) return;
     for (int i = 0; i < k->n_desc; i++) CX(cudnnDestroyTensorDescriptor)(k->desc[i]);

@@ -1,6 +1,6 @@
 /*
  * cudnn_load.c — opens the CUDA runtime, cuBLAS and cuDNN with dlopen the
- * first time the cudnn backend is initialised and fills cx_fn with the
+ * first time the cudnn backend is initialised and fills cm_cudnn_fn with the
  * functions the backend calls (CX_FUNCS, cudnn_internal.h).
  *
  * Why not link them: a process linked with cuBLAS loads cuBLASLt at start,
@@ -23,7 +23,7 @@ enum { CX_LIB_cudart, CX_LIB_cublas, CX_LIB_cudnn, CX_N_LIBS };
 
 static const char *const lib_path[CX_N_LIBS] = {XF_CUDART_LIB, XF_CUBLAS_LIB, XF_CUDNN_LIB_PATH};
 
-cx_api cx_fn;
+cx_api cm_cudnn_fn;
 static int loaded;
 
 /* The function's name after the headers' renaming (cublasCreate is
@@ -41,7 +41,7 @@ static xf_status resolve(void *h, int lib, const char *name, void *fn, size_t si
     return XF_OK;
 }
 
-xf_status cx_load(xf_error *err)
+xf_status cm_cudnn_load(xf_error *err)
 {
     if (loaded) return XF_OK;
     void *h[CX_N_LIBS];
@@ -58,7 +58,7 @@ xf_status cx_load(xf_error *err)
     xf_status st = XF_OK;
 #define CX_RESOLVE(lib, f)                                                                        \
     if (st == XF_OK)                                                                              \
-        st = resolve(h[CX_LIB_##lib], CX_LIB_##lib, CX_NAME(f), &cx_fn.f, sizeof cx_fn.f, err);
+        st = resolve(h[CX_LIB_##lib], CX_LIB_##lib, CX_NAME(f), &cm_cudnn_fn.f, sizeof cm_cudnn_fn.f, err);
     CX_FUNCS(CX_RESOLVE)
 #undef CX_RESOLVE
     loaded = st == XF_OK;

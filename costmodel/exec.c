@@ -6,7 +6,7 @@
  * end-to-end latency (median of timed runs) and the numerical comparison of
  * two graphs' outputs used to check that an optimised model is equivalent.
  */
-#include "model.h"
+#include "model_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +32,7 @@ xf_status xf_exec_prepare(xf_cost_model *cm, const xf_graph *g, xf_exec **out, x
                            "%s is an operator rlflow does not model, so the graph cannot be "
                            "executed",
                            xf_node_describe(g, i, d, sizeof d));
-        if (cm->be != &xf_backend_analytic) /* its executor is the reference interpreter */
+        if (cm->be != &cm_backend_analytic) /* its executor is the reference interpreter */
             return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                            "%s is an opaque operator only the reference interpreter runs (the "
                            "analytic backend's executor), not the %s executor",
@@ -115,7 +115,7 @@ xf_status xf_exec_latency(xf_exec *e, const xf_tensor *inputs, int n_inputs, int
         st = xf_exec_run(e, inputs, n_inputs, err);
         if (r >= warmup) t[r - warmup] = xf_clock_now_ms() - t0;
     }
-    if (!st) *median_ms = xf_costmodel_median(t, reps);
+    if (!st) *median_ms = cm_median(t, reps);
     xf_free(t);
     return st;
 }

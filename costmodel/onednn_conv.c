@@ -40,10 +40,10 @@ static xf_status activation_attr(int act, dnnl_primitive_attr_t *attr, xf_error 
         dnnl_primitive_attr_destroy(*attr);
         *attr = NULL;
     }
-    return ox_check(ds, err, "onednn: conv2d activation post-op");
+    return cm_onednn_check(ds, err, "onednn: conv2d activation post-op");
 }
 
-xf_status ox_build_conv(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_conv(ox_kernel *k, xf_error *err)
 {
     const xf_params *p = &k->params;
     const xf_shape *x = &k->in[0].shape, *w = &k->in[1].shape, *y = &k->out_sh[0];
@@ -58,12 +58,12 @@ xf_status ox_build_conv(ox_kernel *k, xf_error *err)
     } else {
         wd[0] = g, wd[1] = m / g, wd[2] = cg, wd[3] = kh, wd[4] = kw;
     }
-    ox_md_any(&src_any, x);
-    ox_md_any(&dst_any, y);
+    cm_onednn_md_any(&src_any, x);
+    cm_onednn_md_any(&dst_any, y);
     OX_TRY(dnnl_memory_desc_init_by_tag(&w_any, wnd, wd, dnnl_f32, dnnl_format_tag_any), err,
            "onednn: conv2d weights");
-    ox_md_plain_dims(&w_plain, wnd, wd);
-    if (has_b) ox_md_plain(&b_md, &k->in[2].shape);
+    cm_onednn_md_plain_dims(&w_plain, wnd, wd);
+    if (has_b) cm_onednn_md_plain(&b_md, &k->in[2].shape);
     dnnl_dims_t strides = {or_one(p->stride[0]), or_one(p->stride[1])};
     dnnl_dims_t dil = {or_one(p->dilation[0]) - 1, or_one(p->dilation[1]) - 1};
     dnnl_dims_t pad_l = {p->pads[0], p->pads[1]}, pad_r = {p->pads[2], p->pads[3]};
@@ -76,21 +76,21 @@ xf_status ox_build_conv(ox_kernel *k, xf_error *err)
     xf_status s = activation_attr(p->activation, &attr, err);
     if (s != XF_OK) return s;
     dnnl_primitive_desc_t pd;
-    s = ox_make_pd(k, &cd, attr, &pd, err);
+    s = cm_onednn_make_pd(k, &cd, attr, &pd, err);
     if (attr) dnnl_primitive_attr_destroy(attr);
     if (s != XF_OK) return s;
     dnnl_memory_t src, wts, bias = NULL, dst;
-    s = ox_input_layout(k, 0, ox_pd_md(pd, dnnl_query_src_md, 0), &src, err);
+    s = cm_onednn_input_layout(k, 0, cm_onednn_pd_md(pd, dnnl_query_src_md, 0), &src, err);
     if (s == XF_OK)
-        s = ox_input_relayout(k, 1, &w_plain, ox_pd_md(pd, dnnl_query_weights_md, 0), &wts, err);
+        s = cm_onednn_input_relayout(k, 1, &w_plain, cm_onednn_pd_md(pd, dnnl_query_weights_md, 0), &wts, err);
     if (s == XF_OK && has_b)
-        s = ox_input_layout(k, 2, ox_pd_md(pd, dnnl_query_weights_md, 1), &bias, err);
-    if (s == XF_OK) s = ox_output(k, 0, ox_pd_md(pd, dnnl_query_dst_md, 0), NULL, &dst, err);
+        s = cm_onednn_input_layout(k, 2, cm_onednn_pd_md(pd, dnnl_query_weights_md, 1), &bias, err);
+    if (s == XF_OK) s = cm_onednn_output(k, 0, cm_onednn_pd_md(pd, dnnl_query_dst_md, 0), NULL, &dst, err);
     if (s != XF_OK) {
         dnnl_primitive_desc_destroy(pd);
         return s;
     }
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst},
                                {DNNL_ARG_BIAS, bias}};
-    return ox_add_step(k, pd, has_b ? 4 : 3, args, err);
+    return cm_onednn_add_step(k, pd, has_b ? 4 : 3, args, err);
 }

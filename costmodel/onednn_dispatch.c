@@ -20,42 +20,42 @@ static int all_f32_nonempty(const ox_kernel *k)
 
 static xf_status dispatch(ox_kernel *k, xf_error *err)
 {
-    if (xf_op_is(k->op, XF_OPC_VIEW)) return ox_build_view(k, err);
+    if (xf_op_is(k->op, XF_OPC_VIEW)) return cm_onednn_build_view(k, err);
     if (!all_f32_nonempty(k))
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "onednn: %s runs on the reference kernel (non-f32 or empty tensor)",
                        xf_op_get(k->op)->name);
     switch (k->op) {
-    case XF_OP_CONV: return ox_build_conv(k, err);
-    case XF_OP_MATMUL: return ox_build_matmul(k, err);
-    case XF_OP_GEMM: return ox_build_gemm(k, err);
-    case XF_OP_POW: return ox_build_pow(k, err);
+    case XF_OP_CONV: return cm_onednn_build_conv(k, err);
+    case XF_OP_MATMUL: return cm_onednn_build_matmul(k, err);
+    case XF_OP_GEMM: return cm_onednn_build_gemm(k, err);
+    case XF_OP_POW: return cm_onednn_build_pow(k, err);
     case XF_OP_MAXPOOL:
     case XF_OP_AVGPOOL:
-        return ox_build_pool(k, err);
-    case XF_OP_GLOBAL_AVGPOOL: return ox_build_global_pool(k, err);
-    case XF_OP_REDUCE_MEAN: return ox_build_reduce_mean(k, err);
-    case XF_OP_SOFTMAX: return ox_build_softmax(k, err);
-    case XF_OP_BATCHNORM: return ox_build_batchnorm(k, err);
-    case XF_OP_LAYERNORM: return ox_build_layernorm(k, err);
-    case XF_OP_CONCAT: return ox_build_concat(k, err);
-    case XF_OP_TRANSPOSE: return ox_build_transpose(k, err);
-    case XF_OP_ERF: return ox_build_erf(k, err);
+        return cm_onednn_build_pool(k, err);
+    case XF_OP_GLOBAL_AVGPOOL: return cm_onednn_build_global_pool(k, err);
+    case XF_OP_REDUCE_MEAN: return cm_onednn_build_reduce_mean(k, err);
+    case XF_OP_SOFTMAX: return cm_onednn_build_softmax(k, err);
+    case XF_OP_BATCHNORM: return cm_onednn_build_batchnorm(k, err);
+    case XF_OP_LAYERNORM: return cm_onednn_build_layernorm(k, err);
+    case XF_OP_CONCAT: return cm_onednn_build_concat(k, err);
+    case XF_OP_TRANSPOSE: return cm_onednn_build_transpose(k, err);
+    case XF_OP_ERF: return cm_onednn_build_erf(k, err);
     default:
         /* the other element-wise operators: the eltwise primitive (one
          * operand) or the binary one, each refusing what it lacks */
         if (xf_op_is(k->op, XF_OPC_ELEMENTWISE))
-            return xf_op_get(k->op)->min_inputs == 1 ? ox_build_unary(k, err)
-                                                     : ox_build_binary(k, err);
+            return xf_op_get(k->op)->min_inputs == 1 ? cm_onednn_build_unary(k, err)
+                                                     : cm_onednn_build_binary(k, err);
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: no oneDNN kernel for %s",
                        xf_op_get(k->op)->name);
     }
 }
 
-xf_status ox_kernel_build_native(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_kernel_build_native(ox_kernel *k, xf_error *err)
 {
-    ox_kernel_reset(k);
+    cm_onednn_kernel_reset(k);
     xf_status s = dispatch(k, err);
-    if (s != XF_OK) ox_kernel_reset(k);
+    if (s != XF_OK) cm_onednn_kernel_reset(k);
     return s;
 }

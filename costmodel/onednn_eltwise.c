@@ -18,10 +18,10 @@
 /* Layout to run an element-wise op in: the input's own, or plain. */
 static dnnl_memory_desc_t data_md(const ox_kernel *k, int i)
 {
-    const dnnl_memory_desc_t *g = ox_input_md(k, i);
+    const dnnl_memory_desc_t *g = cm_onednn_input_md(k, i);
     dnnl_memory_desc_t md;
     if (g) md = *g;
-    else ox_md_plain(&md, &k->in[i].shape);
+    else cm_onednn_md_plain(&md, &k->in[i].shape);
     return md;
 }
 
@@ -33,12 +33,12 @@ static xf_status eltwise(ox_kernel *k, dnnl_alg_kind_t alg, float alpha, float b
     OX_TRY(dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, alg, &md, alpha, beta),
            err, "onednn: eltwise");
     dnnl_primitive_desc_t pd;
-    xf_status s = ox_make_pd(k, &ed, NULL, &pd, err);
+    xf_status s = cm_onednn_make_pd(k, &ed, NULL, &pd, err);
     if (s != XF_OK) return s;
-    return ox_add_src_dst_step(k, pd, err);
+    return cm_onednn_add_src_dst_step(k, pd, err);
 }
 
-xf_status ox_build_unary(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_unary(ox_kernel *k, xf_error *err)
 {
     switch (k->op) {
     case XF_OP_RELU: return eltwise(k, dnnl_eltwise_relu, 0.0f, 0.0f, err);
@@ -57,7 +57,7 @@ xf_status ox_build_unary(ox_kernel *k, xf_error *err)
     }
 }
 
-xf_status ox_build_pow(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_pow(ox_kernel *k, xf_error *err)
 {
     const ox_io *e = &k->in[1];
     if (xf_shape_numel(&e->shape) != 1 || (!e->data && !k->measuring))
@@ -86,39 +86,39 @@ static xf_status binary(ox_kernel *k, dnnl_alg_kind_t alg, int i0, int i1, int k
     int64_t d0[XF_MAX_DIMS], d1[XF_MAX_DIMS];
     pad_dims(&k->in[i0].shape, r, d0);
     pad_dims(&k->in[i1].shape, r, d1);
-    const dnnl_memory_desc_t *g0 = ox_input_md(k, i0);
-    int blocked0 = keep_layout && g0 && !ox_md_is_plain(g0) && k->in[i0].shape.rank == r;
+    const dnnl_memory_desc_t *g0 = cm_onednn_input_md(k, i0);
+    int blocked0 = keep_layout && g0 && !cm_onednn_md_is_plain(g0) && k->in[i0].shape.rank == r;
     dnnl_memory_desc_t m0, m1, v1;
     if (blocked0) m0 = *g0;
-    else ox_md_plain_dims(&m0, r, d0);
+    else cm_onednn_md_plain_dims(&m0, r, d0);
     int same = 1;
     for (int i = 0; i < r; i++) same &= d0[i] == d1[i];
-    ox_md_plain_dims(&v1, r, d1);
+    cm_onednn_md_plain_dims(&v1, r, d1);
     m1 = same && k->in[i1].shape.rank == r ? m0 : v1;
     dnnl_binary_desc_t bd;
     OX_TRY(dnnl_binary_desc_init(&bd, alg, &m0, &m1, &m0), err, "onednn: binary");
     dnnl_primitive_desc_t pd;
-    xf_status s = ox_make_pd(k, &bd, NULL, &pd, err);
+    xf_status s = cm_onednn_make_pd(k, &bd, NULL, &pd, err);
     if (s != XF_OK) return s;
     dnnl_memory_t src0, src1, dst;
     dnnl_memory_desc_t out_layout;
     if (blocked0) out_layout = m0;
-    else ox_md_plain(&out_layout, o);
-    if (blocked0) s = ox_input_layout(k, i0, &m0, &src0, err);
-    else s = ox_input_view(k, i0, &m0, &src0, err);
+    else cm_onednn_md_plain(&out_layout, o);
+    if (blocked0) s = cm_onednn_input_layout(k, i0, &m0, &src0, err);
+    else s = cm_onednn_input_view(k, i0, &m0, &src0, err);
     if (s == XF_OK && blocked0 && same && k->in[i1].shape.rank == r)
-        s = ox_input_layout(k, i1, &m1, &src1, err);
-    else if (s == XF_OK) s = ox_input_view(k, i1, &v1, &src1, err);
-    if (s == XF_OK) s = ox_output(k, 0, &out_layout, &m0, &dst, err);
+        s = cm_onednn_input_layout(k, i1, &m1, &src1, err);
+    else if (s == XF_OK) s = cm_onednn_input_view(k, i1, &v1, &src1, err);
+    if (s == XF_OK) s = cm_onednn_output(k, 0, &out_layout, &m0, &dst, err);
     if (s != XF_OK) {
         dnnl_primitive_desc_destroy(pd);
         return s;
     }
     dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_DST, dst}};
-    return ox_add_step(k, pd, 3, args, err);
+    return cm_onednn_add_step(k, pd, 3, args, err);
 }
 
-xf_status ox_build_binary(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_binary(ox_kernel *k, xf_error *err)
 {
     dnnl_alg_kind_t alg;
     int commutative = 1;
@@ -143,7 +143,7 @@ xf_status ox_build_binary(ox_kernel *k, xf_error *err)
     xf_status s = binary(k, alg, i0, i1, 1, err);
     if (s == XF_ERR_UNSUPPORTED) {
         /* Perhaps only the blocked layout was refused: retry all plain. */
-        ox_kernel_reset(k);
+        cm_onednn_kernel_reset(k);
         s = binary(k, alg, i0, i1, 0, err);
     }
     return s;

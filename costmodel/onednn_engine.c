@@ -18,7 +18,7 @@
 
 #include "onednn_internal.h"
 
-xf_status ox_check(dnnl_status_t s, xf_error *err, const char *what)
+xf_status cm_onednn_check(dnnl_status_t s, xf_error *err, const char *what)
 {
     switch (s) {
     case dnnl_success: return XF_OK;
@@ -55,7 +55,7 @@ static set_threads_fn omp_setter(void)
     return fn;
 }
 
-void ox_set_threads(const ox_state *st)
+void cm_onednn_set_threads(const ox_state *st)
 {
     set_threads_fn fn = omp_setter();
     if (fn) fn(st->threads);
@@ -71,11 +71,11 @@ static xf_status onednn_init(const xf_backend_config *cfg, void **state, xf_erro
     st->threads = cfg->threads;
     st->warmup = cfg->warmup;
     st->reps = cfg->reps;
-    ox_set_threads(st);
-    xf_status s = ox_check(dnnl_engine_create(&st->engine, dnnl_cpu, 0), err,
+    cm_onednn_set_threads(st);
+    xf_status s = cm_onednn_check(dnnl_engine_create(&st->engine, dnnl_cpu, 0), err,
                            "onednn: creating the CPU engine");
     if (s == XF_OK)
-        s = ox_check(dnnl_stream_create(&st->stream, st->engine, dnnl_stream_default_flags),
+        s = cm_onednn_check(dnnl_stream_create(&st->stream, st->engine, dnnl_stream_default_flags),
                      err, "onednn: creating a stream");
     if (s != XF_OK) {
         if (st->engine) dnnl_engine_destroy(st->engine);
@@ -124,20 +124,20 @@ static void onednn_identity(void *state, char *buf, size_t n)
 {
     (void)state;
     char cpu[256];
-    xf_costmodel_cpu_model(cpu, sizeof cpu);
+    cm_cpu_model(cpu, sizeof cpu);
     const dnnl_version_t *v = dnnl_version();
     snprintf(buf, n, "%s|dnnl %d.%d.%d|isa=%s|kernels=%d", cpu, v->major, v->minor, v->patch,
              isa_name(dnnl_get_effective_cpu_isa()), OX_KERNELS_REVISION);
 }
 
-const xf_backend xf_backend_onednn = {
+const xf_backend cm_backend_onednn = {
     .name = "onednn",
     .init = onednn_init,
     .free = onednn_free,
     .identity = onednn_identity,
-    .measure = ox_measure,
-    .exec_prepare = ox_exec_prepare,
-    .exec_run = ox_exec_run,
-    .exec_output = ox_exec_output,
-    .exec_free = ox_exec_free,
+    .measure = cm_onednn_measure,
+    .exec_prepare = cm_onednn_exec_prepare,
+    .exec_run = cm_onednn_exec_run,
+    .exec_output = cm_onednn_exec_output,
+    .exec_free = cm_onednn_exec_free,
 };

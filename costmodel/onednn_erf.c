@@ -54,9 +54,9 @@ static void erf_run(const float *x, float *y, size_t n)
     erf_loop(x, y, n);
 }
 
-xf_status ox_build_erf(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_erf(ox_kernel *k, xf_error *err)
 {
-    xf_status s = ox_kernel_build_reference(k, err);
+    xf_status s = cm_onednn_kernel_build_reference(k, err);
     if (s == XF_OK) k->loop = erf_run;
     return s;
 }

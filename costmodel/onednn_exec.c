@@ -48,11 +48,11 @@ static size_t plain_bytes(const xf_value *v)
     return n ? n : 1;
 }
 
-void ox_exec_free(void *exec)
+void cm_onednn_exec_free(void *exec)
 {
     ox_exec *e = exec;
     if (!e) return;
-    for (int i = 0; i < e->n_kernels; i++) ox_kernel_free(&e->kernels[i]);
+    for (int i = 0; i < e->n_kernels; i++) cm_onednn_kernel_free(&e->kernels[i]);
     if (e->vals)
         for (int v = 0; v < e->g->n_values; v++)
             if (e->vals[v].owned) xf_aligned_free(e->vals[v].buf);
@@ -71,7 +71,7 @@ static xf_status place_sources(ox_exec *e, xf_error *err)
         ox_value *ov = &e->vals[v];
         if (val->kind == XF_VALUE_NODE) continue;
         if (val->dtype == XF_F32) {
-            ox_md_plain(&ov->md, &val->shape);
+            cm_onednn_md_plain(&ov->md, &val->shape);
             ov->has_md = 1;
         }
         if (val->kind == XF_VALUE_CONST) {
@@ -114,11 +114,11 @@ static xf_status prepare_node(ox_exec *e, int ni, ox_kernel *k, xf_error *err)
         odt[j] = g->values[n->outputs[j]].dtype;
         osh[j] = g->values[n->outputs[j]].shape;
     }
-    s = ox_kernel_init(k, e->st, n->op, &n->params, n->n_inputs, io, n->n_outputs, odt, osh, 0,
+    s = cm_onednn_kernel_init(k, e->st, n->op, &n->params, n->n_inputs, io, n->n_outputs, odt, osh, 0,
                        err);
     if (s != XF_OK) goto out;
-    s = ox_kernel_build_native(k, err);
-    if (s == XF_ERR_UNSUPPORTED) s = ox_kernel_build_reference(k, err);
+    s = cm_onednn_kernel_build_native(k, err);
+    if (s == XF_ERR_UNSUPPORTED) s = cm_onednn_kernel_build_reference(k, err);
     if (s != XF_OK) goto out;
     for (int j = 0; j < n->n_outputs; j++) {
         const xf_value *val = &g->values[n->outputs[j]];
@@ -127,9 +127,9 @@ static xf_status prepare_node(ox_exec *e, int ni, ox_kernel *k, xf_error *err)
         ov->md = k->out_md[j];
         if (k->alias) {
             ov->buf = in[0];
-            ox_md_plain(&ov->md, &val->shape);
+            cm_onednn_md_plain(&ov->md, &val->shape);
         } else {
-            ov->buf = alloc_buf(ov->has_md ? ox_md_bytes(&ov->md) : plain_bytes(val));
+            ov->buf = alloc_buf(ov->has_md ? cm_onednn_md_bytes(&ov->md) : plain_bytes(val));
             ov->owned = 1;
             if (!ov->buf) {
                 s = XF_FAIL(err, XF_ERR_NOMEM, "out of memory for output %d", j);
@@ -138,7 +138,7 @@ static xf_status prepare_node(ox_exec *e, int ni, ox_kernel *k, xf_error *err)
         }
         out[j] = ov->buf;
     }
-    if (!k->alias) s = ox_kernel_bind(k, in, out, err);
+    if (!k->alias) s = cm_onednn_kernel_bind(k, in, out, err);
 out:
     xf_free(io);
     xf_free(in);
@@ -148,7 +148,7 @@ out:
     return s;
 }
 
-xf_status ox_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error *err)
+xf_status cm_onednn_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error *err)
 {
     *exec = NULL;
     ox_exec *e = xf_calloc(1, sizeof *e);
@@ -163,7 +163,7 @@ xf_status ox_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error 
         s = XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory preparing the graph");
     if (s == XF_OK) s = xf_graph_topo_order(g, e->order, err);
     if (s == XF_OK) s = place_sources(e, err);
-    ox_set_threads(e->st);
+    cm_onednn_set_threads(e->st);
     for (int i = 0; i < g->n_nodes && s == XF_OK; i++) {
         int ni = e->order[i];
         char desc[256];
@@ -178,15 +178,15 @@ xf_status ox_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error 
     }
     if (s != XF_OK) {
         /* The kernel of the failing node is not counted in n_kernels. */
-        if (e->n_kernels < g->n_nodes && e->kernels) ox_kernel_free(&e->kernels[e->n_kernels]);
-        ox_exec_free(e);
+        if (e->n_kernels < g->n_nodes && e->kernels) cm_onednn_kernel_free(&e->kernels[e->n_kernels]);
+        cm_onednn_exec_free(e);
         return s;
     }
     *exec = e;
     return XF_OK;
 }
 
-xf_status ox_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_error *err)
+xf_status cm_onednn_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_error *err)
 {
     ox_exec *e = exec;
     const xf_graph *g = e->g;
@@ -204,10 +204,10 @@ xf_status ox_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_erro
         }
         memcpy(e->vals[g->inputs[i]].buf, inputs[i].data, xf_tensor_bytes(&inputs[i]));
     }
-    ox_set_threads(e->st);
+    cm_onednn_set_threads(e->st);
     for (int i = 0; i < e->n_kernels; i++) {
         if (e->kernels[i].alias) continue;
-        xf_status s = ox_kernel_run(&e->kernels[i], err);
+        xf_status s = cm_onednn_kernel_run(&e->kernels[i], err);
         if (s != XF_OK) {
             char desc[256];
             xf_error_prefix(err, "%s", xf_node_describe(g, e->order[i], desc, sizeof desc));
@@ -217,7 +217,7 @@ xf_status ox_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_erro
     return XF_OK;
 }
 
-xf_status ox_exec_output(void *exec, int i, xf_tensor *out, xf_error *err)
+xf_status cm_onednn_exec_output(void *exec, int i, xf_tensor *out, xf_error *err)
 {
     ox_exec *e = exec;
     const xf_graph *g = e->g;
@@ -229,17 +229,17 @@ xf_status ox_exec_output(void *exec, int i, xf_tensor *out, xf_error *err)
     const ox_value *ov = &e->vals[v];
     xf_status s = xf_tensor_alloc(out, val->dtype, &val->shape, err);
     if (s != XF_OK) return s;
-    if (!ov->has_md || ox_md_is_plain(&ov->md)) {
+    if (!ov->has_md || cm_onednn_md_is_plain(&ov->md)) {
         memcpy(out->data, ov->buf, xf_tensor_bytes(out));
         return XF_OK;
     }
     dnnl_memory_desc_t plain;
-    ox_md_plain(&plain, &val->shape);
+    cm_onednn_md_plain(&plain, &val->shape);
     dnnl_memory_t src = NULL, dst = NULL;
     dnnl_status_t ds = dnnl_memory_create(&src, &ov->md, e->st->engine, ov->buf);
     if (ds == dnnl_success) ds = dnnl_memory_create(&dst, &plain, e->st->engine, out->data);
-    s = ox_check(ds, err, "onednn: output memory");
-    if (s == XF_OK) s = ox_reorder_now(e->st, src, dst, err);
+    s = cm_onednn_check(ds, err, "onednn: output memory");
+    if (s == XF_OK) s = cm_onednn_reorder_now(e->st, src, dst, err);
     if (src) dnnl_memory_destroy(src);
     if (dst) dnnl_memory_destroy(dst);
     if (s != XF_OK) xf_tensor_free(out);

@@ -7,7 +7,7 @@
  * which is how ops without a oneDNN primitive run inside the executor.
  *
  * Every dnnl memory object a kernel creates is owned by it (the bindings
- * and the owned list) and destroyed in ox_kernel_reset / ox_kernel_free.
+ * and the owned list) and destroyed in cm_onednn_kernel_reset / cm_onednn_kernel_free.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@ static int grow(void **arr, int *cap, int n, size_t sz)
     return 1;
 }
 
-xf_status ox_kernel_init(ox_kernel *k, const ox_state *st, xf_op op, const xf_params *p,
+xf_status cm_onednn_kernel_init(ox_kernel *k, const ox_state *st, xf_op op, const xf_params *p,
                          int n_in, const ox_io *in, int n_out, const xf_dtype *out_dt,
                          const xf_shape *out_sh, int measuring, xf_error *err)
 {
@@ -57,7 +57,7 @@ xf_status ox_kernel_init(ox_kernel *k, const ox_state *st, xf_op op, const xf_pa
         !k->in_ptr || !k->ref_in_mem || !k->ref_in || !k->out_dt || !k->out_sh || !k->out_md ||
         !k->out_ptr || !k->ref_out) {
         k->n_in = k->n_out = 0;
-        ox_kernel_free(k);
+        cm_onednn_kernel_free(k);
         return XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory for a %s kernel",
                        xf_op_get(op)->name);
     }
@@ -73,11 +73,11 @@ xf_status ox_kernel_init(ox_kernel *k, const ox_state *st, xf_op op, const xf_pa
         k->out_dt[j] = out_dt[j];
         k->out_sh[j] = out_sh[j];
     }
-    ox_kernel_reset(k);
+    cm_onednn_kernel_reset(k);
     return XF_OK;
 }
 
-void ox_kernel_reset(ox_kernel *k)
+void cm_onednn_kernel_reset(ox_kernel *k)
 {
     for (int s = 0; s < k->n_steps; s++) {
         dnnl_primitive_destroy(k->steps[s].prim);
@@ -97,12 +97,12 @@ void ox_kernel_reset(ox_kernel *k)
         k->in_has_md[i] = k->has_given[i];
         if (k->has_given[i]) k->in_md[i] = k->given_md[i];
     }
-    for (int j = 0; j < k->n_out; j++) ox_md_plain(&k->out_md[j], &k->out_sh[j]);
+    for (int j = 0; j < k->n_out; j++) cm_onednn_md_plain(&k->out_md[j], &k->out_sh[j]);
 }
 
-void ox_kernel_free(ox_kernel *k)
+void cm_onednn_kernel_free(ox_kernel *k)
 {
-    if (k->in_mem) ox_kernel_reset(k);
+    if (k->in_mem) cm_onednn_kernel_reset(k);
     xf_free(k->steps);
     xf_free(k->owned);
     xf_free(k->bind);
@@ -123,7 +123,7 @@ void ox_kernel_free(ox_kernel *k)
     memset(k, 0, sizeof *k);
 }
 
-const dnnl_memory_desc_t *ox_input_md(const ox_kernel *k, int i)
+const dnnl_memory_desc_t *cm_onednn_input_md(const ox_kernel *k, int i)
 {
     return k->in_has_md[i] ? &k->in_md[i] : NULL;
 }
@@ -157,7 +157,7 @@ static xf_status own(ox_kernel *k, dnnl_memory_t m, xf_error *err)
     return XF_OK;
 }
 
-xf_status ox_scratch(ox_kernel *k, const dnnl_memory_desc_t *md, dnnl_memory_t *mem,
+xf_status cm_onednn_scratch(ox_kernel *k, const dnnl_memory_desc_t *md, dnnl_memory_t *mem,
                      xf_error *err)
 {
     *mem = NULL;
@@ -180,7 +180,7 @@ static xf_status input_memory(ox_kernel *k, int i, dnnl_memory_t *mem, xf_error 
     return XF_OK;
 }
 
-xf_status ox_add_step(ox_kernel *k, dnnl_primitive_desc_t pd, int n_args,
+xf_status cm_onednn_add_step(ox_kernel *k, dnnl_primitive_desc_t pd, int n_args,
                       const dnnl_exec_arg_t *args, xf_error *err)
 {
     dnnl_primitive_t prim = NULL;
@@ -198,17 +198,17 @@ xf_status ox_add_step(ox_kernel *k, dnnl_primitive_desc_t pd, int n_args,
     return XF_OK;
 }
 
-xf_status ox_add_src_dst_step(ox_kernel *k, dnnl_primitive_desc_t pd, xf_error *err)
+xf_status cm_onednn_add_src_dst_step(ox_kernel *k, dnnl_primitive_desc_t pd, xf_error *err)
 {
     dnnl_memory_t src, dst;
-    xf_status s = ox_input_layout(k, 0, ox_pd_md(pd, dnnl_query_src_md, 0), &src, err);
-    if (s == XF_OK) s = ox_output(k, 0, ox_pd_md(pd, dnnl_query_dst_md, 0), NULL, &dst, err);
+    xf_status s = cm_onednn_input_layout(k, 0, cm_onednn_pd_md(pd, dnnl_query_src_md, 0), &src, err);
+    if (s == XF_OK) s = cm_onednn_output(k, 0, cm_onednn_pd_md(pd, dnnl_query_dst_md, 0), NULL, &dst, err);
     if (s != XF_OK) {
         dnnl_primitive_desc_destroy(pd);
         return s;
     }
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-    return ox_add_step(k, pd, 2, args, err);
+    return cm_onednn_add_step(k, pd, 2, args, err);
 }
 
 static xf_status reorder_pd(const ox_state *st, dnnl_memory_t src, dnnl_memory_t dst,
@@ -222,16 +222,16 @@ static xf_status reorder_pd(const ox_state *st, dnnl_memory_t src, dnnl_memory_t
     return XF_OK;
 }
 
-xf_status ox_add_reorder(ox_kernel *k, dnnl_memory_t src, dnnl_memory_t dst, xf_error *err)
+xf_status cm_onednn_add_reorder(ox_kernel *k, dnnl_memory_t src, dnnl_memory_t dst, xf_error *err)
 {
     dnnl_primitive_desc_t pd;
     xf_status s = reorder_pd(k->st, src, dst, &pd, err);
     if (s != XF_OK) return s;
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
-    return ox_add_step(k, pd, 2, args, err);
+    return cm_onednn_add_step(k, pd, 2, args, err);
 }
 
-xf_status ox_reorder_now(const ox_state *st, dnnl_memory_t src, dnnl_memory_t dst,
+xf_status cm_onednn_reorder_now(const ox_state *st, dnnl_memory_t src, dnnl_memory_t dst,
                          xf_error *err)
 {
     dnnl_primitive_desc_t pd;
@@ -249,7 +249,7 @@ xf_status ox_reorder_now(const ox_state *st, dnnl_memory_t src, dnnl_memory_t ds
     return XF_OK;
 }
 
-xf_status ox_input_layout(ox_kernel *k, int i, const dnnl_memory_desc_t *want,
+xf_status cm_onednn_input_layout(ox_kernel *k, int i, const dnnl_memory_desc_t *want,
                           dnnl_memory_t *mem, xf_error *err)
 {
     *mem = NULL;
@@ -259,7 +259,7 @@ xf_status ox_input_layout(ox_kernel *k, int i, const dnnl_memory_desc_t *want,
     }
     if (dnnl_memory_desc_equal(&k->in_md[i], want)) return input_memory(k, i, mem, err);
     dnnl_memory_t dst;
-    xf_status s = ox_scratch(k, want, &dst, err);
+    xf_status s = cm_onednn_scratch(k, want, &dst, err);
     if (s != XF_OK) return s;
     if (k->in[i].data) {
         /* A constant: re-lay it out once. The source memory wraps the
@@ -267,31 +267,31 @@ xf_status ox_input_layout(ox_kernel *k, int i, const dnnl_memory_desc_t *want,
         dnnl_memory_t src;
         OX_TRY(dnnl_memory_create(&src, &k->in_md[i], k->st->engine, (void *)k->in[i].data),
                err, "onednn: wrapping a constant");
-        s = ox_reorder_now(k->st, src, dst, err);
+        s = cm_onednn_reorder_now(k->st, src, dst, err);
         dnnl_memory_destroy(src);
     } else {
         dnnl_memory_t src;
         s = input_memory(k, i, &src, err);
-        if (s == XF_OK) s = ox_add_reorder(k, src, dst, err);
+        if (s == XF_OK) s = cm_onednn_add_reorder(k, src, dst, err);
     }
     if (s == XF_OK) *mem = dst;
     return s;
 }
 
-xf_status ox_input_view(ox_kernel *k, int i, const dnnl_memory_desc_t *view, dnnl_memory_t *mem,
+xf_status cm_onednn_input_view(ox_kernel *k, int i, const dnnl_memory_desc_t *view, dnnl_memory_t *mem,
                         xf_error *err)
 {
     *mem = NULL;
     if (!k->in_has_md[i]) {
-        ox_md_plain(&k->in_md[i], &k->in[i].shape);
+        cm_onednn_md_plain(&k->in_md[i], &k->in[i].shape);
         k->in_has_md[i] = 1;
     }
-    if (ox_md_is_plain(&k->in_md[i])) return bound_memory(k, view, 0, i, mem, err);
+    if (cm_onednn_md_is_plain(&k->in_md[i])) return bound_memory(k, view, 0, i, mem, err);
     /* Another layout: reorder to plain scratch and view that. */
     dnnl_memory_desc_t plain;
-    ox_md_plain(&plain, &k->in[i].shape);
+    cm_onednn_md_plain(&plain, &k->in[i].shape);
     dnnl_memory_t flat, alias;
-    xf_status s = ox_input_layout(k, i, &plain, &flat, err);
+    xf_status s = cm_onednn_input_layout(k, i, &plain, &flat, err);
     if (s != XF_OK) return s;
     void *h = NULL;
     dnnl_memory_get_data_handle(flat, &h);
@@ -302,7 +302,7 @@ xf_status ox_input_view(ox_kernel *k, int i, const dnnl_memory_desc_t *view, dnn
     return s;
 }
 
-xf_status ox_input_relayout(ox_kernel *k, int i, const dnnl_memory_desc_t *view,
+xf_status cm_onednn_input_relayout(ox_kernel *k, int i, const dnnl_memory_desc_t *view,
                             const dnnl_memory_desc_t *want, dnnl_memory_t *mem, xf_error *err)
 {
     *mem = NULL;
@@ -311,62 +311,62 @@ xf_status ox_input_relayout(ox_kernel *k, int i, const dnnl_memory_desc_t *view,
         k->in_has_md[i] = 1;
         return input_memory(k, i, mem, err);
     }
-    if (dnnl_memory_desc_equal(view, want)) return ox_input_view(k, i, view, mem, err);
+    if (dnnl_memory_desc_equal(view, want)) return cm_onednn_input_view(k, i, view, mem, err);
     dnnl_memory_t dst, src;
-    xf_status s = ox_scratch(k, want, &dst, err);
+    xf_status s = cm_onednn_scratch(k, want, &dst, err);
     if (s != XF_OK) return s;
-    if (k->in[i].data && ox_md_is_plain(&k->in_md[i])) {
+    if (k->in[i].data && cm_onednn_md_is_plain(&k->in_md[i])) {
         OX_TRY(dnnl_memory_create(&src, view, k->st->engine, (void *)k->in[i].data), err,
                "onednn: wrapping a constant");
-        s = ox_reorder_now(k->st, src, dst, err);
+        s = cm_onednn_reorder_now(k->st, src, dst, err);
         dnnl_memory_destroy(src);
     } else {
-        s = ox_input_view(k, i, view, &src, err);
-        if (s == XF_OK) s = ox_add_reorder(k, src, dst, err);
+        s = cm_onednn_input_view(k, i, view, &src, err);
+        if (s == XF_OK) s = cm_onednn_add_reorder(k, src, dst, err);
     }
     if (s == XF_OK) *mem = dst;
     return s;
 }
 
-xf_status ox_make_pd(const ox_kernel *k, const void *op_desc, const_dnnl_primitive_attr_t attr,
+xf_status cm_onednn_make_pd(const ox_kernel *k, const void *op_desc, const_dnnl_primitive_attr_t attr,
                      dnnl_primitive_desc_t *pd, xf_error *err)
 {
     *pd = NULL;
     char what[96];
     snprintf(what, sizeof what, "onednn: %s", opname(k));
-    return ox_check(dnnl_primitive_desc_create(pd, op_desc, attr, k->st->engine, NULL), err,
+    return cm_onednn_check(dnnl_primitive_desc_create(pd, op_desc, attr, k->st->engine, NULL), err,
                     what);
 }
 
-const dnnl_memory_desc_t *ox_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what, int index)
+const dnnl_memory_desc_t *cm_onednn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what, int index)
 {
     return dnnl_primitive_desc_query_md(pd, what, index);
 }
 
-xf_status ox_output(ox_kernel *k, int j, const dnnl_memory_desc_t *layout,
+xf_status cm_onednn_output(ox_kernel *k, int j, const dnnl_memory_desc_t *layout,
                     const dnnl_memory_desc_t *prim, dnnl_memory_t *mem, xf_error *err)
 {
     k->out_md[j] = *layout;
     return bound_memory(k, prim ? prim : layout, 1, j, mem, err);
 }
 
-xf_status ox_kernel_build_reference(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_kernel_build_reference(ox_kernel *k, xf_error *err)
 {
-    ox_kernel_reset(k);
+    cm_onednn_kernel_reset(k);
     for (int i = 0; i < k->n_in; i++) {
         const ox_io *io = &k->in[i];
         k->ref_in[i] = (xf_tensor){io->dtype, io->shape, NULL};
         if (io->dtype != XF_F32) continue;
         dnnl_memory_desc_t plain;
-        ox_md_plain(&plain, &io->shape);
-        if (!k->in_has_md[i] || ox_md_is_plain(&k->in_md[i])) {
+        cm_onednn_md_plain(&plain, &io->shape);
+        if (!k->in_has_md[i] || cm_onednn_md_is_plain(&k->in_md[i])) {
             if (!k->in_has_md[i]) {
                 k->in_md[i] = plain;
                 k->in_has_md[i] = 1;
             }
             continue;
         }
-        xf_status s = ox_input_layout(k, i, &plain, &k->ref_in_mem[i], err);
+        xf_status s = cm_onednn_input_layout(k, i, &plain, &k->ref_in_mem[i], err);
         if (s != XF_OK) return s;
     }
     for (int j = 0; j < k->n_out; j++) k->ref_out[j] = (xf_tensor){k->out_dt[j], k->out_sh[j], NULL};
@@ -376,7 +376,7 @@ xf_status ox_kernel_build_reference(ox_kernel *k, xf_error *err)
     return XF_OK;
 }
 
-xf_status ox_kernel_bind(ox_kernel *k, void *const *in, void *const *out, xf_error *err)
+xf_status cm_onednn_kernel_bind(ox_kernel *k, void *const *in, void *const *out, xf_error *err)
 {
     for (int i = 0; i < k->n_in; i++) k->in_ptr[i] = in[i];
     for (int j = 0; j < k->n_out; j++) k->out_ptr[j] = out[j];
@@ -415,7 +415,7 @@ static xf_status run_reference(ox_kernel *k, xf_error *err)
     return s;
 }
 
-xf_status ox_kernel_run(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_kernel_run(ox_kernel *k, xf_error *err)
 {
     for (int s = 0; s < k->n_steps; s++) {
         const ox_step *st = &k->steps[s];
@@ -432,7 +432,7 @@ xf_status ox_kernel_run(ox_kernel *k, xf_error *err)
     return XF_OK;
 }
 
-int ox_kernel_count(const ox_kernel *k)
+int cm_onednn_kernel_count(const ox_kernel *k)
 {
     return k->n_steps;
 }

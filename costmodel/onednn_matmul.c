@@ -15,12 +15,12 @@
 static xf_status run_pd(ox_kernel *k, const dnnl_matmul_desc_t *md, dnnl_primitive_attr_t attr,
                         dnnl_primitive_desc_t *pd, xf_error *err)
 {
-    xf_status s = ox_make_pd(k, md, attr, pd, err);
+    xf_status s = cm_onednn_make_pd(k, md, attr, pd, err);
     if (attr) dnnl_primitive_attr_destroy(attr);
     return s;
 }
 
-xf_status ox_build_matmul(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_matmul(ox_kernel *k, xf_error *err)
 {
     xf_shape a = k->in[0].shape, b = k->in[1].shape;
     if (a.rank == 1) {
@@ -44,25 +44,25 @@ xf_status ox_build_matmul(ox_kernel *k, xf_error *err)
     yd[r - 2] = ad[r - 2];
     yd[r - 1] = bd[r - 1];
     dnnl_memory_desc_t av, bv, yv, y_plain;
-    ox_md_plain_dims(&av, r, ad);
-    ox_md_plain_dims(&bv, r, bd);
-    ox_md_plain_dims(&yv, r, yd);
-    ox_md_plain(&y_plain, &k->out_sh[0]);
+    cm_onednn_md_plain_dims(&av, r, ad);
+    cm_onednn_md_plain_dims(&bv, r, bd);
+    cm_onednn_md_plain_dims(&yv, r, yd);
+    cm_onednn_md_plain(&y_plain, &k->out_sh[0]);
     dnnl_matmul_desc_t md;
     OX_TRY(dnnl_matmul_desc_init(&md, &av, &bv, NULL, &yv), err, "onednn: matmul");
     dnnl_primitive_desc_t pd;
     xf_status s = run_pd(k, &md, NULL, &pd, err);
     if (s != XF_OK) return s;
     dnnl_memory_t src, wts, dst;
-    s = ox_input_view(k, 0, &av, &src, err);
-    if (s == XF_OK) s = ox_input_view(k, 1, &bv, &wts, err);
-    if (s == XF_OK) s = ox_output(k, 0, &y_plain, &yv, &dst, err);
+    s = cm_onednn_input_view(k, 0, &av, &src, err);
+    if (s == XF_OK) s = cm_onednn_input_view(k, 1, &bv, &wts, err);
+    if (s == XF_OK) s = cm_onednn_output(k, 0, &y_plain, &yv, &dst, err);
     if (s != XF_OK) {
         dnnl_primitive_desc_destroy(pd);
         return s;
     }
     dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst}};
-    return ox_add_step(k, pd, 3, args, err);
+    return cm_onednn_add_step(k, pd, 3, args, err);
 }
 
 /* Attributes for alpha*AB + beta*C when C is not the bias: output scale
@@ -92,10 +92,10 @@ static xf_status gemm_attr(float alpha, float beta, const dnnl_memory_desc_t *c,
         dnnl_primitive_attr_destroy(*attr);
         *attr = NULL;
     }
-    return ox_check(ds, err, "onednn: gemm attributes");
+    return cm_onednn_check(ds, err, "onednn: gemm attributes");
 }
 
-xf_status ox_build_gemm(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_gemm(ox_kernel *k, xf_error *err)
 {
     const xf_params *p = &k->params;
     const xf_shape *ys = &k->out_sh[0];
@@ -107,13 +107,13 @@ xf_status ox_build_gemm(ox_kernel *k, xf_error *err)
     dnnl_memory_desc_t av, bv, yv, cv;
     OX_TRY(dnnl_memory_desc_init_by_strides(&av, 2, ad, dnnl_f32, as), err, "onednn: gemm A");
     OX_TRY(dnnl_memory_desc_init_by_strides(&bv, 2, bd, dnnl_f32, bs), err, "onednn: gemm B");
-    ox_md_plain_dims(&yv, 2, yd);
+    cm_onednn_md_plain_dims(&yv, 2, yd);
     int has_c = k->n_in > 2 && k->in[2].dtype != XF_DTYPE_INVALID && p->beta != 0.0f;
     if (has_c) {
         const xf_shape *c = &k->in[2].shape;
         int64_t cd[2] = {1, 1};
         for (int i = 0; i < c->rank; i++) cd[2 - c->rank + i] = c->dims[i];
-        ox_md_plain_dims(&cv, 2, cd);
+        cm_onednn_md_plain_dims(&cv, 2, cd);
     }
     int c_is_bias = has_c && p->alpha == 1.0f && p->beta == 1.0f;
     dnnl_matmul_desc_t md;
@@ -128,10 +128,10 @@ xf_status ox_build_gemm(ox_kernel *k, xf_error *err)
     s = run_pd(k, &md, attr, &pd, err);
     if (s != XF_OK) return s;
     dnnl_memory_t a, b, c = NULL, y;
-    s = ox_input_view(k, 0, &av, &a, err);
-    if (s == XF_OK) s = ox_input_view(k, 1, &bv, &b, err);
-    if (s == XF_OK && has_c) s = ox_input_view(k, 2, &cv, &c, err);
-    if (s == XF_OK) s = ox_output(k, 0, &yv, NULL, &y, err);
+    s = cm_onednn_input_view(k, 0, &av, &a, err);
+    if (s == XF_OK) s = cm_onednn_input_view(k, 1, &bv, &b, err);
+    if (s == XF_OK && has_c) s = cm_onednn_input_view(k, 2, &cv, &c, err);
+    if (s == XF_OK) s = cm_onednn_output(k, 0, &yv, NULL, &y, err);
     if (s != XF_OK) {
         dnnl_primitive_desc_destroy(pd);
         return s;
@@ -141,5 +141,5 @@ xf_status ox_build_gemm(ox_kernel *k, xf_error *err)
     if (c_is_bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, c};
     else if (bin >= 0)
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(bin) | DNNL_ARG_SRC_1, c};
-    return ox_add_step(k, pd, n, args, err);
+    return cm_onednn_add_step(k, pd, n, args, err);
 }

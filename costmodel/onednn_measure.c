@@ -9,7 +9,7 @@
  * data (valid per op: positive variances, in-range indices); inputs in a
  * blocked layout get uniform values in [-1, 1). Then warm-up runs and
  * timed runs; the median is reported, with the number of primitives one
- * run executes (xf_costmodel_time_runs: runs another process preempted
+ * run executes (cm_time_runs: runs another process preempted
  * are timed again; without a clean attempt the fastest run is reported as
  * disturbed, and the front end does not cache it). View ops that move no data cost
  * 0 ms and 0 kernels.
@@ -35,8 +35,8 @@ static void fill_input(const ox_kernel *k, const xf_backend_op *op, int i, void 
                        size_t bytes)
 {
     xf_tensor t = {k->in[i].dtype, k->in[i].shape, buf};
-    if (k->in[i].dtype != XF_F32 || ox_md_is_plain(&k->in_md[i])) {
-        xf_costmodel_fill_random(&t, op->op, op, i, 0x5eedULL + (uint64_t)i);
+    if (k->in[i].dtype != XF_F32 || cm_onednn_md_is_plain(&k->in_md[i])) {
+        cm_fill_random(&t, op->op, op, i, 0x5eedULL + (uint64_t)i);
         return;
     }
     xf_rng r;
@@ -48,15 +48,15 @@ static void fill_input(const ox_kernel *k, const xf_backend_op *op, int i, void 
 static size_t value_bytes(xf_dtype dt, const xf_shape *s, int has_md,
                           const dnnl_memory_desc_t *md)
 {
-    if (dt == XF_F32 && has_md) return ox_md_bytes(md);
+    if (dt == XF_F32 && has_md) return cm_onednn_md_bytes(md);
     size_t n = (size_t)xf_shape_numel(s) * xf_dtype_size(dt);
     return n ? n : 1;
 }
 
-/* One run of k, for xf_costmodel_time_runs. */
+/* One run of k, for cm_time_runs. */
 static xf_status run_kernel(void *k, xf_error *err)
 {
-    return ox_kernel_run(k, err);
+    return cm_onednn_kernel_run(k, err);
 }
 
 static xf_status time_kernel(ox_kernel *k, const xf_backend_op *op, double *ms, int *disturbed,
@@ -85,9 +85,9 @@ static xf_status time_kernel(ox_kernel *k, const xf_backend_op *op, double *ms, 
         if (!out[j]) s = XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory for %zu bytes", b);
         else memset(out[j], 0, b);
     }
-    if (s == XF_OK) s = ox_kernel_bind(k, in, out, err);
+    if (s == XF_OK) s = cm_onednn_kernel_bind(k, in, out, err);
     if (s == XF_OK)
-        s = xf_costmodel_time_runs(run_kernel, k, st->warmup, st->reps, t, ms, disturbed, err);
+        s = cm_time_runs(run_kernel, k, st->warmup, st->reps, t, ms, disturbed, err);
 out:
     for (int i = 0; in && i < k->n_in; i++) xf_aligned_free(in[i]);
     for (int j = 0; out && j < k->n_out; j++) xf_aligned_free(out[j]);
@@ -97,28 +97,28 @@ out:
     return s;
 }
 
-xf_status ox_measure(void *state, const xf_backend_op *op, double *ms, int *kernels,
+xf_status cm_onednn_measure(void *state, const xf_backend_op *op, double *ms, int *kernels,
                      int *disturbed, xf_error *err)
 {
     const ox_state *st = state;
     *ms = 0;
     *kernels = 0;
     *disturbed = 0;
-    ox_set_threads(st);
+    cm_onednn_set_threads(st);
     ox_io *in = xf_calloc((size_t)(op->n_inputs ? op->n_inputs : 1), sizeof *in);
     if (!in) return XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory");
     for (int i = 0; i < op->n_inputs; i++)
         in[i] = (ox_io){op->in_dtypes[i], op->in_shapes[i], NULL, NULL};
     ox_kernel k;
-    xf_status s = ox_kernel_init(&k, st, op->op, op->params, op->n_inputs, in, op->n_outputs,
+    xf_status s = cm_onednn_kernel_init(&k, st, op->op, op->params, op->n_inputs, in, op->n_outputs,
                                  op->out_dtypes, op->out_shapes, 1, err);
     xf_free(in);
     if (s != XF_OK) return s;
-    s = ox_kernel_build_native(&k, err);
+    s = cm_onednn_kernel_build_native(&k, err);
     if (s == XF_OK && !k.alias) {
         s = time_kernel(&k, op, ms, disturbed, err);
-        if (s == XF_OK) *kernels = ox_kernel_count(&k);
+        if (s == XF_OK) *kernels = cm_onednn_kernel_count(&k);
     }
-    ox_kernel_free(&k);
+    cm_onednn_kernel_free(&k);
     return s;
 }

@@ -9,7 +9,7 @@
 
 #include "onednn_internal.h"
 
-void ox_md_plain_dims(dnnl_memory_desc_t *md, int ndims, const int64_t *dims)
+void cm_onednn_md_plain_dims(dnnl_memory_desc_t *md, int ndims, const int64_t *dims)
 {
     dnnl_dims_t d, strides;
     if (ndims == 0) {
@@ -28,12 +28,12 @@ void ox_md_plain_dims(dnnl_memory_desc_t *md, int ndims, const int64_t *dims)
     dnnl_memory_desc_init_by_strides(md, ndims, d, dnnl_f32, strides);
 }
 
-void ox_md_plain(dnnl_memory_desc_t *md, const xf_shape *s)
+void cm_onednn_md_plain(dnnl_memory_desc_t *md, const xf_shape *s)
 {
-    ox_md_plain_dims(md, s->rank, s->dims);
+    cm_onednn_md_plain_dims(md, s->rank, s->dims);
 }
 
-void ox_md_any(dnnl_memory_desc_t *md, const xf_shape *s)
+void cm_onednn_md_any(dnnl_memory_desc_t *md, const xf_shape *s)
 {
     dnnl_dims_t d;
     int nd = s->rank ? s->rank : 1;
@@ -44,7 +44,7 @@ void ox_md_any(dnnl_memory_desc_t *md, const xf_shape *s)
     dnnl_memory_desc_init_by_tag(md, nd, d, dnnl_f32, dnnl_format_tag_any);
 }
 
-int ox_md_is_plain(const dnnl_memory_desc_t *md)
+int cm_onednn_md_is_plain(const dnnl_memory_desc_t *md)
 {
     if (md->format_kind != dnnl_blocked || md->data_type != dnnl_f32 || md->offset0 != 0)
         return 0;
@@ -60,7 +60,7 @@ int ox_md_is_plain(const dnnl_memory_desc_t *md)
     return 1;
 }
 
-size_t ox_md_bytes(const dnnl_memory_desc_t *md)
+size_t cm_onednn_md_bytes(const dnnl_memory_desc_t *md)
 {
     size_t n = dnnl_memory_desc_get_size(md);
     return n ? n : 1;

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "model.h"
+#include "model_internal.h"
 #include "onednn_internal.h"
 
 xf_status xf_cost_onednn_native(xf_cost_model *cm, const xf_graph *g, int node, int *native,
@@ -29,7 +29,7 @@ xf_status xf_cost_onednn_native(xf_cost_model *cm, const xf_graph *g, int node, 
         memset(&io[i], 0, sizeof io[i]);
         if (n->inputs[i] < 0) continue;
         const xf_value *v = &g->values[n->inputs[i]];
-        ox_md_plain(&md[i], &v->shape);
+        cm_onednn_md_plain(&md[i], &v->shape);
         io[i] = (ox_io){v->dtype, v->shape, v->dtype == XF_F32 ? &md[i] : NULL,
                         v->kind == XF_VALUE_CONST ? v->data : NULL};
     }
@@ -38,11 +38,11 @@ xf_status xf_cost_onednn_native(xf_cost_model *cm, const xf_graph *g, int node, 
         osh[j] = g->values[n->outputs[j]].shape;
     }
     ox_kernel k;
-    xf_status s = ox_kernel_init(&k, cm->state, n->op, &n->params, n->n_inputs, io,
+    xf_status s = cm_onednn_kernel_init(&k, cm->state, n->op, &n->params, n->n_inputs, io,
                                  n->n_outputs, odt, osh, 0, err);
     if (s != XF_OK) return s;
-    s = ox_kernel_build_native(&k, err);
-    ox_kernel_free(&k);
+    s = cm_onednn_kernel_build_native(&k, err);
+    cm_onednn_kernel_free(&k);
     if (s == XF_ERR_UNSUPPORTED) return XF_OK;
     *native = s == XF_OK;
     return s;

@@ -15,39 +15,39 @@
 
 #include "onednn_internal.h"
 
-xf_status ox_build_softmax(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_softmax(ox_kernel *k, xf_error *err)
 {
     const xf_shape *x = &k->in[0].shape;
     if (x->rank == 0) return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: softmax of a scalar");
     int axis = k->params.axis < 0 ? k->params.axis + x->rank : k->params.axis;
-    const dnnl_memory_desc_t *g = ox_input_md(k, 0);
+    const dnnl_memory_desc_t *g = cm_onednn_input_md(k, 0);
     dnnl_memory_desc_t md;
     if (g) md = *g;
-    else ox_md_plain(&md, x);
+    else cm_onednn_md_plain(&md, x);
     dnnl_softmax_v2_desc_t sd;
     OX_TRY(dnnl_softmax_v2_forward_desc_init(&sd, dnnl_forward_inference, dnnl_softmax_accurate,
                                              &md, &md, axis),
            err, "onednn: softmax");
     dnnl_primitive_desc_t pd;
-    xf_status s = ox_make_pd(k, &sd, NULL, &pd, err);
+    xf_status s = cm_onednn_make_pd(k, &sd, NULL, &pd, err);
     if (s != XF_OK) return s;
-    return ox_add_src_dst_step(k, pd, err);
+    return cm_onednn_add_src_dst_step(k, pd, err);
 }
 
-xf_status ox_build_batchnorm(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_batchnorm(ox_kernel *k, xf_error *err)
 {
     const xf_shape *x = &k->in[0].shape;
-    const dnnl_memory_desc_t *g = ox_input_md(k, 0);
+    const dnnl_memory_desc_t *g = cm_onednn_input_md(k, 0);
     dnnl_memory_desc_t data;
     int keep = g && x->rank >= 3 && x->rank <= 5;
     if (keep) {
         data = *g;
     } else if (x->rank <= 5) {
-        ox_md_plain(&data, x);
+        cm_onednn_md_plain(&data, x);
     } else {
         int64_t d[3] = {x->dims[0], x->dims[1], 1};
         for (int i = 2; i < x->rank; i++) d[2] *= x->dims[i];
-        ox_md_plain_dims(&data, 3, d);
+        cm_onednn_md_plain_dims(&data, 3, d);
     }
     dnnl_batch_normalization_desc_t bd;
     OX_TRY(dnnl_batch_normalization_forward_desc_init(
@@ -55,20 +55,20 @@ xf_status ox_build_batchnorm(ox_kernel *k, xf_error *err)
                dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift),
            err, "onednn: batchnorm");
     dnnl_primitive_desc_t pd;
-    xf_status s = ox_make_pd(k, &bd, NULL, &pd, err);
+    xf_status s = cm_onednn_make_pd(k, &bd, NULL, &pd, err);
     if (s != XF_OK) return s;
     dnnl_memory_t src, dst, prm[4];
     dnnl_memory_desc_t out, vec;
-    ox_md_plain_dims(&vec, 1, &x->dims[1]);
+    cm_onednn_md_plain_dims(&vec, 1, &x->dims[1]);
     if (keep) {
-        s = ox_input_layout(k, 0, ox_pd_md(pd, dnnl_query_src_md, 0), &src, err);
-        out = *ox_pd_md(pd, dnnl_query_dst_md, 0);
+        s = cm_onednn_input_layout(k, 0, cm_onednn_pd_md(pd, dnnl_query_src_md, 0), &src, err);
+        out = *cm_onednn_pd_md(pd, dnnl_query_dst_md, 0);
     } else {
-        s = ox_input_view(k, 0, &data, &src, err);
-        ox_md_plain(&out, x);
+        s = cm_onednn_input_view(k, 0, &data, &src, err);
+        cm_onednn_md_plain(&out, x);
     }
-    for (int i = 0; i < 4 && s == XF_OK; i++) s = ox_input_view(k, 1 + i, &vec, &prm[i], err);
-    if (s == XF_OK) s = ox_output(k, 0, &out, keep ? NULL : &data, &dst, err);
+    for (int i = 0; i < 4 && s == XF_OK; i++) s = cm_onednn_input_view(k, 1 + i, &vec, &prm[i], err);
+    if (s == XF_OK) s = cm_onednn_output(k, 0, &out, keep ? NULL : &data, &dst, err);
     if (s != XF_OK) {
         dnnl_primitive_desc_destroy(pd);
         return s;
@@ -76,7 +76,7 @@ xf_status ox_build_batchnorm(ox_kernel *k, xf_error *err)
     dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, src},       {DNNL_ARG_SCALE, prm[0]},
                                {DNNL_ARG_SHIFT, prm[1]},  {DNNL_ARG_MEAN, prm[2]},
                                {DNNL_ARG_VARIANCE, prm[3]}, {DNNL_ARG_DST, dst}};
-    return ox_add_step(k, pd, 6, args, err);
+    return cm_onednn_add_step(k, pd, 6, args, err);
 }
 
 /* Writes src (of shape s, unidirectionally broadcastable to `tail`)
@@ -102,13 +102,13 @@ static xf_status ln_param(ox_kernel *k, int i, const xf_shape *tail, dnnl_memory
 {
     dnnl_memory_desc_t vec;
     int64_t inner = xf_shape_numel(tail);
-    ox_md_plain_dims(&vec, 1, &inner);
+    cm_onednn_md_plain_dims(&vec, 1, &inner);
     const ox_io *io = &k->in[i];
-    if (xf_shape_numel(&io->shape) == inner) return ox_input_view(k, i, &vec, mem, err);
+    if (xf_shape_numel(&io->shape) == inner) return cm_onednn_input_view(k, i, &vec, mem, err);
     if (!io->data && !k->measuring)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "onednn: layernorm with a broadcast scale/bias that is not constant");
-    xf_status s = ox_scratch(k, &vec, mem, err);
+    xf_status s = cm_onednn_scratch(k, &vec, mem, err);
     if (s != XF_OK) return s;
     void *h = NULL;
     dnnl_memory_get_data_handle(*mem, &h);
@@ -117,7 +117,7 @@ static xf_status ln_param(ox_kernel *k, int i, const xf_shape *tail, dnnl_memory
     return XF_OK;
 }
 
-xf_status ox_build_layernorm(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_layernorm(ox_kernel *k, xf_error *err)
 {
     const xf_shape *x = &k->in[0].shape;
     int axis = k->params.axis < 0 ? k->params.axis + x->rank : k->params.axis;
@@ -126,26 +126,26 @@ xf_status ox_build_layernorm(ox_kernel *k, xf_error *err)
     for (int i = 0; i < axis; i++) d[0] *= x->dims[i];
     int has_b = k->n_in > 2 && k->in[2].dtype != XF_DTYPE_INVALID;
     dnnl_memory_desc_t data, out;
-    ox_md_plain_dims(&data, 2, d);
-    ox_md_plain(&out, x);
+    cm_onednn_md_plain_dims(&data, 2, d);
+    cm_onednn_md_plain(&out, x);
     dnnl_layer_normalization_desc_t ld;
     OX_TRY(dnnl_layer_normalization_forward_desc_init(
                &ld, dnnl_forward_inference, &data, NULL, k->params.epsilon,
                dnnl_use_scale | (has_b ? dnnl_use_shift : 0)),
            err, "onednn: layernorm");
     dnnl_primitive_desc_t pd;
-    xf_status s = ox_make_pd(k, &ld, NULL, &pd, err);
+    xf_status s = cm_onednn_make_pd(k, &ld, NULL, &pd, err);
     if (s != XF_OK) return s;
     dnnl_memory_t src, dst, scale, shift = NULL;
-    s = ox_input_view(k, 0, &data, &src, err);
+    s = cm_onednn_input_view(k, 0, &data, &src, err);
     if (s == XF_OK) s = ln_param(k, 1, &tail, &scale, err);
     if (s == XF_OK && has_b) s = ln_param(k, 2, &tail, &shift, err);
-    if (s == XF_OK) s = ox_output(k, 0, &out, &data, &dst, err);
+    if (s == XF_OK) s = cm_onednn_output(k, 0, &out, &data, &dst, err);
     if (s != XF_OK) {
         dnnl_primitive_desc_destroy(pd);
         return s;
     }
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst},
                                {DNNL_ARG_SCALE, scale}, {DNNL_ARG_SHIFT, shift}};
-    return ox_add_step(k, pd, has_b ? 4 : 3, args, err);
+    return cm_onednn_add_step(k, pd, has_b ? 4 : 3, args, err);
 }

@@ -31,23 +31,23 @@ static xf_status pooling(ox_kernel *k, dnnl_alg_kind_t alg, const dnnl_dims_t ke
                          const dnnl_dims_t strides, const dnnl_dims_t dil,
                          const dnnl_dims_t pad_l, const dnnl_dims_t pad_r, xf_error *err)
 {
-    const dnnl_memory_desc_t *g = ox_input_md(k, 0);
+    const dnnl_memory_desc_t *g = cm_onednn_input_md(k, 0);
     dnnl_memory_desc_t src, dst;
     if (g) src = *g;
-    else ox_md_plain(&src, &k->in[0].shape);
+    else cm_onednn_md_plain(&src, &k->in[0].shape);
     const xf_shape *y = &k->out_sh[0];
-    ox_md_any(&dst, y);
+    cm_onednn_md_any(&dst, y);
     dnnl_pooling_v2_desc_t pdsc;
     OX_TRY(dnnl_pooling_v2_forward_desc_init(&pdsc, dnnl_forward_inference, alg, &src, &dst,
                                              strides, kernel, dil, pad_l, pad_r),
            err, "onednn: pooling");
     dnnl_primitive_desc_t pd;
-    xf_status s = ox_make_pd(k, &pdsc, NULL, &pd, err);
+    xf_status s = cm_onednn_make_pd(k, &pdsc, NULL, &pd, err);
     if (s != XF_OK) return s;
-    return ox_add_src_dst_step(k, pd, err);
+    return cm_onednn_add_src_dst_step(k, pd, err);
 }
 
-xf_status ox_build_pool(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_pool(ox_kernel *k, xf_error *err)
 {
     const xf_params *p = &k->params;
     const xf_shape *x = &k->in[0].shape, *y = &k->out_sh[0];
@@ -76,27 +76,27 @@ static xf_status reduce_mean(ox_kernel *k, const int *reduced, xf_error *err)
     int64_t kd[XF_MAX_DIMS];
     for (int i = 0; i < x->rank; i++) kd[i] = reduced[i] ? 1 : x->dims[i];
     dnnl_memory_desc_t src, dst, out;
-    ox_md_plain(&src, x);
-    ox_md_plain_dims(&dst, x->rank, kd);
-    ox_md_plain(&out, &k->out_sh[0]);
+    cm_onednn_md_plain(&src, x);
+    cm_onednn_md_plain_dims(&dst, x->rank, kd);
+    cm_onednn_md_plain(&out, &k->out_sh[0]);
     dnnl_reduction_desc_t rd;
     OX_TRY(dnnl_reduction_desc_init(&rd, dnnl_reduction_mean, &src, &dst, 0.0f, 0.0f), err,
            "onednn: reduce_mean");
     dnnl_primitive_desc_t pd;
-    xf_status s = ox_make_pd(k, &rd, NULL, &pd, err);
+    xf_status s = cm_onednn_make_pd(k, &rd, NULL, &pd, err);
     if (s != XF_OK) return s;
     dnnl_memory_t sm, dm;
-    s = ox_input_view(k, 0, &src, &sm, err);
-    if (s == XF_OK) s = ox_output(k, 0, &out, &dst, &dm, err);
+    s = cm_onednn_input_view(k, 0, &src, &sm, err);
+    if (s == XF_OK) s = cm_onednn_output(k, 0, &out, &dst, &dm, err);
     if (s != XF_OK) {
         dnnl_primitive_desc_destroy(pd);
         return s;
     }
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, sm}, {DNNL_ARG_DST, dm}};
-    return ox_add_step(k, pd, 2, args, err);
+    return cm_onednn_add_step(k, pd, 2, args, err);
 }
 
-xf_status ox_build_global_pool(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_global_pool(ox_kernel *k, xf_error *err)
 {
     const xf_shape *x = &k->in[0].shape;
     int nsp = x->rank - 2;
@@ -115,7 +115,7 @@ xf_status ox_build_global_pool(ox_kernel *k, xf_error *err)
     return reduce_mean(k, reduced, err);
 }
 
-xf_status ox_build_reduce_mean(ox_kernel *k, xf_error *err)
+xf_status cm_onednn_build_reduce_mean(ox_kernel *k, xf_error *err)
 {
     const xf_params *p = &k->params;
     const xf_shape *x = &k->in[0].shape;

@@ -7,7 +7,7 @@
  * input data that is valid for a given operator, and timing of the float32
  * reference kernel for operators a measured backend has no kernel for.
  */
-#include "backend.h"
+#include "backend_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double xf_costmodel_median(double *v, int n)
+double cm_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -31,7 +31,7 @@ double xf_costmodel_median(double *v, int n)
 
 double xf_cost_runs_median(double *runs, int n, int *disturbed)
 {
-    double med = xf_costmodel_median(runs, n);
+    double med = cm_median(runs, n);
     *disturbed = med > 4.0 * runs[0] && med - runs[0] > 0.05;
     return med;
 }
@@ -113,7 +113,7 @@ static int run_waited(double wait_ms, double run_ms)
     return wait_ms > 0.25 * run_ms && wait_ms > 0.005;
 }
 
-xf_status xf_costmodel_time_runs(xf_status (*run)(void *user, xf_error *err), void *user,
+xf_status cm_time_runs(xf_status (*run)(void *user, xf_error *err), void *user,
                                  int warmup, int reps, double *times, double *ms, int *disturbed,
                                  xf_error *err)
 {
@@ -144,7 +144,7 @@ xf_status xf_costmodel_time_runs(xf_status (*run)(void *user, xf_error *err), vo
     return st;
 }
 
-void xf_costmodel_cpu_model(char *buf, size_t n)
+void cm_cpu_model(char *buf, size_t n)
 {
     snprintf(buf, n, "unknown-cpu");
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -189,7 +189,7 @@ static int64_t int_bound(xf_op op, const xf_backend_op *cfg, int idx)
     return 2;
 }
 
-void xf_costmodel_fill_random(xf_tensor *t, xf_op op, const xf_backend_op *cfg,
+void cm_fill_random(xf_tensor *t, xf_op op, const xf_backend_op *cfg,
                               int input_index, uint64_t seed)
 {
     xf_rng r;
@@ -214,7 +214,7 @@ void xf_costmodel_fill_random(xf_tensor *t, xf_op op, const xf_backend_op *cfg,
     }
 }
 
-/* One run of the reference kernel, for xf_costmodel_time_runs. */
+/* One run of the reference kernel, for cm_time_runs. */
 typedef struct reference_run {
     const xf_backend_op *op;
     int n_in;
@@ -229,7 +229,7 @@ static xf_status run_reference(void *user, xf_error *err)
     return xf_op_run(r->op->op, r->op->params, r->n_in, r->in, r->n_out, r->out, err);
 }
 
-xf_status xf_costmodel_time_reference(const xf_backend_config *bc, const xf_backend_op *op,
+xf_status cm_time_reference(const xf_backend_config *bc, const xf_backend_op *op,
                                       double *ms, int *disturbed, xf_error *err)
 {
     *ms = 0;
@@ -249,7 +249,7 @@ xf_status xf_costmodel_time_reference(const xf_backend_config *bc, const xf_back
         if (op->in_dtypes[i] == XF_DTYPE_INVALID) continue;
         st = xf_tensor_alloc(&in[i], op->in_dtypes[i], &op->in_shapes[i], err);
         if (st) goto out;
-        xf_costmodel_fill_random(&in[i], op->op, op, i, 1);
+        cm_fill_random(&in[i], op->op, op, i, 1);
         inp[i] = &in[i];
     }
     for (int i = 0; i < n_out; i++) {
@@ -257,7 +257,7 @@ xf_status xf_costmodel_time_reference(const xf_backend_config *bc, const xf_back
         if (st) goto out;
     }
     reference_run rr = {op, n_in, inp, n_out, out};
-    st = xf_costmodel_time_runs(run_reference, &rr, bc->warmup, bc->reps, times, ms, disturbed,
+    st = cm_time_runs(run_reference, &rr, bc->warmup, bc->reps, times, ms, disturbed,
                                 err);
 out:
     if (in)

@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "derive_impl.h"
+#include "derive_internal.h"
 
 /* One rewrite of g (ix its index) to a graph whose hash is want, found
  * among every match of every action: into *next, with its step. */

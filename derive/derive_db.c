@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "derive_impl.h"
+#include "derive_internal.h"
 
 /* Write when this many chains wait, or when the oldest has waited this long. */
 #define PENDING_MAX 64

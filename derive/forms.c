@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "derive_impl.h"
+#include "derive_internal.h"
 
 typedef struct form_id {
     uint64_t h;

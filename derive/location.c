@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "derive_impl.h"
+#include "derive_internal.h"
 
 void derive_step_of(const xf_ruleset *rs, int action, const xf_match *m, xf_rulesdb_step *s)
 {

@@ -10,7 +10,7 @@
  * (xf_norm_axis), so the graph computes exactly what it did: this is a
  * re-spelling, not a rewrite.
  */
-#include "derive_impl.h"
+#include "derive_internal.h"
 
 void derive_normalize(xf_graph *g)
 {

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "derive_impl.h"
+#include "derive_internal.h"
 
 void xf_derive_verify_options_init(xf_derive_verify_options *o)
 {

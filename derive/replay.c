@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "derive_impl.h"
+#include "derive_internal.h"
 
 static int size_of(const xf_rule *r)
 {

@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "derive_impl.h"
+#include "derive_internal.h"
 
 void xf_derive_options_init(xf_derive_options *o)
 {

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "derive_impl.h"
+#include "derive_internal.h"
 
 typedef struct dw_worker {
     pid_t pid; /* 0: done and reaped */

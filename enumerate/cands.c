@@ -1,12 +1,12 @@
 /*
  * cands.c — an xfergen run's candidate list, kept as serialized records
  * in one buffer that is at the same time the run's checkpoint blob (layout
- * in pipeline.h). Stored in the run's row of the rules database
+ * in pipeline_internal.h). Stored in the run's row of the rules database
  * (xf_rulesdb_run_checkpoint), it lets an interrupted run resume with
  * exactly the candidates it had confirmed; kept in memory this way, a
  * million candidates take about a hundred megabytes instead of gigabytes.
  */
-#include "pipeline.h"
+#include "pipeline_internal.h"
 
 #include "rulesdb/rulesdb.h"
 

@@ -3,12 +3,12 @@
  * configuration hash it belongs to, the level being built and how many of
  * its parents are done, the counters, the candidate sequence number, every
  * stored graph record and, in the last level, the lengths of its spill
- * files (spill.h; the files themselves sit next to the checkpoint). The
+ * files (spill_internal.h; the files themselves sit next to the checkpoint). The
  * class table is not saved; it is rebuilt from the records. Files are written through xf_outfile (a temporary file
  * renamed over PATH), so a crash leaves the previous checkpoint intact. The format is the host's
  * (byte order, struct layout) and versioned by XF_CKPT_VERSION.
  */
-#include "enum_impl.h"
+#include "enumerate_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

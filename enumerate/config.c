@@ -6,7 +6,7 @@
  * written in the vocabulary text format, so they are parsed exactly like a
  * user's file and `xf_enum_vocab_format` shows them.
  */
-#include "enum_impl.h"
+#include "enumerate_internal.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -7,7 +7,7 @@
  * float32 reference interpreter on random inputs. Only a pair that agrees
  * both times becomes a candidate.
  */
-#include "enum_impl.h"
+#include "enumerate_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * two append orders of one DAG give the same keys; the structural hash of a
  * set of nodes is the hash of their sorted keys.
  */
-#include "enum_impl.h"
+#include "enumerate_internal.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * output set {a, b} matches {b, a} and graphs over different inputs never
  * share a class.
  */
-#include "enum_impl.h"
+#include "enumerate_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,7 @@
  *   5. s is the child's canonical sink: its key is larger than every other
  *      sink's, so each DAG is built from exactly one parent, once;
  *   6. s is evaluated in Z_p (or its output hash taken from the memo of
- *      nodes already evaluated on the same values, valmemo.h) and the
+ *      nodes already evaluated on the same values, valmemo_internal.h) and the
  *      child's class key computed;
  *   7. every proper subgraph containing s that could be rewritten on its
  *      own (convex, and no node outside reads a value it consumes), taken
@@ -18,7 +18,7 @@
  *      else a smaller rule rewrites the child, which is dropped.
  * Subgraphs without s were checked when P itself was built.
  */
-#include "extend.h"
+#include "extend_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
  * layernorm is exact centring times an rsqrt-PRF of the exact variance.
  * Spatial operators and data movement are in fpeval_spatial.c.
  */
-#include "fpeval_impl.h"
+#include "fpeval_shared_internal.h"
 
 #include <string.h>
 

@@ -12,7 +12,7 @@
  * window-preserving rewrite) but cannot see order facts such as
  * relu(maxpool(x)) = maxpool(relu(x)) (see docs/enumerate.md).
  */
-#include "fpeval_impl.h"
+#include "fpeval_shared_internal.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
  * shapes for element-wise operators unless broadcasting is allowed, and the
  * config's largest dim and element count.
  */
-#include "enum_impl.h"
+#include "enumerate_internal.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /*
- * mpi.c — xf_enum_run across MPI ranks (ranks.h; built only when CMake
+ * mpi.c — xf_enum_run across MPI ranks (ranks_internal.h; built only when CMake
  * finds MPI). Rank 0 keeps the level loop, the class table, the checkpoint
  * and the database; the other ranks serve (xf_enum_mpi_serve) the two
  * phases of a batch that need no shared state beyond the stored levels:
@@ -26,8 +26,8 @@
  * r -> rank 0: TAG_RESULT, TAG_FAIL with the error text). The transport is
  * cluster.h's, shared with xferverify.
  */
-#include "pipeline.h"
-#include "ranks.h"
+#include "pipeline_internal.h"
+#include "ranks_internal.h"
 
 #include "cluster/cluster.h"
 

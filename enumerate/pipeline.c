@@ -19,7 +19,7 @@
  * stopped run is marked "interrupted"; a resumed one finds it by its
  * option string, reloads the candidates and continues.
  */
-#include "pipeline.h"
+#include "pipeline_internal.h"
 
 #include "rulesdb/rulesdb.h"
 

@@ -10,7 +10,7 @@
  *   3. parallel: collisions are confirmed (confirm.c); then, in order,
  *      confirmed candidates go to the callback.
  * The last level differs in phases 2 and 3: its graphs are never extended,
- * so instead of entering the class table they go to disk (spill.h) with
+ * so instead of entering the class table they go to disk (spill_internal.h) with
  * their position in the level, and when every parent is done the spill is
  * read back bucket by bucket, its collisions sorted by position, confirmed
  * in parallel chunks and handed out in that order: the same candidates in
@@ -27,8 +27,8 @@
  * below it and the representatives' structural hashes, so it can be
  * computed anywhere that has those and merged in chunk order.
  */
-#include "ranks.h"
-#include "spill.h"
+#include "ranks_internal.h"
+#include "spill_internal.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

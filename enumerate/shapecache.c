@@ -1,10 +1,10 @@
 /*
  * shapecache.c — interned shapes and the memo of variant applicability
- * (see shapecache.h), two xf_htab tables. Each worker owns one, so there
+ * (see shapecache_internal.h), two xf_htab tables. Each worker owns one, so there
  * is no locking; the memo only grows, and when it is full it is cleared and
  * refilled.
  */
-#include "shapecache.h"
+#include "shapecache_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,11 @@
 /*
- * spill.c — the last level's fingerprints on disk (see spill.h): buffered
+ * spill.c — the last level's fingerprints on disk (see spill_internal.h): buffered
  * appends of fixed-size records to 64 bucket files and one pending file,
  * then a bucket-at-a-time pass that finds repeated fingerprints with a
  * small hash table, and a sort of every collision by its position in the
  * level. Records are in the host's byte order, like the checkpoint.
  */
-#include "spill.h"
+#include "spill_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

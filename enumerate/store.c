@@ -8,7 +8,7 @@
  */
 #define _DEFAULT_SOURCE /* madvise */
 
-#include "enum_impl.h"
+#include "enumerate_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>

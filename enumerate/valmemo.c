@@ -1,11 +1,11 @@
 /*
- * valmemo.c — the per-worker memo of node output hashes (valmemo.h): a
+ * valmemo.c — the per-worker memo of node output hashes (valmemo_internal.h): a
  * direct-mapped table indexed by a mix of the variant and the input
  * value hashes.
  */
-#include "valmemo.h"
+#include "valmemo_internal.h"
 
-#include "fpeval.h"
+#include "fpeval_internal.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
  * name is made of), so a vocabulary round-trips and a run can record the
  * exact vocabulary it used. Keys and their meaning: docs/enumerate.md.
  */
-#include "enum_impl.h"
+#include "enumerate_internal.h"
 
 #include <ctype.h>
 #include <errno.h>

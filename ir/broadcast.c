@@ -1,12 +1,12 @@
 /*
- * broadcast.c — see broadcast.h: plans a row-wise walk over a broadcast
+ * broadcast.c — see broadcast_internal.h: plans a row-wise walk over a broadcast
  * output shape with merged dimensions and per-operand strides.
  */
-#include "broadcast.h"
+#include "broadcast_internal.h"
 
 #include <string.h>
 
-void xf_bcast_init(xf_bcast *b, const xf_shape *out, int n_ops, const xf_shape *ops)
+void ir_bcast_init(xf_bcast *b, const xf_shape *out, int n_ops, const xf_shape *ops)
 {
     memset(b, 0, sizeof *b);
     b->n_ops = n_ops;
@@ -50,13 +50,13 @@ void xf_bcast_init(xf_bcast *b, const xf_shape *out, int n_ops, const xf_shape *
     for (int k = 0; k < n_ops; k++) b->inner_stride[k] = b->strides[k][r - 1];
 }
 
-void xf_bcast_begin(const xf_bcast *b, xf_bcast_iter *it)
+void ir_bcast_begin(const xf_bcast *b, xf_bcast_iter *it)
 {
     (void)b;
     memset(it, 0, sizeof *it);
 }
 
-void xf_bcast_next(const xf_bcast *b, xf_bcast_iter *it)
+void ir_bcast_next(const xf_bcast *b, xf_bcast_iter *it)
 {
     for (int i = b->rank - 2; i >= 0; i--) {
         if (++it->idx[i] < b->dims[i]) {

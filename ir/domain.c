@@ -35,7 +35,7 @@
  * the same conditions reached two ways (a derived rule's chain, the
  * verifier) mostly print the same, and an unsatisfiable domain is "0 == 1".
  */
-#include "domain_impl.h"
+#include "op_internal.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -71,7 +71,8 @@ xf_status xf_domain_add(xf_domain *d, const xf_dom_atom *a, xf_error *err)
     return XF_OK;
 }
 
-xf_status xf_domain_add_all(xf_domain *d, const xf_domain *src, xf_error *err)
+/* Appends every condition of src (known stays as it is in d). */
+static xf_status domain_add_all(xf_domain *d, const xf_domain *src, xf_error *err)
 {
     for (int i = 0; i < src->n; i++) {
         xf_status st = xf_domain_add(d, &src->a[i], err);
@@ -84,7 +85,7 @@ xf_status xf_domain_copy(const xf_domain *src, xf_domain *dst, xf_error *err)
 {
     dst->n = 0;
     dst->known = src->known;
-    return xf_domain_add_all(dst, src, err);
+    return domain_add_all(dst, src, err);
 }
 
 /* ------------------------------------------------------------- evaluation */
@@ -128,7 +129,7 @@ int xf_domain_holds(const xf_domain *d, const xf_shape *const *in, int n)
 
 /* ---------------------------------------------------------- normal form */
 
-int64_t xfd_dim_key(xf_dim_ref r)
+static int64_t dim_key(xf_dim_ref r)
 {
     return (int64_t)r.input * 64 + (r.axis + 32);
 }
@@ -162,7 +163,7 @@ static int64_t mod_pos(int64_t a, int64_t m) /* m > 0: [0, m) */
 static int merge_terms(xf_dom_atom *a)
 {
     for (int i = 1; i < a->n; i++) /* insertion sort: n <= XF_DOMAIN_MAX_TERMS */
-        for (int j = i; j > 0 && xfd_dim_key(a->dim[j]) < xfd_dim_key(a->dim[j - 1]); j--) {
+        for (int j = i; j > 0 && dim_key(a->dim[j]) < dim_key(a->dim[j - 1]); j--) {
             xf_dim_ref r = a->dim[j];
             a->dim[j] = a->dim[j - 1], a->dim[j - 1] = r;
             int64_t c = a->coef[j];
@@ -170,7 +171,7 @@ static int merge_terms(xf_dom_atom *a)
         }
     int k = 0;
     for (int i = 0; i < a->n; i++) {
-        if (k > 0 && xfd_dim_key(a->dim[k - 1]) == xfd_dim_key(a->dim[i])) {
+        if (k > 0 && dim_key(a->dim[k - 1]) == dim_key(a->dim[i])) {
             if (__builtin_add_overflow(a->coef[k - 1], a->coef[i], &a->coef[k - 1])) return -1;
         } else {
             a->dim[k] = a->dim[i];
@@ -193,7 +194,7 @@ static int all_positive(const xf_dom_atom *a)
 
 /* One condition in normal form; returns 1 when it is trivially true, -1
  * when it can never hold, 0 otherwise, -2 on overflow. */
-int xfd_normalise_atom(xf_dom_atom *a)
+static int normalise_atom(xf_dom_atom *a)
 {
     if (merge_terms(a) < 0) return -2;
     int64_t g = 0;
@@ -246,7 +247,7 @@ typedef struct dims_uf {
 
 static int uf_index(const dims_uf *u, xf_dim_ref r)
 {
-    int64_t k = xfd_dim_key(r);
+    int64_t k = dim_key(r);
     int lo = 0, hi = u->n - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
@@ -281,7 +282,7 @@ static int cmp_atom(const void *pa, const void *pb)
     if (a->kind != b->kind) return a->kind - b->kind;
     if (a->n != b->n) return a->n - b->n;
     for (int i = 0; i < a->n; i++) {
-        int64_t x = xfd_dim_key(a->dim[i]), y = xfd_dim_key(b->dim[i]);
+        int64_t x = dim_key(a->dim[i]), y = dim_key(b->dim[i]);
         if (x != y) return x < y ? -1 : 1;
         if (a->coef[i] != b->coef[i]) return a->coef[i] < b->coef[i] ? -1 : 1;
     }
@@ -304,7 +305,7 @@ static int substitute(dims_uf *u, xf_dom_atom *a)
             a->dim[i] = key_dim(u->key[r]);
         }
     }
-    return xfd_normalise_atom(a);
+    return normalise_atom(a);
 }
 
 /* Takes in a dim equality or value (EQ of one or two unit terms);
@@ -360,7 +361,7 @@ xf_status xf_domain_normalize(xf_domain *d, xf_error *err)
         goto done;
     }
     for (int i = 0; i < d->n; i++)
-        for (int k = 0; k < d->a[i].n; k++) u.key[u.n++] = xfd_dim_key(d->a[i].dim[k]);
+        for (int k = 0; k < d->a[i].n; k++) u.key[u.n++] = dim_key(d->a[i].dim[k]);
     qsort(u.key, (size_t)u.n, sizeof *u.key, cmp_i64);
     int m = 0;
     for (int i = 0; i < u.n; i++)
@@ -447,7 +448,7 @@ xf_status xf_domain_implies(const xf_domain *a, const xf_domain *b, int *yes, xf
     xf_domain_init(&y);
     xf_status st = xf_domain_copy(a, &x, err);
     if (st == XF_OK) st = xf_domain_copy(a, &y, err);
-    if (st == XF_OK) st = xf_domain_add_all(&y, b, err);
+    if (st == XF_OK) st = domain_add_all(&y, b, err);
     if (st == XF_OK) st = xf_domain_normalize(&x, err);
     if (st == XF_OK) st = xf_domain_normalize(&y, err);
     if (st == XF_OK) *yes = xf_domain_equal(&x, &y);
@@ -676,7 +677,7 @@ xf_status xf_domain_parse(const char *text, const char *const *names, int n_name
     while (*ps.p) {
         xf_dom_atom a;
         xf_status st = parse_atom(&ps, &a);
-        if (st == XF_OK && xfd_normalise_atom(&a) == -2) st = perr(&ps, "number out of range");
+        if (st == XF_OK && normalise_atom(&a) == -2) st = perr(&ps, "number out of range");
         if (st == XF_OK) st = xf_domain_add(out, &a, err);
         if (st != XF_OK) {
             out->n = 0;

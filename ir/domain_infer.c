@@ -37,7 +37,7 @@
  * coefficient substitutes them away; otherwise they are pinned to their own
  * size) and the conditions, now over input dims alone, become the domain's.
  */
-#include "domain_impl.h"
+#include "op_internal.h"
 
 #include <string.h>
 
@@ -720,7 +720,7 @@ static int node_rule(gctx *c, const xf_node *nd)
     for (int i = 0; i < nd->n_inputs; i++)
         if (nd->inputs[i] < 0 && !(nd->op == XF_OP_CONV && i == 2)) return 0;
     int x = nd->n_inputs > 0 ? nd->inputs[0] : -1;
-    if (xf_op_keeps_shape(nd->op)) {
+    if (ir_op_keeps_shape(nd->op)) {
         for (int o = 0; o < nd->n_outputs; o++)
             if (!copy_shape(c, nd, 0, o)) return 0;
         return 1;

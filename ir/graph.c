@@ -4,7 +4,7 @@
  * graph under construction is always shape-consistent and every value's
  * shape passes xf_shape_check (no element or byte count overflows).
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,7 +179,7 @@ xf_status xf_op_infer(xf_op op, const xf_params *params, int n_inputs, const xf_
                       const xf_shape *in_shapes, int n_outputs, xf_dtype *out_dtypes,
                       xf_shape *out_shapes, xf_error *err)
 {
-    const xf_op_def *d = xf_op_def_get(op);
+    const xf_op_def *d = ir_op_def_get(op);
     if (!d || !d->infer)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "operator %d has no shape inference", (int)op);
     if (n_inputs < d->info.min_inputs || n_inputs > d->info.max_inputs)
@@ -214,7 +214,7 @@ xf_status xf_op_infer(xf_op op, const xf_params *params, int n_inputs, const xf_
 xf_status xf_op_run(xf_op op, const xf_params *params, int n_inputs, const xf_tensor *const *in,
                     int n_outputs, xf_tensor *out, xf_error *err)
 {
-    const xf_op_def *d = xf_op_def_get(op);
+    const xf_op_def *d = ir_op_def_get(op);
     if (!d || !d->run)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "operator %s has no kernel",
                        d ? d->info.name : "?");
@@ -294,7 +294,7 @@ int xf_graph_add_node(xf_graph *g, xf_op op, const xf_params *params, const int 
                       int n_inputs, int n_outputs, const char *name, xf_error *err)
 {
     xf_params p = params ? *params : xf_params_default();
-    if (op == XF_OP_OPAQUE || xf_op_def_get(op) == NULL) {
+    if (op == XF_OP_OPAQUE || ir_op_def_get(op) == NULL) {
         XF_FAIL(err, XF_ERR_INVALID, "xf_graph_add_node: use xf_graph_add_opaque for opaque ops");
         return -1;
     }

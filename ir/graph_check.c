@@ -3,7 +3,7 @@
  * cycle report naming a node on the cycle), full validation (arity, value
  * references, single producer, shape re-inference), and deep copy.
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

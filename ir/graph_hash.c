@@ -26,7 +26,7 @@
  * taking the ready node with the smallest hash first) in which the rules
  * database serializes a rule side.
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -102,8 +102,11 @@ static xf_status parse_expr(parser *ps, int depth, int *v)
     return *v >= 0 ? XF_OK : (ps->err && ps->err->code ? ps->err->code : XF_ERR_PARSE);
 }
 
-int xf_graph_parse_table_op(xf_graph *g, const char *name, const char *params, const int *args,
-                            int n_args, void *user, xf_error *err)
+/* The default parse op: operator table names with default parameters (text
+ * with parameters is XF_ERR_UNSUPPORTED), an output index suffix for
+ * multi-output operators. */
+static int table_op(xf_graph *g, const char *name, const char *params, const int *args,
+                    int n_args, void *user, xf_error *err)
 {
     (void)user;
     if (params[0]) {
@@ -135,7 +138,7 @@ int xf_graph_parse_table_op(xf_graph *g, const char *name, const char *params, c
 xf_status xf_graph_parse(xf_graph *g, const char *text, xf_graph_parse_op op, void *user,
                          xf_error *err)
 {
-    parser ps = {text, text, g, op ? op : xf_graph_parse_table_op, user, err};
+    parser ps = {text, text, g, op ? op : table_op, user, err};
     for (;;) {
         int v;
         xf_status st = parse_expr(&ps, 0, &v);

@@ -5,7 +5,7 @@
  * intermediate values are freed as soon as their last consumer has run, so
  * peak memory stays near the widest cut of the graph, not its sum.
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +60,7 @@ static xf_status run_node(const xf_graph *g, int ni, slot *slots, xf_error *err)
         if (st != XF_OK) break;
     }
     if (st == XF_OK && n->op == XF_OP_OPAQUE)
-        st = xf_opaque_run(g, ni, inp, out, err);
+        st = ir_opaque_run(g, ni, inp, out, err);
     else if (st == XF_OK)
         st = xf_op_run(n->op, &n->params, n->n_inputs, inp, n->n_outputs, out, err);
     if (st != XF_OK) {

@@ -695,16 +695,11 @@ int xf_op_default_outputs(xf_op op, const xf_params *params);
  * g->n_outputs) are allocated here and owned by the caller
  * (xf_tensor_free each). Intermediate buffers are released as soon as their
  * last user has run. Opaque nodes run when they have a kernel (If, LSTM:
- * xf_opaque_run); others fail with XF_ERR_UNSUPPORTED naming them.
+ * opaque_run.c); others fail with XF_ERR_UNSUPPORTED naming them.
  * A graph over the memory limit (xf_graph_mem_check) is refused first. */
 xf_status xf_interp_run(const xf_graph *g, const xf_tensor *inputs, int n_inputs,
                         xf_tensor *outputs, xf_error *err);
 
-/* Runs opaque node `node` of g (kernel not XF_OPAQUE_NO_KERNEL) on its
- * inputs (NULL for omitted ones); outputs allocated by the caller with the
- * node's output shapes. An If runs its chosen branch with xf_interp_run. */
-xf_status xf_opaque_run(const xf_graph *g, int node, const xf_tensor *const *in,
-                        xf_tensor *out, xf_error *err);
 /* The branch an If node takes for condition tensor `cond` (0 then, 1
  * else); XF_ERR_INVALID when cond is not a one-element bool/int tensor. */
 xf_status xf_opaque_if_branch(const xf_tensor *cond, int *branch, xf_error *err);
@@ -818,8 +813,6 @@ void xf_domain_clear(xf_domain *d);
 xf_status xf_domain_copy(const xf_domain *src, xf_domain *dst, xf_error *err);
 /* Appends one condition (normalised on the next xf_domain_normalize). */
 xf_status xf_domain_add(xf_domain *d, const xf_dom_atom *a, xf_error *err);
-/* Appends every condition of src (known stays as it is in d). */
-xf_status xf_domain_add_all(xf_domain *d, const xf_domain *src, xf_error *err);
 /* The canonical form: dims equal to others or to constants named by the
  * lowest dim of their class, those substituted into the other conditions,
  * each condition divided by the gcd of its coefficients, trivially true
@@ -998,9 +991,6 @@ void xf_rule_dims_free(xf_rule_dims *d);
  * known source value's dims are checked against their monomials. 0 when
  * they disagree. */
 int xf_rule_dims_bind(const xf_rule_dims *d, const xf_shape *shapes, int64_t *symval);
-/* The value of x under symval into *out: 0 when opaque, unbound, not a
- * positive integer or beyond 2^40. */
-int xf_dimx_eval(const xf_rule_dims *d, const xf_dimx *x, const int64_t *symval, int64_t *out);
 /* The dims of value v of side `side` under symval into out->dims[0 ..
  * out->rank) (the caller sets the rank: the value's in the rule); 0 when
  * some dim cannot be evaluated. */
@@ -1009,8 +999,6 @@ int xf_rule_dims_shape(const xf_rule_dims *d, int side, int v, const int64_t *sy
 /* 1 when shape s agrees with the monomials of value v (opaque dims pass). */
 int xf_rule_dims_agree(const xf_rule_dims *d, int side, int v, const int64_t *symval,
                        const xf_shape *s);
-/* 1 when the ties kept as constraints hold under symval. */
-int xf_rule_dims_cons_hold(const xf_rule_dims *d, const int64_t *symval);
 /* Equal monomials (opaque ones are equal to nothing). */
 int xf_dimx_equal(const xf_dimx *a, const xf_dimx *b);
 /* "s3*s7/2" (symbols: in<i>.<dim> for input dims, v<k> for variables). */
@@ -1029,15 +1017,13 @@ xf_status xf_graph_format(const xf_graph *g, char *buf, size_t n, xf_error *err)
  * the expression stands for, or -1 with err filled. */
 typedef int (*xf_graph_parse_op)(xf_graph *g, const char *name, const char *params,
                                  const int *args, int n_args, void *user, xf_error *err);
-/* The default: operator table names with default parameters (text with
- * parameters is XF_ERR_UNSUPPORTED), an output index suffix for
- * multi-output operators. */
-int xf_graph_parse_table_op(xf_graph *g, const char *name, const char *params, const int *args,
-                            int n_args, void *user, xf_error *err);
 /* Reads the text of xf_graph_format back: each expression (separated by
  * "," or ";" at the top level) becomes a graph output of g, whose graph
  * inputs are already there (the text names them, by name or in<i>, but
- * carries no dtypes or shapes). op: NULL for xf_graph_parse_table_op. */
+ * carries no dtypes or shapes). op: NULL for the default, operator table
+ * names with default parameters (text with parameters is
+ * XF_ERR_UNSUPPORTED) and an output index suffix for multi-output
+ * operators. */
 xf_status xf_graph_parse(xf_graph *g, const char *text, xf_graph_parse_op op, void *user,
                          xf_error *err);
 

@@ -27,7 +27,7 @@
  * Any other field is zeroed when a node is added (params_canon.c keeps the
  * same list as code).
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <string.h>
 
@@ -49,125 +49,125 @@
 
 static const xf_op_def table[XF_OP_COUNT] = {
     ROW(XF_OP_OPAQUE, "opaque", NULL, 0, 1 << 20, 0, 1 << 20, 0, 0, XF_ACT_NONE, NULL, NULL),
-    ROW(XF_OP_RELU, "relu", "Relu", 1, 1, 1, 1, 1, EW, XF_ACT_RELU, xf_infer_unary, xf_run_relu),
-    ROW(XF_OP_SIGMOID, "sigmoid", "Sigmoid", 1, 1, 1, 1, 1, EW, XF_ACT_SIGMOID, xf_infer_unary,
-        xf_run_sigmoid),
-    ROW(XF_OP_TANH, "tanh", "Tanh", 1, 1, 1, 1, 1, EW, XF_ACT_TANH, xf_infer_unary, xf_run_tanh),
-    ROW(XF_OP_ERF, "erf", "Erf", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_unary, xf_run_erf),
-    ROW(XF_OP_GELU, "gelu", NULL, 1, 1, 1, 1, 1, EW, XF_ACT_NONE, xf_infer_unary, xf_run_gelu),
-    ROW(XF_OP_SQRT, "sqrt", "Sqrt", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_unary, xf_run_sqrt),
-    ROW(XF_OP_EXP, "exp", "Exp", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_unary, xf_run_exp),
-    ROW(XF_OP_LOG, "log", "Log", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_unary, xf_run_log),
-    ROW(XF_OP_NEG, "neg", "Neg", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_unary, xf_run_neg),
-    ROW(XF_OP_ABS, "abs", "Abs", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_unary, xf_run_abs),
+    ROW(XF_OP_RELU, "relu", "Relu", 1, 1, 1, 1, 1, EW, XF_ACT_RELU, ir_infer_unary, ir_run_relu),
+    ROW(XF_OP_SIGMOID, "sigmoid", "Sigmoid", 1, 1, 1, 1, 1, EW, XF_ACT_SIGMOID, ir_infer_unary,
+        ir_run_sigmoid),
+    ROW(XF_OP_TANH, "tanh", "Tanh", 1, 1, 1, 1, 1, EW, XF_ACT_TANH, ir_infer_unary, ir_run_tanh),
+    ROW(XF_OP_ERF, "erf", "Erf", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, ir_infer_unary, ir_run_erf),
+    ROW(XF_OP_GELU, "gelu", NULL, 1, 1, 1, 1, 1, EW, XF_ACT_NONE, ir_infer_unary, ir_run_gelu),
+    ROW(XF_OP_SQRT, "sqrt", "Sqrt", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, ir_infer_unary, ir_run_sqrt),
+    ROW(XF_OP_EXP, "exp", "Exp", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, ir_infer_unary, ir_run_exp),
+    ROW(XF_OP_LOG, "log", "Log", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, ir_infer_unary, ir_run_log),
+    ROW(XF_OP_NEG, "neg", "Neg", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, ir_infer_unary, ir_run_neg),
+    ROW(XF_OP_ABS, "abs", "Abs", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, ir_infer_unary, ir_run_abs),
     ROW(XF_OP_RECIPROCAL, "reciprocal", "Reciprocal", 1, 1, 1, 1, 0, EW, XF_ACT_NONE,
-        xf_infer_unary, xf_run_reciprocal),
+        ir_infer_unary, ir_run_reciprocal),
     ROW(XF_OP_IDENTITY, "identity", "Identity", 1, 1, 1, 1, 0, EW | VIEW, XF_ACT_NONE,
-        xf_infer_identity, xf_run_identity),
+        ir_infer_identity, ir_run_identity),
     ROW(XF_OP_DROPOUT, "dropout", "Dropout", 1, 3, 1, 2, 0, EW | VIEW, XF_ACT_NONE,
-        xf_infer_dropout, xf_run_dropout),
-    ROW(XF_OP_CAST, "cast", "Cast", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_cast, xf_run_cast),
-    ROW(XF_OP_ADD, "ewadd", "Add", 2, 2, 1, 1, 1, EW | ARITH | COMM, XF_ACT_NONE, xf_infer_arith,
-        xf_run_add),
-    ROW(XF_OP_SUB, "ewsub", "Sub", 2, 2, 1, 1, 0, EW | ARITH, XF_ACT_NONE, xf_infer_arith,
-        xf_run_sub),
-    ROW(XF_OP_MUL, "ewmul", "Mul", 2, 2, 1, 1, 1, EW | ARITH | COMM, XF_ACT_NONE, xf_infer_arith,
-        xf_run_mul),
-    ROW(XF_OP_DIV, "ewdiv", "Div", 2, 2, 1, 1, 0, EW | ARITH, XF_ACT_NONE, xf_infer_arith,
-        xf_run_div),
-    ROW(XF_OP_POW, "pow", "Pow", 2, 2, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_pow, xf_run_pow),
-    ROW(XF_OP_EQUAL, "equal", "Equal", 2, 2, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_equal,
-        xf_run_equal),
-    ROW(XF_OP_WHERE, "where", "Where", 3, 3, 1, 1, 0, EW, XF_ACT_NONE, xf_infer_where,
-        xf_run_where),
-    ROW(XF_OP_SCALAR_MUL, "scalar_mul", NULL, 2, 2, 1, 1, 1, EW, XF_ACT_NONE, xf_infer_scalar_mul,
-        xf_run_scalar_mul),
-    ROW(XF_OP_MATMUL, "matmul", "MatMul", 2, 2, 1, 1, 1, CONTRACT, XF_ACT_NONE, xf_infer_matmul,
-        xf_run_matmul),
-    ROW(XF_OP_GEMM, "gemm", "Gemm", 2, 3, 1, 1, 0, CONTRACT, XF_ACT_NONE, xf_infer_gemm,
-        xf_run_gemm),
-    ROW(XF_OP_CONV, "conv2d", "Conv", 2, 3, 1, 1, 1, CONTRACT, XF_ACT_NONE, xf_infer_conv,
-        xf_run_conv),
+        ir_infer_dropout, ir_run_dropout),
+    ROW(XF_OP_CAST, "cast", "Cast", 1, 1, 1, 1, 0, EW, XF_ACT_NONE, ir_infer_cast, ir_run_cast),
+    ROW(XF_OP_ADD, "ewadd", "Add", 2, 2, 1, 1, 1, EW | ARITH | COMM, XF_ACT_NONE, ir_infer_arith,
+        ir_run_add),
+    ROW(XF_OP_SUB, "ewsub", "Sub", 2, 2, 1, 1, 0, EW | ARITH, XF_ACT_NONE, ir_infer_arith,
+        ir_run_sub),
+    ROW(XF_OP_MUL, "ewmul", "Mul", 2, 2, 1, 1, 1, EW | ARITH | COMM, XF_ACT_NONE, ir_infer_arith,
+        ir_run_mul),
+    ROW(XF_OP_DIV, "ewdiv", "Div", 2, 2, 1, 1, 0, EW | ARITH, XF_ACT_NONE, ir_infer_arith,
+        ir_run_div),
+    ROW(XF_OP_POW, "pow", "Pow", 2, 2, 1, 1, 0, EW, XF_ACT_NONE, ir_infer_pow, ir_run_pow),
+    ROW(XF_OP_EQUAL, "equal", "Equal", 2, 2, 1, 1, 0, EW, XF_ACT_NONE, ir_infer_equal,
+        ir_run_equal),
+    ROW(XF_OP_WHERE, "where", "Where", 3, 3, 1, 1, 0, EW, XF_ACT_NONE, ir_infer_where,
+        ir_run_where),
+    ROW(XF_OP_SCALAR_MUL, "scalar_mul", NULL, 2, 2, 1, 1, 1, EW, XF_ACT_NONE, ir_infer_scalar_mul,
+        ir_run_scalar_mul),
+    ROW(XF_OP_MATMUL, "matmul", "MatMul", 2, 2, 1, 1, 1, CONTRACT, XF_ACT_NONE, ir_infer_matmul,
+        ir_run_matmul),
+    ROW(XF_OP_GEMM, "gemm", "Gemm", 2, 3, 1, 1, 0, CONTRACT, XF_ACT_NONE, ir_infer_gemm,
+        ir_run_gemm),
+    ROW(XF_OP_CONV, "conv2d", "Conv", 2, 3, 1, 1, 1, CONTRACT, XF_ACT_NONE, ir_infer_conv,
+        ir_run_conv),
     ROW(XF_OP_BATCHNORM, "batchnorm", "BatchNormalization", 5, 5, 1, 1, 1, NORM, XF_ACT_NONE,
-        xf_infer_batchnorm, xf_run_batchnorm),
+        ir_infer_batchnorm, ir_run_batchnorm),
     ROW(XF_OP_LAYERNORM, "layernorm", "LayerNormalization", 2, 3, 1, 1, 1, NORM, XF_ACT_NONE,
-        xf_infer_layernorm, xf_run_layernorm),
-    ROW(XF_OP_MAXPOOL, "maxpool", "MaxPool", 1, 1, 1, 1, 1, REDUCE, XF_ACT_NONE, xf_infer_maxpool,
-        xf_run_maxpool),
+        ir_infer_layernorm, ir_run_layernorm),
+    ROW(XF_OP_MAXPOOL, "maxpool", "MaxPool", 1, 1, 1, 1, 1, REDUCE, XF_ACT_NONE, ir_infer_maxpool,
+        ir_run_maxpool),
     ROW(XF_OP_AVGPOOL, "avgpool", "AveragePool", 1, 1, 1, 1, 1, REDUCE, XF_ACT_NONE,
-        xf_infer_avgpool, xf_run_avgpool),
+        ir_infer_avgpool, ir_run_avgpool),
     ROW(XF_OP_GLOBAL_AVGPOOL, "global_avgpool", "GlobalAveragePool", 1, 1, 1, 1, 0, REDUCE,
-        XF_ACT_NONE, xf_infer_global_avgpool, xf_run_global_avgpool),
+        XF_ACT_NONE, ir_infer_global_avgpool, ir_run_global_avgpool),
     ROW(XF_OP_REDUCE_MEAN, "reduce_mean", "ReduceMean", 1, 1, 1, 1, 1, REDUCE, XF_ACT_NONE,
-        xf_infer_reduce_mean, xf_run_reduce_mean),
-    ROW(XF_OP_SOFTMAX, "softmax", "Softmax", 1, 1, 1, 1, 1, NORM, XF_ACT_NONE, xf_infer_softmax,
-        xf_run_softmax),
-    ROW(XF_OP_CONCAT, "concat", "Concat", 1, 1 << 20, 1, 1, 1, MOVE, XF_ACT_NONE, xf_infer_concat,
-        xf_run_concat),
-    ROW(XF_OP_SPLIT, "split", "Split", 1, 1, 1, -1, 1, MOVE, XF_ACT_NONE, xf_infer_split,
-        xf_run_split),
+        ir_infer_reduce_mean, ir_run_reduce_mean),
+    ROW(XF_OP_SOFTMAX, "softmax", "Softmax", 1, 1, 1, 1, 1, NORM, XF_ACT_NONE, ir_infer_softmax,
+        ir_run_softmax),
+    ROW(XF_OP_CONCAT, "concat", "Concat", 1, 1 << 20, 1, 1, 1, MOVE, XF_ACT_NONE, ir_infer_concat,
+        ir_run_concat),
+    ROW(XF_OP_SPLIT, "split", "Split", 1, 1, 1, -1, 1, MOVE, XF_ACT_NONE, ir_infer_split,
+        ir_run_split),
     ROW(XF_OP_TRANSPOSE, "transpose", "Transpose", 1, 1, 1, 1, 1, MOVE, XF_ACT_NONE,
-        xf_infer_transpose, xf_run_transpose),
+        ir_infer_transpose, ir_run_transpose),
     ROW(XF_OP_RESHAPE, "reshape", "Reshape", 1, 1, 1, 1, 1, MOVE | VIEW, XF_ACT_NONE,
-        xf_infer_reshape, xf_run_reshape),
+        ir_infer_reshape, ir_run_reshape),
     ROW(XF_OP_FLATTEN, "flatten", "Flatten", 1, 1, 1, 1, 0, MOVE | VIEW, XF_ACT_NONE,
-        xf_infer_flatten, xf_run_flatten),
+        ir_infer_flatten, ir_run_flatten),
     ROW(XF_OP_SQUEEZE, "squeeze", "Squeeze", 1, 1, 1, 1, 0, MOVE | VIEW, XF_ACT_NONE,
-        xf_infer_squeeze, xf_run_squeeze),
+        ir_infer_squeeze, ir_run_squeeze),
     ROW(XF_OP_UNSQUEEZE, "unsqueeze", "Unsqueeze", 1, 1, 1, 1, 0, MOVE | VIEW, XF_ACT_NONE,
-        xf_infer_unsqueeze, xf_run_unsqueeze),
-    ROW(XF_OP_SLICE, "slice", "Slice", 1, 1, 1, 1, 0, MOVE, XF_ACT_NONE, xf_infer_slice,
-        xf_run_slice),
-    ROW(XF_OP_GATHER, "gather", "Gather", 2, 2, 1, 1, 0, MOVE, XF_ACT_NONE, xf_infer_gather,
-        xf_run_gather),
-    ROW(XF_OP_PAD, "pad", "Pad", 1, 1, 1, 1, 0, MOVE, XF_ACT_NONE, xf_infer_pad, xf_run_pad),
-    ROW(XF_OP_EXPAND, "expand", "Expand", 1, 1, 1, 1, 0, MOVE, XF_ACT_NONE, xf_infer_expand,
-        xf_run_expand),
-    ROW(XF_OP_ENLARGE, "enlarge", NULL, 1, 1, 1, 1, 1, MOVE, XF_ACT_NONE, xf_infer_enlarge,
-        xf_run_enlarge),
-    ROW(XF_OP_SHAPE, "shape", "Shape", 1, 1, 1, 1, 0, SHAPE, XF_ACT_NONE, xf_infer_shape,
-        xf_run_shape),
+        ir_infer_unsqueeze, ir_run_unsqueeze),
+    ROW(XF_OP_SLICE, "slice", "Slice", 1, 1, 1, 1, 0, MOVE, XF_ACT_NONE, ir_infer_slice,
+        ir_run_slice),
+    ROW(XF_OP_GATHER, "gather", "Gather", 2, 2, 1, 1, 0, MOVE, XF_ACT_NONE, ir_infer_gather,
+        ir_run_gather),
+    ROW(XF_OP_PAD, "pad", "Pad", 1, 1, 1, 1, 0, MOVE, XF_ACT_NONE, ir_infer_pad, ir_run_pad),
+    ROW(XF_OP_EXPAND, "expand", "Expand", 1, 1, 1, 1, 0, MOVE, XF_ACT_NONE, ir_infer_expand,
+        ir_run_expand),
+    ROW(XF_OP_ENLARGE, "enlarge", NULL, 1, 1, 1, 1, 1, MOVE, XF_ACT_NONE, ir_infer_enlarge,
+        ir_run_enlarge),
+    ROW(XF_OP_SHAPE, "shape", "Shape", 1, 1, 1, 1, 0, SHAPE, XF_ACT_NONE, ir_infer_shape,
+        ir_run_shape),
     ROW(XF_OP_CONSTANT_OF_SHAPE, "constant_of_shape", "ConstantOfShape", 0, 0, 1, 1, 0, GEN,
-        XF_ACT_NONE, xf_infer_constant_of_shape, xf_run_constant_of_shape),
+        XF_ACT_NONE, ir_infer_constant_of_shape, ir_run_constant_of_shape),
     ROW(XF_OP_CONST_IDENTITY_CONV, "const_iconv", NULL, 0, 0, 1, 1, 1, GEN, XF_ACT_NONE,
-        xf_infer_const_identity_conv, xf_run_const_identity_conv),
+        ir_infer_const_identity_conv, ir_run_const_identity_conv),
     ROW(XF_OP_CONST_IDENTITY_MATRIX, "const_imatrix", NULL, 0, 0, 1, 1, 1, GEN, XF_ACT_NONE,
-        xf_infer_const_identity_matrix, xf_run_const_identity_matrix),
-    ROW(XF_OP_CONST_ONES, "const_ones", NULL, 0, 0, 1, 1, 1, GEN, XF_ACT_NONE, xf_infer_const_ones,
-        xf_run_const_ones),
-    ROW(XF_OP_CONST_POOL, "const_pool", NULL, 0, 0, 1, 1, 1, GEN, XF_ACT_NONE, xf_infer_const_pool,
-        xf_run_const_pool),
-    ROW(XF_OP_CLIP, "clip", "Clip", 1, 1, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE, xf_infer_unary,
-        xf_run_clip),
+        ir_infer_const_identity_matrix, ir_run_const_identity_matrix),
+    ROW(XF_OP_CONST_ONES, "const_ones", NULL, 0, 0, 1, 1, 1, GEN, XF_ACT_NONE, ir_infer_const_ones,
+        ir_run_const_ones),
+    ROW(XF_OP_CONST_POOL, "const_pool", NULL, 0, 0, 1, 1, 1, GEN, XF_ACT_NONE, ir_infer_const_pool,
+        ir_run_const_pool),
+    ROW(XF_OP_CLIP, "clip", "Clip", 1, 1, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE, ir_infer_unary,
+        ir_run_clip),
     ROW(XF_OP_HARDSIGMOID, "hardsigmoid", "HardSigmoid", 1, 1, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE,
-        xf_infer_unary, xf_run_hardsigmoid),
+        ir_infer_unary, ir_run_hardsigmoid),
     ROW(XF_OP_HARDSWISH, "hardswish", "HardSwish", 1, 1, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE,
-        xf_infer_unary, xf_run_hardswish),
+        ir_infer_unary, ir_run_hardswish),
     ROW(XF_OP_LEAKYRELU, "leakyrelu", "LeakyRelu", 1, 1, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE,
-        xf_infer_unary, xf_run_leakyrelu),
-    ROW(XF_OP_PRELU, "prelu", "PRelu", 2, 2, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE, xf_infer_prelu,
-        xf_run_prelu),
-    ROW(XF_OP_MIN, "ewmin", "Min", 2, 2, 1, 1, 0, EW | IMPORTED | COMM, XF_ACT_NONE, xf_infer_arith,
-        xf_run_min),
-    ROW(XF_OP_MAX, "ewmax", "Max", 2, 2, 1, 1, 0, EW | IMPORTED | COMM, XF_ACT_NONE, xf_infer_arith,
-        xf_run_max),
+        ir_infer_unary, ir_run_leakyrelu),
+    ROW(XF_OP_PRELU, "prelu", "PRelu", 2, 2, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE, ir_infer_prelu,
+        ir_run_prelu),
+    ROW(XF_OP_MIN, "ewmin", "Min", 2, 2, 1, 1, 0, EW | IMPORTED | COMM, XF_ACT_NONE, ir_infer_arith,
+        ir_run_min),
+    ROW(XF_OP_MAX, "ewmax", "Max", 2, 2, 1, 1, 0, EW | IMPORTED | COMM, XF_ACT_NONE, ir_infer_arith,
+        ir_run_max),
     ROW(XF_OP_REDUCE_SUM, "reduce_sum", "ReduceSum", 1, 1, 1, 1, 0, REDUCE | IMPORTED, XF_ACT_NONE,
-        xf_infer_reduce_mean, xf_run_reduce_sum),
+        ir_infer_reduce_mean, ir_run_reduce_sum),
     ROW(XF_OP_REDUCE_MAX, "reduce_max", "ReduceMax", 1, 1, 1, 1, 0, REDUCE | IMPORTED, XF_ACT_NONE,
-        xf_infer_reduce_mean, xf_run_reduce_max),
+        ir_infer_reduce_mean, ir_run_reduce_max),
     ROW(XF_OP_RESIZE, "resize", "Resize", 1, 1, 1, 1, 0, MOVE | IMPORTED, XF_ACT_NONE,
-        xf_infer_resize, xf_run_resize),
+        ir_infer_resize, ir_run_resize),
     ROW(XF_OP_CONV_TRANSPOSE, "conv_transpose", "ConvTranspose", 2, 3, 1, 1, 0,
-        CONTRACT | IMPORTED, XF_ACT_NONE, xf_infer_conv_transpose, xf_run_conv_transpose),
-    ROW(XF_OP_SIZE, "size", "Size", 1, 1, 1, 1, 0, SHAPE | IMPORTED, XF_ACT_NONE, xf_infer_size,
-        xf_run_size),
-    ROW(XF_OP_NOT, "not", "Not", 1, 1, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE, xf_infer_not,
-        xf_run_not),
-    ROW(XF_OP_TILE, "tile", "Tile", 1, 1, 1, 1, 0, MOVE | IMPORTED, XF_ACT_NONE, xf_infer_tile,
-        xf_run_tile),
+        CONTRACT | IMPORTED, XF_ACT_NONE, ir_infer_conv_transpose, ir_run_conv_transpose),
+    ROW(XF_OP_SIZE, "size", "Size", 1, 1, 1, 1, 0, SHAPE | IMPORTED, XF_ACT_NONE, ir_infer_size,
+        ir_run_size),
+    ROW(XF_OP_NOT, "not", "Not", 1, 1, 1, 1, 0, EW | IMPORTED, XF_ACT_NONE, ir_infer_not,
+        ir_run_not),
+    ROW(XF_OP_TILE, "tile", "Tile", 1, 1, 1, 1, 0, MOVE | IMPORTED, XF_ACT_NONE, ir_infer_tile,
+        ir_run_tile),
 };
 
-const xf_op_def *xf_op_def_get(xf_op op)
+const xf_op_def *ir_op_def_get(xf_op op)
 {
     if ((int)op < 0 || op >= XF_OP_COUNT) return NULL;
     return &table[op];
@@ -175,17 +175,17 @@ const xf_op_def *xf_op_def_get(xf_op op)
 
 const xf_op_info *xf_op_get(xf_op op)
 {
-    const xf_op_def *d = xf_op_def_get(op);
+    const xf_op_def *d = ir_op_def_get(op);
     return d ? &d->info : NULL;
 }
 
 int xf_op_is(xf_op op, unsigned classes)
 {
-    const xf_op_def *d = xf_op_def_get(op);
+    const xf_op_def *d = ir_op_def_get(op);
     return d && (d->info.classes & classes) == classes;
 }
 
-int xf_op_keeps_shape(xf_op op)
+int ir_op_keeps_shape(xf_op op)
 {
     return (xf_op_is(op, XF_OPC_ELEMENTWISE) && table[op].info.min_inputs == 1 &&
             op != XF_OP_NOT) ||
@@ -194,7 +194,7 @@ int xf_op_keeps_shape(xf_op op)
 
 xf_activation xf_op_activation(xf_op op)
 {
-    const xf_op_def *d = xf_op_def_get(op);
+    const xf_op_def *d = ir_op_def_get(op);
     return d ? d->info.activation : XF_ACT_NONE;
 }
 
@@ -222,6 +222,6 @@ int xf_norm_axis(int64_t axis, int rank)
 int xf_op_default_outputs(xf_op op, const xf_params *p)
 {
     if (op == XF_OP_SPLIT) return p->n_split > 0 ? p->n_split : 1;
-    const xf_op_def *d = xf_op_def_get(op);
+    const xf_op_def *d = ir_op_def_get(op);
     return d ? d->info.min_outputs : 0;
 }

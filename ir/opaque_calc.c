@@ -14,8 +14,8 @@
  * graph, and a model whose sizes depend on data that changed is refused
  * by name rather than run on the wrong size.
  */
-#include "broadcast.h"
-#include "op_impl.h"
+#include "broadcast_internal.h"
+#include "op_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -69,7 +69,7 @@ static xf_status range_count(const xf_tensor *const *in, int64_t *n, xf_error *e
                            "one dtype (input %d is %s with %lld elements)", i,
                            xf_dtype_name(in[i]->dtype), (long long)xf_shape_numel(&in[i]->shape));
     if (in[0]->dtype == XF_F32) {
-        double s = xf_tensor_elem_f64(in[0], 0), l = xf_tensor_elem_f64(in[1], 0), d = xf_tensor_elem_f64(in[2], 0);
+        double s = ir_tensor_elem_f64(in[0], 0), l = ir_tensor_elem_f64(in[1], 0), d = ir_tensor_elem_f64(in[2], 0);
         if (d == 0 || !isfinite(s) || !isfinite(l) || !isfinite(d))
             return XF_FAIL(err, XF_ERR_INVALID, "range: delta is 0 or a bound is not finite");
         double c = ceil((l - s) / d);
@@ -96,7 +96,7 @@ static xf_status range_run(const xf_tensor *const *in, xf_tensor *out)
 {
     int64_t n = xf_shape_numel(&out->shape);
     if (in[0]->dtype == XF_F32) {
-        double s = xf_tensor_elem_f64(in[0], 0), d = xf_tensor_elem_f64(in[2], 0);
+        double s = ir_tensor_elem_f64(in[0], 0), d = ir_tensor_elem_f64(in[2], 0);
         for (int64_t i = 0; i < n; i++) store(out, i, s + (double)i * d, 0);
     } else {
         int64_t s = elem_i(in[0], 0), d = elem_i(in[2], 0);
@@ -131,14 +131,14 @@ static xf_status mod_run(const xf_opaque *o, const xf_tensor *const *in, xf_tens
     xf_bcast b;
     xf_bcast_iter it;
     xf_shape ops[2] = {in[0]->shape, in[1]->shape};
-    xf_bcast_init(&b, &out->shape, 2, ops);
-    xf_bcast_begin(&b, &it);
+    ir_bcast_init(&b, &out->shape, 2, ops);
+    ir_bcast_begin(&b, &it);
     int64_t k = 0;
-    for (int64_t r = 0; r < b.rows; r++, xf_bcast_next(&b, &it)) {
+    for (int64_t r = 0; r < b.rows; r++, ir_bcast_next(&b, &it)) {
         for (int64_t j = 0; j < b.inner; j++, k++) {
             int64_t ia = it.off[0] + j * b.inner_stride[0], ib = it.off[1] + j * b.inner_stride[1];
             if (out->dtype == XF_F32) {
-                store(out, k, fmod(xf_tensor_elem_f64(in[0], ia), xf_tensor_elem_f64(in[1], ib)), 0);
+                store(out, k, fmod(ir_tensor_elem_f64(in[0], ia), ir_tensor_elem_f64(in[1], ib)), 0);
                 continue;
             }
             int64_t x = elem_i(in[0], ia), y = elem_i(in[1], ib);
@@ -224,7 +224,7 @@ static xf_status scatter_run(const xf_opaque *o, const xf_tensor *const *in, xf_
             continue;
         }
         for (int64_t e = 0; e < block; e++) {
-            double r = reduce(o->calc.reduction, xf_tensor_elem_f64(out, at + e), xf_tensor_elem_f64(in[2], u * block + e));
+            double r = reduce(o->calc.reduction, ir_tensor_elem_f64(out, at + e), ir_tensor_elem_f64(in[2], u * block + e));
             int64_t ri = out->dtype == XF_F32 ? 0
                          : o->calc.reduction == 1 ? elem_i(out, at + e) + elem_i(in[2], u * block + e)
                          : o->calc.reduction == 2 ? elem_i(out, at + e) * elem_i(in[2], u * block + e)

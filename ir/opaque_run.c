@@ -7,7 +7,7 @@
  * match through these nodes; running them lets the numerical checks and
  * `xfonnx run` cover models that contain them.
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <string.h>
 
@@ -93,8 +93,8 @@ out:
     return st;
 }
 
-xf_status xf_opaque_run(const xf_graph *g, int node, const xf_tensor *const *in,
-                        xf_tensor *out, xf_error *err)
+xf_status ir_opaque_run(const xf_graph *g, int node, const xf_tensor *const *in, xf_tensor *out,
+                        xf_error *err)
 {
     const xf_node *n = &g->nodes[node];
     const xf_opaque *o = n->opaque;
@@ -108,5 +108,5 @@ xf_status xf_opaque_run(const xf_graph *g, int node, const xf_tensor *const *in,
         if (st) xf_error_prefix(err, "%s", xf_node_describe(g, node, d, sizeof d));
         return st;
     }
-    return xf_lstm_run(&o->lstm, n->n_inputs, in, n->n_outputs, out, err);
+    return ir_lstm_run(&o->lstm, n->n_inputs, in, n->n_outputs, out, err);
 }

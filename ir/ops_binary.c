@@ -5,15 +5,15 @@
  * max (float32, int64, int32) and prelu (float32, slope broadcast to x).
  *
  * Every kernel walks the output row by row with the shared broadcast plan
- * (broadcast.h); a row function handles one run of contiguous output
+ * (broadcast_internal.h); a row function handles one run of contiguous output
  * elements, with each operand either contiguous or repeated, so the hot
  * loops have no index arithmetic. Integer arithmetic wraps around like the
  * two's-complement hardware (computed in unsigned types, so it is never
  * undefined behaviour); integer division truncates toward zero like C, and
  * a zero divisor is reported as XF_ERR_INVALID instead of trapping.
  */
-#include "broadcast.h"
-#include "op_impl.h"
+#include "broadcast_internal.h"
+#include "op_internal.h"
 
 #include <math.h>
 
@@ -53,9 +53,9 @@ static void walk(xf_tensor *out, int n_ops, const xf_tensor *const *ops, row_fn 
         esz[k] = xf_dtype_size(ops[k]->dtype);
     }
     xf_bcast b;
-    xf_bcast_init(&b, &out->shape, n_ops, shapes);
+    ir_bcast_init(&b, &out->shape, n_ops, shapes);
     xf_bcast_iter it;
-    xf_bcast_begin(&b, &it);
+    ir_bcast_begin(&b, &it);
     size_t row_bytes = (size_t)b.inner * xf_dtype_size(out->dtype);
     char *dst = out->data;
     for (int64_t r = 0; r < b.rows; r++) {
@@ -64,7 +64,7 @@ static void walk(xf_tensor *out, int n_ops, const xf_tensor *const *ops, row_fn 
             src[k] = (const char *)ops[k]->data + (size_t)it.off[k] * esz[k];
         fn(dst, src, b.inner_stride, b.inner);
         dst += row_bytes;
-        xf_bcast_next(&b, &it);
+        ir_bcast_next(&b, &it);
     }
 }
 

@@ -10,8 +10,8 @@
  * group) to one matrix product W_g [M/g, C/g*kh*kw] x cols [C/g*kh*kw, OH*OW]
  * on sgemm.c; a 1x1, stride-1, unpadded conv multiplies the input directly.
  */
-#include "op_impl.h"
-#include "sgemm.h"
+#include "op_internal.h"
+#include "sgemm_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -203,7 +203,7 @@ XF_DECLARE_RUN(conv)
     if (st == XF_OK) st = xf_mem_limit_check(cols_bytes, "conv: the im2col scratch", err);
     if (st != XF_OK) return st;
     size_t ncols = cols_bytes / sizeof(float);
-    size_t nwork = xf_sgemm_work_floats(g.mg, npix, kdim);
+    size_t nwork = ir_sgemm_work_floats(g.mg, npix, kdim);
     float *buf = xf_malloc(sizeof(float) * (ncols + nwork + 1));
     if (!buf)
         return XF_FAIL(err, XF_ERR_NOMEM, "conv: out of memory for %zu floats of scratch",
@@ -221,7 +221,7 @@ XF_DECLARE_RUN(conv)
                 im2col(&g, xg, cols);
                 b = cols;
             }
-            xf_sgemm(0, 0, g.mg, npix, kdim, 1.0f, w + gi * g.mg * kdim, kdim, b, npix,
+            ir_sgemm(0, 0, g.mg, npix, kdim, 1.0f, w + gi * g.mg * kdim, kdim, b, npix,
                      bias ? 1.0f : 0.0f, yn + gi * g.mg * npix, npix, work);
         }
     }

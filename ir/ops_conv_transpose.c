@@ -11,7 +11,7 @@
  * taps into the output window it spreads over. Accumulation in float32
  * like the reference convolution.
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 XF_DECLARE_INFER(conv_transpose)
 {

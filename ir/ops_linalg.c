@@ -9,8 +9,8 @@
  * to [M,N]. alpha and beta are taken literally (the importer fills ONNX's
  * defaults). Both run on the blocked product in sgemm.c.
  */
-#include "op_impl.h"
-#include "sgemm.h"
+#include "op_internal.h"
+#include "sgemm_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +112,7 @@ XF_DECLARE_RUN(matmul)
     /* B shared by every batch entry: fold A's batch into M (one product). */
     int64_t rows = xf_shape_numel(&bb) == 1 ? nbatch * d.M : d.M;
     int64_t nprod = xf_shape_numel(&bb) == 1 ? 1 : nbatch;
-    size_t nwork = xf_sgemm_work_floats(rows, d.N, d.K);
+    size_t nwork = ir_sgemm_work_floats(rows, d.N, d.K);
     float *work = xf_malloc(sizeof(float) * (nwork ? nwork : 1));
     if (!work) return XF_FAIL(err, XF_ERR_NOMEM, "matmul: out of memory for %zu floats", nwork);
     int64_t sa[XF_MAX_DIMS], sb[XF_MAX_DIMS], idx[XF_MAX_DIMS] = {0};
@@ -124,7 +124,7 @@ XF_DECLARE_RUN(matmul)
             oa += idx[i] * sa[i];
             ob += idx[i] * sb[i];
         }
-        xf_sgemm(0, 0, rows, d.N, d.K, 1.0f, A + oa, d.K, B + ob, d.N, 0.0f, C + t * rows * d.N,
+        ir_sgemm(0, 0, rows, d.N, d.K, 1.0f, A + oa, d.K, B + ob, d.N, 0.0f, C + t * rows * d.N,
                  d.N, work);
         for (int i = d.batch.rank - 1; i >= 0; i--) {
             if (++idx[i] < d.batch.dims[i]) break;
@@ -207,13 +207,13 @@ XF_DECLARE_RUN(gemm)
     xf_status st =
         gemm_dims_get(p, n_in, &in[0]->shape, &in[1]->shape, c ? &c->shape : NULL, &d, err);
     if (st != XF_OK) return st;
-    size_t nwork = xf_sgemm_work_floats(d.M, d.N, d.K);
+    size_t nwork = ir_sgemm_work_floats(d.M, d.N, d.K);
     float *work = xf_malloc(sizeof(float) * (nwork ? nwork : 1));
     if (!work) return XF_FAIL(err, XF_ERR_NOMEM, "gemm: out of memory for %zu floats", nwork);
     float *y = out[0].data;
     if (c) fill_beta_c(c, p->beta, d.M, d.N, y);
     const xf_shape *sa = &in[0]->shape, *sb = &in[1]->shape;
-    xf_sgemm(p->trans_a != 0, p->trans_b != 0, d.M, d.N, d.K, p->alpha, in[0]->data, sa->dims[1],
+    ir_sgemm(p->trans_a != 0, p->trans_b != 0, d.M, d.N, d.K, p->alpha, in[0]->data, sa->dims[1],
              in[1]->data, sb->dims[1], c ? 1.0f : 0.0f, y, d.N, work);
     xf_free(work);
     return XF_OK;

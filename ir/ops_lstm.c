@@ -18,7 +18,7 @@
  * dirs, H], Y_h and Y_c [batch, dirs, H]; layout 0: Y [seq, dirs, batch,
  * H], Y_h and Y_c [dirs, batch, H].
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -171,7 +171,7 @@ static void state_copy(const lstm_dims *m, float *rows, float *state, int64_t d,
     }
 }
 
-xf_status xf_lstm_run(const xf_lstm_attrs *a, int n_in, const xf_tensor *const *in, int n_out,
+xf_status ir_lstm_run(const xf_lstm_attrs *a, int n_in, const xf_tensor *const *in, int n_out,
                       xf_tensor *out, xf_error *err)
 {
     lstm_dims m;

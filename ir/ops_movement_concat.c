@@ -6,7 +6,7 @@
  * per piece, so the kernels are a memcpy per (outer index, piece).
  * Dtype-agnostic; every piece must have the same dtype and rank.
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <string.h>
 

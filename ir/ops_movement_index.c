@@ -11,7 +11,7 @@
  * odometer, fills rows whose outer index is padding with the constant, and
  * copies the unpadded middle of every other row with one memcpy.
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

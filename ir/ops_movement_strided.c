@@ -11,7 +11,7 @@
  * otherwise a typed strided loop copies them, and a large 2-D transpose is
  * done in cache-sized tiles. Everything is dtype-agnostic (bytes).
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <string.h>
 

@@ -7,7 +7,7 @@
  * validates the parameters the ONNX importer produced and says which one is
  * wrong; the kernels are a single memcpy.
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <string.h>
 

@@ -10,8 +10,8 @@
  * innermost are handled by sweeping whole rows (the reduction accumulates
  * into a vector) rather than by strided per-element loops.
  */
-#include "broadcast.h"
-#include "op_impl.h"
+#include "broadcast_internal.h"
+#include "op_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -132,16 +132,16 @@ static const float *expand_param(const xf_tensor *t, const xf_shape *target, flo
     float *buf = xf_malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!buf) return NULL;
     xf_bcast b;
-    xf_bcast_init(&b, target, 1, &t->shape);
+    ir_bcast_init(&b, target, 1, &t->shape);
     xf_bcast_iter it;
-    xf_bcast_begin(&b, &it);
+    ir_bcast_begin(&b, &it);
     const float *src = t->data;
     float *dst = buf;
     for (int64_t r = 0; r < b.rows && n > 0; r++) {
         const float *s = src + it.off[0];
         for (int64_t j = 0; j < b.inner; j++) dst[j] = s[j * b.inner_stride[0]];
         dst += b.inner;
-        xf_bcast_next(&b, &it);
+        ir_bcast_next(&b, &it);
     }
     *owned = buf;
     return buf;
@@ -257,9 +257,9 @@ XF_DECLARE_RUN(reduce_mean)
     if (n_in_el > 0) {
         xf_shape ops[2] = {*s, kept};
         xf_bcast b;
-        xf_bcast_init(&b, s, 2, ops);
+        ir_bcast_init(&b, s, 2, ops);
         xf_bcast_iter it;
-        xf_bcast_begin(&b, &it);
+        ir_bcast_begin(&b, &it);
         const float *x = in[0]->data;
         for (int64_t r = 0; r < b.rows; r++) {
             const float *xr = x + it.off[0];
@@ -271,7 +271,7 @@ XF_DECLARE_RUN(reduce_mean)
             } else {
                 for (int64_t j = 0; j < b.inner; j++) ar[j] += xr[j];
             }
-            xf_bcast_next(&b, &it);
+            ir_bcast_next(&b, &it);
         }
     }
     /* An empty reduction (a reduced dim of size 0) gives 0/0 = NaN, as numpy. */

@@ -25,7 +25,7 @@
  * output row once per row, so the inner loops run over contiguous input
  * with no bounds tests.
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <math.h>
 #include <stdio.h>

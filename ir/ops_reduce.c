@@ -8,7 +8,7 @@
  * on reduced dims, so the walk is one pass without divisions. Sums
  * accumulate in double and are rounded once at the end.
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <math.h>
 

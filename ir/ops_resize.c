@@ -12,7 +12,7 @@
  * align_corners, pytorch_half_pixel and tf_half_pixel_for_nn, and the four
  * nearest roundings; linear clamps coordinates to the input (edge values).
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <math.h>
 

@@ -4,7 +4,7 @@
  * as an int64 scalar) and tile (any dtype; params.shape[] holds the
  * repeat count of each input dim).
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
  * beyond the integer range saturate, NaN becomes 0, where C would be
  * undefined), int64 to int32 wraps, anything to bool is "nonzero".
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -47,7 +47,7 @@ static xf_status float_io(const char *op, const xf_tensor *const *in, const xf_t
     return XF_OK;
 }
 
-/* Defines xf_run_<name>: out[i] = EXPR with `x` the input element. */
+/* Defines ir_run_<name>: out[i] = EXPR with `x` the input element. */
 #define UNARY_KERNEL(name, EXPR)                                              \
     XF_DECLARE_RUN(name)                                                      \
     {                                                                         \

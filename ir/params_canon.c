@@ -10,7 +10,7 @@
  * inference has accepted the parameters, so invalid values (count_include_pad
  * on a max-pool) are still reported rather than silently dropped.
  */
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <string.h>
 

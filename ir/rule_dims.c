@@ -21,7 +21,7 @@
  * checked, and a reshape whose target needs one makes the rule not `ok`.
  */
 #include "ir.h"
-#include "op_impl.h"
+#include "op_internal.h"
 
 #include <string.h>
 
@@ -322,7 +322,7 @@ static void infer_node(infer *c, int side, const xf_graph *g, int ni)
     for (int o = 0; o < n->n_outputs; o++)
         for (int i = 0; i < XF_MAX_DIMS; i++) dims_of(c, side, n->outputs[o])[i] = opaque();
     if (!in) return; /* generators: opaque */
-    if (xf_op_keeps_shape(n->op) || n->op == XF_OP_SCALAR_MUL) {
+    if (ir_op_keeps_shape(n->op) || n->op == XF_OP_SCALAR_MUL) {
         for (int i = 0; i < so->rank && i < sx->rank; i++) out[i] = in[i];
     } else if (is_binary(n->op) && n->n_inputs == 2 && n->inputs[1] >= 0) {
         int y = n->inputs[1];
@@ -526,7 +526,9 @@ xf_status xf_rule_dims_infer(const xf_rule *r, xf_rule_dims *d, xf_error *err)
 
 /* ------------------------------------------------------------ evaluation */
 
-int xf_dimx_eval(const xf_rule_dims *d, const xf_dimx *x, const int64_t *symval, int64_t *out)
+/* The value of x under symval into *out: 0 when opaque, unbound, not a
+ * positive integer or beyond 2^40. */
+static int dimx_eval(const xf_rule_dims *d, const xf_dimx *x, const int64_t *symval, int64_t *out)
 {
     (void)d;
     *out = 0;
@@ -554,7 +556,7 @@ int xf_rule_dims_shape(const xf_rule_dims *d, int side, int v, const int64_t *sy
 {
     if (v < 0 || v >= d->n_values[side]) return 0;
     for (int i = 0; i < out->rank; i++)
-        if (!xf_dimx_eval(d, &d->val[side][v][i], symval, &out->dims[i])) return 0;
+        if (!dimx_eval(d, &d->val[side][v][i], symval, &out->dims[i])) return 0;
     return 1;
 }
 
@@ -566,17 +568,18 @@ int xf_rule_dims_agree(const xf_rule_dims *d, int side, int v, const int64_t *sy
         const xf_dimx *x = &d->val[side][v][i];
         int64_t e;
         if (is_opaque(x)) continue;
-        if (!xf_dimx_eval(d, x, symval, &e) || e != s->dims[i]) return 0;
+        if (!dimx_eval(d, x, symval, &e) || e != s->dims[i]) return 0;
     }
     return 1;
 }
 
-int xf_rule_dims_cons_hold(const xf_rule_dims *d, const int64_t *symval)
+/* 1 when the ties kept as constraints hold under symval. */
+static int cons_hold(const xf_rule_dims *d, const int64_t *symval)
 {
     for (int k = 0; k < d->n_cons; k++) {
         int64_t a, b;
-        if (!xf_dimx_eval(d, &d->cons[k][0], symval, &a) ||
-            !xf_dimx_eval(d, &d->cons[k][1], symval, &b) || a != b)
+        if (!dimx_eval(d, &d->cons[k][0], symval, &a) ||
+            !dimx_eval(d, &d->cons[k][1], symval, &b) || a != b)
             return 0;
     }
     return 1;
@@ -597,7 +600,7 @@ int xf_rule_dims_bind(const xf_rule_dims *d, const xf_shape *shapes, int64_t *sy
     }
     for (int v = 0; v < d->n_values[0]; v++)
         if (shapes[v].rank >= 0 && !xf_rule_dims_agree(d, 0, v, symval, &shapes[v])) return 0;
-    return xf_rule_dims_cons_hold(d, symval);
+    return cons_hold(d, symval);
 }
 
 char *xf_dimx_str(const xf_dimx *x, char *buf, size_t n)

@@ -1,6 +1,6 @@
 /*
  * sgemm.c — portable single-precision matrix product behind matmul, gemm and
- * conv (see sgemm.h for the contract).
+ * conv (see sgemm_internal.h for the contract).
  *
  * Why a blocked routine instead of a triple loop: the reference interpreter
  * runs whole CNNs and transformers, and a naive product is 10-50x slower.
@@ -17,7 +17,7 @@
  *    panels held in L2.
  * Partial K blocks accumulate into C (beta becomes 1 after the first block).
  */
-#include "sgemm.h"
+#include "sgemm_internal.h"
 
 #include <string.h>
 
@@ -39,7 +39,7 @@ static int64_t round_up(int64_t v, int64_t m)
     return (v + m - 1) / m * m;
 }
 
-size_t xf_sgemm_work_floats(int64_t M, int64_t N, int64_t K)
+size_t ir_sgemm_work_floats(int64_t M, int64_t N, int64_t K)
 {
     if (M <= 0 || N <= 0 || K <= 0) return 0;
     int64_t kc = min64(K, KC);
@@ -138,7 +138,7 @@ static void scale_c(int64_t M, int64_t N, float beta, float *C, int64_t ldc)
         for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
 }
 
-void xf_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+void ir_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
               const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
               int64_t ldc, float *work)
 {

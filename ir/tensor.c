@@ -62,7 +62,7 @@ size_t xf_tensor_bytes(const xf_tensor *t)
     return (size_t)xf_shape_numel(&t->shape) * xf_dtype_size(t->dtype);
 }
 
-double xf_tensor_elem_f64(const xf_tensor *t, int64_t i)
+double ir_tensor_elem_f64(const xf_tensor *t, int64_t i)
 {
     switch (t->dtype) {
     case XF_F32: return ((const float *)t->data)[i];
@@ -87,7 +87,7 @@ xf_status xf_tensor_compare(const xf_tensor *a, const xf_tensor *b, double *max_
                        xf_shape_str(&b->shape, sb, sizeof sb));
     int64_t n = xf_shape_numel(&a->shape);
     for (int64_t i = 0; i < n; i++) {
-        double x = xf_tensor_elem_f64(a, i), y = xf_tensor_elem_f64(b, i);
+        double x = ir_tensor_elem_f64(a, i), y = ir_tensor_elem_f64(b, i);
         if (isnan(x) && isnan(y)) continue;
         double d = fabs(x - y);
         if (isnan(d)) d = INFINITY;
@@ -111,7 +111,7 @@ int xf_tensor_close(const xf_tensor *a, const xf_tensor *b, double rtol, double 
     int64_t n = xf_shape_numel(&a->shape);
     xf_tolerance tol = {rtol, atol};
     for (int64_t i = 0; i < n; i++) {
-        double x = xf_tensor_elem_f64(a, i), y = xf_tensor_elem_f64(b, i);
+        double x = ir_tensor_elem_f64(a, i), y = ir_tensor_elem_f64(b, i);
         if (a->dtype != XF_F32 ? x != y : !xf_value_agree(x, y, tol)) return 0;
     }
     return 1;

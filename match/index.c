@@ -116,17 +116,17 @@ static xf_status build_roots(const xf_graph *g, const xf_graph_index *prev, cons
             xf_params rel;
             const xf_shape *in0 =
                 n->n_inputs > 0 && n->inputs[0] >= 0 ? &g->values[n->inputs[0]].shape : NULL;
-            if (n->op == XF_OP_OPAQUE || !xf_match_form(n->op, &n->params, n->n_inputs,
+            if (n->op == XF_OP_OPAQUE || !match_form(n->op, &n->params, n->n_inputs,
                                                         n->n_outputs, in0, &rel, &ix->key[i])) {
                 ix->key[i] = 0;
                 continue;
             }
-            ix->form_zero[i] = (uint8_t)xf_match_form_zero(&rel);
+            ix->form_zero[i] = (uint8_t)match_form_zero(&rel);
         }
         uint64_t p0 = producer_tag(g, n, 0), p1 = producer_tag(g, n, 1);
         /* a commutative operator is also found with its operands swapped
          * (match.c binds it either way round) */
-        int ways = xf_match_commutes(n->op, n->n_inputs) && p0 != p1 ? 2 : 1;
+        int ways = match_commutes(n->op, n->n_inputs) && p0 != p1 ? 2 : 1;
         for (int w = 0; w < ways; w++)
             for (int v = w; v < XF_ROOT_VARIANTS; v++, e++) {
                 ix->sig[e] = w ? xf_root_sig(ix->key[i], v, p1, p0) : xf_root_sig(ix->key[i], v, p0, p1);

@@ -142,9 +142,9 @@ static xf_status adapt_params(const xf_rs_rule *rr, const xf_graph *g, const xf_
     int rule_rank = dn->n_inputs > 0 ? dst->values[dn->inputs[0]].shape.rank : 0;
     int rank = in0 ? in0->rank : 0;
     xf_params rel;
-    if (!xf_relparams_to_relative(tn->op, &dn->params,
-                                  xf_relparams_axis_rank(tn->op, &dn->params, rule_rank), &rel) ||
-        !xf_relparams_to_absolute(tn->op, &rel, xf_relparams_axis_rank(tn->op, &rel, rank), out))
+    if (!match_relparams_to_relative(tn->op, &dn->params,
+                                  match_relparams_axis_rank(tn->op, &dn->params, rule_rank), &rel) ||
+        !match_relparams_to_absolute(tn->op, &rel, match_relparams_axis_rank(tn->op, &rel, rank), out))
         return fail_node(rr, q,
                          XF_FAIL(err, XF_ERR_SHAPE, "its axes do not exist at rank %d", rank),
                          err);
@@ -196,7 +196,7 @@ static xf_status adapt_params(const xf_rs_rule *rr, const xf_graph *g, const xf_
     return XF_OK;
 }
 
-xf_status xf_match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,
+xf_status match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,
                                     const xf_graph_index *ix, const xf_match *m,
                                     xf_match_target *t, xf_dtype *out_dt, xf_shape *out_sh,
                                     xf_error *err)
@@ -211,7 +211,7 @@ xf_status xf_match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,
         const xf_tgt_node *tn = &tp->nodes[q];
         t->op[q] = tn->op;
         t->n_in[q] = tn->n_in;
-        if (xf_relparams_is_generator(tn->op)) continue; /* at its first consumer */
+        if (match_relparams_is_generator(tn->op)) continue; /* at its first consumer */
         for (int k = 0; k < tn->n_in; k++) {
             xf_pat_ref r = tn->in[k];
             if (r.node >= 0 && !s.done[r.node]) {
@@ -276,5 +276,5 @@ xf_status xf_match_instantiate(const xf_ruleset *rs, const xf_graph *g, const xf
                            m->outputs[i]);
     xf_dtype dt[XF_MATCH_MAX_OUTPUTS];
     xf_shape sh[XF_MATCH_MAX_OUTPUTS];
-    return xf_match_instantiate_full(rr, g, ix, m, t, dt, sh, err);
+    return match_instantiate_full(rr, g, ix, m, t, dt, sh, err);
 }

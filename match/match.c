@@ -141,8 +141,8 @@ static int same_form(const match_ctx *c, int k, int node)
         return 0;
     if (c->rr->pat.nodes[k].form_zero && c->ix->form_zero[node]) return 1;
     xf_params a, b;
-    xf_match_form(pn->op, &pn->params, pn->n_inputs, pn->n_outputs, pin, &a, NULL);
-    xf_match_form(gn->op, &gn->params, gn->n_inputs, gn->n_outputs, gin, &b, NULL);
+    match_form(pn->op, &pn->params, pn->n_inputs, pn->n_outputs, pin, &a, NULL);
+    match_form(gn->op, &gn->params, gn->n_inputs, gn->n_outputs, gin, &b, NULL);
     return memcmp(&a, &b, offsetof(xf_params, split)) == 0; /* split[] is cleared */
 }
 
@@ -155,7 +155,7 @@ static int same_form(const match_ctx *c, int k, int node)
 static int view_may_stay(const match_ctx *c, int k)
 {
     const xf_pat_node *pn = &c->rr->pat.nodes[k];
-    if (!xf_match_is_view(pn->op) || pn->n_in != 1) return 0;
+    if (!match_is_view(pn->op) || pn->n_in != 1) return 0;
     xf_pat_ref r = pn->in[0];
     return r.node < 0 || view_may_stay(c, r.node);
 }
@@ -313,7 +313,7 @@ static void complete(match_ctx *c)
     xf_match_target t;
     xf_dtype dt[XF_MATCH_MAX_OUTPUTS];
     xf_shape sh[XF_MATCH_MAX_OUTPUTS];
-    if (xf_match_instantiate_full(c->rr, g, c->ix, &m, &t, dt, sh, NULL) != XF_OK) return;
+    if (match_instantiate_full(c->rr, g, c->ix, &m, &t, dt, sh, NULL) != XF_OK) return;
     for (int i = 0; i < pat->n_outputs; i++) {
         const xf_value *v = &g->values[m.outputs[i]];
         if (dt[i] != v->dtype || !xf_shape_equal(&sh[i], &v->shape)) return;
@@ -346,7 +346,7 @@ static void try_node(match_ctx *c, int t, int node)
     int k = c->rr->pat.steps[t].node;
     const xf_node *gn = &c->g->nodes[node];
     /* a commutative operator either way round (once when both operands are one value) */
-    int ways = c->commutative && xf_match_commutes(gn->op, gn->n_inputs) &&
+    int ways = c->commutative && match_commutes(gn->op, gn->n_inputs) &&
                        gn->inputs[0] != gn->inputs[1]
                    ? 2
                    : 1;

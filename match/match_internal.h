@@ -41,7 +41,7 @@ typedef struct xf_pat_node {
     xf_op op;
     int n_in, n_out;
     xf_pat_ref in[XF_MATCH_MAX_ARITY];
-    uint64_t key; /* xf_match_form key */
+    uint64_t key; /* match_form key */
     int out_rule[XF_PAT_MAX_NODE_OUT]; /* rule output that output o is, -1: internal */
     int n_users[XF_PAT_MAX_NODE_OUT];  /* distinct pattern operators reading output o */
     int out_bare[XF_PAT_MAX_NODE_OUT]; /* mapped output the target replaces by a rule input */
@@ -122,7 +122,7 @@ struct xf_ruleset {
 
 struct xf_graph_index {
     int n_nodes, n_values;
-    uint64_t *key;      /* per node: xf_match_form key (0 when it can never match) */
+    uint64_t *key;      /* per node: match_form key (0 when it can never match) */
     uint8_t *form_zero; /* per node: its matching form is all zero bytes */
     /* Root signatures (xf_root_sig), XF_ROOT_VARIANTS per node, in a
      * chained hash table whose chains list nodes in ascending order. */
@@ -145,28 +145,28 @@ struct xf_graph_index {
  * that are not rank-polymorphic) the rank. Returns 0 when the node can never
  * match (an axis out of range). in0 is NULL for an operator without inputs;
  * key may be NULL when only the form is wanted. */
-int xf_match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_shape *in0,
+int match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_shape *in0,
                   xf_params *rel, uint64_t *key);
 
-/* 1 when the matching form rel (xf_match_form) is all zero bytes up to the
+/* 1 when the matching form rel (match_form) is all zero bytes up to the
  * (cleared) split sizes: two such forms are equal without comparing them. */
-int xf_match_form_zero(const xf_params *rel);
+int match_form_zero(const xf_params *rel);
 
 /* Compiles rule `r` into pattern and template; returns 1, or 0 with *why
  * set when the matcher cannot use it, or -1 when out of memory. */
-int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, const char **why);
-/* Frees what xf_rule_compile allocated in tgt (its dims). */
-void xf_rule_compiled_free(xf_target_tmpl *tgt);
+int match_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, const char **why);
+/* Frees what match_rule_compile allocated in tgt (its dims). */
+void match_rule_compiled_free(xf_target_tmpl *tgt);
 /* 1 for the two-input operators whose operands may be swapped (add, mul,
  * min, max): the matcher binds them either way round, so a rule written
  * with a bias second also matches a model that adds it first. */
-int xf_match_commutes(xf_op op, int n_inputs);
+int match_commutes(xf_op op, int n_inputs);
 /* 1 for the operators that only view their input's elements in another
  * shape (reshape, flatten, squeeze, unsqueeze): one read outside a match
  * may stay for that reader (match.c), as a copy costs nothing. */
-int xf_match_is_view(xf_op op);
+int match_is_view(xf_op op);
 
-/* The compiled form of rule r (pattern and template from xf_rule_compile)
+/* The compiled form of rule r (pattern and template from match_rule_compile)
  * as words: for the source, op, arity, input wiring, output mapping, use
  * counts, input dtypes, the matching form of each operator's parameters
  * (plus the rank where the op is not rank-polymorphic) and the search plan;
@@ -181,17 +181,17 @@ int xf_match_is_view(xf_op op);
     (8 + 2 * XF_MATCH_MAX_INPUTS + XF_MATCH_MAX_OUTPUTS * 2 +                            \
      2 * XF_MATCH_MAX_NODES *                                                            \
          (16 + 2 * XF_MATCH_MAX_ARITY + 3 * XF_PAT_MAX_NODE_OUT + sizeof(xf_params) / 8 + 1))
-size_t xf_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_target_tmpl *tgt,
+size_t match_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_target_tmpl *tgt,
                           uint64_t *w);
 /* The rule's validity domain with its inputs numbered as in the form
  * words (by first use in the source), normalised: two actions of one form
  * compare their domains so (ruleset.c, dedupe). */
-xf_status xf_rule_canonical_domain(const xf_rule *r, const xf_pattern *pat, xf_domain *out,
+xf_status match_rule_canonical_domain(const xf_rule *r, const xf_pattern *pat, xf_domain *out,
                                    xf_error *err);
 
 /* xf_match_instantiate that also returns the target's output dtypes/shapes
  * (rule output order). err may be NULL (no message formatted: fast). */
-xf_status xf_match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,
+xf_status match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,
                                     const xf_graph_index *ix, const xf_match *m,
                                     xf_match_target *t, xf_dtype *out_dt, xf_shape *out_sh,
                                     xf_error *err);

@@ -16,7 +16,7 @@
  * cost quadratic in the graph size, most of them then rejected by the cycle
  * check; such rules are skipped at load.
  *
- * The compiled form is also written out as words (xf_rule_form_words), so
+ * The compiled form is also written out as words (match_rule_form_words), so
  * the rule set can drop rules that differ only in the tensor shapes they
  * were enumerated at: their patterns and templates are the same action.
  */
@@ -28,12 +28,12 @@
 
 #include "match/relparams_internal.h"
 
-int xf_match_commutes(xf_op op, int n_inputs)
+int match_commutes(xf_op op, int n_inputs)
 {
     return n_inputs == 2 && xf_op_is(op, XF_OPC_COMMUTATIVE);
 }
 
-int xf_match_is_view(xf_op op)
+int match_is_view(xf_op op)
 {
     return op == XF_OP_RESHAPE || op == XF_OP_FLATTEN || op == XF_OP_SQUEEZE ||
            op == XF_OP_UNSQUEEZE;
@@ -73,11 +73,11 @@ static void slice_form(const xf_shape *in0, xf_params *rel)
     }
 }
 
-int xf_match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_shape *in0,
+int match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_shape *in0,
                   xf_params *rel, uint64_t *key)
 {
     int rank = in0 ? in0->rank : 0;
-    if (!xf_relparams_to_relative(op, p, xf_relparams_axis_rank(op, p, rank), rel)) return 0;
+    if (!match_relparams_to_relative(op, p, match_relparams_axis_rank(op, p, rank), rel)) return 0;
     memset(rel->split, 0, sizeof rel->split);
     if (op == XF_OP_RESHAPE) reshape_form(in0, rel);
     if (op == XF_OP_SLICE) slice_form(in0, rel);
@@ -97,7 +97,7 @@ int xf_match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_sh
     uint64_t h = xf_hash_u64(0x5EEDull, (uint64_t)op);
     h = xf_hash_u64(h, (uint64_t)n_in);
     h = xf_hash_u64(h, (uint64_t)n_out);
-    h = xf_hash_u64(h, xf_relparams_rank_polymorphic(op) ? 0xFFu : (uint64_t)rank);
+    h = xf_hash_u64(h, match_relparams_rank_polymorphic(op) ? 0xFFu : (uint64_t)rank);
     /* The struct has no padding and unused fields are zero: hash it word by
      * word up to the (cleared) split sizes. */
     h = xf_mix_sparse(h, rel, offsetof(xf_params, split));
@@ -105,7 +105,7 @@ int xf_match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_sh
     return 1;
 }
 
-int xf_match_form_zero(const xf_params *rel)
+int match_form_zero(const xf_params *rel)
 {
     const unsigned char *b = (const unsigned char *)rel;
     for (size_t off = 0; off < offsetof(xf_params, split); off += 8) {
@@ -212,7 +212,7 @@ static void plan_step(const xf_pattern *pat, const int *done, const int *bound, 
     }
 }
 
-/* 1, or 0 with *why set, or -1 out of memory: as xf_rule_compile. */
+/* 1, or 0 with *why set, or -1 out of memory: as match_rule_compile. */
 static int compile_source(const xf_rule *r, xf_pattern *pat, const char **why)
 {
     const xf_graph *g = &r->src;
@@ -231,11 +231,11 @@ static int compile_source(const xf_rule *r, xf_pattern *pat, const char **why)
         for (int o = 0; o < XF_PAT_MAX_NODE_OUT; o++) pn->out_rule[o] = -1;
         xf_params rel;
         const xf_shape *in0 = n->n_inputs > 0 ? &g->values[n->inputs[0]].shape : NULL;
-        if (!xf_match_form(n->op, &n->params, n->n_inputs, n->n_outputs, in0, &rel, &pn->key)) {
+        if (!match_form(n->op, &n->params, n->n_inputs, n->n_outputs, in0, &rel, &pn->key)) {
             *why = "an operator's axis parameters are out of range";
             return 0;
         }
-        pn->form_zero = xf_match_form_zero(&rel);
+        pn->form_zero = match_form_zero(&rel);
         for (int s = 0; s < n->n_inputs; s++) {
             xf_pat_ref rf = pn->in[s];
             if (rf.node < 0) {
@@ -303,7 +303,7 @@ static int compile_source(const xf_rule *r, xf_pattern *pat, const char **why)
     return 1;
 }
 
-/* 1, or 0 with *why set, or -1 out of memory: as xf_rule_compile. */
+/* 1, or 0 with *why set, or -1 out of memory: as match_rule_compile. */
 static int compile_target(const xf_rule *r, const xf_pattern *pat, xf_target_tmpl *tgt,
                           const char **why)
 {
@@ -336,7 +336,7 @@ static int compile_target(const xf_rule *r, const xf_pattern *pat, xf_target_tmp
                 return 0;
             }
             if (rf.node >= 0 && tgt->nodes[rf.node].gen_user < 0 &&
-                xf_relparams_is_generator(tgt->nodes[rf.node].op)) {
+                match_relparams_is_generator(tgt->nodes[rf.node].op)) {
                 tgt->nodes[rf.node].gen_user = q;
                 tgt->nodes[rf.node].gen_slot = s;
             }
@@ -355,13 +355,13 @@ static int compile_target(const xf_rule *r, const xf_pattern *pat, xf_target_tmp
         int q = pos_of[v->producer];
         tgt->out[i] = (xf_pat_ref){q, v->producer_output};
         if (tgt->nodes[q].op == XF_OP_SPLIT) tgt->nodes[q].split_rule[v->producer_output] = i;
-        if (xf_relparams_is_generator(tgt->nodes[q].op) && tgt->nodes[q].gen_rule < 0)
+        if (match_relparams_is_generator(tgt->nodes[q].op) && tgt->nodes[q].gen_rule < 0)
             tgt->nodes[q].gen_rule = i;
     }
     return 1;
 }
 
-void xf_rule_compiled_free(xf_target_tmpl *tgt)
+void match_rule_compiled_free(xf_target_tmpl *tgt)
 {
     if (!tgt || !tgt->dims) return;
     xf_rule_dims_free(tgt->dims);
@@ -389,7 +389,7 @@ static int compile_dims(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt)
     return 1;
 }
 
-int xf_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, const char **why)
+int match_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, const char **why)
 {
     memset(tgt, 0, sizeof *tgt);
     if (r->src.n_nodes == 0) {
@@ -489,10 +489,10 @@ static void source_words(const xf_rule *r, const xf_pattern *pat, const int *can
         xf_params rel;
         memset(&rel, 0, sizeof rel);
         const xf_shape *in0 = n->n_inputs > 0 ? &g->values[n->inputs[0]].shape : NULL;
-        xf_match_form(n->op, &n->params, n->n_inputs, n->n_outputs, in0, &rel, NULL);
+        match_form(n->op, &n->params, n->n_inputs, n->n_outputs, in0, &rel, NULL);
         if (pat->views_exact && n->op == XF_OP_RESHAPE) rel = n->params;
         put_bytes(b, &rel, offsetof(xf_params, split));
-        put(b, xf_relparams_rank_polymorphic(n->op) ? -1 : first_input_rank(g, n));
+        put(b, match_relparams_rank_polymorphic(n->op) ? -1 : first_input_rank(g, n));
     }
     for (int t = 0; t < pat->n_nodes; t++) {
         const xf_pat_step *st = &pat->steps[t];
@@ -522,15 +522,15 @@ static void target_words(const xf_rule *r, const xf_target_tmpl *tgt, int n_outp
         put(b, tn->gen_user);
         put(b, tn->gen_slot);
         put(b, tn->gen_rule);
-        /* what xf_match_instantiate_full starts from (instantiate.c) */
+        /* what match_instantiate_full starts from (instantiate.c) */
         xf_params p;
         memset(&p, 0, sizeof p);
         int rank = first_input_rank(g, n);
-        if (xf_relparams_is_generator(tn->op)) {
+        if (match_relparams_is_generator(tn->op)) {
             p = n->params;
         } else {
-            xf_relparams_to_relative(tn->op, &n->params,
-                                     xf_relparams_axis_rank(tn->op, &n->params, rank), &p);
+            match_relparams_to_relative(tn->op, &n->params,
+                                     match_relparams_axis_rank(tn->op, &n->params, rank), &p);
             if (tn->op == XF_OP_SPLIT) memset(p.split, 0, sizeof p.split); /* from shapes */
             if (tn->op == XF_OP_RESHAPE && tgt->dims) { /* from the symbolic dims */
                 p.n_shape = 0;
@@ -538,12 +538,12 @@ static void target_words(const xf_rule *r, const xf_target_tmpl *tgt, int n_outp
             }
         }
         put_bytes(b, &p, sizeof p - sizeof p % 8);
-        put(b, xf_relparams_rank_polymorphic(tn->op) ? -1 : rank);
+        put(b, match_relparams_rank_polymorphic(tn->op) ? -1 : rank);
     }
     for (int i = 0; i < n_outputs; i++) put_ref(b, tgt->out[i], canon);
 }
 
-xf_status xf_rule_canonical_domain(const xf_rule *r, const xf_pattern *pat, xf_domain *out,
+xf_status match_rule_canonical_domain(const xf_rule *r, const xf_pattern *pat, xf_domain *out,
                                    xf_error *err)
 {
     int canon[XF_MATCH_MAX_INPUTS];
@@ -557,7 +557,7 @@ xf_status xf_rule_canonical_domain(const xf_rule *r, const xf_pattern *pat, xf_d
     return st == XF_OK ? xf_domain_normalize(out, err) : st;
 }
 
-size_t xf_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_target_tmpl *tgt,
+size_t match_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_target_tmpl *tgt,
                           uint64_t *w)
 {
     words b = {w, 0};

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int xf_relparams_rank_polymorphic(xf_op op)
+int match_relparams_rank_polymorphic(xf_op op)
 {
     switch (op) {
     case XF_OP_RESHAPE:
@@ -28,7 +28,7 @@ int xf_relparams_rank_polymorphic(xf_op op)
     }
 }
 
-int xf_relparams_is_generator(xf_op op)
+int match_relparams_is_generator(xf_op op)
 {
     return op == XF_OP_CONST_IDENTITY_CONV || op == XF_OP_CONST_IDENTITY_MATRIX ||
            op == XF_OP_CONST_ONES || op == XF_OP_CONST_POOL;
@@ -45,7 +45,7 @@ static int uses_axes_set(xf_op op)
     return op == XF_OP_REDUCE_MEAN || op == XF_OP_SQUEEZE || op == XF_OP_UNSQUEEZE;
 }
 
-int xf_relparams_axis_rank(xf_op op, const xf_params *p, int first_input_rank)
+int match_relparams_axis_rank(xf_op op, const xf_params *p, int first_input_rank)
 {
     if (op == XF_OP_UNSQUEEZE) return first_input_rank + p->n_axes;
     return first_input_rank;
@@ -57,11 +57,11 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int xf_relparams_to_relative(xf_op op, const xf_params *p, int rank, xf_params *rel)
+int match_relparams_to_relative(xf_op op, const xf_params *p, int rank, xf_params *rel)
 {
     *rel = *p;
-    if (!xf_relparams_rank_polymorphic(op)) return 1;
-    if (xf_relparams_is_generator(op)) {
+    if (!match_relparams_rank_polymorphic(op)) return 1;
+    if (match_relparams_is_generator(op)) {
         rel->n_shape = 0;
         memset(rel->shape, 0, sizeof rel->shape);
         return 1;
@@ -92,10 +92,10 @@ int xf_relparams_to_relative(xf_op op, const xf_params *p, int rank, xf_params *
     return 1;
 }
 
-int xf_relparams_to_absolute(xf_op op, const xf_params *rel, int rank, xf_params *abs)
+int match_relparams_to_absolute(xf_op op, const xf_params *rel, int rank, xf_params *abs)
 {
     *abs = *rel;
-    if (!xf_relparams_rank_polymorphic(op) || xf_relparams_is_generator(op)) return 1;
+    if (!match_relparams_rank_polymorphic(op) || match_relparams_is_generator(op)) return 1;
     if (uses_axis(op)) {
         if (rel->axis >= 0 || -rel->axis > rank) return 0;
         abs->axis = rel->axis + rank;

@@ -21,17 +21,17 @@
 #include "ir/ir.h"
 
 /* 1 when op may be applied at a rank other than the rule's. */
-int xf_relparams_rank_polymorphic(xf_op op);
+int match_relparams_rank_polymorphic(xf_op op);
 /* 1 for the constant generator ops whose shape the matcher re-derives. */
-int xf_relparams_is_generator(xf_op op);
+int match_relparams_is_generator(xf_op op);
 /* The rank an op's axis parameters refer to, given its first input's rank
  * (unsqueeze: the output rank). */
-int xf_relparams_axis_rank(xf_op op, const xf_params *p, int first_input_rank);
-/* Relative form of p for op at axis rank `rank` (see xf_relparams_axis_rank);
+int match_relparams_axis_rank(xf_op op, const xf_params *p, int first_input_rank);
+/* Relative form of p for op at axis rank `rank` (see match_relparams_axis_rank);
  * generators get their shape cleared. Returns 0 when an axis is out of range. */
-int xf_relparams_to_relative(xf_op op, const xf_params *p, int rank, xf_params *rel);
+int match_relparams_to_relative(xf_op op, const xf_params *p, int rank, xf_params *rel);
 /* Absolute parameters at axis rank `rank` from a relative form; 0 when the
  * relative form needs more dimensions than rank has. */
-int xf_relparams_to_absolute(xf_op op, const xf_params *rel, int rank, xf_params *abs);
+int match_relparams_to_absolute(xf_op op, const xf_params *rel, int rank, xf_params *abs);
 
 #endif /* XF_MATCH_RELPARAMS_INTERNAL_H */

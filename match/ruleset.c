@@ -17,7 +17,7 @@
  * when the stored hashes are, and they stand in for them.
  *
  * After compilation, actions whose compiled forms are equal
- * (xf_rule_form_words: the same rule enumerated at other tensor shapes,
+ * (match_rule_form_words: the same rule enumerated at other tensor shapes,
  * e.g. ewadd(x0, x1) => ewadd(x1, x0) on activations, weights and
  * matrices) are one action when their validity domains allow: of two, the
  * one whose domain is implied by the other's is dropped (the first in
@@ -67,7 +67,7 @@ static xf_status append(xf_ruleset *rs, xf_rule *r, int64_t id, xf_error *err)
     }
     xf_rs_rule *e = &rs->r[rs->n];
     memset(e, 0, sizeof *e);
-    int compiled = xf_rule_compile(r, &e->pat, &e->tgt, &why);
+    int compiled = match_rule_compile(r, &e->pat, &e->tgt, &why);
     if (compiled < 0) {
         xf_rule_free(r);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory compiling rule %lld", (long long)id);
@@ -83,7 +83,7 @@ static xf_status append(xf_ruleset *rs, xf_rule *r, int64_t id, xf_error *err)
     size_t len = strlen(s) + strlen(d) + 5;
     e->text = xf_malloc(len);
     if (!e->text) {
-        xf_rule_compiled_free(&e->tgt);
+        match_rule_compiled_free(&e->tgt);
         xf_rule_free(r);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rule %lld", (long long)id);
     }
@@ -121,7 +121,7 @@ static int cmp_form_hash(const void *a, const void *b)
 
 static size_t form_of(const xf_rs_rule *e, uint64_t *w)
 {
-    return xf_rule_form_words(&e->rule, &e->pat, &e->tgt, w);
+    return match_rule_form_words(&e->rule, &e->pat, &e->tgt, w);
 }
 
 /* The hash of n form words, the key dedupe sorts by. */
@@ -139,12 +139,12 @@ xf_status xf_rule_form_hash(const xf_rule *r, uint64_t *h, int *usable, xf_error
     xf_rs_rule *e = xf_calloc(1, sizeof *e);
     uint64_t *w = xf_malloc(sizeof *w * XF_RULE_FORM_WORDS);
     const char *why = NULL;
-    int compiled = e && w ? xf_rule_compile(r, &e->pat, &e->tgt, &why) : -1;
+    int compiled = e && w ? match_rule_compile(r, &e->pat, &e->tgt, &why) : -1;
     if (compiled > 0) {
-        *h = hash_words(w, xf_rule_form_words(r, &e->pat, &e->tgt, w));
+        *h = hash_words(w, match_rule_form_words(r, &e->pat, &e->tgt, w));
         *usable = 1;
     }
-    if (e) xf_rule_compiled_free(&e->tgt);
+    if (e) match_rule_compiled_free(&e->tgt);
     xf_free(e);
     xf_free(w);
     return compiled < 0 ? XF_FAIL(err, XF_ERR_NOMEM, "out of memory compiling a rule") : XF_OK;
@@ -160,8 +160,8 @@ static xf_status narrower(const xf_rs_rule *a, const xf_rs_rule *b, int *drop, x
     xf_domain_init(&db);
     int b_in_a = 0, a_in_b = 0;
     *drop = 0;
-    xf_status st = xf_rule_canonical_domain(&a->rule, &a->pat, &da, err);
-    if (st == XF_OK) st = xf_rule_canonical_domain(&b->rule, &b->pat, &db, err);
+    xf_status st = match_rule_canonical_domain(&a->rule, &a->pat, &da, err);
+    if (st == XF_OK) st = match_rule_canonical_domain(&b->rule, &b->pat, &db, err);
     if (st == XF_OK) st = xf_domain_implies(&db, &da, &b_in_a, err);
     if (st == XF_OK && !b_in_a) st = xf_domain_implies(&da, &db, &a_in_b, err);
     *drop = b_in_a ? 1 : a_in_b ? 2 : 0;
@@ -179,7 +179,7 @@ static int drop_actions(xf_ruleset *rs, int (*drop)(const xf_ruleset *, int, con
     for (int i = 0; i < rs->n; i++) {
         if (drop(rs, i, ctx)) {
             xf_rule_free(&rs->r[i].rule);
-            xf_rule_compiled_free(&rs->r[i].tgt);
+            match_rule_compiled_free(&rs->r[i].tgt);
             xf_free(rs->r[i].text);
             continue;
         }
@@ -521,7 +521,7 @@ void xf_ruleset_free(xf_ruleset *rs)
     if (!rs) return;
     for (int i = 0; i < rs->n; i++) {
         xf_rule_free(&rs->r[i].rule);
-        xf_rule_compiled_free(&rs->r[i].tgt);
+        match_rule_compiled_free(&rs->r[i].tgt);
         xf_free(rs->r[i].text);
     }
     xf_free(rs->r);

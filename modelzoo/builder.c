@@ -1,11 +1,11 @@
 /*
- * builder.c — see builder.h. Wraps xf_graph_add_* with a sticky status,
+ * builder.c — see builder_internal.h. Wraps xf_graph_add_* with a sticky status,
  * fills parameters from the builder's RNG in the order the architecture
  * creates them (so a seed fixes every weight), and keeps every tensor
  * within what the exporter and the interpreter can hold: parameters within
  * ZB_MAX_PARAM_BYTES, element counts far from int64 overflow.
  */
-#include "builder.h"
+#include "builder_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void zb_init(zb *b, xf_graph *g, const char *name, uint64_t seed, xf_error *err)
+void zoo_init(zb *b, xf_graph *g, const char *name, uint64_t seed, xf_error *err)
 {
     memset(b, 0, sizeof *b);
     b->g = g;
@@ -24,20 +24,20 @@ void zb_init(zb *b, xf_graph *g, const char *name, uint64_t seed, xf_error *err)
     size_t n = strlen(name) + 1;
     g->name = xf_malloc(n);
     if (!g->name) {
-        zb_fail(b, XF_ERR_NOMEM, "out of memory naming the graph");
+        zoo_fail(b, XF_ERR_NOMEM, "out of memory naming the graph");
         return;
     }
     memcpy(g->name, name, n);
 }
 
-xf_status zb_finish(zb *b)
+xf_status zoo_finish(zb *b)
 {
     if (b->st != XF_OK) return b->st;
-    if (b->g->n_outputs == 0) zb_fail(b, XF_ERR_INTERNAL, "model '%s' has no outputs", b->g->name);
+    if (b->g->n_outputs == 0) zoo_fail(b, XF_ERR_INTERNAL, "model '%s' has no outputs", b->g->name);
     return b->st;
 }
 
-int zb_fail(zb *b, xf_status code, const char *fmt, ...)
+int zoo_fail(zb *b, xf_status code, const char *fmt, ...)
 {
     if (b->st != XF_OK) return -1;
     char msg[sizeof b->err->msg];
@@ -56,7 +56,7 @@ static int failed_in_ir(zb *b)
     return -1;
 }
 
-const xf_shape *zb_shape(const zb *b, int v)
+const xf_shape *zoo_shape(const zb *b, int v)
 {
     return &b->g->values[v].shape;
 }
@@ -76,12 +76,12 @@ static int too_many(zb *b, const char *name, int rank, const int64_t *dims)
 {
     xf_shape s = xf_shape_make(rank, dims);
     char sh[128];
-    return zb_fail(b, XF_ERR_INVALID, "'%s' would be a tensor %s with more than %lld elements; "
+    return zoo_fail(b, XF_ERR_INVALID, "'%s' would be a tensor %s with more than %lld elements; "
                    "choose smaller sizes", name, xf_shape_str(&s, sh, sizeof sh),
                    (long long)ZB_MAX_ELEMENTS);
 }
 
-int zb_input(zb *b, const char *name, xf_dtype dt, int rank, const int64_t *dims)
+int zoo_input(zb *b, const char *name, xf_dtype dt, int rank, const int64_t *dims)
 {
     if (b->st != XF_OK) return -1;
     if (checked_numel(rank, dims) < 0) return too_many(b, name, rank, dims);
@@ -90,13 +90,13 @@ int zb_input(zb *b, const char *name, xf_dtype dt, int rank, const int64_t *dims
     return v < 0 ? failed_in_ir(b) : v;
 }
 
-void zb_output(zb *b, int v, const char *name)
+void zoo_output(zb *b, int v, const char *name)
 {
     if (b->st != XF_OK || v < 0) return;
     size_t n = strlen(name) + 1;
     char *copy = xf_malloc(n);
     if (!copy) {
-        zb_fail(b, XF_ERR_NOMEM, "out of memory naming output '%s'", name);
+        zoo_fail(b, XF_ERR_NOMEM, "out of memory naming output '%s'", name);
         return;
     }
     memcpy(copy, name, n);
@@ -116,7 +116,7 @@ static void *new_const_buffer(zb *b, const char *name, int rank, const int64_t *
     }
     size_t bytes = (size_t)*numel * bytes_per;
     if (bytes > ZB_MAX_PARAM_BYTES - b->param_bytes) {
-        zb_fail(b, XF_ERR_INVALID,
+        zoo_fail(b, XF_ERR_INVALID,
                 "the parameters would exceed %zu bytes at '%s' (%lld elements), more than "
                 "modelzoo builds; choose smaller sizes",
                 ZB_MAX_PARAM_BYTES, name, (long long)*numel);
@@ -124,7 +124,7 @@ static void *new_const_buffer(zb *b, const char *name, int rank, const int64_t *
     }
     void *data = xf_malloc(bytes ? bytes : 1);
     if (!data) {
-        zb_fail(b, XF_ERR_NOMEM, "out of memory for parameter '%s' (%zu bytes)", name, bytes);
+        zoo_fail(b, XF_ERR_NOMEM, "out of memory for parameter '%s' (%zu bytes)", name, bytes);
         return NULL;
     }
     b->param_bytes += bytes;
@@ -139,7 +139,7 @@ static int add_const(zb *b, const char *name, xf_dtype dt, int rank, const int64
     return v < 0 ? failed_in_ir(b) : v;
 }
 
-int zb_param_range(zb *b, const char *name, int rank, const int64_t *dims, float lo, float hi)
+int zoo_param_range(zb *b, const char *name, int rank, const int64_t *dims, float lo, float hi)
 {
     if (b->st != XF_OK) return -1;
     int64_t n;
@@ -149,12 +149,12 @@ int zb_param_range(zb *b, const char *name, int rank, const int64_t *dims, float
     return add_const(b, name, XF_F32, rank, dims, w);
 }
 
-int zb_param(zb *b, const char *name, int rank, const int64_t *dims, float bound)
+int zoo_param(zb *b, const char *name, int rank, const int64_t *dims, float bound)
 {
-    return zb_param_range(b, name, rank, dims, -bound, bound);
+    return zoo_param_range(b, name, rank, dims, -bound, bound);
 }
 
-int zb_scalar(zb *b, const char *name, float value)
+int zoo_scalar(zb *b, const char *name, float value)
 {
     if (b->st != XF_OK) return -1;
     int64_t n;
@@ -164,7 +164,7 @@ int zb_scalar(zb *b, const char *name, float value)
     return add_const(b, name, XF_F32, 0, NULL, w);
 }
 
-int zb_ints(zb *b, const char *name, int rank, const int64_t *dims, const int64_t *v)
+int zoo_ints(zb *b, const char *name, int rank, const int64_t *dims, const int64_t *v)
 {
     if (b->st != XF_OK) return -1;
     int64_t n;
@@ -174,29 +174,29 @@ int zb_ints(zb *b, const char *name, int rank, const int64_t *dims, const int64_
     return add_const(b, name, XF_I64, rank, dims, w);
 }
 
-int zb_node(zb *b, xf_op op, const xf_params *p, const int *in, int n_in, const char *name)
+int zoo_node(zb *b, xf_op op, const xf_params *p, const int *in, int n_in, const char *name)
 {
     if (b->st != XF_OK) return -1;
     for (int i = 0; i < n_in; i++)
         if (in[i] < 0)
-            return zb_fail(b, XF_ERR_INTERNAL, "node '%s': input %d is missing", name, i);
+            return zoo_fail(b, XF_ERR_INTERNAL, "node '%s': input %d is missing", name, i);
     int idx = xf_graph_add_node(b->g, op, p, in, n_in, 1, name, b->err);
     if (idx < 0) {
         xf_error_prefix(b->err, "node '%s'", name);
         return failed_in_ir(b);
     }
     int v = b->g->nodes[idx].outputs[0];
-    const xf_shape *s = zb_shape(b, v);
+    const xf_shape *s = zoo_shape(b, v);
     if (checked_numel(s->rank, s->dims) < 0) return too_many(b, name, s->rank, s->dims);
     return v;
 }
 
-int zb_split(zb *b, int x, int axis, int n, const int64_t *sizes, const char *name, int *out)
+int zoo_split(zb *b, int x, int axis, int n, const int64_t *sizes, const char *name, int *out)
 {
     for (int i = 0; i < n; i++) out[i] = -1;
     if (b->st != XF_OK) return -1;
     if (n < 1 || n > XF_MAX_SPLIT)
-        return zb_fail(b, XF_ERR_INTERNAL, "node '%s': %d outputs, 1..%d allowed", name, n,
+        return zoo_fail(b, XF_ERR_INTERNAL, "node '%s': %d outputs, 1..%d allowed", name, n,
                        XF_MAX_SPLIT);
     xf_params p = xf_params_default();
     p.axis = axis;
@@ -211,32 +211,32 @@ int zb_split(zb *b, int x, int axis, int n, const int64_t *sizes, const char *na
     return out[0];
 }
 
-int zb_unary(zb *b, xf_op op, int x, const char *name)
+int zoo_unary(zb *b, xf_op op, int x, const char *name)
 {
-    return zb_node(b, op, NULL, &x, 1, name);
+    return zoo_node(b, op, NULL, &x, 1, name);
 }
 
-int zb_binary(zb *b, xf_op op, int x, int y, const char *name)
+int zoo_binary(zb *b, xf_op op, int x, int y, const char *name)
 {
     const int in[2] = {x, y};
-    return zb_node(b, op, NULL, in, 2, name);
+    return zoo_node(b, op, NULL, in, 2, name);
 }
 
 /* ------------------------------------------------------------ CNN layers */
 
-int zb_conv(zb *b, int x, const char *name, int64_t out_ch, int k, int stride, int pad, int bias)
+int zoo_conv(zb *b, int x, const char *name, int64_t out_ch, int k, int stride, int pad, int bias)
 {
     if (b->st != XF_OK) return -1;
     char pname[256];
-    int64_t in_ch = zb_shape(b, x)->dims[1];
+    int64_t in_ch = zoo_shape(b, x)->dims[1];
     int64_t wdims[4] = {out_ch, in_ch, k, k};
     double fan_in = (double)in_ch * k * k;
     snprintf(pname, sizeof pname, "%s.weight", name);
     /* He-uniform: keeps activations at unit scale through relu stacks. */
-    int in[3] = {x, zb_param(b, pname, 4, wdims, (float)sqrt(6.0 / fan_in)), -1};
+    int in[3] = {x, zoo_param(b, pname, 4, wdims, (float)sqrt(6.0 / fan_in)), -1};
     if (bias) {
         snprintf(pname, sizeof pname, "%s.bias", name);
-        in[2] = zb_param(b, pname, 1, &out_ch, (float)(1.0 / sqrt(fan_in)));
+        in[2] = zoo_param(b, pname, 1, &out_ch, (float)(1.0 / sqrt(fan_in)));
     }
     xf_params p = xf_params_default();
     p.kernel[0] = p.kernel[1] = k;
@@ -244,27 +244,27 @@ int zb_conv(zb *b, int x, const char *name, int64_t out_ch, int k, int stride, i
     p.dilation[0] = p.dilation[1] = 1;
     p.pads[0] = p.pads[1] = p.pads[2] = p.pads[3] = pad;
     p.group = 1;
-    return zb_node(b, XF_OP_CONV, &p, in, bias ? 3 : 2, name);
+    return zoo_node(b, XF_OP_CONV, &p, in, bias ? 3 : 2, name);
 }
 
-int zb_batchnorm(zb *b, int x, const char *name)
+int zoo_batchnorm(zb *b, int x, const char *name)
 {
     if (b->st != XF_OK) return -1;
     static const char *const suffix[4] = {"weight", "bias", "running_mean", "running_var"};
     static const float lo[4] = {0.5f, -0.1f, -0.1f, 0.5f}, hi[4] = {1.5f, 0.1f, 0.1f, 1.5f};
-    int64_t c = zb_shape(b, x)->dims[1];
+    int64_t c = zoo_shape(b, x)->dims[1];
     int in[5] = {x, -1, -1, -1, -1};
     for (int i = 0; i < 4; i++) {
         char pname[256];
         snprintf(pname, sizeof pname, "%s.%s", name, suffix[i]);
-        in[1 + i] = zb_param_range(b, pname, 1, &c, lo[i], hi[i]);
+        in[1 + i] = zoo_param_range(b, pname, 1, &c, lo[i], hi[i]);
     }
     xf_params p = xf_params_default();
     p.epsilon = 1e-5f;
-    return zb_node(b, XF_OP_BATCHNORM, &p, in, 5, name);
+    return zoo_node(b, XF_OP_BATCHNORM, &p, in, 5, name);
 }
 
-int zb_maxpool(zb *b, int x, const char *name, int k, int stride, int pad, int ceil_mode)
+int zoo_maxpool(zb *b, int x, const char *name, int k, int stride, int pad, int ceil_mode)
 {
     xf_params p = xf_params_default();
     p.kernel[0] = p.kernel[1] = k;
@@ -272,30 +272,30 @@ int zb_maxpool(zb *b, int x, const char *name, int k, int stride, int pad, int c
     p.dilation[0] = p.dilation[1] = 1;
     p.pads[0] = p.pads[1] = p.pads[2] = p.pads[3] = pad;
     p.ceil_mode = ceil_mode;
-    return zb_node(b, XF_OP_MAXPOOL, &p, &x, 1, name);
+    return zoo_node(b, XF_OP_MAXPOOL, &p, &x, 1, name);
 }
 
-int zb_flatten(zb *b, int x, const char *name)
+int zoo_flatten(zb *b, int x, const char *name)
 {
     xf_params p = xf_params_default();
     p.axis = 1;
-    return zb_node(b, XF_OP_FLATTEN, &p, &x, 1, name);
+    return zoo_node(b, XF_OP_FLATTEN, &p, &x, 1, name);
 }
 
-int zb_gemm(zb *b, int x, const char *name, int64_t out)
+int zoo_gemm(zb *b, int x, const char *name, int64_t out)
 {
     if (b->st != XF_OK) return -1;
     char pname[256];
-    int64_t k = zb_shape(b, x)->dims[1];
+    int64_t k = zoo_shape(b, x)->dims[1];
     int64_t wdims[2] = {out, k};
     float bound = (float)(1.0 / sqrt((double)k));
     snprintf(pname, sizeof pname, "%s.weight", name);
-    int in[3] = {x, zb_param(b, pname, 2, wdims, bound), -1};
+    int in[3] = {x, zoo_param(b, pname, 2, wdims, bound), -1};
     snprintf(pname, sizeof pname, "%s.bias", name);
-    in[2] = zb_param(b, pname, 1, &out, bound);
+    in[2] = zoo_param(b, pname, 1, &out, bound);
     xf_params p = xf_params_default();
     p.alpha = 1.0f;
     p.beta = 1.0f;
     p.trans_b = 1;
-    return zb_node(b, XF_OP_GEMM, &p, in, 3, name);
+    return zoo_node(b, XF_OP_GEMM, &p, in, 3, name);
 }

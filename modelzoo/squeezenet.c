@@ -9,13 +9,13 @@
  */
 #include <stdio.h>
 
-#include "builder.h"
+#include "builder_internal.h"
 
 static int conv_relu(zb *b, int x, const char *conv, const char *relu, int64_t out_ch, int k,
                      int stride, int pad)
 {
-    int y = zb_conv(b, x, conv, out_ch, k, stride, pad, 1);
-    return zb_unary(b, XF_OP_RELU, y, relu);
+    int y = zoo_conv(b, x, conv, out_ch, k, stride, pad, 1);
+    return zoo_unary(b, XF_OP_RELU, y, relu);
 }
 
 static int fire(zb *b, int x, int index, int64_t squeeze, int64_t expand)
@@ -31,7 +31,7 @@ static int fire(zb *b, int x, int index, int64_t squeeze, int64_t expand)
                       expand, 3, 1, 1);
     xf_params p = xf_params_default();
     p.axis = 1;
-    return zb_node(b, XF_OP_CONCAT, &p, in, 2, ZB_SUB(conv, m, "concat"));
+    return zoo_node(b, XF_OP_CONCAT, &p, in, 2, ZB_SUB(conv, m, "concat"));
 }
 
 xf_status zoo_build_squeezenet(const xf_zoo_config *c, xf_graph *g, xf_error *err)
@@ -43,23 +43,23 @@ xf_status zoo_build_squeezenet(const xf_zoo_config *c, xf_graph *g, xf_error *er
     } fires[8] = {{3, 16, 64},  {4, 16, 64},  {6, 32, 128}, {7, 32, 128},
                   {9, 48, 192}, {10, 48, 192}, {11, 64, 256}, {12, 64, 256}};
     zb b;
-    zb_init(&b, g, "squeezenet1_1", c->seed, err);
+    zoo_init(&b, g, "squeezenet1_1", c->seed, err);
     int64_t in_dims[4] = {c->v[XF_ZOO_BATCH], 3, c->v[XF_ZOO_IMAGE], c->v[XF_ZOO_IMAGE]};
-    int x = zb_input(&b, "input", XF_F32, 4, in_dims);
+    int x = zoo_input(&b, "input", XF_F32, 4, in_dims);
     x = conv_relu(&b, x, "features.0", "features.1", 64, 3, 2, 0);
-    x = zb_maxpool(&b, x, "features.2", 3, 2, 0, 1);
+    x = zoo_maxpool(&b, x, "features.2", 3, 2, 0, 1);
     for (int i = 0; i < 8; i++) {
         x = fire(&b, x, fires[i].index, fires[i].squeeze, fires[i].expand);
         if (fires[i].index == 4 || fires[i].index == 7) {
             char name[32];
             snprintf(name, sizeof name, "features.%d", fires[i].index + 1);
-            x = zb_maxpool(&b, x, name, 3, 2, 0, 1);
+            x = zoo_maxpool(&b, x, name, 3, 2, 0, 1);
         }
     }
-    x = zb_unary(&b, XF_OP_DROPOUT, x, "classifier.0");
+    x = zoo_unary(&b, XF_OP_DROPOUT, x, "classifier.0");
     x = conv_relu(&b, x, "classifier.1", "classifier.2", c->v[XF_ZOO_CLASSES], 1, 1, 0);
-    x = zb_unary(&b, XF_OP_GLOBAL_AVGPOOL, x, "classifier.3");
-    x = zb_flatten(&b, x, "flatten");
-    zb_output(&b, x, "logits");
-    return zb_finish(&b);
+    x = zoo_unary(&b, XF_OP_GLOBAL_AVGPOOL, x, "classifier.3");
+    x = zoo_flatten(&b, x, "flatten");
+    zoo_output(&b, x, "logits");
+    return zoo_finish(&b);
 }

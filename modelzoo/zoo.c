@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "builder.h"
+#include "builder_internal.h"
 
 /* Node count grows with --layers; every other size is bounded in practice
  * by the parameter budget. */

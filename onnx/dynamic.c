@@ -4,7 +4,7 @@
  * shapes at the probes the exporter needs (see dynamic_internal.h).
  *
  * Symbols are the graph inputs' dims that are named, unnamed or declared 0
- * (the importer's rule, imp_dim_symbolic), in order of first appearance.
+ * (the importer's rule, ox_dim_symbolic), in order of first appearance.
  * The other two sizes of a symbol are found by importing the model with
  * that symbol moved (the others at point 0): the first two candidates that
  * import are taken, and the shapes of that import are the probe's. The
@@ -18,7 +18,7 @@
  * sizes (a batch dim declared symbolic over Reshape targets baked at batch
  * 1) is not dynamic as far as the model goes: it is written fixed, with a
  * warning, and its sizes at the three points are equal; so is a symbol
- * whose parameters cannot follow it in a written model (xf_onnx_dyn_fix,
+ * whose parameters cannot follow it in a written model (ox_dyn_fix,
  * called by the checked writer, write_checked.c).
  */
 #include "dynamic_internal.h"
@@ -33,7 +33,7 @@ void xf_onnx_dynamic_free(xf_onnx_dynamic *d)
 {
     if (!d) return;
     for (int k = 0; d->probes && k <= 2 * d->n_sym; k++) {
-        imp_map_free(&d->probes[k].index);
+        ox_map_free(&d->probes[k].index);
         xf_free(d->probes[k].shapes);
     }
     xf_free(d->probes);
@@ -74,17 +74,17 @@ int64_t xf_onnx_dynamic_size(const xf_onnx_dynamic *d, int sym, int point)
     return d->sizes[sym * POINTS + point];
 }
 
-int64_t xf_onnx_dyn_probe_size(const xf_onnx_dynamic *d, int sym, int k)
+int64_t ox_dyn_probe_size(const xf_onnx_dynamic *d, int sym, int k)
 {
     return xf_onnx_dynamic_size(d, sym, sym == k / 2 ? 1 + k % 2 : 0);
 }
 
-const xf_shape *xf_onnx_dyn_probe_shape(const xf_onnx_dynamic *d, int k, const char *name,
+const xf_shape *ox_dyn_probe_shape(const xf_onnx_dynamic *d, int k, const char *name,
                                         const xf_shape *at0)
 {
     if (!name || !name[0]) return NULL;
     const dyn_probe *p0 = &d->probes[2 * d->n_sym], *pk = &d->probes[k];
-    int e0 = imp_map_get(&p0->index, name), e = imp_map_get(&pk->index, name);
+    int e0 = ox_map_get(&p0->index, name), e = ox_map_get(&pk->index, name);
     if (e0 < 0 || e < 0 || !xf_shape_equal(&p0->shapes[e0], at0)) return NULL;
     return &pk->shapes[e];
 }
@@ -131,21 +131,21 @@ static xf_status read_symbols(xf_onnx_dynamic *d, const Onnx__GraphProto *gp, xf
         const Onnx__ValueInfoProto *vi = gp->input[i];
         int has_init = 0;
         for (size_t k = 0; k < gp->n_initializer && !has_init; k++)
-            has_init = strcmp(imp_str(gp->initializer[k]->name), imp_str(vi->name)) == 0;
+            has_init = strcmp(ox_str(gp->initializer[k]->name), ox_str(vi->name)) == 0;
         if (has_init) continue;
         int input = position++;
         if (!tensor_shape_of(vi)) continue;
         for (size_t a = 0; a < vi->type->tensor_type->shape->n_dim; a++) {
-            if (!imp_dim_symbolic(vi->type->tensor_type->shape->dim[a])) continue;
+            if (!ox_dim_symbolic(vi->type->tensor_type->shape->dim[a])) continue;
             char nm[IMP_DIM_NAME_MAX];
-            imp_dim_name(vi, (int)a, nm, sizeof nm);
+            ox_dim_name(vi, (int)a, nm, sizeof nm);
             int s = find_sym(d, nm);
             if (s < 0) {
                 s = d->n_sym;
                 d->names[d->n_sym++] = xf_arena_strdup(&d->arena, nm);
             }
             dyn_at *at = &d->inputs[d->n_inputs++];
-            at->value = xf_arena_strdup(&d->arena, imp_str(vi->name));
+            at->value = xf_arena_strdup(&d->arena, ox_str(vi->name));
             at->input = input;
             at->axis = (int)a;
             at->sym = s;
@@ -162,7 +162,7 @@ static xf_status read_symbols(xf_onnx_dynamic *d, const Onnx__GraphProto *gp, xf
                 !dim->dim_param || !dim->dim_param[0])
                 continue;
             dyn_at *at = &d->outputs[d->n_outputs++];
-            at->value = xf_arena_strdup(&d->arena, imp_str(vi->name));
+            at->value = xf_arena_strdup(&d->arena, ox_str(vi->name));
             at->input = -1;
             at->axis = (int)a;
             at->sym = find_sym(d, dim->dim_param);
@@ -201,10 +201,10 @@ static xf_status record_shapes(xf_onnx_dynamic *d, dyn_probe *pr, const xf_graph
     if (!pr->shapes) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
     for (int v = 0; v < g->n_values; v++) {
         const char *nm = g->values[v].name;
-        if (!nm || !nm[0] || imp_map_get(&pr->index, nm) >= 0) continue;
+        if (!nm || !nm[0] || ox_map_get(&pr->index, nm) >= 0) continue;
         const char *key = xf_arena_strdup(&d->arena, nm);
         if (!key) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
-        if (imp_map_put(&pr->index, key, pr->n, err) != XF_OK) return err->code;
+        if (ox_map_put(&pr->index, key, pr->n, err) != XF_OK) return err->code;
         pr->shapes[pr->n++] = g->values[v].shape;
     }
     return XF_OK;
@@ -212,10 +212,10 @@ static xf_status record_shapes(xf_onnx_dynamic *d, dyn_probe *pr, const xf_graph
 
 static void probe_free(dyn_probe *pr)
 {
-    imp_map_free(&pr->index);
+    ox_map_free(&pr->index);
     xf_free(pr->shapes);
     memset(pr, 0, sizeof *pr);
-    imp_map_init(&pr->index);
+    ox_map_init(&pr->index);
 }
 
 /* Candidate sizes for a symbol imported at s, in the order tried: x2, x3,
@@ -273,7 +273,7 @@ static const char *stays(const xf_onnx_dynamic *d, const dyn_probe *far, const x
     const dyn_probe *p0 = &d->probes[2 * d->n_sym];
     for (int v = 0; v < g->n_values; v++) {
         const char *nm = g->values[v].name;
-        int e0 = nm ? imp_map_get(&p0->index, nm) : -1, ef = nm ? imp_map_get(&far->index, nm) : -1;
+        int e0 = nm ? ox_map_get(&p0->index, nm) : -1, ef = nm ? ox_map_get(&far->index, nm) : -1;
         if (e0 < 0 || ef < 0) continue;
         const xf_shape *s0 = &p0->shapes[e0], *sf = &far->shapes[ef], *sg = &g->values[v].shape;
         if (s0->rank != sf->rank || s0->rank != sg->rank) continue;
@@ -303,7 +303,7 @@ static xf_status pick_sizes(xf_onnx_dynamic *d, int sym, const void *buf, size_t
     xf_onnx_options o = xf_onnx_dynamic_options(d, 1);
     dyn_probe far;
     memset(&far, 0, sizeof far);
-    imp_map_init(&far.index);
+    ox_map_init(&far.index);
     xf_status st = far_shapes(d, sym, vals, buf, len, name, base_dir, &far, err);
     for (int i = 0; i < nc && found < 2 && st == XF_OK; i++) {
         vals[sym] = c[i];
@@ -334,12 +334,12 @@ static xf_status pick_sizes(xf_onnx_dynamic *d, int sym, const void *buf, size_t
         snprintf(why, sizeof why,
                  "the model imports at %s other size among those tried (%s%s%s)",
                  found ? "only one" : "no", tried, last.msg[0] ? ": " : "", last.msg);
-        return xf_onnx_dyn_fix(d, name, sym, why, err);
+        return ox_dyn_fix(d, name, sym, why, err);
     }
     return st;
 }
 
-xf_status xf_onnx_dyn_fix(xf_onnx_dynamic *d, const char *model, int sym, const char *why,
+xf_status ox_dyn_fix(xf_onnx_dynamic *d, const char *model, int sym, const char *why,
                           xf_error *err)
 {
     d->fixed[sym] = xf_arena_strdup(&d->arena, why);
@@ -366,7 +366,7 @@ static xf_status record_point0(xf_onnx_dynamic *d, const void *buf, size_t len, 
     return st;
 }
 
-xf_status xf_onnx_dyn_read(const void *buf, size_t len, const char *name, xf_onnx_dynamic **out,
+xf_status ox_dyn_read(const void *buf, size_t len, const char *name, xf_onnx_dynamic **out,
                            xf_error *err)
 {
     *out = NULL;
@@ -374,9 +374,9 @@ xf_status xf_onnx_dyn_read(const void *buf, size_t len, const char *name, xf_onn
     if (!d) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
     xf_arena_init(&d->arena, 0);
     imp_pb_alloc pa;
-    imp_pb_alloc_init(&pa);
+    ox_pb_alloc_init(&pa);
     int too_deep = 0;
-    Onnx__ModelProto *model = imp_pb_unpack_model(&pa, len, buf, &too_deep);
+    Onnx__ModelProto *model = ox_pb_unpack_model(&pa, len, buf, &too_deep);
     xf_status st = XF_OK;
     if (too_deep)
         st = XF_FAIL(err, XF_ERR_PARSE, "%s: its messages nest deeper than %d levels: refused "
@@ -403,7 +403,7 @@ xf_status xf_onnx_dynamic_open(const void *buf, size_t len, const char *name, co
     *out = NULL;
     if (!name) name = "<memory>";
     xf_onnx_dynamic *d = NULL;
-    xf_status st = xf_onnx_dyn_read(buf, len, name, &d, err);
+    xf_status st = ox_dyn_read(buf, len, name, &d, err);
     if (st != XF_OK) return st;
     d->opts = opts ? *opts : xf_onnx_default_options();
     d->opts.n_dim_overrides = 0;
@@ -416,7 +416,7 @@ xf_status xf_onnx_dynamic_open(const void *buf, size_t len, const char *name, co
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
     if (st == XF_OK) {
         initial_sizes(d, opts);
-        for (int k = 0; k <= 2 * d->n_sym; k++) imp_map_init(&d->probes[k].index);
+        for (int k = 0; k <= 2 * d->n_sym; k++) ox_map_init(&d->probes[k].index);
         fill_point_values(d);
         if (d->n_sym > 0) st = record_point0(d, buf, len, name, base_dir, err);
         /* each symbol is moved alone, the others staying at point 0 */
@@ -438,9 +438,9 @@ xf_status xf_onnx_dynamic_open_file(const char *path, const xf_onnx_options *opt
     *out = NULL;
     uint8_t *buf = NULL;
     size_t len = 0;
-    xf_status st = imp_read_file(path, &buf, &len, err);
+    xf_status st = ox_read_file(path, &buf, &len, err);
     if (st != XF_OK) return st;
-    char *dir = imp_dirname(path);
+    char *dir = ox_dirname(path);
     if (!dir) st = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
     else st = xf_onnx_dynamic_open(buf, len, path, dir, opts, out, err);
     xf_free(dir);
@@ -450,10 +450,10 @@ xf_status xf_onnx_dynamic_open_file(const char *path, const xf_onnx_options *opt
 
 xf_status xf_onnx_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *err)
 {
-    return imp_read_file(path, buf, len, err);
+    return ox_read_file(path, buf, len, err);
 }
 
-void xf_onnx_dyn_describe_sizes(const xf_onnx_dynamic *d, const int64_t *values, char *buf,
+void ox_dyn_describe_sizes(const xf_onnx_dynamic *d, const int64_t *values, char *buf,
                                 size_t n)
 {
     if (n) buf[0] = '\0';
@@ -469,5 +469,5 @@ void xf_onnx_dynamic_describe(const xf_onnx_dynamic *d, int point, char *buf, si
         if (n) buf[0] = '\0';
         return;
     }
-    xf_onnx_dyn_describe_sizes(d, d->point_values + (size_t)point * (size_t)d->n_sym, buf, n);
+    ox_dyn_describe_sizes(d, d->point_values + (size_t)point * (size_t)d->n_sym, buf, n);
 }

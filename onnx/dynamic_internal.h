@@ -48,24 +48,24 @@ struct xf_onnx_dynamic {
 /* Reads the symbols of the model in buf into a new description (names
  * and where they are; no sizes yet): the first step of
  * xf_onnx_dynamic_open, also used to choose sizes (sizes.c). */
-xf_status xf_onnx_dyn_read(const void *buf, size_t len, const char *name, xf_onnx_dynamic **out,
+xf_status ox_dyn_read(const void *buf, size_t len, const char *name, xf_onnx_dynamic **out,
                            xf_error *err);
 
 /* Writes symbol `sym` fixed at its point-0 size from now on (its probes
  * become point 0), saying why in a warning and in xf_onnx_dynamic_fixed. */
-xf_status xf_onnx_dyn_fix(xf_onnx_dynamic *d, const char *model, int sym, const char *why,
+xf_status ox_dyn_fix(xf_onnx_dynamic *d, const char *model, int sym, const char *why,
                           xf_error *err);
 
 /* "N=2, H=192" for one size of each symbol (values[sym]). */
-void xf_onnx_dyn_describe_sizes(const xf_onnx_dynamic *d, const int64_t *values, char *buf,
+void ox_dyn_describe_sizes(const xf_onnx_dynamic *d, const int64_t *values, char *buf,
                                 size_t n);
 
 /* Size of symbol `sym` at probe `k`. */
-int64_t xf_onnx_dyn_probe_size(const xf_onnx_dynamic *d, int sym, int k);
+int64_t ox_dyn_probe_size(const xf_onnx_dynamic *d, int sym, int k);
 /* The original's shape of value `name` at probe k, or NULL when the
  * original has no such value or its shape at point 0 is not `at0` (then
  * the name is on another tensor). */
-const xf_shape *xf_onnx_dyn_probe_shape(const xf_onnx_dynamic *d, int k, const char *name,
+const xf_shape *ox_dyn_probe_shape(const xf_onnx_dynamic *d, int k, const char *name,
                                         const xf_shape *at0);
 
 #endif /* XF_ONNX_DYNAMIC_INTERNAL_H */

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx_dtype.h"
+#include "onnx_dtype_internal.h"
 
 
 /* ------------------------------------------------------------- helpers */
@@ -28,23 +28,23 @@ static int host_little_endian(void)
     return *(const uint8_t *)&one == 1;
 }
 
-xf_status xf_export_fail_nomem(xf_export *x)
+xf_status ox_export_fail_nomem(xf_export *x)
 {
     if (x->st == XF_OK) x->st = XF_FAIL(x->err, XF_ERR_NOMEM, "out of memory building the ONNX model");
     return x->st;
 }
 
-void *xf_export_alloc(xf_export *x, size_t bytes)
+void *ox_export_alloc(xf_export *x, size_t bytes)
 {
     void *p = xf_arena_alloc(&x->arena, bytes);
-    if (!p) xf_export_fail_nomem(x);
+    if (!p) ox_export_fail_nomem(x);
     return p;
 }
 
 static char *arena_str(xf_export *x, const char *s)
 {
     char *p = xf_arena_strdup(&x->arena, s ? s : "");
-    if (!p) xf_export_fail_nomem(x);
+    if (!p) ox_export_fail_nomem(x);
     return p;
 }
 
@@ -54,7 +54,7 @@ static int vec_push(xf_export *x, xf_export_vec *v, void *item)
         size_t nc = v->cap ? v->cap * 2 : 64;
         void **p = xf_realloc(v->items, nc * sizeof *p);
         if (!p) {
-            xf_export_fail_nomem(x);
+            ox_export_fail_nomem(x);
             return 0;
         }
         v->items = p;
@@ -83,7 +83,7 @@ static int names_has(const xf_export_names *s, const char *name)
 static int names_add(xf_export *x, xf_export_names *s, const char *name)
 {
     if (xf_htab_add(&s->index, name_hash(name), (uint64_t)(uintptr_t)name, NULL) != XF_OK) {
-        xf_export_fail_nomem(x);
+        ox_export_fail_nomem(x);
         return 0;
     }
     return 1;
@@ -98,7 +98,7 @@ static const char *unique_name(xf_export *x, xf_export_names *s, const char *bas
         name = arena_str(x, base);
     } else {
         size_t n = strlen(base) + 24;
-        name = xf_export_alloc(x, n);
+        name = ox_export_alloc(x, n);
         if (!name) return NULL;
         for (unsigned long k = 1;; k++) {
             snprintf(name, n, "%s_%lu", base, k);
@@ -132,7 +132,7 @@ static void claim_captured(xf_export *x)
     }
 }
 
-const char *xf_export_claim(xf_export *x, const char *name)
+const char *ox_export_claim(xf_export *x, const char *name)
 {
     if (names_has(&x->used_values, name)) return NULL;
     return unique_name(x, &x->used_values, name);
@@ -144,11 +144,11 @@ const char *xf_export_claim(xf_export *x, const char *name)
 static xf_status assign_value_names(xf_export *x)
 {
     const xf_graph *g = x->g;
-    x->vname = xf_export_alloc(x, sizeof(char *) * ((size_t)g->n_values + 1));
+    x->vname = ox_export_alloc(x, sizeof(char *) * ((size_t)g->n_values + 1));
     if (!x->vname) return x->st;
     int n_order = g->n_inputs + g->n_outputs + g->n_values;
     int *order = xf_malloc(sizeof(int) * ((size_t)n_order + 1));
-    if (!order) return xf_export_fail_nomem(x);
+    if (!order) return ox_export_fail_nomem(x);
     int k = 0;
     for (int i = 0; i < g->n_inputs; i++) order[k++] = g->inputs[i];
     for (int i = 0; i < g->n_inputs && x->st == XF_OK; i++) { /* inputs first, then captured */
@@ -176,7 +176,7 @@ static xf_status assign_value_names(xf_export *x)
     return x->st;
 }
 
-const char *xf_export_vname(const xf_export *x, int v)
+const char *ox_export_vname(const xf_export *x, int v)
 {
     return v < 0 ? "" : x->vname[v];
 }
@@ -199,20 +199,20 @@ static void node_base(const xf_export *x, int node, const char *suffix, char *bu
  * kept: it would be the one at point 0). */
 static Onnx__TypeProto *tensor_type(xf_export *x, xf_dtype dt, const xf_shape *sh, int v)
 {
-    Onnx__TypeProto *tp = xf_export_alloc(x, sizeof *tp);
-    Onnx__TypeProto__Tensor *tt = xf_export_alloc(x, sizeof *tt);
-    Onnx__TensorShapeProto *shp = xf_export_alloc(x, sizeof *shp);
+    Onnx__TypeProto *tp = ox_export_alloc(x, sizeof *tp);
+    Onnx__TypeProto__Tensor *tt = ox_export_alloc(x, sizeof *tt);
+    Onnx__TensorShapeProto *shp = ox_export_alloc(x, sizeof *shp);
     Onnx__TensorShapeProto__Dimension **dims =
-        xf_export_alloc(x, sizeof *dims * (size_t)(sh->rank + 1));
+        ox_export_alloc(x, sizeof *dims * (size_t)(sh->rank + 1));
     if (!tp || !tt || !shp || !dims) return NULL;
     onnx__type_proto__init(tp);
     onnx__type_proto__tensor__init(tt);
     onnx__tensor_shape_proto__init(shp);
     for (int i = 0; i < sh->rank; i++) {
-        dims[i] = xf_export_alloc(x, sizeof *dims[i]);
+        dims[i] = ox_export_alloc(x, sizeof *dims[i]);
         if (!dims[i]) return NULL;
         onnx__tensor_shape_proto__dimension__init(dims[i]);
-        const char *sym = v >= 0 && x->n_probe ? xf_export_dyn_dim_name(x, v, i) : NULL;
+        const char *sym = v >= 0 && x->n_probe ? ox_export_dyn_dim_name(x, v, i) : NULL;
         if (sym && sym[0]) {
             dims[i]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
             dims[i]->dim_param = (char *)sym;
@@ -224,7 +224,7 @@ static Onnx__TypeProto *tensor_type(xf_export *x, xf_dtype dt, const xf_shape *s
     shp->n_dim = (size_t)sh->rank;
     shp->dim = dims;
     tt->has_elem_type = 1;
-    tt->elem_type = xf_onnx_dtype_from_xf(dt);
+    tt->elem_type = ox_dtype_from_xf(dt);
     tt->shape = v == -2 && x->n_probe ? NULL : shp;
     tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
     tp->tensor_type = tt;
@@ -234,7 +234,7 @@ static Onnx__TypeProto *tensor_type(xf_export *x, xf_dtype dt, const xf_shape *s
 static Onnx__ValueInfoProto *value_info(xf_export *x, const char *name, xf_dtype dt,
                                         const xf_shape *sh, int v)
 {
-    Onnx__ValueInfoProto *vi = xf_export_alloc(x, sizeof *vi);
+    Onnx__ValueInfoProto *vi = ox_export_alloc(x, sizeof *vi);
     if (!vi) return NULL;
     onnx__value_info_proto__init(vi);
     vi->name = (char *)name;
@@ -247,22 +247,22 @@ static Onnx__ValueInfoProto *value_info(xf_export *x, const char *name, xf_dtype
 static Onnx__TensorProto *tensor_proto(xf_export *x, const char *name, xf_dtype dt,
                                        const xf_shape *sh, const void *data, int copy)
 {
-    Onnx__TensorProto *t = xf_export_alloc(x, sizeof *t);
-    int64_t *dims = xf_export_alloc(x, sizeof(int64_t) * (size_t)(sh->rank + 1));
+    Onnx__TensorProto *t = ox_export_alloc(x, sizeof *t);
+    int64_t *dims = ox_export_alloc(x, sizeof(int64_t) * (size_t)(sh->rank + 1));
     if (!t || !dims) return NULL;
     onnx__tensor_proto__init(t);
     memcpy(dims, sh->dims, sizeof(int64_t) * (size_t)sh->rank);
     t->n_dims = (size_t)sh->rank;
     t->dims = dims;
     t->has_data_type = 1;
-    t->data_type = xf_onnx_dtype_from_xf(dt);
+    t->data_type = ox_dtype_from_xf(dt);
     t->name = (char *)name;
     size_t esz = xf_dtype_size(dt);
     size_t bytes = (size_t)xf_shape_numel(sh) * esz;
     uint8_t *raw = (uint8_t *)(uintptr_t)data;
     int le = host_little_endian();
     if (bytes && (copy || !le)) {
-        raw = xf_export_alloc(x, bytes);
+        raw = ox_export_alloc(x, bytes);
         if (!raw) return NULL;
         const uint8_t *src = data;
         for (size_t i = 0; i < bytes; i += esz)
@@ -274,15 +274,15 @@ static Onnx__TensorProto *tensor_proto(xf_export *x, const char *name, xf_dtype 
     return t;
 }
 
-xf_status xf_export_initializer(xf_export *x, const char *name, xf_dtype dt, const xf_shape *sh,
+xf_status ox_export_initializer(xf_export *x, const char *name, xf_dtype dt, const xf_shape *sh,
                                 const void *data, int copy)
 {
     Onnx__TensorProto *t = tensor_proto(x, name, dt, sh, data, copy);
-    if (!t || !vec_push(x, &x->inits, t)) return xf_export_fail_nomem(x);
+    if (!t || !vec_push(x, &x->inits, t)) return ox_export_fail_nomem(x);
     return XF_OK;
 }
 
-const char *xf_export_const_vec(xf_export *x, int node, const char *suffix, xf_dtype dt,
+const char *ox_export_const_vec(xf_export *x, int node, const char *suffix, xf_dtype dt,
                                 const void *v, int n)
 {
     char base[512];
@@ -290,14 +290,14 @@ const char *xf_export_const_vec(xf_export *x, int node, const char *suffix, xf_d
     const char *name = unique_name(x, &x->used_values, base);
     int64_t d = n;
     xf_shape sh = xf_shape_make(1, &d);
-    if (!name || xf_export_initializer(x, name, dt, &sh, v, 1) != XF_OK) return NULL;
+    if (!name || ox_export_initializer(x, name, dt, &sh, v, 1) != XF_OK) return NULL;
     return name;
 }
 
-const char *xf_export_const_i64(xf_export *x, int node, const char *suffix, const int64_t *v,
+const char *ox_export_const_i64(xf_export *x, int node, const char *suffix, const int64_t *v,
                                 int n)
 {
-    return xf_export_const_vec(x, node, suffix, XF_I64, v, n);
+    return ox_export_const_vec(x, node, suffix, XF_I64, v, n);
 }
 
 static void scalar_bytes(xf_dtype dt, double value, void *out)
@@ -322,7 +322,7 @@ static void scalar_bytes(xf_dtype dt, double value, void *out)
     }
 }
 
-const char *xf_export_const_scalar(xf_export *x, int node, const char *suffix, xf_dtype dt,
+const char *ox_export_const_scalar(xf_export *x, int node, const char *suffix, xf_dtype dt,
                                    double value)
 {
     char base[512];
@@ -331,21 +331,21 @@ const char *xf_export_const_scalar(xf_export *x, int node, const char *suffix, x
     uint8_t bytes[8];
     scalar_bytes(dt, value, bytes);
     xf_shape sh = xf_shape_make(0, NULL);
-    if (!name || xf_export_initializer(x, name, dt, &sh, bytes, 1) != XF_OK) return NULL;
+    if (!name || ox_export_initializer(x, name, dt, &sh, bytes, 1) != XF_OK) return NULL;
     return name;
 }
 
-const char *xf_export_shared_scalar(xf_export *x, const char **slot, const char *base, float value)
+const char *ox_export_shared_scalar(xf_export *x, const char **slot, const char *base, float value)
 {
     if (*slot) return *slot;
     const char *name = unique_name(x, &x->used_values, base);
     xf_shape sh = xf_shape_make(0, NULL);
-    if (!name || xf_export_initializer(x, name, XF_F32, &sh, &value, 1) != XF_OK) return NULL;
+    if (!name || ox_export_initializer(x, name, XF_F32, &sh, &value, 1) != XF_OK) return NULL;
     *slot = name;
     return name;
 }
 
-const char *xf_export_temp(xf_export *x, int node, const char *suffix, xf_dtype dt,
+const char *ox_export_temp(xf_export *x, int node, const char *suffix, xf_dtype dt,
                            const xf_shape *sh)
 {
     char base[512];
@@ -354,7 +354,7 @@ const char *xf_export_temp(xf_export *x, int node, const char *suffix, xf_dtype 
     if (!name) return NULL;
     Onnx__ValueInfoProto *vi = value_info(x, name, dt, sh, -2);
     if (!vi || !vec_push(x, &x->value_info, vi)) {
-        xf_export_fail_nomem(x);
+        ox_export_fail_nomem(x);
         return NULL;
     }
     return name;
@@ -362,19 +362,19 @@ const char *xf_export_temp(xf_export *x, int node, const char *suffix, xf_dtype 
 
 static char **name_array(xf_export *x, int n, const char *const *names)
 {
-    char **a = xf_export_alloc(x, sizeof(char *) * ((size_t)n + 1));
+    char **a = ox_export_alloc(x, sizeof(char *) * ((size_t)n + 1));
     if (!a) return NULL;
     for (int i = 0; i < n; i++) a[i] = (char *)names[i];
     return a;
 }
 
-Onnx__NodeProto *xf_export_node(xf_export *x, int node, const char *suffix, const char *op_type,
+Onnx__NodeProto *ox_export_node(xf_export *x, int node, const char *suffix, const char *op_type,
                                 int n_in, const char *const *in, int n_out,
                                 const char *const *out)
 {
     char base[512];
     node_base(x, node, suffix, base, sizeof base);
-    Onnx__NodeProto *n = xf_export_alloc(x, sizeof *n);
+    Onnx__NodeProto *n = ox_export_alloc(x, sizeof *n);
     if (!n) return NULL;
     onnx__node_proto__init(n);
     n->name = (char *)unique_name(x, &x->used_nodes, base);
@@ -382,7 +382,7 @@ Onnx__NodeProto *xf_export_node(xf_export *x, int node, const char *suffix, cons
     n->input = name_array(x, n_in, in);
     n->output = name_array(x, n_out, out);
     if (!n->name || !n->op_type || !n->input || !n->output || !vec_push(x, &x->nodes, n)) {
-        xf_export_fail_nomem(x);
+        ox_export_fail_nomem(x);
         return NULL;
     }
     n->n_input = (size_t)n_in;
@@ -392,9 +392,9 @@ Onnx__NodeProto *xf_export_node(xf_export *x, int node, const char *suffix, cons
 
 /* ----------------------------------------------------------- attributes */
 
-xf_status xf_export_attr_raw(xf_export *x, Onnx__NodeProto *n, Onnx__AttributeProto *a)
+xf_status ox_export_attr_raw(xf_export *x, Onnx__NodeProto *n, Onnx__AttributeProto *a)
 {
-    Onnx__AttributeProto **arr = xf_export_alloc(x, sizeof *arr * (n->n_attribute + 1));
+    Onnx__AttributeProto **arr = ox_export_alloc(x, sizeof *arr * (n->n_attribute + 1));
     if (!arr) return x->st;
     if (n->n_attribute) memcpy(arr, n->attribute, sizeof *arr * n->n_attribute);
     arr[n->n_attribute++] = a;
@@ -405,7 +405,7 @@ xf_status xf_export_attr_raw(xf_export *x, Onnx__NodeProto *n, Onnx__AttributePr
 static Onnx__AttributeProto *new_attr(xf_export *x, const char *name,
                                       Onnx__AttributeProto__AttributeType type)
 {
-    Onnx__AttributeProto *a = xf_export_alloc(x, sizeof *a);
+    Onnx__AttributeProto *a = ox_export_alloc(x, sizeof *a);
     if (!a) return NULL;
     onnx__attribute_proto__init(a);
     a->name = arena_str(x, name);
@@ -414,37 +414,37 @@ static Onnx__AttributeProto *new_attr(xf_export *x, const char *name,
     return a->name ? a : NULL;
 }
 
-xf_status xf_export_attr_int(xf_export *x, Onnx__NodeProto *n, const char *name, int64_t v)
+xf_status ox_export_attr_int(xf_export *x, Onnx__NodeProto *n, const char *name, int64_t v)
 {
     Onnx__AttributeProto *a = new_attr(x, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
     if (!a) return x->st;
     a->has_i = 1;
     a->i = v;
-    return xf_export_attr_raw(x, n, a);
+    return ox_export_attr_raw(x, n, a);
 }
 
-xf_status xf_export_attr_ints(xf_export *x, Onnx__NodeProto *n, const char *name,
+xf_status ox_export_attr_ints(xf_export *x, Onnx__NodeProto *n, const char *name,
                               const int64_t *v, int count)
 {
     Onnx__AttributeProto *a = new_attr(x, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
-    int64_t *vals = xf_export_alloc(x, sizeof(int64_t) * ((size_t)count + 1));
+    int64_t *vals = ox_export_alloc(x, sizeof(int64_t) * ((size_t)count + 1));
     if (!a || !vals) return x->st;
     if (count) memcpy(vals, v, sizeof(int64_t) * (size_t)count);
     a->n_ints = (size_t)count;
     a->ints = vals;
-    return xf_export_attr_raw(x, n, a);
+    return ox_export_attr_raw(x, n, a);
 }
 
-xf_status xf_export_attr_float(xf_export *x, Onnx__NodeProto *n, const char *name, float v)
+xf_status ox_export_attr_float(xf_export *x, Onnx__NodeProto *n, const char *name, float v)
 {
     Onnx__AttributeProto *a = new_attr(x, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
     if (!a) return x->st;
     a->has_f = 1;
     a->f = v;
-    return xf_export_attr_raw(x, n, a);
+    return ox_export_attr_raw(x, n, a);
 }
 
-xf_status xf_export_attr_string(xf_export *x, Onnx__NodeProto *n, const char *name,
+xf_status ox_export_attr_string(xf_export *x, Onnx__NodeProto *n, const char *name,
                                 const char *v)
 {
     Onnx__AttributeProto *a = new_attr(x, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
@@ -453,7 +453,7 @@ xf_status xf_export_attr_string(xf_export *x, Onnx__NodeProto *n, const char *na
     a->has_s = 1;
     a->s.len = strlen(s);
     a->s.data = (uint8_t *)s;
-    return xf_export_attr_raw(x, n, a);
+    return ox_export_attr_raw(x, n, a);
 }
 
 /* ---------------------------------------------------------------- model */
@@ -488,7 +488,7 @@ static int default_domain(const char *d)
 static xf_status opset_imports(xf_export *x, Onnx__ModelProto *m)
 {
     const xf_graph *g = x->g;
-    Onnx__OperatorSetIdProto **ids = xf_export_alloc(x, sizeof *ids * ((size_t)g->n_nodes + 1));
+    Onnx__OperatorSetIdProto **ids = ox_export_alloc(x, sizeof *ids * ((size_t)g->n_nodes + 1));
     if (!ids) return x->st;
     size_t n = 0;
     for (int i = -1; i < g->n_nodes; i++) {
@@ -506,7 +506,7 @@ static xf_status opset_imports(xf_export *x, Onnx__ModelProto *m)
             if (ids[k]->version < version) ids[k]->version = version;
             continue;
         }
-        ids[n] = xf_export_alloc(x, sizeof *ids[n]);
+        ids[n] = ox_export_alloc(x, sizeof *ids[n]);
         if (!ids[n]) return x->st;
         onnx__operator_set_id_proto__init(ids[n]);
         ids[n]->domain = arena_str(x, domain);
@@ -525,7 +525,7 @@ static xf_status check_values(const xf_export *x)
     const xf_graph *g = x->g;
     for (int i = 0; i < g->n_values; i++) {
         const xf_value *v = &g->values[i];
-        if (xf_onnx_dtype_from_xf(v->dtype) == 0)
+        if (ox_dtype_from_xf(v->dtype) == 0)
             return XF_FAIL(x->err, XF_ERR_GRAPH, "value %d '%s' has no valid dtype", i,
                            v->name ? v->name : "");
     }
@@ -536,32 +536,32 @@ static xf_status check_values(const xf_export *x)
 static xf_status graph_interface(xf_export *x, Onnx__GraphProto *gp)
 {
     const xf_graph *g = x->g;
-    gp->input = xf_export_alloc(x, sizeof *gp->input * ((size_t)g->n_inputs + 1));
-    gp->output = xf_export_alloc(x, sizeof *gp->output * ((size_t)g->n_outputs + 1));
+    gp->input = ox_export_alloc(x, sizeof *gp->input * ((size_t)g->n_inputs + 1));
+    gp->output = ox_export_alloc(x, sizeof *gp->output * ((size_t)g->n_outputs + 1));
     if (!gp->input || !gp->output) return x->st;
     for (int i = 0; i < g->n_inputs; i++) {
         const xf_value *v = &g->values[g->inputs[i]];
         gp->input[i] = value_info(x, x->vname[g->inputs[i]], v->dtype, &v->shape, g->inputs[i]);
-        if (!gp->input[i]) return xf_export_fail_nomem(x);
+        if (!gp->input[i]) return ox_export_fail_nomem(x);
     }
     gp->n_input = (size_t)g->n_inputs;
     for (int i = 0; i < g->n_outputs; i++) {
         const xf_value *v = &g->values[g->outputs[i]];
         gp->output[i] =
             value_info(x, x->vname[g->outputs[i]], v->dtype, &v->shape, g->outputs[i]);
-        if (!gp->output[i]) return xf_export_fail_nomem(x);
+        if (!gp->output[i]) return ox_export_fail_nomem(x);
     }
     gp->n_output = (size_t)g->n_outputs;
     for (int i = 0; i < g->n_values; i++) {
         const xf_value *v = &g->values[i];
         if (v->kind == XF_VALUE_CONST) {
-            if (xf_export_initializer(x, x->vname[i], v->dtype, &v->shape, v->data, 0) != XF_OK)
+            if (ox_export_initializer(x, x->vname[i], v->dtype, &v->shape, v->data, 0) != XF_OK)
                 return x->st;
         } else if (v->kind == XF_VALUE_NODE && !is_graph_output(g, i) &&
-                   !xf_export_is_generator(g->nodes[v->producer].op)) {
+                   !ox_export_is_generator(g->nodes[v->producer].op)) {
             /* a generator's output is an initializer, which carries its type */
             Onnx__ValueInfoProto *vi = value_info(x, x->vname[i], v->dtype, &v->shape, i);
-            if (!vi || !vec_push(x, &x->value_info, vi)) return xf_export_fail_nomem(x);
+            if (!vi || !vec_push(x, &x->value_info, vi)) return ox_export_fail_nomem(x);
         }
     }
     return XF_OK;
@@ -571,17 +571,17 @@ static xf_status emit_nodes(xf_export *x)
 {
     const xf_graph *g = x->g;
     int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
-    if (!order) return xf_export_fail_nomem(x);
+    if (!order) return ox_export_fail_nomem(x);
     xf_status st = xf_graph_topo_order(g, order, x->err);
     for (int k = 0; st == XF_OK && k < g->n_nodes; k++) {
-        st = xf_export_emit(x, order[k]);
+        st = ox_export_emit(x, order[k]);
         if (st != XF_OK && x->st == XF_OK) x->st = st;
     }
     xf_free(order);
     return st;
 }
 
-xf_status xf_export_pack(xf_export *x, xf_export_layout *layout, uint8_t **buf, size_t *len)
+xf_status ox_export_pack(xf_export *x, xf_export_layout *layout, uint8_t **buf, size_t *len)
 {
     const xf_graph *g = x->g;
     Onnx__ModelProto *m = &x->model;
@@ -592,7 +592,7 @@ xf_status xf_export_pack(xf_export *x, xf_export_layout *layout, uint8_t **buf, 
     xf_status st = xf_graph_validate(g, x->err);
     if (st != XF_OK) return st;
     if ((st = check_values(x)) != XF_OK) return st;
-    if (xf_onnx_dynamic_count(x->dyn) > 0 && (st = xf_export_dyn_follow(x)) != XF_OK) return st;
+    if (xf_onnx_dynamic_count(x->dyn) > 0 && (st = ox_export_dyn_follow(x)) != XF_OK) return st;
     if (assign_value_names(x) != XF_OK || graph_interface(x, gp) != XF_OK) return x->st;
     if ((st = emit_nodes(x)) != XF_OK) return st;
     if (opset_imports(x, m) != XF_OK) return x->st;
@@ -608,10 +608,10 @@ xf_status xf_export_pack(xf_export *x, xf_export_layout *layout, uint8_t **buf, 
     m->ir_version = ir_version_for(x->opset);
     m->producer_name = "rlflow";
     m->graph = gp;
-    if (layout && layout->shared && (st = xf_export_share(x, layout)) != XF_OK) return st;
+    if (layout && layout->shared && (st = ox_export_share(x, layout)) != XF_OK) return st;
     size_t size = onnx__model_proto__get_packed_size(m);
     if (layout && (layout->location || size > layout->inline_limit)) {
-        if ((st = xf_export_externalize(x, layout)) != XF_OK) return st;
+        if ((st = ox_export_externalize(x, layout)) != XF_OK) return st;
         size = onnx__model_proto__get_packed_size(m);
     }
     if (size > MAX_PROTO_BYTES)
@@ -642,14 +642,14 @@ static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
     if (!s->failed && len && fwrite(data, 1, len, s->f) != len) s->failed = 1;
 }
 
-int xf_export_stream(xf_export *x, FILE *f)
+int ox_export_stream(xf_export *x, FILE *f)
 {
     file_sink s = {{sink_append}, f, 0};
     onnx__model_proto__pack_to_buffer(&x->model, &s.base);
     return !s.failed;
 }
 
-void xf_export_init(xf_export *x, const xf_graph *g, xf_error *err)
+void ox_export_init(xf_export *x, const xf_graph *g, xf_error *err)
 {
     memset(x, 0, sizeof *x);
     x->g = g;
@@ -658,7 +658,7 @@ void xf_export_init(xf_export *x, const xf_graph *g, xf_error *err)
     xf_arena_init(&x->arena, 1 << 16);
 }
 
-void xf_export_free(xf_export *x)
+void ox_export_free(xf_export *x)
 {
     xf_arena_free(&x->arena);
     xf_htab_free(&x->used_values.index);
@@ -680,10 +680,10 @@ xf_status xf_onnx_save_buffer_dynamic(const xf_graph *g, const xf_onnx_dynamic *
     *buf = NULL;
     *len = 0;
     xf_export x;
-    xf_export_init(&x, g, err);
+    ox_export_init(&x, g, err);
     x.dyn = d;
-    xf_status st = xf_export_pack(&x, NULL, buf, len);
-    xf_export_free(&x);
+    xf_status st = ox_export_pack(&x, NULL, buf, len);
+    ox_export_free(&x);
     return st;
 }
 
@@ -697,7 +697,7 @@ xf_status xf_onnx_save(const xf_graph *g, const char *path, xf_error *err)
 xf_status xf_onnx_save_tensor(const char *path, const xf_tensor *t, const char *name,
                               xf_error *err)
 {
-    if (xf_onnx_dtype_from_xf(t->dtype) == 0 || t->shape.rank < 0 || t->shape.rank > XF_MAX_DIMS)
+    if (ox_dtype_from_xf(t->dtype) == 0 || t->shape.rank < 0 || t->shape.rank > XF_MAX_DIMS)
         return XF_FAIL(err, XF_ERR_INVALID, "%s: tensor has no valid dtype or rank", path);
     xf_export x;
     memset(&x, 0, sizeof x);

@@ -51,7 +51,7 @@ static void probe_desc(const xf_export *x, int k, char *buf, size_t n)
 {
     int s = k / 2;
     snprintf(buf, n, "symbolic dim '%s' at %lld instead of %lld", x->dyn->names[s],
-             (long long)xf_onnx_dyn_probe_size(x->dyn, s, k),
+             (long long)ox_dyn_probe_size(x->dyn, s, k),
              (long long)xf_onnx_dynamic_size(x->dyn, s, 0));
 }
 
@@ -81,7 +81,7 @@ static int moving_probe(const xf_export *x, int v, int axis)
     return -1;
 }
 
-int xf_export_dyn_varies(const xf_export *x, int v, int axis)
+static int dyn_varies(const xf_export *x, int v, int axis)
 {
     return moving_probe(x, v, axis) >= 0;
 }
@@ -97,7 +97,7 @@ static void reshape_at(const xf_export *x, int node, int k, const xf_shape *xin,
     const xf_shape *x0 = &x->g->values[n->inputs[0]].shape;
     const xf_shape *y0 = &x->g->values[n->outputs[0]].shape;
     const xf_shape *truth =
-        xf_onnx_dyn_probe_shape(x->dyn, k, x->g->values[n->outputs[0]].name, y0);
+        ox_dyn_probe_shape(x->dyn, k, x->g->values[n->outputs[0]].name, y0);
     if (truth && truth->rank == y0->rank && xf_shape_numel(truth) == xf_shape_numel(xin)) {
         memcpy(pp->shape, truth->dims, sizeof(int64_t) * (size_t)truth->rank);
         return;
@@ -114,7 +114,7 @@ static void reshape_at(const xf_export *x, int node, int k, const xf_shape *xin,
     /* the dim that is the moved symbol itself (an unflatten [B*S,H] ->
      * [B,S,H] with S moved gives [B,S',H], not [B*S'/S,S,H]) */
     int s = k / 2;
-    int64_t s0 = xf_onnx_dynamic_size(x->dyn, s, 0), s1 = xf_onnx_dyn_probe_size(x->dyn, s, k);
+    int64_t s0 = xf_onnx_dynamic_size(x->dyn, s, 0), s1 = ox_dyn_probe_size(x->dyn, s, k);
     for (int i = 0; s0 > 0 && i < y0->rank; i++) {
         if (copied[i] || pp->shape[i] != s0 || known % s0 != 0) continue;
         if ((known / s0) * s1 == total) {
@@ -160,7 +160,7 @@ static void params_at(const xf_export *x, int node, int k, const xf_shape *in, x
     case XF_OP_RESIZE: {
         const xf_shape *y0 = &x->g->values[n->outputs[0]].shape;
         const xf_shape *truth =
-            xf_onnx_dyn_probe_shape(x->dyn, k, x->g->values[n->outputs[0]].name, y0);
+            ox_dyn_probe_shape(x->dyn, k, x->g->values[n->outputs[0]].name, y0);
         for (int i = 0; i < y0->rank && i < in[0].rank; i++) {
             if (truth && truth->rank == y0->rank) pp->shape[i] = truth->dims[i];
             else if (x0->dims[i] > 0 && y0->dims[i] % x0->dims[i] == 0)
@@ -196,7 +196,7 @@ static xf_status follow_node(xf_export *x, int node, int k)
     if (n->op == XF_OP_OPAQUE) {
         for (int o = 0; o < n->n_outputs; o++) {
             int v = n->outputs[o];
-            const xf_shape *t = xf_onnx_dyn_probe_shape(x->dyn, k, x->g->values[v].name,
+            const xf_shape *t = ox_dyn_probe_shape(x->dyn, k, x->g->values[v].name,
                                                          &x->g->values[v].shape);
             *pshape_mut(x, k, v) = t && t->rank == x->g->values[v].shape.rank
                                        ? *t
@@ -220,7 +220,7 @@ static xf_status follow_node(xf_export *x, int node, int k)
         int v = n->outputs[o];
         const xf_shape *y0 = &x->g->values[v].shape;
         if (osh[o].rank != y0->rank) return fail_at(x, node, k, "%s", "its output changes rank");
-        const xf_shape *t = xf_onnx_dyn_probe_shape(x->dyn, k, x->g->values[v].name, y0);
+        const xf_shape *t = ox_dyn_probe_shape(x->dyn, k, x->g->values[v].name, y0);
         if (t && !xf_shape_equal(t, &osh[o])) {
             char s1[96], s2[96], msg[256];
             snprintf(msg, sizeof msg, "output '%s' would be %s where the original computes %s",
@@ -244,12 +244,12 @@ static void inputs_at(xf_export *x, int k)
             const dyn_at *at = &x->dyn->inputs[a];
             if (g->values[v].name && strcmp(at->value, g->values[v].name) == 0 &&
                 at->axis < s->rank)
-                s->dims[at->axis] = xf_onnx_dyn_probe_size(x->dyn, at->sym, k);
+                s->dims[at->axis] = ox_dyn_probe_size(x->dyn, at->sym, k);
         }
     }
 }
 
-xf_status xf_export_dyn_follow(xf_export *x)
+xf_status ox_export_dyn_follow(xf_export *x)
 {
     const xf_graph *g = x->g;
     x->n_probe = 2 * x->dyn->n_sym;
@@ -258,7 +258,7 @@ xf_status xf_export_dyn_follow(xf_export *x)
     int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     xf_status st = XF_OK;
     if (!x->pshape || !order) {
-        st = xf_export_fail_nomem(x);
+        st = ox_export_fail_nomem(x);
         goto out;
     }
     for (int k = 0; k < x->n_probe; k++)
@@ -275,7 +275,7 @@ out:
 
 /* ---------------------------------------------------- names of the dims */
 
-const char *xf_export_dyn_dim_name(const xf_export *x, int v, int axis)
+const char *ox_export_dyn_dim_name(const xf_export *x, int v, int axis)
 {
     const xf_graph *g = x->g;
     const xf_onnx_dynamic *d = x->dyn;
@@ -286,11 +286,11 @@ const char *xf_export_dyn_dim_name(const xf_export *x, int v, int axis)
     for (int i = 0; is_output && vname && i < d->n_outputs; i++)
         if (d->outputs[i].axis == axis && strcmp(d->outputs[i].value, vname) == 0)
             declared = d->outputs[i].name;
-    if (declared || !xf_export_dyn_varies(x, v, axis)) return declared; /* outputs keep theirs */
+    if (declared || !dyn_varies(x, v, axis)) return declared; /* outputs keep theirs */
     for (int s = 0; s < d->n_sym; s++) {
         int same = g->values[v].shape.dims[axis] == xf_onnx_dynamic_size(d, s, 0);
         for (int k = 0; same && k < x->n_probe; k++)
-            same = pshape(x, k, v)->dims[axis] == xf_onnx_dyn_probe_size(d, s, k);
+            same = pshape(x, k, v)->dims[axis] == ox_dyn_probe_size(d, s, k);
         if (same) return d->names[s];
     }
     return "";
@@ -325,7 +325,7 @@ static int graph_input_dim(const xf_export *x, int vout, int i)
         int v = g->inputs[a];
         const xf_shape *s0 = &g->values[v].shape;
         for (int b = 0; b < s0->rank; b++) {
-            if (s0->dims[b] != want || !xf_export_dyn_varies(x, v, b)) continue;
+            if (s0->dims[b] != want || !dyn_varies(x, v, b)) continue;
             int same = 1;
             for (int k = 0; same && k < x->n_probe; k++)
                 same = pshape(x, k, v)->dims[b] == pshape(x, k, vout)->dims[i];
@@ -348,7 +348,7 @@ static int64_t written_dim(const xf_export *x, int k, int vin, const int64_t *ta
     return target[i] == 0 ? xk->dims[i] : target[i];
 }
 
-xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *src, int *relative)
+xf_status ox_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *src, int *relative)
 {
     const xf_node *n = &x->g->nodes[node];
     int vin = n->inputs[0], vout = n->outputs[0];
@@ -358,11 +358,11 @@ xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *sr
     int any = 0, n_infer = 0;
     for (int i = 0; i < y0->rank; i++) {
         src[i] = -1;
-        any |= xf_export_dyn_varies(x, vout, i);
+        any |= dyn_varies(x, vout, i);
     }
     if (!any) return XF_OK;
     for (int i = 0; i < y0->rank; i++) {
-        if (!xf_export_dyn_varies(x, vout, i)) {
+        if (!dyn_varies(x, vout, i)) {
             if (y0->dims[i] == 0)
                 return fail_at(x, node, moving_probe(x, vout, -1), "%s",
                                "its target has a zero dim");
@@ -407,7 +407,7 @@ xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *sr
     return XF_OK;
 }
 
-xf_status xf_export_dyn_expand(xf_export *x, int node, int64_t *target)
+xf_status ox_export_dyn_expand(xf_export *x, int node, int64_t *target)
 {
     const xf_node *n = &x->g->nodes[node];
     int vin = n->inputs[0], vout = n->outputs[0];
@@ -415,9 +415,9 @@ xf_status xf_export_dyn_expand(xf_export *x, int node, int64_t *target)
     int r = n->params.n_shape;
     memcpy(target, n->params.shape, sizeof(int64_t) * (size_t)r);
     for (int i = 0; i < r; i++) {
-        if (!xf_export_dyn_varies(x, vout, i)) continue;
+        if (!dyn_varies(x, vout, i)) continue;
         int a = i - (r - x0->rank);
-        if (a < 0 || !xf_export_dyn_varies(x, vin, a) || x0->dims[a] != target[i])
+        if (a < 0 || !dyn_varies(x, vin, a) || x0->dims[a] != target[i])
             return fail_at(x, node, moving_probe(x, vout, i), "%s",
                            "it expands to a size that depends on the symbols from a fixed dim");
         target[i] = 1; /* broadcasting keeps the input's dim */
@@ -425,7 +425,7 @@ xf_status xf_export_dyn_expand(xf_export *x, int node, int64_t *target)
     return XF_OK;
 }
 
-void xf_export_dyn_slice_ends(const xf_export *x, int node, int64_t *ends)
+void ox_export_dyn_slice_ends(const xf_export *x, int node, int64_t *ends)
 {
     const xf_node *n = &x->g->nodes[node];
     const xf_params *p = &n->params;
@@ -436,18 +436,18 @@ void xf_export_dyn_slice_ends(const xf_export *x, int node, int64_t *ends)
         int a = (int)p->axes[i];
         if (a < 0) a += x0->rank;
         if (a >= 0 && a < x0->rank && (p->steps[i] >= 0) && p->ends[i] == x0->dims[a] &&
-            xf_export_dyn_varies(x, vin, a))
+            dyn_varies(x, vin, a))
             ends[i] = INT64_MAX;
     }
 }
 
-xf_status xf_export_dyn_resize(xf_export *x, int node, float *scales, int *use_scales)
+xf_status ox_export_dyn_resize(xf_export *x, int node, float *scales, int *use_scales)
 {
     const xf_node *n = &x->g->nodes[node];
     int vin = n->inputs[0], vout = n->outputs[0];
     const xf_shape *x0 = &x->g->values[vin].shape, *y0 = &x->g->values[vout].shape;
     *use_scales = 0;
-    for (int i = 0; i < y0->rank; i++) *use_scales |= xf_export_dyn_varies(x, vout, i);
+    for (int i = 0; i < y0->rank; i++) *use_scales |= dyn_varies(x, vout, i);
     if (!*use_scales) return XF_OK;
     for (int i = 0; i < y0->rank; i++) {
         if (x0->dims[i] == 0)

@@ -17,7 +17,7 @@
 
 #include <stdio.h>
 
-#include "external.h"
+#include "external_internal.h"
 #include "onnx.h"
 #include "onnx.pb-c.h"
 
@@ -45,7 +45,7 @@ typedef struct xf_export {
     xf_export_names used_values, used_nodes;
     xf_export_vec nodes, inits, value_info;
     const char *gelu_const[3]; /* shared scalars sqrt(2), 1, 0.5 once made */
-    Onnx__ModelProto model;    /* built by xf_export_pack */
+    Onnx__ModelProto model;    /* built by ox_export_pack */
     Onnx__GraphProto graph;
     size_t packed_size;
     xf_status st;       /* first failure */
@@ -59,83 +59,81 @@ typedef struct xf_export {
 } xf_export;
 
 /* Records a failure (first one wins) and returns it. */
-xf_status xf_export_fail_nomem(xf_export *x);
+xf_status ox_export_fail_nomem(xf_export *x);
 
 /* ONNX name of value `v` ("" for -1, an omitted optional input). */
-const char *xf_export_vname(const xf_export *x, int v);
+const char *ox_export_vname(const xf_export *x, int v);
 
 /* `name` claimed for a value when no value has it yet (NULL otherwise). */
-const char *xf_export_claim(xf_export *x, const char *name);
+const char *ox_export_claim(xf_export *x, const char *name);
 
 /* A fresh intermediate value "<node>/<suffix>" with a value_info entry. */
-const char *xf_export_temp(xf_export *x, int node, const char *suffix, xf_dtype dt,
+const char *ox_export_temp(xf_export *x, int node, const char *suffix, xf_dtype dt,
                            const xf_shape *sh);
 
 /* Appends a NodeProto for graph node `node` (suffix NULL: the node's own
  * name; else "<name>/<suffix>"). Input names may be "" for omitted inputs. */
-Onnx__NodeProto *xf_export_node(xf_export *x, int node, const char *suffix, const char *op_type,
+Onnx__NodeProto *ox_export_node(xf_export *x, int node, const char *suffix, const char *op_type,
                                 int n_in, const char *const *in, int n_out,
                                 const char *const *out);
 
 /* Attributes; each returns XF_OK or the recorded failure. */
-xf_status xf_export_attr_int(xf_export *x, Onnx__NodeProto *n, const char *name, int64_t v);
-xf_status xf_export_attr_ints(xf_export *x, Onnx__NodeProto *n, const char *name,
+xf_status ox_export_attr_int(xf_export *x, Onnx__NodeProto *n, const char *name, int64_t v);
+xf_status ox_export_attr_ints(xf_export *x, Onnx__NodeProto *n, const char *name,
                               const int64_t *v, int count);
-xf_status xf_export_attr_float(xf_export *x, Onnx__NodeProto *n, const char *name, float v);
-xf_status xf_export_attr_string(xf_export *x, Onnx__NodeProto *n, const char *name,
+xf_status ox_export_attr_float(xf_export *x, Onnx__NodeProto *n, const char *name, float v);
+xf_status ox_export_attr_string(xf_export *x, Onnx__NodeProto *n, const char *name,
                                 const char *v);
 /* Appends an already built attribute (opaque nodes). */
-xf_status xf_export_attr_raw(xf_export *x, Onnx__NodeProto *n, Onnx__AttributeProto *a);
+xf_status ox_export_attr_raw(xf_export *x, Onnx__NodeProto *n, Onnx__AttributeProto *a);
 
 /* Adds an initializer named exactly `name` (already unique); `data` is
  * numel*dtype_size bytes in host order and is copied when `copy` is set or
  * the host is big-endian, else referenced until the model is packed. */
-xf_status xf_export_initializer(xf_export *x, const char *name, xf_dtype dt, const xf_shape *sh,
+xf_status ox_export_initializer(xf_export *x, const char *name, xf_dtype dt, const xf_shape *sh,
                                 const void *data, int copy);
 /* New 1-D initializer "<node>/<suffix>" of dtype dt holding v[0..n). */
-const char *xf_export_const_vec(xf_export *x, int node, const char *suffix, xf_dtype dt,
+const char *ox_export_const_vec(xf_export *x, int node, const char *suffix, xf_dtype dt,
                                 const void *v, int n);
 /* New 1-D int64 initializer "<node>/<suffix>" holding v[0..n). */
-const char *xf_export_const_i64(xf_export *x, int node, const char *suffix, const int64_t *v,
+const char *ox_export_const_i64(xf_export *x, int node, const char *suffix, const int64_t *v,
                                 int n);
 /* New rank-0 initializer "<node>/<suffix>" of dtype dt holding `value`. */
-const char *xf_export_const_scalar(xf_export *x, int node, const char *suffix, xf_dtype dt,
+const char *ox_export_const_scalar(xf_export *x, int node, const char *suffix, xf_dtype dt,
                                    double value);
 /* A rank-0 float initializer with a fixed base name, made once per model
  * and cached in *slot. */
-const char *xf_export_shared_scalar(xf_export *x, const char **slot, const char *base, float value);
+const char *ox_export_shared_scalar(xf_export *x, const char **slot, const char *base, float value);
 
 /* Scratch memory from the model arena (zeroed). */
-void *xf_export_alloc(xf_export *x, size_t bytes);
+void *ox_export_alloc(xf_export *x, size_t bytes);
 
 /* export_ops.c: one NodeProto for graph node `node` of `op_type`: its first
  * n_in inputs followed by `extra` (parameter initializers), its outputs
  * unless `out` overrides the single output's name. NULL on failure. */
-Onnx__NodeProto *xf_export_emit_main(xf_export *x, int node, const char *op_type, int n_in,
+Onnx__NodeProto *ox_export_emit_main(xf_export *x, int node, const char *op_type, int n_in,
                                      const char *const *extra, int n_extra, const char *out);
 /* export_ops_act.c: the operators added for models from the wild that need
  * attributes or parameter inputs (clip, hardsigmoid, leakyrelu,
  * reduce_sum/reduce_max, resize, conv_transpose, tile). */
-xf_status xf_export_emit_act(xf_export *x, int node);
+xf_status ox_export_emit_act(xf_export *x, int node);
 
 /* export_ops.c: true for the constant generators (no inputs), which are
  * written as initializers holding their evaluated output. */
-int xf_export_is_generator(xf_op op);
+int ox_export_is_generator(xf_op op);
 /* export_ops.c: emits graph node `node` (one or more NodeProtos, or an
  * initializer for constant generators). */
-xf_status xf_export_emit(xf_export *x, int node);
+xf_status ox_export_emit(xf_export *x, int node);
 
 /* export_dyn.c: symbolic dims (see its top comment). Follows the symbols
  * through the graph into x->pshape; fails naming a node whose parameters
  * cannot follow them (XF_ERR_UNSUPPORTED; x->fail_sym: the symbol whose
  * probe showed it, which written fixed would let the export through). */
-xf_status xf_export_dyn_follow(xf_export *x);
-/* Whether dim `axis` of value v moves with the symbols. */
-int xf_export_dyn_varies(const xf_export *x, int v, int axis);
+xf_status ox_export_dyn_follow(xf_export *x);
 /* The dim_param of dim `axis` of value v: the original's on a graph
  * output that declared one, else NULL for a fixed dim, the symbol's name
  * for a dim that is one, "" for one that moves otherwise. */
-const char *xf_export_dyn_dim_name(const xf_export *x, int v, int axis);
+const char *ox_export_dyn_dim_name(const xf_export *x, int v, int axis);
 /* The Reshape target to write (0 copies the input's dim, -1 infers);
  * src[i] >= 0: dim i is taken from a run-time shape (else -1): the input's
  * dim src[i] when below XF_EXPORT_SRC_GRAPH, else dim src[i] % XF_MAX_DIMS
@@ -143,15 +141,15 @@ const char *xf_export_dyn_dim_name(const xf_export *x, int v, int axis);
  * Reshape's input holds only in a product: [B*S,H] -> [B,S,h,d]);
  * *relative = 1 when 0s, -1 or src carry that meaning. */
 #define XF_EXPORT_SRC_GRAPH (1 << 20)
-xf_status xf_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *src,
+xf_status ox_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *src,
                                 int *relative);
 /* The Expand target to write (1 where the input's symbolic dim is kept). */
-xf_status xf_export_dyn_expand(xf_export *x, int node, int64_t *target);
+xf_status ox_export_dyn_expand(xf_export *x, int node, int64_t *target);
 /* Slice ends to write (INT64_MAX for a slice to the end of a moving axis). */
-void xf_export_dyn_slice_ends(const xf_export *x, int node, int64_t *ends);
+void ox_export_dyn_slice_ends(const xf_export *x, int node, int64_t *ends);
 /* *use_scales = 1 when the Resize must be written with scales (its sizes
  * move), the scales in `scales`. */
-xf_status xf_export_dyn_resize(xf_export *x, int node, float *scales, int *use_scales);
+xf_status ox_export_dyn_resize(xf_export *x, int node, float *scales, int *use_scales);
 
 /* Where the weights go (export.c asks, external_write.c moves them). */
 typedef struct xf_export_layout {
@@ -159,43 +157,43 @@ typedef struct xf_export_layout {
     const char *auto_location; /* the file used when the model is over inline_limit */
     size_t min_bytes;     /* smaller tensors stay inline */
     size_t inline_limit;  /* largest model packed without external data */
-    /* filled by xf_export_externalize: the data file's segments by offset
+    /* filled by ox_export_externalize: the data file's segments by offset
      * (xf_malloc'd), its size, and the location used (NULL: none) */
     imp_ext_seg *segs;
     size_t n_segs;
     uint64_t data_bytes;
     const char *used_location;
     /* weights already in a shared data file (NULL: none), and filled by
-     * xf_export_share: the initializers written as references into it
+     * ox_export_share: the initializers written as references into it
      * (xf_malloc'd) */
     const xf_onnx_shared_data *shared;
     xf_onnx_shared_ref *refs;
     size_t n_refs;
 } xf_export_layout;
 
-void xf_export_init(xf_export *x, const xf_graph *g, xf_error *err);
-void xf_export_free(xf_export *x);
+void ox_export_init(xf_export *x, const xf_graph *g, xf_error *err);
+void ox_export_free(xf_export *x);
 /* Builds the model (x->model, its size in x->packed_size) and, when buf is
  * given, packs it into a xf_malloc'd buffer. With a layout, initializers
  * of at least layout->min_bytes move to the external data file when a
  * location is given or the model would exceed the inline limit; without
  * one (a buffer in memory) a model over 2 GiB fails. */
-xf_status xf_export_pack(xf_export *x, xf_export_layout *layout, uint8_t **buf, size_t *len);
+xf_status ox_export_pack(xf_export *x, xf_export_layout *layout, uint8_t **buf, size_t *len);
 /* Writes the built model to f as it is packed (no copy in memory); 0 when
  * a write failed (ferror(f) and errno say why). */
-int xf_export_stream(xf_export *x, FILE *f);
+int ox_export_stream(xf_export *x, FILE *f);
 /* external_write.c: turns the big raw_data initializers of x into external
  * references to layout's data file (location, offset, length), recording
  * the bytes to write as segments. */
-xf_status xf_export_externalize(xf_export *x, xf_export_layout *layout);
+xf_status ox_export_externalize(xf_export *x, xf_export_layout *layout);
 /* external_write.c: turns the initializers whose bytes are an extent of
  * layout->shared (same buffer, same length) into external references to
  * the shared data file, recording them in layout->refs. */
-xf_status xf_export_share(xf_export *x, xf_export_layout *layout);
+xf_status ox_export_share(xf_export *x, xf_export_layout *layout);
 
 /* external_write.c: xf_onnx_writer_open, saying in *fail_sym which symbol
  * an export that cannot follow the symbols is due to (else -1). */
-xf_status xf_export_writer_open(const xf_graph *g, const char *path, const xf_onnx_save_options *o,
+xf_status ox_export_writer_open(const xf_graph *g, const char *path, const xf_onnx_save_options *o,
                                 xf_onnx_writer **out, int *fail_sym, xf_error *err);
 
 #endif /* XF_ONNX_EXPORT_INTERNAL_H */

@@ -15,11 +15,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "onnx_dtype.h"
+#include "onnx_dtype_internal.h"
 
 #define MAX_EXTRA 4 /* parameter inputs appended to a node (Slice: 4) */
 
-int xf_export_is_generator(xf_op op)
+int ox_export_is_generator(xf_op op)
 {
     const xf_op_info *i = xf_op_get(op);
     return op != XF_OP_OPAQUE && i && i->max_inputs == 0;
@@ -30,7 +30,7 @@ const char *xf_onnx_op_type(const xf_node *n)
     if (n->op == XF_OP_OPAQUE) return n->opaque && n->opaque->op_type ? n->opaque->op_type : "";
     if (n->op == XF_OP_SCALAR_MUL || n->op == XF_OP_GELU) return "Mul"; /* the final node */
     if (n->op == XF_OP_ENLARGE) return "Pad";
-    if (xf_export_is_generator(n->op)) return "Constant"; /* written as an initializer */
+    if (ox_export_is_generator(n->op)) return "Constant"; /* written as an initializer */
     const xf_op_info *i = xf_op_get(n->op);
     return i && i->onnx_name ? i->onnx_name : "";
 }
@@ -60,25 +60,25 @@ static xf_status fail_node(xf_export *x, int node, xf_status code, const char *w
 
 /* One NodeProto for `node`: its inputs (n_in of them) followed by `extra`,
  * its outputs unless `out` overrides the single output's name. */
-Onnx__NodeProto *xf_export_emit_main(xf_export *x, int node, const char *op_type, int n_in,
+Onnx__NodeProto *ox_export_emit_main(xf_export *x, int node, const char *op_type, int n_in,
                                   const char *const *extra, int n_extra, const char *out)
 {
     const xf_node *n = node_at(x, node);
     const char *in[XF_MAX_SPLIT + MAX_EXTRA + 8];
-    const char **outs = xf_export_alloc(x, sizeof(char *) * ((size_t)n->n_outputs + 1));
+    const char **outs = ox_export_alloc(x, sizeof(char *) * ((size_t)n->n_outputs + 1));
     if (!outs) return NULL;
     if (n_in + n_extra > (int)(sizeof in / sizeof in[0])) {
         fail_node(x, node, XF_ERR_UNSUPPORTED, "too many inputs to export");
         return NULL;
     }
-    for (int i = 0; i < n_in; i++) in[i] = xf_export_vname(x, n->inputs[i]);
+    for (int i = 0; i < n_in; i++) in[i] = ox_export_vname(x, n->inputs[i]);
     for (int i = 0; i < n_extra; i++) {
         if (!extra[i]) return NULL; /* a parameter initializer failed */
         in[n_in + i] = extra[i];
     }
-    for (int i = 0; i < n->n_outputs; i++) outs[i] = xf_export_vname(x, n->outputs[i]);
+    for (int i = 0; i < n->n_outputs; i++) outs[i] = ox_export_vname(x, n->outputs[i]);
     if (out) outs[0] = out;
-    return xf_export_node(x, node, NULL, op_type, n_in + n_extra, in, n->n_outputs, outs);
+    return ox_export_node(x, node, NULL, op_type, n_in + n_extra, in, n->n_outputs, outs);
 }
 
 static int64_t at_least_1(int32_t v)
@@ -89,14 +89,14 @@ static int64_t at_least_1(int32_t v)
 static xf_status attr_pair(xf_export *x, Onnx__NodeProto *nd, const char *name, const int32_t *v)
 {
     int64_t a[2] = {at_least_1(v[0]), at_least_1(v[1])};
-    return xf_export_attr_ints(x, nd, name, a, 2);
+    return ox_export_attr_ints(x, nd, name, a, 2);
 }
 
 /* xf pads [top,left,bottom,right] are ONNX's [x1_begin,x2_begin,x1_end,x2_end]. */
 static xf_status attr_pads(xf_export *x, Onnx__NodeProto *nd, const int32_t *p)
 {
     int64_t a[4] = {p[0], p[1], p[2], p[3]};
-    return xf_export_attr_ints(x, nd, "pads", a, 4);
+    return ox_export_attr_ints(x, nd, "pads", a, 4);
 }
 
 /* -------------------------------------------------------------- conv */
@@ -121,33 +121,33 @@ static xf_status emit_conv(xf_export *x, int node)
         return fail_node(x, node, XF_ERR_UNSUPPORTED, "unknown fused activation");
     const char *conv_out = NULL;
     if (act) {
-        conv_out = xf_export_temp(x, node, "conv", y->dtype, &y->shape);
+        conv_out = ox_export_temp(x, node, "conv", y->dtype, &y->shape);
         if (!conv_out) return x->st;
     }
-    Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Conv", n->n_inputs, NULL, 0, conv_out);
+    Onnx__NodeProto *nd = ox_export_emit_main(x, node, "Conv", n->n_inputs, NULL, 0, conv_out);
     if (!nd) return x->st;
     int64_t kernel[2] = {w->shape.dims[2], w->shape.dims[3]};
-    if (xf_export_attr_ints(x, nd, "kernel_shape", kernel, 2) != XF_OK ||
+    if (ox_export_attr_ints(x, nd, "kernel_shape", kernel, 2) != XF_OK ||
         attr_pair(x, nd, "strides", p->stride) != XF_OK || attr_pads(x, nd, p->pads) != XF_OK ||
         attr_pair(x, nd, "dilations", p->dilation) != XF_OK ||
-        xf_export_attr_int(x, nd, "group", at_least_1(p->group)) != XF_OK)
+        ox_export_attr_int(x, nd, "group", at_least_1(p->group)) != XF_OK)
         return x->st;
     if (!act) return XF_OK;
-    const char *yname = xf_export_vname(x, n->outputs[0]);
-    return xf_export_node(x, node, act, act, 1, &conv_out, 1, &yname) ? XF_OK : x->st;
+    const char *yname = ox_export_vname(x, n->outputs[0]);
+    return ox_export_node(x, node, act, act, 1, &conv_out, 1, &yname) ? XF_OK : x->st;
 }
 
 static xf_status emit_pool(xf_export *x, int node, int is_max)
 {
     const xf_params *p = &node_at(x, node)->params;
     Onnx__NodeProto *nd =
-        xf_export_emit_main(x, node, is_max ? "MaxPool" : "AveragePool", 1, NULL, 0, NULL);
+        ox_export_emit_main(x, node, is_max ? "MaxPool" : "AveragePool", 1, NULL, 0, NULL);
     if (!nd) return x->st;
     if (attr_pair(x, nd, "kernel_shape", p->kernel) != XF_OK ||
         attr_pair(x, nd, "strides", p->stride) != XF_OK || attr_pads(x, nd, p->pads) != XF_OK ||
-        xf_export_attr_int(x, nd, "ceil_mode", p->ceil_mode) != XF_OK)
+        ox_export_attr_int(x, nd, "ceil_mode", p->ceil_mode) != XF_OK)
         return x->st;
-    if (!is_max) return xf_export_attr_int(x, nd, "count_include_pad", p->count_include_pad);
+    if (!is_max) return ox_export_attr_int(x, nd, "count_include_pad", p->count_include_pad);
     if (at_least_1(p->dilation[0]) != 1 || at_least_1(p->dilation[1]) != 1)
         return attr_pair(x, nd, "dilations", p->dilation);
     return XF_OK;
@@ -168,8 +168,8 @@ static xf_status emit_softmax(xf_export *x, int node)
     for (int i = axis + 1; i < rank; i++)
         if (in->shape.dims[i] != 1) trailing_ones = 0;
     if (x->opset >= 13 || trailing_ones) {
-        Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Softmax", 1, NULL, 0, NULL);
-        return nd ? xf_export_attr_int(x, nd, "axis", n->params.axis) : x->st;
+        Onnx__NodeProto *nd = ox_export_emit_main(x, node, "Softmax", 1, NULL, 0, NULL);
+        return nd ? ox_export_attr_int(x, nd, "axis", n->params.axis) : x->st;
     }
     int64_t perm[XF_MAX_DIMS], inv[XF_MAX_DIMS];
     xf_shape moved = in->shape;
@@ -180,16 +180,16 @@ static xf_status emit_softmax(xf_export *x, int node)
         inv[perm[i]] = i;
         moved.dims[i] = in->shape.dims[perm[i]];
     }
-    const char *xin = xf_export_vname(x, n->inputs[0]);
-    const char *t1 = xf_export_temp(x, node, "to_last", in->dtype, &moved);
-    const char *t2 = xf_export_temp(x, node, "softmax", in->dtype, &moved);
+    const char *xin = ox_export_vname(x, n->inputs[0]);
+    const char *t1 = ox_export_temp(x, node, "to_last", in->dtype, &moved);
+    const char *t2 = ox_export_temp(x, node, "softmax", in->dtype, &moved);
     if (!t1 || !t2) return x->st;
-    Onnx__NodeProto *a = xf_export_node(x, node, "to_last", "Transpose", 1, &xin, 1, &t1);
-    if (!a || xf_export_attr_ints(x, a, "perm", perm, rank) != XF_OK) return x->st;
-    Onnx__NodeProto *b = xf_export_node(x, node, "softmax", "Softmax", 1, &t1, 1, &t2);
-    if (!b || xf_export_attr_int(x, b, "axis", rank - 1) != XF_OK) return x->st;
-    Onnx__NodeProto *c = xf_export_emit_main(x, node, "Transpose", 0, &t2, 1, NULL);
-    return c ? xf_export_attr_ints(x, c, "perm", inv, rank) : x->st;
+    Onnx__NodeProto *a = ox_export_node(x, node, "to_last", "Transpose", 1, &xin, 1, &t1);
+    if (!a || ox_export_attr_ints(x, a, "perm", perm, rank) != XF_OK) return x->st;
+    Onnx__NodeProto *b = ox_export_node(x, node, "softmax", "Softmax", 1, &t1, 1, &t2);
+    if (!b || ox_export_attr_int(x, b, "axis", rank - 1) != XF_OK) return x->st;
+    Onnx__NodeProto *c = ox_export_emit_main(x, node, "Transpose", 0, &t2, 1, NULL);
+    return c ? ox_export_attr_ints(x, c, "perm", inv, rank) : x->st;
 }
 
 /* --------------------------------------------------- data movement */
@@ -237,24 +237,24 @@ static xf_status emit_reshape_gathered(xf_export *x, int node, const int64_t *ta
         xf_shape s_shape = xf_shape_make(1, &d_shape);
         char label[32];
         snprintf(label, sizeof label, s ? "shape%d" : "shape", s);
-        const char *vin = xf_export_vname(x, v);
-        cat_in[s] = xf_export_temp(x, node, label, XF_I64, &s_shape);
-        if (!cat_in[s] || !xf_export_node(x, node, label, "Shape", 1, &vin, 1, &cat_in[s]))
+        const char *vin = ox_export_vname(x, v);
+        cat_in[s] = ox_export_temp(x, node, label, XF_I64, &s_shape);
+        if (!cat_in[s] || !ox_export_node(x, node, label, "Shape", 1, &vin, 1, &cat_in[s]))
             return x->st;
     }
-    const char *ext = xf_export_temp(x, node, "dims", XF_I64, &s_ext);
-    const char *tgt = xf_export_temp(x, node, "target", XF_I64, &s_tgt);
-    const char *fx = nf ? xf_export_const_i64(x, node, "fixed", fixed, nf) : NULL;
-    const char *ix = xf_export_const_i64(x, node, "index", idx, r);
+    const char *ext = ox_export_temp(x, node, "dims", XF_I64, &s_ext);
+    const char *tgt = ox_export_temp(x, node, "target", XF_I64, &s_tgt);
+    const char *fx = nf ? ox_export_const_i64(x, node, "fixed", fixed, nf) : NULL;
+    const char *ix = ox_export_const_i64(x, node, "index", idx, r);
     if (!ext || !tgt || (nf && !fx) || !ix) return x->st;
     if (nf) cat_in[ns] = fx;
     const char *gat_in[2] = {ext, ix};
-    Onnx__NodeProto *b = xf_export_node(x, node, "dims", "Concat", ns + (nf ? 1 : 0), cat_in, 1, &ext);
-    Onnx__NodeProto *c = xf_export_node(x, node, "target", "Gather", 2, gat_in, 1, &tgt);
-    if (!b || !c || xf_export_attr_int(x, b, "axis", 0) != XF_OK ||
-        xf_export_attr_int(x, c, "axis", 0) != XF_OK)
+    Onnx__NodeProto *b = ox_export_node(x, node, "dims", "Concat", ns + (nf ? 1 : 0), cat_in, 1, &ext);
+    Onnx__NodeProto *c = ox_export_node(x, node, "target", "Gather", 2, gat_in, 1, &tgt);
+    if (!b || !c || ox_export_attr_int(x, b, "axis", 0) != XF_OK ||
+        ox_export_attr_int(x, c, "axis", 0) != XF_OK)
         return x->st;
-    return xf_export_emit_main(x, node, "Reshape", 1, &tgt, 1, NULL) ? XF_OK : x->st;
+    return ox_export_emit_main(x, node, "Reshape", 1, &tgt, 1, NULL) ? XF_OK : x->st;
 }
 
 static xf_status emit_reshape(xf_export *x, int node)
@@ -263,7 +263,7 @@ static xf_status emit_reshape(xf_export *x, int node)
     int64_t target[XF_MAX_DIMS];
     int relative = 0, src[XF_MAX_DIMS], gather = 0;
     memcpy(target, p->shape, sizeof(int64_t) * (size_t)p->n_shape);
-    if (x->n_probe && xf_export_dyn_reshape(x, node, target, src, &relative) != XF_OK)
+    if (x->n_probe && ox_export_dyn_reshape(x, node, target, src, &relative) != XF_OK)
         return x->st;
     for (int i = 0; relative && i < p->n_shape; i++) gather |= src[i] >= 0;
     if (gather) return emit_reshape_gathered(x, node, target, src);
@@ -273,10 +273,10 @@ static xf_status emit_reshape(xf_export *x, int node)
     if (has_zero && x->opset < 14)
         return fail_node(x, node, XF_ERR_UNSUPPORTED,
                          "a zero-sized target dim needs Reshape's allowzero (opset 14)");
-    const char *shape = xf_export_const_i64(x, node, "shape", target, p->n_shape);
-    Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Reshape", 1, &shape, 1, NULL);
+    const char *shape = ox_export_const_i64(x, node, "shape", target, p->n_shape);
+    Onnx__NodeProto *nd = ox_export_emit_main(x, node, "Reshape", 1, &shape, 1, NULL);
     if (!nd) return x->st;
-    return has_zero ? xf_export_attr_int(x, nd, "allowzero", 1) : XF_OK;
+    return has_zero ? ox_export_attr_int(x, nd, "allowzero", 1) : XF_OK;
 }
 
 static xf_status emit_slice(xf_export *x, int node)
@@ -286,14 +286,14 @@ static xf_status emit_slice(xf_export *x, int node)
     for (int i = 0; i < p->n_axes; i++) steps[i] = p->steps[i] ? p->steps[i] : 1;
     int64_t ends[XF_MAX_DIMS];
     memcpy(ends, p->ends, sizeof(int64_t) * (size_t)p->n_axes);
-    if (x->n_probe) xf_export_dyn_slice_ends(x, node, ends);
+    if (x->n_probe) ox_export_dyn_slice_ends(x, node, ends);
     const char *extra[4] = {
-        xf_export_const_i64(x, node, "starts", p->starts, p->n_axes),
-        xf_export_const_i64(x, node, "ends", ends, p->n_axes),
-        xf_export_const_i64(x, node, "axes", p->axes, p->n_axes),
-        xf_export_const_i64(x, node, "steps", steps, p->n_axes),
+        ox_export_const_i64(x, node, "starts", p->starts, p->n_axes),
+        ox_export_const_i64(x, node, "ends", ends, p->n_axes),
+        ox_export_const_i64(x, node, "axes", p->axes, p->n_axes),
+        ox_export_const_i64(x, node, "steps", steps, p->n_axes),
     };
-    return xf_export_emit_main(x, node, "Slice", 1, extra, 4, NULL) ? XF_OK : x->st;
+    return ox_export_emit_main(x, node, "Slice", 1, extra, 4, NULL) ? XF_OK : x->st;
 }
 
 static const char *pad_mode_name(int32_t mode)
@@ -318,12 +318,12 @@ static xf_status emit_pad(xf_export *x, int node)
         pads[i] = p->starts[i];
         pads[rank + i] = p->ends[i];
     }
-    const char *extra[2] = {xf_export_const_i64(x, node, "pads", pads, 2 * rank), NULL};
+    const char *extra[2] = {ox_export_const_i64(x, node, "pads", pads, 2 * rank), NULL};
     int n_extra = 1;
     if (p->pad_mode == XF_PAD_CONSTANT)
-        extra[n_extra++] = xf_export_const_scalar(x, node, "value", in->dtype, p->value);
-    Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Pad", 1, extra, n_extra, NULL);
-    return nd ? xf_export_attr_string(x, nd, "mode", mode) : x->st;
+        extra[n_extra++] = ox_export_const_scalar(x, node, "value", in->dtype, p->value);
+    Onnx__NodeProto *nd = ox_export_emit_main(x, node, "Pad", 1, extra, n_extra, NULL);
+    return nd ? ox_export_attr_string(x, nd, "mode", mode) : x->st;
 }
 
 /* enlarge: zero-pad the kernel dims of [O,I,kh,kw] to params.kernel, the
@@ -338,11 +338,11 @@ static xf_status emit_enlarge(xf_export *x, int node)
         pads[6 + i] = extra - extra / 2;
     }
     const char *extra[2] = {
-        xf_export_const_i64(x, node, "pads", pads, 8),
-        xf_export_const_scalar(x, node, "value", w->dtype, 0.0),
+        ox_export_const_i64(x, node, "pads", pads, 8),
+        ox_export_const_scalar(x, node, "value", w->dtype, 0.0),
     };
-    Onnx__NodeProto *nd = xf_export_emit_main(x, node, "Pad", 1, extra, 2, NULL);
-    return nd ? xf_export_attr_string(x, nd, "mode", "constant") : x->st;
+    Onnx__NodeProto *nd = ox_export_emit_main(x, node, "Pad", 1, extra, 2, NULL);
+    return nd ? ox_export_attr_string(x, nd, "mode", "constant") : x->st;
 }
 
 /* Split sizes, Squeeze/Unsqueeze axes: an attribute before opset 13, an
@@ -352,15 +352,15 @@ static xf_status emit_list_param(xf_export *x, int node, const char *op_type,
 {
     Onnx__NodeProto *nd;
     if (x->opset >= 13) {
-        const char *list = count ? xf_export_const_i64(x, node, list_name, v, count) : NULL;
-        nd = xf_export_emit_main(x, node, op_type, 1, &list, count ? 1 : 0, NULL);
+        const char *list = count ? ox_export_const_i64(x, node, list_name, v, count) : NULL;
+        nd = ox_export_emit_main(x, node, op_type, 1, &list, count ? 1 : 0, NULL);
     } else {
-        nd = xf_export_emit_main(x, node, op_type, 1, NULL, 0, NULL);
-        if (nd && count && xf_export_attr_ints(x, nd, list_name, v, count) != XF_OK) return x->st;
+        nd = ox_export_emit_main(x, node, op_type, 1, NULL, 0, NULL);
+        if (nd && count && ox_export_attr_ints(x, nd, list_name, v, count) != XF_OK) return x->st;
     }
     if (!nd) return x->st;
     if (strcmp(op_type, "Split") == 0)
-        return xf_export_attr_int(x, nd, "axis", node_at(x, node)->params.axis);
+        return ox_export_attr_int(x, nd, "axis", node_at(x, node)->params.axis);
     return XF_OK;
 }
 
@@ -370,25 +370,25 @@ static xf_status emit_gelu(xf_export *x, int node)
 {
     const xf_node *n = node_at(x, node);
     const xf_value *y = output_value(x, node, 0);
-    const char *in = xf_export_vname(x, n->inputs[0]);
-    const char *sqrt2 = xf_export_shared_scalar(x, &x->gelu_const[0], "gelu_sqrt2", 1.41421356f);
-    const char *one = xf_export_shared_scalar(x, &x->gelu_const[1], "gelu_one", 1.0f);
-    const char *half = xf_export_shared_scalar(x, &x->gelu_const[2], "gelu_half", 0.5f);
+    const char *in = ox_export_vname(x, n->inputs[0]);
+    const char *sqrt2 = ox_export_shared_scalar(x, &x->gelu_const[0], "gelu_sqrt2", 1.41421356f);
+    const char *one = ox_export_shared_scalar(x, &x->gelu_const[1], "gelu_one", 1.0f);
+    const char *half = ox_export_shared_scalar(x, &x->gelu_const[2], "gelu_half", 0.5f);
     const char *t[4] = {
-        xf_export_temp(x, node, "div", y->dtype, &y->shape),
-        xf_export_temp(x, node, "erf", y->dtype, &y->shape),
-        xf_export_temp(x, node, "add", y->dtype, &y->shape),
-        xf_export_temp(x, node, "mul", y->dtype, &y->shape),
+        ox_export_temp(x, node, "div", y->dtype, &y->shape),
+        ox_export_temp(x, node, "erf", y->dtype, &y->shape),
+        ox_export_temp(x, node, "add", y->dtype, &y->shape),
+        ox_export_temp(x, node, "mul", y->dtype, &y->shape),
     };
     if (!sqrt2 || !one || !half || !t[0] || !t[1] || !t[2] || !t[3]) return x->st;
     const char *div_in[2] = {in, sqrt2}, *add_in[2] = {t[1], one}, *mul_in[2] = {in, t[2]};
-    if (!xf_export_node(x, node, "div", "Div", 2, div_in, 1, &t[0]) ||
-        !xf_export_node(x, node, "erf", "Erf", 1, &t[0], 1, &t[1]) ||
-        !xf_export_node(x, node, "add", "Add", 2, add_in, 1, &t[2]) ||
-        !xf_export_node(x, node, "mul", "Mul", 2, mul_in, 1, &t[3]))
+    if (!ox_export_node(x, node, "div", "Div", 2, div_in, 1, &t[0]) ||
+        !ox_export_node(x, node, "erf", "Erf", 1, &t[0], 1, &t[1]) ||
+        !ox_export_node(x, node, "add", "Add", 2, add_in, 1, &t[2]) ||
+        !ox_export_node(x, node, "mul", "Mul", 2, mul_in, 1, &t[3]))
         return x->st;
     const char *half_in[2] = {t[3], half};
-    return xf_export_emit_main(x, node, "Mul", 0, half_in, 2, NULL) ? XF_OK : x->st;
+    return ox_export_emit_main(x, node, "Mul", 0, half_in, 2, NULL) ? XF_OK : x->st;
 }
 
 static xf_status emit_generator(xf_export *x, int node)
@@ -402,14 +402,14 @@ static xf_status emit_generator(xf_export *x, int node)
      * tensor the interpreter would make does (ir/memlimit.c) */
     if (xf_mem_limit_check(bytes, xf_node_describe(x->g, node, d, sizeof d), x->err) != XF_OK)
         return x->st = XF_ERR_NOMEM;
-    t.data = xf_export_alloc(x, bytes ? bytes : 1);
+    t.data = ox_export_alloc(x, bytes ? bytes : 1);
     if (!t.data) return x->st;
     xf_status st = xf_op_run(n->op, &n->params, 0, NULL, 1, &t, x->err);
     if (st != XF_OK) {
         xf_error_prefix(x->err, "%s", xf_node_describe(x->g, node, d, sizeof d));
         return x->st = st;
     }
-    return xf_export_initializer(x, xf_export_vname(x, n->outputs[0]), v->dtype, &v->shape,
+    return ox_export_initializer(x, ox_export_vname(x, n->outputs[0]), v->dtype, &v->shape,
                                  t.data, 0);
 }
 
@@ -445,9 +445,9 @@ static xf_status emit_opaque(xf_export *x, int node)
         return fail_node(x, node, XF_ERR_GRAPH, "opaque node has no op_type");
     int n_onnx = n->n_inputs - o->n_captured; /* the rest: what the branches read by name */
     for (int k = 0; k < o->n_captured; k++) {
-        const char *have = xf_export_vname(x, n->inputs[n_onnx + k]);
+        const char *have = ox_export_vname(x, n->inputs[n_onnx + k]);
         if (strcmp(have, o->captured[k]) == 0) continue;
-        const char *want = xf_export_claim(x, o->captured[k]);
+        const char *want = ox_export_claim(x, o->captured[k]);
         if (!want) {
             char why[512];
             snprintf(why, sizeof why,
@@ -455,12 +455,12 @@ static xf_status emit_opaque(xf_export *x, int node)
                      o->captured[k]);
             return fail_node(x, node, XF_ERR_UNSUPPORTED, why);
         }
-        if (!xf_export_node(x, node, o->captured[k], "Identity", 1, &have, 1, &want)) return x->st;
+        if (!ox_export_node(x, node, o->captured[k], "Identity", 1, &have, 1, &want)) return x->st;
     }
-    Onnx__NodeProto *nd = xf_export_emit_main(x, node, o->op_type, n_onnx, NULL, 0, NULL);
+    Onnx__NodeProto *nd = ox_export_emit_main(x, node, o->op_type, n_onnx, NULL, 0, NULL);
     if (!nd) return x->st;
     if (o->domain && o->domain[0]) {
-        nd->domain = xf_export_alloc(x, strlen(o->domain) + 1);
+        nd->domain = ox_export_alloc(x, strlen(o->domain) + 1);
         if (!nd->domain) return x->st;
         memcpy(nd->domain, o->domain, strlen(o->domain) + 1);
     }
@@ -475,7 +475,7 @@ static xf_status emit_opaque(xf_export *x, int node)
             snprintf(why, sizeof why, "stored attribute %d is not a valid AttributeProto", i);
             return fail_node(x, node, XF_ERR_PARSE, why);
         }
-        if (xf_export_attr_raw(x, nd, a) != XF_OK) return x->st;
+        if (ox_export_attr_raw(x, nd, a) != XF_OK) return x->st;
     }
     return XF_OK;
 }
@@ -490,41 +490,41 @@ static xf_status emit_mapped(xf_export *x, int node)
     const char *op_type = xf_op_get(n->op)->onnx_name;
     int n_in = n->n_inputs;
     if (n->op == XF_OP_DROPOUT && x->opset < 12) n_in = 1; /* ratio was an attribute */
-    Onnx__NodeProto *nd = xf_export_emit_main(x, node, op_type, n_in, NULL, 0, NULL);
+    Onnx__NodeProto *nd = ox_export_emit_main(x, node, op_type, n_in, NULL, 0, NULL);
     if (!nd) return x->st;
     switch (n->op) {
-    case XF_OP_CAST: return xf_export_attr_int(x, nd, "to", xf_onnx_dtype_from_xf((xf_dtype)p->to));
+    case XF_OP_CAST: return ox_export_attr_int(x, nd, "to", ox_dtype_from_xf((xf_dtype)p->to));
     case XF_OP_GEMM:
-        if (xf_export_attr_float(x, nd, "alpha", p->alpha) != XF_OK ||
-            xf_export_attr_float(x, nd, "beta", p->beta) != XF_OK ||
-            xf_export_attr_int(x, nd, "transA", p->trans_a) != XF_OK)
+        if (ox_export_attr_float(x, nd, "alpha", p->alpha) != XF_OK ||
+            ox_export_attr_float(x, nd, "beta", p->beta) != XF_OK ||
+            ox_export_attr_int(x, nd, "transA", p->trans_a) != XF_OK)
             return x->st;
-        return xf_export_attr_int(x, nd, "transB", p->trans_b);
-    case XF_OP_BATCHNORM: return xf_export_attr_float(x, nd, "epsilon", p->epsilon);
+        return ox_export_attr_int(x, nd, "transB", p->trans_b);
+    case XF_OP_BATCHNORM: return ox_export_attr_float(x, nd, "epsilon", p->epsilon);
     case XF_OP_LAYERNORM:
-        if (xf_export_attr_int(x, nd, "axis", p->axis) != XF_OK) return x->st;
-        return xf_export_attr_float(x, nd, "epsilon", p->epsilon);
+        if (ox_export_attr_int(x, nd, "axis", p->axis) != XF_OK) return x->st;
+        return ox_export_attr_float(x, nd, "epsilon", p->epsilon);
     case XF_OP_REDUCE_MEAN:
-        if (p->n_axes && xf_export_attr_ints(x, nd, "axes", p->axes, p->n_axes) != XF_OK)
+        if (p->n_axes && ox_export_attr_ints(x, nd, "axes", p->axes, p->n_axes) != XF_OK)
             return x->st;
-        return xf_export_attr_int(x, nd, "keepdims", p->keepdims);
+        return ox_export_attr_int(x, nd, "keepdims", p->keepdims);
     case XF_OP_TRANSPOSE:
-        return p->n_axes ? xf_export_attr_ints(x, nd, "perm", p->axes, p->n_axes) : XF_OK;
+        return p->n_axes ? ox_export_attr_ints(x, nd, "perm", p->axes, p->n_axes) : XF_OK;
     case XF_OP_CONCAT:
     case XF_OP_GATHER:
-    case XF_OP_FLATTEN: return xf_export_attr_int(x, nd, "axis", p->axis);
+    case XF_OP_FLATTEN: return ox_export_attr_int(x, nd, "axis", p->axis);
     default: return XF_OK;
     }
 }
 
-xf_status xf_export_emit(xf_export *x, int node)
+xf_status ox_export_emit(xf_export *x, int node)
 {
     const xf_node *n = node_at(x, node);
     const xf_params *p = &n->params;
-    if (xf_export_is_generator(n->op)) return emit_generator(x, node);
+    if (ox_export_is_generator(n->op)) return emit_generator(x, node);
     switch (n->op) {
     case XF_OP_OPAQUE: return emit_opaque(x, node);
-    case XF_OP_SCALAR_MUL: return xf_export_emit_main(x, node, "Mul", 2, NULL, 0, NULL) ? XF_OK : x->st;
+    case XF_OP_SCALAR_MUL: return ox_export_emit_main(x, node, "Mul", 2, NULL, 0, NULL) ? XF_OK : x->st;
     case XF_OP_GELU: return emit_gelu(x, node);
     case XF_OP_ENLARGE: return emit_enlarge(x, node);
     case XF_OP_CONV: return emit_conv(x, node);
@@ -545,13 +545,13 @@ xf_status xf_export_emit(xf_export *x, int node)
     case XF_OP_REDUCE_MAX:
     case XF_OP_RESIZE:
     case XF_OP_CONV_TRANSPOSE:
-    case XF_OP_TILE: return xf_export_emit_act(x, node);
+    case XF_OP_TILE: return ox_export_emit_act(x, node);
     case XF_OP_EXPAND: {
         int64_t target[XF_MAX_DIMS];
         memcpy(target, p->shape, sizeof(int64_t) * (size_t)p->n_shape);
-        if (x->n_probe && xf_export_dyn_expand(x, node, target) != XF_OK) return x->st;
-        const char *shape = xf_export_const_i64(x, node, "shape", target, p->n_shape);
-        return xf_export_emit_main(x, node, "Expand", 1, &shape, 1, NULL) ? XF_OK : x->st;
+        if (x->n_probe && ox_export_dyn_expand(x, node, target) != XF_OK) return x->st;
+        const char *shape = ox_export_const_i64(x, node, "shape", target, p->n_shape);
+        return ox_export_emit_main(x, node, "Expand", 1, &shape, 1, NULL) ? XF_OK : x->st;
     }
     default: break;
     }

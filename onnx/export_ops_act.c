@@ -16,14 +16,14 @@ static xf_status emit_clip(xf_export *x, int node, const xf_params *p)
     const char *extra[2] = {"", ""};
     int n_extra = 0;
     if (!isinf(p->alpha) || !isinf(p->beta)) {
-        extra[0] = isinf(p->alpha) ? "" : xf_export_const_scalar(x, node, "min", XF_F32, p->alpha);
+        extra[0] = isinf(p->alpha) ? "" : ox_export_const_scalar(x, node, "min", XF_F32, p->alpha);
         n_extra = 1;
     }
     if (!isinf(p->beta)) {
-        extra[1] = xf_export_const_scalar(x, node, "max", XF_F32, p->beta);
+        extra[1] = ox_export_const_scalar(x, node, "max", XF_F32, p->beta);
         n_extra = 2;
     }
-    return xf_export_emit_main(x, node, "Clip", 1, extra, n_extra, NULL) ? XF_OK : x->st;
+    return ox_export_emit_main(x, node, "Clip", 1, extra, n_extra, NULL) ? XF_OK : x->st;
 }
 
 /* axes_input: the opset takes the axes as an input (ReduceSum from 13). */
@@ -32,15 +32,15 @@ static xf_status emit_reduce(xf_export *x, int node, const xf_params *p, const c
 {
     Onnx__NodeProto *nd;
     if (p->n_axes && axes_input) {
-        const char *axes = xf_export_const_i64(x, node, "axes", p->axes, p->n_axes);
-        nd = xf_export_emit_main(x, node, op_type, 1, &axes, 1, NULL);
+        const char *axes = ox_export_const_i64(x, node, "axes", p->axes, p->n_axes);
+        nd = ox_export_emit_main(x, node, op_type, 1, &axes, 1, NULL);
     } else {
-        nd = xf_export_emit_main(x, node, op_type, 1, NULL, 0, NULL);
-        if (nd && p->n_axes && xf_export_attr_ints(x, nd, "axes", p->axes, p->n_axes) != XF_OK)
+        nd = ox_export_emit_main(x, node, op_type, 1, NULL, 0, NULL);
+        if (nd && p->n_axes && ox_export_attr_ints(x, nd, "axes", p->axes, p->n_axes) != XF_OK)
             return x->st;
     }
     if (!nd) return x->st;
-    return xf_export_attr_int(x, nd, "keepdims", p->keepdims);
+    return ox_export_attr_int(x, nd, "keepdims", p->keepdims);
 }
 
 static xf_status emit_resize(xf_export *x, int node, const xf_params *p)
@@ -53,29 +53,29 @@ static xf_status emit_resize(xf_export *x, int node, const xf_params *p)
     /* Resize-11/12 need roi and scales present: empty float tensors */
     float none = 0.0f, scales[XF_MAX_DIMS];
     int use_scales = 0;
-    if (x->n_probe && xf_export_dyn_resize(x, node, scales, &use_scales) != XF_OK) return x->st;
-    const char *empty = x->opset < 13 ? xf_export_const_vec(x, node, "empty", XF_F32, &none, 0) : "";
+    if (x->n_probe && ox_export_dyn_resize(x, node, scales, &use_scales) != XF_OK) return x->st;
+    const char *empty = x->opset < 13 ? ox_export_const_vec(x, node, "empty", XF_F32, &none, 0) : "";
     const char *extra[3] = {empty, empty, NULL};
     if (use_scales) /* sizes that follow the symbols: by scales, the input's rank */
-        extra[1] = xf_export_const_vec(x, node, "scales", XF_F32, scales,
+        extra[1] = ox_export_const_vec(x, node, "scales", XF_F32, scales,
                                        x->g->values[x->g->nodes[node].inputs[0]].shape.rank);
     else
-        extra[2] = xf_export_const_i64(x, node, "sizes", p->shape, p->n_shape);
+        extra[2] = ox_export_const_i64(x, node, "sizes", p->shape, p->n_shape);
     Onnx__NodeProto *nd =
-        xf_export_emit_main(x, node, "Resize", 1, extra, use_scales ? 2 : 3, NULL);
-    if (!nd || xf_export_attr_string(x, nd, "mode", modes[p->kernel[0] & 1]) != XF_OK ||
-        xf_export_attr_string(x, nd, "coordinate_transformation_mode",
+        ox_export_emit_main(x, node, "Resize", 1, extra, use_scales ? 2 : 3, NULL);
+    if (!nd || ox_export_attr_string(x, nd, "mode", modes[p->kernel[0] & 1]) != XF_OK ||
+        ox_export_attr_string(x, nd, "coordinate_transformation_mode",
                               coords[p->kernel[1] % 5]) != XF_OK)
         return x->st;
     if (p->kernel[0] != XF_RESIZE_NEAREST) return XF_OK;
-    return xf_export_attr_string(x, nd, "nearest_mode", roundings[p->group & 3]);
+    return ox_export_attr_string(x, nd, "nearest_mode", roundings[p->group & 3]);
 }
 
 static xf_status emit_conv_transpose(xf_export *x, int node, const xf_params *p)
 {
     const xf_node *n = &x->g->nodes[node];
     const xf_shape *in = &x->g->values[n->inputs[0]].shape;
-    Onnx__NodeProto *nd = xf_export_emit_main(x, node, "ConvTranspose", n->n_inputs, NULL, 0, NULL);
+    Onnx__NodeProto *nd = ox_export_emit_main(x, node, "ConvTranspose", n->n_inputs, NULL, 0, NULL);
     if (!nd) return x->st;
     int64_t kernel[2], stride[2], dil[2], pads[4], outpad[2];
     for (int i = 0; i < 2; i++) {
@@ -87,17 +87,17 @@ static xf_status emit_conv_transpose(xf_export *x, int node, const xf_params *p)
         outpad[i] = p->shape[2 + i] - base;
     }
     for (int i = 0; i < 4; i++) pads[i] = p->pads[i];
-    if (xf_export_attr_ints(x, nd, "kernel_shape", kernel, 2) != XF_OK ||
-        xf_export_attr_ints(x, nd, "strides", stride, 2) != XF_OK ||
-        xf_export_attr_ints(x, nd, "dilations", dil, 2) != XF_OK ||
-        xf_export_attr_ints(x, nd, "pads", pads, 4) != XF_OK ||
-        xf_export_attr_int(x, nd, "group", p->group) != XF_OK)
+    if (ox_export_attr_ints(x, nd, "kernel_shape", kernel, 2) != XF_OK ||
+        ox_export_attr_ints(x, nd, "strides", stride, 2) != XF_OK ||
+        ox_export_attr_ints(x, nd, "dilations", dil, 2) != XF_OK ||
+        ox_export_attr_ints(x, nd, "pads", pads, 4) != XF_OK ||
+        ox_export_attr_int(x, nd, "group", p->group) != XF_OK)
         return x->st;
-    if (outpad[0] || outpad[1]) return xf_export_attr_ints(x, nd, "output_padding", outpad, 2);
+    if (outpad[0] || outpad[1]) return ox_export_attr_ints(x, nd, "output_padding", outpad, 2);
     return XF_OK;
 }
 
-xf_status xf_export_emit_act(xf_export *x, int node)
+xf_status ox_export_emit_act(xf_export *x, int node)
 {
     const xf_node *n = &x->g->nodes[node];
     const xf_params *p = &n->params;
@@ -106,16 +106,16 @@ xf_status xf_export_emit_act(xf_export *x, int node)
     case XF_OP_CLIP: return emit_clip(x, node, p);
     case XF_OP_HARDSIGMOID:
     case XF_OP_LEAKYRELU:
-        nd = xf_export_emit_main(x, node, xf_op_get(n->op)->onnx_name, 1, NULL, 0, NULL);
-        if (!nd || xf_export_attr_float(x, nd, "alpha", p->alpha) != XF_OK) return x->st;
-        return n->op == XF_OP_LEAKYRELU ? XF_OK : xf_export_attr_float(x, nd, "beta", p->beta);
+        nd = ox_export_emit_main(x, node, xf_op_get(n->op)->onnx_name, 1, NULL, 0, NULL);
+        if (!nd || ox_export_attr_float(x, nd, "alpha", p->alpha) != XF_OK) return x->st;
+        return n->op == XF_OP_LEAKYRELU ? XF_OK : ox_export_attr_float(x, nd, "beta", p->beta);
     case XF_OP_REDUCE_SUM: return emit_reduce(x, node, p, "ReduceSum", x->opset >= 13);
     case XF_OP_REDUCE_MAX: return emit_reduce(x, node, p, "ReduceMax", 0);
     case XF_OP_RESIZE: return emit_resize(x, node, p);
     case XF_OP_CONV_TRANSPOSE: return emit_conv_transpose(x, node, p);
     case XF_OP_TILE: {
-        const char *reps = xf_export_const_i64(x, node, "repeats", p->shape, p->n_shape);
-        return xf_export_emit_main(x, node, "Tile", 1, &reps, 1, NULL) ? XF_OK : x->st;
+        const char *reps = ox_export_const_i64(x, node, "repeats", p->shape, p->n_shape);
+        return ox_export_emit_main(x, node, "Tile", 1, &reps, 1, NULL) ? XF_OK : x->st;
     }
     default: {
         char d[256];

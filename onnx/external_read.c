@@ -9,7 +9,7 @@
  * list of its unwritten data file instead.
  */
 #define _DEFAULT_SOURCE /* realpath, pread */
-#include "external.h"
+#include "external_internal.h"
 #include "import_internal.h"
 
 #include <errno.h>
@@ -25,7 +25,7 @@
  * kernel's per-call limit (about 2 GiB) and progress is steady. */
 #define READ_CHUNK ((size_t)64 << 20)
 
-int xf_onnx_ext_location_ok(const char *loc)
+int ox_ext_location_ok(const char *loc)
 {
     if (!loc[0] || loc[0] == '/' || loc[0] == '\\') return 0;
     const char *p = loc;
@@ -76,8 +76,8 @@ static xf_status parse_entry(const Onnx__TensorProto *tp, const char *what, size
     memset(e, 0, sizeof *e);
     int has_length = 0;
     for (size_t i = 0; i < tp->n_external_data; i++) {
-        const char *k = imp_str(tp->external_data[i]->key);
-        const char *v = imp_str(tp->external_data[i]->value);
+        const char *k = ox_str(tp->external_data[i]->key);
+        const char *v = ox_str(tp->external_data[i]->value);
         if (strcmp(k, "location") == 0)
             e->location = v;
         else if (strcmp(k, "offset") == 0 && !parse_u64(v, &e->offset))
@@ -92,7 +92,7 @@ static xf_status parse_entry(const Onnx__TensorProto *tp, const char *what, size
     }
     if (!e->location)
         return XF_FAIL(err, XF_ERR_PARSE, "%s: external data without a 'location' entry", what);
-    if (!xf_onnx_ext_location_ok(e->location))
+    if (!ox_ext_location_ok(e->location))
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "%s: external data location '%s' is refused: it must be a relative path "
                        "inside the model's directory (no absolute path, no '..')",
@@ -105,7 +105,7 @@ static xf_status parse_entry(const Onnx__TensorProto *tp, const char *what, size
     return XF_OK;
 }
 
-xf_status imp_ext_read(const Onnx__TensorProto *tp, const char *what, const char *base_dir,
+xf_status ox_ext_read(const Onnx__TensorProto *tp, const char *what, const char *base_dir,
                        void *dst, size_t bytes, xf_error *err)
 {
     ext_entry e;
@@ -164,7 +164,7 @@ xf_status imp_ext_read(const Onnx__TensorProto *tp, const char *what, const char
     return st;
 }
 
-xf_status imp_ext_lookup(const Onnx__TensorProto *tp, const char *what, const imp_ext_mem *mem,
+xf_status ox_ext_lookup(const Onnx__TensorProto *tp, const char *what, const imp_ext_mem *mem,
                          size_t bytes, const void **data, xf_error *err)
 {
     *data = NULL;

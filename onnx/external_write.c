@@ -13,7 +13,7 @@
  * the two together (xf_outfile_commit_all): a failure
  * while writing either leaves both destinations as they were. A model read
  * back before writing takes its external tensors from the segments (see
- * external.h), so the check holds no second copy of the weights; a model
+ * external_internal.h), so the check holds no second copy of the weights; a model
  * that keeps symbolic dims (xf_onnx_save_options.dynamic) is read back at
  * whichever sizes the caller asks, from the same bytes that are written.
  *
@@ -24,7 +24,7 @@
  */
 #include "export_internal.h"
 #include "import_internal.h"
-#include "onnx_dtype.h"
+#include "onnx_dtype_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -51,10 +51,10 @@ xf_onnx_save_options xf_onnx_default_save_options(void)
 
 static Onnx__StringStringEntryProto *entry(xf_export *x, const char *key, const char *value)
 {
-    Onnx__StringStringEntryProto *e = xf_export_alloc(x, sizeof *e);
+    Onnx__StringStringEntryProto *e = ox_export_alloc(x, sizeof *e);
     char *k = xf_arena_strdup(&x->arena, key), *v = xf_arena_strdup(&x->arena, value);
     if (!e || !k || !v) {
-        xf_export_fail_nomem(x);
+        ox_export_fail_nomem(x);
         return NULL;
     }
     onnx__string_string_entry_proto__init(e);
@@ -71,10 +71,10 @@ static xf_status make_external(xf_export *x, Onnx__TensorProto *t, const char *l
     char offset[24], length[24];
     snprintf(offset, sizeof offset, "%llu", (unsigned long long)off);
     snprintf(length, sizeof length, "%zu", len);
-    Onnx__StringStringEntryProto **kv = xf_export_alloc(x, sizeof *kv * 3);
+    Onnx__StringStringEntryProto **kv = ox_export_alloc(x, sizeof *kv * 3);
     if (!kv || !(kv[0] = entry(x, "location", loc)) || !(kv[1] = entry(x, "offset", offset)) ||
         !(kv[2] = entry(x, "length", length)))
-        return xf_export_fail_nomem(x);
+        return ox_export_fail_nomem(x);
     t->has_raw_data = 0;
     t->raw_data.len = 0;
     t->raw_data.data = NULL;
@@ -85,7 +85,7 @@ static xf_status make_external(xf_export *x, Onnx__TensorProto *t, const char *l
     return XF_OK;
 }
 
-xf_status xf_export_externalize(xf_export *x, xf_export_layout *layout)
+xf_status ox_export_externalize(xf_export *x, xf_export_layout *layout)
 {
     const char *loc = layout->location ? layout->location : layout->auto_location;
     if (!loc)
@@ -94,7 +94,7 @@ xf_status xf_export_externalize(xf_export *x, xf_export_layout *layout)
                        "not being written to a file",
                        layout->inline_limit);
     layout->segs = xf_malloc(sizeof *layout->segs * (x->inits.n + 1));
-    if (!layout->segs) return xf_export_fail_nomem(x);
+    if (!layout->segs) return ox_export_fail_nomem(x);
     uint64_t off = 0;
     for (size_t i = 0; i < x->inits.n; i++) {
         Onnx__TensorProto *t = x->inits.items[i];
@@ -145,18 +145,18 @@ static xf_status mark_readers(xf_export *x, xf_htab *readers)
             if (!n->input[k][0]) continue;
             uint64_t *bits;
             if (xf_htab_put(readers, reader_key(n->input[k]), &bits, NULL, NULL) != XF_OK)
-                return xf_export_fail_nomem(x);
+                return ox_export_fail_nomem(x);
             *bits |= weight_input(n->op_type, k) ? 1u : 2u;
         }
     }
     return XF_OK;
 }
 
-xf_status xf_export_share(xf_export *x, xf_export_layout *layout)
+xf_status ox_export_share(xf_export *x, xf_export_layout *layout)
 {
     const xf_onnx_shared_data *sh = layout->shared;
     layout->refs = xf_malloc(sizeof *layout->refs * (x->inits.n + 1));
-    if (!layout->refs) return xf_export_fail_nomem(x);
+    if (!layout->refs) return ox_export_fail_nomem(x);
     xf_htab readers;
     xf_htab_init(&readers);
     if (mark_readers(x, &readers) != XF_OK) {
@@ -172,7 +172,7 @@ xf_status xf_export_share(xf_export *x, xf_export_layout *layout)
         xf_onnx_shared_ref *r = &layout->refs[layout->n_refs];
         r->name = t->name;
         r->data = e->data;
-        r->dtype = xf_onnx_dtype_to_xf(t->data_type);
+        r->dtype = ox_dtype_to_xf(t->data_type);
         int64_t dims[XF_MAX_DIMS] = {0};
         for (size_t k = 0; k < t->n_dims && k < XF_MAX_DIMS; k++) dims[k] = t->dims[k];
         r->shape = xf_shape_make((int)t->n_dims, dims);
@@ -196,7 +196,7 @@ struct xf_onnx_writer {
 void xf_onnx_writer_free(xf_onnx_writer *w)
 {
     if (!w) return;
-    xf_export_free(&w->x);
+    ox_export_free(&w->x);
     xf_free(w->layout.segs);
     xf_free(w->layout.refs);
     xf_free(w->path);
@@ -219,7 +219,7 @@ static xf_status plan_data_path(xf_onnx_writer *w, xf_error *err)
                        "%s: the model needs an external data file ('%s'), which cannot go next "
                        "to a device, FIFO or directory; write the model to a regular file",
                        w->path, loc);
-    char *dir = imp_dirname(w->path);
+    char *dir = ox_dirname(w->path);
     size_t n = dir ? strlen(dir) + strlen(loc) + 2 : 0;
     w->data_path = dir ? xf_malloc(n) : NULL;
     if (!w->data_path) {
@@ -257,10 +257,10 @@ xf_status xf_onnx_writer_open(const xf_graph *g, const char *path,
                               const xf_onnx_save_options *o, xf_onnx_writer **out, xf_error *err)
 {
     int fail_sym;
-    return xf_export_writer_open(g, path, o, out, &fail_sym, err);
+    return ox_export_writer_open(g, path, o, out, &fail_sym, err);
 }
 
-xf_status xf_export_writer_open(const xf_graph *g, const char *path, const xf_onnx_save_options *o,
+xf_status ox_export_writer_open(const xf_graph *g, const char *path, const xf_onnx_save_options *o,
                                 xf_onnx_writer **out, int *fail_sym, xf_error *err)
 {
     *out = NULL;
@@ -268,14 +268,14 @@ xf_status xf_export_writer_open(const xf_graph *g, const char *path, const xf_on
     xf_onnx_save_options def = xf_onnx_default_save_options();
     if (!o) o = &def;
     if (!path || !*path) return XF_FAIL(err, XF_ERR_INVALID, "output model: empty path");
-    if (o->external_data && !xf_onnx_ext_location_ok(o->external_data))
+    if (o->external_data && !ox_ext_location_ok(o->external_data))
         return XF_FAIL(err, XF_ERR_INVALID,
                        "%s: external data file '%s' is refused: give a path relative to the "
                        "model's directory, inside it (no absolute path, no '..')",
                        path, o->external_data);
     xf_onnx_writer *w = xf_calloc(1, sizeof *w);
     if (!w) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
-    xf_export_init(&w->x, g, err);
+    ox_export_init(&w->x, g, err);
     w->x.dyn = o->dynamic;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -292,7 +292,7 @@ xf_status xf_export_writer_open(const xf_graph *g, const char *path, const xf_on
     w->layout.min_bytes = o->external_min_bytes;
     w->layout.inline_limit = o->inline_limit;
     w->layout.shared = o->shared && o->shared->n ? o->shared : NULL;
-    xf_status st = xf_export_pack(&w->x, &w->layout, NULL, NULL);
+    xf_status st = ox_export_pack(&w->x, &w->layout, NULL, NULL);
     *fail_sym = st == XF_ERR_UNSUPPORTED ? w->x.fail_sym : -1;
     if (st == XF_OK && w->layout.used_location) st = plan_data_path(w, err);
     if (st != XF_OK) {
@@ -328,7 +328,7 @@ size_t xf_onnx_writer_shared(const xf_onnx_writer *w, const xf_onnx_shared_ref *
  * borrowed from the graph (no file has it). */
 #define READ_BACK_LOCATION "rlflow-read-back.data"
 
-/* Makes the tensors xf_export_externalize moved to READ_BACK_LOCATION
+/* Makes the tensors ox_export_externalize moved to READ_BACK_LOCATION
  * inline again, their bytes from the segments in the same order. */
 static void inline_again(xf_export *x, const xf_export_layout *tmp)
 {
@@ -363,7 +363,7 @@ xf_status xf_onnx_writer_read_back(xf_onnx_writer *w, const xf_onnx_options *opt
     if (!w->layout.used_location) {
         tmp.location = READ_BACK_LOCATION;
         tmp.min_bytes = w->layout.min_bytes;
-        xf_status st = xf_export_externalize(&w->x, &tmp);
+        xf_status st = ox_export_externalize(&w->x, &tmp);
         if (st != XF_OK) {
             xf_free(tmp.segs);
             return st;
@@ -378,7 +378,7 @@ xf_status xf_onnx_writer_read_back(xf_onnx_writer *w, const xf_onnx_options *opt
     if (st == XF_OK) {
         size_t len = onnx__model_proto__pack(&w->x.model, buf);
         imp_ext_mem mem = {lay->used_location, lay->segs, lay->n_segs};
-        st = imp_load(buf, len, w->path, NULL, lay->used_location ? &mem : NULL, opts, back,
+        st = ox_load(buf, len, w->path, NULL, lay->used_location ? &mem : NULL, opts, back,
                       err);
     }
     xf_free(buf); /* the import copied what it keeps; commit packs again, into the file */
@@ -410,7 +410,7 @@ fail:
 /* The model packed straight into its file. */
 static xf_status write_model(xf_onnx_writer *w, xf_outfile *f, xf_error *err)
 {
-    if (!xf_export_stream(&w->x, f->f))
+    if (!ox_export_stream(&w->x, f->f))
         return XF_FAIL(err, XF_ERR_IO, "%s: cannot write: %s", w->path, strerror(errno));
     return XF_OK;
 }

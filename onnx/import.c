@@ -5,10 +5,10 @@
  * from the options), then every node in a topological order, the graph
  * outputs, initializers nothing uses, and a final xf_graph_validate. On any error the partly built
  * graph is freed and left initialised, and the message names the model.
- * The same driver imports an If's branch subgraphs (imp_import_subgraph).
+ * The same driver imports an If's branch subgraphs (ox_import_subgraph).
  */
 #include "import_internal.h"
-#include "onnx_dtype.h"
+#include "onnx_dtype_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +30,12 @@ static int is_default_domain(const char *d)
     return d[0] == '\0' || strcmp(d, "ai.onnx") == 0;
 }
 
-int64_t imp_domain_version(const imp_state *st, const char *domain)
+int64_t ox_domain_version(const imp_state *st, const char *domain)
 {
     int want_default = is_default_domain(domain);
     for (size_t i = 0; i < st->model->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = st->model->opset_import[i];
-        const char *d = imp_str(o->domain);
+        const char *d = ox_str(o->domain);
         if (o->has_version &&
             (want_default ? is_default_domain(d) : strcmp(d, domain) == 0))
             return o->version;
@@ -51,37 +51,37 @@ static int64_t symbolic_dim(imp_state *st, const char *name, const char *what, x
     for (int i = 0; i < st->opts.n_dim_overrides; i++)
         if (st->opts.dim_names && st->opts.dim_values && st->opts.dim_names[i] &&
             strcmp(st->opts.dim_names[i], name) == 0) {
-            if (imp_map_get(&st->dim_syms, name) < 0)
-                *rc = imp_map_put(&st->dim_syms, name, 0, err);
+            if (ox_map_get(&st->dim_syms, name) < 0)
+                *rc = ox_map_put(&st->dim_syms, name, 0, err);
             return st->opts.dim_values[i];
         }
-    if (imp_map_get(&st->dim_syms, name) != 1) {
+    if (ox_map_get(&st->dim_syms, name) != 1) {
         xf_log(XF_LOG_WARN,
                "%s: symbolic dimension '%s' (%s) set to 1; give its size with a dim override",
                st->file, name, what);
-        *rc = imp_map_put(&st->dim_syms, name, 1, err);
+        *rc = ox_map_put(&st->dim_syms, name, 1, err);
     }
     return 1;
 }
 
-int imp_dim_symbolic(const Onnx__TensorShapeProto__Dimension *d)
+int ox_dim_symbolic(const Onnx__TensorShapeProto__Dimension *d)
 {
     if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
         return d->dim_value == 0;
     return 1;
 }
 
-void imp_dim_name(const Onnx__ValueInfoProto *vi, int axis, char *buf, size_t n)
+void ox_dim_name(const Onnx__ValueInfoProto *vi, int axis, char *buf, size_t n)
 {
     const Onnx__TensorShapeProto__Dimension *d = vi->type->tensor_type->shape->dim[axis];
     if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
         d->dim_param[0])
         snprintf(buf, n, "%s", d->dim_param);
     else
-        snprintf(buf, n, "%s_dim%d", imp_str(vi->name), axis);
+        snprintf(buf, n, "%s_dim%d", ox_str(vi->name), axis);
 }
 
-xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_input,
+xf_status ox_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_input,
                          const char *what, xf_dtype *dt, xf_shape *sh, xf_error *err)
 {
     memset(sh, 0, sizeof *sh);
@@ -94,11 +94,11 @@ xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_i
                        what);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     int code = tt->has_elem_type ? tt->elem_type : 0;
-    *dt = xf_onnx_dtype_to_xf(code);
+    *dt = ox_dtype_to_xf(code);
     if (*dt == XF_DTYPE_INVALID)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "%s has dtype %s; rlflow supports FLOAT, INT64, INT32 and BOOL", what,
-                       xf_onnx_dtype_name(code));
+                       ox_dtype_name(code));
     if (!tt->shape)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "%s has an unknown rank; rlflow needs static shapes", what);
@@ -116,7 +116,7 @@ xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_i
             sh->dims[i] = d->dim_value;
         } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
                    d->dim_param && d->dim_param[0] &&
-                   (is_input || imp_map_get(&st->dim_syms, d->dim_param) >= 0)) {
+                   (is_input || ox_map_get(&st->dim_syms, d->dim_param) >= 0)) {
             xf_status rc;
             sh->dims[i] = symbolic_dim(st, d->dim_param, what, err, &rc);
             if (rc != XF_OK) return rc;
@@ -124,7 +124,7 @@ xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_i
             /* declared 0, unnamed or unknown on an input: symbolic, by a
              * generated name the user can size with a dim override */
             char gen[IMP_DIM_NAME_MAX];
-            imp_dim_name(vi, i, gen, sizeof gen);
+            ox_dim_name(vi, i, gen, sizeof gen);
             const char *nm = xf_arena_strdup(&st->arena, gen);
             if (!nm) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
             xf_status rc;
@@ -132,7 +132,7 @@ xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_i
             if (rc != XF_OK) return rc;
         } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
             return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s: dim %d is symbolic ('%s')", what, i,
-                           imp_str(d->dim_param));
+                           ox_str(d->dim_param));
         else
             return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                            "%s: dim %d is unknown; rlflow needs static shapes", what, i);
@@ -146,7 +146,7 @@ static xf_status check_model(imp_state *st, xf_error *err)
     if (!m->graph)
         return XF_FAIL(err, XF_ERR_PARSE, "%s: not a valid ONNX model (it has no graph)", st->file);
     st->graph = m->graph;
-    st->opset = imp_domain_version(st, "");
+    st->opset = ox_domain_version(st, "");
     if (st->opset == 0 && m->n_opset_import == 0)
         return XF_FAIL(err, XF_ERR_PARSE, "%s: not a valid ONNX model (it has no opset_import)",
                        st->file);
@@ -154,7 +154,7 @@ static xf_status check_model(imp_state *st, xf_error *err)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "%s: the model imports only custom operator domains (domain '%s'); "
                        "rlflow needs the default ONNX domain",
-                       st->file, imp_str(m->opset_import[0]->domain));
+                       st->file, ox_str(m->opset_import[0]->domain));
     if (st->opset < OPSET_MIN || st->opset > OPSET_MAX)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "%s: the model uses default-domain opset %lld; rlflow imports opsets %d "
@@ -167,12 +167,12 @@ static xf_status index_value_info(imp_state *st, xf_error *err)
 {
     const Onnx__GraphProto *gp = st->graph;
     for (size_t i = 0; i < gp->n_value_info; i++) {
-        const char *nm = imp_str(gp->value_info[i]->name);
-        if (nm[0] && imp_map_put(&st->vinfo, nm, (int)i, err) != XF_OK) return err->code;
+        const char *nm = ox_str(gp->value_info[i]->name);
+        if (nm[0] && ox_map_put(&st->vinfo, nm, (int)i, err) != XF_OK) return err->code;
     }
     for (size_t i = 0; i < gp->n_output; i++) {
-        const char *nm = imp_str(gp->output[i]->name);
-        if (nm[0] && imp_map_put(&st->vinfo, nm, (int)(gp->n_value_info + i), err) != XF_OK)
+        const char *nm = ox_str(gp->output[i]->name);
+        if (nm[0] && ox_map_put(&st->vinfo, nm, (int)(gp->n_value_info + i), err) != XF_OK)
             return err->code;
     }
     return XF_OK;
@@ -182,14 +182,14 @@ static xf_status add_inputs(imp_state *st, xf_error *err)
 {
     const Onnx__GraphProto *gp = st->graph;
     for (size_t i = 0; i < gp->n_input; i++) {
-        const char *nm = imp_str(gp->input[i]->name);
-        int s = imp_sym_find(st, nm);
+        const char *nm = ox_str(gp->input[i]->name);
+        int s = ox_sym_find(st, nm);
         if (!st->syms[s].is_input) continue; /* has an initializer: a constant */
         char what[512];
         snprintf(what, sizeof what, "input '%s'", nm);
         xf_dtype dt;
         xf_shape sh;
-        if (imp_value_type(st, gp->input[i], 1, what, &dt, &sh, err) != XF_OK) {
+        if (ox_value_type(st, gp->input[i], 1, what, &dt, &sh, err) != XF_OK) {
             xf_error_prefix(err, "%s", st->file);
             return err->code;
         }
@@ -211,11 +211,11 @@ static xf_status add_unused_initializers(imp_state *st, xf_error *err)
 {
     const Onnx__GraphProto *gp = st->graph;
     for (size_t i = 0; i < gp->n_initializer; i++) {
-        int s = imp_sym_find(st, imp_str(gp->initializer[i]->name));
+        int s = ox_sym_find(st, ox_str(gp->initializer[i]->name));
         if (s < 0 || st->syms[s].value >= 0 ||
             (st->syms[s].uses > 0 && st->syms[s].sub_uses == 0))
             continue;
-        if (imp_sym_value(st, s, err) < 0) return err->code;
+        if (ox_sym_value(st, s, err) < 0) return err->code;
     }
     return XF_OK;
 }
@@ -224,14 +224,14 @@ static xf_status add_outputs(imp_state *st, xf_error *err)
 {
     const Onnx__GraphProto *gp = st->graph;
     for (size_t i = 0; i < gp->n_output; i++) {
-        const char *nm = imp_str(gp->output[i]->name);
-        int s = nm[0] ? imp_sym_find(st, nm) : -1;
+        const char *nm = ox_str(gp->output[i]->name);
+        int s = nm[0] ? ox_sym_find(st, nm) : -1;
         if (s < 0)
             return XF_FAIL(err, XF_ERR_GRAPH,
                            "%s: graph output %zu '%s' is produced by no node, input or "
                            "initializer",
                            st->file, i, nm);
-        int v = imp_sym_value(st, s, err);
+        int v = ox_sym_value(st, s, err);
         if (v < 0) return err->code;
         if (xf_graph_mark_output(st->g, v, err) != XF_OK) return err->code;
     }
@@ -244,18 +244,18 @@ static xf_status build_graph(imp_state *st, xf_error *err)
 {
     xf_status rc;
     st->g->opset = st->opset;
-    const char *gname = imp_str(st->graph->name);
+    const char *gname = ox_str(st->graph->name);
     st->g->name = xf_malloc(strlen(gname) + 1);
     if (!st->g->name) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
     memcpy(st->g->name, gname, strlen(gname) + 1);
     if ((rc = index_value_info(st, err)) != XF_OK) return rc;
     int *order = NULL;
-    if ((rc = imp_resolve(st, &order, err)) != XF_OK) return rc;
+    if ((rc = ox_resolve(st, &order, err)) != XF_OK) return rc;
     rc = add_inputs(st, err);
     for (size_t k = 0; k < st->graph->n_node && rc == XF_OK; k++) {
         st->node_index = order[k];
         st->node = st->graph->node[order[k]];
-        rc = imp_map_node(st, err);
+        rc = ox_map_node(st, err);
     }
     xf_free(order);
     if (rc == XF_OK) rc = add_outputs(st, err);
@@ -278,13 +278,13 @@ static void state_free(imp_state *st);
  * a graph input of st->g. */
 static xf_status outer_value(imp_state *st, const imp_outer *o, xf_error *err)
 {
-    int s = imp_sym_new(st, o->name, err);
+    int s = ox_sym_new(st, o->name, err);
     if (s < 0) return err->code;
     if (!o->value) {
         st->syms[s].is_input = 1;
         st->syms[s].value = xf_graph_add_input(st->g, o->name, o->dtype, &o->shape, err);
         if (st->syms[s].value < 0) return err->code;
-        return imp_map_put(&st->names, o->name, s, err);
+        return ox_map_put(&st->names, o->name, s, err);
     }
     size_t bytes = xf_tensor_bytes(o->value);
     void *data = xf_malloc(bytes ? bytes : 1);
@@ -294,10 +294,10 @@ static xf_status outer_value(imp_state *st, const imp_outer *o, xf_error *err)
     st->syms[s].t_owned = 1;
     st->syms[s].t = *o->value;
     st->syms[s].t.data = data;
-    return imp_map_put(&st->names, o->name, s, err);
+    return ox_map_put(&st->names, o->name, s, err);
 }
 
-xf_status imp_import_subgraph(imp_state *parent, const Onnx__GraphProto *sg, const char *file,
+xf_status ox_import_subgraph(imp_state *parent, const Onnx__GraphProto *sg, const char *file,
                               const imp_outer *outer, int n_outer, xf_graph *g, xf_error *err)
 {
     xf_graph_init(g);
@@ -310,13 +310,13 @@ xf_status imp_import_subgraph(imp_state *parent, const Onnx__GraphProto *sg, con
     st.graph = sg;
     st.opset = parent->opset;
     st.g = g;
-    imp_map_init(&st.names);
-    imp_map_init(&st.vinfo);
-    imp_map_init(&st.dim_syms);
+    ox_map_init(&st.names);
+    ox_map_init(&st.vinfo);
+    ox_map_init(&st.dim_syms);
     xf_arena_init(&st.arena, 0);
     xf_status rc = XF_OK;
     for (size_t i = 0; i < parent->dim_syms.n && rc == XF_OK; i++)
-        rc = imp_map_put(&st.dim_syms, parent->dim_syms.keys[i], parent->dim_syms.vals[i], err);
+        rc = ox_map_put(&st.dim_syms, parent->dim_syms.keys[i], parent->dim_syms.vals[i], err);
     for (int i = 0; i < n_outer && rc == XF_OK; i++) rc = outer_value(&st, &outer[i], err);
     if (rc == XF_OK) rc = build_graph(&st, err);
     state_free(&st);
@@ -330,19 +330,19 @@ static void state_free(imp_state *st)
         if (st->syms[i].t_owned) xf_tensor_free(&st->syms[i].t);
     xf_free(st->syms);
     xf_free(st->deferred);
-    imp_map_free(&st->names);
-    imp_map_free(&st->vinfo);
-    imp_map_free(&st->dim_syms);
+    ox_map_free(&st->names);
+    ox_map_free(&st->vinfo);
+    ox_map_free(&st->dim_syms);
     xf_arena_free(&st->arena);
 }
 
 xf_status xf_onnx_load_buffer(const void *buf, size_t len, const char *name, const char *base_dir,
                               const xf_onnx_options *opts, xf_graph *g, xf_error *err)
 {
-    return imp_load(buf, len, name, base_dir, NULL, opts, g, err);
+    return ox_load(buf, len, name, base_dir, NULL, opts, g, err);
 }
 
-/* imp_load; `owned` (may be NULL) is buf when the caller hands it over: it
+/* ox_load; `owned` (may be NULL) is buf when the caller hands it over: it
  * is freed as soon as the model is decoded (protobuf-c copies what it
  * keeps), so the file's bytes and the imported weights never coexist. */
 static xf_status load_bytes(const void *buf, size_t len, void *owned, const char *name,
@@ -355,9 +355,9 @@ static xf_status load_bytes(const void *buf, size_t len, void *owned, const char
     if (!name) name = "<memory>";
     if (!buf && len) return XF_FAIL(err, XF_ERR_INVALID, "%s: no buffer given", name);
     imp_pb_alloc pa;
-    imp_pb_alloc_init(&pa);
+    ox_pb_alloc_init(&pa);
     int too_deep = 0;
-    Onnx__ModelProto *model = imp_pb_unpack_model(&pa, len, buf, &too_deep);
+    Onnx__ModelProto *model = ox_pb_unpack_model(&pa, len, buf, &too_deep);
     xf_free(owned);
     if (too_deep)
         return XF_FAIL(err, XF_ERR_PARSE,
@@ -380,9 +380,9 @@ static xf_status load_bytes(const void *buf, size_t len, void *owned, const char
     st.opts = opts ? *opts : xf_onnx_default_options();
     st.model = model;
     st.g = g;
-    imp_map_init(&st.names);
-    imp_map_init(&st.vinfo);
-    imp_map_init(&st.dim_syms);
+    ox_map_init(&st.names);
+    ox_map_init(&st.vinfo);
+    ox_map_init(&st.dim_syms);
     xf_arena_init(&st.arena, 0);
     xf_status rc = import_graph(&st, err);
     state_free(&st);
@@ -391,7 +391,7 @@ static xf_status load_bytes(const void *buf, size_t len, void *owned, const char
     return rc;
 }
 
-xf_status imp_load(const void *buf, size_t len, const char *name, const char *base_dir,
+xf_status ox_load(const void *buf, size_t len, const char *name, const char *base_dir,
                    const imp_ext_mem *ext_mem, const xf_onnx_options *opts, xf_graph *g,
                    xf_error *err)
 {
@@ -403,9 +403,9 @@ xf_status xf_onnx_load(const char *path, const xf_onnx_options *opts, xf_graph *
     xf_graph_init(g);
     uint8_t *buf = NULL;
     size_t len = 0;
-    xf_status rc = imp_read_file(path, &buf, &len, err);
+    xf_status rc = ox_read_file(path, &buf, &len, err);
     if (rc != XF_OK) return rc;
-    char *dir = imp_dirname(path);
+    char *dir = ox_dirname(path);
     if (!dir) {
         rc = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
         xf_free(buf);

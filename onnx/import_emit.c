@@ -9,7 +9,7 @@
  * and the node-context error helpers every message goes through.
  */
 #include "import_internal.h"
-#include "onnx_dtype.h"
+#include "onnx_dtype_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@
  * allocating gigabytes at import time): 64 Mi elements. */
 #define FOLD_MAX_ELEMS ((int64_t)1 << 26)
 
-const char *imp_str(const char *s)
+const char *ox_str(const char *s)
 {
     return s ? s : "";
 }
@@ -29,10 +29,10 @@ const char *imp_str(const char *s)
 static void node_context(const imp_state *st, char *buf, size_t n)
 {
     snprintf(buf, n, "%s: node %d '%s' (%s)", st->file, st->node_index,
-             imp_str(st->node->name), imp_str(st->node->op_type));
+             ox_str(st->node->name), ox_str(st->node->op_type));
 }
 
-xf_status imp_node_fail(imp_state *st, xf_error *err, xf_status code, const char *fmt, ...)
+xf_status ox_node_fail(imp_state *st, xf_error *err, xf_status code, const char *fmt, ...)
 {
     char head[512], msg[768];
     node_context(st, head, sizeof head);
@@ -43,7 +43,7 @@ xf_status imp_node_fail(imp_state *st, xf_error *err, xf_status code, const char
     return XF_FAIL(err, code, "%s: %s", head, msg);
 }
 
-xf_status imp_node_prefix(imp_state *st, xf_error *err, xf_status code)
+xf_status ox_node_prefix(imp_state *st, xf_error *err, xf_status code)
 {
     char head[512];
     node_context(st, head, sizeof head);
@@ -53,7 +53,7 @@ xf_status imp_node_prefix(imp_state *st, xf_error *err, xf_status code)
 
 /* ----------------------------------------------------------------- symbols */
 
-int imp_sym_new(imp_state *st, const char *name, xf_error *err)
+int ox_sym_new(imp_state *st, const char *name, xf_error *err)
 {
     if (st->n_syms == st->cap_syms) {
         int nc = st->cap_syms ? st->cap_syms * 2 : 256;
@@ -74,12 +74,12 @@ int imp_sym_new(imp_state *st, const char *name, xf_error *err)
     return st->n_syms++;
 }
 
-int imp_sym_find(const imp_state *st, const char *name)
+int ox_sym_find(const imp_state *st, const char *name)
 {
-    return imp_map_get(&st->names, name);
+    return ox_map_get(&st->names, name);
 }
 
-int imp_sym_is_const(const imp_state *st, int sym)
+int ox_sym_is_const(const imp_state *st, int sym)
 {
     const imp_sym *s = &st->syms[sym];
     if (s->has_const || s->init) return 1;
@@ -101,7 +101,7 @@ static void release_raw_data(const Onnx__TensorProto *init)
     tp->raw_data.len = 0;
 }
 
-xf_status imp_sym_decode(imp_state *st, int sym, xf_error *err)
+xf_status ox_sym_decode(imp_state *st, int sym, xf_error *err)
 {
     imp_sym *s = &st->syms[sym];
     if (s->has_const) return XF_OK;
@@ -121,7 +121,7 @@ xf_status imp_sym_decode(imp_state *st, int sym, xf_error *err)
     snprintf(what, sizeof what, "%s: initializer '%s'", st->file, s->name);
     imp_ext_src src = {st->base_dir, st->ext_mem};
     int borrowed = 0;
-    xf_status rc = imp_tensor_decode_src(s->init, what, &src, &s->t, &borrowed, err);
+    xf_status rc = ox_tensor_decode_src(s->init, what, &src, &s->t, &borrowed, err);
     if (rc != XF_OK) return rc;
     if (st->graph == st->model->graph) release_raw_data(s->init);
     s->init = NULL;
@@ -142,7 +142,7 @@ static xf_status emit_deferred(imp_state *st, int d, xf_error *err)
     if (!ids) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
     xf_status rc = XF_OK;
     for (int i = 0; i < rec.n_in && rc == XF_OK; i++) {
-        ids[i] = rec.in_syms[i] < 0 ? -1 : imp_sym_value(st, rec.in_syms[i], err);
+        ids[i] = rec.in_syms[i] < 0 ? -1 : ox_sym_value(st, rec.in_syms[i], err);
         if (rec.in_syms[i] >= 0 && ids[i] < 0) rc = err->code;
     }
     int saved_index = st->node_index;
@@ -151,22 +151,22 @@ static xf_status emit_deferred(imp_state *st, int d, xf_error *err)
     st->node = st->graph->node[rec.node_index];
     int idx = -1;
     if (rc == XF_OK && rec.op == XF_OP_OPAQUE) {
-        rc = imp_emit_opaque(st, NULL, err); /* its inputs are in the graph now */
+        rc = ox_emit_opaque(st, NULL, err); /* its inputs are in the graph now */
         rec.n_out = 0;
     } else if (rc == XF_OK) {
         idx = xf_graph_add_node(st->g, rec.op, &rec.p, ids, rec.n_in, rec.n_out, rec.node_name,
                                 err);
-        if (idx < 0) rc = imp_node_prefix(st, err, err->code);
+        if (idx < 0) rc = ox_node_prefix(st, err, err->code);
     }
     for (int k = 0; k < rec.n_out && rc == XF_OK; k++)
-        rc = imp_bind_output(st, st->g->nodes[idx].outputs[k], rec.out_names[k], err);
+        rc = ox_bind_output(st, st->g->nodes[idx].outputs[k], rec.out_names[k], err);
     st->node_index = saved_index;
     st->node = saved_node;
     if (ids != ids_local) xf_free(ids);
     return rc;
 }
 
-int imp_sym_value(imp_state *st, int sym, xf_error *err)
+int ox_sym_value(imp_state *st, int sym, xf_error *err)
 {
     imp_sym *s = &st->syms[sym];
     if (s->value >= 0) return s->value;
@@ -184,7 +184,7 @@ int imp_sym_value(imp_state *st, int sym, xf_error *err)
                 s->name);
         return -1;
     }
-    if (imp_sym_decode(st, sym, err) != XF_OK) return -1;
+    if (ox_sym_decode(st, sym, err) != XF_OK) return -1;
     s = &st->syms[sym];
     int v = xf_graph_add_const_owned(st->g, s->name, s->t.dtype, &s->t.shape,
                                      s->borrowed ? NULL : s->t.data, err);
@@ -202,7 +202,7 @@ int imp_sym_value(imp_state *st, int sym, xf_error *err)
     return v;
 }
 
-xf_status imp_sym_info(imp_state *st, int sym, xf_dtype *dt, xf_shape *sh, xf_error *err)
+xf_status ox_sym_info(imp_state *st, int sym, xf_dtype *dt, xf_shape *sh, xf_error *err)
 {
     imp_sym *s = &st->syms[sym];
     if (s->value >= 0) {
@@ -210,7 +210,7 @@ xf_status imp_sym_info(imp_state *st, int sym, xf_dtype *dt, xf_shape *sh, xf_er
         *sh = st->g->values[s->value].shape;
         return XF_OK;
     }
-    xf_status rc = imp_sym_decode(st, sym, err);
+    xf_status rc = ox_sym_decode(st, sym, err);
     if (rc != XF_OK) return rc;
     *dt = st->syms[sym].t.dtype;
     *sh = st->syms[sym].t.shape;
@@ -220,15 +220,15 @@ xf_status imp_sym_info(imp_state *st, int sym, xf_dtype *dt, xf_shape *sh, xf_er
 /* Symbol for an output name, creating one for synthetic names. */
 static int out_sym(imp_state *st, const char *name, xf_error *err)
 {
-    int s = imp_sym_find(st, name);
+    int s = ox_sym_find(st, name);
     if (s >= 0) return s;
-    s = imp_sym_new(st, name, err);
+    s = ox_sym_new(st, name, err);
     if (s < 0) return -1;
-    if (imp_map_put(&st->names, st->syms[s].name, s, err) != XF_OK) return -1;
+    if (ox_map_put(&st->names, st->syms[s].name, s, err) != XF_OK) return -1;
     return s;
 }
 
-xf_status imp_set_const(imp_state *st, const char *name, xf_tensor *t, xf_error *err)
+xf_status ox_set_const(imp_state *st, const char *name, xf_tensor *t, xf_error *err)
 {
     int s = out_sym(st, name, err);
     if (s < 0) {
@@ -243,7 +243,7 @@ xf_status imp_set_const(imp_state *st, const char *name, xf_tensor *t, xf_error 
     return XF_OK;
 }
 
-const char *imp_fresh_name(imp_state *st, const char *base, const char *suffix, xf_error *err)
+const char *ox_fresh_name(imp_state *st, const char *base, const char *suffix, xf_error *err)
 {
     size_t n = strlen(base) + strlen(suffix) + 24;
     char *buf = xf_arena_alloc(&st->arena, n);
@@ -255,11 +255,11 @@ const char *imp_fresh_name(imp_state *st, const char *base, const char *suffix, 
     /* numbered from where the last fresh name stopped: a Sum of 20,000
      * inputs asks 20,000 times, and counting from 1 each time took
      * quadratic time (27 s) */
-    while (imp_sym_find(st, buf) >= 0) snprintf(buf, n, "%s%s_%d", base, suffix, ++st->fresh_next);
+    while (ox_sym_find(st, buf) >= 0) snprintf(buf, n, "%s%s_%d", base, suffix, ++st->fresh_next);
     return buf;
 }
 
-xf_status imp_bind_output(imp_state *st, int v, const char *name, xf_error *err)
+xf_status ox_bind_output(imp_state *st, int v, const char *name, xf_error *err)
 {
     xf_value *val = &st->g->values[v];
     xf_graph_release(st->g, val->name);
@@ -294,8 +294,8 @@ static xf_status fold(imp_state *st, xf_op op, const xf_params *p, const int *in
         dt[i] = XF_DTYPE_INVALID;
         memset(&sh[i], 0, sizeof sh[i]);
         if (in_syms[i] < 0) continue;
-        if (op == XF_OP_SHAPE && !imp_sym_is_const(st, in_syms[i])) {
-            xf_status rc = imp_sym_info(st, in_syms[i], &shape_only.dtype, &shape_only.shape, err);
+        if (op == XF_OP_SHAPE && !ox_sym_is_const(st, in_syms[i])) {
+            xf_status rc = ox_sym_info(st, in_syms[i], &shape_only.dtype, &shape_only.shape, err);
             if (rc != XF_OK) return rc;
             shape_only.data = NULL;
             in[i] = &shape_only;
@@ -303,14 +303,14 @@ static xf_status fold(imp_state *st, xf_op op, const xf_params *p, const int *in
             sh[i] = shape_only.shape;
             continue;
         }
-        xf_status rc = imp_sym_decode(st, in_syms[i], err);
+        xf_status rc = ox_sym_decode(st, in_syms[i], err);
         if (rc != XF_OK) return rc;
         in[i] = &st->syms[in_syms[i]].t;
         dt[i] = in[i]->dtype;
         sh[i] = in[i]->shape;
     }
     if (xf_op_infer(op, p, n_in, dt, sh, n_out, odt, osh, err) != XF_OK)
-        return imp_node_prefix(st, err, err->code);
+        return ox_node_prefix(st, err, err->code);
     for (int k = 0; k < n_out; k++)
         if (xf_shape_numel(&osh[k]) > FOLD_MAX_ELEMS) return XF_OK;
     xf_tensor out[XF_MAX_SPLIT + 8];
@@ -320,11 +320,11 @@ static xf_status fold(imp_state *st, xf_op op, const xf_params *p, const int *in
     if (rc == XF_OK) rc = xf_op_run(op, p, n_in, in, n_out, out, err);
     if (rc != XF_OK) {
         for (int k = 0; k < n_out; k++) xf_tensor_free(&out[k]);
-        return imp_node_prefix(st, err, rc);
+        return ox_node_prefix(st, err, rc);
     }
     for (int k = 0; k < n_out; k++) {
         if (rc == XF_OK && out_names[k][0])
-            rc = imp_set_const(st, out_names[k], &out[k], err);
+            rc = ox_set_const(st, out_names[k], &out[k], err);
         xf_tensor_free(&out[k]);
     }
     *folded = rc == XF_OK;
@@ -358,33 +358,33 @@ static xf_status defer(imp_state *st, xf_op op, const xf_params *p, const int *i
     if (n_in) memcpy(d->in_syms, in_syms, sizeof(int) * (size_t)n_in);
     for (int k = 0; k < n_out; k++) {
         d->out_names[k] = out_names[k];
-        int s = out_names[k][0] ? imp_sym_find(st, out_names[k]) : -1;
+        int s = out_names[k][0] ? ox_sym_find(st, out_names[k]) : -1;
         if (s >= 0) st->syms[s].deferred = st->n_deferred;
     }
     st->n_deferred++;
     return XF_OK;
 }
 
-xf_status imp_defer_opaque(imp_state *st, xf_error *err)
+xf_status ox_defer_opaque(imp_state *st, xf_error *err)
 {
     const Onnx__NodeProto *n = st->node;
     int n_in = (int)n->n_input, n_out = (int)n->n_output;
     int *in = xf_arena_alloc(&st->arena, sizeof(int) * (size_t)(n_in + 1));
     const char **out = xf_arena_alloc(&st->arena, sizeof(char *) * (size_t)(n_out + 1));
     if (!in || !out) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
-    for (int i = 0; i < n_in; i++) in[i] = imp_in_sym(st, i);
-    for (int k = 0; k < n_out; k++) out[k] = imp_out_name(st, k);
+    for (int i = 0; i < n_in; i++) in[i] = ox_in_sym(st, i);
+    for (int k = 0; k < n_out; k++) out[k] = ox_out_name(st, k);
     return defer(st, XF_OP_OPAQUE, NULL, in, n_in, out, n_out, n->name, err);
 }
 
-xf_status imp_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
+xf_status ox_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
                    const char *const *out_names, int n_out, const char *node_name,
                    xf_error *err)
 {
     int known = st->opts.fold_constants != 0, deferred = 0;
     for (int i = 0; i < n_in && known; i++) {
         if (in_syms[i] < 0) continue;
-        if (!imp_sym_is_const(st, in_syms[i]))
+        if (!ox_sym_is_const(st, in_syms[i]))
             deferred = 1, known = op == XF_OP_SHAPE;
         else if (st->syms[in_syms[i]].deferred >= 0)
             deferred = 1;
@@ -401,17 +401,17 @@ xf_status imp_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_sy
     if (!ids) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", st->file);
     xf_status rc = XF_OK;
     for (int i = 0; i < n_in && rc == XF_OK; i++) {
-        ids[i] = in_syms[i] < 0 ? -1 : imp_sym_value(st, in_syms[i], err);
+        ids[i] = in_syms[i] < 0 ? -1 : ox_sym_value(st, in_syms[i], err);
         if (in_syms[i] >= 0 && ids[i] < 0) rc = err->code;
     }
     int idx = -1;
     if (rc == XF_OK) {
         idx = xf_graph_add_node(st->g, op, p, ids, n_in, n_out,
                                 node_name && node_name[0] ? node_name : NULL, err);
-        if (idx < 0) rc = imp_node_prefix(st, err, err->code);
+        if (idx < 0) rc = ox_node_prefix(st, err, err->code);
     }
     for (int k = 0; k < n_out && rc == XF_OK; k++)
-        rc = imp_bind_output(st, st->g->nodes[idx].outputs[k], out_names[k], err);
+        rc = ox_bind_output(st, st->g->nodes[idx].outputs[k], out_names[k], err);
     if (ids != ids_local) xf_free(ids);
     return rc;
 }
@@ -425,11 +425,11 @@ static xf_status pack_attrs(imp_state *st, xf_opaque *o, xf_error *err)
     if (!n->n_attribute) return XF_OK;
     o->attr_bytes = xf_calloc(n->n_attribute, sizeof *o->attr_bytes);
     o->attr_len = xf_calloc(n->n_attribute, sizeof *o->attr_len);
-    if (!o->attr_bytes || !o->attr_len) return imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+    if (!o->attr_bytes || !o->attr_len) return ox_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n->n_attribute; i++) {
         size_t len = onnx__attribute_proto__get_packed_size(n->attribute[i]);
         o->attr_bytes[i] = xf_malloc(len ? len : 1);
-        if (!o->attr_bytes[i]) return imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+        if (!o->attr_bytes[i]) return ox_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
         o->attr_len[i] = onnx__attribute_proto__pack(n->attribute[i], o->attr_bytes[i]);
         o->n_attrs = (int)i + 1;
     }
@@ -448,13 +448,13 @@ static char *dup_str(const char *s)
 static xf_status opaque_out_type(imp_state *st, int out, const char *name, xf_dtype *dt,
                                  xf_shape *sh, xf_error *err)
 {
-    int k = imp_map_get(&st->vinfo, name);
+    int k = ox_map_get(&st->vinfo, name);
     if (k < 0) {
-        int known = imp_opaque_infer(st, out, dt, sh, err);
+        int known = ox_opaque_infer(st, out, dt, sh, err);
         if (known != 0) return known > 0 ? XF_OK : err->code;
-        if (imp_calc_unknown_size(st, name, err) != XF_OK) return err->code;
-        const char *domain = imp_str(st->node->domain);
-        return imp_node_fail(st, err, XF_ERR_UNSUPPORTED,
+        if (ox_calc_unknown_size(st, name, err) != XF_OK) return err->code;
+        const char *domain = ox_str(st->node->domain);
+        return ox_node_fail(st, err, XF_ERR_UNSUPPORTED,
                              "cannot infer the output shape of opaque node: output '%s' has no "
                              "value_info and rlflow has no shape rule for %s%s%s; record the "
                              "output shapes in the model first (%s)",
@@ -471,46 +471,46 @@ static xf_status opaque_out_type(imp_state *st, int out, const char *name, xf_dt
     const Onnx__TypeProto *tp = vi->type;
     if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type &&
         tp->tensor_type->has_elem_type &&
-        xf_onnx_dtype_to_xf(tp->tensor_type->elem_type) == XF_DTYPE_INVALID)
-        return imp_node_fail(st, err, XF_ERR_UNSUPPORTED,
+        ox_dtype_to_xf(tp->tensor_type->elem_type) == XF_DTYPE_INVALID)
+        return ox_node_fail(st, err, XF_ERR_UNSUPPORTED,
                              "output '%s' has dtype %s; rlflow supports FLOAT, INT64, INT32 and "
                              "BOOL",
-                             name, xf_onnx_dtype_name(tp->tensor_type->elem_type));
+                             name, ox_dtype_name(tp->tensor_type->elem_type));
     char what[512];
     snprintf(what, sizeof what, "output '%s'", name);
-    if (imp_value_type(st, vi, 0, what, dt, sh, err) != XF_OK) {
+    if (ox_value_type(st, vi, 0, what, dt, sh, err) != XF_OK) {
         /* value_info with a dim of its own (onnx's shape inference writes
          * 'unk__0' where a size follows data): the operator's rule, if any */
         xf_error verr = err ? *err : (xf_error){0};
-        int known = imp_opaque_infer(st, out, dt, sh, err);
+        int known = ox_opaque_infer(st, out, dt, sh, err);
         if (known != 0) return known > 0 ? XF_OK : err->code;
-        if (imp_calc_unknown_size(st, name, err) != XF_OK) return err->code;
+        if (ox_calc_unknown_size(st, name, err) != XF_OK) return err->code;
         if (err) *err = verr;
         xf_error_prefix(err, "cannot infer the output shape of opaque node");
-        return imp_node_prefix(st, err, err->code);
+        return ox_node_prefix(st, err, err->code);
     }
     return XF_OK;
 }
 
-xf_status imp_no_kernel(imp_state *st, xf_opaque *o, const char *why, xf_error *err)
+xf_status ox_no_kernel(imp_state *st, xf_opaque *o, const char *why, xf_error *err)
 {
     xf_log(XF_LOG_INFO, "%s: node %d '%s' (%s) cannot run in the interpreter: %s", st->file,
-           st->node_index, imp_str(st->node->name), imp_str(st->node->op_type), why);
+           st->node_index, ox_str(st->node->name), ox_str(st->node->op_type), why);
     xf_free(o->no_kernel);
     o->no_kernel = dup_str(why);
-    return o->no_kernel ? XF_OK : imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+    return o->no_kernel ? XF_OK : ox_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
 }
 
-xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
+xf_status ox_emit_opaque(imp_state *st, const char *why, xf_error *err)
 {
     const Onnx__NodeProto *n = st->node;
-    const char *domain = imp_str(n->domain);
+    const char *domain = ox_str(n->domain);
     if (strcmp(domain, "ai.onnx") == 0) domain = "";
     if (why)
         xf_log(XF_LOG_INFO, "%s: node %d '%s' (%s) kept as an opaque node: %s", st->file,
-               st->node_index, imp_str(n->name), imp_str(n->op_type), why);
+               st->node_index, ox_str(n->name), ox_str(n->op_type), why);
     int n_in = (int)n->n_input, n_out = (int)n->n_output;
-    while (n_out > 0 && !imp_str(n->output[n_out - 1])[0]) n_out--;
+    while (n_out > 0 && !ox_str(n->output[n_out - 1])[0]) n_out--;
     int *ids = xf_calloc((size_t)n_in + 1, sizeof *ids);
     xf_dtype *dts = xf_calloc((size_t)n_out + 1, sizeof *dts);
     xf_shape *shs = xf_calloc((size_t)n_out + 1, sizeof *shs);
@@ -519,29 +519,29 @@ xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
     int *cap_ids = NULL;
     xf_status rc = XF_OK;
     if (!ids || !dts || !shs || !names || !o) {
-        rc = imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+        rc = ox_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
         goto out;
     }
     for (int i = 0; i < n_in && rc == XF_OK; i++) {
-        int s = imp_in_sym(st, i);
-        ids[i] = s < 0 ? -1 : imp_sym_value(st, s, err);
+        int s = ox_in_sym(st, i);
+        ids[i] = s < 0 ? -1 : ox_sym_value(st, s, err);
         if (s >= 0 && ids[i] < 0) rc = err->code;
     }
     int n_cap = 0;
-    if (rc == XF_OK && !domain[0] && strcmp(imp_str(n->op_type), "If") == 0)
-        rc = imp_if_branches(st, o, &cap_ids, &n_cap, err);
-    else if (rc == XF_OK && !domain[0] && strcmp(imp_str(n->op_type), "LSTM") == 0)
-        rc = imp_lstm_attrs(st, o, err);
+    if (rc == XF_OK && !domain[0] && strcmp(ox_str(n->op_type), "If") == 0)
+        rc = ox_if_branches(st, o, &cap_ids, &n_cap, err);
+    else if (rc == XF_OK && !domain[0] && strcmp(ox_str(n->op_type), "LSTM") == 0)
+        rc = ox_lstm_attrs(st, o, err);
     else if (rc == XF_OK && !domain[0])
-        rc = imp_calc_attrs(st, o, err);
+        rc = ox_calc_attrs(st, o, err);
     for (int k = 0; k < n_out && rc == XF_OK; k++) {
-        names[k] = imp_str(n->output[k]);
+        names[k] = ox_str(n->output[k]);
         int calc = 0;
         if (!names[k][0])
             dts[k] = XF_F32; /* omitted output: a placeholder nothing can use */
-        else if (imp_if_out_type(st, o, k, &dts[k], &shs[k]))
+        else if (ox_if_out_type(st, o, k, &dts[k], &shs[k]))
             continue;
-        else if ((calc = imp_calc_out_type(st, o, k, &dts[k], &shs[k], err)) < 0)
+        else if ((calc = ox_calc_out_type(st, o, k, &dts[k], &shs[k], err)) < 0)
             rc = err->code;
         else if (!calc)
             rc = opaque_out_type(st, k, names[k], &dts[k], &shs[k], err);
@@ -550,32 +550,32 @@ xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err)
     if (n_cap) {
         int *all = xf_realloc(ids, sizeof *all * (size_t)(n_in + n_cap + 1));
         if (!all) {
-            rc = imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+            rc = ox_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
             goto out;
         }
         ids = all;
         memcpy(ids + n_in, cap_ids, sizeof *ids * (size_t)n_cap);
         n_in += n_cap;
     }
-    o->op_type = dup_str(imp_str(n->op_type));
+    o->op_type = dup_str(ox_str(n->op_type));
     o->domain = dup_str(domain);
     /* a domain the model forgot to declare is given version 1 */
-    int64_t ver = imp_domain_version(st, domain);
+    int64_t ver = ox_domain_version(st, domain);
     o->domain_version = ver > 0 ? ver : 1;
     if (!o->op_type || !o->domain) {
-        rc = imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+        rc = ox_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
         goto out;
     }
     if ((rc = pack_attrs(st, o, err)) != XF_OK) goto out;
-    const char *nm = imp_str(n->name);
+    const char *nm = ox_str(n->name);
     int idx = xf_graph_add_opaque(st->g, o, ids, n_in, dts, shs, n_out, nm[0] ? nm : NULL, err);
     o = NULL; /* owned by the graph, or freed */
     if (idx < 0) {
-        rc = imp_node_prefix(st, err, err->code);
+        rc = ox_node_prefix(st, err, err->code);
         goto out;
     }
     for (int k = 0; k < n_out && rc == XF_OK; k++)
-        rc = imp_bind_output(st, st->g->nodes[idx].outputs[k], names[k], err);
+        rc = ox_bind_output(st, st->g->nodes[idx].outputs[k], names[k], err);
 out:
     xf_opaque_free(o);
     xf_free(cap_ids);

@@ -26,7 +26,7 @@ typedef struct name_list {
 
 static xf_status list_add(name_list *l, const char *nm, xf_error *err)
 {
-    if (imp_map_get(&l->set, nm) >= 0) return XF_OK;
+    if (ox_map_get(&l->set, nm) >= 0) return XF_OK;
     if (l->n == l->cap) {
         int nc = l->cap ? 2 * l->cap : 16;
         const char **p = xf_realloc(l->v, sizeof *p * (size_t)nc);
@@ -35,12 +35,12 @@ static xf_status list_add(name_list *l, const char *nm, xf_error *err)
         l->cap = nc;
     }
     l->v[l->n] = nm;
-    return imp_map_put(&l->set, nm, l->n++, err);
+    return ox_map_put(&l->set, nm, l->n++, err);
 }
 
 static void list_free(name_list *l)
 {
-    imp_map_free(&l->set);
+    ox_map_free(&l->set);
     xf_free(l->v);
 }
 
@@ -51,20 +51,20 @@ static xf_status free_names(const Onnx__GraphProto *sg, name_list *out, int dept
     if (depth > 64)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "subgraphs are nested more than 64 deep");
     name_list def = {0}, inner = {0};
-    imp_map_init(&def.set);
-    imp_map_init(&inner.set);
+    ox_map_init(&def.set);
+    ox_map_init(&inner.set);
     xf_status rc = XF_OK;
     for (size_t i = 0; i < sg->n_input && rc == XF_OK; i++)
-        rc = list_add(&def, imp_str(sg->input[i]->name), err);
+        rc = list_add(&def, ox_str(sg->input[i]->name), err);
     for (size_t i = 0; i < sg->n_initializer && rc == XF_OK; i++)
-        rc = list_add(&def, imp_str(sg->initializer[i]->name), err);
+        rc = list_add(&def, ox_str(sg->initializer[i]->name), err);
     for (size_t i = 0; i < sg->n_node && rc == XF_OK; i++)
         for (size_t k = 0; k < sg->node[i]->n_output && rc == XF_OK; k++)
-            rc = list_add(&def, imp_str(sg->node[i]->output[k]), err);
+            rc = list_add(&def, ox_str(sg->node[i]->output[k]), err);
     for (size_t i = 0; i < sg->n_node && rc == XF_OK; i++) {
         const Onnx__NodeProto *n = sg->node[i];
         for (size_t k = 0; k < n->n_input && rc == XF_OK; k++)
-            rc = list_add(&inner, imp_str(n->input[k]), err);
+            rc = list_add(&inner, ox_str(n->input[k]), err);
         for (size_t a = 0; a < n->n_attribute && rc == XF_OK; a++) {
             const Onnx__AttributeProto *at = n->attribute[a];
             if (at->g) rc = free_names(at->g, &inner, depth + 1, err);
@@ -73,9 +73,9 @@ static xf_status free_names(const Onnx__GraphProto *sg, name_list *out, int dept
         }
     }
     for (size_t i = 0; i < sg->n_output && rc == XF_OK; i++)
-        rc = list_add(&inner, imp_str(sg->output[i]->name), err);
+        rc = list_add(&inner, ox_str(sg->output[i]->name), err);
     for (int i = 0; i < inner.n && rc == XF_OK; i++)
-        if (inner.v[i][0] && imp_map_get(&def.set, inner.v[i]) < 0)
+        if (inner.v[i][0] && ox_map_get(&def.set, inner.v[i]) < 0)
             rc = list_add(out, inner.v[i], err);
     list_free(&def);
     list_free(&inner);
@@ -88,23 +88,23 @@ static xf_status import_branch(imp_state *st, const Onnx__GraphProto *sg, const 
                                const name_list *caps, xf_graph *g, xf_error *err)
 {
     imp_outer *outer = xf_arena_alloc(&st->arena, sizeof *outer * ((size_t)caps->n + 1));
-    if (!outer) return imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+    if (!outer) return ox_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
     for (int i = 0; i < caps->n; i++) {
-        int s = imp_sym_find(st, caps->v[i]);
+        int s = ox_sym_find(st, caps->v[i]);
         outer[i].name = caps->v[i];
-        if (imp_sym_is_const(st, s)) {
-            if (imp_sym_decode(st, s, err) != XF_OK) return err->code;
+        if (ox_sym_is_const(st, s)) {
+            if (ox_sym_decode(st, s, err) != XF_OK) return err->code;
             outer[i].value = &st->syms[s].t;
-        } else if (imp_sym_info(st, s, &outer[i].dtype, &outer[i].shape, err) != XF_OK) {
+        } else if (ox_sym_info(st, s, &outer[i].dtype, &outer[i].shape, err) != XF_OK) {
             return err->code;
         }
     }
     char file[1024];
     snprintf(file, sizeof file, "%s: %s of node %d '%s' (If)", st->file, attr, st->node_index,
-             imp_str(st->node->name));
+             ox_str(st->node->name));
     const char *fname = xf_arena_strdup(&st->arena, file);
-    if (!fname) return imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
-    return imp_import_subgraph(st, sg, fname, outer, caps->n, g, err);
+    if (!fname) return ox_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+    return ox_import_subgraph(st, sg, fname, outer, caps->n, g, err);
 }
 
 static xf_status set_captured(imp_state *st, xf_opaque *o, const name_list *caps, int **cap_ids,
@@ -112,44 +112,44 @@ static xf_status set_captured(imp_state *st, xf_opaque *o, const name_list *caps
 {
     o->captured = xf_calloc((size_t)caps->n + 1, sizeof *o->captured);
     *cap_ids = xf_calloc((size_t)caps->n + 1, sizeof **cap_ids);
-    if (!o->captured || !*cap_ids) return imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+    if (!o->captured || !*cap_ids) return ox_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
     for (int i = 0; i < caps->n; i++) {
         size_t len = strlen(caps->v[i]) + 1;
         o->captured[i] = xf_malloc(len);
-        if (!o->captured[i]) return imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+        if (!o->captured[i]) return ox_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
         memcpy(o->captured[i], caps->v[i], len);
         o->n_captured = i + 1;
-        (*cap_ids)[i] = imp_sym_value(st, imp_sym_find(st, caps->v[i]), err);
+        (*cap_ids)[i] = ox_sym_value(st, ox_sym_find(st, caps->v[i]), err);
         if ((*cap_ids)[i] < 0) return err->code;
     }
     return XF_OK;
 }
 
-xf_status imp_if_branches(imp_state *st, xf_opaque *o, int **cap_ids, int *n_cap, xf_error *err)
+xf_status ox_if_branches(imp_state *st, xf_opaque *o, int **cap_ids, int *n_cap, xf_error *err)
 {
     *cap_ids = NULL;
     *n_cap = 0;
     const char *attr[2] = {"then_branch", "else_branch"};
-    const Onnx__AttributeProto *a[2] = {imp_attr(st->node, attr[0]), imp_attr(st->node, attr[1])};
+    const Onnx__AttributeProto *a[2] = {ox_attr(st->node, attr[0]), ox_attr(st->node, attr[1])};
     if (!a[0] || !a[0]->g || !a[1] || !a[1]->g)
-        return imp_node_fail(st, err, XF_ERR_PARSE, "If needs then_branch and else_branch graphs");
+        return ox_node_fail(st, err, XF_ERR_PARSE, "If needs then_branch and else_branch graphs");
     name_list caps = {0};
-    imp_map_init(&caps.set);
+    ox_map_init(&caps.set);
     xf_status rc = XF_OK;
     for (int b = 0; b < 2 && rc == XF_OK; b++) rc = free_names(a[b]->g, &caps, 0, err);
     if (rc != XF_OK) goto out;
     for (int i = 0; i < caps.n; i++)
-        if (imp_sym_find(st, caps.v[i]) < 0) { /* no kernel, as for a branch we cannot import */
+        if (ox_sym_find(st, caps.v[i]) < 0) { /* no kernel, as for a branch we cannot import */
             char why[1024];
             snprintf(why, sizeof why,
                      "a branch reads '%s', which no outer node, input or initializer produces",
                      caps.v[i]);
-            rc = imp_no_kernel(st, o, why, err);
+            rc = ox_no_kernel(st, o, why, err);
             goto out;
         }
     o->branches = xf_calloc(2, sizeof *o->branches);
     if (!o->branches) {
-        rc = imp_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
+        rc = ox_node_fail(st, err, XF_ERR_NOMEM, "out of memory");
         goto out;
     }
     for (int b = 0; b < 2 && rc == XF_OK; b++) {
@@ -158,7 +158,7 @@ xf_status imp_if_branches(imp_state *st, xf_opaque *o, int **cap_ids, int *n_cap
         if (rc == XF_OK) {
             o->n_branches = b + 1;
         } else if (rc != XF_ERR_NOMEM) { /* the If stays opaque without a kernel */
-            rc = imp_no_kernel(st, o, why.msg, err);
+            rc = ox_no_kernel(st, o, why.msg, err);
             goto out;
         } else {
             *err = why;
@@ -174,7 +174,7 @@ out:
     return rc;
 }
 
-int imp_if_out_type(imp_state *st, const xf_opaque *o, int k, xf_dtype *dt, xf_shape *sh)
+int ox_if_out_type(imp_state *st, const xf_opaque *o, int k, xf_dtype *dt, xf_shape *sh)
 {
     if (o->kernel != XF_OPAQUE_IF || o->n_branches != 2) return 0;
     const xf_graph *br[2] = {&o->branches[0], &o->branches[1]};
@@ -183,10 +183,10 @@ int imp_if_out_type(imp_state *st, const xf_opaque *o, int k, xf_dtype *dt, xf_s
         if (k >= br[b]->n_outputs) return 0;
         v[b] = &br[b]->values[br[b]->outputs[k]];
     }
-    int pick = -1, s = imp_in_sym(st, 0);
+    int pick = -1, s = ox_in_sym(st, 0);
     xf_error ignored;
     /* a condition known at import time (from shapes) picks the branch that runs */
-    if (s >= 0 && imp_sym_is_const(st, s) && imp_sym_decode(st, s, &ignored) == XF_OK &&
+    if (s >= 0 && ox_sym_is_const(st, s) && ox_sym_decode(st, s, &ignored) == XF_OK &&
         xf_opaque_if_branch(&st->syms[s].t, &pick, &ignored) != XF_OK)
         pick = -1;
     if (pick < 0 && (v[0]->dtype != v[1]->dtype || !xf_shape_equal(&v[0]->shape, &v[1]->shape)))

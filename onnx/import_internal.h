@@ -32,7 +32,7 @@
 #ifndef XF_ONNX_IMPORT_INTERNAL_H
 #define XF_ONNX_IMPORT_INTERNAL_H
 
-#include "external.h"
+#include "external_internal.h"
 #include "onnx.h"
 #include "onnx.pb-c.h"
 
@@ -48,12 +48,12 @@ typedef struct imp_map {
     size_t cap, n;
 } imp_map;
 
-void imp_map_init(imp_map *m);
-void imp_map_free(imp_map *m);
+void ox_map_init(imp_map *m);
+void ox_map_free(imp_map *m);
 /* Value stored for `key`, or -1. */
-int imp_map_get(const imp_map *m, const char *key);
+int ox_map_get(const imp_map *m, const char *key);
 /* Inserts or replaces; XF_ERR_NOMEM on allocation failure. */
-xf_status imp_map_put(imp_map *m, const char *key, int val, xf_error *err);
+xf_status ox_map_put(imp_map *m, const char *key, int val, xf_error *err);
 
 /* ---------------------------------------------------------------- state */
 
@@ -101,7 +101,7 @@ typedef struct imp_state {
     imp_map names;     /* value name -> sym index */
     imp_map vinfo;     /* value name -> i: graph->value_info[i], or output[i - n_value_info] */
     xf_arena arena;    /* synthetic names, scratch strings */
-    int fresh_next;    /* imp_fresh_name's next number: names come in O(1), not O(names) */
+    int fresh_next;    /* ox_fresh_name's next number: names come in O(1), not O(names) */
     imp_map dim_syms;  /* symbolic dims seen on graph inputs -> 1 once warned about */
     imp_deferred *deferred; /* xf_malloc'd */
     int n_deferred, cap_deferred;
@@ -111,54 +111,54 @@ typedef struct imp_state {
 } imp_state;
 
 /* xf_onnx_load_buffer, with external data taken from `ext_mem` (borrowed,
- * see external.h) when it is set. */
-xf_status imp_load(const void *buf, size_t len, const char *name, const char *base_dir,
+ * see external_internal.h) when it is set. */
+xf_status ox_load(const void *buf, size_t len, const char *name, const char *base_dir,
                    const imp_ext_mem *ext_mem, const xf_onnx_options *opts, xf_graph *g,
                    xf_error *err);
 /* "" for NULL (protobuf-c leaves absent strings NULL). */
-const char *imp_str(const char *s);
+const char *ox_str(const char *s);
 /* Static dtype and shape of a ValueInfoProto (graph input or value_info).
  * Symbolic dims take the size given in the options, else 1; `is_input`
  * says whether new symbols may be introduced (inputs) or only those already
  * seen on inputs (value_info). `what` names the value in messages. */
-xf_status imp_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_input,
+xf_status ox_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_input,
                          const char *what, xf_dtype *dt, xf_shape *sh, xf_error *err);
 /* Whether a dim of a graph input is symbolic: a name, none, or declared 0
  * (Silero VAD v5 declares its dynamic axes as 0). */
-int imp_dim_symbolic(const Onnx__TensorShapeProto__Dimension *d);
+int ox_dim_symbolic(const Onnx__TensorShapeProto__Dimension *d);
 /* Name of symbolic dim `axis` of tensor value `vi`: its dim_param, else
  * "<value>_dim<axis>" (a dim declared 0 or unnamed). */
 #define IMP_DIM_NAME_MAX 256
-void imp_dim_name(const Onnx__ValueInfoProto *vi, int axis, char *buf, size_t n);
+void ox_dim_name(const Onnx__ValueInfoProto *vi, int axis, char *buf, size_t n);
 /* Opset version the model declares for `domain` ("" = default); 0 if none. */
-int64_t imp_domain_version(const imp_state *st, const char *domain);
+int64_t ox_domain_version(const imp_state *st, const char *domain);
 
 /* ------------------------------------------------------------ symbols */
 
 /* Index of a new symbol named `name` (not registered in st->names). */
-int imp_sym_new(imp_state *st, const char *name, xf_error *err);
+int ox_sym_new(imp_state *st, const char *name, xf_error *err);
 /* Symbol of a name, or -1. */
-int imp_sym_find(const imp_state *st, const char *name);
+int ox_sym_find(const imp_state *st, const char *name);
 /* Decodes a pending initializer; afterwards sym->has_const holds. */
-xf_status imp_sym_decode(imp_state *st, int sym, xf_error *err);
+xf_status ox_sym_decode(imp_state *st, int sym, xf_error *err);
 /* True when the symbol's data is known at import time (a constant, or a
  * deferred value). */
-int imp_sym_is_const(const imp_state *st, int sym);
+int ox_sym_is_const(const imp_state *st, int sym);
 /* The graph value of a symbol, adding a constant (or the deferred nodes
  * computing it) to the graph on first use. Returns the value id or -1 with
  * *err set. */
-int imp_sym_value(imp_state *st, int sym, xf_error *err);
+int ox_sym_value(imp_state *st, int sym, xf_error *err);
 /* dtype and shape of a symbol (decoding a pending initializer). */
-xf_status imp_sym_info(imp_state *st, int sym, xf_dtype *dt, xf_shape *sh, xf_error *err);
+xf_status ox_sym_info(imp_state *st, int sym, xf_dtype *dt, xf_shape *sh, xf_error *err);
 
 /* ------------------------------------------------------------ errors */
 
 /* Fails with "<file>: node <i> '<name>' (<OpType>): <msg>" for the node in
  * st->node. */
-xf_status imp_node_fail(imp_state *st, xf_error *err, xf_status code, const char *fmt, ...)
+xf_status ox_node_fail(imp_state *st, xf_error *err, xf_status code, const char *fmt, ...)
     XF_PRINTF(4, 5);
 /* Puts the node context in front of an error raised below the importer. */
-xf_status imp_node_prefix(imp_state *st, xf_error *err, xf_status code);
+xf_status ox_node_prefix(imp_state *st, xf_error *err, xf_status code);
 
 /* ------------------------------------------------------------ emission */
 
@@ -168,18 +168,18 @@ xf_status imp_node_prefix(imp_state *st, xf_error *err, xf_status code);
  * in_syms: symbol per xf input, -1 for omitted;
  * out_names: ONNX name per xf output ("" for an unnamed one); node_name may
  * be NULL. */
-xf_status imp_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
+xf_status ox_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
                    const char *const *out_names, int n_out, const char *node_name,
                    xf_error *err);
 /* Makes `name` a constant holding `t` (ownership of t->data passes). */
-xf_status imp_set_const(imp_state *st, const char *name, xf_tensor *t, xf_error *err);
+xf_status ox_set_const(imp_state *st, const char *name, xf_tensor *t, xf_error *err);
 /* Gives graph value v the ONNX name `name` ("" leaves it unnamed) and makes
  * the name's symbol refer to it. */
-xf_status imp_bind_output(imp_state *st, int v, const char *name, xf_error *err);
+xf_status ox_bind_output(imp_state *st, int v, const char *name, xf_error *err);
 /* import_opaque_shape.c: dtype and shape of output k of the current node
  * by the rules of its standard ONNX op (when the model has no value_info
  * for it): 1 when known, 0 when rlflow has no rule, -1 with *err set. */
-int imp_opaque_infer(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err);
+int ox_opaque_infer(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err);
 /* A value of an enclosing graph that a subgraph reads: its data when
  * known at import time, else the dtype and shape of the run-time value. */
 typedef struct imp_outer {
@@ -192,76 +192,76 @@ typedef struct imp_outer {
  * options and symbolic dims; `file` names it in messages. The outer
  * values it reads become constants (copied) or, known only at run time,
  * g's first graph inputs, in order. */
-xf_status imp_import_subgraph(imp_state *parent, const Onnx__GraphProto *sg, const char *file,
+xf_status ox_import_subgraph(imp_state *parent, const Onnx__GraphProto *sg, const char *file,
                               const imp_outer *outer, int n_outer, xf_graph *g, xf_error *err);
 /* import_if.c: for the current If node, imports both branches into
  * o->branches with the outer values they read (o->captured; their ids in
  * the outer graph go to *cap_ids, xf_malloc'd, *n_cap long) as graph
  * inputs, or as constants when known at import time, and sets o->kernel. A branch rlflow cannot import leaves the node
  * without a kernel (logged), which is not an error. */
-xf_status imp_if_branches(imp_state *st, xf_opaque *o, int **cap_ids, int *n_cap, xf_error *err);
+xf_status ox_if_branches(imp_state *st, xf_opaque *o, int **cap_ids, int *n_cap, xf_error *err);
 /* Output k of an If whose branches were imported (1), else 0: the output
  * of the branch its condition picks when that is known at import time
  * (computed from shapes), else both branches' when they agree. */
-int imp_if_out_type(imp_state *st, const xf_opaque *o, int k, xf_dtype *dt, xf_shape *sh);
+int ox_if_out_type(imp_state *st, const xf_opaque *o, int k, xf_dtype *dt, xf_shape *sh);
 /* import_lstm.c: decodes the current LSTM node's attributes into o->lstm
  * and sets o->kernel, unless it uses something the kernel lacks
  * (activations other than the defaults: logged, no kernel). */
-xf_status imp_lstm_attrs(imp_state *st, xf_opaque *o, xf_error *err);
+xf_status ox_lstm_attrs(imp_state *st, xf_opaque *o, xf_error *err);
 /* import_conv1d.c: the current 1-D Conv (input 0 of rank 3) as Unsqueeze,
  * 2-D conv, Squeeze. */
-xf_status imp_conv1d(imp_state *st, xf_error *err);
+xf_status ox_conv1d(imp_state *st, xf_error *err);
 /* Records (in o->no_kernel) and logs why the interpreter cannot run the
  * current opaque node. */
-xf_status imp_no_kernel(imp_state *st, xf_opaque *o, const char *why, xf_error *err);
+xf_status ox_no_kernel(imp_state *st, xf_opaque *o, const char *why, xf_error *err);
 /* Records the current opaque node, whose outputs were computed at import
  * from inputs of which one is deferred, as deferred too: it enters the
- * graph (imp_emit_opaque) only when an output is used as data. */
-xf_status imp_defer_opaque(imp_state *st, xf_error *err);
+ * graph (ox_emit_opaque) only when an output is used as data. */
+xf_status ox_defer_opaque(imp_state *st, xf_error *err);
 /* Keeps the current node as an opaque node; `why` (may be NULL) is logged. */
-xf_status imp_emit_opaque(imp_state *st, const char *why, xf_error *err);
+xf_status ox_emit_opaque(imp_state *st, const char *why, xf_error *err);
 /* A fresh name derived from `base` that no ONNX value uses (arena-owned). */
-const char *imp_fresh_name(imp_state *st, const char *base, const char *suffix, xf_error *err);
+const char *ox_fresh_name(imp_state *st, const char *base, const char *suffix, xf_error *err);
 
 /* ------------------------------------------------------------ attributes */
 
-const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *name);
+const Onnx__AttributeProto *ox_attr(const Onnx__NodeProto *n, const char *name);
 /* Integer attribute, `def` when absent; wrong attribute type fails. */
-xf_status imp_attr_int(imp_state *st, const char *name, int64_t def, int64_t *out, xf_error *err);
-xf_status imp_attr_float(imp_state *st, const char *name, float def, float *out, xf_error *err);
+xf_status ox_attr_int(imp_state *st, const char *name, int64_t def, int64_t *out, xf_error *err);
+xf_status ox_attr_float(imp_state *st, const char *name, float def, float *out, xf_error *err);
 /* Integer list attribute: *n = -1 when absent; more than `max` fails. */
-xf_status imp_attr_ints(imp_state *st, const char *name, int64_t *out, int max, int *n,
+xf_status ox_attr_ints(imp_state *st, const char *name, int64_t *out, int max, int *n,
                         xf_error *err);
 /* String attribute, `def` when absent. */
-xf_status imp_attr_string(imp_state *st, const char *name, const char *def, const char **out,
+xf_status ox_attr_string(imp_state *st, const char *name, const char *def, const char **out,
                           xf_error *err);
 /* Name of ONNX input `i` of the current node, "" when omitted or absent. */
-const char *imp_in_name(const imp_state *st, int i);
+const char *ox_in_name(const imp_state *st, int i);
 /* Symbol of input `i`, -1 when omitted. */
-int imp_in_sym(const imp_state *st, int i);
+int ox_in_sym(const imp_state *st, int i);
 /* The constant integer vector (int64 or int32, rank <= 1) on input `i`;
  * UNSUPPORTED "dynamic shape input" when it is not a constant. *n = -1 when
  * the input is omitted. */
-xf_status imp_in_ints(imp_state *st, int i, int64_t *out, int max, int *n, xf_error *err);
+xf_status ox_in_ints(imp_state *st, int i, int64_t *out, int max, int *n, xf_error *err);
 /* The constant on input `i` (decoded), or NULL with UNSUPPORTED. */
-const xf_tensor *imp_in_const(imp_state *st, int i, xf_error *err);
+const xf_tensor *ox_in_const(imp_state *st, int i, xf_error *err);
 /* The constant float32 vector (rank <= 1) on input `i`, as doubles; *n = -1
  * when the input is omitted. */
-xf_status imp_in_floats(imp_state *st, int i, double *out, int max, int *n, xf_error *err);
+xf_status ox_in_floats(imp_state *st, int i, double *out, int max, int *n, xf_error *err);
 /* The first element of a constant tensor as a double. */
-double imp_scalar_value(const xf_tensor *t);
+double ox_scalar_value(const xf_tensor *t);
 /* A list parameter that was attribute `name` before opset `since` and is
  * input `input` from it on (Squeeze/Unsqueeze/Split/ReduceSum axes from 13,
  * ReduceMean/ReduceMax axes from 18); *n = -1 when absent. When the input
  * is only known at run time the node is kept opaque and *dynamic is set. */
-xf_status imp_list_param(imp_state *st, int64_t since, const char *name, int input,
+xf_status ox_list_param(imp_state *st, int64_t since, const char *name, int input,
                          int64_t *out, int max, int *n, int *dynamic, xf_error *err);
 
 /* ------------------------------------------------------------ ops and order */
 
 /* Imports the current node (st->node, st->node_index): maps its op_type at
  * st->opset to operators of the table, or keeps it opaque. */
-xf_status imp_map_node(imp_state *st, xf_error *err);
+xf_status ox_map_node(imp_state *st, xf_error *err);
 
 /* One ONNX op_type and the function that maps it (to `op`, when the
  * mapping has a single main operator). The tables live in import_ops.c
@@ -273,71 +273,71 @@ typedef struct imp_op_entry {
     xf_status (*map)(imp_state *st, xf_op op, xf_error *err);
     xf_op op;
 } imp_op_entry;
-const imp_op_entry *imp_ops_nn_find(const char *op_type);
-const imp_op_entry *imp_ops_shape_find(const char *op_type);
+const imp_op_entry *ox_ops_nn_find(const char *op_type);
+const imp_op_entry *ox_ops_shape_find(const char *op_type);
 /* import_ops_act.c: Clip, HardSigmoid, HardSwish, LeakyRelu, PRelu, Min,
  * Max, Sum, Not; import_ops_resize.c: Resize, Upsample. */
-const imp_op_entry *imp_ops_act_find(const char *op_type);
-const imp_op_entry *imp_ops_resize_find(const char *op_type);
+const imp_op_entry *ox_ops_act_find(const char *op_type);
+const imp_op_entry *ox_ops_resize_find(const char *op_type);
 /* import_ops_calc.c: the shape arithmetic (Range, Mod, ScatterND), computed
  * at import when its inputs are known (ir/opaque_calc.c), else kept opaque
  * with its kernel. */
-const imp_op_entry *imp_ops_calc_find(const char *op_type);
+const imp_op_entry *ox_ops_calc_find(const char *op_type);
 /* ConstantOfShape whose shape is not a plain constant, the same way. */
-xf_status imp_calc_constant_of_shape(imp_state *st, xf_error *err);
+xf_status ox_calc_constant_of_shape(imp_state *st, xf_error *err);
 /* Sets o's shape-arithmetic kernel and its attributes when the current
  * node is one of those operators (else leaves o alone). */
-xf_status imp_calc_attrs(imp_state *st, xf_opaque *o, xf_error *err);
+xf_status ox_calc_attrs(imp_state *st, xf_opaque *o, xf_error *err);
 /* Output k of the current node when o has a shape-arithmetic kernel and
  * its inputs are known at import: 1, 0 when not, -1 with *err set. */
-int imp_calc_out_type(imp_state *st, const xf_opaque *o, int k, xf_dtype *dt, xf_shape *sh,
+int ox_calc_out_type(imp_state *st, const xf_opaque *o, int k, xf_dtype *dt, xf_shape *sh,
                       xf_error *err);
 /* Fails naming the current node's integer input computed from data at run
  * time, which output `name`'s size depends on, and what to do; XF_OK when
  * it has none. */
-xf_status imp_calc_unknown_size(imp_state *st, const char *name, xf_error *err);
+xf_status ox_calc_unknown_size(imp_state *st, const char *name, xf_error *err);
 
 /* Helpers shared by the op mappings (import_ops.c). */
 /* ONNX output k of the current node, "" when absent or omitted. */
-const char *imp_out_name(const imp_state *st, int k);
+const char *ox_out_name(const imp_state *st, int k);
 /* Fails (XF_ERR_GRAPH) unless inputs 0..lo-1 are given and none after hi-1. */
-xf_status imp_need_inputs(imp_state *st, int lo, int hi, xf_error *err);
+xf_status ox_need_inputs(imp_state *st, int lo, int hi, xf_error *err);
 /* dtype and shape of input i, which must be given. */
-xf_status imp_in_info(imp_state *st, int i, xf_dtype *dt, xf_shape *sh, xf_error *err);
+xf_status ox_in_info(imp_state *st, int i, xf_dtype *dt, xf_shape *sh, xf_error *err);
 /* True when input i is given but its data is only known at run time. */
-int imp_in_dynamic(const imp_state *st, int i);
+int ox_in_dynamic(const imp_state *st, int i);
 /* *ok = 1 when every given input among the first n is float32. */
-xf_status imp_all_float(imp_state *st, int n, int *ok, xf_error *err);
+xf_status ox_all_float(imp_state *st, int n, int *ok, xf_error *err);
 /* Integer attribute that must fit an int32 parameter. */
-xf_status imp_attr_i32(imp_state *st, const char *name, int64_t def, int32_t *out, xf_error *err);
+xf_status ox_attr_i32(imp_state *st, const char *name, int64_t def, int32_t *out, xf_error *err);
 /* Emits op for the current node with the given input symbols; its outputs
  * are the node's outputs 0..n_out-1. A node using further outputs is kept
  * opaque instead. */
-xf_status imp_emit_node(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
+xf_status ox_emit_node(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
                         int n_out, xf_error *err);
 /* Registers every name (inputs, initializers, node outputs), checks for
  * dangling and duplicate names and cycles, and returns a topological order
  * of the nodes (xf_malloc'd, graph->n_node entries). */
-xf_status imp_resolve(imp_state *st, int **order, xf_error *err);
+xf_status ox_resolve(imp_state *st, int **order, xf_error *err);
 
 /* ------------------------------------------------------------ tensors */
 
 /* Decodes a TensorProto into `t` (data xf_malloc'd). `what` names the tensor in
  * messages ("<file>: initializer 'w'"); base_dir resolves external data
  * (NULL refuses it). */
-xf_status imp_tensor_decode(const Onnx__TensorProto *tp, const char *what, const char *base_dir,
+xf_status ox_tensor_decode(const Onnx__TensorProto *tp, const char *what, const char *base_dir,
                             xf_tensor *t, xf_error *err);
 /* The same from `src`; when `borrowed` is given and the data can be used
  * in place (an in-memory source, little-endian host), t->data points at it
  * and *borrowed is set instead of a copy being made. */
-xf_status imp_tensor_decode_src(const Onnx__TensorProto *tp, const char *what,
+xf_status ox_tensor_decode_src(const Onnx__TensorProto *tp, const char *what,
                                 const imp_ext_src *src, xf_tensor *t, int *borrowed,
                                 xf_error *err);
 /* Reads a whole file into a xf_malloc'd buffer. */
-xf_status imp_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *err);
+xf_status ox_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *err);
 /* Directory part of `path` ("." when it has none), xf_malloc'd; NULL when out
  * of memory. */
-char *imp_dirname(const char *path);
+char *ox_dirname(const char *path);
 
 /* ------------------------------------------------------ protobuf-c memory */
 
@@ -349,7 +349,7 @@ typedef struct imp_pb_alloc {
     int failed;              /* an allocation returned NULL */
 } imp_pb_alloc;
 
-void imp_pb_alloc_init(imp_pb_alloc *a);
+void ox_pb_alloc_init(imp_pb_alloc *a);
 
 /* Messages nested deeper than this (a graph in an If's branch in a node of
  * a graph ...: three per graph) are refused before decoding. */
@@ -360,13 +360,13 @@ void imp_pb_alloc_init(imp_pb_alloc *a);
  * decodes recursively, and 3,000 nested If branches (380 KB) overflowed
  * the stack. NULL with *too_deep 1 then; otherwise as unpack (NULL for a
  * malformed file, or a failed allocation: a->failed). */
-Onnx__ModelProto *imp_pb_unpack_model(imp_pb_alloc *a, size_t len, const uint8_t *buf,
+Onnx__ModelProto *ox_pb_unpack_model(imp_pb_alloc *a, size_t len, const uint8_t *buf,
                                       int *too_deep);
 
 /* 1 when a tensor of the serialized model buf[0..len) (an initializer, a
  * Constant's or another attribute's, in any subgraph) keeps its data in an
  * external file, or the model nests too deep to tell; 0 when it holds all
  * of its data. Nothing is decoded. */
-int imp_pb_external_data(const uint8_t *buf, size_t len);
+int ox_pb_external_data(const uint8_t *buf, size_t len);
 
 #endif /* XF_ONNX_IMPORT_INTERNAL_H */

@@ -24,16 +24,16 @@ static int default_activations(const Onnx__AttributeProto *a, int dirs)
     return 1;
 }
 
-xf_status imp_lstm_attrs(imp_state *st, xf_opaque *o, xf_error *err)
+xf_status ox_lstm_attrs(imp_state *st, xf_opaque *o, xf_error *err)
 {
     int64_t hidden, layout, input_forget;
     float clip;
     const char *dir;
-    if (imp_attr_int(st, "hidden_size", -1, &hidden, err) != XF_OK ||
-        imp_attr_int(st, "layout", 0, &layout, err) != XF_OK ||
-        imp_attr_int(st, "input_forget", 0, &input_forget, err) != XF_OK ||
-        imp_attr_float(st, "clip", 0.0f, &clip, err) != XF_OK ||
-        imp_attr_string(st, "direction", "forward", &dir, err) != XF_OK)
+    if (ox_attr_int(st, "hidden_size", -1, &hidden, err) != XF_OK ||
+        ox_attr_int(st, "layout", 0, &layout, err) != XF_OK ||
+        ox_attr_int(st, "input_forget", 0, &input_forget, err) != XF_OK ||
+        ox_attr_float(st, "clip", 0.0f, &clip, err) != XF_OK ||
+        ox_attr_string(st, "direction", "forward", &dir, err) != XF_OK)
         return err->code;
     int direction = strcmp(dir, "forward") == 0   ? 0
                     : strcmp(dir, "reverse") == 0 ? 1
@@ -43,9 +43,9 @@ xf_status imp_lstm_attrs(imp_state *st, xf_opaque *o, xf_error *err)
     if (hidden < 1) why = "hidden_size is missing";
     else if (direction < 0) why = "direction is not forward, reverse or bidirectional";
     else if (layout != 0 && layout != 1) why = "layout is not 0 or 1";
-    else if (!default_activations(imp_attr(st->node, "activations"), direction == 2 ? 2 : 1))
+    else if (!default_activations(ox_attr(st->node, "activations"), direction == 2 ? 2 : 1))
         why = "activations other than the defaults (Sigmoid, Tanh, Tanh)";
-    if (why) return imp_no_kernel(st, o, why, err);
+    if (why) return ox_no_kernel(st, o, why, err);
     o->lstm.hidden_size = hidden;
     o->lstm.direction = direction;
     o->lstm.layout = (int)layout;

@@ -9,17 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-void imp_map_init(imp_map *m)
+void ox_map_init(imp_map *m)
 {
     memset(m, 0, sizeof *m);
 }
 
-void imp_map_free(imp_map *m)
+void ox_map_free(imp_map *m)
 {
     xf_htab_free(&m->index);
     xf_free(m->keys);
     xf_free(m->vals);
-    imp_map_init(m);
+    ox_map_init(m);
 }
 
 static uint64_t hash_str(const char *s)
@@ -36,13 +36,13 @@ static long find(const imp_map *m, const char *key, uint64_t h)
     return -1;
 }
 
-int imp_map_get(const imp_map *m, const char *key)
+int ox_map_get(const imp_map *m, const char *key)
 {
     long e = find(m, key, hash_str(key));
     return e < 0 ? -1 : m->vals[e];
 }
 
-xf_status imp_map_put(imp_map *m, const char *key, int val, xf_error *err)
+xf_status ox_map_put(imp_map *m, const char *key, int val, xf_error *err)
 {
     uint64_t h = hash_str(key);
     long e = find(m, key, h);

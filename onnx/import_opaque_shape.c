@@ -47,10 +47,10 @@ static int recurrent(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error 
     xf_shape x;
     int64_t hidden, layout;
     const char *dir;
-    if (imp_in_info(st, 0, dt, &x, err) != XF_OK ||
-        imp_attr_int(st, "hidden_size", -1, &hidden, err) != XF_OK ||
-        imp_attr_int(st, "layout", 0, &layout, err) != XF_OK ||
-        imp_attr_string(st, "direction", "forward", &dir, err) != XF_OK)
+    if (ox_in_info(st, 0, dt, &x, err) != XF_OK ||
+        ox_attr_int(st, "hidden_size", -1, &hidden, err) != XF_OK ||
+        ox_attr_int(st, "layout", 0, &layout, err) != XF_OK ||
+        ox_attr_string(st, "direction", "forward", &dir, err) != XF_OK)
         return -1;
     if (x.rank != 3 || hidden < 1 || k > 2) return 0;
     int64_t dirs = strcmp(dir, "bidirectional") == 0 ? 2 : 1;
@@ -70,13 +70,13 @@ static int recurrent(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error 
 /* If: output k of both branches, when each declares one static shape. */
 static int if_branches(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err)
 {
-    const Onnx__AttributeProto *a[2] = {imp_attr(st->node, "then_branch"),
-                                        imp_attr(st->node, "else_branch")};
+    const Onnx__AttributeProto *a[2] = {ox_attr(st->node, "then_branch"),
+                                        ox_attr(st->node, "else_branch")};
     xf_dtype bdt[2];
     xf_shape bsh[2];
     for (int b = 0; b < 2; b++) {
         if (!a[b] || !a[b]->g || (size_t)k >= a[b]->g->n_output) return 0;
-        if (imp_value_type(st, a[b]->g->output[k], 0, "branch output", &bdt[b], &bsh[b], err) !=
+        if (ox_value_type(st, a[b]->g->output[k], 0, "branch output", &bdt[b], &bsh[b], err) !=
             XF_OK)
             return 0; /* symbolic or undeclared: no rule */
     }
@@ -86,23 +86,23 @@ static int if_branches(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_erro
     return 1;
 }
 
-int imp_opaque_infer(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err)
+int ox_opaque_infer(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err)
 {
-    const char *domain = imp_str(st->node->domain), *op = imp_str(st->node->op_type);
+    const char *domain = ox_str(st->node->domain), *op = ox_str(st->node->op_type);
     if (domain[0] && strcmp(domain, "ai.onnx") != 0) return 0;
     if (strcmp(op, "RNN") == 0 || strcmp(op, "GRU") == 0 || strcmp(op, "LSTM") == 0)
         return recurrent(st, k, dt, sh, err);
     if (strcmp(op, "If") == 0) return if_branches(st, k, dt, sh, err);
     int unary = listed(op, same_shape), binary = listed(op, broadcast2);
-    if ((!unary && !binary) || k != 0 || imp_in_sym(st, 0) < 0) return 0;
-    if (imp_in_info(st, 0, dt, sh, err) != XF_OK) return -1;
+    if ((!unary && !binary) || k != 0 || ox_in_sym(st, 0) < 0) return 0;
+    if (ox_in_info(st, 0, dt, sh, err) != XF_OK) return -1;
     if (binary) {
         xf_dtype dt1;
         xf_shape s1, out;
-        if (imp_in_sym(st, 1) < 0) return 0;
-        if (imp_in_info(st, 1, &dt1, &s1, err) != XF_OK) return -1;
+        if (ox_in_sym(st, 1) < 0) return 0;
+        if (ox_in_info(st, 1, &dt1, &s1, err) != XF_OK) return -1;
         if (xf_shape_broadcast(sh, &s1, &out, err) != XF_OK) {
-            imp_node_prefix(st, err, err ? err->code : XF_ERR_SHAPE);
+            ox_node_prefix(st, err, err ? err->code : XF_ERR_SHAPE);
             return -1;
         }
         *sh = out;

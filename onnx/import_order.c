@@ -87,8 +87,8 @@ static void describe_producer(const imp_state *st, int s, char *buf, size_t n)
     const imp_sym *sy = &st->syms[s];
     if (sy->producer >= 0) {
         const Onnx__NodeProto *p = st->graph->node[sy->producer];
-        snprintf(buf, n, "node %d '%s' (%s)", sy->producer, imp_str(p->name),
-                 imp_str(p->op_type));
+        snprintf(buf, n, "node %d '%s' (%s)", sy->producer, ox_str(p->name),
+                 ox_str(p->op_type));
     } else
         snprintf(buf, n, "%s", sy->init ? "an initializer" : "a graph input");
 }
@@ -97,44 +97,44 @@ static xf_status register_producers(imp_state *st, xf_error *err)
 {
     const Onnx__GraphProto *gp = st->graph;
     for (size_t i = 0; i < gp->n_initializer; i++) {
-        const char *nm = imp_str(gp->initializer[i]->name);
+        const char *nm = ox_str(gp->initializer[i]->name);
         if (!nm[0]) return XF_FAIL(err, XF_ERR_PARSE, "%s: initializer %zu has no name", st->file, i);
-        if (imp_sym_find(st, nm) >= 0)
+        if (ox_sym_find(st, nm) >= 0)
             return XF_FAIL(err, XF_ERR_GRAPH, "%s: initializer '%s' is given twice", st->file, nm);
-        int s = imp_sym_new(st, nm, err);
+        int s = ox_sym_new(st, nm, err);
         if (s < 0) return err->code;
         st->syms[s].init = gp->initializer[i];
-        if (imp_map_put(&st->names, nm, s, err) != XF_OK) return err->code;
+        if (ox_map_put(&st->names, nm, s, err) != XF_OK) return err->code;
     }
     for (size_t i = 0; i < gp->n_input; i++) {
-        const char *nm = imp_str(gp->input[i]->name);
+        const char *nm = ox_str(gp->input[i]->name);
         if (!nm[0]) return XF_FAIL(err, XF_ERR_PARSE, "%s: graph input %zu has no name", st->file, i);
-        int s = imp_sym_find(st, nm);
+        int s = ox_sym_find(st, nm);
         if (s >= 0 && st->syms[s].is_input)
             return XF_FAIL(err, XF_ERR_GRAPH, "%s: graph input '%s' is listed twice", st->file, nm);
         if (s >= 0) continue; /* an input with an initializer is a constant */
-        s = imp_sym_new(st, nm, err);
+        s = ox_sym_new(st, nm, err);
         if (s < 0) return err->code;
         st->syms[s].is_input = 1;
-        if (imp_map_put(&st->names, nm, s, err) != XF_OK) return err->code;
+        if (ox_map_put(&st->names, nm, s, err) != XF_OK) return err->code;
     }
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *n = gp->node[i];
         for (size_t k = 0; k < n->n_output; k++) {
-            const char *nm = imp_str(n->output[k]);
+            const char *nm = ox_str(n->output[k]);
             if (!nm[0]) continue;
-            int s = imp_sym_find(st, nm);
+            int s = ox_sym_find(st, nm);
             if (s >= 0) {
                 char who[512];
                 describe_producer(st, s, who, sizeof who);
                 set_node(st, (int)i);
-                return imp_node_fail(st, err, XF_ERR_GRAPH,
+                return ox_node_fail(st, err, XF_ERR_GRAPH,
                                      "output '%s' is produced twice (also by %s)", nm, who);
             }
-            s = imp_sym_new(st, nm, err);
+            s = ox_sym_new(st, nm, err);
             if (s < 0) return err->code;
             st->syms[s].producer = (int)i;
-            if (imp_map_put(&st->names, nm, s, err) != XF_OK) return err->code;
+            if (ox_map_put(&st->names, nm, s, err) != XF_OK) return err->code;
         }
     }
     return XF_OK;
@@ -147,7 +147,7 @@ static int subgraph_deps(imp_state *st, const Onnx__GraphProto *sg, int node, ed
     for (size_t i = 0; i < sg->n_node; i++) {
         const Onnx__NodeProto *n = sg->node[i];
         for (size_t k = 0; k < n->n_input; k++) {
-            int s = imp_sym_find(st, imp_str(n->input[k]));
+            int s = ox_sym_find(st, ox_str(n->input[k]));
             if (s >= 0) st->syms[s].uses++, st->syms[s].sub_uses++;
             if (s >= 0 && st->syms[s].producer >= 0 && st->syms[s].producer != node &&
                 !push_edge(es, st->syms[s].producer, node))
@@ -169,14 +169,14 @@ static xf_status collect_edges(imp_state *st, edges *es, xf_error *err)
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *n = gp->node[i];
         for (size_t k = 0; k < n->n_input; k++) {
-            const char *nm = imp_str(n->input[k]);
+            const char *nm = ox_str(n->input[k]);
             if (!nm[0]) continue;
-            int s = imp_sym_find(st, nm);
+            int s = ox_sym_find(st, nm);
             if (s < 0)
                 return XF_FAIL(err, XF_ERR_GRAPH,
                                "%s: dangling input '%s' of node %zu '%s' (%s): no node, graph "
                                "input or initializer produces it",
-                               st->file, nm, i, imp_str(n->name), imp_str(n->op_type));
+                               st->file, nm, i, ox_str(n->name), ox_str(n->op_type));
             st->syms[s].uses++;
             if (st->syms[s].producer >= 0 && !push_edge(es, st->syms[s].producer, (int)i))
                 return nomem(st, err);
@@ -189,7 +189,7 @@ static xf_status collect_edges(imp_state *st, edges *es, xf_error *err)
         }
     }
     for (size_t i = 0; i < gp->n_output; i++) {
-        int s = imp_sym_find(st, imp_str(gp->output[i]->name));
+        int s = ox_sym_find(st, ox_str(gp->output[i]->name));
         if (s >= 0) st->syms[s].uses++;
     }
     return XF_OK;
@@ -211,7 +211,7 @@ static int node_on_cycle(int n_nodes, const csr *pred, const int *indeg)
     return cur;
 }
 
-xf_status imp_resolve(imp_state *st, int **order_out, xf_error *err)
+xf_status ox_resolve(imp_state *st, int **order_out, xf_error *err)
 {
     *order_out = NULL;
     int n_nodes = (int)st->graph->n_node;
@@ -234,7 +234,7 @@ xf_status imp_resolve(imp_state *st, int **order_out, xf_error *err)
     for (size_t k = 0; k < es.n; k++) indeg[es.e[k].to]++;
     if (xf_topo_kahn(n_nodes, succ.start, succ.list, indeg, order, heap) < n_nodes) {
         set_node(st, node_on_cycle(n_nodes, &pred, indeg));
-        rc = imp_node_fail(st, err, XF_ERR_GRAPH,
+        rc = ox_node_fail(st, err, XF_ERR_GRAPH,
                            "the graph has a cycle through this node (its inputs depend on its "
                            "own outputs)");
         goto out;

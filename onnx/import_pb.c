@@ -4,11 +4,11 @@
  * that out-of-memory tests reach the decoder too, and a failed one is
  * remembered, so that the importer reports it as XF_ERR_NOMEM rather than
  * as a malformed file; and the nesting check before decoding
- * (imp_pb_unpack_model): a walk of the wire format led by protobuf-c's
+ * (ox_pb_unpack_model): a walk of the wire format led by protobuf-c's
  * message descriptors, descending only into fields that are messages, its
  * recursion bounded by IMP_PB_MAX_DEPTH, each byte read once. The same walk
  * tells whether any tensor of a model keeps its data in an external file
- * (imp_pb_external_data), without decoding the model.
+ * (ox_pb_external_data), without decoding the model.
  */
 #include "import_internal.h"
 
@@ -67,7 +67,7 @@ static int shallow(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t
     return 1;
 }
 
-Onnx__ModelProto *imp_pb_unpack_model(imp_pb_alloc *a, size_t len, const uint8_t *buf,
+Onnx__ModelProto *ox_pb_unpack_model(imp_pb_alloc *a, size_t len, const uint8_t *buf,
                                       int *too_deep)
 {
     int external = 0;
@@ -75,7 +75,7 @@ Onnx__ModelProto *imp_pb_unpack_model(imp_pb_alloc *a, size_t len, const uint8_t
     return *too_deep ? NULL : onnx__model_proto__unpack(&a->base, len, buf);
 }
 
-int imp_pb_external_data(const uint8_t *buf, size_t len)
+int ox_pb_external_data(const uint8_t *buf, size_t len)
 {
     int external = 0;
     if (!shallow(&onnx__model_proto__descriptor, buf, len, 0, &external)) return 1;
@@ -96,7 +96,7 @@ static void pb_free(void *data, void *p)
     xf_free(p);
 }
 
-void imp_pb_alloc_init(imp_pb_alloc *a)
+void ox_pb_alloc_init(imp_pb_alloc *a)
 {
     a->base.alloc = pb_alloc;
     a->base.free = pb_free;

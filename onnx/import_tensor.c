@@ -7,7 +7,7 @@
  * out-of-bounds read. Also xf_onnx_load_tensor for test_data_set files.
  */
 #include "import_internal.h"
-#include "onnx_dtype.h"
+#include "onnx_dtype_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +17,7 @@
 /* Tensors larger than this are refused (1 TiB): a corrupt header, not a model. */
 #define MAX_TENSOR_BYTES ((uint64_t)1 << 40)
 
-char *imp_dirname(const char *path)
+char *ox_dirname(const char *path)
 {
     const char *slash = strrchr(path, '/');
     const char *src = slash ? path : ".";
@@ -30,7 +30,7 @@ char *imp_dirname(const char *path)
     return d;
 }
 
-xf_status imp_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *err)
+xf_status ox_read_file(const char *path, uint8_t **buf, size_t *len, xf_error *err)
 {
     *buf = NULL;
     *len = 0;
@@ -113,25 +113,25 @@ static void read_typed(const Onnx__TensorProto *tp, xf_dtype dt, void *dst, size
     }
 }
 
-xf_status imp_tensor_decode(const Onnx__TensorProto *tp, const char *what, const char *base_dir,
+xf_status ox_tensor_decode(const Onnx__TensorProto *tp, const char *what, const char *base_dir,
                             xf_tensor *t, xf_error *err)
 {
     imp_ext_src src = {base_dir, NULL};
-    return imp_tensor_decode_src(tp, what, &src, t, NULL, err);
+    return ox_tensor_decode_src(tp, what, &src, t, NULL, err);
 }
 
-xf_status imp_tensor_decode_src(const Onnx__TensorProto *tp, const char *what,
+xf_status ox_tensor_decode_src(const Onnx__TensorProto *tp, const char *what,
                                 const imp_ext_src *src, xf_tensor *t, int *borrowed,
                                 xf_error *err)
 {
     if (borrowed) *borrowed = 0;
     memset(t, 0, sizeof *t);
     int code = tp->has_data_type ? tp->data_type : 0;
-    xf_dtype dt = xf_onnx_dtype_to_xf(code);
+    xf_dtype dt = ox_dtype_to_xf(code);
     if (dt == XF_DTYPE_INVALID)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "%s has dtype %s; rlflow supports FLOAT, INT64, INT32 and BOOL", what,
-                       xf_onnx_dtype_name(code));
+                       ox_dtype_name(code));
     if (tp->n_dims > XF_MAX_DIMS)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s has rank %zu; rlflow supports at most %d",
                        what, tp->n_dims, XF_MAX_DIMS);
@@ -164,7 +164,7 @@ xf_status imp_tensor_decode_src(const Onnx__TensorProto *tp, const char *what,
     for (size_t i = 0; i < tp->n_dims; i++) sh.dims[i] = tp->dims[i];
     if (external && src->mem && borrowed && host_is_little_endian()) {
         const void *data;
-        xf_status st = imp_ext_lookup(tp, what, src->mem, bytes, &data, err);
+        xf_status st = ox_ext_lookup(tp, what, src->mem, bytes, &data, err);
         if (st != XF_OK) return st;
         t->dtype = dt;
         t->shape = sh;
@@ -176,10 +176,10 @@ xf_status imp_tensor_decode_src(const Onnx__TensorProto *tp, const char *what,
     if (st != XF_OK) return st;
     if (external && src->mem) {
         const void *data;
-        st = imp_ext_lookup(tp, what, src->mem, bytes, &data, err);
+        st = ox_ext_lookup(tp, what, src->mem, bytes, &data, err);
         if (st == XF_OK && bytes) memcpy(t->data, data, bytes);
     } else if (external)
-        st = imp_ext_read(tp, what, src->base_dir, t->data, bytes, err);
+        st = ox_ext_read(tp, what, src->base_dir, t->data, bytes, err);
     else if (tp->has_raw_data) {
         if (bytes) memcpy(t->data, tp->raw_data.data, bytes);
     } else
@@ -202,26 +202,26 @@ xf_status xf_onnx_load_tensor(const char *path, xf_tensor *t, char **name, xf_er
     if (name) *name = NULL;
     uint8_t *buf = NULL;
     size_t len = 0;
-    xf_status st = imp_read_file(path, &buf, &len, err);
+    xf_status st = ox_read_file(path, &buf, &len, err);
     if (st != XF_OK) return st;
     imp_pb_alloc pa;
-    imp_pb_alloc_init(&pa);
+    ox_pb_alloc_init(&pa);
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&pa.base, len, buf);
     xf_free(buf);
     if (!tp && pa.failed) return XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory decoding", path);
     if (!tp) return XF_FAIL(err, XF_ERR_PARSE, "%s: not a valid serialized ONNX TensorProto", path);
-    char *dir = imp_dirname(path);
+    char *dir = ox_dirname(path);
     char what[1024];
-    snprintf(what, sizeof what, "%s: tensor '%s'", path, imp_str(tp->name));
+    snprintf(what, sizeof what, "%s: tensor '%s'", path, ox_str(tp->name));
     if (!dir)
         st = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
     else
-        st = imp_tensor_decode(tp, what, dir, t, err);
+        st = ox_tensor_decode(tp, what, dir, t, err);
     if (st == XF_OK && name) {
-        size_t n = strlen(imp_str(tp->name)) + 1;
+        size_t n = strlen(ox_str(tp->name)) + 1;
         *name = xf_malloc(n);
         if (*name)
-            memcpy(*name, imp_str(tp->name), n);
+            memcpy(*name, ox_str(tp->name), n);
         else {
             xf_tensor_free(t);
             st = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);

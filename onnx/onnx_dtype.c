@@ -1,8 +1,8 @@
 /*
  * onnx_dtype.c — xf_dtype <-> ONNX TensorProto.DataType codes (see
- * onnx_dtype.h). The numeric codes are fixed by the ONNX specification.
+ * onnx_dtype_internal.h). The numeric codes are fixed by the ONNX specification.
  */
-#include "onnx_dtype.h"
+#include "onnx_dtype_internal.h"
 
 enum {
     ONNX_UNDEFINED = 0,
@@ -12,7 +12,7 @@ enum {
     ONNX_BOOL = 9,
 };
 
-int xf_onnx_dtype_from_xf(xf_dtype t)
+int ox_dtype_from_xf(xf_dtype t)
 {
     switch (t) {
     case XF_F32: return ONNX_FLOAT;
@@ -23,7 +23,7 @@ int xf_onnx_dtype_from_xf(xf_dtype t)
     }
 }
 
-xf_dtype xf_onnx_dtype_to_xf(int onnx_dtype)
+xf_dtype ox_dtype_to_xf(int onnx_dtype)
 {
     switch (onnx_dtype) {
     case ONNX_FLOAT: return XF_F32;
@@ -34,7 +34,7 @@ xf_dtype xf_onnx_dtype_to_xf(int onnx_dtype)
     }
 }
 
-const char *xf_onnx_dtype_name(int onnx_dtype)
+const char *ox_dtype_name(int onnx_dtype)
 {
     static const char *const names[] = {
         "UNDEFINED", "FLOAT",  "UINT8",  "INT8",      "UINT16",     "INT16",

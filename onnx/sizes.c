@@ -219,12 +219,12 @@ xf_status xf_onnx_sizes_choose(const char *path, const xf_onnx_options *given,
     *out = NULL;
     uint8_t *buf = NULL;
     size_t len = 0;
-    xf_status st = imp_read_file(path, &buf, &len, err);
+    xf_status st = ox_read_file(path, &buf, &len, err);
     if (st != XF_OK) return st;
-    char *dir = imp_dirname(path);
+    char *dir = ox_dirname(path);
     xf_onnx_sizes *s = xf_calloc(1, sizeof *s);
     if (!dir || !s) st = XF_FAIL(err, XF_ERR_NOMEM, "%s: out of memory", path);
-    if (st == XF_OK) st = xf_onnx_dyn_read(buf, len, path, &s->d, err);
+    if (st == XF_OK) st = ox_dyn_read(buf, len, path, &s->d, err);
     model_bytes m = {buf, len, path, dir};
     if (st == XF_OK) st = choose(s, &m, given, data_dir, err);
     xf_free(dir);

@@ -17,7 +17,7 @@
  * found) goes to those bytes at once. When the input fails too
  * because of one symbol (its parameters cannot follow it, or the model
  * written fails at a size of it), that symbol is written fixed at the size
- * imported at, with a warning (xf_onnx_dyn_fix), and both are tried again;
+ * imported at, with a warning (ox_dyn_fix), and both are tried again;
  * when the input fails for another reason, the input file's bytes whatever
  * they reference. Without
  * a fall-back (a round trip) the graph alone is tried, symbols fixed the
@@ -97,7 +97,7 @@ static xf_status check_sizes(checker *c, xf_onnx_writer *w, const xf_onnx_option
     }
     if (st != XF_OK && io->n_dim_overrides > 0) {
         char at[512];
-        xf_onnx_dyn_describe_sizes(c->d, io->dim_values, at, sizeof at);
+        ox_dyn_describe_sizes(c->d, io->dim_values, at, sizeof at);
         xf_error_prefix(err, "at %s", at);
     }
     xf_graph_free(&back);
@@ -196,7 +196,7 @@ static xf_status try_graph(checker *c, const xf_graph *g, xf_onnx_writer **w, in
     so.external_data = c->o->external_data;
     so.dynamic = c->d;
     memset(c->at, 0, sizeof c->at);
-    xf_status st = xf_export_writer_open(g, c->o->output, &so, w, sym, err);
+    xf_status st = ox_export_writer_open(g, c->o->output, &so, w, sym, err);
     int points = xf_onnx_dynamic_points(c->d);
     for (int p = 0; p < points && st == XF_OK; p++) st = check_point(c, *w, p, sym, err);
     uint64_t hash = 0;
@@ -253,7 +253,7 @@ static xf_status read_input_file(const xf_onnx_check_options *o, int must, uint8
     xf_status st = xf_onnx_read_file(o->model, buf, len, &e);
     if (st == XF_ERR_NOMEM || (st && must)) return XF_FAIL(err, st, "%s", e.msg);
     if (st) return XF_OK;
-    *whole = !o->external_data && !imp_pb_external_data(*buf, *len);
+    *whole = !o->external_data && !ox_pb_external_data(*buf, *len);
     return XF_OK;
 }
 
@@ -325,7 +325,7 @@ static xf_status write_model(checker *c, const xf_graph *graph, xf_onnx_checked 
         if (sym < 0 || d->fixed[sym]) break;
         char reason[1200];
         snprintf(reason, sizeof reason, "the model written cannot follow it: %s", last.msg);
-        if ((st = xf_onnx_dyn_fix(d, o->model, sym, reason, err)) != XF_OK) return st;
+        if ((st = ox_dyn_fix(d, o->model, sym, reason, err)) != XF_OK) return st;
         out->n_fixed++;
     }
     if (!o->fall_back) return XF_FAIL(err, st, "%s", last.msg);

@@ -82,8 +82,6 @@ typedef struct pr_table {
     pr_keymap name_map;
 } pr_table;
 
-void pr_table_init(pr_table *t);
-void pr_table_free(pr_table *t);
 
 static inline const int32_t *pr_kids(const pr_table *t, int32_t term)
 {
@@ -162,9 +160,6 @@ void pr_term_format(const pr_table *t, int32_t term, char *buf, size_t n);
 /* Canonical form of every rule (pr_canon of its outputs) into `index`
  * (form -> first rule with it); first[i] gets that first rule. */
 xf_status pr_canon_index(const pr_rules *rs, pr_keymap *index, long *first, xf_error *err);
-/* Index of the first rule whose canonical form equals that of `tu`, or -1. */
-xf_status pr_lookup(const pr_rules *rs, const pr_keymap *index, const pr_tuple *tu, long *found,
-                    xf_error *err);
 
 /* Marks rule i removed by `stage` because of rule `by`, with the reason
  * (printf format) when rs->reasons. */

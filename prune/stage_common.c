@@ -28,8 +28,8 @@ xf_status pr_canon_index(const pr_rules *rs, pr_keymap *index, long *first, xf_e
     return st;
 }
 
-xf_status pr_lookup(const pr_rules *rs, const pr_keymap *index, const pr_tuple *tu, long *found,
-                    xf_error *err)
+static xf_status lookup(const pr_rules *rs, const pr_keymap *index, const pr_tuple *tu,
+                        long *found, xf_error *err)
 {
     pr_tokens tok = {0};
     *found = -1;
@@ -103,7 +103,7 @@ xf_status pr_stage_common_subgraph(const pr_rules *rs, const pr_keymap *index,
         pr_subst sb = {common, -1};
         pr_tuple tu = {r->n_out, r->src_out, r->dst_out, &sb, 1};
         long by;
-        xf_status st = pr_lookup(rs, index, &tu, &by, err);
+        xf_status st = lookup(rs, index, &tu, &by, err);
         if (st != XF_OK) return st;
         char expr[128] = "";
         if (rs->reasons) pr_term_format(t, common, expr, sizeof expr);
@@ -167,7 +167,7 @@ xf_status pr_stage_common_supergraph(const pr_rules *rs, const pr_keymap *index,
         }
         pr_tuple tu = {n, src, dst, NULL, 0};
         long by;
-        st = pr_lookup(rs, index, &tu, &by, err);
+        st = lookup(rs, index, &tu, &by, err);
         if (st != XF_OK) break;
         const char *opname = xf_op_get(t->ops[t->terms[r->src_out[k]].opkey])->name;
         st = pr_remove(rs, alive, v, i, XF_PRUNE_COMMON_SUPERGRAPH, by, err,

@@ -21,14 +21,14 @@
         }                                                                                    \
     } while (0)
 
-void pr_table_init(pr_table *t)
+static void table_init(pr_table *t)
 {
     memset(t, 0, sizeof *t);
     pr_keymap_init(&t->opkey_map);
     pr_keymap_init(&t->name_map);
 }
 
-void pr_table_free(pr_table *t)
+static void table_free(pr_table *t)
 {
     xf_free(t->terms);
     xf_free(t->kids);
@@ -43,7 +43,7 @@ void pr_table_free(pr_table *t)
     xf_free(t->names);
     pr_keymap_free(&t->opkey_map);
     pr_keymap_free(&t->name_map);
-    pr_table_init(t);
+    table_init(t);
 }
 
 static xf_status intern_opkey(pr_table *t, xf_op op, const xf_params *p, int32_t *out,
@@ -338,7 +338,7 @@ xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_
                          void *user, int canonical, xf_error *err)
 {
     memset(rs, 0, sizeof *rs);
-    pr_table_init(&rs->table);
+    table_init(&rs->table);
     rs->rules = xf_calloc(n + 1, sizeof *rs->rules);
     if (!rs->rules) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (%zu rules)", n);
     rs->n = n;
@@ -365,7 +365,7 @@ xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_
 
 void pr_rules_free(pr_rules *rs)
 {
-    pr_table_free(&rs->table);
+    table_free(&rs->table);
     xf_free(rs->rules);
     xf_free(rs->pool);
     memset(rs, 0, sizeof *rs);

@@ -25,19 +25,19 @@ static int bb_reserve(bytebuf *b, size_t more)
     return 1;
 }
 
-void bb_put_bytes(bytebuf *b, const void *p, size_t n)
+void db_put_bytes(bytebuf *b, const void *p, size_t n)
 {
     if (!bb_reserve(b, n)) return;
     memcpy(b->data + b->len, p, n);
     b->len += n;
 }
 
-void bb_put_byte(bytebuf *b, uint8_t v)
+void db_put_byte(bytebuf *b, uint8_t v)
 {
-    bb_put_bytes(b, &v, 1);
+    db_put_bytes(b, &v, 1);
 }
 
-void bb_put_uvarint(bytebuf *b, uint64_t v)
+void db_put_uvarint(bytebuf *b, uint64_t v)
 {
     uint8_t tmp[10];
     size_t n = 0;
@@ -46,16 +46,16 @@ void bb_put_uvarint(bytebuf *b, uint64_t v)
         v >>= 7;
         tmp[n++] = (uint8_t)(c | (v ? 0x80 : 0));
     } while (v);
-    bb_put_bytes(b, tmp, n);
+    db_put_bytes(b, tmp, n);
 }
 
-void bb_put_svarint(bytebuf *b, int64_t v)
+void db_put_svarint(bytebuf *b, int64_t v)
 {
     uint64_t u = (uint64_t)v;
-    bb_put_uvarint(b, (u << 1) ^ (v < 0 ? ~(uint64_t)0 : 0));
+    db_put_uvarint(b, (u << 1) ^ (v < 0 ? ~(uint64_t)0 : 0));
 }
 
-uint8_t br_byte(bytereader *r)
+uint8_t db_get_byte(bytereader *r)
 {
     if (r->bad || r->pos >= r->len) {
         r->bad = 1;
@@ -64,7 +64,7 @@ uint8_t br_byte(bytereader *r)
     return r->p[r->pos++];
 }
 
-void br_bytes(bytereader *r, void *out, size_t n)
+void db_get_bytes(bytereader *r, void *out, size_t n)
 {
     if (r->bad || r->len - r->pos < n) {
         r->bad = 1;
@@ -75,11 +75,11 @@ void br_bytes(bytereader *r, void *out, size_t n)
     r->pos += n;
 }
 
-uint64_t br_uvarint(bytereader *r)
+uint64_t db_get_uvarint(bytereader *r)
 {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
-        uint8_t c = br_byte(r);
+        uint8_t c = db_get_byte(r);
         if (r->bad) return 0;
         if (shift == 63 && c > 1) break; /* would overflow 64 bits */
         v |= (uint64_t)(c & 0x7f) << shift;
@@ -89,8 +89,8 @@ uint64_t br_uvarint(bytereader *r)
     return 0;
 }
 
-int64_t br_svarint(bytereader *r)
+int64_t db_get_svarint(bytereader *r)
 {
-    uint64_t u = br_uvarint(r);
+    uint64_t u = db_get_uvarint(r);
     return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
 }

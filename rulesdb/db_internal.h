@@ -63,15 +63,15 @@ xf_status db_step_done(xf_rulesdb *db, sqlite3_stmt *s, const char *what, xf_err
 /* Finalizes every cached statement. */
 void db_stmts_free(xf_rulesdb *db);
 
-/* Every public write runs between op_begin and op_end: a savepoint, which
- * opens a transaction of its own outside a batch. op_end releases it when
+/* Every public write runs between db_op_begin and db_op_end: a savepoint, which
+ * opens a transaction of its own outside a batch. db_op_end releases it when
  * st is XF_OK, else rolls it back; it returns st (or its own failure). */
-xf_status op_begin(xf_rulesdb *db, xf_error *err);
-xf_status op_end(xf_rulesdb *db, xf_status st, xf_error *err);
+xf_status db_op_begin(xf_rulesdb *db, xf_error *err);
+xf_status db_op_end(xf_rulesdb *db, xf_status st, xf_error *err);
 
 /* Brings a freshly opened database to XF_RULESDB_SCHEMA_VERSION (or
  * refuses it); see schema.c. */
-xf_status schema_check_and_migrate(xf_rulesdb *db, xf_error *err);
+xf_status db_schema_check_and_migrate(xf_rulesdb *db, xf_error *err);
 
 /* Who runs a run (run_owner.c): this process, recorded with each run. */
 typedef struct run_owner {
@@ -80,24 +80,24 @@ typedef struct run_owner {
     int64_t start; /* the process's start time (clock ticks since boot), -1: unknown */
 } run_owner;
 
-void run_owner_self(run_owner *o);
+void db_run_owner_self(run_owner *o);
 /* 1 when the process that owned a run is certainly gone: same host, and no
  * such pid, or a pid reused by a process that started at another time.
  * 0 for another host or a run without an owner (written before version 2). */
-int run_owner_gone(const char *host, int64_t pid, int64_t start);
+int db_run_owner_gone(const char *host, int64_t pid, int64_t start);
 /* Marks interrupted every run left `running` whose process is gone (a
  * writer's open does this; live concurrent runs are left alone). */
-xf_status runs_mark_dead(xf_rulesdb *db, xf_error *err);
+xf_status db_runs_mark_dead(xf_rulesdb *db, xf_error *err);
 
 /* Binds a possibly-NULL string / blob. Binds are SQLITE_STATIC (no copy):
  * the data must stay until the statement has been stepped, which every
  * write here does before returning. A copy could fail for want of memory,
  * and an unchecked failed bind would store NULL instead. */
-int bind_text_or_null(sqlite3_stmt *s, int col, const char *text);
+int db_bind_text_or_null(sqlite3_stmt *s, int col, const char *text);
 /* xf_malloc'd copy of a text column, NULL for SQL NULL; *oom set on failure. */
-char *column_strdup(sqlite3_stmt *s, int col, int *oom);
+char *db_column_strdup(sqlite3_stmt *s, int col, int *oom);
 /* xf_malloc'd copy of a blob column, NULL for SQL NULL or empty. */
-uint8_t *column_blobdup(sqlite3_stmt *s, int col, size_t *len, int *oom);
+uint8_t *db_column_blobdup(sqlite3_stmt *s, int col, size_t *len, int *oom);
 
 /* ----------------------------------------------------------- byte codec */
 
@@ -107,10 +107,10 @@ typedef struct bytebuf {
     int oom;
 } bytebuf;
 
-void bb_put_byte(bytebuf *b, uint8_t v);
-void bb_put_bytes(bytebuf *b, const void *p, size_t n);
-void bb_put_uvarint(bytebuf *b, uint64_t v);
-void bb_put_svarint(bytebuf *b, int64_t v);
+void db_put_byte(bytebuf *b, uint8_t v);
+void db_put_bytes(bytebuf *b, const void *p, size_t n);
+void db_put_uvarint(bytebuf *b, uint64_t v);
+void db_put_svarint(bytebuf *b, int64_t v);
 
 typedef struct bytereader {
     const uint8_t *p;
@@ -118,14 +118,14 @@ typedef struct bytereader {
     int bad; /* ran past the end or a varint was malformed */
 } bytereader;
 
-uint8_t br_byte(bytereader *r);
-void br_bytes(bytereader *r, void *out, size_t n);
-uint64_t br_uvarint(bytereader *r);
-int64_t br_svarint(bytereader *r);
+uint8_t db_get_byte(bytereader *r);
+void db_get_bytes(bytereader *r, void *out, size_t n);
+uint64_t db_get_uvarint(bytereader *r);
+int64_t db_get_svarint(bytereader *r);
 
 /* Writes the non-zero fields of `p` (all fields default to zero). */
-void params_encode(bytebuf *b, const xf_params *p);
-/* Reads what params_encode wrote into a default xf_params. */
-xf_status params_decode(bytereader *r, xf_params *p, xf_error *err);
+void db_params_encode(bytebuf *b, const xf_params *p);
+/* Reads what db_params_encode wrote into a default xf_params. */
+xf_status db_params_decode(bytereader *r, xf_params *p, xf_error *err);
 
 #endif

@@ -29,7 +29,7 @@ static xf_status configure(xf_rulesdb *db, xf_error *err)
 {
     sqlite3_extended_result_codes(db->h, 1);
     sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
-    xf_status st = schema_check_and_migrate(db, err);
+    xf_status st = db_schema_check_and_migrate(db, err);
     if (st != XF_OK) return st;
     if (db->readonly) return db_exec(db, "PRAGMA foreign_keys = ON", err);
     /* journal_mode answers with a row; sqlite3_exec discards it. WAL keeps
@@ -38,7 +38,7 @@ static xf_status configure(xf_rulesdb *db, xf_error *err)
                  "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
                  " PRAGMA foreign_keys = ON",
                  err);
-    if (st == XF_OK) st = runs_mark_dead(db, err);
+    if (st == XF_OK) st = db_runs_mark_dead(db, err);
     return st;
 }
 

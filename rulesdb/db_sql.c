@@ -123,12 +123,12 @@ xf_status db_step_done(xf_rulesdb *db, sqlite3_stmt *s, const char *what, xf_err
     return st;
 }
 
-int bind_text_or_null(sqlite3_stmt *s, int col, const char *text)
+int db_bind_text_or_null(sqlite3_stmt *s, int col, const char *text)
 {
     return text ? sqlite3_bind_text(s, col, text, -1, SQLITE_STATIC) : sqlite3_bind_null(s, col);
 }
 
-char *column_strdup(sqlite3_stmt *s, int col, int *oom)
+char *db_column_strdup(sqlite3_stmt *s, int col, int *oom)
 {
     const unsigned char *t = sqlite3_column_text(s, col);
     if (!t) return NULL;
@@ -143,7 +143,7 @@ char *column_strdup(sqlite3_stmt *s, int col, int *oom)
     return c;
 }
 
-uint8_t *column_blobdup(sqlite3_stmt *s, int col, size_t *len, int *oom)
+uint8_t *db_column_blobdup(sqlite3_stmt *s, int col, size_t *len, int *oom)
 {
     *len = 0;
     const void *b = sqlite3_column_blob(s, col);
@@ -161,14 +161,14 @@ uint8_t *column_blobdup(sqlite3_stmt *s, int col, size_t *len, int *oom)
 
 /* ------------------------------------------------------ atomic operations */
 
-xf_status op_begin(xf_rulesdb *db, xf_error *err)
+xf_status db_op_begin(xf_rulesdb *db, xf_error *err)
 {
     if (db->readonly)
         return XF_FAIL(err, XF_ERR_INVALID, "%s: opened read-only, cannot write", db->path);
     return db_exec(db, "SAVEPOINT xf_op", err);
 }
 
-xf_status op_end(xf_rulesdb *db, xf_status st, xf_error *err)
+xf_status db_op_end(xf_rulesdb *db, xf_status st, xf_error *err)
 {
     if (st == XF_OK) return db_exec(db, "RELEASE xf_op", err);
     /* Keep the first error; the rollback's own failure would only hide it. */

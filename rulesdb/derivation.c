@@ -59,7 +59,7 @@ xf_status xf_rulesdb_set_derived(xf_rulesdb *db, int64_t id, const xf_rulesdb_st
     if (n < 1)
         return XF_FAIL(err, XF_ERR_INVALID, "rule %lld: a derivation needs at least one step",
                        (long long)id);
-    st = op_begin(db, err);
+    st = db_op_begin(db, err);
     if (st != XF_OK) return st;
     xf_rulesdb_verdict v;
     memset(&v, 0, sizeof v);
@@ -71,7 +71,7 @@ xf_status xf_rulesdb_set_derived(xf_rulesdb *db, int64_t id, const xf_rulesdb_st
     st = xf_rulesdb_set_verdict(db, id, &v, err);
     if (st == XF_OK) st = put_steps(db, id, steps, n, err);
     if (st == XF_OK) db->batch_writes += n;
-    return op_end(db, st, err);
+    return db_op_end(db, st, err);
 }
 
 xf_status xf_rulesdb_get_derivation(xf_rulesdb *db, int64_t id, xf_rulesdb_step **steps, int *n,

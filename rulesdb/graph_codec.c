@@ -60,33 +60,33 @@ xf_status xf_rulesdb_graph_serialize(const xf_graph *g, uint8_t **buf, size_t *l
     }
     st = xf_graph_canonical_order(g, order, err);
     if (st != XF_OK) goto out;
-    bb_put_byte(&b, MAGIC0);
-    bb_put_byte(&b, MAGIC1);
-    bb_put_byte(&b, XF_RULESDB_GRAPH_FORMAT);
-    bb_put_uvarint(&b, (uint64_t)g->n_inputs);
+    db_put_byte(&b, MAGIC0);
+    db_put_byte(&b, MAGIC1);
+    db_put_byte(&b, XF_RULESDB_GRAPH_FORMAT);
+    db_put_uvarint(&b, (uint64_t)g->n_inputs);
     int next = 0;
     for (int i = 0; i < g->n_inputs; i++) {
         const xf_value *v = &g->values[g->inputs[i]];
-        bb_put_byte(&b, (uint8_t)v->dtype);
-        bb_put_uvarint(&b, (uint64_t)v->shape.rank);
-        for (int d = 0; d < v->shape.rank; d++) bb_put_svarint(&b, v->shape.dims[d]);
+        db_put_byte(&b, (uint8_t)v->dtype);
+        db_put_uvarint(&b, (uint64_t)v->shape.rank);
+        for (int d = 0; d < v->shape.rank; d++) db_put_svarint(&b, v->shape.dims[d]);
         num[g->inputs[i]] = next++;
     }
-    bb_put_uvarint(&b, (uint64_t)g->n_nodes);
+    db_put_uvarint(&b, (uint64_t)g->n_nodes);
     for (int k = 0; k < g->n_nodes; k++) {
         const xf_node *n = &g->nodes[order[k]];
         const char *name = xf_op_get(n->op)->name;
-        bb_put_uvarint(&b, strlen(name));
-        bb_put_bytes(&b, name, strlen(name));
-        params_encode(&b, &n->params);
-        bb_put_uvarint(&b, (uint64_t)n->n_inputs);
+        db_put_uvarint(&b, strlen(name));
+        db_put_bytes(&b, name, strlen(name));
+        db_params_encode(&b, &n->params);
+        db_put_uvarint(&b, (uint64_t)n->n_inputs);
         for (int j = 0; j < n->n_inputs; j++)
-            bb_put_uvarint(&b, n->inputs[j] < 0 ? 0 : (uint64_t)num[n->inputs[j]] + 1);
-        bb_put_uvarint(&b, (uint64_t)n->n_outputs);
+            db_put_uvarint(&b, n->inputs[j] < 0 ? 0 : (uint64_t)num[n->inputs[j]] + 1);
+        db_put_uvarint(&b, (uint64_t)n->n_outputs);
         for (int j = 0; j < n->n_outputs; j++) num[n->outputs[j]] = next++;
     }
-    bb_put_uvarint(&b, (uint64_t)g->n_outputs);
-    for (int i = 0; i < g->n_outputs; i++) bb_put_uvarint(&b, (uint64_t)num[g->outputs[i]]);
+    db_put_uvarint(&b, (uint64_t)g->n_outputs);
+    for (int i = 0; i < g->n_outputs; i++) db_put_uvarint(&b, (uint64_t)num[g->outputs[i]]);
     if (b.oom) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory serializing a graph");
         goto out;
@@ -128,11 +128,11 @@ static xf_status read_inputs(bytereader *r, const char *const *names, xf_graph *
 {
     static const char *const none[1] = {NULL};
     if (!names) names = none;
-    uint64_t n = br_uvarint(r);
+    uint64_t n = db_get_uvarint(r);
     if (n > r->len) return XF_FAIL(err, XF_ERR_PARSE, "input count %llu is impossible", (unsigned long long)n);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
-        int dt = br_byte(r);
-        uint64_t rank = br_uvarint(r);
+        int dt = db_get_byte(r);
+        uint64_t rank = db_get_uvarint(r);
         if (dt <= XF_DTYPE_INVALID || dt >= XF_DTYPE_COUNT)
             return XF_FAIL(err, XF_ERR_PARSE, "input %llu has unknown dtype %d", (unsigned long long)i, dt);
         if (rank > XF_MAX_DIMS)
@@ -140,7 +140,7 @@ static xf_status read_inputs(bytereader *r, const char *const *names, xf_graph *
                            (unsigned long long)i, (unsigned long long)rank, XF_MAX_DIMS);
         int64_t dims[XF_MAX_DIMS] = {0};
         for (uint64_t d = 0; d < rank; d++) {
-            dims[d] = br_svarint(r);
+            dims[d] = db_get_svarint(r);
             if (dims[d] < 0)
                 return XF_FAIL(err, XF_ERR_PARSE, "input %llu has a negative dimension",
                                (unsigned long long)i);
@@ -162,30 +162,30 @@ static xf_status read_inputs(bytereader *r, const char *const *names, xf_graph *
 static xf_status read_node(bytereader *r, uint64_t k, xf_graph *g, value_map *m, xf_error *err)
 {
     char name[MAX_OP_NAME + 1];
-    uint64_t len = br_uvarint(r);
+    uint64_t len = db_get_uvarint(r);
     if (len == 0 || len > MAX_OP_NAME)
         return XF_FAIL(err, XF_ERR_PARSE, "node %llu: bad operator name length %llu",
                        (unsigned long long)k, (unsigned long long)len);
-    br_bytes(r, name, (size_t)len);
+    db_get_bytes(r, name, (size_t)len);
     name[len] = '\0';
     xf_op op = xf_op_from_name(name);
     if (op == XF_OP_COUNT || op == XF_OP_OPAQUE)
         return XF_FAIL(err, XF_ERR_PARSE, "node %llu: unknown operator '%s'", (unsigned long long)k,
                        name);
     xf_params p;
-    xf_status st = params_decode(r, &p, err);
+    xf_status st = db_params_decode(r, &p, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "node %llu (%s)", (unsigned long long)k, name);
         return st;
     }
-    uint64_t n_in = br_uvarint(r);
+    uint64_t n_in = db_get_uvarint(r);
     if (n_in > (uint64_t)m->n + 1024 || n_in > r->len)
         return XF_FAIL(err, XF_ERR_PARSE, "node %llu (%s): %llu inputs is impossible",
                        (unsigned long long)k, name, (unsigned long long)n_in);
     int *ins = xf_malloc(sizeof(int) * (size_t)(n_in + 1));
     if (!ins) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading a graph");
     for (uint64_t j = 0; j < n_in; j++) {
-        uint64_t ref = br_uvarint(r);
+        uint64_t ref = db_get_uvarint(r);
         if (ref > (uint64_t)m->n) {
             xf_free(ins);
             return XF_FAIL(err, XF_ERR_PARSE,
@@ -196,7 +196,7 @@ static xf_status read_node(bytereader *r, uint64_t k, xf_graph *g, value_map *m,
         }
         ins[j] = ref == 0 ? -1 : m->ids[ref - 1];
     }
-    uint64_t n_out = br_uvarint(r);
+    uint64_t n_out = db_get_uvarint(r);
     if (r->bad || n_out == 0 || n_out > MAX_NODE_OUTPUTS) {
         xf_free(ins);
         return XF_FAIL(err, XF_ERR_PARSE, "node %llu (%s): bad output count", (unsigned long long)k,
@@ -217,7 +217,7 @@ static xf_status read_node(bytereader *r, uint64_t k, xf_graph *g, value_map *m,
 static xf_status read_graph(bytereader *r, const char *const *names, xf_graph *g, value_map *m,
                             xf_error *err)
 {
-    uint8_t m0 = br_byte(r), m1 = br_byte(r), version = br_byte(r);
+    uint8_t m0 = db_get_byte(r), m1 = db_get_byte(r), version = db_get_byte(r);
     if (r->bad || m0 != MAGIC0 || m1 != MAGIC1)
         return XF_FAIL(err, XF_ERR_PARSE, "not a serialized rlflow graph (bad magic)");
     if (version != XF_RULESDB_GRAPH_FORMAT)
@@ -226,16 +226,16 @@ static xf_status read_graph(bytereader *r, const char *const *names, xf_graph *g
                        XF_RULESDB_GRAPH_FORMAT);
     xf_status st = read_inputs(r, names, g, m, err);
     if (st != XF_OK) return st;
-    uint64_t n_nodes = br_uvarint(r);
+    uint64_t n_nodes = db_get_uvarint(r);
     if (n_nodes > r->len) return XF_FAIL(err, XF_ERR_PARSE, "node count %llu is impossible", (unsigned long long)n_nodes);
     for (uint64_t k = 0; k < n_nodes && !r->bad; k++) {
         st = read_node(r, k, g, m, err);
         if (st != XF_OK) return st;
     }
-    uint64_t n_out = br_uvarint(r);
+    uint64_t n_out = db_get_uvarint(r);
     if (n_out > r->len) return XF_FAIL(err, XF_ERR_PARSE, "output count %llu is impossible", (unsigned long long)n_out);
     for (uint64_t i = 0; i < n_out && !r->bad; i++) {
-        uint64_t ref = br_uvarint(r);
+        uint64_t ref = db_get_uvarint(r);
         if (ref >= (uint64_t)m->n)
             return XF_FAIL(err, XF_ERR_PARSE, "output %llu refers to value %llu, only %d defined",
                            (unsigned long long)i, (unsigned long long)ref, m->n);

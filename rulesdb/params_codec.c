@@ -91,26 +91,26 @@ static void put_elem(bytebuf *b, field_kind k, const uint8_t *p)
     switch (k) {
     case F_I32:
         memcpy(&i32, p, 4);
-        bb_put_svarint(b, i32);
+        db_put_svarint(b, i32);
         break;
     case F_I64:
         memcpy(&i64, p, 8);
-        bb_put_svarint(b, i64);
+        db_put_svarint(b, i64);
         break;
     case F_F32:
         memcpy(&u32, p, 4);
         for (int i = 0; i < 4; i++) le[i] = (uint8_t)(u32 >> (8 * i));
-        bb_put_bytes(b, le, 4);
+        db_put_bytes(b, le, 4);
         break;
     case F_F64:
         memcpy(&u64, p, 8);
         for (int i = 0; i < 8; i++) le[i] = (uint8_t)(u64 >> (8 * i));
-        bb_put_bytes(b, le, 8);
+        db_put_bytes(b, le, 8);
         break;
     }
 }
 
-void params_encode(bytebuf *b, const xf_params *p)
+void db_params_encode(bytebuf *b, const xf_params *p)
 {
     const uint8_t *base = (const uint8_t *)p;
     int n = 0, used_of[N_FIELDS];
@@ -118,14 +118,14 @@ void params_encode(bytebuf *b, const xf_params *p)
         used_of[i] = used_count(base + fields[i].offset, &fields[i]);
         if (used_of[i] > 0) n++;
     }
-    bb_put_uvarint(b, (uint64_t)n);
+    db_put_uvarint(b, (uint64_t)n);
     for (int i = 0; i < N_FIELDS; i++) {
         const field *f = &fields[i];
         const uint8_t *fp = base + f->offset;
         int used = used_of[i];
         if (used == 0) continue;
-        bb_put_uvarint(b, f->tag);
-        if (f->count > 1) bb_put_uvarint(b, (uint64_t)used);
+        db_put_uvarint(b, f->tag);
+        if (f->count > 1) db_put_uvarint(b, (uint64_t)used);
         for (int k = 0; k < used; k++) put_elem(b, f->kind, fp + (size_t)k * kind_size(f->kind));
     }
 }
@@ -138,7 +138,7 @@ static xf_status get_elem(bytereader *r, field_kind k, uint8_t *p, xf_error *err
     uint64_t u64 = 0;
     switch (k) {
     case F_I32:
-        v = br_svarint(r);
+        v = db_get_svarint(r);
         if (v < INT32_MIN || v > INT32_MAX)
             return XF_FAIL(err, XF_ERR_PARSE, "parameter value %lld does not fit 32 bits",
                            (long long)v);
@@ -146,16 +146,16 @@ static xf_status get_elem(bytereader *r, field_kind k, uint8_t *p, xf_error *err
         memcpy(p, &i32, 4);
         break;
     case F_I64:
-        v = br_svarint(r);
+        v = db_get_svarint(r);
         memcpy(p, &v, 8);
         break;
     case F_F32:
-        br_bytes(r, le, 4);
+        db_get_bytes(r, le, 4);
         for (int i = 0; i < 4; i++) u32 |= (uint32_t)le[i] << (8 * i);
         memcpy(p, &u32, 4);
         break;
     case F_F64:
-        br_bytes(r, le, 8);
+        db_get_bytes(r, le, 8);
         for (int i = 0; i < 8; i++) u64 |= (uint64_t)le[i] << (8 * i);
         memcpy(p, &u64, 8);
         break;
@@ -163,13 +163,13 @@ static xf_status get_elem(bytereader *r, field_kind k, uint8_t *p, xf_error *err
     return XF_OK;
 }
 
-xf_status params_decode(bytereader *r, xf_params *p, xf_error *err)
+xf_status db_params_decode(bytereader *r, xf_params *p, xf_error *err)
 {
     *p = xf_params_default();
     uint8_t *base = (uint8_t *)p;
-    uint64_t n = br_uvarint(r);
+    uint64_t n = db_get_uvarint(r);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
-        uint64_t tag = br_uvarint(r);
+        uint64_t tag = db_get_uvarint(r);
         const field *f = NULL;
         for (int k = 0; k < N_FIELDS; k++)
             if (fields[k].tag == tag) f = &fields[k];
@@ -177,7 +177,7 @@ xf_status params_decode(bytereader *r, xf_params *p, xf_error *err)
             return XF_FAIL(err, XF_ERR_PARSE,
                            "unknown parameter field %llu (written by a newer rlflow?)",
                            (unsigned long long)tag);
-        uint64_t used = f->count > 1 ? br_uvarint(r) : 1;
+        uint64_t used = f->count > 1 ? db_get_uvarint(r) : 1;
         if (used > (uint64_t)f->count)
             return XF_FAIL(err, XF_ERR_PARSE, "parameter field %d has %llu entries, at most %d",
                            (int)f->tag, (unsigned long long)used, f->count);

@@ -11,8 +11,9 @@
 
 /* ------------------------------------------------------------ rules as IR */
 
-xf_status xf_rulesdb_load_graph(xf_rulesdb *db, int64_t id, const char *const *input_names,
-                                xf_graph *out, xf_error *err)
+/* Loads graph `id` (inputs named as in xf_rulesdb_graph_deserialize). */
+static xf_status load_graph(xf_rulesdb *db, int64_t id, const char *const *input_names,
+                            xf_graph *out, xf_error *err)
 {
     xf_graph_init(out);
     sqlite3_stmt *s = db_stmt(db, STMT_GRAPH_LOAD, err);
@@ -85,17 +86,17 @@ xf_status xf_rulesdb_load_rule(xf_rulesdb *db, int64_t id, xf_rule *out, xf_erro
     int64_t src = sqlite3_column_int64(s, 0), dst = sqlite3_column_int64(s, 1);
     uint64_t fp = (uint64_t)sqlite3_column_int64(s, 3);
     int oom = 0;
-    char *names = column_strdup(s, 2, &oom);
-    char *status_text = column_strdup(s, 4, &oom);
-    char *domain = column_strdup(s, 5, &oom);
+    char *names = db_column_strdup(s, 2, &oom);
+    char *status_text = db_column_strdup(s, 4, &oom);
+    char *domain = db_column_strdup(s, 5, &oom);
     sqlite3_reset(s);
     const char **v = names ? split_names(names, &oom) : NULL;
     xf_status st = XF_OK;
     xf_rule_status status = XF_RULE_CANDIDATE;
     if (oom) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading rule %lld", (long long)id);
     if (st == XF_OK) st = xf_rulesdb_status_parse(status_text ? status_text : "", &status, err);
-    if (st == XF_OK) st = xf_rulesdb_load_graph(db, src, v, &out->src, err);
-    if (st == XF_OK) st = xf_rulesdb_load_graph(db, dst, v, &out->dst, err);
+    if (st == XF_OK) st = load_graph(db, src, v, &out->src, err);
+    if (st == XF_OK) st = load_graph(db, dst, v, &out->dst, err);
     if (st == XF_OK) {
         out->fingerprint = fp;
         st = xf_rule_validate(out, err);
@@ -169,18 +170,18 @@ static xf_status fill_info(xf_rulesdb *db, sqlite3_stmt *s, xf_rulesdb_rule_info
         return st;
     }
     info->run_id = sqlite3_column_int64(s, 9);
-    info->input_names = column_strdup(s, 10, &oom);
-    info->src_text = column_strdup(s, 11, &oom);
-    info->dst_text = column_strdup(s, 12, &oom);
-    info->why = column_strdup(s, 13, &oom);
+    info->input_names = db_column_strdup(s, 10, &oom);
+    info->src_text = db_column_strdup(s, 11, &oom);
+    info->dst_text = db_column_strdup(s, 12, &oom);
+    info->why = db_column_strdup(s, 13, &oom);
     info->subsumed_by = sqlite3_column_int64(s, 14);
     info->has_verdict = sqlite3_column_int(s, 15);
     info->time_ms = sqlite3_column_double(s, 16);
-    info->axioms = column_strdup(s, 17, &oom);
-    info->detail = column_strdup(s, 18, &oom);
-    info->counterexample = column_blobdup(s, 19, &info->counterexample_len, &oom);
+    info->axioms = db_column_strdup(s, 17, &oom);
+    info->detail = db_column_strdup(s, 18, &oom);
+    info->counterexample = db_column_blobdup(s, 19, &info->counterexample_len, &oom);
     info->broken = sqlite3_column_int(s, 20);
-    info->domain = column_strdup(s, 21, &oom);
+    info->domain = db_column_strdup(s, 21, &oom);
     if (oom) {
         xf_rulesdb_rule_info_free(info);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading a rule");

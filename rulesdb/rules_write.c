@@ -113,9 +113,9 @@ xf_status xf_rulesdb_add_graph(xf_rulesdb *db, const xf_graph *g, int64_t *id, i
 {
     int ins = 0;
     *id = 0;
-    xf_status st = op_begin(db, err);
+    xf_status st = db_op_begin(db, err);
     if (st != XF_OK) return st;
-    st = op_end(db, graph_put(db, g, id, &ins, err), err);
+    st = db_op_end(db, graph_put(db, g, id, &ins, err), err);
     if (st != XF_OK) ins = 0, *id = 0;
     if (inserted) *inserted = ins;
     return st;
@@ -208,7 +208,7 @@ static xf_status rule_put(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb_rul
     sqlite3_bind_int64(s, 8, (sqlite3_int64)r->fingerprint);
     sqlite3_bind_text(s, 9, xf_rulesdb_status_name(meta ? meta->status : XF_RULE_CANDIDATE), -1,
                       SQLITE_STATIC);
-    bind_text_or_null(s, 10, meta ? meta->why : NULL);
+    db_bind_text_or_null(s, 10, meta ? meta->why : NULL);
     if (meta && meta->subsumed_by) sqlite3_bind_int64(s, 11, meta->subsumed_by);
     if (meta && meta->run_id) sqlite3_bind_int64(s, 12, meta->run_id);
     st = db_step_done(db, s, "storing a rule", err);
@@ -228,9 +228,9 @@ xf_status xf_rulesdb_add_rule(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb
     int64_t got = 0;
     if (id) *id = 0;
     if (inserted) *inserted = 0;
-    xf_status st = op_begin(db, err);
+    xf_status st = db_op_begin(db, err);
     if (st != XF_OK) return st;
-    st = op_end(db, rule_put(db, r, meta, &got, &ins, err), err);
+    st = db_op_end(db, rule_put(db, r, meta, &got, &ins, err), err);
     if (st != XF_OK) return st;
     if (id) *id = got;
     if (inserted) *inserted = ins;
@@ -243,7 +243,7 @@ xf_status xf_rulesdb_add_rules(xf_rulesdb *db, const xf_rule *rules, int n,
 {
     int count = 0;
     if (n_inserted) *n_inserted = 0;
-    xf_status st = op_begin(db, err);
+    xf_status st = db_op_begin(db, err);
     if (st != XF_OK) return st;
     for (int i = 0; i < n && st == XF_OK; i++) {
         int64_t id = 0;
@@ -253,7 +253,7 @@ xf_status xf_rulesdb_add_rules(xf_rulesdb *db, const xf_rule *rules, int n,
         if (ids) ids[i] = id;
         count += ins;
     }
-    st = op_end(db, st, err);
+    st = db_op_end(db, st, err);
     if (st == XF_OK && n_inserted) *n_inserted = count;
     return st;
 }
@@ -261,7 +261,7 @@ xf_status xf_rulesdb_add_rules(xf_rulesdb *db, const xf_rule *rules, int n,
 /* Runs one prepared update of a rule row; XF_ERR_INVALID if no such rule. */
 static xf_status update_rule(xf_rulesdb *db, sqlite3_stmt *s, int64_t id, xf_error *err)
 {
-    xf_status st = op_begin(db, err);
+    xf_status st = db_op_begin(db, err);
     if (st != XF_OK) {
         sqlite3_clear_bindings(s);
         return st;
@@ -271,7 +271,7 @@ static xf_status update_rule(xf_rulesdb *db, sqlite3_stmt *s, int64_t id, xf_err
     if (st == XF_OK && sqlite3_changes(db->h) == 0)
         st = XF_FAIL(err, XF_ERR_INVALID, "%s: no rule with id %lld", db->path, (long long)id);
     if (st == XF_OK) db->batch_writes++;
-    return op_end(db, st, err);
+    return db_op_end(db, st, err);
 }
 
 xf_status xf_rulesdb_set_status(xf_rulesdb *db, int64_t id, xf_rule_status status,
@@ -283,7 +283,7 @@ xf_status xf_rulesdb_set_status(xf_rulesdb *db, int64_t id, xf_rule_status statu
     if (!s) return err ? err->code : XF_ERR_IO;
     sqlite3_bind_int64(s, 1, id);
     sqlite3_bind_text(s, 2, xf_rulesdb_status_name(status), -1, SQLITE_STATIC);
-    bind_text_or_null(s, 3, why);
+    db_bind_text_or_null(s, 3, why);
     if (subsumed_by) sqlite3_bind_int64(s, 4, subsumed_by);
     return update_rule(db, s, id, err);
 }
@@ -298,11 +298,11 @@ xf_status xf_rulesdb_set_verdict(xf_rulesdb *db, int64_t id, const xf_rulesdb_ve
     sqlite3_bind_int64(s, 1, id);
     sqlite3_bind_text(s, 2, xf_rulesdb_status_name(v->status), -1, SQLITE_STATIC);
     sqlite3_bind_double(s, 3, v->time_ms);
-    bind_text_or_null(s, 4, v->axioms);
-    bind_text_or_null(s, 5, v->detail);
+    db_bind_text_or_null(s, 4, v->axioms);
+    db_bind_text_or_null(s, 5, v->detail);
     if (v->counterexample && v->counterexample_len)
         sqlite3_bind_blob64(s, 6, v->counterexample, v->counterexample_len, SQLITE_STATIC);
     if (v->status == XF_RULE_PROVED || v->status == XF_RULE_DERIVED)
-        bind_text_or_null(s, 7, v->domain);
+        db_bind_text_or_null(s, 7, v->domain);
     return update_rule(db, s, id, err);
 }

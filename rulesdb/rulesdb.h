@@ -121,9 +121,6 @@ xf_status xf_rulesdb_graph_deserialize(const uint8_t *buf, size_t len,
  * the graph's row id either way, *inserted (may be NULL) 1 when new. */
 xf_status xf_rulesdb_add_graph(xf_rulesdb *db, const xf_graph *g, int64_t *id, int *inserted,
                                xf_error *err);
-/* Loads graph `id` (inputs named as in xf_rulesdb_graph_deserialize). */
-xf_status xf_rulesdb_load_graph(xf_rulesdb *db, int64_t id, const char *const *input_names,
-                                xf_graph *out, xf_error *err);
 
 /* ------------------------------------------------------------------- rules */
 

@@ -41,7 +41,7 @@ static int64_t proc_start(int64_t pid)
     return end == p + 1 ? -1 : v;
 }
 
-void run_owner_self(run_owner *o)
+void db_run_owner_self(run_owner *o)
 {
     o->pid = (int64_t)getpid();
     if (gethostname(o->host, sizeof o->host) != 0) o->host[0] = '\0';
@@ -49,10 +49,10 @@ void run_owner_self(run_owner *o)
     o->start = proc_start(o->pid);
 }
 
-int run_owner_gone(const char *host, int64_t pid, int64_t start)
+int db_run_owner_gone(const char *host, int64_t pid, int64_t start)
 {
     run_owner self;
-    run_owner_self(&self);
+    db_run_owner_self(&self);
     if (!host || pid <= 0 || strcmp(host, self.host) != 0) return 0;
     if (pid == self.pid) return start >= 0 && self.start >= 0 && start != self.start;
     if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return 1;
@@ -60,21 +60,21 @@ int run_owner_gone(const char *host, int64_t pid, int64_t start)
     return start >= 0 && now >= 0 && now != start;
 }
 
-xf_status runs_mark_dead(xf_rulesdb *db, xf_error *err)
+xf_status db_runs_mark_dead(xf_rulesdb *db, xf_error *err)
 {
     sqlite3_stmt *s = db_stmt(db, STMT_RUN_LIVE, err);
     if (!s) return err ? err->code : XF_ERR_IO;
     int64_t dead[64]; /* more are marked by the next writer's open */
     int n = 0, rc = SQLITE_DONE;
     while (n < 64 && (rc = sqlite3_step(s)) == SQLITE_ROW)
-        if (run_owner_gone((const char *)sqlite3_column_text(s, 1), sqlite3_column_int64(s, 2),
+        if (db_run_owner_gone((const char *)sqlite3_column_text(s, 1), sqlite3_column_int64(s, 2),
                            sqlite3_column_type(s, 3) == SQLITE_NULL ? -1
                                                                     : sqlite3_column_int64(s, 3)))
             dead[n++] = sqlite3_column_int64(s, 0);
     sqlite3_reset(s);
     if (n < 64 && rc != SQLITE_DONE) return db_fail(db, err, "looking for runs left running");
     if (n == 0) return XF_OK; /* nothing to write: no write lock taken */
-    xf_status st = op_begin(db, err);
+    xf_status st = db_op_begin(db, err);
     if (st != XF_OK) return st;
     for (int i = 0; i < n && st == XF_OK; i++) {
         s = db_stmt(db, STMT_RUN_MARK_DEAD, err);
@@ -85,5 +85,5 @@ xf_status runs_mark_dead(xf_rulesdb *db, xf_error *err)
         sqlite3_bind_int64(s, 1, dead[i]);
         st = db_step_done(db, s, "marking a dead run interrupted", err);
     }
-    return op_end(db, st, err);
+    return db_op_end(db, st, err);
 }

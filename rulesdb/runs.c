@@ -21,14 +21,14 @@ const char *xf_rulesdb_run_state_name(xf_run_state s)
 static xf_status run_write(xf_rulesdb *db, sqlite3_stmt *s, int64_t run_id, const char *what,
                            xf_error *err)
 {
-    xf_status st = op_begin(db, err);
+    xf_status st = db_op_begin(db, err);
     if (st == XF_OK) {
         st = db_step_done(db, s, what, err);
         if (st == XF_OK && sqlite3_changes(db->h) == 0)
             st = XF_FAIL(err, XF_ERR_INVALID, "%s: no run with id %lld", db->path,
                          (long long)run_id);
         if (st == XF_OK) db->batch_writes++;
-        st = op_end(db, st, err);
+        st = db_op_end(db, st, err);
     }
     sqlite3_clear_bindings(s);
     return st;
@@ -50,13 +50,13 @@ xf_status xf_rulesdb_run_start(xf_rulesdb *db, const xf_rulesdb_run_desc *d, int
     sqlite3_stmt *s = db_stmt(db, STMT_RUN_INSERT, err);
     if (!s) return err ? err->code : XF_ERR_IO;
     sqlite3_bind_text(s, 1, d->tool ? d->tool : "", -1, SQLITE_STATIC);
-    bind_text_or_null(s, 2, d->tool_version);
-    bind_text_or_null(s, 3, d->options);
-    bind_text_or_null(s, 4, d->input_set);
-    bind_text_or_null(s, 5, d->vocab);
+    db_bind_text_or_null(s, 2, d->tool_version);
+    db_bind_text_or_null(s, 3, d->options);
+    db_bind_text_or_null(s, 4, d->input_set);
+    db_bind_text_or_null(s, 5, d->vocab);
     sqlite3_bind_int64(s, 6, (sqlite3_int64)d->seed);
     run_owner o;
-    run_owner_self(&o);
+    db_run_owner_self(&o);
     bind_owner(s, 7, &o);
     xf_status st = run_write(db, s, 0, "recording a run", err);
     if (st == XF_OK) *run_id = sqlite3_last_insert_rowid(db->h);
@@ -97,7 +97,7 @@ xf_status xf_rulesdb_run_set_state(xf_rulesdb *db, int64_t run_id, xf_run_state 
     sqlite3_bind_int64(s, 1, run_id);
     sqlite3_bind_text(s, 2, state_names[state], -1, SQLITE_STATIC);
     run_owner o;
-    run_owner_self(&o);
+    db_run_owner_self(&o);
     bind_owner(s, 3, &o); /* used when the run is resumed: this process runs it now */
     return run_write(db, s, run_id, "updating a run", err);
 }
@@ -109,7 +109,7 @@ xf_status xf_rulesdb_run_find_resumable(xf_rulesdb *db, const char *tool, const 
     sqlite3_stmt *s = db_stmt(db, STMT_RUN_RESUMABLE, err);
     if (!s) return err ? err->code : XF_ERR_IO;
     sqlite3_bind_text(s, 1, tool ? tool : "", -1, SQLITE_STATIC);
-    bind_text_or_null(s, 2, options);
+    db_bind_text_or_null(s, 2, options);
     int rc = sqlite3_step(s);
     xf_status st = XF_OK;
     if (rc == SQLITE_ROW)
@@ -161,7 +161,7 @@ static xf_status read_stages(xf_rulesdb *db, int64_t run_id, xf_rulesdb_run_info
             info->stages = v;
         }
         xf_rulesdb_stage *g = &info->stages[info->n_stages];
-        g->name = column_strdup(s, 0, &oom);
+        g->name = db_column_strdup(s, 0, &oom);
         if (oom) break;
         g->seconds = sqlite3_column_double(s, 1);
         g->count = sqlite3_column_int64(s, 2);
@@ -192,22 +192,22 @@ xf_status xf_rulesdb_run_get(xf_rulesdb *db, int64_t run_id, xf_rulesdb_run_info
     }
     int oom = 0;
     info->id = run_id;
-    info->tool = column_strdup(s, 0, &oom);
-    info->tool_version = column_strdup(s, 1, &oom);
-    info->options = column_strdup(s, 2, &oom);
-    info->input_set = column_strdup(s, 3, &oom);
-    info->vocab = column_strdup(s, 4, &oom);
+    info->tool = db_column_strdup(s, 0, &oom);
+    info->tool_version = db_column_strdup(s, 1, &oom);
+    info->options = db_column_strdup(s, 2, &oom);
+    info->input_set = db_column_strdup(s, 3, &oom);
+    info->vocab = db_column_strdup(s, 4, &oom);
     info->seed = (uint64_t)sqlite3_column_int64(s, 5);
-    info->started = column_strdup(s, 6, &oom);
-    info->ended = column_strdup(s, 7, &oom);
+    info->started = db_column_strdup(s, 6, &oom);
+    info->ended = db_column_strdup(s, 7, &oom);
     const char *state = (const char *)sqlite3_column_text(s, 8);
     for (int i = 0; i <= XF_RUN_DONE; i++)
         if (state && strcmp(state, state_names[i]) == 0) info->state = (xf_run_state)i;
-    info->checkpoint = column_blobdup(s, 9, &info->checkpoint_len, &oom);
+    info->checkpoint = db_column_blobdup(s, 9, &info->checkpoint_len, &oom);
     info->pid = sqlite3_column_int64(s, 10);
-    info->host = column_strdup(s, 11, &oom);
+    info->host = db_column_strdup(s, 11, &oom);
     info->gone = info->state == XF_RUN_RUNNING &&
-                 run_owner_gone(info->host, info->pid,
+                 db_run_owner_gone(info->host, info->pid,
                                 sqlite3_column_type(s, 12) == SQLITE_NULL
                                     ? -1
                                     : sqlite3_column_int64(s, 12));    sqlite3_reset(s);

@@ -216,7 +216,7 @@ static xf_status tables_present(xf_rulesdb *db, int64_t version, xf_error *err)
                    db->path, (long long)version, (long long)n, (long long)want);
 }
 
-xf_status schema_check_and_migrate(xf_rulesdb *db, xf_error *err)
+xf_status db_schema_check_and_migrate(xf_rulesdb *db, xf_error *err)
 {
     int64_t app_id = 0, version = 0, n_objects = 0;
     xf_status st = pragma_int(db, "application_id", &app_id, err);

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "onnx/onnx.h"
-#include "target/model.h"
+#include "target/model_internal.h"
 
-int xf_target_ort_type(xf_dtype d)
+int target_ort_type(xf_dtype d)
 {
     switch (d) {
     case XF_F32: return XF_ORT_FLOAT;
@@ -42,11 +42,11 @@ static xf_status create_session(xf_target_model *m, const xf_graph *g, const cha
     xf_target *t = m->t;
     const xf_ort_api *a = &t->ort.api;
     OrtSessionOptions *so = NULL;
-    xf_status s = xf_ort_check(a, a->CreateSessionOptions(&so), err, "creating session options");
+    xf_status s = target_ort_check(a, a->CreateSessionOptions(&so), err, "creating session options");
     if (s == XF_OK)
-        s = xf_ort_check(a, a->SetIntraOpNumThreads(so, t->threads), err, "setting threads");
+        s = target_ort_check(a, a->SetIntraOpNumThreads(so, t->threads), err, "setting threads");
     if (s == XF_OK)
-        s = xf_ort_check(a, a->SetInterOpNumThreads(so, 1), err, "setting inter-op threads");
+        s = target_ort_check(a, a->SetInterOpNumThreads(so, 1), err, "setting inter-op threads");
     /* Timing alternates between sessions. Within a run the pool threads
      * spin between operators, as in every user's session (ONNX Runtime's
      * default); when a run returns they stop spinning
@@ -56,25 +56,25 @@ static xf_status create_session(xf_target_model *m, const xf_graph *g, const cha
      * from itself; with spinning off, every parallel operator paid a thread
      * wake-up that users do not pay). */
     if (s == XF_OK && t->threads > 1)
-        s = xf_ort_check(a, a->AddSessionConfigEntry(so, "session.force_spinning_stop", "1"),
+        s = target_ort_check(a, a->AddSessionConfigEntry(so, "session.force_spinning_stop", "1"),
                          err, "stopping thread spinning between runs");
     if (s == XF_OK)
-        s = xf_ort_check(a, a->SetSessionExecutionMode(so, XF_ORT_SEQUENTIAL), err,
+        s = target_ort_check(a, a->SetSessionExecutionMode(so, XF_ORT_SEQUENTIAL), err,
                          "setting sequential execution");
     if (s == XF_OK)
-        s = xf_ort_check(a, a->SetSessionGraphOptimizationLevel(so, t->ort_level), err,
+        s = target_ort_check(a, a->SetSessionGraphOptimizationLevel(so, t->ort_level), err,
                          "setting the optimisation level");
     if (s == XF_OK && path) {
-        s = xf_ort_check(a, a->CreateSession(t->env, path, so, &m->session), err,
+        s = target_ort_check(a, a->CreateSession(t->env, path, so, &m->session), err,
                          "loading the model");
-    } else if (s == XF_OK && xf_target_share_wanted(t, g)) {
-        s = xf_target_share_session(m, g, so, err);
+    } else if (s == XF_OK && target_share_wanted(t, g)) {
+        s = target_share_session(m, g, so, err);
     } else if (s == XF_OK) {
         uint8_t *buf = NULL;
         size_t len = 0;
         s = xf_onnx_save_buffer(g, &buf, &len, err);
         if (s == XF_OK)
-            s = xf_ort_check(a, a->CreateSessionFromArray(t->env, buf, len, so, &m->session), err,
+            s = target_ort_check(a, a->CreateSessionFromArray(t->env, buf, len, so, &m->session), err,
                              "loading the model");
         xf_free(buf);
     }
@@ -90,10 +90,10 @@ static xf_status session_name(xf_target *t, OrtSession *s, int output, size_t i,
     char *name = NULL;
     OrtStatus *st = output ? a->SessionGetOutputName(s, i, t->alloc, &name)
                            : a->SessionGetInputName(s, i, t->alloc, &name);
-    xf_status rc = xf_ort_check(a, st, err, "reading the model's names");
+    xf_status rc = target_ort_check(a, st, err, "reading the model's names");
     if (rc != XF_OK) return rc;
     *out = xf_strdup(name);
-    xf_ort_check(a, a->AllocatorFree(t->alloc, name), NULL, "");
+    target_ort_check(a, a->AllocatorFree(t->alloc, name), NULL, "");
     return *out ? XF_OK : XF_FAIL(err, XF_ERR_NOMEM, "out of memory copying a name");
 }
 
@@ -112,10 +112,10 @@ static xf_status bind(xf_target_model *m, const xf_graph *g, xf_error *err)
     xf_target *t = m->t;
     const xf_ort_api *a = &t->ort.api;
     size_t n_in = 0, n_out = 0;
-    xf_status s = xf_ort_check(a, a->SessionGetInputCount(m->session, &n_in), err,
+    xf_status s = target_ort_check(a, a->SessionGetInputCount(m->session, &n_in), err,
                                "counting inputs");
     if (s == XF_OK)
-        s = xf_ort_check(a, a->SessionGetOutputCount(m->session, &n_out), err,
+        s = target_ort_check(a, a->SessionGetOutputCount(m->session, &n_out), err,
                          "counting outputs");
     if (s != XF_OK) return s;
     if (n_in != (size_t)g->n_inputs || n_out != (size_t)g->n_outputs)
@@ -135,9 +135,9 @@ static xf_status bind(xf_target_model *m, const xf_graph *g, xf_error *err)
             return XF_FAIL(err, XF_ERR_INTERNAL, "onnxruntime input '%s' is not a graph input",
                            m->in_names[i]);
         xf_tensor *x = &m->inputs[j];
-        s = xf_ort_check(a, a->CreateTensorWithDataAsOrtValue(
+        s = target_ort_check(a, a->CreateTensorWithDataAsOrtValue(
                                 t->mem, x->data, xf_tensor_bytes(x), x->shape.dims,
-                                (size_t)x->shape.rank, xf_target_ort_type(x->dtype), &m->in_values[i]),
+                                (size_t)x->shape.rank, target_ort_type(x->dtype), &m->in_values[i]),
                          err, "wrapping an input");
         if (s != XF_OK) return s;
     }
@@ -157,10 +157,10 @@ xf_status xf_target_model_load(xf_target *t, const xf_graph *g, uint64_t seed,
 xf_status xf_target_model_load_file(xf_target *t, const char *path, const xf_graph *g,
                                     uint64_t seed, xf_target_model **out, xf_error *err)
 {
-    return xf_target_model_load_then(t, path, g, seed, NULL, NULL, out, err);
+    return target_model_load_then(t, path, g, seed, NULL, NULL, out, err);
 }
 
-xf_status xf_target_model_load_then(xf_target *t, const char *path, const xf_graph *g,
+xf_status target_model_load_then(xf_target *t, const char *path, const xf_graph *g,
                                     uint64_t seed, void (*written)(void *), void *ctx,
                                     xf_target_model **out, xf_error *err)
 {
@@ -179,7 +179,7 @@ xf_status xf_target_model_load_then(xf_target *t, const char *path, const xf_gra
                       : XF_FAIL(err, XF_ERR_NOMEM, "out of memory making inputs");
     }
     for (int i = 0; s == XF_OK && i < g->n_inputs; i++)
-        if (!xf_target_ort_type(m->inputs[i].dtype))
+        if (!target_ort_type(m->inputs[i].dtype))
             s = XF_FAIL(err, XF_ERR_UNSUPPORTED, "input %d has dtype %s", i,
                         xf_dtype_name(m->inputs[i].dtype));
     if (s == XF_OK) s = bind(m, g, err);
@@ -204,7 +204,7 @@ xf_status xf_target_model_run(xf_target_model *m, xf_error *err)
     const xf_ort_api *a = &m->t->ort.api;
     release_outputs(m);
     m->ran = 0;
-    xf_status s = xf_ort_check(a, a->Run(m->session, NULL, (const char *const *)m->in_names,
+    xf_status s = target_ort_check(a, a->Run(m->session, NULL, (const char *const *)m->in_names,
                                          (const OrtValue *const *)m->in_values, (size_t)m->n_in,
                                          (const char *const *)m->out_names, (size_t)m->n_out,
                                          m->outs),
@@ -222,17 +222,17 @@ static xf_status copy_output(xf_target_model *m, OrtValue *v, xf_tensor *dst, xf
     xf_shape shape = {0, {0}};
     void *data = NULL;
     dst->data = NULL;
-    xf_status s = xf_ort_check(a, a->GetTensorTypeAndShape(v, &info), err, "reading an output");
-    if (s == XF_OK) s = xf_ort_check(a, a->GetTensorElementType(info, &type), err, "output type");
-    if (s == XF_OK) s = xf_ort_check(a, a->GetDimensionsCount(info, &rank), err, "output rank");
+    xf_status s = target_ort_check(a, a->GetTensorTypeAndShape(v, &info), err, "reading an output");
+    if (s == XF_OK) s = target_ort_check(a, a->GetTensorElementType(info, &type), err, "output type");
+    if (s == XF_OK) s = target_ort_check(a, a->GetDimensionsCount(info, &rank), err, "output rank");
     if (s == XF_OK && (rank > XF_MAX_DIMS || xf_type(type) == XF_DTYPE_INVALID))
         s = XF_FAIL(err, XF_ERR_UNSUPPORTED, "output of rank %zu and ONNX type %d", rank, type);
     if (s == XF_OK) {
         shape.rank = (int)rank;
-        s = xf_ort_check(a, a->GetDimensions(info, shape.dims, rank), err, "output shape");
+        s = target_ort_check(a, a->GetDimensions(info, shape.dims, rank), err, "output shape");
     }
     if (info) a->ReleaseTensorTypeAndShapeInfo(info);
-    if (s == XF_OK) s = xf_ort_check(a, a->GetTensorMutableData(v, &data), err, "output data");
+    if (s == XF_OK) s = target_ort_check(a, a->GetTensorMutableData(v, &data), err, "output data");
     if (s == XF_OK) s = xf_tensor_alloc(dst, xf_type(type), &shape, err);
     if (s == XF_OK) memcpy(dst->data, data, xf_tensor_bytes(dst));
     return s;

@@ -1,6 +1,6 @@
 /*
  * ort.c — finds and loads libonnxruntime.so.1 with dlopen, takes its API
- * table (version XF_ORT_API_VERSION) apart into the entries of ort.h by
+ * table (version XF_ORT_API_VERSION) apart into the entries of ort_internal.h by
  * index, checks a few of them against each other, and translates
  * ONNX Runtime's statuses into xf_error.
  *
@@ -19,7 +19,7 @@
  * rlflow uses must be set (a table with NULL entries crashed the self
  * check).
  */
-#include "target/ort.h"
+#include "target/ort_internal.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -148,7 +148,7 @@ static xf_status check_elf(const char *path, const char *from, xf_error *err)
 }
 
 /* A status made by CreateStatus must give back its code and message: this
- * fails when the table is not laid out as ort.h says. */
+ * fails when the table is not laid out as ort_internal.h says. */
 static xf_status self_check(const xf_ort *o, xf_error *err)
 {
     const xf_ort_api *a = &o->api;
@@ -163,7 +163,7 @@ static xf_status self_check(const xf_ort *o, xf_error *err)
                    "expects (API version %u)", o->path, o->version, XF_ORT_API_VERSION);
 }
 
-xf_status xf_ort_load(const char *library, xf_ort *out, xf_error *err)
+xf_status target_ort_load(const char *library, xf_ort *out, xf_error *err)
 {
     memset(out, 0, sizeof *out);
     const char *from = "the xf_target_options library";
@@ -229,7 +229,7 @@ static xf_status map_code(int code)
     }
 }
 
-xf_status xf_ort_check(const xf_ort_api *api, OrtStatus *s, xf_error *err, const char *what)
+xf_status target_ort_check(const xf_ort_api *api, OrtStatus *s, xf_error *err, const char *what)
 {
     if (!s) return XF_OK;
     xf_status code = map_code(api->GetErrorCode(s));

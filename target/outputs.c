@@ -7,7 +7,7 @@
  */
 #include <math.h>
 
-#include "target/model.h"
+#include "target/model_internal.h"
 
 /* Largest |x - ref| over the largest |ref|: NaN where ref has NaN is equal
  * (as in xf_tensor_close), NaN anywhere else counts as infinitely far. */
@@ -26,7 +26,7 @@ static double float_diff(const xf_tensor *x, const xf_tensor *ref)
     return scale > 0 ? worst / scale : worst;
 }
 
-xf_status xf_target_models_diff(xf_target_model *a, xf_target_model *b, double *max_rel,
+xf_status target_models_diff(xf_target_model *a, xf_target_model *b, double *max_rel,
                                 xf_error *err)
 {
     *max_rel = 0;
@@ -68,7 +68,7 @@ xf_status xf_target_outputs_diff(xf_target *t, const xf_graph *a, const xf_graph
         st = xf_target_model_load(t, g[k], seed, &m[k], err);
         if (!st) st = xf_target_model_run(m[k], err);
     }
-    if (!st) st = xf_target_models_diff(m[0], m[1], max_rel, err);
+    if (!st) st = target_models_diff(m[0], m[1], max_rel, err);
     for (int k = 0; k < 2; k++) xf_target_model_free(m[k]);
     return st;
 }

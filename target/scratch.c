@@ -27,7 +27,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "target/model.h"
+#include "target/model_internal.h"
 
 #define SCRATCH_PREFIX "rlflow-target-"
 #define OWNER_FILE "owner"
@@ -94,7 +94,7 @@ static void sweep_stale(const char *tmp)
     closedir(d);
 }
 
-xf_status xf_target_scratch_make(char *dir, size_t n, xf_error *err)
+xf_status target_scratch_make(char *dir, size_t n, xf_error *err)
 {
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp) tmp = "/tmp";
@@ -125,7 +125,7 @@ xf_status xf_target_scratch_make(char *dir, size_t n, xf_error *err)
     return XF_OK;
 }
 
-void xf_target_scratch_remove(const char *dir)
+void target_scratch_remove(const char *dir)
 {
     if (dir[0]) remove_scratch(dir);
 }

@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "onnx/onnx.h"
-#include "target/model.h"
+#include "target/model_internal.h"
 
 #define SHARE_MIN_BYTES 1024 /* smaller constants stay in each model */
 #define DATA_FILE "weights.data"
@@ -57,7 +57,7 @@ struct xf_target_share {
 /* The scratch directory, made on first use under $TMPDIR (else /tmp). */
 static xf_status scratch_dir(xf_target_share *s, xf_error *err)
 {
-    return s->dir[0] ? XF_OK : xf_target_scratch_make(s->dir, sizeof s->dir, err);
+    return s->dir[0] ? XF_OK : target_scratch_make(s->dir, sizeof s->dir, err);
 }
 
 static void path_in(const xf_target_share *s, const char *file, char *buf, size_t n)
@@ -67,7 +67,7 @@ static void path_in(const xf_target_share *s, const char *file, char *buf, size_
 
 static void remove_dir(xf_target_share *s)
 {
-    xf_target_scratch_remove(s->dir);
+    target_scratch_remove(s->dir);
     s->dir[0] = '\0';
 }
 
@@ -87,7 +87,7 @@ static void drop_registry(xf_target *t)
     }
 }
 
-void xf_target_share_free(xf_target *t)
+void target_share_free(xf_target *t)
 {
     if (!t->share) return;
     drop_registry(t);
@@ -142,7 +142,7 @@ xf_status xf_target_share_weights(xf_target *t, const xf_graph *g, xf_error *err
         s->shared.n = s->n;
         s->shared.extents = s->ext;
         const xf_ort_api *a = &t->ort.api;
-        st = xf_ort_check(a, a->CreatePrepackedWeightsContainer(&s->container), err,
+        st = target_ort_check(a, a->CreatePrepackedWeightsContainer(&s->container), err,
                           "creating the prepacked-weights container");
     }
     if (st != XF_OK) {
@@ -177,7 +177,7 @@ static int uses_shared(const xf_target_share *s, const xf_graph *g)
     return 0;
 }
 
-int xf_target_share_wanted(const xf_target *t, const xf_graph *g)
+int target_share_wanted(const xf_target *t, const xf_graph *g)
 {
     return uses_shared(t->share, g) || xf_graph_param_bytes(g) > XF_TARGET_INLINE_MAX;
 }
@@ -203,23 +203,23 @@ static xf_status add_initializers(xf_target_model *m, const xf_onnx_writer *w,
     for (size_t i = 0; i < n; i++) {
         if (!r[i].weight) continue;
         size_t bytes = (size_t)xf_shape_numel(&r[i].shape) * xf_dtype_size(r[i].dtype);
-        xf_status st = xf_ort_check(
+        xf_status st = target_ort_check(
             a,
             a->CreateTensorWithDataAsOrtValue(t->mem, (void *)(uintptr_t)r[i].data, bytes,
                                               r[i].shape.dims, (size_t)r[i].shape.rank,
-                                              xf_target_ort_type(r[i].dtype),
+                                              target_ort_type(r[i].dtype),
                                               &m->shared_vals[m->n_shared]),
             err, "wrapping a shared weight");
         if (st != XF_OK) return st;
         OrtValue *v = m->shared_vals[m->n_shared++];
-        st = xf_ort_check(a, a->AddInitializer(so, r[i].name, v), err,
+        st = target_ort_check(a, a->AddInitializer(so, r[i].name, v), err,
                           "sharing a weight");
         if (st != XF_OK) return st;
     }
     return XF_OK;
 }
 
-xf_status xf_target_share_session(xf_target_model *m, const xf_graph *g, OrtSessionOptions *so,
+xf_status target_share_session(xf_target_model *m, const xf_graph *g, OrtSessionOptions *so,
                                   xf_error *err)
 {
     xf_target *t = m->t;
@@ -246,7 +246,7 @@ xf_status xf_target_share_session(xf_target_model *m, const xf_graph *g, OrtSess
      * session reads and prepacks it (xf_target_race_add_then) */
     if (st == XF_OK && m->written) m->written(m->written_ctx);
     if (st == XF_OK)
-        st = xf_ort_check(a,
+        st = target_ort_check(a,
                           s->container
                               ? a->CreateSessionWithPrepackedWeightsContainer(t->env, model, so,
                                                                               s->container,

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "target/model.h"
+#include "target/model_internal.h"
 
 static const struct {
     int ort;
@@ -43,16 +43,16 @@ xf_status xf_target_open(const xf_target_options *o, xf_target **out, xf_error *
                        "optimisation level one of all, disabled, basic, extended", o->threads);
     xf_target *t = xf_calloc(1, sizeof *t);
     if (!t) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory opening the target");
-    xf_status s = xf_ort_load(o->library, &t->ort, err);
+    xf_status s = target_ort_load(o->library, &t->ort, err);
     const xf_ort_api *a = &t->ort.api;
     if (s == XF_OK)
-        s = xf_ort_check(a, a->CreateEnv(XF_ORT_LOG_FATAL, "rlflow", &t->env), err,
+        s = target_ort_check(a, a->CreateEnv(XF_ORT_LOG_FATAL, "rlflow", &t->env), err,
                          "creating the environment");
     if (s == XF_OK)
-        s = xf_ort_check(a, a->CreateCpuMemoryInfo(XF_ORT_DEVICE_ALLOCATOR, XF_ORT_MEM_DEFAULT,
+        s = target_ort_check(a, a->CreateCpuMemoryInfo(XF_ORT_DEVICE_ALLOCATOR, XF_ORT_MEM_DEFAULT,
                                                    &t->mem), err, "describing CPU memory");
     if (s == XF_OK)
-        s = xf_ort_check(a, a->GetAllocatorWithDefaultOptions(&t->alloc), err,
+        s = target_ort_check(a, a->GetAllocatorWithDefaultOptions(&t->alloc), err,
                          "getting the default allocator");
     if (s != XF_OK) {
         xf_target_close(t);
@@ -79,7 +79,7 @@ int xf_target_threads(const xf_target *t)
 void xf_target_close(xf_target *t)
 {
     if (!t) return;
-    xf_target_share_free(t);
+    target_share_free(t);
     if (t->mem) t->ort.api.ReleaseMemoryInfo(t->mem);
     if (t->env) t->ort.api.ReleaseEnv(t->env);
     xf_free(t);

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target/model.h"
+#include "target/model_internal.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -175,7 +175,7 @@ static xf_status race_load(xf_target_race *r, const char *path, const xf_graph *
     }
     race_model *rm = &r->m[s];
     memset(rm, 0, sizeof *rm);
-    xf_status st = xf_target_model_load_then(r->t, path, g, r->o.seed, written, ctx, &rm->m, err);
+    xf_status st = target_model_load_then(r->t, path, g, r->o.seed, written, ctx, &rm->m, err);
     if (st == XF_OK) st = warm_up(r, rm, err);
     if (st != XF_OK) {
         slot_free(rm);
@@ -332,7 +332,7 @@ xf_status xf_target_race_diff(xf_target_race *r, int slot, double *max_rel, xf_e
 {
     if (slot <= 0 || slot >= r->n || !r->m[slot].m)
         return XF_FAIL(err, XF_ERR_INVALID, "race: slot %d holds no candidate", slot);
-    return xf_target_models_diff(r->m[0].m, r->m[slot].m, max_rel, err);
+    return target_models_diff(r->m[0].m, r->m[slot].m, max_rel, err);
 }
 
 void xf_target_race_drop(xf_target_race *r, int slot)

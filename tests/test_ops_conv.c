@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/sgemm.h"
+#include "ir/sgemm_internal.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -325,7 +325,7 @@ static void check_sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float a
     float *B = malloc(sizeof(float) * (size_t)(brows * ldb + 1));
     float *C = malloc(sizeof(float) * (size_t)(M * ldc + 1));
     float *C0 = malloc(sizeof(float) * (size_t)(M * ldc + 1));
-    float *work = malloc(sizeof(float) * (xf_sgemm_work_floats(M, N, K) + 1));
+    float *work = malloc(sizeof(float) * (ir_sgemm_work_floats(M, N, K) + 1));
     ck_assert(A && B && C && C0 && work);
     xf_rng r;
     xf_rng_seed(&r, (uint64_t)(M * 1000003 + N * 1009 + K));
@@ -334,7 +334,7 @@ static void check_sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float a
     for (int64_t i = 0; i < M * ldc; i++)
         C0[i] = beta == 0.0f ? NAN : xf_rng_uniform(&r, -1, 1); /* beta 0: C never read */
     memcpy(C, C0, sizeof(float) * (size_t)(M * ldc));
-    xf_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, work);
+    ir_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, work);
     for (int64_t i = 0; i < M; i++) {
         for (int64_t j = 0; j < N; j++) {
             double s = 0;

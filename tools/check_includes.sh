@@ -40,7 +40,7 @@ root=$(cd "$root" && pwd)
 #  - the ir suite tests the private sgemm kernel directly (packing edge
 #    cases no public operator reaches one by one).
 allowed=(
-    "tests/test_ops_conv.c ir/sgemm.h"
+    "tests/test_ops_conv.c ir/sgemm_internal.h"
 )
 is_allowed() {
     local pair

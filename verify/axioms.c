@@ -18,7 +18,7 @@
  */
 #include <string.h>
 
-#include "verify/verify_impl.h"
+#include "verify/verify_internal.h"
 
 #define FA(vars, body, pat) "(forall (" vars ") (! " body " :pattern (" pat ")))"
 /* Two alternative triggers: the equation is used from either side. */

@@ -2,7 +2,7 @@
  * axioms_load.c — declares the axiomatic encoding in a verifier's Z3
  * context: the uninterpreted tensor sort T, one uninterpreted function per
  * operator (Int parameters first, tensors last; see xf_ax_fn in
- * verify_impl.h), the shape predicates hw1 and scalar and the shape
+ * verify_internal.h), the shape predicates hw1 and scalar and the shape
  * functions shp, rnk and lastd (prove_encode.c states their values), and parses every axiom of the table (axioms.c) against
  * those declarations, each paired with a fresh Boolean assumption literal
  * so an unsat core names the axioms a proof used.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verify/verify_impl.h"
+#include "verify/verify_internal.h"
 
 typedef struct fn_sig {
     const char *name;

@@ -55,7 +55,7 @@
  * instead of exiting; it reads only the verifier's options.
  */
 #include "bounded_internal.h"
-#include "verify/verify_impl.h"
+#include "verify/verify_internal.h"
 
 #include <math.h>
 #include <stdio.h>

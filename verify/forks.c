@@ -16,7 +16,7 @@
  * 31 a second.
  */
 #define _DEFAULT_SOURCE /* wait4 */
-#include "worker.h"
+#include "worker_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -24,7 +24,7 @@
  * buffers, a wait that sleeps instead of spinning) is cluster.h's, shared
  * with xfergen.
  */
-#include "schedule.h"
+#include "schedule_internal.h"
 
 #include "cluster/cluster.h"
 

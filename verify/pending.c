@@ -8,7 +8,7 @@
  * waited XV_PENDING_MAX_AGE_S; in between the lock is free. A process
  * killed meanwhile loses at most that much work, which a rerun decides again.
  */
-#include "pending.h"
+#include "pending_internal.h"
 
 #include <string.h>
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verify/prove_impl.h"
+#include "verify/prove_internal.h"
 
 static xf_status prover(xf_verifier *v, xf_error *err)
 {

@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "verify/prove_impl.h"
+#include "verify/prove_internal.h"
 
 static Z3_ast mk_int(xf_verifier *v, int64_t x)
 {

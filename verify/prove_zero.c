@@ -12,7 +12,7 @@
  * every operator that maps 0 to 0 (products, linear maps, relu, tanh, erf,
  * gelu, pooling, data movement); sigmoid, exp and softmax do not.
  */
-#include "verify/prove_impl.h"
+#include "verify/prove_internal.h"
 
 /* Elements of the axes of s from `axis` (any sign) to the last. */
 static int64_t tail_numel(const xf_shape *s, int64_t axis)

@@ -16,7 +16,7 @@
  * for other writers between them and an interrupted or failed call keeps
  * most of its work.
  */
-#include "schedule.h"
+#include "schedule_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

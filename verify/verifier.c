@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verify/verify_impl.h"
+#include "verify/verify_internal.h"
 
 void xf_verify_options_init(xf_verify_options *o)
 {

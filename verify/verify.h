@@ -377,7 +377,7 @@ void xf_verify_db_options_init(xf_verify_db_options *o);
  * when the bounded check finds a counterexample (stored); unknown
  * otherwise. A rule refuted only at other input shapes is shape-specific
  * (the proof encodes the rule's own sizes): stored refuted and counted.
- * Verdicts are written in short batches (verify/pending.h), the write lock
+ * Verdicts are written in short batches (verify/pending_internal.h), the write lock
  * free in between for other writers, so a failure keeps what was decided;
  * the call is recorded as an "xferverify" run. t (filled on every path)
  * says what was decided. */

@@ -14,7 +14,7 @@
  * missing graph row) is also `broken`, so the scheduler keeps its verdict. A crash or hang here costs only this rule: the
  * scheduler sees the pipe close without a full message, or kills the process.
  */
-#include "worker.h"
+#include "worker_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

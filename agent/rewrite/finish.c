@@ -19,7 +19,7 @@
  * outlive the working graph nor what that borrows from.
  */
 #include "agent/rewrite/rewrite.h"
-#include "agent/rewrite/fold.h"
+#include "agent/rewrite/fold_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * such subgraphs (concat of two weights, an identity kernel enlarged and
  * added to another), and a runtime should see one initializer instead.
  */
-#include "agent/rewrite/fold.h"
+#include "agent/rewrite/fold_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
  * name and graph-output positions stay; a missing gamma becomes a constant
  * of ones.
  */
-#include "agent/rewrite/fuse_layernorm.h"
+#include "agent/rewrite/fuse_layernorm_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

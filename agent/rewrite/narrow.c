@@ -28,7 +28,7 @@
  * arithmetic on fewer rows); a slice of a constant is a weight-only node
  * that finishing folds into an initializer.
  */
-#include "agent/rewrite/narrow.h"
+#include "agent/rewrite/narrow_internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -21,10 +21,10 @@
  * outputs keep theirs); the bare conv output becomes "<name>_nobias".
  */
 #include "agent/rewrite/rewrite.h"
-#include "agent/rewrite/fuse_layernorm.h"
-#include "agent/rewrite/narrow.h"
-#include "agent/rewrite/scalar_mul.h"
-#include "agent/rewrite/split_layout.h"
+#include "agent/rewrite/fuse_layernorm_internal.h"
+#include "agent/rewrite/narrow_internal.h"
+#include "agent/rewrite/scalar_mul_internal.h"
+#include "agent/rewrite/split_layout_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

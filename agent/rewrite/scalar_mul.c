@@ -9,7 +9,7 @@
  * scaling onto a smaller tensor or into a weight, where finishing folds it.
  * The model written has Mul nodes again (export writes scalar_mul as Mul).
  */
-#include "agent/rewrite/scalar_mul.h"
+#include "agent/rewrite/scalar_mul_internal.h"
 
 #include <math.h>
 #include <stdio.h>

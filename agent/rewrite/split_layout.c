@@ -28,7 +28,7 @@
  * downstream reads the same names; the old Split, Reshapes and Transposes
  * are removed.
  */
-#include "agent/rewrite/split_layout.h"
+#include "agent/rewrite/split_layout_internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,0 +1,41 @@
+/*
+ * prove_internal.h — private to the axiomatic prover: graph encoding shared by
+ * prove.c, prove_encode.c and prove_zero.c.
+ */
+#ifndef XF_PROVE_IMPL_H
+#define XF_PROVE_IMPL_H
+
+#include "verify/verify_internal.h"
+
+/* The sizes of a rule's reshapes as Int ids shared by both sides: each
+ * distinct monomial of the rule's symbolic dims (xf_rule_dims) is one id,
+ * each distinct shape (a tuple of monomials) another, so sizes that are
+ * equal wherever the rule applies have one id, and an opaque dim an id of
+ * its own. Ids are numerals, so different ids never make a guard true. */
+#define XF_PROVE_MAX_IDS 256
+typedef struct xf_prove_dims {
+    const xf_rule_dims *dims; /* NULL: the rule has no reshape */
+    int side;                 /* 0 source, 1 target: which side is being encoded */
+    int n_mono, n_shape, n_fresh;
+    xf_dimx mono[XF_PROVE_MAX_IDS];
+    int shape_rank[XF_PROVE_MAX_IDS];
+    int shape_mono[XF_PROVE_MAX_IDS][XF_MAX_DIMS];
+} xf_prove_dims;
+
+/* Encodes g's outputs (g->n_outputs terms into outs). XF_ERR_UNSUPPORTED
+ * names the node whose operator or parameters the axioms do not model.
+ * Shape facts about g's values that the axioms cannot see (a tensor whose
+ * last two axes have size 1 is its own transpose; every value's rank, and
+ * with pd->dims its shape id and its shape's last dim) are conjoined to
+ * *facts. pd (NULL: no reshapes) carries the ids across both sides. */
+xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, Z3_ast *outs,
+                          Z3_ast *facts, xf_error *err);
+
+/* 1 when every output of node ni of g is the zero tensor whatever the
+ * inputs, given which of g's values are (zero[value]); prove_zero.c. */
+int xf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero);
+/* 1 when `value` is a layer-norm without bias (or with a zero one) over
+ * axis -1 alone with a one-element scale: its mean over axis -1 is 0. */
+int xf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char *zero);
+
+#endif /* XF_PROVE_IMPL_H */
