@@ -1,7 +1,7 @@
 /*
  * bench_chain — one chain of proved rules, step by step (issue 28): the
  * view moves of a rule database applied to a transformer the way the
- * searches' look-ahead applies them (agent/rewrite/closure.c: a matmul's
+ * searches' look-ahead applies them (match/closure.c: a matmul's
  * input flattened and its output unflattened, a cancellation read
  * backwards, then the unflatten moved toward the outputs one operator at a
  * time until it meets a flatten and cancels), with the cost after each

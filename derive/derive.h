@@ -7,8 +7,8 @@
  * to Z3.
  *
  * Pieces:
- *  - the deriver: a rule set (agent/rewrite: the matcher and the rewriter
- *    the agent uses, both directions of every rule) and a bounded search
+ *  - the deriver: a rule set (match/: the matcher and the rewriter
+ *    the agent uses too, both directions of every rule) and a bounded search
  *    from both sides of a candidate at once, breadth first, meeting in the
  *    middle on the structural graph hash (xf_graph_hash); depth, states and
  *    the size of intermediate graphs are capped (search.c);
@@ -31,7 +31,7 @@
  *    size's unknowns are searched once more, with every rule of the size
  *    the solver proved. xferverify calls it.
  *
- * Depends on ir/, rulesdb/, agent/rewrite/ and verify/. Nothing here prints
+ * Depends on ir/, rulesdb/, match/ and verify/. Nothing here prints
  * or exits; fallible functions return an xf_status and fill an xf_error.
  */
 #ifndef XF_DERIVE_H

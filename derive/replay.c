@@ -5,8 +5,8 @@
  * proved (by the solver) and of its size (so derivations never lean on
  * each other in a circle: a derived rule rests, step by step, on proved
  * rules of its size and on rules of fewer operators, down to proved ones).
- * That rule alone is compiled in the stated direction with the agent's
- * matcher, its matches at the current graph are listed, the one at the
+ * That rule alone is compiled in the stated direction with the matcher
+ * (match/), its matches at the current graph are listed, the one at the
  * stored nodes is applied, and the last graph must have the target's
  * structural hash; every graph is normalized (normalize.c) as in the
  * search. xf_derive_db replays every chain before storing it,

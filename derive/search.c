@@ -10,7 +10,7 @@
  * kept per side, and intermediate graphs no larger than the candidate's
  * larger side plus max_extra operators (a graph over it is still checked
  * for a meet, just not expanded). Expanding a graph is one matcher pass
- * over every rule (xf_match_all, agent/rewrite) and one rewrite per match.
+ * over every rule (xf_match_all, match/) and one rewrite per match.
  */
 #include <string.h>
 

@@ -29,7 +29,7 @@
  *
  * With xf_ruleset_options.restrict_to, the actions that can never match a
  * graph reachable from that graph are dropped next (restrict_actions; why
- * this is exact is in rewrite.h at xf_ruleset_irrelevant): a fixed point over
+ * this is exact is in match.h at xf_ruleset_irrelevant): a fixed point over
  * op sets, at most XF_OP_COUNT passes over the rules' operators.
  */
 #include <stdlib.h>

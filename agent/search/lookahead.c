@@ -1,7 +1,7 @@
 /*
  * lookahead.c — the searches' look-ahead through chains of view moves
  * (issue 28): an action whose rule has a reshape or a slice is valued by
- * the graph it leads to once the rule set's view moves (agent/rewrite/
+ * the graph it leads to once the rule set's view moves (match/
  * closure.c) have been applied until none is left, not by the graph it
  * makes alone. That graph is built and costed in full; the trail records
  * the action and then every move, so the report and the candidates' rule
