@@ -605,7 +605,7 @@ static char *view_text(int (*view)(FILE *, xf_rulesdb *, const xf_audit_options 
 }
 
 /* The audit views called in process (audit/audit.h) print what the tool
- * prints: list, show and the JSON export, and their statuses. */
+ * prints: list, show, stats, the JSON export and diff, and their statuses. */
 START_TEST(test_views_in_process)
 {
     xf_audit_options o;
@@ -638,6 +638,24 @@ START_TEST(test_views_in_process)
     text = view_text(xf_audit_show, &o, &rc);
     ck_assert_int_eq(rc, 1); /* no such rule: the message is on stderr */
     ck_assert_str_eq(text, "");
+    free(text);
+
+    text = view_text(xf_audit_stats, &o, &rc);
+    snprintf(args, sizeof args, "stats '%s'", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_str_eq(text, output);
+    free(text);
+
+    /* diff opens both databases itself: one database against itself */
+    o.db = o.db2 = db_path;
+    const char *path = xf_test_tmp("diff.txt");
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(xf_audit_diff(f, &o), 0);
+    fclose(f);
+    text = xf_test_read_file(path, NULL);
+    xf_test_expect_contains(text, "0 only in");
     free(text);
 }
 END_TEST
