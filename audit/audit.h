@@ -28,8 +28,10 @@
 /* Pictures `report` renders unless --pictures says otherwise. */
 #define XF_AUDIT_DEFAULT_PICTURES 2000
 
+/* What a view is asked for. xferdb starts from zero with filter.any_status 1,
+ * pictures XF_AUDIT_DEFAULT_PICTURES, trials 3 and seed 1. */
 typedef struct xf_audit_options {
-    const char *cmd, *db;
+    const char *db;     /* diff: the first database (the other views get it open) */
     const char *id;     /* show, export */
     const char *db2;    /* diff: the second database */
     const char *format; /* export: dot, png, json or onnx */
@@ -38,7 +40,7 @@ typedef struct xf_audit_options {
     int64_t trials;     /* check-export: random input sets per rule */
     int64_t seed;       /* check-export: seed of the first input set */
     xf_rulesdb_filter filter;
-    const char *ops[XF_AUDIT_MAX_OPS];
+    const char *ops[XF_AUDIT_MAX_OPS]; /* storage for filter.ops (xferdb's --ops) */
     char ops_buf[512];
 } xf_audit_options;
 

@@ -185,7 +185,7 @@ static int bad_usage(const char *fmt, const char *arg)
 }
 
 /* Returns -1 to go on, else an exit status. */
-static int parse_args(int argc, char **argv, xf_audit_options *o)
+static int parse_args(int argc, char **argv, xf_audit_options *o, const char **cmd)
 {
     memset(o, 0, sizeof *o);
     o->filter.any_status = 1;
@@ -212,22 +212,22 @@ static int parse_args(int argc, char **argv, xf_audit_options *o)
         return 2;
     }
     const command *c = find_command(pos[0]);
-    o->cmd = pos[0];
-    if (!c) return bad_usage("unknown command '%s'", o->cmd);
-    if (n_pos < 2) return bad_usage("%s needs a database file", o->cmd);
+    *cmd = pos[0];
+    if (!c) return bad_usage("unknown command '%s'", *cmd);
+    if (n_pos < 2) return bad_usage("%s needs a database file", *cmd);
     if (n_pos != c->n_pos) {
         if (!strcmp(c->name, "show") || !strcmp(c->name, "export") || !strcmp(c->name, "explain"))
-            return bad_usage("%s needs a database and a rule id", o->cmd);
-        if (!strcmp(c->name, "diff")) return bad_usage("%s needs two databases", o->cmd);
-        return bad_usage("%s takes one database", o->cmd);
+            return bad_usage("%s needs a database and a rule id", *cmd);
+        if (!strcmp(c->name, "diff")) return bad_usage("%s needs two databases", *cmd);
+        return bad_usage("%s takes one database", *cmd);
     }
     for (int i = 0; i < N_OPTS; i++) {
         if (!seen[i]) continue;
         if (i < N_FILTERS && !c->filters)
-            return bad_usage("filters apply to list and check-export only, not to %s", o->cmd);
+            return bad_usage("filters apply to list and check-export only, not to %s", *cmd);
         if (i >= N_FILTERS && !has_opt(c->opts, opts[i].name)) {
-            fprintf(stderr, "xferdb: %s does not take %s (see xferdb %s --help)\n", o->cmd,
-                    opts[i].name, o->cmd);
+            fprintf(stderr, "xferdb: %s does not take %s (see xferdb %s --help)\n", *cmd,
+                    opts[i].name, *cmd);
             return 2;
         }
     }
@@ -259,9 +259,10 @@ static int run_view(const char *cmd, xf_rulesdb *db, const xf_audit_options *o)
 int main(int argc, char **argv)
 {
     xf_audit_options o;
-    int rc = parse_args(argc, argv, &o);
+    const char *cmd = NULL;
+    int rc = parse_args(argc, argv, &o, &cmd);
     if (rc >= 0) return rc;
-    if (!strcmp(o.cmd, "diff")) {
+    if (!strcmp(cmd, "diff")) {
         rc = xf_audit_diff(stdout, &o);
         if (fflush(stdout) != 0 || ferror(stdout)) {
             fprintf(stderr, "xferdb: writing the output failed\n");
@@ -275,7 +276,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "xferdb: %s\n", err.msg);
         return 2;
     }
-    rc = run_view(o.cmd, db, &o);
+    rc = run_view(cmd, db, &o);
     xf_rulesdb_close(db);
     if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
         fprintf(stderr, "xferdb: writing the output failed\n");
