@@ -192,25 +192,53 @@ static int has_op(const xf_rule *r, xf_op op)
     return 0;
 }
 
+/* The view moves of a rule set, listed once per closure: slices' first
+ * (the order next_move looks them up in), and in action order (move_at's). */
+typedef struct move_list {
+    int n;
+    int *first, *plain;
+} move_list;
+
+static xf_status move_list_make(const xf_ruleset *rs, const uint8_t *moves, move_list *l,
+                                xf_error *err)
+{
+    int n_rules = xf_ruleset_count(rs), n = 0;
+    for (int r = 0; r < n_rules; r++) n += moves[r] != 0;
+    l->n = n;
+    l->first = xf_malloc(sizeof *l->first * ((size_t)n + 1));
+    l->plain = xf_malloc(sizeof *l->plain * ((size_t)n + 1));
+    if (!l->first || !l->plain) {
+        xf_free(l->first);
+        xf_free(l->plain);
+        l->first = l->plain = NULL;
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing %d view moves", n);
+    }
+    int k = 0, p = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int r = 0; r < n_rules; r++) {
+            if (!moves[r]) continue;
+            if (pass == 0) l->plain[p++] = r;
+            if (has_op(xf_ruleset_rule(rs, r), XF_OP_SLICE) == (pass == 0)) l->first[k++] = r;
+        }
+    return XF_OK;
+}
+
+static void move_list_free(move_list *l)
+{
+    xf_free(l->first);
+    xf_free(l->plain);
+}
+
 /* The first location of the first view move (slices before reshapes), or
  * -1 in m->rule. */
-static xf_status next_move(const xf_ruleset *rs, const uint8_t *moves, const xf_graph *g,
+static xf_status next_move(const xf_ruleset *rs, const move_list *ml, const xf_graph *g,
                            const xf_graph_index *ix, xf_match *m, xf_error *err)
 {
+    int which;
     m->rule = -1;
-    for (int pass = 0; pass < 2; pass++)
-        for (int r = 0; r < xf_ruleset_count(rs); r++) {
-            if (!moves[r]) continue;
-            const xf_rule *rule = xf_ruleset_rule(rs, r);
-            int slices = has_op(rule, XF_OP_SLICE);
-            if (slices != (pass == 0)) continue;
-            int n = 0;
-            xf_status st = xf_match_rule(rs, r, g, ix, m, 1, &n, err);
-            if (st) return st;
-            if (n > 0) return XF_OK;
-        }
-    m->rule = -1;
-    return XF_OK;
+    xf_status st = xf_match_first(rs, ml->first, ml->n, g, ix, -1, 0, m, &which, err);
+    if (!st && which < 0) m->rule = -1;
+    return st;
 }
 
 /* The action that cancels an unflatten of a flatten, unflatten(flatten(x))
@@ -280,33 +308,23 @@ static int wrap_one(xf_graph *g, int skip, xf_error *err)
     return -1;
 }
 
-/* A view move whose location includes node `node` of g, into m (m->rule
- * -1: none). */
-static xf_status move_at(const xf_ruleset *rs, const uint8_t *moves, const xf_graph *g,
+/* A view move whose location includes node `node` of g (among the first
+ * 16 locations of its rule), into m (m->rule -1: none). */
+static xf_status move_at(const xf_ruleset *rs, const move_list *ml, const xf_graph *g,
                          const xf_graph_index *ix, int node, xf_match *m, xf_error *err)
 {
-    xf_match found[16];
+    int which;
     m->rule = -1;
-    for (int r = 0; r < xf_ruleset_count(rs); r++) {
-        if (!moves[r]) continue;
-        int n = 0;
-        xf_status st = xf_match_rule(rs, r, g, ix, found, 16, &n, err);
-        if (st) return st;
-        for (int j = 0; j < n && j < 16; j++)
-            for (int k = 0; k < found[j].n_nodes; k++)
-                if (found[j].nodes[k] == node) {
-                    *m = found[j];
-                    return XF_OK;
-                }
-    }
-    return XF_OK;
+    xf_status st = xf_match_first(rs, ml->plain, ml->n, g, ix, node, 16, m, &which, err);
+    if (!st && which < 0) m->rule = -1;
+    return st;
 }
 
 /* Writes the next wrappable place of *out (from number *skip on) as
  * unflatten(flatten(y)) and applies the view move that takes its operation
  * to 2-D, in one step; places where no move follows are skipped for good.
  * 1 when done, 0 when no place is left. */
-static int wrap_and_move(const xf_ruleset *rs, const uint8_t *moves, xf_graph *out, int *skip,
+static int wrap_and_move(const xf_ruleset *rs, const move_list *ml, xf_graph *out, int *skip,
                          int *rule, xf_error *err)
 {
     for (;;) {
@@ -320,7 +338,7 @@ static int wrap_and_move(const xf_ruleset *rs, const uint8_t *moves, xf_graph *o
         xf_graph_index *ix = NULL;
         xf_match m;
         xf_status st = xf_graph_index_build(&w, &ix, err);
-        if (!st) st = move_at(rs, moves, &w, ix, node, &m, err);
+        if (!st) st = move_at(rs, ml, &w, ix, node, &m, err);
         xf_graph next;
         if (!st && m.rule >= 0) st = xf_match_apply(rs, &w, ix, &m, &next, err);
         xf_graph_index_free(ix);
@@ -345,7 +363,9 @@ xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_gr
                          int max_steps, xf_graph *out, xf_closure_log *log, xf_error *err)
 {
     if (log) memset(log, 0, sizeof *log);
+    move_list ml = {0, NULL, NULL};
     xf_status st = xf_graph_clone_shared(g, out, err);
+    if (!st) st = move_list_make(rs, moves, &ml, err);
     int steps = 0, merged = 0, skip = 0, cancel = cancel_action(rs);
 
     while (st == XF_OK && steps < max_steps) {
@@ -354,11 +374,11 @@ xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_gr
         xf_graph_index *ix = NULL;
         st = xf_graph_index_build(out, &ix, err);
         xf_match m;
-        if (!st) st = next_move(rs, moves, out, ix, &m, err);
+        if (!st) st = next_move(rs, &ml, out, ix, &m, err);
         if (!st && m.rule < 0 && cancel >= 0) { /* no move left: one more place to take 2-D */
             xf_graph_index_free(ix);
             ix = NULL;
-            int moved = -1, w = wrap_and_move(rs, moves, out, &skip, &moved, err);
+            int moved = -1, w = wrap_and_move(rs, &ml, out, &skip, &moved, err);
             if (w < 0) st = err ? err->code : XF_ERR_NOMEM;
             if (w > 0) {
                 if (log && log->n + 1 < XF_CLOSURE_LOG) {
@@ -386,5 +406,6 @@ xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_gr
     }
     if (log) log->merged = merged;
     if (st) xf_graph_free(out);
+    move_list_free(&ml);
     return st;
 }
