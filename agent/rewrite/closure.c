@@ -367,12 +367,21 @@ xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_gr
     xf_status st = xf_graph_clone_shared(g, out, err);
     if (!st) st = move_list_make(rs, moves, &ml, err);
     int steps = 0, merged = 0, skip = 0, cancel = cancel_action(rs);
+    /* the index of the graph before the last move, and which of its nodes
+     * each node of *out copies (xf_match_apply_from): the next index takes
+     * their matching keys over instead of recomputing them */
+    xf_graph_index *prev = NULL;
+    int *from = NULL, from_cap = 0;
 
     while (st == XF_OK && steps < max_steps) {
+        int merged_before = merged;
         st = merge_twins(out, &merged, err);
         if (st) break;
+        int carry = prev && merged == merged_before; /* a merge renumbers the nodes */
         xf_graph_index *ix = NULL;
-        st = xf_graph_index_build(out, &ix, err);
+        st = xf_graph_index_build_from(out, carry ? prev : NULL, carry ? from : NULL, &ix, err);
+        xf_graph_index_free(prev);
+        prev = NULL;
         xf_match m;
         if (!st) st = next_move(rs, &ml, out, ix, &m, err);
         if (!st && m.rule < 0 && cancel >= 0) { /* no move left: one more place to take 2-D */
@@ -390,14 +399,26 @@ xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_gr
                 continue;
             }
         }
+        if (!st && m.rule >= 0 && from_cap < out->n_nodes + XF_MATCH_MAX_NODES) {
+            int cap = out->n_nodes + out->n_nodes / 2 + XF_MATCH_MAX_NODES;
+            int *f = xf_realloc(from, sizeof *f * (size_t)cap);
+            if (!f) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory applying a view move");
+            else {
+                from = f;
+                from_cap = cap;
+            }
+        }
         if (st || m.rule < 0) {
             xf_graph_index_free(ix);
             break;
         }
         xf_graph next;
-        st = xf_match_apply(rs, out, ix, &m, &next, err);
-        xf_graph_index_free(ix);
-        if (st) break;
+        st = xf_match_apply_from(rs, out, ix, &m, &next, from, err);
+        if (st) {
+            xf_graph_index_free(ix);
+            break;
+        }
+        prev = ix;
         xf_graph_free(out);
         *out = next;
         if (log && log->n < XF_CLOSURE_LOG) log->rule[log->n] = m.rule;
@@ -406,6 +427,8 @@ xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_gr
     }
     if (log) log->merged = merged;
     if (st) xf_graph_free(out);
+    xf_graph_index_free(prev);
+    xf_free(from);
     move_list_free(&ml);
     return st;
 }
