@@ -192,51 +192,26 @@ static int has_op(const xf_rule *r, xf_op op)
     return 0;
 }
 
-/* The view moves of a rule set, listed once per closure: slices' first
- * (the order next_move looks them up in), and in action order (move_at's). */
-typedef struct move_list {
+/* What a closure needs of its rule set, worked out once (a search runs a
+ * closure for every action with a view, each of which would otherwise walk
+ * thousands of rules' graphs): the view moves, slices' first (the order
+ * next_move looks them up in) and in action order (move_at's), and the
+ * cancellation to read backwards. */
+struct xf_closure_plan {
+    const xf_ruleset *rs;
     int n;
     int *first, *plain;
-} move_list;
-
-static xf_status move_list_make(const xf_ruleset *rs, const uint8_t *moves, move_list *l,
-                                xf_error *err)
-{
-    int n_rules = xf_ruleset_count(rs), n = 0;
-    for (int r = 0; r < n_rules; r++) n += moves[r] != 0;
-    l->n = n;
-    l->first = xf_malloc(sizeof *l->first * ((size_t)n + 1));
-    l->plain = xf_malloc(sizeof *l->plain * ((size_t)n + 1));
-    if (!l->first || !l->plain) {
-        xf_free(l->first);
-        xf_free(l->plain);
-        l->first = l->plain = NULL;
-        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing %d view moves", n);
-    }
-    int k = 0, p = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int r = 0; r < n_rules; r++) {
-            if (!moves[r]) continue;
-            if (pass == 0) l->plain[p++] = r;
-            if (has_op(xf_ruleset_rule(rs, r), XF_OP_SLICE) == (pass == 0)) l->first[k++] = r;
-        }
-    return XF_OK;
-}
-
-static void move_list_free(move_list *l)
-{
-    xf_free(l->first);
-    xf_free(l->plain);
-}
+    int cancel;
+};
 
 /* The first location of the first view move (slices before reshapes), or
  * -1 in m->rule. */
-static xf_status next_move(const xf_ruleset *rs, const move_list *ml, const xf_graph *g,
-                           const xf_graph_index *ix, xf_match *m, xf_error *err)
+static xf_status next_move(const xf_closure_plan *p, const xf_graph *g, const xf_graph_index *ix,
+                           xf_match *m, xf_error *err)
 {
     int which;
     m->rule = -1;
-    xf_status st = xf_match_first(rs, ml->first, ml->n, g, ix, -1, 0, m, &which, err);
+    xf_status st = xf_match_first(p->rs, p->first, p->n, g, ix, -1, 0, m, &which, err);
     if (!st && which < 0) m->rule = -1;
     return st;
 }
@@ -264,6 +239,43 @@ static int cancel_action(const xf_ruleset *rs)
         if (d->values[d->outputs[0]].kind == XF_VALUE_INPUT) return r;
     }
     return -1;
+}
+
+xf_status xf_closure_plan_make(const xf_ruleset *rs, const uint8_t *moves, xf_closure_plan **out,
+                               xf_error *err)
+{
+    int n_rules = xf_ruleset_count(rs), n = 0;
+    for (int r = 0; r < n_rules; r++) n += moves[r] != 0;
+    xf_closure_plan *p = xf_calloc(1, sizeof *p);
+    if (p) {
+        p->first = xf_malloc(sizeof *p->first * ((size_t)n + 1));
+        p->plain = xf_malloc(sizeof *p->plain * ((size_t)n + 1));
+    }
+    if (!p || !p->first || !p->plain) {
+        xf_closure_plan_free(p);
+        *out = NULL;
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing %d view moves", n);
+    }
+    p->rs = rs;
+    p->n = n;
+    int k = 0, i = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int r = 0; r < n_rules; r++) {
+            if (!moves[r]) continue;
+            if (pass == 0) p->plain[i++] = r;
+            if (has_op(xf_ruleset_rule(rs, r), XF_OP_SLICE) == (pass == 0)) p->first[k++] = r;
+        }
+    p->cancel = cancel_action(rs);
+    *out = p;
+    return XF_OK;
+}
+
+void xf_closure_plan_free(xf_closure_plan *p)
+{
+    if (!p) return;
+    xf_free(p->first);
+    xf_free(p->plain);
+    xf_free(p);
 }
 
 static int is_view_output(const xf_graph *g, int v)
@@ -310,12 +322,12 @@ static int wrap_one(xf_graph *g, int skip, xf_error *err)
 
 /* A view move whose location includes node `node` of g (among the first
  * 16 locations of its rule), into m (m->rule -1: none). */
-static xf_status move_at(const xf_ruleset *rs, const move_list *ml, const xf_graph *g,
-                         const xf_graph_index *ix, int node, xf_match *m, xf_error *err)
+static xf_status move_at(const xf_closure_plan *p, const xf_graph *g, const xf_graph_index *ix,
+                         int node, xf_match *m, xf_error *err)
 {
     int which;
     m->rule = -1;
-    xf_status st = xf_match_first(rs, ml->plain, ml->n, g, ix, node, 16, m, &which, err);
+    xf_status st = xf_match_first(p->rs, p->plain, p->n, g, ix, node, 16, m, &which, err);
     if (!st && which < 0) m->rule = -1;
     return st;
 }
@@ -324,8 +336,8 @@ static xf_status move_at(const xf_ruleset *rs, const move_list *ml, const xf_gra
  * unflatten(flatten(y)) and applies the view move that takes its operation
  * to 2-D, in one step; places where no move follows are skipped for good.
  * 1 when done, 0 when no place is left. */
-static int wrap_and_move(const xf_ruleset *rs, const move_list *ml, xf_graph *out, int *skip,
-                         int *rule, xf_error *err)
+static int wrap_and_move(const xf_closure_plan *p, xf_graph *out, int *skip, int *rule,
+                         xf_error *err)
 {
     for (;;) {
         xf_graph w;
@@ -338,9 +350,9 @@ static int wrap_and_move(const xf_ruleset *rs, const move_list *ml, xf_graph *ou
         xf_graph_index *ix = NULL;
         xf_match m;
         xf_status st = xf_graph_index_build(&w, &ix, err);
-        if (!st) st = move_at(rs, ml, &w, ix, node, &m, err);
+        if (!st) st = move_at(p, &w, ix, node, &m, err);
         xf_graph next;
-        if (!st && m.rule >= 0) st = xf_match_apply(rs, &w, ix, &m, &next, err);
+        if (!st && m.rule >= 0) st = xf_match_apply(p->rs, &w, ix, &m, &next, err);
         xf_graph_index_free(ix);
         if (st) {
             xf_graph_free(&w);
@@ -362,11 +374,25 @@ static int wrap_and_move(const xf_ruleset *rs, const move_list *ml, xf_graph *ou
 xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_graph *g,
                          int max_steps, xf_graph *out, xf_closure_log *log, xf_error *err)
 {
+    xf_closure_plan *p = NULL;
+    xf_status st = xf_closure_plan_make(rs, moves, &p, err);
+    if (st) {
+        if (log) memset(log, 0, sizeof *log);
+        xf_graph_init(out);
+        return st;
+    }
+    st = xf_closure_run_plan(p, g, max_steps, out, log, err);
+    xf_closure_plan_free(p);
+    return st;
+}
+
+xf_status xf_closure_run_plan(const xf_closure_plan *p, const xf_graph *g, int max_steps,
+                              xf_graph *out, xf_closure_log *log, xf_error *err)
+{
     if (log) memset(log, 0, sizeof *log);
-    move_list ml = {0, NULL, NULL};
+    const xf_ruleset *rs = p->rs;
     xf_status st = xf_graph_clone_shared(g, out, err);
-    if (!st) st = move_list_make(rs, moves, &ml, err);
-    int steps = 0, merged = 0, skip = 0, cancel = cancel_action(rs);
+    int steps = 0, merged = 0, skip = 0, cancel = p->cancel;
     /* the index of the graph before the last move, and which of its nodes
      * each node of *out copies (xf_match_apply_from): the next index takes
      * their matching keys over instead of recomputing them */
@@ -383,11 +409,11 @@ xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_gr
         xf_graph_index_free(prev);
         prev = NULL;
         xf_match m;
-        if (!st) st = next_move(rs, &ml, out, ix, &m, err);
+        if (!st) st = next_move(p, out, ix, &m, err);
         if (!st && m.rule < 0 && cancel >= 0) { /* no move left: one more place to take 2-D */
             xf_graph_index_free(ix);
             ix = NULL;
-            int moved = -1, w = wrap_and_move(rs, &ml, out, &skip, &moved, err);
+            int moved = -1, w = wrap_and_move(p, out, &skip, &moved, err);
             if (w < 0) st = err ? err->code : XF_ERR_NOMEM;
             if (w > 0) {
                 if (log && log->n + 1 < XF_CLOSURE_LOG) {
@@ -429,6 +455,5 @@ xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_gr
     if (st) xf_graph_free(out);
     xf_graph_index_free(prev);
     xf_free(from);
-    move_list_free(&ml);
     return st;
 }
