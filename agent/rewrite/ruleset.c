@@ -521,6 +521,12 @@ xf_status xf_ruleset_load(const char *db_path, const xf_ruleset_options *opt, xf
             xf_rule_free(&rules[n]);
             continue;
         }
+        /* fitted now, not when appended: the set holds them all until then */
+        if ((st = fit_graph(&rules[n].src, err)) != XF_OK ||
+            (st = fit_graph(&rules[n].dst, err)) != XF_OK) {
+            xf_rule_free(&rules[n]);
+            break;
+        }
         sides[n] = (xf_rule_key){(uint64_t)info.src_graph, (uint64_t)info.dst_graph};
         ids[n++] = info.id;
     }
