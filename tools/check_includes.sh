@@ -55,7 +55,7 @@ ladder=(
     "2 match target"
     "3 verify enumerate agent/rewrite"
     "4 derive agent/search"
-    "5 agent/rl"
+    "5 agent/rl audit"
     "6 optimize"
 )
 declare -A level=()
