@@ -37,6 +37,7 @@ modules=(
     "agent/nn      agent/nn/libxf_agent_nn.a          -        agent/nn/nn.h"
     "agent/rl      agent/rl/libxf_agent_rl.a          -        agent/rl/rl.h,agent/rl/gnn.h,agent/rl/ppo.h,agent/rl/wm.h"
     "derive        derive/libxf_derive.a              derive_  derive/derive.h"
+    "audit         audit/libxf_audit.a                audit_   audit/audit.h"
     "optimize      optimize/libxf_optimize.a          opt_     optimize/optimize.h"
     "tools/cli     tools/cli.build/libxf_cli.a        -        tools/cli/cli.h"
 )
