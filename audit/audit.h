@@ -7,12 +7,18 @@
  * of the exported ONNX pairs, the diff of two databases modulo input
  * renaming, and the static HTML report.
  *
- * Each view prints to `out` (stdout in the tool; a tests' file in process)
- * and returns what the tool exits with: 0 ok, 1 the request failed on a
- * readable database (no such rule, a stored rule that does not load, a
- * check that did not pass, diff found differences), 2 bad usage (an unknown
- * operator in a filter, a bad format) or an unreadable database, after
- * printing the error as one line "xferdb: ..." on stderr.
+ * Each view prints its output to `out` (stdout in the tool; a test's file
+ * in process) and returns an xf_status: not XF_OK when it could not do what
+ * was asked, with *err saying why (XF_ERR_INVALID: a bad request — a rule
+ * id that is not a positive integer, an unknown operator in a filter, a
+ * missing or unknown export format, report without a directory; other
+ * codes: reading the database, writing a file or running graphviz failed).
+ * A view that ran can still have failed on some rules: *failed counts them
+ * (a rule that does not exist or does not load, a broken rule in stats, a
+ * check-export rule that did not pass, a chain that does not replay, the
+ * rules diff finds in one database only), and each one that needs words is
+ * described through o->diag. Nothing here prints to stderr; xferdb prints
+ * the messages and chooses its exit status from the status and *failed.
  *
  * Sits above derive/ (explain replays derivations) and onnx/ (exports):
  * audit ─► derive, verify, onnx, rulesdb.
@@ -28,6 +34,11 @@
 /* Pictures `report` renders unless --pictures says otherwise. */
 #define XF_AUDIT_DEFAULT_PICTURES 2000
 
+/* Receives a message that does not stop a view: a rule that does not load
+ * (the rules after it are still shown), broken rules in stats, a picture
+ * that was not drawn. */
+typedef void (*xf_audit_diag_fn)(void *user, const xf_error *msg);
+
 /* What a view is asked for. xferdb starts from zero with filter.any_status 1,
  * pictures XF_AUDIT_DEFAULT_PICTURES, trials 3 and seed 1. */
 typedef struct xf_audit_options {
@@ -42,18 +53,18 @@ typedef struct xf_audit_options {
     xf_rulesdb_filter filter;
     const char *ops[XF_AUDIT_MAX_OPS]; /* storage for filter.ops (xferdb's --ops) */
     char ops_buf[512];
+    xf_audit_diag_fn diag; /* NULL: such messages are dropped */
+    void *diag_user;
 } xf_audit_options;
 
-int xf_audit_stats(FILE *out, xf_rulesdb *db, const xf_audit_options *o);
-int xf_audit_list(FILE *out, xf_rulesdb *db, const xf_audit_options *o);
-int xf_audit_families(FILE *out, xf_rulesdb *db, const xf_audit_options *o);
-int xf_audit_show(FILE *out, xf_rulesdb *db, const xf_audit_options *o);
-int xf_audit_explain(FILE *out, xf_rulesdb *db, const xf_audit_options *o);
-int xf_audit_export(FILE *out, xf_rulesdb *db, const xf_audit_options *o);
-int xf_audit_check_export(FILE *out, xf_rulesdb *db, const xf_audit_options *o);
-int xf_audit_report(FILE *out, xf_rulesdb *db, const xf_audit_options *o);
-/* Opens both databases itself (o->db and o->db2). */
-int xf_audit_diff(FILE *out, const xf_audit_options *o);
+/* What every view but diff is: the views are declared with this type, and
+ * a caller can keep them in a table. */
+typedef xf_status xf_audit_view(FILE *out, xf_rulesdb *db, const xf_audit_options *o,
+                                int64_t *failed, xf_error *err);
+xf_audit_view xf_audit_stats, xf_audit_list, xf_audit_families, xf_audit_show, xf_audit_explain,
+    xf_audit_export, xf_audit_check_export, xf_audit_report;
+/* Opens both databases itself (o->db and o->db2); any error names the file. */
+xf_status xf_audit_diff(FILE *out, const xf_audit_options *o, int64_t *failed, xf_error *err);
 
 /* ------------------------------------------------------ export_*.c */
 

@@ -21,27 +21,27 @@ void audit_show_derivation(FILE *out, xf_rulesdb *db, const xf_rulesdb_rule_info
  * set on failure. */
 char *audit_format(const xf_graph *g, xf_error *err);
 
-/* Prints "xferdb: <message>" on stderr. */
-void audit_error(const xf_error *err);
+/* Hands `msg` to o->diag when there is one. */
+void audit_diag(const xf_audit_options *o, const xf_error *msg);
 
 /* ------------------------------------------------------------ rule.c */
 
-/* Parses a rule id argument; 0 (after a message) when it is not a positive
+/* Parses a rule id argument; XF_ERR_INVALID when it is not a positive
  * integer. */
-int64_t audit_parse_id(const char *s);
+xf_status audit_parse_id(const char *s, int64_t *id, xf_error *err);
 /* Calls fn(user, db, info) for every rule the filter selects, in id order.
- * fn returns 0, or a positive exit status when its rule failed (after
- * printing why: a bad rule does not hide the ones after it), or -1 to stop.
- * Returns an exit status: 2 for a filter the database rejects (unknown op
- * name: bad usage), 1 when reading fails or fn stopped (after printing the
- * error), else fn's last positive value, else 0. */
-int audit_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
-                     int (*fn)(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info),
-                     void *user);
+ * fn returns 0, or 1 when its rule failed (after handing the message to
+ * audit_diag: a bad rule does not hide the ones after it); *failed counts
+ * those. Not XF_OK when the filter is rejected (XF_ERR_INVALID: an unknown
+ * operator name) or reading fails. */
+xf_status audit_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
+                          int (*fn)(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info),
+                          void *user, int64_t *failed, xf_error *err);
 /* Loads everything about rule `id`: info (initialised here) and the rule.
- * Returns an exit status: 0, or 1 after printing the error. On failure both
- * are left empty (free them either way). */
-int audit_load(xf_rulesdb *db, int64_t id, xf_rulesdb_rule_info *info, xf_rule *r);
+ * On failure (no such rule, a rule that does not load) both are left empty
+ * (free them either way). */
+xf_status audit_load(xf_rulesdb *db, int64_t id, xf_rulesdb_rule_info *info, xf_rule *r,
+                     xf_error *err);
 /* The operator of `node` with the parameters that matter, as the infix form
  * prints it ("conv2d[3x3,s1,same,relu]", "split[axis=1,sizes=4/4]"). */
 void audit_node_label(const xf_graph *g, int node, char *buf, size_t n);
@@ -68,15 +68,15 @@ void audit_json_str_html(FILE *f, const char *s);
 
 /* 1 when graphviz's `dot` is on PATH. */
 int audit_have_dot(void);
-/* The message for a missing `dot`, naming the Debian package. */
-void audit_no_dot(void);
+/* XF_ERR_UNSUPPORTED with the message for a missing `dot`, naming the
+ * Debian package. */
+xf_status audit_no_dot(xf_error *err);
 /* Runs `dot -T<fmt>` reading the graph from `in` (a file stream at its
- * start) and writing the picture to `out` (flushed first); 0 ok, else 1
- * after a message. */
-int audit_run_dot(const char *fmt, FILE *in, FILE *out);
+ * start) and writing the picture to `out` (flushed first). */
+xf_status audit_run_dot(const char *fmt, FILE *in, FILE *out, xf_error *err);
 /* Draws each files[i] (a .dot file) as files[i].svg, one dot process per
- * file, up to `jobs` at a time; 0 ok, else 1 after a message. */
-int audit_render_svgs(char **files, int n, int jobs);
+ * file, up to `jobs` at a time. */
+xf_status audit_render_svgs(char **files, int n, int jobs, xf_error *err);
 
 
 /* ------------------------------------------------------ report */
@@ -103,8 +103,8 @@ typedef struct report {
     int have_dot;      /* 0: no pictures, text forms only */
 } report;
 
-/* Writes DIR's index.html; 0 ok, else 1 after a message. */
-int audit_report_write_html(const report *rep, const char *path);
+/* Writes DIR's index.html. */
+xf_status audit_report_write_html(const report *rep, const char *path, xf_error *err);
 
 /* The page's style sheet and script (report_assets.c). */
 extern const char audit_report_css[];

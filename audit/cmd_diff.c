@@ -6,8 +6,9 @@
  * A ("<"), only in B (">") — noting when the other database has the rule
  * the other way round (target => source) — then rules in both whose status
  * differs ("!", informative) or, of one status and with the same input
- * names, whose validity domain differs ("~"), and a summary line. Exit status like diff(1): 0 the rule
- * sets are equal, 1 they differ, 2 trouble (an unreadable database).
+ * names, whose validity domain differs ("~"), and a summary line. *failed
+ * counts the rules in one database only (xferdb exits like diff(1): 0 the
+ * rule sets are equal, 1 they differ, 2 trouble: an unreadable database).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -101,35 +102,28 @@ static int by_key(const void *a, const void *b)
     return c ? c : (x->id > y->id) - (x->id < y->id);
 }
 
-/* Reads every rule of s->path; an exit status. */
-static int read_side(side *s)
+/* Reads every rule of s->path; errors name the file. */
+static xf_status read_side(side *s, xf_error *err)
 {
-    xf_error err;
     xf_rulesdb *db = NULL;
-    if (xf_rulesdb_open(s->path, XF_RULESDB_READONLY, &db, &err) != XF_OK) {
-        audit_error(&err);
-        return 2;
-    }
+    xf_status st = xf_rulesdb_open(s->path, XF_RULESDB_READONLY, &db, err);
+    if (st != XF_OK) return st;
     xf_rulesdb_filter all;
     memset(&all, 0, sizeof all);
     all.any_status = 1;
     xf_rulesdb_iter *it = NULL;
     xf_rulesdb_rule_info info;
     xf_rulesdb_rule_info_init(&info);
-    int rc = 0, has = 0;
-    xf_status st = xf_rulesdb_iter_begin(db, &all, &it, &err);
-    while (st == XF_OK && (st = xf_rulesdb_iter_next(it, &info, &has, &err)) == XF_OK && has)
-        st = add_rule(db, &info, s, &err);
-    if (st != XF_OK) {
-        xf_error_prefix(&err, "%s", s->path);
-        audit_error(&err);
-        rc = 2;
-    }
+    int has = 0;
+    st = xf_rulesdb_iter_begin(db, &all, &it, err);
+    while (st == XF_OK && (st = xf_rulesdb_iter_next(it, &info, &has, err)) == XF_OK && has)
+        st = add_rule(db, &info, s, err);
+    if (st != XF_OK) xf_error_prefix(err, "%s", s->path);
     xf_rulesdb_rule_info_free(&info);
     xf_rulesdb_iter_free(it);
     xf_rulesdb_close(db);
     qsort(s->e, s->n, sizeof *s->e, by_key);
-    return rc;
+    return st;
 }
 
 /* The entry of s with key k, or NULL (s is sorted by key). */
@@ -221,22 +215,23 @@ static int64_t status_changes(FILE *out, const side *a, const side *b, int64_t *
     return n;
 }
 
-int xf_audit_diff(FILE *out, const xf_audit_options *o)
+/* *failed: the rules found in one database only. */
+xf_status xf_audit_diff(FILE *out, const xf_audit_options *o, int64_t *failed, xf_error *err)
 {
+    *failed = 0;
     side a = {o->db, NULL, 0, 0}, b = {o->db2, NULL, 0, 0};
-    int rc = read_side(&a);
-    if (rc == 0) rc = read_side(&b);
-    if (rc == 0) {
+    xf_status st = read_side(&a, err);
+    if (st == XF_OK) st = read_side(&b, err);
+    if (st == XF_OK) {
         int64_t rev_a = 0, rev_b = 0, both = 0;
         int64_t only_a = only_in(out, &a, &b, '<', &rev_a);
         int64_t only_b = only_in(out, &b, &a, '>', &rev_b);
         int64_t domains = 0;
         int64_t changed = status_changes(out, &a, &b, &both, &domains);
         if (only_a < 0 || only_b < 0) {
-            fprintf(stderr, "xferdb: out of memory comparing the databases\n");
             side_free(&a);
             side_free(&b);
-            return 2;
+            return XF_FAIL(err, XF_ERR_NOMEM, "out of memory comparing the databases");
         }
         fprintf(out, "diff: %s has %zu rules, %s has %zu: %" PRId64 " only in %s (%" PRId64
                " reversed in the other), %" PRId64 " only in %s (%" PRId64
@@ -244,9 +239,9 @@ int xf_audit_diff(FILE *out, const xf_audit_options *o)
                " with another status, %" PRId64 " with another validity domain)\n",
                a.path, a.n, b.path, b.n, only_a, a.path, rev_a, only_b, b.path, rev_b, both,
                changed, domains);
-        rc = only_a || only_b ? 1 : 0;
+        *failed = only_a + only_b;
     }
     side_free(&a);
     side_free(&b);
-    return rc;
+    return st;
 }

@@ -61,20 +61,29 @@ static void on_step(void *user, int i, const xf_rulesdb_step *s, const xf_rulesd
     xf_free(text);
 }
 
-int xf_audit_explain(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
+/* A rule that does not exist or load, has no derivation or does not
+ * replay is a failed request (*failed = 1); the first through o->diag, the
+ * others on `out`. */
+xf_status xf_audit_explain(FILE *out, xf_rulesdb *db, const xf_audit_options *o, int64_t *failed,
+                           xf_error *err)
 {
-    int64_t id = audit_parse_id(o->id);
-    if (!id) return 2;
+    *failed = 0;
+    int64_t id;
+    xf_status st = audit_parse_id(o->id, &id, err);
+    if (st != XF_OK) return st;
     xf_rulesdb_rule_info info;
     xf_rule r;
-    int rc = audit_load(db, id, &info, &r);
     xf_rulesdb_step *steps = NULL;
     int n = 0;
-    xf_error err;
-    if (rc == 0 && xf_rulesdb_get_derivation(db, id, &steps, &n, &err) != XF_OK) {
-        audit_error(&err);
+    int rc = 0;
+    xf_error lerr;
+    if (audit_load(db, id, &info, &r, &lerr) != XF_OK) {
+        audit_diag(o, &lerr);
+        rc = 1;
+    } else if ((st = xf_rulesdb_get_derivation(db, id, &steps, &n, err)) != XF_OK) {
         rc = 1;
     }
+    xf_error why;
     if (rc == 0 && n == 0) {
         fprintf(out, "rule %" PRId64 " is %s and has no derivation%s\n", id,
                xf_rulesdb_status_name(info.status),
@@ -87,8 +96,8 @@ int xf_audit_explain(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
         fprintf(out, "rule %" PRId64 " (%s)\nsource: %s\ntarget: %s\n", id,
                xf_rulesdb_status_name(info.status), info.src_text, info.dst_text);
         fprintf(out, "derivation: %d step%s, replayed\n", n, n == 1 ? "" : "s");
-        if (xf_derive_replay(db, id, &r, steps, n, on_step, out, &err) != XF_OK) {
-            fprintf(out, "DOES NOT REPLAY: %s\n", err.msg);
+        if (xf_derive_replay(db, id, &r, steps, n, on_step, out, &why) != XF_OK) {
+            fprintf(out, "DOES NOT REPLAY: %s\n", why.msg);
             rc = 1;
         } else {
             fprintf(out, "joined: the steps turn the source into the target using only rules that "
@@ -98,5 +107,6 @@ int xf_audit_explain(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
     xf_free(steps);
     xf_rule_free(&r);
     xf_rulesdb_rule_info_free(&info);
-    return rc;
+    if (st == XF_OK) *failed = rc;
+    return st;
 }

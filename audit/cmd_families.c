@@ -19,8 +19,8 @@
  *
  * A rule can be in several families; "any new family" counts it once. All
  * of them are new against the TASO-vocabulary rules, whose vocabulary has
- * none of these operators. A rule that does not load is reported on stderr
- * and the others are still counted (exit status 1).
+ * none of these operators. A rule that does not load is reported through
+ * o->diag and the others are still counted (it counts in *failed).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -46,6 +46,7 @@ typedef struct tally {
     int64_t count[FAM_COUNT][N_STATUS];
     int64_t first[FAM_COUNT][N_STATUS];
     int64_t rules;
+    const xf_audit_options *o;
 } tally;
 
 static int is_layout(xf_op op)
@@ -125,7 +126,7 @@ static int count_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *in
     xf_error err;
     xf_rule r;
     if (xf_rulesdb_load_rule(db, info->id, &r, &err) != XF_OK) {
-        audit_error(&err);
+        audit_diag(t->o, &err);
         return 1;
     }
     side_facts s, d;
@@ -146,11 +147,15 @@ static int count_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *in
     return 0;
 }
 
-int xf_audit_families(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
+/* The table is printed even when reading stopped early (with what was
+ * read), as the error says. */
+xf_status xf_audit_families(FILE *out, xf_rulesdb *db, const xf_audit_options *o, int64_t *failed,
+                            xf_error *err)
 {
     tally t;
     memset(&t, 0, sizeof t);
-    int rc = audit_each_rule(db, &o->filter, count_rule, &t);
+    t.o = o;
+    xf_status st = audit_each_rule(db, &o->filter, count_rule, &t, failed, err);
     fprintf(out, "%" PRId64 " rules read; rules using reshape, flatten, squeeze, unsqueeze, slice or gather, by family\n",
            t.rules);
     fprintf(out, "%-22s", "family");
@@ -161,5 +166,5 @@ int xf_audit_families(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
         for (int c = 0; c < N_STATUS; c++) fprintf(out, " %9" PRId64, t.count[f][c]);
         fprintf(out, "   %" PRId64 " / %" PRId64 "\n", t.first[f][0], t.first[f][1]);
     }
-    return rc;
+    return st;
 }

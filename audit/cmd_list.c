@@ -3,9 +3,9 @@
  *   ID  STATUS  SRC_OPS->DST_OPS  source  =>  target
  * with both sides rebuilt from their stored graphs and printed in infix
  * form using the rule's own input names. A rule that does not load (a
- * corrupt graph blob, a graph row that is missing) is reported on stderr
- * with its id and what is wrong, the rules after it are still listed, and
- * the exit status is 1.
+ * corrupt graph blob, a graph row that is missing) is reported through
+ * o->diag with its id and what is wrong, the rules after it are still
+ * listed, and it counts in *failed.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,14 +13,20 @@
 
 #include "audit_internal.h"
 
-/* Prints one rule's line; 1 (after an error message) when it does not load. */
+typedef struct list_ctx {
+    FILE *out;
+    const xf_audit_options *o;
+} list_ctx;
+
+/* Prints one rule's line; 1 (after a message) when it does not load. */
 static int print_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info)
 {
-    FILE *out = user;
+    const list_ctx *c = user;
+    FILE *out = c->out;
     xf_error err;
     xf_rule r;
     if (xf_rulesdb_load_rule(db, info->id, &r, &err) != XF_OK) {
-        audit_error(&err);
+        audit_diag(c->o, &err);
         return 1;
     }
     char *src = audit_format(&r.src, &err);
@@ -28,7 +34,7 @@ static int print_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *in
     int rc = 0;
     if (!dst) {
         xf_error_prefix(&err, "rule %" PRId64, info->id);
-        audit_error(&err);
+        audit_diag(c->o, &err);
         rc = 1;
     } else {
         fprintf(out, "%6" PRId64 "  %-9s  %d->%d  %s  =>  %s\n", info->id,
@@ -40,7 +46,9 @@ static int print_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *in
     return rc;
 }
 
-int xf_audit_list(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
+xf_status xf_audit_list(FILE *out, xf_rulesdb *db, const xf_audit_options *o, int64_t *failed,
+                        xf_error *err)
 {
-    return audit_each_rule(db, &o->filter, print_rule, out);
+    list_ctx c = {out, o};
+    return audit_each_rule(db, &o->filter, print_rule, &c, failed, err);
 }

@@ -35,17 +35,16 @@ static void report_free(report *rep)
 }
 
 /* Creates directory path unless it exists; *made says whether this did. */
-static int make_dir(const char *path, int *made)
+static xf_status make_dir(const char *path, int *made, xf_error *err)
 {
     *made = 0;
     if (mkdir(path, 0777) == 0) *made = 1;
     if (*made || errno == EEXIST) {
         struct stat st;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return XF_OK;
     }
-    fprintf(stderr, "xferdb: cannot create directory %s: %s\n", path,
-            errno == EEXIST ? "a file of that name exists" : strerror(errno));
-    return 1;
+    return XF_FAIL(err, XF_ERR_IO, "cannot create directory %s: %s", path,
+                   errno == EEXIST ? "a file of that name exists" : strerror(errno));
 }
 
 /* "conv2d ewadd": operators of either side, in operator-table order. */
@@ -135,21 +134,16 @@ static char *listing_of(const xf_rule *r)
     return buf;
 }
 
-/* Writes <stage>/rule-<id>.dot (a scratch file for dot); 0 ok. */
-static int write_dot_file(const char *path, const xf_rulesdb_rule_info *info, const xf_rule *r)
+/* Writes <stage>/rule-<id>.dot (a scratch file for dot). */
+static xf_status write_dot_file(const char *path, const xf_rulesdb_rule_info *info,
+                                const xf_rule *r, xf_error *err)
 {
     FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "xferdb: cannot write %s: %s\n", path, strerror(errno));
-        return 1;
-    }
+    if (!f) return XF_FAIL(err, XF_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     xf_audit_write_dot(f, info, r);
     int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "xferdb: writing %s failed\n", path);
-        return 1;
-    }
-    return 0;
+    if (fclose(f) != 0 || bad) return XF_FAIL(err, XF_ERR_IO, "writing %s failed", path);
+    return XF_OK;
 }
 
 /* What collect hands add_rule for every rule. */
@@ -158,7 +152,15 @@ typedef struct collect_ctx {
     const char *stage;
     char ***dots;
     int *n_dots;
+    const xf_audit_options *o;
 } collect_ctx;
+
+/* A rule add_rule could not take: the message through o->diag. */
+static int rule_failed(const collect_ctx *c, xf_error *err)
+{
+    audit_diag(c->o, err);
+    return 1;
+}
 
 static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info)
 {
@@ -169,17 +171,14 @@ static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info
     int *n_dots = c->n_dots;
     xf_error err;
     xf_rule r;
-    if (xf_rulesdb_load_rule(db, info->id, &r, &err) != XF_OK) {
-        audit_error(&err);
-        return 1;
-    }
+    if (xf_rulesdb_load_rule(db, info->id, &r, &err) != XF_OK) return rule_failed(c, &err);
     if (rep->n_rules == rep->cap) {
         int64_t nc = rep->cap ? 2 * rep->cap : 1024;
         report_rule *p = xf_realloc(rep->rules, (size_t)nc * sizeof *p);
         if (!p) {
             xf_rule_free(&r);
-            fprintf(stderr, "xferdb: out of memory collecting rules\n");
-            return 1;
+            XF_FAIL(&err, XF_ERR_NOMEM, "out of memory collecting rules");
+            return rule_failed(c, &err);
         }
         rep->rules = p;
         rep->cap = nc;
@@ -197,8 +196,8 @@ static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info
     rr->listing = listing_of(&r);
     int rc = 0;
     if (!rr->ops || !rr->src || !rr->dst || !rr->listing) {
-        fprintf(stderr, "xferdb: rule %" PRId64 ": out of memory describing it\n", info->id);
-        rc = 1;
+        XF_FAIL(&err, XF_ERR_NOMEM, "rule %" PRId64 ": out of memory describing it", info->id);
+        rc = rule_failed(c, &err);
     } else if (rep->have_dot && rep->pictures < rep->max_pictures) {
         char path[4300];
         snprintf(path, sizeof path, "%s/rule-%" PRId64 ".dot", stage, info->id);
@@ -207,11 +206,11 @@ static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info
         if (p) *dots = p;
         if (!p || !copy) {
             xf_free(copy);
-            fprintf(stderr, "xferdb: out of memory collecting rules\n");
-            rc = 1;
+            XF_FAIL(&err, XF_ERR_NOMEM, "out of memory collecting rules");
+            rc = rule_failed(c, &err);
         } else {
             (*dots)[(*n_dots)++] = copy;
-            rc = write_dot_file(path, info, &r);
+            if (write_dot_file(path, info, &r, &err) != XF_OK) rc = rule_failed(c, &err);
             rr->picture = 1;
             rep->pictures++;
         }
@@ -220,21 +219,22 @@ static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info
     return rc;
 }
 
-static int collect(report *rep, xf_rulesdb *db, const char *stage, char ***dots, int *n_dots)
+/* Every rule into rep (and its picture's .dot file into the stage);
+ * *failed counts the rules that could not be taken. */
+static xf_status collect(report *rep, xf_rulesdb *db, const char *stage, char ***dots,
+                         int *n_dots, const xf_audit_options *o, int64_t *failed, xf_error *err)
 {
-    xf_error err;
     static const xf_rulesdb_group groups[3] = {XF_RULESDB_BY_STATUS, XF_RULESDB_BY_SIZE,
                                                XF_RULESDB_BY_OP};
-    for (int k = 0; k < 3; k++)
-        if (xf_rulesdb_count_by(db, groups[k], &rep->by[k], &rep->n_by[k], &err) != XF_OK) {
-            audit_error(&err);
-            return 1;
-        }
+    for (int k = 0; k < 3; k++) {
+        xf_status st = xf_rulesdb_count_by(db, groups[k], &rep->by[k], &rep->n_by[k], err);
+        if (st != XF_OK) return st;
+    }
     xf_rulesdb_filter all;
     memset(&all, 0, sizeof all);
     all.any_status = 1;
-    collect_ctx c = {rep, stage, dots, n_dots};
-    return audit_each_rule(db, &all, add_rule, &c) ? 1 : 0;
+    collect_ctx c = {rep, stage, dots, n_dots, o};
+    return audit_each_rule(db, &all, add_rule, &c, failed, err);
 }
 
 /* "<stage>/rule-<id>.svg" of the .dot file at `dot`. */
@@ -245,68 +245,60 @@ static void svg_of(const char *dot, char *path, size_t n)
 
 /* Renders the staged .dot files and renames x.dot.svg to x.svg; the .dot
  * files go. */
-static int render(char **dots, int n)
+static xf_status render(char **dots, int n, xf_error *err)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int jobs = cpus < 1 ? 1 : cpus > MAX_DOT_JOBS ? MAX_DOT_JOBS : (int)cpus;
-    int rc = audit_render_svgs(dots, n, jobs);
+    xf_status st = audit_render_svgs(dots, n, jobs, err);
     char from[4400], to[4400];
     for (int i = 0; i < n; i++) {
         snprintf(from, sizeof from, "%s.svg", dots[i]);
         svg_of(dots[i], to, sizeof to);
-        if (rc == 0 && rename(from, to) != 0) {
-            fprintf(stderr, "xferdb: %s was not drawn\n", from);
-            rc = 1;
-        }
+        if (st == XF_OK && rename(from, to) != 0)
+            st = XF_FAIL(err, XF_ERR_IO, "%s was not drawn", from);
         remove(dots[i]);
     }
-    return rc;
+    return st;
 }
 
 /* The pictures' staging directory DIR/.img.XXXXXX (path filled), with the
  * mode mkdir gives (mkdtemp's 0700 would become DIR/img's). */
-static int make_stage(const char *dir, char *path, size_t n)
+static xf_status make_stage(const char *dir, char *path, size_t n, xf_error *err)
 {
     snprintf(path, n, "%s/.img.XXXXXX", dir);
     mode_t mask = umask(0);
     umask(mask);
-    if (mkdtemp(path) && chmod(path, 0777 & ~mask) == 0) return 0;
+    if (mkdtemp(path) && chmod(path, 0777 & ~mask) == 0) return XF_OK;
     int e = errno;
     rmdir(path); /* when chmod failed */
-    fprintf(stderr, "xferdb: cannot create a directory in %s: %s\n", dir, strerror(e));
     path[0] = '\0';
-    return 1;
+    return XF_FAIL(err, XF_ERR_IO, "cannot create a directory in %s: %s", dir, strerror(e));
 }
 
 /* Moves the drawn pictures from the stage into DIR/img: the whole stage
  * when DIR/img does not exist yet, else picture by picture. */
-static int publish(char *stage, const char *img_dir, char **dots, int n)
+static xf_status publish(char *stage, const char *img_dir, char **dots, int n, xf_error *err)
 {
     struct stat st;
     int missing = stat(img_dir, &st) != 0;
     if (missing && errno == ENOENT) {
-        if (rename(stage, img_dir) != 0) {
-            fprintf(stderr, "xferdb: cannot create %s: %s\n", img_dir, strerror(errno));
-            return 1;
-        }
+        if (rename(stage, img_dir) != 0)
+            return XF_FAIL(err, XF_ERR_IO, "cannot create %s: %s", img_dir, strerror(errno));
         stage[0] = '\0'; /* it is DIR/img now */
-        return 0;
+        return XF_OK;
     }
-    if (missing || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "xferdb: cannot write pictures into %s: %s\n", img_dir,
-                missing ? strerror(errno) : "not a directory");
-        return 1;
-    }
+    if (missing || !S_ISDIR(st.st_mode))
+        return XF_FAIL(err, XF_ERR_IO, "cannot write pictures into %s: %s", img_dir,
+                       missing ? strerror(errno) : "not a directory");
     char from[4400], to[4400];
     for (int i = 0; i < n; i++) {
         svg_of(dots[i], from, sizeof from);
         snprintf(to, sizeof to, "%s/%s", img_dir, strrchr(from, '/') + 1);
-        if (rename(from, to) != 0) {
-            fprintf(stderr, "xferdb: cannot move a picture into %s: %s\n", to, strerror(errno));
-            return 1;
-        }
+        if (rename(from, to) != 0)
+            return XF_FAIL(err, XF_ERR_IO, "cannot move a picture into %s: %s", to,
+                           strerror(errno));
     }
-    return 0;
+    return XF_OK;
 }
 
 /* Removes whatever is left in the stage, then the stage. */
@@ -327,12 +319,13 @@ static void discard_stage(const char *stage, char **dots, int n)
  * only after the page is written, so a failed run leaves DIR as it found
  * it: what existed stays, what the run created goes (DIR too when the run
  * made it). */
-int xf_audit_report(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
+/* A rule that cannot be taken (it does not load) is named through o->diag
+ * and counts in *failed; the report is then not written, as on an error. */
+xf_status xf_audit_report(FILE *out, xf_rulesdb *db, const xf_audit_options *o, int64_t *failed,
+                          xf_error *err)
 {
-    if (!o->out) {
-        fprintf(stderr, "xferdb: report needs -o DIR (see xferdb --help)\n");
-        return 2;
-    }
+    *failed = 0;
+    if (!o->out) return XF_FAIL(err, XF_ERR_INVALID, "report needs -o DIR (see xferdb --help)");
     report rep;
     memset(&rep, 0, sizeof rep);
     rep.db_path = xf_rulesdb_path(db);
@@ -343,16 +336,17 @@ int xf_audit_report(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
     snprintf(page, sizeof page, "%s/index.html", o->out);
     char **dots = NULL;
     int n_dots = 0, made_dir = 0, wrote_page = 0;
-    int rc = make_dir(o->out, &made_dir);
-    if (rc == 0 && rep.have_dot && rep.max_pictures > 0)
-        rc = make_stage(o->out, stage, sizeof stage);
-    if (rc == 0) rc = collect(&rep, db, stage, &dots, &n_dots);
-    if (rc == 0 && n_dots) rc = render(dots, n_dots);
-    if (rc == 0) rc = audit_report_write_html(&rep, page);
-    wrote_page = rc == 0;
-    if (rc == 0 && stage[0]) rc = publish(stage, img_dir, dots, n_dots);
+    xf_status st = make_dir(o->out, &made_dir, err);
+    if (st == XF_OK && rep.have_dot && rep.max_pictures > 0)
+        st = make_stage(o->out, stage, sizeof stage, err);
+    if (st == XF_OK) st = collect(&rep, db, stage, &dots, &n_dots, o, failed, err);
+    int ok = st == XF_OK && *failed == 0;
+    if (ok && n_dots) ok = (st = render(dots, n_dots, err)) == XF_OK;
+    if (ok) ok = (st = audit_report_write_html(&rep, page, err)) == XF_OK;
+    wrote_page = ok;
+    if (ok && stage[0]) ok = (st = publish(stage, img_dir, dots, n_dots, err)) == XF_OK;
     if (stage[0]) discard_stage(stage, dots, n_dots);
-    if (rc == 0) {
+    if (ok) {
         fprintf(out, "%s: %" PRId64 " rules, %" PRId64 " pictures%s\n", page, rep.n_rules, rep.pictures,
                rep.have_dot ? "" : " (graphviz's dot not found: text forms only)");
     } else if (made_dir) {
@@ -362,5 +356,5 @@ int xf_audit_report(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
     for (int i = 0; i < n_dots; i++) xf_free(dots[i]);
     xf_free(dots);
     report_free(&rep);
-    return rc;
+    return st;
 }

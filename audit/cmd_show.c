@@ -53,15 +53,14 @@ static void print_domain(FILE *out, const xf_rulesdb_rule_info *in, const xf_rul
            in->domain ? "" : " (not recorded: what its operators demand)");
 }
 
-static int print_rule(FILE *out, xf_rulesdb *db, const xf_rulesdb_rule_info *in, const xf_rule *r)
+static xf_status print_rule(FILE *out, xf_rulesdb *db, const xf_rulesdb_rule_info *in,
+                            const xf_rule *r, xf_error *err)
 {
-    xf_error err;
-    char *src = audit_format(&r->src, &err);
-    char *dst = src ? audit_format(&r->dst, &err) : NULL;
+    char *src = audit_format(&r->src, err);
+    char *dst = src ? audit_format(&r->dst, err) : NULL;
     if (!dst) {
         xf_free(src);
-        audit_error(&err);
-        return 1;
+        return err ? err->code : XF_ERR_INTERNAL;
     }
     fprintf(out, "rule %" PRId64 "\n", in->id);
     fprintf(out, "source: %s\n", src);
@@ -79,18 +78,28 @@ static int print_rule(FILE *out, xf_rulesdb *db, const xf_rulesdb_rule_info *in,
     audit_show_derivation(out, db, in);
     xf_free(src);
     xf_free(dst);
-    return 0;
+    return XF_OK;
 }
 
-int xf_audit_show(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
+/* A rule that does not exist or does not load is a failed request
+ * (*failed = 1, the message through o->diag), not an error of the view. */
+xf_status xf_audit_show(FILE *out, xf_rulesdb *db, const xf_audit_options *o, int64_t *failed,
+                        xf_error *err)
 {
-    int64_t id = audit_parse_id(o->id);
-    if (!id) return 2;
+    *failed = 0;
+    int64_t id;
+    xf_status st = audit_parse_id(o->id, &id, err);
+    if (st != XF_OK) return st;
     xf_rulesdb_rule_info info;
     xf_rule r;
-    int rc = audit_load(db, id, &info, &r);
-    if (rc == 0) rc = print_rule(out, db, &info, &r);
+    xf_error lerr;
+    if (audit_load(db, id, &info, &r, &lerr) != XF_OK) {
+        audit_diag(o, &lerr);
+        *failed = 1;
+    } else {
+        st = print_rule(out, db, &info, &r, err);
+    }
     xf_rule_free(&r);
     xf_rulesdb_rule_info_free(&info);
-    return rc;
+    return st;
 }

@@ -5,7 +5,8 @@
  * their options, state and per-stage timings and counts. A run stored as
  * running whose process is gone shows as interrupted (killed); the file is
  * opened read-only, so the next writer's open records that. Broken rules
- * (their graph rows missing) are counted, and make the exit status 1.
+ * (their graph rows missing) are counted in *failed, with a message
+ * through o->diag.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,20 +16,18 @@
 
 #define RECENT_RUNS 5
 
-static int print_group(FILE *out, xf_rulesdb *db, xf_rulesdb_group by, const char *title)
+static xf_status print_group(FILE *out, xf_rulesdb *db, xf_rulesdb_group by, const char *title,
+                             xf_error *err)
 {
-    xf_error err;
     xf_rulesdb_count *rows = NULL;
     int n = 0;
-    if (xf_rulesdb_count_by(db, by, &rows, &n, &err) != XF_OK) {
-        audit_error(&err);
-        return 1;
-    }
+    xf_status st = xf_rulesdb_count_by(db, by, &rows, &n, err);
+    if (st != XF_OK) return st;
     fprintf(out, "%s:\n", title);
     if (n == 0) fprintf(out, "  (none)\n");
     for (int i = 0; i < n; i++) fprintf(out, "  %-16s %10" PRId64 "\n", rows[i].key, rows[i].n);
     xf_free(rows);
-    return 0;
+    return XF_OK;
 }
 
 static void print_opt(FILE *out, const char *label, const char *v)
@@ -55,55 +54,50 @@ static void print_run(FILE *out, const xf_rulesdb_run_info *r)
                r->stages[i].count);
 }
 
-static int print_runs(FILE *out, xf_rulesdb *db)
+static xf_status print_runs(FILE *out, xf_rulesdb *db, xf_error *err)
 {
-    xf_error err;
     int64_t ids[RECENT_RUNS];
     int n = 0;
-    if (xf_rulesdb_run_recent(db, ids, RECENT_RUNS, &n, &err) != XF_OK) {
-        audit_error(&err);
-        return 1;
-    }
+    xf_status st = xf_rulesdb_run_recent(db, ids, RECENT_RUNS, &n, err);
+    if (st != XF_OK) return st;
     fprintf(out, "last runs:\n");
     if (n == 0) fprintf(out, "  (none)\n");
     xf_rulesdb_run_info info;
     xf_rulesdb_run_info_init(&info);
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        if (xf_rulesdb_run_get(db, ids[i], &info, &err) != XF_OK) {
-            audit_error(&err);
-            rc = 1;
-        } else {
-            print_run(out, &info);
-        }
-    }
+    for (int i = 0; i < n && st == XF_OK; i++)
+        if ((st = xf_rulesdb_run_get(db, ids[i], &info, err)) == XF_OK) print_run(out, &info);
     xf_rulesdb_run_info_free(&info);
-    return rc;
+    return st;
 }
 
-int xf_audit_stats(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
+xf_status xf_audit_stats(FILE *out, xf_rulesdb *db, const xf_audit_options *o, int64_t *failed,
+                         xf_error *err)
 {
-    (void)o;
-    xf_error err;
+    *failed = 0;
     int64_t n_rules = 0, n_graphs = 0, n_broken = 0;
-    if (xf_rulesdb_count_rules(db, NULL, &n_rules, &err) != XF_OK ||
-        xf_rulesdb_count_graphs(db, &n_graphs, &err) != XF_OK ||
-        xf_rulesdb_count_broken(db, &n_broken, &err) != XF_OK) {
-        audit_error(&err);
-        return 1;
-    }
+    xf_status st = xf_rulesdb_count_rules(db, NULL, &n_rules, err);
+    if (st == XF_OK) st = xf_rulesdb_count_graphs(db, &n_graphs, err);
+    if (st == XF_OK) st = xf_rulesdb_count_broken(db, &n_broken, err);
+    if (st != XF_OK) return st;
     fprintf(out, "%s: %" PRId64 " rules over %" PRId64 " graphs (schema version %d)\n",
            xf_rulesdb_path(db), n_rules, n_graphs, xf_rulesdb_schema_version(db));
     if (n_broken) {
         fprintf(out, "broken: %" PRId64 " rules refer to graph rows that are missing\n", n_broken);
-        fprintf(stderr,
-                "xferdb: %s: %" PRId64 " broken rules (missing graph rows; xferdb list names "
-                "them)\n",
+        xf_error msg;
+        XF_FAIL(&msg, XF_ERR_INVALID,
+                "%s: %" PRId64 " broken rules (missing graph rows; xferdb list names them)",
                 xf_rulesdb_path(db), n_broken);
+        audit_diag(o, &msg);
     }
-    int rc = print_group(out, db, XF_RULESDB_BY_STATUS, "by status");
-    if (rc == 0) rc = print_group(out, db, XF_RULESDB_BY_SIZE, "by size (operators, larger side)");
-    if (rc == 0) rc = print_group(out, db, XF_RULESDB_BY_OP, "by operator (rules using it)");
-    if (rc == 0) rc = print_runs(out, db);
-    return rc ? rc : n_broken ? 1 : 0;
+    static const struct {
+        xf_rulesdb_group by;
+        const char *title;
+    } groups[] = {{XF_RULESDB_BY_STATUS, "by status"},
+                  {XF_RULESDB_BY_SIZE, "by size (operators, larger side)"},
+                  {XF_RULESDB_BY_OP, "by operator (rules using it)"}};
+    for (size_t i = 0; i < sizeof groups / sizeof groups[0] && st == XF_OK; i++)
+        st = print_group(out, db, groups[i].by, groups[i].title, err);
+    if (st == XF_OK) st = print_runs(out, db, err);
+    *failed = n_broken;
+    return st;
 }

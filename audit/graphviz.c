@@ -35,22 +35,21 @@ int audit_have_dot(void)
     return 0;
 }
 
-void audit_no_dot(void)
+xf_status audit_no_dot(xf_error *err)
 {
-    fprintf(stderr, "xferdb: graphviz's 'dot' program is not on PATH: install Debian's graphviz "
-                    "package (apt-get install graphviz), or export --format dot and render it "
-                    "elsewhere\n");
+    return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                   "graphviz's 'dot' program is not on PATH: install Debian's graphviz "
+                   "package (apt-get install graphviz), or export --format dot and render it "
+                   "elsewhere");
 }
 
-int audit_run_dot(const char *fmt, FILE *in, FILE *out)
+xf_status audit_run_dot(const char *fmt, FILE *in, FILE *out, xf_error *err)
 {
     char tflag[32];
     snprintf(tflag, sizeof tflag, "-T%s", fmt);
     char *argv[] = {"dot", tflag, NULL};
-    if (fflush(out) != 0) {
-        fprintf(stderr, "xferdb: cannot write the picture: %s\n", strerror(errno));
-        return 1;
-    }
+    if (fflush(out) != 0)
+        return XF_FAIL(err, XF_ERR_IO, "cannot write the picture: %s", strerror(errno));
     posix_spawn_file_actions_t fa;
     pid_t pid;
     int rc = posix_spawn_file_actions_init(&fa);
@@ -60,16 +59,11 @@ int audit_run_dot(const char *fmt, FILE *in, FILE *out)
         if (rc == 0) rc = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
         posix_spawn_file_actions_destroy(&fa);
     }
-    if (rc != 0) {
-        audit_no_dot();
-        return 1;
-    }
+    if (rc != 0) return audit_no_dot(err);
     int status = 0;
-    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "xferdb: 'dot %s' failed\n", tflag);
-        return 1;
-    }
-    return 0;
+    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return XF_FAIL(err, XF_ERR_IO, "'dot %s' failed", tflag);
+    return XF_OK;
 }
 
 /* Waits for one child; 1 when it failed. */
@@ -80,9 +74,9 @@ static int reap(void)
     return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 }
 
-int audit_render_svgs(char **files, int n, int jobs)
+xf_status audit_render_svgs(char **files, int n, int jobs, xf_error *err)
 {
-    int running = 0, failed = 0;
+    int running = 0, failed = 0, no_dot = 0;
     for (int i = 0; i < n; i++) {
         char *argv[] = {"dot", "-Tsvg", "-O", files[i], NULL};
         if (running == jobs) {
@@ -91,13 +85,14 @@ int audit_render_svgs(char **files, int n, int jobs)
         }
         pid_t pid;
         if (posix_spawnp(&pid, "dot", NULL, NULL, argv, environ) != 0) {
-            audit_no_dot();
-            failed = 1;
+            no_dot = 1;
             break;
         }
         running++;
     }
     while (running-- > 0) failed |= reap();
-    if (failed) fprintf(stderr, "xferdb: 'dot -Tsvg' failed on some of the report's pictures\n");
-    return failed;
+    if (no_dot) return audit_no_dot(err);
+    if (failed)
+        return XF_FAIL(err, XF_ERR_IO, "'dot -Tsvg' failed on some of the report's pictures");
+    return XF_OK;
 }

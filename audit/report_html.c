@@ -83,14 +83,11 @@ static void write_note(FILE *f, const report *rep)
     fputs("</p>\n", f);
 }
 
-int audit_report_write_html(const report *rep, const char *path)
+xf_status audit_report_write_html(const report *rep, const char *path, xf_error *err)
 {
-    xf_error err;
     xf_outfile out;
-    if (xf_outfile_open(&out, path, &err) != XF_OK) {
-        audit_error(&err);
-        return 1;
-    }
+    xf_status st = xf_outfile_open(&out, path, err);
+    if (st != XF_OK) return st;
     FILE *f = out.f;
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>rlflow rules: ",
           f);
@@ -122,9 +119,5 @@ int audit_report_write_html(const report *rep, const char *path)
           f);
     write_data(f, rep);
     fprintf(f, "<script>\n%s</script>\n</body></html>\n", audit_report_js);
-    if (xf_outfile_commit(&out, &err) != XF_OK) {
-        audit_error(&err);
-        return 1;
-    }
-    return 0;
+    return xf_outfile_commit(&out, err);
 }

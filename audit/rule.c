@@ -10,58 +10,43 @@
 
 #include "audit_internal.h"
 
-int64_t audit_parse_id(const char *s)
+xf_status audit_parse_id(const char *s, int64_t *id, xf_error *err)
 {
     char *end;
-    long long id = strtoll(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || id < 1) {
-        fprintf(stderr, "xferdb: rule id must be a positive integer, got '%s'\n", s);
-        return 0;
-    }
-    return id;
+    long long v = strtoll(s, &end, 10);
+    *id = 0;
+    if (*s == '\0' || *end != '\0' || v < 1)
+        return XF_FAIL(err, XF_ERR_INVALID, "rule id must be a positive integer, got '%s'", s);
+    *id = v;
+    return XF_OK;
 }
 
-int audit_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
-                     int (*fn)(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info),
-                     void *user)
+xf_status audit_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
+                          int (*fn)(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info),
+                          void *user, int64_t *failed, xf_error *err)
 {
-    xf_error err;
+    *failed = 0;
     xf_rulesdb_iter *it = NULL;
-    if (xf_rulesdb_iter_begin(db, filter, &it, &err) != XF_OK) {
-        audit_error(&err);
-        return err.code == XF_ERR_INVALID ? 2 : 1;
-    }
+    xf_status st = xf_rulesdb_iter_begin(db, filter, &it, err);
+    if (st != XF_OK) return st;
     xf_rulesdb_rule_info info;
     xf_rulesdb_rule_info_init(&info);
-    int rc = 0, has = 0, bad = 0;
-    while (rc == 0) {
-        if (xf_rulesdb_iter_next(it, &info, &has, &err) != XF_OK) {
-            audit_error(&err);
-            rc = 1;
-        } else if (!has) {
-            break;
-        } else {
-            int r = fn(user, db, &info);
-            if (r < 0) rc = 1;
-            else if (r > 0) bad = r; /* reported; the other rules still count */
-        }
-    }
+    int has = 0;
+    while ((st = xf_rulesdb_iter_next(it, &info, &has, err)) == XF_OK && has)
+        if (fn(user, db, &info)) (*failed)++; /* reported; the other rules still count */
     xf_rulesdb_rule_info_free(&info);
     xf_rulesdb_iter_free(it);
-    return rc ? rc : bad;
+    return st;
 }
 
-int audit_load(xf_rulesdb *db, int64_t id, xf_rulesdb_rule_info *info, xf_rule *r)
+xf_status audit_load(xf_rulesdb *db, int64_t id, xf_rulesdb_rule_info *info, xf_rule *r,
+                     xf_error *err)
 {
-    xf_error err;
     xf_rulesdb_rule_info_init(info);
     xf_rule_init(r);
-    if (xf_rulesdb_get_rule(db, id, info, &err) != XF_OK ||
-        xf_rulesdb_load_rule(db, id, r, &err) != XF_OK) {
-        audit_error(&err);
-        return 1;
-    }
-    return 0;
+    xf_status st = xf_rulesdb_get_rule(db, id, info, err);
+    if (st == XF_OK) st = xf_rulesdb_load_rule(db, id, r, err);
+    return st;
 }
 
 /* The infix text of the node's first output stops at the '(' that opens
@@ -124,7 +109,7 @@ void audit_value_name(const xf_graph *g, const int *order, char prefix, int v, c
     snprintf(buf, n, "%c?", prefix);
 }
 
-void audit_error(const xf_error *err)
+void audit_diag(const xf_audit_options *o, const xf_error *msg)
 {
-    fprintf(stderr, "xferdb: %s\n", err->msg);
+    if (o->diag) o->diag(o->diag_user, msg);
 }

@@ -587,18 +587,32 @@ static void build_families_db(void)
     xf_rulesdb_close(db);
 }
 
-/* Runs one audit view in process into a temporary file; returns its text
- * (free it) and the view's status in *rc. */
-static char *view_text(int (*view)(FILE *, xf_rulesdb *, const xf_audit_options *),
-                       const xf_audit_options *o, int *rc)
+/* What a view handed to o->diag: the last message and how many. */
+typedef struct diag_log {
+    int n;
+    char last[1024];
+} diag_log;
+
+static void keep_diag(void *user, const xf_error *msg)
 {
-    xf_error err;
+    diag_log *d = user;
+    d->n++;
+    snprintf(d->last, sizeof d->last, "%s", msg->msg);
+}
+
+/* Runs one audit view in process into a temporary file; returns its text
+ * (free it), the view's status in *st, the rules it failed on in *failed
+ * and its error in *err. */
+static char *view_text(xf_audit_view *view, const xf_audit_options *o, xf_status *st, int64_t *failed,
+                       xf_error *err)
+{
     xf_rulesdb *db = NULL;
-    ck_assert_msg(xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, err) == XF_OK, "%s", err->msg);
     const char *path = xf_test_tmp("view.txt");
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
-    *rc = view(f, db, o);
+    *failed = -1;
+    *st = view(f, db, o, failed, err);
     fclose(f);
     xf_rulesdb_close(db);
     return xf_test_read_file(path, NULL);
@@ -611,39 +625,40 @@ START_TEST(test_views_in_process)
     xf_audit_options o;
     memset(&o, 0, sizeof o);
     o.filter.any_status = 1;
-    int rc;
-    char *text = view_text(xf_audit_list, &o, &rc);
+    xf_status st;
+    int64_t failed;
+    xf_error err;
+    char *text = view_text(xf_audit_list, &o, &st, &failed, &err);
     char args[4300];
     snprintf(args, sizeof args, "list '%s'", db_path);
     ck_assert_int_eq(xferdb(args), 0);
-    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(st, XF_OK);
+    ck_assert_int_eq(failed, 0);
     ck_assert_str_eq(text, output);
     free(text);
 
     o.id = "1";
     o.format = "json";
-    text = view_text(xf_audit_export, &o, &rc);
+    text = view_text(xf_audit_export, &o, &st, &failed, &err);
     snprintf(args, sizeof args, "export '%s' 1 --format json", db_path);
     ck_assert_int_eq(xferdb(args), 0);
-    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(st, XF_OK);
+    ck_assert_int_eq(failed, 0);
     ck_assert_str_eq(text, output);
     xf_test_expect_contains(text, "\"rlflow.rule\"");
     free(text);
 
-    text = view_text(xf_audit_show, &o, &rc);
-    ck_assert_int_eq(rc, 0);
+    text = view_text(xf_audit_show, &o, &st, &failed, &err);
+    ck_assert_int_eq(st, XF_OK);
+    ck_assert_int_eq(failed, 0);
     xf_test_expect_contains(text, "matmul(matmul(x, y), z)");
     free(text);
-    o.id = "99";
-    text = view_text(xf_audit_show, &o, &rc);
-    ck_assert_int_eq(rc, 1); /* no such rule: the message is on stderr */
-    ck_assert_str_eq(text, "");
-    free(text);
 
-    text = view_text(xf_audit_stats, &o, &rc);
+    text = view_text(xf_audit_stats, &o, &st, &failed, &err);
     snprintf(args, sizeof args, "stats '%s'", db_path);
     ck_assert_int_eq(xferdb(args), 0);
-    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(st, XF_OK);
+    ck_assert_int_eq(failed, 0);
     ck_assert_str_eq(text, output);
     free(text);
 
@@ -652,11 +667,98 @@ START_TEST(test_views_in_process)
     const char *path = xf_test_tmp("diff.txt");
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(xf_audit_diff(f, &o), 0);
+    ck_assert_int_eq(xf_audit_diff(f, &o, &failed, &err), XF_OK);
+    ck_assert_int_eq(failed, 0);
     fclose(f);
     text = xf_test_read_file(path, NULL);
     xf_test_expect_contains(text, "0 only in");
     free(text);
+}
+END_TEST
+
+/* The views' failures in process: nothing on stderr, a status and a
+ * message naming the rule, file or option that is wrong; a rule the
+ * request fails on counts in *failed with its message through o->diag. */
+START_TEST(test_views_errors_in_process)
+{
+    xf_audit_options o;
+    memset(&o, 0, sizeof o);
+    o.filter.any_status = 1;
+    diag_log d = {0, ""};
+    o.diag = keep_diag;
+    o.diag_user = &d;
+    xf_status st;
+    int64_t failed;
+    xf_error err;
+
+    o.id = "99"; /* no such rule: a failed request, not an error */
+    char *text = view_text(xf_audit_show, &o, &st, &failed, &err);
+    ck_assert_int_eq(st, XF_OK);
+    ck_assert_int_eq(failed, 1);
+    ck_assert_str_eq(text, "");
+    ck_assert_int_eq(d.n, 1);
+    xf_test_expect_contains(d.last, "no rule with id 99");
+    xf_test_expect_contains(d.last, db_path);
+    free(text);
+    o.format = "json";
+    text = view_text(xf_audit_export, &o, &st, &failed, &err);
+    ck_assert_int_eq(st, XF_OK);
+    ck_assert_int_eq(failed, 1);
+    ck_assert_int_eq(d.n, 2);
+    xf_test_expect_contains(d.last, "no rule with id 99");
+    free(text);
+    text = view_text(xf_audit_explain, &o, &st, &failed, &err);
+    ck_assert_int_eq(st, XF_OK);
+    ck_assert_int_eq(failed, 1);
+    ck_assert_int_eq(d.n, 3);
+    free(text);
+
+    o.id = "x1"; /* a bad request */
+    text = view_text(xf_audit_show, &o, &st, &failed, &err);
+    ck_assert_int_eq(st, XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "rule id must be a positive integer, got 'x1'");
+    free(text);
+
+    o.id = "1";
+    o.format = "gif";
+    text = view_text(xf_audit_export, &o, &st, &failed, &err);
+    ck_assert_int_eq(st, XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "'gif'");
+    free(text);
+
+    o.format = "json"; /* a file that cannot be written names the file */
+    o.out = "/nonexistent-dir/rule.json";
+    text = view_text(xf_audit_export, &o, &st, &failed, &err);
+    ck_assert_int_ne(st, XF_OK);
+    ck_assert_int_ne(st, XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "/nonexistent-dir/rule.json");
+    ck_assert_str_eq(text, "");
+    free(text);
+
+    o.out = "/nonexistent-dir/report";
+    text = view_text(xf_audit_report, &o, &st, &failed, &err);
+    ck_assert_int_eq(st, XF_ERR_IO);
+    xf_test_expect_contains(err.msg, "/nonexistent-dir/report");
+    free(text);
+    o.out = NULL;
+    text = view_text(xf_audit_report, &o, &st, &failed, &err);
+    ck_assert_int_eq(st, XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "-o DIR");
+    free(text);
+
+    const char *ops[1] = {"frob"};
+    o.filter.ops = ops;
+    o.filter.n_ops = 1;
+    text = view_text(xf_audit_list, &o, &st, &failed, &err);
+    ck_assert_int_eq(st, XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "frob");
+    free(text);
+
+    o.db = db_path; /* diff: an unreadable second database is named */
+    o.db2 = "/nonexistent-dir/b.db";
+    ck_assert_int_ne(xf_audit_diff(stdout, &o, &failed, &err), XF_OK);
+    xf_test_expect_contains(err.msg, "/nonexistent-dir/b.db");
+    ck_assert_int_eq(d.n, 3); /* errors come back in err, not through diag */
 }
 END_TEST
 
@@ -701,6 +803,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_broken_rules);
     tcase_add_test(t, test_families);
     tcase_add_test(t, test_views_in_process);
+    tcase_add_test(t, test_views_errors_in_process);
     suite_add_tcase(s, t);
     return s;
 }

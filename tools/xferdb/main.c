@@ -241,19 +241,37 @@ static int parse_args(int argc, char **argv, xf_audit_options *o, const char **c
     return -1;
 }
 
+/* Prints a message a view hands over without stopping. */
+static void print_diag(void *user, const xf_error *msg)
+{
+    (void)user;
+    fprintf(stderr, "xferdb: %s\n", msg->msg);
+}
+
 /* The view of each command (diff opens both databases itself). */
-static int run_view(const char *cmd, xf_rulesdb *db, const xf_audit_options *o)
+static xf_audit_view *find_view(const char *cmd)
 {
     static const struct {
         const char *name;
-        int (*view)(FILE *, xf_rulesdb *, const xf_audit_options *);
+        xf_audit_view *view;
     } views[] = {{"stats", xf_audit_stats},       {"list", xf_audit_list},
                  {"families", xf_audit_families}, {"show", xf_audit_show},
                  {"explain", xf_audit_explain},   {"export", xf_audit_export},
                  {"check-export", xf_audit_check_export}, {"report", xf_audit_report}};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
-        if (!strcmp(cmd, views[i].name)) return views[i].view(stdout, db, o);
-    return 2;
+        if (!strcmp(cmd, views[i].name)) return views[i].view;
+    return NULL;
+}
+
+/* A view's exit status: a bad request (XF_ERR_INVALID) 2, another error 1,
+ * rules the request failed on 1, else 0. diff: any error is trouble (2). */
+static int exit_status(const char *cmd, xf_status st, const xf_error *err, int64_t failed)
+{
+    if (st != XF_OK) {
+        fprintf(stderr, "xferdb: %s\n", err->msg);
+        return st == XF_ERR_INVALID || !strcmp(cmd, "diff") ? 2 : 1;
+    }
+    return failed ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -262,21 +280,29 @@ int main(int argc, char **argv)
     const char *cmd = NULL;
     int rc = parse_args(argc, argv, &o, &cmd);
     if (rc >= 0) return rc;
+    o.diag = print_diag;
+    xf_error err;
+    int64_t failed = 0;
     if (!strcmp(cmd, "diff")) {
-        rc = xf_audit_diff(stdout, &o);
+        xf_status st = xf_audit_diff(stdout, &o, &failed, &err);
+        rc = exit_status(cmd, st, &err, failed);
         if (fflush(stdout) != 0 || ferror(stdout)) {
             fprintf(stderr, "xferdb: writing the output failed\n");
             rc = 2;
         }
         return rc;
     }
-    xf_error err;
     xf_rulesdb *db = NULL;
     if (xf_rulesdb_open(o.db, XF_RULESDB_READONLY, &db, &err) != XF_OK) {
         fprintf(stderr, "xferdb: %s\n", err.msg);
         return 2;
     }
-    rc = run_view(cmd, db, &o);
+    xf_audit_view *view = find_view(cmd);
+    rc = 2;
+    if (view) {
+        xf_status st = view(stdout, db, &o, &failed, &err);
+        rc = exit_status(cmd, st, &err, failed);
+    }
     xf_rulesdb_close(db);
     if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
         fprintf(stderr, "xferdb: writing the output failed\n");
