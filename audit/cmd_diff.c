@@ -122,7 +122,7 @@ static xf_status read_side(side *s, xf_error *err)
     xf_rulesdb_rule_info_free(&info);
     xf_rulesdb_iter_free(it);
     xf_rulesdb_close(db);
-    qsort(s->e, s->n, sizeof *s->e, by_key);
+    if (s->n) qsort(s->e, s->n, sizeof *s->e, by_key); /* s->e is NULL when no rule was read */
     return st;
 }
 
