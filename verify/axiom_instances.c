@@ -86,6 +86,8 @@ static const xf_axiom_instance instances[] = {
      "split[axis=1,sizes=1x2,out=1](y)"},
     {"slice-across-boundary", "x:2x2 y:2x3", "split[axis=1,sizes=1x3x1,out=1](concat[axis=1](x,y))",
      "concat[axis=1](split[axis=1,sizes=1x1,out=1](x),split[axis=1,sizes=2x1,out=0](y))"},
+    {"slice-slice", "x:2x3x2", "split[axis=0,sizes=1x1,out=1](split[axis=1,sizes=1x2,out=1](x))",
+     "split[axis=1,sizes=1x2,out=1](split[axis=0,sizes=1x1,out=1](x))"},
     {"slice-whole", "x:2x3", "split[axis=1,sizes=3,out=0](x)", "x"},
     {"slice-trans", "x:1x3x2x3", "split[axis=1,sizes=1x2,out=1](trans(x))", "trans(split[axis=1,sizes=1x2,out=1](x))"},
     {"concat-trans", "x:1x1x2x3 y:1x2x2x3", "concat[axis=1](trans(x),trans(y))", "trans(concat[axis=1](x,y))"},

@@ -239,6 +239,10 @@ static const xf_axiom_info axioms[] = {
         "(=> (and (= t (+ n m)) (< o n) (< n (+ o l))) (= (slice a o l t (concat a n m x y)) "
         "(concat a (- n o) (- (+ o l) n) (slice a o (- n o) n x) (slice a 0 (- (+ o l) n) m y))))",
         "(slice a o l t (concat a n m x y))")},
+    {"slice-slice", "slices along two different axes commute",
+     FA(SL " (b Int) (p Int) (q Int) (u Int) (x T)",
+        "(=> (not (= a b)) (= (slice a o l t (slice b p q u x)) (slice b p q u (slice a o l t x))))",
+        "(slice a o l t (slice b p q u x))")},
     {"slice-whole", "a slice that takes the whole axis is its input",
      FA("(a Int) (t Int) (x T)", "(= (slice a 0 t t x) x)", "(slice a 0 t t x)")},
     {"concat-ewadd", "the sum of two concats with equal parts is the concat of the sums",
