@@ -18,7 +18,8 @@
  * resident memory the kernel reports (wait4's ru_maxrss) and whose wall time
  * is taken here; the table prints them beside the model's weight bytes,
  * with the arbiter's time against its budget, how many models it weighed,
- * and what was written. Without ONNX Runtime rlflow-agent says so and the
+ * and what was written; below each row the child's CPU time (what a loaded
+ * machine stretches least) and each search's graphs and seconds. Without ONNX Runtime rlflow-agent says so and the
  * cost model decides (the row says "no target"). The figures of a shared
  * machine are disturbed by its load: the bench prints the load average.
  */
@@ -52,13 +53,15 @@ static const zoo_model zoo[] = {
 /* What one run of rlflow-agent gave. */
 typedef struct run {
     int ok;
-    double wall_s, peak_bytes;
+    double wall_s, cpu_s, peak_bytes;
     char arbiter[256], target[256], result[256], memory[256], refused[256], weights[64];
+    char search[2][256]; /* the report's search lines: graphs expanded and seconds */
 } run;
 
-/* Runs argv as a child, its stdout and stderr into `log`; fills wall time
- * and the child's peak resident memory. */
-static int run_child(char *const *argv, const char *log, double *wall_s, double *peak)
+/* Runs argv as a child, its stdout and stderr into `log`; fills wall time,
+ * the child's CPU time (user and system) and its peak resident memory. */
+static int run_child(char *const *argv, const char *log, double *wall_s, double *cpu_s,
+                     double *peak)
 {
     fflush(stdout); /* the child must not write our buffered lines again */
     double t0 = xf_clock_now();
@@ -74,6 +77,8 @@ static int run_child(char *const *argv, const char *log, double *wall_s, double 
     struct rusage ru;
     if (wait4(pid, &status, 0, &ru) < 0) return -1;
     *wall_s = xf_clock_now() - t0;
+    *cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
     *peak = (double)ru.ru_maxrss * 1024.0;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -105,11 +110,14 @@ static run run_agent(const char *rules, const char *model, const char *out, int 
     argv[n++] = "-o";
     argv[n++] = (char *)out;
     argv[n] = NULL;
-    int rc = run_child(argv, log, &r.wall_s, &r.peak_bytes);
+    int rc = run_child(argv, log, &r.wall_s, &r.cpu_s, &r.peak_bytes);
     r.ok = rc == 0;
     FILE *f = fopen(log, "r");
     char line[4096];
+    int searches = 0;
     while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "search:", 7) == 0 && searches < 2)
+            bench_field(line, "search:", r.search[searches++], sizeof r.search[0]);
         bench_field(line, "arbiter:", r.arbiter, sizeof r.arbiter);
         bench_field(line, "target latency:", r.target, sizeof r.target);
         bench_field(line, "target memory:", r.memory, sizeof r.memory);
@@ -221,6 +229,11 @@ int main(int argc, char **argv)
                    xf_bytes_str(weights, w, sizeof w), th, r.wall_s,
                    xf_bytes_str(r.peak_bytes, peak, sizeof peak), r.peak_bytes / weights,
                    r.ok ? "" : "FAILED (see ", r.ok ? r.arbiter : log);
+            printf("      time: %.1f s of CPU (user and system; on a loaded machine the wall time "
+                   "stretches, this far less)\n",
+                   r.cpu_s);
+            for (int k2 = 0; k2 < 2; k2++)
+                if (r.search[k2][0]) printf("      search: %s\n", r.search[k2]);
             if (r.memory[0]) printf("      sessions: %s\n", r.memory);
             if (r.refused[0]) printf("      refused: %s\n", r.refused);
             if (r.target[0]) printf("      target: %s\n", r.target);

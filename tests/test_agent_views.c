@@ -8,7 +8,8 @@
  * way round from the rule's; a rule whose target reshape nothing binds
  * matches only its own sizes; with scalings kept, only view moves touch a
  * product by a scalar; a slice moving above attention's head merge or
- * split is a view move and its reverse is not.
+ * split is a view move and its reverse is not; the closure makes its moves
+ * in the order one-by-one look-ups would.
  */
 #include <string.h>
 
@@ -436,6 +437,109 @@ static void rule_slice_view(xf_rule *r, xf_shape in, xf_shape to, xf_shape to_sl
     rule_outputs(r, s, d);
 }
 
+/* Index of the first action of `order` (n of them) with a location in g,
+ * -1 when none: what the closure's next move is, looked up one action at a
+ * time with xf_match_rule. */
+static int first_with_location(const xf_ruleset *rs, const int *order, int n, const xf_graph *g)
+{
+    xf_graph_index *ix = NULL;
+    xf_error err;
+    ck_assert_int_eq(xf_graph_index_build(g, &ix, &err), XF_OK);
+    int found = -1;
+    for (int i = 0; i < n && found < 0; i++) {
+        xf_match m[1];
+        int k = 0;
+        ck_assert_int_eq(xf_match_rule(rs, order[i], g, ix, m, 1, &k, &err), XF_OK);
+        if (k > 0) found = order[i];
+    }
+    xf_graph_index_free(ix);
+    return found;
+}
+
+/* The closure applies, at each step, the first location of the first view
+ * move that has one, slices' first and then in action order (closure.c
+ * looks them up in one context, skipping actions whose root operator is
+ * absent): after k steps its graph and log are those of k such steps made
+ * one by one with xf_match_rule, on a block whose moves interleave (two
+ * matmuls, bias adds, a relu, a residual sum) among actions that never
+ * match (moves of slices and of reshapes of other kinds). */
+START_TEST(closure_moves_in_order)
+{
+    int64_t q[4] = {2, 4, 2, 2}, q1[4] = {2, 1, 2, 2};
+    xf_shape merged = shp(3, 2, 4, 4), merged1 = shp(3, 2, 1, 4);
+    xf_shape heads = xf_shape_make(4, q), heads1 = xf_shape_make(4, q1);
+    xf_rule r[9];
+    rule_slice_view(&r[0], heads, merged, merged1, 1); /* not a move */
+    rule_intro(&r[1]);
+    rule_sum(&r[2]);
+    rule_bias(&r[3]);
+    rule_slice_view(&r[4], heads, merged, merged1, 0); /* a slice move, absent here */
+    rule_relu(&r[5]);
+    rule_matmul(&r[6]);
+    rule_slice_view(&r[7], merged, heads, heads1, 0);
+    rule_cancel(&r[8]);
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 9, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < 9; i++) xf_rule_free(&r[i]);
+    int n = xf_ruleset_count(rs), order[9], n_order = 0;
+    uint8_t moves[9];
+    for (int i = 0; i < n; i++) moves[i] = (uint8_t)xf_rule_is_view_move(xf_ruleset_rule(rs, i));
+    ck_assert(!moves[0] && !moves[1] && moves[4] && moves[7]);
+    for (int pass = 0; pass < 2; pass++) /* slices' first: actions 4 and 7 */
+        for (int i = 0; i < n; i++)
+            if (moves[i] && (i == 4 || i == 7) == (pass == 0)) order[n_order++] = i;
+    /* y = relu(x W1 + b1) W2 + b2 + relu(x W1 + b1) W3, x [4, 16, 8] */
+    xf_graph model;
+    xf_graph_init(&model);
+    xf_shape xs = shp(3, 4, 16, 8);
+    int x = xf_graph_add_input(&model, "x", XF_F32, &xs, &err);
+    const int64_t wd[2] = {8, 8}, bd[1] = {8};
+    int w1 = xf_test_weight(&model, "w1", 2, wd, 1), w2 = xf_test_weight(&model, "w2", 2, wd, 2);
+    int w3 = xf_test_weight(&model, "w3", 2, wd, 5);
+    int b1 = xf_test_weight(&model, "b1", 1, bd, 3), b2 = xf_test_weight(&model, "b2", 1, bd, 4);
+    int h = xf_test_op2(&model, XF_OP_RELU, NULL,
+                        xf_test_op2(&model, XF_OP_ADD, NULL, xf_test_op2(&model, XF_OP_MATMUL, NULL, x, w1), b1), -1);
+    int y = xf_test_op2(&model, XF_OP_ADD, NULL, xf_test_op2(&model, XF_OP_MATMUL, NULL, h, w2), b2);
+    xf_test_out(&model, xf_test_op2(&model, XF_OP_ADD, NULL, y, xf_test_op2(&model, XF_OP_MATMUL, NULL, h, w3)));
+    /* and the first position of x in heads, a slice the first move takes
+     * above the head split */
+    int64_t hd[4] = {4, 16, 2, 4};
+    xf_params sl = xf_params_default();
+    sl.n_axes = 1, sl.axes[0] = 1, sl.starts[0] = 0, sl.ends[0] = 1, sl.steps[0] = 1;
+    xf_test_out(&model, xf_test_op2(&model, XF_OP_SLICE, &sl, xf_test_reshape(&model, x, xf_shape_make(4, hd)), -1));
+    xf_graph start, ref;
+    ck_assert_int_eq(xf_graph_clone(&model, &start, &err), XF_OK);
+    ck_assert(step(rs, 1, &start));
+    ck_assert_int_eq(xf_graph_clone(&start, &ref, &err), XF_OK);
+    int made = 0;
+    for (int k = 1; k <= 12; k++) {
+        int next = first_with_location(rs, order, n_order, &ref);
+        if (next < 0) break;
+        ck_assert(step(rs, next, &ref));
+        xf_graph done;
+        xf_closure_log log;
+        ck_assert_msg(xf_closure_run(rs, moves, &start, k, &done, &log, &err) == XF_OK, "%s", err.msg);
+        ck_assert_int_eq(log.n, k);
+        ck_assert_int_eq(log.rule[k - 1], next);
+        if (k == 1) ck_assert_int_eq(next, 7); /* the slice's move, though action 2 matches */
+        uint64_t a = 0, b = 0;
+        ck_assert_int_eq(xf_graph_hash_checked(&done, XF_HASH_CONTENT, &a, &err), XF_OK);
+        ck_assert_int_eq(xf_graph_hash_checked(&ref, XF_HASH_CONTENT, &b, &err), XF_OK);
+        ck_assert_msg(a == b, "step %d: the closure's graph is not the one made step by step", k);
+        xf_graph_free(&done);
+        made = k;
+    }
+    ck_assert_int_ge(made, 5); /* the slice's, bias, relu, both matmuls' moves at least */
+    xf_graph_free(&ref);
+    xf_graph_free(&start);
+    xf_graph_free(&model);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
 /* A class token's slice moves up through attention's head merge and split
  * (issue 28): a slice taken before a reshape instead of after it is a view
  * move (the views above slices become fewer, all else equal); the reverse
@@ -500,6 +604,7 @@ int main(void)
     tcase_add_test(tc, sizes_must_agree);
     tcase_add_test(tc, unbound_size_matches_exactly);
     tcase_add_test(tc, closure_finishes_the_chain);
+    tcase_add_test(tc, closure_moves_in_order);
     tcase_add_test(tc, search_finds_the_layout);
     tcase_add_test(tc, kept_scalings_only_let_views_past);
     tcase_add_test(tc, slice_moves_above_head_reshapes);

@@ -117,11 +117,11 @@ START_TEST(usage_errors)
         {"resnet18 --depth 3", "'--depth'"},
         {"resnet18 --vocab 10", "'--vocab'"},
         {"bert --image 32", "'--image'"},
-        {"resnet18 --image abc", "--image 'abc'"},
-        {"resnet18 --image 0", "--image '0'"},
-        {"resnet18 --batch -1", "--batch '-1'"},
-        {"bert --layers 1001", "--layers '1001'"},
-        {"vit --seed x", "--seed 'x'"},
+        {"resnet18 --image abc", "--image needs an integer from 1 to 1000000, got 'abc'"},
+        {"resnet18 --image 0", "--image needs an integer from 1 to 1000000, got '0'"},
+        {"resnet18 --batch -1", "got '-1'"},
+        {"bert --layers 1001", "--layers needs an integer from 1 to 1000, got '1001'"},
+        {"vit --seed x", "--seed needs a non-negative integer, got 'x'"},
         {"bert --hidden 30 --heads 4", "--hidden 30 is not a multiple of --heads 4"},
         {"vit --image 40 --patch 16", "--image 40 is not a multiple of --patch 16"},
         {"squeezenet --image 8", "features."},
@@ -138,7 +138,7 @@ START_TEST(usage_errors)
     ck_assert_int_eq(zoo("resnet18", log, sizeof log), 2);
     ck_assert_ptr_nonnull(strstr(log, "no output file"));
     ck_assert_int_eq(zoo("resnet18 -o", log, sizeof log), 2);
-    ck_assert_ptr_nonnull(strstr(log, "-o needs a value"));
+    ck_assert_ptr_nonnull(strstr(log, "-o needs a file name"));
     ck_assert_int_eq(zoo("LIST extra", log, sizeof log), 2);
 }
 END_TEST

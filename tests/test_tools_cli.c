@@ -166,6 +166,9 @@ typedef struct table_vals {
     const char *file, *pos[2];
     xf_cli_dims dims;
     int called;
+    int64_t big;
+    uint64_t seed;
+    unsigned char seen[10]; /* which options were given, in table order */
 } table_vals;
 
 static int call_twice(void *user, const char *name, const char *v, char *msg, size_t n)
@@ -202,10 +205,13 @@ static int parse_with_table(table_vals *t, const char *const *args, char *err, s
          .help = "a dim"},
         {.name = "--call", .type = XF_CLI_CALL, .takes_value = 1, .call = call_twice,
          .label = "--call V", .help = "called"},
+        {.name = "--big", .type = XF_CLI_I64, .off = offsetof(table_vals, big), .lo = 5},
+        {.name = "--seed", .type = XF_CLI_U64, .off = offsetof(table_vals, seed)},
     };
     xf_cli_spec spec = {.tool = "tool", .head = "usage: tool [options]\n", .tail = "end\n",
                         .opts = opts, .n_opts = (int)(sizeof opts / sizeof opts[0]),
-                        .positional = t->pos, .n_positional = 2, .base = t};
+                        .positional = t->pos, .n_positional = 2, .base = t,
+                        .seen = t->seen};
     char *argv[32] = {"tool"};
     int argc = 1;
     while (args[argc - 1]) {
@@ -245,7 +251,8 @@ START_TEST(table_parses_every_type)
     table_vals t;
     char err[1024], help[2048];
     const char *good[] = {"in", "-f", "--file", "a.db", "--n", "7", "--x", "0.75", "--colour",
-                          "blue", "--threads", "1", "--dim", "N=4", "--call", "v", "out", NULL};
+                          "blue", "--threads", "1", "--dim", "N=4", "--call", "v", "out", "--big",
+                          "5000000000", "--seed", "18446744073709551615", NULL};
     ck_assert_int_eq(parse_with_table(&t, good, err, sizeof err, help, sizeof help), 0);
     ck_assert_str_eq(err, "");
     ck_assert_int_eq(t.flag, 3);
@@ -259,6 +266,10 @@ START_TEST(table_parses_every_type)
     ck_assert_int_eq(t.called, 2);
     ck_assert_str_eq(t.pos[0], "in");
     ck_assert_str_eq(t.pos[1], "out");
+    ck_assert_int_eq(t.big, 5000000000LL);
+    ck_assert_uint_eq(t.seed, UINT64_MAX);
+    for (int i = 0; i < 10; i++) /* every option was given (-f counts as --flag) */
+        ck_assert_int_eq(t.seen[i], 1);
     /* --help from the table: labels in one column, continuation lines under
      * the help, a long label followed by two spaces, hidden options left out */
     ck_assert_str_eq(help, "usage: tool [options]\n"
@@ -292,6 +303,8 @@ START_TEST(table_says_what_is_wrong)
         {{"--call", "bad"}, "tool: --call needs anything but bad, got 'bad'\n"},
         {{"--dim", "N"}, "tool: --dim "},
         {{"--threads", "0"}, "tool: --threads "},
+        {{"--big", "4"}, "tool: --big needs an integer in range, got '4'\n"},
+        {{"--seed", "-1"}, "tool: --seed needs an integer from 0 to 2^64-1, got '-1'\n"},
         {{"--bogus"}, "tool: unknown option '--bogus' (see tool --help)\n"},
         {{"a", "b", "c"}, "tool: unexpected argument 'c'\n"},
     };

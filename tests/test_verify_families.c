@@ -333,9 +333,10 @@ END_TEST
  * permutations or reshapes. */
 
 /* 0 ends a chain */
-enum { VIEW_SLICE = 1, VIEW_SWAP, VIEW_SOFTMAX, VIEW_RESHAPE };
+enum { VIEW_SLICE = 1, VIEW_SWAP, VIEW_SOFTMAX, VIEW_RESHAPE, VIEW_PERM };
 
-/* One operator of a view rule: kind, slice axis, reshape target. */
+/* One operator of a view rule: kind, slice axis, reshape target (a
+ * permutation's axes for VIEW_PERM). */
 typedef struct view_step {
     int kind, axis;
     int rank;
@@ -370,6 +371,10 @@ static int view_apply(xf_graph *g, int x, const view_step *s, int start)
     case VIEW_SOFTMAX:
         p.axis = -1;
         return xf_test_op2(g, XF_OP_SOFTMAX, &p, x, -1);
+    case VIEW_PERM:
+        p.n_axes = s->rank;
+        for (int i = 0; i < s->rank; i++) p.axes[i] = s->dims[i];
+        return xf_test_op2(g, XF_OP_TRANSPOSE, &p, x, -1);
     default: return xf_test_reshape(g, x, xf_shape_make(s->rank, s->dims));
     }
 }
@@ -393,6 +398,7 @@ static void view_build(const view_rule *vr, xf_rule *r)
 #define SW {VIEW_SWAP, 0, 0, {0}}
 #define SM {VIEW_SOFTMAX, 0, 0, {0}}
 #define RS(r, a, b, c, d) {VIEW_RESHAPE, 0, r, {a, b, c, d}}
+#define PM(a, b, c, d) {VIEW_PERM, 0, 4, {a, b, c, d}}
 
 static const view_rule view_rules[] = {
     {"slice-of-head-transpose", "slice-tswap,tswap-slice", 4, {2, 4, 4, 4}, {SL(1), SW}, {SW, SL(2)}, 0, 0},
@@ -402,6 +408,14 @@ static const view_rule view_rules[] = {
      {SL(1), RS(4, 2, 1, 2, 2)}, 0, 0},
     {"slice-of-merged-heads", "hmerge-slice", 4, {2, 4, 2, 2}, {RS(3, 2, 4, 4, 0), SL(1)},
      {SL(1), RS(3, 2, 1, 4, 0)}, 0, 0},
+    /* permutations that are no single swap, encoded as the swaps that sort
+     * them: attention's key transpose [B,S,h,d] -> [B,h,d,S] (trans after
+     * tswap -3) and the split layout's [S,3,h,d] -> [3,h,S,d] (tswap -3
+     * after tswap -4); a slice moves across each swap */
+    {"slice-of-key-transpose", "trans-slice,slice-trans,tswap-slice,slice-tswap", 4, {2, 4, 3, 4}, {PM(0, 2, 3, 1), SL(3)},
+     {SL(1), PM(0, 2, 3, 1)}, 0, 0},
+    {"slice-of-split-layout", "tswap-slice,slice-tswap", 4, {4, 3, 2, 2}, {PM(1, 2, 0, 3), SL(0)},
+     {SL(1), PM(1, 2, 0, 3)}, 1, 1},
 };
 
 /* near misses: the slice taken at another position after the transpose or
@@ -410,6 +424,10 @@ static const view_rule view_misses[] = {
     {"slice-of-head-transpose-elsewhere", NULL, 4, {2, 4, 4, 4}, {SL(1), SW}, {SW, SL(2)}, 0, 1},
     {"slice-of-split-heads-elsewhere", NULL, 3, {2, 4, 4}, {RS(4, 2, 4, 2, 2), SL(1)},
      {SL(1), RS(4, 2, 1, 2, 2)}, 0, 1},
+    {"slice-of-key-transpose-elsewhere", NULL, 4, {2, 4, 3, 4}, {PM(0, 2, 3, 1), SL(3)},
+     {SL(1), PM(0, 2, 3, 1)}, 0, 1},
+    {"slice-of-split-layout-elsewhere", NULL, 4, {4, 3, 2, 2}, {PM(1, 2, 0, 3), SL(0)},
+     {SL(1), PM(1, 2, 0, 3)}, 1, 0},
 };
 
 START_TEST(test_view_family_proved)

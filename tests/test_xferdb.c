@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit/audit.h"
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
 #include "verify/verify.h"
@@ -430,7 +431,7 @@ START_TEST(test_errors_and_help)
     xf_test_expect_contains(output, "filters apply to list and check-export only");
     snprintf(args, sizeof args, "list '%s' --bogus", db_path);
     ck_assert_int_eq(xferdb(args), 2);
-    xf_test_expect_contains(output, "unknown option --bogus");
+    xf_test_expect_contains(output, "unknown option '--bogus'");
     /* unreadable files: missing, and a text file */
     snprintf(args, sizeof args, "stats '%s.missing'", db_path);
     ck_assert_int_eq(xferdb(args), 2);
@@ -586,6 +587,79 @@ static void build_families_db(void)
     xf_rulesdb_close(db);
 }
 
+/* Runs one audit view in process into a temporary file; returns its text
+ * (free it) and the view's status in *rc. */
+static char *view_text(int (*view)(FILE *, xf_rulesdb *, const xf_audit_options *),
+                       const xf_audit_options *o, int *rc)
+{
+    xf_error err;
+    xf_rulesdb *db = NULL;
+    ck_assert_msg(xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, &err) == XF_OK, "%s", err.msg);
+    const char *path = xf_test_tmp("view.txt");
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    *rc = view(f, db, o);
+    fclose(f);
+    xf_rulesdb_close(db);
+    return xf_test_read_file(path, NULL);
+}
+
+/* The audit views called in process (audit/audit.h) print what the tool
+ * prints: list, show, stats, the JSON export and diff, and their statuses. */
+START_TEST(test_views_in_process)
+{
+    xf_audit_options o;
+    memset(&o, 0, sizeof o);
+    o.filter.any_status = 1;
+    int rc;
+    char *text = view_text(xf_audit_list, &o, &rc);
+    char args[4300];
+    snprintf(args, sizeof args, "list '%s'", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_str_eq(text, output);
+    free(text);
+
+    o.id = "1";
+    o.format = "json";
+    text = view_text(xf_audit_export, &o, &rc);
+    snprintf(args, sizeof args, "export '%s' 1 --format json", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_str_eq(text, output);
+    xf_test_expect_contains(text, "\"rlflow.rule\"");
+    free(text);
+
+    text = view_text(xf_audit_show, &o, &rc);
+    ck_assert_int_eq(rc, 0);
+    xf_test_expect_contains(text, "matmul(matmul(x, y), z)");
+    free(text);
+    o.id = "99";
+    text = view_text(xf_audit_show, &o, &rc);
+    ck_assert_int_eq(rc, 1); /* no such rule: the message is on stderr */
+    ck_assert_str_eq(text, "");
+    free(text);
+
+    text = view_text(xf_audit_stats, &o, &rc);
+    snprintf(args, sizeof args, "stats '%s'", db_path);
+    ck_assert_int_eq(xferdb(args), 0);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_str_eq(text, output);
+    free(text);
+
+    /* diff opens both databases itself: one database against itself */
+    o.db = o.db2 = db_path;
+    const char *path = xf_test_tmp("diff.txt");
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(xf_audit_diff(f, &o), 0);
+    fclose(f);
+    text = xf_test_read_file(path, NULL);
+    xf_test_expect_contains(text, "0 only in");
+    free(text);
+}
+END_TEST
+
 START_TEST(test_families)
 {
     build_families_db();
@@ -626,6 +700,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_errors_and_help);
     tcase_add_test(t, test_broken_rules);
     tcase_add_test(t, test_families);
+    tcase_add_test(t, test_views_in_process);
     suite_add_tcase(s, t);
     return s;
 }

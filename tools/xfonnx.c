@@ -21,7 +21,7 @@
  * 2 bad usage or a model that cannot be read (one-line error on stderr;
  * nothing is written).
  */
-#include <float.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,158 +39,102 @@ typedef struct options {
     double rtol, atol;
     uint64_t seed;
     xf_cli_dims dims;
-    const char *more[MAX_TIMED - 1]; /* time: models B, C, ... */
+    const char *pos[1 + MAX_TIMED]; /* COMMAND, then the models (time: up to MAX_TIMED) */
+    const char **more;              /* time: models B, C, ... */
     int n_more;
-    int64_t threads, rounds, reps;
-    xf_target_opt_level opt;
+    int threads, rounds, reps, opt;
 } options;
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: xfonnx COMMAND MODEL [options]\n"
-            "\n"
-            "commands:\n"
-            "  info MODEL              operator histogram, inputs/outputs, parameter bytes, opaque ops\n"
-            "  run MODEL [--data DIR]  run the reference interpreter on random inputs, or on\n"
-            "                          DIR/input_*.pb and compare with DIR/output_*.pb\n"
-            "  roundtrip MODEL -o OUT  import, export to OUT, re-import; check the canonical\n"
-            "                          graph hash and that both compute the same outputs;\n"
-            "                          symbolic input dims stay symbolic in OUT and the\n"
-            "                          outputs are compared at three sizes of each\n"
-            "  time A [B ...]          median latency of each model (up to 16) in ONNX Runtime\n"
-            "                          on CPU, run as written; the models take turns, so the\n"
-            "                          ratio to A and its 95%% noise bound hold under load;\n"
-            "                          a second session of A gives the self-check line; faster\n"
-            "                          (slower) beyond the noise: the interval lies below (above)\n"
-            "                          1 and the self check's interval\n"
-            "\n"
-            "options:\n"
-            "  -o, --output FILE       output model (roundtrip)\n"
-            "  --external-data FILE    roundtrip: write the weights (tensors of 1 KiB and more)\n"
-            "                          to FILE, a path relative to OUT's directory, in ONNX's\n"
-            "                          external-data layout; without it a model over 2 GiB\n"
-            "                          goes to OUT.data automatically\n"
-            "  --data DIR              ONNX test_data_set directory (run): inputs, expected outputs\n"
-            "                          and the sizes of the symbolic dims not given by --dim\n"
-            "  --dim NAME=N            size of a symbolic input dimension (default: from --data,\n"
-            "                          else 1 where the model imports with it, else the smallest\n"
-            "                          power of two at which it does; the sizes chosen are said)\n"
-            "  --mem-limit SIZE        most bytes of tensors a run may take, e.g. 512M, 8G\n"
-            "                          (default: $RLFLOW_MEM_LIMIT, else half of the memory)\n"
-            "  --rtol X, --atol X      tolerance of output checks (default 1e-4, 1e-5)\n"
-            "  --seed N                seed of the random inputs (default 1)\n"
-            "  --threads N             intra-op threads of ONNX Runtime (time; default: all cores;\n"
-            "                          at most 4 x the online CPUs)\n"
-            "  --opt LEVEL             its graph optimisations: all (default), extended, basic,\n"
-            "                          disabled (time)\n"
-            "  --rounds N, --reps N    alternation rounds (default 21) and runs of each model\n"
-            "                          per round (default: about 25 ms worth) (time)\n"
-            "  -h, --help              this help\n"
-            "\n"
-            "exit status: 0 ok, 1 a check failed, 2 bad usage or unreadable model\n");
-}
+#define OFF(f) offsetof(options, f)
+static const char *const opt_levels[] = {"all", "extended", "basic", "disabled", NULL};
+static const int opt_values[] = {XF_TARGET_OPT_ALL, XF_TARGET_OPT_EXTENDED, XF_TARGET_OPT_BASIC,
+                                 XF_TARGET_OPT_DISABLED};
+static const xf_cli_opt opts[] = {
+    {.name = "--output", .alias = "-o", .type = XF_CLI_STR, .off = OFF(out), .what = "a file name",
+     .label = "-o, --output FILE", .help = "output model (roundtrip)"},
+    {.name = "--external-data", .type = XF_CLI_STR, .off = OFF(external_data),
+     .what = "a file name", .label = "--external-data FILE",
+     .help = "roundtrip: write the weights (tensors of 1 KiB and more)\n"
+             "to FILE, a path relative to OUT's directory, in ONNX's\n"
+             "external-data layout; without it a model over 2 GiB\n"
+             "goes to OUT.data automatically"},
+    {.name = "--data", .type = XF_CLI_STR, .off = OFF(data), .what = "a directory",
+     .label = "--data DIR",
+     .help = "ONNX test_data_set directory (run): inputs, expected outputs\n"
+             "and the sizes of the symbolic dims not given by --dim"},
+    {.name = "--dim", .type = XF_CLI_DIM, .off = OFF(dims), .label = "--dim NAME=N",
+     .help = "size of a symbolic input dimension (default: from --data,\n"
+             "else 1 where the model imports with it, else the smallest\n"
+             "power of two at which it does; the sizes chosen are said)"},
+    {.name = "--mem-limit", .type = XF_CLI_STR, .off = OFF(mem_limit), .what = "a size",
+     .label = "--mem-limit SIZE",
+     .help = "most bytes of tensors a run may take, e.g. 512M, 8G\n"
+             "(default: $RLFLOW_MEM_LIMIT, else half of the memory)"},
+    {.name = "--rtol", .type = XF_CLI_F64, .off = OFF(rtol), .label = "--rtol X, --atol X",
+     .help = "tolerance of output checks (default 1e-4, 1e-5)"},
+    {.name = "--atol", .type = XF_CLI_F64, .off = OFF(atol)},
+    {.name = "--seed", .type = XF_CLI_U64, .off = OFF(seed), .label = "--seed N",
+     .help = "seed of the random inputs (default 1)"},
+    {.name = "--threads", .type = XF_CLI_THREADS, .off = OFF(threads), .label = "--threads N",
+     .help = "intra-op threads of ONNX Runtime (time; default: all cores;\n"
+             "at most 4 x the online CPUs)"},
+    {.name = "--opt", .type = XF_CLI_CHOICE, .off = OFF(opt), .choices = opt_levels,
+     .values = opt_values, .label = "--opt LEVEL",
+     .help = "its graph optimisations: all (default), extended, basic,\ndisabled (time)"},
+    {.name = "--rounds", .type = XF_CLI_INT, .off = OFF(rounds), .lo = 1, .hi = 100000,
+     .what = "an integer (1 up to 100000)", .label = "--rounds N, --reps N",
+     .help = "alternation rounds (default 21) and runs of each model\n"
+             "per round (default: about 25 ms worth) (time)"},
+    {.name = "--reps", .type = XF_CLI_INT, .off = OFF(reps), .lo = 1, .hi = 100000,
+     .what = "an integer (1 up to 100000)"},
+};
 
-static int parse_args(int argc, char **argv, options *o)
+static const char help_head[] =
+    "usage: xfonnx COMMAND MODEL [options]\n"
+    "\n"
+    "commands:\n"
+    "  info MODEL              operator histogram, inputs/outputs, parameter bytes, opaque ops\n"
+    "  run MODEL [--data DIR]  run the reference interpreter on random inputs, or on\n"
+    "                          DIR/input_*.pb and compare with DIR/output_*.pb\n"
+    "  roundtrip MODEL -o OUT  import, export to OUT, re-import; check the canonical\n"
+    "                          graph hash and that both compute the same outputs;\n"
+    "                          symbolic input dims stay symbolic in OUT and the\n"
+    "                          outputs are compared at three sizes of each\n"
+    "  time A [B ...]          median latency of each model (up to 16) in ONNX Runtime\n"
+    "                          on CPU, run as written; the models take turns, so the\n"
+    "                          ratio to A and its 95% noise bound hold under load;\n"
+    "                          a second session of A gives the self-check line; faster\n"
+    "                          (slower) beyond the noise: the interval lies below (above)\n"
+    "                          1 and the self check's interval\n"
+    "\n"
+    "options:\n";
+static const char help_tail[] =
+    "  -h, --help         this help\n"
+    "\n"
+    "exit status: 0 ok, 1 a check failed, 2 bad usage or unreadable model\n";
+
+/* 0 parsed; else the exit status (0 after --help). */
+static int parse_args(int argc, char **argv, options *o, int *done)
 {
     memset(o, 0, sizeof *o);
     o->rtol = 1e-4;
     o->atol = 1e-5;
     o->seed = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
-        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--external-data")) &&
-                   next && !*next) {
-            fprintf(stderr, "xfonnx: %s needs a file name, got ''\n", a);
-            return 2;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (!next) goto missing;
-            o->out = argv[++i];
-        } else if (!strcmp(a, "--data")) {
-            if (!next) goto missing;
-            o->data = argv[++i];
-        } else if (!strcmp(a, "--external-data")) {
-            if (!next) goto missing;
-            o->external_data = argv[++i];
-        } else if (!strcmp(a, "--rtol") || !strcmp(a, "--atol")) {
-            if (!next) goto missing;
-            double v;
-            if (xf_cli_parse_f64(next, 0, DBL_MAX, &v) != 0) {
-                fprintf(stderr, "xfonnx: %s needs a finite number >= 0, got '%s'\n", a, next);
-                return 2;
-            }
-            *(a[2] == 'r' ? &o->rtol : &o->atol) = v;
-            i++;
-        } else if (!strcmp(a, "--seed")) {
-            if (!next) goto missing;
-            if (xf_cli_parse_u64(next, &o->seed) != 0) {
-                fprintf(stderr, "xfonnx: --seed needs an integer from 0 to 2^64-1, got '%s'\n",
-                        next);
-                return 2;
-            }
-            i++;
-        } else if (!strcmp(a, "--threads")) {
-            char msg[256];
-            int t = 0;
-            if (xf_cli_parse_threads(a, next, 0, &t, msg, sizeof msg) != 0) {
-                fprintf(stderr, "xfonnx: %s\n", msg);
-                return 2;
-            }
-            o->threads = t;
-            i++;
-        } else if (!strcmp(a, "--rounds") || !strcmp(a, "--reps")) {
-            int64_t *dst = a[4] == 'u' ? &o->rounds : &o->reps;
-            if (!next || xf_cli_parse_i64(next, 1, 100000, dst) != 0) {
-                fprintf(stderr, "xfonnx: %s needs an integer (1 up to 100000), got '%s'\n", a,
-                        next ? next : "");
-                return 2;
-            }
-            i++;
-        } else if (!strcmp(a, "--opt")) {
-            static const char *const levels[] = {"all", "disabled", "basic", "extended"};
-            int k = 0;
-            while (next && k < 4 && strcmp(next, levels[k])) k++;
-            if (!next || k == 4) {
-                fprintf(stderr, "xfonnx: --opt needs all, extended, basic or disabled\n");
-                return 2;
-            }
-            o->opt = (xf_target_opt_level)k;
-            i++;
-        } else if (!strcmp(a, "--dim")) {
-            if (!next) goto missing;
-            char msg[256];
-            if (xf_cli_dims_add(&o->dims, next, msg, sizeof msg) != 0) {
-                fprintf(stderr, "xfonnx: --dim %s\n", msg);
-                return 2;
-            }
-            i++;
-        } else if (!strcmp(a, "--mem-limit")) {
-            if (!next) goto missing;
-            o->mem_limit = argv[++i];
-        } else if (a[0] == '-') {
-            fprintf(stderr, "xfonnx: unknown option '%s' (see xfonnx --help)\n", a);
-            return 2;
-        } else if (!o->cmd) {
-            o->cmd = a;
-        } else if (!o->model) {
-            o->model = a;
-        } else if (!strcmp(o->cmd, "time") && o->n_more < MAX_TIMED - 1) {
-            o->more[o->n_more++] = a;
-        } else {
-            fprintf(stderr, "xfonnx: unexpected argument '%s'\n", a);
-            return 2;
-        }
-        continue;
-    missing:
-        fprintf(stderr, "xfonnx: option %s needs a value\n", a);
+    xf_cli_spec spec = {"xfonnx", help_head, help_tail, opts, (int)(sizeof opts / sizeof opts[0]),
+                        o->pos, 1 + MAX_TIMED, o, NULL};
+    int rc = xf_cli_parse(&spec, argc, argv);
+    *done = rc != 0;
+    if (rc) return rc < 0 ? 0 : rc;
+    o->cmd = o->pos[0];
+    o->model = o->pos[1];
+    o->more = &o->pos[2];
+    while (o->n_more < MAX_TIMED - 1 && o->more[o->n_more]) o->n_more++;
+    if (o->n_more && strcmp(o->cmd, "time") != 0) {
+        fprintf(stderr, "xfonnx: unexpected argument '%s'\n", o->more[0]);
         return 2;
     }
     if (!o->cmd || !o->model) {
-        usage(stderr);
+        xf_cli_usage(&spec, stderr);
         return 2;
     }
     char msg[256];
@@ -521,8 +465,8 @@ static int cmd_time(const options *o)
         gp[loaded] = &g[loaded];
     }
     xf_target_options to = xf_target_default_options();
-    to.threads = (int)o->threads;
-    to.opt_level = o->opt;
+    to.threads = o->threads;
+    to.opt_level = (xf_target_opt_level)o->opt;
     xf_target *t = NULL;
     xf_error err;
     xf_error_clear(&err);
@@ -531,8 +475,8 @@ static int cmd_time(const options *o)
         rc = 2;
     }
     xf_target_timing res[MAX_TIMED], self;
-    xf_target_timing_options tim = {.seed = o->seed, .rounds = (int)o->rounds,
-                                    .reps = (int)o->reps, .self_check = 1, .files = files};
+    xf_target_timing_options tim = {.seed = o->seed, .rounds = o->rounds,
+                                    .reps = o->reps, .self_check = 1, .files = files};
     if (!rc) {
         printf("target: %s\n", xf_target_identity(t));
         double t0 = xf_clock_now();
@@ -561,8 +505,9 @@ static int cmd_time(const options *o)
 int main(int argc, char **argv)
 {
     options o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc) return rc;
+    int done;
+    int rc = parse_args(argc, argv, &o, &done);
+    if (rc || done) return rc;
     xf_error err; /* no output may be the model read */
     if (xf_outfile_protect(o.model, "the input model", &err) != XF_OK ||
         (o.out && xf_outfile_check(o.out, &err) != XF_OK)) {

@@ -160,6 +160,38 @@ static xf_status encode_slice(xf_verifier *v, const xf_graph *g, int ni, Z3_ast 
     return XF_OK;
 }
 
+/* A transpose as the adjacent swaps that sort its permutation (bubble
+ * order, so a permutation always gives the same terms): a swap of the last
+ * two axes is trans, one of two axes before them tswap k (k the first,
+ * counted from the end), and a swap of two axes of size 1 moves no element.
+ * So attention's key transpose [B,S,h,d] -> [B,h,d,S] is trans(tswap -3),
+ * and a single swap is what it was. 0 when perm is not a permutation. */
+static int encode_transpose(xf_verifier *v, const xf_params *p, const xf_shape *s0, Z3_ast x,
+                            Z3_ast *r)
+{
+    int rank = s0->rank, perm[XF_MAX_DIMS], cur[XF_MAX_DIMS], seen[XF_MAX_DIMS] = {0};
+    if (p->n_axes != 0 && p->n_axes != rank) return 0;
+    for (int i = 0; i < rank; i++) {
+        perm[i] = p->n_axes ? (int)p->axes[i] : rank - 1 - i; /* none: reversed */
+        if (perm[i] < 0) perm[i] += rank;
+        if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]]++) return 0;
+        cur[i] = i;
+    }
+    *r = x;
+    for (int i = 0; i < rank; i++) {
+        int j = i;
+        while (cur[j] != perm[i]) j++;
+        for (; j > i; j--) { /* swap axes j-1 and j of the current tensor */
+            int a = cur[j - 1];
+            cur[j - 1] = cur[j], cur[j] = a;
+            if (s0->dims[cur[j - 1]] == 1 && s0->dims[cur[j]] == 1) continue;
+            int64_t k = j - 1 - rank;
+            *r = j == rank - 1 ? app(v, XF_AX_TRANS, 0, NULL, 1, r) : app(v, XF_AX_TSWAP, 1, &k, 1, r);
+        }
+    }
+    return 1;
+}
+
 static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove_dims *pd,
                              Z3_ast *val, xf_error *err)
 {
@@ -238,35 +270,10 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
         }
         return XF_OK;
     }
-    case XF_OP_TRANSPOSE: {
-        /* j: the first of two adjacent axes the permutation swaps, -1 when it
-         * is not such a swap */
-        int swap = s0->rank >= 2, ident = 1, j = -1;
-        for (int i = 0; i < p->n_axes; i++) {
-            int64_t want = i < p->n_axes - 2 ? i : (i == p->n_axes - 2 ? i + 1 : i - 1);
-            if (p->axes[i] != want) swap = 0;
-            if (p->axes[i] != i) ident = 0;
-            if (j < 0 && p->axes[i] != i) j = i;
-        }
-        if (p->n_axes == 0) swap = s0->rank == 2, ident = s0->rank < 2;
-        int adjacent = !swap && !ident && j >= 0 && j + 1 < p->n_axes && p->axes[j] == j + 1 &&
-                       p->axes[j + 1] == j;
-        for (int i = j + 2; adjacent && i < p->n_axes; i++) adjacent = p->axes[i] == i;
-        /* swapping two axes of size 1 moves no element */
-        if (swap && s0->dims[s0->rank - 1] == 1 && s0->dims[s0->rank - 2] == 1) ident = 1;
-        if (adjacent && s0->dims[j] == 1 && s0->dims[j + 1] == 1) ident = 1;
-        if (ident) {
-            r = in[0];
-        } else if (swap) {
-            r = app(v, XF_AX_TRANS, 0, NULL, 1, in);
-        } else if (adjacent) {
-            k[0] = j - s0->rank;
-            r = app(v, XF_AX_TSWAP, 1, k, 1, in);
-        } else {
-            return unsupported(g, ni, "only a swap of two adjacent axes is modelled", err);
-        }
+    case XF_OP_TRANSPOSE:
+        if (!encode_transpose(v, p, s0, in[0], &r))
+            return unsupported(g, ni, "a permutation that is not one of its input's axes", err);
         break;
-    }
     case XF_OP_ENLARGE:
         if (s0->dims[2] == p->kernel[0] && s0->dims[3] == p->kernel[1]) {
             r = in[0]; /* already that size: nothing to pad */

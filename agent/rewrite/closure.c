@@ -192,25 +192,28 @@ static int has_op(const xf_rule *r, xf_op op)
     return 0;
 }
 
+/* What a closure needs of its rule set, worked out once (a search runs a
+ * closure for every action with a view, each of which would otherwise walk
+ * thousands of rules' graphs): the view moves, slices' first (the order
+ * next_move looks them up in) and in action order (move_at's), and the
+ * cancellation to read backwards. */
+struct xf_closure_plan {
+    const xf_ruleset *rs;
+    int n;
+    int *first, *plain;
+    int cancel;
+};
+
 /* The first location of the first view move (slices before reshapes), or
  * -1 in m->rule. */
-static xf_status next_move(const xf_ruleset *rs, const uint8_t *moves, const xf_graph *g,
-                           const xf_graph_index *ix, xf_match *m, xf_error *err)
+static xf_status next_move(const xf_closure_plan *p, const xf_graph *g, const xf_graph_index *ix,
+                           xf_match *m, xf_error *err)
 {
+    int which;
     m->rule = -1;
-    for (int pass = 0; pass < 2; pass++)
-        for (int r = 0; r < xf_ruleset_count(rs); r++) {
-            if (!moves[r]) continue;
-            const xf_rule *rule = xf_ruleset_rule(rs, r);
-            int slices = has_op(rule, XF_OP_SLICE);
-            if (slices != (pass == 0)) continue;
-            int n = 0;
-            xf_status st = xf_match_rule(rs, r, g, ix, m, 1, &n, err);
-            if (st) return st;
-            if (n > 0) return XF_OK;
-        }
-    m->rule = -1;
-    return XF_OK;
+    xf_status st = xf_match_first(p->rs, p->first, p->n, g, ix, -1, 0, m, &which, err);
+    if (!st && which < 0) m->rule = -1;
+    return st;
 }
 
 /* The action that cancels an unflatten of a flatten, unflatten(flatten(x))
@@ -236,6 +239,43 @@ static int cancel_action(const xf_ruleset *rs)
         if (d->values[d->outputs[0]].kind == XF_VALUE_INPUT) return r;
     }
     return -1;
+}
+
+xf_status xf_closure_plan_make(const xf_ruleset *rs, const uint8_t *moves, xf_closure_plan **out,
+                               xf_error *err)
+{
+    int n_rules = xf_ruleset_count(rs), n = 0;
+    for (int r = 0; r < n_rules; r++) n += moves[r] != 0;
+    xf_closure_plan *p = xf_calloc(1, sizeof *p);
+    if (p) {
+        p->first = xf_malloc(sizeof *p->first * ((size_t)n + 1));
+        p->plain = xf_malloc(sizeof *p->plain * ((size_t)n + 1));
+    }
+    if (!p || !p->first || !p->plain) {
+        xf_closure_plan_free(p);
+        *out = NULL;
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing %d view moves", n);
+    }
+    p->rs = rs;
+    p->n = n;
+    int k = 0, i = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int r = 0; r < n_rules; r++) {
+            if (!moves[r]) continue;
+            if (pass == 0) p->plain[i++] = r;
+            if (has_op(xf_ruleset_rule(rs, r), XF_OP_SLICE) == (pass == 0)) p->first[k++] = r;
+        }
+    p->cancel = cancel_action(rs);
+    *out = p;
+    return XF_OK;
+}
+
+void xf_closure_plan_free(xf_closure_plan *p)
+{
+    if (!p) return;
+    xf_free(p->first);
+    xf_free(p->plain);
+    xf_free(p);
 }
 
 static int is_view_output(const xf_graph *g, int v)
@@ -280,34 +320,24 @@ static int wrap_one(xf_graph *g, int skip, xf_error *err)
     return -1;
 }
 
-/* A view move whose location includes node `node` of g, into m (m->rule
- * -1: none). */
-static xf_status move_at(const xf_ruleset *rs, const uint8_t *moves, const xf_graph *g,
-                         const xf_graph_index *ix, int node, xf_match *m, xf_error *err)
+/* A view move whose location includes node `node` of g (among the first
+ * 16 locations of its rule), into m (m->rule -1: none). */
+static xf_status move_at(const xf_closure_plan *p, const xf_graph *g, const xf_graph_index *ix,
+                         int node, xf_match *m, xf_error *err)
 {
-    xf_match found[16];
+    int which;
     m->rule = -1;
-    for (int r = 0; r < xf_ruleset_count(rs); r++) {
-        if (!moves[r]) continue;
-        int n = 0;
-        xf_status st = xf_match_rule(rs, r, g, ix, found, 16, &n, err);
-        if (st) return st;
-        for (int j = 0; j < n && j < 16; j++)
-            for (int k = 0; k < found[j].n_nodes; k++)
-                if (found[j].nodes[k] == node) {
-                    *m = found[j];
-                    return XF_OK;
-                }
-    }
-    return XF_OK;
+    xf_status st = xf_match_first(p->rs, p->plain, p->n, g, ix, node, 16, m, &which, err);
+    if (!st && which < 0) m->rule = -1;
+    return st;
 }
 
 /* Writes the next wrappable place of *out (from number *skip on) as
  * unflatten(flatten(y)) and applies the view move that takes its operation
  * to 2-D, in one step; places where no move follows are skipped for good.
  * 1 when done, 0 when no place is left. */
-static int wrap_and_move(const xf_ruleset *rs, const uint8_t *moves, xf_graph *out, int *skip,
-                         int *rule, xf_error *err)
+static int wrap_and_move(const xf_closure_plan *p, xf_graph *out, int *skip, int *rule,
+                         xf_error *err)
 {
     for (;;) {
         xf_graph w;
@@ -320,9 +350,9 @@ static int wrap_and_move(const xf_ruleset *rs, const uint8_t *moves, xf_graph *o
         xf_graph_index *ix = NULL;
         xf_match m;
         xf_status st = xf_graph_index_build(&w, &ix, err);
-        if (!st) st = move_at(rs, moves, &w, ix, node, &m, err);
+        if (!st) st = move_at(p, &w, ix, node, &m, err);
         xf_graph next;
-        if (!st && m.rule >= 0) st = xf_match_apply(rs, &w, ix, &m, &next, err);
+        if (!st && m.rule >= 0) st = xf_match_apply(p->rs, &w, ix, &m, &next, err);
         xf_graph_index_free(ix);
         if (st) {
             xf_graph_free(&w);
@@ -344,21 +374,46 @@ static int wrap_and_move(const xf_ruleset *rs, const uint8_t *moves, xf_graph *o
 xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_graph *g,
                          int max_steps, xf_graph *out, xf_closure_log *log, xf_error *err)
 {
+    xf_closure_plan *p = NULL;
+    xf_status st = xf_closure_plan_make(rs, moves, &p, err);
+    if (st) {
+        if (log) memset(log, 0, sizeof *log);
+        xf_graph_init(out);
+        return st;
+    }
+    st = xf_closure_run_plan(p, g, max_steps, out, log, err);
+    xf_closure_plan_free(p);
+    return st;
+}
+
+xf_status xf_closure_run_plan(const xf_closure_plan *p, const xf_graph *g, int max_steps,
+                              xf_graph *out, xf_closure_log *log, xf_error *err)
+{
     if (log) memset(log, 0, sizeof *log);
+    const xf_ruleset *rs = p->rs;
     xf_status st = xf_graph_clone_shared(g, out, err);
-    int steps = 0, merged = 0, skip = 0, cancel = cancel_action(rs);
+    int steps = 0, merged = 0, skip = 0, cancel = p->cancel;
+    /* the index of the graph before the last move, and which of its nodes
+     * each node of *out copies (xf_match_apply_from): the next index takes
+     * their matching keys over instead of recomputing them */
+    xf_graph_index *prev = NULL;
+    int *from = NULL, from_cap = 0;
 
     while (st == XF_OK && steps < max_steps) {
+        int merged_before = merged;
         st = merge_twins(out, &merged, err);
         if (st) break;
+        int carry = prev && merged == merged_before; /* a merge renumbers the nodes */
         xf_graph_index *ix = NULL;
-        st = xf_graph_index_build(out, &ix, err);
+        st = xf_graph_index_build_from(out, carry ? prev : NULL, carry ? from : NULL, &ix, err);
+        xf_graph_index_free(prev);
+        prev = NULL;
         xf_match m;
-        if (!st) st = next_move(rs, moves, out, ix, &m, err);
+        if (!st) st = next_move(p, out, ix, &m, err);
         if (!st && m.rule < 0 && cancel >= 0) { /* no move left: one more place to take 2-D */
             xf_graph_index_free(ix);
             ix = NULL;
-            int moved = -1, w = wrap_and_move(rs, moves, out, &skip, &moved, err);
+            int moved = -1, w = wrap_and_move(p, out, &skip, &moved, err);
             if (w < 0) st = err ? err->code : XF_ERR_NOMEM;
             if (w > 0) {
                 if (log && log->n + 1 < XF_CLOSURE_LOG) {
@@ -370,14 +425,26 @@ xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_gr
                 continue;
             }
         }
+        if (!st && m.rule >= 0 && from_cap < out->n_nodes + XF_MATCH_MAX_NODES) {
+            int cap = out->n_nodes + out->n_nodes / 2 + XF_MATCH_MAX_NODES;
+            int *f = xf_realloc(from, sizeof *f * (size_t)cap);
+            if (!f) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory applying a view move");
+            else {
+                from = f;
+                from_cap = cap;
+            }
+        }
         if (st || m.rule < 0) {
             xf_graph_index_free(ix);
             break;
         }
         xf_graph next;
-        st = xf_match_apply(rs, out, ix, &m, &next, err);
-        xf_graph_index_free(ix);
-        if (st) break;
+        st = xf_match_apply_from(rs, out, ix, &m, &next, from, err);
+        if (st) {
+            xf_graph_index_free(ix);
+            break;
+        }
+        prev = ix;
         xf_graph_free(out);
         *out = next;
         if (log && log->n < XF_CLOSURE_LOG) log->rule[log->n] = m.rule;
@@ -386,5 +453,7 @@ xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_gr
     }
     if (log) log->merged = merged;
     if (st) xf_graph_free(out);
+    xf_graph_index_free(prev);
+    xf_free(from);
     return st;
 }

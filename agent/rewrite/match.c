@@ -450,6 +450,40 @@ xf_status xf_match_rule(const xf_ruleset *rs, int rule, const xf_graph *g,
     return st;
 }
 
+xf_status xf_match_first(const xf_ruleset *rs, const int *rules, int n, const xf_graph *g,
+                         const xf_graph_index *ix, int node, int scan, xf_match *m, int *which,
+                         xf_error *err)
+{
+    *which = -1;
+    match_ctx c;
+    memset(&c, 0, sizeof c);
+    xf_status st = ctx_prepare(&c, g, ix, err);
+    int8_t *root = NULL; /* per root signature: -1 not looked up yet, 0 absent, 1 present */
+    if (!st && rs->n_roots > 0) {
+        root = xf_malloc((size_t)rs->n_roots);
+        if (!root) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory matching rules");
+        else memset(root, -1, (size_t)rs->n_roots);
+    }
+    for (int i = 0; i < n && !st && *which < 0; i++) {
+        int r = rules[i], j = rs->root_of[r];
+        if (!root) break;
+        if (root[j] < 0) root[j] = (int8_t)root_present(ix, rs->root_sig[j]);
+        if (!root[j]) continue;
+        st = match_one(&c, rs, r);
+        int k = node < 0 ? (c.n_found > 0 ? 0 : -1) : -1;
+        for (int f = 0; !st && node >= 0 && k < 0 && f < c.n_found && f < scan; f++)
+            for (int q = 0; q < c.found[f].n_nodes; q++)
+                if (c.found[f].nodes[q] == node) k = f;
+        if (!st && k >= 0) {
+            *m = c.found[k];
+            *which = i;
+        }
+    }
+    xf_free(root);
+    ctx_free(&c);
+    return st;
+}
+
 void xf_match_list_init(xf_match_list *l)
 {
     memset(l, 0, sizeof *l);

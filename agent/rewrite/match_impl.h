@@ -196,6 +196,18 @@ xf_status xf_match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,
                                     xf_match_target *t, xf_dtype *out_dt, xf_shape *out_sh,
                                     xf_error *err);
 
+/* The first location, in xf_match_rule's order, of the first of the actions
+ * rules[0..n-1] that has one, into *m, and that action's position in rules
+ * into *which (-1: none). With node >= 0 only a location holding graph node
+ * `node` among an action's first `scan` locations counts. Equal to calling
+ * xf_match_rule on each action in turn, in one scratch context, and an
+ * action whose root signature occurs nowhere in g costs one look-up per
+ * distinct signature (the closure's view moves: thousands of actions, a
+ * few of which ever match). */
+xf_status xf_match_first(const xf_ruleset *rs, const int *rules, int n, const xf_graph *g,
+                         const xf_graph_index *ix, int node, int scan, xf_match *m, int *which,
+                         xf_error *err);
+
 /* Mixes the words of n bytes at p (n a multiple of 8) into h, skipping
  * zero words (each mixed word carries its offset): parameter structs are
  * mostly zero, so this costs a few mixes per operator. */

@@ -250,6 +250,16 @@ typedef struct xf_closure_log {
  * until none applies or max_steps moves were made. log may be NULL. */
 xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_graph *g,
                          int max_steps, xf_graph *out, xf_closure_log *log, xf_error *err);
+/* The same with what the closure needs of rs and moves worked out once
+ * (the view moves in both orders it looks them up in, the cancellation):
+ * for a caller that runs many closures over one rule set (the searches'
+ * look-ahead). The plan reads rs, which must outlive it. */
+typedef struct xf_closure_plan xf_closure_plan;
+xf_status xf_closure_plan_make(const xf_ruleset *rs, const uint8_t *moves, xf_closure_plan **out,
+                               xf_error *err);
+void xf_closure_plan_free(xf_closure_plan *p); /* NULL is a no-op */
+xf_status xf_closure_run_plan(const xf_closure_plan *p, const xf_graph *g, int max_steps,
+                              xf_graph *out, xf_closure_log *log, xf_error *err);
 
 /* ---------------------------------------------------- preparation, finishing */
 

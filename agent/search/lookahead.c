@@ -18,6 +18,7 @@
 xf_status xf_search_lookahead_init(xf_search_ctx *c, xf_error *err)
 {
     c->moves = c->viewy = NULL;
+    c->plan = NULL;
     if (!c->opt.lookahead) return XF_OK;
     const xf_ruleset *rs = xf_env_ruleset(c->env);
     int n = xf_ruleset_count(rs), any = 0;
@@ -39,8 +40,9 @@ xf_status xf_search_lookahead_init(xf_search_ctx *c, xf_error *err)
         xf_free(c->moves);
         xf_free(c->viewy);
         c->moves = c->viewy = NULL;
+        return XF_OK;
     }
-    return XF_OK;
+    return xf_closure_plan_make(rs, c->moves, &c->plan, err);
 }
 
 int xf_search_looks_ahead(const xf_search_ctx *c, int r)
@@ -58,7 +60,7 @@ xf_status xf_search_lookahead(xf_search_ctx *c, int r, int l, xf_graph *out, dou
     xf_status st = xf_match_apply(rs, xf_env_graph(e), xf_env_index(e), xf_env_location(e, r, l),
                                   &one, err);
     if (st) return st;
-    st = xf_closure_run(rs, c->moves, &one, LOOKAHEAD_MAX_STEPS, out, log, err);
+    st = xf_closure_run_plan(c->plan, &one, LOOKAHEAD_MAX_STEPS, out, log, err);
     xf_graph_free(&one);
     if (!st) st = xf_env_cost_graph(e, out, ms, err);
     if (st) xf_graph_free(out);

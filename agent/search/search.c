@@ -171,6 +171,7 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
     xf_free(c.cand_entry);
     xf_free(c.cand_hash);
     xf_free(c.moves);
+    xf_closure_plan_free(c.plan);
     xf_free(c.viewy);
     if (st) {
         xf_error_prefix(err, "%s search", xf_search_kind_name(kind));

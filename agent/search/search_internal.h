@@ -38,6 +38,7 @@ typedef struct xf_search_ctx {
      * move, and whether it has a view (then its successor gets the
      * closure); NULL when opt.lookahead is off or no rule has views */
     uint8_t *moves, *viewy;
+    xf_closure_plan *plan; /* the closure's, made once from moves */
 } xf_search_ctx;
 
 /* Fills c->moves and c->viewy from the environment's rule set (leaves them

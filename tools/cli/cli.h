@@ -86,6 +86,8 @@ typedef enum xf_cli_type {
     XF_CLI_FLAG,   /* no value: *(int *)dst = set */
     XF_CLI_STR,    /* *(const char **)dst = the value (non-empty unless allow_empty) */
     XF_CLI_INT,    /* *(int *)dst = an integer in [lo, hi] */
+    XF_CLI_I64,    /* *(int64_t *)dst = an integer in [lo, hi] (hi 0: INT64_MAX) */
+    XF_CLI_U64,    /* *(uint64_t *)dst = 0 to 2^64-1 (a seed; xf_cli_parse_u64) */
     XF_CLI_F64,    /* *(double *)dst = a finite number in [lo, hi] */
     XF_CLI_CHOICE, /* *(int *)dst = values[i] for the value choices[i] */
     XF_CLI_THREADS, /* *(int *)dst = a thread count from lo (xf_cli_parse_threads) */
@@ -100,7 +102,7 @@ typedef struct xf_cli_opt {
     size_t off;        /* offsetof the field in the spec's base struct (not for CALL) */
     const char *label; /* left column of the help ("-o, --output FILE"); NULL: hidden */
     const char *help;  /* right column, lines separated by '\n' */
-    const char *what;  /* STR, INT, F64: what the value must be ("a file name"); NULL:
+    const char *what;  /* STR, INT, I64, U64, F64: what the value must be ("a file name"); NULL:
                           "an integer in range", "a finite number >= LO" */
     double lo, hi;     /* INT, F64 bounds (hi 0: none for F64) */
     int set;           /* FLAG: the value stored */
@@ -121,6 +123,9 @@ typedef struct xf_cli_spec {
     const char **positional;
     int n_positional;
     void *base; /* the struct the options' offsets are into; also the CALL options' user */
+    /* NULL, or n_opts flags: seen[i] set to 1 when opts[i] was given (for a
+     * tool whose subcommands take different options) */
+    unsigned char *seen;
 } xf_cli_spec;
 
 /* Parses argv[1..] with the table: 0 parsed; -1 -h/--help printed on stdout

@@ -53,6 +53,14 @@ static int store(const xf_cli_spec *s, const xf_cli_opt *o, const char *a, const
             return xf_cli_needs(msg, n, a, o->what ? o->what : "an integer in range", v);
         *(int *)dst = (int)i64;
         return 0;
+    case XF_CLI_I64:
+        if (xf_cli_parse_i64(v, (int64_t)o->lo, o->hi > 0 ? (int64_t)o->hi : INT64_MAX,
+                             (int64_t *)dst) == 0)
+            return 0;
+        return xf_cli_needs(msg, n, a, o->what ? o->what : "an integer in range", v);
+    case XF_CLI_U64:
+        if (xf_cli_parse_u64(v, (uint64_t *)dst) == 0) return 0;
+        return xf_cli_needs(msg, n, a, o->what ? o->what : "an integer from 0 to 2^64-1", v);
     case XF_CLI_F64:
         if (xf_cli_parse_f64(v, o->lo, o->hi > 0 ? o->hi : DBL_MAX, (double *)dst) == 0)
             return 0;
@@ -93,6 +101,7 @@ int xf_cli_parse(const xf_cli_spec *s, int argc, char **argv)
                 fprintf(stderr, "%s: %s\n", s->tool, msg);
                 return 2;
             }
+            if (s->seen) s->seen[o - s->opts] = 1;
             i += takes;
         } else if (a[0] == '-') {
             fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", s->tool, a, s->tool);

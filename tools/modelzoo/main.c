@@ -12,7 +12,7 @@
  * 2 usage error (unknown model or option, bad value, sizes that do not
  * fit the architecture).
  */
-#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +20,7 @@
 
 #include "onnx/onnx.h"
 #include "modelzoo/modelzoo.h"
+#include "tools/cli/cli.h"
 
 #define EXIT_USAGE 2
 
@@ -41,109 +42,84 @@ static void list_models(void)
     printf("every model also takes --seed N (default 0) and -o FILE\n");
 }
 
-static void usage(FILE *f)
+/* The command line after MODEL: the model's sizes, the seed, where to write. */
+typedef struct args {
+    xf_zoo_config c;
+    xf_onnx_save_options so;
+    const char *path;
+} args;
+
+#define N_FIXED 3
+#define N_OPTS (XF_ZOO_OPT_COUNT + N_FIXED)
+
+static const char help_head[] =
+    "usage: modelzoo LIST\n"
+    "       modelzoo MODEL [--OPTION N]... [--seed N] [--external-data DATA] -o FILE\n"
+    "       modelzoo --help\n"
+    "\n"
+    "Writes MODEL as an ONNX file with random weights drawn from --seed\n"
+    "(the same arguments always give the same bytes).\n"
+    "\n"
+    "options (which ones a model takes, and their defaults: modelzoo LIST):\n";
+static const char help_tail[] =
+    "\nexit status: 0 written, 1 could not build or write, 2 usage error\n";
+
+/* The table: every size option of the zoo (modelzoo.h), then the seed, the
+ * output and its external data. labels: buffers for the size options'
+ * labels and what their values must be. */
+static void make_spec(args *a, xf_cli_opt *opts, char (*labels)[2][48], unsigned char *seen,
+                      xf_cli_spec *spec)
 {
-    fprintf(f,
-            "usage: modelzoo LIST\n"
-            "       modelzoo MODEL [--OPTION N]... [--seed N] [--external-data DATA] -o FILE\n"
-            "       modelzoo --help\n"
-            "\n"
-            "Writes MODEL as an ONNX file with random weights drawn from --seed\n"
-            "(the same arguments always give the same bytes).\n"
-            "\n"
-            "options (which ones a model takes, and their defaults: modelzoo LIST):\n");
     for (int o = 0; o < XF_ZOO_OPT_COUNT; o++) {
-        const xf_zoo_option *opt = xf_modelzoo_option((xf_zoo_opt)o);
-        fprintf(f, "  %-10s N  %s\n", opt->flag, opt->help);
+        const xf_zoo_option *zo = xf_modelzoo_option((xf_zoo_opt)o);
+        snprintf(labels[o][0], 48, "%s N", zo->flag);
+        snprintf(labels[o][1], 48, "an integer from 1 to %lld", (long long)zo->max);
+        opts[o] = (xf_cli_opt){.name = zo->flag, .type = XF_CLI_I64,
+                               .off = offsetof(args, c.v) + (size_t)o * sizeof(int64_t),
+                               .lo = 1, .hi = (double)zo->max, .what = labels[o][1], .label = labels[o][0],
+                               .help = zo->help};
     }
-    fprintf(f, "  %-10s N  %s\n", "--seed", "seed of the random weights (default 0)");
-    fprintf(f, "  %-13s %s\n", "-o FILE", "where to write the model");
-    fprintf(f, "  --external-data DATA\n"
-               "                write the weights (tensors of 1 KiB and more) to DATA, a path\n"
-               "                relative to FILE's directory (ONNX external data); a model\n"
-               "                over 2 GiB goes to FILE.data without it\n");
-    fprintf(f, "\nexit status: 0 written, 1 could not build or write, 2 usage error\n");
+    opts[XF_ZOO_OPT_COUNT] = (xf_cli_opt){
+        .name = "--seed", .type = XF_CLI_U64, .off = offsetof(args, c.seed),
+        .what = "a non-negative integer", .label = "--seed N",
+        .help = "seed of the random weights (default 0)"};
+    opts[XF_ZOO_OPT_COUNT + 1] = (xf_cli_opt){
+        .name = "--output", .alias = "-o", .type = XF_CLI_STR, .off = offsetof(args, path),
+        .what = "a file name", .label = "-o FILE", .help = "where to write the model"};
+    opts[XF_ZOO_OPT_COUNT + 2] = (xf_cli_opt){
+        .name = "--external-data", .type = XF_CLI_STR, .off = offsetof(args, so.external_data),
+        .what = "a file name", .label = "--external-data DATA",
+        .help = "write the weights (tensors of 1 KiB and more) to DATA, a path\n"
+                "relative to FILE's directory (ONNX external data); a model\n"
+                "over 2 GiB goes to FILE.data without it"};
+    *spec = (xf_cli_spec){"modelzoo", help_head, help_tail, opts, N_OPTS, NULL, 0, a, seen};
 }
 
-/* Parses all of `s` as a decimal integer in [lo, hi]. */
-static int parse_int(const char *s, long long lo, long long hi, long long *out)
+/* Fills a from argv[1..] (argv[0] is the model name); the exit status of a
+ * usage error, or 0. */
+static int parse_args(const xf_zoo_model *m, int argc, char **argv, args *a)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_seed(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    if (s[0] == '-') return 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0') return 0;
-    *out = v;
-    return 1;
-}
-
-/* Fills *c and *path from the arguments after the model name; prints the
- * problem and returns 0 on a usage error. */
-static int parse_args(const xf_zoo_model *m, int argc, char **argv, xf_zoo_config *c,
-                      const char **path, xf_onnx_save_options *so)
-{
-    xf_modelzoo_config_init(c, m);
-    *path = NULL;
-    *so = xf_onnx_default_save_options();
-    for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        if (arg[0] != '-') {
-            fprintf(stderr, "modelzoo: unexpected argument '%s'\n", arg);
-            return 0;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "modelzoo: %s needs a value\n", arg);
-            return 0;
-        }
-        const char *val = argv[++i];
-        if (!*val && (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0 ||
-                      strcmp(arg, "--external-data") == 0)) {
-            fprintf(stderr, "modelzoo: %s needs a file name, got ''\n", arg);
-            return 0;
-        }
-        if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
-            *path = val;
-            continue;
-        }
-        if (strcmp(arg, "--external-data") == 0) {
-            so->external_data = val;
-            continue;
-        }
-        if (strcmp(arg, "--seed") == 0) {
-            if (parse_seed(val, &c->seed)) continue;
-            fprintf(stderr, "modelzoo: --seed '%s' is not a non-negative integer\n", val);
-            return 0;
-        }
-        xf_zoo_opt o = xf_modelzoo_option_find(arg);
-        if (o == XF_ZOO_OPT_COUNT || m->defaults[o] == 0) {
+    xf_modelzoo_config_init(&a->c, m);
+    a->so = xf_onnx_default_save_options();
+    a->path = NULL;
+    xf_cli_opt opts[N_OPTS];
+    char labels[XF_ZOO_OPT_COUNT][2][48];
+    unsigned char seen[N_OPTS] = {0};
+    xf_cli_spec spec;
+    make_spec(a, opts, labels, seen, &spec);
+    int rc = xf_cli_parse(&spec, argc, argv); /* argv[0]: the model name */
+    if (rc) return rc < 0 ? -1 : rc;
+    for (int o = 0; o < XF_ZOO_OPT_COUNT; o++)
+        if (seen[o] && m->defaults[o] == 0) {
             fprintf(stderr, "modelzoo: %s does not take the option '%s' (see 'modelzoo LIST')\n",
-                    m->name, arg);
-            return 0;
+                    m->name, opts[o].name);
+            return EXIT_USAGE;
         }
-        long long v;
-        const xf_zoo_option *opt = xf_modelzoo_option(o);
-        if (!parse_int(val, 1, opt->max, &v)) {
-            fprintf(stderr, "modelzoo: %s '%s' must be an integer from 1 to %lld\n", arg, val,
-                    (long long)opt->max);
-            return 0;
-        }
-        c->v[o] = v;
-    }
-    if (!*path) {
+    if (!a->path) {
         fprintf(stderr, "modelzoo: no output file (-o FILE)\n");
-        return 0;
+        return EXIT_USAGE;
     }
-    return 1;
+    return 0;
 }
 
 static int write_model(const xf_zoo_model *m, const xf_zoo_config *c, const char *path,
@@ -185,12 +161,17 @@ static int write_model(const xf_zoo_model *m, const xf_zoo_config *c, const char
 
 int main(int argc, char **argv)
 {
+    args a;
+    xf_cli_opt opts[N_OPTS];
+    char labels[XF_ZOO_OPT_COUNT][2][48];
+    xf_cli_spec spec;
+    make_spec(&a, opts, labels, NULL, &spec);
     if (argc < 2) {
-        usage(stderr);
+        xf_cli_usage(&spec, stderr);
         return EXIT_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        usage(stdout);
+        xf_cli_usage(&spec, stdout);
         return 0;
     }
     if (strcmp(argv[1], "LIST") == 0) {
@@ -209,9 +190,7 @@ int main(int argc, char **argv)
         fprintf(stderr, " (modelzoo --help for usage)\n");
         return EXIT_USAGE;
     }
-    xf_zoo_config c;
-    const char *path;
-    xf_onnx_save_options so;
-    if (!parse_args(m, argc - 2, argv + 2, &c, &path, &so)) return EXIT_USAGE;
-    return write_model(m, &c, path, &so);
+    int rc = parse_args(m, argc - 1, argv + 1, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    return write_model(m, &a.c, a.path, &a.so);
 }

@@ -19,59 +19,13 @@
  * load, a check that did not pass, diff found differences), 2 bad usage or
  * a file that is not a readable rules database.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "xferdb.h"
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: xferdb COMMAND DB [options]\n"
-            "\n"
-            "commands:\n"
-            "  stats DB                rule counts by status, size and operator; recent runs\n"
-            "  list DB [filters]       one line per rule: id, status, sizes, source => target\n"
-            "  families DB [filters]   rules with reshape/flatten/squeeze/unsqueeze/slice/gather\n"
-            "                          counted by family (a layout operator moved across an\n"
-            "                          element-wise op, matmul, layernorm, softmax, mean or\n"
-            "                          transpose; inverse pairs cancelled; head reshapes next\n"
-            "                          to split/concat) and status, first rule of each\n"
-            "  show DB ID              a rule in full: infix source and target, input shapes,\n"
-            "                          output mapping, fingerprint, status, verdict with the\n"
-            "                          axioms used or the counterexample\n"
-            "  explain DB ID           a derived rule's chain of rewrites replayed step by step,\n"
-            "                          each with the rule used and the graph it makes\n"
-            "  export DB ID --format dot|png|json|onnx [-o PATH]\n"
-            "                          dot: graphviz text (stdout or PATH); png: picture drawn\n"
-            "                          by graphviz's dot (PATH, default rule-ID.png); json: the\n"
-            "                          interchange format of docs/xferdb.md (stdout or PATH);\n"
-            "                          onnx: STEM.src.onnx and STEM.dst.onnx (PATH is the stem,\n"
-            "                          default rule-ID) whose graph inputs are the rule inputs\n"
-            "  check-export DB [filters] [--trials N] [--seed S]\n"
-            "                          export the ONNX pair of every matching rule (default:\n"
-            "                          --status proved), read it back, run both models in the\n"
-            "                          interpreter on N random input sets (default 3) and count\n"
-            "                          the rules whose outputs agree (1e-4 relative)\n"
-            "  diff A.db B.db          rules present in one database and not the other, modulo\n"
-            "                          renaming of inputs; exit 0 same rules, 1 different\n"
-            "  report DB -o DIR [--pictures N]\n"
-            "                          static HTML page DIR/index.html: counts, a searchable and\n"
-            "                          filterable rule table, pictures of the first N rules\n"
-            "                          (default %d) drawn with graphviz when it is installed\n"
-            "\n"
-            "filters (list, families, check-export):\n"
-            "  --status S              candidate, proved, refuted, unknown, pruned or derived\n"
-            "  --ops A,B,...           rules that use every one of these operators\n"
-            "  --max-size N            rules whose larger side has at most N operators\n"
-            "  --limit N               at most N rules\n"
-            "  -h, --help              this help (also: xferdb COMMAND --help)\n"
-            "\n"
-            "exit status: 0 ok, 1 the request failed (no such rule, a check that did not\n"
-            "             pass, diff found differences), 2 bad usage or an unreadable database\n",
-            XFERDB_DEFAULT_PICTURES);
-}
+#include "audit/audit.h"
+#include "tools/cli/cli.h"
 
 /* What each command takes; `xferdb COMMAND --help` prints its line. */
 typedef struct command {
@@ -124,10 +78,103 @@ static int has_opt(const char *list, const char *opt)
     return 0;
 }
 
-void xferdb_error(const xf_error *err)
+static int parse_status(void *base, const char *name, const char *v, char *msg, size_t n)
 {
-    fprintf(stderr, "xferdb: %s\n", err->msg);
+    xf_audit_options *o = base;
+    xf_error err;
+    if (!v) return xf_cli_needs(msg, n, name, "a status", v);
+    if (xf_rulesdb_status_parse(v, &o->filter.status, &err) != XF_OK) {
+        snprintf(msg, n, "%s", err.msg);
+        return -1;
+    }
+    o->filter.any_status = 0;
+    return 0;
 }
+
+static int parse_ops(void *base, const char *name, const char *v, char *msg, size_t n)
+{
+    xf_audit_options *o = base;
+    if (!v || !*v) return xf_cli_needs(msg, n, name, "operator names", v);
+    if (strlen(v) >= sizeof o->ops_buf) return xf_cli_needs(msg, n, name, "a shorter list", v);
+    strcpy(o->ops_buf, v);
+    int k = 0;
+    for (char *tok = strtok(o->ops_buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (k == XF_AUDIT_MAX_OPS) return xf_cli_needs(msg, n, name, "at most 32 operators", v);
+        o->ops[k++] = tok;
+    }
+    if (k == 0) return xf_cli_needs(msg, n, name, "operator names", v);
+    o->filter.ops = o->ops;
+    o->filter.n_ops = k;
+    return 0;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define OFF(f) offsetof(xf_audit_options, f)
+/* The filters first (N_FILTERS of them): they apply to list, families and
+ * check-export only; the rest are shown in the commands' lines above. */
+#define N_FILTERS 4
+static const xf_cli_opt opts[] = {
+    {.name = "--status", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_status,
+     .label = "--status S", .help = "candidate, proved, refuted, unknown, pruned or derived"},
+    {.name = "--ops", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_ops,
+     .label = "--ops A,B,...", .help = "rules that use every one of these operators"},
+    {.name = "--max-size", .type = XF_CLI_INT, .off = OFF(filter.max_size), .lo = 1, .hi = 1000000,
+     .what = "a positive integer (at most 1000000)", .label = "--max-size N",
+     .help = "rules whose larger side has at most N operators"},
+    {.name = "--limit", .type = XF_CLI_I64, .off = OFF(filter.limit), .lo = 1,
+     .what = "a positive integer", .label = "--limit N", .help = "at most N rules"},
+    {.name = "--format", .type = XF_CLI_STR, .off = OFF(format), .what = "dot, png, json or onnx"},
+    {.name = "-o", .type = XF_CLI_STR, .off = OFF(out), .what = "a file name"},
+    {.name = "--pictures", .type = XF_CLI_I64, .off = OFF(pictures), .lo = 1,
+     .what = "a positive integer"},
+    {.name = "--trials", .type = XF_CLI_I64, .off = OFF(trials), .lo = 1, .hi = 1000,
+     .what = "a positive integer (at most 1000)"},
+    {.name = "--seed", .type = XF_CLI_I64, .off = OFF(seed), .lo = 0,
+     .what = "a non-negative integer"},
+};
+#define N_OPTS ((int)(sizeof opts / sizeof opts[0]))
+
+static const char help_head[] =
+    "usage: xferdb COMMAND DB [options]\n"
+    "\n"
+    "commands:\n"
+    "  stats DB                rule counts by status, size and operator; recent runs\n"
+    "  list DB [filters]       one line per rule: id, status, sizes, source => target\n"
+    "  families DB [filters]   rules with reshape/flatten/squeeze/unsqueeze/slice/gather\n"
+    "                          counted by family (a layout operator moved across an\n"
+    "                          element-wise op, matmul, layernorm, softmax, mean or\n"
+    "                          transpose; inverse pairs cancelled; head reshapes next\n"
+    "                          to split/concat) and status, first rule of each\n"
+    "  show DB ID              a rule in full: infix source and target, input shapes,\n"
+    "                          output mapping, fingerprint, status, verdict with the\n"
+    "                          axioms used or the counterexample\n"
+    "  explain DB ID           a derived rule's chain of rewrites replayed step by step,\n"
+    "                          each with the rule used and the graph it makes\n"
+    "  export DB ID --format dot|png|json|onnx [-o PATH]\n"
+    "                          dot: graphviz text (stdout or PATH); png: picture drawn\n"
+    "                          by graphviz's dot (PATH, default rule-ID.png); json: the\n"
+    "                          interchange format of docs/xferdb.md (stdout or PATH);\n"
+    "                          onnx: STEM.src.onnx and STEM.dst.onnx (PATH is the stem,\n"
+    "                          default rule-ID) whose graph inputs are the rule inputs\n"
+    "  check-export DB [filters] [--trials N] [--seed S]\n"
+    "                          export the ONNX pair of every matching rule (default:\n"
+    "                          --status proved), read it back, run both models in the\n"
+    "                          interpreter on N random input sets (default 3) and count\n"
+    "                          the rules whose outputs agree (1e-4 relative)\n"
+    "  diff A.db B.db          rules present in one database and not the other, modulo\n"
+    "                          renaming of inputs; exit 0 same rules, 1 different\n"
+    "  report DB -o DIR [--pictures N]\n"
+    "                          static HTML page DIR/index.html: counts, a searchable and\n"
+    "                          filterable rule table, pictures of the first N rules\n"
+    "                          (default " STR(XF_AUDIT_DEFAULT_PICTURES) ") drawn with graphviz when it is installed\n"
+    "\n"
+    "filters (list, families, check-export):\n";
+static const char help_tail[] =
+    "  -h, --help         this help (also: xferdb COMMAND --help)\n"
+    "\n"
+    "exit status: 0 ok, 1 the request failed (no such rule, a check that did not\n"
+    "             pass, diff found differences), 2 bad usage or an unreadable database\n";
 
 static int bad_usage(const char *fmt, const char *arg)
 {
@@ -137,145 +184,54 @@ static int bad_usage(const char *fmt, const char *arg)
     return 2;
 }
 
-static int parse_positive(const char *opt, const char *s, int64_t *out)
-{
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < 1) {
-        fprintf(stderr, "xferdb: %s needs a positive integer, got '%s'\n", opt, s);
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
-
-static int parse_ops(xferdb_options *o, const char *list)
-{
-    if (strlen(list) >= sizeof o->ops_buf) return bad_usage("--ops list is too long: %s", list);
-    strcpy(o->ops_buf, list);
-    int n = 0;
-    for (char *tok = strtok(o->ops_buf, ","); tok; tok = strtok(NULL, ",")) {
-        if (n == XFERDB_MAX_OPS) return bad_usage("--ops lists too many operators: %s", list);
-        o->ops[n++] = tok;
-    }
-    if (n == 0) return bad_usage("--ops needs operator names, got '%s'", list);
-    o->filter.ops = o->ops;
-    o->filter.n_ops = n;
-    return 0;
-}
-
-static int is_filter(const char *a)
-{
-    return !strcmp(a, "--status") || !strcmp(a, "--ops") || !strcmp(a, "--max-size") ||
-           !strcmp(a, "--limit");
-}
-
-static int takes_value(const char *a)
-{
-    return is_filter(a) || !strcmp(a, "--format") || !strcmp(a, "-o") ||
-           !strcmp(a, "--pictures") || !strcmp(a, "--trials") || !strcmp(a, "--seed");
-}
-
-/* One option with its value; -1 to go on, else an exit status. */
-static int parse_option(xferdb_options *o, const char *a, const char *v, int *status_given)
-{
-    int64_t n;
-    if (!strcmp(a, "--status")) {
-        xf_error err;
-        if (xf_rulesdb_status_parse(v, &o->filter.status, &err) != XF_OK) {
-            xferdb_error(&err);
-            return 2;
-        }
-        o->filter.any_status = 0;
-        *status_given = 1;
-    } else if (!strcmp(a, "--ops")) {
-        int rc = parse_ops(o, v);
-        if (rc) return rc;
-    } else if (!strcmp(a, "--format")) {
-        o->format = v;
-    } else if (!strcmp(a, "-o")) {
-        if (!*v) return bad_usage("-o needs a file name, got '%s'", v);
-        o->out = v;
-    } else if (!strcmp(a, "--seed")) {
-        char *end;
-        long long s = strtoll(v, &end, 10);
-        if (*v == '\0' || *end != '\0' || s < 0)
-            return bad_usage("--seed needs a non-negative integer, got '%s'", v);
-        o->seed = s;
-    } else if (!parse_positive(a, v, &n)) {
-        return 2;
-    } else if (!strcmp(a, "--max-size")) {
-        if (n > 1000000) return bad_usage("--max-size %s is too large", v);
-        o->filter.max_size = (int)n;
-    } else if (!strcmp(a, "--limit")) {
-        o->filter.limit = n;
-    } else if (!strcmp(a, "--pictures")) {
-        o->pictures = n;
-    } else {
-        if (n > 1000) return bad_usage("--trials %s is too many (at most 1000)", v);
-        o->trials = n;
-    }
-    return -1;
-}
-
 /* Returns -1 to go on, else an exit status. */
-static int parse_args(int argc, char **argv, xferdb_options *o)
+static int parse_args(int argc, char **argv, xf_audit_options *o, const char **cmd)
 {
     memset(o, 0, sizeof *o);
     o->filter.any_status = 1;
-    o->pictures = XFERDB_DEFAULT_PICTURES;
+    o->pictures = XF_AUDIT_DEFAULT_PICTURES;
     o->trials = 3;
     o->seed = 1;
-    const char *pos[4];
-    const char *opts_seen[16];
-    int n_pos = 0, n_seen = 0, help = 0, status_given = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            help = 1;
-        } else if (takes_value(a)) {
-            if (i + 1 >= argc) return bad_usage("%s needs a value", a);
-            int rc = parse_option(o, a, argv[++i], &status_given);
-            if (rc >= 0) return rc;
-            if (n_seen < 16) opts_seen[n_seen++] = a;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return bad_usage("unknown option %s", a);
-        } else {
-            if (n_pos == 4) return bad_usage("unexpected argument %s", a);
-            pos[n_pos++] = a;
+    const char *pos[4] = {NULL};
+    unsigned char seen[N_OPTS] = {0};
+    xf_cli_spec spec = {"xferdb", help_head, help_tail, opts, N_OPTS, pos, 4, o, seen};
+    for (int i = 1; i < argc; i++) /* `xferdb COMMAND --help`: that command's line */
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            const command *c = NULL;
+            for (int j = 1; j < argc && !c; j++) c = find_command(argv[j]);
+            if (c) printf("usage: %s\n", c->help);
+            else xf_cli_usage(&spec, stdout);
+            return 0;
         }
-    }
-    const command *c = n_pos ? find_command(pos[0]) : NULL;
-    if (help) {
-        if (c)
-            printf("usage: %s\n", c->help);
-        else
-            usage(stdout);
-        return 0;
-    }
+    int rc = xf_cli_parse(&spec, argc, argv);
+    if (rc) return rc < 0 ? 0 : rc;
+    int n_pos = 0;
+    while (n_pos < 4 && pos[n_pos]) n_pos++;
     if (n_pos == 0) {
-        usage(stderr);
+        xf_cli_usage(&spec, stderr);
         return 2;
     }
-    o->cmd = pos[0];
-    if (!c) return bad_usage("unknown command '%s'", o->cmd);
-    if (n_pos < 2) return bad_usage("%s needs a database file", o->cmd);
+    const command *c = find_command(pos[0]);
+    *cmd = pos[0];
+    if (!c) return bad_usage("unknown command '%s'", *cmd);
+    if (n_pos < 2) return bad_usage("%s needs a database file", *cmd);
     if (n_pos != c->n_pos) {
         if (!strcmp(c->name, "show") || !strcmp(c->name, "export") || !strcmp(c->name, "explain"))
-            return bad_usage("%s needs a database and a rule id", o->cmd);
-        if (!strcmp(c->name, "diff")) return bad_usage("%s needs two databases", o->cmd);
-        return bad_usage("%s takes one database", o->cmd);
+            return bad_usage("%s needs a database and a rule id", *cmd);
+        if (!strcmp(c->name, "diff")) return bad_usage("%s needs two databases", *cmd);
+        return bad_usage("%s takes one database", *cmd);
     }
-    for (int i = 0; i < n_seen; i++) {
-        if (is_filter(opts_seen[i]) && !c->filters)
-            return bad_usage("filters apply to list and check-export only, not to %s", o->cmd);
-        if (!is_filter(opts_seen[i]) && !has_opt(c->opts, opts_seen[i])) {
-            fprintf(stderr, "xferdb: %s does not take %s (see xferdb %s --help)\n", o->cmd,
-                    opts_seen[i], o->cmd);
+    for (int i = 0; i < N_OPTS; i++) {
+        if (!seen[i]) continue;
+        if (i < N_FILTERS && !c->filters)
+            return bad_usage("filters apply to list and check-export only, not to %s", *cmd);
+        if (i >= N_FILTERS && !has_opt(c->opts, opts[i].name)) {
+            fprintf(stderr, "xferdb: %s does not take %s (see xferdb %s --help)\n", *cmd,
+                    opts[i].name, *cmd);
             return 2;
         }
     }
-    if (!strcmp(c->name, "check-export") && !status_given) {
+    if (!strcmp(c->name, "check-export") && !seen[0]) {
         o->filter.any_status = 0;
         o->filter.status = XF_RULE_PROVED;
     }
@@ -285,13 +241,29 @@ static int parse_args(int argc, char **argv, xferdb_options *o)
     return -1;
 }
 
+/* The view of each command (diff opens both databases itself). */
+static int run_view(const char *cmd, xf_rulesdb *db, const xf_audit_options *o)
+{
+    static const struct {
+        const char *name;
+        int (*view)(FILE *, xf_rulesdb *, const xf_audit_options *);
+    } views[] = {{"stats", xf_audit_stats},       {"list", xf_audit_list},
+                 {"families", xf_audit_families}, {"show", xf_audit_show},
+                 {"explain", xf_audit_explain},   {"export", xf_audit_export},
+                 {"check-export", xf_audit_check_export}, {"report", xf_audit_report}};
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
+        if (!strcmp(cmd, views[i].name)) return views[i].view(stdout, db, o);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
-    xferdb_options o;
-    int rc = parse_args(argc, argv, &o);
+    xf_audit_options o;
+    const char *cmd = NULL;
+    int rc = parse_args(argc, argv, &o, &cmd);
     if (rc >= 0) return rc;
-    if (!strcmp(o.cmd, "diff")) {
-        rc = xferdb_diff(&o);
+    if (!strcmp(cmd, "diff")) {
+        rc = xf_audit_diff(stdout, &o);
         if (fflush(stdout) != 0 || ferror(stdout)) {
             fprintf(stderr, "xferdb: writing the output failed\n");
             rc = 2;
@@ -301,25 +273,10 @@ int main(int argc, char **argv)
     xf_error err;
     xf_rulesdb *db = NULL;
     if (xf_rulesdb_open(o.db, XF_RULESDB_READONLY, &db, &err) != XF_OK) {
-        xferdb_error(&err);
+        fprintf(stderr, "xferdb: %s\n", err.msg);
         return 2;
     }
-    if (!strcmp(o.cmd, "stats"))
-        rc = xferdb_stats(db, &o);
-    else if (!strcmp(o.cmd, "list"))
-        rc = xferdb_list(db, &o);
-    else if (!strcmp(o.cmd, "families"))
-        rc = xferdb_families(db, &o);
-    else if (!strcmp(o.cmd, "show"))
-        rc = xferdb_show(db, &o);
-    else if (!strcmp(o.cmd, "explain"))
-        rc = xferdb_explain(db, &o);
-    else if (!strcmp(o.cmd, "export"))
-        rc = xferdb_export(db, &o);
-    else if (!strcmp(o.cmd, "check-export"))
-        rc = xferdb_check_export(db, &o);
-    else
-        rc = xferdb_report(db, &o);
+    rc = run_view(cmd, db, &o);
     xf_rulesdb_close(db);
     if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
         fprintf(stderr, "xferdb: writing the output failed\n");

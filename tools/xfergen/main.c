@@ -14,9 +14,9 @@
 #include "cluster/cluster.h"
 #endif
 
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,31 +28,53 @@
 #define XF_VERSION "0.0.0"
 #endif
 
-static const char usage[] =
+/* The command line: the pipeline's options and --quiet. */
+typedef struct args {
+    xf_enum_generate_options g;
+    int quiet;
+} args;
+
+#define OFF(f) offsetof(args, f)
+static const xf_cli_opt opts[] = {
+    {.name = "--max-ops", .type = XF_CLI_INT, .off = OFF(g.max_ops), .lo = 1,
+     .hi = XF_ENUM_MAX_OPS, .what = "a number from 1 to 6", .label = "--max-ops N",
+     .help = "operators per graph, 1..6 (required)"},
+    {.name = "--vocab", .type = XF_CLI_STR, .off = OFF(g.vocab), .what = "a vocabulary",
+     .label = "--vocab V",
+     .help = "operator vocabulary: default (with the shape and indexing\n"
+             "operators), noviews (default without them), taso, or a\n"
+             "vocabulary file\n(default: default)"},
+    {.name = "--inputs", .type = XF_CLI_STR, .off = OFF(g.inputs), .what = "an input spec",
+     .label = "--inputs SPEC",
+     .help = "symbolic inputs, e.g. x0:2x4,w0:4x4,s0:scalar\n(default: the preset's)"},
+    {.name = "-j", .type = XF_CLI_INT, .off = OFF(g.threads), .lo = 1, .hi = 256,
+     .what = "a number of threads from 1 to 256", .label = "-j N",
+     .help = "worker threads (default: online CPUs); the result does not\ndepend on it"},
+    {.name = "--seed", .type = XF_CLI_U64, .off = OFF(g.seed), .what = "a non-negative integer",
+     .label = "--seed S", .help = "seed of fingerprint inputs and keys (default 1)"},
+    {.name = "-o", .type = XF_CLI_STR, .off = OFF(g.out), .what = "a file name",
+     .label = "-o FILE", .help = "rules database to create or add to (required)"},
+    {.name = "--keep-pruned", .type = XF_CLI_FLAG, .off = OFF(g.keep_pruned), .set = 1,
+     .label = "--keep-pruned",
+     .help = "also store the pruned candidates, as rules with status\n"
+             "pruned, the reason and the rule that subsumes them\n"
+             "(default: only count them per pruning stage in the run)"},
+    {.name = "--resume", .type = XF_CLI_FLAG, .off = OFF(g.resume), .set = 1,
+     .label = "--resume", .help = "continue the last interrupted run with the same options"},
+    {.name = "--quiet", .type = XF_CLI_FLAG, .off = OFF(quiet), .set = 1, .label = "--quiet",
+     .help = "no progress on stderr and no summary on stdout"},
+};
+
+static const char help_head[] =
     "usage: xfergen --max-ops N [--vocab default|noviews|taso|FILE] [--inputs SPEC] [-j N]\n"
     "               [--seed S] -o RULES.db [--keep-pruned] [--resume] [--quiet]\n"
     "\n"
     "Enumerates every operator graph of up to N operators over symbolic input\n"
     "tensors, pairs graphs with equal exact fingerprints as candidate rules,\n"
     "prunes redundant ones and writes the rest to the rules database.\n"
-    "\n"
-    "  --max-ops N     operators per graph, 1..6 (required)\n"
-    "  --vocab V       operator vocabulary: default (with the shape and indexing\n"
-    "                  operators), noviews (default without them), taso, or a\n"
-    "                  vocabulary file\n"
-    "                  (default: default)\n"
-    "  --inputs SPEC   symbolic inputs, e.g. x0:2x4,w0:4x4,s0:scalar\n"
-    "                  (default: the preset's)\n"
-    "  -j N            worker threads (default: online CPUs); the result does not\n"
-    "                  depend on it\n"
-    "  --seed S        seed of fingerprint inputs and keys (default 1)\n"
-    "  -o FILE         rules database to create or add to (required)\n"
-    "  --keep-pruned   also store the pruned candidates, as rules with status\n"
-    "                  pruned, the reason and the rule that subsumes them\n"
-    "                  (default: only count them per pruning stage in the run)\n"
-    "  --resume        continue the last interrupted run with the same options\n"
-    "  --quiet         no progress on stderr and no summary on stdout\n"
-    "  --help          this text\n"
+    "\n";
+static const char help_tail[] =
+    "  -h, --help         this text\n"
     "\n"
     "Under MPI: mpirun -n N xfergen ... (N >= 2): rank 0 keeps the database and\n"
     "the checkpoint, ranks 1..N-1 build and confirm graphs from a dynamic queue;\n"
@@ -231,59 +253,19 @@ static int bad_usage(const char *fmt, const char *arg)
 
 int main(int argc, char **argv)
 {
-    xf_enum_generate_options o;
-    xf_enum_generate_options_init(&o);
-    o.version = XF_VERSION;
-    o.stop = &stop_flag;
-    int quiet = 0;
-    o.threads = xf_cli_online_cpus(255);
-    int have_max_ops = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        int64_t v;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (strcmp(a, "--resume") == 0) {
-            o.resume = 1;
-        } else if (strcmp(a, "--keep-pruned") == 0) {
-            o.keep_pruned = 1;
-        } else if (strcmp(a, "--quiet") == 0) {
-            quiet = 1;
-        } else if (strcmp(a, "--max-ops") == 0 || strcmp(a, "--vocab") == 0 ||
-                   strcmp(a, "--inputs") == 0 || strcmp(a, "-j") == 0 ||
-                   strcmp(a, "--seed") == 0 || strcmp(a, "-o") == 0) {
-            if (!next) return bad_usage("%s needs a value", a);
-            i++;
-            if (strcmp(a, "--max-ops") == 0) {
-                if (xf_cli_parse_i64(next, 1, XF_ENUM_MAX_OPS, &v))
-                    return bad_usage("--max-ops wants a number from 1 to 6, not '%s'", next);
-                o.max_ops = (int)v;
-                have_max_ops = 1;
-            } else if (strcmp(a, "--vocab") == 0) {
-                o.vocab = next;
-            } else if (strcmp(a, "--inputs") == 0) {
-                o.inputs = next;
-            } else if (strcmp(a, "-j") == 0) {
-                if (xf_cli_parse_i64(next, 1, 256, &v))
-                    return bad_usage("-j wants a number of threads from 1 to 256, not '%s'", next);
-                o.threads = (int)v;
-            } else if (strcmp(a, "--seed") == 0) {
-                char *end;
-                errno = 0;
-                unsigned long long s = strtoull(next, &end, 10);
-                if (errno || end == next || *end || next[0] == '-')
-                    return bad_usage("--seed wants a non-negative integer, not '%s'", next);
-                o.seed = (uint64_t)s;
-            } else {
-                o.out = next;
-            }
-        } else {
-            return bad_usage("unknown argument '%s'", a);
-        }
-    }
-    if (!have_max_ops) return bad_usage("%s", "--max-ops N is required");
+    args a;
+    memset(&a, 0, sizeof a);
+    xf_enum_generate_options_init(&a.g);
+    a.g.version = XF_VERSION;
+    a.g.stop = &stop_flag;
+    a.g.threads = xf_cli_online_cpus(255);
+    xf_cli_spec spec = {"xfergen", help_head, help_tail, opts, (int)(sizeof opts / sizeof opts[0]),
+                        NULL, 0, &a, NULL};
+    int rc = xf_cli_parse(&spec, argc, argv);
+    if (rc) return rc < 0 ? 0 : rc;
+    xf_enum_generate_options o = a.g;
+    int quiet = a.quiet;
+    if (!o.max_ops) return bad_usage("%s", "--max-ops N is required");
     if (!o.out) return bad_usage("%s", "-o RULES.db is required");
     const char *hook = getenv("XF_XFERGEN_STOP_AFTER");
     int64_t stop_after;

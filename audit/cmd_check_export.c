@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "onnx/onnx.h"
-#include "xferdb.h"
+#include "audit_impl.h"
 
 #define CHECK_MAX_IO 64
 
@@ -58,7 +58,7 @@ static xf_status round_trip(const xf_graph *side, const char *name, xf_graph *ba
 {
     xf_graph g;
     xf_graph_init(back);
-    xf_status st = xferdb_onnx_side(side, name, &g, err);
+    xf_status st = xf_audit_onnx_side(side, name, &g, err);
     if (st != XF_OK) return st;
     uint8_t *buf = NULL;
     size_t len = 0;
@@ -137,7 +137,7 @@ static verdict run_trial(const xf_rule *r, const xf_graph *ms, const xf_graph *m
     return v;
 }
 
-static verdict check_rule(xf_rulesdb *db, int64_t id, const xferdb_options *o, char *msg,
+static verdict check_rule(xf_rulesdb *db, int64_t id, const xf_audit_options *o, char *msg,
                           size_t msg_n)
 {
     xf_error err;
@@ -174,7 +174,8 @@ static verdict check_rule(xf_rulesdb *db, int64_t id, const xferdb_options *o, c
 
 /* The tally check_one keeps over the rules. */
 typedef struct tally {
-    const xferdb_options *o;
+    FILE *out;
+    const xf_audit_options *o;
     int64_t count[4];
 } tally;
 
@@ -187,19 +188,19 @@ static int check_one(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *inf
     verdict v = check_rule(db, info->id, t->o, msg, sizeof msg);
     t->count[v]++;
     if (v != PASS)
-        printf("rule %" PRId64 " (%s): %s: %s\n", info->id, xf_rulesdb_status_name(info->status),
+        fprintf(t->out, "rule %" PRId64 " (%s): %s: %s\n", info->id, xf_rulesdb_status_name(info->status),
                label[v], msg);
     return 0;
 }
 
-int xferdb_check_export(xf_rulesdb *db, const xferdb_options *o)
+int xf_audit_check_export(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
 {
-    tally t = {o, {0, 0, 0, 0}};
-    int rc = xferdb_each_rule(db, &o->filter, check_one, &t);
+    tally t = {out, o, {0, 0, 0, 0}};
+    int rc = audit_each_rule(db, &o->filter, check_one, &t);
     if (rc == 2) return 2;
     const int64_t *count = t.count;
     int64_t total = count[0] + count[1] + count[2] + count[3];
-    printf("check-export: %" PRId64 " rules, %" PRId64 " pass, %" PRId64 " outputs differ, %" PRId64
+    fprintf(out, "check-export: %" PRId64 " rules, %" PRId64 " pass, %" PRId64 " outputs differ, %" PRId64
            " export changed a side, %" PRId64 " failed (%" PRId64
            " random input sets each, 1e-4 relative)\n",
            total, count[PASS], count[DIFFER], count[ROUND_TRIP], count[FAILED], o->trials);

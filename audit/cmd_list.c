@@ -11,27 +11,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "xferdb.h"
+#include "audit_impl.h"
 
 /* Prints one rule's line; 1 (after an error message) when it does not load. */
 static int print_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info)
 {
-    (void)user;
+    FILE *out = user;
     xf_error err;
     xf_rule r;
     if (xf_rulesdb_load_rule(db, info->id, &r, &err) != XF_OK) {
-        xferdb_error(&err);
+        audit_error(&err);
         return 1;
     }
-    char *src = xferdb_format(&r.src, &err);
-    char *dst = src ? xferdb_format(&r.dst, &err) : NULL;
+    char *src = audit_format(&r.src, &err);
+    char *dst = src ? audit_format(&r.dst, &err) : NULL;
     int rc = 0;
     if (!dst) {
         xf_error_prefix(&err, "rule %" PRId64, info->id);
-        xferdb_error(&err);
+        audit_error(&err);
         rc = 1;
     } else {
-        printf("%6" PRId64 "  %-9s  %d->%d  %s  =>  %s\n", info->id,
+        fprintf(out, "%6" PRId64 "  %-9s  %d->%d  %s  =>  %s\n", info->id,
                xf_rulesdb_status_name(info->status), info->src_ops, info->dst_ops, src, dst);
     }
     xf_free(src);
@@ -40,7 +40,7 @@ static int print_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *in
     return rc;
 }
 
-int xferdb_list(xf_rulesdb *db, const xferdb_options *o)
+int xf_audit_list(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
 {
-    return xferdb_each_rule(db, &o->filter, print_rule, NULL);
+    return audit_each_rule(db, &o->filter, print_rule, out);
 }

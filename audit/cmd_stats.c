@@ -11,77 +11,77 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "xferdb.h"
+#include "audit_impl.h"
 
 #define RECENT_RUNS 5
 
-static int print_group(xf_rulesdb *db, xf_rulesdb_group by, const char *title)
+static int print_group(FILE *out, xf_rulesdb *db, xf_rulesdb_group by, const char *title)
 {
     xf_error err;
     xf_rulesdb_count *rows = NULL;
     int n = 0;
     if (xf_rulesdb_count_by(db, by, &rows, &n, &err) != XF_OK) {
-        xferdb_error(&err);
+        audit_error(&err);
         return 1;
     }
-    printf("%s:\n", title);
-    if (n == 0) printf("  (none)\n");
-    for (int i = 0; i < n; i++) printf("  %-16s %10" PRId64 "\n", rows[i].key, rows[i].n);
+    fprintf(out, "%s:\n", title);
+    if (n == 0) fprintf(out, "  (none)\n");
+    for (int i = 0; i < n; i++) fprintf(out, "  %-16s %10" PRId64 "\n", rows[i].key, rows[i].n);
     xf_free(rows);
     return 0;
 }
 
-static void print_opt(const char *label, const char *v)
+static void print_opt(FILE *out, const char *label, const char *v)
 {
-    if (v && *v) printf("      %-10s %s\n", label, v);
+    if (v && *v) fprintf(out, "      %-10s %s\n", label, v);
 }
 
-static void print_run(const xf_rulesdb_run_info *r)
+static void print_run(FILE *out, const xf_rulesdb_run_info *r)
 {
-    printf("  run %" PRId64 ": %s %s, %s, started %s", r->id, r->tool,
+    fprintf(out, "  run %" PRId64 ": %s %s, %s, started %s", r->id, r->tool,
            r->tool_version ? r->tool_version : "",
            r->gone ? "interrupted (killed: its process is gone)"
                    : xf_rulesdb_run_state_name(r->state),
            r->started ? r->started : "?");
-    if (r->ended) printf(", ended %s", r->ended);
-    printf("\n");
-    print_opt("options", r->options);
-    print_opt("inputs", r->input_set);
-    print_opt("vocab", r->vocab);
-    printf("      %-10s %" PRIu64 "\n", "seed", r->seed);
-    if (r->checkpoint) printf("      %-10s %zu bytes\n", "checkpoint", r->checkpoint_len);
+    if (r->ended) fprintf(out, ", ended %s", r->ended);
+    fprintf(out, "\n");
+    print_opt(out, "options", r->options);
+    print_opt(out, "inputs", r->input_set);
+    print_opt(out, "vocab", r->vocab);
+    fprintf(out, "      %-10s %" PRIu64 "\n", "seed", r->seed);
+    if (r->checkpoint) fprintf(out, "      %-10s %zu bytes\n", "checkpoint", r->checkpoint_len);
     for (int i = 0; i < r->n_stages; i++)
-        printf("      %-20s %10.3f s %12" PRId64 "\n", r->stages[i].name, r->stages[i].seconds,
+        fprintf(out, "      %-20s %10.3f s %12" PRId64 "\n", r->stages[i].name, r->stages[i].seconds,
                r->stages[i].count);
 }
 
-static int print_runs(xf_rulesdb *db)
+static int print_runs(FILE *out, xf_rulesdb *db)
 {
     xf_error err;
     int64_t ids[RECENT_RUNS];
     int n = 0;
     if (xf_rulesdb_run_recent(db, ids, RECENT_RUNS, &n, &err) != XF_OK) {
-        xferdb_error(&err);
+        audit_error(&err);
         return 1;
     }
-    printf("last runs:\n");
-    if (n == 0) printf("  (none)\n");
+    fprintf(out, "last runs:\n");
+    if (n == 0) fprintf(out, "  (none)\n");
     xf_rulesdb_run_info info;
     xf_rulesdb_run_info_init(&info);
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         if (xf_rulesdb_run_get(db, ids[i], &info, &err) != XF_OK) {
-            xferdb_error(&err);
+            audit_error(&err);
             rc = 1;
         } else {
-            print_run(&info);
+            print_run(out, &info);
         }
     }
     xf_rulesdb_run_info_free(&info);
     return rc;
 }
 
-int xferdb_stats(xf_rulesdb *db, const xferdb_options *o)
+int xf_audit_stats(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
 {
     (void)o;
     xf_error err;
@@ -89,21 +89,21 @@ int xferdb_stats(xf_rulesdb *db, const xferdb_options *o)
     if (xf_rulesdb_count_rules(db, NULL, &n_rules, &err) != XF_OK ||
         xf_rulesdb_count_graphs(db, &n_graphs, &err) != XF_OK ||
         xf_rulesdb_count_broken(db, &n_broken, &err) != XF_OK) {
-        xferdb_error(&err);
+        audit_error(&err);
         return 1;
     }
-    printf("%s: %" PRId64 " rules over %" PRId64 " graphs (schema version %d)\n",
+    fprintf(out, "%s: %" PRId64 " rules over %" PRId64 " graphs (schema version %d)\n",
            xf_rulesdb_path(db), n_rules, n_graphs, xf_rulesdb_schema_version(db));
     if (n_broken) {
-        printf("broken: %" PRId64 " rules refer to graph rows that are missing\n", n_broken);
+        fprintf(out, "broken: %" PRId64 " rules refer to graph rows that are missing\n", n_broken);
         fprintf(stderr,
                 "xferdb: %s: %" PRId64 " broken rules (missing graph rows; xferdb list names "
                 "them)\n",
                 xf_rulesdb_path(db), n_broken);
     }
-    int rc = print_group(db, XF_RULESDB_BY_STATUS, "by status");
-    if (rc == 0) rc = print_group(db, XF_RULESDB_BY_SIZE, "by size (operators, larger side)");
-    if (rc == 0) rc = print_group(db, XF_RULESDB_BY_OP, "by operator (rules using it)");
-    if (rc == 0) rc = print_runs(db);
+    int rc = print_group(out, db, XF_RULESDB_BY_STATUS, "by status");
+    if (rc == 0) rc = print_group(out, db, XF_RULESDB_BY_SIZE, "by size (operators, larger side)");
+    if (rc == 0) rc = print_group(out, db, XF_RULESDB_BY_OP, "by operator (rules using it)");
+    if (rc == 0) rc = print_runs(out, db);
     return rc ? rc : n_broken ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 /*
  * export_json.c — `xferdb export --format json`: one rule as a JSON
  * document, the interchange format documented field by field in
- * docs/xferdb.md (format "rlflow.rule", version XFERDB_JSON_VERSION).
+ * docs/xferdb.md (format "rlflow.rule", version XF_AUDIT_JSON_VERSION).
  *
  * Both sides are node lists in topological order. Values are named: graph
  * inputs by the rule's input names, node outputs s0, s1, ... (source) and
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "verify/verify.h"
-#include "xferdb.h"
+#include "audit_impl.h"
 
 typedef struct jparams {
     FILE *f;
@@ -39,7 +39,7 @@ static void str_field(jparams *j, const char *name, int32_t v, const char *text)
 {
     if (v == 0) return;
     key(j, name);
-    xferdb_json_str(j->f, text);
+    audit_json_str(j->f, text);
 }
 
 /* `len` entries, or (len < 0) up to the last non-zero one; nothing when
@@ -75,7 +75,7 @@ static void real_field(jparams *j, const char *name, double v, int is_double)
     if (is_double && isfinite(v))
         fprintf(j->f, "%.17g", v);
     else
-        xferdb_json_num(j->f, v);
+        audit_json_num(j->f, v);
 }
 
 static const char *act_name(int32_t a)
@@ -127,19 +127,19 @@ static void write_params(FILE *f, const xf_params *p)
 static void write_value_type(FILE *f, const xf_value *v)
 {
     fprintf(f, "\"dtype\": \"%s\", \"shape\": ", xf_dtype_name(v->dtype));
-    xferdb_json_shape(f, &v->shape);
+    audit_json_shape(f, &v->shape);
 }
 
 static void write_node(FILE *f, const xf_graph *g, const int *order, char prefix, int node)
 {
     const xf_node *nd = &g->nodes[node];
     char label[256], name[64];
-    xferdb_node_label(g, node, label, sizeof label);
+    audit_node_label(g, node, label, sizeof label);
     const char *onnx = nd->op == XF_OP_OPAQUE ? NULL : xf_op_get(nd->op)->onnx_name;
     fprintf(f, "      {\"op\": \"%s\", \"label\": ", xf_op_get(nd->op)->name);
-    xferdb_json_str(f, label);
+    audit_json_str(f, label);
     fputs(", \"onnx_op\": ", f);
-    xferdb_json_str(f, onnx);
+    audit_json_str(f, onnx);
     fputs(",\n       \"params\": ", f);
     write_params(f, &nd->params);
     fputs(",\n       \"inputs\": [", f);
@@ -149,14 +149,14 @@ static void write_node(FILE *f, const xf_graph *g, const int *order, char prefix
             fputs("null", f);
             continue;
         }
-        xferdb_value_name(g, order, prefix, nd->inputs[i], name, sizeof name);
-        xferdb_json_str(f, name);
+        audit_value_name(g, order, prefix, nd->inputs[i], name, sizeof name);
+        audit_json_str(f, name);
     }
     fputs("],\n       \"outputs\": [", f);
     for (int i = 0; i < nd->n_outputs; i++) {
-        xferdb_value_name(g, order, prefix, nd->outputs[i], name, sizeof name);
+        audit_value_name(g, order, prefix, nd->outputs[i], name, sizeof name);
         fprintf(f, "%s{\"name\": ", i ? ", " : "");
-        xferdb_json_str(f, name);
+        audit_json_str(f, name);
         fputs(", ", f);
         write_value_type(f, &g->values[nd->outputs[i]]);
         fputc('}', f);
@@ -167,9 +167,9 @@ static void write_node(FILE *f, const xf_graph *g, const int *order, char prefix
 static void write_side(FILE *f, const char *title, const xf_graph *g, char prefix)
 {
     xf_error err;
-    char *text = xferdb_format(g, &err);
+    char *text = audit_format(g, &err);
     fprintf(f, "  \"%s\": {\n    \"text\": ", title);
-    xferdb_json_str(f, text ? text : "");
+    audit_json_str(f, text ? text : "");
     xf_free(text);
     int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     if (!order || xf_graph_topo_order(g, order, &err) != XF_OK) {
@@ -186,9 +186,9 @@ static void write_side(FILE *f, const char *title, const xf_graph *g, char prefi
     fputs("    ],\n    \"outputs\": [", f);
     for (int i = 0; i < g->n_outputs; i++) {
         char name[64];
-        xferdb_value_name(g, order, prefix, g->outputs[i], name, sizeof name);
+        audit_value_name(g, order, prefix, g->outputs[i], name, sizeof name);
         fputs(i ? ", " : "", f);
-        xferdb_json_str(f, name);
+        audit_json_str(f, name);
     }
     fputs("]\n  }", f);
     xf_free(order);
@@ -200,7 +200,7 @@ static void write_inputs(FILE *f, const xf_graph *g)
     for (int i = 0; i < g->n_inputs; i++) {
         const xf_value *v = &g->values[g->inputs[i]];
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-        xferdb_json_str(f, v->name);
+        audit_json_str(f, v->name);
         fputs(", ", f);
         write_value_type(f, v);
         fputc('}', f);
@@ -218,9 +218,9 @@ static void write_axioms(FILE *f, const char *names)
         int i = xf_verify_axiom_find(a);
         const xf_axiom_info *ax = i >= 0 ? xf_verify_axiom(i) : NULL;
         fputs(n++ ? ",\n      {\"name\": " : "\n      {\"name\": ", f);
-        xferdb_json_str(f, a);
+        audit_json_str(f, a);
         fputs(", \"description\": ", f);
-        xferdb_json_str(f, ax ? ax->description : NULL);
+        audit_json_str(f, ax ? ax->description : NULL);
         fputc('}', f);
     }
     xf_free(list);
@@ -235,7 +235,7 @@ static void write_counterexample(FILE *f, const xf_rulesdb_rule_info *info, cons
     if (xf_verify_cex_decode(info->counterexample, info->counterexample_len, &in, &n, &err) !=
         XF_OK) {
         fprintf(f, "{\"bytes\": %zu, \"error\": ", info->counterexample_len);
-        xferdb_json_str(f, err.msg);
+        audit_json_str(f, err.msg);
         fputc('}', f);
         return;
     }
@@ -243,9 +243,9 @@ static void write_counterexample(FILE *f, const xf_rulesdb_rule_info *info, cons
     for (int i = 0; i < n; i++) {
         const char *name = i < r->src.n_inputs ? r->src.values[r->src.inputs[i]].name : NULL;
         fputs(i ? ",\n      {\"name\": " : "\n      {\"name\": ", f);
-        xferdb_json_str(f, name);
+        audit_json_str(f, name);
         fprintf(f, ", \"dtype\": \"%s\", \"shape\": ", xf_dtype_name(in[i].dtype));
-        xferdb_json_shape(f, &in[i].shape);
+        audit_json_shape(f, &in[i].shape);
         fputs(", \"values\": [", f);
         int64_t numel = xf_shape_numel(&in[i].shape);
         for (int64_t e = 0; e < numel; e++) {
@@ -254,7 +254,7 @@ static void write_counterexample(FILE *f, const xf_rulesdb_rule_info *info, cons
                        : in[i].dtype == XF_I64 ? (double)((const int64_t *)in[i].data)[e]
                        : in[i].dtype == XF_I32 ? (double)((const int32_t *)in[i].data)[e]
                                                : (double)((const uint8_t *)in[i].data)[e];
-            xferdb_json_num(f, v);
+            audit_json_num(f, v);
         }
         fputs("]}", f);
         xf_tensor_free(&in[i]);
@@ -272,11 +272,11 @@ static void write_verdict(FILE *f, const xf_rulesdb_rule_info *info, const xf_ru
     }
     fprintf(f, "{\n    \"status\": \"%s\",\n    \"time_ms\": ",
             xf_rulesdb_status_name(info->status));
-    xferdb_json_num(f, info->time_ms);
+    audit_json_num(f, info->time_ms);
     fputs(",\n    \"axioms\": ", f);
     write_axioms(f, info->axioms);
     fputs(",\n    \"detail\": ", f);
-    xferdb_json_str(f, info->detail);
+    audit_json_str(f, info->detail);
     fputs(",\n    \"counterexample\": ", f);
     if (info->counterexample)
         write_counterexample(f, info, r);
@@ -294,9 +294,9 @@ static void opt_id(FILE *f, const char *name, int64_t v)
         fputs("null,\n", f);
 }
 
-void xferdb_write_json(FILE *f, const xf_rulesdb_rule_info *info, const xf_rule *r)
+void xf_audit_write_json(FILE *f, const xf_rulesdb_rule_info *info, const xf_rule *r)
 {
-    fprintf(f, "{\n  \"format\": \"rlflow.rule\",\n  \"format_version\": %d,\n", XFERDB_JSON_VERSION);
+    fprintf(f, "{\n  \"format\": \"rlflow.rule\",\n  \"format_version\": %d,\n", XF_AUDIT_JSON_VERSION);
     fprintf(f, "  \"id\": %" PRId64 ",\n  \"status\": \"%s\",\n", info->id,
             xf_rulesdb_status_name(info->status));
     fprintf(f, "  \"size\": %d,\n  \"src_ops\": %d,\n  \"dst_ops\": %d,\n", info->size,
@@ -304,7 +304,7 @@ void xferdb_write_json(FILE *f, const xf_rulesdb_rule_info *info, const xf_rule 
     fprintf(f, "  \"fingerprint\": \"0x%016" PRIx64 "\",\n", info->fingerprint);
     opt_id(f, "run_id", info->run_id);
     fputs("  \"why\": ", f);
-    xferdb_json_str(f, info->why);
+    audit_json_str(f, info->why);
     fputs(",\n", f);
     opt_id(f, "subsumed_by", info->subsumed_by);
     write_inputs(f, &r->src);

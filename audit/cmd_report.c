@@ -3,7 +3,7 @@
  * audit page in DIR/index.html that works from file:// without a server.
  * Collects every rule (status, sizes, operators, infix text and a text form
  * listing each node), the counts by status, size and operator, and draws
- * the first N rules (by id; default XFERDB_DEFAULT_PICTURES) as
+ * the first N rules (by id; default XF_AUDIT_DEFAULT_PICTURES) as
  * DIR/img/rule-<id>.svg with graphviz when `dot` is on PATH. Without
  * graphviz the page shows the text forms instead and says so. The page
  * itself is written by report_html.c.
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "audit_impl.h"
 
 /* dot processes at a time: the online CPUs, at most this many. */
 #define MAX_DOT_JOBS 16
@@ -28,7 +28,7 @@ static void report_free(report *rep)
         xf_free(r->ops);
         xf_free(r->src);
         xf_free(r->dst);
-        free(r->listing); /* open_memstream's buffer: the C library's */
+        xf_free(r->listing);
     }
     xf_free(rep->rules);
     for (int k = 0; k < 3; k++) xf_free(rep->by[k]);
@@ -84,31 +84,32 @@ static void side_listing(FILE *f, const char *title, const xf_graph *g, char pre
         const xf_node *nd = &g->nodes[order[k]];
         fputs("  ", f);
         for (int j = 0; j < nd->n_outputs; j++) {
-            xferdb_value_name(g, order, prefix, nd->outputs[j], name, sizeof name);
+            audit_value_name(g, order, prefix, nd->outputs[j], name, sizeof name);
             fprintf(f, "%s%s", j ? ", " : "", name);
         }
-        xferdb_node_label(g, order[k], label, sizeof label);
+        audit_node_label(g, order[k], label, sizeof label);
         fprintf(f, " = %s(", label);
         for (int j = 0; j < nd->n_inputs; j++) {
-            xferdb_value_name(g, order, prefix, nd->inputs[j], name, sizeof name);
+            audit_value_name(g, order, prefix, nd->inputs[j], name, sizeof name);
             fprintf(f, "%s%s", j ? ", " : "", name);
         }
         fputs(")\n", f);
     }
     fputs("  outputs:", f);
     for (int o = 0; o < g->n_outputs; o++) {
-        xferdb_value_name(g, order, prefix, g->outputs[o], name, sizeof name);
+        audit_value_name(g, order, prefix, g->outputs[o], name, sizeof name);
         fprintf(f, " %s", name);
     }
     fputc('\n', f);
     xf_free(order);
 }
 
+/* The text form of both sides (inputs, then one line per node) in a
+ * string from xf_malloc; NULL when the scratch file fails. Written through
+ * a temporary file, so that the side listings are plain stream writers. */
 static char *listing_of(const xf_rule *r)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    FILE *f = tmpfile();
     if (!f) return NULL;
     fputs("inputs:", f);
     for (int i = 0; i < r->src.n_inputs; i++) {
@@ -119,10 +120,18 @@ static char *listing_of(const xf_rule *r)
     fputc('\n', f);
     side_listing(f, "source", &r->src, 's');
     side_listing(f, "target", &r->dst, 't');
-    if (fclose(f) != 0) {
-        free(buf); /* open_memstream allocates with the C library */
-        return NULL;
+    long len = ferror(f) || fflush(f) != 0 ? -1 : ftell(f);
+    char *buf = len < 0 ? NULL : xf_malloc((size_t)len + 1);
+    if (buf) {
+        rewind(f);
+        if (fread(buf, 1, (size_t)len, f) == (size_t)len) {
+            buf[len] = '\0';
+        } else {
+            xf_free(buf);
+            buf = NULL;
+        }
     }
+    fclose(f);
     return buf;
 }
 
@@ -134,7 +143,7 @@ static int write_dot_file(const char *path, const xf_rulesdb_rule_info *info, co
         fprintf(stderr, "xferdb: cannot write %s: %s\n", path, strerror(errno));
         return 1;
     }
-    xferdb_write_dot(f, info, r);
+    xf_audit_write_dot(f, info, r);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) {
         fprintf(stderr, "xferdb: writing %s failed\n", path);
@@ -161,7 +170,7 @@ static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info
     xf_error err;
     xf_rule r;
     if (xf_rulesdb_load_rule(db, info->id, &r, &err) != XF_OK) {
-        xferdb_error(&err);
+        audit_error(&err);
         return 1;
     }
     if (rep->n_rules == rep->cap) {
@@ -183,8 +192,8 @@ static int add_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info
     rr->src_ops = info->src_ops;
     rr->dst_ops = info->dst_ops;
     rr->ops = ops_of(&r);
-    rr->src = xferdb_format(&r.src, &err);
-    rr->dst = rr->src ? xferdb_format(&r.dst, &err) : NULL;
+    rr->src = audit_format(&r.src, &err);
+    rr->dst = rr->src ? audit_format(&r.dst, &err) : NULL;
     rr->listing = listing_of(&r);
     int rc = 0;
     if (!rr->ops || !rr->src || !rr->dst || !rr->listing) {
@@ -218,14 +227,14 @@ static int collect(report *rep, xf_rulesdb *db, const char *stage, char ***dots,
                                                XF_RULESDB_BY_OP};
     for (int k = 0; k < 3; k++)
         if (xf_rulesdb_count_by(db, groups[k], &rep->by[k], &rep->n_by[k], &err) != XF_OK) {
-            xferdb_error(&err);
+            audit_error(&err);
             return 1;
         }
     xf_rulesdb_filter all;
     memset(&all, 0, sizeof all);
     all.any_status = 1;
     collect_ctx c = {rep, stage, dots, n_dots};
-    return xferdb_each_rule(db, &all, add_rule, &c) ? 1 : 0;
+    return audit_each_rule(db, &all, add_rule, &c) ? 1 : 0;
 }
 
 /* "<stage>/rule-<id>.svg" of the .dot file at `dot`. */
@@ -240,7 +249,7 @@ static int render(char **dots, int n)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int jobs = cpus < 1 ? 1 : cpus > MAX_DOT_JOBS ? MAX_DOT_JOBS : (int)cpus;
-    int rc = xferdb_render_svgs(dots, n, jobs);
+    int rc = audit_render_svgs(dots, n, jobs);
     char from[4400], to[4400];
     for (int i = 0; i < n; i++) {
         snprintf(from, sizeof from, "%s.svg", dots[i]);
@@ -318,7 +327,7 @@ static void discard_stage(const char *stage, char **dots, int n)
  * only after the page is written, so a failed run leaves DIR as it found
  * it: what existed stays, what the run created goes (DIR too when the run
  * made it). */
-int xferdb_report(xf_rulesdb *db, const xferdb_options *o)
+int xf_audit_report(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
 {
     if (!o->out) {
         fprintf(stderr, "xferdb: report needs -o DIR (see xferdb --help)\n");
@@ -328,7 +337,7 @@ int xferdb_report(xf_rulesdb *db, const xferdb_options *o)
     memset(&rep, 0, sizeof rep);
     rep.db_path = xf_rulesdb_path(db);
     rep.max_pictures = o->pictures;
-    rep.have_dot = xferdb_have_dot();
+    rep.have_dot = audit_have_dot();
     char img_dir[4200], page[4200], stage[4200] = "";
     snprintf(img_dir, sizeof img_dir, "%s/img", o->out);
     snprintf(page, sizeof page, "%s/index.html", o->out);
@@ -339,12 +348,12 @@ int xferdb_report(xf_rulesdb *db, const xferdb_options *o)
         rc = make_stage(o->out, stage, sizeof stage);
     if (rc == 0) rc = collect(&rep, db, stage, &dots, &n_dots);
     if (rc == 0 && n_dots) rc = render(dots, n_dots);
-    if (rc == 0) rc = report_write_html(&rep, page);
+    if (rc == 0) rc = audit_report_write_html(&rep, page);
     wrote_page = rc == 0;
     if (rc == 0 && stage[0]) rc = publish(stage, img_dir, dots, n_dots);
     if (stage[0]) discard_stage(stage, dots, n_dots);
     if (rc == 0) {
-        printf("%s: %" PRId64 " rules, %" PRId64 " pictures%s\n", page, rep.n_rules, rep.pictures,
+        fprintf(out, "%s: %" PRId64 " rules, %" PRId64 " pictures%s\n", page, rep.n_rules, rep.pictures,
                rep.have_dot ? "" : " (graphviz's dot not found: text forms only)");
     } else if (made_dir) {
         if (wrote_page) remove(page);

@@ -6,7 +6,7 @@
  */
 #include <math.h>
 
-#include "xferdb.h"
+#include "audit_impl.h"
 
 static void json_str(FILE *f, const char *s, int html)
 {
@@ -32,17 +32,17 @@ static void json_str(FILE *f, const char *s, int html)
     fputc('"', f);
 }
 
-void xferdb_json_str(FILE *f, const char *s)
+void audit_json_str(FILE *f, const char *s)
 {
     json_str(f, s, 0);
 }
 
-void xferdb_json_str_html(FILE *f, const char *s)
+void audit_json_str_html(FILE *f, const char *s)
 {
     json_str(f, s, 1);
 }
 
-void xferdb_json_num(FILE *f, double v)
+void audit_json_num(FILE *f, double v)
 {
     if (isnan(v))
         fputs("\"NaN\"", f);
@@ -52,7 +52,7 @@ void xferdb_json_num(FILE *f, double v)
         fprintf(f, "%.9g", v);
 }
 
-void xferdb_json_shape(FILE *f, const xf_shape *s)
+void audit_json_shape(FILE *f, const xf_shape *s)
 {
     fputc('[', f);
     for (int d = 0; d < s->rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)s->dims[d]);

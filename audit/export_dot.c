@@ -11,7 +11,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "xferdb.h"
+#include "audit_impl.h"
 
 /* A DOT string literal. */
 static void dot_str(FILE *f, const char *s)
@@ -65,7 +65,7 @@ static void write_cluster(FILE *f, const xf_graph *g, char c, const char *title,
     }
     for (int k = 0; k < g->n_nodes; k++) {
         const xf_node *nd = &g->nodes[k];
-        xferdb_node_label(g, k, label, sizeof label);
+        audit_node_label(g, k, label, sizeof label);
         fprintf(f, "    %c_n%d [shape=box, style=\"rounded,filled\", fillcolor=\"%s22\", label=", c,
                 k, color);
         dot_str(f, label);
@@ -96,7 +96,7 @@ static void write_cluster(FILE *f, const xf_graph *g, char c, const char *title,
     fputs("  }\n", f);
 }
 
-void xferdb_write_dot(FILE *f, const xf_rulesdb_rule_info *info, const xf_rule *r)
+void xf_audit_write_dot(FILE *f, const xf_rulesdb_rule_info *info, const xf_rule *r)
 {
     fprintf(f, "digraph rule%" PRId64 " {\n", info->id);
     fprintf(f, "  graph [fontname=\"Helvetica\", labelloc=t, label=\"rule %" PRId64 " (%s)\"];\n",

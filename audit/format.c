@@ -4,9 +4,9 @@
  */
 #include <stdlib.h>
 
-#include "xferdb.h"
+#include "audit_impl.h"
 
-char *xferdb_format(const xf_graph *g, xf_error *err)
+char *audit_format(const xf_graph *g, xf_error *err)
 {
     for (size_t n = 256; n <= ((size_t)1 << 24); n *= 4) {
         char *buf = xf_malloc(n);

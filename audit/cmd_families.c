@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "xferdb.h"
+#include "audit_impl.h"
 
 enum {
     FAM_EW, FAM_MATMUL, FAM_LAYERNORM, FAM_SOFTMAX, FAM_MEAN, FAM_TRANSPOSE,
@@ -125,7 +125,7 @@ static int count_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *in
     xf_error err;
     xf_rule r;
     if (xf_rulesdb_load_rule(db, info->id, &r, &err) != XF_OK) {
-        xferdb_error(&err);
+        audit_error(&err);
         return 1;
     }
     side_facts s, d;
@@ -146,20 +146,20 @@ static int count_rule(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *in
     return 0;
 }
 
-int xferdb_families(xf_rulesdb *db, const xferdb_options *o)
+int xf_audit_families(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
 {
     tally t;
     memset(&t, 0, sizeof t);
-    int rc = xferdb_each_rule(db, &o->filter, count_rule, &t);
-    printf("%" PRId64 " rules read; rules using reshape, flatten, squeeze, unsqueeze, slice or gather, by family\n",
+    int rc = audit_each_rule(db, &o->filter, count_rule, &t);
+    fprintf(out, "%" PRId64 " rules read; rules using reshape, flatten, squeeze, unsqueeze, slice or gather, by family\n",
            t.rules);
-    printf("%-22s", "family");
-    for (int c = 0; c < N_STATUS; c++) printf(" %9s", xf_rulesdb_status_name(statuses[c]));
-    printf("   first proved / derived\n");
+    fprintf(out, "%-22s", "family");
+    for (int c = 0; c < N_STATUS; c++) fprintf(out, " %9s", xf_rulesdb_status_name(statuses[c]));
+    fprintf(out, "   first proved / derived\n");
     for (int f = 0; f < FAM_COUNT; f++) {
-        printf("%-22s", fam_names[f]);
-        for (int c = 0; c < N_STATUS; c++) printf(" %9" PRId64, t.count[f][c]);
-        printf("   %" PRId64 " / %" PRId64 "\n", t.first[f][0], t.first[f][1]);
+        fprintf(out, "%-22s", fam_names[f]);
+        for (int c = 0; c < N_STATUS; c++) fprintf(out, " %9" PRId64, t.count[f][c]);
+        fprintf(out, "   %" PRId64 " / %" PRId64 "\n", t.first[f][0], t.first[f][1]);
     }
     return rc;
 }

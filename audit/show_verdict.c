@@ -17,35 +17,35 @@
 #include <string.h>
 
 #include "verify/verify.h"
-#include "xferdb.h"
+#include "audit_impl.h"
 
 #define SHOW_MAX_VALUES 64
 #define SHOW_MAX_OUTPUTS 64
 
-static void print_axioms(const char *names)
+static void print_axioms(FILE *out, const char *names)
 {
     char *list = xf_strdup(names);
     if (!list) {
-        printf("  axioms: %s\n", names);
+        fprintf(out, "  axioms: %s\n", names);
         return;
     }
-    printf("  axioms (unsat core):\n");
+    fprintf(out, "  axioms (unsat core):\n");
     char *save = NULL;
     for (char *n = strtok_r(list, ", ", &save); n; n = strtok_r(NULL, ", ", &save)) {
         int i = xf_verify_axiom_find(n);
         const xf_axiom_info *a = i >= 0 ? xf_verify_axiom(i) : NULL;
-        printf("    %-24s %s\n", n, a ? a->description : "(not in this build's axiom table)");
+        fprintf(out, "    %-24s %s\n", n, a ? a->description : "(not in this build's axiom table)");
     }
     xf_free(list);
 }
 
 /* Up to SHOW_MAX_VALUES values of a float32 tensor, then "...". */
-static void print_values(const float *v, int64_t n)
+static void print_values(FILE *out, const float *v, int64_t n)
 {
     for (int64_t e = 0; e < n && e < SHOW_MAX_VALUES; e++)
-        printf("%s%.9g", e ? " " : "", (double)v[e]);
-    if (n > SHOW_MAX_VALUES) printf(" ...");
-    printf("\n");
+        fprintf(out, "%s%.9g", e ? " " : "", (double)v[e]);
+    if (n > SHOW_MAX_VALUES) fprintf(out, " ...");
+    fprintf(out, "\n");
 }
 
 
@@ -63,12 +63,12 @@ static void index_str(const xf_shape *s, int64_t e, char *buf, size_t n)
     xf_strbuf_printf(&b, "]");
 }
 
-static void compare_output(int o, const xf_tensor *a, const xf_tensor *b)
+static void compare_output(FILE *out, int o, const xf_tensor *a, const xf_tensor *b)
 {
     char s[96];
-    printf("    output %d %s: ", o, xf_shape_str(&a->shape, s, sizeof s));
+    fprintf(out, "    output %d %s: ", o, xf_shape_str(&a->shape, s, sizeof s));
     if (a->dtype != XF_F32 || b->dtype != XF_F32 || !xf_shape_equal(&a->shape, &b->shape)) {
-        printf("not compared (%s vs %s)\n", xf_dtype_name(a->dtype), xf_dtype_name(b->dtype));
+        fprintf(out, "not compared (%s vs %s)\n", xf_dtype_name(a->dtype), xf_dtype_name(b->dtype));
         return;
     }
     const float *va = a->data, *vb = b->data;
@@ -79,40 +79,40 @@ static void compare_output(int o, const xf_tensor *a, const xf_tensor *b)
             n_diff++;
         }
     if (first < 0) {
-        printf("equal (up to float rounding)\n");
+        fprintf(out, "equal (up to float rounding)\n");
         return;
     }
     char at[128];
     index_str(&a->shape, first, at, sizeof at);
-    printf("%lld of %lld elements differ, first at %s: source %.9g, target %.9g\n",
+    fprintf(out, "%lld of %lld elements differ, first at %s: source %.9g, target %.9g\n",
            (long long)n_diff, (long long)n, at, (double)va[first], (double)vb[first]);
-    printf("      source: ");
-    print_values(va, n);
-    printf("      target: ");
-    print_values(vb, n);
+    fprintf(out, "      source: ");
+    print_values(out, va, n);
+    fprintf(out, "      target: ");
+    print_values(out, vb, n);
 }
 
 /* Runs both sides on the counterexample and compares output by output. */
-static void print_outputs(const xf_rule *r, const xf_tensor *in, int n)
+static void print_outputs(FILE *out, const xf_rule *r, const xf_tensor *in, int n)
 {
     int n_out = r->src.n_outputs;
     if (n_out > SHOW_MAX_OUTPUTS || r->dst.n_outputs != n_out) {
-        printf("  outputs: not recomputed (%d source, %d target outputs)\n", n_out,
+        fprintf(out, "  outputs: not recomputed (%d source, %d target outputs)\n", n_out,
                r->dst.n_outputs);
         return;
     }
     xf_tensor ys[SHOW_MAX_OUTPUTS], yd[SHOW_MAX_OUTPUTS];
     xf_error err;
     if (xf_interp_run(&r->src, in, n, ys, &err) != XF_OK) {
-        printf("  outputs: source does not run on these inputs: %s\n", err.msg);
+        fprintf(out, "  outputs: source does not run on these inputs: %s\n", err.msg);
         return;
     }
     if (xf_interp_run(&r->dst, in, n, yd, &err) != XF_OK) {
-        printf("  outputs: target does not run on these inputs: %s\n", err.msg);
+        fprintf(out, "  outputs: target does not run on these inputs: %s\n", err.msg);
     } else {
-        printf("  outputs on these inputs (float32 interpreter):\n");
+        fprintf(out, "  outputs on these inputs (float32 interpreter):\n");
         for (int o = 0; o < n_out; o++) {
-            compare_output(o, &ys[o], &yd[o]);
+            compare_output(out, o, &ys[o], &yd[o]);
             xf_tensor_free(&yd[o]);
         }
     }
@@ -121,27 +121,27 @@ static void print_outputs(const xf_rule *r, const xf_tensor *in, int n)
 
 #define XF_SHOW_MAX_CEX_INPUTS 64
 
-static void print_counterexample(const xf_rulesdb_rule_info *info, const xf_rule *r)
+static void print_counterexample(FILE *out, const xf_rulesdb_rule_info *info, const xf_rule *r)
 {
     xf_tensor *in = NULL;
     int n = 0;
     xf_error err;
     if (xf_verify_cex_decode(info->counterexample, info->counterexample_len, &in, &n, &err) !=
         XF_OK) {
-        printf("  counterexample: %zu bytes, unreadable: %s\n", info->counterexample_len,
+        fprintf(out, "  counterexample: %zu bytes, unreadable: %s\n", info->counterexample_len,
                err.msg);
         return;
     }
-    printf("  counterexample: %d inputs\n", n);
+    fprintf(out, "  counterexample: %d inputs\n", n);
     for (int i = 0; i < n; i++) {
         const char *name = i < r->src.n_inputs ? r->src.values[r->src.inputs[i]].name : NULL;
         char s[96];
-        printf("    %-8s %s %s: ", name ? name : "?", xf_dtype_name(in[i].dtype),
+        fprintf(out, "    %-8s %s %s: ", name ? name : "?", xf_dtype_name(in[i].dtype),
                xf_shape_str(&in[i].shape, s, sizeof s));
-        print_values(in[i].data, xf_shape_numel(&in[i].shape));
+        print_values(out, in[i].data, xf_shape_numel(&in[i].shape));
     }
     if (n != r->src.n_inputs) {
-        printf("  outputs: not recomputed (the rule has %d inputs)\n", r->src.n_inputs);
+        fprintf(out, "  outputs: not recomputed (the rule has %d inputs)\n", r->src.n_inputs);
     } else {
         /* a counterexample found at other shapes than the rule's own (the
          * bounded check tries every admissible shape): rebuild the rule at
@@ -154,15 +154,15 @@ static void print_counterexample(const xf_rulesdb_rule_info *info, const xf_rule
         }
         xf_rule at;
         if (!other) {
-            print_outputs(r, in, n);
+            print_outputs(out, r, in, n);
         } else if (n > XF_SHOW_MAX_CEX_INPUTS) {
-            printf("  outputs: not recomputed (%d inputs at other shapes)\n", n);
+            fprintf(out, "  outputs: not recomputed (%d inputs at other shapes)\n", n);
         } else if (xf_verify_rule_at_shapes(r, shapes, &at, &err) != XF_OK) {
-            printf("  outputs: the rule does not rebuild at these shapes: %s\n", err.msg);
+            fprintf(out, "  outputs: the rule does not rebuild at these shapes: %s\n", err.msg);
             xf_rule_free(&at);
         } else {
-            printf("  (found at other input shapes than the rule's own; rule rebuilt there)\n");
-            print_outputs(&at, in, n);
+            fprintf(out, "  (found at other input shapes than the rule's own; rule rebuilt there)\n");
+            print_outputs(out, &at, in, n);
             xf_rule_free(&at);
         }
     }
@@ -170,14 +170,14 @@ static void print_counterexample(const xf_rulesdb_rule_info *info, const xf_rule
     xf_free(in);
 }
 
-void xferdb_show_verdict(const xf_rulesdb_rule_info *info, const xf_rule *r)
+void audit_show_verdict(FILE *out, const xf_rulesdb_rule_info *info, const xf_rule *r)
 {
     if (!info->has_verdict) {
-        printf("verdict: none (not verified yet)\n");
+        fprintf(out, "verdict: none (not verified yet)\n");
         return;
     }
-    printf("verdict: %s in %.1f ms\n", xf_rulesdb_status_name(info->status), info->time_ms);
-    if (info->axioms && *info->axioms) print_axioms(info->axioms);
-    if (info->detail) printf("  detail: %s\n", info->detail);
-    if (info->counterexample) print_counterexample(info, r);
+    fprintf(out, "verdict: %s in %.1f ms\n", xf_rulesdb_status_name(info->status), info->time_ms);
+    if (info->axioms && *info->axioms) print_axioms(out, info->axioms);
+    if (info->detail) fprintf(out, "  detail: %s\n", info->detail);
+    if (info->counterexample) print_counterexample(out, info, r);
 }

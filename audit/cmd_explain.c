@@ -1,6 +1,6 @@
 /*
  * cmd_explain.c — a derived rule's proof in xferdb. `xferdb show` lists the
- * chain as stored (xferdb_show_derivation): each step's rule with its
+ * chain as stored (audit_show_derivation): each step's rule with its
  * infix, the direction it was applied in, where, and whether it applies to
  * the source's side or the target's. `xferdb explain DB ID` replays the
  * chain with derive/'s checker (xf_derive_replay): every step again, the
@@ -13,38 +13,38 @@
 #include <string.h>
 
 #include "derive/derive.h"
-#include "xferdb.h"
+#include "audit_impl.h"
 
-static void print_step(int i, const xf_rulesdb_step *s, const char *src, const char *dst)
+static void print_step(FILE *out, int i, const xf_rulesdb_step *s, const char *src, const char *dst)
 {
-    printf("  %d. rule %" PRId64 " %s at node%s %s%s: %s => %s\n", i + 1, s->by_rule,
+    fprintf(out, "  %d. rule %" PRId64 " %s at node%s %s%s: %s => %s\n", i + 1, s->by_rule,
            s->backward ? "backward" : "forward", strchr(s->location, ',') ? "s" : "",
            s->location, s->from_target ? " (on the target's side)" : "",
            s->backward ? dst : src, s->backward ? src : dst);
 }
 
-void xferdb_show_derivation(xf_rulesdb *db, const xf_rulesdb_rule_info *info)
+void audit_show_derivation(FILE *out, xf_rulesdb *db, const xf_rulesdb_rule_info *info)
 {
     xf_rulesdb_step *steps = NULL;
     int n = 0;
     xf_error err;
     if (xf_rulesdb_get_derivation(db, info->id, &steps, &n, &err) != XF_OK) {
-        printf("derivation: cannot be read: %s\n", err.msg);
+        fprintf(out, "derivation: cannot be read: %s\n", err.msg);
         return;
     }
     if (n == 0) {
-        if (info->status == XF_RULE_DERIVED) printf("derivation: none stored\n");
+        if (info->status == XF_RULE_DERIVED) fprintf(out, "derivation: none stored\n");
         return;
     }
-    printf("derivation: %d step%s (xferdb explain replays it)\n", n, n == 1 ? "" : "s");
+    fprintf(out, "derivation: %d step%s (xferdb explain replays it)\n", n, n == 1 ? "" : "s");
     xf_rulesdb_rule_info by;
     xf_rulesdb_rule_info_init(&by);
     for (int i = 0; i < n; i++) {
         if (xf_rulesdb_get_rule(db, steps[i].by_rule, &by, &err) == XF_OK)
-            print_step(i, &steps[i], by.src_text ? by.src_text : "?",
+            print_step(out, i, &steps[i], by.src_text ? by.src_text : "?",
                        by.dst_text ? by.dst_text : "?");
         else
-            printf("  %d. rule %" PRId64 ": %s\n", i + 1, steps[i].by_rule, err.msg);
+            fprintf(out, "  %d. rule %" PRId64 ": %s\n", i + 1, steps[i].by_rule, err.msg);
     }
     xf_rulesdb_rule_info_free(&by);
     xf_free(steps);
@@ -53,30 +53,30 @@ void xferdb_show_derivation(xf_rulesdb *db, const xf_rulesdb_rule_info *info)
 static void on_step(void *user, int i, const xf_rulesdb_step *s, const xf_rulesdb_rule_info *by,
                     const xf_graph *after)
 {
-    (void)user;
-    print_step(i, s, by->src_text ? by->src_text : "?", by->dst_text ? by->dst_text : "?");
+    FILE *out = user;
+    print_step(out, i, s, by->src_text ? by->src_text : "?", by->dst_text ? by->dst_text : "?");
     xf_error err;
-    char *text = xferdb_format(after, &err);
-    printf("     now: %s\n", text ? text : err.msg);
+    char *text = audit_format(after, &err);
+    fprintf(out, "     now: %s\n", text ? text : err.msg);
     xf_free(text);
 }
 
-int xferdb_explain(xf_rulesdb *db, const xferdb_options *o)
+int xf_audit_explain(FILE *out, xf_rulesdb *db, const xf_audit_options *o)
 {
-    int64_t id = xferdb_parse_id(o->id);
+    int64_t id = audit_parse_id(o->id);
     if (!id) return 2;
     xf_rulesdb_rule_info info;
     xf_rule r;
-    int rc = xferdb_load(db, id, &info, &r);
+    int rc = audit_load(db, id, &info, &r);
     xf_rulesdb_step *steps = NULL;
     int n = 0;
     xf_error err;
     if (rc == 0 && xf_rulesdb_get_derivation(db, id, &steps, &n, &err) != XF_OK) {
-        xferdb_error(&err);
+        audit_error(&err);
         rc = 1;
     }
     if (rc == 0 && n == 0) {
-        printf("rule %" PRId64 " is %s and has no derivation%s\n", id,
+        fprintf(out, "rule %" PRId64 " is %s and has no derivation%s\n", id,
                xf_rulesdb_status_name(info.status),
                info.status == XF_RULE_PROVED ? " (the solver proved it: xferdb show lists the "
                                                "axioms)"
@@ -84,14 +84,14 @@ int xferdb_explain(xf_rulesdb *db, const xferdb_options *o)
         rc = 1;
     }
     if (rc == 0) {
-        printf("rule %" PRId64 " (%s)\nsource: %s\ntarget: %s\n", id,
+        fprintf(out, "rule %" PRId64 " (%s)\nsource: %s\ntarget: %s\n", id,
                xf_rulesdb_status_name(info.status), info.src_text, info.dst_text);
-        printf("derivation: %d step%s, replayed\n", n, n == 1 ? "" : "s");
-        if (xf_derive_replay(db, id, &r, steps, n, on_step, NULL, &err) != XF_OK) {
-            printf("DOES NOT REPLAY: %s\n", err.msg);
+        fprintf(out, "derivation: %d step%s, replayed\n", n, n == 1 ? "" : "s");
+        if (xf_derive_replay(db, id, &r, steps, n, on_step, out, &err) != XF_OK) {
+            fprintf(out, "DOES NOT REPLAY: %s\n", err.msg);
             rc = 1;
         } else {
-            printf("joined: the steps turn the source into the target using only rules that "
+            fprintf(out, "joined: the steps turn the source into the target using only rules that "
                    "are proved or derived and smaller\n");
         }
     }

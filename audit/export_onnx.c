@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xferdb.h"
+#include "audit_impl.h"
 
 static int needs_identity(const xf_graph *g, int o)
 {
@@ -32,7 +32,7 @@ static xf_status rename_value(xf_graph *g, int v, const char *name, xf_error *er
     return XF_OK;
 }
 
-xf_status xferdb_onnx_side(const xf_graph *side, const char *name, xf_graph *out, xf_error *err)
+xf_status xf_audit_onnx_side(const xf_graph *side, const char *name, xf_graph *out, xf_error *err)
 {
     xf_status st = xf_graph_clone(side, out, err);
     if (st != XF_OK) return st;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xferdb.h"
+#include "audit_impl.h"
 
 typedef struct entry {
     xf_rule_key key, rev; /* rev: the key of target => source */
@@ -56,8 +56,8 @@ static int push(side *s, const entry *e)
 
 static char *rule_text(const xf_rule *r, xf_error *err)
 {
-    char *a = xferdb_format(&r->src, err);
-    char *b = a ? xferdb_format(&r->dst, err) : NULL;
+    char *a = audit_format(&r->src, err);
+    char *b = a ? audit_format(&r->dst, err) : NULL;
     char *t = b ? xf_malloc(strlen(a) + strlen(b) + 8) : NULL;
     if (t) sprintf(t, "%s  =>  %s", a, b);
     else if (b) XF_FAIL(err, XF_ERR_NOMEM, "out of memory");
@@ -107,7 +107,7 @@ static int read_side(side *s)
     xf_error err;
     xf_rulesdb *db = NULL;
     if (xf_rulesdb_open(s->path, XF_RULESDB_READONLY, &db, &err) != XF_OK) {
-        xferdb_error(&err);
+        audit_error(&err);
         return 2;
     }
     xf_rulesdb_filter all;
@@ -122,7 +122,7 @@ static int read_side(side *s)
         st = add_rule(db, &info, s, &err);
     if (st != XF_OK) {
         xf_error_prefix(&err, "%s", s->path);
-        xferdb_error(&err);
+        audit_error(&err);
         rc = 2;
     }
     xf_rulesdb_rule_info_free(&info);
@@ -155,7 +155,7 @@ static int by_id(const void *x, const void *y)
 /* Lists, in id order, the rules of `a` whose key `b` lacks, noting those
  * `b` has the other way round; returns how many (-1 when out of memory),
  * *reversed how many of them. */
-static int64_t only_in(const side *a, const side *b, char mark, int64_t *reversed)
+static int64_t only_in(FILE *out, const side *a, const side *b, char mark, int64_t *reversed)
 {
     const entry **list = xf_malloc(sizeof *list * (a->n + 1));
     if (!list) return -1;
@@ -164,16 +164,16 @@ static int64_t only_in(const side *a, const side *b, char mark, int64_t *reverse
         if (!find(b, &a->e[i].key)) list[n++] = &a->e[i];
     qsort(list, n, sizeof *list, by_id);
     *reversed = 0;
-    if (n) printf("only in %s:\n", a->path);
+    if (n) fprintf(out, "only in %s:\n", a->path);
     for (size_t i = 0; i < n; i++) {
         const entry *e = list[i];
-        printf("%c %6" PRId64 "  %-9s  %s", mark, e->id, xf_rulesdb_status_name(e->status), e->text);
+        fprintf(out, "%c %6" PRId64 "  %-9s  %s", mark, e->id, xf_rulesdb_status_name(e->status), e->text);
         const entry *r = find(b, &e->rev);
         if (r) {
-            printf("  [reversed in %s: rule %" PRId64 "]", b->path, r->id);
+            fprintf(out, "  [reversed in %s: rule %" PRId64 "]", b->path, r->id);
             (*reversed)++;
         }
-        printf("\n");
+        fprintf(out, "\n");
     }
     xf_free(list);
     return (int64_t)n;
@@ -187,7 +187,7 @@ static int same_text(const char *x, const char *y)
 /* Pairs equal keys (k-th of a group with k-th) and lists status changes,
  * and, for pairs of one status whose inputs have the same names, the
  * validity domains that differ (*domains counts them). */
-static int64_t status_changes(const side *a, const side *b, int64_t *in_both, int64_t *domains)
+static int64_t status_changes(FILE *out, const side *a, const side *b, int64_t *in_both, int64_t *domains)
 {
     int64_t n = 0;
     size_t i = 0, j = 0;
@@ -202,14 +202,14 @@ static int64_t status_changes(const side *a, const side *b, int64_t *in_both, in
         } else {
             (*in_both)++;
             if (a->e[i].status != b->e[j].status) {
-                if (n++ == 0) printf("in both, status differs (%s id, %s id):\n", a->path, b->path);
-                printf("! %6" PRId64 " %-9s -> %6" PRId64 " %-9s  %s\n", a->e[i].id,
+                if (n++ == 0) fprintf(out, "in both, status differs (%s id, %s id):\n", a->path, b->path);
+                fprintf(out, "! %6" PRId64 " %-9s -> %6" PRId64 " %-9s  %s\n", a->e[i].id,
                        xf_rulesdb_status_name(a->e[i].status), b->e[j].id,
                        xf_rulesdb_status_name(b->e[j].status), b->e[j].text);
             } else if (same_text(a->e[i].names, b->e[j].names) &&
                        !same_text(a->e[i].domain, b->e[j].domain)) {
                 (*domains)++;
-                printf("~ %6" PRId64 " %-9s holds where %s -> %6" PRId64 " where %s\n",
+                fprintf(out, "~ %6" PRId64 " %-9s holds where %s -> %6" PRId64 " where %s\n",
                        a->e[i].id, xf_rulesdb_status_name(a->e[i].status),
                        a->e[i].domain ? a->e[i].domain : "(not recorded)", b->e[j].id,
                        b->e[j].domain ? b->e[j].domain : "(not recorded)");
@@ -221,24 +221,24 @@ static int64_t status_changes(const side *a, const side *b, int64_t *in_both, in
     return n;
 }
 
-int xferdb_diff(const xferdb_options *o)
+int xf_audit_diff(FILE *out, const xf_audit_options *o)
 {
     side a = {o->db, NULL, 0, 0}, b = {o->db2, NULL, 0, 0};
     int rc = read_side(&a);
     if (rc == 0) rc = read_side(&b);
     if (rc == 0) {
         int64_t rev_a = 0, rev_b = 0, both = 0;
-        int64_t only_a = only_in(&a, &b, '<', &rev_a);
-        int64_t only_b = only_in(&b, &a, '>', &rev_b);
+        int64_t only_a = only_in(out, &a, &b, '<', &rev_a);
+        int64_t only_b = only_in(out, &b, &a, '>', &rev_b);
         int64_t domains = 0;
-        int64_t changed = status_changes(&a, &b, &both, &domains);
+        int64_t changed = status_changes(out, &a, &b, &both, &domains);
         if (only_a < 0 || only_b < 0) {
             fprintf(stderr, "xferdb: out of memory comparing the databases\n");
             side_free(&a);
             side_free(&b);
             return 2;
         }
-        printf("diff: %s has %zu rules, %s has %zu: %" PRId64 " only in %s (%" PRId64
+        fprintf(out, "diff: %s has %zu rules, %s has %zu: %" PRId64 " only in %s (%" PRId64
                " reversed in the other), %" PRId64 " only in %s (%" PRId64
                " reversed in the other), %" PRId64 " pairs in both (%" PRId64
                " with another status, %" PRId64 " with another validity domain)\n",

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xferdb.h"
+#include "audit_impl.h"
 
-int64_t xferdb_parse_id(const char *s)
+int64_t audit_parse_id(const char *s)
 {
     char *end;
     long long id = strtoll(s, &end, 10);
@@ -21,14 +21,14 @@ int64_t xferdb_parse_id(const char *s)
     return id;
 }
 
-int xferdb_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
+int audit_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
                      int (*fn)(void *user, xf_rulesdb *db, const xf_rulesdb_rule_info *info),
                      void *user)
 {
     xf_error err;
     xf_rulesdb_iter *it = NULL;
     if (xf_rulesdb_iter_begin(db, filter, &it, &err) != XF_OK) {
-        xferdb_error(&err);
+        audit_error(&err);
         return err.code == XF_ERR_INVALID ? 2 : 1;
     }
     xf_rulesdb_rule_info info;
@@ -36,7 +36,7 @@ int xferdb_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
     int rc = 0, has = 0, bad = 0;
     while (rc == 0) {
         if (xf_rulesdb_iter_next(it, &info, &has, &err) != XF_OK) {
-            xferdb_error(&err);
+            audit_error(&err);
             rc = 1;
         } else if (!has) {
             break;
@@ -51,14 +51,14 @@ int xferdb_each_rule(xf_rulesdb *db, const xf_rulesdb_filter *filter,
     return rc ? rc : bad;
 }
 
-int xferdb_load(xf_rulesdb *db, int64_t id, xf_rulesdb_rule_info *info, xf_rule *r)
+int audit_load(xf_rulesdb *db, int64_t id, xf_rulesdb_rule_info *info, xf_rule *r)
 {
     xf_error err;
     xf_rulesdb_rule_info_init(info);
     xf_rule_init(r);
     if (xf_rulesdb_get_rule(db, id, info, &err) != XF_OK ||
         xf_rulesdb_load_rule(db, id, r, &err) != XF_OK) {
-        xferdb_error(&err);
+        audit_error(&err);
         return 1;
     }
     return 0;
@@ -67,7 +67,7 @@ int xferdb_load(xf_rulesdb *db, int64_t id, xf_rulesdb_rule_info *info, xf_rule 
 /* The infix text of the node's first output stops at the '(' that opens
  * its arguments; parameters never contain one. For a multi-output op the
  * output index printed after the name ("split0[...]") is dropped. */
-void xferdb_node_label(const xf_graph *g, int node, char *buf, size_t n)
+void audit_node_label(const xf_graph *g, int node, char *buf, size_t n)
 {
     const xf_node *nd = &g->nodes[node];
     const char *name = nd->op == XF_OP_OPAQUE && nd->opaque ? nd->opaque->op_type
@@ -79,7 +79,7 @@ void xferdb_node_label(const xf_graph *g, int node, char *buf, size_t n)
     view.outputs = &out;
     view.n_outputs = 1;
     xf_error err;
-    char *text = xferdb_format(&view, &err);
+    char *text = audit_format(&view, &err);
     if (!text) return;
     size_t skip = strlen(name);
     if (strncmp(text, name, skip) == 0) {
@@ -91,7 +91,7 @@ void xferdb_node_label(const xf_graph *g, int node, char *buf, size_t n)
     xf_free(text);
 }
 
-void xferdb_value_name(const xf_graph *g, const int *order, char prefix, int v, char *buf,
+void audit_value_name(const xf_graph *g, const int *order, char prefix, int v, char *buf,
                        size_t n)
 {
     if (v < 0) {
@@ -122,4 +122,9 @@ void xferdb_value_name(const xf_graph *g, const int *order, char prefix, int v, 
             }
     }
     snprintf(buf, n, "%c?", prefix);
+}
+
+void audit_error(const xf_error *err)
+{
+    fprintf(stderr, "xferdb: %s\n", err->msg);
 }

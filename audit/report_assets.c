@@ -12,9 +12,9 @@
  * data-shown / data-total (what tests look for); an uncaught error adds a
  * visible <div id="xferdb-error"> instead.
  */
-#include "report.h"
+#include "audit_impl.h"
 
-const char report_css[] =
+const char audit_report_css[] =
     "body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;"
     "margin:0 24px 24px;color:#222;background:#fafafa}\n"
     "header h1{margin:16px 0 0;font-size:22px}\n"
@@ -53,7 +53,7 @@ const char report_css[] =
     "tr.detail pre{margin:6px 0;white-space:pre-wrap}\n"
     ".error{background:#cc0000;color:#fff;padding:8px;margin:8px 0}\n";
 
-const char report_js[] =
+const char audit_report_js[] =
     "window.addEventListener('error', function (e) {\n"
     "  var d = document.createElement('div');\n"
     "  d.id = 'xferdb-error'; d.className = 'error';\n"

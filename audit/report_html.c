@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
+#include "audit_impl.h"
 
 static void html(FILE *f, const char *s)
 {
@@ -49,19 +49,19 @@ static void count_table(FILE *f, const char *title, const char *filter,
 static void write_data(FILE *f, const report *rep)
 {
     fputs("<script>window.XFERDB_DATA = {\"db\": ", f);
-    xferdb_json_str_html(f, rep->db_path);
+    audit_json_str_html(f, rep->db_path);
     fprintf(f, ", \"pictures\": %" PRId64 ", \"rules\": [\n", rep->pictures);
     for (int64_t i = 0; i < rep->n_rules; i++) {
         const report_rule *r = &rep->rules[i];
         fprintf(f, "[%" PRId64 ",\"%s\",%d,%d,%d,", r->id, xf_rulesdb_status_name(r->status),
                 r->size, r->src_ops, r->dst_ops);
-        xferdb_json_str_html(f, r->ops);
+        audit_json_str_html(f, r->ops);
         fputc(',', f);
-        xferdb_json_str_html(f, r->src);
+        audit_json_str_html(f, r->src);
         fputc(',', f);
-        xferdb_json_str_html(f, r->dst);
+        audit_json_str_html(f, r->dst);
         fprintf(f, ",%d,", r->picture);
-        xferdb_json_str_html(f, r->listing);
+        audit_json_str_html(f, r->listing);
         fputs(i + 1 < rep->n_rules ? "],\n" : "]\n", f);
     }
     fputs("]};</script>\n", f);
@@ -83,19 +83,19 @@ static void write_note(FILE *f, const report *rep)
     fputs("</p>\n", f);
 }
 
-int report_write_html(const report *rep, const char *path)
+int audit_report_write_html(const report *rep, const char *path)
 {
     xf_error err;
     xf_outfile out;
     if (xf_outfile_open(&out, path, &err) != XF_OK) {
-        xferdb_error(&err);
+        audit_error(&err);
         return 1;
     }
     FILE *f = out.f;
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>rlflow rules: ",
           f);
     html(f, rep->db_path);
-    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", report_css);
+    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", audit_report_css);
     fputs("<header><h1>rlflow rules</h1><p class=\"sub\"><code>", f);
     html(f, rep->db_path);
     fprintf(f, "</code> &middot; %" PRId64 " rules &middot; written by <code>xferdb report</code>"
@@ -121,9 +121,9 @@ int report_write_html(const report *rep, const char *path)
           "<p><button id=\"more\" type=\"button\" hidden>show more</button></p>\n",
           f);
     write_data(f, rep);
-    fprintf(f, "<script>\n%s</script>\n</body></html>\n", report_js);
+    fprintf(f, "<script>\n%s</script>\n</body></html>\n", audit_report_js);
     if (xf_outfile_commit(&out, &err) != XF_OK) {
-        xferdb_error(&err);
+        audit_error(&err);
         return 1;
     }
     return 0;

@@ -14,11 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "xferdb.h"
+#include "audit_impl.h"
 
 extern char **environ;
 
-int xferdb_have_dot(void)
+int audit_have_dot(void)
 {
     const char *path = getenv("PATH");
     if (!path) return 0;
@@ -35,14 +35,14 @@ int xferdb_have_dot(void)
     return 0;
 }
 
-void xferdb_no_dot(void)
+void audit_no_dot(void)
 {
     fprintf(stderr, "xferdb: graphviz's 'dot' program is not on PATH: install Debian's graphviz "
                     "package (apt-get install graphviz), or export --format dot and render it "
                     "elsewhere\n");
 }
 
-int xferdb_run_dot(const char *fmt, FILE *in, FILE *out)
+int audit_run_dot(const char *fmt, FILE *in, FILE *out)
 {
     char tflag[32];
     snprintf(tflag, sizeof tflag, "-T%s", fmt);
@@ -61,7 +61,7 @@ int xferdb_run_dot(const char *fmt, FILE *in, FILE *out)
         posix_spawn_file_actions_destroy(&fa);
     }
     if (rc != 0) {
-        xferdb_no_dot();
+        audit_no_dot();
         return 1;
     }
     int status = 0;
@@ -80,7 +80,7 @@ static int reap(void)
     return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 }
 
-int xferdb_render_svgs(char **files, int n, int jobs)
+int audit_render_svgs(char **files, int n, int jobs)
 {
     int running = 0, failed = 0;
     for (int i = 0; i < n; i++) {
@@ -91,7 +91,7 @@ int xferdb_render_svgs(char **files, int n, int jobs)
         }
         pid_t pid;
         if (posix_spawnp(&pid, "dot", NULL, NULL, argv, environ) != 0) {
-            xferdb_no_dot();
+            audit_no_dot();
             failed = 1;
             break;
         }
