@@ -16,7 +16,7 @@
 #define BLOB_VERSION 1u
 #define HEADER 24
 
-void cand_list_free(cand_list *c)
+void en_cand_list_free(cand_list *c)
 {
     xf_free(c->buf);
     xf_free(c->off);
@@ -78,7 +78,7 @@ static int start_record(cand_list *c, size_t need)
     return 1;
 }
 
-xf_status cand_list_push(cand_list *c, const xf_rule *r, xf_error *err)
+xf_status en_cand_list_push(cand_list *c, const xf_rule *r, xf_error *err)
 {
     uint8_t *g[2] = {NULL, NULL};
     size_t gl[2] = {0, 0};
@@ -116,14 +116,14 @@ out:
     return st;
 }
 
-const uint8_t *cand_list_record(const cand_list *c, size_t i, size_t *len)
+const uint8_t *en_cand_list_record(const cand_list *c, size_t i, size_t *len)
 {
     size_t end = i + 1 < c->n ? c->off[i + 1] : c->len;
     *len = end - c->off[i];
     return c->buf + c->off[i];
 }
 
-xf_status cand_list_push_record(cand_list *c, const uint8_t *rec, size_t len, xf_error *err)
+xf_status en_cand_list_push_record(cand_list *c, const uint8_t *rec, size_t len, xf_error *err)
 {
     if (!start_record(c, len))
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping %zu candidates", c->n);
@@ -166,7 +166,7 @@ static int skip_record(rd *r)
     return !r->bad;
 }
 
-xf_status cand_list_get(const cand_list *c, size_t i, xf_rule *out, xf_error *err)
+xf_status en_cand_list_get(const cand_list *c, size_t i, xf_rule *out, xf_error *err)
 {
     xf_rule_init(out);
     rd r = {c->buf, c->len, c->off[i], 0};
@@ -202,7 +202,7 @@ xf_status cand_list_get(const cand_list *c, size_t i, xf_rule *out, xf_error *er
     return st;
 }
 
-const uint8_t *cand_list_blob(cand_list *c, size_t *len)
+const uint8_t *en_cand_list_blob(cand_list *c, size_t *len)
 {
     if (c->len < HEADER) { /* no candidate yet: an empty list still has a header */
         if (!reserve(c, HEADER)) {
@@ -216,9 +216,9 @@ const uint8_t *cand_list_blob(cand_list *c, size_t *len)
     return c->buf;
 }
 
-xf_status cand_list_blob_read(const uint8_t *blob, size_t len, cand_list *c, xf_error *err)
+xf_status en_cand_list_blob_read(const uint8_t *blob, size_t len, cand_list *c, xf_error *err)
 {
-    cand_list_free(c);
+    en_cand_list_free(c);
     rd r = {blob, len, 0, 0};
     const uint8_t *magic = take(&r, 4);
     if (!magic || memcmp(magic, "XFGC", 4) != 0 || get_le(&r, 4) != BLOB_VERSION)
@@ -230,7 +230,7 @@ xf_status cand_list_blob_read(const uint8_t *blob, size_t len, cand_list *c, xf_
     c->buf = xf_malloc(len);
     c->off = xf_malloc(((size_t)n + 1) * sizeof *c->off);
     if (!c->buf || !c->off) {
-        cand_list_free(c);
+        en_cand_list_free(c);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory reading a checkpoint of %zu bytes", len);
     }
     memcpy(c->buf, blob, len);
@@ -244,7 +244,7 @@ xf_status cand_list_blob_read(const uint8_t *blob, size_t len, cand_list *c, xf_
     }
     if (r.bad || r.at != len) {
         size_t got = c->n;
-        cand_list_free(c);
+        en_cand_list_free(c);
         return XF_FAIL(err, XF_ERR_PARSE, "the run's checkpoint is damaged (%zu of %llu candidates readable)",
                        got, (unsigned long long)n);
     }

@@ -28,7 +28,7 @@ typedef struct ckpt_header {
     uint64_t next_parent, seq, confirm_done;
 } ckpt_header;
 
-xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_state *s,
+xf_status en_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_state *s,
                                xf_error *err)
 {
     xf_outfile out;
@@ -61,7 +61,7 @@ xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_s
     return xf_outfile_commit(&out, err);
 }
 
-xf_status enum_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *s, int *found,
+xf_status en_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *s, int *found,
                                xf_error *err)
 {
     *found = 0;
@@ -106,7 +106,7 @@ xf_status enum_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *
         st = XF_FAIL(err, XF_ERR_PARSE, "checkpoint %s is truncated or corrupt", path);
     fclose(f);
     if (st != XF_OK) {
-        for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) glevel_free(&s->levels[l]);
+        for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) en_glevel_free(&s->levels[l]);
         return st;
     }
     s->level = (int)h.level;

@@ -291,7 +291,7 @@ xf_status xf_enum_config_validate(const xf_enum_config *c, xf_error *err)
     }
     for (int i = 0; i < c->n_ops; i++) {
         const xf_enum_opvar *v = &c->ops[i];
-        if ((int)v->op < 0 || v->op >= XF_OP_COUNT || !fp_op_supported(v->op))
+        if ((int)v->op < 0 || v->op >= XF_OP_COUNT || !en_fp_op_supported(v->op))
             return XF_FAIL(err, XF_ERR_UNSUPPORTED, "enumerate: variant %d (%s) has no fingerprint "
                            "semantics", i, v->name);
         if (v->op == XF_OP_SPLIT && (v->params.n_split < 1 || v->params.n_split > 2))
@@ -303,24 +303,24 @@ xf_status xf_enum_config_validate(const xf_enum_config *c, xf_error *err)
 
 uint64_t xf_enum_config_hash(const xf_enum_config *c)
 {
-    uint64_t h = fp_mix(0xC0F16u, 1); /* bump the second argument when semantics change */
+    uint64_t h = en_fp_mix(0xC0F16u, 1); /* bump the second argument when semantics change */
     for (int i = 0; i < c->n_ops; i++) {
-        h = fp_mix(h, (uint64_t)c->ops[i].op);
+        h = en_fp_mix(h, (uint64_t)c->ops[i].op);
         h = xf_hash_bytes(h, &c->ops[i].params, sizeof c->ops[i].params);
-        h = fp_mix(fp_mix(fp_mix(h, (uint64_t)c->ops[i].mode), (uint64_t)c->ops[i].rank),
+        h = en_fp_mix(en_fp_mix(en_fp_mix(h, (uint64_t)c->ops[i].mode), (uint64_t)c->ops[i].rank),
                    (uint64_t)c->ops[i].broadcast);
         if (c->ops[i].in_ranks[0] || c->ops[i].in_ranks[1]) /* absent: the hash of older runs */
-            h = fp_mix(fp_mix(h, (uint64_t)c->ops[i].in_ranks[0]), (uint64_t)c->ops[i].in_ranks[1]);
+            h = en_fp_mix(en_fp_mix(h, (uint64_t)c->ops[i].in_ranks[0]), (uint64_t)c->ops[i].in_ranks[1]);
     }
     for (int i = 0; i < c->n_inputs; i++) {
         h = xf_hash_bytes(h, c->inputs[i].name, strlen(c->inputs[i].name));
-        h = fp_mix(h, (uint64_t)c->inputs[i].shape.rank);
+        h = en_fp_mix(h, (uint64_t)c->inputs[i].shape.rank);
         for (int d = 0; d < c->inputs[i].shape.rank; d++)
-            h = fp_mix(h, (uint64_t)c->inputs[i].shape.dims[d]);
+            h = en_fp_mix(h, (uint64_t)c->inputs[i].shape.dims[d]);
     }
-    h = fp_mix(h, (uint64_t)c->max_ops);
-    h = fp_mix(h, (uint64_t)c->max_outputs);
-    h = fp_mix(h, (uint64_t)c->max_dim);
-    h = fp_mix(h, (uint64_t)c->max_numel);
-    return fp_mix(h, c->seed);
+    h = en_fp_mix(h, (uint64_t)c->max_ops);
+    h = en_fp_mix(h, (uint64_t)c->max_outputs);
+    h = en_fp_mix(h, (uint64_t)c->max_dim);
+    h = en_fp_mix(h, (uint64_t)c->max_numel);
+    return en_fp_mix(h, c->seed);
 }

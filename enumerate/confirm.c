@@ -18,7 +18,7 @@ static int uses_axis(xf_op op)
     return op == XF_OP_CONCAT || op == XF_OP_SPLIT || op == XF_OP_SOFTMAX || op == XF_OP_LAYERNORM;
 }
 
-xf_status egraph_to_xf(const xf_enum_config *cfg, const egraph *g, uint32_t in_mask,
+xf_status en_egraph_to_xf(const xf_enum_config *cfg, const egraph *g, uint32_t in_mask,
                        const uint8_t *outs, int n_outs, xf_graph *out, xf_error *err)
 {
     int vid[N_REFS];
@@ -40,7 +40,7 @@ xf_status egraph_to_xf(const xf_enum_config *cfg, const egraph *g, uint32_t in_m
         }
         xf_params p;
         int n_out;
-        if (!enum_instantiate(cfg, v, n->n_in, in_sh, &p, &n_out, out_sh)) {
+        if (!en_instantiate(cfg, v, n->n_in, in_sh, &p, &n_out, out_sh)) {
             st = XF_FAIL(err, XF_ERR_INTERNAL, "enumerate: variant %s no longer applies", v->name);
             break;
         }
@@ -105,24 +105,24 @@ out:
     return worst;
 }
 
-xf_status confirmer_init(confirmer *c, const xf_enum_config *cfg, const evalue *in0,
+xf_status en_confirmer_init(confirmer *c, const xf_enum_config *cfg, const evalue *in0,
                          const evalue *in1, xf_error *err)
 {
     memset(c, 0, sizeof *c);
     xf_status st = XF_OK;
     for (int w = 0; w < 2 && st == XF_OK; w++)
         for (int side = 0; side < 2 && st == XF_OK; side++)
-            st = evalctx_init(&c->ev[w][side], cfg, w == 0 ? in0 : in1, w, err);
+            st = en_evalctx_init(&c->ev[w][side], cfg, w == 0 ? in0 : in1, w, err);
     return st;
 }
 
-void confirmer_free(confirmer *c)
+void en_confirmer_free(confirmer *c)
 {
     for (int w = 0; w < 2; w++)
-        for (int side = 0; side < 2; side++) evalctx_free(&c->ev[w][side]);
+        for (int side = 0; side < 2; side++) en_evalctx_free(&c->ev[w][side]);
 }
 
-confirm_result enum_confirm(const xf_enum_config *cfg, confirmer *c, const egraph *src,
+confirm_result en_confirm(const xf_enum_config *cfg, confirmer *c, const egraph *src,
                             const egraph *dst, uint64_t fp, xf_enum_candidate *cand,
                             xf_error *err)
 {
@@ -131,13 +131,13 @@ confirm_result enum_confirm(const xf_enum_config *cfg, confirmer *c, const egrap
     uint64_t fp1;
     /* output count and inputs read are part of the class key both share:
      * structural, no evaluation needed */
-    int ns = egraph_outputs(src, so), nd = egraph_outputs(dst, dout);
-    uint32_t sm = egraph_input_mask(src), dm = egraph_input_mask(dst);
+    int ns = en_egraph_outputs(src, so), nd = en_egraph_outputs(dst, dout);
+    uint32_t sm = en_egraph_input_mask(src), dm = en_egraph_input_mask(dst);
     if (ns != nd || sm != dm) return CONFIRM_SECOND;
     if (ns > 1) { /* the first evaluation again, for the alignment of the outputs */
         uint64_t sfp, dfp;
-        ns = evalctx_run_graph(&c->ev[0][0], &c->held[0][0], src, so, &sm, &sfp);
-        nd = evalctx_run_graph(&c->ev[0][1], &c->held[0][1], dst, dout, &dm, &dfp);
+        ns = en_evalctx_run_graph(&c->ev[0][0], &c->held[0][0], src, so, &sm, &sfp);
+        nd = en_evalctx_run_graph(&c->ev[0][1], &c->held[0][1], dst, dout, &dm, &dfp);
         if (ns < 0 || nd < 0) {
             XF_FAIL(err, XF_ERR_INTERNAL, "enumerate: a collision's graphs do not evaluate");
             return CONFIRM_ERROR;
@@ -145,14 +145,14 @@ confirm_result enum_confirm(const xf_enum_config *cfg, confirmer *c, const egrap
         if (ns != nd || sm != dm || sfp != dfp || sfp != fp) return CONFIRM_SECOND;
     }
     evalctx *s1 = &c->ev[1][0], *d1 = &c->ev[1][1];
-    if (evalctx_run_graph(s1, &c->held[1][0], src, tmp, &m1, &fp1) < 0) return CONFIRM_SECOND;
-    if (evalctx_run_graph(d1, &c->held[1][1], dst, tmp, &m1, &fp1) < 0) return CONFIRM_SECOND;
+    if (en_evalctx_run_graph(s1, &c->held[1][0], src, tmp, &m1, &fp1) < 0) return CONFIRM_SECOND;
+    if (en_evalctx_run_graph(d1, &c->held[1][1], dst, tmp, &m1, &fp1) < 0) return CONFIRM_SECOND;
     for (int k = 0; k < ns; k++)
-        if (evalctx_ref(d1, dout[k])->hash != evalctx_ref(s1, so[k])->hash) return CONFIRM_SECOND;
+        if (en_evalctx_ref(d1, dout[k])->hash != en_evalctx_ref(s1, so[k])->hash) return CONFIRM_SECOND;
 
     xf_rule_init(&cand->rule);
-    xf_status st = egraph_to_xf(cfg, src, sm, so, ns, &cand->rule.src, err);
-    if (st == XF_OK) st = egraph_to_xf(cfg, dst, dm, dout, nd, &cand->rule.dst, err);
+    xf_status st = en_egraph_to_xf(cfg, src, sm, so, ns, &cand->rule.src, err);
+    if (st == XF_OK) st = en_egraph_to_xf(cfg, dst, dm, dout, nd, &cand->rule.dst, err);
     double worst = 0;
     if (st == XF_OK) worst = float_check(&cand->rule, cfg->seed, err, &st);
     if (st != XF_OK || worst < 0) {

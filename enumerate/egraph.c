@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-void egraph_from_store(const xf_enum_config *cfg, const glevel *levels, int level, uint32_t idx,
+void en_egraph_from_store(const xf_enum_config *cfg, const glevel *levels, int level, uint32_t idx,
                        egraph *g)
 {
     memset(g, 0, sizeof *g);
@@ -28,32 +28,32 @@ void egraph_from_store(const xf_enum_config *cfg, const glevel *levels, int leve
         enode *n = &g->nodes[l - 1];
         n->var = r->var;
         n->n_in = r->n_in;
-        n->n_out = (uint8_t)enum_var_outputs(&cfg->ops[r->var]);
+        n->n_out = (uint8_t)en_var_outputs(&cfg->ops[r->var]);
         memcpy(n->in, r->in, MAX_NODE_INPUTS);
         idx = r->parent;
     }
 }
 
-uint64_t enum_ref_key(const uint64_t *node_keys, int ref)
+uint64_t en_ref_key(const uint64_t *node_keys, int ref)
 {
-    if (REF_IS_INPUT(ref)) return fp_mix(0x1A9u, (uint64_t)ref);
-    return fp_mix(node_keys[REF_NODE_OF(ref)], (uint64_t)REF_OUT_OF(ref) + 0x0C7u);
+    if (REF_IS_INPUT(ref)) return en_fp_mix(0x1A9u, (uint64_t)ref);
+    return en_fp_mix(node_keys[REF_NODE_OF(ref)], (uint64_t)REF_OUT_OF(ref) + 0x0C7u);
 }
 
-uint64_t enum_node_key(uint16_t var, int n_in, const uint8_t *in, const uint64_t *node_keys)
+uint64_t en_node_key(uint16_t var, int n_in, const uint8_t *in, const uint64_t *node_keys)
 {
-    uint64_t h = fp_mix(0x0D3u, var);
-    for (int i = 0; i < n_in; i++) h = fp_mix(h, enum_ref_key(node_keys, in[i]));
+    uint64_t h = en_fp_mix(0x0D3u, var);
+    for (int i = 0; i < n_in; i++) h = en_fp_mix(h, en_ref_key(node_keys, in[i]));
     return h;
 }
 
-void egraph_node_keys(const egraph *g, uint64_t *keys)
+void en_egraph_node_keys(const egraph *g, uint64_t *keys)
 {
     for (int j = 0; j < g->n_nodes; j++)
-        keys[j] = enum_node_key(g->nodes[j].var, g->nodes[j].n_in, g->nodes[j].in, keys);
+        keys[j] = en_node_key(g->nodes[j].var, g->nodes[j].n_in, g->nodes[j].in, keys);
 }
 
-uint64_t enum_struct_hash(const uint64_t *node_keys, uint32_t mask)
+uint64_t en_struct_hash(const uint64_t *node_keys, uint32_t mask)
 {
     uint64_t k[XF_ENUM_MAX_OPS];
     int n = 0;
@@ -64,29 +64,29 @@ uint64_t enum_struct_hash(const uint64_t *node_keys, uint32_t mask)
             while (i > 0 && k[i - 1] > v) k[i] = k[i - 1], i--;
             k[i] = v;
         }
-    uint64_t h = fp_mix(0x57C7u, (uint64_t)n);
-    for (int i = 0; i < n; i++) h = fp_mix(h, k[i]);
+    uint64_t h = en_fp_mix(0x57C7u, (uint64_t)n);
+    for (int i = 0; i < n; i++) h = en_fp_mix(h, k[i]);
     return h;
 }
 
-uint64_t enum_leaf_hash(uint32_t in_mask)
+uint64_t en_leaf_hash(uint32_t in_mask)
 {
-    return fp_mix(0x1EAFu, in_mask);
+    return en_fp_mix(0x1EAFu, in_mask);
 }
 
-uint64_t egraph_struct_hash(const egraph *g)
+uint64_t en_egraph_struct_hash(const egraph *g)
 {
     if (g->n_nodes == 0) {
         uint32_t m = 0;
         for (int i = 0; i < g->n_leaf; i++) m |= 1u << g->leaf[i];
-        return enum_leaf_hash(m);
+        return en_leaf_hash(m);
     }
     uint64_t keys[XF_ENUM_MAX_OPS];
-    egraph_node_keys(g, keys);
-    return enum_struct_hash(keys, (1u << g->n_nodes) - 1);
+    en_egraph_node_keys(g, keys);
+    return en_struct_hash(keys, (1u << g->n_nodes) - 1);
 }
 
-int egraph_outputs(const egraph *g, uint8_t *outs)
+int en_egraph_outputs(const egraph *g, uint8_t *outs)
 {
     if (g->n_nodes == 0) {
         memcpy(outs, g->leaf, (size_t)g->n_leaf);
@@ -105,7 +105,7 @@ int egraph_outputs(const egraph *g, uint8_t *outs)
     return n;
 }
 
-uint32_t egraph_input_mask(const egraph *g)
+uint32_t en_egraph_input_mask(const egraph *g)
 {
     uint32_t mask = 0;
     for (int j = 0; j < g->n_nodes; j++)

@@ -30,17 +30,17 @@
 /* ------------------------------------------------------------ vocabulary */
 
 /* Sets v->name from its parameters (vocab.c). */
-xf_status enum_opvar_name(xf_enum_opvar *v, xf_error *err);
+xf_status en_opvar_name(xf_enum_opvar *v, xf_error *err);
 /* Number of inputs a variant takes (0 for constant generators). */
-int enum_var_arity(const xf_enum_opvar *v);
+int en_var_arity(const xf_enum_opvar *v);
 /* Concrete params of variant v on inputs of the given shapes, and the
  * output count and shapes; 0 when the variant does not apply (shape rule,
  * rank restriction, equal-shape rule, limits of the config). */
-int enum_instantiate(const xf_enum_config *c, const xf_enum_opvar *v, int n_in,
+int en_instantiate(const xf_enum_config *c, const xf_enum_opvar *v, int n_in,
                      const xf_shape *in_shapes, xf_params *params, int *n_out, xf_shape *out_shapes);
 /* Only the concrete params (no shape inference): for inputs already known
  * to be valid. */
-void enum_var_params(const xf_enum_opvar *v, const xf_shape *in_shapes, xf_params *params);
+void en_var_params(const xf_enum_opvar *v, const xf_shape *in_shapes, xf_params *params);
 
 /* ----------------------------------------------------------------- store */
 
@@ -95,23 +95,23 @@ typedef struct hset {
 /* Asks the kernel to back [p, p+n) with huge pages, before it is touched:
  * the class and representative tables and the node memo are probed at
  * random, and with 4 KiB pages nearly every probe also misses the TLB. */
-void enum_advise_huge(void *p, size_t n);
-xf_status glevel_push(glevel *l, const grec *r, xf_error *err);
-void glevel_free(glevel *l);
-xf_status ctable_init(ctable *t, xf_error *err);
-size_t ctable_bytes(const ctable *t);
-void ctable_free(ctable *t);
-const centry *ctable_find(const ctable *t, uint64_t fp);
+void en_advise_huge(void *p, size_t n);
+xf_status en_glevel_push(glevel *l, const grec *r, xf_error *err);
+void en_glevel_free(glevel *l);
+xf_status en_ctable_init(ctable *t, xf_error *err);
+size_t en_ctable_bytes(const ctable *t);
+void en_ctable_free(ctable *t);
+const centry *en_ctable_find(const ctable *t, uint64_t fp);
 /* Starts loading the slot where fp's lookup begins (the tables are far
  * larger than the caches: issuing several loads before the lookups that
  * need them overlaps their misses). */
-void ctable_prefetch(const ctable *t, uint64_t fp);
-xf_status ctable_insert(ctable *t, const centry *e, xf_error *err);
-xf_status hset_init(hset *s, size_t cap, xf_error *err);
-void hset_free(hset *s);
-int hset_has(const hset *s, uint64_t h);
-void hset_prefetch(const hset *s, uint64_t h);
-xf_status hset_add(hset *s, uint64_t h, xf_error *err);
+void en_ctable_prefetch(const ctable *t, uint64_t fp);
+xf_status en_ctable_insert(ctable *t, const centry *e, xf_error *err);
+xf_status en_hset_init(hset *s, size_t cap, xf_error *err);
+void en_hset_free(hset *s);
+int en_hset_has(const hset *s, uint64_t h);
+void en_hset_prefetch(const hset *s, uint64_t h);
+xf_status en_hset_add(hset *s, uint64_t h, xf_error *err);
 
 /* ------------------------------------------------------- graph structure */
 
@@ -131,19 +131,19 @@ typedef struct egraph {
 } egraph;
 
 /* Follows parent links from record idx at `level`. */
-void egraph_from_store(const xf_enum_config *cfg, const glevel *levels, int level, uint32_t idx,
+void en_egraph_from_store(const xf_enum_config *cfg, const glevel *levels, int level, uint32_t idx,
                        egraph *g);
 /* Outputs of variant v (2 for a split, else 1). */
-int enum_var_outputs(const xf_enum_opvar *v);
+int en_var_outputs(const xf_enum_opvar *v);
 /* Canonical key of every node (depends on structure only) into keys[]. */
-void egraph_node_keys(const egraph *g, uint64_t *keys);
-uint64_t enum_ref_key(const uint64_t *node_keys, int ref);
-uint64_t enum_node_key(uint16_t var, int n_in, const uint8_t *in, const uint64_t *node_keys);
+void en_egraph_node_keys(const egraph *g, uint64_t *keys);
+uint64_t en_ref_key(const uint64_t *node_keys, int ref);
+uint64_t en_node_key(uint16_t var, int n_in, const uint8_t *in, const uint64_t *node_keys);
 /* Structural hash of the node subset `mask` (all nodes: (1<<n)-1). */
-uint64_t enum_struct_hash(const uint64_t *node_keys, uint32_t mask);
+uint64_t en_struct_hash(const uint64_t *node_keys, uint32_t mask);
 /* Structural hash of the leaf graph over inputs `in_mask`. */
-uint64_t enum_leaf_hash(uint32_t in_mask);
-uint64_t egraph_struct_hash(const egraph *g);
+uint64_t en_leaf_hash(uint32_t in_mask);
+uint64_t en_egraph_struct_hash(const egraph *g);
 
 /* ------------------------------------------------------------ evaluation */
 
@@ -164,40 +164,40 @@ typedef struct evalctx {
 
 /* Points ctx at inputs (evaluation `which`) held in `inputs` and allocates
  * node slots. */
-xf_status evalctx_init(evalctx *ctx, const xf_enum_config *cfg, const evalue *inputs, int which,
+xf_status en_evalctx_init(evalctx *ctx, const xf_enum_config *cfg, const evalue *inputs, int which,
                        xf_error *err);
-void evalctx_free(evalctx *ctx);
+void en_evalctx_free(evalctx *ctx);
 /* Builds input data of evaluation `which` (owner frees each .d). */
-xf_status enum_make_inputs(const xf_enum_config *cfg, int which, evalue *inputs, xf_error *err);
-const evalue *evalctx_ref(const evalctx *ctx, int ref);
+xf_status en_make_inputs(const xf_enum_config *cfg, int which, evalue *inputs, xf_error *err);
+const evalue *en_evalctx_ref(const evalctx *ctx, int ref);
 /* Runs node j of g (inputs already evaluated) into node slot j, with
  * concrete params and output shapes already known; hashes the outputs. */
-void evalctx_run_node(evalctx *ctx, const egraph *g, int j, const xf_params *params,
+void en_evalctx_run_node(evalctx *ctx, const egraph *g, int j, const xf_params *params,
                       const xf_shape *out_shapes);
 /* Instantiates node j's variant on its input shapes, then runs it; 0 when
  * the variant does not apply (never for a stored graph). */
-int evalctx_eval_node(evalctx *ctx, const egraph *g, int j);
+int en_evalctx_eval_node(evalctx *ctx, const egraph *g, int j);
 /* Number of leading nodes a and b have in common (same variant, same
  * inputs): those nodes compute the same values in both. */
-int egraph_same_prefix(const egraph *a, const egraph *b);
+int en_egraph_same_prefix(const egraph *a, const egraph *b);
 /* Evaluates the whole graph; output refs sorted by output hash into outs
  * (count returned), input mask into *in_mask, class key into *fp. `held`
  * describes the nodes whose values ctx holds from the last call (zeroed
  * before the first): the leading nodes g shares with it are not run again,
  * and it is updated to what ctx holds afterwards. */
-int evalctx_run_graph(evalctx *ctx, egraph *held, const egraph *g, uint8_t *outs,
+int en_evalctx_run_graph(evalctx *ctx, egraph *held, const egraph *g, uint8_t *outs,
                       uint32_t *in_mask, uint64_t *fp);
 /* Output refs of g (values no node consumes; leaf: its inputs), unsorted. */
-int egraph_outputs(const egraph *g, uint8_t *outs);
+int en_egraph_outputs(const egraph *g, uint8_t *outs);
 /* The inputs g reads (bit i: input i). */
-uint32_t egraph_input_mask(const egraph *g);
+uint32_t en_egraph_input_mask(const egraph *g);
 /* Class key from output hashes (any order) and the input mask. */
-uint64_t enum_class_key(const uint64_t *out_hashes, int n, uint32_t in_mask);
+uint64_t en_class_key(const uint64_t *out_hashes, int n, uint32_t in_mask);
 
 /* --------------------------------------------------------------- rules */
 
 /* Builds xf_graph form of g with outputs in the order `outs`. */
-xf_status egraph_to_xf(const xf_enum_config *cfg, const egraph *g, uint32_t in_mask,
+xf_status en_egraph_to_xf(const xf_enum_config *cfg, const egraph *g, uint32_t in_mask,
                        const uint8_t *outs, int n_outs, xf_graph *out, xf_error *err);
 
 /* Outcome of confirming one collision. */
@@ -214,14 +214,14 @@ typedef struct confirmer {
     egraph held[2][2];
 } confirmer;
 
-xf_status confirmer_init(confirmer *c, const xf_enum_config *cfg, const evalue *in0,
+xf_status en_confirmer_init(confirmer *c, const xf_enum_config *cfg, const evalue *in0,
                          const evalue *in1, xf_error *err);
-void confirmer_free(confirmer *c);
+void en_confirmer_free(confirmer *c);
 /* Second field evaluation and float32 check of src against dst, which
  * collided on class key fp; on CONFIRM_OK fills cand->rule. The first
  * evaluation is not repeated for single-output graphs: it gave both fp
  * (that is how they met), and one output needs no alignment. */
-confirm_result enum_confirm(const xf_enum_config *cfg, confirmer *c, const egraph *src,
+confirm_result en_confirm(const xf_enum_config *cfg, confirmer *c, const egraph *src,
                             const egraph *dst, uint64_t fp, xf_enum_candidate *cand,
                             xf_error *err);
 
@@ -243,10 +243,10 @@ typedef struct enum_state {
 } enum_state;
 
 /* Saves s. */
-xf_status enum_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_state *s,
+xf_status en_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_state *s,
                                xf_error *err);
 /* *found = 0 when the file does not exist. */
-xf_status enum_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *s, int *found,
+xf_status en_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *s, int *found,
                                xf_error *err);
 
 #endif /* XF_ENUMERATE_ENUM_IMPL_H */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-xf_status enum_make_inputs(const xf_enum_config *cfg, int which, evalue *inputs, xf_error *err)
+xf_status en_make_inputs(const xf_enum_config *cfg, int which, evalue *inputs, xf_error *err)
 {
     memset(inputs, 0, sizeof(evalue) * XF_ENUM_MAX_INPUTS);
     for (int i = 0; i < cfg->n_inputs; i++) {
@@ -27,19 +27,19 @@ xf_status enum_make_inputs(const xf_enum_config *cfg, int which, evalue *inputs,
             return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for input %s",
                            cfg->inputs[i].name);
         }
-        fp_input_fill(cfg->seed, which, i, v->d, n);
+        en_fp_input_fill(cfg->seed, which, i, v->d, n);
         fp_tensor t = {v->shape, v->d};
-        v->hash = fp_tensor_hash(&t);
+        v->hash = en_fp_tensor_hash(&t);
     }
     return XF_OK;
 }
 
-xf_status evalctx_init(evalctx *ctx, const xf_enum_config *cfg, const evalue *inputs, int which,
+xf_status en_evalctx_init(evalctx *ctx, const xf_enum_config *cfg, const evalue *inputs, int which,
                        xf_error *err)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->cfg = cfg;
-    fp_keys_make(&ctx->keys, cfg->seed, which);
+    en_fp_keys_make(&ctx->keys, cfg->seed, which);
     memcpy(ctx->in, inputs, sizeof ctx->in);
     size_t per = (size_t)cfg->max_numel;
     ctx->pool = xf_malloc(sizeof(uint64_t) * per * XF_ENUM_MAX_OPS * 2);
@@ -50,19 +50,19 @@ xf_status evalctx_init(evalctx *ctx, const xf_enum_config *cfg, const evalue *in
     return XF_OK;
 }
 
-void evalctx_free(evalctx *ctx)
+void en_evalctx_free(evalctx *ctx)
 {
     xf_free(ctx->pool);
     ctx->pool = NULL;
 }
 
-const evalue *evalctx_ref(const evalctx *ctx, int ref)
+const evalue *en_evalctx_ref(const evalctx *ctx, int ref)
 {
     if (REF_IS_INPUT(ref)) return &ctx->in[ref];
     return &ctx->node[REF_NODE_OF(ref)][REF_OUT_OF(ref)];
 }
 
-void evalctx_run_node(evalctx *ctx, const egraph *g, int j, const xf_params *params,
+void en_evalctx_run_node(evalctx *ctx, const egraph *g, int j, const xf_params *params,
                       const xf_shape *out_shapes)
 {
     const enode *n = &g->nodes[j];
@@ -70,7 +70,7 @@ void evalctx_run_node(evalctx *ctx, const egraph *g, int j, const xf_params *par
     fp_tensor ins[MAX_NODE_INPUTS], outs[2];
     const fp_tensor *inp[MAX_NODE_INPUTS];
     for (int i = 0; i < n->n_in; i++) {
-        const evalue *e = evalctx_ref(ctx, n->in[i]);
+        const evalue *e = en_evalctx_ref(ctx, n->in[i]);
         ins[i].shape = e->shape;
         ins[i].d = e->d;
         inp[i] = &ins[i];
@@ -80,24 +80,24 @@ void evalctx_run_node(evalctx *ctx, const egraph *g, int j, const xf_params *par
         outs[k].shape = out_shapes[k];
         outs[k].d = ctx->node[j][k].d;
     }
-    fp_op_run(&ctx->keys, v->op, params, n->n_in, inp, n->n_out, outs);
-    for (int k = 0; k < n->n_out; k++) ctx->node[j][k].hash = fp_tensor_hash(&outs[k]);
+    en_fp_op_run(&ctx->keys, v->op, params, n->n_in, inp, n->n_out, outs);
+    for (int k = 0; k < n->n_out; k++) ctx->node[j][k].hash = en_fp_tensor_hash(&outs[k]);
 }
 
-int evalctx_eval_node(evalctx *ctx, const egraph *g, int j)
+int en_evalctx_eval_node(evalctx *ctx, const egraph *g, int j)
 {
     const enode *n = &g->nodes[j];
     xf_shape in_sh[MAX_NODE_INPUTS], out_sh[2];
-    for (int i = 0; i < n->n_in; i++) in_sh[i] = evalctx_ref(ctx, n->in[i])->shape;
+    for (int i = 0; i < n->n_in; i++) in_sh[i] = en_evalctx_ref(ctx, n->in[i])->shape;
     xf_params p;
     int n_out;
-    if (!enum_instantiate(ctx->cfg, &ctx->cfg->ops[n->var], n->n_in, in_sh, &p, &n_out, out_sh))
+    if (!en_instantiate(ctx->cfg, &ctx->cfg->ops[n->var], n->n_in, in_sh, &p, &n_out, out_sh))
         return 0;
-    evalctx_run_node(ctx, g, j, &p, out_sh);
+    en_evalctx_run_node(ctx, g, j, &p, out_sh);
     return 1;
 }
 
-uint64_t enum_class_key(const uint64_t *out_hashes, int n, uint32_t in_mask)
+uint64_t en_class_key(const uint64_t *out_hashes, int n, uint32_t in_mask)
 {
     uint64_t h[MAX_GRAPH_OUTPUTS + 2];
     for (int i = 0; i < n; i++) {
@@ -106,12 +106,12 @@ uint64_t enum_class_key(const uint64_t *out_hashes, int n, uint32_t in_mask)
         while (k > 0 && h[k - 1] > v) h[k] = h[k - 1], k--;
         h[k] = v;
     }
-    uint64_t key = fp_mix(fp_mix(0xC1A55u, in_mask), (uint64_t)n);
-    for (int i = 0; i < n; i++) key = fp_mix(key, h[i]);
+    uint64_t key = en_fp_mix(en_fp_mix(0xC1A55u, in_mask), (uint64_t)n);
+    for (int i = 0; i < n; i++) key = en_fp_mix(key, h[i]);
     return key ? key : 1;
 }
 
-int egraph_same_prefix(const egraph *a, const egraph *b)
+int en_egraph_same_prefix(const egraph *a, const egraph *b)
 {
     int n = 0;
     while (n < a->n_nodes && n < b->n_nodes && a->nodes[n].var == b->nodes[n].var &&
@@ -121,17 +121,17 @@ int egraph_same_prefix(const egraph *a, const egraph *b)
     return n;
 }
 
-int evalctx_run_graph(evalctx *ctx, egraph *held, const egraph *g, uint8_t *outs, uint32_t *in_mask,
+int en_evalctx_run_graph(evalctx *ctx, egraph *held, const egraph *g, uint8_t *outs, uint32_t *in_mask,
                       uint64_t *fp)
 {
-    int from = egraph_same_prefix(held, g);
+    int from = en_egraph_same_prefix(held, g);
     *held = *g;
     for (int j = held->n_nodes = from; j < g->n_nodes; j++, held->n_nodes = j)
-        if (!evalctx_eval_node(ctx, g, j)) return -1;
-    uint32_t mask = egraph_input_mask(g);
-    int n = egraph_outputs(g, outs);
+        if (!en_evalctx_eval_node(ctx, g, j)) return -1;
+    uint32_t mask = en_egraph_input_mask(g);
+    int n = en_egraph_outputs(g, outs);
     uint64_t h[MAX_GRAPH_OUTPUTS];
-    for (int i = 0; i < n; i++) h[i] = evalctx_ref(ctx, outs[i])->hash;
+    for (int i = 0; i < n; i++) h[i] = en_evalctx_ref(ctx, outs[i])->hash;
     /* sort outputs by hash: aligned outputs of equal graphs */
     for (int i = 1; i < n; i++) {
         uint64_t hv = h[i];
@@ -141,6 +141,6 @@ int evalctx_run_graph(evalctx *ctx, egraph *held, const egraph *g, uint8_t *outs
         h[k] = hv, outs[k] = ov;
     }
     *in_mask = mask;
-    *fp = enum_class_key(h, n, mask);
+    *fp = en_class_key(h, n, mask);
     return n;
 }

@@ -25,25 +25,25 @@
 
 #define MEMO_LOG2 18 /* 2^18 entries, 10 MB a worker */
 
-xf_status worker_init(worker *w, const xf_enum_config *cfg, const evalue *inputs, xf_error *err)
+xf_status en_worker_init(worker *w, const xf_enum_config *cfg, const evalue *inputs, xf_error *err)
 {
     memset(w, 0, sizeof *w);
-    xf_status st = evalctx_init(&w->ev, cfg, inputs, 0, err);
-    if (st == XF_OK) st = shapecache_init(&w->sc, cfg, err);
-    if (st == XF_OK) st = valmemo_init(&w->memo, MEMO_LOG2, err);
+    xf_status st = en_evalctx_init(&w->ev, cfg, inputs, 0, err);
+    if (st == XF_OK) st = en_shapecache_init(&w->sc, cfg, err);
+    if (st == XF_OK) st = en_valmemo_init(&w->memo, MEMO_LOG2, err);
     if (st != XF_OK) {
-        worker_free(w);
+        en_worker_free(w);
         return st;
     }
-    for (int i = 0; i < cfg->n_inputs; i++) w->in_sid[i] = sc_intern(&w->sc, &cfg->inputs[i].shape);
+    for (int i = 0; i < cfg->n_inputs; i++) w->in_sid[i] = en_sc_intern(&w->sc, &cfg->inputs[i].shape);
     return XF_OK;
 }
 
-void worker_free(worker *w)
+void en_worker_free(worker *w)
 {
-    evalctx_free(&w->ev);
-    shapecache_free(&w->sc);
-    valmemo_free(&w->memo);
+    en_evalctx_free(&w->ev);
+    en_shapecache_free(&w->sc);
+    en_valmemo_free(&w->memo);
 }
 
 static xf_status push_child(childbuf *b, const child *c, xf_error *err)
@@ -59,13 +59,13 @@ static xf_status push_child(childbuf *b, const child *c, xf_error *err)
     return XF_OK;
 }
 
-void child_graph(const level_ctx *lc, const child *c, egraph *g)
+void en_child_graph(const level_ctx *lc, const child *c, egraph *g)
 {
-    egraph_from_store(lc->cfg, lc->levels, lc->level - 1, c->parent, g);
+    en_egraph_from_store(lc->cfg, lc->levels, lc->level - 1, c->parent, g);
     enode *n = &g->nodes[g->n_nodes++];
     n->var = c->var;
     n->n_in = c->n_in;
-    n->n_out = (uint8_t)enum_var_outputs(&lc->cfg->ops[c->var]);
+    n->n_out = (uint8_t)en_var_outputs(&lc->cfg->ops[c->var]);
     memcpy(n->in, c->in, MAX_NODE_INPUTS);
 }
 
@@ -101,11 +101,11 @@ static uint64_t renamed_hash(const level_ctx *lc, const worker *w, const egraph 
     for (int u = 0; u < g->n_nodes; u++) {
         if (!(q & (1u << u))) continue;
         const enode *n = &g->nodes[u];
-        uint64_t h = fp_mix(0x0D3u, n->var);
+        uint64_t h = en_fp_mix(0x0D3u, n->var);
         for (int i = 0; i < n->n_in; i++) {
             int r = n->in[i];
             if (REF_IS_INPUT(r) || (q & (1u << REF_NODE_OF(r)))) {
-                h = fp_mix(h, enum_ref_key(keys, r));
+                h = en_fp_mix(h, en_ref_key(keys, r));
                 continue;
             }
             if (renamed[r] < 0) {
@@ -117,11 +117,11 @@ static uint64_t renamed_hash(const level_ctx *lc, const worker *w, const egraph 
                     }
                 if (renamed[r] < 0) return 0;
             }
-            h = fp_mix(h, enum_ref_key(keys, renamed[r]));
+            h = en_fp_mix(h, en_ref_key(keys, renamed[r]));
         }
         keys[u] = h;
     }
-    return enum_struct_hash(keys, q);
+    return en_struct_hash(keys, q);
 }
 
 /* Step 7: whether every proper subgraph containing the new node that could
@@ -165,11 +165,11 @@ static int irreducible(const level_ctx *lc, const worker *w, const egraph *g,
         if (!ok) continue;
         uint64_t h = renamed_hash(lc, w, g, q);
         if (h == 0) continue;
-        hset_prefetch(lc->reps, h);
+        en_hset_prefetch(lc->reps, h);
         hs[n_hs++] = h;
     }
     for (int i = 0; i < n_hs; i++)
-        if (!hset_has(lc->reps, hs[i])) return 0;
+        if (!en_hset_has(lc->reps, hs[i])) return 0;
     return 1;
 }
 
@@ -198,7 +198,7 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
             }
     int n_outs = ps->n_outs - consumed + n_out;
     if (n_outs > lc->out_bound) return XF_OK;
-    uint64_t key = enum_node_key((uint16_t)var, n_in, in, ps->keys);
+    uint64_t key = en_node_key((uint16_t)var, n_in, in, ps->keys);
     for (int j = 0; j < n; j++) {
         int sink = 1;
         for (int k = 0; k < pg->nodes[j].n_out; k++)
@@ -217,23 +217,23 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
     xf_shape in_sh[MAX_NODE_INPUTS], out_sh[2];
     uint64_t in_h[MAX_NODE_INPUTS], out_h[2];
     for (int i = 0; i < n_in; i++) {
-        const evalue *e = evalctx_ref(&w->ev, in[i]);
+        const evalue *e = en_evalctx_ref(&w->ev, in[i]);
         in_sh[i] = e->shape;
         in_h[i] = e->hash;
     }
     for (int k = 0; k < n_out; k++) out_sh[k] = w->sc.shapes[out_sid[k]];
-    if (valmemo_get(&w->memo, var, n_in, in_h, out_h)) {
+    if (en_valmemo_get(&w->memo, var, n_in, in_h, out_h)) {
         for (int k = 0; k < n_out; k++) { /* only hash and shape of the new node are read */
             w->ev.node[n][k].shape = out_sh[k];
             w->ev.node[n][k].hash = out_h[k];
         }
     } else {
         xf_params p;
-        enum_var_params(&lc->cfg->ops[var], in_sh, &p);
-        evalctx_run_node(&w->ev, g, n, &p, out_sh);
+        en_var_params(&lc->cfg->ops[var], in_sh, &p);
+        en_evalctx_run_node(&w->ev, g, n, &p, out_sh);
         out_h[0] = w->ev.node[n][0].hash;
         out_h[1] = n_out > 1 ? w->ev.node[n][1].hash : 0;
-        valmemo_put(&w->memo, var, n_in, in_h, out_h);
+        en_valmemo_put(&w->memo, var, n_in, in_h, out_h);
     }
 
     uint64_t h[MAX_GRAPH_OUTPUTS];
@@ -242,7 +242,7 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
     for (int k = 0; k < ps->n_outs; k++) {
         int read = 0;
         for (int i = 0; i < n_in; i++) read |= in[i] == ps->outs[k];
-        if (!read) h[nh++] = evalctx_ref(&w->ev, ps->outs[k])->hash;
+        if (!read) h[nh++] = en_evalctx_ref(&w->ev, ps->outs[k])->hash;
     }
     for (int k = 0; k < n_out; k++) h[nh++] = w->ev.node[n][k].hash;
     for (int i = 0; i < n_in; i++)
@@ -262,8 +262,8 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
     }
     child c;
     memset(&c, 0, sizeof c);
-    c.fp = enum_class_key(h, nh, mask);
-    c.shash = enum_struct_hash(keys, (1u << (n + 1)) - 1);
+    c.fp = en_class_key(h, nh, mask);
+    c.shash = en_struct_hash(keys, (1u << (n + 1)) - 1);
     c.parent = ps->index;
     c.var = (uint16_t)var;
     memcpy(c.in, in, (size_t)n_in);
@@ -272,13 +272,13 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
     return push_child(out, &c, err);
 }
 
-xf_status extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbuf *out,
+xf_status en_extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbuf *out,
                         xf_error *err)
 {
     const xf_enum_config *cfg = lc->cfg;
     pstate ps;
     memset(&ps, 0, sizeof ps);
-    egraph_from_store(cfg, lc->levels, lc->level - 1, parent, &ps.g);
+    en_egraph_from_store(cfg, lc->levels, lc->level - 1, parent, &ps.g);
     const grec *pr = &lc->levels[lc->level - 1].v[parent];
     if (pr->flags & GREC_LEAF) return XF_OK;
     ps.n = ps.g.n_nodes;
@@ -286,21 +286,21 @@ xf_status extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbu
     ps.index = parent;
     /* consecutive parents share their first nodes (siblings share all but
      * the last): values still in ev from the last parent are kept */
-    int same = egraph_same_prefix(&w->evald, &ps.g);
+    int same = en_egraph_same_prefix(&w->evald, &ps.g);
     w->evald = ps.g;
     w->evald.n_nodes = same;
     for (int j = same; j < ps.n; j++, w->evald.n_nodes = j)
-        if (!evalctx_eval_node(&w->ev, &ps.g, j))
+        if (!en_evalctx_eval_node(&w->ev, &ps.g, j))
             return XF_FAIL(err, XF_ERR_INTERNAL, "enumerate: stored graph %u at level %d does not "
                            "evaluate", parent, lc->level - 1);
-    egraph_node_keys(&ps.g, ps.keys);
+    en_egraph_node_keys(&ps.g, ps.keys);
     for (int j = 0; j < ps.n; j++)
         for (int i = 0; i < ps.g.nodes[j].n_in; i++) {
             int r = ps.g.nodes[j].in[i];
             ps.readers[r] |= (uint16_t)(1u << j);
             if (REF_IS_INPUT(r)) ps.in_mask |= 1u << r;
         }
-    ps.n_outs = egraph_outputs(&ps.g, ps.outs);
+    ps.n_outs = en_egraph_outputs(&ps.g, ps.outs);
 
     /* values the new node may read, grouped by shape id */
     uint8_t refs[N_REFS];
@@ -312,7 +312,7 @@ xf_status extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbu
     for (int j = 0; j < ps.n; j++)
         for (int k = 0; k < ps.g.nodes[j].n_out; k++) {
             int r = REF_NODE(j, k);
-            ps.sid[r] = sc_intern(&w->sc, &w->ev.node[j][k].shape);
+            ps.sid[r] = en_sc_intern(&w->sc, &w->ev.node[j][k].shape);
             if (ps.sid[r] < 0)
                 return XF_FAIL(err, XF_ERR_INTERNAL, "enumerate: more than %d distinct shapes",
                                SC_MAX_SHAPES);
@@ -327,18 +327,18 @@ xf_status extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbu
 
     xf_status st = XF_OK;
     for (int var = 0; var < cfg->n_ops && st == XF_OK; var++) {
-        int arity = enum_var_arity(&cfg->ops[var]);
+        int arity = en_var_arity(&cfg->ops[var]);
         int n_out, out_sid[2];
         uint8_t in[MAX_NODE_INPUTS];
         if (arity == 0) {
-            if (sc_apply(&w->sc, var, 0, NULL, &n_out, out_sid))
+            if (en_sc_apply(&w->sc, var, 0, NULL, &n_out, out_sid))
                 st = try_child(w, lc, &ps, var, 0, in, n_out, out_sid, out, err);
             continue;
         }
         for (int ga = 0; ga < n_groups && st == XF_OK; ga++) {
             for (int gb = 0; gb < (arity == 2 ? n_groups : 1) && st == XF_OK; gb++) {
                 int ids[2] = {group_sid[ga], group_sid[gb]};
-                if (!sc_apply(&w->sc, var, arity, ids, &n_out, out_sid)) continue;
+                if (!en_sc_apply(&w->sc, var, arity, ids, &n_out, out_sid)) continue;
                 for (int a = 0; a < n_refs && st == XF_OK; a++) {
                     if (ps.sid[refs[a]] != ids[0]) continue;
                     in[0] = refs[a];

@@ -43,13 +43,13 @@ typedef struct worker {
     uint64_t reducible; /* children dropped as reducible */
 } worker;
 
-xf_status worker_init(worker *w, const xf_enum_config *cfg, const evalue *inputs, xf_error *err);
-void worker_free(worker *w);
+xf_status en_worker_init(worker *w, const xf_enum_config *cfg, const evalue *inputs, xf_error *err);
+void en_worker_free(worker *w);
 /* Appends to `out` every canonical, irreducible child of stored graph
  * `parent` (at lc->level - 1). */
-xf_status extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbuf *out,
+xf_status en_extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbuf *out,
                         xf_error *err);
 /* Rebuilds a child's structure. */
-void child_graph(const level_ctx *lc, const child *c, egraph *g);
+void en_child_graph(const level_ctx *lc, const child *c, egraph *g);
 
 #endif /* XF_ENUMERATE_EXTEND_H */

@@ -16,36 +16,36 @@
 
 #include <string.h>
 
-uint64_t fp_mix(uint64_t h, uint64_t v)
+uint64_t en_fp_mix(uint64_t h, uint64_t v)
 {
     h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
     h *= 0xBF58476D1CE4E5B9ull;
     return h ^ (h >> 29);
 }
 
-uint64_t fp_tensor_hash(const fp_tensor *t)
+uint64_t en_fp_tensor_hash(const fp_tensor *t)
 {
-    uint64_t h = fp_mix(0x7E750Bull, (uint64_t)t->shape.rank);
-    for (int i = 0; i < t->shape.rank; i++) h = fp_mix(h, (uint64_t)t->shape.dims[i]);
+    uint64_t h = en_fp_mix(0x7E750Bull, (uint64_t)t->shape.rank);
+    for (int i = 0; i < t->shape.rank; i++) h = en_fp_mix(h, (uint64_t)t->shape.dims[i]);
     int64_t n = xf_shape_numel(&t->shape);
-    for (int64_t i = 0; i < n; i++) h = fp_mix(h, t->d[i]);
+    for (int64_t i = 0; i < n; i++) h = en_fp_mix(h, t->d[i]);
     return h;
 }
 
-void fp_keys_make(fp_keys *k, uint64_t seed, int which)
+void en_fp_keys_make(fp_keys *k, uint64_t seed, int which)
 {
     for (int i = 0; i < FPK_COUNT; i++)
-        k->k[i] = fp_mix(fp_mix(fp_mix(0x6B3Eull, seed), (uint64_t)which), (uint64_t)i);
+        k->k[i] = en_fp_mix(en_fp_mix(en_fp_mix(0x6B3Eull, seed), (uint64_t)which), (uint64_t)i);
 }
 
-void fp_input_fill(uint64_t seed, int which, int input, uint64_t *d, int64_t n)
+void en_fp_input_fill(uint64_t seed, int which, int input, uint64_t *d, int64_t n)
 {
     xf_rng r;
-    xf_rng_seed(&r, fp_mix(fp_mix(fp_mix(0x1D9u, seed), (uint64_t)which), (uint64_t)input));
+    xf_rng_seed(&r, en_fp_mix(en_fp_mix(en_fp_mix(0x1D9u, seed), (uint64_t)which), (uint64_t)input));
     for (int64_t i = 0; i < n; i++) d[i] = xf_enum_fp_reduce(xf_rng_next(&r));
 }
 
-int fp_op_supported(xf_op op)
+int en_fp_op_supported(xf_op op)
 {
     /* element-wise (ir's operator classes): all of the rule language but
      * dropout and cast (no rule has them) and the comparison and select,
@@ -68,7 +68,7 @@ int fp_op_supported(xf_op op)
 
 /* ------------------------------------------------------------ element-wise */
 
-uint64_t fp_reduce128(unsigned __int128 z)
+uint64_t en_fp_reduce128(unsigned __int128 z)
 {
     uint64_t lo = (uint64_t)z & XF_ENUM_P, mid = (uint64_t)(z >> 61) & XF_ENUM_P;
     uint64_t hi = (uint64_t)(z >> 122);
@@ -81,7 +81,7 @@ static void unary_prf(uint64_t key, const fp_tensor *x, fp_tensor *y)
     for (int64_t i = 0; i < n; i++) y->d[i] = xf_enum_fp_prf(key, x->d[i]);
 }
 
-void fp_activation(const fp_keys *k, int act, uint64_t *d, int64_t n)
+void en_fp_activation(const fp_keys *k, int act, uint64_t *d, int64_t n)
 {
     fp_key_kind kind = act == XF_ACT_RELU ? FPK_RELU : act == XF_ACT_SIGMOID ? FPK_SIGMOID : FPK_TANH;
     if (act == XF_ACT_NONE) return;
@@ -89,7 +89,7 @@ void fp_activation(const fp_keys *k, int act, uint64_t *d, int64_t n)
 }
 
 /* Strides of `in` viewed as broadcast to rank-`rank` shape (0 on broadcast dims). */
-void fp_bcast_strides(const xf_shape *in, const xf_shape *out, int64_t *st)
+void en_fp_bcast_strides(const xf_shape *in, const xf_shape *out, int64_t *st)
 {
     int64_t s[XF_MAX_DIMS];
     xf_shape_strides(in, s);
@@ -113,10 +113,10 @@ static void next_index(const xf_shape *s, int64_t *idx, int n_ops, int64_t st[][
     }
 }
 
-void fp_broadcast_copy(const fp_tensor *x, fp_tensor *y)
+void en_fp_broadcast_copy(const fp_tensor *x, fp_tensor *y)
 {
     int64_t st[1][XF_MAX_DIMS], idx[XF_MAX_DIMS] = {0}, off[1] = {0};
-    fp_bcast_strides(&x->shape, &y->shape, st[0]);
+    en_fp_bcast_strides(&x->shape, &y->shape, st[0]);
     int64_t n = xf_shape_numel(&y->shape);
     for (int64_t i = 0; i < n; i++) {
         y->d[i] = x->d[off[0]];
@@ -130,8 +130,8 @@ void fp_broadcast_copy(const fp_tensor *x, fp_tensor *y)
 static void binary(xf_op op, uint64_t pow_key, const fp_tensor *a, const fp_tensor *b, fp_tensor *y)
 {
     int64_t st[2][XF_MAX_DIMS], idx[XF_MAX_DIMS] = {0}, off[2] = {0, 0};
-    fp_bcast_strides(&a->shape, &y->shape, st[0]);
-    fp_bcast_strides(&b->shape, &y->shape, st[1]);
+    en_fp_bcast_strides(&a->shape, &y->shape, st[0]);
+    en_fp_bcast_strides(&b->shape, &y->shape, st[1]);
     int64_t n = xf_shape_numel(&y->shape);
     for (int64_t i = 0; i < n; i++) {
         uint64_t u = a->d[off[0]], v = b->d[off[1]], r;
@@ -165,8 +165,8 @@ static void matmul(const fp_tensor *a, const fp_tensor *b, fp_tensor *y)
         bo.dims[i] = da > db ? da : db;
     }
     int64_t st[2][XF_MAX_DIMS], idx[XF_MAX_DIMS] = {0}, off[2] = {0, 0};
-    fp_bcast_strides(&ba, &bo, st[0]);
-    fp_bcast_strides(&bb, &bo, st[1]);
+    en_fp_bcast_strides(&ba, &bo, st[0]);
+    en_fp_bcast_strides(&bb, &bo, st[1]);
     int64_t batches = xf_shape_numel(&bo);
     for (int64_t bi = 0; bi < batches; bi++) {
         const uint64_t *pa = a->d + off[0] * m * kk, *pb = b->d + off[1] * kk * nn;
@@ -176,9 +176,9 @@ static void matmul(const fp_tensor *a, const fp_tensor *b, fp_tensor *y)
                 unsigned __int128 acc = 0;
                 for (int64_t t = 0; t < kk; t++) {
                     acc += (unsigned __int128)pa[i * kk + t] * pb[t * nn + j];
-                    if ((t & 31) == 31) acc = fp_reduce128(acc);
+                    if ((t & 31) == 31) acc = en_fp_reduce128(acc);
                 }
-                py[i * nn + j] = fp_reduce128(acc);
+                py[i * nn + j] = en_fp_reduce128(acc);
             }
         next_index(&bo, idx, 2, st, off);
     }
@@ -229,13 +229,13 @@ static void layernorm(const fp_keys *k, const xf_params *p, int n_in, const fp_t
     int64_t inner = xf_shape_numel(&tail), outer = xf_shape_numel(&x->shape) / inner;
     uint64_t scale[FP_MAX_NUMEL], bias[FP_MAX_NUMEL];
     fp_tensor ts = {tail, scale}, tb = {tail, bias};
-    fp_broadcast_copy(in[1], &ts);
-    if (n_in > 2 && in[2]) fp_broadcast_copy(in[2], &tb);
+    en_fp_broadcast_copy(in[1], &ts);
+    if (n_in > 2 && in[2]) en_fp_broadcast_copy(in[2], &tb);
     else memset(bias, 0, sizeof(uint64_t) * (size_t)inner);
     uint64_t inv_n = xf_enum_fp_inv((uint64_t)inner);
     uint64_t eps_key;
     memcpy(&eps_key, &(double){(double)p->epsilon}, sizeof eps_key);
-    eps_key = fp_mix(k->k[FPK_RSQRT], eps_key);
+    eps_key = en_fp_mix(k->k[FPK_RSQRT], eps_key);
     for (int64_t o = 0; o < outer; o++) {
         const uint64_t *xr = x->d + o * inner;
         uint64_t *yr = y->d + o * inner, sum = 0, ss = 0;
@@ -292,7 +292,7 @@ static void global_avgpool(const fp_tensor *x, fp_tensor *y)
 
 /* ---------------------------------------------------------------- dispatch */
 
-void fp_op_run(const fp_keys *k, xf_op op, const xf_params *p, int n_in, const fp_tensor *const *in,
+void en_fp_op_run(const fp_keys *k, xf_op op, const xf_params *p, int n_in, const fp_tensor *const *in,
                int n_out, fp_tensor *out)
 {
     int64_t n = n_out > 0 ? xf_shape_numel(&out[0].shape) : 0;
@@ -327,7 +327,7 @@ void fp_op_run(const fp_keys *k, xf_op op, const xf_params *p, int n_in, const f
         if (xf_op_is(op, XF_OPC_VIEW)) /* the same elements in the same order */
             memcpy(out->d, in[0]->d, sizeof(uint64_t) * (size_t)n);
         else
-            fp_run_spatial(k, op, p, n_in, in, n_out, out);
+            en_fp_run_spatial(k, op, p, n_in, in, n_out, out);
         break;
     }
 }

@@ -20,9 +20,9 @@ typedef struct fp_keys {
 } fp_keys;
 
 /* Keys of evaluation `which` (0: fingerprint, 1: confirmation) under `seed`. */
-void fp_keys_make(fp_keys *k, uint64_t seed, int which);
+void en_fp_keys_make(fp_keys *k, uint64_t seed, int which);
 /* Element i of graph input `input` in evaluation `which` under `seed`. */
-void fp_input_fill(uint64_t seed, int which, int input, uint64_t *d, int64_t n);
+void en_fp_input_fill(uint64_t seed, int which, int input, uint64_t *d, int64_t n);
 
 typedef struct fp_tensor {
     xf_shape shape;
@@ -30,17 +30,17 @@ typedef struct fp_tensor {
 } fp_tensor;
 
 /* Whether `op` has field semantics here. */
-int fp_op_supported(xf_op op);
+int en_fp_op_supported(xf_op op);
 /* Largest pooling window (kh*kw) the kernels accept. */
 #define FP_MAX_WINDOW 64
 /* Largest tensor the kernels accept (config.max_numel at most). */
 #define FP_MAX_NUMEL 4096
-void fp_op_run(const fp_keys *k, xf_op op, const xf_params *p, int n_in, const fp_tensor *const *in,
+void en_fp_op_run(const fp_keys *k, xf_op op, const xf_params *p, int n_in, const fp_tensor *const *in,
                int n_out, fp_tensor *out);
 
 /* 64-bit hash of a field tensor (shape and elements). */
-uint64_t fp_tensor_hash(const fp_tensor *t);
+uint64_t en_fp_tensor_hash(const fp_tensor *t);
 /* Mixing step for hashes built here. */
-uint64_t fp_mix(uint64_t h, uint64_t v);
+uint64_t en_fp_mix(uint64_t h, uint64_t v);
 
 #endif /* XF_ENUMERATE_FPEVAL_H */

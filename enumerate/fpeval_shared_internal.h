@@ -8,16 +8,16 @@
 #include "fpeval_internal.h"
 
 /* Sum of products reduced into [0, p); z < 2^127. */
-uint64_t fp_reduce128(unsigned __int128 z);
+uint64_t en_fp_reduce128(unsigned __int128 z);
 /* Applies a fused conv activation (xf_activation) in place, with the same
  * keys as the stand-alone operators, so conv+relu equals relu(conv). */
-void fp_activation(const fp_keys *k, int act, uint64_t *d, int64_t n);
+void en_fp_activation(const fp_keys *k, int act, uint64_t *d, int64_t n);
 /* Strides of `in` broadcast to `out` (0 on broadcast dims). */
-void fp_bcast_strides(const xf_shape *in, const xf_shape *out, int64_t *st);
+void en_fp_bcast_strides(const xf_shape *in, const xf_shape *out, int64_t *st);
 /* y = x broadcast to y's shape. */
-void fp_broadcast_copy(const fp_tensor *x, fp_tensor *y);
+void en_fp_broadcast_copy(const fp_tensor *x, fp_tensor *y);
 /* conv, pooling, enlarge, constants and data movement (fpeval_spatial.c). */
-void fp_run_spatial(const fp_keys *k, xf_op op, const xf_params *p, int n_in,
+void en_fp_run_spatial(const fp_keys *k, xf_op op, const xf_params *p, int n_in,
                     const fp_tensor *const *in, int n_out, fp_tensor *out);
 
 #endif /* XF_ENUMERATE_FPEVAL_IMPL_H */

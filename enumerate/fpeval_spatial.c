@@ -68,17 +68,17 @@ static void conv(const fp_keys *k, const xf_params *p, int n_in, const fp_tensor
                             int64_t iy = oy * sh - p->pads[0] + ky * dh;
                             const uint64_t *xr = x->d + ((n * C + gi * cg + c) * H + iy) * W + ix0;
                             const uint64_t *wr = w->d + ((m * cg + c) * kh + ky) * kw;
-                            if (terms + row > 31) acc = fp_reduce128(acc), terms = 1;
+                            if (terms + row > 31) acc = en_fp_reduce128(acc), terms = 1;
                             for (int64_t kx = kx0[ox]; kx < kx1[ox]; kx++)
                                 acc += (unsigned __int128)xr[kx * dw] * wr[kx];
                             terms += row;
                         }
-                    uint64_t v = fp_reduce128(acc);
+                    uint64_t v = en_fp_reduce128(acc);
                     if (bias) v = xf_enum_fp_add(v, bias[m]);
                     y->d[((n * M + m) * OH + oy) * OW + ox] = v;
                 }
         }
-    fp_activation(k, p->activation, y->d, xf_shape_numel(&y->shape));
+    en_fp_activation(k, p->activation, y->d, xf_shape_numel(&y->shape));
 }
 
 static void sort_u64(uint64_t *v, int n)
@@ -125,8 +125,8 @@ static void pool(const fp_keys *k, xf_op op, const xf_params *p, const fp_tensor
                     out = xf_enum_fp_mul(sum, inv[cnt]);
                 } else {
                     sort_u64(win, nwin);
-                    uint64_t h = fp_mix(k->k[FPK_MAXPOOL], (uint64_t)nwin);
-                    for (int i = 0; i < nwin; i++) h = fp_mix(h, win[i]);
+                    uint64_t h = en_fp_mix(k->k[FPK_MAXPOOL], (uint64_t)nwin);
+                    for (int i = 0; i < nwin; i++) h = en_fp_mix(h, win[i]);
                     out = xf_enum_fp_reduce(h);
                 }
                 y->d[(pl * OH + oy) * OW + ox] = out;
@@ -235,7 +235,7 @@ static void slice(const xf_params *p, const fp_tensor *x, fp_tensor *y)
     }
 }
 
-void fp_run_spatial(const fp_keys *k, xf_op op, const xf_params *p, int n_in,
+void en_fp_run_spatial(const fp_keys *k, xf_op op, const xf_params *p, int n_in,
                     const fp_tensor *const *in, int n_out, fp_tensor *out)
 {
     switch (op) {
@@ -250,6 +250,6 @@ void fp_run_spatial(const fp_keys *k, xf_op op, const xf_params *p, int n_in,
     case XF_OP_SPLIT: concat_split(0, p, n_in, in, n_out, out); break;
     case XF_OP_TRANSPOSE: transpose(p, in[0], out); break;
     case XF_OP_SLICE: slice(p, in[0], out); break;
-    default: break; /* fp_op_supported() is checked when a vocabulary is loaded */
+    default: break; /* en_fp_op_supported() is checked when a vocabulary is loaded */
     }
 }

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-int enum_var_arity(const xf_enum_opvar *v)
+int en_var_arity(const xf_enum_opvar *v)
 {
     switch (v->op) {
     case XF_OP_CONST_IDENTITY_CONV: case XF_OP_CONST_IDENTITY_MATRIX: case XF_OP_CONST_ONES:
@@ -26,7 +26,7 @@ int enum_var_arity(const xf_enum_opvar *v)
     }
 }
 
-int enum_var_outputs(const xf_enum_opvar *v)
+int en_var_outputs(const xf_enum_opvar *v)
 {
     return v->op == XF_OP_SPLIT ? v->params.n_split : 1;
 }
@@ -74,7 +74,7 @@ static void view_shape(xf_enum_pmode mode, int32_t size, const xf_shape *s, xf_p
     p->n_shape = n;
 }
 
-void enum_var_params(const xf_enum_opvar *v, const xf_shape *in_shapes, xf_params *p)
+void en_var_params(const xf_enum_opvar *v, const xf_shape *in_shapes, xf_params *p)
 {
     *p = v->params;
     const xf_shape *s = &in_shapes[0];
@@ -109,7 +109,7 @@ void enum_var_params(const xf_enum_opvar *v, const xf_shape *in_shapes, xf_param
     }
 }
 
-int enum_instantiate(const xf_enum_config *c, const xf_enum_opvar *v, int n_in,
+int en_instantiate(const xf_enum_config *c, const xf_enum_opvar *v, int n_in,
                      const xf_shape *in_shapes, xf_params *params, int *n_out, xf_shape *out_shapes)
 {
     for (int i = 0; i < n_in; i++) {
@@ -125,7 +125,7 @@ int enum_instantiate(const xf_enum_config *c, const xf_enum_opvar *v, int n_in,
     }
     if (v->mode == XF_ENUM_SWAP_LAST2 && in_shapes[0].rank < 2) return 0;
     if (v->mode == XF_ENUM_DEPTHWISE && in_shapes[0].rank != 4) return 0;
-    enum_var_params(v, in_shapes, params);
+    en_var_params(v, in_shapes, params);
     if (v->op == XF_OP_RESHAPE) {
         int k;
         /* each view variant makes the reshape of its kind, never one a unit
@@ -138,7 +138,7 @@ int enum_instantiate(const xf_enum_config *c, const xf_enum_opvar *v, int n_in,
             return 0;
     }
     xf_dtype dt[MAX_NODE_INPUTS] = {XF_F32, XF_F32}, odt[2];
-    int no = enum_var_outputs(v);
+    int no = en_var_outputs(v);
     if (xf_op_infer(v->op, params, n_in, dt, in_shapes, no, odt, out_shapes, NULL) != XF_OK)
         return 0;
     for (int k = 0; k < no; k++) {

@@ -97,7 +97,7 @@ struct enum_ranks {
     uint64_t pieces;
 };
 
-xf_status enum_ranks_open(const xf_enum_config *cfg, int take_records, enum_ranks **out,
+xf_status en_ranks_open(const xf_enum_config *cfg, int take_records, enum_ranks **out,
                           xf_error *err)
 {
     int size = 1;
@@ -113,7 +113,7 @@ xf_status enum_ranks_open(const xf_enum_config *cfg, int take_records, enum_rank
         m->n_out = xf_calloc((size_t)size, sizeof *m->n_out);
     }
     if (!m || !m->out || !m->head || !m->n_out) {
-        enum_ranks_close(m);
+        en_ranks_close(m);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory for %d MPI ranks", size);
     }
     for (int r = 0; r < size; r++)
@@ -125,11 +125,11 @@ xf_status enum_ranks_open(const xf_enum_config *cfg, int take_records, enum_rank
     return XF_OK;
 }
 
-void enum_ranks_close(enum_ranks *m)
+void en_ranks_close(enum_ranks *m)
 {
     if (!m) return;
     xf_cluster_buf_free(&m->msg);
-    cand_list_free(&m->recs);
+    en_cand_list_free(&m->recs);
     for (int r = 0; m->out && r < m->size; r++)
         for (int k = 0; k < OUTSTANDING; k++) xf_cluster_buf_free(&m->out[r][k].buf);
     xf_free(m->out);
@@ -138,19 +138,19 @@ void enum_ranks_close(enum_ranks *m)
     xf_free(m);
 }
 
-const uint8_t *enum_ranks_record(const enum_ranks *m, size_t i, size_t *len)
+const uint8_t *en_ranks_record(const enum_ranks *m, size_t i, size_t *len)
 {
-    return cand_list_record(&m->recs, i, len);
+    return en_cand_list_record(&m->recs, i, len);
 }
 
-void enum_ranks_stats(const enum_ranks *m, xf_enum_stats *s)
+void en_ranks_stats(const enum_ranks *m, xf_enum_stats *s)
 {
     s->ranks = m->size;
     s->rank0_wait_seconds = m->wait_s;
     s->pieces = m->pieces;
 }
 
-xf_status enum_ranks_level(enum_ranks *m, const level_ctx *lc, xf_error *err)
+xf_status en_ranks_level(enum_ranks *m, const level_ctx *lc, xf_error *err)
 {
     levels_head h;
     memset(&h, 0, sizeof h);
@@ -276,7 +276,7 @@ static xf_status take_result(queue *q, int r, size_t k, xf_error *err)
     if (h.n != n_items || len < n_items * sizeof(confirm_item)) goto bad;
     cand_list cl;
     memset(&cl, 0, sizeof cl);
-    xf_status st = cand_list_blob_read(body + n_items * sizeof(confirm_item),
+    xf_status st = en_cand_list_blob_read(body + n_items * sizeof(confirm_item),
                                        len - n_items * sizeof(confirm_item), &cl, err);
     size_t at = 0;
     for (uint64_t i = 0; i < n_items && st == XF_OK; i++) {
@@ -290,11 +290,11 @@ static xf_status take_result(queue *q, int r, size_t k, xf_error *err)
             }
             if (m->take_records) {
                 size_t rl;
-                const uint8_t *rec = cand_list_record(&cl, at++, &rl);
-                st = cand_list_push_record(&m->recs, rec, rl, err);
+                const uint8_t *rec = en_cand_list_record(&cl, at++, &rl);
+                st = en_cand_list_push_record(&m->recs, rec, rl, err);
                 c->rec = m->recs.n;
             } else {
-                st = cand_list_get(&cl, at++, &c->cand.rule, err);
+                st = en_cand_list_get(&cl, at++, &c->cand.rule, err);
             }
             if (st != XF_OK) break;
             c->cand.src_ops = it.src_ops;
@@ -303,7 +303,7 @@ static xf_status take_result(queue *q, int r, size_t k, xf_error *err)
         }
         c->result = (confirm_result)it.result;
     }
-    cand_list_free(&cl);
+    en_cand_list_free(&cl);
     return st;
 bad:
     return XF_FAIL(err, XF_ERR_INTERNAL, "MPI: rank %d sent a result of %zu bytes that does not match its piece",
@@ -357,7 +357,7 @@ static xf_status run_queue(queue *q, xf_error *err)
     return st;
 }
 
-xf_status enum_ranks_extend(enum_ranks *m, const level_ctx *lc, uint64_t lo, uint64_t hi,
+xf_status en_ranks_extend(enum_ranks *m, const level_ctx *lc, uint64_t lo, uint64_t hi,
                             childbuf **bufs, uint64_t *n_bufs, extend_counts *counts,
                             xf_error *err)
 {
@@ -381,7 +381,7 @@ xf_status enum_ranks_extend(enum_ranks *m, const level_ctx *lc, uint64_t lo, uin
     return XF_OK;
 }
 
-xf_status enum_ranks_confirm(enum_ranks *m, const confirm_pair *pairs, collision *cols, size_t n,
+xf_status en_ranks_confirm(enum_ranks *m, const confirm_pair *pairs, collision *cols, size_t n,
                              xf_error *err)
 {
     queue q;
@@ -443,10 +443,10 @@ static xf_status take_levels(server *s, const xf_cluster_buf *in, xf_error *err)
     if (h.count) memcpy(lv->v + h.at, in->p + sizeof h, h.count * sizeof(grec));
     lv->n = h.at + h.count;
     if (h.l != h.level - 1 || lv->n != h.total) return XF_OK;
-    hset_free(&s->reps);
-    xf_status st = hset_init(&s->reps, 1 << 16, err);
+    en_hset_free(&s->reps);
+    xf_status st = en_hset_init(&s->reps, 1 << 16, err);
     for (int l = 0; l < h.level && st == XF_OK; l++)
-        st = enum_add_reps(&s->cfg, s->levels, l, &s->reps, NULL, err);
+        st = en_add_reps(&s->cfg, s->levels, l, &s->reps, NULL, err);
     if (st == XF_OK) s->level = h.level;
     return st;
 }
@@ -465,7 +465,7 @@ static xf_status do_extend(server *s, const xf_cluster_buf *in, xf_error *err)
     s->children.n = 0;
     xf_status st = XF_OK;
     for (uint64_t i = h.lo; i < h.hi && st == XF_OK; i++)
-        st = extend_parent(&s->w, &lc, (uint32_t)i, &s->children, err);
+        st = en_extend_parent(&s->w, &lc, (uint32_t)i, &s->children, err);
     if (st != XF_OK) return st;
     result_head r;
     memset(&r, 0, sizeof r);
@@ -504,7 +504,7 @@ static xf_status do_confirm(server *s, const xf_cluster_buf *in, xf_error *err)
         memset(&cand, 0, sizeof cand);
         confirm_item it;
         memset(&it, 0, sizeof it);
-        it.result = (int32_t)enum_confirm(&s->cfg, &s->conf, &g.src, &g.dst, g.fp, &cand, err);
+        it.result = (int32_t)en_confirm(&s->cfg, &s->conf, &g.src, &g.dst, g.fp, &cand, err);
         if (it.result == CONFIRM_ERROR) {
             st = err && err->code ? err->code : XF_ERR_INTERNAL;
             break;
@@ -513,14 +513,14 @@ static xf_status do_confirm(server *s, const xf_cluster_buf *in, xf_error *err)
             it.src_ops = cand.src_ops;
             it.dst_ops = cand.dst_ops;
             it.float_max_abs = cand.float_max_abs;
-            st = cand_list_push(&s->cands, &cand.rule, err);
+            st = en_cand_list_push(&s->cands, &cand.rule, err);
             xf_rule_free(&cand.rule);
         }
         memcpy(s->out.p + sizeof r + i * sizeof it, &it, sizeof it);
     }
     if (st != XF_OK) return st;
     size_t blob_len = 0;
-    const uint8_t *blob = s->cands.n ? cand_list_blob(&s->cands, &blob_len) : NULL;
+    const uint8_t *blob = s->cands.n ? en_cand_list_blob(&s->cands, &blob_len) : NULL;
     if (s->cands.n && !blob) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory sending candidates");
     if (xf_cluster_buf_append(&s->out, blob, blob_len))
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory sending %zu candidates", s->cands.n);
@@ -530,12 +530,12 @@ static xf_status do_confirm(server *s, const xf_cluster_buf *in, xf_error *err)
 static xf_status server_init(server *s, const xf_enum_generate_options *o, xf_error *err)
 {
     xf_enum_config_init(&s->cfg);
-    xf_status st = enum_generate_config(o, &s->cfg, err);
-    if (st == XF_OK) st = enum_make_inputs(&s->cfg, 0, s->in0, err);
-    if (st == XF_OK) st = enum_make_inputs(&s->cfg, 1, s->in1, err);
-    if (st == XF_OK) st = worker_init(&s->w, &s->cfg, s->in0, err);
-    if (st == XF_OK) st = confirmer_init(&s->conf, &s->cfg, s->in0, s->in1, err);
-    if (st == XF_OK) st = hset_init(&s->reps, 1 << 16, err);
+    xf_status st = en_generate_config(o, &s->cfg, err);
+    if (st == XF_OK) st = en_make_inputs(&s->cfg, 0, s->in0, err);
+    if (st == XF_OK) st = en_make_inputs(&s->cfg, 1, s->in1, err);
+    if (st == XF_OK) st = en_worker_init(&s->w, &s->cfg, s->in0, err);
+    if (st == XF_OK) st = en_confirmer_init(&s->conf, &s->cfg, s->in0, s->in1, err);
+    if (st == XF_OK) st = en_hset_init(&s->reps, 1 << 16, err);
     return st;
 }
 
@@ -545,13 +545,13 @@ static void server_free(server *s)
         xf_free(s->in0[i].d);
         xf_free(s->in1[i].d);
     }
-    worker_free(&s->w);
-    confirmer_free(&s->conf);
-    hset_free(&s->reps);
-    for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) glevel_free(&s->levels[l]);
+    en_worker_free(&s->w);
+    en_confirmer_free(&s->conf);
+    en_hset_free(&s->reps);
+    for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) en_glevel_free(&s->levels[l]);
     xf_cluster_buf_free(&s->out);
     xf_free(s->children.v);
-    cand_list_free(&s->cands);
+    en_cand_list_free(&s->cands);
     xf_enum_config_free(&s->cfg);
 }
 

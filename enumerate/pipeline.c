@@ -47,8 +47,8 @@ static xf_status on_candidate(void *user, xf_enum_candidate *c, xf_error *err)
         return XF_FAIL(err, XF_ERR_INTERNAL,
                        "candidate %" PRIu64 " arrived after %zu: the checkpoint does not match",
                        c->seq, x->cands.n);
-    xf_status st = c->record ? cand_list_push_record(&x->cands, c->record, c->record_len, err)
-                             : cand_list_push(&x->cands, &c->rule, err);
+    xf_status st = c->record ? en_cand_list_push_record(&x->cands, c->record, c->record_len, err)
+                             : en_cand_list_push(&x->cands, &c->rule, err);
     if (st != XF_OK) return st;
     x->new_cands++;
     if (x->o->stop_after >= 0 && x->new_cands >= x->o->stop_after) *x->stop = 1;
@@ -80,7 +80,7 @@ static xf_status on_sync(void *user, xf_error *err)
 {
     ctx *x = user;
     size_t len = 0;
-    const uint8_t *blob = cand_list_blob(&x->cands, &len);
+    const uint8_t *blob = en_cand_list_blob(&x->cands, &len);
     if (!blob) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory writing the checkpoint");
     xf_status st = xf_rulesdb_begin(x->db, err);
     if (st == XF_OK) st = xf_rulesdb_run_checkpoint(x->db, x->run_id, blob, len, err);
@@ -93,10 +93,10 @@ static xf_status get_candidate(void *user, size_t i, xf_rule *out, xf_error *err
 {
     ctx *x = user;
     xf_rule_free(out);
-    return cand_list_get(&x->cands, i, out, err);
+    return en_cand_list_get(&x->cands, i, out, err);
 }
 
-xf_status enum_generate_config(const xf_enum_generate_options *o, xf_enum_config *c, xf_error *err)
+xf_status en_generate_config(const xf_enum_generate_options *o, xf_enum_config *c, xf_error *err)
 {
     int preset = !strcmp(o->vocab, "taso") || !strcmp(o->vocab, "default") ||
                  !strcmp(o->vocab, "noviews");
@@ -134,7 +134,7 @@ static xf_status begin_run(ctx *x, const xf_enum_config *cfg, const char *option
         xf_rulesdb_run_info_init(&info);
         st = xf_rulesdb_run_get(x->db, x->run_id, &info, err);
         if (st == XF_OK && info.checkpoint)
-            st = cand_list_blob_read(info.checkpoint, info.checkpoint_len, &x->cands, err);
+            st = en_cand_list_blob_read(info.checkpoint, info.checkpoint_len, &x->cands, err);
         xf_rulesdb_run_info_free(&info);
         if (st != XF_OK) return st;
         x->restored = x->cands.n;
@@ -175,7 +175,7 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
                                       kept ? NULL : why, 0};
             int inserted = 0;
             xf_rule r;
-            st = cand_list_get(&x->cands, i, &r, err);
+            st = en_cand_list_get(&x->cands, i, &r, err);
             if (st == XF_OK) st = xf_prune_canonical_inputs(&r, err);
             if (st == XF_OK) st = xf_rulesdb_add_rule(x->db, &r, &m, &ids[i], &inserted, err);
             if (st != XF_OK) xf_error_prefix(err, "storing candidate %zu", i);
@@ -225,7 +225,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     xf_status st;
     char inputs[1024], options[1400];
 
-    st = enum_generate_config(o, &cfg, err);
+    st = en_generate_config(o, &cfg, err);
     if (st == XF_OK) st = xf_enum_inputs_format(&cfg, inputs, sizeof inputs, err);
     if (st == XF_OK) {
         option_string(o, &cfg, inputs, options, sizeof options);
@@ -353,7 +353,7 @@ out:
     if (verdicts) xf_prune_verdicts_free(verdicts, x.cands.n);
     xf_free(verdicts);
     xf_free(ckpt);
-    cand_list_free(&x.cands);
+    en_cand_list_free(&x.cands);
     xf_rulesdb_close(x.db);
     xf_enum_config_free(&cfg);
     return st;

@@ -23,29 +23,29 @@ typedef struct cand_list {
     double enum_seconds; /* enumeration time of earlier, interrupted calls */
 } cand_list;
 
-void cand_list_free(cand_list *c);
+void en_cand_list_free(cand_list *c);
 /* Appends a serialization of r. */
-xf_status cand_list_push(cand_list *c, const xf_rule *r, xf_error *err);
+xf_status en_cand_list_push(cand_list *c, const xf_rule *r, xf_error *err);
 /* Candidate i's record, *len bytes (valid until the list changes). */
-const uint8_t *cand_list_record(const cand_list *c, size_t i, size_t *len);
-/* Appends a record as cand_list_record gives it (of another list: an MPI
+const uint8_t *en_cand_list_record(const cand_list *c, size_t i, size_t *len);
+/* Appends a record as en_cand_list_record gives it (of another list: an MPI
  * worker's candidates reach rank 0 as records and stay records). */
-xf_status cand_list_push_record(cand_list *c, const uint8_t *rec, size_t len, xf_error *err);
+xf_status en_cand_list_push_record(cand_list *c, const uint8_t *rec, size_t len, xf_error *err);
 /* Rebuilds candidate i into out (initialised here; inputs named, fingerprint set). */
-xf_status cand_list_get(const cand_list *c, size_t i, xf_rule *out, xf_error *err);
+xf_status en_cand_list_get(const cand_list *c, size_t i, xf_rule *out, xf_error *err);
 
 /* Checkpoint blob layout (little-endian): "XFGC", u32 version, u64 count,
  * f64 enumeration seconds; per candidate: u64 fingerprint, u32 input count,
  * per input u16 name length + bytes, u32 + source graph, u32 + target graph
  * (graphs in xf_rulesdb_graph_serialize form). The blob is c->buf with its
  * header brought up to date; *len its length. */
-const uint8_t *cand_list_blob(cand_list *c, size_t *len);
+const uint8_t *en_cand_list_blob(cand_list *c, size_t *len);
 /* Replaces c's contents with a copy of the blob's. */
-xf_status cand_list_blob_read(const uint8_t *blob, size_t len, cand_list *c, xf_error *err);
+xf_status en_cand_list_blob_read(const uint8_t *blob, size_t len, cand_list *c, xf_error *err);
 
 /* The enumeration configuration xfergen's options describe (also built
  * by every MPI worker rank from the same options). */
-xf_status enum_generate_config(const xf_enum_generate_options *o, xf_enum_config *c,
+xf_status en_generate_config(const xf_enum_generate_options *o, xf_enum_config *c,
                                xf_error *err);
 
 #endif /* XF_ENUMERATE_PIPELINE_H */

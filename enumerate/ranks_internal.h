@@ -22,13 +22,13 @@ typedef struct collision {
     centry rep;
     confirm_result result;
     xf_enum_candidate cand;
-    size_t rec; /* MPI, records taken: 1 + its record's index (enum_ranks_record); 0 none */
+    size_t rec; /* MPI, records taken: 1 + its record's index (en_ranks_record); 0 none */
 } collision;
 
 /* Adds the structural hash of every class representative of level l to
  * reps and, when classes is not NULL, the class itself (resuming, and a
  * worker rank receiving the levels). */
-xf_status enum_add_reps(const xf_enum_config *cfg, const glevel *levels, int l, hset *reps,
+xf_status en_add_reps(const xf_enum_config *cfg, const glevel *levels, int l, hset *reps,
                         ctable *classes, xf_error *err);
 
 #ifdef XF_HAVE_MPI
@@ -42,18 +42,18 @@ typedef struct enum_ranks enum_ranks;
 
 /* Needs at least two ranks (rank 0 and one worker). */
 /* take_records: confirmed candidates stay records (xf_enum_options). */
-xf_status enum_ranks_open(const xf_enum_config *cfg, int take_records, enum_ranks **out,
+xf_status en_ranks_open(const xf_enum_config *cfg, int take_records, enum_ranks **out,
                           xf_error *err);
-void enum_ranks_close(enum_ranks *m);
+void en_ranks_close(enum_ranks *m);
 /* Start of level lc->level: every worker gets the stored levels below it. */
-xf_status enum_ranks_level(enum_ranks *m, const level_ctx *lc, xf_error *err);
+xf_status en_ranks_level(enum_ranks *m, const level_ctx *lc, xf_error *err);
 /* The children of parents [lo, hi), in parent order, as *n_bufs buffers
  * (owned by the caller: xf_free each .v and the array). */
-xf_status enum_ranks_extend(enum_ranks *m, const level_ctx *lc, uint64_t lo, uint64_t hi,
+xf_status en_ranks_extend(enum_ranks *m, const level_ctx *lc, uint64_t lo, uint64_t hi,
                             childbuf **bufs, uint64_t *n_bufs, extend_counts *counts,
                             xf_error *err);
 /* A collision as a worker rank confirms it: the colliding child, its class
- * representative and the class key they share (enum_confirm's fp). */
+ * representative and the class key they share (en_confirm's fp). */
 typedef struct confirm_pair {
     egraph src, dst;
     uint64_t fp;
@@ -61,12 +61,12 @@ typedef struct confirm_pair {
 
 /* Confirms cols[0..n) whose graphs are pairs[i]: sets result and, for
  * CONFIRM_OK, cand (the caller frees its rule) or, taking records, rec. */
-xf_status enum_ranks_confirm(enum_ranks *m, const confirm_pair *pairs, collision *cols, size_t n,
+xf_status en_ranks_confirm(enum_ranks *m, const confirm_pair *pairs, collision *cols, size_t n,
                              xf_error *err);
-/* Record i of the last enum_ranks_confirm call's candidates. */
-const uint8_t *enum_ranks_record(const enum_ranks *m, size_t i, size_t *len);
+/* Record i of the last en_ranks_confirm call's candidates. */
+const uint8_t *en_ranks_record(const enum_ranks *m, size_t i, size_t *len);
 /* Figures of the run so far, for xf_enum_stats. */
-void enum_ranks_stats(const enum_ranks *m, xf_enum_stats *s);
+void en_ranks_stats(const enum_ranks *m, xf_enum_stats *s);
 #endif
 
 #endif /* XF_ENUMERATE_RANKS_H */

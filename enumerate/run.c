@@ -20,7 +20,7 @@
  * progress reported, and on stop a checkpoint written.
  *
  * Unit of parallel work: a chunk of CHUNK_PARENTS consecutive parents of
- * one level (extend_parent on each, children into one buffer per chunk);
+ * one level (en_extend_parent on each, children into one buffer per chunk);
  * a batch of BATCH_PARENTS parents is the unit between which results are
  * merged in order, and a chunk of collisions (CONFIRM_CHUNK at the last
  * level) the unit of confirmation. A chunk needs only the stored levels
@@ -102,16 +102,16 @@ static void job_fail(job *j, xf_status st, const xf_error *e)
 static void rep_graph(const level_ctx *lc, const centry *e, egraph *g)
 {
     if (e->tag & CENTRY_STORED) {
-        egraph_from_store(lc->cfg, lc->levels, e->tag & 0xFF, e->ref, g);
+        en_egraph_from_store(lc->cfg, lc->levels, e->tag & 0xFF, e->ref, g);
         return;
     }
     child c;
     memset(&c, 0, sizeof c);
     c.parent = e->ref;
     c.var = e->tag;
-    c.n_in = (uint8_t)enum_var_arity(&lc->cfg->ops[e->tag]);
+    c.n_in = (uint8_t)en_var_arity(&lc->cfg->ops[e->tag]);
     memcpy(c.in, e->in, MAX_NODE_INPUTS);
-    child_graph(lc, &c, g);
+    en_child_graph(lc, &c, g);
 }
 
 static void *job_main(void *arg)
@@ -131,13 +131,13 @@ static void *job_main(void *arg)
         for (uint64_t i = lo; i < hi; i++) {
             xf_status st = XF_OK;
             if (!a->confirm) {
-                st = extend_parent(&r->workers[a->t], j->lc, (uint32_t)i, &j->bufs[c], &e);
+                st = en_extend_parent(&r->workers[a->t], j->lc, (uint32_t)i, &j->bufs[c], &e);
             } else {
                 collision *col = &j->cols[i];
                 egraph src, dst;
-                child_graph(j->lc, &col->c, &src);
+                en_child_graph(j->lc, &col->c, &src);
                 rep_graph(j->lc, &col->rep, &dst);
-                col->result = enum_confirm(r->cfg, &r->conf[a->t], &src, &dst, col->c.fp, &col->cand, &e);
+                col->result = en_confirm(r->cfg, &r->conf[a->t], &src, &dst, col->c.fp, &col->cand, &e);
                 if (col->result == CONFIRM_ERROR) st = e.code ? e.code : XF_ERR_INTERNAL;
             }
             if (st != XF_OK) {
@@ -184,7 +184,7 @@ static xf_status run_job(run *r, job *j, int confirm, xf_error *err)
 
 static void stats_bytes(run *r)
 {
-    uint64_t b = ctable_bytes(&r->classes) + (uint64_t)r->reps.cap * sizeof(uint64_t);
+    uint64_t b = en_ctable_bytes(&r->classes) + (uint64_t)r->reps.cap * sizeof(uint64_t);
     for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) b += (uint64_t)r->st.levels[l].cap * sizeof(grec);
     if (b > r->st.stats.store_bytes) r->st.stats.store_bytes = b;
 }
@@ -197,7 +197,7 @@ static xf_status init_level0(run *r, xf_error *err)
     memset(&root, 0, sizeof root);
     root.var = VAR_NONE;
     root.flags = GREC_REP;
-    xf_status st = glevel_push(&r->st.levels[0], &root, err);
+    xf_status st = en_glevel_push(&r->st.levels[0], &root, err);
     int n = r->cfg->n_inputs;
     for (uint32_t m = 1; st == XF_OK && m < (1u << n); m++) {
         int k = __builtin_popcount(m);
@@ -212,13 +212,13 @@ static xf_status init_level0(run *r, xf_error *err)
                 h[g.n_in] = r->in0[i].hash;
                 g.in[g.n_in++] = (uint8_t)i;
             }
-        g.fp = enum_class_key(h, g.n_in, m);
-        st = glevel_push(&r->st.levels[0], &g, err);
+        g.fp = en_class_key(h, g.n_in, m);
+        st = en_glevel_push(&r->st.levels[0], &g, err);
     }
     return st;
 }
 
-xf_status enum_add_reps(const xf_enum_config *cfg, const glevel *levels, int l, hset *reps,
+xf_status en_add_reps(const xf_enum_config *cfg, const glevel *levels, int l, hset *reps,
                         ctable *classes, xf_error *err)
 {
     xf_status st = XF_OK;
@@ -226,10 +226,10 @@ xf_status enum_add_reps(const xf_enum_config *cfg, const glevel *levels, int l, 
         const grec *g = &levels[l].v[i];
         if (!(g->flags & GREC_REP) || (l == 0 && !(g->flags & GREC_LEAF))) continue;
         egraph eg;
-        egraph_from_store(cfg, levels, l, (uint32_t)i, &eg);
+        en_egraph_from_store(cfg, levels, l, (uint32_t)i, &eg);
         centry e = {g->fp, (uint32_t)i, (uint16_t)(CENTRY_STORED | (unsigned)l), {0, 0}};
-        if (classes) st = ctable_insert(classes, &e, err);
-        if (st == XF_OK) st = hset_add(reps, egraph_struct_hash(&eg), err);
+        if (classes) st = en_ctable_insert(classes, &e, err);
+        if (st == XF_OK) st = en_hset_add(reps, en_egraph_struct_hash(&eg), err);
     }
     return st;
 }
@@ -238,7 +238,7 @@ static xf_status rebuild_classes(run *r, xf_error *err)
 {
     xf_status st = XF_OK;
     for (int l = 0; l <= XF_ENUM_MAX_OPS && st == XF_OK; l++)
-        st = enum_add_reps(r->cfg, r->st.levels, l, &r->reps, &r->classes, err);
+        st = en_add_reps(r->cfg, r->st.levels, l, &r->reps, &r->classes, err);
     return st;
 }
 
@@ -246,14 +246,14 @@ static xf_status checkpoint(run *r, xf_error *err)
 {
     if (!r->opt->checkpoint) return XF_OK;
     if (r->spilling) {
-        xf_status st = spill_flush(&r->sp, r->st.spill_len, err);
+        xf_status st = en_spill_flush(&r->sp, r->st.spill_len, err);
         if (st != XF_OK) return st;
     }
     if (r->opt->on_sync) {
         xf_status st = r->opt->on_sync(r->opt->user, err);
         if (st != XF_OK) return st;
     }
-    return enum_checkpoint_save(r->opt->checkpoint, r->cfg_hash, &r->st, err);
+    return en_checkpoint_save(r->opt->checkpoint, r->cfg_hash, &r->st, err);
 }
 
 static xf_status progress(run *r, int force, xf_error *err)
@@ -303,18 +303,18 @@ static xf_status merge(run *r, const level_ctx *lc, childbuf *bufs, uint64_t n_b
         for (size_t i = 0; i < bufs[b].n; i++) {
             const child *c = &bufs[b].v[i];
             if (i + PREFETCH_AHEAD < bufs[b].n) /* the class table is far larger than the caches */
-                ctable_prefetch(&r->classes, bufs[b].v[i + PREFETCH_AHEAD].fp);
+                en_ctable_prefetch(&r->classes, bufs[b].v[i + PREFETCH_AHEAD].fp);
             uint64_t seq = r->st.stats.graphs_level[lc->level]++;
             r->st.stats.graphs++;
-            const centry *e = ctable_find(&r->classes, c->fp);
+            const centry *e = en_ctable_find(&r->classes, c->fp);
             xf_status st = XF_OK;
             if (last) { /* to disk: classes and collisions are found when the level ends */
                 if (!e) {
-                    st = spill_add_class(&r->sp, c, seq, err);
+                    st = en_spill_add_class(&r->sp, c, seq, err);
                 } else {
                     r->st.stats.collisions++;
                     if (c->n_outputs > r->cfg->max_outputs) r->st.stats.too_many_outputs++;
-                    else st = spill_add_pending(&r->sp, c, seq, e, err);
+                    else st = en_spill_add_pending(&r->sp, c, seq, e, err);
                 }
                 if (st != XF_OK) return st;
                 continue;
@@ -330,9 +330,9 @@ static xf_status merge(run *r, const level_ctx *lc, childbuf *bufs, uint64_t n_b
                 g.flags = GREC_REP;
                 centry ne = {c->fp, (uint32_t)out->n, (uint16_t)(CENTRY_STORED | (unsigned)lc->level),
                              {0, 0}};
-                st = glevel_push(out, &g, err);
-                if (st == XF_OK) st = ctable_insert(&r->classes, &ne, err);
-                if (st == XF_OK) st = hset_add(&r->reps, c->shash, err);
+                st = en_glevel_push(out, &g, err);
+                if (st == XF_OK) st = en_ctable_insert(&r->classes, &ne, err);
+                if (st == XF_OK) st = en_hset_add(&r->reps, c->shash, err);
                 r->st.stats.classes++;
             } else {
                 r->st.stats.collisions++;
@@ -350,7 +350,7 @@ static xf_status merge(run *r, const level_ctx *lc, childbuf *bufs, uint64_t n_b
                     col->c = *c;
                     col->rep = *e;
                 }
-                st = glevel_push(out, &g, err);
+                st = en_glevel_push(out, &g, err);
             }
             if (st != XF_OK) return st;
         }
@@ -367,7 +367,7 @@ static xf_status emit(run *r, collision *cols, size_t n, xf_error *err)
         if (c->result != CONFIRM_OK) continue;
         if (st == XF_OK) {
 #ifdef XF_HAVE_MPI
-            if (c->rec) c->cand.record = enum_ranks_record(r->ranks, c->rec - 1, &c->cand.record_len);
+            if (c->rec) c->cand.record = en_ranks_record(r->ranks, c->rec - 1, &c->cand.record_len);
 #endif
             c->cand.seq = r->st.seq++;
             r->st.stats.candidates++;
@@ -388,11 +388,11 @@ static xf_status confirm_batch(run *r, const level_ctx *lc, collision *cols, siz
         confirm_pair *pairs = xf_malloc(n_cols * sizeof *pairs);
         if (!pairs) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %zu collisions", n_cols);
         for (size_t i = 0; i < n_cols; i++) {
-            child_graph(lc, &cols[i].c, &pairs[i].src);
+            en_child_graph(lc, &cols[i].c, &pairs[i].src);
             rep_graph(lc, &cols[i].rep, &pairs[i].dst);
             pairs[i].fp = cols[i].c.fp;
         }
-        xf_status st = enum_ranks_confirm(r->ranks, pairs, cols, n_cols, err);
+        xf_status st = en_ranks_confirm(r->ranks, pairs, cols, n_cols, err);
         xf_free(pairs);
         return st;
     }
@@ -433,7 +433,7 @@ static xf_status extend_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t
     if (r->ranks) {
         extend_counts n;
         memset(&n, 0, sizeof n);
-        xf_status st = enum_ranks_extend(r->ranks, lc, lo, hi, bufs, n_bufs, &n, err);
+        xf_status st = en_ranks_extend(r->ranks, lc, lo, hi, bufs, n_bufs, &n, err);
         r->st.stats.reducible += n.reducible;
         r->st.stats.memo_hits += n.memo_hits;
         r->st.stats.memo_misses += n.memo_misses;
@@ -495,7 +495,7 @@ static xf_status finish_last_level(run *r, const level_ctx *lc, xf_error *err)
     r->merge_t0 = xf_clock_now();
     spill_result res;
     double cpu0 = xf_clock_thread_cpu();
-    xf_status st = spill_finish(&r->sp, r->cfg->max_outputs, &res, on_bucket, r, err);
+    xf_status st = en_spill_finish(&r->sp, r->cfg->max_outputs, &res, on_bucket, r, err);
     r->st.stats.cpu_merge += xf_clock_thread_cpu() - cpu0;
     if (st != XF_OK) return st;
     collision *cols = xf_calloc(CONFIRM_CHUNK, sizeof *cols);
@@ -532,7 +532,7 @@ static xf_status finish_last_level(run *r, const level_ctx *lc, xf_error *err)
         r->st.stats.spill_bytes = 0;
         for (int i = 0; i < SPILL_FILES; i++) r->st.stats.spill_bytes += r->sp.len[i];
     }
-    spill_result_free(&res);
+    en_spill_result_free(&res);
     return st;
 }
 
@@ -540,8 +540,8 @@ static xf_status finish_last_level(run *r, const level_ctx *lc, xf_error *err)
 
 static xf_status setup(run *r, xf_error *err)
 {
-    xf_status st = enum_make_inputs(r->cfg, 0, r->in0, err);
-    if (st == XF_OK) st = enum_make_inputs(r->cfg, 1, r->in1, err);
+    xf_status st = en_make_inputs(r->cfg, 0, r->in0, err);
+    if (st == XF_OK) st = en_make_inputs(r->cfg, 1, r->in1, err);
     if (st != XF_OK) return st;
     if (r->n_threads > 0) {
         r->workers = xf_calloc((size_t)r->n_threads, sizeof *r->workers);
@@ -550,15 +550,15 @@ static xf_status setup(run *r, xf_error *err)
             return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %d workers", r->n_threads);
     }
     for (int t = 0; t < r->n_threads && st == XF_OK; t++) {
-        st = worker_init(&r->workers[t], r->cfg, r->in0, err);
-        if (st == XF_OK) st = confirmer_init(&r->conf[t], r->cfg, r->in0, r->in1, err);
+        st = en_worker_init(&r->workers[t], r->cfg, r->in0, err);
+        if (st == XF_OK) st = en_confirmer_init(&r->conf[t], r->cfg, r->in0, r->in1, err);
     }
-    if (st == XF_OK) st = ctable_init(&r->classes, err);
-    if (st == XF_OK) st = hset_init(&r->reps, 1 << 16, err);
+    if (st == XF_OK) st = en_ctable_init(&r->classes, err);
+    if (st == XF_OK) st = en_hset_init(&r->reps, 1 << 16, err);
     if (st != XF_OK) return st;
     int found = 0;
     if (r->opt->resume && r->opt->checkpoint)
-        st = enum_checkpoint_load(r->opt->checkpoint, r->cfg_hash, &r->st, &found, err);
+        st = en_checkpoint_load(r->opt->checkpoint, r->cfg_hash, &r->st, &found, err);
     if (st == XF_OK && !found) {
         r->st.level = 1;
         st = init_level0(r, err);
@@ -576,15 +576,15 @@ static void teardown(run *r)
         xf_free(r->in1[i].d);
     }
     for (int t = 0; t < r->n_threads; t++) { /* any of the three may have failed */
-        if (r->workers) worker_free(&r->workers[t]);
-        if (r->conf) confirmer_free(&r->conf[t]);
+        if (r->workers) en_worker_free(&r->workers[t]);
+        if (r->conf) en_confirmer_free(&r->conf[t]);
     }
     xf_free(r->workers);
     xf_free(r->conf);
-    ctable_free(&r->classes);
-    hset_free(&r->reps);
-    for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) glevel_free(&r->st.levels[l]);
-    if (r->spilling) spill_close(&r->sp); /* stopped or failed: the files stay for a resume */
+    en_ctable_free(&r->classes);
+    en_hset_free(&r->reps);
+    for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) en_glevel_free(&r->st.levels[l]);
+    if (r->spilling) en_spill_close(&r->sp); /* stopped or failed: the files stay for a resume */
 }
 
 void xf_enum_options_init(xf_enum_options *o)
@@ -606,11 +606,11 @@ static xf_status levels_loop(run *r, xf_error *err)
         r->level_parents0 = r->st.next_parent;
         int last = r->st.level == cfg->max_ops;
 #ifdef XF_HAVE_MPI
-        if (r->ranks) st = enum_ranks_level(r->ranks, &lc, err);
+        if (r->ranks) st = en_ranks_level(r->ranks, &lc, err);
         if (st != XF_OK) break;
 #endif
         if (last) {
-            st = spill_open(&r->sp, r->opt->checkpoint, r->st.next_parent > 0 ? r->st.spill_len : NULL,
+            st = en_spill_open(&r->sp, r->opt->checkpoint, r->st.next_parent > 0 ? r->st.spill_len : NULL,
                             err);
             if (st != XF_OK) break;
             r->spilling = 1;
@@ -642,7 +642,7 @@ static xf_status levels_loop(run *r, xf_error *err)
              * stop in it) stays valid with its spill files, until the
              * caller has made the candidates durable and removes both. */
             r->spilling = 0;
-            spill_close(&r->sp);
+            en_spill_close(&r->sp);
         } else if (st == XF_OK) {
             st = checkpoint(r, err);
         }
@@ -678,7 +678,7 @@ xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_
     r.t0 = r.last_progress = xf_clock_now();
     if (opt->mpi) {
 #ifdef XF_HAVE_MPI
-        st = enum_ranks_open(cfg, opt->take_records, &r.ranks, err);
+        st = en_ranks_open(cfg, opt->take_records, &r.ranks, err);
 #else
         st = XF_FAIL(err, XF_ERR_UNSUPPORTED,
                      "enumerate: this build of rlflow has no MPI (install libopenmpi-dev and rebuild)");
@@ -691,8 +691,8 @@ xf_status xf_enum_run(const xf_enum_config *cfg, const xf_enum_options *opt, xf_
     *stats = r.st.stats;
     stats->seconds = xf_clock_now() - r.t0;
 #ifdef XF_HAVE_MPI
-    if (r.ranks) enum_ranks_stats(r.ranks, stats);
-    enum_ranks_close(r.ranks);
+    if (r.ranks) en_ranks_stats(r.ranks, stats);
+    en_ranks_close(r.ranks);
 #endif
     teardown(&r);
     return st;

@@ -11,25 +11,25 @@
 
 static uint64_t hash_shape(const xf_shape *s)
 {
-    uint64_t h = fp_mix(0x5A9Eu, (uint64_t)s->rank);
-    for (int i = 0; i < s->rank; i++) h = fp_mix(h, (uint64_t)s->dims[i]);
+    uint64_t h = en_fp_mix(0x5A9Eu, (uint64_t)s->rank);
+    for (int i = 0; i < s->rank; i++) h = en_fp_mix(h, (uint64_t)s->dims[i]);
     return h;
 }
 
-xf_status shapecache_init(shapecache *sc, const xf_enum_config *cfg, xf_error *err)
+xf_status en_shapecache_init(shapecache *sc, const xf_enum_config *cfg, xf_error *err)
 {
     memset(sc, 0, sizeof *sc);
     sc->cfg = cfg;
     sc->fast = xf_calloc((size_t)cfg->n_ops * SC_FAST_IDS * SC_FAST_IDS, sizeof *sc->fast);
     if (!sc->fast || xf_htab_reserve(&sc->index, SC_MAX_SHAPES, NULL) != XF_OK ||
         xf_htab_reserve(&sc->memo, SC_MEMO_MAX, NULL) != XF_OK) {
-        shapecache_free(sc);
+        en_shapecache_free(sc);
         return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for the shape cache");
     }
     return XF_OK;
 }
 
-void shapecache_free(shapecache *sc)
+void en_shapecache_free(shapecache *sc)
 {
     xf_htab_free(&sc->index);
     xf_htab_free(&sc->memo);
@@ -38,7 +38,7 @@ void shapecache_free(shapecache *sc)
 }
 
 /* Both tables were reserved at their largest, so adding never allocates. */
-int sc_intern(shapecache *sc, const xf_shape *s)
+int en_sc_intern(shapecache *sc, const xf_shape *s)
 {
     uint64_t h = hash_shape(s);
     size_t pos = XF_HTAB_START;
@@ -63,7 +63,7 @@ static uint32_t *fast_slot(const shapecache *sc, int var, int n_in, const int *i
     return &sc->fast[((size_t)var * SC_FAST_IDS + (size_t)a) * SC_FAST_IDS + (size_t)b];
 }
 
-int sc_apply(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, int *out_ids)
+int en_sc_apply(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, int *out_ids)
 {
     uint32_t *fast = fast_slot(sc, var, n_in, in_ids);
     if (fast && *fast) {
@@ -86,8 +86,8 @@ int sc_apply(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, i
 /* The hashed memo behind the direct table. */
 static int apply_memo(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, int *out_ids)
 {
-    uint64_t key = fp_mix(0xA991u, (uint64_t)var);
-    for (int i = 0; i < n_in; i++) key = fp_mix(key, (uint64_t)in_ids[i]);
+    uint64_t key = en_fp_mix(0xA991u, (uint64_t)var);
+    for (int i = 0; i < n_in; i++) key = en_fp_mix(key, (uint64_t)in_ids[i]);
     key = key ? key : 1;
     const uint64_t *hit = xf_htab_get(&sc->memo, key);
     uint64_t e;
@@ -99,10 +99,10 @@ static int apply_memo(shapecache *sc, int var, int n_in, const int *in_ids, int 
         for (int i = 0; i < n_in; i++) in_sh[i] = sc->shapes[in_ids[i]];
         xf_params p;
         int no = 0;
-        e = enum_instantiate(sc->cfg, &sc->cfg->ops[var], n_in, in_sh, &p, &no, out_sh) ? 1 : 0;
+        e = en_instantiate(sc->cfg, &sc->cfg->ops[var], n_in, in_sh, &p, &no, out_sh) ? 1 : 0;
         e |= (uint64_t)no << 8;
         for (int k = 0; (e & 1) && k < no; k++) {
-            int id = sc_intern(sc, &out_sh[k]);
+            int id = en_sc_intern(sc, &out_sh[k]);
             if (id < 0) e &= ~(uint64_t)1;
             e |= (uint64_t)(uint16_t)id << (16 + 16 * k);
         }

@@ -28,12 +28,12 @@ typedef struct shapecache {
 
 #define SC_FAST_IDS 64
 
-xf_status shapecache_init(shapecache *sc, const xf_enum_config *cfg, xf_error *err);
-void shapecache_free(shapecache *sc);
+xf_status en_shapecache_init(shapecache *sc, const xf_enum_config *cfg, xf_error *err);
+void en_shapecache_free(shapecache *sc);
 /* Id of a shape; -1 when the table is full. */
-int sc_intern(shapecache *sc, const xf_shape *s);
+int en_sc_intern(shapecache *sc, const xf_shape *s);
 /* 1 when variant `var` applies to inputs with shape ids in_ids; then the
  * output shape ids are in out_ids. */
-int sc_apply(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, int *out_ids);
+int en_sc_apply(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, int *out_ids);
 
 #endif /* XF_ENUMERATE_SHAPECACHE_H */

@@ -59,7 +59,7 @@ static xf_status io_fail(const spill *s, int i, const char *what, xf_error *err)
                    "go to disk: check free space)", what, path, strerror(errno));
 }
 
-xf_status spill_open(spill *s, const char *ckpt, const uint64_t *lens, xf_error *err)
+xf_status en_spill_open(spill *s, const char *ckpt, const uint64_t *lens, xf_error *err)
 {
     memset(s, 0, sizeof *s);
     if (ckpt) {
@@ -75,7 +75,7 @@ xf_status spill_open(spill *s, const char *ckpt, const uint64_t *lens, xf_error 
         else s->f[i] = fopen(path, lens ? "r+b" : "w+b");
         if (!s->f[i]) {
             xf_status st = io_fail(s, i, lens ? "reopen" : "create", err);
-            spill_close(s);
+            en_spill_close(s);
             return st;
         }
         setvbuf(s->f[i], NULL, _IOFBF, FILE_BUFFER);
@@ -89,7 +89,7 @@ xf_status spill_open(spill *s, const char *ckpt, const uint64_t *lens, xf_error 
                                    "enumerate: %s.%02d is shorter than the checkpoint says (%llu "
                                    "bytes); delete the checkpoint to start over",
                                    s->base ? s->base : "spill", i, (unsigned long long)lens[i]);
-            spill_close(s);
+            en_spill_close(s);
             return st;
         }
     }
@@ -104,14 +104,14 @@ static xf_status append(spill *s, int i, const uint8_t *rec, xf_error *err)
     return XF_OK;
 }
 
-xf_status spill_add_class(spill *s, const child *c, uint64_t seq, xf_error *err)
+xf_status en_spill_add_class(spill *s, const child *c, uint64_t seq, xf_error *err)
 {
     uint8_t rec[CLASS_REC];
     pack_child(rec, c, seq);
     return append(s, (int)(c->fp >> 58), rec, err);
 }
 
-xf_status spill_add_pending(spill *s, const child *c, uint64_t seq, const centry *rep,
+xf_status en_spill_add_pending(spill *s, const child *c, uint64_t seq, const centry *rep,
                             xf_error *err)
 {
     uint8_t rec[PENDING_REC];
@@ -122,7 +122,7 @@ xf_status spill_add_pending(spill *s, const child *c, uint64_t seq, const centry
     return append(s, SPILL_BUCKETS, rec, err);
 }
 
-xf_status spill_flush(spill *s, uint64_t *lens, xf_error *err)
+xf_status en_spill_flush(spill *s, uint64_t *lens, xf_error *err)
 {
     for (int i = 0; i < SPILL_FILES; i++) {
         if (fflush(s->f[i]) != 0 || (s->base && fsync(fileno(s->f[i])) != 0))
@@ -235,7 +235,7 @@ static int by_seq(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-xf_status spill_finish(spill *s, int max_outputs, spill_result *res,
+xf_status en_spill_finish(spill *s, int max_outputs, spill_result *res,
                        void (*progress)(void *user, int done), void *user, xf_error *err)
 {
     memset(res, 0, sizeof *res);
@@ -262,14 +262,14 @@ xf_status spill_finish(spill *s, int max_outputs, spill_result *res,
     }
     xf_free(b.slots);
     if (st != XF_OK) {
-        spill_result_free(res);
+        en_spill_result_free(res);
         return st;
     }
     if (res->n_cols > 1) qsort(res->cols, res->n_cols, sizeof *res->cols, by_seq);
     return XF_OK;
 }
 
-void spill_result_free(spill_result *r)
+void en_spill_result_free(spill_result *r)
 {
     xf_free(r->cols);
     memset(r, 0, sizeof *r);
@@ -291,7 +291,7 @@ xf_status xf_enum_checkpoint_remove(const char *path, xf_error *err)
     return st;
 }
 
-void spill_close(spill *s)
+void en_spill_close(spill *s)
 {
     for (int i = 0; i < SPILL_FILES; i++)
         if (s->f[i]) fclose(s->f[i]);

@@ -54,21 +54,21 @@ typedef struct spill_result {
 } spill_result;
 
 /* Opens the files: fresh (lens NULL) or, resuming, cut back to lens. */
-xf_status spill_open(spill *s, const char *ckpt, const uint64_t *lens, xf_error *err);
+xf_status en_spill_open(spill *s, const char *ckpt, const uint64_t *lens, xf_error *err);
 /* Appends a child whose fingerprint no lower level has. */
-xf_status spill_add_class(spill *s, const child *c, uint64_t seq, xf_error *err);
+xf_status en_spill_add_class(spill *s, const child *c, uint64_t seq, xf_error *err);
 /* Appends a child that collides with lower-level class `rep`. */
-xf_status spill_add_pending(spill *s, const child *c, uint64_t seq, const centry *rep,
+xf_status en_spill_add_pending(spill *s, const child *c, uint64_t seq, const centry *rep,
                             xf_error *err);
 /* Makes everything appended so far durable; lens gets each file's length. */
-xf_status spill_flush(spill *s, uint64_t *lens, xf_error *err);
+xf_status en_spill_flush(spill *s, uint64_t *lens, xf_error *err);
 /* Reads everything back (see above); `progress` (may be NULL) is called
  * after each bucket with the buckets done. */
-xf_status spill_finish(spill *s, int max_outputs, spill_result *res,
+xf_status en_spill_finish(spill *s, int max_outputs, spill_result *res,
                        void (*progress)(void *user, int done), void *user, xf_error *err);
-void spill_result_free(spill_result *r);
+void en_spill_result_free(spill_result *r);
 /* Closes the files (temporary ones vanish; named ones stay for a resume:
  * xf_enum_checkpoint_remove deletes them). */
-void spill_close(spill *s);
+void en_spill_close(spill *s);
 
 #endif /* XF_ENUMERATE_SPILL_H */

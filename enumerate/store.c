@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-void enum_advise_huge(void *p, size_t n)
+void en_advise_huge(void *p, size_t n)
 {
 #ifdef MADV_HUGEPAGE
     const uintptr_t page = 4096, huge = (uintptr_t)2 << 20;
@@ -27,7 +27,7 @@ void enum_advise_huge(void *p, size_t n)
 #endif
 }
 
-xf_status glevel_push(glevel *l, const grec *r, xf_error *err)
+xf_status en_glevel_push(glevel *l, const grec *r, xf_error *err)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 1024;
@@ -41,33 +41,33 @@ xf_status glevel_push(glevel *l, const grec *r, xf_error *err)
     return XF_OK;
 }
 
-void glevel_free(glevel *l)
+void en_glevel_free(glevel *l)
 {
     xf_free(l->v);
     memset(l, 0, sizeof *l);
 }
 
-xf_status ctable_init(ctable *t, xf_error *err)
+xf_status en_ctable_init(ctable *t, xf_error *err)
 {
     memset(t, 0, sizeof *t);
     for (int i = 0; i < CT_SEGMENTS; i++) {
         t->seg[i].cap = 256;
         t->seg[i].slots = xf_calloc(t->seg[i].cap, sizeof(centry));
         if (!t->seg[i].slots) {
-            ctable_free(t);
+            en_ctable_free(t);
             return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for the class table");
         }
     }
     return XF_OK;
 }
 
-void ctable_free(ctable *t)
+void en_ctable_free(ctable *t)
 {
     for (int i = 0; i < CT_SEGMENTS; i++) xf_free(t->seg[i].slots);
     memset(t, 0, sizeof *t);
 }
 
-size_t ctable_bytes(const ctable *t)
+size_t en_ctable_bytes(const ctable *t)
 {
     size_t b = 0;
     for (int i = 0; i < CT_SEGMENTS; i++) b += t->seg[i].cap * sizeof(centry);
@@ -79,7 +79,7 @@ static size_t slot_of(uint64_t fp, size_t cap)
     return (size_t)((fp * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
 }
 
-const centry *ctable_find(const ctable *t, uint64_t fp)
+const centry *en_ctable_find(const ctable *t, uint64_t fp)
 {
     const ctseg *s = &t->seg[fp >> 56];
     for (size_t i = slot_of(fp, s->cap);; i = (i + 1) & (s->cap - 1)) {
@@ -89,7 +89,7 @@ const centry *ctable_find(const ctable *t, uint64_t fp)
     }
 }
 
-void ctable_prefetch(const ctable *t, uint64_t fp)
+void en_ctable_prefetch(const ctable *t, uint64_t fp)
 {
     const ctseg *s = &t->seg[fp >> 56];
     __builtin_prefetch(&s->slots[slot_of(fp, s->cap)]);
@@ -103,7 +103,7 @@ static void place(centry *slots, size_t cap, const centry *e)
 }
 
 /* Segments grow at 3/4 load: between 3/8 and 3/4 full, 16 bytes a slot. */
-xf_status ctable_insert(ctable *t, const centry *e, xf_error *err)
+xf_status en_ctable_insert(ctable *t, const centry *e, xf_error *err)
 {
     ctseg *s = &t->seg[e->fp >> 56];
     if ((s->n + 1) * 4 > s->cap * 3) {
@@ -112,7 +112,7 @@ xf_status ctable_insert(ctable *t, const centry *e, xf_error *err)
         if (!n)
             return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory growing the class table "
                            "(%zu classes)", t->n);
-        enum_advise_huge(n, cap * sizeof *n);
+        en_advise_huge(n, cap * sizeof *n);
         for (size_t i = 0; i < s->cap; i++)
             if (s->slots[i].fp) place(n, cap, &s->slots[i]);
         xf_free(s->slots);
@@ -125,12 +125,12 @@ xf_status ctable_insert(ctable *t, const centry *e, xf_error *err)
     return XF_OK;
 }
 
-xf_status hset_init(hset *s, size_t cap, xf_error *err)
+xf_status en_hset_init(hset *s, size_t cap, xf_error *err)
 {
     size_t c = 1024;
     while (c < cap) c *= 2;
     s->slots = xf_calloc(c, sizeof *s->slots);
-    if (s->slots) enum_advise_huge(s->slots, c * sizeof *s->slots);
+    if (s->slots) en_advise_huge(s->slots, c * sizeof *s->slots);
     s->cap = s->slots ? c : 0;
     s->n = 0;
     if (!s->slots)
@@ -138,7 +138,7 @@ xf_status hset_init(hset *s, size_t cap, xf_error *err)
     return XF_OK;
 }
 
-void hset_free(hset *s)
+void en_hset_free(hset *s)
 {
     xf_free(s->slots);
     memset(s, 0, sizeof *s);
@@ -149,7 +149,7 @@ static uint64_t nonzero(uint64_t h)
     return h ? h : 1;
 }
 
-int hset_has(const hset *s, uint64_t h)
+int en_hset_has(const hset *s, uint64_t h)
 {
     h = nonzero(h);
     for (size_t i = slot_of(h, s->cap);; i = (i + 1) & (s->cap - 1)) {
@@ -158,7 +158,7 @@ int hset_has(const hset *s, uint64_t h)
     }
 }
 
-void hset_prefetch(const hset *s, uint64_t h)
+void en_hset_prefetch(const hset *s, uint64_t h)
 {
     __builtin_prefetch(&s->slots[slot_of(nonzero(h), s->cap)]);
 }
@@ -170,15 +170,15 @@ static void hplace(uint64_t *slots, size_t cap, uint64_t h)
     slots[i] = h;
 }
 
-xf_status hset_add(hset *s, uint64_t h, xf_error *err)
+xf_status en_hset_add(hset *s, uint64_t h, xf_error *err)
 {
     h = nonzero(h);
-    if (hset_has(s, h)) return XF_OK;
+    if (en_hset_has(s, h)) return XF_OK;
     if ((s->n + 1) * 2 > s->cap) {
         size_t cap = s->cap * 2;
         uint64_t *n = xf_calloc(cap, sizeof *n);
         if (!n) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory growing a hash set to %zu", cap);
-        enum_advise_huge(n, cap * sizeof *n);
+        en_advise_huge(n, cap * sizeof *n);
         for (size_t i = 0; i < s->cap; i++)
             if (s->slots[i]) hplace(n, cap, s->slots[i]);
         xf_free(s->slots);

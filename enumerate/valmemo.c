@@ -9,18 +9,18 @@
 
 #include <string.h>
 
-xf_status valmemo_init(valmemo *m, int log2_slots, xf_error *err)
+xf_status en_valmemo_init(valmemo *m, int log2_slots, xf_error *err)
 {
     memset(m, 0, sizeof *m);
     size_t n = (size_t)1 << log2_slots;
     m->slots = xf_calloc(n, sizeof *m->slots);
     if (!m->slots) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for a memo of %zu", n);
-    enum_advise_huge(m->slots, n * sizeof *m->slots); /* probed at random */
+    en_advise_huge(m->slots, n * sizeof *m->slots); /* probed at random */
     m->mask = n - 1;
     return XF_OK;
 }
 
-void valmemo_free(valmemo *m)
+void en_valmemo_free(valmemo *m)
 {
     xf_free(m->slots);
     memset(m, 0, sizeof *m);
@@ -28,12 +28,12 @@ void valmemo_free(valmemo *m)
 
 static vm_entry *slot(const valmemo *m, int var, int n_in, const uint64_t *in)
 {
-    uint64_t h = fp_mix(0x5A1A3Eu, (uint64_t)var);
-    for (int i = 0; i < n_in; i++) h = fp_mix(h, in[i]);
+    uint64_t h = en_fp_mix(0x5A1A3Eu, (uint64_t)var);
+    for (int i = 0; i < n_in; i++) h = en_fp_mix(h, in[i]);
     return &m->slots[h & m->mask];
 }
 
-int valmemo_get(valmemo *m, int var, int n_in, const uint64_t *in, uint64_t *out)
+int en_valmemo_get(valmemo *m, int var, int n_in, const uint64_t *in, uint64_t *out)
 {
     const vm_entry *e = slot(m, var, n_in, in);
     int hit = e->var == (uint32_t)var + 1 && e->n_in == (uint32_t)n_in;
@@ -48,7 +48,7 @@ int valmemo_get(valmemo *m, int var, int n_in, const uint64_t *in, uint64_t *out
     return 1;
 }
 
-void valmemo_put(valmemo *m, int var, int n_in, const uint64_t *in, const uint64_t *out)
+void en_valmemo_put(valmemo *m, int var, int n_in, const uint64_t *in, const uint64_t *out)
 {
     vm_entry *e = slot(m, var, n_in, in);
     memset(e, 0, sizeof *e);

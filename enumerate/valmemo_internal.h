@@ -32,10 +32,10 @@ typedef struct valmemo {
 } valmemo;
 
 /* 2^log2_slots entries (40 bytes each). */
-xf_status valmemo_init(valmemo *m, int log2_slots, xf_error *err);
-void valmemo_free(valmemo *m);
+xf_status en_valmemo_init(valmemo *m, int log2_slots, xf_error *err);
+void en_valmemo_free(valmemo *m);
 /* 1 and the output hashes into out when (var, in) is known. */
-int valmemo_get(valmemo *m, int var, int n_in, const uint64_t *in, uint64_t *out);
-void valmemo_put(valmemo *m, int var, int n_in, const uint64_t *in, const uint64_t *out);
+int en_valmemo_get(valmemo *m, int var, int n_in, const uint64_t *in, uint64_t *out);
+void en_valmemo_put(valmemo *m, int var, int n_in, const uint64_t *in, const uint64_t *out);
 
 #endif /* XF_ENUMERATE_VALMEMO_H */

@@ -225,7 +225,7 @@ static xf_status parse_line(const line_ctx *c, char *line, xf_enum_opvar *v)
     xf_op op = xf_op_from_name(tok);
     if (op == XF_OP_COUNT)
         return XF_FAIL(c->err, XF_ERR_PARSE, "%s:%d: unknown operator '%s'", c->origin, c->line, tok);
-    if (!fp_op_supported(op))
+    if (!en_fp_op_supported(op))
         return XF_FAIL(c->err, XF_ERR_UNSUPPORTED,
                        "%s:%d: operator '%s' has no fingerprint semantics and cannot be enumerated",
                        c->origin, c->line, tok);
@@ -269,7 +269,7 @@ static xf_status parse_line(const line_ctx *c, char *line, xf_enum_opvar *v)
     if (is_spatial(op) && (int64_t)p->kernel[0] * p->kernel[1] > FP_MAX_WINDOW)
         return XF_FAIL(c->err, XF_ERR_PARSE, "%s:%d: kernel %dx%d is larger than %d taps",
                        c->origin, c->line, p->kernel[0], p->kernel[1], FP_MAX_WINDOW);
-    return enum_opvar_name(v, c->err);
+    return en_opvar_name(v, c->err);
 }
 
 xf_status xf_enum_vocab_parse(xf_enum_config *cfg, const char *text, const char *origin,
@@ -342,7 +342,7 @@ static void format_opvar(const xf_enum_opvar *v, xf_strbuf *b)
     if (v->rank) xf_strbuf_printf(b, " rank=%d", v->rank);
     else if (v->in_ranks[0] || v->in_ranks[1]) {
         xf_strbuf_printf(b, " rank=");
-        int sets = v->in_ranks[1] || enum_var_arity(v) > 1 ? 2 : 1;
+        int sets = v->in_ranks[1] || en_var_arity(v) > 1 ? 2 : 1;
         for (int i = 0; i < sets; i++) {
             int first = 1;
             for (int r = 0; r <= XF_MAX_DIMS; r++)
@@ -391,7 +391,7 @@ static void format_opvar(const xf_enum_opvar *v, xf_strbuf *b)
     }
 }
 
-xf_status enum_opvar_name(xf_enum_opvar *v, xf_error *err)
+xf_status en_opvar_name(xf_enum_opvar *v, xf_error *err)
 {
     char line[256];
     xf_strbuf b = {line, sizeof line, 0, 0};

@@ -1,6 +1,7 @@
 /*
  * keymap.c — a hash map from int32 token sequences to a long, used for
- * canonical rule forms, generality buckets and interning. Keys are copied
+ * generality buckets and interning (canonical rule forms are indexed by
+ * their hash alone, stage_common.c). Keys are copied
  * into one pool and entries into one array; an xf_htab maps each key's hash
  * to its entries. Nothing is ever removed.
  */

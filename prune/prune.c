@@ -56,8 +56,8 @@ static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
         verdicts[i].why = NULL;
     }
     pr_rules rs;
-    pr_keymap index;
-    pr_keymap_init(&index);
+    xf_htab index;
+    xf_htab_init(&index);
     unsigned char *alive = xf_malloc(n + 1);
     long *first = xf_malloc((n + 1) * sizeof *first);
     double t0 = xf_clock_now();
@@ -105,7 +105,7 @@ static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
 out:
     if (stats) *stats = s;
     pr_rules_free(&rs);
-    pr_keymap_free(&index);
+    xf_htab_free(&index);
     xf_free(alive);
     xf_free(first);
     return st;

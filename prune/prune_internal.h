@@ -7,8 +7,8 @@
  * same term id and compare with one integer test. The stages work on these
  * views (pr_rule), never on the xf_graph node lists.
  *
- * A key map stores int32 token sequences (canonical rule forms, bucket keys)
- * and maps each to a long.
+ * A key map stores int32 token sequences (generality bucket keys, operator
+ * keys, names) and maps each to a long.
  */
 #ifndef XF_PRUNE_INTERNAL_H
 #define XF_PRUNE_INTERNAL_H
@@ -49,14 +49,14 @@ xf_status pr_keymap_put(pr_keymap *m, const int32_t *key, uint32_t len, long val
 #define PR_LEAF (-1)    /* opkey of a graph input */
 #define PR_NO_TYPE (-1) /* type of a node term (operator application, all outputs) */
 
+/* 24 bytes: pruning holds several for each of millions of candidates. */
 typedef struct pr_term {
     int32_t opkey;  /* interned (op, params), or PR_LEAF */
     int32_t type;   /* interned (dtype, shape); PR_NO_TYPE for node terms */
     int32_t out;    /* output index; leaf: interned name; node term: -1 */
     int32_t n_kids;
-    size_t kids;    /* offset into pr_table.kids */
+    uint32_t kids;  /* offset into pr_table.kids */
     int32_t size;   /* operators in the unfolded expression tree */
-    uint64_t hash;
 } pr_term;
 
 typedef struct pr_table {
@@ -64,7 +64,8 @@ typedef struct pr_table {
     size_t n_terms, cap_terms;
     int32_t *kids;
     size_t n_kids, cap_kids;
-    xf_htab term_index; /* term hash -> term id */
+    xf_htab term_index; /* term hash -> term id (the hash is the key); freed once every
+                         * rule is built */
     /* interned operator keys: (op, params) */
     xf_op *ops;
     xf_params *params;
@@ -88,18 +89,21 @@ static inline const int32_t *pr_kids(const pr_table *t, int32_t term)
     return t->kids + t->terms[term].kids;
 }
 
-/* One rule as terms. Arrays are owned by the pr_rules that holds it. */
+/* One rule as terms. Its arrays lie in pr_rules.pool from `base` on (read
+ * them with pr_src_out ... pr_dst_nodes): output terms of the source and of
+ * the target (n_out each), the leaf term of each input position (n_in),
+ * the node terms (operator applications) of each side. Kept small: pruning
+ * holds one for each of millions of candidates. */
 typedef struct pr_rule {
-    size_t base;                /* offset of this rule's arrays in pr_rules.pool */
-    int n_out;
-    int32_t *src_out, *dst_out; /* output terms, n_out each */
-    int n_in;
-    int32_t *leaf;              /* leaf term of input position i */
-    int n_src_nodes, n_dst_nodes;
-    int32_t *src_nodes, *dst_nodes; /* node terms (op applications) of each side */
-    int32_t tree_size;          /* operators in the unfolded trees of all outputs */
-    int n_used_leaves;          /* distinct inputs the outputs read */
+    size_t base;                   /* offset of this rule's arrays in pr_rules.pool */
+    int32_t tree_size;             /* operators in the unfolded trees of all outputs */
+    uint16_t n_out, n_in;
+    uint16_t n_src_nodes, n_dst_nodes;
+    int16_t n_used_leaves;         /* distinct inputs the outputs read */
 } pr_rule;
+
+/* Most outputs, inputs or nodes a side may have in the term view. */
+#define PR_MAX_COUNT 65535
 
 typedef struct pr_rules {
     pr_table table;
@@ -109,6 +113,27 @@ typedef struct pr_rules {
     int32_t *pool; /* all per-rule arrays */
     size_t n_pool, cap_pool;
 } pr_rules;
+
+static inline int32_t *pr_src_out(const pr_rules *rs, const pr_rule *r)
+{
+    return rs->pool + r->base;
+}
+static inline int32_t *pr_dst_out(const pr_rules *rs, const pr_rule *r)
+{
+    return rs->pool + r->base + r->n_out;
+}
+static inline int32_t *pr_leaf(const pr_rules *rs, const pr_rule *r)
+{
+    return rs->pool + r->base + 2 * (size_t)r->n_out;
+}
+static inline int32_t *pr_src_nodes(const pr_rules *rs, const pr_rule *r)
+{
+    return pr_leaf(rs, r) + r->n_in;
+}
+static inline int32_t *pr_dst_nodes(const pr_rules *rs, const pr_rule *r)
+{
+    return pr_src_nodes(rs, r) + r->n_src_nodes;
+}
 
 /* Builds the term view of n rules, taken from `rules` or, when it is NULL,
  * fetched one by one with get(user, i, ...) (and then canonicalised first
@@ -158,8 +183,10 @@ void pr_term_format(const pr_table *t, int32_t term, char *buf, size_t n);
 /* ------------------------------------------------------------- stages */
 
 /* Canonical form of every rule (pr_canon of its outputs) into `index`
- * (form -> first rule with it); first[i] gets that first rule. */
-xf_status pr_canon_index(const pr_rules *rs, pr_keymap *index, long *first, xf_error *err);
+ * (form's hash -> first rule with it: only hashes are stored, and a form is
+ * compared by serialising the rule again, as the forms of millions of
+ * candidates were most of pruning's memory); first[i] gets that first rule. */
+xf_status pr_canon_index(const pr_rules *rs, xf_htab *index, long *first, xf_error *err);
 
 /* Marks rule i removed by `stage` because of rule `by`, with the reason
  * (printf format) when rs->reasons. */
@@ -171,9 +198,9 @@ xf_status pr_remove(const pr_rules *rs, unsigned char *alive, xf_prune_verdict *
  * it removes and fills their verdict. */
 xf_status pr_stage_renaming(const pr_rules *rs, const long *first, unsigned char *alive,
                             xf_prune_verdict *v, xf_error *err);
-xf_status pr_stage_common_subgraph(const pr_rules *rs, const pr_keymap *index,
+xf_status pr_stage_common_subgraph(const pr_rules *rs, const xf_htab *index,
                                    unsigned char *alive, xf_prune_verdict *v, xf_error *err);
-xf_status pr_stage_common_supergraph(const pr_rules *rs, const pr_keymap *index,
+xf_status pr_stage_common_supergraph(const pr_rules *rs, const xf_htab *index,
                                      unsigned char *alive, xf_prune_verdict *v, xf_error *err);
 xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune_verdict *v,
                               xf_error *err);

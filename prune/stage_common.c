@@ -12,33 +12,66 @@
 #include <stdlib.h>
 #include <string.h>
 
-xf_status pr_canon_index(const pr_rules *rs, pr_keymap *index, long *first, xf_error *err)
+static uint64_t form_key(const pr_tokens *tok)
 {
-    pr_tokens tok = {0};
+    uint64_t h = xf_hash_u64(0x666F726Du, tok->n);
+    return xf_htab_key(xf_hash_bytes(h, tok->v, (size_t)tok->n * sizeof *tok->v));
+}
+
+/* The rule in index whose canonical form is `tok` (hashed to `key`), or -1.
+ * Each rule the hash names is serialised again into `scratch` and compared
+ * token by token, so a hash collision never merges two forms. */
+static xf_status find_form(const pr_rules *rs, const xf_htab *index, const pr_tokens *tok,
+                           uint64_t key, pr_tokens *scratch, long *found, xf_error *err)
+{
+    *found = -1;
+    size_t pos = XF_HTAB_START;
+    for (const uint64_t *v; (v = xf_htab_next(index, key, &pos));) {
+        const pr_rule *r = &rs->rules[*v];
+        pr_tuple tu = {r->n_out, pr_src_out(rs, r), pr_dst_out(rs, r), NULL, 0};
+        xf_status st = pr_canon(&rs->table, &tu, scratch, err);
+        if (st != XF_OK) return st;
+        if (scratch->n == tok->n &&
+            (tok->n == 0 || memcmp(scratch->v, tok->v, (size_t)tok->n * sizeof *tok->v) == 0)) {
+            *found = (long)*v;
+            return XF_OK;
+        }
+    }
+    return XF_OK;
+}
+
+xf_status pr_canon_index(const pr_rules *rs, xf_htab *index, long *first, xf_error *err)
+{
+    pr_tokens tok = {0}, scratch = {0};
     xf_status st = XF_OK;
     for (size_t i = 0; i < rs->n && st == XF_OK; i++) {
         const pr_rule *r = &rs->rules[i];
-        pr_tuple tu = {r->n_out, r->src_out, r->dst_out, NULL, 0};
+        pr_tuple tu = {r->n_out, pr_src_out(rs, r), pr_dst_out(rs, r), NULL, 0};
         st = pr_canon(&rs->table, &tu, &tok, err);
+        uint64_t key = st == XF_OK ? form_key(&tok) : 0;
         long old = -1;
-        if (st == XF_OK) st = pr_keymap_put(index, tok.v, tok.n, (long)i, &old, err);
+        if (st == XF_OK) st = find_form(rs, index, &tok, key, &scratch, &old, err);
+        if (st == XF_OK && old < 0) st = xf_htab_add(index, key, (uint64_t)i, err);
         first[i] = old >= 0 ? old : (long)i;
     }
     pr_tokens_free(&tok);
+    pr_tokens_free(&scratch);
     return st;
 }
 
-static xf_status lookup(const pr_rules *rs, const pr_keymap *index, const pr_tuple *tu,
-                        long *found, xf_error *err)
+/* Index of the first rule whose canonical form equals that of `tu`, or -1. */
+static xf_status lookup(const pr_rules *rs, const xf_htab *index, const pr_tuple *tu, long *found,
+                        xf_error *err)
 {
-    pr_tokens tok = {0};
+    pr_tokens tok = {0}, scratch = {0};
     *found = -1;
     xf_status st = XF_OK;
     if (tu->n_out > 0) {
         st = pr_canon(&rs->table, tu, &tok, err);
-        if (st == XF_OK) *found = pr_keymap_get(index, tok.v, tok.n);
+        if (st == XF_OK) st = find_form(rs, index, &tok, form_key(&tok), &scratch, found, err);
     }
     pr_tokens_free(&tok);
+    pr_tokens_free(&scratch);
     return st;
 }
 
@@ -83,7 +116,7 @@ static int on_inputs_only(const pr_table *t, int32_t n)
     return 1;
 }
 
-xf_status pr_stage_common_subgraph(const pr_rules *rs, const pr_keymap *index,
+xf_status pr_stage_common_subgraph(const pr_rules *rs, const xf_htab *index,
                                    unsigned char *alive, xf_prune_verdict *v, xf_error *err)
 {
     const pr_table *t = &rs->table;
@@ -91,17 +124,18 @@ xf_status pr_stage_common_subgraph(const pr_rules *rs, const pr_keymap *index,
         if (!alive[i]) continue;
         const pr_rule *r = &rs->rules[i];
         int32_t common = -1;
+        const int32_t *sn = pr_src_nodes(rs, r), *dn = pr_dst_nodes(rs, r);
         for (int a = 0; a < r->n_src_nodes && common < 0; a++) {
-            if (!on_inputs_only(t, r->src_nodes[a])) continue;
+            if (!on_inputs_only(t, sn[a])) continue;
             for (int b = 0; b < r->n_dst_nodes; b++)
-                if (r->dst_nodes[b] == r->src_nodes[a]) {
-                    common = r->src_nodes[a];
+                if (dn[b] == sn[a]) {
+                    common = sn[a];
                     break;
                 }
         }
         if (common < 0) continue;
         pr_subst sb = {common, -1};
-        pr_tuple tu = {r->n_out, r->src_out, r->dst_out, &sb, 1};
+        pr_tuple tu = {r->n_out, pr_src_out(rs, r), pr_dst_out(rs, r), &sb, 1};
         long by;
         xf_status st = lookup(rs, index, &tu, &by, err);
         if (st != XF_OK) return st;
@@ -131,7 +165,7 @@ static int same_top(const pr_table *t, int32_t s, int32_t d, int *pos)
     return 1;
 }
 
-xf_status pr_stage_common_supergraph(const pr_rules *rs, const pr_keymap *index,
+xf_status pr_stage_common_supergraph(const pr_rules *rs, const xf_htab *index,
                                      unsigned char *alive, xf_prune_verdict *v, xf_error *err)
 {
     const pr_table *t = &rs->table;
@@ -143,7 +177,7 @@ xf_status pr_stage_common_supergraph(const pr_rules *rs, const pr_keymap *index,
         const pr_rule *r = &rs->rules[i];
         int k, pos = -1;
         for (k = 0; k < r->n_out; k++)
-            if (same_top(t, r->src_out[k], r->dst_out[k], &pos)) break;
+            if (same_top(t, pr_src_out(rs, r)[k], pr_dst_out(rs, r)[k], &pos)) break;
         if (k == r->n_out) continue;
         if ((size_t)r->n_out > cap) {
             xf_free(src);
@@ -161,15 +195,16 @@ xf_status pr_stage_common_supergraph(const pr_rules *rs, const pr_keymap *index,
         int n = 0;
         for (int o = 0; o < r->n_out; o++) {
             if (o == k && pos < 0) continue;
-            src[n] = o == k ? pr_kids(t, r->src_out[k])[pos] : r->src_out[o];
-            dst[n] = o == k ? pr_kids(t, r->dst_out[k])[pos] : r->dst_out[o];
+            const int32_t *so = pr_src_out(rs, r), *dout = pr_dst_out(rs, r);
+            src[n] = o == k ? pr_kids(t, so[k])[pos] : so[o];
+            dst[n] = o == k ? pr_kids(t, dout[k])[pos] : dout[o];
             n++;
         }
         pr_tuple tu = {n, src, dst, NULL, 0};
         long by;
         st = lookup(rs, index, &tu, &by, err);
         if (st != XF_OK) break;
-        const char *opname = xf_op_get(t->ops[t->terms[r->src_out[k]].opkey])->name;
+        const char *opname = xf_op_get(t->ops[t->terms[pr_src_out(rs, r)[k]].opkey])->name;
         st = pr_remove(rs, alive, v, i, XF_PRUNE_COMMON_SUPERGRAPH, by, err,
                        "output %d is %s on both sides, arguments differing in %s%s", k, opname,
                        pos < 0 ? "no position" : "one position",

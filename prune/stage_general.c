@@ -122,12 +122,14 @@ static xf_status bucket_add(buckets *bk, int32_t a, int32_t b, size_t rule, xf_e
 }
 
 /* Is rule R (outputs a/b, already oriented and permuted) an instance of G? */
-static int instance_of(const pr_table *t, const pr_rule *g, const int32_t *a, const int32_t *b,
+static int instance_of(const pr_rules *rs, const pr_rule *g, const int32_t *a, const int32_t *b,
                        binding *bind)
 {
+    const pr_table *t = &rs->table;
     bind->n = 0;
     for (int k = 0; k < g->n_out; k++)
-        if (!match(t, g->src_out[k], a[k], bind) || !match(t, g->dst_out[k], b[k], bind))
+        if (!match(t, pr_src_out(rs, g)[k], a[k], bind) ||
+            !match(t, pr_dst_out(rs, g)[k], b[k], bind))
             return 0;
     return 1;
 }
@@ -164,8 +166,8 @@ static void find_general(const pr_rules *rs, const buckets *bk, size_t ri, bindi
         int more = 1;
         while (more) {
             for (int i = 0; i < k; i++) {
-                a[i] = (swap ? r->dst_out : r->src_out)[perm[i]];
-                b[i] = (swap ? r->src_out : r->dst_out)[perm[i]];
+                a[i] = (swap ? pr_dst_out(rs, r) : pr_src_out(rs, r))[perm[i]];
+                b[i] = (swap ? pr_src_out(rs, r) : pr_dst_out(rs, r))[perm[i]];
             }
             int32_t ra = root_key(t, a[0]), rb = root_key(t, b[0]);
             int32_t keys[4][2] = {{ra, rb}, {0, rb}, {ra, 0}, {0, 0}};
@@ -177,7 +179,7 @@ static void find_general(const pr_rules *rs, const buckets *bk, size_t ri, bindi
                     const pr_rule *gr = &rs->rules[g];
                     if (gr->n_out != k || gr->tree_size > r->tree_size) continue;
                     if ((bk->mask[2 * g] & ~ma) || (bk->mask[2 * g + 1] & ~mb)) continue;
-                    if (instance_of(t, gr, a, b, bind)) {
+                    if (instance_of(rs, gr, a, b, bind)) {
                         *by = g;
                         return;
                     }
@@ -226,8 +228,8 @@ xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune
         if (alive[i]) {
             const pr_rule *r = &rs->rules[i];
             order[m++] = (visit){r->tree_size, r->n_used_leaves, i};
-            bk.mask[2 * i] = side_mask(t, r->src_out, r->n_out);
-            bk.mask[2 * i + 1] = side_mask(t, r->dst_out, r->n_out);
+            bk.mask[2 * i] = side_mask(t, pr_src_out(rs, r), r->n_out);
+            bk.mask[2 * i + 1] = side_mask(t, pr_dst_out(rs, r), r->n_out);
         }
     qsort(order, m, sizeof *order, cmp_visit);
     for (size_t q = 0; q < m; q++) {
@@ -243,7 +245,8 @@ xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune
             continue;
         }
         if (r->n_out == 0) continue;
-        st = bucket_add(&bk, root_key(t, r->src_out[0]), root_key(t, r->dst_out[0]), i, err);
+        st = bucket_add(&bk, root_key(t, pr_src_out(rs, r)[0]), root_key(t, pr_dst_out(rs, r)[0]),
+                        i, err);
         if (st != XF_OK) goto out;
     }
 out:

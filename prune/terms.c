@@ -167,11 +167,13 @@ static xf_status intern_term(pr_table *t, int32_t opkey, int32_t type, int32_t o
     size_t pos = XF_HTAB_START;
     for (const uint64_t *k; (k = xf_htab_next(&t->term_index, xf_htab_key(h), &pos));) {
         const pr_term *a = &t->terms[*k];
-        if (a->hash == h && term_equal(t, a, opkey, type, out, n_kids, kids)) {
+        if (term_equal(t, a, opkey, type, out, n_kids, kids)) {
             *id = (int32_t)*k;
             return XF_OK;
         }
     }
+    if (t->n_kids + (size_t)n_kids > UINT32_MAX || t->n_terms >= INT32_MAX)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED, "prune: more terms than the term table holds");
     GROW(t->terms, t->n_terms, t->cap_terms, 4096, err, "terms");
     while (t->n_kids + (size_t)n_kids > t->cap_kids) {
         size_t cap = t->cap_kids ? t->cap_kids * 2 : 8192;
@@ -185,7 +187,7 @@ static xf_status intern_term(pr_table *t, int32_t opkey, int32_t type, int32_t o
     int32_t size = opkey == PR_LEAF ? 0 : 1;
     for (int32_t i = 0; i < n_kids; i++) size += t->terms[kids[i]].size;
     if (n_kids > 0) memcpy(t->kids + t->n_kids, kids, (size_t)n_kids * sizeof *kids);
-    t->terms[t->n_terms] = (pr_term){opkey, type, out, n_kids, t->n_kids, size, h};
+    t->terms[t->n_terms] = (pr_term){opkey, type, out, n_kids, (uint32_t)t->n_kids, size};
     t->n_kids += (size_t)n_kids;
     *id = (int32_t)t->n_terms++;
     return XF_OK;
@@ -257,8 +259,8 @@ out:
     return st;
 }
 
-/* Reserves this rule's arrays at the end of the pool (pointers are set
- * once the pool stops moving, in set_pointers). */
+/* Reserves this rule's arrays at the end of the pool (pr_src_out ... read
+ * them by offset, so the pool may move as it grows). */
 static xf_status reserve(pr_rules *rs, pr_rule *pr, xf_error *err)
 {
     size_t need = 2 * (size_t)pr->n_out + (size_t)pr->n_in + (size_t)pr->n_src_nodes +
@@ -276,15 +278,6 @@ static xf_status reserve(pr_rules *rs, pr_rule *pr, xf_error *err)
     return XF_OK;
 }
 
-static void set_pointers(pr_rules *rs, pr_rule *pr)
-{
-    pr->src_out = rs->pool + pr->base;
-    pr->dst_out = pr->src_out + pr->n_out;
-    pr->leaf = pr->dst_out + pr->n_out;
-    pr->src_nodes = pr->leaf + pr->n_in;
-    pr->dst_nodes = pr->src_nodes + pr->n_src_nodes;
-}
-
 static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int32_t absent,
                             xf_error *err)
 {
@@ -297,13 +290,17 @@ static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int32_t ab
         if (err) err->code = XF_ERR_INVALID;
         return XF_ERR_INVALID;
     }
-    pr->n_out = r->src.n_outputs;
-    pr->n_in = r->src.n_inputs;
-    pr->n_src_nodes = r->src.n_nodes;
-    pr->n_dst_nodes = r->dst.n_nodes;
+    if (r->src.n_outputs > PR_MAX_COUNT || r->src.n_inputs > PR_MAX_COUNT ||
+        r->src.n_nodes > PR_MAX_COUNT || r->dst.n_nodes > PR_MAX_COUNT)
+        return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                       "prune: rule %zu has more than %d outputs, inputs or operators on a side", i,
+                       PR_MAX_COUNT);
+    pr->n_out = (uint16_t)r->src.n_outputs;
+    pr->n_in = (uint16_t)r->src.n_inputs;
+    pr->n_src_nodes = (uint16_t)r->src.n_nodes;
+    pr->n_dst_nodes = (uint16_t)r->dst.n_nodes;
     st = reserve(rs, pr, err);
     if (st != XF_OK) return st;
-    set_pointers(rs, pr);
     for (int k = 0; k < pr->n_in; k++) {
         const xf_value *v = &r->src.values[r->src.inputs[k]];
         char fallback[32];
@@ -313,24 +310,29 @@ static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int32_t ab
         if (st == XF_OK) st = intern_type(t, v->dtype, &v->shape, &type, err);
         if (st == XF_OK) st = intern_term(t, PR_LEAF, type, name, 0, NULL, &leaf, err);
         if (st != XF_OK) return st;
-        pr->leaf[k] = leaf;
+        int32_t *leaves = pr_leaf(rs, pr);
+        leaves[k] = leaf;
         for (int j = 0; j < k; j++)
-            if (pr->leaf[j] == pr->leaf[k])
+            if (leaves[j] == leaves[k])
                 return XF_FAIL(err, XF_ERR_INVALID,
                                "prune: rule %zu: inputs %d and %d are both named '%s'", i, j, k,
                                t->names[name]);
     }
-    st = build_side(t, &r->src, pr->leaf, absent, pr->src_nodes, pr->src_out, i, "source", err);
+    int32_t *leaves = pr_leaf(rs, pr);
+    st = build_side(t, &r->src, leaves, absent, pr_src_nodes(rs, pr), pr_src_out(rs, pr), i,
+                    "source", err);
     if (st == XF_OK)
-        st = build_side(t, &r->dst, pr->leaf, absent, pr->dst_nodes, pr->dst_out, i, "target", err);
+        st = build_side(t, &r->dst, leaves, absent, pr_dst_nodes(rs, pr), pr_dst_out(rs, pr), i,
+                        "target", err);
     if (st != XF_OK) return st;
     pr->tree_size = 0;
-    for (int k = 0; k < pr->n_out; k++)
-        pr->tree_size += t->terms[pr->src_out[k]].size + t->terms[pr->dst_out[k]].size;
+    const int32_t *so = pr_src_out(rs, pr), *dout = pr_dst_out(rs, pr);
+    for (int k = 0; k < pr->n_out; k++) pr->tree_size += t->terms[so[k]].size + t->terms[dout[k]].size;
     int32_t used[64];
-    pr_tuple tu = {pr->n_out, pr->src_out, pr->dst_out, NULL, 0};
-    pr->n_used_leaves = pr_first_use(t, &tu, used, 64);
-    if (pr->n_used_leaves < 0) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule %zu)", i);
+    pr_tuple tu = {pr->n_out, pr_src_out(rs, pr), pr_dst_out(rs, pr), NULL, 0};
+    int n_used = pr_first_use(t, &tu, used, 64);
+    if (n_used < 0) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule %zu)", i);
+    pr->n_used_leaves = (int16_t)n_used;
     return XF_OK;
 }
 
@@ -359,7 +361,8 @@ xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_
         if (st == XF_OK) st = build_rule(rs, i, &tmp, absent, err);
         xf_rule_free(&tmp);
     }
-    for (size_t i = 0; st == XF_OK && i < n; i++) set_pointers(rs, &rs->rules[i]);
+    /* Every term is interned now; the stages only read them. */
+    xf_htab_free(&rs->table.term_index);
     return st;
 }
 

@@ -133,7 +133,7 @@ START_TEST(onednn_elementwise_lists)
 END_TEST
 
 /* verify/bounded_ties.c: the operators whose output dims are their input's
- * (tie_all), those that may broadcast, and xfb_ew_binary. */
+ * (tie_all), those that may broadcast, and vf_bounded_ew_binary. */
 static int ties_unary(xf_op op)
 {
     return ew_rules(op) && (info(op)->min_inputs == 1 || op == XF_OP_SCALAR_MUL);
@@ -155,7 +155,7 @@ START_TEST(verifier_ties_lists)
                           XF_OP_COUNT);
     expect_same("bounded_ties.c tie_all", &unary, ties_unary);
     expect_same("bounded_ties.c broadcasting", &broadcast, ties_broadcast);
-    expect_same("bounded_ties.c xfb_ew_binary", &binary, ties_ew_binary);
+    expect_same("bounded_ties.c vf_bounded_ew_binary", &binary, ties_ew_binary);
 }
 END_TEST
 
@@ -175,7 +175,7 @@ START_TEST(fingerprint_lists)
                           XF_OP_DIV, XF_OP_SCALAR_MUL, XF_OP_POW, XF_OP_COUNT);
     opset copy_old = set_of(XF_OP_IDENTITY, XF_OP_RESHAPE, XF_OP_FLATTEN, XF_OP_SQUEEZE,
                             XF_OP_UNSQUEEZE, XF_OP_COUNT);
-    expect_same("fpeval.c fp_op_supported", &ew_old, fp_elementwise);
+    expect_same("fpeval.c en_fp_op_supported", &ew_old, fp_elementwise);
     expect_same("fpeval.c copies", &copy_old, fp_copy);
 }
 END_TEST

@@ -299,6 +299,56 @@ START_TEST(test_empty_set)
 }
 END_TEST
 
+/* Many forms at once: the index of canonical forms keeps only their hashes
+ * and compares a form by serialising its rule again, so every distinct form
+ * stays and every copy (renamed, sides swapped) names its first rule. Rule
+ * 3k is relu^(k+1)(x0) => x0, 3k+1 the same over x1, 3k+2 rule 3k with its
+ * sides swapped. */
+#define N_FORMS 60
+START_TEST(test_many_forms)
+{
+    enum { N = 3 * N_FORMS };
+    xf_rule *rules = xf_calloc(N, sizeof *rules);
+    xf_prune_verdict *v = xf_calloc(N, sizeof *v);
+    ck_assert_ptr_nonnull(rules);
+    ck_assert_ptr_nonnull(v);
+    char src[16 * N_FORMS], other[16 * N_FORMS];
+    for (int k = 0; k < N_FORMS; k++) {
+        const char *in[3] = {"x0", "x1", "x0"};
+        for (int c = 0; c < 3; c++) {
+            size_t len = 0;
+            for (int j = 0; j <= k; j++) len += (size_t)snprintf(src + len, sizeof src - len, "relu(");
+            len += (size_t)snprintf(src + len, sizeof src - len, "%s", in[c]);
+            for (int j = 0; j <= k; j++) len += (size_t)snprintf(src + len, sizeof src - len, ")");
+            snprintf(other, sizeof other, "%s", in[c]);
+            if (c == 2) make_rule(&rules[3 * k + c], other, src);
+            else make_rule(&rules[3 * k + c], src, other);
+        }
+    }
+    xf_prune_options o = xf_prune_options_default();
+    o.stages = 1u << XF_PRUNE_RENAMING;
+    xf_prune_stats st;
+    xf_error err;
+    ck_assert_int_eq(xf_prune_run(rules, N, &o, v, &st, &err), XF_OK);
+    for (int k = 0; k < N_FORMS; k++) {
+        ck_assert_msg(v[3 * k].stage == XF_PRUNE_KEPT, "rule %d: %s", 3 * k,
+                      xf_prune_stage_name(v[3 * k].stage));
+        ck_assert_msg(v[3 * k + 1].stage == XF_PRUNE_RENAMING && v[3 * k + 1].by == 3 * k,
+                      "rule %d: %s by %ld", 3 * k + 1, xf_prune_stage_name(v[3 * k + 1].stage),
+                      v[3 * k + 1].by);
+        ck_assert_msg(v[3 * k + 2].stage == XF_PRUNE_RENAMING && v[3 * k + 2].by == 3 * k,
+                      "rule %d: %s by %ld", 3 * k + 2, xf_prune_stage_name(v[3 * k + 2].stage),
+                      v[3 * k + 2].by);
+    }
+    ck_assert_uint_eq(st.removed[XF_PRUNE_RENAMING], 2 * N_FORMS);
+    ck_assert_uint_eq(st.kept, N_FORMS);
+    xf_prune_verdicts_free(v, N);
+    for (int i = 0; i < N; i++) xf_rule_free(&rules[i]);
+    xf_free(rules);
+    xf_free(v);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("prune");
@@ -309,6 +359,7 @@ int main(void)
     tcase_add_test(tc, test_run_from_matches_run);
     tcase_add_test(tc, test_malformed_rule);
     tcase_add_test(tc, test_empty_set);
+    tcase_add_test(tc, test_many_forms);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

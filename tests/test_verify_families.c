@@ -16,7 +16,9 @@
  * identity kernel and with the average pooling of an enlarged one; a
  * softmax over one element (the ones constant), also concatenated with
  * itself; batched products of a tensor's split parts (the split's input is
- * the concat of its parts). Each
+ * the concat of its parts); attention's 4-D layout: a position slice
+ * through a 1x1 convolution and a batched matmul, the head transpose
+ * through a sum, a product and a layer-norm, slices along two axes swapped. Each
  * true rule is proved, is not refuted by the bounded check, and (when
  * axioms prove it) is no longer proved once they are switched off; each
  * near miss (the bias added twice, a layer-norm over two different parts, a stride-2 or 3x3 convolution in place of the 1x1 one, sigmoid
@@ -25,7 +27,10 @@
  * kernel permuted alone, a transpose of one operand only, a scale
  * squared on one side only, a pooling or relu dropped, a softmax over two
  * elements taken for ones, split parts rejoined swapped, ones concatenated
- * with a tensor) is neither proved
+ * with a tensor, a 3x3 convolution's position slice, a batch slice of one
+ * matmul operand at another part, the head transpose of one summand only, a
+ * layer-norm over a swapped axis, two slices swapped with their offsets) is
+ * neither proved
  * nor left standing: the
  * bounded check refutes it, also in the refute-only form xferverify runs for
  * rules the axioms did not prove. Rules are written in the axiom-instance language
@@ -177,6 +182,30 @@ static const family families[] = {
      {"slice-of-merged-concat", "w:4x4x1x1 s:",
       "split[axis=1,sizes=1x7,out=0](pow(reshape[shape=4x8x1](concat[axis=1](w,w)),s))",
       "pow(split[axis=1,sizes=1x3,out=0](reshape[shape=4x4x1](w)),s)"}},
+    /* attention's 4-D layout at 3 operators: a position slice through a
+     * 1x1 convolution and a batched matmul, the head transpose through a
+     * sum, a product and a layer-norm */
+    {"conv1x1-slice-spatial,slice-ewadd",
+     {"slice-of-residual-1x1-conv", "x:1x2x4x3 w:2x2x1x1",
+      "ewadd(split[axis=2,sizes=1x3,out=0](x),conv[p=valid](split[axis=2,sizes=1x3,out=0](x),w))",
+      "split[axis=2,sizes=1x3,out=0](ewadd(x,conv[p=valid](x,w)))"}},
+    /* (a split's parts also rejoin as its input, so the concat laws are a
+     * second route here: they go off too) */
+    {"matmul-slice-batch,layernorm-slice,matmul-concat-batch,layernorm-concat",
+     {"batch-slice-of-matmul-by-layernorm", "x:2x2x2x2 g:2",
+      "matmul(split[axis=1,sizes=1x1,out=0](x),layernorm[axis=3](split[axis=1,sizes=1x1,out=0](x),g))",
+      "split[axis=1,sizes=1x1,out=0](matmul(x,layernorm[axis=3](x,g)))"}},
+    {"tswap-ewmul,layernorm-tswap",
+     {"head-transpose-times-layernorm", "x:1x2x3x2 g:2",
+      "ewmul(tswap[axis=-3](x),layernorm[axis=3](tswap[axis=-3](x),g))",
+      "tswap[axis=-3](ewmul(x,layernorm[axis=3](x,g)))"}},
+    {"slice-slice,slice-concat-across", /* (a split's parts rejoin as its input: a second route) */
+     {"position-slices-swapped", "x:2x4x4x4 y:2x4x4x4",
+      "split[axis=1,sizes=1x3,out=0](split[axis=2,sizes=1x3,out=0](ewadd(x,y)))",
+      "split[axis=2,sizes=1x3,out=0](ewadd(split[axis=1,sizes=1x3,out=0](x),split[axis=1,sizes=1x3,out=0](y)))"}},
+    {"tswap-ewadd,softmax-tswap",
+     {"head-transpose-plus-softmax", "x:1x2x3x2", "ewadd(tswap[axis=-3](x),softmax[axis=3](tswap[axis=-3](x)))",
+      "tswap[axis=-3](ewadd(x,softmax[axis=3](x)))"}},
 };
 
 static const xf_axiom_instance near_misses[] = {
@@ -228,6 +257,17 @@ static const xf_axiom_instance near_misses[] = {
      "matmul(concat[axis=0](b,c),m)"},
     {"batch-slice-of-heads-wrong-part", "b:2x4x4", "split[axis=0,sizes=1x1,out=1](reshape[shape=2x4x2x2](b))",
      "reshape[shape=1x4x2x2](split[axis=0,sizes=1x1,out=0](b))"},
+    {"slices-swapped-with-their-offsets", "x:2x2", "split[axis=0,sizes=1x1,out=1](split[axis=1,sizes=1x1,out=0](x))",
+     "split[axis=1,sizes=1x1,out=1](split[axis=0,sizes=1x1,out=0](x))"},
+    {"slice-of-3x3-conv", "x:1x2x4x4 w:2x2x3x3", "split[axis=2,sizes=1x3,out=0](conv[p=same](x,w))",
+     "conv[p=same](split[axis=2,sizes=1x3,out=0](x),w)"},
+    {"batch-slice-of-matmul-other-part", "x:3x2x2 y:3x2x2", "split[axis=0,sizes=1x2,out=1](matmul(x,y))",
+     "matmul(split[axis=0,sizes=1x2,out=1](x),split[axis=0,sizes=2x1,out=0](y))"},
+    {"head-transpose-of-one-summand", "x:1x2x2x2 y:1x2x2x2", "tswap[axis=-3](ewadd(x,y))",
+     "ewadd(tswap[axis=-3](x),y)"},
+    {"layernorm-over-a-swapped-axis", "x:1x2x3x2",
+     "layernorm[axis=2](tswap[axis=-3](x),ones[shape=2x2]())",
+     "tswap[axis=-3](layernorm[axis=2](x,ones[shape=3x2]()))"},
 };
 
 static void build(const xf_axiom_instance *in, xf_rule *r)

@@ -121,6 +121,11 @@ static const xf_axiom_info axioms[] = {
     {"matmul-slice-left", "a row slice of a product is the product of the row slice",
      FA("(o Int) (l Int) (t Int) " T2,
         "(= (matmul (slice -2 o l t x) y) (slice -2 o l t (matmul x y)))", "(matmul (slice -2 o l t x) y)")},
+    {"matmul-slice-batch", "a batch slice of a batched matmul is the matmul of both operands' batch "
+                           "slices",
+     FA2(SL " " T2,
+         "(=> (<= a -3) (= (slice a o l t (matmul x y)) (matmul (slice a o l t x) (slice a o l t y))))",
+         "(slice a o l t (matmul x y))", "(matmul (slice a o l t x) (slice a o l t y))")},
     /* ---- transpose */
     {"trans-involution", "transposing twice is the identity",
      FA("(x T)", "(= (trans (trans x)) x)", "(trans (trans x))")},
@@ -177,6 +182,20 @@ static const xf_axiom_info axioms[] = {
     {"softmax-tswap", "softmax along the last axis commutes with a swap of two axes before it",
      FA("(k Int) (x T)", "(= (softmax -1 (tswap k x)) (tswap k (softmax -1 x)))",
         "(softmax -1 (tswap k x))")},
+    {"tswap-ewadd", "a swap of two axes distributes over element-wise addition",
+     FA2("(k Int) " T2, "(= (tswap k (ewadd x y)) (ewadd (tswap k x) (tswap k y)))",
+         "(tswap k (ewadd x y))", "(ewadd (tswap k x) (tswap k y))")},
+    {"tswap-ewmul", "a swap of two axes distributes over element-wise multiplication",
+     FA2("(k Int) " T2, "(= (tswap k (ewmul x y)) (ewmul (tswap k x) (tswap k y)))",
+         "(tswap k (ewmul x y))", "(ewmul (tswap k x) (tswap k y))")},
+    {"layernorm-tswap", "layer-norm commutes with a swap of two axes before the normalised ones",
+     FA("(k Int) (b Int) (x T) (g T) (c T)",
+        "(=> (< (+ k 1) b) (= (layernorm b (tswap k x) g c) (tswap k (layernorm b x g c))))",
+        "(layernorm b (tswap k x) g c)")},
+    {"lnorm-tswap", "the unit-scale layer-norm commutes with a swap of two axes before the "
+                    "normalised ones",
+     FA("(k Int) (b Int) (x T)", "(=> (< (+ k 1) b) (= (lnorm b (tswap k x)) (tswap k (lnorm b x))))",
+        "(lnorm b (tswap k x))")},
     /* ---- concat and split */
     {"concat-assoc", "concat along one axis is associative",
      FA("(a Int) (n Int) (m Int) (k Int) (nm Int) " T3,
@@ -220,6 +239,10 @@ static const xf_axiom_info axioms[] = {
         "(=> (and (= t (+ n m)) (< o n) (< n (+ o l))) (= (slice a o l t (concat a n m x y)) "
         "(concat a (- n o) (- (+ o l) n) (slice a o (- n o) n x) (slice a 0 (- (+ o l) n) m y))))",
         "(slice a o l t (concat a n m x y))")},
+    {"slice-slice", "slices along two different axes commute",
+     FA(SL " (b Int) (p Int) (q Int) (u Int) (x T)",
+        "(=> (not (= a b)) (= (slice a o l t (slice b p q u x)) (slice b p q u (slice a o l t x))))",
+        "(slice a o l t (slice b p q u x))")},
     {"slice-whole", "a slice that takes the whole axis is its input",
      FA("(a Int) (t Int) (x T)", "(= (slice a 0 t t x) x)", "(slice a 0 t t x)")},
     {"concat-ewadd", "the sum of two concats with equal parts is the concat of the sums",
@@ -307,6 +330,12 @@ static const xf_axiom_info axioms[] = {
      FA2(CV " (c Int) (o Int) (l Int) (t Int) (x T) (w T)",
          "(= (slice -4 o l t (conv sh sw p c g x w)) (conv sh sw p c g (slice -4 o l t x) w))",
          "(slice -4 o l t (conv sh sw p c g x w))", "(conv sh sw p c g (slice -4 o l t x) w)")},
+    {"conv1x1-slice-spatial", "a slice along a spatial axis of a stride-1 convolution with a 1x1 "
+                              "kernel is the convolution of the slice",
+     FA2(SL " (p Int) (c Int) (g Int) (x T) (w T)",
+         "(=> (and (hw1 w) (or (= a -1) (= a -2))) (= (slice a o l t (conv 1 1 p c g x w)) "
+         "(conv 1 1 p c g (slice a o l t x) w)))",
+         "(slice a o l t (conv 1 1 p c g x w))", "(conv 1 1 p c g (slice a o l t x) w)")},
     {"conv-slice-kernel", "an output-channel slice of a convolution is the convolution with the "
                           "kernel's output-channel slice (one group)",
      FA2("(sh Int) (sw Int) (p Int) (c Int) (o Int) (l Int) (t Int) (x T) (w T)",

@@ -57,11 +57,11 @@ static xf_status declare(xf_verifier *v, xf_error *err)
                                                  : v->tensor;
         v->fns[f] = Z3_mk_func_decl(c, Z3_mk_string_symbol(c, sigs[f].name), n, dom, range);
     }
-    if (xf_verifier_z3_error(v, "declaring the operator functions", err)) return err ? err->code : XF_ERR_INTERNAL;
+    if (vf_verifier_z3_error(v, "declaring the operator functions", err)) return err ? err->code : XF_ERR_INTERNAL;
     return XF_OK;
 }
 
-xf_status xf_verify_axioms_load(xf_verifier *v, xf_error *err)
+xf_status vf_axioms_load(xf_verifier *v, xf_error *err)
 {
     Z3_context c = v->ctx;
     int n = xf_verify_axiom_count();
@@ -84,7 +84,7 @@ xf_status xf_verify_axioms_load(xf_verifier *v, xf_error *err)
         Z3_ast_vector vec = Z3_parse_smtlib2_string(c, text, 1, &sort_name, &v->tensor,
                                                     XF_AX_FN_COUNT, names, v->fns);
         xf_free(text);
-        if (xf_verifier_z3_error(v, "parsing an axiom", err)) {
+        if (vf_verifier_z3_error(v, "parsing an axiom", err)) {
             xf_error_prefix(err, "axiom %s", ax->name);
             return err ? err->code : XF_ERR_INTERNAL;
         }

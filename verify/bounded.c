@@ -130,7 +130,7 @@ static void shape_free(check *k, const xf_rule *r)
 
 static void check_free(check *k)
 {
-    xfb_canon_free(k->canon);
+    vf_bounded_canon_free(k->canon);
     xf_free(k->c.side);
     if (k->c.z) Z3_del_context(k->c.z);
 }
@@ -151,9 +151,9 @@ static xf_status make_context(check *k, const xf_verify_options *o, xf_error *er
         Z3_global_param_set("memory_max_size", buf);
     }
     k->c.real = Z3_mk_real_sort(k->c.z);
-    k->canon = xfb_canon_new(k->c.z, k->c.real);
+    k->canon = vf_bounded_canon_new(k->c.z, k->c.real);
     if (!k->canon) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
-    return xfb_z3_check(&k->c, "creating the context", err);
+    return vf_bounded_z3_check(&k->c, "creating the context", err);
 }
 
 /* The check runs a rule only at inputs of at most max_dim per axis: a
@@ -198,7 +198,7 @@ static xf_status make_inputs(check *k, const xf_rule *r, xf_error *err)
         if (!b->e) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
         memcpy(b->e, a->e, (size_t)a->n * sizeof *b->e);
     }
-    return xfb_z3_check(&k->c, "declaring inputs", err);
+    return vf_bounded_z3_check(&k->c, "declaring inputs", err);
 }
 
 /* One output element whose two sides are not the same term. */
@@ -220,11 +220,11 @@ static xf_status element(check *k, Z3_ast t, int32_t id, Z3_ast *out, double *si
 {
     *out = NULL;
     if (id >= 0) {
-        xf_status st = xfb_canon_build(k->canon, id, out, err);
+        xf_status st = vf_bounded_canon_build(k->canon, id, out, err);
         if (st != XF_OK) return st;
     }
     if (*out) {
-        *size += (double)xfb_canon_size(k->canon, id);
+        *size += (double)vf_bounded_canon_size(k->canon, id);
         return XF_OK;
     }
     *size += 1e9;
@@ -241,7 +241,7 @@ static xf_status collect_diffs(check *k, const xf_rule *r, xf_error *err)
     k->diff = xf_malloc((size_t)total * sizeof *k->diff + 1);
     if (!k->diff) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     for (; k->n_facts < k->c.n_side; k->n_facts++) {
-        xf_status st = xfb_canon_fact(k->canon, k->c.side[k->n_facts], err);
+        xf_status st = vf_bounded_canon_fact(k->canon, k->c.side[k->n_facts], err);
         if (st != XF_OK) return st;
     }
     for (int o = 0; o < r->src.n_outputs; o++) {
@@ -250,11 +250,11 @@ static xf_status collect_diffs(check *k, const xf_rule *r, xf_error *err)
             return XF_FAIL(err, XF_ERR_SHAPE, "bounded check: output %d has different shapes", o);
         for (int64_t e = 0; e < a->n; e++) {
             int32_t ia = -1, ib = -1;
-            xf_status st = xfb_canon_id(k->canon, a->e[e], &ia, err);
-            if (st == XF_OK) st = xfb_canon_id(k->canon, b->e[e], &ib, err);
+            xf_status st = vf_bounded_canon_id(k->canon, a->e[e], &ia, err);
+            if (st == XF_OK) st = vf_bounded_canon_id(k->canon, b->e[e], &ib, err);
             if (st != XF_OK) return st;
             if (ia >= 0 && ia == ib) continue;
-            if ((ia < 0 || ib < 0) && xfb_canon_too_large(k->canon) > 0) {
+            if ((ia < 0 || ib < 0) && vf_bounded_canon_too_large(k->canon) > 0) {
                 k->too_large = 1; /* the solver would get raw terms of that size */
                 return XF_OK;
             }
@@ -262,7 +262,7 @@ static xf_status collect_diffs(check *k, const xf_rule *r, xf_error *err)
             st = element(k, a->e[e], ia, &d.x, &d.size, err);
             if (st == XF_OK) st = element(k, b->e[e], ib, &d.y, &d.size, err);
             if (st != XF_OK) return st;
-            if (!d.x || !d.y) return xfb_z3_check(&k->c, "simplifying outputs", err);
+            if (!d.x || !d.y) return vf_bounded_z3_check(&k->c, "simplifying outputs", err);
             if (Z3_is_eq_ast(k->c.z, d.x, d.y)) continue;
             int seen = 0;
             for (int i = 0; i < k->n_diff && !seen; i++)
@@ -272,7 +272,7 @@ static xf_status collect_diffs(check *k, const xf_rule *r, xf_error *err)
         }
     }
     qsort(k->diff, (size_t)k->n_diff, sizeof *k->diff, diff_cmp);
-    return xfb_z3_check(&k->c, "comparing outputs", err);
+    return vf_bounded_z3_check(&k->c, "comparing outputs", err);
 }
 
 /* Model values of the inputs as float32 tensors into out->inputs. */
@@ -293,7 +293,7 @@ static xf_status model_inputs(check *k, const xf_rule *r, Z3_model m, xf_bounded
                 return XF_FAIL(err, XF_ERR_INTERNAL, "bounded check: model has no value for %s",
                                Z3_ast_to_string(k->c.z, a->e[e]));
             Z3_string s = Z3_get_numeral_decimal_string(k->c.z, v, 12);
-            if (!s) return xfb_z3_check(&k->c, "reading a model value", err);
+            if (!s) return vf_bounded_z3_check(&k->c, "reading a model value", err);
             d[e] = strtof(s, NULL);
         }
     }
@@ -391,8 +391,8 @@ static Z3_lbool query(check *k, int i, double deadline, Z3_model *m, char *why, 
         Z3_string r = Z3_get_error_code(z) == Z3_OK ? Z3_solver_get_reason_unknown(z, s) : NULL;
         snprintf(why, why_len, "%s", r ? r : "error");
     }
-    k->rl_used = xf_verify_rlimit_count(z, s);
-    if (res == Z3_L_UNDEF) k->why = xf_verify_why_of_reason(why, rl_spent(k));
+    k->rl_used = vf_rlimit_count(z, s);
+    if (res == Z3_L_UNDEF) k->why = vf_why_of_reason(why, rl_spent(k));
     Z3_solver_dec_ref(z, s);
     return res;
 }
@@ -482,8 +482,8 @@ static xf_status check_shape(check *k, const xf_rule *r, int index, int max_dim,
         st = float_probe(r, 0x5eed + (uint64_t)index, one, why, why_len, err);
     if (st != XF_OK || one->result == XF_BOUNDED_REFUTED || !exact) return st;
     st = make_inputs(k, r, err);
-    if (st == XF_OK) st = xfb_elaborate(&k->c, &r->src, k->src, err);
-    if (st == XF_OK) st = xfb_elaborate(&k->c, &r->dst, k->dst, err);
+    if (st == XF_OK) st = vf_bounded_elaborate(&k->c, &r->src, k->src, err);
+    if (st == XF_OK) st = vf_bounded_elaborate(&k->c, &r->dst, k->dst, err);
     if (st == XF_OK) st = collect_diffs(k, r, err);
     *n_diff = k->n_diff;
     if (st == XF_OK && k->too_large) {
@@ -578,7 +578,7 @@ static xf_status run_pass(check *k, const xf_rule *r, xfb_shape_plan *plan, int 
                              err);
         if (s > 0) xf_rule_free(&at);
         if (st == XF_OK && exact && s == 0 && n_diff > 0 && t->trim) {
-            st = xfb_shape_plan_trim(plan, XFB_SOLVER_SHAPES, err); /* new shapes array */
+            st = vf_bounded_shape_plan_trim(plan, XFB_SOLVER_SHAPES, err); /* new shapes array */
             scope_str(plan, scope, scope_len);
             sh = plan->shapes; /* the own shapes stay first */
         }
@@ -671,7 +671,7 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
                  t.first_why);
     } else if (refute_only) {
         xfb_domain dom;
-        st = xfb_domain_of(r, &dom, err);
+        st = vf_bounded_domain_of(r, &dom, err);
         if (st != XF_OK) return st;
         out->proves = dom.closed;
         if (dom.closed)
@@ -714,7 +714,7 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, int refute_only, 
     if (!err) err = &local;
     xf_bounded_free(out);
     double t0 = xf_clock_now_ms();
-    const xf_verify_options *o = xf_verifier_options(v);
+    const xf_verify_options *o = vf_verifier_options(v);
     int max_dim = o->bounded_max_dim > 0 ? o->bounded_max_dim : 4;
     int max_shapes = o->bounded_max_shapes > 0 ? o->bounded_max_shapes : 1;
     check k;
@@ -728,7 +728,7 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, int refute_only, 
     memset(&plan, 0, sizeof plan);
     xf_status st = xf_rule_validate(r, err);
     if (st == XF_OK) st = make_context(&k, o, err);
-    if (st == XF_OK) st = xfb_shape_plan_make(r, max_dim, max_shapes, &plan, err);
+    if (st == XF_OK) st = vf_bounded_shape_plan_make(r, max_dim, max_shapes, &plan, err);
     if (st == XF_OK && cross) /* floats at the others */
         plan.n_exact = o->cross_shapes < 1 ? 1 : o->cross_shapes < plan.n ? o->cross_shapes : plan.n;
     if (st == XF_OK) st = check_plan(&k, r, &plan, max_dim, refute_only, out, err);
@@ -742,7 +742,7 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, int refute_only, 
     }
     out->time_ms = xf_clock_now_ms() - t0;
     out->rlimit_used = k.rl_used;
-    xfb_shape_plan_free(&plan);
+    vf_bounded_shape_plan_free(&plan);
     check_free(&k);
     if (st != XF_OK) xf_bounded_free(out);
     return st;

@@ -122,15 +122,15 @@ static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_g
             if (nd->op == XF_OP_MUL || nd->op == XF_OP_SCALAR_MUL) here = all;
             if (nd->op == XF_OP_MATMUL || nd->op == XF_OP_CONV) {
                 int x = nd->inputs[0], d = nd->op == XF_OP_CONV ? 1 : g->values[x].shape.rank - 1;
-                int a = d >= 0 ? xfb_ties_slot(t, k, x, d) : -1;
-                here = all + (a >= 0 && t->summed[a] && xfb_ties_find(t, a) == root);
+                int a = d >= 0 ? vf_bounded_ties_slot(t, k, x, d) : -1;
+                here = all + (a >= 0 && t->summed[a] && vf_bounded_ties_find(t, a) == root);
             }
             for (int o = 0; o < nd->n_outputs; o++) s[nd->outputs[o]] = here;
         }
         for (int o = 0; o < g->n_outputs; o++) {
             int v = g->outputs[o], n = s[v];
             for (int d = 0; d < g->values[v].shape.rank; d++)
-                n += xfb_ties_find(t, xfb_ties_slot(t, k, v, d)) == root;
+                n += vf_bounded_ties_find(t, vf_bounded_ties_slot(t, k, v, d)) == root;
             need[root] = n > need[root] ? n : need[root];
         }
     }
@@ -175,7 +175,7 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
     if (!c->mixed || !c->summed || !c->seen || !c->axes || !c->here || !c->need || !c->scratch)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
     for (int i = 0; i < t->n; i++) {
-        int root = xfb_ties_find(t, i);
+        int root = vf_bounded_ties_find(t, i);
         c->mixed[root] |= t->mixing[i];
         c->summed[root] |= t->summed[i];
     }
@@ -184,10 +184,10 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
         for (int v = 0; v < g->n_values; v++) {
             int rank = g->values[v].shape.rank;
             for (int d = 0; d < rank; d++) {
-                int a = xfb_ties_find(t, xfb_ties_slot(t, k, v, d));
+                int a = vf_bounded_ties_find(t, vf_bounded_ties_slot(t, k, v, d));
                 if (++c->here[a] > c->axes[a]) c->axes[a] = c->here[a];
             }
-            for (int d = 0; d < rank; d++) c->here[xfb_ties_find(t, xfb_ties_slot(t, k, v, d))] = 0;
+            for (int d = 0; d < rank; d++) c->here[vf_bounded_ties_find(t, vf_bounded_ties_slot(t, k, v, d))] = 0;
         }
     }
     xf_status st = XF_OK;
@@ -231,11 +231,11 @@ static void classify(const xfb_ties *t, classes *c, int poly, const xf_value *in
                  d, name, (long long)in->shape.dims[d], (long long)need);
 }
 
-xf_status xfb_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
+xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
 {
     memset(out, 0, sizeof *out);
     xfb_ties t;
-    xf_status st = xfb_ties_build(r, 1, &t, err);
+    xf_status st = vf_bounded_ties_build(r, 1, &t, err);
     if (st != XF_OK) return st;
     int poly = polynomial(&r->src) && polynomial(&r->dst);
     classes c;
@@ -245,11 +245,11 @@ xf_status xfb_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
     for (int i = 0; st == XF_OK && i < r->src.n_inputs; i++) {
         const xf_value *in = &r->src.values[r->src.inputs[i]];
         for (int d = 0; d < in->shape.rank; d++)
-            classify(&t, &c, poly, in, d, xfb_ties_find(&t, xfb_ties_slot(&t, 0, r->src.inputs[i], d)),
+            classify(&t, &c, poly, in, d, vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d)),
                      out);
     }
     if (st != XF_OK) out->closed = 0;
     classes_free(&c);
-    xfb_ties_free(&t);
+    vf_bounded_ties_free(&t);
     return st;
 }

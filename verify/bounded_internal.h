@@ -37,32 +37,32 @@ typedef struct xfb_ctx {
 /* Elaborates every node of g in topological order. vals has g->n_values
  * entries; the graph inputs must already be filled. Unsupported operators
  * are XF_ERR_UNSUPPORTED naming the node. */
-xf_status xfb_elaborate(xfb_ctx *c, const xf_graph *g, xfb_tensor *vals, xf_error *err);
+xf_status vf_bounded_elaborate(xfb_ctx *c, const xf_graph *g, xfb_tensor *vals, xf_error *err);
 
 /* Canonical polynomial forms (bounded_poly.c): one table per check, over
  * the check's context. */
 typedef struct xfb_canon xfb_canon;
 
-xfb_canon *xfb_canon_new(Z3_context z, Z3_sort real); /* NULL: out of memory */
-void xfb_canon_free(xfb_canon *c);                    /* NULL: no-op */
+xfb_canon *vf_bounded_canon_new(Z3_context z, Z3_sort real); /* NULL: out of memory */
+void vf_bounded_canon_free(xfb_canon *c);                    /* NULL: no-op */
 /* Registers fact (t > 0, one of the check's side facts) so that quotients
  * by t normalise as products (bounded_poly.c); a fact of another form, or
  * whose t is not one atom, is ignored. Facts must be registered before the
  * terms that divide by them are normalised. XF_ERR_NOMEM as below. */
-xf_status xfb_canon_fact(xfb_canon *c, Z3_ast fact, xf_error *err);
+xf_status vf_bounded_canon_fact(xfb_canon *c, Z3_ast fact, xf_error *err);
 /* Canonical id of real term t into *id (two terms with the same id are
  * equal for all inputs and all abstract functions); -1 when t is outside
  * the normaliser. XF_ERR_NOMEM (*id -1) when an allocation failed, now or
  * in an earlier call on c: the table is then unusable. */
-xf_status xfb_canon_id(xfb_canon *c, Z3_ast t, int32_t *id, xf_error *err);
-/* Normal form `id` (from xfb_canon_id, >= 0) rebuilt as a Z3 term into
- * *out; XF_ERR_NOMEM (*out NULL) as for xfb_canon_id. */
-xf_status xfb_canon_build(xfb_canon *c, int32_t id, Z3_ast *out, xf_error *err);
+xf_status vf_bounded_canon_id(xfb_canon *c, Z3_ast t, int32_t *id, xf_error *err);
+/* Normal form `id` (from vf_bounded_canon_id, >= 0) rebuilt as a Z3 term into
+ * *out; XF_ERR_NOMEM (*out NULL) as for vf_bounded_canon_id. */
+xf_status vf_bounded_canon_build(xfb_canon *c, int32_t id, Z3_ast *out, xf_error *err);
 /* How many polynomials c gave up as too large (over its monomial limit):
  * a term whose id is -1 while this is nonzero may be one of them. */
-int64_t xfb_canon_too_large(const xfb_canon *c);
+int64_t vf_bounded_canon_too_large(const xfb_canon *c);
 /* Monomials in normal form id. */
-int xfb_canon_size(const xfb_canon *c, int32_t id);
+int vf_bounded_canon_size(const xfb_canon *c, int32_t id);
 
 /* The input-shape assignments one bounded check runs (bounded_shapes.c):
  * the rule's own first, then up to max_shapes - 1 other admissible ones. */
@@ -75,22 +75,22 @@ typedef struct xfb_shape_plan {
     xf_shape *shapes; /* n * n_inputs, assignment-major */
 } xfb_shape_plan;
 
-xf_status xfb_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb_shape_plan *p,
+xf_status vf_bounded_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb_shape_plan *p,
                               xf_error *err);
 /* Limits the exact check to the own shapes and at most `keep` - 1 of the
  * small ones no larger than the own (evenly spaced): those move to the
  * front and n_exact counts them; the others stay, after them in their
  * order, for the float probe. Nothing changes when the exact check already
  * covers at most `keep` shapes. Fails only when out of memory. */
-xf_status xfb_shape_plan_trim(xfb_shape_plan *p, int keep, xf_error *err);
-void xfb_shape_plan_free(xfb_shape_plan *p);
+xf_status vf_bounded_shape_plan_trim(xfb_shape_plan *p, int keep, xf_error *err);
+void vf_bounded_shape_plan_free(xfb_shape_plan *p);
 
 /* The dims of a rule's values (bounded_ties.c): slots numbered side by
  * side, value by value, dim by dim; a union-find over them. */
 typedef struct xfb_ties {
     int strict;             /* only ties that hold at every admissible shape */
     int n;                  /* slots */
-    int *parent;            /* union-find; xfb_ties_find gives a class's root */
+    int *parent;            /* union-find; vf_bounded_ties_find gives a class's root */
     unsigned char *fixed;   /* per root: the class keeps the rule's own size */
     unsigned char *mixing;  /* per slot: an operator combines elements at
                                different indices along this dim, not as a sum */
@@ -102,20 +102,20 @@ typedef struct xfb_ties {
 /* Ties every dim of r. strict: only ties that every admissible shape
  * satisfies (the domain argument); otherwise also ties that merely narrow
  * the search (matmul batch dims, grouped conv channels). XF_ERR_NOMEM. */
-xf_status xfb_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_error *err);
-int xfb_ties_find(xfb_ties *t, int slot);
-int xfb_ties_slot(const xfb_ties *t, int k, int value, int dim); /* k: 0 src, 1 dst */
-void xfb_ties_free(xfb_ties *t);
+xf_status vf_bounded_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_error *err);
+int vf_bounded_ties_find(xfb_ties *t, int slot);
+int vf_bounded_ties_slot(const xfb_ties *t, int k, int value, int dim); /* k: 0 src, 1 dst */
+void vf_bounded_ties_free(xfb_ties *t);
 /* Parameters the enumerator derives from shapes, as the admissible set
  * re-derives them: a two-operand element-wise operator (its operands stay
  * equal when they are at the own shapes), a split into the halves of its
  * axis, a depthwise convolution (group = input channels). */
-int xfb_ew_binary(xf_op op);
+int vf_bounded_ew_binary(xf_op op);
 /* A generator (const_iconv, const_imatrix, const_ones, const_pool): sized
  * like the matcher sizes it, from its first consumer (bounded_shapes.c). */
-int xfb_generator(xf_op op);
-int xfb_split_halves(const xf_node *nd, const xf_shape *own_in);
-int xfb_depthwise(const xf_node *nd, const xf_shape *own_in);
+int vf_bounded_generator(xf_op op);
+int vf_bounded_split_halves(const xf_node *nd, const xf_shape *own_in);
+int vf_bounded_depthwise(const xf_node *nd, const xf_shape *own_in);
 
 /* Whether the exact check at the rule's own shapes decides the rule at
  * every shape it applies to (bounded_domain.c): every input dim either
@@ -132,9 +132,9 @@ typedef struct xfb_domain {
     char why[160];  /* not closed: the first input dim that is neither, for users */
 } xfb_domain;
 
-xf_status xfb_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err);
+xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err);
 
 /* Z3's last error as XF_ERR_INTERNAL ("z3: <message> while <what>"), or XF_OK. */
-xf_status xfb_z3_check(xfb_ctx *c, const char *what, xf_error *err);
+xf_status vf_bounded_z3_check(xfb_ctx *c, const char *what, xf_error *err);
 
 #endif

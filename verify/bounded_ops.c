@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-xf_status xfb_z3_check(xfb_ctx *c, const char *what, xf_error *err)
+xf_status vf_bounded_z3_check(xfb_ctx *c, const char *what, xf_error *err)
 {
     Z3_error_code ec = Z3_get_error_code(c->z);
     if (ec == Z3_OK) return XF_OK;
@@ -127,7 +127,7 @@ static xf_status power(xfb_ctx *c, const xfb_tensor *x, const xfb_tensor *e, xfb
         Z3_ast args[2] = {x->e[i], e->e[0]};
         y->e[i] = Z3_mk_app(c->z, c->uf[XF_OP_POW], 2, args);
     }
-    return xfb_z3_check(c, "elaborating a power", err);
+    return vf_bounded_z3_check(c, "elaborating a power", err);
 }
 
 /* ------------------------------------------------------------- term lists */
@@ -216,7 +216,7 @@ static xf_status probe_emit(xfb_ctx *c, probe *p, const xf_node *nd, xfb_tensor 
         xfb_tensor *t = &vals[nd->outputs[o]];
         for (int64_t e = 0; e < t->n; e++) t->e[e] = sum(c, p->terms[o][e].t, p->terms[o][e].n);
     }
-    return xfb_z3_check(c, "building sums", err);
+    return vf_bounded_z3_check(c, "building sums", err);
 }
 
 static float *fdata(xf_tensor *t) { return (float *)t->data; }
@@ -334,7 +334,7 @@ static xf_status conv(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tens
         }
         if (!y->e[e]) return XF_ERR_NOMEM;
     }
-    return xfb_z3_check(c, "elaborating conv", err);
+    return vf_bounded_z3_check(c, "elaborating conv", err);
 }
 
 /* ----------------------------------------------------------------- maxpool */
@@ -373,7 +373,7 @@ static xf_status maxpool(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_t
         y->e[e] = m;
     }
     probe_free(&p);
-    return st == XF_OK ? xfb_z3_check(c, "elaborating maxpool", err) : st;
+    return st == XF_OK ? vf_bounded_z3_check(c, "elaborating maxpool", err) : st;
 }
 
 /* ------------------------------------------------------------ constants */
@@ -426,7 +426,7 @@ static xf_status softmax(xfb_ctx *c, const xfb_tensor *x, int axis, xfb_tensor *
         for (int64_t k = 0; k < n; k++) y->e[base + k * inner] = Z3_mk_div(c->z, ex[k], s);
     }
     xf_free(ex);
-    return xfb_z3_check(c, "elaborating softmax", err);
+    return vf_bounded_z3_check(c, "elaborating softmax", err);
 }
 
 static xf_status layernorm(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tensor *vals,
@@ -464,7 +464,7 @@ static xf_status layernorm(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb
     }
     xf_free(d);
     (void)g;
-    return xfb_z3_check(c, "elaborating layernorm", err);
+    return vf_bounded_z3_check(c, "elaborating layernorm", err);
 }
 
 static xf_status batchnorm(xfb_ctx *c, const xf_node *nd, xfb_tensor *vals, xf_error *err)
@@ -484,7 +484,7 @@ static xf_status batchnorm(xfb_ctx *c, const xf_node *nd, xfb_tensor *vals, xf_e
         Z3_ast v = Z3_mk_div(c->z, mul2(c, centred, scale->e[k]), s);
         y->e[e] = Z3_mk_add(c->z, 2, (Z3_ast[]){v, b->e[k]});
     }
-    return xfb_z3_check(c, "elaborating batchnorm", err);
+    return vf_bounded_z3_check(c, "elaborating batchnorm", err);
 }
 
 /* ---------------------------------------------------------------- dispatch */
@@ -510,12 +510,12 @@ static xf_status node(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tens
         return constant(c, g, nd, vals, err);
     case XF_OP_RELU:
         for (int64_t e = 0; e < y->n; e++) y->e[e] = relu(c, x->e[e]);
-        return xfb_z3_check(c, "elaborating relu", err);
+        return vf_bounded_z3_check(c, "elaborating relu", err);
     case XF_OP_SIGMOID: case XF_OP_TANH: case XF_OP_ERF: case XF_OP_GELU: case XF_OP_EXP:
     case XF_OP_LOG: case XF_OP_SQRT:
         for (int64_t e = 0; e < y->n; e++)
             if (!(y->e[e] = apply_uf(c, nd->op, x->e[e], err))) return XF_ERR_NOMEM;
-        return xfb_z3_check(c, "elaborating an abstract function", err);
+        return vf_bounded_z3_check(c, "elaborating an abstract function", err);
     case XF_OP_POW: return power(c, x, &vals[nd->inputs[1]], y, err);
     case XF_OP_SOFTMAX: {
         int axis = nd->params.axis < 0 ? nd->params.axis + x->shape.rank : nd->params.axis;
@@ -529,7 +529,7 @@ static xf_status node(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tens
     }
 }
 
-xf_status xfb_elaborate(xfb_ctx *c, const xf_graph *g, xfb_tensor *vals, xf_error *err)
+xf_status vf_bounded_elaborate(xfb_ctx *c, const xf_graph *g, xfb_tensor *vals, xf_error *err)
 {
     int *order = xf_malloc((size_t)g->n_nodes * sizeof *order + 1);
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");

@@ -7,7 +7,7 @@
  * monomial is a sorted multiset of atoms; an atom is an input constant or a
  * non-polynomial node whose arguments are normalised first: ite(cond, p, q),
  * an abstract function applied to p, p / q. A quotient by a q that is
- * positive by the check's facts (xfb_canon_fact: exp > 0, a layer norm's
+ * positive by the check's facts (vf_bounded_canon_fact: exp > 0, a layer norm's
  * deviation > 0) is p times the atom 1/q instead, 1 when p is q and 0 when
  * p is 0, so a softmax over one element is 1 and the mean of a layer norm
  * cancels; sums and products then use q * (1/q) = 1 on the multiples of q
@@ -27,11 +27,11 @@
  * Anything else (a Z3 operator not listed, a coefficient that overflows, a
  * polynomial beyond XFB_POLY_MAX_TERMS monomials) leaves the term as it
  * was: the caller then compares the raw terms with the solver, except past
- * the size limit (xfb_canon_too_large), where it stops instead: a solver
+ * the size limit (vf_bounded_canon_too_large), where it stops instead: a solver
  * given raw convolutions of convolutions of that size ran 45 s a rule to
  * its timeout. Running out
  * of memory is not "outside the normaliser": every allocation site sets the
- * table's sticky nomem flag, and xfb_canon_id and xfb_canon_build then
+ * table's sticky nomem flag, and vf_bounded_canon_id and vf_bounded_canon_build then
  * report XF_ERR_NOMEM,
  * so the check fails instead of quietly falling back to the solver.
  */
@@ -184,14 +184,14 @@ static int32_t intern(xfb_canon *c, itab *t, const uint32_t *w, uint32_t n)
     return id < 0 ? nomem(c) : id;
 }
 
-xfb_canon *xfb_canon_new(Z3_context z, Z3_sort real)
+xfb_canon *vf_bounded_canon_new(Z3_context z, Z3_sort real)
 {
     xfb_canon *c = xf_calloc(1, sizeof *c);
     if (c) c->z = z, c->real = real;
     return c;
 }
 
-void xfb_canon_free(xfb_canon *c)
+void vf_bounded_canon_free(xfb_canon *c)
 {
     if (!c) return;
     itab_free(&c->atoms);
@@ -722,7 +722,7 @@ static Z3_ast build_poly(xfb_canon *c, int32_t id)
     size_t n = len / 5;
     Z3_ast *s = xf_malloc((n + 1) * sizeof *s), r = NULL;
     if (!s) {
-        /* Not NULL, which build_atom would hand to Z3; xfb_canon_build
+        /* Not NULL, which build_atom would hand to Z3; vf_bounded_canon_build
          * reports the failure and the term is never used. */
         nomem(c);
         return Z3_mk_real(c->z, 0, 1);
@@ -749,17 +749,17 @@ out:
     return c->poly_ast[id] = r;
 }
 
-int64_t xfb_canon_too_large(const xfb_canon *c)
+int64_t vf_bounded_canon_too_large(const xfb_canon *c)
 {
     return c->too_large;
 }
 
-int xfb_canon_size(const xfb_canon *c, int32_t id)
+int vf_bounded_canon_size(const xfb_canon *c, int32_t id)
 {
     return (int)(c->polys.len[id] / 5);
 }
 
-xf_status xfb_canon_fact(xfb_canon *c, Z3_ast fact, xf_error *err)
+xf_status vf_bounded_canon_fact(xfb_canon *c, Z3_ast fact, xf_error *err)
 {
     Z3_context z = c->z;
     if (Z3_get_ast_kind(z, fact) != Z3_APP_AST) return XF_OK;
@@ -782,7 +782,7 @@ xf_status xfb_canon_fact(xfb_canon *c, Z3_ast fact, xf_error *err)
     return XF_OK;
 }
 
-xf_status xfb_canon_id(xfb_canon *c, Z3_ast t, int32_t *id, xf_error *err)
+xf_status vf_bounded_canon_id(xfb_canon *c, Z3_ast t, int32_t *id, xf_error *err)
 {
     *id = norm(c, t);
     if (!c->nomem) return XF_OK;
@@ -790,7 +790,7 @@ xf_status xfb_canon_id(xfb_canon *c, Z3_ast t, int32_t *id, xf_error *err)
     return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory normalising an output element");
 }
 
-xf_status xfb_canon_build(xfb_canon *c, int32_t id, Z3_ast *out, xf_error *err)
+xf_status vf_bounded_canon_build(xfb_canon *c, int32_t id, Z3_ast *out, xf_error *err)
 {
     *out = build_poly(c, id);
     if (!c->nomem) return XF_OK;

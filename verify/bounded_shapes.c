@@ -44,7 +44,7 @@
  * costs ten times the same rule at 3x3), and measured on the taso 3-op
  * rules every refutation at other shapes showed at small ones. A rule whose
  * own shapes needed the solver (normal forms differ: max-pool against
- * relu, nested relus) gets the exact check (bounded.c, xfb_shape_plan_trim)
+ * relu, nested relus) gets the exact check (bounded.c, vf_bounded_shape_plan_trim)
  * at its own shapes and a few small ones no larger than the own, not at
  * the largest, where every output element is a solver query of its own;
  * the float probe still runs at every planned shape.
@@ -138,7 +138,7 @@ static int split_from_outputs(const xf_graph *g, const xf_node *nd, const xf_sha
 
 /* ------------------------------------------------------------ generators */
 
-int xfb_generator(xf_op op)
+int vf_bounded_generator(xf_op op)
 {
     return op == XF_OP_CONST_IDENTITY_CONV || op == XF_OP_CONST_IDENTITY_MATRIX ||
            op == XF_OP_CONST_ONES || op == XF_OP_CONST_POOL;
@@ -199,17 +199,17 @@ static int params_at(const xf_graph *g, const xf_node *nd, const xf_shape *in,
     *p = nd->params;
     if (nd->n_inputs < 1 || nd->inputs[0] < 0) return 1;
     const xf_shape *own0 = &g->values[nd->inputs[0]].shape;
-    if (xfb_ew_binary(nd->op) && nd->n_inputs == 2 &&
+    if (vf_bounded_ew_binary(nd->op) && nd->n_inputs == 2 &&
         xf_shape_equal(own0, &g->values[nd->inputs[1]].shape) && !xf_shape_equal(&in[0], &in[1]))
         return 0;
     if (split_from_outputs(g, nd, src_out, in[0].rank, p)) return 1;
-    if (xfb_split_halves(nd, own0)) {
+    if (vf_bounded_split_halves(nd, own0)) {
         int a = xf_norm_axis(p->axis, in[0].rank);
         int64_t d = in[0].dims[a];
         if (d < 2 || d % 2) return 0;
         p->split[0] = p->split[1] = d / 2;
     }
-    if (xfb_depthwise(nd, own0)) p->group = (int32_t)in[0].dims[1];
+    if (vf_bounded_depthwise(nd, own0)) p->group = (int32_t)in[0].dims[1];
     if (nd->op == XF_OP_RESHAPE) return view_at(g, nd, own0, &in[0], p);
     return 1;
 }
@@ -248,14 +248,14 @@ static xf_status build_classes(search *s, xf_error *err)
 {
     const xf_rule *r = s->r;
     xfb_ties t;
-    xf_status st = xfb_ties_build(r, 0, &t, err);
+    xf_status st = vf_bounded_ties_build(r, 0, &t, err);
     if (st != XF_OK) return st;
     for (int i = 0; i < s->n_in; i++) s->n_dims += r->src.values[r->src.inputs[i]].shape.rank;
     s->cls = xf_malloc(sizeof(int) * ((size_t)s->n_dims + 1));
     int *root_cls = xf_malloc(sizeof(int) * ((size_t)t.n + 1));
     if (!s->cls || !root_cls) {
         xf_free(root_cls);
-        xfb_ties_free(&t);
+        vf_bounded_ties_free(&t);
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory choosing shapes");
     }
     for (int i = 0; i < t.n; i++) root_cls[i] = -1;
@@ -263,7 +263,7 @@ static xf_status build_classes(search *s, xf_error *err)
     for (int i = 0, j = 0; i < s->n_in; i++) {
         int a = r->src.inputs[i];
         for (int d = 0; d < r->src.values[a].shape.rank; d++, j++) {
-            int root = xfb_ties_find(&t, xfb_ties_slot(&t, 0, a, d));
+            int root = vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, a, d));
             if (t.fixed[root]) {
                 s->cls[j] = -1;
                 continue;
@@ -273,7 +273,7 @@ static xf_status build_classes(search *s, xf_error *err)
         }
     }
     xf_free(root_cls);
-    xfb_ties_free(&t);
+    vf_bounded_ties_free(&t);
     return XF_OK;
 }
 
@@ -330,7 +330,7 @@ static int infer_side(search *s, int k, const xf_shape *in)
     uint8_t *unsized = s->unsized[k];
     memset(unsized, 0, (size_t)g->n_values + 1);
     for (int i = 0; i < g->n_nodes; i++)
-        if (xfb_generator(g->nodes[i].op)) unsized[g->nodes[i].outputs[0]] = 1;
+        if (vf_bounded_generator(g->nodes[i].op)) unsized[g->nodes[i].outputs[0]] = 1;
     sizing z = {sh, unsized};
     xf_shape out_sh[XF_MAX_SPLIT];
     xf_dtype out_dt[XF_MAX_SPLIT];
@@ -343,7 +343,7 @@ static int infer_side(search *s, int k, const xf_shape *in)
         }
         const xf_node *nd = &g->nodes[s->order[k][i]];
         if (nd->n_outputs > XF_MAX_SPLIT) return 0;
-        if (xfb_generator(nd->op)) continue; /* sized at its first consumer */
+        if (vf_bounded_generator(nd->op)) continue; /* sized at its first consumer */
         for (int j = 0; j < nd->n_inputs; j++) { /* size the generators nd reads first */
             int v = nd->inputs[j];
             if (v < 0 || !unsized[v]) continue;
@@ -422,7 +422,7 @@ static int64_t total_numel(const xf_shape *sh, int n)
     return t;
 }
 
-xf_status xfb_shape_plan_trim(xfb_shape_plan *p, int keep, xf_error *err)
+xf_status vf_bounded_shape_plan_trim(xfb_shape_plan *p, int keep, xf_error *err)
 {
     if (keep < 2 || p->n <= keep || p->n_exact <= keep) return XF_OK;
     size_t w = (size_t)p->n_inputs;
@@ -454,7 +454,7 @@ xf_status xfb_shape_plan_trim(xfb_shape_plan *p, int keep, xf_error *err)
     return XF_OK;
 }
 
-void xfb_shape_plan_free(xfb_shape_plan *p)
+void vf_bounded_shape_plan_free(xfb_shape_plan *p)
 {
     xf_free(p->shapes);
     memset(p, 0, sizeof *p);
@@ -535,7 +535,7 @@ static xf_status choose(const search *s, const xf_shape *own, const cand *cands,
     return XF_OK;
 }
 
-xf_status xfb_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb_shape_plan *p,
+xf_status vf_bounded_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb_shape_plan *p,
                               xf_error *err)
 {
     memset(p, 0, sizeof *p);
@@ -558,7 +558,7 @@ xf_status xfb_shape_plan_make(const xf_rule *r, int max_dim, int max_shapes, xfb
         st = choose(&s, own, cands, n_cands, max_shapes, p, err);
         p->n_exact = p->n;
     }
-    if (st != XF_OK) xfb_shape_plan_free(p);
+    if (st != XF_OK) vf_bounded_shape_plan_free(p);
     xf_free(own);
     xf_free(cands);
     xf_free(vals);
@@ -617,7 +617,7 @@ static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, const x
         sh[v] = map[v] >= 0 ? out->values[map[v]].shape : g->values[v].shape;
     }
     for (int i = 0; i < g->n_nodes; i++)
-        if (xfb_generator(g->nodes[i].op)) unsized[g->nodes[i].outputs[0]] = 1;
+        if (vf_bounded_generator(g->nodes[i].op)) unsized[g->nodes[i].outputs[0]] = 1;
     sizing z = {sh, unsized};
     for (int i = 0; i <= g->n_nodes && st == XF_OK; i++) {
         if (i == g->n_nodes) { /* generators no operator reads (infer_side says why) */
@@ -636,7 +636,7 @@ static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, const x
             st = XF_FAIL(err, XF_ERR_UNSUPPORTED, "bounded check: rule has an opaque node");
             break;
         }
-        if (xfb_generator(nd->op)) continue; /* at its first consumer */
+        if (vf_bounded_generator(nd->op)) continue; /* at its first consumer */
         for (int j = 0; j < nd->n_inputs && st == XF_OK; j++) {
             int v = nd->inputs[j];
             if (v < 0 || !unsized[v]) continue;

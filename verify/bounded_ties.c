@@ -41,12 +41,12 @@ static int ew_rule_op(xf_op op)
     return xf_op_is(op, XF_OPC_ELEMENTWISE) && !xf_op_is(op, XF_OPC_IMPORTED);
 }
 
-int xfb_ew_binary(xf_op op)
+int vf_bounded_ew_binary(xf_op op)
 {
     return ew_rule_op(op) && op != XF_OP_SCALAR_MUL && xf_op_get(op)->max_inputs == 2;
 }
 
-int xfb_split_halves(const xf_node *nd, const xf_shape *own_in)
+int vf_bounded_split_halves(const xf_node *nd, const xf_shape *own_in)
 {
     const xf_params *p = &nd->params;
     if (nd->op != XF_OP_SPLIT || p->n_split != 2) return 0;
@@ -56,13 +56,13 @@ int xfb_split_halves(const xf_node *nd, const xf_shape *own_in)
     return d >= 2 && d % 2 == 0 && p->split[0] == d / 2 && p->split[1] == d / 2;
 }
 
-int xfb_depthwise(const xf_node *nd, const xf_shape *own_in)
+int vf_bounded_depthwise(const xf_node *nd, const xf_shape *own_in)
 {
     return nd->op == XF_OP_CONV && own_in->rank == 4 && nd->params.group > 1 &&
            nd->params.group == own_in->dims[1];
 }
 
-int xfb_ties_find(xfb_ties *t, int s)
+int vf_bounded_ties_find(xfb_ties *t, int s)
 {
     while (t->parent[s] != s) s = t->parent[s] = t->parent[t->parent[s]];
     return s;
@@ -70,7 +70,7 @@ int xfb_ties_find(xfb_ties *t, int s)
 
 static void join(xfb_ties *t, int a, int b)
 {
-    a = xfb_ties_find(t, a), b = xfb_ties_find(t, b);
+    a = vf_bounded_ties_find(t, a), b = vf_bounded_ties_find(t, b);
     if (a == b) return;
     t->parent[b] = a;
     t->fixed[a] |= t->fixed[b];
@@ -101,7 +101,7 @@ static void tie(const side *s, int v, int dv, int w, int dw)
 static void fix(const side *s, int v, int d)
 {
     int a = slot(s, v, d);
-    if (a >= 0) s->t->fixed[xfb_ties_find(s->t, a)] = 1;
+    if (a >= 0) s->t->fixed[vf_bounded_ties_find(s->t, a)] = 1;
 }
 
 static void mix(const side *s, int v, int d)
@@ -224,7 +224,7 @@ static void tie_conv(const side *s, const xf_node *nd)
         mix(s, w, 1);
         mix(s, w, 0);
         mix(s, y, 1);
-        if (xfb_depthwise(nd, &s->g->values[x].shape)) fix(s, w, 1);
+        if (vf_bounded_depthwise(nd, &s->g->values[x].shape)) fix(s, w, 1);
         else if (!s->t->strict) fix(s, x, 1), fix(s, w, 1); /* channels: any multiple of group */
     }
     if (nd->n_inputs > 2) tie(s, nd->inputs[2], 0, w, 0);
@@ -256,7 +256,7 @@ static void tie_broadcast(const side *s, const xf_node *nd)
 {
     const xf_graph *g = s->g;
     int x = nd->inputs[0], y = nd->outputs[0];
-    int kept = xfb_ew_binary(nd->op) && nd->n_inputs == 2 &&
+    int kept = vf_bounded_ew_binary(nd->op) && nd->n_inputs == 2 &&
                xf_shape_equal(&g->values[x].shape, &g->values[nd->inputs[1]].shape);
     if (!kept) mix_node(s, nd);
     if (kept || !s->t->strict)
@@ -352,7 +352,7 @@ static void tie_node(const side *s, const xf_node *nd)
             break;
         }
         tie_but_axis(s, nd, a);
-        if (xfb_split_halves(nd, &g->values[x].shape)) tie(s, nd->outputs[0], a, nd->outputs[1], a);
+        if (vf_bounded_split_halves(nd, &g->values[x].shape)) tie(s, nd->outputs[0], a, nd->outputs[1], a);
         break;
     }
     case XF_OP_TRANSPOSE:
@@ -383,7 +383,7 @@ static void tie_node(const side *s, const xf_node *nd)
 
 static const xf_graph *side_graph(const xf_rule *r, int k) { return k ? &r->dst : &r->src; }
 
-xf_status xfb_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_error *err)
+xf_status vf_bounded_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_error *err)
 {
     memset(t, 0, sizeof *t);
     t->strict = strict;
@@ -421,16 +421,16 @@ xf_status xfb_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_error *er
     }
     return XF_OK;
 nomem:
-    xfb_ties_free(t);
+    vf_bounded_ties_free(t);
     return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
 }
 
-int xfb_ties_slot(const xfb_ties *t, int k, int value, int dim)
+int vf_bounded_ties_slot(const xfb_ties *t, int k, int value, int dim)
 {
     return t->base[k][value] + dim;
 }
 
-void xfb_ties_free(xfb_ties *t)
+void vf_bounded_ties_free(xfb_ties *t)
 {
     xf_free(t->parent);
     xf_free(t->fixed);

@@ -1,5 +1,5 @@
 /*
- * forks.c — xv_run_forks: decides a list of rules with one forked worker
+ * forks.c — vf_run_forks: decides a list of rules with one forked worker
  * process per rule (worker.c), at most `jobs` at a time, and hands each
  * outcome to the caller as it arrives: schedule.c records it, an MPI worker
  * rank (mpi.c) sends it to rank 0. Each worker inherits the caller's
@@ -51,7 +51,7 @@ static int spawn(const char *db_path, xf_verifier *v, unsigned timeout_ms, slot 
     }
     if (pid == 0) {
         close(p[0]);
-        _exit(xv_worker(db_path, id, v, p[1]));
+        _exit(vf_worker(db_path, id, v, p[1]));
     }
     close(p[1]);
     fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
@@ -112,7 +112,7 @@ static xf_status finish(slot *s, int killed, xv_done_fn done, void *user, xf_err
     return done(user, &oc, s->buf, err);
 }
 
-xf_status xv_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms, int jobs,
+xf_status vf_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms, int jobs,
                        const int64_t *ids, int64_t n, xv_done_fn done, xv_tick_fn tick,
                        void *user, xf_error *err)
 {

@@ -1,7 +1,7 @@
 /*
  * mpi.c — xf_verify_db across MPI ranks (built only when CMake finds MPI:
  * XF_HAVE_MPI). Rank 0 owns the rules database: it selects the rules,
- * hands them out and records every verdict (schedule.c's xv_record and
+ * hands them out and records every verdict (schedule.c's vf_record and
  * pending batches, so a killed run keeps what was written and a rerun
  * resumes). Every other rank serves: it receives a batch of rule ids with
  * the verifier options and decides them with forked workers exactly as a
@@ -25,6 +25,7 @@
  * with xfergen.
  */
 #include "schedule_internal.h"
+#include "verify_internal.h"
 
 #include "cluster/cluster.h"
 
@@ -46,10 +47,10 @@ typedef struct batch_head {
 
 typedef xf_cluster_buf buf;
 
-/* xv_flush_due as xf_cluster_wait's idle callback. */
+/* vf_flush_due as xf_cluster_wait's idle callback. */
 static xf_status flush_due(void *user, xf_error *err)
 {
-    return xv_flush_due(user, err);
+    return vf_flush_due(user, err);
 }
 
 /* Waits for a message from `src`; while it waits, rank 0 (c not NULL)
@@ -87,7 +88,7 @@ static xf_status serve_batch(const buf *in, xf_verifier **v, buf *out, xf_error 
     memcpy(ids, in->p + sizeof h, ids_len);
     const char *path = (const char *)in->p + sizeof h + ids_len;
     xf_status st = XF_OK;
-    if (*v && memcmp(xf_verifier_options(*v), &h.vo, sizeof h.vo) != 0) {
+    if (*v && memcmp(vf_verifier_options(*v), &h.vo, sizeof h.vo) != 0) {
         xf_verifier_free(*v);
         *v = NULL;
     }
@@ -97,7 +98,7 @@ static xf_status serve_batch(const buf *in, xf_verifier **v, buf *out, xf_error 
     }
     out->len = 0;
     if (st == XF_OK)
-        st = xv_run_forks(path, *v, h.vo.timeout_ms, h.jobs, ids, h.n, on_done, NULL, out, err);
+        st = vf_run_forks(path, *v, h.vo.timeout_ms, h.jobs, ids, h.n, on_done, NULL, out, err);
     xf_free(ids);
     return st;
 }
@@ -193,7 +194,7 @@ static xf_status take_result(dispatch *d, int r, xf_error *err)
         d->sum_ms += oc.time_ms;
         d->n_ms++;
         got++;
-        xf_status st = xv_record(d->c, &oc, d->msg.p + at, err);
+        xf_status st = vf_record(d->c, &oc, d->msg.p + at, err);
         if (st != XF_OK) return st;
         at += oc.len;
     }
@@ -204,7 +205,7 @@ static xf_status take_result(dispatch *d, int r, xf_error *err)
     return XF_OK;
 }
 
-xf_status xv_mpi_dispatch(xv_sched *c, const char *path, const int64_t *ids, xf_error *err)
+xf_status vf_mpi_dispatch(xv_sched *c, const char *path, const int64_t *ids, xf_error *err)
 {
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -245,7 +246,7 @@ xf_status xv_mpi_dispatch(xv_sched *c, const char *path, const int64_t *ids, xf_
         else if (s.MPI_TAG == TAG_RESULT && st == XF_OK)
             st = take_result(&d, r, err);
         d.count[r] = 0;
-        if (st == XF_OK) st = xv_flush_due(c, err);
+        if (st == XF_OK) st = vf_flush_due(c, err);
         if (st == XF_OK && d.next < d.total) {
             st = send_batch(&d, r, err);
             busy += st == XF_OK;

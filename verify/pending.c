@@ -28,7 +28,7 @@ static void verdict_free(xv_verdict *v)
     xf_free(v->domain);
 }
 
-xf_status xv_pending_add(xv_pending *q, int64_t id, const xf_rulesdb_verdict *v, xf_error *err)
+xf_status vf_pending_add(xv_pending *q, int64_t id, const xf_rulesdb_verdict *v, xf_error *err)
 {
     if (q->n == q->cap) {
         int cap = q->cap ? 2 * q->cap : XV_PENDING_MAX;
@@ -65,12 +65,12 @@ xf_status xv_pending_add(xv_pending *q, int64_t id, const xf_rulesdb_verdict *v,
     return XF_OK;
 }
 
-int xv_pending_due(const xv_pending *q, double now)
+int vf_pending_due(const xv_pending *q, double now)
 {
     return q->n >= XV_PENDING_MAX || (q->n > 0 && now - q->oldest >= XV_PENDING_MAX_AGE_S);
 }
 
-xf_status xv_pending_flush(xv_pending *q, xf_rulesdb *db, xf_error *err)
+xf_status vf_pending_flush(xv_pending *q, xf_rulesdb *db, xf_error *err)
 {
     if (q->n == 0) return XF_OK;
     xf_status st = xf_rulesdb_begin(db, err);
@@ -90,7 +90,7 @@ xf_status xv_pending_flush(xv_pending *q, xf_rulesdb *db, xf_error *err)
     return XF_OK;
 }
 
-void xv_pending_free(xv_pending *q)
+void vf_pending_free(xv_pending *q)
 {
     for (int i = 0; i < q->n; i++) verdict_free(&q->v[i]);
     xf_free(q->v);

@@ -34,13 +34,13 @@ typedef struct xv_pending {
 } xv_pending;
 
 /* Keeps a copy of verdict `v` of rule `id`. XF_ERR_NOMEM when it cannot. */
-xf_status xv_pending_add(xv_pending *q, int64_t id, const xf_rulesdb_verdict *v, xf_error *err);
+xf_status vf_pending_add(xv_pending *q, int64_t id, const xf_rulesdb_verdict *v, xf_error *err);
 /* Whether the verdicts waiting should be written now. */
-int xv_pending_due(const xv_pending *q, double now);
+int vf_pending_due(const xv_pending *q, double now);
 /* Writes every waiting verdict in one transaction (BEGIN IMMEDIATE waits
  * for another writer up to the busy timeout) and empties the queue; on
  * failure nothing of it is written and the queue is kept. */
-xf_status xv_pending_flush(xv_pending *q, xf_rulesdb *db, xf_error *err);
-void xv_pending_free(xv_pending *q);
+xf_status vf_pending_flush(xv_pending *q, xf_rulesdb *db, xf_error *err);
+void vf_pending_free(xv_pending *q);
 
 #endif

@@ -15,16 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "verify/verify_internal.h"
 #include "verify/prove_internal.h"
 
 static xf_status prover(xf_verifier *v, xf_error *err)
 {
     if (v->prover) return XF_OK;
     Z3_context c = v->ctx;
-    v->prover = xf_verifier_solver(v);
+    v->prover = vf_verifier_solver(v);
     for (int i = 0; i < xf_verify_axiom_count(); i++)
         Z3_solver_assert(c, v->prover, Z3_mk_implies(c, v->lits[i], v->axioms[i]));
-    if (xf_verifier_z3_error(v, "asserting the axioms", err)) return err ? err->code : XF_ERR_INTERNAL;
+    if (vf_verifier_z3_error(v, "asserting the axioms", err)) return err ? err->code : XF_ERR_INTERNAL;
     return XF_OK;
 }
 
@@ -71,13 +72,13 @@ static xf_status query(xf_verifier *v, Z3_ast negated_goal, int skip, xf_proof *
         if (v->enabled[i] && i != skip) as[m++] = v->lits[i];
     Z3_solver_push(c, v->prover);
     Z3_solver_assert(c, v->prover, negated_goal);
-    uint64_t r0 = xf_verify_rlimit_count(c, v->prover);
+    uint64_t r0 = vf_rlimit_count(c, v->prover);
     Z3_lbool r = Z3_solver_check_assumptions(c, v->prover, (unsigned)m, as);
-    uint64_t r1 = xf_verify_rlimit_count(c, v->prover);
+    uint64_t r1 = vf_rlimit_count(c, v->prover);
     out->rlimit_used += r1 > r0 ? r1 - r0 : 0;
     xf_free(as);
     xf_status st = XF_OK;
-    if (xf_verifier_z3_error(v, "checking a rule", err)) {
+    if (vf_verifier_z3_error(v, "checking a rule", err)) {
         st = err ? err->code : XF_ERR_INTERNAL;
     } else if (r == Z3_L_FALSE) {
         add_core(v, v->prover, out);
@@ -90,9 +91,9 @@ static xf_status query(xf_verifier *v, Z3_ast negated_goal, int skip, xf_proof *
                      output);
         } else {
             Z3_string why = Z3_solver_get_reason_unknown(c, v->prover);
-            unsigned limit = xf_verify_proof_rlimit(&v->opt);
+            unsigned limit = vf_proof_rlimit(&v->opt);
             int spent = limit && r1 > r0 && r1 - r0 >= limit;
-            out->why = xf_verify_why_of_reason(why, spent);
+            out->why = vf_why_of_reason(why, spent);
             snprintf(out->detail, sizeof out->detail, "output %d: solver gave up (%s)", output, why);
         }
     }
@@ -141,9 +142,9 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
         st = XF_FAIL(&e2, XF_ERR_UNSUPPORTED, "its reshapes' sizes do not follow its dims: %s",
                      dims.why ? dims.why : "?");
     else
-        st = xf_prove_encode(v, &r->src, pd, so, &facts, &e2);
+        st = vf_prove_encode(v, &r->src, pd, so, &facts, &e2);
     if (pd) pd->side = 1;
-    if (st == XF_OK) st = xf_prove_encode(v, &r->dst, pd, dout, &facts, &e2);
+    if (st == XF_OK) st = vf_prove_encode(v, &r->dst, pd, dout, &facts, &e2);
     if (st == XF_ERR_UNSUPPORTED) {
         out->result = XF_PROOF_UNSUPPORTED;
         out->why = XF_WHY_UNSUPPORTED;

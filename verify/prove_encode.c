@@ -345,7 +345,7 @@ static Z3_ast zero_tensor(xf_verifier *v, const xf_shape *s)
 static void zero_fold(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *val, unsigned char *zero)
 {
     const xf_node *nd = &g->nodes[ni];
-    if (xf_prove_zero_output(g, ni, zero)) {
+    if (vf_prove_zero_output(g, ni, zero)) {
         for (int o = 0; o < nd->n_outputs; o++) {
             zero[nd->outputs[o]] = 1;
             val[nd->outputs[o]] = zero_tensor(v, &g->values[nd->outputs[o]].shape);
@@ -381,7 +381,7 @@ static Z3_ast zero_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, const u
     int any = 0;
     for (int i = 0; i < g->n_values; i++) {
         any |= zero[i];
-        if (!val[i] || !xf_prove_centred_layernorm(g, i, zero)) continue;
+        if (!val[i] || !vf_prove_centred_layernorm(g, i, zero)) continue;
         xf_shape m = g->values[i].shape;
         int64_t last = -1;
         m.dims[m.rank - 1] = 1;
@@ -505,7 +505,7 @@ static Z3_ast shape_facts(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, 
     return facts;
 }
 
-xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, Z3_ast *outs,
+xf_status vf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, Z3_ast *outs,
                           Z3_ast *facts, xf_error *err)
 {
     xf_status st = XF_OK;
@@ -535,7 +535,7 @@ xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, 
         outs[i] = val[g->outputs[i]];
         if (!outs[i]) st = XF_FAIL(err, XF_ERR_GRAPH, "verify: output %d is not computed", i);
     }
-    if (st == XF_OK && xf_verifier_z3_error(v, "encoding a graph", err)) st = err ? err->code : XF_ERR_INTERNAL;
+    if (st == XF_OK && vf_verifier_z3_error(v, "encoding a graph", err)) st = err ? err->code : XF_ERR_INTERNAL;
 done:
     xf_free(val);
     xf_free(order);

@@ -28,14 +28,14 @@ typedef struct xf_prove_dims {
  * last two axes have size 1 is its own transpose; every value's rank, and
  * with pd->dims its shape id and its shape's last dim) are conjoined to
  * *facts. pd (NULL: no reshapes) carries the ids across both sides. */
-xf_status xf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, Z3_ast *outs,
+xf_status vf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, Z3_ast *outs,
                           Z3_ast *facts, xf_error *err);
 
 /* 1 when every output of node ni of g is the zero tensor whatever the
  * inputs, given which of g's values are (zero[value]); prove_zero.c. */
-int xf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero);
+int vf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero);
 /* 1 when `value` is a layer-norm without bias (or with a zero one) over
  * axis -1 alone with a one-element scale: its mean over axis -1 is 0. */
-int xf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char *zero);
+int vf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char *zero);
 
 #endif /* XF_PROVE_IMPL_H */

@@ -27,7 +27,7 @@ static int in_zero(const xf_node *nd, int i, const unsigned char *zero)
     return i < nd->n_inputs && nd->inputs[i] >= 0 && zero[nd->inputs[i]];
 }
 
-int xf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char *zero)
+int vf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char *zero)
 {
     int ni = g->values[value].producer;
     if (ni < 0) return 0;
@@ -40,7 +40,7 @@ int xf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char
     return axis == x->rank - 1 && xf_shape_numel(&g->values[ln->inputs[1]].shape) == 1;
 }
 
-int xf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero)
+int vf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero)
 {
     const xf_node *nd = &g->nodes[ni];
     const xf_params *p = &nd->params;
@@ -78,7 +78,7 @@ int xf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero)
         if (z0) return 1;
         const xf_shape *x = &g->values[nd->inputs[0]].shape;
         int64_t axis = p->n_axes == 1 ? (p->axes[0] < 0 ? p->axes[0] + x->rank : p->axes[0]) : -1;
-        return axis == x->rank - 1 && xf_prove_centred_layernorm(g, nd->inputs[0], zero);
+        return axis == x->rank - 1 && vf_prove_centred_layernorm(g, nd->inputs[0], zero);
     }
     default: return 0;
     }

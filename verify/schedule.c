@@ -83,7 +83,7 @@ static xf_status select_rules(xf_rulesdb *db, const xf_verify_db_options *o, int
 
 /* ------------------------------------------------------------ verdicts */
 
-xf_status xv_record(xv_sched *c, const xv_outcome *oc, const uint8_t *msg, xf_error *err)
+xf_status vf_record(xv_sched *c, const xv_outcome *oc, const uint8_t *msg, xf_error *err)
 {
     xf_verify_tally *t = c->t;
     xv_msg m;
@@ -170,28 +170,28 @@ xf_status xv_record(xv_sched *c, const xv_outcome *oc, const uint8_t *msg, xf_er
             t->unknown++;
             t->unknown_why[why]++;
         }
-        st = xv_pending_add(&c->q, oc->id, &v, err);
+        st = vf_pending_add(&c->q, oc->id, &v, err);
     }
     t->elapsed_s = xf_clock_now() - c->t0;
     if (c->o->on_progress) c->o->on_progress(c->o->user, t);
     return st;
 }
 
-xf_status xv_flush_due(xv_sched *c, xf_error *err)
+xf_status vf_flush_due(xv_sched *c, xf_error *err)
 {
-    return xv_pending_due(&c->q, xf_clock_now()) ? xv_pending_flush(&c->q, c->db, err) : XF_OK;
+    return vf_pending_due(&c->q, xf_clock_now()) ? vf_pending_flush(&c->q, c->db, err) : XF_OK;
 }
 
 static xf_status on_done(void *user, const xv_outcome *oc, const uint8_t *msg, xf_error *err)
 {
     xv_sched *c = user;
-    xf_status st = xv_record(c, oc, msg, err);
-    return st == XF_OK ? xv_flush_due(c, err) : st;
+    xf_status st = vf_record(c, oc, msg, err);
+    return st == XF_OK ? vf_flush_due(c, err) : st;
 }
 
 static xf_status on_tick(void *user, xf_error *err)
 {
-    return xv_flush_due(user, err);
+    return vf_flush_due(user, err);
 }
 
 /* Decides the selection here, with forked workers. */
@@ -201,7 +201,7 @@ static xf_status run_local(xv_sched *c, const char *path, const int64_t *ids, xf
     xf_status st = xf_verifier_new(&c->o->vo, &v, err);
     if (st == XF_OK) st = xf_verifier_prepare(v, err);
     if (st == XF_OK)
-        st = xv_run_forks(path, v, c->o->vo.timeout_ms, c->o->jobs, ids, c->t->total, on_done,
+        st = vf_run_forks(path, v, c->o->vo.timeout_ms, c->o->jobs, ids, c->t->total, on_done,
                           on_tick, c, err);
     xf_verifier_free(v);
     return st;
@@ -231,14 +231,14 @@ xf_status xf_verify_db(xf_rulesdb *db, const char *path, const xf_verify_db_opti
     if (st == XF_OK) st = xf_rulesdb_run_start(db, &d, &run_id, err);
     if (st == XF_OK && !o->mpi) st = run_local(&c, path, ids, err);
 #ifdef XF_HAVE_MPI
-    else if (st == XF_OK) st = xv_mpi_dispatch(&c, path, ids, err);
+    else if (st == XF_OK) st = vf_mpi_dispatch(&c, path, ids, err);
 #else
     else if (st == XF_OK)
         st = XF_FAIL(err, XF_ERR_UNSUPPORTED,
                      "this build of rlflow has no MPI (install libopenmpi-dev and rebuild)");
 #endif
-    if (st == XF_OK) st = xv_pending_flush(&c.q, db, err);
-    else xv_pending_flush(&c.q, db, NULL); /* keep what was decided */
+    if (st == XF_OK) st = vf_pending_flush(&c.q, db, err);
+    else vf_pending_flush(&c.q, db, NULL); /* keep what was decided */
     if (st == XF_OK) st = xf_rulesdb_run_stage(db, run_id, "verify", xf_clock_now() - c.t0, t->done, err);
     if (run_id)
         xf_rulesdb_run_set_state(db, run_id, st == XF_OK ? XF_RUN_DONE : XF_RUN_INTERRUPTED,
@@ -246,6 +246,6 @@ xf_status xf_verify_db(xf_rulesdb *db, const char *path, const xf_verify_db_opti
     t->elapsed_s = xf_clock_now() - c.t0;
     xf_free(ids);
     xf_free(was);
-    xv_pending_free(&c.q);
+    vf_pending_free(&c.q);
     return st;
 }

@@ -21,13 +21,13 @@ typedef struct xv_sched {
 /* Turns a worker's outcome (oc->index: the rule's position in the
  * selection) into a verdict waiting to be written, or a report (on_kept),
  * and updates the tally. */
-xf_status xv_record(xv_sched *c, const xv_outcome *oc, const uint8_t *msg, xf_error *err);
+xf_status vf_record(xv_sched *c, const xv_outcome *oc, const uint8_t *msg, xf_error *err);
 /* Writes the waiting verdicts when they are due (pending_internal.h). */
-xf_status xv_flush_due(xv_sched *c, xf_error *err);
+xf_status vf_flush_due(xv_sched *c, xf_error *err);
 
 #ifdef XF_HAVE_MPI
 /* Decides rules ids[0..t->total) on the other MPI ranks (mpi.c). */
-xf_status xv_mpi_dispatch(xv_sched *c, const char *path, const int64_t *ids, xf_error *err);
+xf_status vf_mpi_dispatch(xv_sched *c, const char *path, const int64_t *ids, xf_error *err);
 #endif
 
 #endif

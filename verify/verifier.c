@@ -24,7 +24,7 @@ void xf_verify_options_init(xf_verify_options *o)
     o->seed = 0;
 }
 
-unsigned xf_verify_proof_rlimit(const xf_verify_options *o)
+unsigned vf_proof_rlimit(const xf_verify_options *o)
 {
     if (!o->rlimit || !o->proof_rlimit) return o->rlimit ? o->rlimit : o->proof_rlimit;
     return o->rlimit < o->proof_rlimit ? o->rlimit : o->proof_rlimit;
@@ -38,7 +38,7 @@ static void on_z3_error(Z3_context c, Z3_error_code e)
     (void)e;
 }
 
-int xf_verifier_z3_error(xf_verifier *v, const char *what, xf_error *err)
+int vf_verifier_z3_error(xf_verifier *v, const char *what, xf_error *err)
 {
     Z3_error_code e = Z3_get_error_code(v->ctx);
     if (e == Z3_OK) return 0;
@@ -68,7 +68,7 @@ xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_erro
         Z3_params_set_uint(c, v->params, Z3_mk_string_symbol(c, "timeout"), v->opt.timeout_ms);
     /* Per check call: Z3 counts its work from the call's start. These
      * parameters are the proof's (prove.c); the bounded check sets its own. */
-    unsigned proof_rlimit = xf_verify_proof_rlimit(&v->opt);
+    unsigned proof_rlimit = vf_proof_rlimit(&v->opt);
     if (proof_rlimit)
         Z3_params_set_uint(c, v->params, Z3_mk_string_symbol(c, "rlimit"), proof_rlimit);
     Z3_params_set_uint(c, v->params, Z3_mk_string_symbol(c, "random_seed"), v->opt.seed);
@@ -80,7 +80,7 @@ xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_erro
         snprintf(mb, sizeof mb, "%u", v->opt.memory_mb);
         Z3_global_param_set("memory_max_size", mb);
     }
-    xf_status st = xf_verify_axioms_load(v, err);
+    xf_status st = vf_axioms_load(v, err);
     if (st != XF_OK) {
         xf_verifier_free(v);
         return st;
@@ -101,7 +101,7 @@ void xf_verifier_free(xf_verifier *v)
     xf_free(v);
 }
 
-const xf_verify_options *xf_verifier_options(const xf_verifier *v)
+const xf_verify_options *vf_verifier_options(const xf_verifier *v)
 {
     return &v->opt;
 }
@@ -115,7 +115,7 @@ xf_status xf_verifier_set_axiom(xf_verifier *v, int i, int enabled, xf_error *er
     return XF_OK;
 }
 
-Z3_solver xf_verifier_solver(xf_verifier *v)
+Z3_solver vf_verifier_solver(xf_verifier *v)
 {
     Z3_solver s = Z3_mk_solver(v->ctx);
     Z3_solver_inc_ref(v->ctx, s);
@@ -136,7 +136,7 @@ const char *xf_verify_why_name(xf_verify_why w)
     return "?";
 }
 
-xf_verify_why xf_verify_why_of_reason(const char *reason, int rlimit_spent)
+xf_verify_why vf_why_of_reason(const char *reason, int rlimit_spent)
 {
     if (!reason) return XF_WHY_INCOMPLETE;
     if (strstr(reason, "resource limit") || rlimit_spent) return XF_WHY_RLIMIT;
@@ -145,7 +145,7 @@ xf_verify_why xf_verify_why_of_reason(const char *reason, int rlimit_spent)
     return XF_WHY_INCOMPLETE;
 }
 
-uint64_t xf_verify_rlimit_count(Z3_context c, Z3_solver s)
+uint64_t vf_rlimit_count(Z3_context c, Z3_solver s)
 {
     Z3_stats st = Z3_solver_get_statistics(c, s);
     if (!st) return 0;

@@ -95,9 +95,6 @@ typedef struct xf_verify_options {
 
 void xf_verify_options_init(xf_verify_options *o);
 
-/* The resource limit of one proof query under o: the smaller of rlimit and
- * proof_rlimit where both are set, else the one set; 0: none. */
-unsigned xf_verify_proof_rlimit(const xf_verify_options *o);
 
 /* Why a check could not decide (the reason recorded with an unknown verdict). */
 typedef enum xf_verify_why {
@@ -124,7 +121,6 @@ void xf_verifier_free(xf_verifier *v); /* NULL: no-op */
  * then forks a worker per rule from the prepared verifier; proofs give the
  * same answers with or without it. */
 xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
-const xf_verify_options *xf_verifier_options(const xf_verifier *v);
 
 /* ---------------------------------------------------------------- axioms */
 

@@ -3,7 +3,7 @@
  * axiomatic prover (prove*.c, axioms*.c) and the bounded checker
  * (bounded*.c). One Z3 context per verifier; errors raised by Z3 are
  * recorded by the context's error handler (never exit) and read back with
- * xf_verifier_z3_error.
+ * vf_verifier_z3_error.
  */
 #ifndef XF_VERIFY_IMPL_H
 #define XF_VERIFY_IMPL_H
@@ -11,6 +11,12 @@
 #include <z3.h>
 
 #include "verify/verify.h"
+
+/* The resource limit of one proof query under o: the smaller of rlimit and
+ * proof_rlimit where both are set, else the one set; 0: none. */
+unsigned vf_proof_rlimit(const xf_verify_options *o);
+/* The options the verifier was created with. */
+const xf_verify_options *vf_verifier_options(const xf_verifier *v);
 
 /* The uninterpreted operator functions of the axiomatic encoding; their
  * SMT-LIB names and signatures are in axioms_load.c, their meaning in
@@ -59,21 +65,21 @@ struct xf_verifier {
 };
 
 /* Declares the sort and functions and parses every axiom (axioms_load.c). */
-xf_status xf_verify_axioms_load(xf_verifier *v, xf_error *err);
+xf_status vf_axioms_load(xf_verifier *v, xf_error *err);
 
 /* Solver with the verifier's params applied (reference taken: Z3_solver_dec_ref). */
-Z3_solver xf_verifier_solver(xf_verifier *v);
+Z3_solver vf_verifier_solver(xf_verifier *v);
 /* 1 when the last Z3 call raised an error (the context's handler records
  * it instead of exiting); *err filled with `what` and Z3's message. */
-int xf_verifier_z3_error(xf_verifier *v, const char *what, xf_error *err);
+int vf_verifier_z3_error(xf_verifier *v, const char *what, xf_error *err);
 
 /* The class of a Z3 reason_unknown string ("max. resource limit exceeded",
  * "timeout", "canceled", "(incomplete quantifiers)"...); NULL: incomplete.
  * Z3 says "canceled" both for its timeout and for its resource limit, so
  * the caller tells whether the query spent its whole rlimit. */
-xf_verify_why xf_verify_why_of_reason(const char *reason, int rlimit_spent);
+xf_verify_why vf_why_of_reason(const char *reason, int rlimit_spent);
 /* Z3's resource counter of context c (cumulative since the context was
  * made; read through solver s's statistics). 0 when unavailable. */
-uint64_t xf_verify_rlimit_count(Z3_context c, Z3_solver s);
+uint64_t vf_rlimit_count(Z3_context c, Z3_solver s);
 
 #endif /* XF_VERIFY_IMPL_H */

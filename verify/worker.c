@@ -15,6 +15,7 @@
  * scheduler sees the pipe close without a full message, or kills the process.
  */
 #include "worker_internal.h"
+#include "verify_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +105,7 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
      * knows */
     int by_shapes = p.result != XF_PROOF_PROVED && b.result == XF_BOUNDED_VALID && b.proves;
     int own_only = b.n_shapes <= 1 &&
-                   (xf_verifier_options(v)->bounded_max_shapes <= 1 || b.n_admissible > 1);
+                   (vf_verifier_options(v)->bounded_max_shapes <= 1 || b.n_admissible > 1);
     if (st == XF_OK && by_shapes) st = xf_domain_of_rule_pinned(&r, &r.domain, err);
     else if (st == XF_OK && own_only) st = pin_own_shapes(&r, err);
     if (st == XF_OK) st = domain_text(&r, m, err);
@@ -114,7 +115,7 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
     return st;
 }
 
-int xv_worker(const char *db_path, int64_t id, xf_verifier *v, int fd)
+int vf_worker(const char *db_path, int64_t id, xf_verifier *v, int fd)
 {
     xv_msg m;
     memset(&m, 0, sizeof m);

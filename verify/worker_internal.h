@@ -36,7 +36,7 @@ typedef struct xv_msg {
  * checks it with v (the scheduler's prepared verifier, inherited through
  * fork, so no worker pays the solver's set-up), writes the message to fd.
  * Returns the process exit code. */
-int xv_worker(const char *db_path, int64_t id, xf_verifier *v, int fd);
+int vf_worker(const char *db_path, int64_t id, xf_verifier *v, int fd);
 
 /* How one forked worker ended; followed (in memory, or in an MPI result
  * message) by its `len` message bytes (an xv_msg and the counterexample,
@@ -44,7 +44,7 @@ int xv_worker(const char *db_path, int64_t id, xf_verifier *v, int fd);
  * the same binary. */
 typedef struct xv_outcome {
     int64_t id;
-    int64_t index;   /* the rule's position in the list given to xv_run_forks */
+    int64_t index;   /* the rule's position in the list given to vf_run_forks */
     int32_t wstatus; /* waitpid status */
     int32_t killed;  /* 1: killed at its hard deadline */
     double time_ms;  /* the worker's wall time */
@@ -54,7 +54,7 @@ typedef struct xv_outcome {
     uint32_t reserved;
 } xv_outcome;
 
-/* Called as each worker ends; a non-OK status stops xv_run_forks. */
+/* Called as each worker ends; a non-OK status stops vf_run_forks. */
 typedef xf_status (*xv_done_fn)(void *user, const xv_outcome *oc, const uint8_t *msg,
                                 xf_error *err);
 /* Called about every 200 ms and after each worker ends (may be NULL). */
@@ -64,7 +64,7 @@ typedef xf_status (*xv_tick_fn)(void *user, xf_error *err);
  * process forked from v (prepared), at most `jobs` at a time, calling done
  * for each. A worker alive past 6 x timeout_ms + 10 s is killed (the rule
  * is reported killed). On an error every worker still running is killed. */
-xf_status xv_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms, int jobs,
+xf_status vf_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms, int jobs,
                        const int64_t *ids, int64_t n, xv_done_fn done, xv_tick_fn tick,
                        void *user, xf_error *err);
 

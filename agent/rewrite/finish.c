@@ -239,7 +239,7 @@ xf_status xf_agent_finish(const xf_graph *work, xf_graph *out, xf_finish_stats *
     if (st != XF_OK) return st;
     uint8_t *node_dead = xf_calloc((size_t)out->n_nodes + 1, 1);
     if (!node_dead) st = nomem(err);
-    if (st == XF_OK) st = xf_fold_weights(out, node_dead, &s.folded_nodes, err);
+    if (st == XF_OK) st = rw_fold_weights(out, node_dead, &s.folded_nodes, err);
     if (st == XF_OK) st = xf_edit_compact(out, node_dead, NULL, err);
     xf_free(node_dead);
     int n_act = 0;

@@ -84,7 +84,7 @@ static xf_status fold_node(xf_graph *g, int i, xf_error *err)
     return XF_OK;
 }
 
-xf_status xf_fold_weights(xf_graph *g, uint8_t *node_dead, int *n_folded, xf_error *err)
+xf_status rw_fold_weights(xf_graph *g, uint8_t *node_dead, int *n_folded, xf_error *err)
 {
     *n_folded = 0;
     int *order = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));

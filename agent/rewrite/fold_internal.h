@@ -13,6 +13,6 @@
  * output values become owned constants (named after the node when unnamed)
  * and node_dead[i] (g->n_nodes entries, zeroed by the caller) is set. The
  * caller compacts g afterwards. *n_folded counts the folded nodes. */
-xf_status xf_fold_weights(xf_graph *g, uint8_t *node_dead, int *n_folded, xf_error *err);
+xf_status rw_fold_weights(xf_graph *g, uint8_t *node_dead, int *n_folded, xf_error *err);
 
 #endif /* XF_AGENT_FOLD_H */

@@ -211,7 +211,7 @@ static xf_status fuse(xf_graph *g, const ln_chain *ch, uint8_t *node_dead, uint8
     return XF_OK;
 }
 
-xf_status xf_fuse_layernorms(xf_graph *g, int *n_fused, xf_error *err)
+xf_status rw_fuse_layernorms(xf_graph *g, int *n_fused, xf_error *err)
 {
     *n_fused = 0;
     int n0 = g->n_nodes;

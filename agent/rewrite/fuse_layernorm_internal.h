@@ -12,6 +12,6 @@
 /* Fuses every such chain of g in place (nodes renumbered); *n_fused
  * receives how many. Fails only when out of memory or when the fused node
  * does not infer (g is then unusable and must be freed). */
-xf_status xf_fuse_layernorms(xf_graph *g, int *n_fused, xf_error *err);
+xf_status rw_fuse_layernorms(xf_graph *g, int *n_fused, xf_error *err);
 
 #endif /* XF_AGENT_FUSE_LAYERNORM_H */

@@ -358,7 +358,7 @@ static int seed(narrow_ctx *x, int i)
     return 0;
 }
 
-xf_status xf_narrow_selections(xf_graph *g, int move, int *n_selections, int *n_narrowed,
+xf_status rw_narrow_selections(xf_graph *g, int move, int *n_selections, int *n_narrowed,
                                xf_error *err)
 {
     *n_selections = *n_narrowed = 0;

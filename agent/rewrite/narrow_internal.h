@@ -15,7 +15,7 @@
  * becomes Reshape(Slice) and nothing moves (proved rules can move the
  * slice then). Fails only when out of memory or on a broken invariant (g
  * is then unusable and must be freed). */
-xf_status xf_narrow_selections(xf_graph *g, int move, int *n_selections, int *n_narrowed,
+xf_status rw_narrow_selections(xf_graph *g, int move, int *n_selections, int *n_narrowed,
                                xf_error *err);
 
 #endif /* XF_AGENT_NARROW_H */

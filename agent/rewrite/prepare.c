@@ -157,13 +157,13 @@ xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt,
     }
     xf_free(target);
     int n_ln = 0, n_scalar = 0, n_sel = 0, n_narrowed = 0, n_layout = 0;
-    if (st == XF_OK && po.fuse_layernorm) st = xf_fuse_layernorms(out, &n_ln, err);
+    if (st == XF_OK && po.fuse_layernorm) st = rw_fuse_layernorms(out, &n_ln, err);
     int n_ln_bias = 0;
     if (st == XF_OK) st = split_layernorm_biases(out, &n_ln_bias, err);
-    if (st == XF_OK && po.scalar_mul) st = xf_scalar_mul_canonicalise(out, &n_scalar, err);
+    if (st == XF_OK && po.scalar_mul) st = rw_scalar_mul_canonicalise(out, &n_scalar, err);
     if (st == XF_OK && (po.narrow || po.slice_selections))
-        st = xf_narrow_selections(out, po.narrow, &n_sel, &n_narrowed, err);
-    if (st == XF_OK && po.split_layout) st = xf_split_layout_merge(out, &n_layout, err);
+        st = rw_narrow_selections(out, po.narrow, &n_sel, &n_narrowed, err);
+    if (st == XF_OK && po.split_layout) st = rw_split_layout_merge(out, &n_layout, err);
     if (stats) {
         stats->split_convs = n_split;
         stats->fused_layernorms = n_ln;

@@ -36,7 +36,7 @@ static int reciprocal(xf_graph *g, int v, xf_error *err, int *failed)
     return id;
 }
 
-xf_status xf_scalar_mul_canonicalise(xf_graph *g, int *n_rewritten, xf_error *err)
+xf_status rw_scalar_mul_canonicalise(xf_graph *g, int *n_rewritten, xf_error *err)
 {
     *n_rewritten = 0;
     int n0 = g->n_nodes;

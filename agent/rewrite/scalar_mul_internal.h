@@ -12,6 +12,6 @@
 
 /* Rewrites every such mul/div of g in place; *n_rewritten receives how
  * many. Fails only when out of memory. */
-xf_status xf_scalar_mul_canonicalise(xf_graph *g, int *n_rewritten, xf_error *err);
+xf_status rw_scalar_mul_canonicalise(xf_graph *g, int *n_rewritten, xf_error *err);
 
 #endif /* XF_AGENT_SCALAR_MUL_H */

@@ -197,7 +197,7 @@ static void take_name(xf_graph *g, int old_v, int new_v)
     g->values[old_v].name = NULL;
 }
 
-xf_status xf_split_layout_merge(xf_graph *g, int *n_merged, xf_error *err)
+xf_status rw_split_layout_merge(xf_graph *g, int *n_merged, xf_error *err)
 {
     *n_merged = 0;
     int n_nodes = g->n_nodes, n_values = g->n_values;

@@ -13,6 +13,6 @@
  * splits now follow one reshape and one transpose of their input. Fails
  * only when out of memory or on a broken invariant (g is then unusable and
  * must be freed). */
-xf_status xf_split_layout_merge(xf_graph *g, int *n_merged, xf_error *err);
+xf_status rw_split_layout_merge(xf_graph *g, int *n_merged, xf_error *err);
 
 #endif /* XF_AGENT_SPLIT_LAYOUT_H */

@@ -176,16 +176,12 @@ void xf_wm_trainer_free(xf_wm_trainer *tr);
 /* Chooses the rows of the next chunks: episodes ep[0..nb) (nb <= B) from
  * their first step, LSTM state zero. */
 void xf_wm_trainer_start(xf_wm_trainer *tr, const xf_wm_data *d, const int *ep, int nb);
-/* 1 while a chunk is left (some row's episode has steps from t0 on). */
-int xf_wm_trainer_more(const xf_wm_trainer *tr);
 /* Forward of the current chunk (steps t0 .. t0 + T − 1) from the carried
  * state; fills *loss. */
 void xf_wm_chunk_forward(xf_wm_trainer *tr, const xf_nn_params *p, xf_wm_loss *loss);
 /* Backward of the last forward: accumulates d(total)/d(params) into p's
  * gradients (through all T LSTM steps of the chunk). */
 void xf_wm_chunk_backward(xf_wm_trainer *tr, const xf_nn_params *p);
-/* Moves to the next chunk, carrying the LSTM state. */
-void xf_wm_chunk_next(xf_wm_trainer *tr);
 
 /* One pass over episodes ep[0..n) in batches of B: forward, backward,
  * gradient clipping (clip > 0) and an Adam update per chunk. *loss gets the

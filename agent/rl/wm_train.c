@@ -116,7 +116,8 @@ static int row_len(const xf_wm_trainer *tr, int b)
     return tr->ep[b] < 0 ? 0 : tr->data->ep[tr->ep[b]].T;
 }
 
-int xf_wm_trainer_more(const xf_wm_trainer *tr)
+/* 1 while a chunk is left (some row's episode has steps from t0 on). */
+static int trainer_more(const xf_wm_trainer *tr)
 {
     for (int b = 0; b < tr->B; b++)
         if (row_len(tr, b) > tr->t0) return 1;
@@ -287,7 +288,8 @@ void xf_wm_chunk_backward(xf_wm_trainer *tr, const xf_nn_params *p)
     }
 }
 
-void xf_wm_chunk_next(xf_wm_trainer *tr)
+/* Moves to the next chunk, carrying the LSTM state. */
+static void chunk_next(xf_wm_trainer *tr)
 {
     size_t BH = (size_t)tr->B * (size_t)tr->wm->cfg.hidden;
     memmove(tr->h, tr->h + (size_t)tr->steps * BH, BH * sizeof *tr->h);
@@ -328,7 +330,7 @@ xf_status xf_wm_train_pass(xf_wm_trainer *tr, xf_nn_params *p, xf_nn_adam *adam,
     memset(&acc, 0, sizeof acc);
     for (int i = 0; i < n; i += tr->B) {
         xf_wm_trainer_start(tr, d, ep + i, n - i < tr->B ? n - i : tr->B);
-        while (xf_wm_trainer_more(tr)) {
+        while (trainer_more(tr)) {
             xf_nn_params_zero_grad(p);
             xf_wm_chunk_forward(tr, p, &l);
             if (!isfinite(l.total))
@@ -339,7 +341,7 @@ xf_status xf_wm_train_pass(xf_wm_trainer *tr, xf_nn_params *p, xf_nn_adam *adam,
             if (clip > 0) xf_nn_clip_grad_norm(p, clip);
             xf_nn_adam_step(adam, p);
             add_loss(&acc, &l);
-            xf_wm_chunk_next(tr);
+            chunk_next(tr);
         }
     }
     mean_loss(&acc);
@@ -354,10 +356,10 @@ void xf_wm_eval(xf_wm_trainer *tr, const xf_nn_params *p, const xf_wm_data *d, c
     memset(&acc, 0, sizeof acc);
     for (int i = 0; i < n; i += tr->B) {
         xf_wm_trainer_start(tr, d, ep + i, n - i < tr->B ? n - i : tr->B);
-        while (xf_wm_trainer_more(tr)) {
+        while (trainer_more(tr)) {
             xf_wm_chunk_forward(tr, p, &l);
             add_loss(&acc, &l);
-            xf_wm_chunk_next(tr);
+            chunk_next(tr);
         }
     }
     mean_loss(&acc);

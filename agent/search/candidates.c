@@ -19,7 +19,7 @@
 
 #include "agent/search/search_internal.h"
 
-void xf_search_candidates_free(xf_search_result *res)
+void search_candidates_free(xf_search_result *res)
 {
     for (int i = 0; i < res->n_candidates; i++) {
         xf_graph_free(&res->candidates[i].g);
@@ -60,7 +60,7 @@ static xf_status reserve(xf_search_ctx *c, int k, xf_error *err)
     return XF_OK;
 }
 
-xf_status xf_search_offer(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
+xf_status search_offer(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
                           xf_error *err)
 {
     xf_search_result *res = c->res;
@@ -105,13 +105,13 @@ xf_status xf_search_offer(xf_search_ctx *c, const xf_graph *g, double ms, int en
     return XF_OK;
 }
 
-xf_status xf_search_candidates_finish(xf_search_ctx *c, xf_error *err)
+xf_status search_candidates_finish(xf_search_ctx *c, xf_error *err)
 {
     xf_search_result *res = c->res;
     for (int i = 0; i < res->n_candidates; i++) {
         xf_search_candidate *cd = &res->candidates[i];
         xf_status st =
-            xf_search_trail_path(&c->trail, c->cand_entry[i], &cd->applied, &cd->n_applied, err);
+            search_trail_path(&c->trail, c->cand_entry[i], &cd->applied, &cd->n_applied, err);
         if (st) return st;
     }
     return XF_OK;

@@ -291,7 +291,7 @@ xf_status xf_env_reset(xf_env *e, xf_error *err)
     return st;
 }
 
-xf_status xf_env_adopt_graph(xf_env *e, xf_graph *g, const uint64_t *hash, xf_error *err)
+xf_status search_env_adopt_graph(xf_env *e, xf_graph *g, const uint64_t *hash, xf_error *err)
 {
     return load_state(e, g, NULL, hash, err);
 }

@@ -11,6 +11,6 @@
 /* xf_env_set_graph that takes g over instead of copying it: *g is left
  * empty (xf_graph_init) on success and on failure. hash: g's
  * xf_graph_hash_mode(XF_HASH_IDENTITY) when the caller already has it (NULL: computed). */
-xf_status xf_env_adopt_graph(xf_env *e, xf_graph *g, const uint64_t *hash, xf_error *err);
+xf_status search_env_adopt_graph(xf_env *e, xf_graph *g, const uint64_t *hash, xf_error *err);
 
 #endif /* XF_AGENT_ENV_INTERNAL_H */

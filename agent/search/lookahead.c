@@ -15,7 +15,7 @@
  * a large model to travel its length. */
 #define LOOKAHEAD_MAX_STEPS XF_CLOSURE_LOG
 
-xf_status xf_search_lookahead_init(xf_search_ctx *c, xf_error *err)
+xf_status search_lookahead_init(xf_search_ctx *c, xf_error *err)
 {
     c->moves = c->viewy = NULL;
     c->plan = NULL;
@@ -45,12 +45,12 @@ xf_status xf_search_lookahead_init(xf_search_ctx *c, xf_error *err)
     return xf_closure_plan_make(rs, c->moves, &c->plan, err);
 }
 
-int xf_search_looks_ahead(const xf_search_ctx *c, int r)
+int search_looks_ahead(const xf_search_ctx *c, int r)
 {
     return c->viewy && r >= 0 && c->viewy[r];
 }
 
-xf_status xf_search_lookahead(xf_search_ctx *c, int r, int l, xf_graph *out, double *ms,
+xf_status search_lookahead(xf_search_ctx *c, int r, int l, xf_graph *out, double *ms,
                               xf_closure_log *log, xf_error *err)
 {
     xf_env *e = c->env;
@@ -67,11 +67,11 @@ xf_status xf_search_lookahead(xf_search_ctx *c, int r, int l, xf_graph *out, dou
     return st;
 }
 
-xf_status xf_search_trail_add_moves(xf_search_ctx *c, int parent, int r, const xf_closure_log *log,
+xf_status search_trail_add_moves(xf_search_ctx *c, int parent, int r, const xf_closure_log *log,
                                     int *entry, xf_error *err)
 {
-    xf_status st = xf_search_trail_add(&c->trail, parent, r, entry, err);
+    xf_status st = search_trail_add(&c->trail, parent, r, entry, err);
     for (int k = 0; !st && log && k < log->n && k < XF_CLOSURE_LOG; k++)
-        st = xf_search_trail_add(&c->trail, *entry, log->rule[k], entry, err);
+        st = search_trail_add(&c->trail, *entry, log->rule[k], entry, err);
     return st;
 }

@@ -24,25 +24,25 @@ void xf_search_result_free(xf_search_result *r)
     if (!r) return;
     xf_graph_free(&r->best);
     xf_free(r->applied);
-    xf_search_candidates_free(r);
+    search_candidates_free(r);
     xf_search_result_init(r);
 }
 
 /* ------------------------------------------------------------------ trail */
 
-void xf_search_trail_init(xf_search_trail *t)
+void search_trail_init(xf_search_trail *t)
 {
     memset(t, 0, sizeof *t);
 }
 
-void xf_search_trail_free(xf_search_trail *t)
+void search_trail_free(xf_search_trail *t)
 {
     xf_free(t->parent);
     xf_free(t->rule);
-    xf_search_trail_init(t);
+    search_trail_init(t);
 }
 
-xf_status xf_search_trail_add(xf_search_trail *t, int parent, int rule, int *idx, xf_error *err)
+xf_status search_trail_add(xf_search_trail *t, int parent, int rule, int *idx, xf_error *err)
 {
     if (t->n == t->cap) {
         int cap = t->cap ? 2 * t->cap : 256;
@@ -59,7 +59,7 @@ xf_status xf_search_trail_add(xf_search_trail *t, int parent, int rule, int *idx
     return XF_OK;
 }
 
-xf_status xf_search_trail_path(const xf_search_trail *t, int entry, int **applied, int *n,
+xf_status search_trail_path(const xf_search_trail *t, int entry, int **applied, int *n,
                                xf_error *err)
 {
     int len = 0;
@@ -77,12 +77,12 @@ xf_status xf_search_trail_path(const xf_search_trail *t, int entry, int **applie
 
 /* ----------------------------------------------------------- budget, best */
 
-int xf_search_out_of_time(const xf_search_ctx *c)
+int search_out_of_time(const xf_search_ctx *c)
 {
     return c->opt.max_seconds > 0 && xf_clock_now() - c->t0 >= c->opt.max_seconds;
 }
 
-void xf_search_tick(xf_search_ctx *c)
+void search_tick(xf_search_ctx *c)
 {
     if (!c->opt.progress) return;
     double now = xf_clock_now();
@@ -92,7 +92,7 @@ void xf_search_tick(xf_search_ctx *c)
                     c->res->initial_ms);
 }
 
-xf_status xf_search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
+xf_status search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
                               xf_error *err)
 {
     xf_graph copy;
@@ -105,12 +105,12 @@ xf_status xf_search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, in
     return XF_OK;
 }
 
-int xf_search_skippable(xf_status st)
+int search_skippable(xf_status st)
 {
     return st != XF_ERR_NOMEM && st != XF_ERR_IO && st != XF_ERR_INTERNAL;
 }
 
-int xf_search_locations(const xf_search_ctx *c, int r)
+int search_locations(const xf_search_ctx *c, int r)
 {
     int n = xf_env_num_locations(c->env, r);
     return n < c->opt.max_locations ? n : c->opt.max_locations;
@@ -140,33 +140,33 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
     c.opt = o;
     c.res = res;
     c.t0 = c.last_progress = xf_clock_now();
-    xf_search_trail_init(&c.trail);
+    search_trail_init(&c.trail);
     xf_htab_init(&c.seen);
 
     int root, added;
-    xf_status st = xf_search_lookahead_init(&c, err);
+    xf_status st = search_lookahead_init(&c, err);
     if (!st) st = xf_env_reset(e, err);
-    if (!st) st = xf_search_trail_add(&c.trail, -1, -1, &root, err);
+    if (!st) st = search_trail_add(&c.trail, -1, -1, &root, err);
     if (!st) st = xf_htab_put(&c.seen, xf_htab_key(xf_env_hash(e)), NULL, &added, err);
     if (!st) {
         res->initial_ms = xf_env_cost(e);
-        st = xf_search_keep_best(&c, xf_env_graph(e), res->initial_ms, root, err);
+        st = search_keep_best(&c, xf_env_graph(e), res->initial_ms, root, err);
     }
-    if (!st) st = xf_search_offer(&c, xf_env_graph(e), res->initial_ms, root, err);
+    if (!st) st = search_offer(&c, xf_env_graph(e), res->initial_ms, root, err);
     if (!st) {
         switch (kind) {
-        case XF_SEARCH_RANDOM: st = xf_search_random(&c, err); break;
-        case XF_SEARCH_GREEDY: st = xf_search_greedy(&c, err); break;
-        default: st = xf_search_taso(&c, err); break;
+        case XF_SEARCH_RANDOM: st = search_random(&c, err); break;
+        case XF_SEARCH_GREEDY: st = search_greedy(&c, err); break;
+        default: st = search_taso(&c, err); break;
         }
     }
-    if (!st) st = xf_search_trail_path(&c.trail, c.best_entry, &res->applied, &res->n_applied, err);
-    if (!st) st = xf_search_candidates_finish(&c, err);
+    if (!st) st = search_trail_path(&c.trail, c.best_entry, &res->applied, &res->n_applied, err);
+    if (!st) st = search_candidates_finish(&c, err);
     if (!st) st = xf_env_set_graph(e, &res->best, err);
     if (!st) res->best_ms = xf_env_cost(e);
     res->seen = (int64_t)c.seen.n;
     res->seconds = xf_clock_now() - c.t0;
-    xf_search_trail_free(&c.trail);
+    search_trail_free(&c.trail);
     xf_htab_free(&c.seen);
     xf_free(c.cand_entry);
     xf_free(c.cand_hash);

@@ -16,10 +16,10 @@ typedef struct xf_search_trail {
     int *parent, *rule;
 } xf_search_trail;
 
-void xf_search_trail_init(xf_search_trail *t);
-void xf_search_trail_free(xf_search_trail *t);
+void search_trail_init(xf_search_trail *t);
+void search_trail_free(xf_search_trail *t);
 /* Appends an entry; returns its index in *idx. */
-xf_status xf_search_trail_add(xf_search_trail *t, int parent, int rule, int *idx,
+xf_status search_trail_add(xf_search_trail *t, int parent, int rule, int *idx,
                               xf_error *err);
 
 /* What every search run carries: the environment, the options, the result
@@ -43,50 +43,50 @@ typedef struct xf_search_ctx {
 
 /* Fills c->moves and c->viewy from the environment's rule set (leaves them
  * NULL when opt.lookahead is 0 or no action has a view). */
-xf_status xf_search_lookahead_init(xf_search_ctx *c, xf_error *err);
+xf_status search_lookahead_init(xf_search_ctx *c, xf_error *err);
 /* 1 when action r's successor gets the closure. */
-int xf_search_looks_ahead(const xf_search_ctx *c, int r);
+int search_looks_ahead(const xf_search_ctx *c, int r);
 /* The environment's current graph after (r, l) and the closure of the view
  * moves, into *out (constants shared), with its cost in *ms and the moves
  * made in *log. */
-xf_status xf_search_lookahead(xf_search_ctx *c, int r, int l, xf_graph *out, double *ms,
+xf_status search_lookahead(xf_search_ctx *c, int r, int l, xf_graph *out, double *ms,
                               xf_closure_log *log, xf_error *err);
 /* Trail entries from `parent`: r, then each move of log (NULL: none); the
  * last one in *entry. */
-xf_status xf_search_trail_add_moves(xf_search_ctx *c, int parent, int r, const xf_closure_log *log,
+xf_status search_trail_add_moves(xf_search_ctx *c, int parent, int r, const xf_closure_log *log,
                                     int *entry, xf_error *err);
 
 /* 1 when max_seconds has passed. */
-int xf_search_out_of_time(const xf_search_ctx *c);
+int search_out_of_time(const xf_search_ctx *c);
 /* Calls the progress callback when a second has passed since the last call. */
-void xf_search_tick(xf_search_ctx *c);
+void search_tick(xf_search_ctx *c);
 /* Makes a shared copy of g the best graph (cost ms, reached by trail entry). */
-xf_status xf_search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
+xf_status search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
                               xf_error *err);
 
 /* Offers a graph the search has just seen for the first time (cost ms,
  * trail entry) to the candidates kept for the arbiter (opt.candidates
  * cheapest distinct up to swapped operands, the start graph pinned);
  * copies it when kept. */
-xf_status xf_search_offer(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
+xf_status search_offer(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
                           xf_error *err);
 /* Gives each kept candidate the rules on its path; frees the bookkeeping. */
-xf_status xf_search_candidates_finish(xf_search_ctx *c, xf_error *err);
-void xf_search_candidates_free(xf_search_result *res);
+xf_status search_candidates_finish(xf_search_ctx *c, xf_error *err);
+void search_candidates_free(xf_search_result *res);
 
 /* The rules from the start to trail entry `entry`, in order, into a new
  * array (*applied, *n; NULL and 0 for the start). */
-xf_status xf_search_trail_path(const xf_search_trail *t, int entry, int **applied, int *n,
+xf_status search_trail_path(const xf_search_trail *t, int entry, int **applied, int *n,
                                xf_error *err);
 
 /* 1 when a failed peek or rewrite only means "this action does not work
  * here" (the search skips it), not that the machine is in trouble. */
-int xf_search_skippable(xf_status st);
+int search_skippable(xf_status st);
 /* Locations of rule r the search considers (at most opt.max_locations). */
-int xf_search_locations(const xf_search_ctx *c, int r);
+int search_locations(const xf_search_ctx *c, int r);
 
-xf_status xf_search_random(xf_search_ctx *c, xf_error *err);
-xf_status xf_search_greedy(xf_search_ctx *c, xf_error *err);
-xf_status xf_search_taso(xf_search_ctx *c, xf_error *err);
+xf_status search_random(xf_search_ctx *c, xf_error *err);
+xf_status search_greedy(xf_search_ctx *c, xf_error *err);
+xf_status search_taso(xf_search_ctx *c, xf_error *err);
 
 #endif /* XF_AGENT_SEARCH_INTERNAL_H */

@@ -144,20 +144,20 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
     double eps = XF_SEARCH_EPS * res->initial_ms;
     int remaining = c->opt.budget - (int)res->expanded;
     for (int r = 0; r < xf_env_num_xfers(e); r++) {
-        int n = xf_search_locations(c, r);
+        int n = search_locations(c, r);
         for (int l = 0; l < n; l++) {
-            if (xf_search_out_of_time(c)) {
+            if (search_out_of_time(c)) {
                 *stop = 1;
                 return XF_OK;
             }
-            xf_search_tick(c);
+            search_tick(c);
             double ms, bytes;
             xf_graph s;
             xf_error aerr;
             xf_closure_log log, *moved = NULL;
             xf_status st;
-            if (xf_search_looks_ahead(c, r)) { /* valued after the view moves it enables */
-                st = xf_search_lookahead(c, r, l, &s, &ms, &log, &aerr);
+            if (search_looks_ahead(c, r)) { /* valued after the view moves it enables */
+                st = search_lookahead(c, r, l, &s, &ms, &log, &aerr);
                 moved = &log;
                 if (!st && !(ms < c->opt.alpha * res->best_ms - eps)) {
                     xf_graph_free(&s);
@@ -171,7 +171,7 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
                                         xf_env_location(e, r, l), &s, &aerr);
             }
             if (st) {
-                if (!xf_search_skippable(st)) {
+                if (!search_skippable(st)) {
                     if (err) *err = aerr;
                     return st;
                 }
@@ -184,10 +184,10 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
                 if (!st) st = xf_htab_put(&c->seen, xf_htab_key(h), NULL, &added, err);
             }
             int entry = -1;
-            if (!st && added) st = xf_search_trail_add_moves(c, parent, r, moved, &entry, err);
+            if (!st && added) st = search_trail_add_moves(c, parent, r, moved, &entry, err);
             if (!st && added && ms < res->best_ms - eps)
-                st = xf_search_keep_best(c, &s, ms, entry, err);
-            if (!st && added) st = xf_search_offer(c, &s, ms, entry, err);
+                st = search_keep_best(c, &s, ms, entry, err);
+            if (!st && added) st = search_offer(c, &s, ms, entry, err);
             if (st || !added) {
                 xf_graph_free(&s);
                 if (st) return st;
@@ -200,7 +200,7 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
     return XF_OK;
 }
 
-xf_status xf_search_taso(xf_search_ctx *c, xf_error *err)
+xf_status search_taso(xf_search_ctx *c, xf_error *err)
 {
     xf_env *e = c->env;
     xf_search_result *res = c->res;
@@ -213,7 +213,7 @@ xf_status xf_search_taso(xf_search_ctx *c, xf_error *err)
     if (!st) st = push(&q, res->initial_ms, seq++, 0, xf_env_hash(e), &g0, c->opt.budget, err);
     int stop = 0;
     while (!st && !stop && q.n > 0 && res->expanded < c->opt.budget &&
-           !xf_search_out_of_time(c)) {
+           !search_out_of_time(c)) {
         qentry top = pop(&q);
         xf_error lerr;
         xf_graph g;
@@ -222,8 +222,8 @@ xf_status xf_search_taso(xf_search_ctx *c, xf_error *err)
             xf_graph_packed_free(&top.g);
             break;
         }
-        st = xf_env_adopt_graph(e, &g, &top.hash, &lerr);
-        if (st && xf_search_skippable(st)) { /* a graph the cost model rejects: skip */
+        st = search_env_adopt_graph(e, &g, &top.hash, &lerr);
+        if (st && search_skippable(st)) { /* a graph the cost model rejects: skip */
             xf_log(XF_LOG_WARN, "taso search: skipping a queued graph: %s", lerr.msg);
             st = XF_OK;
             continue;
@@ -235,9 +235,9 @@ xf_status xf_search_taso(xf_search_ctx *c, xf_error *err)
         res->expanded++;
         double real = xf_env_cost(e);
         if (real < res->best_ms - eps)
-            st = xf_search_keep_best(c, xf_env_graph(e), real, top.entry, err);
+            st = search_keep_best(c, xf_env_graph(e), real, top.entry, err);
         if (!st) st = expand(c, &q, &seq, top.entry, max_nodes, &stop, err);
-        xf_search_tick(c);
+        search_tick(c);
     }
     queue_free(&q);
     return st;

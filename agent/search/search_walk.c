@@ -18,7 +18,7 @@
 static int64_t offered(const xf_search_ctx *c)
 {
     int64_t total = 0;
-    for (int r = 0; r < xf_env_num_xfers(c->env); r++) total += xf_search_locations(c, r);
+    for (int r = 0; r < xf_env_num_xfers(c->env); r++) total += search_locations(c, r);
     return total;
 }
 
@@ -27,7 +27,7 @@ static void pick(const xf_search_ctx *c, int64_t k, int *rule, int *loc)
 {
     int r = 0;
     for (;; r++) {
-        int n = xf_search_locations(c, r);
+        int n = search_locations(c, r);
         if (k < n) break;
         k -= n;
     }
@@ -35,7 +35,7 @@ static void pick(const xf_search_ctx *c, int64_t k, int *rule, int *loc)
     *loc = (int)k;
 }
 
-xf_status xf_search_random(xf_search_ctx *c, xf_error *err)
+xf_status search_random(xf_search_ctx *c, xf_error *err)
 {
     xf_env *e = c->env;
     xf_search_result *res = c->res;
@@ -44,7 +44,7 @@ xf_status xf_search_random(xf_search_ctx *c, xf_error *err)
     xf_rng_seed(&rng, c->opt.seed);
     int entry = 0; /* trail entry of the current graph */
     xf_status st = XF_OK;
-    while (res->expanded < c->opt.budget && !xf_search_out_of_time(c)) {
+    while (res->expanded < c->opt.budget && !search_out_of_time(c)) {
         int64_t total = offered(c);
         if (total == 0) {
             if (xf_env_steps(e) == 0) break; /* the start offers nothing */
@@ -61,15 +61,15 @@ xf_status xf_search_random(xf_search_ctx *c, xf_error *err)
         res->expanded++;
         if (sr.valid) {
             int added;
-            st = xf_search_trail_add(&c->trail, entry, rule, &entry, err);
+            st = search_trail_add(&c->trail, entry, rule, &entry, err);
             if (!st) st = xf_htab_put(&c->seen, xf_htab_key(sr.hash), NULL, &added, err);
             if (!st && sr.cost_ms < res->best_ms - eps)
-                st = xf_search_keep_best(c, xf_env_graph(e), sr.cost_ms, entry, err);
+                st = search_keep_best(c, xf_env_graph(e), sr.cost_ms, entry, err);
             if (!st && added)
-                st = xf_search_offer(c, xf_env_graph(e), sr.cost_ms, entry, err);
+                st = search_offer(c, xf_env_graph(e), sr.cost_ms, entry, err);
             if (st) return st;
         }
-        xf_search_tick(c);
+        search_tick(c);
         if (sr.done) {
             st = xf_env_reset(e, err);
             if (st) return st;
@@ -79,28 +79,28 @@ xf_status xf_search_random(xf_search_ctx *c, xf_error *err)
     return XF_OK;
 }
 
-xf_status xf_search_greedy(xf_search_ctx *c, xf_error *err)
+xf_status search_greedy(xf_search_ctx *c, xf_error *err)
 {
     xf_env *e = c->env;
     xf_search_result *res = c->res;
     double eps = XF_SEARCH_EPS * res->initial_ms;
     int entry = 0;
-    while (res->expanded < c->opt.budget && !xf_search_out_of_time(c)) {
+    while (res->expanded < c->opt.budget && !search_out_of_time(c)) {
         double cur = xf_env_cost(e), best = cur - eps;
         int best_rule = -1, best_loc = -1;
         xf_graph ahead; /* the best successor when it came from a look-ahead */
         xf_closure_log log, best_log;
         xf_graph_init(&ahead);
         for (int r = 0; r < xf_env_num_xfers(e); r++) {
-            int n = xf_search_locations(c, r);
+            int n = search_locations(c, r);
             for (int l = 0; l < n; l++) {
                 double ms, bytes;
                 xf_graph s;
                 xf_error aerr;
-                int look = xf_search_looks_ahead(c, r);
-                xf_status st = look ? xf_search_lookahead(c, r, l, &s, &ms, &log, &aerr)
+                int look = search_looks_ahead(c, r);
+                xf_status st = look ? search_lookahead(c, r, l, &s, &ms, &log, &aerr)
                                     : xf_env_peek(e, r, l, &ms, &bytes, &aerr);
-                if (st && !xf_search_skippable(st)) {
+                if (st && !search_skippable(st)) {
                     if (err) *err = aerr;
                     xf_graph_free(&ahead);
                     return st;
@@ -124,7 +124,7 @@ xf_status xf_search_greedy(xf_search_ctx *c, xf_error *err)
         xf_status st;
         int looked = ahead.n_nodes > 0 || ahead.n_values > 0;
         if (looked) {
-            st = xf_env_adopt_graph(e, &ahead, NULL, err);
+            st = search_env_adopt_graph(e, &ahead, NULL, err);
             sr.valid = 1;
             sr.cost_ms = xf_env_cost(e);
             sr.hash = xf_env_hash(e);
@@ -135,13 +135,13 @@ xf_status xf_search_greedy(xf_search_ctx *c, xf_error *err)
         res->expanded++;
         if (!sr.valid || !(sr.cost_ms < cur - eps)) break; /* best stays the last graph */
         int added;
-        st = xf_search_trail_add_moves(c, entry, best_rule, looked ? &best_log : NULL, &entry, err);
+        st = search_trail_add_moves(c, entry, best_rule, looked ? &best_log : NULL, &entry, err);
         if (!st) st = xf_htab_put(&c->seen, xf_htab_key(sr.hash), NULL, &added, err);
-        if (!st) st = xf_search_keep_best(c, xf_env_graph(e), sr.cost_ms, entry, err);
+        if (!st) st = search_keep_best(c, xf_env_graph(e), sr.cost_ms, entry, err);
         if (!st && added)
-            st = xf_search_offer(c, xf_env_graph(e), sr.cost_ms, entry, err);
+            st = search_offer(c, xf_env_graph(e), sr.cost_ms, entry, err);
         if (st) return st;
-        xf_search_tick(c);
+        search_tick(c);
     }
     return XF_OK;
 }
