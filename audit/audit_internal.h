@@ -5,8 +5,8 @@
  * hands to the page writer (report_html.c): one record per rule, the counts
  * by status, size and operator, and how many rules were drawn.
  */
-#ifndef XF_AUDIT_IMPL_H
-#define XF_AUDIT_IMPL_H
+#ifndef XF_AUDIT_AUDIT_INTERNAL_H
+#define XF_AUDIT_AUDIT_INTERNAL_H
 
 #include "audit/audit.h"
 

@@ -23,8 +23,8 @@
  * Every function may assume its arguments are valid (shapes inferred,
  * graph validated by the front end).
  */
-#ifndef XF_COSTMODEL_BACKEND_H
-#define XF_COSTMODEL_BACKEND_H
+#ifndef XF_COSTMODEL_BACKEND_INTERNAL_H
+#define XF_COSTMODEL_BACKEND_INTERNAL_H
 
 #include "costmodel.h"
 
@@ -118,4 +118,4 @@ xf_status cm_time_reference(const xf_backend_config *bc, const xf_backend_op *op
 xf_status cm_measure_roofline(double *peak_gflops, double *bandwidth_gbps,
                                         xf_error *err);
 
-#endif /* XF_COSTMODEL_BACKEND_H */
+#endif /* XF_COSTMODEL_BACKEND_INTERNAL_H */

@@ -2,8 +2,8 @@
  * cache_internal.h — private SQLite store of measured operator costs and of the
  * machine roofline (see cache.c for the schema). Not part of the public API.
  */
-#ifndef XF_COSTMODEL_CACHE_H
-#define XF_COSTMODEL_CACHE_H
+#ifndef XF_COSTMODEL_CACHE_INTERNAL_H
+#define XF_COSTMODEL_CACHE_INTERNAL_H
 
 #include "costmodel.h"
 
@@ -30,4 +30,4 @@ xf_status cm_cache_begin(xf_cost_cache *c, xf_error *err);
 xf_status cm_cache_commit(xf_cost_cache *c, xf_error *err);
 void cm_cache_rollback(xf_cost_cache *c);
 
-#endif /* XF_COSTMODEL_CACHE_H */
+#endif /* XF_COSTMODEL_CACHE_INTERNAL_H */

@@ -3,8 +3,8 @@
  * (costmodel.c: costs and cache; exec.c: the executor wrapper). Not part of
  * the public API; backends see only backend_internal.h.
  */
-#ifndef XF_COSTMODEL_MODEL_H
-#define XF_COSTMODEL_MODEL_H
+#ifndef XF_COSTMODEL_MODEL_INTERNAL_H
+#define XF_COSTMODEL_MODEL_INTERNAL_H
 
 #include "backend_internal.h"
 #include "cache_internal.h"
@@ -36,4 +36,4 @@ struct xf_cost_model {
     xf_cost_list unkept;
 };
 
-#endif /* XF_COSTMODEL_MODEL_H */
+#endif /* XF_COSTMODEL_MODEL_INTERNAL_H */

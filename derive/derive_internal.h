@@ -3,8 +3,8 @@
  * search (search.c), the turning around of a meet into one chain
  * (chain.c) and the location text of a step (location.c).
  */
-#ifndef XF_DERIVE_IMPL_H
-#define XF_DERIVE_IMPL_H
+#ifndef XF_DERIVE_DERIVE_INTERNAL_H
+#define XF_DERIVE_DERIVE_INTERNAL_H
 
 #include "match/match.h"
 #include "derive.h"

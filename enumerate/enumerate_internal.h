@@ -12,8 +12,8 @@
  * A value reference is an input index (0..XF_ENUM_MAX_INPUTS-1) or
  * REF_NODE(j, k): output k of node j, nodes numbered in append order.
  */
-#ifndef XF_ENUMERATE_ENUM_IMPL_H
-#define XF_ENUMERATE_ENUM_IMPL_H
+#ifndef XF_ENUMERATE_ENUMERATE_INTERNAL_H
+#define XF_ENUMERATE_ENUMERATE_INTERNAL_H
 
 #include "enumerate.h"
 #include "fpeval_internal.h"
@@ -249,4 +249,4 @@ xf_status en_checkpoint_save(const char *path, uint64_t cfg_hash, const enum_sta
 xf_status en_checkpoint_load(const char *path, uint64_t cfg_hash, enum_state *s, int *found,
                                xf_error *err);
 
-#endif /* XF_ENUMERATE_ENUM_IMPL_H */
+#endif /* XF_ENUMERATE_ENUMERATE_INTERNAL_H */

@@ -4,8 +4,8 @@
  * and irreducible. Workers run this in parallel on disjoint parents; it
  * only reads the store and the class table.
  */
-#ifndef XF_ENUMERATE_EXTEND_H
-#define XF_ENUMERATE_EXTEND_H
+#ifndef XF_ENUMERATE_EXTEND_INTERNAL_H
+#define XF_ENUMERATE_EXTEND_INTERNAL_H
 
 #include "shapecache_internal.h"
 #include "valmemo_internal.h"
@@ -52,4 +52,4 @@ xf_status en_extend_parent(worker *w, const level_ctx *lc, uint32_t parent, chil
 /* Rebuilds a child's structure. */
 void en_child_graph(const level_ctx *lc, const child *c, egraph *g);
 
-#endif /* XF_ENUMERATE_EXTEND_H */
+#endif /* XF_ENUMERATE_EXTEND_INTERNAL_H */

@@ -4,8 +4,8 @@
  * the shapes and parameters passed xf_op_infer (the caller infers first and
  * allocates the outputs); they never fail and never allocate.
  */
-#ifndef XF_ENUMERATE_FPEVAL_H
-#define XF_ENUMERATE_FPEVAL_H
+#ifndef XF_ENUMERATE_FPEVAL_INTERNAL_H
+#define XF_ENUMERATE_FPEVAL_INTERNAL_H
 
 #include "enumerate.h"
 
@@ -43,4 +43,4 @@ uint64_t en_fp_tensor_hash(const fp_tensor *t);
 /* Mixing step for hashes built here. */
 uint64_t en_fp_mix(uint64_t h, uint64_t v);
 
-#endif /* XF_ENUMERATE_FPEVAL_H */
+#endif /* XF_ENUMERATE_FPEVAL_INTERNAL_H */

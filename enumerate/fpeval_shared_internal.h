@@ -2,8 +2,8 @@
  * fpeval_shared_internal.h — private to fpeval*.c: helpers shared by the element-wise
  * and the spatial halves of the Z_p operator semantics.
  */
-#ifndef XF_ENUMERATE_FPEVAL_IMPL_H
-#define XF_ENUMERATE_FPEVAL_IMPL_H
+#ifndef XF_ENUMERATE_FPEVAL_SHARED_INTERNAL_H
+#define XF_ENUMERATE_FPEVAL_SHARED_INTERNAL_H
 
 #include "fpeval_internal.h"
 
@@ -20,4 +20,4 @@ void en_fp_broadcast_copy(const fp_tensor *x, fp_tensor *y);
 void en_fp_run_spatial(const fp_keys *k, xf_op op, const xf_params *p, int n_in,
                     const fp_tensor *const *in, int n_out, fp_tensor *out);
 
-#endif /* XF_ENUMERATE_FPEVAL_IMPL_H */
+#endif /* XF_ENUMERATE_FPEVAL_SHARED_INTERNAL_H */

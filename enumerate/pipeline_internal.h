@@ -4,8 +4,8 @@
  * blob that keeps them in the rules database across an interruption
  * (cands.c).
  */
-#ifndef XF_ENUMERATE_PIPELINE_H
-#define XF_ENUMERATE_PIPELINE_H
+#ifndef XF_ENUMERATE_PIPELINE_INTERNAL_H
+#define XF_ENUMERATE_PIPELINE_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,4 +48,4 @@ xf_status en_cand_list_blob_read(const uint8_t *blob, size_t len, cand_list *c, 
 xf_status en_generate_config(const xf_enum_generate_options *o, xf_enum_config *c,
                                xf_error *err);
 
-#endif /* XF_ENUMERATE_PIPELINE_H */
+#endif /* XF_ENUMERATE_PIPELINE_INTERNAL_H */

@@ -11,8 +11,8 @@
  * rank 0 sees the same children and candidates in the same order as with
  * threads, and the database is identical.
  */
-#ifndef XF_ENUMERATE_RANKS_H
-#define XF_ENUMERATE_RANKS_H
+#ifndef XF_ENUMERATE_RANKS_INTERNAL_H
+#define XF_ENUMERATE_RANKS_INTERNAL_H
 
 #include "extend_internal.h"
 
@@ -69,4 +69,4 @@ const uint8_t *en_ranks_record(const enum_ranks *m, size_t i, size_t *len);
 void en_ranks_stats(const enum_ranks *m, xf_enum_stats *s);
 #endif
 
-#endif /* XF_ENUMERATE_RANKS_H */
+#endif /* XF_ENUMERATE_RANKS_INTERNAL_H */

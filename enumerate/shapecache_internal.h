@@ -5,8 +5,8 @@
  * through the operator table formats messages and is far too slow for the
  * inner loop, where the same question is asked millions of times.
  */
-#ifndef XF_ENUMERATE_SHAPECACHE_H
-#define XF_ENUMERATE_SHAPECACHE_H
+#ifndef XF_ENUMERATE_SHAPECACHE_INTERNAL_H
+#define XF_ENUMERATE_SHAPECACHE_INTERNAL_H
 
 #include "enumerate_internal.h"
 
@@ -36,4 +36,4 @@ int en_sc_intern(shapecache *sc, const xf_shape *s);
  * output shape ids are in out_ids. */
 int en_sc_apply(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, int *out_ids);
 
-#endif /* XF_ENUMERATE_SHAPECACHE_H */
+#endif /* XF_ENUMERATE_SHAPECACHE_INTERNAL_H */

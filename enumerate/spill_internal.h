@@ -23,8 +23,8 @@
  * checkpoint stays usable until the candidates are durable. Without a
  * checkpoint they are anonymous temporary files.
  */
-#ifndef XF_ENUMERATE_SPILL_H
-#define XF_ENUMERATE_SPILL_H
+#ifndef XF_ENUMERATE_SPILL_INTERNAL_H
+#define XF_ENUMERATE_SPILL_INTERNAL_H
 
 #include <stdio.h>
 
@@ -71,4 +71,4 @@ void en_spill_result_free(spill_result *r);
  * xf_enum_checkpoint_remove deletes them). */
 void en_spill_close(spill *s);
 
-#endif /* XF_ENUMERATE_SPILL_H */
+#endif /* XF_ENUMERATE_SPILL_INTERNAL_H */

@@ -13,8 +13,8 @@
  * direct-mapped cache: a newer entry replaces an older one in its slot,
  * and a hit needs the whole key to match.
  */
-#ifndef XF_ENUMERATE_VALMEMO_H
-#define XF_ENUMERATE_VALMEMO_H
+#ifndef XF_ENUMERATE_VALMEMO_INTERNAL_H
+#define XF_ENUMERATE_VALMEMO_INTERNAL_H
 
 #include "enumerate_internal.h"
 
@@ -38,4 +38,4 @@ void en_valmemo_free(valmemo *m);
 int en_valmemo_get(valmemo *m, int var, int n_in, const uint64_t *in, uint64_t *out);
 void en_valmemo_put(valmemo *m, int var, int n_in, const uint64_t *in, const uint64_t *out);
 
-#endif /* XF_ENUMERATE_VALMEMO_H */
+#endif /* XF_ENUMERATE_VALMEMO_INTERNAL_H */

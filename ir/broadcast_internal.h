@@ -10,8 +10,8 @@
  * by inner_stride[k] (0 or its real stride), and ir_bcast_next advances every
  * operand's row offset without any division.
  */
-#ifndef XF_IR_BROADCAST_H
-#define XF_IR_BROADCAST_H
+#ifndef XF_IR_BROADCAST_INTERNAL_H
+#define XF_IR_BROADCAST_INTERNAL_H
 
 #include "ir.h"
 
@@ -40,4 +40,4 @@ void ir_bcast_begin(const xf_bcast *b, xf_bcast_iter *it);
 /* Advance to the next row. */
 void ir_bcast_next(const xf_bcast *b, xf_bcast_iter *it);
 
-#endif /* XF_IR_BROADCAST_H */
+#endif /* XF_IR_BROADCAST_INTERNAL_H */

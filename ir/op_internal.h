@@ -12,8 +12,8 @@
  *    the caller with the inferred shape and dtype. Omitted optional inputs are
  *    NULL. Kernels never allocate outputs and never print.
  */
-#ifndef XF_IR_OP_IMPL_H
-#define XF_IR_OP_IMPL_H
+#ifndef XF_IR_OP_INTERNAL_H
+#define XF_IR_OP_INTERNAL_H
 
 #include "ir.h"
 
@@ -156,4 +156,4 @@ xf_status ir_lstm_run(const xf_lstm_attrs *a, int n_in, const xf_tensor *const *
 xf_status ir_opaque_run(const xf_graph *g, int node, const xf_tensor *const *in, xf_tensor *out,
                         xf_error *err);
 
-#endif /* XF_IR_OP_IMPL_H */
+#endif /* XF_IR_OP_INTERNAL_H */

@@ -11,8 +11,8 @@
  * ir_sgemm_work_floats(M, N, K) floats; the routine itself never allocates
  * and cannot fail.
  */
-#ifndef XF_IR_SGEMM_H
-#define XF_IR_SGEMM_H
+#ifndef XF_IR_SGEMM_INTERNAL_H
+#define XF_IR_SGEMM_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -23,4 +23,4 @@ void ir_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
               const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
               int64_t ldc, float *work);
 
-#endif /* XF_IR_SGEMM_H */
+#endif /* XF_IR_SGEMM_INTERNAL_H */

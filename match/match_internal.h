@@ -12,8 +12,8 @@
  * recomputes their matching form only for candidates whose 64-bit key
  * already agrees.
  */
-#ifndef XF_MATCH_INTERNAL_H
-#define XF_MATCH_INTERNAL_H
+#ifndef XF_MATCH_MATCH_INTERNAL_H
+#define XF_MATCH_MATCH_INTERNAL_H
 
 #include <string.h>
 
@@ -244,4 +244,4 @@ static inline uint64_t xf_root_sig(uint64_t key, int variant, uint64_t p0, uint6
     return h;
 }
 
-#endif /* XF_MATCH_INTERNAL_H */
+#endif /* XF_MATCH_MATCH_INTERNAL_H */

@@ -15,8 +15,8 @@
  * name); parameters are "<layer>.weight", "<layer>.bias" and so on, in the
  * style of PyTorch state-dict keys.
  */
-#ifndef XF_MODELZOO_BUILDER_H
-#define XF_MODELZOO_BUILDER_H
+#ifndef XF_MODELZOO_BUILDER_INTERNAL_H
+#define XF_MODELZOO_BUILDER_INTERNAL_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -103,4 +103,4 @@ xf_status zoo_build_vit(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 xf_status zoo_build_gpt(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 xf_status zoo_build_gpt_tied(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 
-#endif /* XF_MODELZOO_BUILDER_H */
+#endif /* XF_MODELZOO_BUILDER_INTERNAL_H */

@@ -8,8 +8,8 @@
  * scores, an optional additive mask and Softmax over the last axis.
  * All follow builder_internal.h's sticky-error convention.
  */
-#ifndef XF_MODELZOO_TRANSFORMER_H
-#define XF_MODELZOO_TRANSFORMER_H
+#ifndef XF_MODELZOO_TRANSFORMER_INTERNAL_H
+#define XF_MODELZOO_TRANSFORMER_INTERNAL_H
 
 #include "builder_internal.h"
 
@@ -44,4 +44,4 @@ int zoo_attend(zb *b, int q, int k, int v, int mask, int causal, const char *nam
  * [B,S,H] before the output projection, which callers name themselves. */
 int zoo_self_attention(zb *b, int x, int mask, const char *name, int64_t heads);
 
-#endif /* XF_MODELZOO_TRANSFORMER_H */
+#endif /* XF_MODELZOO_TRANSFORMER_INTERNAL_H */

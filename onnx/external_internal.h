@@ -14,8 +14,8 @@
  * data file will hold, and the tensors read back borrow those bytes instead
  * of copying them, so the check costs no second copy of the weights.
  */
-#ifndef XF_ONNX_EXTERNAL_H
-#define XF_ONNX_EXTERNAL_H
+#ifndef XF_ONNX_EXTERNAL_INTERNAL_H
+#define XF_ONNX_EXTERNAL_INTERNAL_H
 
 #include "onnx.h"
 #include "onnx.pb-c.h"
@@ -57,4 +57,4 @@ xf_status ox_ext_read(const Onnx__TensorProto *tp, const char *what, const char 
 xf_status ox_ext_lookup(const Onnx__TensorProto *tp, const char *what, const imp_ext_mem *mem,
                          size_t bytes, const void **data, xf_error *err);
 
-#endif /* XF_ONNX_EXTERNAL_H */
+#endif /* XF_ONNX_EXTERNAL_INTERNAL_H */

@@ -4,8 +4,8 @@
  * both directions agree. Codes are plain ints (the values of the
  * onnx.TensorProto.DataType enum) so this header needs no generated code.
  */
-#ifndef XF_ONNX_DTYPE_H
-#define XF_ONNX_DTYPE_H
+#ifndef XF_ONNX_ONNX_DTYPE_INTERNAL_H
+#define XF_ONNX_ONNX_DTYPE_INTERNAL_H
 
 #include "ir/ir.h"
 
@@ -18,4 +18,4 @@ xf_dtype ox_dtype_to_xf(int onnx_dtype);
  * codes outside the enum. */
 const char *ox_dtype_name(int onnx_dtype);
 
-#endif /* XF_ONNX_DTYPE_H */
+#endif /* XF_ONNX_ONNX_DTYPE_INTERNAL_H */

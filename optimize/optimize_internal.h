@@ -4,8 +4,8 @@
  * (search.c), choosing, checking and writing (finish.c), and the parts of
  * the report made from the run's objects (report.c).
  */
-#ifndef XF_OPTIMIZE_INTERNAL_H
-#define XF_OPTIMIZE_INTERNAL_H
+#ifndef XF_OPTIMIZE_OPTIMIZE_INTERNAL_H
+#define XF_OPTIMIZE_OPTIMIZE_INTERNAL_H
 
 #include "optimize.h"
 #include "target/target.h"
@@ -54,4 +54,4 @@ xf_status opt_report_applied(opt_run *s, const xf_model_search *ms,
 /* The symbolic dims as written. */
 xf_status opt_report_dims(opt_run *s, xf_error *err);
 
-#endif /* XF_OPTIMIZE_INTERNAL_H */
+#endif /* XF_OPTIMIZE_OPTIMIZE_INTERNAL_H */

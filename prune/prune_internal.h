@@ -10,8 +10,8 @@
  * A key map stores int32 token sequences (generality bucket keys, operator
  * keys, names) and maps each to a long.
  */
-#ifndef XF_PRUNE_INTERNAL_H
-#define XF_PRUNE_INTERNAL_H
+#ifndef XF_PRUNE_PRUNE_INTERNAL_H
+#define XF_PRUNE_PRUNE_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -205,4 +205,4 @@ xf_status pr_stage_common_supergraph(const pr_rules *rs, const xf_htab *index,
 xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune_verdict *v,
                               xf_error *err);
 
-#endif /* XF_PRUNE_INTERNAL_H */
+#endif /* XF_PRUNE_PRUNE_INTERNAL_H */

@@ -4,8 +4,8 @@
  * outputs), share.c (weights shared by the sessions) and timing.c
  * (alternating runs).
  */
-#ifndef XF_TARGET_MODEL_H
-#define XF_TARGET_MODEL_H
+#ifndef XF_TARGET_MODEL_INTERNAL_H
+#define XF_TARGET_MODEL_INTERNAL_H
 
 #include "target/ort_internal.h"
 #include "target/target.h"
@@ -74,4 +74,4 @@ xf_status target_scratch_make(char *dir, size_t n, xf_error *err);
 /* Removes dir's regular files and dir ("" : nothing). */
 void target_scratch_remove(const char *dir);
 
-#endif /* XF_TARGET_MODEL_H */
+#endif /* XF_TARGET_MODEL_INTERNAL_H */

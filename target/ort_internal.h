@@ -14,8 +14,8 @@
  * GetErrorMessage and ReleaseStatus against each other before anything
  * else runs; tests/test_target.c exercises every other entry end to end.
  */
-#ifndef XF_TARGET_ORT_H
-#define XF_TARGET_ORT_H
+#ifndef XF_TARGET_ORT_INTERNAL_H
+#define XF_TARGET_ORT_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -128,4 +128,4 @@ xf_status target_ort_load(const char *library, xf_ort *out, xf_error *err);
  * releases it and returns the xf_status it maps to; XF_OK for NULL. */
 xf_status target_ort_check(const xf_ort_api *api, OrtStatus *s, xf_error *err, const char *what);
 
-#endif /* XF_TARGET_ORT_H */
+#endif /* XF_TARGET_ORT_INTERNAL_H */

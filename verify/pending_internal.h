@@ -4,8 +4,8 @@
  * short transactions, so the rules database's write lock is held only while
  * writing, never while the workers think.
  */
-#ifndef XF_VERIFY_PENDING_H
-#define XF_VERIFY_PENDING_H
+#ifndef XF_VERIFY_PENDING_INTERNAL_H
+#define XF_VERIFY_PENDING_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>

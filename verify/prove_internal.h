@@ -2,8 +2,8 @@
  * prove_internal.h — private to the axiomatic prover: graph encoding shared by
  * prove.c, prove_encode.c and prove_zero.c.
  */
-#ifndef XF_PROVE_IMPL_H
-#define XF_PROVE_IMPL_H
+#ifndef XF_VERIFY_PROVE_INTERNAL_H
+#define XF_VERIFY_PROVE_INTERNAL_H
 
 #include "verify/verify_internal.h"
 
@@ -38,4 +38,4 @@ int vf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero);
  * axis -1 alone with a one-element scale: its mean over axis -1 is 0. */
 int vf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char *zero);
 
-#endif /* XF_PROVE_IMPL_H */
+#endif /* XF_VERIFY_PROVE_INTERNAL_H */

@@ -3,8 +3,8 @@
  * the process that owns the database (schedule.c), shared with the MPI
  * dispatcher (mpi.c), which feeds it the outcomes that other ranks send.
  */
-#ifndef XF_VERIFY_SCHEDULE_H
-#define XF_VERIFY_SCHEDULE_H
+#ifndef XF_VERIFY_SCHEDULE_INTERNAL_H
+#define XF_VERIFY_SCHEDULE_INTERNAL_H
 
 #include "pending_internal.h"
 #include "worker_internal.h"

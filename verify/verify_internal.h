@@ -5,8 +5,8 @@
  * recorded by the context's error handler (never exit) and read back with
  * vf_verifier_z3_error.
  */
-#ifndef XF_VERIFY_IMPL_H
-#define XF_VERIFY_IMPL_H
+#ifndef XF_VERIFY_VERIFY_INTERNAL_H
+#define XF_VERIFY_VERIFY_INTERNAL_H
 
 #include <z3.h>
 
@@ -82,4 +82,4 @@ xf_verify_why vf_why_of_reason(const char *reason, int rlimit_spent);
  * made; read through solver s's statistics). 0 when unavailable. */
 uint64_t vf_rlimit_count(Z3_context c, Z3_solver s);
 
-#endif /* XF_VERIFY_IMPL_H */
+#endif /* XF_VERIFY_VERIFY_INTERNAL_H */

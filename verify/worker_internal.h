@@ -5,8 +5,8 @@
  * (forks.c), shared by a single-process run and by each MPI worker rank
  * (mpi.c).
  */
-#ifndef XF_VERIFY_WORKER_H
-#define XF_VERIFY_WORKER_H
+#ifndef XF_VERIFY_WORKER_INTERNAL_H
+#define XF_VERIFY_WORKER_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /*
  * fold_internal.h — (private to agent/rewrite/) weight folding used by xf_agent_finish.
  */
-#ifndef XF_AGENT_FOLD_H
-#define XF_AGENT_FOLD_H
+#ifndef XF_AGENT_REWRITE_FOLD_INTERNAL_H
+#define XF_AGENT_REWRITE_FOLD_INTERNAL_H
 
 #include <stdint.h>
 
@@ -15,4 +15,4 @@
  * caller compacts g afterwards. *n_folded counts the folded nodes. */
 xf_status rw_fold_weights(xf_graph *g, uint8_t *node_dead, int *n_folded, xf_error *err);
 
-#endif /* XF_AGENT_FOLD_H */
+#endif /* XF_AGENT_REWRITE_FOLD_INTERNAL_H */

@@ -4,8 +4,8 @@
  * Pow, ReduceMean, Add eps, Sqrt, Div, optional Mul gamma and Add beta over
  * the last axis) become one layernorm node. See fuse_layernorm.c.
  */
-#ifndef XF_AGENT_FUSE_LAYERNORM_H
-#define XF_AGENT_FUSE_LAYERNORM_H
+#ifndef XF_AGENT_REWRITE_FUSE_LAYERNORM_INTERNAL_H
+#define XF_AGENT_REWRITE_FUSE_LAYERNORM_INTERNAL_H
 
 #include "ir/ir.h"
 
@@ -14,4 +14,4 @@
  * does not infer (g is then unusable and must be freed). */
 xf_status rw_fuse_layernorms(xf_graph *g, int *n_fused, xf_error *err);
 
-#endif /* XF_AGENT_FUSE_LAYERNORM_H */
+#endif /* XF_AGENT_REWRITE_FUSE_LAYERNORM_INTERNAL_H */

@@ -4,8 +4,8 @@
  * (Gather with a constant scalar index, e.g. a ViT's class token) stops
  * computing the positions nobody reads. See narrow.c.
  */
-#ifndef XF_AGENT_NARROW_H
-#define XF_AGENT_NARROW_H
+#ifndef XF_AGENT_REWRITE_NARROW_INTERNAL_H
+#define XF_AGENT_REWRITE_NARROW_INTERNAL_H
 
 #include "ir/ir.h"
 
@@ -18,4 +18,4 @@
 xf_status rw_narrow_selections(xf_graph *g, int move, int *n_selections, int *n_narrowed,
                                xf_error *err);
 
-#endif /* XF_AGENT_NARROW_H */
+#endif /* XF_AGENT_REWRITE_NARROW_INTERNAL_H */

@@ -5,8 +5,8 @@
  * reciprocal), the form the rules' scalar axioms are written for. See
  * scalar_mul.c.
  */
-#ifndef XF_AGENT_SCALAR_MUL_H
-#define XF_AGENT_SCALAR_MUL_H
+#ifndef XF_AGENT_REWRITE_SCALAR_MUL_INTERNAL_H
+#define XF_AGENT_REWRITE_SCALAR_MUL_INTERNAL_H
 
 #include "ir/ir.h"
 
@@ -14,4 +14,4 @@
  * many. Fails only when out of memory. */
 xf_status rw_scalar_mul_canonicalise(xf_graph *g, int *n_rewritten, xf_error *err);
 
-#endif /* XF_AGENT_SCALAR_MUL_H */
+#endif /* XF_AGENT_REWRITE_SCALAR_MUL_INTERNAL_H */

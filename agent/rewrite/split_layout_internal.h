@@ -4,8 +4,8 @@
  * split into its parts, instead of each part after the split (a GPT's
  * merged Q/K/V taken to heads). See split_layout.c.
  */
-#ifndef XF_AGENT_SPLIT_LAYOUT_H
-#define XF_AGENT_SPLIT_LAYOUT_H
+#ifndef XF_AGENT_REWRITE_SPLIT_LAYOUT_INTERNAL_H
+#define XF_AGENT_REWRITE_SPLIT_LAYOUT_INTERNAL_H
 
 #include "ir/ir.h"
 
@@ -15,4 +15,4 @@
  * must be freed). */
 xf_status rw_split_layout_merge(xf_graph *g, int *n_merged, xf_error *err);
 
-#endif /* XF_AGENT_SPLIT_LAYOUT_H */
+#endif /* XF_AGENT_REWRITE_SPLIT_LAYOUT_INTERNAL_H */

@@ -3,8 +3,8 @@
  * need from the environment beyond the public API: handing it a graph
  * without a copy.
  */
-#ifndef XF_AGENT_ENV_INTERNAL_H
-#define XF_AGENT_ENV_INTERNAL_H
+#ifndef XF_AGENT_SEARCH_ENV_INTERNAL_H
+#define XF_AGENT_SEARCH_ENV_INTERNAL_H
 
 #include "agent/search/search.h"
 
@@ -13,4 +13,4 @@
  * xf_graph_hash_mode(XF_HASH_IDENTITY) when the caller already has it (NULL: computed). */
 xf_status search_env_adopt_graph(xf_env *e, xf_graph *g, const uint64_t *hash, xf_error *err);
 
-#endif /* XF_AGENT_ENV_INTERNAL_H */
+#endif /* XF_AGENT_SEARCH_ENV_INTERNAL_H */

@@ -4,8 +4,8 @@
  * graph can be read back), the wall clock with the progress callback, and
  * the best graph kept so far.
  */
-#ifndef XF_AGENT_SEARCH_INTERNAL_H
-#define XF_AGENT_SEARCH_INTERNAL_H
+#ifndef XF_AGENT_SEARCH_SEARCH_INTERNAL_H
+#define XF_AGENT_SEARCH_SEARCH_INTERNAL_H
 
 #include "agent/search/env_internal.h"
 
@@ -89,4 +89,4 @@ xf_status search_random(xf_search_ctx *c, xf_error *err);
 xf_status search_greedy(xf_search_ctx *c, xf_error *err);
 xf_status search_taso(xf_search_ctx *c, xf_error *err);
 
-#endif /* XF_AGENT_SEARCH_INTERNAL_H */
+#endif /* XF_AGENT_SEARCH_SEARCH_INTERNAL_H */
