@@ -1,7 +1,7 @@
 /*
  * import_nn_shape.c — output shapes of the standard ONNX layers that stay
  * opaque on float16 and float64 data (rlflow computes float32 only), for
- * models without value_info for them: Conv and ConvInteger (any number of
+ * models without value_info for them: Conv, ConvInteger and QLinearConv (any number of
  * spatial dims; pads, strides, dilations, auto_pad), MaxPool and
  * AveragePool (ceil_mode), the global pools, Flatten, and the reductions
  * ReduceMean/ReduceSum/ReduceMax/ReduceMin (axes as an attribute or a
@@ -13,7 +13,8 @@
 
 #include <string.h>
 
-/* Conv (weights on input 1) or a pool (kernel_shape): N, C or M, spatial. */
+/* Conv (weights on input `conv`: 1, QLinearConv's 3) or a pool (conv 0:
+ * kernel_shape): N, C or M, spatial. */
 static int window(imp_state *st, int conv, xf_dtype *dt, xf_shape *sh, xf_error *err)
 {
     xf_shape x, w;
@@ -25,7 +26,8 @@ static int window(imp_state *st, int conv, xf_dtype *dt, xf_shape *sh, xf_error 
     int sp = x.rank - 2;
     if (sp < 1) return 0;
     if (conv) {
-        if (ox_in_sym(st, 1) < 0 || ox_in_info(st, 1, &wdt, &w, err) != XF_OK) return -1;
+        if (ox_in_sym(st, conv) < 0) return 0;
+        if (ox_in_info(st, conv, &wdt, &w, err) != XF_OK) return -1;
         if (w.rank != x.rank) return 0;
         for (int i = 0; i < sp; i++) k[i] = w.dims[2 + i];
         nk = sp;
@@ -98,6 +100,12 @@ int ox_nn_infer(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err)
         int r = window(st, 1, dt, sh, err);
         if (r > 0 && op[4] == 'I') *dt = XF_I32;
         return r;
+    }
+    if (strcmp(op, "QLinearConv") == 0) { /* x, x_scale, x_zp, w, ..., y_zp (7) */
+        xf_shape z;
+        int r = window(st, 3, dt, sh, err);
+        if (r <= 0 || ox_in_sym(st, 7) < 0) return r < 0 ? -1 : 0;
+        return ox_in_info(st, 7, dt, &z, err) == XF_OK ? 1 : -1;
     }
     if (strcmp(op, "MaxPool") == 0 || strcmp(op, "AveragePool") == 0)
         return window(st, 0, dt, sh, err);

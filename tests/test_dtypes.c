@@ -13,6 +13,8 @@
  *     the written model equals the input in ONNX Runtime;
  *   - the interpreter's QuantizeLinear/DequantizeLinear kernels agree with
  *     ONNX Runtime on a QDQ model;
+ *   - ONNX's integer operators (QLinearMatMul, MatMulInteger, QLinearConv)
+ *     are kept opaque with their shapes and compared in ONNX Runtime;
  *   - a custom-domain node without shape information is refused with an
  *     error naming the node.
  */
@@ -202,6 +204,19 @@ START_TEST(mlp_qdq)
 }
 END_TEST
 
+/* ONNX's integer operators (QLinearMatMul, MatMulInteger, QLinearConv)
+ * stay opaque with shapes by rule; ONNX Runtime compares them. */
+START_TEST(qlinear_ops)
+{
+    if (!have_python_onnx()) XF_SKIP("/usr/bin/python3 has no onnx or numpy module");
+    const char *q = make("qlinear.onnx", "qlinear", NULL);
+    ck_assert_msg(tool("xfonnx", "info '%s'", q) == 0, "%s", output);
+    xf_test_expect_contains(output, "node 0 'q' (QuantizeLinear) domain '': runs (quantisation");
+    xf_test_expect_contains(output, "'qlinear_conv' (QLinearConv) domain '': the interpreter cannot");
+    expect_roundtrip_and_optimise(q, "qlinear", 1);
+}
+END_TEST
+
 /* com.microsoft nodes without value_info: shapes by rule, written back with
  * their domain and its opset_import, equal in ONNX Runtime. */
 START_TEST(ms_domain)
@@ -270,6 +285,7 @@ static Suite *suite(void)
     tcase_add_test(t, mlp_double);
     tcase_add_test(t, mlp_fp16);
     tcase_add_test(t, mlp_qdq);
+    tcase_add_test(t, qlinear_ops);
     tcase_add_test(t, ms_domain);
     tcase_add_test(t, custom_domain_without_shapes);
     tcase_add_test(t, shared_models);

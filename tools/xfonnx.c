@@ -252,6 +252,8 @@ static int cmd_info(const options *o)
                    op->branches[0].n_nodes, op->branches[1].n_nodes, op->n_captured);
         else if (op->kernel == XF_OPAQUE_LSTM)
             printf(": runs (hidden_size %lld)", (long long)op->lstm.hidden_size);
+        else if (op->kernel == XF_OPAQUE_QUANTIZE || op->kernel == XF_OPAQUE_DEQUANTIZE)
+            printf(": runs (quantisation, axis %d)", (int)op->calc.axis);
         else if (xf_opaque_calc_kernel(op->kernel))
             printf(": runs (shape arithmetic, computed at run time)");
         else

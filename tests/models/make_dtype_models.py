@@ -20,6 +20,8 @@ made from a float32 ONNX model with python3-onnx (Debian's /usr/bin/python3).
                  the same quantised model, so the range decides accuracy
                  against float32, not the check)
   mlp OUT        a small float32 MLP (MatMul, Add, Relu, Softmax) to convert
+  qlinear OUT    a small model of ONNX's integer operators: QuantizeLinear,
+                 QLinearMatMul, MatMulInteger, QLinearConv, DequantizeLinear
   ms OUT         a small model with com.microsoft Gelu and FusedMatMul nodes
                  (as ONNX Runtime's optimiser writes them: no value_info)
   custom OUT     a node of a made-up domain with no value_info (rlflow must
@@ -170,6 +172,37 @@ def ms():
                                                helper.make_opsetid("com.microsoft", 1)])
 
 
+def qlinear():
+    rng = np.random.default_rng(3)
+    i8 = lambda shape: rng.integers(-127, 128, size=shape).astype(np.int8)  # noqa: E731
+    t = numpy_helper.from_array
+    inits = [t(np.array(0.05, np.float32), "xs"), t(np.array(128, np.uint8), "xz"),
+             t(i8((16, 8)), "w1"), t(np.array(0.01, np.float32), "w1s"),
+             t(np.array(0, np.int8), "w1z"), t(np.array(0.1, np.float32), "ys"),
+             t(np.array(128, np.uint8), "yz"), t(i8((8, 4)), "w2"),
+             t(np.array(0, np.int8), "w2z"), t(np.array(0.0005, np.float32), "s2"),
+             t(i8((2, 1, 3, 3)), "wc"), t(np.array(0.02, np.float32), "wcs"),
+             t(np.array(0, np.int8), "wcz")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="q"),
+             helper.make_node("QLinearMatMul", ["xq", "xs", "xz", "w1", "w1s", "w1z", "ys", "yz"],
+                              ["hq"], name="qlinear_matmul"),
+             helper.make_node("MatMulInteger", ["hq", "w2", "yz", "w2z"], ["h2"],
+                              name="matmul_integer"),
+             helper.make_node("Cast", ["h2"], ["h2f"], to=TensorProto.FLOAT, name="cast"),
+             helper.make_node("Mul", ["h2f", "s2"], ["y"], name="scale"),
+             helper.make_node("Reshape", ["xq", "img_shape"], ["img"], name="to_image"),
+             helper.make_node("QLinearConv", ["img", "xs", "xz", "wc", "wcs", "wcz", "ys", "yz"],
+                              ["cq"], pads=[1, 1, 1, 1], name="qlinear_conv"),
+             helper.make_node("DequantizeLinear", ["cq", "ys", "yz"], ["c"], name="dq")]
+    inits.append(t(np.array([4, 1, 4, 4], np.int64), "img_shape"))
+    g = helper.make_graph(nodes, "qlinear",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4]),
+                           helper.make_tensor_value_info("c", TensorProto.FLOAT, [4, 2, 4, 4])],
+                          inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def custom():
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
              helper.make_node("Mystery", ["r"], ["m"], domain="example.custom", name="mystery"),
@@ -182,7 +215,7 @@ def custom():
 
 
 def main(argv):
-    made = {"mlp": mlp, "ms": ms, "custom": custom}
+    made = {"mlp": mlp, "ms": ms, "custom": custom, "qlinear": qlinear}
     if len(argv) == 3 and argv[1] in made:
         onnx.save(made[argv[1]](), argv[2])
         return 0
