@@ -104,7 +104,10 @@ static void expect_roundtrip_and_optimise(const char *model, const char *tag, in
         xf_test_expect_contains(output, "numerical check in ONNX Runtime");
     else
         xf_test_expect_contains(output, "same outputs");
-    ck_assert_msg(tool("rlflow-agent", "--rules '%s' '%s' -o '%s' --search greedy --no-latency -q",
+    /* the analytic cost model: nothing timed, no cost cache written */
+    ck_assert_msg(tool("rlflow-agent",
+                       "--rules '%s' '%s' -o '%s' --search greedy --backend analytic "
+                       "--cache none --no-latency -q",
                        db_path, model, opt) == 0,
                   "%s", output);
     xf_test_expect_contains(output, "written:");
