@@ -209,6 +209,11 @@ void cm_fill_random(xf_tensor *t, xf_op op, const xf_backend_op *cfg,
         case XF_I64: ((int64_t *)t->data)[i] = (int64_t)v; break;
         case XF_I32: ((int32_t *)t->data)[i] = (int32_t)v; break;
         case XF_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(v & 1u); break;
+        /* carried dtypes: movement ops and casts time the same on any values */
+        case XF_F16: ((uint16_t *)t->data)[i] = xf_f32_to_f16((float)v); break;
+        case XF_F64: ((double *)t->data)[i] = (double)v; break;
+        case XF_I8: ((int8_t *)t->data)[i] = (int8_t)(v & 0x7fu); break;
+        case XF_U8: ((uint8_t *)t->data)[i] = (uint8_t)(v & 0xffu); break;
         default: break;
         }
     }

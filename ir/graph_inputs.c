@@ -44,6 +44,12 @@ xf_status xf_graph_random_inputs(const xf_graph *g, uint64_t seed, xf_tensor *in
             case XF_I64: ((int64_t *)inputs[i].data)[k] = (int64_t)(xf_rng_next(&r) % hi); break;
             case XF_I32: ((int32_t *)inputs[i].data)[k] = (int32_t)(xf_rng_next(&r) % hi); break;
             case XF_BOOL: ((uint8_t *)inputs[i].data)[k] = (uint8_t)(xf_rng_next(&r) & 1); break;
+            case XF_F16:
+                ((uint16_t *)inputs[i].data)[k] = xf_f32_to_f16(xf_rng_uniform(&r, -1.0f, 1.0f));
+                break;
+            case XF_F64: ((double *)inputs[i].data)[k] = xf_rng_uniform(&r, -1.0f, 1.0f); break;
+            case XF_I8: ((int8_t *)inputs[i].data)[k] = (int8_t)(xf_rng_next(&r) % 256u); break;
+            case XF_U8: ((uint8_t *)inputs[i].data)[k] = (uint8_t)(xf_rng_next(&r) % 256u); break;
             default: break;
             }
         }

@@ -166,11 +166,22 @@ typedef enum xf_dtype {
     XF_I64 = 2,
     XF_I32 = 3,
     XF_BOOL = 4, /* one byte per element, 0 or 1 */
+    /* Carried, not computed: weights and activations of fp16, double and
+     * quantised models. Only movement ops, cast and the opaque nodes with a
+     * kernel (QuantizeLinear, DequantizeLinear) run on them; arithmetic on
+     * them stays an opaque node (docs/onnx.md). */
+    XF_F16 = 5, /* IEEE half, stored as its 16 bits */
+    XF_F64 = 6,
+    XF_I8 = 7,
+    XF_U8 = 8,
     XF_DTYPE_COUNT
 } xf_dtype;
 
 size_t xf_dtype_size(xf_dtype t);
 const char *xf_dtype_name(xf_dtype t);
+/* IEEE half (XF_F16's 16 bits) to float32 and back (nearest, ties to even). */
+float xf_f16_to_f32(uint16_t h);
+uint16_t xf_f32_to_f16(float f);
 
 /* The most elements, and the most bytes, any tensor may have: 2^62. Every
  * value of every graph (inputs, constants, node outputs) and every tensor
@@ -464,7 +475,10 @@ typedef enum xf_opaque_kernel {
     XF_OPAQUE_RANGE,           /* ONNX Range: start, limit, delta (scalars) */
     XF_OPAQUE_CONSTANT_OF_SHAPE, /* ONNX ConstantOfShape of a run-time shape: `calc` */
     XF_OPAQUE_MOD,             /* ONNX Mod, broadcasting; calc.fmod */
-    XF_OPAQUE_SCATTER_ND       /* ONNX ScatterND; calc.reduction */
+    XF_OPAQUE_SCATTER_ND,      /* ONNX ScatterND; calc.reduction */
+    /* Quantised models (ir/opaque_quant.c): per tensor or per calc.axis. */
+    XF_OPAQUE_QUANTIZE,        /* ONNX QuantizeLinear: x, scale, zero point */
+    XF_OPAQUE_DEQUANTIZE       /* ONNX DequantizeLinear: x, scale, zero point */
 } xf_opaque_kernel;
 
 /* Attributes of the shape-arithmetic kernels. */
@@ -473,6 +487,8 @@ typedef struct xf_opaque_calc {
     int32_t reduction;   /* ScatterND: 0 none, 1 add, 2 mul, 3 max, 4 min */
     int32_t value_dtype; /* ConstantOfShape: the fill's xf_dtype */
     double value;        /* ConstantOfShape: the fill */
+    int32_t axis;        /* Quantize/DequantizeLinear: the axis of a 1-D scale */
+    int32_t to;          /* QuantizeLinear without a zero point: the output's xf_dtype */
 } xf_opaque_calc;
 
 /* ONNX LSTM attributes (default activations sigmoid, tanh, tanh only). */
@@ -703,8 +719,8 @@ xf_status xf_interp_run(const xf_graph *g, const xf_tensor *inputs, int n_inputs
 /* The branch an If node takes for condition tensor `cond` (0 then, 1
  * else); XF_ERR_INVALID when cond is not a one-element bool/int tensor. */
 xf_status xf_opaque_if_branch(const xf_tensor *cond, int *branch, xf_error *err);
-/* The shape-arithmetic kernels (kernel XF_OPAQUE_RANGE ..
- * XF_OPAQUE_SCATTER_ND) on inputs whose data is given (NULL for omitted
+/* The shape-arithmetic and quantisation kernels (kernel XF_OPAQUE_RANGE ..
+ * XF_OPAQUE_DEQUANTIZE) on inputs whose data is given (NULL for omitted
  * ones): xf_opaque_calc_infer puts the output's dtype and shape, which may
  * follow the inputs' values, into *dt and *sh; xf_opaque_calc_run fills
  * `out`, allocated by the caller with that dtype and shape. The importer

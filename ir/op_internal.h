@@ -39,6 +39,13 @@ int ir_op_keeps_shape(xf_op op);
 /* Element i of a tensor of any dtype as a double (tensor.c). */
 double ir_tensor_elem_f64(const xf_tensor *t, int64_t i);
 
+/* QuantizeLinear and DequantizeLinear (opaque_quant.c), through
+ * xf_opaque_calc_infer / xf_opaque_calc_run. */
+xf_status ir_quant_infer(const xf_opaque *o, int n_in, const xf_tensor *const *in, xf_dtype *dt,
+                         xf_shape *sh, xf_error *err);
+xf_status ir_quant_run(const xf_opaque *o, int n_in, const xf_tensor *const *in, xf_tensor *out,
+                       xf_error *err);
+
 /* Declares ir_infer_<name> (shape inference) and ir_run_<name> (kernel). */
 #define XF_DECLARE_INFER(name)                                                        \
     xf_status ir_infer_##name(const xf_params *p, int n_in, const xf_dtype *in_dt,    \

@@ -23,7 +23,7 @@
 int xf_opaque_calc_kernel(xf_opaque_kernel k)
 {
     return k == XF_OPAQUE_RANGE || k == XF_OPAQUE_CONSTANT_OF_SHAPE || k == XF_OPAQUE_MOD ||
-           k == XF_OPAQUE_SCATTER_ND;
+           k == XF_OPAQUE_SCATTER_ND || k == XF_OPAQUE_QUANTIZE || k == XF_OPAQUE_DEQUANTIZE;
 }
 
 /* Element i of an integer or float tensor as an int64. */
@@ -34,8 +34,13 @@ static int64_t elem_i(const xf_tensor *t, int64_t i)
     case XF_I64: return ((const int64_t *)t->data)[i];
     case XF_I32: return ((const int32_t *)t->data)[i];
     case XF_BOOL: return ((const uint8_t *)t->data)[i];
-    default: return 0;
+    default: return (int64_t)ir_tensor_elem_f64(t, i);
     }
+}
+
+static int is_float(xf_dtype t)
+{
+    return t == XF_F32 || t == XF_F16 || t == XF_F64;
 }
 
 static void store(xf_tensor *t, int64_t i, double f, int64_t v)
@@ -45,6 +50,10 @@ static void store(xf_tensor *t, int64_t i, double f, int64_t v)
     case XF_I64: ((int64_t *)t->data)[i] = v; break;
     case XF_I32: ((int32_t *)t->data)[i] = (int32_t)v; break;
     case XF_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
+    case XF_F16: ((uint16_t *)t->data)[i] = xf_f32_to_f16((float)f); break;
+    case XF_F64: ((double *)t->data)[i] = f; break;
+    case XF_I8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+    case XF_U8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
     default: break;
     }
 }
@@ -137,7 +146,7 @@ static xf_status mod_run(const xf_opaque *o, const xf_tensor *const *in, xf_tens
     for (int64_t r = 0; r < b.rows; r++, ir_bcast_next(&b, &it)) {
         for (int64_t j = 0; j < b.inner; j++, k++) {
             int64_t ia = it.off[0] + j * b.inner_stride[0], ib = it.off[1] + j * b.inner_stride[1];
-            if (out->dtype == XF_F32) {
+            if (is_float(out->dtype)) {
                 store(out, k, fmod(ir_tensor_elem_f64(in[0], ia), ir_tensor_elem_f64(in[1], ib)), 0);
                 continue;
             }
@@ -243,6 +252,8 @@ static const char *calc_name(xf_opaque_kernel k)
     case XF_OPAQUE_RANGE: return "range";
     case XF_OPAQUE_CONSTANT_OF_SHAPE: return "constant_of_shape";
     case XF_OPAQUE_MOD: return "mod";
+    case XF_OPAQUE_QUANTIZE: return "quantize_linear";
+    case XF_OPAQUE_DEQUANTIZE: return "dequantize_linear";
     default: return "scatter_nd";
     }
 }
@@ -251,13 +262,16 @@ xf_status xf_opaque_calc_infer(const xf_opaque *o, int n_in, const xf_tensor *co
                                xf_dtype *dt, xf_shape *sh, xf_error *err)
 {
     static const int arity[] = {[XF_OPAQUE_RANGE] = 3, [XF_OPAQUE_CONSTANT_OF_SHAPE] = 1,
-                                [XF_OPAQUE_MOD] = 2, [XF_OPAQUE_SCATTER_ND] = 3};
+                                [XF_OPAQUE_MOD] = 2, [XF_OPAQUE_SCATTER_ND] = 3,
+                                [XF_OPAQUE_QUANTIZE] = 2, [XF_OPAQUE_DEQUANTIZE] = 2};
     if (!xf_opaque_calc_kernel(o->kernel))
         return XF_FAIL(err, XF_ERR_INTERNAL, "not a shape-arithmetic kernel (%d)", o->kernel);
     xf_status st = need(n_in, in, arity[o->kernel], calc_name(o->kernel), err);
     if (st) return st;
     memset(sh, 0, sizeof *sh);
     switch (o->kernel) {
+    case XF_OPAQUE_QUANTIZE:
+    case XF_OPAQUE_DEQUANTIZE: return ir_quant_infer(o, n_in, in, dt, sh, err);
     case XF_OPAQUE_RANGE: {
         int64_t n = 0;
         st = range_count(in, &n, err);
@@ -273,7 +287,7 @@ xf_status xf_opaque_calc_infer(const xf_opaque *o, int n_in, const xf_tensor *co
         if (in[1]->dtype != in[0]->dtype)
             return XF_FAIL(err, XF_ERR_SHAPE, "mod: operands of dtypes %s and %s",
                            xf_dtype_name(in[0]->dtype), xf_dtype_name(in[1]->dtype));
-        if (*dt == XF_F32 && !o->calc.fmod)
+        if (is_float(*dt) && !o->calc.fmod)
             return XF_FAIL(err, XF_ERR_SHAPE, "mod: float operands need fmod=1");
         return xf_shape_broadcast(&in[0]->shape, &in[1]->shape, sh, err);
     default: {
@@ -308,6 +322,8 @@ xf_status xf_opaque_calc_run(const xf_opaque *o, int n_in, const xf_tensor *cons
         return XF_OK;
     }
     case XF_OPAQUE_MOD: return mod_run(o, in, out, err);
+    case XF_OPAQUE_QUANTIZE:
+    case XF_OPAQUE_DEQUANTIZE: return ir_quant_run(o, n_in, in, out, err);
     default: return scatter_run(o, in, out, err);
     }
 }

@@ -419,7 +419,11 @@ XF_DECLARE_INFER(constant_of_shape)
     int fits = 1;
     switch (p->to) {
     case XF_F32:
+    case XF_F16:
+    case XF_F64:
     case XF_BOOL: break;
+    case XF_I8: fits = v >= -128.0 && v <= 127.0; break;
+    case XF_U8: fits = v >= 0.0 && v <= 255.0; break;
     case XF_I64: fits = v >= -9223372036854775808.0 && v < 9223372036854775808.0; break;
     case XF_I32: fits = v > -2147483649.0 && v < 2147483648.0; break;
     default:
@@ -452,6 +456,18 @@ XF_DECLARE_RUN(constant_of_shape)
         break;
     }
     case XF_BOOL: memset(out[0].data, v != 0.0 ? 1 : 0, (size_t)n); break;
+    case XF_F16: {
+        uint16_t *o = out[0].data, h = xf_f32_to_f16((float)v);
+        for (int64_t i = 0; i < n; i++) o[i] = h;
+        break;
+    }
+    case XF_F64: {
+        double *o = out[0].data;
+        for (int64_t i = 0; i < n; i++) o[i] = v;
+        break;
+    }
+    case XF_I8: memset(out[0].data, (int8_t)v, (size_t)n); break;
+    case XF_U8: memset(out[0].data, (uint8_t)v, (size_t)n); break;
     default:
         return XF_FAIL(err, XF_ERR_INVALID, "constant_of_shape: unsupported dtype %s",
                        xf_dtype_name(out[0].dtype));

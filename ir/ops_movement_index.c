@@ -159,6 +159,16 @@ static void pad_value_bytes(double value, xf_dtype t, unsigned char *bytes)
     } else if (t == XF_I32) {
         int32_t i = v >= 2147483647.0 ? INT32_MAX : v <= -2147483648.0 ? INT32_MIN : (int32_t)v;
         memcpy(bytes, &i, sizeof i);
+    } else if (t == XF_F16) {
+        uint16_t h = xf_f32_to_f16((float)value);
+        memcpy(bytes, &h, sizeof h);
+    } else if (t == XF_F64) {
+        memcpy(bytes, &value, sizeof value);
+    } else if (t == XF_I8) {
+        int8_t i = v >= 127.0 ? 127 : v <= -128.0 ? -128 : (int8_t)v;
+        memcpy(bytes, &i, sizeof i);
+    } else if (t == XF_U8) {
+        bytes[0] = v >= 255.0 ? 255 : v <= 0.0 ? 0 : (uint8_t)v;
     } else {
         bytes[0] = value != 0.0;
     }

@@ -3,7 +3,8 @@
  * maths functions (relu, sigmoid, tanh, erf, exact gelu, sqrt, exp, log, neg,
  * abs, reciprocal), the parametrised clip, hardsigmoid, hardswish and
  * leakyrelu (params.alpha/beta), plus the dtype-agnostic identity, inference-mode dropout
- * and cast between float32, int64, int32 and bool.
+ * and cast between every dtype (float16, float64, int8 and uint8 through a
+ * double: exact for all of them but int64 beyond 2^53, which never meets them).
  *
  * Every output has the input's shape, so each kernel is one contiguous loop.
  * Casts follow numpy/ONNX: float to integer truncates toward zero (values
@@ -107,6 +108,11 @@ UNARY_KERNEL(leakyrelu, x < 0.0f ? p->alpha * x : x)
 
 static int known_dtype(xf_dtype t)
 {
+    return t > XF_DTYPE_INVALID && t < XF_DTYPE_COUNT;
+}
+
+static int computed_dtype(xf_dtype t)
+{
     return t == XF_F32 || t == XF_I64 || t == XF_I32 || t == XF_BOOL;
 }
 
@@ -182,7 +188,7 @@ XF_DECLARE_INFER(cast)
     xf_dtype to = (xf_dtype)p->to;
     if (!known_dtype(to))
         return XF_FAIL(err, XF_ERR_SHAPE,
-                       "cast: target dtype %d is not one of float32, int64, int32, bool", p->to);
+                       "cast: target dtype %d is not one rlflow knows", p->to);
     if (!known_dtype(in_dt[0]))
         return XF_FAIL(err, XF_ERR_SHAPE, "cast: input has invalid dtype %d", (int)in_dt[0]);
     out_dt[0] = to;
@@ -258,6 +264,32 @@ static void cast_to_bool(xf_dtype from, const void *src, void *dst, int64_t n)
     }
 }
 
+/* Saturating store of v (already truncated for integers) as one element of t. */
+static void store_elem(xf_tensor *t, int64_t i, double v)
+{
+    switch (t->dtype) {
+    case XF_F32: ((float *)t->data)[i] = (float)v; break;
+    case XF_F16: ((uint16_t *)t->data)[i] = xf_f32_to_f16((float)v); break;
+    case XF_F64: ((double *)t->data)[i] = v; break;
+    case XF_BOOL: ((uint8_t *)t->data)[i] = v != 0.0; break;
+    case XF_I64:
+        ((int64_t *)t->data)[i] = isnan(v)                    ? 0
+                                  : v < -9223372036854775808.0 ? INT64_MIN
+                                  : v >= 9223372036854775808.0 ? INT64_MAX
+                                                               : (int64_t)v;
+        break;
+    case XF_I32:
+        ((int32_t *)t->data)[i] = isnan(v)             ? 0
+                                  : v < -2147483648.0 ? INT32_MIN
+                                  : v > 2147483647.0  ? INT32_MAX
+                                                      : (int32_t)v;
+        break;
+    case XF_I8: ((int8_t *)t->data)[i] = isnan(v) ? 0 : v < -128.0 ? -128 : v > 127.0 ? 127 : (int8_t)v; break;
+    case XF_U8: ((uint8_t *)t->data)[i] = isnan(v) ? 0 : v < 0.0 ? 0 : v > 255.0 ? 255 : (uint8_t)v; break;
+    default: break;
+    }
+}
+
 XF_DECLARE_RUN(cast)
 {
     (void)p;
@@ -268,6 +300,12 @@ XF_DECLARE_RUN(cast)
     if (!known_dtype(from) || !known_dtype(to) || n != xf_shape_numel(&out[0].shape))
         return XF_FAIL(err, XF_ERR_INTERNAL, "cast: %s to %s with mismatched tensors",
                        xf_dtype_name(from), xf_dtype_name(to));
+    if (!computed_dtype(from) || !computed_dtype(to)) {
+        for (int64_t i = 0; i < n; i++) {
+            store_elem(&out[0], i, ir_tensor_elem_f64(in[0], i));
+        }
+        return XF_OK;
+    }
     switch (to) {
     case XF_F32: cast_to_f32(from, in[0]->data, out[0].data, n); break;
     case XF_I64: cast_to_i64(from, in[0]->data, out[0].data, n); break;

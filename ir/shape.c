@@ -109,6 +109,10 @@ size_t xf_dtype_size(xf_dtype t)
     case XF_I64: return 8;
     case XF_I32: return 4;
     case XF_BOOL: return 1;
+    case XF_F16: return 2;
+    case XF_F64: return 8;
+    case XF_I8: return 1;
+    case XF_U8: return 1;
     default: return 0;
     }
 }
@@ -120,6 +124,10 @@ const char *xf_dtype_name(xf_dtype t)
     case XF_I64: return "int64";
     case XF_I32: return "int32";
     case XF_BOOL: return "bool";
+    case XF_F16: return "float16";
+    case XF_F64: return "float64";
+    case XF_I8: return "int8";
+    case XF_U8: return "uint8";
     default: return "invalid";
     }
 }

@@ -69,6 +69,10 @@ double ir_tensor_elem_f64(const xf_tensor *t, int64_t i)
     case XF_I64: return (double)((const int64_t *)t->data)[i];
     case XF_I32: return ((const int32_t *)t->data)[i];
     case XF_BOOL: return ((const uint8_t *)t->data)[i];
+    case XF_F16: return xf_f16_to_f32(((const uint16_t *)t->data)[i]);
+    case XF_F64: return ((const double *)t->data)[i];
+    case XF_I8: return ((const int8_t *)t->data)[i];
+    case XF_U8: return ((const uint8_t *)t->data)[i];
     default: return 0;
     }
 }
@@ -105,6 +109,11 @@ int xf_value_agree(double a, double ref, xf_tolerance tol)
     return a == ref || fabs(a - ref) <= tol.atol + tol.rtol * fabs(ref);
 }
 
+static int float_dtype(xf_dtype t)
+{
+    return t == XF_F32 || t == XF_F16 || t == XF_F64;
+}
+
 int xf_tensor_close(const xf_tensor *a, const xf_tensor *b, double rtol, double atol)
 {
     if (a->dtype != b->dtype || !xf_shape_equal(&a->shape, &b->shape)) return 0;
@@ -112,7 +121,7 @@ int xf_tensor_close(const xf_tensor *a, const xf_tensor *b, double rtol, double 
     xf_tolerance tol = {rtol, atol};
     for (int64_t i = 0; i < n; i++) {
         double x = ir_tensor_elem_f64(a, i), y = ir_tensor_elem_f64(b, i);
-        if (a->dtype != XF_F32 ? x != y : !xf_value_agree(x, y, tol)) return 0;
+        if (!float_dtype(a->dtype) ? x != y : !xf_value_agree(x, y, tol)) return 0;
     }
     return 1;
 }

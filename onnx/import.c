@@ -97,7 +97,7 @@ xf_status ox_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_in
     *dt = ox_dtype_to_xf(code);
     if (*dt == XF_DTYPE_INVALID)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
-                       "%s has dtype %s; rlflow supports FLOAT, INT64, INT32 and BOOL", what,
+                       "%s has dtype %s; rlflow supports " OX_DTYPES_SUPPORTED, what,
                        ox_dtype_name(code));
     if (!tt->shape)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,

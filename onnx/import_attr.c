@@ -147,6 +147,10 @@ double ox_scalar_value(const xf_tensor *t)
     case XF_I64: return (double)((const int64_t *)t->data)[0];
     case XF_I32: return ((const int32_t *)t->data)[0];
     case XF_BOOL: return ((const uint8_t *)t->data)[0];
+    case XF_F16: return xf_f16_to_f32(((const uint16_t *)t->data)[0]);
+    case XF_F64: return ((const double *)t->data)[0];
+    case XF_I8: return ((const int8_t *)t->data)[0];
+    case XF_U8: return ((const uint8_t *)t->data)[0];
     default: return 0.0;
     }
 }

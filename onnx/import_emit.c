@@ -473,8 +473,7 @@ static xf_status opaque_out_type(imp_state *st, int out, const char *name, xf_dt
         tp->tensor_type->has_elem_type &&
         ox_dtype_to_xf(tp->tensor_type->elem_type) == XF_DTYPE_INVALID)
         return ox_node_fail(st, err, XF_ERR_UNSUPPORTED,
-                             "output '%s' has dtype %s; rlflow supports FLOAT, INT64, INT32 and "
-                             "BOOL",
+                             "output '%s' has dtype %s; rlflow supports " OX_DTYPES_SUPPORTED,
                              name, ox_dtype_name(tp->tensor_type->elem_type));
     char what[512];
     snprintf(what, sizeof what, "output '%s'", name);

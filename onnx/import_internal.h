@@ -180,6 +180,12 @@ xf_status ox_bind_output(imp_state *st, int v, const char *name, xf_error *err);
  * by the rules of its standard ONNX op (when the model has no value_info
  * for it): 1 when known, 0 when rlflow has no rule, -1 with *err set. */
 int ox_opaque_infer(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err);
+/* import_ms_shape.c: the same for com.microsoft operators (ORT's fused
+ * ones) and MatMulInteger/QLinearMatMul; 0 when it has no rule. */
+int ox_ms_infer(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err);
+/* import_nn_shape.c: the same for Conv, the pools, Flatten and the
+ * reductions (opaque on float16/float64 data); 0 when it has no rule. */
+int ox_nn_infer(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err);
 /* A value of an enclosing graph that a subgraph reads: its data when
  * known at import time, else the dtype and shape of the run-time value. */
 typedef struct imp_outer {

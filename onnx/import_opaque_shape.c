@@ -3,13 +3,17 @@
  * no value_info for them, by the shape rules of the standard ONNX
  * operators: element-wise ops rlflow keeps opaque (same shape as input 0,
  * or the broadcast of two inputs; bool for comparisons and IsNaN/IsInf),
+ * (also the arithmetic ones, which are opaque on float16 and float64 data),
  * the recurrent layers (RNN, GRU, LSTM: Y, Y_h, Y_c from X's sequence and
  * batch dims, hidden_size and direction, both layouts) and If whose two
- * branches declare the same static output shape. Anything else (a custom
+ * branches declare the same static output shape, QuantizeLinear and
+ * DequantizeLinear (input 0's shape; the zero point's dtype, else uint8 or
+ * output_dtype, for Quantize; the scale's for Dequantize). Anything else (a custom
  * domain, Loop, Scan, an unlisted op) has no rule: the importer then asks
  * the user for value_info (import_emit.c).
  */
 #include "import_internal.h"
+#include "onnx_dtype_internal.h"
 
 #include <string.h>
 
@@ -20,10 +24,14 @@ static const char *const same_shape[] = {
     "MeanVarianceNormalization", "Hardmax", "LogSoftmax", "Softmax", "CumSum", "Identity",
     "Dropout", "HardSigmoid", "HardSwish", "LeakyRelu", "Relu", "Sigmoid", "Tanh", "Exp",
     "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Not", "IsNaN", "IsInf", "ScatterND",
-    "ScatterElements", NULL};
+    "ScatterElements", "LayerNormalization", "Gelu", "BatchNormalization", NULL};
 
+/* with two inputs (Max, Min and Sum take any number: only two have a rule);
+ * the arithmetic ones are opaque on float16, float64 and integer data */
 static const char *const broadcast2[] = {"Greater", "Less", "GreaterOrEqual", "LessOrEqual",
-                                         "And", "Or", "Xor", "Mod", "BitShift", "PRelu", NULL};
+                                         "And", "Or", "Xor", "Mod", "BitShift", "PRelu", "Add",
+                                         "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum",
+                                         "Equal", NULL};
 
 static int listed(const char *op, const char *const *list)
 {
@@ -35,7 +43,7 @@ static int listed(const char *op, const char *const *list)
 static int returns_bool(const char *op)
 {
     static const char *const b[] = {"Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And",
-                                    "Or", "Xor", "IsNaN", "IsInf", "Not", NULL};
+                                    "Or", "Xor", "IsNaN", "IsInf", "Not", "Equal", NULL};
     return listed(op, b);
 }
 
@@ -86,15 +94,56 @@ static int if_branches(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_erro
     return 1;
 }
 
+/* Where: the broadcast of its three inputs, input 1's dtype. */
+static int where(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err)
+{
+    xf_shape s[3], t;
+    xf_dtype d[3];
+    for (int i = 0; i < 3; i++) {
+        if (k != 0 || ox_in_sym(st, i) < 0) return 0;
+        if (ox_in_info(st, i, &d[i], &s[i], err) != XF_OK) return -1;
+    }
+    if (xf_shape_broadcast(&s[0], &s[1], &t, NULL) != XF_OK ||
+        xf_shape_broadcast(&t, &s[2], sh, NULL) != XF_OK)
+        return 0;
+    *dt = d[1];
+    return 1;
+}
+
+/* QuantizeLinear (quantize 1) and DequantizeLinear output 0. */
+static int quant(imp_state *st, int k, int quantize, xf_dtype *dt, xf_shape *sh, xf_error *err)
+{
+    xf_dtype t;
+    xf_shape s;
+    if (k != 0 || ox_in_sym(st, 0) < 0 || ox_in_sym(st, 1) < 0) return 0;
+    if (ox_in_info(st, 0, dt, sh, err) != XF_OK) return -1;
+    if (!quantize) return ox_in_info(st, 1, dt, &s, err) == XF_OK ? 1 : -1;
+    if (ox_in_sym(st, 2) >= 0) return ox_in_info(st, 2, dt, &s, err) == XF_OK ? 1 : -1;
+    int64_t to;
+    if (ox_attr_int(st, "output_dtype", 0, &to, err) != XF_OK) return -1;
+    t = to > 0 && to < 64 ? ox_dtype_to_xf((int)to) : XF_U8;
+    if (t == XF_DTYPE_INVALID) return 0;
+    *dt = t;
+    return 1;
+}
+
 int ox_opaque_infer(imp_state *st, int k, xf_dtype *dt, xf_shape *sh, xf_error *err)
 {
     const char *domain = ox_str(st->node->domain), *op = ox_str(st->node->op_type);
+    int ms = ox_ms_infer(st, k, dt, sh, err);
+    if (ms != 0) return ms;
     if (domain[0] && strcmp(domain, "ai.onnx") != 0) return 0;
     if (strcmp(op, "RNN") == 0 || strcmp(op, "GRU") == 0 || strcmp(op, "LSTM") == 0)
         return recurrent(st, k, dt, sh, err);
     if (strcmp(op, "If") == 0) return if_branches(st, k, dt, sh, err);
+    if (strcmp(op, "QuantizeLinear") == 0 || strcmp(op, "DequantizeLinear") == 0)
+        return quant(st, k, strcmp(op, "QuantizeLinear") == 0, dt, sh, err);
+    if (strcmp(op, "Where") == 0) return where(st, k, dt, sh, err);
+    int nn = ox_nn_infer(st, k, dt, sh, err);
+    if (nn != 0) return nn;
     int unary = listed(op, same_shape), binary = listed(op, broadcast2);
     if ((!unary && !binary) || k != 0 || ox_in_sym(st, 0) < 0) return 0;
+    if (binary && st->node->n_input != 2) return 0;
     if (ox_in_info(st, 0, dt, sh, err) != XF_OK) return -1;
     if (binary) {
         xf_dtype dt1;

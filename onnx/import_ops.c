@@ -104,6 +104,13 @@ static int numeric(xf_dtype t)
     return t == XF_F32 || t == XF_I64 || t == XF_I32;
 }
 
+/* The dtypes rlflow's kernels compute on (float16, double, int8 and uint8
+ * are carried only: docs/onnx.md). */
+static int computed(xf_dtype t)
+{
+    return numeric(t) || t == XF_BOOL;
+}
+
 /* Opaque node because input `i` has a dtype the operator's kernel lacks. */
 static xf_status dtype_opaque(imp_state *st, int i, xf_dtype t, xf_error *err)
 {
@@ -174,8 +181,8 @@ static xf_status map_binary(imp_state *st, xf_op op, xf_error *err)
     } else if (a != b) {
         return ox_node_fail(st, err, XF_ERR_SHAPE, "inputs have different dtypes, %s and %s",
                              xf_dtype_name(a), xf_dtype_name(b));
-    } else if (op != XF_OP_EQUAL && !numeric(a)) {
-        return dtype_opaque(st, 0, a, err);
+    } else if ((op != XF_OP_EQUAL || !computed(a)) && !numeric(a)) {
+        return dtype_opaque(st, 0, a, err); /* Equal: float16... data too */
     }
     int s[2];
     input_syms(st, s, 2);
@@ -195,6 +202,7 @@ static xf_status map_where(imp_state *st, xf_op op, xf_error *err)
         return ox_node_fail(st, err, XF_ERR_SHAPE,
                              "needs a bool condition and two inputs of one dtype, got %s, %s, %s",
                              xf_dtype_name(c), xf_dtype_name(a), xf_dtype_name(b));
+    if (!computed(a)) return dtype_opaque(st, 1, a, err); /* float16, double, int8, uint8 */
     int s[3];
     input_syms(st, s, 3);
     return ox_emit_node(st, op, NULL, s, 3, 1, err);

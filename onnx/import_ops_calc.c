@@ -31,6 +31,8 @@ static xf_opaque_kernel calc_kernel(const char *op_type)
     if (strcmp(op_type, "ConstantOfShape") == 0) return XF_OPAQUE_CONSTANT_OF_SHAPE;
     if (strcmp(op_type, "Mod") == 0) return XF_OPAQUE_MOD;
     if (strcmp(op_type, "ScatterND") == 0) return XF_OPAQUE_SCATTER_ND;
+    if (strcmp(op_type, "QuantizeLinear") == 0) return XF_OPAQUE_QUANTIZE;
+    if (strcmp(op_type, "DequantizeLinear") == 0) return XF_OPAQUE_DEQUANTIZE;
     return XF_OPAQUE_NO_KERNEL;
 }
 
@@ -76,6 +78,16 @@ xf_status ox_calc_attrs(imp_state *st, xf_opaque *o, xf_error *err)
         o->calc.reduction = i;
     } else if (k == XF_OPAQUE_CONSTANT_OF_SHAPE) {
         rc = cos_value(st, &o->calc, err);
+    } else if (k == XF_OPAQUE_QUANTIZE || k == XF_OPAQUE_DEQUANTIZE) {
+        int64_t block, to;
+        rc = ox_attr_i32(st, "axis", 1, &o->calc.axis, err);
+        if (rc == XF_OK) rc = ox_attr_int(st, "block_size", 0, &block, err);
+        if (rc == XF_OK) rc = ox_attr_int(st, "output_dtype", 0, &to, err);
+        if (rc == XF_OK && block != 0)
+            return ox_no_kernel(st, o, "blocked quantisation (block_size)", err);
+        o->calc.to = to > 0 && to < 64 ? (int32_t)ox_dtype_to_xf((int)to) : 0;
+        if (rc == XF_OK && to != 0 && o->calc.to != XF_I8 && o->calc.to != XF_U8)
+            return ox_no_kernel(st, o, "an output_dtype other than int8 and uint8", err);
     }
     if (rc == XF_OK) o->kernel = k;
     return rc;

@@ -93,7 +93,11 @@ static size_t typed_count(const Onnx__TensorProto *tp, xf_dtype dt)
     case XF_F32: return tp->n_float_data;
     case XF_I64: return tp->n_int64_data;
     case XF_I32:
-    case XF_BOOL: return tp->n_int32_data;
+    case XF_BOOL:
+    case XF_F16: /* each value's 16 bits in one int32 */
+    case XF_I8:
+    case XF_U8: return tp->n_int32_data;
+    case XF_F64: return tp->n_double_data;
     default: return 0;
     }
 }
@@ -109,6 +113,16 @@ static void read_typed(const Onnx__TensorProto *tp, xf_dtype dt, void *dst, size
     case XF_BOOL:
         for (size_t i = 0; i < numel; i++) ((uint8_t *)dst)[i] = tp->int32_data[i] != 0;
         break;
+    case XF_F16:
+        for (size_t i = 0; i < numel; i++) ((uint16_t *)dst)[i] = (uint16_t)tp->int32_data[i];
+        break;
+    case XF_I8:
+        for (size_t i = 0; i < numel; i++) ((int8_t *)dst)[i] = (int8_t)tp->int32_data[i];
+        break;
+    case XF_U8:
+        for (size_t i = 0; i < numel; i++) ((uint8_t *)dst)[i] = (uint8_t)tp->int32_data[i];
+        break;
+    case XF_F64: memcpy(dst, tp->double_data, numel * sizeof(double)); break;
     default: break;
     }
 }
@@ -130,7 +144,7 @@ xf_status ox_tensor_decode_src(const Onnx__TensorProto *tp, const char *what,
     xf_dtype dt = ox_dtype_to_xf(code);
     if (dt == XF_DTYPE_INVALID)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
-                       "%s has dtype %s; rlflow supports FLOAT, INT64, INT32 and BOOL", what,
+                       "%s has dtype %s; rlflow supports " OX_DTYPES_SUPPORTED, what,
                        ox_dtype_name(code));
     if (tp->n_dims > XF_MAX_DIMS)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "%s has rank %zu; rlflow supports at most %d",

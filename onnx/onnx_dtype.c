@@ -7,9 +7,13 @@
 enum {
     ONNX_UNDEFINED = 0,
     ONNX_FLOAT = 1,
+    ONNX_UINT8 = 2,
+    ONNX_INT8 = 3,
     ONNX_INT32 = 6,
     ONNX_INT64 = 7,
     ONNX_BOOL = 9,
+    ONNX_FLOAT16 = 10,
+    ONNX_DOUBLE = 11,
 };
 
 int ox_dtype_from_xf(xf_dtype t)
@@ -19,6 +23,10 @@ int ox_dtype_from_xf(xf_dtype t)
     case XF_I64: return ONNX_INT64;
     case XF_I32: return ONNX_INT32;
     case XF_BOOL: return ONNX_BOOL;
+    case XF_F16: return ONNX_FLOAT16;
+    case XF_F64: return ONNX_DOUBLE;
+    case XF_I8: return ONNX_INT8;
+    case XF_U8: return ONNX_UINT8;
     default: return ONNX_UNDEFINED;
     }
 }
@@ -30,6 +38,10 @@ xf_dtype ox_dtype_to_xf(int onnx_dtype)
     case ONNX_INT64: return XF_I64;
     case ONNX_INT32: return XF_I32;
     case ONNX_BOOL: return XF_BOOL;
+    case ONNX_FLOAT16: return XF_F16;
+    case ONNX_DOUBLE: return XF_F64;
+    case ONNX_INT8: return XF_I8;
+    case ONNX_UINT8: return XF_U8;
     default: return XF_DTYPE_INVALID;
     }
 }

@@ -193,6 +193,9 @@ struct xf_optimize_report {
     int nodes_after;
     xf_fused_cost_stats fused_stats;
     xf_check_result check;     /* max_abs -1: not checked */
+    char check_by[512];        /* "": the interpreter; else why ONNX Runtime compared
+                                  them (a node the interpreter cannot run): then
+                                  check.max_rel is the largest |d| over the largest |ref| */
     int latency_state;         /* 0 not asked, 1 measured, -1 failed (latency_error) */
     double latency_before, latency_after, latency_spread;
     char latency_identity[256];

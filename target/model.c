@@ -18,6 +18,10 @@ int target_ort_type(xf_dtype d)
     case XF_I64: return XF_ORT_INT64;
     case XF_I32: return XF_ORT_INT32;
     case XF_BOOL: return XF_ORT_BOOL;
+    case XF_F16: return XF_ORT_FLOAT16;
+    case XF_F64: return XF_ORT_DOUBLE;
+    case XF_I8: return XF_ORT_INT8;
+    case XF_U8: return XF_ORT_UINT8;
     default: return 0;
     }
 }
@@ -29,6 +33,10 @@ static xf_dtype xf_type(int ort)
     case XF_ORT_INT64: return XF_I64;
     case XF_ORT_INT32: return XF_I32;
     case XF_ORT_BOOL: return XF_BOOL;
+    case XF_ORT_FLOAT16: return XF_F16;
+    case XF_ORT_DOUBLE: return XF_F64;
+    case XF_ORT_INT8: return XF_I8;
+    case XF_ORT_UINT8: return XF_U8;
     default: return XF_DTYPE_INVALID;
     }
 }

@@ -63,6 +63,7 @@ static int unpack(const ort_fn *t, xf_ort_api *a, int *first)
     entry(t, 8, &a->CreateSessionFromArray);
     entry(t, 9, &a->Run);
     entry(t, 10, &a->CreateSessionOptions);
+    entry(t, 11, &a->SetOptimizedModelFilePath);
     entry(t, 13, &a->SetSessionExecutionMode);
     entry(t, 23, &a->SetSessionGraphOptimizationLevel);
     entry(t, 24, &a->SetIntraOpNumThreads);

@@ -49,9 +49,13 @@ enum {
     XF_ORT_DEVICE_ALLOCATOR = 0, /* OrtAllocatorType */
     XF_ORT_MEM_DEFAULT = 0,    /* OrtMemType */
     XF_ORT_FLOAT = 1,          /* ONNXTensorElementDataType */
+    XF_ORT_UINT8 = 2,
+    XF_ORT_INT8 = 3,
     XF_ORT_INT32 = 6,
     XF_ORT_INT64 = 7,
-    XF_ORT_BOOL = 9
+    XF_ORT_BOOL = 9,
+    XF_ORT_FLOAT16 = 10,
+    XF_ORT_DOUBLE = 11
 };
 
 /* The entries rlflow calls, with their index in struct OrtApi. */
@@ -68,6 +72,7 @@ typedef struct xf_ort_api {
                       const OrtValue *const *in, size_t n_in, const char *const *out_names,
                       size_t n_out, OrtValue **out);                                /* 9 */
     OrtStatus *(*CreateSessionOptions)(OrtSessionOptions **out);                    /* 10 */
+    OrtStatus *(*SetOptimizedModelFilePath)(OrtSessionOptions *o, const char *path); /* 11 */
     OrtStatus *(*SetSessionExecutionMode)(OrtSessionOptions *o, int mode);          /* 13 */
     OrtStatus *(*SetSessionGraphOptimizationLevel)(OrtSessionOptions *o, int level); /* 23 */
     OrtStatus *(*SetIntraOpNumThreads)(OrtSessionOptions *o, int n);                /* 24 */

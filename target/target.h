@@ -83,6 +83,13 @@ void xf_target_unshare(xf_target *t);
 /* Bytes of the weights shared now (0: none). */
 uint64_t xf_target_shared_bytes(const xf_target *t);
 
+/* ONNX Runtime's offline optimisation: reads the ONNX file `in`, applies
+ * the target's optimisation level (extended: the fusions that hold on any
+ * CPU, with com.microsoft operators; all adds layout changes for this
+ * machine) and writes the optimised model to `out`. */
+xf_status xf_target_write_optimized(xf_target *t, const char *in, const char *out,
+                                    xf_error *err);
+
 /* A session over g with inputs from xf_graph_random_inputs(g, seed). g is
  * not kept (but the buffers of its shared weights are, see above). A graph
  * whose weights are over 1 GiB is handed over as a file with external data,
@@ -109,6 +116,10 @@ void xf_target_model_free(xf_target_model *m); /* NULL is a no-op */
  * differs, a shape that differs or a NaN gives INFINITY. */
 xf_status xf_target_outputs_diff(xf_target *t, const xf_graph *a, const xf_graph *b,
                                  uint64_t seed, double *max_rel, xf_error *err);
+/* The same for two ONNX files as written, with the inputs of g (the graph
+ * imported from path_a; path_b must take the same inputs, by name). */
+xf_status xf_target_files_diff(xf_target *t, const char *path_a, const char *path_b,
+                               const xf_graph *g, uint64_t seed, double *max_rel, xf_error *err);
 
 /* How xf_target_compare times. Zeroed fields take the defaults. */
 typedef struct xf_target_timing_options {

@@ -10,6 +10,12 @@
  *                                          sizes of each symbolic input dim,
  *                                          which the written model keeps);
  *                                          weights in FILE (automatic over 2 GiB)
+ *   xfonnx compare A B                     outputs of A and B in ONNX Runtime on
+ *                                          the same random inputs (rtol of the
+ *                                          largest |output|)
+ *   xfonnx ort-optimize MODEL -o OUT       ONNX Runtime's offline optimisation
+ *     [--opt extended|basic|all]           (default extended): com.microsoft
+ *                                          fused operators, which rlflow reads
  *   xfonnx time A [B ...] [--threads N]    latency of each model in ONNX Runtime
  *                                          (CPU), timed alternately; ratio to A
  *                                          and its noise bound (target/target.h)
@@ -42,7 +48,7 @@ typedef struct options {
     const char *pos[1 + MAX_TIMED]; /* COMMAND, then the models (time: up to MAX_TIMED) */
     const char **more;              /* time: models B, C, ... */
     int n_more;
-    int threads, rounds, reps, opt;
+    int threads, rounds, reps, opt, opt_given;
 } options;
 
 #define OFF(f) offsetof(options, f)
@@ -80,7 +86,7 @@ static const xf_cli_opt opts[] = {
              "at most 4 x the online CPUs)"},
     {.name = "--opt", .type = XF_CLI_CHOICE, .off = OFF(opt), .choices = opt_levels,
      .values = opt_values, .label = "--opt LEVEL",
-     .help = "its graph optimisations: all (default), extended, basic,\ndisabled (time)"},
+     .help = "its graph optimisations: all (default), extended, basic,\ndisabled (time; ort-optimize: default extended)"},
     {.name = "--rounds", .type = XF_CLI_INT, .off = OFF(rounds), .lo = 1, .hi = 100000,
      .what = "an integer (1 up to 100000)", .label = "--rounds N, --reps N",
      .help = "alternation rounds (default 21) and runs of each model\n"
@@ -100,6 +106,12 @@ static const char help_head[] =
     "                          graph hash and that both compute the same outputs;\n"
     "                          symbolic input dims stay symbolic in OUT and the\n"
     "                          outputs are compared at three sizes of each\n"
+    "  compare A B             A's and B's outputs in ONNX Runtime on the same random\n"
+    "                          inputs: largest |d| over the largest |output| of A,\n"
+    "                          within --rtol (exit 1 beyond)\n"
+    "  ort-optimize MODEL -o OUT  ONNX Runtime's offline optimisation of MODEL\n"
+    "                          (--opt, default extended) written to OUT, with its\n"
+    "                          com.microsoft fused operators\n"
     "  time A [B ...]          median latency of each model (up to 16) in ONNX Runtime\n"
     "                          on CPU, run as written; the models take turns, so the\n"
     "                          ratio to A and its 95% noise bound hold under load;\n"
@@ -120,16 +132,19 @@ static int parse_args(int argc, char **argv, options *o, int *done)
     o->rtol = 1e-4;
     o->atol = 1e-5;
     o->seed = 1;
+    o->opt = -1; /* not given: each command's default */
     xf_cli_spec spec = {"xfonnx", help_head, help_tail, opts, (int)(sizeof opts / sizeof opts[0]),
                         o->pos, 1 + MAX_TIMED, o, NULL};
     int rc = xf_cli_parse(&spec, argc, argv);
     *done = rc != 0;
     if (rc) return rc < 0 ? 0 : rc;
+    o->opt_given = o->opt >= 0;
+    if (!o->opt_given) o->opt = XF_TARGET_OPT_ALL;
     o->cmd = o->pos[0];
     o->model = o->pos[1];
     o->more = &o->pos[2];
     while (o->n_more < MAX_TIMED - 1 && o->more[o->n_more]) o->n_more++;
-    if (o->n_more && strcmp(o->cmd, "time") != 0) {
+    if (o->n_more && strcmp(o->cmd, "time") != 0 && (strcmp(o->cmd, "compare") != 0 || o->n_more > 1)) {
         fprintf(stderr, "xfonnx: unexpected argument '%s'\n", o->more[0]);
         return 2;
     }
@@ -237,6 +252,8 @@ static int cmd_info(const options *o)
                    op->branches[0].n_nodes, op->branches[1].n_nodes, op->n_captured);
         else if (op->kernel == XF_OPAQUE_LSTM)
             printf(": runs (hidden_size %lld)", (long long)op->lstm.hidden_size);
+        else if (op->kernel == XF_OPAQUE_QUANTIZE || op->kernel == XF_OPAQUE_DEQUANTIZE)
+            printf(": runs (quantisation, axis %d)", (int)op->calc.axis);
         else if (xf_opaque_calc_kernel(op->kernel))
             printf(": runs (shape arithmetic, computed at run time)");
         else
@@ -344,6 +361,37 @@ done:
  * removes what OUT names). Symbolic input dims are kept (xf_onnx_dynamic),
  * checked at three sizes of each, far apart; one whose parameters cannot
  * follow it is written fixed, and said so. */
+/* The model the interpreter cannot run (n opaque nodes without a kernel):
+ * the file written against the input in ONNX Runtime, at the sizes a was
+ * imported at. 0 when equal within rtol of the largest |output|, or when
+ * ONNX Runtime is not there (said); 1 when they differ or cannot run. */
+static int ort_check(const options *o, const xf_graph *a, int n)
+{
+    xf_target_options to = xf_target_default_options();
+    to.threads = 1;
+    xf_target *t = NULL;
+    xf_error err;
+    xf_error_clear(&err);
+    double rel = 0;
+    if (xf_target_open(&to, &t, &err) != XF_OK) {
+        printf("numerical check skipped: the model has %d opaque node(s) the interpreter cannot "
+               "run, and ONNX Runtime is not available: %s\n", n, err.msg);
+        return 0;
+    }
+    int rc = 0;
+    if (xf_target_files_diff(t, o->model, o->out, a, o->seed, &rel, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        rc = 1;
+    } else {
+        printf("numerical check in ONNX Runtime (%d opaque node(s) the interpreter cannot run): "
+               "largest |d| %.3g of the largest |output| (tolerance %.3g)%s\n",
+               n, rel, o->rtol, rel <= o->rtol ? "  ok" : "  DIFFERENT");
+        rc = rel <= o->rtol ? 0 : 1;
+    }
+    xf_target_close(t);
+    return rc;
+}
+
 static int cmd_roundtrip(const options *o)
 {
     if (!o->out) {
@@ -404,10 +452,11 @@ static int cmd_roundtrip(const options *o)
     if (res.data_location[0])
         printf("external data: %s, %llu bytes (model file %zu bytes)\n", res.data_location,
                (unsigned long long)res.data_bytes, res.model_bytes);
-    if (opaque)
-        printf("numerical check skipped: the model has %d opaque node(s) the interpreter cannot "
-               "run\n",
-               opaque);
+    if (opaque && ort_check(o, &a, opaque) != 0) {
+        printf("round trip FAILED (%s is written: look at it)\n", o->out);
+        rc = 1;
+        goto done;
+    }
     for (int p = 0; p < res.n_points && !opaque; p++) {
         char at[512];
         xf_onnx_dynamic_describe(d, p, at, sizeof at);
@@ -502,6 +551,63 @@ static int cmd_time(const options *o)
     return rc;
 }
 
+static int cmd_compare(const options *o)
+{
+    if (o->n_more != 1) {
+        fprintf(stderr, "xfonnx: compare needs two models: A B\n");
+        return 2;
+    }
+    xf_graph a;
+    xf_onnx_sizes *sizes = NULL;
+    int rc = load_sized(o, o->model, &a, &sizes);
+    if (rc) return rc;
+    xf_target_options to = xf_target_default_options();
+    to.threads = o->threads;
+    xf_target *t = NULL;
+    xf_error err;
+    xf_error_clear(&err);
+    double rel = 0;
+    if (xf_target_open(&to, &t, &err) != XF_OK ||
+        xf_target_files_diff(t, o->model, o->more[0], &a, o->seed, &rel, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        rc = 2;
+    } else {
+        printf("target: %s\nlargest |B - A| over the largest |A| per output: %.3g (tolerance "
+               "%.3g): %s\n",
+               xf_target_identity(t), rel, o->rtol, rel <= o->rtol ? "equal" : "DIFFERENT");
+        rc = rel <= o->rtol ? 0 : 1;
+    }
+    xf_target_close(t);
+    xf_graph_free(&a);
+    xf_onnx_sizes_free(sizes);
+    return rc;
+}
+
+static int cmd_ort_optimize(const options *o)
+{
+    if (!o->out) {
+        fprintf(stderr, "xfonnx: ort-optimize needs -o OUT\n");
+        return 2;
+    }
+    xf_target_options to = xf_target_default_options();
+    to.threads = o->threads;
+    to.opt_level = o->opt_given ? (xf_target_opt_level)o->opt : XF_TARGET_OPT_EXTENDED;
+    xf_target *t = NULL;
+    xf_error err;
+    xf_error_clear(&err);
+    int rc = 0;
+    if (xf_target_open(&to, &t, &err) != XF_OK ||
+        xf_target_write_optimized(t, o->model, o->out, &err) != XF_OK) {
+        fprintf(stderr, "xfonnx: %s\n", err.msg);
+        rc = 2;
+    } else {
+        printf("target: %s\nwrote %s (ONNX Runtime's optimised model)\n", xf_target_identity(t),
+               o->out);
+    }
+    xf_target_close(t);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -518,6 +624,8 @@ int main(int argc, char **argv)
     if (!strcmp(o.cmd, "run")) return cmd_run(&o);
     if (!strcmp(o.cmd, "roundtrip")) return cmd_roundtrip(&o);
     if (!strcmp(o.cmd, "time")) return cmd_time(&o);
-    fprintf(stderr, "xfonnx: unknown command '%s' (info, run, roundtrip, time)\n", o.cmd);
+    if (!strcmp(o.cmd, "ort-optimize")) return cmd_ort_optimize(&o);
+    if (!strcmp(o.cmd, "compare")) return cmd_compare(&o);
+    fprintf(stderr, "xfonnx: unknown command '%s' (info, run, roundtrip, time, compare, ort-optimize)\n", o.cmd);
     return 2;
 }

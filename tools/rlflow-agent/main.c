@@ -337,7 +337,10 @@ static void print_report(const cli_options *o, const xf_optimize_report *r)
         printf("result:          no cheaper model found; the input model is written unchanged\n");
     printf("nodes:           %d -> %d (folded %d weight-only nodes, %d conv biases re-fused)\n",
            r->nodes_before, r->nodes_after, r->finish.folded_nodes, r->finish.fused_bias);
-    if (r->check.max_abs >= 0)
+    if (r->check.max_abs >= 0 && r->check_by[0])
+        printf("max output err:  %.3g of the largest |output| (tolerance %.3g), in %s\n",
+               r->check.max_rel, o->opt.rtol, r->check_by);
+    else if (r->check.max_abs >= 0)
         printf("max output err:  %.3g abs, %.3g rel (tolerance %.3g + %.3g*|ref|)\n",
                r->check.max_abs, r->check.max_rel, o->opt.atol, o->opt.rtol);
     else
