@@ -262,6 +262,7 @@ xf_status xf_enum_checkpoint_remove(const char *path, xf_error *err);
 typedef struct xf_enum_generate_options {
     int max_ops;
     int max_outputs;     /* outputs of a rule side; 0: the config's default (2) */
+    int max_dim;         /* largest dim of any tensor; 0: the config's default (8) */
     const char *vocab;   /* "default", "taso" or a vocabulary file */
     const char *inputs;  /* input spec; NULL: the preset's */
     int threads;         /* the result does not depend on it */
