@@ -655,8 +655,8 @@ static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, const x
         char d[128];
         if (!params_at(g, nd, in_sh, src ? src_out : NULL, &p)) {
             st = XF_FAIL(err, XF_ERR_SHAPE,
-                         "%s does not apply at these shapes (split of an axis into equal parts it does not divide, "
-                         "or element-wise operands of different shapes)",
+                         "%s does not apply at these shapes (split of an axis into equal parts "
+                         "it does not divide, or element-wise operands of different shapes)",
                          xf_node_describe(g, order[i], d, sizeof d));
             break;
         }
