@@ -34,8 +34,9 @@
  * domain.c (its top comment says where).
  *
  * At the end the free variables are eliminated (an equality with a unit
- * coefficient substitutes them away, or one with another coefficient, the
- * other conditions scaled by it; otherwise they are pinned to their own
+ * coefficient substitutes them away, or one with another coefficient c, the
+ * other conditions scaled by it and the equality kept as "the rest is a
+ * multiple of c" (the size is whole); otherwise they are pinned to their own
  * size) and the conditions, now over input dims alone, become the domain's.
  */
 #include "op_internal.h"
@@ -917,10 +918,24 @@ static int lin_cancel(const lin *a, int64_t k, const lin *e, int64_t c, lin *r)
     return lin_axpy(&scaled, kc, e, r);
 }
 
+/* l == 0 modulo m with each coefficient and the constant reduced modulo m
+ * (a multiple of m drops out: 2 x - 3 f == 0 mod 3 is 2 x == 0 mod 3). */
+static void lin_mod_reduce(lin *l, int64_t m)
+{
+    int n = 0;
+    for (int i = 0; i < l->n; i++) {
+        int64_t c = l->coef[i] % m;
+        if (c) l->var[n] = l->var[i], l->coef[n++] = c;
+    }
+    l->n = n;
+    l->c %= m;
+}
+
 /* Removes free variable f from every condition: through an equality where
  * it has a unit coefficient, else through one where it has another (the
- * other conditions scaled: three equal parts of a split tie 3 f = x), else
- * by pinning it to its own size. */
+ * other conditions scaled: three equal parts of a split tie 3 f = x; the
+ * equality stays as a modulus, so f is whole), else by pinning it to its
+ * own size. */
 static void eliminate(eng *E, int f)
 {
     int e = -1;
@@ -945,8 +960,13 @@ static void eliminate(eng *E, int f)
         if (i == e || k < 0) continue;
         const lin *el = &E->a[e].l;
         int64_t ce = el->coef[coef_of(el, f)];
+        if (scale && E->a[i].kind == XF_DOM_MOD) { /* only a term the modulus drops */
+            ok = E->a[i].l.den == 1 && E->a[i].l.coef[k] % E->a[i].m == 0;
+            if (ok) lin_mod_reduce(&tmp[i].l, E->a[i].m);
+            continue;
+        }
         if (scale) { /* a modulus does not survive scaling */
-            ok = E->a[i].kind != XF_DOM_MOD && E->a[i].l.den == 1 &&
+            ok = E->a[i].l.den == 1 &&
                  lin_cancel(&E->a[i].l, E->a[i].l.coef[k], el, ce, &tmp[i].l) == 0;
             continue;
         }
@@ -954,7 +974,17 @@ static void eliminate(eng *E, int f)
         ok = lin_axpy(&E->a[i].l, -s, el, &tmp[i].l) == 0 && (E->a[i].kind != XF_DOM_MOD ||
                                                                E->a[i].l.den == 1);
     }
-    if (ok) { /* substituted away; the defining equality goes */
+    if (ok && scale) { /* c f + rest == 0 has an integer f where |c| divides rest */
+        lin *l = &E->a[e].l;
+        int k = coef_of(l, f);
+        int64_t c = l->coef[k] < 0 ? -l->coef[k] : l->coef[k];
+        l->coef[k] = l->coef[--l->n], l->var[k] = l->var[l->n];
+        for (int i = 0; i < E->na; i++)
+            if (i != e) E->a[i] = tmp[i];
+        E->a[e].kind = XF_DOM_MOD; /* c >= 2: a unit coefficient took the other path */
+        E->a[e].m = c;
+        lin_mod_reduce(&E->a[e].l, c);
+    } else if (ok) { /* substituted away; the defining equality goes */
         int n = 0;
         for (int i = 0; i < E->na; i++)
             if (i != e) E->a[n++] = tmp[i];
