@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define XF_CKPT_VERSION 2u
+#define XF_CKPT_VERSION 3u /* 3: three output references per node */
 static const char magic[8] = {'X', 'F', 'E', 'N', 'U', 'M', 'C', 'P'};
 
 typedef struct ckpt_header {

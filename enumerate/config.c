@@ -294,9 +294,9 @@ xf_status xf_enum_config_validate(const xf_enum_config *c, xf_error *err)
         if ((int)v->op < 0 || v->op >= XF_OP_COUNT || !en_fp_op_supported(v->op))
             return XF_FAIL(err, XF_ERR_UNSUPPORTED, "enumerate: variant %d (%s) has no fingerprint "
                            "semantics", i, v->name);
-        if (v->op == XF_OP_SPLIT && (v->params.n_split < 1 || v->params.n_split > 2))
-            return XF_FAIL(err, XF_ERR_INVALID, "enumerate: %s: split into %d parts, at most 2",
-                           v->name, v->params.n_split);
+        if (v->op == XF_OP_SPLIT && (v->params.n_split < 1 || v->params.n_split > NODE_OUTS))
+            return XF_FAIL(err, XF_ERR_INVALID, "enumerate: %s: split into %d parts, at most %d",
+                           v->name, v->params.n_split, NODE_OUTS);
     }
     return XF_OK;
 }

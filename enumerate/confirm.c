@@ -33,7 +33,7 @@ xf_status en_egraph_to_xf(const xf_enum_config *cfg, const egraph *g, uint32_t i
         const enode *n = &g->nodes[j];
         const xf_enum_opvar *v = &cfg->ops[n->var];
         int ins[MAX_NODE_INPUTS];
-        xf_shape in_sh[MAX_NODE_INPUTS], out_sh[2];
+        xf_shape in_sh[MAX_NODE_INPUTS], out_sh[NODE_OUTS];
         for (int i = 0; i < n->n_in; i++) {
             ins[i] = vid[n->in[i]];
             in_sh[i] = out->values[ins[i]].shape;

@@ -61,7 +61,7 @@ uint64_t xf_enum_fp_prf(uint64_t key, uint64_t x);
 /* How a variant's parameters adapt to its input shapes. */
 typedef enum xf_enum_pmode {
     XF_ENUM_FIXED = 0,       /* params used as given */
-    XF_ENUM_SPLIT_HALF = 1,  /* split: two equal halves along params.axis */
+    XF_ENUM_SPLIT_HALF = 1,  /* split: params.n_split (2 or 3) equal parts along params.axis */
     XF_ENUM_SWAP_LAST2 = 2,  /* transpose: swap the last two dims, any rank */
     XF_ENUM_DEPTHWISE = 3,   /* conv: group = input channels */
     /* reshapes by what they do to the axes (xf_view_kind), sized from the input */
@@ -261,6 +261,8 @@ xf_status xf_enum_checkpoint_remove(const char *path, xf_error *err);
  * candidates and continues. */
 typedef struct xf_enum_generate_options {
     int max_ops;
+    int max_outputs;     /* outputs of a rule side; 0: the config's default (2) */
+    int max_dim;         /* largest dim of any tensor; 0: the config's default (8) */
     const char *vocab;   /* "default", "taso" or a vocabulary file */
     const char *inputs;  /* input spec; NULL: the preset's */
     int threads;         /* the result does not depend on it */

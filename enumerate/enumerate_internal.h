@@ -18,11 +18,12 @@
 #include "enumerate.h"
 #include "fpeval_internal.h"
 
-#define REF_NODE(j, k) (XF_ENUM_MAX_INPUTS + 2 * (j) + (k))
+#define NODE_OUTS 3 /* outputs of one node at most: a split into 2 or 3 parts */
+#define REF_NODE(j, k) (XF_ENUM_MAX_INPUTS + NODE_OUTS * (j) + (k))
 #define REF_IS_INPUT(r) ((r) < XF_ENUM_MAX_INPUTS)
-#define REF_NODE_OF(r) (((r) - XF_ENUM_MAX_INPUTS) / 2)
-#define REF_OUT_OF(r) (((r) - XF_ENUM_MAX_INPUTS) % 2)
-#define N_REFS (XF_ENUM_MAX_INPUTS + 2 * XF_ENUM_MAX_OPS)
+#define REF_NODE_OF(r) (((r) - XF_ENUM_MAX_INPUTS) / NODE_OUTS)
+#define REF_OUT_OF(r) (((r) - XF_ENUM_MAX_INPUTS) % NODE_OUTS)
+#define N_REFS (XF_ENUM_MAX_INPUTS + NODE_OUTS * XF_ENUM_MAX_OPS)
 #define VAR_NONE 0xFFFFu
 #define MAX_NODE_INPUTS 2  /* enumerated variants take at most two inputs */
 #define MAX_GRAPH_OUTPUTS (XF_ENUM_MAX_OUTPUTS + XF_ENUM_MAX_OPS)
@@ -133,7 +134,7 @@ typedef struct egraph {
 /* Follows parent links from record idx at `level`. */
 void en_egraph_from_store(const xf_enum_config *cfg, const glevel *levels, int level, uint32_t idx,
                        egraph *g);
-/* Outputs of variant v (2 for a split, else 1). */
+/* Outputs of variant v (its parts for a split, else 1). */
 int en_var_outputs(const xf_enum_opvar *v);
 /* Canonical key of every node (depends on structure only) into keys[]. */
 void en_egraph_node_keys(const egraph *g, uint64_t *keys);
@@ -158,7 +159,7 @@ typedef struct evalctx {
     const xf_enum_config *cfg;
     fp_keys keys;
     evalue in[XF_ENUM_MAX_INPUTS];       /* shared input data (owned by the run) */
-    evalue node[XF_ENUM_MAX_OPS][2];     /* node outputs */
+    evalue node[XF_ENUM_MAX_OPS][NODE_OUTS]; /* node outputs */
     uint64_t *pool;                      /* owned: backing store of node[][] */
 } evalctx;
 

@@ -42,11 +42,12 @@ xf_status en_evalctx_init(evalctx *ctx, const xf_enum_config *cfg, const evalue 
     en_fp_keys_make(&ctx->keys, cfg->seed, which);
     memcpy(ctx->in, inputs, sizeof ctx->in);
     size_t per = (size_t)cfg->max_numel;
-    ctx->pool = xf_malloc(sizeof(uint64_t) * per * XF_ENUM_MAX_OPS * 2);
+    ctx->pool = xf_malloc(sizeof(uint64_t) * per * XF_ENUM_MAX_OPS * NODE_OUTS);
     if (!ctx->pool)
         return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for evaluation buffers");
     for (int j = 0; j < XF_ENUM_MAX_OPS; j++)
-        for (int k = 0; k < 2; k++) ctx->node[j][k].d = ctx->pool + per * (size_t)(2 * j + k);
+        for (int k = 0; k < NODE_OUTS; k++)
+            ctx->node[j][k].d = ctx->pool + per * (size_t)(NODE_OUTS * j + k);
     return XF_OK;
 }
 
@@ -67,7 +68,7 @@ void en_evalctx_run_node(evalctx *ctx, const egraph *g, int j, const xf_params *
 {
     const enode *n = &g->nodes[j];
     const xf_enum_opvar *v = &ctx->cfg->ops[n->var];
-    fp_tensor ins[MAX_NODE_INPUTS], outs[2];
+    fp_tensor ins[MAX_NODE_INPUTS], outs[NODE_OUTS];
     const fp_tensor *inp[MAX_NODE_INPUTS];
     for (int i = 0; i < n->n_in; i++) {
         const evalue *e = en_evalctx_ref(ctx, n->in[i]);
@@ -87,7 +88,7 @@ void en_evalctx_run_node(evalctx *ctx, const egraph *g, int j, const xf_params *
 int en_evalctx_eval_node(evalctx *ctx, const egraph *g, int j)
 {
     const enode *n = &g->nodes[j];
-    xf_shape in_sh[MAX_NODE_INPUTS], out_sh[2];
+    xf_shape in_sh[MAX_NODE_INPUTS], out_sh[NODE_OUTS];
     for (int i = 0; i < n->n_in; i++) in_sh[i] = en_evalctx_ref(ctx, n->in[i])->shape;
     xf_params p;
     int n_out;

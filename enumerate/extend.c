@@ -214,8 +214,8 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
     sn->n_out = (uint8_t)n_out;
     memcpy(sn->in, in, (size_t)n_in);
     g->n_nodes = n + 1;
-    xf_shape in_sh[MAX_NODE_INPUTS], out_sh[2];
-    uint64_t in_h[MAX_NODE_INPUTS], out_h[2];
+    xf_shape in_sh[MAX_NODE_INPUTS], out_sh[NODE_OUTS];
+    uint64_t in_h[MAX_NODE_INPUTS], out_h[NODE_OUTS];
     for (int i = 0; i < n_in; i++) {
         const evalue *e = en_evalctx_ref(&w->ev, in[i]);
         in_sh[i] = e->shape;
@@ -231,8 +231,7 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
         xf_params p;
         en_var_params(&lc->cfg->ops[var], in_sh, &p);
         en_evalctx_run_node(&w->ev, g, n, &p, out_sh);
-        out_h[0] = w->ev.node[n][0].hash;
-        out_h[1] = n_out > 1 ? w->ev.node[n][1].hash : 0;
+        for (int k = 0; k < NODE_OUTS; k++) out_h[k] = k < n_out ? w->ev.node[n][k].hash : 0;
         en_valmemo_put(&w->memo, var, n_in, in_h, out_h);
     }
 
@@ -328,7 +327,7 @@ xf_status en_extend_parent(worker *w, const level_ctx *lc, uint32_t parent, chil
     xf_status st = XF_OK;
     for (int var = 0; var < cfg->n_ops && st == XF_OK; var++) {
         int arity = en_var_arity(&cfg->ops[var]);
-        int n_out, out_sid[2];
+        int n_out, out_sid[NODE_OUTS];
         uint8_t in[MAX_NODE_INPUTS];
         if (arity == 0) {
             if (en_sc_apply(&w->sc, var, 0, NULL, &n_out, out_sid))

@@ -2,7 +2,7 @@
  * instantiate.c — from a vocabulary variant and the shapes of the values it
  * is applied to, the concrete operator parameters and output shapes, or the
  * verdict that the variant does not apply. Variants whose parameters follow
- * the input (split into halves, swap the last two dims, depthwise conv) are
+ * the input (split into equal parts, swap the last two dims, depthwise conv) are
  * resolved here; the shape rule itself is the operator table's
  * (xf_op_infer), plus the enumerator's own limits: rank restrictions, equal
  * shapes for element-wise operators unless broadcasting is allowed, and the
@@ -79,12 +79,12 @@ void en_var_params(const xf_enum_opvar *v, const xf_shape *in_shapes, xf_params 
     *p = v->params;
     const xf_shape *s = &in_shapes[0];
     switch (v->mode) {
-    case XF_ENUM_SPLIT_HALF: {
+    case XF_ENUM_SPLIT_HALF: { /* n_split equal parts (2 unless parts=N) */
         int a = p->axis < 0 ? p->axis + s->rank : p->axis;
         int64_t d = a >= 0 && a < s->rank ? s->dims[a] : 0;
-        p->n_split = 2;
-        p->split[0] = d / 2;
-        p->split[1] = d - d / 2;
+        int k = p->n_split >= 2 ? p->n_split : 2;
+        p->n_split = k;
+        for (int o = 0; o < k; o++) p->split[o] = d / k;
         break;
     }
     case XF_ENUM_SWAP_LAST2:
@@ -121,7 +121,8 @@ int en_instantiate(const xf_enum_config *c, const xf_enum_opvar *v, int n_in,
     if (v->mode == XF_ENUM_SPLIT_HALF) {
         const xf_shape *s = &in_shapes[0];
         int a = v->params.axis < 0 ? v->params.axis + s->rank : v->params.axis;
-        if (a < 0 || a >= s->rank || s->dims[a] < 2 || s->dims[a] % 2) return 0;
+        int k = v->params.n_split >= 2 ? v->params.n_split : 2;
+        if (a < 0 || a >= s->rank || s->dims[a] < k || s->dims[a] % k) return 0;
     }
     if (v->mode == XF_ENUM_SWAP_LAST2 && in_shapes[0].rank < 2) return 0;
     if (v->mode == XF_ENUM_DEPTHWISE && in_shapes[0].rank != 4) return 0;
@@ -137,7 +138,7 @@ int en_instantiate(const xf_enum_config *c, const xf_enum_opvar *v, int n_in,
             xf_view_classify(&in_shapes[0], &to, &k) != want[v->mode - XF_ENUM_VIEW_FLATTEN])
             return 0;
     }
-    xf_dtype dt[MAX_NODE_INPUTS] = {XF_F32, XF_F32}, odt[2];
+    xf_dtype dt[MAX_NODE_INPUTS] = {XF_F32, XF_F32}, odt[NODE_OUTS];
     int no = en_var_outputs(v);
     if (xf_op_infer(v->op, params, n_in, dt, in_shapes, no, odt, out_shapes, NULL) != XF_OK)
         return 0;

@@ -106,6 +106,8 @@ xf_status en_generate_config(const xf_enum_generate_options *o, xf_enum_config *
     if (st == XF_OK && o->inputs) st = xf_enum_inputs_parse(c, o->inputs, err);
     if (st != XF_OK) return st;
     c->max_ops = o->max_ops;
+    if (o->max_outputs) c->max_outputs = o->max_outputs;
+    if (o->max_dim) c->max_dim = o->max_dim;
     c->seed = o->seed;
     return xf_enum_config_validate(c, err);
 }
@@ -114,8 +116,11 @@ xf_status en_generate_config(const xf_enum_generate_options *o, xf_enum_config *
 static void option_string(const xf_enum_generate_options *o, const xf_enum_config *c, const char *inputs,
                           char *buf, size_t n)
 {
-    snprintf(buf, n, "--max-ops %d --vocab %s --inputs %s --seed %" PRIu64 " config=%016" PRIx64,
-             o->max_ops, o->vocab, inputs, o->seed, xf_enum_config_hash(c));
+    char outs[64] = "";
+    if (o->max_outputs || o->max_dim)
+        snprintf(outs, sizeof outs, " --max-outputs %d --max-dim %d", c->max_outputs, c->max_dim);
+    snprintf(buf, n, "--max-ops %d%s --vocab %s --inputs %s --seed %" PRIu64 " config=%016" PRIx64,
+             o->max_ops, outs, o->vocab, inputs, o->seed, xf_enum_config_hash(c));
 }
 
 static xf_status begin_run(ctx *x, const xf_enum_config *cfg, const char *options,

@@ -65,7 +65,11 @@ static uint32_t *fast_slot(const shapecache *sc, int var, int n_in, const int *i
 
 int en_sc_apply(shapecache *sc, int var, int n_in, const int *in_ids, int *n_out, int *out_ids)
 {
-    uint32_t *fast = fast_slot(sc, var, n_in, in_ids);
+    /* the direct table packs at most two output ids; a three-way split's
+     * results live in the memo only */
+    uint32_t *fast = sc->cfg->ops[var].op == XF_OP_SPLIT && sc->cfg->ops[var].params.n_split > 2
+                         ? NULL
+                         : fast_slot(sc, var, n_in, in_ids);
     if (fast && *fast) {
         if (!(*fast & 2)) return 0;
         *n_out = (int)(*fast >> 2 & 3);
@@ -95,7 +99,7 @@ static int apply_memo(shapecache *sc, int var, int n_in, const int *in_ids, int 
         e = *hit;
     } else {
         if (sc->memo.n + 1 > SC_MEMO_MAX) xf_htab_clear(&sc->memo);
-        xf_shape in_sh[MAX_NODE_INPUTS], out_sh[2];
+        xf_shape in_sh[MAX_NODE_INPUTS], out_sh[NODE_OUTS];
         for (int i = 0; i < n_in; i++) in_sh[i] = sc->shapes[in_ids[i]];
         xf_params p;
         int no = 0;

@@ -43,8 +43,7 @@ int en_valmemo_get(valmemo *m, int var, int n_in, const uint64_t *in, uint64_t *
         return 0;
     }
     m->hits++;
-    out[0] = e->out[0];
-    out[1] = e->out[1];
+    for (int k = 0; k < NODE_OUTS; k++) out[k] = e->out[k];
     return 1;
 }
 
@@ -53,8 +52,7 @@ void en_valmemo_put(valmemo *m, int var, int n_in, const uint64_t *in, const uin
     vm_entry *e = slot(m, var, n_in, in);
     memset(e, 0, sizeof *e);
     for (int i = 0; i < n_in; i++) e->in[i] = in[i];
-    e->out[0] = out[0];
-    e->out[1] = out[1];
+    for (int k = 0; k < NODE_OUTS; k++) e->out[k] = out[k];
     e->var = (uint32_t)var + 1;
     e->n_in = (uint32_t)n_in;
 }

@@ -20,7 +20,7 @@
 
 typedef struct vm_entry {
     uint64_t in[MAX_NODE_INPUTS]; /* input value hashes (0 past the arity) */
-    uint64_t out[2];              /* output value hashes */
+    uint64_t out[NODE_OUTS];      /* output value hashes */
     uint32_t var;                 /* variant + 1; 0: empty slot */
     uint32_t n_in;
 } vm_entry;
@@ -31,7 +31,7 @@ typedef struct valmemo {
     uint64_t hits, misses;
 } valmemo;
 
-/* 2^log2_slots entries (40 bytes each). */
+/* 2^log2_slots entries (48 bytes each). */
 xf_status en_valmemo_init(valmemo *m, int log2_slots, xf_error *err);
 void en_valmemo_free(valmemo *m);
 /* 1 and the output hashes into out when (var, in) is known. */

@@ -136,6 +136,12 @@ static xf_status apply_key(const line_ctx *c, xf_enum_opvar *v, const char *key,
         p->n_split = n;
         for (int i = 0; i < n; i++) p->split[i] = ints[i];
         v->mode = XF_ENUM_FIXED;
+    } else if (strcmp(key, "parts") == 0) {
+        if (v->op != XF_OP_SPLIT || parse_ints(val, ',', ints, 1) != 1 || ints[0] < 2 ||
+            ints[0] > NODE_OUTS)
+            return bad(c, op, key, val, "2 or 3 equal parts (split only)");
+        p->n_split = (int32_t)ints[0];
+        v->mode = XF_ENUM_SPLIT_HALF;
     } else if (strcmp(key, "shape") == 0) {
         if (strcmp(val, "scalar") == 0) {
             p->n_shape = 0;
@@ -254,7 +260,7 @@ static xf_status parse_line(const line_ctx *c, char *line, xf_enum_opvar *v)
         p->pads[0] = p->pads[2] = (p->kernel[0] - 1) / 2;
         p->pads[1] = p->pads[3] = (p->kernel[1] - 1) / 2;
     }
-    if (op == XF_OP_SPLIT && v->mode == XF_ENUM_SPLIT_HALF) p->n_split = 2;
+    if (op == XF_OP_SPLIT && v->mode == XF_ENUM_SPLIT_HALF && p->n_split < 2) p->n_split = 2;
     if (op == XF_OP_RESHAPE && (v->mode < XF_ENUM_VIEW_FLATTEN || v->mode > XF_ENUM_VIEW_MERGE))
         return XF_FAIL(c->err, XF_ERR_PARSE,
                        "%s:%d: reshape needs view=flatten|unflatten|split_last|merge_last", c->origin,
@@ -369,6 +375,8 @@ static void format_opvar(const xf_enum_opvar *v, xf_strbuf *b)
     if (op == XF_OP_CONCAT || op == XF_OP_SPLIT || op == XF_OP_SOFTMAX || op == XF_OP_LAYERNORM)
         xf_strbuf_printf(b, " axis=%d", (int)p->axis);
     if (op == XF_OP_SPLIT && v->mode == XF_ENUM_FIXED) put_list(b, "sizes", p->split, p->n_split, ',');
+    if (op == XF_OP_SPLIT && v->mode == XF_ENUM_SPLIT_HALF && p->n_split > 2)
+        xf_strbuf_printf(b, " parts=%d", (int)p->n_split);
     if (p->n_axes) put_list(b, op == XF_OP_TRANSPOSE ? "perm" : "axes", p->axes, p->n_axes, ',');
     if (p->keepdims) xf_strbuf_printf(b, " keepdims=1");
     if (p->kernel[0]) xf_strbuf_printf(b, " kernel=%dx%d", (int)p->kernel[0], (int)p->kernel[1]);

@@ -34,7 +34,9 @@
  * domain.c (its top comment says where).
  *
  * At the end the free variables are eliminated (an equality with a unit
- * coefficient substitutes them away; otherwise they are pinned to their own
+ * coefficient substitutes them away, or one with another coefficient c, the
+ * other conditions scaled by it and the equality kept as "the rest is a
+ * multiple of c" (the size is whole); otherwise they are pinned to their own
  * size) and the conditions, now over input dims alone, become the domain's.
  */
 #include "op_internal.h"
@@ -555,11 +557,10 @@ static void rule_split(gctx *c, const xf_node *nd)
         else pin_node(c, nd);
         return;
     }
-    int halves = p->n_split == 2 && n >= 2 && n % 2 == 0 && p->split[0] == n / 2 &&
-                 p->split[1] == n / 2;
-    if (halves) { /* the sizes follow the axis (the matcher re-derives them) */
-        cond_mod(c->E, in, 2);
-        cond_ge(c->E, in, 2);
+    int parts = xf_split_equal_parts(p, n);
+    if (parts) { /* the sizes follow the axis (the matcher re-derives them) */
+        cond_mod(c->E, in, parts);
+        cond_ge(c->E, in, parts);
     } else {
         lin total = lin_const(n);
         cond_eq(c->E, in, &total);
@@ -568,8 +569,8 @@ static void rule_split(gctx *c, const xf_node *nd)
         int y = nd->outputs[o];
         for (int d = 0; d < r; d++) *D(c, y, d) = *D(c, x, d);
         lin h = *in;
-        h.den *= 2;
-        *D(c, y, a) = halves ? h : lin_const(p->split[o]);
+        h.den *= parts ? parts : 1;
+        *D(c, y, a) = parts ? h : lin_const(p->split[o]);
     }
 }
 
@@ -905,8 +906,36 @@ static int coef_of(const lin *l, int v)
     return -1;
 }
 
+/* a * |c| - k * sign(c) * e, which has no term in the variable whose
+ * coefficients are k in a and c in e: an equality or inequality a stays
+ * one (|c| > 0, and e == 0). 0, or -1 as lin_axpy. */
+static int lin_cancel(const lin *a, int64_t k, const lin *e, int64_t c, lin *r)
+{
+    lin scaled, zero = lin_const(0);
+    int64_t ac = c < 0 ? -c : c, kc;
+    if (lin_axpy(&zero, ac, a, &scaled) < 0 || __builtin_mul_overflow(k, c < 0 ? 1 : -1, &kc))
+        return -1;
+    return lin_axpy(&scaled, kc, e, r);
+}
+
+/* l == 0 modulo m with each coefficient and the constant reduced modulo m
+ * (a multiple of m drops out: 2 x - 3 f == 0 mod 3 is 2 x == 0 mod 3). */
+static void lin_mod_reduce(lin *l, int64_t m)
+{
+    int n = 0;
+    for (int i = 0; i < l->n; i++) {
+        int64_t c = l->coef[i] % m;
+        if (c) l->var[n] = l->var[i], l->coef[n++] = c;
+    }
+    l->n = n;
+    l->c %= m;
+}
+
 /* Removes free variable f from every condition: through an equality where
- * it has a unit coefficient, else by pinning it to its own size. */
+ * it has a unit coefficient, else through one where it has another (the
+ * other conditions scaled: three equal parts of a split tie 3 f = x; the
+ * equality stays as a modulus, so f is whole), else by pinning it to its
+ * own size. */
 static void eliminate(eng *E, int f)
 {
     int e = -1;
@@ -915,6 +944,10 @@ static void eliminate(eng *E, int f)
         if (E->a[i].kind == XF_DOM_EQ && k >= 0 && (E->a[i].l.coef[k] == 1 || E->a[i].l.coef[k] == -1))
             e = i;
     }
+    int scale = 0; /* through a non-unit coefficient */
+    for (int i = 0; i < E->na && e < 0; i++)
+        if (E->a[i].kind == XF_DOM_EQ && E->a[i].l.den == 1 && coef_of(&E->a[i].l, f) >= 0)
+            e = i, scale = 1;
     iatom *tmp = e >= 0 ? xf_malloc(sizeof *tmp * ((size_t)E->na + 1)) : NULL;
     if (e >= 0 && !tmp) {
         E->st = XF_FAIL(E->err, XF_ERR_NOMEM, "out of memory inferring a validity domain");
@@ -926,11 +959,32 @@ static void eliminate(eng *E, int f)
         int k = coef_of(&E->a[i].l, f);
         if (i == e || k < 0) continue;
         const lin *el = &E->a[e].l;
-        int64_t s = E->a[i].l.coef[k] * el->coef[coef_of(el, f)]; /* unit: its own inverse */
+        int64_t ce = el->coef[coef_of(el, f)];
+        if (scale && E->a[i].kind == XF_DOM_MOD) { /* only a term the modulus drops */
+            ok = E->a[i].l.den == 1 && E->a[i].l.coef[k] % E->a[i].m == 0;
+            if (ok) lin_mod_reduce(&tmp[i].l, E->a[i].m);
+            continue;
+        }
+        if (scale) { /* a modulus does not survive scaling */
+            ok = E->a[i].l.den == 1 &&
+                 lin_cancel(&E->a[i].l, E->a[i].l.coef[k], el, ce, &tmp[i].l) == 0;
+            continue;
+        }
+        int64_t s = E->a[i].l.coef[k] * ce; /* unit: its own inverse */
         ok = lin_axpy(&E->a[i].l, -s, el, &tmp[i].l) == 0 && (E->a[i].kind != XF_DOM_MOD ||
                                                                E->a[i].l.den == 1);
     }
-    if (ok) { /* substituted away; the defining equality goes */
+    if (ok && scale) { /* c f + rest == 0 has an integer f where |c| divides rest */
+        lin *l = &E->a[e].l;
+        int k = coef_of(l, f);
+        int64_t c = l->coef[k] < 0 ? -l->coef[k] : l->coef[k];
+        l->coef[k] = l->coef[--l->n], l->var[k] = l->var[l->n];
+        for (int i = 0; i < E->na; i++)
+            if (i != e) E->a[i] = tmp[i];
+        E->a[e].kind = XF_DOM_MOD; /* c >= 2: a unit coefficient took the other path */
+        E->a[e].m = c;
+        lin_mod_reduce(&E->a[e].l, c);
+    } else if (ok) { /* substituted away; the defining equality goes */
         int n = 0;
         for (int i = 0; i < E->na; i++)
             if (i != e) E->a[n++] = tmp[i];

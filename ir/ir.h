@@ -702,6 +702,11 @@ xf_status xf_op_infer(xf_op op, const xf_params *params, int n_inputs, const xf_
  * caller with the inferred shapes. Omitted optional inputs are NULL. */
 xf_status xf_op_run(xf_op op, const xf_params *params, int n_inputs, const xf_tensor *const *in,
                     int n_outputs, xf_tensor *out, xf_error *err);
+/* The number of parts k >= 2 when split parameters p cut an axis of size d
+ * into k equal parts (sizes d/k), else 0. Such a split's sizes follow its
+ * axis: the enumerator makes them so, and the matcher, the validity domain
+ * and the bounded check re-derive them at other sizes. */
+int xf_split_equal_parts(const xf_params *p, int64_t d);
 /* Default number of outputs for op (1 for most, params.n_split for split). */
 int xf_op_default_outputs(xf_op op, const xf_params *params);
 

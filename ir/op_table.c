@@ -219,6 +219,15 @@ int xf_norm_axis(int64_t axis, int rank)
     return (int)axis;
 }
 
+int xf_split_equal_parts(const xf_params *p, int64_t d)
+{
+    int k = p->n_split;
+    if (k < 2 || d < k || d % k) return 0;
+    for (int i = 0; i < k; i++)
+        if (p->split[i] != d / k) return 0;
+    return k;
+}
+
 int xf_op_default_outputs(xf_op op, const xf_params *p)
 {
     if (op == XF_OP_SPLIT) return p->n_split > 0 ? p->n_split : 1;

@@ -20,8 +20,8 @@
  * outputs' shapes and dtypes, and the rule's validity domain holding at
  * the bound inputs' shapes (ir/domain.c: a rule is applied only where it
  * holds). A split whose outputs are not all rule outputs (its sizes are
- * seen nowhere else) matches a split that cuts as the rule's does (halves,
- * or the same sizes).
+ * seen nowhere else) matches a split that cuts as the rule's does (as many
+ * equal parts, or the same sizes).
  *
  * Actions are visited in order; those whose root signature has no
  * candidate in the graph (most of them: a rule set has thousands, a graph
@@ -97,22 +97,23 @@ static int in_match(const match_ctx *c, int node)
     return 0;
 }
 
-/* 1 when split p (sizes p->split of its axis) cuts its input in halves. */
-static int halves(const xf_node *p, const xf_shape *in)
+/* k when split p cuts its input into k >= 2 equal parts, else 0. */
+static int equal_parts(const xf_node *p, const xf_shape *in)
 {
     int a = xf_norm_axis(p->params.axis, in->rank);
-    int64_t d = a >= 0 ? in->dims[a] : 0;
-    return p->params.n_split == 2 && d >= 2 && d % 2 == 0 && p->params.split[0] == d / 2 &&
-           p->params.split[1] == d / 2;
+    return a >= 0 ? xf_split_equal_parts(&p->params, in->dims[a]) : 0;
 }
 
-/* A split of the graph cuts as the rule's does: in halves where the rule's
- * halves its axis (its sizes follow the axis, as the verifier and the
- * enumerator re-derive them), else at the rule's own sizes. */
+/* A split of the graph cuts as the rule's does: into as many equal parts
+ * where the rule's cuts its axis into equal parts (its sizes follow the
+ * axis, as the verifier and the enumerator re-derive them: a rule's three
+ * parts of 4 match a model's three of 128, never two of 192 nor 128, 64,
+ * 192), else at the rule's own sizes. */
 static int same_partition(const xf_node *pn, const xf_shape *pin, const xf_node *gn,
                           const xf_shape *gin)
 {
-    if (halves(pn, pin)) return halves(gn, gin);
+    int k = equal_parts(pn, pin);
+    if (k) return equal_parts(gn, gin) == k;
     if (pn->params.n_split != gn->params.n_split) return 0;
     for (int i = 0; i < pn->params.n_split; i++)
         if (pn->params.split[i] != gn->params.split[i]) return 0;

@@ -12,7 +12,9 @@
  * output is used elsewhere or is a graph output), a mapped output the
  * target replaces by a bare input that is a graph output, transpose pairs
  * at another rank (relative permutations); a multi-output match that would
- * create a cycle is rejected. Instantiation: split sizes re-derived for
+ * create a cycle is rejected; a rule's split into three equal parts matches
+ * a model's three equal parts at other sizes and neither three unequal
+ * parts nor two equal ones. Instantiation: split sizes re-derived for
  * unequal widths (16 and 32), relative axes on 3-D activations with 2-D
  * weights, identity conv / identity matrix / pooling kernel shapes and the
  * depthwise group re-derived, weight-only flags, and the returned params
@@ -219,6 +221,35 @@ static void rule_relu_id(xf_rule *r)
     xf_test_out(&r->dst, d);
 }
 
+/* A split of value x along its last axis into n parts of the given sizes;
+ * its outputs into outs. */
+static void split_last(xf_graph *g, int x, int n, const int64_t *sizes, int *outs)
+{
+    xf_params sp = xf_params_default();
+    sp.axis = -1;
+    sp.n_split = n;
+    for (int i = 0; i < n; i++) sp.split[i] = sizes[i];
+    xf_error err;
+    int node = xf_graph_add_node(g, XF_OP_SPLIT, &sp, &x, 1, n, NULL, &err);
+    ck_assert_msg(node >= 0, "%s", err.msg);
+    for (int i = 0; i < n; i++) outs[i] = g->nodes[node].outputs[i];
+}
+
+/* relu of each of the three equal parts of m0 (a split along the last
+ * axis, 2x12 -> 3 x 2x4) => the parts of relu(m0): the source split's
+ * outputs are internal, so the match compares how it cuts its axis. */
+static void rule_relu_split3(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d[2] = {2, 12}, four[3] = {4, 4, 4};
+    int s = in(&r->src, "m0", XF_F32, 2, d), t = in(&r->dst, "m0", XF_F32, 2, d);
+    int parts[3];
+    split_last(&r->src, s, 3, four, parts);
+    for (int i = 0; i < 3; i++) xf_test_out(&r->src, op(&r->src, XF_OP_RELU, NULL, parts[i], -1));
+    split_last(&r->dst, op(&r->dst, XF_OP_RELU, NULL, t, -1), 3, four, parts);
+    for (int i = 0; i < 3; i++) xf_test_out(&r->dst, parts[i]);
+}
+
 /* A rule set over n rules (freed here), one direction unless `both`. */
 static xf_ruleset *set_of(xf_rule *rules, int n, int both)
 {
@@ -374,6 +405,47 @@ START_TEST(test_multi_output_cycle_rejected)
     ck_assert_int_eq(find(rs, 0, &g, m), 0);
     xf_ruleset_free(rs);
     xf_graph_free(&g);
+}
+END_TEST
+
+/* --------------------------------------------------- split part sizes */
+
+/* Locations of rule_relu_split3 in a graph where x (4 x width) is split
+ * along its last axis into n parts of the given sizes, each read by a relu. */
+static int split3_locations(int64_t width, int n, const int64_t *sizes, xf_match_target *t)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t d[2] = {4, width};
+    int x = in(&g, "x", XF_F32, 2, d), parts[4];
+    split_last(&g, x, n, sizes, parts);
+    for (int i = 0; i < n; i++) xf_test_out(&g, op(&g, XF_OP_RELU, NULL, parts[i], -1));
+    xf_ruleset *rs = set1(rule_relu_split3);
+    xf_match m[16];
+    int found = find(rs, 0, &g, m);
+    if (found == 1 && t) instantiate(rs, &g, &m[0], t);
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+    return found;
+}
+
+START_TEST(test_split_part_sizes)
+{
+    /* the rule's three equal parts of 4 stand for three equal parts of any
+     * size (a GPT's Q/K/V split of 384 into 128s) ... */
+    const int64_t equal[3] = {128, 128, 128}, uneven[3] = {128, 64, 192}, two[2] = {192, 192};
+    xf_match_target t;
+    ck_assert_int_eq(split3_locations(384, 3, equal, &t), 1);
+    ck_assert_int_eq(t.n_nodes, 2); /* relu, then the split sized from the matched parts */
+    ck_assert_int_eq(t.op[1], XF_OP_SPLIT);
+    ck_assert_int_eq(t.params[1].n_split, 3);
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(t.params[1].split[i], 128);
+    /* ... but not three unequal parts, nor two equal ones */
+    ck_assert_int_eq(split3_locations(384, 3, uneven, NULL), 0);
+    ck_assert_int_eq(split3_locations(384, 2, two, NULL), 0);
+    /* and unequal parts only at the rule's own sizes */
+    const int64_t own[3] = {4, 4, 4};
+    ck_assert_int_eq(split3_locations(12, 3, own, NULL), 1);
 }
 END_TEST
 
@@ -923,6 +995,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_merge_two_matmuls);
     tcase_add_test(t, test_merge_3d_activation_2d_weights);
     tcase_add_test(t, test_multi_output_cycle_rejected);
+    tcase_add_test(t, test_split_part_sizes);
     tcase_add_test(t, test_commutativity);
     tcase_add_test(t, test_conv_relu_fusion);
     tcase_add_test(t, test_bare_output_and_relative_perm);

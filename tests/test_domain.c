@@ -4,7 +4,8 @@
  * named by the lowest of their class, an unsatisfiable domain is "0 == 1"),
  * holds() promotes ranks (an axis a tensor lacks is 1); what a rule's
  * operators demand (a concat boundary, a kernel's size, a split into
- * halves, a target split sized from the outputs, a generator); the block
+ * halves, a target split sized from the outputs, two or three equal parts
+ * against parts sized from the outputs, a generator); the block
  * matmul rule of the issue, matmul(concat(m0, m1), concat(m2, m0)) =>
  * matmul(concat(m1, m0), concat(m0, m2)), false at m0 1x1, m1 1x2, m2
  * 2x1: derived by its chain of two proved rules, its stored domain says
@@ -242,6 +243,40 @@ START_TEST(kernels_splits_and_generators)
         ck_assert_int_eq(xf_domain_of_rule(&r, &d, &err), XF_OK);
         ck_assert_int_eq(xf_domain_format(&d, names, 3, buf, sizeof buf, &err), XF_OK);
         ck_assert_msg(strstr(buf, "x[-1] == w[-2]; x[-1] == v[-2]") == buf, "%s", buf);
+        xf_rule_free(&r);
+    }
+    /* relu of each of k equal parts of x => the parts of relu(x), the
+     * target's split sized from the outputs: k parts tie k * part = x's
+     * axis, which elimination scales through (it had pinned x to its own
+     * width; the equality it used stays as a modulus: the eliminated size
+     * is whole); three unequal parts stay at their own sizes */
+    for (int k = 2; k <= 4; k++) {
+        xf_rule r;
+        xf_rule_init(&r);
+        const int64_t dx[2] = {2, k == 4 ? 12 : 4 * k};
+        xf_params rp = xf_params_default(), sp = xf_params_default();
+        sp.axis = -1;
+        sp.n_split = k == 4 ? 3 : k;
+        for (int i = 0; i < sp.n_split; i++) sp.split[i] = k == 4 ? 2 + 2 * i : 4;
+        for (int side = 0; side < 2; side++) {
+            xf_graph *g = side ? &r.dst : &r.src;
+            int x = xf_test_input(g, "x", 2, dx);
+            if (side) x = xf_graph_op(g, XF_OP_RELU, &rp, &x, 1, NULL);
+            int n = xf_graph_add_node(g, XF_OP_SPLIT, &sp, &x, 1, sp.n_split, NULL, &err);
+            ck_assert_int_ge(n, 0);
+            for (int i = 0; i < sp.n_split; i++) {
+                int y = g->nodes[n].outputs[i];
+                if (!side) y = xf_graph_op(g, XF_OP_RELU, &rp, &y, 1, NULL);
+                xf_test_out(g, y);
+            }
+        }
+        ck_assert_int_eq(xf_domain_of_rule(&r, &d, &err), XF_OK);
+        ck_assert_int_eq(xf_domain_format(&d, names, 1, buf, sizeof buf, &err), XF_OK);
+        /* three parts: the target's sizes are whole where 3 divides 2 x,
+         * which the source's condition implies (kept, never wrong) */
+        ck_assert_str_eq(buf, k == 2   ? "x[-1] >= 2; (x[-1]) % 2 == 0"
+                              : k == 3 ? "x[-1] >= 3; (x[-1]) % 3 == 0; (2*x[-1]) % 3 == 0"
+                                       : "x[-1] == 12");
         xf_rule_free(&r);
     }
     /* matmul(x, imatrix) => x: the identity is sized from x; pinned when

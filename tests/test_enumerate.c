@@ -71,6 +71,12 @@ START_TEST(vocab_round_trip)
     ck_assert_int_eq(xf_enum_vocab_format(&c, text, 1 << 16, &err), XF_OK);
     ck_assert_ptr_nonnull(strstr(text, "conv2d kernel=3x3 pad=same act=relu\n"));
     ck_assert_ptr_nonnull(strstr(text, "split axis=1\n"));
+    /* a three-way split round-trips with its part count */
+    ck_assert_int_eq(xf_enum_vocab_parse(&d, "split axis=-1 parts=3\n", "t", &err), XF_OK);
+    char one[128];
+    ck_assert_int_eq(xf_enum_vocab_format(&d, one, sizeof one, &err), XF_OK);
+    ck_assert_ptr_nonnull(strstr(one, "split axis=-1 parts=3\n"));
+    ck_assert_int_eq(d.ops[0].params.n_split, 3);
     ck_assert_ptr_nonnull(strstr(text, "softmax axis=-1\n"));
     /* the shape and indexing operators of the default vocabulary (issue 28) */
     ck_assert_ptr_nonnull(strstr(text, "reshape rank=2 view=unflatten lead=2\n"));
@@ -158,6 +164,9 @@ START_TEST(config_errors)
     ck_assert_int_eq(xf_enum_vocab_parse(&c, "reshape", "v.txt", &err), XF_ERR_PARSE);
     ck_assert_ptr_nonnull(strstr(err.msg, "view="));
     ck_assert_int_eq(xf_enum_vocab_parse(&c, "reshape view=fold", "v.txt", &err), XF_ERR_PARSE);
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "split axis=1 parts=4", "v.txt", &err), XF_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "parts"));
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "relu parts=3", "v.txt", &err), XF_ERR_PARSE);
     ck_assert_int_eq(xf_enum_vocab_parse(&c, "relu view=flatten", "v.txt", &err), XF_ERR_PARSE);
     ck_assert_int_eq(xf_enum_vocab_parse(&c, "slice axis=1 start=2 end=1", "v.txt", &err), XF_ERR_PARSE);
     ck_assert_int_eq(xf_enum_vocab_parse(&c, "matmul rank=3,9", "v.txt", &err), XF_ERR_PARSE);
@@ -263,8 +272,8 @@ static void collected_free(collected *c)
     memset(c, 0, sizeof *c);
 }
 
-static void enumerate(const char *vocab, const char *inputs, int max_ops, int threads,
-                      collected *out, xf_enum_stats *stats)
+static void enumerate_outs(const char *vocab, const char *inputs, int max_ops, int max_outputs,
+                           int threads, collected *out, xf_enum_stats *stats)
 {
     xf_enum_config c;
     xf_enum_config_init(&c);
@@ -272,6 +281,7 @@ static void enumerate(const char *vocab, const char *inputs, int max_ops, int th
     ck_assert_msg(xf_enum_vocab_parse(&c, vocab, "test", &err) == XF_OK, "%s", err.msg);
     ck_assert_msg(xf_enum_inputs_parse(&c, inputs, &err) == XF_OK, "%s", err.msg);
     c.max_ops = max_ops;
+    if (max_outputs) c.max_outputs = max_outputs;
     xf_enum_options o;
     xf_enum_options_init(&o);
     o.threads = threads;
@@ -285,6 +295,12 @@ static void enumerate(const char *vocab, const char *inputs, int max_ops, int th
     ck_assert_uint_ge(stats->collisions, stats->candidates);
     ck_assert_uint_gt(stats->classes, 0);
     xf_enum_config_free(&c);
+}
+
+static void enumerate(const char *vocab, const char *inputs, int max_ops, int threads,
+                      collected *out, xf_enum_stats *stats)
+{
+    enumerate_outs(vocab, inputs, max_ops, 0, threads, out, stats);
 }
 
 /* Histogram with the given counts of up to three ops, nothing else. */
@@ -378,6 +394,36 @@ START_TEST(finds_concat_split_merge)
     /* split(concat(b, c)) => b, c: a rule whose target has no operator */
     int j = find_pair(&c, XF_OP_CONCAT, 1, XF_OP_SPLIT, 1, NONE, 0, NONE, 0, NONE, 0, NONE, 0);
     ck_assert_int_ge(j, 0);
+    collected_free(&c);
+}
+END_TEST
+
+/* A split into three equal parts (`parts=3`; GPT's Q/K/V): relu and a
+ * swap of two axes commute with it, the swap moving the split's axis, and
+ * a three-way split of a concat of three gives them back (3 outputs). */
+START_TEST(finds_three_way_split_rules)
+{
+    collected c;
+    xf_enum_stats st;
+    enumerate_outs("relu\nsplit axis=-2 parts=3 rank=4\nsplit axis=-3 parts=3 rank=4\n"
+                   "transpose perm=0,2,1,3\n",
+                   "q:2x2x6x2", 4, 3, 1, &c, &st);
+    int relu = find_pair(&c, XF_OP_RELU, 3, XF_OP_SPLIT, 1, NONE, 0, XF_OP_RELU, 1, XF_OP_SPLIT, 1,
+                         NONE, 0);
+    int swap = find_pair(&c, XF_OP_TRANSPOSE, 3, XF_OP_SPLIT, 1, NONE, 0, XF_OP_TRANSPOSE, 1,
+                         XF_OP_SPLIT, 1, NONE, 0);
+    ck_assert_msg(relu >= 0 && swap >= 0, "relu %d swap %d", relu, swap);
+    ck_assert_int_eq(c.v[relu].n_out, 3);
+    ck_assert_int_eq(c.v[swap].n_out, 3);
+    /* the parts are q's thirds along the swapped axes: sizes 2 of 6 */
+    ck_assert_msg(strstr(c.v[swap].text, "split0[axis=-2,sizes=2/2/2](q)") &&
+                      strstr(c.v[swap].text, "split0[axis=-3,sizes=2/2/2](transpose"),
+                  "%s", c.v[swap].text);
+    collected_free(&c);
+    /* with two outputs at most no rule over a three-way split has all its parts */
+    enumerate_outs("relu\nsplit axis=-2 parts=3 rank=4\n", "q:2x2x6x2", 4, 2, 1, &c, &st);
+    ck_assert_int_lt(find_pair(&c, XF_OP_RELU, 3, XF_OP_SPLIT, 1, NONE, 0, XF_OP_RELU, 1,
+                               XF_OP_SPLIT, 1, NONE, 0), 0);
     collected_free(&c);
 }
 END_TEST
@@ -654,6 +700,7 @@ static Suite *suite(void)
     tcase_add_test(tc, finds_matmul_distributivity);
     tcase_add_test(tc, finds_view_rules);
     tcase_add_test(tc, finds_concat_split_merge);
+    tcase_add_test(tc, finds_three_way_split_rules);
     tcase_add_test(tc, finds_conv_relu_fusion);
     tcase_add_test(tc, finds_avgpool_as_conv);
     tcase_add_test(tc, relu_commutes_with_transpose);

@@ -18,7 +18,9 @@
  * itself; batched products of a tensor's split parts (the split's input is
  * the concat of its parts); attention's 4-D layout: a position slice
  * through a 1x1 convolution and a batched matmul, the head transpose
- * through a sum, a product and a layer-norm, slices along two axes swapped. Each
+ * through a sum, a product and a layer-norm, slices along two axes swapped;
+ * GPT's merged Q/K/V: the heads of a half or a third of the last axis as a
+ * slice of the heads of the whole (hsplit-slice-last). Each
  * true rule is proved, is not refuted by the bounded check, and (when
  * axioms prove it) is no longer proved once they are switched off; each
  * near miss (the bias added twice, a layer-norm over two different parts, a stride-2 or 3x3 convolution in place of the 1x1 one, sigmoid
@@ -29,7 +31,8 @@
  * elements taken for ones, split parts rejoined swapped, ones concatenated
  * with a tensor, a 3x3 convolution's position slice, a batch slice of one
  * matmul operand at another part, the head transpose of one summand only, a
- * layer-norm over a swapped axis, two slices swapped with their offsets) is
+ * layer-norm over a swapped axis, two slices swapped with their offsets,
+ * the heads of a split part taken from another part or cut across heads) is
  * neither proved
  * nor left standing: the
  * bounded check refutes it, also in the refute-only form xferverify runs for
@@ -203,6 +206,14 @@ static const family families[] = {
      {"position-slices-swapped", "x:2x4x4x4 y:2x4x4x4",
       "split[axis=1,sizes=1x3,out=0](split[axis=2,sizes=1x3,out=0](ewadd(x,y)))",
       "split[axis=2,sizes=1x3,out=0](ewadd(split[axis=1,sizes=1x3,out=0](x),split[axis=1,sizes=1x3,out=0](y)))"}},
+    /* GPT's merged Q/K/V: the heads of a part of the last axis are a slice
+     * of the heads of the whole (two parts, and three: Q, K, V) */
+    {"hsplit-slice-last",
+     {"heads-of-a-split-part", "x:2x2x8", "reshape[shape=2x2x2x2](split[axis=2,sizes=4x4,out=1](x))",
+      "split[axis=2,sizes=2x2,out=1](reshape[shape=2x2x4x2](x))"}},
+    {"hsplit-slice-last",
+     {"heads-of-a-third", "x:2x12", "relu(reshape[shape=2x2x2](split[axis=1,sizes=4x4x4,out=1](x)))",
+      "relu(split[axis=1,sizes=2x2x2,out=1](reshape[shape=2x6x2](x)))"}},
     {"tswap-ewadd,softmax-tswap",
      {"head-transpose-plus-softmax", "x:1x2x3x2", "ewadd(tswap[axis=-3](x),softmax[axis=3](tswap[axis=-3](x)))",
       "tswap[axis=-3](ewadd(x,softmax[axis=3](x)))"}},
@@ -265,6 +276,12 @@ static const xf_axiom_instance near_misses[] = {
      "matmul(split[axis=0,sizes=1x2,out=1](x),split[axis=0,sizes=2x1,out=0](y))"},
     {"head-transpose-of-one-summand", "x:1x2x2x2 y:1x2x2x2", "tswap[axis=-3](ewadd(x,y))",
      "ewadd(tswap[axis=-3](x),y)"},
+    {"heads-of-a-split-part-other-part", "x:2x2x8",
+     "reshape[shape=2x2x2x2](split[axis=2,sizes=4x4,out=1](x))",
+     "split[axis=2,sizes=2x2,out=0](reshape[shape=2x2x4x2](x))"},
+    {"heads-of-a-third-cut-across-heads", "x:2x12",
+     "reshape[shape=2x2x2](split[axis=1,sizes=4x4x4,out=1](x))",
+     "split[axis=2,sizes=2x2x2,out=1](reshape[shape=2x2x6](x))"},
     {"layernorm-over-a-swapped-axis", "x:1x2x3x2",
      "layernorm[axis=2](tswap[axis=-3](x),ones[shape=2x2]())",
      "tswap[axis=-3](layernorm[axis=2](x,ones[shape=3x2]()))"},

@@ -555,6 +555,46 @@ static int run_raw(const char *args, char *errbuf, size_t n)
     return rc;
 }
 
+/* GPT's merged Q/K/V to heads (issue 28): a three-way split of the last
+ * axis, whose three parts are a rule's outputs (--max-outputs 3) and hold
+ * two heads of 2 each (c0 2x2x12: --max-dim 12). The rule "each third taken
+ * to heads is the heads of the whole split three ways" is generated, and
+ * xferverify proves it (axiom hsplit-slice-last). Without --max-dim the
+ * input is refused; the options are recorded in the run. */
+START_TEST(test_three_way_heads)
+{
+    char db[4096];
+    snprintf(db, sizeof db, "%s", xf_test_tmp("qkv.db"));
+    const char *vocab = "split axis=-1 parts=3 rank=3\nsplit axis=-2 parts=3 rank=4\n"
+                        "reshape view=split_last heads=2 rank=3\n"
+                        "reshape view=split_last heads=6 rank=3\n";
+    ck_assert_int_eq(run_gen(db, vocab, "c0:2x2x12", 4, "", ""), 2);
+    ck_assert_int_eq(run_gen(db, vocab, "c0:2x2x12", 4, "", "--max-outputs 3 --max-dim 12"), 0);
+    xf_rulesdb_run_info info;
+    last_run(db, &info);
+    ck_assert_ptr_nonnull(strstr(info.options, "--max-outputs 3 --max-dim 12"));
+    xf_rulesdb_run_info_free(&info);
+    ck_assert_int_eq(xf_test_system("%s '%s' >/dev/null 2>'%s.verr'", xf_test_tool("xferverify"),
+                                    db, db),
+                     0);
+    int64_t n = 0;
+    char *list = export_rules(db, &n);
+    /* one line: proved, three head reshapes of thirds => thirds of the
+     * heads (the outputs in the order the enumeration met them) */
+    const char *proved = "proved | reshape[shape=2x2x2x2](split";
+    const char *of_heads = "[axis=-2,sizes=2/2/2](reshape[shape=2x2x6x2](c0))";
+    int found = 0;
+    for (char *line = strtok(list, "\n"); line && !found; line = strtok(NULL, "\n")) {
+        int thirds = 0, heads = 0;
+        for (const char *p = line; (p = strstr(p, "sizes=4/4/4](c0))")); p++) thirds++;
+        for (const char *p = line; (p = strstr(p, of_heads)); p++) heads++;
+        found = strncmp(line, proved, strlen(proved)) == 0 && thirds == 3 && heads == 3;
+    }
+    ck_assert_msg(found, "the three-way heads rule is not proved");
+    free(list);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     char e[4096], cmd[8192];
@@ -600,6 +640,7 @@ int main(void)
     tcase_add_test(tc, test_more_identities_found);
     tcase_add_test(tc, test_same_seed_same_rules);
     tcase_add_test(tc, test_resume_after_interrupt);
+    tcase_add_test(tc, test_three_way_heads);
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_library_run);
     tcase_add_test(tc, test_pruned_counted_or_kept);

@@ -436,7 +436,8 @@ START_TEST(rule_beyond_the_bound_is_refused_at_once)
         if (relu) ck_assert_int_eq(st, XF_RULE_UNKNOWN);
         if (st == XF_RULE_PROVED) xf_test_expect_contains(info.detail, "axioms: proved");
         xf_test_expect_contains(info.detail, "bounded: unsupported (bounded check: input 0 is "
-                                             "[67108864,4,4,4], beyond the bound 4 per axis)");
+                                             "[67108864,4,4,4], beyond the bound 4 per axis (16 "
+                                             "on an axis of an input of at most 256 elements))");
         xf_rulesdb_rule_info_free(&info);
     }
 }

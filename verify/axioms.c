@@ -676,6 +676,18 @@ static const xf_axiom_info axioms[] = {
      FA2("(h Int) " SL " (x T)",
          "(=> (<= a -3) (= (slice a o l t (hsplit h x)) (hsplit h (slice (+ a 1) o l t x))))",
          "(slice a o l t (hsplit h x))", "(hsplit h (slice (+ a 1) o l t x))")},
+    /* The heads of a part of the last axis are a slice of the heads axis:
+     * [o, o+l) of the last axis (size n) split into m heads is heads
+     * [p, p+m) of the q heads of the whole axis when both cut heads of one
+     * size (l/m = n/q) and the part starts at a head boundary (o = p n/q).
+     * The counts are ids of symbolic dims; hnum gives each its size at the
+     * rule's own shapes (prove_encode.c), where the offsets are numbers too.
+     * One multi-pattern over both sides: q and p occur on the right only. */
+    {"hsplit-slice-last", "splitting a slice of the last axis into heads is a slice of the heads axis when the slice starts and ends at head boundaries",
+     FA("(h Int) (hh Int) (o Int) (l Int) (n Int) (p Int) (m Int) (q Int) (x T)",
+        "(=> (and (= (hnum h) m) (= (hnum hh) q) (= (* l q) (* m n)) (= (* o q) (* p n))) "
+        "(= (hsplit h (slice -1 o l n x)) (slice -2 p m q (hsplit hh x))))",
+        "(hsplit h (slice -1 o l n x)) (slice -2 p m q (hsplit hh x))")},
     {"hmerge-concat", "merging the last two axes of a concat along an earlier axis is the concat of the merges",
      FA2(CAT " " T2,
          "(=> (<= a -3) (= (hmerge (concat a n m x y)) (concat (+ a 1) n m (hmerge x) (hmerge y))))",

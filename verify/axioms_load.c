@@ -40,6 +40,7 @@ static const fn_sig sigs[XF_AX_FN_COUNT] = {
     [XF_AX_VIEW] = {"view", 1, 1},       [XF_AX_SHP] = {"shp", 0, 1, 2},
     [XF_AX_RNK] = {"rnk", 0, 1, 2},      [XF_AX_LASTD] = {"lastd", 1, 0, 2},
     [XF_AX_POW] = {"pow", 0, 2},         [XF_AX_TSWAP] = {"tswap", 1, 1},
+    [XF_AX_HNUM] = {"hnum", 1, 0, 2},
 };
 
 static xf_status declare(xf_verifier *v, xf_error *err)

@@ -156,20 +156,25 @@ static xf_status make_context(check *k, const xf_verify_options *o, xf_error *er
     return vf_bounded_z3_check(&k->c, "creating the context", err);
 }
 
-/* The check runs a rule only at inputs of at most max_dim per axis: a
+/* The check runs a rule only at inputs of at most max_dim per axis, or,
+ * scaled, of at most 4 max_dim on an axis and max_dim^4 elements (a rule
+ * whose heads need an axis of 8 or 12: [2,2,12] against the bound 4): a
  * rule's own shapes may be anything a database holds ([2^26,4,4,4] would
  * take the float probe 16 GiB and a minute), so they are refused before
  * anything is allocated, as unsupported. */
 static xf_status inputs_within_bound(const xf_rule *r, int max_dim, xf_error *err)
 {
+    int64_t cap = (int64_t)max_dim * max_dim * max_dim * max_dim;
     for (int i = 0; i < r->src.n_inputs; i++) {
         const xf_shape *sh = &r->src.values[r->src.inputs[i]].shape;
+        int64_t numel = xf_shape_numel(sh);
         for (int d = 0; d < sh->rank; d++)
-            if (sh->dims[d] > max_dim) {
+            if (sh->dims[d] > max_dim && (sh->dims[d] > 4 * (int64_t)max_dim || numel > cap)) {
                 char s[96];
                 return XF_FAIL(err, XF_ERR_UNSUPPORTED,
-                               "bounded check: input %d is %s, beyond the bound %d per axis", i,
-                               xf_shape_str(sh, s, sizeof s), max_dim);
+                               "bounded check: input %d is %s, beyond the bound %d per axis "
+                               "(%d on an axis of an input of at most %lld elements)", i,
+                               xf_shape_str(sh, s, sizeof s), max_dim, 4 * max_dim, (long long)cap);
             }
     }
     return XF_OK;

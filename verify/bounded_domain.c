@@ -27,7 +27,7 @@
  * on nothing that depends on other indices), and every operator treats
  * all indices alike: renaming the indices (a permutation) commutes with
  * both sides, and no parameter is derived from the class's size (split
- * halves and depthwise groups mix their axes, so they are not indexed).
+ * parts and depthwise groups mix their axes, so they are not indexed).
  * So an output element at size m, with d <= k distinct indices, is the
  * output element at size n whose indices are renamed to 0..d-1, applied to
  * the inputs' elements renamed alike; d <= k <= n makes that an element of

@@ -108,13 +108,14 @@ int vf_bounded_ties_slot(const xfb_ties *t, int k, int value, int dim); /* k: 0 
 void vf_bounded_ties_free(xfb_ties *t);
 /* Parameters the enumerator derives from shapes, as the admissible set
  * re-derives them: a two-operand element-wise operator (its operands stay
- * equal when they are at the own shapes), a split into the halves of its
- * axis, a depthwise convolution (group = input channels). */
+ * equal when they are at the own shapes), a split into equal parts of its
+ * axis (vf_bounded_split_parts: their count, else 0), a depthwise
+ * convolution (group = input channels). */
 int vf_bounded_ew_binary(xf_op op);
 /* A generator (const_iconv, const_imatrix, const_ones, const_pool): sized
  * like the matcher sizes it, from its first consumer (bounded_shapes.c). */
 int vf_bounded_generator(xf_op op);
-int vf_bounded_split_halves(const xf_node *nd, const xf_shape *own_in);
+int vf_bounded_split_parts(const xf_node *nd, const xf_shape *own_in);
 int vf_bounded_depthwise(const xf_node *nd, const xf_shape *own_in);
 
 /* Whether the exact check at the rule's own shapes decides the rule at

@@ -6,9 +6,9 @@
  * takes dims in 1..max_dim, and both sides pass shape inference (the
  * operator table's xf_op_infer) with equal output shapes. Parameters the
  * enumerator derives from the input shapes (enumerate/instantiate.c) are
- * re-derived the same way: a split whose sizes are the halves of its axis
- * (d/2, d-d/2) splits the new axis into halves and, as in the enumerator,
- * needs it even, except in the target when every output of the split is a
+ * re-derived the same way: a split whose sizes are k equal parts of its
+ * axis (d/k each) splits the new axis into k equal parts and, as in the
+ * enumerator, needs it divisible by k, except in the target when every output of the split is a
  * rule output: then, as the matcher instantiates it, its sizes are those of
  * the source outputs they replace; a convolution whose group (> 1) equals its input channels
  * is depthwise and keeps group = channels. Every other parameter — kernel
@@ -203,11 +203,12 @@ static int params_at(const xf_graph *g, const xf_node *nd, const xf_shape *in,
         xf_shape_equal(own0, &g->values[nd->inputs[1]].shape) && !xf_shape_equal(&in[0], &in[1]))
         return 0;
     if (split_from_outputs(g, nd, src_out, in[0].rank, p)) return 1;
-    if (vf_bounded_split_halves(nd, own0)) {
+    int parts = vf_bounded_split_parts(nd, own0);
+    if (parts) {
         int a = xf_norm_axis(p->axis, in[0].rank);
         int64_t d = in[0].dims[a];
-        if (d < 2 || d % 2) return 0;
-        p->split[0] = p->split[1] = d / 2;
+        if (d < parts || d % parts) return 0;
+        for (int o = 0; o < parts; o++) p->split[o] = d / parts;
     }
     if (vf_bounded_depthwise(nd, own0)) p->group = (int32_t)in[0].dims[1];
     if (nd->op == XF_OP_RESHAPE) return view_at(g, nd, own0, &in[0], p);
@@ -654,8 +655,8 @@ static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, const x
         char d[128];
         if (!params_at(g, nd, in_sh, src ? src_out : NULL, &p)) {
             st = XF_FAIL(err, XF_ERR_SHAPE,
-                         "%s does not apply at these shapes (split of an odd axis into halves, "
-                         "or element-wise operands of different shapes)",
+                         "%s does not apply at these shapes (split of an axis into equal parts "
+                         "it does not divide, or element-wise operands of different shapes)",
                          xf_node_describe(g, order[i], d, sizeof d));
             break;
         }

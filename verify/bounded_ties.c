@@ -28,7 +28,7 @@
  *
  * "Applies" is the bounded check's admissible set (docs/verify.md, "Which
  * input shapes"): ranks kept, parameters re-derived as the enumerator
- * derives them (halves of a split, depthwise group), element-wise
+ * derives them (equal parts of a split, depthwise group), element-wise
  * operands that are equal at the rule's own shapes stay equal.
  */
 #include "bounded_internal.h"
@@ -46,14 +46,11 @@ int vf_bounded_ew_binary(xf_op op)
     return ew_rule_op(op) && op != XF_OP_SCALAR_MUL && xf_op_get(op)->max_inputs == 2;
 }
 
-int vf_bounded_split_halves(const xf_node *nd, const xf_shape *own_in)
+int vf_bounded_split_parts(const xf_node *nd, const xf_shape *own_in)
 {
-    const xf_params *p = &nd->params;
-    if (nd->op != XF_OP_SPLIT || p->n_split != 2) return 0;
-    int a = xf_norm_axis(p->axis, own_in->rank);
-    if (a < 0) return 0;
-    int64_t d = own_in->dims[a];
-    return d >= 2 && d % 2 == 0 && p->split[0] == d / 2 && p->split[1] == d / 2;
+    if (nd->op != XF_OP_SPLIT) return 0;
+    int a = xf_norm_axis(nd->params.axis, own_in->rank);
+    return a < 0 ? 0 : xf_split_equal_parts(&nd->params, own_in->dims[a]);
 }
 
 int vf_bounded_depthwise(const xf_node *nd, const xf_shape *own_in)
@@ -352,7 +349,8 @@ static void tie_node(const side *s, const xf_node *nd)
             break;
         }
         tie_but_axis(s, nd, a);
-        if (vf_bounded_split_halves(nd, &g->values[x].shape)) tie(s, nd->outputs[0], a, nd->outputs[1], a);
+        if (vf_bounded_split_parts(nd, &g->values[x].shape))
+            for (int o = 1; o < nd->n_outputs; o++) tie(s, nd->outputs[0], a, nd->outputs[o], a);
         break;
     }
     case XF_OP_TRANSPOSE:

@@ -479,11 +479,26 @@ static Z3_ast split_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast
 }
 
 /* Every value's rank; with the rule's dims also its shape's id and that
- * shape's last dim (the guards of the reshape and bias axioms). */
+ * shape's last dim (the guards of the reshape and bias axioms), and each
+ * head split's count at the rule's own shapes (hnum: the guard of
+ * hsplit-slice-last, which relates it to slice offsets, numbers at the
+ * own shapes too). */
 static Z3_ast shape_facts(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, Z3_ast *val,
                           Z3_ast facts)
 {
     Z3_context c = v->ctx;
+    for (int ni = 0; pd && pd->dims && ni < g->n_nodes; ni++) {
+        const xf_node *nd = &g->nodes[ni];
+        if (nd->op != XF_OP_RESHAPE || !val[nd->outputs[0]]) continue;
+        const xf_shape *sx = &g->values[nd->inputs[0]].shape, *sy = &g->values[nd->outputs[0]].shape;
+        int k;
+        if (xf_view_classify(sx, sy, &k) != XF_VIEW_SPLIT_LAST) continue;
+        int64_t id = mono_id(pd, &pd->dims->val[pd->side][nd->outputs[0]][sy->rank - 2]);
+        if (id >= FRESH_IDS) continue; /* an opaque count is no fact */
+        Z3_ast ida = mk_int(v, id);
+        Z3_ast num = Z3_mk_app(c, v->fns[XF_AX_HNUM], 1, &ida);
+        facts = and2(v, facts, Z3_mk_eq(c, num, mk_int(v, sy->dims[sy->rank - 2])));
+    }
     for (int i = 0; i < g->n_values; i++) {
         if (!val[i]) continue;
         const xf_shape *s = &g->values[i].shape;

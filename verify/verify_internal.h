@@ -45,6 +45,7 @@ typedef enum xf_ax_fn {
     XF_AX_POW,    /* (pow x e): an element-wise function of x and the scalar e */
     XF_AX_TSWAP,  /* (tswap k x): axes k and k+1 swapped, k <= -3 (a head transpose
                    * [B,S,h,d] -> [B,h,S,d] is k = -3; the last two are trans) */
+    XF_AX_HNUM,   /* (hnum h): Int, head count id h's size at the rule's own shapes */
     XF_AX_FN_COUNT
 } xf_ax_fn;
 

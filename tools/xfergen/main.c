@@ -39,6 +39,14 @@ static const xf_cli_opt opts[] = {
     {.name = "--max-ops", .type = XF_CLI_INT, .off = OFF(g.max_ops), .lo = 1,
      .hi = XF_ENUM_MAX_OPS, .what = "a number from 1 to 6", .label = "--max-ops N",
      .help = "operators per graph, 1..6 (required)"},
+    {.name = "--max-outputs", .type = XF_CLI_INT, .off = OFF(g.max_outputs), .lo = 1,
+     .hi = XF_ENUM_MAX_OUTPUTS, .what = "a number from 1 to 4", .label = "--max-outputs N",
+     .help = "outputs of a rule side, 1..4 (default 2; 3 for rules over\n"
+             "a three-way split, `split parts=3`)"},
+    {.name = "--max-dim", .type = XF_CLI_INT, .off = OFF(g.max_dim), .lo = 1, .hi = 64,
+     .what = "a number from 1 to 64", .label = "--max-dim N",
+     .help = "largest dim of any tensor, 1..64 (default 8; 12 for a\n"
+             "three-way split of two heads of 2: c0:2x2x12)"},
     {.name = "--vocab", .type = XF_CLI_STR, .off = OFF(g.vocab), .what = "a vocabulary",
      .label = "--vocab V",
      .help = "operator vocabulary: default (with the shape and indexing\n"
@@ -66,7 +74,8 @@ static const xf_cli_opt opts[] = {
 };
 
 static const char help_head[] =
-    "usage: xfergen --max-ops N [--vocab default|noviews|taso|FILE] [--inputs SPEC] [-j N]\n"
+    "usage: xfergen --max-ops N [--max-outputs N] [--max-dim N]\n"
+    "               [--vocab default|noviews|taso|FILE] [--inputs SPEC] [-j N]\n"
     "               [--seed S] -o RULES.db [--keep-pruned] [--resume] [--quiet]\n"
     "\n"
     "Enumerates every operator graph of up to N operators over symbolic input\n"
