@@ -6,13 +6,15 @@
  * made, once: xfergen's pipeline (xf_enum_generate) over the default
  * vocabulary, then xferverify's (xf_derive_verify_db), into a temporary
  * file renamed at the end, under an flock(2) on a lock file beside it so
- * that a second process waits for the first and uses its database.
+ * that a second process waits for the first and uses its database (and the
+ * temporary files of a maker that was killed are removed).
  *
  * Progress goes to the caller's callback as short lines with an ETA; the
  * library prints nothing. A tool and the Python binding both call this.
  */
 #include "optimize.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -188,6 +190,23 @@ static xf_status make_db(const char *tmp, const xf_default_rules_options *o, pro
     return XF_OK;
 }
 
+/* Removes the temporary files of makers that died (killed, or the machine
+ * went down): under the lock, no other maker of `name` is running. */
+static void remove_stale(const char *dir, const char *name)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char prefix[300], path[4400];
+    snprintf(prefix, sizeof prefix, "%s.tmp-", name);
+    size_t n = strlen(prefix);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, n) != 0 || strchr(e->d_name + n, '-')) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        xf_rulesdb_remove(path);
+    }
+    closedir(d);
+}
+
 xf_status xf_default_rules_make_in(const char *dir, const xf_default_rules_options *o, char *path,
                                    size_t n, int *made, xf_error *err)
 {
@@ -217,6 +236,7 @@ xf_status xf_default_rules_make_in(const char *dir, const xf_default_rules_optio
         }
     }
     if (!exists(path)) { /* not made by the process we waited for */
+        remove_stale(dir, name);
         st = make_db(tmp, o, &p, err);
         if (st == XF_OK && rename(tmp, path) != 0)
             st = XF_FAIL(err, XF_ERR_IO, "cannot rename %s to %s: %s", tmp, path,

@@ -2,7 +2,8 @@
  * test_default_rules.c — the default rules database (optimize.h): made in
  * the user cache ($XDG_CACHE_HOME/rlflow) when found nowhere, with
  * progress, and holding proved rules; found there the second time; found
- * first in a directory given (the build's, a package's); not made with
+ * first in a directory given (the build's, a package's), a killed
+ * maker's temporary files removed when it is made there; not made with
  * make 0, the error naming where it looked; a file of another key (another
  * operator count) never used; two processes asking at once make it once
  * (the second waits on the lock and uses the first's); a cache that cannot
@@ -98,9 +99,15 @@ START_TEST(test_found_in_dir_first)
     snprintf(dir, sizeof dir, "%s/pkg", cache);
     int made = 0;
     xf_error err = {0};
+    /* a killed maker's temporary files are removed when it is made */
+    char name[256];
+    ck_assert_int_eq(xf_default_rules_name(&o, name, sizeof name, &err), XF_OK);
+    ck_assert_int_eq(xf_test_system("mkdir -p '%s' && touch '%s/%s.tmp-99999' "
+                                    "'%s/%s.tmp-99999-wal'", dir, dir, name, dir, name), 0);
     ck_assert_int_eq(xf_default_rules_make_in(dir, &o, made_path, sizeof made_path, &made, &err),
                      XF_OK);
     ck_assert_int_eq(made, 1);
+    ck_assert_int_eq(xf_test_system("ls '%s' | grep -q tmp-", dir) == 0, 0);
     ck_assert_int_eq(xf_default_rules_make_in(dir, &o, path, sizeof path, &made, &err), XF_OK);
     ck_assert_int_eq(made, 0);
     ck_assert_str_eq(path, made_path);

@@ -123,8 +123,9 @@ rlflow.optimize(model_path, **small)
 elapsed = time.time() - t0
 done.set()
 th.join()
-# at 1 ms a tick, a held GIL would leave the counter near 0
-check(count[0] >= 0.1 * elapsed * 1000,
+# at 1 ms a tick (slower on a loaded machine), a held GIL would leave the
+# counter at the few ticks before the call took it
+check(count[0] >= 50,
       "a Python thread ran during the optimisation (%d ticks in %.1f s)" % (count[0], elapsed))
 
 # --- errors carry the library's message
