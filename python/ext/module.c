@@ -10,7 +10,8 @@
  *
  * The optimisation runs with the GIL released: nothing in it touches a
  * Python object, and its notes and progress go to stderr from C (on the
- * caller's `verbose`), as the tool's do. A failure raises rlflow.Error with
+ * caller's `verbose`), as the tool's do. Calls into the library run one at
+ * a time (rlx_lock, ext.h). A failure raises rlflow.Error with
  * the library's message (xf_error), InputError when an input (the model,
  * the rules, an option) was at fault. Options are checked before anything
  * runs: an unknown name or a value of the wrong kind is a TypeError or a
@@ -19,6 +20,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +28,20 @@
 #include "optimize/optimize.h"
 
 PyObject *rlx_error, *rlx_input_error;
+
+static pthread_mutex_t library_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void rlx_lock(void)
+{
+    pthread_mutex_lock(&library_lock);
+    xf_outfile_protect_clear();
+}
+
+void rlx_unlock(void)
+{
+    xf_outfile_protect_clear();
+    pthread_mutex_unlock(&library_lock);
+}
 
 /* ------------------------------------------------------------- options */
 
@@ -319,7 +335,9 @@ static PyObject *py_optimize_file(PyObject *self, PyObject *args)
     xf_status st;
     const char *in = PyBytes_AS_STRING(in_b), *out = PyBytes_AS_STRING(out_b);
     Py_BEGIN_ALLOW_THREADS
+    rlx_lock();
     st = xf_optimize_file(in, out, &o, &r, &err);
+    rlx_unlock();
     Py_END_ALLOW_THREADS
     if (h.verbose) fprintf(stderr, "\n");
     if (st != XF_OK)
@@ -370,7 +388,9 @@ static PyObject *py_default_rules(PyObject *self, PyObject *args)
     xf_error err = {0};
     xf_status st;
     Py_BEGIN_ALLOW_THREADS
+    rlx_lock();
     st = xf_default_rules_find(&o, path, sizeof path, &origin, &err);
+    rlx_unlock();
     Py_END_ALLOW_THREADS
     if (st != XF_OK) {
         PyErr_Format(rlx_error, "the default rules database: %s", err.msg);

@@ -84,7 +84,9 @@ PyObject *rlx_ort_diff(PyObject *self, PyObject *args)
     xf_status st;
     const char *a = PyBytes_AS_STRING(a_b), *b = PyBytes_AS_STRING(b_b);
     Py_BEGIN_ALLOW_THREADS
+    rlx_lock();
     st = diff(a, b, (uint64_t)seed, threads, &max_abs, &max_rel, identity, sizeof identity, &err);
+    rlx_unlock();
     Py_END_ALLOW_THREADS
     Py_DECREF(a_b);
     Py_DECREF(b_b);

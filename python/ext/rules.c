@@ -117,7 +117,9 @@ PyObject *rlx_rules_view(PyObject *self, PyObject *args)
     int64_t failed = 0;
     xf_status st;
     Py_BEGIN_ALLOW_THREADS
+    rlx_lock();
     st = view(f, db, &o, &failed, &err);
+    rlx_unlock();
     Py_END_ALLOW_THREADS
     if (st != XF_OK)
         PyErr_SetString(st == XF_ERR_INVALID ? rlx_input_error : rlx_error, err.msg);

@@ -12,6 +12,8 @@ virtual environment with the rlflow package installed (docs/python.md):
  - in ONNX Runtime (when installed), the model returned computes what the
    input does: max |d| printed and checked;
  - the optimisation releases the GIL: a Python thread counts while it runs;
+ - 18 calls in one process all work (the default cost cache kept between
+   them), and two threads' calls at once both return a model;
  - errors are Python exceptions with the library's message: a model that is
    not ONNX, a rules database that does not exist, an unknown option;
  - rlflow.Rules lists, shows and explains rules of the default database;
@@ -57,7 +59,7 @@ if not os.path.exists(model_path):
                     "--seq", "16", "-o", model_path], check=True, stdout=subprocess.DEVNULL)
 print("model: %s" % model_path)
 # A small search: the test is about the package, not the search's reach.
-small = dict(budget=20, threads=1, time_limit=60, cache="none")
+small = dict(budget=20, threads=1, time_limit=60)
 
 t0 = time.time()
 m = rlflow.optimize(model_path, **small)
@@ -127,6 +129,39 @@ th.join()
 # counter at the few ticks before the call took it
 check(count[0] >= 50,
       "a Python thread ran during the optimisation (%d ticks in %.1f s)" % (count[0], elapsed))
+
+# --- many calls in one process, and calls from two threads at once (the
+# library runs them one at a time; the files one call keeps from being written
+# over are forgotten before the next, so the 17th call works as the first)
+tiny = os.path.join(scratch, "tiny.onnx")
+subprocess.run([os.path.join(bin_dir, "modelzoo"), "bert", "--layers", "1", "--hidden", "16",
+                "--heads", "2", "--seq", "4", "--vocab", "50", "-o", tiny], check=True,
+               stdout=subprocess.DEVNULL)
+calls_ok = 0
+for i in range(18):
+    try:
+        rlflow.optimize(tiny, budget=2, threads=1, latency=0)
+        calls_ok += 1
+    except rlflow.Error as e:
+        print("call %d: %s" % (i + 1, e))
+check(calls_ok == 18, "18 calls in one process (%d succeeded)" % calls_ok)
+results = []
+
+
+def call():
+    try:
+        results.append(rlflow.optimize(tiny, budget=2, threads=1, latency=0))
+    except rlflow.Error as e:
+        results.append(e)
+
+
+threads = [threading.Thread(target=call) for _ in range(2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+check(len(results) == 2 and all(isinstance(x, onnx.ModelProto) for x in results),
+      "two threads' calls at once both return a model (%s)" % results)
 
 # --- errors carry the library's message
 try:
