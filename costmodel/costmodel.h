@@ -75,6 +75,10 @@ xf_cost_options xf_cost_options_default(void);
  * bytes), or NULL when neither variable is set or it cannot be made. */
 #define XF_COST_CACHE_NONE "none"
 const char *xf_cost_cache_path(const char *given, char *buf, size_t n);
+/* The user's rlflow directory, $XDG_CACHE_HOME/rlflow or else ~/.cache/rlflow,
+ * created when missing; NULL with neither variable set or when it cannot be
+ * made. The cost cache lives there, and the default rules database. */
+const char *xf_cost_user_dir(char *buf, size_t n);
 
 /* Measured backends time a kernel up to this many times when the runs were
  * disturbed (xf_cost_runs_median) and keep the lowest median. */

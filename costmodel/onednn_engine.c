@@ -36,17 +36,22 @@ xf_status cm_onednn_check(dnnl_status_t s, xf_error *err, const char *what)
 
 typedef void (*set_threads_fn)(int);
 
-/* omp_set_num_threads of the OpenMP runtime libdnnl loaded, or NULL. */
+/* omp_set_num_threads of the OpenMP runtime libdnnl loaded, or NULL: in
+ * the global scope (a tool), else in a runtime already loaded privately
+ * (RTLD_NOLOAD: the Python extension, loaded RTLD_LOCAL, brings libdnnl and
+ * its runtime in where a global lookup does not see them). */
 static set_threads_fn omp_setter(void)
 {
     static int looked;
     static set_threads_fn fn;
+    static const char *const runtimes[] = {NULL, "libgomp.so.1", "libomp.so.5", "libiomp5.so"};
     if (!looked) {
         looked = 1;
-        void *self = dlopen(NULL, RTLD_LAZY);
-        if (self) {
-            *(void **)&fn = dlsym(self, "omp_set_num_threads");
-            dlclose(self);
+        for (size_t i = 0; !fn && i < sizeof runtimes / sizeof runtimes[0]; i++) {
+            void *h = dlopen(runtimes[i], RTLD_LAZY | (runtimes[i] ? RTLD_NOLOAD : 0));
+            if (!h) continue;
+            *(void **)&fn = dlsym(h, "omp_set_num_threads");
+            dlclose(h);
         }
         if (!fn)
             xf_log(XF_LOG_WARN, "onednn: no OpenMP runtime found; the thread count is "

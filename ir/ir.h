@@ -1165,7 +1165,8 @@ void xf_outfile_abort(xf_outfile *o);
  * resolved path) with XF_ERR_INVALID naming it and `what` ("the input
  * model"); writers that do not go through xf_outfile (SQLite) call
  * xf_outfile_check. Up to 16; a tool registers them before it writes.
- * xf_outfile_protect_clear forgets them (tests). Not thread-safe: register
+ * xf_outfile_protect_clear forgets them (tests, and a long-lived caller
+ * between calls: the Python extension). Not thread-safe: register
  * before starting threads. */
 xf_status xf_outfile_protect(const char *path, const char *what, xf_error *err);
 xf_status xf_outfile_check(const char *path, xf_error *err);

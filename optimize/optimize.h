@@ -246,4 +246,59 @@ xf_status xf_optimize_bytes(const void *buf, size_t len, const xf_optimize_optio
 /* The name of an arbiter verdict in reports ("fastest: written", ...). */
 const char *xf_optimize_verdict_name(xf_arbiter_verdict v);
 
+/* ---------------------------------------------------- the default rules */
+
+/* The rules database used when none is given: the default vocabulary's
+ * candidates up to XF_DEFAULT_RULES_OPS operators per side (xfergen),
+ * derived and proved (xferverify), in a file named
+ * rules-default-<version>-<key>.db, where the key hashes what makes the
+ * rules (rlflow's version, the vocabulary and inputs, the operator count,
+ * the database schema, the verifier's axioms): a file made by another
+ * build has another name and is never used. The build makes one next to
+ * the tools (`rlflow-agent --make-rules DIR`, CMake's rules-default
+ * target), the Python package carries one; else it is made once, with
+ * progress, in the user's cache ($XDG_CACHE_HOME/rlflow, else
+ * ~/.cache/rlflow), under a lock so that two processes do not both make
+ * it (the second waits and uses the first's). docs/optimize.md. */
+#define XF_DEFAULT_RULES_OPS 3
+
+/* Where the database came from. */
+typedef enum xf_default_rules_origin {
+    XF_DEFAULT_RULES_FOUND = 0,  /* in one of the directories given */
+    XF_DEFAULT_RULES_CACHED = 1, /* in the user's cache, made before */
+    XF_DEFAULT_RULES_MADE = 2    /* made now */
+} xf_default_rules_origin;
+
+typedef struct xf_default_rules_options {
+    const char *const *dirs; /* looked in first, in order (the tool's directory, a
+                                package's); NULL entries are skipped */
+    int n_dirs;
+    int make;                /* 1 (default): make it in the user's cache when found
+                                nowhere; 0: XF_ERR_IO naming where it looked */
+    int jobs;                /* workers making it (0, the default: the online CPUs) */
+    int max_ops;             /* 0 (default): XF_DEFAULT_RULES_OPS; tests make smaller */
+    /* While making (NULL: quiet): a progress line (stage, counts, ETA) at
+     * most every two seconds, and "" when the progress is over. */
+    void (*progress)(void *user, const char *line);
+    void *user;
+} xf_default_rules_options;
+
+void xf_default_rules_options_init(xf_default_rules_options *o);
+
+/* The database's file name (no directory) for o->max_ops. */
+xf_status xf_default_rules_name(const xf_default_rules_options *o, char *buf, size_t n,
+                                xf_error *err);
+
+/* The default database's path in *path: the first of o->dirs holding it,
+ * else the user's cache, else (o->make) made there now; *origin says which.
+ * Errors name the directory or the step (generating, proving) that failed. */
+xf_status xf_default_rules_find(const xf_default_rules_options *o, char *path, size_t n,
+                                xf_default_rules_origin *origin, xf_error *err);
+
+/* Makes the database in `dir` unless it is there already (*made 0), its
+ * path in *path; `dir` is created when missing. Made in a temporary file
+ * renamed at the end, under a lock file in `dir`. */
+xf_status xf_default_rules_make_in(const char *dir, const xf_default_rules_options *o, char *path,
+                                   size_t n, int *made, xf_error *err);
+
 #endif /* XF_OPTIMIZE_H */

@@ -3,7 +3,8 @@
  * settings (WAL journal, foreign keys, busy timeout), recognition and
  * migration of the schema (schema.c), runs left `running` by a dead process
  * marked interrupted when a writer opens (run_owner.c), and closing with an
- * open batch rolled back so nothing of an uncommitted batch survives.
+ * open batch rolled back so nothing of an uncommitted batch survives; and
+ * removing a database file with SQLite's files beside it.
  *
  * Every reader (xferdb, the agent's --rules, the verifier's workers) opens
  * through the one read-only path here. A WAL database needs its -shm file
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* How long a writer waits for another process's lock before failing. */
 #define BUSY_TIMEOUT_MS 10000
@@ -155,4 +157,14 @@ const char *xf_rulesdb_path(const xf_rulesdb *db)
 int xf_rulesdb_schema_version(const xf_rulesdb *db)
 {
     return db->version;
+}
+
+void xf_rulesdb_remove(const char *path)
+{
+    static const char *const sides[] = {"", "-wal", "-shm", "-journal"};
+    char file[4200];
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+        snprintf(file, sizeof file, "%s%s", path, sides[i]);
+        unlink(file);
+    }
 }

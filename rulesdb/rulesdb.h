@@ -82,6 +82,9 @@ xf_status xf_rulesdb_open(const char *path, int flags, xf_rulesdb **out, xf_erro
 /* Closes the handle; an open batch is rolled back (nothing of it is kept).
  * NULL is a no-op. */
 void xf_rulesdb_close(xf_rulesdb *db);
+/* Deletes the database file at path and SQLite's files beside it (-wal,
+ * -shm, -journal); a file that is not there is no error. Close it first. */
+void xf_rulesdb_remove(const char *path);
 const char *xf_rulesdb_path(const xf_rulesdb *db);
 /* The file's schema version: XF_RULESDB_SCHEMA_VERSION, or an older one
  * when opened read-only (older files are read as they are, not migrated). */

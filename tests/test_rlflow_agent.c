@@ -23,7 +23,8 @@
  * weights in a data file next to the output, and refuses a location
  * outside its directory; --target ort without ONNX
  * Runtime says so and runs as without it, and with it reports the timing
- * and writes the input unchanged or a model that computes the same; and the error cases: bad
+ * and writes the input unchanged or a model that computes the same; without
+ * --rules the default database is used and named; and the error cases: bad
  * usage, --help, a database without proved rules, a missing model or
  * checkpoint. The fixed point of the restriction is checked on the
  * rule-set API directly.
@@ -36,6 +37,7 @@
 
 #include "agent/search/search.h"
 #include "agent_fixture.h"
+#include "optimize/optimize.h"
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
 
@@ -641,13 +643,16 @@ END_TEST
 START_TEST(test_usage)
 {
     ck_assert_int_eq(agent("--help"), 0);
-    xf_test_expect_contains(output, "usage: rlflow-agent --rules RULES.db MODEL.onnx");
+    xf_test_expect_contains(output, "usage: rlflow-agent [--rules RULES.db] MODEL.onnx");
+    xf_test_expect_contains(output, "--make-rules DIR");
     xf_test_expect_contains(output, "--all-actions");
     ck_assert_int_eq(agent(COMMON " --frobnicate", db_path, model_path, out_path), 2);
     xf_test_expect_contains(
         output, "rlflow-agent: unknown option '--frobnicate' (see rlflow-agent --help)\n");
-    ck_assert_int_eq(agent("'%s' -o '%s'", model_path, out_path), 2);
-    xf_test_expect_contains(output, "rlflow-agent: no rules database given (--rules FILE)\n");
+    ck_assert_int_eq(agent("-o '%s'", out_path), 2);
+    xf_test_expect_contains(output, "rlflow-agent: no model given\n");
+    ck_assert_int_eq(agent("--make-rules /tmp '%s'", model_path), 2);
+    xf_test_expect_contains(output, "rlflow-agent: --make-rules reads no model\n");
     ck_assert_int_eq(
         agent(COMMON " --search greedy --save '%s'", db_path, model_path, out_path, ckpt_path), 2);
     xf_test_expect_contains(
@@ -668,6 +673,46 @@ START_TEST(test_usage)
     xf_test_expect_contains(output,
                             "rlflow-agent: --scalings needs moved, kept or both, got 'some'\n");
     ck_assert_int_eq(access(out_path, F_OK), -1);
+}
+END_TEST
+
+/* Without --rules: the default database, the build's next to the binary
+ * when the build made it (XF_RULES_DEFAULT), else the user cache's, here
+ * this suite's four rules planted under the default name in a scratch
+ * XDG_CACHE_HOME; the run says which it used and optimises as with
+ * --rules. --make-rules in a directory that cannot be made names it. */
+START_TEST(test_default_rules)
+{
+    char cache[4096], dir[4200], name[256], planted[4600], beside[4600];
+    snprintf(cache, sizeof cache, "%s", xf_test_tmp("xdg-cache"));
+    xf_test_system("rm -rf '%s'", cache);
+    snprintf(dir, sizeof dir, "%s/rlflow", cache);
+    ck_assert_int_eq(xf_test_system("mkdir -p '%s'", dir), 0);
+    xf_default_rules_options d;
+    xf_default_rules_options_init(&d);
+    xf_error err = {0};
+    ck_assert_int_eq(xf_default_rules_name(&d, name, sizeof name, &err), XF_OK);
+    snprintf(planted, sizeof planted, "%s/%s", dir, name);
+    ck_assert_int_eq(xf_test_system("cp '%s' '%s'", db_path, planted), 0);
+    snprintf(beside, sizeof beside, "%s/%s", getenv("XF_BIN_DIR"), name);
+    int built = access(beside, R_OK) == 0;
+    setenv("XDG_CACHE_HOME", cache, 1);
+    ck_assert_int_eq(agent("'%s' -o '%s' --backend analytic --cache none --no-latency -q "
+                           "--search greedy",
+                           model_path, out_path),
+                     0);
+    char want[5000];
+    snprintf(want, sizeof want, "rlflow-agent: rules: %s (the default database, %s; ",
+             built ? beside : planted, built ? "the build's, next to rlflow-agent"
+                                             : "the user cache's");
+    xf_test_expect_contains(output, want);
+    snprintf(want, sizeof want, "actions from %s (", built ? beside : planted);
+    xf_test_expect_contains(output, want);
+    ck_assert_int_eq(access(out_path, F_OK), 0);
+    unsetenv("XDG_CACHE_HOME");
+    ck_assert_int_eq(agent("--make-rules /dev/null/rules"), 1);
+    xf_test_expect_contains(output, "rlflow-agent: cannot create /dev/null/rules for the default "
+                                    "rules: ");
 }
 END_TEST
 
@@ -811,6 +856,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_target_scalings);
     tcase_add_test(t, test_cost_fused);
     tcase_add_test(t, test_usage);
+    tcase_add_test(t, test_default_rules);
     tcase_add_test(t, test_no_proved_rules);
     tcase_add_test(t, test_missing_model);
     suite_add_tcase(s, t);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "modelzoo/modelzoo.h"
+#include "rulesdb/rulesdb.h"
 
 const char *xf_test_dir(const char *env_var)
 {
@@ -90,12 +91,7 @@ const char *xf_test_tool(const char *name)
 
 void xf_test_remove_db(const char *path)
 {
-    char aux[4200];
-    unlink(path);
-    snprintf(aux, sizeof aux, "%s-wal", path);
-    unlink(aux);
-    snprintf(aux, sizeof aux, "%s-shm", path);
-    unlink(aux);
+    xf_rulesdb_remove(path);
 }
 
 int64_t xf_test_sql_int(const char *path, const char *sql)

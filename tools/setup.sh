@@ -21,6 +21,8 @@ PACKAGES=(
   libdnnl-dev                           # oneDNN: CPU operator timings (cost model)
   libonnx-testdata                      # ONNX backend tests (interpreter oracle)
   python3-onnx                          # onnx.checker for exported models (tests)
+  python3-dev python3-venv              # the Python package: its C extension, and a
+  python3-setuptools python3-wheel      #   virtual environment to pip install it into
   clang                                 # libFuzzer harness (tests/fuzz)
   chromium fonts-liberation graphviz    # xferdb report: headless page test, rule pictures
 )

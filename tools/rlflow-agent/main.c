@@ -1,18 +1,25 @@
 /*
  * rlflow-agent — optimise an ONNX model with proved rewrite rules.
  *
- *   rlflow-agent --rules RULES.db MODEL.onnx [-o OUT.onnx] [--agent wm|ppo|taso|greedy|random]
+ *   rlflow-agent [--rules RULES.db] MODEL.onnx [-o OUT.onnx] [--agent wm|ppo|taso|greedy|random]
+ *   rlflow-agent --make-rules DIR
  *
+ * Without --rules it uses the default rules database (optimize.h): the one
+ * next to this program (the build's), else the user cache's, made there on
+ * first use with progress on stderr; it says which. --make-rules makes it in
+ * DIR (the build's rules-default target runs it).
  * Parses the command line (args.c), calls the library's one optimisation
  * call (optimize/optimize.h: load, prepare, search or learn, arbiter,
  * numerical check, write checked at the symbolic sizes or fall back to the
  * input, latency) and prints its report: the head while the search runs
  * (the stage callback), progress lines on stderr, the rest at the end.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -361,12 +368,78 @@ static void print_report(const cli_options *o, const xf_optimize_report *r)
     print_written(o, r);
 }
 
+/* Making the default rules: one line rewritten on a terminal, a line every
+ * few seconds otherwise. */
+static void rules_progress(void *user, const char *line)
+{
+    int tty = *(const int *)user;
+    if (!*line) {
+        if (tty) fprintf(stderr, "\n");
+        return;
+    }
+    fprintf(stderr, tty ? "\r%s\033[K" : "%s\n", line);
+    fflush(stderr);
+}
+
+/* The directory of this program (its build or install directory), where
+ * the build puts the default rules; "" when unknown. */
+static void program_dir(char *buf, size_t n)
+{
+    ssize_t len = readlink("/proc/self/exe", buf, n - 1);
+    buf[len > 0 ? len : 0] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (slash) *slash = '\0';
+    else buf[0] = '\0';
+}
+
+/* Finds (or makes) the default rules for o->opt.rules, saying which; the
+ * exit status on failure, else 0. With --make-rules, makes them there. */
+static int default_rules(cli_options *o)
+{
+    int tty = isatty(2);
+    xf_default_rules_options d;
+    xf_default_rules_options_init(&d);
+    d.progress = o->quiet && !o->make_rules ? NULL : rules_progress;
+    d.user = &tty;
+    xf_error err = {0};
+    if (o->make_rules) {
+        int made = 0;
+        if (xf_default_rules_make_in(o->make_rules, &d, o->rules_buf, sizeof o->rules_buf, &made,
+                                     &err) != XF_OK) {
+            fprintf(stderr, "rlflow-agent: %s\n", err.msg);
+            return 1;
+        }
+        printf("%s (%s)\n", o->rules_buf, made ? "made" : "already there");
+        return 0;
+    }
+    char dir[PATH_MAX];
+    program_dir(dir, sizeof dir);
+    const char *dirs[] = {dir};
+    d.dirs = dirs;
+    d.n_dirs = dir[0] ? 1 : 0;
+    xf_default_rules_origin origin;
+    if (xf_default_rules_find(&d, o->rules_buf, sizeof o->rules_buf, &origin, &err) != XF_OK) {
+        fprintf(stderr, "rlflow-agent: the default rules database: %s\n", err.msg);
+        return 2;
+    }
+    static const char *const how[] = {"the build's, next to rlflow-agent",
+                                      "the user cache's", "made now in the user cache"};
+    fprintf(stderr, "rlflow-agent: rules: %s (the default database, %s; --rules FILE for "
+                    "another)\n", o->rules_buf, how[origin]);
+    o->opt.rules = o->rules_buf;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     cli_options o;
     int rc = cli_parse(argc, argv, &o);
     if (rc < 0) return 0;
     if (rc) return rc;
+    if (o.make_rules || !o.opt.rules) {
+        rc = default_rules(&o);
+        if (rc || o.make_rules) return rc;
+    }
     xf_optimize_options *p = &o.opt;
     p->list_applicable = o.verbose;
     if (!o.quiet) {
