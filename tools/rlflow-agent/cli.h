@@ -5,7 +5,7 @@
 #ifndef XF_RLFLOW_AGENT_CLI_H
 #define XF_RLFLOW_AGENT_CLI_H
 
-#include "optimize/optimize.h"
+#include "pages/pages.h"
 #include "tools/cli/cli.h"
 
 typedef struct cli_options {
@@ -16,6 +16,7 @@ typedef struct cli_options {
     int scalings;          /* --scalings: 0 moved, 1 kept, 2 both */
     xf_cli_dims dims;      /* --dim */
     const char *mem_limit; /* --mem-limit, applied by cli_parse */
+    const char *report;    /* --report DIR (NULL: no page) */
 } cli_options;
 
 /* 0: parsed; 2: bad usage (message printed); -1: --help printed (exit 0). */
