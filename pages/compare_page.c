@@ -51,7 +51,7 @@ static void table(FILE *f, const xf_pages_run *runs, int n)
         fputs("</td><td>", f);
         xf_audit_html(f, method_of(&runs[i]));
         fputs("</td>", f);
-        if (r->target && r->arb.n > 0) {
+        if (r->target && r->arb.n > 1 && r->arb.e[r->arb.chosen].input_ms > 0) {
             const xf_arbiter_entry *e = &r->arb.e[r->arb.chosen];
             ms_cells(f, e->input_ms, r->arb.chosen ? e->t.median_ms : e->input_ms);
         } else if (r->latency_state > 0) {
@@ -192,7 +192,9 @@ static xf_status heatmap(FILE *f, const xf_pages_run *runs, int n, pg_pictures *
         int64_t id = h.rule[k] < 0 ? -h.rule[k] : h.rule[k];
         fprintf(f, "<div class=\"card\"><h2>rule %" PRId64 "%s</h2>", id,
                 h.rule[k] < 0 ? " reversed" : "");
-        if (pg_picture(pics, id, &status))
+        int drawn = 0;
+        if ((st = pg_picture(pics, id, &status, &drawn, err))) goto out;
+        if (drawn)
             fprintf(f, "<img class=\"rule\" src=\"img/rule-%" PRId64 ".svg\" alt=\"rule %" PRId64
                        "\">",
                     id, id);

@@ -120,7 +120,10 @@ void pg_chart(FILE *f, const char *title, const char *x_label, const char *y_lab
             if (s[k].y[i] < y0) y0 = s[k].y[i];
             if (s[k].y[i] > y1) y1 = s[k].y[i];
         }
-    if (!(y0 <= y1)) y0 = 0, y1 = 1;
+    if (!(y0 <= y1)) { /* no point */
+        y0 = 0;
+        y1 = 1;
+    }
     if (y1 - y0 < 1e-9 * (fabs(y1) + 1e-12)) { /* flat: a band around it */
         y0 -= 0.01 * fabs(y0) + 1e-6;
         y1 += 0.01 * fabs(y1) + 1e-6;

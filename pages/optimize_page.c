@@ -34,7 +34,17 @@ static void latency_card(FILE *f, const xf_optimize_report *r)
     fputs("<div class=\"card\"><h2>Latency</h2><table class=\"t\"><tr><th></th><th>before</th>"
           "<th>after</th><th>change</th><th>noise</th></tr>\n",
           f);
-    if (r->target && r->arb.n > 0) {
+    if (r->target && (r->arb.n < 2 || !(r->arb.e[r->arb.chosen].input_ms > 0))) {
+        fputs("<tr><td>target: ", f);
+        xf_audit_html(f, r->target_identity);
+        fputs("</td><td colspan=\"4\">not timed: ", f);
+        if (r->arb.refused[0]) xf_audit_html(f, r->arb.refused);
+        else if (r->arb.n > 1)
+            fprintf(f, "none of the %d candidates was timed (their verdicts: the arbiter's table "
+                       "below)", r->arb.n - 1);
+        else fputs("no candidate besides the input to time against it", f);
+        fputs("</td></tr>\n", f);
+    } else if (r->target) {
         const xf_arbiter_result *a = &r->arb;
         const xf_target_timing *t = &a->e[a->chosen].t;
         snprintf(note, sizeof note, "x%.3f, 95%% interval [%.3f, %.3f]; the input against itself "
@@ -126,7 +136,8 @@ static void check_card(FILE *f, const xf_optimize_report *r, const xf_optimize_o
     fputs("</table></div>\n", f);
 }
 
-static void rewrites(FILE *f, const xf_optimize_report *r, pg_pictures *pics)
+static xf_status rewrites(FILE *f, const xf_optimize_report *r, pg_pictures *pics,
+                          xf_error *err)
 {
     fputs("<section id=\"rewrites\"><h2>Rewrites of the model written, and where each came "
           "from</h2>\n",
@@ -136,7 +147,7 @@ static void rewrites(FILE *f, const xf_optimize_report *r, pg_pictures *pics)
                    "rewrite%s did not pay off%s.</p></section>\n",
                 r->search_rewrites, r->search_rewrites == 1 ? "" : "s",
                 r->target ? " in the target" : "");
-        return;
+        return XF_OK;
     }
     fputs("<table class=\"t\"><tr><th>source</th><th>count</th><th>rewrite</th><th>picture "
           "(the rule as proved: source left, target right)</th></tr>\n",
@@ -161,7 +172,9 @@ static void rewrites(FILE *f, const xf_optimize_report *r, pg_pictures *pics)
         const xf_optimize_applied *a = &r->applied[k];
         int64_t id = a->rule_id < 0 ? -a->rule_id : a->rule_id; /* negative: reversed */
         xf_rule_status status = XF_RULE_PROVED;
-        int pic = pg_picture(pics, id, &status);
+        int pic = 0;
+        xf_status st = pg_picture(pics, id, &status, &pic, err);
+        if (st) return st;
         const char *sname = pic ? xf_rulesdb_status_name(status) : "rule";
         fprintf(f, "<tr class=\"rule\" data-rule=\"%" PRId64 "\"><td><span class=\"badge %s\">%s"
                    "</span> rule %" PRId64 "%s</td><td class=\"n\">%d</td><td class=\"expr\">%s",
@@ -186,12 +199,8 @@ static void rewrites(FILE *f, const xf_optimize_report *r, pg_pictures *pics)
         fputs(".</p>\n", f);
     }
     fputs("</section>\n", f);
+    return XF_OK;
 }
-
-typedef struct op_group {
-    const char *op;
-    int n, first;
-} op_group;
 
 static int by_op(const void *a, const void *b)
 {
@@ -208,10 +217,17 @@ static xf_status where(FILE *f, const xf_optimize_report *r, xf_error *err)
         fputs("<p class=\"note\">No node of the input was replaced.</p></section>\n", f);
         return XF_OK;
     }
-    fprintf(f, "<p class=\"note\">%d node%s of the input (by name) are not in the model written; "
-               "it has %d node%s the input does not. The search records which rules it applied, "
-               "not where: these are the places, named as in the input.",
-            r->n_replaced, r->n_replaced == 1 ? "" : "s", r->n_new, r->n_new == 1 ? "" : "s");
+    fprintf(f, "<p class=\"note\">%d node%s of the input (by name) %s not in the model written; "
+               "it has %d node%s the input does not.",
+            r->n_replaced, r->n_replaced == 1 ? "" : "s", r->n_replaced == 1 ? "is" : "are",
+            r->n_new, r->n_new == 1 ? "" : "s");
+    if (r->n_replaced_listed == 0) { /* only nodes added (a rewrite that keeps its input's) */
+        fputs("</p></section>\n", f);
+        return XF_OK;
+    }
+    fputs(" The search records which rules it applied, not where: these are the places, named "
+          "as in the input.",
+          f);
     if (r->n_replaced_listed < r->n_replaced)
         fprintf(f, " The first %d are listed.", r->n_replaced_listed);
     fputs("</p>\n", f);
@@ -335,7 +351,7 @@ static void write_page(FILE *f, const xf_pages_run *run, pg_pictures *pics, xf_s
     memory_card(f, r);
     check_card(f, r, run->o);
     fputs("</div>\n", f);
-    rewrites(f, r, pics);
+    *st = rewrites(f, r, pics, err);
     if (!*st) *st = where(f, r, err);
     if (!*st) *st = progress(f, r, method, err);
     arbiter(f, r);

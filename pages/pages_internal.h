@@ -53,10 +53,12 @@ typedef struct pg_pictures {
     xf_rule_status *status;
 } pg_pictures;
 xf_status pg_pictures_open(pg_pictures *p, const char *dir, const char *rules, xf_error *err);
-/* Draws rule id into DIR/img/rule-<id>.svg unless drawn before; 1 when its
- * picture exists, with *status its status in the database. A rule that
- * cannot be drawn is said in p->why (the page says it), not an error. */
-int pg_picture(pg_pictures *p, int64_t id, xf_rule_status *status);
+/* Draws rule id into DIR/img/rule-<id>.svg unless drawn before; *drawn 1
+ * when its picture exists, with *status its status in the database. A rule
+ * that cannot be drawn is said in p->why (the page says it), not an error;
+ * running out of memory is (XF_ERR_NOMEM). */
+xf_status pg_picture(pg_pictures *p, int64_t id, xf_rule_status *status, int *drawn,
+                     xf_error *err);
 void pg_pictures_close(pg_pictures *p);
 
 /* DIR (created when missing; an existing file of that name is an error). */

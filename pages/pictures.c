@@ -22,47 +22,57 @@ xf_status pg_pictures_open(pg_pictures *p, const char *dir, const char *rules, x
         return XF_OK;
     }
     xf_error e = {0};
-    if (!rules || xf_rulesdb_open(rules, XF_RULESDB_READONLY, &p->db, &e) != XF_OK) {
+    xf_status st = rules ? xf_rulesdb_open(rules, XF_RULESDB_READONLY, &p->db, &e) : XF_OK;
+    if (st == XF_ERR_NOMEM) {
+        *err = e;
+        return st;
+    }
+    if (!rules || st) {
         p->can_draw = 0;
         snprintf(p->why, sizeof p->why, "the rules database could not be opened: %s",
                  rules ? e.msg : "none given");
         return XF_OK;
     }
-    xf_status st = pg_make_dir(dir, err);
-    if (st) pg_pictures_close(p);
+    if ((st = pg_make_dir(dir, err))) pg_pictures_close(p);
     return st;
 }
 
-int pg_picture(pg_pictures *p, int64_t id, xf_rule_status *status)
+xf_status pg_picture(pg_pictures *p, int64_t id, xf_rule_status *status, int *drawn,
+                     xf_error *err)
 {
+    *drawn = 0;
     for (int i = 0; i < p->n; i++)
         if (p->ids[i] == id) {
             *status = p->status[i];
-            return 1;
+            *drawn = 1;
+            return XF_OK;
         }
-    if (!p->can_draw) return 0;
+    if (!p->can_draw) return XF_OK;
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 32;
         int64_t *ids = xf_realloc(p->ids, (size_t)cap * sizeof *ids);
         if (ids) p->ids = ids;
         xf_rule_status *sts = ids ? xf_realloc(p->status, (size_t)cap * sizeof *sts) : NULL;
-        if (!sts) {
-            snprintf(p->why, sizeof p->why, "out of memory drawing the rules");
-            return 0;
-        }
+        if (!sts) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory drawing the rules");
         p->status = sts;
         p->cap = cap;
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/rule-%lld.svg", p->img_dir, (long long)id);
     xf_error e = {0};
-    if (xf_audit_draw_rule(p->db, id, path, status, &e) != XF_OK) {
+    xf_status st = xf_audit_draw_rule(p->db, id, path, status, &e);
+    if (st == XF_ERR_NOMEM) {
+        *err = e;
+        return st;
+    }
+    if (st) {
         snprintf(p->why, sizeof p->why, "rule %lld was not drawn: %s", (long long)id, e.msg);
-        return 0;
+        return XF_OK;
     }
     p->ids[p->n] = id;
     p->status[p->n++] = *status;
-    return 1;
+    *drawn = 1;
+    return XF_OK;
 }
 
 void pg_pictures_close(pg_pictures *p)

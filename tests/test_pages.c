@@ -9,8 +9,10 @@
  * run has the latency and memory table, the heatmap with the rule's
  * column and the progress charts. Both pages open in headless Chromium
  * with no console message and the script's ready marker, and a screenshot
- * is a real PNG; without chromium that case skips (XF_SKIP), without
- * graphviz the pictures' checks. A --report directory that cannot be made
+ * is a real PNG; without chromium that case skips (XF_SKIP: it is its
+ * own TCase, "browser", which tests/CMakeLists.txt runs as the CTest test
+ * test_pages_browser, reported skipped), without graphviz the pictures'
+ * checks. A --report directory that cannot be made
  * is refused before anything runs. Twenty optimisations in one process
  * share one cost cache file (each call forgets the files it protected).
  */
@@ -274,7 +276,13 @@ int main(void)
     tcase_add_test(t, compare_page_heatmap);
     tcase_add_test(t, repeated_calls_share_a_cache);
     tcase_add_test(t, report_dir_refused);
-    tcase_add_test(t, pages_open_in_chromium);
     suite_add_tcase(s, t);
+    /* its own CTest test (test_pages_browser), skipped without chromium */
+    TCase *b = tcase_create("browser");
+    tcase_add_unchecked_fixture(b, setup, NULL);
+    tcase_add_checked_fixture(b, NULL, teardown);
+    tcase_set_timeout(b, 240);
+    tcase_add_test(b, pages_open_in_chromium);
+    suite_add_tcase(s, b);
     return xf_test_run(s);
 }
