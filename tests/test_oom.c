@@ -26,7 +26,8 @@
  * pruning its candidates, the target's sessions with the input's weights
  * shared, its race, and the arbiter (candidates dropped on their outputs
  * and as duplicates), the call that optimises a model file
- * (xf_optimize_file: load, search, outcome, check, checked writer), and the verifier: creating one, the axiomatic
+ * (xf_optimize_file: load, search, outcome, check, checked writer), the
+ * pages of its report, and the verifier: creating one, the axiomatic
  * proof and the bounded element-wise check of three small rules (one valid
  * by normal forms, one the solver must decide, one refuted with a
  * counterexample); Z3's own allocations are not hooked, ours around it
@@ -43,6 +44,7 @@
 #include "derive/derive.h"
 #include "enumerate/enumerate.h"
 #include "optimize/optimize.h"
+#include "pages/pages.h"
 #include "prune/prune.h"
 #include "rulesdb/rulesdb.h"
 #include "target/target.h"
@@ -1445,6 +1447,68 @@ START_TEST(optimize_call)
 }
 END_TEST
 
+/* The pages of an optimisation's report (pages/): one optimisation's and a
+ * comparison of it with itself, without pictures. */
+typedef struct pages_ctx {
+    const char *dir;
+    xf_pages_run run;
+} pages_ctx;
+
+static xf_status op_pages(void *ctx, xf_error *err)
+{
+    const pages_ctx *c = ctx;
+    xf_status s = xf_pages_optimize(c->dir, &c->run, err);
+    xf_pages_run two[2] = {c->run, c->run};
+    two[1].method = "again";
+    if (s == XF_OK) s = xf_pages_compare(c->dir, two, 2, err);
+    return s;
+}
+
+START_TEST(pages_of_a_report)
+{
+    optimize_ctx c;
+    rules_init(&c.rules, "pages.db");
+    write_rules_db(&c.rules);
+    snprintf(c.model, sizeof c.model, "%s", xf_test_tmp("pages.onnx"));
+    snprintf(c.out, sizeof c.out, "%s", xf_test_tmp("pages.opt.onnx"));
+    xf_graph g;
+    xf_graph_init(&g);
+    int a = xf_test_input(&g, "a", 2, (const int64_t[]){64, 256});
+    for (int j = 0; j < 2; j++)
+        xf_test_out(&g, xf_test_op2(&g, XF_OP_MATMUL, NULL, a,
+                                    xf_test_weight(&g, j ? "m2" : "m1", 2,
+                                                   (const int64_t[]){256, 1}, (uint64_t)(4 + j))));
+    xf_error err;
+    ck_assert_msg(xf_onnx_save(&g, c.model, &err) == XF_OK, "%s", err.msg);
+    xf_graph_free(&g);
+    xf_optimize_options o = xf_optimize_options_default();
+    o.rules = c.rules.path;
+    o.agent = XF_OPTIMIZE_SEARCH;
+    o.search = XF_SEARCH_GREEDY;
+    o.backend = XF_COST_ANALYTIC;
+    o.peak_gflops = 100;
+    o.bandwidth_gbps = 10;
+    o.cache = XF_COST_CACHE_NONE;
+    o.latency = 0;
+    xf_optimize_report r;
+    xf_optimize_report_init(&r);
+    ck_assert_msg(xf_optimize_file(c.model, c.out, &o, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(r.n_applied, 1);
+    pages_ctx p = {xf_test_tmp("pages"), {c.model, NULL, NULL, c.out, &o, &r}};
+    /* without graphviz on PATH: audit's picture writer labels a node by its
+     * bare operator when out of memory rather than failing (xferdb's
+     * pictures are not walked either) */
+    char *path = strdup(getenv("PATH") ? getenv("PATH") : "");
+    ck_assert_ptr_nonnull(path);
+    setenv("PATH", "", 1);
+    oom_walk("pages of an optimisation (one, and a comparison)", op_pages, &p, real_stride(1));
+    setenv("PATH", path, 1);
+    free(path);
+    xf_optimize_report_free(&r);
+    rules_free(&c.rules);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("oom");
@@ -1469,6 +1533,7 @@ static Suite *suite(void)
     tcase_add_test(t, verifier);
     tcase_add_test(t, target_and_arbiter);
     tcase_add_test(t, optimize_call);
+    tcase_add_test(t, pages_of_a_report);
     suite_add_tcase(s, t);
     return s;
 }

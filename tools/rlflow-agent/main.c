@@ -252,11 +252,11 @@ static void print_rules(const cli_options *o, const xf_optimize_report *r)
         return;
     }
     printf("; hand passes: ");
-    if (o->opt.passes == XF_OPTIMIZE_RULES) {
-        printf("none\n");
+    const xf_prepare_stats *ps = &r->written_prep;
+    if (o->opt.passes == XF_OPTIMIZE_RULES) { /* the layer norms are fused all the same */
+        printf("layer-norm fusion %d, the others off (--passes rules)\n", ps->fused_layernorms);
         return;
     }
-    const xf_prepare_stats *ps = &r->written_prep;
     printf("layer-norm fusion %d, narrowing %d operator%s, split layout %d, unbatched layout "
            "%s\n",
            ps->fused_layernorms, ps->narrowed_ops, ps->narrowed_ops == 1 ? "" : "s",
