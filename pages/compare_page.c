@@ -37,7 +37,7 @@ static void table(FILE *f, const xf_pages_run *runs, int n)
 {
     fputs("<section id=\"table\"><h2>Latency and memory, before and after</h2>\n"
           "<table class=\"t\"><tr><th>model</th><th>method</th>"
-          "<th>measured ms before</th><th>after</th><th>change</th>"
+          "<th>measured ms before</th><th>after</th><th>change</th><th>noise</th>"
           "<th>cost ms before</th><th>after</th><th>change</th>"
           "<th>peak activations before</th><th>after</th><th>change</th>"
           "<th>weights before</th><th>after</th><th>rewrites</th><th>max err</th>"
@@ -54,10 +54,14 @@ static void table(FILE *f, const xf_pages_run *runs, int n)
         if (r->target && r->arb.n > 1 && r->arb.e[r->arb.chosen].input_ms > 0) {
             const xf_arbiter_entry *e = &r->arb.e[r->arb.chosen];
             ms_cells(f, e->input_ms, r->arb.chosen ? e->t.median_ms : e->input_ms);
+            fprintf(f, "<td class=\"n\">&plusmn;%.1f%%</td>", 100.0 * r->arb.self.noise);
         } else if (r->latency_state > 0) {
             ms_cells(f, r->latency_before, r->latency_after);
+            fprintf(f, "<td class=\"n\">%.1f%%</td>", 100.0 * r->latency_spread);
         } else {
-            fputs("<td class=\"n\">-</td><td class=\"n\">-</td><td class=\"n\">-</td>", f);
+            fputs("<td class=\"n\">-</td><td class=\"n\">-</td><td class=\"n\">-</td>"
+                  "<td class=\"n\">-</td>",
+                  f);
         }
         ms_cells(f, r->cost_before, r->cost_after);
         pg_bytes_cell(f, r->memory_before.peak_activation_bytes);
@@ -74,9 +78,11 @@ static void table(FILE *f, const xf_pages_run *runs, int n)
         else fputs("<td class=\"n\">-</td>", f);
         fprintf(f, "<td class=\"n\">%.1f</td></tr>\n", r->seconds);
     }
-    fputs("</table><p class=\"note\">Measured: in the target (ONNX Runtime) when it decided, "
-          "else on the cost model's backend. Peak activations: the liveness of inputs and node "
-          "outputs in the order the file lists the nodes.</p></section>\n",
+    fputs("</table><p class=\"note\">Measured: in the target (ONNX Runtime) when it decided "
+          "(noise: the input against a second session of itself), else on the cost model's "
+          "backend (noise: how far apart one model's medians were); a change within the noise "
+          "is no change. Peak activations: the liveness of inputs and node outputs in the order "
+          "the file lists the nodes.</p></section>\n",
           f);
 }
 
