@@ -1422,14 +1422,18 @@ static xf_status op_optimize(void *ctx, xf_error *err)
     return s;
 }
 
-START_TEST(optimize_call)
+/* The rules (<name>.db), and two matrix-vector products of one matrix
+ * (<name>.onnx; merging them pays) to optimise into <name>.opt.onnx. */
+static void optimize_setup(optimize_ctx *c, const char *name)
 {
-    optimize_ctx c;
-    rules_init(&c.rules, "optimize.db");
-    write_rules_db(&c.rules);
-    snprintf(c.model, sizeof c.model, "%s", xf_test_tmp("optimize.onnx"));
-    snprintf(c.out, sizeof c.out, "%s", xf_test_tmp("optimize.opt.onnx"));
-    /* two matrix-vector products of one matrix: merging them pays */
+    char file[256];
+    snprintf(file, sizeof file, "%s.db", name);
+    rules_init(&c->rules, file);
+    write_rules_db(&c->rules);
+    snprintf(file, sizeof file, "%s.onnx", name);
+    snprintf(c->model, sizeof c->model, "%s", xf_test_tmp(file));
+    snprintf(file, sizeof file, "%s.opt.onnx", name);
+    snprintf(c->out, sizeof c->out, "%s", xf_test_tmp(file));
     xf_graph g;
     xf_graph_init(&g);
     int a = xf_test_input(&g, "a", 2, (const int64_t[]){64, 256});
@@ -1438,8 +1442,14 @@ START_TEST(optimize_call)
                                     xf_test_weight(&g, j ? "m2" : "m1", 2,
                                                    (const int64_t[]){256, 1}, (uint64_t)(4 + j))));
     xf_error err;
-    ck_assert_msg(xf_onnx_save(&g, c.model, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_onnx_save(&g, c->model, &err) == XF_OK, "%s", err.msg);
     xf_graph_free(&g);
+}
+
+START_TEST(optimize_call)
+{
+    optimize_ctx c;
+    optimize_setup(&c, "optimize");
     xf_outfile_protect_clear(); /* what earlier cases kept, not counted in the walk */
     oom_walk("optimisation call (greedy, check, checked writer)", op_optimize, &c,
              real_stride(3));
@@ -1467,34 +1477,16 @@ static xf_status op_pages(void *ctx, xf_error *err)
 START_TEST(pages_of_a_report)
 {
     optimize_ctx c;
-    rules_init(&c.rules, "pages.db");
-    write_rules_db(&c.rules);
-    snprintf(c.model, sizeof c.model, "%s", xf_test_tmp("pages.onnx"));
-    snprintf(c.out, sizeof c.out, "%s", xf_test_tmp("pages.opt.onnx"));
-    xf_graph g;
-    xf_graph_init(&g);
-    int a = xf_test_input(&g, "a", 2, (const int64_t[]){64, 256});
-    for (int j = 0; j < 2; j++)
-        xf_test_out(&g, xf_test_op2(&g, XF_OP_MATMUL, NULL, a,
-                                    xf_test_weight(&g, j ? "m2" : "m1", 2,
-                                                   (const int64_t[]){256, 1}, (uint64_t)(4 + j))));
+    optimize_setup(&c, "pages");
+    xf_optimize_options o = xf_fx_quiet_options(c.rules.path, XF_SEARCH_GREEDY);
     xf_error err;
-    ck_assert_msg(xf_onnx_save(&g, c.model, &err) == XF_OK, "%s", err.msg);
-    xf_graph_free(&g);
-    xf_optimize_options o = xf_optimize_options_default();
-    o.rules = c.rules.path;
-    o.agent = XF_OPTIMIZE_SEARCH;
-    o.search = XF_SEARCH_GREEDY;
-    o.backend = XF_COST_ANALYTIC;
-    o.peak_gflops = 100;
-    o.bandwidth_gbps = 10;
-    o.cache = XF_COST_CACHE_NONE;
-    o.latency = 0;
     xf_optimize_report r;
     xf_optimize_report_init(&r);
     ck_assert_msg(xf_optimize_file(c.model, c.out, &o, &r, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(r.n_applied, 1);
-    pages_ctx p = {xf_test_tmp("pages"), {c.model, NULL, NULL, c.out, &o, &r}};
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", xf_test_tmp("pages"));
+    pages_ctx p = {dir, {c.model, NULL, NULL, c.out, &o, &r}};
     /* without graphviz on PATH: audit's picture writer labels a node by its
      * bare operator when out of memory rather than failing (xferdb's
      * pictures are not walked either) */
