@@ -40,9 +40,12 @@ static xf_status arbitrate(opt_run *s, xf_error *err)
              "target: timing up to %d candidates per search against the input (budget %s)...",
              o->candidates, o->target_budget > 0 ? "set" : "none");
     const xf_search_result *srs[2] = {&s->ms[0].res, &s->ms[1].res};
-    if ((st = xf_agent_arbitrate(s->target, s->cm, &s->input, srs, s->n_searches, &ao,
-                                 &s->finished, &r->arb, err)))
-        return st;
+    /* what is written keeps the symbolic dims: so do the models timed */
+    xf_target_keep_dims(s->target, s->dyn);
+    st = xf_agent_arbitrate(s->target, s->cm, &s->input, srs, s->n_searches, &ao, &s->finished,
+                            &r->arb, err);
+    xf_target_keep_dims(s->target, NULL);
+    if (st) return st;
     xf_heap_trim(); /* the sessions' memory, freed: before the check and the writing */
     memset(&s->oc, 0, sizeof s->oc);
     s->oc.cost_before = r->arb.e[0].cost_ms;

@@ -42,6 +42,7 @@ static xf_status create_session(xf_target_model *m, const xf_graph *g, const cha
     xf_target *t = m->t;
     const xf_ort_api *a = &t->ort.api;
     OrtSessionOptions *so = NULL;
+    t->export_failed = 0;
     xf_status s = target_ort_check(a, a->CreateSessionOptions(&so), err, "creating session options");
     if (s == XF_OK)
         s = target_ort_check(a, a->SetIntraOpNumThreads(so, t->threads), err, "setting threads");
@@ -72,7 +73,8 @@ static xf_status create_session(xf_target_model *m, const xf_graph *g, const cha
     } else if (s == XF_OK) {
         uint8_t *buf = NULL;
         size_t len = 0;
-        s = xf_onnx_save_buffer(g, &buf, &len, err);
+        s = xf_onnx_save_buffer_dynamic(g, t->dims, &buf, &len, err);
+        t->export_failed = s != XF_OK && s != XF_ERR_NOMEM;
         if (s == XF_OK)
             s = target_ort_check(a, a->CreateSessionFromArray(t->env, buf, len, so, &m->session), err,
                              "loading the model");

@@ -24,6 +24,8 @@ struct xf_target {
     OrtAllocator *alloc; /* ONNX Runtime's default allocator (not owned) */
     int threads;
     int ort_level;       /* GraphOptimizationLevel value */
+    const xf_onnx_dynamic *dims; /* symbolic dims graphs are exported with (NULL: none) */
+    int export_failed;   /* the last load failed exporting its graph (xf_target_export_failed) */
     char identity[192];
 };
 

@@ -238,8 +238,10 @@ xf_status target_share_session(xf_target_model *m, const xf_graph *g, OrtSession
     o.external_data = data;
     o.external_min_bytes = SHARE_MIN_BYTES;
     o.shared = s->n ? &s->shared : NULL;
+    o.dynamic = t->dims;
     xf_onnx_writer *w = NULL;
     st = xf_onnx_writer_open(g, model, &o, &w, err);
+    t->export_failed = st != XF_OK && st != XF_ERR_NOMEM;
     if (st == XF_OK) st = xf_onnx_writer_commit(w, err);
     if (st == XF_OK) st = add_initializers(m, w, so, err);
     /* the caller's copy of what the files now hold may go before the

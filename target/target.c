@@ -76,6 +76,21 @@ int xf_target_threads(const xf_target *t)
     return t->threads;
 }
 
+void xf_target_keep_dims(xf_target *t, const xf_onnx_dynamic *d)
+{
+    t->dims = xf_onnx_dynamic_points(d) > 1 ? d : NULL;
+}
+
+const xf_onnx_dynamic *xf_target_kept_dims(const xf_target *t)
+{
+    return t->dims;
+}
+
+int xf_target_export_failed(const xf_target *t)
+{
+    return t->export_failed;
+}
+
 void xf_target_close(xf_target *t)
 {
     if (!t) return;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
+#include "onnx/onnx.h"
 
 typedef enum xf_target_opt_level {
     XF_TARGET_OPT_ALL = 0, /* ONNX Runtime's default and what users run */
@@ -47,6 +48,23 @@ const char *xf_target_identity(const xf_target *t);
 /* The number of intra-op threads sessions use. */
 int xf_target_threads(const xf_target *t);
 void xf_target_close(xf_target *t); /* NULL is a no-op */
+
+/* Graphs are handed to onnxruntime from now on exported keeping the
+ * symbolic dims d describes (xf_onnx_save_buffer_dynamic; d NULL: as
+ * their shapes are, the default): a candidate of a model with a symbolic
+ * batch is timed as the file rlflow-agent writes, its dims bound at run
+ * time to the sizes of the inputs (point 0 of d), not as a fixed-size
+ * export that onnxruntime may optimise otherwise (docs/target.md,
+ * "Timed as written"). d must outlive its use; a graph whose parameters
+ * cannot follow a symbol fails to load (XF_ERR_UNSUPPORTED naming the
+ * node). */
+void xf_target_keep_dims(xf_target *t, const xf_onnx_dynamic *d);
+/* What xf_target_keep_dims set (NULL: none). */
+const xf_onnx_dynamic *xf_target_kept_dims(const xf_target *t);
+/* 1 when the last model load failed in exporting the graph for
+ * onnxruntime (with kept dims: a parameter cannot follow a symbol), before
+ * onnxruntime saw it; 0 otherwise. */
+int xf_target_export_failed(const xf_target *t);
 
 /* Shares g's weights with every session the target opens from now on:
  * its constants of 1 KiB and more are written once into a data file in a

@@ -16,7 +16,10 @@
  * candidates the race cannot tell from the input); the same verdicts
  * when one candidate at a time is raced (pairwise, the default at more
  * than one thread); a candidate that computes something else is dropped
- * untimed; a candidate finishing to the input itself is a duplicate. The
+ * untimed; a candidate finishing to the input itself is a duplicate. A
+ * model with a symbolic batch is raced as written (batch kept symbolic)
+ * against the user's file, and a candidate bound to the batch it was
+ * optimised at is dropped untimed. The
  * budget is kept (a tiny one times nothing and says how many were left)
  * and the memory limit honoured (refused when the input's sessions alone
  * do not fit; the input's weights shared otherwise). The
@@ -28,6 +31,7 @@
 
 #include "agent/search/search.h"
 #include "agent_fixture.h"
+#include "onnx.pb-c.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------ candidates */
@@ -242,6 +246,19 @@ static void arbitrate(xf_target *t, const xf_graph *model, const xf_graph *const
     arbitrate_as(t, model, cands, n, 0, out, ar);
 }
 
+/* The arbiter racing all candidates at once, with `file` as the input file
+ * (closer looks and confirming runs against it). */
+static void arbitrate_against_file(xf_target *t, const xf_graph *model,
+                                   const xf_graph *const *cands, int n, const char *file,
+                                   xf_graph *out, xf_arbiter_result *ar)
+{
+    xf_arbiter_options o = xf_arbiter_options_default();
+    o.pairwise = 0;
+    o.input_file = file;
+    arbitrate_with(t, model, cands, n, &o, out, ar);
+    ck_assert_int_eq(ar->against_file, 1);
+}
+
 /* Slower beyond the noise, in a run of all and (pairwise, the default at
  * more than one thread) in a run of its own judged against that run's self
  * check: never written. */
@@ -360,12 +377,8 @@ START_TEST(the_winner_is_confirmed_against_the_input_file)
     xf_error err;
     ck_assert_msg(xf_onnx_save(&fast, file, &err) == XF_OK, "%s", err.msg);
     const xf_graph *c[1] = {&slow};
-    xf_arbiter_options o = xf_arbiter_options_default();
-    o.pairwise = 0;
-    o.input_file = file;
     xf_arbiter_result ar;
-    arbitrate_with(t, &slower, c, 1, &o, &out, &ar);
-    ck_assert_int_eq(ar.against_file, 1);
+    arbitrate_against_file(t, &slower, c, 1, file, &out, &ar);
     ck_assert_msg(ar.e[1].t.hi < 1.0, "the race: [%.3f, %.3f]", ar.e[1].t.lo, ar.e[1].t.hi);
     ck_assert_int_gt(ar.e[1].confirm.runs, 0);
     ck_assert_msg(ar.e[1].confirm.lo > 1.0, "against the file: [%.3f, %.3f]", ar.e[1].confirm.lo,
@@ -379,6 +392,133 @@ START_TEST(the_winner_is_confirmed_against_the_input_file)
     xf_graph_free(&slow);
     xf_graph_free(&slower);
     xf_graph_free(&wrong);
+    xf_target_close(t);
+}
+END_TEST
+
+/* relu(x) + c with x [n,256]; c [1,256], or with `tiled` [n,256], every row
+ * the same (the same outputs at batch n, but bound to it: it cannot be
+ * written with a symbolic batch); then `matmuls` useless matmuls on top
+ * (y + 0 * x·W·W...). */
+static void batch_graph(xf_graph *g, int64_t n, int tiled, int matmuls)
+{
+    xf_graph_init(g);
+    int x = xf_test_input(g, "x", 2, (int64_t[]){n, 256});
+    static float c[4 * 256];
+    ck_assert_int_le(n, 4);
+    for (int i = 0; i < 4 * 256; i++) c[i] = 0.01f * (float)(i % 256);
+    xf_shape cs = xf_shape_make(2, (int64_t[]){tiled ? n : 1, 256});
+    int cv = xf_graph_add_const(g, "c", XF_F32, &cs, c, NULL);
+    ck_assert_int_ge(cv, 0);
+    int y = xf_test_op2(g, XF_OP_ADD, NULL, xf_test_op2(g, XF_OP_RELU, NULL, x, -1), cv);
+    if (matmuls) {
+        int w = xf_test_weight(g, "w", 2, (int64_t[]){256, 256}, 5);
+        float zero = 0.0f;
+        xf_shape s1 = xf_shape_make(1, (int64_t[]){1});
+        int z = xf_graph_add_const(g, "scale", XF_F32, &s1, &zero, NULL);
+        ck_assert_int_ge(z, 0);
+        int mm = x;
+        for (int k = 0; k < matmuls; k++) mm = xf_test_op2(g, XF_OP_MATMUL, NULL, mm, w);
+        y = xf_test_op2(g, XF_OP_ADD, NULL, y, xf_test_op2(g, XF_OP_MUL, NULL, mm, z));
+    }
+    xf_test_out(g, y);
+}
+
+/* g written to `path` with the leading dim of its input and output a
+ * dim_param "N" (a model file with a symbolic batch). */
+static void save_symbolic_batch(const xf_graph *g, const char *path)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    xf_error err;
+    ck_assert_msg(xf_onnx_save_buffer(g, &buf, &len, &err) == XF_OK, "%s", err.msg);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    ck_assert_ptr_nonnull(mp);
+    xf_free(buf);
+    Onnx__ValueInfoProto *io[2] = {mp->graph->input[0], mp->graph->output[0]};
+    Onnx__TensorShapeProto__Dimension saved[2];
+    static char name[] = "N";
+    for (int k = 0; k < 2; k++) {
+        Onnx__TensorShapeProto__Dimension *d = io[k]->type->tensor_type->shape->dim[0];
+        saved[k] = *d;
+        d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+        d->dim_param = name;
+    }
+    len = onnx__model_proto__get_packed_size(mp);
+    buf = xf_malloc(len);
+    ck_assert_ptr_nonnull(buf);
+    onnx__model_proto__pack(mp, buf);
+    for (int k = 0; k < 2; k++) *io[k]->type->tensor_type->shape->dim[0] = saved[k];
+    onnx__model_proto__free_unpacked(mp, NULL);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fwrite(buf, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+    xf_free(buf);
+}
+
+/* A model with a symbolic batch is timed as it would be written: with the
+ * target keeping its dims (xf_target_keep_dims), every candidate is handed
+ * to onnxruntime with the batch symbolic and the race itself runs against
+ * the user's file, not against rlflow's export of the input. Here the input
+ * graph has two useless matmuls and the file none: a candidate with one is
+ * faster than the graph but slower than the file, and the race says so
+ * (the other way round when the race is against the graph:
+ * the_winner_is_confirmed_against_the_input_file); a candidate bound to
+ * batch 2 (a constant tiled to it) cannot be written with the batch
+ * symbolic and is dropped untimed. The input is kept. */
+START_TEST(a_symbolic_model_is_timed_as_written_against_its_file)
+{
+    xf_target *t = xf_fx_target();
+    if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
+    xf_graph fast, slow, slower, baked, out;
+    batch_graph(&fast, 2, 0, 0);
+    batch_graph(&slow, 2, 0, 1);
+    batch_graph(&slower, 2, 0, 2);
+    batch_graph(&baked, 2, 1, 0);
+    char file[4096];
+    snprintf(file, sizeof file, "%s", xf_test_tmp("arbiter_symbolic.onnx"));
+    save_symbolic_batch(&fast, file);
+    static const char *const names[1] = {"N"};
+    static const int64_t sizes[1] = {2};
+    xf_onnx_options io = xf_onnx_default_options();
+    io.n_dim_overrides = 1;
+    io.dim_names = names;
+    io.dim_values = sizes;
+    xf_onnx_dynamic *d = NULL;
+    xf_error err;
+    ck_assert_msg(xf_onnx_dynamic_open_file(file, &io, &d, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_onnx_dynamic_points(d), XF_ONNX_POINTS);
+    xf_target_keep_dims(t, d);
+    ck_assert_ptr_eq(xf_target_kept_dims(t), d);
+    const xf_graph *c[2] = {&slow, &baked};
+    xf_arbiter_result ar;
+    arbitrate_against_file(t, &slower, c, 2, file, &out, &ar);
+    ck_assert_int_eq(ar.n, 3);
+    ck_assert_int_gt(ar.e[1].t.runs, 0);
+    ck_assert_msg(ar.e[1].t.lo > 1.0, "one matmul against the file without: [%.3f, %.3f]",
+                  ar.e[1].t.lo, ar.e[1].t.hi);
+    ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_TIMED);
+    ck_assert_int_eq(ar.e[2].verdict, XF_ARBITER_NOT_WRITABLE);
+    ck_assert_int_eq(ar.e[2].t.runs, 0);
+    ck_assert_int_eq(ar.chosen, 0);
+    ck_assert_int_eq(out.n_nodes, slower.n_nodes);
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    /* without the dims kept, the tiled constant is just a constant */
+    xf_target_keep_dims(t, NULL);
+    ck_assert_ptr_null(xf_target_kept_dims(t));
+    const xf_graph *b[1] = {&baked};
+    arbitrate_against_file(t, &fast, b, 1, file, &out, &ar);
+    ck_assert_int_gt(ar.e[1].t.runs, 0);
+    ck_assert_int_ne(ar.e[1].verdict, XF_ARBITER_NOT_WRITABLE);
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    xf_onnx_dynamic_free(d);
+    xf_graph_free(&fast);
+    xf_graph_free(&slow);
+    xf_graph_free(&slower);
+    xf_graph_free(&baked);
     xf_target_close(t);
 }
 END_TEST
@@ -572,6 +712,7 @@ int main(void)
     tcase_add_test(tc, a_slower_candidate_is_never_written);
     tcase_add_test(tc, a_faster_candidate_is_written_and_a_wrong_one_dropped);
     tcase_add_test(tc, the_winner_is_confirmed_against_the_input_file);
+    tcase_add_test(tc, a_symbolic_model_is_timed_as_written_against_its_file);
     tcase_add_test(tc, the_candidates_of_every_search_are_weighed);
     tcase_add_test(tc, the_budget_is_kept_and_the_memory_limit_honoured);
     tcase_add_test(tc, bad_options_are_refused);

@@ -559,7 +559,11 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
     if (st || !(h.rel <= a->o.target_rtol)) {
         xf_log(XF_LOG_INFO, "arbiter: a candidate is dropped: %s",
                st ? jerr.msg : "its outputs in the target differ from the input's");
-        e->verdict = XF_ARBITER_WRONG;
+        /* timed as written: one that cannot be written so is not a model
+         * the user could get */
+        e->verdict = st && xf_target_kept_dims(a->t) && xf_target_export_failed(a->t)
+                         ? XF_ARBITER_NOT_WRITABLE
+                         : XF_ARBITER_WRONG;
         if (!st) xf_target_race_drop(a->race, slot);
         held_free(&h);
         drop_variant_of(a, e);
@@ -638,7 +642,11 @@ static xf_status race(arb *a, xf_error *err)
 {
     xf_target_timing_options to = a->o.timing;
     to.seed = a->o.seed;
-    xf_status st = xf_target_race_open(a->t, a->model, NULL, 1, &to, &a->race, err);
+    /* a model keeping symbolic dims races against the user's file itself:
+     * its candidates are timed as written (xf_target_keep_dims), and an
+     * export of the input, written by rlflow, may run otherwise */
+    const char *ref = a->res->against_file && xf_target_kept_dims(a->t) ? a->o.input_file : NULL;
+    xf_status st = xf_target_race_open(a->t, a->model, ref, 1, &to, &a->race, err);
     if (st) return st;
     int stop = 0;
     while (!st) {

@@ -534,7 +534,10 @@ typedef enum xf_arbiter_verdict {
     XF_ARBITER_TARGET_WRONG, /* fastest, but its outputs in the target differ */
     XF_ARBITER_UNCONFIRMED, /* fastest, but not faster in the confirming run */
     XF_ARBITER_NOT_BUILT,   /* a layout variant that could not be made: not timed */
-    XF_ARBITER_NOT_TIMED    /* its session would not fit the memory limit: not timed */
+    XF_ARBITER_NOT_TIMED,   /* its session would not fit the memory limit: not timed */
+    XF_ARBITER_NOT_WRITABLE /* the target keeps symbolic dims (xf_target_keep_dims) and
+                               the model cannot be written with them (a parameter that
+                               cannot follow a symbol): not timed, never written */
 } xf_arbiter_verdict;
 
 typedef struct xf_arbiter_entry {
