@@ -81,4 +81,21 @@ void xf_audit_write_dot(FILE *f, const xf_rulesdb_rule_info *info, const xf_rule
  * unique and distinct from inputs). `out` is initialised here. */
 xf_status xf_audit_onnx_side(const xf_graph *side, const char *name, xf_graph *out, xf_error *err);
 
+/* ------------------------------------------------------ draw_rule.c */
+
+/* 1 when rules can be drawn (graphviz's `dot` is on PATH). */
+int xf_audit_can_draw(void);
+/* Draws rule `id` of db as the SVG picture `xferdb report` shows, into
+ * `path` (written whole or not at all); *status (NULL: not wanted) gets
+ * the rule's status. XF_ERR_UNSUPPORTED naming the Debian package without
+ * graphviz; another error (naming the rule) for a rule db does not have
+ * or cannot load. */
+xf_status xf_audit_draw_rule(xf_rulesdb *db, int64_t id, const char *path,
+                             xf_rule_status *status, xf_error *err);
+/* The style sheet of the report pages (CSS text), for other pages of
+ * rlflow to look alike. */
+const char *xf_audit_page_css(void);
+/* s as HTML text: <, >, & and " escaped (NULL: nothing). */
+void xf_audit_html(FILE *f, const char *s);
+
 #endif

@@ -13,9 +13,9 @@
 
 #include "audit_internal.h"
 
-static void html(FILE *f, const char *s)
+void xf_audit_html(FILE *f, const char *s)
 {
-    for (; *s; s++) {
+    for (; s && *s; s++) {
         switch (*s) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
@@ -36,9 +36,9 @@ static void count_table(FILE *f, const char *title, const char *filter,
     if (n == 0) fputs("<tr><td>(none)</td></tr>\n", f);
     for (int i = 0; i < n; i++) {
         fprintf(f, "<tr data-filter=\"%s\" data-value=\"", filter);
-        html(f, rows[i].key);
+        xf_audit_html(f, rows[i].key);
         fputs("\"><td>", f);
-        html(f, rows[i].key);
+        xf_audit_html(f, rows[i].key);
         fprintf(f, "</td><td class=\"n\">%" PRId64 "</td><td class=\"bar\"><span style=\"width:%d%%\">"
                    "</span></td></tr>\n",
                 rows[i].n, (int)(100 * rows[i].n / max));
@@ -91,10 +91,10 @@ xf_status audit_report_write_html(const report *rep, const char *path, xf_error 
     FILE *f = out.f;
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>rlflow rules: ",
           f);
-    html(f, rep->db_path);
+    xf_audit_html(f, rep->db_path);
     fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", audit_report_css);
     fputs("<header><h1>rlflow rules</h1><p class=\"sub\"><code>", f);
-    html(f, rep->db_path);
+    xf_audit_html(f, rep->db_path);
     fprintf(f, "</code> &middot; %" PRId64 " rules &middot; written by <code>xferdb report</code>"
                "</p></header>\n",
             rep->n_rules);

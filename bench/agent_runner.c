@@ -134,7 +134,7 @@ static void fill_row(const xf_optimize_options *o, const xf_optimize_report *r, 
 }
 
 bench_row bench_optimize_model(const xf_optimize_options *opt, const char *model,
-                               const char *scratch)
+                               const char *scratch, xf_optimize_report *keep)
 {
     bench_row row;
     memset(&row, 0, sizeof row);
@@ -150,6 +150,10 @@ bench_row bench_optimize_model(const xf_optimize_options *opt, const char *model
     } else {
         fill_row(&o, &r, &row);
         row.ok = 1;
+        if (keep) { /* the caller's now */
+            *keep = r;
+            return row;
+        }
     }
     xf_optimize_report_free(&r);
     return row;

@@ -31,9 +31,10 @@ typedef struct bench_row {
 } bench_row;
 
 /* xf_optimize_file(model, <scratch>/out.onnx, o) in-process; its warnings
- * and a failure are echoed on stderr. */
+ * and a failure are echoed on stderr. keep (NULL: not wanted) gets the
+ * report of a run that succeeded (row.ok), the caller to free it. */
 bench_row bench_optimize_model(const xf_optimize_options *o, const char *model,
-                               const char *scratch);
+                               const char *scratch, xf_optimize_report *keep);
 
 /* When `line` starts with `key`: the rest of it, leading spaces and the
  * newline dropped, into dst. */

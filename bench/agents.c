@@ -13,6 +13,9 @@
  * the dream against the real environment's. Then a τ sweep (0.5, 1, 1.5, 2)
  * of the world-model agent on BERT, as in the RLFlow paper's Table 3.
  * Rules: DB, or the proved taso 3-op rules made once (agent_runner.c).
+ * --report DIR: also the page comparing every run (pages/pages.h): a
+ * latency and memory table, the heatmap of the rules and hand passes each
+ * method used, the progress curves per model.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "agent_runner.h"
+#include "pages/pages.h"
 
 static const char *const methods[] = {"random", "greedy", "taso", "ppo", "wm"};
 
@@ -28,6 +32,15 @@ static const char *const zoo[][2] = {
     {"resnet18-64", "resnet18 --image 64"},
     {"vit-L2-H96", "vit --layers 2 --hidden 96 --heads 3 --image 32 --patch 8"},
 };
+
+/* The runs kept for --report. */
+#define MAX_KEPT 256
+static struct kept {
+    char name[64], path[2048], method[64];
+    xf_optimize_options o;
+    xf_optimize_report r;
+} *kept;
+static int n_kept;
 
 static void run(const char *name, const char *path, const char *method, const char *rules,
                 const char *scratch, double seconds, double tau)
@@ -47,16 +60,47 @@ static void run(const char *name, const char *path, const char *method, const ch
     o.tau = tau;
     o.backend = XF_COST_ONEDNN;
     o.cache = cache;
-    bench_row r = bench_optimize_model(&o, path, scratch);
+    struct kept *k = kept && n_kept < MAX_KEPT ? &kept[n_kept] : NULL;
+    bench_row r = bench_optimize_model(&o, path, scratch, k ? &k->r : NULL);
     char label[64];
     if (tau != 1.0) snprintf(label, sizeof label, "%s t=%.1f", method, tau);
     else snprintf(label, sizeof label, "%s", method);
     bench_print_row(name, label, &r);
+    if (k && r.ok) {
+        snprintf(k->name, sizeof k->name, "%s", name);
+        snprintf(k->path, sizeof k->path, "%s", path);
+        snprintf(k->method, sizeof k->method, "%s", label);
+        k->o = o;
+        k->o.cache = NULL; /* this call's buffer */
+        n_kept++;
+    }
+}
+
+/* The page over the kept runs; 1 when it was not written. */
+static int write_report(const char *dir)
+{
+    xf_pages_run *runs = calloc((size_t)n_kept + 1, sizeof *runs);
+    int rc = 0;
+    xf_error err = {0};
+    for (int i = 0; runs && i < n_kept; i++)
+        runs[i] = (xf_pages_run){kept[i].path, kept[i].name, kept[i].method, NULL, &kept[i].o,
+                                 &kept[i].r};
+    if (!runs || xf_pages_compare(dir, runs, n_kept, &err) != XF_OK) {
+        fprintf(stderr, "bench_agents: the page was not written: %s\n",
+                runs ? err.msg : "out of memory");
+        rc = 1;
+    } else {
+        printf("\nreport: %s/index.html (%d runs)\n", dir, n_kept);
+    }
+    for (int i = 0; i < n_kept; i++) xf_optimize_report_free(&kept[i].r);
+    free(runs);
+    free(kept);
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
-    const char *rules_arg = NULL;
+    const char *rules_arg = NULL, *report = NULL;
     double seconds = 60;
     int quick = 0, tau_sweep = 1;
     for (int i = 1; i < argc; i++) {
@@ -64,13 +108,26 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
         else if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--no-tau")) tau_sweep = 0;
+        else if (!strcmp(argv[i], "--report") && i + 1 < argc) report = argv[++i];
         else {
-            printf("usage: bench_agents [--rules DB] [--seconds S] [--quick] [--no-tau]\n"
+            printf("usage: bench_agents [--rules DB] [--seconds S] [--quick] [--no-tau] "
+                   "[--report DIR]\n"
                    "random, greedy, TASO, PPO and world-model agents on ../shared/models and\n"
                    "modelzoo models (S seconds each, default 60), then a tau sweep on BERT.\n"
-                   "--quick: bert_small and resnet18 only.\n");
+                   "--quick: bert_small and resnet18 only.\n"
+                   "--report DIR: also a page comparing the runs in DIR/index.html (latency\n"
+                   "and memory table, rule-use heatmap, progress curves).\n");
             return strcmp(argv[i], "--help") && strcmp(argv[i], "-h") ? 2 : 0;
         }
+    }
+    xf_error err = {0};
+    if (report && xf_pages_probe(report, &err) != XF_OK) {
+        fprintf(stderr, "bench_agents: --report: %s\n", err.msg);
+        return 2;
+    }
+    if (report && !(kept = calloc(MAX_KEPT, sizeof *kept))) {
+        fprintf(stderr, "bench_agents: out of memory\n");
+        return 1;
     }
     const char *scratch = bench_scratch("bench_agents");
     char rules[2048];
@@ -116,5 +173,5 @@ int main(int argc, char **argv)
         const double taus[] = {0.5, 1.0, 1.5, 2.0};
         for (int t = 0; t < 4; t++) run("bert", bert, "wm", rules, scratch, seconds, taus[t]);
     }
-    return 0;
+    return report ? write_report(report) : 0;
 }

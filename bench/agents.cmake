@@ -3,7 +3,7 @@
 # world-model agent on BERT.
 add_executable(bench_agents ${CMAKE_CURRENT_SOURCE_DIR}/agents.c
                             ${CMAKE_CURRENT_SOURCE_DIR}/agent_runner.c)
-target_link_libraries(bench_agents PRIVATE xf_optimize)
+target_link_libraries(bench_agents PRIVATE xf_pages)
 target_compile_definitions(bench_agents PRIVATE
   XF_BENCH_MODELS_DIR="${CMAKE_SOURCE_DIR}/../shared/models"
   XF_BENCH_MODELZOO="$<TARGET_FILE:modelzoo>"

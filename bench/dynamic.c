@@ -229,7 +229,7 @@ int main(int argc, char **argv)
         o.dim_names = m->names;
         o.dim_values = m->values;
         if (target) o.target = 1, o.threads = 1;
-        bench_row r = bench_optimize_model(&o, orig, scratch);
+        bench_row r = bench_optimize_model(&o, orig, scratch, NULL);
         printf("%s: cost %s; %s\n", base, r.cost[0] ? r.cost : "(no report)", r.err);
         if (!r.ok || rename(out, written) != 0) {
             printf("  the optimisation wrote nothing\n");

@@ -50,7 +50,7 @@ static void run_and_print(const char *name, const char *path, const char *search
     if (xf_cost_backend_parse(backend, &o.backend, &err)) die("--backend", err.msg);
     o.cache = cache;
     o.derived_rules = derived;
-    bench_row r = bench_optimize_model(&o, path, scratch);
+    bench_row r = bench_optimize_model(&o, path, scratch, NULL);
     bench_print_row(name, search, &r);
 }
 

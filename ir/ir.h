@@ -684,6 +684,18 @@ xf_status xf_graph_hash_checked(const xf_graph *g, xf_hash_mode mode, uint64_t *
 void xf_graph_op_histogram(const xf_graph *g, int *counts);
 /* Total bytes of constant data. */
 size_t xf_graph_param_bytes(const xf_graph *g);
+/* What g holds in memory when its nodes run one at a time in topological
+ * order (xf_graph_topo_order, the order the ONNX exporter writes): its
+ * weights, and the most bytes of graph inputs and node outputs alive at
+ * once, each value counted whole (no aliasing, no reuse in place) from the
+ * step it is made (the start for an input) to the last step reading it (the
+ * end for a graph output) (ir/memory.c). */
+typedef struct xf_graph_memory {
+    uint64_t weight_bytes;          /* xf_graph_param_bytes */
+    uint64_t peak_activation_bytes;
+    int peak_node;                  /* the node whose step reaches the peak (-1: the inputs) */
+} xf_graph_memory;
+xf_status xf_graph_memory_use(const xf_graph *g, xf_graph_memory *m, xf_error *err);
 /* Whether the tensors of every value of g (inputs, constants, node
  * outputs: what an executor holds at once, and a bound on what the
  * interpreter does) fit the memory limit; XF_ERR_NOMEM naming the total,
@@ -1165,12 +1177,16 @@ void xf_outfile_abort(xf_outfile *o);
  * resolved path) with XF_ERR_INVALID naming it and `what` ("the input
  * model"); writers that do not go through xf_outfile (SQLite) call
  * xf_outfile_check. Up to 16; a tool registers them before it writes.
- * xf_outfile_protect_clear forgets them (tests, and a long-lived caller
- * between calls: the Python extension). Not thread-safe: register
+ * xf_outfile_protect_clear forgets them (tests); a library call that
+ * registers its own inputs takes xf_outfile_protect_mark first and hands it
+ * to xf_outfile_protect_release when it returns, forgetting only what it
+ * added (a process may call it again and again). Not thread-safe: register
  * before starting threads. */
 xf_status xf_outfile_protect(const char *path, const char *what, xf_error *err);
 xf_status xf_outfile_check(const char *path, xf_error *err);
 void xf_outfile_protect_clear(void);
+int xf_outfile_protect_mark(void);
+void xf_outfile_protect_release(int mark);
 /* (A temporary file being written is removed when SIGINT, SIGTERM or
  * SIGHUP stops the process, unless the tool set its own handler.) */
 

@@ -111,10 +111,20 @@ xf_status xf_outfile_protect(const char *path, const char *what, xf_error *err)
     return XF_OK;
 }
 
+void xf_outfile_protect_release(int mark)
+{
+    for (int i = mark; i < n_protected; i++) xf_free(protected_files[i].where);
+    if (mark < n_protected) n_protected = mark < 0 ? 0 : mark;
+}
+
 void xf_outfile_protect_clear(void)
 {
-    for (int i = 0; i < n_protected; i++) xf_free(protected_files[i].where);
-    n_protected = 0;
+    xf_outfile_protect_release(0);
+}
+
+int xf_outfile_protect_mark(void)
+{
+    return n_protected;
 }
 
 xf_status xf_outfile_check(const char *path, xf_error *err)

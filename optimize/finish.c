@@ -200,5 +200,5 @@ xf_status opt_finish(opt_run *s, xf_error *err)
     if (s->fused) xf_fused_cost_get_stats(s->fused, &r->fused_stats);
     latency(s);
     if ((st = applied(s, err)) || (st = opt_report_dims(s, err))) return st;
-    return XF_OK;
+    return opt_report_changes(s, r->kept_original ? &s->input : &s->finished, err);
 }

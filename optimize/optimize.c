@@ -110,6 +110,7 @@ xf_status xf_optimize_file(const char *model, const char *output, const xf_optim
 {
     xf_optimize_report_free(r);
     double t_start = xf_clock_now();
+    int protected_mark = xf_outfile_protect_mark(); /* the files this call keeps safe */
     opt_run *s = xf_calloc(1, sizeof *s);
     if (!s) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory starting the optimisation");
     s->r = r;
@@ -132,5 +133,6 @@ xf_status xf_optimize_file(const char *model, const char *output, const xf_optim
     }
     run_free(s);
     xf_free(s);
+    xf_outfile_protect_release(protected_mark); /* the next call registers its own */
     return st;
 }

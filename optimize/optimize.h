@@ -157,6 +157,24 @@ typedef struct xf_optimize_search_figures {
     double seconds, initial_ms, best_ms;
 } xf_optimize_search_figures;
 
+/* One point of the search's progress (about one a second, and its start
+ * and end): the best cost found so far against steps and seconds. */
+typedef struct xf_optimize_trace_point {
+    int search;       /* which search (0, or 1: prepared the other way) */
+    double seconds;   /* since the search (or the agent) started */
+    int64_t steps;    /* graphs expanded, or the agent's environment steps */
+    double best_ms;   /* the cost model's, on the prepared working graph */
+} xf_optimize_trace_point;
+
+/* A node of the input that the model written does not have (by name). */
+typedef struct xf_optimize_node_ref {
+    char *name; /* owned */
+    char *op;   /* the operator (owned): rlflow's name, or an opaque node's ONNX type */
+} xf_optimize_node_ref;
+
+/* Input nodes listed at most in xf_optimize_report.replaced. */
+#define XF_OPTIMIZE_MAX_LISTED 400
+
 struct xf_optimize_report {
     /* --- loading */
     int input_error;           /* on failure: 1 when an input could not be read or used
@@ -217,6 +235,15 @@ struct xf_optimize_report {
     int64_t cost_disturbed;    /* of them, disturbed by other processes in every attempt:
                                   used but not cached (xf_cost_disturbed) */
     uint64_t weight_bytes;     /* the model's weights as imported */
+    /* --- what a page shows besides (xf_audit_optimize_page) */
+    xf_graph_memory memory_before, memory_after; /* the input and the model written, run
+                                  in the order the exporter writes (xf_graph_memory_use) */
+    int n_trace;
+    xf_optimize_trace_point *trace; /* the search's progress, in time order */
+    int n_replaced;            /* the input's named nodes the model written lacks */
+    int n_new;                 /* the written model's nodes without an input's name */
+    int n_replaced_listed;     /* of n_replaced, listed (XF_OPTIMIZE_MAX_LISTED at most) */
+    xf_optimize_node_ref *replaced;
 };
 
 void xf_optimize_report_init(xf_optimize_report *r);

@@ -1,8 +1,9 @@
 /*
  * optimize_internal.h — (private to optimize/) the state of one
  * xf_optimize_file call and its steps: loading (load.c), searching
- * (search.c), choosing, checking and writing (finish.c), and the parts of
- * the report made from the run's objects (report.c).
+ * (search.c), choosing, checking and writing (finish.c), the parts of the
+ * report made from the run's objects (report.c) and the search's progress
+ * kept for it (trace.c).
  */
 #ifndef XF_OPTIMIZE_OPTIMIZE_INTERNAL_H
 #define XF_OPTIMIZE_OPTIMIZE_INTERNAL_H
@@ -28,6 +29,9 @@ typedef struct opt_run {
     xf_onnx_dynamic *dyn;
     xf_agent_outcome oc;
     char cache_buf[4096];
+    /* the progress trace (trace.c) */
+    int trace_cap, trace_search, trace_first; /* trace_first: the search's first point */
+    double trace_t0;
 } opt_run;
 
 /* The note callback with a formatted text. */
@@ -53,5 +57,17 @@ xf_status opt_report_applied(opt_run *s, const xf_model_search *ms,
                              const xf_search_result *applied, xf_error *err);
 /* The symbolic dims as written. */
 xf_status opt_report_dims(opt_run *s, xf_error *err);
+/* The memory of the input and of the model written, and the input's nodes
+ * the model written lacks (by name). */
+xf_status opt_report_changes(opt_run *s, const xf_graph *written, xf_error *err);
+
+/* The progress trace (trace.c): a search `search` starts; it is over (its
+ * start and end points added); the progress callbacks that record a point
+ * and call the caller's (user: the opt_run). */
+void opt_trace_begin(opt_run *s, int search);
+xf_status opt_trace_end(opt_run *s, const xf_search_result *res, double seconds, xf_error *err);
+void opt_trace_search(void *user, int expanded, double best_ms, double initial_ms);
+void opt_trace_ppo(void *user, const xf_ppo_progress *p);
+void opt_trace_wm(void *user, const xf_wm_progress *p);
 
 #endif /* XF_OPTIMIZE_OPTIMIZE_INTERNAL_H */

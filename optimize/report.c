@@ -5,7 +5,8 @@
  * one's best one-step change, peeked without building a graph), the rules
  * applied to the model written (one entry per distinct rule, most frequent
  * first, with its database id and readable form) and the symbolic dims as
- * written. Also the report's init and free.
+ * written, the memory of the input and of the model written and the
+ * input's nodes the model written lacks. Also the report's init and free.
  */
 #include "optimize_internal.h"
 
@@ -27,9 +28,15 @@ void xf_optimize_report_free(xf_optimize_report *r)
         xf_free(r->dims[i].name);
         xf_free(r->dims[i].fixed);
     }
+    for (int i = 0; i < r->n_replaced_listed; i++) {
+        xf_free(r->replaced[i].name);
+        xf_free(r->replaced[i].op);
+    }
     xf_free(r->peeks);
     xf_free(r->applied);
     xf_free(r->dims);
+    xf_free(r->trace);
+    xf_free(r->replaced);
     xf_arbiter_result_free(&r->arb);
     xf_optimize_report_init(r);
 }
@@ -177,4 +184,69 @@ xf_status opt_report_dims(opt_run *s, xf_error *err)
         r->n_dims = i + 1;
     }
     return XF_OK;
+}
+
+static uint64_t name_key(const char *name)
+{
+    return xf_htab_key(xf_hash_bytes(0, name, strlen(name)));
+}
+
+/* Whether g has a node named `name` (t: g's node names by name_key). */
+static int has_node(const xf_htab *t, const xf_graph *g, const char *name)
+{
+    size_t pos = XF_HTAB_START;
+    for (uint64_t *v; (v = xf_htab_next(t, name_key(name), &pos));)
+        if (!strcmp(g->nodes[*v].name, name)) return 1;
+    return 0;
+}
+
+static const char *node_op(const xf_node *nd)
+{
+    return nd->op == XF_OP_OPAQUE && nd->opaque ? nd->opaque->op_type : xf_op_get(nd->op)->name;
+}
+
+/* Names of a's nodes (those with one) into t. */
+static xf_status index_names(const xf_graph *a, xf_htab *t, xf_error *err)
+{
+    xf_status st = xf_htab_reserve(t, (size_t)a->n_nodes, err);
+    for (int i = 0; !st && i < a->n_nodes; i++)
+        if (a->nodes[i].name) st = xf_htab_add(t, name_key(a->nodes[i].name), (uint64_t)i, err);
+    return st;
+}
+
+xf_status opt_report_changes(opt_run *s, const xf_graph *written, xf_error *err)
+{
+    xf_optimize_report *r = s->r;
+    const xf_graph *in = &s->input;
+    xf_status st;
+    if ((st = xf_graph_memory_use(in, &r->memory_before, err)) ||
+        (st = xf_graph_memory_use(written, &r->memory_after, err)))
+        return st;
+    if (written == in) return XF_OK;
+    xf_htab tw, ti;
+    xf_htab_init(&tw);
+    xf_htab_init(&ti);
+    if ((st = index_names(written, &tw, err)) || (st = index_names(in, &ti, err))) goto out;
+    for (int i = 0; i < written->n_nodes; i++)
+        if (!written->nodes[i].name || !has_node(&ti, in, written->nodes[i].name)) r->n_new++;
+    for (int i = 0; i < in->n_nodes; i++) {
+        const xf_node *nd = &in->nodes[i];
+        if (!nd->name || has_node(&tw, written, nd->name)) continue;
+        r->n_replaced++;
+        if (r->n_replaced_listed == XF_OPTIMIZE_MAX_LISTED) continue;
+        if (!r->replaced &&
+            !(r->replaced = xf_calloc(XF_OPTIMIZE_MAX_LISTED, sizeof *r->replaced))) {
+            st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing the nodes replaced");
+            goto out;
+        }
+        xf_optimize_node_ref *e = &r->replaced[r->n_replaced_listed++];
+        if (!(e->name = dup_text(nd->name, err)) || !(e->op = dup_text(node_op(nd), err))) {
+            st = XF_ERR_NOMEM;
+            goto out;
+        }
+    }
+out:
+    xf_htab_free(&tw);
+    xf_htab_free(&ti);
+    return st;
 }

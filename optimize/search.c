@@ -68,10 +68,13 @@ static xf_status learn(opt_run *s, xf_env *env, xf_error *err)
     lo.max_env_steps = o->budget;
     lo.load = o->load;
     lo.save = o->save;
-    lo.ppo_progress = o->ppo_progress;
-    lo.wm_progress = o->wm_progress;
-    lo.progress_user = o->user;
+    lo.ppo_progress = opt_trace_ppo;
+    lo.wm_progress = opt_trace_wm;
+    lo.progress_user = s;
+    opt_trace_begin(s, 0);
+    double t0 = xf_clock_now();
     xf_status st = xf_rl_learn(env, &lo, &s->ms[0].res, &s->r->learned, err);
+    if (!st) st = opt_trace_end(s, &s->ms[0].res, xf_clock_now() - t0, err);
     if (o->ppo_progress || o->wm_progress) opt_note(s, XF_OPTIMIZE_PROGRESS_END, "%s", "");
     if (st) {
         xf_error_prefix(err, "%s agent failed", agent_name(o->agent));
@@ -103,10 +106,12 @@ static xf_status run_search(opt_run *s, xf_search_kind kind, xf_error *err)
     so.max_locations = o->locations;
     so.lookahead = o->lookahead;
     if (s->target) so.candidates = 3 * o->candidates + 1; /* finishing merges some */
-    so.progress = o->search_progress;
-    so.progress_user = o->user;
+    so.progress = opt_trace_search;
+    so.progress_user = s;
     for (int i = 0; i < s->n_searches; i++) {
+        opt_trace_begin(s, i);
         xf_status st = xf_search_run(s->ms[i].env, kind, &so, &s->ms[i].res, err);
+        if (!st) st = opt_trace_end(s, &s->ms[i].res, s->ms[i].res.seconds, err);
         /* with the target to come, the rules are not needed any more: freed
          * (their ids and texts kept for the report), with the search's
          * frontier, before the sessions take their memory */

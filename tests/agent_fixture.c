@@ -183,6 +183,36 @@ void xf_fx_rule_matmul_merge(xf_rule *r)
     }
 }
 
+void xf_fx_write_rules_db(const char *path, xf_rule_status status)
+{
+    xf_test_remove_db(path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    xf_rule r[2];
+    xf_fx_rule_conv_relu(&r[0]);
+    xf_fx_rule_matmul_merge(&r[1]);
+    xf_rulesdb_rule_meta m = {status, 0, NULL, 0};
+    ck_assert_msg(xf_rulesdb_add_rules(db, r, 2, &m, NULL, NULL, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r[0]);
+    xf_rule_free(&r[1]);
+    xf_rulesdb_close(db);
+}
+
+xf_optimize_options xf_fx_quiet_options(const char *db, xf_search_kind kind)
+{
+    xf_optimize_options o = xf_optimize_options_default();
+    o.rules = db;
+    o.agent = XF_OPTIMIZE_SEARCH;
+    o.search = kind;
+    o.backend = XF_COST_ANALYTIC;
+    o.peak_gflops = 100;
+    o.bandwidth_gbps = 10;
+    o.cache = XF_COST_CACHE_NONE;
+    o.latency = 0;
+    return o;
+}
+
 xf_ruleset *xf_fx_rules(void)
 {
     xf_rule r[2];

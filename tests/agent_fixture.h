@@ -18,6 +18,8 @@
 
 #include "agent/search/search.h"
 #include "onnx/onnx.h"
+#include "optimize/optimize.h"
+#include "rulesdb/rulesdb.h"
 
 /* ONNX Runtime at one thread (xf_target_close it), NULL when it is not
  * installed (the caller skips); any other failure fails the test. */
@@ -54,6 +56,13 @@ void xf_fx_rule_conv_relu(xf_rule *r);
 void xf_fx_rule_matmul_merge(xf_rule *r);
 /* Both rules, validated, with ids 1 and 2 and their reverses. */
 xf_ruleset *xf_fx_rules(void);
+/* The same two rules as ids 1 and 2 of a new rules database at path, with
+ * status `status`. */
+void xf_fx_write_rules_db(const char *path, xf_rule_status status);
+/* Options of an optimisation with the rules at db: a search of that kind
+ * on the analytic backend, roofline fixed, no cache file, no latency:
+ * nothing measured. */
+xf_optimize_options xf_fx_quiet_options(const char *db, xf_search_kind kind);
 
 /* The search suites' graph: x -> [conv -> relu] x 3, and matmul(a, m1),
  * matmul(a, m2), matmul(b, m3), matmul(b, m4) with a: [64,256], m: [256,16]:

@@ -26,7 +26,8 @@
  * pruning its candidates, the target's sessions with the input's weights
  * shared, its race, and the arbiter (candidates dropped on their outputs
  * and as duplicates), the call that optimises a model file
- * (xf_optimize_file: load, search, outcome, check, checked writer), and the verifier: creating one, the axiomatic
+ * (xf_optimize_file: load, search, outcome, check, checked writer), the
+ * pages of its report, and the verifier: creating one, the axiomatic
  * proof and the bounded element-wise check of three small rules (one valid
  * by normal forms, one the solver must decide, one refuted with a
  * counterexample); Z3's own allocations are not hooked, ours around it
@@ -43,6 +44,7 @@
 #include "derive/derive.h"
 #include "enumerate/enumerate.h"
 #include "optimize/optimize.h"
+#include "pages/pages.h"
 #include "prune/prune.h"
 #include "rulesdb/rulesdb.h"
 #include "target/target.h"
@@ -1420,14 +1422,18 @@ static xf_status op_optimize(void *ctx, xf_error *err)
     return s;
 }
 
-START_TEST(optimize_call)
+/* The rules (<name>.db), and two matrix-vector products of one matrix
+ * (<name>.onnx; merging them pays) to optimise into <name>.opt.onnx. */
+static void optimize_setup(optimize_ctx *c, const char *name)
 {
-    optimize_ctx c;
-    rules_init(&c.rules, "optimize.db");
-    write_rules_db(&c.rules);
-    snprintf(c.model, sizeof c.model, "%s", xf_test_tmp("optimize.onnx"));
-    snprintf(c.out, sizeof c.out, "%s", xf_test_tmp("optimize.opt.onnx"));
-    /* two matrix-vector products of one matrix: merging them pays */
+    char file[256];
+    snprintf(file, sizeof file, "%s.db", name);
+    rules_init(&c->rules, file);
+    write_rules_db(&c->rules);
+    snprintf(file, sizeof file, "%s.onnx", name);
+    snprintf(c->model, sizeof c->model, "%s", xf_test_tmp(file));
+    snprintf(file, sizeof file, "%s.opt.onnx", name);
+    snprintf(c->out, sizeof c->out, "%s", xf_test_tmp(file));
     xf_graph g;
     xf_graph_init(&g);
     int a = xf_test_input(&g, "a", 2, (const int64_t[]){64, 256});
@@ -1436,11 +1442,61 @@ START_TEST(optimize_call)
                                     xf_test_weight(&g, j ? "m2" : "m1", 2,
                                                    (const int64_t[]){256, 1}, (uint64_t)(4 + j))));
     xf_error err;
-    ck_assert_msg(xf_onnx_save(&g, c.model, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_onnx_save(&g, c->model, &err) == XF_OK, "%s", err.msg);
     xf_graph_free(&g);
+}
+
+START_TEST(optimize_call)
+{
+    optimize_ctx c;
+    optimize_setup(&c, "optimize");
     xf_outfile_protect_clear(); /* what earlier cases kept, not counted in the walk */
     oom_walk("optimisation call (greedy, check, checked writer)", op_optimize, &c,
              real_stride(3));
+    rules_free(&c.rules);
+}
+END_TEST
+
+/* The pages of an optimisation's report (pages/): one optimisation's and a
+ * comparison of it with itself, without pictures. */
+typedef struct pages_ctx {
+    const char *dir;
+    xf_pages_run run;
+} pages_ctx;
+
+static xf_status op_pages(void *ctx, xf_error *err)
+{
+    const pages_ctx *c = ctx;
+    xf_status s = xf_pages_optimize(c->dir, &c->run, err);
+    xf_pages_run two[2] = {c->run, c->run};
+    two[1].method = "again";
+    if (s == XF_OK) s = xf_pages_compare(c->dir, two, 2, err);
+    return s;
+}
+
+START_TEST(pages_of_a_report)
+{
+    optimize_ctx c;
+    optimize_setup(&c, "pages");
+    xf_optimize_options o = xf_fx_quiet_options(c.rules.path, XF_SEARCH_GREEDY);
+    xf_error err;
+    xf_optimize_report r;
+    xf_optimize_report_init(&r);
+    ck_assert_msg(xf_optimize_file(c.model, c.out, &o, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(r.n_applied, 1);
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", xf_test_tmp("pages"));
+    pages_ctx p = {dir, {c.model, NULL, NULL, c.out, &o, &r}};
+    /* without graphviz on PATH: audit's picture writer labels a node by its
+     * bare operator when out of memory rather than failing (xferdb's
+     * pictures are not walked either) */
+    char *path = strdup(getenv("PATH") ? getenv("PATH") : "");
+    ck_assert_ptr_nonnull(path);
+    setenv("PATH", "", 1);
+    oom_walk("pages of an optimisation (one, and a comparison)", op_pages, &p, real_stride(1));
+    setenv("PATH", path, 1);
+    free(path);
+    xf_optimize_report_free(&r);
     rules_free(&c.rules);
 }
 END_TEST
@@ -1469,6 +1525,7 @@ static Suite *suite(void)
     tcase_add_test(t, verifier);
     tcase_add_test(t, target_and_arbiter);
     tcase_add_test(t, optimize_call);
+    tcase_add_test(t, pages_of_a_report);
     suite_add_tcase(s, t);
     return s;
 }

@@ -35,23 +35,6 @@
 
 static char db_path[4096], model_path[4096], plain_path[4096];
 
-/* The fixture's two rules with ids 1 and 2 and status `status`. */
-static void write_db(const char *path, xf_rule_status status)
-{
-    xf_test_remove_db(path);
-    xf_rulesdb *db = NULL;
-    xf_error err;
-    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
-    xf_rule r[2];
-    xf_fx_rule_conv_relu(&r[0]);
-    xf_fx_rule_matmul_merge(&r[1]);
-    xf_rulesdb_rule_meta m = {status, 0, NULL, 0};
-    ck_assert_msg(xf_rulesdb_add_rules(db, r, 2, &m, NULL, NULL, &err) == XF_OK, "%s", err.msg);
-    xf_rule_free(&r[0]);
-    xf_rule_free(&r[1]);
-    xf_rulesdb_close(db);
-}
-
 static void save(const xf_graph *g, const char *path)
 {
     xf_error err;
@@ -84,25 +67,9 @@ static void setup(void)
     snprintf(db_path, sizeof db_path, "%s", xf_test_tmp("rules.db"));
     snprintf(model_path, sizeof model_path, "%s", xf_test_tmp("model.onnx"));
     snprintf(plain_path, sizeof plain_path, "%s", xf_test_tmp("plain.onnx"));
-    write_db(db_path, XF_RULE_PROVED);
+    xf_fx_write_rules_db(db_path, XF_RULE_PROVED);
     write_model();
     write_plain_model();
-}
-
-/* A greedy search on the analytic backend, roofline fixed, no cache file,
- * no latency: nothing measured. */
-static xf_optimize_options quiet_options(void)
-{
-    xf_optimize_options o = xf_optimize_options_default();
-    o.rules = db_path;
-    o.agent = XF_OPTIMIZE_SEARCH;
-    o.search = XF_SEARCH_GREEDY;
-    o.backend = XF_COST_ANALYTIC;
-    o.peak_gflops = 100;
-    o.bandwidth_gbps = 10;
-    o.cache = XF_COST_CACHE_NONE;
-    o.latency = 0;
-    return o;
 }
 
 static void load(const char *path, xf_graph *g)
@@ -152,7 +119,7 @@ START_TEST(greedy_merges_and_reports)
     char out[4096];
     snprintf(out, sizeof out, "%s", xf_test_tmp("greedy.onnx"));
     unlink(out);
-    xf_optimize_options o = quiet_options();
+    xf_optimize_options o = xf_fx_quiet_options(db_path, XF_SEARCH_GREEDY);
     stages_seen seen = {0, 0, 0};
     o.stage = on_stage;
     o.user = &seen;
@@ -218,7 +185,7 @@ START_TEST(same_bytes_every_way)
     char out1[4096], out2[4096];
     snprintf(out1, sizeof out1, "%s", xf_test_tmp("first.onnx"));
     snprintf(out2, sizeof out2, "%s", xf_test_tmp("second.onnx"));
-    xf_optimize_options o = quiet_options();
+    xf_optimize_options o = xf_fx_quiet_options(db_path, XF_SEARCH_GREEDY);
     o.search = XF_SEARCH_TASO;
     o.budget = 50;
     xf_optimize_report r;
@@ -253,7 +220,7 @@ END_TEST
  * inline), and the staging directory is gone. */
 START_TEST(bytes_with_external_data)
 {
-    xf_optimize_options o = quiet_options();
+    xf_optimize_options o = xf_fx_quiet_options(db_path, XF_SEARCH_GREEDY);
     o.external_data = "w.bin";
     size_t len = 0;
     char *in = xf_test_read_file(model_path, &len);
@@ -292,7 +259,7 @@ START_TEST(ppo_trains_saves_and_loads)
     snprintf(out, sizeof out, "%s", xf_test_tmp("ppo.onnx"));
     snprintf(ckpt, sizeof ckpt, "%s", xf_test_tmp("ppo.ckpt"));
     unlink(ckpt);
-    xf_optimize_options o = quiet_options();
+    xf_optimize_options o = xf_fx_quiet_options(db_path, XF_SEARCH_GREEDY);
     o.agent = XF_OPTIMIZE_PPO;
     o.budget = 60;
     o.time_limit = 300;
@@ -333,7 +300,7 @@ START_TEST(nothing_to_do_writes_the_input)
 {
     char out[4096];
     snprintf(out, sizeof out, "%s", xf_test_tmp("plain.opt.onnx"));
-    xf_optimize_options o = quiet_options();
+    xf_optimize_options o = xf_fx_quiet_options(db_path, XF_SEARCH_GREEDY);
     xf_optimize_report r;
     xf_optimize_report_init(&r);
     xf_error err = {0};
@@ -372,19 +339,19 @@ START_TEST(input_errors)
     snprintf(out, sizeof out, "%s", xf_test_tmp("error.onnx"));
     snprintf(nodb, sizeof nodb, "%s", xf_test_tmp("candidates.db"));
     snprintf(missing, sizeof missing, "%s", xf_test_tmp("no-such-model.onnx"));
-    write_db(nodb, XF_RULE_CANDIDATE);
-    xf_optimize_options o = quiet_options();
+    xf_fx_write_rules_db(nodb, XF_RULE_CANDIDATE);
+    xf_optimize_options o = xf_fx_quiet_options(db_path, XF_SEARCH_GREEDY);
     o.rules = NULL;
     expect_input_error(model_path, out, &o, "no rules database given");
-    o = quiet_options();
+    o = xf_fx_quiet_options(db_path, XF_SEARCH_GREEDY);
     o.rules = nodb;
     expect_input_error(model_path, out, &o, "has no proved rules the matcher can use");
     expect_input_error(model_path, out, &o, "candidates.db");
-    o = quiet_options();
+    o = xf_fx_quiet_options(db_path, XF_SEARCH_GREEDY);
     expect_input_error(missing, out, &o, "no-such-model.onnx");
     o.save = xf_test_tmp("agent.ckpt");
     expect_input_error(model_path, out, &o, "--save/--load need a learning agent");
-    o = quiet_options();
+    o = xf_fx_quiet_options(db_path, XF_SEARCH_GREEDY);
     expect_input_error(model_path, "/nonexistent-dir/out.onnx", &o, "/nonexistent-dir");
     /* the rules database itself as the output: refused, the database kept */
     int64_t before = xf_test_sql_int(db_path, "SELECT COUNT(*) FROM rules");
@@ -408,7 +375,7 @@ START_TEST(shared_model)
     if (access(in, R_OK) != 0) XF_SKIP("%s not found", in);
     snprintf(out, sizeof out, "%s", xf_test_tmp("bert_small.opt.onnx"));
     unlink(out);
-    xf_optimize_options o = quiet_options();
+    xf_optimize_options o = xf_fx_quiet_options(db_path, XF_SEARCH_GREEDY);
     o.search = XF_SEARCH_TASO;
     o.budget = 30;
     xf_optimize_report r;

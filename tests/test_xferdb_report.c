@@ -174,17 +174,10 @@ END_TEST
 /* Dumps the DOM of the report opened at #fragment; checks the log. */
 static void chromium_dom(const char *fragment, int64_t want_shown)
 {
-    char dom[4200], log[4200], want[256];
-    snprintf(dom, sizeof dom, "%s", xf_test_tmp("dom.html"));
-    snprintf(log, sizeof log, "%s", xf_test_tmp("chromium.log"));
-    int rc = xf_test_system("chromium --headless --no-sandbox --disable-gpu --user-data-dir='%s' "
-                            "--enable-logging=stderr --v=0 --dump-dom 'file://%s/index.html#%s' "
-                            "> '%s' 2> '%s'",
-                            xf_test_tmp("chromium-profile"), dir, fragment, dom, log);
-    ck_assert_int_eq(rc, 0);
-    read_file(log);
-    ck_assert_msg(!strstr(output, "CONSOLE"), "console messages:\n%s", output);
-    read_file(dom);
+    char url[4400], want[256];
+    snprintf(url, sizeof url, "file://%s/index.html#%s", dir, fragment);
+    free(output);
+    output = xf_test_chromium_dom(url);
     ck_assert_msg(!strstr(output, "<div id=\"xferdb-error\""), "script error in the page");
     snprintf(want, sizeof want, "<div id=\"xferdb-ready\" hidden=\"\" data-shown=\"%lld\" "
              "data-total=\"%lld\">", (long long)want_shown, (long long)n_rules);
@@ -202,27 +195,9 @@ START_TEST(test_report_chromium)
     chromium_dom("q=MatMul", n_matmul);
     chromium_dom("status=proved&open=1", 1);
     xf_test_expect_contains(output, "<tr class=\"detail\">");
-    char png[4200];
-    snprintf(png, sizeof png, "%s", xf_test_tmp("report.png"));
-    unlink(png);
-    ck_assert_int_eq(xf_test_system("chromium --headless --no-sandbox --disable-gpu "
-                                    "--user-data-dir='%s' --screenshot='%s' --window-size=1280,900 "
-                                    "'file://%s/index.html#open=1' > /dev/null 2>&1",
-                                    xf_test_tmp("chromium-profile"), png, dir), 0);
-    FILE *f = fopen(png, "rb");
-    ck_assert_ptr_nonnull(f);
-    unsigned char h[24];
-    ck_assert_uint_eq(fread(h, 1, sizeof h, f), sizeof h);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fclose(f);
-    ck_assert_int_eq(memcmp(h, "\x89PNG\r\n\x1a\n", 8), 0);
-    unsigned w = (unsigned)h[16] << 24 | (unsigned)h[17] << 16 | (unsigned)h[18] << 8 | h[19];
-    unsigned ht = (unsigned)h[20] << 24 | (unsigned)h[21] << 16 | (unsigned)h[22] << 8 | h[23];
-    ck_assert_uint_eq(w, 1280);
-    ck_assert_uint_eq(ht, 900);
-    /* a blank page compresses to a few kB; text, bars and badges do not */
-    ck_assert_int_gt(size, 40000);
+    char url[4400];
+    snprintf(url, sizeof url, "file://%s/index.html#open=1", dir);
+    xf_test_chromium_screenshot(url, 1280, 900, 40000);
 }
 END_TEST
 

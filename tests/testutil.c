@@ -497,3 +497,47 @@ void xf_test_expect_bool(const xf_tensor *t, const uint8_t *v, int64_t n)
 {
     XF_EXPECT_INTS(t, v, n, XF_BOOL, uint8_t);
 }
+
+void xf_test_chromium_screenshot(const char *url, unsigned width, unsigned height,
+                                 long min_bytes)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s", xf_test_tmp("screenshot.png"));
+    unlink(path);
+    ck_assert_int_eq(xf_test_system("chromium --headless --no-sandbox --disable-gpu "
+                                    "--user-data-dir='%s' --screenshot='%s' --window-size=%u,%u "
+                                    "'%s' > /dev/null 2>&1",
+                                    xf_test_tmp("chromium-profile"), path, width, height, url),
+                     0);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s not written", path);
+    unsigned char h[24];
+    ck_assert_uint_eq(fread(h, 1, sizeof h, f), sizeof h);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    ck_assert_int_eq(memcmp(h, "\x89PNG\r\n\x1a\n", 8), 0);
+    unsigned w = (unsigned)h[16] << 24 | (unsigned)h[17] << 16 | (unsigned)h[18] << 8 | h[19];
+    unsigned ht = (unsigned)h[20] << 24 | (unsigned)h[21] << 16 | (unsigned)h[22] << 8 | h[23];
+    ck_assert_uint_eq(w, width);
+    ck_assert_uint_eq(ht, height);
+    ck_assert_int_gt(size, min_bytes);
+}
+
+char *xf_test_chromium_dom(const char *url)
+{
+    char dom[4200], log[4200];
+    snprintf(dom, sizeof dom, "%s", xf_test_tmp("dom.html"));
+    snprintf(log, sizeof log, "%s", xf_test_tmp("chromium.log"));
+    int rc = xf_test_system("chromium --headless --no-sandbox --disable-gpu --user-data-dir='%s' "
+                            "--enable-logging=stderr --v=0 --dump-dom '%s' > '%s' 2> '%s'",
+                            xf_test_tmp("chromium-profile"), url, dom, log);
+    ck_assert_int_eq(rc, 0);
+    char *text = xf_test_read_file(log, NULL);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(!strstr(text, "CONSOLE"), "console messages:\n%s", text);
+    free(text);
+    text = xf_test_read_file(dom, NULL);
+    ck_assert_ptr_nonnull(text);
+    return text;
+}

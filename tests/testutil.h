@@ -124,6 +124,15 @@ void xf_test_skip_part(const char *fmt, ...) XF_PRINTF(1, 2);
 int xf_test_have_python(const char *module);
 /* Whether program is on PATH. */
 int xf_test_have_program(const char *program);
+/* Opens url in headless Chromium and returns the DOM its scripts leave
+ * (malloc'd, the caller frees it); fails the case when Chromium fails or
+ * logs any console message (an uncaught error, a failed load). */
+char *xf_test_chromium_dom(const char *url);
+/* A width x height screenshot of url by headless Chromium, checked to be a
+ * PNG of that size of more than min_bytes (a blank page compresses to a
+ * few kB; text, tables and pictures do not). */
+void xf_test_chromium_screenshot(const char *url, unsigned width, unsigned height,
+                                 long min_bytes);
 /* The command that starts an MPI job ("mpirun --oversubscribe", with what
  * Open MPI needs to run as root and under the sanitizers), or NULL with
  * *why when this build has no MPI or mpirun is not installed. */

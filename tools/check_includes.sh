@@ -57,7 +57,7 @@ ladder=(
     "4 derive agent/search"
     "5 agent/rl audit"
     "6 optimize"
-    "7 python"
+    "7 python pages"
 )
 declare -A level=()
 for row in "${ladder[@]}"; do

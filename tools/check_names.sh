@@ -43,6 +43,7 @@ modules=(
     "derive        derive/libxf_derive.a              derive_  derive/derive.h"
     "audit         audit/libxf_audit.a                audit_   audit/audit.h"
     "optimize      optimize/libxf_optimize.a          opt_     optimize/optimize.h"
+    "pages         pages/libxf_pages.a                pg_      pages/pages.h"
     "tools/cli     tools/cli.build/libxf_cli.a        -        tools/cli/cli.h"
 )
 

@@ -15,10 +15,9 @@ extern PyObject *rlx_error, *rlx_input_error;
  * handlers) and is made for one call at a time, as a tool makes it. Every
  * call into it takes this lock, after the GIL is released (so a thread
  * waiting for it does not hold the GIL): calls from several Python threads
- * run one after the other. rlx_lock also forgets the files the previous
- * call registered, which a tool's one call never needs to: a long-lived
- * process would otherwise keep them (and refuse an output that reuses a
- * deleted input's inode, or run out of the 16 places). */
+ * run one after the other. Each optimisation forgets the files it
+ * registered when it returns (xf_outfile_protect_release), so a long-lived
+ * process can call it again and again. */
 void rlx_lock(void);
 void rlx_unlock(void);
 

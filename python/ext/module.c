@@ -34,12 +34,10 @@ static pthread_mutex_t library_lock = PTHREAD_MUTEX_INITIALIZER;
 void rlx_lock(void)
 {
     pthread_mutex_lock(&library_lock);
-    xf_outfile_protect_clear();
 }
 
 void rlx_unlock(void)
 {
-    xf_outfile_protect_clear();
     pthread_mutex_unlock(&library_lock);
 }
 

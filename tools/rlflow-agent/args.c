@@ -272,6 +272,12 @@ static const xf_cli_opt opts[] = {
     {.name = "--quiet", .alias = "-q", .type = XF_CLI_FLAG, .off = offsetof(cli_options, quiet), .set = 1,
      .label = "-q, --quiet",
      .help = "no progress line"},
+    {.name = "--report", .type = XF_CLI_STR, .off = offsetof(cli_options, report), .what = "a directory",
+     .label = "--report DIR",
+     .help = "also write a page of what the optimisation did to DIR/index.html\n"
+     "(latency and memory before and after, each rewrite with its\n"
+     "source and picture, the search's progress, the arbiter's table;\n"
+     "static HTML, opens from file://)"},
     {.name = "--verbose", .alias = "-v", .type = XF_CLI_FLAG, .off = offsetof(cli_options, verbose), .set = 1,
      .label = "-v, --verbose",
      .help = "list the applicable rules of the model before searching"},

@@ -5,7 +5,7 @@
 #ifndef XF_RLFLOW_AGENT_CLI_H
 #define XF_RLFLOW_AGENT_CLI_H
 
-#include "optimize/optimize.h"
+#include "pages/pages.h"
 #include "tools/cli/cli.h"
 
 typedef struct cli_options {
@@ -18,6 +18,7 @@ typedef struct cli_options {
     const char *mem_limit; /* --mem-limit, applied by cli_parse */
     const char *make_rules; /* --make-rules DIR: make the default rules there and exit */
     char rules_buf[4096];  /* the default rules' path when no --rules is given */
+    const char *report;    /* --report DIR (NULL: no page) */
 } cli_options;
 
 /* 0: parsed; 2: bad usage (message printed); -1: --help printed (exit 0). */

@@ -12,7 +12,8 @@
  * call (optimize/optimize.h: load, prepare, search or learn, arbiter,
  * numerical check, write checked at the symbolic sizes or fall back to the
  * input, latency) and prints its report: the head while the search runs
- * (the stage callback), progress lines on stderr, the rest at the end.
+ * (the stage callback), progress lines on stderr, the rest at the end;
+ * with --report DIR also the page of it (pages/pages.h).
  */
 #include <limits.h>
 #include <math.h>
@@ -258,14 +259,15 @@ static void print_rules(const cli_options *o, const xf_optimize_report *r)
         return;
     }
     printf("; hand passes: ");
-    if (o->opt.passes == XF_OPTIMIZE_RULES) {
-        printf("none\n");
+    const xf_prepare_stats *ps = &r->written_prep;
+    if (o->opt.passes == XF_OPTIMIZE_RULES) { /* the layer norms are fused all the same */
+        printf("layer-norm fusion %d, the others off (--passes rules)\n", ps->fused_layernorms);
         return;
     }
-    const xf_prepare_stats *ps = &r->written_prep;
-    printf("narrowing %d operator%s, split layout %d, unbatched layout %s\n", ps->narrowed_ops,
-           ps->narrowed_ops == 1 ? "" : "s", ps->merged_split_layouts,
-           r->unbatched ? "chosen" : "not chosen");
+    printf("layer-norm fusion %d, narrowing %d operator%s, split layout %d, unbatched layout "
+           "%s\n",
+           ps->fused_layernorms, ps->narrowed_ops, ps->narrowed_ops == 1 ? "" : "s",
+           ps->merged_split_layouts, r->unbatched ? "chosen" : "not chosen");
 }
 
 static void print_written(const cli_options *o, const xf_optimize_report *r)
@@ -430,12 +432,32 @@ static int default_rules(cli_options *o)
     return 0;
 }
 
+/* The page of --report; nonzero (message printed) when it was not written. */
+static int write_page(const cli_options *o, const xf_optimize_report *r)
+{
+    xf_pages_run run = {o->model, NULL, NULL, o->output, &o->opt, r};
+    xf_error err = {0};
+    char page[4200];
+    snprintf(page, sizeof page, "%s/index.html", o->report);
+    if (xf_pages_optimize(o->report, &run, &err) != XF_OK) {
+        fprintf(stderr, "rlflow-agent: the model is written, the page is not: %s\n", err.msg);
+        return 1;
+    }
+    printf("report:          %s\n", page);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     cli_options o;
     int rc = cli_parse(argc, argv, &o);
     if (rc < 0) return 0;
     if (rc) return rc;
+    xf_error err = {0};
+    if (o.report && xf_pages_probe(o.report, &err) != XF_OK) { /* before the long part */
+        fprintf(stderr, "rlflow-agent: --report: %s\n", err.msg);
+        return 2;
+    }
     if (o.make_rules || !o.opt.rules) {
         rc = default_rules(&o);
         if (rc || o.make_rules) return rc;
@@ -452,7 +474,6 @@ int main(int argc, char **argv)
     p->user = &o;
     xf_optimize_report r;
     xf_optimize_report_init(&r);
-    xf_error err = {0};
     if (xf_optimize_file(o.model, o.output, p, &r, &err) != XF_OK) {
         fprintf(stderr, "rlflow-agent: %s\n", err.msg);
         rc = r.input_error ? 2 : 1;
@@ -460,6 +481,7 @@ int main(int argc, char **argv)
         print_report(&o, &r);
         /* the model is written, the checkpoint is not */
         rc = r.learned.save_failed ? 1 : 0;
+        if (o.report) rc = write_page(&o, &r) ? 1 : rc;
     }
     xf_optimize_report_free(&r);
     return rc;
