@@ -21,12 +21,12 @@
  * of ones.
  */
 #include "agent/rewrite/fuse_layernorm_internal.h"
+#include "agent/rewrite/chain_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "match/match.h"
 
 typedef struct ln_chain {
     int x, final;       /* input value, value the fused node takes over */
@@ -34,17 +34,6 @@ typedef struct ln_chain {
     float eps;
     int nodes[9], n_nodes;
 } ln_chain;
-
-/* The node reading v when v has exactly one use (one input slot of one
- * node) and is not a graph output; -1 otherwise. uses counts input slots
- * and graph outputs (xf_edit_use_counts); ix lists distinct readers. */
-static int sole_reader(const xf_graph_index *ix, const int *uses, int v)
-{
-    int n;
-    const int *users = xf_graph_index_users(ix, v, &n);
-    if (uses[v] != 1 || n != 1) return -1;
-    return users[0];
-}
 
 static int is_op(const xf_graph *g, int node, xf_op op, int n_inputs)
 {
@@ -84,25 +73,15 @@ static int vector_const(const xf_graph *g, int v, int64_t n)
            c->shape.dims[0] == n;
 }
 
-/* The operand of binary node `node` other than value v, or -1 when v is not
- * one of its operands (both: the second). */
-static int other_operand(const xf_graph *g, int node, int v)
-{
-    const int *in = g->nodes[node].inputs;
-    if (in[0] == v) return in[1];
-    if (in[1] == v) return in[0];
-    return -1;
-}
-
 /* Extends the chain by the sole reader of its last value when that is a
  * binary `op` with a float32 constant [C] (gamma for mul, beta for add),
  * stored in *slot. */
 static int affine_step(const xf_graph *g, const xf_graph_index *ix, const int *uses, xf_op op,
                        int64_t C, ln_chain *ch, int *chain, int *n, int *slot)
 {
-    int node = sole_reader(ix, uses, ch->final);
+    int node = rw_sole_reader(ix, uses, ch->final);
     if (!is_op(g, node, op, 2)) return 0;
-    int k = other_operand(g, node, ch->final);
+    int k = rw_other_operand(g, node, ch->final);
     if (k < 0 || !vector_const(g, k, C)) return 0;
     *slot = k;
     ch->final = out0(g, node);
@@ -112,14 +91,15 @@ static int affine_step(const xf_graph *g, const xf_graph_index *ix, const int *u
 
 /* Recognises the chain whose first node is reduce_mean `m`. */
 static int match_chain(const xf_graph *g, const xf_graph_index *ix, const int *uses, int m,
-                       ln_chain *ch)
+                       void *out)
 {
+    ln_chain *ch = out;
     if (!mean_last(g, m)) return 0;
     int x = g->nodes[m].inputs[0];
     const xf_value *xv = &g->values[x];
     if (xv->dtype != XF_F32 || xv->shape.rank < 1) return 0;
     int64_t C = xv->shape.dims[xv->shape.rank - 1];
-    int sub = sole_reader(ix, uses, out0(g, m));
+    int sub = rw_sole_reader(ix, uses, out0(g, m));
     if (!is_op(g, sub, XF_OP_SUB, 2) || g->nodes[sub].inputs[0] != x ||
         g->nodes[sub].inputs[1] != out0(g, m))
         return 0;
@@ -143,14 +123,14 @@ static int match_chain(const xf_graph *g, const xf_graph_index *ix, const int *u
             div = n;
     }
     if (sq < 0 || div < 0 || uses[d] != (g->nodes[sq].op == XF_OP_MUL ? 3 : 2)) return 0;
-    int var = sole_reader(ix, uses, out0(g, sq));
+    int var = rw_sole_reader(ix, uses, out0(g, sq));
     if (!mean_last(g, var)) return 0;
-    int add_eps = sole_reader(ix, uses, out0(g, var));
+    int add_eps = rw_sole_reader(ix, uses, out0(g, var));
     if (!is_op(g, add_eps, XF_OP_ADD, 2)) return 0;
-    int eps_v = other_operand(g, add_eps, out0(g, var));
+    int eps_v = rw_other_operand(g, add_eps, out0(g, var));
     if (eps_v < 0 || !scalar_const(g, eps_v, &ch->eps) || !(ch->eps >= 0.0f)) return 0;
-    int root = sole_reader(ix, uses, out0(g, add_eps));
-    if (!is_op(g, root, XF_OP_SQRT, 1) || sole_reader(ix, uses, out0(g, root)) != div ||
+    int root = rw_sole_reader(ix, uses, out0(g, add_eps));
+    if (!is_op(g, root, XF_OP_SQRT, 1) || rw_sole_reader(ix, uses, out0(g, root)) != div ||
         g->nodes[div].inputs[1] != out0(g, root))
         return 0;
     int chain[9] = {m, sub, sq, var, add_eps, root, div};
@@ -181,9 +161,10 @@ static int ones_const(xf_graph *g, int64_t C, const char *base, xf_error *err)
 }
 
 /* Adds the layernorm node for ch and makes it produce ch->final. */
-static xf_status fuse(xf_graph *g, const ln_chain *ch, uint8_t *node_dead, uint8_t *value_dead,
+static xf_status fuse(xf_graph *g, const void *chain, uint8_t *node_dead, uint8_t *value_dead,
                       xf_error *err)
 {
+    const ln_chain *ch = chain;
     const char *fname = g->nodes[ch->nodes[ch->n_nodes - 1]].name;
     char base[480];
     snprintf(base, sizeof base, "%s", fname ? fname : "layernorm");
@@ -213,38 +194,7 @@ static xf_status fuse(xf_graph *g, const ln_chain *ch, uint8_t *node_dead, uint8
 
 xf_status rw_fuse_layernorms(xf_graph *g, int *n_fused, xf_error *err)
 {
-    *n_fused = 0;
-    int n0 = g->n_nodes;
-    xf_graph_index *ix = NULL;
-    int *uses = xf_malloc(sizeof(int) * ((size_t)g->n_values + 1));
-    if (!uses) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
-    xf_edit_use_counts(g, uses);
-    xf_status st = xf_graph_index_build(g, &ix, err);
-    ln_chain *chains = NULL;
-    int n_chains = 0;
-    if (!st) {
-        chains = xf_malloc(sizeof *chains * ((size_t)n0 / 7 + 1));
-        if (!chains) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
-    }
-    for (int i = 0; i < n0 && !st; i++)
-        if (match_chain(g, ix, uses, i, &chains[n_chains])) n_chains++;
-    xf_graph_index_free(ix);
-    xf_free(uses);
-    if (st || n_chains == 0) {
-        xf_free(chains);
-        return st;
-    }
-    /* the fused nodes and a scale constant per chain are appended, so size
-     * the dead-marks for what the graph will hold */
-    size_t nv = (size_t)g->n_values + 2 * (size_t)n_chains, nn = (size_t)n0 + (size_t)n_chains;
-    uint8_t *value_dead = xf_calloc(nv, 1), *node_dead = xf_calloc(nn, 1);
-    if (!value_dead || !node_dead)
-        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory fusing layer norms");
-    for (int k = 0; k < n_chains && !st; k++) st = fuse(g, &chains[k], node_dead, value_dead, err);
-    if (!st) st = xf_edit_compact(g, node_dead, value_dead, err);
-    if (!st) *n_fused = n_chains;
-    xf_free(value_dead);
-    xf_free(node_dead);
-    xf_free(chains);
-    return st;
+    /* a chain has 7 nodes at least; a fused node may add a constant of ones */
+    return rw_fuse_chains(g, "layer norms", sizeof(ln_chain), 7, 2, match_chain, fuse, n_fused,
+                          err);
 }

@@ -7,7 +7,8 @@
  * that borrows the model's bias data (same elements, new shape), so
  * preparing costs no weight copy. xf_agent_finish fuses the pairs back.
  * Then decomposed layer norms become layernorm nodes (fuse_layernorm.c);
- * those stay fused in the model written. Last, multiplications and
+ * those stay fused in the model written. The erf form of GELU becomes a
+ * gelu node (fuse_gelu.c), written back in the form ONNX Runtime fuses. Last, multiplications and
  * divisions by a scalar constant become scalar_mul (scalar_mul.c), and a
  * Gather of one position moves up as a slice so that the positions nobody
  * reads are not computed (narrow.c), and the parts of an even split that are
@@ -21,6 +22,7 @@
  * outputs keep theirs); the bare conv output becomes "<name>_nobias".
  */
 #include "agent/rewrite/rewrite.h"
+#include "agent/rewrite/fuse_gelu_internal.h"
 #include "agent/rewrite/fuse_layernorm_internal.h"
 #include "agent/rewrite/narrow_internal.h"
 #include "agent/rewrite/scalar_mul_internal.h"
@@ -156,10 +158,11 @@ xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt,
         for (int i = 0; i < out->n_outputs; i++) out->outputs[i] = target[out->outputs[i]];
     }
     xf_free(target);
-    int n_ln = 0, n_scalar = 0, n_sel = 0, n_narrowed = 0, n_layout = 0;
+    int n_ln = 0, n_gelu = 0, n_scalar = 0, n_sel = 0, n_narrowed = 0, n_layout = 0;
     if (st == XF_OK && po.fuse_layernorm) st = rw_fuse_layernorms(out, &n_ln, err);
     int n_ln_bias = 0;
     if (st == XF_OK) st = split_layernorm_biases(out, &n_ln_bias, err);
+    if (st == XF_OK && po.fuse_gelu) st = rw_fuse_gelus(out, &n_gelu, err);
     if (st == XF_OK && po.scalar_mul) st = rw_scalar_mul_canonicalise(out, &n_scalar, err);
     if (st == XF_OK && (po.narrow || po.slice_selections))
         st = rw_narrow_selections(out, po.narrow, &n_sel, &n_narrowed, err);
@@ -167,6 +170,7 @@ xf_status xf_agent_prepare(const xf_graph *model, const xf_prepare_options *opt,
     if (stats) {
         stats->split_convs = n_split;
         stats->fused_layernorms = n_ln;
+        stats->fused_gelus = n_gelu;
         stats->scalar_muls = n_scalar;
         stats->narrowed_selections = n_sel;
         stats->narrowed_ops = n_narrowed;

@@ -38,6 +38,7 @@ xf_status xf_gather_tied(xf_graph *g, int *n_dropped, xf_error *err);
 /* What xf_agent_prepare does beyond the conv-bias split (always done). */
 typedef struct xf_prepare_options {
     int fuse_layernorm; /* decomposed layer norms -> layernorm (default 1) */
+    int fuse_gelu;      /* x * 0.5 * (1 + erf(x / sqrt 2)) -> gelu (default 1) */
     int scalar_mul;     /* mul/div by a scalar constant -> scalar_mul (default 1) */
     int narrow;         /* positions nobody reads not computed (default 1) */
     int slice_selections; /* without narrow: a Gather of one position becomes
@@ -52,6 +53,7 @@ xf_prepare_options xf_prepare_options_default(void);
 typedef struct xf_prepare_stats {
     int split_convs;      /* conv biases (and fused activations) split off */
     int fused_layernorms; /* decomposed layer norms made one layernorm node */
+    int fused_gelus;      /* erf-form GELUs made one gelu node */
     int scalar_muls;      /* mul/div by a scalar constant made scalar_mul */
     int narrowed_selections; /* Gathers of one position moved up as slices */
     int narrowed_ops;        /* operators that now compute only the selected positions */

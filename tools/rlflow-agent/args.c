@@ -225,6 +225,9 @@ static const xf_cli_opt opts[] = {
     {.name = "--no-layernorm-fusion", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.prepare.fuse_layernorm), .set = 0,
      .label = "--no-layernorm-fusion",
      .help = "keep layer norms written out operator by operator"},
+    {.name = "--no-gelu-fusion", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.prepare.fuse_gelu), .set = 0,
+     .label = "--no-gelu-fusion",
+     .help = "keep the erf form of GELU written out operator by operator"},
     {.name = "--scalings", .type = XF_CLI_CHOICE, .off = offsetof(cli_options, scalings), .choices = scalings,
      .label = "--scalings S",
      .help = "Mul/Div by scalar constants: moved (made scalar_mul, which the\n"

@@ -85,6 +85,10 @@ static void print_header(const cli_options *o, const xf_optimize_report *r)
         printf("%s%d decomposed layer norms fused", sep, ps->fused_layernorms);
         sep = ", ";
     }
+    if (ps->fused_gelus > 0) {
+        printf("%s%d GELU%s fused", sep, ps->fused_gelus, ps->fused_gelus == 1 ? "" : "s");
+        sep = ", ";
+    }
     if (ps->scalar_muls > 0) {
         printf("%s%d scalings as scalar_mul", sep, ps->scalar_muls);
         sep = ", ";
@@ -261,12 +265,13 @@ static void print_rules(const cli_options *o, const xf_optimize_report *r)
     printf("; hand passes: ");
     const xf_prepare_stats *ps = &r->written_prep;
     if (o->opt.passes == XF_OPTIMIZE_RULES) { /* the layer norms are fused all the same */
-        printf("layer-norm fusion %d, the others off (--passes rules)\n", ps->fused_layernorms);
+        printf("layer-norm fusion %d, GELU fusion %d, the others off (--passes rules)\n",
+               ps->fused_layernorms, ps->fused_gelus);
         return;
     }
-    printf("layer-norm fusion %d, narrowing %d operator%s, split layout %d, unbatched layout "
-           "%s\n",
-           ps->fused_layernorms, ps->narrowed_ops, ps->narrowed_ops == 1 ? "" : "s",
+    printf("layer-norm fusion %d, GELU fusion %d, narrowing %d operator%s, split layout %d, "
+           "unbatched layout %s\n",
+           ps->fused_layernorms, ps->fused_gelus, ps->narrowed_ops, ps->narrowed_ops == 1 ? "" : "s",
            ps->merged_split_layouts, r->unbatched ? "chosen" : "not chosen");
 }
 
