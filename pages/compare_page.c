@@ -72,8 +72,9 @@ static void table(FILE *f, const xf_pages_run *runs, int n)
         pg_bytes_cell(f, r->memory_after.weight_bytes);
         int c[PG_PASSES];
         pg_pass_counts(r, c);
-        fprintf(f, "<td class=\"n\">%d</td>", (r->kept_original ? 0 : r->n_applied) + c[0] + c[1] +
-                                                    c[2] + c[3]);
+        int total = r->kept_original ? 0 : r->n_applied;
+        for (int k = 0; k < PG_PASSES; k++) total += c[k];
+        fprintf(f, "<td class=\"n\">%d</td>", total);
         if (r->check.max_abs >= 0) fprintf(f, "<td class=\"n\">%.2g</td>", r->check.max_abs);
         else fputs("<td class=\"n\">-</td>", f);
         fprintf(f, "<td class=\"n\">%.1f</td></tr>\n", r->seconds);

@@ -176,17 +176,18 @@ void pg_chart(FILE *f, const char *title, const char *x_label, const char *y_lab
 
 /* ---------------------------------------------------------- hand passes */
 
-const char *const pg_pass_names[PG_PASSES] = {"layer-norm fusion", "narrowing", "split layout",
-                                              "unbatched layout"};
+const char *const pg_pass_names[PG_PASSES] = {"layer-norm fusion", "GELU fusion", "narrowing",
+                                              "split layout", "unbatched layout"};
 
 void pg_pass_counts(const xf_optimize_report *r, int counts[PG_PASSES])
 {
     const xf_prepare_stats *ps = &r->written_prep;
     int kept = r->kept_original;
     counts[0] = kept ? 0 : ps->fused_layernorms;
-    counts[1] = kept ? 0 : ps->narrowed_ops;
-    counts[2] = kept ? 0 : ps->merged_split_layouts;
-    counts[3] = !kept && r->unbatched;
+    counts[1] = kept ? 0 : ps->fused_gelus;
+    counts[2] = kept ? 0 : ps->narrowed_ops;
+    counts[3] = kept ? 0 : ps->merged_split_layouts;
+    counts[4] = !kept && r->unbatched;
 }
 
 xf_status pg_make_dir(const char *dir, xf_error *err)

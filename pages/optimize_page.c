@@ -161,6 +161,7 @@ static xf_status rewrites(FILE *f, const xf_optimize_report *r, pg_pictures *pic
                 pg_pass_names[k], counts[k]);
         static const char *const what[PG_PASSES] = {
             "decomposed layer norms made one LayerNormalization node",
+            "the erf form of GELU made one gelu, written back in the form ONNX Runtime fuses",
             "operators computing only the one position a Gather selects",
             "splits whose parts are reshaped and transposed alike: one reshape and transpose "
             "before the split",

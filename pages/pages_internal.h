@@ -37,7 +37,7 @@ void pg_chart(FILE *f, const char *title, const char *x_label, const char *y_lab
 
 /* The hand-written passes as sources of rewrites: how many of each the
  * model written carries (0: none). */
-#define PG_PASSES 4
+#define PG_PASSES 5
 extern const char *const pg_pass_names[PG_PASSES];
 void pg_pass_counts(const xf_optimize_report *r, int counts[PG_PASSES]);
 
