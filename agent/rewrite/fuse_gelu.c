@@ -2,10 +2,10 @@
  * fuse_gelu.c — part of xf_agent_prepare: exporters write the exact GELU as
  * five nodes, d = x / √2 (or x · (1/√2)), e = erf(d), a = e + 1, then
  * (x · 0.5) · a or (x · a) · 0.5, operands in either order. ONNX Runtime
- * fuses exactly that form (Div by √2, the 0.5 beside x) into its Gelu
- * kernel. Left as five nodes, the preparation made the scalings scalar_mul
- * and the rules moved the ×0.5 into the next weight and the 1/√2 about, so
- * the model written ran Erf, Add and two Muls unfused (modelzoo BERT).
+ * (1.30) fuses that form into its Gelu kernel only with the Div by √2 (not a
+ * Mul by 1/√2) and the 0.5 in place. Left as five nodes, the preparation made
+ * the scalings scalar_mul and the rules moved the ×0.5 into the next weight,
+ * so the model written ran Erf, Add and two Muls unfused (modelzoo BERT).
  * Fused, the chain is one gelu node: an operator of the vocabulary (its rules
  * move reshapes and slices through it), costed as one kernel as ONNX Runtime
  * runs it, and written back by the exporter in the form ONNX Runtime fuses.
@@ -18,7 +18,6 @@
 
 #include <math.h>
 #include <stdio.h>
-
 
 #define SQRT2 1.41421356f
 #define SQRT1_2 0.70710678f
