@@ -1001,6 +1001,20 @@ static xf_status op_prepare(void *ctx, xf_error *err)
     return XF_OK;
 }
 
+/* Preparation of an exported BERT: its layer norms' and GELUs' chains
+ * fused (the shared chain driver, then a gelu node per chain). */
+static xf_status op_prepare_fusions(void *ctx, xf_error *err)
+{
+    xf_graph work;
+    xf_prepare_stats ps;
+    xf_status s = xf_agent_prepare(ctx, NULL, &work, &ps, err);
+    if (s != XF_OK) return s;
+    ck_assert_int_eq(ps.fused_gelus, 1);
+    ck_assert_int_eq(ps.fused_layernorms, 3);
+    xf_graph_free(&work);
+    return XF_OK;
+}
+
 /* The unbatched layout of the same transformer (adapters added). */
 static xf_status op_unbatch(void *ctx, xf_error *err)
 {
@@ -1060,6 +1074,15 @@ START_TEST(prepare_narrow)
     model_search_ctx c = {&g, r.path};
     oom_walk("both preparations searched", op_model_search, &c, 1);
     rules_free(&r);
+    xf_graph_free(&g);
+}
+END_TEST
+
+START_TEST(prepare_fusions)
+{
+    xf_graph g;
+    xf_test_modelzoo("bert", "--layers 1 --hidden 16 --heads 2 --seq 4", "oom_bert", &g);
+    oom_walk("prepare fusing layer norms and GELUs", op_prepare_fusions, &g, 1);
     xf_graph_free(&g);
 }
 END_TEST
@@ -1520,6 +1543,7 @@ static Suite *suite(void)
     tcase_add_test(t, derive);
     tcase_add_test(t, env_and_search);
     tcase_add_test(t, prepare_narrow);
+    tcase_add_test(t, prepare_fusions);
     tcase_add_test(t, gather_tied);
     tcase_add_test(t, enumerate_and_prune);
     tcase_add_test(t, verifier);
