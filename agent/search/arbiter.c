@@ -550,7 +550,8 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
     double t_join = xf_clock_now();
     st = xf_target_race_add_then(a->race, NULL, &h.f->g, written, &h, &slot, &jerr);
     if (xf_clock_now() - t_join > a->load_s) a->load_s = xf_clock_now() - t_join;
-    if (!st) st = xf_target_race_diff(a->race, slot, &h.rel, &jerr);
+    int worst = 0;
+    if (!st) st = xf_target_race_diff(a->race, slot, &h.rel, &worst, &jerr);
     if (st == XF_ERR_NOMEM) {
         if (err) *err = jerr;
         held_free(&h);
@@ -559,11 +560,13 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
     if (st || !(h.rel <= a->o.target_rtol)) {
         if (st)
             snprintf(e->why, sizeof e->why, "the target could not run it: %s", jerr.msg);
-        else
+        else {
+            const char *name = a->model->values[a->model->outputs[worst]].name;
             snprintf(e->why, sizeof e->why,
-                     "its outputs in the target differ from the input's: max |d| %.3g of "
-                     "the largest |output| (tolerance %.3g)",
-                     h.rel, a->o.target_rtol);
+                     "its outputs in the target differ from the input's: output %d (%s), "
+                     "max |d| %.3g of its largest |value| (tolerance %.3g)",
+                     worst, name ? name : "unnamed", h.rel, a->o.target_rtol);
+        }
         xf_log(XF_LOG_INFO, "arbiter: a candidate is dropped: %s", e->why);
         /* timed as written: one that cannot be written so is not a model
          * the user could get */
