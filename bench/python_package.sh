@@ -49,6 +49,9 @@ end=$(date +%s%N)
 echo "pip install:    $(((end - start) / 1000000)) ms ($how)"
 
 cd "$work"
+# The fresh clone has no .deps: ONNX Runtime from this tree's set-up, unless given.
+ort="$src/.deps/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+if [ -z "${RLFLOW_ORT_LIB:-}" ] && [ -f "$ort" ]; then export RLFLOW_ORT_LIB="$ort"; fi
 XDG_CACHE_HOME="$work/cache" "$work/venv/bin/python" - "$model" <<'EOF'
 import sys, time
 import onnx
