@@ -58,7 +58,7 @@ const char *xf_optimize_verdict_name(xf_arbiter_verdict v)
     case XF_ARBITER_TIMED: return "not faster beyond the noise";
     case XF_ARBITER_CHOSEN: return "fastest: written";
     case XF_ARBITER_DUPLICATE: return "same model as one above";
-    case XF_ARBITER_WRONG: return "computes something else (target or interpreter): dropped";
+    case XF_ARBITER_WRONG: return "computes something else or does not run: dropped";
     case XF_ARBITER_UNCONFIRMED: return "fastest, not faster again in the confirming run";
     case XF_ARBITER_NOT_BUILT: return "this layout could not be made: not timed";
     case XF_ARBITER_NOT_TIMED: return "not timed: over the memory limit, or out of budget";

@@ -332,6 +332,10 @@ static void arbiter(FILE *f, const xf_optimize_report *r)
             fputs("<td class=\"n\">-</td><td class=\"n\">-</td>", f);
         fputs("<td>", f);
         xf_audit_html(f, slower ? "slower beyond the noise" : xf_optimize_verdict_name(e->verdict));
+        if (e->why[0]) {
+            fputs(": ", f);
+            xf_audit_html(f, e->why);
+        }
         fputs("</td></tr>\n", f);
     }
     fputs("</table></section>\n", f);

@@ -54,9 +54,10 @@ xf_status target_model_load_then(xf_target *t, const char *path, const xf_graph 
                                     xf_target_model **out, xf_error *err);
 
 /* outputs.c: the largest difference of b's last outputs from a's (see
- * xf_target_outputs_diff); both must have run. */
+ * xf_target_outputs_diff); both must have run. *worst (may be NULL): the
+ * output that differs most (0 when none differs). */
 xf_status target_models_diff(xf_target_model *a, xf_target_model *b, double *max_rel,
-                                xf_error *err);
+                             int *worst, xf_error *err);
 /* The ONNX element type of an rlflow dtype (0: none). */
 int target_ort_type(xf_dtype d);
 /* share.c: whether g goes to onnxruntime through a file in the scratch

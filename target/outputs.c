@@ -41,9 +41,10 @@ static double float_diff(const xf_tensor *x, const xf_tensor *ref)
 }
 
 xf_status target_models_diff(xf_target_model *a, xf_target_model *b, double *max_rel,
-                                xf_error *err)
+                             int *worst, xf_error *err)
 {
     *max_rel = 0;
+    if (worst) *worst = 0;
     if (a->n_out != b->n_out)
         return XF_FAIL(err, XF_ERR_MISMATCH, "the models have %d and %d outputs", a->n_out,
                        b->n_out);
@@ -61,7 +62,10 @@ xf_status target_models_diff(xf_target_model *a, xf_target_model *b, double *max
         double rel = float_type(ref->dtype) ? float_diff(x, ref)
                      : xf_tensor_close(x, ref, 0, 0) ? 0.0
                                                      : INFINITY;
-        if (!(rel <= *max_rel)) *max_rel = rel;
+        if (!(rel <= *max_rel)) {
+            *max_rel = rel;
+            if (worst) *worst = i;
+        }
     }
     if (out[0]) xf_tensor_array_free(out[0], a->n_out);
     if (out[1]) xf_tensor_array_free(out[1], b->n_out);
@@ -82,7 +86,7 @@ xf_status xf_target_outputs_diff(xf_target *t, const xf_graph *a, const xf_graph
         st = xf_target_model_load(t, g[k], seed, &m[k], err);
         if (!st) st = xf_target_model_run(m[k], err);
     }
-    if (!st) st = target_models_diff(m[0], m[1], max_rel, err);
+    if (!st) st = target_models_diff(m[0], m[1], max_rel, NULL, err);
     for (int k = 0; k < 2; k++) xf_target_model_free(m[k]);
     return st;
 }
@@ -99,7 +103,7 @@ xf_status xf_target_files_diff(xf_target *t, const char *path_a, const char *pat
         if (!st) st = xf_target_model_run(m[k], err);
         if (st) xf_error_prefix(err, "%s", path[k]);
     }
-    if (!st) st = target_models_diff(m[0], m[1], max_rel, err);
+    if (!st) st = target_models_diff(m[0], m[1], max_rel, NULL, err);
     for (int k = 0; k < 2; k++) xf_target_model_free(m[k]);
     return st;
 }

@@ -191,8 +191,10 @@ xf_status xf_target_race_timing(const xf_target_race *r, int slot, xf_target_tim
                                 xf_target_timing *self, double *ref_ms, xf_error *err);
 /* The outputs of the model in `slot` against model 0's, as
  * xf_target_outputs_diff compares them (both ran on the same inputs when
- * they were warmed up): no extra run. */
-xf_status xf_target_race_diff(xf_target_race *r, int slot, double *max_rel, xf_error *err);
+ * they were warmed up): no extra run. *worst (may be NULL): the output
+ * that differs most. */
+xf_status xf_target_race_diff(xf_target_race *r, int slot, double *max_rel, int *worst,
+                              xf_error *err);
 /* The last round's length, ms (what one more round costs). */
 double xf_target_race_round_ms(const xf_target_race *r);
 /* Frees the model in slot (> 0, not the self check): its session ends. */

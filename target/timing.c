@@ -328,11 +328,12 @@ xf_status xf_target_race_timing(const xf_target_race *r, int slot, xf_target_tim
     return st;
 }
 
-xf_status xf_target_race_diff(xf_target_race *r, int slot, double *max_rel, xf_error *err)
+xf_status xf_target_race_diff(xf_target_race *r, int slot, double *max_rel, int *worst,
+                              xf_error *err)
 {
     if (slot <= 0 || slot >= r->n || !r->m[slot].m)
         return XF_FAIL(err, XF_ERR_INVALID, "race: slot %d holds no candidate", slot);
-    return target_models_diff(r->m[0].m, r->m[slot].m, max_rel, err);
+    return target_models_diff(r->m[0].m, r->m[slot].m, max_rel, worst, err);
 }
 
 void xf_target_race_drop(xf_target_race *r, int slot)

@@ -316,6 +316,12 @@ START_TEST(a_faster_candidate_is_written_and_a_wrong_one_dropped)
     ck_assert_int_eq(ar.n, 4);
     ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_WRONG);
     ck_assert_int_eq(ar.e[1].t.runs, 0);
+    /* the verdict says which check dropped it and by how much */
+    ck_assert_msg(strstr(ar.e[1].why, "in the target differ") &&
+                      strstr(ar.e[1].why, "output 0 (") && strstr(ar.e[1].why, "max |d| ") && strstr(ar.e[1].why, "(tolerance 0.0001)"),
+                  "why: '%s'", ar.e[1].why);
+    ck_assert_str_eq(ar.e[2].why, "");
+    ck_assert_str_eq(ar.e[3].why, "");
     ck_assert_int_eq(ar.e[2].verdict, XF_ARBITER_DUPLICATE); /* finishes to the input */
     ck_assert_int_eq(ar.e[3].verdict, XF_ARBITER_CHOSEN);
     ck_assert_int_eq(ar.chosen, 3);

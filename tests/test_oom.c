@@ -1323,7 +1323,7 @@ static xf_status op_race(void *ctx, xf_error *err)
     if (!s) s = xf_target_race_open(t, g, NULL, 1, &to, &r, err);
     if (!s) s = xf_target_race_add(r, NULL, g, &slot, err);
     for (int k = 0; k < 2 && !s; k++) s = xf_target_race_round(r, err);
-    if (!s) s = xf_target_race_diff(r, slot, &rel, err);
+    if (!s) s = xf_target_race_diff(r, slot, &rel, NULL, err);
     if (!s) s = xf_target_race_timing(r, slot, &tm, &self, NULL, err);
     if (!s) xf_target_race_drop(r, slot);
     xf_target_race_free(r);

@@ -86,7 +86,7 @@ static const xf_cli_opt opts[] = {
              "at most 4 x the online CPUs)"},
     {.name = "--opt", .type = XF_CLI_CHOICE, .off = OFF(opt), .choices = opt_levels,
      .values = opt_values, .label = "--opt LEVEL",
-     .help = "its graph optimisations: all (default), extended, basic,\ndisabled (time; ort-optimize: default extended)"},
+     .help = "its graph optimisations: all (default), extended, basic,\ndisabled (time, compare; ort-optimize: default extended)"},
     {.name = "--rounds", .type = XF_CLI_INT, .off = OFF(rounds), .lo = 1, .hi = 100000,
      .what = "an integer (1 up to 100000)", .label = "--rounds N, --reps N",
      .help = "alternation rounds (default 21) and runs of each model\n"
@@ -563,6 +563,7 @@ static int cmd_compare(const options *o)
     if (rc) return rc;
     xf_target_options to = xf_target_default_options();
     to.threads = o->threads;
+    to.opt_level = (xf_target_opt_level)o->opt;
     xf_target *t = NULL;
     xf_error err;
     xf_error_clear(&err);

@@ -550,15 +550,24 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
     double t_join = xf_clock_now();
     st = xf_target_race_add_then(a->race, NULL, &h.f->g, written, &h, &slot, &jerr);
     if (xf_clock_now() - t_join > a->load_s) a->load_s = xf_clock_now() - t_join;
-    if (!st) st = xf_target_race_diff(a->race, slot, &h.rel, &jerr);
+    int worst = 0;
+    if (!st) st = xf_target_race_diff(a->race, slot, &h.rel, &worst, &jerr);
     if (st == XF_ERR_NOMEM) {
         if (err) *err = jerr;
         held_free(&h);
         return st;
     }
     if (st || !(h.rel <= a->o.target_rtol)) {
-        xf_log(XF_LOG_INFO, "arbiter: a candidate is dropped: %s",
-               st ? jerr.msg : "its outputs in the target differ from the input's");
+        if (st)
+            snprintf(e->why, sizeof e->why, "the target could not run it: %s", jerr.msg);
+        else {
+            const char *name = a->model->values[a->model->outputs[worst]].name;
+            snprintf(e->why, sizeof e->why,
+                     "its outputs in the target differ from the input's: output %d (%s), "
+                     "max |d| %.3g of its largest |value| (tolerance %.3g)",
+                     worst, name ? name : "unnamed", h.rel, a->o.target_rtol);
+        }
+        xf_log(XF_LOG_INFO, "arbiter: a candidate is dropped: %s", e->why);
         /* timed as written: one that cannot be written so is not a model
          * the user could get */
         e->verdict = st && xf_target_kept_dims(a->t) && xf_target_export_failed(a->t)
@@ -757,7 +766,19 @@ static xf_status interp_ok(arb *a, held *h, int *ok, xf_error *err)
         return st;
     }
     *ok = !st && chk.bad_output < 0;
-    if (!*ok) a->res->e[h->entry].verdict = XF_ARBITER_WRONG;
+    if (*ok) return XF_OK;
+    xf_arbiter_entry *e = &a->res->e[h->entry];
+    e->verdict = XF_ARBITER_WRONG;
+    if (st)
+        snprintf(e->why, sizeof e->why, "the interpreter could not check it: %s", cerr.msg);
+    else {
+        const char *name = a->model->values[a->model->outputs[chk.bad_output]].name;
+        snprintf(e->why, sizeof e->why,
+                 "the interpreter: output %d (%s) differs from the input's, max |d| %.3g "
+                 "(tolerance %.3g + %.3g*|ref|)",
+                 chk.bad_output, name ? name : "unnamed", chk.bad_abs, a->o.atol, a->o.rtol);
+    }
+    xf_log(XF_LOG_INFO, "arbiter: a candidate is dropped: %s", e->why);
     return XF_OK;
 }
 

@@ -556,6 +556,11 @@ typedef struct xf_arbiter_entry {
     double input_ms;        /* the input's median ms in the run that gave t */
     xf_arbiter_verdict verdict;
     int unbatched;          /* the candidate in its unbatched layout (xf_agent_unbatch) */
+    char why[256];          /* a dropped entry (WRONG, NOT_WRITABLE): which check
+                               dropped it and what differs, with the figures (the
+                               target's max |d| over the largest |output| against its
+                               tolerance, or the interpreter's first differing output
+                               and its max |d|), or the target's error ("" otherwise) */
 } xf_arbiter_entry;
 
 typedef struct xf_arbiter_result {

@@ -211,6 +211,7 @@ static void print_target(const xf_optimize_report *r)
     for (int i = 1; i < a->n; i++) {
         const xf_arbiter_entry *e = &a->e[i];
         xf_arbiter_entry_name(e, name, sizeof name);
+        if (e->why[0]) printf("dropped:         %s: %s\n", name, e->why);
         if (e->closer.runs > 0)
             printf("closer look:     %s, none faster in the run of all: x%.3f [%.3f, %.3f] "
                    "in a longer run against the input %s alone%s\n",
