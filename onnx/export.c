@@ -224,7 +224,7 @@ static Onnx__TypeProto *tensor_type(xf_export *x, xf_dtype dt, const xf_shape *s
     shp->n_dim = (size_t)sh->rank;
     shp->dim = dims;
     tt->has_elem_type = 1;
-    tt->elem_type = ox_dtype_from_xf(dt);
+    tt->elem_type = xf_onnx_dtype_code(dt);
     tt->shape = v == -2 && x->n_probe ? NULL : shp;
     tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
     tp->tensor_type = tt;
@@ -255,7 +255,7 @@ static Onnx__TensorProto *tensor_proto(xf_export *x, const char *name, xf_dtype 
     t->n_dims = (size_t)sh->rank;
     t->dims = dims;
     t->has_data_type = 1;
-    t->data_type = ox_dtype_from_xf(dt);
+    t->data_type = xf_onnx_dtype_code(dt);
     t->name = (char *)name;
     size_t esz = xf_dtype_size(dt);
     size_t bytes = (size_t)xf_shape_numel(sh) * esz;
@@ -525,7 +525,7 @@ static xf_status check_values(const xf_export *x)
     const xf_graph *g = x->g;
     for (int i = 0; i < g->n_values; i++) {
         const xf_value *v = &g->values[i];
-        if (ox_dtype_from_xf(v->dtype) == 0)
+        if (xf_onnx_dtype_code(v->dtype) == 0)
             return XF_FAIL(x->err, XF_ERR_GRAPH, "value %d '%s' has no valid dtype", i,
                            v->name ? v->name : "");
     }
@@ -697,7 +697,7 @@ xf_status xf_onnx_save(const xf_graph *g, const char *path, xf_error *err)
 xf_status xf_onnx_save_tensor(const char *path, const xf_tensor *t, const char *name,
                               xf_error *err)
 {
-    if (ox_dtype_from_xf(t->dtype) == 0 || t->shape.rank < 0 || t->shape.rank > XF_MAX_DIMS)
+    if (xf_onnx_dtype_code(t->dtype) == 0 || t->shape.rank < 0 || t->shape.rank > XF_MAX_DIMS)
         return XF_FAIL(err, XF_ERR_INVALID, "%s: tensor has no valid dtype or rank", path);
     xf_export x;
     memset(&x, 0, sizeof x);

@@ -493,7 +493,7 @@ static xf_status emit_mapped(xf_export *x, int node)
     Onnx__NodeProto *nd = ox_export_emit_main(x, node, op_type, n_in, NULL, 0, NULL);
     if (!nd) return x->st;
     switch (n->op) {
-    case XF_OP_CAST: return ox_export_attr_int(x, nd, "to", ox_dtype_from_xf((xf_dtype)p->to));
+    case XF_OP_CAST: return ox_export_attr_int(x, nd, "to", xf_onnx_dtype_code((xf_dtype)p->to));
     case XF_OP_GEMM:
         if (ox_export_attr_float(x, nd, "alpha", p->alpha) != XF_OK ||
             ox_export_attr_float(x, nd, "beta", p->beta) != XF_OK ||

@@ -172,7 +172,7 @@ xf_status ox_export_share(xf_export *x, xf_export_layout *layout)
         xf_onnx_shared_ref *r = &layout->refs[layout->n_refs];
         r->name = t->name;
         r->data = e->data;
-        r->dtype = ox_dtype_to_xf(t->data_type);
+        r->dtype = xf_onnx_dtype_of_code(t->data_type);
         int64_t dims[XF_MAX_DIMS] = {0};
         for (size_t k = 0; k < t->n_dims && k < XF_MAX_DIMS; k++) dims[k] = t->dims[k];
         r->shape = xf_shape_make((int)t->n_dims, dims);

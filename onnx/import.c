@@ -94,7 +94,7 @@ xf_status ox_value_type(imp_state *st, const Onnx__ValueInfoProto *vi, int is_in
                        what);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     int code = tt->has_elem_type ? tt->elem_type : 0;
-    *dt = ox_dtype_to_xf(code);
+    *dt = xf_onnx_dtype_of_code(code);
     if (*dt == XF_DTYPE_INVALID)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "%s has dtype %s; rlflow supports " OX_DTYPES_SUPPORTED, what,

@@ -471,7 +471,7 @@ static xf_status opaque_out_type(imp_state *st, int out, const char *name, xf_dt
     const Onnx__TypeProto *tp = vi->type;
     if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type &&
         tp->tensor_type->has_elem_type &&
-        ox_dtype_to_xf(tp->tensor_type->elem_type) == XF_DTYPE_INVALID)
+        xf_onnx_dtype_of_code(tp->tensor_type->elem_type) == XF_DTYPE_INVALID)
         return ox_node_fail(st, err, XF_ERR_UNSUPPORTED,
                              "output '%s' has dtype %s; rlflow supports " OX_DTYPES_SUPPORTED,
                              name, ox_dtype_name(tp->tensor_type->elem_type));

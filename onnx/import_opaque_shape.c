@@ -121,7 +121,7 @@ static int quant(imp_state *st, int k, int quantize, xf_dtype *dt, xf_shape *sh,
     if (ox_in_sym(st, 2) >= 0) return ox_in_info(st, 2, dt, &s, err) == XF_OK ? 1 : -1;
     int64_t to;
     if (ox_attr_int(st, "output_dtype", 0, &to, err) != XF_OK) return -1;
-    t = to > 0 && to < 64 ? ox_dtype_to_xf((int)to) : XF_U8;
+    t = to > 0 && to < 64 ? xf_onnx_dtype_of_code((int)to) : XF_U8;
     if (t == XF_DTYPE_INVALID) return 0;
     *dt = t;
     return 1;

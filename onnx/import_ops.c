@@ -253,7 +253,7 @@ static xf_status map_cast(imp_state *st, xf_op op, xf_error *err)
     if (rc == XF_OK) rc = ox_attr_int(st, "to", -1, &to, err);
     if (rc != XF_OK) return rc;
     if (to < 0) return ox_node_fail(st, err, XF_ERR_PARSE, "attribute 'to' is missing");
-    xf_dtype dt = to > INT32_MAX ? XF_DTYPE_INVALID : ox_dtype_to_xf((int)to);
+    xf_dtype dt = to > INT32_MAX ? XF_DTYPE_INVALID : xf_onnx_dtype_of_code((int)to);
     if (dt == XF_DTYPE_INVALID) {
         char why[96];
         snprintf(why, sizeof why, "cast to %s", ox_dtype_name(to > 64 ? -1 : (int)to));

@@ -85,7 +85,7 @@ xf_status ox_calc_attrs(imp_state *st, xf_opaque *o, xf_error *err)
         if (rc == XF_OK) rc = ox_attr_int(st, "output_dtype", 0, &to, err);
         if (rc == XF_OK && block != 0)
             return ox_no_kernel(st, o, "blocked quantisation (block_size)", err);
-        o->calc.to = to > 0 && to < 64 ? (int32_t)ox_dtype_to_xf((int)to) : 0;
+        o->calc.to = to > 0 && to < 64 ? (int32_t)xf_onnx_dtype_of_code((int)to) : 0;
         if (rc == XF_OK && to != 0 && o->calc.to != XF_I8 && o->calc.to != XF_U8)
             return ox_no_kernel(st, o, "an output_dtype other than int8 and uint8", err);
     }

@@ -141,7 +141,7 @@ xf_status ox_tensor_decode_src(const Onnx__TensorProto *tp, const char *what,
     if (borrowed) *borrowed = 0;
     memset(t, 0, sizeof *t);
     int code = tp->has_data_type ? tp->data_type : 0;
-    xf_dtype dt = ox_dtype_to_xf(code);
+    xf_dtype dt = xf_onnx_dtype_of_code(code);
     if (dt == XF_DTYPE_INVALID)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "%s has dtype %s; rlflow supports " OX_DTYPES_SUPPORTED, what,

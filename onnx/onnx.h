@@ -53,6 +53,13 @@ typedef struct xf_onnx_options {
 
 xf_onnx_options xf_onnx_default_options(void);
 
+/* The ONNX TensorProto.DataType code of `t` (1 FLOAT, 10 FLOAT16, ...; the
+ * values ONNX Runtime's ONNXTensorElementDataType uses too), 0 (UNDEFINED)
+ * when `t` is invalid; and back: XF_DTYPE_INVALID for a code rlflow does not
+ * carry. The one mapping, for the importer, the exporter and the target. */
+int xf_onnx_dtype_code(xf_dtype t);
+xf_dtype xf_onnx_dtype_of_code(int onnx_dtype);
+
 /* Reads `path`; external-data initializers are resolved relative to the
  * model's directory. `opts` may be NULL for defaults. */
 xf_status xf_onnx_load(const char *path, const xf_onnx_options *opts, xf_graph *g, xf_error *err);

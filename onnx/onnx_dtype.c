@@ -16,7 +16,7 @@ enum {
     ONNX_DOUBLE = 11,
 };
 
-int ox_dtype_from_xf(xf_dtype t)
+int xf_onnx_dtype_code(xf_dtype t)
 {
     switch (t) {
     case XF_F32: return ONNX_FLOAT;
@@ -31,7 +31,7 @@ int ox_dtype_from_xf(xf_dtype t)
     }
 }
 
-xf_dtype ox_dtype_to_xf(int onnx_dtype)
+xf_dtype xf_onnx_dtype_of_code(int onnx_dtype)
 {
     switch (onnx_dtype) {
     case ONNX_FLOAT: return XF_F32;

@@ -11,36 +11,6 @@
 #include "onnx/onnx.h"
 #include "target/model_internal.h"
 
-int target_ort_type(xf_dtype d)
-{
-    switch (d) {
-    case XF_F32: return XF_ORT_FLOAT;
-    case XF_I64: return XF_ORT_INT64;
-    case XF_I32: return XF_ORT_INT32;
-    case XF_BOOL: return XF_ORT_BOOL;
-    case XF_F16: return XF_ORT_FLOAT16;
-    case XF_F64: return XF_ORT_DOUBLE;
-    case XF_I8: return XF_ORT_INT8;
-    case XF_U8: return XF_ORT_UINT8;
-    default: return 0;
-    }
-}
-
-static xf_dtype xf_type(int ort)
-{
-    switch (ort) {
-    case XF_ORT_FLOAT: return XF_F32;
-    case XF_ORT_INT64: return XF_I64;
-    case XF_ORT_INT32: return XF_I32;
-    case XF_ORT_BOOL: return XF_BOOL;
-    case XF_ORT_FLOAT16: return XF_F16;
-    case XF_ORT_DOUBLE: return XF_F64;
-    case XF_ORT_INT8: return XF_I8;
-    case XF_ORT_UINT8: return XF_U8;
-    default: return XF_DTYPE_INVALID;
-    }
-}
-
 /* m's session: over the file at `path`; else over g written to the
  * scratch directory when it uses the shared weights or is big (share.c);
  * else over g's serialisation. */
@@ -147,7 +117,7 @@ static xf_status bind(xf_target_model *m, const xf_graph *g, xf_error *err)
         xf_tensor *x = &m->inputs[j];
         s = target_ort_check(a, a->CreateTensorWithDataAsOrtValue(
                                 t->mem, x->data, xf_tensor_bytes(x), x->shape.dims,
-                                (size_t)x->shape.rank, target_ort_type(x->dtype), &m->in_values[i]),
+                                (size_t)x->shape.rank, xf_onnx_dtype_code(x->dtype), &m->in_values[i]),
                          err, "wrapping an input");
         if (s != XF_OK) return s;
     }
@@ -189,7 +159,7 @@ xf_status target_model_load_then(xf_target *t, const char *path, const xf_graph 
                       : XF_FAIL(err, XF_ERR_NOMEM, "out of memory making inputs");
     }
     for (int i = 0; s == XF_OK && i < g->n_inputs; i++)
-        if (!target_ort_type(m->inputs[i].dtype))
+        if (!xf_onnx_dtype_code(m->inputs[i].dtype))
             s = XF_FAIL(err, XF_ERR_UNSUPPORTED, "input %d has dtype %s", i,
                         xf_dtype_name(m->inputs[i].dtype));
     if (s == XF_OK) s = bind(m, g, err);
@@ -235,7 +205,7 @@ static xf_status copy_output(xf_target_model *m, OrtValue *v, xf_tensor *dst, xf
     xf_status s = target_ort_check(a, a->GetTensorTypeAndShape(v, &info), err, "reading an output");
     if (s == XF_OK) s = target_ort_check(a, a->GetTensorElementType(info, &type), err, "output type");
     if (s == XF_OK) s = target_ort_check(a, a->GetDimensionsCount(info, &rank), err, "output rank");
-    if (s == XF_OK && (rank > XF_MAX_DIMS || xf_type(type) == XF_DTYPE_INVALID))
+    if (s == XF_OK && (rank > XF_MAX_DIMS || xf_onnx_dtype_of_code(type) == XF_DTYPE_INVALID))
         s = XF_FAIL(err, XF_ERR_UNSUPPORTED, "output of rank %zu and ONNX type %d", rank, type);
     if (s == XF_OK) {
         shape.rank = (int)rank;
@@ -243,7 +213,7 @@ static xf_status copy_output(xf_target_model *m, OrtValue *v, xf_tensor *dst, xf
     }
     if (info) a->ReleaseTensorTypeAndShapeInfo(info);
     if (s == XF_OK) s = target_ort_check(a, a->GetTensorMutableData(v, &data), err, "output data");
-    if (s == XF_OK) s = xf_tensor_alloc(dst, xf_type(type), &shape, err);
+    if (s == XF_OK) s = xf_tensor_alloc(dst, xf_onnx_dtype_of_code(type), &shape, err);
     if (s == XF_OK) memcpy(dst->data, data, xf_tensor_bytes(dst));
     return s;
 }

@@ -58,8 +58,6 @@ xf_status target_model_load_then(xf_target *t, const char *path, const xf_graph 
  * output that differs most (0 when none differs). */
 xf_status target_models_diff(xf_target_model *a, xf_target_model *b, double *max_rel,
                              int *worst, xf_error *err);
-/* The ONNX element type of an rlflow dtype (0: none). */
-int target_ort_type(xf_dtype d);
 /* share.c: whether g goes to onnxruntime through a file in the scratch
  * directory (it uses shared weights, or it is too big for one buffer). */
 int target_share_wanted(const xf_target *t, const xf_graph *g);

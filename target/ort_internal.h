@@ -47,16 +47,10 @@ enum {
     XF_ORT_LOG_FATAL = 4,      /* OrtLoggingLevel */
     XF_ORT_SEQUENTIAL = 0,     /* ExecutionMode */
     XF_ORT_DEVICE_ALLOCATOR = 0, /* OrtAllocatorType */
-    XF_ORT_MEM_DEFAULT = 0,    /* OrtMemType */
-    XF_ORT_FLOAT = 1,          /* ONNXTensorElementDataType */
-    XF_ORT_UINT8 = 2,
-    XF_ORT_INT8 = 3,
-    XF_ORT_INT32 = 6,
-    XF_ORT_INT64 = 7,
-    XF_ORT_BOOL = 9,
-    XF_ORT_FLOAT16 = 10,
-    XF_ORT_DOUBLE = 11
+    XF_ORT_MEM_DEFAULT = 0     /* OrtMemType */
 };
+/* ONNXTensorElementDataType takes ONNX's TensorProto.DataType codes:
+ * xf_onnx_dtype_code (onnx/onnx.h) maps them. */
 
 /* The entries rlflow calls, with their index in struct OrtApi. */
 typedef struct xf_ort_api {

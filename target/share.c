@@ -207,7 +207,7 @@ static xf_status add_initializers(xf_target_model *m, const xf_onnx_writer *w,
             a,
             a->CreateTensorWithDataAsOrtValue(t->mem, (void *)(uintptr_t)r[i].data, bytes,
                                               r[i].shape.dims, (size_t)r[i].shape.rank,
-                                              target_ort_type(r[i].dtype),
+                                              xf_onnx_dtype_code(r[i].dtype),
                                               &m->shared_vals[m->n_shared]),
             err, "wrapping a shared weight");
         if (st != XF_OK) return st;
