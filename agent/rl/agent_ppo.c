@@ -273,7 +273,7 @@ static xf_status step(run *r, int greedy, int train, int *done, xf_error *err)
     if (st != XF_OK) return st;
     int env_rule = rule == a->act.M ? xf_env_num_xfers(r->run.e) : a->act.env[rule];
     xf_env_step_result sr;
-    st = xf_env_step(r->run.e, env_rule, loc, &sr, err);
+    st = xf_agent_env_step(&r->run, env_rule, loc, &sr, err);
     if (st != XF_OK) return st;
     *done = sr.done;
     if (train) {
@@ -304,7 +304,8 @@ static xf_status run_begin(run *r, xf_ppo_agent *a, xf_env *e, xf_search_result 
     memset(r, 0, sizeof *r);
     r->a = a;
     r->phase = "train";
-    return xf_agent_run_begin(&r->run, e, res, a->built ? &a->act : NULL, err);
+    xf_status st = xf_agent_run_begin(&r->run, e, res, a->built ? &a->act : NULL, err);
+    return !st && a->opt.lookahead ? xf_agent_run_lookahead(&r->run, err) : st;
 }
 
 static xf_status run_end(run *r, xf_status st, xf_error *err)
@@ -338,7 +339,7 @@ static xf_status warm_up(run *r, xf_error *err)
         for (int done = 0, rule, loc; !st && !done && left > 0 && !out_of_budget(r);) {
             if (!xf_actions_random(e, &a->rng, &rule, &loc)) break;
             xf_env_step_result sr;
-            st = xf_env_step(e, rule, loc, &sr, err);
+            st = xf_agent_env_step(&r->run, rule, loc, &sr, err);
             if (!st) st = after_step(r, rule, &sr, err);
             if (!st) xf_actions_count(e, count);
             done = !st && sr.done;

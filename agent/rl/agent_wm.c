@@ -348,7 +348,7 @@ static int random_action(xf_wm_agent *a, int *rule, int *loc)
 static xf_status real_step(run_ctx *c, int rule, int loc, xf_env_step_result *sr, xf_error *err)
 {
     double t0 = xf_clock_now();
-    xf_status st = xf_env_step(c->run.e, rule, loc, sr, err);
+    xf_status st = xf_agent_env_step(&c->run, rule, loc, sr, err);
     c->real_s += xf_clock_now() - t0;
     if (st) return st;
     c->st.real_steps++;
@@ -586,7 +586,8 @@ static xf_status run_begin(run_ctx *c, xf_wm_agent *a, xf_env *e, xf_search_resu
 {
     memset(c, 0, sizeof *c);
     c->a = a;
-    return xf_agent_run_begin(&c->run, e, res, a->built ? &a->act : NULL, err);
+    xf_status st = xf_agent_run_begin(&c->run, e, res, a->built ? &a->act : NULL, err);
+    return !st && a->opt.lookahead ? xf_agent_run_lookahead(&c->run, err) : st;
 }
 
 /* Leaves the best graph in e and fills the figures; frees the context. */

@@ -264,6 +264,8 @@ typedef struct xf_wm_agent_options {
                                 episodes (XF_ACTIONS_WARMUP; at most a tenth of
                                 max_env_steps, xf_actions_warmup) */
     int max_actions;         /* cap of the action set (XF_ACTIONS_CAP) */
+    int lookahead;           /* a real step of a rule with a view is followed by the
+                                view moves' closure (xf_agent_env_step; 1) */
     int wm_hidden;           /* LSTM units (256) */
     int n_mix;               /* mixture components (8) */
     int wm_embed;            /* xfer embedding width (16) */
