@@ -145,6 +145,11 @@ int xf_agent_run_over(const xf_agent_run *r, int64_t steps, int64_t max_env_step
     return max_seconds > 0 && xf_clock_now() - r->t0 >= max_seconds;
 }
 
+int xf_agent_run_warmup_over(const xf_agent_run *r, double max_seconds)
+{
+    return max_seconds > 0 && xf_clock_now() - r->t0 >= 0.1 * max_seconds;
+}
+
 xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result *sr,
                             xf_error *err)
 {

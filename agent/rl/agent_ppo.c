@@ -332,11 +332,13 @@ static xf_status warm_up(run *r, xf_error *err)
     r->phase = "warmup";
     xf_status st = XF_OK;
     int left = xf_actions_warmup(a->opt.warmup_steps, a->opt.max_env_steps);
-    for (int moved = 1; !st && left > 0 && moved && !out_of_budget(r);) {
+    for (int moved = 1; !st && left > 0 && moved && !out_of_budget(r) &&
+                        !xf_agent_run_warmup_over(&r->run, a->opt.max_seconds);) {
         st = start_episode(r, err);
         if (!st) xf_actions_count(e, count);
         moved = 0;
-        for (int done = 0, rule, loc; !st && !done && left > 0 && !out_of_budget(r);) {
+        for (int done = 0, rule, loc; !st && !done && left > 0 && !out_of_budget(r) &&
+                                      !xf_agent_run_warmup_over(&r->run, a->opt.max_seconds);) {
             if (!xf_actions_random(e, &a->rng, &rule, &loc)) break;
             xf_env_step_result sr;
             st = xf_agent_env_step(&r->run, rule, loc, &sr, err);

@@ -429,7 +429,8 @@ static xf_status warm_up(run_ctx *c, xf_error *err)
     xf_status st = count && locs ? XF_OK
                                  : XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the warm-up");
     int left = xf_actions_warmup(a->opt.warmup_steps, a->opt.max_env_steps);
-    for (int moved = 1; !st && left > 0 && moved && !out_of_budget(c);) {
+    for (int moved = 1; !st && left > 0 && moved && !out_of_budget(c) &&
+                        !xf_agent_run_warmup_over(&c->run, a->opt.max_seconds);) {
         int idx;
         st = xf_env_reset(e, err);
         if (!st) st = encode(c, err);
@@ -438,7 +439,9 @@ static xf_status warm_up(run_ctx *c, xf_error *err)
         xf_actions_count(e, count);
         c->run.path_n = 0;
         moved = 0;
-        for (int t = 0, rule, loc; t < a->opt.episode_steps && left > 0 && !out_of_budget(c); t++) {
+        for (int t = 0, rule, loc; t < a->opt.episode_steps && left > 0 && !out_of_budget(c) &&
+                                   !xf_agent_run_warmup_over(&c->run, a->opt.max_seconds);
+             t++) {
             if (!xf_actions_random(e, &a->rng, &rule, &loc)) break;
             xf_env_step_result sr;
             st = real_step(c, rule, loc, &sr, err);

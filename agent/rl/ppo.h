@@ -273,7 +273,8 @@ typedef struct xf_ppo_agent_options {
                                 max_locations (200) */
     int warmup_steps;        /* random steps that find the action set before the
                                 networks are built (XF_ACTIONS_WARMUP; at most a
-                                tenth of max_env_steps, xf_actions_warmup) */
+                                tenth of max_env_steps, xf_actions_warmup, and of
+                                max_seconds, xf_agent_run_warmup_over) */
     int max_actions;         /* cap of the action set (XF_ACTIONS_CAP) */
     int lookahead;           /* a step of a rule with a view is followed by the view
                                 moves' closure (xf_agent_env_step; 1) */
@@ -407,6 +408,12 @@ xf_status xf_agent_run_begin(xf_agent_run *r, xf_env *e, xf_search_result *res, 
  * the start (<= 0: no such budget). */
 int xf_agent_run_over(const xf_agent_run *r, int64_t steps, int64_t max_env_steps,
                       double max_seconds);
+/* 1 when the warm-up has had its share of a time budget: a tenth of
+ * max_seconds (<= 0: no time budget, 0). The step budget's share is
+ * xf_actions_warmup's; with a time budget and slow real steps (the fused
+ * cost: 25-60 ms a step under load) 300 warm-up steps took the whole of a
+ * 15 s budget and the agents never trained. */
+int xf_agent_run_warmup_over(const xf_agent_run *r, double max_seconds);
 /* Counts a real step that took environment action `rule` with result sr:
  * a valid rewrite (not the no-op) extends the path, counts as seen, and
  * becomes the best graph when cheaper, and the fastest measured when the

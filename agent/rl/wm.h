@@ -262,7 +262,8 @@ typedef struct xf_wm_agent_options {
     int warmup_steps;        /* random real steps that find the action set before the
                                 networks are built; recorded as the first random
                                 episodes (XF_ACTIONS_WARMUP; at most a tenth of
-                                max_env_steps, xf_actions_warmup) */
+                                max_env_steps, xf_actions_warmup, and of
+                                max_seconds, xf_agent_run_warmup_over) */
     int max_actions;         /* cap of the action set (XF_ACTIONS_CAP) */
     int lookahead;           /* a real step of a rule with a view is followed by the
                                 view moves' closure (xf_agent_env_step; 1) */
