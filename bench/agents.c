@@ -295,29 +295,31 @@ static void bench_model(const char *name, const char *path)
            "%g s each\n",
            name, cfg.seeds, cfg.target ? "ort" : "none", cfg.target && cfg.fused ? "fused" : "ops",
            cfg.seconds);
-    printf("%-12s %-24s %-24s %-24s %-9s %-10s %-16s %-16s %s\n", "method", "cost %",
-           "target (written x)", "best timed x", "search s", "steps", "to 50%/90%",
-           "to TASO cost", "");
-    double best_agent = 2, taso_t = 0;
-    const char *best_name = "-";
+    printf("%-12s %-24s %-24s %-24s %-24s %-9s %-10s %-16s %-16s\n", "method", "search cost %",
+           "cost % (written)", "target (written x)", "best timed x", "search s", "steps",
+           "to 50%/90%", "to TASO cost");
+    double best_agent = 2, taso_t = 0, best_sc = 1e9, taso_sc = 1e9;
+    const char *best_name = "-", *best_sc_name = "-";
     for (int mi = 0; mi < N_METHODS; mi++) {
         if (!n[mi]) {
             if (methods[mi].pretrained)
                 printf("%-12s pre-trained: not available in this build\n", "pre-trained");
             continue;
         }
-        double c[16], t[16], b[16], sec[16], st[16], t50[16], t90[16], tt[16];
+        double c[16], t[16], b[16], sec[16], st[16], t50[16], t90[16], tt[16], sc[16];
         int n50 = 0, n90 = 0, ntt = 0;
         for (int i = 0; i < n[mi]; i++) {
             const run_figs *f = &all[mi][i];
             c[i] = f->cost_pct, t[i] = f->target, b[i] = f->best_timed;
+            sc[i] = f->initial_ms > 0 ? 100 * (f->search_ms - f->initial_ms) / f->initial_ms : 0;
             sec[i] = f->seconds, st[i] = (double)f->steps;
             if (f->to50 >= 0) t50[n50++] = (double)f->to50;
             if (f->to90 >= 0) t90[n90++] = (double)f->to90;
             if (f->to_taso >= 0) tt[ntt++] = (double)f->to_taso;
         }
-        char cs[64], ts[64], bs[64], ss[64], ps[64], s50[64], s90[64], sts[64], to[96];
+        char cs[64], ts[64], bs[64], ss[64], ps[64], s50[64], s90[64], sts[64], to[96], scs[64];
         spread(c, n[mi], "%+.2f", cs, sizeof cs);
+        spread(sc, n[mi], "%+.2f", scs, sizeof scs);
         spread(t, n[mi], "%.3f", ts, sizeof ts);
         spread(b, n[mi], "%.3f", bs, sizeof bs);
         snprintf(ss, sizeof ss, "%.1f", median(sec, n[mi]));
@@ -332,17 +334,24 @@ static void bench_model(const char *name, const char *path)
             snprintf(sts, sizeof sts, methods[mi].agent != XF_OPTIMIZE_SEARCH ? "never" : "");
         }
         int agent = methods[mi].agent != XF_OPTIMIZE_SEARCH || methods[mi].pretrained;
-        printf("%-12s %-24s %-24s %-24s %-9s %-10s %-16s %-16s\n", methods[mi].name, cs, ts, bs,
-               ss, ps, agent ? to : "", sts);
+        printf("%-12s %-24s %-24s %-24s %-24s %-9s %-10s %-16s %-16s\n", methods[mi].name, scs, cs,
+               ts, bs, ss, ps, agent ? to : "", sts);
         if (agent && median(t, n[mi]) < best_agent)
             best_agent = median(t, n[mi]), best_name = methods[mi].name;
-        if (!strcmp(methods[mi].name, "taso")) taso_t = median(t, n[mi]);
+        if (!strcmp(methods[mi].name, "taso")) taso_t = median(t, n[mi]), taso_sc = sc[0];
+        if (agent && median(sc, n[mi]) < best_sc)
+            best_sc = median(sc, n[mi]), best_sc_name = methods[mi].name;
     }
     if (taso_t > 0 && best_agent < 2)
         printf("verdict %s: best learning agent %s x%.3f (median written) vs TASO x%.3f in the "
                "target: %s\n",
                name, best_name, best_agent, taso_t,
                best_agent <= taso_t ? "at least as good" : "below TASO");
+    if (taso_sc < 1e9 && best_sc < 1e9)
+        printf("verdict %s: best learning agent %s %+.2f%% (median search cost) vs TASO %+.2f%%: "
+               "%s\n",
+               name, best_sc_name, best_sc, taso_sc,
+               best_sc <= taso_sc + 1e-9 ? "at least as good" : "above TASO's cost");
     printf("load average now %.1f\n\n", load1());
     fflush(stdout);
 }
