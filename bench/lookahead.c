@@ -1,6 +1,6 @@
 /*
  * bench_lookahead — the look-ahead cases of issue 35: small graphs
- * (modelzoo's lookahead-* models) whose cheapest form under the proved rules
+ * (modelzoo's lookahead-transpose at 2 and 3 products) whose cheapest form under the proved rules
  * is reached only through graphs dearer than the input, so that greedy
  * (never up) and TASO's search with alpha 1.05 (never queues a graph 5%
  * above its best) miss it by construction. For each case:
@@ -19,7 +19,7 @@
  *    agent reach: best cost, how many of the seeds reach the optimum,
  *    real-environment steps, wall time (mean and range over seeds).
  *
- *   bench_lookahead [--rules DB] [--case NAME] [--seeds N] [--steps N]
+ *   bench_lookahead [--rules DB] [--layers N] [--seeds N] [--steps N] [--agents ppo,wm]
  *                   [--seconds S] [--episode N] [--hidden N] [--width N]
  *
  * Costs: the analytic backend at a fixed roofline (100 GFLOP/s, 10 GB/s,
@@ -42,14 +42,15 @@
 
 static void usage(void)
 {
-    printf("usage: bench_lookahead [--rules DB] [--case NAME] [--seeds N] [--steps N]\n"
+    printf("usage: bench_lookahead [--rules DB] [--layers N] [--seeds N] [--steps N] [--agents LIST]\n"
            "                       [--seconds S] [--episode N] [--hidden N] [--width N]\n"
-           "the look-ahead cases (modelzoo lookahead-transpose, lookahead-transpose3): the\n"
-           "optimum under the rules by exhaustive search, the smallest alpha that reaches it,\n"
-           "and what random, greedy, TASO, the search look-ahead, PPO and the world model reach\n"
+           "the look-ahead cases (modelzoo lookahead-transpose --layers 2 and 3): the optimum\n"
+           "under the rules by exhaustive search, the smallest alpha that reaches it, and what\n"
+           "random, greedy, TASO, the search look-ahead, PPO and the world model reach\n"
            "  --rules DB     rules database (default: the default rules, as rlflow-agent)\n"
-           "  --case NAME    one case (default: all)\n"
+           "  --layers N     one case of N products, 2..8 (default: 2 and 3)\n"
            "  --seeds N      seeds of random, PPO and the world model (default 3)\n"
+           "  --agents LIST  ppo, wm or ppo,wm (default)\n"
            "  --steps N      real-environment steps of random and each agent (default 3000)\n"
            "  --seconds S    wall-clock cap of each agent run (default 120)\n"
            "  --episode N    episode length of the agents' environment (default 8)\n"
@@ -124,13 +125,13 @@ static void exhaustive(xf_env *e, double bound, int depth, xf_search_result *r)
 }
 
 typedef struct bench_opts {
-    const char *rules, *only;
-    int seeds, episode, depth;
-    int64_t steps, hidden, width;
+    const char *rules;
+    int seeds, episode, depth, ppo, wm;
+    int64_t steps, hidden, width, layers;
     double seconds;
 } bench_opts;
 
-static void run_case(const char *name, const bench_opts *bo, const char *rules)
+static void run_case(const char *name, int64_t layers, const bench_opts *bo, const char *rules)
 {
     xf_error err;
     const xf_zoo_model *m = xf_modelzoo_model_find(name);
@@ -142,6 +143,7 @@ static void run_case(const char *name, const bench_opts *bo, const char *rules)
     xf_modelzoo_config_init(&zc, m);
     if (bo->hidden > 0) zc.v[XF_ZOO_HIDDEN] = bo->hidden;
     if (bo->width > 0) zc.v[XF_ZOO_WIDTH] = bo->width;
+    zc.v[XF_ZOO_LAYERS] = layers;
     xf_graph model;
     if (xf_modelzoo_build(m, &zc, &model, &err)) fail(name, &err);
     xf_prepare_options po = xf_prepare_options_default();
@@ -168,8 +170,8 @@ static void run_case(const char *name, const bench_opts *bo, const char *rules)
 
     char text[1024];
     if (xf_graph_format(xf_env_graph(e), text, sizeof text, &err)) snprintf(text, sizeof text, "?");
-    printf("\n== %s (--hidden %lld --width %lld): %s\n", name, (long long)zc.v[XF_ZOO_HIDDEN],
-           (long long)zc.v[XF_ZOO_WIDTH], text);
+    printf("\n== %s --layers %lld --hidden %lld --width %lld: %s\n", name, (long long)layers,
+           (long long)zc.v[XF_ZOO_HIDDEN], (long long)zc.v[XF_ZOO_WIDTH], text);
     printf("   %d nodes prepared, %d actions (rules and reverses, derived included) of %s\n",
            xf_env_graph(e)->n_nodes, xf_env_num_xfers(e), rules);
 
@@ -262,6 +264,7 @@ static void run_case(const char *name, const bench_opts *bo, const char *rules)
         if (xf_search_run(e, XF_SEARCH_RANDOM, &so, &r, &err)) fail("random", &err);
         add_run(&rnd, &r, copt, tol);
         for (int w = 0; w < 2; w++) {
+            if (!(w ? bo->wm : bo->ppo)) continue;
             xf_rl_learn_options lr = {0};
             lr.wm = w;
             lr.cm = cm;
@@ -285,13 +288,11 @@ static void run_case(const char *name, const bench_opts *bo, const char *rules)
         }
         xf_search_result_free(&r);
     }
-    if (bo->seeds > 0) {
-        print_row("random", &rnd, c0);
-        print_row("ppo", &ppo, c0);
-        print_row("world model", &wm, c0);
-        print_row("ppo: policy, 1 episode", &ppo_pol, c0);
-        print_row("wm: policy, 1 episode", &wm_pol, c0);
-    }
+    if (bo->seeds > 0) print_row("random", &rnd, c0);
+    if (bo->seeds > 0 && bo->ppo) print_row("ppo", &ppo, c0);
+    if (bo->seeds > 0 && bo->wm) print_row("world model", &wm, c0);
+    if (bo->seeds > 0 && bo->ppo) print_row("ppo: policy, 1 episode", &ppo_pol, c0);
+    if (bo->seeds > 0 && bo->wm) print_row("wm: policy, 1 episode", &wm_pol, c0);
     xf_search_result_free(&opt);
     xf_env_free(e);
     xf_cost_close(cm);
@@ -303,7 +304,7 @@ static void run_case(const char *name, const bench_opts *bo, const char *rules)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* rows as they come, also into a file */
-    bench_opts bo = {NULL, NULL, 3, 8, 12, 3000, 0, 0, 120};
+    bench_opts bo = {NULL, 3, 8, 12, 1, 1, 3000, 0, 0, 0, 120};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -316,7 +317,11 @@ int main(int argc, char **argv)
         }
         i++;
         if (!strcmp(a, "--rules")) bo.rules = v;
-        else if (!strcmp(a, "--case")) bo.only = v;
+        else if (!strcmp(a, "--layers")) bo.layers = atoll(v);
+        else if (!strcmp(a, "--agents")) {
+            bo.ppo = strstr(v, "ppo") != NULL;
+            bo.wm = strstr(v, "wm") != NULL;
+        }
         else if (!strcmp(a, "--seeds")) bo.seeds = atoi(v);
         else if (!strcmp(a, "--steps")) bo.steps = atoll(v);
         else if (!strcmp(a, "--seconds")) bo.seconds = atof(v);
@@ -328,9 +333,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (bo.seeds < 0 || bo.seeds > MAX_SEEDS || bo.steps < 1 || bo.seconds <= 0 || bo.episode < 1) {
-        fprintf(stderr, "bench_lookahead: --seeds 0..%d, --steps >= 1, --seconds > 0, --episode >= 1\n",
-                MAX_SEEDS);
+    if (bo.seeds < 0 || bo.seeds > MAX_SEEDS || bo.steps < 1 || bo.seconds <= 0 || bo.episode < 1 ||
+        bo.layers < 0 || bo.layers == 1 || bo.layers > 8) {
+        fprintf(stderr, "bench_lookahead: --seeds 0..%d, --steps >= 1, --seconds > 0, --episode >= 1,"
+                " --layers 2..8\n", MAX_SEEDS);
         return 2;
     }
     char rules[4096];
@@ -349,16 +355,11 @@ int main(int argc, char **argv)
     printf("bench_lookahead: rules %s; analytic costs (100 GFLOP/s, 10 GB/s, 2 us a kernel);\n"
            "agents and random: %d seeds, %lld real steps or %.0f s each, episodes of %d steps\n",
            rules, bo.seeds, (long long)bo.steps, bo.seconds, bo.episode);
-    const char *cases[] = {"lookahead-transpose", "lookahead-transpose3"};
-    int ran = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        if (bo.only && strcmp(bo.only, cases[i])) continue;
-        run_case(cases[i], &bo, rules);
-        ran++;
-    }
-    if (!ran) {
-        fprintf(stderr, "bench_lookahead: no case %s\n", bo.only);
-        return 2;
-    }
+    /* the chain grows with the products: 3 and 5 rule applications (at 4
+     * products, 7, the exhaustive search stops at depth 12 after ~74,000
+     * graphs and minutes, not complete) */
+    if (bo.layers) run_case("lookahead-transpose", bo.layers, &bo, rules);
+    else
+        for (int64_t layers = 2; layers <= 3; layers++) run_case("lookahead-transpose", layers, &bo, rules);
     return 0;
 }

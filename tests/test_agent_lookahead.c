@@ -11,8 +11,11 @@
  * the graph text format (a transpose over an add, over a product, and a
  * transpose of a transpose), both directions; with the build's default
  * rules database (next to the tools) the same construction holds there,
- * and the PPO agent at a fixed seed reaches the optimum (a case skipped,
- * visibly, where the build made no default database: sanitizer builds).
+ * and the PPO agent at a fixed seed has the optimum as its best graph
+ * (seen while exploring: its trained policy does not reproduce the chain,
+ * bench_lookahead) — a case skipped, visibly, where the build made no
+ * default database (sanitizer builds). A scalar of a rule binds only a
+ * one-element value.
  */
 #include <stdlib.h>
 #include <string.h>
