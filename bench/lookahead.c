@@ -1,7 +1,8 @@
 /*
  * bench_lookahead — the look-ahead cases of issue 35: small graphs
- * (modelzoo's lookahead-transpose at 2 and 3 products) whose cheapest form under the proved rules
- * is reached only through graphs dearer than the input, so that greedy
+ * (modelzoo's lookahead-transpose at 2 and 3 products) whose cheapest
+ * form under the proved rules is reached only through graphs dearer than
+ * the input, so that greedy
  * (never up) and TASO's search with alpha 1.05 (never queues a graph 5%
  * above its best) miss it by construction. For each case:
  *
@@ -16,8 +17,10 @@
  *    whatever its budget included, cannot reach the optimum;
  *  - what random, greedy, TASO (alpha 1.05 and a larger one), the searches'
  *    look-ahead (taso and greedy with lookahead on), PPO and the world-model
- *    agent reach: best cost, how many of the seeds reach the optimum,
- *    real-environment steps, wall time (mean and range over seeds).
+ *    agent reach: best cost, how many of the seeds reach the optimum, the
+ *    step (TASO: expansion) at which each first saw it, steps used, wall
+ *    time (mean and range over seeds); and each trained agent's policy
+ *    alone (saved, loaded, one greedy episode without training).
  *
  *   bench_lookahead [--rules DB] [--layers N] [--seeds N] [--steps N] [--agents ppo,wm]
  *                   [--seconds S] [--episode N] [--hidden N] [--width N]
@@ -27,7 +30,6 @@
  * database (the build's, next to rlflow-agent, else the user cache's,
  * made when missing) or --rules. Prints only.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
