@@ -153,6 +153,7 @@ int xf_agent_run_warmup_over(const xf_agent_run *r, double max_seconds)
 xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result *sr,
                             xf_error *err)
 {
+    r->steps++;
     if (!sr->valid || rule == xf_env_num_xfers(r->e)) return XF_OK;
     xf_status st;
     if (r->path_n == r->path_cap) {
@@ -177,9 +178,10 @@ xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result 
     int added;
     if ((st = xf_htab_put(&r->seen, xf_htab_key(sr->hash), NULL, &added, err)) != XF_OK)
         return st;
-    if (sr->cost_ms < r->res->best_ms - XF_SEARCH_EPS * r->res->initial_ms &&
-        (st = keep_best(r, err)) != XF_OK)
-        return st;
+    if (sr->cost_ms < r->res->best_ms - XF_SEARCH_EPS * r->res->initial_ms) {
+        r->res->best_step = r->steps;
+        if ((st = keep_best(r, err)) != XF_OK) return st;
+    }
     /* a measurement of this graph in the target: the fastest so far, and
      * faster than the start there, is kept for the arbiter */
     double start_ms = xf_env_target_initial_ms(r->e);

@@ -381,6 +381,7 @@ typedef struct xf_agent_run {
     xf_search_result *res;
     xf_htab seen;
     int *path, path_n, path_cap;
+    int64_t steps; /* real steps counted by xf_agent_run_step */
     double t0, last_progress;
     uint64_t best_hash;  /* the best graph's (XF_HASH_IDENTITY) */
     /* With a target runtime in the environment (the sparse reward): the
@@ -416,9 +417,9 @@ int xf_agent_run_over(const xf_agent_run *r, int64_t steps, int64_t max_env_step
 int xf_agent_run_warmup_over(const xf_agent_run *r, double max_seconds);
 /* Counts a real step that took environment action `rule` with result sr:
  * a valid rewrite (not the no-op) extends the path, counts as seen, and
- * becomes the best graph when cheaper, and the fastest measured when the
- * target timed it (sr->target_ms) faster than the start and than any
- * graph before. */
+ * becomes the best graph when cheaper (res->best_step: this step's count),
+ * and the fastest measured when the target timed it (sr->target_ms) faster
+ * than the start and than any graph before. */
 xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result *sr,
                             xf_error *err);
 /* Look-ahead for the run's steps (after xf_agent_run_begin; freed by
