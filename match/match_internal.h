@@ -63,6 +63,9 @@ typedef struct xf_pattern {
     xf_pat_step steps[XF_MATCH_MAX_NODES];
     xf_dtype in_dtype[XF_MATCH_MAX_INPUTS];
     int in_used[XF_MATCH_MAX_INPUTS]; /* read by some source operator */
+    int in_scalar[XF_MATCH_MAX_INPUTS]; /* rank 0 in the rule: binds only a one-element
+                                           value (the proof says nothing of a tensor
+                                           broadcast in its place) */
     xf_pat_ref out[XF_MATCH_MAX_OUTPUTS]; /* always an operator output */
     uint64_t root_sig; /* xf_root_sig of the first step's operator */
     /* Reshapes match by kind (xf_view_classify), their sizes bound through

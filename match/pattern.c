@@ -220,7 +220,10 @@ static int compile_source(const xf_rule *r, xf_pattern *pat, const char **why)
     pat->n_nodes = g->n_nodes;
     pat->n_inputs = g->n_inputs;
     pat->n_outputs = g->n_outputs;
-    for (int i = 0; i < g->n_inputs; i++) pat->in_dtype[i] = g->values[g->inputs[i]].dtype;
+    for (int i = 0; i < g->n_inputs; i++) {
+        pat->in_dtype[i] = g->values[g->inputs[i]].dtype;
+        pat->in_scalar[i] = g->values[g->inputs[i]].shape.rank == 0;
+    }
     for (int k = 0; k < g->n_nodes; k++) {
         const xf_node *n = &g->nodes[k];
         xf_pat_node *pn = &pat->nodes[k];
@@ -473,6 +476,7 @@ static void source_words(const xf_rule *r, const xf_pattern *pat, const int *can
     for (int c = 0; c < pat->n_inputs; c++) {
         put(b, pat->in_dtype[orig[c]]);
         put(b, pat->in_used[orig[c]]);
+        put(b, pat->in_scalar[orig[c]]); /* a scalar's rule is not its bias twin's */
     }
     for (int k = 0; k < pat->n_nodes; k++) {
         const xf_pat_node *pn = &pat->nodes[k];

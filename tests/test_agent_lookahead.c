@@ -308,6 +308,76 @@ START_TEST(test_scalar_binds_scalars_only)
 }
 END_TEST
 
+/* A rule whose input is a scalar and its twin whose input is a bias
+ * vector have the same compiled form; the rule set keeps both (the scalar's
+ * proof says nothing of a vector), so the bias twin still matches a model's
+ * bias add: (x + c) + z => (x + z) + c with c a scalar, and with c a vector
+ * of the last axis. Before, the scalar rule's empty domain counted as
+ * wider, the twin was dropped as a duplicate, and once scalars bound only
+ * scalars, no rule moved a transformer's bias adds. */
+static void reassoc_rule(xf_rule *r, int c_rank)
+{
+    xf_rule_init(r);
+    int64_t m[2] = {4, 4}, v[1] = {4};
+    xf_graph *sides[2] = {&r->src, &r->dst};
+    for (int k = 0; k < 2; k++) {
+        xf_test_input(sides[k], "a", 2, m);
+        xf_test_input(sides[k], "c", c_rank, v);
+        xf_test_input(sides[k], "z", 2, m);
+        xf_test_parse_infix(sides[k], k ? "ewadd(ewadd(a, z), c)" : "ewadd(ewadd(a, c), z)",
+                            apply_op);
+    }
+    xf_error err;
+    ck_assert_msg(xf_rule_validate(r, &err) == XF_OK, "%s", err.msg);
+}
+
+static int reassoc_locations(const xf_ruleset *rs, int i, int c_rank)
+{
+    xf_error err;
+    xf_graph g;
+    xf_graph_init(&g);
+    int64_t x[2] = {8, 16}, c[1] = {16};
+    int a = xf_test_input(&g, "x", 2, x);
+    int b = xf_test_input(&g, "c", c_rank, c);
+    int z = xf_test_input(&g, "z", 2, x);
+    int s = apply_op(&g, "ewadd", (int[]){a, b}, 2);
+    apply_op(&g, "ewadd", (int[]){s, z}, 2);
+    xf_test_out(&g, g.nodes[g.n_nodes - 1].outputs[0]);
+    xf_graph_index *ix;
+    ck_assert_msg(xf_graph_index_build(&g, &ix, &err) == XF_OK, "%s", err.msg);
+    xf_match loc[4];
+    int n = -1;
+    ck_assert_msg(xf_match_rule(rs, i, &g, ix, loc, 4, &n, &err) == XF_OK, "%s", err.msg);
+    xf_graph_index_free(ix);
+    xf_graph_free(&g);
+    return n;
+}
+
+START_TEST(test_scalar_rule_and_bias_twin_both_kept)
+{
+    xf_rule r[2];
+    reassoc_rule(&r[0], 0); /* c a scalar */
+    reassoc_rule(&r[1], 1); /* c a vector of the last axis */
+    int64_t id[2] = {1, 2};
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, id, 2, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_ruleset_count(rs), 2);
+    ck_assert_int_eq(xf_ruleset_duplicates(rs), 0);
+    for (int i = 0; i < 2; i++) {
+        int scalar_rule = xf_ruleset_rule_id(rs, i) == 1;
+        /* each binds its own kind: a scalar c, a bias c */
+        ck_assert_int_eq(reassoc_locations(rs, i, 0), scalar_rule ? 1 : 0);
+        ck_assert_int_eq(reassoc_locations(rs, i, 1), scalar_rule ? 0 : 1);
+    }
+    xf_ruleset_free(rs);
+    xf_rule_free(&r[0]);
+    xf_rule_free(&r[1]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("agent_lookahead");
@@ -316,6 +386,7 @@ int main(void)
     tcase_add_test(tc, test_construction_chain_rules);
     tcase_add_test(tc, test_exhaustive_bounds);
     tcase_add_test(tc, test_scalar_binds_scalars_only);
+    tcase_add_test(tc, test_scalar_rule_and_bias_twin_both_kept);
     tcase_add_test(tc, test_construction_default_rules);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
