@@ -20,7 +20,7 @@
  * extraction), the agent's rule-set load, the preparation of a model
  * with a class-token head (row narrowing) and its unbatched layout, an
  * agent environment
- * with a short greedy and TASO search over it, the derivation search of a
+ * with a short greedy, TASO and exhaustive search over it, the derivation search of a
  * rule by rewriting and the derive pass over a database (search, replay,
  * store), a small enumeration,
  * pruning its candidates, the target's sessions with the input's weights
@@ -948,6 +948,8 @@ START_TEST(env_and_search)
     oom_walk("greedy search", op_env, &c, 1);
     c.search = XF_SEARCH_TASO + 1;
     oom_walk("TASO search", op_env, &c, 1);
+    c.search = XF_SEARCH_EXHAUSTIVE + 1;
+    oom_walk("exhaustive search", op_env, &c, 1);
     xf_ruleset_free(c.rs);
     xf_graph_free(&g);
 }
@@ -1358,7 +1360,7 @@ static xf_status op_arbiter(void *ctx, xf_error *err)
     if (!s) s = xf_agent_arbitrate(t, NULL, c->model, srs, 1, &o, &out, &ar, err);
     if (!s) {
         ck_assert_int_eq(ar.chosen, 0);
-        ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_WRONG);
+        ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_TARGET_WRONG);
         ck_assert_int_eq(ar.e[2].verdict, XF_ARBITER_DUPLICATE);
     } else {
         ck_assert_msg(ar.n == 0 && !ar.e && out.n_nodes == 0, "a failed arbiter leaves results");

@@ -106,6 +106,7 @@ int xf_agent_run_over(const xf_agent_run *r, int64_t steps, int64_t max_env_step
 xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result *sr,
                             xf_error *err)
 {
+    r->steps++;
     if (!sr->valid || rule == xf_env_num_xfers(r->e)) return XF_OK;
     if (r->path_n == r->path_cap) {
         int cap = r->path_cap ? 2 * r->path_cap : 64;
@@ -118,8 +119,10 @@ xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result 
     int added;
     xf_status st = xf_htab_put(&r->seen, xf_htab_key(sr->hash), NULL, &added, err);
     if (st != XF_OK) return st;
-    if (sr->cost_ms < r->res->best_ms - XF_SEARCH_EPS * r->res->initial_ms)
+    if (sr->cost_ms < r->res->best_ms - XF_SEARCH_EPS * r->res->initial_ms) {
+        r->res->best_step = r->steps;
         return keep_best(r, err);
+    }
     return XF_OK;
 }
 

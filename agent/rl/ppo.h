@@ -377,6 +377,7 @@ typedef struct xf_agent_run {
     xf_search_result *res;
     xf_htab seen;
     int *path, path_n, path_cap;
+    int64_t steps; /* real steps counted by xf_agent_run_step */
     double t0, last_progress;
 } xf_agent_run;
 
@@ -391,7 +392,7 @@ int xf_agent_run_over(const xf_agent_run *r, int64_t steps, int64_t max_env_step
                       double max_seconds);
 /* Counts a real step that took environment action `rule` with result sr:
  * a valid rewrite (not the no-op) extends the path, counts as seen, and
- * becomes the best graph when cheaper. */
+ * becomes the best graph when cheaper (res->best_step: this step's count). */
 xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result *sr,
                             xf_error *err);
 /* Ends a run: after success (st XF_OK) e gets the best graph and res its
