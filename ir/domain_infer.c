@@ -601,6 +601,32 @@ static void rule_transpose(gctx *c, const xf_node *nd)
     }
 }
 
+/* A squeeze keeps the other dims and asks each squeezed one be 1; an
+ * unsqueeze puts 1s at its axes. 0 when the axes do not fit the ranks. */
+static int rule_squeeze(gctx *c, const xf_node *nd)
+{
+    const xf_params *p = &nd->params;
+    int x = nd->inputs[0], y = nd->outputs[0], sq = nd->op == XF_OP_SQUEEZE;
+    int rx = R(c, x), ry = R(c, y), at[XF_MAX_DIMS] = {0};
+    if (p->n_axes < 1 || rx - ry != (sq ? p->n_axes : -p->n_axes)) return 0;
+    for (int i = 0; i < p->n_axes; i++) {
+        int a = xf_norm_axis(p->axes[i], sq ? rx : ry);
+        if (a < 0 || at[a]) return 0;
+        at[a] = 1;
+    }
+    for (int i = 0, k = 0; i < (sq ? rx : ry); i++) {
+        if (!at[i]) {
+            if (sq) *D(c, y, k++) = *D(c, x, i);
+            else *D(c, y, i) = *D(c, x, k++);
+        } else if (sq) {
+            cond_one(c->E, D(c, x, i));
+        } else {
+            *D(c, y, i) = lin_const(1);
+        }
+    }
+    return 1;
+}
+
 static void rule_enlarge(gctx *c, const xf_node *nd)
 {
     int w = nd->inputs[0], y = nd->outputs[0];
@@ -798,6 +824,9 @@ static int node_rule(gctx *c, const xf_node *nd)
         return 1;
     case XF_OP_RESHAPE:
         return rule_reshape(c, nd);
+    case XF_OP_SQUEEZE:
+    case XF_OP_UNSQUEEZE:
+        return rule_squeeze(c, nd);
     case XF_OP_SLICE:
         return rule_slice(c, nd);
     default: return 0; /* gather, pad, a reshape of no rule kind...: pinned */

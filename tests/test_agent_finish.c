@@ -298,6 +298,46 @@ START_TEST(finish_keeps_what_it_must)
 }
 END_TEST
 
+/* A squeeze or unsqueeze next to another view becomes a reshape (ONNX
+ * Runtime merges runs of Reshapes, not Squeezes: the proved unbatched-heads
+ * rule's [1,S,H] -> [S,H] -> [S,1,H] -> [S,1,h,d] is one Reshape there);
+ * one alone stays what it is; the function is the same. */
+START_TEST(finish_writes_view_runs_as_reshapes)
+{
+    xf_graph g, fin;
+    xf_error err;
+    xf_finish_stats st;
+    xf_graph_init(&g);
+    int64_t xd[3] = {1, 4, 8}, yd[2] = {1, 4};
+    xf_shape xs = xf_shape_make(3, xd), ys = xf_shape_make(2, yd);
+    int x = xf_graph_add_input(&g, "x", XF_F32, &xs, NULL);
+    int y = xf_graph_add_input(&g, "y", XF_F32, &ys, NULL);
+    xf_params p = xf_params_default();
+    p.n_axes = 1;
+    p.axes[0] = 0;
+    int sq = add_node1(&g, XF_OP_SQUEEZE, &p, &x, 1, "sq");    /* [4,8] */
+    p.axes[0] = 1;
+    int us = add_node1(&g, XF_OP_UNSQUEEZE, &p, &sq, 1, "us"); /* [4,1,8] */
+    int64_t hd[4] = {4, 1, 2, 4};
+    int heads = xf_test_reshape(&g, us, xf_shape_make(4, hd));
+    p.axes[0] = 0;
+    int alone = add_node1(&g, XF_OP_SQUEEZE, &p, &y, 1, "alone"); /* [4] */
+    int r = add_node1(&g, XF_OP_RELU, NULL, &alone, 1, "r");
+    ck_assert_int_eq(xf_graph_mark_output(&g, heads, NULL), XF_OK);
+    ck_assert_int_eq(xf_graph_mark_output(&g, r, NULL), XF_OK);
+
+    ck_assert_msg(xf_agent_finish(&g, &fin, &st, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(st.views_as_reshapes, 2);
+    ck_assert_int_eq(xf_test_count_op(&fin, XF_OP_RESHAPE), 3);
+    ck_assert_int_eq(xf_test_count_op(&fin, XF_OP_UNSQUEEZE), 0);
+    ck_assert_int_eq(xf_test_count_op(&fin, XF_OP_SQUEEZE), 1);
+    ck_assert_msg(xf_graph_validate(&fin, &err) == XF_OK, "%s", err.msg);
+    xf_test_expect_same_function(&g, &fin, 5, 0);
+    xf_graph_free(&fin);
+    xf_graph_free(&g);
+}
+END_TEST
+
 START_TEST(resnet18_prepare_finish_roundtrip)
 {
     const char *dir = xf_test_models_dir();
@@ -343,6 +383,7 @@ static Suite *suite(void)
     tcase_add_test(t, finish_fuses_bias_back_and_owns_data);
     tcase_add_test(t, finish_folds_weight_subgraphs);
     tcase_add_test(t, finish_keeps_what_it_must);
+    tcase_add_test(t, finish_writes_view_runs_as_reshapes);
     tcase_add_test(t, resnet18_prepare_finish_roundtrip);
     suite_add_tcase(s, t);
     return s;

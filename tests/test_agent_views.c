@@ -501,6 +501,100 @@ START_TEST(an_agent_step_looks_ahead_through_the_view_moves)
 }
 END_TEST
 
+/* GPT's scores as the proved unbatched-heads rule leaves them: q and k,
+ * [1,S,H] parts, taken to heads by squeeze, unsqueeze and reshape to
+ * [S,1,h,d] and transposes 1,2,0,3 and 1,2,3,0 (folded == 1), or by a
+ * reshape to [1,S,h,d] and 0,2,1,3 and 0,2,3,1 as exported (folded == 0);
+ * `relu` puts a relu between q's transpose and the matmul. */
+static void heads_graph(xf_graph *g, int folded, int relu)
+{
+    xf_error err;
+    xf_graph_init(g);
+    xf_shape xs = shp(3, 1, 32, 128);
+    int parts[2];
+    for (int k = 0; k < 2; k++) {
+        int x = xf_graph_add_input(g, k ? "k" : "q", XF_F32, &xs, &err);
+        xf_params p = xf_params_default();
+        p.n_axes = 4;
+        if (folded) {
+            xf_params sq = xf_params_default();
+            sq.n_axes = 1;
+            sq.axes[0] = 0;
+            x = xf_test_op2(g, XF_OP_SQUEEZE, &sq, x, -1);
+            sq.axes[0] = 1;
+            x = xf_test_op2(g, XF_OP_UNSQUEEZE, &sq, x, -1);
+            int64_t d[4] = {32, 1, 2, 64};
+            x = xf_test_reshape(g, x, xf_shape_make(4, d));
+            int64_t pq[4] = {1, 2, 0, 3}, pk[4] = {1, 2, 3, 0};
+            memcpy(p.axes, k ? pk : pq, sizeof pq);
+        } else {
+            int64_t d[4] = {1, 32, 2, 64};
+            x = xf_test_reshape(g, x, xf_shape_make(4, d));
+            int64_t pq[4] = {0, 2, 1, 3}, pk[4] = {0, 2, 3, 1};
+            memcpy(p.axes, k ? pk : pq, sizeof pq);
+        }
+        parts[k] = xf_test_op2(g, XF_OP_TRANSPOSE, &p, x, -1);
+    }
+    if (relu) parts[0] = xf_test_op2(g, XF_OP_RELU, NULL, parts[0], -1);
+    xf_test_out(g, xf_test_op2(g, XF_OP_MATMUL, NULL, parts[0], parts[1]));
+}
+
+static double heads_cost(xf_costmemo *m, const xf_graph *g, int *free_transposes)
+{
+    xf_error err;
+    xf_graph_index *ix = NULL;
+    ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
+    xf_op_cost per[32], total;
+    ck_assert_int_le(g->n_nodes, 32);
+    ck_assert_msg(xf_costmemo_graph(m, g, ix, per, &total, &err) == XF_OK, "%s", err.msg);
+    *free_transposes = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        *free_transposes += g->nodes[i].op == XF_OP_TRANSPOSE && per[i].ms == 0;
+    xf_graph_index_free(ix);
+    return total.ms;
+}
+
+/* With ONNX Runtime's layout costs the transposes it folds into its
+ * FusedMatMul (perm 1,2,0,3 and 1,2,3,0 read by a matmul) cost nothing and
+ * a view after a view costs no node (it merges them into one Reshape): the
+ * unbatched heads cost less than the exported ones. Read by a relu, the
+ * transpose costs what it did; without the layout costs nothing is free. */
+START_TEST(ort_folds_unbatched_heads)
+{
+    xf_error err;
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_costmemo *m = NULL;
+    ck_assert_msg(xf_costmemo_create(cm, &m, &err) == XF_OK, "%s", err.msg);
+    xf_graph exported, folded, relu;
+    heads_graph(&exported, 0, 0);
+    heads_graph(&folded, 1, 0);
+    heads_graph(&relu, 1, 1);
+    int n_free = 0;
+    heads_cost(m, &folded, &n_free);
+    ck_assert_int_eq(n_free, 0);
+    xf_costmemo_set_layout(m, XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS);
+    double c_exported = heads_cost(m, &exported, &n_free);
+    ck_assert_int_eq(n_free, 0);
+    double c_folded = heads_cost(m, &folded, &n_free);
+    ck_assert_int_eq(n_free, 2);
+    ck_assert_double_lt(c_folded, c_exported);
+    heads_cost(m, &relu, &n_free);
+    ck_assert_int_eq(n_free, 1); /* k's, still read by the matmul */
+    xf_params p = xf_params_default();
+    p.n_axes = 4;
+    p.axes[0] = 1, p.axes[1] = 2, p.axes[2] = 0, p.axes[3] = 3;
+    ck_assert(xf_ort_folds_transpose(&p, 4));
+    ck_assert(xf_costmemo_may_fold(m, XF_OP_TRANSPOSE, &p, 4));
+    p.axes[0] = 0, p.axes[1] = 2, p.axes[2] = 1, p.axes[3] = 3;
+    ck_assert(!xf_ort_folds_transpose(&p, 4));
+    xf_graph_free(&exported);
+    xf_graph_free(&folded);
+    xf_graph_free(&relu);
+    xf_costmemo_free(m);
+    xf_cost_close(cm);
+}
+END_TEST
+
 /* Scalings kept as exported (xf_ruleset_options.keep_scalings): the view
  * move past a product by a scalar stays, though the enumerator writes its
  * target with scalar_mul (ewmul(unflatten(a), s) => unflatten(scalar_mul(a,
@@ -695,6 +789,7 @@ int main(void)
     tcase_add_test(tc, closure_moves_in_order);
     tcase_add_test(tc, search_finds_the_layout);
     tcase_add_test(tc, an_agent_step_looks_ahead_through_the_view_moves);
+    tcase_add_test(tc, ort_folds_unbatched_heads);
     tcase_add_test(tc, kept_scalings_only_let_views_past);
     tcase_add_test(tc, slice_moves_above_head_reshapes);
     suite_add_tcase(s, tc);

@@ -350,7 +350,7 @@ END_TEST
  * permutations or reshapes. */
 
 /* 0 ends a chain */
-enum { VIEW_SLICE = 1, VIEW_SWAP, VIEW_SOFTMAX, VIEW_RESHAPE, VIEW_PERM };
+enum { VIEW_SLICE = 1, VIEW_SWAP, VIEW_SOFTMAX, VIEW_RESHAPE, VIEW_PERM, VIEW_SQUEEZE, VIEW_UNSQUEEZE };
 
 /* One operator of a view rule: kind, slice axis, reshape target (a
  * permutation's axes for VIEW_PERM). */
@@ -361,12 +361,12 @@ typedef struct view_step {
 } view_step;
 
 /* A rule src => dst over one input of `in_dims`, each side a chain of at
- * most 3 steps applied in order; the slices take [start, start + 1). */
+ * most 4 steps applied in order; the slices take [start, start + 1). */
 typedef struct view_rule {
     const char *name, *axioms;
     int in_rank;
     int64_t in_dims[4];
-    view_step src[3], dst[3];
+    view_step src[4], dst[4];
     int start_src, start_dst;
 } view_rule;
 
@@ -392,6 +392,11 @@ static int view_apply(xf_graph *g, int x, const view_step *s, int start)
         p.n_axes = s->rank;
         for (int i = 0; i < s->rank; i++) p.axes[i] = s->dims[i];
         return xf_test_op2(g, XF_OP_TRANSPOSE, &p, x, -1);
+    case VIEW_SQUEEZE:
+    case VIEW_UNSQUEEZE:
+        p.n_axes = 1;
+        p.axes[0] = s->axis;
+        return xf_test_op2(g, s->kind == VIEW_SQUEEZE ? XF_OP_SQUEEZE : XF_OP_UNSQUEEZE, &p, x, -1);
     default: return xf_test_reshape(g, x, xf_shape_make(s->rank, s->dims));
     }
 }
@@ -403,7 +408,7 @@ static void view_build(const view_rule *vr, xf_rule *r)
         xf_graph *g = side ? &r->dst : &r->src;
         const view_step *steps = side ? vr->dst : vr->src;
         int x = xf_test_input(g, "x", vr->in_rank, vr->in_dims);
-        for (int i = 0; i < 3 && steps[i].kind; i++)
+        for (int i = 0; i < 4 && steps[i].kind; i++)
             x = view_apply(g, x, &steps[i], side ? vr->start_dst : vr->start_src);
         xf_test_out(g, x);
     }
@@ -416,6 +421,8 @@ static void view_build(const view_rule *vr, xf_rule *r)
 #define SM {VIEW_SOFTMAX, 0, 0, {0}}
 #define RS(r, a, b, c, d) {VIEW_RESHAPE, 0, r, {a, b, c, d}}
 #define PM(a, b, c, d) {VIEW_PERM, 0, 4, {a, b, c, d}}
+#define SQ(ax) {VIEW_SQUEEZE, ax, 0, {0}}
+#define UNSQ(ax) {VIEW_UNSQUEEZE, ax, 0, {0}}
 
 static const view_rule view_rules[] = {
     {"slice-of-head-transpose", "slice-tswap,tswap-slice", 4, {2, 4, 4, 4}, {SL(1), SW}, {SW, SL(2)}, 0, 0},
@@ -433,6 +440,15 @@ static const view_rule view_rules[] = {
      {SL(1), PM(0, 2, 3, 1)}, 0, 0},
     {"slice-of-split-layout", "tswap-slice,slice-tswap", 4, {4, 3, 2, 2}, {PM(1, 2, 0, 3), SL(0)},
      {SL(1), PM(1, 2, 0, 3)}, 1, 1},
+    /* GPT's head transpose in the form ONNX Runtime folds into its
+     * FusedMatMul (issue 28): [1,S,H] -> [1,S,h,d] -> [1,h,S,d] is
+     * [1,S,H] -> [S,H] -> [S,1,H] -> [S,1,h,d] -> [1,h,S,d] (perm 1,2,0,3,
+     * whose swap of S with the unit axis the squeeze pins moves no element:
+     * a view), and the key's 0,2,3,1 is 1,2,3,0 there */
+    {"heads-unbatched", "view-view", 3, {1, 4, 4}, {RS(4, 1, 4, 2, 2), PM(0, 2, 1, 3)},
+     {SQ(0), UNSQ(1), RS(4, 4, 1, 2, 2), PM(1, 2, 0, 3)}, 0, 0},
+    {"key-heads-unbatched", "view-view", 3, {1, 4, 4}, {RS(4, 1, 4, 2, 2), PM(0, 2, 3, 1)},
+     {SQ(0), UNSQ(1), RS(4, 4, 1, 2, 2), PM(1, 2, 3, 0)}, 0, 0},
 };
 
 /* near misses: the slice taken at another position after the transpose or
@@ -445,6 +461,13 @@ static const view_rule view_misses[] = {
      {SL(1), PM(0, 2, 3, 1)}, 0, 1},
     {"slice-of-split-layout-elsewhere", NULL, 4, {4, 3, 2, 2}, {PM(1, 2, 0, 3), SL(0)},
      {SL(1), PM(1, 2, 0, 3)}, 1, 0},
+    /* the unbatched heads at a batch of 2: [2,S,H] read as [S,2,h,d] is
+     * not the batch moved behind S */
+    {"heads-unbatched-at-batch-2", NULL, 3, {2, 4, 4}, {RS(4, 2, 4, 2, 2), PM(0, 2, 1, 3)},
+     {RS(4, 4, 2, 2, 2), PM(1, 2, 0, 3)}, 0, 0},
+    /* the head and head-dim axes taken the wrong way round: perm 1,3,0,2 */
+    {"heads-unbatched-wrong-perm", NULL, 3, {1, 4, 4}, {RS(4, 1, 4, 2, 2), PM(0, 2, 1, 3)},
+     {SQ(0), UNSQ(1), RS(4, 4, 1, 2, 2), PM(1, 3, 0, 2)}, 0, 0},
 };
 
 START_TEST(test_view_family_proved)

@@ -595,6 +595,54 @@ START_TEST(test_three_way_heads)
 }
 END_TEST
 
+/* GPT's heads in the layout ONNX Runtime folds into its FusedMatMul
+ * (issue 28): the head transpose of a [1,S,H] part, perm 0,2,1,3 of its
+ * [1,S,h,d] reshape, is perm 1,2,0,3 of the [S,1,h,d] reshape of the part
+ * squeezed and unsqueezed (and the key's 0,2,3,1 is 1,2,3,0). Generated
+ * over an input with a unit first axis and proved by xferverify (a swap
+ * with the unit axis the squeeze pins is a view); the rule holds wherever
+ * that axis is 1, not only at its own sizes. */
+START_TEST(test_unbatched_heads)
+{
+    char db[4096];
+    snprintf(db, sizeof db, "%s", xf_test_tmp("heads.db"));
+    const char *vocab = "squeeze axes=0 rank=3\nunsqueeze axes=1 rank=2\n"
+                        "reshape view=split_last heads=2 rank=3\ntranspose perm=0,2,1,3\n"
+                        "transpose perm=1,2,0,3\ntranspose perm=0,2,3,1\ntranspose perm=1,2,3,0\n";
+    ck_assert_int_eq(run_gen(db, vocab, "u0:1x4x4", 4, "", ""), 0);
+    ck_assert_int_eq(xf_test_system("%s '%s' >/dev/null 2>'%s.verr'", xf_test_tool("xferverify"),
+                                    db, db),
+                     0);
+    int64_t n = 0;
+    char *list = export_rules(db, &n);
+    const char *rules[2][2] = {
+        {"transpose[perm=1,2,0,3](reshape[shape=4x1x2x2](unsqueeze[axes=1](squeeze[axes=0](u0))))",
+         "transpose[perm=0,2,1,3](reshape[shape=1x4x2x2](u0))"},
+        {"transpose[perm=1,2,3,0](reshape[shape=4x1x2x2](unsqueeze[axes=1](squeeze[axes=0](u0))))",
+         "transpose[perm=0,2,3,1](reshape[shape=1x4x2x2](u0))"},
+    };
+    for (int k = 0; k < 2; k++) {
+        char want[1024];
+        snprintf(want, sizeof want, "proved | %s | %s |", rules[k][0], rules[k][1]);
+        ck_assert_msg(strstr(list, want), "not proved: %s\n%s", want, list);
+    }
+    free(list);
+    char out[4096];
+    snprintf(out, sizeof out, "%s.show", db);
+    for (int id = 1; id <= 7; id++) {
+        xf_test_system("%s show '%s' %d >>'%s' 2>&1", xf_test_tool("xferdb"), db, id, out);
+    }
+    char *shown = xf_test_read_file(out, NULL);
+    ck_assert_ptr_nonnull(shown);
+    const char *at = strstr(shown, rules[0][0]);
+    ck_assert_ptr_nonnull(at);
+    at = strstr(at, "holds where: ");
+    ck_assert_ptr_nonnull(at);
+    ck_assert_msg(strncmp(at, "holds where: u0[-3] == 1\n", 25) == 0, "%.60s", at);
+    free(shown);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     char e[4096], cmd[8192];
@@ -641,6 +689,7 @@ int main(void)
     tcase_add_test(tc, test_same_seed_same_rules);
     tcase_add_test(tc, test_resume_after_interrupt);
     tcase_add_test(tc, test_three_way_heads);
+    tcase_add_test(tc, test_unbatched_heads);
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_library_run);
     tcase_add_test(tc, test_pruned_counted_or_kept);

@@ -92,12 +92,12 @@ static int64_t mono_id(xf_prove_dims *pd, const xf_dimx *x)
     return pd->n_mono++;
 }
 
-/* The id of value `value`'s shape (rank `rank`) on the side being encoded. */
-static int64_t shape_id(xf_prove_dims *pd, int value, int rank)
+/* The id of the shape whose dims are the monomials dims[0 .. rank). */
+static int64_t shape_id_of(xf_prove_dims *pd, const xf_dimx *dims, int rank)
 {
     int m[XF_MAX_DIMS];
     for (int i = 0; i < rank; i++) {
-        int64_t id = mono_id(pd, &pd->dims->val[pd->side][value][i]);
+        int64_t id = mono_id(pd, &dims[i]);
         if (id >= FRESH_IDS) return FRESH_IDS + pd->n_fresh++;
         m[i] = (int)id;
     }
@@ -111,6 +111,19 @@ static int64_t shape_id(xf_prove_dims *pd, int value, int rank)
     pd->shape_rank[pd->n_shape] = rank;
     for (int i = 0; i < rank; i++) pd->shape_mono[pd->n_shape][i] = m[i];
     return pd->n_shape++;
+}
+
+/* The id of value `value`'s shape (rank `rank`) on the side being encoded. */
+static int64_t shape_id(xf_prove_dims *pd, int value, int rank)
+{
+    return shape_id_of(pd, pd->dims->val[pd->side][value], rank);
+}
+
+/* 1 when monomial x is the constant 1 (a dim the rule's symbolic dims pin
+ * to 1 wherever it applies: an unsqueezed axis, a squeezed input's). */
+static int dimx_one(const xf_dimx *x)
+{
+    return x->den == 1 && x->num == 1 && x->n == 0;
 }
 
 /* A reshape node as the axioms see it: by kind (xf_view_classify), its sizes
@@ -164,10 +177,14 @@ static xf_status encode_slice(xf_verifier *v, const xf_graph *g, int ni, Z3_ast 
  * order, so a permutation always gives the same terms): a swap of the last
  * two axes is trans, one of two axes before them tswap k (k the first,
  * counted from the end), and a swap of two axes of size 1 moves no element.
+ * A swap of an axis whose symbolic dim is the constant 1 (dims: the
+ * input's monomials, NULL without reshapes) with another moves no element
+ * either: it is a reshape, view(s) to the swapped shape (so [S,1,h,d] ->
+ * [1,h,S,d], perm 1,2,0,3, is tswap(-3, view(s, .)) where s is [1,S,h,d]).
  * So attention's key transpose [B,S,h,d] -> [B,h,d,S] is trans(tswap -3),
  * and a single swap is what it was. 0 when perm is not a permutation. */
 static int encode_transpose(xf_verifier *v, const xf_params *p, const xf_shape *s0, Z3_ast x,
-                            Z3_ast *r)
+                            xf_prove_dims *pd, const xf_dimx *dims, Z3_ast *r)
 {
     int rank = s0->rank, perm[XF_MAX_DIMS], cur[XF_MAX_DIMS], seen[XF_MAX_DIMS] = {0};
     if (p->n_axes != 0 && p->n_axes != rank) return 0;
@@ -185,6 +202,13 @@ static int encode_transpose(xf_verifier *v, const xf_params *p, const xf_shape *
             int a = cur[j - 1];
             cur[j - 1] = cur[j], cur[j] = a;
             if (s0->dims[cur[j - 1]] == 1 && s0->dims[cur[j]] == 1) continue;
+            if (dims && (dimx_one(&dims[cur[j - 1]]) || dimx_one(&dims[cur[j]]))) {
+                xf_dimx now[XF_MAX_DIMS];
+                for (int t = 0; t < rank; t++) now[t] = dims[cur[t]];
+                int64_t id = shape_id_of(pd, now, rank);
+                *r = app(v, XF_AX_VIEW, 1, &id, 1, r);
+                continue;
+            }
             int64_t k = j - 1 - rank;
             *r = j == rank - 1 ? app(v, XF_AX_TRANS, 0, NULL, 1, r) : app(v, XF_AX_TSWAP, 1, &k, 1, r);
         }
@@ -271,7 +295,8 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
         return XF_OK;
     }
     case XF_OP_TRANSPOSE:
-        if (!encode_transpose(v, p, s0, in[0], &r))
+        if (!encode_transpose(v, p, s0, in[0], pd,
+                              pd && pd->dims ? pd->dims->val[pd->side][nd->inputs[0]] : NULL, &r))
             return unsupported(g, ni, "a permutation that is not one of its input's axes", err);
         break;
     case XF_OP_ENLARGE:
@@ -315,7 +340,9 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
         /* the mean over an axis of size 1 is its input */
         r = s0->dims[s0->rank + k[0]] == 1 ? in[0] : app(v, XF_AX_MEAN, 1, k, 1, in);
         break;
-    case XF_OP_RESHAPE: {
+    case XF_OP_RESHAPE:
+    case XF_OP_SQUEEZE:
+    case XF_OP_UNSQUEEZE: { /* a squeeze or unsqueeze is a reshape too */
         xf_status st = encode_reshape(v, g, ni, pd, in, &r, err);
         if (st != XF_OK) return st;
         break;

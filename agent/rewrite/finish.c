@@ -1,6 +1,6 @@
 /*
  * finish.c — xf_agent_finish: a working graph becomes a model to export.
- * Three passes over a shared clone, each followed by a compaction:
+ * Passes over a shared clone:
  *  1. weight folding (fold.c): constant-only nodes become initializers;
  *  2. bias fusion: conv(x, w) whose only use is an add of a constant shaped
  *     [C,1,1] or [1,C,1,1] becomes conv(x, w, bias[C]) writing the add's
@@ -9,7 +9,9 @@
  *     a conv's output becomes its fused activation (the form ONNX import
  *     produces, which prepare had split off); a two-input layer norm whose
  *     only use is an add of a constant [H] takes it as its bias again;
- *  3. constants nobody uses are dropped.
+ *  3. a squeeze or unsqueeze next to another view becomes a reshape (ONNX
+ *     Runtime merges runs of Reshapes, not of Squeezes);
+ *  4. constants nobody uses are dropped.
  * Constants the working graph borrows stay borrowed (so do its own: the
  * result borrows them): a finished candidate costs its new, folded
  * constants, not a copy of the model's weights (the arbiter finishes a
@@ -230,10 +232,50 @@ out:
     return st;
 }
 
+static int is_view(xf_op op)
+{
+    return op == XF_OP_RESHAPE || op == XF_OP_SQUEEZE || op == XF_OP_UNSQUEEZE || op == XF_OP_FLATTEN;
+}
+
+/* A squeeze or unsqueeze of static shape next to another view (its input
+ * made by one, or its output read by one) becomes the reshape to its
+ * output shape, the same element order: ONNX Runtime merges a run of
+ * Reshapes into one node and keeps every Squeeze and Unsqueeze as a node of
+ * its own (a proved rule's unbatched heads [1,S,H] -> [S,H] -> [S,1,H] ->
+ * [S,1,h,d] are one Reshape there). */
+static xf_status views_as_reshapes(xf_graph *g, int *n_views, xf_error *err)
+{
+    int *reads_view = xf_calloc((size_t)g->n_values + 1, sizeof *reads_view);
+    if (!reads_view) return nomem(err);
+    for (int i = 0; i < g->n_nodes; i++)
+        if (is_view(g->nodes[i].op) && g->nodes[i].n_inputs > 0 && g->nodes[i].inputs[0] >= 0)
+            reads_view[g->nodes[i].inputs[0]] = 1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        xf_node *nd = &g->nodes[i];
+        if ((nd->op != XF_OP_SQUEEZE && nd->op != XF_OP_UNSQUEEZE) || nd->n_inputs != 1 ||
+            nd->inputs[0] < 0 || nd->n_outputs != 1)
+            continue;
+        const xf_value *in = &g->values[nd->inputs[0]];
+        const xf_shape *s = &g->values[nd->outputs[0]].shape;
+        int after_view = in->kind == XF_VALUE_NODE && in->producer >= 0 && is_view(g->nodes[in->producer].op);
+        int fixed = s->rank > 0;
+        for (int d = 0; d < s->rank; d++) fixed &= s->dims[d] > 0;
+        if (!fixed || (!after_view && !reads_view[nd->outputs[0]])) continue;
+        xf_params p = xf_params_default();
+        p.n_shape = s->rank;
+        for (int d = 0; d < s->rank; d++) p.shape[d] = s->dims[d];
+        nd->op = XF_OP_RESHAPE;
+        nd->params = p;
+        ++*n_views;
+    }
+    xf_free(reads_view);
+    return XF_OK;
+}
+
 xf_status xf_agent_finish(const xf_graph *work, xf_graph *out, xf_finish_stats *stats,
                           xf_error *err)
 {
-    xf_finish_stats s = {0, 0, 0};
+    xf_finish_stats s = {0, 0, 0, 0};
     if (stats) *stats = s;
     xf_status st = xf_graph_clone_shared(work, out, err);
     if (st != XF_OK) return st;
@@ -247,6 +289,7 @@ xf_status xf_agent_finish(const xf_graph *work, xf_graph *out, xf_finish_stats *
     if (st == XF_OK) st = fuse_pass(out, FUSE_BIAS, &s.fused_bias, err);
     if (st == XF_OK) st = fuse_pass(out, FUSE_ACTIVATION, &n_act, err);
     if (st == XF_OK) st = fuse_pass(out, FUSE_LAYERNORM_BIAS, &n_ln, err);
+    if (st == XF_OK) st = views_as_reshapes(out, &s.views_as_reshapes, err);
     if (st == XF_OK) st = drop_unused_constants(out, &s.removed_values, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "finishing '%s'", work->name ? work->name : "graph");

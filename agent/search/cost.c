@@ -199,6 +199,64 @@ xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int 
     return XF_OK;
 }
 
+int xf_ort_folds_transpose(const xf_params *p, int r)
+{
+    if (r < 3 || p->n_axes != r) return 0;
+    int batch = 1, batch_t = 1;
+    for (int i = 0; i < r; i++) {
+        int64_t want = i < r - 2 ? i + 1 : i == r - 2 ? 0 : r - 1;
+        int64_t want_t = i < r - 2 ? i + 1 : i == r - 2 ? r - 1 : 0;
+        int64_t a = p->axes[i] < 0 ? p->axes[i] + r : p->axes[i];
+        batch &= a == want;
+        batch_t &= a == want_t;
+    }
+    return batch || batch_t;
+}
+
+int xf_costmemo_may_fold(const xf_costmemo *m, xf_op op, const xf_params *p, int rank)
+{
+    return m->view_ms > 0 && op == XF_OP_TRANSPOSE && xf_ort_folds_transpose(p, rank);
+}
+
+/* 1 when node is such a transpose and every reader is a MatMul of rank >= 3
+ * operands: with the ORT layout costs on it costs nothing. Measured on
+ * modelzoo GPT (ONNX Runtime 1.30, docs/log/target.md, 2026-11-29 late):
+ * its Q/K/V transposes to heads in this form leave no Transpose in the
+ * optimised graph, where 0,2,1,3 of [1,S,h,d] leaves one per part. */
+static int ort_folded_transpose(const xf_graph *g, const xf_graph_index *ix, int node)
+{
+    const xf_node *nd = &g->nodes[node];
+    if (nd->op != XF_OP_TRANSPOSE || nd->n_inputs < 1 || nd->inputs[0] < 0 || !ix) return 0;
+    if (!xf_ort_folds_transpose(&nd->params, g->values[nd->inputs[0]].shape.rank)) return 0;
+    int n = 0;
+    const int *users = xf_graph_index_users(ix, nd->outputs[0], &n);
+    if (n == 0) return 0;
+    for (int u = 0; u < n; u++) {
+        const xf_node *m = &g->nodes[users[u]];
+        if (m->op != XF_OP_MATMUL || m->n_inputs != 2) return 0;
+        for (int k = 0; k < 2; k++)
+            if (m->inputs[k] < 0 || g->values[m->inputs[k]].shape.rank < 3) return 0;
+    }
+    return 1;
+}
+
+static int is_view(xf_op op)
+{
+    return op == XF_OP_RESHAPE || op == XF_OP_FLATTEN || op == XF_OP_SQUEEZE || op == XF_OP_UNSQUEEZE;
+}
+
+/* 1 when node is a view whose input another view (not weight-only) makes:
+ * ONNX Runtime merges the run into one Reshape, so with the ORT layout
+ * costs on only the first of a run costs a node. */
+static int merged_view(const xf_graph *g, const xf_graph_index *ix, int node)
+{
+    const xf_node *nd = &g->nodes[node];
+    if (!is_view(nd->op) || nd->n_inputs < 1 || nd->inputs[0] < 0 || !ix) return 0;
+    const xf_value *in = &g->values[nd->inputs[0]];
+    if (in->kind != XF_VALUE_NODE || in->producer < 0) return 0;
+    return is_view(g->nodes[in->producer].op) && !node_weight_only(g, ix, in->producer);
+}
+
 static xf_status memo_node(xf_costmemo *m, const xf_graph *g, int node, xf_op_cost *out,
                            xf_error *err)
 {
@@ -239,11 +297,19 @@ xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_gra
         xf_op_cost c;
         memset(&c, 0, sizeof c);
         if (!node_weight_only(g, ix, i)) {
-            if (from && from[i] >= 0 && !node_weight_only(pg, pix, from[i])) {
+            /* with the ORT layout costs a transpose's cost depends on its
+             * readers and a view's on its producer, which a rewrite may
+             * change: decided on every graph */
+            xf_op op = g->nodes[i].op;
+            int context = m->view_ms > 0 && (op == XF_OP_TRANSPOSE || is_view(op));
+            if (context && ort_folded_transpose(g, ix, i)) {
+                /* folded into a FusedMatMul: costs nothing */
+            } else if (!context && from && from[i] >= 0 && !node_weight_only(pg, pix, from[i])) {
                 c = prev_cost[from[i]];
             } else {
                 xf_status st = memo_node(m, g, i, &c, err);
                 if (st) return st;
+                if (context && merged_view(g, ix, i)) c.ms = c.ms > m->view_ms ? c.ms - m->view_ms : 0;
             }
             add_cost(total, &c);
         }

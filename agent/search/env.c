@@ -401,6 +401,25 @@ double xf_env_target_initial_ms(const xf_env *e)
     return e->target_initial_ms;
 }
 
+/* xf_env_peek's cost when the rewrite makes a transpose whose cost depends
+ * on its readers (xf_costmemo_may_fold): the graph after it is built,
+ * indexed and costed whole. */
+static xf_status peek_whole(xf_env *e, const env_state *s, const xf_match *m, double *cost_ms,
+                            double *bytes, xf_error *err)
+{
+    xf_graph ng;
+    xf_graph_index *ix = NULL;
+    xf_op_cost c;
+    xf_status st = xf_match_apply(e->rs, &s->g, s->ix, m, &ng, err);
+    if (st) return st;
+    st = xf_graph_index_build(&ng, &ix, err);
+    if (!st) st = xf_costmemo_graph(e->memo, &ng, ix, NULL, &c, err);
+    if (!st) *cost_ms = c.ms, *bytes = c.bytes;
+    xf_graph_index_free(ix);
+    xf_graph_free(&ng);
+    return st;
+}
+
 /* xf_env_peek's cost with the fusion-aware cost: regions span the nodes
  * around a rewrite, so the graph after it is built, indexed and costed (the
  * bytes stay the current graph's). */
@@ -435,6 +454,9 @@ xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double
     xf_match_target t;
     xf_status st = xf_match_instantiate(e->rs, &s->g, s->ix, m, &t, err);
     if (st) return st;
+    for (int i = 0; i < t.n_nodes; i++)
+        if (!t.weight_only[i] && xf_costmemo_may_fold(e->memo, t.op[i], &t.params[i], t.in_shape[i][0].rank))
+            return peek_whole(e, s, m, cost_ms, bytes, err);
     double d_ms = 0, d_bytes = 0;
     for (int i = 0; i < t.n_nodes; i++) {
         if (t.weight_only[i]) continue;

@@ -2,10 +2,13 @@
  * lookahead.c — the searches' look-ahead through chains of view moves
  * (issue 28): an action whose rule has a reshape or a slice is valued by
  * the graph it leads to once the rule set's view moves (match/
- * closure.c) have been applied until none is left, not by the graph it
- * makes alone. That graph is built and costed in full; the trail records
- * the action and then every move, so the report and the candidates' rule
- * lists name each proved rule applied.
+ * closure.c) have been applied until none is left; an action whose rule
+ * makes a transpose ONNX Runtime folds into its FusedMatMul (the unbatched
+ * heads) by the graph it makes alone where that costs less (the moves take
+ * the views away from where the runtime folds the transpose). The graph
+ * is built and costed in full; the
+ * trail records the action and then every move kept, so the report and the
+ * candidates' rule lists name each proved rule applied.
  */
 #include "agent/search/search_internal.h"
 
@@ -14,6 +17,20 @@
 /* Moves the closure may make after one action: enough for every reshape of
  * a large model to travel its length. */
 #define LOOKAHEAD_MAX_STEPS XF_CLOSURE_LOG
+
+/* 1 when the rule's target makes a transpose ONNX Runtime folds into a
+ * FusedMatMul (xf_ort_folds_transpose): the unbatched heads. */
+static int target_folds(const xf_rule *rule)
+{
+    const xf_graph *g = &rule->dst;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const xf_node *nd = &g->nodes[i];
+        if (nd->op == XF_OP_TRANSPOSE && nd->n_inputs > 0 && nd->inputs[0] >= 0 &&
+            xf_ort_folds_transpose(&nd->params, g->values[nd->inputs[0]].shape.rank))
+            return 1;
+    }
+    return 0;
+}
 
 xf_status search_lookahead_init(xf_search_ctx *c, xf_error *err)
 {
@@ -33,6 +50,7 @@ xf_status search_lookahead_init(xf_search_ctx *c, xf_error *err)
     for (int r = 0; r < n; r++) {
         const xf_rule *rule = xf_ruleset_rule(rs, r);
         c->viewy[r] = (uint8_t)xf_rule_has_view_op(rule);
+        if (c->viewy[r] && target_folds(rule)) c->viewy[r] = 2;
         c->moves[r] = (uint8_t)(c->viewy[r] && xf_rule_is_view_move(rule));
         any |= c->viewy[r];
     }
@@ -61,8 +79,21 @@ xf_status search_lookahead(xf_search_ctx *c, int r, int l, xf_graph *out, double
                                   &one, err);
     if (st) return st;
     st = xf_closure_run_plan(c->plan, &one, LOOKAHEAD_MAX_STEPS, out, log, err);
-    xf_graph_free(&one);
     if (!st) st = xf_env_cost_graph(e, out, ms, err);
+    double ms_one = 0;
+    int alone = c->viewy[r] == 2 && log->n > 0;
+    if (!st && alone) st = xf_env_cost_graph(e, &one, &ms_one, err);
+    if (!st && alone && ms_one < *ms) {
+        /* the moves cost more than they save (they may take a view away
+         * from where the runtime folds it: the unbatched heads' transposes
+         * ONNX Runtime folds into its FusedMatMul): the action alone */
+        xf_graph_free(out);
+        *out = one;
+        xf_graph_init(&one);
+        *ms = ms_one;
+        log->n = 0;
+    }
+    xf_graph_free(&one);
     if (st) xf_graph_free(out);
     return st;
 }

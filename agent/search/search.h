@@ -79,6 +79,20 @@ void xf_costmemo_free(xf_costmemo *m); /* NULL is a no-op */
  * of a 3-D or larger input by a 2-D weight. 0, 0 (the default): none. */
 void xf_costmemo_set_layout(xf_costmemo *m, double view_ms, double gbps);
 
+/* 1 when a transpose of rank r >= 3 and parameters p has a permutation
+ * ONNX Runtime 1.30 folds into the FusedMatMul that reads it: its
+ * transBatch form (the first axis moved before the last, [1, .., r-2, 0,
+ * r-1], e.g. [S,1,h,d] -> [1,h,S,d]) or that with the last two swapped as
+ * well ([1, .., r-2, r-1, 0]: transBatch and transB). */
+int xf_ort_folds_transpose(const xf_params *p, int r);
+
+/* 1 when the ORT layout costs are on and a transpose (op, p, input rank)
+ * has a permutation ONNX Runtime folds into a FusedMatMul reading it
+ * (transBatch, with or without transB): its cost then depends on its
+ * readers, so a graph holding one is costed whole (xf_costmemo_graph makes
+ * it free where every reader is a MatMul of rank >= 3 operands). */
+int xf_costmemo_may_fold(const xf_costmemo *m, xf_op op, const xf_params *p, int rank);
+
 /* Cost of one configuration (xf_cost_op semantics). */
 xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int n_inputs,
                          const xf_dtype *in_dtypes, const xf_shape *in_shapes, xf_op_cost *out,

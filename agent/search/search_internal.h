@@ -36,7 +36,9 @@ typedef struct xf_search_ctx {
     double t0, last_progress;
     /* look-ahead (lookahead.c): per action, whether its rule is a view
      * move, and whether it has a view (then its successor gets the
-     * closure); NULL when opt.lookahead is off or no rule has views */
+     * closure; 2: its target also makes a transpose ONNX Runtime folds,
+     * and the successor without the closure is kept where it costs
+     * less); NULL when opt.lookahead is off or no rule has views */
     uint8_t *moves, *viewy;
     xf_closure_plan *plan; /* the closure's, made once from moves */
 } xf_search_ctx;
