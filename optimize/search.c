@@ -67,11 +67,13 @@ static xf_status learn(opt_run *s, xf_env *env, xf_error *err)
     lo.max_seconds = o->time_limit > 0 ? o->time_limit : AGENT_SECONDS;
     lo.max_env_steps = o->budget;
     lo.load = o->load;
+    lo.samples = o->samples;
     lo.save = o->save;
     lo.ppo_progress = opt_trace_ppo;
     lo.wm_progress = opt_trace_wm;
     lo.progress_user = s;
     opt_trace_begin(s, 0);
+    s->r->agent = o->agent;
     double t0 = xf_clock_now();
     xf_status st = xf_rl_learn(env, &lo, &s->ms[0].res, &s->r->learned, err);
     if (!st) st = opt_trace_end(s, &s->ms[0].res, xf_clock_now() - t0, err);
