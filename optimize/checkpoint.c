@@ -38,7 +38,11 @@ xf_status opt_check_checkpoint(opt_run *s, xf_error *err)
     for (int j = 0; !st && j < act.M; j++) {
         int64_t id = llabs(act.ids[j]);
         xf_error miss = {0};
-        if (xf_rulesdb_get_rule(db, id, &info, &miss) != XF_OK)
+        xf_status got = xf_rulesdb_get_rule(db, id, &info, &miss);
+        if (got != XF_OK && got != XF_ERR_INVALID) { /* not "no such rule": out of memory, I/O */
+            *err = miss;
+            st = got;
+        } else if (got != XF_OK)
             st = XF_FAIL(err, XF_ERR_MISMATCH,
                          "checkpoint '%s': rule id %lld (agent action %d) is not in the rules "
                          "database '%s' (%s): the agent needs the database it was trained with",

@@ -27,7 +27,9 @@ static xf_status make_envs(opt_run *s, xf_error *err)
         eo.layout_view_ms = XF_ORT_VIEW_MS;
         eo.layout_gbps = XF_ORT_LAYOUT_GBPS;
     }
-    if (s->target && o->agent != XF_OPTIMIZE_SEARCH) { /* the learning agents' sparse reward */
+    /* the learning agents' sparse reward, while training: a loaded agent
+     * does not learn, and timing its graphs took most of its time */
+    if (s->target && o->agent != XF_OPTIMIZE_SEARCH && !o->load) {
         eo.target = s->target;
         eo.target_every = o->target_every;
     }
