@@ -72,6 +72,8 @@ static int parse_seed(void *user, const char *name, const char *v, char *msg, si
 
 static const char usage_head[] = "usage: rlflow-agent [--rules RULES.db] MODEL.onnx [options]\n"
     "       rlflow-agent --make-rules DIR\n"
+    "       rlflow-agent train --save CKPT --models PATH... (one agent over many models:\n"
+    "                          rlflow-agent train --help)\n"
     "\n"
     "Optimises MODEL with the proved rewrite rules of RULES.db (default: the default\n"
     "rules database, see --rules): searches for a cheaper\n"
