@@ -1,22 +1,46 @@
 /*
- * bench_agents — the optimisation methods side by side on real models.
+ * bench_agents — the optimisation methods side by side, judged by the target.
  *
- *   bench_agents [--rules DB] [--seconds S] [--quick] [--no-tau]
+ *   bench_agents [--rules DB] [--seconds S] [--seeds N] [--target ort|none]
+ *                [--cost fused|ops] [--target-budget S] [--tau-model NAME]
+ *                [--pretrained ppo|wm:CKPT] [--reference] [--quick] [--no-tau]
+ *                [--report DIR]
  *
- * For every ../shared/models/<name>/model.onnx and modelzoo BERT, ResNet and
- * ViT configurations, the optimisation rlflow-agent runs (xf_optimize_file,
- * in-process) with random, greedy and TASO search, the
- * model-free PPO agent and the world-model agent (oneDNN costs cached in the
- * scratch directory, 1 thread), each with S seconds (default 60) and prints
- * per method: cost and measured latency before/after, output error, wall
- * time and environment steps, and for the world-model agent its step time in
- * the dream against the real environment's. Then a τ sweep (0.5, 1, 1.5, 2)
- * of the world-model agent on BERT, as in the RLFlow paper's Table 3.
- * Rules: DB, or the proved taso 3-op rules made once (agent_runner.c).
- * --report DIR: also the page comparing every run (pages/pages.h): a
- * latency and memory table, the heatmap of the rules and hand passes each
- * method used, the progress curves per model.
+ * For bert_small, vit_tiny and resnet18 of ../shared/models, a published
+ * model of ../shared/models/real and modelzoo BERT, ViT and GPT small
+ * configurations, the optimisation rlflow-agent runs (xf_optimize_file,
+ * in-process; 1 thread; oneDNN costs cached in the scratch directory) with
+ * random search, greedy, TASO's search, TASO's search with the hand passes
+ * (`--passes expert`), the model-free PPO agent, the world-model agent and
+ * the pre-trained agent (a checkpoint given with --pretrained, run with no
+ * training; without one the row says it is not available). Every method but
+ * `expert` uses the proved rules alone (`--passes rules`), so a gain is the
+ * rules' or the agent's. By default the target decides (`--target ort`):
+ * the searches and agents minimise the fusion-aware cost (`--cost fused`,
+ * regions timed in ONNX Runtime), the agents' reward gains the sparse
+ * real-latency term, and the arbiter times what each hands over.
+ *
+ * Per run it prints cost before/after (cost model, the models as written),
+ * the target latency of the model written against the input (the arbiter's
+ * confirmed ratio, 1 when the input is kept) and the best ratio any
+ * candidate reached, wall time, environment steps, and for the learning
+ * agents the steps at which their best cost came within 50% and 90% of the
+ * run's final improvement and the steps at which it reached TASO's cost.
+ * Randomised methods (random, ppo, wm) run with seeds 1..N (default 3);
+ * the deterministic searches once. Then per model a summary table
+ * (min/median/max over seeds) and the verdict "best learning agent vs
+ * TASO on the target". Then the τ sweep (0.5, 1, 1.5, 2) of the
+ * world-model agent on one model (--tau-model, default bert-L2-H128),
+ * seeds 1..N each. Load averages are printed beside every run: timings on
+ * a shared machine are the load's.
+ *
+ * --reference: also TASO with 10x the budget and 5x the time (the
+ * reference a better graph is looked for with). --report DIR: also the
+ * page comparing every run (pages/pages.h).
+ * Rules: DB, or the build's default rules (the default vocabulary's 3-op
+ * rules, proved: rules-default-*.db next to the tools, made by the build).
  */
+#define _DEFAULT_SOURCE /* getloadavg */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,16 +49,58 @@
 #include "agent_runner.h"
 #include "pages/pages.h"
 
-static const char *const methods[] = {"random", "greedy", "taso", "ppo", "wm"};
+/* One method of the table. */
+typedef struct method {
+    const char *name;
+    xf_optimize_agent agent;
+    xf_search_kind search;
+    int expert;   /* --passes expert (the hand passes) */
+    int seeded;   /* run with every seed */
+    int pretrained;
+    int reference; /* TASO with the larger budget */
+} method;
+
+static const method methods[] = {
+    {"random", XF_OPTIMIZE_SEARCH, XF_SEARCH_RANDOM, 0, 1, 0, 0},
+    {"greedy", XF_OPTIMIZE_SEARCH, XF_SEARCH_GREEDY, 0, 0, 0, 0},
+    {"taso", XF_OPTIMIZE_SEARCH, XF_SEARCH_TASO, 0, 0, 0, 0},
+    {"taso-ref", XF_OPTIMIZE_SEARCH, XF_SEARCH_TASO, 0, 0, 0, 1},
+    {"expert", XF_OPTIMIZE_SEARCH, XF_SEARCH_TASO, 1, 0, 0, 0},
+    {"ppo", XF_OPTIMIZE_PPO, XF_SEARCH_TASO, 0, 1, 0, 0},
+    {"wm", XF_OPTIMIZE_WM, XF_SEARCH_TASO, 0, 1, 0, 0},
+    {"pre-trained", XF_OPTIMIZE_WM, XF_SEARCH_TASO, 0, 0, 1, 0},
+};
+#define N_METHODS ((int)(sizeof methods / sizeof methods[0]))
 
 static const char *const zoo[][2] = {
     {"bert-L2-H128", "bert --layers 2 --hidden 128 --heads 2 --seq 32"},
-    {"resnet18-64", "resnet18 --image 64"},
     {"vit-L2-H96", "vit --layers 2 --hidden 96 --heads 3 --image 32 --patch 8"},
+    {"gpt-L2-H128", "gpt --layers 2 --hidden 128 --heads 2 --seq 32"},
 };
 
+/* The bench's settings. */
+static struct settings {
+    const char *rules, *scratch, *pretrained;
+    xf_optimize_agent pretrained_agent;
+    double seconds, target_budget;
+    int seeds, target, fused, reference;
+} cfg;
+
+/* The figures of one run. */
+typedef struct run_figs {
+    int ok;
+    double cost_pct;    /* cost change of the model written, % */
+    double target;      /* written model's latency over the input's in the target (1: kept) */
+    double best_timed;  /* smallest ratio any timed candidate reached */
+    double search_ms;   /* the search's best cost (its own cost: fused or operators) */
+    double initial_ms;
+    double seconds, wall;
+    long long steps;
+    long long to50, to90, to_taso; /* steps; -1: never */
+} run_figs;
+
 /* The runs kept for --report. */
-#define MAX_KEPT 256
+#define MAX_KEPT 512
 static struct kept {
     char name[64], path[2048], method[64];
     xf_optimize_options o;
@@ -42,38 +108,285 @@ static struct kept {
 } *kept;
 static int n_kept;
 
-static void run(const char *name, const char *path, const char *method, const char *rules,
-                const char *scratch, double seconds, double tau)
+static double load1(void)
 {
-    char cache[4096];
-    snprintf(cache, sizeof cache, "%s/costs.db", scratch);
-    xf_optimize_options o = xf_optimize_options_default();
-    o.rules = rules;
-    o.agent = !strcmp(method, "ppo") ? XF_OPTIMIZE_PPO
-              : !strcmp(method, "wm") ? XF_OPTIMIZE_WM
-                                      : XF_OPTIMIZE_SEARCH;
-    if (o.agent == XF_OPTIMIZE_SEARCH && xf_search_kind_parse(method, &o.search, NULL)) {
-        fprintf(stderr, "bench_agents: no method '%s'\n", method);
-        exit(2);
+    double l[3] = {0, 0, 0};
+    return getloadavg(l, 3) > 0 ? l[0] : -1;
+}
+
+/* Steps at which the trace's best cost first came within `frac` of the
+ * final improvement (frac 0: the first point at or below `level`); -1
+ * when never or there was no improvement. */
+static long long steps_to(const xf_optimize_report *r, double frac, double level)
+{
+    if (r->n_trace < 2) return -1;
+    double init = r->trace[0].best_ms, fin = r->trace[r->n_trace - 1].best_ms;
+    double want = frac > 0 ? init - frac * (init - fin) : level;
+    if (frac > 0 && fin >= init) return -1;
+    for (int i = 0; i < r->n_trace; i++)
+        if (r->trace[i].search == 0 && r->trace[i].best_ms <= want + 1e-12 * init)
+            return (long long)r->trace[i].steps;
+    return -1;
+}
+
+/* The written model's ratio in the target (1 when the input is kept) and
+ * the smallest ratio a timed candidate reached. */
+static void target_ratios(const xf_optimize_report *r, double *written, double *best)
+{
+    *written = *best = 1.0;
+    const xf_arbiter_result *a = &r->arb;
+    for (int i = 1; i < a->n; i++) {
+        const xf_arbiter_entry *e = &a->e[i];
+        if (e->t.runs > 0 && e->t.ratio < *best && e->verdict != XF_ARBITER_WRONG &&
+            e->verdict != XF_ARBITER_TARGET_WRONG)
+            *best = e->t.ratio;
     }
-    o.time_limit = seconds;
+    if (a->chosen > 0) {
+        const xf_arbiter_entry *e = &a->e[a->chosen];
+        *written = e->confirm.runs > 0 ? e->confirm.ratio : e->t.ratio;
+    }
+}
+
+static run_figs run(const char *name, const char *path, const method *m, uint64_t seed,
+                    double tau, double taso_ms)
+{
+    run_figs f;
+    memset(&f, 0, sizeof f);
+    f.to50 = f.to90 = f.to_taso = -1;
+    char cache[4096], label[64];
+    snprintf(cache, sizeof cache, "%s/costs.db", cfg.scratch);
+    if (tau != 1.0) snprintf(label, sizeof label, "%s t=%.1f", m->name, tau);
+    else snprintf(label, sizeof label, "%s", m->name);
+    if (m->pretrained && !cfg.pretrained) {
+        printf("%-14s %-12s pre-trained: not available in this build (no checkpoint: "
+               "--pretrained ppo|wm:CKPT)\n",
+               name, label);
+        return f;
+    }
+    xf_optimize_options o = xf_optimize_options_default();
+    o.rules = cfg.rules;
+    o.agent = m->pretrained ? cfg.pretrained_agent : m->agent;
+    o.search = m->search;
+    o.load = m->pretrained ? cfg.pretrained : NULL;
+    o.passes = m->expert ? XF_OPTIMIZE_EXPERT : XF_OPTIMIZE_RULES;
+    o.time_limit = m->reference ? 5 * cfg.seconds : cfg.seconds;
+    if (m->reference) o.budget = 10000;
+    o.seed = seed;
     o.tau = tau;
     o.backend = XF_COST_ONEDNN;
     o.cache = cache;
+    o.threads = 1;
+    o.target = cfg.target;
+    o.fused_cost = cfg.target && cfg.fused;
+    o.target_budget = cfg.target_budget;
     struct kept *k = kept && n_kept < MAX_KEPT ? &kept[n_kept] : NULL;
-    bench_row r = bench_optimize_model(&o, path, scratch, k ? &k->r : NULL);
-    char label[64];
-    if (tau != 1.0) snprintf(label, sizeof label, "%s t=%.1f", method, tau);
-    else snprintf(label, sizeof label, "%s", method);
-    bench_print_row(name, label, &r);
-    if (k && r.ok) {
+    xf_optimize_report rep;
+    double l0 = load1();
+    bench_row row = bench_optimize_model(&o, path, cfg.scratch, &rep);
+    double l1 = load1();
+    printf("%-14s %-12s seed %llu  load %.1f/%.1f\n", name, label, (unsigned long long)seed, l0,
+           l1);
+    if (!row.ok) {
+        printf("    FAILED (see above)\n");
+        fflush(stdout);
+        return f;
+    }
+    f.ok = 1;
+    const xf_optimize_search_figures *sf = &rep.search[0];
+    f.cost_pct = rep.cost_before > 0 ? 100.0 * (rep.cost_after - rep.cost_before) / rep.cost_before
+                                     : 0;
+    target_ratios(&rep, &f.target, &f.best_timed);
+    f.initial_ms = sf->initial_ms;
+    f.search_ms = sf->best_ms;
+    f.seconds = rep.search_seconds;
+    f.wall = rep.seconds;
+    f.steps = (long long)sf->expanded;
+    if (o.agent != XF_OPTIMIZE_SEARCH) {
+        f.to50 = steps_to(&rep, 0.5, 0);
+        f.to90 = steps_to(&rep, 0.9, 0);
+        if (taso_ms > 0) f.to_taso = steps_to(&rep, 0, taso_ms);
+    }
+    printf("    cost       %s\n", row.cost);
+    printf("    search     %.4f -> %.4f ms (%+.2f%%, its own cost%s)\n", sf->initial_ms,
+           sf->best_ms, sf->initial_ms > 0 ? 100 * (sf->best_ms - sf->initial_ms) / sf->initial_ms : 0,
+           o.fused_cost ? ": fused regions" : ": operators");
+    if (rep.target)
+        printf("    target     written x%.3f, best candidate timed x%.3f, %d timed, %.1f s "
+               "arbitrating\n",
+               f.target, f.best_timed, rep.arb.n - 1, rep.arb.seconds);
+    else
+        printf("    target     none (%s)\n", rep.target_refused[0] ? rep.target_refused : "off");
+    printf("    error      %s\n    run        %s; whole call %.1f s\n", row.err, row.search,
+           rep.seconds);
+    if (row.agent[0]) printf("    agent      %s\n", row.agent);
+    if (row.world[0]) printf("    world      %s\n", row.world);
+    if (o.agent != XF_OPTIMIZE_SEARCH)
+        printf("    samples    steps to 50%% of its improvement %lld, to 90%% %lld, to TASO's "
+               "cost %lld (-1: never); %lld graphs timed in the target (%.1f s)\n",
+               f.to50, f.to90, f.to_taso, (long long)rep.target_runs, rep.target_seconds);
+    fflush(stdout);
+    if (k) {
         snprintf(k->name, sizeof k->name, "%s", name);
         snprintf(k->path, sizeof k->path, "%s", path);
-        snprintf(k->method, sizeof k->method, "%s", label);
+        snprintf(k->method, sizeof k->method, "%s s%llu", label, (unsigned long long)seed);
         k->o = o;
         k->o.cache = NULL; /* this call's buffer */
+        k->r = rep;
         n_kept++;
+    } else {
+        xf_optimize_report_free(&rep);
     }
+    return f;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* "min/median/max" of the n values (one value alone when n is 1). */
+static void spread(const double *v, int n, const char *fmt, char *buf, size_t len)
+{
+    double s[16];
+    int k = 0;
+    for (int i = 0; i < n && k < 16; i++) s[k++] = v[i];
+    if (k == 0) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    qsort(s, (size_t)k, sizeof *s, cmp_double);
+    char a[32], b[32], c[32];
+    snprintf(a, sizeof a, fmt, s[0]);
+    snprintf(b, sizeof b, fmt, s[k / 2]);
+    snprintf(c, sizeof c, fmt, s[k - 1]);
+    if (k == 1) snprintf(buf, len, "%s", b);
+    else snprintf(buf, len, "%s/%s/%s", a, b, c);
+}
+
+static double median(const double *v, int n)
+{
+    double s[16];
+    int k = n < 16 ? n : 16;
+    memcpy(s, v, (size_t)k * sizeof *s);
+    qsort(s, (size_t)k, sizeof *s, cmp_double);
+    return k ? s[k / 2] : 0;
+}
+
+/* Every method on one model, then its table. */
+static void bench_model(const char *name, const char *path)
+{
+    run_figs all[N_METHODS][16];
+    int n[N_METHODS];
+    double taso_ms = 0;
+    memset(n, 0, sizeof n);
+    for (int mi = 0; mi < N_METHODS; mi++) {
+        const method *m = &methods[mi];
+        if (m->reference && !cfg.reference) continue;
+        int seeds = m->seeded ? cfg.seeds : 1;
+        for (int s = 1; s <= seeds && s <= 16; s++) {
+            run_figs f = run(name, path, m, (uint64_t)s, 1.0, taso_ms);
+            if (!f.ok) continue;
+            all[mi][n[mi]++] = f;
+            if (!strcmp(m->name, "taso")) taso_ms = f.search_ms;
+        }
+    }
+    printf("\n-- %s: %d seeds for random/ppo/wm (min/median/max), target %s, cost %s, "
+           "%g s each\n",
+           name, cfg.seeds, cfg.target ? "ort" : "none", cfg.target && cfg.fused ? "fused" : "ops",
+           cfg.seconds);
+    printf("%-12s %-24s %-24s %-24s %-24s %-9s %-10s %-16s %-16s\n", "method", "search cost %",
+           "cost % (written)", "target (written x)", "best timed x", "search s", "steps",
+           "to 50%/90%", "to TASO cost");
+    double best_agent = 2, taso_t = 0, best_sc = 1e9, taso_sc = 1e9;
+    const char *best_name = "-", *best_sc_name = "-";
+    for (int mi = 0; mi < N_METHODS; mi++) {
+        if (!n[mi]) {
+            if (methods[mi].pretrained)
+                printf("%-12s pre-trained: not available in this build\n", "pre-trained");
+            continue;
+        }
+        double c[16], t[16], b[16], sec[16], st[16], t50[16], t90[16], tt[16], sc[16];
+        int n50 = 0, n90 = 0, ntt = 0;
+        for (int i = 0; i < n[mi]; i++) {
+            const run_figs *f = &all[mi][i];
+            c[i] = f->cost_pct, t[i] = f->target, b[i] = f->best_timed;
+            sc[i] = f->initial_ms > 0 ? 100 * (f->search_ms - f->initial_ms) / f->initial_ms : 0;
+            sec[i] = f->seconds, st[i] = (double)f->steps;
+            if (f->to50 >= 0) t50[n50++] = (double)f->to50;
+            if (f->to90 >= 0) t90[n90++] = (double)f->to90;
+            if (f->to_taso >= 0) tt[ntt++] = (double)f->to_taso;
+        }
+        char cs[64], ts[64], bs[64], ss[64], ps[64], s50[64], s90[64], sts[64], to[96], scs[64];
+        spread(c, n[mi], "%+.2f", cs, sizeof cs);
+        spread(sc, n[mi], "%+.2f", scs, sizeof scs);
+        spread(t, n[mi], "%.3f", ts, sizeof ts);
+        spread(b, n[mi], "%.3f", bs, sizeof bs);
+        snprintf(ss, sizeof ss, "%.1f", median(sec, n[mi]));
+        snprintf(ps, sizeof ps, "%.0f", median(st, n[mi]));
+        spread(t50, n50, "%.0f", s50, sizeof s50);
+        spread(t90, n90, "%.0f", s90, sizeof s90);
+        snprintf(to, sizeof to, "%s / %s", s50, s90);
+        if (ntt) {
+            spread(tt, ntt, "%.0f", sts, sizeof sts);
+            snprintf(sts + strlen(sts), sizeof sts - strlen(sts), " (%d/%d)", ntt, n[mi]);
+        } else {
+            snprintf(sts, sizeof sts, methods[mi].agent != XF_OPTIMIZE_SEARCH ? "never" : "");
+        }
+        int agent = methods[mi].agent != XF_OPTIMIZE_SEARCH || methods[mi].pretrained;
+        printf("%-12s %-24s %-24s %-24s %-24s %-9s %-10s %-16s %-16s\n", methods[mi].name, scs, cs,
+               ts, bs, ss, ps, agent ? to : "", sts);
+        if (agent && median(t, n[mi]) < best_agent)
+            best_agent = median(t, n[mi]), best_name = methods[mi].name;
+        if (!strcmp(methods[mi].name, "taso")) taso_t = median(t, n[mi]), taso_sc = sc[0];
+        if (agent && median(sc, n[mi]) < best_sc)
+            best_sc = median(sc, n[mi]), best_sc_name = methods[mi].name;
+    }
+    if (taso_t > 0 && best_agent < 2)
+        printf("verdict %s: best learning agent %s x%.3f (median written) vs TASO x%.3f in the "
+               "target: %s\n",
+               name, best_name, best_agent, taso_t,
+               best_agent <= taso_t ? "at least as good" : "below TASO");
+    if (taso_sc < 1e9 && best_sc < 1e9)
+        printf("verdict %s: best learning agent %s %+.2f%% (median search cost) vs TASO %+.2f%%: "
+               "%s\n",
+               name, best_sc_name, best_sc, taso_sc,
+               best_sc <= taso_sc + 1e-9 ? "at least as good" : "above TASO's cost");
+    printf("load average now %.1f\n\n", load1());
+    fflush(stdout);
+}
+
+/* The τ sweep of the world-model agent on one model. */
+static void tau_sweep(const char *name, const char *path)
+{
+    printf("\n== tau sweep, world-model agent on %s (%d seeds, %g s each)\n", name, cfg.seeds,
+           cfg.seconds);
+    const double taus[] = {0.5, 1.0, 1.5, 2.0};
+    double c[4][16], t[4][16], t90[4][16], steps[4][16];
+    int n[4] = {0}, n90[4] = {0};
+    const method *wm = NULL;
+    for (int mi = 0; mi < N_METHODS; mi++)
+        if (!strcmp(methods[mi].name, "wm")) wm = &methods[mi];
+    for (int ti = 0; ti < 4; ti++)
+        for (int s = 1; s <= cfg.seeds && s <= 16; s++) {
+            run_figs f = run(name, path, wm, (uint64_t)s, taus[ti], 0);
+            if (!f.ok) continue;
+            c[ti][n[ti]] = f.cost_pct, t[ti][n[ti]] = f.target;
+            steps[ti][n[ti]++] = (double)f.steps;
+            if (f.to90 >= 0) t90[ti][n90[ti]++] = (double)f.to90;
+        }
+    printf("\n-- tau sweep on %s (min/median/max over seeds)\n%-6s %-24s %-24s %-16s %s\n", name,
+           "tau", "cost %", "target (written x)", "real steps", "steps to 90%");
+    for (int ti = 0; ti < 4; ti++) {
+        char cs[64], ts[64], ss[64], s9[64];
+        spread(c[ti], n[ti], "%+.2f", cs, sizeof cs);
+        spread(t[ti], n[ti], "%.3f", ts, sizeof ts);
+        spread(steps[ti], n[ti], "%.0f", ss, sizeof ss);
+        spread(t90[ti], n90[ti], "%.0f", s9, sizeof s9);
+        printf("%-6.1f %-24s %-24s %-16s %s\n", taus[ti], cs, ts, ss, s9);
+    }
+    printf("load average now %.1f\n", load1());
+    fflush(stdout);
 }
 
 /* The page over the kept runs; 1 when it was not written. */
@@ -98,27 +411,62 @@ static int write_report(const char *dir)
     return rc;
 }
 
+static int usage(const char *arg)
+{
+    printf(
+        "usage: bench_agents [--rules DB] [--seconds S] [--seeds N] [--target ort|none]\n"
+        "                    [--cost fused|ops] [--target-budget S] [--tau-model NAME]\n"
+        "                    [--pretrained ppo|wm:CKPT] [--reference] [--quick] [--no-tau]\n"
+        "                    [--report DIR]\n"
+        "random, greedy, TASO, the hand passes (TASO with --passes expert), PPO, the\n"
+        "world-model agent and a pre-trained agent on shared, real and modelzoo models,\n"
+        "judged in the target (default ort, the fused cost); S seconds each (default 60),\n"
+        "seeds 1..N (default 3) for the randomised methods; then a tau sweep of the\n"
+        "world-model agent on NAME (default bert-L2-H128). Rules: DB, else the build's\n"
+        "default rules (rules-default-*.db next to the tools).\n"
+        "--quick: bert_small, vit_tiny and modelzoo BERT only.\n"
+        "--reference: also TASO with 10x the budget and 5x the time.\n"
+        "--report DIR: also a page comparing the runs in DIR/index.html.\n");
+    return arg && strcmp(arg, "--help") && strcmp(arg, "-h") ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *rules_arg = NULL, *report = NULL;
-    double seconds = 60;
-    int quick = 0, tau_sweep = 1;
+    const char *report = NULL, *tau_model = "bert-L2-H128";
+    cfg.seconds = 60;
+    cfg.seeds = 3;
+    cfg.target = 1;
+    cfg.fused = 1;
+    cfg.target_budget = 30;
+    int quick = 0, tau = 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--rules") && i + 1 < argc) rules_arg = argv[++i];
-        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--quick")) quick = 1;
-        else if (!strcmp(argv[i], "--no-tau")) tau_sweep = 0;
-        else if (!strcmp(argv[i], "--report") && i + 1 < argc) report = argv[++i];
-        else {
-            printf("usage: bench_agents [--rules DB] [--seconds S] [--quick] [--no-tau] "
-                   "[--report DIR]\n"
-                   "random, greedy, TASO, PPO and world-model agents on ../shared/models and\n"
-                   "modelzoo models (S seconds each, default 60), then a tau sweep on BERT.\n"
-                   "--quick: bert_small and resnet18 only.\n"
-                   "--report DIR: also a page comparing the runs in DIR/index.html (latency\n"
-                   "and memory table, rule-use heatmap, progress curves).\n");
-            return strcmp(argv[i], "--help") && strcmp(argv[i], "-h") ? 2 : 0;
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--rules") && v) cfg.rules = v, i++;
+        else if (!strcmp(a, "--seconds") && v) cfg.seconds = atof(v), i++;
+        else if (!strcmp(a, "--seeds") && v) cfg.seeds = atoi(v), i++;
+        else if (!strcmp(a, "--target") && v) cfg.target = !strcmp(v, "ort"), i++;
+        else if (!strcmp(a, "--cost") && v) cfg.fused = !strcmp(v, "fused"), i++;
+        else if (!strcmp(a, "--target-budget") && v) cfg.target_budget = atof(v), i++;
+        else if (!strcmp(a, "--tau-model") && v) tau_model = v, i++;
+        else if (!strcmp(a, "--pretrained") && v) cfg.pretrained = v, i++;
+        else if (!strcmp(a, "--reference")) cfg.reference = 1;
+        else if (!strcmp(a, "--quick")) quick = 1;
+        else if (!strcmp(a, "--no-tau")) tau = 0;
+        else if (!strcmp(a, "--report") && v) report = v, i++;
+        else return usage(a);
+    }
+    if (cfg.seeds < 1 || cfg.seeds > 16 || cfg.seconds <= 0) {
+        fprintf(stderr, "bench_agents: --seeds takes 1..16, --seconds a positive number\n");
+        return 2;
+    }
+    if (cfg.pretrained) {
+        const char *colon = strchr(cfg.pretrained, ':');
+        if (!colon || (strncmp(cfg.pretrained, "ppo:", 4) && strncmp(cfg.pretrained, "wm:", 3))) {
+            fprintf(stderr, "bench_agents: --pretrained takes ppo:CKPT or wm:CKPT\n");
+            return 2;
         }
+        cfg.pretrained_agent = cfg.pretrained[0] == 'p' ? XF_OPTIMIZE_PPO : XF_OPTIMIZE_WM;
+        cfg.pretrained = colon + 1;
     }
     xf_error err = {0};
     if (report && xf_pages_probe(report, &err) != XF_OK) {
@@ -129,15 +477,33 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_agents: out of memory\n");
         return 1;
     }
-    const char *scratch = bench_scratch("bench_agents");
-    char rules[2048];
-    if (rules_arg) snprintf(rules, sizeof rules, "%s", rules_arg);
-    else bench_make_rules(scratch, XF_BENCH_XFERGEN, XF_BENCH_XFERVERIFY, rules, sizeof rules);
-    printf("rules: %s; %g s per method\n", rules, seconds);
+    cfg.scratch = bench_scratch("bench_agents");
+    static char rules[2048];
+    if (cfg.rules) {
+        snprintf(rules, sizeof rules, "%s", cfg.rules);
+    } else { /* the build's default rules (default vocabulary, 3-op, proved) */
+        const char *dirs[1] = {XF_BENCH_TOOLS_DIR};
+        xf_default_rules_options dro;
+        xf_default_rules_options_init(&dro);
+        dro.dirs = dirs;
+        dro.n_dirs = 1;
+        xf_default_rules_origin origin;
+        if (xf_default_rules_find(&dro, rules, sizeof rules, &origin, &err) != XF_OK) {
+            fprintf(stderr, "bench_agents: the default rules: %s\n", err.msg);
+            return 1;
+        }
+    }
+    cfg.rules = rules;
+    printf("rules: %s; %g s per method, seeds 1..%d, target %s, cost %s, arbiter budget %g s, "
+           "1 thread; load average %.1f\n",
+           rules, cfg.seconds, cfg.seeds, cfg.target ? "ort" : "none",
+           cfg.target && cfg.fused ? "fused" : "ops", cfg.target_budget, load1());
+    if (!cfg.pretrained)
+        printf("pre-trained: not available in this build (no checkpoint given)\n");
 
-    const char *shared[] = {"bert_small", "resnet18", "squeezenet1_1", "vit_tiny"};
+    const char *shared[] = {"bert_small", "vit_tiny", "resnet18", "real/silero_vad_legacy"};
     int n_shared = quick ? 2 : 4;
-    char bert[2048] = "";
+    char tau_path[2048] = "";
     printf("\n== ../shared/models\n");
     for (int m = 0; m < n_shared; m++) {
         char path[2048];
@@ -147,31 +513,26 @@ int main(int argc, char **argv)
             printf("%-22s skipped: %s not found\n", shared[m], path);
             continue;
         }
-        if (m == 0) snprintf(bert, sizeof bert, "%s", path);
-        for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++)
-            run(shared[m], path, methods[k], rules, scratch, seconds, 1.0);
+        if (!strcmp(shared[m], tau_model)) snprintf(tau_path, sizeof tau_path, "%s", path);
+        bench_model(shared[m], path);
     }
-    if (!quick) {
-        printf("\n== modelzoo\n");
-        for (size_t m = 0; m < sizeof zoo / sizeof zoo[0]; m++) {
-            char path[2048], cmd[4096];
-            snprintf(path, sizeof path, "%s/%s.onnx", scratch, zoo[m][0]);
-            snprintf(cmd, sizeof cmd, "'%s' %s -o '%s' > /dev/null", XF_BENCH_MODELZOO,
-                     zoo[m][1], path);
-            if (system(cmd) != 0) {
-                fprintf(stderr, "bench_agents: modelzoo failed: %s\n", cmd);
-                continue;
-            }
-            if (!bert[0] && !strncmp(zoo[m][0], "bert", 4))
-                snprintf(bert, sizeof bert, "%s", path);
-            for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++)
-                run(zoo[m][0], path, methods[k], rules, scratch, seconds, 1.0);
+    printf("\n== modelzoo\n");
+    int n_zoo = quick ? 1 : (int)(sizeof zoo / sizeof zoo[0]);
+    for (int m = 0; m < (int)(sizeof zoo / sizeof zoo[0]); m++) {
+        char path[2048], cmd[4096];
+        int is_tau = !strcmp(zoo[m][0], tau_model);
+        if (m >= n_zoo && !(is_tau && tau)) continue;
+        snprintf(path, sizeof path, "%s/%s.onnx", cfg.scratch, zoo[m][0]);
+        snprintf(cmd, sizeof cmd, "'%s' %s -o '%s' > /dev/null", XF_BENCH_MODELZOO, zoo[m][1],
+                 path);
+        if (system(cmd) != 0) {
+            fprintf(stderr, "bench_agents: modelzoo failed: %s\n", cmd);
+            continue;
         }
+        if (is_tau) snprintf(tau_path, sizeof tau_path, "%s", path);
+        if (m < n_zoo) bench_model(zoo[m][0], path);
     }
-    if (tau_sweep && bert[0]) {
-        printf("\n== tau sweep, world-model agent on %s\n", bert);
-        const double taus[] = {0.5, 1.0, 1.5, 2.0};
-        for (int t = 0; t < 4; t++) run("bert", bert, "wm", rules, scratch, seconds, taus[t]);
-    }
+    if (tau && tau_path[0]) tau_sweep(tau_model, tau_path);
+    else if (tau) printf("\ntau sweep: model %s not found\n", tau_model);
     return report ? write_report(report) : 0;
 }

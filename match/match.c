@@ -302,10 +302,17 @@ static void complete(match_ctx *c)
                 return;
         }
     }
+    const xf_graph *rsrc = &c->rr->rule.src;
     for (int i = 0; i < pat->n_inputs; i++) {
         int v = c->bound[i];
         m.inputs[i] = v;
         if (v >= 0 && g->values[v].kind == XF_VALUE_NODE && in_match(c, g->values[v].producer))
+            return;
+        /* a scalar of the rule binds only a one-element value: the proof
+         * says nothing of a tensor broadcast in its place (transpose(m0 +
+         * s0) => transpose(m0) + s0 is false for a matrix s0) */
+        if (v >= 0 && i < rsrc->n_inputs && rsrc->values[rsrc->inputs[i]].shape.rank == 0 &&
+            xf_shape_numel(&g->values[v].shape) != 1)
             return;
     }
     for (int i = 0; i < pat->n_outputs; i++)

@@ -98,6 +98,7 @@ xf_status zoo_build_resnet18(const xf_zoo_config *c, xf_graph *g, xf_error *err)
 xf_status zoo_build_resnet34(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 xf_status zoo_build_resnet50(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 xf_status zoo_build_squeezenet(const xf_zoo_config *c, xf_graph *g, xf_error *err);
+xf_status zoo_build_lookahead_transpose(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 xf_status zoo_build_bert(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 xf_status zoo_build_vit(const xf_zoo_config *c, xf_graph *g, xf_error *err);
 xf_status zoo_build_gpt(const xf_zoo_config *c, xf_graph *g, xf_error *err);

@@ -58,6 +58,10 @@ static const xf_zoo_model models[] = {
      {[XF_ZOO_BATCH] = 1, [XF_ZOO_LAYERS] = 2, [XF_ZOO_HIDDEN] = 128, [XF_ZOO_HEADS] = 2,
       [XF_ZOO_SEQ] = 32, [XF_ZOO_VOCAB] = 1000},
      zoo_build_gpt_tied},
+    {"lookahead-transpose", "look-ahead case: transpose(a0*b0 + a1*b1 + ...), --layers products of "
+     "[hidden, width] by [width, hidden] (bench_lookahead)",
+     {[XF_ZOO_LAYERS] = 2, [XF_ZOO_HIDDEN] = 256, [XF_ZOO_WIDTH] = 4},
+     zoo_build_lookahead_transpose},
 };
 
 const xf_zoo_option *xf_modelzoo_option(xf_zoo_opt o)

@@ -113,7 +113,7 @@ typedef struct xf_optimize_options {
     int scalings_both;         /* with the target and a search, search both ways (1) */
     xf_optimize_passes passes; /* default XF_OPTIMIZE_BOTH; RULES turns narrowing and the
                                   split layout off and Gathers of one position into slices */
-    int lookahead;             /* searches: the view moves' closure (1) */
+    int lookahead;             /* searches and learning agents: the view moves' closure (1) */
     int check;                 /* refuse to write a model that fails the check (1) */
     int latency;               /* end-to-end latency on the backend: 0 never, 1 without
                                   the target (default), 2 always */

@@ -68,6 +68,7 @@ static xf_status learn(opt_run *s, xf_env *env, xf_error *err)
     lo.tau = (float)o->tau;
     lo.max_seconds = o->time_limit > 0 ? o->time_limit : AGENT_SECONDS;
     lo.max_env_steps = o->budget;
+    lo.no_lookahead = !o->lookahead; /* --no-lookahead: the agents' too */
     lo.load = o->load;
     lo.samples = o->samples;
     lo.save = o->save;

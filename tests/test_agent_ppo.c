@@ -14,7 +14,9 @@
  * environment's actions, its masks, its ids through a checkpoint section,
  * a missing id refused by name) and the agent's set after its warm-up;
  * checkpoints that reload into identical greedy actions, refuse an agent
- * of other sizes and a rule set that lacks one of the agent's rule ids.
+ * of other sizes and a rule set that lacks one of the agent's rule ids;
+ * under a target runtime, a run's candidates for the arbiter (the start,
+ * the cheapest and the fastest measured graph).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -683,6 +685,108 @@ START_TEST(checkpoint_reload_gives_identical_actions)
 }
 END_TEST
 
+/* Steps e to its cheapest offered successor (peeked) up to n times; the
+ * target time of each graph in ms[], its identity hash in hash[], the
+ * steps taken returned. Every step goes through the run's bookkeeping. */
+static int descend(xf_agent_run *run, xf_env *e, int n, double *ms, uint64_t *hash)
+{
+    xf_error err;
+    int k = 0;
+    for (; k < n; k++) {
+        const uint8_t *mask = xf_env_xfer_mask(e);
+        int best_r = -1, best_l = 0;
+        double best = xf_env_cost(e);
+        for (int r = 0; r < xf_env_num_xfers(e); r++)
+            for (int l = 0; mask[r] && l < xf_env_num_locations(e, r); l++) {
+                double c, b;
+                ck_assert_msg(xf_env_peek(e, r, l, &c, &b, &err) == XF_OK, "%s", err.msg);
+                if (c < best - 1e-12) best = c, best_r = r, best_l = l;
+            }
+        if (best_r < 0) break;
+        xf_env_step_result sr;
+        ck_assert_msg(xf_env_step(e, best_r, best_l, &sr, &err) == XF_OK, "%s", err.msg);
+        ck_assert(sr.valid);
+        ck_assert_msg(xf_agent_run_step(run, best_r, &sr, &err) == XF_OK, "%s", err.msg);
+        ms[k] = sr.target_ms;
+        hash[k] = sr.hash;
+    }
+    return k;
+}
+
+/* Under a target (the sparse reward timing every step here), a learning
+ * agent's run hands the arbiter the start graph, the cheapest graph and
+ * the graph the target measured fastest, cheapest first, each with its
+ * path; without a target it hands the best graph alone, as before. */
+START_TEST(a_run_under_a_target_hands_its_fastest_measured_graph_to_the_arbiter)
+{
+    xf_error err;
+    for (int with_target = 0; with_target < 2; with_target++) {
+        xf_target *t = with_target ? xf_fx_target() : NULL;
+        if (with_target && !t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
+        xf_env_options eo = xf_env_options_default();
+        eo.target = t;
+        eo.target_every = t ? 1 : 0;
+        xf_fx_env f;
+        xf_fx_env_open(&f, xf_fx_search_graph, &eo);
+        xf_search_result res;
+        xf_search_result_init(&res);
+        xf_agent_run run;
+        ck_assert_msg(xf_agent_run_begin(&run, f.e, &res, NULL, &err) == XF_OK, "%s", err.msg);
+        uint64_t start_hash = xf_env_hash(f.e);
+        double ms[8];
+        uint64_t hash[8];
+        int n = descend(&run, f.e, 5, ms, hash);
+        ck_assert_int_eq(n, 5); /* the graph's five rewrites, each cheaper */
+        ck_assert_msg(xf_agent_run_end(&run, XF_OK, &err) == XF_OK, "%s", err.msg);
+        ck_assert_uint_eq(xf_env_hash(f.e), hash[4]); /* left holding the best */
+        ck_assert_int_eq(res.n_applied, 5);
+        if (!t) {
+            ck_assert_int_eq(res.n_candidates, 0);
+            xf_search_result_free(&res);
+            xf_fx_env_close(&f);
+            continue;
+        }
+        /* the fastest measurement below the start's, if the noise gave one
+         * that is not the cheapest graph */
+        double init = xf_env_target_initial_ms(f.e), fastest = init;
+        int fast = -1;
+        for (int k = 0; k < n; k++) {
+            ck_assert(ms[k] > 0);
+            if (ms[k] < fastest) fastest = ms[k], fast = k;
+        }
+        int want = fast >= 0 && fast != 4 ? 3 : 2;
+        ck_assert_int_eq(res.n_candidates, want);
+        int seen_start = 0, seen_best = 0, seen_fast = 0;
+        for (int c = 0; c < res.n_candidates; c++) {
+            const xf_search_candidate *sc = &res.candidates[c];
+            if (c > 0) ck_assert(sc->ms >= res.candidates[c - 1].ms);
+            uint64_t h = xf_graph_hash_mode(&sc->g, XF_HASH_IDENTITY);
+            if (h == start_hash) {
+                seen_start = 1;
+                ck_assert_int_eq(sc->n_applied, 0);
+                ck_assert_double_eq_tol(sc->ms, res.initial_ms, 1e-12);
+            } else if (h == hash[4]) {
+                seen_best = 1;
+                ck_assert_int_eq(sc->n_applied, 5);
+                ck_assert_double_eq_tol(sc->ms, res.best_ms, 1e-12);
+                for (int i = 0; i < 5; i++) ck_assert_int_eq(sc->applied[i], res.applied[i]);
+            } else {
+                ck_assert_int_ge(fast, 0);
+                ck_assert_uint_eq(h, hash[fast]);
+                ck_assert_int_eq(sc->n_applied, fast + 1);
+                for (int i = 0; i <= fast; i++) ck_assert_int_eq(sc->applied[i], res.applied[i]);
+                seen_fast = 1;
+            }
+        }
+        ck_assert(seen_start && seen_best);
+        ck_assert_int_eq(seen_fast, want == 3);
+        xf_search_result_free(&res);
+        xf_fx_env_close(&f);
+        xf_target_close(t);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("agent_ppo");
@@ -695,6 +799,7 @@ int main(void)
     tcase_add_test(tc, compact_actions_map_to_and_from_the_environment);
     tcase_add_test(tc, agent_reaches_the_optimal_cost);
     tcase_add_test(tc, checkpoint_reload_gives_identical_actions);
+    tcase_add_test(tc, a_run_under_a_target_hands_its_fastest_measured_graph_to_the_arbiter);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

@@ -9,10 +9,12 @@
  * matches only its own sizes; with scalings kept, only view moves touch a
  * product by a scalar; a slice moving above attention's head merge or
  * split is a view move and its reverse is not; the closure makes its moves
- * in the order one-by-one look-ups would.
+ * in the order one-by-one look-ups would; a learning agent's step looks
+ * ahead through the same moves.
  */
 #include <string.h>
 
+#include "agent/rl/rl.h"
 #include "agent_fixture.h"
 #include "testutil.h"
 
@@ -355,11 +357,17 @@ START_TEST(closure_finishes_the_chain)
 }
 END_TEST
 
-/* The same block through the environment and the TASO search with ONNX
- * Runtime's layout cost: with the look-ahead, the best graph runs every
- * matmul on 2-D values, and the rules applied on the path to it include the
- * cancellation read backwards. */
-START_TEST(search_finds_the_layout)
+/* The six chain rules (intro, bias, relu, matmul, cancel, sum) and the
+ * block y = relu(x W1 + b1) W2 + b2 + x over x [4, 64, 32], in an
+ * environment with ONNX Runtime's layout cost. */
+typedef struct layout_case {
+    xf_ruleset *rs;
+    xf_graph model;
+    xf_cost_model *cm;
+    xf_env *e;
+} layout_case;
+
+static void layout_open(layout_case *c)
 {
     xf_rule r[6];
     rule_intro(&r[0]);
@@ -370,27 +378,58 @@ START_TEST(search_finds_the_layout)
     rule_sum(&r[5]);
     xf_ruleset_options o = xf_ruleset_options_default();
     o.both_directions = 0;
-    xf_ruleset *rs = NULL;
     xf_error err;
-    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 6, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    c->rs = NULL;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 6, &o, &c->rs, &err) == XF_OK, "%s", err.msg);
     for (int i = 0; i < 6; i++) xf_rule_free(&r[i]);
-    xf_graph model;
-    xf_graph_init(&model);
+    xf_graph *m = &c->model;
+    xf_graph_init(m);
     xf_shape xs = shp(3, 4, 64, 32);
-    int x = xf_graph_add_input(&model, "x", XF_F32, &xs, &err);
+    int x = xf_graph_add_input(m, "x", XF_F32, &xs, &err);
     const int64_t wd[2] = {32, 32}, bd[1] = {32};
-    int w1 = xf_test_weight(&model, "w1", 2, wd, 1), w2 = xf_test_weight(&model, "w2", 2, wd, 2);
-    int b1 = xf_test_weight(&model, "b1", 1, bd, 3), b2 = xf_test_weight(&model, "b2", 1, bd, 4);
-    int h = xf_test_op2(&model, XF_OP_RELU, NULL,
-                        xf_test_op2(&model, XF_OP_ADD, NULL, xf_test_op2(&model, XF_OP_MATMUL, NULL, x, w1), b1), -1);
-    int y = xf_test_op2(&model, XF_OP_ADD, NULL, xf_test_op2(&model, XF_OP_MATMUL, NULL, h, w2), b2);
-    xf_test_out(&model, xf_test_op2(&model, XF_OP_ADD, NULL, y, x));
-    xf_cost_model *cm = xf_fx_cost_model();
+    int w1 = xf_test_weight(m, "w1", 2, wd, 1), w2 = xf_test_weight(m, "w2", 2, wd, 2);
+    int b1 = xf_test_weight(m, "b1", 1, bd, 3), b2 = xf_test_weight(m, "b2", 1, bd, 4);
+    int h = xf_test_op2(m, XF_OP_RELU, NULL,
+                        xf_test_op2(m, XF_OP_ADD, NULL, xf_test_op2(m, XF_OP_MATMUL, NULL, x, w1), b1), -1);
+    int y = xf_test_op2(m, XF_OP_ADD, NULL, xf_test_op2(m, XF_OP_MATMUL, NULL, h, w2), b2);
+    xf_test_out(m, xf_test_op2(m, XF_OP_ADD, NULL, y, x));
+    c->cm = xf_fx_cost_model();
     xf_env_options eo = xf_env_options_default();
     eo.layout_view_ms = XF_ORT_VIEW_MS;
     eo.layout_gbps = XF_ORT_LAYOUT_GBPS;
-    xf_env *e = NULL;
-    ck_assert_msg(xf_env_create(rs, cm, &model, &eo, &e, &err) == XF_OK, "%s", err.msg);
+    c->e = NULL;
+    ck_assert_msg(xf_env_create(c->rs, c->cm, m, &eo, &c->e, &err) == XF_OK, "%s", err.msg);
+}
+
+/* g, a working graph of the case's environment, finished, computes the
+ * block's function. */
+static void layout_expect_same(layout_case *c, const xf_graph *g)
+{
+    xf_graph fin;
+    xf_error err;
+    ck_assert_msg(xf_agent_finish(g, &fin, NULL, &err) == XF_OK, "%s", err.msg);
+    xf_test_expect_same_function(&c->model, &fin, 2, 1e-4);
+    xf_graph_free(&fin);
+}
+
+static void layout_close(layout_case *c)
+{
+    xf_env_free(c->e);
+    xf_cost_close(c->cm);
+    xf_graph_free(&c->model);
+    xf_ruleset_free(c->rs);
+}
+
+/* The same block through the environment and the TASO search with ONNX
+ * Runtime's layout cost: with the look-ahead, the best graph runs every
+ * matmul on 2-D values, and the rules applied on the path to it include the
+ * cancellation read backwards. */
+START_TEST(search_finds_the_layout)
+{
+    layout_case lc;
+    layout_open(&lc);
+    xf_env *e = lc.e;
+    xf_error err;
     xf_search_options so = xf_search_options_default();
     so.budget = 20;
     xf_search_result res;
@@ -401,15 +440,64 @@ START_TEST(search_finds_the_layout)
     int back = 0;
     for (int i = 0; i < res.n_applied; i++) back += res.applied[i] == XF_ACTION_BACKWARD(4);
     ck_assert_int_eq(back, 1);
-    xf_graph fin;
-    ck_assert_msg(xf_agent_finish(&res.best, &fin, NULL, &err) == XF_OK, "%s", err.msg);
-    xf_test_expect_same_function(&model, &fin, 2, 1e-4);
-    xf_graph_free(&fin);
+    layout_expect_same(&lc, &res.best);
     xf_search_result_free(&res);
-    xf_env_free(e);
-    xf_cost_close(cm);
-    xf_graph_free(&model);
-    xf_ruleset_free(rs);
+    layout_close(&lc);
+}
+END_TEST
+
+/* A learning agent's step (xf_agent_env_step, agent/rl) with the look-ahead:
+ * the rule that brings a flatten and an unflatten in around the first
+ * matmul is followed by the view moves' closure, so the environment holds
+ * the block on 2-D values, the step's reward is the whole change, and the
+ * run's path records the rule and then every move (the cancellation read
+ * backwards among them); without it the step leaves one matmul 3-D. */
+START_TEST(an_agent_step_looks_ahead_through_the_view_moves)
+{
+    layout_case lc;
+    layout_open(&lc);
+    xf_env *e = lc.e;
+    xf_error err;
+    for (int la = 0; la < 2; la++) {
+        xf_search_result res;
+        xf_search_result_init(&res);
+        xf_agent_run run;
+        ck_assert_msg(xf_agent_run_begin(&run, e, &res, NULL, &err) == XF_OK, "%s", err.msg);
+        if (la) {
+            ck_assert_msg(xf_agent_run_lookahead(&run, &err) == XF_OK, "%s", err.msg);
+            ck_assert_ptr_nonnull(run.plan);
+        }
+        ck_assert(xf_env_xfer_mask(e)[0]);
+        double init = xf_env_cost(e);
+        xf_env_step_result sr;
+        ck_assert_msg(xf_agent_env_step(&run, 0, 0, &sr, &err) == XF_OK, "%s", err.msg);
+        ck_assert(sr.valid);
+        ck_assert_double_eq_tol(sr.cost_ms, xf_env_cost(e), 1e-15);
+        ck_assert_double_eq_tol(sr.reward, (init - sr.cost_ms) / init * 100.0, 1e-9);
+        ck_assert_uint_eq(sr.hash, xf_env_hash(e));
+        ck_assert_int_eq(count_rank(xf_env_graph(e), XF_OP_MATMUL, 3), la ? 0 : 1);
+        int moves = run.moves.n;
+        ck_assert_int_eq(moves > 0, la);
+        ck_assert_msg(xf_agent_run_step(&run, 0, &sr, &err) == XF_OK, "%s", err.msg);
+        ck_assert_int_eq(run.path_n, 1 + moves);
+        ck_assert_int_eq(run.path[0], 0);
+        int back = 0;
+        for (int i = 1; i < run.path_n; i++) back += run.path[i] == XF_ACTION_BACKWARD(4);
+        ck_assert_int_eq(back, la);
+        if (la) { /* the 2-D block is the run's best, with every move on its path */
+            ck_assert_double_lt(sr.cost_ms, init);
+            ck_assert_int_eq(run.closures, 1);
+            ck_assert_int_eq(run.moves_made, moves);
+        }
+        ck_assert_msg(xf_agent_run_end(&run, XF_OK, &err) == XF_OK, "%s", err.msg);
+        if (la) {
+            ck_assert_int_eq(res.n_applied, 1 + moves);
+            ck_assert_int_eq(count_rank(&res.best, XF_OP_MATMUL, 3), 0);
+            layout_expect_same(&lc, &res.best);
+        }
+        xf_search_result_free(&res);
+    }
+    layout_close(&lc);
 }
 END_TEST
 
@@ -606,6 +694,7 @@ int main(void)
     tcase_add_test(tc, closure_finishes_the_chain);
     tcase_add_test(tc, closure_moves_in_order);
     tcase_add_test(tc, search_finds_the_layout);
+    tcase_add_test(tc, an_agent_step_looks_ahead_through_the_view_moves);
     tcase_add_test(tc, kept_scalings_only_let_views_past);
     tcase_add_test(tc, slice_moves_above_head_reshapes);
     suite_add_tcase(s, tc);

@@ -522,6 +522,34 @@ static xf_wm_agent_options small_agent(uint64_t seed)
 /* The figures of a training run; deterministic for a seed. (The best graph
  * here is already found by the random steps: agent_improves_the_small_model
  * checks that the agent learns.) */
+/* A time budget bounds the warm-up too (xf_agent_run_warmup_over): with a
+ * warm-up of ten million random steps, more than the budget allows, the
+ * agent leaves it after a tenth of max_seconds, builds its networks and
+ * dreams; before, the warm-up took the whole budget and nothing was
+ * learned (the fused cost's slow steps: 300 warm-up steps filled 15 s). */
+START_TEST(warmup_takes_at_most_a_tenth_of_the_time_budget)
+{
+    xf_fx_env r;
+    real_open(&r, 5);
+    xf_wm_agent_options o = small_agent(3);
+    o.cm = r.cm;
+    o.warmup_steps = 10000000;
+    o.max_env_steps = 0; /* no step budget: the warm-up is not capped by steps */
+    o.rounds = 1;
+    o.max_seconds = 3;
+    xf_search_result res;
+    xf_search_result_init(&res);
+    xf_wm_agent_stats st;
+    xf_error err;
+    ck_assert_msg(xf_wm_optimise(r.e, &o, &res, &st, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(st.rounds, 1);
+    ck_assert(st.dream_steps > 0);
+    ck_assert(st.real_steps < 10000000);
+    xf_search_result_free(&res);
+    xf_fx_env_close(&r);
+}
+END_TEST
+
 START_TEST(agent_reports_its_figures)
 {
     xf_fx_env r;
@@ -876,6 +904,7 @@ int main(void)
     tcase_add_test(tc, dream_never_accepts_a_masked_action);
     tcase_add_test(tc, agent_reports_its_figures);
     tcase_add_test(tc, agent_improves_the_small_model);
+    tcase_add_test(tc, warmup_takes_at_most_a_tenth_of_the_time_budget);
     tcase_add_test(tc, bad_options_are_refused);
     tcase_add_test(tc, warmup_rollouts_map_to_the_action_set);
     tcase_add_test(tc, checkpoint_gives_identical_dream_rollouts);

@@ -20,7 +20,7 @@
  * extraction), the agent's rule-set load, the preparation of a model
  * with a class-token head (row narrowing) and its unbatched layout, an
  * agent environment
- * with a short greedy and TASO search over it, the derivation search of a
+ * with a short greedy, TASO and exhaustive search over it, the derivation search of a
  * rule by rewriting and the derive pass over a database (search, replay,
  * store), a small enumeration,
  * pruning its candidates, the target's sessions with the input's weights
@@ -949,6 +949,8 @@ START_TEST(env_and_search)
     oom_walk("greedy search", op_env, &c, 1);
     c.search = XF_SEARCH_TASO + 1;
     oom_walk("TASO search", op_env, &c, 1);
+    c.search = XF_SEARCH_EXHAUSTIVE + 1;
+    oom_walk("exhaustive search", op_env, &c, 1);
     xf_ruleset_free(c.rs);
     xf_graph_free(&g);
 }

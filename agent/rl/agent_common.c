@@ -9,6 +9,13 @@
  * As for the search baselines, a run starts at the environment's reset
  * state and leaves the environment holding the best graph, so best_ms is
  * that graph's cost as the environment computes it.
+ *
+ * With a target runtime in the environment (--target ort: the sparse real
+ * reward), the cheapest graph by the cost model is not necessarily the
+ * fastest where the model runs (ONNX Runtime's fusions): the run also keeps
+ * the graph the target measured fastest and hands the start, the cheapest
+ * and that one to the final arbiter as candidates, as the searches hand
+ * their cheapest few, so that the best graph is judged by the target too.
  */
 #include "agent/rl/ppo.h"
 
@@ -53,28 +60,63 @@ xf_status xf_agent_features(xf_node_costs *nc, const xf_env *e, xf_gnn_batch *b,
 
 /* ------------------------------------------------------------------ runs */
 
+/* A copy of the environment's current graph (constants shared) and of the
+ * run's path to it. */
+static xf_status copy_current(xf_agent_run *r, xf_search_candidate *c, xf_error *err)
+{
+    memset(c, 0, sizeof *c);
+    xf_status st = xf_graph_clone_shared(xf_env_graph(r->e), &c->g, err);
+    if (st != XF_OK) return st;
+    if (r->path_n > 0) {
+        c->applied = xf_malloc((size_t)r->path_n * sizeof *c->applied);
+        if (!c->applied) {
+            xf_graph_free(&c->g);
+            return XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping the best graph");
+        }
+        memcpy(c->applied, r->path, (size_t)r->path_n * sizeof *c->applied);
+    }
+    c->n_applied = r->path_n;
+    c->ms = xf_env_cost(r->e);
+    return XF_OK;
+}
+
+static void candidate_free(xf_search_candidate *c)
+{
+    xf_graph_free(&c->g);
+    xf_free(c->applied);
+    memset(c, 0, sizeof *c);
+}
+
 /* The environment's current graph, reached by the run's path, becomes the
  * best. */
 static xf_status keep_best(xf_agent_run *r, xf_error *err)
 {
-    xf_graph copy;
-    xf_status st = xf_graph_clone_shared(xf_env_graph(r->e), &copy, err);
+    xf_search_candidate c;
+    xf_status st = copy_current(r, &c, err);
     if (st != XF_OK) return st;
-    int *path = NULL;
-    if (r->path_n > 0) {
-        path = xf_malloc((size_t)r->path_n * sizeof *path);
-        if (!path) {
-            xf_graph_free(&copy);
-            return XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping the best graph");
-        }
-        memcpy(path, r->path, (size_t)r->path_n * sizeof *path);
-    }
     xf_graph_free(&r->res->best);
     xf_free(r->res->applied);
-    r->res->best = copy;
-    r->res->applied = path;
-    r->res->n_applied = r->path_n;
-    r->res->best_ms = xf_env_cost(r->e);
+    r->res->best = c.g;
+    r->res->applied = c.applied;
+    r->res->n_applied = c.n_applied;
+    r->res->best_ms = c.ms;
+    r->best_hash = xf_env_hash(r->e);
+    return XF_OK;
+}
+
+/* The environment's current graph, measured at target_ms in the target,
+ * becomes the fastest measured. */
+static xf_status keep_fast(xf_agent_run *r, double target_ms, xf_error *err)
+{
+    xf_search_candidate c;
+    xf_status st = copy_current(r, &c, err);
+    if (st != XF_OK) return st;
+    candidate_free(&r->fast);
+    r->fast = c;
+    r->fast_set = 1;
+    r->fast_target_ms = target_ms;
+    r->fast_cost_ms = c.ms;
+    r->fast_hash = xf_env_hash(r->e);
     return XF_OK;
 }
 
@@ -103,10 +145,17 @@ int xf_agent_run_over(const xf_agent_run *r, int64_t steps, int64_t max_env_step
     return max_seconds > 0 && xf_clock_now() - r->t0 >= max_seconds;
 }
 
+int xf_agent_run_warmup_over(const xf_agent_run *r, double max_seconds)
+{
+    return max_seconds > 0 && xf_clock_now() - r->t0 >= 0.1 * max_seconds;
+}
+
 xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result *sr,
                             xf_error *err)
 {
+    r->steps++;
     if (!sr->valid || rule == xf_env_num_xfers(r->e)) return XF_OK;
+    xf_status st;
     if (r->path_n == r->path_cap) {
         int cap = r->path_cap ? 2 * r->path_cap : 64;
         int *np = xf_realloc(r->path, (size_t)cap * sizeof *np);
@@ -115,16 +164,88 @@ xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result 
         r->path_cap = cap;
     }
     r->path[r->path_n++] = rule;
+    /* the look-ahead's moves after it (agent_lookahead.c) */
+    int n_moves = r->moves.n < XF_CLOSURE_LOG ? r->moves.n : XF_CLOSURE_LOG;
+    if (n_moves > 0 && r->path_n + n_moves > r->path_cap) {
+        int cap = 2 * (r->path_n + n_moves);
+        int *np = xf_realloc(r->path, (size_t)cap * sizeof *np);
+        if (!np) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording an episode");
+        r->path = np;
+        r->path_cap = cap;
+    }
+    for (int k = 0; k < n_moves; k++) r->path[r->path_n++] = r->moves.rule[k];
+    r->moves.n = 0;
     int added;
-    xf_status st = xf_htab_put(&r->seen, xf_htab_key(sr->hash), NULL, &added, err);
-    if (st != XF_OK) return st;
-    if (sr->cost_ms < r->res->best_ms - XF_SEARCH_EPS * r->res->initial_ms)
-        return keep_best(r, err);
+    if ((st = xf_htab_put(&r->seen, xf_htab_key(sr->hash), NULL, &added, err)) != XF_OK)
+        return st;
+    if (sr->cost_ms < r->res->best_ms - XF_SEARCH_EPS * r->res->initial_ms) {
+        r->res->best_step = r->steps;
+        if ((st = keep_best(r, err)) != XF_OK) return st;
+    }
+    /* a measurement of this graph in the target: the fastest so far, and
+     * faster than the start there, is kept for the arbiter */
+    double start_ms = xf_env_target_initial_ms(r->e);
+    if (sr->target_ms > 0 && sr->target_ms < start_ms &&
+        (!r->fast_set || sr->target_ms < r->fast_target_ms))
+        return keep_fast(r, sr->target_ms, err);
+    return XF_OK;
+}
+
+/* res->candidates: the start graph, the cheapest (when it is not the
+ * start) and the fastest measured (when it is neither), cheapest first.
+ * The environment is reset to copy the start graph; the caller sets the
+ * best graph afterwards. */
+static xf_status hand_candidates(xf_agent_run *r, xf_error *err)
+{
+    xf_search_result *res = r->res;
+    xf_search_candidate *c = xf_calloc(3, sizeof *c);
+    if (!c) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing the agent's candidates");
+    int n = 0;
+    int path_n = r->path_n;
+    r->path_n = 0; /* the start graph's path is empty */
+    xf_status st = xf_env_reset(r->e, err);
+    if (!st) st = copy_current(r, &c[n], err);
+    r->path_n = path_n;
+    if (!st) n++;
+    uint64_t start_hash = xf_env_hash(r->e);
+    if (!st && r->best_hash != start_hash) {
+        c[n] = (xf_search_candidate){.ms = res->best_ms, .n_applied = res->n_applied};
+        st = xf_graph_clone_shared(&res->best, &c[n].g, err);
+        if (!st && res->n_applied > 0) {
+            c[n].applied = xf_malloc((size_t)res->n_applied * sizeof *c[n].applied);
+            if (c[n].applied)
+                memcpy(c[n].applied, res->applied, (size_t)res->n_applied * sizeof *c[n].applied);
+            else
+                st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing the agent's candidates");
+        }
+        if (!st) n++;
+        else xf_graph_free(&c[n].g);
+    }
+    if (!st && r->fast_hash != r->best_hash && r->fast_hash != start_hash) {
+        c[n++] = r->fast; /* moved */
+        memset(&r->fast, 0, sizeof r->fast);
+    }
+    if (st) {
+        for (int i = 0; i < n; i++) candidate_free(&c[i]);
+        xf_free(c);
+        return st;
+    }
+    for (int i = 1; i < n; i++) /* cheapest first (insertion sort of at most 3) */
+        for (int j = i; j > 0 && c[j].ms < c[j - 1].ms; j--) {
+            xf_search_candidate t = c[j];
+            c[j] = c[j - 1];
+            c[j - 1] = t;
+        }
+    res->candidates = c;
+    res->n_candidates = n;
     return XF_OK;
 }
 
 xf_status xf_agent_run_end(xf_agent_run *r, xf_status st, xf_error *err)
 {
+    if (!st && r->fast_set) st = hand_candidates(r, err);
+    candidate_free(&r->fast);
+    xf_agent_run_lookahead_free(r);
     if (!st) st = xf_env_set_graph(r->e, &r->res->best, err);
     if (!st) r->res->best_ms = xf_env_cost(r->e);
     r->res->seen = (int64_t)r->seen.n;

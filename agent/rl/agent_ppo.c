@@ -292,7 +292,7 @@ static xf_status step(run *r, int greedy, int train, int *done, xf_error *err)
     if (st != XF_OK) return st;
     int env_rule = rule == a->act.M ? xf_env_num_xfers(r->run.e) : a->act.env[rule];
     xf_env_step_result sr;
-    st = xf_env_step(r->run.e, env_rule, loc, &sr, err);
+    st = xf_agent_env_step(&r->run, env_rule, loc, &sr, err);
     if (st != XF_OK) return st;
     *done = sr.done;
     if (train) {
@@ -323,7 +323,8 @@ static xf_status run_begin(run *r, xf_ppo_agent *a, xf_env *e, xf_search_result 
     memset(r, 0, sizeof *r);
     r->a = a;
     r->phase = "train";
-    return xf_agent_run_begin(&r->run, e, res, a->built ? &a->act : NULL, err);
+    xf_status st = xf_agent_run_begin(&r->run, e, res, a->built ? &a->act : NULL, err);
+    return !st && a->opt.lookahead ? xf_agent_run_lookahead(&r->run, err) : st;
 }
 
 static xf_status run_end(run *r, xf_status st, xf_error *err)
@@ -350,14 +351,16 @@ static xf_status warm_up(run *r, xf_error *err)
     r->phase = "warmup";
     xf_status st = XF_OK;
     int left = xf_actions_warmup(a->opt.warmup_steps, a->opt.max_env_steps);
-    for (int moved = 1; !st && left > 0 && moved && !out_of_budget(r);) {
+    for (int moved = 1; !st && left > 0 && moved && !out_of_budget(r) &&
+                        !xf_agent_run_warmup_over(&r->run, a->opt.max_seconds);) {
         st = start_episode(r, err);
         if (!st) xf_actions_count(e, count);
         moved = 0;
-        for (int done = 0, rule, loc; !st && !done && left > 0 && !out_of_budget(r);) {
+        for (int done = 0, rule, loc; !st && !done && left > 0 && !out_of_budget(r) &&
+                                      !xf_agent_run_warmup_over(&r->run, a->opt.max_seconds);) {
             if (!xf_actions_random(e, &a->rng, &rule, &loc)) break;
             xf_env_step_result sr;
-            st = xf_env_step(e, rule, loc, &sr, err);
+            st = xf_agent_env_step(&r->run, rule, loc, &sr, err);
             if (!st) st = after_step(r, rule, &sr, err);
             if (!st) xf_actions_count(e, count);
             done = !st && sr.done;

@@ -372,7 +372,7 @@ static int random_action(xf_wm_agent *a, int *rule, int *loc)
 static xf_status real_step(run_ctx *c, int rule, int loc, xf_env_step_result *sr, xf_error *err)
 {
     double t0 = xf_clock_now();
-    xf_status st = xf_env_step(c->run.e, rule, loc, sr, err);
+    xf_status st = xf_agent_env_step(&c->run, rule, loc, sr, err);
     c->real_s += xf_clock_now() - t0;
     if (st) return st;
     c->st.real_steps++;
@@ -453,7 +453,8 @@ static xf_status warm_up(run_ctx *c, xf_error *err)
     xf_status st = count && locs ? XF_OK
                                  : XF_FAIL(err, XF_ERR_NOMEM, "out of memory for the warm-up");
     int left = xf_actions_warmup(a->opt.warmup_steps, a->opt.max_env_steps);
-    for (int moved = 1; !st && left > 0 && moved && !out_of_budget(c);) {
+    for (int moved = 1; !st && left > 0 && moved && !out_of_budget(c) &&
+                        !xf_agent_run_warmup_over(&c->run, a->opt.max_seconds);) {
         int idx;
         st = xf_env_reset(e, err);
         if (!st) st = encode(c, err);
@@ -462,7 +463,9 @@ static xf_status warm_up(run_ctx *c, xf_error *err)
         xf_actions_count(e, count);
         c->run.path_n = 0;
         moved = 0;
-        for (int t = 0, rule, loc; t < a->opt.episode_steps && left > 0 && !out_of_budget(c); t++) {
+        for (int t = 0, rule, loc; t < a->opt.episode_steps && left > 0 && !out_of_budget(c) &&
+                                   !xf_agent_run_warmup_over(&c->run, a->opt.max_seconds);
+             t++) {
             if (!xf_actions_random(e, &a->rng, &rule, &loc)) break;
             xf_env_step_result sr;
             st = real_step(c, rule, loc, &sr, err);
@@ -610,7 +613,8 @@ static xf_status run_begin(run_ctx *c, xf_wm_agent *a, xf_env *e, xf_search_resu
 {
     memset(c, 0, sizeof *c);
     c->a = a;
-    return xf_agent_run_begin(&c->run, e, res, a->built ? &a->act : NULL, err);
+    xf_status st = xf_agent_run_begin(&c->run, e, res, a->built ? &a->act : NULL, err);
+    return !st && a->opt.lookahead ? xf_agent_run_lookahead(&c->run, err) : st;
 }
 
 /* Leaves the best graph in e and fills the figures; frees the context. */

@@ -20,6 +20,7 @@ static void ppo_opts(const xf_rl_learn_options *o, xf_ppo_agent_options *opt)
     opt->seed = o->seed;
     opt->max_seconds = o->max_seconds;
     if (o->max_env_steps > 0) opt->max_env_steps = o->max_env_steps;
+    opt->lookahead = !o->no_lookahead;
     opt->progress = o->ppo_progress;
     opt->progress_user = o->progress_user;
 }
@@ -92,6 +93,7 @@ static xf_status run_wm(xf_env *env, const xf_rl_learn_options *o, xf_search_res
     opt.transfer = o->load != NULL;
     opt.max_seconds = o->max_seconds;
     if (o->max_env_steps > 0) opt.max_env_steps = o->max_env_steps;
+    opt.lookahead = !o->no_lookahead;
     opt.progress = o->wm_progress;
     opt.progress_user = o->progress_user;
     xf_wm_agent *a = NULL;

@@ -303,11 +303,14 @@ typedef struct xf_ppo_agent_options {
                                 max_locations (200) */
     int warmup_steps;        /* random steps that find the action set before the
                                 networks are built (XF_ACTIONS_WARMUP; at most a
-                                tenth of max_env_steps, xf_actions_warmup) */
+                                tenth of max_env_steps, xf_actions_warmup, and of
+                                max_seconds, xf_agent_run_warmup_over) */
     int max_actions;         /* cap of the action set (XF_ACTIONS_CAP) */
     int transfer;            /* 1: loading keeps a checkpoint's action whose rule the
                                 rule set lacks as unavailable instead of failing
                                 (xf_actions.partial; a model it never saw) (0) */
+    int lookahead;           /* a step of a rule with a view is followed by the view
+                                moves' closure (xf_agent_env_step; 1) */
     int episodes_per_update; /* K (4) */
     int max_rows;            /* rollout rows before an update regardless of K (512) */
     int64_t max_env_steps;   /* step budget over all episodes (20000); <= 0: none */
@@ -385,6 +388,7 @@ const xf_actions *xf_ppo_agent_actions(const xf_ppo_agent *a);
         (o).max_locations = xf_env_options_default().max_locations;  \
         (o).warmup_steps = XF_ACTIONS_WARMUP;                        \
         (o).max_actions = XF_ACTIONS_CAP;                            \
+        (o).lookahead = 1;                                           \
         (o).max_env_steps = 20000;                                   \
         (o).max_seconds = 60;                                        \
         (o).seed = 1;                                                \
@@ -417,7 +421,23 @@ typedef struct xf_agent_run {
     xf_search_result *res;
     xf_htab seen;
     int *path, path_n, path_cap;
+    int64_t steps; /* real steps counted by xf_agent_run_step */
     double t0, last_progress;
+    uint64_t best_hash;  /* the best graph's (XF_HASH_IDENTITY) */
+    /* With a target runtime in the environment (the sparse reward): the
+     * graph the target measured fastest in the run, when faster than the
+     * prepared model there, for the arbiter beside the cheapest one. */
+    int fast_set;
+    double fast_target_ms, fast_cost_ms;
+    uint64_t fast_hash;
+    xf_search_candidate fast;
+    /* The look-ahead (agent_lookahead.c; NULL plan: none): which rules have
+     * a view, the closure plan, the moves the last step's closure made (the
+     * path takes them after the step's rule) and the totals. */
+    uint8_t *viewy;
+    xf_closure_plan *plan;
+    xf_closure_log moves;
+    int64_t closures, moves_made;
 } xf_agent_run;
 
 /* Starts a run on e: res (its contents freed) gets e's reset state as the
@@ -429,14 +449,43 @@ xf_status xf_agent_run_begin(xf_agent_run *r, xf_env *e, xf_search_result *res, 
  * the start (<= 0: no such budget). */
 int xf_agent_run_over(const xf_agent_run *r, int64_t steps, int64_t max_env_steps,
                       double max_seconds);
+/* 1 when the warm-up has had its share of a time budget: a tenth of
+ * max_seconds (<= 0: no time budget, 0). The step budget's share is
+ * xf_actions_warmup's; with a time budget and slow real steps (the fused
+ * cost: 25-60 ms a step under load) 300 warm-up steps took the whole of a
+ * 15 s budget and the agents never trained. */
+int xf_agent_run_warmup_over(const xf_agent_run *r, double max_seconds);
 /* Counts a real step that took environment action `rule` with result sr:
  * a valid rewrite (not the no-op) extends the path, counts as seen, and
- * becomes the best graph when cheaper. */
+ * becomes the best graph when cheaper (res->best_step: this step's count),
+ * and the fastest measured when the target timed it (sr->target_ms) faster
+ * than the start and than any graph before. */
 xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result *sr,
+                            xf_error *err);
+/* Look-ahead for the run's steps (after xf_agent_run_begin; freed by
+ * xf_agent_run_end): a step taken with xf_agent_env_step whose rule has a
+ * reshape or a slice is followed by the closure of the rule set's view
+ * moves, as in the searches (xf_search_options.lookahead). Nothing to do
+ * when the rule set has no view move. */
+xf_status xf_agent_run_lookahead(xf_agent_run *r, xf_error *err);
+void xf_agent_run_lookahead_free(xf_agent_run *r);
+/* xf_env_step, then (with the look-ahead, a valid step of a rule with a
+ * view) the closure: the environment gets the graph after the moves and
+ * sr its cost, hash and done, the reward the closure's cost change too
+ * (dense term, α = 1), target_ms 0 when moves were made (the measurement
+ * was of the graph before them); r->moves lists the moves for
+ * xf_agent_run_step. */
+xf_status xf_agent_env_step(xf_agent_run *r, int xfer, int location, xf_env_step_result *sr,
                             xf_error *err);
 /* Ends a run: after success (st XF_OK) e gets the best graph and res its
  * cost; res gets the distinct graphs seen and the seconds; the run's
- * memory is freed. Returns st, or the failure of setting e's graph. */
+ * memory is freed. Returns st, or the failure of setting e's graph.
+ * When the environment timed graphs in a target runtime (its sparse
+ * reward), the best graph is judged there too: res->candidates gets the
+ * start graph, the cheapest graph and the graph the target measured
+ * fastest (when it measured one faster than the start and it is not the
+ * cheapest), cheapest first, for the final arbiter; without a target
+ * res->candidates stays empty (the arbiter times res->best). */
 xf_status xf_agent_run_end(xf_agent_run *r, xf_status st, xf_error *err);
 
 /* Little-endian fields of the agents' checkpoints (ppo_ckpt.c): 1 when the

@@ -34,6 +34,7 @@ typedef struct xf_rl_learn_options {
     float tau;           /* wm: dream temperature */
     double max_seconds;  /* wall-clock budget (> 0) */
     int64_t max_env_steps; /* environment steps; <= 0: the agent's default */
+    int no_lookahead;    /* 1: no view moves' closure after a step (agent_lookahead.c) */
     const char *load, *save; /* checkpoints (NULL: none) */
     int samples;         /* with load: sampled episodes after the greedy one, the best
                             graph of all kept (0: the greedy episode only) */

@@ -262,11 +262,14 @@ typedef struct xf_wm_agent_options {
     int warmup_steps;        /* random real steps that find the action set before the
                                 networks are built; recorded as the first random
                                 episodes (XF_ACTIONS_WARMUP; at most a tenth of
-                                max_env_steps, xf_actions_warmup) */
+                                max_env_steps, xf_actions_warmup, and of
+                                max_seconds, xf_agent_run_warmup_over) */
     int max_actions;         /* cap of the action set (XF_ACTIONS_CAP) */
     int transfer;            /* 1: loading keeps a checkpoint's action whose rule the
                                 rule set lacks as unavailable instead of failing
                                 (xf_actions.partial; a model it never saw) (0) */
+    int lookahead;           /* a real step of a rule with a view is followed by the
+                                view moves' closure (xf_agent_env_step; 1) */
     int wm_hidden;           /* LSTM units (256) */
     int n_mix;               /* mixture components (8) */
     int wm_embed;            /* xfer embedding width (16) */

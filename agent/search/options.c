@@ -34,7 +34,8 @@ xf_search_options xf_search_options_default(void)
     return o;
 }
 
-static const char *const kind_names[XF_SEARCH_KIND_COUNT] = {"random", "greedy", "taso"};
+static const char *const kind_names[XF_SEARCH_KIND_COUNT] = {"random", "greedy", "taso",
+                                                                   "exhaustive"};
 
 const char *xf_search_kind_name(xf_search_kind k)
 {
@@ -49,6 +50,6 @@ xf_status xf_search_kind_parse(const char *name, xf_search_kind *out, xf_error *
             return XF_OK;
         }
     }
-    return XF_FAIL(err, XF_ERR_INVALID, "unknown search '%s': use random, greedy or taso",
+    return XF_FAIL(err, XF_ERR_INVALID, "unknown search '%s': use random, greedy, taso or exhaustive",
                    name ? name : "(null)");
 }

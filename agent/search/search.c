@@ -101,8 +101,29 @@ xf_status search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, int e
     xf_graph_free(&c->res->best);
     c->res->best = copy;
     c->res->best_ms = ms;
+    c->res->best_step = c->res->expanded;
     c->best_entry = entry;
     return XF_OK;
+}
+
+xf_status search_admit(xf_search_ctx *c, const xf_graph *s, double ms, double max_nodes, int parent,
+                       int r, const xf_closure_log *moved, int *added, int *entry, uint64_t *hash,
+                       xf_error *err)
+{
+    *added = 0;
+    *entry = -1;
+    *hash = 0;
+    xf_status st = XF_OK;
+    if ((double)s->n_nodes <= max_nodes) {
+        st = xf_graph_hash_checked(s, XF_HASH_IDENTITY, hash, err);
+        if (!st) st = xf_htab_put(&c->seen, xf_htab_key(*hash), NULL, added, err);
+    }
+    if (st || !*added) return st;
+    st = search_trail_add_moves(c, parent, r, moved, entry, err);
+    if (!st && ms < c->res->best_ms - XF_SEARCH_EPS * c->res->initial_ms)
+        st = search_keep_best(c, s, ms, *entry, err);
+    if (!st) st = search_offer(c, s, ms, *entry, err);
+    return st;
 }
 
 int search_skippable(xf_status st)
@@ -133,7 +154,13 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
     if (kind == XF_SEARCH_TASO && (o.alpha <= 0 || o.size_cap <= 0))
         return XF_FAIL(err, XF_ERR_INVALID, "taso search: alpha (%g) and size_cap (%g) must be > 0",
                        o.alpha, o.size_cap);
+    if (kind == XF_SEARCH_EXHAUSTIVE && (o.size_cap <= 0 || o.max_depth < 0 || o.cost_bound < 0))
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "exhaustive search: size_cap (%g) must be > 0, max_depth (%d) and "
+                       "cost_bound (%g) >= 0",
+                       o.size_cap, o.max_depth, o.cost_bound);
 
+    if (kind == XF_SEARCH_EXHAUSTIVE) o.lookahead = 0; /* every single rule application */
     xf_search_ctx c;
     memset(&c, 0, sizeof c);
     c.env = e;
@@ -157,6 +184,7 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
         switch (kind) {
         case XF_SEARCH_RANDOM: st = search_random(&c, err); break;
         case XF_SEARCH_GREEDY: st = search_greedy(&c, err); break;
+        case XF_SEARCH_EXHAUSTIVE: st = search_exhaustive(&c, err); break;
         default: st = search_taso(&c, err); break;
         }
     }

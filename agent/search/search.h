@@ -311,18 +311,29 @@ typedef enum xf_search_kind {
     XF_SEARCH_RANDOM = 0, /* uniformly random valid actions, best graph kept */
     XF_SEARCH_GREEDY = 1, /* best immediate improvement until none */
     XF_SEARCH_TASO = 2,   /* TASO's cost-bounded backtracking search */
+    XF_SEARCH_EXHAUSTIVE = 3, /* breadth-first over every rule application: every
+                                 distinct graph within the bounds (the optimum
+                                 under the rules when it completes) */
     XF_SEARCH_KIND_COUNT
 } xf_search_kind;
 
-const char *xf_search_kind_name(xf_search_kind k); /* "random", "greedy", "taso" */
+const char *xf_search_kind_name(xf_search_kind k); /* "random", "greedy", "taso",
+                                                      "exhaustive" */
 xf_status xf_search_kind_parse(const char *name, xf_search_kind *out, xf_error *err);
 
 typedef struct xf_search_options {
     double alpha;        /* TASO: keep graphs with cost < alpha * best (default 1.05) */
-    int budget;          /* TASO: graphs expanded; random: steps over all episodes;
-                            greedy: steps (default 1000) */
+    int budget;          /* TASO, exhaustive: graphs expanded; random: steps over all
+                            episodes; greedy: steps (default 1000) */
     double max_seconds;  /* wall-clock cap, 0: none (default 0) */
-    double size_cap;     /* TASO: drop graphs with more than size_cap * initial nodes (2.0) */
+    double size_cap;     /* TASO, exhaustive: drop graphs with more than size_cap *
+                            initial nodes (2.0) */
+    int max_depth;       /* exhaustive: rule applications from the start at most
+                            (default 0: no limit) */
+    double cost_bound;   /* exhaustive: keep only graphs costing less than this, ms
+                            (default 0: no bound); alpha x the start's cost gives
+                            every graph a TASO search of that alpha could ever
+                            queue, whatever its budget */
     uint64_t seed;       /* random search (default 1) */
     int max_locations;   /* locations per rule considered (default 200) */
     int candidates;      /* keep this many cheapest distinct graphs seen, the start
@@ -351,8 +362,14 @@ typedef struct xf_search_result {
     int n_applied;       /* rules applied on the path to best, in order */
     int *applied;        /* action indices into the rule set */
     int64_t expanded;    /* graphs expanded (greedy: steps) */
+    int64_t best_step;   /* expanded (the agents: real steps) when best was found */
     int64_t seen;        /* distinct graphs (hashes) seen */
     double seconds;      /* search wall time */
+    int complete;        /* exhaustive: 1 when every graph within the bounds
+                            (size_cap, cost_bound, max_depth) was expanded before
+                            the budget or the time ran out: best is then the
+                            cheapest graph the rules reach within them */
+    int depth;           /* exhaustive: deepest level expanded */
     int n_candidates;    /* the cheapest distinct graphs seen, cheapest first; */
     xf_search_candidate *candidates; /* the start graph is always one of them */
 } xf_search_result;

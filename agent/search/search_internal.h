@@ -70,6 +70,14 @@ xf_status search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, int e
  * copies it when kept. */
 xf_status search_offer(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
                           xf_error *err);
+/* A successor s (cost ms) of trail entry `parent` by action r (and the
+ * view moves of `moved`, NULL: none) that TASO's and the exhaustive search
+ * found: when it has at most max_nodes nodes and its structural hash
+ * (*hash) is new, *added = 1, it goes on the trail (*entry), becomes the
+ * best graph when cheaper and is offered to the candidates. */
+xf_status search_admit(xf_search_ctx *c, const xf_graph *s, double ms, double max_nodes, int parent,
+                       int r, const xf_closure_log *moved, int *added, int *entry, uint64_t *hash,
+                       xf_error *err);
 /* Gives each kept candidate the rules on its path; frees the bookkeeping. */
 xf_status search_candidates_finish(xf_search_ctx *c, xf_error *err);
 void search_candidates_free(xf_search_result *res);
@@ -88,5 +96,6 @@ int search_locations(const xf_search_ctx *c, int r);
 xf_status search_random(xf_search_ctx *c, xf_error *err);
 xf_status search_greedy(xf_search_ctx *c, xf_error *err);
 xf_status search_taso(xf_search_ctx *c, xf_error *err);
+xf_status search_exhaustive(xf_search_ctx *c, xf_error *err);
 
 #endif /* XF_AGENT_SEARCH_SEARCH_INTERNAL_H */

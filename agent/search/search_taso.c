@@ -177,17 +177,9 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
                 }
                 continue;
             }
-            int added = 0;
+            int added = 0, entry = -1;
             uint64_t h = 0;
-            if ((double)s.n_nodes <= max_nodes) {
-                st = xf_graph_hash_checked(&s, XF_HASH_IDENTITY, &h, err);
-                if (!st) st = xf_htab_put(&c->seen, xf_htab_key(h), NULL, &added, err);
-            }
-            int entry = -1;
-            if (!st && added) st = search_trail_add_moves(c, parent, r, moved, &entry, err);
-            if (!st && added && ms < res->best_ms - eps)
-                st = search_keep_best(c, &s, ms, entry, err);
-            if (!st && added) st = search_offer(c, &s, ms, entry, err);
+            st = search_admit(c, &s, ms, max_nodes, parent, r, moved, &added, &entry, &h, err);
             if (st || !added) {
                 xf_graph_free(&s);
                 if (st) return st;

@@ -253,7 +253,8 @@ static const xf_cli_opt opts[] = {
     {.name = "--no-lookahead", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.lookahead), .set = 0,
      .label = "--no-lookahead",
      .help = "searches value an action with a reshape or a slice by the\n"
-     "graph it makes, not after the view moves it enables"},
+     "graph it makes, not after the view moves it enables; the\n"
+     "learning agents' steps are not followed by those moves"},
     {.name = "--no-narrow", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.prepare.narrow), .set = 0,
      .label = "--no-narrow",
      .help = "compute every position even where the model reads only one\n"

@@ -1,0 +1,322 @@
+/*
+ * test_agent_lookahead.c — the look-ahead cases (issue 35): on modelzoo's
+ * lookahead-transpose, transpose(a·b + c·d), the cheapest graph under the
+ * rules, (bᵀ·aᵀ) + (dᵀ·cᵀ), is found by the exhaustive search (complete)
+ * and computes the input's function; every path to it passes a graph
+ * dearer than 1.05x the input (the exhaustive search bounded there is
+ * complete and ends above the optimum), so greedy and TASO's search with
+ * alpha 1.05 end above it while alpha 1.5 reaches it; the exhaustive
+ * search's bounds (depth, cost, budget) are honoured and bad options named.
+ * Rules: the three proved rule families the chain uses, written here in
+ * the graph text format (a transpose over an add, over a product, and a
+ * transpose of a transpose), both directions; with the build's default
+ * rules database (next to the tools) the same construction holds there,
+ * and the PPO agent at a fixed seed has the optimum as its best graph
+ * (seen while exploring: its trained policy does not reproduce the chain,
+ * bench_lookahead) — a case skipped, visibly, where the build made no
+ * default database (sanitizer builds). A scalar of a rule binds only a
+ * one-element value.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/rl/rl.h"
+#include "agent_fixture.h"
+#include "modelzoo/modelzoo.h"
+#include "testutil.h"
+
+static int apply_op(xf_graph *g, const char *name, const int *args, int n_args)
+{
+    xf_params p = xf_params_default();
+    if (!strcmp(name, "transpose")) {
+        ck_assert_int_eq(n_args, 1);
+        p.n_axes = 2;
+        p.axes[0] = 1;
+        p.axes[1] = 0;
+        return xf_test_op2(g, XF_OP_TRANSPOSE, &p, args[0], -1);
+    }
+    ck_assert_int_eq(n_args, 2);
+    if (!strcmp(name, "ewadd")) return xf_test_op2(g, XF_OP_ADD, &p, args[0], args[1]);
+    ck_assert_str_eq(name, "matmul");
+    return xf_test_op2(g, XF_OP_MATMUL, &p, args[0], args[1]);
+}
+
+static void side(xf_graph *g, const char *text, const int64_t (*dims)[2], int n_in)
+{
+    const char *names[2] = {"a", "b"};
+    for (int i = 0; i < n_in; i++) xf_test_input(g, names[i], 2, dims[i]);
+    xf_test_parse_infix(g, text, apply_op);
+}
+
+/* The chain's rules: transpose over an add and over a product, and the
+ * cancellation of two transposes, each with its reverse. */
+static xf_ruleset *chain_rules(void)
+{
+    static const struct {
+        const char *src, *dst;
+        int n_in;
+        int64_t dims[2][2];
+    } text[] = {
+        {"transpose(ewadd(a, b))", "ewadd(transpose(a), transpose(b))", 2, {{4, 4}, {4, 4}}},
+        {"transpose(matmul(a, b))", "matmul(transpose(b), transpose(a))", 2, {{4, 2}, {2, 4}}},
+        {"transpose(transpose(a))", "a", 1, {{4, 2}, {0, 0}}},
+    };
+    xf_rule r[3];
+    int64_t ids[3] = {1, 2, 3};
+    xf_error err;
+    for (int i = 0; i < 3; i++) {
+        xf_rule_init(&r[i]);
+        side(&r[i].src, text[i].src, text[i].dims, text[i].n_in);
+        side(&r[i].dst, text[i].dst, text[i].dims, text[i].n_in);
+        ck_assert_msg(xf_rule_validate(&r[i], &err) == XF_OK, "%s", err.msg);
+        xf_test_expect_same_function(&r[i].src, &r[i].dst, 7, 1e-5);
+    }
+    xf_ruleset_options o = xf_ruleset_options_default();
+    xf_ruleset *rs = NULL;
+    ck_assert_msg(xf_ruleset_from_rules(r, ids, 3, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < 3; i++) xf_rule_free(&r[i]);
+    return rs;
+}
+
+static void build_case(xf_graph *g, int64_t hidden, int64_t width)
+{
+    const xf_zoo_model *m = xf_modelzoo_model_find("lookahead-transpose");
+    ck_assert_ptr_nonnull(m);
+    xf_zoo_config c;
+    xf_modelzoo_config_init(&c, m);
+    c.v[XF_ZOO_HIDDEN] = hidden;
+    c.v[XF_ZOO_WIDTH] = width;
+    xf_error err;
+    ck_assert_msg(xf_modelzoo_build(m, &c, g, &err) == XF_OK, "%s", err.msg);
+}
+
+static void run(xf_env *e, xf_search_kind kind, double alpha, double bound, xf_search_result *r)
+{
+    xf_search_options so = xf_search_options_default();
+    so.alpha = alpha;
+    so.lookahead = 0;
+    so.budget = 100000;
+    so.cost_bound = kind == XF_SEARCH_EXHAUSTIVE ? bound : 0;
+    xf_error err;
+    ck_assert_msg(xf_search_run(e, kind, &so, r, &err) == XF_OK, "%s", err.msg);
+}
+
+/* The construction on rule set rs: exhaustive optimum below the input and
+ * equal in function, nothing below 1.05x reaches it, greedy and TASO 1.05
+ * end above, TASO 1.5 reaches it. The optimum's cost in *opt_ms. */
+static void expect_construction(xf_ruleset *rs, const xf_graph *model, double *opt_ms)
+{
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_env_options eo = xf_env_options_default();
+    xf_env *e;
+    xf_error err;
+    ck_assert_msg(xf_env_create(rs, cm, model, &eo, &e, &err) == XF_OK, "%s", err.msg);
+    xf_search_result opt, r;
+    xf_search_result_init(&opt);
+    xf_search_result_init(&r);
+    run(e, XF_SEARCH_EXHAUSTIVE, 0, 0, &opt);
+    double c0 = opt.initial_ms, tol = 1e-9 * c0;
+    ck_assert_int_eq(opt.complete, 1);
+    ck_assert_msg(opt.best_ms < 0.9 * c0, "optimum %g ms, input %g ms", opt.best_ms, c0);
+    ck_assert_int_eq(opt.n_applied, 3); /* distribute, then each product */
+    int transposes = 0;
+    for (int i = 0; i < opt.best.n_nodes; i++) transposes += opt.best.nodes[i].op == XF_OP_TRANSPOSE;
+    ck_assert_int_eq(transposes, 4); /* on the four [n, k] operands */
+    xf_fx_expect_written_same(model, &opt.best, 3);
+
+    run(e, XF_SEARCH_EXHAUSTIVE, 0, 1.05 * c0, &r);
+    ck_assert_int_eq(r.complete, 1);
+    ck_assert_msg(r.best_ms > opt.best_ms + tol, "a path below 1.05x reaches the optimum");
+    run(e, XF_SEARCH_GREEDY, 1.05, 0, &r);
+    ck_assert_msg(r.best_ms > opt.best_ms + tol, "greedy reached %g", r.best_ms);
+    run(e, XF_SEARCH_TASO, 1.05, 0, &r);
+    ck_assert_msg(r.best_ms > opt.best_ms + tol, "taso 1.05 reached %g", r.best_ms);
+    ck_assert_int_lt(r.expanded, 100000); /* its queue ran dry: no budget would help */
+    run(e, XF_SEARCH_TASO, 1.5, 0, &r);
+    ck_assert_msg(r.best_ms <= opt.best_ms + tol, "taso 1.5 reached %g, optimum %g", r.best_ms,
+                  opt.best_ms);
+    *opt_ms = opt.best_ms;
+    xf_search_result_free(&opt);
+    xf_search_result_free(&r);
+    xf_env_free(e);
+    xf_cost_close(cm);
+}
+
+START_TEST(test_construction_chain_rules)
+{
+    xf_graph model;
+    build_case(&model, 128, 2);
+    xf_ruleset *rs = chain_rules();
+    double opt;
+    expect_construction(rs, &model, &opt);
+    xf_ruleset_free(rs);
+    xf_graph_free(&model);
+}
+END_TEST
+
+START_TEST(test_exhaustive_bounds)
+{
+    xf_graph model;
+    build_case(&model, 128, 2);
+    xf_ruleset *rs = chain_rules();
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_env_options eo = xf_env_options_default();
+    xf_env *e;
+    xf_error err;
+    ck_assert_msg(xf_env_create(rs, cm, &model, &eo, &e, &err) == XF_OK, "%s", err.msg);
+    xf_search_options so = xf_search_options_default();
+    xf_search_result r;
+    xf_search_result_init(&r);
+    so.max_depth = 1; /* one step: the distribution, dearer than the input */
+    ck_assert_int_eq(xf_search_run(e, XF_SEARCH_EXHAUSTIVE, &so, &r, &err), XF_OK);
+    ck_assert_int_eq(r.complete, 0);
+    ck_assert_int_eq(r.depth, 0);
+    ck_assert_int_eq(r.expanded, 1);
+    ck_assert_double_eq(r.best_ms, r.initial_ms);
+    ck_assert_int_eq(r.n_applied, 0);
+    so.max_depth = 0;
+    so.budget = 2;
+    ck_assert_int_eq(xf_search_run(e, XF_SEARCH_EXHAUSTIVE, &so, &r, &err), XF_OK);
+    ck_assert_int_eq(r.complete, 0);
+    ck_assert_int_eq(r.expanded, 2);
+    so.budget = 1000;
+    so.cost_bound = 0.5 * r.initial_ms; /* nothing that cheap: only the input */
+    ck_assert_int_eq(xf_search_run(e, XF_SEARCH_EXHAUSTIVE, &so, &r, &err), XF_OK);
+    ck_assert_int_eq(r.complete, 1);
+    ck_assert_int_eq(r.expanded, 1);
+    ck_assert_int_eq(r.seen, 1);
+    so.cost_bound = -1;
+    ck_assert_int_eq(xf_search_run(e, XF_SEARCH_EXHAUSTIVE, &so, &r, &err), XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "cost_bound (-1)");
+    xf_search_kind k;
+    ck_assert_int_eq(xf_search_kind_parse("exhaustive", &k, &err), XF_OK);
+    ck_assert_int_eq(k, XF_SEARCH_EXHAUSTIVE);
+    ck_assert_str_eq(xf_search_kind_name(XF_SEARCH_EXHAUSTIVE), "exhaustive");
+    xf_search_result_free(&r);
+    xf_env_free(e);
+    xf_cost_close(cm);
+    xf_ruleset_free(rs);
+    xf_graph_free(&model);
+}
+END_TEST
+
+START_TEST(test_construction_default_rules)
+{
+    const char *bin = getenv("XF_BIN_DIR");
+    const char *dirs[1] = {bin};
+    xf_default_rules_options d;
+    xf_default_rules_options_init(&d);
+    d.dirs = dirs;
+    d.n_dirs = bin ? 1 : 0;
+    d.make = 0;
+    char path[4096];
+    xf_default_rules_origin origin;
+    xf_error err;
+    if (xf_default_rules_find(&d, path, sizeof path, &origin, &err) != XF_OK ||
+        origin != XF_DEFAULT_RULES_FOUND)
+        XF_SKIP("the build made no default rules database next to the tools (%s)",
+                bin ? bin : "XF_BIN_DIR unset");
+    xf_graph model, prep;
+    build_case(&model, 128, 2);
+    xf_prepare_options po = xf_prepare_options_default();
+    ck_assert_msg(xf_agent_prepare(&model, &po, &prep, NULL, &err) == XF_OK, "%s", err.msg);
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    ro.derived = 1;
+    ro.restrict_to = &prep;
+    xf_ruleset *rs;
+    ck_assert_msg(xf_ruleset_load(path, &ro, &rs, &err) == XF_OK, "%s", err.msg);
+    double opt;
+    expect_construction(rs, &model, &opt);
+
+    /* the model-free agent at a fixed seed, episodes of 8 steps */
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_env_options eo = xf_env_options_default();
+    eo.max_steps = 8;
+    xf_env *e;
+    ck_assert_msg(xf_env_create(rs, cm, &model, &eo, &e, &err) == XF_OK, "%s", err.msg);
+    xf_rl_learn_options lo = {0};
+    lo.cm = cm;
+    lo.max_locations = eo.max_locations;
+    lo.seed = 1;
+    lo.tau = 1;
+    lo.max_seconds = 300;
+    lo.max_env_steps = 3000;
+    xf_rl_learned learned;
+    memset(&learned, 0, sizeof learned);
+    xf_search_result r;
+    xf_search_result_init(&r);
+    ck_assert_msg(xf_rl_learn(e, &lo, &r, &learned, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(r.best_ms <= opt + 1e-9 * r.initial_ms, "ppo reached %g, optimum %g", r.best_ms,
+                  opt);
+    xf_search_result_free(&r);
+    xf_env_free(e);
+    xf_cost_close(cm);
+    xf_ruleset_free(rs);
+    xf_graph_free(&prep);
+    xf_graph_free(&model);
+}
+END_TEST
+
+/* A scalar of a rule binds only a one-element value: the proved
+ * transpose(m0 + s0) => transpose(m0) + s0 (s0 a scalar that the add
+ * broadcasts) matches transpose(x + c) for a scalar c, not for a matrix y,
+ * where it is false (the default rules applied it there, making the
+ * look-ahead case's "optimum" transpose-free and wrong). */
+static int scalar_add_locations(int64_t rows_of_y)
+{
+    xf_rule r;
+    xf_rule_init(&r);
+    int64_t m[2] = {4, 4};
+    xf_graph *sides[2] = {&r.src, &r.dst};
+    for (int k = 0; k < 2; k++) {
+        xf_test_input(sides[k], "a", 2, m);
+        xf_test_input(sides[k], "s", 0, m);
+        xf_test_parse_infix(sides[k], k ? "ewadd(transpose(a), s)" : "transpose(ewadd(a, s))",
+                            apply_op);
+    }
+    xf_error err;
+    ck_assert_msg(xf_rule_validate(&r, &err) == XF_OK, "%s", err.msg);
+    int64_t id = 1;
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs;
+    ck_assert_msg(xf_ruleset_from_rules(&r, &id, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_graph g;
+    xf_graph_init(&g);
+    int64_t x[2] = {8, 8}, y[2] = {rows_of_y, 8};
+    int a = xf_test_input(&g, "x", 2, x);
+    int b = xf_test_input(&g, "y", rows_of_y ? 2 : 0, y);
+    apply_op(&g, "transpose", (int[]){apply_op(&g, "ewadd", (int[]){a, b}, 2)}, 1);
+    xf_test_out(&g, g.nodes[g.n_nodes - 1].outputs[0]);
+    xf_graph_index *ix;
+    ck_assert_msg(xf_graph_index_build(&g, &ix, &err) == XF_OK, "%s", err.msg);
+    xf_match loc[4];
+    int n = -1;
+    ck_assert_msg(xf_match_rule(rs, 0, &g, ix, loc, 4, &n, &err) == XF_OK, "%s", err.msg);
+    xf_graph_index_free(ix);
+    xf_graph_free(&g);
+    xf_ruleset_free(rs);
+    xf_rule_free(&r);
+    return n;
+}
+
+START_TEST(test_scalar_binds_scalars_only)
+{
+    ck_assert_int_eq(scalar_add_locations(0), 1); /* y a scalar */
+    ck_assert_int_eq(scalar_add_locations(1), 0); /* [1, 8]: a row, broadcast */
+    ck_assert_int_eq(scalar_add_locations(8), 0); /* [8, 8] */
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("agent_lookahead");
+    TCase *tc = tcase_create("lookahead");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_construction_chain_rules);
+    tcase_add_test(tc, test_exhaustive_bounds);
+    tcase_add_test(tc, test_scalar_binds_scalars_only);
+    tcase_add_test(tc, test_construction_default_rules);
+    suite_add_tcase(s, tc);
+    return xf_test_run(s);
+}
