@@ -85,10 +85,12 @@ static xf_status load_model(opt_run *s, xf_error *err)
 
 static xf_status load_rules(opt_run *s, xf_error *err)
 {
-    const xf_optimize_options *o = &s->o;
+    const xf_optimize_options *o = &s->o; /* o->agent may follow the checkpoint */
     if (o->load && access(o->load, R_OK) != 0)
         return bad_input(s, XF_FAIL(err, XF_ERR_IO, "cannot read checkpoint '%s': %s", o->load,
                                     strerror(errno)));
+    xf_status st0 = o->load ? opt_check_checkpoint(s, err) : XF_OK;
+    if (st0) return bad_input(s, st0);
     s->n_searches = 1;
     xf_status st = opt_load_rules(s, 0, &o->prepare, err);
     if (st) return bad_input(s, st);

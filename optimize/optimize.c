@@ -20,6 +20,7 @@ xf_optimize_options xf_optimize_options_default(void)
     o.agent = XF_OPTIMIZE_WM;
     o.search = XF_SEARCH_TASO;
     o.tau = 1.0;
+    o.samples = XF_OPTIMIZE_SAMPLES;
     o.backend = XF_COST_ONEDNN;
     o.candidates = xf_arbiter_options_default().max_models;
     o.target_every = 50;

@@ -71,13 +71,20 @@ typedef enum xf_optimize_stage {
 
 typedef struct xf_optimize_report xf_optimize_report;
 
+/* Sampled episodes of a loaded agent after its greedy one (docs/agent-search.md,
+ * "Transfer", says why this many). */
+#define XF_OPTIMIZE_SAMPLES 8
+
 typedef struct xf_optimize_options {
     const char *rules;         /* rules database (xfergen + xferverify); required */
     const char *external_data; /* the weights' file, relative to the output's directory
                                   (NULL: none unless over 2 GiB, onnx's writer) */
     xf_optimize_agent agent;   /* default XF_OPTIMIZE_WM */
     xf_search_kind search;     /* with XF_OPTIMIZE_SEARCH (default taso) */
-    const char *save, *load;   /* the learning agents' checkpoints (NULL: none) */
+    const char *save, *load;   /* the learning agents' checkpoints (NULL: none); a
+                                  checkpoint loaded decides the agent (wm or ppo) */
+    int samples;               /* load: sampled episodes after the greedy one, the best
+                                  graph of all kept (XF_OPTIMIZE_SAMPLES) */
     double tau;                /* wm: dream temperature (default 1.0) */
     xf_cost_backend backend;   /* default oneDNN */
     const char *cache;         /* cost cache (xf_cost_cache_path: NULL the user's,
@@ -199,6 +206,7 @@ struct xf_optimize_report {
     xf_optimize_peek *peeks;   /* list_applicable */
     /* --- the search (stage SEARCHED) */
     int agent_untrained;       /* wm/ppo: no action can match, a greedy search ran */
+    xf_optimize_agent agent;   /* who optimised (a checkpoint loaded decides it) */
     xf_rl_learned learned;     /* the learning agent's figures */
     int64_t target_runs;       /* learning agents with the target: graphs timed there */
     double target_seconds, target_initial_ms;
@@ -274,6 +282,61 @@ xf_status xf_optimize_bytes(const void *buf, size_t len, const xf_optimize_optio
 const char *xf_optimize_verdict_name(xf_arbiter_verdict v);
 
 /* ---------------------------------------------------- the default rules */
+
+
+/* ---------------------------------------------- one agent over many models
+ *
+ * Trains one learning agent over many models and saves it (train.c;
+ * `rlflow-agent train`): every model named (a file, or every *.onnx under
+ * a directory, three levels down, *.opt.onnx left out) loaded, sized and
+ * prepared as xf_optimize_file does, with the rules that can match it; the
+ * agent's actions the union of the rules offered on them (by rule id);
+ * training in slices over the models (agent/rl/rl.h, xf_rl_train_many)
+ * within the budget; the checkpoint written. xf_optimize_file with
+ * options.load then optimises a model the agent never saw, without
+ * training. Errors name the model, directory or checkpoint that failed. */
+typedef struct xf_train_options {
+    const char *rules;         /* rules database; required */
+    const char *save;          /* the checkpoint; required */
+    int n_models;
+    const char *const *models; /* files or directories */
+    xf_optimize_agent agent;   /* XF_OPTIMIZE_PPO (default) or XF_OPTIMIZE_WM */
+    double seconds;            /* wall-clock budget of the training (600; <= 0: none) */
+    int64_t steps;             /* real environment steps over all models (0: none) */
+    uint64_t seed;             /* (1) */
+    float tau;                 /* wm: dream temperature (1.0) */
+    int locations;             /* locations per rule (200) */
+    int64_t slice_steps;       /* PPO: steps on one model at a time (0: 600) */
+    int warmup_steps;          /* random steps per model choosing the actions (0: 200) */
+    int max_actions;           /* cap of the action set (0: 512) */
+    int target_layout;         /* 1: the environments cost layouts as ONNX Runtime runs
+                                  them (as xf_optimize_file does with the target; no
+                                  model is timed in it) (0) */
+    xf_cost_backend backend;   /* default oneDNN */
+    const char *cache;         /* cost cache (as xf_optimize_options.cache) */
+    int threads;               /* the cost model's (1) */
+    double peak_gflops, bandwidth_gbps; /* analytic backend's roofline (0: measured) */
+    int rule_status, derived_rules, max_rule_size; /* as xf_optimize_options */
+    xf_prepare_options prepare;
+    void (*progress)(void *user, const xf_rl_train_progress *p); /* about once a second */
+    void (*note)(void *user, xf_optimize_note_kind kind, const char *text);
+    void *user;
+} xf_train_options;
+
+xf_train_options xf_train_options_default(void);
+
+typedef struct xf_train_report {
+    int n_models;
+    char **models;             /* the model files, in the order given (owned) */
+    int *nodes, *rules;        /* [n_models] nodes imported; actions of its rule set */
+    char cost_identity[256];
+    double load_seconds;       /* loading and preparing every model */
+    xf_rl_train_stats stats;   /* the action set, steps, per-model costs */
+} xf_train_report;
+
+void xf_train_report_init(xf_train_report *r);
+void xf_train_report_free(xf_train_report *r); /* back to init's state */
+xf_status xf_train_agent(const xf_train_options *o, xf_train_report *r, xf_error *err);
 
 /* The rules database used when none is given: the default vocabulary's
  * candidates up to XF_DEFAULT_RULES_OPS operators per side (xfergen),

@@ -47,6 +47,9 @@ xf_status opt_search(opt_run *s, xf_error *err);
 /* Arbiter or outcome, numerical check, checked write, latency. */
 xf_status opt_finish(opt_run *s, xf_error *err);
 
+/* The checkpoint of options.load: its agent becomes o.agent, and every
+ * rule it acts with must be in the rules database (checkpoint.c). */
+xf_status opt_check_checkpoint(opt_run *s, xf_error *err);
 /* Prepares ms[i] from the input with *prepare and loads its rules. */
 xf_status opt_load_rules(opt_run *s, int i, const xf_prepare_options *prepare, xf_error *err);
 /* The head of the report from the environments (stage SEARCH). */

@@ -27,7 +27,9 @@ static xf_status make_envs(opt_run *s, xf_error *err)
         eo.layout_view_ms = XF_ORT_VIEW_MS;
         eo.layout_gbps = XF_ORT_LAYOUT_GBPS;
     }
-    if (s->target && o->agent != XF_OPTIMIZE_SEARCH) { /* the learning agents' sparse reward */
+    /* the learning agents' sparse reward, while training: a loaded agent
+     * does not learn, and timing its graphs took most of its time */
+    if (s->target && o->agent != XF_OPTIMIZE_SEARCH && !o->load) {
         eo.target = s->target;
         eo.target_every = o->target_every;
     }
@@ -68,11 +70,13 @@ static xf_status learn(opt_run *s, xf_env *env, xf_error *err)
     lo.max_env_steps = o->budget;
     lo.no_lookahead = !o->lookahead; /* --no-lookahead: the agents' too */
     lo.load = o->load;
+    lo.samples = o->samples;
     lo.save = o->save;
     lo.ppo_progress = opt_trace_ppo;
     lo.wm_progress = opt_trace_wm;
     lo.progress_user = s;
     opt_trace_begin(s, 0);
+    s->r->agent = o->agent;
     double t0 = xf_clock_now();
     xf_status st = xf_rl_learn(env, &lo, &s->ms[0].res, &s->r->learned, err);
     if (!st) st = opt_trace_end(s, &s->ms[0].res, xf_clock_now() - t0, err);

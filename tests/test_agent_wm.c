@@ -715,7 +715,7 @@ START_TEST(warmup_rollouts_map_to_the_action_set)
     /* 4 environment rules; the agent has rules 1 and 3 */
     int64_t ids[2] = {7, 9};
     int env[2] = {1, 3}, agent[5] = {-1, 0, -1, 1, 2};
-    xf_actions act = {2, ids, 4, env, agent};
+    xf_actions act = {2, ids, 4, env, agent, 0, 0};
     xf_wm_data raw, d;
     xf_wm_data_init(&raw, 2, 4);
     xf_wm_data_init(&d, 2, 2);

@@ -26,7 +26,8 @@
  * pruning its candidates, the target's sessions with the input's weights
  * shared, its race, and the arbiter (candidates dropped on their outputs
  * and as duplicates), the call that optimises a model file
- * (xf_optimize_file: load, search, outcome, check, checked writer), the
+ * (xf_optimize_file: load, search, outcome, check, checked writer), one
+ * agent trained over two models and loaded on one (xf_train_agent, --load), the
  * pages of its report, and the verifier: creating one, the axiomatic
  * proof and the bounded element-wise check of three small rules (one valid
  * by normal forms, one the solver must decide, one refuted with a
@@ -1482,6 +1483,81 @@ START_TEST(optimize_call)
 }
 END_TEST
 
+/* One PPO agent trained over two models (xf_train_agent: the models
+ * loaded, the warm-up's tally, the union action set, the slices, the
+ * checkpoint), then loaded on a third it never saw (xf_optimize_file with
+ * load: the checkpoint's ids checked against the rules database, the
+ * partial binding, greedy and sampled episodes). A step budget keeps it
+ * deterministic. */
+typedef struct transfer_ctx {
+    optimize_ctx a;
+    char b[4096], ckpt[4096];
+} transfer_ctx;
+
+static xf_status op_transfer(void *ctx, xf_error *err)
+{
+    const transfer_ctx *c = ctx;
+    const char *models[] = {c->a.model, c->b};
+    xf_train_options t = xf_train_options_default();
+    t.rules = c->a.rules.path;
+    t.save = c->ckpt;
+    t.models = models;
+    t.n_models = 2;
+    t.backend = XF_COST_ANALYTIC;
+    t.peak_gflops = 100;
+    t.bandwidth_gbps = 10;
+    t.cache = XF_COST_CACHE_NONE;
+    t.seconds = 0;
+    t.steps = 40;
+    t.warmup_steps = 4;
+    t.slice_steps = 16;
+    xf_train_report tr;
+    xf_train_report_init(&tr);
+    xf_status s = xf_train_agent(&t, &tr, err);
+    xf_train_report_free(&tr);
+    xf_outfile_protect_clear();
+    if (s != XF_OK) return s;
+    xf_optimize_options o = xf_optimize_options_default();
+    o.rules = c->a.rules.path;
+    o.load = c->ckpt;
+    o.samples = 1;
+    o.backend = XF_COST_ANALYTIC;
+    o.peak_gflops = 100;
+    o.bandwidth_gbps = 10;
+    o.cache = XF_COST_CACHE_NONE;
+    o.latency = 0;
+    xf_optimize_report r;
+    xf_optimize_report_init(&r);
+    s = xf_optimize_file(c->b, c->a.out, &o, &r, err);
+    if (s == XF_OK) ck_assert_int_eq(r.learned.loaded, 1);
+    xf_optimize_report_free(&r);
+    xf_outfile_protect_clear();
+    return s;
+}
+
+START_TEST(train_and_transfer)
+{
+    transfer_ctx c;
+    optimize_setup(&c.a, "transfer");
+    snprintf(c.b, sizeof c.b, "%s", xf_test_tmp("transfer_b.onnx"));
+    snprintf(c.ckpt, sizeof c.ckpt, "%s", xf_test_tmp("transfer.ckpt"));
+    xf_graph g;
+    xf_graph_init(&g);
+    int a = xf_test_input(&g, "a", 2, (const int64_t[]){32, 128});
+    for (int j = 0; j < 2; j++)
+        xf_test_out(&g, xf_test_op2(&g, XF_OP_MATMUL, NULL, a,
+                                    xf_test_weight(&g, j ? "m2" : "m1", 2,
+                                                   (const int64_t[]){128, 1}, (uint64_t)(9 + j))));
+    xf_error err;
+    ck_assert_msg(xf_onnx_save(&g, c.b, &err) == XF_OK, "%s", err.msg);
+    xf_graph_free(&g);
+    xf_outfile_protect_clear();
+    oom_walk("an agent trained over two models, loaded on one", op_transfer, &c,
+             real_stride(5));
+    rules_free(&c.a.rules);
+}
+END_TEST
+
 /* The pages of an optimisation's report (pages/): one optimisation's and a
  * comparison of it with itself, without pictures. */
 typedef struct pages_ctx {
@@ -1551,6 +1627,7 @@ static Suite *suite(void)
     tcase_add_test(t, verifier);
     tcase_add_test(t, target_and_arbiter);
     tcase_add_test(t, optimize_call);
+    tcase_add_test(t, train_and_transfer);
     tcase_add_test(t, pages_of_a_report);
     suite_add_tcase(s, t);
     return s;

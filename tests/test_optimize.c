@@ -290,7 +290,7 @@ START_TEST(ppo_trains_saves_and_loads)
     /* a checkpoint that is not one: the input's fault */
     o.load = db_path;
     o.stage = NULL;
-    expect_input_error(model_path, out, &o, "ppo agent failed");
+    expect_input_error(model_path, out, &o, "is not an agent checkpoint (bad magic");
     xf_optimize_report_free(&r);
 }
 END_TEST

@@ -165,6 +165,25 @@ static xf_status install(xf_ppo_agent *a, xf_actions *act, xf_nn_params *p, cons
                               a->act.M);
 }
 
+xf_status xf_ppo_agent_build(xf_ppo_agent *a, const xf_actions *ids, xf_error *err)
+{
+    xf_actions act;
+    xf_status st = xf_actions_copy_ids(&act, ids, err);
+    xf_nn_params p;
+    xf_gnn gnn;
+    xf_ppo_net net;
+    if (!st) st = make_store(a, act.M, &a->rng, &p, &gnn, &net, err);
+    if (!st) st = install(a, &act, &p, &gnn, &net, err);
+    xf_actions_free(&act);
+    return st;
+}
+
+void xf_ppo_agent_set_budget(xf_ppo_agent *a, int64_t max_env_steps, double max_seconds)
+{
+    a->opt.max_env_steps = max_env_steps;
+    a->opt.max_seconds = max_seconds;
+}
+
 xf_nn_params *xf_ppo_agent_params(xf_ppo_agent *a) { return &a->p; }
 const xf_actions *xf_ppo_agent_actions(const xf_ppo_agent *a) { return &a->act; }
 
@@ -479,6 +498,7 @@ xf_status xf_ppo_agent_load(xf_ppo_agent *a, const char *path, const xf_env *e, 
     int64_t step = 0;
     FILE *f = NULL;
     xf_status st = xf_ppo_ckpt_open(path, names, s, N_SIZES, &act, &step, &f, err);
+    act.partial = a->opt.transfer;
     if (!st) {
         st = xf_actions_bind(&act, xf_env_ruleset(e), err);
         if (st) xf_error_prefix(err, "checkpoint '%s'", path);

@@ -254,6 +254,30 @@ xf_status xf_wm_agent_install(xf_wm_agent *a, xf_actions *act, xf_nn_params *wm_
     return XF_OK;
 }
 
+xf_status xf_wm_agent_build(xf_wm_agent *a, const xf_actions *ids, xf_error *err)
+{
+    xf_actions act;
+    xf_status st = xf_actions_copy_ids(&act, ids, err);
+    xf_nn_params wm_p, ctl_p;
+    xf_wm wm;
+    xf_ppo_net ctl;
+    int made = 0;
+    if (!st) {
+        st = xf_wm_agent_nets(a, act.M, &a->rng, &wm_p, &wm, &ctl_p, &ctl, err);
+        made = !st;
+    }
+    if (!st) {
+        made = 0;
+        st = xf_wm_agent_install(a, &act, &wm_p, &wm, &ctl_p, &ctl, err);
+    }
+    if (made) {
+        xf_nn_params_free(&wm_p);
+        xf_nn_params_free(&ctl_p);
+    }
+    xf_actions_free(&act);
+    return st;
+}
+
 const xf_wm *xf_wm_agent_model(const xf_wm_agent *a) { return &a->wm; }
 const xf_nn_params *xf_wm_agent_model_params(const xf_wm_agent *a) { return &a->wm_p; }
 

@@ -216,6 +216,11 @@ typedef struct xf_actions {
     int *env;       /* [M] environment action of each agent action */
     int *agent;     /* [n_env + 1] agent action of each environment action, -1: none;
                        agent[n_env] = M (the no-ops) */
+    int partial;    /* binding leaves an id the rule set lacks unavailable (env -1)
+                       instead of failing: an agent trained over several models, or
+                       loaded on a model it never saw, whose rule set is restricted to
+                       the rules that can match that model */
+    int unbound;    /* ids the bound rule set lacks (partial only) */
 } xf_actions;
 
 #define XF_ACTIONS_WARMUP 300 /* default warm-up steps */
@@ -240,13 +245,38 @@ int xf_actions_random(const xf_env *e, xf_rng *rng, int *rule, int *loc);
  * cap < 1. */
 xf_status xf_actions_choose(xf_actions *s, const xf_ruleset *rs, const int64_t *count, int cap,
                             xf_error *err);
-/* Maps s's ids through rs (env, agent, n_env): each id names the first
- * action of rs with that id. XF_ERR_MISMATCH naming the first id rs lacks;
- * s's previous mapping is kept on failure. */
+/* Maps s's ids through rs (env, agent, n_env, unbound): each id names the
+ * first action of rs with that id. XF_ERR_MISMATCH naming the first id rs
+ * lacks, unless s->partial (then that action is unavailable: env -1, never
+ * in the mask); s's previous mapping is kept on failure. */
 xf_status xf_actions_bind(xf_actions *s, const xf_ruleset *rs, xf_error *err);
 /* The agent's mask [M + 1] and locations per action n_loc [M + 1] in e's
- * current state (the no-op: 1 and 0). s must be bound to e's rule set. */
+ * current state (the no-op: 1 and 0; an unbound action: 0 and 0). s must
+ * be bound to e's rule set. */
 void xf_actions_mask(const xf_actions *s, const xf_env *e, uint8_t *mask, int *n_loc);
+/* Rules e offers now (mask 1) that are not among s's actions (s bound to
+ * e's rule set): what a transferred agent cannot use on e. */
+int xf_actions_outside(const xf_actions *s, const xf_env *e);
+/* dst (initialised here) = a copy of ids' ids and partial flag, unbound. */
+xf_status xf_actions_copy_ids(xf_actions *dst, const xf_actions *ids, xf_error *err);
+
+/* Offer counts by rule id over several rule sets (an agent trained over
+ * several models): a model's counts (xf_actions_count over its rule set rs)
+ * are added by id, and the set chosen from all of them is the `cap` most
+ * offered ids (ties: the lower id), in id order, partial. */
+typedef struct xf_actions_tally {
+    int n, cap;
+    int64_t *id, *count; /* [n] sorted by id */
+} xf_actions_tally;
+
+void xf_actions_tally_init(xf_actions_tally *t);
+void xf_actions_tally_free(xf_actions_tally *t);
+xf_status xf_actions_tally_add(xf_actions_tally *t, const xf_ruleset *rs, const int64_t *count,
+                               xf_error *err);
+/* s (what it held dropped) = the chosen ids, unbound, partial.
+ * XF_ERR_INVALID for cap < 1. */
+xf_status xf_actions_tally_choose(const xf_actions_tally *t, int cap, xf_actions *s,
+                                  xf_error *err);
 /* Checkpoint section: u32 M | M × i64 ids (little-endian). write returns
  * 0 on an I/O error; read fills s's ids (s unbound, previous contents
  * dropped), XF_ERR_PARSE naming path when truncated. */
@@ -276,6 +306,9 @@ typedef struct xf_ppo_agent_options {
                                 tenth of max_env_steps, xf_actions_warmup, and of
                                 max_seconds, xf_agent_run_warmup_over) */
     int max_actions;         /* cap of the action set (XF_ACTIONS_CAP) */
+    int transfer;            /* 1: loading keeps a checkpoint's action whose rule the
+                                rule set lacks as unavailable instead of failing
+                                (xf_actions.partial; a model it never saw) (0) */
     int lookahead;           /* a step of a rule with a view is followed by the view
                                 moves' closure (xf_agent_env_step; 1) */
     int episodes_per_update; /* K (4) */
@@ -321,12 +354,19 @@ xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_res
  * ids, the Adam step, then the store with Adam moments (xf_ppo_ckpt_save).
  * Loading needs an agent created with the same sizes (XF_ERR_MISMATCH
  * naming the size otherwise) and maps the ids through e's rule set
- * (XF_ERR_MISMATCH naming a missing id); it replaces the agent's action set
+ * (XF_ERR_MISMATCH naming a missing id, unless opt.transfer: then that
+ * action is unavailable); it replaces the agent's action set
  * and policy, and leaves the agent as it was when it fails. The greedy
  * actions are then those of the saved agent. Saving an agent without
  * actions is XF_ERR_INVALID. */
 xf_status xf_ppo_agent_save(const xf_ppo_agent *a, const char *path, xf_error *err);
 xf_status xf_ppo_agent_load(xf_ppo_agent *a, const char *path, const xf_env *e, xf_error *err);
+/* Builds the policy for the action set with ids (copied, bound at the next
+ * run; ids->partial kept), replacing what the agent had: what a training
+ * over several models (xf_rl_train_many) does instead of the warm-up. */
+xf_status xf_ppo_agent_build(xf_ppo_agent *a, const xf_actions *ids, xf_error *err);
+/* The budgets of the next train call (steps <= 0, seconds <= 0: none). */
+void xf_ppo_agent_set_budget(xf_ppo_agent *a, int64_t max_env_steps, double max_seconds);
 /* The agent's parameter store ("gnn/..." and, once built, "ppo/..."). */
 xf_nn_params *xf_ppo_agent_params(xf_ppo_agent *a);
 /* The agent's action set (M 0 before it is trained or loaded). */

@@ -147,6 +147,7 @@ xf_status xf_actions_bind(xf_actions *s, const xf_ruleset *rs, xf_error *err)
     for (int i = 0; i < n; i++) agent[i] = -1;
     agent[n] = s->M;
     xf_status st = XF_OK;
+    int unbound = 0;
     for (int j = 0; j < s->M && !st; j++) {
         int lo = 0, hi = n; /* first entry with id >= ids[j] */
         while (lo < hi) {
@@ -154,7 +155,10 @@ xf_status xf_actions_bind(xf_actions *s, const xf_ruleset *rs, xf_error *err)
             if (byid[mid].key < s->ids[j]) lo = mid + 1;
             else hi = mid;
         }
-        if (lo == n || byid[lo].key != s->ids[j])
+        if ((lo == n || byid[lo].key != s->ids[j]) && s->partial) {
+            env[j] = -1;
+            unbound++;
+        } else if (lo == n || byid[lo].key != s->ids[j])
             st = XF_FAIL(err, XF_ERR_MISMATCH,
                          "rule id %lld (agent action %d) is not in the rule set: the agent needs "
                          "the rules database it was trained with, with this rule relevant to "
@@ -180,17 +184,37 @@ xf_status xf_actions_bind(xf_actions *s, const xf_ruleset *rs, xf_error *err)
     s->env = env;
     s->agent = agent;
     s->n_env = n;
+    s->unbound = unbound;
     return XF_OK;
 }
 
 void xf_actions_mask(const xf_actions *s, const xf_env *e, uint8_t *mask, int *n_loc)
 {
     for (int j = 0; j < s->M; j++) {
-        n_loc[j] = xf_env_num_locations(e, s->env[j]);
+        n_loc[j] = s->env[j] >= 0 ? xf_env_num_locations(e, s->env[j]) : 0;
         mask[j] = n_loc[j] > 0;
     }
     n_loc[s->M] = 0;
     mask[s->M] = 1;
+}
+
+int xf_actions_outside(const xf_actions *s, const xf_env *e)
+{
+    const uint8_t *mask = xf_env_xfer_mask(e);
+    int n = xf_env_num_xfers(e), outside = 0;
+    for (int i = 0; i < n && i < s->n_env; i++) outside += mask[i] && s->agent[i] < 0;
+    return outside;
+}
+
+xf_status xf_actions_copy_ids(xf_actions *dst, const xf_actions *ids, xf_error *err)
+{
+    xf_actions_init(dst);
+    dst->ids = xf_malloc((size_t)(ids->M > 0 ? ids->M : 1) * sizeof *dst->ids);
+    if (!dst->ids) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory copying %d actions", ids->M);
+    if (ids->M > 0) memcpy(dst->ids, ids->ids, (size_t)ids->M * sizeof *dst->ids);
+    dst->M = ids->M;
+    dst->partial = ids->partial;
+    return XF_OK;
 }
 
 /* ----------------------------------------------------------- checkpoints */

@@ -265,6 +265,9 @@ typedef struct xf_wm_agent_options {
                                 max_env_steps, xf_actions_warmup, and of
                                 max_seconds, xf_agent_run_warmup_over) */
     int max_actions;         /* cap of the action set (XF_ACTIONS_CAP) */
+    int transfer;            /* 1: loading keeps a checkpoint's action whose rule the
+                                rule set lacks as unavailable instead of failing
+                                (xf_actions.partial; a model it never saw) (0) */
     int lookahead;           /* a real step of a rule with a view is followed by the
                                 view moves' closure (xf_agent_env_step; 1) */
     int wm_hidden;           /* LSTM units (256) */
@@ -379,8 +382,14 @@ xf_status xf_wm_agent_run(xf_wm_agent *a, xf_env *e, int greedy, xf_search_resul
  * naming a missing id); it replaces the agent's action set and networks
  * and drops its recorded rollouts. A load that fails leaves the agent as
  * it was (out of memory while installing the networks: without actions). */
+#define XF_WM_CKPT_VERSION 2u
 xf_status xf_wm_agent_save(const xf_wm_agent *a, const char *path, xf_error *err);
 xf_status xf_wm_agent_load(xf_wm_agent *a, const char *path, const xf_env *e, xf_error *err);
+/* Builds the world model and the controller for the action set with ids
+ * (copied, bound at the next run; ids->partial kept), replacing what the
+ * agent had and its recorded rollouts: what a training over several models
+ * (xf_rl_train_many) does instead of the warm-up. */
+xf_status xf_wm_agent_build(xf_wm_agent *a, const xf_actions *ids, xf_error *err);
 
 /* For the loader: a world model and a controller over M actions for a's
  * sizes, initialised from rng, into fresh stores wm_p and ctl_p (freed on

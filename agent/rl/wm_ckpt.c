@@ -24,7 +24,6 @@
 #include <string.h>
 
 #define MAGIC "XFWMAGNT"
-#define XF_WM_CKPT_VERSION 2u
 #define N_SIZES 11
 
 static const char *const size_names[N_SIZES] = {
@@ -178,6 +177,7 @@ xf_status xf_wm_agent_load(xf_wm_agent *a, const char *path, const xf_env *e, xf
     uint32_t norm = 0;
     int64_t steps[2] = {0, 0};
     if (!st) st = read_header(f, a, path, &act, &norm, stats, steps, err);
+    act.partial = a->opt.transfer;
     if (!st) {
         st = xf_actions_bind(&act, xf_env_ruleset(e), err);
         if (st) xf_error_prefix(err, "checkpoint '%s'", path);

@@ -72,6 +72,8 @@ static int parse_seed(void *user, const char *name, const char *v, char *msg, si
 
 static const char usage_head[] = "usage: rlflow-agent [--rules RULES.db] MODEL.onnx [options]\n"
     "       rlflow-agent --make-rules DIR\n"
+    "       rlflow-agent train --save CKPT --models PATH... (one agent over many models:\n"
+    "                          rlflow-agent train --help)\n"
     "\n"
     "Optimises MODEL with the proved rewrite rules of RULES.db (default: the default\n"
     "rules database, see --rules): searches for a cheaper\n"
@@ -117,7 +119,12 @@ static const xf_cli_opt opts[] = {
      .help = "wm/ppo: save the trained agent (checkpoint)"},
     {.name = "--load", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.load), .what = "a file name",
      .label = "--load FILE",
-     .help = "wm/ppo: load a trained agent and run it greedily, no training"},
+     .help = "load a trained agent (its checkpoint says wm or ppo; one trained\n"
+     "over many models: rlflow-agent train) and run it without training:\n"
+     "one greedy episode and --samples sampled ones, the best kept"},
+    {.name = "--samples", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.samples), .lo = 0,
+     .hi = 100000, .label = "--samples N",
+     .help = "--load: sampled episodes after the greedy one (default 8)"},
     {.name = "--tau", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.tau), .lo = 0,
      .label = "--tau T",
      .help = "wm: temperature of the dream's mixture sampling (default 1.0)"},

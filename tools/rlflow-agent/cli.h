@@ -24,4 +24,11 @@ typedef struct cli_options {
 /* 0: parsed; 2: bad usage (message printed); -1: --help printed (exit 0). */
 int cli_parse(int argc, char **argv, cli_options *o);
 
+/* The default rules database into o->opt.rules (found, or made with
+ * progress), saying which on stderr; with o->make_rules, made there. 0, or
+ * the exit status (message printed). */
+int find_default_rules(cli_options *o);
+/* `rlflow-agent train ...` (argv[0] is "train"): the exit status. */
+int train_main(int argc, char **argv);
+
 #endif /* XF_RLFLOW_AGENT_CLI_H */

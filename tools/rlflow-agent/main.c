@@ -3,6 +3,7 @@
  *
  *   rlflow-agent [--rules RULES.db] MODEL.onnx [-o OUT.onnx] [--agent wm|ppo|taso|greedy|random]
  *   rlflow-agent --make-rules DIR
+ *   rlflow-agent train --save CKPT --models PATH... (train.c)
  *
  * Without --rules it uses the default rules database (optimize.h): the one
  * next to this program (the build's), else the user cache's, made there on
@@ -65,9 +66,10 @@ static void note(void *user, xf_optimize_note_kind kind, const char *text)
     else fprintf(stderr, "\n");
 }
 
-static const char *agent_name(const cli_options *o)
+static const char *agent_name(const cli_options *o, const xf_optimize_report *r)
 {
-    return o->opt.agent == XF_OPTIMIZE_PPO ? "ppo" : "wm";
+    xf_optimize_agent a = r->agent != XF_OPTIMIZE_SEARCH ? r->agent : o->opt.agent;
+    return a == XF_OPTIMIZE_PPO ? "ppo" : "wm";
 }
 
 static void print_header(const cli_options *o, const xf_optimize_report *r)
@@ -125,7 +127,7 @@ static void print_header(const cli_options *o, const xf_optimize_report *r)
                r->peeks[i].locations, r->peeks[i].best_delta_ms, r->peeks[i].text);
     if (r->agent_untrained)
         printf("agent:           %s, not trained: no action can match this model\n",
-               agent_name(o));
+               agent_name(o, r));
 }
 
 /* The learning agent's figures. */
@@ -133,14 +135,22 @@ static void print_agent(const cli_options *o, const xf_optimize_report *r)
 {
     const xf_rl_learned *l = &r->learned;
     const xf_optimize_search_figures *f = &r->search[0];
-    if (o->opt.agent == XF_OPTIMIZE_PPO)
-        printf("agent:           ppo, %s, %lld environment steps (%.2f ms each), %d actions of "
-               "%d\n",
-               l->loaded ? "loaded, one greedy episode" : "trained", (long long)f->expanded,
+    if (l->loaded) {
+        printf("agent:           %s, loaded, no training: 1 greedy + %d sampled episodes (best "
+               "kept), %lld environment steps, %d actions of %d",
+               r->agent == XF_OPTIMIZE_PPO ? "ppo" : "wm", l->episodes - 1,
+               (long long)f->expanded, l->actions, r->actions);
+        if (l->unavailable)
+            printf(" (%d unavailable: their rules cannot match this model)", l->unavailable);
+        if (l->outside)
+            printf("; %d rules this model offers at its start are not among them (not used)",
+                   l->outside);
+        printf("\n");
+    } else if (r->agent == XF_OPTIMIZE_PPO)
+        printf("agent:           ppo, trained, %lld environment steps (%.2f ms each), %d actions "
+               "of %d\n",
+               (long long)f->expanded,
                f->expanded > 0 ? 1e3 * f->seconds / (double)f->expanded : 0.0, l->actions,
-               r->actions);
-    else if (l->loaded)
-        printf("agent:           wm, loaded, one greedy episode, %d actions of %d\n", l->actions,
                r->actions);
     else
         printf("agent:           wm, %d rounds, %lld real steps (%lld episodes), %lld dream steps "
@@ -339,7 +349,7 @@ static void print_report(const cli_options *o, const xf_optimize_report *r)
                    xf_search_kind_name(o->opt.search), lpar, prep, rpar, (long long)f->expanded,
                    (long long)f->seen, r->n_searches == 1 ? r->search_seconds : f->seconds);
         else
-            printf("optimisation:    %s, %lld environment steps, %.2f s\n", agent_name(o),
+            printf("optimisation:    %s, %lld environment steps, %.2f s\n", agent_name(o, r),
                    (long long)f->expanded, r->search_seconds);
         printf("search cost:     %.4f ms -> %.4f ms (%+.2f%%, the prepared working graph%s%s)\n",
                f->initial_ms, f->best_ms,
@@ -411,7 +421,7 @@ static void program_dir(char *buf, size_t n)
 
 /* Finds (or makes) the default rules for o->opt.rules, saying which; the
  * exit status on failure, else 0. With --make-rules, makes them there. */
-static int default_rules(cli_options *o)
+int find_default_rules(cli_options *o)
 {
     int tty = isatty(2);
     xf_default_rules_options d;
@@ -464,6 +474,7 @@ static int write_page(const cli_options *o, const xf_optimize_report *r)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "train")) return train_main(argc - 1, argv + 1);
     cli_options o;
     int rc = cli_parse(argc, argv, &o);
     if (rc < 0) return 0;
@@ -474,7 +485,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (o.make_rules || !o.opt.rules) {
-        rc = default_rules(&o);
+        rc = find_default_rules(&o);
         if (rc || o.make_rules) return rc;
     }
     xf_optimize_options *p = &o.opt;

@@ -1,0 +1,281 @@
+/*
+ * bench_transfer — a pre-trained agent on models it never saw, against TASO
+ * search (issue 35, "Transfer": target latency within 1% of TASO search's
+ * at <= 1/10 of its optimisation time).
+ *
+ *   bench_transfer [--rules DB] [--ckpt FILE] [--retrain] [--train-seconds S]
+ *                  [--agent ppo|wm] [--samples N] [--seed N] [--no-target]
+ *                  [--target-budget S] [--train PATH]... [--held PATH]...
+ *
+ * 1. Rules: DB, else the default rules database next to rlflow-agent (as
+ *    rlflow-agent finds it).
+ * 2. Training set (unless --train): modelzoo BERT, ViT and GPT variants of
+ *    several sizes and batches (written once under $TMPDIR/bench_transfer),
+ *    ../shared/models' resnet18 and squeezenet1_1, and the published
+ *    models of ../shared/models/real. One agent is trained over all of them
+ *    (xf_train_agent, as `rlflow-agent train`) for --train-seconds (default
+ *    300) unless the checkpoint (--ckpt, default
+ *    $TMPDIR/bench_transfer/agent.ckpt) is there and --retrain is not given.
+ * 3. Held out (unless --held): ../shared/models' bert_small and vit_tiny, and
+ *    modelzoo BERT and ViT at sizes not trained on. Each is optimised twice
+ *    in-process (xf_optimize_file, as rlflow-agent): TASO search, and the
+ *    pre-trained agent loaded (no training; one greedy and --samples sampled
+ *    episodes), both with ONNX Runtime deciding what is written
+ *    (--target ort; --no-target: the cost model).
+ * 4. A table, one row per held-out model and method: the search cost change
+ *    (prepared graph), the cost change of the model written, ONNX Runtime's
+ *    latency ratio written/input (the arbiter's; 1 when the input was
+ *    written), the optimisation's wall time (the search or the agent's
+ *    episodes) and the whole call's; then per model whether the agent's
+ *    ratio is within 1% of TASO's and its optimisation time <= 1/10 of
+ *    TASO's. Timings on a shared machine are noisy: the load average is
+ *    printed with the table.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent_runner.h"
+
+#define MAX_PATHS 64
+
+static void die(const char *what, const char *msg)
+{
+    fprintf(stderr, "bench_transfer: %s: %s\n", what, msg);
+    exit(1);
+}
+
+static const char *const zoo_train[][2] = {
+    {"bert_l2_h128_s32", "bert --layers 2 --hidden 128 --heads 2 --seq 32"},
+    {"bert_l2_h128_s64_b2", "bert --layers 2 --hidden 128 --heads 2 --seq 64 --batch 2"},
+    {"bert_l4_h256_s32", "bert --layers 4 --hidden 256 --heads 4 --seq 32"},
+    {"vit_l2_h96_i64", "vit --layers 2 --hidden 96 --heads 3 --image 64 --patch 16"},
+    {"vit_l4_h192_i112_b2", "vit --layers 4 --hidden 192 --heads 3 --image 112 --patch 16 --batch 2"},
+    {"gpt_l2_h128", "gpt --layers 2 --hidden 128 --heads 2 --seq 32"},
+};
+static const char *const zoo_held[][2] = {
+    {"bert_l3_h192_s48", "bert --layers 3 --hidden 192 --heads 3 --seq 48"},
+    {"vit_l3_h144_i96", "vit --layers 3 --hidden 144 --heads 3 --image 96 --patch 16"},
+};
+
+/* <scratch>/<name>.onnx written by modelzoo once; its path into out. */
+static const char *zoo_model(const char *scratch, const char *name, const char *args,
+                             char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s.onnx", scratch, name);
+    struct stat sb;
+    if (stat(out, &sb) == 0) return out;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' %s -o '%s' >/dev/null", XF_BENCH_MODELZOO, args, out);
+    if (system(cmd) != 0) die("modelzoo", cmd);
+    return out;
+}
+
+typedef struct figures {
+    int ok, kept_original;
+    double search_pct, cost_pct, ratio, opt_s, call_s;
+} figures;
+
+static figures run(const xf_optimize_options *o, const char *model, const char *scratch)
+{
+    xf_optimize_report r;
+    xf_optimize_report_init(&r);
+    bench_row row = bench_optimize_model(o, model, scratch, &r);
+    figures f = {0, 0, 0, 0, 1.0, 0, 0};
+    if (!row.ok) return f;
+    f.ok = 1;
+    const xf_optimize_search_figures *s = &r.search[r.chosen_search];
+    f.search_pct = s->initial_ms > 0 ? 100.0 * (s->best_ms - s->initial_ms) / s->initial_ms : 0;
+    f.cost_pct =
+        r.cost_before > 0 ? 100.0 * (r.cost_after - r.cost_before) / r.cost_before : 0;
+    f.kept_original = r.kept_original;
+    if (r.target && !r.kept_original && r.arb.n > 0) f.ratio = r.arb.e[r.arb.chosen].t.ratio;
+    f.opt_s = r.search_seconds;
+    f.call_s = r.seconds;
+    xf_optimize_report_free(&r);
+    return f;
+}
+
+static void print_row(const char *model, const char *method, const figures *f)
+{
+    if (!f->ok) {
+        printf("%-22s %-7s failed (see stderr)\n", model, method);
+        return;
+    }
+    printf("%-22s %-7s %+8.2f%% %+8.2f%%   x%.3f%s %9.2f s %8.1f s\n", model, method,
+           f->search_pct, f->cost_pct, f->ratio, f->kept_original ? " (input)" : "        ",
+           f->opt_s, f->call_s);
+}
+
+static double load_average(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1) l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
+static void train(const char *rules, const char *ckpt, const char *const *paths, int n,
+                  double seconds, xf_optimize_agent agent, uint64_t seed, int target,
+                  const char *cache)
+{
+    xf_train_options t = xf_train_options_default();
+    t.rules = rules;
+    t.save = ckpt;
+    t.models = paths;
+    t.n_models = n;
+    t.seconds = seconds;
+    t.agent = agent;
+    t.seed = seed;
+    t.target_layout = target;
+    t.cache = cache;
+    xf_train_report r;
+    xf_train_report_init(&r);
+    xf_error err = {0};
+    fprintf(stderr, "bench_transfer: training over %d models for %.0f s...\n", n, seconds);
+    if (xf_train_agent(&t, &r, &err) != XF_OK) die("training", err.msg);
+    const xf_rl_train_stats *s = &r.stats;
+    printf("trained: %d models, %d actions, %lld real steps, %.1f s (%lld passes)\n", r.n_models,
+           s->act.M, (long long)s->steps, s->seconds, (long long)s->passes);
+    for (int i = 0; i < r.n_models; i++)
+        printf("  train %-60s %4d nodes  best %+.2f%%  %d actions unavailable\n", r.models[i],
+               r.nodes[i],
+               s->initial_ms[i] > 0 ? 100.0 * (s->best_ms[i] - s->initial_ms[i]) / s->initial_ms[i]
+                                    : 0,
+               s->unavailable[i]);
+    xf_train_report_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    const char *rules = NULL, *ckpt = NULL;
+    const char *train_paths[MAX_PATHS], *held_paths[MAX_PATHS];
+    int n_train = 0, n_held = 0, retrain = 0, target = 1, samples = XF_OPTIMIZE_SAMPLES;
+    double train_seconds = 300, target_budget = 60;
+    uint64_t seed = 1;
+    xf_optimize_agent agent = XF_OPTIMIZE_PPO;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--rules") && v) rules = argv[++i];
+        else if (!strcmp(a, "--ckpt") && v) ckpt = argv[++i];
+        else if (!strcmp(a, "--retrain")) retrain = 1;
+        else if (!strcmp(a, "--no-target")) target = 0;
+        else if (!strcmp(a, "--train-seconds") && v) train_seconds = atof(argv[++i]);
+        else if (!strcmp(a, "--target-budget") && v) target_budget = atof(argv[++i]);
+        else if (!strcmp(a, "--samples") && v) samples = atoi(argv[++i]);
+        else if (!strcmp(a, "--seed") && v) seed = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--agent") && v) {
+            v = argv[++i];
+            if (strcmp(v, "ppo") && strcmp(v, "wm")) die("--agent", "ppo or wm");
+            agent = !strcmp(v, "wm") ? XF_OPTIMIZE_WM : XF_OPTIMIZE_PPO;
+        } else if (!strcmp(a, "--train") && v && n_train < MAX_PATHS) train_paths[n_train++] = argv[++i];
+        else if (!strcmp(a, "--held") && v && n_held < MAX_PATHS) held_paths[n_held++] = argv[++i];
+        else {
+            fprintf(stderr,
+                    "usage: bench_transfer [--rules DB] [--ckpt FILE] [--retrain] "
+                    "[--train-seconds S] [--agent ppo|wm] [--samples N] [--seed N] "
+                    "[--no-target] [--target-budget S] [--train PATH]... [--held PATH]...\n");
+            return 2;
+        }
+    }
+    const char *scratch = bench_scratch("bench_transfer");
+    char cache[4096], ckpt_buf[4096], rules_buf[4096];
+    snprintf(cache, sizeof cache, "%s/costs.db", scratch);
+    if (!ckpt) {
+        snprintf(ckpt_buf, sizeof ckpt_buf, "%s/agent.ckpt", scratch);
+        ckpt = ckpt_buf;
+    }
+    if (!rules) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", XF_BENCH_AGENT);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = '\0';
+        const char *dirs[] = {dir};
+        xf_default_rules_options d;
+        xf_default_rules_options_init(&d);
+        d.dirs = dirs;
+        d.n_dirs = 1;
+        xf_default_rules_origin origin;
+        xf_error err = {0};
+        if (xf_default_rules_find(&d, rules_buf, sizeof rules_buf, &origin, &err))
+            die("the default rules", err.msg);
+        rules = rules_buf;
+    }
+    static char zoo_paths[16][4096];
+    int nz = 0;
+    if (n_train == 0) {
+        for (size_t k = 0; k < sizeof zoo_train / sizeof zoo_train[0]; k++, nz++)
+            train_paths[n_train++] =
+                zoo_model(scratch, zoo_train[k][0], zoo_train[k][1], zoo_paths[nz], 4096);
+        static const char *const shared[] = {XF_BENCH_MODELS_DIR "/resnet18/model.onnx",
+                                             XF_BENCH_MODELS_DIR "/squeezenet1_1/model.onnx",
+                                             XF_BENCH_MODELS_DIR "/real"};
+        for (size_t k = 0; k < 3; k++)
+            if (access(shared[k], R_OK) == 0) train_paths[n_train++] = shared[k];
+    }
+    if (n_held == 0) {
+        static const char *const shared[] = {XF_BENCH_MODELS_DIR "/bert_small/model.onnx",
+                                             XF_BENCH_MODELS_DIR "/vit_tiny/model.onnx"};
+        for (size_t k = 0; k < 2; k++)
+            if (access(shared[k], R_OK) == 0) held_paths[n_held++] = shared[k];
+        for (size_t k = 0; k < sizeof zoo_held / sizeof zoo_held[0]; k++, nz++)
+            held_paths[n_held++] =
+                zoo_model(scratch, zoo_held[k][0], zoo_held[k][1], zoo_paths[nz], 4096);
+    }
+    struct stat sb;
+    if (retrain || stat(ckpt, &sb) != 0)
+        train(rules, ckpt, train_paths, n_train, train_seconds, agent, seed, target, cache);
+    else
+        printf("checkpoint: %s (there already; --retrain to train again)\n", ckpt);
+
+    figures taso[MAX_PATHS], pre[MAX_PATHS];
+    for (int i = 0; i < n_held; i++) {
+        xf_optimize_options o = xf_optimize_options_default();
+        o.rules = rules;
+        o.cache = cache;
+        o.seed = seed;
+        o.target = target;
+        o.target_budget = target_budget;
+        o.latency = 0;
+        o.agent = XF_OPTIMIZE_SEARCH;
+        o.search = XF_SEARCH_TASO;
+        fprintf(stderr, "bench_transfer: %s: taso search...\n", held_paths[i]);
+        taso[i] = run(&o, held_paths[i], scratch);
+        o.agent = agent;
+        o.load = ckpt;
+        o.samples = samples;
+        fprintf(stderr, "bench_transfer: %s: the pre-trained agent...\n", held_paths[i]);
+        pre[i] = run(&o, held_paths[i], scratch);
+    }
+    printf("\nheld-out models (never trained on); %s decides; load average %.1f\n",
+           target ? "ONNX Runtime (--target ort)" : "the cost model", load_average());
+    printf("%-22s %-7s %9s %9s %16s %11s %10s\n", "model", "method", "search", "written",
+           target ? "ort latency" : "(no target)", "optimise", "whole call");
+    for (int i = 0; i < n_held; i++) {
+        char name[64];
+        const char *p = held_paths[i], *end = strrchr(p, '/');
+        const char *base = end ? end + 1 : p;
+        if (!strcmp(base, "model.onnx") && end > p) { /* the directory's name */
+            const char *s = end - 1;
+            while (s > p && s[-1] != '/') s--;
+            snprintf(name, sizeof name, "%.*s", (int)(end - s), s);
+        } else {
+            snprintf(name, sizeof name, "%s", base);
+        }
+        print_row(name, "taso", &taso[i]);
+        print_row(name, "agent", &pre[i]);
+        if (taso[i].ok && pre[i].ok)
+            printf("%-22s verdict: latency x%.3f vs x%.3f: %s 1%%; time %.2f s vs %.2f s: "
+                   "%.3f of TASO's (%s 1/10)\n",
+                   name, pre[i].ratio, taso[i].ratio,
+                   pre[i].ratio <= taso[i].ratio * 1.01 ? "within" : "NOT within", pre[i].opt_s,
+                   taso[i].opt_s, taso[i].opt_s > 0 ? pre[i].opt_s / taso[i].opt_s : 0,
+                   pre[i].opt_s <= taso[i].opt_s / 10 ? "<=" : "NOT <=");
+    }
+    return 0;
+}
