@@ -63,6 +63,12 @@ typedef xf_status xf_audit_view(FILE *out, xf_rulesdb *db, const xf_audit_option
                                 int64_t *failed, xf_error *err);
 xf_audit_view xf_audit_stats, xf_audit_list, xf_audit_families, xf_audit_show, xf_audit_explain,
     xf_audit_export, xf_audit_check_export, xf_audit_report;
+/* The view of a command name ("stats", "list", "families", "show",
+ * "explain", "export", "check-export", "report"); NULL for another name, and
+ * with db_only for the views that read or write files besides the database
+ * (export, check-export, report). diff is not a view: it opens both
+ * databases itself. */
+xf_audit_view *xf_audit_find_view(const char *name, int db_only);
 /* Opens both databases itself (o->db and o->db2); any error names the file. */
 xf_status xf_audit_diff(FILE *out, const xf_audit_options *o, int64_t *failed, xf_error *err);
 

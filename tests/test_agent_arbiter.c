@@ -314,7 +314,7 @@ START_TEST(a_faster_candidate_is_written_and_a_wrong_one_dropped)
     xf_arbiter_result ar;
     arbitrate(t, &slow, c, 3, &out, &ar);
     ck_assert_int_eq(ar.n, 4);
-    ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_WRONG);
+    ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_TARGET_WRONG);
     ck_assert_int_eq(ar.e[1].t.runs, 0);
     /* the verdict says which check dropped it and by how much */
     ck_assert_msg(strstr(ar.e[1].why, "in the target differ") &&
@@ -556,7 +556,7 @@ START_TEST(the_candidates_of_every_search_are_weighed)
                   err.msg);
     ck_assert_int_eq(ar.n, 5);
     const int search[5] = {0, 0, 0, 1, 1}, cand[5] = {-1, 0, 1, 0, 1};
-    const xf_arbiter_verdict v[5] = {XF_ARBITER_INPUT, XF_ARBITER_WRONG, XF_ARBITER_DUPLICATE,
+    const xf_arbiter_verdict v[5] = {XF_ARBITER_INPUT, XF_ARBITER_TARGET_WRONG, XF_ARBITER_DUPLICATE,
                                      XF_ARBITER_DUPLICATE, XF_ARBITER_CHOSEN};
     for (int i = 0; i < 5; i++) {
         ck_assert_int_eq(ar.e[i].search, search[i]);

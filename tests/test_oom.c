@@ -1358,7 +1358,7 @@ static xf_status op_arbiter(void *ctx, xf_error *err)
     if (!s) s = xf_agent_arbitrate(t, NULL, c->model, srs, 1, &o, &out, &ar, err);
     if (!s) {
         ck_assert_int_eq(ar.chosen, 0);
-        ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_WRONG);
+        ck_assert_int_eq(ar.e[1].verdict, XF_ARBITER_TARGET_WRONG);
         ck_assert_int_eq(ar.e[2].verdict, XF_ARBITER_DUPLICATE);
     } else {
         ck_assert_msg(ar.n == 0 && !ar.e && out.n_nodes == 0, "a failed arbiter leaves results");

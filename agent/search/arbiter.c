@@ -570,7 +570,8 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
         xf_log(XF_LOG_INFO, "arbiter: a candidate is dropped: %s", e->why);
         /* timed as written: one that cannot be written so is not a model
          * the user could get */
-        e->verdict = st && xf_target_kept_dims(a->t) && xf_target_export_failed(a->t)
+        e->verdict = !st ? XF_ARBITER_TARGET_WRONG
+                     : xf_target_kept_dims(a->t) && xf_target_export_failed(a->t)
                          ? XF_ARBITER_NOT_WRITABLE
                          : XF_ARBITER_WRONG;
         if (!st) xf_target_race_drop(a->race, slot);

@@ -530,8 +530,10 @@ typedef enum xf_arbiter_verdict {
     XF_ARBITER_CHOSEN,      /* timed, fastest beyond the noise: written */
     XF_ARBITER_DUPLICATE,   /* finishes to a model already in the list, up to swapped
                                operands of add, mul, min and max (XF_HASH_UNORDERED) */
-    XF_ARBITER_WRONG,       /* the interpreter check failed: not timed */
-    XF_ARBITER_TARGET_WRONG, /* fastest, but its outputs in the target differ */
+    XF_ARBITER_WRONG,       /* the interpreter check failed, or the target could not
+                               run it: not timed */
+    XF_ARBITER_TARGET_WRONG, /* runs in the target, but its outputs there differ from
+                               the input's beyond target_rtol: not timed */
     XF_ARBITER_UNCONFIRMED, /* fastest, but not faster in the confirming run */
     XF_ARBITER_NOT_BUILT,   /* a layout variant that could not be made: not timed */
     XF_ARBITER_NOT_TIMED,   /* its session would not fit the memory limit: not timed */

@@ -25,19 +25,6 @@ static void on_diag(void *user, const xf_error *e)
     if (!d->msg[0]) snprintf(d->msg, sizeof d->msg, "%s", e->msg);
 }
 
-static xf_audit_view *view_named(const char *name)
-{
-    static const struct {
-        const char *name;
-        xf_audit_view *view;
-    } views[] = {{"stats", xf_audit_stats}, {"list", xf_audit_list},
-                 {"families", xf_audit_families}, {"show", xf_audit_show},
-                 {"explain", xf_audit_explain}};
-    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
-        if (!strcmp(name, views[i].name)) return views[i].view;
-    return NULL;
-}
-
 /* The text written to f since its start, as a str. */
 static PyObject *read_back(FILE *f)
 {
@@ -68,7 +55,7 @@ PyObject *rlx_rules_view(PyObject *self, PyObject *args)
     PyObject *res = NULL;
     xf_rulesdb *db = NULL;
     FILE *f = NULL;
-    xf_audit_view *view = view_named(view_name);
+    xf_audit_view *view = xf_audit_find_view(view_name, 1);
     xf_audit_options o;
     memset(&o, 0, sizeof o);
     o.filter.any_status = 1;

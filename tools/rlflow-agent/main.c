@@ -171,11 +171,20 @@ static void print_target(const xf_optimize_report *r)
 {
     const xf_arbiter_result *a = &r->arb;
     const xf_target_timing *out = &a->e[a->chosen].t;
-    printf("target latency:  %.4f ms -> %.4f ms (x%.3f, 95%% interval [%.3f, %.3f]), %s\n",
-           a->e[a->chosen].input_ms, out->median_ms, out->ratio, out->lo, out->hi,
-           r->target_identity);
-    printf("target noise:    a second session of the input: x%.3f +- %.3f over %d rounds\n",
-           a->self.ratio, a->self.noise, a->rounds);
+    if (a->n < 2 || !(a->e[a->chosen].input_ms > 0)) {
+        printf("target latency:  not timed, %s: ", r->target_identity);
+        if (a->refused[0]) printf("%s\n", a->refused);
+        else if (a->n > 1)
+            printf("none of the %d candidates was timed (their verdicts: the table below); "
+                   "the input is written\n", a->n - 1);
+        else printf("no candidate besides the input to time against it\n");
+    } else {
+        printf("target latency:  %.4f ms -> %.4f ms (x%.3f, 95%% interval [%.3f, %.3f]), %s\n",
+               a->e[a->chosen].input_ms, out->median_ms, out->ratio, out->lo, out->hi,
+               r->target_identity);
+        printf("target noise:    a second session of the input: x%.3f +- %.3f over %d rounds\n",
+               a->self.ratio, a->self.noise, a->rounds);
+    }
     char shared[32], est[32];
     printf("target memory:   the input's weights (%s) shared by every session; %d candidate%s "
            "at a time beside the input and its self check (%d sessions), estimated at most %s\n",

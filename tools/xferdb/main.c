@@ -248,21 +248,6 @@ static void print_diag(void *user, const xf_error *msg)
     fprintf(stderr, "xferdb: %s\n", msg->msg);
 }
 
-/* The view of each command (diff opens both databases itself). */
-static xf_audit_view *find_view(const char *cmd)
-{
-    static const struct {
-        const char *name;
-        xf_audit_view *view;
-    } views[] = {{"stats", xf_audit_stats},       {"list", xf_audit_list},
-                 {"families", xf_audit_families}, {"show", xf_audit_show},
-                 {"explain", xf_audit_explain},   {"export", xf_audit_export},
-                 {"check-export", xf_audit_check_export}, {"report", xf_audit_report}};
-    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
-        if (!strcmp(cmd, views[i].name)) return views[i].view;
-    return NULL;
-}
-
 /* A view's exit status: a bad request (XF_ERR_INVALID) 2, another error 1,
  * rules the request failed on 1, else 0. diff: any error is trouble (2). */
 static int exit_status(const char *cmd, xf_status st, const xf_error *err, int64_t failed)
@@ -297,7 +282,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "xferdb: %s\n", err.msg);
         return 2;
     }
-    xf_audit_view *view = find_view(cmd);
+    xf_audit_view *view = xf_audit_find_view(cmd, 0);
     rc = 2;
     if (view) {
         xf_status st = view(stdout, db, &o, &failed, &err);
