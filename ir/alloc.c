@@ -4,8 +4,11 @@
  * count, pool or fail them (the out-of-memory tests fail the N-th one).
  * Without a hook they are the C library's own calls (calloc stays calloc:
  * large zeroed blocks come straight from fresh pages), and xf_heap_trim
- * hands the C library's free heap pages back between phases.
+ * hands the C library's free heap pages back between phases;
+ * xf_heap_huge_pages backs the next part of the heap by huge pages in a
+ * worker that will fill it at once.
  */
+#define _DEFAULT_SOURCE /* sbrk, madvise's MADV_HUGEPAGE */
 #include "ir.h"
 
 #include <stdint.h>
@@ -14,6 +17,8 @@
 #include <malloc.h>
 #endif
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static xf_allocator hook;
 static int hooked;
@@ -28,6 +33,31 @@ void xf_heap_trim(void)
 {
 #ifdef __GLIBC__
     if (!hooked) malloc_trim(0);
+#endif
+}
+
+void xf_heap_huge_pages(size_t bytes)
+{
+#if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (hooked || bytes < 2 * huge || bytes > (size_t)1 << 30) return;
+    /* Blocks up to the largest mmap threshold come from the heap, which is
+     * grown by `bytes` at once and never trimmed: the table a solver fills
+     * lands in the huge pages set aside here, as does what follows it. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, INT32_MAX);
+    mallopt(M_TOP_PAD, (int)bytes);
+    uintptr_t lo = (uintptr_t)sbrk(0);
+    void *p = malloc(huge); /* grows the heap by huge + bytes, untouched */
+    uintptr_t hi = (uintptr_t)sbrk(0);
+    int grown = p != NULL;
+    free(p);
+    if (!grown || lo == (uintptr_t)-1 || hi == (uintptr_t)-1 || hi <= lo) return;
+    lo = (lo + huge - 1) & ~(huge - 1);
+    hi &= ~(huge - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)bytes;
 #endif
 }
 

@@ -2,12 +2,17 @@
  * test_ir_util.c — the one-of-each utilities of ir/: the 64-bit mixer and
  * byte hasher (pinned values: they are stored in the rules database), the
  * hash table (exact keys, hash-keyed multimap, growth, reserved key), the
- * topological sort, the monotonic clock and the one "agree" of float values
- * with its named tolerances.
+ * topological sort, the monotonic clock, the one "agree" of float values
+ * with its named tolerances, and the heap set aside in huge pages for a
+ * verifier worker.
  */
+#define _DEFAULT_SOURCE /* sbrk */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -142,6 +147,69 @@ START_TEST(values_agree_within_named_tolerances)
 }
 END_TEST
 
+/* The VmFlags line of /proc/self/smaps for the mapping holding `at`. */
+static int vm_flags_of(uintptr_t at, char *flags, size_t cap)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return -1;
+    char line[512];
+    int in = 0, found = -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long a, b;
+        if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' '))
+            in = a <= at && at < b;
+        else if (in && !strncmp(line, "VmFlags:", 8)) {
+            snprintf(flags, cap, "%s", line + 8);
+            found = 0;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The child's checks; its exit status (0: all held). */
+static int huge_pages_child(void)
+{
+    uintptr_t lo = (uintptr_t)sbrk(0);
+    xf_heap_huge_pages((size_t)64 << 20);
+    uintptr_t hi = (uintptr_t)sbrk(0);
+    /* a solver's table lands in the part set aside, and is usable */
+    unsigned char *t = xf_malloc((size_t)8 << 20);
+    if (!t) return 2;
+    memset(t, 1, (size_t)8 << 20);
+    uintptr_t end = (uintptr_t)t + ((size_t)8 << 20); /* from the heap's top, grown */
+    int inside = end > lo && end <= hi;
+    xf_free(t);
+#if defined(__SANITIZE_ADDRESS__)
+    (void)inside; /* ASan's allocator does not use the heap: nothing was set aside */
+    return 0;
+#else
+    if (hi - lo < ((uintptr_t)64 << 20)) return 3; /* the heap grew by what was asked */
+    if (!inside) return 4;
+    char flags[256];
+    uintptr_t mid = ((lo + hi) / 2) & ~(((uintptr_t)2 << 20) - 1);
+    if (vm_flags_of(mid, flags, sizeof flags) != 0) return 5;
+    return strstr(flags, " hg") ? 0 : 6; /* hg: madvise(MADV_HUGEPAGE) */
+#endif
+}
+
+/* xf_heap_huge_pages in a child (it changes the process's malloc settings
+ * for good, as in a verifier worker): the heap grows by what was asked, the
+ * mapping is marked for huge pages, and an 8 MB block is carved from it (its
+ * start may lie in the top of the heap the call found). */
+START_TEST(heap_huge_pages_sets_aside_a_marked_heap)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) _exit(huge_pages_child());
+    int ws = 0;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert(WIFEXITED(ws));
+    ck_assert_int_eq(WEXITSTATUS(ws), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ir_util");
@@ -152,6 +220,7 @@ int main(void)
     tcase_add_test(t, topo_kahn_orders_smallest_ready_first_and_finds_cycles);
     tcase_add_test(t, clock_is_monotonic);
     tcase_add_test(t, values_agree_within_named_tolerances);
+    tcase_add_test(t, heap_huge_pages_sets_aside_a_marked_heap);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

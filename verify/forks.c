@@ -51,6 +51,7 @@ static int spawn(const char *db_path, xf_verifier *v, unsigned timeout_ms, slot 
     }
     if (pid == 0) {
         close(p[0]);
+        xf_heap_huge_pages((size_t)256 << 20); /* Z3's fresh tables: see ir.h */
         _exit(vf_worker(db_path, id, v, p[1]));
     }
     close(p[1]);
