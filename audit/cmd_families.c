@@ -51,8 +51,7 @@ typedef struct tally {
 
 static int is_layout(xf_op op)
 {
-    return op == XF_OP_RESHAPE || op == XF_OP_FLATTEN || op == XF_OP_SQUEEZE ||
-           op == XF_OP_UNSQUEEZE || op == XF_OP_SLICE || op == XF_OP_GATHER;
+    return xf_op_reshapes(op) || op == XF_OP_SLICE || op == XF_OP_GATHER;
 }
 
 /* The commutation family of op, or -1. */

@@ -443,6 +443,11 @@ typedef struct xf_op_info {
 const xf_op_info *xf_op_get(xf_op op);
 /* 1 when op has every class in `classes` (XF_OPC_*); 0 for an unknown op. */
 int xf_op_is(xf_op op, unsigned classes);
+/* 1 for the operators that only give their input another shape, the
+ * elements in their order: reshape, flatten, squeeze, unsqueeze (the views
+ * rules move and ONNX Runtime writes as one Reshape; XF_OPC_VIEW also
+ * holds identity and dropout). */
+int xf_op_reshapes(xf_op op);
 /* The activation a conv fuses for op (XF_ACT_NONE for any other op), and
  * the operator of an activation (XF_OP_COUNT for XF_ACT_NONE). */
 xf_activation xf_op_activation(xf_op op);

@@ -185,6 +185,12 @@ int xf_op_is(xf_op op, unsigned classes)
     return d && (d->info.classes & classes) == classes;
 }
 
+int xf_op_reshapes(xf_op op)
+{
+    return op == XF_OP_RESHAPE || op == XF_OP_FLATTEN || op == XF_OP_SQUEEZE ||
+           op == XF_OP_UNSQUEEZE;
+}
+
 int ir_op_keeps_shape(xf_op op)
 {
     return (xf_op_is(op, XF_OPC_ELEMENTWISE) && table[op].info.min_inputs == 1 &&

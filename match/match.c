@@ -156,7 +156,7 @@ static int same_form(const match_ctx *c, int k, int node)
 static int view_may_stay(const match_ctx *c, int k)
 {
     const xf_pat_node *pn = &c->rr->pat.nodes[k];
-    if (!match_is_view(pn->op) || pn->n_in != 1) return 0;
+    if (!xf_op_reshapes(pn->op) || pn->n_in != 1) return 0;
     xf_pat_ref r = pn->in[0];
     return r.node < 0 || view_may_stay(c, r.node);
 }

@@ -164,10 +164,6 @@ void match_rule_compiled_free(xf_target_tmpl *tgt);
  * min, max): the matcher binds them either way round, so a rule written
  * with a bias second also matches a model that adds it first. */
 int match_commutes(xf_op op, int n_inputs);
-/* 1 for the operators that only view their input's elements in another
- * shape (reshape, flatten, squeeze, unsqueeze): one read outside a match
- * may stay for that reader (match.c), as a copy costs nothing. */
-int match_is_view(xf_op op);
 
 /* The compiled form of rule r (pattern and template from match_rule_compile)
  * as words: for the source, op, arity, input wiring, output mapping, use

@@ -33,12 +33,6 @@ int match_commutes(xf_op op, int n_inputs)
     return n_inputs == 2 && xf_op_is(op, XF_OPC_COMMUTATIVE);
 }
 
-int match_is_view(xf_op op)
-{
-    return op == XF_OP_RESHAPE || op == XF_OP_FLATTEN || op == XF_OP_SQUEEZE ||
-           op == XF_OP_UNSQUEEZE;
-}
-
 /* A reshape matches by what it does to the axes, not by its sizes: the
  * kind in `axis`, the axes an (un)flatten merges or makes in `group`. */
 static void reshape_form(const xf_shape *in0, xf_params *rel)

@@ -232,11 +232,6 @@ out:
     return st;
 }
 
-static int is_view(xf_op op)
-{
-    return op == XF_OP_RESHAPE || op == XF_OP_SQUEEZE || op == XF_OP_UNSQUEEZE || op == XF_OP_FLATTEN;
-}
-
 /* A squeeze or unsqueeze of static shape next to another view (its input
  * made by one, or its output read by one) becomes the reshape to its
  * output shape, the same element order: ONNX Runtime merges a run of
@@ -248,7 +243,7 @@ static xf_status views_as_reshapes(xf_graph *g, int *n_views, xf_error *err)
     int *reads_view = xf_calloc((size_t)g->n_values + 1, sizeof *reads_view);
     if (!reads_view) return nomem(err);
     for (int i = 0; i < g->n_nodes; i++)
-        if (is_view(g->nodes[i].op) && g->nodes[i].n_inputs > 0 && g->nodes[i].inputs[0] >= 0)
+        if (xf_op_reshapes(g->nodes[i].op) && g->nodes[i].n_inputs > 0 && g->nodes[i].inputs[0] >= 0)
             reads_view[g->nodes[i].inputs[0]] = 1;
     for (int i = 0; i < g->n_nodes; i++) {
         xf_node *nd = &g->nodes[i];
@@ -257,7 +252,7 @@ static xf_status views_as_reshapes(xf_graph *g, int *n_views, xf_error *err)
             continue;
         const xf_value *in = &g->values[nd->inputs[0]];
         const xf_shape *s = &g->values[nd->outputs[0]].shape;
-        int after_view = in->kind == XF_VALUE_NODE && in->producer >= 0 && is_view(g->nodes[in->producer].op);
+        int after_view = in->kind == XF_VALUE_NODE && in->producer >= 0 && xf_op_reshapes(g->nodes[in->producer].op);
         int fixed = s->rank > 0;
         for (int d = 0; d < s->rank; d++) fixed &= s->dims[d] > 0;
         if (!fixed || (!after_view && !reads_view[nd->outputs[0]])) continue;

@@ -46,8 +46,7 @@ void xf_costmemo_set_layout(xf_costmemo *m, double view_ms, double gbps)
 /* ONNX Runtime's layout cost of one configuration (xf_costmemo_set_layout). */
 static double layout_cost(const xf_costmemo *m, xf_op op, int n_inputs, const xf_shape *in_shapes)
 {
-    if (op == XF_OP_RESHAPE || op == XF_OP_FLATTEN || op == XF_OP_SQUEEZE || op == XF_OP_UNSQUEEZE)
-        return m->view_ms;
+    if (xf_op_reshapes(op)) return m->view_ms;
     if (m->bytes_per_ms > 0 && op == XF_OP_MATMUL && n_inputs == 2 && in_shapes[0].rank >= 3 &&
         in_shapes[1].rank == 2) {
         const xf_shape *a = &in_shapes[0];
@@ -240,21 +239,16 @@ static int ort_folded_transpose(const xf_graph *g, const xf_graph_index *ix, int
     return 1;
 }
 
-static int is_view(xf_op op)
-{
-    return op == XF_OP_RESHAPE || op == XF_OP_FLATTEN || op == XF_OP_SQUEEZE || op == XF_OP_UNSQUEEZE;
-}
-
 /* 1 when node is a view whose input another view (not weight-only) makes:
  * ONNX Runtime merges the run into one Reshape, so with the ORT layout
  * costs on only the first of a run costs a node. */
 static int merged_view(const xf_graph *g, const xf_graph_index *ix, int node)
 {
     const xf_node *nd = &g->nodes[node];
-    if (!is_view(nd->op) || nd->n_inputs < 1 || nd->inputs[0] < 0 || !ix) return 0;
+    if (!xf_op_reshapes(nd->op) || nd->n_inputs < 1 || nd->inputs[0] < 0 || !ix) return 0;
     const xf_value *in = &g->values[nd->inputs[0]];
     if (in->kind != XF_VALUE_NODE || in->producer < 0) return 0;
-    return is_view(g->nodes[in->producer].op) && !node_weight_only(g, ix, in->producer);
+    return xf_op_reshapes(g->nodes[in->producer].op) && !node_weight_only(g, ix, in->producer);
 }
 
 static xf_status memo_node(xf_costmemo *m, const xf_graph *g, int node, xf_op_cost *out,
@@ -301,7 +295,7 @@ xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_gra
              * readers and a view's on its producer, which a rewrite may
              * change: decided on every graph */
             xf_op op = g->nodes[i].op;
-            int context = m->view_ms > 0 && (op == XF_OP_TRANSPOSE || is_view(op));
+            int context = m->view_ms > 0 && (op == XF_OP_TRANSPOSE || xf_op_reshapes(op));
             if (context && ort_folded_transpose(g, ix, i)) {
                 /* folded into a FusedMatMul: costs nothing */
             } else if (!context && from && from[i] >= 0 && !node_weight_only(pg, pix, from[i])) {
