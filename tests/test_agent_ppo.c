@@ -754,8 +754,17 @@ START_TEST(a_run_under_a_target_hands_its_fastest_measured_graph_to_the_arbiter)
             ck_assert(ms[k] > 0);
             if (ms[k] < fastest) fastest = ms[k], fast = k;
         }
-        int want = fast >= 0 && fast != 4 ? 3 : 2;
+        /* none measured faster than the start (the noise can give that,
+         * under a sanitizer most often): the best graph alone, as without
+         * a target */
+        int want = fast < 0 ? 0 : fast != 4 ? 3 : 2;
         ck_assert_int_eq(res.n_candidates, want);
+        if (want == 0) {
+            xf_search_result_free(&res);
+            xf_fx_env_close(&f);
+            xf_target_close(t);
+            continue;
+        }
         int seen_start = 0, seen_best = 0, seen_fast = 0;
         for (int c = 0; c < res.n_candidates; c++) {
             const xf_search_candidate *sc = &res.candidates[c];
