@@ -16,7 +16,7 @@ static const char *const costs[] = {"ops", "fused", NULL};
 static const char *const scalings[] = {"moved", "kept", "both", NULL};
 static const char *const passes[] = {"rules", "expert", "both", NULL};
 
-/* --agent wm|ppo|taso|greedy|random, --search taso|greedy|random */
+/* --agent wm|ppo|taso|greedy|random|exhaustive, --search taso|greedy|random|exhaustive */
 static int parse_agent(void *user, const char *name, const char *v, char *msg, size_t n)
 {
     xf_optimize_options *p = &((cli_options *)user)->opt;
@@ -26,7 +26,8 @@ static int parse_agent(void *user, const char *name, const char *v, char *msg, s
     else if (v && xf_search_kind_parse(v, &p->search, NULL) == XF_OK) p->agent = XF_OPTIMIZE_SEARCH;
     else
         return xf_cli_needs(msg, n, name,
-                            is_agent ? "wm, ppo, taso, greedy or random" : "taso, greedy or random",
+                            is_agent ? "wm, ppo, taso, greedy, random or exhaustive"
+                                     : "taso, greedy, random or exhaustive",
                             v);
     return 0;
 }
@@ -110,10 +111,11 @@ static const xf_cli_opt opts[] = {
     {.name = "--agent", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_agent,
      .label = "--agent A",
      .help = "wm (world-model agent, default), ppo (model-free PPO), or a\n"
-     "search: taso (cost-bounded backtracking), greedy, random"},
+     "search: taso (cost-bounded backtracking), greedy, random, exhaustive\n"
+     "(every rewrite breadth-first: the optimum of a small graph)"},
     {.name = "--search", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_agent,
      .label = "--search S",
-     .help = "the same as --agent S for taso, greedy or random"},
+     .help = "the same as --agent S for taso, greedy, random or exhaustive"},
     {.name = "--save", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.save), .what = "a file name",
      .label = "--save FILE",
      .help = "wm/ppo: save the trained agent (checkpoint)"},
