@@ -595,6 +595,65 @@ START_TEST(ort_folds_unbatched_heads)
 }
 END_TEST
 
+/* GPT's tanh GELU, x * 0.5 * (1 + tanh(0.7978845 * (x + 0.044715 * x^3))),
+ * on [32, 64]; without its x 0.5 (moved into a weight by a scalar rule)
+ * when half is 0. */
+static void tanh_gelu_graph(xf_graph *g, int half)
+{
+    xf_graph_init(g);
+    int64_t d[2] = {32, 64};
+    int x = xf_test_input(g, "x", 2, d);
+    int cube = xf_test_op2(g, XF_OP_POW, NULL, x, xf_test_scalar(g, "three", 3.0f));
+    int m1 = xf_test_op2(g, XF_OP_SCALAR_MUL, NULL, cube, xf_test_scalar(g, "k", 0.044715f));
+    int a = xf_test_op2(g, XF_OP_ADD, NULL, x, m1);
+    int m2 = xf_test_op2(g, XF_OP_SCALAR_MUL, NULL, a, xf_test_scalar(g, "c", 0.7978845f));
+    int t = xf_test_op2(g, XF_OP_TANH, NULL, m2, -1);
+    int u = xf_test_op2(g, XF_OP_ADD, NULL, t, xf_test_scalar(g, "one", 1.0f));
+    int h = half ? xf_test_op2(g, XF_OP_SCALAR_MUL, NULL, x, xf_test_scalar(g, "half", 0.5f)) : x;
+    xf_test_out(g, xf_test_op2(g, XF_OP_MUL, NULL, h, u));
+}
+
+static double graph_ms(xf_costmemo *m, const xf_graph *g, double *tanh_ms)
+{
+    xf_error err;
+    xf_graph_index *ix = NULL;
+    ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
+    xf_op_cost per[16], total;
+    ck_assert_int_le(g->n_nodes, 16);
+    ck_assert_msg(xf_costmemo_graph(m, g, ix, per, &total, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == XF_OP_TANH) *tanh_ms = per[i].ms;
+    xf_graph_index_free(ix);
+    return total.ms;
+}
+
+/* With ONNX Runtime's layout costs a whole tanh GELU costs its tanh alone
+ * (ORT runs it as one FastGelu kernel); without its x 0.5 it is unfused
+ * and costs every node, so taking the 0.5 into the next weight no longer
+ * looks cheaper. Without the layout costs each node costs. */
+START_TEST(ort_fuses_whole_tanh_gelu)
+{
+    xf_error err;
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_costmemo *m = NULL;
+    ck_assert_msg(xf_costmemo_create(cm, &m, &err) == XF_OK, "%s", err.msg);
+    xf_graph whole, moved;
+    tanh_gelu_graph(&whole, 1);
+    tanh_gelu_graph(&moved, 0);
+    double t_whole = 0, t_moved = 0;
+    ck_assert_double_gt(graph_ms(m, &whole, &t_whole), graph_ms(m, &moved, &t_moved));
+    xf_costmemo_set_layout(m, XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS);
+    double c_whole = graph_ms(m, &whole, &t_whole), c_moved = graph_ms(m, &moved, &t_moved);
+    ck_assert_double_gt(t_whole, 0);
+    ck_assert_double_eq_tol(c_whole, t_whole, 1e-12);
+    ck_assert_double_lt(c_whole, c_moved);
+    xf_graph_free(&whole);
+    xf_graph_free(&moved);
+    xf_costmemo_free(m);
+    xf_cost_close(cm);
+}
+END_TEST
+
 /* Scalings kept as exported (xf_ruleset_options.keep_scalings): the view
  * move past a product by a scalar stays, though the enumerator writes its
  * target with scalar_mul (ewmul(unflatten(a), s) => unflatten(scalar_mul(a,
@@ -790,6 +849,7 @@ int main(void)
     tcase_add_test(tc, search_finds_the_layout);
     tcase_add_test(tc, an_agent_step_looks_ahead_through_the_view_moves);
     tcase_add_test(tc, ort_folds_unbatched_heads);
+    tcase_add_test(tc, ort_fuses_whole_tanh_gelu);
     tcase_add_test(tc, kept_scalings_only_let_views_past);
     tcase_add_test(tc, slice_moves_above_head_reshapes);
     suite_add_tcase(s, tc);
