@@ -126,10 +126,12 @@ static void fill_row(const xf_optimize_options *o, const xf_optimize_report *r, 
                  l->wm.rounds, (long long)l->wm.real_steps, (long long)l->wm.dream_steps, o->tau,
                  l->actions, r->actions);
         snprintf(row->world, sizeof row->world,
-                 "loss %.3f -> %.3f, dream reward %+.3f, step %.1f us in the dream vs %.1f us "
-                 "real (+%.1f us encoding)",
-                 l->wm.wm_loss_first, l->wm.wm_loss_last, l->wm.dream_reward, l->wm.wm_step_us,
-                 l->wm.real_step_us, l->wm.encode_us);
+                 "loss %.3f -> %.3f; held out: z NLL/dim %.3f, reward RMSE %.2f%% (RMS %.2f%%); "
+                 "return %+.2f%% in the dream vs %+.2f%% real; step %.1f us in the dream vs "
+                 "%.1f us real (+%.1f us encoding)",
+                 l->wm.wm_loss_first, l->wm.wm_loss_last, l->wm.heldout_nll,
+                 l->wm.heldout_reward_rmse, l->wm.reward_rms, l->wm.dream_reward,
+                 l->wm.real_return, l->wm.wm_step_us, l->wm.real_step_us, l->wm.encode_us);
     }
 }
 

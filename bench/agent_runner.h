@@ -26,7 +26,7 @@ void bench_make_rules_vocab(const char *scratch, const char *xfergen, const char
 /* The figures of one optimisation a table needs (empty when absent). */
 typedef struct bench_row {
     char model[160], applicable[96], cost[128], latency[256], noise[96], err[96], search[128];
-    char agent[192], world[256];
+    char agent[192], world[384];
     int ok;
 } bench_row;
 

@@ -25,7 +25,12 @@
  * confirmed ratio, 1 when the input is kept) and the best ratio any
  * candidate reached, wall time, environment steps, and for the learning
  * agents the steps at which their best cost came within 50% and 90% of the
- * run's final improvement and the steps at which it reached TASO's cost.
+ * run's final improvement and the steps at which it reached TASO's cost,
+ * and the sample-efficiency curve: the real-environment steps at which
+ * their best cost first reached 25, 50, 75, 90 and 100% of TASO's
+ * improvement (the agents report every new best graph, so the steps are
+ * exact), summarised per model as min/median/max over the seeds with how
+ * many seeds got there.
  * Randomised methods (random, ppo, wm) run with seeds 1..N (default 3);
  * the deterministic searches once. Then per model a summary table
  * (min/median/max over seeds) and the verdict "best learning agent vs
@@ -97,7 +102,10 @@ typedef struct run_figs {
     double seconds, wall;
     long long steps;
     long long to50, to90, to_taso; /* steps; -1: never */
+    long long curve[5]; /* steps to curve_levels[i] of TASO's improvement; -1: never */
 } run_figs;
+
+static const double curve_levels[5] = {0.25, 0.5, 0.75, 0.9, 1.0};
 
 /* The runs kept for --report. */
 #define MAX_KEPT 512
@@ -153,6 +161,7 @@ static run_figs run(const char *name, const char *path, const method *m, uint64_
     run_figs f;
     memset(&f, 0, sizeof f);
     f.to50 = f.to90 = f.to_taso = -1;
+    for (int i = 0; i < 5; i++) f.curve[i] = -1;
     char cache[4096], label[64];
     snprintf(cache, sizeof cache, "%s/costs.db", cfg.scratch);
     if (tau != 1.0) snprintf(label, sizeof label, "%s t=%.1f", m->name, tau);
@@ -205,6 +214,9 @@ static run_figs run(const char *name, const char *path, const method *m, uint64_
         f.to50 = steps_to(&rep, 0.5, 0);
         f.to90 = steps_to(&rep, 0.9, 0);
         if (taso_ms > 0) f.to_taso = steps_to(&rep, 0, taso_ms);
+        double gain = sf->initial_ms - taso_ms;
+        for (int i = 0; i < 5 && taso_ms > 0 && gain > 0; i++)
+            f.curve[i] = steps_to(&rep, 0, sf->initial_ms - curve_levels[i] * gain);
     }
     printf("    cost       %s\n", row.cost);
     printf("    search     %.4f -> %.4f ms (%+.2f%%, its own cost%s)\n", sf->initial_ms,
@@ -224,6 +236,10 @@ static run_figs run(const char *name, const char *path, const method *m, uint64_
         printf("    samples    steps to 50%% of its improvement %lld, to 90%% %lld, to TASO's "
                "cost %lld (-1: never); %lld graphs timed in the target (%.1f s)\n",
                f.to50, f.to90, f.to_taso, (long long)rep.target_runs, rep.target_seconds);
+    if (o.agent != XF_OPTIMIZE_SEARCH && taso_ms > 0)
+        printf("    curve      steps to 25/50/75/90/100%% of TASO's improvement: %lld/%lld/%lld/"
+               "%lld/%lld (-1: never)\n",
+               f.curve[0], f.curve[1], f.curve[2], f.curve[3], f.curve[4]);
     fflush(stdout);
     if (k) {
         snprintf(k->name, sizeof k->name, "%s", name);
@@ -271,6 +287,32 @@ static double median(const double *v, int n)
     memcpy(s, v, (size_t)k * sizeof *s);
     qsort(s, (size_t)k, sizeof *s, cmp_double);
     return k ? s[k / 2] : 0;
+}
+
+/* The learning agents' sample-efficiency curves on one model: real steps
+ * to each level of TASO's improvement, min/median/max over the seeds that
+ * reached it, and how many did. */
+static void print_curves(const char *name, run_figs all[N_METHODS][16], const int *n)
+{
+    printf("-- %s: real-environment steps to 25/50/75/90/100%% of TASO's improvement "
+           "(min/median/max over the seeds that got there, (k/n))\n%-12s", name, "method");
+    for (int i = 0; i < 5; i++) printf(" %-22.0f", 100 * curve_levels[i]);
+    printf("\n");
+    for (int mi = 0; mi < N_METHODS; mi++) {
+        if (!n[mi] || methods[mi].agent == XF_OPTIMIZE_SEARCH) continue;
+        printf("%-12s", methods[mi].name);
+        for (int i = 0; i < 5; i++) {
+            double v[16];
+            int k = 0;
+            for (int j = 0; j < n[mi]; j++)
+                if (all[mi][j].curve[i] >= 0) v[k++] = (double)all[mi][j].curve[i];
+            char cell[64], sp[48];
+            spread(v, k, "%.0f", sp, sizeof sp);
+            snprintf(cell, sizeof cell, "%s (%d/%d)", k ? sp : "never", k, n[mi]);
+            printf(" %-22s", cell);
+        }
+        printf("\n");
+    }
 }
 
 /* Every method on one model, then its table. */
@@ -352,6 +394,7 @@ static void bench_model(const char *name, const char *path)
                "%s\n",
                name, best_sc_name, best_sc, taso_sc,
                best_sc <= taso_sc + 1e-9 ? "at least as good" : "above TASO's cost");
+    print_curves(name, all, n);
     printf("load average now %.1f\n\n", load1());
     fflush(stdout);
 }

@@ -20,10 +20,18 @@
  *    agent reach: best cost, how many of the seeds reach the optimum, the
  *    step (TASO: expansion) at which each first saw it, steps used, wall
  *    time (mean and range over seeds); and each trained agent's policy
- *    alone (saved, loaded, one greedy episode without training).
+ *    alone (saved, loaded, one greedy episode without training): whether
+ *    the policy carries the chain, not only the run's exploration. PPO
+ *    runs with self-imitation (SIL, its default), without it, and with
+ *    SIL and a novelty bonus (--novelty, percent per step to a graph the
+ *    run has not seen); the world model at each dream temperature of
+ *    --tau (the sweep where the temperature can matter: a chain whose
+ *    first steps cost more), with its model's error on held-out
+ *    transitions and its dream return against its real one.
  *
- *   bench_lookahead [--rules DB] [--layers N] [--seeds N] [--steps N] [--agents ppo,wm]
- *                   [--seconds S] [--episode N] [--hidden N] [--width N]
+ *   bench_lookahead [--rules DB] [--layers N] [--seeds N] [--steps N]
+ *                   [--agents ppo,ppo-nosil,ppo-novelty,wm] [--tau LIST]
+ *                   [--novelty B] [--seconds S] [--episode N] [--hidden N] [--width N]
  *
  * Costs: the analytic backend at a fixed roofline (100 GFLOP/s, 10 GB/s,
  * 2 us a kernel), the same on every machine. Rules: the default rules
@@ -41,18 +49,23 @@
 #include "optimize/optimize.h"
 
 #define MAX_SEEDS 16
+#define MAX_TAUS 8
 
 static void usage(void)
 {
     printf("usage: bench_lookahead [--rules DB] [--layers N] [--seeds N] [--steps N] [--agents LIST]\n"
-           "                       [--seconds S] [--episode N] [--hidden N] [--width N]\n"
+           "                       [--tau LIST] [--novelty B] [--seconds S] [--episode N]\n"
+           "                       [--hidden N] [--width N]\n"
            "the look-ahead cases (modelzoo lookahead-transpose --layers 2 and 3): the optimum\n"
            "under the rules by exhaustive search, the smallest alpha that reaches it, and what\n"
            "random, greedy, TASO, the search look-ahead, PPO and the world model reach\n"
            "  --rules DB     rules database (default: the default rules, as rlflow-agent)\n"
            "  --layers N     one case of N products, 2..8 (default: 2 and 3)\n"
            "  --seeds N      seeds of random, PPO and the world model (default 3)\n"
-           "  --agents LIST  ppo, wm or ppo,wm (default)\n"
+           "  --agents LIST  of ppo (self-imitation on), ppo-nosil (off), ppo-novelty (on, and\n"
+           "                 the novelty bonus), wm (default: all)\n"
+           "  --tau LIST     the world model's dream temperatures, e.g. 0.5,1,2 (default 1)\n"
+           "  --novelty B    ppo-novelty's bonus, percent per step to an unseen graph (default 20)\n"
            "  --steps N      real-environment steps of random and each agent (default 3000)\n"
            "  --seconds S    wall-clock cap of each agent run (default 120)\n"
            "  --episode N    episode length of the agents' environment (default 8)\n"
@@ -128,9 +141,10 @@ static void exhaustive(xf_env *e, double bound, int depth, xf_search_result *r)
 
 typedef struct bench_opts {
     const char *rules;
-    int seeds, episode, depth, ppo, wm;
+    int seeds, episode, depth, ppo, ppo_nosil, ppo_novelty, wm, n_tau;
+    double tau[MAX_TAUS];
     int64_t steps, hidden, width, layers;
-    double seconds;
+    double seconds, novelty;
 } bench_opts;
 
 static void run_case(const char *name, int64_t layers, const bench_opts *bo, const char *rules)
@@ -253,7 +267,16 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
         print_row(label, &s, c0);
         xf_search_result_free(&r);
     }
-    runstat rnd = {0}, ppo = {0}, wm = {0}, ppo_pol = {0}, wm_pol = {0};
+    /* the learning agents: ppo, ppo without self-imitation, ppo with the
+     * novelty bonus, wm at each tau */
+    enum { N_PPO = 3, N_VARIANTS = N_PPO + MAX_TAUS };
+    runstat rnd = {0}, agent[N_VARIANTS], policy[N_VARIANTS];
+    memset(agent, 0, sizeof agent);
+    memset(policy, 0, sizeof policy);
+    double diag[N_VARIANTS][5]; /* wm: sums over seeds of the training figures below */
+    memset(diag, 0, sizeof diag);
+    int on[N_VARIANTS] = {bo->ppo, bo->ppo_nosil, bo->ppo_novelty};
+    for (int t = 0; t < bo->n_tau; t++) on[N_PPO + t] = bo->wm;
     char ckpt[4096];
     const char *tmp = getenv("TMPDIR");
     snprintf(ckpt, sizeof ckpt, "%s/bench_lookahead_%d.ckpt", tmp && *tmp ? tmp : "/tmp", (int)getpid());
@@ -265,14 +288,17 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
         xf_search_result_init(&r);
         if (xf_search_run(e, XF_SEARCH_RANDOM, &so, &r, &err)) fail("random", &err);
         add_run(&rnd, &r, copt, tol);
-        for (int w = 0; w < 2; w++) {
-            if (!(w ? bo->wm : bo->ppo)) continue;
+        for (int v = 0; v < N_PPO + bo->n_tau; v++) {
+            if (!on[v]) continue;
+            int w = v >= N_PPO;
             xf_rl_learn_options lr = {0};
             lr.wm = w;
+            lr.no_self_imitation = v == 1;
+            lr.novelty = v == 2 ? (float)bo->novelty : 0.0f;
             lr.cm = cm;
             lr.max_locations = eo.max_locations;
             lr.seed = (uint64_t)sd + 1;
-            lr.tau = 1.0f;
+            lr.tau = w ? (float)bo->tau[v - N_PPO] : 1.0f;
             lr.max_seconds = bo->seconds;
             lr.max_env_steps = bo->steps;
             lr.save = ckpt;
@@ -280,21 +306,38 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
             memset(&learned, 0, sizeof learned);
             if (xf_rl_learn(e, &lr, &r, &learned, &err)) fail(w ? "world model" : "ppo", &err);
             if (learned.save_failed) fail(ckpt, &learned.save_err);
-            add_run(w ? &wm : &ppo, &r, copt, tol);
+            add_run(&agent[v], &r, copt, tol);
+            const xf_wm_agent_stats *ws = &learned.wm;
+            double d5[5] = {ws->heldout_nll, ws->heldout_reward_rmse, ws->reward_rms,
+                            ws->dream_reward, ws->real_return};
+            for (int k = 0; w && k < 5; k++) diag[v][k] += d5[k] / bo->seeds;
             /* the trained policy alone: one greedy episode, no training */
             lr.save = NULL;
             lr.load = ckpt;
             if (xf_rl_learn(e, &lr, &r, &learned, &err)) fail(ckpt, &err);
-            add_run(w ? &wm_pol : &ppo_pol, &r, copt, tol);
+            add_run(&policy[v], &r, copt, tol);
             remove(ckpt);
         }
         xf_search_result_free(&r);
     }
     if (bo->seeds > 0) print_row("random", &rnd, c0);
-    if (bo->seeds > 0 && bo->ppo) print_row("ppo", &ppo, c0);
-    if (bo->seeds > 0 && bo->wm) print_row("world model", &wm, c0);
-    if (bo->seeds > 0 && bo->ppo) print_row("ppo: policy, 1 episode", &ppo_pol, c0);
-    if (bo->seeds > 0 && bo->wm) print_row("wm: policy, 1 episode", &wm_pol, c0);
+    for (int pass = 0; pass < 2 && bo->seeds > 0; pass++)
+        for (int v = 0; v < N_PPO + bo->n_tau; v++) {
+            if (!on[v]) continue;
+            char label[64];
+            const char *what = pass ? ": policy" : "";
+            if (v == 0) snprintf(label, sizeof label, "ppo%s", what);
+            else if (v == 1) snprintf(label, sizeof label, "ppo, no SIL%s", what);
+            else if (v == 2) snprintf(label, sizeof label, "ppo, novelty %g%s", bo->novelty, what);
+            else if (bo->n_tau == 1 && bo->tau[0] == 1.0) snprintf(label, sizeof label, "wm%s", what);
+            else snprintf(label, sizeof label, "wm tau %.2g%s", bo->tau[v - N_PPO], what);
+            print_row(label, pass ? &policy[v] : &agent[v], c0);
+        }
+    for (int v = N_PPO; v < N_PPO + bo->n_tau && bo->wm && bo->seeds > 0; v++)
+        printf("  wm tau %.2g, last round (mean of seeds): the model on held-out transitions: z "
+               "NLL/dim %.3f, reward RMSE %.2f%% (reward RMS %.2f%%); return in the dream "
+               "%+.2f%%, of the controller on the real environment %+.2f%%\n",
+               bo->tau[v - N_PPO], diag[v][0], diag[v][1], diag[v][2], diag[v][3], diag[v][4]);
     xf_search_result_free(&opt);
     xf_env_free(e);
     xf_cost_close(cm);
@@ -306,7 +349,7 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* rows as they come, also into a file */
-    bench_opts bo = {NULL, 3, 8, 12, 1, 1, 3000, 0, 0, 0, 120};
+    bench_opts bo = {NULL, 3, 8, 12, 1, 1, 1, 1, 1, {1.0}, 3000, 0, 0, 0, 120, 20};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -321,12 +364,39 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--rules")) bo.rules = v;
         else if (!strcmp(a, "--layers")) bo.layers = atoll(v);
         else if (!strcmp(a, "--agents")) {
-            bo.ppo = strstr(v, "ppo") != NULL;
-            bo.wm = strstr(v, "wm") != NULL;
+            bo.ppo = bo.ppo_nosil = bo.ppo_novelty = bo.wm = 0;
+            char list[256];
+            snprintf(list, sizeof list, "%s", v);
+            for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+                if (!strcmp(t, "ppo")) bo.ppo = 1;
+                else if (!strcmp(t, "ppo-nosil")) bo.ppo_nosil = 1;
+                else if (!strcmp(t, "ppo-novelty")) bo.ppo_novelty = 1;
+                else if (!strcmp(t, "wm")) bo.wm = 1;
+                else {
+                    fprintf(stderr, "bench_lookahead: --agents: unknown agent '%s' (ppo, "
+                            "ppo-nosil, ppo-novelty, wm)\n", t);
+                    return 2;
+                }
+            }
+        }
+        else if (!strcmp(a, "--tau")) {
+            bo.n_tau = 0;
+            char list[256];
+            snprintf(list, sizeof list, "%s", v);
+            for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+                double tau = atof(t);
+                if (bo.n_tau == MAX_TAUS || tau <= 0) {
+                    fprintf(stderr, "bench_lookahead: --tau: at most %d values, each > 0\n",
+                            MAX_TAUS);
+                    return 2;
+                }
+                bo.tau[bo.n_tau++] = tau;
+            }
         }
         else if (!strcmp(a, "--seeds")) bo.seeds = atoi(v);
         else if (!strcmp(a, "--steps")) bo.steps = atoll(v);
         else if (!strcmp(a, "--seconds")) bo.seconds = atof(v);
+        else if (!strcmp(a, "--novelty")) bo.novelty = atof(v);
         else if (!strcmp(a, "--episode")) bo.episode = atoi(v);
         else if (!strcmp(a, "--hidden")) bo.hidden = atoll(v);
         else if (!strcmp(a, "--width")) bo.width = atoll(v);
@@ -336,9 +406,10 @@ int main(int argc, char **argv)
         }
     }
     if (bo.seeds < 0 || bo.seeds > MAX_SEEDS || bo.steps < 1 || bo.seconds <= 0 || bo.episode < 1 ||
+        bo.novelty < 0 ||
         bo.layers < 0 || bo.layers == 1 || bo.layers > 8) {
         fprintf(stderr, "bench_lookahead: --seeds 0..%d, --steps >= 1, --seconds > 0, --episode >= 1,"
-                " --layers 2..8\n", MAX_SEEDS);
+                " --novelty >= 0, --layers 2..8\n", MAX_SEEDS);
         return 2;
     }
     char rules[4096];
@@ -355,7 +426,9 @@ int main(int argc, char **argv)
         if (xf_default_rules_find(&d, rules, sizeof rules, &origin, &err)) fail("default rules", &err);
     }
     printf("bench_lookahead: rules %s; analytic costs (100 GFLOP/s, 10 GB/s, 2 us a kernel);\n"
-           "agents and random: %d seeds, %lld real steps or %.0f s each, episodes of %d steps\n",
+           "agents and random: %d seeds, %lld real steps or %.0f s each, episodes of %d steps;\n"
+           "\"X: policy\": agent X's trained policy alone (saved, loaded, one greedy episode);\n"
+           "SIL: PPO's self-imitation of its best episode\n",
            rules, bo.seeds, (long long)bo.steps, bo.seconds, bo.episode);
     /* the chain grows with the products: 3 and 5 rule applications (at 4
      * products, 7, the exhaustive search stops at depth 12 after ~74,000

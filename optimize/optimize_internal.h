@@ -31,6 +31,7 @@ typedef struct opt_run {
     char cache_buf[4096];
     /* the progress trace (trace.c) */
     int trace_cap, trace_search, trace_first; /* trace_first: the search's first point */
+    int trace_lost; /* a progress point could not be kept (out of memory) */
     double trace_t0;
 } opt_run;
 

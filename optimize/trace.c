@@ -5,7 +5,9 @@
  * best cost against steps and seconds before the caller's own callback
  * sees it; each search's start and end are added when it is over, so even
  * a search shorter than a second has its two points. Past MAX_POINTS the
- * points are thinned (every other one kept).
+ * points are thinned (every other one kept). A point the callbacks could
+ * not keep (out of memory; they cannot fail) fails the search when it
+ * ends, as every other allocation failure does.
  */
 #include <string.h>
 
@@ -43,6 +45,7 @@ static int add(opt_run *s, double seconds, int64_t steps, double best_ms)
 void opt_trace_begin(opt_run *s, int search)
 {
     s->trace_search = search;
+    s->trace_lost = 0;
     s->trace_first = s->r->n_trace;
     s->trace_t0 = xf_clock_now();
 }
@@ -51,7 +54,8 @@ xf_status opt_trace_end(opt_run *s, const xf_search_result *res, double seconds,
 {
     xf_optimize_report *r = s->r;
     if (r->n_trace >= MAX_POINTS - 2) thin(s); /* both points stay */
-    if (!add(s, 0, 0, res->initial_ms) || !add(s, seconds, res->expanded, res->best_ms))
+    if (s->trace_lost || !add(s, 0, 0, res->initial_ms) ||
+        !add(s, seconds, res->expanded, res->best_ms))
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording the search's progress");
     /* the start point goes before the points the callbacks added */
     xf_optimize_trace_point start = r->trace[r->n_trace - 2];
@@ -64,20 +68,20 @@ xf_status opt_trace_end(opt_run *s, const xf_search_result *res, double seconds,
 void opt_trace_search(void *user, int expanded, double best_ms, double initial_ms)
 {
     opt_run *s = user;
-    add(s, xf_clock_now() - s->trace_t0, expanded, best_ms); /* a point lost is not an error */
+    if (!add(s, xf_clock_now() - s->trace_t0, expanded, best_ms)) s->trace_lost = 1;
     if (s->o.search_progress) s->o.search_progress(s->o.user, expanded, best_ms, initial_ms);
 }
 
 void opt_trace_ppo(void *user, const xf_ppo_progress *p)
 {
     opt_run *s = user;
-    add(s, p->seconds, p->steps, p->best_ms);
+    if (!add(s, p->seconds, p->steps, p->best_ms)) s->trace_lost = 1;
     if (s->o.ppo_progress) s->o.ppo_progress(s->o.user, p);
 }
 
 void opt_trace_wm(void *user, const xf_wm_progress *p)
 {
     opt_run *s = user;
-    add(s, p->seconds, p->real_steps, p->best_ms);
+    if (!add(s, p->seconds, p->real_steps, p->best_ms)) s->trace_lost = 1;
     if (s->o.wm_progress) s->o.wm_progress(s->o.user, p);
 }

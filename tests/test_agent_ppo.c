@@ -230,6 +230,13 @@ START_TEST(masked_heads_never_sample_masked_actions)
         ck_assert_msg(n < 2 ? loc == 0 : loc < n, "draw %d: rule %d location %d of %d", k, rule,
                       loc, n);
         ck_assert(logp <= 0.0f && isfinite(logp));
+        if (k < 200) { /* the same action's log-prob and value, asked for */
+            float elogp, evalue;
+            ck_assert(xf_ppo_eval(&net, &p, &w, s, mask, n_loc, rule, loc, &elogp, &evalue,
+                                  &err) == XF_OK);
+            ck_assert_float_eq_tol(elogp, logp, 1e-6f);
+            ck_assert_float_eq(evalue, value);
+        }
         counts[rule]++;
         loc_seen[rule][loc]++;
     }
@@ -244,6 +251,13 @@ START_TEST(masked_heads_never_sample_masked_actions)
     ck_assert(xf_ppo_act(&net, &p, &w, s, mask, n_loc, 1, &rng, &rule, &loc, &logp, &value,
                          &err) == XF_OK);
     ck_assert(mask[rule] && rule != 2);
+    /* eval: a masked rule, a location the rule does not have */
+    ck_assert_int_eq(xf_ppo_eval(&net, &p, &w, s, mask, n_loc, 2, 0, &logp, &value, &err),
+                     XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "not offered");
+    ck_assert_int_eq(xf_ppo_eval(&net, &p, &w, s, mask, n_loc, 0, 3, &logp, &value, &err),
+                     XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "location 3");
     /* nothing allowed */
     memset(mask, 0, sizeof mask);
     ck_assert_int_eq(xf_ppo_act(&net, &p, &w, s, mask, n_loc, 0, &rng, &rule, &loc, &logp,

@@ -580,6 +580,13 @@ START_TEST(agent_reports_its_figures)
     ck_assert(st.dream_steps >= 3 * 4 * 4);
     ck_assert(st.wm_step_us > 0 && st.real_step_us > 0 && st.encode_us > 0);
     ck_assert(st.wm_loss_last < st.wm_loss_first);
+    /* the model on transitions it has not trained on, and the dream's promise */
+    ck_assert_msg(isfinite(st.heldout_nll) && st.heldout_nll != 0, "held-out nll %g",
+                  st.heldout_nll);
+    ck_assert_msg(isfinite(st.heldout_reward_rmse) && st.heldout_reward_rmse > 0,
+                  "held-out reward rmse %g", st.heldout_reward_rmse);
+    ck_assert(st.reward_rms >= 1);
+    ck_assert(isfinite(st.real_return));
     ck_assert(res.seen >= 2);
     /* deterministic for a seed */
     ck_assert_msg(xf_wm_optimise(r.e, &o, &res2, &st2, &err) == XF_OK, "%s", err.msg);
@@ -588,6 +595,7 @@ START_TEST(agent_reports_its_figures)
     ck_assert_int_eq(st2.dream_steps, st.dream_steps);
     ck_assert(st2.wm_loss_last == st.wm_loss_last);
     ck_assert(st2.dream_reward == st.dream_reward);
+    ck_assert(st2.heldout_nll == st.heldout_nll && st2.real_return == st.real_return);
     xf_search_result_free(&res);
     xf_search_result_free(&res2);
     xf_fx_env_close(&r);

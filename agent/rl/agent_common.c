@@ -134,7 +134,7 @@ xf_status xf_agent_run_begin(xf_agent_run *r, xf_env *e, xf_search_result *res, 
     int added;
     if (!st) st = xf_htab_put(&r->seen, xf_htab_key(xf_env_hash(e)), NULL, &added, err);
     if (st != XF_OK) return st;
-    res->initial_ms = xf_env_cost(e);
+    res->initial_ms = r->reported_ms = xf_env_cost(e);
     return keep_best(r, err);
 }
 
@@ -143,6 +143,15 @@ int xf_agent_run_over(const xf_agent_run *r, int64_t steps, int64_t max_env_step
 {
     if (max_env_steps > 0 && steps >= max_env_steps) return 1;
     return max_seconds > 0 && xf_clock_now() - r->t0 >= max_seconds;
+}
+
+int xf_agent_run_progress_due(xf_agent_run *r)
+{
+    double now = xf_clock_now();
+    if (now - r->last_progress < 1.0 && r->res->best_ms >= r->reported_ms) return 0;
+    r->last_progress = now;
+    r->reported_ms = r->res->best_ms;
+    return 1;
 }
 
 int xf_agent_run_warmup_over(const xf_agent_run *r, double max_seconds)

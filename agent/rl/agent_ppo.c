@@ -25,6 +25,18 @@
  * `max_actions`) plus the no-op, instead of for every rule of the rule
  * set. The warm-up's steps are not PPO data: their actions do not come
  * from the policy.
+ *
+ * Self-imitation (Oh et al., 2018, in its simplest form): the episode
+ * whose prefix reached the best graph so far (the warm-up's included) is
+ * kept as (action, location) pairs; each update replays it from the reset
+ * state on the real environment (its steps count in the budget) and adds
+ * its rows to the rollout with advantages of at least +1 (one standard
+ * deviation of the normalised advantages). Why: the look-ahead cases
+ * (bench_lookahead) need a chain whose first steps cost more; exploration
+ * finds it, but on-policy PPO sees it once, under a value that does not yet
+ * expect it, and the policy drifts away from the dearer first step, so
+ * the trained policy alone never reproduced the chain (0 of 6 runs). The
+ * replay makes the policy carry what its own exploration found.
  */
 #include "agent/rl/ppo.h"
 
@@ -57,6 +69,7 @@ xf_ppo_agent_options xf_ppo_agent_options_default(void)
     xf_ppo_agent_options o;
     XF_AGENT_OPTIONS_DEFAULT(o);
     o.episodes_per_update = 4;
+    o.self_imitation = 1;
     o.max_rows = 512;
     return o;
 }
@@ -236,9 +249,39 @@ static xf_status hook_backward(void *user, const int *rows, int B, const float *
 
 /* ------------------------------------------------------------- episodes */
 
+/* Environment actions and locations of an episode's steps. */
+typedef struct trail {
+    int *act, *loc, n, cap;
+} trail;
+
+static xf_status trail_push(trail *t, int act, int loc, xf_error *err)
+{
+    if (t->n == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 16;
+        int *na = xf_realloc(t->act, (size_t)cap * sizeof *na);
+        if (na) t->act = na;
+        int *nl = na ? xf_realloc(t->loc, (size_t)cap * sizeof *nl) : NULL;
+        if (!nl) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory recording an episode");
+        t->loc = nl;
+        t->cap = cap;
+    }
+    t->act[t->n] = act;
+    t->loc[t->n++] = loc;
+    return XF_OK;
+}
+
+static void trail_free(trail *t)
+{
+    xf_free(t->act);
+    xf_free(t->loc);
+    memset(t, 0, sizeof *t);
+}
+
 typedef struct run {
     xf_ppo_agent *a;
     xf_agent_run run; /* e, res, graphs seen, this episode's path, clock */
+    trail ep, best;   /* this episode's steps; the prefix of one that reached the best graph */
+    int sil_from;     /* buffer rows from here on are the replayed best episode */
     int64_t steps, episodes;
     double ep_return, ret_sum;
     int ret_n;
@@ -254,9 +297,8 @@ static int out_of_budget(const run *r)
 static void tick(run *r)
 {
     const xf_ppo_agent_options *o = &r->a->opt;
-    double now = xf_clock_now();
-    if (!o->progress || now - r->run.last_progress < 1.0) return;
-    r->run.last_progress = now;
+    if (!o->progress || !xf_agent_run_progress_due(&r->run)) return;
+    double now = r->run.last_progress;
     xf_ppo_progress p = {r->phase, r->episodes, r->steps,
                          r->ret_n ? r->ret_sum / r->ret_n : 0.0, r->run.res->best_ms,
                          r->run.res->initial_ms, now - r->run.t0};
@@ -266,17 +308,28 @@ static void tick(run *r)
 static xf_status start_episode(run *r, xf_error *err)
 {
     r->run.path_n = 0;
+    r->ep.n = 0;
     r->ep_return = 0.0;
     return xf_env_reset(r->run.e, err);
 }
 
-/* Bookkeeping of a real step that took environment action `rule`: steps,
- * return, the episode's path, the graphs seen and the best graph. */
-static xf_status after_step(run *r, int rule, const xf_env_step_result *sr, xf_error *err)
+/* Bookkeeping of a real step that took environment action `rule` at
+ * `loc`: steps, return, the episode's path, the graphs seen and the best
+ * graph (and the steps that reached it, for self-imitation). */
+static xf_status after_step(run *r, int rule, int loc, const xf_env_step_result *sr,
+                            xf_error *err)
 {
     r->steps++;
     r->ep_return += sr->reward;
-    return xf_agent_run_step(&r->run, rule, sr, err);
+    double best = r->run.res->best_ms;
+    xf_status st = trail_push(&r->ep, rule, loc, err);
+    if (!st) st = xf_agent_run_step(&r->run, rule, sr, err);
+    if (!st && r->run.res->best_ms < best) {
+        r->best.n = 0;
+        for (int k = 0; !st && k < r->ep.n; k++)
+            st = trail_push(&r->best, r->ep.act[k], r->ep.loc[k], err);
+    }
+    return st;
 }
 
 /* One step with the current policy; training steps go to the buffer. */
@@ -296,11 +349,15 @@ static xf_status step(run *r, int greedy, int train, int *done, xf_error *err)
     if (st != XF_OK) return st;
     *done = sr.done;
     if (train) {
+        float bonus = a->opt.novelty > 0 && sr.valid && env_rule != xf_env_num_xfers(r->run.e) &&
+                              !xf_htab_get(&r->run.seen, xf_htab_key(sr.hash))
+                          ? a->opt.novelty
+                          : 0.0f;
         st = xf_ppo_buffer_add(&a->buf, a->z, a->mask, a->n_loc[rule], rule, loc, logp, value,
-                               (float)sr.reward, sr.done, err);
+                               (float)sr.reward + bonus, sr.done, err);
         if (st != XF_OK) return st;
     }
-    return after_step(r, env_rule, &sr, err);
+    return after_step(r, env_rule, loc, &sr, err);
 }
 
 /* A whole episode from the reset state (the budget may cut it short). */
@@ -329,6 +386,8 @@ static xf_status run_begin(run *r, xf_ppo_agent *a, xf_env *e, xf_search_result 
 
 static xf_status run_end(run *r, xf_status st, xf_error *err)
 {
+    trail_free(&r->ep);
+    trail_free(&r->best);
     r->run.res->expanded = r->steps;
     st = xf_agent_run_end(&r->run, st, err);
     if (st) {
@@ -361,7 +420,7 @@ static xf_status warm_up(run *r, xf_error *err)
             if (!xf_actions_random(e, &a->rng, &rule, &loc)) break;
             xf_env_step_result sr;
             st = xf_agent_env_step(&r->run, rule, loc, &sr, err);
-            if (!st) st = after_step(r, rule, &sr, err);
+            if (!st) st = after_step(r, rule, loc, &sr, err);
             if (!st) xf_actions_count(e, count);
             done = !st && sr.done;
             left--;
@@ -395,10 +454,50 @@ static xf_status bootstrap(run *r, float *value, xf_error *err)
                       &logp, value, err);
 }
 
+/* Self-imitation: the best episode's steps replayed from the reset state
+ * into the rollout (after whole episodes only: a cut one's bootstrap is
+ * the buffer's last row). Stops early where the agent cannot take a
+ * recorded step (a rule outside its action set); the last row added ends
+ * the replayed episode. */
+static xf_status imitate(run *r, xf_error *err)
+{
+    xf_ppo_agent *a = r->a;
+    xf_env *e = r->run.e;
+    r->sil_from = a->buf.n;
+    if (r->best.n == 0) return XF_OK;
+    trail best = r->best; /* start_episode and after_step leave r->best alone */
+    xf_status st = start_episode(r, err);
+    int n_env = xf_env_num_xfers(e), done = 0;
+    for (int k = 0; !st && !done && k < best.n; k++) {
+        int env_rule = best.act[k], loc = best.loc[k];
+        int j = env_rule >= 0 && env_rule <= n_env ? a->act.agent[env_rule] : -1;
+        if (j < 0) break;
+        xf_actions_mask(&a->act, e, a->mask, a->n_loc);
+        if (!a->mask[j] || (a->n_loc[j] >= 2 && loc >= a->n_loc[j])) break;
+        st = observe(a, e, 1, err);
+        float logp, value;
+        if (!st)
+            st = xf_ppo_eval(&a->net, &a->p, &a->work, a->z, a->mask, a->n_loc, j, loc, &logp,
+                             &value, err);
+        xf_env_step_result sr;
+        if (!st) st = xf_agent_env_step(&r->run, env_rule, loc, &sr, err);
+        if (st) break;
+        done = sr.done || k == best.n - 1;
+        st = xf_ppo_buffer_add(&a->buf, a->z, a->mask, a->n_loc[j], j, loc, logp, value,
+                               (float)sr.reward, done, err);
+        if (!st) st = after_step(r, env_rule, loc, &sr, err);
+        if (r->best.act != best.act || r->best.n != best.n) break; /* a new best: next time */
+    }
+    if (!st && a->buf.n > r->sil_from) a->buf.done[a->buf.n - 1] = 1;
+    return st;
+}
+
 static xf_status update(run *r, float last_value, xf_error *err)
 {
     xf_ppo_agent *a = r->a;
     xf_ppo_buffer_finish(&a->buf, last_value, &a->opt.hp);
+    for (int i = r->sil_from; i < a->buf.n; i++)
+        if (a->buf.adv[i] < 1.0f) a->buf.adv[i] = 1.0f;
     xf_ppo_state_hook hook = {hook_forward, hook_backward, a};
     xf_status st = xf_ppo_update(&a->net, &a->p, &a->adam, &a->work, &a->buf, &a->opt.hp, &hook,
                                  &a->rng, NULL, err);
@@ -437,7 +536,9 @@ xf_status xf_ppo_agent_train(xf_ppo_agent *a, xf_env *e, xf_search_result *res, 
         }
         if (st || out_of_budget(&r)) break;
         float last_value = 0.0f;
+        r.sil_from = a->buf.n;
         if (!done) st = bootstrap(&r, &last_value, err);
+        else if (a->opt.self_imitation) st = imitate(&r, err);
         if (!st) st = update(&r, last_value, err);
         r.phase = "eval";
         if (!st) st = episode(&r, 1, err);

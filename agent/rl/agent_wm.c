@@ -293,6 +293,9 @@ typedef struct run_ctx {
     float *z0;        /* standardised latent of the initial graph */
     uint16_t *locs0;  /* its locations per rule */
     xf_wm_progress prog;
+    int trained_n;    /* episodes of a->data the model has trained on */
+    double ctl_ret;   /* this round's controller episodes on the real environment: */
+    int ctl_n;        /* summed return (percent) and count */
 } run_ctx;
 
 static int out_of_budget(const run_ctx *c)
@@ -305,8 +308,8 @@ static void tick(run_ctx *c, const char *phase, int force)
 {
     const xf_wm_agent_options *o = &c->a->opt;
     if (!o->progress) return;
+    if (!xf_agent_run_progress_due(&c->run) && !force) return;
     double now = xf_clock_now();
-    if (!force && now - c->run.last_progress < 1.0) return;
     c->run.last_progress = now;
     c->prog.phase = phase;
     c->prog.round = c->st.rounds;
@@ -423,6 +426,7 @@ static xf_status real_episode(run_ctx *c, int mode, int record, xf_error *err)
         int env_rule = rule < N ? a->act.env[rule] : xf_env_num_xfers(e);
         st = real_step(c, env_rule, loc, &sr, err);
         if (st) return st;
+        if (mode != MODE_RANDOM) c->ctl_ret += sr.reward;
         read_masks(a, e);
         if (record)
             st = xf_wm_data_step(&a->data, rule, loc, (float)sr.reward / a->reward_scale, sr.done,
@@ -432,6 +436,7 @@ static xf_status real_episode(run_ctx *c, int mode, int record, xf_error *err)
         if (sr.done) break;
     }
     c->st.real_episodes++;
+    c->ctl_n += mode != MODE_RANDOM;
     return XF_OK;
 }
 
@@ -538,7 +543,8 @@ static void standardise(xf_wm_agent *a)
     a->normalised = 1;
 }
 
-/* Training passes of the world model over every recorded episode. */
+/* Training passes of the world model over every recorded episode; first
+ * its loss on the episodes it has not trained on yet (held out). */
 static xf_status train_model(run_ctx *c, xf_error *err)
 {
     xf_wm_agent *a = c->a;
@@ -546,6 +552,17 @@ static xf_status train_model(run_ctx *c, xf_error *err)
     int *order = xf_malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory training the world model");
     xf_status st = XF_OK;
+    if (n > c->trained_n) {
+        for (int i = c->trained_n; i < n; i++) order[i - c->trained_n] = i;
+        xf_wm_loss l;
+        xf_wm_eval(&a->tr, &a->wm_p, &a->data, order, n - c->trained_n, &l);
+        if (l.count > 0) {
+            c->st.heldout_nll = l.nll;
+            c->st.heldout_reward_rmse = sqrt(l.reward) * a->reward_scale;
+        }
+        c->trained_n = n;
+    }
+    c->st.reward_rms = a->reward_scale;
     for (int pass = 0; pass < a->opt.wm_passes && !out_of_budget(c); pass++) {
         for (int i = 0; i < n; i++) order[i] = i;
         for (int i = n - 1; i > 0; i--) {
@@ -681,8 +698,11 @@ xf_status xf_wm_agent_train(xf_wm_agent *a, xf_env *e, xf_search_result *res,
         if (!c.dream && a->normalised) st = make_dream(&c, err);
         if (!st) st = train_model(&c, err);
         if (!st && c.dream) st = train_controller(&c, err);
+        c.ctl_ret = 0;
+        c.ctl_n = 0;
         for (int i = 0; !st && i < o->eval_episodes && !out_of_budget(&c); i++)
             st = real_episode(&c, i == 0 ? MODE_GREEDY : MODE_SAMPLED, 1, err);
+        if (c.ctl_n > 0) c.st.real_return = c.ctl_ret / c.ctl_n;
         if (!st) c.st.rounds++;
     }
     return run_end(&c, st, stats, err);

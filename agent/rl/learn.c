@@ -21,6 +21,8 @@ static void ppo_opts(const xf_rl_learn_options *o, xf_ppo_agent_options *opt)
     opt->max_seconds = o->max_seconds;
     if (o->max_env_steps > 0) opt->max_env_steps = o->max_env_steps;
     opt->lookahead = !o->no_lookahead;
+    opt->self_imitation = !o->no_self_imitation;
+    opt->novelty = o->novelty;
     opt->progress = o->ppo_progress;
     opt->progress_user = o->progress_user;
 }

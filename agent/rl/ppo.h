@@ -127,6 +127,14 @@ xf_status xf_ppo_act(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *
                      const float *s, const uint8_t *mask, const int *n_loc_per_rule, int greedy,
                      xf_rng *rng, int *rule, int *loc, float *logp, float *value, xf_error *err);
 
+/* The joint log-prob and the value of a given action (rule, loc) in state
+ * s, as xf_ppo_act would have reported them had it picked that action
+ * (self-imitation replays a recorded episode with it). XF_ERR_INVALID when
+ * the mask does not offer the rule or loc is not one of its locations. */
+xf_status xf_ppo_eval(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,
+                      const float *s, const uint8_t *mask, const int *n_loc_per_rule, int rule,
+                      int loc, float *logp, float *value, xf_error *err);
+
 /* Forward of the loss on rows r (r->B <= the work's rows); fills *out
  * and leaves in w what the backward needs. */
 void xf_ppo_loss_forward(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,
@@ -311,13 +319,20 @@ typedef struct xf_ppo_agent_options {
                                 (xf_actions.partial; a model it never saw) (0) */
     int lookahead;           /* a step of a rule with a view is followed by the view
                                 moves' closure (xf_agent_env_step; 1) */
+    int self_imitation;      /* 1: every update also replays the episode that reached
+                                the best graph so far, its actions' advantages at least
+                                +1 (agent_ppo.c; 1) */
+    float novelty;           /* reward bonus (percent, as the rewards) of a step to a
+                                graph the run has not seen before; the rollout's only,
+                                not the reported reward (0: none; agent_ppo.c) */
     int episodes_per_update; /* K (4) */
     int max_rows;            /* rollout rows before an update regardless of K (512) */
     int64_t max_env_steps;   /* step budget over all episodes (20000); <= 0: none */
     double max_seconds;      /* wall-clock budget (60); <= 0: none */
     uint64_t seed;           /* (1) */
     void (*progress)(void *user, const xf_ppo_progress *p);
-    void *progress_user;     /* progress called about once a second when set */
+    void *progress_user;     /* progress called about once a second and at every new
+                                best graph, when set */
 } xf_ppo_agent_options;
 
 xf_ppo_agent_options xf_ppo_agent_options_default(void);
@@ -423,6 +438,7 @@ typedef struct xf_agent_run {
     int *path, path_n, path_cap;
     int64_t steps; /* real steps counted by xf_agent_run_step */
     double t0, last_progress;
+    double reported_ms;  /* the best cost the last progress call reported */
     uint64_t best_hash;  /* the best graph's (XF_HASH_IDENTITY) */
     /* With a target runtime in the environment (the sparse reward): the
      * graph the target measured fastest in the run, when faster than the
@@ -455,6 +471,11 @@ int xf_agent_run_over(const xf_agent_run *r, int64_t steps, int64_t max_env_step
  * cost: 25-60 ms a step under load) 300 warm-up steps took the whole of a
  * 15 s budget and the agents never trained. */
 int xf_agent_run_warmup_over(const xf_agent_run *r, double max_seconds);
+/* 1 (and the clock and best cost noted) when a progress call is due: a
+ * second since the last, or a new best graph since it, so that a trace of
+ * the progress calls (bench_agents' steps to a level of improvement) has
+ * every improvement at the step it was made. */
+int xf_agent_run_progress_due(xf_agent_run *r);
 /* Counts a real step that took environment action `rule` with result sr:
  * a valid rewrite (not the no-op) extends the path, counts as seen, and
  * becomes the best graph when cheaper (res->best_step: this step's count),

@@ -225,6 +225,29 @@ xf_status xf_ppo_act(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *
     return XF_OK;
 }
 
+xf_status xf_ppo_eval(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,
+                      const float *s, const uint8_t *mask, const int *n_loc_per_rule, int rule,
+                      int loc, float *logp, float *value, xf_error *err)
+{
+    *logp = 0.0f;
+    *value = 0.0f;
+    if (rule < 0 || rule >= net->A || (mask && !mask[rule]))
+        return XF_FAIL(err, XF_ERR_INVALID, "PPO eval: rule action %d is not offered", rule);
+    xf_status st = xf_ppo_work_reserve(w, net, 1, err);
+    if (st != XF_OK) return st;
+    forward_trunk(net, p, w, s, mask, 1);
+    *value = w->value[0];
+    *logp = w->rule_logp[rule];
+    int n = n_loc_per_rule[rule] < net->L ? n_loc_per_rule[rule] : net->L;
+    if (n < 2) return XF_OK;
+    if (loc < 0 || loc >= n)
+        return XF_FAIL(err, XF_ERR_INVALID, "PPO eval: location %d of rule action %d (of %d)",
+                       loc, rule, n);
+    forward_loc(net, p, w, &rule, &n, 1);
+    *logp += w->loc_logp[loc];
+    return XF_OK;
+}
+
 /* ----------------------------------------------------------------- loss */
 
 void xf_ppo_loss_forward(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,

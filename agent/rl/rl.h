@@ -35,6 +35,8 @@ typedef struct xf_rl_learn_options {
     double max_seconds;  /* wall-clock budget (> 0) */
     int64_t max_env_steps; /* environment steps; <= 0: the agent's default */
     int no_lookahead;    /* 1: no view moves' closure after a step (agent_lookahead.c) */
+    int no_self_imitation; /* ppo: 1: no replay of the best episode (agent_ppo.c) */
+    float novelty;       /* ppo: reward bonus of a step to a graph not seen before (0) */
     const char *load, *save; /* checkpoints (NULL: none) */
     int samples;         /* with load: sampled episodes after the greedy one, the best
                             graph of all kept (0: the greedy episode only) */

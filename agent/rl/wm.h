@@ -241,7 +241,8 @@ void xf_dream_timing(const xf_dream *d, int64_t *steps, double *seconds);
 
 /* ------------------------------------------------------------------ agent */
 
-/* What the progress callback sees (about once a second). */
+/* What the progress callback sees (about once a second, and at every new
+ * best graph). */
 typedef struct xf_wm_progress {
     const char *phase;     /* "collect", "model", "dream", "eval"; "done" at the end */
     int round;             /* rounds finished */
@@ -302,6 +303,15 @@ typedef struct xf_wm_agent_stats {
     int64_t dream_episodes, dream_steps;
     double wm_loss_first, wm_loss_last; /* total loss of the first and last passes */
     double dream_reward;                /* mean return of the last dream update */
+    double real_return;                 /* mean return of the last round's controller
+                                           episodes on the real environment (percent,
+                                           as dream_reward: the dream's promise kept?) */
+    double heldout_nll, heldout_reward_rmse; /* the model on the episodes recorded since
+                                           its last training, before it trains on them
+                                           (last round): z's NLL per dimension and the
+                                           reward's RMSE in percent */
+    double reward_rms;                  /* the reward scale (RMS of the first round's
+                                           rewards, percent; at least 1) */
     double wm_step_us;                  /* mean world-model (dream) step */
     double real_step_us;                /* mean real environment step */
     double encode_us;                   /* mean GNN encoding of a real graph */

@@ -155,12 +155,15 @@ static void print_agent(const cli_options *o, const xf_optimize_report *r)
     else
         printf("agent:           wm, %d rounds, %lld real steps (%lld episodes), %lld dream steps "
                "(%lld episodes), tau %.2f, %d actions of %d\n"
-               "world model:     loss %.3f -> %.3f, dream reward %+.3f, step %.1f us in the "
-               "dream vs %.1f us real (+%.1f us encoding)\n",
+               "world model:     loss %.3f -> %.3f; on held-out transitions z NLL/dim %.3f, "
+               "reward RMSE %.2f%% (reward RMS %.2f%%); return %+.2f%% in the dream vs %+.2f%% "
+               "real; step %.1f us in the dream vs %.1f us real (+%.1f us encoding)\n",
                l->wm.rounds, (long long)l->wm.real_steps, (long long)l->wm.real_episodes,
                (long long)l->wm.dream_steps, (long long)l->wm.dream_episodes, o->opt.tau,
                l->actions, r->actions, l->wm.wm_loss_first, l->wm.wm_loss_last,
-               l->wm.dream_reward, l->wm.wm_step_us, l->wm.real_step_us, l->wm.encode_us);
+               l->wm.heldout_nll, l->wm.heldout_reward_rmse, l->wm.reward_rms,
+               l->wm.dream_reward, l->wm.real_return, l->wm.wm_step_us, l->wm.real_step_us,
+               l->wm.encode_us);
     if (r->target)
         printf("target reward:   every %d valid steps: %lld graphs timed in the target, "
                "%.1f s; the prepared model %.4f ms there\n",
