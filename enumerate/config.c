@@ -83,6 +83,23 @@ static const char view_vocab[] =
     "tanh rank=2|3\n"
     "pow broadcast=1 rank=2|3,0\n";
 
+/* "unbatched": GPT's heads in the layout ONNX Runtime folds into its
+ * FusedMatMul (issue 28), over a part u0 with a unit first axis: the head
+ * transpose 0,2,1,3 of a [1,S,h,d] reshape is 1,2,0,3 of the [S,1,h,d]
+ * reshape of the part squeezed and unsqueezed (the key's 0,2,3,1 is
+ * 1,2,3,0), rules of 4 operators a side that hold where u0[-3] == 1. The
+ * default rules database adds its 4-operator rules to the default
+ * vocabulary's (optimize/default_rules.c). */
+static const char unbatched_vocab[] =
+    "squeeze axes=0 rank=3\n"
+    "unsqueeze axes=1 rank=2\n"
+    "reshape view=split_last heads=2 rank=3\n"
+    "transpose perm=0,2,1,3\n"
+    "transpose perm=1,2,0,3\n"
+    "transpose perm=0,2,3,1\n"
+    "transpose perm=1,2,3,0\n";
+static const char unbatched_inputs[] = "u0:1x4x4";
+
 static const char taso_inputs[] =
     "x0:2x4x4x4,x1:2x4x4x4,w0:4x4x3x3,w1:4x4x3x3,w2:4x4x1x1,m0:4x4,m1:4x4,m2:4x4,s0:scalar";
 static const char default_inputs[] =
@@ -116,6 +133,8 @@ void xf_enum_config_free(xf_enum_config *c)
 static xf_status preset_vocab(xf_enum_config *c, const char *name, xf_error *err)
 {
     if (strcmp(name, "taso") == 0) return xf_enum_vocab_parse(c, taso_vocab, "preset taso", err);
+    if (strcmp(name, "unbatched") == 0)
+        return xf_enum_vocab_parse(c, unbatched_vocab, "preset unbatched", err);
     if (strcmp(name, "default") == 0 || strcmp(name, "noviews") == 0) {
         char text[sizeof taso_vocab + sizeof transformer_vocab + sizeof view_vocab];
         int views = strcmp(name, "default") == 0;
@@ -123,23 +142,29 @@ static xf_status preset_vocab(xf_enum_config *c, const char *name, xf_error *err
         return xf_enum_vocab_parse(c, text, views ? "preset default" : "preset noviews", err);
     }
     return XF_FAIL(err, XF_ERR_INVALID,
-                   "unknown vocabulary preset '%s' (known: default, noviews, taso)", name);
+                   "unknown vocabulary preset '%s' (known: default, noviews, taso, unbatched)", name);
 }
 
 xf_status xf_enum_config_preset(xf_enum_config *c, const char *name, xf_error *err)
 {
     xf_status st = preset_vocab(c, name, err);
     if (st != XF_OK) return st;
-    const char *in = !strcmp(name, "taso") ? taso_inputs : !strcmp(name, "default") ? view_inputs
-                                                                                     : default_inputs;
+    const char *in = !strcmp(name, "taso")        ? taso_inputs
+                     : !strcmp(name, "default")   ? view_inputs
+                     : !strcmp(name, "unbatched") ? unbatched_inputs
+                                                  : default_inputs;
     return xf_enum_inputs_parse(c, in, err);
+}
+
+int xf_enum_is_preset(const char *name)
+{
+    return !strcmp(name, "taso") || !strcmp(name, "default") || !strcmp(name, "noviews") ||
+           !strcmp(name, "unbatched");
 }
 
 xf_status xf_enum_vocab_load(xf_enum_config *c, const char *preset_or_path, xf_error *err)
 {
-    if (strcmp(preset_or_path, "taso") == 0 || strcmp(preset_or_path, "default") == 0 ||
-        strcmp(preset_or_path, "noviews") == 0)
-        return preset_vocab(c, preset_or_path, err);
+    if (xf_enum_is_preset(preset_or_path)) return preset_vocab(c, preset_or_path, err);
     FILE *f;
     xf_status st0 = xf_infile_open(preset_or_path, &f, err);
     if (st0 != XF_OK) {

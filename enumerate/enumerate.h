@@ -109,9 +109,14 @@ void xf_enum_config_init(xf_enum_config *c);
 void xf_enum_config_free(xf_enum_config *c);
 
 /* Replaces vocabulary and inputs with a preset: "default" (TASO's operators
- * plus batched matmul, softmax, gelu, layernorm, mean) or "taso" (TASO's
- * operators and inputs only). XF_ERR_INVALID names the known presets. */
+ * plus batched matmul, softmax, gelu, layernorm, mean, and the views),
+ * "noviews" (the default without the views), "taso" (TASO's operators and
+ * inputs only) or "unbatched" (GPT's heads in the layout ONNX Runtime folds
+ * into FusedMatMul: squeeze, unsqueeze, the head reshape and four
+ * transposes over u0:1x4x4). XF_ERR_INVALID names the known presets. */
 xf_status xf_enum_config_preset(xf_enum_config *c, const char *name, xf_error *err);
+/* 1 when name is one of xf_enum_config_preset's presets. */
+int xf_enum_is_preset(const char *name);
 
 /* Replaces the vocabulary with the one described by `text`: one variant per
  * line, "op key=value ...", '#' comments (see docs/enumerate.md). `origin`
@@ -121,7 +126,7 @@ xf_status xf_enum_vocab_parse(xf_enum_config *c, const char *text, const char *o
 /* The largest vocabulary file read: a vocabulary lists a few dozen
  * operator variants, so anything bigger is the wrong file. */
 #define XF_ENUM_VOCAB_MAX_BYTES ((size_t)1 << 20)
-/* "default" or "taso" (the preset's vocabulary only), else a file to parse
+/* A preset's name (its vocabulary only), else a file to parse
  * (at most XF_ENUM_VOCAB_MAX_BYTES, XF_ERR_INVALID beyond: reading stops
  * there, so a device or a pipe that never ends is refused too). */
 xf_status xf_enum_vocab_load(xf_enum_config *c, const char *preset_or_path, xf_error *err);

@@ -98,8 +98,7 @@ static xf_status get_candidate(void *user, size_t i, xf_rule *out, xf_error *err
 
 xf_status en_generate_config(const xf_enum_generate_options *o, xf_enum_config *c, xf_error *err)
 {
-    int preset = !strcmp(o->vocab, "taso") || !strcmp(o->vocab, "default") ||
-                 !strcmp(o->vocab, "noviews");
+    int preset = xf_enum_is_preset(o->vocab);
     /* a vocabulary file takes the default preset's inputs */
     xf_status st = xf_enum_config_preset(c, preset ? o->vocab : "default", err);
     if (st == XF_OK && !preset) st = xf_enum_vocab_load(c, o->vocab, err);

@@ -4,7 +4,8 @@
  * rules so that a file of another build is never used; where it is looked
  * for (the caller's directories, then the user's cache); and how it is
  * made, once: xfergen's pipeline (xf_enum_generate) over the default
- * vocabulary, then xferverify's (xf_derive_verify_db), into a temporary
+ * vocabulary (and the unbatched heads' preset at 4 operators), then
+ * xferverify's (xf_derive_verify_db), into a temporary
  * file renamed at the end, under an flock(2) on a lock file beside it so
  * that a second process waits for the first and uses its database (and the
  * temporary files of a maker that was killed are removed).
@@ -47,25 +48,51 @@ static int ops_of(const xf_default_rules_options *o)
     return o && o->max_ops > 0 ? o->max_ops : XF_DEFAULT_RULES_OPS;
 }
 
-xf_status xf_default_rules_name(const xf_default_rules_options *o, char *buf, size_t n,
-                                xf_error *err)
+/* 1 when the database holds the unbatched heads' rules besides the
+ * default vocabulary's: at the full operator count (tests make smaller
+ * databases without them). */
+static int with_unbatched(const xf_default_rules_options *o)
+{
+    return ops_of(o) >= XF_DEFAULT_RULES_OPS;
+}
+
+/* The preset's vocabulary and inputs as text, into what (n bytes). */
+static xf_status preset_text(const char *preset, char *what, size_t n, xf_error *err)
 {
     xf_enum_config c;
     xf_enum_config_init(&c);
-    char text[16384], inputs[1024];
-    xf_status st = xf_enum_config_preset(&c, "default", err);
-    if (st == XF_OK) st = xf_enum_vocab_format(&c, text, sizeof text, err);
+    char inputs[1024];
+    xf_status st = xf_enum_config_preset(&c, preset, err);
     if (st == XF_OK) st = xf_enum_inputs_format(&c, inputs, sizeof inputs, err);
-    xf_enum_config_free(&c);
-    if (st != XF_OK) {
-        xf_error_prefix(err, "the default rules' vocabulary: ");
-        return st;
+    size_t len = 0;
+    if (st == XF_OK) {
+        len = (size_t)snprintf(what, n, "inputs %s; vocabulary ", inputs);
+        if (len >= n) st = XF_FAIL(err, XF_ERR_INVALID, "the preset %s does not fit", preset);
     }
+    if (st == XF_OK) st = xf_enum_vocab_format(&c, what + len, n - len, err);
+    xf_enum_config_free(&c);
+    if (st != XF_OK) xf_error_prefix(err, "the default rules' vocabulary (%s): ", preset);
+    return st;
+}
+
+xf_status xf_default_rules_name(const xf_default_rules_options *o, char *buf, size_t n,
+                                xf_error *err)
+{
+    char text[16384], extra[4096] = "";
+    xf_status st = preset_text("default", text, sizeof text, err);
+    if (st == XF_OK && with_unbatched(o)) st = preset_text("unbatched", extra, sizeof extra, err);
+    if (st != XF_OK) return st;
     char what[256];
-    snprintf(what, sizeof what, "rlflow %s; ops %d; schema %d; axioms %d; inputs %s", XF_VERSION,
-             ops_of(o), XF_RULESDB_SCHEMA_VERSION, xf_verify_axiom_count(), inputs);
+    snprintf(what, sizeof what, "rlflow %s; ops %d; schema %d; axioms %d", XF_VERSION, ops_of(o),
+             XF_RULESDB_SCHEMA_VERSION, xf_verify_axiom_count());
     uint64_t h = xf_hash_bytes(0x726c666c6f77ULL, what, strlen(what));
     h = xf_hash_bytes(h, text, strlen(text));
+    if (*extra) {
+        char ops[64];
+        snprintf(ops, sizeof ops, "; unbatched ops %d; ", XF_DEFAULT_RULES_UNBATCHED_OPS);
+        h = xf_hash_bytes(h, ops, strlen(ops));
+        h = xf_hash_bytes(h, extra, strlen(extra));
+    }
     if ((size_t)snprintf(buf, n, "rules-default-%s-%dops-%016" PRIx64 ".db", XF_VERSION,
                          ops_of(o), h) >= n)
         return XF_FAIL(err, XF_ERR_INVALID, "the default rules' name does not fit %zu bytes", n);
@@ -136,7 +163,36 @@ static void on_size(void *user, int size)
 
 /* ----------------------------------------------------------------- make */
 
-/* Generates and proves the rules into `tmp` (removed first). */
+/* Generates the candidates of a vocabulary preset up to max_ops operators
+ * into `tmp` (added to what is there). */
+static xf_status generate(const char *tmp, const char *preset, int max_ops, int jobs, progress *p,
+                          xf_error *err)
+{
+    xf_enum_generate_options g;
+    xf_enum_generate_options_init(&g);
+    g.max_ops = max_ops;
+    g.vocab = preset;
+    g.threads = jobs;
+    g.out = tmp;
+    g.version = XF_VERSION;
+    g.user = p;
+    g.on_progress = on_enum_progress;
+    xf_enum_generate_result gr;
+    say(p, 1, "default rules: generating the candidates of the %s vocabulary, up to %d "
+              "operators, into %s", preset, g.max_ops, tmp);
+    xf_status st = xf_enum_generate(&g, &gr, err);
+    if (st == XF_OK && gr.stopped)
+        st = XF_FAIL(err, XF_ERR_INTERNAL, "generating the candidates stopped before the end");
+    if (st != XF_OK)
+        xf_error_prefix(err, "making the default rules (generating the %s vocabulary's candidates "
+                             "into %s): ", preset, tmp);
+    return st;
+}
+
+/* Generates and proves the rules into `tmp` (removed first): the default
+ * vocabulary's, and at the full size the unbatched heads' 4-operator ones
+ * (GPT's heads in the layout ONNX Runtime folds, which need a fourth
+ * operator: docs/tools/xfergen.md). */
 static xf_status make_db(const char *tmp, const xf_default_rules_options *o, progress *p,
                          xf_error *err)
 {
@@ -144,25 +200,10 @@ static xf_status make_db(const char *tmp, const xf_default_rules_options *o, pro
     int jobs = o && o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (jobs < 1) jobs = 1;
     if (jobs > XF_VERIFY_MAX_JOBS) jobs = XF_VERIFY_MAX_JOBS;
-    xf_enum_generate_options g;
-    xf_enum_generate_options_init(&g);
-    g.max_ops = ops_of(o);
-    g.vocab = "default";
-    g.threads = jobs;
-    g.out = tmp;
-    g.version = XF_VERSION;
-    g.user = p;
-    g.on_progress = on_enum_progress;
-    xf_enum_generate_result gr;
-    say(p, 1, "default rules: generating the candidates of the default vocabulary, up to %d "
-              "operators, into %s", g.max_ops, tmp);
-    xf_status st = xf_enum_generate(&g, &gr, err);
-    if (st == XF_OK && gr.stopped)
-        st = XF_FAIL(err, XF_ERR_INTERNAL, "generating the candidates stopped before the end");
-    if (st != XF_OK) {
-        xf_error_prefix(err, "making the default rules (generating candidates into %s): ", tmp);
-        return st;
-    }
+    xf_status st = generate(tmp, "default", ops_of(o), jobs, p, err);
+    if (st == XF_OK && with_unbatched(o))
+        st = generate(tmp, "unbatched", XF_DEFAULT_RULES_UNBATCHED_OPS, jobs, p, err);
+    if (st != XF_OK) return st;
     xf_rulesdb *db = NULL;
     if ((st = xf_rulesdb_open(tmp, 0, &db, err)) != XF_OK) {
         xf_error_prefix(err, "making the default rules: ");

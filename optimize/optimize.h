@@ -351,6 +351,10 @@ xf_status xf_train_agent(const xf_train_options *o, xf_train_report *r, xf_error
  * ~/.cache/rlflow), under a lock so that two processes do not both make
  * it (the second waits and uses the first's). docs/optimize.md. */
 #define XF_DEFAULT_RULES_OPS 3
+/* ... and, at that size, the "unbatched" preset's candidates up to this
+ * many operators (GPT's heads in the layout ONNX Runtime folds into its
+ * FusedMatMul: 4 => 2-operator rules, a few seconds; docs/optimize.md). */
+#define XF_DEFAULT_RULES_UNBATCHED_OPS 4
 
 /* Where the database came from. */
 typedef enum xf_default_rules_origin {

@@ -191,6 +191,49 @@ START_TEST(test_cache_unusable)
 }
 END_TEST
 
+/* The build's database (the rules-default target, next to the tools) holds
+ * the unbatched heads' 4-operator rules besides the default vocabulary's
+ * 3-operator ones: GPT's query/value and key transposes to heads in the
+ * layout ONNX Runtime folds into its FusedMatMul, proved, in both
+ * directions the verifier writes them. Skipped where the build made none
+ * (-DXF_RULES_DEFAULT=OFF, the sanitizer build). */
+START_TEST(test_build_database_holds_unbatched_heads)
+{
+    const char *bin = getenv("XF_BIN_DIR");
+    xf_default_rules_options d;
+    xf_default_rules_options_init(&d);
+    char path[4400], name[256];
+    xf_error err = {0};
+    ck_assert_int_eq(xf_default_rules_name(&d, name, sizeof name, &err), XF_OK);
+    ck_assert_msg(strstr(name, "-3ops-"), "%s", name);
+    snprintf(path, sizeof path, "%s/%s", bin ? bin : ".", name);
+    if (!bin || access(path, R_OK) != 0)
+        XF_SKIP("the build made no default rules database %s next to the tools (%s)", name,
+                bin ? bin : "XF_BIN_DIR unset");
+    char list[4400];
+    snprintf(list, sizeof list, "%s/list.txt", xf_test_tmp("unbatched"));
+    xf_test_system("mkdir -p '%s'", xf_test_tmp("unbatched"));
+    ck_assert_int_eq(xf_test_system("%s list '%s' --status proved >'%s' 2>&1", xf_test_tool("xferdb"),
+                                    path, list),
+                     0);
+    char *text = xf_test_read_file(list, NULL);
+    ck_assert_ptr_nonnull(text);
+    const char *heads[2] = {
+        "transpose[perm=1,2,0,3](reshape[shape=4x1x2x2](unsqueeze[axes=1](squeeze[axes=0](u0))))"
+        "  =>  transpose[perm=0,2,1,3](reshape[shape=1x4x2x2](u0))",
+        "transpose[perm=1,2,3,0](reshape[shape=4x1x2x2](unsqueeze[axes=1](squeeze[axes=0](u0))))"
+        "  =>  transpose[perm=0,2,3,1](reshape[shape=1x4x2x2](u0))",
+    };
+    for (int k = 0; k < 2; k++) ck_assert_msg(strstr(text, heads[k]), "not proved in %s: %s", path, heads[k]);
+    /* the default vocabulary's rules are there too, at up to 3 operators a side */
+    ck_assert_int_gt(xf_test_sql_int(path, "SELECT COUNT(*) FROM rules WHERE status = 'proved' "
+                                           "AND src_ops <= 3 AND dst_ops <= 3"),
+                     1000);
+    ck_assert_int_eq(xf_test_sql_int(path, "SELECT COUNT(*) FROM rules WHERE src_ops > 4 OR dst_ops > 4"), 0);
+    free(text);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("default_rules");
@@ -200,6 +243,7 @@ int main(void)
     tcase_add_test(tc, test_found_in_dir_first);
     tcase_add_test(tc, test_two_processes_make_once);
     tcase_add_test(tc, test_cache_unusable);
+    tcase_add_test(tc, test_build_database_holds_unbatched_heads);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

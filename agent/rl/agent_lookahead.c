@@ -39,7 +39,7 @@ xf_status xf_agent_run_lookahead(xf_agent_run *r, xf_error *err)
     for (int i = 0; i < n; i++) {
         const xf_rule *rule = xf_ruleset_rule(rs, i);
         r->viewy[i] = (uint8_t)xf_rule_has_view_op(rule);
-        moves[i] = (uint8_t)(r->viewy[i] && xf_rule_is_view_move(rule));
+        moves[i] = (uint8_t)xf_rule_is_lookahead_move(rule);
         any |= moves[i];
     }
     xf_status st = any ? xf_closure_plan_make(rs, moves, &r->plan, err) : XF_OK;

@@ -18,11 +18,10 @@
  * a large model to travel its length. */
 #define LOOKAHEAD_MAX_STEPS XF_CLOSURE_LOG
 
-/* 1 when the rule's target makes a transpose ONNX Runtime folds into a
+/* 1 when g, one side of a rule, has a transpose ONNX Runtime folds into a
  * FusedMatMul (xf_ort_folds_transpose): the unbatched heads. */
-static int target_folds(const xf_rule *rule)
+static int side_folds(const xf_graph *g)
 {
-    const xf_graph *g = &rule->dst;
     for (int i = 0; i < g->n_nodes; i++) {
         const xf_node *nd = &g->nodes[i];
         if (nd->op == XF_OP_TRANSPOSE && nd->n_inputs > 0 && nd->inputs[0] >= 0 &&
@@ -30,6 +29,17 @@ static int target_folds(const xf_rule *rule)
             return 1;
     }
     return 0;
+}
+
+int xf_rule_is_lookahead_move(const xf_rule *rule)
+{
+    /* a rule that takes a folded transpose apart (the unbatched heads read
+     * backwards: one unsqueeze fewer, so a view move by the closure's
+     * measure) is no move: the closure runs to the end over the whole
+     * graph, so in every look-ahead it would undo each head an earlier
+     * action unbatched, at a graph index per head (BERT-base with the
+     * unbatched-head rules: 4.5x the search time, docs/log/target.md) */
+    return xf_rule_has_view_op(rule) && !side_folds(&rule->src) && xf_rule_is_view_move(rule);
 }
 
 xf_status search_lookahead_init(xf_search_ctx *c, xf_error *err)
@@ -50,8 +60,8 @@ xf_status search_lookahead_init(xf_search_ctx *c, xf_error *err)
     for (int r = 0; r < n; r++) {
         const xf_rule *rule = xf_ruleset_rule(rs, r);
         c->viewy[r] = (uint8_t)xf_rule_has_view_op(rule);
-        if (c->viewy[r] && target_folds(rule)) c->viewy[r] = 2;
-        c->moves[r] = (uint8_t)(c->viewy[r] && xf_rule_is_view_move(rule));
+        if (c->viewy[r] && side_folds(&rule->dst)) c->viewy[r] = 2;
+        c->moves[r] = (uint8_t)xf_rule_is_lookahead_move(rule);
         any |= c->viewy[r];
     }
     if (!any) {

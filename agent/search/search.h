@@ -86,6 +86,11 @@ void xf_costmemo_set_layout(xf_costmemo *m, double view_ms, double gbps);
  * well ([1, .., r-2, r-1, 0]: transBatch and transB). */
 int xf_ort_folds_transpose(const xf_params *p, int r);
 
+/* 1 when the look-ahead of the searches and the learning agents applies
+ * rule as a view move (match/closure.c's xf_rule_is_view_move) after an
+ * action: a view move that takes no transpose ONNX Runtime folds apart. */
+int xf_rule_is_lookahead_move(const xf_rule *rule);
+
 /* 1 when the ORT layout costs are on and a transpose (op, p, input rank)
  * has a permutation ONNX Runtime folds into a FusedMatMul reading it
  * (transBatch, with or without transB): its cost then depends on its

@@ -92,7 +92,8 @@ static const xf_cli_opt opts[] = {
     {.name = "--rules", .type = XF_CLI_STR, .off = offsetof(cli_options, opt.rules), .what = "a file name",
      .label = "--rules FILE",
      .help = "rules database (xfergen + xferverify); default: the default\n"
-     "vocabulary's proved rules up to 3 operators, next to this program\n"
+     "vocabulary's proved rules up to 3 operators and GPT's unbatched\n"
+     "heads at 4 (xfergen --vocab unbatched), next to this program\n"
      "(the build's rules-default target) or in the user cache\n"
      "($XDG_CACHE_HOME/rlflow, ~/.cache/rlflow), made there once on first\n"
      "use (about 2 minutes on 2 cores, with progress)"},

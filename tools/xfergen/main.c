@@ -50,8 +50,9 @@ static const xf_cli_opt opts[] = {
     {.name = "--vocab", .type = XF_CLI_STR, .off = OFF(g.vocab), .what = "a vocabulary",
      .label = "--vocab V",
      .help = "operator vocabulary: default (with the shape and indexing\n"
-             "operators), noviews (default without them), taso, or a\n"
-             "vocabulary file\n(default: default)"},
+             "operators), noviews (default without them), taso,\n"
+             "unbatched (GPT's heads as ONNX Runtime folds them, over\n"
+             "u0:1x4x4), or a vocabulary file\n(default: default)"},
     {.name = "--inputs", .type = XF_CLI_STR, .off = OFF(g.inputs), .what = "an input spec",
      .label = "--inputs SPEC",
      .help = "symbolic inputs, e.g. x0:2x4,w0:4x4,s0:scalar\n(default: the preset's)"},
@@ -75,7 +76,7 @@ static const xf_cli_opt opts[] = {
 
 static const char help_head[] =
     "usage: xfergen --max-ops N [--max-outputs N] [--max-dim N]\n"
-    "               [--vocab default|noviews|taso|FILE] [--inputs SPEC] [-j N]\n"
+    "               [--vocab default|noviews|taso|unbatched|FILE] [--inputs SPEC] [-j N]\n"
     "               [--seed S] -o RULES.db [--keep-pruned] [--resume] [--quiet]\n"
     "\n"
     "Enumerates every operator graph of up to N operators over symbolic input\n"
