@@ -595,6 +595,64 @@ START_TEST(ort_folds_unbatched_heads)
 }
 END_TEST
 
+/* The key's unbatched-head rule of docs/tools/unbatched.vocab read
+ * backwards: transpose[1,2,3,0](reshape[4x1x2x2](unsqueeze[1](squeeze[0](u))))
+ * => transpose[0,2,3,1](reshape[1x4x2x2](u)), u [1,4,4]. */
+static void rule_heads_back(xf_rule *r)
+{
+    xf_shape u = shp(3, 1, 4, 4);
+    sides io = rule_inputs(r, 1, &u);
+    xf_params sq = xf_params_default(), t = xf_params_default();
+    sq.n_axes = 1, sq.axes[0] = 0;
+    int x = xf_test_op2(&r->src, XF_OP_SQUEEZE, &sq, io.s[0], -1);
+    sq.axes[0] = 1;
+    x = xf_test_op2(&r->src, XF_OP_UNSQUEEZE, &sq, x, -1);
+    int64_t folded[4] = {4, 1, 2, 2}, exported[4] = {1, 4, 2, 2};
+    x = xf_test_reshape(&r->src, x, xf_shape_make(4, folded));
+    t.n_axes = 4, t.axes[0] = 1, t.axes[1] = 2, t.axes[2] = 3, t.axes[3] = 0;
+    int s = xf_test_op2(&r->src, XF_OP_TRANSPOSE, &t, x, -1);
+    t.axes[0] = 0, t.axes[1] = 2, t.axes[2] = 3, t.axes[3] = 1;
+    int d = xf_test_op2(&r->dst, XF_OP_TRANSPOSE, &t,
+                        xf_test_reshape(&r->dst, io.d[0], xf_shape_make(4, exported)), -1);
+    rule_outputs(r, s, d);
+}
+
+/* The unbatched heads read backwards drop an unsqueeze, so by the
+ * closure's measure they are a view move; the look-ahead must not make
+ * them one: its closure runs over the whole graph after every action, and
+ * would undo each head an earlier action unbatched, one move (and one
+ * graph index) per head per look-ahead (BERT-base with these rules: 4.5x
+ * the search time, and every view action valued with the heads undone). */
+START_TEST(lookahead_keeps_unbatched_heads)
+{
+    xf_rule r;
+    rule_heads_back(&r);
+    ck_assert(xf_rule_is_view_move(&r));
+    ck_assert(!xf_rule_is_lookahead_move(&r));
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(&r, NULL, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r);
+    ck_assert(!xf_rule_is_lookahead_move(xf_ruleset_rule(rs, 0)));
+    xf_graph g, done;
+    heads_graph(&g, 1, 0); /* both heads unbatched, as an earlier action left them */
+    xf_closure_log log;
+    uint8_t moves[1] = {(uint8_t)xf_rule_is_view_move(xf_ruleset_rule(rs, 0))};
+    ck_assert_msg(xf_closure_run(rs, moves, &g, 100, &done, &log, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_ge(log.n, 1); /* the measure's move alone undoes the key's head */
+    xf_graph_free(&done);
+    moves[0] = (uint8_t)xf_rule_is_lookahead_move(xf_ruleset_rule(rs, 0));
+    ck_assert_msg(xf_closure_run(rs, moves, &g, 100, &done, &log, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(log.n, 0);
+    ck_assert_int_eq(done.n_nodes, g.n_nodes);
+    xf_graph_free(&done);
+    xf_graph_free(&g);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
 /* GPT's tanh GELU, x * 0.5 * (1 + tanh(0.7978845 * (x + 0.044715 * x^3))),
  * on [32, 64]; without its x 0.5 (moved into a weight by a scalar rule)
  * when half is 0. */
@@ -651,61 +709,6 @@ START_TEST(ort_fuses_whole_tanh_gelu)
     xf_graph_free(&moved);
     xf_costmemo_free(m);
     xf_cost_close(cm);
-/* The key's unbatched-head rule of docs/tools/unbatched.vocab read
- * backwards: transpose[1,2,3,0](reshape[4x1x2x2](unsqueeze[1](squeeze[0](u))))
- * => transpose[0,2,3,1](reshape[1x4x2x2](u)), u [1,4,4]. */
-static void rule_heads_back(xf_rule *r)
-{
-    xf_shape u = shp(3, 1, 4, 4);
-    sides io = rule_inputs(r, 1, &u);
-    xf_params sq = xf_params_default(), t = xf_params_default();
-    sq.n_axes = 1, sq.axes[0] = 0;
-    int x = xf_test_op2(&r->src, XF_OP_SQUEEZE, &sq, io.s[0], -1);
-    sq.axes[0] = 1;
-    x = xf_test_op2(&r->src, XF_OP_UNSQUEEZE, &sq, x, -1);
-    int64_t folded[4] = {4, 1, 2, 2}, exported[4] = {1, 4, 2, 2};
-    x = xf_test_reshape(&r->src, x, xf_shape_make(4, folded));
-    t.n_axes = 4, t.axes[0] = 1, t.axes[1] = 2, t.axes[2] = 3, t.axes[3] = 0;
-    int s = xf_test_op2(&r->src, XF_OP_TRANSPOSE, &t, x, -1);
-    t.axes[0] = 0, t.axes[1] = 2, t.axes[2] = 3, t.axes[3] = 1;
-    int d = xf_test_op2(&r->dst, XF_OP_TRANSPOSE, &t,
-                        xf_test_reshape(&r->dst, io.d[0], xf_shape_make(4, exported)), -1);
-    rule_outputs(r, s, d);
-}
-
-/* The unbatched heads read backwards drop an unsqueeze, so by the
- * closure's measure they are a view move; the look-ahead must not make
- * them one: its closure runs over the whole graph after every action, and
- * would undo each head an earlier action unbatched, one move (and one
- * graph index) per head per look-ahead (BERT-base with these rules: 4.5x
- * the search time, and every view action valued with the heads undone). */
-START_TEST(lookahead_keeps_unbatched_heads)
-{
-    xf_rule r;
-    rule_heads_back(&r);
-    ck_assert(xf_rule_is_view_move(&r));
-    ck_assert(!xf_rule_is_lookahead_move(&r));
-    xf_ruleset_options o = xf_ruleset_options_default();
-    o.both_directions = 0;
-    xf_ruleset *rs = NULL;
-    xf_error err;
-    ck_assert_msg(xf_ruleset_from_rules(&r, NULL, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
-    xf_rule_free(&r);
-    ck_assert(!xf_rule_is_lookahead_move(xf_ruleset_rule(rs, 0)));
-    xf_graph g, done;
-    heads_graph(&g, 1, 0); /* both heads unbatched, as an earlier action left them */
-    xf_closure_log log;
-    uint8_t moves[1] = {(uint8_t)xf_rule_is_view_move(xf_ruleset_rule(rs, 0))};
-    ck_assert_msg(xf_closure_run(rs, moves, &g, 100, &done, &log, &err) == XF_OK, "%s", err.msg);
-    ck_assert_int_ge(log.n, 1); /* the measure's move alone undoes the key's head */
-    xf_graph_free(&done);
-    moves[0] = (uint8_t)xf_rule_is_lookahead_move(xf_ruleset_rule(rs, 0));
-    ck_assert_msg(xf_closure_run(rs, moves, &g, 100, &done, &log, &err) == XF_OK, "%s", err.msg);
-    ck_assert_int_eq(log.n, 0);
-    ck_assert_int_eq(done.n_nodes, g.n_nodes);
-    xf_graph_free(&done);
-    xf_graph_free(&g);
-    xf_ruleset_free(rs);
 }
 END_TEST
 
