@@ -22,6 +22,9 @@
 #                     decided and exits) and print the rate and a projection
 #   --no-verify       generation figures only
 #
+# Stopped by a signal (Ctrl-C, SIGTERM to it or to its process group), it prints
+# the figures of the stage under way (wall by its own clock) and exits 1.
+#
 # Needs build/tools (xfergen, xferverify, xferdb) and /usr/bin/time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +43,7 @@ while [ $# -gt 0 ]; do
     --base) base="${2:?}"; shift 2 ;;
     --verify-max-s) vmax="${2:?}"; shift 2 ;;
     --no-verify) verify=0; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "pipeline4.sh: unknown argument '$1'" >&2; usage ;;
   esac
 done
