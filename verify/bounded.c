@@ -49,6 +49,8 @@
  * shapes only (every such refutation in the samples came from the floats;
  * the exact check at up to 64 shapes found none of its own and was most of
  * the verification time: docs/verify.md "Limits").
+ * xf_verify_bounded_probe is the float probe alone at every planned shape,
+ * which xferverify runs before the axioms (worker.c, probe_first).
  *
  * Each call builds its own non-reference-counted Z3 context (terms of every
  * shape live until it is deleted) with an error handler that records errors
