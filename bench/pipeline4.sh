@@ -22,6 +22,9 @@
 #                     decided and exits) and print the rate and a projection
 #   --no-verify       generation figures only
 #
+# Stopped by a signal (Ctrl-C, SIGTERM to it or to its process group), it prints
+# the figures of the stage under way (wall by its own clock) and exits 1.
+#
 # Needs build/tools (xfergen, xferverify, xferdb) and /usr/bin/time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +43,7 @@ while [ $# -gt 0 ]; do
     --base) base="${2:?}"; shift 2 ;;
     --verify-max-s) vmax="${2:?}"; shift 2 ;;
     --no-verify) verify=0; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "pipeline4.sh: unknown argument '$1'" >&2; usage ;;
   esac
 done
@@ -51,14 +54,28 @@ done
 mkdir -p "$out"
 load() { echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
 
-# time_figures LOG: wall, CPU and peak RSS from /usr/bin/time -v's report
+# A signal (Ctrl-C, SIGTERM to the script or its process group) stops the
+# stage under way; its figures are still printed, then the script exits.
+stopped=0
+trap 'stopped=1' INT TERM
+now() { date +%s.%N; }
+since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
+
+# time_figures LOG WALL: wall, CPU and peak RSS from /usr/bin/time -v's report
 # (its CPU includes the children a process waited for: xferverify's workers).
+# The wall is the script's own clock (WALL seconds): /usr/bin/time writes no
+# report when it is stopped with the command (a signal to the process group),
+# and then CPU and peak RSS are not known.
 time_figures() {
-  awk -F': ' '
-    /Elapsed \(wall clock\)/ { n = split($2, p, ":"); w = 0; for (i = 1; i <= n; i++) w = w * 60 + p[i] }
+  awk -F': ' -v w="$2" '
+    /Command terminated by signal/ { sig = $0; sub(/.*signal /, "", sig) }
+    /Elapsed \(wall clock\)/ { have = 1 }
     /User time/ { u = $2 } /System time/ { s = $2 } /Maximum resident set size/ { m = $2 }
-    END { printf "wall %.1f s (%d min %02d s), CPU %.1f s (user %.1f + system %.1f), peak RSS %d KB (%.2f GiB)\n",
-                 w, int(w / 60), int(w) % 60, u + s, u, s, m, m / 1048576 }' "$1"
+    END { printf "wall %.1f s (%d min %02d s), ", w, int(w / 60), int(w) % 60
+      if (have) printf "CPU %.1f s (user %.1f + system %.1f), peak RSS %d KB (%.2f GiB)", u + s, u, s, m, m / 1048576
+      else printf "CPU and peak RSS not known (/usr/bin/time was stopped too)"
+      if (sig != "") printf "; killed by signal %s", sig
+      printf "\n" }' "$1"
 }
 
 # status_counts DB: "proved N refuted N ..." from xferdb stats.
@@ -86,24 +103,32 @@ verdicts() {
 gen() { # gen OPS DB LOG
   rm -f "$2" "$2-wal" "$2-shm" "$2-journal"
   echo "== xfergen --max-ops $1 -j $jobs ($(load))"
-  /usr/bin/time -v "$bin/xfergen" --max-ops "$1" -o "$2" -j "$jobs" > "$3.out" 2> "$3"
+  local t0 rc=0
+  t0=$(now)
+  /usr/bin/time -v "$bin/xfergen" --max-ops "$1" -o "$2" -j "$jobs" > "$3.out" 2> "$3" || rc=$?
   grep -E "^(graphs enumerated|fingerprints|candidates|rules kept) " "$3.out" | sed 's/^/  /' || true
-  echo "  $(time_figures "$3") (goal at 4 operators: <= 10 min, <= 4 GB on 2 cores)"
+  echo "  $(time_figures "$3" "$(since "$t0")") (goal at 4 operators: <= 10 min, <= 4 GB on 2 cores)"
   echo "  database $(stat -c %s "$2") bytes ($(( $(stat -c %s "$2") / 1000000 )) MB); $(by_size "$2")"
   echo "  ($(load) at the end)"
+  if [ "$rc" -ne 0 ] || [ "$stopped" -eq 1 ]; then
+    echo "xfergen stopped (exit $rc)"; exit 1
+  fi
 }
 
 ver() { # ver DB LOG [MAX_S]
   echo "== xferverify -j $jobs $(basename "$1") ($(load))"
-  local rc=0
+  local rc=0 t0 wall left0
+  left0=$(status_counts "$1" | awk '{ for (i = 1; i < NF; i += 2) if ($i == "candidate") print $(i + 1) }')
+  t0=$(now)
   if [ "${3:-0}" -gt 0 ]; then
     /usr/bin/time -v timeout -s TERM "$3" "$bin/xferverify" "$1" -j "$jobs" > "$2.out" 2> "$2" || rc=$?
   else
     /usr/bin/time -v "$bin/xferverify" "$1" -j "$jobs" > "$2.out" 2> "$2" || rc=$?
   fi
+  wall=$(since "$t0")
   grep -E "^size [0-9]+: [0-9]+ candidates" "$2" | sed 's/^/  /' || true
   grep -E "^xferverify: " "$2" | sed 's/^/  /' || true
-  echo "  $(time_figures "$2")"
+  echo "  $(time_figures "$2" "$wall")"
   verdicts "$1"
   if [ "$rc" -ne 0 ]; then
     local left total
@@ -111,13 +136,15 @@ ver() { # ver DB LOG [MAX_S]
     total=$("$bin/xferdb" stats "$1" | awk '/rules over/ { print $2 }')
     echo "  stopped (exit $rc) with ${left:-?} of $total candidates left; the last progress lines:"
     grep -E "(derive|solver|unknowns) \[" "$2" | tail -2 | sed 's/^/    /' || true
-    awk -v left="${left:-0}" -v total="$total" -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":");
-        w = 0; for (i = 1; i <= n; i++) w = w * 60 + p[i] }
-      END { done = total - left; if (done > 0 && left > 0)
-        printf "  rate %.1f rules/s over the whole run; at that rate the rest takes about %.0f min more (a linear projection: size 4 costs more per rule than the smaller sizes)\n",
-               done / w, left / (done / w) / 60 }' "$2"
+    awk -v left="${left:-0}" -v left0="${left0:-0}" -v w="$wall" '
+      END { done = left0 - left; if (done > 0 && left > 0)
+        printf "  rate %.1f rules/s over this run (%d candidates decided, derived or pruned); at that rate the rest takes about %.0f min more (a linear projection: size 4 costs more per rule than the smaller sizes)\n",
+               done / w, done, left / (done / w) / 60 }' /dev/null
   fi
   echo "  ($(load) at the end)"
+  if [ "$stopped" -eq 1 ]; then
+    echo "stopped by a signal ($(load))"; exit 1
+  fi
 }
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(load)"

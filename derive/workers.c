@@ -10,7 +10,8 @@
  * is written by the parent alone, and what is derived does not depend on
  * the number of workers (each search sees only the deriver). A worker that
  * fails or dies fails the pass, as an error of the search does when it
- * runs in the parent.
+ * runs in the parent. A worker dies with its parent (xf_child_dies_with_parent):
+ * xferverify stopped by a signal mid-pass leaves no searches running.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -90,8 +91,10 @@ xf_status derive_search_forked(xf_rulesdb *db, xf_deriver *d, const int64_t *ids
                          strerror(errno));
             break;
         }
+        long parent = (long)getpid();
         pid_t pid = fork();
         if (pid == 0) {
+            xf_child_dies_with_parent(parent); /* a stopped xferverify leaves none behind */
             close(p[0]);
             _exit(work(xf_rulesdb_path(db), d, ids, n, j, jobs, p[1]));
         }

@@ -130,6 +130,13 @@ void xf_heap_trim(void);
  * heap cannot grow. */
 void xf_heap_huge_pages(size_t bytes);
 
+/* Called first in a forked worker process, with the parent's pid taken
+ * before the fork (getpid): the kernel kills the worker (SIGKILL) when the
+ * parent exits, so a parent stopped by a signal leaves no workers behind
+ * (Linux; a no-op elsewhere). The parent must fork from a thread that lives
+ * as long as the worker (the signal follows the forking thread). */
+void xf_child_dies_with_parent(long parent);
+
 /* ------------------------------------------------------------------- arena */
 
 /* Bump allocator for scratch whose lifetime is one phase; freed all at once. */

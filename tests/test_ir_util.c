@@ -3,11 +3,12 @@
  * byte hasher (pinned values: they are stored in the rules database), the
  * hash table (exact keys, hash-keyed multimap, growth, reserved key), the
  * topological sort, the monotonic clock, the one "agree" of float values
- * with its named tolerances, and the heap set aside in huge pages for a
- * verifier worker.
+ * with its named tolerances, the heap set aside in huge pages for a
+ * verifier worker, and a forked worker that dies with its parent.
  */
 #define _DEFAULT_SOURCE /* sbrk */
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,39 @@ START_TEST(heap_huge_pages_sets_aside_a_marked_heap)
 }
 END_TEST
 
+/* A worker (grandchild here) that called xf_child_dies_with_parent holds
+ * the write end of a pipe and would sleep a minute; its parent exits at
+ * once. The pipe reaches end-of-file within seconds, so the worker died with
+ * its parent (a no-op call would leave the poll to time out). */
+START_TEST(child_dies_with_its_parent)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t mid = fork();
+    ck_assert_int_ge(mid, 0);
+    if (mid == 0) {
+        close(p[0]);
+        long parent = (long)getpid();
+        pid_t g = fork();
+        if (g == 0) {
+            xf_child_dies_with_parent(parent);
+            sleep(60);
+            _exit(0);
+        }
+        _exit(g > 0 ? 0 : 1);
+    }
+    close(p[1]);
+    int ws = 0;
+    ck_assert_int_eq(waitpid(mid, &ws, 0), mid);
+    ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    struct pollfd pf = {p[0], POLLIN, 0};
+    ck_assert_int_eq(poll(&pf, 1, 20000), 1);
+    char c;
+    ck_assert_int_eq(read(p[0], &c, 1), 0); /* end-of-file: no writer is left */
+    close(p[0]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ir_util");
@@ -223,6 +257,7 @@ int main(void)
     tcase_add_test(t, clock_is_monotonic);
     tcase_add_test(t, values_agree_within_named_tolerances);
     tcase_add_test(t, heap_huge_pages_sets_aside_a_marked_heap);
+    tcase_add_test(t, child_dies_with_its_parent);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

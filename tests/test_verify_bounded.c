@@ -408,21 +408,42 @@ START_TEST(concat_reassociation_breaks_split)
 }
 END_TEST
 
+/* relu(x + 1) => x + 1, x : 2x2 (false only for x < -1). */
+static void relu_of_x_plus_one(xf_rule *r)
+{
+    xf_shape sh[1] = {xf_shape_make(2, d22)};
+    int s[1], d[1];
+    inputs(r, 1, sh, s, d);
+    xf_params ones = xf_params_default();
+    ones.n_shape = 2;
+    ones.shape[0] = ones.shape[1] = 2;
+    int a = op(&r->src, XF_OP_ADD, NULL, s[0], op(&r->src, XF_OP_CONST_ONES, &ones, -1, -1));
+    xf_test_out(&r->src, op(&r->src, XF_OP_RELU, NULL, a, -1));
+    xf_test_out(&r->dst,
+                op(&r->dst, XF_OP_ADD, NULL, d[0], op(&r->dst, XF_OP_CONST_ONES, &ones, -1, -1)));
+}
+
+/* transpose(x) => x, x : 1x1 (true at that shape only). */
+static void unit_transpose(xf_rule *r)
+{
+    const int64_t d11[2] = {1, 1};
+    xf_shape sh[1] = {xf_shape_make(2, d11)};
+    int s[1], d[1];
+    inputs(r, 1, sh, s, d);
+    xf_params tp = xf_params_default();
+    tp.n_axes = 2;
+    tp.axes[0] = 1;
+    tp.axes[1] = 0;
+    xf_test_out(&r->src, op(&r->src, XF_OP_TRANSPOSE, &tp, s[0], -1));
+    xf_test_out(&r->dst, d[0]);
+}
+
 /* relu(x + 1) = x + 1 fails only for x < -1, which random inputs in
  * [-1, 1) never reach: the solver finds it, the interpreter confirms. */
 START_TEST(solver_finds_what_random_inputs_miss)
 {
     xf_rule r;
-    xf_shape sh[1] = {xf_shape_make(2, d22)};
-    int s[1], d[1];
-    inputs(&r, 1, sh, s, d);
-    xf_params ones = xf_params_default();
-    ones.n_shape = 2;
-    ones.shape[0] = ones.shape[1] = 2;
-    int a = op(&r.src, XF_OP_ADD, NULL, s[0], op(&r.src, XF_OP_CONST_ONES, &ones, -1, -1));
-    xf_test_out(&r.src, op(&r.src, XF_OP_RELU, NULL, a, -1));
-    xf_test_out(&r.dst,
-                op(&r.dst, XF_OP_ADD, NULL, d[0], op(&r.dst, XF_OP_CONST_ONES, &ones, -1, -1)));
+    relu_of_x_plus_one(&r);
     xf_bounded b = check(&r);
     ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "%s", b.detail);
     ck_assert_msg(!strstr(b.detail, "random inputs"), "%s", b.detail);
@@ -569,16 +590,7 @@ END_TEST
 START_TEST(shape_specific_rule_refuted_elsewhere)
 {
     xf_rule r;
-    const int64_t d11[2] = {1, 1};
-    xf_shape sh[1] = {xf_shape_make(2, d11)};
-    int s[1], d[1];
-    inputs(&r, 1, sh, s, d);
-    xf_params tp = xf_params_default();
-    tp.n_axes = 2;
-    tp.axes[0] = 1;
-    tp.axes[1] = 0;
-    xf_test_out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tp, s[0], -1));
-    xf_test_out(&r.dst, d[0]);
+    unit_transpose(&r);
     xf_rule copy;
     xf_rule_init(&copy);
     ck_assert_int_eq(xf_graph_clone(&r.src, &copy.src, NULL), XF_OK);
@@ -599,6 +611,38 @@ START_TEST(shape_specific_rule_refuted_elsewhere)
     xf_bounded_free(&b);
     xf_verifier_free(own_only);
     xf_rule_free(&copy);
+}
+END_TEST
+
+/* The float probe alone (xferverify runs it before the axioms): the
+ * unit-transpose rule is refuted at a larger square by random inputs, with
+ * no solver; relu(x + 1) = x + 1, false only for x < -1, and a true rule
+ * both read "floats agree", VALID but never a proof. */
+START_TEST(float_probe_alone_refutes_at_other_shapes)
+{
+    xf_rule r;
+    unit_transpose(&r);
+    xf_bounded b;
+    xf_bounded_init(&b);
+    xf_error err;
+    ck_assert_msg(xf_verify_bounded_probe(ver, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "%s", b.detail);
+    ck_assert_int_ge(b.shape_index, 1);
+    ck_assert_int_eq(b.rlimit_used, 0);
+    ck_assert_msg(strstr(b.detail, "random inputs") && strstr(b.detail, "not the rule's own"), "%s",
+                  b.detail);
+    ck_assert_int_eq(b.n_inputs, 1);
+    ck_assert_int_gt(b.inputs[0].shape.dims[0], 1);
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+
+    relu_of_x_plus_one(&r);
+    ck_assert_msg(xf_verify_bounded_probe(ver, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_VALID && strstr(b.detail, "floats agree"), "%s",
+                  b.detail);
+    ck_assert_int_eq(b.proves, 0);
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
 }
 END_TEST
 
@@ -999,6 +1043,7 @@ static Suite *suite(void)
     tcase_add_test(tc, split_halves_follow_the_axis);
     tcase_add_test(tc, depthwise_group_follows_channels);
     tcase_add_test(tc, shape_specific_rule_refuted_elsewhere);
+    tcase_add_test(tc, float_probe_alone_refutes_at_other_shapes);
     tcase_add_test(tc, cross_check_floats_outlive_its_budget);
     tcase_add_test(tc, abstract_functions_commute_with_movement);
     tcase_add_test(tc, quotients_by_positive_terms_normalise);

@@ -5,7 +5,9 @@
  * (true at its own shape only). Checks the stored statuses (the false rule
  * refuted with a counterexample blob that decodes to inputs separating the
  * sides, the true rule never refuted, the shape-specific rule refuted at
- * another shape without a disagreement, and proved with --max-shapes 1),
+ * another shape by the float probe before any proof attempt, with
+ * --axioms-first proved by the axioms first and counted as shape-specific,
+ * never a disagreement, and proved with --max-shapes 1),
  * that a rerun decides nothing, that --recheck decides all again, and the
  * exit status of bad usage (2) and --help (0). The library call behind the
  * tool (xf_verify_db) is also run in-process: its tally and callbacks.
@@ -158,10 +160,12 @@ START_TEST(decides_stores_and_resumes)
     xf_rule_free(&ra);
     xf_rule_free(&r);
 
-    /* Proved by the axioms at 1x1 (a unit transpose is the identity), but
-     * refuted at a larger square: stored refuted, exit status still 0. */
+    /* True at 1x1 (a unit transpose is the identity), false at a larger
+     * square: the float probe, which runs first, refutes it there and the
+     * axioms are not tried; stored refuted, exit status still 0. */
     ck_assert_int_eq(status_of(id_shape, &info), XF_RULE_REFUTED);
-    ck_assert_msg(strstr(info.detail, "axioms: proved") && strstr(info.detail, "not the rule's own"),
+    ck_assert_msg(strstr(info.detail, "axioms: unknown (not tried") &&
+                      strstr(info.detail, "not the rule's own"),
                   "%s", info.detail);
     ck_assert_int_eq(xf_verify_cex_decode(info.counterexample, info.counterexample_len, &in, &n,
                                           NULL),
@@ -178,10 +182,31 @@ START_TEST(decides_stores_and_resumes)
     size_t got = fread(text, 1, sizeof text - 1, ef);
     fclose(ef);
     text[got] = 0;
-    ck_assert_msg(strstr(text, "1 rule(s) hold at their own shapes") && !strstr(text, "DISAGREE"),
-                  "%s", text);
+    ck_assert_msg(!strstr(text, "hold at their own shapes") && !strstr(text, "DISAGREE"), "%s",
+                  text);
+
+    /* --axioms-first: the axioms prove it (at its own shapes), the probe
+     * refutes it at another: the same verdict, counted as shape-specific,
+     * and the run records the option. */
+    snprintf(args, sizeof args, "%s --recheck --axioms-first --timeout 5s", db_path);
+    ck_assert_int_eq(run(args), 0);
+    ck_assert_int_eq(status_of(id_shape, &info), XF_RULE_REFUTED);
+    ck_assert_msg(strstr(info.detail, "axioms: proved") && strstr(info.detail, "not the rule's own"),
+                  "%s", info.detail);
+    char *shape_text = xf_test_read_file(path, NULL);
+    ck_assert_ptr_nonnull(shape_text);
+    ck_assert_msg(strstr(shape_text, "1 rule(s) hold at their own shapes") &&
+                      !strstr(shape_text, "DISAGREE"),
+                  "%s", shape_text);
+    free(shape_text);
+    ck_assert_int_eq(xf_test_sql_int(db_path, "SELECT options LIKE '% --axioms-first%' FROM runs "
+                                              "WHERE id = (SELECT max(id) FROM runs)"),
+                     1);
+    ck_assert_int_eq(status_of(id_true, &info), XF_RULE_PROVED);
+    ck_assert_int_eq(status_of(id_false, &info), XF_RULE_REFUTED);
 
     /* Rerun: nothing left to decide. --recheck: all again. */
+    snprintf(args, sizeof args, "%s -j 2 --timeout 5s", db_path);
     ck_assert_int_eq(run(args), 0);
     FILE *f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
@@ -253,10 +278,19 @@ START_TEST(library_tally_and_callbacks)
     ck_assert_int_eq(t.done, 3);
     ck_assert_int_eq(t.proved + t.refuted + t.unknown, 3);
     ck_assert_int_ge(t.refuted, 2); /* the false rule, the shape-specific one */
-    ck_assert_int_eq(t.shape_specific, 1);
+    ck_assert_int_eq(t.shape_specific, 0); /* the probe refuted it before any proof */
     ck_assert_int_eq(t.disagree, 0);
     ck_assert_int_eq(s.progress, 3);
     ck_assert_int_eq(s.disagreements, 0);
+    /* the axioms first: they prove the shape-specific rule, which is counted */
+    o.vo.probe_first = 0;
+    o.recheck = 1;
+    s = (seen){0, 0, 0};
+    ck_assert_msg(xf_verify_db(db, db_path, &o, &t, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_ge(t.refuted, 2);
+    ck_assert_int_eq(t.shape_specific, 1);
+    ck_assert_int_eq(t.disagree, 0);
+    o.recheck = 0;
     /* Nothing is left to decide; a bad job count is refused. */
     ck_assert_int_eq(xf_verify_db(db, db_path, &o, &t, &err), XF_OK);
     ck_assert_int_eq(t.total, 0);

@@ -49,6 +49,8 @@
  * shapes only (every such refutation in the samples came from the floats;
  * the exact check at up to 64 shapes found none of its own and was most of
  * the verification time: docs/verify.md "Limits").
+ * xf_verify_bounded_probe is the float probe alone at every planned shape,
+ * which xferverify runs before the axioms (worker.c, probe_first).
  *
  * Each call builds its own non-reference-counted Z3 context (terms of every
  * shape live until it is deleted) with an error handler that records errors
@@ -621,6 +623,9 @@ static xf_status run_pass(check *k, const xf_rule *r, xfb_shape_plan *plan, int 
     return st;
 }
 
+/* What check_plan runs (the three public forms below). */
+typedef enum bounded_mode { BOUNDED_FULL, BOUNDED_REFUTE, BOUNDED_PROBE } bounded_mode;
+
 /* Checks the plan's shapes and writes the verdict. A rule the axioms
  * proved (or any rule but refute_only) first gets the whole check at its
  * own shapes (a wrong axiom shows there as a disagreement), then the float
@@ -631,18 +636,29 @@ static xf_status run_pass(check *k, const xf_rule *r, xfb_shape_plan *plan, int 
  * whichever shape shows it, before the exact check spends its budget), then
  * the exact check at its own shapes alone. */
 static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, int max_dim,
-                            int refute_only, xf_bounded *out, xf_error *err)
+                            bounded_mode mode, xf_bounded *out, xf_error *err)
 {
     char scope[160];
     pass_tally t;
     memset(&t, 0, sizeof t);
     t.spent_at = -1;
+    int refute_only = mode == BOUNDED_REFUTE;
     t.trim = !refute_only;
     scope_str(plan, scope, sizeof scope);
     out->result = XF_BOUNDED_VALID;
     out->n_admissible = plan->n_admissible;
     int done = 0;
     xf_status st;
+    if (mode == BOUNDED_PROBE) {
+        st = run_pass(k, r, plan, max_dim, 0, plan->n, 1, 0, out, &done, &t, scope, sizeof scope,
+                      err);
+        if (st == XF_OK && !done) {
+            out->n_shapes = plan->n;
+            snprintf(out->detail, sizeof out->detail,
+                     "floats agree at all %d of %s (no exact check)", plan->n, scope);
+        }
+        return st;
+    }
     if (refute_only) {
         st = run_pass(k, r, plan, max_dim, 0, plan->n, 1, 0, out, &done, &t, scope, sizeof scope,
                       err);
@@ -710,8 +726,9 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
     return XF_OK;
 }
 
-/* refute_only: a rule the axioms did not prove; cross: one they proved. */
-static xf_status bounded_run(xf_verifier *v, const xf_rule *r, int refute_only, int cross,
+/* BOUNDED_REFUTE: a rule the axioms did not prove; cross: one they proved;
+ * BOUNDED_PROBE: the float probe alone. */
+static xf_status bounded_run(xf_verifier *v, const xf_rule *r, bounded_mode mode, int cross,
                              xf_bounded *out, xf_error *err)
 {
     xf_error local;
@@ -736,7 +753,7 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, int refute_only, 
     if (st == XF_OK) st = vf_bounded_shape_plan_make(r, max_dim, max_shapes, &plan, err);
     if (st == XF_OK && cross) /* floats at the others */
         plan.n_exact = o->cross_shapes < 1 ? 1 : o->cross_shapes < plan.n ? o->cross_shapes : plan.n;
-    if (st == XF_OK) st = check_plan(&k, r, &plan, max_dim, refute_only, out, err);
+    if (st == XF_OK) st = check_plan(&k, r, &plan, max_dim, mode, out, err);
     if (st == XF_ERR_UNSUPPORTED) {
         xf_bounded_free(out);
         out->result = XF_BOUNDED_UNSUPPORTED;
@@ -755,15 +772,20 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, int refute_only, 
 
 xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
 {
-    return bounded_run(v, r, 0, 0, out, err);
+    return bounded_run(v, r, BOUNDED_FULL, 0, out, err);
 }
 
 xf_status xf_verify_bounded_cross(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
 {
-    return bounded_run(v, r, 0, 1, out, err);
+    return bounded_run(v, r, BOUNDED_FULL, 1, out, err);
 }
 
 xf_status xf_verify_bounded_refute(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
 {
-    return bounded_run(v, r, 1, 0, out, err);
+    return bounded_run(v, r, BOUNDED_REFUTE, 0, out, err);
+}
+
+xf_status xf_verify_bounded_probe(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
+{
+    return bounded_run(v, r, BOUNDED_PROBE, 0, out, err);
 }

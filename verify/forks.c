@@ -43,6 +43,7 @@ static int spawn(const char *db_path, xf_verifier *v, unsigned timeout_ms, slot 
     int p[2];
     if (pipe(p) != 0) return -1;
     fflush(NULL);
+    long parent = (long)getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]);
@@ -50,6 +51,7 @@ static int spawn(const char *db_path, xf_verifier *v, unsigned timeout_ms, slot 
         return -1;
     }
     if (pid == 0) {
+        xf_child_dies_with_parent(parent);
         close(p[0]);
         xf_heap_huge_pages((size_t)256 << 20); /* Z3's fresh tables: see ir.h */
         _exit(vf_worker(db_path, id, v, p[1]));

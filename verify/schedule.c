@@ -221,10 +221,11 @@ xf_status xf_verify_db(xf_rulesdb *db, const char *path, const xf_verify_db_opti
     char options[256];
     snprintf(options, sizeof options,
              "%s %d --timeout %ums --rlimit %u --proof-rlimit %u --cross-rlimit %u "
-             "--max-shapes %d --cross-shapes %d%s",
+             "--max-shapes %d --cross-shapes %d%s%s",
              o->mpi ? "mpi, -j per rank" : "-j", o->jobs, o->vo.timeout_ms, o->vo.rlimit,
              o->vo.proof_rlimit, o->vo.cross_rlimit, o->vo.bounded_max_shapes,
-             o->vo.cross_shapes, o->recheck ? " --recheck" : "");
+             o->vo.cross_shapes, o->vo.probe_first ? "" : " --axioms-first",
+             o->recheck ? " --recheck" : "");
     xf_rulesdb_run_desc d = {"xferverify", o->version, options, NULL, NULL, o->vo.seed};
     xf_status st = select_rules(db, o, &ids, &was, &t->total, err);
     c.was = was;

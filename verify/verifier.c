@@ -22,6 +22,7 @@ void xf_verify_options_init(xf_verify_options *o)
     o->bounded_max_dim = 4;
     o->bounded_max_shapes = 64;
     o->seed = 0;
+    o->probe_first = 1;
 }
 
 unsigned vf_proof_rlimit(const xf_verify_options *o)

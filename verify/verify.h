@@ -67,6 +67,11 @@ typedef struct xf_verify_options {
     int bounded_max_shapes; /* bounded check: input-shape assignments checked, the
                                rule's own included (default 64; 1: own shapes only) */
     unsigned seed;        /* solver random seed (default 0) */
+    int probe_first;      /* xf_verify_db: run the float probe at every planned shape
+                             before the axioms; a rule it refutes at shapes other
+                             than its own is stored refuted without a proof attempt
+                             (default 1; 0: the axioms first, which also counts the
+                             rules the axioms prove at their own shapes only) */
 } xf_verify_options;
 
 /* Default rlimit (docs/verify.md "Limits"): 4x the most work any decided
@@ -228,6 +233,16 @@ xf_status xf_verify_bounded_refute(xf_verifier *v, const xf_rule *r, xf_bounded 
  * xf_verify_bounded (a refutation at the own shapes is a disagreement with
  * the axioms, one at other shapes a rule that holds at its own only). */
 xf_status xf_verify_bounded_cross(xf_verifier *v, const xf_rule *r, xf_bounded *out,
+                                  xf_error *err);
+
+/* The float probe alone: both sides in the float interpreter on random
+ * inputs at every planned input shape (the own first), no solver. REFUTED
+ * (with the counterexample and shape_index) when the outputs clearly differ
+ * at some shape, VALID ("floats agree", not a proof) otherwise. xferverify
+ * runs it before the axioms (probe_first): a rule false at shapes other
+ * than its own is refuted in milliseconds instead of after a proof attempt
+ * that can run to its budget. */
+xf_status xf_verify_bounded_probe(xf_verifier *v, const xf_rule *r, xf_bounded *out,
                                   xf_error *err);
 
 /* Rule r rebuilt with its inputs at `inputs` (r->src.n_inputs shapes, rule

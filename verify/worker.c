@@ -8,7 +8,9 @@
  * the others) with the verifier the scheduler prepared
  * before forking (its copy is this
  * process's alone), and write the outcome (xv_msg plus the counterexample blob) to
- * the pipe. An error (out of memory in the bounded check included) is sent
+ * the pipe. With probe_first (the default) the float probe runs first at
+ * every planned shape, and a rule it refutes at shapes other than its own
+ * gets no proof attempt (its proof reads `not tried`). An error (out of memory in the bounded check included) is sent
  * as `failed` with both results back to unknown, so no verdict is read from
  * a run that did not finish; a rule that does not load (a corrupt blob, a
  * missing graph row) is also `broken`, so the scheduler keeps its verdict. A crash or hang here costs only this rule: the
@@ -76,8 +78,26 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
     /* where it is claimed to hold: what its operators demand (ir/domain.c);
      * the bounded check runs there, and a proof is recorded with it */
     if (st == XF_OK) st = xf_domain_of_rule(&r, &r.domain, err);
-    if (st == XF_OK) st = xf_verify_prove(v, &r, &p, err);
-    if (st == XF_OK) {
+    /* probe_first: floats that differ at shapes other than the own refute
+     * the rule whatever the axioms say (they could only prove it at its own
+     * shapes), so the proof attempt is skipped; a difference at the own
+     * shapes goes on to the axioms, where a proof would be a wrong axiom */
+    int probed = 0;
+    if (st == XF_OK && vf_verifier_options(v)->probe_first) {
+        st = xf_verify_bounded_probe(v, &r, &b, err);
+        probed = st == XF_OK && b.result == XF_BOUNDED_REFUTED && b.shape_index > 0;
+        if (st == XF_OK && !probed) xf_bounded_free(&b);
+    }
+    if (probed) {
+        p.result = XF_PROOF_UNKNOWN;
+        m->proof = XF_PROOF_UNKNOWN;
+        m->proof_why = XF_WHY_NONE;
+        snprintf(m->proof_detail, sizeof m->proof_detail,
+                 "not tried: the float probe refuted it at other shapes first");
+    } else if (st == XF_OK) {
+        st = xf_verify_prove(v, &r, &p, err);
+    }
+    if (st == XF_OK && !probed) {
         m->proof = p.result;
         m->proof_ms = p.time_ms;
         m->proof_why = p.why;

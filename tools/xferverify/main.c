@@ -154,6 +154,12 @@ static int parse_args(int argc, char **argv, opts *o)
          .help = "input-shape assignments of a proved rule that get the exact\n"
                  "cross-check, its own first (default 1: the own alone; up to\n"
                  "--max-shapes); the float probe runs at all of them"},
+        {.name = "--axioms-first", .type = XF_CLI_FLAG, .off = offsetof(opts, dvo.vopt.vo.probe_first),
+         .set = 0, .label = "--axioms-first",
+         .help = "try the axioms before the float probe (default: the probe\n"
+                 "first, and a rule it refutes at other shapes gets no proof\n"
+                 "attempt; this also counts the rules proved at their own\n"
+                 "shapes only)"},
         {.name = "--recheck", .type = XF_CLI_FLAG, .off = offsetof(opts, dvo.vopt.recheck), .set = 1,
          .label = "--recheck", .help = "decide again rules that already have a verdict"},
         {.name = "--limit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
