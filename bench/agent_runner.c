@@ -188,3 +188,67 @@ int bench_thread_list(const char *s, int *out, int max)
     }
     return *s ? 0 : n;
 }
+
+void bench_default_rules(const char *tools_dir, char *path, size_t n)
+{
+    const char *dirs[1] = {tools_dir};
+    xf_default_rules_options d;
+    xf_default_rules_options_init(&d);
+    d.dirs = dirs;
+    d.n_dirs = 1;
+    xf_default_rules_origin origin;
+    xf_error err = {0};
+    if (xf_default_rules_find(&d, path, n, &origin, &err)) {
+        fprintf(stderr, "bench: the default rules: %s\n", err.msg);
+        exit(1);
+    }
+}
+
+double bench_load_average(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1) l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
+static void env_die(const char *what, const xf_error *err)
+{
+    fprintf(stderr, "bench: %s: %s\n", what, err->msg);
+    exit(1);
+}
+
+void bench_analytic_env(const xf_graph *model, const char *rules, bench_env *out)
+{
+    xf_error err;
+    memset(out, 0, sizeof *out);
+    xf_prepare_options po = xf_prepare_options_default();
+    if (xf_agent_prepare(model, &po, &out->prep, NULL, &err)) env_die("prepare", &err);
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    ro.derived = 1;
+    ro.restrict_to = &out->prep;
+    if (xf_ruleset_load(rules, &ro, &out->rs, &err)) env_die(rules, &err);
+    xf_cost_options co = xf_cost_options_default();
+    co.backend = XF_COST_ANALYTIC;
+    co.cache_path = NULL;
+    co.peak_gflops = 100;
+    co.bandwidth_gbps = 10;
+    co.kernel_overhead_us = 2;
+    if (xf_cost_open(&co, &out->cm, &err)) env_die("cost model", &err);
+    xf_env_options eo = xf_env_options_default();
+    eo.prepare = po;
+    out->max_locations = eo.max_locations;
+    if (xf_env_create(out->rs, out->cm, model, &eo, &out->e, &err)) env_die("environment", &err);
+}
+
+void bench_env_free(bench_env *b)
+{
+    xf_env_free(b->e);
+    xf_cost_close(b->cm);
+    xf_ruleset_free(b->rs);
+    xf_graph_free(&b->prep);
+    memset(b, 0, sizeof *b);
+}

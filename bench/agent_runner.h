@@ -44,6 +44,29 @@ void bench_field(const char *line, const char *key, char *dst, size_t n);
  * max, each 1..256); returns how many, 0 when the list is malformed. */
 int bench_thread_list(const char *s, int *out, int max);
 
+/* The default rules database as rlflow-agent in tools_dir finds it (made in
+ * the user cache when missing) into path; exits naming the cause on failure. */
+void bench_default_rules(const char *tools_dir, char *path, size_t n);
+
+/* The 1-minute load average (/proc/loadavg; -1 when unreadable), printed
+ * beside timings taken on a shared machine. */
+double bench_load_average(void);
+
+/* An environment on a model with the analytic cost backend at a fixed
+ * roofline (100 GFLOP/s, 10 GB/s, 2 us a kernel: the same figures on any
+ * machine and under any load) and the rules of `rules` that can match the
+ * prepared model, derived ones included. Exits naming the cause on failure.
+ * bench_env_free frees what it made (not the model). */
+typedef struct bench_env {
+    xf_graph prep;
+    xf_ruleset *rs;
+    xf_cost_model *cm;
+    xf_env *e;
+    int max_locations; /* the environment's */
+} bench_env;
+void bench_analytic_env(const xf_graph *model, const char *rules, bench_env *out);
+void bench_env_free(bench_env *b);
+
 /* Prints a row under a "name method" heading, one report line per field. */
 void bench_print_row(const char *name, const char *method, const bench_row *r);
 

@@ -4,7 +4,7 @@
  * at <= 1/10 of its optimisation time).
  *
  *   bench_transfer [--rules DB] [--ckpt FILE] [--retrain] [--train-seconds S]
- *                  [--agent ppo|wm] [--samples N] [--seed N] [--no-target]
+ *                  [--agent ppo|wm] [--samples N] [--guide K] [--seed N] [--no-target]
  *                  [--target-budget S] [--train PATH]... [--held PATH]...
  *
  * 1. Rules: DB, else the default rules database next to rlflow-agent (as
@@ -19,17 +19,20 @@
  * 3. Held out (unless --held): ../shared/models' bert_small and vit_tiny, and
  *    modelzoo BERT and ViT at sizes not trained on. Each is optimised twice
  *    in-process (xf_optimize_file, as rlflow-agent): TASO search, and the
- *    pre-trained agent loaded (no training; one greedy and --samples sampled
- *    episodes), both with ONNX Runtime deciding what is written
- *    (--target ort; --no-target: the cost model).
+ *    pre-trained agent loaded (no training; PPO: a search its policy guides
+ *    over its --guide most likely rules a step (default XF_OPTIMIZE_GUIDE),
+ *    then one greedy and --samples sampled episodes), and with --guide > 0
+ *    the policy alone (--guide 0), all with ONNX Runtime deciding what is
+ *    written (--target ort; --no-target: the cost model).
  * 4. A table, one row per held-out model and method: the search cost change
  *    (prepared graph), the cost change of the model written, ONNX Runtime's
  *    latency ratio written/input (the arbiter's; 1 when the input was
  *    written), the optimisation's wall time (the search or the agent's
  *    episodes) and the whole call's; then per model whether the agent's
  *    ratio is within 1% of TASO's and its optimisation time <= 1/10 of
- *    TASO's. Timings on a shared machine are noisy: the load average is
- *    printed with the table.
+ *    TASO's; then the rules TASO applied more often than the agent and the
+ *    other way round (why their models differ). Timings on a shared
+ *    machine are noisy: the load average is printed with the table.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,9 +76,14 @@ static const char *zoo_model(const char *scratch, const char *name, const char *
     return out;
 }
 
+#define MAX_RULES 256
+
 typedef struct figures {
-    int ok, kept_original;
+    int ok, kept_original, n_applied, n_rules;
     double search_pct, cost_pct, ratio, opt_s, call_s;
+    int64_t rule_id[MAX_RULES]; /* rules on the path to the model written */
+    int count[MAX_RULES];
+    char text[MAX_RULES][96];
 } figures;
 
 static figures run(const xf_optimize_options *o, const char *model, const char *scratch)
@@ -83,7 +91,9 @@ static figures run(const xf_optimize_options *o, const char *model, const char *
     xf_optimize_report r;
     xf_optimize_report_init(&r);
     bench_row row = bench_optimize_model(o, model, scratch, &r);
-    figures f = {0, 0, 0, 0, 1.0, 0, 0};
+    figures f;
+    memset(&f, 0, sizeof f);
+    f.ratio = 1.0;
     if (!row.ok) return f;
     f.ok = 1;
     const xf_optimize_search_figures *s = &r.search[r.chosen_search];
@@ -94,6 +104,13 @@ static figures run(const xf_optimize_options *o, const char *model, const char *
     if (r.target && !r.kept_original && r.arb.n > 0) f.ratio = r.arb.e[r.arb.chosen].t.ratio;
     f.opt_s = r.search_seconds;
     f.call_s = r.seconds;
+    f.n_applied = r.n_applied;
+    for (int i = 0; i < r.n_distinct && f.n_rules < MAX_RULES; i++, f.n_rules++) {
+        f.rule_id[f.n_rules] = r.applied[i].rule_id * 2 + r.applied[i].backward;
+        f.count[f.n_rules] = r.applied[i].count;
+        snprintf(f.text[f.n_rules], sizeof f.text[0], "%s%s", r.applied[i].backward ? "<= " : "",
+                 r.applied[i].text ? r.applied[i].text : "?");
+    }
     xf_optimize_report_free(&r);
     return f;
 }
@@ -109,15 +126,35 @@ static void print_row(const char *model, const char *method, const figures *f)
            f->opt_s, f->call_s);
 }
 
-static double load_average(void)
+static int count_of(const figures *f, int64_t id)
 {
-    double l = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &l) != 1) l = -1;
-        fclose(f);
+    for (int i = 0; i < f->n_rules; i++)
+        if (f->rule_id[i] == id) return f->count[i];
+    return 0;
+}
+
+/* The rules `one` applied more often than `other` (at most 12). */
+static void print_more_often(const figures *one, const figures *other)
+{
+    int shown = 0;
+    for (int i = 0; i < one->n_rules && shown < 12; i++) {
+        int n = count_of(other, one->rule_id[i]);
+        if (one->count[i] <= n) continue;
+        printf("    %3d vs %3d  %s\n", one->count[i], n, one->text[i]);
+        shown++;
     }
-    return l;
+    if (!shown) printf("    (none)\n");
+}
+
+/* Why the agent's model differs from TASO's: the rules each applied more
+ * often than the other, by count (the measurement behind the gap). */
+static void print_rule_gap(const char *model, const figures *taso, const figures *agent)
+{
+    printf("%-22s rules applied: taso %d (%d distinct), agent %d (%d distinct); taso more often:\n",
+           model, taso->n_applied, taso->n_rules, agent->n_applied, agent->n_rules);
+    print_more_often(taso, agent);
+    printf("%-22s agent more often:\n", model);
+    print_more_often(agent, taso);
 }
 
 static void train(const char *rules, const char *ckpt, const char *const *paths, int n,
@@ -156,6 +193,7 @@ int main(int argc, char **argv)
     const char *rules = NULL, *ckpt = NULL;
     const char *train_paths[MAX_PATHS], *held_paths[MAX_PATHS];
     int n_train = 0, n_held = 0, retrain = 0, target = 1, samples = XF_OPTIMIZE_SAMPLES;
+    int guide = XF_OPTIMIZE_GUIDE;
     double train_seconds = 300, target_budget = 60;
     uint64_t seed = 1;
     xf_optimize_agent agent = XF_OPTIMIZE_PPO;
@@ -168,6 +206,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--train-seconds") && v) train_seconds = atof(argv[++i]);
         else if (!strcmp(a, "--target-budget") && v) target_budget = atof(argv[++i]);
         else if (!strcmp(a, "--samples") && v) samples = atoi(argv[++i]);
+        else if (!strcmp(a, "--guide") && v) guide = atoi(argv[++i]);
         else if (!strcmp(a, "--seed") && v) seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(a, "--agent") && v) {
             v = argv[++i];
@@ -178,7 +217,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr,
                     "usage: bench_transfer [--rules DB] [--ckpt FILE] [--retrain] "
-                    "[--train-seconds S] [--agent ppo|wm] [--samples N] [--seed N] "
+                    "[--train-seconds S] [--agent ppo|wm] [--samples N] [--guide K] [--seed N] "
                     "[--no-target] [--target-budget S] [--train PATH]... [--held PATH]...\n");
             return 2;
         }
@@ -195,15 +234,7 @@ int main(int argc, char **argv)
         snprintf(dir, sizeof dir, "%s", XF_BENCH_AGENT);
         char *slash = strrchr(dir, '/');
         if (slash) *slash = '\0';
-        const char *dirs[] = {dir};
-        xf_default_rules_options d;
-        xf_default_rules_options_init(&d);
-        d.dirs = dirs;
-        d.n_dirs = 1;
-        xf_default_rules_origin origin;
-        xf_error err = {0};
-        if (xf_default_rules_find(&d, rules_buf, sizeof rules_buf, &origin, &err))
-            die("the default rules", err.msg);
+        bench_default_rules(dir, rules_buf, sizeof rules_buf);
         rules = rules_buf;
     }
     static char zoo_paths[16][4096];
@@ -233,7 +264,7 @@ int main(int argc, char **argv)
     else
         printf("checkpoint: %s (there already; --retrain to train again)\n", ckpt);
 
-    figures taso[MAX_PATHS], pre[MAX_PATHS];
+    static figures taso[MAX_PATHS], pre[MAX_PATHS], policy[MAX_PATHS];
     for (int i = 0; i < n_held; i++) {
         xf_optimize_options o = xf_optimize_options_default();
         o.rules = rules;
@@ -249,11 +280,17 @@ int main(int argc, char **argv)
         o.agent = agent;
         o.load = ckpt;
         o.samples = samples;
+        o.guide = guide;
         fprintf(stderr, "bench_transfer: %s: the pre-trained agent...\n", held_paths[i]);
         pre[i] = run(&o, held_paths[i], scratch);
+        if (guide > 0 && agent == XF_OPTIMIZE_PPO) { /* what the policy does alone */
+            o.guide = 0;
+            fprintf(stderr, "bench_transfer: %s: the policy alone...\n", held_paths[i]);
+            policy[i] = run(&o, held_paths[i], scratch);
+        }
     }
     printf("\nheld-out models (never trained on); %s decides; load average %.1f\n",
-           target ? "ONNX Runtime (--target ort)" : "the cost model", load_average());
+           target ? "ONNX Runtime (--target ort)" : "the cost model", bench_load_average());
     printf("%-22s %-7s %9s %9s %16s %11s %10s\n", "model", "method", "search", "written",
            target ? "ort latency" : "(no target)", "optimise", "whole call");
     for (int i = 0; i < n_held; i++) {
@@ -269,6 +306,7 @@ int main(int argc, char **argv)
         }
         print_row(name, "taso", &taso[i]);
         print_row(name, "agent", &pre[i]);
+        if (guide > 0 && agent == XF_OPTIMIZE_PPO) print_row(name, "policy", &policy[i]);
         if (taso[i].ok && pre[i].ok)
             printf("%-22s verdict: latency x%.3f vs x%.3f: %s 1%%; time %.2f s vs %.2f s: "
                    "%.3f of TASO's (%s 1/10)\n",
@@ -276,6 +314,7 @@ int main(int argc, char **argv)
                    pre[i].ratio <= taso[i].ratio * 1.01 ? "within" : "NOT within", pre[i].opt_s,
                    taso[i].opt_s, taso[i].opt_s > 0 ? pre[i].opt_s / taso[i].opt_s : 0,
                    pre[i].opt_s <= taso[i].opt_s / 10 ? "<=" : "NOT <=");
+        if (taso[i].ok && pre[i].ok) print_rule_gap(name, &taso[i], &pre[i]);
     }
     return 0;
 }

@@ -21,6 +21,7 @@ xf_optimize_options xf_optimize_options_default(void)
     o.search = XF_SEARCH_TASO;
     o.tau = 1.0;
     o.samples = XF_OPTIMIZE_SAMPLES;
+    o.guide = XF_OPTIMIZE_GUIDE;
     o.backend = XF_COST_ONEDNN;
     o.candidates = xf_arbiter_options_default().max_models;
     o.target_every = 50;

@@ -74,6 +74,7 @@ typedef struct xf_optimize_report xf_optimize_report;
 /* Sampled episodes of a loaded agent after its greedy one (docs/agent-search.md,
  * "Transfer", says why this many). */
 #define XF_OPTIMIZE_SAMPLES 8
+#define XF_OPTIMIZE_GUIDE 16
 
 typedef struct xf_optimize_options {
     const char *rules;         /* rules database (xfergen + xferverify); required */
@@ -85,6 +86,9 @@ typedef struct xf_optimize_options {
                                   checkpoint loaded decides the agent (wm or ppo) */
     int samples;               /* load: sampled episodes after the greedy one, the best
                                   graph of all kept (XF_OPTIMIZE_SAMPLES) */
+    int guide;                 /* load, ppo: first a search the policy guides over its
+                                  `guide` most likely rules a step (XF_OPTIMIZE_GUIDE;
+                                  0: none) */
     double tau;                /* wm: dream temperature (default 1.0) */
     xf_cost_backend backend;   /* default oneDNN */
     const char *cache;         /* cost cache (xf_cost_cache_path: NULL the user's,

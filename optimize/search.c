@@ -71,6 +71,7 @@ static xf_status learn(opt_run *s, xf_env *env, xf_error *err)
     lo.no_lookahead = !o->lookahead; /* --no-lookahead: the agents' too */
     lo.load = o->load;
     lo.samples = o->samples;
+    lo.guide = o->guide;
     lo.save = o->save;
     lo.ppo_progress = opt_trace_ppo;
     lo.wm_progress = opt_trace_wm;

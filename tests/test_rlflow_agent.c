@@ -354,7 +354,13 @@ START_TEST(test_ppo_save_load)
     unlink(out_path);
     ck_assert_int_eq(
         agent(COMMON " --agent ppo --load '%s'", db_path, model_path, out_path, ckpt_path), 0);
-    xf_test_expect_contains(output, "agent:           ppo, loaded, no training: 1 greedy + 8 sampled episodes");
+    xf_test_expect_contains(output, "agent:           ppo, loaded, no training: a search it guides + "
+                                    "1 greedy + 8 sampled episodes");
+    /* --guide 0: the policy's episodes alone */
+    ck_assert_int_eq(agent(COMMON " --agent ppo --load '%s' --guide 0 --samples 2", db_path,
+                           model_path, out_path, ckpt_path),
+                     0);
+    xf_test_expect_contains(output, "agent:           ppo, loaded, no training: 1 greedy + 2 sampled episodes");
     char want[4200];
     snprintf(want, sizeof want, "written:         %s\n", out_path);
     xf_test_expect_contains(output, want);

@@ -98,6 +98,21 @@ static xf_train_options train_options(const char *ckpt)
     return t;
 }
 
+/* One agent trained over A and B for `steps` steps, saved to ckpt. */
+static void train_ab(const char *ckpt, int64_t steps)
+{
+    const char *models[] = {a_path, b_path};
+    xf_train_options t = train_options(ckpt);
+    t.models = models;
+    t.n_models = 2;
+    t.steps = steps;
+    xf_train_report r;
+    xf_train_report_init(&r);
+    xf_error err = {0};
+    ck_assert_msg(xf_train_agent(&t, &r, &err) == XF_OK, "%s", err.msg);
+    xf_train_report_free(&r);
+}
+
 static xf_optimize_options load_options(const char *ckpt)
 {
     xf_optimize_options o = xf_fx_quiet_options(db_path, XF_SEARCH_GREEDY);
@@ -179,13 +194,47 @@ START_TEST(trains_over_models_and_transfers)
     ck_assert_int_eq(rep.agent, XF_OPTIMIZE_PPO);
     ck_assert_int_eq(rep.learned.loaded, 1);
     ck_assert_int_eq(rep.learned.actions, u->M);
-    ck_assert_int_eq(rep.learned.episodes, 3);
+    ck_assert_int_eq(rep.learned.episodes, 4); /* guided, greedy, 2 sampled */
+    ck_assert_int_eq(rep.learned.guided, 1);
     ck_assert_int_ge(rep.learned.unavailable, 1);
     ck_assert_int_eq(rep.learned.outside, 0);
     ck_assert(rep.search[0].best_ms <= rep.search[0].initial_ms);
     expect_same_function(c_path, out);
     xf_optimize_report_free(&rep);
     xf_train_report_free(&r);
+}
+END_TEST
+
+/* The search the loaded policy guides (--guide K): on C it takes the
+ * merge as soon as it is among the policy's K likeliest rules, in one
+ * step, whatever the policy would have sampled; with --guide 0 the
+ * policy's episodes run alone. */
+START_TEST(a_guided_search_on_a_model_never_seen)
+{
+    char ckpt[4096], out[4096];
+    snprintf(ckpt, sizeof ckpt, "%s", xf_test_tmp("guide.ckpt"));
+    snprintf(out, sizeof out, "%s", xf_test_tmp("c.guided.onnx"));
+    train_ab(ckpt, 40); /* barely trained: the pricing, not the policy, finds the merge */
+    xf_error err = {0};
+    xf_optimize_options o = load_options(ckpt);
+    o.samples = 0;
+    o.guide = XF_PPO_GUIDE_MAX; /* every rule of the agent's is priced */
+    xf_optimize_report rep;
+    xf_optimize_report_init(&rep);
+    ck_assert_msg(xf_optimize_file(c_path, out, &o, &rep, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(rep.learned.guided, 1);
+    ck_assert_int_eq(rep.learned.episodes, 2);
+    ck_assert_msg(rep.search[0].best_ms < rep.search[0].initial_ms, "best %g, start %g",
+                  rep.search[0].best_ms, rep.search[0].initial_ms);
+    expect_same_function(c_path, out);
+    xf_optimize_report_free(&rep);
+
+    o.guide = 0;
+    xf_optimize_report_init(&rep);
+    ck_assert_msg(xf_optimize_file(c_path, out, &o, &rep, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(rep.learned.guided, 0);
+    ck_assert_int_eq(rep.learned.episodes, 1);
+    xf_optimize_report_free(&rep);
 }
 END_TEST
 
@@ -248,16 +297,7 @@ START_TEST(bad_checkpoints_name_the_cause)
     char ckpt[4096], bad[4096];
     snprintf(ckpt, sizeof ckpt, "%s", xf_test_tmp("good.ckpt"));
     snprintf(bad, sizeof bad, "%s", xf_test_tmp("bad.ckpt"));
-    const char *models[] = {a_path, b_path};
-    xf_train_options t = train_options(ckpt);
-    t.models = models;
-    t.n_models = 2;
-    t.steps = 100;
-    xf_train_report r;
-    xf_train_report_init(&r);
-    xf_error err = {0};
-    ck_assert_msg(xf_train_agent(&t, &r, &err) == XF_OK, "%s", err.msg);
-    xf_train_report_free(&r);
+    train_ab(ckpt, 100);
     xf_optimize_options o = load_options(bad);
 
     /* PPO header: magic 8, version 4, count 4, 8 sizes of 4, then M 4 and
@@ -309,6 +349,7 @@ static Suite *suite(void)
     tcase_add_unchecked_fixture(t, setup, NULL);
     tcase_set_timeout(t, 600);
     tcase_add_test(t, trains_over_models_and_transfers);
+    tcase_add_test(t, a_guided_search_on_a_model_never_seen);
     tcase_add_test(t, a_directory_of_models);
     tcase_add_test(t, bad_checkpoints_name_the_cause);
     tcase_add_test(t, missing_models_are_named);

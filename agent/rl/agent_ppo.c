@@ -559,6 +559,112 @@ xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_res
     return run_end(&r, st, err);
 }
 
+/* ----------------------------------------------------------- guided run */
+
+/* The cost of the graph after (xfer, location) as the run would step to
+ * it: a rule with a view (run.viewy) followed by the view moves' closure
+ * (xf_agent_env_step), any other priced without building it. */
+static xf_status guided_price(run *r, int xfer, int location, double *ms, xf_error *err)
+{
+    xf_env *e = r->run.e;
+    double bytes;
+    if (!r->run.plan || !r->run.viewy[xfer]) return xf_env_peek(e, xfer, location, ms, &bytes, err);
+    xf_graph one, out;
+    xf_closure_log log;
+    xf_status st = xf_match_apply(xf_env_ruleset(e), xf_env_graph(e), xf_env_index(e),
+                                  xf_env_location(e, xfer, location), &one, err);
+    if (st != XF_OK) return st;
+    st = xf_closure_run_plan(r->run.plan, &one, XF_CLOSURE_LOG, &out, &log, err);
+    xf_graph_free(&one);
+    if (st != XF_OK) return st;
+    st = xf_env_cost_graph(e, &out, ms, err);
+    xf_graph_free(&out);
+    return st;
+}
+
+/* One step of the guided search (xf_ppo_agent_guide): the policy's `width`
+ * most likely rules, each at every location, priced as the step would
+ * leave the graph (guided_price); the cheapest taken when it lowers the
+ * cost, else the policy's greedy action. */
+static xf_status guided_step(run *r, int width, int *done, xf_error *err)
+{
+    xf_ppo_agent *a = r->a;
+    xf_env *e = r->run.e;
+    xf_status st = observe(a, e, 0, err);
+    const float *lp = NULL;
+    if (!st) st = xf_ppo_rank(&a->net, &a->p, &a->work, a->z, a->mask, &lp, err);
+    if (st != XF_OK) return st;
+    int M = a->act.M, best_rule = -1, best_loc = 0;
+    double cur = xf_env_cost(e), best = cur - XF_SEARCH_EPS * xf_env_initial_cost(e);
+    int chosen[XF_PPO_GUIDE_MAX];
+    int n_chosen = 0;
+    if (width > XF_PPO_GUIDE_MAX) width = XF_PPO_GUIDE_MAX;
+    for (int k = 0; k < width; k++) { /* the k-th most likely rule not chosen yet */
+        int top = -1;
+        for (int i = 0; i < M; i++) {
+            if (!a->mask[i] || a->act.env[i] < 0) continue;
+            int taken = 0;
+            for (int j = 0; j < n_chosen && !taken; j++) taken = chosen[j] == i;
+            if (!taken && (top < 0 || lp[i] > lp[top])) top = i;
+        }
+        if (top < 0) break;
+        chosen[n_chosen++] = top;
+        int env_rule = a->act.env[top], n = xf_env_num_locations(e, env_rule);
+        for (int l = 0; l < n; l++) {
+            double ms;
+            xf_error perr;
+            st = guided_price(r, env_rule, l, &ms, &perr);
+            if (st == XF_ERR_NOMEM || st == XF_ERR_IO || st == XF_ERR_INTERNAL) {
+                if (err) *err = perr;
+                return st;
+            }
+            if (!st && ms < best) {
+                best = ms;
+                best_rule = env_rule;
+                best_loc = l;
+            }
+        }
+    }
+    if (best_rule < 0) { /* nothing priced lowers the cost: the policy's own step */
+        int rule, loc;
+        float logp, value;
+        st = xf_ppo_act(&a->net, &a->p, &a->work, a->z, a->mask, a->n_loc, 1, &a->rng, &rule,
+                        &loc, &logp, &value, err);
+        if (st != XF_OK) return st;
+        best_rule = rule == M ? xf_env_num_xfers(e) : a->act.env[rule];
+        best_loc = loc;
+    }
+    xf_env_step_result sr;
+    st = xf_agent_env_step(&r->run, best_rule, best_loc, &sr, err);
+    if (st != XF_OK) return st;
+    *done = sr.done;
+    return after_step(r, best_rule, best_loc, &sr, err);
+}
+
+xf_status xf_ppo_agent_guide(xf_ppo_agent *a, xf_env *e, int width, xf_search_result *res,
+                             xf_error *err)
+{
+    if (!a->built)
+        return XF_FAIL(err, XF_ERR_INVALID,
+                       "ppo agent: the agent has no actions yet: train or load it first");
+    if (width < 1)
+        return XF_FAIL(err, XF_ERR_INVALID, "ppo agent: the guided search's width %d must be >= 1",
+                       width);
+    run r;
+    xf_status st = run_begin(&r, a, e, res, err);
+    r.phase = "guided";
+    if (!st) st = start_episode(&r, err);
+    double best = xf_env_cost(e);
+    for (int done = 0, idle = 0; !st && !done && idle < XF_PPO_GUIDE_PATIENCE && !out_of_budget(&r);) {
+        st = guided_step(&r, width, &done, err);
+        double now = xf_env_cost(e);
+        idle = now < best - XF_SEARCH_EPS * xf_env_initial_cost(e) ? 0 : idle + 1;
+        if (now < best) best = now;
+        tick(&r);
+    }
+    return run_end(&r, st, err);
+}
+
 /* ------------------------------------------------------------ checkpoints */
 
 #define N_SIZES 8

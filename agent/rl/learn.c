@@ -27,9 +27,10 @@ static void ppo_opts(const xf_rl_learn_options *o, xf_ppo_agent_options *opt)
     opt->progress_user = o->progress_user;
 }
 
-/* A loaded agent on env without training: one greedy episode, then
- * o->samples sampled ones; the best graph of all is kept (res), env holds
- * it. What the agent cannot use here goes to out. */
+/* A loaded agent on env without training: with o->guide (PPO) a search
+ * the policy guides, then one greedy episode and o->samples sampled ones;
+ * the best graph of all is kept (res), env holds it. What the agent cannot
+ * use here goes to out. */
 static xf_status play(xf_ppo_agent *ppo, xf_wm_agent *wm, xf_env *env,
                       const xf_rl_learn_options *o, xf_search_result *res, xf_rl_learned *out,
                       xf_error *err)
@@ -39,17 +40,20 @@ static xf_status play(xf_ppo_agent *ppo, xf_wm_agent *wm, xf_env *env,
     int64_t expanded = 0, seen = 0;
     double seconds = 0;
     xf_status st = XF_OK;
-    for (int k = 0; !st && k <= o->samples; k++) {
-        if (k > 0 && xf_clock_now() - out->t0 >= o->max_seconds) break;
-        xf_search_result *into = k == 0 ? res : &one;
-        st = ppo ? xf_ppo_agent_run(ppo, env, k == 0, into, err)
-                 : xf_wm_agent_run(wm, env, k == 0, into, err);
+    int guided = ppo && o->guide > 0;
+    out->guided = guided;
+    for (int k = -guided; !st && k <= o->samples; k++) {
+        if (k > -guided && xf_clock_now() - out->t0 >= o->max_seconds) break;
+        xf_search_result *into = k == -guided ? res : &one;
+        st = k < 0    ? xf_ppo_agent_guide(ppo, env, o->guide, into, err)
+             : ppo    ? xf_ppo_agent_run(ppo, env, k == 0, into, err)
+                      : xf_wm_agent_run(wm, env, k == 0, into, err);
         if (st) break;
         out->episodes++;
         expanded += into->expanded;
         seen += into->seen;
         seconds += into->seconds;
-        if (k > 0 && one.best_ms < res->best_ms) {
+        if (k > -guided && one.best_ms < res->best_ms) {
             xf_search_result t = *res;
             *res = one;
             one = t;

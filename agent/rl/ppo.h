@@ -134,6 +134,12 @@ xf_status xf_ppo_act(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *
 xf_status xf_ppo_eval(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,
                       const float *s, const uint8_t *mask, const int *n_loc_per_rule, int rule,
                       int loc, float *logp, float *value, xf_error *err);
+/* The policy's ranking of the actions of one state s[S] with xfer mask
+ * [A], for a search the policy guides (xf_ppo_agent_guide): *rule_logp
+ * points at the A rule log-probs (masked ones -inf), valid until the next
+ * call on w. */
+xf_status xf_ppo_rank(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,
+                      const float *s, const uint8_t *mask, const float **rule_logp, xf_error *err);
 
 /* Forward of the loss on rows r (r->B <= the work's rows); fills *out
  * and leaves in w what the backward needs. */
@@ -363,6 +369,24 @@ xf_status xf_ppo_agent_train(xf_ppo_agent *a, xf_env *e, xf_search_result *res, 
  * loaded). */
 xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_result *res,
                            xf_error *err);
+
+/* A search the loaded policy guides, one episode from e's reset state
+ * (the transfer path: rlflow-agent --load): at each step the policy ranks
+ * the rules offered; every location of its `width` most likely rules is
+ * priced with xf_env_peek (no graph built), and the cheapest
+ * is taken when it lowers the cost; when none does, the policy's own
+ * greedy action is taken (it may climb: the chains the policy learned go
+ * through dearer graphs). Steps go through the look-ahead
+ * (xf_agent_env_step) as the agent's own. The episode ends at the
+ * environment's done, or after XF_PPO_GUIDE_PATIENCE steps in a row that
+ * found no graph cheaper than the best so far. What is learned: which rules
+ * and locations are looked at, and every step where nothing in them
+ * improves; what is search: pricing those rules' locations. res as
+ * xf_ppo_agent_run's. */
+#define XF_PPO_GUIDE_MAX 64     /* the widest guided search */
+#define XF_PPO_GUIDE_PATIENCE 8 /* it stops after this many steps without a new best */
+xf_status xf_ppo_agent_guide(xf_ppo_agent *a, xf_env *e, int width, xf_search_result *res,
+                             xf_error *err);
 
 /* Checkpoint: the sizes max_locations, gnn hidden, latent, rounds,
  * mlp_layers, ppo hidden, trunk_layers and embed, the action set as rule

@@ -248,6 +248,16 @@ xf_status xf_ppo_eval(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work 
     return XF_OK;
 }
 
+xf_status xf_ppo_rank(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,
+                      const float *s, const uint8_t *mask, const float **rule_logp, xf_error *err)
+{
+    xf_status st = xf_ppo_work_reserve(w, net, 1, err);
+    if (st != XF_OK) return st;
+    forward_trunk(net, p, w, s, mask, 1);
+    *rule_logp = w->rule_logp;
+    return XF_OK;
+}
+
 /* ----------------------------------------------------------------- loss */
 
 void xf_ppo_loss_forward(const xf_ppo_net *net, const xf_nn_params *p, xf_ppo_work *w,

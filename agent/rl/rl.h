@@ -40,6 +40,9 @@ typedef struct xf_rl_learn_options {
     const char *load, *save; /* checkpoints (NULL: none) */
     int samples;         /* with load: sampled episodes after the greedy one, the best
                             graph of all kept (0: the greedy episode only) */
+    int guide;           /* with load, ppo: first a search the policy guides
+                            (xf_ppo_agent_guide) over its `guide` most likely rules
+                            at each step (0: none) */
     void (*ppo_progress)(void *user, const xf_ppo_progress *p);
     void (*wm_progress)(void *user, const xf_wm_progress *p);
     void *progress_user;
@@ -52,7 +55,8 @@ typedef struct xf_rl_learned {
                             cannot match it) */
     int outside;         /* loaded: rules the model offers at its start that are not
                             among the agent's actions (not available to it) */
-    int episodes;        /* loaded: episodes run (1 greedy + samples) */
+    int episodes;        /* loaded: episodes run (guided, greedy and sampled) */
+    int guided;          /* loaded: the guided search ran (o->guide > 0, ppo) */
     double t0;           /* when the call began (xf_clock_now) */
     xf_wm_agent_stats wm; /* the world-model agent's training figures */
     int load_failed;     /* o->load could not be read: the error is the input's */

@@ -126,6 +126,40 @@ xf_status search_admit(xf_search_ctx *c, const xf_graph *s, double ms, double ma
     return st;
 }
 
+xf_status search_child(xf_search_ctx *c, int r, int l, int look, double bound, double max_nodes,
+                       int parent, xf_graph *s, double *ms, int *entry, uint64_t *hash,
+                       int *added, xf_error *err)
+{
+    xf_env *e = c->env;
+    *added = 0;
+    double bytes;
+    xf_error aerr;
+    xf_closure_log log, *moved = NULL;
+    xf_status st;
+    if (look && search_looks_ahead(c, r)) { /* valued after the view moves it enables */
+        st = search_lookahead(c, r, l, s, ms, &log, &aerr);
+        moved = &log;
+        if (!st && !(*ms < bound)) {
+            xf_graph_free(s);
+            return XF_OK;
+        }
+    } else {
+        st = xf_env_peek(e, r, l, ms, &bytes, &aerr);
+        if (!st && !(*ms < bound)) return XF_OK;
+        if (!st)
+            st = xf_match_apply(xf_env_ruleset(e), xf_env_graph(e), xf_env_index(e),
+                                xf_env_location(e, r, l), s, &aerr);
+    }
+    if (st) { /* this action does not work here: skipped, unless the machine is in trouble */
+        if (search_skippable(st)) return XF_OK;
+        if (err) *err = aerr;
+        return st;
+    }
+    st = search_admit(c, s, *ms, max_nodes, parent, r, moved, added, entry, hash, err);
+    if (st || !*added) xf_graph_free(s);
+    return st;
+}
+
 int search_skippable(xf_status st)
 {
     return st != XF_ERR_NOMEM && st != XF_ERR_IO && st != XF_ERR_INTERNAL;

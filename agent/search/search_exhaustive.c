@@ -23,6 +23,7 @@
  */
 #include "agent/search/search_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef struct fentry {
@@ -77,6 +78,7 @@ static xf_status expand(xf_search_ctx *c, fifo *q, int parent, int depth, double
                         int *stop, xf_error *err)
 {
     xf_env *e = c->env;
+    double bound = c->opt.cost_bound > 0 ? c->opt.cost_bound : INFINITY;
     for (int r = 0; r < xf_env_num_xfers(e); r++) {
         int n = search_locations(c, r);
         for (int l = 0; l < n; l++) {
@@ -84,29 +86,14 @@ static xf_status expand(xf_search_ctx *c, fifo *q, int parent, int depth, double
                 *stop = 1;
                 return XF_OK;
             }
-            double ms, bytes;
-            xf_error aerr;
-            xf_status st = xf_env_peek(e, r, l, &ms, &bytes, &aerr);
-            if (!st && c->opt.cost_bound > 0 && !(ms < c->opt.cost_bound)) continue;
+            double ms;
             xf_graph s;
-            if (!st)
-                st = xf_match_apply(xf_env_ruleset(e), xf_env_graph(e), xf_env_index(e),
-                                    xf_env_location(e, r, l), &s, &aerr);
-            if (st) {
-                if (!search_skippable(st)) {
-                    if (err) *err = aerr;
-                    return st;
-                }
-                continue;
-            }
             int added = 0, entry = -1;
             uint64_t h = 0;
-            st = search_admit(c, &s, ms, max_nodes, parent, r, NULL, &added, &entry, &h, err);
-            if (st || !added) {
-                xf_graph_free(&s);
-                if (st) return st;
-                continue;
-            }
+            xf_status st = search_child(c, r, l, 0, bound, max_nodes, parent, &s, &ms, &entry,
+                                        &h, &added, err);
+            if (st) return st;
+            if (!added) continue;
             st = fifo_push(q, entry, depth + 1, h, &s, err);
             if (st) return st;
         }

@@ -80,6 +80,18 @@ xf_status search_offer(xf_search_ctx *c, const xf_graph *g, double ms, int entry
 xf_status search_admit(xf_search_ctx *c, const xf_graph *s, double ms, double max_nodes, int parent,
                        int r, const xf_closure_log *moved, int *added, int *entry, uint64_t *hash,
                        xf_error *err);
+/* The expansion step TASO's and the exhaustive search share: the successor
+ * of the environment's current graph (trail entry `parent`) by action
+ * (r, l), after the view moves it enables when `look` and r looks ahead
+ * (search_looks_ahead), else by the rule alone (priced by xf_env_peek
+ * before it is built). When it costs less than `bound` (*ms) and
+ * search_admit takes it (*added = 1), it is in *s (the caller's), on the
+ * trail (*entry) with its hash in *hash; otherwise *added = 0 and nothing
+ * is left to free. An action that does not work here is skipped (XF_OK,
+ * *added = 0); only errors that are not search_skippable are returned. */
+xf_status search_child(xf_search_ctx *c, int r, int l, int look, double bound, double max_nodes,
+                       int parent, xf_graph *s, double *ms, int *entry, uint64_t *hash,
+                       int *added, xf_error *err);
 /* Gives each kept candidate the rules on its path; frees the bookkeeping. */
 xf_status search_candidates_finish(xf_search_ctx *c, xf_error *err);
 void search_candidates_free(xf_search_result *res);

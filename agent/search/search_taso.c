@@ -151,40 +151,14 @@ static xf_status expand(xf_search_ctx *c, queue *q, int64_t *seq, int parent, do
                 return XF_OK;
             }
             search_tick(c);
-            double ms, bytes;
+            double ms;
             xf_graph s;
-            xf_error aerr;
-            xf_closure_log log, *moved = NULL;
-            xf_status st;
-            if (search_looks_ahead(c, r)) { /* valued after the view moves it enables */
-                st = search_lookahead(c, r, l, &s, &ms, &log, &aerr);
-                moved = &log;
-                if (!st && !(ms < c->opt.alpha * res->best_ms - eps)) {
-                    xf_graph_free(&s);
-                    continue;
-                }
-            } else {
-                st = xf_env_peek(e, r, l, &ms, &bytes, &aerr);
-                if (!st && !(ms < c->opt.alpha * res->best_ms - eps)) continue;
-                if (!st)
-                    st = xf_match_apply(xf_env_ruleset(e), xf_env_graph(e), xf_env_index(e),
-                                        xf_env_location(e, r, l), &s, &aerr);
-            }
-            if (st) {
-                if (!search_skippable(st)) {
-                    if (err) *err = aerr;
-                    return st;
-                }
-                continue;
-            }
             int added = 0, entry = -1;
             uint64_t h = 0;
-            st = search_admit(c, &s, ms, max_nodes, parent, r, moved, &added, &entry, &h, err);
-            if (st || !added) {
-                xf_graph_free(&s);
-                if (st) return st;
-                continue;
-            }
+            xf_status st = search_child(c, r, l, 1, c->opt.alpha * res->best_ms - eps, max_nodes,
+                                        parent, &s, &ms, &entry, &h, &added, err);
+            if (st) return st;
+            if (!added) continue;
             st = push(q, ms, (*seq)++, entry, h, &s, remaining, err);
             if (st) return st;
         }

@@ -128,6 +128,12 @@ static const xf_cli_opt opts[] = {
     {.name = "--samples", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.samples), .lo = 0,
      .hi = 100000, .label = "--samples N",
      .help = "--load: sampled episodes after the greedy one (default 8)"},
+    {.name = "--guide", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.guide), .lo = 0,
+     .hi = 64, .label = "--guide K",
+     .help = "--load, ppo: first a search the policy guides: each step prices\n"
+     "every location of its K most likely rules and takes the cheapest\n"
+     "when it lowers the cost, else the policy's own action (default 16;\n"
+     "0: the policy's episodes alone)"},
     {.name = "--tau", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.tau), .lo = 0,
      .label = "--tau T",
      .help = "wm: temperature of the dream's mixture sampling (default 1.0)"},

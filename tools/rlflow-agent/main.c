@@ -136,9 +136,10 @@ static void print_agent(const cli_options *o, const xf_optimize_report *r)
     const xf_rl_learned *l = &r->learned;
     const xf_optimize_search_figures *f = &r->search[0];
     if (l->loaded) {
-        printf("agent:           %s, loaded, no training: 1 greedy + %d sampled episodes (best "
+        printf("agent:           %s, loaded, no training: %s1 greedy + %d sampled episodes (best "
                "kept), %lld environment steps, %d actions of %d",
-               r->agent == XF_OPTIMIZE_PPO ? "ppo" : "wm", l->episodes - 1,
+               r->agent == XF_OPTIMIZE_PPO ? "ppo" : "wm",
+               l->guided ? "a search it guides + " : "", l->episodes - 1 - l->guided,
                (long long)f->expanded, l->actions, r->actions);
         if (l->unavailable)
             printf(" (%d unavailable: their rules cannot match this model)", l->unavailable);
