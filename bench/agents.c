@@ -43,9 +43,9 @@
  * reference a better graph is looked for with). --report DIR: also the
  * page comparing every run (pages/pages.h).
  * Rules: DB, or the build's default rules (the default vocabulary's 3-op
- * rules, proved: rules-default-*.db next to the tools, made by the build).
+ * rules and the unbatched heads' 4-op ones, proved: rules-default-*.db next
+ * to the tools, made by the build).
  */
-#define _DEFAULT_SOURCE /* getloadavg */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,12 +116,6 @@ static struct kept {
 } *kept;
 static int n_kept;
 
-static double load1(void)
-{
-    double l[3] = {0, 0, 0};
-    return getloadavg(l, 3) > 0 ? l[0] : -1;
-}
-
 /* Steps at which the trace's best cost first came within `frac` of the
  * final improvement (frac 0: the first point at or below `level`); -1
  * when never or there was no improvement. */
@@ -190,9 +184,9 @@ static run_figs run(const char *name, const char *path, const method *m, uint64_
     o.target_budget = cfg.target_budget;
     struct kept *k = kept && n_kept < MAX_KEPT ? &kept[n_kept] : NULL;
     xf_optimize_report rep;
-    double l0 = load1();
+    double l0 = bench_load_average();
     bench_row row = bench_optimize_model(&o, path, cfg.scratch, &rep);
-    double l1 = load1();
+    double l1 = bench_load_average();
     printf("%-14s %-12s seed %llu  load %.1f/%.1f\n", name, label, (unsigned long long)seed, l0,
            l1);
     if (!row.ok) {
@@ -395,7 +389,7 @@ static void bench_model(const char *name, const char *path)
                name, best_sc_name, best_sc, taso_sc,
                best_sc <= taso_sc + 1e-9 ? "at least as good" : "above TASO's cost");
     print_curves(name, all, n);
-    printf("load average now %.1f\n\n", load1());
+    printf("load average now %.1f\n\n", bench_load_average());
     fflush(stdout);
 }
 
@@ -428,7 +422,7 @@ static void tau_sweep(const char *name, const char *path)
         spread(t90[ti], n90[ti], "%.0f", s9, sizeof s9);
         printf("%-6.1f %-24s %-24s %-16s %s\n", taus[ti], cs, ts, ss, s9);
     }
-    printf("load average now %.1f\n", load1());
+    printf("load average now %.1f\n", bench_load_average());
     fflush(stdout);
 }
 
@@ -540,7 +534,7 @@ int main(int argc, char **argv)
     printf("rules: %s; %g s per method, seeds 1..%d, target %s, cost %s, arbiter budget %g s, "
            "1 thread; load average %.1f\n",
            rules, cfg.seconds, cfg.seeds, cfg.target ? "ort" : "none",
-           cfg.target && cfg.fused ? "fused" : "ops", cfg.target_budget, load1());
+           cfg.target && cfg.fused ? "fused" : "ops", cfg.target_budget, bench_load_average());
     if (!cfg.pretrained)
         printf("pre-trained: not available in this build (no checkpoint given)\n");
 

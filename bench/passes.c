@@ -143,18 +143,6 @@ static int parse(int argc, char **argv, options *o)
     return o->budget > 0 && o->batches && o->passes ? 0 : usage(2);
 }
 
-/* The 1-minute load average (-1 when unreadable). */
-static double load_now(void)
-{
-    FILE *f = fopen("/proc/loadavg", "r");
-    double l = -1;
-    if (f) {
-        if (fscanf(f, "%lf", &l) != 1) l = -1;
-        fclose(f);
-    }
-    return l;
-}
-
 static void load_average(const char *when)
 {
     FILE *f = fopen("/proc/loadavg", "r");
@@ -276,7 +264,7 @@ static result run(const char *rules, const char *model, const char *dims, const 
         }
     }
     r.ran = pclose(p) == 0;
-    r.load = load_now();
+    r.load = bench_load_average();
     return r;
 }
 

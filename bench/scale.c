@@ -23,7 +23,7 @@
  * cost model decides (the row says "no target"). The figures of a shared
  * machine are disturbed by its load: the bench prints the load average.
  */
-#define _DEFAULT_SOURCE /* wait4, getloadavg */
+#define _DEFAULT_SOURCE /* wait4 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,12 +203,10 @@ int main(int argc, char **argv)
     char rules[2048];
     if (rules_arg) snprintf(rules, sizeof rules, "%s", rules_arg);
     else bench_make_rules(scratch, XF_BENCH_XFERGEN, XF_BENCH_XFERVERIFY, rules, sizeof rules);
-    double load[3] = {0, 0, 0};
-    if (getloadavg(load, 3) < 0) load[0] = -1;
     printf("bench_scale: rlflow-agent --search taso --target ort, defaults otherwise%s%s%s%s\n",
            search_budget ? "; --budget " : "", search_budget ? search_budget : "",
            target_budget ? "; --target-budget " : "", target_budget ? target_budget : "");
-    printf("rules: %s; load average %.2f at the start\n", rules, load[0]);
+    printf("rules: %s; load average %.2f at the start\n", rules, bench_load_average());
     printf("%-5s %-9s %3s %8s %10s %7s  %s\n", "model", "weights", "thr", "wall s", "peak RSS",
            "/weights", "arbiter; written");
     for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++) {
