@@ -595,6 +595,18 @@ START_TEST(ort_folds_unbatched_heads)
 }
 END_TEST
 
+/* A rule set of r alone, one direction; frees r. */
+static xf_ruleset *one_rule_set(xf_rule *r)
+{
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(r);
+    return rs;
+}
+
 /* The key's unbatched-head rule of docs/tools/unbatched.vocab read
  * backwards: transpose[1,2,3,0](reshape[4x1x2x2](unsqueeze[1](squeeze[0](u))))
  * => transpose[0,2,3,1](reshape[1x4x2x2](u)), u [1,4,4]. */
@@ -629,12 +641,8 @@ START_TEST(lookahead_keeps_unbatched_heads)
     rule_heads_back(&r);
     ck_assert(xf_rule_is_view_move(&r));
     ck_assert(!xf_rule_is_lookahead_move(&r));
-    xf_ruleset_options o = xf_ruleset_options_default();
-    o.both_directions = 0;
-    xf_ruleset *rs = NULL;
+    xf_ruleset *rs = one_rule_set(&r);
     xf_error err;
-    ck_assert_msg(xf_ruleset_from_rules(&r, NULL, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
-    xf_rule_free(&r);
     ck_assert(!xf_rule_is_lookahead_move(xf_ruleset_rule(rs, 0)));
     xf_graph g, done;
     heads_graph(&g, 1, 0); /* both heads unbatched, as an earlier action left them */
@@ -655,8 +663,9 @@ END_TEST
 
 /* GPT's tanh GELU, x * 0.5 * (1 + tanh(0.7978845 * (x + 0.044715 * x^3))),
  * on [32, 64]; without its x 0.5 (moved into a weight by a scalar rule)
- * when half is 0. */
-static void tanh_gelu_graph(xf_graph *g, int half)
+ * when half is 0; with x + 0.044715 * x^3 a graph output as well when
+ * leak is 1 (ORT then fuses nothing). */
+static void tanh_gelu_graph(xf_graph *g, int half, int leak)
 {
     xf_graph_init(g);
     int64_t d[2] = {32, 64};
@@ -669,6 +678,7 @@ static void tanh_gelu_graph(xf_graph *g, int half)
     int u = xf_test_op2(g, XF_OP_ADD, NULL, t, xf_test_scalar(g, "one", 1.0f));
     int h = half ? xf_test_op2(g, XF_OP_SCALAR_MUL, NULL, x, xf_test_scalar(g, "half", 0.5f)) : x;
     xf_test_out(g, xf_test_op2(g, XF_OP_MUL, NULL, h, u));
+    if (leak) xf_test_out(g, a);
 }
 
 static double graph_ms(xf_costmemo *m, const xf_graph *g, double *tanh_ms)
@@ -695,20 +705,64 @@ START_TEST(ort_fuses_whole_tanh_gelu)
     xf_cost_model *cm = xf_fx_cost_model();
     xf_costmemo *m = NULL;
     ck_assert_msg(xf_costmemo_create(cm, &m, &err) == XF_OK, "%s", err.msg);
-    xf_graph whole, moved;
-    tanh_gelu_graph(&whole, 1);
-    tanh_gelu_graph(&moved, 0);
-    double t_whole = 0, t_moved = 0;
+    xf_graph whole, moved, leaked;
+    tanh_gelu_graph(&whole, 1, 0);
+    tanh_gelu_graph(&moved, 0, 0);
+    tanh_gelu_graph(&leaked, 1, 1);
+    double t_whole = 0, t_moved = 0, t_leaked = 0;
     ck_assert_double_gt(graph_ms(m, &whole, &t_whole), graph_ms(m, &moved, &t_moved));
     xf_costmemo_set_layout(m, XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS);
     double c_whole = graph_ms(m, &whole, &t_whole), c_moved = graph_ms(m, &moved, &t_moved);
     ck_assert_double_gt(t_whole, 0);
     ck_assert_double_eq_tol(c_whole, t_whole, 1e-12);
     ck_assert_double_lt(c_whole, c_moved);
+    /* an inner value read elsewhere: no fusion, every node costs */
+    double c_leaked = graph_ms(m, &leaked, &t_leaked);
+    ck_assert_double_gt(t_leaked, 0);
+    ck_assert_double_gt(c_leaked, 2 * t_leaked);
     xf_graph_free(&whole);
     xf_graph_free(&moved);
+    xf_graph_free(&leaked);
     xf_costmemo_free(m);
     xf_cost_close(cm);
+}
+END_TEST
+
+/* ewmul(scalar_mul(a, s), b) => ewmul(a, scalar_mul(b, s)): on the tanh
+ * GELU it moves the x 0.5 onto 1 + tanh(..) and breaks ORT's fusion. The
+ * environment's peek (one rewrite priced by its nodes) must say what the
+ * step then costs: the chain unfused, every node (xf_costmemo_gelu_zone). */
+START_TEST(peek_prices_a_broken_gelu_as_the_step)
+{
+    xf_rule r;
+    xf_shape sh[3] = {shp(2, 8, 4, 0), shp(0, 0, 0, 0), shp(2, 8, 4, 0)};
+    sides io = rule_inputs(&r, 3, sh);
+    int s = xf_test_op2(&r.src, XF_OP_MUL, NULL,
+                        xf_test_op2(&r.src, XF_OP_SCALAR_MUL, NULL, io.s[0], io.s[1]), io.s[2]);
+    int d = xf_test_op2(&r.dst, XF_OP_MUL, NULL, io.d[0],
+                        xf_test_op2(&r.dst, XF_OP_SCALAR_MUL, NULL, io.d[2], io.d[1]));
+    rule_outputs(&r, s, d);
+    xf_ruleset *rs = one_rule_set(&r);
+    xf_error err;
+    xf_graph g;
+    tanh_gelu_graph(&g, 1, 0);
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_env_options eo = xf_env_options_default();
+    eo.layout_view_ms = XF_ORT_VIEW_MS;
+    eo.layout_gbps = XF_ORT_LAYOUT_GBPS;
+    xf_env *e = NULL;
+    ck_assert_msg(xf_env_create(rs, cm, &g, &eo, &e, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_env_num_locations(e, 0), 1);
+    double before = xf_env_cost(e), peek_ms = 0, peek_bytes = 0;
+    ck_assert_msg(xf_env_peek(e, 0, 0, &peek_ms, &peek_bytes, &err) == XF_OK, "%s", err.msg);
+    xf_env_step_result sr;
+    ck_assert_msg(xf_env_step(e, 0, 0, &sr, &err) == XF_OK, "%s", err.msg);
+    ck_assert_double_gt(xf_env_cost(e), before); /* the fusion is gone */
+    ck_assert_double_eq_tol(peek_ms, xf_env_cost(e), 1e-9);
+    xf_env_free(e);
+    xf_cost_close(cm);
+    xf_graph_free(&g);
+    xf_ruleset_free(rs);
 }
 END_TEST
 
@@ -908,6 +962,7 @@ int main(void)
     tcase_add_test(tc, an_agent_step_looks_ahead_through_the_view_moves);
     tcase_add_test(tc, ort_folds_unbatched_heads);
     tcase_add_test(tc, ort_fuses_whole_tanh_gelu);
+    tcase_add_test(tc, peek_prices_a_broken_gelu_as_the_step);
     tcase_add_test(tc, lookahead_keeps_unbatched_heads);
     tcase_add_test(tc, kept_scalings_only_let_views_past);
     tcase_add_test(tc, slice_moves_above_head_reshapes);

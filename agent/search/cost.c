@@ -292,6 +292,17 @@ static int sole_reader(const xf_graph *g, const xf_graph_index *ix, int v, xf_op
     return same && nd->n_inputs == 2 ? users[0] : -1;
 }
 
+/* 1 when value v is read by node `reader` alone and is no graph output. */
+static int feeds_only(const xf_graph *g, const xf_graph_index *ix, int v, int reader)
+{
+    int n = 0;
+    const int *users = xf_graph_index_users(ix, v, &n);
+    if (n != 1 || users[0] != reader) return 0;
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == v) return 0;
+    return 1;
+}
+
 /* Marks in fused[] the nodes of the tanh GELU around tanh node t, x * 0.5 *
  * (1 + tanh(0.7978845 * (x + 0.044715 * x^3))), but for t itself, when the
  * chain is whole: ONNX Runtime 1.30 (CPU) fuses it into one FastGelu kernel
@@ -332,8 +343,51 @@ static void mark_fast_gelu(const xf_graph *g, const xf_graph_index *ix, int t, u
     } else if ((h = producer_with(g, other, XF_OP_MUL, 0.5f, &x2)) < 0 || x2 != x) {
         return;
     }
+    /* ORT fuses only a chain whose inner values nothing else reads */
+    const int inner[5] = {p, m1, a, m2, other == x ? y : h};
+    const int reader[5] = {m1, a, m2, t, other == x ? h : y};
+    for (int i = 0; i < 5; i++)
+        if (!feeds_only(g, ix, g->nodes[inner[i]].outputs[0], reader[i])) return;
+    if (!feeds_only(g, ix, tn->outputs[0], u) ||
+        !feeds_only(g, ix, g->nodes[u].outputs[0], y))
+        return;
     const int chain[7] = {p, m1, a, m2, u, y, h};
     for (int i = 0; i < 7; i++) fused[chain[i]] = 1;
+}
+
+/* Within this many edges of a tanh, a rewrite may make or break a tanh
+ * GELU chain (mark_fast_gelu: 4 nodes above the tanh, 3 below). */
+#define GELU_REACH 4
+
+int xf_costmemo_gelu_zone(const xf_costmemo *m, const xf_graph *g, const xf_graph_index *ix,
+                          uint8_t *zone, int *queue)
+{
+    memset(zone, 0, (size_t)g->n_nodes);
+    if (m->view_ms <= 0 || !ix) return 0;
+    int head = 0, tail = 0, marked = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == XF_OP_TANH) zone[i] = 1, queue[tail++] = i, marked++;
+    /* breadth-first, undirected, GELU_REACH edges: depth rides in the
+     * queue's order, one level at a time */
+    for (int depth = 0; depth < GELU_REACH && head < tail; depth++) {
+        int end = tail;
+        for (; head < end; head++) {
+            const xf_node *nd = &g->nodes[queue[head]];
+            for (int k = 0; k < nd->n_inputs; k++) {
+                int v = nd->inputs[k];
+                if (v < 0 || g->values[v].kind != XF_VALUE_NODE) continue;
+                int pn = g->values[v].producer;
+                if (pn >= 0 && !zone[pn]) zone[pn] = 1, queue[tail++] = pn, marked++;
+            }
+            for (int k = 0; k < nd->n_outputs; k++) {
+                int n = 0;
+                const int *users = xf_graph_index_users(ix, nd->outputs[k], &n);
+                for (int j = 0; j < n; j++)
+                    if (!zone[users[j]]) zone[users[j]] = 1, queue[tail++] = users[j], marked++;
+            }
+        }
+    }
+    return marked;
 }
 
 static xf_status memo_node(xf_costmemo *m, const xf_graph *g, int node, xf_op_cost *out,

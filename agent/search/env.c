@@ -55,7 +55,9 @@ struct xf_env {
         xf_graph_index *ix;
         xf_match_list ml;
         xf_op_cost *node_cost;
-        int node_cap;
+        uint8_t *gelu_zone; /* xf_costmemo_gelu_zone's marks, node_cap long */
+        int *zone_queue;    /* its scratch, node_cap long */
+        int node_cap, zone_marked;
         xf_op_cost cost;
         uint64_t hash;
     } slot[2];
@@ -136,16 +138,19 @@ static xf_status load_state(xf_env *e, xf_graph *ng, const int *from, const uint
     if (!st && s->node_cap < s->g.n_nodes) {
         int cap = s->g.n_nodes + s->g.n_nodes / 2 + 16;
         xf_op_cost *nc = xf_realloc(s->node_cost, (size_t)cap * sizeof *nc);
-        if (!nc) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing a graph");
-        else {
-            s->node_cost = nc;
-            s->node_cap = cap;
-        }
+        if (nc) s->node_cost = nc;
+        uint8_t *zone = nc ? xf_realloc(s->gelu_zone, (size_t)cap) : NULL;
+        if (zone) s->gelu_zone = zone;
+        int *queue = zone ? xf_realloc(s->zone_queue, (size_t)cap * sizeof *queue) : NULL;
+        if (queue) s->zone_queue = queue;
+        if (!queue) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory costing a graph");
+        else s->node_cap = cap;
     }
     double t1 = xf_clock_now();
     if (!st)
         st = xf_costmemo_graph_from(e->memo, &s->g, s->ix, &p->g, p->ix, p->node_cost, from,
                                     s->node_cost, &s->cost, err);
+    if (!st) s->zone_marked = xf_costmemo_gelu_zone(e->memo, &s->g, s->ix, s->gelu_zone, s->zone_queue);
     double t2 = xf_clock_now();
     if (!st) st = xf_match_all(e->rs, &s->g, s->ix, e->opt.max_locations, &s->ml, err);
     if (!st && s->ml.n_rules != e->n_xfers)
@@ -259,6 +264,8 @@ void xf_env_free(xf_env *e)
         xf_graph_free(&e->slot[i].g);
         xf_match_list_free(&e->slot[i].ml);
         xf_free(e->slot[i].node_cost);
+        xf_free(e->slot[i].gelu_zone);
+        xf_free(e->slot[i].zone_queue);
     }
     xf_graph_free(&e->prepared);
     xf_costmemo_free(e->memo);
@@ -304,9 +311,7 @@ xf_status xf_env_set_graph(xf_env *e, const xf_graph *g, xf_error *err)
     return st;
 }
 
-/* Failures of a rewrite that mean "this action does not work here" rather
- * than "the machine is in trouble". */
-static int action_failure(xf_status st)
+int xf_action_skippable(xf_status st)
 {
     return st != XF_ERR_NOMEM && st != XF_ERR_IO && st != XF_ERR_INTERNAL;
 }
@@ -362,7 +367,7 @@ xf_status xf_env_step(xf_env *e, int xfer, int location, xf_env_step_result *r, 
     if (!st) st = xf_match_apply_from(e->rs, &s->g, s->ix, m, &ng, e->from, &aerr);
     e->prof.apply += xf_clock_now() - t0;
     if (!st) st = load_state(e, &ng, e->from, NULL, &aerr);
-    if (st && action_failure(st)) {
+    if (st && xf_action_skippable(st)) {
         xf_log(XF_LOG_WARN, "environment: rule %d at location %d could not be applied: %s",
                xfer, location, aerr.msg);
         return invalid_step(e, xfer, location, aerr.msg, r);
@@ -402,8 +407,9 @@ double xf_env_target_initial_ms(const xf_env *e)
 }
 
 /* xf_env_peek's cost when the rewrite makes a transpose whose cost depends
- * on its readers (xf_costmemo_may_fold): the graph after it is built,
- * indexed and costed whole. */
+ * on its readers (xf_costmemo_may_fold) or touches a node near a tanh,
+ * where it may make or break a fused GELU (xf_costmemo_gelu_zone): the
+ * graph after it is built, indexed and costed whole. */
 static xf_status peek_whole(xf_env *e, const env_state *s, const xf_match *m, double *cost_ms,
                             double *bytes, xf_error *err)
 {
@@ -457,6 +463,8 @@ xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double
     for (int i = 0; i < t.n_nodes; i++)
         if (!t.weight_only[i] && xf_costmemo_may_fold(e->memo, t.op[i], &t.params[i], t.in_shape[i][0].rank))
             return peek_whole(e, s, m, cost_ms, bytes, err);
+    for (int j = 0; s->zone_marked && j < m->n_nodes; j++)
+        if (s->gelu_zone[m->nodes[j]]) return peek_whole(e, s, m, cost_ms, bytes, err);
     double d_ms = 0, d_bytes = 0;
     for (int i = 0; i < t.n_nodes; i++) {
         if (t.weight_only[i]) continue;

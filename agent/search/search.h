@@ -98,6 +98,15 @@ int xf_rule_is_lookahead_move(const xf_rule *rule);
  * it free where every reader is a MatMul of rank >= 3 operands). */
 int xf_costmemo_may_fold(const xf_costmemo *m, xf_op op, const xf_params *p, int rank);
 
+/* With the ORT layout costs on, marks in zone[g->n_nodes] the nodes within
+ * a few edges of a tanh, where a rewrite may make or break a tanh GELU
+ * that xf_costmemo_graph prices as one fused kernel: such a rewrite's cost
+ * is not the sum of its nodes' (xf_env_peek costs the graph after it
+ * whole). queue: g->n_nodes ints of scratch. Returns how many are marked
+ * (0: none, or the layout costs are off). */
+int xf_costmemo_gelu_zone(const xf_costmemo *m, const xf_graph *g, const xf_graph_index *ix,
+                          uint8_t *zone, int *queue);
+
 /* Cost of one configuration (xf_cost_op semantics). */
 xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int n_inputs,
                          const xf_dtype *in_dtypes, const xf_shape *in_shapes, xf_op_cost *out,
@@ -277,8 +286,16 @@ typedef struct xf_env_step_result {
  * environment keeps its previous state. */
 xf_status xf_env_step(xf_env *e, int xfer, int location, xf_env_step_result *r, xf_error *err);
 
+/* 1 when a failed peek, rewrite or step only means "this action does not
+ * work here" (a search or an agent skips it), not that the machine is in
+ * trouble (out of memory, I/O, a broken invariant). */
+int xf_action_skippable(xf_status st);
+
 /* Cost of the graph that (xfer, location) would produce, from the target's
- * instantiation alone (no graph built). XF_ERR_INVALID for a masked action.
+ * instantiation alone (no graph built; where the rewrite's cost depends on
+ * the nodes around it, a transpose ONNX Runtime may fold or a node near a
+ * tanh GELU, the graph after it is built and costed whole). XF_ERR_INVALID
+ * for a masked action.
  * = current cost + the target operators' costs (weight-only ones free) −
  * the matched source operators' costs; the no-op gives the current cost. */
 xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double *bytes,
