@@ -518,17 +518,8 @@ int main(int argc, char **argv)
     static char rules[2048];
     if (cfg.rules) {
         snprintf(rules, sizeof rules, "%s", cfg.rules);
-    } else { /* the build's default rules (default vocabulary, 3-op, proved) */
-        const char *dirs[1] = {XF_BENCH_TOOLS_DIR};
-        xf_default_rules_options dro;
-        xf_default_rules_options_init(&dro);
-        dro.dirs = dirs;
-        dro.n_dirs = 1;
-        xf_default_rules_origin origin;
-        if (xf_default_rules_find(&dro, rules, sizeof rules, &origin, &err) != XF_OK) {
-            fprintf(stderr, "bench_agents: the default rules: %s\n", err.msg);
-            return 1;
-        }
+    } else { /* the build's default rules */
+        bench_default_rules(XF_BENCH_TOOLS_DIR, rules, sizeof rules);
     }
     cfg.rules = rules;
     printf("rules: %s; %g s per method, seeds 1..%d, target %s, cost %s, arbiter budget %g s, "

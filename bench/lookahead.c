@@ -43,6 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent_runner.h"
 #include "agent/rl/rl.h"
 #include "agent/search/search.h"
 #include "modelzoo/modelzoo.h"
@@ -413,17 +414,10 @@ int main(int argc, char **argv)
         return 2;
     }
     char rules[4096];
-    xf_error err;
     if (bo.rules) {
         snprintf(rules, sizeof rules, "%s", bo.rules);
     } else {
-        const char *dirs[1] = {XF_BENCH_TOOLS_DIR};
-        xf_default_rules_options d;
-        xf_default_rules_options_init(&d);
-        d.dirs = dirs;
-        d.n_dirs = 1;
-        xf_default_rules_origin origin;
-        if (xf_default_rules_find(&d, rules, sizeof rules, &origin, &err)) fail("default rules", &err);
+        bench_default_rules(XF_BENCH_TOOLS_DIR, rules, sizeof rules);
     }
     printf("bench_lookahead: rules %s; analytic costs (100 GFLOP/s, 10 GB/s, 2 us a kernel);\n"
            "agents and random: %d seeds, %lld real steps or %.0f s each, episodes of %d steps;\n"

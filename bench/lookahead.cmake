@@ -3,7 +3,8 @@
 # through dearer ones: exhaustive search's optimum and bound, then random,
 # greedy, TASO (alpha 1.05 and larger), the search look-ahead, PPO and the
 # world-model agent over several seeds.
-add_executable(bench_lookahead ${CMAKE_CURRENT_SOURCE_DIR}/lookahead.c)
+add_executable(bench_lookahead ${CMAKE_CURRENT_SOURCE_DIR}/lookahead.c
+                               ${CMAKE_CURRENT_SOURCE_DIR}/agent_runner.c)
 target_link_libraries(bench_lookahead PRIVATE xf_optimize xf_modelzoo)
 target_compile_definitions(bench_lookahead PRIVATE
   XF_BENCH_TOOLS_DIR="$<TARGET_FILE_DIR:rlflow-agent>")

@@ -108,7 +108,9 @@ gen() { # gen OPS DB LOG
   /usr/bin/time -v "$bin/xfergen" --max-ops "$1" -o "$2" -j "$jobs" > "$3.out" 2> "$3" || rc=$?
   grep -E "^(graphs enumerated|fingerprints|candidates|rules kept) " "$3.out" | sed 's/^/  /' || true
   echo "  $(time_figures "$3" "$(since "$t0")") (goal at 4 operators: <= 10 min, <= 4 GB on 2 cores)"
-  echo "  database $(stat -c %s "$2") bytes ($(( $(stat -c %s "$2") / 1000000 )) MB); $(by_size "$2")"
+  local size
+  size=$(stat -c %s "$2" 2>/dev/null || echo 0)
+  echo "  database $size bytes ($(( size / 1000000 )) MB); $(by_size "$2")"
   echo "  ($(load) at the end)"
   if [ "$rc" -ne 0 ] || [ "$stopped" -eq 1 ]; then
     echo "xfergen stopped (exit $rc)"; exit 1

@@ -17,7 +17,11 @@
 void xf_child_dies_with_parent(long parent)
 {
 #ifdef __linux__
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* the signal comes when the forking *thread* ends: the callers fork
+     * from the thread that waits for their workers. A kernel that refuses
+     * it leaves the worker as before (it ends at its next write to the
+     * closed pipe) */
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* the parent died between the fork and the prctl: nobody is left to
      * read this worker's answer */
     if ((long)getppid() != parent) _exit(1);

@@ -35,7 +35,9 @@
  * (xferverify): each rule in its own forked worker process, here or (with
  * MPI) on other ranks, the verdicts recorded in the database by this
  * process. Every query has Z3's deterministic resource limit (rlimit) as
- * well as a timeout; an unknown records which stopped it.
+ * well as a timeout; an unknown records which stopped it. The workers die
+ * with the thread that forked them (xf_child_dies_with_parent): call it
+ * from a thread that lives until it returns.
  */
 #ifndef XF_VERIFY_H
 #define XF_VERIFY_H

@@ -473,7 +473,9 @@ static xf_status imitate(run *r, xf_error *err)
         int j = env_rule >= 0 && env_rule <= n_env ? a->act.agent[env_rule] : -1;
         if (j < 0) break;
         xf_actions_mask(&a->act, e, a->mask, a->n_loc);
-        if (!a->mask[j] || (a->n_loc[j] >= 2 && loc >= a->n_loc[j])) break;
+        /* the network scores at most L locations (xf_ppo_eval rejects the rest) */
+        int n_loc = a->n_loc[j] < a->net.L ? a->n_loc[j] : a->net.L;
+        if (!a->mask[j] || (n_loc >= 2 && loc >= n_loc)) break;
         st = observe(a, e, 1, err);
         float logp, value;
         if (!st)
@@ -614,7 +616,7 @@ static xf_status guided_step(run *r, int width, int *done, xf_error *err)
             double ms;
             xf_error perr;
             st = guided_price(r, env_rule, l, &ms, &perr);
-            if (st == XF_ERR_NOMEM || st == XF_ERR_IO || st == XF_ERR_INTERNAL) {
+            if (st && !xf_action_skippable(st)) {
                 if (err) *err = perr;
                 return st;
             }

@@ -43,7 +43,9 @@ static xf_status play(xf_ppo_agent *ppo, xf_wm_agent *wm, xf_env *env,
     int guided = ppo && o->guide > 0;
     out->guided = guided;
     for (int k = -guided; !st && k <= o->samples; k++) {
-        if (k > -guided && xf_clock_now() - out->t0 >= o->max_seconds) break;
+        /* the guided search and the greedy episode always run; the time
+         * budget bounds the sampled ones */
+        if (k > 0 && xf_clock_now() - out->t0 >= o->max_seconds) break;
         xf_search_result *into = k == -guided ? res : &one;
         st = k < 0    ? xf_ppo_agent_guide(ppo, env, o->guide, into, err)
              : ppo    ? xf_ppo_agent_run(ppo, env, k == 0, into, err)

@@ -373,7 +373,8 @@ xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_res
 /* A search the loaded policy guides, one episode from e's reset state
  * (the transfer path: rlflow-agent --load): at each step the policy ranks
  * the rules offered; every location of its `width` most likely rules is
- * priced with xf_env_peek (no graph built), and the cheapest
+ * priced as the step would leave the graph (xf_env_peek; a rule with a
+ * view is applied and followed by the look-ahead's view moves), and the cheapest
  * is taken when it lowers the cost; when none does, the policy's own
  * greedy action is taken (it may climb: the chains the policy learned go
  * through dearer graphs). Steps go through the look-ahead

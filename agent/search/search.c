@@ -151,18 +151,13 @@ xf_status search_child(xf_search_ctx *c, int r, int l, int look, double bound, d
                                 xf_env_location(e, r, l), s, &aerr);
     }
     if (st) { /* this action does not work here: skipped, unless the machine is in trouble */
-        if (search_skippable(st)) return XF_OK;
+        if (xf_action_skippable(st)) return XF_OK;
         if (err) *err = aerr;
         return st;
     }
     st = search_admit(c, s, *ms, max_nodes, parent, r, moved, added, entry, hash, err);
     if (st || !*added) xf_graph_free(s);
     return st;
-}
-
-int search_skippable(xf_status st)
-{
-    return st != XF_ERR_NOMEM && st != XF_ERR_IO && st != XF_ERR_INTERNAL;
 }
 
 int search_locations(const xf_search_ctx *c, int r)

@@ -124,7 +124,7 @@ xf_status search_exhaustive(xf_search_ctx *c, xf_error *err)
         xf_graph_packed_free(&top.g);
         if (st) break;
         st = search_env_adopt_graph(e, &g, &top.hash, &lerr);
-        if (st && search_skippable(st)) { /* a graph the cost model rejects: skip */
+        if (st && xf_action_skippable(st)) { /* a graph the cost model rejects: skip */
             xf_log(XF_LOG_WARN, "exhaustive search: skipping a graph: %s", lerr.msg);
             st = XF_OK;
             continue;

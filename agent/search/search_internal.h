@@ -88,7 +88,7 @@ xf_status search_admit(xf_search_ctx *c, const xf_graph *s, double ms, double ma
  * search_admit takes it (*added = 1), it is in *s (the caller's), on the
  * trail (*entry) with its hash in *hash; otherwise *added = 0 and nothing
  * is left to free. An action that does not work here is skipped (XF_OK,
- * *added = 0); only errors that are not search_skippable are returned. */
+ * *added = 0); only errors that are not xf_action_skippable are returned. */
 xf_status search_child(xf_search_ctx *c, int r, int l, int look, double bound, double max_nodes,
                        int parent, xf_graph *s, double *ms, int *entry, uint64_t *hash,
                        int *added, xf_error *err);
@@ -101,9 +101,6 @@ void search_candidates_free(xf_search_result *res);
 xf_status search_trail_path(const xf_search_trail *t, int entry, int **applied, int *n,
                                xf_error *err);
 
-/* 1 when a failed peek or rewrite only means "this action does not work
- * here" (the search skips it), not that the machine is in trouble. */
-int search_skippable(xf_status st);
 /* Locations of rule r the search considers (at most opt.max_locations). */
 int search_locations(const xf_search_ctx *c, int r);
 

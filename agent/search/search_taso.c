@@ -189,7 +189,7 @@ xf_status search_taso(xf_search_ctx *c, xf_error *err)
             break;
         }
         st = search_env_adopt_graph(e, &g, &top.hash, &lerr);
-        if (st && search_skippable(st)) { /* a graph the cost model rejects: skip */
+        if (st && xf_action_skippable(st)) { /* a graph the cost model rejects: skip */
             xf_log(XF_LOG_WARN, "taso search: skipping a queued graph: %s", lerr.msg);
             st = XF_OK;
             continue;

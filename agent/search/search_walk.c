@@ -100,7 +100,7 @@ xf_status search_greedy(xf_search_ctx *c, xf_error *err)
                 int look = search_looks_ahead(c, r);
                 xf_status st = look ? search_lookahead(c, r, l, &s, &ms, &log, &aerr)
                                     : xf_env_peek(e, r, l, &ms, &bytes, &aerr);
-                if (st && !search_skippable(st)) {
+                if (st && !xf_action_skippable(st)) {
                     if (err) *err = aerr;
                     xf_graph_free(&ahead);
                     return st;
