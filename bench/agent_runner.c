@@ -221,7 +221,7 @@ static void env_die(const char *what, const xf_error *err)
     exit(1);
 }
 
-void bench_analytic_env(const xf_graph *model, const char *rules, bench_env *out)
+void bench_analytic_env(const xf_graph *model, const char *rules, int max_steps, bench_env *out)
 {
     xf_error err;
     memset(out, 0, sizeof *out);
@@ -240,6 +240,7 @@ void bench_analytic_env(const xf_graph *model, const char *rules, bench_env *out
     if (xf_cost_open(&co, &out->cm, &err)) env_die("cost model", &err);
     xf_env_options eo = xf_env_options_default();
     eo.prepare = po;
+    if (max_steps > 0) eo.max_steps = max_steps;
     out->max_locations = eo.max_locations;
     if (xf_env_create(out->rs, out->cm, model, &eo, &out->e, &err)) env_die("environment", &err);
 }

@@ -55,7 +55,8 @@ double bench_load_average(void);
 /* An environment on a model with the analytic cost backend at a fixed
  * roofline (100 GFLOP/s, 10 GB/s, 2 us a kernel: the same figures on any
  * machine and under any load) and the rules of `rules` that can match the
- * prepared model, derived ones included. Exits naming the cause on failure.
+ * prepared model, derived ones included; episodes of max_steps steps (0:
+ * the environment's default). Exits naming the cause on failure.
  * bench_env_free frees what it made (not the model). */
 typedef struct bench_env {
     xf_graph prep;
@@ -64,7 +65,7 @@ typedef struct bench_env {
     xf_env *e;
     int max_locations; /* the environment's */
 } bench_env;
-void bench_analytic_env(const xf_graph *model, const char *rules, bench_env *out);
+void bench_analytic_env(const xf_graph *model, const char *rules, int max_steps, bench_env *out);
 void bench_env_free(bench_env *b);
 
 /* Prints a row under a "name method" heading, one report line per field. */

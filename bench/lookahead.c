@@ -163,27 +163,12 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
     zc.v[XF_ZOO_LAYERS] = layers;
     xf_graph model;
     if (xf_modelzoo_build(m, &zc, &model, &err)) fail(name, &err);
-    xf_prepare_options po = xf_prepare_options_default();
-    xf_graph prep;
-    if (xf_agent_prepare(&model, &po, &prep, NULL, &err)) fail("prepare", &err);
-    xf_ruleset_options ro = xf_ruleset_options_default();
-    ro.derived = 1;
-    ro.restrict_to = &prep;
-    xf_ruleset *rs;
-    if (xf_ruleset_load(rules, &ro, &rs, &err)) fail(rules, &err);
-    xf_cost_options co = xf_cost_options_default();
-    co.backend = XF_COST_ANALYTIC;
-    co.cache_path = NULL;
-    co.peak_gflops = 100;
-    co.bandwidth_gbps = 10;
-    co.kernel_overhead_us = 2;
-    xf_cost_model *cm;
-    if (xf_cost_open(&co, &cm, &err)) fail("cost model", &err);
-    xf_env_options eo = xf_env_options_default();
-    eo.prepare = po;
-    eo.max_steps = bo->episode;
-    xf_env *e;
-    if (xf_env_create(rs, cm, &model, &eo, &e, &err)) fail("environment", &err);
+    bench_env be;
+    bench_analytic_env(&model, rules, bo->episode, &be);
+    xf_env *e = be.e;
+    xf_ruleset *rs = be.rs;
+    xf_cost_model *cm = be.cm;
+    const xf_graph *prep = &be.prep;
 
     char text[1024];
     if (xf_graph_format(xf_env_graph(e), text, sizeof text, &err)) snprintf(text, sizeof text, "?");
@@ -207,7 +192,7 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
     for (int i = 0; i < opt.n_applied; i++)
         printf("     %d. %s\n", i + 1, xf_ruleset_text(rs, opt.applied[i]));
     xf_check_result chk;
-    if (xf_interp_check(&prep, &opt.best, 1, 1e-4, 1e-5, &chk, &err)) fail("interpreter check", &err);
+    if (xf_interp_check(prep, &opt.best, 1, 1e-4, 1e-5, &chk, &err)) fail("interpreter check", &err);
     printf("   the optimum against the input in the interpreter: max |d| %.3g, %s\n", chk.max_abs,
            chk.bad_output < 0 ? "same function" : "DIFFERENT FUNCTION (a rule applied where it is false)");
 
@@ -297,7 +282,7 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
             lr.no_self_imitation = v == 1;
             lr.novelty = v == 2 ? (float)bo->novelty : 0.0f;
             lr.cm = cm;
-            lr.max_locations = eo.max_locations;
+            lr.max_locations = be.max_locations;
             lr.seed = (uint64_t)sd + 1;
             lr.tau = w ? (float)bo->tau[v - N_PPO] : 1.0f;
             lr.max_seconds = bo->seconds;
@@ -340,10 +325,7 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
                "%+.2f%%, of the controller on the real environment %+.2f%%\n",
                bo->tau[v - N_PPO], diag[v][0], diag[v][1], diag[v][2], diag[v][3], diag[v][4]);
     xf_search_result_free(&opt);
-    xf_env_free(e);
-    xf_cost_close(cm);
-    xf_ruleset_free(rs);
-    xf_graph_free(&prep);
+    bench_env_free(&be);
     xf_graph_free(&model);
 }
 

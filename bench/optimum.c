@@ -104,7 +104,7 @@ static void run_case(const char *name, const opts *o, const char *rules)
     xf_graph model;
     if (xf_modelzoo_build(m, &zc, &model, &err)) die(name, err.msg);
     bench_env be;
-    bench_analytic_env(&model, rules, &be);
+    bench_analytic_env(&model, rules, 0, &be);
     xf_env *e = be.e;
     xf_cost_model *cm = be.cm;
     printf("\n== %s --layers %lld --hidden %lld --heads 1%s: %d nodes prepared, %d actions\n", name,

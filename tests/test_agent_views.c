@@ -539,19 +539,27 @@ static void heads_graph(xf_graph *g, int folded, int relu)
     xf_test_out(g, xf_test_op2(g, XF_OP_MATMUL, NULL, parts[0], parts[1]));
 }
 
-static double heads_cost(xf_costmemo *m, const xf_graph *g, int *free_transposes)
+/* g's cost through the memo (ms), each node's in per[] (g has at most 32). */
+static double graph_costs(xf_costmemo *m, const xf_graph *g, xf_op_cost per[32])
 {
     xf_error err;
     xf_graph_index *ix = NULL;
     ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
-    xf_op_cost per[32], total;
+    xf_op_cost total;
     ck_assert_int_le(g->n_nodes, 32);
     ck_assert_msg(xf_costmemo_graph(m, g, ix, per, &total, &err) == XF_OK, "%s", err.msg);
+    xf_graph_index_free(ix);
+    return total.ms;
+}
+
+static double heads_cost(xf_costmemo *m, const xf_graph *g, int *free_transposes)
+{
+    xf_op_cost per[32];
+    double total = graph_costs(m, g, per);
     *free_transposes = 0;
     for (int i = 0; i < g->n_nodes; i++)
         *free_transposes += g->nodes[i].op == XF_OP_TRANSPOSE && per[i].ms == 0;
-    xf_graph_index_free(ix);
-    return total.ms;
+    return total;
 }
 
 /* With ONNX Runtime's layout costs the transposes it folds into its
@@ -683,16 +691,11 @@ static void tanh_gelu_graph(xf_graph *g, int half, int leak)
 
 static double graph_ms(xf_costmemo *m, const xf_graph *g, double *tanh_ms)
 {
-    xf_error err;
-    xf_graph_index *ix = NULL;
-    ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
-    xf_op_cost per[16], total;
-    ck_assert_int_le(g->n_nodes, 16);
-    ck_assert_msg(xf_costmemo_graph(m, g, ix, per, &total, &err) == XF_OK, "%s", err.msg);
+    xf_op_cost per[32];
+    double total = graph_costs(m, g, per);
     for (int i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].op == XF_OP_TANH) *tanh_ms = per[i].ms;
-    xf_graph_index_free(ix);
-    return total.ms;
+    return total;
 }
 
 /* With ONNX Runtime's layout costs a whole tanh GELU costs its tanh alone
