@@ -272,18 +272,26 @@ START_TEST(rlimit_unknowns_are_reproducible)
                                     "2>'%s.err' >/dev/null",
                                     tool, a, a),
                      0);
-    /* The clock stops every rule somewhere: a bounded check that needs the
+    /* The clock stops rules somewhere: a bounded check that needs the
      * solver (exact at every planned shape of a proved rule, --cross-shapes
      * 64) spends its 1 ms before its last input shape, and a proof is
      * stopped ("timeout", or "canceled" when the clock fires inside Z3)
-     * where equal normal forms decide the rule without it. Whether the
-     * axiom prover is stopped depends on the machine, so the summary line
-     * is checked against what was stored. */
-    ck_assert_int_eq(xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE status != 'pruned' "
-                                        "AND (verdict_detail LIKE '%timeout%' OR verdict_detail "
-                                        "LIKE '%time budget spent%' OR verdict_detail LIKE "
-                                        "'%(canceled)%')"),
-                     6);
+     * where equal normal forms decide the rule without it. How many of the
+     * six finish inside 1 ms depends on the machine (a rule with 4 input
+     * shapes can, on a fast one), so the test asks for at least one
+     * stopped, none refuted, every other one proved, and the
+     * summary line checked against what was stored. */
+    int64_t n_stopped = xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE status != 'pruned' "
+                                           "AND (verdict_detail LIKE '%timeout%' OR verdict_detail "
+                                           "LIKE '%time budget spent%' OR verdict_detail LIKE "
+                                           "'%(canceled)%')");
+    ck_assert_int_ge(n_stopped, 1);
+    ck_assert_int_eq(xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE status = 'refuted'"), 0);
+    ck_assert_int_eq(xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE status = 'proved' "
+                                        "AND verdict_detail NOT LIKE '%timeout%' AND verdict_detail "
+                                        "NOT LIKE '%time budget spent%' AND verdict_detail NOT "
+                                        "LIKE '%(canceled)%'"),
+                     6 - n_stopped);
     int64_t n_to = xf_test_sql_int(a, "SELECT count(*) FROM rules WHERE status = 'unknown' AND "
                                       "verdict_detail LIKE 'unknown: %timeout%'");
     err = xf_test_read_file(path, NULL);
