@@ -1,9 +1,12 @@
 /*
  * search.c — the middle step of xf_optimize_file: the environments over
- * the prepared model (and, with the target deciding a search, over the
- * model prepared the other way, whose candidates the arbiter times with
- * the first search's), the head of the report handed to the stage
- * callback, then the search or the learning agent.
+ * the prepared model (and, with the target deciding a search or an agent
+ * that trains here, over the model prepared the other way, whose
+ * candidates the arbiter times with the first's), the head of the report
+ * handed to the stage callback, then the search or the learning agent on
+ * each. The agents get both preparations, each for the time a search gets
+ * on each, as TASO does: with the first alone they were judged on half
+ * the graphs TASO's arbiter sees.
  */
 #include "optimize_internal.h"
 
@@ -35,7 +38,11 @@ static xf_status make_envs(opt_run *s, xf_error *err)
     }
     xf_prepare_options alt;
     xf_status st;
-    if (s->target && o->agent == XF_OPTIMIZE_SEARCH && o->scalings_both &&
+    /* a learning agent that trains here learns on both as well, each for the
+     * time a search gets on each (a loaded or saved agent is one agent: the
+     * model as asked) */
+    int both = o->agent == XF_OPTIMIZE_SEARCH || (!o->load && !o->save);
+    if (s->target && both && o->scalings_both &&
         xf_prepare_alternative(&o->prepare, &s->ms[0].prep, &alt)) {
         if ((st = opt_load_rules(s, 1, &alt, err))) {
             xf_error_prefix(err, "the search with scalings kept");
@@ -45,6 +52,11 @@ static xf_status make_envs(opt_run *s, xf_error *err)
     }
     for (int i = 0; i < s->n_searches; i++)
         if ((st = xf_model_search_env(&s->ms[i], s->cm, &eo, err))) return st;
+    /* an agent has nothing to learn where no action can match: the first
+     * environment's candidates are timed alone */
+    if (o->agent != XF_OPTIMIZE_SEARCH && s->n_searches > 1 &&
+        xf_env_num_xfers(s->ms[1].env) == 0)
+        s->n_searches = 1;
     return XF_OK;
 }
 
@@ -57,8 +69,12 @@ static void search_figures(opt_run *s)
     }
 }
 
-static xf_status learn(opt_run *s, xf_env *env, xf_error *err)
+/* The agent trained (or loaded) on search i's environment; the report's
+ * figures of what was learned and of the target's sparse reward are the
+ * first environment's. */
+static xf_status learn_one(opt_run *s, int i, xf_error *err)
 {
+    xf_env *env = s->ms[i].env;
     const xf_optimize_options *o = &s->o;
     xf_rl_learn_options lo = {0};
     lo.wm = o->agent == XF_OPTIMIZE_WM;
@@ -76,20 +92,23 @@ static xf_status learn(opt_run *s, xf_env *env, xf_error *err)
     lo.ppo_progress = opt_trace_ppo;
     lo.wm_progress = opt_trace_wm;
     lo.progress_user = s;
-    opt_trace_begin(s, 0);
+    opt_trace_begin(s, i);
     s->r->agent = o->agent;
     double t0 = xf_clock_now();
-    xf_status st = xf_rl_learn(env, &lo, &s->ms[0].res, &s->r->learned, err);
-    if (!st) st = opt_trace_end(s, &s->ms[0].res, xf_clock_now() - t0, err);
+    xf_rl_learned other;
+    xf_rl_learned *learned = i == 0 ? &s->r->learned : &other;
+    xf_status st = xf_rl_learn(env, &lo, &s->ms[i].res, learned, err);
+    if (!st) st = opt_trace_end(s, &s->ms[i].res, xf_clock_now() - t0, err);
     if (o->ppo_progress || o->wm_progress) opt_note(s, XF_OPTIMIZE_PROGRESS_END, "%s", "");
     if (st) {
-        xf_error_prefix(err, "%s agent failed", agent_name(o->agent));
-        if (s->r->learned.load_failed) s->r->input_error = 1; /* an unreadable checkpoint */
+        xf_error_prefix(err, "%s agent failed%s", agent_name(o->agent),
+                        i ? " with scalings kept" : "");
+        if (learned->load_failed) s->r->input_error = 1; /* an unreadable checkpoint */
         return st;
     }
-    if (s->r->learned.save_failed) /* the model is still written; the report says it */
-        opt_note(s, XF_OPTIMIZE_WARN, "checkpoint not written: %s", s->r->learned.save_err.msg);
-    if (s->target) {
+    if (learned->save_failed) /* the model is still written; the report says it */
+        opt_note(s, XF_OPTIMIZE_WARN, "checkpoint not written: %s", learned->save_err.msg);
+    if (s->target && i == 0) {
         xf_env_profile p;
         xf_env_profile_get(env, &p);
         s->r->target_runs = p.target_runs;
@@ -97,6 +116,14 @@ static xf_status learn(opt_run *s, xf_env *env, xf_error *err)
         s->r->target_initial_ms = xf_env_target_initial_ms(env);
     }
     return XF_OK;
+}
+
+/* The agent on each environment. */
+static xf_status learn(opt_run *s, xf_error *err)
+{
+    xf_status st = XF_OK;
+    for (int i = 0; !st && i < s->n_searches; i++) st = learn_one(s, i, err);
+    return st;
 }
 
 static xf_status run_search(opt_run *s, xf_search_kind kind, xf_error *err)
@@ -149,7 +176,7 @@ xf_status opt_search(opt_run *s, xf_error *err)
     }
     if (o->stage) o->stage(o->user, XF_OPTIMIZE_STAGE_SEARCH, s->r);
     if (o->agent != XF_OPTIMIZE_SEARCH && !s->r->agent_untrained)
-        st = learn(s, env, err);
+        st = learn(s, err);
     else
         st = run_search(s, kind, err);
     s->r->search_seconds = xf_clock_now() - t0;

@@ -13,9 +13,14 @@
  * With a target runtime in the environment (--target ort: the sparse real
  * reward), the cheapest graph by the cost model is not necessarily the
  * fastest where the model runs (ONNX Runtime's fusions): the run also keeps
- * the graph the target measured fastest and hands the start, the cheapest
- * and that one to the final arbiter as candidates, as the searches hand
- * their cheapest few, so that the best graph is judged by the target too.
+ * its XF_AGENT_CANDIDATES cheapest distinct graphs and the graph the target
+ * measured fastest, and hands the start graph and those to the final
+ * arbiter as candidates, as the searches hand their cheapest few
+ * (candidates.c in agent/search/), so that the best graph is judged by the
+ * target too. Handing the cheapest graph alone put the agents below TASO
+ * in the target on bert_small and modelzoo BERT though their costs were
+ * within 0.3% of TASO's: the arbiter picks the fastest of a search's 6
+ * cheapest, which are seldom its cheapest (docs/log/agent.md).
  */
 #include "agent/rl/ppo.h"
 
@@ -120,6 +125,60 @@ static xf_status keep_fast(xf_agent_run *r, double target_ms, xf_error *err)
     return XF_OK;
 }
 
+/* The environment's current graph, of cost ms, among the run's kept
+ * candidates when it is one of the r->keep cheapest distinct graphs (up to
+ * swapped operands: XF_HASH_IDENTITY_UNORDERED, as the searches'); the
+ * graph is hashed and copied only when it would be kept. */
+static xf_status offer(xf_agent_run *r, double ms, xf_error *err)
+{
+    if (r->keep <= 0 || (r->n_kept == r->keep && r->kept[r->n_kept - 1].ms <= ms)) return XF_OK;
+    uint64_t h = 0;
+    xf_status st = xf_graph_hash_checked(xf_env_graph(r->e), XF_HASH_IDENTITY_UNORDERED, &h, err);
+    if (st != XF_OK) return st;
+    if (h == r->start_hash) return XF_OK;
+    for (int i = 0; i < r->n_kept; i++)
+        if (r->kept_hash[i] == h) return XF_OK;
+    xf_search_candidate c;
+    if ((st = copy_current(r, &c, err)) != XF_OK) return st;
+    c.ms = ms;
+    if (r->n_kept == r->keep) candidate_free(&r->kept[--r->n_kept]);
+    int at = r->n_kept;
+    for (; at > 0 && r->kept[at - 1].ms > ms; at--) {
+        r->kept[at] = r->kept[at - 1];
+        r->kept_hash[at] = r->kept_hash[at - 1];
+    }
+    r->kept[at] = c;
+    r->kept_hash[at] = h;
+    r->n_kept++;
+    return XF_OK;
+}
+
+/* With a target in the environment: room for the candidates, and the
+ * start graph (the environment's reset state) copied. */
+static xf_status keep_begin(xf_agent_run *r, xf_error *err)
+{
+    if (xf_env_target_initial_ms(r->e) <= 0) return XF_OK;
+    r->kept = xf_calloc(XF_AGENT_CANDIDATES, sizeof *r->kept);
+    r->kept_hash = xf_calloc(XF_AGENT_CANDIDATES, sizeof *r->kept_hash);
+    if (!r->kept || !r->kept_hash)
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory keeping the agent's candidates");
+    r->keep = XF_AGENT_CANDIDATES;
+    xf_status st = xf_graph_hash_checked(xf_env_graph(r->e), XF_HASH_IDENTITY_UNORDERED,
+                                         &r->start_hash, err);
+    return st ? st : copy_current(r, &r->start, err);
+}
+
+static void keep_free(xf_agent_run *r)
+{
+    for (int i = 0; i < r->n_kept; i++) candidate_free(&r->kept[i]);
+    xf_free(r->kept);
+    xf_free(r->kept_hash);
+    candidate_free(&r->start);
+    r->kept = NULL;
+    r->kept_hash = NULL;
+    r->n_kept = r->keep = 0;
+}
+
 xf_status xf_agent_run_begin(xf_agent_run *r, xf_env *e, xf_search_result *res, xf_actions *act,
                              xf_error *err)
 {
@@ -135,6 +194,7 @@ xf_status xf_agent_run_begin(xf_agent_run *r, xf_env *e, xf_search_result *res, 
     if (!st) st = xf_htab_put(&r->seen, xf_htab_key(xf_env_hash(e)), NULL, &added, err);
     if (st != XF_OK) return st;
     res->initial_ms = r->reported_ms = xf_env_cost(e);
+    if ((st = keep_begin(r, err)) != XF_OK) return st;
     return keep_best(r, err);
 }
 
@@ -191,6 +251,7 @@ xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result 
         r->res->best_step = r->steps;
         if ((st = keep_best(r, err)) != XF_OK) return st;
     }
+    if ((st = offer(r, sr->cost_ms, err)) != XF_OK) return st;
     /* a measurement of this graph in the target: the fastest so far, and
      * faster than the start there, is kept for the arbiter */
     double start_ms = xf_env_target_initial_ms(r->e);
@@ -200,46 +261,38 @@ xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result 
     return XF_OK;
 }
 
-/* res->candidates: the start graph, the cheapest (when it is not the
- * start) and the fastest measured (when it is neither), cheapest first.
- * The environment is reset to copy the start graph; the caller sets the
- * best graph afterwards. */
+/* res->candidates: the start graph, the kept cheapest ones and the fastest
+ * measured (when it is none of those), cheapest first; moved out of the
+ * run. */
 static xf_status hand_candidates(xf_agent_run *r, xf_error *err)
 {
     xf_search_result *res = r->res;
-    xf_search_candidate *c = xf_calloc(3, sizeof *c);
+    xf_search_candidate *c = xf_calloc((size_t)r->n_kept + 2, sizeof *c);
     if (!c) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing the agent's candidates");
     int n = 0;
-    int path_n = r->path_n;
-    r->path_n = 0; /* the start graph's path is empty */
-    xf_status st = xf_env_reset(r->e, err);
-    if (!st) st = copy_current(r, &c[n], err);
-    r->path_n = path_n;
-    if (!st) n++;
-    uint64_t start_hash = xf_env_hash(r->e);
-    if (!st && r->best_hash != start_hash) {
-        c[n] = (xf_search_candidate){.ms = res->best_ms, .n_applied = res->n_applied};
-        st = xf_graph_clone_shared(&res->best, &c[n].g, err);
-        if (!st && res->n_applied > 0) {
-            c[n].applied = xf_malloc((size_t)res->n_applied * sizeof *c[n].applied);
-            if (c[n].applied)
-                memcpy(c[n].applied, res->applied, (size_t)res->n_applied * sizeof *c[n].applied);
-            else
-                st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing the agent's candidates");
-        }
-        if (!st) n++;
-        else xf_graph_free(&c[n].g);
-    }
-    if (!st && r->fast_hash != r->best_hash && r->fast_hash != start_hash) {
-        c[n++] = r->fast; /* moved */
-        memset(&r->fast, 0, sizeof r->fast);
-    }
+    c[n++] = r->start;
+    memset(&r->start, 0, sizeof r->start);
+    int fast_kept = !r->fast_set;
+    uint64_t fast_h = 0;
+    xf_status st = r->fast_set ? xf_graph_hash_checked(&r->fast.g, XF_HASH_IDENTITY_UNORDERED,
+                                                       &fast_h, err)
+                               : XF_OK;
     if (st) {
-        for (int i = 0; i < n; i++) candidate_free(&c[i]);
+        candidate_free(&c[0]);
         xf_free(c);
         return st;
     }
-    for (int i = 1; i < n; i++) /* cheapest first (insertion sort of at most 3) */
+    fast_kept |= fast_h == r->start_hash;
+    for (int i = 0; i < r->n_kept; i++) {
+        fast_kept |= r->kept_hash[i] == fast_h;
+        c[n++] = r->kept[i]; /* moved */
+    }
+    r->n_kept = 0;
+    if (!fast_kept) {
+        c[n++] = r->fast; /* moved */
+        memset(&r->fast, 0, sizeof r->fast);
+    }
+    for (int i = 1; i < n; i++) /* cheapest first (the kept ones are sorted) */
         for (int j = i; j > 0 && c[j].ms < c[j - 1].ms; j--) {
             xf_search_candidate t = c[j];
             c[j] = c[j - 1];
@@ -252,8 +305,9 @@ static xf_status hand_candidates(xf_agent_run *r, xf_error *err)
 
 xf_status xf_agent_run_end(xf_agent_run *r, xf_status st, xf_error *err)
 {
-    if (!st && r->fast_set) st = hand_candidates(r, err);
+    if (!st && r->keep > 0) st = hand_candidates(r, err);
     candidate_free(&r->fast);
+    keep_free(r);
     xf_agent_run_lookahead_free(r);
     if (!st) st = xf_env_set_graph(r->e, &r->res->best, err);
     if (!st) r->res->best_ms = xf_env_cost(r->e);

@@ -456,6 +456,12 @@ xf_status xf_agent_features(xf_node_costs *nc, const xf_env *e, xf_gnn_batch *b,
 /* A learning agent's run on the real environment (agent_common.c): the
  * result being filled, the graphs seen, the environment actions applied in
  * the current episode (the path a new best graph records) and the clock. */
+/* The cheapest distinct graphs a learning agent's run hands the final
+ * arbiter besides the start graph and the fastest measured one: as many as
+ * a search keeps for it at the default --candidates 6 (3 x 6 + 1: the
+ * arbiter times 6 of them, finishing merges some). */
+#define XF_AGENT_CANDIDATES 19
+
 typedef struct xf_agent_run {
     xf_env *e;
     xf_search_result *res;
@@ -472,6 +478,13 @@ typedef struct xf_agent_run {
     double fast_target_ms, fast_cost_ms;
     uint64_t fast_hash;
     xf_search_candidate fast;
+    /* With a target runtime in the environment: the start graph and the
+     * run's XF_AGENT_CANDIDATES cheapest distinct graphs (up to swapped
+     * operands, as the searches' candidates), cheapest first, each with its
+     * path, for the arbiter. keep: their room (0: none kept). */
+    int keep, n_kept;
+    xf_search_candidate start, *kept;
+    uint64_t start_hash, *kept_hash;
     /* The look-ahead (agent_lookahead.c; NULL plan: none): which rules have
      * a view, the closure plan, the moves the last step's closure made (the
      * path takes them after the step's rule) and the totals. */
@@ -504,7 +517,8 @@ int xf_agent_run_progress_due(xf_agent_run *r);
 /* Counts a real step that took environment action `rule` with result sr:
  * a valid rewrite (not the no-op) extends the path, counts as seen, and
  * becomes the best graph when cheaper (res->best_step: this step's count),
- * and the fastest measured when the target timed it (sr->target_ms) faster
+ * one of the kept candidates when among the run's cheapest distinct ones
+ * (with a target), and the fastest measured when the target timed it (sr->target_ms) faster
  * than the start and than any graph before. */
 xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result *sr,
                             xf_error *err);
@@ -526,11 +540,12 @@ xf_status xf_agent_env_step(xf_agent_run *r, int xfer, int location, xf_env_step
 /* Ends a run: after success (st XF_OK) e gets the best graph and res its
  * cost; res gets the distinct graphs seen and the seconds; the run's
  * memory is freed. Returns st, or the failure of setting e's graph.
- * When the environment timed graphs in a target runtime (its sparse
- * reward), the best graph is judged there too: res->candidates gets the
- * start graph, the cheapest graph and the graph the target measured
- * fastest (when it measured one faster than the start and it is not the
- * cheapest), cheapest first, for the final arbiter; without a target
+ * When the environment has a target runtime (its sparse reward), the best
+ * graph is judged there too: res->candidates gets the start graph, the
+ * run's XF_AGENT_CANDIDATES cheapest distinct graphs (the best among them)
+ * and the graph the target measured fastest (when it measured one faster
+ * than the start and it is none of those), cheapest first, for the final
+ * arbiter, as a search hands its cheapest few; without a target
  * res->candidates stays empty (the arbiter times res->best). */
 xf_status xf_agent_run_end(xf_agent_run *r, xf_status st, xf_error *err);
 

@@ -353,8 +353,9 @@ static void print_report(const cli_options *o, const xf_optimize_report *r)
                    xf_search_kind_name(o->opt.search), lpar, prep, rpar, (long long)f->expanded,
                    (long long)f->seen, r->n_searches == 1 ? r->search_seconds : f->seconds);
         else
-            printf("optimisation:    %s, %lld environment steps, %.2f s\n", agent_name(o, r),
-                   (long long)f->expanded, r->search_seconds);
+            printf("optimisation:    %s%s%s%s, %lld environment steps, %.2f s\n",
+                   agent_name(o, r), lpar, prep, rpar, (long long)f->expanded,
+                   r->n_searches == 1 ? r->search_seconds : f->seconds);
         printf("search cost:     %.4f ms -> %.4f ms (%+.2f%%, the prepared working graph%s%s)\n",
                f->initial_ms, f->best_ms,
                f->initial_ms > 0 ? 100.0 * (f->best_ms - f->initial_ms) / f->initial_ms : 0.0,
