@@ -9,6 +9,7 @@
  *   bench_optimum [--rules DB] [--models bert,vit,gpt] [--layers N] [--hidden N]
  *                 [--seq N] [--seeds N] [--steps N] [--seconds S]
  *                 [--budget N] [--bound A] [--size-cap C] [--exhaustive-seconds S]
+ *                 [--no-merge-swapped]
  *
  * For each case, on one environment (the prepared model, the rules that can
  * match it, derived ones included):
@@ -16,7 +17,11 @@
  *    (XF_SEARCH_EXHAUSTIVE), graphs of at most --size-cap x the start's
  *    nodes and costing below --bound x the start's (everything TASO with
  *    alpha = --bound could ever queue); "complete" = every such graph was
- *    expanded, so its best is the optimum within those bounds (proved);
+ *    expanded, so its best is the optimum within those bounds (proved).
+ *    Graphs equal up to the operand order of add, mul, min and max are one
+ *    graph (xf_search_options.merge_swapped; --no-merge-swapped: not), which
+ *    keeps the optimum: the matcher binds those either way round and the
+ *    analytic cost prices them alike;
  *  - greedy and TASO (alpha 1.05, budget 1000, the look-ahead on, as
  *    rlflow-agent runs them);
  *  - PPO and the world-model agent trained on the case (--seeds seeds,
@@ -46,6 +51,7 @@ typedef struct opts {
     int64_t layers, hidden, seq, steps;
     int seeds, budget;
     double seconds, bound, size_cap, ex_seconds;
+    int merge_swapped;
 } opts;
 
 static void die(const char *what, const char *msg)
@@ -59,7 +65,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_optimum [--rules DB] [--models LIST] [--layers N] [--hidden N] [--seq N]\n"
             "                     [--seeds N] [--steps N] [--seconds S] [--budget N] [--bound A]\n"
-            "                     [--size-cap C] [--exhaustive-seconds S]\n"
+            "                     [--size-cap C] [--exhaustive-seconds S] [--no-merge-swapped]\n"
             "small transformers: greedy, TASO, PPO and the world model against the optimum\n"
             "the exhaustive search proves under the rules (analytic costs, fixed roofline)\n"
             "  --rules DB       rules database (default: the default rules, as rlflow-agent)\n"
@@ -73,7 +79,11 @@ static void usage(FILE *f)
             "  --budget N       exhaustive: graphs expanded at most (default 200000)\n"
             "  --bound A        exhaustive: graphs costing < A x the input (default 1.5)\n"
             "  --size-cap C     exhaustive: graphs of <= C x the input's nodes (default 1.25)\n"
-            "  --exhaustive-seconds S  exhaustive: wall-clock cap (default 300)\n");
+            "  --exhaustive-seconds S  exhaustive: wall-clock cap (default 300)\n"
+            "  --no-merge-swapped  exhaustive: tell apart graphs that differ only in the\n"
+            "                   operand order of add/mul/min/max (by default they are one\n"
+            "                   graph: the matcher binds those either way round, the\n"
+            "                   analytic cost prices them alike, so the optimum is the same)\n");
 }
 
 static void row(const char *method, double best, double c0, double copt, int exact, double secs,
@@ -107,10 +117,17 @@ static void run_case(const char *name, const opts *o, const char *rules)
     bench_analytic_env(&model, rules, 0, &be);
     xf_env *e = be.e;
     xf_cost_model *cm = be.cm;
-    printf("\n== %s --layers %lld --hidden %lld --heads 1%s: %d nodes prepared, %d actions\n", name,
-           (long long)o->layers, (long long)o->hidden,
+    int applicable = 0, locations = 0;
+    const uint8_t *mask = xf_env_xfer_mask(e);
+    for (int r = 0; r < xf_env_num_xfers(e); r++)
+        if (mask[r]) applicable++, locations += xf_env_num_locations(e, r);
+    printf("\n== %s --layers %lld --hidden %lld --heads 1%s: %d nodes prepared, %d actions (%d "
+           "dropped as never matching a graph reachable from it, %d duplicates), %d of them "
+           "applicable at %d locations of the start\n",
+           name, (long long)o->layers, (long long)o->hidden,
            zc.v[XF_ZOO_SEQ] ? " (seq as given)" : " (image 4*seq, patch 4)",
-           xf_env_graph(e)->n_nodes, xf_env_num_xfers(e));
+           xf_env_graph(e)->n_nodes, xf_env_num_xfers(e), xf_ruleset_irrelevant(be.rs),
+           xf_ruleset_duplicates(be.rs), applicable, locations);
 
     xf_search_result ex;
     xf_search_result_init(&ex);
@@ -119,11 +136,15 @@ static void run_case(const char *name, const opts *o, const char *rules)
     so.size_cap = o->size_cap;
     so.max_seconds = o->ex_seconds;
     so.cost_bound = o->bound * xf_env_initial_cost(e);
+    so.merge_swapped = o->merge_swapped;
     if (xf_search_run(e, XF_SEARCH_EXHAUSTIVE, &so, &ex, &err)) die("exhaustive search", err.msg);
     double c0 = ex.initial_ms, copt = ex.best_ms, tol = 1e-6 * c0;
-    printf("   exhaustive (cost < %.2fx the input, <= %.2fx its nodes): %lld graphs seen, %lld "
-           "expanded, depth %d, %.1f s: %s\n",
-           o->bound, o->size_cap, (long long)ex.seen, (long long)ex.expanded, ex.depth, ex.seconds,
+    printf("   exhaustive (cost < %.2fx the input, <= %.2fx its nodes, graphs %s): %lld graphs "
+           "seen, %lld expanded, depth %d, %.1f s: %s\n",
+           o->bound, o->size_cap,
+           o->merge_swapped ? "equal up to the operand order of add/mul/min/max merged"
+                            : "told apart by their structural hash",
+           (long long)ex.seen, (long long)ex.expanded, ex.depth, ex.seconds,
            ex.complete ? "COMPLETE: its best is the optimum within the bounds"
                        : "NOT complete (budget or time): its best only bounds the optimum from "
                          "above");
@@ -195,12 +216,16 @@ static void run_case(const char *name, const opts *o, const char *rules)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* rows as they come, also into a file */
-    opts o = {NULL, "bert,vit,gpt", 1, 8, 4, 3000, 3, 200000, 60, 1.5, 1.25, 300};
+    opts o = {NULL, "bert,vit,gpt", 1, 8, 4, 3000, 3, 200000, 60, 1.5, 1.25, 300, 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
+        }
+        if (!strcmp(a, "--no-merge-swapped")) {
+            o.merge_swapped = 0;
+            continue;
         }
         if (!v) {
             usage(stderr);

@@ -106,6 +106,14 @@ xf_status search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, int e
     return XF_OK;
 }
 
+xf_status search_seen_key(const xf_search_ctx *c, const xf_graph *g, uint64_t identity,
+                          uint64_t *key, xf_error *err)
+{
+    *key = identity;
+    if (!c->opt.merge_swapped) return XF_OK;
+    return xf_graph_hash_checked(g, XF_HASH_IDENTITY_UNORDERED, key, err);
+}
+
 xf_status search_admit(xf_search_ctx *c, const xf_graph *s, double ms, double max_nodes, int parent,
                        int r, const xf_closure_log *moved, int *added, int *entry, uint64_t *hash,
                        xf_error *err)
@@ -115,8 +123,10 @@ xf_status search_admit(xf_search_ctx *c, const xf_graph *s, double ms, double ma
     *hash = 0;
     xf_status st = XF_OK;
     if ((double)s->n_nodes <= max_nodes) {
+        uint64_t key = 0;
         st = xf_graph_hash_checked(s, XF_HASH_IDENTITY, hash, err);
-        if (!st) st = xf_htab_put(&c->seen, xf_htab_key(*hash), NULL, added, err);
+        if (!st) st = search_seen_key(c, s, *hash, &key, err);
+        if (!st) st = xf_htab_put(&c->seen, xf_htab_key(key), NULL, added, err);
     }
     if (st || !*added) return st;
     st = search_trail_add_moves(c, parent, r, moved, entry, err);
@@ -203,7 +213,9 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
     xf_status st = search_lookahead_init(&c, err);
     if (!st) st = xf_env_reset(e, err);
     if (!st) st = search_trail_add(&c.trail, -1, -1, &root, err);
-    if (!st) st = xf_htab_put(&c.seen, xf_htab_key(xf_env_hash(e)), NULL, &added, err);
+    uint64_t key = 0;
+    if (!st) st = search_seen_key(&c, xf_env_graph(e), xf_env_hash(e), &key, err);
+    if (!st) st = xf_htab_put(&c.seen, xf_htab_key(key), NULL, &added, err);
     if (!st) {
         res->initial_ms = xf_env_cost(e);
         st = search_keep_best(&c, xf_env_graph(e), res->initial_ms, root, err);

@@ -370,6 +370,16 @@ typedef struct xf_search_options {
                             (default 0: no bound); alpha x the start's cost gives
                             every graph a TASO search of that alpha could ever
                             queue, whatever its budget */
+    int merge_swapped;   /* exhaustive: graphs equal up to the operand order of add,
+                            mul, min and max (XF_HASH_IDENTITY_UNORDERED) are one
+                            graph (default 0: the structural hash alone). Exact for
+                            the optimum: the matcher binds those operators either way
+                            round (xf_ruleset_options.commutative), so two such graphs
+                            offer the same rewrites, with results again equal up to
+                            operand order, and a cost model that prices an operator
+                            by its operands' sizes prices them alike (the analytic
+                            one; measured kernels may differ by noise). A rule set
+                            with commutative 0 must not set it */
     uint64_t seed;       /* random search (default 1) */
     int max_locations;   /* locations per rule considered (default 200) */
     int candidates;      /* keep this many cheapest distinct graphs seen, the start

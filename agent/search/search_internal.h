@@ -66,6 +66,11 @@ void search_tick(xf_search_ctx *c);
 xf_status search_keep_best(xf_search_ctx *c, const xf_graph *g, double ms, int entry,
                               xf_error *err);
 
+/* The key of graph g (identity: its XF_HASH_IDENTITY hash) in the seen
+ * set: that hash, or with opt.merge_swapped its XF_HASH_IDENTITY_UNORDERED
+ * one. */
+xf_status search_seen_key(const xf_search_ctx *c, const xf_graph *g, uint64_t identity,
+                          uint64_t *key, xf_error *err);
 /* Offers a graph the search has just seen for the first time (cost ms,
  * trail entry) to the candidates kept for the arbiter (opt.candidates
  * cheapest distinct up to swapped operands, the start graph pinned);
