@@ -623,24 +623,33 @@ START_TEST(test_target_scalings)
     ck_assert_ptr_null(strstr(output, "also searched:"));
     ck_assert_ptr_null(strstr(output, "cand 1:"));
     xf_test_expect_contains(output, "search:          taso, ");
-    /* a learning agent that trains here is judged on both preparations as
-     * TASO is (each trained for the budget a search gets on each); one
-     * saved is one agent: the model as asked */
+}
+END_TEST
+
+/* A learning agent that trains here is judged on both preparations as
+ * TASO is (each trained for the budget a search gets on each), and what
+ * is written computes what the input does; one saved is one agent: the
+ * model as asked, once. */
+START_TEST(test_target_scalings_agent)
+{
+    if (!have_ort()) XF_SKIP("ONNX Runtime is not installed");
+    write_scaled_model();
     ck_assert_int_eq(agent(COMMON " --agent ppo --budget 30 --target ort --threads 1 "
-                                  "--candidates 2",
+                                  "--candidates 2 --target-budget 20",
                            db_path, scaled_path, out_path),
                      0);
     xf_test_expect_contains(output, "also searched:   with the 1 scalings kept in place (the "
                                     "target times both searches' candidates): ");
     xf_test_expect_contains(output, "optimisation:    ppo (scalings moved), 30 environment steps");
     xf_test_expect_contains(output, "optimisation:    ppo (scalings kept), 30 environment steps");
+    xf_graph in, got;
     expect_same_outputs(scaled_path, out_path, &in, &got);
     xf_graph_free(&in);
     xf_graph_free(&got);
     char ckpt[4096];
     snprintf(ckpt, sizeof ckpt, "%s", xf_test_tmp("scaled_ppo.ckpt"));
     ck_assert_int_eq(agent(COMMON " --agent ppo --budget 30 --target ort --threads 1 "
-                                  "--candidates 2 --save '%s'",
+                                  "--candidates 2 --target-budget 20 --save '%s'",
                            db_path, scaled_path, out_path, ckpt),
                      0);
     ck_assert_ptr_null(strstr(output, "also searched:"));
@@ -882,6 +891,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_target_absent);
     tcase_add_test(t, test_target_ort);
     tcase_add_test(t, test_target_scalings);
+    tcase_add_test(t, test_target_scalings_agent);
     tcase_add_test(t, test_cost_fused);
     tcase_add_test(t, test_usage);
     tcase_add_test(t, test_default_rules);
