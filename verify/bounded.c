@@ -695,13 +695,17 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
         st = vf_bounded_domain_of(r, &dom, err);
         if (st != XF_OK) return st;
         out->proves = dom.closed;
+        char blocks[64] = "";
+        if (dom.n_blocked)
+            snprintf(blocks, sizeof blocks, " (%d moved in whole blocks by concat or split)",
+                     dom.n_blocked);
         if (dom.closed)
             snprintf(out->detail, sizeof out->detail,
                      "valid at the rule's own shapes (%s), which stand for every shape it applies "
-                     "to: %d input dim(s) fixed by the rule, %d an index no operator mixes, %d "
+                     "to: %d input dim(s) fixed by the rule, %d an index no operator mixes%s, %d "
                      "summed over in a polynomial rule; floats agree at %d other of %s",
-                     t.n_nf ? "normal forms" : "solver", dom.n_fixed, dom.n_indexed, dom.n_summed,
-                     others, scope);
+                     t.n_nf ? "normal forms" : "solver", dom.n_fixed, dom.n_indexed, blocks,
+                     dom.n_summed, others, scope);
         else
             snprintf(out->detail, sizeof out->detail,
                      "valid at the rule's own shapes (%s), floats agree at %d other of %s; exact "
