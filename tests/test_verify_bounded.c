@@ -1045,6 +1045,15 @@ START_TEST(own_shapes_prove_whole_blocks)
     xf_test_out(&r.dst, self_concat(&r.dst, m, 0));
     expect_own_shapes_prove(&r, 1, "1 summed over in a polynomial rule");
 
+    /* A sum over whole blocks in a polynomial rule: concat(a, a) along
+     * columns times concat(b, b) along rows is 2 a b. */
+    xf_shape shm[2] = {xf_shape_make(2, d23), xf_shape_make(2, d32)};
+    inputs(&r, 2, shm, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, self_concat(&r.src, s[0], 1),
+                           self_concat(&r.src, s[1], 0)));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]), d[1]));
+    expect_own_shapes_prove(&r, 1, "2 an index no operator mixes (2 moved in whole blocks by concat or split), 2 summed");
+
     /* Near misses, false rules the exact check finds valid at their own
      * shapes. With the own shapes alone they must stay unproved; the
      * floats at other shapes refute them. */
@@ -1066,6 +1075,24 @@ START_TEST(own_shapes_prove_whole_blocks)
         xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, d[0], op(&r.dst, XF_OP_TRANSPOSE, &tr, d[0], -1)));
         if (pass == 0)
             expect_own_shapes_prove_with(own_only, &r, 0, "has size 1, fewer than the 2 its axes");
+        else
+            ck_assert_int_gt(expect_refuted(&r), 0);
+    }
+    static const int64_t d11b[2] = {1, 1};
+    xf_shape sho[2] = {xf_shape_make(2, d11b), xf_shape_make(2, d11b)};
+    for (int pass = 0; pass < 2; pass++) {
+        /* (concat(a, a) . concat(b, b))^2 = 4 (sum_j a_j b_j)^2 is
+         * 4 sum_j a_j^2 b_j^2 when j takes one value: a product of two
+         * sums over the blocks needs two offsets. */
+        inputs(&r, 2, sho, s, d);
+        int dot = op(&r.src, XF_OP_MATMUL, NULL, self_concat(&r.src, s[0], 1), self_concat(&r.src, s[1], 0));
+        xf_test_out(&r.src, op(&r.src, XF_OP_MUL, NULL, dot, dot));
+        int sq = op(&r.dst, XF_OP_MATMUL, NULL,
+                    self_concat(&r.dst, op(&r.dst, XF_OP_MUL, NULL, d[0], d[0]), 1),
+                    self_concat(&r.dst, op(&r.dst, XF_OP_MUL, NULL, d[1], d[1]), 0));
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, sq, sq));
+        if (pass == 0)
+            expect_own_shapes_prove_with(own_only, &r, 0, "has size 1, fewer than the 2 its axes and sums");
         else
             ck_assert_int_gt(expect_refuted(&r), 0);
     }

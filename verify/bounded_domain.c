@@ -23,7 +23,8 @@
  *              of one class B (bounded_ties_blocks.c): its index is
  *              (block, offset) and the argument below holds with B's
  *              offsets for indices, k counting the axes of every class of
- *              B's family in one value, n B's own size.
+ *              B's family in one value, n B's own size; so does the summed
+ *              argument below, sums over the family counted as sums over B.
  *
  * Argument. Take the indexed classes one at a time, the others' sizes
  * held. No operator sums or mixes along the class, so an element of any
@@ -101,6 +102,13 @@ static int polynomial(const xf_graph *g)
     return 1;
 }
 
+/* The family of slot i: the plain class its class is made of blocks of. */
+static int family(xfb_ties *t, int i)
+{
+    int root = vf_bounded_ties_find(t, i);
+    return t->block_of[root] >= 0 ? t->block_of[root] : root;
+}
+
 /* Per class root that products sum over (summed[root]), the most distinct
  * indices along it in one monomial of an output element of side k: the
  * output's axes of the class plus the most sums over it in one product
@@ -128,14 +136,14 @@ static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_g
             if (nd->op == XF_OP_MATMUL || nd->op == XF_OP_CONV) {
                 int x = nd->inputs[0], d = nd->op == XF_OP_CONV ? 1 : g->values[x].shape.rank - 1;
                 int a = d >= 0 ? vf_bounded_ties_slot(t, k, x, d) : -1;
-                here = all + (a >= 0 && t->summed[a] && vf_bounded_ties_find(t, a) == root);
+                here = all + (a >= 0 && t->summed[a] && family(t, a) == root);
             }
             for (int o = 0; o < nd->n_outputs; o++) s[nd->outputs[o]] = here;
         }
         for (int o = 0; o < g->n_outputs; o++) {
             int v = g->outputs[o], n = s[v];
             for (int d = 0; d < g->values[v].shape.rank; d++)
-                n += vf_bounded_ties_find(t, vf_bounded_ties_slot(t, k, v, d)) == root;
+                n += family(t, vf_bounded_ties_slot(t, k, v, d)) == root;
             need[root] = n > need[root] ? n : need[root];
         }
     }
@@ -169,13 +177,6 @@ static void classes_free(classes *c)
     xf_free(c->scratch);
 }
 
-/* The family of slot i: the plain class its class is made of blocks of. */
-static int family(xfb_ties *t, int i)
-{
-    int root = vf_bounded_ties_find(t, i);
-    return t->block_of[root] >= 0 ? t->block_of[root] : root;
-}
-
 /* Fills c from the strict ties t of r; poly: r is polynomial. */
 static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *c, xf_error *err)
 {
@@ -197,8 +198,6 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
         c->mixed[f] |= t->mixing[i];
         c->summed[f] |= t->summed[i];
         c->fixed[f] |= t->fixed[root];
-        /* sums over a class of blocks: not argued, so mixing */
-        if (t->summed[i] && t->has_blocks[f]) c->mixed[f] = 1;
     }
     for (int k = 0; k < 2; k++) {
         const xf_graph *g = k ? &r->dst : &r->src;

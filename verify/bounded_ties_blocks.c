@@ -31,7 +31,12 @@
  * 0..n-1 in every block of every value of B's family therefore commutes
  * with both sides, and an element depends only on inputs at its own
  * offsets: the argument for indices carries over with offsets for
- * indices, the most offsets of the family in one value for k.
+ * indices, the most offsets of the family in one value for k. A sum over
+ * such an axis in a polynomial rule sums over blocks and offsets; each
+ * monomial holds an input entry at its summation offset, so the argument
+ * for summed classes carries over with supports counted in offsets.
+ * Two classes with forms c blocks of B1 and c blocks of B2 tied together
+ * say c n1 = c n2: B1 and B2 are joined.
  */
 #include "bounded_internal.h"
 
@@ -47,6 +52,7 @@ typedef struct stage {
     const xf_rule *r;
     xfb_ties *t;
     forms cur, next;
+    int same_a, same_b; /* two bases of one class with equal counts: equal, to join */
 } stage;
 
 static const xf_graph *graph_of(const xf_rule *r, int k) { return k ? &r->dst : &r->src; }
@@ -72,7 +78,7 @@ static void form_of(const stage *s, const forms *f, int a, int *b, int *c)
 }
 
 /* Records that slot a's class is c blocks of b in f. */
-static void assign(const stage *s, forms *f, int a, int b, int c)
+static void assign(stage *s, forms *f, int a, int b, int c)
 {
     int root = vf_bounded_ties_find(s->t, a);
     if (root == b) {
@@ -84,6 +90,8 @@ static void assign(const stage *s, forms *f, int a, int b, int c)
         f->c[root] = c;
     } else if (vf_bounded_ties_find(s->t, f->base[root]) != b || f->c[root] != c) {
         f->conflict[root] = 1;
+        if (f->c[root] == c) /* c n_1 = c n_2: the bases are equal */
+            s->same_a = vf_bounded_ties_find(s->t, f->base[root]), s->same_b = b;
     }
 }
 
@@ -115,7 +123,7 @@ static int block_axis(const stage *s, int k, const xf_node *nd)
 
 /* Whether nd keeps whole blocks under forms f; assigns its outputs' forms
  * into `into` when given. */
-static int node_blocks(const stage *s, int k, const xf_node *nd, const forms *f, forms *into)
+static int node_blocks(stage *s, int k, const xf_node *nd, const forms *f, forms *into)
 {
     int a = block_axis(s, k, nd);
     if (a < 0) return 0;
@@ -280,7 +288,7 @@ static void mix_rest(stage *s, int settled)
 xf_status vf_bounded_ties_blocks(const xf_rule *r, xfb_ties *t, xf_error *err)
 {
     size_t n = (size_t)t->n + 1;
-    stage s = {r, t, {0}, {0}};
+    stage s = {r, t, {0}, {0}, -1, -1};
     s.cur.base = xf_malloc(sizeof(int) * n);
     s.cur.c = xf_malloc(sizeof(int) * n);
     s.cur.conflict = xf_malloc(n);
@@ -304,7 +312,12 @@ xf_status vf_bounded_ties_blocks(const xf_rule *r, xfb_ties *t, xf_error *err)
             const xf_graph *g = graph_of(r, k);
             for (int i = 0; i < g->n_nodes; i++) changed |= tie_batches(&s, k, &g->nodes[i], 0);
         }
+        s.same_a = -1;
         settled = settle(&s);
+        if (settled && s.same_a >= 0) {
+            vf_bounded_ties_join(t, s.same_a, s.same_b);
+            changed = 1;
+        }
         if (settled && !changed) changed = join_equal_forms(&s);
     }
     if (settled) settled = settle(&s);
