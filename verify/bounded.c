@@ -488,7 +488,10 @@ static xf_status check_shape(check *k, const xf_rule *r, int index, int max_dim,
     if (st == XF_OK && probe)
         st = float_probe(r, 0x5eed + (uint64_t)index, one, why, why_len, err);
     if (st != XF_OK || one->result == XF_BOUNDED_REFUTED || !exact) return st;
-    st = make_inputs(k, r, err);
+    /* the Z3 context on first use: a rule the floats refute, and the probe
+     * alone (xf_verify_bounded_probe), never build one (a few ms each) */
+    if (!k->c.z) st = make_context(k, vf_verifier_options(k->v), err);
+    if (st == XF_OK) st = make_inputs(k, r, err);
     if (st == XF_OK) st = vf_bounded_elaborate(&k->c, &r->src, k->src, err);
     if (st == XF_OK) st = vf_bounded_elaborate(&k->c, &r->dst, k->dst, err);
     if (st == XF_OK) st = collect_diffs(k, r, err);
@@ -753,7 +756,6 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, bounded_mode mode
     xfb_shape_plan plan;
     memset(&plan, 0, sizeof plan);
     xf_status st = xf_rule_validate(r, err);
-    if (st == XF_OK) st = make_context(&k, o, err);
     if (st == XF_OK) st = vf_bounded_shape_plan_make(r, max_dim, max_shapes, &plan, err);
     if (st == XF_OK && cross) /* floats at the others */
         plan.n_exact = o->cross_shapes < 1 ? 1 : o->cross_shapes < plan.n ? o->cross_shapes : plan.n;
