@@ -1029,6 +1029,21 @@ START_TEST(own_shapes_prove_whole_blocks)
     xf_test_out(&r.dst, self_concat(&r.dst, aa, 0));
     expect_own_shapes_prove(&r, 1, "(1 moved in whole blocks");
 
+    /* A batched a a^T doubled: the batch dims of the matmul's operands are
+     * one class (a's dim 0), so they cannot broadcast against each other
+     * and the batch is an index; rows held twice; inner summed. */
+    static const int64_t d223b[3] = {2, 2, 3};
+    xf_shape shb[1] = {xf_shape_make(3, d223b)};
+    xf_params tb = xf_params_default();
+    tb.n_axes = 3;
+    tb.axes[0] = 0, tb.axes[1] = 2, tb.axes[2] = 1;
+    inputs(&r, 1, shb, s, d);
+    int at = op(&r.src, XF_OP_MATMUL, NULL, s[0], op(&r.src, XF_OP_TRANSPOSE, &tb, s[0], -1));
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, at, at));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]),
+                           op(&r.dst, XF_OP_TRANSPOSE, &tb, d[0], -1)));
+    expect_own_shapes_prove(&r, 1, "0 input dim(s) fixed by the rule, 2 an index no operator mixes, 1 summed");
+
     /* Batched matmul whose operands' batch dims are one class (they cannot
      * broadcast against each other): concat(a, a) @ concat(a, a)^T per
      * batch is concat(a a^T, a a^T). Batch: blocks; rows: held twice;
