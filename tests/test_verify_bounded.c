@@ -75,6 +75,19 @@ static xf_bounded check(const xf_rule *r)
     return b;
 }
 
+/* A verifier that checks the rule's own shapes alone (no float probe at
+ * others). */
+static xf_verifier *own_only_verifier(void)
+{
+    xf_verify_options o;
+    xf_verify_options_init(&o);
+    o.bounded_max_shapes = 1;
+    xf_verifier *v;
+    xf_error err;
+    ck_assert_msg(xf_verifier_new(&o, &v, &err) == XF_OK, "%s", err.msg);
+    return v;
+}
+
 static void expect_valid(xf_rule *r)
 {
     xf_bounded b = check(r);
@@ -597,12 +610,8 @@ START_TEST(shape_specific_rule_refuted_elsewhere)
     ck_assert_int_eq(xf_graph_clone(&r.dst, &copy.dst, NULL), XF_OK);
     ck_assert_int_ge(expect_refuted(&r), 1);
 
-    xf_verify_options o;
-    xf_verify_options_init(&o);
-    o.bounded_max_shapes = 1;
-    xf_verifier *own_only;
+    xf_verifier *own_only = own_only_verifier();
     xf_error err;
-    ck_assert_msg(xf_verifier_new(&o, &own_only, &err) == XF_OK, "%s", err.msg);
     xf_bounded b;
     xf_bounded_init(&b);
     ck_assert_msg(xf_verify_bounded(own_only, &copy, &b, &err) == XF_OK, "%s", err.msg);
@@ -747,12 +756,8 @@ START_TEST(quotients_by_positive_terms_normalise)
                            op(&r.dst, XF_OP_LAYERNORM, &ln, twice, d[1]), -1));
     expect_equal_normal_forms(&r);
 
-    xf_verify_options o;
-    xf_verify_options_init(&o);
-    o.bounded_max_shapes = 1;
-    xf_verifier *own_only;
+    xf_verifier *own_only = own_only_verifier();
     xf_error err;
-    ck_assert_msg(xf_verifier_new(&o, &own_only, &err) == XF_OK, "%s", err.msg);
     xf_shape sh1[1] = {xf_shape_make(3, d231)};
     inputs(&r, 1, sh1, s, d);
     xf_params last = xf_params_default();
@@ -953,12 +958,7 @@ START_TEST(own_shapes_prove_closed_domains)
      * must not prove it; at the other shapes the floats refute it. */
     static const int64_t d11[2] = {1, 1};
     xf_shape sh11[1] = {xf_shape_make(2, d11)};
-    xf_verify_options o;
-    xf_verify_options_init(&o);
-    o.bounded_max_shapes = 1;
-    xf_verifier *own_only;
-    xf_error err;
-    ck_assert_msg(xf_verifier_new(&o, &own_only, &err) == XF_OK, "%s", err.msg);
+    xf_verifier *own_only = own_only_verifier();
     for (int pass = 0; pass < 2; pass++) {
         inputs(&r, 1, sh11, s, d);
         xf_test_out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tr, s[0], -1));
@@ -982,6 +982,149 @@ START_TEST(own_shapes_prove_closed_domains)
             expect_own_shapes_prove_with(own_only, &r, 0,
                                          "dim 1 of input a has size 1, fewer than the 2 its axes "
                                          "and sums");
+        else
+            ck_assert_int_gt(expect_refuted(&r), 0);
+    }
+    xf_verifier_free(own_only);
+}
+END_TEST
+
+/* concat(x, x) along an axis, as a value of r's side g. */
+static int self_concat(xf_graph *g, int x, int axis)
+{
+    xf_params cat = xf_params_default();
+    cat.axis = axis;
+    return op(g, XF_OP_CONCAT, &cat, x, x);
+}
+
+/* The proof by the own shapes through concats and splits that move whole
+ * blocks of one class, and matmul batch dims of one class
+ * (verify/bounded_ties_blocks.c). */
+START_TEST(own_shapes_prove_whole_blocks)
+{
+    xf_rule r;
+    int s[2], d[2];
+    /* relu(concat(a, a)) = concat(relu(a), relu(a)) along axis 0: the
+     * concat's axis is two blocks of a's dim 0 (formerly mixing). */
+    xf_shape sh[1] = {xf_shape_make(2, d23)};
+    inputs(&r, 1, sh, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_RELU, NULL, self_concat(&r.src, s[0], 0), -1));
+    int rl = op(&r.dst, XF_OP_RELU, NULL, d[0], -1);
+    xf_test_out(&r.dst, self_concat(&r.dst, rl, 0));
+    expect_own_shapes_prove(&r, 1, "2 an index no operator mixes (1 moved in whole blocks");
+
+    /* An equal split of concat(a, a, a, a) takes whole blocks: the halves
+     * are concat(a, a) each. */
+    inputs(&r, 1, sh, s, d);
+    int c4 = self_concat(&r.src, self_concat(&r.src, s[0], 0), 0);
+    xf_params sp = xf_params_default();
+    sp.axis = 0;
+    sp.n_split = 2;
+    sp.split[0] = sp.split[1] = 4;
+    int n = xf_graph_add_node(&r.src, XF_OP_SPLIT, &sp, &c4, 1, 2, NULL, NULL);
+    ck_assert_int_ge(n, 0);
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, r.src.nodes[n].outputs[0],
+                           r.src.nodes[n].outputs[1]));
+    int aa = op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]);
+    xf_test_out(&r.dst, self_concat(&r.dst, aa, 0));
+    expect_own_shapes_prove(&r, 1, "(1 moved in whole blocks");
+
+    /* A batched a a^T doubled: the batch dims of the matmul's operands are
+     * one class (a's dim 0), so they cannot broadcast against each other
+     * and the batch is an index; rows held twice; inner summed. */
+    static const int64_t d223b[3] = {2, 2, 3};
+    xf_shape shb[1] = {xf_shape_make(3, d223b)};
+    xf_params tb = xf_params_default();
+    tb.n_axes = 3;
+    tb.axes[0] = 0, tb.axes[1] = 2, tb.axes[2] = 1;
+    inputs(&r, 1, shb, s, d);
+    int at = op(&r.src, XF_OP_MATMUL, NULL, s[0], op(&r.src, XF_OP_TRANSPOSE, &tb, s[0], -1));
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, at, at));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]),
+                           op(&r.dst, XF_OP_TRANSPOSE, &tb, d[0], -1)));
+    expect_own_shapes_prove(&r, 1, "0 input dim(s) fixed by the rule, 2 an index no operator mixes, 1 summed");
+
+    /* Batched matmul whose operands' batch dims are one class (they cannot
+     * broadcast against each other): concat(a, a) @ concat(a, a)^T per
+     * batch is concat(a a^T, a a^T). Batch: blocks; rows: held twice;
+     * inner: summed in a polynomial rule. */
+    static const int64_t d223[3] = {2, 2, 3};
+    xf_shape sh3[1] = {xf_shape_make(3, d223)};
+    xf_params t12 = xf_params_default();
+    t12.n_axes = 3;
+    t12.axes[0] = 0, t12.axes[1] = 2, t12.axes[2] = 1;
+    inputs(&r, 1, sh3, s, d);
+    int ca = self_concat(&r.src, s[0], 0);
+    xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, ca, op(&r.src, XF_OP_TRANSPOSE, &t12, ca, -1)));
+    int m = op(&r.dst, XF_OP_MATMUL, NULL, d[0], op(&r.dst, XF_OP_TRANSPOSE, &t12, d[0], -1));
+    xf_test_out(&r.dst, self_concat(&r.dst, m, 0));
+    expect_own_shapes_prove(&r, 1, "1 summed over in a polynomial rule");
+
+    /* A sum over whole blocks in a polynomial rule: concat(a, a) along
+     * columns times concat(b, b) along rows is 2 a b. */
+    xf_shape shm[2] = {xf_shape_make(2, d23), xf_shape_make(2, d32)};
+    inputs(&r, 2, shm, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, self_concat(&r.src, s[0], 1),
+                           self_concat(&r.src, s[1], 0)));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]), d[1]));
+    expect_own_shapes_prove(&r, 1, "2 an index no operator mixes (2 moved in whole blocks by concat or split), 2 summed");
+
+    /* Near misses, false rules the exact check finds valid at their own
+     * shapes. With the own shapes alone they must stay unproved; the
+     * floats at other shapes refute them. */
+    xf_verifier *own_only = own_only_verifier();
+    static const int64_t d11[2] = {1, 1};
+    xf_shape sh11[1] = {xf_shape_make(2, d11)};
+    xf_params tr = xf_params_default();
+    tr.n_axes = 2;
+    tr.axes[0] = 1, tr.axes[1] = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        /* M = [[a, a], [a, a]] is symmetric when a is 1x1, not when a is
+         * 2x2: a class of blocks held on two axes needs two offsets, and
+         * a's own size 1 has one. (The second output ties a's dims.) */
+        inputs(&r, 1, sh11, s, d);
+        int ms = self_concat(&r.src, self_concat(&r.src, s[0], 0), 1);
+        xf_test_out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tr, ms, -1));
+        xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, s[0], op(&r.src, XF_OP_TRANSPOSE, &tr, s[0], -1)));
+        xf_test_out(&r.dst, self_concat(&r.dst, self_concat(&r.dst, d[0], 0), 1));
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, d[0], op(&r.dst, XF_OP_TRANSPOSE, &tr, d[0], -1)));
+        if (pass == 0)
+            expect_own_shapes_prove_with(own_only, &r, 0, "has size 1, fewer than the 2 its axes");
+        else
+            ck_assert_int_gt(expect_refuted(&r), 0);
+    }
+    static const int64_t d11b[2] = {1, 1};
+    xf_shape sho[2] = {xf_shape_make(2, d11b), xf_shape_make(2, d11b)};
+    for (int pass = 0; pass < 2; pass++) {
+        /* (concat(a, a) . concat(b, b))^2 = 4 (sum_j a_j b_j)^2 is
+         * 4 sum_j a_j^2 b_j^2 when j takes one value: a product of two
+         * sums over the blocks needs two offsets. */
+        inputs(&r, 2, sho, s, d);
+        int dot = op(&r.src, XF_OP_MATMUL, NULL, self_concat(&r.src, s[0], 1), self_concat(&r.src, s[1], 0));
+        xf_test_out(&r.src, op(&r.src, XF_OP_MUL, NULL, dot, dot));
+        int sq = op(&r.dst, XF_OP_MATMUL, NULL,
+                    self_concat(&r.dst, op(&r.dst, XF_OP_MUL, NULL, d[0], d[0]), 1),
+                    self_concat(&r.dst, op(&r.dst, XF_OP_MUL, NULL, d[1], d[1]), 0));
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, sq, sq));
+        if (pass == 0)
+            expect_own_shapes_prove_with(own_only, &r, 0, "has size 1, fewer than the 2 its axes and sums");
+        else
+            ck_assert_int_gt(expect_refuted(&r), 0);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        /* Row 1 of concat(a, a) is row 0 of a when a has 1 row, row 1 of a
+         * when it has 2: a slice of constant positions tells offsets
+         * apart, so it is not whole blocks and the axis stays mixing. */
+        static const int64_t d13[2] = {1, 3};
+        xf_shape sh13[1] = {xf_shape_make(2, d13)};
+        inputs(&r, 1, sh13, s, d);
+        xf_params sl = xf_params_default();
+        sl.n_axes = 1, sl.axes[0] = 0, sl.starts[0] = 1, sl.ends[0] = 2, sl.steps[0] = 1;
+        xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &sl, self_concat(&r.src, s[0], 0), -1));
+        sl.starts[0] = 0, sl.ends[0] = 1;
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_SLICE, &sl, d[0], -1));
+        if (pass == 0)
+            expect_own_shapes_prove_with(own_only, &r, 0, "dim 0 of input a takes other sizes where an operator mixes along it");
         else
             ck_assert_int_gt(expect_refuted(&r), 0);
     }
@@ -1050,6 +1193,7 @@ static Suite *suite(void)
     tcase_add_test(tc, inverses_cancel_their_multiples);
     tcase_add_test(tc, normal_forms_too_large_stop_unknown);
     tcase_add_test(tc, own_shapes_prove_closed_domains);
+    tcase_add_test(tc, own_shapes_prove_whole_blocks);
     tcase_add_test(tc, unsupported_operator);
     tcase_add_test(tc, cex_decode_rejects_garbage);
     suite_add_tcase(s, tc);

@@ -488,7 +488,10 @@ static xf_status check_shape(check *k, const xf_rule *r, int index, int max_dim,
     if (st == XF_OK && probe)
         st = float_probe(r, 0x5eed + (uint64_t)index, one, why, why_len, err);
     if (st != XF_OK || one->result == XF_BOUNDED_REFUTED || !exact) return st;
-    st = make_inputs(k, r, err);
+    /* the Z3 context on first use: a rule the floats refute, and the probe
+     * alone (xf_verify_bounded_probe), never build one (a few ms each) */
+    if (!k->c.z) st = make_context(k, vf_verifier_options(k->v), err);
+    if (st == XF_OK) st = make_inputs(k, r, err);
     if (st == XF_OK) st = vf_bounded_elaborate(&k->c, &r->src, k->src, err);
     if (st == XF_OK) st = vf_bounded_elaborate(&k->c, &r->dst, k->dst, err);
     if (st == XF_OK) st = collect_diffs(k, r, err);
@@ -695,13 +698,17 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
         st = vf_bounded_domain_of(r, &dom, err);
         if (st != XF_OK) return st;
         out->proves = dom.closed;
+        char blocks[64] = "";
+        if (dom.n_blocked)
+            snprintf(blocks, sizeof blocks, " (%d moved in whole blocks by concat or split)",
+                     dom.n_blocked);
         if (dom.closed)
             snprintf(out->detail, sizeof out->detail,
                      "valid at the rule's own shapes (%s), which stand for every shape it applies "
-                     "to: %d input dim(s) fixed by the rule, %d an index no operator mixes, %d "
+                     "to: %d input dim(s) fixed by the rule, %d an index no operator mixes%s, %d "
                      "summed over in a polynomial rule; floats agree at %d other of %s",
-                     t.n_nf ? "normal forms" : "solver", dom.n_fixed, dom.n_indexed, dom.n_summed,
-                     others, scope);
+                     t.n_nf ? "normal forms" : "solver", dom.n_fixed, dom.n_indexed, blocks,
+                     dom.n_summed, others, scope);
         else
             snprintf(out->detail, sizeof out->detail,
                      "valid at the rule's own shapes (%s), floats agree at %d other of %s; exact "
@@ -749,7 +756,6 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, bounded_mode mode
     xfb_shape_plan plan;
     memset(&plan, 0, sizeof plan);
     xf_status st = xf_rule_validate(r, err);
-    if (st == XF_OK) st = make_context(&k, o, err);
     if (st == XF_OK) st = vf_bounded_shape_plan_make(r, max_dim, max_shapes, &plan, err);
     if (st == XF_OK && cross) /* floats at the others */
         plan.n_exact = o->cross_shapes < 1 ? 1 : o->cross_shapes < plan.n ? o->cross_shapes : plan.n;

@@ -19,6 +19,12 @@
  *              least the number k of axes of the class in any one value
  *              (a kernel convolved with itself as an image holds it twice:
  *              y[i][j] pairs the kernel's slices i and j).
+ *              Also a class concats and equal splits move in whole blocks
+ *              of one class B (bounded_ties_blocks.c): its index is
+ *              (block, offset) and the argument below holds with B's
+ *              offsets for indices, k counting the axes of every class of
+ *              B's family in one value, n B's own size; so does the summed
+ *              argument below, sums over the family counted as sums over B.
  *
  * Argument. Take the indexed classes one at a time, the others' sizes
  * held. No operator sums or mixes along the class, so an element of any
@@ -96,6 +102,13 @@ static int polynomial(const xf_graph *g)
     return 1;
 }
 
+/* The family of slot i: the plain class its class is made of blocks of. */
+static int family(xfb_ties *t, int i)
+{
+    int root = vf_bounded_ties_find(t, i);
+    return t->block_of[root] >= 0 ? t->block_of[root] : root;
+}
+
 /* Per class root that products sum over (summed[root]), the most distinct
  * indices along it in one monomial of an output element of side k: the
  * output's axes of the class plus the most sums over it in one product
@@ -123,14 +136,14 @@ static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_g
             if (nd->op == XF_OP_MATMUL || nd->op == XF_OP_CONV) {
                 int x = nd->inputs[0], d = nd->op == XF_OP_CONV ? 1 : g->values[x].shape.rank - 1;
                 int a = d >= 0 ? vf_bounded_ties_slot(t, k, x, d) : -1;
-                here = all + (a >= 0 && t->summed[a] && vf_bounded_ties_find(t, a) == root);
+                here = all + (a >= 0 && t->summed[a] && family(t, a) == root);
             }
             for (int o = 0; o < nd->n_outputs; o++) s[nd->outputs[o]] = here;
         }
         for (int o = 0; o < g->n_outputs; o++) {
             int v = g->outputs[o], n = s[v];
             for (int d = 0; d < g->values[v].shape.rank; d++)
-                n += vf_bounded_ties_find(t, vf_bounded_ties_slot(t, k, v, d)) == root;
+                n += family(t, vf_bounded_ties_slot(t, k, v, d)) == root;
             need[root] = n > need[root] ? n : need[root];
         }
     }
@@ -138,10 +151,13 @@ static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_g
     return st;
 }
 
-/* What each class (by its root slot) is, for the classification below. */
+/* What each class (by its root slot) is, for the classification below.
+ * A class made of whole blocks of a plain class B (bounded_ties_blocks.c)
+ * counts as B's family: its facts are B's. */
 typedef struct classes {
     unsigned char *mixed;  /* an operator mixes along it, not as a sum */
     unsigned char *summed; /* a product sums over it */
+    unsigned char *fixed;  /* it, or a class of its family, keeps the rule's size */
     unsigned char *seen;   /* counted in n_classes */
     int *axes;             /* most axes of it in one value */
     int *here;             /* scratch: axes of it in the value at hand */
@@ -153,6 +169,7 @@ static void classes_free(classes *c)
 {
     xf_free(c->mixed);
     xf_free(c->summed);
+    xf_free(c->fixed);
     xf_free(c->seen);
     xf_free(c->axes);
     xf_free(c->here);
@@ -167,27 +184,30 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
     int n_val = r->src.n_values > r->dst.n_values ? r->src.n_values : r->dst.n_values;
     c->mixed = xf_calloc(n, 1);
     c->summed = xf_calloc(n, 1);
+    c->fixed = xf_calloc(n, 1);
     c->seen = xf_calloc(n, 1);
     c->axes = xf_calloc(n, sizeof *c->axes);
     c->here = xf_calloc(n, sizeof *c->here);
     c->need = xf_calloc(n, sizeof *c->need);
     c->scratch = xf_calloc((size_t)n_val + 1, sizeof *c->scratch);
-    if (!c->mixed || !c->summed || !c->seen || !c->axes || !c->here || !c->need || !c->scratch)
+    if (!c->mixed || !c->summed || !c->fixed || !c->seen || !c->axes || !c->here || !c->need ||
+        !c->scratch)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
     for (int i = 0; i < t->n; i++) {
-        int root = vf_bounded_ties_find(t, i);
-        c->mixed[root] |= t->mixing[i];
-        c->summed[root] |= t->summed[i];
+        int root = vf_bounded_ties_find(t, i), f = family(t, i);
+        c->mixed[f] |= t->mixing[i];
+        c->summed[f] |= t->summed[i];
+        c->fixed[f] |= t->fixed[root];
     }
     for (int k = 0; k < 2; k++) {
         const xf_graph *g = k ? &r->dst : &r->src;
         for (int v = 0; v < g->n_values; v++) {
             int rank = g->values[v].shape.rank;
             for (int d = 0; d < rank; d++) {
-                int a = vf_bounded_ties_find(t, vf_bounded_ties_slot(t, k, v, d));
+                int a = family(t, vf_bounded_ties_slot(t, k, v, d));
                 if (++c->here[a] > c->axes[a]) c->axes[a] = c->here[a];
             }
-            for (int d = 0; d < rank; d++) c->here[vf_bounded_ties_find(t, vf_bounded_ties_slot(t, k, v, d))] = 0;
+            for (int d = 0; d < rank; d++) c->here[family(t, vf_bounded_ties_slot(t, k, v, d))] = 0;
         }
     }
     xf_status st = XF_OK;
@@ -197,26 +217,29 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
 }
 
 /* Classifies input dim d of rule input `in` (class root) into out. */
-static void classify(const xfb_ties *t, classes *c, int poly, const xf_value *in, int d,
-                     int root, xfb_domain *out)
+static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int d, int root,
+                     xfb_domain *out)
 {
-    int summed = c->summed[root];
-    int64_t need = summed ? c->need[root] : c->axes[root];
-    if (t->fixed[root]) {
+    int f = t->block_of[root] >= 0 ? t->block_of[root] : root;
+    int summed = c->summed[f];
+    int64_t need = summed ? c->need[f] : c->axes[f];
+    int64_t own = in->shape.dims[d] / t->blocks[root]; /* the size of one block */
+    if (c->fixed[f]) {
         out->n_fixed++;
         return;
     }
-    if (!c->mixed[root] && (!summed || poly) && in->shape.dims[d] >= need) {
+    if (!c->mixed[f] && (!summed || poly) && own >= need) {
         if (summed) out->n_summed++;
         else out->n_indexed++;
-        out->n_classes += !c->seen[root];
-        c->seen[root] = 1;
+        out->n_blocked += t->has_blocks[f];
+        out->n_classes += !c->seen[f];
+        c->seen[f] = 1;
         return;
     }
     if (!out->closed) return; /* the first dim that blocks it is named */
     out->closed = 0;
     const char *name = in->name ? in->name : "?";
-    if (c->mixed[root])
+    if (c->mixed[f])
         snprintf(out->why, sizeof out->why,
                  "dim %d of input %s takes other sizes where an operator mixes along it", d, name);
     else if (summed && !poly)
@@ -228,7 +251,7 @@ static void classify(const xfb_ties *t, classes *c, int poly, const xf_value *in
         snprintf(out->why, sizeof out->why,
                  "dim %d of input %s has size %lld, fewer than the %lld its axes and sums in one "
                  "value need",
-                 d, name, (long long)in->shape.dims[d], (long long)need);
+                 d, name, (long long)own, (long long)need);
 }
 
 xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)

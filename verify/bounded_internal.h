@@ -97,12 +97,25 @@ typedef struct xfb_ties {
     unsigned char *summed;  /* per slot: a product sums over this dim (matmul's
                                inner dim, a convolution's input channels) */
     int *base[2];           /* first slot of each value, per side (0 src, 1 dst) */
+    /* strict only, per root (bounded_ties_blocks.c): a class whose size is
+     * `blocks` whole copies of a plain class `block_of` (a concat of copies
+     * of one class along it, an equal split of such a concat), or
+     * block_of -1 (plain: its own base, one block). has_blocks per plain
+     * root: some class is made of its blocks. */
+    int *block_of;
+    int *blocks;
+    unsigned char *has_blocks;
 } xfb_ties;
 
 /* Ties every dim of r. strict: only ties that every admissible shape
  * satisfies (the domain argument); otherwise also ties that merely narrow
  * the search (matmul batch dims, grouped conv channels). XF_ERR_NOMEM. */
 xf_status vf_bounded_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_error *err);
+/* Strict ties: decides the axes the build deferred (matmul batch dims,
+ * concat and split axes) once every other tie is made (bounded_ties_blocks.c). */
+xf_status vf_bounded_ties_blocks(const xf_rule *r, xfb_ties *t, xf_error *err);
+/* Helpers the two files share. */
+void vf_bounded_ties_join(xfb_ties *t, int a, int b);
 int vf_bounded_ties_find(xfb_ties *t, int slot);
 int vf_bounded_ties_slot(const xfb_ties *t, int k, int value, int dim); /* k: 0 src, 1 dst */
 void vf_bounded_ties_free(xfb_ties *t);
@@ -129,6 +142,8 @@ typedef struct xfb_domain {
     int n_fixed;    /* input dims of a fixed size */
     int n_indexed;  /* input dims in an element-by-element index class */
     int n_summed;   /* input dims in a class a polynomial rule sums over */
+    int n_blocked;  /* of n_indexed: in a class that concats and equal splits
+                       move in whole blocks */
     int n_classes;  /* classes of the indexed ones */
     char why[160];  /* not closed: the first input dim that is neither, for users */
 } xfb_domain;

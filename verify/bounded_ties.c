@@ -65,7 +65,7 @@ int vf_bounded_ties_find(xfb_ties *t, int s)
     return s;
 }
 
-static void join(xfb_ties *t, int a, int b)
+void vf_bounded_ties_join(xfb_ties *t, int a, int b)
 {
     a = vf_bounded_ties_find(t, a), b = vf_bounded_ties_find(t, b);
     if (a == b) return;
@@ -92,7 +92,7 @@ static int slot(const side *s, int v, int d)
 static void tie(const side *s, int v, int dv, int w, int dw)
 {
     int a = slot(s, v, dv), b = slot(s, w, dw);
-    if (a >= 0 && b >= 0) join(s->t, a, b);
+    if (a >= 0 && b >= 0) vf_bounded_ties_join(s->t, a, b);
 }
 
 static void fix(const side *s, int v, int d)
@@ -142,7 +142,8 @@ static void tie_all(const side *s, int v, int w)
     for (int d = 0; d < rank_of(s, v); d++) tie(s, v, d, w, d);
 }
 
-/* Every dim but `axis` equal between the node's inputs and outputs; `axis` mixing. */
+/* Every dim but `axis` equal between the node's inputs and outputs; `axis`
+ * mixing, or, strict, left to bounded_ties_blocks.c (whole blocks). */
 static void tie_but_axis(const side *s, const xf_node *nd, int axis)
 {
     int v0 = nd->inputs[0];
@@ -155,7 +156,7 @@ static void tie_but_axis(const side *s, const xf_node *nd, int axis)
         for (int d = 0; d < rank_of(s, v0); d++)
             if (d != axis) tie(s, v0, d, v, d);
     }
-    mix_axis(s, nd, axis);
+    if (!s->t->strict) mix_axis(s, nd, axis);
 }
 
 /* The spatial dims of x and y mixing; equal for a stride-1 'same' window. */
@@ -185,8 +186,10 @@ static void tie_matmul(const side *s, const xf_node *nd)
     tie(s, y, -2, x, -2);
     tie(s, y, -1, w, -1);
     /* Batch dims broadcast: equal at the own shapes, one of them may be 1
-     * at others. */
-    for (int d = 0; d < ry - 2; d++) {
+     * at others. Strict: decided once every other tie is made
+     * (bounded_ties_blocks.c): index-preserving where the operands' dims
+     * are one class. */
+    for (int d = 0; !s->t->strict && d < ry - 2; d++) {
         mix(s, y, d);
         for (int i = 0; i < 2; i++) {
             int v = nd->inputs[i], dv = d - ry + rank_of(s, v);
@@ -349,7 +352,7 @@ static void tie_node(const side *s, const xf_node *nd)
             break;
         }
         tie_but_axis(s, nd, a);
-        if (vf_bounded_split_parts(nd, &g->values[x].shape))
+        if (!s->t->strict && vf_bounded_split_parts(nd, &g->values[x].shape))
             for (int o = 1; o < nd->n_outputs; o++) tie(s, nd->outputs[0], a, nd->outputs[o], a);
         break;
     }
@@ -410,14 +413,17 @@ xf_status vf_bounded_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_er
     for (int i = 0; i < r->src.n_inputs; i++) {
         int a = r->src.inputs[i], b = r->dst.inputs[i];
         for (int d = 0; d < r->src.values[a].shape.rank; d++)
-            join(t, t->base[0][a] + d, t->base[1][b] + d);
+            vf_bounded_ties_join(t, t->base[0][a] + d, t->base[1][b] + d);
     }
     for (int o = 0; o < r->src.n_outputs; o++) {
         int a = r->src.outputs[o], b = r->dst.outputs[o];
         for (int d = 0; d < r->src.values[a].shape.rank; d++)
-            join(t, t->base[0][a] + d, t->base[1][b] + d);
+            vf_bounded_ties_join(t, t->base[0][a] + d, t->base[1][b] + d);
     }
-    return XF_OK;
+    if (!strict) return XF_OK;
+    xf_status st = vf_bounded_ties_blocks(r, t, err);
+    if (st != XF_OK) vf_bounded_ties_free(t);
+    return st;
 nomem:
     vf_bounded_ties_free(t);
     return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
@@ -434,6 +440,9 @@ void vf_bounded_ties_free(xfb_ties *t)
     xf_free(t->fixed);
     xf_free(t->mixing);
     xf_free(t->summed);
+    xf_free(t->block_of);
+    xf_free(t->blocks);
+    xf_free(t->has_blocks);
     xf_free(t->base[0]);
     xf_free(t->base[1]);
     memset(t, 0, sizeof *t);

@@ -1,0 +1,333 @@
+/*
+ * bounded_ties_blocks.c — the strict ties' second stage: the axes the first
+ * stage (bounded_ties.c) leaves open until every other tie is made.
+ *
+ * Matmul batch dims. They broadcast, so an operand's batch dim may be 1
+ * where the other's is not; but where the operands' dims (those present)
+ * are one class, they are equal at every admissible shape, so the result's
+ * dim is that class too and the matmul maps batch index b to batch index b
+ * (an operand without the dim is used whole at every b). Tied then;
+ * otherwise every one of them is mixing, as before.
+ *
+ * Concat and split axes, in whole blocks. A class is "made of blocks" of a
+ * plain class B when its size is c copies of B's at every admissible
+ * shape: the axis of a concat whose operands' axes are made of blocks of
+ * one B (c the sum of theirs), of a split into k equal parts (the
+ * enumerator's parts, re-derived at every shape) of such an axis when k
+ * divides c (each part c/k blocks); a plain class is one block of itself.
+ * Classes of equal form are equal at every shape and are joined, one block
+ * of B is B. A dst split whose outputs are all rule outputs takes its sizes
+ * from the source outputs (bounded_shapes.c); it is whole blocks when those
+ * are blocks of the input's B that sum to its c. Anything else (operands of
+ * different classes, a split that cuts a block, a class of two forms) keeps
+ * the axis mixing.
+ *
+ * Why whole blocks are an index no operator mixes (bounded_domain.c): an
+ * index along such an axis is (block q, offset t), t in 0..n-1 for B's
+ * size n; a concat puts its operands' blocks one after another, an aligned
+ * split takes consecutive whole blocks, so both map (q, t) to (q', t) with
+ * q' fixed by the structure, never by n, and every other operator along
+ * the axis maps index to index. Renaming the offsets by one permutation of
+ * 0..n-1 in every block of every value of B's family therefore commutes
+ * with both sides, and an element depends only on inputs at its own
+ * offsets: the argument for indices carries over with offsets for
+ * indices, the most offsets of the family in one value for k. A sum over
+ * such an axis in a polynomial rule sums over blocks and offsets; each
+ * monomial holds an input entry at its summation offset, so the argument
+ * for summed classes carries over with supports counted in offsets.
+ * Two classes with forms c blocks of B1 and c blocks of B2 tied together
+ * say c n1 = c n2: B1 and B2 are joined.
+ */
+#include "bounded_internal.h"
+
+#include <string.h>
+
+/* The forms of one pass: per root, the base slot (-1 plain) and blocks. */
+typedef struct forms {
+    int *base, *c;
+    unsigned char *conflict;
+} forms;
+
+typedef struct stage {
+    const xf_rule *r;
+    xfb_ties *t;
+    forms cur, next;
+    int same_a, same_b; /* two bases of one class with equal counts: equal, to join */
+} stage;
+
+static const xf_graph *graph_of(const xf_rule *r, int k) { return k ? &r->dst : &r->src; }
+
+static int slot_of(const stage *s, int k, int v, int d)
+{
+    const xf_graph *g = graph_of(s->r, k);
+    int rank = g->values[v].shape.rank, i = d < 0 ? d + rank : d;
+    return i >= 0 && i < rank ? s->t->base[k][v] + i : -1;
+}
+
+/* B (a root) and c of the class of slot a under forms f. */
+static void form_of(const stage *s, const forms *f, int a, int *b, int *c)
+{
+    int root = vf_bounded_ties_find(s->t, a);
+    if (f->base[root] >= 0 && !f->conflict[root]) {
+        *b = vf_bounded_ties_find(s->t, f->base[root]);
+        *c = f->c[root];
+    } else {
+        *b = root;
+        *c = 1;
+    }
+}
+
+/* Records that slot a's class is c blocks of b in f. */
+static void assign(stage *s, forms *f, int a, int b, int c)
+{
+    int root = vf_bounded_ties_find(s->t, a);
+    if (root == b) {
+        if (c != 1) f->conflict[root] = 1; /* n = c n: no shape */
+        return;
+    }
+    if (f->base[root] < 0) {
+        f->base[root] = b;
+        f->c[root] = c;
+    } else if (vf_bounded_ties_find(s->t, f->base[root]) != b || f->c[root] != c) {
+        f->conflict[root] = 1;
+        if (f->c[root] == c) /* c n_1 = c n_2: the bases are equal */
+            s->same_a = vf_bounded_ties_find(s->t, f->base[root]), s->same_b = b;
+    }
+}
+
+/* A dst split whose outputs are all rule outputs (sized from the source's). */
+static int sized_by_outputs(const stage *s, int k, const xf_node *nd)
+{
+    if (!k) return 0;
+    const xf_graph *g = graph_of(s->r, k);
+    for (int o = 0; o < nd->n_outputs; o++) {
+        int hit = 0;
+        for (int i = 0; i < g->n_outputs; i++) hit |= g->outputs[i] == nd->outputs[o];
+        if (!hit) return 0;
+    }
+    return 1;
+}
+
+/* The axis of a concat or split node, -1 when not one (or ranks differ). */
+static int block_axis(const stage *s, int k, const xf_node *nd)
+{
+    if (nd->op != XF_OP_CONCAT && nd->op != XF_OP_SPLIT) return -1;
+    const xf_graph *g = graph_of(s->r, k);
+    int rank = g->values[nd->inputs[0]].shape.rank;
+    for (int i = 0; i < nd->n_inputs + nd->n_outputs; i++) {
+        int v = i < nd->n_inputs ? nd->inputs[i] : nd->outputs[i - nd->n_inputs];
+        if (v < 0 || g->values[v].shape.rank != rank) return -1;
+    }
+    return xf_norm_axis(nd->params.axis, rank);
+}
+
+/* Whether nd keeps whole blocks under forms f; assigns its outputs' forms
+ * into `into` when given. */
+static int node_blocks(stage *s, int k, const xf_node *nd, const forms *f, forms *into)
+{
+    int a = block_axis(s, k, nd);
+    if (a < 0) return 0;
+    const xf_graph *g = graph_of(s->r, k);
+    int b, c;
+    form_of(s, f, slot_of(s, k, nd->inputs[0], a), &b, &c);
+    if (nd->op == XF_OP_CONCAT) {
+        for (int i = 1; i < nd->n_inputs; i++) {
+            int bi, ci;
+            form_of(s, f, slot_of(s, k, nd->inputs[i], a), &bi, &ci);
+            if (bi != b) return 0;
+            c += ci;
+        }
+        if (into) assign(s, into, slot_of(s, k, nd->outputs[0], a), b, c);
+        int bo, co;
+        form_of(s, f, slot_of(s, k, nd->outputs[0], a), &bo, &co);
+        return bo == b && co == c;
+    }
+    if (sized_by_outputs(s, k, nd)) {
+        int sum = 0;
+        for (int o = 0; o < nd->n_outputs; o++) {
+            int bo, co;
+            form_of(s, f, slot_of(s, k, nd->outputs[o], a), &bo, &co);
+            if (bo != b) return 0;
+            sum += co;
+        }
+        return sum == c;
+    }
+    int parts = vf_bounded_split_parts(nd, &g->values[nd->inputs[0]].shape);
+    if (!parts || parts != nd->n_outputs || c % parts) return 0;
+    int ok = 1;
+    for (int o = 0; o < nd->n_outputs; o++) {
+        int slot = slot_of(s, k, nd->outputs[o], a), bo, co;
+        if (into) assign(s, into, slot, b, c / parts);
+        form_of(s, f, slot, &bo, &co);
+        ok &= bo == b && co == c / parts;
+    }
+    return ok;
+}
+
+static void forms_clear(forms *f, int n)
+{
+    for (int i = 0; i < n; i++) f->base[i] = -1, f->c[i] = 1, f->conflict[i] = 0;
+}
+
+/* Forms to a fixed point from scratch under the current ties; 0 when they
+ * do not settle (then nothing is made of blocks). */
+static int settle(stage *s)
+{
+    int n = s->t->n;
+    forms_clear(&s->cur, n);
+    for (int round = 0; round < 2 * n + 4; round++) {
+        forms_clear(&s->next, n);
+        for (int k = 0; k < 2; k++) {
+            const xf_graph *g = graph_of(s->r, k);
+            for (int i = 0; i < g->n_nodes; i++) node_blocks(s, k, &g->nodes[i], &s->cur, &s->next);
+        }
+        int same = 1;
+        for (int i = 0; i < n && same; i++)
+            same = s->cur.base[i] == s->next.base[i] && s->cur.c[i] == s->next.c[i] &&
+                   s->cur.conflict[i] == s->next.conflict[i];
+        forms tmp = s->cur;
+        s->cur = s->next;
+        s->next = tmp;
+        if (same) break;
+        if (round == 2 * n + 3) return 0;
+    }
+    for (int i = 0; i < n; i++) { /* a base made of blocks itself: a cycle */
+        if (s->cur.base[i] < 0) continue;
+        int b = vf_bounded_ties_find(s->t, s->cur.base[i]);
+        if (s->cur.base[b] >= 0) s->cur.conflict[i] = 1;
+    }
+    return 1;
+}
+
+/* Joins a matmul's batch dims that are one class; 1 when it joined. */
+static int tie_batches(stage *s, int k, const xf_node *nd, int mix)
+{
+    if (nd->op != XF_OP_MATMUL) return 0;
+    const xf_graph *g = graph_of(s->r, k);
+    int y = nd->outputs[0], ry = g->values[y].shape.rank, joined = 0;
+    for (int i = 0; i < 2; i++)
+        if (g->values[nd->inputs[i]].shape.rank < 2) return 0; /* mixed whole by the first stage */
+    for (int d = 0; d < ry - 2; d++) {
+        int root = -1, one = 1, ys = slot_of(s, k, y, d);
+        for (int i = 0; i < 2; i++) {
+            int v = nd->inputs[i], dv = d - ry + g->values[v].shape.rank;
+            if (dv < 0) continue;
+            int a = vf_bounded_ties_find(s->t, slot_of(s, k, v, dv));
+            one &= root < 0 || root == a;
+            root = a;
+        }
+        if (root < 0) continue;
+        if (one && !mix) {
+            if (vf_bounded_ties_find(s->t, ys) != root) vf_bounded_ties_join(s->t, ys, root), joined = 1;
+        } else if (mix && (!one || vf_bounded_ties_find(s->t, ys) != root)) {
+            s->t->mixing[ys] = 1;
+            for (int i = 0; i < 2; i++) {
+                int v = nd->inputs[i], dv = d - ry + g->values[v].shape.rank;
+                if (dv >= 0) s->t->mixing[slot_of(s, k, v, dv)] = 1;
+            }
+        }
+    }
+    return joined;
+}
+
+/* Joins classes of equal form (one block of B is B); 1 when it joined. */
+static int join_equal_forms(stage *s)
+{
+    int n = s->t->n, joined = 0;
+    for (int i = 0; i < n; i++) {
+        if (s->cur.base[i] < 0 || s->cur.conflict[i] || vf_bounded_ties_find(s->t, i) != i) continue;
+        int b = vf_bounded_ties_find(s->t, s->cur.base[i]);
+        if (s->cur.c[i] == 1 && b != i) {
+            vf_bounded_ties_join(s->t, b, i);
+            return 1;
+        }
+        for (int j = i + 1; j < n; j++)
+            if (s->cur.base[j] >= 0 && !s->cur.conflict[j] && vf_bounded_ties_find(s->t, j) == j &&
+                vf_bounded_ties_find(s->t, s->cur.base[j]) == b && s->cur.c[j] == s->cur.c[i]) {
+                vf_bounded_ties_join(s->t, i, j);
+                joined = 1;
+            }
+        if (joined) return 1;
+    }
+    return 0;
+}
+
+/* The axes that stay mixing at the end: matmul batch dims of two classes,
+ * concats and splits that do not keep whole blocks, classes of two forms. */
+static void mix_rest(stage *s, int settled)
+{
+    xfb_ties *t = s->t;
+    for (int k = 0; k < 2; k++) {
+        const xf_graph *g = graph_of(s->r, k);
+        for (int i = 0; i < g->n_nodes; i++) {
+            const xf_node *nd = &g->nodes[i];
+            tie_batches(s, k, nd, 1);
+            if (nd->op != XF_OP_CONCAT && nd->op != XF_OP_SPLIT) continue;
+            int a = xf_norm_axis(nd->params.axis, g->values[nd->inputs[0]].shape.rank);
+            if (settled && node_blocks(s, k, nd, &s->cur, NULL)) continue;
+            for (int j = 0; j < nd->n_inputs + nd->n_outputs; j++) {
+                int v = j < nd->n_inputs ? nd->inputs[j] : nd->outputs[j - nd->n_inputs];
+                int slot = a >= 0 && v >= 0 ? slot_of(s, k, v, a) : -1;
+                if (slot >= 0) t->mixing[slot] = 1;
+            }
+        }
+    }
+    for (int i = 0; i < t->n; i++) {
+        int root = vf_bounded_ties_find(t, i);
+        if (settled && s->cur.conflict[root]) t->mixing[i] = 1;
+    }
+    for (int i = 0; i < t->n; i++) {
+        int root = vf_bounded_ties_find(t, i);
+        if (i != root || !settled || s->cur.base[root] < 0 || s->cur.conflict[root]) continue;
+        t->block_of[root] = vf_bounded_ties_find(t, s->cur.base[root]);
+        t->blocks[root] = s->cur.c[root];
+        t->has_blocks[t->block_of[root]] = 1;
+    }
+}
+
+xf_status vf_bounded_ties_blocks(const xf_rule *r, xfb_ties *t, xf_error *err)
+{
+    size_t n = (size_t)t->n + 1;
+    stage s = {r, t, {0}, {0}, -1, -1};
+    s.cur.base = xf_malloc(sizeof(int) * n);
+    s.cur.c = xf_malloc(sizeof(int) * n);
+    s.cur.conflict = xf_malloc(n);
+    s.next.base = xf_malloc(sizeof(int) * n);
+    s.next.c = xf_malloc(sizeof(int) * n);
+    s.next.conflict = xf_malloc(n);
+    t->block_of = xf_malloc(sizeof(int) * n);
+    t->blocks = xf_malloc(sizeof(int) * n);
+    t->has_blocks = xf_calloc(n, 1);
+    xf_status st = XF_OK;
+    if (!s.cur.base || !s.cur.c || !s.cur.conflict || !s.next.base || !s.next.c ||
+        !s.next.conflict || !t->block_of || !t->blocks || !t->has_blocks) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
+        goto done;
+    }
+    for (int i = 0; i < t->n; i++) t->block_of[i] = -1, t->blocks[i] = 1;
+    int settled = 1;
+    for (int changed = 1, guard = 0; changed && guard <= t->n; guard++) {
+        changed = 0;
+        for (int k = 0; k < 2; k++) {
+            const xf_graph *g = graph_of(r, k);
+            for (int i = 0; i < g->n_nodes; i++) changed |= tie_batches(&s, k, &g->nodes[i], 0);
+        }
+        s.same_a = -1;
+        settled = settle(&s);
+        if (settled && s.same_a >= 0) {
+            vf_bounded_ties_join(t, s.same_a, s.same_b);
+            changed = 1;
+        }
+        if (settled && !changed) changed = join_equal_forms(&s);
+    }
+    if (settled) settled = settle(&s);
+    mix_rest(&s, settled);
+done:
+    xf_free(s.cur.base);
+    xf_free(s.cur.c);
+    xf_free(s.cur.conflict);
+    xf_free(s.next.base);
+    xf_free(s.next.c);
+    xf_free(s.next.conflict);
+    return st;
+}
