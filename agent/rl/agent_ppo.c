@@ -563,30 +563,10 @@ xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_res
 
 /* ----------------------------------------------------------- guided run */
 
-/* The cost of the graph after (xfer, location) as the run would step to
- * it: a rule with a view (run.viewy) followed by the view moves' closure
- * (xf_agent_env_step), any other priced without building it. */
-static xf_status guided_price(run *r, int xfer, int location, double *ms, xf_error *err)
-{
-    xf_env *e = r->run.e;
-    double bytes;
-    if (!r->run.plan || !r->run.viewy[xfer]) return xf_env_peek(e, xfer, location, ms, &bytes, err);
-    xf_graph one, out;
-    xf_closure_log log;
-    xf_status st = xf_match_apply(xf_env_ruleset(e), xf_env_graph(e), xf_env_index(e),
-                                  xf_env_location(e, xfer, location), &one, err);
-    if (st != XF_OK) return st;
-    st = xf_closure_run_plan(r->run.plan, &one, XF_CLOSURE_LOG, &out, &log, err);
-    xf_graph_free(&one);
-    if (st != XF_OK) return st;
-    st = xf_env_cost_graph(e, &out, ms, err);
-    xf_graph_free(&out);
-    return st;
-}
-
 /* One step of the guided search (xf_ppo_agent_guide): the policy's `width`
  * most likely rules, each at every location, priced as the step would
- * leave the graph (guided_price); the cheapest taken when it lowers the
+ * leave the graph (xf_lookahead_price: the run's look-ahead, as the
+ * searches price with it); the cheapest taken when it lowers the
  * cost, else the policy's greedy action. */
 static xf_status guided_step(run *r, int width, int *done, xf_error *err)
 {
@@ -615,7 +595,7 @@ static xf_status guided_step(run *r, int width, int *done, xf_error *err)
         for (int l = 0; l < n; l++) {
             double ms;
             xf_error perr;
-            st = guided_price(r, env_rule, l, &ms, &perr);
+            st = xf_lookahead_price(&r->run.la, e, env_rule, l, NULL, &ms, NULL, &perr);
             if (st && !xf_action_skippable(st)) {
                 if (err) *err = perr;
                 return st;
