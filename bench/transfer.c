@@ -31,7 +31,9 @@
  *    episodes) and the whole call's; then per model whether the agent's
  *    ratio is within 1% of TASO's and its optimisation time <= 1/10 of
  *    TASO's; then the rules TASO applied more often than the agent and the
- *    other way round (why their models differ). Timings on a shared
+ *    other way round (why their models differ), and with the target each
+ *    method's arbiter entries (which candidate was written, what each
+ *    measured against the input). Timings on a shared
  *    machine are noisy: the load average is printed with the table.
  */
 #include <stdio.h>
@@ -84,7 +86,29 @@ typedef struct figures {
     int64_t rule_id[MAX_RULES]; /* rules on the path to the model written */
     int count[MAX_RULES];
     char text[MAX_RULES][96];
+    char arbiter[4096]; /* the arbiter's entries, a line each (what it wrote, and why) */
 } figures;
+
+/* The arbiter's entries of report r into buf: name, cost, nodes, ratio
+ * against the input with its interval, verdict (as rlflow-agent prints
+ * them), so the reader sees which candidate was written and what the
+ * less rewritten ones (the start graph, its 2-D variant) measured. */
+static void arbiter_lines(const xf_optimize_report *r, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < r->arb.n && used < n; i++) {
+        const xf_arbiter_entry *e = &r->arb.e[i];
+        char name[48], ratio[64] = "-";
+        xf_arbiter_entry_name(e, name, sizeof name);
+        if (e->t.runs > 0)
+            snprintf(ratio, sizeof ratio, "x%.3f [%.3f, %.3f]", e->t.ratio, e->t.lo, e->t.hi);
+        int w = snprintf(buf + used, n - used, "      %-12s %9.4f ms %5d nodes %-24s %s\n", name,
+                         e->cost_ms, e->n_nodes, ratio, xf_optimize_verdict_name(e->verdict));
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+}
 
 static figures run(const xf_optimize_options *o, const char *model, const char *scratch)
 {
@@ -105,6 +129,7 @@ static figures run(const xf_optimize_options *o, const char *model, const char *
     f.opt_s = r.search_seconds;
     f.call_s = r.seconds;
     f.n_applied = r.n_applied;
+    if (r.target) arbiter_lines(&r, f.arbiter, sizeof f.arbiter);
     for (int i = 0; i < r.n_distinct && f.n_rules < MAX_RULES; i++, f.n_rules++) {
         f.rule_id[f.n_rules] = r.applied[i].rule_id * 2 + r.applied[i].backward;
         f.count[f.n_rules] = r.applied[i].count;
@@ -315,6 +340,12 @@ int main(int argc, char **argv)
                    taso[i].opt_s, taso[i].opt_s > 0 ? pre[i].opt_s / taso[i].opt_s : 0,
                    pre[i].opt_s <= taso[i].opt_s / 10 ? "<=" : "NOT <=");
         if (taso[i].ok && pre[i].ok) print_rule_gap(name, &taso[i], &pre[i]);
+        const figures *by[3] = {&taso[i], &pre[i], &policy[i]};
+        const char *const method[3] = {"taso", "agent", "policy"};
+        for (int k = 0; k < 3; k++)
+            if (by[k]->ok && by[k]->arbiter[0])
+                printf("%-22s arbiter (%s), cheapest first:\n%s", name, method[k],
+                       by[k]->arbiter);
     }
     return 0;
 }
