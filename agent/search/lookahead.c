@@ -1,14 +1,17 @@
 /*
- * lookahead.c — the look-ahead through chains of view moves (issue 28),
- * one for the searches and the learning agents (search.h's xf_lookahead): an action whose rule has a reshape or a slice is valued by
- * the graph it leads to once the rule set's view moves (match/
- * closure.c) have been applied until none is left; an action whose rule
- * makes a transpose ONNX Runtime folds into its FusedMatMul (the unbatched
- * heads) by the graph it makes alone where that costs less (the moves take
- * the views away from where the runtime folds the transpose). The graph
- * is built and costed in full; the
- * trail records the action and then every move kept, so the report and the
- * candidates' rule lists name each proved rule applied.
+ * lookahead.c — the look-ahead through chains of view moves (issue 28), one
+ * for the searches and the learning agents (search.h's xf_lookahead): an
+ * action whose rule has a reshape or a slice is valued by the graph it
+ * leads to once the rule set's view moves (match/closure.c) have been
+ * applied until none is left; an action whose rule makes a transpose ONNX
+ * Runtime folds into its FusedMatMul (the unbatched heads) by the graph it
+ * makes alone where that costs less (the moves take the views away from
+ * where the runtime folds the transpose). The graph is built and costed in
+ * full; the searches' trail records the action and then every move kept,
+ * so the report and the candidates' rule lists name each proved rule
+ * applied. TASO's and greedy's expansions, the agents' steps
+ * (agent/rl/agent_lookahead.c) and the guided search's prices all go
+ * through xf_lookahead_price or xf_lookahead_close.
  */
 #include "agent/search/search_internal.h"
 
