@@ -31,7 +31,13 @@
  *    episodes) and the whole call's; then per model whether the agent's
  *    ratio is within 1% of TASO's and its optimisation time <= 1/10 of
  *    TASO's; then the rules TASO applied more often than the agent and the
- *    other way round (why their models differ). Timings on a shared
+ *    other way round (why their models differ), and with the target each
+ *    method's arbiter entries (which candidate was written, what each
+ *    measured against the input); then the input and the models each
+ *    method wrote (kept as <scratch>/held<i>.<method>.onnx) timed
+ *    alternately in one process, and the verdict "within 1%" from that
+ *    race (the arbiters' ratios come from separate noisy runs, and TASO's
+ *    is the least of many draws). Timings on a shared
  *    machine are noisy: the load average is printed with the table.
  */
 #include <stdio.h>
@@ -41,6 +47,7 @@
 #include <unistd.h>
 
 #include "agent_runner.h"
+#include "target/target.h"
 
 #define MAX_PATHS 64
 
@@ -84,7 +91,29 @@ typedef struct figures {
     int64_t rule_id[MAX_RULES]; /* rules on the path to the model written */
     int count[MAX_RULES];
     char text[MAX_RULES][96];
+    char arbiter[4096]; /* the arbiter's entries, a line each (what it wrote, and why) */
 } figures;
+
+/* The arbiter's entries of report r into buf: name, cost, nodes, ratio
+ * against the input with its interval, verdict (as rlflow-agent prints
+ * them), so the reader sees which candidate was written and what the
+ * less rewritten ones (the start graph, its 2-D variant) measured. */
+static void arbiter_lines(const xf_optimize_report *r, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < r->arb.n && used < n; i++) {
+        const xf_arbiter_entry *e = &r->arb.e[i];
+        char name[48], ratio[64] = "-";
+        xf_arbiter_entry_name(e, name, sizeof name);
+        if (e->t.runs > 0)
+            snprintf(ratio, sizeof ratio, "x%.3f [%.3f, %.3f]", e->t.ratio, e->t.lo, e->t.hi);
+        int w = snprintf(buf + used, n - used, "      %-12s %9.4f ms %5d nodes %-24s %s\n", name,
+                         e->cost_ms, e->n_nodes, ratio, xf_optimize_verdict_name(e->verdict));
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+}
 
 static figures run(const xf_optimize_options *o, const char *model, const char *scratch)
 {
@@ -105,6 +134,7 @@ static figures run(const xf_optimize_options *o, const char *model, const char *
     f.opt_s = r.search_seconds;
     f.call_s = r.seconds;
     f.n_applied = r.n_applied;
+    if (r.target) arbiter_lines(&r, f.arbiter, sizeof f.arbiter);
     for (int i = 0; i < r.n_distinct && f.n_rules < MAX_RULES; i++, f.n_rules++) {
         f.rule_id[f.n_rules] = r.applied[i].rule_id * 2 + r.applied[i].backward;
         f.count[f.n_rules] = r.applied[i].count;
@@ -113,6 +143,80 @@ static figures run(const xf_optimize_options *o, const char *model, const char *
     }
     xf_optimize_report_free(&r);
     return f;
+}
+
+/* <scratch>/out.onnx, the model the last run wrote, kept as
+ * <scratch>/held<i>.<method>.onnx (its path into out) for the direct race. */
+static void keep_written(const char *scratch, int i, const char *method, const figures *f,
+                         char *out, size_t n)
+{
+    char from[4096];
+    snprintf(from, sizeof from, "%s/out.onnx", scratch);
+    snprintf(out, n, "%s/held%d.%s.onnx", scratch, i, method);
+    if (!f->ok || rename(from, out) != 0) out[0] = '\0';
+}
+
+/* The input and the models the methods wrote for it, timed alternately in
+ * one process (xf_target_compare, the input first, a self check): the
+ * acceptance figure. Two arbiter runs each read a ratio against the input
+ * from their own noisy rounds, and TASO's arbiter keeps the smallest of up
+ * to 14 such draws (of which most are the same model): its ratio is biased
+ * low. Here every model is timed over the same rounds. */
+static void direct_race(const char *name, const char *input, char written[3][4096])
+{
+    static const char *const method[3] = {"taso", "agent", "policy"};
+    const char *files[4] = {input};
+    const char *label[4] = {"input"};
+    xf_graph g[4];
+    const xf_graph *gp[4];
+    int n = 0;
+    xf_error err = {0};
+    xf_graph_init(&g[n]);
+    if (xf_onnx_load(input, NULL, &g[n], &err) != XF_OK) {
+        printf("%-22s direct race: %s\n", name, err.msg);
+        return;
+    }
+    gp[n++] = &g[0];
+    for (int k = 0; k < 3; k++) {
+        if (!written[k][0]) continue;
+        xf_graph_init(&g[n]);
+        if (xf_onnx_load(written[k], NULL, &g[n], &err) != XF_OK) {
+            printf("%-22s direct race: %s: %s\n", name, written[k], err.msg);
+            continue;
+        }
+        files[n] = written[k];
+        label[n] = method[k];
+        gp[n] = &g[n];
+        n++;
+    }
+    xf_target *t = NULL;
+    xf_target_timing_options o;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    o.rounds = 41;
+    o.self_check = 1;
+    o.files = files;
+    xf_target_timing res[4], self;
+    xf_status st = xf_target_open(NULL, &t, &err);
+    if (!st) st = xf_target_compare(t, gp, n, &o, res, &self, &err);
+    if (st) printf("%-22s direct race: %s\n", name, err.msg);
+    else {
+        printf("%-22s direct race (%s, %d rounds, one process; self check x%.3f +-%.3f):\n",
+               name, xf_target_identity(t), o.rounds, self.ratio, self.noise);
+        int ti = -1, ai = -1;
+        for (int k = 0; k < n; k++) {
+            printf("      %-7s %8.3f ms  x%.3f [%.3f, %.3f]  %s\n", label[k], res[k].median_ms,
+                   res[k].ratio, res[k].lo, res[k].hi, files[k]);
+            if (!strcmp(label[k], "taso")) ti = k;
+            if (!strcmp(label[k], "agent")) ai = k;
+        }
+        if (ti > 0 && ai > 0)
+            printf("%-22s direct verdict: agent x%.3f vs taso x%.3f: agent/taso %.3f, %s 1%%\n",
+                   name, res[ai].ratio, res[ti].ratio, res[ai].ratio / res[ti].ratio,
+                   res[ai].ratio <= res[ti].ratio * 1.01 ? "within" : "NOT within");
+    }
+    xf_target_close(t);
+    for (int k = 0; k < n; k++) xf_graph_free(&g[k]);
 }
 
 static void print_row(const char *model, const char *method, const figures *f)
@@ -265,6 +369,7 @@ int main(int argc, char **argv)
         printf("checkpoint: %s (there already; --retrain to train again)\n", ckpt);
 
     static figures taso[MAX_PATHS], pre[MAX_PATHS], policy[MAX_PATHS];
+    static char written[MAX_PATHS][3][4096]; /* taso's, the agent's, the policy's */
     for (int i = 0; i < n_held; i++) {
         xf_optimize_options o = xf_optimize_options_default();
         o.rules = rules;
@@ -277,16 +382,19 @@ int main(int argc, char **argv)
         o.search = XF_SEARCH_TASO;
         fprintf(stderr, "bench_transfer: %s: taso search...\n", held_paths[i]);
         taso[i] = run(&o, held_paths[i], scratch);
+        keep_written(scratch, i, "taso", &taso[i], written[i][0], sizeof written[i][0]);
         o.agent = agent;
         o.load = ckpt;
         o.samples = samples;
         o.guide = guide;
         fprintf(stderr, "bench_transfer: %s: the pre-trained agent...\n", held_paths[i]);
         pre[i] = run(&o, held_paths[i], scratch);
+        keep_written(scratch, i, "agent", &pre[i], written[i][1], sizeof written[i][1]);
         if (guide > 0 && agent == XF_OPTIMIZE_PPO) { /* what the policy does alone */
             o.guide = 0;
             fprintf(stderr, "bench_transfer: %s: the policy alone...\n", held_paths[i]);
             policy[i] = run(&o, held_paths[i], scratch);
+            keep_written(scratch, i, "policy", &policy[i], written[i][2], sizeof written[i][2]);
         }
     }
     printf("\nheld-out models (never trained on); %s decides; load average %.1f\n",
@@ -315,6 +423,13 @@ int main(int argc, char **argv)
                    taso[i].opt_s, taso[i].opt_s > 0 ? pre[i].opt_s / taso[i].opt_s : 0,
                    pre[i].opt_s <= taso[i].opt_s / 10 ? "<=" : "NOT <=");
         if (taso[i].ok && pre[i].ok) print_rule_gap(name, &taso[i], &pre[i]);
+        const figures *by[3] = {&taso[i], &pre[i], &policy[i]};
+        const char *const method[3] = {"taso", "agent", "policy"};
+        for (int k = 0; k < 3; k++)
+            if (by[k]->ok && by[k]->arbiter[0])
+                printf("%-22s arbiter (%s), cheapest first:\n%s", name, method[k],
+                       by[k]->arbiter);
+        if (target) direct_race(name, held_paths[i], written[i]);
     }
     return 0;
 }

@@ -10,7 +10,9 @@
  * product by a scalar; a slice moving above attention's head merge or
  * split is a view move and its reverse is not; the closure makes its moves
  * in the order one-by-one look-ups would; a learning agent's step looks
- * ahead through the same moves.
+ * ahead through the same moves; the look-ahead keeps an action that
+ * unbatches a head alone where the moves after it cost more, for the
+ * searches and the agents alike.
  */
 #include <string.h>
 
@@ -465,7 +467,7 @@ START_TEST(an_agent_step_looks_ahead_through_the_view_moves)
         ck_assert_msg(xf_agent_run_begin(&run, e, &res, NULL, &err) == XF_OK, "%s", err.msg);
         if (la) {
             ck_assert_msg(xf_agent_run_lookahead(&run, &err) == XF_OK, "%s", err.msg);
-            ck_assert_ptr_nonnull(run.plan);
+            ck_assert_ptr_nonnull(run.la.plan);
         }
         ck_assert(xf_env_xfer_mask(e)[0]);
         double init = xf_env_cost(e);
@@ -665,6 +667,124 @@ START_TEST(lookahead_keeps_unbatched_heads)
     ck_assert_int_eq(done.n_nodes, g.n_nodes);
     xf_graph_free(&done);
     xf_graph_free(&g);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
+/* squeeze[0](relu(x)) => relu(squeeze[0](x)), x [1,4,4]: a view move (the
+ * squeeze toward the inputs). */
+static void rule_squeeze_up(xf_rule *r)
+{
+    xf_shape x = shp(3, 1, 4, 4);
+    sides io = rule_inputs(r, 1, &x);
+    xf_params sq = xf_params_default();
+    sq.n_axes = 1, sq.axes[0] = 0;
+    int s = xf_test_op2(&r->src, XF_OP_SQUEEZE, &sq,
+                        xf_test_op2(&r->src, XF_OP_RELU, NULL, io.s[0], -1), -1);
+    int d = xf_test_op2(&r->dst, XF_OP_RELU, NULL,
+                        xf_test_op2(&r->dst, XF_OP_SQUEEZE, &sq, io.d[0], -1), -1);
+    rule_outputs(r, s, d);
+}
+
+/* The key's head unbatched (rule_heads_back read forwards), then a view
+ * move that takes the squeeze it made up past the relu before it, away
+ * from the views ONNX Runtime merges: the closure costs a view node more
+ * than the action alone. The look-ahead (xf_lookahead) prices the action
+ * alone, and a learning agent's step (xf_agent_env_step) keeps it alone,
+ * as the searches do: before they shared it, the guided agent priced the
+ * unbatched heads with the closure after them and never took them. */
+START_TEST(lookahead_keeps_a_folded_head_alone)
+{
+    xf_rule r[2];
+    rule_heads_back(&r[0]);
+    xf_graph t = r[0].src; /* forwards: exported => folded */
+    r[0].src = r[0].dst;
+    r[0].dst = t;
+    xf_error err;
+    ck_assert_msg(xf_rule_validate(&r[0], &err) == XF_OK, "%s", err.msg);
+    rule_squeeze_up(&r[1]);
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 2, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r[0]);
+    xf_rule_free(&r[1]);
+    ck_assert(xf_rule_is_lookahead_move(xf_ruleset_rule(rs, 1)));
+
+    /* q, k [1,4,4]: matmul(transpose[0,2,1,3](reshape(q)),
+     * transpose[0,2,3,1](reshape(relu(exp(k))))), 2 heads */
+    xf_graph m;
+    xf_graph_init(&m);
+    int64_t d3[3] = {1, 4, 4}, d4[4] = {1, 4, 2, 2};
+    int q = xf_test_input(&m, "q", 3, d3), k = xf_test_input(&m, "k", 3, d3);
+    k = xf_test_op2(&m, XF_OP_RELU, NULL, xf_test_op2(&m, XF_OP_EXP, NULL, k, -1), -1);
+    xf_params tq = xf_params_default(), tk = xf_params_default();
+    tq.n_axes = tk.n_axes = 4;
+    memcpy(tq.axes, (int64_t[]){0, 2, 1, 3}, 4 * sizeof(int64_t));
+    memcpy(tk.axes, (int64_t[]){0, 2, 3, 1}, 4 * sizeof(int64_t));
+    q = xf_test_op2(&m, XF_OP_TRANSPOSE, &tq, xf_test_reshape(&m, q, xf_shape_make(4, d4)), -1);
+    k = xf_test_op2(&m, XF_OP_TRANSPOSE, &tk, xf_test_reshape(&m, k, xf_shape_make(4, d4)), -1);
+    xf_test_out(&m, xf_test_op2(&m, XF_OP_MATMUL, NULL, q, k));
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_env_options eo = xf_env_options_default();
+    eo.layout_view_ms = XF_ORT_VIEW_MS;
+    eo.layout_gbps = XF_ORT_LAYOUT_GBPS;
+    xf_env *e = NULL;
+    ck_assert_msg(xf_env_create(rs, cm, &m, &eo, &e, &err) == XF_OK, "%s", err.msg);
+
+    xf_lookahead la;
+    ck_assert_msg(xf_lookahead_init(&la, rs, &err) == XF_OK, "%s", err.msg);
+    ck_assert(xf_lookahead_applies(&la, 0));
+    ck_assert_int_eq(la.viewy[0], 2); /* its target makes a transpose the runtime folds */
+    ck_assert_int_eq(xf_env_num_locations(e, 0), 1);
+    /* the case: the closure after the action costs more than the action */
+    xf_graph one, ahead;
+    xf_closure_log log;
+    double one_ms, ahead_ms;
+    ck_assert_msg(xf_match_apply(rs, xf_env_graph(e), xf_env_index(e), xf_env_location(e, 0, 0),
+                                 &one, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_closure_run_plan(la.plan, &one, 100, &ahead, &log, &err) == XF_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(log.n, 1);
+    ck_assert_msg(xf_env_cost_graph(e, &one, &one_ms, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_env_cost_graph(e, &ahead, &ahead_ms, &err) == XF_OK, "%s", err.msg);
+    ck_assert_double_lt(one_ms, ahead_ms);
+    /* priced alone */
+    xf_graph priced;
+    double ms = 0;
+    ck_assert_msg(xf_lookahead_price(&la, e, 0, 0, &priced, &ms, &log, &err) == XF_OK, "%s",
+                  err.msg);
+    ck_assert_double_eq_tol(ms, one_ms, 1e-12);
+    ck_assert_int_eq(log.n, 0);
+    ck_assert_int_eq(priced.n_nodes, one.n_nodes);
+    ck_assert_int_eq(count_rank(&priced, XF_OP_RELU, 3), 1);
+    xf_graph_free(&priced);
+    ck_assert_msg(xf_lookahead_price(&la, e, 0, 0, NULL, &ms, NULL, &err) == XF_OK, "%s", err.msg);
+    ck_assert_double_eq_tol(ms, one_ms, 1e-12);
+    /* and stepped alone by an agent */
+    xf_search_result res;
+    xf_search_result_init(&res);
+    xf_agent_run run;
+    ck_assert_msg(xf_agent_run_begin(&run, e, &res, NULL, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_agent_run_lookahead(&run, &err) == XF_OK, "%s", err.msg);
+    xf_env_step_result sr;
+    ck_assert_msg(xf_agent_env_step(&run, 0, 0, &sr, &err) == XF_OK, "%s", err.msg);
+    ck_assert(sr.valid);
+    ck_assert_int_eq(run.moves.n, 0);
+    ck_assert_int_eq(run.closures, 0);
+    ck_assert_double_eq_tol(sr.cost_ms, one_ms, 1e-12);
+    ck_assert_int_eq(xf_env_graph(e)->n_nodes, one.n_nodes);
+    ck_assert_int_eq(count_rank(xf_env_graph(e), XF_OP_RELU, 3), 1);
+    ck_assert_msg(xf_agent_run_step(&run, 0, &sr, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_agent_run_end(&run, XF_OK, &err) == XF_OK, "%s", err.msg);
+    xf_search_result_free(&res);
+    xf_graph_free(&one);
+    xf_graph_free(&ahead);
+    xf_lookahead_free(&la);
+    xf_lookahead_free(&la); /* twice: a no-op */
+    xf_env_free(e);
+    xf_cost_close(cm);
+    xf_graph_free(&m);
     xf_ruleset_free(rs);
 }
 END_TEST
@@ -967,6 +1087,7 @@ int main(void)
     tcase_add_test(tc, ort_fuses_whole_tanh_gelu);
     tcase_add_test(tc, peek_prices_a_broken_gelu_as_the_step);
     tcase_add_test(tc, lookahead_keeps_unbatched_heads);
+    tcase_add_test(tc, lookahead_keeps_a_folded_head_alone);
     tcase_add_test(tc, kept_scalings_only_let_views_past);
     tcase_add_test(tc, slice_moves_above_head_reshapes);
     suite_add_tcase(s, tc);

@@ -238,6 +238,42 @@ START_TEST(a_guided_search_on_a_model_never_seen)
 }
 END_TEST
 
+/* An agent trained on A alone has no action for the merge (A never
+ * offers it); on C, where the merge is the only rewrite, its policy cannot
+ * rank it: the guided search prices every rule the model offers outside
+ * the agent's actions as well, and takes the merge. */
+START_TEST(a_guided_search_prices_rules_the_agent_never_saw)
+{
+    char ckpt[4096], out[4096];
+    snprintf(ckpt, sizeof ckpt, "%s", xf_test_tmp("a_only.ckpt"));
+    snprintf(out, sizeof out, "%s", xf_test_tmp("c.outside.onnx"));
+    unlink(ckpt);
+    const char *models[] = {a_path};
+    xf_train_options t = train_options(ckpt);
+    t.models = models;
+    t.n_models = 1;
+    t.steps = 40;
+    xf_train_report r;
+    xf_train_report_init(&r);
+    xf_error err = {0};
+    ck_assert_msg(xf_train_agent(&t, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert(!has_id(&r.stats.act, 2) && !has_id(&r.stats.act, -2));
+    xf_train_report_free(&r);
+    xf_optimize_options o = load_options(ckpt);
+    o.samples = 0;
+    o.guide = 1;
+    xf_optimize_report rep;
+    xf_optimize_report_init(&rep);
+    ck_assert_msg(xf_optimize_file(c_path, out, &o, &rep, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(rep.learned.guided, 1);
+    ck_assert_int_ge(rep.learned.outside, 1);
+    ck_assert_msg(rep.search[0].best_ms < rep.search[0].initial_ms, "best %g, start %g",
+                  rep.search[0].best_ms, rep.search[0].initial_ms);
+    expect_same_function(c_path, out);
+    xf_optimize_report_free(&rep);
+}
+END_TEST
+
 /* A directory trains like the files in it (found in name order). */
 START_TEST(a_directory_of_models)
 {
@@ -350,6 +386,7 @@ static Suite *suite(void)
     tcase_set_timeout(t, 600);
     tcase_add_test(t, trains_over_models_and_transfers);
     tcase_add_test(t, a_guided_search_on_a_model_never_seen);
+    tcase_add_test(t, a_guided_search_prices_rules_the_agent_never_saw);
     tcase_add_test(t, a_directory_of_models);
     tcase_add_test(t, bad_checkpoints_name_the_cause);
     tcase_add_test(t, missing_models_are_named);

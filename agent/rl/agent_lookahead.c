@@ -26,37 +26,12 @@
 
 xf_status xf_agent_run_lookahead(xf_agent_run *r, xf_error *err)
 {
-    const xf_ruleset *rs = xf_env_ruleset(r->e);
-    int n = xf_ruleset_count(rs), any = 0;
-    uint8_t *moves = xf_calloc((size_t)n + 1, 1);
-    r->viewy = xf_calloc((size_t)n + 1, 1);
-    if (!moves || !r->viewy) {
-        xf_free(moves);
-        xf_free(r->viewy);
-        r->viewy = NULL;
-        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory classifying %d rules", n);
-    }
-    for (int i = 0; i < n; i++) {
-        const xf_rule *rule = xf_ruleset_rule(rs, i);
-        r->viewy[i] = (uint8_t)xf_rule_has_view_op(rule);
-        moves[i] = (uint8_t)xf_rule_is_lookahead_move(rule);
-        any |= moves[i];
-    }
-    xf_status st = any ? xf_closure_plan_make(rs, moves, &r->plan, err) : XF_OK;
-    xf_free(moves);
-    if (st != XF_OK || !r->plan) { /* no view move: nothing to look ahead through */
-        xf_free(r->viewy);
-        r->viewy = NULL;
-    }
-    return st;
+    return xf_lookahead_init(&r->la, xf_env_ruleset(r->e), err);
 }
 
 void xf_agent_run_lookahead_free(xf_agent_run *r)
 {
-    xf_closure_plan_free(r->plan);
-    xf_free(r->viewy);
-    r->plan = NULL;
-    r->viewy = NULL;
+    xf_lookahead_free(&r->la);
     r->moves.n = 0;
 }
 
@@ -66,16 +41,15 @@ xf_status xf_agent_env_step(xf_agent_run *r, int xfer, int location, xf_env_step
     r->moves.n = 0;
     r->moves.merged = 0;
     xf_status st = xf_env_step(r->e, xfer, location, sr, err);
-    if (st != XF_OK || !sr->valid || !r->plan || xfer < 0 || xfer >= xf_env_num_xfers(r->e) ||
-        !r->viewy[xfer])
+    if (st != XF_OK || !sr->valid || xfer >= xf_env_num_xfers(r->e) ||
+        !xf_lookahead_applies(&r->la, xfer))
         return st;
     xf_graph out;
-    st = xf_closure_run_plan(r->plan, xf_env_graph(r->e), XF_CLOSURE_LOG, &out, &r->moves, err);
+    double ms;
+    st = xf_lookahead_close(&r->la, r->e, xfer, xf_env_graph(r->e), sr->cost_ms, &out, &ms,
+                            &r->moves, err);
     if (st != XF_OK) return st;
-    if (r->moves.n == 0 && r->moves.merged == 0) {
-        xf_graph_free(&out);
-        return XF_OK;
-    }
+    if (r->moves.n == 0 && r->moves.merged == 0) return XF_OK; /* the step alone stands */
     double before = sr->cost_ms;
     st = xf_env_set_graph(r->e, &out, err);
     xf_graph_free(&out);

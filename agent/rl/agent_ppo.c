@@ -563,31 +563,37 @@ xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_res
 
 /* ----------------------------------------------------------- guided run */
 
-/* The cost of the graph after (xfer, location) as the run would step to
- * it: a rule with a view (run.viewy) followed by the view moves' closure
- * (xf_agent_env_step), any other priced without building it. */
-static xf_status guided_price(run *r, int xfer, int location, double *ms, xf_error *err)
+/* Every location of environment rule `rule` priced as the step would leave
+ * the graph (xf_lookahead_price: the run's look-ahead, as the searches price
+ * with it); *best (and *best_rule, *best_loc) lowered to any cheaper. */
+static xf_status guided_price_rule(run *r, int rule, double *best, int *best_rule, int *best_loc,
+                                   xf_error *err)
 {
     xf_env *e = r->run.e;
-    double bytes;
-    if (!r->run.plan || !r->run.viewy[xfer]) return xf_env_peek(e, xfer, location, ms, &bytes, err);
-    xf_graph one, out;
-    xf_closure_log log;
-    xf_status st = xf_match_apply(xf_env_ruleset(e), xf_env_graph(e), xf_env_index(e),
-                                  xf_env_location(e, xfer, location), &one, err);
-    if (st != XF_OK) return st;
-    st = xf_closure_run_plan(r->run.plan, &one, XF_CLOSURE_LOG, &out, &log, err);
-    xf_graph_free(&one);
-    if (st != XF_OK) return st;
-    st = xf_env_cost_graph(e, &out, ms, err);
-    xf_graph_free(&out);
-    return st;
+    int n = xf_env_num_locations(e, rule);
+    for (int l = 0; l < n; l++) {
+        double ms;
+        xf_error perr;
+        xf_status st = xf_lookahead_price(&r->run.la, e, rule, l, NULL, &ms, NULL, &perr);
+        if (st && !xf_action_skippable(st)) {
+            if (err) *err = perr;
+            return st;
+        }
+        if (!st && ms < *best) {
+            *best = ms;
+            *best_rule = rule;
+            *best_loc = l;
+        }
+    }
+    return XF_OK;
 }
 
 /* One step of the guided search (xf_ppo_agent_guide): the policy's `width`
- * most likely rules, each at every location, priced as the step would
- * leave the graph (guided_price); the cheapest taken when it lowers the
- * cost, else the policy's greedy action. */
+ * most likely rules, each at every location, and every rule the model
+ * offers that the agent has no action for (its training models never
+ * offered it: the policy cannot rank it, so it is always priced), priced
+ * as the step would leave the graph (guided_price_rule); the cheapest
+ * taken when it lowers the cost, else the policy's greedy action. */
 static xf_status guided_step(run *r, int width, int *done, xf_error *err)
 {
     xf_ppo_agent *a = r->a;
@@ -601,7 +607,7 @@ static xf_status guided_step(run *r, int width, int *done, xf_error *err)
     int chosen[XF_PPO_GUIDE_MAX];
     int n_chosen = 0;
     if (width > XF_PPO_GUIDE_MAX) width = XF_PPO_GUIDE_MAX;
-    for (int k = 0; k < width; k++) { /* the k-th most likely rule not chosen yet */
+    for (int k = 0; k < width && !st; k++) { /* the k-th most likely rule not chosen yet */
         int top = -1;
         for (int i = 0; i < M; i++) {
             if (!a->mask[i] || a->act.env[i] < 0) continue;
@@ -611,22 +617,13 @@ static xf_status guided_step(run *r, int width, int *done, xf_error *err)
         }
         if (top < 0) break;
         chosen[n_chosen++] = top;
-        int env_rule = a->act.env[top], n = xf_env_num_locations(e, env_rule);
-        for (int l = 0; l < n; l++) {
-            double ms;
-            xf_error perr;
-            st = guided_price(r, env_rule, l, &ms, &perr);
-            if (st && !xf_action_skippable(st)) {
-                if (err) *err = perr;
-                return st;
-            }
-            if (!st && ms < best) {
-                best = ms;
-                best_rule = env_rule;
-                best_loc = l;
-            }
-        }
+        st = guided_price_rule(r, a->act.env[top], &best, &best_rule, &best_loc, err);
     }
+    const uint8_t *offered = xf_env_xfer_mask(e);
+    for (int x = 0; x < xf_env_num_xfers(e) && !st; x++)
+        if (offered[x] && a->act.agent[x] < 0)
+            st = guided_price_rule(r, x, &best, &best_rule, &best_loc, err);
+    if (st != XF_OK) return st;
     if (best_rule < 0) { /* nothing priced lowers the cost: the policy's own step */
         int rule, loc;
         float logp, value;

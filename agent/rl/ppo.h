@@ -485,11 +485,10 @@ typedef struct xf_agent_run {
     int keep, n_kept;
     xf_search_candidate start, *kept;
     uint64_t start_hash, *kept_hash;
-    /* The look-ahead (agent_lookahead.c; NULL plan: none): which rules have
-     * a view, the closure plan, the moves the last step's closure made (the
-     * path takes them after the step's rule) and the totals. */
-    uint8_t *viewy;
-    xf_closure_plan *plan;
+    /* The look-ahead (agent_lookahead.c; the searches', search.h; empty:
+     * none), the moves the last step's closure made (the path takes them
+     * after the step's rule) and the totals. */
+    xf_lookahead la;
     xf_closure_log moves;
     int64_t closures, moves_made;
 } xf_agent_run;
@@ -530,7 +529,9 @@ xf_status xf_agent_run_step(xf_agent_run *r, int rule, const xf_env_step_result 
 xf_status xf_agent_run_lookahead(xf_agent_run *r, xf_error *err);
 void xf_agent_run_lookahead_free(xf_agent_run *r);
 /* xf_env_step, then (with the look-ahead, a valid step of a rule with a
- * view) the closure: the environment gets the graph after the moves and
+ * view) the closure, kept as xf_lookahead_close keeps it (a rule making a
+ * transpose ONNX Runtime folds stays alone where the moves cost more): the
+ * environment gets the graph after the moves and
  * sr its cost, hash and done, the reward the closure's cost change too
  * (dense term, α = 1), target_ms 0 when moves were made (the measurement
  * was of the graph before them); r->moves lists the moves for

@@ -1,14 +1,17 @@
 /*
- * lookahead.c — the searches' look-ahead through chains of view moves
- * (issue 28): an action whose rule has a reshape or a slice is valued by
- * the graph it leads to once the rule set's view moves (match/
- * closure.c) have been applied until none is left; an action whose rule
- * makes a transpose ONNX Runtime folds into its FusedMatMul (the unbatched
- * heads) by the graph it makes alone where that costs less (the moves take
- * the views away from where the runtime folds the transpose). The graph
- * is built and costed in full; the
- * trail records the action and then every move kept, so the report and the
- * candidates' rule lists name each proved rule applied.
+ * lookahead.c — the look-ahead through chains of view moves (issue 28), one
+ * for the searches and the learning agents (search.h's xf_lookahead): an
+ * action whose rule has a reshape or a slice is valued by the graph it
+ * leads to once the rule set's view moves (match/closure.c) have been
+ * applied until none is left; an action whose rule makes a transpose ONNX
+ * Runtime folds into its FusedMatMul (the unbatched heads) by the graph it
+ * makes alone where that costs less (the moves take the views away from
+ * where the runtime folds the transpose). The graph is built and costed in
+ * full; the searches' trail records the action and then every move kept,
+ * so the report and the candidates' rule lists name each proved rule
+ * applied. TASO's and greedy's expansions, the agents' steps
+ * (agent/rl/agent_lookahead.c) and the guided search's prices all go
+ * through xf_lookahead_price or xf_lookahead_close.
  */
 #include "agent/search/search_internal.h"
 
@@ -42,69 +45,99 @@ int xf_rule_is_lookahead_move(const xf_rule *rule)
     return xf_rule_has_view_op(rule) && !side_folds(&rule->src) && xf_rule_is_view_move(rule);
 }
 
-xf_status search_lookahead_init(xf_search_ctx *c, xf_error *err)
+xf_status xf_lookahead_init(xf_lookahead *la, const xf_ruleset *rs, xf_error *err)
 {
-    c->moves = c->viewy = NULL;
-    c->plan = NULL;
-    if (!c->opt.lookahead) return XF_OK;
-    const xf_ruleset *rs = xf_env_ruleset(c->env);
+    la->viewy = NULL;
+    la->plan = NULL;
     int n = xf_ruleset_count(rs), any = 0;
-    c->moves = xf_calloc((size_t)n + 1, 1);
-    c->viewy = xf_calloc((size_t)n + 1, 1);
-    if (!c->moves || !c->viewy) {
-        xf_free(c->moves);
-        xf_free(c->viewy);
-        c->moves = c->viewy = NULL;
+    uint8_t *moves = xf_calloc((size_t)n + 1, 1);
+    la->viewy = xf_calloc((size_t)n + 1, 1);
+    if (!moves || !la->viewy) {
+        xf_free(moves);
+        xf_lookahead_free(la);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory classifying %d rules", n);
     }
     for (int r = 0; r < n; r++) {
         const xf_rule *rule = xf_ruleset_rule(rs, r);
-        c->viewy[r] = (uint8_t)xf_rule_has_view_op(rule);
-        if (c->viewy[r] && side_folds(&rule->dst)) c->viewy[r] = 2;
-        c->moves[r] = (uint8_t)xf_rule_is_lookahead_move(rule);
-        any |= c->viewy[r];
+        la->viewy[r] = (uint8_t)xf_rule_has_view_op(rule);
+        if (la->viewy[r] && side_folds(&rule->dst)) la->viewy[r] = 2;
+        moves[r] = (uint8_t)xf_rule_is_lookahead_move(rule);
+        any |= la->viewy[r];
     }
-    if (!any) {
-        xf_free(c->moves);
-        xf_free(c->viewy);
-        c->moves = c->viewy = NULL;
-        return XF_OK;
-    }
-    return xf_closure_plan_make(rs, c->moves, &c->plan, err);
+    xf_status st = any ? xf_closure_plan_make(rs, moves, &la->plan, err) : XF_OK;
+    xf_free(moves);
+    if (st != XF_OK || !la->plan) xf_lookahead_free(la); /* nothing to look ahead through */
+    return st;
 }
 
-int search_looks_ahead(const xf_search_ctx *c, int r)
+void xf_lookahead_free(xf_lookahead *la)
 {
-    return c->viewy && r >= 0 && c->viewy[r];
+    xf_closure_plan_free(la->plan);
+    xf_free(la->viewy);
+    la->plan = NULL;
+    la->viewy = NULL;
 }
 
-xf_status search_lookahead(xf_search_ctx *c, int r, int l, xf_graph *out, double *ms,
-                              xf_closure_log *log, xf_error *err)
+int xf_lookahead_applies(const xf_lookahead *la, int r)
 {
-    xf_env *e = c->env;
-    const xf_ruleset *rs = xf_env_ruleset(e);
-    xf_graph one;
-    xf_graph_init(out);
-    xf_status st = xf_match_apply(rs, xf_env_graph(e), xf_env_index(e), xf_env_location(e, r, l),
-                                  &one, err);
-    if (st) return st;
-    st = xf_closure_run_plan(c->plan, &one, LOOKAHEAD_MAX_STEPS, out, log, err);
-    if (!st) st = xf_env_cost_graph(e, out, ms, err);
-    double ms_one = 0;
-    int alone = c->viewy[r] == 2 && log->n > 0;
-    if (!st && alone) st = xf_env_cost_graph(e, &one, &ms_one, err);
-    if (!st && alone && ms_one < *ms) {
+    return la->plan && r >= 0 && la->viewy[r];
+}
+
+xf_status xf_lookahead_close(const xf_lookahead *la, xf_env *e, int r, const xf_graph *one,
+                             double one_ms, xf_graph *out, double *ms, xf_closure_log *log,
+                             xf_error *err)
+{
+    xf_status st = xf_closure_run_plan(la->plan, one, LOOKAHEAD_MAX_STEPS, out, log, err);
+    int changed = !st && (log->n > 0 || log->merged > 0);
+    if (!st && !changed) xf_graph_free(out); /* the moves made nothing: one stands */
+    if (!st && changed) st = xf_env_cost_graph(e, out, ms, err);
+    if (!st && one_ms < 0 && (!changed || la->viewy[r] == 2))
+        st = xf_env_cost_graph(e, one, &one_ms, err);
+    if (!st && changed && la->viewy[r] == 2 && one_ms < *ms) {
         /* the moves cost more than they save (they may take a view away
          * from where the runtime folds it: the unbatched heads' transposes
          * ONNX Runtime folds into its FusedMatMul): the action alone */
         xf_graph_free(out);
-        *out = one;
-        xf_graph_init(&one);
-        *ms = ms_one;
+        changed = 0;
+    }
+    if (st) {
+        xf_graph_free(out);
+        return st;
+    }
+    if (!changed) {
+        xf_graph_init(out);
+        *ms = one_ms;
         log->n = 0;
+        log->merged = 0;
+    }
+    return XF_OK;
+}
+
+xf_status xf_lookahead_price(const xf_lookahead *la, xf_env *e, int r, int l, xf_graph *out,
+                             double *ms, xf_closure_log *log, xf_error *err)
+{
+    xf_graph one, ahead;
+    xf_closure_log own;
+    if (!log) log = &own;
+    log->n = 0;
+    log->merged = 0;
+    if (out) xf_graph_init(out);
+    if (!xf_lookahead_applies(la, r)) {
+        double bytes;
+        return xf_env_peek(e, r, l, ms, &bytes, err);
+    }
+    xf_status st = xf_match_apply(xf_env_ruleset(e), xf_env_graph(e), xf_env_index(e),
+                                  xf_env_location(e, r, l), &one, err);
+    if (st != XF_OK) return st;
+    st = xf_lookahead_close(la, e, r, &one, -1, &ahead, ms, log, err);
+    int alone = !st && log->n == 0 && log->merged == 0;
+    if (!st && out) { /* the graph the action leads to, handed over */
+        *out = alone ? one : ahead;
+        if (alone) xf_graph_init(&one);
+        else xf_graph_init(&ahead);
     }
     xf_graph_free(&one);
-    if (st) xf_graph_free(out);
+    xf_graph_free(&ahead);
     return st;
 }
 

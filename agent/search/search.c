@@ -146,8 +146,8 @@ xf_status search_child(xf_search_ctx *c, int r, int l, int look, double bound, d
     xf_error aerr;
     xf_closure_log log, *moved = NULL;
     xf_status st;
-    if (look && search_looks_ahead(c, r)) { /* valued after the view moves it enables */
-        st = search_lookahead(c, r, l, s, ms, &log, &aerr);
+    if (look && xf_lookahead_applies(&c->la, r)) { /* valued after the view moves it enables */
+        st = xf_lookahead_price(&c->la, e, r, l, s, ms, &log, &aerr);
         moved = &log;
         if (!st && !(*ms < bound)) {
             xf_graph_free(s);
@@ -210,7 +210,8 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
     xf_htab_init(&c.seen);
 
     int root, added;
-    xf_status st = search_lookahead_init(&c, err);
+    xf_status st = XF_OK; /* c.la empty (memset) without the look-ahead */
+    if (o.lookahead) st = xf_lookahead_init(&c.la, xf_env_ruleset(e), err);
     if (!st) st = xf_env_reset(e, err);
     if (!st) st = search_trail_add(&c.trail, -1, -1, &root, err);
     uint64_t key = 0;
@@ -239,9 +240,7 @@ xf_status xf_search_run(xf_env *e, xf_search_kind kind, const xf_search_options 
     xf_htab_free(&c.seen);
     xf_free(c.cand_entry);
     xf_free(c.cand_hash);
-    xf_free(c.moves);
-    xf_closure_plan_free(c.plan);
-    xf_free(c.viewy);
+    xf_lookahead_free(&c.la);
     if (st) {
         xf_error_prefix(err, "%s search", xf_search_kind_name(kind));
         xf_search_result_free(res);

@@ -341,6 +341,49 @@ typedef struct xf_env_profile {
 } xf_env_profile;
 void xf_env_profile_get(const xf_env *e, xf_env_profile *p);
 
+/* ------------------------------------------------------------- look-ahead */
+
+/* The look-ahead through chains of view moves (lookahead.c), one for the
+ * searches (xf_search_options.lookahead) and the learning agents (agent/rl:
+ * their steps and the guided search's prices): an action whose rule has a
+ * reshape or a slice is valued by the graph it leads to once the rule
+ * set's view moves (xf_rule_is_lookahead_move) have been applied by the
+ * closure (match.h) until none is left; an action whose rule makes a
+ * transpose ONNX Runtime folds into its FusedMatMul (the unbatched heads)
+ * by the graph it makes alone where that costs less (the moves may take
+ * the views away from where the runtime folds the transpose). */
+typedef struct xf_lookahead {
+    /* per action: 0 no view; 1 its successor gets the closure; 2 the
+     * closure, or the action alone where cheaper. NULL: no rule has a view
+     * (nothing to look ahead through) */
+    uint8_t *viewy;
+    xf_closure_plan *plan; /* the closure's, made once from the moves */
+} xf_lookahead;
+
+/* Classifies the actions of rs (viewy and plan both NULL when no rule has
+ * a view); xf_lookahead_free frees it (also after a failure). */
+xf_status xf_lookahead_init(xf_lookahead *la, const xf_ruleset *rs, xf_error *err);
+void xf_lookahead_free(xf_lookahead *la); /* back to empty; twice is a no-op */
+/* 1 when action r's successor gets the closure. */
+int xf_lookahead_applies(const xf_lookahead *la, int r);
+/* Graph `one`, what action r (xf_lookahead_applies) made of e's current
+ * graph, with its cost one_ms (< 0: not costed yet), taken on through the
+ * closure: *out (initialised here; constants shared) the graph after the
+ * moves and *ms its cost, log the moves made. When the closure changed
+ * nothing, or r makes a folded transpose and `one` costs less than the
+ * closure's graph, `one` stands: *out is left empty, *ms is one's cost and
+ * log->n and log->merged are 0. */
+xf_status xf_lookahead_close(const xf_lookahead *la, xf_env *e, int r, const xf_graph *one,
+                             double one_ms, xf_graph *out, double *ms, xf_closure_log *log,
+                             xf_error *err);
+/* The price of action (r, l) on e's current graph with the look-ahead: for
+ * an action the look-ahead applies to, the graph after it and the closure
+ * (xf_lookahead_close; into *out when not NULL, constants shared, else
+ * freed) and its cost; for any other, its cost by xf_env_peek (*out left
+ * empty: the graph is not built). log (NULL: not wanted) gets the moves. */
+xf_status xf_lookahead_price(const xf_lookahead *la, xf_env *e, int r, int l, xf_graph *out,
+                             double *ms, xf_closure_log *log, xf_error *err);
+
 /* ------------------------------------------------------------------ search */
 
 typedef enum xf_search_kind {

@@ -34,25 +34,11 @@ typedef struct xf_search_ctx {
     int *cand_entry; /* trail entry of each of res->candidates */
     uint64_t *cand_hash; /* and its XF_HASH_IDENTITY_UNORDERED hash */
     double t0, last_progress;
-    /* look-ahead (lookahead.c): per action, whether its rule is a view
-     * move, and whether it has a view (then its successor gets the
-     * closure; 2: its target also makes a transpose ONNX Runtime folds,
-     * and the successor without the closure is kept where it costs
-     * less); NULL when opt.lookahead is off or no rule has views */
-    uint8_t *moves, *viewy;
-    xf_closure_plan *plan; /* the closure's, made once from moves */
+    /* the look-ahead (search.h); empty when opt.lookahead is off or no
+     * rule has a view */
+    xf_lookahead la;
 } xf_search_ctx;
 
-/* Fills c->moves and c->viewy from the environment's rule set (leaves them
- * NULL when opt.lookahead is 0 or no action has a view). */
-xf_status search_lookahead_init(xf_search_ctx *c, xf_error *err);
-/* 1 when action r's successor gets the closure. */
-int search_looks_ahead(const xf_search_ctx *c, int r);
-/* The environment's current graph after (r, l) and the closure of the view
- * moves, into *out (constants shared), with its cost in *ms and the moves
- * made in *log. */
-xf_status search_lookahead(xf_search_ctx *c, int r, int l, xf_graph *out, double *ms,
-                              xf_closure_log *log, xf_error *err);
 /* Trail entries from `parent`: r, then each move of log (NULL: none); the
  * last one in *entry. */
 xf_status search_trail_add_moves(xf_search_ctx *c, int parent, int r, const xf_closure_log *log,
@@ -88,7 +74,7 @@ xf_status search_admit(xf_search_ctx *c, const xf_graph *s, double ms, double ma
 /* The expansion step TASO's and the exhaustive search share: the successor
  * of the environment's current graph (trail entry `parent`) by action
  * (r, l), after the view moves it enables when `look` and r looks ahead
- * (search_looks_ahead), else by the rule alone (priced by xf_env_peek
+ * (xf_lookahead_applies), else by the rule alone (priced by xf_env_peek
  * before it is built). When it costs less than `bound` (*ms) and
  * search_admit takes it (*added = 1), it is in *s (the caller's), on the
  * trail (*entry) with its hash in *hash; otherwise *added = 0 and nothing

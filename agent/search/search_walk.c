@@ -97,8 +97,8 @@ xf_status search_greedy(xf_search_ctx *c, xf_error *err)
                 double ms, bytes;
                 xf_graph s;
                 xf_error aerr;
-                int look = search_looks_ahead(c, r);
-                xf_status st = look ? search_lookahead(c, r, l, &s, &ms, &log, &aerr)
+                int look = xf_lookahead_applies(&c->la, r);
+                xf_status st = look ? xf_lookahead_price(&c->la, e, r, l, &s, &ms, &log, &aerr)
                                     : xf_env_peek(e, r, l, &ms, &bytes, &aerr);
                 if (st && !xf_action_skippable(st)) {
                     if (err) *err = aerr;

@@ -144,8 +144,10 @@ static void print_agent(const cli_options *o, const xf_optimize_report *r)
         if (l->unavailable)
             printf(" (%d unavailable: their rules cannot match this model)", l->unavailable);
         if (l->outside)
-            printf("; %d rules this model offers at its start are not among them (not used)",
-                   l->outside);
+            printf("; %d rules this model offers at its start are not among them (%s)",
+                   l->outside,
+                   l->guided ? "the guided search prices them, the policy cannot choose them"
+                             : "not used");
         printf("\n");
     } else if (r->agent == XF_OPTIMIZE_PPO)
         printf("agent:           ppo, trained, %lld environment steps (%.2f ms each), %d actions "
