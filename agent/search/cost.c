@@ -43,12 +43,18 @@ void xf_costmemo_set_layout(xf_costmemo *m, double view_ms, double gbps)
     m->bytes_per_ms = gbps > 0 ? gbps * 1e6 : 0;
 }
 
+int xf_costmemo_wrapped_matmul(const xf_costmemo *m, xf_op op, int n_inputs,
+                               const xf_shape *in_shapes)
+{
+    return m->bytes_per_ms > 0 && op == XF_OP_MATMUL && n_inputs == 2 &&
+           in_shapes[0].rank >= 3 && in_shapes[1].rank == 2;
+}
+
 /* ONNX Runtime's layout cost of one configuration (xf_costmemo_set_layout). */
 static double layout_cost(const xf_costmemo *m, xf_op op, int n_inputs, const xf_shape *in_shapes)
 {
     if (xf_op_reshapes(op)) return m->view_ms;
-    if (m->bytes_per_ms > 0 && op == XF_OP_MATMUL && n_inputs == 2 && in_shapes[0].rank >= 3 &&
-        in_shapes[1].rank == 2) {
+    if (xf_costmemo_wrapped_matmul(m, op, n_inputs, in_shapes)) {
         const xf_shape *a = &in_shapes[0];
         double in = 4.0 * (double)xf_shape_numel(a);
         double out = in / (double)a->dims[a->rank - 1] * (double)in_shapes[1].dims[1];
@@ -251,6 +257,43 @@ static int merged_view(const xf_graph *g, const xf_graph_index *ix, int node)
     return xf_op_reshapes(g->nodes[in->producer].op) && !node_weight_only(g, ix, in->producer);
 }
 
+/* The layout cost of node when it is a matmul of a 3-D or larger input by
+ * a 2-D weight (xf_costmemo_wrapped_matmul) whose output no add alone
+ * reads, 0 otherwise: ONNX Runtime wraps such a matmul in Reshapes only to
+ * fuse the add into a Gemm, and runs it as it stands otherwise. Modelzoo
+ * GPT's LM head (ORT's profile, 2 threads): 3-D, 53 us at batch 1 and 163
+ * us at batch 4; flattened, its MatMul 47 and 162 us and the Reshape back
+ * to the 3-D output 7 and 18 us. */
+static double unwrapped_matmul_cost(const xf_costmemo *m, const xf_graph *g,
+                                    const xf_graph_index *ix, int node)
+{
+    const xf_node *nd = &g->nodes[node];
+    if (nd->op != XF_OP_MATMUL || nd->n_inputs != 2 || nd->inputs[0] < 0 || nd->inputs[1] < 0 ||
+        !ix)
+        return 0;
+    xf_shape sh[2] = {g->values[nd->inputs[0]].shape, g->values[nd->inputs[1]].shape};
+    if (!xf_costmemo_wrapped_matmul(m, nd->op, 2, sh)) return 0;
+    int n = 0;
+    const int *users = xf_graph_index_users(ix, nd->outputs[0], &n);
+    if (n == 1 && g->nodes[users[0]].op == XF_OP_ADD) return 0;
+    return layout_cost(m, nd->op, 2, sh);
+}
+
+/* The copy of a view's output when it is a graph output, 0 otherwise:
+ * ONNX Runtime's Reshape aliases its input only inside the graph and
+ * copies into an output the caller owns (XF_ORT_OUTPUT_COPY_GBPS). */
+static double output_view_cost(const xf_costmemo *m, const xf_graph *g, int node)
+{
+    const xf_node *nd = &g->nodes[node];
+    if (m->view_ms <= 0 || !xf_op_reshapes(nd->op) || nd->n_outputs < 1) return 0;
+    const xf_value *v = &g->values[nd->outputs[0]];
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == nd->outputs[0])
+            return (double)xf_dtype_size(v->dtype) * (double)xf_shape_numel(&v->shape) /
+                   (XF_ORT_OUTPUT_COPY_GBPS * 1e6);
+    return 0;
+}
+
 /* Is value v a float32 constant of one element within 1e-4 relative of want? */
 static int one_const_near(const xf_graph *g, int v, float want)
 {
@@ -438,11 +481,12 @@ xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_gra
         xf_op_cost c;
         memset(&c, 0, sizeof c);
         if (!node_weight_only(g, ix, i)) {
-            /* with the ORT layout costs a transpose's cost depends on its
-             * readers and a view's on its producer, which a rewrite may
-             * change: decided on every graph */
+            /* with the ORT layout costs a transpose's and a matmul's cost
+             * depend on their readers and a view's on its producer, which a
+             * rewrite may change: decided on every graph */
             xf_op op = g->nodes[i].op;
-            int context = m->view_ms > 0 && (op == XF_OP_TRANSPOSE || xf_op_reshapes(op));
+            int context = m->view_ms > 0 && (op == XF_OP_TRANSPOSE || xf_op_reshapes(op) ||
+                                             op == XF_OP_MATMUL);
             if (context && ort_folded_transpose(g, ix, i)) {
                 /* folded into a FusedMatMul: costs nothing */
             } else if (!context && from && from[i] >= 0 && !node_weight_only(pg, pix, from[i])) {
@@ -454,6 +498,7 @@ xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_gra
                     return st;
                 }
                 if (context && merged_view(g, ix, i)) c.ms = c.ms > m->view_ms ? c.ms - m->view_ms : 0;
+                if (context) c.ms += output_view_cost(m, g, i) - unwrapped_matmul_cost(m, g, ix, i);
             }
             if (!fused || !fused[i]) add_cost(total, &c);
         }

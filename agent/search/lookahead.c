@@ -4,8 +4,9 @@
  * the graph it leads to once the rule set's view moves (match/
  * closure.c) have been applied until none is left; an action whose rule
  * makes a transpose ONNX Runtime folds into its FusedMatMul (the unbatched
- * heads) by the graph it makes alone where that costs less (the moves take
- * the views away from where the runtime folds the transpose). The graph
+ * heads), or a matmul of a 3-D input by a 2-D weight, by the graph it makes
+ * alone where that costs less (the moves take the views away from where
+ * the runtime folds the transpose, or flatten the matmul again). The graph
  * is built and costed in full; the
  * trail records the action and then every move kept, so the report and the
  * candidates' rule lists name each proved rule applied.
@@ -26,6 +27,22 @@ static int side_folds(const xf_graph *g)
         const xf_node *nd = &g->nodes[i];
         if (nd->op == XF_OP_TRANSPOSE && nd->n_inputs > 0 && nd->inputs[0] >= 0 &&
             xf_ort_folds_transpose(&nd->params, g->values[nd->inputs[0]].shape.rank))
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when g, one side of a rule, has a matmul of a 3-D or larger input by a
+ * 2-D weight: a matmul taken out of the 2-D layout, which the view moves
+ * would flatten again (where no add reads it, ONNX Runtime runs it
+ * unwrapped and the flattened one costs a Reshape more: GPT's LM head). */
+static int side_unflattens_matmul(const xf_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const xf_node *nd = &g->nodes[i];
+        if (nd->op == XF_OP_MATMUL && nd->n_inputs == 2 && nd->inputs[0] >= 0 &&
+            nd->inputs[1] >= 0 && g->values[nd->inputs[0]].shape.rank >= 3 &&
+            g->values[nd->inputs[1]].shape.rank == 2)
             return 1;
     }
     return 0;
@@ -60,7 +77,8 @@ xf_status search_lookahead_init(xf_search_ctx *c, xf_error *err)
     for (int r = 0; r < n; r++) {
         const xf_rule *rule = xf_ruleset_rule(rs, r);
         c->viewy[r] = (uint8_t)xf_rule_has_view_op(rule);
-        if (c->viewy[r] && side_folds(&rule->dst)) c->viewy[r] = 2;
+        if (c->viewy[r] && (side_folds(&rule->dst) || side_unflattens_matmul(&rule->dst)))
+            c->viewy[r] = 2;
         c->moves[r] = (uint8_t)xf_rule_is_lookahead_move(rule);
         any |= c->viewy[r];
     }
@@ -96,7 +114,8 @@ xf_status search_lookahead(xf_search_ctx *c, int r, int l, xf_graph *out, double
     if (!st && alone && ms_one < *ms) {
         /* the moves cost more than they save (they may take a view away
          * from where the runtime folds it: the unbatched heads' transposes
-         * ONNX Runtime folds into its FusedMatMul): the action alone */
+         * ONNX Runtime folds into its FusedMatMul; or flatten a matmul the
+         * runtime runs unwrapped): the action alone */
         xf_graph_free(out);
         *out = one;
         xf_graph_init(&one);

@@ -74,10 +74,26 @@ void xf_costmemo_free(xf_costmemo *m); /* NULL is a no-op */
  *    at batch 4 (0.889 -> 0.618 ms, 128 KB). */
 #define XF_ORT_VIEW_MS 0.00019
 #define XF_ORT_LAYOUT_GBPS 5.0
+/* A reshape whose output is a graph output is a copy in ONNX Runtime (it
+ * aliases its input only inside the graph): modelzoo GPT's LM head
+ * flattened, the Reshape back to its [B, 32, 1000] output took 7 us at
+ * batch 1 and 18 us at batch 4 (2 threads), others 3-4 us: its output's
+ * bytes at about 32 GB/s beside the node. */
+#define XF_ORT_OUTPUT_COPY_GBPS 32.0
 /* Adds those costs to every cost the memo gives: view_ms per reshape,
  * flatten, squeeze and unsqueeze, and (in + out bytes) at gbps per matmul
- * of a 3-D or larger input by a 2-D weight. 0, 0 (the default): none. */
+ * of a 3-D or larger input by a 2-D weight. 0, 0 (the default): none.
+ * The graph costs (xf_costmemo_graph) take the matmul's back where no add
+ * alone reads its output (ONNX Runtime runs it unwrapped then) and add the
+ * copy of a view that is a graph output (XF_ORT_OUTPUT_COPY_GBPS). */
 void xf_costmemo_set_layout(xf_costmemo *m, double view_ms, double gbps);
+
+/* 1 when the layout costs are on and (op, n_inputs, in_shapes) is a matmul
+ * of a 3-D or larger input by a 2-D weight, whose layout cost depends on
+ * its readers: a rewrite that makes one, or changes what reads one, is
+ * priced on the graph after it (xf_env_peek). */
+int xf_costmemo_wrapped_matmul(const xf_costmemo *m, xf_op op, int n_inputs,
+                               const xf_shape *in_shapes);
 
 /* 1 when a transpose of rank r >= 3 and parameters p has a permutation
  * ONNX Runtime 1.30 folds into the FusedMatMul that reads it: its
