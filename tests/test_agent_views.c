@@ -672,12 +672,14 @@ END_TEST
 /* GPT's tanh GELU, x * 0.5 * (1 + tanh(0.7978845 * (x + 0.044715 * x^3))),
  * on [32, 64]; without its x 0.5 (moved into a weight by a scalar rule)
  * when half is 0; with x + 0.044715 * x^3 a graph output as well when
- * leak is 1 (ORT then fuses nothing). */
-static void tanh_gelu_graph(xf_graph *g, int half, int leak)
+ * leak is 1 (ORT then fuses nothing); x a relu of the input, and the
+ * output a relu of the GELU's, when relus is 1. */
+static void tanh_gelu_graph(xf_graph *g, int half, int leak, int relus)
 {
     xf_graph_init(g);
     int64_t d[2] = {32, 64};
     int x = xf_test_input(g, "x", 2, d);
+    if (relus) x = xf_test_op2(g, XF_OP_RELU, NULL, x, -1);
     int cube = xf_test_op2(g, XF_OP_POW, NULL, x, xf_test_scalar(g, "three", 3.0f));
     int m1 = xf_test_op2(g, XF_OP_SCALAR_MUL, NULL, cube, xf_test_scalar(g, "k", 0.044715f));
     int a = xf_test_op2(g, XF_OP_ADD, NULL, x, m1);
@@ -685,7 +687,8 @@ static void tanh_gelu_graph(xf_graph *g, int half, int leak)
     int t = xf_test_op2(g, XF_OP_TANH, NULL, m2, -1);
     int u = xf_test_op2(g, XF_OP_ADD, NULL, t, xf_test_scalar(g, "one", 1.0f));
     int h = half ? xf_test_op2(g, XF_OP_SCALAR_MUL, NULL, x, xf_test_scalar(g, "half", 0.5f)) : x;
-    xf_test_out(g, xf_test_op2(g, XF_OP_MUL, NULL, h, u));
+    int y = xf_test_op2(g, XF_OP_MUL, NULL, h, u);
+    xf_test_out(g, relus ? xf_test_op2(g, XF_OP_RELU, NULL, y, -1) : y);
     if (leak) xf_test_out(g, a);
 }
 
@@ -709,9 +712,9 @@ START_TEST(ort_fuses_whole_tanh_gelu)
     xf_costmemo *m = NULL;
     ck_assert_msg(xf_costmemo_create(cm, &m, &err) == XF_OK, "%s", err.msg);
     xf_graph whole, moved, leaked;
-    tanh_gelu_graph(&whole, 1, 0);
-    tanh_gelu_graph(&moved, 0, 0);
-    tanh_gelu_graph(&leaked, 1, 1);
+    tanh_gelu_graph(&whole, 1, 0, 0);
+    tanh_gelu_graph(&moved, 0, 0, 0);
+    tanh_gelu_graph(&leaked, 1, 1, 0);
     double t_whole = 0, t_moved = 0, t_leaked = 0;
     ck_assert_double_gt(graph_ms(m, &whole, &t_whole), graph_ms(m, &moved, &t_moved));
     xf_costmemo_set_layout(m, XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS);
@@ -772,7 +775,7 @@ START_TEST(peek_prices_a_broken_gelu_as_the_step)
     rule_outputs(&r, s, d);
     xf_ruleset *rs = one_rule_set(&r);
     xf_graph g;
-    tanh_gelu_graph(&g, 1, 0);
+    tanh_gelu_graph(&g, 1, 0, 0);
     xf_cost_model *cm = xf_fx_cost_model();
     xf_env *e = ort_env(rs, cm, &g);
     double before = xf_env_cost(e);
@@ -782,6 +785,43 @@ START_TEST(peek_prices_a_broken_gelu_as_the_step)
     xf_cost_close(cm);
     xf_graph_free(&g);
     xf_ruleset_free(rs);
+}
+END_TEST
+
+/* The zone where a rewrite may make or break a fused GELU: a whole chain's
+ * nodes and their readers (the relu after it), not the relu that makes x
+ * (rewriting it leaves the chain whole), so rewrites near GPT-2-small's 12
+ * GELUs are not all costed on the whole graph; around a chain that is not
+ * whole (its x 0.5 moved away), every node within 4 edges of the tanh
+ * (a rewrite there may make it whole). */
+START_TEST(gelu_zone_is_the_chain_and_its_readers)
+{
+    xf_error err;
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_costmemo *m = NULL;
+    ck_assert_msg(xf_costmemo_create(cm, &m, &err) == XF_OK, "%s", err.msg);
+    xf_costmemo_set_layout(m, XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS);
+    for (int half = 0; half < 2; half++) {
+        xf_graph g;
+        tanh_gelu_graph(&g, half, 0, 1);
+        xf_graph_index *ix = NULL;
+        ck_assert_msg(xf_graph_index_build(&g, &ix, &err) == XF_OK, "%s", err.msg);
+        uint8_t zone[32];
+        int queue[32];
+        ck_assert_int_le(g.n_nodes, 32);
+        int marked = xf_costmemo_gelu_zone(m, &g, ix, zone, queue);
+        int first = -1, last = -1;
+        for (int i = 0; i < g.n_nodes; i++)
+            if (g.nodes[i].op == XF_OP_RELU) last = i, first = first < 0 ? i : first;
+        ck_assert_int_lt(first, last);
+        ck_assert_int_eq(zone[last], 1);
+        ck_assert_int_eq(zone[first], !half);
+        ck_assert_int_eq(marked, g.n_nodes - half);
+        xf_graph_index_free(ix);
+        xf_graph_free(&g);
+    }
+    xf_costmemo_free(m);
+    xf_cost_close(cm);
 }
 END_TEST
 
@@ -1077,6 +1117,7 @@ int main(void)
     tcase_add_test(tc, ort_folds_unbatched_heads);
     tcase_add_test(tc, ort_fuses_whole_tanh_gelu);
     tcase_add_test(tc, peek_prices_a_broken_gelu_as_the_step);
+    tcase_add_test(tc, gelu_zone_is_the_chain_and_its_readers);
     tcase_add_test(tc, ort_runs_an_unread_matmul_unwrapped);
     tcase_add_test(tc, search_takes_the_head_out_of_the_2d_layout);
     tcase_add_test(tc, lookahead_keeps_unbatched_heads);

@@ -114,9 +114,11 @@ int xf_rule_is_lookahead_move(const xf_rule *rule);
  * it free where every reader is a MatMul of rank >= 3 operands). */
 int xf_costmemo_may_fold(const xf_costmemo *m, xf_op op, const xf_params *p, int rank);
 
-/* With the ORT layout costs on, marks in zone[g->n_nodes] the nodes within
- * a few edges of a tanh, where a rewrite may make or break a tanh GELU
- * that xf_costmemo_graph prices as one fused kernel: such a rewrite's cost
+/* With the ORT layout costs on, marks in zone[g->n_nodes] (1 or 0) the
+ * nodes where a rewrite may make or break a tanh GELU that
+ * xf_costmemo_graph prices as one fused kernel: a whole chain's nodes and
+ * their readers; around a tanh whose chain is not whole, every node within
+ * 4 edges of it. Such a rewrite's cost
  * is not the sum of its nodes' (xf_env_peek costs the graph after it
  * whole). queue: g->n_nodes ints of scratch. Returns how many are marked
  * (0: none, or the layout costs are off). */
