@@ -792,12 +792,14 @@ END_TEST
 /* GPT's tanh GELU, x * 0.5 * (1 + tanh(0.7978845 * (x + 0.044715 * x^3))),
  * on [32, 64]; without its x 0.5 (moved into a weight by a scalar rule)
  * when half is 0; with x + 0.044715 * x^3 a graph output as well when
- * leak is 1 (ORT then fuses nothing). */
-static void tanh_gelu_graph(xf_graph *g, int half, int leak)
+ * leak is 1 (ORT then fuses nothing); x a relu of the input, and the
+ * output a relu of the GELU's, when relus is 1. */
+static void tanh_gelu_graph(xf_graph *g, int half, int leak, int relus)
 {
     xf_graph_init(g);
     int64_t d[2] = {32, 64};
     int x = xf_test_input(g, "x", 2, d);
+    if (relus) x = xf_test_op2(g, XF_OP_RELU, NULL, x, -1);
     int cube = xf_test_op2(g, XF_OP_POW, NULL, x, xf_test_scalar(g, "three", 3.0f));
     int m1 = xf_test_op2(g, XF_OP_SCALAR_MUL, NULL, cube, xf_test_scalar(g, "k", 0.044715f));
     int a = xf_test_op2(g, XF_OP_ADD, NULL, x, m1);
@@ -805,7 +807,8 @@ static void tanh_gelu_graph(xf_graph *g, int half, int leak)
     int t = xf_test_op2(g, XF_OP_TANH, NULL, m2, -1);
     int u = xf_test_op2(g, XF_OP_ADD, NULL, t, xf_test_scalar(g, "one", 1.0f));
     int h = half ? xf_test_op2(g, XF_OP_SCALAR_MUL, NULL, x, xf_test_scalar(g, "half", 0.5f)) : x;
-    xf_test_out(g, xf_test_op2(g, XF_OP_MUL, NULL, h, u));
+    int y = xf_test_op2(g, XF_OP_MUL, NULL, h, u);
+    xf_test_out(g, relus ? xf_test_op2(g, XF_OP_RELU, NULL, y, -1) : y);
     if (leak) xf_test_out(g, a);
 }
 
@@ -829,9 +832,9 @@ START_TEST(ort_fuses_whole_tanh_gelu)
     xf_costmemo *m = NULL;
     ck_assert_msg(xf_costmemo_create(cm, &m, &err) == XF_OK, "%s", err.msg);
     xf_graph whole, moved, leaked;
-    tanh_gelu_graph(&whole, 1, 0);
-    tanh_gelu_graph(&moved, 0, 0);
-    tanh_gelu_graph(&leaked, 1, 1);
+    tanh_gelu_graph(&whole, 1, 0, 0);
+    tanh_gelu_graph(&moved, 0, 0, 0);
+    tanh_gelu_graph(&leaked, 1, 1, 0);
     double t_whole = 0, t_moved = 0, t_leaked = 0;
     ck_assert_double_gt(graph_ms(m, &whole, &t_whole), graph_ms(m, &moved, &t_moved));
     xf_costmemo_set_layout(m, XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS);
@@ -851,6 +854,31 @@ START_TEST(ort_fuses_whole_tanh_gelu)
 }
 END_TEST
 
+/* An environment of rs on g with ONNX Runtime's layout costs. */
+static xf_env *ort_env(const xf_ruleset *rs, xf_cost_model *cm, const xf_graph *g)
+{
+    xf_env_options eo = xf_env_options_default();
+    eo.layout_view_ms = XF_ORT_VIEW_MS;
+    eo.layout_gbps = XF_ORT_LAYOUT_GBPS;
+    xf_env *e = NULL;
+    xf_error err;
+    ck_assert_msg(xf_env_create(rs, cm, g, &eo, &e, &err) == XF_OK, "%s", err.msg);
+    return e;
+}
+
+/* Peeks at the one location of action 0, takes it, and checks that the
+ * peek said what the step costs. */
+static void peek_then_step(xf_env *e)
+{
+    xf_error err;
+    ck_assert_int_eq(xf_env_num_locations(e, 0), 1);
+    double peek_ms = 0, peek_bytes = 0;
+    ck_assert_msg(xf_env_peek(e, 0, 0, &peek_ms, &peek_bytes, &err) == XF_OK, "%s", err.msg);
+    xf_env_step_result sr;
+    ck_assert_msg(xf_env_step(e, 0, 0, &sr, &err) == XF_OK, "%s", err.msg);
+    ck_assert_double_eq_tol(peek_ms, xf_env_cost(e), 1e-9);
+}
+
 /* ewmul(scalar_mul(a, s), b) => ewmul(a, scalar_mul(b, s)): on the tanh
  * GELU it moves the x 0.5 onto 1 + tanh(..) and breaks ORT's fusion. The
  * environment's peek (one rewrite priced by its nodes) must say what the
@@ -866,22 +894,145 @@ START_TEST(peek_prices_a_broken_gelu_as_the_step)
                         xf_test_op2(&r.dst, XF_OP_SCALAR_MUL, NULL, io.d[2], io.d[1]));
     rule_outputs(&r, s, d);
     xf_ruleset *rs = one_rule_set(&r);
-    xf_error err;
     xf_graph g;
-    tanh_gelu_graph(&g, 1, 0);
+    tanh_gelu_graph(&g, 1, 0, 0);
     xf_cost_model *cm = xf_fx_cost_model();
-    xf_env_options eo = xf_env_options_default();
-    eo.layout_view_ms = XF_ORT_VIEW_MS;
-    eo.layout_gbps = XF_ORT_LAYOUT_GBPS;
-    xf_env *e = NULL;
-    ck_assert_msg(xf_env_create(rs, cm, &g, &eo, &e, &err) == XF_OK, "%s", err.msg);
-    ck_assert_int_eq(xf_env_num_locations(e, 0), 1);
-    double before = xf_env_cost(e), peek_ms = 0, peek_bytes = 0;
-    ck_assert_msg(xf_env_peek(e, 0, 0, &peek_ms, &peek_bytes, &err) == XF_OK, "%s", err.msg);
-    xf_env_step_result sr;
-    ck_assert_msg(xf_env_step(e, 0, 0, &sr, &err) == XF_OK, "%s", err.msg);
+    xf_env *e = ort_env(rs, cm, &g);
+    double before = xf_env_cost(e);
+    peek_then_step(e);
     ck_assert_double_gt(xf_env_cost(e), before); /* the fusion is gone */
-    ck_assert_double_eq_tol(peek_ms, xf_env_cost(e), 1e-9);
+    xf_env_free(e);
+    xf_cost_close(cm);
+    xf_graph_free(&g);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
+/* The zone where a rewrite may make or break a fused GELU: a whole chain's
+ * nodes and their readers (the relu after it), not the relu that makes x
+ * (rewriting it leaves the chain whole), so rewrites near GPT-2-small's 12
+ * GELUs are not all costed on the whole graph; around a chain that is not
+ * whole (its x 0.5 moved away), every node within 4 edges of the tanh
+ * (a rewrite there may make it whole). */
+START_TEST(gelu_zone_is_the_chain_and_its_readers)
+{
+    xf_error err;
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_costmemo *m = NULL;
+    ck_assert_msg(xf_costmemo_create(cm, &m, &err) == XF_OK, "%s", err.msg);
+    xf_costmemo_set_layout(m, XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS);
+    for (int half = 0; half < 2; half++) {
+        xf_graph g;
+        tanh_gelu_graph(&g, half, 0, 1);
+        xf_graph_index *ix = NULL;
+        ck_assert_msg(xf_graph_index_build(&g, &ix, &err) == XF_OK, "%s", err.msg);
+        uint8_t zone[32];
+        int queue[32];
+        ck_assert_int_le(g.n_nodes, 32);
+        int marked = xf_costmemo_gelu_zone(m, &g, ix, zone, queue);
+        int first = -1, last = -1;
+        for (int i = 0; i < g.n_nodes; i++)
+            if (g.nodes[i].op == XF_OP_RELU) last = i, first = first < 0 ? i : first;
+        ck_assert_int_lt(first, last);
+        ck_assert_int_eq(zone[last], 1);
+        ck_assert_int_eq(zone[first], !half);
+        ck_assert_int_eq(marked, g.n_nodes - half);
+        xf_graph_index_free(ix);
+        xf_graph_free(&g);
+    }
+    xf_costmemo_free(m);
+    xf_cost_close(cm);
+}
+END_TEST
+
+/* A language-model head: x [4, 16, 8] by w [8, 8] as the graph's output,
+ * with a bias added when `bias`. */
+static void head_graph(xf_graph *g, int bias)
+{
+    xf_error err;
+    xf_graph_init(g);
+    xf_shape xs = shp(3, 4, 16, 8);
+    int x = xf_graph_add_input(g, "x", XF_F32, &xs, &err);
+    const int64_t wd[2] = {8, 8}, bd[1] = {8};
+    int y = xf_test_op2(g, XF_OP_MATMUL, NULL, x, xf_test_weight(g, "w", 2, wd, 1));
+    if (bias) y = xf_test_op2(g, XF_OP_ADD, NULL, y, xf_test_weight(g, "b", 1, bd, 2));
+    xf_test_out(g, y);
+}
+
+/* With ONNX Runtime's layout costs a matmul of a 3-D input by a 2-D weight
+ * pays its wrapping Reshapes only when an add reads it (ORT's MatMul+Add
+ * fusion wraps it then; GPT's LM head runs unwrapped), and a view that is
+ * a graph output costs a copy (ORT's Reshape copies into the caller's
+ * output). The peek prices flattening the head as the step does. */
+START_TEST(ort_runs_an_unread_matmul_unwrapped)
+{
+    xf_error err;
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_costmemo *m = NULL;
+    ck_assert_msg(xf_costmemo_create(cm, &m, &err) == XF_OK, "%s", err.msg);
+    xf_graph head, biased;
+    head_graph(&head, 0);
+    head_graph(&biased, 1);
+    xf_op_cost per[32];
+    double plain = graph_costs(m, &head, per), plain_mm = 0;
+    graph_costs(m, &biased, per);
+    plain_mm = per[0].ms;
+    xf_costmemo_set_layout(m, XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS);
+    ck_assert_double_eq_tol(graph_costs(m, &head, per), plain, 1e-12);
+    graph_costs(m, &biased, per);
+    ck_assert_double_gt(per[0].ms, plain_mm + 1e-6); /* wrapped: read by its add */
+    xf_costmemo_free(m);
+
+    xf_rule r;
+    rule_intro(&r);
+    xf_ruleset *rs = one_rule_set(&r);
+    xf_env *e = ort_env(rs, cm, &head);
+    double before = xf_env_cost(e);
+    peek_then_step(e);
+    /* flattened: two views, the last one copied into the output */
+    double copy = 4.0 * 4 * 16 * 8 / (XF_ORT_OUTPUT_COPY_GBPS * 1e6);
+    ck_assert_double_gt(xf_env_cost(e), before - 1e-3 * before + copy);
+    xf_env_free(e);
+    xf_ruleset_free(rs);
+    xf_graph_free(&head);
+    xf_graph_free(&biased);
+    xf_cost_close(cm);
+}
+END_TEST
+
+/* The head flattened, x [64, 8] by w [8, 8] viewed as [4, 16, 8] for the
+ * graph's output, and rule 4 both ways: read backwards it takes the
+ * matmul out of the 2-D layout, which the view moves (rule 4) would undo.
+ * With ONNX Runtime's layout costs the head unwrapped costs no copy into
+ * the output, so the search's look-ahead values that action by the graph
+ * it makes alone and the best graph has the 3-D matmul. */
+START_TEST(search_takes_the_head_out_of_the_2d_layout)
+{
+    xf_rule r;
+    rule_matmul(&r);
+    xf_ruleset_options o = xf_ruleset_options_default();
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(&r, NULL, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r);
+    xf_graph g;
+    xf_graph_init(&g);
+    xf_shape xs = shp(2, 64, 8, 0);
+    int x = xf_graph_add_input(&g, "x", XF_F32, &xs, &err);
+    const int64_t wd[2] = {8, 8};
+    int y = xf_test_op2(&g, XF_OP_MATMUL, NULL, x, xf_test_weight(&g, "w", 2, wd, 1));
+    xf_test_out(&g, xf_test_reshape(&g, y, shp(3, 4, 16, 8)));
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_env *e = ort_env(rs, cm, &g);
+    xf_search_options so = xf_search_options_default();
+    so.budget = 10;
+    xf_search_result res;
+    xf_search_result_init(&res);
+    ck_assert_msg(xf_search_run(e, XF_SEARCH_TASO, &so, &res, &err) == XF_OK, "%s", err.msg);
+    ck_assert_double_lt(res.best_ms, res.initial_ms);
+    ck_assert_int_eq(count_rank(&res.best, XF_OP_MATMUL, 3), 1);
+    xf_test_expect_same_function(&g, &res.best, 2, 1e-4);
+    xf_search_result_free(&res);
     xf_env_free(e);
     xf_cost_close(cm);
     xf_graph_free(&g);
@@ -1086,6 +1237,9 @@ int main(void)
     tcase_add_test(tc, ort_folds_unbatched_heads);
     tcase_add_test(tc, ort_fuses_whole_tanh_gelu);
     tcase_add_test(tc, peek_prices_a_broken_gelu_as_the_step);
+    tcase_add_test(tc, gelu_zone_is_the_chain_and_its_readers);
+    tcase_add_test(tc, ort_runs_an_unread_matmul_unwrapped);
+    tcase_add_test(tc, search_takes_the_head_out_of_the_2d_layout);
     tcase_add_test(tc, lookahead_keeps_unbatched_heads);
     tcase_add_test(tc, lookahead_keeps_a_folded_head_alone);
     tcase_add_test(tc, kept_scalings_only_let_views_past);

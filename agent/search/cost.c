@@ -43,12 +43,18 @@ void xf_costmemo_set_layout(xf_costmemo *m, double view_ms, double gbps)
     m->bytes_per_ms = gbps > 0 ? gbps * 1e6 : 0;
 }
 
+int xf_costmemo_wrapped_matmul(const xf_costmemo *m, xf_op op, int n_inputs,
+                               const xf_shape *in_shapes)
+{
+    return m->bytes_per_ms > 0 && op == XF_OP_MATMUL && n_inputs == 2 &&
+           in_shapes[0].rank >= 3 && in_shapes[1].rank == 2;
+}
+
 /* ONNX Runtime's layout cost of one configuration (xf_costmemo_set_layout). */
 static double layout_cost(const xf_costmemo *m, xf_op op, int n_inputs, const xf_shape *in_shapes)
 {
     if (xf_op_reshapes(op)) return m->view_ms;
-    if (m->bytes_per_ms > 0 && op == XF_OP_MATMUL && n_inputs == 2 && in_shapes[0].rank >= 3 &&
-        in_shapes[1].rank == 2) {
+    if (xf_costmemo_wrapped_matmul(m, op, n_inputs, in_shapes)) {
         const xf_shape *a = &in_shapes[0];
         double in = 4.0 * (double)xf_shape_numel(a);
         double out = in / (double)a->dims[a->rank - 1] * (double)in_shapes[1].dims[1];
@@ -251,6 +257,43 @@ static int merged_view(const xf_graph *g, const xf_graph_index *ix, int node)
     return xf_op_reshapes(g->nodes[in->producer].op) && !node_weight_only(g, ix, in->producer);
 }
 
+/* The layout cost of node when it is a matmul of a 3-D or larger input by
+ * a 2-D weight (xf_costmemo_wrapped_matmul) whose output no add alone
+ * reads, 0 otherwise: ONNX Runtime wraps such a matmul in Reshapes only to
+ * fuse the add into a Gemm, and runs it as it stands otherwise. Modelzoo
+ * GPT's LM head (ORT's profile, 2 threads): 3-D, 53 us at batch 1 and 163
+ * us at batch 4; flattened, its MatMul 47 and 162 us and the Reshape back
+ * to the 3-D output 7 and 18 us. */
+static double unwrapped_matmul_cost(const xf_costmemo *m, const xf_graph *g,
+                                    const xf_graph_index *ix, int node)
+{
+    const xf_node *nd = &g->nodes[node];
+    if (nd->op != XF_OP_MATMUL || nd->n_inputs != 2 || nd->inputs[0] < 0 || nd->inputs[1] < 0 ||
+        !ix)
+        return 0;
+    xf_shape sh[2] = {g->values[nd->inputs[0]].shape, g->values[nd->inputs[1]].shape};
+    if (!xf_costmemo_wrapped_matmul(m, nd->op, 2, sh)) return 0;
+    int n = 0;
+    const int *users = xf_graph_index_users(ix, nd->outputs[0], &n);
+    if (n == 1 && g->nodes[users[0]].op == XF_OP_ADD) return 0;
+    return layout_cost(m, nd->op, 2, sh);
+}
+
+/* The copy of a view's output when it is a graph output, 0 otherwise:
+ * ONNX Runtime's Reshape aliases its input only inside the graph and
+ * copies into an output the caller owns (XF_ORT_OUTPUT_COPY_GBPS). */
+static double output_view_cost(const xf_costmemo *m, const xf_graph *g, int node)
+{
+    const xf_node *nd = &g->nodes[node];
+    if (m->view_ms <= 0 || !xf_op_reshapes(nd->op) || nd->n_outputs < 1) return 0;
+    const xf_value *v = &g->values[nd->outputs[0]];
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == nd->outputs[0])
+            return (double)xf_dtype_size(v->dtype) * (double)xf_shape_numel(&v->shape) /
+                   (XF_ORT_OUTPUT_COPY_GBPS * 1e6);
+    return 0;
+}
+
 /* Is value v a float32 constant of one element within 1e-4 relative of want? */
 static int one_const_near(const xf_graph *g, int v, float want)
 {
@@ -310,14 +353,14 @@ static int feeds_only(const xf_graph *g, const xf_graph_index *ix, int v, int re
  * leaves the rest unfused: modelzoo GPT at batch 1, 2 threads, ORT's
  * profile: FastGelu 20 us for both layers, the chain without its ×0.5
  * 80 us (Pow 18, Tanh 14, Mul 28, Add 20) of a 499 us run. */
-static void mark_fast_gelu(const xf_graph *g, const xf_graph_index *ix, int t, uint8_t *fused)
+static int mark_fast_gelu(const xf_graph *g, const xf_graph_index *ix, int t, uint8_t *fused)
 {
     const xf_node *tn = &g->nodes[t];
-    if (tn->n_inputs != 1 || tn->inputs[0] < 0) return;
+    if (tn->n_inputs != 1 || tn->inputs[0] < 0) return 0;
     int sum, x, p, three, cube, x2;
     int m2 = producer_with(g, tn->inputs[0], XF_OP_MUL, 0.7978845f, &sum);
     int a = m2 < 0 ? -1 : producer_with(g, sum, XF_OP_ADD, 0, &x);
-    if (a < 0) return;
+    if (a < 0) return 0;
     /* x + 0.044715 * x^3, either operand order */
     int m1 = -1;
     for (int side = 0; side < 2 && m1 < 0; side++) {
@@ -326,49 +369,69 @@ static void mark_fast_gelu(const xf_graph *g, const xf_graph_index *ix, int t, u
     }
     p = m1 < 0 ? -1 : producer_with(g, cube, XF_OP_POW, 0, &three);
     if (p < 0 || g->nodes[p].inputs[0] != x || !one_const_near(g, g->nodes[p].inputs[1], 3.0f))
-        return;
+        return 0;
     int u = sole_reader(g, ix, tn->outputs[0], XF_OP_ADD);
     if (u < 0 || !(one_const_near(g, g->nodes[u].inputs[0], 1.0f) ||
                    one_const_near(g, g->nodes[u].inputs[1], 1.0f)))
-        return;
+        return 0;
     int y = sole_reader(g, ix, g->nodes[u].outputs[0], XF_OP_MUL);
-    if (y < 0) return;
+    if (y < 0) return 0;
     int h = -1, other = g->nodes[y].inputs[0] == g->nodes[u].outputs[0] ? g->nodes[y].inputs[1]
                                                                           : g->nodes[y].inputs[0];
     if (other == x) { /* (x * a) * 0.5 */
         h = sole_reader(g, ix, g->nodes[y].outputs[0], XF_OP_MUL);
         if (h < 0 || !(one_const_near(g, g->nodes[h].inputs[0], 0.5f) ||
                        one_const_near(g, g->nodes[h].inputs[1], 0.5f)))
-            return;
+            return 0;
     } else if ((h = producer_with(g, other, XF_OP_MUL, 0.5f, &x2)) < 0 || x2 != x) {
-        return;
+        return 0;
     }
     /* ORT fuses only a chain whose inner values nothing else reads */
     const int inner[5] = {p, m1, a, m2, other == x ? y : h};
     const int reader[5] = {m1, a, m2, t, other == x ? h : y};
     for (int i = 0; i < 5; i++)
-        if (!feeds_only(g, ix, g->nodes[inner[i]].outputs[0], reader[i])) return;
+        if (!feeds_only(g, ix, g->nodes[inner[i]].outputs[0], reader[i])) return 0;
     if (!feeds_only(g, ix, tn->outputs[0], u) ||
         !feeds_only(g, ix, g->nodes[u].outputs[0], y))
-        return;
+        return 0;
     const int chain[7] = {p, m1, a, m2, u, y, h};
     for (int i = 0; i < 7; i++) fused[chain[i]] = 1;
+    return 1;
 }
 
-/* Within this many edges of a tanh, a rewrite may make or break a tanh
- * GELU chain (mark_fast_gelu: 4 nodes above the tanh, 3 below). */
+/* Within this many edges of a tanh whose GELU chain is not whole, a
+ * rewrite may make the chain (mark_fast_gelu: 4 nodes above the tanh, 3
+ * below). */
 #define GELU_REACH 4
+
+/* zone[] bits: IN_ZONE, the node is in the zone; SEEN, the breadth-first
+ * walk from a tanh whose chain is not whole has queued it. */
+enum { IN_ZONE = 1, SEEN = 2 };
 
 int xf_costmemo_gelu_zone(const xf_costmemo *m, const xf_graph *g, const xf_graph_index *ix,
                           uint8_t *zone, int *queue)
 {
     memset(zone, 0, (size_t)g->n_nodes);
     if (m->view_ms <= 0 || !ix) return 0;
-    int head = 0, tail = 0, marked = 0;
-    for (int i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].op == XF_OP_TANH) zone[i] = 1, queue[tail++] = i, marked++;
-    /* breadth-first, undirected, GELU_REACH edges: depth rides in the
-     * queue's order, one level at a time */
+    int head = 0, tail = 0;
+    /* a whole chain: a rewrite breaks it only by matching one of its nodes
+     * or a reader of one (an inner value's only reader is a chain node) */
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].op != XF_OP_TANH) continue;
+        zone[i] |= IN_ZONE;
+        if (!mark_fast_gelu(g, ix, i, zone)) zone[i] |= SEEN, queue[tail++] = i;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!(zone[i] & IN_ZONE) || g->nodes[i].op == XF_OP_TANH) continue;
+        const xf_node *nd = &g->nodes[i];
+        for (int k = 0; k < nd->n_outputs; k++) {
+            int n = 0;
+            const int *users = xf_graph_index_users(ix, nd->outputs[k], &n);
+            for (int j = 0; j < n; j++) zone[users[j]] |= IN_ZONE;
+        }
+    }
+    /* a chain not whole: any node within GELU_REACH edges may make it;
+     * breadth-first, undirected, depth riding in the queue's order */
     for (int depth = 0; depth < GELU_REACH && head < tail; depth++) {
         int end = tail;
         for (; head < end; head++) {
@@ -377,15 +440,20 @@ int xf_costmemo_gelu_zone(const xf_costmemo *m, const xf_graph *g, const xf_grap
                 int v = nd->inputs[k];
                 if (v < 0 || g->values[v].kind != XF_VALUE_NODE) continue;
                 int pn = g->values[v].producer;
-                if (pn >= 0 && !zone[pn]) zone[pn] = 1, queue[tail++] = pn, marked++;
+                if (pn >= 0 && !(zone[pn] & SEEN)) zone[pn] |= SEEN, queue[tail++] = pn;
             }
             for (int k = 0; k < nd->n_outputs; k++) {
                 int n = 0;
                 const int *users = xf_graph_index_users(ix, nd->outputs[k], &n);
                 for (int j = 0; j < n; j++)
-                    if (!zone[users[j]]) zone[users[j]] = 1, queue[tail++] = users[j], marked++;
+                    if (!(zone[users[j]] & SEEN)) zone[users[j]] |= SEEN, queue[tail++] = users[j];
             }
         }
+    }
+    int marked = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        zone[i] = zone[i] ? 1 : 0;
+        marked += zone[i];
     }
     return marked;
 }
@@ -438,11 +506,12 @@ xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_gra
         xf_op_cost c;
         memset(&c, 0, sizeof c);
         if (!node_weight_only(g, ix, i)) {
-            /* with the ORT layout costs a transpose's cost depends on its
-             * readers and a view's on its producer, which a rewrite may
-             * change: decided on every graph */
+            /* with the ORT layout costs a transpose's and a matmul's cost
+             * depend on their readers and a view's on its producer, which a
+             * rewrite may change: decided on every graph */
             xf_op op = g->nodes[i].op;
-            int context = m->view_ms > 0 && (op == XF_OP_TRANSPOSE || xf_op_reshapes(op));
+            int context = m->view_ms > 0 && (op == XF_OP_TRANSPOSE || xf_op_reshapes(op) ||
+                                             op == XF_OP_MATMUL);
             if (context && ort_folded_transpose(g, ix, i)) {
                 /* folded into a FusedMatMul: costs nothing */
             } else if (!context && from && from[i] >= 0 && !node_weight_only(pg, pix, from[i])) {
@@ -454,6 +523,7 @@ xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_gra
                     return st;
                 }
                 if (context && merged_view(g, ix, i)) c.ms = c.ms > m->view_ms ? c.ms - m->view_ms : 0;
+                if (context) c.ms += output_view_cost(m, g, i) - unwrapped_matmul_cost(m, g, ix, i);
             }
             if (!fused || !fused[i]) add_cost(total, &c);
         }

@@ -4,14 +4,15 @@
  * action whose rule has a reshape or a slice is valued by the graph it
  * leads to once the rule set's view moves (match/closure.c) have been
  * applied until none is left; an action whose rule makes a transpose ONNX
- * Runtime folds into its FusedMatMul (the unbatched heads) by the graph it
- * makes alone where that costs less (the moves take the views away from
- * where the runtime folds the transpose). The graph is built and costed in
- * full; the searches' trail records the action and then every move kept,
- * so the report and the candidates' rule lists name each proved rule
- * applied. TASO's and greedy's expansions, the agents' steps
- * (agent/rl/agent_lookahead.c) and the guided search's prices all go
- * through xf_lookahead_price or xf_lookahead_close.
+ * Runtime folds into its FusedMatMul (the unbatched heads), or takes a
+ * matmul of a 3-D input by a 2-D weight out of the 2-D layout, by the graph
+ * it makes alone where that costs less (the moves take the views away from
+ * where the runtime folds the transpose, or flatten the matmul again). The
+ * graph is built and costed in full; the searches' trail records the action
+ * and then every move kept, so the report and the candidates' rule lists
+ * name each proved rule applied. TASO's and greedy's expansions, the
+ * agents' steps (agent/rl/agent_lookahead.c) and the guided search's prices
+ * all go through xf_lookahead_price or xf_lookahead_close.
  */
 #include "agent/search/search_internal.h"
 
@@ -32,6 +33,24 @@ static int side_folds(const xf_graph *g)
             return 1;
     }
     return 0;
+}
+
+/* How many matmuls of a 3-D or larger input by a 2-D weight g, one side of
+ * a rule, has. A rule with more of them on its target side takes a matmul
+ * out of the 2-D layout, which the view moves would flatten again (where no
+ * add reads it, ONNX Runtime runs it unwrapped and the flattened one costs a
+ * Reshape more: GPT's LM head). Rules with as many on both sides keep the
+ * layout as it was, and are not costed twice. */
+static int unflattened_matmuls(const xf_graph *g)
+{
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const xf_node *nd = &g->nodes[i];
+        n += nd->op == XF_OP_MATMUL && nd->n_inputs == 2 && nd->inputs[0] >= 0 &&
+             nd->inputs[1] >= 0 && g->values[nd->inputs[0]].shape.rank >= 3 &&
+             g->values[nd->inputs[1]].shape.rank == 2;
+    }
+    return n;
 }
 
 int xf_rule_is_lookahead_move(const xf_rule *rule)
@@ -60,7 +79,9 @@ xf_status xf_lookahead_init(xf_lookahead *la, const xf_ruleset *rs, xf_error *er
     for (int r = 0; r < n; r++) {
         const xf_rule *rule = xf_ruleset_rule(rs, r);
         la->viewy[r] = (uint8_t)xf_rule_has_view_op(rule);
-        if (la->viewy[r] && side_folds(&rule->dst)) la->viewy[r] = 2;
+        if (la->viewy[r] && (side_folds(&rule->dst) || unflattened_matmuls(&rule->dst) >
+                                                            unflattened_matmuls(&rule->src)))
+            la->viewy[r] = 2;
         moves[r] = (uint8_t)xf_rule_is_lookahead_move(rule);
         any |= la->viewy[r];
     }
@@ -96,7 +117,8 @@ xf_status xf_lookahead_close(const xf_lookahead *la, xf_env *e, int r, const xf_
     if (!st && changed && la->viewy[r] == 2 && one_ms < *ms) {
         /* the moves cost more than they save (they may take a view away
          * from where the runtime folds it: the unbatched heads' transposes
-         * ONNX Runtime folds into its FusedMatMul): the action alone */
+         * ONNX Runtime folds into its FusedMatMul; or flatten a matmul the
+         * runtime runs unwrapped): the action alone */
         xf_graph_free(out);
         changed = 0;
     }

@@ -74,10 +74,26 @@ void xf_costmemo_free(xf_costmemo *m); /* NULL is a no-op */
  *    at batch 4 (0.889 -> 0.618 ms, 128 KB). */
 #define XF_ORT_VIEW_MS 0.00019
 #define XF_ORT_LAYOUT_GBPS 5.0
+/* A reshape whose output is a graph output is a copy in ONNX Runtime (it
+ * aliases its input only inside the graph): modelzoo GPT's LM head
+ * flattened, the Reshape back to its [B, 32, 1000] output took 7 us at
+ * batch 1 and 18 us at batch 4 (2 threads), others 3-4 us: its output's
+ * bytes at about 32 GB/s beside the node. */
+#define XF_ORT_OUTPUT_COPY_GBPS 32.0
 /* Adds those costs to every cost the memo gives: view_ms per reshape,
  * flatten, squeeze and unsqueeze, and (in + out bytes) at gbps per matmul
- * of a 3-D or larger input by a 2-D weight. 0, 0 (the default): none. */
+ * of a 3-D or larger input by a 2-D weight. 0, 0 (the default): none.
+ * The graph costs (xf_costmemo_graph) take the matmul's back where no add
+ * alone reads its output (ONNX Runtime runs it unwrapped then) and add the
+ * copy of a view that is a graph output (XF_ORT_OUTPUT_COPY_GBPS). */
 void xf_costmemo_set_layout(xf_costmemo *m, double view_ms, double gbps);
+
+/* 1 when the layout costs are on and (op, n_inputs, in_shapes) is a matmul
+ * of a 3-D or larger input by a 2-D weight, whose layout cost depends on
+ * its readers: a rewrite that makes one, or changes what reads one, is
+ * priced on the graph after it (xf_env_peek). */
+int xf_costmemo_wrapped_matmul(const xf_costmemo *m, xf_op op, int n_inputs,
+                               const xf_shape *in_shapes);
 
 /* 1 when a transpose of rank r >= 3 and parameters p has a permutation
  * ONNX Runtime 1.30 folds into the FusedMatMul that reads it: its
@@ -98,9 +114,11 @@ int xf_rule_is_lookahead_move(const xf_rule *rule);
  * it free where every reader is a MatMul of rank >= 3 operands). */
 int xf_costmemo_may_fold(const xf_costmemo *m, xf_op op, const xf_params *p, int rank);
 
-/* With the ORT layout costs on, marks in zone[g->n_nodes] the nodes within
- * a few edges of a tanh, where a rewrite may make or break a tanh GELU
- * that xf_costmemo_graph prices as one fused kernel: such a rewrite's cost
+/* With the ORT layout costs on, marks in zone[g->n_nodes] (1 or 0) the
+ * nodes where a rewrite may make or break a tanh GELU that
+ * xf_costmemo_graph prices as one fused kernel: a whole chain's nodes and
+ * their readers; around a tanh whose chain is not whole, every node within
+ * 4 edges of it. Such a rewrite's cost
  * is not the sum of its nodes' (xf_env_peek costs the graph after it
  * whole). queue: g->n_nodes ints of scratch. Returns how many are marked
  * (0: none, or the layout costs are off). */
