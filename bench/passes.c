@@ -82,6 +82,7 @@ static int usage(int rc)
            "rlflow-agent --search taso --target ort on each model with --passes rules, expert\n"
            "and both, and rules with the old vocabulary's rules: ratio to the input in ONNX\n"
            "Runtime (arbiter's run / confirming run), rules applied, outputs' difference.\n"
+           "Every cell of issue 28's table: bench_passes --rules build/tools/rules-default-*.db\n"
            "  --quick          zoo:bert at threads 1, batches 1,4\n"
            "  --models LIST    comma-separated (default all):");
     for (int i = 0; i < N_SPECS; i++) printf("%s%s", i ? "," : " ", specs[i].name);
