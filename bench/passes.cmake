@@ -7,6 +7,7 @@ target_link_libraries(bench_passes PRIVATE xf_optimize)
 target_link_libraries(bench_passes PRIVATE xf_target xf_onnx xf_ir m)
 target_compile_definitions(bench_passes PRIVATE
   XF_BENCH_MODELS_DIR="${CMAKE_SOURCE_DIR}/../shared/models"
+  XF_BENCH_REBATCH="${CMAKE_CURRENT_SOURCE_DIR}/rebatch.py"
   XF_BENCH_MODELZOO="$<TARGET_FILE:modelzoo>"
   XF_BENCH_AGENT="$<TARGET_FILE:rlflow-agent>"
   XF_BENCH_XFERGEN="$<TARGET_FILE:xfergen>"

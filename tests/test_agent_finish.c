@@ -380,6 +380,68 @@ START_TEST(finish_merges_view_runs)
 }
 END_TEST
 
+/* Reshape(Slice(x, [i, i+1) on an axis)) dropping that axis is written as
+ * Gather(x, i, axis) (what narrowing made of a one-position Gather, where no
+ * slice rule moved it: BERT's pooler); a slice read twice, a reshape that
+ * does not just drop the axis, and a two-position slice stay. */
+START_TEST(finish_writes_one_position_slices_as_gathers)
+{
+    xf_graph g, fin;
+    xf_error err;
+    xf_finish_stats st;
+    xf_graph_init(&g);
+    int64_t xd[3] = {2, 5, 4};
+    xf_shape xs = xf_shape_make(3, xd);
+    int x = xf_graph_add_input(&g, "x", XF_F32, &xs, NULL);
+    xf_params p = xf_params_default();
+    p.n_axes = 1;
+    p.axes[0] = 1;
+    p.starts[0] = -2; /* position 3 */
+    p.ends[0] = 4;
+    p.steps[0] = 1;
+    int s1 = add_node1(&g, XF_OP_SLICE, &p, &x, 1, "s1"); /* [2,1,4] */
+    int64_t od[2] = {2, 4}, kd[3] = {2, 4, 1};
+    int gathered = xf_test_reshape(&g, s1, xf_shape_make(2, od));
+    p.starts[0] = 0, p.ends[0] = 1;
+    int s2 = add_node1(&g, XF_OP_SLICE, &p, &x, 1, "s2"); /* read twice: stays */
+    int twice = xf_test_reshape(&g, s2, xf_shape_make(2, od));
+    int r2 = add_node1(&g, XF_OP_RELU, NULL, &s2, 1, "r2");
+    p.starts[0] = 2, p.ends[0] = 3;
+    int s3 = add_node1(&g, XF_OP_SLICE, &p, &x, 1, "s3");
+    int kept = xf_test_reshape(&g, s3, xf_shape_make(3, kd)); /* not a drop of axis 1 */
+    p.starts[0] = 1, p.ends[0] = 2;
+    p.axes[0] = 0;
+    int s4 = add_node1(&g, XF_OP_SLICE, &p, &x, 1, "s4"); /* [1,5,4] */
+    int64_t fd[2] = {5, 4};
+    int first = xf_test_reshape(&g, s4, xf_shape_make(2, fd));
+    p.axes[0] = 2, p.starts[0] = 0, p.ends[0] = 2;
+    int s5 = add_node1(&g, XF_OP_SLICE, &p, &x, 1, "s5"); /* two positions */
+    int64_t td[2] = {2, 10};
+    int two = xf_test_reshape(&g, s5, xf_shape_make(2, td));
+    int outs[7] = {gathered, twice, r2, kept, first, two, -1};
+    for (int i = 0; outs[i] >= 0; i++)
+        ck_assert_int_eq(xf_graph_mark_output(&g, outs[i], NULL), XF_OK);
+
+    ck_assert_msg(xf_agent_finish(&g, &fin, &st, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(st.gathers, 2);
+    ck_assert_int_eq(xf_test_count_op(&fin, XF_OP_GATHER), 2);
+    ck_assert_int_eq(xf_test_count_op(&fin, XF_OP_SLICE), 3);
+    ck_assert_int_eq(fin.n_nodes, g.n_nodes - 2);
+    for (int i = 0; i < fin.n_nodes; i++)
+        if (fin.nodes[i].op == XF_OP_GATHER) {
+            const xf_value *ix = &fin.values[fin.nodes[i].inputs[1]];
+            ck_assert_int_eq(ix->shape.rank, 0);
+            int64_t at = *(const int64_t *)ix->data;
+            ck_assert(at == (fin.nodes[i].params.axis == 1 ? 3 : 1));
+        }
+    ck_assert_msg(xf_graph_validate(&fin, &err) == XF_OK, "%s", err.msg);
+    xf_test_expect_same_function(&g, &fin, 7, 0);
+    expect_export_roundtrip(&fin, 1e-6);
+    xf_graph_free(&fin);
+    xf_graph_free(&g);
+}
+END_TEST
+
 START_TEST(resnet18_prepare_finish_roundtrip)
 {
     const char *dir = xf_test_models_dir();
@@ -427,6 +489,7 @@ static Suite *suite(void)
     tcase_add_test(t, finish_keeps_what_it_must);
     tcase_add_test(t, finish_writes_view_runs_as_reshapes);
     tcase_add_test(t, finish_merges_view_runs);
+    tcase_add_test(t, finish_writes_one_position_slices_as_gathers);
     tcase_add_test(t, resnet18_prepare_finish_roundtrip);
     suite_add_tcase(s, t);
     return s;

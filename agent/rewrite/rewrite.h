@@ -86,13 +86,15 @@ typedef struct xf_finish_stats {
     int removed_values; /* constants no longer used, dropped */
     int views_as_reshapes; /* squeezes/unsqueezes next to a view written as reshapes */
     int merged_views;   /* views merged into the view reading them (one reshape per run) */
+    int gathers;        /* reshape(one-position slice) pairs written as one gather */
 } xf_finish_stats;
 
 /* Turns a working graph into an exportable model: every weight-only node
  * is evaluated once with the reference interpreter and replaced by a new
  * initializer (owned by *out), conv + constant bias add becomes a conv with
  * bias again, a squeeze or unsqueeze of static shape next to another view
- * becomes a reshape, a run of views becomes one reshape, unused constants
+ * becomes a reshape, a run of views becomes one reshape, a reshape that
+ * drops the axis of a one-position slice becomes a gather, unused constants
  * are dropped. Opaque nodes pass through
  * untouched. Every other constant is borrowed from `work` (no copy of the
  * weights): *out must not outlive `work` nor what `work` borrows from.
