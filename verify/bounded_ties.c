@@ -9,7 +9,9 @@
  * it (a matmul's inner dim, a convolution's input channels), and mixing
  * when an operator combines elements at different indices along it in any
  * other way (a window, a softmax, layer norm or mean along it, a concat or
- * split along it).
+ * split along it unless it moves whole blocks of one class: the strict
+ * build decides concat and split axes and matmul batch dims last, in
+ * bounded_ties_blocks.c).
  *
  * Two readers. The choice of input shapes (bounded_shapes.c) uses the ties
  * to make its search small (a generator is free there: it is sized from
@@ -19,7 +21,7 @@
  * The domain argument (bounded_domain.c) uses them as facts about every
  * shape the rule applies to: built `strict`, only ties every application
  * satisfies are made, and the dims of the others are marked mixing
- * (matmul batch dims, which may broadcast; a grouped convolution's
+ * (matmul batch dims of two classes, which may broadcast; a grouped convolution's
  * channels; a layer norm's or batch norm's parameters, which may
  * broadcast; element-wise operands of different shapes; operators this
  * table does not know), and a generator's dims are fixed: a rule proved

@@ -111,7 +111,9 @@ static int sized_by_outputs(const stage *s, int k, const xf_node *nd)
 /* The axis of a concat or split node, -1 when not one (or ranks differ). */
 static int block_axis(const stage *s, int k, const xf_node *nd)
 {
-    if (nd->op != XF_OP_CONCAT && nd->op != XF_OP_SPLIT) return -1;
+    if ((nd->op != XF_OP_CONCAT && nd->op != XF_OP_SPLIT) || nd->n_inputs < 1 ||
+        nd->inputs[0] < 0)
+        return -1;
     const xf_graph *g = graph_of(s->r, k);
     int rank = g->values[nd->inputs[0]].shape.rank;
     for (int i = 0; i < nd->n_inputs + nd->n_outputs; i++) {

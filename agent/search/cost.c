@@ -405,8 +405,9 @@ static int mark_fast_gelu(const xf_graph *g, const xf_graph_index *ix, int t, ui
 #define GELU_REACH 4
 
 /* zone[] bits: IN_ZONE, the node is in the zone; SEEN, the breadth-first
- * walk from a tanh whose chain is not whole has queued it. */
-enum { IN_ZONE = 1, SEEN = 2 };
+ * walk from a tanh whose chain is not whole has queued it; CHAIN, the node
+ * is in a whole chain (its readers join the zone, not theirs). */
+enum { IN_ZONE = 1, SEEN = 2, CHAIN = 4 };
 
 int xf_costmemo_gelu_zone(const xf_costmemo *m, const xf_graph *g, const xf_graph_index *ix,
                           uint8_t *zone, int *queue)
@@ -421,8 +422,10 @@ int xf_costmemo_gelu_zone(const xf_costmemo *m, const xf_graph *g, const xf_grap
         zone[i] |= IN_ZONE;
         if (!mark_fast_gelu(g, ix, i, zone)) zone[i] |= SEEN, queue[tail++] = i;
     }
+    for (int i = 0; i < g->n_nodes; i++)
+        if ((zone[i] & IN_ZONE) && g->nodes[i].op != XF_OP_TANH) zone[i] |= CHAIN;
     for (int i = 0; i < g->n_nodes; i++) {
-        if (!(zone[i] & IN_ZONE) || g->nodes[i].op == XF_OP_TANH) continue;
+        if (!(zone[i] & CHAIN)) continue;
         const xf_node *nd = &g->nodes[i];
         for (int k = 0; k < nd->n_outputs; k++) {
             int n = 0;
