@@ -443,9 +443,17 @@ static xf_status peek_fused(xf_env *e, const env_state *s, const xf_match *m, do
     return st;
 }
 
+/* 1 when value v is one of the state's graph outputs. */
+static int is_output(const env_state *s, int v)
+{
+    for (int i = 0; i < s->g.n_outputs; i++)
+        if (s->g.outputs[i] == v) return 1;
+    return 0;
+}
+
 /* 1 when a node of match m reads the output of a matmul whose layout cost
- * depends on its readers (xf_costmemo_wrapped_matmul): the rewrite may
- * change whether an add alone reads it. */
+ * depends on its readers (xf_costmemo_wrapped_matmul, a graph output): the
+ * rewrite may change whether an add alone reads it. */
 static int reads_wrapped_matmul(const xf_env *e, const env_state *s, const xf_match *m)
 {
     for (int j = 0; j < m->n_nodes; j++) {
@@ -457,21 +465,21 @@ static int reads_wrapped_matmul(const xf_env *e, const env_state *s, const xf_ma
             const xf_node *p = &s->g.nodes[s->g.values[v].producer];
             if (p->n_inputs != 2 || p->inputs[0] < 0 || p->inputs[1] < 0) continue;
             xf_shape sh[2] = {s->g.values[p->inputs[0]].shape, s->g.values[p->inputs[1]].shape};
-            if (xf_costmemo_wrapped_matmul(e->memo, p->op, 2, sh)) return 1;
+            if (xf_costmemo_wrapped_matmul(e->memo, p->op, 2, sh) && is_output(s, v)) return 1;
         }
     }
     return 0;
 }
 
 /* 1 when a node of match m makes a graph output: with the layout costs a
- * view there costs a copy (xf_costmemo_set_layout), decided on the graph. */
+ * view there costs a copy (xf_costmemo_set_layout), and a matmul there
+ * pays its layout cost by its readers, decided on the graph. */
 static int writes_output(const env_state *s, const xf_match *m)
 {
     for (int j = 0; j < m->n_nodes; j++) {
         const xf_node *nd = &s->g.nodes[m->nodes[j]];
         for (int k = 0; k < nd->n_outputs; k++)
-            for (int i = 0; i < s->g.n_outputs; i++)
-                if (s->g.outputs[i] == nd->outputs[k]) return 1;
+            if (is_output(s, nd->outputs[k])) return 1;
     }
     return 0;
 }
@@ -498,9 +506,8 @@ xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double
             return peek_whole(e, s, m, cost_ms, bytes, err);
     for (int j = 0; s->zone_marked && j < m->n_nodes; j++)
         if (s->gelu_zone[m->nodes[j]]) return peek_whole(e, s, m, cost_ms, bytes, err);
-    for (int i = 0; i < t.n_nodes; i++)
-        if (!t.weight_only[i] && xf_costmemo_wrapped_matmul(e->memo, t.op[i], t.n_in[i], t.in_shape[i]))
-            return peek_whole(e, s, m, cost_ms, bytes, err);
+    /* a matmul the rewrite makes pays its layout cost by its readers only
+     * where it makes a graph output (writes_output) */
     if (reads_wrapped_matmul(e, s, m) || (e->opt.layout_view_ms > 0 && writes_output(s, m)))
         return peek_whole(e, s, m, cost_ms, bytes, err);
     double d_ms = 0, d_bytes = 0;
