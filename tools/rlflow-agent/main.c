@@ -248,12 +248,18 @@ static void print_target(const xf_optimize_report *r)
         printf("confirmed:       a second run against the input %s alone: x%.3f [%.3f, %.3f]\n",
                a->against_file ? "file" : "model", a->e[a->chosen].confirm.ratio,
                a->e[a->chosen].confirm.lo, a->e[a->chosen].confirm.hi);
-    for (int i = 1; i < a->n; i++)
-        if (a->e[i].verdict == XF_ARBITER_UNCONFIRMED && a->against_file)
+    for (int i = 1; i < a->n; i++) {
+        if (a->e[i].verdict != XF_ARBITER_UNCONFIRMED || !a->against_file) continue;
+        xf_arbiter_entry_name(&a->e[i], name, sizeof name);
+        if (a->e[i].confirm.runs == 0)
+            printf("not confirmed:   %s was not timed against the input file: the target "
+                   "budget ran out first (--target-budget)\n",
+                   name);
+        else
             printf("not confirmed:   %s against the input file: x%.3f [%.3f, %.3f] (the input "
                    "as exported is what the race timed)\n",
-                   (xf_arbiter_entry_name(&a->e[i], name, sizeof name), name),
-                   a->e[i].confirm.ratio, a->e[i].confirm.lo, a->e[i].confirm.hi);
+                   name, a->e[i].confirm.ratio, a->e[i].confirm.lo, a->e[i].confirm.hi);
+    }
     if (a->chosen == 0)
         printf("result:          no candidate is faster than the input in the target beyond the "
                "noise; the input model is written unchanged\n");
