@@ -38,6 +38,13 @@ void xf_opaque_free(xf_opaque *o)
     xf_free(o);
 }
 
+int xf_graph_is_output(const xf_graph *g, int v)
+{
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == v) return 1;
+    return 0;
+}
+
 int xf_graph_in_block(const xf_graph *g, const void *p)
 {
     const char *c = p;

@@ -584,6 +584,8 @@ void xf_graph_release(const xf_graph *g, void *p);
 /* Whether p (a name or node array of g) lives in g's clone block, where it
  * cannot be realloc'ed. */
 int xf_graph_in_block(const xf_graph *g, const void *p);
+/* Whether value v is one of g's outputs. */
+int xf_graph_is_output(const xf_graph *g, int v);
 xf_status xf_graph_clone(const xf_graph *src, xf_graph *dst, xf_error *err);
 /* Like xf_graph_clone, but constants point at src's data (borrowed) instead
  * of copying it: cheap for models with large weights. The data must outlive

@@ -109,13 +109,6 @@ static const char *unique_name(xf_export *x, xf_export_names *s, const char *bas
     return name;
 }
 
-static int is_graph_output(const xf_graph *g, int v)
-{
-    for (int i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] == v) return 1;
-    return 0;
-}
-
 /* Values an If's branches read by name (xf_opaque.captured) take that
  * name when it is free; emit_opaque renames any other through Identity. */
 static void claim_captured(xf_export *x)
@@ -557,7 +550,7 @@ static xf_status graph_interface(xf_export *x, Onnx__GraphProto *gp)
         if (v->kind == XF_VALUE_CONST) {
             if (ox_export_initializer(x, x->vname[i], v->dtype, &v->shape, v->data, 0) != XF_OK)
                 return x->st;
-        } else if (v->kind == XF_VALUE_NODE && !is_graph_output(g, i) &&
+        } else if (v->kind == XF_VALUE_NODE && !xf_graph_is_output(g, i) &&
                    !ox_export_is_generator(g->nodes[v->producer].op)) {
             /* a generator's output is an initializer, which carries its type */
             Onnx__ValueInfoProto *vi = value_info(x, x->vname[i], v->dtype, &v->shape, i);

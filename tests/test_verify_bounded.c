@@ -1048,15 +1048,10 @@ START_TEST(own_shapes_prove_whole_blocks)
      * broadcast against each other): concat(a, a) @ concat(a, a)^T per
      * batch is concat(a a^T, a a^T). Batch: blocks; rows: held twice;
      * inner: summed in a polynomial rule. */
-    static const int64_t d223[3] = {2, 2, 3};
-    xf_shape sh3[1] = {xf_shape_make(3, d223)};
-    xf_params t12 = xf_params_default();
-    t12.n_axes = 3;
-    t12.axes[0] = 0, t12.axes[1] = 2, t12.axes[2] = 1;
-    inputs(&r, 1, sh3, s, d);
+    inputs(&r, 1, shb, s, d); /* [2, 2, 3], with tb swapping the last two axes */
     int ca = self_concat(&r.src, s[0], 0);
-    xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, ca, op(&r.src, XF_OP_TRANSPOSE, &t12, ca, -1)));
-    int m = op(&r.dst, XF_OP_MATMUL, NULL, d[0], op(&r.dst, XF_OP_TRANSPOSE, &t12, d[0], -1));
+    xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, ca, op(&r.src, XF_OP_TRANSPOSE, &tb, ca, -1)));
+    int m = op(&r.dst, XF_OP_MATMUL, NULL, d[0], op(&r.dst, XF_OP_TRANSPOSE, &tb, d[0], -1));
     xf_test_out(&r.dst, self_concat(&r.dst, m, 0));
     expect_own_shapes_prove(&r, 1, "1 summed over in a polynomial rule");
 

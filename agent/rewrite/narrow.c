@@ -95,13 +95,6 @@ static int same_cut(const xf_node *n, const cut *c)
     return d.axis == c->axis && d.start == c->start && d.end == c->end;
 }
 
-static int is_graph_output(const xf_graph *g, int v)
-{
-    for (int i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] == v) return 1;
-    return 0;
-}
-
 static void replace_uses(xf_graph *g, int from, int to)
 {
     for (int i = 0; i < g->n_nodes; i++) {
@@ -248,8 +241,8 @@ static int hoist(narrow_ctx *x, int s)
 {
     xf_graph *g = x->g;
     int v = g->nodes[s].inputs[0], s_out = g->nodes[s].outputs[0];
-    if (g->values[v].kind != XF_VALUE_NODE || is_graph_output(g, v) ||
-        is_graph_output(g, s_out))
+    if (g->values[v].kind != XF_VALUE_NODE || xf_graph_is_output(g, v) ||
+        xf_graph_is_output(g, s_out))
         return 0;
     int n = g->values[v].producer;
     if (x->dead[n] || g->nodes[n].n_outputs != 1) return 0;
@@ -259,7 +252,7 @@ static int hoist(narrow_ctx *x, int s)
         const xf_node *r = &g->nodes[i];
         for (int j = 0; j < r->n_inputs; j++)
             if (r->inputs[j] == v &&
-                (!x->mine[i] || !same_cut(r, &c) || is_graph_output(g, r->outputs[0])))
+                (!x->mine[i] || !same_cut(r, &c) || xf_graph_is_output(g, r->outputs[0])))
                 return 0;
     }
     int ax[NARROW_MAX_ARITY];

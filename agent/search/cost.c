@@ -257,14 +257,6 @@ static int merged_view(const xf_graph *g, const xf_graph_index *ix, int node)
     return xf_op_reshapes(g->nodes[in->producer].op) && !node_weight_only(g, ix, in->producer);
 }
 
-/* Is value v one of g's outputs? */
-static int is_graph_output(const xf_graph *g, int v)
-{
-    for (int i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] == v) return 1;
-    return 0;
-}
-
 /* The layout cost of node when it is a matmul of a 3-D or larger input by
  * a 2-D weight (xf_costmemo_wrapped_matmul) whose output is a graph output
  * no add alone reads, 0 otherwise: ONNX Runtime wraps such a matmul in
@@ -283,7 +275,7 @@ static double unwrapped_matmul_cost(const xf_costmemo *m, const xf_graph *g,
         !ix)
         return 0;
     xf_shape sh[2] = {g->values[nd->inputs[0]].shape, g->values[nd->inputs[1]].shape};
-    if (!xf_costmemo_wrapped_matmul(m, nd->op, 2, sh) || !is_graph_output(g, nd->outputs[0]))
+    if (!xf_costmemo_wrapped_matmul(m, nd->op, 2, sh) || !xf_graph_is_output(g, nd->outputs[0]))
         return 0;
     int n = 0;
     const int *users = xf_graph_index_users(ix, nd->outputs[0], &n);
@@ -299,7 +291,7 @@ static double output_view_cost(const xf_costmemo *m, const xf_graph *g, int node
     const xf_node *nd = &g->nodes[node];
     if (m->view_ms <= 0 || !xf_op_reshapes(nd->op) || nd->n_outputs < 1) return 0;
     const xf_value *v = &g->values[nd->outputs[0]];
-    if (!is_graph_output(g, nd->outputs[0])) return 0;
+    if (!xf_graph_is_output(g, nd->outputs[0])) return 0;
     return (double)xf_dtype_size(v->dtype) * (double)xf_shape_numel(&v->shape) /
            (XF_ORT_OUTPUT_COPY_GBPS * 1e6);
 }

@@ -443,14 +443,6 @@ static xf_status peek_fused(xf_env *e, const env_state *s, const xf_match *m, do
     return st;
 }
 
-/* 1 when value v is one of the state's graph outputs. */
-static int is_output(const env_state *s, int v)
-{
-    for (int i = 0; i < s->g.n_outputs; i++)
-        if (s->g.outputs[i] == v) return 1;
-    return 0;
-}
-
 /* 1 when a node of match m reads the output of a matmul whose layout cost
  * depends on its readers (xf_costmemo_wrapped_matmul, a graph output): the
  * rewrite may change whether an add alone reads it. */
@@ -465,7 +457,7 @@ static int reads_wrapped_matmul(const xf_env *e, const env_state *s, const xf_ma
             const xf_node *p = &s->g.nodes[s->g.values[v].producer];
             if (p->n_inputs != 2 || p->inputs[0] < 0 || p->inputs[1] < 0) continue;
             xf_shape sh[2] = {s->g.values[p->inputs[0]].shape, s->g.values[p->inputs[1]].shape};
-            if (xf_costmemo_wrapped_matmul(e->memo, p->op, 2, sh) && is_output(s, v)) return 1;
+            if (xf_costmemo_wrapped_matmul(e->memo, p->op, 2, sh) && xf_graph_is_output(&s->g, v)) return 1;
         }
     }
     return 0;
@@ -479,7 +471,7 @@ static int writes_output(const env_state *s, const xf_match *m)
     for (int j = 0; j < m->n_nodes; j++) {
         const xf_node *nd = &s->g.nodes[m->nodes[j]];
         for (int k = 0; k < nd->n_outputs; k++)
-            if (is_output(s, nd->outputs[k])) return 1;
+            if (xf_graph_is_output(&s->g, nd->outputs[k])) return 1;
     }
     return 0;
 }
