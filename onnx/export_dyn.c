@@ -10,9 +10,11 @@
  * model computes at that probe (looked up by its output's name), else its
  * dims copied from the input where they match, then the dim that is the
  * moved symbol's size moved with it when that accounts for the elements,
- * else one dim absorbing the rest; an Expand follows its input where the target equals the input's
- * dim; a Slice to the end of a moving axis stays at the end; a Resize keeps
- * its ratio; a ConvTranspose keeps its output padding. Opaque nodes take
+ * else one dim absorbing the rest; an Expand takes the original's output
+ * shape there (a class token's broadcast to the batch), else follows its
+ * input where the target equals the input's dim; a Slice to the end of a
+ * moving axis stays at the end; a Resize keeps its ratio; a ConvTranspose
+ * keeps its output padding. Opaque nodes take
  * the original's shapes at the probe. A named value whose shape differs
  * from the original's at a probe means a size was baked in (a folded shape
  * constant): the export fails, naming the node, rather than write a model
@@ -20,9 +22,10 @@
  *
  * A graph output's dim keeps the dim_param the original declared there; any
  * other dim that moves with the probes is written as the symbol's name when
- * it is that symbol, else as a dim with neither value nor name. The parameters are then written relative to
- * the input (Reshape 0/-1 or a shape subgraph, Expand 1, Slice INT64_MAX,
- * Resize scales) and
+ * it is that symbol, else as a dim with neither value nor name. The
+ * parameters are then written relative to the input (Reshape 0/-1 or a
+ * shape subgraph, Expand 1 or a graph input's dim read by a shape subgraph,
+ * Slice INT64_MAX, Resize scales) and
  * checked against every probe before they are used; a Reshape dim that is
  * another input dim (x [N,M,4] -> [M,N,4]) is taken from the input's
  * run-time shape (Shape -> Concat with the fixed dims -> Gather), and when
@@ -142,12 +145,19 @@ static void params_at(const xf_export *x, int node, int k, const xf_shape *in, x
                              : NULL;
     switch (n->op) {
     case XF_OP_RESHAPE: reshape_at(x, node, k, &in[0], pp); break;
-    case XF_OP_EXPAND:
+    case XF_OP_EXPAND: {
+        const xf_shape *y0 = &x->g->values[n->outputs[0]].shape;
+        const xf_shape *truth =
+            ox_dyn_probe_shape(x->dyn, k, x->g->values[n->outputs[0]].name, y0);
         for (int i = 0; i < pp->n_shape; i++) {
-            int a = i - (pp->n_shape - x0->rank);
-            if (a >= 0 && x0->dims[a] == n->params.shape[i]) pp->shape[i] = in[0].dims[a];
+            int a = i - (pp->n_shape - x0->rank), j = i + (y0->rank - pp->n_shape);
+            if (truth && truth->rank == y0->rank && j >= 0)
+                pp->shape[i] = truth->dims[j]; /* what the original computes there */
+            else if (a >= 0 && x0->dims[a] == n->params.shape[i])
+                pp->shape[i] = in[0].dims[a];
         }
         break;
+    }
     case XF_OP_SLICE:
         for (int i = 0; i < pp->n_axes; i++) {
             int a = (int)pp->axes[i];
@@ -407,20 +417,39 @@ xf_status ox_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *sr
     return XF_OK;
 }
 
-xf_status ox_export_dyn_expand(xf_export *x, int node, int64_t *target)
+xf_status ox_export_dyn_expand(xf_export *x, int node, int64_t *target, int *src)
 {
     const xf_node *n = &x->g->nodes[node];
     int vin = n->inputs[0], vout = n->outputs[0];
-    const xf_shape *x0 = &x->g->values[vin].shape;
+    const xf_shape *x0 = &x->g->values[vin].shape, *y0 = &x->g->values[vout].shape;
     int r = n->params.n_shape;
     memcpy(target, n->params.shape, sizeof(int64_t) * (size_t)r);
     for (int i = 0; i < r; i++) {
-        if (!dyn_varies(x, vout, i)) continue;
+        src[i] = -1;
+        int j = i + (y0->rank - r); /* the output's dim */
+        if (!dyn_varies(x, vout, j)) continue;
         int a = i - (r - x0->rank);
-        if (a < 0 || !dyn_varies(x, vin, a) || x0->dims[a] != target[i])
-            return fail_at(x, node, moving_probe(x, vout, i), "%s",
-                           "it expands to a size that depends on the symbols from a fixed dim");
-        target[i] = 1; /* broadcasting keeps the input's dim */
+        if (a >= 0 && dyn_varies(x, vin, a) && x0->dims[a] == target[i]) {
+            target[i] = 1; /* broadcasting keeps the input's dim */
+            continue;
+        }
+        /* a broadcast to a graph input's dim (the batch): read at run time */
+        if ((a < 0 || x0->dims[a] == 1) && (src[i] = graph_input_dim(x, vout, j)) >= 0)
+            continue;
+        return fail_at(x, node, moving_probe(x, vout, j), "%s",
+                       "it expands to a size that depends on the symbols from a fixed dim "
+                       "that no graph input's dim gives");
+    }
+    /* the written target must give every probe's shape */
+    for (int k = 0; k < x->n_probe; k++) {
+        const xf_shape *xk = pshape(x, k, vin), *yk = pshape(x, k, vout);
+        for (int i = 0; i < r; i++) {
+            int a = i - (r - x0->rank), j = i + (y0->rank - r);
+            int64_t dk = written_dim(x, k, vin, target, src, i);
+            if (dk == 1 && a >= 0) dk = xk->dims[a]; /* broadcasting */
+            if (dk != yk->dims[j])
+                return fail_at(x, node, k, "%s", "its relative target gives another shape");
+        }
     }
     return XF_OK;
 }

@@ -143,8 +143,10 @@ const char *ox_export_dyn_dim_name(const xf_export *x, int v, int axis);
 #define XF_EXPORT_SRC_GRAPH (1 << 20)
 xf_status ox_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *src,
                                 int *relative);
-/* The Expand target to write (1 where the input's symbolic dim is kept). */
-xf_status ox_export_dyn_expand(xf_export *x, int node, int64_t *target);
+/* The Expand target to write (1 where the input's symbolic dim is kept);
+ * src[i] >= XF_EXPORT_SRC_GRAPH: dim i is a graph input's dim read at run
+ * time (a constant broadcast to the batch), else src[i] = -1. */
+xf_status ox_export_dyn_expand(xf_export *x, int node, int64_t *target, int *src);
 /* Slice ends to write (INT64_MAX for a slice to the end of a moving axis). */
 void ox_export_dyn_slice_ends(const xf_export *x, int node, int64_t *ends);
 /* *use_scales = 1 when the Resize must be written with scales (its sizes

@@ -194,22 +194,24 @@ static xf_status emit_softmax(xf_export *x, int node)
 
 /* --------------------------------------------------- data movement */
 
-/* Reshape whose target takes dims from run-time shapes: Gather(Concat(
- * Shape(x), Shape(graph inputs used)..., fixed), idx), idx[i] the position
- * of src[i]'s dim there, or of target[i] (a fixed dim, 0 or -1) among the
- * fixed ones (export_internal.h: src codes). */
-static xf_status emit_reshape_gathered(xf_export *x, int node, const int64_t *target,
-                                       const int *src)
+/* Reshape or Expand (op_type) whose target takes dims from run-time shapes:
+ * Gather(Concat(Shape(x) where a dim of x is used, Shape(graph inputs
+ * used)..., fixed), idx), idx[i] the position of src[i]'s dim there, or of
+ * target[i] (a fixed dim, 0 or -1) among the fixed ones (export_internal.h:
+ * src codes). */
+static xf_status emit_target_gathered(xf_export *x, int node, const char *op_type,
+                                      const int64_t *target, const int *src)
 {
     const xf_value *in = input_value(x, node, 0);
-    int r = node_at(x, node)->params.n_shape, rx = in->shape.rank, nf = 0, ns = 1;
+    int r = node_at(x, node)->params.n_shape, nf = 0, ns = 0, total = 0;
     int64_t fixed[XF_MAX_DIMS], idx[XF_MAX_DIMS];
     int shape_of[XF_MAX_DIMS + 1], at[XF_MAX_DIMS + 1]; /* -1: x; else a graph input */
-    shape_of[0] = -1, at[0] = 0;
-    int total = rx;
+    for (int i = 0; i < r && ns == 0; i++)
+        if (src[i] >= 0 && src[i] < XF_EXPORT_SRC_GRAPH)
+            shape_of[0] = -1, at[0] = 0, ns = 1, total = in->shape.rank;
     for (int i = 0; i < r; i++) {
         if (src[i] < XF_EXPORT_SRC_GRAPH) continue;
-        int gi = (src[i] - XF_EXPORT_SRC_GRAPH) / XF_MAX_DIMS, s = 1;
+        int gi = (src[i] - XF_EXPORT_SRC_GRAPH) / XF_MAX_DIMS, s = 0;
         while (s < ns && shape_of[s] != gi) s++;
         if (s == ns) {
             shape_of[ns] = gi, at[ns++] = total;
@@ -218,7 +220,7 @@ static xf_status emit_reshape_gathered(xf_export *x, int node, const int64_t *ta
     }
     for (int i = 0; i < r; i++) {
         if (src[i] >= XF_EXPORT_SRC_GRAPH) {
-            int c = src[i] - XF_EXPORT_SRC_GRAPH, s = 1;
+            int c = src[i] - XF_EXPORT_SRC_GRAPH, s = 0;
             while (shape_of[s] != c / XF_MAX_DIMS) s++;
             idx[i] = at[s] + c % XF_MAX_DIMS;
         } else if (src[i] >= 0) {
@@ -236,7 +238,8 @@ static xf_status emit_reshape_gathered(xf_export *x, int node, const int64_t *ta
         int64_t d_shape = x->g->values[v].shape.rank;
         xf_shape s_shape = xf_shape_make(1, &d_shape);
         char label[32];
-        snprintf(label, sizeof label, s ? "shape%d" : "shape", s);
+        if (shape_of[s] < 0) snprintf(label, sizeof label, "shape");
+        else snprintf(label, sizeof label, "shape%d", s + (shape_of[0] >= 0 ? 0 : 1));
         const char *vin = ox_export_vname(x, v);
         cat_in[s] = ox_export_temp(x, node, label, XF_I64, &s_shape);
         if (!cat_in[s] || !ox_export_node(x, node, label, "Shape", 1, &vin, 1, &cat_in[s]))
@@ -254,7 +257,7 @@ static xf_status emit_reshape_gathered(xf_export *x, int node, const int64_t *ta
     if (!b || !c || ox_export_attr_int(x, b, "axis", 0) != XF_OK ||
         ox_export_attr_int(x, c, "axis", 0) != XF_OK)
         return x->st;
-    return ox_export_emit_main(x, node, "Reshape", 1, &tgt, 1, NULL) ? XF_OK : x->st;
+    return ox_export_emit_main(x, node, op_type, 1, &tgt, 1, NULL) ? XF_OK : x->st;
 }
 
 static xf_status emit_reshape(xf_export *x, int node)
@@ -266,7 +269,7 @@ static xf_status emit_reshape(xf_export *x, int node)
     if (x->n_probe && ox_export_dyn_reshape(x, node, target, src, &relative) != XF_OK)
         return x->st;
     for (int i = 0; relative && i < p->n_shape; i++) gather |= src[i] >= 0;
-    if (gather) return emit_reshape_gathered(x, node, target, src);
+    if (gather) return emit_target_gathered(x, node, "Reshape", target, src);
     int has_zero = 0;
     for (int i = 0; i < p->n_shape; i++)
         if (target[i] == 0 && !relative) has_zero = 1;
@@ -548,8 +551,11 @@ xf_status ox_export_emit(xf_export *x, int node)
     case XF_OP_TILE: return ox_export_emit_act(x, node);
     case XF_OP_EXPAND: {
         int64_t target[XF_MAX_DIMS];
+        int src[XF_MAX_DIMS], gather = 0;
         memcpy(target, p->shape, sizeof(int64_t) * (size_t)p->n_shape);
-        if (x->n_probe && ox_export_dyn_expand(x, node, target) != XF_OK) return x->st;
+        if (x->n_probe && ox_export_dyn_expand(x, node, target, src) != XF_OK) return x->st;
+        for (int i = 0; x->n_probe && i < p->n_shape; i++) gather |= src[i] >= 0;
+        if (gather) return emit_target_gathered(x, node, "Expand", target, src);
         const char *shape = ox_export_const_i64(x, node, "shape", target, p->n_shape);
         return ox_export_emit_main(x, node, "Expand", 1, &shape, 1, NULL) ? XF_OK : x->st;
     }

@@ -381,7 +381,14 @@ xf_status ox_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_sym
                    const char *const *out_names, int n_out, const char *node_name,
                    xf_error *err)
 {
-    int known = st->opts.fold_constants != 0, deferred = 0;
+    return ox_emit_as(st, op, p, in_syms, n_in, out_names, n_out, node_name, 0, err);
+}
+
+xf_status ox_emit_as(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
+                     const char *const *out_names, int n_out, const char *node_name,
+                     int params_deferred, xf_error *err)
+{
+    int known = st->opts.fold_constants != 0, deferred = params_deferred;
     for (int i = 0; i < n_in && known; i++) {
         if (in_syms[i] < 0) continue;
         if (!ox_sym_is_const(st, in_syms[i]))

@@ -171,6 +171,13 @@ xf_status ox_node_prefix(imp_state *st, xf_error *err, xf_status code);
 xf_status ox_emit(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
                    const char *const *out_names, int n_out, const char *node_name,
                    xf_error *err);
+/* ox_emit for a node whose parameters (inputs read into p) were computed
+ * from run-time shapes when params_deferred is 1: its folded outputs are
+ * deferred too, so that a model written with symbolic dims keeps the node
+ * (a class token's Expand to the batch read by Shape). */
+xf_status ox_emit_as(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
+                     const char *const *out_names, int n_out, const char *node_name,
+                     int params_deferred, xf_error *err);
 /* Makes `name` a constant holding `t` (ownership of t->data passes). */
 xf_status ox_set_const(imp_state *st, const char *name, xf_tensor *t, xf_error *err);
 /* Gives graph value v the ONNX name `name` ("" leaves it unnamed) and makes
@@ -321,6 +328,9 @@ xf_status ox_attr_i32(imp_state *st, const char *name, int64_t def, int32_t *out
  * opaque instead. */
 xf_status ox_emit_node(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
                         int n_out, xf_error *err);
+/* ox_emit_node with ox_emit_as's params_deferred. */
+xf_status ox_emit_node_as(imp_state *st, xf_op op, const xf_params *p, const int *in_syms,
+                          int n_in, int n_out, int params_deferred, xf_error *err);
 /* Registers every name (inputs, initializers, node outputs), checks for
  * dangling and duplicate names and cycles, and returns a topological order
  * of the nodes (xf_malloc'd, graph->n_node entries). */

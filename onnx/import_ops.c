@@ -71,6 +71,12 @@ xf_status ox_attr_i32(imp_state *st, const char *name, int64_t def, int32_t *out
 xf_status ox_emit_node(imp_state *st, xf_op op, const xf_params *p, const int *in_syms, int n_in,
                         int n_out, xf_error *err)
 {
+    return ox_emit_node_as(st, op, p, in_syms, n_in, n_out, 0, err);
+}
+
+xf_status ox_emit_node_as(imp_state *st, xf_op op, const xf_params *p, const int *in_syms,
+                          int n_in, int n_out, int params_deferred, xf_error *err)
+{
     for (int k = n_out; (size_t)k < st->node->n_output; k++)
         if (ox_out_name(st, k)[0]) {
             char why[128];
@@ -82,7 +88,8 @@ xf_status ox_emit_node(imp_state *st, xf_op op, const xf_params *p, const int *i
     if (n_out > XF_MAX_SPLIT)
         return ox_emit_opaque(st, "too many outputs", err);
     for (int k = 0; k < n_out; k++) names[k] = ox_out_name(st, k);
-    return ox_emit(st, op, p, in_syms, n_in, names, n_out, st->node->name, err);
+    return ox_emit_as(st, op, p, in_syms, n_in, names, n_out, st->node->name, params_deferred,
+                      err);
 }
 
 /* Symbols of inputs 0..n-1 (-1 for omitted ones). */

@@ -346,8 +346,11 @@ static xf_status map_expand(imp_state *st, xf_op op, xf_error *err)
     if (rc != XF_OK || dynamic) return rc;
     if ((rc = ox_in_ints(st, 1, p.shape, XF_MAX_DIMS, &n, err)) != XF_OK) return rc;
     p.n_shape = n;
-    int s = ox_in_sym(st, 0);
-    return ox_emit_node(st, op, &p, &s, 1, 1, err);
+    /* a target read from run-time shapes (the batch of a class token's
+     * broadcast) keeps the Expand a node where its output is a tensor, even
+     * of a constant: written with symbolic dims it follows them */
+    int s = ox_in_sym(st, 0), shape = ox_in_sym(st, 1);
+    return ox_emit_node_as(st, op, &p, &s, 1, 1, st->syms[shape].deferred >= 0, err);
 }
 
 /* -------------------------------------------------------------- shape */

@@ -298,6 +298,48 @@ START_TEST(finish_keeps_what_it_must)
 }
 END_TEST
 
+/* A class token's broadcast over the batch, Expand(C [1,1,4]) to [3,1,4]
+ * concatenated before the tokens, stays a node, and so does one that copies
+ * its input (at batch 1): a model written with a symbolic batch needs the
+ * node to follow the batch (issue 28, modelzoo ViT); the importer leaves an
+ * Expand of a constant only where its target is read from run-time shapes. */
+START_TEST(finish_keeps_an_expand_of_a_constant)
+{
+    xf_graph g, fin;
+    xf_error err;
+    xf_finish_stats st;
+    xf_graph_init(&g);
+    int64_t xd[3] = {3, 2, 4}, cd[3] = {1, 1, 4}, kd[2] = {1, 4};
+    xf_shape xs = xf_shape_make(3, xd);
+    int x = xf_graph_add_input(&g, "x", XF_F32, &xs, NULL);
+    int c = xf_test_weight(&g, "C", 3, cd, 31), k = xf_test_weight(&g, "k", 2, kd, 32);
+    xf_params pe = xf_params_default();
+    pe.n_shape = 3;
+    pe.shape[0] = 3, pe.shape[1] = 1, pe.shape[2] = 4;
+    int cls = add_node1(&g, XF_OP_EXPAND, &pe, &c, 1, "cls");
+    xf_params pk = xf_params_default();
+    pk.n_shape = 3;
+    pk.shape[0] = 1, pk.shape[1] = 1, pk.shape[2] = 4;
+    int same = add_node1(&g, XF_OP_EXPAND, &pk, &k, 1, "same");
+    xf_params pc = xf_params_default();
+    pc.axis = 1;
+    int cin[2] = {cls, x};
+    int t = add_node1(&g, XF_OP_CONCAT, &pc, cin, 2, "tokens");
+    int ain[2] = {t, same};
+    int y = add_node1(&g, XF_OP_ADD, NULL, ain, 2, "y");
+    ck_assert_int_eq(xf_graph_mark_output(&g, y, NULL), XF_OK);
+
+    ck_assert_msg(xf_agent_finish(&g, &fin, &st, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_graph_validate(&fin, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(st.folded_nodes, 0);
+    ck_assert_int_eq(xf_test_count_op(&fin, XF_OP_EXPAND), 2);
+    xf_test_expect_same_function(&g, &fin, 7, 1e-6);
+    expect_export_roundtrip(&fin, 1e-6);
+    xf_graph_free(&fin);
+    xf_graph_free(&g);
+}
+END_TEST
+
 /* A squeeze or unsqueeze next to another view becomes a reshape, and the
  * run one reshape (the proved unbatched-heads rule's [1,S,H] -> [S,H] ->
  * [S,1,H] -> [S,1,h,d]); one alone stays what it is; the function is the
@@ -487,6 +529,7 @@ static Suite *suite(void)
     tcase_add_test(t, finish_fuses_bias_back_and_owns_data);
     tcase_add_test(t, finish_folds_weight_subgraphs);
     tcase_add_test(t, finish_keeps_what_it_must);
+    tcase_add_test(t, finish_keeps_an_expand_of_a_constant);
     tcase_add_test(t, finish_writes_view_runs_as_reshapes);
     tcase_add_test(t, finish_merges_view_runs);
     tcase_add_test(t, finish_writes_one_position_slices_as_gathers);

@@ -3228,6 +3228,71 @@ START_TEST(sizes_are_chosen_when_not_given)
 }
 END_TEST
 
+/* A ViT's class token as PyTorch exports class_token.expand(n, -1, -1) with
+ * the batch N dynamic: Expand(C [1,1,4], Concat(Shape(x)[0:1], [1, 4]))
+ * concatenated before the tokens x [N,2,4] on axis 1, then a MatMul. */
+static mb *class_token_model(void)
+{
+    mb *m = mb_new(13);
+    const char *params[3] = {"N", NULL, NULL};
+    int64_t dx[3] = {0, 2, 4}, dc[3] = {1, 1, 4}, dw[2] = {4, 5}, zero = 0, one = 1;
+    int64_t rest[2] = {1, 4};
+    m->inputs[m->graph.n_input++] = mb_vi(m, "x", T_FLOAT, 3, dx, params);
+    float c[4] = {0.25f, -1.5f, 2.0f, 0.75f}, w[20];
+    for (int i = 0; i < 20; i++) w[i] = (float)((i * 5) % 7) / 7.0f - 0.4f;
+    mb_init(m, "C", T_FLOAT, 3, dc, c);
+    mb_init(m, "W", T_FLOAT, 2, dw, w);
+    mb_init_i64(m, "start", 1, &zero);
+    mb_init_i64(m, "end", 1, &one);
+    mb_init_i64(m, "rest", 2, rest);
+    mb_node(m, "Shape", "shape", "x", "s");
+    mb_node(m, "Slice", "batch", "s start end", "n");
+    attr_i(m, mb_node(m, "Concat", "target", "n rest", "tgt"), "axis", 0);
+    mb_node(m, "Expand", "cls", "C tgt", "c");
+    attr_i(m, mb_node(m, "Concat", "tokens", "c x", "t"), "axis", 1);
+    mb_node(m, "MatMul", "mm", "t W", "y");
+    const char *py[3] = {"N", NULL, NULL};
+    int64_t dy[3] = {0, 3, 5};
+    m->outputs[m->graph.n_output++] = mb_vi(m, "y", T_FLOAT, 3, dy, py);
+    return m;
+}
+
+/* Imported at N = 3, and at N = 1 where the Expand copies its input, the
+ * class token's Expand stays a node (its target is read from the input's
+ * shape, so it is not folded into a [N,1,4] constant); written keeping N,
+ * its target takes the batch from the input's run-time shape and the model
+ * computes what the original does at N and two other sizes (issue 28:
+ * modelzoo ViT with a symbolic batch). */
+START_TEST(class_token_expand_follows_the_batch)
+{
+    mb *m = class_token_model();
+    const char *nn[1] = {"N"};
+    int64_t nv[1] = {_i == 0 ? 3 : 1};
+    xf_onnx_options o = one_dim(nn, nv);
+    uint8_t *buf, *out = NULL;
+    size_t len, out_len = 0;
+    xf_graph g;
+    xf_onnx_dynamic *d = NULL;
+    import_described(m, &o, &buf, &len, &g, &d);
+    int expands = 0;
+    for (int i = 0; i < g.n_nodes; i++) expands += g.nodes[i].op == XF_OP_EXPAND;
+    ck_assert_int_eq(expands, 1);
+    Onnx__ModelProto *mp = export_kept(&g, d, &out, &out_len);
+    ck_assert_str_eq(written_dim(mp, 0, 0, 0), "N");
+    ck_assert_str_eq(written_dim(mp, 1, 0, 0), "N");
+    const Onnx__GraphProto *gp = mp->graph;
+    int shape_read = 0;
+    for (size_t n = 0; n < gp->n_node; n++)
+        if (strcmp(gp->node[n]->op_type, "Shape") == 0 &&
+            strcmp(gp->node[n]->input[0], "x") == 0)
+            shape_read = 1;
+    ck_assert_msg(shape_read, "the Expand's target does not read the input's shape");
+    onnx__model_proto__free_unpacked(mp, NULL);
+    same_at_points(buf, len, out, out_len, d, 11);
+    release_described(m, buf, &g, d, out);
+}
+END_TEST
+
 /* ------------------------------------------------ shape arithmetic (issue 29) */
 
 /* An embedding as PyTorch exports it with batch B and sequence S dynamic:
@@ -3428,6 +3493,7 @@ static Suite *suite(void)
     tcase_add_test(dyn, checked_writer_falls_back_to_the_input);
     tcase_add_test(dyn, sizes_are_chosen_when_not_given);
     tcase_add_test(dyn, shape_arithmetic_keeps_symbols);
+    tcase_add_loop_test(dyn, class_token_expand_follows_the_batch, 0, 2);
     tcase_add_test(model, shape_arithmetic_folds_at_fixed_sizes);
     tcase_add_test(model, data_dependent_size_is_refused);
     tcase_add_test(model, outer_scope_initializers_are_kept);

@@ -5,6 +5,7 @@
  * reference kernels and its outputs become owned initializers. Rules create
  * such subgraphs (concat of two weights, an identity kernel enlarged and
  * added to another), and a runtime should see one initializer instead.
+ * An Expand is kept (foldable()).
  */
 #include "agent/rewrite/fold_internal.h"
 
@@ -30,9 +31,14 @@ static xf_status name_folded(xf_graph *g, int node, int k, xf_error *err)
     return XF_OK;
 }
 
+/* An Expand of a constant stays: the importer folds those with a constant
+ * target, so one left in the graph has its target read from run-time
+ * shapes (a class token broadcast over the batch), and a model written with
+ * a symbolic batch needs the node to follow it (onnx/export_dyn.c), at
+ * batch 1 too where it copies its input. */
 static int foldable(const xf_graph *g, const xf_node *n)
 {
-    if (n->op == XF_OP_OPAQUE) return 0;
+    if (n->op == XF_OP_OPAQUE || n->op == XF_OP_EXPAND) return 0;
     for (int k = 0; k < n->n_inputs; k++)
         if (n->inputs[k] >= 0 && g->values[n->inputs[k]].kind != XF_VALUE_CONST) return 0;
     return 1;
