@@ -96,6 +96,28 @@ static struct settings {
     int seeds, target, fused, reference;
 } cfg;
 
+/* Names given with --model or --method (none: every one the run covers). */
+#define MAX_PICKS 16
+typedef struct picks {
+    const char *name[MAX_PICKS];
+    int n;
+} picks;
+static picks pick_models, pick_methods;
+
+static int picked(const picks *p, const char *name)
+{
+    for (int i = 0; i < p->n; i++)
+        if (!strcmp(p->name[i], name)) return 1;
+    return p->n == 0;
+}
+
+static int add_pick(picks *p, const char *name)
+{
+    if (p->n == MAX_PICKS) return 0;
+    p->name[p->n++] = name;
+    return 1;
+}
+
 /* The figures of one run. */
 typedef struct run_figs {
     int ok;
@@ -332,6 +354,7 @@ static void bench_model(const char *name, const char *path)
     for (int mi = 0; mi < N_METHODS; mi++) {
         const method *m = &methods[mi];
         if (m->reference && !cfg.reference) continue;
+        if (!picked(&pick_methods, m->name)) continue;
         int seeds = m->seeded ? cfg.seeds : 1;
         for (int s = 1; s <= seeds && s <= 16; s++) {
             run_figs f = run(name, path, m, (uint64_t)s, 1.0, taso_ms);
@@ -467,7 +490,7 @@ static int usage(const char *arg)
         "usage: bench_agents [--rules DB] [--seconds S] [--seeds N] [--target ort|none]\n"
         "                    [--cost fused|ops] [--target-budget S] [--tau-model NAME]\n"
         "                    [--pretrained ppo|wm:CKPT] [--reference] [--quick] [--no-tau]\n"
-        "                    [--report DIR]\n"
+        "                    [--report DIR] [--model NAME]... [--method NAME]...\n"
         "random, greedy, TASO, the hand passes (TASO with --passes expert), PPO, the\n"
         "world-model agent and a pre-trained agent on shared, real and modelzoo models,\n"
         "judged in the target (default ort, the fused cost); S seconds each (default 60),\n"
@@ -475,6 +498,11 @@ static int usage(const char *arg)
         "world-model agent on NAME (default bert-L2-H128). Rules: DB, else the build's\n"
         "default rules (rules-default-*.db next to the tools).\n"
         "--quick: bert_small, vit_tiny and modelzoo BERT only.\n"
+        "--model NAME: only that model (repeatable; any of the full run's: bert_small,\n"
+        "  vit_tiny, resnet18, real/silero_vad_legacy, bert-L2-H128, vit-L2-H96,\n"
+        "  gpt-L2-H128). --method NAME: only that method (repeatable: random, greedy,\n"
+        "  taso, taso-ref, expert, ppo, wm, pre-trained); the agents' 'to TASO cost'\n"
+        "  needs taso among them.\n"
         "--reference: also TASO with 10x the budget and 5x the time.\n"
         "--report DIR: also a page comparing the runs in DIR/index.html.\n");
     return arg && strcmp(arg, "--help") && strcmp(arg, "-h") ? 2 : 0;
@@ -503,6 +531,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--quick")) quick = 1;
         else if (!strcmp(a, "--no-tau")) tau = 0;
         else if (!strcmp(a, "--report") && v) report = v, i++;
+        else if (!strcmp(a, "--model") && v && add_pick(&pick_models, v)) i++;
+        else if (!strcmp(a, "--method") && v && add_pick(&pick_methods, v)) i++;
         else return usage(a);
     }
     if (cfg.seeds < 1 || cfg.seeds > 16 || cfg.seconds <= 0) {
@@ -543,10 +573,32 @@ int main(int argc, char **argv)
         printf("pre-trained: not available in this build (no checkpoint given)\n");
 
     const char *shared[] = {"bert_small", "vit_tiny", "resnet18", "real/silero_vad_legacy"};
-    int n_shared = quick ? 2 : 4;
+    for (int i = 0; i < pick_models.n; i++) {
+        int known = 0;
+        for (int m = 0; m < 4; m++) known |= !strcmp(shared[m], pick_models.name[i]);
+        for (int m = 0; m < (int)(sizeof zoo / sizeof zoo[0]); m++)
+            known |= !strcmp(zoo[m][0], pick_models.name[i]);
+        if (!known) {
+            fprintf(stderr, "bench_agents: --model %s: no such model (see --help)\n",
+                    pick_models.name[i]);
+            return 2;
+        }
+    }
+    for (int i = 0; i < pick_methods.n; i++) {
+        int known = 0;
+        for (int m = 0; m < N_METHODS; m++) known |= !strcmp(methods[m].name, pick_methods.name[i]);
+        if (!known) {
+            fprintf(stderr, "bench_agents: --method %s: no such method (see --help)\n",
+                    pick_methods.name[i]);
+            return 2;
+        }
+    }
+    /* --model picks among every model of the full run */
+    int n_shared = quick && !pick_models.n ? 2 : 4;
     char tau_path[2048] = "";
     printf("\n== ../shared/models\n");
     for (int m = 0; m < n_shared; m++) {
+        if (!picked(&pick_models, shared[m])) continue;
         char path[2048];
         snprintf(path, sizeof path, "%s/%s/model.onnx", XF_BENCH_MODELS_DIR, shared[m]);
         struct stat st;
@@ -558,11 +610,12 @@ int main(int argc, char **argv)
         bench_model(shared[m], path);
     }
     printf("\n== modelzoo\n");
-    int n_zoo = quick ? 1 : (int)(sizeof zoo / sizeof zoo[0]);
+    int n_zoo = quick && !pick_models.n ? 1 : (int)(sizeof zoo / sizeof zoo[0]);
     for (int m = 0; m < (int)(sizeof zoo / sizeof zoo[0]); m++) {
         char path[2048], cmd[4096];
         int is_tau = !strcmp(zoo[m][0], tau_model);
-        if (m >= n_zoo && !(is_tau && tau)) continue;
+        int bench = m < n_zoo && picked(&pick_models, zoo[m][0]);
+        if (!bench && !(is_tau && tau)) continue;
         snprintf(path, sizeof path, "%s/%s.onnx", cfg.scratch, zoo[m][0]);
         snprintf(cmd, sizeof cmd, "'%s' %s -o '%s' > /dev/null", XF_BENCH_MODELZOO, zoo[m][1],
                  path);
@@ -571,7 +624,7 @@ int main(int argc, char **argv)
             continue;
         }
         if (is_tau) snprintf(tau_path, sizeof tau_path, "%s", path);
-        if (m < n_zoo) bench_model(zoo[m][0], path);
+        if (bench) bench_model(zoo[m][0], path);
     }
     if (tau && tau_path[0]) tau_sweep(tau_model, tau_path);
     else if (tau) printf("\ntau sweep: model %s not found\n", tau_model);

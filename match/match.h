@@ -121,6 +121,14 @@ int xf_ruleset_irrelevant(const xf_ruleset *rs);
 int64_t xf_ruleset_rule_id(const xf_ruleset *rs, int i);
 const xf_rule *xf_ruleset_rule(const xf_ruleset *rs, int i);
 const char *xf_ruleset_text(const xf_ruleset *rs, int i);
+/* 1 when action i only swaps operands of add, mul, min or max (its two
+ * sides hash equal up to that order, XF_HASH_UNORDERED) and the set binds
+ * those operators either way round (xf_ruleset_options.commutative): then
+ * it lets no action match where none matched before and changes the cost
+ * of nothing; all it changes is the operand order, which ONNX Runtime's
+ * bias and SkipLayerNorm fusions read (docs/log/agent.md). 0 in a set
+ * that matches operands in order, where a swap can enable a match. */
+int xf_ruleset_swaps_only(const xf_ruleset *rs, int i);
 
 /* ----------------------------------------------------------------- matching */
 

@@ -104,6 +104,7 @@ typedef struct xf_rs_rule {
     char *text;
     xf_pattern pat;
     xf_target_tmpl tgt;
+    int swaps_only; /* its sides are equal up to operand order (xf_ruleset_swaps_only) */
 } xf_rs_rule;
 
 struct xf_ruleset {

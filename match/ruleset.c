@@ -92,6 +92,13 @@ static xf_status append(xf_ruleset *rs, xf_rule *r, int64_t id, xf_error *err)
         xf_rule_free(r);
         return XF_ERR_NOMEM;
     }
+    uint64_t hs = 0, hd = 0;
+    xf_status st = xf_graph_hash_checked(&r->src, XF_HASH_UNORDERED, &hs, err);
+    if (st == XF_OK) st = xf_graph_hash_checked(&r->dst, XF_HASH_UNORDERED, &hd, err);
+    if (st != XF_OK) {
+        xf_rule_free(r);
+        return st;
+    }
     int compiled = match_rule_compile(r, &e->pat, &e->tgt, &why);
     if (compiled < 0) {
         xf_rule_free(r);
@@ -117,6 +124,7 @@ static xf_status append(xf_ruleset *rs, xf_rule *r, int64_t id, xf_error *err)
     e->rule = *r;
     xf_rule_init(r);
     e->id = id;
+    e->swaps_only = hs == hd;
     rs->n++;
     return XF_OK;
 }
@@ -595,6 +603,11 @@ int64_t xf_ruleset_rule_id(const xf_ruleset *rs, int i)
 const xf_rule *xf_ruleset_rule(const xf_ruleset *rs, int i)
 {
     return rs && i >= 0 && i < rs->n ? &rs->r[i].rule : NULL;
+}
+
+int xf_ruleset_swaps_only(const xf_ruleset *rs, int i)
+{
+    return rs && rs->commutative && i >= 0 && i < rs->n && rs->r[i].swaps_only;
 }
 
 const char *xf_ruleset_text(const xf_ruleset *rs, int i)

@@ -137,6 +137,15 @@ void xf_fx_conv_relu_and_two_matmuls(xf_graph *g, int64_t rows, int64_t cols)
 }
 
 /* relu(conv(x0, w0)) => conv[act=relu](x0, w0) */
+void xf_fx_two_adds(xf_graph *g)
+{
+    xf_graph_init(g);
+    int a = xf_fx_input(g, "a", xf_fx_shape(2, 4, 4, 0, 0));
+    int b = xf_fx_input(g, "b", xf_fx_shape(2, 4, 4, 0, 0));
+    int c = xf_fx_input(g, "c", xf_fx_shape(2, 4, 4, 0, 0));
+    xf_fx_output(g, xf_fx_op(g, XF_OP_ADD, NULL, xf_fx_op(g, XF_OP_ADD, NULL, a, b), c));
+}
+
 void xf_fx_rule_conv_relu(xf_rule *r)
 {
     xf_rule_init(r);

@@ -41,6 +41,8 @@ int xf_fx_input(xf_graph *g, const char *name, xf_shape s);
 int xf_fx_weight(xf_graph *g, const char *name, xf_shape s, uint64_t seed);
 /* Marks v as a graph output. */
 void xf_fx_output(xf_graph *g, int v);
+/* g (initialised here) = (a + b) + c over three [4,4] inputs a, b, c. */
+void xf_fx_two_adds(xf_graph *g);
 /* A 4-axis transpose of the last two axes. */
 xf_params xf_fx_swap_last_two(void);
 /* x [1,4,8,8] -> 3x3 conv without bias -> two transposes of the last two

@@ -128,11 +128,7 @@ START_TEST(swapped_operands_are_one_candidate)
     ck_assert_msg(xf_ruleset_from_rules(&r, &id, 1, &ro, &rs, &err) == XF_OK, "%s", err.msg);
     xf_rule_free(&r);
     xf_graph g;
-    xf_graph_init(&g);
-    int a = xf_fx_input(&g, "a", xf_fx_shape(2, 4, 4, 0, 0));
-    int b = xf_fx_input(&g, "b", xf_fx_shape(2, 4, 4, 0, 0));
-    int c = xf_fx_input(&g, "c", xf_fx_shape(2, 4, 4, 0, 0));
-    xf_fx_output(&g, xf_fx_op(&g, XF_OP_ADD, NULL, xf_fx_op(&g, XF_OP_ADD, NULL, a, b), c));
+    xf_fx_two_adds(&g);
     xf_cost_model *cm = xf_fx_cost_model();
     xf_env *e = NULL;
     ck_assert_msg(xf_env_create(rs, cm, &g, NULL, &e, &err) == XF_OK, "%s", err.msg);

@@ -539,6 +539,128 @@ static void on_progress(void *user, const xf_ppo_progress *p)
     ck_assert(p->phase && p->best_ms <= p->initial_ms && p->steps > 0);
 }
 
+/* add(x0, x1) => add(x1, x0) (kind 0); add(add(x0, x1), x2) =>
+ * add(x0, add(x1, x2)) (kind 1, a re-association); add(add(x0, x1), x2) =>
+ * add(x2, add(x1, x0)) (kind 2, operands swapped at both adds). */
+static void add_rule(xf_rule *r, int kind)
+{
+    xf_rule_init(r);
+    xf_graph *side[2] = {&r->src, &r->dst};
+    for (int s = 0; s < 2; s++) {
+        int x[3];
+        const char *names[3] = {"x0", "x1", "x2"};
+        for (int i = 0; i < (kind ? 3 : 2); i++)
+            x[i] = xf_fx_input(side[s], names[i], xf_fx_shape(2, 4, 4, 0, 0));
+        xf_graph *g = side[s];
+        int out;
+        if (kind == 0) out = s ? xf_fx_op(g, XF_OP_ADD, NULL, x[1], x[0])
+                               : xf_fx_op(g, XF_OP_ADD, NULL, x[0], x[1]);
+        else if (s == 0) out = xf_fx_op(g, XF_OP_ADD, NULL, xf_fx_op(g, XF_OP_ADD, NULL, x[0], x[1]), x[2]);
+        else if (kind == 1) out = xf_fx_op(g, XF_OP_ADD, NULL, x[0], xf_fx_op(g, XF_OP_ADD, NULL, x[1], x[2]));
+        else out = xf_fx_op(g, XF_OP_ADD, NULL, x[2], xf_fx_op(g, XF_OP_ADD, NULL, x[1], x[0]));
+        xf_fx_output(g, out);
+    }
+}
+
+/* The three rules above as ids 1, 2, 3 (and their reverses). */
+static xf_ruleset *add_rules(int commutative)
+{
+    xf_rule r[3];
+    for (int k = 0; k < 3; k++) add_rule(&r[k], k);
+    int64_t ids[3] = {1, 2, 3};
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    ro.commutative = commutative;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, ids, 3, &ro, &rs, &err) == XF_OK, "%s", err.msg);
+    for (int k = 0; k < 3; k++) xf_rule_free(&r[k]);
+    return rs;
+}
+
+/* A rule that only swaps operands of an add enables nothing when the matcher
+ * binds adds either way round, and ONNX Runtime's fusions read the order it
+ * changes: the agents never count it for their action set, never take it at
+ * random, and mask it in a set that holds it (an older checkpoint's). */
+START_TEST(agents_never_take_a_rule_that_only_swaps_operands)
+{
+    xf_ruleset *ordered = add_rules(0);
+    for (int i = 0; i < xf_ruleset_count(ordered); i++)
+        ck_assert_msg(!xf_ruleset_swaps_only(ordered, i), "%s", xf_ruleset_text(ordered, i));
+    xf_ruleset_free(ordered);
+
+    xf_ruleset *rs = add_rules(1);
+    int N = xf_ruleset_count(rs), swaps = 0;
+    for (int i = 0; i < N; i++) {
+        int64_t id = xf_ruleset_rule_id(rs, i);
+        int want = id == 1 || id == 3 || id == -3;
+        ck_assert_msg(xf_ruleset_swaps_only(rs, i) == want, "%s", xf_ruleset_text(rs, i));
+        swaps += want;
+    }
+    ck_assert_int_ge(swaps, 2);
+
+    xf_graph g;
+    xf_fx_two_adds(&g);
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_env_options eo = xf_env_options_default();
+    eo.max_steps = 8;
+    xf_env *e = NULL;
+    xf_error err;
+    ck_assert_msg(xf_env_create(rs, cm, &g, &eo, &e, &err) == XF_OK, "%s", err.msg);
+    const uint8_t *offered = xf_env_xfer_mask(e);
+    int64_t *count = xf_calloc((size_t)N, sizeof *count);
+    ck_assert_ptr_nonnull(count);
+    xf_actions_count(e, count);
+    int others = 0;
+    for (int i = 0; i < N; i++) {
+        if (xf_ruleset_swaps_only(rs, i)) {
+            ck_assert_msg(offered[i], "the swap %s is offered", xf_ruleset_text(rs, i));
+            ck_assert_int_eq(count[i], 0);
+        } else {
+            ck_assert_int_eq(count[i], offered[i] ? 1 : 0);
+            others += offered[i] != 0;
+        }
+    }
+    ck_assert_int_ge(others, 1); /* the re-association */
+    xf_rng rng;
+    xf_rng_seed(&rng, 7);
+    for (int k = 0; k < 200; k++) {
+        int rule = -1, loc = -1;
+        ck_assert(xf_actions_random(e, &rng, &rule, &loc));
+        ck_assert_msg(!xf_ruleset_swaps_only(rs, rule), "drew %s", xf_ruleset_text(rs, rule));
+        ck_assert(loc >= 0 && loc < xf_env_num_locations(e, rule));
+    }
+    xf_actions s;
+    xf_actions_init(&s);
+    ck_assert_msg(xf_actions_choose(&s, rs, count, 16, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(s.M, others);
+    for (int j = 0; j < s.M; j++) ck_assert(!xf_ruleset_swaps_only(rs, s.env[j]));
+    /* a set holding every rule (as a checkpoint trained with the swaps) */
+    xf_actions_free(&s);
+    s.ids = xf_malloc((size_t)N * sizeof *s.ids);
+    ck_assert_ptr_nonnull(s.ids);
+    for (int i = 0; i < N; i++) s.ids[i] = xf_ruleset_rule_id(rs, i);
+    s.M = N;
+    ck_assert_msg(xf_actions_bind(&s, rs, &err) == XF_OK, "%s", err.msg);
+    uint8_t *mask = xf_malloc((size_t)N + 1);
+    int *n_loc = xf_malloc(((size_t)N + 1) * sizeof *n_loc);
+    ck_assert(mask && n_loc);
+    xf_actions_mask(&s, e, mask, n_loc);
+    for (int j = 0; j < N; j++) {
+        int swap = xf_ruleset_swaps_only(rs, s.env[j]);
+        ck_assert_int_eq(mask[j], swap ? 0 : offered[s.env[j]]);
+        ck_assert_int_eq(n_loc[j], swap ? 0 : xf_env_num_locations(e, s.env[j]));
+    }
+    xf_free(mask);
+    xf_free(n_loc);
+    xf_actions_free(&s);
+    xf_free(count);
+    xf_env_free(e);
+    xf_cost_close(cm);
+    xf_graph_free(&g);
+    xf_ruleset_free(rs);
+}
+END_TEST
+
 START_TEST(agent_reaches_the_optimal_cost)
 {
     xf_fx_env f;
@@ -800,6 +922,7 @@ int main(void)
     tcase_add_test(tc, masked_heads_never_sample_masked_actions);
     tcase_add_test(tc, ppo_learns_a_contextual_bandit);
     tcase_add_test(tc, compact_actions_map_to_and_from_the_environment);
+    tcase_add_test(tc, agents_never_take_a_rule_that_only_swaps_operands);
     tcase_add_test(tc, agent_reaches_the_optimal_cost);
     tcase_add_test(tc, checkpoint_reload_gives_identical_actions);
     tcase_add_test(tc, a_run_under_a_target_hands_its_cheapest_graphs_to_the_arbiter);

@@ -248,10 +248,12 @@ int xf_actions_warmup(int warmup_steps, int64_t max_env_steps);
 void xf_actions_init(xf_actions *s);
 void xf_actions_free(xf_actions *s); /* back to empty (M 0) */
 /* count[i] += 1 for every rule i that e offers now (xf_env_num_xfers
- * counts). */
+ * counts), except a rule that only swaps operands (xf_ruleset_swaps_only:
+ * the agents never take one, so it never enters their action set). */
 void xf_actions_count(const xf_env *e, int64_t *count);
 /* A uniformly random offered (rule, location) of e, over all locations of
- * all rules (never the no-op); 0 when nothing is offered. */
+ * all rules but those that only swap operands (never the no-op); 0 when
+ * nothing else is offered. */
 int xf_actions_random(const xf_env *e, xf_rng *rng, int *rule, int *loc);
 /* s (what it held dropped) = the rules of rs with count > 0: the `cap`
  * most counted (ties: the lower index; a rule whose id repeats a chosen
@@ -265,8 +267,9 @@ xf_status xf_actions_choose(xf_actions *s, const xf_ruleset *rs, const int64_t *
  * in the mask); s's previous mapping is kept on failure. */
 xf_status xf_actions_bind(xf_actions *s, const xf_ruleset *rs, xf_error *err);
 /* The agent's mask [M + 1] and locations per action n_loc [M + 1] in e's
- * current state (the no-op: 1 and 0; an unbound action: 0 and 0). s must
- * be bound to e's rule set. */
+ * current state (the no-op: 1 and 0; an unbound action, or one that only
+ * swaps operands, kept by a checkpoint trained before the agents left
+ * them out: 0 and 0). s must be bound to e's rule set. */
 void xf_actions_mask(const xf_actions *s, const xf_env *e, uint8_t *mask, int *n_loc);
 /* Rules e offers now (mask 1) that are not among s's actions (s bound to
  * e's rule set): what a transferred agent cannot use on e. */
