@@ -147,6 +147,8 @@ typedef struct arb {
     double act_bytes;      /* estimated activations of one session */
     double used_bytes;     /* estimated bytes of the sessions alive */
     double input_ms;
+    double share_ms;       /* a model's share of a race round as measured, a running
+                              mean (0: none yet); plans runs after the race */
     double load_s;         /* the longest a candidate took to join (load, warm up) */
     /* kept after the race */
     held *faster;          /* decided faster, by ratio */
@@ -174,6 +176,8 @@ static double run_seconds(const arb *a, int n, int rounds)
     double share_ms = a->input_ms > a->o.timing.round_ms ? a->input_ms
                       : a->o.timing.round_ms > 0         ? a->o.timing.round_ms
                                                          : 25.0;
+    /* as measured in the race: under load a round takes several times its plan */
+    if (a->share_ms > share_ms) share_ms = a->share_ms;
     return (n + 2) * ((a->load_s > LOAD_S ? a->load_s : LOAD_S) + rounds * share_ms / 1000.0);
 }
 
@@ -700,7 +704,12 @@ static xf_status race(arb *a, xf_error *err)
             if (outcome == JOIN_WAITS) break;
         }
         if (st || a->n_racing == 0) break;
+        double t_round = xf_clock_now();
         st = xf_target_race_round(a->race, err);
+        if (!st) { /* a running mean: one round is a noisy figure */
+            double ms = 1000 * (xf_clock_now() - t_round) / (a->n_racing + 2);
+            a->share_ms = a->share_ms > 0 ? 0.8 * a->share_ms + 0.2 * ms : ms;
+        }
         if (!st) {
             xf_target_timing in;
             st = xf_target_race_timing(a->race, 0, &in, NULL, NULL, err);
