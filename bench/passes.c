@@ -245,7 +245,7 @@ static result run(const char *rules, const char *model, const char *dims, const 
         } else if (!strncmp(line, "target noise:", 13)) {
             r.noise = number_after(line, "+- ");
         } else if (!strncmp(line, "confirmed:", 10)) {
-            r.confirm = number_after(line, "alone: x");
+            r.confirm = number_after(line, ": x"); /* a confirming run or the final */
         } else if (!strncmp(line, "target outputs:", 15)) {
             const char *m = strstr(line, "max |d| ");
             if (m) snprintf(r.err, sizeof r.err, "%.*s", (int)strcspn(m + 8, " \n"), m + 8);

@@ -28,6 +28,7 @@ static xf_status arbitrate(opt_run *s, xf_error *err)
     ao.unbatch = xf_onnx_dynamic_points(s->dyn) == 1 && o->passes != XF_OPTIMIZE_RULES;
     ao.budget_s = o->target_budget;
     if (o->racing) ao.racing = o->racing, ao.pairwise = 0;
+    if (o->finalists) ao.finalists = o->finalists;
     /* the winner is confirmed against the file written if the input is kept */
     xf_onnx_check_options co = xf_onnx_default_check_options();
     co.model = s->model;

@@ -65,6 +65,7 @@ const char *xf_optimize_verdict_name(xf_arbiter_verdict v)
     case XF_ARBITER_NOT_BUILT: return "this layout could not be made: not timed";
     case XF_ARBITER_NOT_TIMED: return "not timed: over the memory limit, or out of budget";
     case XF_ARBITER_NOT_WRITABLE: return "cannot be written keeping the symbolic dims: dropped";
+    case XF_ARBITER_RUNNER_UP: return "faster in the final, another written";
     default: return "its outputs in the target differ from the input's: dropped";
     }
 }

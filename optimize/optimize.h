@@ -103,6 +103,7 @@ typedef struct xf_optimize_options {
     int target_every;          /* target, wm/ppo: sparse target reward every K steps (50) */
     double target_budget;      /* target: seconds the arbiter may take (90; 0: no limit) */
     int racing;                /* target: candidates timed at once (0: the arbiter's) */
+    int finalists;             /* target: candidates in the final (0: the arbiter's) */
     double alpha;              /* taso: keep graphs costing < alpha x best (1.05) */
     double time_limit;         /* seconds (0: none for searches; 120 for wm/ppo and for
                                   searches on the fused cost) */

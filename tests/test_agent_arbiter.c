@@ -674,6 +674,136 @@ START_TEST(the_environment_rewards_target_latency_every_k_steps)
 }
 END_TEST
 
+/* ----------------------------------------------------------------- final */
+
+/* A timing of ratio r with interval [lo, hi] over 84 rounds. */
+static xf_target_timing timing(double r, double lo, double hi)
+{
+    xf_target_timing t;
+    memset(&t, 0, sizeof t);
+    t.ratio = r;
+    t.lo = lo;
+    t.hi = hi;
+    t.noise = hi - r > r - lo ? hi - r : r - lo;
+    t.runs = 84;
+    return t;
+}
+
+/* The final's choice on injected timings (no runtime): of the finalists
+ * faster than the input beyond the noise, the cheapest by the cost model
+ * among the fastest and those whose interval reaches its interval; never
+ * one told apart from the fastest (slower), one the run cannot tell from
+ * the input, or one not eligible (the interpreter check failed). With the
+ * smallest ratio as the rule (before: the minimum of noisy draws) the first
+ * case would choose finalist 0. */
+START_TEST(the_final_writes_the_cheapest_of_those_it_cannot_tell_apart)
+{
+    xf_target_timing self[4];
+    for (int i = 0; i < 4; i++) self[i] = timing(1.0, 0.98, 1.02);
+    /* three near-equal finalists: the fastest costs most */
+    xf_target_timing t[4] = {timing(0.885, 0.879, 0.894), timing(0.890, 0.883, 0.896),
+                             timing(0.891, 0.885, 0.897), timing(0.95, 0.93, 0.97)};
+    double cost[4] = {0.1741, 0.1739, 0.1740, 0.1000};
+    /* the cheapest (finalist 3) is told apart from the fastest: not chosen */
+    ck_assert_int_eq(xf_arbiter_pick(t, self, cost, NULL, 4), 1);
+    /* the same when the cheapest of the three may not be chosen */
+    int eligible[4] = {1, 0, 1, 1};
+    ck_assert_int_eq(xf_arbiter_pick(t, self, cost, eligible, 4), 2);
+    /* equal costs: the smaller ratio */
+    double same[4] = {0.2, 0.2, 0.2, 0.2};
+    ck_assert_int_eq(xf_arbiter_pick(t, self, same, NULL, 3), 0);
+    /* a finalist the run cannot tell from the input (its interval reaches
+     * the self check's) is not chosen, however cheap */
+    t[1] = timing(0.96, 0.93, 0.99);
+    cost[1] = 0.01;
+    ck_assert_int_eq(xf_arbiter_pick(t, self, cost, NULL, 3), 2);
+    /* told apart: the fastest, though it costs most */
+    t[2] = timing(0.93, 0.91, 0.95);
+    ck_assert_int_eq(xf_arbiter_pick(t, self, cost, NULL, 3), 0);
+    /* without a self check the interval must lie below 1 */
+    ck_assert_int_eq(xf_arbiter_pick(t, NULL, cost, NULL, 2), 0);
+    /* none faster, or none eligible: -1 */
+    xf_target_timing slow[2] = {timing(1.01, 0.99, 1.03), timing(0.99, 0.97, 1.01)};
+    ck_assert_int_eq(xf_arbiter_pick(slow, self, cost, NULL, 2), -1);
+    int none[3] = {0, 0, 0};
+    ck_assert_int_eq(xf_arbiter_pick(t, self, cost, none, 3), -1);
+    /* a finalist with no runs is not chosen */
+    t[0].runs = 0;
+    ck_assert_int_eq(xf_arbiter_pick(t, self, cost, NULL, 1), -1);
+}
+END_TEST
+
+/* relu(relu(x)): the fast model's outputs by another, as fast, graph. */
+static void fast_twice(xf_graph *g)
+{
+    xf_graph_init(g);
+    int x = xf_test_input(g, "x", 2, (int64_t[]){256, 256});
+    int y = xf_test_op2(g, XF_OP_RELU, NULL, x, -1);
+    xf_test_out(g, xf_test_op2(g, XF_OP_RELU, NULL, y, -1));
+}
+
+/* Three candidates faster than the input (two useless matmuls): the
+ * relu alone, the relu twice and one useless matmul. The race finds them
+ * faster, and the three run a final against the input: every finalist has
+ * its final timing, the one matmul leaves it slower than the relus (or is
+ * a runner-up), a relu is written, faster beyond the noise in the final,
+ * and the others are runners-up or not confirmed. With finalists 1 there
+ * is no final: the race's fastest is confirmed alone. */
+START_TEST(two_or_more_faster_candidates_run_a_final)
+{
+    xf_target *t = xf_fx_target();
+    if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
+    xf_graph fast, twice, slow, slower, out;
+    model_graph(&fast, 0, 0.0f);
+    fast_twice(&twice);
+    model_graph(&slow, 1, 0.0f);
+    slower_graph(&slower);
+    const xf_graph *c[3] = {&slow, &twice, &fast};
+    xf_arbiter_options o = xf_arbiter_options_default();
+    o.pairwise = 1;
+    o.close_rounds = 42; /* the final's rounds: enough to tell the matmul from a relu */
+    xf_arbiter_result ar;
+    arbitrate_with(t, &slower, c, 3, &o, &out, &ar);
+    ck_assert_int_eq(ar.n, 4);
+    ck_assert_int_eq(ar.finalists, 3);
+    ck_assert_int_ge(ar.final_rounds, o.min_rounds);
+    int chosen = ar.chosen;
+    ck_assert_msg(chosen == 2 || chosen == 3, "chose entry %d", chosen);
+    ck_assert_int_eq(ar.e[chosen].verdict, XF_ARBITER_CHOSEN);
+    ck_assert_int_eq(ar.e[chosen].final, 1);
+    ck_assert_msg(ar.e[chosen].confirm.hi < 1.0, "final interval [%.3f, %.3f]",
+                  ar.e[chosen].confirm.lo, ar.e[chosen].confirm.hi);
+    for (int i = 1; i < 4; i++) {
+        ck_assert_msg(ar.e[i].final == 1 || ar.e[i].final == 2, "entry %d final %d", i,
+                      ar.e[i].final);
+        ck_assert_int_gt(ar.e[i].confirm.runs, 0);
+        if (i != chosen)
+            ck_assert_msg(ar.e[i].verdict == XF_ARBITER_RUNNER_UP ||
+                              ar.e[i].verdict == XF_ARBITER_UNCONFIRMED,
+                          "entry %d verdict %d", i, ar.e[i].verdict);
+    }
+    /* the matmul is never written over a relu */
+    ck_assert_int_ne(chosen, 1);
+    ck_assert_int_lt(out.n_nodes, slow.n_nodes);
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    /* no final: the fastest of the race confirmed alone */
+    o.finalists = 1;
+    arbitrate_with(t, &slower, c, 3, &o, &out, &ar);
+    ck_assert_int_eq(ar.finalists, 0);
+    ck_assert_int_gt(ar.chosen, 0);
+    ck_assert_int_eq(ar.e[ar.chosen].final, 0);
+    ck_assert_int_gt(ar.e[ar.chosen].confirm.runs, 0);
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    xf_graph_free(&fast);
+    xf_graph_free(&twice);
+    xf_graph_free(&slow);
+    xf_graph_free(&slower);
+    xf_target_close(t);
+}
+END_TEST
+
 START_TEST(bad_options_are_refused)
 {
     xf_graph g, out;
@@ -695,6 +825,11 @@ START_TEST(bad_options_are_refused)
                      XF_ERR_INVALID);
     xf_test_expect_contains(err.msg, "no search");
     ck_assert_ptr_null(ar.e);
+    o.finalists = XF_ARBITER_FINALISTS_MAX + 1;
+    ck_assert_int_eq(xf_agent_arbitrate(NULL, NULL, &g, srs, 1, &o, &out, &ar, &err),
+                     XF_ERR_INVALID);
+    xf_test_expect_contains(err.msg, "finalists");
+    ck_assert_ptr_null(ar.e);
     xf_search_result_free(&sr);
     xf_graph_free(&g);
 }
@@ -708,6 +843,7 @@ int main(void)
     tcase_add_test(tc, the_start_graph_is_never_evicted);
     tcase_add_test(tc, swapped_operands_are_one_candidate);
     tcase_add_test(tc, candidate_paths_have_their_rewrites);
+    tcase_add_test(tc, the_final_writes_the_cheapest_of_those_it_cannot_tell_apart);
     suite_add_tcase(s, tc);
     tc = tcase_create("arbiter");
     tcase_set_timeout(tc, 300);
@@ -716,6 +852,7 @@ int main(void)
     tcase_add_test(tc, the_winner_is_confirmed_against_the_input_file);
     tcase_add_test(tc, a_symbolic_model_is_timed_as_written_against_its_file);
     tcase_add_test(tc, the_candidates_of_every_search_are_weighed);
+    tcase_add_test(tc, two_or_more_faster_candidates_run_a_final);
     tcase_add_test(tc, the_budget_is_kept_and_the_memory_limit_honoured);
     tcase_add_test(tc, bad_options_are_refused);
     tcase_add_test(tc, the_environment_rewards_target_latency_every_k_steps);

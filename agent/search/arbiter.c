@@ -28,7 +28,18 @@
  *    the next one takes its slot: sessions alive are racing + 2 whatever
  *    the number of candidates, and rounds follow the model's latency (a
  *    round is about round_ms of runs of each model, at least one run);
- *  - the fastest candidate found faster must pass the interpreter check
+ *  - when two or more are found faster, the fastest `finalists` of them
+ *    (by race ratio) run a final: timed together against the input (its
+ *    file with input_file) and its self check for close_rounds rounds,
+ *    over the same rounds, so that their ratios compare; one whose
+ *    interval lies wholly above another's leaves early (successive
+ *    elimination); of those left and faster beyond the noise, the
+ *    cheapest by the cost model among the fastest and those the final
+ *    cannot tell from it is written (xf_arbiter_pick) after the
+ *    interpreter check. Why: the race's fastest of many near-equal
+ *    candidates is the minimum of many noisy draws, a different model from
+ *    run to run; the final is their confirming run;
+ *  - else the fastest candidate found faster must pass the interpreter check
  *    and be faster again in a second run of it against the input alone
  *    (run again with close_rounds when it cannot tell: a burst of load can
  *    fake one verdict, rarely two); when none is faster, the fastest of
@@ -54,6 +65,8 @@
 
 #define DEFAULT_RACING 1
 #define DEFAULT_MIN_ROUNDS 7
+#define DEFAULT_FINALISTS 3
+#define DEFAULT_FINAL_ROUNDS 84 /* a final's rounds when close_rounds is 0 */
 /* Seconds a session takes to load, warm up and be freed, for planning
  * until one has been measured (a BERT-base's: 0.2-0.5 s and its warm-up). */
 #define LOAD_S 1.0
@@ -72,6 +85,7 @@ xf_arbiter_options xf_arbiter_options_default(void)
     o.pairwise = -1;
     o.racing = DEFAULT_RACING;
     o.min_rounds = DEFAULT_MIN_ROUNDS;
+    o.finalists = DEFAULT_FINALISTS;
     return o;
 }
 
@@ -133,6 +147,8 @@ typedef struct arb {
     double act_bytes;      /* estimated activations of one session */
     double used_bytes;     /* estimated bytes of the sessions alive */
     double input_ms;
+    double share_ms;       /* a model's share of a race round as measured, a running
+                              mean (0: none yet); plans runs after the race */
     double load_s;         /* the longest a candidate took to join (load, warm up) */
     /* kept after the race */
     held *faster;          /* decided faster, by ratio */
@@ -153,15 +169,22 @@ static double left(const arb *a)
     return a->o.budget_s > 0 ? a->o.budget_s - elapsed(a) : 1e30;
 }
 
-/* A run of the input against one model (and the self check) over `rounds`:
- * its expected seconds. */
+/* A run of the input against n models (and the self check) over
+ * `rounds`: its expected seconds. */
+static double run_seconds(const arb *a, int n, int rounds)
+{
+    double share_ms = a->input_ms > a->o.timing.round_ms ? a->input_ms
+                      : a->o.timing.round_ms > 0         ? a->o.timing.round_ms
+                                                         : 25.0;
+    /* as measured in the race: under load a round takes several times its plan */
+    if (a->share_ms > share_ms) share_ms = a->share_ms;
+    return (n + 2) * ((a->load_s > LOAD_S ? a->load_s : LOAD_S) + rounds * share_ms / 1000.0);
+}
+
+/* The same against one model. */
 static double pair_seconds(const arb *a, int rounds)
 {
-    double round_ms = 3 * (a->input_ms > a->o.timing.round_ms ? a->input_ms
-                                                              : a->o.timing.round_ms > 0
-                                                                    ? a->o.timing.round_ms
-                                                                    : 25.0);
-    return 3 * (a->load_s > LOAD_S ? a->load_s : LOAD_S) + rounds * round_ms / 1000.0;
+    return run_seconds(a, 1, rounds);
 }
 
 static void unref(finished *f)
@@ -644,8 +667,14 @@ static double reserve(const arb *a)
     /* one confirming run, and one more for each candidate already found
      * faster (up to two): a winner that fails its confirmation leaves the
      * next one time for its own */
+    int rounds = a->o.timing.rounds > 0 ? a->o.timing.rounds : 21;
     int runs = 1 + (a->n_faster < 2 ? a->n_faster : 2);
-    return runs * pair_seconds(a, a->o.timing.rounds > 0 ? a->o.timing.rounds : 21);
+    double s = runs * pair_seconds(a, rounds);
+    /* once one is faster, the next makes a final: room for one of the
+     * default length (it is shortened to what is left) */
+    int n_final = a->n_faster + 1 < a->o.finalists ? a->n_faster + 1 : a->o.finalists;
+    double fs = a->n_faster > 0 && n_final > 1 ? run_seconds(a, n_final, rounds) : 0;
+    return fs > s ? fs : s;
 }
 
 static xf_status race(arb *a, xf_error *err)
@@ -675,7 +704,12 @@ static xf_status race(arb *a, xf_error *err)
             if (outcome == JOIN_WAITS) break;
         }
         if (st || a->n_racing == 0) break;
+        double t_round = xf_clock_now();
         st = xf_target_race_round(a->race, err);
+        if (!st) { /* a running mean: one round is a noisy figure */
+            double ms = 1000 * (xf_clock_now() - t_round) / (a->n_racing + 2);
+            a->share_ms = a->share_ms > 0 ? 0.8 * a->share_ms + 0.2 * ms : ms;
+        }
         if (!st) {
             xf_target_timing in;
             st = xf_target_race_timing(a->race, 0, &in, NULL, NULL, err);
@@ -718,14 +752,20 @@ static xf_status race(arb *a, xf_error *err)
 
 /* ------------------------------------------------------- after the race */
 
-/* The rounds a run against the input alone may take: `want`, or fewer to
- * fit the budget (at least min_rounds; 0: none fits). */
-static int rounds_that_fit(arb *a, int want)
+/* The rounds a run of n models against the input may take: `want`, or
+ * fewer to fit the budget (at least min_rounds; 0: none fits). */
+static int rounds_that_fit_n(arb *a, int n, int want)
 {
     int r = want;
-    while (r > a->o.min_rounds && pair_seconds(a, r) > left(a)) r = r * 2 / 3;
+    while (r > a->o.min_rounds && run_seconds(a, n, r) > left(a)) r = r * 2 / 3;
     if (r < want) a->res->budget_hit = 1;
-    return pair_seconds(a, r) <= left(a) ? r : 0;
+    return run_seconds(a, n, r) <= left(a) ? r : 0;
+}
+
+/* The same for one model against the input alone. */
+static int rounds_that_fit(arb *a, int want)
+{
+    return rounds_that_fit_n(a, 1, want);
 }
 
 /* A run of the input (its file when against_file) against h's model alone
@@ -810,13 +850,149 @@ static xf_status confirm(arb *a, held *h, int first, int *ok, xf_error *err)
     return XF_OK;
 }
 
-/* The winner: the fastest faster candidate that confirms, else the closer
- * look at the fastest undecided. *chosen: index into a->faster, or -1 (the
- * undecided one), or -2 (none). */
+/* --------------------------------------------------------------- final */
+
+int xf_arbiter_pick(const xf_target_timing *t, const xf_target_timing *self, const double *cost,
+                    const int *eligible, int n)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if ((eligible && !eligible[i]) || t[i].runs <= 0) continue;
+        if (xf_target_verdict(&t[i], self ? &self[i] : NULL) >= 0) continue;
+        if (best < 0 || t[i].ratio < t[best].ratio) best = i;
+    }
+    int pick = best;
+    for (int i = 0; best >= 0 && i < n; i++) {
+        if ((eligible && !eligible[i]) || t[i].runs <= 0 || i == best) continue;
+        if (xf_target_verdict(&t[i], self ? &self[i] : NULL) >= 0) continue;
+        if (t[i].lo > t[best].hi) continue; /* told apart from the fastest: slower */
+        if (cost[i] < cost[pick] || (cost[i] == cost[pick] && t[i].ratio < t[pick].ratio))
+            pick = i;
+    }
+    return pick;
+}
+
+/* Finalist i of the final in race r leaves it: its timing so far is kept. */
+static xf_status leave_final(arb *a, xf_target_race *r, int *slot, xf_target_timing *self,
+                             int i, int final, xf_error *err)
+{
+    xf_arbiter_entry *e = &a->res->e[a->faster[i].entry];
+    xf_status st = xf_target_race_timing(r, slot[i], &e->confirm, &self[i], NULL, err);
+    e->final = final;
+    xf_target_race_drop(r, slot[i]);
+    slot[i] = -1;
+    xf_heap_trim();
+    return st;
+}
+
+/* The final (xf_arbiter_options.finalists): the first n of a->faster (the
+ * fastest in the race) timed together against the input (its file when
+ * against_file) for close_rounds rounds or what fits; a finalist whose
+ * interval lies wholly above another's leaves as soon as it does (after
+ * min_rounds); of those left, xf_arbiter_pick's choice that passes the
+ * interpreter check is *chosen (index into a->faster; -2: none faster in
+ * the final). Every finalist's final timing is its entry's confirm. */
+static xf_status final_run(arb *a, int n, int rounds, int *chosen, xf_error *err)
+{
+    *chosen = -2;
+    xf_target_timing_options to = a->o.timing;
+    to.seed = a->o.seed;
+    int slot[XF_ARBITER_FINALISTS_MAX], eligible[XF_ARBITER_FINALISTS_MAX];
+    xf_target_timing t[XF_ARBITER_FINALISTS_MAX], self[XF_ARBITER_FINALISTS_MAX];
+    double cost[XF_ARBITER_FINALISTS_MAX];
+    xf_target_race *r = NULL;
+    const char *ref = a->res->against_file ? a->o.input_file : NULL;
+    xf_status st = xf_target_race_open(a->t, a->model, ref, 1, &to, &r, err);
+    for (int i = 0; i < n; i++) slot[i] = -1;
+    for (int i = 0; !st && i < n; i++) {
+        held *h = &a->faster[i];
+        st = materialize(a, h, err);
+        if (!st) st = xf_target_race_add_then(r, NULL, &h->f->g, written, h, &slot[i], err);
+        release(h);
+        xf_heap_trim();
+    }
+    int alive = n, k = 0;
+    for (; !st && k < rounds && alive > 1; k++) {
+        st = xf_target_race_round(r, err);
+        if (st || k + 1 < a->o.min_rounds) continue;
+        /* a finalist slower than another beyond the noise leaves */
+        int best = -1;
+        for (int i = 0; !st && i < n; i++) {
+            if (slot[i] < 0) continue;
+            st = xf_target_race_timing(r, slot[i], &t[i], NULL, NULL, err);
+            if (!st && (best < 0 || t[i].ratio < t[best].ratio)) best = i;
+        }
+        for (int i = 0; !st && i < n; i++) {
+            if (slot[i] < 0 || i == best || !(t[i].lo > t[best].hi)) continue;
+            st = leave_final(a, r, slot, self, i, 2, err);
+            alive--;
+        }
+    }
+    /* the last one left runs its rounds: it is confirmed (or not) over them */
+    for (; !st && k < rounds; k++) st = xf_target_race_round(r, err);
+    for (int i = 0; !st && i < n; i++)
+        if (slot[i] >= 0) st = leave_final(a, r, slot, self, i, 1, err);
+    xf_target_race_free(r);
+    if (st) return st;
+    a->res->finalists = n;
+    a->res->final_rounds = k;
+    for (int i = 0; i < n; i++) {
+        const xf_arbiter_entry *e = &a->res->e[a->faster[i].entry];
+        t[i] = e->confirm;
+        cost[i] = e->cost_ms;
+        eligible[i] = e->final == 1;
+    }
+    for (;;) {
+        int p = xf_arbiter_pick(t, self, cost, eligible, n);
+        if (p < 0) break;
+        int ok = 0;
+        st = interp_ok(a, &a->faster[p], &ok, err);
+        if (st) return st;
+        if (ok) {
+            *chosen = p;
+            break;
+        }
+        eligible[p] = 0;
+        release(&a->faster[p]);
+    }
+    for (int i = 0; i < n; i++) {
+        xf_arbiter_entry *e = &a->res->e[a->faster[i].entry];
+        if (i == *chosen || e->verdict == XF_ARBITER_WRONG) continue;
+        e->verdict = xf_target_verdict(&t[i], &self[i]) < 0 ? XF_ARBITER_RUNNER_UP
+                                                            : XF_ARBITER_UNCONFIRMED;
+    }
+    return XF_OK;
+}
+
+/* The winner: with two or more candidates faster, the final's choice
+ * among the leading ones; else (or when none is faster in the final) the
+ * fastest faster candidate that confirms, else the closer look at the
+ * fastest undecided. *chosen: index into a->faster, or -1 (the undecided
+ * one), or -2 (none). */
 static xf_status choose(arb *a, int *chosen, xf_error *err)
 {
     *chosen = -2;
-    for (int i = 0; i < a->n_faster; i++) {
+    int n = a->n_faster < a->o.finalists ? a->n_faster : a->o.finalists;
+    /* the finalists' sessions must fit beside the input's */
+    double used = a->used_bytes;
+    for (int i = 0; i < n; i++) {
+        used += a->faster[i].need;
+        if (used > (double)mem_limit(a)) n = i;
+    }
+    int rounds = n > 1 ? rounds_that_fit_n(a, n, a->o.close_rounds > 0 ? a->o.close_rounds
+                                                                      : DEFAULT_FINAL_ROUNDS)
+                       : 0;
+    int first = 0;
+    if (rounds > 0) {
+        xf_status st = final_run(a, n, rounds, chosen, err);
+        if (st) {
+            xf_error_prefix(err, "the final of the %d fastest candidates", n);
+            return st;
+        }
+        if (*chosen >= 0) return XF_OK;
+        first = n;
+    }
+    for (int i = first; i < a->n_faster; i++) {
         int ok = 0;
         xf_status st = confirm(a, &a->faster[i], 0, &ok, err);
         if (st) return st;
@@ -829,7 +1005,7 @@ static xf_status choose(arb *a, int *chosen, xf_error *err)
     if (a->n_faster > 0 || !a->has_undecided || a->o.close_rounds <= 0) return XF_OK;
     held *u = &a->undecided;
     xf_arbiter_entry *e = &a->res->e[u->entry];
-    int rounds = rounds_that_fit(a, a->o.close_rounds);
+    rounds = rounds_that_fit(a, a->o.close_rounds);
     int verdict = 0;
     xf_status st = rounds > 0 ? pair_into(a, u, rounds, &e->closer, &verdict, err) : XF_OK;
     if (st) {
@@ -878,6 +1054,10 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
                        a.o.max_models);
     if (n_searches < 1)
         return XF_FAIL(err, XF_ERR_INVALID, "arbiter: no search to choose from (%d)", n_searches);
+    if (a.o.finalists < 0 || a.o.finalists > XF_ARBITER_FINALISTS_MAX)
+        return XF_FAIL(err, XF_ERR_INVALID, "arbiter: finalists (%d) must be 1 to %d",
+                       a.o.finalists, XF_ARBITER_FINALISTS_MAX);
+    if (a.o.finalists == 0) a.o.finalists = DEFAULT_FINALISTS;
     if (a.o.min_rounds < 1) a.o.min_rounds = DEFAULT_MIN_ROUNDS;
     int pairwise = a.o.pairwise < 0 ? xf_target_threads(t) > 1 : a.o.pairwise;
     a.slots = pairwise ? 1 : a.o.racing > 0 ? a.o.racing : DEFAULT_RACING;

@@ -621,6 +621,19 @@ typedef struct xf_arbiter_options {
                           BERT-base's weights each time; 2 times more candidates
                           within a budget): the sessions alive are this plus two,
                           however many candidates there are */
+    int finalists;     /* when the race finds two or more candidates faster, the
+                          fastest this many by race ratio are timed again together
+                          against the input (its file with input_file) and its self
+                          check for close_rounds rounds (a final, shortened to fit the
+                          budget and the memory limit): one whose interval lies wholly
+                          above another finalist's leaves; of those left that are
+                          faster beyond the noise, the cheapest by the cost model
+                          among the fastest and those the final cannot tell from it
+                          (xf_arbiter_pick) is written. The final is their confirming
+                          run. Default 3 (0: the default; at most
+                          XF_ARBITER_FINALISTS_MAX); 1: no final, the race's fastest is confirmed
+                          alone (one of many noisy draws: the written model changed
+                          from run to run) */
     int min_rounds;    /* rounds before a candidate's interval may decide (default 7);
                           it is timed until faster or slower beyond the noise, at most
                           timing.rounds (default 21) */
@@ -643,6 +656,9 @@ typedef struct xf_arbiter_options {
                           the input's weights) */
 } xf_arbiter_options;
 
+/* The most finalists (xf_arbiter_options.finalists). */
+#define XF_ARBITER_FINALISTS_MAX 8
+
 /* Weights up to which the winner is confirmed against the input file. */
 #define XF_ARBITER_FILE_MAX_BYTES ((uint64_t)64 << 20)
 
@@ -661,9 +677,12 @@ typedef enum xf_arbiter_verdict {
     XF_ARBITER_UNCONFIRMED, /* fastest, but not faster in the confirming run */
     XF_ARBITER_NOT_BUILT,   /* a layout variant that could not be made: not timed */
     XF_ARBITER_NOT_TIMED,   /* its session would not fit the memory limit: not timed */
-    XF_ARBITER_NOT_WRITABLE /* the target keeps symbolic dims (xf_target_keep_dims) and
+    XF_ARBITER_NOT_WRITABLE, /* the target keeps symbolic dims (xf_target_keep_dims) and
                                the model cannot be written with them (a parameter that
                                cannot follow a symbol): not timed, never written */
+    XF_ARBITER_RUNNER_UP    /* a finalist faster than the input in the final, not
+                               written: another was faster beyond the noise, or as fast
+                               within it and cheaper by the cost model */
 } xf_arbiter_verdict;
 
 typedef struct xf_arbiter_entry {
@@ -673,8 +692,12 @@ typedef struct xf_arbiter_entry {
     double cost_ms;         /* cost model, the model as written */
     int n_nodes;            /* nodes as written */
     xf_target_timing t;     /* in the target, against the input (when timed) */
-    xf_target_timing confirm; /* the confirming run against the input alone
-                               (CHOSEN and UNCONFIRMED entries) */
+    xf_target_timing confirm; /* the confirming run against the input alone, or the
+                               final's timing of a finalist (CHOSEN, RUNNER_UP and
+                               UNCONFIRMED entries; `final` says which) */
+    int final;              /* 1: a finalist (confirm is from the final); 2: a finalist
+                               that left the final, slower than another beyond the
+                               noise (confirm over the rounds it ran) */
     xf_target_timing closer; /* the closer look against the input alone (runs 0:
                                none; see close_rounds) */
     xf_target_timing self;  /* the input's self check t was judged against: the run
@@ -707,6 +730,8 @@ typedef struct xf_arbiter_result {
     uint64_t shared_bytes;  /* the input's weights the sessions shared */
     double mem_estimate;    /* bytes the target's sessions were estimated to take at most */
     int against_file;       /* closer looks and confirming runs were against input_file */
+    int finalists;          /* candidates in the final (0: none was run) */
+    int final_rounds;       /* rounds the final ran */
     char refused[512];      /* why no candidate was timed at all ("" when some were) */
 } xf_arbiter_result;
 
@@ -716,6 +741,19 @@ void xf_arbiter_result_free(xf_arbiter_result *r); /* zeroes it; NULL is a no-op
  * search), "cand S:N" (of search S > 0), with " 2-D" for the unbatched
  * layout. */
 void xf_arbiter_entry_name(const xf_arbiter_entry *e, char *buf, size_t n);
+
+/* The choice among n models timed in one run against the same reference
+ * (the arbiter's final): t[i] model i's timing, self[i] the self check
+ * over its rounds, cost[i] its cost-model ms, eligible[i] 0 for a model
+ * that may not be chosen (NULL: all may). Of the eligible models faster
+ * beyond the noise (xf_target_verdict < 0), the one with the smallest
+ * ratio and every one whose interval reaches down to its interval (the run
+ * cannot tell them apart) are tied; the cheapest of those by cost is
+ * chosen (equal costs: the smaller ratio, then the lower index), so that
+ * which of near-equal models is written does not follow the noise. -1:
+ * none is faster. */
+int xf_arbiter_pick(const xf_target_timing *t, const xf_target_timing *self, const double *cost,
+                    const int *eligible, int n);
 
 /* Finishes the candidates of each of the n_searches searches of `model`
  * (srs[s]; per search cheapest first, at most o->max_models distinct models
@@ -729,7 +767,9 @@ void xf_arbiter_entry_name(const xf_arbiter_entry *e, char *buf, size_t n);
  * longer run of it against the input alone, see close_rounds), that passes
  * the interpreter check, and is faster again in a second run against the
  * input alone (confirm; a longer one when that cannot tell, see
- * close_rounds); else model itself. Within o->budget_s and o->mem_limit
+ * close_rounds); when two or more are faster, the leading ones run a final
+ * together instead (see finalists) and xf_arbiter_pick chooses among
+ * them; else model itself. Within o->budget_s and o->mem_limit
  * (see there; res says what they cut).
  * *out borrows its weights from model and the searches' candidates (it must
  * not outlive them). cm (may be NULL) only fills cost_ms. On failure *out

@@ -182,6 +182,13 @@ static const xf_cli_opt opts[] = {
      "second session of it (default 1): N + 2 sessions are alive,\n"
      "sharing MODEL's weights; 2 times more candidates within the\n"
      "budget and holds a second candidate's folded weights"},
+    {.name = "--finalists", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.finalists), .lo = 1, .hi = XF_ARBITER_FINALISTS_MAX,
+     .label = "--finalists N",
+     .help = "--target ort: when two or more candidates are faster than\n"
+     "MODEL, the N fastest are timed again together against it\n"
+     "(default 3; 1: none, the fastest is confirmed alone): of those\n"
+     "the final cannot tell from the fastest, the cheapest by the\n"
+     "cost model is written, so the choice does not follow the noise"},
     {.name = "--target-every", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.target_every), .lo = 1, .hi = 100000000,
      .label = "--target-every K",
      .help = "--target ort, wm/ppo: every K valid environment steps the graph\n"

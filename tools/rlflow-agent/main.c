@@ -244,7 +244,24 @@ static void print_target(const xf_optimize_report *r)
                    a->against_file ? "file" : "model",
                    i == a->chosen ? "" : ", not faster beyond the noise");
     }
-    if (a->chosen > 0)
+    if (a->finalists > 0) {
+        printf("final:           the %d fastest raced again together against the input %s, "
+               "%d rounds:",
+               a->finalists, a->against_file ? "file" : "model", a->final_rounds);
+        for (int i = 1; i < a->n; i++) {
+            if (!a->e[i].final) continue;
+            xf_arbiter_entry_name(&a->e[i], name, sizeof name);
+            printf(" %s x%.3f [%.3f, %.3f]%s", name, a->e[i].confirm.ratio, a->e[i].confirm.lo,
+                   a->e[i].confirm.hi, a->e[i].final == 2 ? " (left: slower)" : "");
+        }
+        printf("\n");
+    }
+    if (a->chosen > 0 && a->e[a->chosen].final)
+        printf("confirmed:       in the final, the cheapest by the cost model of those it cannot "
+               "tell from the fastest: x%.3f [%.3f, %.3f]\n",
+               a->e[a->chosen].confirm.ratio, a->e[a->chosen].confirm.lo,
+               a->e[a->chosen].confirm.hi);
+    else if (a->chosen > 0)
         printf("confirmed:       a second run against the input %s alone: x%.3f [%.3f, %.3f]\n",
                a->against_file ? "file" : "model", a->e[a->chosen].confirm.ratio,
                a->e[a->chosen].confirm.lo, a->e[a->chosen].confirm.hi);
