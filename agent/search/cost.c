@@ -316,8 +316,7 @@ static double unwrapped_matmul_cost(const xf_costmemo *m, const xf_graph *g,
         !ix)
         return 0;
     xf_shape sh[2] = {g->values[nd->inputs[0]].shape, g->values[nd->inputs[1]].shape};
-    if (!xf_costmemo_wrapped_matmul(m, nd->op, 2, sh) || !xf_graph_is_output(g, nd->outputs[0]) ||
-        ort_gemm_add(g, ix, node))
+    if (!xf_costmemo_wrapped_matmul(m, nd->op, 2, sh) || !xf_graph_is_output(g, nd->outputs[0]))
         return 0;
     return layout_cost(m, nd->op, 2, sh);
 }
