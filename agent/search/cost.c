@@ -257,16 +257,57 @@ static int merged_view(const xf_graph *g, const xf_graph_index *ix, int node)
     return xf_op_reshapes(g->nodes[in->producer].op) && !node_weight_only(g, ix, in->producer);
 }
 
+/* 1 when value v is read by node `reader` alone and is no graph output. */
+static int feeds_only(const xf_graph *g, const xf_graph_index *ix, int v, int reader)
+{
+    int n = 0;
+    const int *users = xf_graph_index_users(ix, v, &n);
+    if (n != 1 || users[0] != reader) return 0;
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == v) return 0;
+    return 1;
+}
+
+/* 1 when ONNX Runtime 1.30's MatMulAddFusion turns matmul node `mm` and the
+ * add reading it into a Gemm (onnxruntime/core/optimizer/matmul_add_fusion.cc):
+ * a 2-D weight, the matmul's output read by that add alone and no graph
+ * output, and the add's other operand a bias Gemm broadcasts: [N] for an
+ * input of rank 3 or more (ORT wraps that Gemm in Reshapes); [N], [1,N],
+ * [M,1] or [M,N] for a 2-D input. A residual add of a 3-D matmul (its other
+ * operand an activation [.., S, N]) is no bias: that matmul stays a MatMul. */
+static int ort_gemm_add(const xf_graph *g, const xf_graph_index *ix, int mm)
+{
+    const xf_node *nd = &g->nodes[mm];
+    if (nd->op != XF_OP_MATMUL || nd->n_inputs != 2 || nd->inputs[0] < 0 || nd->inputs[1] < 0 ||
+        !ix || xf_graph_is_output(g, nd->outputs[0]))
+        return 0;
+    const xf_shape *a = &g->values[nd->inputs[0]].shape, *b = &g->values[nd->inputs[1]].shape;
+    int n = 0;
+    const int *users = xf_graph_index_users(ix, nd->outputs[0], &n);
+    if (b->rank != 2 || a->rank < 2 || n != 1) return 0;
+    const xf_node *add = &g->nodes[users[0]];
+    if (add->op != XF_OP_ADD || add->n_inputs != 2) return 0;
+    int other = add->inputs[0] == nd->outputs[0] ? add->inputs[1] : add->inputs[0];
+    if (other < 0) return 0;
+    const xf_shape *c = &g->values[other].shape;
+    int64_t m = a->dims[0], cols = b->dims[1];
+    if (c->rank == 1) return c->dims[0] == cols;
+    if (a->rank != 2 || c->rank != 2) return 0;
+    return (c->dims[0] == 1 && c->dims[1] == cols) ||
+           (c->dims[0] == m && (c->dims[1] == 1 || c->dims[1] == cols));
+}
+
 /* The layout cost of node when it is a matmul of a 3-D or larger input by
- * a 2-D weight (xf_costmemo_wrapped_matmul) whose output is a graph output
- * no add alone reads, 0 otherwise: ONNX Runtime wraps such a matmul in
- * Reshapes only to fuse the add into a Gemm, and runs it as it stands
- * otherwise. Modelzoo GPT's LM head (ORT's profile, 2 threads): 3-D, 53 us
- * at batch 1 and 163 us at batch 4; flattened, its MatMul 47 and 162 us and
- * the Reshape back to the 3-D output 7 and 18 us. Only a graph output's
- * matmul, the case measured: taken back inside the graph as well, every
- * rewrite next to a linear layer was priced on the whole graph after it,
- * and BERT-base's search took twice as long (docs/log/target.md). */
+ * a 2-D weight (xf_costmemo_wrapped_matmul) whose output is a graph output,
+ * 0 otherwise: ONNX Runtime wraps such a matmul in Reshapes only to fuse a
+ * bias add into a Gemm (ort_gemm_add), never where the matmul makes a graph
+ * output, and runs it as it stands otherwise. Modelzoo GPT's LM head (ORT's
+ * profile, 2 threads): 3-D, 53 us at batch 1 and 163 us at batch 4;
+ * flattened, its MatMul 47 and 162 us and the Reshape back to the 3-D
+ * output 7 and 18 us. Only a graph output's matmul, the case measured:
+ * taken back inside the graph as well, every rewrite next to a linear layer
+ * was priced on the whole graph after it, and BERT-base's search took twice
+ * as long (docs/log/target.md). */
 static double unwrapped_matmul_cost(const xf_costmemo *m, const xf_graph *g,
                                     const xf_graph_index *ix, int node)
 {
@@ -277,10 +318,60 @@ static double unwrapped_matmul_cost(const xf_costmemo *m, const xf_graph *g,
     xf_shape sh[2] = {g->values[nd->inputs[0]].shape, g->values[nd->inputs[1]].shape};
     if (!xf_costmemo_wrapped_matmul(m, nd->op, 2, sh) || !xf_graph_is_output(g, nd->outputs[0]))
         return 0;
+    return layout_cost(m, nd->op, 2, sh);
+}
+
+/* When node scales by a one-element float constant (scalar_mul; a mul by
+ * such a constant either side; a div by one), the index of the operand it
+ * scales, -1 otherwise. */
+static int scaled_operand(const xf_graph *g, int node)
+{
+    const xf_node *nd = &g->nodes[node];
+    if (nd->n_inputs != 2 || nd->inputs[0] < 0 || nd->inputs[1] < 0) return -1;
+    if (nd->op != XF_OP_SCALAR_MUL && nd->op != XF_OP_MUL && nd->op != XF_OP_DIV) return -1;
+    for (int side = 1; side >= 0; side--) {
+        if (side == 0 && nd->op != XF_OP_MUL) break;
+        const xf_value *c = &g->values[nd->inputs[side]];
+        const xf_value *x = &g->values[nd->inputs[1 - side]];
+        if (c->kind == XF_VALUE_CONST && c->dtype == XF_F32 && xf_shape_numel(&c->shape) == 1 &&
+            c->shape.rank <= x->shape.rank && x->shape.rank > 0 && x->dtype == XF_F32)
+            return nd->inputs[1 - side];
+    }
+    return -1;
+}
+
+/* 1 when matmul node mm stays a (Fused)MatMul in ONNX Runtime, so that
+ * MatMulScaleFusion may take a scale into its alpha: a float matmul that
+ * MatMulAddFusion (which runs first, at level 1) does not make a Gemm. */
+static int ort_scalable_matmul(const xf_graph *g, const xf_graph_index *ix, int mm)
+{
+    const xf_node *nd = &g->nodes[mm];
+    return nd->op == XF_OP_MATMUL && nd->n_inputs == 2 && nd->inputs[0] >= 0 &&
+           g->values[nd->inputs[0]].dtype == XF_F32 && !ort_gemm_add(g, ix, mm);
+}
+
+/* 1 when node is a scaling (scaled_operand) that ONNX Runtime 1.30's
+ * MatMulScaleFusion folds into a FusedMatMul's alpha (onnxruntime/core/
+ * optimizer/matmul_scale_fusion.cc), so that it runs no kernel: its output
+ * read by such matmuls alone and no graph output (a leading scale), or its
+ * input made by such a matmul that it alone reads, no graph output (a
+ * trailing scale). Modelzoo GPT at batch 4, 2 threads (ORT's profile,
+ * docs/log/target.md): the attention's 1/sqrt(d) after the scores' MatMul
+ * costs nothing; moved across the heads' Reshape and Transpose onto q (the
+ * scalar rules) it ran as a Mul over [4,32,128], 13 us. */
+static int ort_fused_scale(const xf_graph *g, const xf_graph_index *ix, int node)
+{
+    int x = ix ? scaled_operand(g, node) : -1;
+    if (x < 0) return 0;
+    const xf_node *nd = &g->nodes[node];
     int n = 0;
     const int *users = xf_graph_index_users(ix, nd->outputs[0], &n);
-    if (n == 1 && g->nodes[users[0]].op == XF_OP_ADD) return 0;
-    return layout_cost(m, nd->op, 2, sh);
+    int leading = n > 0 && !xf_graph_is_output(g, nd->outputs[0]);
+    for (int u = 0; leading && u < n; u++) leading = ort_scalable_matmul(g, ix, users[u]);
+    if (leading) return 1;
+    const xf_value *in = &g->values[x];
+    if (in->kind != XF_VALUE_NODE || in->producer < 0) return 0;
+    return ort_scalable_matmul(g, ix, in->producer) && feeds_only(g, ix, x, node);
 }
 
 /* The copy of a view's output when it is a graph output, 0 otherwise:
@@ -335,17 +426,6 @@ static int sole_reader(const xf_graph *g, const xf_graph_index *ix, int v, xf_op
     const xf_node *nd = &g->nodes[users[0]];
     int same = nd->op == op || (op == XF_OP_MUL && nd->op == XF_OP_SCALAR_MUL);
     return same && nd->n_inputs == 2 ? users[0] : -1;
-}
-
-/* 1 when value v is read by node `reader` alone and is no graph output. */
-static int feeds_only(const xf_graph *g, const xf_graph_index *ix, int v, int reader)
-{
-    int n = 0;
-    const int *users = xf_graph_index_users(ix, v, &n);
-    if (n != 1 || users[0] != reader) return 0;
-    for (int i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] == v) return 0;
-    return 1;
 }
 
 /* Marks in fused[] the nodes of the tanh GELU around tanh node t, x * 0.5 *
@@ -511,13 +591,13 @@ xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_gra
         xf_op_cost c;
         memset(&c, 0, sizeof c);
         if (!node_weight_only(g, ix, i)) {
-            /* with the ORT layout costs a transpose's and a matmul's cost
-             * depend on their readers and a view's on its producer, which a
-             * rewrite may change: decided on every graph */
+            /* with the ORT layout costs a transpose's, a matmul's and a
+             * scale's cost depend on their readers and a view's on its
+             * producer, which a rewrite may change: decided on every graph */
             xf_op op = g->nodes[i].op;
             int context = m->view_ms > 0 && (op == XF_OP_TRANSPOSE || xf_op_reshapes(op) ||
-                                             op == XF_OP_MATMUL);
-            if (context && ort_folded_transpose(g, ix, i)) {
+                                             op == XF_OP_MATMUL || scaled_operand(g, i) >= 0);
+            if (context && (ort_folded_transpose(g, ix, i) || ort_fused_scale(g, ix, i))) {
                 /* folded into a FusedMatMul: costs nothing */
             } else if (!context && from && from[i] >= 0 && !node_weight_only(pg, pix, from[i])) {
                 c = prev_cost[from[i]];
