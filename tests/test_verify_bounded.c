@@ -1192,6 +1192,15 @@ START_TEST(own_shapes_prove_near_the_ends)
     with_domain(&r);
     expect_own_shapes_prove(&r, 1, "sizes up to 3 of 1 class(es) near their ends");
 
+    /* Row 0 of relu(concat(a, a)) is relu of row 0 of a: the concat's
+     * axis is two blocks of a's rows, read at offset 0 of block 0. */
+    xf_shape sh23[1] = {xf_shape_make(2, d23)};
+    inputs(&r, 1, sh23, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &row0, op(&r.src, XF_OP_RELU, NULL, self_concat(&r.src, s[0], 0), -1), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, op(&r.dst, XF_OP_SLICE, &row0, d[0], -1), -1));
+    with_domain(&r);
+    expect_own_shapes_prove(&r, 1, "1 read near their ends only");
+
     /* A slice of a 3x3 average pool (its padding counted): row 1 of the
      * pool of x + x is twice row 1 of the pool of x; the rows are read
      * near the start by the slice and near both ends by the window. */
@@ -1228,6 +1237,22 @@ START_TEST(own_shapes_prove_near_the_ends)
     ck_assert_msg(b.result == XF_BOUNDED_REFUTED && !b.proves, "got %s (proves %d): %s",
                   xf_bounded_result_name(b.result), b.proves, b.detail);
     ck_assert_int_eq(b.inputs[0].shape.dims[2], 3); /* the first size where the rows differ */
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+
+    /* Row 2 of concat(a, a) is row 0 of a when a has two rows, row 2 of a
+     * when it has three: the blocks' offsets near the start are checked at
+     * every size up to 4, and 3 refutes it. */
+    xf_params row2 = slice_params(0, 2, 3);
+    inputs(&r, 1, sh23, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &row2, self_concat(&r.src, s[0], 0), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_SLICE, &row0, d[0], -1));
+    with_domain(&r);
+    xf_bounded_init(&b);
+    ck_assert_msg(xf_verify_bounded_refute(own_only, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_REFUTED && !b.proves, "got %s (proves %d): %s",
+                  xf_bounded_result_name(b.result), b.proves, b.detail);
+    ck_assert_int_eq(b.inputs[0].shape.dims[0], 3);
     xf_bounded_free(&b);
     xf_rule_free(&r);
 

@@ -85,7 +85,11 @@
  * with both sides, and an element at indices i_1..i_k along X at size
  * m >= N is, the ones >= L (at most k) renamed to L..L+k-1, an element at
  * size N of the inputs renamed alike (the argument for indices, with the
- * positions below L kept).
+ * positions below L kept). X may be a family of whole blocks of B
+ * (bounded_ties_blocks.c) here: N, L and k count in B's offsets (a slice
+ * reads offsets below L of block 0 once B has L), concats and aligned
+ * splits keep offsets, and the renaming acts on the offsets L..n-1 of
+ * every block; the grid sets B's size, each dim to its blocks of it.
  *
  * Argument, R > 0. An output element at position j along X (when its value holds
  * X) reads input elements at positions within R of j and, through the
@@ -303,9 +307,10 @@ static int edge_top(const classes *c, int f)
     return top <= XFB_EDGE_TOP ? (int)top : 0;
 }
 
-/* Input dim `flat` (rule input order, dim by dim), in class f read near its
- * ends only, joins out's edge classes; 0 when that is not possible. */
-static int edge_join(classes *c, int f, int flat, xfb_domain *out)
+/* Input dim `flat` (rule input order, dim by dim), `blocks` blocks of
+ * class f read near its ends only, joins out's edge classes; 0 when that
+ * is not possible. */
+static int edge_join(classes *c, int f, int flat, int blocks, xfb_domain *out)
 {
     if (flat >= XFB_EDGE_DIMS) return 0;
     if (c->edge_id[f] < 0) {
@@ -315,6 +320,7 @@ static int edge_join(classes *c, int f, int flat, xfb_domain *out)
         out->edge_top[out->n_edge_classes++] = top;
     }
     out->edge_class[flat] = (signed char)c->edge_id[f];
+    out->edge_blocks[flat] = blocks;
     out->n_edge++;
     return 1;
 }
@@ -332,10 +338,11 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int 
         out->n_fixed++;
         return;
     }
-    /* read near its ends only: a plain class, no sum, nothing else mixing
-     * it, on one axis of every value where a window reaches along it */
-    if (c->edge[f] && !c->mixed[f] && !summed && (c->axes[f] <= 1 || !edge_reach(c, f)) &&
-        t->block_of[root] < 0 && !t->has_blocks[f] && edge_join(c, f, flat, out))
+    /* read near its ends only: no sum, nothing else mixing it; where a
+     * window reaches along it, a plain class on one axis of every value */
+    int plain = c->axes[f] <= 1 && t->block_of[root] < 0 && !t->has_blocks[f];
+    if (c->edge[f] && !c->mixed[f] && !summed && (plain || !edge_reach(c, f)) &&
+        edge_join(c, f, flat, t->blocks[root], out))
         return;
     if (!c->mixed[f] && (!summed || poly) && own >= need) {
         if (summed) out->n_summed++;

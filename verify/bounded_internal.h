@@ -165,12 +165,14 @@ typedef struct xfb_domain {
      * its ends (bounded_domain.c, "near the ends"). by_edges then; per such
      * class c, top[c] the largest size to check (every size 1..top[c],
      * the others held at their own), and per input dim (rule input order,
-     * dim by dim) edge_class its class, or -1. */
+     * dim by dim) edge_class its class, or -1, and edge_blocks how many
+     * blocks of it the dim is (1 but in a family of whole blocks). */
     int by_edges;
     int n_edge;       /* input dims in such classes */
     int n_edge_classes;
     int edge_top[XFB_EDGE_CLASSES];
     signed char edge_class[XFB_EDGE_DIMS];
+    int edge_blocks[XFB_EDGE_DIMS];
 } xfb_domain;
 
 xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err);

@@ -567,13 +567,15 @@ xf_status vf_bounded_shape_plan_make(const xf_rule *r, int max_dim, int max_shap
     return st;
 }
 
-/* The own shapes with every input dim of edge class c set to val[c]. */
+/* The own shapes with every input dim of edge class c set to val[c] (its
+ * blocks of it). */
 static void compose_edges(const xf_rule *r, const xfb_domain *dom, const int *val, xf_shape *in)
 {
     for (int i = 0, j = 0; i < r->src.n_inputs; i++) {
         in[i] = r->src.values[r->src.inputs[i]].shape;
         for (int d = 0; d < in[i].rank; d++, j++)
-            if (j < XFB_EDGE_DIMS && dom->edge_class[j] >= 0) in[i].dims[d] = val[dom->edge_class[j]];
+            if (j < XFB_EDGE_DIMS && dom->edge_class[j] >= 0)
+                in[i].dims[d] = (int64_t)dom->edge_blocks[j] * val[dom->edge_class[j]];
     }
 }
 
