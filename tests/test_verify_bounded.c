@@ -887,6 +887,17 @@ static void expect_own_shapes_prove(xf_rule *r, int proves, const char *detail_p
     expect_own_shapes_prove_with(ver, r, proves, detail_part);
 }
 
+/* A false rule valid at its own shapes: with them alone (pass 0) not
+ * proved, for the reason `why`; with the float probe at others (pass 1)
+ * refuted. */
+static void expect_near_miss(xf_verifier *own_only, xf_rule *r, int pass, const char *why)
+{
+    if (pass == 0)
+        expect_own_shapes_prove_with(own_only, r, 0, why);
+    else
+        ck_assert_int_gt(expect_refuted(r), 0);
+}
+
 START_TEST(own_shapes_prove_closed_domains)
 {
     xf_rule r;
@@ -963,10 +974,7 @@ START_TEST(own_shapes_prove_closed_domains)
         inputs(&r, 1, sh11, s, d);
         xf_test_out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tr, s[0], -1));
         xf_test_out(&r.dst, d[0]);
-        if (pass == 0)
-            expect_own_shapes_prove_with(own_only, &r, 0, "has size 1, fewer than the 2 its axes");
-        else
-            ck_assert_int_gt(expect_refuted(&r), 0);
+        expect_near_miss(own_only, &r, pass, "has size 1, fewer than the 2 its axes");
     }
     /* Near miss: (sum_j a_j b_j)^2 is sum_j a_j^2 b_j^2 when j takes one
      * value; a product of two sums needs two distinct indices. */
@@ -997,6 +1005,18 @@ static int self_concat(xf_graph *g, int x, int axis)
     return op(g, XF_OP_CONCAT, &cat, x, x);
 }
 
+/* The sum of the two halves of x (`half` rows each) along axis 0. */
+static int halves_sum(xf_graph *g, int x, int half)
+{
+    xf_params sp = xf_params_default();
+    sp.axis = 0;
+    sp.n_split = 2;
+    sp.split[0] = sp.split[1] = half;
+    int n = xf_graph_add_node(g, XF_OP_SPLIT, &sp, &x, 1, 2, NULL, NULL);
+    ck_assert_int_ge(n, 0);
+    return op(g, XF_OP_ADD, NULL, g->nodes[n].outputs[0], g->nodes[n].outputs[1]);
+}
+
 /* The proof by the own shapes through concats and splits that move whole
  * blocks of one class, and matmul batch dims of one class
  * (verify/bounded_ties_blocks.c). */
@@ -1016,15 +1036,7 @@ START_TEST(own_shapes_prove_whole_blocks)
     /* An equal split of concat(a, a, a, a) takes whole blocks: the halves
      * are concat(a, a) each. */
     inputs(&r, 1, sh, s, d);
-    int c4 = self_concat(&r.src, self_concat(&r.src, s[0], 0), 0);
-    xf_params sp = xf_params_default();
-    sp.axis = 0;
-    sp.n_split = 2;
-    sp.split[0] = sp.split[1] = 4;
-    int n = xf_graph_add_node(&r.src, XF_OP_SPLIT, &sp, &c4, 1, 2, NULL, NULL);
-    ck_assert_int_ge(n, 0);
-    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, r.src.nodes[n].outputs[0],
-                           r.src.nodes[n].outputs[1]));
+    xf_test_out(&r.src, halves_sum(&r.src, self_concat(&r.src, self_concat(&r.src, s[0], 0), 0), 4));
     int aa = op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]);
     xf_test_out(&r.dst, self_concat(&r.dst, aa, 0));
     expect_own_shapes_prove(&r, 1, "(1 moved in whole blocks");
@@ -1083,10 +1095,7 @@ START_TEST(own_shapes_prove_whole_blocks)
         xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, s[0], op(&r.src, XF_OP_TRANSPOSE, &tr, s[0], -1)));
         xf_test_out(&r.dst, self_concat(&r.dst, self_concat(&r.dst, d[0], 0), 1));
         xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, d[0], op(&r.dst, XF_OP_TRANSPOSE, &tr, d[0], -1)));
-        if (pass == 0)
-            expect_own_shapes_prove_with(own_only, &r, 0, "has size 1, fewer than the 2 its axes");
-        else
-            ck_assert_int_gt(expect_refuted(&r), 0);
+        expect_near_miss(own_only, &r, pass, "has size 1, fewer than the 2 its axes");
     }
     static const int64_t d11b[2] = {1, 1};
     xf_shape sho[2] = {xf_shape_make(2, d11b), xf_shape_make(2, d11b)};
@@ -1101,10 +1110,7 @@ START_TEST(own_shapes_prove_whole_blocks)
                     self_concat(&r.dst, op(&r.dst, XF_OP_MUL, NULL, d[0], d[0]), 1),
                     self_concat(&r.dst, op(&r.dst, XF_OP_MUL, NULL, d[1], d[1]), 0));
         xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, sq, sq));
-        if (pass == 0)
-            expect_own_shapes_prove_with(own_only, &r, 0, "has size 1, fewer than the 2 its axes and sums");
-        else
-            ck_assert_int_gt(expect_refuted(&r), 0);
+        expect_near_miss(own_only, &r, pass, "has size 1, fewer than the 2 its axes and sums");
     }
     for (int pass = 0; pass < 2; pass++) {
         /* Row 1 of concat(a, a) is row 0 of a when a has 1 row, row 1 of a
@@ -1118,10 +1124,184 @@ START_TEST(own_shapes_prove_whole_blocks)
         xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &sl, self_concat(&r.src, s[0], 0), -1));
         sl.starts[0] = 0, sl.ends[0] = 1;
         xf_test_out(&r.dst, op(&r.dst, XF_OP_SLICE, &sl, d[0], -1));
-        if (pass == 0)
-            expect_own_shapes_prove_with(own_only, &r, 0, "dim 0 of input a takes other sizes where an operator mixes along it");
-        else
-            ck_assert_int_gt(expect_refuted(&r), 0);
+        expect_near_miss(own_only, &r, pass, "dim 0 of input a takes other sizes where an operator mixes along it");
+    }
+    xf_verifier_free(own_only);
+}
+END_TEST
+
+/* A slice of one axis at constant positions [start, end). */
+static xf_params slice_params(int axis, int start, int end)
+{
+    xf_params sl = xf_params_default();
+    sl.n_axes = 1, sl.axes[0] = axis, sl.starts[0] = start, sl.ends[0] = end, sl.steps[0] = 1;
+    return sl;
+}
+
+/* The rule's validity domain, as the worker sets it before the check (a
+ * constant slice's end is one of its conditions). */
+static void with_domain(xf_rule *r)
+{
+    xf_error err;
+    ck_assert_msg(xf_domain_of_rule(r, &r->domain, &err) == XF_OK, "%s", err.msg);
+}
+
+/* The proof through dims read near their ends only: stride-1 'same'
+ * windows and constant slices (verify/bounded_domain.c, "near the ends"),
+ * checked at every size up to the argument's bound. */
+START_TEST(own_shapes_prove_near_the_ends)
+{
+    xf_rule r;
+    int s[2], d[2];
+    xf_error err;
+    /* conv(x + x, w) = conv(x, w) + conv(x, w), 3x3 'same': the image's
+     * rows and columns are read near their ends only (sizes 1..3 each),
+     * the batch is an index, the input channels summed. */
+    const int64_t dx[4] = {1, 2, 4, 3}, dw[4] = {2, 2, 3, 3};
+    xf_shape shc[2] = {xf_shape_make(4, dx), xf_shape_make(4, dw)};
+    xf_params cp = conv_params(3, 1, 1, 1, XF_ACT_NONE);
+    inputs(&r, 2, shc, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_CONV, &cp, op(&r.src, XF_OP_ADD, NULL, s[0], s[0]), s[1]));
+    int c = op(&r.dst, XF_OP_CONV, &cp, d[0], d[1]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, c, c));
+    with_domain(&r);
+    expect_own_shapes_prove(&r, 1, "2 read near their ends only");
+
+    /* Row 0 of relu(x) is relu of row 0 of x, at any number of rows: a
+     * constant slice reads the rows near their start. */
+    static const int64_t d34[2] = {3, 4};
+    xf_shape sh34[1] = {xf_shape_make(2, d34)};
+    xf_params row0 = slice_params(0, 0, 1);
+    inputs(&r, 1, sh34, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &row0, op(&r.src, XF_OP_RELU, NULL, s[0], -1), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, op(&r.dst, XF_OP_SLICE, &row0, d[0], -1), -1));
+    with_domain(&r);
+    expect_own_shapes_prove(&r, 1, "1 an index no operator mixes, 0 summed over, 1 read near");
+
+    /* Row 0 of x + x^T is row 0 of x plus column 0 of x, transposed: x's
+     * one class on two axes, read at position 0 only (sizes 1..3). */
+    static const int64_t d33[2] = {3, 3};
+    xf_shape sh33[1] = {xf_shape_make(2, d33)};
+    xf_params tr = xf_params_default(), col0 = slice_params(1, 0, 1);
+    tr.n_axes = 2, tr.axes[0] = 1, tr.axes[1] = 0;
+    inputs(&r, 1, sh33, s, d);
+    int xx = op(&r.src, XF_OP_ADD, NULL, s[0], op(&r.src, XF_OP_TRANSPOSE, &tr, s[0], -1));
+    xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &row0, xx, -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_SLICE, &row0, d[0], -1),
+                           op(&r.dst, XF_OP_TRANSPOSE, &tr, op(&r.dst, XF_OP_SLICE, &col0, d[0], -1), -1)));
+    with_domain(&r);
+    expect_own_shapes_prove(&r, 1, "sizes up to 3 of 1 class(es) near their ends");
+
+    /* Row 0 of relu(concat(a, a)) is relu of row 0 of a: the concat's
+     * axis is two blocks of a's rows, read at offset 0 of block 0. */
+    xf_shape sh23[1] = {xf_shape_make(2, d23)};
+    inputs(&r, 1, sh23, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &row0, op(&r.src, XF_OP_RELU, NULL, self_concat(&r.src, s[0], 0), -1), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, op(&r.dst, XF_OP_SLICE, &row0, d[0], -1), -1));
+    with_domain(&r);
+    expect_own_shapes_prove(&r, 1, "1 read near their ends only");
+
+    /* A slice of a 3x3 average pool (its padding counted): row 1 of the
+     * pool of x + x is twice row 1 of the pool of x; the rows are read
+     * near the start by the slice and near both ends by the window. */
+    const int64_t dp[4] = {1, 1, 3, 2};
+    xf_shape shp[1] = {xf_shape_make(4, dp)};
+    xf_params pool = conv_params(3, 1, 1, 0, XF_ACT_NONE);
+    pool.count_include_pad = 1;
+    xf_params row1 = slice_params(2, 1, 2);
+    inputs(&r, 1, shp, s, d);
+    int ps = op(&r.src, XF_OP_AVGPOOL, &pool, op(&r.src, XF_OP_ADD, NULL, s[0], s[0]), -1);
+    xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &row1, ps, -1));
+    int pd = op(&r.dst, XF_OP_SLICE, &row1, op(&r.dst, XF_OP_AVGPOOL, &pool, d[0], -1), -1);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, pd, pd));
+    with_domain(&r);
+    expect_own_shapes_prove(&r, 1, "read near their ends only");
+
+    /* Near misses, false rules the exact check finds valid at their own
+     * shapes. With the own shapes alone they must not be proved; the
+     * floats at other shapes refute them. */
+    xf_verifier *own_only = own_only_verifier();
+    /* Row 1 of a 3x3 pool of a two-row image is row 0 of it (each sees
+     * both rows and one padding row); with three rows it is not. The
+     * sizes near the ends find it. */
+    const int64_t dq[4] = {1, 1, 2, 2};
+    xf_shape shq[1] = {xf_shape_make(4, dq)};
+    xf_params row0i = slice_params(2, 0, 1);
+    inputs(&r, 1, shq, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &row1, op(&r.src, XF_OP_AVGPOOL, &pool, s[0], -1), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_SLICE, &row0i, op(&r.dst, XF_OP_AVGPOOL, &pool, d[0], -1), -1));
+    with_domain(&r);
+    xf_bounded b;
+    xf_bounded_init(&b);
+    ck_assert_msg(xf_verify_bounded_refute(own_only, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_REFUTED && !b.proves, "got %s (proves %d): %s",
+                  xf_bounded_result_name(b.result), b.proves, b.detail);
+    ck_assert_int_eq(b.inputs[0].shape.dims[2], 3); /* the first size where the rows differ */
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+
+    /* Row 2 of concat(a, a) is row 0 of a when a has two rows, row 2 of a
+     * when it has three: the blocks' offsets near the start are checked at
+     * every size up to 4, and 3 refutes it. */
+    xf_params row2 = slice_params(0, 2, 3);
+    inputs(&r, 1, sh23, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &row2, self_concat(&r.src, s[0], 0), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_SLICE, &row0, d[0], -1));
+    with_domain(&r);
+    xf_bounded_init(&b);
+    ck_assert_msg(xf_verify_bounded_refute(own_only, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_REFUTED && !b.proves, "got %s (proves %d): %s",
+                  xf_bounded_result_name(b.result), b.proves, b.detail);
+    ck_assert_int_eq(b.inputs[0].shape.dims[0], 3);
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+
+    for (int pass = 0; pass < 2; pass++) {
+        /* Row 1 of concat(a, b) is row 0 of b when a has one row, row 1
+         * of a when it has two: a concat of two classes keeps its axis
+         * mixing, slice or not. */
+        static const int64_t d13[2] = {1, 3}, d23b[2] = {2, 3};
+        xf_shape shab[2] = {xf_shape_make(2, d13), xf_shape_make(2, d23b)};
+        xf_params cat = xf_params_default();
+        cat.axis = 0;
+        inputs(&r, 2, shab, s, d);
+        xf_params r1 = slice_params(0, 1, 2), r0 = slice_params(0, 0, 1);
+        xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &r1, op(&r.src, XF_OP_CONCAT, &cat, s[0], s[1]), -1));
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_SLICE, &r0, d[1], -1));
+        with_domain(&r);
+        expect_near_miss(own_only, &r, pass, "dim 0 of input a takes other sizes where an operator mixes along it");
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        /* The halves of concat(a, a, a) cut a block of a: with two rows
+         * in a, row 0 of (first half + second half) is a0 + a1; with four
+         * it is a0 + a2. */
+        static const int64_t d23c[2] = {2, 3};
+        xf_shape sha[1] = {xf_shape_make(2, d23c)};
+        xf_params cat = xf_params_default();
+        cat.axis = 0;
+        inputs(&r, 1, sha, s, d);
+        int c3 = op(&r.src, XF_OP_CONCAT, &cat, self_concat(&r.src, s[0], 0), s[0]);
+        xf_params r0 = slice_params(0, 0, 1), r1 = slice_params(0, 1, 2);
+        int sum = halves_sum(&r.src, c3, 3);
+        xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &r0, sum, -1));
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_SLICE, &r0, d[0], -1),
+                               op(&r.dst, XF_OP_SLICE, &r1, d[0], -1)));
+        with_domain(&r);
+        expect_near_miss(own_only, &r, pass, "dim 0 of input a takes other sizes where an operator mixes along it");
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        /* a b against a b[0] for one 2x2 matrix each: equal while b's
+         * batch is 1 (broadcast), not with a batch of two each. The
+         * batch dims of a and b are two classes, which may broadcast:
+         * mixing. */
+        static const int64_t d122[3] = {1, 2, 2};
+        xf_shape shm[2] = {xf_shape_make(3, d122), xf_shape_make(3, d122)};
+        inputs(&r, 2, shm, s, d);
+        xf_params b0 = slice_params(0, 0, 1);
+        xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, s[0], s[1]));
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, d[0], op(&r.dst, XF_OP_SLICE, &b0, d[1], -1)));
+        with_domain(&r);
+        expect_near_miss(own_only, &r, pass, "dim 0 of input a takes other sizes where an operator mixes along it");
     }
     xf_verifier_free(own_only);
 }
@@ -1189,6 +1369,7 @@ static Suite *suite(void)
     tcase_add_test(tc, normal_forms_too_large_stop_unknown);
     tcase_add_test(tc, own_shapes_prove_closed_domains);
     tcase_add_test(tc, own_shapes_prove_whole_blocks);
+    tcase_add_test(tc, own_shapes_prove_near_the_ends);
     tcase_add_test(tc, unsupported_operator);
     tcase_add_test(tc, cex_decode_rejects_garbage);
     suite_add_tcase(s, tc);

@@ -626,6 +626,50 @@ static xf_status run_pass(check *k, const xf_rule *r, xfb_shape_plan *plan, int 
     return st;
 }
 
+/* A rule valid at its own shapes whose every input dim is fixed, indexed
+ * or summed, or in a class read near its ends only (bounded_domain.c):
+ * the exact check at every admissible size 1..top of those classes (the
+ * float probe first at each) proves it, a refutation there refutes it,
+ * anything else leaves it unknown. */
+static xf_status check_edges(check *k, const xf_rule *r, int max_dim, const xfb_domain *dom,
+                             xf_bounded *out, xf_error *err)
+{
+    xfb_shape_plan plan;
+    int upward, done = 0, top = 0;
+    for (int c = 0; c < dom->n_edge_classes; c++) top = dom->edge_top[c] > top ? dom->edge_top[c] : top;
+    xf_status st = vf_bounded_shape_plan_edges(r, dom, &plan, &upward, err);
+    if (st != XF_OK) return st;
+    pass_tally t;
+    memset(&t, 0, sizeof t);
+    t.spent_at = -1;
+    char scope[160];
+    snprintf(scope, sizeof scope, "%d admissible combination(s) of sizes up to %d of %d class(es)",
+             plan.n - 1, top, dom->n_edge_classes);
+    if (upward)
+        st = run_pass(k, r, &plan, top > max_dim ? top : max_dim, 1, plan.n, 1, 1, out, &done, &t,
+                      scope, sizeof scope, err);
+    vf_bounded_shape_plan_free(&plan);
+    if (st != XF_OK || done) return st;
+    const char *why = !upward ? "a larger size is not admissible where a smaller one is"
+                      : t.spent_at >= 0 ? (t.spent_why == XF_WHY_RLIMIT ? "the resource (rlimit) budget ran out"
+                                                                        : "the time budget ran out")
+                      : t.n_unknown ? "the solver did not decide one"
+                                    : NULL;
+    out->proves = why == NULL;
+    if (out->proves)
+        snprintf(out->detail, sizeof out->detail,
+                 "valid at the rule's own shapes and at the %s near their ends, which stand for "
+                 "every shape it applies to: %d input dim(s) fixed by the rule, %d an index no "
+                 "operator mixes, %d summed over, %d read near their ends only",
+                 scope, dom->n_fixed, dom->n_indexed, dom->n_summed, dom->n_edge);
+    else
+        snprintf(out->detail, sizeof out->detail,
+                 "valid at the rule's own shapes; not proved at the sizes near the ends of %d "
+                 "class(es) read there only (up to %d): %s",
+                 dom->n_edge_classes, top, why);
+    return XF_OK;
+}
+
 /* What check_plan runs (the three public forms below). */
 typedef enum bounded_mode { BOUNDED_FULL, BOUNDED_REFUTE, BOUNDED_PROBE } bounded_mode;
 
@@ -697,6 +741,7 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
         xfb_domain dom;
         st = vf_bounded_domain_of(r, &dom, err);
         if (st != XF_OK) return st;
+        if (dom.by_edges) return check_edges(k, r, max_dim, &dom, out, err);
         out->proves = dom.closed;
         char blocks[64] = "";
         if (dom.n_blocked)

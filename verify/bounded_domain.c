@@ -64,9 +64,64 @@
  * both sides, so the polynomials are equal at every size, smaller or
  * larger. The classes extend one at a time, the others' sizes held.
  *
+ *   near the ends — a plain class X (no block form, not summed, mixed by
+ *              nothing else) that only stride-1, dilation-1 windows whose
+ *              pads add up to the
+ *              kernel less one (conv, average and max pool: output j reads
+ *              input j - lo .. j + hi, padding outside) and slices of
+ *              constant positions [s, e), 0 <= s < e, read at other
+ *              positions (bounded_ties.c; the validity domain says X >= e,
+ *              so a slice's output has e - s elements). R: the most the
+ *              windows of one side reach (the sum of max(lo, hi) over its
+ *              windows along X, the larger side); L: the largest slice end
+ *              (0 without). With R > 0, X is held on at most one axis of
+ *              any value. Checked at every admissible size 1..N of X:
+ *              N = L + k when R = 0 (k the most axes of X in one value),
+ *              else 2R + 1 without slices, L + 3R + 2 with.
+ *
+ * Argument, R = 0. Every operator keeps the indices along X but the
+ * slices, which read the constant positions below L; renaming the
+ * positions L..m-1 by one permutation in every value therefore commutes
+ * with both sides, and an element at indices i_1..i_k along X at size
+ * m >= N is, the ones >= L (at most k) renamed to L..L+k-1, an element at
+ * size N of the inputs renamed alike (the argument for indices, with the
+ * positions below L kept). X may be a family of whole blocks of B
+ * (bounded_ties_blocks.c) here: N, L and k count in B's offsets (a slice
+ * reads offsets below L of block 0 once B has L), concats and aligned
+ * splits keep offsets, and the renaming acts on the offsets L..n-1 of
+ * every block; the grid sets B's size, each dim to its blocks of it.
+ *
+ * Argument, R > 0. An output element at position j along X (when its value holds
+ * X) reads input elements at positions within R of j and, through the
+ * slices, at positions [s - R, e - 1 + R] from the start; which of the
+ * positions involved lie inside 0..m-1 is all that the size m decides.
+ * For m > N, map the positions an element reads at size m onto size N.
+ * Without slices: j's neighbourhood moves to j' with the same distance to
+ * each end clipped at R (j' = j when j < R, N - (m - j) when m - 1 - j < R,
+ * else R; both ends within R of j means m <= 2R < N). With slices: the
+ * positions below L + R stay where they are; if j <= L + 2R, j stays too
+ * (everything read is below L + 3R < N <= m, so inside at both sizes);
+ * otherwise j's neighbourhood moves to j' = N - (m - j) when m - 1 - j < R,
+ * else L + 2R + 1 (both farther than L + 2R from the start, so the two
+ * groups of positions stay apart and the start out of reach). The map is
+ * one-to-one on the positions read, keeps which are inside, the windows'
+ * offsets and the slices' constant positions, so the element at size m is
+ * the element at size N of the inputs renamed alike, where the check found
+ * the two sides equal for all inputs. A size above N is admissible exactly
+ * when N is (the only conditions on X are the slices' ends, all <= L < N;
+ * the plan checks that raising a class to N keeps every admissible
+ * combination admissible, bounded_shapes.c, and proves nothing otherwise).
+ * Several such classes: every combination of their sizes 1..N, the other
+ * dims at their own sizes; they extend first, one at a time, then the
+ * other classes as below, whose arguments hold at any size of these.
+ * A rule that is valid at its own shapes only because a window sees both
+ * ends there (row 1 of a 3x3 pool of a two-row image is its row 0) is
+ * refuted at a size between (3 rows).
+ *
  * With every input dim fixed, indexed or summed, the exact check valid at
  * the own shapes is valid at every admissible shape, any size, not only
- * 1..4.
+ * 1..4; with some near the ends, so is the check valid at their sizes
+ * 1..N (bounded.c, check_edges).
  *
  * The exact check itself is over the reals with abstract functions for
  * exp, sqrt, gelu... (valid for any functions with the stated facts, so
@@ -159,6 +214,10 @@ typedef struct classes {
     unsigned char *summed; /* a product sums over it */
     unsigned char *fixed;  /* it, or a class of its family, keeps the rule's size */
     unsigned char *seen;   /* counted in n_classes */
+    unsigned char *edge;   /* read near its ends only (windows, constant slices) */
+    int *reach[2];         /* per side: the windows' reaches along it, summed */
+    int *end;              /* the largest end of a constant slice along it */
+    int *edge_id;          /* its index among the domain's edge classes, -1 */
     int *axes;             /* most axes of it in one value */
     int *here;             /* scratch: axes of it in the value at hand */
     int *need;             /* summed: indices its own size must cover */
@@ -171,6 +230,11 @@ static void classes_free(classes *c)
     xf_free(c->summed);
     xf_free(c->fixed);
     xf_free(c->seen);
+    xf_free(c->edge);
+    xf_free(c->reach[0]);
+    xf_free(c->reach[1]);
+    xf_free(c->end);
+    xf_free(c->edge_id);
     xf_free(c->axes);
     xf_free(c->here);
     xf_free(c->need);
@@ -190,14 +254,24 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
     c->here = xf_calloc(n, sizeof *c->here);
     c->need = xf_calloc(n, sizeof *c->need);
     c->scratch = xf_calloc((size_t)n_val + 1, sizeof *c->scratch);
+    c->edge = xf_calloc(n, 1);
+    c->reach[0] = xf_calloc(n, sizeof *c->reach[0]);
+    c->reach[1] = xf_calloc(n, sizeof *c->reach[1]);
+    c->end = xf_calloc(n, sizeof *c->end);
+    c->edge_id = xf_malloc(n * sizeof *c->edge_id);
     if (!c->mixed || !c->summed || !c->fixed || !c->seen || !c->axes || !c->here || !c->need ||
-        !c->scratch)
+        !c->scratch || !c->edge || !c->reach[0] || !c->reach[1] || !c->end || !c->edge_id)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
+    int first_dst = r->dst.n_values ? vf_bounded_ties_slot(t, 1, 0, 0) : t->n;
     for (int i = 0; i < t->n; i++) {
         int root = vf_bounded_ties_find(t, i), f = family(t, i);
         c->mixed[f] |= t->mixing[i];
         c->summed[f] |= t->summed[i];
         c->fixed[f] |= t->fixed[root];
+        c->edge[f] |= t->edge[i];
+        c->reach[i >= first_dst][f] += t->reach[i];
+        if (t->slice_end[i] > c->end[f]) c->end[f] = t->slice_end[i];
+        c->edge_id[i] = -1;
     }
     for (int k = 0; k < 2; k++) {
         const xf_graph *g = k ? &r->dst : &r->src;
@@ -216,9 +290,45 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
     return st;
 }
 
-/* Classifies input dim d of rule input `in` (class root) into out. */
-static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int d, int root,
-                     xfb_domain *out)
+/* The windows' reach along class f: the larger side's sum. */
+static int64_t edge_reach(const classes *c, int f)
+{
+    return c->reach[0][f] > c->reach[1][f] ? c->reach[0][f] : c->reach[1][f];
+}
+
+/* The largest size to check of a class read near its ends only (the
+ * argument in the header): L + k without a window's reach, else 2R + 1
+ * with windows alone, L + 3R + 2 with slices ending at most at L; 0 when
+ * beyond XFB_EDGE_TOP. */
+static int edge_top(const classes *c, int f)
+{
+    int64_t reach = edge_reach(c, f);
+    int64_t top = !reach ? c->end[f] + c->axes[f] : c->end[f] ? c->end[f] + 3 * reach + 2 : 2 * reach + 1;
+    return top <= XFB_EDGE_TOP ? (int)top : 0;
+}
+
+/* Input dim `flat` (rule input order, dim by dim), `blocks` blocks of
+ * class f read near its ends only, joins out's edge classes; 0 when that
+ * is not possible. */
+static int edge_join(classes *c, int f, int flat, int blocks, xfb_domain *out)
+{
+    if (flat >= XFB_EDGE_DIMS) return 0;
+    if (c->edge_id[f] < 0) {
+        int top = edge_top(c, f);
+        if (!top || out->n_edge_classes == XFB_EDGE_CLASSES) return 0;
+        c->edge_id[f] = out->n_edge_classes;
+        out->edge_top[out->n_edge_classes++] = top;
+    }
+    out->edge_class[flat] = (signed char)c->edge_id[f];
+    out->edge_blocks[flat] = blocks;
+    out->n_edge++;
+    return 1;
+}
+
+/* Classifies input dim d of rule input `in` (class root; `flat` its index
+ * among the rule's input dims) into out. */
+static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int d, int flat,
+                     int root, xfb_domain *out)
 {
     int f = t->block_of[root] >= 0 ? t->block_of[root] : root;
     int summed = c->summed[f];
@@ -228,6 +338,12 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int 
         out->n_fixed++;
         return;
     }
+    /* read near its ends only: no sum, nothing else mixing it; where a
+     * window reaches along it, a plain class on one axis of every value */
+    int plain = c->axes[f] <= 1 && t->block_of[root] < 0 && !t->has_blocks[f];
+    if (c->edge[f] && !c->mixed[f] && !summed && (plain || !edge_reach(c, f)) &&
+        edge_join(c, f, flat, t->blocks[root], out))
+        return;
     if (!c->mixed[f] && (!summed || poly) && own >= need) {
         if (summed) out->n_summed++;
         else out->n_indexed++;
@@ -239,7 +355,7 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int 
     if (!out->closed) return; /* the first dim that blocks it is named */
     out->closed = 0;
     const char *name = in->name ? in->name : "?";
-    if (c->mixed[f])
+    if (c->mixed[f] || c->edge[f])
         snprintf(out->why, sizeof out->why,
                  "dim %d of input %s takes other sizes where an operator mixes along it", d, name);
     else if (summed && !poly)
@@ -265,13 +381,25 @@ xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
     memset(&c, 0, sizeof c);
     st = classes_make(&t, r, poly, &c, err);
     out->closed = 1;
-    for (int i = 0; st == XF_OK && i < r->src.n_inputs; i++) {
+    memset(out->edge_class, -1, sizeof out->edge_class);
+    for (int i = 0, flat = 0; st == XF_OK && i < r->src.n_inputs; i++) {
         const xf_value *in = &r->src.values[r->src.inputs[i]];
-        for (int d = 0; d < in->shape.rank; d++)
-            classify(&t, &c, poly, in, d, vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d)),
-                     out);
+        for (int d = 0; d < in->shape.rank; d++, flat++)
+            classify(&t, &c, poly, in, d, flat,
+                     vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d)), out);
     }
     if (st != XF_OK) out->closed = 0;
+    if (out->closed && out->n_edge_classes) { /* closed once the sizes near the ends are checked */
+        int points = 1;
+        for (int i = 0; i < out->n_edge_classes; i++) points *= out->edge_top[i];
+        out->closed = 0;
+        out->by_edges = points <= XFB_EDGE_POINTS;
+        if (!out->by_edges)
+            snprintf(out->why, sizeof out->why,
+                     "its dims read near their ends need %d size combinations checked, more "
+                     "than %d",
+                     points, XFB_EDGE_POINTS);
+    }
     classes_free(&c);
     vf_bounded_ties_free(&t);
     return st;

@@ -105,6 +105,14 @@ typedef struct xfb_ties {
     int *block_of;
     int *blocks;
     unsigned char *has_blocks;
+    /* strict only, per slot: an operator reads elements at other indices
+     * along this dim only near its ends (bounded_domain.c, "near the
+     * ends"): a stride-1 window that keeps the size (reach, at its output:
+     * the larger of its two pads) or a slice of constant positions
+     * (slice_end, at its input: the slice's end). Not mixing. */
+    unsigned char *edge;
+    int *reach;
+    int *slice_end;
 } xfb_ties;
 
 /* Ties every dim of r. strict: only ties that every admissible shape
@@ -137,6 +145,11 @@ int vf_bounded_depthwise(const xf_node *nd, const xf_shape *own_in);
  * operator on both sides maps element by element (no sum, window, softmax,
  * concat or split along it) and whose own size is at least the number of
  * its axes in any one value. */
+#define XFB_EDGE_CLASSES 4 /* the most classes read near their ends in one rule */
+#define XFB_EDGE_DIMS 64   /* the most input dims of a rule with such classes */
+#define XFB_EDGE_POINTS 64 /* the most size combinations checked for them */
+#define XFB_EDGE_TOP 16    /* the largest size checked for one */
+
 typedef struct xfb_domain {
     int closed;     /* 1: the own shapes stand for every admissible shape */
     int n_fixed;    /* input dims of a fixed size */
@@ -146,9 +159,32 @@ typedef struct xfb_domain {
                        move in whole blocks */
     int n_classes;  /* classes of the indexed ones */
     char why[160];  /* not closed: the first input dim that is neither, for users */
+    /* Not closed, but closed once the exact check is valid at a few more
+     * sizes: every input dim is fixed, indexed or summed as above, or in a
+     * class that only stride-1 'same' windows and constant slices read, near
+     * its ends (bounded_domain.c, "near the ends"). by_edges then; per such
+     * class c, top[c] the largest size to check (every size 1..top[c],
+     * the others held at their own), and per input dim (rule input order,
+     * dim by dim) edge_class its class, or -1, and edge_blocks how many
+     * blocks of it the dim is (1 but in a family of whole blocks). */
+    int by_edges;
+    int n_edge;       /* input dims in such classes */
+    int n_edge_classes;
+    int edge_top[XFB_EDGE_CLASSES];
+    signed char edge_class[XFB_EDGE_DIMS];
+    int edge_blocks[XFB_EDGE_DIMS];
 } xfb_domain;
 
 xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err);
+
+/* The shapes a domain's classes read near their ends are checked at
+ * (bounded_shapes.c): the own shapes first, then every admissible
+ * combination of sizes 1..top of those classes, the other dims at their own
+ * size. *upward 0 when an admissible combination stops being admissible
+ * with one such class raised to its top (the argument then does not
+ * carry to larger sizes: the rule must not be proved that way). */
+xf_status vf_bounded_shape_plan_edges(const xf_rule *r, const xfb_domain *dom, xfb_shape_plan *p,
+                                      int *upward, xf_error *err);
 
 /* Z3's last error as XF_ERR_INTERNAL ("z3: <message> while <what>"), or XF_OK. */
 xf_status vf_bounded_z3_check(xfb_ctx *c, const char *what, xf_error *err);

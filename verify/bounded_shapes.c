@@ -567,6 +567,85 @@ xf_status vf_bounded_shape_plan_make(const xf_rule *r, int max_dim, int max_shap
     return st;
 }
 
+/* The own shapes with every input dim of edge class c set to val[c] (its
+ * blocks of it). */
+static void compose_edges(const xf_rule *r, const xfb_domain *dom, const int *val, xf_shape *in)
+{
+    for (int i = 0, j = 0; i < r->src.n_inputs; i++) {
+        in[i] = r->src.values[r->src.inputs[i]].shape;
+        for (int d = 0; d < in[i].rank; d++, j++)
+            if (j < XFB_EDGE_DIMS && dom->edge_class[j] >= 0)
+                in[i].dims[d] = (int64_t)dom->edge_blocks[j] * val[dom->edge_class[j]];
+    }
+}
+
+/* Index of grid point val (sizes 1..top per class) in row-major order. */
+static int grid_index(const xfb_domain *dom, const int *val)
+{
+    int at = 0;
+    for (int c = 0; c < dom->n_edge_classes; c++) at = at * dom->edge_top[c] + val[c] - 1;
+    return at;
+}
+
+xf_status vf_bounded_shape_plan_edges(const xf_rule *r, const xfb_domain *dom, xfb_shape_plan *p,
+                                      int *upward, xf_error *err)
+{
+    memset(p, 0, sizeof *p);
+    *upward = 1;
+    int n_in = r->src.n_inputs, n_pts = 1, val[XFB_EDGE_CLASSES];
+    for (int c = 0; c < dom->n_edge_classes; c++) n_pts *= dom->edge_top[c];
+    if (dom->n_edge_classes < 1 || n_pts > XFB_EDGE_POINTS)
+        return XF_FAIL(err, XF_ERR_INVALID, "bounded check: %d size combinations near the ends "
+                       "(at most %d)", n_pts, XFB_EDGE_POINTS);
+    search s;
+    xf_status st = search_init(&s, r, 4, err);
+    uint8_t *ok = xf_calloc((size_t)n_pts, 1);
+    p->n_inputs = n_in;
+    p->shapes = xf_malloc(sizeof *p->shapes * ((size_t)n_pts + 1) * (size_t)n_in + 1);
+    if (st == XF_OK && (!ok || !p->shapes))
+        st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory planning shapes");
+    if (st == XF_OK) {
+        for (int i = 0; i < n_in; i++) p->shapes[i] = r->src.values[r->src.inputs[i]].shape;
+        p->n = 1;
+        p->n_admissible = 1;
+        xf_shape *at = p->shapes + (size_t)n_in; /* the next free row */
+        for (int c = 0; c < dom->n_edge_classes; c++) val[c] = 1;
+        for (int i = 0; i < n_pts; i++) {
+            compose_edges(r, dom, val, at);
+            int same = 1; /* the own shapes are row 0 already */
+            for (int j = 0; j < n_in && same; j++) same = xf_shape_equal(&at[j], &p->shapes[j]);
+            ok[i] = (uint8_t)admissible(&s, at);
+            if (ok[i] && !same) {
+                p->n++, p->n_admissible++;
+                at += n_in;
+            }
+            for (int c = dom->n_edge_classes - 1; c >= 0; c--) { /* the next combination */
+                if (++val[c] <= dom->edge_top[c]) break;
+                val[c] = 1;
+            }
+        }
+        for (int i = 0; i < n_pts && *upward; i++) { /* raising one class keeps it admissible */
+            if (!ok[i]) continue;
+            for (int c = dom->n_edge_classes - 1, rest = i; c >= 0; c--) {
+                val[c] = rest % dom->edge_top[c] + 1;
+                rest /= dom->edge_top[c];
+            }
+            for (int c = 0; c < dom->n_edge_classes && *upward; c++) {
+                int keep = val[c];
+                val[c] = dom->edge_top[c];
+                *upward = ok[grid_index(dom, val)];
+                val[c] = keep;
+            }
+        }
+        p->n_exact = p->n;
+        p->cap = p->n;
+    }
+    if (st != XF_OK) vf_bounded_shape_plan_free(p);
+    xf_free(ok);
+    search_free(&s);
+    return st;
+}
+
 /* --------------------------------------------------------- rebuilt rule */
 
 /* Adds generator gn with parameters p to out (its output mapped). */

@@ -11,7 +11,10 @@
  * other way (a window, a softmax, layer norm or mean along it, a concat or
  * split along it unless it moves whole blocks of one class: the strict
  * build decides concat and split axes and matmul batch dims last, in
- * bounded_ties_blocks.c).
+ * bounded_ties_blocks.c). Strict, a stride-1 window that keeps the size
+ * and a slice of constant positions mark their axis `edge` instead of
+ * mixing: read near its ends only, with the window's reach and the slice's
+ * end recorded (bounded_domain.c, "near the ends").
  *
  * Two readers. The choice of input shapes (bounded_shapes.c) uses the ties
  * to make its search small (a generator is free there: it is sized from
@@ -161,17 +164,63 @@ static void tie_but_axis(const side *s, const xf_node *nd, int axis)
     if (!s->t->strict) mix_axis(s, nd, axis);
 }
 
-/* The spatial dims of x and y mixing; equal for a stride-1 'same' window. */
+/* Dim d of v read near its ends only (strict): a window that keeps the
+ * size, reaching `reach` positions, or a slice of constant positions
+ * ending at `end` (bounded_domain.c, "near the ends"). */
+static void edge(const side *s, int v, int d, int reach, int end)
+{
+    int a = slot(s, v, d);
+    if (a < 0) return;
+    s->t->edge[a] = 1;
+    s->t->reach[a] += reach;
+    if (end > s->t->slice_end[a]) s->t->slice_end[a] = end;
+}
+
+/* The spatial dims of x and y mixing; equal for a stride-1 'same' window,
+ * which, strict, reads them near their ends only (its reach recorded once,
+ * at y). */
 static void tie_window(const side *s, const xf_params *p, int kh, int kw, int x, int y)
 {
     int k[2] = {kh, kw};
     for (int i = 0; i < 2; i++) {
         int stride = p->stride[i] ? p->stride[i] : 1, dil = p->dilation[i] ? p->dilation[i] : 1;
-        if (stride == 1 && dil == 1 && p->pads[i] + p->pads[i + 2] == k[i] - 1 && !p->ceil_mode)
+        int lo = p->pads[i], hi = p->pads[i + 2];
+        if (stride == 1 && dil == 1 && lo >= 0 && hi >= 0 && lo + hi == k[i] - 1 &&
+            !p->ceil_mode) {
             tie(s, x, 2 + i, y, 2 + i);
+            if (s->t->strict) {
+                edge(s, x, 2 + i, 0, 0);
+                edge(s, y, 2 + i, lo > hi ? lo : hi, 0);
+                continue;
+            }
+        }
         mix(s, x, 2 + i);
         mix(s, y, 2 + i);
     }
+}
+
+/* A slice of one axis at constant positions [start, end), 0 <= start <
+ * end <= the own size, not the whole axis: the output's axis has
+ * end - start elements wherever the rule applies (its validity domain says
+ * the input's axis is at least end: ir/domain_infer.c), the other axes are
+ * kept, and, strict, the input's axis is read near its start only. Any
+ * other slice mixes every dim. */
+static void tie_slice(const side *s, const xf_rule *r, const xf_node *nd)
+{
+    const xf_params *p = &nd->params;
+    int x = nd->inputs[0], y = nd->outputs[0], rank = rank_of(s, x);
+    int a = p->n_axes == 1 ? xf_norm_axis(p->axes[0], rank) : -1;
+    int64_t own = a >= 0 ? s->g->values[x].shape.dims[a] : 0;
+    if (!s->t->strict || !r->domain.known || a < 0 || rank_of(s, y) != rank ||
+        (p->steps[0] != 1 && p->steps[0] != 0) || p->starts[0] < 0 ||
+        p->ends[0] <= p->starts[0] || p->ends[0] > own || (p->starts[0] == 0 && p->ends[0] == own)) {
+        mix_node(s, nd);
+        return;
+    }
+    for (int d = 0; d < rank; d++)
+        if (d != a) tie(s, x, d, y, d);
+    fix(s, y, a);
+    edge(s, x, a, 0, (int)p->ends[0]);
 }
 
 static void tie_matmul(const side *s, const xf_node *nd)
@@ -267,7 +316,7 @@ static void tie_broadcast(const side *s, const xf_node *nd)
                 tie_all(s, nd->inputs[i], y);
 }
 
-static void tie_node(const side *s, const xf_node *nd)
+static void tie_node(const side *s, const xf_rule *r, const xf_node *nd)
 {
     const xf_params *p = &nd->params;
     const xf_graph *g = s->g;
@@ -378,7 +427,10 @@ static void tie_node(const side *s, const xf_node *nd)
     case XF_OP_CONSTANT_OF_SHAPE:
         for (int d = 0; d < rank_of(s, y); d++) fix(s, y, d);
         break;
-    default: /* reshape, slice, pad...: output dims are left to inference */
+    case XF_OP_SLICE:
+        tie_slice(s, r, nd);
+        break;
+    default: /* reshape, pad...: output dims are left to inference */
         mix_node(s, nd);
         break;
     }
@@ -402,7 +454,12 @@ xf_status vf_bounded_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_er
     t->fixed = xf_calloc((size_t)n + 1, 1);
     t->mixing = xf_calloc((size_t)n + 1, 1);
     t->summed = xf_calloc((size_t)n + 1, 1);
-    if (!t->parent || !t->fixed || !t->mixing || !t->summed) goto nomem;
+    t->edge = xf_calloc((size_t)n + 1, 1);
+    t->reach = xf_calloc((size_t)n + 1, sizeof *t->reach);
+    t->slice_end = xf_calloc((size_t)n + 1, sizeof *t->slice_end);
+    if (!t->parent || !t->fixed || !t->mixing || !t->summed || !t->edge || !t->reach ||
+        !t->slice_end)
+        goto nomem;
     for (int i = 0; i < n; i++) t->parent[i] = i;
     for (int k = 0; k < 2; k++) {
         const xf_graph *g = side_graph(r, k);
@@ -410,7 +467,7 @@ xf_status vf_bounded_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_er
         for (int v = 0; v < g->n_values; v++)
             if (g->values[v].kind == XF_VALUE_CONST)
                 for (int d = 0; d < g->values[v].shape.rank; d++) fix(&sd, v, d);
-        for (int i = 0; i < g->n_nodes; i++) tie_node(&sd, &g->nodes[i]);
+        for (int i = 0; i < g->n_nodes; i++) tie_node(&sd, r, &g->nodes[i]);
     }
     for (int i = 0; i < r->src.n_inputs; i++) {
         int a = r->src.inputs[i], b = r->dst.inputs[i];
@@ -442,6 +499,9 @@ void vf_bounded_ties_free(xfb_ties *t)
     xf_free(t->fixed);
     xf_free(t->mixing);
     xf_free(t->summed);
+    xf_free(t->edge);
+    xf_free(t->reach);
+    xf_free(t->slice_end);
     xf_free(t->block_of);
     xf_free(t->blocks);
     xf_free(t->has_blocks);

@@ -390,7 +390,8 @@ static int verify_db(opts *o)
     }
     if (t.by_shapes)
         fprintf(stderr, "xferverify: %lld of the proved rule(s) proved by the exact check at "
-                        "their own shapes, which stand for every shape they apply to "
+                        "their own shapes (and, for dims read near their ends, at every size "
+                        "up to a bound), which stand for every shape they apply to "
                         "(docs/verify.md); the axioms did not prove them\n",
                 (long long)t.by_shapes);
     if (t.shape_specific)
