@@ -1303,6 +1303,35 @@ START_TEST(own_shapes_prove_near_the_ends)
         with_domain(&r);
         expect_near_miss(own_only, &r, pass, "dim 0 of input a takes other sizes where an operator mixes along it");
     }
+    /* Classes read near their ends where the argument does not reach
+     * must block, not count as plain indices. Both rules are false and
+     * hold at every size the float probe tries, so the own shapes alone
+     * are all that could prove them: they must not. */
+    {
+        /* A 17x17 and a 19x19 'same' average pool without the padding
+         * counted are the whole image's mean up to 9 rows and columns
+         * and differ at 10: N would be 19, above XFB_EDGE_TOP. */
+        const int64_t dg[4] = {1, 1, 2, 2};
+        xf_shape shg[1] = {xf_shape_make(4, dg)};
+        xf_params p17 = conv_params(17, 1, 8, 0, XF_ACT_NONE), p19 = conv_params(19, 1, 9, 0, XF_ACT_NONE);
+        inputs(&r, 1, shg, s, d);
+        xf_test_out(&r.src, op(&r.src, XF_OP_AVGPOOL, &p17, s[0], -1));
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_AVGPOOL, &p19, d[0], -1));
+        with_domain(&r);
+        expect_own_shapes_prove_with(own_only, &r, 0, "takes other sizes where an operator mixes along it");
+
+        /* Rows 1 and 0 of an 11x11 'same' pool of x + x^T: equal up to
+         * 6 rows, not at 7. The window reads a class on two axes. */
+        xf_params p11 = conv_params(11, 1, 5, 0, XF_ACT_NONE), r0 = slice_params(2, 0, 1),
+                  r1 = slice_params(2, 1, 2), hw = swap_hw();
+        inputs(&r, 1, shg, s, d);
+        int xs = op(&r.src, XF_OP_ADD, NULL, s[0], op(&r.src, XF_OP_TRANSPOSE, &hw, s[0], -1));
+        xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &r1, op(&r.src, XF_OP_AVGPOOL, &p11, xs, -1), -1));
+        int xd = op(&r.dst, XF_OP_ADD, NULL, d[0], op(&r.dst, XF_OP_TRANSPOSE, &hw, d[0], -1));
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_SLICE, &r0, op(&r.dst, XF_OP_AVGPOOL, &p11, xd, -1), -1));
+        with_domain(&r);
+        expect_own_shapes_prove_with(own_only, &r, 0, "takes other sizes where an operator mixes along it");
+    }
     xf_verifier_free(own_only);
 }
 END_TEST

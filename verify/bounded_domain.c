@@ -344,7 +344,10 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int 
     if (c->edge[f] && !c->mixed[f] && !summed && (plain || !edge_reach(c, f)) &&
         edge_join(c, f, flat, t->blocks[root], out))
         return;
-    if (!c->mixed[f] && (!summed || poly) && own >= need) {
+    /* a dim read near its ends that could not join (a window over a class
+     * on two axes or over blocks, a summed one, beyond XFB_EDGE_TOP or the
+     * class and dim caps) is checked at its own size only: it blocks */
+    if (!c->mixed[f] && !c->edge[f] && (!summed || poly) && own >= need) {
         if (summed) out->n_summed++;
         else out->n_indexed++;
         out->n_blocked += t->has_blocks[f];
