@@ -670,8 +670,8 @@ static double reserve(const arb *a)
     int rounds = a->o.timing.rounds > 0 ? a->o.timing.rounds : 21;
     int runs = 1 + (a->n_faster < 2 ? a->n_faster : 2);
     double s = runs * pair_seconds(a, rounds);
-    /* once one is faster, the next makes a final: room for one of the
-     * default length (it is shortened to what is left) */
+    /* once one is faster, the next makes a final: room for one as long
+     * as a race (it runs up to close_rounds in what is left) */
     int n_final = a->n_faster + 1 < a->o.finalists ? a->n_faster + 1 : a->o.finalists;
     double fs = a->n_faster > 0 && n_final > 1 ? run_seconds(a, n_final, rounds) : 0;
     return fs > s ? fs : s;
