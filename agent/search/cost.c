@@ -274,7 +274,9 @@ static int feeds_only(const xf_graph *g, const xf_graph_index *ix, int v, int re
  * output, and the add's other operand a bias Gemm broadcasts: [N] for an
  * input of rank 3 or more (ORT wraps that Gemm in Reshapes); [N], [1,N],
  * [M,1] or [M,N] for a 2-D input. A residual add of a 3-D matmul (its other
- * operand an activation [.., S, N]) is no bias: that matmul stays a MatMul. */
+ * operand an activation [.., S, N]) is no bias: that matmul stays a MatMul.
+ * Not modelled: ORT also skips a 3-D input with a symbolic dim (the graph
+ * here has its dims bound) and the attention fusion's Q/K/V pattern. */
 static int ort_gemm_add(const xf_graph *g, const xf_graph_index *ix, int mm)
 {
     const xf_node *nd = &g->nodes[mm];
