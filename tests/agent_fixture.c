@@ -428,3 +428,15 @@ void xf_fx_tied_graph(xf_graph *g, int other, int *e, int *et)
     xf_test_out(g, xf_test_op2(g, XF_OP_MATMUL, NULL, h, *et));
     if (other) xf_test_out(g, xf_test_op2(g, XF_OP_ADD, NULL, *e, *e));
 }
+
+double xf_fx_graph_costs(xf_costmemo *m, const xf_graph *g, xf_op_cost *per, int cap)
+{
+    xf_error err;
+    xf_graph_index *ix = NULL;
+    ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
+    xf_op_cost total;
+    ck_assert_int_le(g->n_nodes, cap);
+    ck_assert_msg(xf_costmemo_graph(m, g, ix, per, &total, &err) == XF_OK, "%s", err.msg);
+    xf_graph_index_free(ix);
+    return total.ms;
+}

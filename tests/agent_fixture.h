@@ -26,6 +26,9 @@
 xf_target *xf_fx_target(void);
 /* Analytic cost model (xf_cost_close it). */
 xf_cost_model *xf_fx_cost_model(void);
+/* g's cost through the memo (ms), each node's in per[] (g has at most
+ * cap nodes, checked). */
+double xf_fx_graph_costs(xf_costmemo *m, const xf_graph *g, xf_op_cost *per, int cap);
 /* Cost of op with params p (NULL: defaults) on n float32 inputs of shapes
  * sh, by cm alone: the independent figure a search result is checked against. */
 xf_op_cost xf_fx_cost_of(xf_cost_model *cm, xf_op op, const xf_params *p, int n,

@@ -12,19 +12,6 @@
 #include "agent_fixture.h"
 #include "testutil.h"
 
-/* g's cost through the memo (ms), each node's in per[] (g has at most 16). */
-static double costs(xf_costmemo *m, const xf_graph *g, xf_op_cost per[16])
-{
-    xf_error err;
-    xf_graph_index *ix = NULL;
-    ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
-    xf_op_cost total;
-    ck_assert_int_le(g->n_nodes, 16);
-    ck_assert_msg(xf_costmemo_graph(m, g, ix, per, &total, &err) == XF_OK, "%s", err.msg);
-    xf_graph_index_free(ix);
-    return total.ms;
-}
-
 /* A one-element float constant: rank 0 (scalar_mul's) or rank 1. */
 static int scale_const(xf_graph *g, int rank)
 {
@@ -94,10 +81,10 @@ START_TEST(ort_fuses_a_scale_next_to_a_matmul)
         scale_graph(&g, (enum scale_case)c, &node);
         ck_assert_int_ge(node, 0);
         xf_op_cost per[16];
-        double plain = costs(m, &g, per);
+        double plain = xf_fx_graph_costs(m, &g, per, 16);
         ck_assert_double_gt(per[node].ms, 0);
         xf_costmemo_set_layout(m, XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS);
-        double ort = costs(m, &g, per);
+        double ort = xf_fx_graph_costs(m, &g, per, 16);
         if (fused[c]) {
             ck_assert_msg(per[node].ms == 0, "case %d: scale costs %g ms", c, per[node].ms);
             if (c != INTO_RESIDUAL) ck_assert_double_lt(ort, plain);
@@ -132,12 +119,12 @@ START_TEST(ort_never_wraps_a_matmul_into_an_output)
         if (out) xf_test_out(&g[out], y);
     }
     xf_op_cost per[16];
-    costs(m, &g[0], per);
+    xf_fx_graph_costs(m, &g[0], per, 16);
     double plain = per[0].ms;
     xf_costmemo_set_layout(m, XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS);
-    costs(m, &g[0], per);
+    xf_fx_graph_costs(m, &g[0], per, 16);
     ck_assert_double_gt(per[0].ms, plain + 1e-6); /* a Gemm in Reshapes */
-    costs(m, &g[1], per);
+    xf_fx_graph_costs(m, &g[1], per, 16);
     ck_assert_double_eq_tol(per[0].ms, plain, 1e-12); /* a MatMul as it stands */
     for (int i = 0; i < 2; i++) xf_graph_free(&g[i]);
     xf_costmemo_free(m);

@@ -541,23 +541,10 @@ static void heads_graph(xf_graph *g, int folded, int relu)
     xf_test_out(g, xf_test_op2(g, XF_OP_MATMUL, NULL, parts[0], parts[1]));
 }
 
-/* g's cost through the memo (ms), each node's in per[] (g has at most 32). */
-static double graph_costs(xf_costmemo *m, const xf_graph *g, xf_op_cost per[32])
-{
-    xf_error err;
-    xf_graph_index *ix = NULL;
-    ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
-    xf_op_cost total;
-    ck_assert_int_le(g->n_nodes, 32);
-    ck_assert_msg(xf_costmemo_graph(m, g, ix, per, &total, &err) == XF_OK, "%s", err.msg);
-    xf_graph_index_free(ix);
-    return total.ms;
-}
-
 static double heads_cost(xf_costmemo *m, const xf_graph *g, int *free_transposes)
 {
     xf_op_cost per[32];
-    double total = graph_costs(m, g, per);
+    double total = xf_fx_graph_costs(m, g, per, 32);
     *free_transposes = 0;
     for (int i = 0; i < g->n_nodes; i++)
         *free_transposes += g->nodes[i].op == XF_OP_TRANSPOSE && per[i].ms == 0;
@@ -816,7 +803,7 @@ static void tanh_gelu_graph(xf_graph *g, int half, int leak, int relus)
 static double graph_ms(xf_costmemo *m, const xf_graph *g, double *tanh_ms)
 {
     xf_op_cost per[32];
-    double total = graph_costs(m, g, per);
+    double total = xf_fx_graph_costs(m, g, per, 32);
     for (int i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].op == XF_OP_TANH) *tanh_ms = per[i].ms;
     return total;
@@ -977,12 +964,12 @@ START_TEST(ort_runs_an_unread_matmul_unwrapped)
     head_graph(&head, 0);
     head_graph(&biased, 1);
     xf_op_cost per[32];
-    double plain = graph_costs(m, &head, per), plain_mm = 0;
-    graph_costs(m, &biased, per);
+    double plain = xf_fx_graph_costs(m, &head, per, 32), plain_mm = 0;
+    xf_fx_graph_costs(m, &biased, per, 32);
     plain_mm = per[0].ms;
     xf_costmemo_set_layout(m, XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS);
-    ck_assert_double_eq_tol(graph_costs(m, &head, per), plain, 1e-12);
-    graph_costs(m, &biased, per);
+    ck_assert_double_eq_tol(xf_fx_graph_costs(m, &head, per, 32), plain, 1e-12);
+    xf_fx_graph_costs(m, &biased, per, 32);
     ck_assert_double_gt(per[0].ms, plain_mm + 1e-6); /* wrapped: read by its add */
     xf_costmemo_free(m);
 

@@ -98,18 +98,26 @@ static xf_train_options train_options(const char *ckpt)
     return t;
 }
 
+/* One agent trained over the n models for `steps` steps, saved to ckpt;
+ * *r (initialised here) its report, for the caller to free. */
+static void train_on(const char *ckpt, const char **models, int n, int64_t steps,
+                     xf_train_report *r)
+{
+    xf_train_options t = train_options(ckpt);
+    t.models = models;
+    t.n_models = n;
+    t.steps = steps;
+    xf_train_report_init(r);
+    xf_error err = {0};
+    ck_assert_msg(xf_train_agent(&t, r, &err) == XF_OK, "%s", err.msg);
+}
+
 /* One agent trained over A and B for `steps` steps, saved to ckpt. */
 static void train_ab(const char *ckpt, int64_t steps)
 {
     const char *models[] = {a_path, b_path};
-    xf_train_options t = train_options(ckpt);
-    t.models = models;
-    t.n_models = 2;
-    t.steps = steps;
     xf_train_report r;
-    xf_train_report_init(&r);
-    xf_error err = {0};
-    ck_assert_msg(xf_train_agent(&t, &r, &err) == XF_OK, "%s", err.msg);
+    train_on(ckpt, models, 2, steps, &r);
     xf_train_report_free(&r);
 }
 
@@ -153,13 +161,8 @@ START_TEST(trains_over_models_and_transfers)
     snprintf(out, sizeof out, "%s", xf_test_tmp("c.opt.onnx"));
     unlink(ckpt);
     const char *models[] = {a_path, b_path};
-    xf_train_options t = train_options(ckpt);
-    t.models = models;
-    t.n_models = 2;
     xf_train_report r;
-    xf_train_report_init(&r);
-    xf_error err = {0};
-    ck_assert_msg(xf_train_agent(&t, &r, &err) == XF_OK, "%s", err.msg);
+    train_on(ckpt, models, 2, train_options(ckpt).steps, &r);
     ck_assert_int_eq(r.n_models, 2);
     ck_assert_int_eq(r.stats.steps, 400);
     ck_assert_int_ge(r.stats.passes, 1);
@@ -178,6 +181,7 @@ START_TEST(trains_over_models_and_transfers)
     xf_actions back;
     xf_actions_init(&back);
     int wm = -1;
+    xf_error err = {0};
     ck_assert_msg(xf_rl_ckpt_actions(ckpt, &wm, &back, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(wm, 0);
     ck_assert_int_eq(back.M, u->M);
@@ -249,16 +253,11 @@ START_TEST(a_guided_search_prices_rules_the_agent_never_saw)
     snprintf(out, sizeof out, "%s", xf_test_tmp("c.outside.onnx"));
     unlink(ckpt);
     const char *models[] = {a_path};
-    xf_train_options t = train_options(ckpt);
-    t.models = models;
-    t.n_models = 1;
-    t.steps = 40;
     xf_train_report r;
-    xf_train_report_init(&r);
-    xf_error err = {0};
-    ck_assert_msg(xf_train_agent(&t, &r, &err) == XF_OK, "%s", err.msg);
+    train_on(ckpt, models, 1, 40, &r);
     ck_assert(!has_id(&r.stats.act, 2) && !has_id(&r.stats.act, -2));
     xf_train_report_free(&r);
+    xf_error err = {0};
     xf_optimize_options o = load_options(ckpt);
     o.samples = 0;
     o.guide = 1;
@@ -280,14 +279,8 @@ START_TEST(a_directory_of_models)
     char ckpt[4096];
     snprintf(ckpt, sizeof ckpt, "%s", xf_test_tmp("dir.ckpt"));
     const char *models[] = {dir_path};
-    xf_train_options t = train_options(ckpt);
-    t.models = models;
-    t.n_models = 1;
-    t.steps = 100;
     xf_train_report r;
-    xf_train_report_init(&r);
-    xf_error err = {0};
-    ck_assert_msg(xf_train_agent(&t, &r, &err) == XF_OK, "%s", err.msg);
+    train_on(ckpt, models, 1, 100, &r);
     ck_assert_int_eq(r.n_models, 2);
     ck_assert_str_eq(r.models[0], a_path);
     ck_assert_str_eq(r.models[1], b_path);

@@ -262,10 +262,7 @@ static int feeds_only(const xf_graph *g, const xf_graph_index *ix, int v, int re
 {
     int n = 0;
     const int *users = xf_graph_index_users(ix, v, &n);
-    if (n != 1 || users[0] != reader) return 0;
-    for (int i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] == v) return 0;
-    return 1;
+    return n == 1 && users[0] == reader && !xf_graph_is_output(g, v);
 }
 
 /* 1 when ONNX Runtime 1.30's MatMulAddFusion turns matmul node `mm` and the
