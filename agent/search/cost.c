@@ -635,9 +635,10 @@ xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_gra
         xf_op_cost c;
         memset(&c, 0, sizeof c);
         if (!node_weight_only(g, ix, i)) {
-            /* with the ORT layout costs a transpose's, a matmul's and a
-             * scale's cost depend on their readers and a view's on its
-             * producer, which a rewrite may change: decided on every graph */
+            /* with the ORT layout costs a transpose's, a matmul's, a
+             * scale's and an add's (a SkipLayerNormalization's) cost depend
+             * on their readers and a view's on its producer, which a
+             * rewrite may change: decided on every graph */
             xf_op op = g->nodes[i].op;
             int context = m->view_ms > 0 && (op == XF_OP_TRANSPOSE || xf_op_reshapes(op) ||
                                              op == XF_OP_MATMUL || op == XF_OP_ADD ||
