@@ -5,7 +5,8 @@
  *
  *   bench_transfer [--rules DB] [--ckpt FILE] [--retrain] [--train-seconds S]
  *                  [--agent ppo|wm] [--samples N] [--guide K] [--seed N] [--no-target]
- *                  [--target-budget S] [--train PATH]... [--held PATH]...
+ *                  [--target-budget S] [--race-threads N]... [--race-only]
+ *                  [--train PATH]... [--held PATH]...
  *
  * 1. Rules: DB, else the default rules database next to rlflow-agent (as
  *    rlflow-agent finds it).
@@ -37,8 +38,14 @@
  *    method wrote (kept as <scratch>/held<i>.<method>.onnx) timed
  *    alternately in one process, and the verdict "within 1%" from that
  *    race (the arbiters' ratios come from separate noisy runs, and TASO's
- *    is the least of many draws). Timings on a shared
- *    machine are noisy: the load average is printed with the table.
+ *    is the least of many draws), at 1 thread and at every core
+ *    (--race-threads N, repeatable; 0: every core): one other busy process
+ *    on a 2-core machine slows a 2-thread run far more than a 1-thread one.
+ *    The verdict says when the race's own noise (its self check) is over
+ *    1%. Timings on a shared machine are noisy: the load average is
+ *    printed with the table and with each race.
+ * 5. --race-only: no training or optimising; the models an earlier run
+ *    wrote for the same --held list raced again, in a fresh process.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +57,7 @@
 #include "target/target.h"
 
 #define MAX_PATHS 64
+#define MAX_RACES 4 /* --race-threads given */
 
 static void die(const char *what, const char *msg)
 {
@@ -162,7 +170,7 @@ static void keep_written(const char *scratch, int i, const char *method, const f
  * from their own noisy rounds, and TASO's arbiter keeps the smallest of up
  * to 14 such draws (of which most are the same model): its ratio is biased
  * low. Here every model is timed over the same rounds. */
-static void direct_race(const char *name, const char *input, char written[3][4096])
+static void direct_race(const char *name, const char *input, char written[3][4096], int threads)
 {
     static const char *const method[3] = {"taso", "agent", "policy"};
     const char *files[4] = {input};
@@ -197,12 +205,15 @@ static void direct_race(const char *name, const char *input, char written[3][409
     o.self_check = 1;
     o.files = files;
     xf_target_timing res[4], self;
-    xf_status st = xf_target_open(NULL, &t, &err);
+    xf_target_options to = xf_target_default_options();
+    to.threads = threads;
+    xf_status st = xf_target_open(&to, &t, &err);
     if (!st) st = xf_target_compare(t, gp, n, &o, res, &self, &err);
     if (st) printf("%-22s direct race: %s\n", name, err.msg);
     else {
-        printf("%-22s direct race (%s, %d rounds, one process; self check x%.3f +-%.3f):\n",
-               name, xf_target_identity(t), o.rounds, self.ratio, self.noise);
+        printf("%-22s direct race (%s, %d rounds, one process; self check x%.3f +-%.3f; "
+               "load average %.1f):\n",
+               name, xf_target_identity(t), o.rounds, self.ratio, self.noise, bench_load_average());
         int ti = -1, ai = -1;
         for (int k = 0; k < n; k++) {
             printf("      %-7s %8.3f ms  x%.3f [%.3f, %.3f]  %s\n", label[k], res[k].median_ms,
@@ -211,12 +222,30 @@ static void direct_race(const char *name, const char *input, char written[3][409
             if (!strcmp(label[k], "agent")) ai = k;
         }
         if (ti > 0 && ai > 0)
-            printf("%-22s direct verdict: agent x%.3f vs taso x%.3f: agent/taso %.3f, %s 1%%\n",
-                   name, res[ai].ratio, res[ti].ratio, res[ai].ratio / res[ti].ratio,
-                   res[ai].ratio <= res[ti].ratio * 1.01 ? "within" : "NOT within");
+            printf("%-22s direct verdict (%d thread%s): agent x%.3f vs taso x%.3f: agent/taso "
+                   "%.3f, %s 1%%%s\n",
+                   name, xf_target_threads(t), xf_target_threads(t) == 1 ? "" : "s",
+                   res[ai].ratio, res[ti].ratio, res[ai].ratio / res[ti].ratio,
+                   res[ai].ratio <= res[ti].ratio * 1.01 ? "within" : "NOT within",
+                   self.noise > 0.01 ? " (the self check's noise is over 1%: not resolved)" : "");
     }
     xf_target_close(t);
     for (int k = 0; k < n; k++) xf_graph_free(&g[k]);
+}
+
+/* The name a held-out model goes by in the table: its file's, or its
+ * directory's for a .../NAME/model.onnx. */
+static void held_name(const char *p, char *name, size_t n)
+{
+    const char *end = strrchr(p, '/');
+    const char *base = end ? end + 1 : p;
+    if (!strcmp(base, "model.onnx") && end > p) {
+        const char *s = end - 1;
+        while (s > p && s[-1] != '/') s--;
+        snprintf(name, n, "%.*s", (int)(end - s), s);
+    } else {
+        snprintf(name, n, "%s", base);
+    }
 }
 
 static void print_row(const char *model, const char *method, const figures *f)
@@ -297,7 +326,8 @@ int main(int argc, char **argv)
     const char *rules = NULL, *ckpt = NULL;
     const char *train_paths[MAX_PATHS], *held_paths[MAX_PATHS];
     int n_train = 0, n_held = 0, retrain = 0, target = 1, samples = XF_OPTIMIZE_SAMPLES;
-    int guide = XF_OPTIMIZE_GUIDE;
+    int guide = XF_OPTIMIZE_GUIDE, race_only = 0, n_race_threads = 0;
+    int race_threads[MAX_RACES];
     double train_seconds = 300, target_budget = 60;
     uint64_t seed = 1;
     xf_optimize_agent agent = XF_OPTIMIZE_PPO;
@@ -307,6 +337,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--ckpt") && v) ckpt = argv[++i];
         else if (!strcmp(a, "--retrain")) retrain = 1;
         else if (!strcmp(a, "--no-target")) target = 0;
+        else if (!strcmp(a, "--race-only")) race_only = 1;
+        else if (!strcmp(a, "--race-threads") && v && n_race_threads < MAX_RACES)
+            race_threads[n_race_threads++] = atoi(argv[++i]);
         else if (!strcmp(a, "--train-seconds") && v) train_seconds = atof(argv[++i]);
         else if (!strcmp(a, "--target-budget") && v) target_budget = atof(argv[++i]);
         else if (!strcmp(a, "--samples") && v) samples = atoi(argv[++i]);
@@ -322,7 +355,8 @@ int main(int argc, char **argv)
             fprintf(stderr,
                     "usage: bench_transfer [--rules DB] [--ckpt FILE] [--retrain] "
                     "[--train-seconds S] [--agent ppo|wm] [--samples N] [--guide K] [--seed N] "
-                    "[--no-target] [--target-budget S] [--train PATH]... [--held PATH]...\n");
+                    "[--no-target] [--target-budget S] [--race-threads N]... [--race-only] "
+                    "[--train PATH]... [--held PATH]...\n");
             return 2;
         }
     }
@@ -362,6 +396,28 @@ int main(int argc, char **argv)
             held_paths[n_held++] =
                 zoo_model(scratch, zoo_held[k][0], zoo_held[k][1], zoo_paths[nz], 4096);
     }
+    if (n_race_threads == 0) { /* one thread, then every core */
+        race_threads[n_race_threads++] = 1;
+        race_threads[n_race_threads++] = 0;
+    }
+    static char written[MAX_PATHS][3][4096]; /* taso's, the agent's, the policy's */
+    if (race_only) { /* the models an earlier run wrote, raced again */
+        static const char *const method[3] = {"taso", "agent", "policy"};
+        printf("direct races of the models written before; load average %.1f\n",
+               bench_load_average());
+        for (int i = 0; i < n_held; i++) {
+            char name[64];
+            held_name(held_paths[i], name, sizeof name);
+            for (int k = 0; k < 3; k++) {
+                snprintf(written[i][k], sizeof written[i][k], "%s/held%d.%s.onnx", scratch, i,
+                         method[k]);
+                if (access(written[i][k], R_OK) != 0) written[i][k][0] = '\0';
+            }
+            for (int k = 0; k < n_race_threads; k++)
+                direct_race(name, held_paths[i], written[i], race_threads[k]);
+        }
+        return 0;
+    }
     struct stat sb;
     if (retrain || stat(ckpt, &sb) != 0)
         train(rules, ckpt, train_paths, n_train, train_seconds, agent, seed, target, cache);
@@ -369,7 +425,6 @@ int main(int argc, char **argv)
         printf("checkpoint: %s (there already; --retrain to train again)\n", ckpt);
 
     static figures taso[MAX_PATHS], pre[MAX_PATHS], policy[MAX_PATHS];
-    static char written[MAX_PATHS][3][4096]; /* taso's, the agent's, the policy's */
     for (int i = 0; i < n_held; i++) {
         xf_optimize_options o = xf_optimize_options_default();
         o.rules = rules;
@@ -403,15 +458,7 @@ int main(int argc, char **argv)
            target ? "ort latency" : "(no target)", "optimise", "whole call");
     for (int i = 0; i < n_held; i++) {
         char name[64];
-        const char *p = held_paths[i], *end = strrchr(p, '/');
-        const char *base = end ? end + 1 : p;
-        if (!strcmp(base, "model.onnx") && end > p) { /* the directory's name */
-            const char *s = end - 1;
-            while (s > p && s[-1] != '/') s--;
-            snprintf(name, sizeof name, "%.*s", (int)(end - s), s);
-        } else {
-            snprintf(name, sizeof name, "%s", base);
-        }
+        held_name(held_paths[i], name, sizeof name);
         print_row(name, "taso", &taso[i]);
         print_row(name, "agent", &pre[i]);
         if (guide > 0 && agent == XF_OPTIMIZE_PPO) print_row(name, "policy", &policy[i]);
@@ -429,7 +476,9 @@ int main(int argc, char **argv)
             if (by[k]->ok && by[k]->arbiter[0])
                 printf("%-22s arbiter (%s), cheapest first:\n%s", name, method[k],
                        by[k]->arbiter);
-        if (target) direct_race(name, held_paths[i], written[i]);
+        if (target)
+            for (int k = 0; k < n_race_threads; k++)
+                direct_race(name, held_paths[i], written[i], race_threads[k]);
     }
     return 0;
 }
