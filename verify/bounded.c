@@ -626,6 +626,27 @@ static xf_status run_pass(check *k, const xf_rule *r, xfb_shape_plan *plan, int 
     return st;
 }
 
+/* The exact check, the float probe first at each, at the plan's shapes
+ * after the own (dims up to top), when `run`; *done when it refuted the
+ * rule (written into out), else *left what leaves it unproved (NULL: valid
+ * at every one). Frees the plan. */
+static xf_status extra_shapes(check *k, const xf_rule *r, xfb_shape_plan *plan, int top, int run,
+                              xf_bounded *out, int *done, const char **left, char *scope,
+                              size_t scope_size, xf_error *err)
+{
+    pass_tally t;
+    memset(&t, 0, sizeof t);
+    t.spent_at = -1;
+    xf_status st = XF_OK;
+    if (run) st = run_pass(k, r, plan, top, 1, plan->n, 1, 1, out, done, &t, scope, scope_size, err);
+    vf_bounded_shape_plan_free(plan);
+    *left = t.spent_at >= 0 ? (t.spent_why == XF_WHY_RLIMIT ? "the resource (rlimit) budget ran out"
+                                                            : "the time budget ran out")
+            : t.n_unknown ? "the solver did not decide one"
+                          : NULL;
+    return st;
+}
+
 /* A rule valid at its own shapes whose every input dim is fixed, indexed
  * or summed, or in a class read near its ends only (bounded_domain.c):
  * the exact check at every admissible size 1..top of those classes (the
@@ -639,22 +660,14 @@ static xf_status check_edges(check *k, const xf_rule *r, int max_dim, const xfb_
     for (int c = 0; c < dom->n_edge_classes; c++) top = dom->edge_top[c] > top ? dom->edge_top[c] : top;
     xf_status st = vf_bounded_shape_plan_edges(r, dom, &plan, &upward, err);
     if (st != XF_OK) return st;
-    pass_tally t;
-    memset(&t, 0, sizeof t);
-    t.spent_at = -1;
     char scope[160];
     snprintf(scope, sizeof scope, "%d admissible combination(s) of sizes up to %d of %d class(es)",
              plan.n - 1, top, dom->n_edge_classes);
-    if (upward)
-        st = run_pass(k, r, &plan, top > max_dim ? top : max_dim, 1, plan.n, 1, 1, out, &done, &t,
-                      scope, sizeof scope, err);
-    vf_bounded_shape_plan_free(&plan);
+    const char *why;
+    st = extra_shapes(k, r, &plan, top > max_dim ? top : max_dim, upward, out, &done, &why, scope,
+                      sizeof scope, err);
     if (st != XF_OK || done) return st;
-    const char *why = !upward ? "a larger size is not admissible where a smaller one is"
-                      : t.spent_at >= 0 ? (t.spent_why == XF_WHY_RLIMIT ? "the resource (rlimit) budget ran out"
-                                                                        : "the time budget ran out")
-                      : t.n_unknown ? "the solver did not decide one"
-                                    : NULL;
+    if (!upward) why = "a larger size is not admissible where a smaller one is";
     out->proves = why == NULL;
     if (out->proves)
         snprintf(out->detail, sizeof out->detail,
@@ -694,19 +707,12 @@ static xf_status check_cases(check *k, const xf_rule *r, int max_dim, xfb_domain
     for (int i = 0; i < plan.n * plan.n_inputs; i++)
         for (int d = 0; d < plan.shapes[i].rank; d++)
             top = plan.shapes[i].dims[d] > top ? (int)plan.shapes[i].dims[d] : top;
-    pass_tally t;
-    memset(&t, 0, sizeof t);
-    t.spent_at = -1;
     char scope[160];
     snprintf(scope, sizeof scope, "%d case(s) of its matmul batch dims of two classes (%d more shape(s))",
              n_cases, plan.n - 1);
-    st = run_pass(k, r, &plan, top, 1, plan.n, 1, 1, out, &done, &t, scope, sizeof scope, err);
-    vf_bounded_shape_plan_free(&plan);
+    const char *left;
+    st = extra_shapes(k, r, &plan, top, 1, out, &done, &left, scope, sizeof scope, err);
     if (st != XF_OK || done) return st;
-    const char *left = t.spent_at >= 0 ? (t.spent_why == XF_WHY_RLIMIT ? "the resource (rlimit) budget ran out"
-                                                                       : "the time budget ran out")
-                       : t.n_unknown ? "the solver did not decide one"
-                                     : NULL;
     out->proves = left == NULL;
     if (out->proves)
         snprintf(out->detail, sizeof out->detail,
