@@ -1291,9 +1291,8 @@ START_TEST(own_shapes_prove_near_the_ends)
     }
     for (int pass = 0; pass < 2; pass++) {
         /* a b against a b[0] for one 2x2 matrix each: equal while b's
-         * batch is 1 (broadcast), not with a batch of two each. The
-         * batch dims of a and b are two classes, which may broadcast:
-         * mixing. */
+         * batch is 1 (broadcast), not with a batch of two each: not
+         * proved by the own shapes alone (b's batch is sliced). */
         static const int64_t d122[3] = {1, 2, 2};
         xf_shape shm[2] = {xf_shape_make(3, d122), xf_shape_make(3, d122)};
         inputs(&r, 2, shm, s, d);
