@@ -626,6 +626,27 @@ static xf_status run_pass(check *k, const xf_rule *r, xfb_shape_plan *plan, int 
     return st;
 }
 
+/* The exact check, the float probe first at each, at the plan's shapes
+ * after the own (dims up to top), when `run`; *done when it refuted the
+ * rule (written into out), else *left what leaves it unproved (NULL: valid
+ * at every one). Frees the plan. */
+static xf_status extra_shapes(check *k, const xf_rule *r, xfb_shape_plan *plan, int top, int run,
+                              xf_bounded *out, int *done, const char **left, char *scope,
+                              size_t scope_size, xf_error *err)
+{
+    pass_tally t;
+    memset(&t, 0, sizeof t);
+    t.spent_at = -1;
+    xf_status st = XF_OK;
+    if (run) st = run_pass(k, r, plan, top, 1, plan->n, 1, 1, out, done, &t, scope, scope_size, err);
+    vf_bounded_shape_plan_free(plan);
+    *left = t.spent_at >= 0 ? (t.spent_why == XF_WHY_RLIMIT ? "the resource (rlimit) budget ran out"
+                                                            : "the time budget ran out")
+            : t.n_unknown ? "the solver did not decide one"
+                          : NULL;
+    return st;
+}
+
 /* A rule valid at its own shapes whose every input dim is fixed, indexed
  * or summed, or in a class read near its ends only (bounded_domain.c):
  * the exact check at every admissible size 1..top of those classes (the
@@ -639,22 +660,14 @@ static xf_status check_edges(check *k, const xf_rule *r, int max_dim, const xfb_
     for (int c = 0; c < dom->n_edge_classes; c++) top = dom->edge_top[c] > top ? dom->edge_top[c] : top;
     xf_status st = vf_bounded_shape_plan_edges(r, dom, &plan, &upward, err);
     if (st != XF_OK) return st;
-    pass_tally t;
-    memset(&t, 0, sizeof t);
-    t.spent_at = -1;
     char scope[160];
     snprintf(scope, sizeof scope, "%d admissible combination(s) of sizes up to %d of %d class(es)",
              plan.n - 1, top, dom->n_edge_classes);
-    if (upward)
-        st = run_pass(k, r, &plan, top > max_dim ? top : max_dim, 1, plan.n, 1, 1, out, &done, &t,
-                      scope, sizeof scope, err);
-    vf_bounded_shape_plan_free(&plan);
+    const char *why;
+    st = extra_shapes(k, r, &plan, top > max_dim ? top : max_dim, upward, out, &done, &why, scope,
+                      sizeof scope, err);
     if (st != XF_OK || done) return st;
-    const char *why = !upward ? "a larger size is not admissible where a smaller one is"
-                      : t.spent_at >= 0 ? (t.spent_why == XF_WHY_RLIMIT ? "the resource (rlimit) budget ran out"
-                                                                        : "the time budget ran out")
-                      : t.n_unknown ? "the solver did not decide one"
-                                    : NULL;
+    if (!upward) why = "a larger size is not admissible where a smaller one is";
     out->proves = why == NULL;
     if (out->proves)
         snprintf(out->detail, sizeof out->detail,
@@ -667,6 +680,49 @@ static xf_status check_edges(check *k, const xf_rule *r, int max_dim, const xfb_
                  "valid at the rule's own shapes; not proved at the sizes near the ends of %d "
                  "class(es) read there only (up to %d): %s",
                  dom->n_edge_classes, top, why);
+    return XF_OK;
+}
+
+/* A rule valid at its own shapes that is not closed there only for its
+ * matmul batch dims of two classes, when the cases of those
+ * (bounded_cases.c) each close: the exact check at each case's shape (the
+ * float probe first at each) proves it, a refutation there refutes it,
+ * anything else leaves it unknown. *tried 0 (nothing written but the
+ * open case's reason into dom->why) when the cases do not close. */
+static xf_status check_cases(check *k, const xf_rule *r, int max_dim, xfb_domain *dom,
+                             xf_bounded *out, int *tried, xf_error *err)
+{
+    xfb_shape_plan plan;
+    int closes, n_cases, done = 0;
+    char why[200];
+    *tried = 0;
+    xf_status st = vf_bounded_shape_plan_cases(r, &plan, &closes, &n_cases, why, sizeof why, err);
+    if (st != XF_OK || !closes) {
+        if (why[0]) snprintf(dom->why, sizeof dom->why, "%s", why); /* the case that stays open */
+        vf_bounded_shape_plan_free(&plan);
+        return st;
+    }
+    *tried = 1;
+    int top = max_dim;
+    for (int i = 0; i < plan.n * plan.n_inputs; i++)
+        for (int d = 0; d < plan.shapes[i].rank; d++)
+            top = plan.shapes[i].dims[d] > top ? (int)plan.shapes[i].dims[d] : top;
+    char scope[160];
+    snprintf(scope, sizeof scope, "%d case(s) of its matmul batch dims of two classes (%d more shape(s))",
+             n_cases, plan.n - 1);
+    const char *left;
+    st = extra_shapes(k, r, &plan, top, 1, out, &done, &left, scope, sizeof scope, err);
+    if (st != XF_OK || done) return st;
+    out->proves = left == NULL;
+    if (out->proves)
+        snprintf(out->detail, sizeof out->detail,
+                 "valid at the rule's own shapes and at the shapes of the %s, which stand for "
+                 "every shape it applies to, each case closed by the own-shape argument",
+                 scope);
+    else
+        snprintf(out->detail, sizeof out->detail,
+                 "valid at the rule's own shapes; not proved at the shapes of the %s: %s", scope,
+                 left);
     return XF_OK;
 }
 
@@ -742,6 +798,9 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
         st = vf_bounded_domain_of(r, &dom, err);
         if (st != XF_OK) return st;
         if (dom.by_edges) return check_edges(k, r, max_dim, &dom, out, err);
+        int cased = 0;
+        if (!dom.closed) st = check_cases(k, r, max_dim, &dom, out, &cased, err);
+        if (st != XF_OK || cased) return st;
         out->proves = dom.closed;
         char blocks[64] = "";
         if (dom.n_blocked)

@@ -327,13 +327,13 @@ static int edge_join(classes *c, int f, int flat, int blocks, xfb_domain *out)
 
 /* Classifies input dim d of rule input `in` (class root; `flat` its index
  * among the rule's input dims) into out. */
-static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int d, int flat,
-                     int root, xfb_domain *out)
+static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int64_t size, int d,
+                     int flat, int root, xfb_domain *out)
 {
     int f = t->block_of[root] >= 0 ? t->block_of[root] : root;
     int summed = c->summed[f];
     int64_t need = summed ? c->need[f] : c->axes[f];
-    int64_t own = in->shape.dims[d] / t->blocks[root]; /* the size of one block */
+    int64_t own = size / t->blocks[root]; /* the size of one block */
     if (c->fixed[f]) {
         out->n_fixed++;
         return;
@@ -373,11 +373,14 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int 
                  d, name, (long long)own, (long long)need);
 }
 
-xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
+/* The domain within case cas (NULL: none) at input shapes `at` (NULL: the
+ * own ones). */
+static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *at, xfb_domain *out,
+                        xf_error *err)
 {
     memset(out, 0, sizeof *out);
     xfb_ties t;
-    xf_status st = vf_bounded_ties_build(r, 1, &t, err);
+    xf_status st = vf_bounded_ties_build_case(r, cas, &t, err);
     if (st != XF_OK) return st;
     int poly = polynomial(&r->src) && polynomial(&r->dst);
     classes c;
@@ -388,7 +391,7 @@ xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
     for (int i = 0, flat = 0; st == XF_OK && i < r->src.n_inputs; i++) {
         const xf_value *in = &r->src.values[r->src.inputs[i]];
         for (int d = 0; d < in->shape.rank; d++, flat++)
-            classify(&t, &c, poly, in, d, flat,
+            classify(&t, &c, poly, in, at ? at[i].dims[d] : in->shape.dims[d], d, flat,
                      vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d)), out);
     }
     if (st != XF_OK) out->closed = 0;
@@ -406,4 +409,15 @@ xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
     classes_free(&c);
     vf_bounded_ties_free(&t);
     return st;
+}
+
+xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err)
+{
+    return domain(r, NULL, NULL, out, err);
+}
+
+xf_status vf_bounded_domain_in_case(const xf_rule *r, const xfb_case *c, const xf_shape *at,
+                                    xfb_domain *out, xf_error *err)
+{
+    return domain(r, c, at, out, err);
 }

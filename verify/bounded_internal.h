@@ -113,12 +113,33 @@ typedef struct xfb_ties {
     unsigned char *edge;
     int *reach;
     int *slice_end;
+    /* strict only: the case at hand (NULL: none; bounded_cases.c) and,
+     * per root, a class it sets to 1 (fixed); the first matmul batch pair
+     * left of two classes (operand slots, -1 none) and how many. */
+    const struct xfb_case *cas;
+    unsigned char *one;
+    int pair[2];
+    int n_pairs;
 } xfb_ties;
+
+/* A case of the matmul batch dims of two classes (bounded_cases.c): the
+ * decisions made, each "the classes of slots a and b are equal" or "the
+ * class of slot a is 1". Facts about the admissible shapes it covers. */
+#define XFB_CASE_DEPTH 8
+typedef struct xfb_case {
+    int n;
+    struct {
+        int a, b; /* b -1: a's class is 1; else a's and b's are equal */
+    } d[XFB_CASE_DEPTH];
+} xfb_case;
 
 /* Ties every dim of r. strict: only ties that every admissible shape
  * satisfies (the domain argument); otherwise also ties that merely narrow
  * the search (matmul batch dims, grouped conv channels). XF_ERR_NOMEM. */
 xf_status vf_bounded_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_error *err);
+/* Strict ties within case c (bounded_cases.c). */
+xf_status vf_bounded_ties_build_case(const xf_rule *r, const xfb_case *c, xfb_ties *t,
+                                     xf_error *err);
 /* Strict ties: decides the axes the build deferred (matmul batch dims,
  * concat and split axes) once every other tie is made (bounded_ties_blocks.c). */
 xf_status vf_bounded_ties_blocks(const xf_rule *r, xfb_ties *t, xf_error *err);
@@ -176,6 +197,24 @@ typedef struct xfb_domain {
 } xfb_domain;
 
 xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err);
+/* The same within case c at input shapes `at` (one of the case's), which
+ * stand for the case's shapes where the result is closed. */
+xf_status vf_bounded_domain_in_case(const xf_rule *r, const xfb_case *c, const xf_shape *at,
+                                    xfb_domain *out, xf_error *err);
+
+/* Matmul batch dims of two classes by cases (bounded_cases.c): at every
+ * admissible shape two such dims are equal or one of them is 1. The plan's
+ * rows after the first (the own shapes) are one shape per case that needs
+ * one; *closes 1 when every case is closed at its row (or has no
+ * admissible shape), so that the exact check valid at every row proves
+ * the rule; else why says which case does not close. */
+xf_status vf_bounded_shape_plan_cases(const xf_rule *r, xfb_shape_plan *p, int *closes,
+                                      int *n_cases, char *why, size_t why_size, xf_error *err);
+/* Whether input shapes `in` are admissible and every dim of every value
+ * there has the size the ties t say: blocks[root] * base[family] (base per
+ * plain root, bounded_cases.c). */
+xf_status vf_bounded_shapes_fit(const xf_rule *r, const xf_shape *in, xfb_ties *t,
+                                const int64_t *base, int *fit, xf_error *err);
 
 /* The shapes a domain's classes read near their ends are checked at
  * (bounded_shapes.c): the own shapes first, then every admissible

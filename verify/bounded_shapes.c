@@ -779,3 +779,27 @@ xf_status xf_verify_rule_at_shapes(const xf_rule *r, const xf_shape *inputs, xf_
     out->fingerprint = r->fingerprint;
     return st;
 }
+
+/* ------------------------------------------------------- a case's shapes */
+
+xf_status vf_bounded_shapes_fit(const xf_rule *r, const xf_shape *in, xfb_ties *t,
+                                const int64_t *base, int *fit, xf_error *err)
+{
+    search s;
+    *fit = 0;
+    xf_status st = search_init(&s, r, 4, err);
+    if (st == XF_OK && admissible(&s, in)) {
+        *fit = 1;
+        for (int k = 0; k < 2 && *fit; k++) {
+            const xf_graph *g = side_graph(r, k);
+            for (int v = 0; v < g->n_values && *fit; v++)
+                for (int d = 0; d < s.sh[k][v].rank && *fit; d++) {
+                    int root = vf_bounded_ties_find(t, vf_bounded_ties_slot(t, k, v, d));
+                    int f = t->block_of[root] >= 0 ? t->block_of[root] : root;
+                    *fit = s.sh[k][v].dims[d] == (int64_t)t->blocks[root] * base[f];
+                }
+        }
+    }
+    search_free(&s);
+    return st;
+}

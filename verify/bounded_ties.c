@@ -29,7 +29,8 @@
  * broadcast; element-wise operands of different shapes; operators this
  * table does not know), and a generator's dims are fixed: a rule proved
  * that way holds at its generators' own sizes, which its recorded domain
- * says (worker.c).
+ * says (worker.c). Strict, the rule's validity domain, where known, adds
+ * its equalities (tie_domain): every admissible shape satisfies it.
  *
  * "Applies" is the bounded check's admissible set (docs/verify.md, "Which
  * input shapes"): ranks kept, parameters re-derived as the enumerator
@@ -76,6 +77,7 @@ void vf_bounded_ties_join(xfb_ties *t, int a, int b)
     if (a == b) return;
     t->parent[b] = a;
     t->fixed[a] |= t->fixed[b];
+    if (t->one) t->one[a] |= t->one[b];
 }
 
 /* One graph side while tying its nodes. */
@@ -438,10 +440,47 @@ static void tie_node(const side *s, const xf_rule *r, const xf_node *nd)
 
 static const xf_graph *side_graph(const xf_rule *r, int k) { return k ? &r->dst : &r->src; }
 
-xf_status vf_bounded_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_error *err)
+/* Slot of dim `axis` (negative: from the end) of rule input `input`, -1 outside. */
+static int input_slot(const xf_rule *r, const xfb_ties *t, xf_dim_ref ref)
+{
+    if (ref.input < 0 || ref.input >= r->src.n_inputs) return -1;
+    int v = r->src.inputs[ref.input], rank = r->src.values[v].shape.rank;
+    int d = ref.axis < 0 ? ref.axis + rank : ref.axis;
+    return d >= 0 && d < rank ? t->base[0][v] + d : -1;
+}
+
+/* The rule's validity domain, where known (strict): the check and every
+ * application of the rule stay inside it (docs/verify.md, "Validity
+ * domains"), so its equalities are facts at every admissible shape. Two
+ * input dims equal (`x[0] == y[0]`: matmul batch dims equal in the rule
+ * stay equal) are joined; an input dim equal to a constant (`y[0] == 1`:
+ * a dim the rule broadcasts stays 1; a pinned dim) keeps its own size. */
+static void tie_domain(const xf_rule *r, xfb_ties *t)
+{
+    for (int i = 0; r->domain.known && i < r->domain.n; i++) {
+        const xf_dom_atom *a = &r->domain.a[i];
+        if (a->kind != XF_DOM_EQ) continue;
+        int x = a->n >= 1 ? input_slot(r, t, a->dim[0]) : -1;
+        if (x < 0) continue;
+        if (a->n == 2 && a->c == 0 && a->coef[0] && a->coef[0] == -a->coef[1]) {
+            int y = input_slot(r, t, a->dim[1]);
+            if (y >= 0) vf_bounded_ties_join(t, x, y);
+        } else if (a->n == 1 && a->coef[0]) {
+            const xf_value *in = &r->src.values[r->src.inputs[a->dim[0].input]];
+            int d = a->dim[0].axis < 0 ? a->dim[0].axis + in->shape.rank : a->dim[0].axis;
+            if (a->coef[0] * in->shape.dims[d] + a->c == 0) /* holds at the own size */
+                t->fixed[vf_bounded_ties_find(t, x)] = 1;
+        }
+    }
+}
+
+static xf_status build(const xf_rule *r, int strict, const xfb_case *cas, xfb_ties *t,
+                       xf_error *err)
 {
     memset(t, 0, sizeof *t);
     t->strict = strict;
+    t->cas = cas;
+    t->pair[0] = t->pair[1] = -1;
     int n = 0;
     for (int k = 0; k < 2; k++) {
         const xf_graph *g = side_graph(r, k);
@@ -457,8 +496,9 @@ xf_status vf_bounded_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_er
     t->edge = xf_calloc((size_t)n + 1, 1);
     t->reach = xf_calloc((size_t)n + 1, sizeof *t->reach);
     t->slice_end = xf_calloc((size_t)n + 1, sizeof *t->slice_end);
+    t->one = xf_calloc((size_t)n + 1, 1);
     if (!t->parent || !t->fixed || !t->mixing || !t->summed || !t->edge || !t->reach ||
-        !t->slice_end)
+        !t->slice_end || !t->one)
         goto nomem;
     for (int i = 0; i < n; i++) t->parent[i] = i;
     for (int k = 0; k < 2; k++) {
@@ -480,12 +520,24 @@ xf_status vf_bounded_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_er
             vf_bounded_ties_join(t, t->base[0][a] + d, t->base[1][b] + d);
     }
     if (!strict) return XF_OK;
+    tie_domain(r, t);
     xf_status st = vf_bounded_ties_blocks(r, t, err);
     if (st != XF_OK) vf_bounded_ties_free(t);
     return st;
 nomem:
     vf_bounded_ties_free(t);
     return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
+}
+
+xf_status vf_bounded_ties_build(const xf_rule *r, int strict, xfb_ties *t, xf_error *err)
+{
+    return build(r, strict, NULL, t, err);
+}
+
+xf_status vf_bounded_ties_build_case(const xf_rule *r, const xfb_case *c, xfb_ties *t,
+                                     xf_error *err)
+{
+    return build(r, 1, c, t, err);
 }
 
 int vf_bounded_ties_slot(const xfb_ties *t, int k, int value, int dim)
@@ -502,6 +554,7 @@ void vf_bounded_ties_free(xfb_ties *t)
     xf_free(t->edge);
     xf_free(t->reach);
     xf_free(t->slice_end);
+    xf_free(t->one);
     xf_free(t->block_of);
     xf_free(t->blocks);
     xf_free(t->has_blocks);

@@ -37,6 +37,12 @@
  * for summed classes carries over with supports counted in offsets.
  * Two classes with forms c blocks of B1 and c blocks of B2 tied together
  * say c n1 = c n2: B1 and B2 are joined.
+ *
+ * Within a case of the batch dims of two classes (bounded_cases.c) its
+ * facts come first: classes equal are joined, a class that is 1 is fixed,
+ * and an operand's batch dim of such a class broadcasts (used whole at
+ * every batch index, as a missing dim is), so the matmul is
+ * index-preserving in the other operand's class.
  */
 #include "bounded_internal.h"
 
@@ -201,7 +207,11 @@ static int settle(stage *s)
     return 1;
 }
 
-/* Joins a matmul's batch dims that are one class; 1 when it joined. */
+/* Joins a matmul's batch dims that are one class; 1 when it joined. An
+ * operand's dim whose class the case sets to 1 broadcasts: it is used
+ * whole at every batch index, as a missing dim is; so does one of a class
+ * the rule fixes at 1. With mix, marks the
+ * dims of two classes mixing and records the first such pair. */
 static int tie_batches(stage *s, int k, const xf_node *nd, int mix)
 {
     if (nd->op != XF_OP_MATMUL) return 0;
@@ -210,14 +220,20 @@ static int tie_batches(stage *s, int k, const xf_node *nd, int mix)
     for (int i = 0; i < 2; i++)
         if (g->values[nd->inputs[i]].shape.rank < 2) return 0; /* mixed whole by the first stage */
     for (int d = 0; d < ry - 2; d++) {
-        int root = -1, one = 1, ys = slot_of(s, k, y, d);
+        int root = -1, one = 1, unit = -1, at[2] = {-1, -1}, ys = slot_of(s, k, y, d);
         for (int i = 0; i < 2; i++) {
             int v = nd->inputs[i], dv = d - ry + g->values[v].shape.rank;
             if (dv < 0) continue;
             int a = vf_bounded_ties_find(s->t, slot_of(s, k, v, dv));
+            if (s->t->one[a] || (s->t->fixed[a] && g->values[v].shape.dims[dv] == 1)) {
+                unit = a;
+                continue;
+            }
+            at[i] = slot_of(s, k, v, dv);
             one &= root < 0 || root == a;
             root = a;
         }
+        if (root < 0) root = unit; /* every operand's dim is 1: so is the result's */
         if (root < 0) continue;
         if (one && !mix) {
             if (vf_bounded_ties_find(s->t, ys) != root) vf_bounded_ties_join(s->t, ys, root), joined = 1;
@@ -227,6 +243,7 @@ static int tie_batches(stage *s, int k, const xf_node *nd, int mix)
                 int v = nd->inputs[i], dv = d - ry + g->values[v].shape.rank;
                 if (dv >= 0) s->t->mixing[slot_of(s, k, v, dv)] = 1;
             }
+            if (!one && s->t->n_pairs++ == 0) s->t->pair[0] = at[0], s->t->pair[1] = at[1];
         }
     }
     return joined;
@@ -307,6 +324,15 @@ xf_status vf_bounded_ties_blocks(const xf_rule *r, xfb_ties *t, xf_error *err)
         goto done;
     }
     for (int i = 0; i < t->n; i++) t->block_of[i] = -1, t->blocks[i] = 1;
+    for (int i = 0; t->cas && i < t->cas->n; i++) { /* the case's facts */
+        int a = t->cas->d[i].a, b = t->cas->d[i].b;
+        if (b >= 0) {
+            vf_bounded_ties_join(t, a, b);
+        } else {
+            int root = vf_bounded_ties_find(t, a);
+            t->one[root] = t->fixed[root] = 1;
+        }
+    }
     int settled = 1;
     for (int changed = 1, guard = 0; changed && guard <= t->n; guard++) {
         changed = 0;
