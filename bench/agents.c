@@ -35,7 +35,9 @@
  * their best cost first reached 25, 50, 75, 90 and 100% of TASO's
  * improvement (the agents report every new best graph, so the steps are
  * exact), summarised per model as min/median/max over the seeds with how
- * many seeds got there.
+ * many seeds got there. The learning agents' training ends with a greedy
+ * polish of their best graph (search, not learning): the "agent alone %"
+ * column and each run's "polish" line give their search cost before it.
  * Randomised methods (random, ppo, wm) run with seeds 1..N (default 3);
  * the deterministic searches once. Then per model a summary table
  * (min/median/max over seeds) and the verdict "best learning agent vs
