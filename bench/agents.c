@@ -35,7 +35,9 @@
  * their best cost first reached 25, 50, 75, 90 and 100% of TASO's
  * improvement (the agents report every new best graph, so the steps are
  * exact), summarised per model as min/median/max over the seeds with how
- * many seeds got there.
+ * many seeds got there. The learning agents' training ends with a greedy
+ * polish of their best graph (search, not learning): the "agent alone %"
+ * column and each run's "polish" line give their search cost before it.
  * Randomised methods (random, ppo, wm) run with seeds 1..N (default 3);
  * the deterministic searches once. Then per model a summary table
  * (min/median/max over seeds) and the verdict "best learning agent vs
@@ -125,6 +127,7 @@ typedef struct run_figs {
     double target;      /* written model's latency over the input's in the target (1: kept) */
     double best_timed;  /* smallest ratio any timed candidate reached */
     double search_ms;   /* the search's best cost (its own cost: fused or operators) */
+    double alone_ms;    /* a learning agent's best before its final polish (0: none ran) */
     double initial_ms;
     double seconds, wall;
     long long steps;
@@ -228,6 +231,7 @@ static run_figs run(const char *name, const char *path, const method *m, uint64_
     target_ratios(&rep, &f.target, &f.best_timed);
     f.initial_ms = sf->initial_ms;
     f.search_ms = sf->best_ms;
+    f.alone_ms = sf->unpolished_ms;
     f.seconds = rep.search_seconds;
     f.wall = rep.seconds;
     f.steps = (long long)sf->expanded;
@@ -243,6 +247,11 @@ static run_figs run(const char *name, const char *path, const method *m, uint64_
     printf("    search     %.4f -> %.4f ms (%+.2f%%, its own cost%s)\n", sf->initial_ms,
            sf->best_ms, sf->initial_ms > 0 ? 100 * (sf->best_ms - sf->initial_ms) / sf->initial_ms : 0,
            o.fused_cost ? ": fused regions" : ": operators");
+    if (sf->unpolished_ms > 0)
+        printf("    polish     the agent's own best %.4f ms (%+.2f%%), then %d greedy rewrites "
+               "in %.2f s\n",
+               sf->unpolished_ms, 100 * (sf->unpolished_ms - sf->initial_ms) / sf->initial_ms,
+               sf->polish_steps, sf->polish_seconds);
     if (rep.n_searches > 1) { /* the model prepared the other way (--scalings both) */
         const xf_optimize_search_figures *s2 = &rep.search[1];
         printf("    kept       %.4f -> %.4f ms (%+.2f%%, scalings kept: searched or trained "
@@ -367,9 +376,9 @@ static void bench_model(const char *name, const char *path)
            "%g s each\n",
            name, cfg.seeds, cfg.target ? "ort" : "none", cfg.target && cfg.fused ? "fused" : "ops",
            cfg.seconds);
-    printf("%-12s %-24s %-24s %-24s %-24s %-9s %-10s %-16s %-16s\n", "method", "search cost %",
-           "cost % (written)", "target (written x)", "best timed x", "search s", "steps",
-           "to 50%/90%", "to TASO cost");
+    printf("%-12s %-24s %-24s %-24s %-24s %-24s %-9s %-10s %-16s %-16s\n", "method",
+           "search cost %", "agent alone %", "cost % (written)", "target (written x)",
+           "best timed x", "search s", "steps", "to 50%/90%", "to TASO cost");
     double best_agent = 2, taso_t = 0, best_sc = 1e9, taso_sc = 1e9;
     const char *best_name = "-", *best_sc_name = "-";
     for (int mi = 0; mi < N_METHODS; mi++) {
@@ -378,19 +387,23 @@ static void bench_model(const char *name, const char *path)
                 printf("%-12s pre-trained: not available in this build\n", "pre-trained");
             continue;
         }
-        double c[16], t[16], b[16], sec[16], st[16], t50[16], t90[16], tt[16], sc[16];
-        int n50 = 0, n90 = 0, ntt = 0;
+        double c[16], t[16], b[16], sec[16], st[16], t50[16], t90[16], tt[16], sc[16], al[16];
+        int n50 = 0, n90 = 0, ntt = 0, nal = 0;
         for (int i = 0; i < n[mi]; i++) {
             const run_figs *f = &all[mi][i];
             c[i] = f->cost_pct, t[i] = f->target, b[i] = f->best_timed;
             sc[i] = f->initial_ms > 0 ? 100 * (f->search_ms - f->initial_ms) / f->initial_ms : 0;
+            if (f->alone_ms > 0 && f->initial_ms > 0) /* before the polish */
+                al[nal++] = 100 * (f->alone_ms - f->initial_ms) / f->initial_ms;
             sec[i] = f->seconds, st[i] = (double)f->steps;
             if (f->to50 >= 0) t50[n50++] = (double)f->to50;
             if (f->to90 >= 0) t90[n90++] = (double)f->to90;
             if (f->to_taso >= 0) tt[ntt++] = (double)f->to_taso;
         }
-        char cs[64], ts[64], bs[64], ss[64], ps[64], s50[64], s90[64], sts[64], to[96], scs[64];
+        char cs[64], ts[64], bs[64], ss[64], ps[64], s50[64], s90[64], sts[64], to[96], scs[64],
+            als[64];
         spread(c, n[mi], "%+.2f", cs, sizeof cs);
+        spread(al, nal, "%+.2f", als, sizeof als);
         spread(sc, n[mi], "%+.2f", scs, sizeof scs);
         spread(t, n[mi], "%.3f", ts, sizeof ts);
         spread(b, n[mi], "%.3f", bs, sizeof bs);
@@ -406,8 +419,8 @@ static void bench_model(const char *name, const char *path)
             snprintf(sts, sizeof sts, methods[mi].agent != XF_OPTIMIZE_SEARCH ? "never" : "");
         }
         int agent = methods[mi].agent != XF_OPTIMIZE_SEARCH || methods[mi].pretrained;
-        printf("%-12s %-24s %-24s %-24s %-24s %-9s %-10s %-16s %-16s\n", methods[mi].name, scs, cs,
-               ts, bs, ss, ps, agent ? to : "", sts);
+        printf("%-12s %-24s %-24s %-24s %-24s %-24s %-9s %-10s %-16s %-16s\n", methods[mi].name,
+               scs, nal ? als : "", cs, ts, bs, ss, ps, agent ? to : "", sts);
         if (agent && median(t, n[mi]) < best_agent)
             best_agent = median(t, n[mi]), best_name = methods[mi].name;
         if (!strcmp(methods[mi].name, "taso")) taso_t = median(t, n[mi]), taso_sc = sc[0];

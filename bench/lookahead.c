@@ -280,6 +280,7 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
             xf_rl_learn_options lr = {0};
             lr.wm = w;
             lr.no_self_imitation = v == 1;
+            lr.no_polish = 1; /* what the agents find and carry, not a descent after them */
             lr.novelty = v == 2 ? (float)bo->novelty : 0.0f;
             lr.cm = cm;
             lr.max_locations = be.max_locations;

@@ -35,6 +35,7 @@ xf_optimize_options xf_optimize_options_default(void)
     o.scalings_both = 1;
     o.passes = XF_OPTIMIZE_BOTH;
     o.lookahead = 1;
+    o.polish = 1;
     o.check = 1;
     o.latency = 1;
     o.rtol = XF_TOL_MODEL.rtol;

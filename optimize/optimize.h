@@ -119,6 +119,8 @@ typedef struct xf_optimize_options {
     xf_optimize_passes passes; /* default XF_OPTIMIZE_BOTH; RULES turns narrowing and the
                                   split layout off and Gathers of one position into slices */
     int lookahead;             /* searches and learning agents: the view moves' closure (1) */
+    int polish;                /* learning agents in training: end with the greedy polish
+                                  of the best graph (agent/rl's xf_agent_run_polish; 1) */
     int check;                 /* refuse to write a model that fails the check (1) */
     int latency;               /* end-to-end latency on the backend: 0 never, 1 without
                                   the target (default), 2 always */
@@ -167,6 +169,9 @@ typedef struct xf_optimize_dim {
 typedef struct xf_optimize_search_figures {
     int64_t expanded, seen;
     double seconds, initial_ms, best_ms;
+    double unpolished_ms;  /* a learning agent's best before its final polish (0: none) */
+    int polish_steps;
+    double polish_seconds;
 } xf_optimize_search_figures;
 
 /* One point of the search's progress (about one a second, and its start

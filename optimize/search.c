@@ -64,8 +64,9 @@ static void search_figures(opt_run *s)
 {
     for (int i = 0; i < s->n_searches; i++) {
         const xf_search_result *ri = &s->ms[i].res;
-        s->r->search[i] = (xf_optimize_search_figures){ri->expanded, ri->seen, ri->seconds,
-                                                       ri->initial_ms, ri->best_ms};
+        s->r->search[i] = (xf_optimize_search_figures){
+            ri->expanded,      ri->seen,         ri->seconds,         ri->initial_ms,
+            ri->best_ms,       ri->unpolished_ms, ri->polish_steps, ri->polish_seconds};
     }
 }
 
@@ -85,6 +86,7 @@ static xf_status learn_one(opt_run *s, int i, xf_error *err)
     lo.max_seconds = o->time_limit > 0 ? o->time_limit : AGENT_SECONDS;
     lo.max_env_steps = o->budget;
     lo.no_lookahead = !o->lookahead; /* --no-lookahead: the agents' too */
+    lo.no_polish = !o->polish;
     lo.load = o->load;
     lo.samples = o->samples;
     lo.guide = o->guide;

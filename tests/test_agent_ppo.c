@@ -661,18 +661,25 @@ START_TEST(agents_never_take_a_rule_that_only_swaps_operands)
 }
 END_TEST
 
+/* The optimum of f's graph into *ref (initialised here): exhaustive TASO
+ * search over this small space. */
+static void optimum(xf_fx_env *f, xf_search_result *ref)
+{
+    xf_error err;
+    xf_search_options so = xf_search_options_default();
+    so.alpha = 10.0;
+    so.budget = 10000;
+    xf_search_result_init(ref);
+    ck_assert_msg(xf_search_run(f->e, XF_SEARCH_TASO, &so, ref, &err) == XF_OK, "%s", err.msg);
+}
+
 START_TEST(agent_reaches_the_optimal_cost)
 {
     xf_fx_env f;
     fixture_open(&f);
     xf_error err;
-    /* the optimum: exhaustive TASO search over this small space */
-    xf_search_options so = xf_search_options_default();
-    so.alpha = 10.0;
-    so.budget = 10000;
     xf_search_result ref;
-    xf_search_result_init(&ref);
-    ck_assert_msg(xf_search_run(f.e, XF_SEARCH_TASO, &so, &ref, &err) == XF_OK, "%s", err.msg);
+    optimum(&f, &ref);
     ck_assert(ref.best_ms < ref.initial_ms * 0.99);
     /* merging the matmuls costs a split kernel: the optimum fuses both convs */
     ck_assert_int_eq(ref.n_applied, 2);
@@ -735,6 +742,89 @@ START_TEST(agent_reaches_the_optimal_cost)
     xf_search_result_free(&ref);
     xf_ppo_agent_free(b);
     xf_ppo_agent_free(a);
+    xf_fx_env_close(&f);
+}
+END_TEST
+
+/* The polish that ends training (xf_agent_run_polish): an agent whose
+ * budget (one real step) cannot reach the optimum on its own (two conv
+ * fusions) ends there once the polish has taken the rewrites its best graph
+ * left untaken; the result keeps the agent's own best apart
+ * (unpolished_ms) and the path of the polished graph; with the polish off
+ * the agent's best stands. PPO and the world-model agent alike. */
+static void expect_polished(xf_fx_env *f, const xf_search_result *ref, const xf_search_result *res,
+                            const char *who)
+{
+    ck_assert_msg(fabs(res->best_ms - ref->best_ms) < 1e-9 * ref->initial_ms,
+                  "%s polished %.6f ms, optimum %.6f ms", who, res->best_ms, ref->best_ms);
+    ck_assert_msg(res->unpolished_ms > res->best_ms + 1e-6 * ref->initial_ms,
+                  "%s alone %.6f ms: one step cannot make both fusions", who, res->unpolished_ms);
+    ck_assert(res->polish_steps >= 1 && res->polish_steps <= 2);
+    ck_assert(res->polish_seconds >= 0);
+    ck_assert_int_eq(res->n_applied, 2); /* the agent's step, if any, and the polish's */
+    for (int k = 0; k < res->n_applied; k++)
+        ck_assert(xf_ruleset_rule_id(f->rs, res->applied[k]) == 1);
+    ck_assert(fabs(xf_env_cost(f->e) - res->best_ms) < 1e-12); /* env holds the best graph */
+    /* a local optimum: no rewrite offered there lowers the cost */
+    xf_error err;
+    for (int x = 0; x < xf_env_num_xfers(f->e); x++)
+        for (int l = 0; l < xf_env_num_locations(f->e, x); l++) {
+            double ms, bytes;
+            ck_assert_msg(xf_env_peek(f->e, x, l, &ms, &bytes, &err) == XF_OK, "%s", err.msg);
+            ck_assert(ms >= res->best_ms - 1e-12);
+        }
+}
+
+/* res as expect_polished says with the polish; without it the agent's
+ * own best stands (above the optimum) and nothing says a polish ran. */
+static void expect_result(xf_fx_env *f, const xf_search_result *ref, const xf_search_result *res,
+                          int polish, const char *who)
+{
+    if (polish) {
+        expect_polished(f, ref, res, who);
+        return;
+    }
+    ck_assert(res->unpolished_ms == 0 && res->polish_steps == 0);
+    ck_assert_msg(res->best_ms > ref->best_ms + 1e-6 * ref->initial_ms, "%s alone at the optimum",
+                  who);
+}
+
+START_TEST(training_ends_with_the_polish_of_the_best_graph)
+{
+    xf_fx_env f;
+    fixture_open(&f);
+    xf_error err;
+    xf_search_result ref;
+    optimum(&f, &ref);
+    for (int polish = 1; polish >= 0; polish--) {
+        xf_ppo_agent_options o = agent_options(&f);
+        o.max_env_steps = 1;
+        o.polish = polish;
+        xf_ppo_agent *a = NULL;
+        ck_assert_msg(xf_ppo_agent_create(&o, &a, &err) == XF_OK, "%s", err.msg);
+        xf_search_result res;
+        xf_search_result_init(&res);
+        ck_assert_msg(xf_ppo_agent_train(a, f.e, &res, &err) == XF_OK, "%s", err.msg);
+        expect_result(&f, &ref, &res, polish, "ppo");
+        xf_search_result_free(&res);
+        xf_ppo_agent_free(a);
+
+        xf_wm_agent_options w = xf_wm_agent_options_default();
+        w.gnn.hidden = 16;
+        w.gnn.latent = 8;
+        w.wm_hidden = 16;
+        w.cm = f.cm;
+        w.max_locations = 4;
+        w.max_env_steps = 1;
+        w.max_seconds = 0;
+        w.polish = polish;
+        xf_wm_agent_stats ws;
+        xf_search_result_init(&res);
+        ck_assert_msg(xf_wm_optimise(f.e, &w, &res, &ws, &err) == XF_OK, "%s", err.msg);
+        expect_result(&f, &ref, &res, polish, "wm");
+        xf_search_result_free(&res);
+    }
+    xf_search_result_free(&ref);
     xf_fx_env_close(&f);
 }
 END_TEST
@@ -924,6 +1014,7 @@ int main(void)
     tcase_add_test(tc, compact_actions_map_to_and_from_the_environment);
     tcase_add_test(tc, agents_never_take_a_rule_that_only_swaps_operands);
     tcase_add_test(tc, agent_reaches_the_optimal_cost);
+    tcase_add_test(tc, training_ends_with_the_polish_of_the_best_graph);
     tcase_add_test(tc, checkpoint_reload_gives_identical_actions);
     tcase_add_test(tc, a_run_under_a_target_hands_its_cheapest_graphs_to_the_arbiter);
     suite_add_tcase(s, tc);

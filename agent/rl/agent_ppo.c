@@ -545,6 +545,7 @@ xf_status xf_ppo_agent_train(xf_ppo_agent *a, xf_env *e, xf_search_result *res, 
         r.phase = "eval";
         if (!st) st = episode(&r, 1, err);
     }
+    if (!st && a->opt.polish) st = xf_agent_run_polish(&r.run, err);
     return run_end(&r, st, err);
 }
 
@@ -563,36 +564,11 @@ xf_status xf_ppo_agent_run(xf_ppo_agent *a, xf_env *e, int greedy, xf_search_res
 
 /* ----------------------------------------------------------- guided run */
 
-/* Every location of environment rule `rule` priced as the step would leave
- * the graph (xf_lookahead_price: the run's look-ahead, as the searches price
- * with it); *best (and *best_rule, *best_loc) lowered to any cheaper. */
-static xf_status guided_price_rule(run *r, int rule, double *best, int *best_rule, int *best_loc,
-                                   xf_error *err)
-{
-    xf_env *e = r->run.e;
-    int n = xf_env_num_locations(e, rule);
-    for (int l = 0; l < n; l++) {
-        double ms;
-        xf_error perr;
-        xf_status st = xf_lookahead_price(&r->run.la, e, rule, l, NULL, &ms, NULL, &perr);
-        if (st && !xf_action_skippable(st)) {
-            if (err) *err = perr;
-            return st;
-        }
-        if (!st && ms < *best) {
-            *best = ms;
-            *best_rule = rule;
-            *best_loc = l;
-        }
-    }
-    return XF_OK;
-}
-
 /* One step of the guided search (xf_ppo_agent_guide): the policy's `width`
  * most likely rules, each at every location, and every rule the model
  * offers that the agent has no action for (its training models never
  * offered it: the policy cannot rank it, so it is always priced), priced
- * as the step would leave the graph (guided_price_rule); the cheapest
+ * as the step would leave the graph (xf_agent_run_price_rule); the cheapest
  * taken when it lowers the cost, else the policy's greedy action. */
 static xf_status guided_step(run *r, int width, int *done, xf_error *err)
 {
@@ -617,12 +593,12 @@ static xf_status guided_step(run *r, int width, int *done, xf_error *err)
         }
         if (top < 0) break;
         chosen[n_chosen++] = top;
-        st = guided_price_rule(r, a->act.env[top], &best, &best_rule, &best_loc, err);
+        st = xf_agent_run_price_rule(&r->run, a->act.env[top], &best, &best_rule, &best_loc, err);
     }
     const uint8_t *offered = xf_env_xfer_mask(e);
     for (int x = 0; x < xf_env_num_xfers(e) && !st; x++)
         if (offered[x] && a->act.agent[x] < 0)
-            st = guided_price_rule(r, x, &best, &best_rule, &best_loc, err);
+            st = xf_agent_run_price_rule(&r->run, x, &best, &best_rule, &best_loc, err);
     if (st != XF_OK) return st;
     if (best_rule < 0) { /* nothing priced lowers the cost: the policy's own step */
         int rule, loc;

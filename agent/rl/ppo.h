@@ -247,6 +247,10 @@ int xf_actions_warmup(int warmup_steps, int64_t max_env_steps);
 
 void xf_actions_init(xf_actions *s);
 void xf_actions_free(xf_actions *s); /* back to empty (M 0) */
+/* Locations of environment rule i the agents may take in e's state:
+ * xf_env_num_locations, but none for a rule that only swaps operands
+ * (xf_ruleset_swaps_only). */
+int xf_actions_locations(const xf_env *e, int i);
 /* count[i] += 1 for every rule i that e offers now (xf_env_num_xfers
  * counts), except a rule that only swaps operands (xf_ruleset_swaps_only:
  * the agents never take one, so it never enters their action set). */
@@ -328,6 +332,8 @@ typedef struct xf_ppo_agent_options {
                                 (xf_actions.partial; a model it never saw) (0) */
     int lookahead;           /* a step of a rule with a view is followed by the view
                                 moves' closure (xf_agent_env_step; 1) */
+    int polish;              /* 1: training ends with the greedy polish of the best
+                                graph (xf_agent_run_polish; 1) */
     int self_imitation;      /* 1: every update also replays the episode that reached
                                 the best graph so far, its actions' advantages at least
                                 +1 (agent_ppo.c; 1) */
@@ -364,7 +370,8 @@ void xf_ppo_agent_free(xf_ppo_agent *a); /* NULL is a no-op */
  * (XF_ERR_MISMATCH naming a rule id e's rule set lacks). res (initialised)
  * gets the best graph, its cost, the path of applied rules (environment
  * actions), environment steps used (expanded), distinct graphs (seen) and
- * seconds. On return e holds the best graph. */
+ * seconds. With opt.polish the run ends with xf_agent_run_polish (res says
+ * what it did). On return e holds the best graph. */
 xf_status xf_ppo_agent_train(xf_ppo_agent *a, xf_env *e, xf_search_result *res, xf_error *err);
 /* One episode from e's reset state with the current policy (greedy or
  * sampled from the agent's rng); res as above (best graph of the episode).
@@ -432,6 +439,7 @@ const xf_actions *xf_ppo_agent_actions(const xf_ppo_agent *a);
         (o).warmup_steps = XF_ACTIONS_WARMUP;                        \
         (o).max_actions = XF_ACTIONS_CAP;                            \
         (o).lookahead = 1;                                           \
+        (o).polish = 1;                                              \
         (o).max_env_steps = 20000;                                   \
         (o).max_seconds = 60;                                        \
         (o).seed = 1;                                                \
@@ -541,6 +549,25 @@ void xf_agent_run_lookahead_free(xf_agent_run *r);
  * xf_agent_run_step. */
 xf_status xf_agent_env_step(xf_agent_run *r, int xfer, int location, xf_env_step_result *sr,
                             xf_error *err);
+/* The cheapest location of environment rule `rule` in e's current graph,
+ * each priced as the step would leave the graph (xf_lookahead_price with
+ * the run's look-ahead, as the searches price): *best (and *best_rule,
+ * *best_loc) lowered to any cheaper; none for a rule the agents never take
+ * (xf_actions_locations). */
+xf_status xf_agent_run_price_rule(xf_agent_run *r, int rule, double *best, int *best_rule,
+                                  int *best_loc, xf_error *err);
+/* The greedy polish that ends a learning agent's training (agent_polish.c):
+ * from the best graph of the run, every location of every rule the agents
+ * may take is priced (xf_agent_run_price_rule) and the cheapest taken
+ * (xf_agent_env_step, counted by xf_agent_run_step: the path, the best
+ * graph, the kept candidates) while it lowers the cost by more than
+ * XF_SEARCH_EPS of the initial cost, at most XF_AGENT_POLISH_STEPS steps;
+ * not bounded by the agent's budget (it starts when that is spent).
+ * res->unpolished_ms gets the best cost before it, res->polish_steps and
+ * res->polish_seconds what it took. The environment holds the best graph
+ * afterwards. */
+#define XF_AGENT_POLISH_STEPS 256
+xf_status xf_agent_run_polish(xf_agent_run *r, xf_error *err);
 /* Ends a run: after success (st XF_OK) e gets the best graph and res its
  * cost; res gets the distinct graphs seen and the seconds; the run's
  * memory is freed. Returns st, or the failure of setting e's graph.

@@ -46,7 +46,7 @@ void xf_actions_free(xf_actions *s)
  * order ONNX Runtime's bias and SkipLayerNorm fusions read (on modelzoo
  * BERT PPO's graph had 34 of them, and ran x0.69 where TASO's of equal
  * cost ran x0.62-0.67). */
-static int agent_locations(const xf_env *e, int i)
+int xf_actions_locations(const xf_env *e, int i)
 {
     return xf_ruleset_swaps_only(xf_env_ruleset(e), i) ? 0 : xf_env_num_locations(e, i);
 }
@@ -54,18 +54,18 @@ static int agent_locations(const xf_env *e, int i)
 void xf_actions_count(const xf_env *e, int64_t *count)
 {
     int n = xf_env_num_xfers(e);
-    for (int i = 0; i < n; i++) count[i] += agent_locations(e, i) > 0;
+    for (int i = 0; i < n; i++) count[i] += xf_actions_locations(e, i) > 0;
 }
 
 int xf_actions_random(const xf_env *e, xf_rng *rng, int *rule, int *loc)
 {
     int n = xf_env_num_xfers(e);
     int64_t total = 0;
-    for (int j = 0; j < n; j++) total += agent_locations(e, j);
+    for (int j = 0; j < n; j++) total += xf_actions_locations(e, j);
     if (total == 0) return 0;
     int64_t k = (int64_t)(xf_rng_next(rng) % (uint64_t)total);
     int j = 0;
-    while (k >= agent_locations(e, j)) k -= agent_locations(e, j++);
+    while (k >= xf_actions_locations(e, j)) k -= xf_actions_locations(e, j++);
     *rule = j;
     *loc = (int)k;
     return 1;
@@ -203,7 +203,7 @@ xf_status xf_actions_bind(xf_actions *s, const xf_ruleset *rs, xf_error *err)
 void xf_actions_mask(const xf_actions *s, const xf_env *e, uint8_t *mask, int *n_loc)
 {
     for (int j = 0; j < s->M; j++) {
-        n_loc[j] = s->env[j] >= 0 ? agent_locations(e, s->env[j]) : 0;
+        n_loc[j] = s->env[j] >= 0 ? xf_actions_locations(e, s->env[j]) : 0;
         mask[j] = n_loc[j] > 0;
     }
     n_loc[s->M] = 0;

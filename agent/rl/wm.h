@@ -271,6 +271,8 @@ typedef struct xf_wm_agent_options {
                                 (xf_actions.partial; a model it never saw) (0) */
     int lookahead;           /* a real step of a rule with a view is followed by the
                                 view moves' closure (xf_agent_env_step; 1) */
+    int polish;              /* 1: training ends with the greedy polish of the best
+                                graph (xf_agent_run_polish; 1) */
     int wm_hidden;           /* LSTM units (256) */
     int n_mix;               /* mixture components (8) */
     int wm_embed;            /* xfer embedding width (16) */
@@ -369,8 +371,9 @@ void xf_wm_agent_free(xf_wm_agent *a); /* NULL is a no-op */
  * recorded). Every real graph counts for the best. res (initialised) gets
  * the best graph, its cost, the applied rules on its path, real steps
  * (expanded), distinct graphs (seen) and seconds; stats (may be NULL) the
- * figures above; res->applied holds environment actions. On return e holds
- * the best graph. */
+ * figures above; res->applied holds environment actions. With opt.polish
+ * the run ends with xf_agent_run_polish (res says what it did). On return e
+ * holds the best graph. */
 xf_status xf_wm_agent_train(xf_wm_agent *a, xf_env *e, xf_search_result *res,
                             xf_wm_agent_stats *stats, xf_error *err);
 /* One episode of the controller on e from its reset state (greedy, or

@@ -487,6 +487,11 @@ typedef struct xf_search_result {
                             the budget or the time ran out: best is then the
                             cheapest graph the rules reach within them */
     int depth;           /* exhaustive: deepest level expanded */
+    double unpolished_ms; /* the learning agents: best cost before their final greedy
+                            polish (0: none ran; agent/rl's xf_agent_run_polish) */
+    int polish_steps;    /* the polish's steps (its rewrites, besides the look-ahead's
+                            moves after them) */
+    double polish_seconds;
     int n_candidates;    /* the cheapest distinct graphs seen, cheapest first; */
     xf_search_candidate *candidates; /* the start graph is always one of them */
 } xf_search_result;

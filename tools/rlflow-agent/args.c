@@ -271,6 +271,12 @@ static const xf_cli_opt opts[] = {
      .help = "searches value an action with a reshape or a slice by the\n"
      "graph it makes, not after the view moves it enables; the\n"
      "learning agents' steps are not followed by those moves"},
+    {.name = "--no-polish", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.polish), .set = 0,
+     .label = "--no-polish",
+     .help = "wm/ppo: training does not end with the greedy polish of the\n"
+     "agent's best graph (by default, once the budget is spent, the\n"
+     "cheapest priced rewrite is taken while it lowers the cost; the\n"
+     "report gives the agent's own cost beside it)"},
     {.name = "--no-narrow", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.prepare.narrow), .set = 0,
      .label = "--no-narrow",
      .help = "compute every position even where the model reads only one\n"

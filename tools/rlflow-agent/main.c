@@ -385,6 +385,13 @@ static void print_report(const cli_options *o, const xf_optimize_report *r)
                f->initial_ms, f->best_ms,
                f->initial_ms > 0 ? 100.0 * (f->best_ms - f->initial_ms) / f->initial_ms : 0.0,
                *prep ? ", " : "", prep);
+        if (f->unpolished_ms > 0)
+            printf("polish:          the agent's own best %.4f ms (%+.2f%%), then %d greedy "
+                   "rewrites in %.2f s\n",
+                   f->unpolished_ms,
+                   f->initial_ms > 0 ? 100.0 * (f->unpolished_ms - f->initial_ms) / f->initial_ms
+                                     : 0.0,
+                   f->polish_steps, f->polish_seconds);
     }
     double before = r->cost_before, after = r->cost_after;
     printf("cost:            %.4f ms -> %.4f ms (%+.2f%%, the models as written)\n", before, after,
