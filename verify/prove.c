@@ -101,23 +101,6 @@ static xf_status query(xf_verifier *v, Z3_ast negated_goal, int skip, xf_proof *
     return st;
 }
 
-/* 1 when the rule has a node the encoder writes as a reshape (a reshape, a
- * squeeze or an unsqueeze, prove_encode.c): each is encoded by the ids of
- * the rule's symbolic dims, so those are inferred also for a rule whose only
- * views are squeezes and unsqueezes (GPT's Q/K/V parts squeezed one by one,
- * taken before their split), which otherwise was unsupported. */
-static int has_encoded_views(const xf_rule *r)
-{
-    for (int k = 0; k < 2; k++) {
-        const xf_graph *g = k ? &r->dst : &r->src;
-        for (int i = 0; i < g->n_nodes; i++)
-            if (g->nodes[i].op == XF_OP_RESHAPE || g->nodes[i].op == XF_OP_SQUEEZE ||
-                g->nodes[i].op == XF_OP_UNSQUEEZE)
-                return 1;
-    }
-    return 0;
-}
-
 static void core_names(xf_proof *out)
 {
     xf_strbuf b = {out->core_names, sizeof out->core_names, 0, 0};
@@ -143,7 +126,7 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
     xf_prove_dims *pd = NULL;
     int have_dims = 0;
     memset(&dims, 0, sizeof dims);
-    if (has_encoded_views(r)) {
+    if (xf_rule_has_views(r)) {
         pd = xf_calloc(1, sizeof *pd);
         st = pd ? xf_rule_dims_infer(r, &dims, err)
                 : XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory proving a rule");
