@@ -57,7 +57,7 @@ static xf_status path_from_best(xf_agent_run *r, xf_error *err)
     return XF_OK;
 }
 
-xf_status xf_agent_run_polish(xf_agent_run *r, xf_error *err)
+xf_status xf_agent_run_polish(xf_agent_run *r, double max_seconds, xf_error *err)
 {
     xf_search_result *res = r->res;
     xf_env *e = r->e;
@@ -66,7 +66,9 @@ xf_status xf_agent_run_polish(xf_agent_run *r, xf_error *err)
     xf_status st = xf_env_set_graph(e, &res->best, err);
     if (!st) st = path_from_best(r, err);
     double eps = XF_SEARCH_EPS * xf_env_initial_cost(e);
+    double cap = max_seconds > 0 ? XF_AGENT_POLISH_SHARE * max_seconds : 0;
     for (int k = 0; !st && k < XF_AGENT_POLISH_STEPS; k++) {
+        if (cap > 0 && xf_clock_now() - t0 >= cap) break;
         double best = xf_env_cost(e) - eps;
         int best_rule = -1, best_loc = 0;
         for (int x = 0; !st && x < xf_env_num_xfers(e); x++)
@@ -74,6 +76,7 @@ xf_status xf_agent_run_polish(xf_agent_run *r, xf_error *err)
         if (st || best_rule < 0) break;
         xf_env_step_result sr;
         st = xf_agent_env_step(r, best_rule, best_loc, &sr, err);
+        if (!st && !sr.valid) break; /* priced but not applied: the graph is unchanged */
         if (!st) st = xf_agent_run_step(r, best_rule, &sr, err);
         if (!st) res->polish_steps++;
     }

@@ -545,7 +545,7 @@ xf_status xf_ppo_agent_train(xf_ppo_agent *a, xf_env *e, xf_search_result *res, 
         r.phase = "eval";
         if (!st) st = episode(&r, 1, err);
     }
-    if (!st && a->opt.polish) st = xf_agent_run_polish(&r.run, err);
+    if (!st && a->opt.polish) st = xf_agent_run_polish(&r.run, a->opt.max_seconds, err);
     return run_end(&r, st, err);
 }
 

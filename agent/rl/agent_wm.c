@@ -705,7 +705,7 @@ xf_status xf_wm_agent_train(xf_wm_agent *a, xf_env *e, xf_search_result *res,
         if (c.ctl_n > 0) c.st.real_return = c.ctl_ret / c.ctl_n;
         if (!st) c.st.rounds++;
     }
-    if (!st && o->polish) st = xf_agent_run_polish(&c.run, err);
+    if (!st && o->polish) st = xf_agent_run_polish(&c.run, o->max_seconds, err);
     return run_end(&c, st, stats, err);
 }
 

@@ -561,13 +561,16 @@ xf_status xf_agent_run_price_rule(xf_agent_run *r, int rule, double *best, int *
  * may take is priced (xf_agent_run_price_rule) and the cheapest taken
  * (xf_agent_env_step, counted by xf_agent_run_step: the path, the best
  * graph, the kept candidates) while it lowers the cost by more than
- * XF_SEARCH_EPS of the initial cost, at most XF_AGENT_POLISH_STEPS steps;
- * not bounded by the agent's budget (it starts when that is spent).
+ * XF_SEARCH_EPS of the initial cost, at most XF_AGENT_POLISH_STEPS steps
+ * and, with a time budget max_seconds > 0 (the agent's, which is spent
+ * when it starts), no new sweep after XF_AGENT_POLISH_SHARE of it; a step
+ * the environment does not apply ends it.
  * res->unpolished_ms gets the best cost before it, res->polish_steps and
  * res->polish_seconds what it took. The environment holds the best graph
  * afterwards. */
 #define XF_AGENT_POLISH_STEPS 256
-xf_status xf_agent_run_polish(xf_agent_run *r, xf_error *err);
+#define XF_AGENT_POLISH_SHARE 0.25
+xf_status xf_agent_run_polish(xf_agent_run *r, double max_seconds, xf_error *err);
 /* Ends a run: after success (st XF_OK) e gets the best graph and res its
  * cost; res gets the distinct graphs seen and the seconds; the run's
  * memory is freed. Returns st, or the failure of setting e's graph.
