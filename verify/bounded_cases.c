@@ -179,7 +179,7 @@ xf_status vf_bounded_shape_plan_cases(const xf_rule *r, xfb_shape_plan *p, int *
     w.most = xf_malloc(sizeof *w.most * n);
     w.size = xf_malloc(sizeof *w.size * n);
     p->n_inputs = n_in;
-    p->shapes = xf_malloc(sizeof *p->shapes * ((size_t)XFB_CASES + 2) * (size_t)n_in + 1);
+    p->shapes = xf_malloc(sizeof *p->shapes * (((size_t)XFB_CASES + 2) * (size_t)n_in + 1));
     if (!w.pre || !w.most || !w.size || !p->shapes) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory splitting a rule into cases");
     } else if (w.plain.n_pairs) {
