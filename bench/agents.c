@@ -247,7 +247,7 @@ static run_figs run(const char *name, const char *path, const method *m, uint64_
     printf("    search     %.4f -> %.4f ms (%+.2f%%, its own cost%s)\n", sf->initial_ms,
            sf->best_ms, sf->initial_ms > 0 ? 100 * (sf->best_ms - sf->initial_ms) / sf->initial_ms : 0,
            o.fused_cost ? ": fused regions" : ": operators");
-    if (sf->unpolished_ms > 0)
+    if (sf->unpolished_ms > 0 && sf->initial_ms > 0)
         printf("    polish     the agent's own best %.4f ms (%+.2f%%), then %d greedy rewrites "
                "in %.2f s\n",
                sf->unpolished_ms, 100 * (sf->unpolished_ms - sf->initial_ms) / sf->initial_ms,

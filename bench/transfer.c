@@ -338,8 +338,12 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--retrain")) retrain = 1;
         else if (!strcmp(a, "--no-target")) target = 0;
         else if (!strcmp(a, "--race-only")) race_only = 1;
-        else if (!strcmp(a, "--race-threads") && v && n_race_threads < MAX_RACES)
-            race_threads[n_race_threads++] = atoi(argv[++i]);
+        else if (!strcmp(a, "--race-threads") && v) {
+            int t = atoi(argv[++i]);
+            if (t < 1 || n_race_threads >= MAX_RACES)
+                die("--race-threads", "a count of 1 or more, given at most 4 times");
+            race_threads[n_race_threads++] = t;
+        }
         else if (!strcmp(a, "--train-seconds") && v) train_seconds = atof(argv[++i]);
         else if (!strcmp(a, "--target-budget") && v) target_budget = atof(argv[++i]);
         else if (!strcmp(a, "--samples") && v) samples = atoi(argv[++i]);

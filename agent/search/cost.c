@@ -373,31 +373,6 @@ static int ort_fused_scale(const xf_graph *g, const xf_graph_index *ix, int node
     return ort_scalable_matmul(g, ix, in->producer) && feeds_only(g, ix, x, node);
 }
 
-/* 1 when add node `add` is the Add that ONNX Runtime 1.30's SkipLayerNormFusion
- * (onnxruntime/core/optimizer/skip_layer_norm_fusion.cc) fuses with the
- * LayerNormalization reading it: a float add of two operands of rank 3 and
- * equal shape (its CheckFirstAdd), read by that layer norm alone and no
- * graph output. Every format of the fusion needs this add: with the bias
- * added last, Add(Add(matmul, residual), bias[N]), the add before the layer
- * norm has a 1-D operand and nothing fuses; with the bias first,
- * Add(Add(matmul, bias), residual), MatMulAddFusion makes the matmul a Gemm
- * and the residual add fuses. On 2-D values it never fuses. */
-static int ort_skip_layernorm_add(const xf_graph *g, const xf_graph_index *ix, int add)
-{
-    const xf_node *nd = &g->nodes[add];
-    if (nd->op != XF_OP_ADD || nd->n_inputs != 2 || nd->inputs[0] < 0 || nd->inputs[1] < 0 ||
-        !ix || nd->n_outputs < 1)
-        return 0;
-    const xf_value *a = &g->values[nd->inputs[0]], *b = &g->values[nd->inputs[1]];
-    if (a->dtype != XF_F32 || b->dtype != XF_F32 || a->shape.rank != 3 ||
-        !xf_shape_equal(&a->shape, &b->shape))
-        return 0;
-    int n = 0;
-    const int *users = xf_graph_index_users(ix, nd->outputs[0], &n);
-    return n == 1 && g->nodes[users[0]].op == XF_OP_LAYERNORM &&
-           g->nodes[users[0]].inputs[0] == nd->outputs[0] && !xf_graph_is_output(g, nd->outputs[0]);
-}
-
 /* The copy of a view's output when it is a graph output, 0 otherwise:
  * ONNX Runtime's Reshape aliases its input only inside the graph and
  * copies into an output the caller owns (XF_ORT_OUTPUT_COPY_GBPS). */
@@ -590,26 +565,6 @@ static xf_status memo_node(xf_costmemo *m, const xf_graph *g, int node, xf_op_co
     return st;
 }
 
-/* What ONNX Runtime's SkipLayerNormalization costs beyond the add `add`
- * and the layer norm it fuses (ort_skip_layernorm_add), 0 where it does not
- * fuse: (XF_ORT_SKIP_LAYERNORM_FACTOR - 1) times their two costs, charged
- * on the add. The fusion is slower than the two operators on 1.30's CPU
- * provider (docs/target.md), so the order of a residual and a bias add
- * matters: docs/log/agent.md, 2026-11-30, issue 35. */
-static xf_status skip_layernorm_cost(xf_costmemo *m, const xf_graph *g, const xf_graph_index *ix,
-                                     int add, const xf_op_cost *add_cost, double *extra_ms,
-                                     xf_error *err)
-{
-    *extra_ms = 0;
-    if (!ort_skip_layernorm_add(g, ix, add)) return XF_OK;
-    int n = 0;
-    const int *users = xf_graph_index_users(ix, g->nodes[add].outputs[0], &n);
-    xf_op_cost ln;
-    xf_status st = memo_node(m, g, users[0], &ln, err);
-    if (!st) *extra_ms = (XF_ORT_SKIP_LAYERNORM_FACTOR - 1) * (add_cost->ms + ln.ms);
-    return st;
-}
-
 xf_status xf_costmemo_graph(xf_costmemo *m, const xf_graph *g, const xf_graph_index *ix,
                             xf_op_cost *per_node, xf_op_cost *total, xf_error *err)
 {
@@ -635,14 +590,12 @@ xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_gra
         xf_op_cost c;
         memset(&c, 0, sizeof c);
         if (!node_weight_only(g, ix, i)) {
-            /* with the ORT layout costs a transpose's, a matmul's, a
-             * scale's and an add's (a SkipLayerNormalization's) cost depend
-             * on their readers and a view's on its producer, which a
-             * rewrite may change: decided on every graph */
+            /* with the ORT layout costs a transpose's, a matmul's and a
+             * scale's cost depend on their readers and a view's on its
+             * producer, which a rewrite may change: decided on every graph */
             xf_op op = g->nodes[i].op;
             int context = m->view_ms > 0 && (op == XF_OP_TRANSPOSE || xf_op_reshapes(op) ||
-                                             op == XF_OP_MATMUL || op == XF_OP_ADD ||
-                                             scaled_operand(g, i) >= 0);
+                                             op == XF_OP_MATMUL || scaled_operand(g, i) >= 0);
             if (context && (ort_folded_transpose(g, ix, i) || ort_fused_scale(g, ix, i))) {
                 /* folded into a FusedMatMul: costs nothing */
             } else if (!context && from && from[i] >= 0 && !node_weight_only(pg, pix, from[i])) {
@@ -655,12 +608,6 @@ xf_status xf_costmemo_graph_from(xf_costmemo *m, const xf_graph *g, const xf_gra
                 }
                 if (context && merged_view(g, ix, i)) c.ms = c.ms > m->view_ms ? c.ms - m->view_ms : 0;
                 if (context) c.ms += output_view_cost(m, g, i) - unwrapped_matmul_cost(m, g, ix, i);
-                double skip_ms = 0;
-                if (context && (st = skip_layernorm_cost(m, g, ix, i, &c, &skip_ms, err))) {
-                    xf_free(fused);
-                    return st;
-                }
-                c.ms += skip_ms;
             }
             if (!fused || !fused[i]) add_cost(total, &c);
         }

@@ -476,29 +476,6 @@ static int writes_output(const env_state *s, const xf_match *m)
     return 0;
 }
 
-/* 1 when the layout costs are on and a node of match m is a layer norm or
- * is read by one, or the rewrite makes a layer norm: whether ONNX Runtime
- * fuses the add before it into SkipLayerNormalization, priced on that add
- * (XF_ORT_SKIP_LAYERNORM_FACTOR), may change with the rewrite. */
-static int near_layernorm(const xf_env *e, const env_state *s, const xf_match *m,
-                          const xf_match_target *t)
-{
-    if (e->opt.layout_view_ms <= 0) return 0;
-    for (int i = 0; i < t->n_nodes; i++)
-        if (t->op[i] == XF_OP_LAYERNORM) return 1;
-    for (int j = 0; j < m->n_nodes; j++) {
-        const xf_node *nd = &s->g.nodes[m->nodes[j]];
-        if (nd->op == XF_OP_LAYERNORM) return 1;
-        for (int k = 0; k < nd->n_outputs; k++) {
-            int n = 0;
-            const int *users = xf_graph_index_users(s->ix, nd->outputs[k], &n);
-            for (int u = 0; u < n; u++)
-                if (s->g.nodes[users[u]].op == XF_OP_LAYERNORM) return 1;
-        }
-    }
-    return 0;
-}
-
 xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double *bytes,
                       xf_error *err)
 {
@@ -523,8 +500,7 @@ xf_status xf_env_peek(xf_env *e, int xfer, int location, double *cost_ms, double
         if (s->gelu_zone[m->nodes[j]]) return peek_whole(e, s, m, cost_ms, bytes, err);
     /* a matmul the rewrite makes pays its layout cost by its readers only
      * where it makes a graph output (writes_output) */
-    if (reads_wrapped_matmul(e, s, m) || (e->opt.layout_view_ms > 0 && writes_output(s, m)) ||
-        near_layernorm(e, s, m, &t))
+    if (reads_wrapped_matmul(e, s, m) || (e->opt.layout_view_ms > 0 && writes_output(s, m)))
         return peek_whole(e, s, m, cost_ms, bytes, err);
     double d_ms = 0, d_bytes = 0;
     for (int i = 0; i < t.n_nodes; i++) {

@@ -80,22 +80,12 @@ void xf_costmemo_free(xf_costmemo *m); /* NULL is a no-op */
  * batch 1 and 18 us at batch 4 (2 threads), others 3-4 us: its output's
  * bytes at about 32 GB/s beside the node. */
 #define XF_ORT_OUTPUT_COPY_GBPS 32.0
-/* ONNX Runtime 1.30 (CPU) fuses a residual Add of two [B, S, H] values and
- * the LayerNormalization reading it alone into SkipLayerNormalization,
- * which runs slower than the two: 73 us against about 14 us on modelzoo
- * BERT's [4, 32, 128] (5.2x), 20 chained [1, 128, 256] 2.72 ms against
- * 0.365 ms (7.5x) (docs/target.md). With the layout costs on, such an add
- * costs this factor times the add's and the layer norm's costs together
- * (the smaller ratio measured). */
-#define XF_ORT_SKIP_LAYERNORM_FACTOR 5.0
 /* Adds those costs to every cost the memo gives: view_ms per reshape,
  * flatten, squeeze and unsqueeze, and (in + out bytes) at gbps per matmul
  * of a 3-D or larger input by a 2-D weight. 0, 0 (the default): none.
  * The graph costs (xf_costmemo_graph) take the matmul's back where no add
- * alone reads its output (ONNX Runtime runs it unwrapped then), add the
- * copy of a view that is a graph output (XF_ORT_OUTPUT_COPY_GBPS) and what
- * a SkipLayerNormalization costs beyond its add and layer norm
- * (XF_ORT_SKIP_LAYERNORM_FACTOR). */
+ * alone reads its output (ONNX Runtime runs it unwrapped then) and add the
+ * copy of a view that is a graph output (XF_ORT_OUTPUT_COPY_GBPS). */
 void xf_costmemo_set_layout(xf_costmemo *m, double view_ms, double gbps);
 
 /* 1 when the layout costs are on and (op, n_inputs, in_shapes) is a matmul
