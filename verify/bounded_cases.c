@@ -45,7 +45,6 @@ typedef struct walk {
     int64_t *pre, *most, *size; /* per family root of a case */
 } walk;
 
-static const xf_graph *graph_of(const xf_rule *r, int k) { return k ? &r->dst : &r->src; }
 
 static int family(xfb_ties *t, int root) { return t->block_of[root] >= 0 ? t->block_of[root] : root; }
 
@@ -55,7 +54,7 @@ static int case_sizes(walk *w, xfb_ties *t)
 {
     for (int i = 0; i <= t->n; i++) w->pre[i] = -1, w->most[i] = 0, w->size[i] = 0;
     for (int k = 0; k < 2; k++) {
-        const xf_graph *g = graph_of(w->r, k);
+        const xf_graph *g = vf_rule_side(w->r, k);
         for (int v = 0; v < g->n_values; v++)
             for (int d = 0; d < g->values[v].shape.rank; d++) {
                 int slot = vf_bounded_ties_slot(t, k, v, d), root = vf_bounded_ties_find(t, slot);

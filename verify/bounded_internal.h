@@ -228,4 +228,10 @@ xf_status vf_bounded_shape_plan_edges(const xf_rule *r, const xfb_domain *dom, x
 /* Z3's last error as XF_ERR_INTERNAL ("z3: <message> while <what>"), or XF_OK. */
 xf_status vf_bounded_z3_check(xfb_ctx *c, const char *what, xf_error *err);
 
+/* A rule's source (k 0) or target (k 1) graph. */
+static inline const xf_graph *vf_rule_side(const xf_rule *r, int k)
+{
+    return k ? &r->dst : &r->src;
+}
+
 #endif

@@ -242,7 +242,6 @@ static void search_free(search *s)
     xf_free(s->src_out);
 }
 
-static const xf_graph *side_graph(const xf_rule *r, int k) { return k ? &r->dst : &r->src; }
 
 /* The classes of the rule's input dims (bounded_ties.c); fills s->cls and s->k. */
 static xf_status build_classes(search *s, xf_error *err)
@@ -285,7 +284,7 @@ static xf_status search_init(search *s, const xf_rule *r, int max_dim, xf_error 
     s->max_dim = max_dim;
     s->n_in = r->src.n_inputs;
     for (int k = 0; k < 2; k++) {
-        const xf_graph *g = side_graph(r, k);
+        const xf_graph *g = vf_rule_side(r, k);
         s->order[k] = xf_malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
         s->sh[k] = xf_malloc(sizeof(xf_shape) * ((size_t)g->n_values + 1));
         s->unsized[k] = xf_malloc((size_t)g->n_values + 1);
@@ -322,7 +321,7 @@ static void compose(const search *s, const int *val, xf_shape *in)
  * applies (s->sh[k] then holds every value's shape). */
 static int infer_side(search *s, int k, const xf_shape *in)
 {
-    const xf_graph *g = side_graph(s->r, k);
+    const xf_graph *g = vf_rule_side(s->r, k);
     xf_shape *sh = s->sh[k];
     if (k == 1) /* the target's splits follow the source outputs (params_at) */
         for (int o = 0; o < s->r->src.n_outputs; o++) s->src_out[o] = s->sh[0][s->r->src.outputs[o]];
@@ -791,7 +790,7 @@ xf_status vf_bounded_shapes_fit(const xf_rule *r, const xf_shape *in, xfb_ties *
     if (st == XF_OK && admissible(&s, in)) {
         *fit = 1;
         for (int k = 0; k < 2 && *fit; k++) {
-            const xf_graph *g = side_graph(r, k);
+            const xf_graph *g = vf_rule_side(r, k);
             for (int v = 0; v < g->n_values && *fit; v++)
                 for (int d = 0; d < s.sh[k][v].rank && *fit; d++) {
                     int root = vf_bounded_ties_find(t, vf_bounded_ties_slot(t, k, v, d));

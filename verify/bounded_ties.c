@@ -438,7 +438,6 @@ static void tie_node(const side *s, const xf_rule *r, const xf_node *nd)
     }
 }
 
-static const xf_graph *side_graph(const xf_rule *r, int k) { return k ? &r->dst : &r->src; }
 
 /* Slot of dim `axis` (negative: from the end) of rule input `input`, -1 outside. */
 static int input_slot(const xf_rule *r, const xfb_ties *t, xf_dim_ref ref)
@@ -483,7 +482,7 @@ static xf_status build(const xf_rule *r, int strict, const xfb_case *cas, xfb_ti
     t->pair[0] = t->pair[1] = -1;
     int n = 0;
     for (int k = 0; k < 2; k++) {
-        const xf_graph *g = side_graph(r, k);
+        const xf_graph *g = vf_rule_side(r, k);
         t->base[k] = xf_malloc(sizeof(int) * ((size_t)g->n_values + 1));
         if (!t->base[k]) goto nomem;
         for (int v = 0; v < g->n_values; v++) t->base[k][v] = n, n += g->values[v].shape.rank;
@@ -502,7 +501,7 @@ static xf_status build(const xf_rule *r, int strict, const xfb_case *cas, xfb_ti
         goto nomem;
     for (int i = 0; i < n; i++) t->parent[i] = i;
     for (int k = 0; k < 2; k++) {
-        const xf_graph *g = side_graph(r, k);
+        const xf_graph *g = vf_rule_side(r, k);
         side sd = {t, g, k};
         for (int v = 0; v < g->n_values; v++)
             if (g->values[v].kind == XF_VALUE_CONST)

@@ -61,11 +61,10 @@ typedef struct stage {
     int same_a, same_b; /* two bases of one class with equal counts: equal, to join */
 } stage;
 
-static const xf_graph *graph_of(const xf_rule *r, int k) { return k ? &r->dst : &r->src; }
 
 static int slot_of(const stage *s, int k, int v, int d)
 {
-    const xf_graph *g = graph_of(s->r, k);
+    const xf_graph *g = vf_rule_side(s->r, k);
     int rank = g->values[v].shape.rank, i = d < 0 ? d + rank : d;
     return i >= 0 && i < rank ? s->t->base[k][v] + i : -1;
 }
@@ -105,7 +104,7 @@ static void assign(stage *s, forms *f, int a, int b, int c)
 static int sized_by_outputs(const stage *s, int k, const xf_node *nd)
 {
     if (!k) return 0;
-    const xf_graph *g = graph_of(s->r, k);
+    const xf_graph *g = vf_rule_side(s->r, k);
     for (int o = 0; o < nd->n_outputs; o++) {
         int hit = 0;
         for (int i = 0; i < g->n_outputs; i++) hit |= g->outputs[i] == nd->outputs[o];
@@ -120,7 +119,7 @@ static int block_axis(const stage *s, int k, const xf_node *nd)
     if ((nd->op != XF_OP_CONCAT && nd->op != XF_OP_SPLIT) || nd->n_inputs < 1 ||
         nd->inputs[0] < 0)
         return -1;
-    const xf_graph *g = graph_of(s->r, k);
+    const xf_graph *g = vf_rule_side(s->r, k);
     int rank = g->values[nd->inputs[0]].shape.rank;
     for (int i = 0; i < nd->n_inputs + nd->n_outputs; i++) {
         int v = i < nd->n_inputs ? nd->inputs[i] : nd->outputs[i - nd->n_inputs];
@@ -135,7 +134,7 @@ static int node_blocks(stage *s, int k, const xf_node *nd, const forms *f, forms
 {
     int a = block_axis(s, k, nd);
     if (a < 0) return 0;
-    const xf_graph *g = graph_of(s->r, k);
+    const xf_graph *g = vf_rule_side(s->r, k);
     int b, c;
     form_of(s, f, slot_of(s, k, nd->inputs[0], a), &b, &c);
     if (nd->op == XF_OP_CONCAT) {
@@ -186,7 +185,7 @@ static int settle(stage *s)
     for (int round = 0; round < 2 * n + 4; round++) {
         forms_clear(&s->next, n);
         for (int k = 0; k < 2; k++) {
-            const xf_graph *g = graph_of(s->r, k);
+            const xf_graph *g = vf_rule_side(s->r, k);
             for (int i = 0; i < g->n_nodes; i++) node_blocks(s, k, &g->nodes[i], &s->cur, &s->next);
         }
         int same = 1;
@@ -215,7 +214,7 @@ static int settle(stage *s)
 static int tie_batches(stage *s, int k, const xf_node *nd, int mix)
 {
     if (nd->op != XF_OP_MATMUL) return 0;
-    const xf_graph *g = graph_of(s->r, k);
+    const xf_graph *g = vf_rule_side(s->r, k);
     int y = nd->outputs[0], ry = g->values[y].shape.rank, joined = 0;
     for (int i = 0; i < 2; i++)
         if (g->values[nd->inputs[i]].shape.rank < 2) return 0; /* mixed whole by the first stage */
@@ -277,7 +276,7 @@ static void mix_rest(stage *s, int settled)
 {
     xfb_ties *t = s->t;
     for (int k = 0; k < 2; k++) {
-        const xf_graph *g = graph_of(s->r, k);
+        const xf_graph *g = vf_rule_side(s->r, k);
         for (int i = 0; i < g->n_nodes; i++) {
             const xf_node *nd = &g->nodes[i];
             tie_batches(s, k, nd, 1);
@@ -337,7 +336,7 @@ xf_status vf_bounded_ties_blocks(const xf_rule *r, xfb_ties *t, xf_error *err)
     for (int changed = 1, guard = 0; changed && guard <= t->n; guard++) {
         changed = 0;
         for (int k = 0; k < 2; k++) {
-            const xf_graph *g = graph_of(r, k);
+            const xf_graph *g = vf_rule_side(r, k);
             for (int i = 0; i < g->n_nodes; i++) changed |= tie_batches(&s, k, &g->nodes[i], 0);
         }
         s.same_a = -1;
