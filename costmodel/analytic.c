@@ -52,10 +52,10 @@ static void analytic_identity(void *state, char *buf, size_t n)
 }
 
 static xf_status analytic_measure(void *state, const xf_backend_op *op, double *ms, int *kernels,
-                                  int *disturbed, xf_error *err)
+                                  xf_cost_runs_verdict *verdict, xf_error *err)
 {
     (void)err;
-    *disturbed = 0;
+    *verdict = XF_COST_RUNS_CLEAN;
     const analytic_state *s = state;
     *kernels = (op->flops > 0 || op->bytes > 0) ? 1 : 0;
     /* GFLOP/s = 1e6 flops per ms; GB/s = 1e6 bytes per ms */

@@ -33,6 +33,7 @@ typedef struct xf_backend_config {
     int threads; /* >= 1 */
     int warmup;  /* >= 0 */
     int reps;    /* >= 1 */
+    xf_cost_neighbours neighbours; /* whose running tasks make a timing shared */
     /* analytic only: the roofline to use, always > 0 by the time init runs */
     double peak_gflops, bandwidth_gbps, kernel_overhead_us;
 } xf_backend_config;
@@ -61,11 +62,11 @@ typedef struct xf_backend {
      * it): device (CPU model from /proc/cpuinfo or GPU name) and library
      * versions, e.g. "AMD EPYC 7B13|dnnl 2.6.0". */
     void (*identity)(void *state, char *buf, size_t n);
-    /* *disturbed = 1 when no attempt ran clear of other processes
-     * (cm_time_runs): *ms is then the fastest run, used for
-     * this model's lifetime but not kept in the cost cache. */
+    /* *verdict as cm_time_runs gives it (XF_COST_RUNS_CLEAN for a backend
+     * whose timing other processes cannot disturb); a measurement not clean
+     * is used for this model's lifetime but not kept in the cost cache. */
     xf_status (*measure)(void *state, const xf_backend_op *op, double *ms, int *kernels,
-                         int *disturbed, xf_error *err);
+                         xf_cost_runs_verdict *verdict, xf_error *err);
     xf_status (*exec_prepare)(void *state, const xf_graph *g, void **exec, xf_error *err);
     xf_status (*exec_run)(void *exec, const xf_tensor *inputs, int n_inputs, xf_error *err);
     xf_status (*exec_output)(void *exec, int i, xf_tensor *out, xf_error *err);
@@ -92,26 +93,29 @@ void cm_cpu_model(char *buf, size_t n);
 void cm_fill_random(xf_tensor *t, xf_op op, const xf_backend_op *cfg,
                               int input_index, uint64_t seed);
 /* Times run(user), one run of a kernel, as the measured CPU backends do:
- * `warmup` untimed runs, then attempts of `reps` timed ones into
- * times[0 .. reps), each run marked preempted when the process's threads
+ * cfg->warmup untimed runs, then attempts of cfg->reps timed ones into
+ * times[0 .. reps). Around each run it reads whether the process's threads
  * waited for a core during it for a quarter of its time and over 5 us (the
  * scheduler's run-queue delay per thread, /proc/self/task/TID/schedstat;
- * another process held the core). An attempt is clean when
- * xf_cost_runs_summary says
- * so; its median goes to *ms and *disturbed = 0. After
- * XF_COST_MEASURE_ATTEMPTS attempts none of which was clean, *ms is the
- * fastest run of all and *disturbed = 1. The first error of run is
+ * another process held the core): preempted; and whether other tasks were
+ * running beside it (cfg->neighbours; the machine's running tasks in
+ * /proc/loadavg, less the measurement's own threads, up to cfg->threads of
+ * the process's running ones): shared. xf_cost_runs_summary judges each
+ * attempt; attempts go on while they are XF_COST_RUNS_PREEMPTED, at most
+ * XF_COST_MEASURE_ATTEMPTS. The first attempt not preempted gives *ms (its
+ * median) and *verdict (clean or shared); when every attempt was
+ * preempted, *ms is the fastest run of all. The first error of run is
  * returned. */
 xf_status cm_time_runs(xf_status (*run)(void *user, xf_error *err), void *user,
-                                 int warmup, int reps, double *times, double *ms, int *disturbed,
-                                 xf_error *err);
+                       const xf_backend_config *cfg, double *times, double *ms,
+                       xf_cost_runs_verdict *verdict, xf_error *err);
 
 /* Times the float32 reference kernel (xf_op_run) on one configuration:
  * allocates and fills inputs and outputs, cfg->warmup untimed and cfg->reps
- * timed runs, median ms (*disturbed as cm_time_runs). Used for
+ * timed runs, median ms (*verdict as cm_time_runs). Used for
  * ops a measured backend lacks. */
 xf_status cm_time_reference(const xf_backend_config *bc, const xf_backend_op *op,
-                                      double *ms, int *disturbed, xf_error *err);
+                            double *ms, xf_cost_runs_verdict *verdict, xf_error *err);
 
 /* Measures whichever side of the roofline is not already > 0: peak compute
  * (reference sgemm through the matmul kernel) and memory bandwidth (memcpy). */

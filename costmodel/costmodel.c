@@ -13,8 +13,9 @@
  *    read and write and (LSTM) their flops (the roofline is then loaded
  *    or measured on first use).
  * A graph's new measurements are written to the cache in one transaction;
- * a measurement no attempt of which ran clear of other processes
- * (xf_cost_runs_summary) is kept for the model's lifetime only.
+ * a measurement no attempt of which ran clear of other processes, or whose
+ * runs other running tasks shared the machine with (xf_cost_runs_summary),
+ * is kept for the model's lifetime only.
  * A configuration whose tensors exceed the memory limit is not measured.
  */
 #include "model_internal.h"
@@ -184,6 +185,7 @@ xf_status xf_cost_open(const xf_cost_options *opt, xf_cost_model **out, xf_error
     cm->cfg.threads = o.threads;
     cm->cfg.warmup = o.warmup;
     cm->cfg.reps = o.reps;
+    cm->cfg.neighbours = o.neighbours;
     cm->cfg.kernel_overhead_us = o.kernel_overhead_us;
     st = cm_cache_open(o.cache_path, &cm->cache, err);
     if (!st && o.backend == XF_COST_ANALYTIC) st = ensure_roofline(cm, err);
@@ -228,6 +230,11 @@ int64_t xf_cost_measurements(const xf_cost_model *cm)
 int64_t xf_cost_disturbed(const xf_cost_model *cm)
 {
     return cm->disturbed;
+}
+
+int64_t xf_cost_shared(const xf_cost_model *cm)
+{
+    return cm->shared;
 }
 
 static int is_generator(xf_op op)
@@ -297,19 +304,19 @@ static xf_status measured_tensors_fit(const xf_cost_model *cm, const xf_backend_
 /* Times bop on the backend state `state` (configured as cfg), or on the
  * reference kernel when the backend has none for it (kernels = 1). */
 static xf_status measure_on(const xf_cost_model *cm, void *state, const xf_backend_config *cfg,
-                            const xf_backend_op *bop, double *ms, int *kernels, int *disturbed,
-                            xf_error *err)
+                            const xf_backend_op *bop, double *ms, int *kernels,
+                            xf_cost_runs_verdict *verdict, xf_error *err)
 {
-    xf_status st = cm->be->measure(state, bop, ms, kernels, disturbed, err);
+    xf_status st = cm->be->measure(state, bop, ms, kernels, verdict, err);
     if (st == XF_ERR_UNSUPPORTED) {
         xf_error_clear(err);
-        st = cm_time_reference(cfg, bop, ms, disturbed, err);
+        st = cm_time_reference(cfg, bop, ms, verdict, err);
         *kernels = 1;
     }
     return st;
 }
 
-/* A kernel timed at cm's threads with no clean attempt: on a machine whose
+/* A kernel timed at cm's threads preempted in every attempt: on a machine whose
  * cores other processes hold, a parallel kernel waits a time slice for a
  * core in every run (2-thread microsecond kernels read 8-16 ms), and its
  * fastest run says only that. One thread needs one core and runs as fast
@@ -325,8 +332,9 @@ static xf_status measure_one_thread(xf_cost_model *cm, const xf_backend_op *bop,
         xf_status st = cm->be->init(&one, &cm->state1, err);
         if (st) return st;
     }
-    int kernels, disturbed;
-    return measure_on(cm, cm->state1, &one, bop, ms, &kernels, &disturbed, err);
+    int kernels;
+    xf_cost_runs_verdict verdict;
+    return measure_on(cm, cm->state1, &one, bop, ms, &kernels, &verdict, err);
 }
 
 static xf_status cost_config(xf_cost_model *cm, xf_op op, const xf_params *params, int n_in,
@@ -383,26 +391,26 @@ static xf_status cost_config(xf_cost_model *cm, xf_op op, const xf_params *param
     if (st || found) goto out;
 
     double ms = 0;
-    int kernels = 0, disturbed = 0;
+    int kernels = 0;
+    xf_cost_runs_verdict verdict = XF_COST_RUNS_CLEAN;
     st = measured_tensors_fit(cm, &bop, key, err);
     if (st) goto out;
-    st = measure_on(cm, cm->state, &cm->cfg, &bop, &ms, &kernels, &disturbed, err);
+    st = measure_on(cm, cm->state, &cm->cfg, &bop, &ms, &kernels, &verdict, err);
     if (st) {
         xf_error_prefix(err, "measuring %s on %s", info->name, cm->be->name);
         goto out;
     }
     cm->measurements++;
     *out = (xf_op_cost){ms, bop.flops, bop.bytes, kernels, 0};
-    if (disturbed && cm->cfg.threads > 1) {
+    if (verdict == XF_COST_RUNS_PREEMPTED && cm->cfg.threads > 1) {
         double ms1;
         st = measure_one_thread(cm, &bop, &ms1, err);
         if (st) goto out;
         if (ms1 < out->ms) out->ms = ms1;
     }
-    if (disturbed) {
-        cm->disturbed++;
-        st = list_add(&cm->unkept, key, out, err);
-    }
+    cm->disturbed += verdict == XF_COST_RUNS_PREEMPTED;
+    cm->shared += verdict == XF_COST_RUNS_SHARED;
+    if (verdict != XF_COST_RUNS_CLEAN) st = list_add(&cm->unkept, key, out, err);
     else st = pend ? list_add(pend, key, out, err)
                    : cm_cache_put(cm->cache, cm->identity, key, out, err);
 out:

@@ -52,6 +52,17 @@ xf_status xf_cost_backend_available(xf_cost_backend b, xf_error *err);
 
 /* ------------------------------------------------------------------ options */
 
+/* Whose running tasks a measurement is checked against (xf_cost_shared). */
+typedef enum xf_cost_neighbours {
+    /* any task running on the machine besides the measurement's own threads
+     * (the default): on a core beside the measured one it shares the caches
+     * and the memory bandwidth */
+    XF_COST_NEIGHBOURS_MACHINE = 0,
+    /* only this process's other threads: for tests, whose cached costs must
+     * not depend on what else the machine runs */
+    XF_COST_NEIGHBOURS_PROCESS = 1
+} xf_cost_neighbours;
+
 typedef struct xf_cost_options {
     xf_cost_backend backend;
     int threads;            /* CPU threads for measured kernels (>= 1; default 1) */
@@ -64,6 +75,9 @@ typedef struct xf_cost_options {
     double peak_gflops;
     double bandwidth_gbps;
     double kernel_overhead_us; /* added per kernel launch (default 2.0 us) */
+    /* whose running tasks make a measured backend's timing one not to keep
+     * in the cache (xf_cost_shared); default XF_COST_NEIGHBOURS_MACHINE */
+    xf_cost_neighbours neighbours;
 } xf_cost_options;
 
 xf_cost_options xf_cost_options_default(void);
@@ -94,17 +108,35 @@ const char *xf_cost_user_dir(char *buf, size_t n);
  * kept for good. */
 double xf_cost_runs_median(double *runs, int n, int *disturbed);
 
+/* What one attempt of timed runs of a kernel says about the time it read. */
+typedef enum xf_cost_runs_verdict {
+    XF_COST_RUNS_CLEAN = 0, /* the kernel's own time: kept in the cost cache */
+    /* most runs waited for a core another process held, or their median is
+     * xf_cost_runs_median's disturbed one: the machine's load was timed */
+    XF_COST_RUNS_PREEMPTED = 1,
+    /* the runs had their core, but most of them ran while other tasks ran
+     * beside them, sharing the caches and the memory bandwidth: a kernel
+     * timed so reads slower by an amount no spread of the runs shows */
+    XF_COST_RUNS_SHARED = 2
+} xf_cost_runs_verdict;
+
 /* Summarises one attempt of n >= 1 timed runs (ms; reorders runs), each
  * marked in preempted[] when the process's threads waited for a core
- * another process held during it. The attempt is clean (returns 1, *ms the median of the runs
- * not preempted) when at most half the runs were preempted and those that
- * were not are not disturbed in xf_cost_runs_median's sense; otherwise it
- * returns 0 and *ms is the fastest run (load only ever slows a run). A
- * measurement without a clean attempt is not kept in the cost cache: on a
- * 2-core machine shared with other processes the 2-thread kernels were all
- * slowed alike (a [128,768] x [768,3072] matmul read 29.5 ms where a quiet
- * 1-thread run takes 2.77), which the spread of the runs cannot show. */
-int xf_cost_runs_summary(double *runs, const unsigned char *preempted, int n, double *ms);
+ * another process held during it, and in shared[] when other tasks were
+ * running beside it (xf_cost_neighbours). XF_COST_RUNS_PREEMPTED, with *ms
+ * the fastest run (load only ever slows a run), when more than half the
+ * runs were preempted or those that were not are disturbed in
+ * xf_cost_runs_median's sense; otherwise *ms is the median of the runs not
+ * preempted, and the verdict XF_COST_RUNS_SHARED when more than half of
+ * those ran shared, else XF_COST_RUNS_CLEAN. Only a clean measurement is
+ * kept in the cost cache: on a 2-core machine shared with other processes
+ * the 2-thread kernels were all slowed alike (a [128,768] x [768,3072]
+ * matmul read 29.5 ms where a quiet 1-thread run takes 2.77), which the
+ * spread of the runs cannot show; and a cache filled at load 8-22 with
+ * preempted runs already left out made zoo GPT's search at batch 4 take 5
+ * rewrites where a quiet cache takes 47 (docs/costmodel.md). */
+xf_cost_runs_verdict xf_cost_runs_summary(double *runs, const unsigned char *preempted,
+                                          const unsigned char *shared, int n, double *ms);
 
 /* ---------------------------------------------------------------- the model */
 
@@ -167,9 +199,14 @@ xf_status xf_cost_stored_put(xf_cost_model *cm, const char *identity, const char
 /* Real measurements (cache misses timed on the backend) since open. */
 int64_t xf_cost_measurements(const xf_cost_model *cm);
 /* Of those, the ones no attempt of which ran clear of other processes
- * (xf_cost_runs_summary): used for this model's lifetime, not kept in the
- * cache, so a run on a quieter machine measures them again. */
+ * (XF_COST_RUNS_PREEMPTED in every attempt): used for this model's
+ * lifetime, not kept in the cache, so a run on a quieter machine measures
+ * them again. */
 int64_t xf_cost_disturbed(const xf_cost_model *cm);
+/* Of the measurements, the ones whose runs had their core but ran beside other
+ * running tasks (XF_COST_RUNS_SHARED; whose, xf_cost_options.neighbours):
+ * used for this model's lifetime, not kept in the cache either. */
+int64_t xf_cost_shared(const xf_cost_model *cm);
 
 /* Canonical description of an operator configuration, the cache key minus
  * the backend identity: "conv2d|kernel=3,3;stride=1,1;...|f32[1,64,56,56],f32[64,64,3,3]".

@@ -116,10 +116,11 @@ static xf_status upload_random(const xf_backend_op *op, int i, void **dev, xf_er
 }
 
 static xf_status cudnn_measure(void *state, const xf_backend_op *op, double *ms, int *kernels,
-                               int *disturbed, xf_error *err)
+                               xf_cost_runs_verdict *verdict, xf_error *err)
 {
     cx_state *st = state;
-    *disturbed = 0; /* events time the device: a preempted host thread does not enter them */
+    /* events time the device: a preempted host thread does not enter them */
+    *verdict = XF_COST_RUNS_CLEAN;
     *ms = 0;
     *kernels = 0;
     cx_kernel *k = NULL;

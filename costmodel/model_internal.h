@@ -30,8 +30,9 @@ struct xf_cost_model {
     int have_roofline; /* cfg.peak_gflops/bandwidth_gbps resolved */
     char identity[1024];
     int64_t measurements;
-    int64_t disturbed; /* of those, the ones in `unkept` */
-    /* measurements no clean attempt gave (xf_cost_disturbed): looked up
+    int64_t disturbed; /* of those, preempted in every attempt (xf_cost_disturbed) */
+    int64_t shared;    /* of those, timed beside other running tasks (xf_cost_shared) */
+    /* measurements no clean attempt gave (the two above): looked up
      * before the cache, never written to it */
     xf_cost_list unkept;
 };

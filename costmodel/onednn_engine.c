@@ -63,7 +63,7 @@ static set_threads_fn omp_setter(void)
 void cm_onednn_set_threads(const ox_state *st)
 {
     set_threads_fn fn = omp_setter();
-    if (fn) fn(st->threads);
+    if (fn) fn(st->cfg.threads);
 }
 
 static xf_status onednn_init(const xf_backend_config *cfg, void **state, xf_error *err)
@@ -73,9 +73,7 @@ static xf_status onednn_init(const xf_backend_config *cfg, void **state, xf_erro
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: oneDNN reports no CPU engine");
     ox_state *st = xf_calloc(1, sizeof *st);
     if (!st) return XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory");
-    st->threads = cfg->threads;
-    st->warmup = cfg->warmup;
-    st->reps = cfg->reps;
+    st->cfg = *cfg;
     cm_onednn_set_threads(st);
     xf_status s = cm_onednn_check(dnnl_engine_create(&st->engine, dnnl_cpu, 0), err,
                            "onednn: creating the CPU engine");
@@ -121,9 +119,12 @@ static const char *isa_name(dnnl_cpu_isa_t isa)
  * erf's vectorised loop; 3: disturbed runs timed again, see
  * xf_cost_runs_median; 4: runs another process preempted are not counted
  * and a measurement without a clean attempt is not cached, see
- * xf_cost_runs_summary). Part of the identity, so a cost cache never
- * returns timings of older kernels, nor ones a busy machine spoiled. */
-#define OX_KERNELS_REVISION 4
+ * xf_cost_runs_summary; 5: nor one whose runs other running tasks shared
+ * the machine with, XF_COST_RUNS_SHARED). Part of the identity, so a cost
+ * cache never returns timings of older kernels, nor ones a busy machine
+ * spoiled: entries of revision 4, which may have been timed beside busy
+ * neighbours, are measured again once. */
+#define OX_KERNELS_REVISION 5
 
 static void onednn_identity(void *state, char *buf, size_t n)
 {

@@ -27,7 +27,7 @@
 typedef struct ox_state {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
-    int threads, warmup, reps;
+    xf_backend_config cfg; /* threads, warm-up and timed runs, neighbours */
 } ox_state;
 
 /* Sets the OpenMP thread count oneDNN runs with (the Debian build uses the
@@ -199,7 +199,7 @@ xf_status cm_onednn_build_view(ox_kernel *k, xf_error *err);      /* onednn_move
 /* ------------------------------------------------------- backend entry points */
 
 xf_status cm_onednn_measure(void *state, const xf_backend_op *op, double *ms, int *kernels,
-                     int *disturbed, xf_error *err);                                   /* onednn_measure.c */
+                            xf_cost_runs_verdict *verdict, xf_error *err); /* onednn_measure.c */
 xf_status cm_onednn_exec_prepare(void *state, const xf_graph *g, void **exec, xf_error *err);
 xf_status cm_onednn_exec_run(void *exec, const xf_tensor *inputs, int n_inputs, xf_error *err);
 xf_status cm_onednn_exec_output(void *exec, int i, xf_tensor *out, xf_error *err);

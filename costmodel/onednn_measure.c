@@ -10,8 +10,9 @@
  * blocked layout get uniform values in [-1, 1). Then warm-up runs and
  * timed runs; the median is reported, with the number of primitives one
  * run executes (cm_time_runs: runs another process preempted
- * are timed again; without a clean attempt the fastest run is reported as
- * disturbed, and the front end does not cache it). View ops that move no data cost
+ * are timed again; without an attempt clear of them the fastest run is
+ * reported as preempted, and a median timed beside other running tasks as
+ * shared; the front end caches neither). View ops that move no data cost
  * 0 ms and 0 kernels.
  * Configurations oneDNN has no kernel for return XF_ERR_UNSUPPORTED, and
  * the front end times the reference kernel instead.
@@ -59,13 +60,13 @@ static xf_status run_kernel(void *k, xf_error *err)
     return cm_onednn_kernel_run(k, err);
 }
 
-static xf_status time_kernel(ox_kernel *k, const xf_backend_op *op, double *ms, int *disturbed,
-                             xf_error *err)
+static xf_status time_kernel(ox_kernel *k, const xf_backend_op *op, double *ms,
+                             xf_cost_runs_verdict *verdict, xf_error *err)
 {
     const ox_state *st = k->st;
     void **in = xf_calloc((size_t)(k->n_in ? k->n_in : 1), sizeof *in);
     void **out = xf_calloc((size_t)(k->n_out ? k->n_out : 1), sizeof *out);
-    double *t = xf_calloc((size_t)st->reps, sizeof *t);
+    double *t = xf_calloc((size_t)st->cfg.reps, sizeof *t);
     xf_status s = XF_OK;
     if (!in || !out || !t) {
         s = XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory timing %s",
@@ -87,7 +88,7 @@ static xf_status time_kernel(ox_kernel *k, const xf_backend_op *op, double *ms, 
     }
     if (s == XF_OK) s = cm_onednn_kernel_bind(k, in, out, err);
     if (s == XF_OK)
-        s = cm_time_runs(run_kernel, k, st->warmup, st->reps, t, ms, disturbed, err);
+        s = cm_time_runs(run_kernel, k, &st->cfg, t, ms, verdict, err);
 out:
     for (int i = 0; in && i < k->n_in; i++) xf_aligned_free(in[i]);
     for (int j = 0; out && j < k->n_out; j++) xf_aligned_free(out[j]);
@@ -98,12 +99,12 @@ out:
 }
 
 xf_status cm_onednn_measure(void *state, const xf_backend_op *op, double *ms, int *kernels,
-                     int *disturbed, xf_error *err)
+                            xf_cost_runs_verdict *verdict, xf_error *err)
 {
     const ox_state *st = state;
     *ms = 0;
     *kernels = 0;
-    *disturbed = 0;
+    *verdict = XF_COST_RUNS_CLEAN;
     cm_onednn_set_threads(st);
     ox_io *in = xf_calloc((size_t)(op->n_inputs ? op->n_inputs : 1), sizeof *in);
     if (!in) return XF_FAIL(err, XF_ERR_NOMEM, "onednn: out of memory");
@@ -116,7 +117,7 @@ xf_status cm_onednn_measure(void *state, const xf_backend_op *op, double *ms, in
     if (s != XF_OK) return s;
     s = cm_onednn_kernel_build_native(&k, err);
     if (s == XF_OK && !k.alias) {
-        s = time_kernel(&k, op, ms, disturbed, err);
+        s = time_kernel(&k, op, ms, verdict, err);
         if (s == XF_OK) *kernels = cm_onednn_kernel_count(&k);
     }
     cm_onednn_kernel_free(&k);

@@ -134,6 +134,7 @@ xf_status xf_optimize_file(const char *model, const char *output, const xf_optim
     if (s->cm) {
         r->cost_measurements = xf_cost_measurements(s->cm);
         r->cost_disturbed = xf_cost_disturbed(s->cm);
+        r->cost_shared = xf_cost_shared(s->cm);
     }
     run_free(s);
     xf_free(s);

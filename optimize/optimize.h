@@ -252,6 +252,8 @@ struct xf_optimize_report {
     int64_t cost_measurements; /* kernels the cost model timed (cache misses) */
     int64_t cost_disturbed;    /* of them, disturbed by other processes in every attempt:
                                   used but not cached (xf_cost_disturbed) */
+    int64_t cost_shared;       /* of them, timed while other tasks ran beside them:
+                                  used but not cached (xf_cost_shared) */
     uint64_t weight_bytes;     /* the model's weights as imported */
     /* --- what a page shows besides (xf_audit_optimize_page) */
     xf_graph_memory memory_before, memory_after; /* the input and the model written, run

@@ -2,10 +2,8 @@
  * test_costmodel.c — the cost-model front end with the analytic backend:
  * flops and bytes of conv, matmul and gemm computed by hand; analytic times
  * from a fixed roofline (compute- and memory-bound cases, views free);
- * canonical configuration keys; timed runs a busy machine disturbed told
- * from a kernel's own spread, runs another process preempted left out, and a
- * measurement every attempt of which was preempted (a spinning thread on
- * the same core) used but not cached; the SQLite cache (a second query is served
+ * canonical configuration keys (timings a busy machine disturbed are in
+ * test_cost_noise.c); the SQLite cache (a second query is served
  * from the cache without re-measuring, a stored value is returned as
  * stored, reopening keeps it, a changed backend identity misses; corrupt,
  * foreign and newer-schema files are refused with a clear message); the
@@ -18,10 +16,7 @@
  * elsewhere), and must match the interpreter. oneDNN kernels one by one
  * are in test_onednn.c.
  */
-#define _GNU_SOURCE /* pthread_setaffinity_np, sched_getcpu */
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,129 +163,6 @@ START_TEST(describe_is_canonical)
     ck_assert_str_eq(buf,
                      "conv2d|kernel=3,3;pads=1,1,1,1;activation=1|f32[1,64,56,56],f32[64,64,3,3],-");
     ck_assert_int_eq(xf_cost_describe(XF_OP_CONV, &p, 3, dt, s, buf, 20, &err), XF_ERR_INVALID);
-}
-END_TEST
-
-/* Runs of a microsecond kernel of which most waited a scheduler time slice
- * are disturbed (measured again); a few slow runs, a slow kernel with its
- * ordinary spread and a fast one with jitter are not. */
-START_TEST(disturbed_runs_are_told_apart)
-{
-    double most_waited[10] = {16.1, 0.005, 15.9, 16.0, 0.006, 16.2, 15.8, 0.005, 16.0, 16.1};
-    double few_waited[10] = {0.005, 16.0, 0.006, 0.005, 0.005, 15.9, 0.006, 0.005, 0.007, 0.005};
-    double slow_kernel[10] = {31.0, 30.2, 33.5, 30.1, 35.0, 30.4, 31.2, 30.0, 34.9, 30.3};
-    double jitter[10] = {0.004, 0.009, 0.005, 0.012, 0.006, 0.005, 0.010, 0.004, 0.005, 0.011};
-    int d = -1;
-    ck_assert_double_eq_tol(xf_cost_runs_median(most_waited, 10, &d), 15.95, 1e-9);
-    ck_assert_int_eq(d, 1);
-    ck_assert_double_eq_tol(xf_cost_runs_median(few_waited, 10, &d), 0.0055, 1e-9);
-    ck_assert_int_eq(d, 0);
-    ck_assert_double_eq_tol(xf_cost_runs_median(slow_kernel, 10, &d), 30.7, 1e-9);
-    ck_assert_int_eq(d, 0);
-    ck_assert_double_eq_tol(xf_cost_runs_median(jitter, 10, &d), 0.0055, 1e-9);
-    ck_assert_int_eq(d, 0);
-    /* sorted in place: the fastest run first */
-    ck_assert_double_eq(most_waited[0], 0.005);
-}
-END_TEST
-
-/* Runs another process preempted do not count: the median of the others
- * when they are most; else the fastest run, and the attempt is not clean
- * (a machine that slowed every run alike, 10x, shows no spread). */
-START_TEST(preempted_runs_are_left_out)
-{
-    double some[10] = {2.9, 2.8, 9.5, 2.7, 2.8, 11.0, 2.9, 2.8, 8.0, 2.7};
-    unsigned char some_pre[10] = {0, 0, 1, 0, 0, 1, 0, 0, 1, 0};
-    double ms = -1;
-    ck_assert_int_eq(xf_cost_runs_summary(some, some_pre, 10, &ms), 1);
-    ck_assert_double_eq_tol(ms, 2.8, 1e-9); /* median of the seven clean runs */
-    double most[10] = {29.5, 30.1, 2.8, 29.0, 31.2, 30.0, 29.7, 2.9, 30.3, 29.9};
-    unsigned char most_pre[10] = {1, 1, 0, 1, 1, 1, 1, 0, 1, 1};
-    ck_assert_int_eq(xf_cost_runs_summary(most, most_pre, 10, &ms), 0);
-    ck_assert_double_eq_tol(ms, 2.8, 1e-9);
-    double all[4] = {29.5, 30.1, 29.0, 31.2};
-    unsigned char all_pre[4] = {1, 1, 1, 1};
-    ck_assert_int_eq(xf_cost_runs_summary(all, all_pre, 4, &ms), 0);
-    ck_assert_double_eq_tol(ms, 29.0, 1e-9);
-    /* no preemption, but most runs waited (xf_cost_runs_median): not clean */
-    double waited[10] = {16.1, 0.005, 15.9, 16.0, 0.006, 16.2, 15.8, 0.005, 16.0, 16.1};
-    unsigned char none[10] = {0};
-    ck_assert_int_eq(xf_cost_runs_summary(waited, none, 10, &ms), 0);
-    ck_assert_double_eq_tol(ms, 0.005, 1e-9);
-    double quiet[3] = {1.2, 1.0, 1.1};
-    ck_assert_int_eq(xf_cost_runs_summary(quiet, none, 3, &ms), 1);
-    ck_assert_double_eq_tol(ms, 1.1, 1e-9);
-}
-END_TEST
-
-static volatile int spinner_stop;
-
-static void *spinner(void *arg)
-{
-    (void)arg;
-    while (!spinner_stop) {
-    }
-    return NULL;
-}
-
-static xf_cost_model *open_onednn(const char *cache)
-{
-    xf_cost_options o = xf_cost_options_default();
-    o.backend = XF_COST_ONEDNN;
-    o.cache_path = cache;
-    o.threads = 1;
-    o.warmup = 1;
-    o.reps = 5;
-    xf_cost_model *cm = NULL;
-    xf_error err = {0};
-    ck_assert_msg(xf_cost_open(&o, &cm, &err) == XF_OK, "open: %s", err.msg);
-    return cm;
-}
-
-/* A thread spinning on the measuring thread's core takes it away in every
- * run of a matmul of several milliseconds: no attempt is clean, so the
- * cost is used (counted as disturbed) but not written to the cache, and a
- * later model on the same cache file measures it again. */
-START_TEST(a_preempted_measurement_is_not_cached)
-{
-    const char *path = xf_test_tmp("preempted.db");
-    remove(path);
-    cpu_set_t old, one;
-    ck_assert_int_eq(pthread_getaffinity_np(pthread_self(), sizeof old, &old), 0);
-    CPU_ZERO(&one);
-    CPU_SET(sched_getcpu(), &one);
-    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0)
-        XF_SKIP("cannot pin the test to one CPU");
-    spinner_stop = 0;
-    pthread_t t;
-    ck_assert_int_eq(pthread_create(&t, NULL, spinner, NULL), 0);
-    ck_assert_int_eq(pthread_setaffinity_np(t, sizeof one, &one), 0);
-    xf_dtype dt[2] = {XF_F32, XF_F32};
-    xf_shape s[2] = {sh(2, 512, 1024, 0, 0), sh(2, 1024, 1024, 0, 0)};
-    xf_op_cost c;
-    xf_error err = {0};
-    xf_cost_model *cm = open_onednn(path);
-    xf_status st = xf_cost_op(cm, XF_OP_MATMUL, NULL, 2, dt, s, &c, &err);
-    int64_t measured = xf_cost_measurements(cm), disturbed = xf_cost_disturbed(cm);
-    spinner_stop = 1;
-    pthread_join(t, NULL);
-    pthread_setaffinity_np(pthread_self(), sizeof old, &old);
-    ck_assert_msg(st == XF_OK, "%s", err.msg);
-    ck_assert_int_eq(measured, 1);
-    ck_assert_int_eq(disturbed, 1);
-    ck_assert(c.ms > 0);
-    /* the same model serves it again without measuring */
-    xf_op_cost again;
-    ck_assert_int_eq(xf_cost_op(cm, XF_OP_MATMUL, NULL, 2, dt, s, &again, &err), XF_OK);
-    ck_assert_double_eq(again.ms, c.ms);
-    ck_assert_int_eq(xf_cost_measurements(cm), 1);
-    xf_cost_close(cm);
-    /* the cache file does not hold it */
-    cm = open_onednn(path);
-    ck_assert_int_eq(xf_cost_op(cm, XF_OP_MATMUL, NULL, 2, dt, s, &again, &err), XF_OK);
-    ck_assert_int_eq(xf_cost_measurements(cm), 1);
-    xf_cost_close(cm);
-    remove(path);
 }
 END_TEST
 
@@ -821,9 +693,6 @@ static Suite *suite(void)
     tcase_add_test(tc, flops_matmul_gemm_by_hand);
     tcase_add_test(tc, analytic_is_deterministic);
     tcase_add_test(tc, describe_is_canonical);
-    tcase_add_test(tc, disturbed_runs_are_told_apart);
-    tcase_add_test(tc, preempted_runs_are_left_out);
-    tcase_add_test(tc, a_preempted_measurement_is_not_cached);
     tcase_add_test(tc, cache_hit_without_remeasuring);
     tcase_add_test(tc, commutative_operands_share_a_measurement);
     tcase_add_test(tc, changed_identity_misses);

@@ -361,6 +361,13 @@ static void print_written(const cli_options *o, const xf_optimize_report *r)
         printf("cost noise:      %lld of %lld kernel measurements disturbed by other processes "
                "in every attempt (not cached; at threads > 1 capped by one thread's time)\n",
                (long long)r->cost_disturbed, (long long)r->cost_measurements);
+    if (r->cost_shared > 0)
+        printf("cost noise:      %lld of %lld kernel measurements timed while other tasks ran "
+               "beside them (not cached)\n",
+               (long long)r->cost_shared, (long long)r->cost_measurements);
+    if (2 * (r->cost_disturbed + r->cost_shared) > r->cost_measurements)
+        printf("hint:            most kernels were timed on a busy machine: the search priced "
+               "rewrites with them; a run on a quiet machine measures them again and keeps them\n");
     if (w->data_location[0])
         printf("external data:   %s (%llu bytes, next to the model)\n", w->data_location,
                (unsigned long long)w->data_bytes);

@@ -262,9 +262,15 @@ int main(int argc, char **argv)
     if (!rc) {
         printf("estimated cost: %.4f ms (sum of %d operators, %d kernels, %.3f GFLOP, %.3f MB)\n",
                total.ms, g.n_nodes, total.kernels, total.flops / 1e9, total.bytes / 1e6);
-        printf("measurements: %lld new (%lld disturbed by other processes in every attempt: "
-               "not cached), the rest from the cache\n",
-               (long long)xf_cost_measurements(cm), (long long)xf_cost_disturbed(cm));
+        int64_t measured = xf_cost_measurements(cm), disturbed = xf_cost_disturbed(cm),
+                shared = xf_cost_shared(cm);
+        printf("measurements: %lld new (%lld disturbed by other processes in every attempt, "
+               "%lld timed while other tasks ran beside them: not cached), the rest from the "
+               "cache\n",
+               (long long)measured, (long long)disturbed, (long long)shared);
+        if (2 * (disturbed + shared) > measured)
+            printf("hint: most kernels were timed on a busy machine; run again on a quiet one "
+                   "for costs the cache keeps\n");
         if (o.run) rc = run_end_to_end(cm, &g, &o, total.ms);
     }
     xf_cost_close(cm);
