@@ -726,6 +726,45 @@ static xf_status check_cases(check *k, const xf_rule *r, int max_dim, xfb_domain
     return XF_OK;
 }
 
+/* A rule valid at its own shapes whose domain closes only with its ReLUs
+ * abstract (some class summed before a non-polynomial operator reads its
+ * sums: bounded_domain.c, "after their sums"): the exact check at the own
+ * shapes once more, every ReLU an abstract function, proves it when valid;
+ * anything else leaves it unknown (never refuted: the rule with real
+ * ReLUs was valid there). `how`, `others` and `scope` say what the first
+ * check found. */
+static xf_status check_abstract(check *k, const xf_rule *r, int max_dim, const xfb_domain *dom,
+                                const char *how, int others, const char *scope, xf_bounded *out,
+                                xf_error *err)
+{
+    xf_bounded one;
+    xf_bounded_init(&one);
+    char why[200] = "";
+    int n_diff = 0;
+    k->c.relu_abstract = 1;
+    xf_status st = check_shape(k, r, 0, max_dim, 0, 1, &one, why, sizeof why, &n_diff, err);
+    k->c.relu_abstract = 0;
+    int valid = st == XF_OK && one.result == XF_BOUNDED_VALID;
+    xf_bounded_free(&one);
+    if (st != XF_OK) return st;
+    out->proves = valid;
+    if (valid)
+        snprintf(out->detail, sizeof out->detail,
+                 "valid at the rule's own shapes (%s), and with its ReLUs abstract (%s), which "
+                 "stand for every shape it applies to: %d input dim(s) fixed by the rule, %d an "
+                 "index no operator mixes, %d summed over (%d before non-polynomial operators "
+                 "read the sums); floats agree at %d other of %s",
+                 how, n_diff ? "solver" : "normal forms", dom->n_fixed, dom->n_indexed,
+                 dom->n_summed, dom->n_after, others, scope);
+    else
+        snprintf(out->detail, sizeof out->detail,
+                 "valid at the rule's own shapes (%s), floats agree at %d other of %s; exact check "
+                 "only at the own shapes as the axioms did not prove it, and not valid there with "
+                 "its ReLUs abstract, which its sums read by non-polynomial operators need (%s)",
+                 how, others, scope, why[0] ? why : "their normal forms differ");
+    return XF_OK;
+}
+
 /* What check_plan runs (the three public forms below). */
 typedef enum bounded_mode { BOUNDED_FULL, BOUNDED_REFUTE, BOUNDED_PROBE } bounded_mode;
 
@@ -801,6 +840,9 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
         int cased = 0;
         if (!dom.closed) st = check_cases(k, r, max_dim, &dom, out, &cased, err);
         if (st != XF_OK || cased) return st;
+        if (dom.closed && dom.abstract)
+            return check_abstract(k, r, max_dim, &dom, t.n_nf ? "normal forms" : "solver", others,
+                                  scope, out, err);
         out->proves = dom.closed;
         char blocks[64] = "";
         if (dom.n_blocked)
@@ -810,9 +852,12 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
             snprintf(out->detail, sizeof out->detail,
                      "valid at the rule's own shapes (%s), which stand for every shape it applies "
                      "to: %d input dim(s) fixed by the rule, %d an index no operator mixes%s, %d "
-                     "summed over in a polynomial rule; floats agree at %d other of %s",
+                     "summed over %s; floats agree at %d other of %s",
                      t.n_nf ? "normal forms" : "solver", dom.n_fixed, dom.n_indexed, blocks,
-                     dom.n_summed, others, scope);
+                     dom.n_summed,
+                     dom.polynomial || !dom.n_summed ? "in a polynomial rule"
+                                                     : "where no non-polynomial operator reads them",
+                     others, scope);
         else
             snprintf(out->detail, sizeof out->detail,
                      "valid at the rule's own shapes (%s), floats agree at %d other of %s; exact "

@@ -64,6 +64,56 @@
  * both sides, so the polynomials are equal at every size, smaller or
  * larger. The classes extend one at a time, the others' sizes held.
  *
+ *   summed before non-polynomial operators ("after their sums") — a
+ *              class summed as above (nothing else mixes it, own size
+ *              n >= k + s, s counting the sums inside the arguments of
+ *              non-polynomial operators too) in a rule that is not
+ *              polynomial, where no non-polynomial operator reads a value
+ *              holding the class (relu(a b) over a's rows and b's columns:
+ *              it reads whole sums over the inner dim). Either
+ *              (a) none reads a value computed from an input holding the
+ *              class: the exact check at the own shapes suffices; or
+ *              (b) some does, every non-polynomial operator is an
+ *              element-wise function (relu, a convolution's activation,
+ *              sigmoid, tanh, erf, gelu, exp, log, sqrt: NP_ABSTRACT), and
+ *              the exact check at the own shapes is valid once more with
+ *              every ReLU an abstract function (abstract: bounded.c,
+ *              check_abstract).
+ *
+ * Argument, (a). The non-polynomial nodes' values are then functions of
+ * the inputs without the class, the same at every size of it. With those
+ * inputs (and the abstract functions) fixed, each output element is a
+ * polynomial in the entries of the inputs holding the class, with those
+ * values as coefficients: the argument for summed classes holds as it
+ * stands (its parts by support are what zeroing the entries at other
+ * indices leaves, and zeroing leaves the coefficients alone).
+ *
+ * Argument, (b). Valid for every function in place of each abstract one
+ * means the two sides are one term up to the ring laws and "equal
+ * arguments, equal values" (take the inputs and the functions' values at
+ * distinct arguments algebraically independent): their normal forms, each
+ * non-polynomial node an atom f(argument), are identical. Write an output
+ * element at size m as a polynomial in the input entries and the atoms.
+ * The atoms read values without the class, so there is one per node and
+ * element at every size, and two are one atom exactly when their functions
+ * and arguments' forms are. The arguments hold the class only through whole
+ * sums; by this argument one level down (induction on the nesting of
+ * non-polynomial nodes), arguments of one form at size n, each needing at
+ * most s <= n distinct indices, have one form at every size m. So, the
+ * atoms named as at size n, the rule cut at the non-polynomial nodes (their
+ * results become inputs without the class: a polynomial rule) carries the
+ * identity from n to m by the argument for summed classes; naming them as
+ * at size m only makes more atoms one, which keeps an identity. The two
+ * sides then have one form at every size: equal for every function, the
+ * real ReLU among them. The ReLU as an ite is not enough:
+ * relu((sum_j a_j b_j)^2 - 2 sum_j a_j^2 b_j^2) is 0 while j takes two
+ * values (Cauchy-Schwarz) and not at three, though n = 2 = k + s.
+ * A non-polynomial operator that reads a value holding the class sees its
+ * terms one by one (sum_j relu(a_j b_j) is relu(sum_j a_j b_j) at one j):
+ * the class blocks, as it does beside softmax, a norm, max-pool or pow in
+ * case (b), whose checks use more than "any function", and (b) is not
+ * combined with the sizes near the ends or the cases of batch dims.
+ *
  *   near the ends — a plain class X (no block form, not summed, mixed by
  *              nothing else) that only stride-1, dilation-1 windows whose
  *              pads add up to the
@@ -133,27 +183,41 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Is every node of g a polynomial map of its inputs (in the exact check's
- * elaboration: bounded_ops.c)? */
+/* How node nd maps its inputs in the exact check's elaboration
+ * (bounded_ops.c): NP_NONE a polynomial map (sums, products, scalings,
+ * data movement, slices, pooling, means, a convolution without activation);
+ * NP_ABSTRACT a polynomial map followed by a function applied
+ * element by element that the check may take as abstract (relu, a
+ * convolution's activation, sigmoid, tanh, erf, gelu, exp, log, sqrt);
+ * NP_OTHER anything else (softmax, layer norm, batch norm, max-pool,
+ * pow...). */
+enum { NP_NONE, NP_ABSTRACT, NP_OTHER };
+
+static int nonpolynomial(const xf_node *nd)
+{
+    switch (nd->op) {
+    case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_SCALAR_MUL: case XF_OP_NEG:
+    case XF_OP_IDENTITY: case XF_OP_DROPOUT: case XF_OP_MATMUL: case XF_OP_CONCAT:
+    case XF_OP_SPLIT: case XF_OP_SLICE: case XF_OP_TRANSPOSE: case XF_OP_ENLARGE:
+    case XF_OP_AVGPOOL: case XF_OP_GLOBAL_AVGPOOL: case XF_OP_REDUCE_MEAN:
+    case XF_OP_CONSTANT_OF_SHAPE: case XF_OP_CONST_IDENTITY_CONV:
+    case XF_OP_CONST_IDENTITY_MATRIX: case XF_OP_CONST_ONES: case XF_OP_CONST_POOL:
+        return NP_NONE;
+    case XF_OP_CONV:
+        return nd->params.activation == XF_ACT_NONE ? NP_NONE : NP_ABSTRACT;
+    case XF_OP_RELU: case XF_OP_SIGMOID: case XF_OP_TANH: case XF_OP_ERF: case XF_OP_GELU:
+    case XF_OP_EXP: case XF_OP_LOG: case XF_OP_SQRT:
+        return NP_ABSTRACT;
+    default:
+        return NP_OTHER;
+    }
+}
+
+/* Is every node of g a polynomial map of its inputs? */
 static int polynomial(const xf_graph *g)
 {
-    for (int i = 0; i < g->n_nodes; i++) {
-        const xf_node *nd = &g->nodes[i];
-        switch (nd->op) {
-        case XF_OP_ADD: case XF_OP_SUB: case XF_OP_MUL: case XF_OP_SCALAR_MUL: case XF_OP_NEG:
-        case XF_OP_IDENTITY: case XF_OP_DROPOUT: case XF_OP_MATMUL: case XF_OP_CONCAT:
-        case XF_OP_SPLIT: case XF_OP_TRANSPOSE: case XF_OP_ENLARGE: case XF_OP_AVGPOOL:
-        case XF_OP_GLOBAL_AVGPOOL: case XF_OP_REDUCE_MEAN: case XF_OP_CONSTANT_OF_SHAPE:
-        case XF_OP_CONST_IDENTITY_CONV: case XF_OP_CONST_IDENTITY_MATRIX: case XF_OP_CONST_ONES:
-        case XF_OP_CONST_POOL:
-            break;
-        case XF_OP_CONV:
-            if (nd->params.activation != XF_ACT_NONE) return 0;
-            break;
-        default:
-            return 0;
-        }
-    }
+    for (int i = 0; i < g->n_nodes; i++)
+        if (nonpolynomial(&g->nodes[i]) != NP_NONE) return 0;
     return 1;
 }
 
@@ -221,7 +285,11 @@ typedef struct classes {
     int *axes;             /* most axes of it in one value */
     int *here;             /* scratch: axes of it in the value at hand */
     int *need;             /* summed: indices its own size must cover */
-    int *scratch;          /* per value of a side (count_sums) */
+    int *scratch;          /* per value of a side (count_sums, after_sums) */
+    /* a rule that is not polynomial, per summed class: */
+    unsigned char *np_sees;  /* a non-polynomial operator reads a value holding it */
+    unsigned char *np_after; /* one reads a value computed from an input holding it */
+    int abstract_only;       /* every non-polynomial operator is NP_ABSTRACT */
 } classes;
 
 static void classes_free(classes *c)
@@ -239,6 +307,60 @@ static void classes_free(classes *c)
     xf_free(c->here);
     xf_free(c->need);
     xf_free(c->scratch);
+    xf_free(c->np_sees);
+    xf_free(c->np_after);
+}
+
+/* The values whose elements node nd's non-polynomial part reads: a
+ * convolution's activation reads its result, any other its operands (and
+ * writes its results, of the same classes where element-wise). */
+static int np_reads(const xf_node *nd, int i, int *v)
+{
+    int act = nd->op == XF_OP_CONV;
+    int n = act ? nd->n_outputs : nd->n_inputs + nd->n_outputs;
+    if (i >= n) return 0;
+    *v = act ? nd->outputs[i] : i < nd->n_inputs ? nd->inputs[i] : nd->outputs[i - nd->n_inputs];
+    return 1;
+}
+
+/* For the non-polynomial nodes of side k (bounded_domain.c's header, "after
+ * their sums"): the summed classes a value they read holds (np_sees), the
+ * summed classes whose inputs reach a value they read (np_after), and
+ * whether each is NP_ABSTRACT (abstract_only, cleared otherwise). */
+static xf_status after_sums(xfb_ties *t, const xf_graph *g, int k, classes *c, xf_error *err)
+{
+    int *order = xf_malloc(sizeof *order * ((size_t)g->n_nodes + 1));
+    if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
+    xf_status st = xf_graph_topo_order(g, order, err);
+    for (int i = 0; st == XF_OK && i < g->n_nodes; i++) {
+        const xf_node *nd = &g->nodes[i];
+        int kind = nonpolynomial(nd), v;
+        if (kind == NP_NONE) continue;
+        if (kind == NP_OTHER) c->abstract_only = 0;
+        for (int j = 0; np_reads(nd, j, &v); j++)
+            for (int d = 0; v >= 0 && d < g->values[v].shape.rank; d++)
+                c->np_sees[family(t, vf_bounded_ties_slot(t, k, v, d))] = 1;
+    }
+    int *tainted = c->scratch; /* per value: computed from an input holding the class */
+    for (int root = 0; st == XF_OK && root < t->n; root++) {
+        if (!c->summed[root] || c->np_after[root]) continue;
+        for (int v = 0; v < g->n_values; v++) tainted[v] = 0;
+        for (int i = 0; i < g->n_inputs; i++) {
+            int v = g->inputs[i];
+            for (int d = 0; d < g->values[v].shape.rank; d++)
+                tainted[v] |= family(t, vf_bounded_ties_slot(t, k, v, d)) == root;
+        }
+        for (int i = 0; i < g->n_nodes; i++) {
+            const xf_node *nd = &g->nodes[order[i]];
+            int any = 0, v;
+            for (int j = 0; j < nd->n_inputs; j++) any |= nd->inputs[j] >= 0 && tainted[nd->inputs[j]];
+            for (int o = 0; o < nd->n_outputs; o++) tainted[nd->outputs[o]] = any;
+            for (int j = 0; nonpolynomial(nd) != NP_NONE && np_reads(nd, j, &v); j++)
+                c->np_after[root] |= v >= 0 && tainted[v];
+        }
+    }
+    xf_free(order);
+    return st;
 }
 
 /* Fills c from the strict ties t of r; poly: r is polynomial. */
@@ -259,8 +381,11 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
     c->reach[1] = xf_calloc(n, sizeof *c->reach[1]);
     c->end = xf_calloc(n, sizeof *c->end);
     c->edge_id = xf_malloc(n * sizeof *c->edge_id);
+    c->np_sees = xf_calloc(n, 1);
+    c->np_after = xf_calloc(n, 1);
     if (!c->mixed || !c->summed || !c->fixed || !c->seen || !c->axes || !c->here || !c->need ||
-        !c->scratch || !c->edge || !c->reach[0] || !c->reach[1] || !c->end || !c->edge_id)
+        !c->scratch || !c->edge || !c->reach[0] || !c->reach[1] || !c->end || !c->edge_id ||
+        !c->np_sees || !c->np_after)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
     int first_dst = r->dst.n_values ? vf_bounded_ties_slot(t, 1, 0, 0) : t->n;
     for (int i = 0; i < t->n; i++) {
@@ -285,8 +410,11 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
         }
     }
     xf_status st = XF_OK;
-    for (int k = 0; poly && st == XF_OK && k < 2; k++)
-        st = count_sums(t, c->summed, k ? &r->dst : &r->src, k, c->need, c->scratch, err);
+    for (int k = 0; st == XF_OK && k < 2; k++)
+        st = count_sums(t, c->summed, vf_rule_side(r, k), k, c->need, c->scratch, err);
+    c->abstract_only = 1;
+    for (int k = 0; !poly && st == XF_OK && k < 2; k++)
+        st = after_sums(t, vf_rule_side(r, k), k, c, err);
     return st;
 }
 
@@ -344,12 +472,17 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
     if (c->edge[f] && !c->mixed[f] && !summed && (plain || !edge_reach(c, f)) &&
         edge_join(c, f, flat, t->blocks[root], out))
         return;
+    /* summed in a rule that is not polynomial: no non-polynomial operator
+     * may read a value holding the class, and where one reads its sums,
+     * each must be one the check can take as abstract ("after their sums") */
+    int np_blocks = summed && !poly && (c->np_sees[f] || (c->np_after[f] && !c->abstract_only));
     /* a dim read near its ends that could not join (a window over a class
      * on two axes or over blocks, a summed one, beyond XFB_EDGE_TOP or the
      * class and dim caps) is checked at its own size only: it blocks */
-    if (!c->mixed[f] && !c->edge[f] && (!summed || poly) && own >= need) {
+    if (!c->mixed[f] && !c->edge[f] && !np_blocks && own >= need) {
         if (summed) out->n_summed++;
         else out->n_indexed++;
+        if (summed && !poly && c->np_after[f]) out->n_after++, out->abstract = 1;
         out->n_blocked += t->has_blocks[f];
         out->n_classes += !c->seen[f];
         c->seen[f] = 1;
@@ -361,10 +494,15 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
     if (c->mixed[f] || c->edge[f])
         snprintf(out->why, sizeof out->why,
                  "dim %d of input %s takes other sizes where an operator mixes along it", d, name);
-    else if (summed && !poly)
+    else if (np_blocks && c->np_sees[f])
         snprintf(out->why, sizeof out->why,
-                 "dim %d of input %s takes other sizes and is summed over in a rule that is not "
-                 "polynomial",
+                 "dim %d of input %s takes other sizes, summed over and read by a "
+                 "non-polynomial operator",
+                 d, name);
+    else if (np_blocks)
+        snprintf(out->why, sizeof out->why,
+                 "dim %d of input %s takes other sizes, summed over before a softmax, norm, "
+                 "max-pool or pow",
                  d, name);
     else
         snprintf(out->why, sizeof out->why,
@@ -383,6 +521,7 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
     xf_status st = vf_bounded_ties_build_case(r, cas, &t, err);
     if (st != XF_OK) return st;
     int poly = polynomial(&r->src) && polynomial(&r->dst);
+    out->polynomial = poly;
     classes c;
     memset(&c, 0, sizeof c);
     st = classes_make(&t, r, poly, &c, err);
@@ -395,6 +534,12 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
                      vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d)), out);
     }
     if (st != XF_OK) out->closed = 0;
+    if (out->closed && out->abstract && out->n_edge_classes) { /* not argued together */
+        out->closed = 0;
+        snprintf(out->why, sizeof out->why,
+                 "its dims read near their ends are not checked with its ReLUs abstract, which "
+                 "its sums read by non-polynomial operators need");
+    }
     if (out->closed && out->n_edge_classes) { /* closed once the sizes near the ends are checked */
         int points = 1;
         for (int i = 0; i < out->n_edge_classes; i++) points *= out->edge_top[i];

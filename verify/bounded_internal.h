@@ -30,6 +30,9 @@ typedef struct xfb_ctx {
     Z3_sort real;
     Z3_func_decl uf[XF_OP_COUNT]; /* abstract function per non-polynomial op */
     int uses_uf;                  /* some term applies an abstract function */
+    int relu_abstract;            /* relu (a conv's too) is an abstract function, not an
+                                     ite: the check then holds for every function in its
+                                     place (bounded_domain.c, "after their sums") */
     Z3_ast *side;                 /* facts true of the real functions (exp > 0) */
     int n_side, cap_side;
 } xfb_ctx;
@@ -175,7 +178,13 @@ typedef struct xfb_domain {
     int closed;     /* 1: the own shapes stand for every admissible shape */
     int n_fixed;    /* input dims of a fixed size */
     int n_indexed;  /* input dims in an element-by-element index class */
-    int n_summed;   /* input dims in a class a polynomial rule sums over */
+    int n_summed;   /* input dims in a class a polynomial rule sums over, or a rule
+                       whose non-polynomial operators read no value holding it */
+    int polynomial; /* every operator of the rule is polynomial */
+    int n_after;    /* of n_summed: in a class whose sums some non-polynomial
+                       operator reads (bounded_domain.c, "after their sums") */
+    int abstract;   /* closed only if the exact check at the own shapes is also
+                       valid with every ReLU an abstract function (n_after > 0) */
     int n_blocked;  /* of n_indexed: in a class that concats and equal splits
                        move in whole blocks */
     int n_classes;  /* classes of the indexed ones */

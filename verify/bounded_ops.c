@@ -16,7 +16,9 @@
  *    names the pair of elements multiplied into it;
  *  - max-pool: a one-hot shows each window; the output is a nested ite max
  *    over the window's terms sorted by Z3 term id (one term per window);
- *  - relu is an ite; conv's fused activation is applied after probing;
+ *  - relu is an ite (an abstract function when the check asks for it:
+ *    bounded_domain.c, "after their sums"); conv's fused activation is
+ *    applied after probing;
  *  - softmax, layer-norm and batch-norm are written out with real division;
  *  - sigmoid, tanh, erf, gelu, exp, log and sqrt are abstract (uninterpreted)
  *    real functions, one per op, with the facts exp > 0 and sqrt >= 0 as side
@@ -79,11 +81,6 @@ static Z3_ast mul2(xfb_ctx *c, Z3_ast a, Z3_ast b)
     return Z3_mk_mul(c->z, 2, t);
 }
 
-static Z3_ast relu(xfb_ctx *c, Z3_ast x)
-{
-    return Z3_mk_ite(c->z, Z3_mk_gt(c->z, x, zero(c)), x, zero(c));
-}
-
 static xf_status side(xfb_ctx *c, Z3_ast fact, xf_error *err)
 {
     if (c->n_side == c->cap_side) {
@@ -109,6 +106,14 @@ static Z3_ast apply_uf(xfb_ctx *c, xf_op op, Z3_ast x, xf_error *err)
     if (op == XF_OP_EXP && side(c, Z3_mk_gt(c->z, y, zero(c)), err) != XF_OK) return NULL;
     if (op == XF_OP_SQRT && side(c, Z3_mk_ge(c->z, y, zero(c)), err) != XF_OK) return NULL;
     return y;
+}
+
+/* relu(x): an ite, or with c->relu_abstract an abstract function like gelu's
+ * (bounded_domain.c, "after their sums"); NULL when out of memory. */
+static Z3_ast relu(xfb_ctx *c, Z3_ast x, xf_error *err)
+{
+    if (c->relu_abstract) return apply_uf(c, XF_OP_RELU, x, err);
+    return Z3_mk_ite(c->z, Z3_mk_gt(c->z, x, zero(c)), x, zero(c));
 }
 
 /* pow(x, e) for every element of x and the scalar e: an abstract function
@@ -325,7 +330,7 @@ static xf_status conv(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tens
     for (int64_t e = 0; e < y->n; e++) {
         switch (nd->params.activation) {
         case XF_ACT_NONE: break;
-        case XF_ACT_RELU: y->e[e] = relu(c, y->e[e]); break;
+        case XF_ACT_RELU: y->e[e] = relu(c, y->e[e], err); break;
         case XF_ACT_SIGMOID: y->e[e] = apply_uf(c, XF_OP_SIGMOID, y->e[e], err); break;
         case XF_ACT_TANH: y->e[e] = apply_uf(c, XF_OP_TANH, y->e[e], err); break;
         default:
@@ -509,7 +514,8 @@ static xf_status node(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tens
     case XF_OP_CONST_POOL: case XF_OP_CONSTANT_OF_SHAPE:
         return constant(c, g, nd, vals, err);
     case XF_OP_RELU:
-        for (int64_t e = 0; e < y->n; e++) y->e[e] = relu(c, x->e[e]);
+        for (int64_t e = 0; e < y->n; e++)
+            if (!(y->e[e] = relu(c, x->e[e], err))) return XF_ERR_NOMEM;
         return vf_bounded_z3_check(c, "elaborating relu", err);
     case XF_OP_SIGMOID: case XF_OP_TANH: case XF_OP_ERF: case XF_OP_GELU: case XF_OP_EXP:
     case XF_OP_LOG: case XF_OP_SQRT:
