@@ -111,8 +111,20 @@
  * A non-polynomial operator that reads a value holding the class sees its
  * terms one by one (sum_j relu(a_j b_j) is relu(sum_j a_j b_j) at one j):
  * the class blocks, as it does beside softmax, a norm, max-pool or pow in
- * case (b), whose checks use more than "any function", and (b) is not
- * combined with the sizes near the ends or the cases of batch dims.
+ * case (b), whose checks use more than "any function" (abstract_only).
+ * The arguments carry "valid for every function in place of each
+ * abstract one" from size to size as they carry "valid": the one for
+ * indices, with or without blocks, renames indices, which commutes with
+ * any element-wise function, and the one above does too; the classes
+ * extend one at a time, each step keeping it. So (b) combines with fixed
+ * dims, indices and whole blocks (a summed class of blocks counted as
+ * sums over B, as above), which need no shape but the own ones, where
+ * the check with abstract ReLUs ran. It does not combine with the sizes
+ * near the ends or the cases of batch dims (bounded_cases.c): their
+ * shapes are checked with real ReLUs only, and extending the summed class
+ * there would need the check with abstract ones at each of them.
+ * A slice of constant positions moves data (NP_NONE); along a summed
+ * class it reads the class near its start and blocks it.
  *
  *   near the ends — a plain class X (no block form, not summed, mixed by
  *              nothing else) that only stride-1, dilation-1 windows whose
