@@ -98,6 +98,9 @@ int64_t xf_test_sql_int(const char *path, const char *sql)
 {
     sqlite3 *h = NULL;
     ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+    /* a tool may be writing the file (test_xferverify's other_writers_get_in
+     * polls a running xferverify): wait for its lock as the tools do */
+    sqlite3_busy_timeout(h, 10000);
     sqlite3_stmt *s = NULL;
     ck_assert_msg(sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK, "%s: %s", sql,
                   sqlite3_errmsg(h));
