@@ -4,11 +4,12 @@
  * the search costs. Read-only: nothing is stored, so one database can be
  * measured at many bounds (the tuning of derive/'s defaults).
  *
- *   bench_derive DB SIZE [--depth N] [--states N] [--extra N] [--limit N] [--show N]
- *                [--replay] [--same-size]
+ *   bench_derive DB SIZE [--depth N] [--states N] [--extra N] [--skip N] [--limit N]
+ *                [--show N] [--replay] [--same-size]
  *
  * Prints the candidates of SIZE, how many were joined, the graphs reached
- * and expanded, meets that could not be turned into one chain, the CPU
+ * and expanded, the locations matched and rewritten, meets that could not be
+ * turned into one chain, the CPU
  * time of the pass (this thread) and the rate; --show N prints the first N
  * candidates left (their infix) to see what the rules miss; --replay
  * replays every chain found against the database (xf_derive_replay, as the
@@ -16,7 +17,9 @@
  * --same-size adds the rules of SIZE proved so far to the deriver (the
  * derive pass that runs again between the solver's rounds, pipeline.c):
  * with a database whose size is partly decided, how many of the
- * candidates left the proved rules of their own size join.
+ * candidates left the proved rules of their own size join. --skip N
+ * passes over the first N candidates (in id order) unsearched, so
+ * --skip and --limit measure one slice, e.g. the tail of a pass.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +30,7 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_derive DB SIZE [--depth N] [--states N] [--extra N] "
-                    "[--limit N] [--show N] [--replay] [--same-size]\n");
+                    "[--skip N] [--limit N] [--show N] [--replay] [--same-size]\n");
     return 2;
 }
 
@@ -36,7 +39,7 @@ int main(int argc, char **argv)
     if (argc < 3) return usage();
     const char *path = argv[1];
     int size = atoi(argv[2]), show = 0, replay = 0, same_size = 0;
-    long long limit = 0;
+    long long limit = 0, skip = 0;
     xf_derive_options o;
     xf_derive_options_init(&o);
     for (int i = 3; i < argc; i++) {
@@ -51,6 +54,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--states")) o.max_states = v;
         else if (!strcmp(argv[i], "--extra")) o.max_extra = v;
         else if (!strcmp(argv[i], "--limit")) limit = v;
+        else if (!strcmp(argv[i], "--skip")) skip = v;
         else if (!strcmp(argv[i], "--show")) show = v;
         else return usage();
         i++;
@@ -68,11 +72,12 @@ int main(int argc, char **argv)
     memset(&f, 0, sizeof f);
     f.status = XF_RULE_CANDIDATE;
     f.size = size;
-    f.limit = limit;
+    f.limit = limit > 0 ? limit + skip : 0;
     xf_rulesdb_iter *it = NULL;
     xf_rulesdb_rule_info info;
     xf_rulesdb_rule_info_init(&info);
     long long n = 0, found = 0, lost = 0, states = 0, expanded = 0, unreversed = 0, steps = 0;
+    long long matched = 0, rewrites = 0, skipped = 0;
     long long shown = 0, replayed = 0, bad = 0;
     double replay_cpu = 0;
     int rc = 0;
@@ -81,6 +86,10 @@ int main(int argc, char **argv)
     for (int has = 1; st == XF_OK;) {
         st = xf_rulesdb_iter_next(it, &info, &has, &err);
         if (st != XF_OK || !has) break;
+        if (skipped < skip) {
+            skipped++;
+            continue;
+        }
         xf_rule r;
         if (xf_rulesdb_load_rule(db, info.id, &r, &err) != XF_OK) {
             xf_rule_free(&r);
@@ -103,6 +112,8 @@ int main(int argc, char **argv)
         n++;
         states += dv.states;
         expanded += dv.expanded;
+        matched += dv.matched;
+        rewrites += dv.rewrites;
         unreversed += dv.unreversed;
         if (dv.found) found++, steps += dv.n_steps;
         else if (dv.unreversed) lost++;
@@ -125,6 +136,8 @@ int main(int argc, char **argv)
     printf("graphs %lld (%.1f per candidate)  expanded %lld  unreversed meets %lld (%lld "
            "candidates left with one)\n",
            states, n ? (double)states / (double)n : 0.0, expanded, unreversed, lost);
+    printf("matched %lld  rewritten %lld (%.1f per expansion)\n", matched, rewrites,
+           expanded ? (double)rewrites / (double)expanded : 0.0);
     printf("cpu %.2f s  wall %.2f s  %.0f candidates/s (cpu, search only)\n", cpu, wall,
            cpu > 0 ? (double)n / cpu : 0.0);
     if (replay)

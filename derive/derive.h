@@ -85,8 +85,11 @@ typedef struct xf_derivation {
     int found;
     int n_steps;
     xf_rulesdb_step steps[XF_DERIVE_MAX_STEPS]; /* source => target, in order */
-    int states;      /* graphs reached, both sides */
+    int states;      /* graphs reached within the size bound, both sides */
     int expanded;    /* graphs whose rewrites were all tried */
+    int matched;     /* locations the matcher listed, summed over the expansions
+                        (rules growing a graph past the size bound left out) */
+    int rewrites;    /* of them rewritten (xf_match_apply), before a meet */
     int from_target; /* steps of them that apply to the target (a rewrite of the
                         target's half that has no way back, x => f(x) read
                         backwards: the chain meets in the middle) */

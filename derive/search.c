@@ -8,9 +8,17 @@
  * graph a rewrite makes is looked up among the other side's graphs before
  * it is kept. Bounds: max_depth rewrites from each side, max_states graphs
  * kept per side, and intermediate graphs no larger than the candidate's
- * larger side plus max_extra operators (a graph over it is still checked
- * for a meet, just not expanded). Expanding a graph is one matcher pass
- * over every rule (xf_match_all, match/) and one rewrite per match.
+ * larger side plus max_extra operators (a graph over it is not kept).
+ * Expanding a graph is one matcher pass
+ * (xf_match_all_within, match/) over the rules that do not grow it past
+ * the size bound, and one rewrite per match: a rewrite removes at most
+ * the operators it matched, so a rule growing the graph past the bound
+ * makes a graph that is neither kept nor met (neither side keeps one, and
+ * the structural hash counts every node). Leaving those rules out changes
+ * nothing found; with the proved rules of the candidate's own size as
+ * steps, most matches were of them (a rule with one operator on one side
+ * and four on the other matches at every operator of its kind, read from
+ * its small side), and most of the time went on matching them.
  */
 #include <string.h>
 
@@ -50,6 +58,7 @@ xf_status xf_deriver_new(const xf_rule *rules, const int64_t *ids, int n,
     d->n_rules = n;
     xf_match_list_init(&d->ml);
     xf_match_list_init(&d->chain);
+    d->ml.flat = d->chain.flat = 1; /* read in order only: no per-rule offsets */
     xf_ruleset_options ro = xf_ruleset_options_default();
     ro.both_directions = 1;
     ro.commutative = 0; /* steps are stored by their nodes: one binding per location */
@@ -216,13 +225,19 @@ static xf_status expand(search *S, int which, int idx, xf_error *err)
     side *me = &S->sd[which], *other = &S->sd[1 - which];
     xf_graph_index *ix = NULL;
     xf_status st = xf_graph_index_build(&me->s[idx].g, &ix, err);
-    if (st == XF_OK) st = xf_match_all(d->rs, &me->s[idx].g, ix, 0, &d->ml, err);
+    /* a rule growing the graph past the size bound is not even matched: its
+     * graph would be neither kept nor met (both sides keep only graphs
+     * within the bound, and the hash counts every node) */
+    int room = S->max_nodes - me->s[idx].g.n_nodes;
+    if (st == XF_OK) st = xf_match_all_within(d->rs, &me->s[idx].g, ix, 0, room, &d->ml, err);
     S->out->expanded++;
+    if (st == XF_OK) S->out->matched += d->ml.n;
     for (int k = 0; st == XF_OK && k < d->ml.n && !S->out->found; k++) {
         xf_graph g;
         xf_graph_init(&g);
         uint64_t h;
         int applied;
+        S->out->rewrites++;
         st = derive_apply(d, &me->s[idx].g, ix, &d->ml.m[k], &g, &h, &applied, err);
         if (st != XF_OK || !applied) continue;
         derive_move mv = {d->ml.m[k].rule, d->ml.m[k]};

@@ -136,6 +136,7 @@ static xf_status build_roots(const xf_graph *g, const xf_graph_index *prev, cons
                 ix->sig_head[b] = e;
             }
     }
+    ix->n_sig = e;
     return XF_OK;
 }
 

@@ -23,17 +23,21 @@
  * seen nowhere else) matches a split that cuts as the rule's does (as many
  * equal parts, or the same sizes).
  *
- * Actions are visited in order; those whose root signature has no
- * candidate in the graph (most of them: a rule set has thousands, a graph
- * a few dozen distinct operator signatures) are skipped after one look-up
- * per distinct signature (the rule set groups them), without touching
- * their patterns.
+ * Actions are visited in order, and only those whose root signature some
+ * node of the graph has (most have none: a rule set has thousands of
+ * signatures, a graph a few dozen). The rule set groups its actions by
+ * signature; xf_match_all looks up the signatures of the smaller side in
+ * the other's (a small graph's among the set's: the deriver matches
+ * graphs of five operators with 100,000 actions; a large set's in a large
+ * graph's table) and marks the actions of those present in a bitmap, so
+ * an absent action costs a bit, not a look-up.
  *
  * Locations are sorted by their nodes (in the rule's source node order) and
  * then by their input bindings, so the order does not depend on the plan.
  * Nothing is allocated in the inner loop: the scratch lives in a context
  * reused for every rule of xf_match_all.
  */
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -503,11 +507,54 @@ void xf_match_list_free(xf_match_list *l)
     xf_match_list_init(l);
 }
 
+/* Sets the bits of root j's actions that grow a graph by at most
+ * max_growth operators (a prefix of the group: it is ordered by growth),
+ * once: they are set together. */
+static void mark_root(const xf_ruleset *rs, int j, int max_growth, uint64_t *bits)
+{
+    int first = rs->root_actions[rs->root_start[j]];
+    if (bits[first / 64] >> (first % 64) & 1) return;
+    for (int a = rs->root_start[j]; a < rs->root_start[j + 1]; a++) {
+        int r = rs->root_actions[a];
+        if (rs->r[r].growth > max_growth) break;
+        bits[r / 64] |= (uint64_t)1 << (r % 64);
+    }
+}
+
+/* *bits (the caller's, xf_free): one bit per action, set for those whose
+ * root signature some node of g has (ix), the only ones that can match,
+ * and that grow a graph by at most max_growth operators. The signatures
+ * are looked up from the smaller side: the graph's among the set's (a
+ * large set, a small graph: the deriver's), or the set's in the graph's
+ * table (a large graph: the optimiser's). */
+static xf_status present_actions(const xf_ruleset *rs, const xf_graph_index *ix, int max_growth,
+                                 uint64_t **bits, xf_error *err)
+{
+    *bits = xf_calloc((size_t)rs->n / 64 + 1, sizeof **bits);
+    if (!*bits) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory matching rules");
+    if (ix->n_sig < rs->n_roots) {
+        for (int e = 0; e < ix->n_sig; e++) {
+            int j = match_root_index(rs, ix->sig[e]);
+            if (j >= 0) mark_root(rs, j, max_growth, *bits);
+        }
+    } else {
+        for (int j = 0; j < rs->n_roots; j++)
+            if (root_present(ix, rs->root_sig[j])) mark_root(rs, j, max_growth, *bits);
+    }
+    return XF_OK;
+}
+
 xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
                        int max_per_rule, xf_match_list *l, xf_error *err)
 {
+    return xf_match_all_within(rs, g, ix, max_per_rule, INT_MAX, l, err);
+}
+
+xf_status xf_match_all_within(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                              int max_per_rule, int max_growth, xf_match_list *l, xf_error *err)
+{
     int n_rules = rs ? rs->n : 0;
-    if (l->n_rules != n_rules || !l->start) {
+    if (!l->flat && (l->n_rules != n_rules || !l->start)) {
         xf_free(l->start);
         xf_free(l->found);
         l->start = xf_malloc(sizeof *l->start * ((size_t)n_rules + 1));
@@ -521,23 +568,19 @@ xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_i
         }
     }
     l->n = 0;
-    l->start[0] = 0;
+    if (!l->flat) l->start[0] = 0;
     match_ctx c;
     memset(&c, 0, sizeof c);
     xf_status st = ctx_prepare(&c, g, ix, err);
-    uint8_t *has_root = NULL;
-    if (st == XF_OK && n_rules > 0) {
-        has_root = xf_malloc((size_t)rs->n_roots + 1);
-        if (!has_root) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory matching rules");
-        for (int j = 0; j < rs->n_roots && has_root; j++)
-            has_root[j] = (uint8_t)root_present(ix, rs->root_sig[j]);
-    }
+    uint64_t *bits = NULL;
+    int next = 0; /* the first rule whose entries are unset */
+    if (st == XF_OK && n_rules > 0) st = present_actions(rs, ix, max_growth, &bits, err);
     for (int r = 0; r < n_rules && st == XF_OK; r++) {
-        if (!has_root[rs->root_of[r]]) {
-            l->found[r] = 0;
-            l->start[r + 1] = l->n;
+        if (!(bits[r / 64] >> (r % 64) & 1)) {
+            if (!bits[r / 64]) r |= 63; /* none in this word */
             continue;
         }
+        for (; !l->flat && next < r; next++) l->found[next] = 0, l->start[next + 1] = l->n;
         st = match_one(&c, rs, r);
         if (st != XF_OK) break;
         int take = max_per_rule > 0 && c.n_found > max_per_rule ? max_per_rule : c.n_found;
@@ -554,15 +597,17 @@ xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_i
         }
         if (take > 0) memcpy(l->m + l->n, c.found, sizeof *l->m * (size_t)take);
         l->n += take;
-        l->found[r] = c.n_found;
-        l->start[r + 1] = l->n;
+        if (!l->flat) l->found[r] = c.n_found, l->start[r + 1] = l->n;
+        next = r + 1;
     }
+    for (; st == XF_OK && !l->flat && next < n_rules; next++)
+        l->found[next] = 0, l->start[next + 1] = l->n;
     if (st != XF_OK) {
         l->n = 0;
-        for (int r = 0; r <= n_rules; r++) l->start[r] = 0;
-        for (int r = 0; r < n_rules; r++) l->found[r] = 0;
+        for (int r = 0; !l->flat && r <= n_rules; r++) l->start[r] = 0;
+        for (int r = 0; !l->flat && r < n_rules; r++) l->found[r] = 0;
     }
-    xf_free(has_root);
+    xf_free(bits);
     ctx_free(&c);
     return st;
 }

@@ -171,14 +171,27 @@ typedef struct xf_match_list {
     int *found;    /* n_rules: locations found before the cap */
     xf_match *m;
     int n, cap;
+    /* Set after xf_match_list_init by a caller that only walks m[0..n) in
+     * order (each names its rule): start and found are then not kept, and
+     * xf_match_all costs nothing for the rules whose root operator the
+     * graph lacks, however many the set has (the deriver's). */
+    int flat;
 } xf_match_list;
 
 void xf_match_list_init(xf_match_list *l);
 void xf_match_list_free(xf_match_list *l);
 /* Fills l (previous contents replaced) with up to max_per_rule locations of
- * every rule (max_per_rule <= 0: no cap). */
+ * every rule (max_per_rule <= 0: no cap), rule by rule in the set's order. */
 xf_status xf_match_all(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
                        int max_per_rule, xf_match_list *l, xf_error *err);
+/* xf_match_all with the rules whose target has more than max_growth
+ * operators beyond their source left out before they are matched (no
+ * location, found 0). A rewrite removes at most the operators it matched
+ * (xf_match_apply), so each of theirs would make a graph of more than
+ * g's operators plus max_growth: for a search that keeps graphs up to a
+ * size (the deriver's), they are work for nothing. */
+xf_status xf_match_all_within(const xf_ruleset *rs, const xf_graph *g, const xf_graph_index *ix,
+                              int max_per_rule, int max_growth, xf_match_list *l, xf_error *err);
 
 /* -------------------------------------------------------------- application */
 

@@ -105,6 +105,7 @@ typedef struct xf_rs_rule {
     xf_pattern pat;
     xf_target_tmpl tgt;
     int swaps_only; /* its sides are equal up to operand order (xf_ruleset_swaps_only) */
+    int growth;     /* operators its target has more than its source */
 } xf_rs_rule;
 
 struct xf_ruleset {
@@ -116,12 +117,16 @@ struct xf_ruleset {
     int commutative; /* xf_ruleset_options.commutative */
     int irrelevant; /* actions dropped: they never match a graph reachable from
                        xf_ruleset_options.restrict_to */
-    /* Distinct root signatures (ascending) and each action's among them:
-     * xf_match_all looks every signature up once and skips the actions
-     * whose root has no candidate without touching their patterns. */
+    /* Distinct root signatures (ascending), each action's among them, and
+     * the actions of each (root_actions[root_start[j] .. root_start[j + 1]),
+     * by growth, then index): xf_match_all visits only the actions of the
+     * signatures the graph has, and of those only the ones that grow it
+     * little enough (xf_match_all_within), so its cost does not grow with
+     * the actions it leaves out (most of a large set). */
     int n_roots;
     uint64_t *root_sig;
     int *root_of; /* per action */
+    int *root_start, *root_actions;
 };
 
 struct xf_graph_index {
@@ -134,6 +139,7 @@ struct xf_graph_index {
     int *sig_node, *sig_next; /* node of an entry; next entry in its chain, -1 */
     int *sig_head;            /* first entry per bucket, -1 */
     uint64_t sig_mask;        /* buckets - 1 */
+    int n_sig;                /* entries */
     int *users_start;   /* n_values + 1 offsets into users */
     int *users;         /* distinct consuming nodes of each value, ascending */
     uint8_t *is_output; /* per value: a graph output */
@@ -155,6 +161,10 @@ int match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_shape
 /* 1 when the matching form rel (match_form) is all zero bytes up to the
  * (cleared) split sizes: two such forms are equal without comparing them. */
 int match_form_zero(const xf_params *rel);
+
+/* The index of root signature sig among rs->root_sig, or -1 when no
+ * action has it (binary search). */
+int match_root_index(const xf_ruleset *rs, uint64_t sig);
 
 /* Compiles rule `r` into pattern and template; returns 1, or 0 with *why
  * set when the matcher cannot use it, or -1 when out of memory. */

@@ -344,24 +344,54 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Groups the actions by root signature (see struct xf_ruleset). */
+int match_root_index(const xf_ruleset *rs, uint64_t sig)
+{
+    int lo = 0, hi = rs->n_roots; /* the answer lies in [lo, hi) */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (rs->root_sig[mid] < sig) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < rs->n_roots && rs->root_sig[lo] == sig ? lo : -1;
+}
+
+/* Groups the actions by root signature (see struct xf_ruleset): each
+ * group by growth, then index. */
 static xf_status group_roots(xf_ruleset *rs, xf_error *err)
 {
+    enum { SPAN = 2 * XF_MATCH_MAX_NODES + 1 }; /* growths: -MAX .. MAX */
+    int by_growth[SPAN + 1] = {0};
+    int *order = xf_malloc(sizeof *order * ((size_t)rs->n + 1));
     rs->root_sig = xf_malloc(sizeof *rs->root_sig * ((size_t)rs->n + 1));
     rs->root_of = xf_malloc(sizeof *rs->root_of * ((size_t)rs->n + 1));
-    if (!rs->root_sig || !rs->root_of)
+    rs->root_start = xf_calloc((size_t)rs->n + 2, sizeof *rs->root_start);
+    rs->root_actions = xf_malloc(sizeof *rs->root_actions * ((size_t)rs->n + 1));
+    if (!order || !rs->root_sig || !rs->root_of || !rs->root_start || !rs->root_actions) {
+        xf_free(order);
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory grouping %d rules", rs->n);
+    }
     for (int i = 0; i < rs->n; i++) rs->root_sig[i] = rs->r[i].pat.root_sig;
     qsort(rs->root_sig, (size_t)rs->n, sizeof *rs->root_sig, cmp_u64);
     int n = 0;
     for (int i = 0; i < rs->n; i++)
         if (n == 0 || rs->root_sig[n - 1] != rs->root_sig[i]) rs->root_sig[n++] = rs->root_sig[i];
     rs->n_roots = n;
+    /* a source has 1 to XF_MATCH_MAX_NODES operators, a target 0 to as many
+     * (match_rule_compile): growths lie in -MAX .. MAX */
     for (int i = 0; i < rs->n; i++) {
-        const uint64_t *p = bsearch(&rs->r[i].pat.root_sig, rs->root_sig, (size_t)n,
-                                    sizeof *rs->root_sig, cmp_u64);
-        rs->root_of[i] = (int)(p - rs->root_sig);
+        rs->r[i].growth = rs->r[i].rule.dst.n_nodes - rs->r[i].rule.src.n_nodes;
+        rs->root_of[i] = match_root_index(rs, rs->r[i].pat.root_sig);
+        rs->root_start[rs->root_of[i] + 1]++;
+        by_growth[rs->r[i].growth + XF_MATCH_MAX_NODES + 1]++;
     }
+    /* counting sorts, both stable: the actions by growth, then into groups */
+    for (int k = 0; k < SPAN; k++) by_growth[k + 1] += by_growth[k];
+    for (int i = 0; i < rs->n; i++) order[by_growth[rs->r[i].growth + XF_MATCH_MAX_NODES]++] = i;
+    for (int j = 0; j < n; j++) rs->root_start[j + 1] += rs->root_start[j];
+    for (int k = 0; k < rs->n; k++) rs->root_actions[rs->root_start[rs->root_of[order[k]]]++] = order[k];
+    for (int j = n; j > 0; j--) rs->root_start[j] = rs->root_start[j - 1];
+    rs->root_start[0] = 0;
+    xf_free(order);
     return XF_OK;
 }
 
@@ -571,6 +601,8 @@ void xf_ruleset_free(xf_ruleset *rs)
     xf_free(rs->r);
     xf_free(rs->root_sig);
     xf_free(rs->root_of);
+    xf_free(rs->root_start);
+    xf_free(rs->root_actions);
     xf_free(rs);
 }
 

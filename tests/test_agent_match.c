@@ -24,7 +24,9 @@
  * Duplicates: the same rule at other shapes, with renamed inputs or with a
  * negative axis is one action (lowest id kept, the others counted), the
  * same pattern at another relative axis is not, and every dropped rule on
- * its own finds exactly the kept action's locations. The
+ * its own finds exactly the kept action's locations. xf_match_all lists
+ * each rule's locations in the set's order, skipping rules whose root the
+ * graph lacks, flat (no per-rule offsets) or not. The
  * hash: equal for two node orders and names, different after a change, blind
  * to constant contents but not to constant identity.
  */
@@ -694,6 +696,66 @@ START_TEST(test_weight_only_and_match_all)
 }
 END_TEST
 
+/* xf_match_all visits only the rules whose root signature occurs in the
+ * graph, in the set's order: its list is each rule's xf_match_rule list,
+ * one rule after the other, whatever rules with other roots lie between;
+ * a flat list holds the same matches without the per-rule offsets. */
+START_TEST(test_match_all_present_roots_in_order)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    int x = in(&g, "x", XF_F32, 2, M44), w = cst(&g, "w", 2, M44), v = cst(&g, "v", 2, M44);
+    int y = op(&g, XF_OP_MATMUL, NULL, x, w), z = op(&g, XF_OP_MATMUL, NULL, x, v);
+    xf_test_out(&g, op(&g, XF_OP_RELU, NULL, op(&g, XF_OP_ADD, NULL, y, z), -1));
+    xf_graph_index *ix = NULL;
+    xf_error err;
+    ck_assert_int_eq(xf_graph_index_build(&g, &ix, &err), XF_OK);
+    /* roots: matmul, conv, relu, transpose, add, avgpool, relu, relu */
+    xf_rule rules[8];
+    rule_merge(&rules[0]);
+    rule_conv_relu(&rules[1]);
+    rule_imatrix(&rules[2], 1);
+    rule_tt(&rules[3]);
+    rule_comm(&rules[4], XF_OP_ADD);
+    rule_pool(&rules[5]);
+    rule_imatrix(&rules[6], 0);
+    rule_relu_id(&rules[7]);
+    xf_ruleset *rs = set_of(rules, 8, 1);
+    xf_match_list l, flat;
+    xf_match_list_init(&l);
+    xf_match_list_init(&flat);
+    flat.flat = 1;
+    ck_assert_int_eq(xf_match_all(rs, &g, ix, 0, &l, &err), XF_OK);
+    ck_assert_int_eq(xf_match_all(rs, &g, ix, 0, &flat, &err), XF_OK);
+    ck_assert_ptr_null(flat.start);
+    ck_assert_ptr_null(flat.found);
+    int n = 0, rules_matched = 0, gap = 0; /* gap: a rule without match between two with */
+    xf_match one[16];
+    for (int r = 0; r < xf_ruleset_count(rs); r++) {
+        int k = 0;
+        ck_assert_int_eq(xf_match_rule(rs, r, &g, ix, one, 16, &k, &err), XF_OK);
+        ck_assert_int_eq(l.found[r], k);
+        ck_assert_int_eq(l.start[r], n);
+        for (int i = 0; i < k; i++) {
+            ck_assert(memcmp(&one[i], &l.m[n + i], sizeof one[i]) == 0);
+            ck_assert(memcmp(&one[i], &flat.m[n + i], sizeof one[i]) == 0);
+        }
+        gap |= k == 0 && rules_matched > 0 && r + 1 < xf_ruleset_count(rs);
+        rules_matched += k > 0;
+        n += k;
+    }
+    ck_assert_int_eq(l.n, n);
+    ck_assert_int_eq(flat.n, n);
+    ck_assert_int_ge(rules_matched, 3); /* the merge, the commutation, the relus */
+    ck_assert(gap);
+    xf_match_list_free(&l);
+    xf_match_list_free(&flat);
+    xf_ruleset_free(rs);
+    xf_graph_index_free(ix);
+    xf_graph_free(&g);
+}
+END_TEST
+
 /* ------------------------------------------------------- rule databases */
 
 START_TEST(test_ruleset_from_db)
@@ -1001,6 +1063,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_bare_output_and_relative_perm);
     tcase_add_test(t, test_generator_shapes);
     tcase_add_test(t, test_weight_only_and_match_all);
+    tcase_add_test(t, test_match_all_present_roots_in_order);
     tcase_add_test(t, test_ruleset_from_db);
     tcase_add_test(t, test_ruleset_duplicates);
     tcase_add_test(t, test_graph_hash);

@@ -5,7 +5,9 @@
  * version 2 -> 3 migration keeps every row, and xf_derive_verify_db decides
  * sizes in ascending order with the real solver, deriving what follows
  * from what it proved below, and after its first round at a size from the
- * rules of that size it proved (the same rule at other shapes waits). Every stored derivation of the databases made
+ * rules of that size it proved (the same rule at other shapes waits). A
+ * rule whose rewrites all land over the search's size bound is not
+ * matched, and changes nothing found. Every stored derivation of the databases made
  * here is replayed and each of its steps checked to use a proved or
  * derived, smaller rule (replay_all).
  *
@@ -278,6 +280,46 @@ START_TEST(same_size_proved_rules_are_steps)
 }
 END_TEST
 
+/* A rule whose rewrites would make graphs over the size bound (the
+ * candidate's larger side plus max_extra operators) is not even matched:
+ * nothing over the bound is kept or met. relu(a) => relu(relu(relu(a)))
+ * adds two operators to graphs of four (bound five) wherever it applies;
+ * with it among the rules the search matches and rewrites exactly as
+ * much, reaches the same graphs and finds the same chain as without it. */
+START_TEST(rules_past_the_size_bound_are_not_matched)
+{
+    xf_rule rules[3], cand;
+    make_rule_at(&rules[0], "ewadd(a, b)", "ewadd(b, a)", 2, D22);
+    make_rule_at(&rules[1], "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(b, c))", 3, D22);
+    make_rule_at(&rules[2], "relu(a)", "relu(relu(relu(a)))", 1, D22);
+    make_rule_at(&cand, "relu(ewadd(ewadd(a, b), c))", "relu(ewadd(c, ewadd(b, a)))", 3, D22);
+    const int64_t ids[3] = {1, 2, 3};
+    xf_derivation dv[2]; /* without the growing rule, with it */
+    xf_error err;
+    for (int k = 0; k < 2; k++) {
+        xf_deriver *d = NULL;
+        ck_assert_msg(xf_deriver_new(rules, ids, 2 + k, NULL, &d, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(xf_derive_rule(d, &cand, &dv[k], &err) == XF_OK, "%s", err.msg);
+        xf_deriver_free(d);
+    }
+    ck_assert(dv[0].found && dv[1].found);
+    ck_assert_int_eq(dv[1].n_steps, dv[0].n_steps);
+    for (int i = 0; i < dv[0].n_steps; i++) {
+        ck_assert_int_eq(dv[1].steps[i].by_rule, dv[0].steps[i].by_rule);
+        ck_assert_int_eq(dv[1].steps[i].backward, dv[0].steps[i].backward);
+        ck_assert_int_eq(dv[1].steps[i].from_target, dv[0].steps[i].from_target);
+        ck_assert_str_eq(dv[1].steps[i].location, dv[0].steps[i].location);
+    }
+    ck_assert_int_eq(dv[1].expanded, dv[0].expanded);
+    ck_assert_int_eq(dv[1].states, dv[0].states);
+    ck_assert_int_eq(dv[1].matched, dv[0].matched);
+    ck_assert_int_eq(dv[1].rewrites, dv[0].rewrites);
+    ck_assert_int_gt(dv[0].rewrites, dv[0].expanded); /* more than one rewrite a graph */
+    for (int i = 0; i < 3; i++) xf_rule_free(&rules[i]);
+    xf_rule_free(&cand);
+}
+END_TEST
+
 /* The derivation of c3a, tampered with in one way, must not replay. */
 typedef void (*tamper_fn)(xf_rulesdb_step *steps, int *n, const fixture *x);
 
@@ -532,6 +574,7 @@ int main(void)
     tcase_set_timeout(t, 300);
     tcase_add_test(t, derives_from_comm_assoc);
     tcase_add_test(t, same_size_proved_rules_are_steps);
+    tcase_add_test(t, rules_past_the_size_bound_are_not_matched);
     tcase_add_test(t, tampered_chains_do_not_replay);
     tcase_add_test(t, migration_v2_to_v3_keeps_rows);
     tcase_add_test(t, pipeline_derives_after_solving);
