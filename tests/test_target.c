@@ -3,13 +3,15 @@
  * library is found or refused with an actionable message, the hand-declared
  * C API entries are the right ones (a small graph's outputs equal the
  * interpreter's, an ONNX Runtime error comes back with its own message),
- * the alternating timing finds a model no different from itself, the
+ * the alternating timing finds a model no different from itself (and two
+ * timings of it alone agree within their noise), the
  * verdict asks an interval to clear both 1 and the self check, weights
  * shared with the sessions reach onnxruntime without a copy (and their
  * files go away) where onnxruntime's optimisers cannot rewrite them, and a race times candidates that join and leave.
  * Cases that need ONNX Runtime skip when tools/setup.sh has not installed
  * it (and RLFLOW_ORT_LIB names none).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,9 +229,25 @@ START_TEST(the_same_model_twice_is_equal_within_the_noise)
     }
     ck_assert_msg(ok, "same model: ratio %g in [%g, %g], self check %g in [%g, %g]", res[1].ratio,
                   res[1].lo, res[1].hi, self.ratio, self.lo, self.hi);
-    double ms, noise;
-    ck_assert_msg(xf_target_latency(t, &g, &o, &ms, &noise, &err) == XF_OK, "%s", err.msg);
-    ck_assert(ms > 0 && noise >= 0 && noise < 1);
+    /* One model alone: its median and noise, the half-width of the 95%
+     * interval of its rounds' median over that median. A neighbour's load
+     * (a parallel ctest on two cores) widens the interval, to 1 or more
+     * when some rounds run at half speed, so no fixed bound holds; what
+     * the interval promises is that a second timing of the same model
+     * agrees with the first within the two noises, as each misses 5% of
+     * the time: in one of two tries. */
+    double ms[2], noise[2];
+    int agree = 0;
+    for (int attempt = 0; attempt < 2 && !agree; attempt++) {
+        for (int k = 0; k < 2; k++) {
+            ck_assert_msg(xf_target_latency(t, &g, &o, &ms[k], &noise[k], &err) == XF_OK, "%s",
+                          err.msg);
+            ck_assert(ms[k] > 0 && noise[k] >= 0 && isfinite(noise[k]));
+        }
+        agree = fabs(ms[0] - ms[1]) <= noise[0] * ms[0] + noise[1] * ms[1];
+    }
+    ck_assert_msg(agree, "same model alone: %g ms (noise %g) then %g ms (noise %g)", ms[0],
+                  noise[0], ms[1], noise[1]);
     xf_graph_free(&g);
     xf_target_close(t);
 }
