@@ -6,7 +6,9 @@
  * (MatMulScaleFusion), where a scale that a view, a second reader or a
  * Gemm's bias add stands between costs a kernel; only a bias shaped as Gemm
  * broadcasts it makes a matmul a Gemm (MatMulAddFusion), so a residual add
- * does not; and a matmul that makes a graph output is never wrapped.
+ * does not; a matmul that makes a graph output is never wrapped; and a
+ * [1, S, K] linear layer's kernels are priced as their [S, K] form's, ORT
+ * running one GEMM and one element-wise loop for both.
  */
 #include "agent/search/search.h"
 #include "agent_fixture.h"
@@ -132,12 +134,57 @@ START_TEST(ort_never_wraps_a_matmul_into_an_output)
 }
 END_TEST
 
+/* A linear layer with a bias and a tanh on x [1, 16, 8] by w [8, 4] and
+ * on x [16, 8]: with the layout costs on, the 3-D form's matmul, add and
+ * tanh are priced by the 2-D form's kernels (nothing new is measured once
+ * the 2-D graph is costed) and the matmul adds its wrapping Reshapes'
+ * copy, so the 2-D form is the cheaper; without them the 3-D kernels are
+ * configurations of their own. */
+START_TEST(ort_prices_a_3d_kernel_as_its_2d_form)
+{
+    xf_error err;
+    xf_cost_model *cm = xf_fx_cost_model();
+    const int64_t xd[3] = {1, 16, 8}, wd[2] = {8, 4}, bd[1] = {4};
+    xf_graph g[2]; /* [0]: x [16, 8]; [1]: x [1, 16, 8] */
+    for (int r = 0; r < 2; r++) {
+        xf_graph_init(&g[r]);
+        int x = xf_test_input(&g[r], "x", 2 + r, xd + 1 - r);
+        int y = xf_test_op2(&g[r], XF_OP_MATMUL, NULL, x, xf_test_weight(&g[r], "w", 2, wd, 1));
+        y = xf_test_op2(&g[r], XF_OP_ADD, NULL, y, xf_test_weight(&g[r], "b", 1, bd, 2));
+        xf_test_out(&g[r], xf_test_op2(&g[r], XF_OP_TANH, NULL, y, -1));
+    }
+    for (int ort = 1; ort >= 0; ort--) {
+        xf_costmemo *m = NULL;
+        ck_assert_msg(xf_costmemo_create(cm, &m, &err) == XF_OK, "%s", err.msg);
+        if (ort) xf_costmemo_set_layout(m, XF_ORT_VIEW_MS, XF_ORT_LAYOUT_GBPS);
+        xf_op_cost per[2][8];
+        double total[2];
+        total[0] = xf_fx_graph_costs(m, &g[0], per[0], 8);
+        int64_t measured = xf_cost_measurements(cm);
+        total[1] = xf_fx_graph_costs(m, &g[1], per[1], 8);
+        if (ort) {
+            ck_assert_int_eq(xf_cost_measurements(cm), measured);
+            double wrap = 4.0 * (16 * 8 + 16 * 4) / (XF_ORT_LAYOUT_GBPS * 1e6);
+            ck_assert_double_eq_tol(per[1][0].ms, per[0][0].ms + wrap, 1e-12);
+            for (int i = 1; i < 3; i++) ck_assert_double_eq_tol(per[1][i].ms, per[0][i].ms, 1e-12);
+            ck_assert_double_lt(total[0], total[1]);
+        } else {
+            ck_assert_int_gt(xf_cost_measurements(cm), measured);
+        }
+        xf_costmemo_free(m);
+    }
+    for (int r = 0; r < 2; r++) xf_graph_free(&g[r]);
+    xf_cost_close(cm);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("agent_ort_costs");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, ort_fuses_a_scale_next_to_a_matmul);
     tcase_add_test(tc, ort_never_wraps_a_matmul_into_an_output);
+    tcase_add_test(tc, ort_prices_a_3d_kernel_as_its_2d_form);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

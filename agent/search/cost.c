@@ -163,6 +163,51 @@ static const memo_entry *find(const xf_costmemo *m, uint64_t h, xf_op op, const 
     return NULL;
 }
 
+/* With the ORT layout costs on, the input shapes of the kernel ONNX Runtime
+ * 1.30 (CPU) runs for (op, in_shapes), written to `kernel`: the shapes
+ * themselves but for
+ *  - a matmul of a 3-D or larger input by a 2-D weight: its input flattened
+ *    to [rows, K], the one GEMM ORT runs for it (a Gemm between Reshapes, or
+ *    a MatMul whose helper flattens a left operand when the right one is
+ *    2-D);
+ *  - an element-wise operator (XF_OPC_ELEMENTWISE but no view, whose
+ *    parameters may name input axes): the leading unit dims
+ *    of its highest-rank operands dropped (a lower-rank operand broadcasts
+ *    from the right either way), as ORT's loops see the same elements.
+ * So [1, S, H] and [S, H] are priced by one kernel time: the oneDNN times of
+ * the two forms differ where ORT's do not (modelzoo GPT at batch 1, one
+ * thread: the LM head's [1,32,128]x[128,1000] timed 0.087 ms and its 2-D
+ * form 0.131 ms, a [1,32,512] tanh 0.053 ms and [32,512] 0.067 ms, and the
+ * 15-rule 3-D graph cost as little as the 57-rule 2-D one that ORT runs
+ * 2.5% faster; docs/log/target.md, 2026-11-30 i38d). What differs between
+ * the forms in ORT, the Reshapes it wraps a 3-D Gemm in, is layout_cost's. */
+static void ort_kernel_shapes(const xf_costmemo *m, xf_op op, int n, const xf_dtype *dt,
+                              const xf_shape *in, xf_shape *kernel)
+{
+    for (int i = 0; i < n; i++) kernel[i] = in[i];
+    if (m->view_ms <= 0) return;
+    if (op == XF_OP_MATMUL && n == 2 && in[0].rank >= 3 && in[1].rank == 2) {
+        int64_t k = in[0].dims[in[0].rank - 1];
+        for (int d = 0; d < in[0].rank; d++)
+            if (in[0].dims[d] <= 0) return;
+        kernel[0] = xf_shape_make(2, (const int64_t[]){xf_shape_numel(&in[0]) / k, k});
+        return;
+    }
+    if (!xf_op_is(op, XF_OPC_ELEMENTWISE) || xf_op_is(op, XF_OPC_VIEW)) return;
+    int rank = 0;
+    for (int i = 0; i < n; i++)
+        if (dt[i] != XF_DTYPE_INVALID && in[i].rank > rank) rank = in[i].rank;
+    for (; rank > 1; rank--) {
+        for (int i = 0; i < n; i++)
+            if (dt[i] != XF_DTYPE_INVALID && kernel[i].rank == rank && kernel[i].dims[0] != 1)
+                return;
+        for (int i = 0; i < n; i++) {
+            if (dt[i] == XF_DTYPE_INVALID || kernel[i].rank != rank) continue;
+            kernel[i] = xf_shape_make(rank - 1, kernel[i].dims + 1);
+        }
+    }
+}
+
 xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int n_inputs,
                          const xf_dtype *in_dtypes, const xf_shape *in_shapes, xf_op_cost *out,
                          xf_error *err)
@@ -172,14 +217,16 @@ xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int 
         if (!st) out->ms += layout_cost(m, op, n_inputs, in_shapes);
         return st;
     }
-    uint64_t h = config_hash(op, params, n_inputs, in_dtypes, in_shapes);
-    const memo_entry *hit = find(m, h, op, params, n_inputs, in_dtypes, in_shapes);
+    xf_shape kernel[MEMO_ARITY];
+    ort_kernel_shapes(m, op, n_inputs, in_dtypes, in_shapes, kernel);
+    uint64_t h = config_hash(op, params, n_inputs, in_dtypes, kernel);
+    const memo_entry *hit = find(m, h, op, params, n_inputs, in_dtypes, kernel);
     if (hit) {
         *out = hit->cost;
         out->ms += layout_cost(m, op, n_inputs, in_shapes);
         return XF_OK;
     }
-    xf_status st = xf_cost_op(m->cm, op, params, n_inputs, in_dtypes, in_shapes, out, err);
+    xf_status st = xf_cost_op(m->cm, op, params, n_inputs, in_dtypes, kernel, out, err);
     if (st) return st;
     if (m->n == m->cap) {
         memo_entry *ent = xf_realloc(m->ent, 2 * m->cap * sizeof *ent);
@@ -195,7 +242,7 @@ xf_status xf_costmemo_op(xf_costmemo *m, xf_op op, const xf_params *params, int 
     e->n_inputs = n_inputs;
     for (int i = 0; i < n_inputs; i++) {
         e->dtype[i] = in_dtypes[i];
-        if (in_dtypes[i] != XF_DTYPE_INVALID) e->shape[i] = in_shapes[i];
+        if (in_dtypes[i] != XF_DTYPE_INVALID) e->shape[i] = kernel[i];
     }
     e->params = *params;
     e->cost = *out;

@@ -85,7 +85,11 @@ void xf_costmemo_free(xf_costmemo *m); /* NULL is a no-op */
  * of a 3-D or larger input by a 2-D weight. 0, 0 (the default): none.
  * The graph costs (xf_costmemo_graph) take the matmul's back where no add
  * alone reads its output (ONNX Runtime runs it unwrapped then) and add the
- * copy of a view that is a graph output (XF_ORT_OUTPUT_COPY_GBPS). */
+ * copy of a view that is a graph output (XF_ORT_OUTPUT_COPY_GBPS). With
+ * them on, the kernel under those costs is the one ORT runs: a matmul of a
+ * [.., M, K] input by a 2-D weight is priced as its [rows, K] form and an
+ * element-wise operator without the leading unit dims of its highest-rank
+ * operands, so [1, S, H] and [S, H] differ by the layout costs alone. */
 void xf_costmemo_set_layout(xf_costmemo *m, double view_ms, double gbps);
 
 /* 1 when the layout costs are on and (op, n_inputs, in_shapes) is a matmul
