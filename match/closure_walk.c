@@ -23,9 +23,11 @@
  * and every check but the cycle check (which reads the whole graph) gave it
  * the answer it gives now: it has a kept root. So the two kinds together
  * find every location the whole graph has, and the walk makes the moves
- * matching the whole graph would. The first look-up, and the first after
- * an edit the walk does not follow (merged reshapes, a wrap), matches from
- * every root.
+ * matching the whole graph would. A move is matched from every root once:
+ * the first time the moves before it have no location, since the start or
+ * an edit the walk does not follow (merged reshapes, a wrap); so a walk of
+ * one step costs what one whole-graph look-up did, and each move after
+ * that is matched at every step, near the changes.
  */
 #include "match/match_internal.h"
 
@@ -34,7 +36,9 @@
 
 struct closure_walk {
     match_scan *scan;
-    int full;          /* the next look-up matches from every root */
+    int full;          /* no changed nodes to start from: after a restart */
+    uint8_t *known;    /* per plan position: matched since the restart, so its
+                          kept roots and the changed nodes find its locations */
     int cap;           /* entries of the per-node arrays */
     int *stamp, epoch; /* per node: the epoch it was last reached or marked in */
     int *dist;         /* per node: operators away from a changed one */
@@ -42,6 +46,7 @@ struct closure_walk {
     int *inv;    /* per node before a move: its index after it, -1 */
     int marked;  /* the epoch of closure_walk_mark's marks */
     int *changed, n_changed;
+    int n_known; /* plan positions 0..n_known-1 of `known` may be set */
     int *cand, *cstamp, cepoch; /* one move's roots, each once */
     int *kept, n_kept, cap_kept; /* (plan position, root) pairs, by position */
     int *next, n_next, cap_next; /* the same, being made */
@@ -57,8 +62,11 @@ xf_status closure_walk_new(const xf_closure_plan *p, closure_walk **out, xf_erro
 {
     closure_walk *w = xf_calloc(1, sizeof *w);
     int n_roots = p->rs->n_roots;
-    if (w) w->hit_head = xf_malloc(sizeof *w->hit_head * ((size_t)n_roots + 1));
-    if (!w || !w->hit_head || match_scan_new(&w->scan, err) != XF_OK) {
+    if (w) {
+        w->hit_head = xf_malloc(sizeof *w->hit_head * ((size_t)n_roots + 1));
+        w->known = xf_calloc((size_t)p->n + 1, 1);
+    }
+    if (!w || !w->hit_head || !w->known || match_scan_new(&w->scan, err) != XF_OK) {
         closure_walk_free(w);
         *out = NULL;
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory walking view moves");
@@ -77,6 +85,7 @@ void closure_walk_free(closure_walk *w)
                       &w->cstamp, &w->kept, &w->next, &w->hit_head, &w->hit_node,
                       &w->hit_group, &w->hit_next, &w->hit_dist, &w->hit_sib};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) xf_free(*arrays[i]);
+    xf_free(w->known);
     xf_free(w);
 }
 
@@ -84,6 +93,8 @@ void closure_walk_restart(closure_walk *w)
 {
     w->full = 1;
     w->n_kept = 0;
+    memset(w->known, 0, (size_t)w->n_known);
+    w->n_known = 0;
 }
 
 const int *closure_walk_changed(const closure_walk *w, int *n)
@@ -243,9 +254,15 @@ xf_status closure_walk_next(closure_walk *w, const xf_closure_plan *p, const xf_
     if (!st) st = match_scan_prepare(w->scan, g, ix, err);
     for (int sib = 0; sib < 2 && !st && !w->full; sib++) st = neighbourhood(w, p, g, ix, sib, err);
     w->n_next = 0;
+    /* a move matched since the restart is matched at every step, from its
+     * kept roots and the hits within its reach; one not matched yet is
+     * matched from every root when the moves before it have no location,
+     * and not before: the first look-up stops at the first location, as a
+     * walk of one step would */
     for (int q = 0, at = 0; q < p->n && !st; q++) {
-        int r = p->first[q], n = 0;
-        if (!w->full) { /* the kept roots and the hits within reach */
+        int r = p->first[q], n = 0, whole = !w->known[q];
+        if (whole && m->rule >= 0) continue;
+        if (!whole) {
             w->cepoch++;
             for (; at < w->n_kept && w->kept[2 * at] == q; at++) add_root(w, w->kept[2 * at + 1], &n);
             for (int h = w->hit_head[rs->root_of[r]]; h >= 0; h = w->hit_next[h])
@@ -255,9 +272,11 @@ xf_status closure_walk_next(closure_walk *w, const xf_closure_plan *p, const xf_
         }
         xf_match first;
         int found = 0;
-        st = match_scan_rule(w->scan, rs, r, w->full ? NULL : w->cand, n, &first, &found);
+        st = match_scan_rule(w->scan, rs, r, whole ? NULL : w->cand, n, &first, &found);
         if (!st && found > 0 && m->rule < 0) *m = first;
         if (!st) st = keep_roots(w, q, err);
+        w->known[q] = 1;
+        if (q >= w->n_known) w->n_known = q + 1;
     }
     for (int h = 0; h < w->n_hits; h++) w->hit_head[w->hit_group[h]] = -1;
     w->n_hits = 0;
