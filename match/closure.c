@@ -414,8 +414,8 @@ xf_status xf_closure_run_plan(const xf_closure_plan *p, const xf_graph *g, int m
 {
     if (log) memset(log, 0, sizeof *log);
     xf_graph_init(out);
-    closure_walk *walk = NULL;
-    xf_status st = closure_walk_new(p, &walk, err);
+    match_walk *walk = NULL;
+    xf_status st = match_walk_new(p, &walk, err);
     if (!st) st = xf_graph_clone_shared(g, out, err);
     int64_t copied = g->n_nodes;
     int steps = 0, merged = 0, skip = 0, cancel = p->cancel;
@@ -434,7 +434,7 @@ xf_status xf_closure_run_plan(const xf_closure_plan *p, const xf_graph *g, int m
          * after a restart, after it merged, or at a view the move changed
          * (elsewhere it found nothing before) */
         int n_changed;
-        const int *changed = closure_walk_changed(walk, &n_changed);
+        const int *changed = match_walk_changed(walk, &n_changed);
         if (!st && (merging || !changed || twin_near(out, ix, changed, n_changed))) {
             int merged_before = merged;
             st = merge_twins(out, &merged, err);
@@ -442,13 +442,13 @@ xf_status xf_closure_run_plan(const xf_closure_plan *p, const xf_graph *g, int m
             if (!st && merging) { /* a merge renumbers the nodes */
                 xf_graph_index_free(ix);
                 ix = NULL;
-                closure_walk_restart(walk);
+                match_walk_restart(walk);
                 st = xf_graph_index_build(out, &ix, err);
             }
         }
         xf_match m;
         m.rule = -1;
-        if (!st) st = closure_walk_next(walk, p, out, ix, &m, err);
+        if (!st) st = match_walk_next(walk, p, out, ix, &m, err);
         if (!st && m.rule < 0 && cancel >= 0) { /* no move left: one more place to take 2-D */
             xf_graph_index_free(ix);
             ix = NULL;
@@ -461,7 +461,7 @@ xf_status xf_closure_run_plan(const xf_closure_plan *p, const xf_graph *g, int m
                 }
                 if (log) log->n += 2;
                 steps += 2;
-                closure_walk_restart(walk);
+                match_walk_restart(walk);
                 continue;
             }
         }
@@ -475,10 +475,10 @@ xf_status xf_closure_run_plan(const xf_closure_plan *p, const xf_graph *g, int m
             }
         }
         if (st || m.rule < 0) break;
-        closure_walk_mark(walk, out, ix, &m);
+        match_walk_mark(walk, out, ix, &m);
         int n_old = out->n_nodes;
         st = match_apply_in_place(p->rs, out, ix, &m, from, err);
-        if (!st) st = closure_walk_moved(walk, out, n_old, from, err);
+        if (!st) st = match_walk_moved(walk, out, n_old, from, err);
         prev = ix;
         ix = NULL;
         if (st) break;
@@ -488,13 +488,13 @@ xf_status xf_closure_run_plan(const xf_closure_plan *p, const xf_graph *g, int m
     }
     if (log) {
         log->merged = merged;
-        log->roots = walk ? closure_walk_roots(walk) : 0;
+        log->roots = walk ? match_walk_roots(walk) : 0;
         log->copied = copied;
     }
     if (st) xf_graph_free(out);
     xf_graph_index_free(prev);
     xf_graph_index_free(ix);
     xf_free(from);
-    closure_walk_free(walk);
+    match_walk_free(walk);
     return st;
 }

@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct closure_walk {
+struct match_walk {
     match_scan *scan;
     int full;          /* no changed nodes to start from: after a restart */
     uint8_t *known;    /* per plan position: matched since the restart, so its
@@ -44,7 +44,7 @@ struct closure_walk {
     int *dist;         /* per node: operators away from a changed one */
     int *queue;
     int *inv;    /* per node before a move: its index after it, -1 */
-    int marked;  /* the epoch of closure_walk_mark's marks */
+    int marked;  /* the epoch of match_walk_mark's marks */
     int *changed, n_changed;
     int n_known; /* plan positions 0..n_known-1 of `known` may be set */
     int *cand, *cstamp, cepoch; /* one move's roots, each once */
@@ -58,16 +58,16 @@ struct closure_walk {
     int *hit_node, *hit_group, *hit_next, *hit_dist, *hit_sib, n_hits, cap_hits;
 };
 
-xf_status closure_walk_new(const xf_closure_plan *p, closure_walk **out, xf_error *err)
+xf_status match_walk_new(const xf_closure_plan *p, match_walk **out, xf_error *err)
 {
-    closure_walk *w = xf_calloc(1, sizeof *w);
+    match_walk *w = xf_calloc(1, sizeof *w);
     int n_roots = p->rs->n_roots;
     if (w) {
         w->hit_head = xf_malloc(sizeof *w->hit_head * ((size_t)n_roots + 1));
         w->known = xf_calloc((size_t)p->n + 1, 1);
     }
     if (!w || !w->hit_head || !w->known || match_scan_new(&w->scan, err) != XF_OK) {
-        closure_walk_free(w);
+        match_walk_free(w);
         *out = NULL;
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory walking view moves");
     }
@@ -77,7 +77,7 @@ xf_status closure_walk_new(const xf_closure_plan *p, closure_walk **out, xf_erro
     return XF_OK;
 }
 
-void closure_walk_free(closure_walk *w)
+void match_walk_free(match_walk *w)
 {
     if (!w) return;
     match_scan_free(w->scan);
@@ -89,7 +89,7 @@ void closure_walk_free(closure_walk *w)
     xf_free(w);
 }
 
-void closure_walk_restart(closure_walk *w)
+void match_walk_restart(match_walk *w)
 {
     w->full = 1;
     w->n_kept = 0;
@@ -97,20 +97,20 @@ void closure_walk_restart(closure_walk *w)
     w->n_known = 0;
 }
 
-const int *closure_walk_changed(const closure_walk *w, int *n)
+const int *match_walk_changed(const match_walk *w, int *n)
 {
     *n = w->full ? 0 : w->n_changed;
     return w->full ? NULL : w->changed;
 }
 
-int64_t closure_walk_roots(const closure_walk *w)
+int64_t match_walk_roots(const match_walk *w)
 {
     return match_scan_roots(w->scan);
 }
 
 /* Room for n nodes in the per-node arrays (stamps of new entries 0, an
  * epoch no look-up uses). */
-static xf_status room_for_nodes(closure_walk *w, int n, xf_error *err)
+static xf_status room_for_nodes(match_walk *w, int n, xf_error *err)
 {
     if (n < w->cap) return XF_OK;
     int cap = n + n / 2 + 64;
@@ -140,7 +140,7 @@ static xf_status room_for_pair(int **a, int n, int *cap, xf_error *err)
 
 /* Enters node x (of the neighbourhood `sib`) under each root signature of
  * the rule set it has. */
-static xf_status add_hits(closure_walk *w, const xf_ruleset *rs, const xf_graph *g,
+static xf_status add_hits(match_walk *w, const xf_ruleset *rs, const xf_graph *g,
                           const xf_graph_index *ix, int x, int sib, xf_error *err)
 {
     uint64_t sig[XF_MATCH_NODE_SIGS];
@@ -176,7 +176,7 @@ static xf_status add_hits(closure_walk *w, const xf_ruleset *rs, const xf_graph 
 }
 
 /* Reaches y from x (one operator further), once. */
-static int reach(closure_walk *w, int x, int y, int tail)
+static int reach(match_walk *w, int x, int y, int tail)
 {
     if (w->stamp[y] == w->epoch) return tail;
     w->stamp[y] = w->epoch;
@@ -189,7 +189,7 @@ static int reach(closure_walk *w, int x, int y, int tail)
  * producers and readers (sib: also other readers of an input, for the
  * moves that bind one twice), with their distances, entered by root
  * signature. */
-static xf_status neighbourhood(closure_walk *w, const xf_closure_plan *p, const xf_graph *g,
+static xf_status neighbourhood(match_walk *w, const xf_closure_plan *p, const xf_graph *g,
                                const xf_graph_index *ix, int sib, xf_error *err)
 {
     int tail = 0;
@@ -223,7 +223,7 @@ static xf_status neighbourhood(closure_walk *w, const xf_closure_plan *p, const 
     return XF_OK;
 }
 
-static void add_root(closure_walk *w, int node, int *n)
+static void add_root(match_walk *w, int node, int *n)
 {
     if (w->cstamp[node] == w->cepoch) return;
     w->cstamp[node] = w->cepoch;
@@ -231,7 +231,7 @@ static void add_root(closure_walk *w, int node, int *n)
 }
 
 /* Keeps plan position q's roots match_scan_kept lists, for the next step. */
-static xf_status keep_roots(closure_walk *w, int q, xf_error *err)
+static xf_status keep_roots(match_walk *w, int q, xf_error *err)
 {
     int n;
     const int *kept = match_scan_kept(w->scan, &n);
@@ -245,7 +245,7 @@ static xf_status keep_roots(closure_walk *w, int q, xf_error *err)
     return XF_OK;
 }
 
-xf_status closure_walk_next(closure_walk *w, const xf_closure_plan *p, const xf_graph *g,
+xf_status match_walk_next(match_walk *w, const xf_closure_plan *p, const xf_graph *g,
                             const xf_graph_index *ix, xf_match *m, xf_error *err)
 {
     const xf_ruleset *rs = p->rs;
@@ -290,7 +290,7 @@ xf_status closure_walk_next(closure_walk *w, const xf_closure_plan *p, const xf_
     return st;
 }
 
-void closure_walk_mark(closure_walk *w, const xf_graph *g, const xf_graph_index *ix,
+void match_walk_mark(match_walk *w, const xf_graph *g, const xf_graph_index *ix,
                        const xf_match *m)
 {
     int e = w->marked = ++w->epoch, k;
@@ -305,12 +305,12 @@ void closure_walk_mark(closure_walk *w, const xf_graph *g, const xf_graph_index 
     }
 }
 
-xf_status closure_walk_moved(closure_walk *w, const xf_graph *g, int n_old, const int *from,
+xf_status match_walk_moved(match_walk *w, const xf_graph *g, int n_old, const int *from,
                              xf_error *err)
 {
     xf_status st = room_for_nodes(w, g->n_nodes > n_old ? g->n_nodes : n_old, err);
     if (st) {
-        closure_walk_restart(w);
+        match_walk_restart(w);
         return st;
     }
     for (int y = 0; y < n_old; y++) w->inv[y] = -1;

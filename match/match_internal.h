@@ -303,28 +303,28 @@ struct xf_closure_plan {
  * roots near a changed node and from the roots it had a location at (or a
  * candidate the cycle check refused) before: the same first location of
  * the same first move as matching the whole graph. */
-typedef struct closure_walk closure_walk;
-xf_status closure_walk_new(const xf_closure_plan *p, closure_walk **out, xf_error *err);
-void closure_walk_free(closure_walk *w); /* NULL is a no-op */
+typedef struct match_walk match_walk;
+xf_status match_walk_new(const xf_closure_plan *p, match_walk **out, xf_error *err);
+void match_walk_free(match_walk *w); /* NULL is a no-op */
 /* The next look-up matches the whole graph (the start, or after an edit the
  * walk did not follow: merged reshapes, a wrap). */
-void closure_walk_restart(closure_walk *w);
+void match_walk_restart(match_walk *w);
 /* The first location of the first move of p->first that has one, in g
  * indexed by ix, into m (m->rule -1: none). */
-xf_status closure_walk_next(closure_walk *w, const xf_closure_plan *p, const xf_graph *g,
+xf_status match_walk_next(match_walk *w, const xf_closure_plan *p, const xf_graph *g,
                             const xf_graph_index *ix, xf_match *m, xf_error *err);
 /* Before move m is applied to g: marks the nodes it changes (the readers of
  * its outputs, its matched nodes, the producers of its inputs). */
-void closure_walk_mark(closure_walk *w, const xf_graph *g, const xf_graph_index *ix,
+void match_walk_mark(match_walk *w, const xf_graph *g, const xf_graph_index *ix,
                        const xf_match *m);
 /* After it: g is the rewritten graph, from[i] the node of the old one (of
  * n_old nodes) node i copies (xf_match_apply_from). */
-xf_status closure_walk_moved(closure_walk *w, const xf_graph *g, int n_old, const int *from,
+xf_status match_walk_moved(match_walk *w, const xf_graph *g, int n_old, const int *from,
                              xf_error *err);
 /* The nodes the last move changed (NULL after a restart: any may have). */
-const int *closure_walk_changed(const closure_walk *w, int *n);
-/* Root nodes matched since closure_walk_new. */
-int64_t closure_walk_roots(const closure_walk *w);
+const int *match_walk_changed(const match_walk *w, int *n);
+/* Root nodes matched since match_walk_new. */
+int64_t match_walk_roots(const match_walk *w);
 
 /* xf_match_apply_from on g itself instead of a copy: g becomes the
  * rewritten graph (its node and value arrays grow, holes are filled from
