@@ -32,6 +32,17 @@
  * each action whose rule involves views (search_taso.c), so an action that
  * brings a flatten/unflatten pair in is valued with all the moves it
  * enables.
+ *
+ * A step costs what it changes, not the graph (issue 38: on BERT-base a
+ * look-ahead may carry one unflatten through every later layer, some 200
+ * steps over 400 nodes, and a search walks that for every view action it
+ * prices): the graph is edited in place (match_apply_in_place, no copy per
+ * move), the next move is matched only near the nodes the last one changed
+ * and where moves had locations before (closure_walk.c), and the merge of
+ * twins scans the graph only where a view the move changed has a twin, or
+ * after a merge (one pass can leave twins behind it). The moves, their
+ * order and the graph are the same as looking every move up over the whole
+ * graph at every step.
  */
 #include "ir/ir.h"
 #include "match/match_internal.h"
@@ -192,30 +203,6 @@ static int has_op(const xf_rule *r, xf_op op)
     return 0;
 }
 
-/* What a closure needs of its rule set, worked out once (a search runs a
- * closure for every action with a view, each of which would otherwise walk
- * thousands of rules' graphs): the view moves, slices' first (the order
- * next_move looks them up in) and in action order (move_at's), and the
- * cancellation to read backwards. */
-struct xf_closure_plan {
-    const xf_ruleset *rs;
-    int n;
-    int *first, *plain;
-    int cancel;
-};
-
-/* The first location of the first view move (slices before reshapes), or
- * -1 in m->rule. */
-static xf_status next_move(const xf_closure_plan *p, const xf_graph *g, const xf_graph_index *ix,
-                           xf_match *m, xf_error *err)
-{
-    int which;
-    m->rule = -1;
-    xf_status st = match_first(p->rs, p->first, p->n, g, ix, -1, 0, m, &which, err);
-    if (!st && which < 0) m->rule = -1;
-    return st;
-}
-
 /* The action that cancels an unflatten of a flatten, unflatten(flatten(x))
  * => x (a proved rule of the set), or -1. */
 static int cancel_action(const xf_ruleset *rs)
@@ -250,8 +237,10 @@ xf_status xf_closure_plan_make(const xf_ruleset *rs, const uint8_t *moves, xf_cl
     if (p) {
         p->first = xf_malloc(sizeof *p->first * ((size_t)n + 1));
         p->plain = xf_malloc(sizeof *p->plain * ((size_t)n + 1));
+        p->reach = xf_malloc(sizeof *p->reach * ((size_t)n + 1));
+        p->siblings = xf_calloc((size_t)n + 1, 1);
     }
-    if (!p || !p->first || !p->plain) {
+    if (!p || !p->first || !p->plain || !p->reach || !p->siblings) {
         xf_closure_plan_free(p);
         *out = NULL;
         return XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing %d view moves", n);
@@ -265,6 +254,15 @@ xf_status xf_closure_plan_make(const xf_ruleset *rs, const uint8_t *moves, xf_cl
             if (pass == 0) p->plain[i++] = r;
             if (has_op(xf_ruleset_rule(rs, r), XF_OP_SLICE) == (pass == 0)) p->first[k++] = r;
         }
+    p->max_reach[0] = p->max_reach[1] = -1;
+    for (int q = 0; q < n; q++) {
+        const xf_pattern *pat = &rs->r[p->first[q]].pat;
+        p->reach[q] = pat->n_nodes - 1;
+        for (int t = 0; t < pat->n_nodes; t++)
+            if (pat->steps[t].anchor == XF_ANCHOR_INPUT_USER) p->siblings[q] = 1;
+        int *most = &p->max_reach[p->siblings[q]];
+        if (p->reach[q] > *most) *most = p->reach[q];
+    }
     p->cancel = cancel_action(rs);
     *out = p;
     return XF_OK;
@@ -275,6 +273,8 @@ void xf_closure_plan_free(xf_closure_plan *p)
     if (!p) return;
     xf_free(p->first);
     xf_free(p->plain);
+    xf_free(p->reach);
+    xf_free(p->siblings);
     xf_free(p);
 }
 
@@ -337,11 +337,12 @@ static xf_status move_at(const xf_closure_plan *p, const xf_graph *g, const xf_g
  * to 2-D, in one step; places where no move follows are skipped for good.
  * 1 when done, 0 when no place is left. */
 static int wrap_and_move(const xf_closure_plan *p, xf_graph *out, int *skip, int *rule,
-                         xf_error *err)
+                         int64_t *copied, xf_error *err)
 {
     for (;;) {
         xf_graph w;
         if (xf_graph_clone_shared(out, &w, err) != XF_OK) return -1;
+        *copied += out->n_nodes;
         int node = wrap_one(&w, *skip, err);
         if (node < 0) {
             xf_graph_free(&w);
@@ -353,6 +354,7 @@ static int wrap_and_move(const xf_closure_plan *p, xf_graph *out, int *skip, int
         if (!st) st = move_at(p, &w, ix, node, &m, err);
         xf_graph next;
         if (!st && m.rule >= 0) st = xf_match_apply(p->rs, &w, ix, &m, &next, err);
+        if (!st && m.rule >= 0) *copied += w.n_nodes;
         xf_graph_index_free(ix);
         if (st) {
             xf_graph_free(&w);
@@ -386,34 +388,71 @@ xf_status xf_closure_run(const xf_ruleset *rs, const uint8_t *moves, const xf_gr
     return st;
 }
 
+/* 1 when a view the last move changed has a twin (the same operator and
+ * parameters reading the same value): the only places where merge_twins
+ * can find something new. */
+static int twin_near(const xf_graph *g, const xf_graph_index *ix, const int *changed, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const xf_node *a = &g->nodes[changed[i]];
+        if (view_dir(g, a) == 2 || a->n_inputs != 1 || a->n_outputs != 1 || a->inputs[0] < 0)
+            continue;
+        int k;
+        const int *u = xf_graph_index_users(ix, a->inputs[0], &k);
+        for (int j = 0; j < k; j++) {
+            const xf_node *b = &g->nodes[u[j]];
+            if (u[j] != changed[i] && b->op == a->op && b->n_inputs == 1 && b->n_outputs == 1 &&
+                memcmp(&a->params, &b->params, sizeof a->params) == 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 xf_status xf_closure_run_plan(const xf_closure_plan *p, const xf_graph *g, int max_steps,
                               xf_graph *out, xf_closure_log *log, xf_error *err)
 {
     if (log) memset(log, 0, sizeof *log);
-    const xf_ruleset *rs = p->rs;
-    xf_status st = xf_graph_clone_shared(g, out, err);
+    xf_graph_init(out);
+    match_walk *walk = NULL;
+    xf_status st = match_walk_new(p, &walk, err);
+    if (!st) st = xf_graph_clone_shared(g, out, err);
+    int64_t copied = g->n_nodes;
     int steps = 0, merged = 0, skip = 0, cancel = p->cancel;
+    int merging = 1; /* the last merge_twins merged: twins may be left behind it */
     /* the index of the graph before the last move, and which of its nodes
-     * each node of *out copies (xf_match_apply_from): the next index takes
+     * each node of *out copies (match_apply_in_place): the next index takes
      * their matching keys over instead of recomputing them */
-    xf_graph_index *prev = NULL;
+    xf_graph_index *prev = NULL, *ix = NULL;
     int *from = NULL, from_cap = 0;
 
     while (st == XF_OK && steps < max_steps) {
-        int merged_before = merged;
-        st = merge_twins(out, &merged, err);
-        if (st) break;
-        int carry = prev && merged == merged_before; /* a merge renumbers the nodes */
-        xf_graph_index *ix = NULL;
-        st = xf_graph_index_build_from(out, carry ? prev : NULL, carry ? from : NULL, &ix, err);
+        st = xf_graph_index_build_from(out, prev, prev ? from : NULL, &ix, err);
         xf_graph_index_free(prev);
         prev = NULL;
+        /* merge_twins over the whole graph where it may merge something:
+         * after a restart, after it merged, or at a view the move changed
+         * (elsewhere it found nothing before) */
+        int n_changed;
+        const int *changed = match_walk_changed(walk, &n_changed);
+        if (!st && (merging || !changed || twin_near(out, ix, changed, n_changed))) {
+            int merged_before = merged;
+            st = merge_twins(out, &merged, err);
+            merging = merged > merged_before;
+            if (!st && merging) { /* a merge renumbers the nodes */
+                xf_graph_index_free(ix);
+                ix = NULL;
+                match_walk_restart(walk);
+                st = xf_graph_index_build(out, &ix, err);
+            }
+        }
         xf_match m;
-        if (!st) st = next_move(p, out, ix, &m, err);
+        m.rule = -1;
+        if (!st) st = match_walk_next(walk, p, out, ix, &m, err);
         if (!st && m.rule < 0 && cancel >= 0) { /* no move left: one more place to take 2-D */
             xf_graph_index_free(ix);
             ix = NULL;
-            int moved = -1, w = wrap_and_move(p, out, &skip, &moved, err);
+            int moved = -1, w = wrap_and_move(p, out, &skip, &moved, &copied, err);
             if (w < 0) st = err ? err->code : XF_ERR_NOMEM;
             if (w > 0) {
                 if (log && log->n + 1 < XF_CLOSURE_LOG) {
@@ -422,6 +461,7 @@ xf_status xf_closure_run_plan(const xf_closure_plan *p, const xf_graph *g, int m
                 }
                 if (log) log->n += 2;
                 steps += 2;
+                match_walk_restart(walk);
                 continue;
             }
         }
@@ -434,26 +474,27 @@ xf_status xf_closure_run_plan(const xf_closure_plan *p, const xf_graph *g, int m
                 from_cap = cap;
             }
         }
-        if (st || m.rule < 0) {
-            xf_graph_index_free(ix);
-            break;
-        }
-        xf_graph next;
-        st = xf_match_apply_from(rs, out, ix, &m, &next, from, err);
-        if (st) {
-            xf_graph_index_free(ix);
-            break;
-        }
+        if (st || m.rule < 0) break;
+        match_walk_mark(walk, out, ix, &m);
+        int n_old = out->n_nodes;
+        st = match_apply_in_place(p->rs, out, ix, &m, from, err);
+        if (!st) st = match_walk_moved(walk, out, n_old, from, err);
         prev = ix;
-        xf_graph_free(out);
-        *out = next;
+        ix = NULL;
+        if (st) break;
         if (log && log->n < XF_CLOSURE_LOG) log->rule[log->n] = m.rule;
         if (log) log->n++;
         steps++;
     }
-    if (log) log->merged = merged;
+    if (log) {
+        log->merged = merged;
+        log->roots = walk ? match_walk_roots(walk) : 0;
+        log->copied = copied;
+    }
     if (st) xf_graph_free(out);
     xf_graph_index_free(prev);
+    xf_graph_index_free(ix);
     xf_free(from);
+    match_walk_free(walk);
     return st;
 }

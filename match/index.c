@@ -89,12 +89,27 @@ static uint64_t producer_tag(const xf_graph *g, const xf_node *n, int slot)
     return xf_producer_tag(g->nodes[v->producer].op, v->producer_output);
 }
 
+/* The root signatures of node i, whose key is `key`, into sig (at most
+ * XF_MATCH_NODE_SIGS); returns how many. */
+static int node_sigs(const xf_graph *g, uint64_t key, int i, uint64_t *sig)
+{
+    const xf_node *n = &g->nodes[i];
+    uint64_t p0 = producer_tag(g, n, 0), p1 = producer_tag(g, n, 1);
+    /* a commutative operator is also found with its operands swapped
+     * (match.c binds it either way round) */
+    int ways = match_commutes(n->op, n->n_inputs) && p0 != p1 ? 2 : 1, k = 0;
+    for (int w = 0; w < ways; w++)
+        for (int v = w; v < XF_ROOT_VARIANTS; v++)
+            sig[k++] = w ? xf_root_sig(key, v, p1, p0) : xf_root_sig(key, v, p0, p1);
+    return k;
+}
+
 /* Keys of the nodes (from prev where from says a node is a copy) and the
  * root signature table. */
 static xf_status build_roots(const xf_graph *g, const xf_graph_index *prev, const int *from,
                              xf_graph_index *ix, xf_error *err)
 {
-    size_t entries = (size_t)g->n_nodes * (2 * XF_ROOT_VARIANTS - 1), buckets = 16;
+    size_t entries = (size_t)g->n_nodes * XF_MATCH_NODE_SIGS, buckets = 16;
     while (buckets < 2 * entries) buckets *= 2;
     ix->sig = xf_malloc(sizeof *ix->sig * (entries + 1));
     ix->sig_node = xf_malloc(sizeof *ix->sig_node * (entries + 1));
@@ -123,21 +138,21 @@ static xf_status build_roots(const xf_graph *g, const xf_graph_index *prev, cons
             }
             ix->form_zero[i] = (uint8_t)match_form_zero(&rel);
         }
-        uint64_t p0 = producer_tag(g, n, 0), p1 = producer_tag(g, n, 1);
-        /* a commutative operator is also found with its operands swapped
-         * (match.c binds it either way round) */
-        int ways = match_commutes(n->op, n->n_inputs) && p0 != p1 ? 2 : 1;
-        for (int w = 0; w < ways; w++)
-            for (int v = w; v < XF_ROOT_VARIANTS; v++, e++) {
-                ix->sig[e] = w ? xf_root_sig(ix->key[i], v, p1, p0) : xf_root_sig(ix->key[i], v, p0, p1);
-                ix->sig_node[e] = i;
-                size_t b = (size_t)(ix->sig[e] & ix->sig_mask);
-                ix->sig_next[e] = ix->sig_head[b];
-                ix->sig_head[b] = e;
-            }
+        int k = node_sigs(g, ix->key[i], i, ix->sig + e);
+        for (int s = 0; s < k; s++, e++) {
+            ix->sig_node[e] = i;
+            size_t b = (size_t)(ix->sig[e] & ix->sig_mask);
+            ix->sig_next[e] = ix->sig_head[b];
+            ix->sig_head[b] = e;
+        }
     }
     ix->n_sig = e;
     return XF_OK;
+}
+
+int match_node_sigs(const xf_graph *g, const xf_graph_index *ix, int node, uint64_t *sig)
+{
+    return ix->key[node] ? node_sigs(g, ix->key[node], node, sig) : 0;
 }
 
 static void weight_only(const xf_graph *g, xf_graph_index *ix, const int *order)

@@ -57,6 +57,8 @@ typedef struct match_ctx {
     int n_found, cap_found;
     int *stamp, *stack; /* cycle walk: per-node visit stamp, DFS stack */
     int stamp_now, n_alloc;
+    int cycle_refused; /* candidates only the cycle check refused */
+    int64_t roots;     /* nodes tried as the first operator */
     xf_status st;
     xf_error *err;
 } match_ctx;
@@ -319,7 +321,10 @@ static void complete(match_ctx *c)
     }
     for (int i = 0; i < pat->n_outputs; i++)
         m.outputs[i] = g->nodes[c->node_of[pat->out[i].node]].outputs[pat->out[i].idx];
-    if (creates_cycle(c, &m)) return;
+    if (creates_cycle(c, &m)) {
+        c->cycle_refused++;
+        return;
+    }
     xf_match_target t;
     xf_dtype dt[XF_MATCH_MAX_OUTPUTS];
     xf_shape sh[XF_MATCH_MAX_OUTPUTS];
@@ -400,7 +405,10 @@ static void search(match_ctx *c, int t)
         const xf_graph_index *ix = c->ix;
         uint64_t sig = pat->root_sig;
         for (int e = ix->sig_head[sig & ix->sig_mask]; e >= 0 && c->st == XF_OK; e = ix->sig_next[e])
-            if (ix->sig[e] == sig) try_node(c, t, ix->sig_node[e]);
+            if (ix->sig[e] == sig) {
+                c->roots++;
+                try_node(c, t, ix->sig_node[e]);
+            }
         break;
     }
     }
@@ -424,8 +432,8 @@ static int cmp_match(const void *a, const void *b)
     return 0;
 }
 
-/* Every location of rule `rule` into c->found (sorted). */
-static xf_status match_one(match_ctx *c, const xf_ruleset *rs, int rule)
+/* Sets c up to match action `rule`, nothing found yet. */
+static void ctx_rule(match_ctx *c, const xf_ruleset *rs, int rule)
 {
     c->rr = &rs->r[rule];
     c->rule = rule;
@@ -434,6 +442,12 @@ static xf_status match_one(match_ctx *c, const xf_ruleset *rs, int rule)
     c->st = XF_OK;
     for (int k = 0; k < XF_MATCH_MAX_NODES; k++) c->node_of[k] = -1, c->swap[k] = 0;
     for (int i = 0; i < XF_MATCH_MAX_INPUTS; i++) c->bound[i] = -1;
+}
+
+/* Every location of rule `rule` into c->found (sorted). */
+static xf_status match_one(match_ctx *c, const xf_ruleset *rs, int rule)
+{
+    ctx_rule(c, rs, rule);
     search(c, 0);
     if (c->n_found > 1) qsort(c->found, (size_t)c->n_found, sizeof *c->found, cmp_match);
     return c->st;
@@ -492,6 +506,87 @@ xf_status match_first(const xf_ruleset *rs, const int *rules, int n, const xf_gr
     xf_free(root);
     ctx_free(&c);
     return st;
+}
+
+struct match_scan {
+    match_ctx c;
+    int *kept;
+    int n_kept, cap_kept;
+};
+
+xf_status match_scan_new(match_scan **out, xf_error *err)
+{
+    *out = xf_calloc(1, sizeof **out);
+    return *out ? XF_OK : XF_FAIL(err, XF_ERR_NOMEM, "out of memory matching rules");
+}
+
+void match_scan_free(match_scan *s)
+{
+    if (!s) return;
+    ctx_free(&s->c);
+    xf_free(s->kept);
+    xf_free(s);
+}
+
+xf_status match_scan_prepare(match_scan *s, const xf_graph *g, const xf_graph_index *ix,
+                             xf_error *err)
+{
+    s->n_kept = 0;
+    return ctx_prepare(&s->c, g, ix, err);
+}
+
+/* Matches from root node `node` (a candidate of c's action), keeping it
+ * when it has a location or a candidate the cycle check refused. */
+static xf_status scan_root(match_scan *s, int node)
+{
+    match_ctx *c = &s->c;
+    int found = c->n_found, refused = c->cycle_refused;
+    c->roots++;
+    try_node(c, 0, node);
+    if (c->st || (c->n_found == found && c->cycle_refused == refused)) return c->st;
+    if (s->n_kept == s->cap_kept) {
+        int cap = s->cap_kept ? 2 * s->cap_kept : 64;
+        int *k = xf_realloc(s->kept, sizeof *k * (size_t)cap);
+        if (!k) return c->st = XF_FAIL(c->err, XF_ERR_NOMEM, "out of memory matching rules");
+        s->kept = k;
+        s->cap_kept = cap;
+    }
+    s->kept[s->n_kept++] = node;
+    return XF_OK;
+}
+
+xf_status match_scan_rule(match_scan *s, const xf_ruleset *rs, int rule, const int *roots, int n,
+                          xf_match *first, int *found)
+{
+    match_ctx *c = &s->c;
+    const xf_graph_index *ix = c->ix;
+    uint64_t sig = rs->r[rule].pat.root_sig, sigs[XF_MATCH_NODE_SIGS];
+    s->n_kept = 0;
+    ctx_rule(c, rs, rule);
+    if (!roots) { /* the candidates xf_match_rule tries */
+        for (int e = ix->sig_head[sig & ix->sig_mask]; e >= 0 && !c->st; e = ix->sig_next[e])
+            if (ix->sig[e] == sig) scan_root(s, ix->sig_node[e]);
+    }
+    for (int i = 0; roots && i < n && !c->st; i++) {
+        int k = match_node_sigs(c->g, ix, roots[i], sigs), has = 0;
+        for (int j = 0; j < k; j++) has |= sigs[j] == sig;
+        if (has) scan_root(s, roots[i]);
+    }
+    *found = c->st ? 0 : c->n_found;
+    for (int f = 0; f < *found; f++)
+        if (f == 0 || cmp_match(&c->found[f], first) < 0) *first = c->found[f];
+    return c->st;
+}
+
+const int *match_scan_kept(const match_scan *s, int *n)
+{
+    *n = s->n_kept;
+    return s->kept;
+}
+
+int64_t match_scan_roots(const match_scan *s)
+{
+    return s->c.roots;
 }
 
 void xf_match_list_init(xf_match_list *l)

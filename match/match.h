@@ -266,6 +266,10 @@ typedef struct xf_closure_log {
     int n;
     int rule[XF_CLOSURE_LOG];
     int merged;
+    /* The work it took: nodes the matcher tried as a move's first operator
+     * (the wraps' look-ups not counted), and nodes copied (g's once, each
+     * wrap tried twice). */
+    int64_t roots, copied;
 } xf_closure_log;
 
 /* *out (initialised here; constants shared with g) is g after applying the

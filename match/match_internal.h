@@ -254,4 +254,93 @@ static inline uint64_t xf_root_sig(uint64_t key, int variant, uint64_t p0, uint6
     return h;
 }
 
+/* Root signatures a node has at most: every variant, and those with its
+ * operands swapped for a commutative operator. */
+#define XF_MATCH_NODE_SIGS (2 * XF_ROOT_VARIANTS - 1)
+/* The root signatures graph node `node` is entered under in ix's table,
+ * into sig (XF_MATCH_NODE_SIGS entries); returns how many (0: the node can
+ * never match). */
+int match_node_sigs(const xf_graph *g, const xf_graph_index *ix, int node, uint64_t *sig);
+
+/* A scan of one graph by one action at a time from chosen first operators
+ * (the closure's incremental matching, closure.c): the matcher's scratch,
+ * kept between calls, and what it counts. */
+typedef struct match_scan match_scan;
+xf_status match_scan_new(match_scan **out, xf_error *err);
+void match_scan_free(match_scan *s); /* NULL is a no-op */
+/* Points the scan at g and its index ix (call again after either changes). */
+xf_status match_scan_prepare(match_scan *s, const xf_graph *g, const xf_graph_index *ix,
+                             xf_error *err);
+/* The locations of action `rule` whose first operator (the pattern's step
+ * 0) is one of roots[0..n-1] (roots NULL: any node, as xf_match_rule):
+ * *found of them, the first in xf_match_rule's order into *first. Roots
+ * without the action's root signature are passed over (xf_match_rule
+ * finds nothing there); each root is to be given once.
+ * match_scan_kept then lists the roots that have a location or a
+ * candidate only the cycle check refused (that check reads the whole
+ * graph; every other one reads the candidate's nodes, their inputs and
+ * their outputs' readers alone). */
+xf_status match_scan_rule(match_scan *s, const xf_ruleset *rs, int rule, const int *roots, int n,
+                          xf_match *first, int *found);
+const int *match_scan_kept(const match_scan *s, int *n);
+/* Root nodes tried since match_scan_new. */
+int64_t match_scan_roots(const match_scan *s);
+
+/* What a closure needs of its rule set, worked out once (a search runs a
+ * closure for every action with a view, each of which would otherwise walk
+ * thousands of rules' graphs): the view moves, slices' first (the order
+ * the closure looks them up in) and in action order (closure.c's move_at),
+ * how far from its first operator each one's location reaches, and the
+ * cancellation to read backwards (closure.c). */
+struct xf_closure_plan {
+    const xf_ruleset *rs;
+    int n;
+    int *first, *plain;
+    int *reach;   /* per position of `first`: its source operators - 1 (the
+                     most operators a location's others are away from its
+                     first, one reader or producer at a time) */
+    uint8_t *siblings; /* per position: the move reaches an operator through a
+                          rule input another reads (XF_ANCHOR_INPUT_USER) */
+    int max_reach[2];  /* the largest reach of the moves without, with siblings */
+    int cancel;
+};
+
+/* The closure's next move found from what the moves before it changed
+ * (closure_walk.c). After a move, a location that none of the changed nodes
+ * is part of was a candidate before it, refused for the same reasons (every
+ * check but the cycle check reads its nodes, their inputs and their
+ * outputs' readers only), so each move's locations are searched from the
+ * roots near a changed node and from the roots it had a location at (or a
+ * candidate the cycle check refused) before: the same first location of
+ * the same first move as matching the whole graph. */
+typedef struct match_walk match_walk;
+xf_status match_walk_new(const xf_closure_plan *p, match_walk **out, xf_error *err);
+void match_walk_free(match_walk *w); /* NULL is a no-op */
+/* The next look-up matches the whole graph (the start, or after an edit the
+ * walk did not follow: merged reshapes, a wrap). */
+void match_walk_restart(match_walk *w);
+/* The first location of the first move of p->first that has one, in g
+ * indexed by ix, into m (m->rule -1: none). */
+xf_status match_walk_next(match_walk *w, const xf_closure_plan *p, const xf_graph *g,
+                            const xf_graph_index *ix, xf_match *m, xf_error *err);
+/* Before move m is applied to g: marks the nodes it changes (the readers of
+ * its outputs, its matched nodes, the producers of its inputs). */
+void match_walk_mark(match_walk *w, const xf_graph *g, const xf_graph_index *ix,
+                       const xf_match *m);
+/* After it: g is the rewritten graph, from[i] the node of the old one (of
+ * n_old nodes) node i copies (xf_match_apply_from). */
+xf_status match_walk_moved(match_walk *w, const xf_graph *g, int n_old, const int *from,
+                             xf_error *err);
+/* The nodes the last move changed (NULL after a restart: any may have). */
+const int *match_walk_changed(const match_walk *w, int *n);
+/* Root nodes matched since match_walk_new. */
+int64_t match_walk_roots(const match_walk *w);
+
+/* xf_match_apply_from on g itself instead of a copy: g becomes the
+ * rewritten graph (its node and value arrays grow, holes are filled from
+ * the end, as in the copy). ix is g's index before the call. On failure g
+ * is left half edited: the caller frees it. */
+xf_status match_apply_in_place(const xf_ruleset *rs, xf_graph *g, const xf_graph_index *ix,
+                               const xf_match *m, int *node_from, xf_error *err);
+
 #endif /* XF_MATCH_MATCH_INTERNAL_H */

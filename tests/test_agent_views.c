@@ -9,11 +9,14 @@
  * matches only its own sizes; with scalings kept, only view moves touch a
  * product by a scalar; a slice moving above attention's head merge or
  * split is a view move and its reverse is not; the closure makes its moves
- * in the order one-by-one look-ups would; a learning agent's step looks
+ * in the order one-by-one look-ups would, matching per move only near what
+ * the last move changed (its work per move does not grow with the graph);
+ * a learning agent's step looks
  * ahead through the same moves; the look-ahead keeps an action that
  * unbatches a head alone where the moves after it cost more, for the
  * searches and the agents alike.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "agent/rl/rl.h"
@@ -1157,6 +1160,90 @@ START_TEST(closure_moves_in_order)
 }
 END_TEST
 
+/* n layers h <- relu(h W + b) on x [4, 16, 8]; each layer's input is also
+ * reshaped to [4, 8, 16] (a reshape no move takes) and multiplied by a
+ * weight of its own into a graph output: a matmul reading a reshape, which
+ * the matmul move's root signature finds in every layer. */
+static void layers(xf_graph *g, int n)
+{
+    xf_error err;
+    xf_graph_init(g);
+    xf_shape xs = shp(3, 4, 16, 8);
+    int h = xf_graph_add_input(g, "x", XF_F32, &xs, &err);
+    const int64_t wd[2] = {8, 8}, bd[1] = {8}, vd[2] = {16, 8};
+    for (int k = 0; k < n; k++) {
+        char w[16], b[16], v[16];
+        snprintf(w, sizeof w, "w%d", k);
+        snprintf(b, sizeof b, "b%d", k);
+        snprintf(v, sizeof v, "v%d", k);
+        int mm = xf_test_op2(g, XF_OP_MATMUL, NULL, h, xf_test_weight(g, w, 2, wd, 3 * (uint64_t)k + 1));
+        int next = xf_test_op2(g, XF_OP_RELU, NULL,
+                               xf_test_op2(g, XF_OP_ADD, NULL, mm, xf_test_weight(g, b, 1, bd, 3 * (uint64_t)k + 2)), -1);
+        int side = xf_test_reshape(g, h, shp(3, 4, 8, 16));
+        xf_test_out(g, xf_test_op2(g, XF_OP_MATMUL, NULL, side, xf_test_weight(g, v, 2, vd, 3 * (uint64_t)k + 3)));
+        h = next;
+    }
+    xf_test_out(g, h);
+}
+
+/* The closure of the unflatten the first matmul's rewrite brings in, on n
+ * layers: it is carried down through every layer (its matmul, bias add and
+ * relu), and the closure's moves and graph are those of the moves made one
+ * by one with xf_match_rule. *roots_per_step: the nodes its matching tried
+ * as a move's first operator, per move. */
+static void closure_through_layers(int n, double *roots_per_step)
+{
+    xf_ruleset *rs = view_rules();
+    xf_error err;
+    uint8_t moves[4] = {0, 1, 1, 1};
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(xf_rule_is_view_move(xf_ruleset_rule(rs, i)), moves[i]);
+    const int order[3] = {1, 2, 3};
+    xf_graph model, start, ref, done;
+    layers(&model, n);
+    ck_assert_int_eq(xf_graph_clone(&model, &start, &err), XF_OK);
+    ck_assert(step(rs, 0, &start));
+    ck_assert_int_eq(xf_graph_clone(&start, &ref, &err), XF_OK);
+    int made[XF_CLOSURE_LOG], n_made = 0;
+    for (int next; n_made < XF_CLOSURE_LOG && (next = first_with_location(rs, order, 3, &ref)) >= 0;) {
+        ck_assert(step(rs, next, &ref));
+        made[n_made++] = next;
+    }
+    ck_assert_int_ge(n_made, 3 * n - 1); /* bias and relu of every layer, each next matmul */
+    xf_closure_log log;
+    ck_assert_msg(xf_closure_run(rs, moves, &start, XF_CLOSURE_LOG, &done, &log, &err) == XF_OK,
+                  "%s", err.msg);
+    ck_assert_int_eq(log.n, n_made);
+    for (int k = 0; k < n_made; k++) ck_assert_int_eq(log.rule[k], made[k]);
+    uint64_t a = 0, b = 0;
+    ck_assert_int_eq(xf_graph_hash_checked(&done, XF_HASH_CONTENT, &a, &err), XF_OK);
+    ck_assert_int_eq(xf_graph_hash_checked(&ref, XF_HASH_CONTENT, &b, &err), XF_OK);
+    ck_assert_msg(a == b, "%d layers: the closure's graph is not the one made step by step", n);
+    ck_assert_int_eq(count_rank(&done, XF_OP_MATMUL, 3), n); /* the side matmuls alone */
+    xf_test_expect_same_function(&model, &done, 3, 1e-5);
+    ck_assert_int_eq(log.copied, start.n_nodes); /* the input's copy, no copy per move */
+    *roots_per_step = (double)log.roots / log.n;
+    xf_graph_free(&done);
+    xf_graph_free(&ref);
+    xf_graph_free(&start);
+    xf_graph_free(&model);
+    xf_ruleset_free(rs);
+}
+
+/* A closure's work per move does not grow with the graph (issue 38): after
+ * a move, the moves are matched only from the nodes near the ones it
+ * changed and from where they had a location before, not from every
+ * matmul reading a reshape in 24 layers; the moves and the graph stay those
+ * of matching the whole graph at each step. */
+START_TEST(closure_work_per_move_is_local)
+{
+    double few, many;
+    closure_through_layers(3, &few);
+    closure_through_layers(24, &many);
+    /* matching every layer's side matmul at each move: 8x the roots a move */
+    ck_assert_msg(many < 1.5 * few, "roots per move: %.1f on 3 layers, %.1f on 24", few, many);
+}
+END_TEST
+
 /* A class token's slice moves up through attention's head merge and split
  * (issue 28): a slice taken before a reshape instead of after it is a view
  * move (the views above slices become fewer, all else equal); the reverse
@@ -1222,6 +1309,7 @@ int main(void)
     tcase_add_test(tc, unbound_size_matches_exactly);
     tcase_add_test(tc, closure_finishes_the_chain);
     tcase_add_test(tc, closure_moves_in_order);
+    tcase_add_test(tc, closure_work_per_move_is_local);
     tcase_add_test(tc, search_finds_the_layout);
     tcase_add_test(tc, an_agent_step_looks_ahead_through_the_view_moves);
     tcase_add_test(tc, ort_folds_unbatched_heads);
