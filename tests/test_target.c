@@ -230,21 +230,28 @@ START_TEST(the_same_model_twice_is_equal_within_the_noise)
     ck_assert_msg(ok, "same model: ratio %g in [%g, %g], self check %g in [%g, %g]", res[1].ratio,
                   res[1].lo, res[1].hi, self.ratio, self.lo, self.hi);
     /* One model alone: its median and noise, the half-width of the 95%
-     * interval of its rounds' median over that median. A neighbour's load
-     * (a parallel ctest on two cores) widens the interval, to 1 or more
-     * when some rounds run at half speed, so no fixed bound holds; what
-     * the interval promises is that a second timing of the same model
-     * agrees with the first within the two noises, as each misses 5% of
-     * the time: in one of two tries. */
+     * interval of its rounds' median over that median. The interval covers
+     * one timing's rounds, not what moves between two timings (two of this
+     * model read 0.7% apart with noises of 0.17% and 0.16%, 2026-11-30), and
+     * a neighbour's load (a parallel ctest on two cores) can widen it past 1
+     * when some rounds run at half speed (a verifier at nice 10 on both cores
+     * did so in 3 of 9 runs of a two-try version with tighter bounds). So the
+     * test asks, in one of three tries, for what a sound timing gives on a
+     * core that is not taken for most of the timing: both noises under 1
+     * (the interval narrower than the median) and the two medians within a
+     * factor 2. A broken timing fails it (a median or noise that is not
+     * positive and finite, an interval as wide as the median in every try,
+     * two timings of one model a factor 2 apart); a neighbour that holds
+     * both cores through all three tries can fail it too. */
     double ms[2], noise[2];
     int agree = 0;
-    for (int attempt = 0; attempt < 2 && !agree; attempt++) {
+    for (int attempt = 0; attempt < 3 && !agree; attempt++) {
         for (int k = 0; k < 2; k++) {
             ck_assert_msg(xf_target_latency(t, &g, &o, &ms[k], &noise[k], &err) == XF_OK, "%s",
                           err.msg);
             ck_assert(ms[k] > 0 && noise[k] >= 0 && isfinite(noise[k]));
         }
-        agree = fabs(ms[0] - ms[1]) <= noise[0] * ms[0] + noise[1] * ms[1];
+        agree = noise[0] < 1 && noise[1] < 1 && fmax(ms[0], ms[1]) <= 2 * fmin(ms[0], ms[1]);
     }
     ck_assert_msg(agree, "same model alone: %g ms (noise %g) then %g ms (noise %g)", ms[0],
                   noise[0], ms[1], noise[1]);
