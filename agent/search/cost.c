@@ -170,10 +170,10 @@ static const memo_entry *find(const xf_costmemo *m, uint64_t h, xf_op op, const 
  *    to [rows, K], the one GEMM ORT runs for it (a Gemm between Reshapes, or
  *    a MatMul whose helper flattens a left operand when the right one is
  *    2-D);
- *  - an element-wise operator (XF_OPC_ELEMENTWISE but no view, whose
- *    parameters may name input axes): the leading unit dims
- *    of its highest-rank operands dropped (a lower-rank operand broadcasts
- *    from the right either way), as ORT's loops see the same elements.
+ *  - an element-wise operator (XF_OPC_ELEMENTWISE and not a view: a view's
+ *    parameters may name input axes): the leading unit dims of its
+ *    highest-rank operands dropped (a lower-rank operand broadcasts from
+ *    the right either way), as ORT's loops see the same elements.
  * So [1, S, H] and [S, H] are priced by one kernel time: the oneDNN times of
  * the two forms differ where ORT's do not (modelzoo GPT at batch 1, one
  * thread: the LM head's [1,32,128]x[128,1000] timed 0.087 ms and its 2-D
