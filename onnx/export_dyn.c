@@ -299,9 +299,11 @@ out:
  * (docs/target.md). A model exported with a symbolic batch computes its
  * reshape targets from shapes or writes -1, so ONNX Runtime does not know
  * the batch past its first reshape and fuses none; written with the symbol
- * named on every value (and 0 copying it through reshapes) the same graph
- * ran 1.3x slower. Unnamed here and inferred (-1) through reshapes, the
- * written model leaves ONNX Runtime as much as the original did. */
+ * named on every value (and 0 copying it through reshapes) modelzoo BERT
+ * written unchanged got 4 of them and ran 1.6x slower than its file
+ * (docs/log/target.md, 2026-11-30, i39a). Unnamed here and inferred (-1)
+ * through reshapes, the written model tells ONNX Runtime no more than the
+ * original did. */
 static int hidden_from_fusions(const xf_export *x, int v)
 {
     const xf_graph *g = x->g;
