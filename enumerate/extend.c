@@ -122,10 +122,10 @@ static uint64_t renamed_hash(const worker *w, const egraph *g, const int *sid, u
                 continue;
             }
             if (renamed[r] < 0) {
-                uint32_t free = sid[r] < XF_ENUM_MAX_INPUTS ? w->inputs_of_sid[sid[r]] & ~used : 0;
-                if (!free) return 0;
-                renamed[r] = __builtin_ctz(free);
-                used |= free & -free;
+                uint32_t spare = sid[r] < XF_ENUM_MAX_INPUTS ? w->inputs_of_sid[sid[r]] & ~used : 0;
+                if (!spare) return 0;
+                renamed[r] = __builtin_ctz(spare);
+                used |= spare & -spare;
             }
             h = en_fp_mix(h, en_ref_key(keys, renamed[r]));
         }
