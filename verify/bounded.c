@@ -173,7 +173,8 @@ xf_status vf_bounded_context_ahead(xf_verifier *v, xf_error *err)
 }
 
 /* The check's context: the one made ahead when there is one (taken: the
- * check deletes it), else a fresh one. */
+ * check owns it, and deletes it unless the process is exiting), else a
+ * fresh one. */
 static xf_status make_context(check *k, const xf_verify_options *o, xf_error *err)
 {
     if (k->v->bounded_ctx) {
