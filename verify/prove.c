@@ -171,6 +171,7 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
 xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err)
 {
     xf_status st = prover(v, err);
+    if (st == XF_OK) st = vf_bounded_context_ahead(v, err);
     if (st != XF_OK) return st;
     Z3_context c = v->ctx;
     Z3_ast a = Z3_mk_const(c, Z3_mk_string_symbol(c, "prepare_a"), v->tensor);

@@ -124,9 +124,10 @@ typedef struct xf_verifier xf_verifier;
 xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_error *err);
 void xf_verifier_free(xf_verifier *v); /* NULL: no-op */
 /* Asserts the axioms and runs one small proof, so the solver's one-time
- * set-up (tens of milliseconds) is paid here. xferverify calls it once and
- * then forks a worker per rule from the prepared verifier; proofs give the
- * same answers with or without it. */
+ * set-up (tens of milliseconds) is paid here, and makes the next bounded
+ * check's Z3 context (a few milliseconds). xferverify calls it once and
+ * then forks a worker per rule from the prepared verifier; proofs and
+ * checks give the same answers with or without it. */
 xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
 
 /* ---------------------------------------------------------------- axioms */
@@ -246,6 +247,14 @@ xf_status xf_verify_bounded_cross(xf_verifier *v, const xf_rule *r, xf_bounded *
  * that can run to its budget. */
 xf_status xf_verify_bounded_probe(xf_verifier *v, const xf_rule *r, xf_bounded *out,
                                   xf_error *err);
+
+/* xf_verify_bounded_cross (proved) or xf_verify_bounded_refute (not) of a
+ * rule whose xf_verify_bounded_probe, with this verifier, found the floats
+ * agreeing at every planned shape: the same results, without running the
+ * probe again at the shapes it covered (it is deterministic: the same plan
+ * and seeds). */
+xf_status xf_verify_bounded_after_probe(xf_verifier *v, const xf_rule *r, int proved,
+                                        xf_bounded *out, xf_error *err);
 
 /* Rule r rebuilt with its inputs at `inputs` (r->src.n_inputs shapes, rule
  * input order, ranks as in r), parameters re-derived as the bounded check

@@ -82,11 +82,12 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
      * the rule whatever the axioms say (they could only prove it at its own
      * shapes), so the proof attempt is skipped; a difference at the own
      * shapes goes on to the axioms, where a proof would be a wrong axiom */
-    int probed = 0;
+    int probed = 0, agreed = 0; /* agreed: floats agree at every planned shape */
     double probe_ms = 0; /* a probe that refuted nothing: its time joins the check's */
     if (st == XF_OK && vf_verifier_options(v)->probe_first) {
         st = xf_verify_bounded_probe(v, &r, &b, err);
         probed = st == XF_OK && b.result == XF_BOUNDED_REFUTED && b.shape_index > 0;
+        agreed = st == XF_OK && b.result == XF_BOUNDED_VALID;
         if (st == XF_OK && !probed) {
             probe_ms = b.time_ms;
             xf_bounded_free(&b);
@@ -108,9 +109,12 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
         m->rlimit_used = p.rlimit_used;
         snprintf(m->core, sizeof m->core, "%s", p.core_names);
         snprintf(m->proof_detail, sizeof m->proof_detail, "%s", p.detail);
-        /* unproved: only a refutation can change the verdict (bounded.c) */
-        st = p.result == XF_PROOF_PROVED ? xf_verify_bounded_cross(v, &r, &b, err)
-                                         : xf_verify_bounded_refute(v, &r, &b, err);
+        /* unproved: only a refutation can change the verdict (bounded.c);
+         * a probe that agreed everywhere is not run again */
+        int proved = p.result == XF_PROOF_PROVED;
+        if (agreed) st = xf_verify_bounded_after_probe(v, &r, proved, &b, err);
+        else st = proved ? xf_verify_bounded_cross(v, &r, &b, err)
+                         : xf_verify_bounded_refute(v, &r, &b, err);
     }
     if (st == XF_OK) {
         m->bounded = b.result;
@@ -141,6 +145,7 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
 
 int vf_worker(const char *db_path, int64_t id, xf_verifier *v, int fd)
 {
+    v->exiting = 1; /* this process ends with the rule: its Z3 contexts go with it */
     xv_msg m;
     memset(&m, 0, sizeof m);
     m.proof = XF_PROOF_UNKNOWN;
