@@ -73,6 +73,8 @@ typedef struct xf_prune_verdict {
 /* Frees the reasons of verdicts[0..n) (the array itself is the caller's). */
 void xf_prune_verdicts_free(xf_prune_verdict *verdicts, size_t n);
 
+struct xf_prune_progress;
+
 typedef struct xf_prune_options {
     /* Bit (1u << stage) for each stage to run; default all four. */
     unsigned stages;
@@ -84,7 +86,30 @@ typedef struct xf_prune_options {
      * counts (xfergen without --keep-pruned, 2.5 M verdicts at four
      * operators) wants. */
     int reasons;
+    /* Threads for the parallel parts of pruning (default 1): the canonical
+     * forms, the TASO stages' checks and generality's search among the
+     * rules kept before the current batch; the verdicts and stats do not
+     * depend on it. Rules fetched with xf_prune_run_from are fetched on a
+     * helper thread whatever this is. */
+    int threads;
+    /* Called on the calling thread at the start of each step of pruning
+     * (done 0) and then about every progress_every_s seconds (default 1);
+     * NULL: none. */
+    void (*on_progress)(void *user, const struct xf_prune_progress *p);
+    void *progress_user;
+    double progress_every_s;
 } xf_prune_options;
+
+/* What the progress callback sees. */
+typedef struct xf_prune_progress {
+    /* "terms" (the rules' term views), "canonical forms", "common subgraph",
+     * "common supergraph", "generality" */
+    const char *step;
+    size_t done, total; /* rules of this step */
+    double per_s;       /* rules per second in this step so far (0: unknown) */
+    double eta_s;       /* of this step; < 0 when unknown */
+    double elapsed_s;   /* since pruning started */
+} xf_prune_progress;
 
 xf_prune_options xf_prune_options_default(void);
 

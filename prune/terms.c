@@ -405,6 +405,7 @@ static xf_status build_fetched(pr_rules *rs, size_t n, xf_prune_get_fn get, void
             fetch_start(&f[cur ^ 1], lo + FETCH_BATCH, hi, &tid, &started);
         }
         for (size_t k = 0; k < c->got && st == XF_OK; k++) st = build_rule(rs, lo + k, &c->r[k], absent, err);
+        pr_progress_tick(rs->progress, lo + c->got);
         if (st == XF_OK && c->st != XF_OK) {
             st = c->st;
             if (err) *err = c->err;
@@ -420,10 +421,15 @@ static xf_status build_fetched(pr_rules *rs, size_t n, xf_prune_get_fn get, void
 }
 
 xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_get_fn get,
-                         void *user, int canonical, xf_error *err)
+                         void *user, const xf_prune_options *o, pr_progress *progress,
+                         xf_error *err)
 {
     memset(rs, 0, sizeof *rs);
     table_init(&rs->table);
+    rs->reasons = o->reasons;
+    rs->threads = o->threads;
+    rs->progress = progress;
+    pr_progress_step(progress, "terms", n);
     rs->rules = xf_calloc(n + 1, sizeof *rs->rules);
     if (!rs->rules) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (%zu rules)", n);
     rs->n = n;
@@ -432,8 +438,11 @@ xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_
     xf_status st = intern_name(&rs->table, "", &absent_name, err);
     if (st == XF_OK)
         st = intern_term(&rs->table, PR_LEAF, PR_NO_TYPE, absent_name, 0, NULL, &absent, err);
-    for (size_t i = 0; rules && st == XF_OK && i < n; i++) st = build_rule(rs, i, &rules[i], absent, err);
-    if (!rules && st == XF_OK) st = build_fetched(rs, n, get, user, canonical, absent, err);
+    for (size_t i = 0; rules && st == XF_OK && i < n; i++) {
+        st = build_rule(rs, i, &rules[i], absent, err);
+        if ((i + 1) % FETCH_BATCH == 0 || i + 1 == n) pr_progress_tick(progress, i + 1);
+    }
+    if (!rules && st == XF_OK) st = build_fetched(rs, n, get, user, o->canonical_inputs, absent, err);
     /* Every term is interned now; the stages only read them. */
     xf_htab_free(&rs->table.term_index);
     return st;
