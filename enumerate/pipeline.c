@@ -132,6 +132,8 @@ static xf_status on_sync(void *user, xf_error *err)
     return st;
 }
 
+/* Prune's xf_prune_get_fn, called from its threads at once: it only reads
+ * the list. */
 static xf_status get_candidate(void *user, size_t i, xf_rule *out, xf_error *err)
 {
     ctx *x = user;

@@ -2,7 +2,9 @@
  * parallel.c — pruning's use of the -j threads and its progress.
  *
  * pr_parallel splits a range of rules into chunks that up to `threads`
- * threads (the calling one among them) take in turn; the stages call it on
+ * threads (the calling one among them) take in turn (pr_parallel_start
+ * and _finish let the calling thread do other work first: fetching rules
+ * ahead, terms.c); the stages call it on
  * one block of rules at a time for the work that reads only what earlier
  * blocks decided, and apply the results in index order on the calling
  * thread, so the verdicts do not depend on the thread count. Every thread
@@ -23,27 +25,10 @@
  * every thread gets a few chunks of a small range. */
 #define MAX_CHUNK 512
 
-typedef struct job {
-    pr_range_fn fn;
-    void *ctx;
-    size_t lo, hi, chunk;
-    atomic_size_t next; /* next chunk to hand out */
-    atomic_int failed;
-    pthread_mutex_t mu;
-    size_t failed_chunk; /* lowest failed chunk, under mu */
-    xf_status st;
-    xf_error err;
-} job;
-
-typedef struct worker {
-    job *j;
-    int id;
-} worker;
-
 static void *work(void *arg)
 {
-    worker *w = arg;
-    job *j = w->j;
+    pr_worker *w = arg;
+    pr_job *j = w->j;
     size_t n_chunks = (j->hi - j->lo + j->chunk - 1) / j->chunk;
     for (;;) {
         size_t c = atomic_fetch_add(&j->next, 1);
@@ -66,30 +51,54 @@ static void *work(void *arg)
     return NULL;
 }
 
+void pr_parallel_start(pr_job *j, int helpers, size_t lo, size_t hi, pr_range_fn fn, void *ctx)
+{
+    if (helpers > PR_MAX_THREADS - 1) helpers = PR_MAX_THREADS - 1;
+    if (helpers < 0) helpers = 0;
+    size_t parts = 4 * ((size_t)helpers + 1);
+    size_t chunk = hi > lo ? (hi - lo + parts - 1) / parts : 1;
+    if (chunk > MAX_CHUNK) chunk = MAX_CHUNK;
+    j->fn = fn;
+    j->ctx = ctx;
+    j->lo = lo;
+    j->hi = hi > lo ? hi : lo;
+    j->chunk = chunk;
+    atomic_init(&j->next, 0);
+    atomic_init(&j->failed, 0);
+    pthread_mutex_init(&j->mu, NULL);
+    j->failed_chunk = 0;
+    j->st = XF_OK;
+    xf_error_clear(&j->err);
+    j->started = 0;
+    size_t n_chunks = (j->hi - j->lo + chunk - 1) / chunk;
+    for (int t = 1; t <= helpers && (size_t)t <= n_chunks; t++) {
+        j->w[t] = (pr_worker){j, t};
+        if (pthread_create(&j->tid[t], NULL, work, &j->w[t]) != 0) break;
+        j->started = t;
+    }
+}
+
+xf_status pr_parallel_finish(pr_job *j, int help, xf_error *err)
+{
+    j->w[0] = (pr_worker){j, 0};
+    if (help || j->started == 0) work(&j->w[0]);
+    for (int t = 1; t <= j->started; t++) pthread_join(j->tid[t], NULL);
+    pthread_mutex_destroy(&j->mu);
+    if (j->st != XF_OK && err) *err = j->err;
+    return j->st;
+}
+
 xf_status pr_parallel(int threads, size_t lo, size_t hi, pr_range_fn fn, void *ctx, xf_error *err)
 {
     if (hi <= lo) return XF_OK;
-    if (threads > PR_MAX_THREADS) threads = PR_MAX_THREADS;
     if ((size_t)threads > hi - lo) threads = (int)(hi - lo);
     if (threads <= 1) return fn(ctx, 0, lo, hi, err);
-    size_t chunk = (hi - lo + 4 * (size_t)threads - 1) / (4 * (size_t)threads);
-    if (chunk > MAX_CHUNK) chunk = MAX_CHUNK;
-    job j = {.fn = fn, .ctx = ctx, .lo = lo, .hi = hi, .chunk = chunk, .st = XF_OK};
-    atomic_init(&j.next, 0);
-    atomic_init(&j.failed, 0);
-    xf_error_clear(&j.err);
-    pthread_mutex_init(&j.mu, NULL);
-    worker w[PR_MAX_THREADS];
-    pthread_t tid[PR_MAX_THREADS];
-    int started = 0; /* helpers 1..started run */
-    for (int t = 0; t < threads; t++) w[t] = (worker){&j, t};
-    for (int t = 1; t < threads && pthread_create(&tid[t], NULL, work, &w[t]) == 0; t++)
-        started = t;
-    work(&w[0]);
-    for (int t = 1; t <= started; t++) pthread_join(tid[t], NULL);
-    pthread_mutex_destroy(&j.mu);
-    if (j.st != XF_OK && err) *err = j.err;
-    return j.st;
+    pr_job *j = xf_malloc(sizeof *j);
+    if (!j) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (threads)");
+    pr_parallel_start(j, threads - 1, lo, hi, fn, ctx);
+    xf_status st = pr_parallel_finish(j, 1, err);
+    xf_free(j);
+    return st;
 }
 
 size_t pr_block_size(size_t n, size_t min, size_t max)
