@@ -420,15 +420,16 @@ START_TEST(test_threads_same_verdicts)
 {
     enumerated e;
     enumerate_small(&e);
-    ck_assert_uint_gt(e.n, 1000);
     xf_prune_verdict *one = xf_calloc(e.n, sizeof *one), *many = xf_calloc(e.n, sizeof *many);
     ck_assert_ptr_nonnull(one);
     ck_assert_ptr_nonnull(many);
     xf_prune_options o = xf_prune_options_default();
     xf_prune_stats s1, sn;
     prune_copies(&e, &o, one, &s1);
-    for (int s = XF_PRUNE_RENAMING; s < XF_PRUNE_STAGE_COUNT; s++)
-        ck_assert_msg(s1.removed[s] > 0, "stage %s removed nothing", xf_prune_stage_name(s));
+    /* what pruning on one thread, before it had threads, left of this set
+     * (xfergen --max-ops 4 on the same vocabulary and inputs) */
+    static const size_t left[XF_PRUNE_STAGE_COUNT] = {2770, 1760, 493, 471, 337};
+    for (int s = 0; s < XF_PRUNE_STAGE_COUNT; s++) ck_assert_uint_eq(s1.left[s], left[s]);
     const int threads[] = {2, 3, 7};
     for (int t = 0; t < 3; t++) {
         o.threads = threads[t];
