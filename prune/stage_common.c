@@ -3,7 +3,9 @@
  * renaming (by canonical form), TASO's common subgraph and TASO's common
  * supergraph. For the TASO stages the smaller rule the removed one extends
  * is looked up among all input rules by canonical form, so the verdict can
- * name it when it was enumerated.
+ * name it when it was enumerated. The canonical forms and the TASO checks
+ * run on the threads a block of rules at a time (pr_parallel); what they
+ * find is applied in index order, so the verdicts are those of one thread.
  */
 #include "prune/prune_internal.h"
 

@@ -10,6 +10,13 @@
  * a bucket, a rule whose side uses an operator the other rule's side does
  * not (64-bit operator masks) is passed over without matching, since a
  * substitution only adds operators.
+ *
+ * On threads, rules go in batches (of the visiting order): each rule of a
+ * batch is searched among the rules kept before the batch in parallel,
+ * then, in order, among the rules kept within the batch up to the place
+ * in the search order where the first search matched (the newer rules come
+ * first in a bucket), so the rule that makes it redundant, and its
+ * binding, are those of one sequential search.
  */
 #include "prune/prune_internal.h"
 
@@ -150,7 +157,8 @@ static void describe(const pr_table *t, const binding *bind, char *why, size_t n
     }
 }
 
-/* Where a search stops: -1 / INT_MAX for "nowhere" and "no limit". */
+/* One search for a more general rule: which kept rules it reads, and what
+ * it found (by -1: none). */
 typedef struct search {
     int fresh_only; /* 1: only rules kept in this batch (the front of each bucket) */
     int upto;       /* last place to search (fresh_only) */

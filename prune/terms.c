@@ -6,7 +6,6 @@
  */
 #include "prune/prune_internal.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
