@@ -1168,6 +1168,32 @@ static xf_status op_prune_threads(void *ctx, xf_error *err)
     return prune_copies(ctx, 3, err);
 }
 
+/* xf_prune_run_from's fetch: a copy of taken rule i (from any thread). */
+static xf_status get_taken(void *user, size_t i, xf_rule *out, xf_error *err)
+{
+    const taken *t = user;
+    xf_rule_free(out);
+    xf_status s = xf_graph_clone(&t->rules[i].src, &out->src, err);
+    if (s == XF_OK) s = xf_graph_clone(&t->rules[i].dst, &out->dst, err);
+    return s;
+}
+
+/* The taken rules fetched on demand by three threads while the terms are
+ * built: the fetching threads joined, and the rules fetched ahead freed,
+ * after any failure. */
+static xf_status op_prune_from_threads(void *ctx, xf_error *err)
+{
+    const taken *t = ctx;
+    xf_prune_verdict *v = xf_calloc((size_t)t->n, sizeof *v);
+    if (!v) return XF_FAIL(err, XF_ERR_NOMEM, "test: out of memory");
+    xf_prune_options o = xf_prune_options_default();
+    o.threads = 3;
+    xf_status s = xf_prune_run_from((size_t)t->n, get_taken, (void *)t, &o, v, NULL, err);
+    xf_prune_verdicts_free(v, (size_t)t->n);
+    xf_free(v);
+    return s;
+}
+
 START_TEST(enumerate_and_prune)
 {
     oom_walk("enumerate", op_enumerate, NULL, 1);
@@ -1177,6 +1203,7 @@ START_TEST(enumerate_and_prune)
     ck_assert_int_gt(t.n, 0);
     oom_walk("prune", op_prune, &t, 1);
     oom_walk("prune on three threads", op_prune_threads, &t, 1);
+    oom_walk("prune fetching on three threads", op_prune_from_threads, &t, 1);
     for (int i = 0; i < t.n; i++) xf_rule_free(&t.rules[i]);
     free(t.rules);
 }
