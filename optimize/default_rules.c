@@ -137,6 +137,11 @@ static void on_enum_progress(void *user, const xf_enum_progress *e)
 {
     char eta[32];
     eta_text(e->eta_s, eta, sizeof eta);
+    if (e->step) { /* pruning or the write, after the enumeration */
+        say(user, 0, "default rules: %s, %" PRIu64 "/%" PRIu64 " rules, ETA %s (step), %.0fs elapsed",
+            e->step, e->done, e->total, eta, e->elapsed_s);
+        return;
+    }
     say(user, 0,
         "default rules: generating, level %d, %" PRIu64 "/%" PRIu64 " parents, %" PRIu64
         " candidates, ETA %s (level), %.0fs elapsed",
