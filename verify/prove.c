@@ -9,7 +9,9 @@
  * in out->why. Each query has the verifier's rlimit (Z3's deterministic work
  * count) besides its timeout, so the answer does not depend on the machine's
  * load. One solver per verifier holds the guarded axioms; each query runs
- * inside push/pop.
+ * inside push/pop. A proved rule lists the dims its encoding read at their
+ * own size (out->held): it is proved where they keep it (the worker narrows
+ * the rule's domain to that, xf_domain_of_rule_held).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,17 @@ static xf_status prover(xf_verifier *v, xf_error *err)
         Z3_solver_assert(c, v->prover, Z3_mk_implies(c, v->lits[i], v->axioms[i]));
     if (vf_verifier_z3_error(v, "asserting the axioms", err)) return err ? err->code : XF_ERR_INTERNAL;
     return XF_OK;
+}
+
+void vf_prove_hold(vf_held *h, const xf_graph *g, int value, int axis)
+{
+    if (!h || !h->proof) return;
+    xf_proof *p = h->proof;
+    xf_rule_dim_size d = {h->side, value, axis, g->values[value].shape.dims[axis]};
+    for (int i = 0; i < p->n_held; i++)
+        if (p->held[i].side == d.side && p->held[i].value == value && p->held[i].axis == axis) return;
+    if (p->n_held == XF_VERIFY_MAX_HELD) p->held_all = 1;
+    else p->held[p->n_held++] = d;
 }
 
 static void proof_init(xf_proof *out)
@@ -124,6 +137,7 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
     Z3_ast facts = Z3_mk_true(v->ctx);
     xf_rule_dims dims;
     xf_prove_dims *pd = NULL;
+    vf_held held[2] = {{out, 0}, {out, 1}};
     int have_dims = 0;
     memset(&dims, 0, sizeof dims);
     if (xf_rule_has_views(r)) {
@@ -142,9 +156,9 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
         st = XF_FAIL(&e2, XF_ERR_UNSUPPORTED, "its reshapes' sizes do not follow its dims: %s",
                      dims.why ? dims.why : "?");
     else
-        st = vf_prove_encode(v, &r->src, pd, so, &facts, &e2);
+        st = vf_prove_encode(v, &r->src, pd, &held[0], so, &facts, &e2);
     if (pd) pd->side = 1;
-    if (st == XF_OK) st = vf_prove_encode(v, &r->dst, pd, dout, &facts, &e2);
+    if (st == XF_OK) st = vf_prove_encode(v, &r->dst, pd, &held[1], dout, &facts, &e2);
     if (st == XF_ERR_UNSUPPORTED) {
         out->result = XF_PROOF_UNSUPPORTED;
         out->why = XF_WHY_UNSUPPORTED;
@@ -161,6 +175,7 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
         if (out->result == XF_PROOF_PROVED) core_names(out);
         else out->n_core = 0;
     }
+    if (out->result != XF_PROOF_PROVED) out->n_held = out->held_all = 0;
     xf_free(so);
     if (have_dims) xf_rule_dims_free(&dims);
     xf_free(pd);

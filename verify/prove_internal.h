@@ -22,20 +22,34 @@ typedef struct xf_prove_dims {
     int shape_mono[XF_PROVE_MAX_IDS][XF_MAX_DIMS];
 } xf_prove_dims;
 
+/* Where the encoding of one side records the dims it reads at the rule's
+ * own size (xf_proof.held): the proof holds only where they have it. */
+typedef struct vf_held {
+    xf_proof *proof; /* NULL: nothing recorded */
+    int side;        /* 0 source, 1 target */
+} vf_held;
+
+/* Records dim `axis` of value `value` of g (h's side) at its size in g;
+ * once, and past XF_VERIFY_MAX_HELD as held_all. prove.c. */
+void vf_prove_hold(vf_held *h, const xf_graph *g, int value, int axis);
+
 /* Encodes g's outputs (g->n_outputs terms into outs). XF_ERR_UNSUPPORTED
  * names the node whose operator or parameters the axioms do not model.
  * Shape facts about g's values that the axioms cannot see (a tensor whose
  * last two axes have size 1 is its own transpose; every value's rank, and
  * with pd->dims its shape id and its shape's last dim) are conjoined to
  * *facts. pd (NULL: no reshapes) carries the ids across both sides. */
-xf_status vf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, Z3_ast *outs,
-                          Z3_ast *facts, xf_error *err);
+xf_status vf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, vf_held *held,
+                          Z3_ast *outs, Z3_ast *facts, xf_error *err);
 
 /* 1 when every output of node ni of g is the zero tensor whatever the
- * inputs, given which of g's values are (zero[value]); prove_zero.c. */
-int vf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero);
+ * inputs, given which of g's values are (zero[value]); prove_zero.c. The
+ * sizes it reads (normalised axes of one element, a one-element scale) go
+ * to held. */
+int vf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero, vf_held *held);
 /* 1 when `value` is a layer-norm without bias (or with a zero one) over
  * axis -1 alone with a one-element scale: its mean over axis -1 is 0. */
-int vf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char *zero);
+int vf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char *zero,
+                               vf_held *held);
 
 #endif /* XF_VERIFY_PROVE_INTERNAL_H */
