@@ -238,13 +238,15 @@ START_TEST(layernorm_over_one_element)
 }
 END_TEST
 
-/* A proof that reads no size holds no dim: a + b => b + a. */
+/* A proof that reads no size holds no dim: a + b => b + a with a and b of
+ * 2x1x1, whose last two axes are 1x1 (stated as their own transpose, a
+ * guarded fact the proof does not use). */
 START_TEST(proof_without_own_sizes_holds_nothing)
 {
-    static const int64_t own[2] = {2, 1};
+    static const int64_t own[3] = {2, 1, 1};
     xf_rule r;
     int s[2], d[2];
-    inputs(&r, 2, xf_shape_make(2, own), s, d);
+    inputs(&r, 2, xf_shape_make(3, own), s, d);
     xf_params pd = xf_params_default();
     xf_test_out(&r.src, op(&r.src, XF_OP_ADD, &pd, 2, s[0], s[1]));
     xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, &pd, 2, d[1], d[0]));

@@ -458,19 +458,19 @@ static Z3_ast zero_facts(xf_verifier *v, const xf_graph *g, vf_held *held, Z3_as
 }
 
 /* For each value t whose last two axes have size 1: trans(t) = t and
- * hw1(t) (the guard of the 1x1-convolution axioms), both sizes held; for
- * each rank-0 value: scalar(t) (the guard of `lnorm-scalar`). */
+ * hw1(t) (the guard of the 1x1-convolution axioms), guarded: both sizes are
+ * held when a proof uses it; for each rank-0 value: scalar(t) (the guard
+ * of `lnorm-scalar`). */
 static Z3_ast unit_facts(xf_verifier *v, const xf_graph *g, vf_held *held, Z3_ast *val, Z3_ast facts)
 {
     for (int i = 0; i < g->n_values; i++) {
         const xf_shape *s = &g->values[i].shape;
         if (val[i] && s->rank == 0) facts = and2(v, facts, app(v, XF_AX_SCALAR, 0, NULL, 1, &val[i]));
         if (!val[i] || s->rank < 2 || s->dims[s->rank - 1] != 1 || s->dims[s->rank - 2] != 1) continue;
-        vf_prove_hold(held, g, i, s->rank - 2);
-        vf_prove_hold(held, g, i, s->rank - 1);
         Z3_ast t = app(v, XF_AX_TRANS, 0, NULL, 1, &val[i]);
-        Z3_ast three[3] = {facts, Z3_mk_eq(v->ctx, t, val[i]), app(v, XF_AX_HW1, 0, NULL, 1, &val[i])};
-        facts = Z3_mk_and(v->ctx, 3, three);
+        Z3_ast two[2] = {Z3_mk_eq(v->ctx, t, val[i]), app(v, XF_AX_HW1, 0, NULL, 1, &val[i])};
+        int axes[2] = {s->rank - 2, s->rank - 1};
+        facts = and2(v, facts, vf_prove_guarded(v, held, g, i, axes, 2, Z3_mk_and(v->ctx, 2, two)));
     }
     return facts;
 }
@@ -480,7 +480,7 @@ static Z3_ast unit_facts(xf_verifier *v, const xf_graph *g, vf_held *held, Z3_as
  * hw1(iconv 1 1); a 'same' average pooling (padding counted) of an image
  * whose spatial dims are 1x1 sees its one pixel in a window of kh*kw
  * elements: avgpool(x) = smul(x, pscale(kh, kw)), pscale the scalar
- * 1/(kh*kw) (scalar(pscale kh kw)), the image's 1x1 held. */
+ * 1/(kh*kw) (scalar(pscale kh kw)), guarded by the image's 1x1. */
 static Z3_ast kernel_facts(xf_verifier *v, const xf_graph *g, vf_held *held, Z3_ast *val, Z3_ast facts)
 {
     for (int ni = 0; ni < g->n_nodes; ni++) {
@@ -500,11 +500,11 @@ static Z3_ast kernel_facts(xf_verifier *v, const xf_graph *g, vf_held *held, Z3_
             (p->kernel[0] * p->kernel[1] > 1 && !p->count_include_pad))
             continue;
         int64_t k[2] = {p->kernel[0], p->kernel[1]};
-        vf_prove_hold(held, g, nd->inputs[0], 2);
-        vf_prove_hold(held, g, nd->inputs[0], 3);
+        int axes[2] = {2, 3};
         Z3_ast ps = app(v, XF_AX_PSCALE, 2, k, 0, NULL), xs[2] = {in, ps};
         facts = and2(v, facts, app(v, XF_AX_SCALAR, 0, NULL, 1, &ps));
-        facts = and2(v, facts, Z3_mk_eq(v->ctx, out, app(v, XF_AX_SMUL, 0, NULL, 2, xs)));
+        facts = and2(v, facts, vf_prove_guarded(v, held, g, nd->inputs[0], axes, 2,
+                                                Z3_mk_eq(v->ctx, out, app(v, XF_AX_SMUL, 0, NULL, 2, xs))));
     }
     return facts;
 }
