@@ -160,6 +160,7 @@ typedef enum xf_proof_result {
 const char *xf_proof_result_name(xf_proof_result r); /* "proved", "failed", "unknown", "unsupported" */
 
 #define XF_VERIFY_MAX_CORE 64
+#define XF_VERIFY_MAX_HELD 32
 
 typedef struct xf_proof {
     xf_proof_result result;
@@ -171,6 +172,14 @@ typedef struct xf_proof {
     xf_verify_why why;              /* not proved: why */
     uint64_t rlimit_used;           /* Z3 resource units spent by the queries */
     char detail[256];               /* solver reason or unsupported op, for users */
+    /* Proved: the dims the encoding read at the rule's own size (a swap of
+       two axes of size 1, a softmax or mean over one element, a stride over
+       one pixel, a kernel enlarged to its own size, a value whose last two
+       axes are 1x1 as its own transpose...): the proof holds where each has
+       that size (xf_domain_of_rule_held), and where more than
+       XF_VERIFY_MAX_HELD (held_all) at the rule's own shapes alone. */
+    int n_held, held_all;
+    xf_rule_dim_size held[XF_VERIFY_MAX_HELD];
 } xf_proof;
 
 /* Proves rule r from the enabled axioms, output by output. Errors (bad rule,

@@ -10,7 +10,9 @@
  * process's alone), and write the outcome (xv_msg plus the counterexample blob) to
  * the pipe. With probe_first (the default) the float probe runs first at
  * every planned shape, and a rule it refutes at shapes other than its own
- * gets no proof attempt (its proof reads `not tried`). An error (out of memory in the bounded check included) is sent
+ * gets no proof attempt (its proof reads `not tried`). The domain recorded
+ * is the rule's (ir/domain_infer.c), narrowed to where the dims a proof
+ * read at their own size keep it (xf_proof.held). An error (out of memory in the bounded check included) is sent
  * as `failed` with both results back to unknown, so no verdict is read from
  * a run that did not finish; a rule that does not load (a corrupt blob, a
  * missing graph row) is also `broken`, so the scheduler keeps its verdict. A crash or hang here costs only this rule: the
@@ -135,7 +137,12 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
     int own_only = b.n_shapes <= 1 &&
                    (vf_verifier_options(v)->bounded_max_shapes <= 1 || b.n_admissible > 1);
     if (st == XF_OK && by_shapes) st = xf_domain_of_rule_pinned(&r, &r.domain, err);
-    else if (st == XF_OK && own_only) st = pin_own_shapes(&r, err);
+    else if (st == XF_OK && (own_only || p.held_all)) st = pin_own_shapes(&r, err);
+    /* a proof that read dims at their own size holds where they keep it
+     * (prove_encode.c); the check above ran on the whole domain, so the
+     * verdict is what it was without this */
+    else if (st == XF_OK && p.result == XF_PROOF_PROVED && p.n_held)
+        st = xf_domain_of_rule_held(&r, p.held, p.n_held, &r.domain, err);
     if (st == XF_OK) st = domain_text(&r, m, err);
     xf_bounded_free(&b);
     xf_rule_free(&r);
