@@ -130,6 +130,13 @@ void xf_verifier_free(xf_verifier *v); /* NULL: no-op */
  * checks give the same answers with or without it. */
 xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
 
+/* The verifier's revision: raised whenever a change can alter a stored
+ * verdict or validity domain (2: sizes a proof reads at the rule's own
+ * shapes are held in its domain, and a slice to its axis's own size is not
+ * the whole axis, 2026-11-30). The default rules database's name carries it,
+ * so a database decided by an older verifier is made again, not reused. */
+#define XF_VERIFY_REVISION 2
+
 /* ---------------------------------------------------------------- axioms */
 
 typedef struct xf_axiom_info {
