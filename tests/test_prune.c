@@ -277,6 +277,16 @@ START_TEST(test_run_from_matches_run)
 }
 END_TEST
 
+/* xf_prune_run_from's get over an array of rules: a copy of rule i. */
+static xf_status get_from_array(void *user, size_t i, xf_rule *out, xf_error *err)
+{
+    const xf_rule *rules = user;
+    xf_rule_free(out);
+    xf_status st = xf_graph_clone(&rules[i].src, &out->src, err);
+    if (st == XF_OK) st = xf_graph_clone(&rules[i].dst, &out->dst, err);
+    return st;
+}
+
 START_TEST(test_malformed_rule)
 {
     xf_rule r[2];
@@ -284,6 +294,16 @@ START_TEST(test_malformed_rule)
     xf_error err;
     make_rule(&r[0], "ewadd(x1, x0)", "ewadd(x0, x1)");
     make_rule(&r[1], "relu(x0)", "relu(x0); relu(x1)"); /* 1 output vs 2 */
+    /* fetched rules are checked by the threads that fetch them, alike */
+    for (int threads = 1; threads <= 2; threads++) {
+        xf_prune_options o = xf_prune_options_default();
+        o.threads = threads;
+        ck_assert_int_eq(xf_prune_run_from(2, get_from_array, r, &o, v, NULL, &err),
+                         XF_ERR_INVALID);
+        ck_assert_ptr_nonnull(strstr(err.msg, "rule 1"));
+        ck_assert_ptr_nonnull(strstr(err.msg, "outputs"));
+        xf_prune_verdicts_free(v, 2);
+    }
     ck_assert_int_eq(xf_prune_run(r, 2, NULL, v, NULL, &err), XF_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(err.msg, "rule 1"));
     ck_assert_ptr_nonnull(strstr(err.msg, "outputs"));
