@@ -101,22 +101,25 @@ out:
     return st;
 }
 
+/* The node's description is formatted only for a message: validation runs
+ * on every graph decoded or stored, millions of times in an xfergen run. */
 static xf_status check_node(const xf_graph *g, int i, xf_error *err)
 {
     const xf_node *n = &g->nodes[i];
     char d[256];
-    xf_node_describe(g, i, d, sizeof d);
     for (int k = 0; k < n->n_outputs; k++) {
         int v = n->outputs[k];
         if (v < 0 || v >= g->n_values || g->values[v].producer != i ||
             g->values[v].producer_output != k)
-            return XF_FAIL(err, XF_ERR_GRAPH, "%s: output %d is not recorded as produced by it", d, k);
+            return XF_FAIL(err, XF_ERR_GRAPH, "%s: output %d is not recorded as produced by it",
+                           xf_node_describe(g, i, d, sizeof d), k);
     }
     if (n->op == XF_OP_OPAQUE) return XF_OK;
     xf_dtype dt[2 * XF_MAX_SPLIT + 8];
     xf_shape sh[2 * XF_MAX_SPLIT + 8];
     if (n->n_inputs + n->n_outputs > (int)(sizeof dt / sizeof dt[0]))
-        return XF_FAIL(err, XF_ERR_GRAPH, "%s: too many inputs and outputs", d);
+        return XF_FAIL(err, XF_ERR_GRAPH, "%s: too many inputs and outputs",
+                       xf_node_describe(g, i, d, sizeof d));
     for (int k = 0; k < n->n_inputs; k++) {
         int v = n->inputs[k];
         dt[k] = v >= 0 ? g->values[v].dtype : XF_DTYPE_INVALID;
@@ -126,15 +129,16 @@ static xf_status check_node(const xf_graph *g, int i, xf_error *err)
     xf_status st = xf_op_infer(n->op, &n->params, n->n_inputs, dt, sh, n->n_outputs,
                                dt + n->n_inputs, sh + n->n_inputs, err);
     if (st != XF_OK) {
-        xf_error_prefix(err, "%s", d);
+        xf_error_prefix(err, "%s", xf_node_describe(g, i, d, sizeof d));
         return st;
     }
     for (int k = 0; k < n->n_outputs; k++) {
         const xf_value *v = &g->values[n->outputs[k]];
         if (!xf_shape_equal(&v->shape, &sh[n->n_inputs + k]) || v->dtype != dt[n->n_inputs + k]) {
             char a[96], b[96];
-            return XF_FAIL(err, XF_ERR_SHAPE, "%s: output %d recorded as %s %s but infers %s %s", d,
-                           k, xf_dtype_name(v->dtype), xf_shape_str(&v->shape, a, sizeof a),
+            return XF_FAIL(err, XF_ERR_SHAPE, "%s: output %d recorded as %s %s but infers %s %s",
+                           xf_node_describe(g, i, d, sizeof d), k, xf_dtype_name(v->dtype),
+                           xf_shape_str(&v->shape, a, sizeof a),
                            xf_dtype_name(dt[n->n_inputs + k]),
                            xf_shape_str(&sh[n->n_inputs + k], b, sizeof b));
         }

@@ -278,18 +278,25 @@ static xf_status reserve(pr_rules *rs, pr_rule *pr, xf_error *err)
     return XF_OK;
 }
 
-static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int32_t absent,
-                            xf_error *err)
+/* xf_rule_validate of rule i, its failure as the rule's (XF_ERR_INVALID). */
+static xf_status check_rule(const xf_rule *r, size_t i, xf_error *err)
+{
+    xf_status st = xf_rule_validate(r, err);
+    if (st == XF_OK) return XF_OK;
+    xf_error_prefix(err, "prune: rule %zu", i);
+    if (st == XF_ERR_NOMEM) return st; /* not the rule's fault */
+    if (err) err->code = XF_ERR_INVALID;
+    return XF_ERR_INVALID;
+}
+
+/* The view of rule i; `checked`: check_rule has passed it already. */
+static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int checked,
+                            int32_t absent, xf_error *err)
 {
     pr_table *t = &rs->table;
     pr_rule *pr = &rs->rules[i];
-    xf_status st = xf_rule_validate(r, err);
-    if (st != XF_OK) {
-        xf_error_prefix(err, "prune: rule %zu", i);
-        if (st == XF_ERR_NOMEM) return st; /* not the rule's fault */
-        if (err) err->code = XF_ERR_INVALID;
-        return XF_ERR_INVALID;
-    }
+    xf_status st = checked ? XF_OK : check_rule(r, i, err);
+    if (st != XF_OK) return st;
     if (r->src.n_outputs > PR_MAX_COUNT || r->src.n_inputs > PR_MAX_COUNT ||
         r->src.n_nodes > PR_MAX_COUNT || r->dst.n_nodes > PR_MAX_COUNT)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
@@ -337,12 +344,13 @@ static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int32_t ab
 }
 
 /* Rules from `get`, a batch at a time: helper threads fetch the next batch
- * (and put its inputs in canonical order) while this one interns the terms
- * of the last, then this one helps them finish it. Fetching (xfergen:
- * deserialising a stored candidate) costs a little more than interning
- * and needs nothing of it; interning must stay in index order on one
- * thread. With one thread, one helper fetches alone, so `get` is called in
- * index order, one call at a time. */
+ * (put its inputs in canonical order and validate it) while this one
+ * interns the terms of the last, then this one helps them finish it.
+ * Fetching (xfergen: deserialising a stored candidate) costs a little more
+ * than interning and needs nothing of it; interning must stay in index
+ * order on one thread, so the rest is left to the fetching. With one
+ * thread, one helper fetches alone, so `get` is called in index order, one
+ * call at a time. */
 #define FETCH_BATCH 1024
 
 typedef struct fetch {
@@ -363,6 +371,7 @@ static xf_status fetch_range(void *ctx, int worker, size_t lo, size_t hi, xf_err
         xf_rule *r = &f->r[i - f->lo];
         xf_status st = f->get(f->user, i, r, err);
         if (st == XF_OK && f->canonical) st = xf_prune_canonical_inputs(r, err);
+        if (st == XF_OK) st = check_rule(r, i, err);
         if (st != XF_OK) return st;
         f->ok[i - f->lo] = 1;
     }
@@ -412,7 +421,8 @@ static xf_status build_fetched(pr_rules *rs, size_t n, xf_prune_get_fn get, void
             size_t hi = lo + 2 * FETCH_BATCH < n ? lo + 2 * FETCH_BATCH : n;
             fetch_start(&f[cur ^ 1], lo + FETCH_BATCH, hi, helpers);
         }
-        for (size_t k = 0; k < got && st == XF_OK; k++) st = build_rule(rs, lo + k, &c->r[k], absent, err);
+        for (size_t k = 0; k < got && st == XF_OK; k++)
+            st = build_rule(rs, lo + k, &c->r[k], 1, absent, err);
         pr_progress_tick(rs->progress, lo + got);
         if (st == XF_OK && fst != XF_OK) {
             st = fst;
@@ -447,7 +457,7 @@ xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_
     if (st == XF_OK)
         st = intern_term(&rs->table, PR_LEAF, PR_NO_TYPE, absent_name, 0, NULL, &absent, err);
     for (size_t i = 0; rules && st == XF_OK && i < n; i++) {
-        st = build_rule(rs, i, &rules[i], absent, err);
+        st = build_rule(rs, i, &rules[i], 0, absent, err);
         if ((i + 1) % FETCH_BATCH == 0 || i + 1 == n) pr_progress_tick(progress, i + 1);
     }
     if (!rules && st == XF_OK) st = build_fetched(rs, n, get, user, o->canonical_inputs, absent, err);

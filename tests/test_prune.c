@@ -15,6 +15,7 @@
 #include "enumerate/enumerate.h"
 #include "prune/prune.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 static const char *in_names[4] = {"x0", "x1", "w0", "w1"};
@@ -276,6 +277,16 @@ START_TEST(test_run_from_matches_run)
 }
 END_TEST
 
+/* xf_prune_run_from's get over an array of rules: a copy of rule i. */
+static xf_status get_from_array(void *user, size_t i, xf_rule *out, xf_error *err)
+{
+    const xf_rule *rules = user;
+    xf_rule_free(out);
+    xf_status st = xf_graph_clone(&rules[i].src, &out->src, err);
+    if (st == XF_OK) st = xf_graph_clone(&rules[i].dst, &out->dst, err);
+    return st;
+}
+
 START_TEST(test_malformed_rule)
 {
     xf_rule r[2];
@@ -283,6 +294,16 @@ START_TEST(test_malformed_rule)
     xf_error err;
     make_rule(&r[0], "ewadd(x1, x0)", "ewadd(x0, x1)");
     make_rule(&r[1], "relu(x0)", "relu(x0); relu(x1)"); /* 1 output vs 2 */
+    /* fetched rules are checked by the threads that fetch them, alike */
+    for (int threads = 1; threads <= 2; threads++) {
+        xf_prune_options o = xf_prune_options_default();
+        o.threads = threads;
+        ck_assert_int_eq(xf_prune_run_from(2, get_from_array, r, &o, v, NULL, &err),
+                         XF_ERR_INVALID);
+        ck_assert_ptr_nonnull(strstr(err.msg, "rule 1"));
+        ck_assert_ptr_nonnull(strstr(err.msg, "outputs"));
+        xf_prune_verdicts_free(v, 2);
+    }
     ck_assert_int_eq(xf_prune_run(r, 2, NULL, v, NULL, &err), XF_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(err.msg, "rule 1"));
     ck_assert_ptr_nonnull(strstr(err.msg, "outputs"));
@@ -452,6 +473,63 @@ START_TEST(test_threads_same_verdicts)
 }
 END_TEST
 
+/* xf_prune_run_from's get over an enumerated set: a copy of rule i, read
+ * from several threads at once; counts its calls. */
+typedef struct fetched_set {
+    const enumerated *e;
+    atomic_size_t calls;
+} fetched_set;
+
+static xf_status get_copy(void *user, size_t i, xf_rule *out, xf_error *err)
+{
+    fetched_set *f = user;
+    atomic_fetch_add(&f->calls, 1);
+    xf_rule_free(out);
+    xf_status st = xf_graph_clone(&f->e->rules[i].src, &out->src, err);
+    if (st == XF_OK) st = xf_graph_clone(&f->e->rules[i].dst, &out->dst, err);
+    return st;
+}
+
+/* Rules fetched on demand, in several batches, and validated by the
+ * threads that fetch them: the verdicts, reasons and counts of xf_prune_run
+ * on one thread, each rule fetched once, with 1, 2 and 3 threads. */
+START_TEST(test_run_from_threads_same_verdicts)
+{
+    enumerated e;
+    enumerate_small(&e);
+    ck_assert_uint_gt(e.n, 2 * 1024); /* more than the two batches prune holds at a time */
+    xf_prune_verdict *one = xf_calloc(e.n, sizeof *one), *from = xf_calloc(e.n, sizeof *from);
+    ck_assert_ptr_nonnull(one);
+    ck_assert_ptr_nonnull(from);
+    xf_prune_options o = xf_prune_options_default();
+    xf_prune_stats s1, sf;
+    prune_copies(&e, &o, one, &s1);
+    for (int threads = 1; threads <= 3; threads++) {
+        o.threads = threads;
+        fetched_set f;
+        f.e = &e;
+        atomic_init(&f.calls, 0);
+        xf_error err;
+        ck_assert_msg(xf_prune_run_from(e.n, get_copy, &f, &o, from, &sf, &err) == XF_OK, "%s",
+                      err.msg);
+        ck_assert_uint_eq(atomic_load(&f.calls), e.n);
+        for (size_t i = 0; i < e.n; i++) {
+            ck_assert_msg(one[i].stage == from[i].stage && one[i].by == from[i].by,
+                          "rule %zu, %d threads: %s by %ld, in memory: %s by %ld", i, threads,
+                          xf_prune_stage_name(from[i].stage), from[i].by,
+                          xf_prune_stage_name(one[i].stage), one[i].by);
+            ck_assert_str_eq(why_of(&one[i]), why_of(&from[i]));
+        }
+        for (int s = 0; s < XF_PRUNE_STAGE_COUNT; s++) ck_assert_uint_eq(s1.left[s], sf.left[s]);
+        xf_prune_verdicts_free(from, e.n);
+    }
+    xf_prune_verdicts_free(one, e.n);
+    xf_free(one);
+    xf_free(from);
+    enumerated_free(&e);
+}
+END_TEST
+
 /* What the progress callback saw. */
 typedef struct steps {
     char names[16][32];
@@ -523,6 +601,7 @@ int main(void)
     TCase *tt = tcase_create("threads");
     tcase_set_timeout(tt, 120);
     tcase_add_test(tt, test_threads_same_verdicts);
+    tcase_add_test(tt, test_run_from_threads_same_verdicts);
     tcase_add_test(tt, test_progress_steps);
     suite_add_tcase(s, tt);
     return xf_test_run(s);
