@@ -22,8 +22,11 @@
  * a sum read by a ReLU only when whole and the check is also valid with the
  * ReLU abstract (near misses: a ReLU of the sum's terms, a ReLU that is 0
  * by Cauchy-Schwarz at two terms only, the same as a max-pool, with sizes
- * near the ends and in batch cases), and through constant slices, which
- * move data, unless one reads a summed class; rules outside the
+ * near the ends and in batch cases), through constant slices, which
+ * move data, unless one reads a summed class, and through equal splits of
+ * a plain class, as whole blocks of the parts' class whose own size is the
+ * part's (near misses: a half of one row as its own transpose, a squared
+ * dot product of halves of one column); rules outside the
  * elaboration are unsupported; the counterexample blob round-trips.
  */
 #include <math.h>
@@ -1281,16 +1284,24 @@ START_TEST(own_shapes_prove_through_constant_slices)
 }
 END_TEST
 
-/* The sum of the two halves of x (`half` rows each) along axis 0. */
-static int halves_sum(xf_graph *g, int x, int half)
+/* Split x into two equal parts along axis: the halves into h[0], h[1]. */
+static void halves(xf_graph *g, int x, int axis, int half, int *h)
 {
     xf_params sp = xf_params_default();
-    sp.axis = 0;
+    sp.axis = axis;
     sp.n_split = 2;
     sp.split[0] = sp.split[1] = half;
     int n = xf_graph_add_node(g, XF_OP_SPLIT, &sp, &x, 1, 2, NULL, NULL);
     ck_assert_int_ge(n, 0);
-    return op(g, XF_OP_ADD, NULL, g->nodes[n].outputs[0], g->nodes[n].outputs[1]);
+    h[0] = g->nodes[n].outputs[0], h[1] = g->nodes[n].outputs[1];
+}
+
+/* The sum of the two halves of x (`half` rows each) along axis 0. */
+static int halves_sum(xf_graph *g, int x, int half)
+{
+    int h[2];
+    halves(g, x, 0, half, h);
+    return op(g, XF_OP_ADD, NULL, h[0], h[1]);
 }
 
 /* The proof by the own shapes through concats and splits that move whole
@@ -1401,6 +1412,78 @@ START_TEST(own_shapes_prove_whole_blocks)
         sl.starts[0] = 0, sl.ends[0] = 1;
         xf_test_out(&r.dst, op(&r.dst, XF_OP_SLICE, &sl, d[0], -1));
         expect_near_miss(own_only, &r, pass, "dim 0 of input a takes other sizes where an operator mixes along it");
+    }
+    xf_verifier_free(own_only);
+}
+END_TEST
+
+/* The proof by the own shapes through equal splits of a plain class: the
+ * class is as many whole blocks of the parts' class (bounded_ties_blocks.c),
+ * so the parts' own size is what the argument counts. */
+START_TEST(own_shapes_prove_equal_split_parts)
+{
+    xf_rule r;
+    int s[2], d[2], h[2], g[2];
+    /* The halves of a's rows swapped, under a ReLU: a's rows are two blocks
+     * of the halves' rows, an index (formerly mixing). */
+    static const int64_t d43[2] = {4, 3};
+    xf_shape sh[1] = {xf_shape_make(2, d43)};
+    xf_params cat = xf_params_default();
+    cat.axis = 0;
+    inputs(&r, 1, sh, s, d);
+    halves(&r.src, s[0], 0, 2, h);
+    xf_test_out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_CONCAT, &cat, h[1], h[0]), -1));
+    halves(&r.dst, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), 0, 2, h);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_CONCAT, &cat, h[1], h[0]));
+    expect_own_shapes_prove(&r, 1, "2 an index no operator mixes (1 moved in whole blocks");
+
+    /* A block matmul: a's columns and b's rows cut in halves, a_0 b_0 +
+     * a_1 b_1 = a b; the inner dim is two blocks of the halves' class,
+     * summed in a polynomial rule. */
+    static const int64_t d24[2] = {2, 4}, d43b[2] = {4, 3};
+    xf_shape shm[2] = {xf_shape_make(2, d24), xf_shape_make(2, d43b)};
+    inputs(&r, 2, shm, s, d);
+    halves(&r.src, s[0], 1, 2, h);
+    halves(&r.src, s[1], 0, 2, g);
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, op(&r.src, XF_OP_MATMUL, NULL, h[0], g[0]),
+                           op(&r.src, XF_OP_MATMUL, NULL, h[1], g[1])));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[1]));
+    expect_own_shapes_prove(&r, 1, "(2 moved in whole blocks by concat or split), 2 summed over in a polynomial rule");
+
+    /* Near misses, valid at their own shapes and false elsewhere: the
+     * parts' own size 1 is what counts, not the split axis's 2. */
+    xf_verifier *own_only = own_only_verifier();
+    xf_params tr = xf_params_default();
+    tr.n_axes = 2;
+    tr.axes[0] = 1, tr.axes[1] = 0;
+    static const int64_t d21[2] = {2, 1};
+    xf_shape sh21[1] = {xf_shape_make(2, d21)};
+    for (int pass = 0; pass < 2; pass++) {
+        /* The first half of a's rows is its own transpose when it is 1x1,
+         * not when a is 4x2: the halves' class is held on two axes. */
+        inputs(&r, 1, sh21, s, d);
+        halves(&r.src, s[0], 0, 1, h);
+        xf_test_out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tr, h[0], -1));
+        halves(&r.dst, d[0], 0, 1, h);
+        xf_test_out(&r.dst, h[0]);
+        expect_near_miss(own_only, &r, pass, "dim 0 of input a has size 1, fewer than the 2 its axes");
+    }
+    static const int64_t d12[2] = {1, 2};
+    xf_shape shc[2] = {xf_shape_make(2, d12), xf_shape_make(2, d21)};
+    for (int pass = 0; pass < 2; pass++) {
+        /* (a_0 b_0)^2 = (a_0 * a_0)(b_0 * b_0) for the first halves of a's
+         * columns and b's rows: a product of two sums over the halves' class
+         * needs two indices (Cauchy-Schwarz), and one half has one. */
+        inputs(&r, 2, shc, s, d);
+        halves(&r.src, s[0], 1, 1, h);
+        halves(&r.src, s[1], 0, 1, g);
+        int dot = op(&r.src, XF_OP_MATMUL, NULL, h[0], g[0]);
+        xf_test_out(&r.src, op(&r.src, XF_OP_MUL, NULL, dot, dot));
+        halves(&r.dst, d[0], 1, 1, h);
+        halves(&r.dst, d[1], 0, 1, g);
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, op(&r.dst, XF_OP_MUL, NULL, h[0], h[0]),
+                               op(&r.dst, XF_OP_MUL, NULL, g[0], g[0])));
+        expect_near_miss(own_only, &r, pass, "has size 1, fewer than the 2 its axes and sums");
     }
     xf_verifier_free(own_only);
 }
@@ -1716,6 +1799,7 @@ static Suite *suite(void)
     tcase_add_test(tc, normal_forms_too_large_stop_unknown);
     tcase_add_test(tc, own_shapes_prove_closed_domains);
     tcase_add_test(tc, own_shapes_prove_whole_blocks);
+    tcase_add_test(tc, own_shapes_prove_equal_split_parts);
     tcase_add_test(tc, own_shapes_prove_near_the_ends);
     tcase_add_test(tc, own_shapes_prove_batch_cases);
     tcase_add_test(tc, own_shapes_prove_sums_before_nonpolynomial);

@@ -15,6 +15,13 @@
  * one B (c the sum of theirs), of a split into k equal parts (the
  * enumerator's parts, re-derived at every shape) of such an axis when k
  * divides c (each part c/k blocks); a plain class is one block of itself.
+ * A plain class cut by such a split into k equal parts is k blocks of the
+ * parts' class, which becomes the base (the split's input and its parts are
+ * then in whole-block form as above): the validity domain makes the axis
+ * divisible by k wherever the rule applies, and the verifier, the matcher
+ * (a source split matches k equal parts only, a target split is cut into k
+ * equal parts) and the enumerator re-derive the parts as d/k, so the
+ * class is k copies of the parts' size at every admissible shape.
  * Classes of equal form are equal at every shape and are joined, one block
  * of B is B. A dst split whose outputs are all rule outputs takes its sizes
  * from the source outputs (bounded_shapes.c); it is whole blocks when those
@@ -160,7 +167,15 @@ static int node_blocks(stage *s, int k, const xf_node *nd, const forms *f, forms
         return sum == c;
     }
     int parts = vf_bounded_split_parts(nd, &g->values[nd->inputs[0]].shape);
-    if (!parts || parts != nd->n_outputs || c % parts) return 0;
+    if (!parts || parts != nd->n_outputs) return 0;
+    int b0, c0; /* the input is `parts` copies of its first part */
+    form_of(s, f, slot_of(s, k, nd->outputs[0], a), &b0, &c0);
+    if (into) assign(s, into, slot_of(s, k, nd->inputs[0], a), b0, parts * c0);
+    if (c % parts) { /* a plain class cut: its parts are one class, as the next pass sees */
+        for (int o = 1; into && c == 1 && o < nd->n_outputs; o++)
+            assign(s, into, slot_of(s, k, nd->outputs[o], a), b0, c0);
+        return 0;
+    }
     int ok = 1;
     for (int o = 0; o < nd->n_outputs; o++) {
         int slot = slot_of(s, k, nd->outputs[o], a), bo, co;
