@@ -1705,6 +1705,17 @@ START_TEST(own_shapes_prove_batch_cases)
             expect_own_shapes_prove(&r, 1, dom ? with_dom[own] : "3 case(s) of its matmul batch dims of two classes");
         }
 
+    /* The same with concat(a, a) along the batch for a, a's batch 1: the
+     * case that sets the concat's batch (two whole blocks of a's) to 1 has
+     * no shape, the other two close. */
+    xf_shape shc[2] = {xf_shape_make(3, da1), xf_shape_make(3, db)};
+    inputs(&r, 2, shc, s, d);
+    int cab = op(&r.src, XF_OP_MATMUL, NULL, self_concat(&r.src, s[0], 0), s[1]);
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, cab, cab));
+    int cc = self_concat(&r.dst, d[0], 0);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, op(&r.dst, XF_OP_ADD, NULL, cc, cc), d[1]));
+    expect_own_shapes_prove(&r, 1, "3 case(s) of its matmul batch dims of two classes");
+
     /* (a b)^T = b^T a^T for 4-D operands without a recorded domain: two
      * batch dims of two classes each, 3 x 3 cases. */
     static const int64_t d4a[4] = {2, 2, 2, 3}, d4b[4] = {2, 2, 3, 2};
