@@ -23,6 +23,12 @@ void en_cand_list_free(cand_list *c)
     memset(c, 0, sizeof *c);
 }
 
+void en_cand_list_clear(cand_list *c)
+{
+    c->len = 0;
+    c->n = 0;
+}
+
 static int reserve(cand_list *c, size_t n)
 {
     if (c->len + n <= c->cap) return 1;

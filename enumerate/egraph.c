@@ -34,39 +34,10 @@ void en_egraph_from_store(const xf_enum_config *cfg, const glevel *levels, int l
     }
 }
 
-uint64_t en_ref_key(const uint64_t *node_keys, int ref)
-{
-    if (REF_IS_INPUT(ref)) return en_fp_mix(0x1A9u, (uint64_t)ref);
-    return en_fp_mix(node_keys[REF_NODE_OF(ref)], (uint64_t)REF_OUT_OF(ref) + 0x0C7u);
-}
-
-uint64_t en_node_key(uint16_t var, int n_in, const uint8_t *in, const uint64_t *node_keys)
-{
-    uint64_t h = en_fp_mix(0x0D3u, var);
-    for (int i = 0; i < n_in; i++) h = en_fp_mix(h, en_ref_key(node_keys, in[i]));
-    return h;
-}
-
 void en_egraph_node_keys(const egraph *g, uint64_t *keys)
 {
     for (int j = 0; j < g->n_nodes; j++)
         keys[j] = en_node_key(g->nodes[j].var, g->nodes[j].n_in, g->nodes[j].in, keys);
-}
-
-uint64_t en_struct_hash(const uint64_t *node_keys, uint32_t mask)
-{
-    uint64_t k[XF_ENUM_MAX_OPS];
-    int n = 0;
-    for (int j = 0; j < XF_ENUM_MAX_OPS; j++)
-        if (mask & (1u << j)) {
-            uint64_t v = node_keys[j];
-            int i = n++;
-            while (i > 0 && k[i - 1] > v) k[i] = k[i - 1], i--;
-            k[i] = v;
-        }
-    uint64_t h = en_fp_mix(0x57C7u, (uint64_t)n);
-    for (int i = 0; i < n; i++) h = en_fp_mix(h, k[i]);
-    return h;
 }
 
 uint64_t en_leaf_hash(uint32_t in_mask)

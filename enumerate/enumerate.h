@@ -159,11 +159,12 @@ typedef struct xf_enum_candidate {
     xf_rule rule;        /* rule.fingerprint = the class fingerprint */
     int src_ops, dst_ops;
     double float_max_abs; /* float32 check: largest |src - dst| over outputs */
-    /* Under MPI with xf_enum_options.take_records: the rule as an MPI worker
-     * serialized it (a record of xfergen's candidate list, which is all
-     * xfergen keeps of it) and `rule` left empty; rebuilding the rule on
-     * rank 0 only to serialize it again took a third of its time. NULL
-     * otherwise. */
+    /* With xf_enum_options.take_records: the rule as the thread or MPI
+     * worker that confirmed it serialized it (a record of xfergen's
+     * candidate list, which is all xfergen keeps of it) and `rule` left
+     * empty; serializing in the serial hand-out had idled the other cores
+     * (under MPI, rebuilding the rule on rank 0 only to serialize it again
+     * took a third of its time). NULL otherwise. */
     const uint8_t *record;
     size_t record_len;
 } xf_enum_candidate;
@@ -186,16 +187,21 @@ typedef struct xf_enum_stats {
     double seconds;        /* wall time of this call */
     uint64_t store_bytes;  /* peak bytes of graph records and class table */
     uint64_t spill_bytes;  /* the last level's fingerprint records written to disk */
-    uint64_t memo_hits;    /* new nodes whose output hash was known (no kernel run) */
-    uint64_t memo_misses;  /* new nodes evaluated */
+    /* New nodes of kept graphs (a reducible child is dropped before its
+     * node is evaluated: hits + misses = graphs) whose output hash was
+     * known (no kernel run), and those evaluated. */
+    uint64_t memo_hits;
+    uint64_t memo_misses;
     /* Under MPI (xf_enum_options.mpi), this call only: */
     int ranks;             /* MPI ranks (0: not under MPI) */
     double rank0_wait_seconds; /* rank 0's wall time waiting for the worker ranks */
     uint64_t pieces;       /* pieces of work handed out */
     /* CPU seconds (all threads) of each phase: building and fingerprinting
-     * graphs (parallel), class lookups and the last level's spill
-     * (sequential), confirming collisions (parallel), handing candidates
-     * to on_candidate (sequential, the callback's time included) */
+     * graphs (parallel; at the last level the class lookups too), class
+     * lookups and the last level's spill and its reading back (sequential
+     * but the reading back), confirming collisions (parallel), handing
+     * candidates to on_candidate (sequential, the callback's time
+     * included) */
     double cpu_build, cpu_merge, cpu_confirm, cpu_emit;
 } xf_enum_stats;
 
@@ -230,7 +236,7 @@ typedef struct xf_enum_options {
      * build the children and confirm the collisions, this one does the rest;
      * the result is the same. XF_ERR_UNSUPPORTED in a build without MPI. */
     int mpi;
-    int take_records;       /* 1: under MPI, candidates may come as records (xfergen) */
+    int take_records;       /* 1: candidates come as records (xfergen) */
     double progress_every_s; /* progress callback interval (default 1 s) */
     void *user;
     /* Each candidate, in deterministic order. Non-OK aborts the run with that status. */

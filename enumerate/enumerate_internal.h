@@ -138,10 +138,37 @@ void en_egraph_from_store(const xf_enum_config *cfg, const glevel *levels, int l
 int en_var_outputs(const xf_enum_opvar *v);
 /* Canonical key of every node (depends on structure only) into keys[]. */
 void en_egraph_node_keys(const egraph *g, uint64_t *keys);
-uint64_t en_ref_key(const uint64_t *node_keys, int ref);
-uint64_t en_node_key(uint16_t var, int n_in, const uint8_t *in, const uint64_t *node_keys);
+/* Inline: extend.c's inner loop computes them for every subgraph it
+ * checks. */
+static inline uint64_t en_ref_key(const uint64_t *node_keys, int ref)
+{
+    if (REF_IS_INPUT(ref)) return en_fp_mix(0x1A9u, (uint64_t)ref);
+    return en_fp_mix(node_keys[REF_NODE_OF(ref)], (uint64_t)REF_OUT_OF(ref) + 0x0C7u);
+}
+
+static inline uint64_t en_node_key(uint16_t var, int n_in, const uint8_t *in, const uint64_t *node_keys)
+{
+    uint64_t h = en_fp_mix(0x0D3u, var);
+    for (int i = 0; i < n_in; i++) h = en_fp_mix(h, en_ref_key(node_keys, in[i]));
+    return h;
+}
+
 /* Structural hash of the node subset `mask` (all nodes: (1<<n)-1). */
-uint64_t en_struct_hash(const uint64_t *node_keys, uint32_t mask);
+static inline uint64_t en_struct_hash(const uint64_t *node_keys, uint32_t mask)
+{
+    uint64_t k[XF_ENUM_MAX_OPS];
+    int n = 0;
+    for (int j = 0; j < XF_ENUM_MAX_OPS; j++)
+        if (mask & (1u << j)) {
+            uint64_t v = node_keys[j];
+            int i = n++;
+            while (i > 0 && k[i - 1] > v) k[i] = k[i - 1], i--;
+            k[i] = v;
+        }
+    uint64_t h = en_fp_mix(0x57C7u, (uint64_t)n);
+    for (int i = 0; i < n; i++) h = en_fp_mix(h, k[i]);
+    return h;
+}
 /* Structural hash of the leaf graph over inputs `in_mask`. */
 uint64_t en_leaf_hash(uint32_t in_mask);
 uint64_t en_egraph_struct_hash(const egraph *g);

@@ -9,14 +9,16 @@
  *   4. the child has at most lc->out_bound outputs;
  *   5. s is the child's canonical sink: its key is larger than every other
  *      sink's, so each DAG is built from exactly one parent, once;
- *   6. s is evaluated in Z_p (or its output hash taken from the memo of
- *      nodes already evaluated on the same values, valmemo_internal.h) and the
- *      child's class key computed;
- *   7. every proper subgraph containing s that could be rewritten on its
+ *   6. every proper subgraph containing s that could be rewritten on its
  *      own (convex, and no node outside reads a value it consumes), taken
  *      as a pattern over fresh inputs, must be a class representative;
- *      else a smaller rule rewrites the child, which is dropped.
- * Subgraphs without s were checked when P itself was built.
+ *      else a smaller rule rewrites the child, which is dropped;
+ *   7. s is evaluated in Z_p (or its output hash taken from the memo of
+ *      nodes already evaluated on the same values, valmemo_internal.h) and the
+ *      child's class key computed.
+ * Subgraphs without s were checked when P itself was built. Step 6 reads
+ * only the structure and the parent's shapes, so it comes before the
+ * evaluation, the costly step.
  */
 #include "extend_internal.h"
 
@@ -31,11 +33,18 @@ xf_status en_worker_init(worker *w, const xf_enum_config *cfg, const evalue *inp
     xf_status st = en_evalctx_init(&w->ev, cfg, inputs, 0, err);
     if (st == XF_OK) st = en_shapecache_init(&w->sc, cfg, err);
     if (st == XF_OK) st = en_valmemo_init(&w->memo, MEMO_LOG2, err);
+    if (st == XF_OK) {
+        w->groups_ok = xf_malloc((size_t)cfg->n_ops * N_REFS * sizeof *w->groups_ok);
+        if (!w->groups_ok) st = XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for a worker");
+    }
     if (st != XF_OK) {
         en_worker_free(w);
         return st;
     }
-    for (int i = 0; i < cfg->n_inputs; i++) w->in_sid[i] = en_sc_intern(&w->sc, &cfg->inputs[i].shape);
+    for (int i = 0; i < cfg->n_inputs; i++) { /* the first ids: below XF_ENUM_MAX_INPUTS */
+        w->in_sid[i] = en_sc_intern(&w->sc, &cfg->inputs[i].shape);
+        w->inputs_of_sid[w->in_sid[i]] |= 1u << i;
+    }
     return XF_OK;
 }
 
@@ -44,6 +53,8 @@ void en_worker_free(worker *w)
     en_evalctx_free(&w->ev);
     en_shapecache_free(&w->sc);
     en_valmemo_free(&w->memo);
+    xf_free(w->groups_ok);
+    w->groups_ok = NULL;
 }
 
 static xf_status push_child(childbuf *b, const child *c, xf_error *err)
@@ -77,6 +88,7 @@ typedef struct pstate {
     uint32_t index;
     uint64_t keys[XF_ENUM_MAX_OPS];
     uint16_t readers[N_REFS]; /* bitmask of parent nodes reading each value */
+    uint16_t sinks;           /* parent nodes none of whose outputs is read */
     int sid[N_REFS];
     int n_outs;
     uint8_t outs[MAX_GRAPH_OUTPUTS];
@@ -87,8 +99,9 @@ typedef struct pstate {
  * outside (a "frontier" value) renamed to a graph input of the same shape
  * that q does not read: the subgraph as a pattern over fresh variables.
  * Frontier values take the lowest free input of their shape in order of
- * first use. 0 when there are not enough such inputs. */
-static uint64_t renamed_hash(const level_ctx *lc, const worker *w, const egraph *g, uint32_t q)
+ * first use (sid: each value's shape id). 0 when there are not enough such
+ * inputs. */
+static uint64_t renamed_hash(const worker *w, const egraph *g, const int *sid, uint32_t q)
 {
     uint32_t used = 0;
     for (int u = 0; u < g->n_nodes; u++)
@@ -109,13 +122,10 @@ static uint64_t renamed_hash(const level_ctx *lc, const worker *w, const egraph 
                 continue;
             }
             if (renamed[r] < 0) {
-                const xf_shape *s = &w->ev.node[REF_NODE_OF(r)][REF_OUT_OF(r)].shape;
-                for (int k = 0; k < lc->cfg->n_inputs && renamed[r] < 0; k++)
-                    if (!(used & (1u << k)) && xf_shape_equal(&lc->cfg->inputs[k].shape, s)) {
-                        renamed[r] = k;
-                        used |= 1u << k;
-                    }
-                if (renamed[r] < 0) return 0;
+                uint32_t spare = sid[r] < XF_ENUM_MAX_INPUTS ? w->inputs_of_sid[sid[r]] & ~used : 0;
+                if (!spare) return 0;
+                renamed[r] = __builtin_ctz(spare);
+                used |= spare & -spare;
             }
             h = en_fp_mix(h, en_ref_key(keys, renamed[r]));
         }
@@ -130,7 +140,7 @@ static uint64_t renamed_hash(const level_ctx *lc, const worker *w, const egraph 
  * reads a value q consumes); its frontier values become fresh inputs, so a
  * rule found over inputs applies to it (renamed_hash). `readers` includes
  * the new node. */
-static int irreducible(const level_ctx *lc, const worker *w, const egraph *g,
+static int irreducible(const level_ctx *lc, const worker *w, const egraph *g, const int *sid,
                        const uint16_t *readers)
 {
     int n = g->n_nodes, s = n - 1;
@@ -163,7 +173,7 @@ static int irreducible(const level_ctx *lc, const worker *w, const egraph *g,
             }
         }
         if (!ok) continue;
-        uint64_t h = renamed_hash(lc, w, g, q);
+        uint64_t h = renamed_hash(w, g, sid, q);
         if (h == 0) continue;
         en_hset_prefetch(lc->reps, h);
         hs[n_hs++] = h;
@@ -199,21 +209,12 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
     int n_outs = ps->n_outs - consumed + n_out;
     if (n_outs > lc->out_bound) return XF_OK;
     uint64_t key = en_node_key((uint16_t)var, n_in, in, ps->keys);
-    for (int j = 0; j < n; j++) {
-        int sink = 1;
-        for (int k = 0; k < pg->nodes[j].n_out; k++)
-            if (ps->readers[REF_NODE(j, k)]) sink = 0;
-        if (sink && !(s_reads & (1u << j)) && ps->keys[j] >= key) return XF_OK;
-    }
+    for (uint32_t j = ps->sinks & ~s_reads; j; j &= j - 1)
+        if (ps->keys[__builtin_ctz(j)] >= key) return XF_OK;
 
-    /* evaluate the new node */
-    egraph *g = &ps->g;
-    enode *sn = &g->nodes[n];
-    sn->var = (uint16_t)var;
-    sn->n_in = (uint8_t)n_in;
-    sn->n_out = (uint8_t)n_out;
-    memcpy(sn->in, in, (size_t)n_in);
-    g->n_nodes = n + 1;
+    /* step 6 needs only the structure and the parent's shapes: a reducible
+     * child is dropped before its node is evaluated (whose memo slot is
+     * loaded meanwhile) */
     xf_shape in_sh[MAX_NODE_INPUTS], out_sh[NODE_OUTS];
     uint64_t in_h[MAX_NODE_INPUTS], out_h[NODE_OUTS];
     for (int i = 0; i < n_in; i++) {
@@ -221,6 +222,28 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
         in_sh[i] = e->shape;
         in_h[i] = e->hash;
     }
+    en_valmemo_prefetch(&w->memo, var, n_in, in_h);
+    egraph *g = &ps->g;
+    enode *sn = &g->nodes[n];
+    sn->var = (uint16_t)var;
+    sn->n_in = (uint8_t)n_in;
+    sn->n_out = (uint8_t)n_out;
+    memcpy(sn->in, in, (size_t)n_in);
+    g->n_nodes = n + 1;
+    uint64_t keys[XF_ENUM_MAX_OPS];
+    memcpy(keys, ps->keys, sizeof keys);
+    keys[n] = key;
+    uint16_t readers[N_REFS];
+    memcpy(readers, ps->readers, sizeof readers);
+    for (int i = 0; i < n_in; i++) readers[in[i]] |= (uint16_t)(1u << n);
+    int keep = irreducible(lc, w, g, ps->sid, readers);
+    if (!keep) {
+        g->n_nodes = n;
+        w->reducible++;
+        return XF_OK;
+    }
+
+    /* evaluate the new node */
     for (int k = 0; k < n_out; k++) out_sh[k] = w->sc.shapes[out_sid[k]];
     if (en_valmemo_get(&w->memo, var, n_in, in_h, out_h)) {
         for (int k = 0; k < n_out; k++) { /* only hash and shape of the new node are read */
@@ -234,6 +257,7 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
         for (int k = 0; k < NODE_OUTS; k++) out_h[k] = k < n_out ? w->ev.node[n][k].hash : 0;
         en_valmemo_put(&w->memo, var, n_in, in_h, out_h);
     }
+    g->n_nodes = n;
 
     uint64_t h[MAX_GRAPH_OUTPUTS];
     int nh = 0;
@@ -247,18 +271,6 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
     for (int i = 0; i < n_in; i++)
         if (REF_IS_INPUT(in[i])) mask |= 1u << in[i];
 
-    uint64_t keys[XF_ENUM_MAX_OPS];
-    memcpy(keys, ps->keys, sizeof keys);
-    keys[n] = key;
-    uint16_t readers[N_REFS];
-    memcpy(readers, ps->readers, sizeof readers);
-    for (int i = 0; i < n_in; i++) readers[in[i]] |= (uint16_t)(1u << n);
-    int keep = irreducible(lc, w, g, readers);
-    g->n_nodes = n;
-    if (!keep) {
-        w->reducible++;
-        return XF_OK;
-    }
     child c;
     memset(&c, 0, sizeof c);
     c.fp = en_class_key(h, nh, mask);
@@ -300,6 +312,11 @@ xf_status en_extend_parent(worker *w, const level_ctx *lc, uint32_t parent, chil
             if (REF_IS_INPUT(r)) ps.in_mask |= 1u << r;
         }
     ps.n_outs = en_egraph_outputs(&ps.g, ps.outs);
+    for (int j = 0; j < ps.n; j++) {
+        int read = 0;
+        for (int k = 0; k < ps.g.nodes[j].n_out; k++) read |= ps.readers[REF_NODE(j, k)] != 0;
+        if (!read) ps.sinks |= (uint16_t)(1u << j);
+    }
 
     /* values the new node may read, grouped by shape id */
     uint8_t refs[N_REFS];
@@ -317,12 +334,37 @@ xf_status en_extend_parent(worker *w, const level_ctx *lc, uint32_t parent, chil
                                SC_MAX_SHAPES);
             refs[n_refs++] = (uint8_t)r;
         }
-    int group_sid[N_REFS], n_groups = 0;
+    /* the refs of each shape, in refs' order (children come out in the
+     * order of a scan of refs) */
+    int group_sid[N_REFS], n_groups = 0, group_n[N_REFS];
+    uint8_t group_refs[N_REFS][N_REFS];
     for (int i = 0; i < n_refs; i++) {
-        int s = ps.sid[refs[i]], seen = 0;
-        for (int k = 0; k < n_groups; k++) seen |= group_sid[k] == s;
-        if (!seen) group_sid[n_groups++] = s;
+        int s = ps.sid[refs[i]], g = 0;
+        while (g < n_groups && group_sid[g] != s) g++;
+        if (g == n_groups) {
+            group_sid[n_groups] = s;
+            group_n[n_groups++] = 0;
+        }
+        group_refs[g][group_n[g]++] = refs[i];
     }
+
+    /* For each variant and first-input group, the second-input groups it
+     * applies to (bit gb; a one-input variant: bit 0), from the shape
+     * cache's masks of the variants that apply to a pair of shapes: asking
+     * it per variant and pair of groups, thousands of times a parent, was a
+     * fifth of the run (mostly cache misses in its table). */
+    int words = en_sc_var_words(&w->sc);
+    uint64_t *ok = w->groups_ok; /* [var * n_groups + ga] */
+    memset(ok, 0, sizeof *ok * (size_t)cfg->n_ops * (size_t)n_groups);
+    for (int ga = 0; ga < n_groups; ga++)
+        for (int gb = 0; gb <= n_groups; gb++) { /* gb == n_groups: the one-input variants */
+            int ids[2] = {group_sid[ga], gb < n_groups ? group_sid[gb] : 0};
+            const uint64_t *m = en_sc_var_mask(&w->sc, gb < n_groups ? 2 : 1, ids);
+            uint64_t bit = gb < n_groups ? 1ull << gb : 1;
+            for (int k = 0; k < words; k++)
+                for (uint64_t vs = m[k]; vs; vs &= vs - 1)
+                    ok[(size_t)(64 * k + __builtin_ctzll(vs)) * (size_t)n_groups + (size_t)ga] |= bit;
+        }
 
     xf_status st = XF_OK;
     for (int var = 0; var < cfg->n_ops && st == XF_OK; var++) {
@@ -335,19 +377,19 @@ xf_status en_extend_parent(worker *w, const level_ctx *lc, uint32_t parent, chil
             continue;
         }
         for (int ga = 0; ga < n_groups && st == XF_OK; ga++) {
-            for (int gb = 0; gb < (arity == 2 ? n_groups : 1) && st == XF_OK; gb++) {
+            for (uint64_t gbs = ok[(size_t)var * (size_t)n_groups + (size_t)ga]; gbs && st == XF_OK;
+                 gbs &= gbs - 1) {
+                int gb = __builtin_ctzll(gbs);
                 int ids[2] = {group_sid[ga], group_sid[gb]};
                 if (!en_sc_apply(&w->sc, var, arity, ids, &n_out, out_sid)) continue;
-                for (int a = 0; a < n_refs && st == XF_OK; a++) {
-                    if (ps.sid[refs[a]] != ids[0]) continue;
-                    in[0] = refs[a];
+                for (int a = 0; a < group_n[ga] && st == XF_OK; a++) {
+                    in[0] = group_refs[ga][a];
                     if (arity == 1) {
                         st = try_child(w, lc, &ps, var, 1, in, n_out, out_sid, out, err);
                         continue;
                     }
-                    for (int b = 0; b < n_refs && st == XF_OK; b++) {
-                        if (ps.sid[refs[b]] != ids[1]) continue;
-                        in[1] = refs[b];
+                    for (int b = 0; b < group_n[gb] && st == XF_OK; b++) {
+                        in[1] = group_refs[gb][b];
                         st = try_child(w, lc, &ps, var, 2, in, n_out, out_sid, out, err);
                     }
                 }

@@ -23,6 +23,10 @@ typedef struct child {
 typedef struct childbuf {
     child *v;
     size_t n, cap;
+    /* The last level: the class entry of each child's fingerprint (NULL:
+     * none), looked up by the thread that built the children; NULL when
+     * not looked up (the merge then looks them up itself). */
+    const centry **rep;
 } childbuf;
 
 /* What every worker reads while a level is built. */
@@ -41,6 +45,8 @@ typedef struct worker {
     valmemo memo;       /* output hashes of nodes already evaluated */
     egraph evald;       /* the last parent evaluated in ev: nodes 0..evald.n_nodes-1 */
     uint64_t reducible; /* children dropped as reducible */
+    uint64_t *groups_ok; /* per parent: the groups of shapes each variant applies to */
+    uint32_t inputs_of_sid[XF_ENUM_MAX_INPUTS]; /* the inputs of each input shape id (bit k: input k) */
 } worker;
 
 xf_status en_worker_init(worker *w, const xf_enum_config *cfg, const evalue *inputs, xf_error *err);

@@ -16,13 +16,6 @@
 
 #include <string.h>
 
-uint64_t en_fp_mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-    h *= 0xBF58476D1CE4E5B9ull;
-    return h ^ (h >> 29);
-}
-
 uint64_t en_fp_tensor_hash(const fp_tensor *t)
 {
     uint64_t h = en_fp_mix(0x7E750Bull, (uint64_t)t->shape.rank);
@@ -42,7 +35,7 @@ void en_fp_input_fill(uint64_t seed, int which, int input, uint64_t *d, int64_t 
 {
     xf_rng r;
     xf_rng_seed(&r, en_fp_mix(en_fp_mix(en_fp_mix(0x1D9u, seed), (uint64_t)which), (uint64_t)input));
-    for (int64_t i = 0; i < n; i++) d[i] = xf_enum_fp_reduce(xf_rng_next(&r));
+    for (int64_t i = 0; i < n; i++) d[i] = en_fp_reduce(xf_rng_next(&r));
 }
 
 int en_fp_op_supported(xf_op op)
@@ -68,24 +61,17 @@ int en_fp_op_supported(xf_op op)
 
 /* ------------------------------------------------------------ element-wise */
 
-uint64_t en_fp_reduce128(unsigned __int128 z)
-{
-    uint64_t lo = (uint64_t)z & XF_ENUM_P, mid = (uint64_t)(z >> 61) & XF_ENUM_P;
-    uint64_t hi = (uint64_t)(z >> 122);
-    return xf_enum_fp_reduce(lo + mid + hi);
-}
-
 static void unary_prf(uint64_t key, const fp_tensor *x, fp_tensor *y)
 {
     int64_t n = xf_shape_numel(&x->shape);
-    for (int64_t i = 0; i < n; i++) y->d[i] = xf_enum_fp_prf(key, x->d[i]);
+    for (int64_t i = 0; i < n; i++) y->d[i] = en_fp_prf(key, x->d[i]);
 }
 
 void en_fp_activation(const fp_keys *k, int act, uint64_t *d, int64_t n)
 {
     fp_key_kind kind = act == XF_ACT_RELU ? FPK_RELU : act == XF_ACT_SIGMOID ? FPK_SIGMOID : FPK_TANH;
     if (act == XF_ACT_NONE) return;
-    for (int64_t i = 0; i < n; i++) d[i] = xf_enum_fp_prf(k->k[kind], d[i]);
+    for (int64_t i = 0; i < n; i++) d[i] = en_fp_prf(k->k[kind], d[i]);
 }
 
 /* Strides of `in` viewed as broadcast to rank-`rank` shape (0 on broadcast dims). */
@@ -124,25 +110,36 @@ void en_fp_broadcast_copy(const fp_tensor *x, fp_tensor *y)
     }
 }
 
+static inline uint64_t binary_elem(xf_op op, uint64_t pow_key, uint64_t u, uint64_t v)
+{
+    switch (op) {
+    case XF_OP_ADD: return en_fp_add(u, v);
+    case XF_OP_SUB: return en_fp_sub(u, v);
+    case XF_OP_DIV: return en_fp_mul(u, xf_enum_fp_inv(v));
+    case XF_OP_POW: return en_fp_prf(pow_key ^ en_fp_prf(pow_key, v), u);
+    default: return en_fp_mul(u, v);
+    }
+}
+
 /* Element-wise a op b with broadcasting; pow is a pseudo-random function
  * of the base keyed by `pow_key` and the exponent (every identity that
- * holds for any element-wise function of the two is kept). */
+ * holds for any element-wise function of the two is kept). Operands of the
+ * output's size, and a single element, are read directly: stepping a
+ * multi-index per element cost more than the arithmetic. */
 static void binary(xf_op op, uint64_t pow_key, const fp_tensor *a, const fp_tensor *b, fp_tensor *y)
 {
+    int64_t n = xf_shape_numel(&y->shape);
+    int64_t na = xf_shape_numel(&a->shape), nb = xf_shape_numel(&b->shape);
+    if (na == n && (nb == n || nb == 1)) { /* no axis broadcast but b's, if b is one element */
+        for (int64_t i = 0; i < n; i++)
+            y->d[i] = binary_elem(op, pow_key, a->d[i], b->d[nb == 1 ? 0 : i]);
+        return;
+    }
     int64_t st[2][XF_MAX_DIMS], idx[XF_MAX_DIMS] = {0}, off[2] = {0, 0};
     en_fp_bcast_strides(&a->shape, &y->shape, st[0]);
     en_fp_bcast_strides(&b->shape, &y->shape, st[1]);
-    int64_t n = xf_shape_numel(&y->shape);
     for (int64_t i = 0; i < n; i++) {
-        uint64_t u = a->d[off[0]], v = b->d[off[1]], r;
-        switch (op) {
-        case XF_OP_ADD: r = xf_enum_fp_add(u, v); break;
-        case XF_OP_SUB: r = xf_enum_fp_sub(u, v); break;
-        case XF_OP_DIV: r = xf_enum_fp_mul(u, xf_enum_fp_inv(v)); break;
-        case XF_OP_POW: r = xf_enum_fp_prf(pow_key ^ xf_enum_fp_prf(pow_key, v), u); break;
-        default: r = xf_enum_fp_mul(u, v); break;
-        }
-        y->d[i] = r;
+        y->d[i] = binary_elem(op, pow_key, a->d[off[0]], b->d[off[1]]);
         next_index(&y->shape, idx, 2, st, off);
     }
 }
@@ -209,13 +206,13 @@ static void softmax(const fp_keys *k, const xf_params *p, const fp_tensor *x, fp
             uint64_t sum = 0;
             for (int64_t j = 0; j < n; j++) {
                 int64_t at = (o * n + j) * inner + i;
-                y->d[at] = xf_enum_fp_prf(k->k[FPK_EXP], x->d[at]);
-                sum = xf_enum_fp_add(sum, y->d[at]);
+                y->d[at] = en_fp_prf(k->k[FPK_EXP], x->d[at]);
+                sum = en_fp_add(sum, y->d[at]);
             }
             uint64_t inv = xf_enum_fp_inv(sum);
             for (int64_t j = 0; j < n; j++) {
                 int64_t at = (o * n + j) * inner + i;
-                y->d[at] = xf_enum_fp_mul(y->d[at], inv);
+                y->d[at] = en_fp_mul(y->d[at], inv);
             }
         }
 }
@@ -239,16 +236,16 @@ static void layernorm(const fp_keys *k, const xf_params *p, int n_in, const fp_t
     for (int64_t o = 0; o < outer; o++) {
         const uint64_t *xr = x->d + o * inner;
         uint64_t *yr = y->d + o * inner, sum = 0, ss = 0;
-        for (int64_t j = 0; j < inner; j++) sum = xf_enum_fp_add(sum, xr[j]);
-        uint64_t mean = xf_enum_fp_mul(sum, inv_n);
+        for (int64_t j = 0; j < inner; j++) sum = en_fp_add(sum, xr[j]);
+        uint64_t mean = en_fp_mul(sum, inv_n);
         for (int64_t j = 0; j < inner; j++) {
-            uint64_t c = xf_enum_fp_sub(xr[j], mean);
+            uint64_t c = en_fp_sub(xr[j], mean);
             yr[j] = c;
-            ss = xf_enum_fp_add(ss, xf_enum_fp_mul(c, c));
+            ss = en_fp_add(ss, en_fp_mul(c, c));
         }
-        uint64_t r = xf_enum_fp_prf(eps_key, xf_enum_fp_mul(ss, inv_n));
+        uint64_t r = en_fp_prf(eps_key, en_fp_mul(ss, inv_n));
         for (int64_t j = 0; j < inner; j++)
-            yr[j] = xf_enum_fp_add(xf_enum_fp_mul(xf_enum_fp_mul(yr[j], r), scale[j]), bias[j]);
+            yr[j] = en_fp_add(en_fp_mul(en_fp_mul(yr[j], r), scale[j]), bias[j]);
     }
 }
 
@@ -268,11 +265,11 @@ static void mean_axes(const int *red, const fp_tensor *x, fp_tensor *y)
     xf_shape_strides(&kept, ks);
     for (int d = 0; d < s->rank; d++) st[0][d] = red[d] ? 0 : ks[d];
     for (int64_t i = 0; i < nx; i++) {
-        y->d[off[0]] = xf_enum_fp_add(y->d[off[0]], x->d[i]);
+        y->d[off[0]] = en_fp_add(y->d[off[0]], x->d[i]);
         next_index(s, idx, 1, st, off);
     }
     uint64_t inv = xf_enum_fp_inv((uint64_t)count);
-    for (int64_t i = 0; i < ny; i++) y->d[i] = xf_enum_fp_mul(y->d[i], inv);
+    for (int64_t i = 0; i < ny; i++) y->d[i] = en_fp_mul(y->d[i], inv);
 }
 
 static void reduce_mean(const xf_params *p, const fp_tensor *x, fp_tensor *y)
@@ -307,7 +304,7 @@ void en_fp_op_run(const fp_keys *k, xf_op op, const xf_params *p, int n_in, cons
     case XF_OP_LOG: unary_prf(k->k[FPK_LOG], in[0], out); break;
     case XF_OP_ABS: unary_prf(k->k[FPK_ABS], in[0], out); break;
     case XF_OP_NEG:
-        for (int64_t i = 0; i < n; i++) out->d[i] = xf_enum_fp_sub(0, in[0]->d[i]);
+        for (int64_t i = 0; i < n; i++) out->d[i] = en_fp_sub(0, in[0]->d[i]);
         break;
     case XF_OP_RECIPROCAL:
         for (int64_t i = 0; i < n; i++) out->d[i] = xf_enum_fp_inv(in[0]->d[i]);
@@ -316,7 +313,7 @@ void en_fp_op_run(const fp_keys *k, xf_op op, const xf_params *p, int n_in, cons
         binary(op, k->k[FPK_POW], in[0], in[1], out);
         break;
     case XF_OP_SCALAR_MUL:
-        for (int64_t i = 0; i < n; i++) out->d[i] = xf_enum_fp_mul(in[0]->d[i], in[1]->d[0]);
+        for (int64_t i = 0; i < n; i++) out->d[i] = en_fp_mul(in[0]->d[i], in[1]->d[0]);
         break;
     case XF_OP_MATMUL: matmul(in[0], in[1], out); break;
     case XF_OP_SOFTMAX: softmax(k, p, in[0], out); break;

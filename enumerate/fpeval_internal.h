@@ -7,7 +7,7 @@
 #ifndef XF_ENUMERATE_FPEVAL_INTERNAL_H
 #define XF_ENUMERATE_FPEVAL_INTERNAL_H
 
-#include "enumerate.h"
+#include "field_internal.h"
 
 /* Keys of the pseudo-random functions, one per non-linear operator kind. */
 typedef enum fp_key_kind {
@@ -40,7 +40,5 @@ void en_fp_op_run(const fp_keys *k, xf_op op, const xf_params *p, int n_in, cons
 
 /* 64-bit hash of a field tensor (shape and elements). */
 uint64_t en_fp_tensor_hash(const fp_tensor *t);
-/* Mixing step for hashes built here. */
-uint64_t en_fp_mix(uint64_t h, uint64_t v);
 
 #endif /* XF_ENUMERATE_FPEVAL_INTERNAL_H */

@@ -7,8 +7,6 @@
 
 #include "fpeval_internal.h"
 
-/* Sum of products reduced into [0, p); z < 2^127. */
-uint64_t en_fp_reduce128(unsigned __int128 z);
 /* Applies a fused conv activation (xf_activation) in place, with the same
  * keys as the stand-alone operators, so conv+relu equals relu(conv). */
 void en_fp_activation(const fp_keys *k, int act, uint64_t *d, int64_t n);

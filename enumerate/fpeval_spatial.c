@@ -74,7 +74,7 @@ static void conv(const fp_keys *k, const xf_params *p, int n_in, const fp_tensor
                             terms += row;
                         }
                     uint64_t v = en_fp_reduce128(acc);
-                    if (bias) v = xf_enum_fp_add(v, bias[m]);
+                    if (bias) v = en_fp_add(v, bias[m]);
                     y->d[((n * M + m) * OH + oy) * OW + ox] = v;
                 }
         }
@@ -116,18 +116,18 @@ static void pool(const fp_keys *k, xf_op op, const xf_params *p, const fp_tensor
                         if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
                         uint64_t v = x->d[(pl * H + iy) * W + ix];
                         win[nwin++] = v;
-                        sum = xf_enum_fp_add(sum, v);
+                        sum = en_fp_add(sum, v);
                     }
                 uint64_t out;
                 if (op == XF_OP_AVGPOOL) {
                     int64_t cnt = p->count_include_pad ? padded : nwin;
                     if (!inv[cnt]) inv[cnt] = xf_enum_fp_inv((uint64_t)cnt);
-                    out = xf_enum_fp_mul(sum, inv[cnt]);
+                    out = en_fp_mul(sum, inv[cnt]);
                 } else {
                     sort_u64(win, nwin);
                     uint64_t h = en_fp_mix(k->k[FPK_MAXPOOL], (uint64_t)nwin);
                     for (int i = 0; i < nwin; i++) h = en_fp_mix(h, win[i]);
-                    out = xf_enum_fp_reduce(h);
+                    out = en_fp_reduce(h);
                 }
                 y->d[(pl * OH + oy) * OW + ox] = out;
             }

@@ -24,6 +24,9 @@ typedef struct cand_list {
 } cand_list;
 
 void en_cand_list_free(cand_list *c);
+/* Empties c, keeping its buffers (a confirming thread's records, batch
+ * after batch). */
+void en_cand_list_clear(cand_list *c);
 /* Appends a serialization of r. */
 xf_status en_cand_list_push(cand_list *c, const xf_rule *r, xf_error *err);
 /* Candidate i's record, *len bytes (valid until the list changes). */

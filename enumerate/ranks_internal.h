@@ -22,7 +22,11 @@ typedef struct collision {
     centry rep;
     confirm_result result;
     xf_enum_candidate cand;
-    size_t rec; /* MPI, records taken: 1 + its record's index (en_ranks_record); 0 none */
+    /* Records taken (xf_enum_options.take_records): 1 + its record's index
+     * in the list of the thread that confirmed it (rec_thread), or under
+     * MPI in the worker ranks' list (en_ranks_record); 0 none */
+    size_t rec;
+    int rec_thread;
 } collision;
 
 /* Adds the structural hash of every class representative of level l to

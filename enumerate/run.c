@@ -27,6 +27,7 @@
  * below it and the representatives' structural hashes, so it can be
  * computed anywhere that has those and merged in chunk order.
  */
+#include "pipeline_internal.h"
 #include "ranks_internal.h"
 #include "spill_internal.h"
 
@@ -51,6 +52,7 @@ typedef struct run {
     int n_threads;
     worker *workers;
     confirmer *conf;   /* one per worker */
+    cand_list *recs;   /* one per worker, taking records: the last batch's candidates */
     double t0, last_progress, level_t0;
     uint64_t level_parents0;
     spill sp;          /* the last level's fingerprints */
@@ -73,6 +75,7 @@ typedef struct job {
     int chunk;           /* items per chunk */
     atomic_ulong next;   /* next chunk to take */
     childbuf *bufs;      /* extend: one per chunk */
+    int lookup;          /* extend at the last level: each chunk's classes looked up too */
     collision *cols;     /* confirm */
     atomic_int failed;
     pthread_mutex_t mu;
@@ -114,6 +117,40 @@ static void rep_graph(const level_ctx *lc, const centry *e, egraph *g)
     en_child_graph(lc, &c, g);
 }
 
+/* The class entry of every child of b (the last level: the table does not
+ * change while it is built, so the threads that built the children look
+ * them up, and the serial merge only writes them to the spill). */
+static xf_status lookup_classes(const ctable *classes, childbuf *b, xf_error *err)
+{
+    if (b->n == 0) return XF_OK;
+    b->rep = xf_malloc(b->n * sizeof *b->rep);
+    if (!b->rep) return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %zu new graphs", b->n);
+    for (size_t i = 0; i < b->n; i++) {
+        if (i + PREFETCH_AHEAD < b->n) /* the class table is far larger than the caches */
+            en_ctable_prefetch(classes, b->v[i + PREFETCH_AHEAD].fp);
+        b->rep[i] = en_ctable_find(classes, b->v[i].fp);
+    }
+    return XF_OK;
+}
+
+/* Confirms one collision; taking records, a candidate is serialized here,
+ * in parallel, into the thread's list (the serial hand-out only passes the
+ * record on). */
+static xf_status confirm_one(run *r, const level_ctx *lc, int t, collision *col, xf_error *err)
+{
+    egraph src, dst;
+    en_child_graph(lc, &col->c, &src);
+    rep_graph(lc, &col->rep, &dst);
+    col->result = en_confirm(r->cfg, &r->conf[t], &src, &dst, col->c.fp, &col->cand, err);
+    if (col->result == CONFIRM_ERROR) return err->code ? err->code : XF_ERR_INTERNAL;
+    if (col->result != CONFIRM_OK || !r->opt->take_records) return XF_OK;
+    xf_status st = en_cand_list_push(&r->recs[t], &col->cand.rule, err);
+    xf_rule_free(&col->cand.rule);
+    col->rec = r->recs[t].n;
+    col->rec_thread = t;
+    return st;
+}
+
 static void *job_main(void *arg)
 {
     job_arg *a = arg;
@@ -128,23 +165,15 @@ static void *job_main(void *arg)
         if (hi > j->end) hi = j->end;
         xf_error e;
         xf_error_clear(&e);
-        for (uint64_t i = lo; i < hi; i++) {
-            xf_status st = XF_OK;
-            if (!a->confirm) {
-                st = en_extend_parent(&r->workers[a->t], j->lc, (uint32_t)i, &j->bufs[c], &e);
-            } else {
-                collision *col = &j->cols[i];
-                egraph src, dst;
-                en_child_graph(j->lc, &col->c, &src);
-                rep_graph(j->lc, &col->rep, &dst);
-                col->result = en_confirm(r->cfg, &r->conf[a->t], &src, &dst, col->c.fp, &col->cand, &e);
-                if (col->result == CONFIRM_ERROR) st = e.code ? e.code : XF_ERR_INTERNAL;
-            }
-            if (st != XF_OK) {
-                job_fail(j, st, &e);
-                a->cpu = xf_clock_thread_cpu() - cpu0;
-                return NULL;
-            }
+        xf_status st = XF_OK;
+        for (uint64_t i = lo; i < hi && st == XF_OK; i++) {
+            if (!a->confirm) st = en_extend_parent(&r->workers[a->t], j->lc, (uint32_t)i, &j->bufs[c], &e);
+            else st = confirm_one(r, j->lc, a->t, &j->cols[i], &e);
+        }
+        if (st == XF_OK && j->lookup) st = lookup_classes(&r->classes, &j->bufs[c], &e);
+        if (st != XF_OK) {
+            job_fail(j, st, &e);
+            break;
         }
     }
     a->cpu = xf_clock_thread_cpu() - cpu0;
@@ -302,11 +331,16 @@ static xf_status merge(run *r, const level_ctx *lc, childbuf *bufs, uint64_t n_b
     for (uint64_t b = 0; b < n_bufs; b++)
         for (size_t i = 0; i < bufs[b].n; i++) {
             const child *c = &bufs[b].v[i];
-            if (i + PREFETCH_AHEAD < bufs[b].n) /* the class table is far larger than the caches */
-                en_ctable_prefetch(&r->classes, bufs[b].v[i + PREFETCH_AHEAD].fp);
+            const centry *e;
+            if (bufs[b].rep) {
+                e = bufs[b].rep[i];
+            } else {
+                if (i + PREFETCH_AHEAD < bufs[b].n) /* the class table is far larger than the caches */
+                    en_ctable_prefetch(&r->classes, bufs[b].v[i + PREFETCH_AHEAD].fp);
+                e = en_ctable_find(&r->classes, c->fp);
+            }
             uint64_t seq = r->st.stats.graphs_level[lc->level]++;
             r->st.stats.graphs++;
-            const centry *e = en_ctable_find(&r->classes, c->fp);
             xf_status st = XF_OK;
             if (last) { /* to disk: classes and collisions are found when the level ends */
                 if (!e) {
@@ -357,6 +391,16 @@ static xf_status merge(run *r, const level_ctx *lc, childbuf *bufs, uint64_t n_b
     return XF_OK;
 }
 
+/* A collision's candidate as the thread or worker rank that confirmed it
+ * serialized it. */
+static const uint8_t *record(const run *r, const collision *c, size_t *len)
+{
+#ifdef XF_HAVE_MPI
+    if (r->ranks) return en_ranks_record(r->ranks, c->rec - 1, len);
+#endif
+    return en_cand_list_record(&r->recs[c->rec_thread], c->rec - 1, len);
+}
+
 static xf_status emit(run *r, collision *cols, size_t n, xf_error *err)
 {
     xf_status st = XF_OK;
@@ -366,9 +410,7 @@ static xf_status emit(run *r, collision *cols, size_t n, xf_error *err)
         if (c->result == CONFIRM_FLOAT) r->st.stats.rejected_float++;
         if (c->result != CONFIRM_OK) continue;
         if (st == XF_OK) {
-#ifdef XF_HAVE_MPI
-            if (c->rec) c->cand.record = en_ranks_record(r->ranks, c->rec - 1, &c->cand.record_len);
-#endif
+            if (c->rec) c->cand.record = record(r, c, &c->cand.record_len);
             c->cand.seq = r->st.seq++;
             r->st.stats.candidates++;
             if (r->opt->on_candidate) st = r->opt->on_candidate(r->opt->user, &c->cand, err);
@@ -397,6 +439,7 @@ static xf_status confirm_batch(run *r, const level_ctx *lc, collision *cols, siz
         return st;
     }
 #endif
+    for (int t = 0; r->recs && t < r->n_threads; t++) en_cand_list_clear(&r->recs[t]);
     job cj;
     memset(&cj, 0, sizeof cj);
     cj.lc = lc;
@@ -450,6 +493,7 @@ static xf_status extend_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t
     j.end = hi;
     j.chunk = CHUNK_PARENTS;
     j.bufs = *bufs;
+    j.lookup = r->spilling;
     xf_status st = run_job(r, &j, 0, err);
     for (int t = 0; t < r->n_threads; t++) {
         r->st.stats.reducible += r->workers[t].reducible;
@@ -471,7 +515,10 @@ static xf_status run_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t hi
     double cpu0 = xf_clock_thread_cpu();
     if (st == XF_OK) st = merge(r, lc, bufs, n_bufs, &cols, &n_cols, err);
     r->st.stats.cpu_merge += xf_clock_thread_cpu() - cpu0;
-    for (uint64_t b = 0; bufs && b < n_bufs; b++) xf_free(bufs[b].v);
+    for (uint64_t b = 0; bufs && b < n_bufs; b++) {
+        xf_free(bufs[b].v);
+        xf_free(bufs[b].rep);
+    }
     xf_free(bufs);
     if (st == XF_OK) st = confirm_emit(r, lc, cols, n_cols, err);
     xf_free(cols);
@@ -495,8 +542,8 @@ static xf_status finish_last_level(run *r, const level_ctx *lc, xf_error *err)
     r->merge_t0 = xf_clock_now();
     spill_result res;
     double cpu0 = xf_clock_thread_cpu();
-    xf_status st = en_spill_finish(&r->sp, r->cfg->max_outputs, &res, on_bucket, r, err);
-    r->st.stats.cpu_merge += xf_clock_thread_cpu() - cpu0;
+    xf_status st = en_spill_finish(&r->sp, r->cfg->max_outputs, r->n_threads, &res, on_bucket, r, err);
+    r->st.stats.cpu_merge += xf_clock_thread_cpu() - cpu0 + res.helper_cpu;
     if (st != XF_OK) return st;
     collision *cols = xf_calloc(CONFIRM_CHUNK, sizeof *cols);
     if (!cols) st = XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for collisions");
@@ -546,7 +593,8 @@ static xf_status setup(run *r, xf_error *err)
     if (r->n_threads > 0) {
         r->workers = xf_calloc((size_t)r->n_threads, sizeof *r->workers);
         r->conf = xf_calloc((size_t)r->n_threads, sizeof *r->conf);
-        if (!r->workers || !r->conf)
+        if (r->opt->take_records) r->recs = xf_calloc((size_t)r->n_threads, sizeof *r->recs);
+        if (!r->workers || !r->conf || (r->opt->take_records && !r->recs))
             return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %d workers", r->n_threads);
     }
     for (int t = 0; t < r->n_threads && st == XF_OK; t++) {
@@ -578,9 +626,11 @@ static void teardown(run *r)
     for (int t = 0; t < r->n_threads; t++) { /* any of the three may have failed */
         if (r->workers) en_worker_free(&r->workers[t]);
         if (r->conf) en_confirmer_free(&r->conf[t]);
+        if (r->recs) en_cand_list_free(&r->recs[t]);
     }
     xf_free(r->workers);
     xf_free(r->conf);
+    xf_free(r->recs);
     en_ctable_free(&r->classes);
     en_hset_free(&r->reps);
     for (int l = 0; l <= XF_ENUM_MAX_OPS; l++) en_glevel_free(&r->st.levels[l]);

@@ -1,6 +1,7 @@
 /*
  * shapecache.c — interned shapes and the memo of variant applicability
- * (see shapecache_internal.h), two xf_htab tables. Each worker owns one, so there
+ * (see shapecache_internal.h), two xf_htab tables, and the masks of the
+ * variants that apply to a pair of shapes. Each worker owns one, so there
  * is no locking; the memo only grows, and when it is full it is cleared and
  * refilled.
  */
@@ -21,7 +22,13 @@ xf_status en_shapecache_init(shapecache *sc, const xf_enum_config *cfg, xf_error
     memset(sc, 0, sizeof *sc);
     sc->cfg = cfg;
     sc->fast = xf_calloc((size_t)cfg->n_ops * SC_FAST_IDS * SC_FAST_IDS, sizeof *sc->fast);
-    if (!sc->fast || xf_htab_reserve(&sc->index, SC_MAX_SHAPES, NULL) != XF_OK ||
+    size_t words = (size_t)en_sc_var_words(sc);
+    sc->one_masks = xf_calloc(SC_FAST_IDS * words, sizeof *sc->one_masks);
+    sc->two_masks = xf_calloc(SC_FAST_IDS * SC_FAST_IDS * words, sizeof *sc->two_masks);
+    sc->one_known = xf_calloc(SC_FAST_IDS, 1);
+    sc->two_known = xf_calloc(SC_FAST_IDS * SC_FAST_IDS, 1);
+    if (!sc->fast || !sc->one_masks || !sc->two_masks || !sc->one_known || !sc->two_known ||
+        xf_htab_reserve(&sc->index, SC_MAX_SHAPES, NULL) != XF_OK ||
         xf_htab_reserve(&sc->memo, SC_MEMO_MAX, NULL) != XF_OK) {
         en_shapecache_free(sc);
         return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for the shape cache");
@@ -34,7 +41,13 @@ void en_shapecache_free(shapecache *sc)
     xf_htab_free(&sc->index);
     xf_htab_free(&sc->memo);
     xf_free(sc->fast);
+    xf_free(sc->one_masks);
+    xf_free(sc->two_masks);
+    xf_free(sc->one_known);
+    xf_free(sc->two_known);
     sc->fast = NULL;
+    sc->one_masks = sc->two_masks = NULL;
+    sc->one_known = sc->two_known = NULL;
 }
 
 /* Both tables were reserved at their largest, so adding never allocates. */
@@ -116,4 +129,31 @@ static int apply_memo(shapecache *sc, int var, int n_in, const int *in_ids, int 
     *n_out = (int)(e >> 8 & 0xFF);
     for (int k = 0; k < *n_out; k++) out_ids[k] = (int)(int16_t)(e >> (16 + 16 * k));
     return 1;
+}
+
+int en_sc_var_words(const shapecache *sc)
+{
+    return (sc->cfg->n_ops + 63) / 64;
+}
+
+const uint64_t *en_sc_var_mask(shapecache *sc, int n_in, const int *in_ids)
+{
+    int words = en_sc_var_words(sc);
+    int a = in_ids[0], b = n_in > 1 ? in_ids[1] : 0;
+    uint64_t *m = sc->scratch;
+    uint8_t *known = NULL;
+    if (a < SC_FAST_IDS && b < SC_FAST_IDS) {
+        size_t at = n_in > 1 ? (size_t)a * SC_FAST_IDS + (size_t)b : (size_t)a;
+        m = (n_in > 1 ? sc->two_masks : sc->one_masks) + at * (size_t)words;
+        known = (n_in > 1 ? sc->two_known : sc->one_known) + at;
+        if (*known) return m;
+    }
+    memset(m, 0, sizeof *m * (size_t)words);
+    for (int v = 0; v < sc->cfg->n_ops; v++) {
+        int n_out, out_ids[NODE_OUTS];
+        if (en_var_arity(&sc->cfg->ops[v]) == n_in && en_sc_apply(sc, v, n_in, in_ids, &n_out, out_ids))
+            m[v / 64] |= 1ull << (v % 64);
+    }
+    if (known) *known = 1;
+    return m;
 }

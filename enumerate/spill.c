@@ -2,12 +2,14 @@
  * spill.c — the last level's fingerprints on disk (see spill_internal.h): buffered
  * appends of fixed-size records to 64 bucket files and one pending file,
  * then a bucket-at-a-time pass that finds repeated fingerprints with a
- * small hash table, and a sort of every collision by its position in the
- * level. Records are in the host's byte order, like the checkpoint.
+ * small hash table (threads take buckets in turn, each with its own
+ * table), and a sort of every collision by its position in the level. Records are in the host's byte order, like the checkpoint.
  */
 #include "spill_internal.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -181,12 +183,14 @@ static xf_status read_file(spill *s, int i, rec_fn each, void *user, xf_error *e
     return st;
 }
 
+/* One thread's pass over its buckets: the table of first graphs (reused
+ * from bucket to bucket) and what it found. */
 typedef struct bucket_pass {
     first *slots;
     size_t cap;
     int max_outputs;
-    spill_result *res;
-    size_t *cols_cap;
+    spill_result res;
+    size_t cols_cap;
 } bucket_pass;
 
 static xf_status bucket_rec(void *user, const uint8_t *rec, xf_error *err)
@@ -203,16 +207,16 @@ static xf_status bucket_rec(void *user, const uint8_t *rec, xf_error *err)
         f->parent = c.parent;
         f->var = c.var;
         memcpy(f->in, c.in, MAX_NODE_INPUTS);
-        b->res->classes++;
+        b->res.classes++;
         return XF_OK;
     }
-    b->res->collisions++;
+    b->res.collisions++;
     if (c.n_outputs > b->max_outputs) {
-        b->res->too_many_outputs++;
+        b->res.too_many_outputs++;
         return XF_OK;
     }
     centry rep = {f->fp, f->parent, f->var, {f->in[0], f->in[1]}};
-    return push_col(b->res, b->cols_cap, seq, &c, &rep, err);
+    return push_col(&b->res, &b->cols_cap, seq, &c, &rep, err);
 }
 
 static xf_status pending_rec(void *user, const uint8_t *rec, xf_error *err)
@@ -226,7 +230,73 @@ static xf_status pending_rec(void *user, const uint8_t *rec, xf_error *err)
     memcpy(&rep.ref, rec + 24, 4);
     memcpy(&rep.tag, rec + 28, 2);
     memcpy(rep.in, rec + 30, 2);
-    return push_col(b->res, b->cols_cap, seq, &c, &rep, err);
+    return push_col(&b->res, &b->cols_cap, seq, &c, &rep, err);
+}
+
+static xf_status read_bucket(spill *s, int i, bucket_pass *b, xf_error *err)
+{
+    uint64_t n = s->len[i] / CLASS_REC;
+    size_t cap = 1024;
+    while ((uint64_t)cap < n + n / 3 + 1) cap *= 2;
+    if (cap > b->cap) {
+        xf_free(b->slots);
+        b->slots = xf_malloc(cap * sizeof *b->slots);
+        b->cap = b->slots ? cap : 0;
+        if (!b->slots)
+            return XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory reading back %llu "
+                           "fingerprints", (unsigned long long)n);
+    }
+    memset(b->slots, 0, b->cap * sizeof *b->slots);
+    return read_file(s, i, bucket_rec, b, err);
+}
+
+/* The buckets are independent (each has its own file and table), so
+ * threads take them in turn; the first thread reports progress. */
+typedef struct finish_job {
+    spill *s;
+    atomic_int next, done, failed;
+    void (*progress)(void *user, int done);
+    void *user;
+    pthread_mutex_t mu;
+    xf_status st;
+    xf_error err;
+} finish_job;
+
+typedef struct finish_arg {
+    finish_job *j;
+    bucket_pass pass;
+    int reports;
+    double cpu; /* the thread's CPU seconds */
+} finish_arg;
+
+static void *finish_main(void *arg)
+{
+    finish_arg *a = arg;
+    finish_job *j = a->j;
+    double cpu0 = xf_clock_thread_cpu();
+    for (;;) {
+        int i = atomic_fetch_add(&j->next, 1);
+        if (i >= SPILL_BUCKETS || atomic_load(&j->failed)) break;
+        xf_error e;
+        xf_error_clear(&e);
+        xf_status st = read_bucket(j->s, i, &a->pass, &e);
+        if (st != XF_OK) {
+            pthread_mutex_lock(&j->mu);
+            if (j->st == XF_OK) {
+                j->st = st;
+                j->err = e;
+            }
+            pthread_mutex_unlock(&j->mu);
+            atomic_store(&j->failed, 1);
+            break;
+        }
+        int done = atomic_fetch_add(&j->done, 1) + 1;
+        if (a->reports && j->progress) j->progress(j->user, done);
+    }
+    xf_free(a->pass.slots);
+    a->pass.slots = NULL;
+    a->cpu = xf_clock_thread_cpu() - cpu0;
+    return NULL;
 }
 
 static int by_seq(const void *a, const void *b)
@@ -235,32 +305,84 @@ static int by_seq(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-xf_status en_spill_finish(spill *s, int max_outputs, spill_result *res,
+/* Appends b's collisions and counts to res and frees b's. */
+static xf_status gather(spill_result *res, size_t *cap, bucket_pass *b, xf_error *err)
+{
+    res->classes += b->res.classes;
+    res->collisions += b->res.collisions;
+    res->too_many_outputs += b->res.too_many_outputs;
+    xf_status st = XF_OK;
+    if (b->res.n_cols > 0 && res->n_cols + b->res.n_cols > *cap) {
+        size_t nc = res->n_cols + b->res.n_cols;
+        spill_collision *v = xf_realloc(res->cols, nc * sizeof *v);
+        if (!v) st = XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %zu collisions", nc);
+        else {
+            res->cols = v;
+            *cap = nc;
+        }
+    }
+    if (st == XF_OK && b->res.n_cols > 0) {
+        memcpy(res->cols + res->n_cols, b->res.cols, b->res.n_cols * sizeof *res->cols);
+        res->n_cols += b->res.n_cols;
+    }
+    en_spill_result_free(&b->res);
+    return st;
+}
+
+xf_status en_spill_finish(spill *s, int max_outputs, int threads, spill_result *res,
                        void (*progress)(void *user, int done), void *user, xf_error *err)
 {
     memset(res, 0, sizeof *res);
-    size_t cols_cap = 0;
-    bucket_pass b = {NULL, 0, max_outputs, res, &cols_cap};
-    xf_status st = read_file(s, SPILL_BUCKETS, pending_rec, &b, err);
-    for (int i = 0; i < SPILL_BUCKETS && st == XF_OK; i++) {
-        uint64_t n = s->len[i] / CLASS_REC;
-        size_t cap = 1024;
-        while ((uint64_t)cap < n + n / 3 + 1) cap *= 2;
-        if (cap > b.cap) {
-            xf_free(b.slots);
-            b.slots = xf_malloc(cap * sizeof *b.slots);
-            b.cap = b.slots ? cap : 0;
-            if (!b.slots) {
-                st = XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory reading back %llu "
-                             "fingerprints", (unsigned long long)n);
-                break;
-            }
-        }
-        memset(b.slots, 0, b.cap * sizeof *b.slots);
-        st = read_file(s, i, bucket_rec, &b, err);
-        if (st == XF_OK && progress) progress(user, i + 1);
+    bucket_pass pend;
+    memset(&pend, 0, sizeof pend);
+    xf_status st = read_file(s, SPILL_BUCKETS, pending_rec, &pend, err);
+    *res = pend.res;
+    size_t cap = pend.cols_cap;
+    if (st != XF_OK) {
+        en_spill_result_free(res);
+        return st;
     }
-    xf_free(b.slots);
+    if (threads < 1) threads = 1;
+    if (threads > SPILL_BUCKETS) threads = SPILL_BUCKETS;
+    finish_job j;
+    memset(&j, 0, sizeof j);
+    j.s = s;
+    atomic_init(&j.next, 0);
+    atomic_init(&j.done, 0);
+    atomic_init(&j.failed, 0);
+    j.progress = progress;
+    j.user = user;
+    pthread_mutex_init(&j.mu, NULL);
+    finish_arg *args = xf_calloc((size_t)threads, sizeof *args);
+    pthread_t *tid = xf_calloc((size_t)threads, sizeof *tid);
+    int started = 0;
+    if (!args || !tid) {
+        st = XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %d threads", threads);
+    } else {
+        for (int t = 0; t < threads; t++) {
+            args[t].j = &j;
+            args[t].pass.max_outputs = max_outputs;
+            args[t].reports = t == 0;
+        }
+        for (int t = 1; t < threads && pthread_create(&tid[t], NULL, finish_main, &args[t]) == 0; t++)
+            started = t;
+        finish_main(&args[0]);
+        for (int t = 1; t <= started; t++) {
+            pthread_join(tid[t], NULL);
+            res->helper_cpu += args[t].cpu;
+        }
+        if (j.st != XF_OK) {
+            st = j.st;
+            if (err) *err = j.err;
+        }
+        for (int t = 0; t <= started; t++) { /* every thread's, failed or not, is freed */
+            xf_status g = gather(res, &cap, &args[t].pass, st == XF_OK ? err : NULL);
+            if (st == XF_OK) st = g;
+        }
+    }
+    pthread_mutex_destroy(&j.mu);
+    xf_free(args);
+    xf_free(tid);
     if (st != XF_OK) {
         en_spill_result_free(res);
         return st;

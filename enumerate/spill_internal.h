@@ -51,6 +51,7 @@ typedef struct spill_result {
     uint64_t classes;          /* distinct fingerprints in the buckets */
     uint64_t collisions;       /* repeated ones (the pending file's are counted when added) */
     uint64_t too_many_outputs; /* of those, not paired */
+    double helper_cpu;         /* CPU seconds of the threads besides the caller's */
 } spill_result;
 
 /* Opens the files: fresh (lens NULL) or, resuming, cut back to lens. */
@@ -62,9 +63,10 @@ xf_status en_spill_add_pending(spill *s, const child *c, uint64_t seq, const cen
                             xf_error *err);
 /* Makes everything appended so far durable; lens gets each file's length. */
 xf_status en_spill_flush(spill *s, uint64_t *lens, xf_error *err);
-/* Reads everything back (see above); `progress` (may be NULL) is called
- * after each bucket with the buckets done. */
-xf_status en_spill_finish(spill *s, int max_outputs, spill_result *res,
+/* Reads everything back (see above), `threads` buckets at a time (the
+ * result does not depend on it); `progress` (may be NULL) is called from
+ * the calling thread with the buckets done so far. */
+xf_status en_spill_finish(spill *s, int max_outputs, int threads, spill_result *res,
                        void (*progress)(void *user, int done), void *user, xf_error *err);
 void en_spill_result_free(spill_result *r);
 /* Closes the files (temporary ones vanish; named ones stay for a resume:

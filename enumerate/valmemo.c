@@ -33,6 +33,11 @@ static vm_entry *slot(const valmemo *m, int var, int n_in, const uint64_t *in)
     return &m->slots[h & m->mask];
 }
 
+void en_valmemo_prefetch(const valmemo *m, int var, int n_in, const uint64_t *in)
+{
+    __builtin_prefetch(slot(m, var, n_in, in));
+}
+
 int en_valmemo_get(valmemo *m, int var, int n_in, const uint64_t *in, uint64_t *out)
 {
     const vm_entry *e = slot(m, var, n_in, in);

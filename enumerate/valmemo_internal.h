@@ -34,6 +34,9 @@ typedef struct valmemo {
 /* 2^log2_slots entries (48 bytes each). */
 xf_status en_valmemo_init(valmemo *m, int log2_slots, xf_error *err);
 void en_valmemo_free(valmemo *m);
+/* Starts loading the slot of (var, in): the memo is probed at random and
+ * misses the caches. */
+void en_valmemo_prefetch(const valmemo *m, int var, int n_in, const uint64_t *in);
 /* 1 and the output hashes into out when (var, in) is known. */
 int en_valmemo_get(valmemo *m, int var, int n_in, const uint64_t *in, uint64_t *out);
 void en_valmemo_put(valmemo *m, int var, int n_in, const uint64_t *in, const uint64_t *out);

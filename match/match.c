@@ -126,12 +126,18 @@ static int same_partition(const xf_node *pn, const xf_shape *pin, const xf_node 
     return 1;
 }
 
-/* 1 when every output of pattern split pn is a rule output: the outputs'
- * shapes, which the match compares with the target's, fix its sizes. */
+/* 1 when every output of pattern split pn is a rule output and none is read
+ * inside the pattern: the source then depends on how the split cuts only
+ * through those outputs, whose shapes the match compares with the target's
+ * (split(relu(relu(x))) => split(relu(x)) at any cut). A split whose
+ * parts the source also reads is proved at the rule's cut only (the
+ * verifier re-derives every source split as d/k), so it cuts as the
+ * rule's does (same_partition): else (y0, y1) = split(x), z =
+ * reduce_sum(y0) - reduce_sum(y1), proved at 4/4, would match 5/3. */
 static int split_mapped(const xf_pat_node *pn)
 {
     for (int o = 0; o < pn->n_out; o++)
-        if (pn->out_rule[o] < 0) return 0;
+        if (pn->out_rule[o] < 0 || pn->n_users[o] > 0) return 0;
     return 1;
 }
 

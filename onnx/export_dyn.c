@@ -22,8 +22,11 @@
  *
  * A graph output's dim keeps the dim_param the original declared there; any
  * other dim that moves with the probes is written as the symbol's name when
- * it is that symbol, else as a dim with neither value nor name. The
- * parameters are then written relative to the input (Reshape 0/-1 or a
+ * it is that symbol on a graph output or an opaque node's output, else as a
+ * dim with neither value nor name, so that ONNX Runtime knows no more of
+ * the symbols inside the graph than the original told it
+ * (hidden_from_fusions). The parameters are then written relative to the
+ * input (Reshape 0/-1, a copied dim inferred where nothing else is, or a
  * shape subgraph, Expand 1 or a graph input's dim read by a shape subgraph,
  * Slice INT64_MAX, Resize scales) and
  * checked against every probe before they are used; a Reshape dim that is
@@ -285,6 +288,30 @@ out:
 
 /* ---------------------------------------------------- names of the dims */
 
+/* 1 when value v's symbolic dims are written unnamed: a value inside the
+ * graph (no graph input or output) that an opaque node does not make (the
+ * importer reads an opaque node's output shapes from value_info). ONNX
+ * Runtime 1.30 fuses Add + LayerNormalization into SkipLayerNormalization
+ * only where both of the add's operands are 3-D with the same dims, a
+ * symbolic leading dim by the same name
+ * (onnxruntime/core/optimizer/skip_layer_norm_fusion.cc), and on its CPU
+ * provider that kernel runs 5-7.5x slower than the two it replaces
+ * (docs/target.md). A model exported with a symbolic batch computes its
+ * reshape targets from shapes or writes -1, so ONNX Runtime does not know
+ * the batch past its first reshape and fuses none; written with the symbol
+ * named on every value (and 0 copying it through reshapes) modelzoo BERT
+ * written unchanged got 4 of them and ran 1.6x slower than its file
+ * (docs/log/target.md, 2026-11-30, i39a). Unnamed here and inferred (-1)
+ * through reshapes, the written model tells ONNX Runtime no more than the
+ * original did. */
+static int hidden_from_fusions(const xf_export *x, int v)
+{
+    const xf_graph *g = x->g;
+    const xf_value *val = &g->values[v];
+    return val->kind == XF_VALUE_NODE && val->producer >= 0 && !xf_graph_is_output(g, v) &&
+           g->nodes[val->producer].op != XF_OP_OPAQUE;
+}
+
 const char *ox_export_dyn_dim_name(const xf_export *x, int v, int axis)
 {
     const xf_graph *g = x->g;
@@ -297,6 +324,7 @@ const char *ox_export_dyn_dim_name(const xf_export *x, int v, int axis)
         if (d->outputs[i].axis == axis && strcmp(d->outputs[i].value, vname) == 0)
             declared = d->outputs[i].name;
     if (declared || !dyn_varies(x, v, axis)) return declared; /* outputs keep theirs */
+    if (hidden_from_fusions(x, v)) return "";
     for (int s = 0; s < d->n_sym; s++) {
         int same = g->values[v].shape.dims[axis] == xf_onnx_dynamic_size(d, s, 0);
         for (int k = 0; same && k < x->n_probe; k++)
@@ -390,6 +418,11 @@ xf_status ox_export_dyn_reshape(xf_export *x, int node, int64_t *target, int *sr
         int c = graph_input_dim(x, vout, i);
         if (c >= 0) src[i] = c, target[i] = y0->dims[i], n_infer--;
     }
+    /* nothing to infer: the first copied dim is inferred instead, so that
+     * ONNX Runtime's shape inference does not carry the symbol through it
+     * (hidden_from_fusions) */
+    for (int i = 0; n_infer == 0 && i < y0->rank; i++)
+        if (target[i] == 0 && src[i] < 0) target[i] = -1, n_infer = 1;
     int infer_probe = -1; /* written fixed, the symbol of the last one frees a -1 */
     for (int i = 0; i < y0->rank; i++)
         if (target[i] == -1 && src[i] < 0 && moving_probe(x, vout, i) > infer_probe)

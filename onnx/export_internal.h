@@ -132,9 +132,11 @@ xf_status ox_export_emit(xf_export *x, int node);
 xf_status ox_export_dyn_follow(xf_export *x);
 /* The dim_param of dim `axis` of value v: the original's on a graph
  * output that declared one, else NULL for a fixed dim, the symbol's name
- * for a dim that is one, "" for one that moves otherwise. */
+ * for a dim that is one on a graph output or an opaque node's output, ""
+ * for one that moves otherwise (inner values: see export_dyn.c). */
 const char *ox_export_dyn_dim_name(const xf_export *x, int v, int axis);
-/* The Reshape target to write (0 copies the input's dim, -1 infers);
+/* The Reshape target to write (0 copies the input's dim, -1 infers; a
+ * target with nothing else to infer infers its first copied dim);
  * src[i] >= 0: dim i is taken from a run-time shape (else -1): the input's
  * dim src[i] when below XF_EXPORT_SRC_GRAPH, else dim src[i] % XF_MAX_DIMS
  * of graph input (src[i] - XF_EXPORT_SRC_GRAPH) / XF_MAX_DIMS (a symbol the

@@ -27,6 +27,7 @@ static xf_status arbitrate(opt_run *s, xf_error *err)
      * would write it fixed at its import size */
     ao.unbatch = xf_onnx_dynamic_points(s->dyn) == 1 && o->passes != XF_OPTIMIZE_RULES;
     ao.budget_s = o->target_budget;
+    ao.budget_max_s = o->target_budget_max;
     if (o->racing) ao.racing = o->racing, ao.pairwise = 0;
     if (o->finalists) ao.finalists = o->finalists;
     /* the winner is confirmed against the file written if the input is kept */

@@ -26,6 +26,7 @@ xf_optimize_options xf_optimize_options_default(void)
     o.candidates = xf_arbiter_options_default().max_models;
     o.target_every = 50;
     o.target_budget = 90;
+    o.target_budget_max = 300;
     o.alpha = so.alpha;
     o.locations = so.max_locations;
     o.seed = 1;

@@ -102,6 +102,9 @@ typedef struct xf_optimize_options {
     int candidates;            /* target: models timed besides the input per search (6) */
     int target_every;          /* target, wm/ppo: sparse target reward every K steps (50) */
     double target_budget;      /* target: seconds the arbiter may take (90; 0: no limit) */
+    double target_budget_max;  /* target: the most that budget may grow to, to race 4
+                                  models and confirm one at the input's measured
+                                  latency (300; not above target_budget: fixed) */
     int racing;                /* target: candidates timed at once (0: the arbiter's) */
     int finalists;             /* target: candidates in the final (0: the arbiter's) */
     double alpha;              /* taso: keep graphs costing < alpha x best (1.05) */

@@ -113,9 +113,12 @@ xf_status xf_prune_run(xf_rule *rules, size_t n, const xf_prune_options *opt,
 /* For rule sets too large to hold as xf_rule values (an xf_rule of a few
  * operators takes kilobytes; prune's own view of it about a hundred bytes):
  * `get` fills `out` (already initialised) with rule i; prune reads it once,
- * in index order, and frees it. With canonical_inputs, prune canonicalises
- * its copy; apply xf_prune_canonical_inputs to the rules you store. Same
- * verdicts and stats as xf_prune_run on the same rules. */
+ * in index order, and frees it. `get` is called from a helper thread of
+ * prune's (one call at a time, in index order; rules are fetched a batch
+ * ahead of building prune's view of them), so it must not depend on the
+ * calling thread. With canonical_inputs, prune canonicalises its copy;
+ * apply xf_prune_canonical_inputs to the rules you store. Same verdicts and
+ * stats as xf_prune_run on the same rules. */
 typedef xf_status (*xf_prune_get_fn)(void *user, size_t i, xf_rule *out, xf_error *err);
 xf_status xf_prune_run_from(size_t n, xf_prune_get_fn get, void *user,
                             const xf_prune_options *opt, xf_prune_verdict *verdicts,

@@ -6,6 +6,7 @@
  */
 #include "prune/prune_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,88 @@ static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int32_t ab
     return XF_OK;
 }
 
+/* Rules from `get`, a batch at a time: a helper thread fetches the next
+ * batch (and puts its inputs in canonical order) while this one interns
+ * the terms of the last. Fetching (xfergen: deserialising a stored
+ * candidate) costs about as much as interning and needs nothing of it, and
+ * interning must stay in index order on one thread. `get` is still called
+ * once per rule, in index order, by one thread at a time. */
+#define FETCH_BATCH 1024
+
+typedef struct fetch {
+    xf_prune_get_fn get;
+    void *user;
+    int canonical;
+    size_t lo, hi; /* rules [lo, hi) into r[0 .. hi - lo) */
+    xf_rule r[FETCH_BATCH];
+    size_t got;    /* fetched before a failure (hi - lo without one) */
+    xf_status st;
+    xf_error err;
+} fetch;
+
+static void *fetch_main(void *arg)
+{
+    fetch *f = arg;
+    f->st = XF_OK;
+    f->got = 0;
+    xf_error_clear(&f->err);
+    for (size_t i = f->lo; i < f->hi && f->st == XF_OK; i++) {
+        xf_rule *r = &f->r[i - f->lo];
+        f->st = f->get(f->user, i, r, &f->err);
+        if (f->st == XF_OK && f->canonical) f->st = xf_prune_canonical_inputs(r, &f->err);
+        if (f->st == XF_OK) f->got++;
+    }
+    return NULL;
+}
+
+/* Starts fetching [lo, hi) into f: on a helper thread (*started = 1), or
+ * here when none can be made. */
+static void fetch_start(fetch *f, size_t lo, size_t hi, pthread_t *tid, int *started)
+{
+    f->lo = lo;
+    f->hi = hi;
+    *started = pthread_create(tid, NULL, fetch_main, f) == 0;
+    if (!*started) fetch_main(f);
+}
+
+static xf_status build_fetched(pr_rules *rs, size_t n, xf_prune_get_fn get, void *user,
+                               int canonical, int32_t absent, xf_error *err)
+{
+    fetch *f = xf_malloc(2 * sizeof *f);
+    if (!f) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (fetching rules)");
+    for (int b = 0; b < 2; b++) {
+        f[b].get = get;
+        f[b].user = user;
+        f[b].canonical = canonical;
+        for (int k = 0; k < FETCH_BATCH; k++) xf_rule_init(&f[b].r[k]);
+    }
+    xf_status st = XF_OK;
+    pthread_t tid;
+    int started = 0, cur = 0; /* f[cur]: the batch being built, f[cur ^ 1]: the next */
+    fetch_start(&f[0], 0, n < FETCH_BATCH ? n : FETCH_BATCH, &tid, &started);
+    if (started) pthread_join(tid, NULL);
+    for (size_t lo = 0; lo < n; lo += FETCH_BATCH, cur ^= 1) {
+        fetch *c = &f[cur];
+        started = 0;
+        if (c->st == XF_OK && lo + FETCH_BATCH < n) {
+            size_t hi = lo + 2 * FETCH_BATCH < n ? lo + 2 * FETCH_BATCH : n;
+            fetch_start(&f[cur ^ 1], lo + FETCH_BATCH, hi, &tid, &started);
+        }
+        for (size_t k = 0; k < c->got && st == XF_OK; k++) st = build_rule(rs, lo + k, &c->r[k], absent, err);
+        if (st == XF_OK && c->st != XF_OK) {
+            st = c->st;
+            if (err) *err = c->err;
+        }
+        if (started) pthread_join(tid, NULL);
+        for (size_t k = 0; k < c->hi - c->lo; k++) xf_rule_free(&c->r[k]);
+        if (st != XF_OK) break;
+    }
+    for (int b = 0; b < 2; b++) /* after a failure, the batch fetched ahead */
+        for (int k = 0; k < FETCH_BATCH; k++) xf_rule_free(&f[b].r[k]);
+    xf_free(f);
+    return st;
+}
+
 xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_get_fn get,
                          void *user, int canonical, xf_error *err)
 {
@@ -349,18 +432,8 @@ xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_
     xf_status st = intern_name(&rs->table, "", &absent_name, err);
     if (st == XF_OK)
         st = intern_term(&rs->table, PR_LEAF, PR_NO_TYPE, absent_name, 0, NULL, &absent, err);
-    xf_rule tmp;
-    xf_rule_init(&tmp);
-    for (size_t i = 0; st == XF_OK && i < n; i++) {
-        if (rules) {
-            st = build_rule(rs, i, &rules[i], absent, err);
-            continue;
-        }
-        st = get(user, i, &tmp, err);
-        if (st == XF_OK && canonical) st = xf_prune_canonical_inputs(&tmp, err);
-        if (st == XF_OK) st = build_rule(rs, i, &tmp, absent, err);
-        xf_rule_free(&tmp);
-    }
+    for (size_t i = 0; rules && st == XF_OK && i < n; i++) st = build_rule(rs, i, &rules[i], absent, err);
+    if (!rules && st == XF_OK) st = build_fetched(rs, n, get, user, canonical, absent, err);
     /* Every term is interned now; the stages only read them. */
     xf_htab_free(&rs->table.term_index);
     return st;

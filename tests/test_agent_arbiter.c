@@ -22,7 +22,10 @@
  * optimised at is dropped untimed. The
  * budget is kept (a tiny one times nothing and says how many were left)
  * and the memory limit honoured (refused when the input's sessions alone
- * do not fit; the input's weights shared otherwise). The
+ * do not fit; the input's weights shared otherwise); with a most above it,
+ * the budget grows to what the model needs (xf_arbiter_budget's plan, on
+ * figures and in a run) and no further; the start graph and the cheapest
+ * race first, then their unbatched layouts. The
  * environment's sparse target reward comes every k-th valid step with the
  * latency change since the previous measurement.
  */
@@ -398,6 +401,20 @@ START_TEST(the_winner_is_confirmed_against_the_input_file)
 }
 END_TEST
 
+/* y + 0 * (x·W·W...): y's values with `matmuls` useless matmuls by W
+ * [256,256] (of `seed`) on top. */
+static int plus_useless_matmuls(xf_graph *g, int x, int y, uint64_t seed, int matmuls)
+{
+    int w = xf_test_weight(g, "w", 2, (int64_t[]){256, 256}, seed);
+    float zero = 0.0f;
+    xf_shape s1 = xf_shape_make(1, (int64_t[]){1});
+    int z = xf_graph_add_const(g, "scale", XF_F32, &s1, &zero, NULL);
+    ck_assert_int_ge(z, 0);
+    int mm = x;
+    for (int k = 0; k < matmuls; k++) mm = xf_test_op2(g, XF_OP_MATMUL, NULL, mm, w);
+    return xf_test_op2(g, XF_OP_ADD, NULL, y, xf_test_op2(g, XF_OP_MUL, NULL, mm, z));
+}
+
 /* relu(x) + c with x [n,256]; c [1,256], or with `tiled` [n,256], every row
  * the same (the same outputs at batch n, but bound to it: it cannot be
  * written with a symbolic batch); then `matmuls` useless matmuls on top
@@ -413,16 +430,7 @@ static void batch_graph(xf_graph *g, int64_t n, int tiled, int matmuls)
     int cv = xf_graph_add_const(g, "c", XF_F32, &cs, c, NULL);
     ck_assert_int_ge(cv, 0);
     int y = xf_test_op2(g, XF_OP_ADD, NULL, xf_test_op2(g, XF_OP_RELU, NULL, x, -1), cv);
-    if (matmuls) {
-        int w = xf_test_weight(g, "w", 2, (int64_t[]){256, 256}, 5);
-        float zero = 0.0f;
-        xf_shape s1 = xf_shape_make(1, (int64_t[]){1});
-        int z = xf_graph_add_const(g, "scale", XF_F32, &s1, &zero, NULL);
-        ck_assert_int_ge(z, 0);
-        int mm = x;
-        for (int k = 0; k < matmuls; k++) mm = xf_test_op2(g, XF_OP_MATMUL, NULL, mm, w);
-        y = xf_test_op2(g, XF_OP_ADD, NULL, y, xf_test_op2(g, XF_OP_MUL, NULL, mm, z));
-    }
+    if (matmuls) y = plus_useless_matmuls(g, x, y, 5, matmuls);
     xf_test_out(g, y);
 }
 
@@ -581,7 +589,11 @@ END_TEST
 
 /* The budget is kept: when what is left would not even confirm a winner,
  * no candidate is timed, the input is written, and the result says how
- * many were left (deterministic: a budget of 10 ms). The memory limit:
+ * many were left (deterministic: a budget of 10 ms). With a most above
+ * it (budget_max_s) the budget grows, before any candidate joins, to the
+ * plan (xf_arbiter_budget: over a second for any model) and the first
+ * candidate is raced; with a most of 20 ms it grows to that and
+ * still times nothing. The memory limit:
  * when the input's two sessions alone would not fit, the arbiter times
  * nothing, says why, and keeps the input; within a generous limit the
  * input's weights are shared with every session and the sessions'
@@ -602,6 +614,24 @@ START_TEST(the_budget_is_kept_and_the_memory_limit_honoured)
     ck_assert_int_eq(ar.budget_hit, 1);
     ck_assert(ar.budget_s == 0.01);
     ck_assert_int_eq(out.n_nodes, slow.n_nodes);
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    /* with a most above it, the budget grows to the plan before any
+     * candidate joins: the first candidate is raced */
+    o.budget_max_s = 600;
+    arbitrate_with(t, &slow, c, 2, &o, &out, &ar);
+    ck_assert(ar.budget_given_s == 0.01);
+    ck_assert_msg(ar.budget_s > 1 && ar.budget_s <= 600, "budget %.3f s", ar.budget_s);
+    ck_assert(ar.budget_share_ms > 0);
+    ck_assert_int_gt(ar.e[1].t.runs, 0);
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    /* and no further than the most: 20 ms still times nothing */
+    o.budget_max_s = 0.02;
+    arbitrate_with(t, &slow, c, 2, &o, &out, &ar);
+    ck_assert(ar.budget_s == 0.02);
+    ck_assert_int_eq(ar.n_untimed, 2);
+    ck_assert_int_eq(ar.chosen, 0);
     xf_arbiter_result_free(&ar);
     xf_graph_free(&out);
     o = xf_arbiter_options_default();
@@ -804,6 +834,83 @@ START_TEST(two_or_more_faster_candidates_run_a_final)
 }
 END_TEST
 
+/* The budget planned for the model (no runtime): fixed without a most
+ * above it; a small model keeps the budget given; a BERT-base's run of
+ * 324 ms gets what 4 models raced for 21 rounds beside the input and its
+ * self check take, with their loads, and a confirming run of 21 rounds and
+ * one of 84 (the figures of the formula, not a timing); a slower model is
+ * bounded by the most; no limit stays none. */
+START_TEST(the_budget_grows_with_the_model_within_its_most)
+{
+    xf_arbiter_options o = xf_arbiter_options_default();
+    o.budget_s = 90;
+    ck_assert(xf_arbiter_budget(&o, 324, 2, 5) == 90);
+    o.budget_max_s = 300;
+    ck_assert(xf_arbiter_budget(&o, 2, 0.05, 0.5) == 90);
+    double want = 5 + 4 * (2 + 63 * 0.324) + 3 * (2 + 21 * 0.324) + 3 * (2 + 84 * 0.324);
+    ck_assert(want > 90 && want < 300);
+    ck_assert_double_eq_tol(xf_arbiter_budget(&o, 324, 2, 5), want, 1e-9);
+    ck_assert(xf_arbiter_budget(&o, 2000, 2, 5) == 300);
+    o.budget_models = 2;
+    ck_assert_double_eq_tol(xf_arbiter_budget(&o, 324, 2, 5), want - 2 * (2 + 63 * 0.324), 1e-9);
+    o.budget_s = 0;
+    ck_assert(xf_arbiter_budget(&o, 324, 2, 5) == 0);
+}
+END_TEST
+
+/* relu(x) + 0 * (x·W...) with x [1,4,256], W of the given seed, `matmuls`
+ * useless matmuls: a batch-1 model with an unbatched layout from two
+ * matmuls on (each by a 2-D weight saves two Reshapes in onnxruntime, the
+ * input's and the output's adapters cost one each). */
+static void batch1_graph(xf_graph *g, uint64_t seed, int matmuls)
+{
+    xf_graph_init(g);
+    int x = xf_test_input(g, "x", 3, (int64_t[]){1, 4, 256});
+    int y = xf_test_op2(g, XF_OP_RELU, NULL, x, -1);
+    xf_test_out(g, plus_useless_matmuls(g, x, y, seed, matmuls));
+}
+
+/* The order of the race: the start graph, the search's cheapest, then
+ * their unbatched layouts (before: the start graph's layout took the
+ * second place, and at a BERT-base's size the budget reached the
+ * cheapest third). Entries are listed as they are queued, and the queue
+ * races in its order. */
+START_TEST(the_start_graph_and_the_cheapest_race_first_then_their_layouts)
+{
+    xf_target *t = xf_fx_target();
+    if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
+    xf_graph input, start, cheapest, out;
+    batch1_graph(&input, 5, 3);
+    batch1_graph(&start, 5, 2);
+    batch1_graph(&cheapest, 6, 2);
+    const xf_graph *c[2] = {&cheapest, &start};
+    xf_search_result sr;
+    result_of(&sr, c, 2);
+    sr.candidates[1].n_applied = 0; /* the start graph, the dearer */
+    const xf_search_result *srs[1] = {&sr};
+    xf_arbiter_options o = xf_arbiter_options_default();
+    xf_arbiter_result ar;
+    xf_error err;
+    ck_assert_msg(xf_agent_arbitrate(t, NULL, &input, srs, 1, &o, &out, &ar, &err) == XF_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(ar.n, 5);
+    const int cand[5] = {-1, 1, 0, 1, 0}, unbatched[5] = {0, 0, 0, 1, 1};
+    for (int i = 1; i < 5; i++) {
+        ck_assert_int_eq(ar.e[i].candidate, cand[i]);
+        ck_assert_int_eq(ar.e[i].unbatched, unbatched[i]);
+        ck_assert_msg(ar.e[i].t.runs > 0, "entry %d verdict %d: %s", i, ar.e[i].verdict,
+                      ar.e[i].why);
+    }
+    xf_arbiter_result_free(&ar);
+    xf_graph_free(&out);
+    xf_search_result_free(&sr);
+    xf_graph_free(&input);
+    xf_graph_free(&start);
+    xf_graph_free(&cheapest);
+    xf_target_close(t);
+}
+END_TEST
+
 START_TEST(bad_options_are_refused)
 {
     xf_graph g, out;
@@ -844,6 +951,7 @@ int main(void)
     tcase_add_test(tc, swapped_operands_are_one_candidate);
     tcase_add_test(tc, candidate_paths_have_their_rewrites);
     tcase_add_test(tc, the_final_writes_the_cheapest_of_those_it_cannot_tell_apart);
+    tcase_add_test(tc, the_budget_grows_with_the_model_within_its_most);
     suite_add_tcase(s, tc);
     tc = tcase_create("arbiter");
     tcase_set_timeout(tc, 300);
@@ -854,6 +962,7 @@ int main(void)
     tcase_add_test(tc, the_candidates_of_every_search_are_weighed);
     tcase_add_test(tc, two_or_more_faster_candidates_run_a_final);
     tcase_add_test(tc, the_budget_is_kept_and_the_memory_limit_honoured);
+    tcase_add_test(tc, the_start_graph_and_the_cheapest_race_first_then_their_layouts);
     tcase_add_test(tc, bad_options_are_refused);
     tcase_add_test(tc, the_environment_rewards_target_latency_every_k_steps);
     suite_add_tcase(s, tc);

@@ -14,7 +14,9 @@
  * at another rank (relative permutations); a multi-output match that would
  * create a cycle is rejected; a rule's split into three equal parts matches
  * a model's three equal parts at other sizes and neither three unequal
- * parts nor two equal ones. Instantiation: split sizes re-derived for
+ * parts nor two equal ones; one whose parts are rule outputs cuts as the
+ * rule's when the source reads them too (halves, never 5/3) and any way
+ * when it does not (split(relu(relu(x))) => split(relu(x)) at 5/3). Instantiation: split sizes re-derived for
  * unequal widths (16 and 32), relative axes on 3-D activations with 2-D
  * weights, identity conv / identity matrix / pooling kernel shapes and the
  * depthwise group re-derived, weight-only flags, and the returned params
@@ -448,6 +450,110 @@ START_TEST(test_split_part_sizes)
     /* and unequal parts only at the rule's own sizes */
     const int64_t own[3] = {4, 4, 4};
     ck_assert_int_eq(split3_locations(12, 3, own, NULL), 1);
+}
+END_TEST
+
+/* reduce_sum(a) - reduce_sum(b) over the last axis, kept (rank 1: [1]) */
+static int sum_diff(xf_graph *g, int a, int b)
+{
+    xf_params rs = xf_params_default();
+    rs.n_axes = 1;
+    rs.axes[0] = -1;
+    rs.keepdims = 1;
+    return op(g, XF_OP_SUB, NULL, op(g, XF_OP_REDUCE_SUM, &rs, a, -1),
+              op(g, XF_OP_REDUCE_SUM, &rs, b, -1));
+}
+
+/* (y0, y1) = split(x) in halves, z = sum(y0) - sum(y1), outputs y0, y1, z
+ * => the halves of x (sized by the outputs) and z of another split of x in
+ * halves: every output of the source split is a rule output, and the
+ * source reads them too. True at halves, false at 5/3 (review 39c). */
+static void rule_split_read_inside(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d[1] = {8}, half[2] = {4, 4};
+    int s = in(&r->src, "x", XF_F32, 1, d), t = in(&r->dst, "x", XF_F32, 1, d), y[2], u[2], v[2];
+    split_last(&r->src, s, 2, half, y);
+    int z = sum_diff(&r->src, y[0], y[1]);
+    xf_test_out(&r->src, y[0]);
+    xf_test_out(&r->src, y[1]);
+    xf_test_out(&r->src, z);
+    split_last(&r->dst, t, 2, half, u);
+    split_last(&r->dst, t, 2, half, v);
+    xf_test_out(&r->dst, u[0]);
+    xf_test_out(&r->dst, u[1]);
+    xf_test_out(&r->dst, sum_diff(&r->dst, v[0], v[1]));
+}
+
+/* split(relu(relu(x))) in halves => split(relu(x)), sized by the outputs:
+ * the source split's outputs are rule outputs that nothing in the source
+ * reads. */
+static void rule_split_of_relu(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d[1] = {8}, half[2] = {4, 4};
+    int s = in(&r->src, "x", XF_F32, 1, d), t = in(&r->dst, "x", XF_F32, 1, d), y[2];
+    int rr = op(&r->src, XF_OP_RELU, NULL, op(&r->src, XF_OP_RELU, NULL, s, -1), -1);
+    split_last(&r->src, rr, 2, half, y);
+    xf_test_out(&r->src, y[0]);
+    xf_test_out(&r->src, y[1]);
+    split_last(&r->dst, op(&r->dst, XF_OP_RELU, NULL, t, -1), 2, half, y);
+    xf_test_out(&r->dst, y[0]);
+    xf_test_out(&r->dst, y[1]);
+}
+
+/* How many locations the rule `make` builds has in g (at most 16); frees g. */
+static int locations_freeing(void (*make)(xf_rule *), xf_graph *g)
+{
+    xf_ruleset *rs = set1(make);
+    xf_match m[16];
+    int found = find(rs, 0, g, m);
+    xf_ruleset_free(rs);
+    xf_graph_free(g);
+    return found;
+}
+
+/* Locations of rule_split_read_inside where x is split into parts of
+ * sizes p0, p1, both parts graph outputs and read by sum_diff. */
+static int split_read_inside_locations(int64_t p0, int64_t p1)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t d[1] = {p0 + p1}, sizes[2] = {p0, p1};
+    int x = in(&g, "x", XF_F32, 1, d), y[2];
+    split_last(&g, x, 2, sizes, y);
+    int z = sum_diff(&g, y[0], y[1]);
+    xf_test_out(&g, y[0]);
+    xf_test_out(&g, y[1]);
+    xf_test_out(&g, z);
+    return locations_freeing(rule_split_read_inside, &g);
+}
+
+/* Locations of rule_split_of_relu where relu(relu(x)) is split into parts
+ * of sizes p0, p1, both graph outputs. */
+static int split_of_relu_locations(int64_t p0, int64_t p1)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t d[1] = {p0 + p1}, sizes[2] = {p0, p1};
+    int x = in(&g, "x", XF_F32, 1, d), y[2];
+    int rr = op(&g, XF_OP_RELU, NULL, op(&g, XF_OP_RELU, NULL, x, -1), -1);
+    split_last(&g, rr, 2, sizes, y);
+    xf_test_out(&g, y[0]);
+    xf_test_out(&g, y[1]);
+    return locations_freeing(rule_split_of_relu, &g);
+}
+
+START_TEST(test_split_mapped_and_read_inside)
+{
+    /* a source split whose parts are rule outputs and read inside cuts as
+     * the rule's: halves at any size, never 5/3 ... */
+    ck_assert_int_eq(split_read_inside_locations(4, 4), 1);
+    ck_assert_int_eq(split_read_inside_locations(6, 6), 1);
+    ck_assert_int_eq(split_read_inside_locations(5, 3), 0);
+    /* ... while one whose parts only leave the rule takes any sizes */
+    ck_assert_int_eq(split_of_relu_locations(4, 4), 1);
+    ck_assert_int_eq(split_of_relu_locations(5, 3), 1);
 }
 END_TEST
 
@@ -1058,6 +1164,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_merge_3d_activation_2d_weights);
     tcase_add_test(t, test_multi_output_cycle_rejected);
     tcase_add_test(t, test_split_part_sizes);
+    tcase_add_test(t, test_split_mapped_and_read_inside);
     tcase_add_test(t, test_commutativity);
     tcase_add_test(t, test_conv_relu_fusion);
     tcase_add_test(t, test_bare_output_and_relative_perm);

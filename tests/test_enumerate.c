@@ -11,7 +11,9 @@
  * re-checked here on fresh float inputs, -j1 and -j2 give the same list,
  * and a stopped run resumed from its checkpoint gives the same list as an
  * uninterrupted one, also when stopped inside the last level (whose
- * fingerprints are on disk).
+ * fingerprints are on disk). A reducible child is never evaluated, and
+ * candidates taken as records (xfergen's) are serialized by the confirming
+ * threads and rebuild into the same rules.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "enumerate/enumerate.h"
+#include "rulesdb/rulesdb.h"
 #include "testutil.h"
 
 #define P XF_ENUM_P
@@ -518,6 +521,96 @@ START_TEST(deterministic_across_threads)
 }
 END_TEST
 
+/* A reducible child is dropped before its new node is evaluated: every
+ * node the memo answered or a kernel computed belongs to a kept graph. */
+START_TEST(reducible_children_not_evaluated)
+{
+    collected a;
+    xf_enum_stats st;
+    enumerate("matmul\newadd\nrelu\nconcat axis=1\nsplit axis=1\ntranspose\n", "a:4x4,b:4x4,c:4x4",
+              3, 2, &a, &st);
+    ck_assert_uint_gt(st.reducible, 0);
+    ck_assert_uint_eq(st.memo_hits + st.memo_misses, st.graphs);
+    collected_free(&a);
+}
+END_TEST
+
+static uint64_t le(const uint8_t *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* A candidate handed over as a record (xfergen's candidate list: u64
+ * fingerprint, u32 input count, per input u16 length + name, per side u32
+ * length + serialized graph), rebuilt into its rule and collected. */
+static xf_status on_record(void *user, xf_enum_candidate *c, xf_error *err)
+{
+    ck_assert_ptr_nonnull(c->record);
+    ck_assert_int_eq(c->rule.src.n_nodes, 0); /* the record is all there is */
+    const uint8_t *p = c->record, *end = c->record + c->record_len;
+    xf_enum_candidate k = *c;
+    xf_rule_init(&k.rule);
+    k.rule.fingerprint = le(p, 8);
+    uint32_t n_in = (uint32_t)le(p + 8, 4);
+    p += 12;
+    char names[16][64];
+    const char *name_ptrs[17] = {NULL};
+    ck_assert_uint_le(n_in, 16);
+    for (uint32_t i = 0; i < n_in; i++) {
+        size_t n = (size_t)le(p, 2);
+        ck_assert_uint_lt(n, sizeof names[i]);
+        memcpy(names[i], p + 2, n);
+        names[i][n] = '\0';
+        name_ptrs[i] = names[i];
+        p += 2 + n;
+    }
+    for (int side = 0; side < 2; side++) {
+        size_t n = (size_t)le(p, 4);
+        ck_assert_int_eq(xf_rulesdb_graph_deserialize(p + 4, n, name_ptrs,
+                                                      side ? &k.rule.dst : &k.rule.src, err),
+                         XF_OK);
+        p += 4 + n;
+    }
+    ck_assert_ptr_eq(p, end);
+    xf_status st = on_candidate(user, &k, err);
+    xf_rule_free(&k.rule);
+    return st;
+}
+
+/* Taking records, the confirming threads serialize each candidate (not
+ * the serial hand-out): the same candidates, in the same order. */
+START_TEST(records_from_threads)
+{
+    const char *vocab = "matmul\newadd\nrelu\nconcat axis=1\nsplit axis=1\ntranspose\n";
+    collected a, b;
+    xf_enum_stats sa, sb;
+    enumerate(vocab, "a:4x4,b:4x4,c:4x4", 3, 2, &a, &sa);
+    xf_enum_config c;
+    xf_enum_config_init(&c);
+    xf_error err;
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, vocab, "test", &err), XF_OK);
+    ck_assert_int_eq(xf_enum_inputs_parse(&c, "a:4x4,b:4x4,c:4x4", &err), XF_OK);
+    c.max_ops = 3;
+    xf_enum_options o;
+    xf_enum_options_init(&o);
+    o.threads = 2;
+    o.take_records = 1;
+    o.user = &b;
+    o.on_candidate = on_record;
+    memset(&b, 0, sizeof b);
+    ck_assert_msg(xf_enum_run(&c, &o, &sb, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_gt(a.n, 10);
+    ck_assert_int_eq(b.n, a.n);
+    for (int i = 0; i < a.n; i++) ck_assert_str_eq(b.v[i].text, a.v[i].text);
+    ck_assert_uint_eq(sb.candidates, sa.candidates);
+    xf_enum_config_free(&c);
+    collected_free(&a);
+    collected_free(&b);
+}
+END_TEST
+
 /* A run to stop and resume: configuration, checkpoint `name` (removed),
  * options with the stop flag, candidates into *part. */
 static void resumable(xf_enum_config *c, const char *vocab, const char *inputs, int max_ops,
@@ -706,6 +799,8 @@ static Suite *suite(void)
     tcase_add_test(tc, relu_commutes_with_transpose);
     tcase_add_test(tc, false_pair_never_candidate);
     tcase_add_test(tc, deterministic_across_threads);
+    tcase_add_test(tc, reducible_children_not_evaluated);
+    tcase_add_test(tc, records_from_threads);
     tcase_add_test(tc, stop_and_resume);
     tcase_add_test(tc, stop_in_last_level_and_resume);
     suite_add_tcase(s, tc);

@@ -629,7 +629,7 @@ END_TEST
 /* A learning agent that trains here is judged on both preparations as
  * TASO is (each trained for the budget a search gets on each), and what
  * is written computes what the input does; one saved is one agent: the
- * model as asked, once. */
+ * model as asked, once. --target-budget given alone is kept. */
 START_TEST(test_target_scalings_agent)
 {
     if (!have_ort()) XF_SKIP("ONNX Runtime is not installed");
@@ -642,6 +642,8 @@ START_TEST(test_target_scalings_agent)
                                     "target times both searches' candidates): ");
     xf_test_expect_contains(output, "optimisation:    ppo (scalings moved), 30 environment steps");
     xf_test_expect_contains(output, "optimisation:    ppo (scalings kept), 30 environment steps");
+    /* a budget given is kept: not grown to the plan (over 20 s for any model) */
+    xf_test_expect_contains(output, " (budget 20 s");
     xf_graph in, got;
     expect_same_outputs(scaled_path, out_path, &in, &got);
     xf_graph_free(&in);

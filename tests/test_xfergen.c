@@ -345,9 +345,9 @@ END_TEST
 
 #ifdef XF_HAVE_MPI
 /* The allocation fail_realloc fails once: the first growth of the table of
- * an extension queue's results (64 childbufs of 24 bytes, enumerate/mpi.c
+ * an extension queue's results (64 childbufs of 32 bytes, enumerate/mpi.c
  * send_piece), the first piece rank 0 hands out. */
-#define NOMEM_SIZE (64 * 3 * sizeof(size_t))
+#define NOMEM_SIZE (64 * 4 * sizeof(size_t))
 static int nomem_fired;
 
 static void *pass_malloc(void *user, size_t n)

@@ -13,9 +13,11 @@
  *  - the input's weights are shared with every session (target/share.c):
  *    candidates borrow them (finishing keeps borrowed constants borrowed),
  *    so a session costs the candidate's new constants and activations;
- *  - candidates are finished one at a time as a slot frees, cheapest
- *    first per search, with their unbatched layout (xf_agent_unbatch) as a
- *    variant; a duplicate (up to swapped operands of add, mul, min, max:
+ *  - candidates are finished one at a time as a slot frees, per search
+ *    the start graph and the cheapest first, then their unbatched layouts
+ *    (xf_agent_unbatch, a variant of each candidate), then the rest
+ *    cheapest first, each followed by its variant; a duplicate (up to
+ *    swapped operands of add, mul, min, max:
  *    the same model to the target, and timing it again would only give the
  *    winner another draw of the noise) is dropped, and so is a model whose
  *    outputs in the target differ from the input's (checked on the warm-up
@@ -51,7 +53,14 @@
  *    is written when the input is kept: an export can run at another speed;
  *  - budget_s bounds the whole: racing stops taking candidates when what
  *    is left would not cover the confirmation, and a closer look or a
- *    confirming run is shortened to what fits (or skipped); mem_limit
+ *    confirming run is shortened to what fits (or skipped). With
+ *    budget_max_s above it, the budget is planned once, from a round of
+ *    the input and its self check before any candidate joins: what
+ *    budget_models models and a confirmation take at the input's latency
+ *    (xf_arbiter_budget), at least budget_s and at most budget_max_s. Why:
+ *    at a BERT-base's 0.3 s a run a race round is a second, and 90 s
+ *    raced three models and left the one found faster no time to be
+ *    confirmed, while a small model's plan stays under budget_s; mem_limit
  *    bounds the sessions' estimated memory: fewer candidates at once, a
  *    candidate that would not fit alone is not timed, and when the input's
  *    two sessions do not fit the arbiter refuses and keeps the input.
@@ -67,6 +76,7 @@
 #define DEFAULT_MIN_ROUNDS 7
 #define DEFAULT_FINALISTS 3
 #define DEFAULT_FINAL_ROUNDS 84 /* a final's rounds when close_rounds is 0 */
+#define DEFAULT_BUDGET_MODELS 4 /* the start graph and the cheapest, both layouts */
 /* Seconds a session takes to load, warm up and be freed, for planning
  * until one has been measured (a BERT-base's: 0.2-0.5 s and its warm-up). */
 #define LOAD_S 1.0
@@ -86,6 +96,7 @@ xf_arbiter_options xf_arbiter_options_default(void)
     o.racing = DEFAULT_RACING;
     o.min_rounds = DEFAULT_MIN_ROUNDS;
     o.finalists = DEFAULT_FINALISTS;
+    o.budget_models = DEFAULT_BUDGET_MODELS;
     return o;
 }
 
@@ -150,6 +161,7 @@ typedef struct arb {
     double share_ms;       /* a model's share of a race round as measured, a running
                               mean (0: none yet); plans runs after the race */
     double load_s;         /* the longest a candidate took to join (load, warm up) */
+    double budget_s;       /* o.budget_s, or as planned (xf_arbiter_budget) */
     /* kept after the race */
     held *faster;          /* decided faster, by ratio */
     int n_faster;
@@ -166,7 +178,7 @@ static double elapsed(const arb *a)
 /* Seconds left of the budget (a large number without one). */
 static double left(const arb *a)
 {
-    return a->o.budget_s > 0 ? a->o.budget_s - elapsed(a) : 1e30;
+    return a->budget_s > 0 ? a->budget_s - elapsed(a) : 1e30;
 }
 
 /* A run of the input against n models (and the self check) over
@@ -185,6 +197,26 @@ static double run_seconds(const arb *a, int n, int rounds)
 static double pair_seconds(const arb *a, int rounds)
 {
     return run_seconds(a, 1, rounds);
+}
+
+double xf_arbiter_budget(const xf_arbiter_options *o, double share_ms, double load_s,
+                         double spent_s)
+{
+    if (!(o->budget_s > 0) || !(o->budget_max_s > o->budget_s)) return o->budget_s;
+    int rounds = o->timing.rounds > 0 ? o->timing.rounds : 21;
+    int models = o->budget_models > 0 ? o->budget_models : DEFAULT_BUDGET_MODELS;
+    double round_ms = o->timing.round_ms > 0 ? o->timing.round_ms : 25.0;
+    double share_s = (share_ms > round_ms ? share_ms : round_ms) / 1000.0;
+    double load = load_s > LOAD_S ? load_s : LOAD_S;
+    /* the race: each model joins, then runs its rounds beside the input
+     * and the self check */
+    double race_s = models * (load + 3.0 * rounds * share_s);
+    /* then the winner against the input alone: three sessions loaded, the
+     * default length, and close_rounds when that cannot tell */
+    double confirm_s = 3.0 * (load + rounds * share_s);
+    if (o->close_rounds > 0) confirm_s += 3.0 * (load + o->close_rounds * share_s);
+    double s = spent_s + race_s + confirm_s;
+    return s < o->budget_s ? o->budget_s : s > o->budget_max_s ? o->budget_max_s : s;
 }
 
 static void unref(finished *f)
@@ -264,7 +296,8 @@ static xf_status add_entry(arb *a, int search, int cand, xf_arbiter_verdict v, c
  * already run differently in the target), then the cheapest of each
  * distinct cost, then the rest cheapest first. Candidates of equal cost are
  * mostly the same rewrites in another order or place; distinct costs reach
- * further for the few models the target can time. */
+ * further for the few models the target can time. (The start graph's
+ * unbatched variant races after the cheapest: with_the_start.) */
 static int candidate_order(const xf_search_result *sr, int *order)
 {
     int k = 0;
@@ -350,11 +383,29 @@ static const xf_graph *working(const arb *a, int s, int c)
     return sr->n_candidates > 0 ? &sr->candidates[c].g : &sr->best;
 }
 
-/* Fills the queue with the next new candidate (and its unbatched
- * variant); leaves it empty when the searches have no more. */
+/* Whether the queue, holding a search's start graph alone, takes the
+ * search's next candidate (its cheapest) too: then the cheapest races
+ * before the start graph's unbatched variant, queued when the start graph
+ * joins. Why: at a BERT-base's size a race takes a budget's third for
+ * three models, and the start graph's variant took the place of the
+ * search's answer (2026-11-30). */
+static int with_the_start(const arb *a)
+{
+    if (!a->order || a->k != 1 || a->k >= a->n_order || a->n_queue != 1 ||
+        a->timed + 1 >= a->o.max_models)
+        return 0;
+    const xf_search_result *sr = a->srs[a->search];
+    const xf_arbiter_entry *q = &a->res->e[a->queue[0].entry];
+    return sr->n_candidates > 0 && sr->candidates[a->order[0]].n_applied == 0 &&
+           !q->unbatched && q->search == a->search && q->candidate == a->order[0];
+}
+
+/* Fills the queue with the next new candidate (with the start graph, the
+ * cheapest too); leaves it empty when the searches have no more. A second
+ * candidate queued is released until it joins (finished again then). */
 static xf_status next_candidates(arb *a, xf_error *err)
 {
-    while (a->n_queue == 0 && a->search < a->n_searches) {
+    while ((a->n_queue == 0 || with_the_start(a)) && a->search < a->n_searches) {
         const xf_search_result *sr = a->srs[a->search];
         if (!a->order) {
             int n_cand = sr->n_candidates > 0 ? sr->n_candidates : 1;
@@ -379,6 +430,7 @@ static xf_status next_candidates(arb *a, xf_error *err)
         int queued = 0;
         st = offer(a, a->search, c, 0, &fin, NULL, &queued, err);
         if (st) return st;
+        if (queued && a->n_queue > 1) release(&a->queue[a->n_queue - 1]);
     }
     return XF_OK;
 }
@@ -677,6 +729,26 @@ static double reserve(const arb *a)
     return fs > s ? fs : s;
 }
 
+/* The budget planned (xf_arbiter_budget) when budget_max_s allows it to
+ * grow: from one round of the input and its self check, run now, before
+ * any candidate joins (so that a budget too small for one candidate at
+ * this size grows too), and the time the two took to load (open_s). */
+static xf_status plan_budget(arb *a, double open_s, xf_error *err)
+{
+    if (!(a->o.budget_s > 0 && a->o.budget_max_s > a->o.budget_s)) return XF_OK;
+    xf_status st = xf_target_race_round(a->race, err);
+    xf_target_timing in;
+    if (!st) st = xf_target_race_timing(a->race, 0, &in, NULL, NULL, err);
+    if (st) return st;
+    a->input_ms = in.median_ms;
+    a->share_ms = xf_target_race_round_ms(a->race) / 2; /* the input's and its self check's */
+    if (open_s / 2 > a->load_s) a->load_s = open_s / 2;
+    a->budget_s = xf_arbiter_budget(&a->o, a->share_ms, a->load_s, elapsed(a));
+    a->res->budget_s = a->budget_s;
+    a->res->budget_share_ms = a->share_ms;
+    return XF_OK;
+}
+
 static xf_status race(arb *a, xf_error *err)
 {
     xf_target_timing_options to = a->o.timing;
@@ -685,7 +757,9 @@ static xf_status race(arb *a, xf_error *err)
      * its candidates are timed as written (xf_target_keep_dims), and an
      * export of the input, written by rlflow, may run otherwise */
     const char *ref = a->res->against_file && xf_target_kept_dims(a->t) ? a->o.input_file : NULL;
+    double t_open = xf_clock_now();
     xf_status st = xf_target_race_open(a->t, a->model, ref, 1, &to, &a->race, err);
+    if (!st) st = plan_budget(a, xf_clock_now() - t_open, err);
     if (st) return st;
     int stop = 0;
     while (!st) {
@@ -1063,7 +1137,7 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
     a.slots = pairwise ? 1 : a.o.racing > 0 ? a.o.racing : DEFAULT_RACING;
     res->pairwise = a.slots == 1;
     res->racing = a.slots;
-    res->budget_s = a.o.budget_s;
+    res->budget_s = res->budget_given_s = a.budget_s = a.o.budget_s;
     /* entries: each candidate and its unbatched variant, and the input */
     a.cap = 1;
     for (int s = 0; s < n_searches; s++)

@@ -650,6 +650,14 @@ typedef struct xf_arbiter_options {
                           finished, raced and confirmed (0: no limit); candidates left
                           when it runs out are not timed (n_untimed), a closer look or
                           confirming run is shortened or skipped, and it is reported */
+    double budget_max_s; /* when above budget_s (> 0): the budget grows to what
+                          budget_models models take at the input's latency, at most
+                          this (xf_arbiter_budget: at a BERT-base's 0.3 s a run, 90 s
+                          raced 3 models and left its winner no confirming run);
+                          0 (default): budget_s, fixed */
+    int budget_models; /* models the grown budget races, each for timing.rounds, before
+                          a confirming run and one of close_rounds (default 4: the start
+                          graph and the search's cheapest, each in both layouts) */
     size_t mem_limit;  /* bytes the target's sessions may take besides rlflow's own
                           (0: xf_mem_limit()): fewer candidates are timed at once, one
                           whose session would not fit is not timed, and when the
@@ -735,7 +743,11 @@ typedef struct xf_arbiter_result {
     int rounds;             /* rounds the input ran in the race */
     int n_untimed;          /* candidates not looked at: the budget ran out */
     int budget_hit;         /* the budget cut racing, a closer look or a confirming run */
-    double budget_s;        /* the budget (0: none) */
+    double budget_s;        /* the budget (0: none): budget_max_s's growth included */
+    double budget_given_s;  /* o->budget_s (budget_s differs when it grew) */
+    double budget_share_ms; /* the input's share of a race round (its runs in one) the
+                               budget was planned on (0: not planned, budget_s is
+                               o->budget_s) */
     uint64_t shared_bytes;  /* the input's weights the sessions shared */
     double mem_estimate;    /* bytes the target's sessions were estimated to take at most */
     int against_file;       /* closer looks and confirming runs were against input_file */
@@ -764,10 +776,29 @@ void xf_arbiter_entry_name(const xf_arbiter_entry *e, char *buf, size_t n);
 int xf_arbiter_pick(const xf_target_timing *t, const xf_target_timing *self, const double *cost,
                     const int *eligible, int n);
 
+/* The arbiter's budget, seconds, for a model whose input takes share_ms of
+ * a race round (its runs in one round, measured: one run of a BERT-base,
+ * about round_ms of runs of a small model) and whose sessions take load_s
+ * to load and warm up,
+ * spent_s already spent (sharing the weights, loading the input's two
+ * sessions): o->budget_s when o->budget_max_s is not above it (or
+ * budget_s is 0: no limit); else what the plan takes, within
+ * [budget_s, budget_max_s]. The plan: budget_models models raced one at a
+ * time, each joining then running timing.rounds rounds beside the input
+ * and its self check, then a confirming run of the winner against the
+ * input alone of timing.rounds and one of close_rounds (a run that cannot
+ * tell is repeated longer; a closer look is as long), a round costing each
+ * model share_ms (at least the target's round_ms). Small models keep
+ * budget_s (their plan is under 30 s); a BERT-base at 0.3 s a run plans
+ * about 200 s. */
+double xf_arbiter_budget(const xf_arbiter_options *o, double share_ms, double load_s,
+                         double spent_s);
+
 /* Finishes the candidates of each of the n_searches searches of `model`
  * (srs[s]; per search cheapest first, at most o->max_models distinct models
  * whose outputs in the target equal the input's; a model another search
- * already brought is a duplicate) one at a time as they are needed, races
+ * already brought is a duplicate; the start graph and the cheapest first,
+ * then their unbatched variants) one at a time as they are needed, races
  * them against the input a few at a time in the target (the input's
  * weights shared by every session, xf_target_share_weights), and puts the
  * chosen model into *out: the one with the smallest latency ratio that is

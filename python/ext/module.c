@@ -65,6 +65,7 @@ typedef struct held {
     const char *dim_names[64];
     int64_t dim_values[64];
     int verbose;
+    int budget_max_given; /* target_budget_max was given: target_budget does not fix it */
 } held;
 
 static const char *str_of(held *h, PyObject *v, const char *name)
@@ -211,7 +212,15 @@ static int set_option(held *h, xf_optimize_options *o, const char *k, PyObject *
         return 0;
     }
     if (!strcmp(k, "time_limit")) return double_of(v, k, &o->time_limit);
-    if (!strcmp(k, "target_budget")) return double_of(v, k, &o->target_budget);
+    if (!strcmp(k, "target_budget")) { /* a budget given is kept, as in rlflow-agent */
+        if (double_of(v, k, &o->target_budget)) return -1;
+        if (!h->budget_max_given) o->target_budget_max = o->target_budget;
+        return 0;
+    }
+    if (!strcmp(k, "target_budget_max")) {
+        h->budget_max_given = 1;
+        return double_of(v, k, &o->target_budget_max);
+    }
     if (!strcmp(k, "alpha")) return double_of(v, k, &o->alpha);
     if (!strcmp(k, "rtol")) return double_of(v, k, &o->rtol);
     if (!strcmp(k, "atol")) return double_of(v, k, &o->atol);

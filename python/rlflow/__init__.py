@@ -146,8 +146,8 @@ def optimize(model, rules=None, target=None, search="taso", threads=None, budget
     options (docs/python.md): time_limit, seed, passes ("rules", "expert",
     "both"), agent ("search", "ppo", "wm"), alpha, locations, max_rule_size,
     derived_rules, check, rtol, atol, latency (0, 1, 2), backend
-    ("onednn", "analytic"), cache, candidates, target_budget, dims
-    ({name: size}), data, external_data, verbose.
+    ("onednn", "analytic"), cache, candidates, target_budget,
+    target_budget_max, dims ({name: size}), data, external_data, verbose.
 
     The returned model computes the same outputs as the input (checked on
     random inputs); when nothing faster passes the checks it is the input.

@@ -170,12 +170,20 @@ static const xf_cli_opt opts[] = {
      .label = "--candidates N",
      .help = "--target ort: distinct models timed besides MODEL per search,\n"
      "each also in its unbatched layout where it differs (default 6)"},
-    {.name = "--target-budget", .type = XF_CLI_F64, .off = offsetof(cli_options, opt.target_budget), .lo = 0,
+    {.name = "--target-budget", .type = XF_CLI_F64, .off = offsetof(cli_options, target_budget), .lo = 0,
      .label = "--target-budget S",
      .help = "--target ort: seconds the target may take to weigh them\n"
-     "(sharing the weights, racing, confirming; default 90; 0: no\n"
-     "limit): candidates left when it runs out are not timed, and\n"
-     "the report says how many"},
+     "(sharing the weights, racing, confirming; 0: no limit; given,\n"
+     "it is kept unless --target-budget-max is given too; default\n"
+     "90, grown for a large model, see below): candidates left when\n"
+     "it runs out are not timed, and the report says how many"},
+    {.name = "--target-budget-max", .type = XF_CLI_F64, .off = offsetof(cli_options, target_budget_max), .lo = 0,
+     .label = "--target-budget-max S",
+     .help = "--target ort: the most the budget grows to (default 300): to\n"
+     "what racing 4 models (the start graph and the search's\n"
+     "cheapest, both layouts) and confirming one take at MODEL's\n"
+     "latency, measured first; a small model keeps 90 s, a\n"
+     "BERT-base gets about 200 s (0: the budget is fixed)"},
     {.name = "--racing", .type = XF_CLI_INT, .off = offsetof(cli_options, opt.racing), .lo = 1, .hi = 64,
      .label = "--racing N",
      .help = "--target ort: candidates timed at once against MODEL and a\n"
@@ -336,6 +344,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
     memset(o, 0, sizeof *o);
     o->opt = xf_optimize_options_default();
     o->scalings = 2; /* both */
+    o->target_budget = o->target_budget_max = -1;
     xf_optimize_options *p = &o->opt;
     xf_cli_spec spec = {
         .tool = "rlflow-agent",
@@ -350,6 +359,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
     int rc = xf_cli_parse(&spec, argc, argv);
     if (rc) return rc;
     p->scalings_both = o->scalings == 2;
+    /* a budget given is kept, unless a most is given too */
+    if (o->target_budget >= 0) p->target_budget = p->target_budget_max = o->target_budget;
+    if (o->target_budget_max >= 0) p->target_budget_max = o->target_budget_max;
     p->prepare.scalar_mul = o->scalings != 1;
     if (o->make_rules) {
         if (!o->model) return 0;

@@ -16,6 +16,8 @@ typedef struct cli_options {
     int scalings;          /* --scalings: 0 moved, 1 kept, 2 both */
     xf_cli_dims dims;      /* --dim */
     const char *mem_limit; /* --mem-limit, applied by cli_parse */
+    double target_budget, target_budget_max; /* --target-budget(-max) (-1: not given),
+                                                applied by cli_parse */
     const char *make_rules; /* --make-rules DIR: make the default rules there and exit */
     char rules_buf[4096];  /* the default rules' path when no --rules is given */
     const char *report;    /* --report DIR (NULL: no page) */

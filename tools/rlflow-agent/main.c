@@ -210,7 +210,12 @@ static void print_target(const xf_optimize_report *r)
     if (a->refused[0]) printf("target refused:  %s\n", a->refused);
     char name[32];
     printf("arbiter:         %d models looked at in %.1f s", a->n, a->seconds);
-    if (a->budget_s > 0)
+    if (a->budget_s > 0 && a->budget_share_ms > 0 && a->budget_s != a->budget_given_s)
+        printf(" (budget %.0f s: %.0f s grown to what racing and confirming take at the "
+               "input's %.1f ms a round%s)",
+               a->budget_s, a->budget_given_s, a->budget_share_ms,
+               a->budget_hit ? "; reached: it cut the timing" : "");
+    else if (a->budget_s > 0)
         printf(" (budget %.0f s%s)", a->budget_s,
                a->budget_hit ? ", reached: it cut the timing" : "");
     printf(", cheapest first on the cost model%s:\n",
@@ -266,16 +271,19 @@ static void print_target(const xf_optimize_report *r)
                a->against_file ? "file" : "model", a->e[a->chosen].confirm.ratio,
                a->e[a->chosen].confirm.lo, a->e[a->chosen].confirm.hi);
     for (int i = 1; i < a->n; i++) {
-        if (a->e[i].verdict != XF_ARBITER_UNCONFIRMED || !a->against_file) continue;
+        if (a->e[i].verdict != XF_ARBITER_UNCONFIRMED || a->e[i].final) continue;
         xf_arbiter_entry_name(&a->e[i], name, sizeof name);
+        const char *against = a->against_file ? "file" : "model";
         if (a->e[i].confirm.runs == 0)
-            printf("not confirmed:   %s was not timed against the input file: the target "
+            printf("not confirmed:   %s was not timed again against the input %s: the target "
                    "budget ran out first (--target-budget)\n",
-                   name);
+                   name, against);
         else
-            printf("not confirmed:   %s against the input file: x%.3f [%.3f, %.3f] (the input "
-                   "as exported is what the race timed)\n",
-                   name, a->e[i].confirm.ratio, a->e[i].confirm.lo, a->e[i].confirm.hi);
+            printf("not confirmed:   %s against the input %s alone: x%.3f [%.3f, %.3f], %d "
+                   "runs%s\n",
+                   name, against, a->e[i].confirm.ratio, a->e[i].confirm.lo, a->e[i].confirm.hi,
+                   a->e[i].confirm.runs,
+                   a->against_file ? " (the input as exported is what the race timed)" : "");
     }
     if (a->chosen == 0)
         printf("result:          no candidate is faster than the input in the target beyond the "
