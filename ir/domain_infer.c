@@ -6,7 +6,9 @@
  * Every dim of every value is a linear form over variables: the input dims
  * (one per dim of each graph input, at the graph's own ranks), free
  * variables (the sizes of a rule target's split that the matcher takes from
- * the source outputs it replaces; a generator's, pinned today: see
+ * the source outputs it replaces, and of a rule source's split whose
+ * outputs are all rule outputs, cut as the model's is; a generator's,
+ * pinned today: see
  * rule_generator), and an opaque variable for a
  * dim that is not linear in the inputs (a strided window's output size),
  * which remembers the input dims it depends on. Forms carry a common
@@ -324,7 +326,7 @@ typedef struct gctx {
     const xf_graph *g;
     lin *dims;
     int *off;   /* first form of each value */
-    int target; /* g is a rule's target side */
+    int side; /* g is a rule's source (0) or target (1), or a graph (-1) */
 } gctx;
 
 static lin *D(gctx *c, int v, int d)
@@ -541,9 +543,12 @@ static void rule_split(gctx *c, const xf_node *nd)
     int x = nd->inputs[0], r = R(c, x), a = xf_norm_axis(p->axis, r);
     int64_t n = OWN(c, x, a);
     const lin *in = D(c, x, a);
-    if (c->target && outputs_mapped(c, nd)) {
-        /* sizes from the source outputs it replaces (the matcher's
-         * instantiation, the bounded check's params_at): free, adding up */
+    if (c->side >= 0 && outputs_mapped(c, nd)) {
+        /* in the target, sizes from the source outputs it replaces (the
+         * matcher's instantiation, the bounded check's params_at); in the
+         * source, the model's cut, which the matcher takes as it finds it
+         * when every output is a rule output (verify/bounded_shapes.c
+         * checks it at unequal cuts): free, adding up */
         lin sum = lin_const(0);
         int wide = 0;
         for (int o = 0; o < nd->n_outputs; o++) {
@@ -847,7 +852,7 @@ static int agrees(gctx *c, const xf_node *nd)
 /* The forms of every value of g (whose inputs are E's, at their own
  * shapes), with its operators' conditions stated. *dims and *off are the
  * caller's (xf_free). */
-static xf_status infer_graph(eng *E, const xf_graph *g, int target, lin **dims, int **off)
+static xf_status infer_graph(eng *E, const xf_graph *g, int side, lin **dims, int **off)
 {
     int total = 0;
     *dims = NULL;
@@ -865,7 +870,7 @@ static xf_status infer_graph(eng *E, const xf_graph *g, int target, lin **dims, 
         xf_free(order);
         return st;
     }
-    gctx c = {E, g, *dims, *off, target};
+    gctx c = {E, g, *dims, *off, side};
     for (int v = 0; v < g->n_values; v++) /* constants (and anything not computed): as built */
         for (int d = 0; d < R(&c, v); d++) *D(&c, v, d) = lin_const(OWN(&c, v, d));
     for (int i = 0; i < g->n_inputs && i < E->n_inputs; i++) {
@@ -1104,7 +1109,7 @@ xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain 
     lin *dims = NULL;
     int *off = NULL;
     xf_status st = eng_init(&E, g, err);
-    if (st == XF_OK) st = infer_graph(&E, g, 0, &dims, &off);
+    if (st == XF_OK) st = infer_graph(&E, g, -1, &dims, &off);
     for (int i = 0; st == XF_OK && step && i < step->n; i++) {
         const xf_dom_atom *a = &step->a[i];
         lin l = lin_const(a->c);

@@ -526,8 +526,10 @@ START_TEST(admissible_shapes_are_counted)
 }
 END_TEST
 
-/* The halves of split(concat(a, b)) are a and b exactly when both have the
- * same size: the split sizes follow the new axis. */
+/* The parts of split(concat(a, b)) are a and b where the cut follows
+ * their widths: at halves of the axis, or at the unequal cut a source
+ * split whose parts are all rule outputs is also checked at (a of one
+ * column; cut_unequally), never at another cut. */
 START_TEST(split_halves_follow_the_axis)
 {
     xf_rule r;
@@ -548,7 +550,10 @@ START_TEST(split_halves_follow_the_axis)
     xf_test_out(&r.dst, d[1]);
     xf_bounded b = check(&r);
     ck_assert_int_eq(b.result, XF_BOUNDED_VALID);
-    ck_assert_int_eq(b.n_admissible, 16); /* rows 1..4 x equal widths 1..4 */
+    /* rows 1..4 x equal widths 1..4, or a of one column and b of 2..4: the
+     * source split's parts are all rule outputs, so the matcher cuts it as
+     * the model is cut, and the target's a, b fix the cut */
+    ck_assert_int_eq(b.n_admissible, 28);
     xf_bounded_free(&b);
 
     const int64_t d33[2] = {3, 3}, d21[2] = {2, 1};
@@ -563,6 +568,12 @@ START_TEST(split_halves_follow_the_axis)
     xf_rule_free(&ra);
     at[0] = xf_shape_make(2, d21);
     at[1] = xf_shape_make(2, d22);
+    ck_assert_msg(xf_verify_rule_at_shapes(&r, at, &ra, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(ra.src.nodes[split_node].params.split[0], 1);
+    ck_assert_int_eq(ra.src.nodes[split_node].params.split[1], 2);
+    xf_rule_free(&ra);
+    at[0] = xf_shape_make(2, d22); /* a cut of 2/1 is neither equal nor 1/2 */
+    at[1] = xf_shape_make(2, d21);
     ck_assert_int_eq(xf_verify_rule_at_shapes(&r, at, &ra, &err), XF_ERR_SHAPE);
     ck_assert_msg(strstr(err.msg, "split") && strstr(err.msg, "does not apply"), "%s", err.msg);
     xf_rule_free(&ra);
@@ -1327,6 +1338,22 @@ START_TEST(own_shapes_prove_whole_blocks)
     int aa = op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]);
     xf_test_out(&r.dst, self_concat(&r.dst, aa, 0));
     expect_own_shapes_prove(&r, 1, "(1 moved in whole blocks");
+    /* relu before or after one concat of four operands, split in halves:
+     * the split input's form is the concat's (four blocks of a), not two
+     * of the halves' class, which conflicted with it and left both
+     * splits mixing while nothing else gave the halves a form */
+    inputs(&r, 1, sh, s, d);
+    for (int k = 0; k < 2; k++) {
+        xf_graph *g = k ? &r.dst : &r.src;
+        int x = k ? op(g, XF_OP_RELU, NULL, d[0], -1) : s[0];
+        xf_params cat0 = xf_params_default();
+        cat0.axis = 0;
+        const int four[4] = {x, x, x, x};
+        int c4 = xf_graph_op(g, XF_OP_CONCAT, &cat0, four, 4, NULL);
+        ck_assert_int_ge(c4, 0);
+        xf_test_out(g, halves_sum(g, k ? c4 : op(g, XF_OP_RELU, NULL, c4, -1), 4));
+    }
+    expect_own_shapes_prove(&r, 1, "(1 moved in whole blocks");
 
     /* A batched a a^T doubled: the batch dims of the matmul's operands are
      * one class (a's dim 0), so they cannot broadcast against each other
@@ -1486,6 +1513,86 @@ START_TEST(own_shapes_prove_equal_split_parts)
         expect_near_miss(own_only, &r, pass, "has size 1, fewer than the 2 its axes and sums");
     }
     xf_verifier_free(own_only);
+}
+END_TEST
+
+
+/* x split in halves, the halves swapped by a concat, outputs the halves
+ * and the swap => the halves of x as a split sized by the outputs, and the
+ * swap of another split of x in halves (reverse: the sides exchanged).
+ * True at halves, false at the model's 5/3 parts, where the matcher cuts
+ * the source split whose parts are all rule outputs (review of i39c). */
+static void swapped_halves_rule(xf_rule *r, int reverse)
+{
+    static const int64_t d8[1] = {8};
+    xf_shape sh[1] = {xf_shape_make(1, d8)};
+    int s[1], d[1], y[2], u[2], v[2];
+    xf_params cat = xf_params_default();
+    cat.axis = 0;
+    inputs(r, 1, sh, s, d);
+    xf_graph *a = reverse ? &r->dst : &r->src, *b = reverse ? &r->src : &r->dst;
+    halves(a, reverse ? d[0] : s[0], 0, 4, y);
+    xf_test_out(a, y[0]);
+    xf_test_out(a, y[1]);
+    xf_test_out(a, op(a, XF_OP_CONCAT, &cat, y[1], y[0]));
+    halves(b, reverse ? s[0] : d[0], 0, 4, u);
+    halves(b, reverse ? s[0] : d[0], 0, 4, v);
+    xf_test_out(b, u[0]);
+    xf_test_out(b, u[1]);
+    xf_test_out(b, op(b, XF_OP_CONCAT, &cat, v[1], v[0]));
+    with_domain(r);
+}
+
+/* A source split whose outputs are all rule outputs is cut unequally where
+ * the target lets it (bounded_shapes.c, cut_unequally) and is never an
+ * equal cut in the proof by the own shapes: the swapped halves, either way
+ * round, are refuted, not proved (before, the own shapes proved them); a
+ * rule true at every cut stays valid. */
+START_TEST(free_source_splits_cut_unequally)
+{
+    for (int reverse = 0; reverse < 2; reverse++) {
+        xf_rule r;
+        swapped_halves_rule(&r, reverse);
+        xf_bounded b;
+        xf_bounded_init(&b);
+        xf_error err;
+        ck_assert_msg(xf_verify_bounded_refute(ver, &r, &b, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(b.result == XF_BOUNDED_REFUTED && !b.proves, "%s", b.detail);
+        ck_assert_msg(strstr(b.detail, "input shapes [4] (not the rule's own"), "%s", b.detail);
+        xf_bounded_free(&b);
+        b = check(&r);
+        ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "%s", b.detail);
+        xf_bounded_free(&b);
+        xf_rule_free(&r);
+    }
+    /* split(relu(relu(x))) in halves => split(relu(x)), sized by the
+     * outputs: true at every cut, checked at 1/3 and 1/2 too */
+    static const int64_t d8[1] = {8};
+    xf_shape sh[1] = {xf_shape_make(1, d8)};
+    int s[1], d[1], h[2];
+    xf_rule r;
+    inputs(&r, 1, sh, s, d);
+    halves(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_RELU, NULL, s[0], -1), -1), 0, 4, h);
+    xf_test_out(&r.src, h[0]);
+    xf_test_out(&r.src, h[1]);
+    halves(&r.dst, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), 0, 4, h);
+    xf_test_out(&r.dst, h[0]);
+    xf_test_out(&r.dst, h[1]);
+    with_domain(&r);
+    ck_assert_int_eq(r.domain.n, 0); /* any cut of any x (ir/domain_infer.c) */
+    xf_bounded b = check(&r);
+    ck_assert_msg(b.result == XF_BOUNDED_VALID, "%s", b.detail);
+    ck_assert_int_eq(b.n_admissible, 4); /* x of 1 has no two parts */
+    xf_bounded_free(&b);
+    const int64_t d4[1] = {4};
+    xf_shape at[1] = {xf_shape_make(1, d4)};
+    xf_rule ra;
+    xf_error err;
+    ck_assert_msg(xf_verify_rule_at_shapes(&r, at, &ra, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(ra.src.values[ra.src.outputs[0]].shape.dims[0], 1);
+    ck_assert_int_eq(ra.dst.values[ra.dst.outputs[1]].shape.dims[0], 3);
+    xf_rule_free(&ra);
+    xf_rule_free(&r);
 }
 END_TEST
 
@@ -1811,6 +1918,7 @@ static Suite *suite(void)
     tcase_add_test(tc, own_shapes_prove_closed_domains);
     tcase_add_test(tc, own_shapes_prove_whole_blocks);
     tcase_add_test(tc, own_shapes_prove_equal_split_parts);
+    tcase_add_test(tc, free_source_splits_cut_unequally);
     tcase_add_test(tc, own_shapes_prove_near_the_ends);
     tcase_add_test(tc, own_shapes_prove_batch_cases);
     tcase_add_test(tc, own_shapes_prove_sums_before_nonpolynomial);

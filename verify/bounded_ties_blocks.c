@@ -24,8 +24,11 @@
  * class is k copies of the parts' size at every admissible shape.
  * Classes of equal form are equal at every shape and are joined, one block
  * of B is B. A dst split whose outputs are all rule outputs takes its sizes
- * from the source outputs (bounded_shapes.c); it is whole blocks when those
- * are blocks of the input's B that sum to its c. Anything else (operands of
+ * from the source outputs (bounded_shapes.c), and a source split whose
+ * outputs are all rule outputs is cut by the matcher as the model's split
+ * is (so never taken for an equal cut: its sizes are its outputs'); either
+ * is whole blocks when those are blocks of the input's B that sum to its
+ * c. Anything else (operands of
  * different classes, a split that cuts a block, a class of two forms) keeps
  * the axis mixing.
  *
@@ -107,16 +110,15 @@ static void assign(stage *s, forms *f, int a, int b, int c)
     }
 }
 
-/* A dst split whose outputs are all rule outputs (sized from the source's). */
+/* A split whose outputs are all rule outputs: sized from the source's in
+ * the target, cut anywhere by the matcher in the source
+ * (vf_bounded_split_free); either way its sizes are its outputs'. */
 static int sized_by_outputs(const stage *s, int k, const xf_node *nd)
 {
-    if (!k) return 0;
     const xf_graph *g = vf_rule_side(s->r, k);
-    for (int o = 0; o < nd->n_outputs; o++) {
-        int hit = 0;
-        for (int i = 0; i < g->n_outputs; i++) hit |= g->outputs[i] == nd->outputs[o];
-        if (!hit) return 0;
-    }
+    if (!k) return vf_bounded_split_free(g, k, nd);
+    for (int o = 0; o < nd->n_outputs; o++)
+        if (!xf_graph_is_output(g, nd->outputs[o])) return 0;
     return 1;
 }
 
@@ -168,10 +170,9 @@ static int node_blocks(stage *s, int k, const xf_node *nd, const forms *f, forms
     }
     int parts = vf_bounded_split_parts(nd, &g->values[nd->inputs[0]].shape);
     if (!parts || parts != nd->n_outputs) return 0;
-    int b0, c0; /* the input is `parts` copies of its first part */
-    form_of(s, f, slot_of(s, k, nd->outputs[0], a), &b0, &c0);
-    if (into) assign(s, into, slot_of(s, k, nd->inputs[0], a), b0, parts * c0);
     if (c % parts) { /* a plain class cut: its parts are one class, as the next pass sees */
+        int b0, c0;
+        form_of(s, f, slot_of(s, k, nd->outputs[0], a), &b0, &c0);
         for (int o = 1; into && c == 1 && o < nd->n_outputs; o++)
             assign(s, into, slot_of(s, k, nd->outputs[o], a), b0, c0);
         return 0;
@@ -184,6 +185,23 @@ static int node_blocks(stage *s, int k, const xf_node *nd, const forms *f, forms
         ok &= bo == b && co == c / parts;
     }
     return ok;
+}
+
+/* The input of an equal split is `parts` copies of its first part: said
+ * only of a class nothing else of the pass gave a form, so that a plain
+ * class cut becomes blocks of its parts while a concat of four blocks
+ * split in halves keeps the concat's form (both are true, and one class
+ * holds one form). */
+static void equal_split_input(stage *s, int k, const xf_node *nd, const forms *f, forms *into)
+{
+    int a = block_axis(s, k, nd);
+    if (a < 0 || nd->op != XF_OP_SPLIT || sized_by_outputs(s, k, nd)) return;
+    const xf_graph *g = vf_rule_side(s->r, k);
+    int parts = vf_bounded_split_parts(nd, &g->values[nd->inputs[0]].shape);
+    if (!parts || parts != nd->n_outputs) return;
+    int x = slot_of(s, k, nd->inputs[0], a), root = vf_bounded_ties_find(s->t, x), b0, c0;
+    form_of(s, f, slot_of(s, k, nd->outputs[0], a), &b0, &c0);
+    if (into->base[root] < 0 && !into->conflict[root]) assign(s, into, x, b0, parts * c0);
 }
 
 static void forms_clear(forms *f, int n)
@@ -202,6 +220,10 @@ static int settle(stage *s)
         for (int k = 0; k < 2; k++) {
             const xf_graph *g = vf_rule_side(s->r, k);
             for (int i = 0; i < g->n_nodes; i++) node_blocks(s, k, &g->nodes[i], &s->cur, &s->next);
+        }
+        for (int k = 0; k < 2; k++) {
+            const xf_graph *g = vf_rule_side(s->r, k);
+            for (int i = 0; i < g->n_nodes; i++) equal_split_input(s, k, &g->nodes[i], &s->cur, &s->next);
         }
         int same = 1;
         for (int i = 0; i < n && same; i++)
