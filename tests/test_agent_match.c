@@ -557,6 +557,55 @@ START_TEST(test_split_mapped_and_read_inside)
 }
 END_TEST
 
+/* relu(m0) => concat(split(relu(m0)) at 1/3): a target split that is not
+ * sized by the outputs and whose own sizes are unequal. */
+static void rule_relu_uneven_parts(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d[2] = {2, 4}, sizes[2] = {1, 3};
+    int s = in(&r->src, "m0", XF_F32, 2, d), t = in(&r->dst, "m0", XF_F32, 2, d), parts[2];
+    xf_test_out(&r->src, op(&r->src, XF_OP_RELU, NULL, s, -1));
+    split_last(&r->dst, op(&r->dst, XF_OP_RELU, NULL, t, -1), 2, sizes, parts);
+    xf_params cat = xf_params_default();
+    cat.axis = -1;
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_CONCAT, &cat, parts[0], parts[1]));
+}
+
+/* Locations of rule_relu_uneven_parts on relu of a 2 x width input; the
+ * target split's sizes into sizes[2] where there is one. */
+static int uneven_parts_at(int64_t width, int64_t *sizes)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t d[2] = {2, width};
+    xf_test_out(&g, op(&g, XF_OP_RELU, NULL, in(&g, "x", XF_F32, 2, d), -1));
+    xf_ruleset *rs = set1(rule_relu_uneven_parts);
+    xf_match m[16];
+    int found = find(rs, 0, &g, m);
+    if (found == 1) {
+        xf_match_target t;
+        instantiate(rs, &g, &m[0], &t);
+        for (int k = 0; k < t.n_nodes; k++)
+            if (t.op[k] == XF_OP_SPLIT) sizes[0] = t.params[k].split[0], sizes[1] = t.params[k].split[1];
+    }
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+    return found;
+}
+
+START_TEST(test_target_split_keeps_unequal_sizes)
+{
+    /* the verifier checks such a split at its own sizes only
+     * (verify/bounded_shapes.c): kept, never cut into halves, and no
+     * location where they do not add up to the axis */
+    int64_t sizes[2] = {0, 0};
+    ck_assert_int_eq(uneven_parts_at(4, sizes), 1);
+    ck_assert_int_eq(sizes[0], 1);
+    ck_assert_int_eq(sizes[1], 3);
+    ck_assert_int_eq(uneven_parts_at(8, sizes), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------- commutativity */
 
 START_TEST(test_commutativity)
@@ -1165,6 +1214,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_multi_output_cycle_rejected);
     tcase_add_test(t, test_split_part_sizes);
     tcase_add_test(t, test_split_mapped_and_read_inside);
+    tcase_add_test(t, test_target_split_keeps_unequal_sizes);
     tcase_add_test(t, test_commutativity);
     tcase_add_test(t, test_conv_relu_fusion);
     tcase_add_test(t, test_bare_output_and_relative_perm);
