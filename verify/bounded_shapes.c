@@ -11,8 +11,9 @@
  * enumerator, needs it divisible by k, except when every output of the split is a
  * rule output: in the target, as the matcher instantiates it, its sizes are
  * those of the source outputs they replace; in the source the matcher cuts
- * it as the model's split is cut, so it is checked at its own sizes at its
- * own axis and at the most unequal cut elsewhere (free_cut); a convolution whose group (> 1) equals its input channels
+ * it as the model's split is cut, so away from the own input shapes it is
+ * cut unequally first, then into equal parts (cut_unequally); a
+ * convolution whose group (> 1) equals its input channels
  * is depthwise and keeps group = channels. Every other parameter — kernel
  * sizes, strides, pads, axes, permutations, other split sizes, generator
  * shapes — is the rule's and stays fixed (conv's inference ties the
@@ -398,12 +399,12 @@ static int infer_side(search *s, int k, const xf_shape *in, int unequal)
  * of the model's 5/3 parts). At the own inputs the rule is its own. */
 static int cut_unequally(const xf_rule *r, const xf_shape *in)
 {
-    int own = 1, free = 0;
+    int own = 1, has_free = 0;
     for (int i = 0; i < r->src.n_inputs && own; i++)
         own = xf_shape_equal(&in[i], &r->src.values[r->src.inputs[i]].shape);
-    for (int i = 0; i < r->src.n_nodes && !own && !free; i++)
-        free = vf_bounded_split_free(&r->src, 0, &r->src.nodes[i]);
-    return free;
+    for (int i = 0; i < r->src.n_nodes && !own && !has_free; i++)
+        has_free = vf_bounded_split_free(&r->src, 0, &r->src.nodes[i]);
+    return has_free;
 }
 
 static int admissible(search *s, const xf_shape *in)
