@@ -218,6 +218,13 @@ typedef struct xf_enum_progress {
                               candidates of the last level are counted then */
     uint64_t confirmed, to_confirm; /* then its collisions: confirmed of to_confirm */
     double elapsed_s;
+    /* After the enumeration (xf_enum_generate only; NULL before): the step,
+     * "pruning: " and xf_prune_progress.step, or "writing"; `done` of
+     * `total` rules at `per_s` per second, eta_s of the step. A new step is
+     * reported at once (done 0), then about every second. */
+    const char *step;
+    uint64_t done, total;
+    double per_s;
 } xf_enum_progress;
 
 /* ------------------------------------------------------------------ run */

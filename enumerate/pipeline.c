@@ -10,7 +10,9 @@
  * which is why counting is the default.
  *
  * Candidates are kept serialized (cands.c) and rebuilt one at a time for
- * pruning (xf_prune_run_from) and for the write, so memory stays small.
+ * pruning (xf_prune_run_from, on the -j threads) and for the write, so
+ * memory stays small. Pruning and the write report their progress through
+ * the enumerator's progress callback (xf_enum_progress.step).
  *
  * Interruption: the caller's stop flag (SIGINT/SIGTERM in xfergen) is
  * polled by the enumerator; before each enumerator checkpoint the
@@ -37,6 +39,9 @@ typedef struct ctx {
     size_t restored;   /* candidates reloaded from the checkpoint */
     long new_cands;    /* received in this call */
     volatile sig_atomic_t *stop;
+    double t_start;      /* of xf_enum_generate */
+    char step[64];       /* the step after the enumeration being reported */
+    double step_t0, step_last;
 } ctx;
 
 static xf_status on_candidate(void *user, xf_enum_candidate *c, xf_error *err)
@@ -61,6 +66,44 @@ static xf_status on_progress(void *user, const xf_enum_progress *p, xf_error *er
     ctx *x = user;
     if (x->o->on_progress) x->o->on_progress(x->o->user, p);
     return XF_OK;
+}
+
+/* Reports a step after the enumeration: done of total rules, with the rate
+ * and ETA the caller computed (per_s 0, eta_s < 0: unknown). */
+static void report_step(const ctx *x, uint64_t done, uint64_t total, double per_s, double eta_s)
+{
+    if (!x->o->on_progress) return;
+    xf_enum_progress p;
+    memset(&p, 0, sizeof p);
+    p.step = x->step;
+    p.done = done;
+    p.total = total;
+    p.per_s = per_s;
+    p.eta_s = eta_s;
+    p.elapsed_s = xf_clock_now() - x->t_start;
+    x->o->on_progress(x->o->user, &p);
+}
+
+static void on_prune_progress(void *user, const xf_prune_progress *p)
+{
+    ctx *x = user;
+    snprintf(x->step, sizeof x->step, "pruning: %s", p->step);
+    report_step(x, p->done, p->total, p->per_s, p->eta_s);
+}
+
+/* The write's progress: at its start (done 0), then about every second. */
+static void write_progress(ctx *x, uint64_t done, uint64_t total)
+{
+    double now = xf_clock_now();
+    if (done == 0) {
+        snprintf(x->step, sizeof x->step, "writing");
+        x->step_t0 = now;
+    } else if (now - x->step_last < 1.0) {
+        return;
+    }
+    x->step_last = now;
+    double per_s = done > 0 && now > x->step_t0 ? (double)done / (now - x->step_t0) : 0;
+    report_step(x, done, total, per_s, per_s > 0 ? (double)(total - done) / per_s : -1);
 }
 
 static void note(const ctx *x, int warning, const char *fmt, ...) XF_PRINTF(3, 4);
@@ -89,6 +132,8 @@ static xf_status on_sync(void *user, xf_error *err)
     return st;
 }
 
+/* Prune's xf_prune_get_fn, called from its threads at once: it only reads
+ * the list. */
 static xf_status get_candidate(void *user, size_t i, xf_rule *out, xf_error *err)
 {
     ctx *x = user;
@@ -168,10 +213,14 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
     }
     *n_written = 0;
     *n_pruned = 0;
+    uint64_t total = 0, done = 0;
+    for (size_t i = 0; i < n; i++) total += x->o->keep_pruned || v[i].stage == XF_PRUNE_KEPT;
+    write_progress(x, 0, total);
     for (int pass = 0; pass < (x->o->keep_pruned ? 2 : 1) && st == XF_OK; pass++)
         for (size_t i = 0; i < n && st == XF_OK; i++) {
             int kept = v[i].stage == XF_PRUNE_KEPT;
             if (kept != (pass == 0)) continue;
+            if (++done % 256 == 0) write_progress(x, done, total);
             char why[320];
             snprintf(why, sizeof why, "%s: %s", xf_prune_stage_name(v[i].stage),
                      v[i].why ? v[i].why : "");
@@ -224,6 +273,7 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     memset(&x, 0, sizeof x);
     x.o = o;
     x.stop = o->stop ? o->stop : &own_stop;
+    x.t_start = t_start;
     xf_prune_verdict *verdicts = NULL;
     char *ckpt = NULL;
     xf_status st;
@@ -298,6 +348,9 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     }
     xf_prune_options po = xf_prune_options_default();
     po.reasons = o->keep_pruned; /* only stored rows show them */
+    po.threads = o->threads;
+    po.on_progress = on_prune_progress;
+    po.progress_user = &x;
     st = xf_prune_run_from(x.cands.n, get_candidate, &x, &po, verdicts, ps, err);
     if (st != XF_OK) {
         xf_error_prefix(err, "pruning failed");
@@ -334,6 +387,9 @@ xf_status xf_enum_generate(const xf_enum_generate_options *o, xf_enum_generate_r
     if (st == XF_OK) st = xf_rulesdb_run_stage(x.db, x.run_id, "fingerprints", 0, (int64_t)es->classes, err);
     if (st == XF_OK)
         st = xf_rulesdb_run_stage(x.db, x.run_id, "candidates", 0, (int64_t)x.cands.n, err);
+    if (st == XF_OK) /* the term views and the canonical forms */
+        st = xf_rulesdb_run_stage(x.db, x.run_id, "prune-prepare", ps->seconds[XF_PRUNE_KEPT],
+                                  (int64_t)ps->in, err);
     for (int s = XF_PRUNE_RENAMING; st == XF_OK && s < XF_PRUNE_STAGE_COUNT; s++)
         st = xf_rulesdb_run_stage(x.db, x.run_id, stage_names[s], ps->seconds[s],
                                   (int64_t)ps->left[s], err);

@@ -5,7 +5,8 @@
  *  - xferverify records the domain of a rule it proves: what the operators
  *    of its two sides demand of the input dims (xf_domain_of_rule,
  *    domain_infer.c), plus the conditions the bounded check needed where
- *    the rule is false elsewhere (verify/), so "proved" means "proved
+ *    the rule is false elsewhere and the sizes its proof read at their own
+ *    value (xf_domain_of_rule_held; verify/), so "proved" means "proved
  *    wherever these hold";
  *  - derive/ composes the domain of a derived rule: a chain is valid
  *    exactly where every graph on it can be built and every step's rule

@@ -724,6 +724,9 @@ static int rule_reshape(gctx *c, const xf_node *nd)
     }
 }
 
+/* A slice end at or past this is "to the end" (ONNX writes INT64_MAX). */
+#define SLICE_TO_THE_END INT32_MAX
+
 /* A slice keeps the axes it does not cut; a cut axis has the slice's size
  * and must hold its end. */
 static int rule_slice(gctx *c, const xf_node *nd)
@@ -737,7 +740,10 @@ static int rule_slice(gctx *c, const xf_node *nd)
         int64_t own = OWN(c, x, a);
         if (a < 0 || p->starts[i] < 0 || p->ends[i] < 0 || (p->steps[i] != 1 && p->steps[i] != 0))
             return 0;
-        if (p->starts[i] == 0 && p->ends[i] >= own) continue; /* the whole axis */
+        /* the whole axis at every size only when it ends past any size; an
+         * end that is the own size is a constant [s, e) elsewhere (slice[0:1]
+         * of an axis of 1 takes one element of an axis of 3) */
+        if (p->starts[i] == 0 && p->ends[i] >= SLICE_TO_THE_END) continue;
         if (p->ends[i] > own) return 0;
         *D(c, y, a) = lin_const(OWN(c, y, a));
         cond_ge(c->E, D(c, x, a), p->ends[i]);
@@ -1063,7 +1069,8 @@ static xf_status eng_finish(eng *E, xf_domain *d)
 
 /* ------------------------------------------------------------------ API */
 
-static xf_status of_rule(const xf_rule *r, int pin_generators, xf_domain *out, xf_error *err)
+static xf_status of_rule(const xf_rule *r, int pin_generators, const xf_rule_dim_size *held,
+                         int n_held, xf_domain *out, xf_error *err)
 {
     xf_domain_clear(out);
     eng E;
@@ -1080,6 +1087,19 @@ static xf_status of_rule(const xf_rule *r, int pin_generators, xf_domain *out, x
         for (int d = 0; d < ra; d++) cond_eq(&E, &dims[0][off[0][a] + d], &dims[1][off[1][b] + d]);
         st = E.st;
     }
+    for (int i = 0; st == XF_OK && i < n_held; i++) {
+        const xf_rule_dim_size *h = &held[i];
+        const xf_graph *g = h->side ? &r->dst : &r->src;
+        if (h->side < 0 || h->side > 1 || h->value < 0 || h->value >= g->n_values || h->axis < 0 ||
+            h->axis >= g->values[h->value].shape.rank) {
+            st = XF_FAIL(err, XF_ERR_INVALID, "validity domain: no dim %d of value %d on side %d",
+                         h->axis, h->value, h->side);
+            break;
+        }
+        lin size = lin_const(h->size);
+        cond_eq(&E, &dims[h->side][off[h->side][h->value] + h->axis], &size);
+        st = E.st;
+    }
     if (st == XF_OK) st = eng_finish(&E, out);
     if (st == XF_OK) st = xf_domain_normalize(out, err);
     for (int k = 0; k < 2; k++) xf_free(dims[k]), xf_free(off[k]);
@@ -1089,12 +1109,18 @@ static xf_status of_rule(const xf_rule *r, int pin_generators, xf_domain *out, x
 
 xf_status xf_domain_of_rule(const xf_rule *r, xf_domain *out, xf_error *err)
 {
-    return of_rule(r, 0, out, err);
+    return of_rule(r, 0, NULL, 0, out, err);
 }
 
 xf_status xf_domain_of_rule_pinned(const xf_rule *r, xf_domain *out, xf_error *err)
 {
-    return of_rule(r, 1, out, err);
+    return of_rule(r, 1, NULL, 0, out, err);
+}
+
+xf_status xf_domain_of_rule_held(const xf_rule *r, const xf_rule_dim_size *held, int n,
+                                 xf_domain *out, xf_error *err)
+{
+    return of_rule(r, 0, held, n, out, err);
 }
 
 xf_status xf_domain_add_graph(xf_domain *d, const xf_graph *g, xf_error *err)

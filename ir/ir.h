@@ -911,6 +911,20 @@ xf_status xf_domain_of_rule(const xf_rule *r, xf_domain *out, xf_error *err);
  * own size, where the matcher and the bounded check size it from its
  * consumer: what a proof by the own shapes covers (verify/). */
 xf_status xf_domain_of_rule_pinned(const xf_rule *r, xf_domain *out, xf_error *err);
+/* A dim of a value on one side of a rule held at a size: what a proof took
+ * from the rule's own shapes (verify/prove_encode.c: a swap of two axes of
+ * size 1 moves nothing, a mean over one element is its input...), so that
+ * it holds only where the dim has that size. */
+typedef struct xf_rule_dim_size {
+    int side;  /* 0 source, 1 target */
+    int value; /* a value of that side's graph */
+    int axis;  /* 0 .. its rank - 1 */
+    int64_t size;
+} xf_rule_dim_size;
+/* xf_domain_of_rule with each dim held[0..n) at its size too (a dim that is
+ * not linear in the inputs pins those it depends on). */
+xf_status xf_domain_of_rule_held(const xf_rule *r, const xf_rule_dim_size *held, int n,
+                                 xf_domain *out, xf_error *err);
 /* Derived rules (derive/): adds to d (over the inputs of g, a graph reading
  * the rule's inputs in order at their own shapes) what g's operators
  * demand of them. */

@@ -19,9 +19,10 @@
  * and a target that instantiates at the bound shapes and yields the matched
  * outputs' shapes and dtypes, and the rule's validity domain holding at
  * the bound inputs' shapes (ir/domain.c: a rule is applied only where it
- * holds). A split whose outputs are not all rule outputs (its sizes are
- * seen nowhere else) matches a split that cuts as the rule's does (as many
- * equal parts, or the same sizes).
+ * holds). A split matches a split that cuts as the rule's does (as many
+ * equal parts, or the same sizes) unless the rule lets it cut freely
+ * (cut_free, pattern.c: its parts leave the rule only, replaced part for
+ * part by a target split whose parts leave it only).
  *
  * Actions are visited in order, and only those whose root signature some
  * node of the graph has (most have none: a rule set has thousands of
@@ -126,21 +127,6 @@ static int same_partition(const xf_node *pn, const xf_shape *pin, const xf_node 
     return 1;
 }
 
-/* 1 when every output of pattern split pn is a rule output and none is read
- * inside the pattern: the source then depends on how the split cuts only
- * through those outputs, whose shapes the match compares with the target's
- * (split(relu(relu(x))) => split(relu(x)) at any cut). A split whose
- * parts the source also reads is proved at the rule's cut only (the
- * verifier re-derives every source split as d/k), so it cuts as the
- * rule's does (same_partition): else (y0, y1) = split(x), z =
- * reduce_sum(y0) - reduce_sum(y1), proved at 4/4, would match 5/3. */
-static int split_mapped(const xf_pat_node *pn)
-{
-    for (int o = 0; o < pn->n_out; o++)
-        if (pn->out_rule[o] < 0 || pn->n_users[o] > 0) return 0;
-    return 1;
-}
-
 /* Matching form of graph node `node` equals pattern operator k's (their
  * keys are equal already). */
 static int same_form(const match_ctx *c, int k, int node)
@@ -149,7 +135,7 @@ static int same_form(const match_ctx *c, int k, int node)
     const xf_node *pn = &src->nodes[k], *gn = &c->g->nodes[node];
     const xf_shape *pin = pn->n_inputs > 0 ? &src->values[pn->inputs[0]].shape : NULL;
     const xf_shape *gin = gn->n_inputs > 0 ? &c->g->values[gn->inputs[0]].shape : NULL;
-    if (pn->op == XF_OP_SPLIT && !split_mapped(&c->rr->pat.nodes[k]) &&
+    if (pn->op == XF_OP_SPLIT && !c->rr->pat.nodes[k].cut_free &&
         (!pin || !gin || !same_partition(pn, pin, gn, gin)))
         return 0;
     if (c->rr->pat.nodes[k].form_zero && c->ix->form_zero[node]) return 1;

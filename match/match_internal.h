@@ -46,6 +46,7 @@ typedef struct xf_pat_node {
     int n_users[XF_PAT_MAX_NODE_OUT];  /* distinct pattern operators reading output o */
     int out_bare[XF_PAT_MAX_NODE_OUT]; /* mapped output the target replaces by a rule input */
     int form_zero; /* the matching form is all zero bytes (ops without parameters) */
+    int cut_free;  /* a split matching any cut of its axis (pattern.c, mark_free_cuts) */
 } xf_pat_node;
 
 typedef struct xf_pat_step {

@@ -83,8 +83,8 @@ xf_status xf_default_rules_name(const xf_default_rules_options *o, char *buf, si
     if (st == XF_OK && with_unbatched(o)) st = preset_text("unbatched", extra, sizeof extra, err);
     if (st != XF_OK) return st;
     char what[256];
-    snprintf(what, sizeof what, "rlflow %s; ops %d; schema %d; axioms %d", XF_VERSION, ops_of(o),
-             XF_RULESDB_SCHEMA_VERSION, xf_verify_axiom_count());
+    snprintf(what, sizeof what, "rlflow %s; ops %d; schema %d; axioms %d; verifier %d", XF_VERSION,
+             ops_of(o), XF_RULESDB_SCHEMA_VERSION, xf_verify_axiom_count(), XF_VERIFY_REVISION);
     uint64_t h = xf_hash_bytes(0x726c666c6f77ULL, what, strlen(what));
     h = xf_hash_bytes(h, text, strlen(text));
     if (*extra) {
@@ -137,6 +137,11 @@ static void on_enum_progress(void *user, const xf_enum_progress *e)
 {
     char eta[32];
     eta_text(e->eta_s, eta, sizeof eta);
+    if (e->step) { /* pruning or the write, after the enumeration */
+        say(user, 0, "default rules: %s, %" PRIu64 "/%" PRIu64 " rules, ETA %s (step), %.0fs elapsed",
+            e->step, e->done, e->total, eta, e->elapsed_s);
+        return;
+    }
     say(user, 0,
         "default rules: generating, level %d, %" PRIu64 "/%" PRIu64 " parents, %" PRIu64
         " candidates, ETA %s (level), %.0fs elapsed",

@@ -2,7 +2,8 @@
  * prune.c — the pruning driver (see prune.h): canonical input order first
  * (so reasons use the names the rules end up with), then the term view of
  * the rules (from an array or fetched one at a time), then the selected
- * stages in order with per-stage counts and wall times.
+ * stages in order with per-stage counts and wall times. The stages' own
+ * files say which of their work runs on the -j threads (parallel.c).
  */
 #include "prune/prune_internal.h"
 
@@ -23,7 +24,7 @@ const char *xf_prune_stage_name(xf_prune_stage s)
 
 xf_prune_options xf_prune_options_default(void)
 {
-    xf_prune_options o = {XF_PRUNE_ALL_STAGES, 1, 1};
+    xf_prune_options o = {XF_PRUNE_ALL_STAGES, 1, 1, 1, NULL, NULL, 1.0};
     return o;
 }
 
@@ -67,9 +68,10 @@ static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
         st = xf_prune_canonical_inputs(&rules[i], err);
         if (st != XF_OK) xf_error_prefix(err, "prune: rule %zu", i);
     }
-    if (st == XF_OK) st = pr_rules_build(&rs, n, rules, get, user, o.canonical_inputs, err);
+    pr_progress progress;
+    pr_progress_init(&progress, &o);
+    if (st == XF_OK) st = pr_rules_build(&rs, n, rules, get, user, &o, &progress, err);
     else memset(&rs, 0, sizeof rs);
-    rs.reasons = o.reasons;
     if (st == XF_OK && (!alive || !first))
         st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (%zu rules)", n);
     if (st != XF_OK) goto out;

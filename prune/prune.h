@@ -73,6 +73,8 @@ typedef struct xf_prune_verdict {
 /* Frees the reasons of verdicts[0..n) (the array itself is the caller's). */
 void xf_prune_verdicts_free(xf_prune_verdict *verdicts, size_t n);
 
+struct xf_prune_progress;
+
 typedef struct xf_prune_options {
     /* Bit (1u << stage) for each stage to run; default all four. */
     unsigned stages;
@@ -84,7 +86,30 @@ typedef struct xf_prune_options {
      * counts (xfergen without --keep-pruned, 2.5 M verdicts at four
      * operators) wants. */
     int reasons;
+    /* Threads for the parallel parts of pruning (default 1): the canonical
+     * forms, the TASO stages' checks and generality's search among the
+     * rules kept before the current batch; the verdicts and stats do not
+     * depend on it. Rules fetched with xf_prune_run_from are fetched on a
+     * helper thread whatever this is. */
+    int threads;
+    /* Called on the calling thread at the start of each step of pruning
+     * (done 0) and then about every progress_every_s seconds (default 1);
+     * NULL: none. */
+    void (*on_progress)(void *user, const struct xf_prune_progress *p);
+    void *progress_user;
+    double progress_every_s;
 } xf_prune_options;
+
+/* What the progress callback sees. */
+typedef struct xf_prune_progress {
+    /* "terms" (the rules' term views), "canonical forms", "common subgraph",
+     * "common supergraph", "generality" */
+    const char *step;
+    size_t done, total; /* rules of this step */
+    double per_s;       /* rules per second in this step so far (0: unknown) */
+    double eta_s;       /* of this step; < 0 when unknown */
+    double elapsed_s;   /* since pruning started */
+} xf_prune_progress;
 
 xf_prune_options xf_prune_options_default(void);
 
@@ -112,11 +137,13 @@ xf_status xf_prune_run(xf_rule *rules, size_t n, const xf_prune_options *opt,
 
 /* For rule sets too large to hold as xf_rule values (an xf_rule of a few
  * operators takes kilobytes; prune's own view of it about a hundred bytes):
- * `get` fills `out` (already initialised) with rule i; prune reads it once,
- * in index order, and frees it. `get` is called from a helper thread of
- * prune's (one call at a time, in index order; rules are fetched a batch
- * ahead of building prune's view of them), so it must not depend on the
- * calling thread. With canonical_inputs, prune canonicalises its copy;
+ * `get` fills `out` (already initialised) with rule i; prune reads it once
+ * and frees it. Rules are fetched a batch ahead of building prune's view
+ * of them: with one thread (xf_prune_options.threads), `get` is called from
+ * a helper thread of prune's, one call at a time, in index order; with
+ * more, from several threads at once (the calling one among them), each
+ * rule once, so it must be thread-safe and not depend on the calling
+ * thread. With canonical_inputs, prune canonicalises its copy;
  * apply xf_prune_canonical_inputs to the rules you store. Same verdicts and
  * stats as xf_prune_run on the same rules. */
 typedef xf_status (*xf_prune_get_fn)(void *user, size_t i, xf_rule *out, xf_error *err);

@@ -13,6 +13,8 @@
 #ifndef XF_PRUNE_PRUNE_INTERNAL_H
 #define XF_PRUNE_PRUNE_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -105,11 +107,75 @@ typedef struct pr_rule {
 /* Most outputs, inputs or nodes a side may have in the term view. */
 #define PR_MAX_COUNT 65535
 
+/* ------------------------------------------------- threads, progress */
+
+#define PR_MAX_THREADS 256
+
+/* Work on rules [lo, hi) as thread `worker` (0 .. threads - 1). */
+typedef xf_status (*pr_range_fn)(void *ctx, int worker, size_t lo, size_t hi, xf_error *err);
+
+/* Runs fn over [lo, hi) in chunks on up to `threads` threads, the calling
+ * one among them; every thread is joined before it returns. On failure, the
+ * error of the lowest failed chunk (the chunks before it have all run,
+ * chunks after it may have). */
+xf_status pr_parallel(int threads, size_t lo, size_t hi, pr_range_fn fn, void *ctx, xf_error *err);
+
+/* The same in two halves: _start sets up to `helpers` threads on the
+ * chunks (in order; none when threads cannot be made); _finish, with
+ * `help`, has the calling thread take the chunks left too (without it, only
+ * when no helper started), joins them and returns as pr_parallel. */
+typedef struct pr_job pr_job;
+typedef struct pr_worker {
+    pr_job *j;
+    int id;
+} pr_worker;
+struct pr_job {
+    pr_range_fn fn;
+    void *ctx;
+    size_t lo, hi, chunk;
+    atomic_size_t next; /* next chunk to hand out */
+    atomic_int failed;
+    pthread_mutex_t mu;
+    size_t failed_chunk; /* lowest failed chunk, under mu */
+    xf_status st;
+    xf_error err;
+    int started; /* helpers 1..started run */
+    pr_worker w[PR_MAX_THREADS];
+    pthread_t tid[PR_MAX_THREADS];
+};
+void pr_parallel_start(pr_job *j, int helpers, size_t lo, size_t hi, pr_range_fn fn, void *ctx);
+xf_status pr_parallel_finish(pr_job *j, int help, xf_error *err);
+
+/* Rules per block of n (the stages decide a block in parallel, then apply
+ * it in index order): n / 16 between min and max, so that a small set
+ * still goes in several blocks and a large one in blocks that keep the
+ * threads busy. */
+size_t pr_block_size(size_t n, size_t min, size_t max);
+#define PR_BLOCK 16384
+
+/* The progress of one pruning run (xf_prune_options.on_progress). */
+typedef struct pr_progress {
+    const xf_prune_options *o;
+    double t0, step_t0, last;
+    const char *step;
+    size_t total;
+} pr_progress;
+
+void pr_progress_init(pr_progress *p, const xf_prune_options *o);
+/* A new step of `total` rules: reported at once. */
+void pr_progress_step(pr_progress *p, const char *step, size_t total);
+/* `done` rules of the step: reported when progress_every_s has passed. */
+void pr_progress_tick(pr_progress *p, size_t done);
+
+/* ---------------------------------------------------------- rule views */
+
 typedef struct pr_rules {
     pr_table table;
     pr_rule *rules;
     size_t n;
     int reasons; /* xf_prune_options.reasons */
+    int threads; /* xf_prune_options.threads */
+    pr_progress *progress;
     int32_t *pool; /* all per-rule arrays */
     size_t n_pool, cap_pool;
 } pr_rules;
@@ -137,10 +203,12 @@ static inline int32_t *pr_dst_nodes(const pr_rules *rs, const pr_rule *r)
 
 /* Builds the term view of n rules, taken from `rules` or, when it is NULL,
  * fetched one by one with get(user, i, ...) (and then canonicalised first
- * when `canonical`). XF_ERR_INVALID names the rule that fails
+ * when o->canonical_inputs); takes reasons and threads from o and reports
+ * to `progress`. XF_ERR_INVALID names the rule that fails
  * xf_rule_validate or has two inputs with the same name. */
 xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_get_fn get,
-                         void *user, int canonical, xf_error *err);
+                         void *user, const xf_prune_options *o, pr_progress *progress,
+                         xf_error *err);
 void pr_rules_free(pr_rules *rs);
 
 /* --------------------------------------------------- canonical forms */

@@ -10,9 +10,17 @@
  * a bucket, a rule whose side uses an operator the other rule's side does
  * not (64-bit operator masks) is passed over without matching, since a
  * substitution only adds operators.
+ *
+ * On threads, rules go in batches (of the visiting order): each rule of a
+ * batch is searched among the rules kept before the batch in parallel,
+ * then, in order, among the rules kept within the batch up to the place
+ * in the search order where the first search matched (the newer rules come
+ * first in a bucket), so the rule that makes it redundant, and its
+ * binding, are those of one sequential search.
  */
 #include "prune/prune_internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,17 +157,33 @@ static void describe(const pr_table *t, const binding *bind, char *why, size_t n
     }
 }
 
-/* Searches the kept rules for one that R is an instance of; *by gets it or -1. */
-static void find_general(const pr_rules *rs, const buckets *bk, size_t ri, binding *bind,
-                         long *by)
+/* One search for a more general rule: which kept rules it reads, and what
+ * it found (by -1: none). */
+typedef struct search {
+    int fresh_only; /* 1: only rules kept in this batch (the front of each bucket) */
+    int upto;       /* last place to search (fresh_only) */
+    long at_upto;   /* rule known to match at place `upto` after the fresh ones, or -1 */
+    long by;        /* found, or -1 */
+    int place;      /* where */
+} search;
+
+/* Searches the kept rules for one that R is an instance of, in the order a
+ * single sequential search takes: orientation, output order, bucket key
+ * (the places, numbered), within a bucket the most recently kept first.
+ * Without fresh_only it reads only what was kept before this batch; with
+ * it, the rules of this batch, up to place `upto`, where `at_upto` (found
+ * there among the older rules) is the answer when no fresh rule matched. */
+static void find_general(const pr_rules *rs, const buckets *bk, const unsigned char *fresh,
+                         size_t ri, binding *bind, search *s)
 {
     const pr_table *t = &rs->table;
     const pr_rule *r = &rs->rules[ri];
     int k = r->n_out;
     int32_t a[64], b[64];
     int perm[64];
-    *by = -1;
+    s->by = -1;
     if (k > 64) return;
+    int place = 0;
     for (int swap = 0; swap < 2; swap++) {
         uint64_t ma = bk->mask[2 * ri + (size_t)swap], mb = bk->mask[2 * ri + 1 - (size_t)swap];
         for (int i = 0; i < k; i++) perm[i] = i;
@@ -171,18 +195,27 @@ static void find_general(const pr_rules *rs, const buckets *bk, size_t ri, bindi
             }
             int32_t ra = root_key(t, a[0]), rb = root_key(t, b[0]);
             int32_t keys[4][2] = {{ra, rb}, {0, rb}, {ra, 0}, {0, 0}};
-            for (int q = 0; q < 4; q++) {
+            for (int q = 0; q < 4; q++, place++) {
+                if (s->fresh_only && place > s->upto) return;
                 if ((q == 1 && ra == 0) || (q == 2 && rb == 0) || (q == 3 && (ra == 0 || rb == 0)))
                     continue;
                 long bucket = bucket_of(bk, keys[q][0], keys[q][1]);
                 for (long g = bucket >= 0 ? bk->head[bucket] : -1; g >= 0; g = bk->next[g]) {
+                    if (s->fresh_only && !fresh[g]) break;
                     const pr_rule *gr = &rs->rules[g];
                     if (gr->n_out != k || gr->tree_size > r->tree_size) continue;
                     if ((bk->mask[2 * g] & ~ma) || (bk->mask[2 * g + 1] & ~mb)) continue;
                     if (instance_of(rs, gr, a, b, bind)) {
-                        *by = g;
+                        s->by = g;
+                        s->place = place;
                         return;
                     }
+                }
+                if (s->fresh_only && place == s->upto && s->at_upto >= 0) {
+                    instance_of(rs, &rs->rules[s->at_upto], a, b, bind); /* its binding */
+                    s->by = s->at_upto;
+                    s->place = place;
+                    return;
                 }
             }
             /* next output order (all orders up to 6 outputs) */
@@ -208,18 +241,86 @@ static void find_general(const pr_rules *rs, const buckets *bk, size_t ri, bindi
     }
 }
 
+/* The stage's state; a batch of rules (in visiting order) is searched
+ * among the rules kept before it in parallel (older[]), then decided in
+ * order against the rules kept within it. */
+typedef struct general {
+    const pr_rules *rs;
+    buckets bk;
+    visit *order;
+    unsigned char *fresh; /* per rule: kept in the current batch */
+    search *older;        /* per rule of the batch */
+    size_t batch_lo;
+} general;
+
+#define BATCH 4096 /* at most; pr_block_size */
+
+static xf_status search_older(void *ctx, int worker, size_t lo, size_t hi, xf_error *err)
+{
+    (void)worker;
+    (void)err;
+    general *g = ctx;
+    binding bind;
+    for (size_t q = lo; q < hi; q++) {
+        search *s = &g->older[q - g->batch_lo];
+        *s = (search){0, 0, -1, -1, 0};
+        find_general(g->rs, &g->bk, g->fresh, g->order[q].index, &bind, s);
+    }
+    return XF_OK;
+}
+
+static xf_status masks(void *ctx, int worker, size_t lo, size_t hi, xf_error *err)
+{
+    (void)worker;
+    (void)err;
+    general *g = ctx;
+    const pr_rules *rs = g->rs;
+    for (size_t q = lo; q < hi; q++) {
+        size_t i = g->order[q].index;
+        const pr_rule *r = &rs->rules[i];
+        g->bk.mask[2 * i] = side_mask(&rs->table, pr_src_out(rs, r), r->n_out);
+        g->bk.mask[2 * i + 1] = side_mask(&rs->table, pr_dst_out(rs, r), r->n_out);
+    }
+    return XF_OK;
+}
+
+/* Decides rule order[q] of the batch: removed, or kept into its bucket. */
+static xf_status decide(general *g, size_t q, binding *bind, unsigned char *alive,
+                        xf_prune_verdict *v, xf_error *err)
+{
+    const pr_rules *rs = g->rs;
+    const pr_table *t = &rs->table;
+    size_t i = g->order[q].index;
+    const pr_rule *r = &rs->rules[i];
+    const search *old = &g->older[q - g->batch_lo];
+    search s = {1, old->by >= 0 ? old->place : INT_MAX, old->by, -1, 0};
+    find_general(rs, &g->bk, g->fresh, i, bind, &s);
+    if (s.by >= 0) {
+        char why[256] = "";
+        if (rs->reasons) describe(t, bind, why, sizeof why);
+        return pr_remove(rs, alive, v, i, XF_PRUNE_GENERALITY, s.by, err, "%s", why);
+    }
+    if (r->n_out == 0) return XF_OK;
+    g->fresh[i] = 1;
+    return bucket_add(&g->bk, root_key(t, pr_src_out(rs, r)[0]), root_key(t, pr_dst_out(rs, r)[0]),
+                      i, err);
+}
+
 xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune_verdict *v,
                               xf_error *err)
 {
-    const pr_table *t = &rs->table;
     xf_status st = XF_OK;
-    buckets bk = {0};
-    pr_keymap_init(&bk.map);
-    visit *order = xf_malloc((rs->n + 1) * sizeof *order);
-    bk.next = xf_malloc((rs->n + 1) * sizeof *bk.next);
-    bk.mask = xf_malloc((2 * rs->n + 1) * sizeof *bk.mask);
+    general g;
+    memset(&g, 0, sizeof g);
+    g.rs = rs;
+    pr_keymap_init(&g.bk.map);
+    g.order = xf_malloc((rs->n + 1) * sizeof *g.order);
+    g.bk.next = xf_malloc((rs->n + 1) * sizeof *g.bk.next);
+    g.bk.mask = xf_malloc((2 * rs->n + 1) * sizeof *g.bk.mask);
+    g.fresh = xf_calloc(rs->n + 1, 1);
+    g.older = xf_malloc(BATCH * sizeof *g.older);
     binding *bind = xf_malloc(sizeof *bind);
-    if (!order || !bk.next || !bk.mask || !bind) {
+    if (!g.order || !g.bk.next || !g.bk.mask || !g.fresh || !g.older || !bind) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (generality, %zu rules)", rs->n);
         goto out;
     }
@@ -227,34 +328,29 @@ xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune
     for (size_t i = 0; i < rs->n; i++)
         if (alive[i]) {
             const pr_rule *r = &rs->rules[i];
-            order[m++] = (visit){r->tree_size, r->n_used_leaves, i};
-            bk.mask[2 * i] = side_mask(t, pr_src_out(rs, r), r->n_out);
-            bk.mask[2 * i + 1] = side_mask(t, pr_dst_out(rs, r), r->n_out);
+            g.order[m++] = (visit){r->tree_size, r->n_used_leaves, i};
         }
-    qsort(order, m, sizeof *order, cmp_visit);
-    for (size_t q = 0; q < m; q++) {
-        size_t i = order[q].index;
-        const pr_rule *r = &rs->rules[i];
-        long by;
-        find_general(rs, &bk, i, bind, &by);
-        if (by >= 0) {
-            char why[256] = "";
-            if (rs->reasons) describe(t, bind, why, sizeof why);
-            st = pr_remove(rs, alive, v, i, XF_PRUNE_GENERALITY, by, err, "%s", why);
-            if (st != XF_OK) goto out;
-            continue;
-        }
-        if (r->n_out == 0) continue;
-        st = bucket_add(&bk, root_key(t, pr_src_out(rs, r)[0]), root_key(t, pr_dst_out(rs, r)[0]),
-                        i, err);
-        if (st != XF_OK) goto out;
+    st = pr_parallel(rs->threads, 0, m, masks, &g, err);
+    if (st != XF_OK) goto out;
+    qsort(g.order, m, sizeof *g.order, cmp_visit);
+    pr_progress_step(rs->progress, "generality", m);
+    size_t batch = pr_block_size(m, 16, BATCH);
+    for (size_t lo = 0; lo < m && st == XF_OK; lo += batch) {
+        size_t hi = lo + batch < m ? lo + batch : m;
+        g.batch_lo = lo;
+        st = pr_parallel(rs->threads, lo, hi, search_older, &g, err);
+        for (size_t q = lo; q < hi && st == XF_OK; q++) st = decide(&g, q, bind, alive, v, err);
+        for (size_t q = lo; q < hi; q++) g.fresh[g.order[q].index] = 0;
+        pr_progress_tick(rs->progress, hi);
     }
 out:
-    xf_free(order);
-    xf_free(bk.next);
-    xf_free(bk.mask);
-    xf_free(bk.head);
+    xf_free(g.order);
+    xf_free(g.bk.next);
+    xf_free(g.bk.mask);
+    xf_free(g.bk.head);
+    xf_free(g.fresh);
+    xf_free(g.older);
     xf_free(bind);
-    pr_keymap_free(&bk.map);
+    pr_keymap_free(&g.bk.map);
     return st;
 }

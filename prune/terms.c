@@ -6,7 +6,6 @@
  */
 #include "prune/prune_internal.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,48 +336,56 @@ static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int32_t ab
     return XF_OK;
 }
 
-/* Rules from `get`, a batch at a time: a helper thread fetches the next
- * batch (and puts its inputs in canonical order) while this one interns
- * the terms of the last. Fetching (xfergen: deserialising a stored
- * candidate) costs about as much as interning and needs nothing of it, and
- * interning must stay in index order on one thread. `get` is still called
- * once per rule, in index order, by one thread at a time. */
+/* Rules from `get`, a batch at a time: helper threads fetch the next batch
+ * (and put its inputs in canonical order) while this one interns the terms
+ * of the last, then this one helps them finish it. Fetching (xfergen:
+ * deserialising a stored candidate) costs a little more than interning
+ * and needs nothing of it; interning must stay in index order on one
+ * thread. With one thread, one helper fetches alone, so `get` is called in
+ * index order, one call at a time. */
 #define FETCH_BATCH 1024
 
 typedef struct fetch {
     xf_prune_get_fn get;
     void *user;
     int canonical;
-    size_t lo, hi; /* rules [lo, hi) into r[0 .. hi - lo) */
+    size_t lo, hi;                  /* rules [lo, hi) into r[0 .. hi - lo) */
     xf_rule r[FETCH_BATCH];
-    size_t got;    /* fetched before a failure (hi - lo without one) */
-    xf_status st;
-    xf_error err;
+    unsigned char ok[FETCH_BATCH];  /* fetched */
+    pr_job job;
 } fetch;
 
-static void *fetch_main(void *arg)
+static xf_status fetch_range(void *ctx, int worker, size_t lo, size_t hi, xf_error *err)
 {
-    fetch *f = arg;
-    f->st = XF_OK;
-    f->got = 0;
-    xf_error_clear(&f->err);
-    for (size_t i = f->lo; i < f->hi && f->st == XF_OK; i++) {
+    (void)worker;
+    fetch *f = ctx;
+    for (size_t i = lo; i < hi; i++) {
         xf_rule *r = &f->r[i - f->lo];
-        f->st = f->get(f->user, i, r, &f->err);
-        if (f->st == XF_OK && f->canonical) f->st = xf_prune_canonical_inputs(r, &f->err);
-        if (f->st == XF_OK) f->got++;
+        xf_status st = f->get(f->user, i, r, err);
+        if (st == XF_OK && f->canonical) st = xf_prune_canonical_inputs(r, err);
+        if (st != XF_OK) return st;
+        f->ok[i - f->lo] = 1;
     }
-    return NULL;
+    return XF_OK;
 }
 
-/* Starts fetching [lo, hi) into f: on a helper thread (*started = 1), or
- * here when none can be made. */
-static void fetch_start(fetch *f, size_t lo, size_t hi, pthread_t *tid, int *started)
+static void fetch_start(fetch *f, size_t lo, size_t hi, int helpers)
 {
     f->lo = lo;
     f->hi = hi;
-    *started = pthread_create(tid, NULL, fetch_main, f) == 0;
-    if (!*started) fetch_main(f);
+    memset(f->ok, 0, sizeof f->ok);
+    pr_parallel_start(&f->job, helpers, lo, hi, fetch_range, f);
+}
+
+/* Waits for the batch (helping with it when `help`); *got: the rules
+ * fetched before the first failure. */
+static xf_status fetch_finish(fetch *f, int help, size_t *got, xf_error *err)
+{
+    xf_status st = pr_parallel_finish(&f->job, help, err);
+    size_t k = 0;
+    while (k < f->hi - f->lo && f->ok[k]) k++;
+    *got = k;
+    return st;
 }
 
 static xf_status build_fetched(pr_rules *rs, size_t n, xf_prune_get_fn get, void *user,
@@ -392,24 +399,26 @@ static xf_status build_fetched(pr_rules *rs, size_t n, xf_prune_get_fn get, void
         f[b].canonical = canonical;
         for (int k = 0; k < FETCH_BATCH; k++) xf_rule_init(&f[b].r[k]);
     }
-    xf_status st = XF_OK;
-    pthread_t tid;
-    int started = 0, cur = 0; /* f[cur]: the batch being built, f[cur ^ 1]: the next */
-    fetch_start(&f[0], 0, n < FETCH_BATCH ? n : FETCH_BATCH, &tid, &started);
-    if (started) pthread_join(tid, NULL);
+    int helpers = rs->threads > 2 ? rs->threads - 1 : 1, help = rs->threads > 1;
+    xf_error fetch_err;
+    size_t got = 0;
+    fetch_start(&f[0], 0, n < FETCH_BATCH ? n : FETCH_BATCH, helpers);
+    xf_status fst = fetch_finish(&f[0], help, &got, &fetch_err), st = XF_OK;
+    int cur = 0; /* f[cur]: the batch being built, f[cur ^ 1]: the next */
     for (size_t lo = 0; lo < n; lo += FETCH_BATCH, cur ^= 1) {
         fetch *c = &f[cur];
-        started = 0;
-        if (c->st == XF_OK && lo + FETCH_BATCH < n) {
+        int ahead = fst == XF_OK && lo + FETCH_BATCH < n;
+        if (ahead) {
             size_t hi = lo + 2 * FETCH_BATCH < n ? lo + 2 * FETCH_BATCH : n;
-            fetch_start(&f[cur ^ 1], lo + FETCH_BATCH, hi, &tid, &started);
+            fetch_start(&f[cur ^ 1], lo + FETCH_BATCH, hi, helpers);
         }
-        for (size_t k = 0; k < c->got && st == XF_OK; k++) st = build_rule(rs, lo + k, &c->r[k], absent, err);
-        if (st == XF_OK && c->st != XF_OK) {
-            st = c->st;
-            if (err) *err = c->err;
+        for (size_t k = 0; k < got && st == XF_OK; k++) st = build_rule(rs, lo + k, &c->r[k], absent, err);
+        pr_progress_tick(rs->progress, lo + got);
+        if (st == XF_OK && fst != XF_OK) {
+            st = fst;
+            if (err) *err = fetch_err;
         }
-        if (started) pthread_join(tid, NULL);
+        if (ahead) fst = fetch_finish(&f[cur ^ 1], help && st == XF_OK, &got, &fetch_err);
         for (size_t k = 0; k < c->hi - c->lo; k++) xf_rule_free(&c->r[k]);
         if (st != XF_OK) break;
     }
@@ -420,10 +429,15 @@ static xf_status build_fetched(pr_rules *rs, size_t n, xf_prune_get_fn get, void
 }
 
 xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_get_fn get,
-                         void *user, int canonical, xf_error *err)
+                         void *user, const xf_prune_options *o, pr_progress *progress,
+                         xf_error *err)
 {
     memset(rs, 0, sizeof *rs);
     table_init(&rs->table);
+    rs->reasons = o->reasons;
+    rs->threads = o->threads;
+    rs->progress = progress;
+    pr_progress_step(progress, "terms", n);
     rs->rules = xf_calloc(n + 1, sizeof *rs->rules);
     if (!rs->rules) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (%zu rules)", n);
     rs->n = n;
@@ -432,8 +446,11 @@ xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_
     xf_status st = intern_name(&rs->table, "", &absent_name, err);
     if (st == XF_OK)
         st = intern_term(&rs->table, PR_LEAF, PR_NO_TYPE, absent_name, 0, NULL, &absent, err);
-    for (size_t i = 0; rules && st == XF_OK && i < n; i++) st = build_rule(rs, i, &rules[i], absent, err);
-    if (!rules && st == XF_OK) st = build_fetched(rs, n, get, user, canonical, absent, err);
+    for (size_t i = 0; rules && st == XF_OK && i < n; i++) {
+        st = build_rule(rs, i, &rules[i], absent, err);
+        if ((i + 1) % FETCH_BATCH == 0 || i + 1 == n) pr_progress_tick(progress, i + 1);
+    }
+    if (!rules && st == XF_OK) st = build_fetched(rs, n, get, user, o->canonical_inputs, absent, err);
     /* Every term is interned now; the stages only read them. */
     xf_htab_free(&rs->table.term_index);
     return st;

@@ -7,7 +7,7 @@
  * input). Each result validates, keeps unrelated dead code, names its new
  * nodes uniquely, shares (never copies or frees) the original's constants
  * and computes what the original computes. Applying the reverse rule at the
- * corresponding location restores xf_graph_hash_mode(XF_HASH_IDENTITY) of the original. A
+ * corresponding location (the merged split's halves) restores xf_graph_hash_mode(XF_HASH_IDENTITY) of the original. A
  * bad match, or one whose rewrite would close a cycle, fails with a message
  * and leaves the output empty.
  */
@@ -196,12 +196,12 @@ static xf_ruleset *make_rules(void)
 
 /* ------------------------------------------------------------------ graphs */
 
-/* x[8,16] @ w1[16,32] -> relu -> out0, x @ w2[16,24] -> out1, plus an
+/* x[8,16] @ w1[16,32] -> relu -> out0, x @ w2[16,w2_cols] -> out1, plus an
  * unrelated dead sigmoid(x). */
-static void graph_two_matmuls(xf_graph *g)
+static void graph_matmuls_of_widths(xf_graph *g, int64_t w2_cols)
 {
     xf_graph_init(g);
-    int64_t xd[2] = {8, 16}, w1d[2] = {16, 32}, w2d[2] = {16, 24};
+    int64_t xd[2] = {8, 16}, w1d[2] = {16, 32}, w2d[2] = {16, w2_cols};
     int x = xf_test_input(g, "x", 2, xd);
     int w1 = xf_test_weight(g, "w1", 2, w1d, 1), w2 = xf_test_weight(g, "w2", 2, w2d, 2);
     int i1[2] = {x, w1}, i2[2] = {x, w2};
@@ -211,6 +211,14 @@ static void graph_two_matmuls(xf_graph *g)
     xf_test_out(g, op1(g, XF_OP_RELU, NULL, &y1, 1, "act"));
     xf_test_out(g, y2);
 }
+
+/* w2[16,24]: the merged split cuts 32/24 */
+static void graph_two_matmuls(xf_graph *g) { graph_matmuls_of_widths(g, 24); }
+
+/* The same with w2[16,32]: the merged split's halves, where its reverse
+ * matches (its target replaces the split by two matmuls, so it cuts as the
+ * rule's: match/pattern.c, mark_free_cuts). */
+static void graph_two_equal_matmuls(xf_graph *g) { graph_matmuls_of_widths(g, 32); }
 
 /* relu(conv(x[1,4,8,8], w[8,4,3,3])) -> tanh -> out */
 static void graph_conv_relu(xf_graph *g)
@@ -308,7 +316,7 @@ START_TEST(output_names_survive_rewrites)
     xf_ruleset *rs = make_rules();
     xf_graph g, res, back;
     xf_graph_init(&g);
-    int64_t xd[2] = {8, 16}, w1d[2] = {16, 32}, w2d[2] = {16, 24};
+    int64_t xd[2] = {8, 16}, w1d[2] = {16, 32}, w2d[2] = {16, 32}; /* halves, to come back */
     int x = xf_test_input(&g, "x", 2, xd);
     int w1 = xf_test_weight(&g, "w1", 2, w1d, 1), w2 = xf_test_weight(&g, "w2", 2, w2d, 2);
     int i1[2] = {x, w1}, i2[2] = {x, w2};
@@ -400,7 +408,7 @@ END_TEST
 START_TEST(reverse_restores_hash)
 {
     xf_ruleset *rs = make_rules();
-    void (*build[2])(xf_graph *) = {graph_two_matmuls, graph_conv_relu};
+    void (*build[2])(xf_graph *) = {graph_two_equal_matmuls, graph_conv_relu};
     int64_t id[2] = {1, 2};
     for (int k = 0; k < 2; k++) {
         xf_graph g, fwd, back;

@@ -16,7 +16,10 @@
  * a model's three equal parts at other sizes and neither three unequal
  * parts nor two equal ones; one whose parts are rule outputs cuts as the
  * rule's when the source reads them too (halves, never 5/3) and any way
- * when it does not (split(relu(relu(x))) => split(relu(x)) at 5/3). Instantiation: split sizes re-derived for
+ * when it does not and the target replaces it part for part by a split
+ * nothing reads (split(relu(relu(x))) => split(relu(x)) at 5/3), not when
+ * the target reads a part or swaps them (never 3/1, 3/5), and
+ * split(concat(a, b)) => a, b at halves only. Instantiation: split sizes re-derived for
  * unequal widths (16 and 32), relative axes on 3-D activations with 2-D
  * weights, identity conv / identity matrix / pooling kernel shapes and the
  * depthwise group re-derived, weight-only flags, and the returned params
@@ -603,6 +606,144 @@ START_TEST(test_target_split_keeps_unequal_sizes)
     ck_assert_int_eq(sizes[0], 1);
     ck_assert_int_eq(sizes[1], 3);
     ck_assert_int_eq(uneven_parts_at(8, sizes), 0);
+}
+END_TEST
+
+/* The rule's validity domain, as the rules database stores it. */
+static void with_domain(xf_rule *r)
+{
+    xf_error err;
+    ck_assert_msg(xf_domain_of_rule(r, &r->domain, &err) == XF_OK, "%s", err.msg);
+}
+
+static xf_params slice0(int64_t start, int64_t end)
+{
+    xf_params sl = xf_params_default();
+    sl.n_axes = 1, sl.axes[0] = 0, sl.starts[0] = start, sl.ends[0] = end, sl.steps[0] = 1;
+    return sl;
+}
+
+/* (y0, y1) = split(slice(x, [0, 4))) in halves, x[2], x[1] => the split of
+ * slice(x, [0, 4)) sized by the outputs (p0, p1), p1[0], p0[1] (review
+ * 40c HIGH-2): true at halves; at 3/1, p1[0] is x[3], not x[2]. */
+static void rule_cut_read_in_target(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d[1] = {5}, half[2] = {2, 2};
+    int s = in(&r->src, "x", XF_F32, 1, d), t = in(&r->dst, "x", XF_F32, 1, d), y[2], p[2];
+    xf_params head = slice0(0, 4), at2 = slice0(2, 3), at1 = slice0(1, 2), first = slice0(0, 1);
+    split_last(&r->src, op(&r->src, XF_OP_SLICE, &head, s, -1), 2, half, y);
+    xf_test_out(&r->src, y[0]);
+    xf_test_out(&r->src, y[1]);
+    xf_test_out(&r->src, op(&r->src, XF_OP_SLICE, &at2, s, -1));
+    xf_test_out(&r->src, op(&r->src, XF_OP_SLICE, &at1, s, -1));
+    split_last(&r->dst, op(&r->dst, XF_OP_SLICE, &head, t, -1), 2, half, p);
+    xf_test_out(&r->dst, p[0]);
+    xf_test_out(&r->dst, p[1]);
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_SLICE, &first, p[1], -1));
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_SLICE, &at1, p[0], -1));
+    with_domain(r);
+}
+
+/* Locations of rule_cut_read_in_target in the model of its source with
+ * the split cutting slice(x, [0, 4)) at p0/4-p0. */
+static int cut_read_in_target_locations(int64_t p0)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t d[1] = {5}, sizes[2] = {p0, 4 - p0};
+    int x = in(&g, "x", XF_F32, 1, d), y[2];
+    xf_params head = slice0(0, 4), at2 = slice0(2, 3), at1 = slice0(1, 2);
+    split_last(&g, op(&g, XF_OP_SLICE, &head, x, -1), 2, sizes, y);
+    xf_test_out(&g, y[0]);
+    xf_test_out(&g, y[1]);
+    xf_test_out(&g, op(&g, XF_OP_SLICE, &at2, x, -1));
+    xf_test_out(&g, op(&g, XF_OP_SLICE, &at1, x, -1));
+    return locations_freeing(rule_cut_read_in_target, &g);
+}
+
+/* (y0, y1) = split(x[8]) in halves => (p1, p0) of split(concat(x[4:8],
+ * x[0:4])) sized by the outputs: the target's parts swapped, true at
+ * halves (the axioms prove it); at 3/5, p1 is x[1:4], not x[0:3]. */
+static void rule_swapped_parts(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d[1] = {8}, half[2] = {4, 4};
+    int s = in(&r->src, "x", XF_F32, 1, d), t = in(&r->dst, "x", XF_F32, 1, d), y[2], p[2];
+    xf_params lo = slice0(0, 4), hi = slice0(4, 8), cat = xf_params_default();
+    split_last(&r->src, s, 2, half, y);
+    xf_test_out(&r->src, y[0]);
+    xf_test_out(&r->src, y[1]);
+    int rot = op(&r->dst, XF_OP_CONCAT, &cat, op(&r->dst, XF_OP_SLICE, &hi, t, -1),
+                 op(&r->dst, XF_OP_SLICE, &lo, t, -1));
+    split_last(&r->dst, rot, 2, half, p);
+    xf_test_out(&r->dst, p[1]);
+    xf_test_out(&r->dst, p[0]);
+    with_domain(r);
+}
+
+/* Locations of rule_swapped_parts in split(x[8]) at p0/8-p0. */
+static int swapped_parts_locations(int64_t p0)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t d[1] = {8}, sizes[2] = {p0, 8 - p0};
+    int x = in(&g, "x", XF_F32, 1, d), y[2];
+    split_last(&g, x, 2, sizes, y);
+    xf_test_out(&g, y[0]);
+    xf_test_out(&g, y[1]);
+    return locations_freeing(rule_swapped_parts, &g);
+}
+
+START_TEST(test_split_cut_read_in_target)
+{
+    ck_assert_int_eq(cut_read_in_target_locations(2), 1);
+    ck_assert_int_eq(cut_read_in_target_locations(3), 0);
+    ck_assert_int_eq(cut_read_in_target_locations(1), 0);
+    ck_assert_int_eq(swapped_parts_locations(4), 1);
+    ck_assert_int_eq(swapped_parts_locations(3), 0);
+}
+END_TEST
+
+/* split(concat(a, b)) in halves => a, b. */
+static void rule_split_of_concat(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d[1] = {4}, half[2] = {4, 4};
+    int a = in(&r->src, "a", XF_F32, 1, d), b = in(&r->src, "b", XF_F32, 1, d), y[2];
+    int ta = in(&r->dst, "a", XF_F32, 1, d), tb = in(&r->dst, "b", XF_F32, 1, d);
+    xf_params cat = xf_params_default();
+    split_last(&r->src, op(&r->src, XF_OP_CONCAT, &cat, a, b), 2, half, y);
+    xf_test_out(&r->src, y[0]);
+    xf_test_out(&r->src, y[1]);
+    xf_test_out(&r->dst, ta);
+    xf_test_out(&r->dst, tb);
+    with_domain(r);
+}
+
+/* Locations of rule_split_of_concat in split(concat(a, b)) cut at |a|/|b|. */
+static int split_of_concat_locations(int64_t na, int64_t nb)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t da[1] = {na}, db[1] = {nb}, sizes[2] = {na, nb};
+    int a = in(&g, "a", XF_F32, 1, da), b = in(&g, "b", XF_F32, 1, db), y[2];
+    xf_params cat = xf_params_default();
+    split_last(&g, op(&g, XF_OP_CONCAT, &cat, a, b), 2, sizes, y);
+    xf_test_out(&g, op(&g, XF_OP_RELU, NULL, y[0], -1));
+    xf_test_out(&g, op(&g, XF_OP_RELU, NULL, y[1], -1));
+    return locations_freeing(rule_split_of_concat, &g);
+}
+
+START_TEST(test_split_of_concat_cuts)
+{
+    /* halves at any size; unequal parts never: the validity domain ties
+     * |a| = |b| (the source's halves are the outputs a and b), and the
+     * split, which the target replaces by no split, cuts as the rule's */
+    ck_assert_int_eq(split_of_concat_locations(4, 4), 1);
+    ck_assert_int_eq(split_of_concat_locations(6, 6), 1);
+    ck_assert_int_eq(split_of_concat_locations(3, 1), 0);
+    ck_assert_int_eq(split_of_concat_locations(5, 3), 0);
 }
 END_TEST
 
@@ -1215,6 +1356,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_split_part_sizes);
     tcase_add_test(t, test_split_mapped_and_read_inside);
     tcase_add_test(t, test_target_split_keeps_unequal_sizes);
+    tcase_add_test(t, test_split_cut_read_in_target);
+    tcase_add_test(t, test_split_of_concat_cuts);
     tcase_add_test(t, test_commutativity);
     tcase_add_test(t, test_conv_relu_fusion);
     tcase_add_test(t, test_bare_output_and_relative_perm);

@@ -503,6 +503,87 @@ static void count_after(void *user, int size, const xf_derive_tally *d, const xf
     if (d) *(int64_t *)user += d->after;
 }
 
+/* The derived rule's domain where its one step is by a rule proved only at
+ * a restricted domain: mean(mean(a)) => mean(a) stored proved with
+ * "a[-1] == 1" (as xferverify stores it when its proof read the mean over
+ * one element, verify/prove_encode.c), a candidate that follows by that
+ * rule applied at transpose(u) (u of 1x2: the rule's a[-1] is u's first
+ * axis). Its own sides demand nothing of u; the chain holds only where
+ * u[-2] == 1, and the derived rule is stored with exactly that, never
+ * wider. With the step's rule recorded over the whole of its operators'
+ * domain (""), the derived one is "" too: a derived domain is as narrow as
+ * its chain's rules, no narrower. */
+/* reduce_mean[axes=-1,keepdims] applied `means` times to a (transposed
+ * first with transpose): one side of the rules below. */
+static void means_of(xf_graph *g, const int64_t *dims, int transpose, int means)
+{
+    xf_error err;
+    int v = xf_test_input(g, "a", 2, dims);
+    if (transpose) {
+        xf_params tp = xf_params_default();
+        tp.n_axes = 2;
+        tp.axes[0] = 1, tp.axes[1] = 0;
+        v = xf_graph_op(g, XF_OP_TRANSPOSE, &tp, &v, 1, &err);
+    }
+    xf_params mp = xf_params_default();
+    mp.n_axes = 1;
+    mp.axes[0] = -1;
+    mp.keepdims = 1;
+    for (int i = 0; i < means && v >= 0; i++) v = xf_graph_op(g, XF_OP_REDUCE_MEAN, &mp, &v, 1, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    xf_test_out(g, v);
+}
+
+static int64_t add_means_rule(xf_rulesdb *db, const int64_t *dims, int transpose)
+{
+    xf_rule r;
+    xf_rule_init(&r);
+    means_of(&r.src, dims, transpose, 2);
+    means_of(&r.dst, dims, transpose, 1);
+    xf_rulesdb_rule_meta meta = {XF_RULE_CANDIDATE, 0, NULL, 0};
+    int64_t id = 0;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_add_rule(db, &r, &meta, &id, NULL, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(&r);
+    return id;
+}
+
+static const char *derived_domain_by(const char *step_domain, char *buf, size_t n)
+{
+    static const int64_t D21[2] = {2, 1}, D12[2] = {1, 2};
+    const char *path = xf_test_tmp("derive_held.db");
+    xf_test_remove_db(path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    int64_t mm = add_means_rule(db, D21, 0);
+    xf_rulesdb_verdict v = {XF_RULE_PROVED, 1.0, NULL, NULL, NULL, 0, step_domain};
+    ck_assert_int_eq(xf_rulesdb_set_verdict(db, mm, &v, &err), XF_OK);
+    int64_t c = add_means_rule(db, D12, 1);
+    xf_derive_tally t = derive_size(db, 3);
+    ck_assert_int_eq(t.derived, 1);
+    ck_assert_int_eq(status_of(db, c), XF_RULE_DERIVED);
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    ck_assert_int_eq(xf_rulesdb_get_rule(db, c, &info, &err), XF_OK);
+    ck_assert_ptr_nonnull(info.domain);
+    snprintf(buf, n, "%s", info.domain);
+    xf_rulesdb_rule_info_free(&info);
+    ck_assert_int_eq(replay_all(db, NULL), 1);
+    xf_rulesdb_close(db);
+    return buf;
+}
+
+START_TEST(derived_domain_is_no_wider_than_its_chain)
+{
+    char buf[256];
+    const char *d = derived_domain_by("a[-1] == 1", buf, sizeof buf);
+    ck_assert_msg(strcmp(d, "a[-2] == 1") == 0, "derived domain '%s'", d);
+    d = derived_domain_by("", buf, sizeof buf);
+    ck_assert_msg(strcmp(d, "") == 0, "derived domain '%s'", d);
+}
+END_TEST
+
 START_TEST(pipeline_derives_after_solving)
 {
     const char *path = xf_test_tmp("derive_pipeline.db");
@@ -578,6 +659,7 @@ int main(void)
     tcase_add_test(t, tampered_chains_do_not_replay);
     tcase_add_test(t, migration_v2_to_v3_keeps_rows);
     tcase_add_test(t, pipeline_derives_after_solving);
+    tcase_add_test(t, derived_domain_is_no_wider_than_its_chain);
     suite_add_tcase(s, t);
     return xf_test_run(s);
 }

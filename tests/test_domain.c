@@ -328,6 +328,49 @@ static void block_graph(xf_graph *g, const int64_t *a, const int64_t *b, const i
     xf_test_parse_infix(g, BLOCK_SRC, ops);
 }
 
+/* slice[0:e](x) => x where x's axis is e at its own shape: the slice is the
+ * whole axis there and a constant [0, e) at any other size (the
+ * interpreter clamps e), so the domain asks the axis to be e; only an end
+ * past any size ("to the end") is the whole axis everywhere. */
+START_TEST(slice_to_the_own_size_is_not_the_whole_axis)
+{
+    static const int64_t own[2] = {2, 1}, wide[2] = {2, 3};
+    const char *names[1] = {"x"};
+    const int64_t ends[2] = {1, INT64_MAX};
+    const char *want[2] = {"x[-1] == 1", ""};
+    for (int k = 0; k < 2; k++) {
+        xf_rule r;
+        xf_rule_init(&r);
+        xf_error err;
+        xf_params sp = xf_params_default();
+        sp.n_axes = 1;
+        sp.axes[0] = -1, sp.starts[0] = 0, sp.ends[0] = ends[k], sp.steps[0] = 1;
+        int x = xf_test_input(&r.src, "x", 2, own);
+        int y = xf_graph_op(&r.src, XF_OP_SLICE, &sp, &x, 1, &err);
+        ck_assert_msg(y >= 0, "%s", err.msg);
+        xf_test_out(&r.src, y);
+        xf_test_out(&r.dst, xf_test_input(&r.dst, "x", 2, own));
+        ck_assert_msg(xf_rule_validate(&r, &err) == XF_OK, "%s", err.msg);
+        xf_domain d;
+        xf_domain_init(&d);
+        char buf[128];
+        ck_assert_msg(xf_domain_of_rule(&r, &d, &err) == XF_OK, "%s", err.msg);
+        ck_assert_int_eq(xf_domain_format(&d, names, 1, buf, sizeof buf, &err), XF_OK);
+        ck_assert_msg(strcmp(buf, want[k]) == 0, "end %lld: domain '%s'", (long long)ends[k], buf);
+        /* at [2,3] the sides' outputs are [2,1] and [2,3] for the end 1:
+         * the rule cannot even be built there */
+        xf_shape w = xf_shape_make(2, wide);
+        const xf_shape *at[1] = {&w};
+        ck_assert_int_eq(xf_domain_holds(&d, at, 1), k == 1);
+        xf_rule ra;
+        ck_assert_int_eq(xf_verify_rule_at_shapes(&r, &w, &ra, &err) == XF_OK, k == 1);
+        xf_rule_free(&ra); /* also after an error */
+        xf_domain_free(&d);
+        xf_rule_free(&r);
+    }
+}
+END_TEST
+
 /* Locations of action `action` of rs in g. */
 static int locations(const xf_ruleset *rs, int action, const xf_graph *g)
 {
@@ -346,6 +389,51 @@ static int locations(const xf_ruleset *rs, int action, const xf_graph *g)
     xf_graph_index_free(ix);
     return n;
 }
+
+/* ewadd(x, slice[0:1](x)) => ewadd(x, x) at x of 2x1 (the slice is x there):
+ * at x of 2x3 both sides are built with equal output shapes (the slice's one
+ * column broadcast) and differ. Its domain asks x[-1] == 1, so the matcher
+ * does not apply it to a 2x3 model; with the slice taken as the whole axis
+ * the domain was "" and the rewrite changed what the model computes. */
+START_TEST(slice_rule_not_applied_past_its_own_size)
+{
+    static const int64_t own[2] = {2, 1}, wide[2] = {2, 3};
+    xf_error err;
+    xf_params sp = xf_params_default(), pd = xf_params_default();
+    sp.n_axes = 1;
+    sp.axes[0] = -1, sp.starts[0] = 0, sp.ends[0] = 1, sp.steps[0] = 1;
+    xf_graph g[3]; /* source, target at 2x1; the model at 2x3 */
+    for (int k = 0; k < 3; k++) {
+        xf_graph_init(&g[k]);
+        int x = xf_test_input(&g[k], "x", 2, k == 2 ? wide : own);
+        int y = k == 1 ? x : xf_graph_op(&g[k], XF_OP_SLICE, &sp, &x, 1, &err);
+        ck_assert_msg(y >= 0, "%s", err.msg);
+        int in[2] = {x, y};
+        int z = xf_graph_op(&g[k], XF_OP_ADD, &pd, in, 2, &err);
+        ck_assert_msg(z >= 0, "%s", err.msg);
+        xf_test_out(&g[k], z);
+    }
+    xf_rule r;
+    xf_rule_init(&r);
+    r.src = g[0], r.dst = g[1];
+    ck_assert_msg(xf_domain_of_rule(&r, &r.domain, &err) == XF_OK, "%s", err.msg);
+    const char *names[1] = {"x"};
+    char buf[64];
+    ck_assert_int_eq(xf_domain_format(&r.domain, names, 1, buf, sizeof buf, &err), XF_OK);
+    ck_assert_msg(strcmp(buf, "x[-1] == 1") == 0, "domain '%s'", buf);
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    ro.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    int64_t id = 1;
+    ck_assert_msg(xf_ruleset_from_rules(&r, &id, 1, &ro, &rs, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(xf_ruleset_count(rs), 1);
+    ck_assert_int_eq(locations(rs, 0, &g[0]), 1); /* at its own shape */
+    ck_assert_int_eq(locations(rs, 0, &g[2]), 0);
+    xf_ruleset_free(rs);
+    xf_rule_free(&r);
+    xf_graph_free(&g[2]);
+}
+END_TEST
 
 START_TEST(derived_block_rule_holds_where_its_chain_does)
 {
@@ -497,6 +585,8 @@ int main(void)
     tcase_add_test(t, text_round_trips_and_normalises);
     tcase_add_test(t, operators_say_what_they_demand);
     tcase_add_test(t, kernels_splits_and_generators);
+    tcase_add_test(t, slice_to_the_own_size_is_not_the_whole_axis);
+    tcase_add_test(t, slice_rule_not_applied_past_its_own_size);
     tcase_add_test(t, derived_block_rule_holds_where_its_chain_does);
     tcase_add_test(t, migration_to_v4_derives_again);
     suite_add_tcase(s, t);

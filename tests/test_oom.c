@@ -54,11 +54,13 @@
 
 /* ------------------------------------------------------------ the hook */
 
+/* Atomic counts: pruning on threads allocates from several at once (the
+ * total is still the same on every run). */
 typedef struct oom {
-    long n;       /* allocations so far */
-    long fail_at; /* the one that returns NULL (0: none) */
-    int failed;   /* it was reached */
-    long live;    /* blocks allocated and not yet freed */
+    _Atomic long n; /* allocations so far */
+    long fail_at;   /* the one that returns NULL (0: none) */
+    _Atomic int failed; /* it was reached */
+    _Atomic long live;  /* blocks allocated and not yet freed */
 } oom;
 
 static void *oom_malloc(void *user, size_t size)
@@ -1133,10 +1135,9 @@ static xf_status op_enumerate(void *ctx, xf_error *err)
     return s;
 }
 
-/* Prunes copies of the taken rules. */
-static xf_status op_prune(void *ctx, xf_error *err)
+/* Prunes copies of the taken rules on `threads` threads. */
+static xf_status prune_copies(const taken *t, int threads, xf_error *err)
 {
-    const taken *t = ctx;
     xf_rule *r = xf_calloc((size_t)t->n, sizeof *r);
     xf_prune_verdict *v = xf_calloc((size_t)t->n, sizeof *v);
     xf_status s = r && v ? XF_OK : XF_FAIL(err, XF_ERR_NOMEM, "test: out of memory");
@@ -1146,10 +1147,49 @@ static xf_status op_prune(void *ctx, xf_error *err)
         s = xf_graph_clone(&t->rules[n].src, &r[n].src, err);
         if (s == XF_OK) s = xf_graph_clone(&t->rules[n].dst, &r[n].dst, err);
     }
-    if (s == XF_OK) s = xf_prune_run(r, (size_t)t->n, NULL, v, NULL, err);
+    xf_prune_options o = xf_prune_options_default();
+    o.threads = threads;
+    if (s == XF_OK) s = xf_prune_run(r, (size_t)t->n, &o, v, NULL, err);
     xf_prune_verdicts_free(v, v ? (size_t)t->n : 0);
     for (int i = 0; r && i < n; i++) xf_rule_free(&r[i]);
     xf_free(r);
+    xf_free(v);
+    return s;
+}
+
+static xf_status op_prune(void *ctx, xf_error *err)
+{
+    return prune_copies(ctx, 1, err);
+}
+
+/* The same on three threads: every thread joined after any failure. */
+static xf_status op_prune_threads(void *ctx, xf_error *err)
+{
+    return prune_copies(ctx, 3, err);
+}
+
+/* xf_prune_run_from's fetch: a copy of taken rule i (from any thread). */
+static xf_status get_taken(void *user, size_t i, xf_rule *out, xf_error *err)
+{
+    const taken *t = user;
+    xf_rule_free(out);
+    xf_status s = xf_graph_clone(&t->rules[i].src, &out->src, err);
+    if (s == XF_OK) s = xf_graph_clone(&t->rules[i].dst, &out->dst, err);
+    return s;
+}
+
+/* The taken rules fetched on demand by three threads while the terms are
+ * built: the fetching threads joined, and the rules fetched ahead freed,
+ * after any failure. */
+static xf_status op_prune_from_threads(void *ctx, xf_error *err)
+{
+    const taken *t = ctx;
+    xf_prune_verdict *v = xf_calloc((size_t)t->n, sizeof *v);
+    if (!v) return XF_FAIL(err, XF_ERR_NOMEM, "test: out of memory");
+    xf_prune_options o = xf_prune_options_default();
+    o.threads = 3;
+    xf_status s = xf_prune_run_from((size_t)t->n, get_taken, (void *)t, &o, v, NULL, err);
+    xf_prune_verdicts_free(v, (size_t)t->n);
     xf_free(v);
     return s;
 }
@@ -1162,6 +1202,8 @@ START_TEST(enumerate_and_prune)
     ck_assert_msg(op_enumerate(&t, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_gt(t.n, 0);
     oom_walk("prune", op_prune, &t, 1);
+    oom_walk("prune on three threads", op_prune_threads, &t, 1);
+    oom_walk("prune fetching on three threads", op_prune_from_threads, &t, 1);
     for (int i = 0; i < t.n; i++) xf_rule_free(&t.rules[i]);
     free(t.rules);
 }

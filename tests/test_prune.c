@@ -3,7 +3,8 @@
  * known rule by rule: duplicates up to renaming, swapped sides and output
  * order, TASO's common subgraph and supergraph, instances of more general
  * rules, the canonical input order of survivors, stage selection,
- * determinism and the error for a malformed rule.
+ * determinism and the error for a malformed rule; on an enumerated set,
+ * the same verdicts on one thread and on several, and the progress steps.
  *
  * Rules are written as infix text ("matmul(x0, w0); relu(x1)" for two
  * outputs) over the inputs x0, x1 : [2,4] and w0, w1 : [4,4]; concat joins
@@ -11,6 +12,7 @@
  */
 #include "testutil.h"
 
+#include "enumerate/enumerate.h"
 #include "prune/prune.h"
 
 #include <string.h>
@@ -349,6 +351,163 @@ START_TEST(test_many_forms)
 }
 END_TEST
 
+/* Candidates of a small enumeration (matmul, ewadd, relu over three 3x3
+ * inputs; four operators): a few thousand rules that every stage prunes
+ * from, in several blocks and batches. */
+typedef struct enumerated {
+    xf_rule *rules;
+    size_t n, cap;
+} enumerated;
+
+static xf_status take(void *user, xf_enum_candidate *c, xf_error *err)
+{
+    (void)err;
+    enumerated *e = user;
+    if (e->n == e->cap) {
+        e->cap = e->cap ? 2 * e->cap : 256;
+        e->rules = xf_realloc(e->rules, e->cap * sizeof *e->rules);
+        ck_assert_ptr_nonnull(e->rules);
+    }
+    e->rules[e->n++] = c->rule;
+    xf_rule_init(&c->rule);
+    return XF_OK;
+}
+
+static void enumerate_small(enumerated *e)
+{
+    xf_error err;
+    xf_enum_config c;
+    xf_enum_config_init(&c);
+    ck_assert_int_eq(xf_enum_vocab_parse(&c, "matmul\newadd\nrelu\n", "test_prune", &err), XF_OK);
+    ck_assert_int_eq(xf_enum_inputs_parse(&c, "a:3x3,b:3x3,c:3x3", &err), XF_OK);
+    c.max_ops = 4;
+    xf_enum_options o;
+    xf_enum_options_init(&o);
+    o.user = e;
+    o.on_candidate = take;
+    xf_enum_stats st;
+    memset(e, 0, sizeof *e);
+    ck_assert_msg(xf_enum_run(&c, &o, &st, &err) == XF_OK, "%s", err.msg);
+    xf_enum_config_free(&c);
+}
+
+static void enumerated_free(enumerated *e)
+{
+    for (size_t i = 0; i < e->n; i++) xf_rule_free(&e->rules[i]);
+    xf_free(e->rules);
+}
+
+/* Prunes copies of e's rules on `threads` threads. */
+static void prune_copies(const enumerated *e, const xf_prune_options *o, xf_prune_verdict *v,
+                         xf_prune_stats *st)
+{
+    xf_error err;
+    xf_rule *r = xf_calloc(e->n, sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    for (size_t i = 0; i < e->n; i++) {
+        ck_assert_int_eq(xf_graph_clone(&e->rules[i].src, &r[i].src, &err), XF_OK);
+        ck_assert_int_eq(xf_graph_clone(&e->rules[i].dst, &r[i].dst, &err), XF_OK);
+    }
+    ck_assert_msg(xf_prune_run(r, e->n, o, v, st, &err) == XF_OK, "%s", err.msg);
+    for (size_t i = 0; i < e->n; i++) xf_rule_free(&r[i]);
+    xf_free(r);
+}
+
+/* The parallel parts (canonical forms, the TASO stages, generality's search
+ * among the rules kept before each batch) give the verdicts, reasons and
+ * counts of one thread, whatever the number of threads. */
+START_TEST(test_threads_same_verdicts)
+{
+    enumerated e;
+    enumerate_small(&e);
+    xf_prune_verdict *one = xf_calloc(e.n, sizeof *one), *many = xf_calloc(e.n, sizeof *many);
+    ck_assert_ptr_nonnull(one);
+    ck_assert_ptr_nonnull(many);
+    xf_prune_options o = xf_prune_options_default();
+    xf_prune_stats s1, sn;
+    prune_copies(&e, &o, one, &s1);
+    /* what pruning on one thread, before it had threads, left of this set
+     * (xfergen --max-ops 4 on the same vocabulary and inputs) */
+    static const size_t left[XF_PRUNE_STAGE_COUNT] = {2770, 1760, 493, 471, 337};
+    for (int s = 0; s < XF_PRUNE_STAGE_COUNT; s++) ck_assert_uint_eq(s1.left[s], left[s]);
+    const int threads[] = {2, 3, 7};
+    for (int t = 0; t < 3; t++) {
+        o.threads = threads[t];
+        prune_copies(&e, &o, many, &sn);
+        for (size_t i = 0; i < e.n; i++) {
+            ck_assert_msg(one[i].stage == many[i].stage && one[i].by == many[i].by,
+                          "rule %zu, %d threads: %s by %ld, one thread: %s by %ld", i, threads[t],
+                          xf_prune_stage_name(many[i].stage), many[i].by,
+                          xf_prune_stage_name(one[i].stage), one[i].by);
+            ck_assert_str_eq(why_of(&one[i]), why_of(&many[i]));
+        }
+        for (int s = 0; s < XF_PRUNE_STAGE_COUNT; s++) ck_assert_uint_eq(s1.left[s], sn.left[s]);
+        ck_assert_uint_eq(s1.kept, sn.kept);
+        xf_prune_verdicts_free(many, e.n);
+    }
+    xf_prune_verdicts_free(one, e.n);
+    xf_free(one);
+    xf_free(many);
+    enumerated_free(&e);
+}
+END_TEST
+
+/* What the progress callback saw. */
+typedef struct steps {
+    char names[16][32];
+    size_t total[16], last_done[16];
+    int n, calls;
+} steps;
+
+static void on_step(void *user, const xf_prune_progress *p)
+{
+    steps *s = user;
+    s->calls++;
+    ck_assert_ptr_nonnull(p->step);
+    ck_assert_uint_le(p->done, p->total);
+    if (s->n == 0 || strcmp(s->names[s->n - 1], p->step) != 0) {
+        ck_assert_int_lt(s->n, 16);
+        ck_assert_uint_eq(p->done, 0); /* a step is announced before its work */
+        snprintf(s->names[s->n], sizeof s->names[0], "%s", p->step);
+        s->total[s->n++] = p->total;
+    }
+    ck_assert_uint_eq(p->total, s->total[s->n - 1]);
+    s->last_done[s->n - 1] = p->done;
+}
+
+/* Every step of pruning is reported in order, with its number of rules;
+ * with progress_every_s 0 each block is reported up to the last one. */
+START_TEST(test_progress_steps)
+{
+    enumerated e;
+    enumerate_small(&e);
+    xf_prune_verdict *v = xf_calloc(e.n, sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    steps s;
+    memset(&s, 0, sizeof s);
+    xf_prune_options o = xf_prune_options_default();
+    o.threads = 2;
+    o.on_progress = on_step;
+    o.progress_user = &s;
+    o.progress_every_s = 0;
+    xf_prune_stats st;
+    prune_copies(&e, &o, v, &st);
+    static const char *const want[] = {"terms", "canonical forms", "common subgraph",
+                                       "common supergraph", "generality"};
+    ck_assert_int_eq(s.n, 5);
+    for (int i = 0; i < 5; i++) ck_assert_str_eq(s.names[i], want[i]);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_uint_eq(s.total[i], e.n);
+        ck_assert_uint_eq(s.last_done[i], e.n);
+    }
+    ck_assert_uint_eq(s.total[4], st.left[XF_PRUNE_COMMON_SUPERGRAPH]);
+    ck_assert_uint_eq(s.last_done[4], s.total[4]);
+    xf_prune_verdicts_free(v, e.n);
+    xf_free(v);
+    enumerated_free(&e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("prune");
@@ -361,5 +520,10 @@ int main(void)
     tcase_add_test(tc, test_empty_set);
     tcase_add_test(tc, test_many_forms);
     suite_add_tcase(s, tc);
+    TCase *tt = tcase_create("threads");
+    tcase_set_timeout(tt, 120);
+    tcase_add_test(tt, test_threads_same_verdicts);
+    tcase_add_test(tt, test_progress_steps);
+    suite_add_tcase(s, tt);
     return xf_test_run(s);
 }

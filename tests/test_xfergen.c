@@ -7,7 +7,8 @@
  * candidates and false pairs never do, the same seed gives the same rule
  * list (also with another thread count), an interrupted run resumed with
  * --resume ends with the same list as an uninterrupted one, pruned
- * candidates are only counted unless --keep-pruned stores them, and bad
+ * candidates are only counted unless --keep-pruned stores them, pruning
+ * and the write show a progress line for each of their steps, and bad
  * arguments exit with status 2 and a message.
  *
  * Interruption uses the tool's test hook XF_XFERGEN_STOP_AFTER=N (the stop
@@ -555,6 +556,35 @@ static int run_raw(const char *args, char *errbuf, size_t n)
     return rc;
 }
 
+/* Without --quiet and not on a terminal, each step after the enumeration
+ * (pruning's five, the write) gets a progress line with its rules, rate and
+ * ETA as soon as it starts. */
+START_TEST(test_progress_lines)
+{
+    char db[4096], args[8192], errbuf[16384];
+    snprintf(db, sizeof db, "%s", xf_test_tmp("progress.db"));
+    xf_test_system("rm -f '%s' '%s'-wal '%s'-shm", db, db, db);
+    snprintf(args, sizeof args, "--max-ops 2 --vocab '%s' --inputs %s -j 2 -o '%s'",
+             vocab_file(db, TINY_VOCAB), INPUTS, db);
+    ck_assert_int_eq(run_raw(args, errbuf, sizeof errbuf), 0);
+    static const char *const steps[] = {"pruning: terms", "pruning: canonical forms",
+                                        "pruning: common subgraph", "pruning: common supergraph",
+                                        "pruning: generality", "writing"};
+    const char *at = errbuf;
+    for (int i = 0; i < 6; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "%s, 0/", steps[i]);
+        const char *line = strstr(at, want);
+        ck_assert_msg(line, "no line '%s' (in order) in:\n%s", want, errbuf);
+        const char *end = strchr(line, '\n');
+        ck_assert_ptr_nonnull(end);
+        ck_assert_msg(strstr(line, "rules (") && strstr(line, "ETA ") && strstr(line, "ETA ") < end,
+                      "%.*s", (int)(end - line), line);
+        at = end;
+    }
+}
+END_TEST
+
 /* GPT's merged Q/K/V to heads (issue 28): a three-way split of the last
  * axis, whose three parts are a rule's outputs (--max-outputs 3) and hold
  * two heads of 2 each (c0 2x2x12: --max-dim 12). The rule "each third taken
@@ -691,6 +721,7 @@ int main(void)
     tcase_add_test(tc, test_three_way_heads);
     tcase_add_test(tc, test_unbatched_heads);
     tcase_add_test(tc, test_bad_arguments);
+    tcase_add_test(tc, test_progress_lines);
     tcase_add_test(tc, test_library_run);
     tcase_add_test(tc, test_pruned_counted_or_kept);
     tcase_add_test(tc, test_mpi_same_database);

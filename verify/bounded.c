@@ -52,9 +52,19 @@
  * xf_verify_bounded_probe is the float probe alone at every planned shape,
  * which xferverify runs before the axioms (worker.c, probe_first).
  *
- * Each call builds its own non-reference-counted Z3 context (terms of every
+ * xf_verify_bounded_after_probe is the cross-check or the refute-only form
+ * of a rule whose float probe agreed at every planned shape: the probe is
+ * deterministic (the same plan, the same seeds), so it is not run again.
+ *
+ * Each call has its own non-reference-counted Z3 context (terms of every
  * shape live until it is deleted) with an error handler that records errors
- * instead of exiting; it reads only the verifier's options.
+ * instead of exiting; it reads only the verifier's options. Making one is
+ * most of the cost of the exact check of a small rule (a third of the
+ * cross-check of a 4-operator rule the axioms proved), so
+ * xf_verifier_prepare makes one ahead (vf_bounded_context_ahead), in
+ * xferverify's parent before the forks: the first check of each forked
+ * worker takes it as it is, a context in the same state as a fresh one;
+ * later checks of the same process make their own.
  */
 #include "bounded_internal.h"
 #include "verify/verify_internal.h"
@@ -134,23 +144,45 @@ static void check_free(check *k)
 {
     vf_bounded_canon_free(k->canon);
     xf_free(k->c.side);
-    if (k->c.z) Z3_del_context(k->c.z);
+    if (k->c.z && !k->v->exiting) Z3_del_context(k->c.z);
 }
 
-static xf_status make_context(check *k, const xf_verify_options *o, xf_error *err)
+/* A fresh context for one check under options o. */
+static xf_status new_context(const xf_verify_options *o, Z3_context *out, xf_error *err)
 {
     Z3_config cfg = Z3_mk_config();
     if (!cfg) return XF_FAIL(err, XF_ERR_INTERNAL, "bounded check: Z3 configuration failed");
     char buf[32];
     snprintf(buf, sizeof buf, "%u", o->timeout_ms);
     if (o->timeout_ms) Z3_set_param_value(cfg, "timeout", buf);
-    k->c.z = Z3_mk_context(cfg);
+    *out = Z3_mk_context(cfg);
     Z3_del_config(cfg);
-    if (!k->c.z) return XF_FAIL(err, XF_ERR_INTERNAL, "bounded check: Z3 context creation failed");
-    Z3_set_error_handler(k->c.z, ignore_z3_error);
+    if (!*out) return XF_FAIL(err, XF_ERR_INTERNAL, "bounded check: Z3 context creation failed");
+    Z3_set_error_handler(*out, ignore_z3_error);
     if (o->memory_mb) {
         snprintf(buf, sizeof buf, "%u", o->memory_mb);
         Z3_global_param_set("memory_max_size", buf);
+    }
+    return XF_OK;
+}
+
+xf_status vf_bounded_context_ahead(xf_verifier *v, xf_error *err)
+{
+    if (v->bounded_ctx) return XF_OK;
+    return new_context(&v->opt, &v->bounded_ctx, err);
+}
+
+/* The check's context: the one made ahead when there is one (taken: the
+ * check owns it, and deletes it unless the process is exiting), else a
+ * fresh one. */
+static xf_status make_context(check *k, const xf_verify_options *o, xf_error *err)
+{
+    if (k->v->bounded_ctx) {
+        k->c.z = k->v->bounded_ctx;
+        k->v->bounded_ctx = NULL;
+    } else {
+        xf_status st = new_context(o, &k->c.z, err);
+        if (st != XF_OK) return st;
     }
     k->c.real = Z3_mk_real_sort(k->c.z);
     k->canon = vf_bounded_canon_new(k->c.z, k->c.real);
@@ -548,6 +580,7 @@ typedef struct pass_tally {
     int n_exact, n_nf, n_solved, n_unknown;
     int spent_at; /* the exact pass stopped before this shape; -1: it did not */
     int trim;     /* the own shapes needing the solver limit the exact check */
+    int trimmed;  /* ... and did: the plan's shapes after the own are others */
     xf_verify_why spent_why, first_class;
     char first_why[160];
 } pass_tally;
@@ -588,7 +621,9 @@ static xf_status run_pass(check *k, const xf_rule *r, xfb_shape_plan *plan, int 
                              err);
         if (s > 0) xf_rule_free(&at);
         if (st == XF_OK && exact && s == 0 && n_diff > 0 && t->trim) {
+            const xf_shape *before = plan->shapes;
             st = vf_bounded_shape_plan_trim(plan, XFB_SOLVER_SHAPES, err); /* new shapes array */
+            t->trimmed = plan->shapes != before; /* reordered: the indices (seeds) moved */
             scope_str(plan, scope, scope_len);
             sh = plan->shapes; /* the own shapes stay first */
         }
@@ -776,9 +811,12 @@ typedef enum bounded_mode { BOUNDED_FULL, BOUNDED_REFUTE, BOUNDED_PROBE } bounde
  * prove (refute_only) can only end refuted or unknown: the float probe runs
  * at every shape first (a false rule is refuted in milliseconds at
  * whichever shape shows it, before the exact check spends its budget), then
- * the exact check at its own shapes alone. */
+ * the exact check at its own shapes alone. `probed`: the float probe
+ * already agreed at every shape of this plan (xf_verify_bounded_probe,
+ * the same shapes and seeds), so it is not run again where a shape keeps
+ * its index (a plan reordered for the solver probes its others again). */
 static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, int max_dim,
-                            bounded_mode mode, xf_bounded *out, xf_error *err)
+                            bounded_mode mode, int probed, xf_bounded *out, xf_error *err)
 {
     char scope[160];
     pass_tally t;
@@ -802,14 +840,16 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
         return st;
     }
     if (refute_only) {
-        st = run_pass(k, r, plan, max_dim, 0, plan->n, 1, 0, out, &done, &t, scope, sizeof scope,
-                      err);
+        st = probed ? XF_OK
+                    : run_pass(k, r, plan, max_dim, 0, plan->n, 1, 0, out, &done, &t, scope,
+                               sizeof scope, err);
         if (st == XF_OK && !done)
             st = run_pass(k, r, plan, max_dim, 0, 1, 0, 1, out, &done, &t, scope, sizeof scope,
                           err);
     } else {
-        st = run_pass(k, r, plan, max_dim, 0, 1, 1, 1, out, &done, &t, scope, sizeof scope, err);
-        if (st == XF_OK && !done)
+        st = run_pass(k, r, plan, max_dim, 0, 1, !probed, 1, out, &done, &t, scope, sizeof scope,
+                      err);
+        if (st == XF_OK && !done && (!probed || t.trimmed))
             st = run_pass(k, r, plan, max_dim, 1, plan->n, 1, 0, out, &done, &t, scope,
                           sizeof scope, err);
         if (st == XF_OK && !done)
@@ -885,7 +925,7 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
 /* BOUNDED_REFUTE: a rule the axioms did not prove; cross: one they proved;
  * BOUNDED_PROBE: the float probe alone. */
 static xf_status bounded_run(xf_verifier *v, const xf_rule *r, bounded_mode mode, int cross,
-                             xf_bounded *out, xf_error *err)
+                             int probed, xf_bounded *out, xf_error *err)
 {
     xf_error local;
     xf_error_clear(&local);
@@ -908,7 +948,7 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, bounded_mode mode
     if (st == XF_OK) st = vf_bounded_shape_plan_make(r, max_dim, max_shapes, &plan, err);
     if (st == XF_OK && cross) /* floats at the others */
         plan.n_exact = o->cross_shapes < 1 ? 1 : o->cross_shapes < plan.n ? o->cross_shapes : plan.n;
-    if (st == XF_OK) st = check_plan(&k, r, &plan, max_dim, mode, out, err);
+    if (st == XF_OK) st = check_plan(&k, r, &plan, max_dim, mode, probed, out, err);
     if (st == XF_ERR_UNSUPPORTED) {
         xf_bounded_free(out);
         out->result = XF_BOUNDED_UNSUPPORTED;
@@ -927,20 +967,26 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, bounded_mode mode
 
 xf_status xf_verify_bounded(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
 {
-    return bounded_run(v, r, BOUNDED_FULL, 0, out, err);
+    return bounded_run(v, r, BOUNDED_FULL, 0, 0, out, err);
 }
 
 xf_status xf_verify_bounded_cross(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
 {
-    return bounded_run(v, r, BOUNDED_FULL, 1, out, err);
+    return bounded_run(v, r, BOUNDED_FULL, 1, 0, out, err);
 }
 
 xf_status xf_verify_bounded_refute(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
 {
-    return bounded_run(v, r, BOUNDED_REFUTE, 0, out, err);
+    return bounded_run(v, r, BOUNDED_REFUTE, 0, 0, out, err);
 }
 
 xf_status xf_verify_bounded_probe(xf_verifier *v, const xf_rule *r, xf_bounded *out, xf_error *err)
 {
-    return bounded_run(v, r, BOUNDED_PROBE, 0, out, err);
+    return bounded_run(v, r, BOUNDED_PROBE, 0, 0, out, err);
+}
+
+xf_status xf_verify_bounded_after_probe(xf_verifier *v, const xf_rule *r, int proved,
+                                        xf_bounded *out, xf_error *err)
+{
+    return bounded_run(v, r, proved ? BOUNDED_FULL : BOUNDED_REFUTE, proved, 1, out, err);
 }

@@ -9,7 +9,9 @@
  * in out->why. Each query has the verifier's rlimit (Z3's deterministic work
  * count) besides its timeout, so the answer does not depend on the machine's
  * load. One solver per verifier holds the guarded axioms; each query runs
- * inside push/pop.
+ * inside push/pop. A proved rule lists the dims its encoding read at their
+ * own size (out->held): it is proved where they keep it (the worker narrows
+ * the rule's domain to that, xf_domain_of_rule_held).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,38 @@ static xf_status prover(xf_verifier *v, xf_error *err)
     return XF_OK;
 }
 
+static void hold(xf_proof *p, const xf_rule_dim_size *d)
+{
+    for (int i = 0; i < p->n_held; i++)
+        if (p->held[i].side == d->side && p->held[i].value == d->value && p->held[i].axis == d->axis)
+            return;
+    if (p->n_held == XF_VERIFY_MAX_HELD) p->held_all = 1;
+    else p->held[p->n_held++] = *d;
+}
+
+void vf_prove_hold(vf_held *h, const xf_graph *g, int value, int axis)
+{
+    if (!h || !h->proof) return;
+    xf_rule_dim_size d = {h->side, value, axis, g->values[value].shape.dims[axis]};
+    hold(h->proof, &d);
+}
+
+Z3_ast vf_prove_guarded(xf_verifier *v, vf_held *h, const xf_graph *g, int value, const int *axes,
+                        int n, Z3_ast fact)
+{
+    if (!h || !h->proof) return fact;
+    if (h->n_guards == VF_MAX_GUARDS || n > 2) {
+        for (int i = 0; i < n; i++) vf_prove_hold(h, g, value, axes[i]);
+        return fact;
+    }
+    vf_guard *q = &h->guard[h->n_guards++];
+    q->lit = Z3_mk_fresh_const(v->ctx, "own", Z3_mk_bool_sort(v->ctx));
+    q->n = n;
+    for (int i = 0; i < n; i++)
+        q->dim[i] = (xf_rule_dim_size){h->side, value, axes[i], g->values[value].shape.dims[axes[i]]};
+    return Z3_mk_implies(v->ctx, q->lit, fact);
+}
+
 static void proof_init(xf_proof *out)
 {
     memset(out, 0, sizeof *out);
@@ -36,8 +70,9 @@ static void proof_init(xf_proof *out)
     out->output = -1;
 }
 
-/* Adds the axioms of the solver's unsat core to out->core (kept ascending). */
-static void add_core(xf_verifier *v, Z3_solver s, xf_proof *out)
+/* Adds the axioms of the solver's unsat core to out->core (kept ascending),
+ * and holds the dims of the guarded facts it uses (held: NULL, none). */
+static void add_core(xf_verifier *v, Z3_solver s, const vf_held *held, xf_proof *out)
 {
     Z3_context c = v->ctx;
     Z3_ast_vector core = Z3_solver_get_unsat_core(c, s);
@@ -45,6 +80,9 @@ static void add_core(xf_verifier *v, Z3_solver s, xf_proof *out)
     unsigned n = Z3_ast_vector_size(c, core);
     for (unsigned j = 0; j < n; j++) {
         Z3_ast lit = Z3_ast_vector_get(c, core, j);
+        for (int i = 0; held && i < held->n_guards; i++)
+            if (Z3_is_eq_ast(c, lit, held->guard[i].lit))
+                for (int k = 0; k < held->guard[i].n; k++) hold(out, &held->guard[i].dim[k]);
         for (int i = 0; i < xf_verify_axiom_count(); i++) {
             if (!Z3_is_eq_ast(c, lit, v->lits[i])) continue;
             int k = 0;
@@ -60,16 +98,18 @@ static void add_core(xf_verifier *v, Z3_solver s, xf_proof *out)
 }
 
 /* One query: `goal` (a formula whose negation the axioms should refute) under
- * the enabled axioms except `skip` (-1: none). */
-static xf_status query(xf_verifier *v, Z3_ast negated_goal, int skip, xf_proof *out, int output,
-                       xf_error *err)
+ * the enabled axioms except `skip` (-1: none) and the guarded facts' literals
+ * (held: NULL, none). */
+static xf_status query(xf_verifier *v, Z3_ast negated_goal, int skip, const vf_held *held,
+                       xf_proof *out, int output, xf_error *err)
 {
     Z3_context c = v->ctx;
     int n = xf_verify_axiom_count(), m = 0;
-    Z3_ast *as = xf_malloc(sizeof *as * (size_t)n);
+    Z3_ast *as = xf_malloc(sizeof *as * (size_t)(n + VF_MAX_GUARDS));
     if (!as) return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory for assumptions");
     for (int i = 0; i < n; i++)
         if (v->enabled[i] && i != skip) as[m++] = v->lits[i];
+    for (int i = 0; held && i < held->n_guards; i++) as[m++] = held->guard[i].lit;
     Z3_solver_push(c, v->prover);
     Z3_solver_assert(c, v->prover, negated_goal);
     uint64_t r0 = vf_rlimit_count(c, v->prover);
@@ -81,7 +121,7 @@ static xf_status query(xf_verifier *v, Z3_ast negated_goal, int skip, xf_proof *
     if (vf_verifier_z3_error(v, "checking a rule", err)) {
         st = err ? err->code : XF_ERR_INTERNAL;
     } else if (r == Z3_L_FALSE) {
-        add_core(v, v->prover, out);
+        add_core(v, v->prover, held, out);
     } else {
         out->result = r == Z3_L_TRUE ? XF_PROOF_FAILED : XF_PROOF_UNKNOWN;
         out->output = output;
@@ -124,8 +164,14 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
     Z3_ast facts = Z3_mk_true(v->ctx);
     xf_rule_dims dims;
     xf_prove_dims *pd = NULL;
+    vf_held *held = xf_calloc(1, sizeof *held);
     int have_dims = 0;
     memset(&dims, 0, sizeof dims);
+    if (!held) {
+        xf_free(so);
+        return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory proving a rule");
+    }
+    held->proof = out;
     if (xf_rule_has_views(r)) {
         pd = xf_calloc(1, sizeof *pd);
         st = pd ? xf_rule_dims_infer(r, &dims, err)
@@ -133,6 +179,7 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
         if (st != XF_OK) {
             xf_free(pd);
             xf_free(so);
+            xf_free(held);
             return st;
         }
         have_dims = 1;
@@ -142,9 +189,10 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
         st = XF_FAIL(&e2, XF_ERR_UNSUPPORTED, "its reshapes' sizes do not follow its dims: %s",
                      dims.why ? dims.why : "?");
     else
-        st = vf_prove_encode(v, &r->src, pd, so, &facts, &e2);
+        st = vf_prove_encode(v, &r->src, pd, held, so, &facts, &e2);
     if (pd) pd->side = 1;
-    if (st == XF_OK) st = vf_prove_encode(v, &r->dst, pd, dout, &facts, &e2);
+    held->side = 1;
+    if (st == XF_OK) st = vf_prove_encode(v, &r->dst, pd, held, dout, &facts, &e2);
     if (st == XF_ERR_UNSUPPORTED) {
         out->result = XF_PROOF_UNSUPPORTED;
         out->why = XF_WHY_UNSUPPORTED;
@@ -156,12 +204,14 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
         for (int i = 0; i < n && st == XF_OK && out->result == XF_PROOF_PROVED; i++) {
             if (Z3_is_eq_ast(v->ctx, so[i], dout[i])) continue;
             Z3_ast goal[2] = {facts, Z3_mk_not(v->ctx, Z3_mk_eq(v->ctx, so[i], dout[i]))};
-            st = query(v, Z3_mk_and(v->ctx, 2, goal), -1, out, i, err);
+            st = query(v, Z3_mk_and(v->ctx, 2, goal), -1, held, out, i, err);
         }
         if (out->result == XF_PROOF_PROVED) core_names(out);
         else out->n_core = 0;
     }
+    if (out->result != XF_PROOF_PROVED) out->n_held = out->held_all = 0;
     xf_free(so);
+    xf_free(held);
     if (have_dims) xf_rule_dims_free(&dims);
     xf_free(pd);
     out->time_ms = xf_clock_now_ms() - t0;
@@ -171,6 +221,7 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
 xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err)
 {
     xf_status st = prover(v, err);
+    if (st == XF_OK) st = vf_bounded_context_ahead(v, err);
     if (st != XF_OK) return st;
     Z3_context c = v->ctx;
     Z3_ast a = Z3_mk_const(c, Z3_mk_string_symbol(c, "prepare_a"), v->tensor);
@@ -180,7 +231,7 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err)
                                          Z3_mk_app(c, v->fns[XF_AX_EWADD], 2, ba)));
     xf_proof p;
     proof_init(&p);
-    return query(v, goal, -1, &p, 0, err);
+    return query(v, goal, -1, NULL, &p, 0, err);
 }
 
 xf_status xf_verify_axiom_redundant(xf_verifier *v, int i, xf_proof *out, xf_error *err)
@@ -191,7 +242,7 @@ xf_status xf_verify_axiom_redundant(xf_verifier *v, int i, xf_proof *out, xf_err
         return XF_FAIL(err, XF_ERR_INVALID, "verify: no axiom number %d (there are %d)", i,
                        xf_verify_axiom_count());
     xf_status st = prover(v, err);
-    if (st == XF_OK) st = query(v, Z3_mk_not(v->ctx, v->axioms[i]), i, out, 0, err);
+    if (st == XF_OK) st = query(v, Z3_mk_not(v->ctx, v->axioms[i]), i, NULL, out, 0, err);
     if (st == XF_OK && out->result == XF_PROOF_PROVED) core_names(out);
     else out->n_core = 0;
     out->time_ms = xf_clock_now_ms() - t0;

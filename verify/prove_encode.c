@@ -17,7 +17,11 @@
  * a 'same' average pooling of a 1x1 image the image times the scalar
  * 1/(kh*kw); a value that is zero whatever the inputs (prove_zero.c) is
  * the zero tensor of its shape. A split's input is stated equal to the
- * concat of its parts.
+ * concat of its parts. Each size-1 (or own-size) fact above is held
+ * (vf_prove_hold): the rule's domain then asks for that size, so a proof
+ * never covers the shapes where the fact fails (transpose[1,0,2](x) => x,
+ * proved at x's own [1,1,4], holds where x[-3] == x[-2] == 1, not at
+ * [3,3,4]).
  * Operators or parameter
  * settings the axioms do not model are XF_ERR_UNSUPPORTED naming the node.
  */
@@ -62,12 +66,15 @@ static int32_t or1(int32_t x)
     return x ? x : 1;
 }
 
-/* The stride along a spatial axis whose input has size 1: any stride reads
- * the one window at offset 0 and gives one output, so it is stated as 1
- * (a stride-2 and a stride-1 convolution of a 1x1 image are one term). */
-static int64_t stride_at(int32_t stride, int64_t in_dim)
+/* The stride along spatial axis `axis` of value x: where x has size 1 there,
+ * any stride reads the one window at offset 0 and gives one output, so it
+ * is stated as 1 (a stride-2 and a stride-1 convolution of a 1x1 image are
+ * one term), and that size is held. */
+static int64_t stride_at(vf_held *held, const xf_graph *g, int x, int axis, int32_t stride)
 {
-    return in_dim == 1 ? 1 : or1(stride);
+    if (or1(stride) == 1 || g->values[x].shape.dims[axis] != 1) return or1(stride);
+    vf_prove_hold(held, g, x, axis);
+    return 1;
 }
 
 static xf_status unsupported(const xf_graph *g, int node, const char *why, xf_error *err)
@@ -176,16 +183,20 @@ static xf_status encode_slice(xf_verifier *v, const xf_graph *g, int ni, Z3_ast 
 /* A transpose as the adjacent swaps that sort its permutation (bubble
  * order, so a permutation always gives the same terms): a swap of the last
  * two axes is trans, one of two axes before them tswap k (k the first,
- * counted from the end), and a swap of two axes of size 1 moves no element.
+ * counted from the end), and a swap of two axes of size 1 moves no element
+ * (both sizes held: [1,1,4] is its transpose, [3,3,4] is not).
  * A swap of an axis whose symbolic dim is the constant 1 (dims: the
  * input's monomials, NULL without reshapes) with another moves no element
  * either: it is a reshape, view(s) to the swapped shape (so [S,1,h,d] ->
  * [1,h,S,d], perm 1,2,0,3, is tswap(-3, view(s, .)) where s is [1,S,h,d]).
  * So attention's key transpose [B,S,h,d] -> [B,h,d,S] is trans(tswap -3),
  * and a single swap is what it was. 0 when perm is not a permutation. */
-static int encode_transpose(xf_verifier *v, const xf_params *p, const xf_shape *s0, Z3_ast x,
-                            xf_prove_dims *pd, const xf_dimx *dims, Z3_ast *r)
+static int encode_transpose(xf_verifier *v, const xf_graph *g, int ni, Z3_ast x, xf_prove_dims *pd,
+                            const xf_dimx *dims, vf_held *held, Z3_ast *r)
 {
+    const xf_params *p = &g->nodes[ni].params;
+    int in = g->nodes[ni].inputs[0];
+    const xf_shape *s0 = &g->values[in].shape;
     int rank = s0->rank, perm[XF_MAX_DIMS], cur[XF_MAX_DIMS], seen[XF_MAX_DIMS] = {0};
     if (p->n_axes != 0 && p->n_axes != rank) return 0;
     for (int i = 0; i < rank; i++) {
@@ -201,8 +212,14 @@ static int encode_transpose(xf_verifier *v, const xf_params *p, const xf_shape *
         for (; j > i; j--) { /* swap axes j-1 and j of the current tensor */
             int a = cur[j - 1];
             cur[j - 1] = cur[j], cur[j] = a;
-            if (s0->dims[cur[j - 1]] == 1 && s0->dims[cur[j]] == 1) continue;
+            if (s0->dims[cur[j - 1]] == 1 && s0->dims[cur[j]] == 1) {
+                vf_prove_hold(held, g, in, cur[j - 1]);
+                vf_prove_hold(held, g, in, cur[j]);
+                continue;
+            }
             if (dims && (dimx_one(&dims[cur[j - 1]]) || dimx_one(&dims[cur[j]]))) {
+                for (int t = j - 1; t <= j; t++)
+                    if (dimx_one(&dims[cur[t]])) vf_prove_hold(held, g, in, cur[t]);
                 xf_dimx now[XF_MAX_DIMS];
                 for (int t = 0; t < rank; t++) now[t] = dims[cur[t]];
                 int64_t id = shape_id_of(pd, now, rank);
@@ -217,7 +234,7 @@ static int encode_transpose(xf_verifier *v, const xf_params *p, const xf_shape *
 }
 
 static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove_dims *pd,
-                             Z3_ast *val, xf_error *err)
+                             vf_held *held, Z3_ast *val, xf_error *err)
 {
     const xf_node *nd = &g->nodes[ni];
     const xf_params *p = &nd->params;
@@ -253,7 +270,8 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
         if (pm < 0) return unsupported(g, ni, "padding is neither 'same' nor 'valid'", err);
         int64_t grp = or1(p->group);
         if (grp > 1 && grp == s0->dims[1]) grp = XF_AX_DEPTHWISE;
-        k[0] = stride_at(p->stride[0], s0->dims[2]), k[1] = stride_at(p->stride[1], s0->dims[3]);
+        k[0] = stride_at(held, g, nd->inputs[0], 2, p->stride[0]);
+        k[1] = stride_at(held, g, nd->inputs[0], 3, p->stride[1]);
         k[2] = pm, k[3] = p->activation, k[4] = grp;
         r = app(v, XF_AX_CONV, 5, k, 2, in);
         break;
@@ -266,8 +284,9 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
         if (nd->op == XF_OP_AVGPOOL && pm == XF_AX_PAD_SAME && p->kernel[0] * p->kernel[1] > 1 &&
             !p->count_include_pad)
             return unsupported(g, ni, "average pooling that excludes padding is not modelled", err);
-        k[0] = p->kernel[0], k[1] = p->kernel[1], k[2] = stride_at(p->stride[0], s0->dims[2]),
-        k[3] = stride_at(p->stride[1], s0->dims[3]), k[4] = pm;
+        k[0] = p->kernel[0], k[1] = p->kernel[1], k[4] = pm;
+        k[2] = stride_at(held, g, nd->inputs[0], 2, p->stride[0]);
+        k[3] = stride_at(held, g, nd->inputs[0], 3, p->stride[1]);
         r = app(v, nd->op == XF_OP_AVGPOOL ? XF_AX_AVGPOOL : XF_AX_MAXPOOL, 5, k, 1, in);
         break;
     }
@@ -295,13 +314,15 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
         return XF_OK;
     }
     case XF_OP_TRANSPOSE:
-        if (!encode_transpose(v, p, s0, in[0], pd,
-                              pd && pd->dims ? pd->dims->val[pd->side][nd->inputs[0]] : NULL, &r))
+        if (!encode_transpose(v, g, ni, in[0], pd,
+                              pd && pd->dims ? pd->dims->val[pd->side][nd->inputs[0]] : NULL, held, &r))
             return unsupported(g, ni, "a permutation that is not one of its input's axes", err);
         break;
     case XF_OP_ENLARGE:
         if (s0->dims[2] == p->kernel[0] && s0->dims[3] == p->kernel[1]) {
             r = in[0]; /* already that size: nothing to pad */
+            vf_prove_hold(held, g, nd->inputs[0], 2);
+            vf_prove_hold(held, g, nd->inputs[0], 3);
             break;
         }
         k[0] = p->kernel[0], k[1] = p->kernel[1];
@@ -320,8 +341,12 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
     case XF_OP_SOFTMAX:
         k[0] = neg_axis(p->axis, s0->rank);
         /* over an axis of size 1 every element is exp(x) / exp(x) = 1 */
-        r = s0->dims[s0->rank + k[0]] == 1 ? app(v, XF_AX_ONES, 0, NULL, 0, NULL)
-                                           : app(v, XF_AX_SOFTMAX, 1, k, 1, in);
+        if (s0->dims[s0->rank + k[0]] == 1) {
+            vf_prove_hold(held, g, nd->inputs[0], (int)(s0->rank + k[0]));
+            r = app(v, XF_AX_ONES, 0, NULL, 0, NULL);
+        } else {
+            r = app(v, XF_AX_SOFTMAX, 1, k, 1, in);
+        }
         break;
     case XF_OP_LAYERNORM: {
         Z3_ast three[3] = {in[0], in[1], NULL};
@@ -338,7 +363,12 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
             return unsupported(g, ni, "only a mean over one axis keeping dims is modelled", err);
         k[0] = neg_axis(p->axes[0], s0->rank);
         /* the mean over an axis of size 1 is its input */
-        r = s0->dims[s0->rank + k[0]] == 1 ? in[0] : app(v, XF_AX_MEAN, 1, k, 1, in);
+        if (s0->dims[s0->rank + k[0]] == 1) {
+            vf_prove_hold(held, g, nd->inputs[0], (int)(s0->rank + k[0]));
+            r = in[0];
+        } else {
+            r = app(v, XF_AX_MEAN, 1, k, 1, in);
+        }
         break;
     case XF_OP_RESHAPE:
     case XF_OP_SQUEEZE:
@@ -369,10 +399,11 @@ static Z3_ast zero_tensor(xf_verifier *v, const xf_shape *s)
 /* After node ni is encoded: its outputs that are zero whatever the inputs
  * (prove_zero.c) become the zero tensor of their shape, and a sum with a
  * zero operand of the sum's own shape becomes the other operand. */
-static void zero_fold(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *val, unsigned char *zero)
+static void zero_fold(xf_verifier *v, const xf_graph *g, int ni, vf_held *held, Z3_ast *val,
+                      unsigned char *zero)
 {
     const xf_node *nd = &g->nodes[ni];
-    if (vf_prove_zero_output(g, ni, zero)) {
+    if (vf_prove_zero_output(g, ni, zero, held)) {
         for (int o = 0; o < nd->n_outputs; o++) {
             zero[nd->outputs[o]] = 1;
             val[nd->outputs[o]] = zero_tensor(v, &g->values[nd->outputs[o]].shape);
@@ -402,13 +433,13 @@ static Z3_ast and2(xf_verifier *v, Z3_ast a, Z3_ast b)
  * has size 1, the shape of the zeros the axioms make (such means; the fold
  * already drops a graph's zero summands): stating it for every value let
  * `ewadd-assoc` chain sums of zeros without end on layer-norm rules. */
-static Z3_ast zero_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, const unsigned char *zero,
-                         Z3_ast facts)
+static Z3_ast zero_facts(xf_verifier *v, const xf_graph *g, vf_held *held, Z3_ast *val,
+                         const unsigned char *zero, Z3_ast facts)
 {
     int any = 0;
     for (int i = 0; i < g->n_values; i++) {
         any |= zero[i];
-        if (!val[i] || !vf_prove_centred_layernorm(g, i, zero)) continue;
+        if (!val[i] || !vf_prove_centred_layernorm(g, i, zero, held)) continue;
         xf_shape m = g->values[i].shape;
         int64_t last = -1;
         m.dims[m.rank - 1] = 1;
@@ -427,17 +458,19 @@ static Z3_ast zero_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, const u
 }
 
 /* For each value t whose last two axes have size 1: trans(t) = t and
- * hw1(t) (the guard of the 1x1-convolution axioms); for each rank-0 value:
- * scalar(t) (the guard of `lnorm-scalar`). */
-static Z3_ast unit_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast facts)
+ * hw1(t) (the guard of the 1x1-convolution axioms), guarded: both sizes are
+ * held when a proof uses it; for each rank-0 value: scalar(t) (the guard
+ * of `lnorm-scalar`). */
+static Z3_ast unit_facts(xf_verifier *v, const xf_graph *g, vf_held *held, Z3_ast *val, Z3_ast facts)
 {
     for (int i = 0; i < g->n_values; i++) {
         const xf_shape *s = &g->values[i].shape;
         if (val[i] && s->rank == 0) facts = and2(v, facts, app(v, XF_AX_SCALAR, 0, NULL, 1, &val[i]));
         if (!val[i] || s->rank < 2 || s->dims[s->rank - 1] != 1 || s->dims[s->rank - 2] != 1) continue;
         Z3_ast t = app(v, XF_AX_TRANS, 0, NULL, 1, &val[i]);
-        Z3_ast three[3] = {facts, Z3_mk_eq(v->ctx, t, val[i]), app(v, XF_AX_HW1, 0, NULL, 1, &val[i])};
-        facts = Z3_mk_and(v->ctx, 3, three);
+        Z3_ast two[2] = {Z3_mk_eq(v->ctx, t, val[i]), app(v, XF_AX_HW1, 0, NULL, 1, &val[i])};
+        int axes[2] = {s->rank - 2, s->rank - 1};
+        facts = and2(v, facts, vf_prove_guarded(v, held, g, i, axes, 2, Z3_mk_and(v->ctx, 2, two)));
     }
     return facts;
 }
@@ -447,8 +480,8 @@ static Z3_ast unit_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast 
  * hw1(iconv 1 1); a 'same' average pooling (padding counted) of an image
  * whose spatial dims are 1x1 sees its one pixel in a window of kh*kw
  * elements: avgpool(x) = smul(x, pscale(kh, kw)), pscale the scalar
- * 1/(kh*kw) (scalar(pscale kh kw)). */
-static Z3_ast kernel_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast facts)
+ * 1/(kh*kw) (scalar(pscale kh kw)), guarded by the image's 1x1. */
+static Z3_ast kernel_facts(xf_verifier *v, const xf_graph *g, vf_held *held, Z3_ast *val, Z3_ast facts)
 {
     for (int ni = 0; ni < g->n_nodes; ni++) {
         const xf_node *nd = &g->nodes[ni];
@@ -467,9 +500,11 @@ static Z3_ast kernel_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_as
             (p->kernel[0] * p->kernel[1] > 1 && !p->count_include_pad))
             continue;
         int64_t k[2] = {p->kernel[0], p->kernel[1]};
+        int axes[2] = {2, 3};
         Z3_ast ps = app(v, XF_AX_PSCALE, 2, k, 0, NULL), xs[2] = {in, ps};
         facts = and2(v, facts, app(v, XF_AX_SCALAR, 0, NULL, 1, &ps));
-        facts = and2(v, facts, Z3_mk_eq(v->ctx, out, app(v, XF_AX_SMUL, 0, NULL, 2, xs)));
+        facts = and2(v, facts, vf_prove_guarded(v, held, g, nd->inputs[0], axes, 2,
+                                                Z3_mk_eq(v->ctx, out, app(v, XF_AX_SMUL, 0, NULL, 2, xs))));
     }
     return facts;
 }
@@ -547,8 +582,8 @@ static Z3_ast shape_facts(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, 
     return facts;
 }
 
-xf_status vf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, Z3_ast *outs,
-                          Z3_ast *facts, xf_error *err)
+xf_status vf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, vf_held *held,
+                          Z3_ast *outs, Z3_ast *facts, xf_error *err)
 {
     xf_status st = XF_OK;
     Z3_ast *val = xf_calloc((size_t)g->n_values + 1, sizeof *val);
@@ -565,14 +600,14 @@ xf_status vf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, 
     }
     st = xf_graph_topo_order(g, order, err);
     for (int i = 0; st == XF_OK && i < g->n_nodes; i++) {
-        st = encode_node(v, g, order[i], pd, val, err);
-        if (st == XF_OK) zero_fold(v, g, order[i], val, zero);
+        st = encode_node(v, g, order[i], pd, held, val, err);
+        if (st == XF_OK) zero_fold(v, g, order[i], held, val, zero);
     }
     if (st == XF_OK)
-        *facts = shape_facts(v, g, pd,  val,
-                             zero_facts(v, g, val, zero,
-                                        kernel_facts(v, g, val,
-                                                     split_facts(v, g, val, unit_facts(v, g, val, *facts)))));
+        *facts = shape_facts(v, g, pd, val,
+                             zero_facts(v, g, held, val, zero,
+                                        kernel_facts(v, g, held, val,
+                                                     split_facts(v, g, val, unit_facts(v, g, held, val, *facts)))));
     for (int i = 0; st == XF_OK && i < g->n_outputs; i++) {
         outs[i] = val[g->outputs[i]];
         if (!outs[i]) st = XF_FAIL(err, XF_ERR_GRAPH, "verify: output %d is not computed", i);

@@ -10,7 +10,9 @@
  * scale is 0 (the normalised values sum to 0); both only with epsilon > 0
  * (with 0 a zero variance makes them 0/0). Zeros then propagate through
  * every operator that maps 0 to 0 (products, linear maps, relu, tanh, erf,
- * gelu, pooling, data movement); sigmoid, exp and softmax do not.
+ * gelu, pooling, data movement); sigmoid, exp and softmax do not. The
+ * one-element axes and scales these facts read are own sizes: they are
+ * recorded (vf_prove_hold) so that the proof holds only where they stay.
  */
 #include "verify/prove_internal.h"
 
@@ -27,7 +29,8 @@ static int in_zero(const xf_node *nd, int i, const unsigned char *zero)
     return i < nd->n_inputs && nd->inputs[i] >= 0 && zero[nd->inputs[i]];
 }
 
-int vf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char *zero)
+int vf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char *zero,
+                               vf_held *held)
 {
     int ni = g->values[value].producer;
     if (ni < 0) return 0;
@@ -37,10 +40,13 @@ int vf_prove_centred_layernorm(const xf_graph *g, int value, const unsigned char
         return 0;
     const xf_shape *x = &g->values[ln->inputs[0]].shape;
     int64_t axis = ln->params.axis < 0 ? ln->params.axis + x->rank : ln->params.axis;
-    return axis == x->rank - 1 && xf_shape_numel(&g->values[ln->inputs[1]].shape) == 1;
+    int scale = ln->inputs[1];
+    if (axis != x->rank - 1 || xf_shape_numel(&g->values[scale].shape) != 1) return 0;
+    for (int d = 0; d < g->values[scale].shape.rank; d++) vf_prove_hold(held, g, scale, d);
+    return 1;
 }
 
-int vf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero)
+int vf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero, vf_held *held)
 {
     const xf_node *nd = &g->nodes[ni];
     const xf_params *p = &nd->params;
@@ -72,13 +78,17 @@ int vf_prove_zero_output(const xf_graph *g, int ni, const unsigned char *zero)
         if (!(p->epsilon > 0) || (nd->n_inputs > 2 && nd->inputs[2] >= 0 && !zero[nd->inputs[2]]))
             return 0;
         const xf_shape *x = &g->values[nd->inputs[0]].shape;
-        return z0 || z1 || tail_numel(x, p->axis) == 1;
+        if (z0 || z1) return 1;
+        if (tail_numel(x, p->axis) != 1) return 0;
+        for (int64_t d = p->axis < 0 ? x->rank + p->axis : p->axis; d < x->rank; d++)
+            vf_prove_hold(held, g, nd->inputs[0], (int)d);
+        return 1;
     }
     case XF_OP_REDUCE_MEAN: {
         if (z0) return 1;
         const xf_shape *x = &g->values[nd->inputs[0]].shape;
         int64_t axis = p->n_axes == 1 ? (p->axes[0] < 0 ? p->axes[0] + x->rank : p->axes[0]) : -1;
-        return axis == x->rank - 1 && vf_prove_centred_layernorm(g, nd->inputs[0], zero);
+        return axis == x->rank - 1 && vf_prove_centred_layernorm(g, nd->inputs[0], zero, held);
     }
     default: return 0;
     }

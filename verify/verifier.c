@@ -97,6 +97,7 @@ void xf_verifier_free(xf_verifier *v)
     xf_free(v->lits);
     xf_free(v->enabled);
     if (v->prover) Z3_solver_dec_ref(v->ctx, v->prover);
+    if (v->bounded_ctx) Z3_del_context(v->bounded_ctx);
     if (v->params) Z3_params_dec_ref(v->ctx, v->params);
     Z3_del_context(v->ctx);
     xf_free(v);

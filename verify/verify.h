@@ -124,10 +124,18 @@ typedef struct xf_verifier xf_verifier;
 xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_error *err);
 void xf_verifier_free(xf_verifier *v); /* NULL: no-op */
 /* Asserts the axioms and runs one small proof, so the solver's one-time
- * set-up (tens of milliseconds) is paid here. xferverify calls it once and
- * then forks a worker per rule from the prepared verifier; proofs give the
- * same answers with or without it. */
+ * set-up (tens of milliseconds) is paid here, and makes the next bounded
+ * check's Z3 context (a few milliseconds). xferverify calls it once and
+ * then forks a worker per rule from the prepared verifier; proofs and
+ * checks give the same answers with or without it. */
 xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
+
+/* The verifier's revision: raised whenever a change can alter a stored
+ * verdict or validity domain (2: sizes a proof reads at the rule's own
+ * shapes are held in its domain, and a slice to its axis's own size is not
+ * the whole axis, 2026-11-30). The default rules database's name carries it,
+ * so a database decided by an older verifier is made again, not reused. */
+#define XF_VERIFY_REVISION 2
 
 /* ---------------------------------------------------------------- axioms */
 
@@ -159,6 +167,7 @@ typedef enum xf_proof_result {
 const char *xf_proof_result_name(xf_proof_result r); /* "proved", "failed", "unknown", "unsupported" */
 
 #define XF_VERIFY_MAX_CORE 64
+#define XF_VERIFY_MAX_HELD 32
 
 typedef struct xf_proof {
     xf_proof_result result;
@@ -170,6 +179,14 @@ typedef struct xf_proof {
     xf_verify_why why;              /* not proved: why */
     uint64_t rlimit_used;           /* Z3 resource units spent by the queries */
     char detail[256];               /* solver reason or unsupported op, for users */
+    /* Proved: the dims the encoding read at the rule's own size (a swap of
+       two axes of size 1, a softmax or mean over one element, a stride over
+       one pixel, a kernel enlarged to its own size, a value whose last two
+       axes are 1x1 as its own transpose...): the proof holds where each has
+       that size (xf_domain_of_rule_held), and where more than
+       XF_VERIFY_MAX_HELD (held_all) at the rule's own shapes alone. */
+    int n_held, held_all;
+    xf_rule_dim_size held[XF_VERIFY_MAX_HELD];
 } xf_proof;
 
 /* Proves rule r from the enabled axioms, output by output. Errors (bad rule,
@@ -246,6 +263,14 @@ xf_status xf_verify_bounded_cross(xf_verifier *v, const xf_rule *r, xf_bounded *
  * that can run to its budget. */
 xf_status xf_verify_bounded_probe(xf_verifier *v, const xf_rule *r, xf_bounded *out,
                                   xf_error *err);
+
+/* xf_verify_bounded_cross (proved) or xf_verify_bounded_refute (not) of a
+ * rule whose xf_verify_bounded_probe, with this verifier, found the floats
+ * agreeing at every planned shape: the same results, without running the
+ * probe again at the shapes it covered (it is deterministic: the same plan
+ * and seeds). */
+xf_status xf_verify_bounded_after_probe(xf_verifier *v, const xf_rule *r, int proved,
+                                        xf_bounded *out, xf_error *err);
 
 /* Rule r rebuilt with its inputs at `inputs` (r->src.n_inputs shapes, rule
  * input order, ranks as in r), parameters re-derived as the bounded check

@@ -10,7 +10,9 @@
  * process's alone), and write the outcome (xv_msg plus the counterexample blob) to
  * the pipe. With probe_first (the default) the float probe runs first at
  * every planned shape, and a rule it refutes at shapes other than its own
- * gets no proof attempt (its proof reads `not tried`). An error (out of memory in the bounded check included) is sent
+ * gets no proof attempt (its proof reads `not tried`). The domain recorded
+ * is the rule's (ir/domain_infer.c), narrowed to where the dims a proof
+ * read at their own size keep it (xf_proof.held). An error (out of memory in the bounded check included) is sent
  * as `failed` with both results back to unknown, so no verdict is read from
  * a run that did not finish; a rule that does not load (a corrupt blob, a
  * missing graph row) is also `broken`, so the scheduler keeps its verdict. A crash or hang here costs only this rule: the
@@ -82,11 +84,12 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
      * the rule whatever the axioms say (they could only prove it at its own
      * shapes), so the proof attempt is skipped; a difference at the own
      * shapes goes on to the axioms, where a proof would be a wrong axiom */
-    int probed = 0;
+    int probed = 0, agreed = 0; /* agreed: floats agree at every planned shape */
     double probe_ms = 0; /* a probe that refuted nothing: its time joins the check's */
     if (st == XF_OK && vf_verifier_options(v)->probe_first) {
         st = xf_verify_bounded_probe(v, &r, &b, err);
         probed = st == XF_OK && b.result == XF_BOUNDED_REFUTED && b.shape_index > 0;
+        agreed = st == XF_OK && b.result == XF_BOUNDED_VALID;
         if (st == XF_OK && !probed) {
             probe_ms = b.time_ms;
             xf_bounded_free(&b);
@@ -108,9 +111,12 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
         m->rlimit_used = p.rlimit_used;
         snprintf(m->core, sizeof m->core, "%s", p.core_names);
         snprintf(m->proof_detail, sizeof m->proof_detail, "%s", p.detail);
-        /* unproved: only a refutation can change the verdict (bounded.c) */
-        st = p.result == XF_PROOF_PROVED ? xf_verify_bounded_cross(v, &r, &b, err)
-                                         : xf_verify_bounded_refute(v, &r, &b, err);
+        /* unproved: only a refutation can change the verdict (bounded.c);
+         * a probe that agreed everywhere is not run again */
+        int proved = p.result == XF_PROOF_PROVED;
+        if (agreed) st = xf_verify_bounded_after_probe(v, &r, proved, &b, err);
+        else st = proved ? xf_verify_bounded_cross(v, &r, &b, err)
+                         : xf_verify_bounded_refute(v, &r, &b, err);
     }
     if (st == XF_OK) {
         m->bounded = b.result;
@@ -131,7 +137,12 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
     int own_only = b.n_shapes <= 1 &&
                    (vf_verifier_options(v)->bounded_max_shapes <= 1 || b.n_admissible > 1);
     if (st == XF_OK && by_shapes) st = xf_domain_of_rule_pinned(&r, &r.domain, err);
-    else if (st == XF_OK && own_only) st = pin_own_shapes(&r, err);
+    else if (st == XF_OK && (own_only || p.held_all)) st = pin_own_shapes(&r, err);
+    /* a proof that read dims at their own size holds where they keep it
+     * (prove_encode.c); the check above ran on the whole domain, so the
+     * verdict is what it was without this */
+    else if (st == XF_OK && p.result == XF_PROOF_PROVED && p.n_held)
+        st = xf_domain_of_rule_held(&r, p.held, p.n_held, &r.domain, err);
     if (st == XF_OK) st = domain_text(&r, m, err);
     xf_bounded_free(&b);
     xf_rule_free(&r);
@@ -141,6 +152,7 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
 
 int vf_worker(const char *db_path, int64_t id, xf_verifier *v, int fd)
 {
+    v->exiting = 1; /* this process ends with the rule: its Z3 contexts go with it */
     xv_msg m;
     memset(&m, 0, sizeof m);
     m.proof = XF_PROOF_UNKNOWN;

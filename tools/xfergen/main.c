@@ -2,9 +2,10 @@
  * main.c — xfergen's command line: parses the options, installs the
  * SIGINT/SIGTERM handlers that ask the enumerator to stop cleanly, runs
  * the pipeline (xf_enum_generate, enumerate/pipeline.c) and prints its
- * progress and summary. Under mpirun (a build with MPI), rank 0 does all
- * that and the other ranks serve it (xf_enum_mpi_serve); each rank prints
- * its CPU time and peak memory at the end. Exit status: 0 done, 1
+ * progress (the enumeration's levels, then each step of pruning and the
+ * write, with rate and ETA) and summary. Under mpirun (a build with MPI),
+ * rank 0 does all that and the other ranks serve it (xf_enum_mpi_serve);
+ * each rank prints its CPU time and peak memory at the end. Exit status: 0 done, 1
  * interrupted (resumable) or failed while running, 2 bad usage or unusable
  * input.
  */
@@ -108,6 +109,7 @@ typedef struct report {
     int quiet, tty;
     int line_open;    /* a TTY progress line waits for its newline */
     double last_line; /* when the last non-TTY progress line was printed */
+    char step[64];    /* the step after the enumeration last printed */
 } report;
 
 static void end_line(report *u)
@@ -120,10 +122,20 @@ static void on_progress(void *user, const xf_enum_progress *p)
 {
     report *u = user;
     if (u->quiet) return;
-    if (!u->tty && p->elapsed_s - u->last_line < 10.0) return;
+    int new_step = p->step && strcmp(p->step, u->step) != 0; /* shown at once */
+    if (!u->tty && !new_step && p->elapsed_s - u->last_line < 10.0) return;
     u->last_line = p->elapsed_s;
     char eta[32] = "?";
     if (p->eta_s >= 0) snprintf(eta, sizeof eta, "%.0fs", p->eta_s);
+    if (p->step) {
+        if (new_step) end_line(u);
+        snprintf(u->step, sizeof u->step, "%s", p->step);
+        fprintf(stderr, "%s%s, %" PRIu64 "/%" PRIu64 " rules (%.0f/s), ETA %s, %.0fs elapsed%s",
+                u->tty ? "\r" : "", p->step, p->done, p->total, p->per_s, eta, p->elapsed_s,
+                u->tty ? "\033[K" : "\n");
+        u->line_open = u->tty;
+        return;
+    }
     if (p->to_confirm > 0) {
         fprintf(stderr, "%slevel %d: confirming collisions, %" PRIu64 "/%" PRIu64 ", %" PRIu64
                 " candidates, ETA %s, %.0fs elapsed%s",
@@ -181,7 +193,7 @@ static void print_summary(const xf_enum_generate_options *o, const xf_enum_gener
 /* Runs the pipeline and reports; the exit status. */
 static int run(const xf_enum_generate_options *o, int quiet)
 {
-    report u = {quiet, isatty(STDERR_FILENO), 0, -1e9};
+    report u = {quiet, isatty(STDERR_FILENO), 0, -1e9, ""};
     xf_enum_generate_options go = *o;
     go.user = &u;
     go.on_progress = on_progress;

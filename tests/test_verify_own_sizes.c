@@ -1,0 +1,312 @@
+/*
+ * test_verify_own_sizes.c — a proof by the axioms that reads a dim at the
+ * rule's own size (verify/prove_encode.c: a swap of two axes of size 1 moves
+ * nothing, a softmax over one element is ones, a mean over one element is
+ * its input, a layer norm over one element is zero) holds only where that
+ * dim keeps the size. Each rule below is proved at its own shapes, false at
+ * a shape its plain domain (xf_domain_of_rule) admits — shown in floats —
+ * and the domain with the proof's held dims (xf_domain_of_rule_held) rules
+ * that shape out and keeps the own one. Through xf_verify_db, a rule true
+ * everywhere but proved through such a size (mean(mean(x)) = mean(x) at a
+ * last axis of 1) is stored proved with that size in its domain: the check
+ * at other shapes cannot refute it, and only the proof's record keeps the
+ * matcher from applying it where the proof says nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rulesdb/rulesdb.h"
+#include "testutil.h"
+#include "verify/verify.h"
+
+static xf_verifier *ver;
+
+static void setup(void)
+{
+    xf_error err;
+    ck_assert_msg(xf_verifier_new(NULL, &ver, &err) == XF_OK, "%s", err.msg);
+}
+
+static void teardown(void) { xf_verifier_free(ver); }
+
+/* Both sides get the same n inputs ("a", "b"...) of shape sh. */
+static void inputs(xf_rule *r, int n, xf_shape sh, int *src_ids, int *dst_ids)
+{
+    static const char *const names[4] = {"a", "b", "c", "d"};
+    xf_rule_init(r);
+    for (int i = 0; i < n && i < 4; i++) {
+        src_ids[i] = xf_test_input(&r->src, names[i], sh.rank, sh.dims);
+        dst_ids[i] = xf_test_input(&r->dst, names[i], sh.rank, sh.dims);
+    }
+}
+
+static int op(xf_graph *g, xf_op o, const xf_params *p, int n, int a, int b)
+{
+    int in[2] = {a, b};
+    xf_error err;
+    int v = xf_graph_op(g, o, p, in, n, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static xf_params mean_last(void)
+{
+    xf_params p = xf_params_default();
+    p.n_axes = 1;
+    p.axes[0] = -1;
+    p.keepdims = 1;
+    return p;
+}
+
+static xf_proof prove(const xf_rule *r)
+{
+    xf_proof pf;
+    xf_error err;
+    ck_assert_msg(xf_verify_prove(ver, r, &pf, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(pf.result == XF_PROOF_PROVED, "%s: %s", xf_proof_result_name(pf.result), pf.detail);
+    ck_assert_int_eq(pf.held_all, 0);
+    return pf;
+}
+
+/* 1 when the proof holds dim `axis` of value `value` of side `side` at size. */
+static int holds_dim(const xf_proof *pf, int side, int value, int axis, int64_t size)
+{
+    for (int i = 0; i < pf->n_held; i++)
+        if (pf->held[i].side == side && pf->held[i].value == value && pf->held[i].axis == axis)
+            return pf->held[i].size == size;
+    return 0;
+}
+
+/* Every input of r at shape s: does domain d hold? */
+static int domain_holds_at(const xf_domain *d, int n, xf_shape s)
+{
+    const xf_shape *in[4] = {&s, &s, &s, &s};
+    ck_assert_int_le(n, 4);
+    return xf_domain_holds(d, in, n);
+}
+
+/* The rule is false with every input at shape s: both sides run in floats
+ * on distinct inputs and differ. */
+static void expect_false_at(const xf_rule *r, xf_shape s)
+{
+    xf_rule at;
+    xf_shape shapes[4] = {s, s, s, s};
+    int n = r->src.n_inputs;
+    ck_assert_int_le(n, 4);
+    xf_error err;
+    ck_assert_msg(xf_verify_rule_at_shapes(r, shapes, &at, &err) == XF_OK, "%s", err.msg);
+    xf_tensor in[4], ys, yd;
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(xf_tensor_alloc(&in[i], XF_F32, &s, NULL), XF_OK);
+        float *f = in[i].data;
+        for (int64_t k = 0; k < xf_shape_numel(&s); k++) f[k] = (float)((k * 7 + i * 3) % 11) - 5.0f;
+    }
+    ck_assert_msg(xf_interp_run(&at.src, in, n, &ys, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_interp_run(&at.dst, in, n, &yd, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(!xf_tensor_close(&ys, &yd, 1e-4, 1e-4), "the sides agree");
+    xf_tensor_free(&ys);
+    xf_tensor_free(&yd);
+    for (int i = 0; i < n; i++) xf_tensor_free(&in[i]);
+    xf_rule_free(&at);
+}
+
+/* The proof holds; the plain domain admits `wide`, where the rule is
+ * false; the domain with the held dims does not, and admits `own`. */
+static void expect_held_domain(xf_rule *r, const xf_proof *pf, xf_shape own, xf_shape wide)
+{
+    int n = r->src.n_inputs;
+    xf_domain plain, held;
+    xf_domain_init(&plain);
+    xf_domain_init(&held);
+    xf_error err;
+    ck_assert_msg(xf_domain_of_rule(r, &plain, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_domain_of_rule_held(r, pf->held, pf->n_held, &held, &err) == XF_OK, "%s",
+                  err.msg);
+    ck_assert(domain_holds_at(&plain, n, wide));
+    expect_false_at(r, wide);
+    ck_assert_msg(!domain_holds_at(&held, n, wide), "the proof's domain admits the false shape");
+    ck_assert(domain_holds_at(&held, n, own));
+    xf_domain_free(&plain);
+    xf_domain_free(&held);
+    xf_rule_free(r);
+}
+
+/* transpose[1,0,2](x) => x at x's own [1,1,4]: the swap of two axes of
+ * size 1 moves nothing, so the proof needs no axiom; the rule's domain
+ * asks only x[-3] == x[-2], and the rule is false at [3,3,4]. */
+START_TEST(swap_of_unit_axes)
+{
+    static const int64_t own[3] = {1, 1, 4}, wide[3] = {3, 3, 4}, other[3] = {1, 1, 7};
+    xf_rule r;
+    int s[1], d[1];
+    inputs(&r, 1, xf_shape_make(3, own), s, d);
+    xf_params tp = xf_params_default();
+    tp.n_axes = 3;
+    tp.axes[0] = 1, tp.axes[1] = 0, tp.axes[2] = 2;
+    xf_test_out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tp, 1, s[0], -1));
+    xf_test_out(&r.dst, d[0]);
+    xf_proof pf = prove(&r);
+    ck_assert(holds_dim(&pf, 0, s[0], 0, 1) && holds_dim(&pf, 0, s[0], 1, 1));
+    expect_held_domain(&r, &pf, xf_shape_make(3, other), xf_shape_make(3, wide));
+}
+END_TEST
+
+/* softmax(a) => softmax(b) over a last axis of 1: both are ones there;
+ * the domain asks a's shape to be b's; false at [2,3]. */
+START_TEST(softmax_over_one_element)
+{
+    static const int64_t own[2] = {2, 1}, wide[2] = {2, 3}, other[2] = {4, 1};
+    xf_rule r;
+    int s[2], d[2];
+    inputs(&r, 2, xf_shape_make(2, own), s, d);
+    xf_params sp = xf_params_default();
+    sp.axis = -1;
+    xf_test_out(&r.src, op(&r.src, XF_OP_SOFTMAX, &sp, 1, s[0], -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_SOFTMAX, &sp, 1, d[1], -1));
+    xf_proof pf = prove(&r);
+    ck_assert(holds_dim(&pf, 0, s[0], 1, 1) && holds_dim(&pf, 1, d[1], 1, 1));
+    expect_held_domain(&r, &pf, xf_shape_make(2, other), xf_shape_make(2, wide));
+}
+END_TEST
+
+/* mean(x) * mean(x) => mean(x * x) over a last axis of 1, where a mean is
+ * its input; both outputs keep a last axis of 1 whatever x's is, so the
+ * domain says nothing of it; false at [2,3]. */
+START_TEST(mean_over_one_element)
+{
+    static const int64_t own[2] = {2, 1}, wide[2] = {2, 3}, other[2] = {3, 1};
+    xf_rule r;
+    int s[1], d[1];
+    inputs(&r, 1, xf_shape_make(2, own), s, d);
+    xf_params mp = mean_last(), pd = xf_params_default();
+    int m = op(&r.src, XF_OP_REDUCE_MEAN, &mp, 1, s[0], -1);
+    xf_test_out(&r.src, op(&r.src, XF_OP_MUL, &pd, 2, m, m));
+    int sq = op(&r.dst, XF_OP_MUL, &pd, 2, d[0], d[0]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_REDUCE_MEAN, &mp, 1, sq, -1));
+    xf_proof pf = prove(&r);
+    ck_assert(holds_dim(&pf, 0, s[0], 1, 1) && holds_dim(&pf, 1, sq, 1, 1));
+    expect_held_domain(&r, &pf, xf_shape_make(2, other), xf_shape_make(2, wide));
+}
+END_TEST
+
+/* layernorm(a, s) => layernorm(b, s) over a last axis of 1 (no bias,
+ * epsilon > 0): x minus its own mean is 0, so both are the zero tensor
+ * (prove_zero.c); false at [2,3] (with s of 3). */
+START_TEST(layernorm_over_one_element)
+{
+    static const int64_t own[2] = {2, 1}, wide[2] = {2, 3}, other[2] = {4, 1}, one[1] = {1},
+                         three[1] = {3};
+    xf_rule r;
+    xf_rule_init(&r);
+    xf_shape sx = xf_shape_make(2, own), ss = xf_shape_make(1, one);
+    int s[3], d[3];
+    const xf_shape *sh[3] = {&sx, &sx, &ss};
+    const char *names[3] = {"a", "b", "s"};
+    for (int i = 0; i < 3; i++) {
+        s[i] = xf_graph_add_input(&r.src, names[i], XF_F32, sh[i], NULL);
+        d[i] = xf_graph_add_input(&r.dst, names[i], XF_F32, sh[i], NULL);
+    }
+    xf_params lp = xf_params_default();
+    lp.axis = -1;
+    lp.epsilon = 1e-5f;
+    xf_test_out(&r.src, op(&r.src, XF_OP_LAYERNORM, &lp, 2, s[0], s[2]));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_LAYERNORM, &lp, 2, d[1], d[2]));
+    xf_proof pf = prove(&r);
+    ck_assert(holds_dim(&pf, 0, s[0], 1, 1) && holds_dim(&pf, 1, d[1], 1, 1));
+    xf_domain plain, held;
+    xf_domain_init(&plain);
+    xf_domain_init(&held);
+    xf_error err;
+    ck_assert_msg(xf_domain_of_rule(&r, &plain, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_domain_of_rule_held(&r, pf.held, pf.n_held, &held, &err) == XF_OK, "%s",
+                  err.msg);
+    /* the scale follows the normalised axis (the domain ties them) */
+    xf_shape w = xf_shape_make(2, wide), o = xf_shape_make(2, other), sw = xf_shape_make(1, three);
+    const xf_shape *at_wide[3] = {&w, &w, &sw}, *at_other[3] = {&o, &o, &ss};
+    ck_assert(xf_domain_holds(&plain, at_wide, 3));
+    ck_assert(!xf_domain_holds(&held, at_wide, 3));
+    ck_assert(xf_domain_holds(&held, at_other, 3));
+    xf_domain_free(&plain);
+    xf_domain_free(&held);
+    xf_rule_free(&r);
+}
+END_TEST
+
+/* A proof that reads no size holds no dim: a + b => b + a with a and b of
+ * 2x1x1, whose last two axes are 1x1 (stated as their own transpose, a
+ * guarded fact the proof does not use). */
+START_TEST(proof_without_own_sizes_holds_nothing)
+{
+    static const int64_t own[3] = {2, 1, 1};
+    xf_rule r;
+    int s[2], d[2];
+    inputs(&r, 2, xf_shape_make(3, own), s, d);
+    xf_params pd = xf_params_default();
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, &pd, 2, s[0], s[1]));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, &pd, 2, d[1], d[0]));
+    xf_proof pf = prove(&r);
+    ck_assert_int_eq(pf.n_held, 0);
+    xf_rule_free(&r);
+}
+END_TEST
+
+/* mean(mean(x)) => mean(x) over a last axis of 1, through xf_verify_db: true
+ * at every shape, so the check cannot refute it, but the proof read x's last
+ * axis at 1 (a mean over one element is its input): stored proved with
+ * x[-1] == 1 in its domain, not with the plain domain (which is empty). */
+START_TEST(stored_domain_keeps_the_held_size)
+{
+    static const int64_t own[2] = {2, 1};
+    char path[4096];
+    snprintf(path, sizeof path, "%s", xf_test_tmp("own_sizes.db"));
+    remove(path);
+    xf_rulesdb *db;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    xf_rule r;
+    int s[1], d[1];
+    inputs(&r, 1, xf_shape_make(2, own), s, d);
+    xf_params mp = mean_last();
+    int m = op(&r.src, XF_OP_REDUCE_MEAN, &mp, 1, s[0], -1);
+    xf_test_out(&r.src, op(&r.src, XF_OP_REDUCE_MEAN, &mp, 1, m, -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_REDUCE_MEAN, &mp, 1, d[0], -1));
+    int64_t id;
+    ck_assert_int_eq(xf_rulesdb_add_rule(db, &r, NULL, &id, NULL, &err), XF_OK);
+    xf_rule_free(&r);
+    xf_verify_db_options o;
+    xf_verify_db_options_init(&o);
+    o.jobs = 1;
+    o.vo.timeout_ms = 10000;
+    o.version = "test";
+    xf_verify_tally t;
+    ck_assert_msg(xf_verify_db(db, path, &o, &t, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(t.proved, 1);
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    ck_assert_int_eq(xf_rulesdb_get_rule(db, id, &info, &err), XF_OK);
+    ck_assert_int_eq(info.status, XF_RULE_PROVED);
+    ck_assert_msg(info.domain && strcmp(info.domain, "a[-1] == 1") == 0, "domain '%s'",
+                  info.domain ? info.domain : "(none)");
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_close(db);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("verify_own_sizes");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, swap_of_unit_axes);
+    tcase_add_test(tc, softmax_over_one_element);
+    tcase_add_test(tc, mean_over_one_element);
+    tcase_add_test(tc, layernorm_over_one_element);
+    tcase_add_test(tc, proof_without_own_sizes_holds_nothing);
+    tcase_add_test(tc, stored_domain_keeps_the_held_size);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return xf_test_run(suite()); }
