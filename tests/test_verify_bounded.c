@@ -526,10 +526,11 @@ START_TEST(admissible_shapes_are_counted)
 }
 END_TEST
 
-/* The parts of split(concat(a, b)) are a and b where the cut follows
- * their widths: at halves of the axis, or at the unequal cut a source
- * split whose parts are all rule outputs is also checked at (a of one
- * column; cut_unequally), never at another cut. */
+/* The halves of split(concat(a, b)) are a and b exactly when both have the
+ * same size: the split sizes follow the new axis. Its parts are all rule
+ * outputs, but the target replaces them by no split, so the matcher cuts
+ * it as the rule's (xf_rule_split_cuts_freely) and so does the check:
+ * never at a 1/2 cut (it did on branch i40c). */
 START_TEST(split_halves_follow_the_axis)
 {
     xf_rule r;
@@ -550,10 +551,7 @@ START_TEST(split_halves_follow_the_axis)
     xf_test_out(&r.dst, d[1]);
     xf_bounded b = check(&r);
     ck_assert_int_eq(b.result, XF_BOUNDED_VALID);
-    /* rows 1..4 x equal widths 1..4, or a of one column and b of 2..4: the
-     * source split's parts are all rule outputs, so the matcher cuts it as
-     * the model is cut, and the target's a, b fix the cut */
-    ck_assert_int_eq(b.n_admissible, 28);
+    ck_assert_int_eq(b.n_admissible, 16); /* rows 1..4 x equal widths 1..4 */
     xf_bounded_free(&b);
 
     const int64_t d33[2] = {3, 3}, d21[2] = {2, 1};
@@ -568,12 +566,6 @@ START_TEST(split_halves_follow_the_axis)
     xf_rule_free(&ra);
     at[0] = xf_shape_make(2, d21);
     at[1] = xf_shape_make(2, d22);
-    ck_assert_msg(xf_verify_rule_at_shapes(&r, at, &ra, &err) == XF_OK, "%s", err.msg);
-    ck_assert_int_eq(ra.src.nodes[split_node].params.split[0], 1);
-    ck_assert_int_eq(ra.src.nodes[split_node].params.split[1], 2);
-    xf_rule_free(&ra);
-    at[0] = xf_shape_make(2, d22); /* a cut of 2/1 is neither equal nor 1/2 */
-    at[1] = xf_shape_make(2, d21);
     ck_assert_int_eq(xf_verify_rule_at_shapes(&r, at, &ra, &err), XF_ERR_SHAPE);
     ck_assert_msg(strstr(err.msg, "split") && strstr(err.msg, "does not apply"), "%s", err.msg);
     xf_rule_free(&ra);
@@ -1608,8 +1600,8 @@ END_TEST
 /* x split in halves, the halves swapped by a concat, outputs the halves
  * and the swap => the halves of x as a split sized by the outputs, and the
  * swap of another split of x in halves (reverse: the sides exchanged).
- * True at halves, false at the model's 5/3 parts, where the matcher cuts
- * the source split whose parts are all rule outputs (review of i39c). */
+ * True at halves; a concat reads the parts of the one split, so the
+ * matcher cuts every split as the rule's (xf_rule_split_cuts_freely). */
 static void swapped_halves_rule(xf_rule *r, int reverse)
 {
     static const int64_t d8[1] = {8};
@@ -1631,34 +1623,76 @@ static void swapped_halves_rule(xf_rule *r, int reverse)
     with_domain(r);
 }
 
-/* A source split whose outputs are all rule outputs is cut unequally where
- * the target lets it (bounded_shapes.c, cut_unequally) and is never an
- * equal cut in the proof by the own shapes: the swapped halves, either way
- * round, are refuted, not proved (before, the own shapes proved them); a
- * rule true at every cut stays valid. */
-START_TEST(free_source_splits_cut_unequally)
+/* maxpool(t) - t for a 3x1 window padded by 1 along H: 0 where H is 1. */
+static int pool_minus(xf_graph *g, int t)
 {
+    xf_params mp = conv_params(1, 1, 0, 1, XF_ACT_NONE);
+    mp.kernel[0] = 3, mp.pads[0] = mp.pads[2] = 1;
+    return op(g, XF_OP_SUB, NULL, op(g, XF_OP_MAXPOOL, &mp, t, -1), t);
+}
+
+/* The review's rule (2026-11-30, 19:32, HIGH-1): x[1,1,1,5], (y0, y1) =
+ * split(x[..., 0:4]) in halves, t = y1[..., 0:1] = x[..., 2], outputs y0,
+ * y1 and pool_minus(t) => the split of the same slice sized by the
+ * outputs, and pool_minus(x[..., 1]). The source reads y1, so the matcher
+ * cuts the split at halves only; true where H is 1, false at H = 2 (column
+ * 2 against column 1). Branch i40c took the split as free, checked it at
+ * 1/3 (where t is column 1 and the rule holds at every H) and proved it. */
+static void pooled_part_rule(xf_rule *r)
+{
+    static const int64_t d[4] = {1, 1, 1, 5};
+    xf_shape sh[1] = {xf_shape_make(4, d)};
+    int s[1], t[1], y[2], p[2];
+    inputs(r, 1, sh, s, t);
+    xf_params head = slice_params(3, 0, 4), first = slice_params(3, 0, 1), col1 = slice_params(3, 1, 2);
+    halves(&r->src, op(&r->src, XF_OP_SLICE, &head, s[0], -1), 3, 2, y);
+    xf_test_out(&r->src, y[0]);
+    xf_test_out(&r->src, y[1]);
+    xf_test_out(&r->src, pool_minus(&r->src, op(&r->src, XF_OP_SLICE, &first, y[1], -1)));
+    halves(&r->dst, op(&r->dst, XF_OP_SLICE, &head, t[0], -1), 3, 2, p);
+    xf_test_out(&r->dst, p[0]);
+    xf_test_out(&r->dst, p[1]);
+    xf_test_out(&r->dst, pool_minus(&r->dst, op(&r->dst, XF_OP_SLICE, &col1, t[0], -1)));
+    with_domain(r);
+}
+
+/* A source split is cut as the matcher cuts it: freely only where
+ * xf_rule_split_cuts_freely says so (the matcher's own test), then also
+ * at the unequal cut (bounded_shapes.c, cut_unequally) with free sizes in
+ * the domain; any other at k equal parts, whatever reads its parts. */
+START_TEST(source_splits_cut_as_the_matcher_cuts)
+{
+    /* the swapped halves, either way round: true at the halves the
+     * matcher applies them at (branch i40c refuted them at a 1/3 cut) */
     for (int reverse = 0; reverse < 2; reverse++) {
         xf_rule r;
         swapped_halves_rule(&r, reverse);
-        xf_bounded b;
-        xf_bounded_init(&b);
-        xf_error err;
-        ck_assert_msg(xf_verify_bounded_refute(ver, &r, &b, &err) == XF_OK, "%s", err.msg);
-        ck_assert_msg(b.result == XF_BOUNDED_REFUTED && !b.proves, "%s", b.detail);
-        ck_assert_msg(strstr(b.detail, "input shapes [4] (not the rule's own"), "%s", b.detail);
-        xf_bounded_free(&b);
-        b = check(&r);
-        ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "%s", b.detail);
+        for (int n = 0; n < r.src.n_nodes; n++) ck_assert(!xf_rule_split_cuts_freely(&r, n));
+        xf_bounded b = check(&r);
+        ck_assert_msg(b.result == XF_BOUNDED_VALID, "%s", b.detail);
         xf_bounded_free(&b);
         xf_rule_free(&r);
     }
+    /* the review's rule: its split is an equal cut, refuted at H = 2 */
+    xf_rule r;
+    pooled_part_rule(&r);
+    ck_assert(!xf_rule_split_cuts_freely(&r, 1));
+    xf_bounded b;
+    xf_bounded_init(&b);
+    xf_error err;
+    ck_assert_msg(xf_verify_bounded_refute(ver, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(!b.proves, "%s", b.detail);
+    xf_bounded_free(&b);
+    b = check(&r);
+    ck_assert_msg(b.result == XF_BOUNDED_REFUTED && !b.proves, "%s", b.detail);
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+
     /* split(relu(relu(x))) in halves => split(relu(x)), sized by the
-     * outputs: true at every cut, checked at 1/3 and 1/2 too */
+     * outputs: cuts freely, true at every cut, checked at 1/3 and 1/2 too */
     static const int64_t d8[1] = {8};
     xf_shape sh[1] = {xf_shape_make(1, d8)};
     int s[1], d[1], h[2];
-    xf_rule r;
     inputs(&r, 1, sh, s, d);
     halves(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_RELU, NULL, s[0], -1), -1), 0, 4, h);
     xf_test_out(&r.src, h[0]);
@@ -1666,16 +1700,16 @@ START_TEST(free_source_splits_cut_unequally)
     halves(&r.dst, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), 0, 4, h);
     xf_test_out(&r.dst, h[0]);
     xf_test_out(&r.dst, h[1]);
+    ck_assert(xf_rule_split_cuts_freely(&r, 2));
     with_domain(&r);
     ck_assert_int_eq(r.domain.n, 0); /* any cut of any x (ir/domain_infer.c) */
-    xf_bounded b = check(&r);
+    b = check(&r);
     ck_assert_msg(b.result == XF_BOUNDED_VALID, "%s", b.detail);
     ck_assert_int_eq(b.n_admissible, 4); /* x of 1 has no two parts */
     xf_bounded_free(&b);
     const int64_t d4[1] = {4};
     xf_shape at[1] = {xf_shape_make(1, d4)};
     xf_rule ra;
-    xf_error err;
     ck_assert_msg(xf_verify_rule_at_shapes(&r, at, &ra, &err) == XF_OK, "%s", err.msg);
     ck_assert_int_eq(ra.src.values[ra.src.outputs[0]].shape.dims[0], 1);
     ck_assert_int_eq(ra.dst.values[ra.dst.outputs[1]].shape.dims[0], 3);
@@ -2010,7 +2044,7 @@ static Suite *suite(void)
     tcase_add_test(tc, own_shapes_prove_closed_domains);
     tcase_add_test(tc, own_shapes_prove_whole_blocks);
     tcase_add_test(tc, own_shapes_prove_equal_split_parts);
-    tcase_add_test(tc, free_source_splits_cut_unequally);
+    tcase_add_test(tc, source_splits_cut_as_the_matcher_cuts);
     tcase_add_test(tc, own_shapes_prove_near_the_ends);
     tcase_add_test(tc, own_shapes_prove_batch_cases);
     tcase_add_test(tc, own_shapes_prove_sums_before_nonpolynomial);

@@ -161,12 +161,6 @@ int vf_bounded_ew_binary(xf_op op);
  * like the matcher sizes it, from its first consumer (bounded_shapes.c). */
 int vf_bounded_generator(xf_op op);
 int vf_bounded_split_parts(const xf_node *nd, const xf_shape *own_in);
-/* A source split whose every output is a rule output: the matcher cuts it
- * wherever the model's split is cut (the outputs' shapes fix its sizes), so
- * its sizes are free, never re-derived as equal parts (bounded_shapes.c
- * checks it at an unequal cut, bounded_ties_blocks.c never counts it as
- * an equal cut). k: 0 source, 1 target (never free: sized by the outputs). */
-int vf_bounded_split_free(const xf_graph *g, int k, const xf_node *nd);
 int vf_bounded_depthwise(const xf_node *nd, const xf_shape *own_in);
 
 /* Whether the exact check at the rule's own shapes decides the rule at

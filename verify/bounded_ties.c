@@ -59,14 +59,6 @@ int vf_bounded_split_parts(const xf_node *nd, const xf_shape *own_in)
     return a < 0 ? 0 : xf_split_equal_parts(&nd->params, own_in->dims[a]);
 }
 
-int vf_bounded_split_free(const xf_graph *g, int k, const xf_node *nd)
-{
-    if (k || nd->op != XF_OP_SPLIT) return 0;
-    for (int o = 0; o < nd->n_outputs; o++)
-        if (!xf_graph_is_output(g, nd->outputs[o])) return 0;
-    return 1;
-}
-
 int vf_bounded_depthwise(const xf_node *nd, const xf_shape *own_in)
 {
     return nd->op == XF_OP_CONV && own_in->rank == 4 && nd->params.group > 1 &&
@@ -414,7 +406,7 @@ static void tie_node(const side *s, const xf_rule *r, const xf_node *nd)
         }
         tie_but_axis(s, nd, a);
         if (!s->t->strict && vf_bounded_split_parts(nd, &g->values[x].shape) &&
-            !vf_bounded_split_free(g, s->k, nd))
+            !(s->k == 0 && xf_rule_split_cuts_freely(r, (int)(nd - g->nodes))))
             for (int o = 1; o < nd->n_outputs; o++) tie(s, nd->outputs[0], a, nd->outputs[o], a);
         break;
     }

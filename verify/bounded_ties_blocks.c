@@ -24,9 +24,11 @@
  * class is k copies of the parts' size at every admissible shape.
  * Classes of equal form are equal at every shape and are joined, one block
  * of B is B. A dst split whose outputs are all rule outputs takes its sizes
- * from the source outputs (bounded_shapes.c), and a source split whose
- * outputs are all rule outputs is cut by the matcher as the model's split
- * is (so never taken for an equal cut: its sizes are its outputs'); either
+ * from the source outputs (bounded_shapes.c), and a source split that cuts
+ * freely (ir's xf_rule_split_cuts_freely, the matcher's own test) is cut by
+ * the matcher as the model's split is (so never taken for an equal cut:
+ * its sizes are its outputs'); any other source split is an equal cut as
+ * above, whatever reads its parts. Either
  * is whole blocks when those are blocks of the input's B that sum to its
  * c. Anything else (operands of
  * different classes, a split that cuts a block, a class of two forms) keeps
@@ -110,13 +112,13 @@ static void assign(stage *s, forms *f, int a, int b, int c)
     }
 }
 
-/* A split whose outputs are all rule outputs: sized from the source's in
- * the target, cut anywhere by the matcher in the source
- * (vf_bounded_split_free); either way its sizes are its outputs'. */
+/* A target split whose outputs are all rule outputs (sized from the
+ * source's), or a source split that cuts freely (xf_rule_split_cuts_freely:
+ * cut anywhere by the matcher): either way its sizes are its outputs'. */
 static int sized_by_outputs(const stage *s, int k, const xf_node *nd)
 {
     const xf_graph *g = vf_rule_side(s->r, k);
-    if (!k) return vf_bounded_split_free(g, k, nd);
+    if (!k) return xf_rule_split_cuts_freely(s->r, (int)(nd - g->nodes));
     for (int o = 0; o < nd->n_outputs; o++)
         if (!xf_graph_is_output(g, nd->outputs[o])) return 0;
     return 1;
