@@ -863,8 +863,8 @@ void xf_rule_free(xf_rule *r);
 xf_status xf_rule_validate(const xf_rule *r, xf_error *err);
 /* Whether source operator `node` of r is a split that cuts freely: the
  * matcher lets it match a split of the model cut anywhere, and the
- * verifier and the validity domain leave its sizes free (any other source
- * split is k equal parts of its axis, or the rule's own sizes). So it is
+ * verifier and the validity domain leave its sizes open; any other source
+ * split is k equal parts of its axis, or the rule's own sizes. So it is
  * when each of its outputs o is one rule output only, read by no source
  * operator, and the target's is output o of one target split, that output
  * again one rule output only and read by no target operator: both sides
