@@ -6,8 +6,9 @@
  * Every dim of every value is a linear form over variables: the input dims
  * (one per dim of each graph input, at the graph's own ranks), free
  * variables (the sizes of a rule target's split that the matcher takes from
- * the source outputs it replaces; a generator's, pinned today: see
- * rule_generator), and an opaque variable for a
+ * the source outputs it replaces, and of a rule source's split that cuts
+ * freely, cut as the model's is (xf_rule_split_cuts_freely); a
+ * generator's, pinned today: see rule_generator), and an opaque variable for a
  * dim that is not linear in the inputs (a strided window's output size),
  * which remembers the input dims it depends on. Forms carry a common
  * denominator (the halves of a split are in/2). Each operator's rule
@@ -324,7 +325,8 @@ typedef struct gctx {
     const xf_graph *g;
     lin *dims;
     int *off;   /* first form of each value */
-    int target; /* g is a rule's target side */
+    const xf_rule *rule; /* g is side `side` of rule (0 source, 1 target), or NULL */
+    int side;
 } gctx;
 
 static lin *D(gctx *c, int v, int d)
@@ -535,15 +537,27 @@ static int outputs_mapped(const gctx *c, const xf_node *nd)
     return 1;
 }
 
+/* Whether split nd's sizes are free, adding up to its axis: in a rule's
+ * target when its outputs are all rule outputs (sized from the source
+ * outputs they replace: the matcher's instantiation, the bounded check's
+ * params_at); in a rule's source when it cuts freely
+ * (xf_rule_split_cuts_freely: the matcher takes the model's cut, and
+ * verify/bounded_shapes.c checks it at unequal cuts too). Any other split
+ * is k equal parts of its axis, or the rule's own sizes. */
+static int split_sizes_free(const gctx *c, const xf_node *nd)
+{
+    if (!c->rule) return 0;
+    if (c->side == 0) return xf_rule_split_cuts_freely(c->rule, (int)(nd - c->g->nodes));
+    return outputs_mapped(c, nd);
+}
+
 static void rule_split(gctx *c, const xf_node *nd)
 {
     const xf_params *p = &nd->params;
     int x = nd->inputs[0], r = R(c, x), a = xf_norm_axis(p->axis, r);
     int64_t n = OWN(c, x, a);
     const lin *in = D(c, x, a);
-    if (c->target && outputs_mapped(c, nd)) {
-        /* sizes from the source outputs it replaces (the matcher's
-         * instantiation, the bounded check's params_at): free, adding up */
+    if (split_sizes_free(c, nd)) {
         lin sum = lin_const(0);
         int wide = 0;
         for (int o = 0; o < nd->n_outputs; o++) {
@@ -853,7 +867,8 @@ static int agrees(gctx *c, const xf_node *nd)
 /* The forms of every value of g (whose inputs are E's, at their own
  * shapes), with its operators' conditions stated. *dims and *off are the
  * caller's (xf_free). */
-static xf_status infer_graph(eng *E, const xf_graph *g, int target, lin **dims, int **off)
+static xf_status infer_graph(eng *E, const xf_graph *g, const xf_rule *rule, int side, lin **dims,
+                             int **off)
 {
     int total = 0;
     *dims = NULL;
@@ -871,7 +886,7 @@ static xf_status infer_graph(eng *E, const xf_graph *g, int target, lin **dims, 
         xf_free(order);
         return st;
     }
-    gctx c = {E, g, *dims, *off, target};
+    gctx c = {E, g, *dims, *off, rule, side};
     for (int v = 0; v < g->n_values; v++) /* constants (and anything not computed): as built */
         for (int d = 0; d < R(&c, v); d++) *D(&c, v, d) = lin_const(OWN(&c, v, d));
     for (int i = 0; i < g->n_inputs && i < E->n_inputs; i++) {
@@ -1073,8 +1088,8 @@ static xf_status of_rule(const xf_rule *r, int pin_generators, const xf_rule_dim
     int *off[2] = {NULL, NULL};
     xf_status st = eng_init(&E, &r->src, err);
     E.pin_generators = pin_generators;
-    if (st == XF_OK) st = infer_graph(&E, &r->src, 0, &dims[0], &off[0]);
-    if (st == XF_OK) st = infer_graph(&E, &r->dst, 1, &dims[1], &off[1]);
+    if (st == XF_OK) st = infer_graph(&E, &r->src, r, 0, &dims[0], &off[0]);
+    if (st == XF_OK) st = infer_graph(&E, &r->dst, r, 1, &dims[1], &off[1]);
     for (int o = 0; st == XF_OK && o < r->src.n_outputs && o < r->dst.n_outputs; o++) {
         int a = r->src.outputs[o], b = r->dst.outputs[o];
         int ra = r->src.values[a].shape.rank;
@@ -1130,7 +1145,7 @@ xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain 
     lin *dims = NULL;
     int *off = NULL;
     xf_status st = eng_init(&E, g, err);
-    if (st == XF_OK) st = infer_graph(&E, g, 0, &dims, &off);
+    if (st == XF_OK) st = infer_graph(&E, g, NULL, 0, &dims, &off);
     for (int i = 0; st == XF_OK && step && i < step->n; i++) {
         const xf_dom_atom *a = &step->a[i];
         lin l = lin_const(a->c);

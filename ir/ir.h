@@ -861,6 +861,17 @@ void xf_rule_free(xf_rule *r);
 /* Validates both graphs and checks the interface agreement above; the
  * message says which side or which input/output disagrees. */
 xf_status xf_rule_validate(const xf_rule *r, xf_error *err);
+/* Whether source operator `node` of r is a split that cuts freely: the
+ * matcher lets it match a split of the model cut anywhere, and the
+ * verifier and the validity domain leave its sizes open; any other source
+ * split is k equal parts of its axis, or the rule's own sizes. So it is
+ * when each of its outputs o is one rule output only, read by no source
+ * operator, and the target's is output o of one target split, that output
+ * again one rule output only and read by no target operator: both sides
+ * then cut one tensor each, computed from the inputs alone, and a proof at
+ * any one cut covering the axis makes the two tensors equal, so their parts
+ * agree at every cut (docs/match.md, docs/verify.md "Limits"). */
+int xf_rule_split_cuts_freely(const xf_rule *r, int node);
 
 /* Validity domains (types above xf_rule). */
 void xf_domain_init(xf_domain *d); /* known 0, no conditions */

@@ -1,8 +1,10 @@
 /*
  * rule.c — the xf_rule value type shared by the rule pipeline (enumerate,
  * prune, rulesdb, verify, agent): lifetime and the interface agreement
- * between a rule's two sides (same inputs, same number of outputs). A rule
- * owns its validity domain (domain.c).
+ * between a rule's two sides (same inputs, same number of outputs), and
+ * which source splits cut freely (the one definition the matcher, the
+ * verifier and the domain inference share). A rule owns its validity
+ * domain (domain.c).
  */
 #include "ir.h"
 
@@ -64,4 +66,45 @@ xf_status xf_rule_validate(const xf_rule *r, xf_error *err)
         }
     }
     return XF_OK;
+}
+
+/* The only index i with g's output i equal to value v; -1 when none or two. */
+static int sole_output(const xf_graph *g, int v)
+{
+    int at = -1;
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == v) {
+            if (at >= 0) return -1;
+            at = i;
+        }
+    return at;
+}
+
+/* Whether an operator of g reads value v. */
+static int graph_reads(const xf_graph *g, int v)
+{
+    for (int n = 0; n < g->n_nodes; n++)
+        for (int s = 0; s < g->nodes[n].n_inputs; s++)
+            if (g->nodes[n].inputs[s] == v) return 1;
+    return 0;
+}
+
+int xf_rule_split_cuts_freely(const xf_rule *r, int node)
+{
+    if (node < 0 || node >= r->src.n_nodes) return 0;
+    const xf_node *sn = &r->src.nodes[node];
+    if (sn->op != XF_OP_SPLIT || sn->n_outputs < 1) return 0;
+    const xf_node *tn = NULL;
+    for (int o = 0; o < sn->n_outputs; o++) {
+        int i = sole_output(&r->src, sn->outputs[o]);
+        if (i < 0 || graph_reads(&r->src, sn->outputs[o]) || i >= r->dst.n_outputs) return 0;
+        const xf_value *t = &r->dst.values[r->dst.outputs[i]];
+        if (t->kind != XF_VALUE_NODE || t->producer_output != o) return 0;
+        if (!tn) tn = &r->dst.nodes[t->producer];
+        if (&r->dst.nodes[t->producer] != tn || tn->op != XF_OP_SPLIT ||
+            tn->n_outputs != sn->n_outputs || sole_output(&r->dst, r->dst.outputs[i]) != i ||
+            graph_reads(&r->dst, r->dst.outputs[i]))
+            return 0;
+    }
+    return 1;
 }

@@ -12,7 +12,9 @@
  *    at the rank of the operator's bound first input (relparams_internal.h);
  *  - split sizes: along the split axis, from the shapes of the matched
  *    source outputs that the split's outputs replace when every one of them
- *    is a rule output, else equal parts of the input;
+ *    is a rule output, else equal parts of the input where the rule's are
+ *    equal parts, else the rule's own sizes (the verifier checks them
+ *    there only, verify/bounded_shapes.c);
  *  - depthwise conv (group == input channels in the rule): group = bound
  *    channels;
  *  - a layer norm's epsilon: the matched source layer norms' (they share
@@ -163,7 +165,19 @@ static xf_status adapt_params(const xf_rs_rule *rr, const xf_graph *g, const xf_
                                  err);
             out->split[o] = ms->dims[axis];
         }
-        if (!all) {
+        const xf_shape *own = &dst->values[dn->inputs[0]].shape;
+        int own_axis = xf_norm_axis(dn->params.axis, own->rank);
+        if (!all && own_axis >= 0 && !xf_split_equal_parts(&dn->params, own->dims[own_axis])) {
+            int64_t sum = 0; /* unequal own sizes: the rule's, where the verifier checks them */
+            for (int o = 0; o < tn->n_out; o++) sum += out->split[o] = dn->params.split[o];
+            if (sum != in0->dims[axis])
+                return fail_node(rr, q,
+                                 XF_FAIL(err, XF_ERR_SHAPE,
+                                         "the rule's split sizes add up to %lld, not the %lld "
+                                         "of its input",
+                                         (long long)sum, (long long)in0->dims[axis]),
+                                 err);
+        } else if (!all) {
             int64_t d = in0->dims[axis];
             if (tn->n_out <= 0 || d % tn->n_out != 0)
                 return fail_node(rr, q,

@@ -386,55 +386,22 @@ static int compile_dims(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt)
     return 1;
 }
 
-/* Whether target operator q's output o is read by a target operator. */
-static int target_reads(const xf_target_tmpl *tgt, int q, int o)
+/* The source splits that may match any cut of their axis (cut_free):
+ * those ir's xf_rule_split_cuts_freely names, the one definition the
+ * verifier and the validity domain use too (parts that leave the rule only,
+ * replaced part for part by a target split whose parts leave it only, so
+ * cut as the model's: split(relu(relu(x))) => split(relu(x))). Any other
+ * split cuts as the rule's does (match.c, same_partition), as the cut
+ * reaches what the verifier fixed: the source reading the parts ((y0, y1)
+ * = split(x), z = reduce_sum(y0) - reduce_sum(y1), proved at halves, false
+ * at 5/3), the target reading them (split(slice(x, [0, 4))) and x[2] =>
+ * the target's split and p1[0]: x[3] at 3/1, review of 2026-11-30), or the
+ * parts swapped (p1, p0 of split(concat(x[4:8], x[0:4]))). Where the
+ * target maps the parts to values sized by the inputs, the output shapes
+ * and the validity domain pin the cut anyway. */
+static void mark_free_cuts(const xf_rule *r, xf_pattern *pat)
 {
-    for (int u = 0; u < tgt->n_nodes; u++)
-        for (int s = 0; s < tgt->nodes[u].n_in; s++)
-            if (tgt->nodes[u].in[s].node == q && tgt->nodes[u].in[s].idx == o) return 1;
-    return 0;
-}
-
-/* Whether target split q replaces source split pn part for part (its
- * output o is pn's output o, a rule output) and nothing in the target reads
- * its parts. */
-static int replaced_part_for_part(const xf_target_tmpl *tgt, int q, const xf_pat_node *pn)
-{
-    const xf_tgt_node *tn = &tgt->nodes[q];
-    if (tn->op != XF_OP_SPLIT || tn->n_out != pn->n_out) return 0;
-    for (int o = 0; o < pn->n_out; o++)
-        if (tn->split_rule[o] != pn->out_rule[o] || target_reads(tgt, q, o)) return 0;
-    return 1;
-}
-
-/* The source splits that may match any cut of their axis (cut_free): those
- * whose parts are all rule outputs that nothing in the source reads, and
- * that the target replaces part for part (its output o for the source's
- * output o) by a split nothing in the target reads, sized by the outputs
- * and so cut as the model's (split(relu(relu(x))) => split(relu(x))).
- * The two sides then cut one tensor each, S and T, computed from the
- * inputs alone; the verifier checks every source split at one cut (the
- * rule's, re-derived at every shape) whose parts cover the axis, so S = T
- * wherever the rule holds, and their parts agree at every cut. Any
- * other split cuts as the rule's does (match.c, same_partition), as the
- * cut reaches what the verifier fixed: the source reading the parts ((y0,
- * y1) = split(x), z = reduce_sum(y0) - reduce_sum(y1), proved at halves,
- * false at 5/3), the target reading them (split(slice(x, [0, 4))) and
- * x[2] => the target's split and p1[0]: x[3] at 3/1, review of
- * 2026-11-30), or the parts swapped (p1, p0 of split(concat(x[4:8],
- * x[0:4]))). Where the target maps the parts to values sized by the
- * inputs, the output shapes and the validity domain pin the cut anyway. */
-static void mark_free_cuts(xf_pattern *pat, const xf_target_tmpl *tgt)
-{
-    for (int k = 0; k < pat->n_nodes; k++) {
-        xf_pat_node *pn = &pat->nodes[k];
-        if (pn->op != XF_OP_SPLIT) continue;
-        int mapped = 1;
-        for (int o = 0; o < pn->n_out; o++) mapped &= pn->out_rule[o] >= 0 && pn->n_users[o] == 0;
-        xf_pat_ref first = mapped ? tgt->out[pn->out_rule[0]] : (xf_pat_ref){-1, -1};
-        pn->cut_free = first.node >= 0 && first.idx == 0 &&
-                       replaced_part_for_part(tgt, first.node, pn);
-    }
+    for (int k = 0; k < pat->n_nodes; k++) pat->nodes[k].cut_free = xf_rule_split_cuts_freely(r, k);
 }
 
 int match_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, const char **why)
@@ -460,7 +427,7 @@ int match_rule_compile(const xf_rule *r, xf_pattern *pat, xf_target_tmpl *tgt, c
     int c = compile_source(r, pat, why);
     if (c == 1) c = compile_target(r, pat, tgt, why);
     if (c == 1) c = compile_dims(r, pat, tgt);
-    if (c == 1) mark_free_cuts(pat, tgt);
+    if (c == 1) mark_free_cuts(r, pat);
     return c;
 }
 

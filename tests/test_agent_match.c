@@ -42,6 +42,7 @@
 #include "agent/search/search.h"
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
+#include "verify/verify.h"
 
 /* ---------------------------------------------------------------- builders */
 
@@ -560,6 +561,55 @@ START_TEST(test_split_mapped_and_read_inside)
 }
 END_TEST
 
+/* relu(m0) => concat(split(relu(m0)) at 1/3): a target split that is not
+ * sized by the outputs and whose own sizes are unequal. */
+static void rule_relu_uneven_parts(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d[2] = {2, 4}, sizes[2] = {1, 3};
+    int s = in(&r->src, "m0", XF_F32, 2, d), t = in(&r->dst, "m0", XF_F32, 2, d), parts[2];
+    xf_test_out(&r->src, op(&r->src, XF_OP_RELU, NULL, s, -1));
+    split_last(&r->dst, op(&r->dst, XF_OP_RELU, NULL, t, -1), 2, sizes, parts);
+    xf_params cat = xf_params_default();
+    cat.axis = -1;
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_CONCAT, &cat, parts[0], parts[1]));
+}
+
+/* Locations of rule_relu_uneven_parts on relu of a 2 x width input; the
+ * target split's sizes into sizes[2] where there is one. */
+static int uneven_parts_at(int64_t width, int64_t *sizes)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t d[2] = {2, width};
+    xf_test_out(&g, op(&g, XF_OP_RELU, NULL, in(&g, "x", XF_F32, 2, d), -1));
+    xf_ruleset *rs = set1(rule_relu_uneven_parts);
+    xf_match m[16];
+    int found = find(rs, 0, &g, m);
+    if (found == 1) {
+        xf_match_target t;
+        instantiate(rs, &g, &m[0], &t);
+        for (int k = 0; k < t.n_nodes; k++)
+            if (t.op[k] == XF_OP_SPLIT) sizes[0] = t.params[k].split[0], sizes[1] = t.params[k].split[1];
+    }
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+    return found;
+}
+
+START_TEST(test_target_split_keeps_unequal_sizes)
+{
+    /* the verifier checks such a split at its own sizes only
+     * (verify/bounded_shapes.c): kept, never cut into halves, and no
+     * location where they do not add up to the axis */
+    int64_t sizes[2] = {0, 0};
+    ck_assert_int_eq(uneven_parts_at(4, sizes), 1);
+    ck_assert_int_eq(sizes[0], 1);
+    ck_assert_int_eq(sizes[1], 3);
+    ck_assert_int_eq(uneven_parts_at(8, sizes), 0);
+}
+END_TEST
+
 /* The rule's validity domain, as the rules database stores it. */
 static void with_domain(xf_rule *r)
 {
@@ -695,6 +745,128 @@ START_TEST(test_split_of_concat_cuts)
     ck_assert_int_eq(split_of_concat_locations(6, 6), 1);
     ck_assert_int_eq(split_of_concat_locations(3, 1), 0);
     ck_assert_int_eq(split_of_concat_locations(5, 3), 0);
+}
+END_TEST
+
+/* r's source with split node `node` cut at 1, ..., 1, d - k + 1 of its
+ * axis (every other operator as in the rule) into out. */
+static void source_cut_unequally(const xf_rule *r, int node, xf_graph *out)
+{
+    xf_graph_init(out);
+    const xf_graph *g = &r->src;
+    int map[64], ins[8];
+    xf_error err;
+    ck_assert_int_le(g->n_values, 64);
+    for (int i = 0; i < g->n_inputs; i++) {
+        const xf_value *v = &g->values[g->inputs[i]];
+        map[g->inputs[i]] = in(out, v->name, v->dtype, v->shape.rank, v->shape.dims);
+    }
+    for (int n = 0; n < g->n_nodes; n++) { /* the rules below are built in order */
+        const xf_node *nd = &g->nodes[n];
+        xf_params p = nd->params;
+        for (int j = 0; j < nd->n_inputs; j++) ins[j] = map[nd->inputs[j]];
+        if (n == node) {
+            const xf_shape *x = &g->values[nd->inputs[0]].shape;
+            int64_t d = x->dims[xf_norm_axis(p.axis, x->rank)];
+            for (int o = 0; o < p.n_split; o++) p.split[o] = o < p.n_split - 1 ? 1 : d - p.n_split + 1;
+        }
+        int k = xf_graph_add_node(out, nd->op, &p, ins, nd->n_inputs, nd->n_outputs, NULL, &err);
+        ck_assert_msg(k >= 0, "%s", err.msg);
+        for (int o = 0; o < nd->n_outputs; o++) map[nd->outputs[o]] = out->nodes[k].outputs[o];
+    }
+    for (int o = 0; o < g->n_outputs; o++) xf_test_out(out, map[g->outputs[o]]);
+}
+
+/* Whether the verifier rebuilds r (xf_verify_rule_at_shapes) with a
+ * source split cut into unequal parts, its inputs 2 longer on every axis
+ * (not the rule's own shapes, where it is its own); -1 where the rule
+ * does not apply there. */
+static int verifier_cuts_unequally(const xf_rule *r)
+{
+    xf_shape at[4];
+    ck_assert_int_le(r->src.n_inputs, 4);
+    for (int i = 0; i < r->src.n_inputs; i++) {
+        at[i] = r->src.values[r->src.inputs[i]].shape;
+        for (int d = 0; d < at[i].rank; d++) at[i].dims[d] += 2;
+    }
+    xf_rule ra;
+    xf_error err;
+    xf_status st = xf_verify_rule_at_shapes(r, at, &ra, &err);
+    if (st == XF_ERR_SHAPE) {
+        xf_rule_free(&ra);
+        return -1;
+    }
+    ck_assert_msg(st == XF_OK, "%s", err.msg);
+    int unequal = 0;
+    for (int n = 0; n < ra.src.n_nodes; n++) {
+        const xf_params *p = &ra.src.nodes[n].params;
+        for (int o = 1; ra.src.nodes[n].op == XF_OP_SPLIT && o < p->n_split; o++)
+            unequal |= p->split[o] != p->split[0];
+    }
+    xf_rule_free(&ra);
+    return unequal;
+}
+
+/* (y0, y1) = split(x) in halves, outputs y0, y1, relu(y1) => the split of
+ * x sized by the outputs, its parts and relu(p1): both sides read the
+ * parts, so the split cuts as the rule's. */
+static void rule_split_read_both(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d[1] = {8}, half[2] = {4, 4};
+    int s = in(&r->src, "x", XF_F32, 1, d), t = in(&r->dst, "x", XF_F32, 1, d), y[2], p[2];
+    split_last(&r->src, s, 2, half, y);
+    xf_test_out(&r->src, y[0]);
+    xf_test_out(&r->src, y[1]);
+    xf_test_out(&r->src, op(&r->src, XF_OP_RELU, NULL, y[1], -1));
+    split_last(&r->dst, t, 2, half, p);
+    xf_test_out(&r->dst, p[0]);
+    xf_test_out(&r->dst, p[1]);
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_RELU, NULL, p[1], -1));
+}
+
+START_TEST(test_matcher_and_verifier_agree_on_free_splits)
+{
+    /* one predicate (ir's xf_rule_split_cuts_freely) for both: the matcher
+     * matches a model whose split is cut 1/(d-1) exactly where the bounded
+     * check also rebuilds the rule with an unequal cut; branch i40c's
+     * verifier took every split whose parts are rule outputs as free */
+    void (*const rules[])(xf_rule *) = {rule_split_of_relu, rule_split_read_inside,
+                                        rule_cut_read_in_target, rule_swapped_parts,
+                                        rule_split_of_concat, rule_split_read_both};
+    const int expect_free[] = {1, 0, 0, 0, 0, 0};
+    const int applies_wider[] = {1, 1, 1, 0, 1, 1}; /* the swap's slices fix x at 8 */
+    for (int i = 0; i < (int)(sizeof rules / sizeof *rules); i++) {
+        xf_rule r;
+        rules[i](&r);
+        int splits = 0;
+        for (int n = 0; n < r.src.n_nodes; n++) {
+            if (r.src.nodes[n].op != XF_OP_SPLIT) continue;
+            splits++;
+            int cut_free = xf_rule_split_cuts_freely(&r, n);
+            ck_assert_int_eq(cut_free, expect_free[i]);
+            xf_graph g;
+            source_cut_unequally(&r, n, &g);
+            ck_assert_msg(locations_freeing(rules[i], &g) == cut_free, "rule %d", i);
+            ck_assert_msg(verifier_cuts_unequally(&r) == (applies_wider[i] ? cut_free : -1), "rule %d", i);
+        }
+        ck_assert_int_eq(splits, 1);
+        xf_rule_free(&r);
+    }
+    /* the validity domain (ir/domain_infer.c) leaves free only the sizes
+     * of a split that cuts freely: x of 9 for the split of relu(relu(x)),
+     * not for the halves both sides read (there only the source split's
+     * equal parts need x even) */
+    const int64_t d9[1] = {9};
+    xf_shape x9 = xf_shape_make(1, d9);
+    const xf_shape *at[1] = {&x9};
+    for (int i = 0; i < 6; i += 5) {
+        xf_rule r;
+        rules[i](&r);
+        with_domain(&r);
+        ck_assert_int_eq(xf_domain_holds(&r.domain, at, 1), expect_free[i]);
+        xf_rule_free(&r);
+    }
 }
 END_TEST
 
@@ -1306,8 +1478,10 @@ static Suite *suite(void)
     tcase_add_test(t, test_multi_output_cycle_rejected);
     tcase_add_test(t, test_split_part_sizes);
     tcase_add_test(t, test_split_mapped_and_read_inside);
+    tcase_add_test(t, test_target_split_keeps_unequal_sizes);
     tcase_add_test(t, test_split_cut_read_in_target);
     tcase_add_test(t, test_split_of_concat_cuts);
+    tcase_add_test(t, test_matcher_and_verifier_agree_on_free_splits);
     tcase_add_test(t, test_commutativity);
     tcase_add_test(t, test_conv_relu_fusion);
     tcase_add_test(t, test_bare_output_and_relative_perm);

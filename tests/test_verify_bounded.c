@@ -22,8 +22,11 @@
  * a sum read by a ReLU only when whole and the check is also valid with the
  * ReLU abstract (near misses: a ReLU of the sum's terms, a ReLU that is 0
  * by Cauchy-Schwarz at two terms only, the same as a max-pool, with sizes
- * near the ends and in batch cases), and through constant slices, which
- * move data, unless one reads a summed class; rules outside the
+ * near the ends and in batch cases), through constant slices, which
+ * move data, unless one reads a summed class, and through equal splits of
+ * a plain class, as whole blocks of the parts' class whose own size is the
+ * part's (near misses: a half of one row as its own transpose, a squared
+ * dot product of halves of one column); rules outside the
  * elaboration are unsupported; the counterexample blob round-trips.
  */
 #include <math.h>
@@ -524,7 +527,10 @@ START_TEST(admissible_shapes_are_counted)
 END_TEST
 
 /* The halves of split(concat(a, b)) are a and b exactly when both have the
- * same size: the split sizes follow the new axis. */
+ * same size: the split sizes follow the new axis. Its parts are all rule
+ * outputs, but the target replaces them by no split, so the matcher cuts
+ * it as the rule's (xf_rule_split_cuts_freely) and so does the check:
+ * never at a 1/2 cut (it did on branch i40c). */
 START_TEST(split_halves_follow_the_axis)
 {
     xf_rule r;
@@ -1369,16 +1375,24 @@ START_TEST(own_shapes_prove_through_constant_slices)
 }
 END_TEST
 
-/* The sum of the two halves of x (`half` rows each) along axis 0. */
-static int halves_sum(xf_graph *g, int x, int half)
+/* Split x into two equal parts along axis: the halves into h[0], h[1]. */
+static void halves(xf_graph *g, int x, int axis, int half, int *h)
 {
     xf_params sp = xf_params_default();
-    sp.axis = 0;
+    sp.axis = axis;
     sp.n_split = 2;
     sp.split[0] = sp.split[1] = half;
     int n = xf_graph_add_node(g, XF_OP_SPLIT, &sp, &x, 1, 2, NULL, NULL);
     ck_assert_int_ge(n, 0);
-    return op(g, XF_OP_ADD, NULL, g->nodes[n].outputs[0], g->nodes[n].outputs[1]);
+    h[0] = g->nodes[n].outputs[0], h[1] = g->nodes[n].outputs[1];
+}
+
+/* The sum of the two halves of x (`half` rows each) along axis 0. */
+static int halves_sum(xf_graph *g, int x, int half)
+{
+    int h[2];
+    halves(g, x, 0, half, h);
+    return op(g, XF_OP_ADD, NULL, h[0], h[1]);
 }
 
 /* The proof by the own shapes through concats and splits that move whole
@@ -1403,6 +1417,22 @@ START_TEST(own_shapes_prove_whole_blocks)
     xf_test_out(&r.src, halves_sum(&r.src, self_concat(&r.src, self_concat(&r.src, s[0], 0), 0), 4));
     int aa = op(&r.dst, XF_OP_ADD, NULL, d[0], d[0]);
     xf_test_out(&r.dst, self_concat(&r.dst, aa, 0));
+    expect_own_shapes_prove(&r, 1, "(1 moved in whole blocks");
+    /* relu before or after one concat of four operands, split in halves:
+     * the split input's form is the concat's (four blocks of a), not two
+     * of the halves' class, which conflicted with it and left both
+     * splits mixing while nothing else gave the halves a form */
+    inputs(&r, 1, sh, s, d);
+    for (int k = 0; k < 2; k++) {
+        xf_graph *g = k ? &r.dst : &r.src;
+        int x = k ? op(g, XF_OP_RELU, NULL, d[0], -1) : s[0];
+        xf_params cat0 = xf_params_default();
+        cat0.axis = 0;
+        const int four[4] = {x, x, x, x};
+        int c4 = xf_graph_op(g, XF_OP_CONCAT, &cat0, four, 4, NULL);
+        ck_assert_int_ge(c4, 0);
+        xf_test_out(g, halves_sum(g, k ? c4 : op(g, XF_OP_RELU, NULL, c4, -1), 4));
+    }
     expect_own_shapes_prove(&r, 1, "(1 moved in whole blocks");
 
     /* A batched a a^T doubled: the batch dims of the matmul's operands are
@@ -1491,6 +1521,200 @@ START_TEST(own_shapes_prove_whole_blocks)
         expect_near_miss(own_only, &r, pass, "dim 0 of input a takes other sizes where an operator mixes along it");
     }
     xf_verifier_free(own_only);
+}
+END_TEST
+
+/* The proof by the own shapes through equal splits of a plain class: the
+ * class is as many whole blocks of the parts' class (bounded_ties_blocks.c),
+ * so the parts' own size is what the argument counts. */
+START_TEST(own_shapes_prove_equal_split_parts)
+{
+    xf_rule r;
+    int s[2], d[2], h[2], g[2];
+    /* The halves of a's rows swapped, under a ReLU: a's rows are two blocks
+     * of the halves' rows, an index (formerly mixing). */
+    static const int64_t d43[2] = {4, 3};
+    xf_shape sh[1] = {xf_shape_make(2, d43)};
+    xf_params cat = xf_params_default();
+    cat.axis = 0;
+    inputs(&r, 1, sh, s, d);
+    halves(&r.src, s[0], 0, 2, h);
+    xf_test_out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_CONCAT, &cat, h[1], h[0]), -1));
+    halves(&r.dst, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), 0, 2, h);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_CONCAT, &cat, h[1], h[0]));
+    expect_own_shapes_prove(&r, 1, "2 an index no operator mixes (1 moved in whole blocks");
+
+    /* A block matmul: a's columns and b's rows cut in halves, a_0 b_0 +
+     * a_1 b_1 = a b; the inner dim is two blocks of the halves' class,
+     * summed in a polynomial rule. */
+    static const int64_t d24[2] = {2, 4}, d43b[2] = {4, 3};
+    xf_shape shm[2] = {xf_shape_make(2, d24), xf_shape_make(2, d43b)};
+    inputs(&r, 2, shm, s, d);
+    halves(&r.src, s[0], 1, 2, h);
+    halves(&r.src, s[1], 0, 2, g);
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, op(&r.src, XF_OP_MATMUL, NULL, h[0], g[0]),
+                           op(&r.src, XF_OP_MATMUL, NULL, h[1], g[1])));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[1]));
+    expect_own_shapes_prove(&r, 1, "(2 moved in whole blocks by concat or split), 2 summed over in a polynomial rule");
+
+    /* Near misses, valid at their own shapes and false elsewhere: the
+     * parts' own size 1 is what counts, not the split axis's 2. */
+    xf_verifier *own_only = own_only_verifier();
+    xf_params tr = xf_params_default();
+    tr.n_axes = 2;
+    tr.axes[0] = 1, tr.axes[1] = 0;
+    static const int64_t d21[2] = {2, 1};
+    xf_shape sh21[1] = {xf_shape_make(2, d21)};
+    for (int pass = 0; pass < 2; pass++) {
+        /* The first half of a's rows is its own transpose when it is 1x1,
+         * not when a is 4x2: the halves' class is held on two axes. */
+        inputs(&r, 1, sh21, s, d);
+        halves(&r.src, s[0], 0, 1, h);
+        xf_test_out(&r.src, op(&r.src, XF_OP_TRANSPOSE, &tr, h[0], -1));
+        halves(&r.dst, d[0], 0, 1, h);
+        xf_test_out(&r.dst, h[0]);
+        expect_near_miss(own_only, &r, pass, "dim 0 of input a has size 1, fewer than the 2 its axes");
+    }
+    static const int64_t d12[2] = {1, 2};
+    xf_shape shc[2] = {xf_shape_make(2, d12), xf_shape_make(2, d21)};
+    for (int pass = 0; pass < 2; pass++) {
+        /* (a_0 b_0)^2 = (a_0 * a_0)(b_0 * b_0) for the first halves of a's
+         * columns and b's rows: a product of two sums over the halves' class
+         * needs two indices (Cauchy-Schwarz), and one half has one. */
+        inputs(&r, 2, shc, s, d);
+        halves(&r.src, s[0], 1, 1, h);
+        halves(&r.src, s[1], 0, 1, g);
+        int dot = op(&r.src, XF_OP_MATMUL, NULL, h[0], g[0]);
+        xf_test_out(&r.src, op(&r.src, XF_OP_MUL, NULL, dot, dot));
+        halves(&r.dst, d[0], 1, 1, h);
+        halves(&r.dst, d[1], 0, 1, g);
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, op(&r.dst, XF_OP_MUL, NULL, h[0], h[0]),
+                               op(&r.dst, XF_OP_MUL, NULL, g[0], g[0])));
+        expect_near_miss(own_only, &r, pass, "has size 1, fewer than the 2 its axes and sums");
+    }
+    xf_verifier_free(own_only);
+}
+END_TEST
+
+
+/* x split in halves, the halves swapped by a concat, outputs the halves
+ * and the swap => the halves of x as a split sized by the outputs, and the
+ * swap of another split of x in halves (reverse: the sides exchanged).
+ * True at halves; a concat reads the parts of the one split, so the
+ * matcher cuts every split as the rule's (xf_rule_split_cuts_freely). */
+static void swapped_halves_rule(xf_rule *r, int reverse)
+{
+    static const int64_t d8[1] = {8};
+    xf_shape sh[1] = {xf_shape_make(1, d8)};
+    int s[1], d[1], y[2], u[2], v[2];
+    xf_params cat = xf_params_default();
+    cat.axis = 0;
+    inputs(r, 1, sh, s, d);
+    xf_graph *a = reverse ? &r->dst : &r->src, *b = reverse ? &r->src : &r->dst;
+    halves(a, reverse ? d[0] : s[0], 0, 4, y);
+    xf_test_out(a, y[0]);
+    xf_test_out(a, y[1]);
+    xf_test_out(a, op(a, XF_OP_CONCAT, &cat, y[1], y[0]));
+    halves(b, reverse ? s[0] : d[0], 0, 4, u);
+    halves(b, reverse ? s[0] : d[0], 0, 4, v);
+    xf_test_out(b, u[0]);
+    xf_test_out(b, u[1]);
+    xf_test_out(b, op(b, XF_OP_CONCAT, &cat, v[1], v[0]));
+    with_domain(r);
+}
+
+/* maxpool(t) - t for a 3x1 window padded by 1 along H: 0 where H is 1. */
+static int pool_minus(xf_graph *g, int t)
+{
+    xf_params mp = conv_params(1, 1, 0, 1, XF_ACT_NONE);
+    mp.kernel[0] = 3, mp.pads[0] = mp.pads[2] = 1;
+    return op(g, XF_OP_SUB, NULL, op(g, XF_OP_MAXPOOL, &mp, t, -1), t);
+}
+
+/* The review's rule (2026-11-30, 19:32, HIGH-1): x[1,1,1,5], (y0, y1) =
+ * split(x[..., 0:4]) in halves, t = y1[..., 0:1] = x[..., 2], outputs y0,
+ * y1 and pool_minus(t) => the split of the same slice sized by the
+ * outputs, and pool_minus(x[..., 1]). The source reads y1, so the matcher
+ * cuts the split at halves only; true where H is 1, false at H = 2 (column
+ * 2 against column 1). Branch i40c took the split as free, checked it at
+ * 1/3 (where t is column 1 and the rule holds at every H) and proved it. */
+static void pooled_part_rule(xf_rule *r)
+{
+    static const int64_t d[4] = {1, 1, 1, 5};
+    xf_shape sh[1] = {xf_shape_make(4, d)};
+    int s[1], t[1], y[2], p[2];
+    inputs(r, 1, sh, s, t);
+    xf_params head = slice_params(3, 0, 4), first = slice_params(3, 0, 1), col1 = slice_params(3, 1, 2);
+    halves(&r->src, op(&r->src, XF_OP_SLICE, &head, s[0], -1), 3, 2, y);
+    xf_test_out(&r->src, y[0]);
+    xf_test_out(&r->src, y[1]);
+    xf_test_out(&r->src, pool_minus(&r->src, op(&r->src, XF_OP_SLICE, &first, y[1], -1)));
+    halves(&r->dst, op(&r->dst, XF_OP_SLICE, &head, t[0], -1), 3, 2, p);
+    xf_test_out(&r->dst, p[0]);
+    xf_test_out(&r->dst, p[1]);
+    xf_test_out(&r->dst, pool_minus(&r->dst, op(&r->dst, XF_OP_SLICE, &col1, t[0], -1)));
+    with_domain(r);
+}
+
+/* A source split is cut as the matcher cuts it: freely only where
+ * xf_rule_split_cuts_freely says so (the matcher's own test), then also
+ * at the unequal cut (bounded_shapes.c, cut_unequally) with free sizes in
+ * the domain; any other at k equal parts, whatever reads its parts. */
+START_TEST(source_splits_cut_as_the_matcher_cuts)
+{
+    /* the swapped halves, either way round: true at the halves the
+     * matcher applies them at (branch i40c refuted them at a 1/3 cut) */
+    for (int reverse = 0; reverse < 2; reverse++) {
+        xf_rule r;
+        swapped_halves_rule(&r, reverse);
+        for (int n = 0; n < r.src.n_nodes; n++) ck_assert(!xf_rule_split_cuts_freely(&r, n));
+        xf_bounded b = check(&r);
+        ck_assert_msg(b.result == XF_BOUNDED_VALID, "%s", b.detail);
+        xf_bounded_free(&b);
+        xf_rule_free(&r);
+    }
+    /* the review's rule: its split is an equal cut, refuted at H = 2 */
+    xf_rule r;
+    pooled_part_rule(&r);
+    ck_assert(!xf_rule_split_cuts_freely(&r, 1));
+    xf_bounded b;
+    xf_bounded_init(&b);
+    xf_error err;
+    ck_assert_msg(xf_verify_bounded_refute(ver, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(!b.proves, "%s", b.detail);
+    xf_bounded_free(&b);
+    b = check(&r);
+    ck_assert_msg(b.result == XF_BOUNDED_REFUTED && !b.proves, "%s", b.detail);
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+
+    /* split(relu(relu(x))) in halves => split(relu(x)), sized by the
+     * outputs: cuts freely, true at every cut, checked at 1/3 and 1/2 too */
+    static const int64_t d8[1] = {8};
+    xf_shape sh[1] = {xf_shape_make(1, d8)};
+    int s[1], d[1], h[2];
+    inputs(&r, 1, sh, s, d);
+    halves(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_RELU, NULL, s[0], -1), -1), 0, 4, h);
+    xf_test_out(&r.src, h[0]);
+    xf_test_out(&r.src, h[1]);
+    halves(&r.dst, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), 0, 4, h);
+    xf_test_out(&r.dst, h[0]);
+    xf_test_out(&r.dst, h[1]);
+    ck_assert(xf_rule_split_cuts_freely(&r, 2));
+    with_domain(&r);
+    ck_assert_int_eq(r.domain.n, 0); /* any cut of any x (ir/domain_infer.c) */
+    b = check(&r);
+    ck_assert_msg(b.result == XF_BOUNDED_VALID, "%s", b.detail);
+    ck_assert_int_eq(b.n_admissible, 4); /* x of 1 has no two parts */
+    xf_bounded_free(&b);
+    const int64_t d4[1] = {4};
+    xf_shape at[1] = {xf_shape_make(1, d4)};
+    xf_rule ra;
+    ck_assert_msg(xf_verify_rule_at_shapes(&r, at, &ra, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(ra.src.values[ra.src.outputs[0]].shape.dims[0], 1);
+    ck_assert_int_eq(ra.dst.values[ra.dst.outputs[1]].shape.dims[0], 3);
+    xf_rule_free(&ra);
+    xf_rule_free(&r);
 }
 END_TEST
 
@@ -1712,6 +1936,17 @@ START_TEST(own_shapes_prove_batch_cases)
             expect_own_shapes_prove(&r, 1, dom ? with_dom[own] : "3 case(s) of its matmul batch dims of two classes");
         }
 
+    /* The same with concat(a, a) along the batch for a, a's batch 1: the
+     * case that sets the concat's batch (two whole blocks of a's) to 1 has
+     * no shape, the other two close. */
+    xf_shape shc[2] = {xf_shape_make(3, da1), xf_shape_make(3, db)};
+    inputs(&r, 2, shc, s, d);
+    int cab = op(&r.src, XF_OP_MATMUL, NULL, self_concat(&r.src, s[0], 0), s[1]);
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, cab, cab));
+    int cc = self_concat(&r.dst, d[0], 0);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, op(&r.dst, XF_OP_ADD, NULL, cc, cc), d[1]));
+    expect_own_shapes_prove(&r, 1, "3 case(s) of its matmul batch dims of two classes");
+
     /* (a b)^T = b^T a^T for 4-D operands without a recorded domain: two
      * batch dims of two classes each, 3 x 3 cases. */
     static const int64_t d4a[4] = {2, 2, 2, 3}, d4b[4] = {2, 2, 3, 2};
@@ -1808,6 +2043,8 @@ static Suite *suite(void)
     tcase_add_test(tc, normal_forms_too_large_stop_unknown);
     tcase_add_test(tc, own_shapes_prove_closed_domains);
     tcase_add_test(tc, own_shapes_prove_whole_blocks);
+    tcase_add_test(tc, own_shapes_prove_equal_split_parts);
+    tcase_add_test(tc, source_splits_cut_as_the_matcher_cuts);
     tcase_add_test(tc, own_shapes_prove_near_the_ends);
     tcase_add_test(tc, own_shapes_prove_batch_cases);
     tcase_add_test(tc, own_shapes_prove_sums_before_nonpolynomial);

@@ -22,8 +22,9 @@
  * shape: every input dim fixed, an index or summed, none mixing. Then the
  * exact check valid at that shape is valid at every shape of the case.
  * A case whose facts contradict a size the rule fixes (a 1 where the rule
- * fixes 4, two fixed sizes made equal) has no admissible shape and needs
- * no check. So the exact check valid at the own shapes and at each case's
+ * fixes 4, two fixed sizes made equal) or set a class of c >= 2 whole
+ * blocks (bounded_ties_blocks.c: c copies of a size >= 1 at every
+ * admissible shape) to 1 has no admissible shape and needs no check. So the exact check valid at the own shapes and at each case's
  * shape proves the rule at every admissible shape (docs/verify.md, "Proof
  * by the own shapes", batch dims by cases).
  */
@@ -60,6 +61,7 @@ static int case_sizes(walk *w, xfb_ties *t)
                 int slot = vf_bounded_ties_slot(t, k, v, d), root = vf_bounded_ties_find(t, slot);
                 int f = family(t, root), c = t->blocks[root];
                 int64_t own = g->values[v].shape.dims[d];
+                if (t->one[root] && c > 1) return 0; /* c whole blocks are never 1 */
                 if (own % c || (t->one[root] && root != f)) return -1;
                 int64_t b = own / c;
                 if (w->plain.fixed[vf_bounded_ties_find(&w->plain, slot)]) {

@@ -8,9 +8,14 @@
  * enumerator derives from the input shapes (enumerate/instantiate.c) are
  * re-derived the same way: a split whose sizes are k equal parts of its
  * axis (d/k each) splits the new axis into k equal parts and, as in the
- * enumerator, needs it divisible by k, except in the target when every output of the split is a
- * rule output: then, as the matcher instantiates it, its sizes are those of
- * the source outputs they replace; a convolution whose group (> 1) equals its input channels
+ * enumerator, needs it divisible by k, except a target split whose every
+ * output is a rule output: as the matcher instantiates it, its sizes are
+ * those of the source outputs they replace; and a source split that cuts
+ * freely (ir's xf_rule_split_cuts_freely, the matcher's own test): the
+ * matcher cuts it as the model's split is cut, so away from the own input
+ * shapes it is cut unequally first, then into equal parts (cut_unequally).
+ * Every other source split is k equal parts, as the matcher matches it; a
+ * convolution whose group (> 1) equals its input channels
  * is depthwise and keeps group = channels. Every other parameter — kernel
  * sizes, strides, pads, axes, permutations, other split sizes, generator
  * shapes — is the rule's and stays fixed (conv's inference ties the
@@ -136,6 +141,19 @@ static int split_from_outputs(const xf_graph *g, const xf_node *nd, const xf_sha
     return 1;
 }
 
+/* A source split that cuts freely (xf_rule_split_cuts_freely) cut unequally: (1, ..., 1, d - k + 1) of its input's d along the axis;
+ * 0 when d has fewer than k elements. */
+static int unequal_cut(const xf_node *nd, const xf_shape *in, xf_params *p)
+{
+    int a = xf_norm_axis(p->axis, in->rank), k = nd->n_outputs;
+    if (a < 0 || k > XF_MAX_SPLIT) return 0;
+    int64_t d = in->dims[a];
+    if (d < k) return 0;
+    p->n_split = k;
+    for (int o = 0; o < k; o++) p->split[o] = o < k - 1 ? 1 : d - k + 1;
+    return 1;
+}
+
 /* ------------------------------------------------------------ generators */
 
 int vf_bounded_generator(xf_op op)
@@ -192,9 +210,11 @@ static xf_params generator_from_user(const xf_node *gn, const xf_node *user, int
 
 /* The parameters of node nd (of graph g, at the rule's own shapes) when its
  * inputs have shapes `in`; 0 when the node does not apply there. src_out:
- * for the target side, the source outputs' shapes (NULL for the source). */
+ * for the target side, the source outputs' shapes (NULL for the source).
+ * unequal: nd is a source split that cuts freely, to be cut unequally
+ * (unequal_cut); else nd is sized as any other node. */
 static int params_at(const xf_graph *g, const xf_node *nd, const xf_shape *in,
-                     const xf_shape *src_out, xf_params *p)
+                     const xf_shape *src_out, int unequal, xf_params *p)
 {
     *p = nd->params;
     if (nd->n_inputs < 1 || nd->inputs[0] < 0) return 1;
@@ -203,6 +223,7 @@ static int params_at(const xf_graph *g, const xf_node *nd, const xf_shape *in,
         xf_shape_equal(own0, &g->values[nd->inputs[1]].shape) && !xf_shape_equal(&in[0], &in[1]))
         return 0;
     if (split_from_outputs(g, nd, src_out, in[0].rank, p)) return 1;
+    if (unequal) return unequal_cut(nd, &in[0], p);
     int parts = vf_bounded_split_parts(nd, own0);
     if (parts) {
         int a = xf_norm_axis(p->axis, in[0].rank);
@@ -319,7 +340,7 @@ static void compose(const search *s, const int *val, xf_shape *in)
 
 /* Shape inference over one side with the inputs at `in`; 1 when every node
  * applies (s->sh[k] then holds every value's shape). */
-static int infer_side(search *s, int k, const xf_shape *in)
+static int infer_side(search *s, int k, const xf_shape *in, int unequal)
 {
     const xf_graph *g = vf_rule_side(s->r, k);
     xf_shape *sh = s->sh[k];
@@ -360,13 +381,32 @@ static int infer_side(search *s, int k, const xf_shape *in)
             else memset(&s->in_sh[j], 0, sizeof s->in_sh[j]);
         }
         xf_params p;
-        if (!params_at(g, nd, s->in_sh, k ? s->src_out : NULL, &p)) return 0;
+        int cut = unequal && !k && xf_rule_split_cuts_freely(s->r, s->order[k][i]);
+        if (!params_at(g, nd, s->in_sh, k ? s->src_out : NULL, cut, &p)) return 0;
         if (xf_op_infer(nd->op, &p, nd->n_inputs, s->in_dt, s->in_sh, nd->n_outputs, out_dt,
                         out_sh, NULL) != XF_OK)
             return 0;
         for (int j = 0; j < nd->n_outputs; j++) sh[nd->outputs[j]] = out_sh[j];
     }
     return 1;
+}
+
+/* Whether to try the unequal cut of the rule's source splits that cut
+ * freely first at inputs `in` (then the equal one): the matcher cuts such
+ * a split as the model is cut, and the target split that replaces it part
+ * for part follows the cut (sized by the outputs). A check at any one cut
+ * that covers the axis covers every other (xf_rule_split_cuts_freely says
+ * why); the unequal one also exists where k does not divide the axis, which
+ * the validity domain admits (ir/domain_infer.c). At the own inputs the
+ * rule is its own. */
+static int cut_unequally(const xf_rule *r, const xf_shape *in)
+{
+    int own = 1, has_free = 0;
+    for (int i = 0; i < r->src.n_inputs && own; i++)
+        own = xf_shape_equal(&in[i], &r->src.values[r->src.inputs[i]].shape);
+    for (int i = 0; i < r->src.n_nodes && !own && !has_free; i++)
+        has_free = xf_rule_split_cuts_freely(r, i);
+    return has_free;
 }
 
 static int admissible(search *s, const xf_shape *in)
@@ -378,11 +418,14 @@ static int admissible(search *s, const xf_shape *in)
         for (int i = 0; i < s->n_in; i++) p[i] = &in[i];
         if (!xf_domain_holds(dom, p, s->n_in)) return 0;
     }
-    if (!infer_side(s, 0, in) || !infer_side(s, 1, in)) return 0;
-    for (int o = 0; o < s->r->src.n_outputs; o++)
-        if (!xf_shape_equal(&s->sh[0][s->r->src.outputs[o]], &s->sh[1][s->r->dst.outputs[o]]))
-            return 0;
-    return 1;
+    for (int unequal = cut_unequally(s->r, in); unequal >= 0; unequal--) {
+        if (!infer_side(s, 0, in, unequal) || !infer_side(s, 1, in, unequal)) continue;
+        int same = 1;
+        for (int o = 0; o < s->r->src.n_outputs && same; o++)
+            same = xf_shape_equal(&s->sh[0][s->r->src.outputs[o]], &s->sh[1][s->r->dst.outputs[o]]);
+        if (same) return 1;
+    }
+    return 0;
 }
 
 /* One admissible assignment: total input elements and the k class values. */
@@ -657,9 +700,13 @@ static xf_status add_generator(xf_graph *out, const xf_node *gn, const xf_params
     return XF_OK;
 }
 
-static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, const xf_graph *src,
-                              xf_graph *out, xf_error *err)
+/* Side k of r rebuilt at input shapes `inputs` into out; src: the rebuilt
+ * source (for the target side, NULL for the source); unequal: as
+ * params_at, for the source splits that cut freely. */
+static xf_status rebuild_side(const xf_rule *r, int k, const xf_shape *inputs, const xf_graph *src,
+                              int unequal, xf_graph *out, xf_error *err)
 {
+    const xf_graph *g = vf_rule_side(r, k);
     xf_shape src_out[XF_MAX_SPLIT + 64]; /* the source outputs' shapes (target side) */
     if (src && src->n_outputs > (int)(sizeof src_out / sizeof *src_out))
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "bounded check: %d rule outputs", src->n_outputs);
@@ -731,7 +778,8 @@ static xf_status rebuild_side(const xf_graph *g, const xf_shape *inputs, const x
         }
         xf_params p;
         char d[128];
-        if (!params_at(g, nd, in_sh, src ? src_out : NULL, &p)) {
+        int cut = unequal && !k && xf_rule_split_cuts_freely(r, order[i]);
+        if (!params_at(g, nd, in_sh, src ? src_out : NULL, cut, &p)) {
             st = XF_FAIL(err, XF_ERR_SHAPE,
                          "%s does not apply at these shapes (split of an axis into equal parts "
                          "it does not divide, or element-wise operands of different shapes)",
@@ -772,9 +820,15 @@ xf_status xf_verify_rule_at_shapes(const xf_rule *r, const xf_shape *inputs, xf_
                            xf_shape_str(own, a, sizeof a), xf_shape_str(&inputs[i], b, sizeof b));
         }
     }
-    xf_status st = rebuild_side(&r->src, inputs, NULL, &out->src, err);
-    if (st == XF_OK) st = rebuild_side(&r->dst, inputs, &out->src, &out->dst, err);
-    if (st == XF_OK) st = xf_rule_validate(out, err);
+    xf_status st = XF_OK;
+    for (int unequal = cut_unequally(r, inputs); unequal >= 0; unequal--) { /* as admissible */
+        xf_rule_init(out);
+        st = rebuild_side(r, 0, inputs, NULL, unequal, &out->src, err);
+        if (st == XF_OK) st = rebuild_side(r, 1, inputs, &out->src, unequal, &out->dst, err);
+        if (st == XF_OK) st = xf_rule_validate(out, err);
+        if (st == XF_OK || !unequal) break;
+        xf_rule_free(out);
+    }
     out->fingerprint = r->fingerprint;
     return st;
 }

@@ -405,7 +405,8 @@ static void tie_node(const side *s, const xf_rule *r, const xf_node *nd)
             break;
         }
         tie_but_axis(s, nd, a);
-        if (!s->t->strict && vf_bounded_split_parts(nd, &g->values[x].shape))
+        if (!s->t->strict && vf_bounded_split_parts(nd, &g->values[x].shape) &&
+            !(s->k == 0 && xf_rule_split_cuts_freely(r, (int)(nd - g->nodes))))
             for (int o = 1; o < nd->n_outputs; o++) tie(s, nd->outputs[0], a, nd->outputs[o], a);
         break;
     }

@@ -15,10 +15,22 @@
  * one B (c the sum of theirs), of a split into k equal parts (the
  * enumerator's parts, re-derived at every shape) of such an axis when k
  * divides c (each part c/k blocks); a plain class is one block of itself.
+ * A plain class cut by such a split into k equal parts is k blocks of the
+ * parts' class, which becomes the base (the split's input and its parts are
+ * then in whole-block form as above): the validity domain makes the axis
+ * divisible by k wherever the rule applies, and the verifier, the matcher
+ * (a source split matches k equal parts only, a target split is cut into k
+ * equal parts) and the enumerator re-derive the parts as d/k, so the
+ * class is k copies of the parts' size at every admissible shape.
  * Classes of equal form are equal at every shape and are joined, one block
  * of B is B. A dst split whose outputs are all rule outputs takes its sizes
- * from the source outputs (bounded_shapes.c); it is whole blocks when those
- * are blocks of the input's B that sum to its c. Anything else (operands of
+ * from the source outputs (bounded_shapes.c), and a source split that cuts
+ * freely (ir's xf_rule_split_cuts_freely, the matcher's own test) is cut by
+ * the matcher as the model's split is (so never taken for an equal cut:
+ * its sizes are its outputs'); any other source split is an equal cut as
+ * above, whatever reads its parts. Either
+ * is whole blocks when those are blocks of the input's B that sum to its
+ * c. Anything else (operands of
  * different classes, a split that cuts a block, a class of two forms) keeps
  * the axis mixing.
  *
@@ -100,16 +112,15 @@ static void assign(stage *s, forms *f, int a, int b, int c)
     }
 }
 
-/* A dst split whose outputs are all rule outputs (sized from the source's). */
+/* A target split whose outputs are all rule outputs (sized from the
+ * source's), or a source split that cuts freely (xf_rule_split_cuts_freely:
+ * cut anywhere by the matcher): either way its sizes are its outputs'. */
 static int sized_by_outputs(const stage *s, int k, const xf_node *nd)
 {
-    if (!k) return 0;
     const xf_graph *g = vf_rule_side(s->r, k);
-    for (int o = 0; o < nd->n_outputs; o++) {
-        int hit = 0;
-        for (int i = 0; i < g->n_outputs; i++) hit |= g->outputs[i] == nd->outputs[o];
-        if (!hit) return 0;
-    }
+    if (!k) return xf_rule_split_cuts_freely(s->r, (int)(nd - g->nodes));
+    for (int o = 0; o < nd->n_outputs; o++)
+        if (!xf_graph_is_output(g, nd->outputs[o])) return 0;
     return 1;
 }
 
@@ -160,7 +171,14 @@ static int node_blocks(stage *s, int k, const xf_node *nd, const forms *f, forms
         return sum == c;
     }
     int parts = vf_bounded_split_parts(nd, &g->values[nd->inputs[0]].shape);
-    if (!parts || parts != nd->n_outputs || c % parts) return 0;
+    if (!parts || parts != nd->n_outputs) return 0;
+    if (c % parts) { /* a plain class cut: its parts are one class, as the next pass sees */
+        int b0, c0;
+        form_of(s, f, slot_of(s, k, nd->outputs[0], a), &b0, &c0);
+        for (int o = 1; into && c == 1 && o < nd->n_outputs; o++)
+            assign(s, into, slot_of(s, k, nd->outputs[o], a), b0, c0);
+        return 0;
+    }
     int ok = 1;
     for (int o = 0; o < nd->n_outputs; o++) {
         int slot = slot_of(s, k, nd->outputs[o], a), bo, co;
@@ -169,6 +187,23 @@ static int node_blocks(stage *s, int k, const xf_node *nd, const forms *f, forms
         ok &= bo == b && co == c / parts;
     }
     return ok;
+}
+
+/* The input of an equal split is `parts` copies of its first part: said
+ * only of a class nothing else of the pass gave a form, so that a plain
+ * class cut becomes blocks of its parts while a concat of four blocks
+ * split in halves keeps the concat's form (both are true, and one class
+ * holds one form). */
+static void equal_split_input(stage *s, int k, const xf_node *nd, const forms *f, forms *into)
+{
+    int a = block_axis(s, k, nd);
+    if (a < 0 || nd->op != XF_OP_SPLIT || sized_by_outputs(s, k, nd)) return;
+    const xf_graph *g = vf_rule_side(s->r, k);
+    int parts = vf_bounded_split_parts(nd, &g->values[nd->inputs[0]].shape);
+    if (!parts || parts != nd->n_outputs) return;
+    int x = slot_of(s, k, nd->inputs[0], a), root = vf_bounded_ties_find(s->t, x), b0, c0;
+    form_of(s, f, slot_of(s, k, nd->outputs[0], a), &b0, &c0);
+    if (into->base[root] < 0 && !into->conflict[root]) assign(s, into, x, b0, parts * c0);
 }
 
 static void forms_clear(forms *f, int n)
@@ -187,6 +222,10 @@ static int settle(stage *s)
         for (int k = 0; k < 2; k++) {
             const xf_graph *g = vf_rule_side(s->r, k);
             for (int i = 0; i < g->n_nodes; i++) node_blocks(s, k, &g->nodes[i], &s->cur, &s->next);
+        }
+        for (int k = 0; k < 2; k++) {
+            const xf_graph *g = vf_rule_side(s->r, k);
+            for (int i = 0; i < g->n_nodes; i++) equal_split_input(s, k, &g->nodes[i], &s->cur, &s->next);
         }
         int same = 1;
         for (int i = 0; i < n && same; i++)
