@@ -19,7 +19,8 @@
  *    cheapest first, each followed by its variant; a repeat (with a cost
  *    model: the same nodes and cost as written as a model offered before,
  *    the same rewrites elsewhere) waits until the searches have no
- *    distinct model left and joins only while the confirmation in full
+ *    distinct model left; a repeat, and any model after the budget's plan
+ *    (budget_models, below), joins only while the confirmation in full
  *    still fits after it (on a slower machine BERT-base's repeats took the
  *    time its winner's confirmation needed); a duplicate (up to
  *    swapped operands of add, mul, min, max:
@@ -788,7 +789,7 @@ static xf_status decided(arb *a, int i, int *done, xf_error *err)
 }
 
 double xf_arbiter_reserve(const xf_arbiter_options *o, double share_ms, double load_s,
-                          int n_faster, int repeat)
+                          int n_faster, int full)
 {
     int rounds = o->timing.rounds > 0 ? o->timing.rounds : 21;
     int finalists = o->finalists > 0 ? o->finalists : DEFAULT_FINALISTS;
@@ -801,7 +802,7 @@ double xf_arbiter_reserve(const xf_arbiter_options *o, double share_ms, double l
      * as a race (it runs up to close_rounds in what is left) */
     int n_final = n_faster + 1 < finalists ? n_faster + 1 : finalists;
     double fs = n_faster > 0 && n_final > 1 ? run_seconds_at(share_ms, load_s, n_final, rounds) : 0;
-    if (repeat && o->close_rounds > 0) {
+    if (full && o->close_rounds > 0) {
         /* the confirmation in full: the longer run too, or a final as long */
         s += run_seconds_at(share_ms, load_s, 1, o->close_rounds);
         if (fs > 0) fs = run_seconds_at(share_ms, load_s, n_final, o->close_rounds);
@@ -809,11 +810,22 @@ double xf_arbiter_reserve(const xf_arbiter_options *o, double share_ms, double l
     return fs > s ? fs : s;
 }
 
-/* Seconds to keep for after the race before the next candidate (a repeat
- * or not) joins: confirming winners. */
-static double reserve(const arb *a, int repeat)
+/* Seconds to keep for after the race before the next candidate joins:
+ * confirming winners (full: in full). */
+static double reserve(const arb *a, int full)
 {
-    return xf_arbiter_reserve(&a->o, share_ms_of(a), a->load_s, a->n_faster, repeat);
+    return xf_arbiter_reserve(&a->o, share_ms_of(a), a->load_s, a->n_faster, full);
+}
+
+/* Whether the queue's first model joins only while the confirmation in
+ * full still fits after it: a repeat, or any model beyond the budget's
+ * plan (budget_models raced, then the confirmation in full). Why: the race
+ * took what the plan kept for the confirmation, and on a slower machine
+ * the winner's longer confirming run was cut (BERT-base, 2026-11-30). */
+static int needs_full_reserve(const arb *a)
+{
+    int planned = a->o.budget_models > 0 ? a->o.budget_models : DEFAULT_BUDGET_MODELS;
+    return a->res->e[a->queue[0].entry].like > 0 || a->n_raced >= planned;
 }
 
 /* The budget planned (xf_arbiter_budget) when budget_max_s allows it to
@@ -860,8 +872,7 @@ static xf_status race(arb *a, xf_error *err)
             }
             if (a->n_queue == 0) st = next_candidates(a, err);
             if (st || a->n_queue == 0) break;
-            /* a repeat joins only while the confirmation in full still fits */
-            if (a->res->e[a->queue[0].entry].like > 0 && left(a) - reserve(a, 1) <= for_more) {
+            if (needs_full_reserve(a) && left(a) - reserve(a, 1) <= for_more) {
                 stop = 1;
                 break;
             }

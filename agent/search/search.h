@@ -746,7 +746,7 @@ typedef struct xf_arbiter_result {
     int pairwise;           /* one candidate was timed at a time */
     int racing;             /* candidates timed at once (sessions alive: this + 2) */
     int rounds;             /* rounds the input ran in the race */
-    int n_untimed;          /* candidates not looked at: the budget ran out */
+    int n_untimed;          /* candidates not timed: the budget ran out (repeats included) */
     int budget_hit;         /* the budget cut racing, a closer look or a confirming run */
     double budget_s;        /* the budget (0: none): budget_max_s's growth included */
     double budget_given_s;  /* o->budget_s (budget_s differs when it grew) */
@@ -804,13 +804,14 @@ double xf_arbiter_budget(const xf_arbiter_options *o, double share_ms, double lo
  * take load_s to load, with n_faster candidates found faster so far: a
  * confirming run of timing.rounds (one more per candidate found faster,
  * up to two), or a final of timing.rounds when the next would make one.
- * For a repeat (xf_arbiter_entry.like) the confirmation in full: a run of
- * timing.rounds and one of close_rounds (or a final of close_rounds). Why:
- * at a BERT-base's size on a slower machine, repeats of one model took
- * the race's time and the winner's confirming run was cut to what was
- * left (2026-11-30, 21:07). */
+ * With `full`, the confirmation in full: a run of timing.rounds and one
+ * of close_rounds (or a final of close_rounds); the arbiter keeps that for
+ * a repeat (xf_arbiter_entry.like) and for any model after the budget's
+ * plan (budget_models raced). Why: at a BERT-base's size on a slower
+ * machine, repeats of one model took the race's time and the winner's
+ * confirming run was cut to what was left (2026-11-30, 21:07). */
 double xf_arbiter_reserve(const xf_arbiter_options *o, double share_ms, double load_s,
-                          int n_faster, int repeat);
+                          int n_faster, int full);
 
 /* Finishes the candidates of each of the n_searches searches of `model`
  * (srs[s]; per search cheapest first, at most o->max_models distinct models

@@ -222,7 +222,7 @@ static void print_target(const xf_optimize_report *r)
            "after the distinct models%s:\n",
            r->n_searches > 1 ? " (cand 1:N: candidate N of the search with scalings kept)" : "");
     if (a->n_untimed > 0)
-        printf("budget:          %d candidate%s not looked at: the budget ran out "
+        printf("budget:          %d candidate%s not timed: the budget ran out "
                "(--target-budget)\n",
                a->n_untimed, a->n_untimed == 1 ? "" : "s");
     printf("  %-13s %10s %6s %4s %7s %17s  %s\n", "model", "cost ms", "nodes", "race", "ratio",
