@@ -944,6 +944,12 @@ START_TEST(repeats_race_after_the_distinct_models)
     const xf_search_result *srs[1] = {&sr};
     for (int with_cost = 1; with_cost >= 0; with_cost--) {
         xf_arbiter_options o = xf_arbiter_options_default();
+        /* the order alone is asserted: short races, no longer runs (under load the
+         * default lengths took the case past its timeout) */
+        o.timing.rounds = 8;
+        o.min_rounds = 3;
+        o.close_rounds = 0;
+        o.finalists = 1;
         xf_arbiter_result ar;
         xf_error err;
         ck_assert_msg(xf_agent_arbitrate(t, with_cost ? cm : NULL, &input, srs, 1, &o, &out, &ar,
