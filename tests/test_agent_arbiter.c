@@ -911,6 +911,95 @@ START_TEST(the_start_graph_and_the_cheapest_race_first_then_their_layouts)
 }
 END_TEST
 
+/* relu(x) + 0 * (x·W·W...) with x [256,256] (no unbatched layout), W of
+ * the given seed: models of one family (the same nodes and cost) for each
+ * count of matmuls, distinct for each seed. */
+static void family_graph(xf_graph *g, uint64_t seed, int matmuls)
+{
+    xf_graph_init(g);
+    int x = xf_test_input(g, "x", 2, (int64_t[]){256, 256});
+    int y = xf_test_op2(g, XF_OP_RELU, NULL, x, -1);
+    xf_test_out(g, plus_useless_matmuls(g, x, y, seed, matmuls));
+}
+
+/* Repeats race after every distinct model: of the cheapest first a1, a2
+ * (a1's family: the same nodes and cost as written, other weights) and
+ * b, the race takes a1, b, then a2, the repeat of a1 (before: a1, a2, b;
+ * at a BERT-base's size on a slower machine four of one family took the
+ * race's time, 2026-11-30). Only with a cost model: without one every
+ * model is its own family and the race keeps the cheapest-first order. */
+START_TEST(repeats_race_after_the_distinct_models)
+{
+    xf_target *t = xf_fx_target();
+    if (!t) XF_SKIP("ONNX Runtime is not installed (tools/setup.sh)");
+    xf_cost_model *cm = xf_fx_cost_model();
+    xf_graph input, a1, a2, b, out;
+    family_graph(&input, 5, 3);
+    family_graph(&a1, 6, 1);
+    family_graph(&a2, 7, 1);
+    family_graph(&b, 8, 2);
+    const xf_graph *c[3] = {&a1, &a2, &b};
+    xf_search_result sr;
+    result_of(&sr, c, 3);
+    const xf_search_result *srs[1] = {&sr};
+    for (int with_cost = 1; with_cost >= 0; with_cost--) {
+        xf_arbiter_options o = xf_arbiter_options_default();
+        /* the order alone is asserted: short races, no longer runs (under load the
+         * default lengths took the case past its timeout) */
+        o.timing.rounds = 8;
+        o.min_rounds = 3;
+        o.close_rounds = 0;
+        o.finalists = 1;
+        xf_arbiter_result ar;
+        xf_error err;
+        ck_assert_msg(xf_agent_arbitrate(t, with_cost ? cm : NULL, &input, srs, 1, &o, &out, &ar,
+                                         &err) == XF_OK,
+                      "%s", err.msg);
+        ck_assert_int_eq(ar.n, 4); /* entries as offered: the input, a1, a2, b */
+        const int cand[4] = {-1, 0, 1, 2};
+        const int raced[2][4] = {{0, 1, 2, 3}, {0, 1, 3, 2}};
+        const int like[2][4] = {{0, 0, 0, 0}, {0, 0, 1, 0}};
+        for (int i = 0; i < 4; i++) {
+            ck_assert_int_eq(ar.e[i].candidate, cand[i]);
+            ck_assert_msg(ar.e[i].raced == raced[with_cost][i],
+                          "with_cost %d: entry %d raced %d-th, not %d-th (verdict %d: %s)",
+                          with_cost, i, ar.e[i].raced, raced[with_cost][i], ar.e[i].verdict,
+                          ar.e[i].why);
+            ck_assert_int_eq(ar.e[i].like, like[with_cost][i]);
+        }
+        xf_arbiter_result_free(&ar);
+        xf_graph_free(&out);
+    }
+    xf_search_result_free(&sr);
+    xf_cost_close(cm);
+    xf_graph_free(&input);
+    xf_graph_free(&a1);
+    xf_graph_free(&a2);
+    xf_graph_free(&b);
+    xf_target_close(t);
+}
+END_TEST
+
+/* A repeat joins the race only while the confirmation in full still fits
+ * after it: its reserve holds the close_rounds run too (or a final as
+ * long), a distinct model's the default run alone. On figures, no clock:
+ * a BERT-base's 300 ms share of a round and 1 s loads. */
+START_TEST(a_repeat_keeps_room_for_the_whole_confirmation)
+{
+    xf_arbiter_options o = xf_arbiter_options_default();
+    double pair21 = 3 * (1 + 21 * 0.3), pair84 = 3 * (1 + 84 * 0.3);
+    ck_assert_double_eq_tol(xf_arbiter_reserve(&o, 300, 1, 0, 0), pair21, 1e-9);
+    ck_assert_double_eq_tol(xf_arbiter_reserve(&o, 300, 1, 0, 1), pair21 + pair84, 1e-9);
+    /* one found faster: the next makes a final of two, as long as the race or in full */
+    ck_assert_double_eq_tol(xf_arbiter_reserve(&o, 300, 1, 1, 0),
+                            fmax(2 * pair21, 4 * (1 + 21 * 0.3)), 1e-9);
+    ck_assert_double_eq_tol(xf_arbiter_reserve(&o, 300, 1, 1, 1),
+                            fmax(2 * pair21 + pair84, 4 * (1 + 84 * 0.3)), 1e-9);
+    o.close_rounds = 0; /* no longer run: the same reserve */
+    ck_assert_double_eq_tol(xf_arbiter_reserve(&o, 300, 1, 0, 1), pair21, 1e-9);
+}
+END_TEST
+
 START_TEST(bad_options_are_refused)
 {
     xf_graph g, out;
@@ -952,6 +1041,7 @@ int main(void)
     tcase_add_test(tc, candidate_paths_have_their_rewrites);
     tcase_add_test(tc, the_final_writes_the_cheapest_of_those_it_cannot_tell_apart);
     tcase_add_test(tc, the_budget_grows_with_the_model_within_its_most);
+    tcase_add_test(tc, a_repeat_keeps_room_for_the_whole_confirmation);
     suite_add_tcase(s, tc);
     tc = tcase_create("arbiter");
     tcase_set_timeout(tc, 300);
@@ -963,6 +1053,7 @@ int main(void)
     tcase_add_test(tc, two_or_more_faster_candidates_run_a_final);
     tcase_add_test(tc, the_budget_is_kept_and_the_memory_limit_honoured);
     tcase_add_test(tc, the_start_graph_and_the_cheapest_race_first_then_their_layouts);
+    tcase_add_test(tc, repeats_race_after_the_distinct_models);
     tcase_add_test(tc, bad_options_are_refused);
     tcase_add_test(tc, the_environment_rewards_target_latency_every_k_steps);
     suite_add_tcase(s, tc);

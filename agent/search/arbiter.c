@@ -16,7 +16,13 @@
  *  - candidates are finished one at a time as a slot frees, per search
  *    the start graph and the cheapest first, then their unbatched layouts
  *    (xf_agent_unbatch, a variant of each candidate), then the rest
- *    cheapest first, each followed by its variant; a duplicate (up to
+ *    cheapest first, each followed by its variant; a repeat (with a cost
+ *    model: the same nodes and cost as written as a model offered before,
+ *    the same rewrites elsewhere) waits until the searches have no
+ *    distinct model left; a repeat, and any model after the budget's plan
+ *    (budget_models, below), joins only while the confirmation in full
+ *    still fits after it (on a slower machine BERT-base's repeats took the
+ *    time its winner's confirmation needed); a duplicate (up to
  *    swapped operands of add, mul, min, max:
  *    the same model to the target, and timing it again would only give the
  *    winner another draw of the noise) is dropped, and so is a model whose
@@ -148,9 +154,16 @@ typedef struct arb {
     uint64_t *hash;        /* every model offered (XF_HASH_UNORDERED) */
     int n_hash;
     /* the stream of candidates */
-    int search, k, timed, *order, n_order;
+    int search, k, *order, n_order;
+    int *timed;            /* per search: candidates raced, and repeats waiting */
+    int *families;         /* entries of the first model offered of each family (same
+                              nodes and cost as written) */
+    int n_families;
+    int *repeats;          /* entries of the repeats, in the order offered (like) */
+    int n_repeats, next_repeat;
     held queue[2];         /* finished, waiting for a slot */
     int n_queue;
+    int n_raced;
     /* the race */
     xf_target_race *race;
     held *racing;
@@ -182,21 +195,25 @@ static double left(const arb *a)
 }
 
 /* A run of the input against n models (and the self check) over
- * `rounds`: its expected seconds. */
-static double run_seconds(const arb *a, int n, int rounds)
+ * `rounds`, a model's share of a round share_ms: its expected seconds. */
+static double run_seconds_at(double share_ms, double load_s, int n, int rounds)
+{
+    return (n + 2) * ((load_s > LOAD_S ? load_s : LOAD_S) + rounds * share_ms / 1000.0);
+}
+
+/* A model's share of a round the plans after the race count on. */
+static double share_ms_of(const arb *a)
 {
     double share_ms = a->input_ms > a->o.timing.round_ms ? a->input_ms
                       : a->o.timing.round_ms > 0         ? a->o.timing.round_ms
                                                          : 25.0;
     /* as measured in the race: under load a round takes several times its plan */
-    if (a->share_ms > share_ms) share_ms = a->share_ms;
-    return (n + 2) * ((a->load_s > LOAD_S ? a->load_s : LOAD_S) + rounds * share_ms / 1000.0);
+    return a->share_ms > share_ms ? a->share_ms : share_ms;
 }
 
-/* The same against one model. */
-static double pair_seconds(const arb *a, int rounds)
+static double run_seconds(const arb *a, int n, int rounds)
 {
-    return run_seconds(a, 1, rounds);
+    return run_seconds_at(share_ms_of(a), a->load_s, n, rounds);
 }
 
 double xf_arbiter_budget(const xf_arbiter_options *o, double share_ms, double load_s,
@@ -316,9 +333,31 @@ static int candidate_order(const xf_search_result *sr, int *order)
     return k;
 }
 
+/* Whether entries x and y are one family: the same nodes and cost as
+ * written (the same rewrites in other places or orders; the modelzoo
+ * BERT-base's cand 0 to 3 were one 372-node model by the cost model, and
+ * the target ran them within each other's noise). */
+static int one_family(const xf_arbiter_entry *x, const xf_arbiter_entry *y)
+{
+    double tol = 1e-6 * (fabs(x->cost_ms) > fabs(y->cost_ms) ? fabs(x->cost_ms) : fabs(y->cost_ms));
+    return x->n_nodes == y->n_nodes && fabs(x->cost_ms - y->cost_ms) <= tol;
+}
+
+/* The entry of the first model offered of e's family (0: e is the first,
+ * or there is no cost model: then every model is its own). */
+static int family_of(const arb *a, const xf_arbiter_entry *e)
+{
+    if (!a->cm) return 0;
+    for (int i = 0; i < a->n_families; i++)
+        if (one_family(&a->res->e[a->families[i]], e)) return a->families[i];
+    return 0;
+}
+
 /* Queues finished model *fin (owned; a variant borrowing from `parent`)
- * when it is new, freeing it otherwise; one entry either way. *queued: it
- * was. */
+ * when it is new, freeing it otherwise; one entry either way. A repeat
+ * of a family offered before (family_of) is freed too and waits in
+ * a->repeats: it races after every distinct model (finished again then).
+ * *queued: it was queued. */
 static xf_status offer(arb *a, int search, int cand, int unbatched, xf_graph *fin,
                        finished *parent, int *queued, xf_error *err)
 {
@@ -334,9 +373,18 @@ static xf_status offer(arb *a, int search, int cand, int unbatched, xf_graph *fi
         xf_graph_free(fin);
         return st;
     }
+    a->hash[a->n_hash++] = h;
+    xf_arbiter_entry *e = &a->res->e[a->res->n - 1];
+    e->like = family_of(a, e);
+    if (e->like > 0) {
+        xf_graph_free(fin);
+        a->repeats[a->n_repeats++] = a->res->n - 1;
+        if (!unbatched) a->timed[search]++;
+        return XF_OK;
+    }
+    a->families[a->n_families++] = a->res->n - 1;
     finished *f = new_finished(fin, err);
     if (!f) return XF_ERR_NOMEM;
-    a->hash[a->n_hash++] = h;
     held *q = &a->queue[a->n_queue++];
     memset(q, 0, sizeof *q);
     q->entry = a->res->n - 1;
@@ -392,7 +440,7 @@ static const xf_graph *working(const arb *a, int s, int c)
 static int with_the_start(const arb *a)
 {
     if (!a->order || a->k != 1 || a->k >= a->n_order || a->n_queue != 1 ||
-        a->timed + 1 >= a->o.max_models)
+        a->timed[a->search] + 1 >= a->o.max_models)
         return 0;
     const xf_search_result *sr = a->srs[a->search];
     const xf_arbiter_entry *q = &a->res->e[a->queue[0].entry];
@@ -401,8 +449,9 @@ static int with_the_start(const arb *a)
 }
 
 /* Fills the queue with the next new candidate (with the start graph, the
- * cheapest too); leaves it empty when the searches have no more. A second
- * candidate queued is released until it joins (finished again then). */
+ * cheapest too), and once the searches have no more, with the next
+ * repeat; leaves it empty when there is none. A second candidate queued
+ * and a repeat are released until they join (finished again then). */
 static xf_status next_candidates(arb *a, xf_error *err)
 {
     while ((a->n_queue == 0 || with_the_start(a)) && a->search < a->n_searches) {
@@ -412,9 +461,9 @@ static xf_status next_candidates(arb *a, xf_error *err)
             a->order = xf_malloc((size_t)n_cand * sizeof *a->order);
             if (!a->order) return XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
             a->n_order = candidate_order(sr, a->order);
-            a->k = a->timed = 0;
+            a->k = 0;
         }
-        if (a->k >= a->n_order || a->timed >= a->o.max_models) {
+        if (a->k >= a->n_order || a->timed[a->search] >= a->o.max_models) {
             xf_free(a->order);
             a->order = NULL;
             a->search++;
@@ -432,7 +481,23 @@ static xf_status next_candidates(arb *a, xf_error *err)
         if (st) return st;
         if (queued && a->n_queue > 1) release(&a->queue[a->n_queue - 1]);
     }
+    while (a->n_queue == 0 && a->search >= a->n_searches && a->next_repeat < a->n_repeats) {
+        int entry = a->repeats[a->next_repeat++];
+        if (a->res->e[entry].verdict != XF_ARBITER_TIMED) continue; /* dropped with its own */
+        held *q = &a->queue[a->n_queue++];
+        memset(q, 0, sizeof *q);
+        q->entry = entry;
+    }
     return XF_OK;
+}
+
+/* Repeats not raced yet. */
+static int repeats_left(const arb *a)
+{
+    int n = 0;
+    for (int i = a->next_repeat; i < a->n_repeats; i++)
+        n += a->res->e[a->repeats[i]].verdict == XF_ARBITER_TIMED;
+    return n;
 }
 
 /* Finishes h's model again (and its parent for a variant) when it was
@@ -468,12 +533,13 @@ static xf_status materialize(arb *a, held *h, xf_error *err)
 static int untimed(const arb *a)
 {
     int n = a->order ? a->n_order - a->k : 0;
-    if (n > a->o.max_models - a->timed) n = a->o.max_models - a->timed;
+    int room = a->order ? a->o.max_models - a->timed[a->search] : 0;
+    if (n > room) n = room;
     for (int s = a->search + (a->order ? 1 : 0); s < a->n_searches; s++) {
         int c = a->srs[s]->n_candidates > 0 ? a->srs[s]->n_candidates : 1;
         n += c < a->o.max_models ? c : a->o.max_models;
     }
-    return n + a->n_queue;
+    return n + a->n_queue + repeats_left(a);
 }
 
 /* ------------------------------------------------------------- memory */
@@ -561,14 +627,22 @@ static void written(void *ctx)
     if (h->parent && h->parent->refs == 1) drop_own_data(&h->parent->g);
 }
 
-/* A dropped candidate's queued variant goes with it (the same model in
- * another layout): not timed, same verdict. */
+/* Whether entry v is the unbatched variant of entry parent's candidate. */
+static int variant_of(const xf_arbiter_entry *v, const xf_arbiter_entry *parent)
+{
+    return v->unbatched && v->search == parent->search && v->candidate == parent->candidate;
+}
+
+/* A dropped candidate's queued or waiting variant goes with it (the same
+ * model in another layout): not timed, same verdict. */
 static void drop_variant_of(arb *a, const xf_arbiter_entry *parent)
 {
+    for (int i = a->next_repeat; i < a->n_repeats; i++)
+        if (variant_of(&a->res->e[a->repeats[i]], parent))
+            a->res->e[a->repeats[i]].verdict = parent->verdict;
     for (int i = 0; i < a->n_queue; i++) {
         xf_arbiter_entry *v = &a->res->e[a->queue[i].entry];
-        if (!v->unbatched || v->search != parent->search || v->candidate != parent->candidate)
-            continue;
+        if (!variant_of(v, parent)) continue;
         v->verdict = parent->verdict;
         held_free(&a->queue[i]);
         a->queue[i] = a->queue[--a->n_queue];
@@ -659,7 +733,8 @@ static xf_status join(arb *a, int *outcome, xf_error *err)
     a->used_bytes += need;
     if (a->used_bytes > a->res->mem_estimate) a->res->mem_estimate = a->used_bytes;
     *outcome = JOIN_RACES;
-    if (!e->unbatched) a->timed++;
+    if (!e->unbatched && e->like == 0) a->timed[e->search]++;
+    e->raced = ++a->n_raced;
     release(&h); /* loaded: its session holds what it needs */
     xf_heap_trim(); /* what onnxruntime read to prepack, freed: not kept by the heap */
     a->racing[a->n_racing++] = h;
@@ -713,20 +788,44 @@ static xf_status decided(arb *a, int i, int *done, xf_error *err)
     return st;
 }
 
-/* Seconds to keep for after the race: confirming winners. */
-static double reserve(const arb *a)
+double xf_arbiter_reserve(const xf_arbiter_options *o, double share_ms, double load_s,
+                          int n_faster, int full)
 {
+    int rounds = o->timing.rounds > 0 ? o->timing.rounds : 21;
+    int finalists = o->finalists > 0 ? o->finalists : DEFAULT_FINALISTS;
     /* one confirming run, and one more for each candidate already found
      * faster (up to two): a winner that fails its confirmation leaves the
      * next one time for its own */
-    int rounds = a->o.timing.rounds > 0 ? a->o.timing.rounds : 21;
-    int runs = 1 + (a->n_faster < 2 ? a->n_faster : 2);
-    double s = runs * pair_seconds(a, rounds);
+    int runs = 1 + (n_faster < 2 ? n_faster : 2);
+    double s = runs * run_seconds_at(share_ms, load_s, 1, rounds);
     /* once one is faster, the next makes a final: room for one as long
      * as a race (it runs up to close_rounds in what is left) */
-    int n_final = a->n_faster + 1 < a->o.finalists ? a->n_faster + 1 : a->o.finalists;
-    double fs = a->n_faster > 0 && n_final > 1 ? run_seconds(a, n_final, rounds) : 0;
+    int n_final = n_faster + 1 < finalists ? n_faster + 1 : finalists;
+    double fs = n_faster > 0 && n_final > 1 ? run_seconds_at(share_ms, load_s, n_final, rounds) : 0;
+    if (full && o->close_rounds > 0) {
+        /* the confirmation in full: the longer run too, or a final as long */
+        s += run_seconds_at(share_ms, load_s, 1, o->close_rounds);
+        if (fs > 0) fs = run_seconds_at(share_ms, load_s, n_final, o->close_rounds);
+    }
     return fs > s ? fs : s;
+}
+
+/* Seconds to keep for after the race before the next candidate joins:
+ * confirming winners (full: in full). */
+static double reserve(const arb *a, int full)
+{
+    return xf_arbiter_reserve(&a->o, share_ms_of(a), a->load_s, a->n_faster, full);
+}
+
+/* Whether the queue's first model joins only while the confirmation in
+ * full still fits after it: a repeat, or any model beyond the budget's
+ * plan (budget_models raced, then the confirmation in full). Why: the race
+ * took what the plan kept for the confirmation, and on a slower machine
+ * the winner's longer confirming run was cut (BERT-base, 2026-11-30). */
+static int needs_full_reserve(const arb *a)
+{
+    int planned = a->o.budget_models > 0 ? a->o.budget_models : DEFAULT_BUDGET_MODELS;
+    return a->res->e[a->queue[0].entry].like > 0 || a->n_raced >= planned;
 }
 
 /* The budget planned (xf_arbiter_budget) when budget_max_s allows it to
@@ -765,14 +864,18 @@ static xf_status race(arb *a, xf_error *err)
     while (!st) {
         double round_s = xf_target_race_round_ms(a->race) / 1000.0;
         double load_s = a->load_s > LOAD_S ? a->load_s : LOAD_S;
-        int time_for_more = left(a) - reserve(a) > load_s + a->o.min_rounds * round_s;
+        double for_more = load_s + a->o.min_rounds * round_s;
         while (!st && !stop && a->n_racing < a->slots) {
-            if (!time_for_more) {
+            if (left(a) - reserve(a, 0) <= for_more) {
                 stop = 1;
                 break;
             }
             if (a->n_queue == 0) st = next_candidates(a, err);
             if (st || a->n_queue == 0) break;
+            if (needs_full_reserve(a) && left(a) - reserve(a, 1) <= for_more) {
+                stop = 1;
+                break;
+            }
             int outcome = JOIN_DROPPED;
             st = join(a, &outcome, err);
             if (outcome == JOIN_WAITS) break;
@@ -792,24 +895,28 @@ static xf_status race(arb *a, xf_error *err)
         for (int i = 0; !st && i < a->n_racing; i++) {
             int done = 0;
             st = decided(a, i, &done, err);
-            if (!st && (done || left(a) < reserve(a))) {
+            if (!st && (done || left(a) < reserve(a, 0))) {
                 st = retire(a, i, err);
                 i--;
             }
         }
-        if (!st && left(a) < reserve(a)) stop = 1;
+        if (!st && left(a) < reserve(a, 0)) stop = 1;
     }
     if (!st && stop) {
         a->res->n_untimed = untimed(a);
         a->res->budget_hit = a->res->n_untimed > 0;
     }
     while (!st && a->n_racing > 0) st = retire(a, 0, err);
-    /* queued when the budget ran out: never timed */
+    /* queued or waiting when the budget ran out: never timed */
     for (int i = 0; i < a->n_queue; i++) {
         a->res->e[a->queue[i].entry].verdict = XF_ARBITER_NOT_TIMED;
         held_free(&a->queue[i]);
     }
     a->n_queue = 0;
+    for (; a->next_repeat < a->n_repeats; a->next_repeat++) {
+        xf_arbiter_entry *e = &a->res->e[a->repeats[a->next_repeat]];
+        if (e->verdict == XF_ARBITER_TIMED) e->verdict = XF_ARBITER_NOT_TIMED;
+    }
     if (!st) {
         xf_arbiter_entry *in = &a->res->e[0];
         st = xf_target_race_timing(a->race, 0, &in->t, NULL, NULL, err);
@@ -1104,6 +1211,9 @@ static void arb_free(arb *a)
     xf_free(a->faster);
     xf_free(a->hash);
     xf_free(a->order);
+    xf_free(a->timed);
+    xf_free(a->families);
+    xf_free(a->repeats);
 }
 
 xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *model,
@@ -1146,8 +1256,11 @@ xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *mo
     a.hash = xf_calloc((size_t)a.cap, sizeof *a.hash);
     a.racing = xf_calloc((size_t)a.slots + 1, sizeof *a.racing);
     a.faster = xf_calloc((size_t)a.cap, sizeof *a.faster);
+    a.timed = xf_calloc((size_t)n_searches, sizeof *a.timed);
+    a.families = xf_calloc((size_t)a.cap, sizeof *a.families);
+    a.repeats = xf_calloc((size_t)a.cap, sizeof *a.repeats);
     xf_status st = XF_OK;
-    if (!res->e || !a.hash || !a.racing || !a.faster)
+    if (!res->e || !a.hash || !a.racing || !a.faster || !a.timed || !a.families || !a.repeats)
         st = XF_FAIL(err, XF_ERR_NOMEM, "arbiter: out of memory");
     if (!st) st = xf_graph_hash_checked(model, XF_HASH_UNORDERED, &a.hash[0], err);
     if (!st) {

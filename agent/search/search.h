@@ -722,6 +722,11 @@ typedef struct xf_arbiter_entry {
     double input_ms;        /* the input's median ms in the run that gave t */
     xf_arbiter_verdict verdict;
     int unbatched;          /* the candidate in its unbatched layout (xf_agent_unbatch) */
+    int like;               /* a repeat: the entry of the first model offered with the same
+                               nodes and cost as written (the same rewrites in other places
+                               or orders), raced only after every distinct one and while a
+                               full confirmation still fits; 0: none */
+    int raced;              /* the order it joined the race in (1: first); 0: not raced */
     char why[256];          /* a dropped entry (WRONG, NOT_WRITABLE): which check
                                dropped it and what differs, with the figures (the
                                target's max |d| over the largest |output| against its
@@ -741,7 +746,7 @@ typedef struct xf_arbiter_result {
     int pairwise;           /* one candidate was timed at a time */
     int racing;             /* candidates timed at once (sessions alive: this + 2) */
     int rounds;             /* rounds the input ran in the race */
-    int n_untimed;          /* candidates not looked at: the budget ran out */
+    int n_untimed;          /* candidates not timed: the budget ran out (repeats included) */
     int budget_hit;         /* the budget cut racing, a closer look or a confirming run */
     double budget_s;        /* the budget (0: none): budget_max_s's growth included */
     double budget_given_s;  /* o->budget_s (budget_s differs when it grew) */
@@ -794,11 +799,26 @@ int xf_arbiter_pick(const xf_target_timing *t, const xf_target_timing *self, con
 double xf_arbiter_budget(const xf_arbiter_options *o, double share_ms, double load_s,
                          double spent_s);
 
+/* Seconds the race keeps for after it before another candidate joins, for
+ * a model whose input takes share_ms of a race round and whose sessions
+ * take load_s to load, with n_faster candidates found faster so far: a
+ * confirming run of timing.rounds (one more per candidate found faster,
+ * up to two), or a final of timing.rounds when the next would make one.
+ * With `full`, the confirmation in full: a run of timing.rounds and one
+ * of close_rounds (or a final of close_rounds); the arbiter keeps that for
+ * a repeat (xf_arbiter_entry.like) and for any model after the budget's
+ * plan (budget_models raced). Why: at a BERT-base's size on a slower
+ * machine, repeats of one model took the race's time and the winner's
+ * confirming run was cut to what was left (2026-11-30, 21:07). */
+double xf_arbiter_reserve(const xf_arbiter_options *o, double share_ms, double load_s,
+                          int n_faster, int full);
+
 /* Finishes the candidates of each of the n_searches searches of `model`
  * (srs[s]; per search cheapest first, at most o->max_models distinct models
  * whose outputs in the target equal the input's; a model another search
  * already brought is a duplicate; the start graph and the cheapest first,
- * then their unbatched variants) one at a time as they are needed, races
+ * then their unbatched variants; repeats, see xf_arbiter_entry.like, after
+ * every distinct model) one at a time as they are needed, races
  * them against the input a few at a time in the target (the input's
  * weights shared by every session, xf_target_share_weights), and puts the
  * chosen model into *out: the one with the smallest latency ratio that is
@@ -812,7 +832,8 @@ double xf_arbiter_budget(const xf_arbiter_options *o, double share_ms, double lo
  * them; else model itself. Within o->budget_s and o->mem_limit
  * (see there; res says what they cut).
  * *out borrows its weights from model and the searches' candidates (it must
- * not outlive them). cm (may be NULL) only fills cost_ms. On failure *out
+ * not outlive them). cm (may be NULL) fills cost_ms and tells repeats
+ * (without it, none is a repeat). On failure *out
  * and *res are empty. */
 xf_status xf_agent_arbitrate(xf_target *t, xf_cost_model *cm, const xf_graph *model,
                              const xf_search_result *const *srs, int n_searches,

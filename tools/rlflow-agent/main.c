@@ -218,14 +218,15 @@ static void print_target(const xf_optimize_report *r)
     else if (a->budget_s > 0)
         printf(" (budget %.0f s%s)", a->budget_s,
                a->budget_hit ? ", reached: it cut the timing" : "");
-    printf(", cheapest first on the cost model%s:\n",
+    printf(", cheapest first on the cost model, repeats (the same nodes and cost as written) "
+           "after the distinct models%s:\n",
            r->n_searches > 1 ? " (cand 1:N: candidate N of the search with scalings kept)" : "");
     if (a->n_untimed > 0)
-        printf("budget:          %d candidate%s not looked at: the budget ran out "
+        printf("budget:          %d candidate%s not timed: the budget ran out "
                "(--target-budget)\n",
                a->n_untimed, a->n_untimed == 1 ? "" : "s");
-    printf("  %-13s %10s %6s %7s %17s  %s\n", "model", "cost ms", "nodes", "ratio", "95% interval",
-           "verdict");
+    printf("  %-13s %10s %6s %4s %7s %17s  %s\n", "model", "cost ms", "nodes", "race", "ratio",
+           "95% interval", "verdict");
     for (int i = 0; i < a->n; i++) {
         const xf_arbiter_entry *e = &a->e[i];
         char ratio[16] = "-", iv[32] = "-";
@@ -235,8 +236,16 @@ static void print_target(const xf_optimize_report *r)
             snprintf(iv, sizeof iv, "[%.3f, %.3f]", e->t.lo, e->t.hi);
         }
         int slower = e->verdict == XF_ARBITER_TIMED && xf_target_verdict(&e->t, &e->self) > 0;
-        printf("  %-13s %10.4f %6d %7s %17s  %s\n", name, e->cost_ms, e->n_nodes, ratio, iv,
-               slower ? "slower beyond the noise" : xf_optimize_verdict_name(e->verdict));
+        char raced[16] = "-", like[48] = "";
+        if (e->raced > 0) snprintf(raced, sizeof raced, "%d", e->raced);
+        if (e->like > 0) {
+            char of[32];
+            xf_arbiter_entry_name(&a->e[e->like], of, sizeof of);
+            snprintf(like, sizeof like, " (a repeat of %s)", of);
+        }
+        printf("  %-13s %10.4f %6d %4s %7s %17s  %s%s\n", name, e->cost_ms, e->n_nodes, raced,
+               ratio, iv, slower ? "slower beyond the noise" : xf_optimize_verdict_name(e->verdict),
+               like);
     }
     for (int i = 1; i < a->n; i++) {
         const xf_arbiter_entry *e = &a->e[i];
