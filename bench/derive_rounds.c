@@ -4,7 +4,8 @@
  * of that size the solver has decided (a finished xferverify run, or the
  * decided part of a running one). Read-only.
  *
- *   bench_derive_rounds DB SIZE [--chunks K] [--depth N] [--states N]
+ *   bench_derive_rounds DB SIZE [--chunks K] [--by-min] [--depth N] [--states N]
+ *                       [--sample N] [--with-derived]
  *
  * The rules of SIZE that carry a solver verdict (proved, refuted, unknown)
  * play the solver with their stored verdicts. The solver's first round is
@@ -19,7 +20,17 @@
  * the solver did not find — and refuted, which must be 0: a chain for a
  * false rule would be a wrong proof), joined in one step (a shape variant)
  * and the search's CPU time; at the end the solver calls saved out of the
- * decided rules, and the CPU of grouping them by form.
+ * decided rules, and the CPU of grouping them by form. Joined rules are
+ * counted apart as firsts of their form (a later chunk's) and others, and
+ * the firsts' search CPU apart. --with-derived lets the rules of SIZE
+ * stored derived with a step of their own size play proved too: those
+ * are what the passes between a real run's rounds joined, which a
+ * finished database no longer holds as solver verdicts.
+ * --sample N searches only the rules whose id hashes into one N-th
+ * ((id * 2654435761) mod 2^32 < 2^32 / N): a slice of a whole size's
+ * passes; every decided rule still steps once its chunk is decided, so the
+ * savings it prints are a little optimistic (a rule out of the sample that
+ * a pass would join is proved there and steps) and scale by N.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,10 +115,31 @@ static int min_ops(const xf_rule *r)
     return r->src.n_nodes < r->dst.n_nodes ? r->src.n_nodes : r->dst.n_nodes;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* *found 1 when the chain of derived rule id steps by a rule of the n ids
+ * (ascending: the rules of its size). */
+static xf_status by_own_size(xf_rulesdb *db, int64_t id, const int64_t *ids, int n, int *found,
+                             xf_error *err)
+{
+    xf_rulesdb_step *steps = NULL;
+    int k = 0;
+    *found = 0;
+    xf_status st = xf_rulesdb_get_derivation(db, id, &steps, &k, err);
+    for (int i = 0; st == XF_OK && i < k && !*found; i++)
+        *found = bsearch(&steps[i].by_rule, ids, (size_t)n, sizeof *ids, cmp_i64) != NULL;
+    xf_free(steps);
+    return st;
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_derive_rounds DB SIZE [--chunks K] [--by-min] [--depth N] "
-                    "[--states N]\n");
+                    "[--states N] [--sample N] [--with-derived]\n");
     return 2;
 }
 
@@ -115,12 +147,12 @@ int main(int argc, char **argv)
 {
     if (argc < 3) return usage();
     const char *path = argv[1];
-    int size = atoi(argv[2]), chunks = 1, by_min = 0;
+    int size = atoi(argv[2]), chunks = 1, by_min = 0, sample = 1, with_derived = 0;
     xf_derive_options o;
     xf_derive_options_init(&o);
     for (int i = 3; i < argc; i += 2) {
-        if (!strcmp(argv[i], "--by-min")) {
-            by_min = 1;
+        if (!strcmp(argv[i], "--by-min") || !strcmp(argv[i], "--with-derived")) {
+            *(argv[i][2] == 'b' ? &by_min : &with_derived) = 1;
             i--;
             continue;
         }
@@ -129,6 +161,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--chunks") && v >= 1) chunks = v;
         else if (!strcmp(argv[i], "--depth")) o.max_depth = v;
         else if (!strcmp(argv[i], "--states")) o.max_states = v;
+        else if (!strcmp(argv[i], "--sample") && v >= 1) sample = v;
         else return usage();
     }
     if (size < 1) return usage();
@@ -152,11 +185,26 @@ int main(int argc, char **argv)
             st = XF_FAIL(&err, XF_ERR_NOMEM, "out of memory");
     /* the decided rules of SIZE; the first of each form is round 0 */
     int m = 0;
-    for (int i = 0; i < n_dec; i++) {
+    int64_t *size_ids = xf_malloc(sizeof *size_ids * ((size_t)n_dec + 1));
+    for (int i = 0; i < n_dec && size_ids; i++) size_ids[i] = dec[i].id; /* ascending */
+    int n_with = 0;
+    for (int i = 0; i < n_dec && st == XF_OK; i++) {
         xf_rule_status v = dec[i].verdict;
-        if (v == XF_RULE_PROVED || v == XF_RULE_REFUTED || v == XF_RULE_UNKNOWN) dec[m++] = dec[i];
-        else xf_rule_free(&dec[i].r);
+        int own = 0;
+        if (v == XF_RULE_DERIVED && with_derived && size_ids)
+            st = by_own_size(db, dec[i].id, size_ids, n_dec, &own, &err);
+        if (own) {
+            dec[i].verdict = XF_RULE_PROVED; /* joined by a pass between rounds: true */
+            n_with++;
+            dec[m++] = dec[i];
+        } else if (v == XF_RULE_PROVED || v == XF_RULE_REFUTED || v == XF_RULE_UNKNOWN) {
+            dec[m++] = dec[i];
+        } else {
+            xf_rule_free(&dec[i].r);
+        }
     }
+    xf_free(size_ids);
+    if (with_derived) printf("%d rules derived with a step of their size play proved\n", n_with);
     n_dec = m;
     brule **by_form = xf_malloc(sizeof *by_form * ((size_t)n_dec + 1));
     double c0 = xf_clock_thread_cpu();
@@ -194,13 +242,19 @@ int main(int argc, char **argv)
                 st = XF_FAIL(&err, XF_ERR_NOMEM, "out of memory");
         xf_deriver *d = NULL;
         if (st == XF_OK) st = xf_deriver_new(base.r, base.id, base.n, &o, &d, &err);
-        int searched = 0, joined[XF_RULE_STATUS_COUNT] = {0}, one_step = 0;
+        int searched = 0, joined[XF_RULE_STATUS_COUNT] = {0}, one_step = 0, firsts = 0;
+        int searched_firsts = 0;
+        double firsts_cpu = 0;
         double p0 = xf_clock_thread_cpu();
         for (int i = 0; i < n_dec && st == XF_OK; i++) {
             if (dec[i].joined || dec[i].chunk < k) continue;
+            if (sample > 1 && (uint32_t)((uint64_t)dec[i].id * 2654435761u) >= UINT32_MAX / sample)
+                continue;
             xf_derivation dv;
+            double c1 = xf_clock_thread_cpu();
             st = xf_derive_rule(d, &dec[i].r, &dv, &err);
             searched++;
+            if (!dec[i].round) searched_firsts++, firsts_cpu += xf_clock_thread_cpu() - c1;
             if (st != XF_OK || !dv.found) continue;
             dec[i].joined = 1;
             joined[dec[i].verdict]++;
@@ -211,17 +265,19 @@ int main(int argc, char **argv)
                 printf("\n");
             }
             one_step += dv.n_steps == 1;
+            firsts += !dec[i].round;
         }
         double cpu = xf_clock_thread_cpu() - p0;
         derive_cpu += cpu;
         saved += joined[XF_RULE_PROVED] + joined[XF_RULE_REFUTED];
         saved_unknown += joined[XF_RULE_UNKNOWN];
         printf("pass %d (%d rules): searched %d, joined %d (proved %d, unknown %d, refuted %d), "
-               "%d in one step; %.2f s cpu (%.2f ms a rule)\n",
+               "%d in one step, %d first of their form; %.2f s cpu (%.2f ms a rule; firsts %d in "
+               "%.2f s)\n",
                k, xf_deriver_rules(d), searched,
                joined[XF_RULE_PROVED] + joined[XF_RULE_UNKNOWN] + joined[XF_RULE_REFUTED],
                joined[XF_RULE_PROVED], joined[XF_RULE_UNKNOWN], joined[XF_RULE_REFUTED], one_step,
-               cpu, searched ? cpu * 1e3 / searched : 0.0);
+               firsts, cpu, searched ? cpu * 1e3 / searched : 0.0, searched_firsts, firsts_cpu);
         xf_deriver_free(d);
     }
     if (st == XF_OK)

@@ -160,6 +160,13 @@ typedef struct xf_derive_db_options {
     int64_t n_same_ids;
     int unknowns;    /* 1: search the size's unknown rules (what the solver left)
                         instead of its candidates */
+    const int64_t *only; /* search only the candidates (or unknowns) listed here
+                            (ascending ids; NULL: every one) */
+    int64_t n_only;
+    const int64_t *shallow; /* of those, search these (ascending ids; NULL: none)
+                               at most shallow_depth deep (below d.max_depth) */
+    int64_t n_shallow;
+    int shallow_depth;
     int jobs;        /* searches in this many forked workers at a time (default 1:
                         in this process); the same rules are derived either way */
     long long limit; /* try at most this many; 0: all */
@@ -184,6 +191,13 @@ typedef struct xf_derive_verify_options {
                                   solver first, in this many rounds, each followed by a
                                   derive pass that also steps by the rules of the size
                                   proved (default 2; 0: one round, no pass between) */
+    int firsts_up_to;          /* the passes between rounds search the later rounds'
+                                  firsts of their form at the round depth at sizes up to
+                                  this one (default 3; 0: at every size); at larger sizes
+                                  at firsts_depth (docs/derive.md "Rules of the
+                                  candidate's own size") */
+    int firsts_depth;          /* that depth (default 1; 0: not searched, only the other
+                                  shapes of the forms decided so far are) */
     int round_depth;           /* the passes between rounds search at most this deep
                                   (default 2; dopt.d.max_depth if lower): with the size's
                                   own rules each expansion makes many more graphs, and
@@ -206,7 +220,9 @@ void xf_derive_verify_options_init(xf_derive_verify_options *o);
  * solver (xf_verify_db with that size): the first candidate of each
  * compiled form (xf_rule_form_hash) in o->rounds rounds, the smaller
  * side's operators first, each followed by a derive pass that also steps
- * by the rules of the size proved so far (same_size); then the rest (all
+ * by the rules of the size proved so far (same_size; above
+ * o->firsts_up_to operators, the passes before the last round search the
+ * later rounds' firsts only o->firsts_depth deep); then the rest (all
  * at once with recheck, without derive or with rounds 0); then, with
  * derive and without recheck, the size's unknown rules are searched with
  * every rule of the size proved (a rule the solver left unknown may follow

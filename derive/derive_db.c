@@ -147,7 +147,7 @@ xf_status xf_deriver_load(xf_rulesdb *db, int below_size, int same_size, const i
     return st;
 }
 
-xf_status derive_search_one(xf_rulesdb *db, xf_deriver *d, int64_t id, derive_msg *m,
+xf_status derive_search_one(xf_rulesdb *db, xf_deriver *d, int64_t id, int depth, derive_msg *m,
                             xf_error *err)
 {
     xf_rule r;
@@ -164,7 +164,10 @@ xf_status derive_search_one(xf_rulesdb *db, xf_deriver *d, int64_t id, derive_ms
         return XF_OK;
     }
     double t0 = xf_clock_now();
+    int own = d->o.max_depth;
+    if (depth > 0 && depth < own) d->o.max_depth = depth;
     st = xf_derive_rule(d, &r, &m->dv, err);
+    d->o.max_depth = own;
     m->time_ms = (xf_clock_now() - t0) * 1e3;
     xf_rule_free(&r);
     return st;
@@ -250,6 +253,19 @@ xf_status xf_derive_db(xf_rulesdb *db, const xf_derive_db_options *o, xf_derive_
     xf_deriver *d = NULL;
     xf_rule_status which = o->unknowns ? XF_RULE_UNKNOWN : XF_RULE_CANDIDATE;
     xf_status st = derive_list_ids(db, which, 0, o->size, &ids, &t->total, &cap, err);
+    if (st == XF_OK && o->only) { /* the listed ones */
+        int64_t k = 0;
+        for (int64_t i = 0; i < t->total; i++)
+            if (bsearch(&ids[i], o->only, (size_t)o->n_only, sizeof *o->only, cmp_id64))
+                ids[k++] = ids[i];
+        t->total = k;
+    }
+    uint8_t *depths = NULL; /* per candidate: the shallow ones' depth, else 0 */
+    if (st == XF_OK && o->shallow && t->total > 0 && !(depths = xf_calloc((size_t)t->total, 1)))
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory listing rules");
+    for (int64_t i = 0; depths && i < t->total; i++)
+        if (bsearch(&ids[i], o->shallow, (size_t)o->n_shallow, sizeof *o->shallow, cmp_id64))
+            depths[i] = (uint8_t)o->shallow_depth;
     if (st == XF_OK && o->limit > 0 && t->total > o->limit) t->total = o->limit;
     if (st == XF_OK && t->total > 0)
         st = xf_deriver_load(db, o->size, o->same_size, o->same_ids, o->n_same_ids, &o->d, &d,
@@ -262,13 +278,13 @@ xf_status xf_derive_db(xf_rulesdb *db, const xf_derive_db_options *o, xf_derive_
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory deriving rules");
     if (p.q) p.q->n = 0;
     if (st == XF_OK && t->done < t->total && o->jobs > 1 && t->total > 1) {
-        st = derive_search_forked(db, d, ids, t->total, o->jobs, got, &p, err);
+        st = derive_search_forked(db, d, ids, depths, t->total, o->jobs, got, &p, err);
     } else {
         derive_msg m;
         for (int64_t i = 0; st == XF_OK && i < t->total && t->done < t->total; i++) {
             memset(&m, 0, sizeof m);
             m.index = i;
-            st = derive_search_one(db, d, ids[i], &m, err);
+            st = derive_search_one(db, d, ids[i], depths ? depths[i] : 0, &m, err);
             if (st == XF_OK) st = got(&p, &m, err);
         }
     }
@@ -277,5 +293,6 @@ xf_status xf_derive_db(xf_rulesdb *db, const xf_derive_db_options *o, xf_derive_
     t->elapsed_s = xf_clock_now() - t0;
     xf_deriver_free(d);
     xf_free(ids);
+    xf_free(depths);
     return st;
 }

@@ -48,14 +48,21 @@ xf_status derive_chain(xf_deriver *d, const xf_graph *src, const derive_move *a,
 xf_status derive_list_ids(xf_rulesdb *db, xf_rule_status status, int below, int size_eq,
                           int64_t **ids, int64_t *n, int64_t *cap, xf_error *err);
 
-/* The rules of `size` in db (every status but pruned) that are the first
- * (lowest id) of their compiled form (xf_rule_form_hash: the same rule at
- * other tensor shapes has the same form), with those the matcher cannot
- * use, in order of their smaller side's operators, then id; *ids is the
- * caller's (xf_free). The solver's first rounds (pipeline.c) take those
- * that are still candidates. */
-xf_status derive_first_of_forms(xf_rulesdb *db, int size, int64_t **ids, int64_t *n,
-                                xf_error *err);
+/* The solver's plan at one size (forms.c), over the rules of `size` in db
+ * of every status but pruned: firsts, those that are the first (lowest id)
+ * of their compiled form (xf_rule_form_hash: the same rule at other tensor
+ * shapes has the same form), with those the matcher cannot use, in order
+ * of their smaller side's operators, then id; others, the rest in id
+ * order, and first_of[i] the first of others[i]'s form. The arrays are the
+ * caller's (derive_plan_free). The solver's first rounds (pipeline.c) take
+ * the firsts that are still candidates. */
+typedef struct derive_plan {
+    int64_t *firsts, n_firsts;
+    int64_t *others, *first_of, n_others;
+} derive_plan;
+
+xf_status derive_plan_forms(xf_rulesdb *db, int size, derive_plan *p, xf_error *err);
+void derive_plan_free(derive_plan *p);
 
 /* ------------------------------------------------ the pass's searches */
 
@@ -73,20 +80,23 @@ typedef struct derive_msg {
     char errmsg[256];
 } derive_msg;
 
-/* Loads candidate id from db and searches it with d into m (index kept).
- * A rule that does not load is m->broken, not an error; errors are
- * running out of memory, I/O and those of the search. */
-xf_status derive_search_one(xf_rulesdb *db, xf_deriver *d, int64_t id, derive_msg *m,
+/* Loads candidate id from db and searches it with d into m (index kept),
+ * at most depth deep (0: d's own depth). A rule that does not load is
+ * m->broken, not an error; errors are running out of memory, I/O and
+ * those of the search. */
+xf_status derive_search_one(xf_rulesdb *db, xf_deriver *d, int64_t id, int depth, derive_msg *m,
                             xf_error *err);
 
 typedef xf_status (*derive_got_fn)(void *user, const derive_msg *m, xf_error *err);
 
-/* Searches the n candidates ids with d in `jobs` forked workers (each its
- * own read-only handle on db's file) and calls got, in this process, for
- * each message as it arrives (in no fixed order). The first error (of a
- * worker, or returned by got) stops the workers and is returned. */
-xf_status derive_search_forked(xf_rulesdb *db, xf_deriver *d, const int64_t *ids, int64_t n,
-                               int jobs, derive_got_fn got, void *user, xf_error *err);
+/* Searches the n candidates ids (ids[i] at most depths[i] deep, 0: d's
+ * depth; depths NULL: all at d's) with d in `jobs` forked workers (each
+ * its own read-only handle on db's file) and calls got, in this process,
+ * for each message as it arrives (in no fixed order). The first error (of
+ * a worker, or returned by got) stops the workers and is returned. */
+xf_status derive_search_forked(xf_rulesdb *db, xf_deriver *d, const int64_t *ids,
+                               const uint8_t *depths, int64_t n, int jobs, derive_got_fn got,
+                               void *user, xf_error *err);
 
 /* Writes the axis of concat, split and softmax counted from the end, so one
  * operation has one spelling and one hash (normalize.c). */

@@ -34,6 +34,8 @@ void xf_derive_verify_options_init(xf_derive_verify_options *o)
     memset(o, 0, sizeof *o);
     o->derive = 1;
     o->rounds = 2;
+    o->firsts_up_to = 3;
+    o->firsts_depth = 1;
     o->round_depth = 2;
     xf_derive_db_options_init(&o->dopt);
     xf_verify_db_options_init(&o->vopt);
@@ -116,19 +118,64 @@ static int cmp_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The candidates of the pass after the first `done` firsts of p were
+ * decided (decided: those, ascending), above o->firsts_up_to operators:
+ * into only (room for p->n_others + p->n_firsts) the other shapes of the
+ * forms decided (those of forms still to be decided wait for the pass
+ * after their first) and, with o->firsts_depth, the later firsts, which
+ * also go to shallow (room for p->n_firsts) to be searched that deep;
+ * both ascending. */
+static void plan_pass(const derive_plan *p, const xf_derive_verify_options *o,
+                      const int64_t *decided, int64_t done, int64_t *only, int64_t *shallow,
+                      xf_derive_db_options *dopt)
+{
+    int64_t k = 0, later = o->firsts_depth > 0 ? p->n_firsts - done : 0;
+    for (int64_t i = 0; i < p->n_others; i++)
+        if (bsearch(&p->first_of[i], decided, (size_t)done, sizeof *decided, cmp_id))
+            only[k++] = p->others[i];
+    if (later > 0) {
+        memcpy(shallow, p->firsts + done, sizeof *shallow * (size_t)later);
+        qsort(shallow, (size_t)later, sizeof *shallow, cmp_id);
+        memcpy(only + k, shallow, sizeof *only * (size_t)later);
+        k += later;
+        qsort(only, (size_t)k, sizeof *only, cmp_id);
+        dopt->shallow = shallow;
+        dopt->n_shallow = later;
+        dopt->shallow_depth = o->firsts_depth;
+    }
+    dopt->only = only;
+    dopt->n_only = k;
+}
+
 /* The solver's rounds at one size, after the first derive pass: the first
  * candidate of each compiled form (forms.c) in o->rounds chunks of equal
  * size, smaller side's operators first (the rest are more often joined by
  * those: docs/derive.md), each followed by a derive pass that also steps
- * by the rules of the size proved so far; then the rest. */
+ * by the rules of the size proved so far; then the rest. Above
+ * o->firsts_up_to operators the passes before the last round search the
+ * later rounds' firsts only o->firsts_depth deep (0: not at all) and, at
+ * the round depth, the other shapes of the forms decided so far only: at
+ * 4 operators the firsts' deeper searches cost about what the solver
+ * calls they saved, and the other shapes of an undecided form wait for
+ * it (docs/derive.md). */
 static xf_status solve_in_rounds(xf_rulesdb *db, const char *path,
                                  const xf_derive_verify_options *o, int size, xf_derive_tally *dt,
                                  xf_verify_tally *vt, xf_verify_tally *total, xf_error *err)
 {
-    int64_t *first = NULL, *steps = NULL, n_first = 0, left = 0, done = 0;
-    xf_status st = derive_first_of_forms(db, size, &first, &n_first, err);
+    int64_t *first = NULL, *steps = NULL, *only = NULL, *shallow = NULL, n_first = 0, left = 0,
+            done = 0;
+    derive_plan plan;
+    xf_status st = derive_plan_forms(db, size, &plan, err);
+    first = plan.firsts;
+    n_first = plan.n_firsts;
+    int shallow_firsts = o->firsts_up_to > 0 && size > o->firsts_up_to;
     if (st == XF_OK && n_first > 0 && !(steps = xf_malloc(sizeof *steps * (size_t)n_first)))
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory planning %lld rules", (long long)n_first);
+    if (st == XF_OK && shallow_firsts &&
+        (!(only = xf_malloc(sizeof *only * (size_t)(plan.n_others + n_first + 1))) ||
+         !(shallow = xf_malloc(sizeof *shallow * (size_t)(n_first + 1)))))
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory planning %lld rules",
+                     (long long)(plan.n_others + n_first));
     for (int k = 0; st == XF_OK && k < o->rounds && done < n_first; k++) {
         int64_t end = n_first * (k + 1) / o->rounds;
         qsort(first + done, (size_t)(end - done), sizeof *first, cmp_id);
@@ -149,13 +196,17 @@ static xf_status solve_in_rounds(xf_rulesdb *db, const char *path,
             dopt.jobs = derive_jobs(o);
             if (o->round_depth > 0 && o->round_depth < dopt.d.max_depth)
                 dopt.d.max_depth = o->round_depth;
+            if (shallow_firsts && done < n_first) /* before the last round */
+                plan_pass(&plan, o, steps, done, only, shallow, &dopt);
             xf_derive_tally later;
             st = xf_derive_db(db, &dopt, &later, err);
             add_derive(dt, &later, &dt->later);
         }
     }
-    xf_free(first);
+    derive_plan_free(&plan);
     xf_free(steps);
+    xf_free(only);
+    xf_free(shallow);
     if (st == XF_OK) st = count_left(db, size, 0, &left, err);
     if (st == XF_OK && left > 0) st = solve(db, path, o, size, NULL, 0, vt, total, err);
     return st;

@@ -32,8 +32,8 @@ typedef struct dw_worker {
 } dw_worker;
 
 /* The worker: searches ids[j], ids[j + jobs], ...; the exit code. */
-static int work(const char *path, xf_deriver *d, const int64_t *ids, int64_t n, int j, int jobs,
-                int fd)
+static int work(const char *path, xf_deriver *d, const int64_t *ids, const uint8_t *depths,
+                int64_t n, int j, int jobs, int fd)
 {
     xf_rulesdb *db = NULL;
     derive_msg m;
@@ -43,7 +43,7 @@ static int work(const char *path, xf_deriver *d, const int64_t *ids, int64_t n, 
     for (int64_t i = j; st == XF_OK && i < n; i += jobs) {
         memset(&m, 0, sizeof m);
         m.index = i;
-        st = derive_search_one(db, d, ids[i], &m, &err);
+        st = derive_search_one(db, d, ids[i], depths ? depths[i] : 0, &m, &err);
         if (st == XF_OK && xf_fd_write_all(fd, &m, sizeof m) != 0) return 1;
     }
     xf_rulesdb_close(db);
@@ -75,8 +75,9 @@ static int drain(dw_worker *w, derive_got_fn got, void *user, xf_status *st, xf_
     }
 }
 
-xf_status derive_search_forked(xf_rulesdb *db, xf_deriver *d, const int64_t *ids, int64_t n,
-                               int jobs, derive_got_fn got, void *user, xf_error *err)
+xf_status derive_search_forked(xf_rulesdb *db, xf_deriver *d, const int64_t *ids,
+                               const uint8_t *depths, int64_t n, int jobs, derive_got_fn got,
+                               void *user, xf_error *err)
 {
     dw_worker w[XF_DERIVE_MAX_JOBS];
     memset(w, 0, sizeof w);
@@ -96,7 +97,7 @@ xf_status derive_search_forked(xf_rulesdb *db, xf_deriver *d, const int64_t *ids
         if (pid == 0) {
             xf_child_dies_with_parent(parent); /* a stopped xferverify leaves none behind */
             close(p[0]);
-            _exit(work(xf_rulesdb_path(db), d, ids, n, j, jobs, p[1]));
+            _exit(work(xf_rulesdb_path(db), d, ids, depths, n, j, jobs, p[1]));
         }
         close(p[1]);
         if (pid < 0) {

@@ -5,7 +5,8 @@
  * version 2 -> 3 migration keeps every row, and xf_derive_verify_db decides
  * sizes in ascending order with the real solver, deriving what follows
  * from what it proved below, and after its first round at a size from the
- * rules of that size it proved (the same rule at other shapes waits). A
+ * rules of that size it proved (the same rule at other shapes waits;
+ * above a size, the later rounds' firsts are not searched then). A
  * rule whose rewrites all land over the search's size bound is not
  * matched, and changes nothing found. Every stored derivation of the databases made
  * here is replayed and each of its steps checked to use a proved or
@@ -503,6 +504,21 @@ static void count_after(void *user, int size, const xf_derive_tally *d, const xf
     if (d) *(int64_t *)user += d->after;
 }
 
+/* The whole run's options of these tests: two workers, a short check, and
+ * on_size counting into *count. */
+static void pipeline_options(xf_derive_verify_options *o,
+                             void (*on_size)(void *, int, const xf_derive_tally *,
+                                             const xf_verify_tally *),
+                             int64_t *count)
+{
+    xf_derive_verify_options_init(o);
+    o->user = count;
+    o->on_size = on_size;
+    o->vopt.jobs = 2;
+    o->vopt.vo.timeout_ms = 10000;
+    o->vopt.vo.bounded_max_shapes = 4;
+}
+
 /* The derived rule's domain where its one step is by a rule proved only at
  * a restricted domain: mean(mean(a)) => mean(a) stored proved with
  * "a[-1] == 1" (as xferverify stores it when its proof read the mean over
@@ -611,13 +627,8 @@ START_TEST(pipeline_derives_after_solving)
     int64_t left = add_rule_at(db, "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(c, b))", 3, D33,
                                XF_RULE_UNKNOWN);
     xf_derive_verify_options o;
-    xf_derive_verify_options_init(&o);
     int64_t after = 0;
-    o.user = &after;
-    o.on_size = count_after;
-    o.vopt.jobs = 2;
-    o.vopt.vo.timeout_ms = 10000;
-    o.vopt.vo.bounded_max_shapes = 4;
+    pipeline_options(&o, count_after, &after);
     xf_verify_tally t;
     int64_t derived = 0;
     ck_assert_msg(xf_derive_verify_db(db, path, &o, &t, &derived, &err) == XF_OK, "%s", err.msg);
@@ -648,6 +659,63 @@ START_TEST(pipeline_derives_after_solving)
 }
 END_TEST
 
+/* The size's "later" derivations (the passes between the solver's rounds). */
+static void count_later(void *user, int size, const xf_derive_tally *d, const xf_verify_tally *v)
+{
+    (void)v;
+    if (d && size == 2) *(int64_t *)user += d->later;
+}
+
+/* Above firsts_up_to operators the pass between the solver's rounds
+ * searches the later rounds' firsts only firsts_depth deep (0: not at all),
+ * the other shapes of the forms decided at the round depth. Size 2: assoc
+ * goes first (round 1); q (assoc then comm: two steps, one from each side)
+ * and q3 (b alone in front: assoc, comm, assoc, three steps) second;
+ * assoc at 3x3 is assoc's other shape. */
+START_TEST(later_firsts_searched_up_to_a_size)
+{
+    const char *path = xf_test_tmp("derive_firsts.db");
+    xf_error err;
+    /* up_to, depth; then q, q3 derived (1) or proved by the solver (0) */
+    static const int cases[][4] = {{0, 1, 1, 1}, {1, 2, 1, 1}, {1, 1, 1, 0}, {1, 0, 0, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        xf_test_remove_db(path);
+        xf_rulesdb *db = NULL;
+        ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s",
+                      err.msg);
+        add_rule(db, "ewadd(a, b)", "ewadd(b, a)", 2, XF_RULE_PROVED);
+        int64_t assoc = add_rule(db, "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(b, c))", 3,
+                                 XF_RULE_CANDIDATE);
+        int64_t q = add_rule(db, "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(c, b))", 3,
+                             XF_RULE_CANDIDATE);
+        int64_t q3 = add_rule(db, "ewadd(ewadd(a, b), c)", "ewadd(b, ewadd(c, a))", 3,
+                              XF_RULE_CANDIDATE);
+        int64_t assoc33 = add_rule_at(db, "ewadd(ewadd(a, b), c)", "ewadd(a, ewadd(b, c))", 3,
+                                      D33, XF_RULE_CANDIDATE);
+        xf_derive_verify_options o;
+        int64_t later = 0;
+        pipeline_options(&o, count_later, &later);
+        ck_assert_int_eq(o.firsts_up_to, 3);
+        ck_assert_int_eq(o.firsts_depth, 1);
+        o.firsts_up_to = cases[c][0];
+        o.firsts_depth = cases[c][1];
+        xf_verify_tally t;
+        int64_t derived = 0;
+        ck_assert_msg(xf_derive_verify_db(db, path, &o, &t, &derived, &err) == XF_OK, "%s",
+                      err.msg);
+        int dq = cases[c][2], dq3 = cases[c][3];
+        ck_assert_int_eq(status_of(db, assoc), XF_RULE_PROVED);
+        ck_assert_int_eq(status_of(db, assoc33), XF_RULE_DERIVED);
+        ck_assert_int_eq(status_of(db, q), (dq ? XF_RULE_DERIVED : XF_RULE_PROVED));
+        ck_assert_int_eq(status_of(db, q3), (dq3 ? XF_RULE_DERIVED : XF_RULE_PROVED));
+        ck_assert_int_eq(later, 1 + dq + dq3);
+        ck_assert_int_eq(t.total, 3 - dq - dq3); /* assoc and what was not derived */
+        ck_assert_int_eq(replay_all(db, NULL), 1 + dq + dq3);
+        xf_rulesdb_close(db);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("derive");
@@ -659,6 +727,7 @@ int main(void)
     tcase_add_test(t, tampered_chains_do_not_replay);
     tcase_add_test(t, migration_v2_to_v3_keeps_rows);
     tcase_add_test(t, pipeline_derives_after_solving);
+    tcase_add_test(t, later_firsts_searched_up_to_a_size);
     tcase_add_test(t, derived_domain_is_no_wider_than_its_chain);
     suite_add_tcase(s, t);
     return xf_test_run(s);

@@ -4,7 +4,8 @@
  *
  *   xferverify DB [-j N] [--timeout 10s] [--rlimit N] [--proof-rlimit N] [--recheck]
  *              [--limit N] [--max-shapes N] [--cross-shapes N] [--max-size N] [--no-derive] [--derive-depth N]
- *              [--derive-states N] [--derive-rounds N] [--check-axioms]
+ *              [--derive-states N] [--derive-rounds N] [--derive-firsts-up-to N]
+ *              [--derive-firsts-depth N] [--check-axioms]
  *   mpirun -n N xferverify DB ...   (rank 0 records, the others decide)
  *
  * The work is xf_derive_verify_db (derive/pipeline.c): sizes in ascending
@@ -121,8 +122,9 @@ static int parse_args(int argc, char **argv, opts *o)
     xf_derive_verify_options_init(&o->dvo);
     o->dvo.vopt.vo.timeout_ms = 10000;
     o->dvo.vopt.jobs = xf_cli_online_cpus(XF_VERIFY_MAX_JOBS);
-    char rlimit_help[256], proof_help[128], cross_help[256], depth_what[64];
+    char rlimit_help[256], proof_help[128], cross_help[256], depth_what[64], firsts_what[64];
     snprintf(depth_what, sizeof depth_what, "a number from 1 to %d", XF_DERIVE_MAX_DEPTH);
+    snprintf(firsts_what, sizeof firsts_what, "a number from 0 to %d", XF_DERIVE_MAX_DEPTH);
     snprintf(rlimit_help, sizeof rlimit_help,
              "Z3 resource units per proof query and per bounded check\n"
              "(deterministic: the same verdicts on any machine or load;\n"
@@ -188,6 +190,14 @@ static int parse_args(int argc, char **argv, opts *o)
                  "the same rule at other shapes) first, in N rounds, each\n"
                  "followed by a derive pass that also uses the rules of the\n"
                  "size just proved (0-16, default 2; 0: no pass between)"},
+        {.name = "--derive-firsts-up-to", .type = XF_CLI_INT, .off = offsetof(opts, dvo.firsts_up_to),
+         .lo = 0, .hi = 64, .what = "a number from 0 to 64", .label = "--derive-firsts-up-to N",
+         .help = "the passes between those rounds search the later rounds' firsts\n"
+                 "of their form as deep as the rest at sizes up to N (default 3;\n"
+                 "0: every size); at larger sizes --derive-firsts-depth deep"},
+        {.name = "--derive-firsts-depth", .type = XF_CLI_INT, .off = offsetof(opts, dvo.firsts_depth),
+         .lo = 0, .hi = XF_DERIVE_MAX_DEPTH, .what = firsts_what, .label = "--derive-firsts-depth N",
+         .help = "that depth (default 1; 0: those firsts are not searched)"},
         {.name = "--check-axioms", .type = XF_CLI_FLAG, .off = offsetof(opts, check_axioms), .set = 1,
          .label = "--check-axioms",
          .help = "check every axiom on its instances with the bounded check and\n"
