@@ -1235,8 +1235,14 @@ static void form_substitute(lin *f, int v, const lin *def, int64_t coef)
 static void forms_substitute(xf_rule_forms *out, const int *total)
 {
     for (int i = 0; i < out->n_cond; i++) {
-        const xf_dim_cond *e = &out->cond[i];
+        xf_dim_cond *e = &out->cond[i];
         if (e->kind != XF_DOM_EQ || e->l.den != 1) continue;
+        int64_t g = e->l.c; /* 2 a - 2 b == 0 is a - b == 0 */
+        for (int t = 0; t < e->l.n; t++) g = gcd_abs(g, e->l.coef[t]);
+        if (g > 1) {
+            e->l.c /= g;
+            for (int t = 0; t < e->l.n; t++) e->l.coef[t] /= g;
+        }
         int k = -1; /* the last variable (input dims come first) */
         for (int t = 0; t < e->l.n; t++)
             if ((e->l.coef[t] == 1 || e->l.coef[t] == -1) && (k < 0 || e->l.var[t] > e->l.var[k])) k = t;

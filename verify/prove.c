@@ -82,15 +82,18 @@ Z3_ast vf_form_term(xf_verifier *v, Z3_ast const *var, const xf_dim_form *f)
 }
 
 /* The domain's conditions over the variables of `forms` (each an Int
- * constant in var, made here), conjoined to facts. */
+ * constant in var, made here, at least 1: a dim of any tensor the matcher
+ * meets, and of every shape the bounded check plans), conjoined to facts. */
 static Z3_ast domain_facts(xf_verifier *v, const xf_rule_forms *forms, Z3_ast *var, Z3_ast facts)
 {
     Z3_context c = v->ctx;
     Z3_sort is = Z3_mk_int_sort(c);
-    for (int k = 0; k < forms->n_vars; k++) {
+    for (int k = 0; k < forms->n_vars; k++) { /* every size at least 1, as at any shape */
         char name[32];
         snprintf(name, sizeof name, "dim%d", k);
         var[k] = Z3_mk_const(c, Z3_mk_string_symbol(c, name), is);
+        Z3_ast two[2] = {facts, Z3_mk_ge(c, var[k], Z3_mk_int64(c, 1, is))};
+        facts = Z3_mk_and(c, 2, two);
     }
     for (int i = 0; i < forms->n_cond; i++) {
         const xf_dim_cond *a = &forms->cond[i];
