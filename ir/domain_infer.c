@@ -58,19 +58,10 @@ typedef struct var {
 } var;
 
 /* (sum coef[i] * var[i] + c) / den, den >= 1. */
-typedef struct lin {
-    int n;
-    int var[T];
-    int64_t coef[T];
-    int64_t c, den;
-} lin;
+typedef xf_dim_form lin;
 
 /* A condition on a form's numerator. */
-typedef struct iatom {
-    int kind;
-    lin l;
-    int64_t m;
-} iatom;
+typedef xf_dim_cond iatom;
 
 /* An opaque window output already made: the same function of the same
  * form is the same variable (a strided conv of x on both sides of a rule
@@ -1079,6 +1070,25 @@ static xf_status eng_finish(eng *E, xf_domain *d)
 
 /* ------------------------------------------------------------------ API */
 
+/* Both sides of r inferred in E (made here; the caller frees it with dims
+ * and off, also on failure), their outputs' dims equal. */
+static xf_status infer_rule(eng *E, const xf_rule *r, int pin_generators, lin **dims, int **off,
+                            xf_error *err)
+{
+    xf_status st = eng_init(E, &r->src, err);
+    E->pin_generators = pin_generators;
+    if (st == XF_OK) st = infer_graph(E, &r->src, r, 0, &dims[0], &off[0]);
+    if (st == XF_OK) st = infer_graph(E, &r->dst, r, 1, &dims[1], &off[1]);
+    for (int o = 0; st == XF_OK && o < r->src.n_outputs && o < r->dst.n_outputs; o++) {
+        int a = r->src.outputs[o], b = r->dst.outputs[o];
+        int ra = r->src.values[a].shape.rank;
+        if (ra != r->dst.values[b].shape.rank) continue; /* the rule does not validate */
+        for (int d = 0; d < ra; d++) cond_eq(E, &dims[0][off[0][a] + d], &dims[1][off[1][b] + d]);
+        st = E->st;
+    }
+    return st;
+}
+
 static xf_status of_rule(const xf_rule *r, int pin_generators, const xf_rule_dim_size *held,
                          int n_held, xf_domain *out, xf_error *err)
 {
@@ -1086,17 +1096,7 @@ static xf_status of_rule(const xf_rule *r, int pin_generators, const xf_rule_dim
     eng E;
     lin *dims[2] = {NULL, NULL};
     int *off[2] = {NULL, NULL};
-    xf_status st = eng_init(&E, &r->src, err);
-    E.pin_generators = pin_generators;
-    if (st == XF_OK) st = infer_graph(&E, &r->src, r, 0, &dims[0], &off[0]);
-    if (st == XF_OK) st = infer_graph(&E, &r->dst, r, 1, &dims[1], &off[1]);
-    for (int o = 0; st == XF_OK && o < r->src.n_outputs && o < r->dst.n_outputs; o++) {
-        int a = r->src.outputs[o], b = r->dst.outputs[o];
-        int ra = r->src.values[a].shape.rank;
-        if (ra != r->dst.values[b].shape.rank) continue; /* the rule does not validate */
-        for (int d = 0; d < ra; d++) cond_eq(&E, &dims[0][off[0][a] + d], &dims[1][off[1][b] + d]);
-        st = E.st;
-    }
+    xf_status st = infer_rule(&E, r, pin_generators, dims, off, err);
     for (int i = 0; st == XF_OK && i < n_held; i++) {
         const xf_rule_dim_size *h = &held[i];
         const xf_graph *g = h->side ? &r->dst : &r->src;
@@ -1180,4 +1180,139 @@ xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain 
     xf_free(off);
     eng_free(&E);
     return st;
+}
+
+/* ------------------------------------------------------------ rule forms */
+
+static int64_t gcd_abs(int64_t a, int64_t b)
+{
+    a = a < 0 ? -a : a;
+    b = b < 0 ? -b : b;
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* l's terms sorted by variable, all reduced by their gcd. */
+static void form_canonical(lin *l)
+{
+    for (int i = 1; i < l->n; i++) /* insertion sort by variable */
+        for (int j = i; j > 0 && l->var[j - 1] > l->var[j]; j--) {
+            int v = l->var[j];
+            int64_t c = l->coef[j];
+            l->var[j] = l->var[j - 1], l->coef[j] = l->coef[j - 1];
+            l->var[j - 1] = v, l->coef[j - 1] = c;
+        }
+    int64_t g = gcd_abs(l->den, l->c);
+    for (int i = 0; i < l->n; i++) g = gcd_abs(g, l->coef[i]);
+    if (g <= 1) return;
+    l->den /= g, l->c /= g;
+    for (int i = 0; i < l->n; i++) l->coef[i] /= g;
+}
+
+/* l with a pinned opaque variable at its own size (its input dims are
+ * pinned, so it has it), canonical. */
+static void form_tidy(const eng *E, lin *l)
+{
+    int k = 0;
+    for (int i = 0; i < l->n; i++) {
+        const var *x = &E->v[l->var[i]];
+        if (x->kind == V_OPAQUE && x->pinned) l->c += l->coef[i] * x->own;
+        else l->var[k] = l->var[i], l->coef[k++] = l->coef[i];
+    }
+    l->n = k;
+    form_canonical(l);
+}
+
+int xf_dim_form_add(const xf_dim_form *a, const xf_dim_form *b, xf_dim_form *r)
+{
+    lin s;
+    if (lin_axpy(a, 1, b, &s) < 0) return -1;
+    form_canonical(&s);
+    *r = s;
+    return 0;
+}
+
+/* f with variable v replaced through def (coef * v + rest == 0, coef +-1,
+ * over den 1); unchanged where that does not fit. */
+static void form_substitute(lin *f, int v, const lin *def, int64_t coef)
+{
+    int k = coef_of(f, v);
+    if (k < 0) return;
+    lin d = *def, r;
+    d.den = f->den; /* the numerator of f gains alpha * def */
+    if (lin_axpy(f, -f->coef[k] * coef, &d, &r) == 0) *f = r;
+}
+
+static void forms_substitute(xf_rule_forms *out, const int *total)
+{
+    for (int i = 0; i < out->n_cond; i++) {
+        xf_dim_cond *e = &out->cond[i];
+        if (e->kind != XF_DOM_EQ || e->l.den != 1) continue;
+        int64_t g = e->l.c; /* 2 a - 2 b == 0 is a - b == 0 */
+        for (int t = 0; t < e->l.n; t++) g = gcd_abs(g, e->l.coef[t]);
+        if (g > 1) {
+            e->l.c /= g;
+            for (int t = 0; t < e->l.n; t++) e->l.coef[t] /= g;
+        }
+        int k = -1; /* the last variable (input dims come first) */
+        for (int t = 0; t < e->l.n; t++)
+            if ((e->l.coef[t] == 1 || e->l.coef[t] == -1) && (k < 0 || e->l.var[t] > e->l.var[k])) k = t;
+        if (k < 0) continue;
+        int v = e->l.var[k];
+        int64_t coef = e->l.coef[k];
+        lin def = e->l;
+        for (int j = 0; j < out->n_cond; j++)
+            if (j != i) form_substitute(&out->cond[j].l, v, &def, coef);
+        for (int s = 0; s < 2; s++)
+            for (int t = 0; t < total[s]; t++) form_substitute(&out->dims[s][t], v, &def, coef);
+    }
+}
+
+xf_status xf_rule_forms_infer(const xf_rule *r, xf_rule_forms *out, xf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    eng E;
+    lin *dims[2] = {NULL, NULL};
+    int *off[2] = {NULL, NULL};
+    int total[2] = {0, 0};
+    xf_status st = infer_rule(&E, r, 0, dims, off, err);
+    if (st == XF_OK) {
+        for (int s = 0; s < 2; s++) {
+            const xf_graph *g = s ? &r->dst : &r->src;
+            for (int v = 0; v < g->n_values; v++) total[s] += g->values[v].shape.rank;
+        }
+        out->cond = xf_malloc(sizeof *out->cond * ((size_t)E.na + 1));
+        out->chosen = xf_malloc((size_t)E.nv + 1);
+        if (!out->cond || !out->chosen)
+            st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory inferring a rule's forms");
+    }
+    if (st == XF_OK) {
+        out->n_vars = E.nv;
+        for (int k = 0; k < E.nv; k++) out->chosen[k] = E.v[k].kind == V_FREE;
+        for (int s = 0; s < 2; s++) {
+            out->dims[s] = dims[s], out->off[s] = off[s];
+            dims[s] = NULL, off[s] = NULL;
+            for (int t = 0; t < total[s]; t++) form_tidy(&E, &out->dims[s][t]);
+        }
+        for (int i = 0; i < E.na; i++) out->cond[out->n_cond++] = E.a[i];
+        forms_substitute(out, total);
+        for (int s = 0; s < 2; s++)
+            for (int t = 0; t < total[s]; t++) form_tidy(&E, &out->dims[s][t]);
+    }
+    for (int k = 0; k < 2; k++) xf_free(dims[k]), xf_free(off[k]);
+    eng_free(&E);
+    if (st != XF_OK) xf_rule_forms_free(out);
+    return st;
+}
+
+void xf_rule_forms_free(xf_rule_forms *f)
+{
+    for (int s = 0; s < 2; s++) xf_free(f->dims[s]), xf_free(f->off[s]);
+    xf_free(f->cond);
+    xf_free(f->chosen);
+    memset(f, 0, sizeof *f);
 }

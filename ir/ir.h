@@ -936,6 +936,45 @@ typedef struct xf_rule_dim_size {
  * not linear in the inputs pins those it depends on). */
 xf_status xf_domain_of_rule_held(const xf_rule *r, const xf_rule_dim_size *held, int n,
                                  xf_domain *out, xf_error *err);
+/* The dims of a rule's values as the domain inference sees them, for a
+ * proof that must hold at every size the domain admits (verify/prove_encode.c
+ * encodes a concat's, split's and slice's sizes with them, not with their
+ * numbers at the rule's own shapes). Variable k is an integer unknown: an
+ * input dim, a size the matcher chooses (a target split's, a generator's) or
+ * a dim not linear in the inputs. A form is (sum coef * var + c) / den; a
+ * condition is one of the domain's (xf_dom_kind) over the variables: the
+ * rule's domain is where some choice of the variables meets them all. Every
+ * variable an equality with a unit coefficient defines (the last such in
+ * it: chosen sizes before input dims) is substituted away in the forms and
+ * the other conditions (its equality kept), so sizes the
+ * domain makes equal are one form term for term (a dim pinned to its own
+ * size a constant), and each form is reduced by the gcd of its terms. */
+typedef struct xf_dim_form {
+    int n;
+    int var[XF_DOMAIN_MAX_TERMS];
+    int64_t coef[XF_DOMAIN_MAX_TERMS];
+    int64_t c, den;
+} xf_dim_form;
+typedef struct xf_dim_cond {
+    int kind; /* xf_dom_kind, of the form's numerator */
+    xf_dim_form l;
+    int64_t m; /* XF_DOM_MOD: the modulus */
+} xf_dim_cond;
+typedef struct xf_rule_forms {
+    int n_vars;
+    unsigned char *chosen; /* per variable, 1: a size the matcher chooses (a
+                              generator's, a target split's), which no domain
+                              over the input dims can hold at a size */
+    xf_dim_form *dims[2]; /* side s, value v, axis d: dims[s][off[s][v] + d] */
+    int *off[2];
+    xf_dim_cond *cond;
+    int n_cond;
+} xf_rule_forms;
+xf_status xf_rule_forms_infer(const xf_rule *r, xf_rule_forms *out, xf_error *err);
+void xf_rule_forms_free(xf_rule_forms *f);
+/* *r = a + b, its terms sorted and reduced as above; -1 (r unchanged) when
+ * it overflows or needs more than XF_DOMAIN_MAX_TERMS terms. */
+int xf_dim_form_add(const xf_dim_form *a, const xf_dim_form *b, xf_dim_form *r);
 /* Derived rules (derive/): adds to d (over the inputs of g, a graph reading
  * the rule's inputs in order at their own shapes) what g's operators
  * demand of them. */

@@ -11,7 +11,10 @@
  * load. One solver per verifier holds the guarded axioms; each query runs
  * inside push/pop. A proved rule lists the dims its encoding read at their
  * own size (out->held): it is proved where they keep it (the worker narrows
- * the rule's domain to that, xf_domain_of_rule_held).
+ * the rule's domain to that, xf_domain_of_rule_held). The sizes the encoding
+ * passes as parameters (a concat's parts, a slice's bounds) are Int terms
+ * over the rule's dims, with the conditions of its domain among the facts
+ * (domain_facts): the proof is one for every size the domain admits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +64,70 @@ Z3_ast vf_prove_guarded(xf_verifier *v, vf_held *h, const xf_graph *g, int value
     for (int i = 0; i < n; i++)
         q->dim[i] = (xf_rule_dim_size){h->side, value, axes[i], g->values[value].shape.dims[axes[i]]};
     return Z3_mk_implies(v->ctx, q->lit, fact);
+}
+
+Z3_ast vf_form_term(xf_verifier *v, Z3_ast const *var, const xf_dim_form *f)
+{
+    Z3_context c = v->ctx;
+    Z3_sort is = Z3_mk_int_sort(c);
+    Z3_ast t[XF_DOMAIN_MAX_TERMS + 1];
+    int n = 0;
+    for (int i = 0; i < f->n; i++) {
+        Z3_ast k[2] = {Z3_mk_int64(c, f->coef[i], is), var[f->var[i]]};
+        t[n++] = f->coef[i] == 1 ? var[f->var[i]] : Z3_mk_mul(c, 2, k);
+    }
+    if (f->c || n == 0) t[n++] = Z3_mk_int64(c, f->c, is);
+    Z3_ast sum = n == 1 ? t[0] : Z3_mk_add(c, (unsigned)n, t);
+    return f->den == 1 ? sum : Z3_mk_div(c, sum, Z3_mk_int64(c, f->den, is));
+}
+
+/* The domain's conditions over the variables of `forms` (each an Int
+ * constant in var, made here, at least 1: a dim of any tensor the matcher
+ * meets, and of every shape the bounded check plans), conjoined to facts. */
+static Z3_ast domain_facts(xf_verifier *v, const xf_rule_forms *forms, Z3_ast *var, Z3_ast facts)
+{
+    Z3_context c = v->ctx;
+    Z3_sort is = Z3_mk_int_sort(c);
+    for (int k = 0; k < forms->n_vars; k++) { /* every size at least 1, as at any shape */
+        char name[32];
+        snprintf(name, sizeof name, "dim%d", k);
+        var[k] = Z3_mk_const(c, Z3_mk_string_symbol(c, name), is);
+        Z3_ast two[2] = {facts, Z3_mk_ge(c, var[k], Z3_mk_int64(c, 1, is))};
+        facts = Z3_mk_and(c, 2, two);
+    }
+    for (int i = 0; i < forms->n_cond; i++) {
+        const xf_dim_cond *a = &forms->cond[i];
+        Z3_ast l = vf_form_term(v, var, &a->l), zero = Z3_mk_int64(c, 0, is), f;
+        if (a->kind == XF_DOM_GE) f = Z3_mk_ge(c, l, zero);
+        else if (a->kind == XF_DOM_MOD) f = Z3_mk_eq(c, Z3_mk_mod(c, l, Z3_mk_int64(c, a->m, is)), zero);
+        else f = Z3_mk_eq(c, l, zero);
+        Z3_ast two[2] = {facts, f};
+        facts = Z3_mk_and(c, 2, two);
+    }
+    return facts;
+}
+
+/* A proof that read a size the matcher chooses (a generator's dim tied to
+ * no input dim: a softmax over a ones constant's last axis of 1) at its own
+ * value holds nowhere a domain can say: unknown, not proved. */
+static void held_chosen(const xf_rule_forms *forms, xf_proof *out)
+{
+    for (int i = 0; i < out->n_held; i++) {
+        const xf_rule_dim_size *h = &out->held[i];
+        const xf_dim_form *f = &forms->dims[h->side][forms->off[h->side][h->value] + h->axis];
+        for (int k = 0; k < f->n; k++) {
+            if (!forms->chosen[f->var[k]]) continue;
+            out->result = XF_PROOF_UNKNOWN;
+            out->why = XF_WHY_INCOMPLETE;
+            out->n_core = 0;
+            out->core_names[0] = 0;
+            snprintf(out->detail, sizeof out->detail,
+                     "proved only at the own size %lld of dim %d of %s value %d, a size the matcher "
+                     "chooses (no domain can hold it)",
+                     (long long)h->size, h->axis, h->side ? "target" : "source", h->value);
+            return;
+        }
+    }
 }
 
 static void proof_init(xf_proof *out)
@@ -172,6 +239,30 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
         return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory proving a rule");
     }
     held->proof = out;
+    xf_rule_forms forms;
+    vf_sizes sizes = {&forms, NULL, 0};
+    st = xf_rule_forms_infer(r, &forms, &e2);
+    if (st == XF_OK) {
+        sizes.var = xf_malloc(sizeof *sizes.var * ((size_t)forms.n_vars + 1));
+        if (!sizes.var) {
+            xf_rule_forms_free(&forms);
+            st = XF_FAIL(&e2, XF_ERR_NOMEM, "verify: out of memory proving a rule");
+        }
+    }
+    if (st != XF_OK) {
+        xf_free(so);
+        xf_free(held);
+        if (st != XF_ERR_UNSUPPORTED) {
+            if (err) *err = e2;
+            return st;
+        }
+        out->result = XF_PROOF_UNSUPPORTED;
+        out->why = XF_WHY_UNSUPPORTED;
+        snprintf(out->detail, sizeof out->detail, "%s", e2.msg);
+        out->time_ms = xf_clock_now_ms() - t0;
+        return XF_OK;
+    }
+    facts = domain_facts(v, &forms, sizes.var, facts);
     if (xf_rule_has_views(r)) {
         pd = xf_calloc(1, sizeof *pd);
         st = pd ? xf_rule_dims_infer(r, &dims, err)
@@ -180,6 +271,8 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
             xf_free(pd);
             xf_free(so);
             xf_free(held);
+            xf_free(sizes.var);
+            xf_rule_forms_free(&forms);
             return st;
         }
         have_dims = 1;
@@ -189,10 +282,10 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
         st = XF_FAIL(&e2, XF_ERR_UNSUPPORTED, "its reshapes' sizes do not follow its dims: %s",
                      dims.why ? dims.why : "?");
     else
-        st = vf_prove_encode(v, &r->src, pd, held, so, &facts, &e2);
+        st = vf_prove_encode(v, &r->src, pd, held, &sizes, so, &facts, &e2);
     if (pd) pd->side = 1;
-    held->side = 1;
-    if (st == XF_OK) st = vf_prove_encode(v, &r->dst, pd, held, dout, &facts, &e2);
+    held->side = sizes.side = 1;
+    if (st == XF_OK) st = vf_prove_encode(v, &r->dst, pd, held, &sizes, dout, &facts, &e2);
     if (st == XF_ERR_UNSUPPORTED) {
         out->result = XF_PROOF_UNSUPPORTED;
         out->why = XF_WHY_UNSUPPORTED;
@@ -209,9 +302,12 @@ xf_status xf_verify_prove(xf_verifier *v, const xf_rule *r, xf_proof *out, xf_er
         if (out->result == XF_PROOF_PROVED) core_names(out);
         else out->n_core = 0;
     }
+    if (out->result == XF_PROOF_PROVED) held_chosen(&forms, out);
     if (out->result != XF_PROOF_PROVED) out->n_held = out->held_all = 0;
     xf_free(so);
     xf_free(held);
+    xf_free(sizes.var);
+    xf_rule_forms_free(&forms);
     if (have_dims) xf_rule_dims_free(&dims);
     xf_free(pd);
     out->time_ms = xf_clock_now_ms() - t0;

@@ -5,7 +5,12 @@
  * operator's uninterpreted function. Parameters become Int arguments in the
  * form the axioms expect: axes relative to the last dimension, concat with
  * the sizes of its parts along the axis (n-ary concat folded left), each
- * split output a slice (axis, offset, length, input size), conv padding as
+ * split output a slice (axis, offset, length, input size) — these sizes,
+ * a zero tensor's shape and a head count as Int terms over the rule's dims
+ * (vf_sizes: the forms of its domain, whose conditions the query assumes),
+ * never as their numbers at the own shapes, so that `slice[2:4](concat(a,
+ * b)) => b`, at a 2 wide, is not proved where the domain lets a be 3 —,
+ * conv padding as
  * a mode (same/valid), depthwise groups as -1, a layer-norm with a scale
  * of ones and no bias as the unit-scale layer-norm lnorm. Shape facts are used
  * directly: enlarging a kernel to its own size, swapping two axes of size 1
@@ -27,6 +32,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "verify/prove_internal.h"
 
@@ -35,14 +41,76 @@ static Z3_ast mk_int(xf_verifier *v, int64_t x)
     return Z3_mk_int64(v->ctx, x, Z3_mk_int_sort(v->ctx));
 }
 
+/* f applied to the Int terms ints[0..n_int) and the tensors ts[0..n_t). */
+static Z3_ast appz(xf_verifier *v, xf_ax_fn f, int n_int, const Z3_ast *ints, int n_t,
+                   const Z3_ast *ts)
+{
+    Z3_ast args[1 + XF_MAX_DIMS + 2] = {0};
+    int n = 0;
+    for (int i = 0; i < n_int; i++) args[n++] = ints[i];
+    for (int i = 0; i < n_t; i++) args[n++] = ts[i];
+    return Z3_mk_app(v->ctx, v->fns[f], (unsigned)n, args);
+}
+
 static Z3_ast app(xf_verifier *v, xf_ax_fn f, int n_int, const int64_t *ints, int n_t,
                   const Z3_ast *ts)
 {
-    Z3_ast args[8] = {0};
-    int n = 0;
-    for (int i = 0; i < n_int; i++) args[n++] = mk_int(v, ints[i]);
-    for (int i = 0; i < n_t; i++) args[n++] = ts[i];
-    return Z3_mk_app(v->ctx, v->fns[f], (unsigned)n, args);
+    Z3_ast k[1 + XF_MAX_DIMS];
+    for (int i = 0; i < n_int; i++) k[i] = mk_int(v, ints[i]);
+    return appz(v, f, n_int, k, n_t, ts);
+}
+
+/* ------------------------------------------------------------ the sizes */
+
+/* Dim `axis` of value `value` of the side being encoded, as a form. */
+static const xf_dim_form *size_form(const vf_sizes *sz, int value, int axis)
+{
+    return &sz->forms->dims[sz->side][sz->forms->off[sz->side][value] + axis];
+}
+
+static Z3_ast size_at(xf_verifier *v, const vf_sizes *sz, int value, int axis)
+{
+    return vf_form_term(v, sz->var, size_form(sz, value, axis));
+}
+
+/* A running sum of sizes (a concat's or a split's offset): a form, or a
+ * Z3 sum once the form would overflow. */
+typedef struct size_sum {
+    xf_dim_form f;
+    Z3_ast t; /* NULL: f */
+} size_sum;
+
+static size_sum sum_zero(void)
+{
+    size_sum s;
+    memset(&s, 0, sizeof s);
+    s.f.den = 1;
+    return s;
+}
+
+static Z3_ast sum_term(xf_verifier *v, const vf_sizes *sz, const size_sum *s)
+{
+    return s->t ? s->t : vf_form_term(v, sz->var, &s->f);
+}
+
+static void sum_add(xf_verifier *v, const vf_sizes *sz, size_sum *s, const xf_dim_form *f)
+{
+    if (!s->t && xf_dim_form_add(&s->f, f, &s->f) == 0) return;
+    Z3_ast two[2] = {sum_term(v, sz, s), vf_form_term(v, sz->var, f)};
+    s->t = Z3_mk_add(v->ctx, 2, two);
+}
+
+/* Part `value` (along axis a < 0) of a concat or split whose earlier parts
+ * sum to *done, as (concat/slice a offset length ...)'s first Int terms;
+ * *done grows by it. */
+static void part_terms(xf_verifier *v, const vf_sizes *sz, const xf_graph *g, int value,
+                       int64_t a, size_sum *done, Z3_ast *k)
+{
+    int axis = (int)(g->values[value].shape.rank + a);
+    k[0] = mk_int(v, a);
+    k[1] = sum_term(v, sz, done);
+    k[2] = size_at(v, sz, value, axis);
+    sum_add(v, sz, done, size_form(sz, value, axis));
 }
 
 static int64_t neg_axis(int64_t axis, int rank)
@@ -163,8 +231,8 @@ static xf_status encode_reshape(xf_verifier *v, const xf_graph *g, int ni, xf_pr
 }
 
 /* A slice of one axis, step 1, as (slice axis offset length size x). */
-static xf_status encode_slice(xf_verifier *v, const xf_graph *g, int ni, Z3_ast *in, Z3_ast *r,
-                              xf_error *err)
+static xf_status encode_slice(xf_verifier *v, const xf_graph *g, int ni, const vf_sizes *sz,
+                              Z3_ast *in, Z3_ast *r, xf_error *err)
 {
     const xf_node *nd = &g->nodes[ni];
     const xf_params *p = &nd->params;
@@ -175,8 +243,10 @@ static xf_status encode_slice(xf_verifier *v, const xf_graph *g, int ni, Z3_ast 
     if (a < 0) return unsupported(g, ni, "slice axis out of range", err);
     int64_t o = p->starts[0] < 0 ? p->starts[0] + sx->dims[a] : p->starts[0];
     if (o < 0) o = 0;
-    int64_t k[4] = {a - sx->rank, o, sy->dims[a], sx->dims[a]};
-    *r = app(v, XF_AX_SLICE, 4, k, 1, in);
+    (void)sy;
+    Z3_ast k[4] = {mk_int(v, a - sx->rank), mk_int(v, o), size_at(v, sz, nd->outputs[0], a),
+                   size_at(v, sz, nd->inputs[0], a)};
+    *r = appz(v, XF_AX_SLICE, 4, k, 1, in);
     return XF_OK;
 }
 
@@ -234,7 +304,7 @@ static int encode_transpose(xf_verifier *v, const xf_graph *g, int ni, Z3_ast x,
 }
 
 static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove_dims *pd,
-                             vf_held *held, Z3_ast *val, xf_error *err)
+                             vf_held *held, const vf_sizes *sz, Z3_ast *val, xf_error *err)
 {
     const xf_node *nd = &g->nodes[ni];
     const xf_params *p = &nd->params;
@@ -293,23 +363,23 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
     case XF_OP_CONCAT: {
         int64_t a = neg_axis(p->axis, s0->rank);
         r = in[0];
-        int64_t done = s0->dims[s0->rank + a];
+        size_sum done = sum_zero();
+        sum_add(v, sz, &done, size_form(sz, nd->inputs[0], (int)(s0->rank + a)));
         for (int i = 1; i < nd->n_inputs; i++) {
-            const xf_shape *si = &g->values[nd->inputs[i]].shape;
-            Z3_ast two[2] = {r, val[nd->inputs[i]]};
-            k[0] = a, k[1] = done, k[2] = si->dims[si->rank + a];
-            r = app(v, XF_AX_CONCAT, 3, k, 2, two);
-            done += k[2];
+            Z3_ast two[2] = {r, val[nd->inputs[i]]}, kz[3];
+            part_terms(v, sz, g, nd->inputs[i], a, &done, kz);
+            r = appz(v, XF_AX_CONCAT, 3, kz, 2, two);
         }
         break;
     }
     case XF_OP_SPLIT: {
-        int64_t a = neg_axis(p->axis, s0->rank), off = 0;
+        int64_t a = neg_axis(p->axis, s0->rank);
+        size_sum off = sum_zero();
         for (int o = 0; o < nd->n_outputs; o++) {
-            const xf_shape *so = &g->values[nd->outputs[o]].shape;
-            k[0] = a, k[1] = off, k[2] = so->dims[so->rank + a], k[3] = s0->dims[s0->rank + a];
-            val[nd->outputs[o]] = app(v, XF_AX_SLICE, 4, k, 1, in);
-            off += k[2];
+            Z3_ast kz[4];
+            part_terms(v, sz, g, nd->outputs[o], a, &off, kz);
+            kz[3] = size_at(v, sz, nd->inputs[0], (int)(s0->rank + a));
+            val[nd->outputs[o]] = appz(v, XF_AX_SLICE, 4, kz, 1, in);
         }
         return XF_OK;
     }
@@ -378,7 +448,7 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
         break;
     }
     case XF_OP_SLICE: {
-        xf_status st = encode_slice(v, g, ni, in, &r, err);
+        xf_status st = encode_slice(v, g, ni, sz, in, &r, err);
         if (st != XF_OK) return st;
         break;
     }
@@ -388,25 +458,32 @@ static xf_status encode_node(xf_verifier *v, const xf_graph *g, int ni, xf_prove
     return XF_OK;
 }
 
-/* The zero tensor of shape s: (zt rank d0 .. d5), unused dims 0. */
-static Z3_ast zero_tensor(xf_verifier *v, const xf_shape *s)
+/* The zero tensor of value `value`'s shape, its last axis 1 with
+ * last_one: (zt rank d0 .. d5), unused dims 0. */
+static Z3_ast zero_tensor(xf_verifier *v, const vf_sizes *sz, const xf_graph *g, int value,
+                          int last_one)
 {
-    int64_t k[1 + XF_MAX_DIMS] = {s->rank};
-    for (int i = 0; i < s->rank; i++) k[1 + i] = s->dims[i];
-    return app(v, XF_AX_ZT, 1 + XF_MAX_DIMS, k, 0, NULL);
+    int rank = g->values[value].shape.rank;
+    Z3_ast k[1 + XF_MAX_DIMS];
+    k[0] = mk_int(v, rank);
+    for (int i = 0; i < XF_MAX_DIMS; i++)
+        k[1 + i] = i >= rank ? mk_int(v, 0)
+                   : last_one && i == rank - 1 ? mk_int(v, 1)
+                                                : size_at(v, sz, value, i);
+    return appz(v, XF_AX_ZT, 1 + XF_MAX_DIMS, k, 0, NULL);
 }
 
 /* After node ni is encoded: its outputs that are zero whatever the inputs
  * (prove_zero.c) become the zero tensor of their shape, and a sum with a
  * zero operand of the sum's own shape becomes the other operand. */
-static void zero_fold(xf_verifier *v, const xf_graph *g, int ni, vf_held *held, Z3_ast *val,
-                      unsigned char *zero)
+static void zero_fold(xf_verifier *v, const xf_graph *g, int ni, vf_held *held,
+                      const vf_sizes *sz, Z3_ast *val, unsigned char *zero)
 {
     const xf_node *nd = &g->nodes[ni];
     if (vf_prove_zero_output(g, ni, zero, held)) {
         for (int o = 0; o < nd->n_outputs; o++) {
             zero[nd->outputs[o]] = 1;
-            val[nd->outputs[o]] = zero_tensor(v, &g->values[nd->outputs[o]].shape);
+            val[nd->outputs[o]] = zero_tensor(v, sz, g, nd->outputs[o], 0);
         }
     } else if (nd->op == XF_OP_ADD && nd->n_inputs == 2) {
         const xf_shape *out = &g->values[nd->outputs[0]].shape;
@@ -433,24 +510,22 @@ static Z3_ast and2(xf_verifier *v, Z3_ast a, Z3_ast b)
  * has size 1, the shape of the zeros the axioms make (such means; the fold
  * already drops a graph's zero summands): stating it for every value let
  * `ewadd-assoc` chain sums of zeros without end on layer-norm rules. */
-static Z3_ast zero_facts(xf_verifier *v, const xf_graph *g, vf_held *held, Z3_ast *val,
-                         const unsigned char *zero, Z3_ast facts)
+static Z3_ast zero_facts(xf_verifier *v, const xf_graph *g, vf_held *held, const vf_sizes *sz,
+                         Z3_ast *val, const unsigned char *zero, Z3_ast facts)
 {
     int any = 0;
     for (int i = 0; i < g->n_values; i++) {
         any |= zero[i];
         if (!val[i] || !vf_prove_centred_layernorm(g, i, zero, held)) continue;
-        xf_shape m = g->values[i].shape;
         int64_t last = -1;
-        m.dims[m.rank - 1] = 1;
         Z3_ast mean = app(v, XF_AX_MEAN, 1, &last, 1, &val[i]);
-        facts = and2(v, facts, Z3_mk_eq(v->ctx, mean, zero_tensor(v, &m)));
+        facts = and2(v, facts, Z3_mk_eq(v->ctx, mean, zero_tensor(v, sz, g, i, 1)));
         any = 1;
     }
     for (int i = 0; any && i < g->n_values; i++) {
         const xf_shape *s = &g->values[i].shape;
         if (!val[i] || s->rank < 1 || s->dims[s->rank - 1] != 1) continue;
-        Z3_ast z = zero_tensor(v, s), zx[2] = {z, val[i]}, xz[2] = {val[i], z};
+        Z3_ast z = zero_tensor(v, sz, g, i, 0), zx[2] = {z, val[i]}, xz[2] = {val[i], z};
         facts = and2(v, facts, Z3_mk_eq(v->ctx, Z3_mk_app(v->ctx, v->fns[XF_AX_EWADD], 2, zx), val[i]));
         facts = and2(v, facts, Z3_mk_eq(v->ctx, Z3_mk_app(v->ctx, v->fns[XF_AX_EWADD], 2, xz), val[i]));
     }
@@ -514,26 +589,26 @@ static Z3_ast kernel_facts(xf_verifier *v, const xf_graph *g, vf_held *held, Z3_
  * and its parts can rewrite the tensor as the concat, which no axiom's
  * trigger introduces (`matmul(b, concat(..))` with `b` split elsewhere
  * meets `matmul-concat-batch` only through it). */
-static Z3_ast split_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast facts)
+static Z3_ast split_facts(xf_verifier *v, const xf_graph *g, const vf_sizes *sz, Z3_ast *val,
+                          Z3_ast facts)
 {
     for (int ni = 0; ni < g->n_nodes; ni++) {
         const xf_node *nd = &g->nodes[ni];
         if (nd->op != XF_OP_SPLIT || nd->n_outputs < 2 || !val[nd->inputs[0]]) continue;
         const xf_shape *s0 = &g->values[nd->inputs[0]].shape;
-        int64_t a = neg_axis(nd->params.axis, s0->rank), done = 0, k[3];
+        int64_t a = neg_axis(nd->params.axis, s0->rank);
+        size_sum done = sum_zero();
         Z3_ast r = NULL;
         for (int o = 0; o < nd->n_outputs; o++) {
-            const xf_shape *so = &g->values[nd->outputs[o]].shape;
-            Z3_ast part = val[nd->outputs[o]];
+            Z3_ast part = val[nd->outputs[o]], k[3];
             if (!part) break;
+            part_terms(v, sz, g, nd->outputs[o], a, &done, k);
             if (o == 0) {
                 r = part;
             } else {
                 Z3_ast two[2] = {r, part};
-                k[0] = a, k[1] = done, k[2] = so->dims[so->rank + a];
-                r = app(v, XF_AX_CONCAT, 3, k, 2, two);
+                r = appz(v, XF_AX_CONCAT, 3, k, 2, two);
             }
-            done += so->dims[so->rank + a];
             if (o == nd->n_outputs - 1) facts = and2(v, facts, Z3_mk_eq(v->ctx, val[nd->inputs[0]], r));
         }
     }
@@ -545,8 +620,8 @@ static Z3_ast split_facts(xf_verifier *v, const xf_graph *g, Z3_ast *val, Z3_ast
  * head split's count at the rule's own shapes (hnum: the guard of
  * hsplit-slice-last, which relates it to slice offsets, numbers at the
  * own shapes too). */
-static Z3_ast shape_facts(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, Z3_ast *val,
-                          Z3_ast facts)
+static Z3_ast shape_facts(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd,
+                          const vf_sizes *sz, Z3_ast *val, Z3_ast facts)
 {
     Z3_context c = v->ctx;
     for (int ni = 0; pd && pd->dims && ni < g->n_nodes; ni++) {
@@ -559,7 +634,7 @@ static Z3_ast shape_facts(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, 
         if (id >= FRESH_IDS) continue; /* an opaque count is no fact */
         Z3_ast ida = mk_int(v, id);
         Z3_ast num = Z3_mk_app(c, v->fns[XF_AX_HNUM], 1, &ida);
-        facts = and2(v, facts, Z3_mk_eq(c, num, mk_int(v, sy->dims[sy->rank - 2])));
+        facts = and2(v, facts, Z3_mk_eq(c, num, size_at(v, sz, nd->outputs[0], sy->rank - 2)));
     }
     for (int i = 0; i < g->n_values; i++) {
         if (!val[i]) continue;
@@ -583,7 +658,7 @@ static Z3_ast shape_facts(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, 
 }
 
 xf_status vf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, vf_held *held,
-                          Z3_ast *outs, Z3_ast *facts, xf_error *err)
+                          const vf_sizes *sizes, Z3_ast *outs, Z3_ast *facts, xf_error *err)
 {
     xf_status st = XF_OK;
     Z3_ast *val = xf_calloc((size_t)g->n_values + 1, sizeof *val);
@@ -600,14 +675,14 @@ xf_status vf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, 
     }
     st = xf_graph_topo_order(g, order, err);
     for (int i = 0; st == XF_OK && i < g->n_nodes; i++) {
-        st = encode_node(v, g, order[i], pd, held, val, err);
-        if (st == XF_OK) zero_fold(v, g, order[i], held, val, zero);
+        st = encode_node(v, g, order[i], pd, held, sizes, val, err);
+        if (st == XF_OK) zero_fold(v, g, order[i], held, sizes, val, zero);
     }
     if (st == XF_OK)
-        *facts = shape_facts(v, g, pd, val,
-                             zero_facts(v, g, held, val, zero,
-                                        kernel_facts(v, g, held, val,
-                                                     split_facts(v, g, val, unit_facts(v, g, held, val, *facts)))));
+        *facts = shape_facts(
+            v, g, pd, sizes, val,
+            zero_facts(v, g, held, sizes, val, zero,
+                       kernel_facts(v, g, held, val, split_facts(v, g, sizes, val, unit_facts(v, g, held, val, *facts)))));
     for (int i = 0; st == XF_OK && i < g->n_outputs; i++) {
         outs[i] = val[g->outputs[i]];
         if (!outs[i]) st = XF_FAIL(err, XF_ERR_GRAPH, "verify: output %d is not computed", i);

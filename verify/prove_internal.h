@@ -41,6 +41,21 @@ typedef struct vf_held {
     vf_guard guard[VF_MAX_GUARDS];
 } vf_held;
 
+/* The rule's dims as Int terms (xf_rule_forms): the encoding gives a
+ * concat's, split's and slice's sizes, the zero tensors' shapes and the head
+ * counts as these, not as their numbers at the rule's own shapes, so a proof
+ * covers every size the rule's domain admits (the query assumes the domain's
+ * conditions over them): slice[2:4](concat(a, b)) => b, true where a is 2
+ * wide, is not proved for an `a` 3 wide that the domain admits. */
+typedef struct vf_sizes {
+    const xf_rule_forms *forms;
+    Z3_ast *var; /* one Int constant per variable */
+    int side;    /* 0 source, 1 target: the side being encoded */
+} vf_sizes;
+
+/* Form f as an Int term over the variables var (prove.c). */
+Z3_ast vf_form_term(xf_verifier *v, Z3_ast const *var, const xf_dim_form *f);
+
 /* Records dim `axis` of value `value` of g (h's side) at its size in g;
  * once, and past XF_VERIFY_MAX_HELD as held_all. prove.c. */
 void vf_prove_hold(vf_held *h, const xf_graph *g, int value, int axis);
@@ -56,9 +71,10 @@ Z3_ast vf_prove_guarded(xf_verifier *v, vf_held *h, const xf_graph *g, int value
  * Shape facts about g's values that the axioms cannot see (a tensor whose
  * last two axes have size 1 is its own transpose; every value's rank, and
  * with pd->dims its shape id and its shape's last dim) are conjoined to
- * *facts. pd (NULL: no reshapes) carries the ids across both sides. */
+ * *facts. pd (NULL: no reshapes) carries the ids across both sides; sizes
+ * gives the dims' terms. */
 xf_status vf_prove_encode(xf_verifier *v, const xf_graph *g, xf_prove_dims *pd, vf_held *held,
-                          Z3_ast *outs, Z3_ast *facts, xf_error *err);
+                          const vf_sizes *sizes, Z3_ast *outs, Z3_ast *facts, xf_error *err);
 
 /* 1 when every output of node ni of g is the zero tensor whatever the
  * inputs, given which of g's values are (zero[value]); prove_zero.c. The

@@ -133,9 +133,11 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
 /* The verifier's revision: raised whenever a change can alter a stored
  * verdict or validity domain (2: sizes a proof reads at the rule's own
  * shapes are held in its domain, and a slice to its axis's own size is not
- * the whole axis, 2026-11-30). The default rules database's name carries it,
+ * the whole axis, 2026-11-30; 3: a concat's, split's and slice's sizes are
+ * terms over the rule's dims in the proof, and a held size the matcher
+ * chooses is no proof, 2026-11-30). The default rules database's name carries it,
  * so a database decided by an older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 2
+#define XF_VERIFY_REVISION 3
 
 /* ---------------------------------------------------------------- axioms */
 
