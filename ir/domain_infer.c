@@ -74,6 +74,7 @@ typedef struct opaque_memo {
 
 typedef struct eng {
     int pin_generators; /* generators at their own size (rule_generator) */
+    int soft;           /* conditions made now are broadcast ties (xf_dim_cond) */
     opaque_memo *memo;
     int n_memo, cap_memo;
     int n_inputs, n_in_vars;
@@ -122,6 +123,7 @@ static void push_atom(eng *E, int kind, const lin *l, int64_t m)
     E->a[E->na].kind = kind;
     E->a[E->na].l = *l;
     E->a[E->na].m = m;
+    E->a[E->na].soft = E->soft;
     E->na++;
 }
 
@@ -365,6 +367,7 @@ static int copy_shape(gctx *c, const xf_node *nd, int i, int o)
  * broadcasts a 1 it stays 1. */
 static void broadcast(gctx *c, const int *vals, const int *lead, int n, int y, int out_lead)
 {
+    c->E->soft = 1;
     for (int j = 0; j < out_lead; j++) {
         int64_t big = 1;
         for (int k = 0; k < n; k++) {
@@ -382,6 +385,7 @@ static void broadcast(gctx *c, const int *vals, const int *lead, int n, int y, i
         }
         *D(c, y, j) = rep ? *rep : lin_const(1);
     }
+    c->E->soft = 0;
 }
 
 /* Parameter p (broadcasting one way) against the last dims of x from
@@ -389,11 +393,13 @@ static void broadcast(gctx *c, const int *vals, const int *lead, int n, int y, i
 static void unidirectional(gctx *c, int p, int x, int from)
 {
     int tail = R(c, x) - from;
+    c->E->soft = 1;
     for (int i = 1; i <= R(c, p) && i <= tail; i++) {
         int dp = R(c, p) - i, dx = R(c, x) - i;
         if (OWN(c, p, dp) == OWN(c, x, dx)) cond_eq(c->E, D(c, p, dp), D(c, x, dx));
         else cond_one(c->E, D(c, p, dp));
     }
+    c->E->soft = 0;
 }
 
 static int64_t or_one(int64_t v)
@@ -1247,11 +1253,23 @@ static void form_substitute(lin *f, int v, const lin *def, int64_t coef)
     if (lin_axpy(f, -f->coef[k] * coef, &d, &r) == 0) *f = r;
 }
 
+/* A broadcast's tie naming a size the matcher chooses. */
+static int soft_on_chosen(const xf_rule_forms *out, const xf_dim_cond *e)
+{
+    for (int t = 0; e->soft && t < e->l.n; t++)
+        if (out->chosen[e->l.var[t]]) return 1;
+    return 0;
+}
+
+/* Every equality that defines a variable substituted away, but a soft one
+ * on a chosen size (x + softmax[-1](ones) with the rule's ones 4x1 makes
+ * its last axis 1 only there: a model's may be 3), which keeps that size a
+ * variable, so a proof that holds it is no proof (verify/prove.c). */
 static void forms_substitute(xf_rule_forms *out, const int *total)
 {
     for (int i = 0; i < out->n_cond; i++) {
         xf_dim_cond *e = &out->cond[i];
-        if (e->kind != XF_DOM_EQ || e->l.den != 1) continue;
+        if (e->kind != XF_DOM_EQ || e->l.den != 1 || soft_on_chosen(out, e)) continue;
         int64_t g = e->l.c; /* 2 a - 2 b == 0 is a - b == 0 */
         for (int t = 0; t < e->l.n; t++) g = gcd_abs(g, e->l.coef[t]);
         if (g > 1) {

@@ -959,6 +959,10 @@ typedef struct xf_dim_cond {
     int kind; /* xf_dom_kind, of the form's numerator */
     xf_dim_form l;
     int64_t m; /* XF_DOM_MOD: the modulus */
+    int soft;  /* 1: a broadcast's tie (equal, or numpy's 1), which a model
+                  need not keep for a size the matcher chooses (it ignores a
+                  source generator's shape, sizes a target one to the full
+                  operand): it never defines a chosen variable in the forms */
 } xf_dim_cond;
 typedef struct xf_rule_forms {
     int n_vars;

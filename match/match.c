@@ -274,6 +274,22 @@ static int creates_cycle(match_ctx *c, const xf_match *m)
     return 0;
 }
 
+/* A bound input or a matched node's output with a zero-size dim: a rule's
+ * proof and domain take every size at least 1 (verify/prove.c), so a
+ * model's empty tensor is no place for it (slice[0:1](concat0(a, b)) is
+ * b's first row where a has no rows). */
+static int has_empty_value(const xf_graph *g, const xf_match *m)
+{
+    for (int i = 0; i < m->n_inputs; i++)
+        if (m->inputs[i] >= 0 && xf_shape_numel(&g->values[m->inputs[i]].shape) == 0) return 1;
+    for (int k = 0; k < m->n_nodes; k++) {
+        const xf_node *nd = &g->nodes[m->nodes[k]];
+        for (int o = 0; o < nd->n_outputs; o++)
+            if (xf_shape_numel(&g->values[nd->outputs[o]].shape) == 0) return 1;
+    }
+    return 0;
+}
+
 static void complete(match_ctx *c)
 {
     const xf_pattern *pat = &c->rr->pat;
@@ -313,6 +329,7 @@ static void complete(match_ctx *c)
     }
     for (int i = 0; i < pat->n_outputs; i++)
         m.outputs[i] = g->nodes[c->node_of[pat->out[i].node]].outputs[pat->out[i].idx];
+    if (has_empty_value(g, &m)) return;
     if (creates_cycle(c, &m)) {
         c->cycle_refused++;
         return;

@@ -872,6 +872,46 @@ END_TEST
 
 /* ------------------------------------------------------- commutativity */
 
+/* slice[0:1](concat0(a, b)) => slice[0:1](concat0(a, relu(b))), a and b
+ * of 2x3 (review 41d, finding 2): proved (a's first row, as a has at least
+ * one: every size in a proof is), domain a[-1] == b[-1] and a0 + b0 >= 1,
+ * which admits a of 0x3, where the source is b's first row and the target
+ * its relu. */
+static void rule_head_of_concat(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d[2] = {2, 3};
+    int a = in(&r->src, "a", XF_F32, 2, d), b = in(&r->src, "b", XF_F32, 2, d);
+    int ta = in(&r->dst, "a", XF_F32, 2, d), tb = in(&r->dst, "b", XF_F32, 2, d);
+    xf_params cat = xf_params_default(), head = slice0(0, 1);
+    cat.axis = 0;
+    xf_test_out(&r->src, op(&r->src, XF_OP_SLICE, &head, op(&r->src, XF_OP_CONCAT, &cat, a, b), -1));
+    int t = op(&r->dst, XF_OP_CONCAT, &cat, ta, op(&r->dst, XF_OP_RELU, NULL, tb, -1));
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_SLICE, &head, t, -1));
+    with_domain(r);
+}
+
+/* Locations of rule_head_of_concat in its source with a of na x 3. */
+static int head_of_concat_locations(int64_t na)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    const int64_t da[2] = {na, 3}, db[2] = {2, 3};
+    int a = in(&g, "a", XF_F32, 2, da), b = in(&g, "b", XF_F32, 2, db);
+    xf_params cat = xf_params_default(), head = slice0(0, 1);
+    cat.axis = 0;
+    xf_test_out(&g, op(&g, XF_OP_SLICE, &head, op(&g, XF_OP_CONCAT, &cat, a, b), -1));
+    return locations_freeing(rule_head_of_concat, &g);
+}
+
+START_TEST(test_zero_size_value_is_no_match)
+{
+    ck_assert_int_eq(head_of_concat_locations(2), 1);
+    ck_assert_int_eq(head_of_concat_locations(1), 1);
+    ck_assert_int_eq(head_of_concat_locations(0), 0);
+}
+END_TEST
+
 START_TEST(test_commutativity)
 {
     xf_graph g;
@@ -1482,6 +1522,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_split_cut_read_in_target);
     tcase_add_test(t, test_split_of_concat_cuts);
     tcase_add_test(t, test_matcher_and_verifier_agree_on_free_splits);
+    tcase_add_test(t, test_zero_size_value_is_no_match);
     tcase_add_test(t, test_commutativity);
     tcase_add_test(t, test_conv_relu_fusion);
     tcase_add_test(t, test_bare_output_and_relative_perm);

@@ -469,6 +469,34 @@ START_TEST(held_size_of_a_generator_is_no_proof)
 }
 END_TEST
 
+/* x + softmax[-1](ones) => x + ones with x 4x3 and the ones 4x1 (review
+ * 41d, finding 1): the softmax over one element is the ones, held at the
+ * ones' last axis of 1, which broadcasting against x's 3 made a constant
+ * 1 in the forms, so no chosen size was left to refuse and it was proved
+ * with the domain ''. The matcher ignores a source generator's shape: at
+ * ones of 4x3 the source adds 1/3, the target 1. Not proved. */
+START_TEST(broadcast_one_of_a_generator_is_no_proof)
+{
+    static const int64_t own[2] = {4, 3};
+    xf_rule r;
+    int s[1], d[1];
+    inputs(&r, 1, xf_shape_make(2, own), s, d);
+    xf_params ones = xf_params_default(), sm = xf_params_default();
+    ones.n_shape = 2;
+    ones.shape[0] = 4, ones.shape[1] = 1;
+    sm.axis = -1;
+    int o = op(&r.src, XF_OP_CONST_ONES, &ones, 0, -1, -1);
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, 2, s[0], op(&r.src, XF_OP_SOFTMAX, &sm, 1, o, -1)));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, 2, d[0], op(&r.dst, XF_OP_CONST_ONES, &ones, 0, -1, -1)));
+    xf_proof pf;
+    xf_error err;
+    ck_assert_msg(xf_verify_prove(ver, &r, &pf, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(pf.result != XF_PROOF_PROVED, "proved (%s), holding %d dims", pf.core_names,
+                  pf.n_held);
+    xf_rule_free(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("verify_own_sizes");
@@ -485,6 +513,7 @@ static Suite *suite(void)
     tcase_add_test(tc, swapped_halves_of_a_concat);
     tcase_add_test(tc, concat_rules_stay_proved_at_every_size);
     tcase_add_test(tc, held_size_of_a_generator_is_no_proof);
+    tcase_add_test(tc, broadcast_one_of_a_generator_is_no_proof);
     suite_add_tcase(s, tc);
     return s;
 }
