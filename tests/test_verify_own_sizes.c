@@ -373,6 +373,20 @@ START_TEST(slice_of_concat_at_its_own_boundary)
 }
 END_TEST
 
+/* The node splitting concat0(a, b) into two halves of 2 rows (a and b of
+ * 2 rows at the rule's own shapes) in g. */
+static int halves_of_concat(xf_graph *g, int a, int b)
+{
+    xf_params sp = xf_params_default();
+    sp.axis = 0;
+    sp.n_split = 2;
+    sp.split[0] = sp.split[1] = 2;
+    int x = concat0(g, a, b);
+    int n = xf_graph_add_node(g, XF_OP_SPLIT, &sp, &x, 1, 2, NULL, NULL);
+    ck_assert_int_ge(n, 0);
+    return n;
+}
+
 /* concat(p1, p0) => concat(b, a) for (p0, p1) the halves of concat(a, b),
  * a and b of 2x3 (review 40f, finding 3): proved on main by
  * slice-concat-left and -right, as the halves' numbers were a's and b's
@@ -384,13 +398,7 @@ START_TEST(swapped_halves_of_a_concat)
     xf_rule r;
     int s[2], d[2];
     two_inputs(&r, xf_shape_make(2, d23), xf_shape_make(2, d23), s, d);
-    xf_params sp = xf_params_default();
-    sp.axis = 0;
-    sp.n_split = 2;
-    sp.split[0] = sp.split[1] = 2;
-    int x = concat0(&r.src, s[0], s[1]);
-    int n = xf_graph_add_node(&r.src, XF_OP_SPLIT, &sp, &x, 1, 2, NULL, NULL);
-    ck_assert_int_ge(n, 0);
+    int n = halves_of_concat(&r.src, s[0], s[1]);
     xf_test_out(&r.src, concat0(&r.src, r.src.nodes[n].outputs[1], r.src.nodes[n].outputs[0]));
     xf_test_out(&r.dst, concat0(&r.dst, d[1], d[0]));
     expect_not_proved_at(&r, xf_shape_make(2, d13), xf_shape_make(2, d33));
@@ -407,13 +415,7 @@ START_TEST(concat_rules_stay_proved_at_every_size)
     xf_rule r;
     int s[2], d[2];
     two_inputs(&r, xf_shape_make(2, d23), xf_shape_make(2, d23), s, d);
-    xf_params sp = xf_params_default();
-    sp.axis = 0;
-    sp.n_split = 2;
-    sp.split[0] = sp.split[1] = 2;
-    int x = concat0(&r.src, s[0], s[1]);
-    int n = xf_graph_add_node(&r.src, XF_OP_SPLIT, &sp, &x, 1, 2, NULL, NULL);
-    ck_assert_int_ge(n, 0);
+    int n = halves_of_concat(&r.src, s[0], s[1]);
     xf_test_out(&r.src, r.src.nodes[n].outputs[0]);
     xf_test_out(&r.src, r.src.nodes[n].outputs[1]);
     xf_test_out(&r.dst, op(&r.dst, XF_OP_IDENTITY, NULL, 1, d[0], -1));
