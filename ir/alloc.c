@@ -6,7 +6,8 @@
  * large zeroed blocks come straight from fresh pages), and xf_heap_trim
  * hands the C library's free heap pages back between phases;
  * xf_heap_huge_pages backs the next part of the heap by huge pages in a
- * worker that will fill it at once.
+ * worker that will fill it at once, and xf_heap_collapse_huge remaps what
+ * a process holds onto huge pages before it forks many times.
  */
 #define _DEFAULT_SOURCE /* sbrk, madvise's MADV_HUGEPAGE */
 #include "ir.h"
@@ -16,6 +17,7 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -58,6 +60,53 @@ void xf_heap_huge_pages(size_t bytes)
     if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 #else
     (void)bytes;
+#endif
+}
+
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* Linux 6.1's synchronous collapse; older kernels refuse it */
+#endif
+/* Collapses the mostly resident 2 MB ranges of [lo, hi). */
+static void collapse_range(uintptr_t lo, uintptr_t hi)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    unsigned char resident[512]; /* one byte per 4 KB page of a 2 MB range */
+    lo = (lo + huge - 1) & ~(huge - 1);
+    hi &= ~(huge - 1);
+    for (uintptr_t at = lo; at < hi; at += huge) {
+        if (mincore((void *)at, huge, resident) != 0) continue;
+        int n = 0;
+        for (int i = 0; i < 512; i++) n += resident[i] & 1;
+        /* a range mostly in use: one entry instead of 512; a sparse one
+         * would be filled with zeros */
+        if (n >= 256 && madvise((void *)at, huge, MADV_HUGEPAGE) == 0)
+            (void)madvise((void *)at, huge, MADV_COLLAPSE);
+    }
+}
+#endif
+
+void xf_heap_collapse_huge(void)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (hooked || sysconf(_SC_PAGESIZE) != 4096) return;
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return;
+    /* the heap and anonymous private mappings (malloc's large blocks), read
+     * whole before any is changed */
+    uintptr_t lo[256], hi[256];
+    int n = 0;
+    char line[512];
+    while (n < 256 && fgets(line, sizeof line, f)) {
+        unsigned long a, b;
+        char perms[8] = "", path[256] = "";
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &a, &b, perms, path) < 3) continue;
+        if (strcmp(perms, "rw-p") == 0 && (!path[0] || strcmp(path, "[heap]") == 0) &&
+            b - a <= ((unsigned long)1 << 36)) /* not a sanitizer's shadow, terabytes */
+            lo[n] = a, hi[n++] = b;
+    }
+    fclose(f);
+    for (int i = 0; i < n; i++) collapse_range(lo[i], hi[i]);
 #endif
 }
 

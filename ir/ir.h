@@ -130,6 +130,15 @@ void xf_heap_trim(void);
  * heap cannot grow. */
 void xf_heap_huge_pages(size_t bytes);
 
+/* Remaps the 2 MB ranges of the heap and of the anonymous mappings (malloc's
+ * large blocks) that are at least half resident onto transparent huge pages
+ * now (madvise MADV_HUGEPAGE, then MADV_COLLAPSE, Linux 6.1): for a process
+ * about to fork many times, as every fork copies one page-table entry per
+ * 4 KB page it holds. A sparser range is left as it is (collapsing fills it
+ * with zeros). Best effort: a no-op with a hook set, on another system, or
+ * where the kernel refuses or finds no huge page. */
+void xf_heap_collapse_huge(void);
+
 /* Called first in a forked worker process, with the parent's pid taken
  * before the fork (getpid): the kernel kills the worker (SIGKILL) when the
  * parent exits, so a parent stopped by a signal leaves no workers behind

@@ -4,7 +4,8 @@
  * hash table (exact keys, hash-keyed multimap, growth, reserved key), the
  * topological sort, the monotonic clock, the one "agree" of float values
  * with its named tolerances, the heap set aside in huge pages for a
- * verifier worker, and a forked worker that dies with its parent.
+ * verifier worker, the ranges in use collapsed to huge pages before the
+ * forks, and a forked worker that dies with its parent.
  */
 #define _DEFAULT_SOURCE /* sbrk */
 #include <math.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,7 +150,6 @@ START_TEST(values_agree_within_named_tolerances)
 }
 END_TEST
 
-#if !defined(__SANITIZE_ADDRESS__) /* under ASan nothing is set aside to look at */
 /* The VmFlags line of /proc/self/smaps for the mapping holding `at`. */
 static int vm_flags_of(uintptr_t at, char *flags, size_t cap)
 {
@@ -169,7 +170,19 @@ static int vm_flags_of(uintptr_t at, char *flags, size_t cap)
     fclose(f);
     return found;
 }
-#endif
+
+/* Runs checks in a forked child (they change the process's memory settings
+ * for good) and fails unless it exits 0. */
+static void in_child(int (*checks)(void))
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) _exit(checks());
+    int ws = 0;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert(WIFEXITED(ws));
+    ck_assert_int_eq(WEXITSTATUS(ws), 0);
+}
 
 /* The child's checks; its exit status (0: all held). */
 static int huge_pages_child(void)
@@ -197,19 +210,45 @@ static int huge_pages_child(void)
 #endif
 }
 
+/* The child's checks for the case below; its exit status (0: all held). */
+static int collapse_child(void)
+{
+    const size_t huge = (size_t)2 << 20, len = 10 * huge;
+    unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return 2;
+    uintptr_t at = ((uintptr_t)m + huge - 1) & ~(uintptr_t)(huge - 1);
+    uintptr_t dense = at, sparse = at + 4 * huge;
+    memset((void *)dense, 1, 2 * huge); /* two ranges in use */
+    ((unsigned char *)sparse)[0] = 1;   /* one page of 512 */
+    xf_heap_collapse_huge();
+    char flags[256];
+    if (vm_flags_of(dense, flags, sizeof flags) != 0) return 3;
+    if (!strstr(flags, " hg")) return 4; /* hg: madvise(MADV_HUGEPAGE) */
+    if (vm_flags_of(sparse, flags, sizeof flags) != 0) return 5;
+    if (strstr(flags, " hg")) return 6;
+    for (size_t i = 0; i < 2 * huge; i++) /* the contents stay */
+        if (((unsigned char *)dense)[i] != 1) return 7;
+    return munmap(m, len) == 0 ? 0 : 8;
+}
+
+/* xf_heap_collapse_huge in a child: the 2 MB ranges of an anonymous mapping
+ * that are in use are marked for huge pages, with their contents, and a
+ * range with one page of 512 in use is left as it is (it would be filled
+ * with zeros). Whether the kernel found huge pages to collapse into is the
+ * machine's business, not asserted. */
+START_TEST(heap_collapse_marks_the_ranges_in_use)
+{
+    in_child(collapse_child);
+}
+END_TEST
+
 /* xf_heap_huge_pages in a child (it changes the process's malloc settings
  * for good, as in a verifier worker): the heap grows by what was asked, the
  * mapping is marked for huge pages, and an 8 MB block is carved from it (its
  * start may lie in the top of the heap the call found). */
 START_TEST(heap_huge_pages_sets_aside_a_marked_heap)
 {
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) _exit(huge_pages_child());
-    int ws = 0;
-    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-    ck_assert(WIFEXITED(ws));
-    ck_assert_int_eq(WEXITSTATUS(ws), 0);
+    in_child(huge_pages_child);
 }
 END_TEST
 
@@ -257,6 +296,7 @@ int main(void)
     tcase_add_test(t, clock_is_monotonic);
     tcase_add_test(t, values_agree_within_named_tolerances);
     tcase_add_test(t, heap_huge_pages_sets_aside_a_marked_heap);
+    tcase_add_test(t, heap_collapse_marks_the_ranges_in_use);
     tcase_add_test(t, child_dies_with_its_parent);
     suite_add_tcase(s, t);
     return xf_test_run(s);

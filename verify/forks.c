@@ -13,7 +13,13 @@
  * held 420 MB of freed but resident heap. Forking from it was 41% of all CPU
  * time of a 4-operator run (copy_page_range and unmap_page_range), twice the
  * solver's; trimmed, the parent is 42 MB and the same rules went from 15 to
- * 31 a second.
+ * 31 a second. Then what the parent still holds is remapped onto huge
+ * pages where it is mostly in use (xf_heap_collapse_huge): the prepared
+ * verifier's Z3 contexts and what the derive passes keep, about 65-85 MB
+ * at 4 operators, were some 20,000 page-table entries that every fork
+ * copied (copy_page_range, 6% of the solver's CPU time), and are a few
+ * dozen; a worker that writes into a huge page splits it and copies its
+ * 4 KB pages as before (docs/log/verify.md, i42g).
  */
 #define _DEFAULT_SOURCE /* wait4 */
 #include "worker_internal.h"
@@ -126,6 +132,7 @@ xf_status vf_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms,
     int busy = 0;
     xf_status st = XF_OK;
     xf_heap_trim(); /* see the top of this file */
+    xf_heap_collapse_huge(); /* and what is left onto huge pages, the same */
     while (st == XF_OK && (next < n || busy > 0)) {
         for (int k = 0; k < jobs && next < n; k++) {
             if (slots[k].pid) continue;
