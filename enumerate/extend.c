@@ -195,6 +195,17 @@ static int subgraph_hashes(const worker *w, const egraph *g, const int *sid, con
     return n_hs;
 }
 
+/* Appends a waiting child's new node to the parent's graph (its caller
+ * takes it off again: g->n_nodes back to the parent's). */
+static void append_node(egraph *g, const pending *pc)
+{
+    enode *sn = &g->nodes[g->n_nodes++];
+    sn->var = pc->var;
+    sn->n_in = pc->n_in;
+    sn->n_out = pc->n_out;
+    memcpy(sn->in, pc->in, MAX_NODE_INPUTS);
+}
+
 /* Evaluates an irreducible child's new node (or takes its output hashes
  * from the memo) and appends the child. */
 static xf_status add_child(worker *w, const level_ctx *lc, pstate *ps, const pending *pc,
@@ -217,12 +228,7 @@ static xf_status add_child(worker *w, const level_ctx *lc, pstate *ps, const pen
         }
     } else {
         egraph *g = &ps->g;
-        enode *sn = &g->nodes[n];
-        sn->var = (uint16_t)var;
-        sn->n_in = (uint8_t)n_in;
-        sn->n_out = (uint8_t)n_out;
-        memcpy(sn->in, in, (size_t)n_in);
-        g->n_nodes = n + 1;
+        append_node(g, pc);
         xf_params p;
         en_var_params(&lc->cfg->ops[var], in_sh, &p);
         en_evalctx_run_node(&w->ev, g, n, &p, out_sh);
@@ -314,23 +320,19 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
     uint64_t in_h[MAX_NODE_INPUTS] = {0};
     for (int i = 0; i < n_in; i++) in_h[i] = en_evalctx_ref(&w->ev, in[i])->hash;
     en_valmemo_prefetch(&w->memo, var, n_in, in_h);
-    egraph *g = &ps->g;
-    enode *sn = &g->nodes[n];
-    sn->var = (uint16_t)var;
-    sn->n_in = (uint8_t)n_in;
-    sn->n_out = (uint8_t)n_out;
-    memcpy(sn->in, in, (size_t)n_in);
-    g->n_nodes = n + 1;
-    uint16_t readers[N_REFS];
-    memcpy(readers, ps->readers, sizeof readers);
-    for (int i = 0; i < n_in; i++) readers[in[i]] |= (uint16_t)(1u << n);
     pending *pc = &ps->pending[ps->n_pending++];
     pc->var = (uint16_t)var;
     pc->n_in = (uint8_t)n_in;
     pc->n_out = (uint8_t)n_out;
+    memset(pc->in, 0, sizeof pc->in);
     memcpy(pc->in, in, (size_t)n_in);
     memcpy(pc->out_sid, out_sid, sizeof pc->out_sid);
     pc->key = key;
+    egraph *g = &ps->g;
+    append_node(g, pc);
+    uint16_t readers[N_REFS];
+    memcpy(readers, ps->readers, sizeof readers);
+    for (int i = 0; i < n_in; i++) readers[in[i]] |= (uint16_t)(1u << n);
     pc->first_h = (uint16_t)ps->n_hs;
     pc->n_hs = (uint8_t)subgraph_hashes(w, g, ps->sid, readers, ps->hs + ps->n_hs);
     g->n_nodes = n;
