@@ -80,6 +80,21 @@ void en_child_graph(const level_ctx *lc, const child *c, egraph *g)
     memcpy(n->in, c->in, MAX_NODE_INPUTS);
 }
 
+/* Children are decided in batches: the representative set's lookups of
+ * step 6 miss the caches (and, at four operators, the TLB), and issuing
+ * the loads of many children before the first lookup overlaps the misses. */
+#define PENDING_MAX 16
+#define PENDING_HASHES (1u << (XF_ENUM_MAX_OPS - 1)) /* subgraphs containing the new node */
+
+/* A child that passed steps 1-5, waiting for step 6. */
+typedef struct pending {
+    uint64_t key; /* the new node's structural key */
+    int out_sid[NODE_OUTS];
+    uint16_t var, first_h; /* its subgraphs' hashes: pstate.hs[first_h...] */
+    uint8_t n_in, n_out, n_hs;
+    uint8_t in[MAX_NODE_INPUTS];
+} pending;
+
 /* The parent, evaluated, with what every child needs from it. */
 typedef struct pstate {
     egraph g; /* the parent's nodes; node g.n_nodes is the child's new node */
@@ -93,6 +108,10 @@ typedef struct pstate {
     int n_outs;
     uint8_t outs[MAX_GRAPH_OUTPUTS];
     uint32_t in_mask;
+    pending pending[PENDING_MAX]; /* children waiting for step 6 */
+    int n_pending;
+    uint64_t hs[PENDING_MAX * PENDING_HASHES]; /* their subgraphs' hashes */
+    int n_hs;
 } pstate;
 
 /* Structural hash of the node subset q of g, with every value q reads from
@@ -134,14 +153,14 @@ static uint64_t renamed_hash(const worker *w, const egraph *g, const int *sid, u
     return en_struct_hash(keys, q);
 }
 
-/* Step 7: whether every proper subgraph containing the new node that could
- * be replaced on its own is a class representative. Such a subgraph q is
- * convex (no path leaves q and comes back) and closed (no node outside q
- * reads a value q consumes); its frontier values become fresh inputs, so a
- * rule found over inputs applies to it (renamed_hash). `readers` includes
- * the new node. */
-static int irreducible(const level_ctx *lc, const worker *w, const egraph *g, const int *sid,
-                       const uint16_t *readers)
+/* Step 6's subgraphs: the structural hash of every proper subgraph
+ * containing the new node that could be replaced on its own, into hs
+ * (count returned). Such a subgraph q is convex (no path leaves q and comes
+ * back) and closed (no node outside q reads a value q consumes); its
+ * frontier values become fresh inputs, so a rule found over inputs applies
+ * to it (renamed_hash). `readers` includes the new node. */
+static int subgraph_hashes(const worker *w, const egraph *g, const int *sid, const uint16_t *readers,
+                           uint64_t *hs)
 {
     int n = g->n_nodes, s = n - 1;
     uint32_t full = (1u << n) - 1;
@@ -155,9 +174,6 @@ static int irreducible(const level_ctx *lc, const worker *w, const egraph *g, co
         for (int v = 0; v < u; v++)
             if (anc[u] & (1u << v)) desc[v] |= (uint16_t)(1u << u);
     }
-    /* the hashes of every such subgraph first, their slots prefetched, then
-     * the lookups in the same order */
-    uint64_t hs[1u << (XF_ENUM_MAX_OPS - 1)];
     int n_hs = 0;
     for (uint32_t q = 1u << s; q < full; q++) {
         if (!(q & (1u << s))) continue;
@@ -174,13 +190,97 @@ static int irreducible(const level_ctx *lc, const worker *w, const egraph *g, co
         }
         if (!ok) continue;
         uint64_t h = renamed_hash(w, g, sid, q);
-        if (h == 0) continue;
-        en_hset_prefetch(lc->reps, h);
-        hs[n_hs++] = h;
+        if (h != 0) hs[n_hs++] = h;
     }
-    for (int i = 0; i < n_hs; i++)
-        if (!en_hset_has(lc->reps, hs[i])) return 0;
-    return 1;
+    return n_hs;
+}
+
+/* Appends a waiting child's new node to the parent's graph (its caller
+ * takes it off again: g->n_nodes back to the parent's). */
+static void append_node(egraph *g, const pending *pc)
+{
+    enode *sn = &g->nodes[g->n_nodes++];
+    sn->var = pc->var;
+    sn->n_in = pc->n_in;
+    sn->n_out = pc->n_out;
+    memcpy(sn->in, pc->in, MAX_NODE_INPUTS);
+}
+
+/* Evaluates an irreducible child's new node (or takes its output hashes
+ * from the memo) and appends the child. */
+static xf_status add_child(worker *w, const level_ctx *lc, pstate *ps, const pending *pc,
+                           childbuf *out, xf_error *err)
+{
+    int n = ps->n, var = pc->var, n_in = pc->n_in, n_out = pc->n_out;
+    const uint8_t *in = pc->in;
+    xf_shape in_sh[MAX_NODE_INPUTS], out_sh[NODE_OUTS];
+    uint64_t in_h[MAX_NODE_INPUTS], out_h[NODE_OUTS];
+    for (int i = 0; i < n_in; i++) {
+        const evalue *e = en_evalctx_ref(&w->ev, in[i]);
+        in_sh[i] = e->shape;
+        in_h[i] = e->hash;
+    }
+    for (int k = 0; k < n_out; k++) out_sh[k] = w->sc.shapes[pc->out_sid[k]];
+    if (en_valmemo_get(&w->memo, var, n_in, in_h, out_h)) {
+        for (int k = 0; k < n_out; k++) { /* only hash and shape of the new node are read */
+            w->ev.node[n][k].shape = out_sh[k];
+            w->ev.node[n][k].hash = out_h[k];
+        }
+    } else {
+        egraph *g = &ps->g;
+        append_node(g, pc);
+        xf_params p;
+        en_var_params(&lc->cfg->ops[var], in_sh, &p);
+        en_evalctx_run_node(&w->ev, g, n, &p, out_sh);
+        g->n_nodes = n;
+        for (int k = 0; k < NODE_OUTS; k++) out_h[k] = k < n_out ? w->ev.node[n][k].hash : 0;
+        en_valmemo_put(&w->memo, var, n_in, in_h, out_h);
+    }
+
+    uint64_t h[MAX_GRAPH_OUTPUTS];
+    int nh = 0;
+    uint32_t mask = ps->in_mask;
+    for (int k = 0; k < ps->n_outs; k++) {
+        int read = 0;
+        for (int i = 0; i < n_in; i++) read |= in[i] == ps->outs[k];
+        if (!read) h[nh++] = en_evalctx_ref(&w->ev, ps->outs[k])->hash;
+    }
+    for (int k = 0; k < n_out; k++) h[nh++] = w->ev.node[n][k].hash;
+    for (int i = 0; i < n_in; i++)
+        if (REF_IS_INPUT(in[i])) mask |= 1u << in[i];
+
+    uint64_t keys[XF_ENUM_MAX_OPS];
+    memcpy(keys, ps->keys, sizeof keys);
+    keys[n] = pc->key;
+    child c;
+    memset(&c, 0, sizeof c);
+    c.fp = en_class_key(h, nh, mask);
+    c.shash = en_struct_hash(keys, (1u << (n + 1)) - 1);
+    c.parent = ps->index;
+    c.var = (uint16_t)var;
+    memcpy(c.in, in, (size_t)n_in);
+    c.n_in = (uint8_t)n_in;
+    c.n_outputs = (uint8_t)nh;
+    return push_child(out, &c, err);
+}
+
+/* Step 6 for the waiting children, in the order they came: a child whose
+ * subgraphs are all representatives is evaluated and appended, the others
+ * dropped. */
+static xf_status flush_pending(worker *w, const level_ctx *lc, pstate *ps, childbuf *out,
+                               xf_error *err)
+{
+    xf_status st = XF_OK;
+    for (int c = 0; c < ps->n_pending && st == XF_OK; c++) {
+        const pending *pc = &ps->pending[c];
+        int keep = 1;
+        for (int i = 0; keep && i < pc->n_hs; i++) keep = en_hset_has(lc->reps, ps->hs[pc->first_h + i]);
+        if (keep) st = add_child(w, lc, ps, pc, out, err);
+        else w->reducible++;
+    }
+    ps->n_pending = 0;
+    ps->n_hs = 0;
+    return st;
 }
 
 static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, int n_in,
@@ -189,8 +289,10 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
 {
     const egraph *pg = &ps->g;
     int n = ps->n;
-    for (int j = 0; j < n; j++)
-        if (pg->nodes[j].var == var && memcmp(pg->nodes[j].in, in, (size_t)n_in) == 0) return XF_OK;
+    for (int j = 0; j < n; j++) /* the inputs compared in place: memcmp was a call */
+        if (pg->nodes[j].var == var && (n_in < 1 || pg->nodes[j].in[0] == in[0]) &&
+            (n_in < 2 || pg->nodes[j].in[1] == in[1]))
+            return XF_OK;
     int internal = 0;
     uint16_t s_reads = 0; /* parent nodes whose outputs the new node reads */
     for (int i = 0; i < n_in; i++)
@@ -212,75 +314,32 @@ static xf_status try_child(worker *w, const level_ctx *lc, pstate *ps, int var, 
     for (uint32_t j = ps->sinks & ~s_reads; j; j &= j - 1)
         if (ps->keys[__builtin_ctz(j)] >= key) return XF_OK;
 
-    /* step 6 needs only the structure and the parent's shapes: a reducible
-     * child is dropped before its node is evaluated (whose memo slot is
-     * loaded meanwhile) */
-    xf_shape in_sh[MAX_NODE_INPUTS], out_sh[NODE_OUTS];
-    uint64_t in_h[MAX_NODE_INPUTS], out_h[NODE_OUTS];
-    for (int i = 0; i < n_in; i++) {
-        const evalue *e = en_evalctx_ref(&w->ev, in[i]);
-        in_sh[i] = e->shape;
-        in_h[i] = e->hash;
-    }
+    /* step 6 needs only the structure and the parent's shapes: the child
+     * waits with its subgraphs' hashes, their slots and its node's memo
+     * slot loading, and is decided when enough children wait */
+    uint64_t in_h[MAX_NODE_INPUTS] = {0};
+    for (int i = 0; i < n_in; i++) in_h[i] = en_evalctx_ref(&w->ev, in[i])->hash;
     en_valmemo_prefetch(&w->memo, var, n_in, in_h);
+    pending *pc = &ps->pending[ps->n_pending++];
+    pc->var = (uint16_t)var;
+    pc->n_in = (uint8_t)n_in;
+    pc->n_out = (uint8_t)n_out;
+    memset(pc->in, 0, sizeof pc->in);
+    memcpy(pc->in, in, (size_t)n_in);
+    memcpy(pc->out_sid, out_sid, sizeof pc->out_sid);
+    pc->key = key;
     egraph *g = &ps->g;
-    enode *sn = &g->nodes[n];
-    sn->var = (uint16_t)var;
-    sn->n_in = (uint8_t)n_in;
-    sn->n_out = (uint8_t)n_out;
-    memcpy(sn->in, in, (size_t)n_in);
-    g->n_nodes = n + 1;
-    uint64_t keys[XF_ENUM_MAX_OPS];
-    memcpy(keys, ps->keys, sizeof keys);
-    keys[n] = key;
+    append_node(g, pc);
     uint16_t readers[N_REFS];
     memcpy(readers, ps->readers, sizeof readers);
     for (int i = 0; i < n_in; i++) readers[in[i]] |= (uint16_t)(1u << n);
-    int keep = irreducible(lc, w, g, ps->sid, readers);
-    if (!keep) {
-        g->n_nodes = n;
-        w->reducible++;
-        return XF_OK;
-    }
-
-    /* evaluate the new node */
-    for (int k = 0; k < n_out; k++) out_sh[k] = w->sc.shapes[out_sid[k]];
-    if (en_valmemo_get(&w->memo, var, n_in, in_h, out_h)) {
-        for (int k = 0; k < n_out; k++) { /* only hash and shape of the new node are read */
-            w->ev.node[n][k].shape = out_sh[k];
-            w->ev.node[n][k].hash = out_h[k];
-        }
-    } else {
-        xf_params p;
-        en_var_params(&lc->cfg->ops[var], in_sh, &p);
-        en_evalctx_run_node(&w->ev, g, n, &p, out_sh);
-        for (int k = 0; k < NODE_OUTS; k++) out_h[k] = k < n_out ? w->ev.node[n][k].hash : 0;
-        en_valmemo_put(&w->memo, var, n_in, in_h, out_h);
-    }
+    pc->first_h = (uint16_t)ps->n_hs;
+    pc->n_hs = (uint8_t)subgraph_hashes(w, g, ps->sid, readers, ps->hs + ps->n_hs);
     g->n_nodes = n;
-
-    uint64_t h[MAX_GRAPH_OUTPUTS];
-    int nh = 0;
-    uint32_t mask = ps->in_mask;
-    for (int k = 0; k < ps->n_outs; k++) {
-        int read = 0;
-        for (int i = 0; i < n_in; i++) read |= in[i] == ps->outs[k];
-        if (!read) h[nh++] = en_evalctx_ref(&w->ev, ps->outs[k])->hash;
-    }
-    for (int k = 0; k < n_out; k++) h[nh++] = w->ev.node[n][k].hash;
-    for (int i = 0; i < n_in; i++)
-        if (REF_IS_INPUT(in[i])) mask |= 1u << in[i];
-
-    child c;
-    memset(&c, 0, sizeof c);
-    c.fp = en_class_key(h, nh, mask);
-    c.shash = en_struct_hash(keys, (1u << (n + 1)) - 1);
-    c.parent = ps->index;
-    c.var = (uint16_t)var;
-    memcpy(c.in, in, (size_t)n_in);
-    c.n_in = (uint8_t)n_in;
-    c.n_outputs = (uint8_t)nh;
-    return push_child(out, &c, err);
+    for (int i = 0; i < pc->n_hs; i++) en_hset_prefetch(lc->reps, ps->hs[ps->n_hs + i]);
+    ps->n_hs += pc->n_hs;
+    if (ps->n_pending == PENDING_MAX) return flush_pending(w, lc, ps, out, err);
+    return XF_OK;
 }
 
 xf_status en_extend_parent(worker *w, const level_ctx *lc, uint32_t parent, childbuf *out,
@@ -396,5 +455,6 @@ xf_status en_extend_parent(worker *w, const level_ctx *lc, uint32_t parent, chil
             }
         }
     }
+    if (st == XF_OK) st = flush_pending(w, lc, &ps, out, err);
     return st;
 }

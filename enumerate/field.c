@@ -43,8 +43,24 @@ uint64_t xf_enum_fp_pow(uint64_t a, uint64_t e)
     return r;
 }
 
+/* The inverse of a small nonzero a by the extended Euclidean algorithm on
+ * (p, a): after the first step the numbers are below a, so it takes a few
+ * steps where Fermat's power takes some 90 multiplications. The kernels
+ * divide by window sizes and element counts (pooling, means, norms). */
+static uint64_t inv_small(uint64_t a)
+{
+    int64_t r0 = (int64_t)P, r1 = (int64_t)a, t0 = 0, t1 = 1; /* |t| stays below p */
+    while (r1 != 0) {
+        int64_t q = r0 / r1, r = r0 - q * r1, t = t0 - q * t1;
+        r0 = r1, r1 = r;
+        t0 = t1, t1 = t;
+    }
+    return t0 < 0 ? (uint64_t)(t0 + (int64_t)P) : (uint64_t)t0; /* r0 == 1: p is prime */
+}
+
 uint64_t xf_enum_fp_inv(uint64_t a)
 {
+    if (a != 0 && a < ((uint64_t)1 << 32)) return inv_small(a);
     return xf_enum_fp_pow(a, P - 2); /* Fermat; 0 stays 0 */
 }
 

@@ -196,25 +196,43 @@ static int norm_axis(int64_t axis, int rank)
     return (int)(axis < 0 ? axis + rank : axis);
 }
 
+/* Softmax divides every row by its sum: the rows' inverses are taken
+ * together (Montgomery's trick: one inversion of the product of the sums,
+ * then three multiplications a row), an inversion costing some 90
+ * multiplications. A zero sum keeps the inverse 0, as alone. */
 static void softmax(const fp_keys *k, const xf_params *p, const fp_tensor *x, fp_tensor *y)
 {
     int axis = norm_axis(p->axis, x->shape.rank);
     int64_t outer, inner, n = x->shape.dims[axis];
     around(&x->shape, axis, &outer, &inner);
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t i = 0; i < inner; i++) {
-            uint64_t sum = 0;
-            for (int64_t j = 0; j < n; j++) {
-                int64_t at = (o * n + j) * inner + i;
-                y->d[at] = en_fp_prf(k->k[FPK_EXP], x->d[at]);
-                sum = en_fp_add(sum, y->d[at]);
-            }
-            uint64_t inv = xf_enum_fp_inv(sum);
-            for (int64_t j = 0; j < n; j++) {
-                int64_t at = (o * n + j) * inner + i;
-                y->d[at] = en_fp_mul(y->d[at], inv);
-            }
+    int64_t rows = outer * inner;
+    uint64_t inv[FP_MAX_NUMEL], prefix[FP_MAX_NUMEL], all = 1;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t o = r / inner, i = r % inner;
+        uint64_t sum = 0;
+        for (int64_t j = 0; j < n; j++) {
+            int64_t at = (o * n + j) * inner + i;
+            y->d[at] = en_fp_prf(k->k[FPK_EXP], x->d[at]);
+            sum = en_fp_add(sum, y->d[at]);
         }
+        inv[r] = sum;
+        prefix[r] = all; /* the product of the nonzero sums before row r */
+        if (sum) all = en_fp_mul(all, sum);
+    }
+    all = xf_enum_fp_inv(all); /* 1 / (product of every nonzero sum) */
+    for (int64_t r = rows - 1; r >= 0; r--) {
+        if (!inv[r]) continue;
+        uint64_t sum = inv[r];
+        inv[r] = en_fp_mul(all, prefix[r]);
+        all = en_fp_mul(all, sum);
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t o = r / inner, i = r % inner;
+        for (int64_t j = 0; j < n; j++) {
+            int64_t at = (o * n + j) * inner + i;
+            y->d[at] = en_fp_mul(y->d[at], inv[r]);
+        }
+    }
 }
 
 static void layernorm(const fp_keys *k, const xf_params *p, int n_in, const fp_tensor *const *in,

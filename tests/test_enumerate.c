@@ -49,6 +49,14 @@ START_TEST(field_arithmetic)
         if (a == 0) continue;
         ck_assert_uint_eq(xf_enum_fp_mul(a, xf_enum_fp_inv(a)), 1);
     }
+    /* small values are inverted by Euclid, the rest by Fermat: the two agree,
+     * and across the boundary (2^32) each is an inverse */
+    for (uint64_t v = 1; v <= 5000; v++) ck_assert_uint_eq(xf_enum_fp_inv(v), xf_enum_fp_pow(v, P - 2));
+    const uint64_t edge[] = {(1ull << 32) - 2, (1ull << 32) - 1, 1ull << 32, (1ull << 32) + 1, P - 1};
+    for (size_t i = 0; i < sizeof edge / sizeof *edge; i++) {
+        ck_assert_uint_eq(xf_enum_fp_mul(edge[i], xf_enum_fp_inv(edge[i])), 1);
+        ck_assert_uint_eq(xf_enum_fp_inv(edge[i]), xf_enum_fp_pow(edge[i], P - 2));
+    }
     /* 1/9 * 9 copies of x = x: average pooling of a constant window */
     uint64_t x = 987654321, s = 0;
     for (int i = 0; i < 9; i++) s = xf_enum_fp_add(s, x);
