@@ -280,6 +280,11 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
     unsigned char *fresh = xf_calloc(n + 1, 1);
     size_t *which = xf_malloc((total + 1) * sizeof *which);
     write_batch *b = xf_malloc(2 * sizeof *b);
+    for (int k = 0; b && k < 2; k++) {
+        b[k].x = x;
+        b[k].which = which;
+        for (int j = 0; j < WRITE_BATCH; j++) xf_rulesdb_prepared_init(&b[k].p[j]);
+    }
     xf_status st = XF_OK;
     if (!ids || !fresh || !which || !b) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory writing %zu rules", n);
@@ -291,11 +296,6 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
     for (int pass = 0; pass < (x->o->keep_pruned ? 2 : 1); pass++)
         for (size_t i = 0; i < n; i++)
             if ((v[i].stage == XF_PRUNE_KEPT) == (pass == 0)) which[at++] = i;
-    for (int k = 0; k < 2; k++) {
-        b[k].x = x;
-        b[k].which = which;
-        for (int j = 0; j < WRITE_BATCH; j++) xf_rulesdb_prepared_init(&b[k].p[j]);
-    }
     write_progress(x, 0, total);
     int helpers = x->o->threads - 1;
     prepare_start(&b[0], 0, total < WRITE_BATCH ? total : WRITE_BATCH, helpers, err);
