@@ -1217,6 +1217,13 @@ END_TEST
  * failed run leaves its database and checkpoint files; each run starts
  * without them. Each run creates a database and fsyncs a checkpoint and
  * its 65 spill files, so the walk is sampled (every 5th of some 600). */
+/* A run's warning notes: removing the finished run's checkpoint files is
+ * one (the rules are stored by then), out of memory included. */
+static void note_warning(void *user, int warning, const char *msg)
+{
+    if (warning) snprintf(user, 512, "%s", msg);
+}
+
 static xf_status op_generate(void *ctx, xf_error *err)
 {
     const char *db = ctx;
@@ -1240,8 +1247,15 @@ static xf_status op_generate(void *ctx, xf_error *err)
     o.out = db;
     o.version = "test";
     o.keep_pruned = 1;
+    char warning[512] = "";
+    o.user = warning;
+    o.on_note = note_warning;
     xf_enum_generate_result res;
-    return xf_enum_generate(&o, &res, err);
+    xf_status s = xf_enum_generate(&o, &res, err);
+    if (s == XF_OK && strstr(warning, "out of memory"))
+        return XF_FAIL(err, XF_ERR_NOMEM, "a warning: %s", warning);
+    ck_assert_msg(s != XF_OK || !warning[0], "unexpected warning: %s", warning);
+    return s;
 }
 
 START_TEST(xfergen_run)
