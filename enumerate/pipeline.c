@@ -198,45 +198,123 @@ static xf_status begin_run(ctx *x, const xf_enum_config *cfg, const char *option
     return xf_rulesdb_run_start(x->db, &d, &x->run_id, err);
 }
 
+/* The write: the rules' rows are prepared (the candidate rebuilt, its
+ * inputs put in canonical order, graphs hashed, serialized and formatted:
+ * xf_rulesdb_rule_prepare) a batch ahead on the -j threads, while this
+ * thread stores the batch before, in the order a single thread would. */
+#define WRITE_BATCH 1024
+
+typedef struct write_batch {
+    ctx *x;
+    const size_t *which;                 /* candidate of each position of the write */
+    size_t lo, hi;                       /* positions [lo, hi) into p[0 .. hi - lo) */
+    xf_rulesdb_prepared p[WRITE_BATCH];
+    xf_parallel_job *job;
+    xf_status started;
+} write_batch;
+
+static xf_status prepare_range(void *user, int worker, size_t lo, size_t hi, xf_error *err)
+{
+    (void)worker;
+    write_batch *b = user;
+    xf_status st = XF_OK;
+    for (size_t k = lo; k < hi && st == XF_OK; k++) {
+        size_t i = b->which[k];
+        xf_rule r;
+        st = en_cand_list_get(&b->x->cands, i, &r, err);
+        if (st == XF_OK) st = xf_prune_canonical_inputs(&r, err);
+        if (st == XF_OK) st = xf_rulesdb_rule_prepare(&r, &b->p[k - b->lo], err);
+        if (st != XF_OK) xf_error_prefix(err, "storing candidate %zu", i);
+        xf_rule_free(&r);
+    }
+    return st;
+}
+
+static void prepare_start(write_batch *b, size_t lo, size_t hi, int helpers, xf_error *err)
+{
+    b->lo = lo;
+    b->hi = hi;
+    b->started = xf_parallel_start(&b->job, helpers, lo, hi, prepare_range, b, err);
+}
+
+static xf_status prepare_finish(write_batch *b, xf_error *err)
+{
+    return b->started != XF_OK ? b->started : xf_parallel_finish(b->job, 1, err);
+}
+
+/* Stores the prepared batch b (which[lo, hi) of the write). */
+static xf_status store_batch(ctx *x, const write_batch *b, const xf_prune_verdict *v,
+                             int64_t *ids, unsigned char *fresh, uint64_t total,
+                             int64_t *n_written, int64_t *n_pruned, xf_error *err)
+{
+    for (size_t k = b->lo; k < b->hi; k++) {
+        size_t i = b->which[k];
+        int kept = v[i].stage == XF_PRUNE_KEPT;
+        if ((k + 1) % 256 == 0) write_progress(x, k + 1, total);
+        char why[320];
+        snprintf(why, sizeof why, "%s: %s", xf_prune_stage_name(v[i].stage),
+                 v[i].why ? v[i].why : "");
+        xf_rulesdb_rule_meta m = {kept ? XF_RULE_CANDIDATE : XF_RULE_PRUNED, x->run_id,
+                                  kept ? NULL : why, 0};
+        int inserted = 0;
+        xf_status st = xf_rulesdb_add_prepared(x->db, &b->p[k - b->lo], &m, &ids[i], &inserted, err);
+        if (st != XF_OK) {
+            xf_error_prefix(err, "storing candidate %zu", i);
+            return st;
+        }
+        fresh[i] = (unsigned char)inserted;
+        *n_written += inserted;
+        if (!kept) *n_pruned += inserted;
+    }
+    return XF_OK;
+}
+
 /* Writes candidates and verdicts: kept ones first so a pruned rule that the
  * database stores as the same row as a kept one never overrides it. */
 static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_written,
                              int64_t *n_pruned, xf_error *err)
 {
-    size_t n = x->cands.n;
+    size_t n = x->cands.n, total = 0;
+    for (size_t i = 0; i < n; i++) total += x->o->keep_pruned || v[i].stage == XF_PRUNE_KEPT;
     int64_t *ids = xf_calloc(n + 1, sizeof *ids);
     unsigned char *fresh = xf_calloc(n + 1, 1);
+    size_t *which = xf_malloc((total + 1) * sizeof *which);
+    write_batch *b = xf_malloc(2 * sizeof *b);
+    for (int k = 0; b && k < 2; k++) {
+        b[k].x = x;
+        b[k].which = which;
+        for (int j = 0; j < WRITE_BATCH; j++) xf_rulesdb_prepared_init(&b[k].p[j]);
+    }
     xf_status st = XF_OK;
-    if (!ids || !fresh) {
+    if (!ids || !fresh || !which || !b) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory writing %zu rules", n);
         goto out;
     }
     *n_written = 0;
     *n_pruned = 0;
-    uint64_t total = 0, done = 0;
-    for (size_t i = 0; i < n; i++) total += x->o->keep_pruned || v[i].stage == XF_PRUNE_KEPT;
+    size_t at = 0;
+    for (int pass = 0; pass < (x->o->keep_pruned ? 2 : 1); pass++)
+        for (size_t i = 0; i < n; i++)
+            if ((v[i].stage == XF_PRUNE_KEPT) == (pass == 0)) which[at++] = i;
     write_progress(x, 0, total);
-    for (int pass = 0; pass < (x->o->keep_pruned ? 2 : 1) && st == XF_OK; pass++)
-        for (size_t i = 0; i < n && st == XF_OK; i++) {
-            int kept = v[i].stage == XF_PRUNE_KEPT;
-            if (kept != (pass == 0)) continue;
-            if (++done % 256 == 0) write_progress(x, done, total);
-            char why[320];
-            snprintf(why, sizeof why, "%s: %s", xf_prune_stage_name(v[i].stage),
-                     v[i].why ? v[i].why : "");
-            xf_rulesdb_rule_meta m = {kept ? XF_RULE_CANDIDATE : XF_RULE_PRUNED, x->run_id,
-                                      kept ? NULL : why, 0};
-            int inserted = 0;
-            xf_rule r;
-            st = en_cand_list_get(&x->cands, i, &r, err);
-            if (st == XF_OK) st = xf_prune_canonical_inputs(&r, err);
-            if (st == XF_OK) st = xf_rulesdb_add_rule(x->db, &r, &m, &ids[i], &inserted, err);
-            if (st != XF_OK) xf_error_prefix(err, "storing candidate %zu", i);
-            xf_rule_free(&r);
-            fresh[i] = (unsigned char)inserted;
-            *n_written += inserted;
-            if (!kept) *n_pruned += inserted;
+    int helpers = x->o->threads - 1;
+    prepare_start(&b[0], 0, total < WRITE_BATCH ? total : WRITE_BATCH, helpers, err);
+    st = prepare_finish(&b[0], err);
+    int cur = 0; /* b[cur]: the batch being stored, b[cur ^ 1]: the next */
+    for (size_t lo = 0; lo < total && st == XF_OK; lo += WRITE_BATCH, cur ^= 1) {
+        int ahead = lo + WRITE_BATCH < total;
+        xf_error next_err;
+        if (ahead) {
+            size_t hi = lo + 2 * WRITE_BATCH < total ? lo + 2 * WRITE_BATCH : total;
+            prepare_start(&b[cur ^ 1], lo + WRITE_BATCH, hi, helpers, &next_err);
         }
+        st = store_batch(x, &b[cur], v, ids, fresh, total, n_written, n_pruned, err);
+        xf_status next = ahead ? prepare_finish(&b[cur ^ 1], &next_err) : XF_OK;
+        if (st == XF_OK && next != XF_OK) {
+            st = next;
+            if (err) *err = next_err;
+        }
+    }
     for (size_t i = 0; i < n && st == XF_OK; i++) {
         if (!fresh[i] || v[i].stage == XF_PRUNE_KEPT || v[i].by < 0) continue;
         int64_t by = ids[v[i].by];
@@ -247,6 +325,11 @@ static xf_status write_rules(ctx *x, const xf_prune_verdict *v, int64_t *n_writt
         st = xf_rulesdb_set_status(x->db, ids[i], XF_RULE_PRUNED, why, by, err);
     }
 out:
+    if (b)
+        for (int k = 0; k < 2; k++)
+            for (int j = 0; j < WRITE_BATCH; j++) xf_rulesdb_prepared_free(&b[k].p[j]);
+    xf_free(b);
+    xf_free(which);
     xf_free(ids);
     xf_free(fresh);
     return st;

@@ -1241,6 +1241,30 @@ double xf_clock_now(void);
 double xf_clock_now_ms(void);
 double xf_clock_thread_cpu(void);
 
+/* --------------------------------------------------------- parallel ranges */
+
+#define XF_PARALLEL_MAX_THREADS 256
+
+/* Work on indices [lo, hi) as thread `worker` (0 .. threads - 1). */
+typedef xf_status (*xf_range_fn)(void *ctx, int worker, size_t lo, size_t hi, xf_error *err);
+
+/* Runs fn over [lo, hi) in chunks on up to `threads` threads, the calling
+ * one among them; every thread is joined before it returns. On failure,
+ * the error of the lowest failed chunk (the chunks before it have all
+ * run, chunks after it may have). */
+xf_status xf_parallel(int threads, size_t lo, size_t hi, xf_range_fn fn, void *ctx, xf_error *err);
+
+/* The same in two halves: _start sets up to `helpers` threads on the
+ * chunks (in order; none when threads cannot be made) and returns;
+ * _finish, with `help`, has the calling thread take the chunks left too
+ * (without it, only when no helper started), joins them, frees the job
+ * and returns as xf_parallel. _start fails only when out of memory (no
+ * job then: *job NULL, and _finish of NULL does nothing). */
+typedef struct xf_parallel_job xf_parallel_job;
+xf_status xf_parallel_start(xf_parallel_job **job, int helpers, size_t lo, size_t hi,
+                            xf_range_fn fn, void *ctx, xf_error *err);
+xf_status xf_parallel_finish(xf_parallel_job *job, int help, xf_error *err);
+
 /* ------------------------------------------------------------------- files */
 
 /* An output file being written: xf_outfile_open, write to `f`, then

@@ -13,8 +13,6 @@
 #ifndef XF_PRUNE_PRUNE_INTERNAL_H
 #define XF_PRUNE_PRUNE_INTERNAL_H
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -107,44 +105,7 @@ typedef struct pr_rule {
 /* Most outputs, inputs or nodes a side may have in the term view. */
 #define PR_MAX_COUNT 65535
 
-/* ------------------------------------------------- threads, progress */
-
-#define PR_MAX_THREADS 256
-
-/* Work on rules [lo, hi) as thread `worker` (0 .. threads - 1). */
-typedef xf_status (*pr_range_fn)(void *ctx, int worker, size_t lo, size_t hi, xf_error *err);
-
-/* Runs fn over [lo, hi) in chunks on up to `threads` threads, the calling
- * one among them; every thread is joined before it returns. On failure, the
- * error of the lowest failed chunk (the chunks before it have all run,
- * chunks after it may have). */
-xf_status pr_parallel(int threads, size_t lo, size_t hi, pr_range_fn fn, void *ctx, xf_error *err);
-
-/* The same in two halves: _start sets up to `helpers` threads on the
- * chunks (in order; none when threads cannot be made); _finish, with
- * `help`, has the calling thread take the chunks left too (without it, only
- * when no helper started), joins them and returns as pr_parallel. */
-typedef struct pr_job pr_job;
-typedef struct pr_worker {
-    pr_job *j;
-    int id;
-} pr_worker;
-struct pr_job {
-    pr_range_fn fn;
-    void *ctx;
-    size_t lo, hi, chunk;
-    atomic_size_t next; /* next chunk to hand out */
-    atomic_int failed;
-    pthread_mutex_t mu;
-    size_t failed_chunk; /* lowest failed chunk, under mu */
-    xf_status st;
-    xf_error err;
-    int started; /* helpers 1..started run */
-    pr_worker w[PR_MAX_THREADS];
-    pthread_t tid[PR_MAX_THREADS];
-};
-void pr_parallel_start(pr_job *j, int helpers, size_t lo, size_t hi, pr_range_fn fn, void *ctx);
-xf_status pr_parallel_finish(pr_job *j, int help, xf_error *err);
+/* ------------------------------------------------- blocks, progress */
 
 /* Rules per block of n (the stages decide a block in parallel, then apply
  * it in index order): n / 16 between min and max, so that a small set

@@ -311,7 +311,7 @@ static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int checke
     for (int k = 0; k < pr->n_in; k++) {
         const xf_value *v = &r->src.values[r->src.inputs[k]];
         char fallback[32];
-        snprintf(fallback, sizeof fallback, "in%d", k);
+        if (!v->name) snprintf(fallback, sizeof fallback, "in%d", k);
         int32_t name, type, leaf = -1;
         st = intern_name(t, v->name ? v->name : fallback, &name, err);
         if (st == XF_OK) st = intern_type(t, v->dtype, &v->shape, &type, err);
@@ -344,13 +344,14 @@ static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int checke
 }
 
 /* Rules from `get`, a batch at a time: helper threads fetch the next batch
- * (put its inputs in canonical order and validate it) while this one
- * interns the terms of the last, then this one helps them finish it.
- * Fetching (xfergen: deserialising a stored candidate) costs a little more
- * than interning and needs nothing of it; interning must stay in index
- * order on one thread, so the rest is left to the fetching. With one
- * thread, one helper fetches alone, so `get` is called in index order, one
- * call at a time. */
+ * (free the rules of the slot's last batch, fetch, put the inputs in
+ * canonical order and validate) while this one interns the terms of the
+ * last, then this one helps them finish it. Fetching (xfergen:
+ * deserialising a stored candidate) costs more than interning and needs
+ * nothing of it; interning must stay in index order on one thread, so the
+ * rest, freeing the rules included (a third of that thread's time when it
+ * freed them), is left to the fetching. With one thread, one helper
+ * fetches alone, so `get` is called in index order, one call at a time. */
 #define FETCH_BATCH 1024
 
 typedef struct fetch {
@@ -360,7 +361,7 @@ typedef struct fetch {
     size_t lo, hi;                  /* rules [lo, hi) into r[0 .. hi - lo) */
     xf_rule r[FETCH_BATCH];
     unsigned char ok[FETCH_BATCH];  /* fetched */
-    pr_job job;
+    xf_parallel_job *job;
 } fetch;
 
 static xf_status fetch_range(void *ctx, int worker, size_t lo, size_t hi, xf_error *err)
@@ -369,6 +370,7 @@ static xf_status fetch_range(void *ctx, int worker, size_t lo, size_t hi, xf_err
     fetch *f = ctx;
     for (size_t i = lo; i < hi; i++) {
         xf_rule *r = &f->r[i - f->lo];
+        xf_rule_free(r); /* built two batches ago */
         xf_status st = f->get(f->user, i, r, err);
         if (st == XF_OK && f->canonical) st = xf_prune_canonical_inputs(r, err);
         if (st == XF_OK) st = check_rule(r, i, err);
@@ -378,19 +380,20 @@ static xf_status fetch_range(void *ctx, int worker, size_t lo, size_t hi, xf_err
     return XF_OK;
 }
 
-static void fetch_start(fetch *f, size_t lo, size_t hi, int helpers)
+/* Out of memory for the job: _finish reports it. */
+static void fetch_start(fetch *f, size_t lo, size_t hi, int helpers, xf_status *st, xf_error *err)
 {
     f->lo = lo;
     f->hi = hi;
     memset(f->ok, 0, sizeof f->ok);
-    pr_parallel_start(&f->job, helpers, lo, hi, fetch_range, f);
+    *st = xf_parallel_start(&f->job, helpers, lo, hi, fetch_range, f, err);
 }
 
 /* Waits for the batch (helping with it when `help`); *got: the rules
  * fetched before the first failure. */
-static xf_status fetch_finish(fetch *f, int help, size_t *got, xf_error *err)
+static xf_status fetch_finish(fetch *f, xf_status start, int help, size_t *got, xf_error *err)
 {
-    xf_status st = pr_parallel_finish(&f->job, help, err);
+    xf_status st = start != XF_OK ? start : xf_parallel_finish(f->job, help, err);
     size_t k = 0;
     while (k < f->hi - f->lo && f->ok[k]) k++;
     *got = k;
@@ -411,15 +414,17 @@ static xf_status build_fetched(pr_rules *rs, size_t n, xf_prune_get_fn get, void
     int helpers = rs->threads > 2 ? rs->threads - 1 : 1, help = rs->threads > 1;
     xf_error fetch_err;
     size_t got = 0;
-    fetch_start(&f[0], 0, n < FETCH_BATCH ? n : FETCH_BATCH, helpers);
-    xf_status fst = fetch_finish(&f[0], help, &got, &fetch_err), st = XF_OK;
+    xf_status fst;
+    fetch_start(&f[0], 0, n < FETCH_BATCH ? n : FETCH_BATCH, helpers, &fst, &fetch_err);
+    fst = fetch_finish(&f[0], fst, help, &got, &fetch_err);
+    xf_status st = XF_OK, next_st = XF_OK;
     int cur = 0; /* f[cur]: the batch being built, f[cur ^ 1]: the next */
     for (size_t lo = 0; lo < n; lo += FETCH_BATCH, cur ^= 1) {
         fetch *c = &f[cur];
         int ahead = fst == XF_OK && lo + FETCH_BATCH < n;
         if (ahead) {
             size_t hi = lo + 2 * FETCH_BATCH < n ? lo + 2 * FETCH_BATCH : n;
-            fetch_start(&f[cur ^ 1], lo + FETCH_BATCH, hi, helpers);
+            fetch_start(&f[cur ^ 1], lo + FETCH_BATCH, hi, helpers, &next_st, &fetch_err);
         }
         for (size_t k = 0; k < got && st == XF_OK; k++)
             st = build_rule(rs, lo + k, &c->r[k], 1, absent, err);
@@ -428,8 +433,7 @@ static xf_status build_fetched(pr_rules *rs, size_t n, xf_prune_get_fn get, void
             st = fst;
             if (err) *err = fetch_err;
         }
-        if (ahead) fst = fetch_finish(&f[cur ^ 1], help && st == XF_OK, &got, &fetch_err);
-        for (size_t k = 0; k < c->hi - c->lo; k++) xf_rule_free(&c->r[k]);
+        if (ahead) fst = fetch_finish(&f[cur ^ 1], next_st, help && st == XF_OK, &got, &fetch_err);
         if (st != XF_OK) break;
     }
     for (int b = 0; b < 2; b++) /* after a failure, the batch fetched ahead */

@@ -54,21 +54,40 @@ static xf_status format_alloc(const xf_graph *g, char **out, xf_error *err)
     return XF_FAIL(err, XF_ERR_UNSUPPORTED, "graph text is longer than 16 MiB");
 }
 
-/* Stores g unless its hash is known. Runs inside an op. */
-static xf_status graph_put(xf_rulesdb *db, const xf_graph *g, int64_t *id, int *inserted,
-                           xf_error *err)
+static void prepared_graph_free(xf_rulesdb_prepared_graph *pg)
+{
+    xf_free(pg->data);
+    xf_free(pg->infix);
+    memset(pg, 0, sizeof *pg);
+}
+
+/* g's row: its hash, serialization and text. */
+static xf_status graph_prepare(const xf_graph *g, xf_rulesdb_prepared_graph *pg, xf_error *err)
+{
+    prepared_graph_free(pg);
+    xf_status st = xf_graph_hash_checked(g, XF_HASH_CONTENT, &pg->hash, err);
+    if (st != XF_OK) {
+        xf_error_prefix(err, "graph cannot be hashed");
+        return st;
+    }
+    pg->n_ops = g->n_nodes;
+    pg->n_inputs = g->n_inputs;
+    pg->n_outputs = g->n_outputs;
+    st = xf_rulesdb_graph_serialize(g, &pg->data, &pg->len, err);
+    if (st == XF_OK) st = format_alloc(g, &pg->infix, err);
+    if (st != XF_OK) prepared_graph_free(pg);
+    return st;
+}
+
+/* Stores a prepared graph unless its hash is known. Runs inside an op. */
+static xf_status graph_put(xf_rulesdb *db, const xf_rulesdb_prepared_graph *pg, int64_t *id,
+                           int *inserted, xf_error *err)
 {
     *id = 0;
     *inserted = 0;
-    uint64_t hash;
-    xf_status hs = xf_graph_hash_checked(g, XF_HASH_CONTENT, &hash, err);
-    if (hs != XF_OK) {
-        xf_error_prefix(err, "graph cannot be hashed");
-        return hs;
-    }
     sqlite3_stmt *s = db_stmt(db, STMT_GRAPH_BY_HASH, err);
     if (!s) return err ? err->code : XF_ERR_IO;
-    sqlite3_bind_int64(s, 1, (sqlite3_int64)hash);
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)pg->hash);
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) {
         *id = sqlite3_column_int64(s, 0);
@@ -77,35 +96,22 @@ static xf_status graph_put(xf_rulesdb *db, const xf_graph *g, int64_t *id, int *
     }
     sqlite3_reset(s);
     if (rc != SQLITE_DONE) return db_fail(db, err, "looking up a graph");
-
-    uint8_t *blob = NULL;
-    size_t len = 0;
-    char *text = NULL;
-    xf_status st = xf_rulesdb_graph_serialize(g, &blob, &len, err);
-    if (st == XF_OK) st = format_alloc(g, &text, err);
-    if (st == XF_OK) {
-        s = db_stmt(db, STMT_GRAPH_INSERT, err);
-        if (!s) st = err ? err->code : XF_ERR_IO;
-    }
-    if (st == XF_OK) {
-        sqlite3_bind_int64(s, 1, (sqlite3_int64)hash);
-        sqlite3_bind_int(s, 2, g->n_nodes);
-        sqlite3_bind_int(s, 3, g->n_inputs);
-        sqlite3_bind_int(s, 4, g->n_outputs);
-        sqlite3_bind_int(s, 5, XF_RULESDB_GRAPH_FORMAT);
-        sqlite3_bind_blob(s, 6, blob, (int)len, SQLITE_STATIC);
-        sqlite3_bind_text(s, 7, text, -1, SQLITE_STATIC);
-        st = db_step_done(db, s, "storing a graph", err);
-        sqlite3_clear_bindings(s);
-    }
-    if (st == XF_OK) {
-        *id = sqlite3_last_insert_rowid(db->h);
-        *inserted = 1;
-        db->batch_writes++;
-    }
-    xf_free(blob);
-    xf_free(text);
-    return st;
+    s = db_stmt(db, STMT_GRAPH_INSERT, err);
+    if (!s) return err ? err->code : XF_ERR_IO;
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)pg->hash);
+    sqlite3_bind_int(s, 2, pg->n_ops);
+    sqlite3_bind_int(s, 3, pg->n_inputs);
+    sqlite3_bind_int(s, 4, pg->n_outputs);
+    sqlite3_bind_int(s, 5, XF_RULESDB_GRAPH_FORMAT);
+    sqlite3_bind_blob(s, 6, pg->data, (int)pg->len, SQLITE_STATIC);
+    sqlite3_bind_text(s, 7, pg->infix, -1, SQLITE_STATIC);
+    xf_status st = db_step_done(db, s, "storing a graph", err);
+    sqlite3_clear_bindings(s);
+    if (st != XF_OK) return st;
+    *id = sqlite3_last_insert_rowid(db->h);
+    *inserted = 1;
+    db->batch_writes++;
+    return XF_OK;
 }
 
 xf_status xf_rulesdb_add_graph(xf_rulesdb *db, const xf_graph *g, int64_t *id, int *inserted,
@@ -113,9 +119,12 @@ xf_status xf_rulesdb_add_graph(xf_rulesdb *db, const xf_graph *g, int64_t *id, i
 {
     int ins = 0;
     *id = 0;
-    xf_status st = db_op_begin(db, err);
-    if (st != XF_OK) return st;
-    st = db_op_end(db, graph_put(db, g, id, &ins, err), err);
+    xf_rulesdb_prepared_graph pg;
+    memset(&pg, 0, sizeof pg);
+    xf_status st = graph_prepare(g, &pg, err);
+    if (st == XF_OK) st = db_op_begin(db, err);
+    if (st == XF_OK) st = db_op_end(db, graph_put(db, &pg, id, &ins, err), err);
+    prepared_graph_free(&pg);
     if (st != XF_OK) ins = 0, *id = 0;
     if (inserted) *inserted = ins;
     return st;
@@ -147,13 +156,11 @@ static xf_status input_names(const xf_graph *g, char **out, xf_error *err)
     return XF_OK;
 }
 
-static xf_status store_ops(xf_rulesdb *db, int64_t rule, const xf_rule *r, xf_error *err)
+static xf_status store_ops(xf_rulesdb *db, int64_t rule, const xf_rulesdb_prepared *p,
+                           xf_error *err)
 {
-    int hist[XF_OP_COUNT] = {0}, h2[XF_OP_COUNT];
-    xf_graph_op_histogram(&r->src, hist);
-    xf_graph_op_histogram(&r->dst, h2);
     for (int op = 0; op < XF_OP_COUNT; op++) {
-        if (hist[op] + h2[op] == 0) continue;
+        if (!p->ops[op]) continue;
         sqlite3_stmt *s = db_stmt(db, STMT_RULE_OP_INSERT, err);
         if (!s) return err ? err->code : XF_ERR_IO;
         sqlite3_bind_int64(s, 1, rule);
@@ -164,20 +171,52 @@ static xf_status store_ops(xf_rulesdb *db, int64_t rule, const xf_rule *r, xf_er
     return XF_OK;
 }
 
-/* Stores one rule. Runs inside an op. */
-static xf_status rule_put(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb_rule_meta *meta,
-                          int64_t *id, int *inserted, xf_error *err)
+void xf_rulesdb_prepared_init(xf_rulesdb_prepared *p)
+{
+    memset(p, 0, sizeof *p);
+}
+
+void xf_rulesdb_prepared_free(xf_rulesdb_prepared *p)
+{
+    prepared_graph_free(&p->src);
+    prepared_graph_free(&p->dst);
+    xf_free(p->input_names);
+    xf_rulesdb_prepared_init(p);
+}
+
+xf_status xf_rulesdb_rule_prepare(const xf_rule *r, xf_rulesdb_prepared *p, xf_error *err)
+{
+    xf_rulesdb_prepared_free(p);
+    xf_status st = xf_rule_validate(r, err);
+    if (st == XF_OK) st = graph_prepare(&r->src, &p->src, err);
+    if (st == XF_OK) st = graph_prepare(&r->dst, &p->dst, err);
+    if (st == XF_OK) st = input_names(&r->src, &p->input_names, err);
+    if (st != XF_OK) {
+        xf_rulesdb_prepared_free(p);
+        return st;
+    }
+    p->n_outputs = r->src.n_outputs;
+    p->fingerprint = r->fingerprint;
+    int hist[XF_OP_COUNT], h2[XF_OP_COUNT];
+    xf_graph_op_histogram(&r->src, hist);
+    xf_graph_op_histogram(&r->dst, h2);
+    for (int op = 0; op < XF_OP_COUNT; op++) p->ops[op] = hist[op] + h2[op] > 0;
+    return XF_OK;
+}
+
+/* Stores one prepared rule. Runs inside an op. */
+static xf_status rule_put(xf_rulesdb *db, const xf_rulesdb_prepared *p,
+                          const xf_rulesdb_rule_meta *meta, int64_t *id, int *inserted,
+                          xf_error *err)
 {
     *id = 0;
     *inserted = 0;
-    xf_status st = xf_rule_validate(r, err);
-    if (st != XF_OK) return st;
     if (meta && ((int)meta->status < 0 || meta->status >= XF_RULE_STATUS_COUNT))
         return XF_FAIL(err, XF_ERR_INVALID, "rule status %d is out of range", (int)meta->status);
     int64_t src = 0, dst = 0;
     int dummy;
-    st = graph_put(db, &r->src, &src, &dummy, err);
-    if (st == XF_OK) st = graph_put(db, &r->dst, &dst, &dummy, err);
+    xf_status st = graph_put(db, &p->src, &src, &dummy, err);
+    if (st == XF_OK) st = graph_put(db, &p->dst, &dst, &dummy, err);
     if (st != XF_OK) return st;
     sqlite3_stmt *s = db_stmt(db, STMT_RULE_BY_PAIR, err);
     if (!s) return err ? err->code : XF_ERR_IO;
@@ -189,23 +228,17 @@ static xf_status rule_put(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb_rul
     if (rc == SQLITE_ROW) return XF_OK;
     if (rc != SQLITE_DONE) return db_fail(db, err, "looking up a rule");
 
-    char *names = NULL;
-    st = input_names(&r->src, &names, err);
-    if (st != XF_OK) return st;
     s = db_stmt(db, STMT_RULE_INSERT, err);
-    if (!s) {
-        xf_free(names);
-        return err ? err->code : XF_ERR_IO;
-    }
-    int so = r->src.n_nodes, dso = r->dst.n_nodes;
+    if (!s) return err ? err->code : XF_ERR_IO;
+    int so = p->src.n_ops, dso = p->dst.n_ops;
     sqlite3_bind_int64(s, 1, src);
     sqlite3_bind_int64(s, 2, dst);
-    sqlite3_bind_text(s, 3, names, -1, SQLITE_STATIC);
-    sqlite3_bind_int(s, 4, r->src.n_outputs);
+    sqlite3_bind_text(s, 3, p->input_names, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 4, p->n_outputs);
     sqlite3_bind_int(s, 5, so);
     sqlite3_bind_int(s, 6, dso);
     sqlite3_bind_int(s, 7, so > dso ? so : dso);
-    sqlite3_bind_int64(s, 8, (sqlite3_int64)r->fingerprint);
+    sqlite3_bind_int64(s, 8, (sqlite3_int64)p->fingerprint);
     sqlite3_bind_text(s, 9, xf_rulesdb_status_name(meta ? meta->status : XF_RULE_CANDIDATE), -1,
                       SQLITE_STATIC);
     db_bind_text_or_null(s, 10, meta ? meta->why : NULL);
@@ -213,16 +246,16 @@ static xf_status rule_put(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb_rul
     if (meta && meta->run_id) sqlite3_bind_int64(s, 12, meta->run_id);
     st = db_step_done(db, s, "storing a rule", err);
     sqlite3_clear_bindings(s);
-    xf_free(names);
     if (st != XF_OK) return st;
     *id = sqlite3_last_insert_rowid(db->h);
     *inserted = 1;
     db->batch_writes++;
-    return store_ops(db, *id, r, err);
+    return store_ops(db, *id, p, err);
 }
 
-xf_status xf_rulesdb_add_rule(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb_rule_meta *meta,
-                              int64_t *id, int *inserted, xf_error *err)
+xf_status xf_rulesdb_add_prepared(xf_rulesdb *db, const xf_rulesdb_prepared *p,
+                                  const xf_rulesdb_rule_meta *meta, int64_t *id, int *inserted,
+                                  xf_error *err)
 {
     int ins = 0;
     int64_t got = 0;
@@ -230,10 +263,23 @@ xf_status xf_rulesdb_add_rule(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb
     if (inserted) *inserted = 0;
     xf_status st = db_op_begin(db, err);
     if (st != XF_OK) return st;
-    st = db_op_end(db, rule_put(db, r, meta, &got, &ins, err), err);
+    st = db_op_end(db, rule_put(db, p, meta, &got, &ins, err), err);
     if (st != XF_OK) return st;
     if (id) *id = got;
     if (inserted) *inserted = ins;
+    return st;
+}
+
+xf_status xf_rulesdb_add_rule(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb_rule_meta *meta,
+                              int64_t *id, int *inserted, xf_error *err)
+{
+    if (id) *id = 0;
+    if (inserted) *inserted = 0;
+    xf_rulesdb_prepared p;
+    xf_rulesdb_prepared_init(&p);
+    xf_status st = xf_rulesdb_rule_prepare(r, &p, err);
+    if (st == XF_OK) st = xf_rulesdb_add_prepared(db, &p, meta, id, inserted, err);
+    xf_rulesdb_prepared_free(&p);
     return st;
 }
 
@@ -243,16 +289,20 @@ xf_status xf_rulesdb_add_rules(xf_rulesdb *db, const xf_rule *rules, int n,
 {
     int count = 0;
     if (n_inserted) *n_inserted = 0;
+    xf_rulesdb_prepared p;
+    xf_rulesdb_prepared_init(&p);
     xf_status st = db_op_begin(db, err);
     if (st != XF_OK) return st;
     for (int i = 0; i < n && st == XF_OK; i++) {
         int64_t id = 0;
         int ins = 0;
-        st = rule_put(db, &rules[i], meta, &id, &ins, err);
+        st = xf_rulesdb_rule_prepare(&rules[i], &p, err);
+        if (st == XF_OK) st = rule_put(db, &p, meta, &id, &ins, err);
         if (st != XF_OK) xf_error_prefix(err, "rule %d of %d", i, n);
         if (ids) ids[i] = id;
         count += ins;
     }
+    xf_rulesdb_prepared_free(&p);
     st = db_op_end(db, st, err);
     if (st == XF_OK && n_inserted) *n_inserted = count;
     return st;

@@ -143,6 +143,37 @@ typedef struct xf_rulesdb_rule_meta {
  * Outside a batch the call is its own transaction. */
 xf_status xf_rulesdb_add_rule(xf_rulesdb *db, const xf_rule *r, const xf_rulesdb_rule_meta *meta,
                               int64_t *id, int *inserted, xf_error *err);
+/* One rule's rows computed apart from the database, so that other threads
+ * can compute them while one thread writes (xfergen's write): both graphs'
+ * canonical hashes, serializations and infix texts, the input names and
+ * the operators the rule uses. */
+typedef struct xf_rulesdb_prepared_graph {
+    uint64_t hash;
+    int n_ops, n_inputs, n_outputs;
+    uint8_t *data; /* xf_rulesdb_graph_serialize */
+    size_t len;
+    char *infix;   /* xf_graph_format */
+} xf_rulesdb_prepared_graph;
+
+typedef struct xf_rulesdb_prepared {
+    xf_rulesdb_prepared_graph src, dst;
+    char *input_names; /* "x0,w0,w1" */
+    int n_outputs;
+    uint64_t fingerprint;
+    unsigned char ops[XF_OP_COUNT]; /* 1: a side uses the operator */
+} xf_rulesdb_prepared;
+
+void xf_rulesdb_prepared_init(xf_rulesdb_prepared *p);
+/* Frees p's buffers and initialises it again. */
+void xf_rulesdb_prepared_free(xf_rulesdb_prepared *p);
+/* Validates r and computes its rows into p (initialised; its old buffers
+ * are freed first). Touches no database: any thread may call it. */
+xf_status xf_rulesdb_rule_prepare(const xf_rule *r, xf_rulesdb_prepared *p, xf_error *err);
+/* Stores a prepared rule exactly as xf_rulesdb_add_rule stores the rule
+ * (which is xf_rulesdb_rule_prepare, then this). */
+xf_status xf_rulesdb_add_prepared(xf_rulesdb *db, const xf_rulesdb_prepared *p,
+                                  const xf_rulesdb_rule_meta *meta, int64_t *id, int *inserted,
+                                  xf_error *err);
 /* Bulk insert: n rules in one transaction (or inside the caller's batch).
  * ids (may be NULL) receives n ids. On failure nothing of this call is kept
  * when it owned the transaction; inside a caller's batch the caller decides

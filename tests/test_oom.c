@@ -23,7 +23,8 @@
  * with a short greedy, TASO and exhaustive search over it, the derivation search of a
  * rule by rewriting and the derive pass over a database (search, replay,
  * store), a small enumeration,
- * pruning its candidates, the target's sessions with the input's weights
+ * pruning its candidates, xfergen's whole run on two threads (enumeration,
+ * pruning, the write), the target's sessions with the input's weights
  * shared, its race, and the arbiter (candidates dropped on their outputs
  * and as duplicates), the call that optimises a model file
  * (xf_optimize_file: load, search, outcome, check, checked writer), one
@@ -1209,6 +1210,67 @@ START_TEST(enumerate_and_prune)
 }
 END_TEST
 
+/* xfergen's whole run (xf_enum_generate) on two threads into a new
+ * database, pruned candidates kept: the enumeration (one operator, so one
+ * candidate: ewadd(a, b) => ewadd(b, a)), pruning with the rules fetched
+ * on the threads, and the write with the rules' rows prepared on them. A
+ * failed run leaves its database and checkpoint files; each run starts
+ * without them. Each run creates a database and fsyncs a checkpoint and
+ * its 65 spill files, so the walk is sampled (every 5th of some 600). */
+/* A run's warning notes: removing the finished run's checkpoint files is
+ * one (the rules are stored by then), out of memory included. */
+static void note_warning(void *user, int warning, const char *msg)
+{
+    if (warning) snprintf(user, 512, "%s", msg);
+}
+
+static xf_status op_generate(void *ctx, xf_error *err)
+{
+    const char *db = ctx;
+    char path[4200];
+    static const char *const tails[] = {"", "-wal", "-shm", ".run1.ckpt", ".run1.ckpt.tmp"};
+    for (int k = 0; k < 5; k++) {
+        snprintf(path, sizeof path, "%s%s", db, tails[k]);
+        remove(path);
+    }
+    for (int k = 0; k <= 64; k++) {
+        snprintf(path, sizeof path, "%s.run1.ckpt.spill.%02d", db, k);
+        remove(path);
+    }
+    snprintf(path, sizeof path, "%s.vocab", db);
+    xf_enum_generate_options o;
+    xf_enum_generate_options_init(&o);
+    o.max_ops = 1;
+    o.vocab = path;
+    o.inputs = "a:3x3,b:3x3";
+    o.threads = 2;
+    o.out = db;
+    o.version = "test";
+    o.keep_pruned = 1;
+    char warning[512] = "";
+    o.user = warning;
+    o.on_note = note_warning;
+    xf_enum_generate_result res;
+    xf_status s = xf_enum_generate(&o, &res, err);
+    if (s == XF_OK && strstr(warning, "out of memory"))
+        return XF_FAIL(err, XF_ERR_NOMEM, "a warning: %s", warning);
+    ck_assert_msg(s != XF_OK || !warning[0], "unexpected warning: %s", warning);
+    return s;
+}
+
+START_TEST(xfergen_run)
+{
+    char db[4096], vocab[4200];
+    snprintf(db, sizeof db, "%s", xf_test_tmp("oom_xfergen.db"));
+    snprintf(vocab, sizeof vocab, "%s.vocab", db);
+    FILE *f = fopen(vocab, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("matmul\newadd\n", f);
+    fclose(f);
+    oom_walk("xfergen on two threads", op_generate, db, 5);
+}
+END_TEST
+
 /* ------------------------------------------------------------ verifier */
 
 static xf_status op_verifier_new(void *ctx, xf_error *err)
@@ -1666,6 +1728,7 @@ static Suite *suite(void)
     tcase_add_test(t, prepare_fusions);
     tcase_add_test(t, gather_tied);
     tcase_add_test(t, enumerate_and_prune);
+    tcase_add_test(t, xfergen_run);
     tcase_add_test(t, verifier);
     tcase_add_test(t, target_and_arbiter);
     tcase_add_test(t, optimize_call);

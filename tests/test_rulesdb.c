@@ -126,6 +126,17 @@ static void rule_comm(xf_rule *r)
     r->fingerprint = 0x5555;
 }
 
+/* An invalid rule: relu(x) => relu(x), the target's x [4,4], the source's [2,2]. */
+static void rule_mismatched(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d2[2] = {2, 2};
+    xf_test_out(&r->src,
+                xf_test_op2(&r->src, XF_OP_RELU, NULL, xf_test_input(&r->src, "x", 2, d2), -1));
+    xf_test_out(&r->dst,
+                xf_test_op2(&r->dst, XF_OP_RELU, NULL, xf_test_input(&r->dst, "x", 2, M44), -1));
+}
+
 static void expect_format(const xf_graph *g, const char *want)
 {
     char buf[512];
@@ -565,6 +576,63 @@ START_TEST(test_dedupe)
 }
 END_TEST
 
+/* A rule prepared apart from the database (as xfergen's threads do) is
+ * stored as xf_rulesdb_add_rule stores it: same rows, the same row when
+ * added again either way; a prepared value is reused, and a rule that fails
+ * validation leaves it empty. */
+START_TEST(test_add_prepared)
+{
+    xf_rulesdb *db = open_db(fresh_db("prepared.db"), XF_RULESDB_CREATE);
+    xf_rule a, b;
+    rule_distrib(&a, 0);
+    rule_conv_relu(&b);
+    xf_rulesdb_prepared p;
+    xf_rulesdb_prepared_init(&p);
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_rule_prepare(&a, &p, &err) == XF_OK, "%s", err.msg);
+    ck_assert_uint_eq(p.fingerprint, 0x2222);
+    ck_assert_str_eq(p.input_names, "x,w0,w1");
+    ck_assert_str_eq(p.src.infix, "ewadd(matmul(x, w0), matmul(x, w1))");
+    ck_assert_int_eq(p.src.n_ops, 3);
+    ck_assert_int_eq(p.ops[XF_OP_MATMUL] + p.ops[XF_OP_ADD] + p.ops[XF_OP_RELU], 2);
+    xf_rulesdb_rule_meta meta = {XF_RULE_PRUNED, 0, "renaming: x", 0};
+    int64_t id = 0;
+    int ins = -1;
+    ck_assert_msg(xf_rulesdb_add_prepared(db, &p, &meta, &id, &ins, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(ins, 1);
+    ck_assert_int_eq(add(db, &a, NULL, &ins), id);
+    ck_assert_int_eq(ins, 0);
+    ck_assert_msg(xf_rulesdb_rule_prepare(&b, &p, &err) == XF_OK, "%s", err.msg); /* reused */
+    int64_t bid = add(db, &b, NULL, &ins);
+    ck_assert_int_eq(xf_rulesdb_add_prepared(db, &p, NULL, &id, &ins, NULL), XF_OK);
+    ck_assert_int_eq(id, bid);
+    ck_assert_int_eq(ins, 0);
+    ck_assert_int_eq(count_rules(db, NULL), 2);
+    ck_assert_int_eq(count_graphs(db), 4);
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    ck_assert_int_eq(xf_rulesdb_get_rule(db, 1, &info, NULL), XF_OK);
+    ck_assert_str_eq(info.dst_text, "matmul(x, ewadd(w0, w1))");
+    ck_assert_str_eq(info.input_names, "x,w0,w1");
+    ck_assert_int_eq(info.size, 3);
+    ck_assert_int_eq(info.status, XF_RULE_PRUNED);
+    ck_assert_str_eq(info.why, "renaming: x");
+    xf_rulesdb_rule_info_free(&info);
+    /* the target reads another shape: the rule is invalid, p left empty */
+    xf_rule bad;
+    rule_mismatched(&bad);
+    ck_assert_int_eq(xf_rulesdb_rule_prepare(&bad, &p, NULL), XF_ERR_GRAPH);
+    ck_assert_ptr_null(p.src.data);
+    ck_assert_ptr_null(p.input_names);
+    xf_rulesdb_prepared_free(&p);
+    xf_rulesdb_prepared_free(&p); /* twice: nothing left to free */
+    xf_rule_free(&a);
+    xf_rule_free(&b);
+    xf_rule_free(&bad);
+    xf_rulesdb_close(db);
+}
+END_TEST
+
 START_TEST(test_invalid_rule_and_bulk)
 {
     xf_rulesdb *db = open_db(fresh_db("bulk.db"), XF_RULESDB_CREATE);
@@ -572,14 +640,9 @@ START_TEST(test_invalid_rule_and_bulk)
     rule_assoc(&rules[0]);
     rule_conv_relu(&rules[1]);
     rule_comm(&rules[2]);
-    /* a broken third rule: target reads [4,4] but the source [2,2] */
+    /* a broken third rule */
     xf_rule bad;
-    xf_rule_init(&bad);
-    const int64_t d2[2] = {2, 2};
-    xf_test_out(&bad.src,
-                xf_test_op2(&bad.src, XF_OP_RELU, NULL, xf_test_input(&bad.src, "x", 2, d2), -1));
-    xf_test_out(&bad.dst,
-                xf_test_op2(&bad.dst, XF_OP_RELU, NULL, xf_test_input(&bad.dst, "x", 2, M44), -1));
+    rule_mismatched(&bad);
     xf_rule mixed[3] = {rules[0], rules[1], bad};
     int64_t ids[3] = {0};
     int n_ins = -1;
@@ -953,6 +1016,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_create_sets_up_schema);
     tcase_add_test(t, test_schema_errors);
     tcase_add_test(t, test_dedupe);
+    tcase_add_test(t, test_add_prepared);
     tcase_add_test(t, test_invalid_rule_and_bulk);
     tcase_add_test(t, test_status_and_verdict);
     tcase_add_test(t, test_filters_and_counts);

@@ -302,6 +302,26 @@ START_TEST(test_mpi_same_database)
 }
 END_TEST
 
+/* The database does not depend on -j: more than 3,000 rows, kept and
+ * pruned, fetched for pruning and prepared for the write a batch (1,024)
+ * ahead on the threads and stored in order. */
+START_TEST(test_threads_same_database)
+{
+    char one[4096], three[4096];
+    snprintf(one, sizeof one, "%s", xf_test_tmp("j1.db"));
+    snprintf(three, sizeof three, "%s", xf_test_tmp("j3.db"));
+    ck_assert_int_eq(run_taso(one, 3, "", "-j 1"), 0);
+    ck_assert_int_eq(run_taso(three, 3, "", "-j 3"), 0);
+    int64_t n1, n3;
+    char *l1 = export_rules(one, &n1), *l3 = export_rules(three, &n3);
+    ck_assert_int_gt(n1, 3000);
+    ck_assert_int_eq(n1, n3);
+    ck_assert_str_eq(l1, l3);
+    free(l1);
+    free(l3);
+}
+END_TEST
+
 /* An interrupted MPI run resumes, under MPI or without it, and so does an
  * interrupted single-process run under MPI: each ends with the database of
  * an uninterrupted run. */
@@ -724,6 +744,7 @@ int main(void)
     tcase_add_test(tc, test_progress_lines);
     tcase_add_test(tc, test_library_run);
     tcase_add_test(tc, test_pruned_counted_or_kept);
+    tcase_add_test(tc, test_threads_same_database);
     tcase_add_test(tc, test_mpi_same_database);
     tcase_add_test(tc, test_mpi_resume);
     tcase_add_test(tc, test_mpi_out_of_memory_ends);
