@@ -558,6 +558,8 @@ void vf_bounded_ties_free(xfb_ties *t)
     xf_free(t->block_of);
     xf_free(t->blocks);
     xf_free(t->has_blocks);
+    xf_free(t->n_parts);
+    xf_free(t->parts);
     xf_free(t->base[0]);
     xf_free(t->base[1]);
     memset(t, 0, sizeof *t);
