@@ -428,31 +428,37 @@ static xf_status after_sums(xfb_ties *t, const xf_graph *g, int k, classes *c, x
 
 /* A concat of classes, layout root a: an argument ("a concat of classes"
  * in the header) while nothing but the concats and sums mixes along it and
- * each part is fixed, or held by an input (whose input dims then carry the
- * size check) and mixed by nothing else; a sum over the layout is a sum
+ * each part is held by an input and fixed, or mixed by nothing else (its
+ * input dims then carry the size check); a sum over the layout is a sum
  * over each part that is not fixed. Otherwise the layout and its parts
  * mix, and a part no input holds keeps the rule open. All parts fixed: the
- * layout is. */
+ * layout is. A fixed part no input holds would be a generator's size that
+ * no input dim ties, which the stored domain cannot keep (the matcher
+ * takes a source generator at any size): it keeps the rule open. */
 static void check_layout(xfb_ties *t, classes *c, int a)
 {
-    int all_fixed = 1, ok = !c->mixed[a] && !c->edge[a] && !c->fixed[a];
+    int all_fixed = 1, all_held = 1, ok = !c->mixed[a] && !c->edge[a] && !c->fixed[a];
     for (int q = 0; q < parts_in(t, a); q++) {
         int p = part(t, a, q);
         all_fixed &= c->fixed[p];
-        ok &= c->fixed[p] || (!c->mixed[p] && !c->edge[p] && c->held[p]);
+        all_held &= c->held[p];
+        ok &= c->held[p] && (c->fixed[p] || (!c->mixed[p] && !c->edge[p]));
     }
-    if (all_fixed) {
+    if (all_fixed && all_held) {
         c->fixed[a] = 1;
         return;
     }
     if (ok) c->joined[a] = 1;
     for (int q = 0; q < parts_in(t, a); q++) {
         int p = part(t, a, q);
-        if (ok) c->joined[p] = 1;
-        if (ok && !c->fixed[p] && c->summed[a]) c->summed[p] = 1;
-        if (ok || c->fixed[p]) continue;
-        c->mixed[p] = 1;
-        if (!c->held[p]) c->layout_open = 1;
+        if (ok) {
+            c->joined[p] = 1;
+            if (!c->fixed[p] && c->summed[a]) c->summed[p] = 1;
+        } else if (!c->held[p]) {
+            c->layout_open = 1;
+        } else if (!c->fixed[p]) {
+            c->mixed[p] = 1;
+        }
     }
     if (!ok) c->mixed[a] = 1;
 }
@@ -651,8 +657,7 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
     if (out->closed && c.layout_open) {
         out->closed = 0;
         snprintf(out->why, sizeof out->why,
-                 "a concat joins a class no input holds with others, and an operator mixes "
-                 "along them");
+                 "a concat joins a class no input holds with others");
     }
     if (out->closed && out->abstract && out->n_edge_classes) { /* not argued together */
         out->closed = 0;
