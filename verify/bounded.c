@@ -884,17 +884,27 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
             return check_abstract(k, r, max_dim, &dom, t.n_nf ? "normal forms" : "solver", others,
                                   scope, out, err);
         out->proves = dom.closed;
-        char blocks[64] = "";
-        if (dom.n_blocked)
+        char blocks[128] = "";
+        if (dom.n_blocked && dom.n_joined)
+            snprintf(blocks, sizeof blocks, " (%d moved in whole blocks by concat or split, %d "
+                     "joined with other classes by a concat)", dom.n_blocked, dom.n_joined);
+        else if (dom.n_blocked)
             snprintf(blocks, sizeof blocks, " (%d moved in whole blocks by concat or split)",
                      dom.n_blocked);
+        else if (dom.n_joined)
+            snprintf(blocks, sizeof blocks, " (%d joined with other classes by a concat)",
+                     dom.n_joined);
+        char joined[64] = "";
+        if (dom.n_joined_summed)
+            snprintf(joined, sizeof joined, " (%d joined with other classes by a concat)",
+                     dom.n_joined_summed);
         if (dom.closed)
             snprintf(out->detail, sizeof out->detail,
                      "valid at the rule's own shapes (%s), which stand for every shape it applies "
                      "to: %d input dim(s) fixed by the rule, %d an index no operator mixes%s, %d "
-                     "summed over %s; floats agree at %d other of %s",
+                     "summed over%s %s; floats agree at %d other of %s",
                      t.n_nf ? "normal forms" : "solver", dom.n_fixed, dom.n_indexed, blocks,
-                     dom.n_summed,
+                     dom.n_summed, joined,
                      dom.polynomial || !dom.n_summed ? "in a polynomial rule"
                                                      : "where no non-polynomial operator reads them",
                      others, scope);

@@ -25,6 +25,23 @@
  *              offsets for indices, k counting the axes of every class of
  *              B's family in one value, n B's own size; so does the summed
  *              argument below, sums over the family counted as sums over B.
+ *              Also a class joined with others by a concat ("a concat of
+ *              classes": the axis of concat(a, b), a layout of parts in
+ *              bounded_ties_blocks.c): the axis itself and every part are
+ *              indexed (or a part fixed) and each part's class is held by
+ *              an input; k of a part counts, in one value, its own axes
+ *              and the axes of every layout it is a part of. The axis is
+ *              then no class of its own: its index is (part q, offset t)
+ *              with t an index of part q's class, so renaming one class's
+ *              indices renames the offsets of its parts alike, and the
+ *              argument below holds class by class with offsets for
+ *              indices. A sum over the axis is a sum over each part that
+ *              is not fixed (the part-q terms hold an entry at offset t of
+ *              part q, the others none of its class), so the summed
+ *              argument below holds for a part with s counting such a sum
+ *              as one over it, and a non-polynomial operator reading a
+ *              value holding the axis as reading each part. A layout whose
+ *              parts are all fixed is fixed.
  *
  * Argument. Take the indexed classes one at a time, the others' sizes
  * held. No operator sums or mixes along the class, so an element of any
@@ -240,6 +257,32 @@ static int family(xfb_ties *t, int i)
     return t->block_of[root] >= 0 ? t->block_of[root] : root;
 }
 
+/* The parts of a layout (bounded_ties_blocks.c) at root a: how many (0:
+ * none), the q-th's family, and whether the q-th is the first of its class. */
+static int parts_in(const xfb_ties *t, int a) { return t->n_parts ? t->n_parts[a] : 0; }
+
+static int part(xfb_ties *t, int a, int q)
+{
+    return family(t, t->parts[a * XFB_LAYOUT_PARTS + q]);
+}
+
+static int first_part(xfb_ties *t, int a, int q)
+{
+    for (int j = 0; j < q; j++)
+        if (part(t, a, j) == part(t, a, q)) return 0;
+    return 1;
+}
+
+/* Whether an index of family f is one of class `root`: f is root, or a
+ * layout with a part of root (an index there is one offset of one part). */
+static int holds(xfb_ties *t, int f, int root)
+{
+    if (f == root) return 1;
+    for (int q = 0; q < parts_in(t, f); q++)
+        if (part(t, f, q) == root) return 1;
+    return 0;
+}
+
 /* Per class root that products sum over (summed[root]), the most distinct
  * indices along it in one monomial of an output element of side k: the
  * output's axes of the class plus the most sums over it in one product
@@ -267,14 +310,14 @@ static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_g
             if (nd->op == XF_OP_MATMUL || nd->op == XF_OP_CONV) {
                 int x = nd->inputs[0], d = nd->op == XF_OP_CONV ? 1 : g->values[x].shape.rank - 1;
                 int a = d >= 0 ? vf_bounded_ties_slot(t, k, x, d) : -1;
-                here = all + (a >= 0 && t->summed[a] && family(t, a) == root);
+                here = all + (a >= 0 && t->summed[a] && holds(t, family(t, a), root));
             }
             for (int o = 0; o < nd->n_outputs; o++) s[nd->outputs[o]] = here;
         }
         for (int o = 0; o < g->n_outputs; o++) {
             int v = g->outputs[o], n = s[v];
             for (int d = 0; d < g->values[v].shape.rank; d++)
-                n += family(t, vf_bounded_ties_slot(t, k, v, d)) == root;
+                n += holds(t, family(t, vf_bounded_ties_slot(t, k, v, d)), root);
             need[root] = n > need[root] ? n : need[root];
         }
     }
@@ -302,6 +345,9 @@ typedef struct classes {
     unsigned char *np_sees;  /* a non-polynomial operator reads a value holding it */
     unsigned char *np_after; /* one reads a value computed from an input holding it */
     int abstract_only;       /* every non-polynomial operator is NP_ABSTRACT */
+    unsigned char *held;     /* a rule input holds it */
+    unsigned char *joined;   /* a concat of classes joins it, or it is one (a layout) */
+    int layout_open;         /* a layout failed whose part no input dim blocks */
 } classes;
 
 static void classes_free(classes *c)
@@ -321,6 +367,8 @@ static void classes_free(classes *c)
     xf_free(c->scratch);
     xf_free(c->np_sees);
     xf_free(c->np_after);
+    xf_free(c->held);
+    xf_free(c->joined);
 }
 
 /* The values whose elements node nd's non-polynomial part reads: a
@@ -350,8 +398,11 @@ static xf_status after_sums(xfb_ties *t, const xf_graph *g, int k, classes *c, x
         if (kind == NP_NONE) continue;
         if (kind == NP_OTHER) c->abstract_only = 0;
         for (int j = 0; np_reads(nd, j, &v); j++)
-            for (int d = 0; v >= 0 && d < g->values[v].shape.rank; d++)
-                c->np_sees[family(t, vf_bounded_ties_slot(t, k, v, d))] = 1;
+            for (int d = 0; v >= 0 && d < g->values[v].shape.rank; d++) {
+                int f = family(t, vf_bounded_ties_slot(t, k, v, d));
+                c->np_sees[f] = 1;
+                for (int q = 0; q < parts_in(t, f); q++) c->np_sees[part(t, f, q)] = 1;
+            }
     }
     int *tainted = c->scratch; /* per value: computed from an input holding the class */
     for (int root = 0; st == XF_OK && root < t->n; root++) {
@@ -360,7 +411,7 @@ static xf_status after_sums(xfb_ties *t, const xf_graph *g, int k, classes *c, x
         for (int i = 0; i < g->n_inputs; i++) {
             int v = g->inputs[i];
             for (int d = 0; d < g->values[v].shape.rank; d++)
-                tainted[v] |= family(t, vf_bounded_ties_slot(t, k, v, d)) == root;
+                tainted[v] |= holds(t, family(t, vf_bounded_ties_slot(t, k, v, d)), root);
         }
         for (int i = 0; i < g->n_nodes; i++) {
             const xf_node *nd = &g->nodes[order[i]];
@@ -373,6 +424,43 @@ static xf_status after_sums(xfb_ties *t, const xf_graph *g, int k, classes *c, x
     }
     xf_free(order);
     return st;
+}
+
+/* A concat of classes, layout root a: an argument ("a concat of classes"
+ * in the header) while nothing but the concats and sums mixes along it and
+ * each part is held by an input and fixed, or mixed by nothing else (its
+ * input dims then carry the size check); a sum over the layout is a sum
+ * over each part that is not fixed. Otherwise the layout and its parts
+ * mix, and a part no input holds keeps the rule open. All parts fixed: the
+ * layout is. A fixed part no input holds would be a generator's size that
+ * no input dim ties, which the stored domain cannot keep (the matcher
+ * takes a source generator at any size): it keeps the rule open. */
+static void check_layout(xfb_ties *t, classes *c, int a)
+{
+    int all_fixed = 1, all_held = 1, ok = !c->mixed[a] && !c->edge[a] && !c->fixed[a];
+    for (int q = 0; q < parts_in(t, a); q++) {
+        int p = part(t, a, q);
+        all_fixed &= c->fixed[p];
+        all_held &= c->held[p];
+        ok &= c->held[p] && (c->fixed[p] || (!c->mixed[p] && !c->edge[p]));
+    }
+    if (all_fixed && all_held) {
+        c->fixed[a] = 1;
+        return;
+    }
+    if (ok) c->joined[a] = 1;
+    for (int q = 0; q < parts_in(t, a); q++) {
+        int p = part(t, a, q);
+        if (ok) {
+            c->joined[p] = 1;
+            if (!c->fixed[p] && c->summed[a]) c->summed[p] = 1;
+        } else if (!c->held[p]) {
+            c->layout_open = 1;
+        } else if (!c->fixed[p]) {
+            c->mixed[p] = 1;
+        }
+    }
+    if (!ok) c->mixed[a] = 1;
 }
 
 /* Fills c from the strict ties t of r; poly: r is polynomial. */
@@ -395,9 +483,11 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
     c->edge_id = xf_malloc(n * sizeof *c->edge_id);
     c->np_sees = xf_calloc(n, 1);
     c->np_after = xf_calloc(n, 1);
+    c->held = xf_calloc(n, 1);
+    c->joined = xf_calloc(n, 1);
     if (!c->mixed || !c->summed || !c->fixed || !c->seen || !c->axes || !c->here || !c->need ||
         !c->scratch || !c->edge || !c->reach[0] || !c->reach[1] || !c->end || !c->edge_id ||
-        !c->np_sees || !c->np_after)
+        !c->np_sees || !c->np_after || !c->held || !c->joined)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
     int first_dst = r->dst.n_values ? vf_bounded_ties_slot(t, 1, 0, 0) : t->n;
     for (int i = 0; i < t->n; i++) {
@@ -417,10 +507,26 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
             for (int d = 0; d < rank; d++) {
                 int a = family(t, vf_bounded_ties_slot(t, k, v, d));
                 if (++c->here[a] > c->axes[a]) c->axes[a] = c->here[a];
+                for (int q = 0; q < parts_in(t, a); q++) { /* one offset of one of its parts */
+                    int p = part(t, a, q);
+                    if (!first_part(t, a, q)) continue;
+                    if (++c->here[p] > c->axes[p]) c->axes[p] = c->here[p];
+                }
             }
-            for (int d = 0; d < rank; d++) c->here[family(t, vf_bounded_ties_slot(t, k, v, d))] = 0;
+            for (int d = 0; d < rank; d++) {
+                int a = family(t, vf_bounded_ties_slot(t, k, v, d));
+                c->here[a] = 0;
+                for (int q = 0; q < parts_in(t, a); q++) c->here[part(t, a, q)] = 0;
+            }
         }
     }
+    for (int i = 0; i < r->src.n_inputs; i++) {
+        int v = r->src.inputs[i];
+        for (int d = 0; d < r->src.values[v].shape.rank; d++)
+            c->held[family(t, vf_bounded_ties_slot(t, 0, v, d))] = 1;
+    }
+    for (int a = 0; a < t->n; a++)
+        if (parts_in(t, a)) check_layout(t, c, a);
     xf_status st = XF_OK;
     for (int k = 0; st == XF_OK && k < 2; k++)
         st = count_sums(t, c->summed, vf_rule_side(r, k), k, c->need, c->scratch, err);
@@ -496,6 +602,8 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
         else out->n_indexed++;
         if (summed && !poly && c->np_after[f]) out->n_after++, out->abstract = 1;
         out->n_blocked += t->has_blocks[f];
+        if (summed) out->n_joined_summed += c->joined[f];
+        else out->n_joined += c->joined[f];
         out->n_classes += !c->seen[f];
         c->seen[f] = 1;
         return;
@@ -546,6 +654,11 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
                      vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d)), out);
     }
     if (st != XF_OK) out->closed = 0;
+    if (out->closed && c.layout_open) {
+        out->closed = 0;
+        snprintf(out->why, sizeof out->why,
+                 "a concat joins a class no input holds with others");
+    }
     if (out->closed && out->abstract && out->n_edge_classes) { /* not argued together */
         out->closed = 0;
         snprintf(out->why, sizeof out->why,

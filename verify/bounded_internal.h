@@ -90,6 +90,9 @@ void vf_bounded_shape_plan_free(xfb_shape_plan *p);
 
 /* The dims of a rule's values (bounded_ties.c): slots numbered side by
  * side, value by value, dim by dim; a union-find over them. */
+/* The most parts a concat's axis of several classes may have (a layout). */
+#define XFB_LAYOUT_PARTS 8
+
 typedef struct xfb_ties {
     int strict;             /* only ties that hold at every admissible shape */
     int n;                  /* slots */
@@ -108,6 +111,12 @@ typedef struct xfb_ties {
     int *block_of;
     int *blocks;
     unsigned char *has_blocks;
+    /* strict only, per root (bounded_ties_blocks.c, "layouts"): a concat's
+     * axis joining classes of two or more different plain classes, its
+     * index (part q, offset t): n_parts[root] parts (0: not one), the
+     * parts' plain roots in order at parts[root * XFB_LAYOUT_PARTS + q]. */
+    unsigned char *n_parts;
+    int *parts;
     /* strict only, per slot: an operator reads elements at other indices
      * along this dim only near its ends (bounded_domain.c, "near the
      * ends"): a stride-1 window that keeps the size (reach, at its output:
@@ -187,6 +196,9 @@ typedef struct xfb_domain {
                        valid with every ReLU an abstract function (n_after > 0) */
     int n_blocked;  /* of n_indexed: in a class that concats and equal splits
                        move in whole blocks */
+    int n_joined;   /* of n_indexed: in a class a concat joins with other
+                       classes, or such a concat's axis (a layout) */
+    int n_joined_summed; /* of n_summed: the same */
     int n_classes;  /* classes of the indexed ones */
     char why[160];  /* not closed: the first input dim that is neither, for users */
     /* Not closed, but closed once the exact check is valid at a few more

@@ -418,6 +418,10 @@ static void tie_node(const side *s, const xf_rule *r, const xf_node *nd)
     case XF_OP_CONST_POOL:
         if (s->t->strict) { /* the domain argument: its size is the rule's */
             for (int d = 0; d < rank_of(s, y); d++) fix(s, y, d);
+            /* an identity is square in every graph (its own shape rule,
+             * which the validity domain states too): one class */
+            if (nd->op != XF_OP_CONST_ONES && nd->op != XF_OP_CONST_POOL && rank_of(s, y) >= 2)
+                tie(s, y, 0, y, 1);
             break;
         }
         /* the search: sized from its consumer (bounded_shapes.c), so free
@@ -558,6 +562,8 @@ void vf_bounded_ties_free(xfb_ties *t)
     xf_free(t->block_of);
     xf_free(t->blocks);
     xf_free(t->has_blocks);
+    xf_free(t->n_parts);
+    xf_free(t->parts);
     xf_free(t->base[0]);
     xf_free(t->base[1]);
     memset(t, 0, sizeof *t);

@@ -50,6 +50,22 @@
  * Two classes with forms c blocks of B1 and c blocks of B2 tied together
  * say c n1 = c n2: B1 and B2 are joined.
  *
+ * Layouts: a concat's axis of operands of different plain classes (the
+ * axis of `concat(a, b)`, a and b's sizes free of each other) is, at every
+ * admissible shape, the parts' sizes one after another: its index is
+ * (part q, offset t), t within part q's class. Its layout is the list of
+ * the parts' plain classes (an operand made of c blocks of B gives c parts
+ * B, an operand that is a layout its parts). Every class tied to the axis
+ * must have that one layout (a class given two, `concat(a, b)` tied to
+ * `concat(b, a)`, or a layout tied to a class of blocks, stays mixing), and
+ * the axis is not split: a concat keeps (q, t) of its operands' indices and
+ * every other operator along the axis maps index to index, so renaming the
+ * offsets of one class by a permutation, in every value of it and in every
+ * part of it of every layout, commutes with both sides
+ * (bounded_domain.c says when that is an argument: "a concat of classes").
+ * Not in a case of the batch dims (the cases' shapes are checked by the
+ * forms of blocks alone).
+ *
  * Within a case of the batch dims of two classes (bounded_cases.c) its
  * facts come first: classes equal are joined, a class that is 1 is fixed,
  * and an operand's batch dim of such a class broadcasts (used whole at
@@ -309,6 +325,105 @@ static int join_equal_forms(stage *s)
     return 0;
 }
 
+/* The plain classes slot a's class is made of, in order, into p (at most
+ * XFB_LAYOUT_PARTS); -1 when more. */
+static int parts_of(const stage *s, int a, int *p)
+{
+    const xfb_ties *t = s->t;
+    int root = vf_bounded_ties_find(s->t, a), n = 0;
+    if (t->n_parts[root]) {
+        for (int q = 0; q < t->n_parts[root]; q++)
+            p[n++] = vf_bounded_ties_find(s->t, t->parts[root * XFB_LAYOUT_PARTS + q]);
+        return n;
+    }
+    int b, c;
+    form_of(s, &s->cur, a, &b, &c);
+    if (c > XFB_LAYOUT_PARTS) return -1;
+    for (int q = 0; q < c; q++) p[n++] = b;
+    return n;
+}
+
+/* The layout concat nd gives its axis, into p; its count, 0 when none
+ * (fewer than two different classes, too many parts, or a part that is a
+ * layout or a class of blocks itself). */
+static int concat_layout(const stage *s, int k, const xf_node *nd, int *p)
+{
+    int a = block_axis(s, k, nd), n = 0, mixed = 0;
+    if (a < 0 || nd->op != XF_OP_CONCAT) return 0;
+    for (int i = 0; i < nd->n_inputs; i++) {
+        int q[XFB_LAYOUT_PARTS], m = parts_of(s, slot_of(s, k, nd->inputs[i], a), q);
+        if (m < 0 || n + m > XFB_LAYOUT_PARTS) return 0;
+        for (int j = 0; j < m; j++) p[n++] = q[j];
+    }
+    for (int q = 0; q < n; q++) {
+        mixed |= p[q] != p[0];
+        if (s->cur.base[p[q]] >= 0 || s->cur.conflict[p[q]]) return 0;
+    }
+    return mixed ? n : 0;
+}
+
+/* Whether concat nd gives its axis the layout its class holds. */
+static int keeps_layout(const stage *s, int k, const xf_node *nd)
+{
+    int p[XFB_LAYOUT_PARTS], m = concat_layout(s, k, nd, p);
+    if (!m) return 0;
+    int root = vf_bounded_ties_find(s->t, slot_of(s, k, nd->outputs[0], block_axis(s, k, nd)));
+    if (s->t->n_parts[root] != m) return 0;
+    for (int q = 0; q < m; q++)
+        if (vf_bounded_ties_find(s->t, s->t->parts[root * XFB_LAYOUT_PARTS + q]) != p[q]) return 0;
+    return 1;
+}
+
+/* Gives each concat's axis of several classes its layout (t->n_parts,
+ * t->parts), to a fixed point over nested concats; a class given two
+ * layouts, one tied to a class of blocks, or one that is its own part gets
+ * none. Fails only when out of memory. */
+static xf_status layouts(stage *s, xf_error *err)
+{
+    xfb_ties *t = s->t;
+    size_t n = (size_t)t->n + 1;
+    unsigned char *bad = xf_calloc(n, 1);
+    t->n_parts = xf_calloc(n, 1);
+    t->parts = xf_malloc(n * XFB_LAYOUT_PARTS * sizeof *t->parts);
+    if (!bad || !t->n_parts || !t->parts) {
+        xf_free(bad);
+        return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
+    }
+    int total = s->r->src.n_nodes + s->r->dst.n_nodes;
+    for (int round = 0, changed = 1; changed && round <= total; round++) {
+        changed = 0;
+        for (int k = 0; k < 2; k++) {
+            const xf_graph *g = vf_rule_side(s->r, k);
+            for (int i = 0; i < g->n_nodes; i++) {
+                const xf_node *nd = &g->nodes[i];
+                int p[XFB_LAYOUT_PARTS], m = concat_layout(s, k, nd, p);
+                if (!m) continue;
+                int root = vf_bounded_ties_find(t, slot_of(s, k, nd->outputs[0], block_axis(s, k, nd)));
+                int *have = t->parts + (size_t)root * XFB_LAYOUT_PARTS, same = t->n_parts[root] == m;
+                for (int q = 0; q < m && same; q++) same = vf_bounded_ties_find(t, have[q]) == p[q];
+                if (same || bad[root]) continue;
+                if (t->n_parts[root]) bad[root] = 1; /* two layouts */
+                t->n_parts[root] = (unsigned char)m;
+                memcpy(have, p, sizeof *p * (size_t)m);
+                changed = 1;
+            }
+        }
+    }
+    for (int root = 0; root < t->n; root++) {
+        if (!t->n_parts[root]) continue;
+        int ok = !bad[root] && s->cur.base[root] < 0 && !s->cur.conflict[root];
+        for (int q = 0; ok && q < t->n_parts[root]; q++) {
+            int p = vf_bounded_ties_find(t, t->parts[root * XFB_LAYOUT_PARTS + q]);
+            ok = p != root && !t->n_parts[p];
+        }
+        if (!ok) bad[root] = 1;
+    }
+    for (int root = 0; root < t->n; root++)
+        if (bad[root]) t->n_parts[root] = 0;
+    xf_free(bad);
+    return XF_OK;
+}
+
 /* The axes that stay mixing at the end: matmul batch dims of two classes,
  * concats and splits that do not keep whole blocks, classes of two forms. */
 static void mix_rest(stage *s, int settled)
@@ -322,6 +437,7 @@ static void mix_rest(stage *s, int settled)
             if (nd->op != XF_OP_CONCAT && nd->op != XF_OP_SPLIT) continue;
             int a = xf_norm_axis(nd->params.axis, g->values[nd->inputs[0]].shape.rank);
             if (settled && node_blocks(s, k, nd, &s->cur, NULL)) continue;
+            if (settled && t->n_parts && keeps_layout(s, k, nd)) continue;
             for (int j = 0; j < nd->n_inputs + nd->n_outputs; j++) {
                 int v = j < nd->n_inputs ? nd->inputs[j] : nd->outputs[j - nd->n_inputs];
                 int slot = a >= 0 && v >= 0 ? slot_of(s, k, v, a) : -1;
@@ -387,7 +503,8 @@ xf_status vf_bounded_ties_blocks(const xf_rule *r, xfb_ties *t, xf_error *err)
         if (settled && !changed) changed = join_equal_forms(&s);
     }
     if (settled) settled = settle(&s);
-    mix_rest(&s, settled);
+    if (settled && !t->cas) st = layouts(&s, err);
+    if (st == XF_OK) mix_rest(&s, settled);
 done:
     xf_free(s.cur.base);
     xf_free(s.cur.c);
