@@ -730,9 +730,6 @@ static int rule_reshape(gctx *c, const xf_node *nd)
     }
 }
 
-/* A slice end at or past this is "to the end" (ONNX writes INT64_MAX). */
-#define SLICE_TO_THE_END INT32_MAX
-
 /* A slice keeps the axes it does not cut; a cut axis has the slice's size
  * and must hold its end. */
 static int rule_slice(gctx *c, const xf_node *nd)
@@ -749,7 +746,7 @@ static int rule_slice(gctx *c, const xf_node *nd)
         /* the whole axis at every size only when it ends past any size; an
          * end that is the own size is a constant [s, e) elsewhere (slice[0:1]
          * of an axis of 1 takes one element of an axis of 3) */
-        if (p->starts[i] == 0 && p->ends[i] >= SLICE_TO_THE_END) continue;
+        if (p->starts[i] == 0 && p->ends[i] >= XF_SLICE_TO_THE_END) continue;
         if (p->ends[i] > own) return 0;
         *D(c, y, a) = lin_const(OWN(c, y, a));
         cond_ge(c->E, D(c, x, a), p->ends[i]);

@@ -378,6 +378,13 @@ typedef enum xf_resize_round {
 
 #define XF_MAX_SPLIT 64
 
+/* A slice end at or past this runs to the end of its axis whatever the
+ * axis's size (ONNX writes INT64_MAX): a rule's validity domain
+ * (domain_infer.c) reads such a slice of a rule as the whole axis from its
+ * start, and the matcher (match/pattern.c) binds it only to a model slice
+ * that reaches the end of its axis. */
+#define XF_SLICE_TO_THE_END INT32_MAX
+
 /* Operator parameters. One flat struct for every op; fields an op does not
  * use stay zero, so memcmp/hash over a zero-initialised struct is exact.
  * Always start from xf_params_default(). Axes are stored as given (may be

@@ -142,6 +142,10 @@ static int same_form(const match_ctx *c, int k, int node)
     xf_params a, b;
     match_form(pn->op, &pn->params, pn->n_inputs, pn->n_outputs, pin, &a, NULL);
     match_form(gn->op, &gn->params, gn->n_inputs, gn->n_outputs, gin, &b, NULL);
+    if (pn->op == XF_OP_SLICE) {
+        if (!gin || !match_slice_ends_agree(&a, &b, gin)) return 0;
+        memcpy(b.ends, a.ends, sizeof b.ends);
+    }
     return memcmp(&a, &b, offsetof(xf_params, split)) == 0; /* split[] is cleared */
 }
 
