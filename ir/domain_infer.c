@@ -1141,7 +1141,21 @@ xf_status xf_domain_add_graph(xf_domain *d, const xf_graph *g, xf_error *err)
     return xf_domain_add_mapped(d, g, NULL, NULL, 0, err);
 }
 
-xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain *step,
+/* The step's scalar inputs (rank 0) bound in g: each dim of the value
+ * bound is 1, as the matcher binds a scalar to one element only. */
+static xf_status scalars_bound(eng *E, const xf_graph *g, const xf_rule *step, const int *values,
+                               int n, const lin *dims, const int *off)
+{
+    for (int k = 0; k < n && k < step->src.n_inputs; k++) {
+        int v = values[k];
+        if (v < 0 || v >= g->n_values || step->src.values[step->src.inputs[k]].shape.rank != 0)
+            continue;
+        for (int ax = 0; ax < g->values[v].shape.rank; ax++) cond_one(E, &dims[off[v] + ax]);
+    }
+    return E->st;
+}
+
+xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_rule *step,
                                const int *values, int n, xf_error *err)
 {
     eng E;
@@ -1149,8 +1163,9 @@ xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain 
     int *off = NULL;
     xf_status st = eng_init(&E, g, err);
     if (st == XF_OK) st = infer_graph(&E, g, NULL, 0, &dims, &off);
-    for (int i = 0; st == XF_OK && step && i < step->n; i++) {
-        const xf_dom_atom *a = &step->a[i];
+    if (st == XF_OK && step) st = scalars_bound(&E, g, step, values, n, dims, off);
+    for (int i = 0; st == XF_OK && step && i < step->domain.n; i++) {
+        const xf_dom_atom *a = &step->domain.a[i];
         lin l = lin_const(a->c);
         int wide = 0;
         for (int k = 0; k < a->n && !wide; k++) {

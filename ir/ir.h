@@ -990,12 +990,14 @@ int xf_dim_form_add(const xf_dim_form *a, const xf_dim_form *b, xf_dim_form *r);
  * the rule's inputs in order at their own shapes) what g's operators
  * demand of them. */
 xf_status xf_domain_add_graph(xf_domain *d, const xf_graph *g, xf_error *err);
-/* Adds to d the conditions of `step` (a rule's domain) with its input k
- * bound to value values[k] of g (k < n): each of its dims replaced by what
- * that value's dim is in terms of g's inputs (a sum for a concatenated
- * axis...), or the inputs it depends on pinned to their own sizes where it
- * is not linear in them. */
-xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain *step,
+/* Adds to d the conditions of `step`'s domain (a rule applied in g) with
+ * its input k bound to value values[k] of g (k < n): each of its dims
+ * replaced by what that value's dim is in terms of g's inputs (a sum for a
+ * concatenated axis...), or the inputs it depends on pinned to their own
+ * sizes where it is not linear in them. A scalar input of the step binds
+ * a one-element value of any rank (match/match.c), which no condition
+ * names: every dim of that value is 1. */
+xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_rule *step,
                                const int *values, int n, xf_error *err);
 
 /* The renaming search every rule identity is taken over (rule_orders.c):
