@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "match/match_internal.h"
+#include "match/relparams_internal.h"
 
 typedef struct match_ctx {
     const xf_graph *g;
@@ -294,6 +295,67 @@ static int has_empty_value(const xf_graph *g, const xf_match *m)
     return 0;
 }
 
+/* The model's value for source value v of the rule at match m: a bound
+ * input or a matched node's output; -1 for an input the match leaves unbound. */
+static int model_value(const match_ctx *c, const xf_match *m, int v)
+{
+    const xf_graph *src = &c->rr->rule.src;
+    const xf_value *x = &src->values[v];
+    if (x->kind == XF_VALUE_NODE)
+        return c->g->nodes[m->nodes[x->producer]].outputs[x->producer_output];
+    for (int i = 0; i < src->n_inputs; i++)
+        if (src->inputs[i] == v) return m->inputs[i];
+    return -1;
+}
+
+/* Whether source value v is computed from a generator alone (ones,
+ * softmax(ones), an identity...): its sizes are the model's, never bound
+ * by an input (the matcher ignores a generator's shape). */
+static int from_generator(const xf_graph *src, int v)
+{
+    while (src->values[v].kind == XF_VALUE_NODE) {
+        const xf_node *nd = &src->nodes[src->values[v].producer];
+        if (match_relparams_is_generator(nd->op)) return 1;
+        if (nd->n_inputs != 1 || nd->inputs[0] < 0) return 0;
+        v = nd->inputs[0];
+    }
+    return 0;
+}
+
+/* Whether every element-wise operator of the source that broadcasts an
+ * operand computed from a generator against the other broadcasts it in the
+ * model as in the rule, axis by axis: a dim equal to the other operand's
+ * equal to the model's other, a 1 against a larger one 1. The proof takes
+ * the first as a fact (a broadcast's tie, ir/domain_infer.c), and the
+ * domain cannot state it of a size no input binds: transpose(x + I) =>
+ * transpose(x) + I, proved for I of x's size, was applied to a model's
+ * I of 1x1, which broadcasts as ones (review 41d, finding 5). */
+static int generators_broadcast_as_in_rule(const match_ctx *c, const xf_match *m)
+{
+    const xf_graph *src = &c->rr->rule.src, *g = c->g;
+    for (int k = 0; k < src->n_nodes; k++) {
+        const xf_node *nd = &src->nodes[k];
+        if (nd->n_inputs != 2 || !xf_op_is(nd->op, XF_OPC_ELEMENTWISE) ||
+            nd->op == XF_OP_SCALAR_MUL || nd->op == XF_OP_PRELU)
+            continue;
+        for (int s = 0; s < 2; s++) {
+            int v = nd->inputs[s], w = nd->inputs[1 - s];
+            if (v < 0 || w < 0 || !from_generator(src, v)) continue;
+            int mv = model_value(c, m, v), mw = model_value(c, m, w);
+            if (mv < 0 || mw < 0) return 0;
+            const xf_shape *a = &src->values[v].shape, *b = &src->values[w].shape;
+            const xf_shape *ma = &g->values[mv].shape, *mb = &g->values[mw].shape;
+            if (ma->rank != a->rank) return 0;
+            for (int i = 1; i <= a->rank; i++) {
+                int64_t ad = a->dims[a->rank - i], bd = i <= b->rank ? b->dims[b->rank - i] : 1;
+                int64_t mad = ma->dims[ma->rank - i], mbd = i <= mb->rank ? mb->dims[mb->rank - i] : 1;
+                if (ad == bd ? mad != mbd : ad == 1 && mad != 1) return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 static void complete(match_ctx *c)
 {
     const xf_pattern *pat = &c->rr->pat;
@@ -333,7 +395,7 @@ static void complete(match_ctx *c)
     }
     for (int i = 0; i < pat->n_outputs; i++)
         m.outputs[i] = g->nodes[c->node_of[pat->out[i].node]].outputs[pat->out[i].idx];
-    if (has_empty_value(g, &m)) return;
+    if (has_empty_value(g, &m) || !generators_broadcast_as_in_rule(c, &m)) return;
     if (creates_cycle(c, &m)) {
         c->cycle_refused++;
         return;

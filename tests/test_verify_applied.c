@@ -11,7 +11,9 @@
  *  - an unequal target split whose parts the target reads (review 41d F3):
  *    concat0(x[1:4], x[0:1]) => concat0(s1, s0), (s0, s1) = split0{1,3}(x);
  *  - a slice "to the end" (end INT32_MAX) in the source (review 41d F4):
- *    mean[-1](x[:, 0:end]) => mean[-1](x), on a model's x[:, 0:4] of 6.
+ *    mean[-1](x[:, 0:end]) => mean[-1](x), on a model's x[:, 0:4] of 6;
+ *  - a source generator tied to an input only by a broadcast (review 41d
+ *    F5): transpose(x + I) => transpose(x) + I, on a model's I of 1x1.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -204,6 +206,61 @@ START_TEST(slice_to_the_end_matches_only_to_the_end)
 }
 END_TEST
 
+/* ------------------------------------ a source generator that broadcasts */
+
+/* The identity matrix of n x n, a generator of g. */
+static int identity(xf_graph *g, int64_t n)
+{
+    xf_params ip = xf_params_default();
+    ip.n_shape = 2;
+    ip.shape[0] = ip.shape[1] = n;
+    return op(g, XF_OP_CONST_IDENTITY_MATRIX, &ip, 0, -1, -1);
+}
+
+static xf_params transposed(void)
+{
+    xf_params tp = xf_params_default();
+    tp.n_axes = 2;
+    tp.axes[0] = 1, tp.axes[1] = 0;
+    return tp;
+}
+
+/* transpose(x + I) => transpose(x) + I, x and I of 4x4 (review 41d, F5):
+ * true where I is x's size; the sum's broadcast ties I to x only softly
+ * (equal or 1). */
+static void rule_transpose_plus_identity(xf_rule *r)
+{
+    static const int64_t d44[2] = {4, 4};
+    xf_rule_init(r);
+    int s = xf_test_input(&r->src, "x", 2, d44), t = xf_test_input(&r->dst, "x", 2, d44);
+    xf_params tp = transposed();
+    xf_test_out(&r->src, op(&r->src, XF_OP_TRANSPOSE, &tp, 1,
+                            op(&r->src, XF_OP_ADD, NULL, 2, s, identity(&r->src, 4)), -1));
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_ADD, NULL, 2, op(&r->dst, XF_OP_TRANSPOSE, &tp, 1, t, -1),
+                            identity(&r->dst, 4)));
+}
+
+START_TEST(source_generator_that_broadcasts)
+{
+    const char *path = xf_test_tmp("applied_generator.db");
+    xf_rule r;
+    rule_transpose_plus_identity(&r);
+    int proved = verified(&r, path);
+    static const int64_t d44[2] = {4, 4};
+    for (int64_t n = 1; n <= 4; n *= 4) { /* I of 1x1 (broadcast: all ones), of 4x4 */
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_params tp = transposed();
+        int x = xf_test_input(&g, "x", 2, d44);
+        xf_test_out(&g, op(&g, XF_OP_TRANSPOSE, &tp, 1, op(&g, XF_OP_ADD, NULL, 2, x, identity(&g, n)), -1));
+        int found = applied_soundly(path, &g);
+        if (n == 4 && proved) ck_assert_int_gt(found, 0);
+        xf_graph_free(&g);
+    }
+    xf_test_remove_db(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("verify_applied");
@@ -211,6 +268,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, unequal_target_split_read_by_the_target);
     tcase_add_test(tc, slice_to_the_end_matches_only_to_the_end);
+    tcase_add_test(tc, source_generator_that_broadcasts);
     suite_add_tcase(s, tc);
     return s;
 }
