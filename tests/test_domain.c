@@ -441,6 +441,22 @@ START_TEST(slice_rule_not_applied_past_its_own_size)
 }
 END_TEST
 
+/* The agent's rule set of the database at path with its derived rules,
+ * one direction, into *rs; the action of rule `id` in it. */
+static int derived_action(const char *path, int64_t id, xf_ruleset **rs)
+{
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    ro.derived = 1;
+    ro.both_directions = 0;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_load(path, &ro, rs, &err) == XF_OK, "%s", err.msg);
+    int action = -1;
+    for (int i = 0; i < xf_ruleset_count(*rs); i++)
+        if (xf_ruleset_rule_id(*rs, i) == id) action = i;
+    ck_assert_int_ge(action, 0);
+    return action;
+}
+
 START_TEST(derived_block_rule_holds_where_its_chain_does)
 {
     const char *path = xf_test_tmp("domain_block.db");
@@ -512,11 +528,7 @@ START_TEST(derived_block_rule_holds_where_its_chain_does)
     ro.derived = 1;
     ro.both_directions = 0;
     xf_ruleset *rs = NULL;
-    ck_assert_msg(xf_ruleset_load(path, &ro, &rs, &err) == XF_OK, "%s", err.msg);
-    int action = -1;
-    for (int i = 0; i < xf_ruleset_count(rs); i++)
-        if (xf_ruleset_rule_id(rs, i) == block) action = i;
-    ck_assert_int_ge(action, 0);
+    int action = derived_action(path, block, &rs);
     xf_graph g;
     block_graph(&g, a, b, c);
     ck_assert_int_eq(locations(rs, action, &g), 0);
@@ -597,15 +609,8 @@ START_TEST(derived_rule_keeps_a_scalar_steps_one_element)
     ck_assert_str_eq(info.domain, "m0[-2] == 1; m0[-2] == m0[-1]; m0[-2] == s0[-2]; m0[-2] == s0[-1]");
     xf_rulesdb_rule_info_free(&info);
     xf_rulesdb_close(db);
-    xf_ruleset_options ro = xf_ruleset_options_default();
-    ro.derived = 1;
-    ro.both_directions = 0;
     xf_ruleset *rs = NULL;
-    ck_assert_msg(xf_ruleset_load(path, &ro, &rs, &err) == XF_OK, "%s", err.msg);
-    int action = -1;
-    for (int i = 0; i < xf_ruleset_count(rs); i++)
-        if (xf_ruleset_rule_id(rs, i) == rule) action = i;
-    ck_assert_int_ge(action, 0);
+    int action = derived_action(path, rule, &rs);
     for (int k = 0; k < 2; k++) { /* 3x3 never, 1x1 (its own) yes */
         xf_graph g;
         xf_graph_init(&g);

@@ -164,6 +164,13 @@ END_TEST
 
 /* ------------------------------------------------- a slice to the end */
 
+/* mean[-1](x[:, 0:end]) in g. */
+static int mean_of_slice(xf_graph *g, int x, int64_t end)
+{
+    xf_params sl = slice_of(-1, 0, end), mp = mean_last();
+    return op(g, XF_OP_REDUCE_MEAN, &mp, 1, op(g, XF_OP_SLICE, &sl, 1, x, -1), -1);
+}
+
 /* mean[-1](x[:, 0:end]) => mean[-1](x), x of 2x4, end INT32_MAX (review
  * 41d, finding 4): true where the slice reaches the end of the axis. */
 static void rule_mean_of_slice_to_the_end(xf_rule *r)
@@ -171,19 +178,17 @@ static void rule_mean_of_slice_to_the_end(xf_rule *r)
     static const int64_t d24[2] = {2, 4};
     xf_rule_init(r);
     int s = xf_test_input(&r->src, "x", 2, d24), t = xf_test_input(&r->dst, "x", 2, d24);
-    xf_params sl = slice_of(-1, 0, INT32_MAX), mp = mean_last();
-    xf_test_out(&r->src, op(&r->src, XF_OP_REDUCE_MEAN, &mp, 1, op(&r->src, XF_OP_SLICE, &sl, 1, s, -1), -1));
+    xf_params mp = mean_last();
+    xf_test_out(&r->src, mean_of_slice(&r->src, s, INT32_MAX));
     xf_test_out(&r->dst, op(&r->dst, XF_OP_REDUCE_MEAN, &mp, 1, t, -1));
 }
 
-/* mean[-1](x[:, 0:end]) for x of 2 x width. */
+/* The model mean[-1](x[:, 0:end]) for x of 2 x width. */
 static void mean_of_slice_model(xf_graph *g, int64_t width, int64_t end)
 {
     const int64_t d[2] = {2, width};
     xf_graph_init(g);
-    xf_params sl = slice_of(-1, 0, end), mp = mean_last();
-    int x = xf_test_input(g, "x", 2, d);
-    xf_test_out(g, op(g, XF_OP_REDUCE_MEAN, &mp, 1, op(g, XF_OP_SLICE, &sl, 1, x, -1), -1));
+    xf_test_out(g, mean_of_slice(g, xf_test_input(g, "x", 2, d), end));
 }
 
 START_TEST(slice_to_the_end_matches_only_to_the_end)

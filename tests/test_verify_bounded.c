@@ -1597,6 +1597,21 @@ START_TEST(own_shapes_prove_equal_split_parts)
 END_TEST
 
 
+/* split(relu(relu(x))) in halves along axis 0 => split(relu(x)), x at
+ * shape sh: the split cuts freely (xf_rule_split_cuts_freely). */
+static void free_halves_rule(xf_rule *r, xf_shape sh)
+{
+    int s[1], d[1], h[2], half = (int)sh.dims[0] / 2;
+    inputs(r, 1, &sh, s, d);
+    halves(&r->src, op(&r->src, XF_OP_RELU, NULL, op(&r->src, XF_OP_RELU, NULL, s[0], -1), -1), 0, half, h);
+    xf_test_out(&r->src, h[0]);
+    xf_test_out(&r->src, h[1]);
+    halves(&r->dst, op(&r->dst, XF_OP_RELU, NULL, d[0], -1), 0, half, h);
+    xf_test_out(&r->dst, h[0]);
+    xf_test_out(&r->dst, h[1]);
+    ck_assert(xf_rule_split_cuts_freely(r, 2));
+}
+
 /* A split that cuts freely (xf_rule_split_cuts_freely: its parts are rule
  * outputs nothing reads, replaced part for part by a split of the target
  * that nothing reads) is cut by the matcher as the model's split is, and
@@ -1613,17 +1628,8 @@ END_TEST
 START_TEST(own_shapes_take_no_free_split_for_halves)
 {
     xf_rule r;
-    int s[1], d[1], h[2];
     static const int64_t d43[2] = {4, 3};
-    xf_shape sh[1] = {xf_shape_make(2, d43)};
-    inputs(&r, 1, sh, s, d);
-    halves(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_RELU, NULL, s[0], -1), -1), 0, 2, h);
-    xf_test_out(&r.src, h[0]);
-    xf_test_out(&r.src, h[1]);
-    halves(&r.dst, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), 0, 2, h);
-    xf_test_out(&r.dst, h[0]);
-    xf_test_out(&r.dst, h[1]);
-    ck_assert(xf_rule_split_cuts_freely(&r, 2));
+    free_halves_rule(&r, xf_shape_make(2, d43));
     xf_verifier *own_only = own_only_verifier();
     expect_own_shapes_prove_with(own_only, &r, 0,
                                  "dim 0 of input a takes other sizes where an operator mixes");
@@ -1726,16 +1732,7 @@ START_TEST(source_splits_cut_as_the_matcher_cuts)
     /* split(relu(relu(x))) in halves => split(relu(x)), sized by the
      * outputs: cuts freely, true at every cut, checked at 1/3 and 1/2 too */
     static const int64_t d8[1] = {8};
-    xf_shape sh[1] = {xf_shape_make(1, d8)};
-    int s[1], d[1], h[2];
-    inputs(&r, 1, sh, s, d);
-    halves(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_RELU, NULL, s[0], -1), -1), 0, 4, h);
-    xf_test_out(&r.src, h[0]);
-    xf_test_out(&r.src, h[1]);
-    halves(&r.dst, op(&r.dst, XF_OP_RELU, NULL, d[0], -1), 0, 4, h);
-    xf_test_out(&r.dst, h[0]);
-    xf_test_out(&r.dst, h[1]);
-    ck_assert(xf_rule_split_cuts_freely(&r, 2));
+    free_halves_rule(&r, xf_shape_make(1, d8));
     with_domain(&r);
     ck_assert_int_eq(r.domain.n, 0); /* any cut of any x (ir/domain_infer.c) */
     b = check(&r);
