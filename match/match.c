@@ -322,14 +322,22 @@ static int from_generator(const xf_graph *src, int v)
     return 0;
 }
 
+/* Dim i of s counted from its last (1: the last), 1 where s has fewer axes. */
+static int64_t dim_from_last(const xf_shape *s, int i)
+{
+    return i <= s->rank ? s->dims[s->rank - i] : 1;
+}
+
 /* Whether every element-wise operator of the source that broadcasts an
  * operand computed from a generator against the other broadcasts it in the
- * model as in the rule, axis by axis: a dim equal to the other operand's
- * equal to the model's other, a 1 against a larger one 1. The proof takes
- * the first as a fact (a broadcast's tie, ir/domain_infer.c), and the
- * domain cannot state it of a size no input binds: transpose(x + I) =>
- * transpose(x) + I, proved for I of x's size, was applied to a model's
- * I of 1x1, which broadcasts as ones (review 41d, finding 5). */
+ * model as in the rule, axis by axis from the last: a dim equal to the other
+ * operand's equal to the model's other (an axis the rule lacks is 1 on both
+ * sides, so a leading one of the model's is equal on both), a 1 against a
+ * larger one 1. The proof takes the first as a fact (a broadcast's tie,
+ * ir/domain_infer.c), and the domain cannot state it of a size no input
+ * binds: transpose(x + I) => transpose(x) + I, proved for I of x's size,
+ * was applied to a model's I of 1x1, which broadcasts as ones (review 41d,
+ * finding 5). */
 static int generators_broadcast_as_in_rule(const match_ctx *c, const xf_match *m)
 {
     const xf_graph *src = &c->rr->rule.src, *g = c->g;
@@ -345,10 +353,10 @@ static int generators_broadcast_as_in_rule(const match_ctx *c, const xf_match *m
             if (mv < 0 || mw < 0) return 0;
             const xf_shape *a = &src->values[v].shape, *b = &src->values[w].shape;
             const xf_shape *ma = &g->values[mv].shape, *mb = &g->values[mw].shape;
-            if (ma->rank != a->rank) return 0;
-            for (int i = 1; i <= a->rank; i++) {
-                int64_t ad = a->dims[a->rank - i], bd = i <= b->rank ? b->dims[b->rank - i] : 1;
-                int64_t mad = ma->dims[ma->rank - i], mbd = i <= mb->rank ? mb->dims[mb->rank - i] : 1;
+            int n = ma->rank > mb->rank ? ma->rank : mb->rank; /* axes the rule lacks: 1 */
+            for (int i = 1; i <= n; i++) {
+                int64_t ad = dim_from_last(a, i), bd = dim_from_last(b, i);
+                int64_t mad = dim_from_last(ma, i), mbd = dim_from_last(mb, i);
                 if (ad == bd ? mad != mbd : ad == 1 && mad != 1) return 0;
             }
         }
