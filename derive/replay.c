@@ -125,7 +125,7 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
                      s->backward ? "backward" : "forward", s->location);
     /* the step holds where the graph it rewrites can be built and where its
      * rule holds at the dims it is applied at, in terms of the rule's inputs */
-    if (st == XF_OK && dom) st = xf_domain_add_mapped(dom, g, &by.domain, m.inputs, m.n_inputs, err);
+    if (st == XF_OK && dom) st = xf_domain_add_mapped(dom, g, &by, m.inputs, m.n_inputs, err);
     if (st == XF_OK) {
         xf_graph_free(g);
         *g = next;

@@ -730,9 +730,6 @@ static int rule_reshape(gctx *c, const xf_node *nd)
     }
 }
 
-/* A slice end at or past this is "to the end" (ONNX writes INT64_MAX). */
-#define SLICE_TO_THE_END INT32_MAX
-
 /* A slice keeps the axes it does not cut; a cut axis has the slice's size
  * and must hold its end. */
 static int rule_slice(gctx *c, const xf_node *nd)
@@ -749,7 +746,7 @@ static int rule_slice(gctx *c, const xf_node *nd)
         /* the whole axis at every size only when it ends past any size; an
          * end that is the own size is a constant [s, e) elsewhere (slice[0:1]
          * of an axis of 1 takes one element of an axis of 3) */
-        if (p->starts[i] == 0 && p->ends[i] >= SLICE_TO_THE_END) continue;
+        if (p->starts[i] == 0 && p->ends[i] >= XF_SLICE_TO_THE_END) continue;
         if (p->ends[i] > own) return 0;
         *D(c, y, a) = lin_const(OWN(c, y, a));
         cond_ge(c->E, D(c, x, a), p->ends[i]);
@@ -1144,7 +1141,21 @@ xf_status xf_domain_add_graph(xf_domain *d, const xf_graph *g, xf_error *err)
     return xf_domain_add_mapped(d, g, NULL, NULL, 0, err);
 }
 
-xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain *step,
+/* The step's scalar inputs (rank 0) bound in g: each dim of the value
+ * bound is 1, as the matcher binds a scalar to one element only. */
+static xf_status scalars_bound(eng *E, const xf_graph *g, const xf_rule *step, const int *values,
+                               int n, const lin *dims, const int *off)
+{
+    for (int k = 0; k < n && k < step->src.n_inputs; k++) {
+        int v = values[k];
+        if (v < 0 || v >= g->n_values || step->src.values[step->src.inputs[k]].shape.rank != 0)
+            continue;
+        for (int ax = 0; ax < g->values[v].shape.rank; ax++) cond_one(E, &dims[off[v] + ax]);
+    }
+    return E->st;
+}
+
+xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_rule *step,
                                const int *values, int n, xf_error *err)
 {
     eng E;
@@ -1152,8 +1163,9 @@ xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain 
     int *off = NULL;
     xf_status st = eng_init(&E, g, err);
     if (st == XF_OK) st = infer_graph(&E, g, NULL, 0, &dims, &off);
-    for (int i = 0; st == XF_OK && step && i < step->n; i++) {
-        const xf_dom_atom *a = &step->a[i];
+    if (st == XF_OK && step) st = scalars_bound(&E, g, step, values, n, dims, off);
+    for (int i = 0; st == XF_OK && step && i < step->domain.n; i++) {
+        const xf_dom_atom *a = &step->domain.a[i];
         lin l = lin_const(a->c);
         int wide = 0;
         for (int k = 0; k < a->n && !wide; k++) {

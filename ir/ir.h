@@ -387,6 +387,13 @@ typedef enum xf_resize_round {
 
 #define XF_MAX_SPLIT 64
 
+/* A slice end at or past this runs to the end of its axis whatever the
+ * axis's size (ONNX writes INT64_MAX): a rule's validity domain
+ * (domain_infer.c) reads such a slice of a rule as the whole axis from its
+ * start, and the matcher (match/pattern.c) binds it only to a model slice
+ * that reaches the end of its axis. */
+#define XF_SLICE_TO_THE_END INT32_MAX
+
 /* Operator parameters. One flat struct for every op; fields an op does not
  * use stay zero, so memcmp/hash over a zero-initialised struct is exact.
  * Always start from xf_params_default(). Axes are stored as given (may be
@@ -992,12 +999,14 @@ int xf_dim_form_add(const xf_dim_form *a, const xf_dim_form *b, xf_dim_form *r);
  * the rule's inputs in order at their own shapes) what g's operators
  * demand of them. */
 xf_status xf_domain_add_graph(xf_domain *d, const xf_graph *g, xf_error *err);
-/* Adds to d the conditions of `step` (a rule's domain) with its input k
- * bound to value values[k] of g (k < n): each of its dims replaced by what
- * that value's dim is in terms of g's inputs (a sum for a concatenated
- * axis...), or the inputs it depends on pinned to their own sizes where it
- * is not linear in them. */
-xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain *step,
+/* Adds to d the conditions of `step`'s domain (a rule applied in g) with
+ * its input k bound to value values[k] of g (k < n): each of its dims
+ * replaced by what that value's dim is in terms of g's inputs (a sum for a
+ * concatenated axis...), or the inputs it depends on pinned to their own
+ * sizes where it is not linear in them. A scalar input of the step binds
+ * a one-element value of any rank (match/match.c), which no condition
+ * names: every dim of that value is 1. */
+xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_rule *step,
                                const int *values, int n, xf_error *err);
 
 /* The renaming search every rule identity is taken over (rule_orders.c):

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "match/match_internal.h"
+#include "match/relparams_internal.h"
 
 typedef struct match_ctx {
     const xf_graph *g;
@@ -142,6 +143,10 @@ static int same_form(const match_ctx *c, int k, int node)
     xf_params a, b;
     match_form(pn->op, &pn->params, pn->n_inputs, pn->n_outputs, pin, &a, NULL);
     match_form(gn->op, &gn->params, gn->n_inputs, gn->n_outputs, gin, &b, NULL);
+    if (pn->op == XF_OP_SLICE) {
+        if (!gin || !match_slice_ends_agree(&a, &b, gin)) return 0;
+        memcpy(b.ends, a.ends, sizeof b.ends);
+    }
     return memcmp(&a, &b, offsetof(xf_params, split)) == 0; /* split[] is cleared */
 }
 
@@ -290,6 +295,75 @@ static int has_empty_value(const xf_graph *g, const xf_match *m)
     return 0;
 }
 
+/* The model's value for source value v of the rule at match m: a bound
+ * input or a matched node's output; -1 for an input the match leaves unbound. */
+static int model_value(const match_ctx *c, const xf_match *m, int v)
+{
+    const xf_graph *src = &c->rr->rule.src;
+    const xf_value *x = &src->values[v];
+    if (x->kind == XF_VALUE_NODE)
+        return c->g->nodes[m->nodes[x->producer]].outputs[x->producer_output];
+    for (int i = 0; i < src->n_inputs; i++)
+        if (src->inputs[i] == v) return m->inputs[i];
+    return -1;
+}
+
+/* Whether source value v is computed from a generator alone (ones,
+ * softmax(ones), an identity...): its sizes are the model's, never bound
+ * by an input (the matcher ignores a generator's shape). */
+static int from_generator(const xf_graph *src, int v)
+{
+    while (src->values[v].kind == XF_VALUE_NODE) {
+        const xf_node *nd = &src->nodes[src->values[v].producer];
+        if (match_relparams_is_generator(nd->op)) return 1;
+        if (nd->n_inputs != 1 || nd->inputs[0] < 0) return 0;
+        v = nd->inputs[0];
+    }
+    return 0;
+}
+
+/* Dim i of s counted from its last (1: the last), 1 where s has fewer axes. */
+static int64_t dim_from_last(const xf_shape *s, int i)
+{
+    return i <= s->rank ? s->dims[s->rank - i] : 1;
+}
+
+/* Whether every element-wise operator of the source that broadcasts an
+ * operand computed from a generator against the other broadcasts it in the
+ * model as in the rule, axis by axis from the last: a dim equal to the other
+ * operand's equal to the model's other (an axis the rule lacks is 1 on both
+ * sides, so a leading one of the model's is equal on both), a 1 against a
+ * larger one 1. The proof takes the first as a fact (a broadcast's tie,
+ * ir/domain_infer.c), and the domain cannot state it of a size no input
+ * binds: transpose(x + I) => transpose(x) + I, proved for I of x's size,
+ * was applied to a model's I of 1x1, which broadcasts as ones (review 41d,
+ * finding 5). */
+static int generators_broadcast_as_in_rule(const match_ctx *c, const xf_match *m)
+{
+    const xf_graph *src = &c->rr->rule.src, *g = c->g;
+    for (int k = 0; k < src->n_nodes; k++) {
+        const xf_node *nd = &src->nodes[k];
+        if (nd->n_inputs != 2 || !xf_op_is(nd->op, XF_OPC_ELEMENTWISE) ||
+            nd->op == XF_OP_SCALAR_MUL || nd->op == XF_OP_PRELU)
+            continue;
+        for (int s = 0; s < 2; s++) {
+            int v = nd->inputs[s], w = nd->inputs[1 - s];
+            if (v < 0 || w < 0 || !from_generator(src, v)) continue;
+            int mv = model_value(c, m, v), mw = model_value(c, m, w);
+            if (mv < 0 || mw < 0) return 0;
+            const xf_shape *a = &src->values[v].shape, *b = &src->values[w].shape;
+            const xf_shape *ma = &g->values[mv].shape, *mb = &g->values[mw].shape;
+            int n = ma->rank > mb->rank ? ma->rank : mb->rank; /* axes the rule lacks: 1 */
+            for (int i = 1; i <= n; i++) {
+                int64_t ad = dim_from_last(a, i), bd = dim_from_last(b, i);
+                int64_t mad = dim_from_last(ma, i), mbd = dim_from_last(mb, i);
+                if (ad == bd ? mad != mbd : ad == 1 && mad != 1) return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 static void complete(match_ctx *c)
 {
     const xf_pattern *pat = &c->rr->pat;
@@ -329,7 +403,7 @@ static void complete(match_ctx *c)
     }
     for (int i = 0; i < pat->n_outputs; i++)
         m.outputs[i] = g->nodes[c->node_of[pat->out[i].node]].outputs[pat->out[i].idx];
-    if (has_empty_value(g, &m)) return;
+    if (has_empty_value(g, &m) || !generators_broadcast_as_in_rule(c, &m)) return;
     if (creates_cycle(c, &m)) {
         c->cycle_refused++;
         return;

@@ -153,11 +153,18 @@ struct xf_graph_index {
  * follow from shapes, which the target check compares), window strides,
  * dilations and conv group of 0 set to 1, a depthwise conv's group
  * replaced by -1, and a key hashing op, arity, the form and (for ops
- * that are not rank-polymorphic) the rank. Returns 0 when the node can never
+ * that are not rank-polymorphic) the rank, and for a slice not its ends. Returns 0 when the node can never
  * match (an axis out of range). in0 is NULL for an operator without inputs;
  * key may be NULL when only the form is wanted. */
 int match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_shape *in0,
                   xf_params *rel, uint64_t *key);
+
+/* 1 when a model slice in matching form `model`, of an input of shape in0,
+ * ends where a rule's slice in form `rule` does (the key leaves ends out):
+ * the rule's end "to the end" (XF_SLICE_TO_THE_END) only where the model's
+ * reaches the end of its axis, any other only where the model's is the
+ * same number. */
+int match_slice_ends_agree(const xf_params *rule, const xf_params *model, const xf_shape *in0);
 
 /* 1 when the matching form rel (match_form) is all zero bytes up to the
  * (cleared) split sizes: two such forms are equal without comparing them. */

@@ -49,7 +49,8 @@ static void reshape_form(const xf_shape *in0, xf_params *rel)
 }
 
 /* A slice in one form whichever way it was written: absolute axes, starts
- * and ends within the axis, step 1 for 0. */
+ * and ends within the axis, step 1 for 0; an end "to the end"
+ * (XF_SLICE_TO_THE_END or past) stays that, whatever the axis's size. */
 static void slice_form(const xf_shape *in0, xf_params *rel)
 {
     if (!in0) return;
@@ -62,9 +63,27 @@ static void slice_form(const xf_shape *in0, xf_params *rel)
         if (rel->ends[i] < 0) rel->ends[i] += d;
         if (rel->starts[i] < 0) rel->starts[i] = 0;
         if (rel->starts[i] > d) rel->starts[i] = d;
-        if (rel->ends[i] > d) rel->ends[i] = d;
+        if (rel->ends[i] >= XF_SLICE_TO_THE_END) rel->ends[i] = XF_SLICE_TO_THE_END;
+        else if (rel->ends[i] > d) rel->ends[i] = d;
         if (rel->steps[i] == 0) rel->steps[i] = 1;
     }
+}
+
+/* Whether a model slice in form `model` (slice_form) of an input of shape
+ * in0 ends where a rule's slice in form `rule` does, as the rule's validity
+ * domain reads it (ir/domain_infer.c): the rule's "to the end" only where
+ * the model's reaches the end of its axis (slice[0:4] of 6 is no whole
+ * axis), the rule's end e only where the model's is e. */
+int match_slice_ends_agree(const xf_params *rule, const xf_params *model, const xf_shape *in0)
+{
+    for (int i = 0; i < model->n_axes && i < XF_MAX_DIMS; i++) {
+        int a = xf_norm_axis(model->axes[i], in0->rank);
+        if (a < 0) return 0;
+        int64_t d = in0->dims[a];
+        int64_t end = model->ends[i] == XF_SLICE_TO_THE_END ? d : model->ends[i];
+        if (end != (rule->ends[i] == XF_SLICE_TO_THE_END ? d : rule->ends[i])) return 0;
+    }
+    return 1;
 }
 
 int match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_shape *in0,
@@ -93,8 +112,12 @@ int match_form(xf_op op, const xf_params *p, int n_in, int n_out, const xf_shape
     h = xf_hash_u64(h, (uint64_t)n_out);
     h = xf_hash_u64(h, match_relparams_rank_polymorphic(op) ? 0xFFu : (uint64_t)rank);
     /* The struct has no padding and unused fields are zero: hash it word by
-     * word up to the (cleared) split sizes. */
-    h = xf_mix_sparse(h, rel, offsetof(xf_params, split));
+     * word up to the (cleared) split sizes; a slice's ends apart, which
+     * match_slice_ends_agree compares (a rule's "to the end" binds a model's
+     * end of any size). */
+    xf_params keyed = *rel;
+    if (op == XF_OP_SLICE) memset(keyed.ends, 0, sizeof keyed.ends);
+    h = xf_mix_sparse(h, &keyed, offsetof(xf_params, split));
     *key = h ? h : 1;
     return 1;
 }

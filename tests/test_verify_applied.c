@@ -1,0 +1,281 @@
+/*
+ * test_verify_applied.c — a rule the verifier proves is applied by the
+ * matcher only where it holds: each rule below goes through xf_verify_db
+ * (a fresh rules database, the verdict and domain the worker stores), is
+ * loaded as the agent loads rules (xf_ruleset_load, proved ones, one
+ * direction) and applied at every location the matcher finds in a model
+ * graph at a shape where the rule, read one way or another, is false; every
+ * rewrite must compute what the model computes (in floats). Where the rule
+ * is true at the model's shapes, it must still be applied (the fix keeps
+ * correct rules). Each case is a finding of a read-only review, reproduced:
+ *  - an unequal target split whose parts the target reads (review 41d F3):
+ *    concat0(x[1:4], x[0:1]) => concat0(s1, s0), (s0, s1) = split0{1,3}(x);
+ *  - a slice "to the end" (end INT32_MAX) in the source (review 41d F4):
+ *    mean[-1](x[:, 0:end]) => mean[-1](x), on a model's x[:, 0:4] of 6;
+ *  - a source generator tied to an input only by a broadcast (review 41d
+ *    F5): transpose(x + I) => transpose(x) + I, on a model's I of 1x1.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "match/match.h"
+#include "rulesdb/rulesdb.h"
+#include "testutil.h"
+#include "verify/verify.h"
+
+static int op(xf_graph *g, xf_op o, const xf_params *p, int n, int a, int b)
+{
+    xf_params d = xf_params_default();
+    int in[2] = {a, b};
+    xf_error err;
+    int v = xf_graph_op(g, o, p ? p : &d, in, n, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
+static xf_params slice_of(int axis, int64_t start, int64_t end)
+{
+    xf_params p = xf_params_default();
+    p.n_axes = 1;
+    p.axes[0] = axis, p.starts[0] = start, p.ends[0] = end, p.steps[0] = 1;
+    return p;
+}
+
+static int concat_of(xf_graph *g, int axis, int a, int b)
+{
+    xf_params p = xf_params_default();
+    p.axis = axis;
+    return op(g, XF_OP_CONCAT, &p, 2, a, b);
+}
+
+static xf_params mean_last(void)
+{
+    xf_params p = xf_params_default();
+    p.n_axes = 1;
+    p.axes[0] = -1;
+    p.keepdims = 1;
+    return p;
+}
+
+/* r verified through xf_verify_db in a fresh database; 1 when proved.
+ * Frees r. */
+static int verified(xf_rule *r, const char *path)
+{
+    xf_test_remove_db(path);
+    xf_rulesdb *db;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    int64_t id;
+    ck_assert_msg(xf_rulesdb_add_rule(db, r, NULL, &id, NULL, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(r);
+    xf_verify_db_options o;
+    xf_verify_db_options_init(&o);
+    o.jobs = 1;
+    o.vo.timeout_ms = 20000;
+    o.version = "test";
+    xf_verify_tally t;
+    ck_assert_msg(xf_verify_db(db, path, &o, &t, &err) == XF_OK, "%s", err.msg);
+    xf_rulesdb_close(db);
+    return t.proved == 1;
+}
+
+/* Every location of the database's proved rules in g applied, one at a
+ * time: each rewrite computes g's function. Returns the locations. */
+static int applied_soundly(const char *path, const xf_graph *g)
+{
+    xf_ruleset_options ro = xf_ruleset_options_default();
+    ro.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_load(path, &ro, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_graph_index *ix = NULL;
+    ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
+    int total = 0;
+    for (int a = 0; a < xf_ruleset_count(rs); a++) {
+        xf_match m[8];
+        int n = 0;
+        ck_assert_msg(xf_match_rule(rs, a, g, ix, m, 8, &n, &err) == XF_OK, "%s", err.msg);
+        for (int i = 0; i < n && i < 8; i++) {
+            xf_graph out;
+            ck_assert_msg(xf_match_apply(rs, g, ix, &m[i], &out, &err) == XF_OK, "%s", err.msg);
+            xf_test_expect_same_function(g, &out, 7, 1e-4);
+            xf_graph_free(&out);
+            total++;
+        }
+    }
+    xf_graph_index_free(ix);
+    xf_ruleset_free(rs);
+    return total;
+}
+
+/* ---------------------------------------------- an unequal target split */
+
+/* x rotated by one along axis 0: concat0(x[1:n], x[0:1]) for x of n x 3. */
+static int rotated(xf_graph *g, int x, int64_t n)
+{
+    xf_params tail = slice_of(0, 1, n), head = slice_of(0, 0, 1);
+    return concat_of(g, 0, op(g, XF_OP_SLICE, &tail, 1, x, -1), op(g, XF_OP_SLICE, &head, 1, x, -1));
+}
+
+/* concat0(x[1:4], x[0:1]) => concat0(s1, s0), (s0, s1) = split0{1,3}(x),
+ * x of 4x3 (review 41d, finding 3): the target reads both parts, so the
+ * matcher cannot size them from the matched outputs; the proof and the
+ * domain use the rule's own 1/3. */
+static void rule_rotation_by_split(xf_rule *r)
+{
+    static const int64_t d43[2] = {4, 3};
+    xf_rule_init(r);
+    int s = xf_test_input(&r->src, "x", 2, d43), t = xf_test_input(&r->dst, "x", 2, d43);
+    xf_test_out(&r->src, rotated(&r->src, s, 4));
+    xf_params sp = xf_params_default();
+    sp.axis = 0;
+    sp.n_split = 2;
+    sp.split[0] = 1, sp.split[1] = 3;
+    int n = xf_graph_add_node(&r->dst, XF_OP_SPLIT, &sp, &t, 1, 2, NULL, NULL);
+    ck_assert_int_ge(n, 0);
+    xf_test_out(&r->dst, concat_of(&r->dst, 0, r->dst.nodes[n].outputs[1], r->dst.nodes[n].outputs[0]));
+}
+
+/* The model x of rows x 3 rotated by one as the rule's source is. */
+static void rotation_model(xf_graph *g, int64_t rows)
+{
+    const int64_t d[2] = {rows, 3};
+    xf_graph_init(g);
+    xf_test_out(g, rotated(g, xf_test_input(g, "x", 2, d), rows));
+}
+
+START_TEST(unequal_target_split_read_by_the_target)
+{
+    const char *path = xf_test_tmp("applied_split.db");
+    xf_rule r;
+    rule_rotation_by_split(&r);
+    ck_assert(verified(&r, path));
+    xf_graph g;
+    for (int64_t rows = 2; rows <= 8; rows++) {
+        rotation_model(&g, rows);
+        int n = applied_soundly(path, &g);
+        if (rows == 4) ck_assert_int_eq(n, 1); /* its own rows: applied */
+        xf_graph_free(&g);
+    }
+    xf_test_remove_db(path);
+}
+END_TEST
+
+/* ------------------------------------------------- a slice to the end */
+
+/* mean[-1](x[:, 0:end]) in g. */
+static int mean_of_slice(xf_graph *g, int x, int64_t end)
+{
+    xf_params sl = slice_of(-1, 0, end), mp = mean_last();
+    return op(g, XF_OP_REDUCE_MEAN, &mp, 1, op(g, XF_OP_SLICE, &sl, 1, x, -1), -1);
+}
+
+/* mean[-1](x[:, 0:end]) => mean[-1](x), x of 2x4, end INT32_MAX (review
+ * 41d, finding 4): true where the slice reaches the end of the axis. */
+static void rule_mean_of_slice_to_the_end(xf_rule *r)
+{
+    static const int64_t d24[2] = {2, 4};
+    xf_rule_init(r);
+    int s = xf_test_input(&r->src, "x", 2, d24), t = xf_test_input(&r->dst, "x", 2, d24);
+    xf_params mp = mean_last();
+    xf_test_out(&r->src, mean_of_slice(&r->src, s, INT32_MAX));
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_REDUCE_MEAN, &mp, 1, t, -1));
+}
+
+/* The model mean[-1](x[:, 0:end]) for x of 2 x width. */
+static void mean_of_slice_model(xf_graph *g, int64_t width, int64_t end)
+{
+    const int64_t d[2] = {2, width};
+    xf_graph_init(g);
+    xf_test_out(g, mean_of_slice(g, xf_test_input(g, "x", 2, d), end));
+}
+
+START_TEST(slice_to_the_end_matches_only_to_the_end)
+{
+    const char *path = xf_test_tmp("applied_slice.db");
+    xf_rule r;
+    rule_mean_of_slice_to_the_end(&r);
+    ck_assert(verified(&r, path));
+    xf_graph g;
+    mean_of_slice_model(&g, 6, 4); /* 4 of 6: not to the end */
+    applied_soundly(path, &g);
+    xf_graph_free(&g);
+    mean_of_slice_model(&g, 6, 6); /* to the end, written as the width */
+    ck_assert_int_eq(applied_soundly(path, &g), 1);
+    xf_graph_free(&g);
+    mean_of_slice_model(&g, 6, INT32_MAX); /* to the end */
+    ck_assert_int_eq(applied_soundly(path, &g), 1);
+    xf_graph_free(&g);
+    xf_test_remove_db(path);
+}
+END_TEST
+
+/* ------------------------------------ a source generator that broadcasts */
+
+/* The identity matrix of n x n, a generator of g. */
+static int identity(xf_graph *g, int64_t n)
+{
+    xf_params ip = xf_params_default();
+    ip.n_shape = 2;
+    ip.shape[0] = ip.shape[1] = n;
+    return op(g, XF_OP_CONST_IDENTITY_MATRIX, &ip, 0, -1, -1);
+}
+
+static xf_params transposed(void)
+{
+    xf_params tp = xf_params_default();
+    tp.n_axes = 2;
+    tp.axes[0] = 1, tp.axes[1] = 0;
+    return tp;
+}
+
+/* transpose(x + I) => transpose(x) + I, x and I of 4x4 (review 41d, F5):
+ * true where I is x's size; the sum's broadcast ties I to x only softly
+ * (equal or 1). */
+static void rule_transpose_plus_identity(xf_rule *r)
+{
+    static const int64_t d44[2] = {4, 4};
+    xf_rule_init(r);
+    int s = xf_test_input(&r->src, "x", 2, d44), t = xf_test_input(&r->dst, "x", 2, d44);
+    xf_params tp = transposed();
+    xf_test_out(&r->src, op(&r->src, XF_OP_TRANSPOSE, &tp, 1,
+                            op(&r->src, XF_OP_ADD, NULL, 2, s, identity(&r->src, 4)), -1));
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_ADD, NULL, 2, op(&r->dst, XF_OP_TRANSPOSE, &tp, 1, t, -1),
+                            identity(&r->dst, 4)));
+}
+
+START_TEST(source_generator_that_broadcasts)
+{
+    const char *path = xf_test_tmp("applied_generator.db");
+    xf_rule r;
+    rule_transpose_plus_identity(&r);
+    int proved = verified(&r, path);
+    static const int64_t d44[2] = {4, 4};
+    for (int64_t n = 1; n <= 4; n *= 4) { /* I of 1x1 (broadcast: all ones), of 4x4 */
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_params tp = transposed();
+        int x = xf_test_input(&g, "x", 2, d44);
+        xf_test_out(&g, op(&g, XF_OP_TRANSPOSE, &tp, 1, op(&g, XF_OP_ADD, NULL, 2, x, identity(&g, n)), -1));
+        int found = applied_soundly(path, &g);
+        if (n == 4 && proved) ck_assert_int_gt(found, 0);
+        xf_graph_free(&g);
+    }
+    xf_test_remove_db(path);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("verify_applied");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, unequal_target_split_read_by_the_target);
+    tcase_add_test(tc, slice_to_the_end_matches_only_to_the_end);
+    tcase_add_test(tc, source_generator_that_broadcasts);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return xf_test_run(suite()); }
