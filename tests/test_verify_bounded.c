@@ -1046,7 +1046,21 @@ START_TEST(own_shapes_prove_closed_domains)
     xf_test_out(&r.src, op(&r.src, XF_OP_REDUCE_MEAN, &mean, op(&r.src, XF_OP_ADD, NULL, s[0], s[0]), -1));
     int m = op(&r.dst, XF_OP_REDUCE_MEAN, &mean, d[0], -1);
     xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, m, m));
-    expect_own_shapes_prove(&r, 0, "dim 1 of input a takes other sizes where an operator mixes");
+    expect_own_shapes_prove(&r, 0,
+                            "dim 1 of input a takes other sizes where an operator mixes along it "
+                            "(reduce_mean)");
+
+    /* A true rule through a reshape, which the argument treats as mixing
+     * every dim it touches: the detail names the operator, so what blocks
+     * a family of rules can be counted from their details. */
+    xf_params merge = xf_params_default();
+    merge.n_shape = 1, merge.shape[0] = 6;
+    inputs(&r, 1, sh, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_RESHAPE, &merge, op(&r.src, XF_OP_RELU, NULL, s[0], -1), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, op(&r.dst, XF_OP_RESHAPE, &merge, d[0], -1), -1));
+    expect_own_shapes_prove(&r, 0,
+                            "dim 0 of input a takes other sizes where an operator mixes along it "
+                            "(reshape)");
 
     /* A matmul sums over its inner dim: in a polynomial rule that class is
      * summed, and its own size 3 covers the one sum and no axis. */

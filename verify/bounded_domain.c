@@ -286,7 +286,8 @@ static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_g
  * A class made of whole blocks of a plain class B (bounded_ties_blocks.c)
  * counts as B's family: its facts are B's. */
 typedef struct classes {
-    unsigned char *mixed;  /* an operator mixes along it, not as a sum */
+    uint64_t *mixed;       /* the operators that mix along it, not as a sum
+                              (an xfb_ties mixing mask) */
     unsigned char *summed; /* a product sums over it */
     unsigned char *fixed;  /* it, or a class of its family, keeps the rule's size */
     unsigned char *seen;   /* counted in n_classes */
@@ -380,7 +381,7 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
 {
     size_t n = (size_t)t->n + 1;
     int n_val = r->src.n_values > r->dst.n_values ? r->src.n_values : r->dst.n_values;
-    c->mixed = xf_calloc(n, 1);
+    c->mixed = xf_calloc(n, sizeof *c->mixed);
     c->summed = xf_calloc(n, 1);
     c->fixed = xf_calloc(n, 1);
     c->seen = xf_calloc(n, 1);
@@ -465,6 +466,26 @@ static int edge_join(classes *c, int f, int flat, int blocks, xfb_domain *out)
     return 1;
 }
 
+/* The reason a dim that an operator mixes blocks the proof, naming the
+ * operators of its class's mask (none: read near its ends beyond what
+ * the sizes near the ends cover), so that what blocks a family of rules
+ * can be counted from their details. */
+static void mixes_why(char *why, size_t cap, int d, const char *name, uint64_t mask)
+{
+    int n = snprintf(why, cap, "dim %d of input %s takes other sizes where an operator mixes along it",
+                     d, name);
+    const char *sep = " (";
+    for (int bit = 0; bit < 64 && n > 0 && (size_t)n < cap; bit++) {
+        if (!(mask & (UINT64_C(1) << bit))) continue;
+        const char *what = bit == 63 ? "blocks of two forms"
+                           : bit == XFB_MIX_OTHER ? "another operator"
+                                                  : xf_op_get((xf_op)bit)->name;
+        n += snprintf(why + n, cap - (size_t)n, "%s%s", sep, what);
+        sep = ", ";
+    }
+    if (*sep == ',' && n > 0 && (size_t)n < cap) snprintf(why + n, cap - (size_t)n, ")");
+}
+
 /* Classifies input dim d of rule input `in` (class root; `flat` its index
  * among the rule's input dims) into out. */
 static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int64_t size, int d,
@@ -504,8 +525,7 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
     out->closed = 0;
     const char *name = in->name ? in->name : "?";
     if (c->mixed[f] || c->edge[f])
-        snprintf(out->why, sizeof out->why,
-                 "dim %d of input %s takes other sizes where an operator mixes along it", d, name);
+        mixes_why(out->why, sizeof out->why, d, name, c->mixed[f]);
     else if (np_blocks && c->np_sees[f])
         snprintf(out->why, sizeof out->why,
                  "dim %d of input %s takes other sizes, summed over and read by a "

@@ -88,6 +88,16 @@ xf_status vf_bounded_shape_plan_make(const xf_rule *r, int max_dim, int max_shap
 xf_status vf_bounded_shape_plan_trim(xfb_shape_plan *p, int keep, xf_error *err);
 void vf_bounded_shape_plan_free(xfb_shape_plan *p);
 
+/* An xfb_ties mixing mask: bit op for each operator below XFB_MIX_OTHER
+ * (the rule language's), XFB_MIX_OTHER for the rest, XFB_MIX_FORMS for a
+ * class of two block forms, which no one operator mixes. */
+#define XFB_MIX_OTHER 62
+#define XFB_MIX_FORMS (UINT64_C(1) << 63)
+static inline uint64_t vf_bounded_mix_bit(xf_op op)
+{
+    return UINT64_C(1) << (op < XFB_MIX_OTHER ? (int)op : XFB_MIX_OTHER);
+}
+
 /* The dims of a rule's values (bounded_ties.c): slots numbered side by
  * side, value by value, dim by dim; a union-find over them. */
 typedef struct xfb_ties {
@@ -95,8 +105,10 @@ typedef struct xfb_ties {
     int n;                  /* slots */
     int *parent;            /* union-find; vf_bounded_ties_find gives a class's root */
     unsigned char *fixed;   /* per root: the class keeps the rule's own size */
-    unsigned char *mixing;  /* per slot: an operator combines elements at
-                               different indices along this dim, not as a sum */
+    uint64_t *mixing;       /* per slot: the operators (bit xf_op) that combine
+                               elements at different indices along this dim,
+                               not as a sum; XFB_MIX_FORMS: a class of two
+                               block forms (bounded_ties_blocks.c) */
     unsigned char *summed;  /* per slot: a product sums over this dim (matmul's
                                inner dim, a convolution's input channels) */
     int *base[2];           /* first slot of each value, per side (0 src, 1 dst) */
