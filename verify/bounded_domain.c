@@ -240,6 +240,12 @@ static int family(xfb_ties *t, int i)
     return t->block_of[root] >= 0 ? t->block_of[root] : root;
 }
 
+/* The view record that makes slot i's class a reshape's merged axis, -1. */
+static int view_of(xfb_ties *t, int i)
+{
+    return t->view_of ? t->view_of[vf_bounded_ties_find(t, i)] : -1;
+}
+
 /* Per class root that products sum over (summed[root]), the most distinct
  * indices along it in one monomial of an output element of side k: the
  * output's axes of the class plus the most sums over it in one product
@@ -415,11 +421,16 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
         const xf_graph *g = k ? &r->dst : &r->src;
         for (int v = 0; v < g->n_values; v++) {
             int rank = g->values[v].shape.rank;
-            for (int d = 0; d < rank; d++) {
-                int a = family(t, vf_bounded_ties_slot(t, k, v, d));
-                if (++c->here[a] > c->axes[a]) c->axes[a] = c->here[a];
-            }
-            for (int d = 0; d < rank; d++) c->here[family(t, vf_bounded_ties_slot(t, k, v, d))] = 0;
+            for (int d = 0; d < rank; d++) /* a reshape's merged axis holds each part */
+                for (int i = -1, w = view_of(t, vf_bounded_ties_slot(t, k, v, d));
+                     i < (w >= 0 ? t->views[w].n : 0); i++) {
+                    int a = family(t, i < 0 ? vf_bounded_ties_slot(t, k, v, d) : t->views[w].part[i]);
+                    if (++c->here[a] > c->axes[a]) c->axes[a] = c->here[a];
+                }
+            for (int d = 0; d < rank; d++)
+                for (int i = -1, w = view_of(t, vf_bounded_ties_slot(t, k, v, d));
+                     i < (w >= 0 ? t->views[w].n : 0); i++)
+                    c->here[family(t, i < 0 ? vf_bounded_ties_slot(t, k, v, d) : t->views[w].part[i])] = 0;
         }
     }
     xf_status st = XF_OK;
@@ -491,6 +502,12 @@ static void mixes_why(char *why, size_t cap, int d, const char *name, uint64_t m
 static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int64_t size, int d,
                      int flat, int root, xfb_domain *out)
 {
+    if (t->view_of && t->view_of[root] >= 0) { /* a merged axis: its parts decide */
+        const xfb_view *w = &t->views[t->view_of[root]];
+        for (int i = 0; i < w->n; i++)
+            classify(t, c, poly, in, w->own[i], d, flat, vf_bounded_ties_find(t, w->part[i]), out);
+        return;
+    }
     int f = t->block_of[root] >= 0 ? t->block_of[root] : root;
     int summed = c->summed[f];
     int64_t need = summed ? c->need[f] : c->axes[f];
@@ -566,6 +583,14 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
                      vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d)), out);
     }
     if (st != XF_OK) out->closed = 0;
+    for (int i = 0; st == XF_OK && t.view_of && i < t.n; i++)
+        out->n_viewed += vf_bounded_ties_find(&t, i) == i && t.view_of[i] >= 0;
+    if (out->closed && out->n_viewed && out->n_edge_classes) { /* not argued together */
+        out->closed = 0;
+        snprintf(out->why, sizeof out->why,
+                 "its dims read near their ends are not argued together with a reshape's merged "
+                 "axes");
+    }
     if (out->closed && out->abstract && out->n_edge_classes) { /* not argued together */
         out->closed = 0;
         snprintf(out->why, sizeof out->why,

@@ -433,7 +433,10 @@ static void tie_node(const side *s, const xf_rule *r, const xf_node *nd)
     case XF_OP_SLICE:
         tie_slice(s, r, nd);
         break;
-    default: /* reshape, pad...: output dims are left to inference */
+    case XF_OP_RESHAPE: /* strict, of a kind matched by kind: bounded_ties_views.c */
+        if (!vf_bounded_ties_view(s->t, g, s->k, nd)) mix_node(s, nd);
+        break;
+    default: /* pad, gather...: output dims are left to inference */
         mix_node(s, nd);
         break;
     }
@@ -489,6 +492,14 @@ static xf_status build(const xf_rule *r, int strict, const xfb_case *cas, xfb_ti
         for (int v = 0; v < g->n_values; v++) t->base[k][v] = n, n += g->values[v].shape.rank;
     }
     t->n = n;
+    if (strict && !cas && xf_rule_has_views(r)) { /* bounded_ties_views.c */
+        int follow = 0;
+        if (vf_bounded_views_follow(r, &follow, err) != XF_OK) goto nomem;
+        t->views = follow ? xf_malloc(sizeof *t->views *
+                                      ((size_t)r->src.n_nodes + (size_t)r->dst.n_nodes + 1))
+                          : NULL;
+        if (follow && !t->views) goto nomem;
+    }
     t->parent = xf_malloc(sizeof(int) * ((size_t)n + 1));
     t->fixed = xf_calloc((size_t)n + 1, 1);
     t->mixing = xf_calloc((size_t)n + 1, sizeof *t->mixing);
@@ -525,6 +536,7 @@ static xf_status build(const xf_rule *r, int strict, const xfb_case *cas, xfb_ti
     if (!strict) return XF_OK;
     tie_domain(r, t);
     xf_status st = vf_bounded_ties_blocks(r, t, err);
+    if (st == XF_OK) st = vf_bounded_ties_views_settle(t, err);
     if (st != XF_OK) vf_bounded_ties_free(t);
     return st;
 nomem:
@@ -558,6 +570,8 @@ void vf_bounded_ties_free(xfb_ties *t)
     xf_free(t->reach);
     xf_free(t->slice_end);
     xf_free(t->one);
+    xf_free(t->views);
+    xf_free(t->view_of);
     xf_free(t->block_of);
     xf_free(t->blocks);
     xf_free(t->has_blocks);
