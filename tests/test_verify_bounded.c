@@ -1093,6 +1093,22 @@ START_TEST(own_shapes_prove_closed_domains)
     expect_own_shapes_prove_with(views_only, &r, 0,
                                  "dim 0 of input a takes other sizes where an operator mixes along "
                                  "it (reshape)");
+    /* An axis the rule fixes (x + ones[4], a generator) split into sizes
+     * the matcher takes from the model: 2 x 2 here, 1 x 4 or 4 x 1 in a
+     * model, while the own shapes check 2 x 2 only. True here, but the
+     * argument cannot say so (on main it was proved: the split's sizes
+     * were never classified). */
+    xf_params to2x2 = xf_params_default(), ones4 = xf_params_default();
+    to2x2.n_shape = 2, to2x2.shape[0] = 2, to2x2.shape[1] = 2;
+    ones4.n_shape = 1, ones4.shape[0] = 4;
+    inputs(&r, 1, sh4, s, d);
+    int split = op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_RESHAPE, &to2x2, s[0], -1), -1);
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, op(&r.src, XF_OP_RESHAPE, &back, split, -1),
+                           op(&r.src, XF_OP_CONST_ONES, &ones4, -1, -1)));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_RELU, NULL, d[0], -1),
+                           op(&r.dst, XF_OP_CONST_ONES, &ones4, -1, -1)));
+    expect_own_shapes_prove_with(views_only, &r, 0,
+                                 "a reshape splits an axis of a size the rule fixes");
     /* A part of a merged axis that a mean mixes: the parts decide. */
     xf_params mean_last = xf_params_default(), to22 = xf_params_default();
     mean_last.n_axes = 1, mean_last.axes[0] = -1, mean_last.keepdims = 1;

@@ -137,13 +137,14 @@ typedef struct xfb_ties {
     unsigned char *edge;
     int *reach;
     int *slice_end;
-    /* strict only, outside a case (bounded_ties_views.c): the reshapes of a
-     * kind the matcher applies by kind, each a whole axis (slot) made of the
-     * axes it merges (parts, with their own sizes), and, per root once
-     * settled, the record that makes the class a whole, -1 (plain). */
+    /* strict only (bounded_ties_views.c): the reshapes of a kind the
+     * matcher applies by kind, each a whole axis (slot) made of the axes it
+     * merges (parts, with their own sizes), and, per root once settled and
+     * outside a case, the record that makes the class a whole, -1 (plain). */
     struct xfb_view *views;
     int n_views;
     int *view_of;
+    int free_split; /* a whole slot fixed with a part that is not, -1 */
     /* strict only: the case at hand (NULL: none; bounded_cases.c) and,
      * per root, a class it sets to 1 (fixed); the first matmul batch pair
      * left of two classes (operand slots, -1 none) and how many. */

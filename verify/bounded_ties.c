@@ -492,7 +492,7 @@ static xf_status build(const xf_rule *r, int strict, const xfb_case *cas, xfb_ti
         for (int v = 0; v < g->n_values; v++) t->base[k][v] = n, n += g->values[v].shape.rank;
     }
     t->n = n;
-    if (strict && !cas && xf_rule_has_views(r)) { /* bounded_ties_views.c */
+    if (strict && xf_rule_has_views(r)) { /* bounded_ties_views.c */
         int follow = 0;
         if (vf_bounded_views_follow(r, &follow, err) != XF_OK) goto nomem;
         t->views = follow ? xf_malloc(sizeof *t->views *

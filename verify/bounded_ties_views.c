@@ -17,7 +17,10 @@
  * along the whole or its parts, and a whole the rule fixes has every part
  * fixed (a fixed product says nothing of its factors: the matcher picks an
  * unflatten's sizes from the model) — and marks the others mixing, as
- * every reshape was before. GENERAL reshapes, reshapes within a case of
+ * every reshape was before. A fixed whole with a part that is not fixed is
+ * recorded (free_split) whether kept or not, in a case too: the matcher
+ * splits it as the model does, while the own shapes only check the rule's
+ * split, so no argument by the own shapes holds for the rule (bounded_domain.c). GENERAL reshapes, reshapes within a case of
  * matmul batch dims and those of a rule whose reshapes' sizes do not follow
  * its dims (xf_rule_dims ok 0: the matcher then takes them at their own
  * target shapes, whatever it merges) stay mixing.
@@ -62,7 +65,7 @@ static void record(xfb_ties *t, int k, const xf_graph *g, int wv, int at, int pv
 
 int vf_bounded_ties_view(xfb_ties *t, const xf_graph *g, int k, const xf_node *nd)
 {
-    if (!t->strict || t->cas || !t->views || nd->op != XF_OP_RESHAPE || nd->n_inputs < 1 ||
+    if (!t->strict || !t->views || nd->op != XF_OP_RESHAPE || nd->n_inputs < 1 ||
         nd->inputs[0] < 0)
         return 0;
     int x = nd->inputs[0], y = nd->outputs[0], n = 0;
@@ -114,13 +117,16 @@ xf_status vf_bounded_ties_views_settle(xfb_ties *t, xf_error *err)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
     }
     for (int i = 0; i < t->n; i++) t->view_of[i] = -1;
+    t->free_split = -1;
     /* per root: an operator mixes, sums or reads near the ends along it */
     for (int i = 0; i < t->n; i++)
         busy[vf_bounded_ties_find(t, i)] |= t->mixing[i] || t->summed[i] || t->edge[i];
     for (int o = 0; o < t->n_views; o++) {
         const xfb_view *w = &t->views[o];
-        int root = vf_bounded_ties_find(t, w->whole);
-        if (keeps(t, w, busy)) {
+        int root = vf_bounded_ties_find(t, w->whole), fixed_parts = 1;
+        for (int i = 0; i < w->n; i++) fixed_parts &= t->fixed[vf_bounded_ties_find(t, w->part[i])];
+        if (t->fixed[root] && !fixed_parts && t->free_split < 0) t->free_split = w->whole;
+        if (!t->cas && keeps(t, w, busy)) {
             t->view_of[root] = o;
             continue;
         }
