@@ -1,6 +1,6 @@
 /*
  * bounded_ties_views.c — reshapes in the strict ties (docs/verify.md,
- * "Proof by the own shapes", "an index through a view"). A reshape of a
+ * "Proof by the own shapes", "an index through a reshape"). A reshape of a
  * kind the matcher applies by kind (xf_view_classify: flatten or unflatten
  * leading axes, split or merge the last one) keeps the axes it does not
  * touch, and its merged axis is the row-major product of the axes merged:
@@ -12,22 +12,21 @@
  * the whole. The build ties the kept axes and records each merge here
  * (vf_bounded_ties_view); once every other tie is made,
  * vf_bounded_ties_views_settle keeps a whole only where that argument is
- * safe — every record of it names the same parts, no part is a whole or
- * twice in one, nothing else mixes, sums, slides a window or cuts blocks
- * along the whole or its parts, and a whole the rule fixes has every part
- * fixed (a fixed product says nothing of its factors: the matcher picks an
- * unflatten's sizes from the model) — and marks the others mixing, as
- * every reshape was before. A fixed whole with a part that is not fixed is
- * recorded (free_split) whether kept or not, in a case too: the matcher
- * splits it as the model does, while the own shapes only check the rule's
- * split, so no argument by the own shapes holds for the rule (bounded_domain.c). GENERAL reshapes, reshapes within a case of
- * matmul batch dims and those of a rule whose reshapes' sizes do not follow
- * its dims (xf_rule_dims ok 0: the matcher then takes them at their own
- * target shapes, whatever it merges) stay mixing.
+ * safe — every record of it names the same parts, no part is the whole, a
+ * whole itself or twice in one, nothing else mixes, sums, slides a window
+ * or makes blocks along the whole or its parts, and a whole the rule fixes
+ * has every part fixed — and marks the others mixing, as every reshape was
+ * before. A fixed whole with a part that is not fixed is also recorded
+ * (free_split), kept or not, in a case too: a fixed product says nothing of
+ * its factors, the matcher splits it as the model does while the own
+ * shapes check the rule's split only, so bounded_domain.c proves nothing
+ * by the own shapes then. Records are never kept within a case of matmul
+ * batch dims; GENERAL reshapes and those of a rule whose reshapes' sizes
+ * do not follow its dims (xf_rule_dims ok 0: the matcher then takes them
+ * at their own target shapes, whatever they merge) are not recorded: they
+ * mix, as before.
  */
 #include "bounded_internal.h"
-
-#include <string.h>
 
 xf_status vf_bounded_views_follow(const xf_rule *r, int *follow, xf_error *err)
 {
@@ -83,25 +82,24 @@ int vf_bounded_ties_view(xfb_ties *t, const xf_graph *g, int k, const xf_node *n
  * per root, an operator mixes, sums or reads near the ends along it. */
 static int keeps(xfb_ties *t, const xfb_view *w, const unsigned char *busy)
 {
-    xfb_ties *tm = t;
-    int root = vf_bounded_ties_find(tm, w->whole), fixed_parts = 1;
+    int root = vf_bounded_ties_find(t, w->whole), fixed_parts = 1;
     if (busy[root] || t->block_of[root] >= 0 || t->has_blocks[root]) return 0;
     for (int i = 0; i < w->n; i++) {
-        int p = vf_bounded_ties_find(tm, w->part[i]);
+        int p = vf_bounded_ties_find(t, w->part[i]);
         if (p == root || busy[p] || t->block_of[p] >= 0 || t->has_blocks[p]) return 0;
         for (int j = 0; j < i; j++)
-            if (vf_bounded_ties_find(tm, w->part[j]) == p) return 0;
+            if (vf_bounded_ties_find(t, w->part[j]) == p) return 0;
         for (int o = 0; o < t->n_views; o++) /* a part that is a whole itself */
-            if (vf_bounded_ties_find(tm, t->views[o].whole) == p) return 0;
+            if (vf_bounded_ties_find(t, t->views[o].whole) == p) return 0;
         fixed_parts &= t->fixed[p];
     }
     if (t->fixed[root] && !fixed_parts) return 0;
     for (int o = 0; o < t->n_views; o++) { /* every record of the class names these parts */
         const xfb_view *u = &t->views[o];
-        if (vf_bounded_ties_find(tm, u->whole) != root) continue;
+        if (vf_bounded_ties_find(t, u->whole) != root) continue;
         if (u->n != w->n) return 0;
         for (int i = 0; i < w->n; i++)
-            if (vf_bounded_ties_find(tm, u->part[i]) != vf_bounded_ties_find(tm, w->part[i]))
+            if (vf_bounded_ties_find(t, u->part[i]) != vf_bounded_ties_find(t, w->part[i]))
                 return 0;
     }
     return 1;
