@@ -884,10 +884,17 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
             return check_abstract(k, r, max_dim, &dom, t.n_nf ? "normal forms" : "solver", others,
                                   scope, out, err);
         out->proves = dom.closed;
-        char blocks[64] = "";
-        if (dom.n_blocked)
+        char blocks[128] = "";
+        if (dom.n_blocked && dom.n_viewed)
+            snprintf(blocks, sizeof blocks, " (%d moved in whole blocks by concat or split; "
+                     "%d reshape's merged axis/axes of such)",
+                     dom.n_blocked, dom.n_viewed);
+        else if (dom.n_blocked)
             snprintf(blocks, sizeof blocks, " (%d moved in whole blocks by concat or split)",
                      dom.n_blocked);
+        else if (dom.n_viewed)
+            snprintf(blocks, sizeof blocks, " (%d reshape's merged axis/axes of such)",
+                     dom.n_viewed);
         if (dom.closed)
             snprintf(out->detail, sizeof out->detail,
                      "valid at the rule's own shapes (%s), which stand for every shape it applies "

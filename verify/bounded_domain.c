@@ -240,6 +240,12 @@ static int family(xfb_ties *t, int i)
     return t->block_of[root] >= 0 ? t->block_of[root] : root;
 }
 
+/* The view record that makes slot i's class a reshape's merged axis, -1. */
+static int view_of(xfb_ties *t, int i)
+{
+    return t->view_of ? t->view_of[vf_bounded_ties_find(t, i)] : -1;
+}
+
 /* Per class root that products sum over (summed[root]), the most distinct
  * indices along it in one monomial of an output element of side k: the
  * output's axes of the class plus the most sums over it in one product
@@ -286,7 +292,8 @@ static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_g
  * A class made of whole blocks of a plain class B (bounded_ties_blocks.c)
  * counts as B's family: its facts are B's. */
 typedef struct classes {
-    unsigned char *mixed;  /* an operator mixes along it, not as a sum */
+    uint64_t *mixed;       /* the operators that mix along it, not as a sum
+                              (an xfb_ties mixing mask) */
     unsigned char *summed; /* a product sums over it */
     unsigned char *fixed;  /* it, or a class of its family, keeps the rule's size */
     unsigned char *seen;   /* counted in n_classes */
@@ -380,7 +387,7 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
 {
     size_t n = (size_t)t->n + 1;
     int n_val = r->src.n_values > r->dst.n_values ? r->src.n_values : r->dst.n_values;
-    c->mixed = xf_calloc(n, 1);
+    c->mixed = xf_calloc(n, sizeof *c->mixed);
     c->summed = xf_calloc(n, 1);
     c->fixed = xf_calloc(n, 1);
     c->seen = xf_calloc(n, 1);
@@ -414,11 +421,16 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
         const xf_graph *g = k ? &r->dst : &r->src;
         for (int v = 0; v < g->n_values; v++) {
             int rank = g->values[v].shape.rank;
-            for (int d = 0; d < rank; d++) {
-                int a = family(t, vf_bounded_ties_slot(t, k, v, d));
-                if (++c->here[a] > c->axes[a]) c->axes[a] = c->here[a];
-            }
-            for (int d = 0; d < rank; d++) c->here[family(t, vf_bounded_ties_slot(t, k, v, d))] = 0;
+            for (int d = 0; d < rank; d++) /* a reshape's merged axis holds each part */
+                for (int i = -1, w = view_of(t, vf_bounded_ties_slot(t, k, v, d));
+                     i < (w >= 0 ? t->views[w].n : 0); i++) {
+                    int a = family(t, i < 0 ? vf_bounded_ties_slot(t, k, v, d) : t->views[w].part[i]);
+                    if (++c->here[a] > c->axes[a]) c->axes[a] = c->here[a];
+                }
+            for (int d = 0; d < rank; d++)
+                for (int i = -1, w = view_of(t, vf_bounded_ties_slot(t, k, v, d));
+                     i < (w >= 0 ? t->views[w].n : 0); i++)
+                    c->here[family(t, i < 0 ? vf_bounded_ties_slot(t, k, v, d) : t->views[w].part[i])] = 0;
         }
     }
     xf_status st = XF_OK;
@@ -465,11 +477,37 @@ static int edge_join(classes *c, int f, int flat, int blocks, xfb_domain *out)
     return 1;
 }
 
+/* The reason a dim that an operator mixes blocks the proof, naming the
+ * operators of its class's mask (none: read near its ends beyond what
+ * the sizes near the ends cover), so that what blocks a family of rules
+ * can be counted from their details. */
+static void mixes_why(char *why, size_t cap, int d, const char *name, uint64_t mask)
+{
+    int n = snprintf(why, cap, "dim %d of input %s takes other sizes where an operator mixes along it",
+                     d, name);
+    const char *sep = " (";
+    for (int bit = 0; bit < 64 && n > 0 && (size_t)n < cap; bit++) {
+        if (!(mask & (UINT64_C(1) << bit))) continue;
+        const char *what = bit == 63 ? "blocks of two forms"
+                           : bit == XFB_MIX_OTHER ? "another operator"
+                                                  : xf_op_get((xf_op)bit)->name;
+        n += snprintf(why + n, cap - (size_t)n, "%s%s", sep, what);
+        sep = ", ";
+    }
+    if (*sep == ',' && n > 0 && (size_t)n < cap) snprintf(why + n, cap - (size_t)n, ")");
+}
+
 /* Classifies input dim d of rule input `in` (class root; `flat` its index
  * among the rule's input dims) into out. */
 static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int64_t size, int d,
                      int flat, int root, xfb_domain *out)
 {
+    if (t->view_of && t->view_of[root] >= 0) { /* a merged axis: its parts decide */
+        const xfb_view *w = &t->views[t->view_of[root]];
+        for (int i = 0; i < w->n; i++)
+            classify(t, c, poly, in, w->own[i], d, flat, vf_bounded_ties_find(t, w->part[i]), out);
+        return;
+    }
     int f = t->block_of[root] >= 0 ? t->block_of[root] : root;
     int summed = c->summed[f];
     int64_t need = summed ? c->need[f] : c->axes[f];
@@ -504,8 +542,7 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
     out->closed = 0;
     const char *name = in->name ? in->name : "?";
     if (c->mixed[f] || c->edge[f])
-        snprintf(out->why, sizeof out->why,
-                 "dim %d of input %s takes other sizes where an operator mixes along it", d, name);
+        mixes_why(out->why, sizeof out->why, d, name, c->mixed[f]);
     else if (np_blocks && c->np_sees[f])
         snprintf(out->why, sizeof out->why,
                  "dim %d of input %s takes other sizes, summed over and read by a "
@@ -546,6 +583,20 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
                      vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d)), out);
     }
     if (st != XF_OK) out->closed = 0;
+    if (st == XF_OK && t.views && t.free_split >= 0 && out->closed) { /* bounded_ties_views.c */
+        out->closed = 0;
+        snprintf(out->why, sizeof out->why,
+                 "a reshape splits an axis of a size the rule fixes into sizes the matcher "
+                 "takes from the model, of which the own shapes check one");
+    }
+    for (int i = 0; st == XF_OK && t.view_of && i < t.n; i++)
+        out->n_viewed += vf_bounded_ties_find(&t, i) == i && t.view_of[i] >= 0;
+    if (out->closed && out->n_viewed && out->n_edge_classes) { /* not argued together */
+        out->closed = 0;
+        snprintf(out->why, sizeof out->why,
+                 "its dims read near their ends are not argued together with a reshape's merged "
+                 "axes");
+    }
     if (out->closed && out->abstract && out->n_edge_classes) { /* not argued together */
         out->closed = 0;
         snprintf(out->why, sizeof out->why,
