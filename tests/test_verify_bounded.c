@@ -1255,6 +1255,78 @@ static int zeros_of_product(xf_graph *g, int a, int b)
  * where they read only its finished sums and the check is also valid with
  * the ReLUs abstract, is proved by the own shapes; near misses stay
  * unproved with the own shapes alone and are refuted elsewhere. */
+/* Side g of review 41f's R1: x[2,3] unflattened to [1,2,3] (parts 1 and
+ * 2), times ones[1,2,3] on the target, moved to [2,1,3] and multiplied
+ * per batch with its square's transpose, the target in the other order:
+ * the transposes of each other, equal while the part of own size 1 is 1.
+ * pre: x * ones[2,3] first (R1b). */
+static void split_products(xf_graph *g, int x, int target, int pre)
+{
+    xf_params to123 = xf_params_default(), ones123 = xf_params_default(),
+              ones23 = xf_params_default(), swap01 = xf_params_default(),
+              swap12 = xf_params_default();
+    to123.n_shape = 3, to123.shape[0] = 1, to123.shape[1] = 2, to123.shape[2] = 3;
+    ones123 = to123;
+    ones23.n_shape = 2, ones23.shape[0] = 2, ones23.shape[1] = 3;
+    swap01.n_axes = 3, swap01.axes[0] = 1, swap01.axes[1] = 0, swap01.axes[2] = 2;
+    swap12.n_axes = 3, swap12.axes[0] = 0, swap12.axes[1] = 2, swap12.axes[2] = 1;
+    if (pre) x = op(g, XF_OP_MUL, NULL, x, op(g, XF_OP_CONST_ONES, &ones23, -1, -1));
+    int y = op(g, XF_OP_RESHAPE, &to123, x, -1);
+    if (target) y = op(g, XF_OP_MUL, NULL, y, op(g, XF_OP_CONST_ONES, &ones123, -1, -1));
+    int t = op(g, XF_OP_TRANSPOSE, &swap01, y, -1), sq = op(g, XF_OP_MUL, NULL, t, t);
+    int a = target ? sq : t, b = target ? t : sq;
+    xf_test_out(g, op(g, XF_OP_MATMUL, NULL, a, op(g, XF_OP_TRANSPOSE, &swap12, b, -1)));
+}
+
+START_TEST(own_shapes_split_parts_fixed_where_matched)
+{
+    /* Review 41f's counterexamples: a split's parts the rule fixes only by
+     * a generator, which the matcher sizes from the model, as the model
+     * splits the axis. */
+    xf_verifier *views_only = own_only_verifier();
+    xf_rule r;
+    int s[1], d[1];
+    xf_shape sh[1] = {xf_shape_make(2, d23)};
+    /* R1: the part of own size 1 is on two axes of the output; false at
+     * x[4,3] as [2,2,3]. */
+    inputs(&r, 1, sh, s, d);
+    split_products(&r.src, s[0], 0, 0);
+    split_products(&r.dst, d[0], 1, 0);
+    expect_own_shapes_prove_with(views_only, &r, 0,
+                                 "dim 0 of input a takes other sizes where an operator mixes along "
+                                 "it (reshape)");
+    /* R1b: the same with x * ones[2,3] first, so the split axis is fixed
+     * (and held by the domain) but its parts are not: false at x[2,3] as
+     * [2,1,3]. */
+    inputs(&r, 1, sh, s, d);
+    split_products(&r.src, s[0], 0, 1);
+    split_products(&r.dst, d[0], 1, 1);
+    expect_own_shapes_prove_with(views_only, &r, 0,
+                                 "a reshape splits an axis of a size the rule fixes");
+    /* R2: x[2] as [1,2], an output as it is and flattened transposed, the
+     * parts fixed only by ones[1,2]: the output's merged axis has two
+     * orders of parts, which mixes x's parts too. False at x[6] as [2,3]. */
+    static const int64_t d2[1] = {2};
+    xf_shape sh2[1] = {xf_shape_make(1, d2)};
+    xf_params to12 = xf_params_default(), back = xf_params_default();
+    to12.n_shape = 2, to12.shape[0] = 1, to12.shape[1] = 2;
+    back.n_shape = 1, back.shape[0] = 2;
+    inputs(&r, 1, sh2, s, d);
+    int y = op(&r.src, XF_OP_RESHAPE, &to12, s[0], -1);
+    xf_test_out(&r.src, y);
+    xf_test_out(&r.src, op(&r.src, XF_OP_RESHAPE, &back,
+                           op(&r.src, XF_OP_TRANSPOSE, NULL,
+                              op(&r.src, XF_OP_MUL, NULL, y,
+                                 op(&r.src, XF_OP_CONST_ONES, &to12, -1, -1)), -1), -1));
+    int z = op(&r.dst, XF_OP_MUL, NULL, op(&r.dst, XF_OP_RESHAPE, &to12, d[0], -1),
+               op(&r.dst, XF_OP_CONST_ONES, &to12, -1, -1));
+    xf_test_out(&r.dst, z);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_RESHAPE, &back, z, -1));
+    expect_own_shapes_prove_with(views_only, &r, 0, "(reshape)");
+    xf_verifier_free(views_only);
+}
+END_TEST
+
 START_TEST(own_shapes_prove_sums_before_nonpolynomial)
 {
     xf_rule r;
@@ -2124,6 +2196,7 @@ static Suite *suite(void)
     tcase_add_test(tc, inverses_cancel_their_multiples);
     tcase_add_test(tc, normal_forms_too_large_stop_unknown);
     tcase_add_test(tc, own_shapes_prove_closed_domains);
+    tcase_add_test(tc, own_shapes_split_parts_fixed_where_matched);
     tcase_add_test(tc, own_shapes_prove_whole_blocks);
     tcase_add_test(tc, own_shapes_prove_equal_split_parts);
     tcase_add_test(tc, source_splits_cut_as_the_matcher_cuts);

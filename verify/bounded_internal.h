@@ -144,7 +144,11 @@ typedef struct xfb_ties {
     struct xfb_view *views;
     int n_views;
     int *view_of;
-    int free_split; /* a whole slot fixed with a part that is not, -1 */
+    int free_split; /* a whole slot fixed with a part not fixed where the
+                       rule applies (bounded_ties_views.c), -1 */
+    unsigned char *matched; /* per slot, with views: a dim the matcher holds,
+                               a read source input's or a source constant
+                               of the symbolic dims (bounded_ties_views.c) */
     /* strict only: the case at hand (NULL: none; bounded_cases.c) and,
      * per root, a class it sets to 1 (fixed); the first matmul batch pair
      * left of two classes (operand slots, -1 none) and how many. */
@@ -179,9 +183,11 @@ xf_status vf_bounded_ties_blocks(const xf_rule *r, xfb_ties *t, xf_error *err);
  * kind the matcher applies by kind ties the axes it keeps and is recorded
  * as a whole made of parts; 1 when it was (else the caller mixes it). */
 int vf_bounded_ties_view(xfb_ties *t, const xf_graph *g, int k, const xf_node *nd);
-/* *follow: r's reshapes follow its symbolic dims (xf_rule_dims ok), so the
- * matcher applies each by its kind. Fails only out of memory. */
-xf_status vf_bounded_views_follow(const xf_rule *r, int *follow, xf_error *err);
+/* Where r's reshapes follow its symbolic dims (xf_rule_dims ok), so the
+ * matcher applies each by its kind: room for their records (t->views) and
+ * the dims the matcher holds (t->matched); else neither. t->n set. Fails
+ * only out of memory. */
+xf_status vf_bounded_ties_views_init(const xf_rule *r, xfb_ties *t, xf_error *err);
 /* Once every other tie is made: keeps the wholes the argument holds for
  * (view_of), marks the others' slots mixing. Fails only out of memory. */
 xf_status vf_bounded_ties_views_settle(xfb_ties *t, xf_error *err);

@@ -493,14 +493,8 @@ static xf_status build(const xf_rule *r, int strict, const xfb_case *cas, xfb_ti
         for (int v = 0; v < g->n_values; v++) t->base[k][v] = n, n += g->values[v].shape.rank;
     }
     t->n = n;
-    if (strict && xf_rule_has_views(r)) { /* bounded_ties_views.c */
-        int follow = 0;
-        if (vf_bounded_views_follow(r, &follow, err) != XF_OK) goto nomem;
-        t->views = follow ? xf_malloc(sizeof *t->views *
-                                      ((size_t)r->src.n_nodes + (size_t)r->dst.n_nodes + 1))
-                          : NULL;
-        if (follow && !t->views) goto nomem;
-    }
+    if (strict && xf_rule_has_views(r) && vf_bounded_ties_views_init(r, t, err) != XF_OK)
+        goto nomem; /* bounded_ties_views.c */
     t->parent = xf_malloc(sizeof(int) * ((size_t)n + 1));
     t->fixed = xf_calloc((size_t)n + 1, 1);
     t->mixing = xf_calloc((size_t)n + 1, sizeof *t->mixing);
@@ -573,6 +567,7 @@ void vf_bounded_ties_free(xfb_ties *t)
     xf_free(t->one);
     xf_free(t->views);
     xf_free(t->view_of);
+    xf_free(t->matched);
     xf_free(t->block_of);
     xf_free(t->blocks);
     xf_free(t->has_blocks);

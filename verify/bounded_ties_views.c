@@ -14,27 +14,80 @@
  * vf_bounded_ties_views_settle keeps a whole only where that argument is
  * safe — every record of it names the same parts, no part is the whole, a
  * whole itself or twice in one, nothing else mixes, sums, slides a window
- * or makes blocks along the whole or its parts, and a whole the rule fixes
- * has every part fixed — and marks the others mixing, as every reshape was
- * before. A fixed whole with a part that is not fixed is also recorded
- * (free_split), kept or not, in a case too: a fixed product says nothing of
- * its factors, the matcher splits it as the model does while the own
- * shapes check the rule's split only, so bounded_domain.c proves nothing
- * by the own shapes then. Records are never kept within a case of matmul
- * batch dims; GENERAL reshapes and those of a rule whose reshapes' sizes
- * do not follow its dims (xf_rule_dims ok 0: the matcher then takes them
- * at their own target shapes, whatever they merge) are not recorded: they
- * mix, as before.
+ * or makes blocks along the whole or its parts, no part is fixed where the
+ * matcher does not hold it, and a whole the rule fixes has every part so
+ * held — and marks the others mixing, as every reshape was before; a
+ * record it rejects mixes its parts, which may reject another record, so
+ * it settles again until none is (review 41f, finding 2).
+ *
+ * Fixed where the rule applies. The sizes of a split's parts are the
+ * matcher's: bind_dims binds an unflatten's lead dims and a split's head
+ * count from the model. A part's class fixed (bounded_ties.c: a
+ * generator's shape, a rule constant, a kernel...) keeps its own size
+ * where the rule applies only when a dim the matcher holds is in it
+ * (t->matched): a dim of a source input the source reads, which the
+ * matcher binds and, its class fixed, the stored domain holds at its own
+ * size (bounded_domain.c, "fixed"; the part equals it by a strict tie at
+ * every application), or a source dim that xf_rule_dims makes its own size
+ * as a constant, which bind_dims checks at every match. A generator is
+ * sized from the model (its consumer), and an unflatten's or split's made
+ * sizes are free variables of the validity domain, so a pin on them says
+ * nothing of the input (review 41f, finding 1). A part fixed otherwise
+ * rejects its record (its whole mixes, and a fixed whole blocks below);
+ * a fixed whole with a part not so held is recorded (free_split), kept or
+ * not, in a case too: a fixed product says nothing of its factors, the
+ * matcher splits it as the model does while the own shapes check the
+ * rule's split only, so bounded_domain.c proves nothing by the own shapes
+ * then. Records are never kept within a case of matmul batch dims;
+ * GENERAL reshapes and those of a rule whose reshapes' sizes do not follow
+ * its dims (xf_rule_dims ok 0: the matcher then takes them at their own
+ * target shapes, whatever they merge) are not recorded: they mix, as
+ * before.
  */
 #include "bounded_internal.h"
 
-xf_status vf_bounded_views_follow(const xf_rule *r, int *follow, xf_error *err)
+#include <string.h>
+
+/* Marks the source dims the matcher holds (t->matched): every dim of a
+ * source input the source reads (bind_dims binds it from the model; the
+ * stored domain holds it where its class is fixed: bounded_domain.c,
+ * "fixed"), and every dim of a source operator's result whose symbolic dim
+ * is a constant, its own size (bind_dims checks each such dim against it
+ * at every match). */
+static void mark_matched(const xf_rule *r, const xf_rule_dims *d, xfb_ties *t)
+{
+    const xf_graph *g = &r->src;
+    for (int v = 0; v < g->n_values && v < d->n_values[0]; v++) {
+        int input = 0, bound = 0; /* bind_dims reads its shape */
+        for (int i = 0; i < g->n_inputs; i++) input |= g->inputs[i] == v;
+        for (int n = 0; n < g->n_nodes; n++)
+            for (int j = 0; j < g->nodes[n].n_inputs + g->nodes[n].n_outputs; j++) {
+                int in = j < g->nodes[n].n_inputs;
+                int u = in ? g->nodes[n].inputs[j] : g->nodes[n].outputs[j - g->nodes[n].n_inputs];
+                bound |= u == v && (input ? in : !in);
+            }
+        for (int a = 0; bound && a < g->values[v].shape.rank; a++) {
+            const xf_dimx *x = &d->val[0][v][a];
+            if (input || (x->den == 1 && x->n == 0 && x->num == g->values[v].shape.dims[a]))
+                t->matched[t->base[0][v] + a] = 1;
+        }
+    }
+}
+
+xf_status vf_bounded_ties_views_init(const xf_rule *r, xfb_ties *t, xf_error *err)
 {
     xf_rule_dims *d = xf_malloc(sizeof *d);
     if (!d) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
     xf_status st = xf_rule_dims_infer(r, d, err);
-    *follow = st == XF_OK && d->ok;
-    if (st == XF_OK) xf_rule_dims_free(d);
+    if (st == XF_OK && d->ok) {
+        t->views = xf_malloc(sizeof *t->views * ((size_t)r->src.n_nodes + (size_t)r->dst.n_nodes + 1));
+        t->matched = xf_calloc((size_t)t->n + 1, 1);
+        if (!t->views || !t->matched)
+            st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
+        else
+            mark_matched(r, d, t);
+    }
+    xf_rule_dims_free(d);
     xf_free(d);
     return st;
 }
@@ -78,22 +131,40 @@ int vf_bounded_ties_view(xfb_ties *t, const xf_graph *g, int k, const xf_node *n
     }
 }
 
+/* A class fixed where the rule applies: the rule fixes its size
+ * (t->fixed) and a dim the matcher holds is in it (t->matched, per root in
+ * held[]). A size fixed by a generator, a rule constant or an operator of
+ * an opaque size alone is not: the matcher sizes those from the model. */
+static int enforced(const xfb_ties *t, const unsigned char *held, int root)
+{
+    return t->fixed[root] && held[root];
+}
+
+/* Every part of w fixed where the rule applies. */
+static int parts_enforced(xfb_ties *t, const xfb_view *w, const unsigned char *held)
+{
+    for (int i = 0; i < w->n; i++)
+        if (!enforced(t, held, vf_bounded_ties_find(t, w->part[i]))) return 0;
+    return 1;
+}
+
 /* Is record w's class safe as a whole (the header's conditions)? busy:
  * per root, an operator mixes, sums or reads near the ends along it. */
-static int keeps(xfb_ties *t, const xfb_view *w, const unsigned char *busy)
+static int keeps(xfb_ties *t, const xfb_view *w, const unsigned char *busy,
+                 const unsigned char *held)
 {
-    int root = vf_bounded_ties_find(t, w->whole), fixed_parts = 1;
+    int root = vf_bounded_ties_find(t, w->whole);
     if (busy[root] || t->block_of[root] >= 0 || t->has_blocks[root]) return 0;
     for (int i = 0; i < w->n; i++) {
         int p = vf_bounded_ties_find(t, w->part[i]);
         if (p == root || busy[p] || t->block_of[p] >= 0 || t->has_blocks[p]) return 0;
+        if (t->fixed[p] && !held[p]) return 0; /* fixed where the matcher does not look */
         for (int j = 0; j < i; j++)
             if (vf_bounded_ties_find(t, w->part[j]) == p) return 0;
         for (int o = 0; o < t->n_views; o++) /* a part that is a whole itself */
             if (vf_bounded_ties_find(t, t->views[o].whole) == p) return 0;
-        fixed_parts &= t->fixed[p];
     }
-    if (t->fixed[root] && !fixed_parts) return 0;
+    if (t->fixed[root] && !parts_enforced(t, w, held)) return 0;
     for (int o = 0; o < t->n_views; o++) { /* every record of the class names these parts */
         const xfb_view *u = &t->views[o];
         if (vf_bounded_ties_find(t, u->whole) != root) continue;
@@ -105,53 +176,61 @@ static int keeps(xfb_ties *t, const xfb_view *w, const unsigned char *busy)
     return 1;
 }
 
+/* Record w rejected: its whole's and parts' slots mix, with the reshape,
+ * by whatever mixes any of their classes. */
+static void reject(xfb_ties *t, const xfb_view *w)
+{
+    int root = vf_bounded_ties_find(t, w->whole);
+    uint64_t mask = vf_bounded_mix_bit(XF_OP_RESHAPE);
+    for (int i = 0; i < t->n; i++) {
+        int c = vf_bounded_ties_find(t, i), in = c == root;
+        for (int j = 0; j < w->n; j++) in |= c == vf_bounded_ties_find(t, w->part[j]);
+        if (in) mask |= t->mixing[i];
+    }
+    t->mixing[w->whole] |= mask;
+    for (int i = 0; i < w->n; i++) t->mixing[w->part[i]] |= mask;
+}
+
 xf_status vf_bounded_ties_views_settle(xfb_ties *t, xf_error *err)
 {
     size_t n = (size_t)t->n + 1;
     t->view_of = xf_malloc(sizeof(int) * n);
-    unsigned char *busy = xf_calloc(n, 1);
-    if (!t->view_of || !busy) {
-        xf_free(busy);
+    unsigned char *busy = xf_malloc(n), *held = xf_calloc(n, 1);
+    unsigned char *out = xf_calloc((size_t)t->n_views + 1, 1); /* per record: rejected */
+    if (!t->view_of || !busy || !held || !out) {
+        xf_free(busy), xf_free(held), xf_free(out);
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
     }
-    for (int i = 0; i < t->n; i++) t->view_of[i] = -1;
+    for (int i = 0; i < t->n; i++) {
+        t->view_of[i] = -1;
+        if (t->matched) held[vf_bounded_ties_find(t, i)] |= t->matched[i];
+    }
     t->free_split = -1;
-    /* per root: an operator mixes, sums or reads near the ends along it */
-    for (int i = 0; i < t->n; i++)
-        busy[vf_bounded_ties_find(t, i)] |= t->mixing[i] || t->summed[i] || t->edge[i];
     for (int o = 0; o < t->n_views; o++) {
         const xfb_view *w = &t->views[o];
-        int root = vf_bounded_ties_find(t, w->whole), fixed_parts = 1;
-        for (int i = 0; i < w->n; i++) fixed_parts &= t->fixed[vf_bounded_ties_find(t, w->part[i])];
-        if (t->fixed[root] && !fixed_parts && t->free_split < 0) t->free_split = w->whole;
-        if (!t->cas && keeps(t, w, busy)) {
-            t->view_of[root] = o;
-            continue;
-        }
-        uint64_t mask = vf_bounded_mix_bit(XF_OP_RESHAPE); /* and what mixes them */
-        for (int i = 0; i < t->n; i++) {
-            int c = vf_bounded_ties_find(t, i), in = c == root;
-            for (int j = 0; j < w->n; j++) in |= c == vf_bounded_ties_find(t, w->part[j]);
-            if (in) mask |= t->mixing[i];
-        }
-        t->mixing[w->whole] |= mask;
-        for (int i = 0; i < w->n; i++) t->mixing[w->part[i]] |= mask;
+        if (t->fixed[vf_bounded_ties_find(t, w->whole)] && !parts_enforced(t, w, held) &&
+            t->free_split < 0)
+            t->free_split = w->whole;
     }
-    /* a whole one record rejected is mixing now: none of its records stays */
+    /* a rejected record mixes its whole and parts, which may make another
+     * record's busy: until no record is rejected */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        memset(busy, 0, n);
+        for (int i = 0; i < t->n; i++) /* per root: an operator mixes, sums or reads near the ends */
+            busy[vf_bounded_ties_find(t, i)] |= t->mixing[i] || t->summed[i] || t->edge[i];
+        for (int o = 0; o < t->n_views; o++) {
+            if (out[o] || (!t->cas && keeps(t, &t->views[o], busy, held))) continue;
+            reject(t, &t->views[o]);
+            out[o] = 1, changed = 1;
+        }
+    }
     for (int o = 0; o < t->n_views; o++) {
         int root = vf_bounded_ties_find(t, t->views[o].whole);
-        int mixed = 0;
-        for (int i = 0; i < t->n; i++)
-            if (vf_bounded_ties_find(t, i) == root) mixed |= t->mixing[i] != 0;
-        if (mixed) t->view_of[root] = -1;
+        if (out[o]) continue;
+        t->view_of[root] = o;
+        if (parts_enforced(t, &t->views[o], held)) t->fixed[root] = 1; /* so is the whole */
     }
-    for (int o = 0; o < t->n_views; o++) { /* every part fixed: so is the whole */
-        int root = vf_bounded_ties_find(t, t->views[o].whole);
-        if (t->view_of[root] != o) continue;
-        int all = 1;
-        for (int i = 0; i < t->views[o].n; i++) all &= t->fixed[vf_bounded_ties_find(t, t->views[o].part[i])];
-        if (all) t->fixed[root] = 1;
-    }
-    xf_free(busy);
+    xf_free(busy), xf_free(held), xf_free(out);
     return XF_OK;
 }
