@@ -1327,6 +1327,81 @@ START_TEST(own_shapes_split_parts_fixed_where_matched)
 }
 END_TEST
 
+/* Side g of review 42f's R6: x[2,1,1] unflattened to y[1,2,1,1] (parts
+ * 1 and 2) times the global mean of z[1,2,4,4], moved to [2,1,1,1] and
+ * multiplied per batch with its square's transpose; the target fixes the
+ * parts by ones[1,2,1,1] and z by ones[1,2,4,4], and takes the square on
+ * the other side: equal while the part of own size 1 is 1. */
+static void split_by_pooled(xf_graph *g, int x, int z, int target)
+{
+    xf_params to1211 = xf_params_default(), ones_z = xf_params_default(),
+              lead = xf_params_default(), last2 = xf_params_default();
+    to1211.n_shape = 4, to1211.shape[0] = 1, to1211.shape[1] = 2, to1211.shape[2] = 1,
+    to1211.shape[3] = 1;
+    ones_z.n_shape = 4, ones_z.shape[0] = 1, ones_z.shape[1] = 2, ones_z.shape[2] = 4,
+    ones_z.shape[3] = 4;
+    lead.n_axes = 4, lead.axes[0] = 1, lead.axes[1] = 2, lead.axes[2] = 0, lead.axes[3] = 3;
+    last2.n_axes = 4, last2.axes[0] = 0, last2.axes[1] = 1, last2.axes[2] = 3, last2.axes[3] = 2;
+    int y = op(g, XF_OP_RESHAPE, &to1211, x, -1);
+    if (target) {
+        y = op(g, XF_OP_MUL, NULL, y, op(g, XF_OP_CONST_ONES, &to1211, -1, -1));
+        z = op(g, XF_OP_MUL, NULL, z, op(g, XF_OP_CONST_ONES, &ones_z, -1, -1));
+    }
+    int w = op(g, XF_OP_MUL, NULL, y, op(g, XF_OP_GLOBAL_AVGPOOL, NULL, z, -1));
+    int a = op(g, XF_OP_TRANSPOSE, &lead, w, -1), sq = op(g, XF_OP_MUL, NULL, a, a);
+    xf_test_out(g, op(g, XF_OP_MATMUL, NULL, target ? sq : a,
+                      op(g, XF_OP_TRANSPOSE, &last2, target ? a : sq, -1)));
+}
+
+START_TEST(own_shapes_split_parts_held_by_their_own_sizes)
+{
+    /* Review 42f's counterexamples: a split of an axis fixed where the
+     * matcher does not hold its parts' sizes. */
+    xf_verifier *views_only = own_only_verifier();
+    xf_rule r;
+    int s[2], d[2];
+    /* R3: x[4] as 2x2 transposed and flattened, against its four pieces
+     * concatenated in that order, the first times ones[1]: x's axis is
+     * fixed through its blocks (each of size 1), not its parts. False at
+     * x[4] as [1,4] (then x against [x0,x2,x1,x3]). */
+    static const int64_t d4[1] = {4};
+    xf_shape sh4[1] = {xf_shape_make(1, d4)};
+    xf_params to22 = xf_params_default(), back = xf_params_default(), one = xf_params_default(),
+              quarters = xf_params_default(), cat = xf_params_default();
+    to22.n_shape = 2, to22.shape[0] = 2, to22.shape[1] = 2;
+    back.n_shape = 1, back.shape[0] = 4;
+    one.n_shape = 1, one.shape[0] = 1;
+    quarters.axis = 0, quarters.n_split = 4;
+    for (int i = 0; i < 4; i++) quarters.split[i] = 1;
+    cat.axis = 0;
+    inputs(&r, 1, sh4, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_RESHAPE, &back,
+                           op(&r.src, XF_OP_TRANSPOSE, NULL,
+                              op(&r.src, XF_OP_RESHAPE, &to22, s[0], -1), -1), -1));
+    int n = xf_graph_add_node(&r.dst, XF_OP_SPLIT, &quarters, &d[0], 1, 4, NULL, NULL);
+    ck_assert_int_ge(n, 0);
+    const int *q = r.dst.nodes[n].outputs;
+    int pieces[4] = {op(&r.dst, XF_OP_MUL, NULL, q[0], op(&r.dst, XF_OP_CONST_ONES, &one, -1, -1)),
+                     q[2], q[1], q[3]};
+    xf_error err;
+    int c = xf_graph_op(&r.dst, XF_OP_CONCAT, &cat, pieces, 4, &err);
+    ck_assert_msg(c >= 0, "%s", err.msg);
+    xf_test_out(&r.dst, c);
+    expect_own_shapes_prove_with(views_only, &r, 0,
+                                 "a reshape splits an axis of a size the rule fixes");
+    /* R6: the parts tied to z's dims only through the global mean's, which
+     * the matcher does not check (a model may broadcast it): false at
+     * x[4,1,1] as [2,2,1,1], z[1,2,4,4]. */
+    xf_shape sh6[2] = {xf_shape_make(3, (const int64_t[]){2, 1, 1}),
+                       xf_shape_make(4, (const int64_t[]){1, 2, 4, 4})};
+    inputs(&r, 2, sh6, s, d);
+    split_by_pooled(&r.src, s[0], s[1], 0);
+    split_by_pooled(&r.dst, d[0], d[1], 1);
+    expect_own_shapes_prove_with(views_only, &r, 0, "dim 0 of input a takes other sizes");
+    xf_verifier_free(views_only);
+}
+END_TEST
+
 START_TEST(own_shapes_prove_sums_before_nonpolynomial)
 {
     xf_rule r;
@@ -2197,6 +2272,7 @@ static Suite *suite(void)
     tcase_add_test(tc, normal_forms_too_large_stop_unknown);
     tcase_add_test(tc, own_shapes_prove_closed_domains);
     tcase_add_test(tc, own_shapes_split_parts_fixed_where_matched);
+    tcase_add_test(tc, own_shapes_split_parts_held_by_their_own_sizes);
     tcase_add_test(tc, own_shapes_prove_whole_blocks);
     tcase_add_test(tc, own_shapes_prove_equal_split_parts);
     tcase_add_test(tc, source_splits_cut_as_the_matcher_cuts);

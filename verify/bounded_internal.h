@@ -146,9 +146,12 @@ typedef struct xfb_ties {
     int *view_of;
     int free_split; /* a whole slot fixed with a part not fixed where the
                        rule applies (bounded_ties_views.c), -1 */
-    unsigned char *matched; /* per slot, with views: a dim the matcher holds,
-                               a read source input's or a source constant
-                               of the symbolic dims (bounded_ties_views.c) */
+    /* with views (bounded_ties_views.c): per slot, its symbolic size
+     * (xf_rule_dims) where that is its own size as a constant or a monomial
+     * of read source input dims, else opaque (den 0); per input-dim symbol,
+     * the source slot of that dim where the source reads the input, -1 */
+    xf_dimx *size;
+    int *input_slot;
     /* strict only: the case at hand (NULL: none; bounded_cases.c) and,
      * per root, a class it sets to 1 (fixed); the first matmul batch pair
      * left of two classes (operand slots, -1 none) and how many. */

@@ -567,7 +567,8 @@ void vf_bounded_ties_free(xfb_ties *t)
     xf_free(t->one);
     xf_free(t->views);
     xf_free(t->view_of);
-    xf_free(t->matched);
+    xf_free(t->size);
+    xf_free(t->input_slot);
     xf_free(t->block_of);
     xf_free(t->blocks);
     xf_free(t->has_blocks);
