@@ -25,9 +25,10 @@
  * count from the model. A part's class fixed (bounded_ties.c: a
  * generator's shape, a rule constant, a kernel...) keeps its own size
  * where the rule applies only when the part's own size is what the matcher
- * checks or builds there (t->size): its symbolic dim (xf_rule_dims) is a
- * constant, its own size, which bind_dims checks at a source value and a
- * target reshape is built with, or a product of dims of source inputs the
+ * checks there (t->size): its symbolic dim (xf_rule_dims), which bind_dims
+ * checks at a source value and the target's instantiation at a target
+ * operator's output (a generator's is neither: sized from its consumer),
+ * is a constant, its own size, or a product of dims of source inputs the
  * source reads, each in a fixed class that is no whole, so that the stored
  * domain holds each at its own size (bounded_domain.c, "fixed"). A tie of
  * the part's class to such a dim is not enough: one made at an
@@ -43,11 +44,11 @@
  * (through its family of whole blocks too: review 42f, finding 1): a
  * fixed product says nothing of its factors, the matcher splits it as the
  * model does while the own shapes check the rule's split only, so
- * bounded_domain.c proves nothing by the own shapes then. Records are never kept within a case of matmul batch dims;
- * GENERAL reshapes and those of a rule whose reshapes' sizes do not follow
- * its dims (xf_rule_dims ok 0: the matcher then takes them at their own
- * target shapes, whatever they merge) are not recorded: they mix, as
- * before.
+ * bounded_domain.c proves nothing by the own shapes then. Records are
+ * never kept within a case of matmul batch dims; GENERAL reshapes and
+ * those of a rule whose reshapes' sizes do not follow its dims
+ * (xf_rule_dims ok 0: the matcher then takes them at their own target
+ * shapes, whatever they merge) are not recorded: they mix, as before.
  */
 #include "bounded_internal.h"
 
@@ -83,6 +84,16 @@ static int own_monomial(const xf_rule *r, const xf_dimx *x, int64_t own, const i
     return value == own * x->den;
 }
 
+/* 1 when value v of g is a generator's (sized from the model, its
+ * consumer: the matcher checks no symbolic dim of it). */
+static int generated(const xf_graph *g, int v)
+{
+    for (int n = 0; n < g->n_nodes; n++)
+        for (int j = 0; j < g->nodes[n].n_outputs; j++)
+            if (g->nodes[n].outputs[j] == v && vf_bounded_generator(g->nodes[n].op)) return 1;
+    return 0;
+}
+
 /* Fills t->input_slot and t->size from the rule's symbolic dims d. */
 static void mark_sizes(const xf_rule *r, const xf_rule_dims *d, xfb_ties *t)
 {
@@ -98,7 +109,7 @@ static void mark_sizes(const xf_rule *r, const xf_rule_dims *d, xfb_ties *t)
             for (int a = 0; a < g->values[v].shape.rank; a++) {
                 xf_dimx *x = &t->size[t->base[k][v] + a];
                 if (v < d->n_values[k]) *x = d->val[k][v][a];
-                if (v >= d->n_values[k] ||
+                if (v >= d->n_values[k] || generated(g, v) ||
                     !own_monomial(r, x, g->values[v].shape.dims[a], t->input_slot))
                     x->den = 0;
             }
