@@ -26,7 +26,9 @@
  * move data, unless one reads a summed class, and through equal splits of
  * a plain class, as whole blocks of the parts' class whose own size is the
  * part's (near misses: a half of one row as its own transpose, a squared
- * dot product of halves of one column); rules outside the
+ * dot product of halves of one column); a reshape's parts fixed only by a
+ * generator, which the matcher sizes from the model, prove nothing (review
+ * 41f's R1, R1b, R2, and rule 235457 that main proved); rules outside the
  * elaboration are unsupported; the counterexample blob round-trips.
  */
 #include <math.h>
@@ -1285,7 +1287,7 @@ START_TEST(own_shapes_split_parts_fixed_where_matched)
      * splits the axis. */
     xf_verifier *views_only = own_only_verifier();
     xf_rule r;
-    int s[1], d[1];
+    int s[1], d[1], gs[2], gd[2];
     xf_shape sh[1] = {xf_shape_make(2, d23)};
     /* R1: the part of own size 1 is on two axes of the output; false at
      * x[4,3] as [2,2,3]. */
@@ -1323,6 +1325,28 @@ START_TEST(own_shapes_split_parts_fixed_where_matched)
     xf_test_out(&r.dst, z);
     xf_test_out(&r.dst, op(&r.dst, XF_OP_RESHAPE, &back, z, -1));
     expect_own_shapes_prove_with(views_only, &r, 0, "(reshape)");
+    /* Rule 235457 of the 4-operator database, which main proved by the own
+     * shapes without classifying the split: layer norms of one element and
+     * of ones are 0, so both sides are m[4,4] as 2 x 2 x 4. True at every
+     * split, but m's rows are fixed by the generator (the domain holds
+     * them at 4) and the matcher splits them as the model does. */
+    static const int64_t d4[1] = {4}, d44[2] = {4, 4};
+    xf_shape shg[2] = {xf_shape_make(1, d4), xf_shape_make(2, d44)};
+    xf_params ln = xf_params_default(), mean = xf_params_default(), to224 = xf_params_default(),
+              ones44 = xf_params_default();
+    ln.axis = -1, ln.epsilon = 1e-5f;
+    mean.n_axes = 1, mean.axes[0] = -1, mean.keepdims = 1;
+    to224.n_shape = 3, to224.shape[0] = 2, to224.shape[1] = 2, to224.shape[2] = 4;
+    ones44.n_shape = 2, ones44.shape[0] = ones44.shape[1] = 4;
+    inputs(&r, 2, shg, gs, gd);
+    int mg = op(&r.src, XF_OP_REDUCE_MEAN, &mean, gs[0], -1);
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, op(&r.src, XF_OP_LAYERNORM, &ln, mg, mg),
+                           op(&r.src, XF_OP_RESHAPE, &to224, gs[1], -1)));
+    int zero = op(&r.dst, XF_OP_LAYERNORM, &ln, op(&r.dst, XF_OP_CONST_ONES, &ones44, -1, -1), gd[0]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_RESHAPE, &to224, op(&r.dst, XF_OP_ADD, NULL, gd[1], zero), -1));
+    with_domain(&r);
+    expect_own_shapes_prove_with(views_only, &r, 0,
+                                 "a reshape splits an axis of a size the rule fixes");
     xf_verifier_free(views_only);
 }
 END_TEST

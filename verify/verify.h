@@ -136,9 +136,14 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * the whole axis, 2026-11-30; 3: a concat's, split's and slice's sizes are
  * terms over the rule's dims in the proof, and a held size the matcher
  * chooses is no proof, 2026-11-30; 4: a broadcast's tie never fixes a size
- * the matcher chooses, so a proof holding it is no proof, 2026-11-30). The default rules database's name carries it,
+ * the matcher chooses, so a proof holding it is no proof, 2026-11-30; 5: a
+ * reshape's merged axis is an index through its parts in the proof by the
+ * own shapes, a part fixed only where the matcher holds its size,
+ * 2026-12-01; 6: a part held only by its own symbolic size, not by a tie
+ * of its class, and a whole fixed through its blocks blocks a free split,
+ * 2026-12-01). The default rules database's name carries it,
  * so a database decided by an older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 4
+#define XF_VERIFY_REVISION 6
 
 /* ---------------------------------------------------------------- axioms */
 
