@@ -885,15 +885,17 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
                                   scope, out, err);
         out->proves = dom.closed;
         char blocks[128] = "";
-        if (dom.n_blocked && dom.n_joined)
-            snprintf(blocks, sizeof blocks, " (%d moved in whole blocks by concat or split, %d "
-                     "joined with other classes by a concat)", dom.n_blocked, dom.n_joined);
-        else if (dom.n_blocked)
-            snprintf(blocks, sizeof blocks, " (%d moved in whole blocks by concat or split)",
-                     dom.n_blocked);
-        else if (dom.n_joined)
-            snprintf(blocks, sizeof blocks, " (%d joined with other classes by a concat)",
-                     dom.n_joined);
+        int at = 0;
+        if (dom.n_blocked)
+            at += snprintf(blocks + at, sizeof blocks - (size_t)at, "%s%d moved in whole blocks by "
+                           "concat or split", at ? "; " : " (", dom.n_blocked);
+        if (dom.n_joined)
+            at += snprintf(blocks + at, sizeof blocks - (size_t)at, "%s%d joined with other "
+                           "classes by a concat", at ? "; " : " (", dom.n_joined);
+        if (dom.n_viewed)
+            at += snprintf(blocks + at, sizeof blocks - (size_t)at, "%s%d reshape's merged "
+                           "axis/axes of such", at ? "; " : " (", dom.n_viewed);
+        if (at) snprintf(blocks + at, sizeof blocks - (size_t)at, ")");
         char joined[64] = "";
         if (dom.n_joined_summed)
             snprintf(joined, sizeof joined, " (%d joined with other classes by a concat)",

@@ -283,6 +283,12 @@ static int holds(xfb_ties *t, int f, int root)
     return 0;
 }
 
+/* The view record that makes slot i's class a reshape's merged axis, -1. */
+static int view_of(xfb_ties *t, int i)
+{
+    return t->view_of ? t->view_of[vf_bounded_ties_find(t, i)] : -1;
+}
+
 /* Per class root that products sum over (summed[root]), the most distinct
  * indices along it in one monomial of an output element of side k: the
  * output's axes of the class plus the most sums over it in one product
@@ -329,7 +335,8 @@ static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_g
  * A class made of whole blocks of a plain class B (bounded_ties_blocks.c)
  * counts as B's family: its facts are B's. */
 typedef struct classes {
-    unsigned char *mixed;  /* an operator mixes along it, not as a sum */
+    uint64_t *mixed;       /* the operators that mix along it, not as a sum
+                              (an xfb_ties mixing mask) */
     unsigned char *summed; /* a product sums over it */
     unsigned char *fixed;  /* it, or a class of its family, keeps the rule's size */
     unsigned char *seen;   /* counted in n_classes */
@@ -468,7 +475,7 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
 {
     size_t n = (size_t)t->n + 1;
     int n_val = r->src.n_values > r->dst.n_values ? r->src.n_values : r->dst.n_values;
-    c->mixed = xf_calloc(n, 1);
+    c->mixed = xf_calloc(n, sizeof *c->mixed);
     c->summed = xf_calloc(n, 1);
     c->fixed = xf_calloc(n, 1);
     c->seen = xf_calloc(n, 1);
@@ -504,19 +511,25 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
         const xf_graph *g = k ? &r->dst : &r->src;
         for (int v = 0; v < g->n_values; v++) {
             int rank = g->values[v].shape.rank;
-            for (int d = 0; d < rank; d++) {
-                int a = family(t, vf_bounded_ties_slot(t, k, v, d));
-                if (++c->here[a] > c->axes[a]) c->axes[a] = c->here[a];
-                for (int q = 0; q < parts_in(t, a); q++) { /* one offset of one of its parts */
-                    int p = part(t, a, q);
-                    if (!first_part(t, a, q)) continue;
-                    if (++c->here[p] > c->axes[p]) c->axes[p] = c->here[p];
+            for (int d = 0; d < rank; d++) { /* a reshape's merged axis holds each part */
+                int s = vf_bounded_ties_slot(t, k, v, d), w = view_of(t, s);
+                for (int i = -1; i < (w >= 0 ? t->views[w].n : 0); i++) {
+                    int a = family(t, i < 0 ? s : t->views[w].part[i]);
+                    if (++c->here[a] > c->axes[a]) c->axes[a] = c->here[a];
+                    for (int q = 0; q < parts_in(t, a); q++) { /* one offset of one of its parts */
+                        int p = part(t, a, q);
+                        if (!first_part(t, a, q)) continue;
+                        if (++c->here[p] > c->axes[p]) c->axes[p] = c->here[p];
+                    }
                 }
             }
             for (int d = 0; d < rank; d++) {
-                int a = family(t, vf_bounded_ties_slot(t, k, v, d));
-                c->here[a] = 0;
-                for (int q = 0; q < parts_in(t, a); q++) c->here[part(t, a, q)] = 0;
+                int s = vf_bounded_ties_slot(t, k, v, d), w = view_of(t, s);
+                for (int i = -1; i < (w >= 0 ? t->views[w].n : 0); i++) {
+                    int a = family(t, i < 0 ? s : t->views[w].part[i]);
+                    c->here[a] = 0;
+                    for (int q = 0; q < parts_in(t, a); q++) c->here[part(t, a, q)] = 0;
+                }
             }
         }
     }
@@ -571,11 +584,37 @@ static int edge_join(classes *c, int f, int flat, int blocks, xfb_domain *out)
     return 1;
 }
 
+/* The reason a dim that an operator mixes blocks the proof, naming the
+ * operators of its class's mask (none: read near its ends beyond what
+ * the sizes near the ends cover), so that what blocks a family of rules
+ * can be counted from their details. */
+static void mixes_why(char *why, size_t cap, int d, const char *name, uint64_t mask)
+{
+    int n = snprintf(why, cap, "dim %d of input %s takes other sizes where an operator mixes along it",
+                     d, name);
+    const char *sep = " (";
+    for (int bit = 0; bit < 64 && n > 0 && (size_t)n < cap; bit++) {
+        if (!(mask & (UINT64_C(1) << bit))) continue;
+        const char *what = bit == 63 ? "blocks of two forms"
+                           : bit == XFB_MIX_OTHER ? "another operator"
+                                                  : xf_op_get((xf_op)bit)->name;
+        n += snprintf(why + n, cap - (size_t)n, "%s%s", sep, what);
+        sep = ", ";
+    }
+    if (*sep == ',' && n > 0 && (size_t)n < cap) snprintf(why + n, cap - (size_t)n, ")");
+}
+
 /* Classifies input dim d of rule input `in` (class root; `flat` its index
  * among the rule's input dims) into out. */
 static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int64_t size, int d,
                      int flat, int root, xfb_domain *out)
 {
+    if (t->view_of && t->view_of[root] >= 0) { /* a merged axis: its parts decide */
+        const xfb_view *w = &t->views[t->view_of[root]];
+        for (int i = 0; i < w->n; i++)
+            classify(t, c, poly, in, w->own[i], d, flat, vf_bounded_ties_find(t, w->part[i]), out);
+        return;
+    }
     int f = t->block_of[root] >= 0 ? t->block_of[root] : root;
     int summed = c->summed[f];
     int64_t need = summed ? c->need[f] : c->axes[f];
@@ -612,8 +651,7 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
     out->closed = 0;
     const char *name = in->name ? in->name : "?";
     if (c->mixed[f] || c->edge[f])
-        snprintf(out->why, sizeof out->why,
-                 "dim %d of input %s takes other sizes where an operator mixes along it", d, name);
+        mixes_why(out->why, sizeof out->why, d, name, c->mixed[f]);
     else if (np_blocks && c->np_sees[f])
         snprintf(out->why, sizeof out->why,
                  "dim %d of input %s takes other sizes, summed over and read by a "
@@ -658,6 +696,28 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
         out->closed = 0;
         snprintf(out->why, sizeof out->why,
                  "a concat joins a class no input holds with others");
+    }
+    if (st == XF_OK && t.views && t.free_split >= 0 && out->closed) { /* bounded_ties_views.c */
+        out->closed = 0;
+        snprintf(out->why, sizeof out->why,
+                 "a reshape splits an axis of a size the rule fixes into sizes the matcher "
+                 "takes from the model, of which the own shapes check one");
+    }
+    for (int i = 0; st == XF_OK && t.view_of && i < t.n; i++)
+        out->n_viewed += vf_bounded_ties_find(&t, i) == i && t.view_of[i] >= 0;
+    if (out->closed && out->n_viewed && out->n_edge_classes) { /* not argued together */
+        out->closed = 0;
+        snprintf(out->why, sizeof out->why,
+                 "its dims read near their ends are not argued together with a reshape's merged "
+                 "axes");
+    }
+    int layouts = 0;
+    for (int a = 0; st == XF_OK && a < t.n; a++) layouts += parts_in(&t, a) > 0;
+    if (out->closed && out->n_viewed && layouts) { /* not argued together */
+        out->closed = 0;
+        snprintf(out->why, sizeof out->why,
+                 "a concat's axis of several classes is not argued together with a reshape's "
+                 "merged axes");
     }
     if (out->closed && out->abstract && out->n_edge_classes) { /* not argued together */
         out->closed = 0;

@@ -88,6 +88,25 @@ xf_status vf_bounded_shape_plan_make(const xf_rule *r, int max_dim, int max_shap
 xf_status vf_bounded_shape_plan_trim(xfb_shape_plan *p, int keep, xf_error *err);
 void vf_bounded_shape_plan_free(xfb_shape_plan *p);
 
+/* An xfb_ties mixing mask: bit op for each operator below XFB_MIX_OTHER
+ * (the rule language's), XFB_MIX_OTHER for the rest, XFB_MIX_FORMS for a
+ * class of two block forms, which no one operator mixes. */
+#define XFB_MIX_OTHER 62
+#define XFB_MIX_FORMS (UINT64_C(1) << 63)
+static inline uint64_t vf_bounded_mix_bit(xf_op op)
+{
+    return UINT64_C(1) << (op < XFB_MIX_OTHER ? (int)op : XFB_MIX_OTHER);
+}
+
+/* A reshape's merged axis (bounded_ties_views.c): slot `whole` is the
+ * row-major product of slots part[0..n-1], whose own sizes are own[]. */
+typedef struct xfb_view {
+    int whole;
+    int n;
+    int part[XF_MAX_DIMS];
+    int64_t own[XF_MAX_DIMS];
+} xfb_view;
+
 /* The dims of a rule's values (bounded_ties.c): slots numbered side by
  * side, value by value, dim by dim; a union-find over them. */
 /* The most parts a concat's axis of several classes may have (a layout). */
@@ -98,8 +117,10 @@ typedef struct xfb_ties {
     int n;                  /* slots */
     int *parent;            /* union-find; vf_bounded_ties_find gives a class's root */
     unsigned char *fixed;   /* per root: the class keeps the rule's own size */
-    unsigned char *mixing;  /* per slot: an operator combines elements at
-                               different indices along this dim, not as a sum */
+    uint64_t *mixing;       /* per slot: the operators (bit xf_op) that combine
+                               elements at different indices along this dim,
+                               not as a sum; XFB_MIX_FORMS: a class of two
+                               block forms (bounded_ties_blocks.c) */
     unsigned char *summed;  /* per slot: a product sums over this dim (matmul's
                                inner dim, a convolution's input channels) */
     int *base[2];           /* first slot of each value, per side (0 src, 1 dst) */
@@ -125,6 +146,21 @@ typedef struct xfb_ties {
     unsigned char *edge;
     int *reach;
     int *slice_end;
+    /* strict only (bounded_ties_views.c): the reshapes of a kind the
+     * matcher applies by kind, each a whole axis (slot) made of the axes it
+     * merges (parts, with their own sizes), and, per root once settled and
+     * outside a case, the record that makes the class a whole, -1 (plain). */
+    struct xfb_view *views;
+    int n_views;
+    int *view_of;
+    int free_split; /* a whole slot fixed with a part not fixed where the
+                       rule applies (bounded_ties_views.c), -1 */
+    /* with views (bounded_ties_views.c): per slot, its symbolic size
+     * (xf_rule_dims) where that is its own size as a constant or a monomial
+     * of read source input dims, else opaque (den 0); per input-dim symbol,
+     * the source slot of that dim where the source reads the input, -1 */
+    xf_dimx *size;
+    int *input_slot;
     /* strict only: the case at hand (NULL: none; bounded_cases.c) and,
      * per root, a class it sets to 1 (fixed); the first matmul batch pair
      * left of two classes (operand slots, -1 none) and how many. */
@@ -155,6 +191,18 @@ xf_status vf_bounded_ties_build_case(const xf_rule *r, const xfb_case *c, xfb_ti
 /* Strict ties: decides the axes the build deferred (matmul batch dims,
  * concat and split axes) once every other tie is made (bounded_ties_blocks.c). */
 xf_status vf_bounded_ties_blocks(const xf_rule *r, xfb_ties *t, xf_error *err);
+/* Strict ties (bounded_ties_views.c): a reshape of node nd of side k whose
+ * kind the matcher applies by kind ties the axes it keeps and is recorded
+ * as a whole made of parts; 1 when it was (else the caller mixes it). */
+int vf_bounded_ties_view(xfb_ties *t, const xf_graph *g, int k, const xf_node *nd);
+/* Where r's reshapes follow its symbolic dims (xf_rule_dims ok), so the
+ * matcher applies each by its kind: room for their records (t->views) and
+ * the dims the matcher holds (t->matched); else neither. t->n set. Fails
+ * only out of memory. */
+xf_status vf_bounded_ties_views_init(const xf_rule *r, xfb_ties *t, xf_error *err);
+/* Once every other tie is made: keeps the wholes the argument holds for
+ * (view_of), marks the others' slots mixing. Fails only out of memory. */
+xf_status vf_bounded_ties_views_settle(xfb_ties *t, xf_error *err);
 /* Helpers the two files share. */
 void vf_bounded_ties_join(xfb_ties *t, int a, int b);
 int vf_bounded_ties_find(xfb_ties *t, int slot);
@@ -199,6 +247,8 @@ typedef struct xfb_domain {
     int n_joined;   /* of n_indexed: in a class a concat joins with other
                        classes, or such a concat's axis (a layout) */
     int n_joined_summed; /* of n_summed: the same */
+    int n_viewed;   /* classes that are a reshape's merged axis, each of its
+                       parts fixed or an index (bounded_ties_views.c) */
     int n_classes;  /* classes of the indexed ones */
     char why[160];  /* not closed: the first input dim that is neither, for users */
     /* Not closed, but closed once the exact check is valid at a few more

@@ -84,7 +84,8 @@ void vf_bounded_ties_join(xfb_ties *t, int a, int b)
 typedef struct side {
     xfb_ties *t;
     const xf_graph *g;
-    int k; /* 0 src, 1 dst */
+    int k;    /* 0 src, 1 dst */
+    xf_op op; /* the operator being tied: what mix() records */
 } side;
 
 static int rank_of(const side *s, int v) { return s->g->values[v].shape.rank; }
@@ -111,7 +112,7 @@ static void fix(const side *s, int v, int d)
 static void mix(const side *s, int v, int d)
 {
     int a = slot(s, v, d);
-    if (a >= 0) s->t->mixing[a] = 1;
+    if (a >= 0) s->t->mixing[a] |= vf_bounded_mix_bit(s->op);
 }
 
 static void sum(const side *s, int v, int d)
@@ -437,7 +438,10 @@ static void tie_node(const side *s, const xf_rule *r, const xf_node *nd)
     case XF_OP_SLICE:
         tie_slice(s, r, nd);
         break;
-    default: /* reshape, pad...: output dims are left to inference */
+    case XF_OP_RESHAPE: /* strict, of a kind matched by kind: bounded_ties_views.c */
+        if (!vf_bounded_ties_view(s->t, g, s->k, nd)) mix_node(s, nd);
+        break;
+    default: /* pad, gather...: output dims are left to inference */
         mix_node(s, nd);
         break;
     }
@@ -493,9 +497,11 @@ static xf_status build(const xf_rule *r, int strict, const xfb_case *cas, xfb_ti
         for (int v = 0; v < g->n_values; v++) t->base[k][v] = n, n += g->values[v].shape.rank;
     }
     t->n = n;
+    if (strict && xf_rule_has_views(r) && vf_bounded_ties_views_init(r, t, err) != XF_OK)
+        goto nomem; /* bounded_ties_views.c */
     t->parent = xf_malloc(sizeof(int) * ((size_t)n + 1));
     t->fixed = xf_calloc((size_t)n + 1, 1);
-    t->mixing = xf_calloc((size_t)n + 1, 1);
+    t->mixing = xf_calloc((size_t)n + 1, sizeof *t->mixing);
     t->summed = xf_calloc((size_t)n + 1, 1);
     t->edge = xf_calloc((size_t)n + 1, 1);
     t->reach = xf_calloc((size_t)n + 1, sizeof *t->reach);
@@ -507,11 +513,14 @@ static xf_status build(const xf_rule *r, int strict, const xfb_case *cas, xfb_ti
     for (int i = 0; i < n; i++) t->parent[i] = i;
     for (int k = 0; k < 2; k++) {
         const xf_graph *g = vf_rule_side(r, k);
-        side sd = {t, g, k};
+        side sd = {t, g, k, XF_OP_COUNT};
         for (int v = 0; v < g->n_values; v++)
             if (g->values[v].kind == XF_VALUE_CONST)
                 for (int d = 0; d < g->values[v].shape.rank; d++) fix(&sd, v, d);
-        for (int i = 0; i < g->n_nodes; i++) tie_node(&sd, r, &g->nodes[i]);
+        for (int i = 0; i < g->n_nodes; i++) {
+            sd.op = g->nodes[i].op;
+            tie_node(&sd, r, &g->nodes[i]);
+        }
     }
     for (int i = 0; i < r->src.n_inputs; i++) {
         int a = r->src.inputs[i], b = r->dst.inputs[i];
@@ -526,6 +535,7 @@ static xf_status build(const xf_rule *r, int strict, const xfb_case *cas, xfb_ti
     if (!strict) return XF_OK;
     tie_domain(r, t);
     xf_status st = vf_bounded_ties_blocks(r, t, err);
+    if (st == XF_OK) st = vf_bounded_ties_views_settle(t, err);
     if (st != XF_OK) vf_bounded_ties_free(t);
     return st;
 nomem:
@@ -559,6 +569,10 @@ void vf_bounded_ties_free(xfb_ties *t)
     xf_free(t->reach);
     xf_free(t->slice_end);
     xf_free(t->one);
+    xf_free(t->views);
+    xf_free(t->view_of);
+    xf_free(t->size);
+    xf_free(t->input_slot);
     xf_free(t->block_of);
     xf_free(t->blocks);
     xf_free(t->has_blocks);

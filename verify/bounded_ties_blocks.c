@@ -292,10 +292,10 @@ static int tie_batches(stage *s, int k, const xf_node *nd, int mix)
         if (one && !mix) {
             if (vf_bounded_ties_find(s->t, ys) != root) vf_bounded_ties_join(s->t, ys, root), joined = 1;
         } else if (mix && (!one || vf_bounded_ties_find(s->t, ys) != root)) {
-            s->t->mixing[ys] = 1;
+            s->t->mixing[ys] |= vf_bounded_mix_bit(XF_OP_MATMUL);
             for (int i = 0; i < 2; i++) {
                 int v = nd->inputs[i], dv = d - ry + g->values[v].shape.rank;
-                if (dv >= 0) s->t->mixing[slot_of(s, k, v, dv)] = 1;
+                if (dv >= 0) s->t->mixing[slot_of(s, k, v, dv)] |= vf_bounded_mix_bit(XF_OP_MATMUL);
             }
             if (!one && s->t->n_pairs++ == 0) s->t->pair[0] = at[0], s->t->pair[1] = at[1];
         }
@@ -441,13 +441,13 @@ static void mix_rest(stage *s, int settled)
             for (int j = 0; j < nd->n_inputs + nd->n_outputs; j++) {
                 int v = j < nd->n_inputs ? nd->inputs[j] : nd->outputs[j - nd->n_inputs];
                 int slot = a >= 0 && v >= 0 ? slot_of(s, k, v, a) : -1;
-                if (slot >= 0) t->mixing[slot] = 1;
+                if (slot >= 0) t->mixing[slot] |= vf_bounded_mix_bit(nd->op);
             }
         }
     }
     for (int i = 0; i < t->n; i++) {
         int root = vf_bounded_ties_find(t, i);
-        if (settled && s->cur.conflict[root]) t->mixing[i] = 1;
+        if (settled && s->cur.conflict[root]) t->mixing[i] |= XFB_MIX_FORMS;
     }
     for (int i = 0; i < t->n; i++) {
         int root = vf_bounded_ties_find(t, i);

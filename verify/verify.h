@@ -139,10 +139,13 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * the matcher chooses, so a proof holding it is no proof, 2026-11-30; 5:
  * a concat of classes is an index in the proof by the own shapes,
  * 2026-12-01; 6: a derived rule's domain keeps a step's scalar input one
- * element where it binds a tensor, 2026-12-01). The default rules
+ * element where it binds a tensor, 2026-12-01; 7: a reshape's merged axis
+ * is an index through its parts in the proof by the own shapes, a part
+ * fixed only where its own symbolic size is checked, and a whole fixed
+ * through its blocks blocks a free split, 2026-12-01). The default rules
  * database's name carries it,
  * so a database decided by an older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 6
+#define XF_VERIFY_REVISION 7
 
 /* ---------------------------------------------------------------- axioms */
 
