@@ -28,8 +28,10 @@
  * part's (near misses: a half of one row as its own transpose, a squared
  * dot product of halves of one column); a reshape's parts fixed only by a
  * generator, which the matcher sizes from the model, prove nothing (review
- * 41f's R1, R1b, R2, and rule 235457 that main proved); rules outside the
- * elaboration are unsupported; the counterexample blob round-trips.
+ * 41f's R1, R1b, R2, and rule 235457 that main proved), nor does a split
+ * of a merged axis the rule fixes only through its flatten (review 42h's
+ * R7); rules outside the elaboration are unsupported; the counterexample
+ * blob round-trips.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -1426,6 +1428,42 @@ START_TEST(own_shapes_split_parts_held_by_their_own_sizes)
 }
 END_TEST
 
+/* Side g of review 42h's R7: x[2,3] flattened to [6] and that unflattened
+ * to y[1,6] (the target's x times ones[2,3] first), multiplied with its
+ * square's transpose, the target in the other order: 1x1 at the own
+ * shapes, the transposes of each other where a model's [2,3] -> [6] ->
+ * [2,3] splits the flattened axis back. */
+static void split_of_flatten(xf_graph *g, int x, int target)
+{
+    xf_params flat = xf_params_default(), to16 = xf_params_default(), ones23 = xf_params_default();
+    flat.n_shape = 1, flat.shape[0] = 6;
+    to16.n_shape = 2, to16.shape[0] = 1, to16.shape[1] = 6;
+    ones23.n_shape = 2, ones23.shape[0] = 2, ones23.shape[1] = 3;
+    if (target) x = op(g, XF_OP_MUL, NULL, x, op(g, XF_OP_CONST_ONES, &ones23, -1, -1));
+    int y = op(g, XF_OP_RESHAPE, &to16, op(g, XF_OP_RESHAPE, &flat, x, -1), -1);
+    int sq = op(g, XF_OP_MUL, NULL, y, y);
+    xf_test_out(g, op(g, XF_OP_MATMUL, NULL, target ? sq : y,
+                      op(g, XF_OP_TRANSPOSE, NULL, target ? y : sq, -1)));
+}
+
+START_TEST(own_shapes_split_parts_of_a_merged_axis)
+{
+    /* Review 42h's R7: the split axis is no input dim but the flatten of
+     * x's dims, which the rule fixes, so its size is fixed only through
+     * that product and its split's parts are held by nothing. False at
+     * x[2,3] as [6] and then [2,3]. */
+    xf_verifier *views_only = own_only_verifier();
+    xf_rule r;
+    int s[1], d[1];
+    xf_shape sh[1] = {xf_shape_make(2, d23)};
+    inputs(&r, 1, sh, s, d);
+    split_of_flatten(&r.src, s[0], 0);
+    split_of_flatten(&r.dst, d[0], 1);
+    expect_own_shapes_prove_with(views_only, &r, 0, "a reshape splits an axis");
+    xf_verifier_free(views_only);
+}
+END_TEST
+
 START_TEST(own_shapes_prove_sums_before_nonpolynomial)
 {
     xf_rule r;
@@ -2450,6 +2488,7 @@ static Suite *suite(void)
     tcase_add_test(tc, own_shapes_prove_closed_domains);
     tcase_add_test(tc, own_shapes_split_parts_fixed_where_matched);
     tcase_add_test(tc, own_shapes_split_parts_held_by_their_own_sizes);
+    tcase_add_test(tc, own_shapes_split_parts_of_a_merged_axis);
     tcase_add_test(tc, own_shapes_prove_whole_blocks);
     tcase_add_test(tc, own_shapes_prove_concats_of_classes);
     tcase_add_test(tc, own_shapes_prove_equal_split_parts);

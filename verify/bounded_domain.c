@@ -703,6 +703,12 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
                  "a reshape splits an axis of a size the rule fixes into sizes the matcher "
                  "takes from the model, of which the own shapes check one");
     }
+    if (st == XF_OK && t.views && t.loose_split >= 0 && out->closed) { /* bounded_ties_views.c */
+        out->closed = 0;
+        snprintf(out->why, sizeof out->why,
+                 "a reshape splits an axis into sizes the matcher takes from the model, neither "
+                 "held nor an index");
+    }
     for (int i = 0; st == XF_OK && t.view_of && i < t.n; i++)
         out->n_viewed += vf_bounded_ties_find(&t, i) == i && t.view_of[i] >= 0;
     if (out->closed && out->n_viewed && out->n_edge_classes) { /* not argued together */

@@ -102,6 +102,7 @@ static inline uint64_t vf_bounded_mix_bit(xf_op op)
  * row-major product of slots part[0..n-1], whose own sizes are own[]. */
 typedef struct xfb_view {
     int whole;
+    int split; /* 1: an unflatten or a split of the last axis (the matcher sizes its parts) */
     int n;
     int part[XF_MAX_DIMS];
     int64_t own[XF_MAX_DIMS];
@@ -155,6 +156,8 @@ typedef struct xfb_ties {
     int *view_of;
     int free_split; /* a whole slot fixed with a part not fixed where the
                        rule applies (bounded_ties_views.c), -1 */
+    int loose_split; /* the whole slot of a rejected split with a part not
+                        fixed where the rule applies, -1 */
     /* with views (bounded_ties_views.c): per slot, its symbolic size
      * (xf_rule_dims) where that is its own size as a constant or a monomial
      * of read source input dims, else opaque (den 0); per input-dim symbol,

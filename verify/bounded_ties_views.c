@@ -44,7 +44,11 @@
  * (through its family of whole blocks too: review 42f, finding 1): a
  * fixed product says nothing of its factors, the matcher splits it as the
  * model does while the own shapes check the rule's split only, so
- * bounded_domain.c proves nothing by the own shapes then. Records are
+ * bounded_domain.c proves nothing by the own shapes then. A split
+ * (unflatten, split of the last axis) that settling rejects, with a part
+ * not so held, is recorded too (loose_split): its whole may be fixed only
+ * through another reshape's product, which no class records (review 42h,
+ * R7), and its parts are then held by nothing. Records are
  * never kept within a case of matmul batch dims; GENERAL reshapes and
  * those of a rule whose reshapes' sizes do not follow its dims
  * (xf_rule_dims ok 0: the matcher then takes them at their own target
@@ -139,10 +143,12 @@ static int slot_of(const xfb_ties *t, int k, int v, int d) { return t->base[k][v
 
 /* Records the merge of `n` axes of value `pv` from `first` into axis `at`
  * of value `wv`; the other axes of the two, in order, are one each. */
-static void record(xfb_ties *t, int k, const xf_graph *g, int wv, int at, int pv, int first, int n)
+static void record(xfb_ties *t, int k, const xf_graph *g, int wv, int at, int pv, int first, int n,
+                   int split)
 {
     xfb_view *w = &t->views[t->n_views++];
     w->whole = slot_of(t, k, wv, at);
+    w->split = split;
     w->n = n;
     for (int i = 0; i < n; i++) {
         w->part[i] = slot_of(t, k, pv, first + i);
@@ -166,10 +172,10 @@ int vf_bounded_ties_view(xfb_ties *t, const xf_graph *g, int k, const xf_node *n
     int x = nd->inputs[0], y = nd->outputs[0], n = 0;
     const xf_shape *in = &g->values[x].shape, *out = &g->values[y].shape;
     switch (xf_view_classify(in, out, &n)) {
-    case XF_VIEW_FLATTEN: record(t, k, g, y, 0, x, 0, n); return 1;
-    case XF_VIEW_UNFLATTEN: record(t, k, g, x, 0, y, 0, n); return 1;
-    case XF_VIEW_SPLIT_LAST: record(t, k, g, x, in->rank - 1, y, in->rank - 1, 2); return 1;
-    case XF_VIEW_MERGE_LAST: record(t, k, g, y, out->rank - 1, x, out->rank - 1, 2); return 1;
+    case XF_VIEW_FLATTEN: record(t, k, g, y, 0, x, 0, n, 0); return 1;
+    case XF_VIEW_UNFLATTEN: record(t, k, g, x, 0, y, 0, n, 1); return 1;
+    case XF_VIEW_SPLIT_LAST: record(t, k, g, x, in->rank - 1, y, in->rank - 1, 2, 1); return 1;
+    case XF_VIEW_MERGE_LAST: record(t, k, g, y, out->rank - 1, x, out->rank - 1, 2, 0); return 1;
     default: return 0;
     }
 }
@@ -295,8 +301,11 @@ xf_status vf_bounded_ties_views_settle(xfb_ties *t, xf_error *err)
             out[o] = 1, changed = 1;
         }
     }
+    t->loose_split = -1;
     for (int o = 0; o < t->n_views; o++) {
         int root = vf_bounded_ties_find(t, t->views[o].whole);
+        if (out[o] && t->views[o].split && t->loose_split < 0 && !parts_enforced(t, &t->views[o]))
+            t->loose_split = t->views[o].whole;
         if (out[o]) continue;
         t->view_of[root] = o;
         if (parts_enforced(t, &t->views[o])) t->fixed[root] = 1; /* so is the whole */

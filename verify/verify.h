@@ -142,10 +142,11 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * element where it binds a tensor, 2026-12-01; 7: a reshape's merged axis
  * is an index through its parts in the proof by the own shapes, a part
  * fixed only where its own symbolic size is checked, and a whole fixed
- * through its blocks blocks a free split, 2026-12-01). The default rules
- * database's name carries it,
- * so a database decided by an older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 7
+ * through its blocks blocks a free split, 2026-12-01; 8: a rejected split
+ * with a part the matcher sizes unchecked blocks it too, review 42h's R7,
+ * 2026-12-01). The default rules database's name carries it, so a
+ * database decided by an older verifier is made again, not reused. */
+#define XF_VERIFY_REVISION 8
 
 /* ---------------------------------------------------------------- axioms */
 
