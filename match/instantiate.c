@@ -88,24 +88,39 @@ static void set_shape(xf_params *p, const xf_shape *s)
     for (int i = 0; i < s->rank; i++) p->shape[i] = s->dims[i];
 }
 
+int match_generator_shape(xf_op gop, xf_op user_op, int n_in, int slot,
+                          const xf_shape *const *in, xf_params *p)
+{
+    const xf_shape *a;
+    if (user_op == XF_OP_CONV && slot == 1) {
+        if (!(a = in[0]) || a->rank != 4) return 0;
+        if (gop == XF_OP_CONST_IDENTITY_CONV) p->shape[0] = p->shape[1] = a->dims[1];
+        else if (gop == XF_OP_CONST_POOL) p->shape[0] = a->dims[1];
+        else return 0;
+        return 1;
+    }
+    if (n_in != 2 || !(a = in[1 - slot])) return 0;
+    if (user_op == XF_OP_MATMUL && gop == XF_OP_CONST_IDENTITY_MATRIX) {
+        if (a->rank < 2) return 0;
+        int64_t n = slot == 1 ? a->dims[a->rank - 1] : a->dims[a->rank - 2];
+        p->shape[0] = p->shape[1] = n;
+        return 1;
+    }
+    if (!xf_op_is(user_op, XF_OPC_ARITHMETIC)) return 0;
+    set_shape(p, a);
+    return 1;
+}
+
 /* Generator shape from its consumer `user` reading it at input `slot`. */
 static void generator_from_user(const xf_rs_rule *rr, const xf_graph *g, const xf_match *m,
                                 const inst_state *s, int user, int slot, xf_op gop, xf_params *p)
 {
     const xf_tgt_node *u = &rr->tgt.nodes[user];
     xf_dtype dt;
-    xf_shape a;
-    if (u->op == XF_OP_CONV && slot == 1 && ref_shape(g, m, s, u->in[0], &dt, &a) && a.rank == 4) {
-        if (gop == XF_OP_CONST_IDENTITY_CONV) p->shape[0] = p->shape[1] = a.dims[1];
-        if (gop == XF_OP_CONST_POOL) p->shape[0] = a.dims[1];
-    } else if (u->op == XF_OP_MATMUL && gop == XF_OP_CONST_IDENTITY_MATRIX && u->n_in == 2 &&
-               ref_shape(g, m, s, u->in[1 - slot], &dt, &a) && a.rank >= 2) {
-        int64_t n = slot == 1 ? a.dims[a.rank - 1] : a.dims[a.rank - 2];
-        p->shape[0] = p->shape[1] = n;
-    } else if (xf_op_is(u->op, XF_OPC_ARITHMETIC) && u->n_in == 2 &&
-               ref_shape(g, m, s, u->in[1 - slot], &dt, &a)) {
-        set_shape(p, &a);
-    }
+    xf_shape sh[XF_MATCH_MAX_ARITY];
+    const xf_shape *in[XF_MATCH_MAX_ARITY];
+    for (int k = 0; k < u->n_in; k++) in[k] = ref_shape(g, m, s, u->in[k], &dt, &sh[k]) ? &sh[k] : NULL;
+    match_generator_shape(gop, u->op, u->n_in, slot, in, p);
 }
 
 static xf_status fail_node(const xf_rs_rule *rr, int q, xf_status st, xf_error *err)

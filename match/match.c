@@ -12,7 +12,8 @@
  * distinct consumers as inside the pattern and not graph outputs, mapped
  * outputs the target replaces by a bare rule input not graph outputs. A
  * complete match is then checked once: matching forms equal byte for byte
- * (the key could collide), no rule input bound to a value the
+ * (the key could collide), each source generator the shape the rule was
+ * proved with (generator_as_proved), no rule input bound to a value the
  * match computes, no cycle after the rewrite (a bound input reachable from a
  * mapped output through nodes outside the match; the walk only visits nodes
  * whose topological position is below the latest bound input's producer),
@@ -168,6 +169,54 @@ static int view_may_stay(const match_ctx *c, int k)
 static int slot(const match_ctx *c, int k, int s)
 {
     return c->swap[k] ? 1 - s : s;
+}
+
+/* Whether a and b have the same shape parameter (reshape target,
+ * generator shape). */
+static int same_shape_param(const xf_params *a, const xf_params *b)
+{
+    return a->n_shape == b->n_shape &&
+           memcmp(a->shape, b->shape, sizeof a->shape[0] * (size_t)a->n_shape) == 0;
+}
+
+/* Shapes of node n's inputs in graph g, into in[]. */
+static void input_shapes(const xf_graph *g, const xf_node *n, const xf_shape **in)
+{
+    for (int s = 0; s < n->n_inputs && s < XF_MATCH_MAX_ARITY; s++)
+        in[s] = &g->values[n->inputs[s]].shape;
+}
+
+/* Whether graph node `node`, bound to source generator k (whose matching
+ * form has no shape), is the generator the rule was proved with: of the
+ * shape its first consumer in the source gives it at this match
+ * (match_generator_shape, as target generators are sized) where that
+ * consumer gives the rule's generator its own shape, else of the rule's
+ * shape. A proof holds for the generator it saw: conv2d(slice[0:1](w1),
+ * const_pool[4x1x3x3]) sums four copies of the pooled channel, whatever
+ * the conv input's channels, and a const_pool of 8 sums eight. */
+static int generator_as_proved(const match_ctx *c, int k, int node)
+{
+    const xf_graph *src = &c->rr->rule.src;
+    const xf_node *gen = &src->nodes[k];
+    xf_params want = gen->params;
+    for (int j = 0; j < src->n_nodes; j++) {
+        const xf_node *u = &src->nodes[j];
+        int at = -1;
+        for (int s = 0; s < u->n_inputs && at < 0; s++)
+            if (u->inputs[s] == gen->outputs[0]) at = s;
+        if (at < 0) continue;
+        const xf_shape *in[XF_MATCH_MAX_ARITY];
+        xf_params own = gen->params;
+        input_shapes(src, u, in);
+        if (match_generator_shape(gen->op, u->op, u->n_inputs, at, in, &own) &&
+            same_shape_param(&own, &gen->params)) {
+            const xf_node *gu = &c->g->nodes[c->node_of[j]];
+            input_shapes(c->g, gu, in);
+            match_generator_shape(gen->op, gu->op, gu->n_inputs, slot(c, j, at), in, &want);
+        }
+        break;
+    }
+    return same_shape_param(&c->g->nodes[node].params, &want);
 }
 
 /* Binds pattern operator k to graph node `node` (its operands swapped when
@@ -378,15 +427,15 @@ static void complete(match_ctx *c)
     for (int k = 0; k < pat->n_nodes; k++) {
         m.nodes[k] = c->node_of[k];
         if (!same_form(c, k, m.nodes[k])) return;
+        if (match_relparams_is_generator(pat->nodes[k].op) && !generator_as_proved(c, k, m.nodes[k]))
+            return;
         if (pat->nodes[k].op == XF_OP_LAYERNORM) {
             float e = g->nodes[m.nodes[k]].params.epsilon;
             if (!(e > 0) || (eps >= 0 && e != eps)) return;
             eps = e;
         }
         if (pat->views_exact && pat->nodes[k].op == XF_OP_RESHAPE) {
-            const xf_params *a = &c->rr->rule.src.nodes[k].params, *b = &g->nodes[m.nodes[k]].params;
-            if (a->n_shape != b->n_shape ||
-                memcmp(a->shape, b->shape, sizeof a->shape[0] * (size_t)a->n_shape) != 0)
+            if (!same_shape_param(&c->rr->rule.src.nodes[k].params, &g->nodes[m.nodes[k]].params))
                 return;
         }
     }

@@ -531,6 +531,9 @@ static void source_words(const xf_rule *r, const xf_pattern *pat, const int *can
         const xf_shape *in0 = n->n_inputs > 0 ? &g->values[n->inputs[0]].shape : NULL;
         match_form(n->op, &n->params, n->n_inputs, n->n_outputs, in0, &rel, NULL);
         if (pat->views_exact && n->op == XF_OP_RESHAPE) rel = n->params;
+        /* a source generator binds only one shape at a match, from this one
+         * (match.c): rules that differ in it are different actions */
+        if (match_relparams_is_generator(n->op)) rel = n->params;
         put_bytes(b, &rel, offsetof(xf_params, split));
         put(b, match_relparams_rank_polymorphic(n->op) ? -1 : first_input_rank(g, n));
     }

@@ -12,8 +12,10 @@
  * Ops whose parameters describe whole shapes (reshape, expand, flatten,
  * slice, pad, constant_of_shape) are not rank-polymorphic: they match only at
  * the rank they were written for, with equal parameters. Constant generators
- * (const_iconv, const_imatrix, const_ones, const_pool) match whatever their
- * shape: the matcher re-derives it from the tensors they combine with.
+ * (const_iconv, const_imatrix, const_ones, const_pool) have no shape in the
+ * relative form: the target's get theirs from the tensors they combine with
+ * (instantiate.c), and a source generator's is checked against the one the
+ * rule was proved with once the whole match is bound (match.c).
  */
 #ifndef XF_MATCH_RELPARAMS_INTERNAL_H
 #define XF_MATCH_RELPARAMS_INTERNAL_H

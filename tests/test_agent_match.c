@@ -1092,6 +1092,112 @@ START_TEST(test_generator_shapes)
 }
 END_TEST
 
+/* slice[axis1=0:1]: the first channel */
+static xf_params first_channel(void)
+{
+    xf_params sl = xf_params_default();
+    sl.n_axes = 1, sl.axes[0] = 1, sl.starts[0] = 0, sl.ends[0] = 1, sl.steps[0] = 1;
+    return sl;
+}
+
+/* A = conv2d(slice[axis1=0:1](w1), const_pool[k x1x3x3]): k channels, each
+ * the 3x3 average pool of w1's first channel. */
+static int pooled_copies(xf_graph *g, int w1, int64_t k)
+{
+    const int64_t pd[4] = {k, 1, 3, 3};
+    xf_params sl = first_channel(), gp = gen_shape(4, pd), cp = conv3x3();
+    return op(g, XF_OP_CONV, &cp, op(g, XF_OP_SLICE, &sl, w1, -1),
+              op(g, XF_OP_CONST_POOL, &gp, -1, -1));
+}
+
+/* conv2d[relu](A, A) with A = pooled_copies(w1, 4) => conv2d[relu](S, S)
+ * with S = slice[axis1=0:1](avgpool[3x3,count_pad](w1 + w1)): rule 172448
+ * of the 4-op database (derived), at its shapes (w1 4x4x3x3). The source
+ * sums the 4 channels of A, 4 a*a, as the target's (2a)*(2a) does: true at
+ * 4 copies only (a the pooled first channel). */
+static void rule_pooled_copies(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t wd[4] = {4, 4, 3, 3};
+    xf_params cr = conv3x3(), ap = avgpool3x3(), sl = first_channel();
+    cr.activation = XF_ACT_RELU;
+    int s = in(&r->src, "w1", XF_F32, 4, wd), d = in(&r->dst, "w1", XF_F32, 4, wd);
+    int a = pooled_copies(&r->src, s, 4);
+    xf_test_out(&r->src, op(&r->src, XF_OP_CONV, &cr, a, a));
+    int t = op(&r->dst, XF_OP_SLICE, &sl,
+               op(&r->dst, XF_OP_AVGPOOL, &ap, op(&r->dst, XF_OP_ADD, NULL, d, d), -1), -1);
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_CONV, &cr, t, t));
+    with_domain(r);
+}
+
+/* Locations of rule_pooled_copies in relu(conv2d(A, A)) with A of k
+ * copies (w1 5x2x3x3, inside the rule's domain); with one, the largest
+ * change of the output it makes into *changed. */
+static int pooled_copies_rewritten(int64_t k, double *changed)
+{
+    const int64_t wd[4] = {5, 2, 3, 3};
+    xf_graph g;
+    xf_graph_init(&g);
+    int w1 = in(&g, "w1", XF_F32, 4, wd);
+    int a = pooled_copies(&g, w1, k);
+    xf_params cr = conv3x3();
+    cr.activation = XF_ACT_RELU;
+    xf_test_out(&g, op(&g, XF_OP_CONV, &cr, a, a));
+    xf_ruleset *rs = set1(rule_pooled_copies);
+    xf_match m[16];
+    int n = find(rs, 0, &g, m);
+    *changed = 0;
+    if (n == 1) {
+        xf_graph_index *ix = NULL;
+        xf_graph res;
+        xf_check_result diff;
+        xf_error err;
+        ck_assert_msg(xf_graph_index_build(&g, &ix, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(xf_match_apply(rs, &g, ix, &m[0], &res, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(xf_interp_check(&g, &res, 7, 1e-4, 1e-4, &diff, &err) == XF_OK, "%s",
+                      err.msg);
+        *changed = diff.bad_output < 0 ? 0 : diff.bad_abs;
+        xf_graph_free(&res);
+        xf_graph_index_free(ix);
+    }
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+    return n;
+}
+
+/* A source generator binds only the generator the rule was proved with
+ * (match.c): the const_pool's size is no input dim, so the output shape
+ * and the domain cannot tell 4 copies from 8, and at 8 the rewrite halved
+ * the model's output (rule 172448, found by bench_domain_probe). */
+START_TEST(test_source_generator_as_proved)
+{
+    double changed;
+    ck_assert_int_eq(pooled_copies_rewritten(4, &changed), 1);
+    ck_assert_msg(changed == 0, "at 4 copies the rewrite changed the output by %g", changed);
+    int n = pooled_copies_rewritten(8, &changed);
+    ck_assert_msg(n == 0, "%d location(s) at 8 copies; the rewrite changed the output by %g", n,
+                  changed);
+    { /* a pooling kernel sized from its conv, as the target's are, binds at any channels */
+        xf_rule r;
+        rule_pool(&r);
+        xf_ruleset *rs = set_of(&r, 1, 1); /* backward: conv2d[g4](x0, const_pool) => avgpool */
+        xf_graph g;
+        xf_graph_init(&g);
+        const int64_t xd[4] = {1, 8, 10, 10}, pd[4] = {8, 1, 3, 3};
+        xf_params gp = gen_shape(4, pd), cp = conv3x3();
+        cp.group = 8;
+        int x = in(&g, "x", XF_F32, 4, xd);
+        xf_test_out(&g, op(&g, XF_OP_CONV, &cp, x, op(&g, XF_OP_CONST_POOL, &gp, -1, -1)));
+        xf_match m[16];
+        int found = 0;
+        for (int j = 0; j < xf_ruleset_count(rs); j++) found += find(rs, j, &g, m);
+        ck_assert_int_eq(found, 1);
+        xf_ruleset_free(rs);
+        xf_graph_free(&g);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------ index and match_all */
 
 START_TEST(test_weight_only_and_match_all)
@@ -1527,6 +1633,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_conv_relu_fusion);
     tcase_add_test(t, test_bare_output_and_relative_perm);
     tcase_add_test(t, test_generator_shapes);
+    tcase_add_test(t, test_source_generator_as_proved);
     tcase_add_test(t, test_weight_only_and_match_all);
     tcase_add_test(t, test_match_all_present_roots_in_order);
     tcase_add_test(t, test_ruleset_from_db);
