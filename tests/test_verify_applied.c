@@ -24,16 +24,6 @@
 #include "testutil.h"
 #include "verify/verify.h"
 
-static int op(xf_graph *g, xf_op o, const xf_params *p, int n, int a, int b)
-{
-    xf_params d = xf_params_default();
-    int in[2] = {a, b};
-    xf_error err;
-    int v = xf_graph_op(g, o, p ? p : &d, in, n, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
 static xf_params slice_of(int axis, int64_t start, int64_t end)
 {
     xf_params p = xf_params_default();
@@ -46,7 +36,7 @@ static int concat_of(xf_graph *g, int axis, int a, int b)
 {
     xf_params p = xf_params_default();
     p.axis = axis;
-    return op(g, XF_OP_CONCAT, &p, 2, a, b);
+    return xf_test_op2(g, XF_OP_CONCAT, &p, a, b);
 }
 
 static xf_params mean_last(void)
@@ -115,7 +105,8 @@ static int applied_soundly(const char *path, const xf_graph *g)
 static int rotated(xf_graph *g, int x, int64_t n)
 {
     xf_params tail = slice_of(0, 1, n), head = slice_of(0, 0, 1);
-    return concat_of(g, 0, op(g, XF_OP_SLICE, &tail, 1, x, -1), op(g, XF_OP_SLICE, &head, 1, x, -1));
+    return concat_of(g, 0, xf_test_op2(g, XF_OP_SLICE, &tail, x, -1),
+                     xf_test_op2(g, XF_OP_SLICE, &head, x, -1));
 }
 
 /* concat0(x[1:4], x[0:1]) => concat0(s1, s0), (s0, s1) = split0{1,3}(x),
@@ -168,7 +159,7 @@ END_TEST
 static int mean_of_slice(xf_graph *g, int x, int64_t end)
 {
     xf_params sl = slice_of(-1, 0, end), mp = mean_last();
-    return op(g, XF_OP_REDUCE_MEAN, &mp, 1, op(g, XF_OP_SLICE, &sl, 1, x, -1), -1);
+    return xf_test_op2(g, XF_OP_REDUCE_MEAN, &mp, xf_test_op2(g, XF_OP_SLICE, &sl, x, -1), -1);
 }
 
 /* mean[-1](x[:, 0:end]) => mean[-1](x), x of 2x4, end INT32_MAX (review
@@ -180,7 +171,7 @@ static void rule_mean_of_slice_to_the_end(xf_rule *r)
     int s = xf_test_input(&r->src, "x", 2, d24), t = xf_test_input(&r->dst, "x", 2, d24);
     xf_params mp = mean_last();
     xf_test_out(&r->src, mean_of_slice(&r->src, s, INT32_MAX));
-    xf_test_out(&r->dst, op(&r->dst, XF_OP_REDUCE_MEAN, &mp, 1, t, -1));
+    xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_REDUCE_MEAN, &mp, t, -1));
 }
 
 /* The model mean[-1](x[:, 0:end]) for x of 2 x width. */
@@ -219,7 +210,7 @@ static int identity(xf_graph *g, int64_t n)
     xf_params ip = xf_params_default();
     ip.n_shape = 2;
     ip.shape[0] = ip.shape[1] = n;
-    return op(g, XF_OP_CONST_IDENTITY_MATRIX, &ip, 0, -1, -1);
+    return xf_test_op2(g, XF_OP_CONST_IDENTITY_MATRIX, &ip, -1, -1);
 }
 
 static xf_params transposed(void)
@@ -239,10 +230,11 @@ static void rule_transpose_plus_identity(xf_rule *r)
     xf_rule_init(r);
     int s = xf_test_input(&r->src, "x", 2, d44), t = xf_test_input(&r->dst, "x", 2, d44);
     xf_params tp = transposed();
-    xf_test_out(&r->src, op(&r->src, XF_OP_TRANSPOSE, &tp, 1,
-                            op(&r->src, XF_OP_ADD, NULL, 2, s, identity(&r->src, 4)), -1));
-    xf_test_out(&r->dst, op(&r->dst, XF_OP_ADD, NULL, 2, op(&r->dst, XF_OP_TRANSPOSE, &tp, 1, t, -1),
-                            identity(&r->dst, 4)));
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_TRANSPOSE, &tp,
+                            xf_test_op2(&r->src, XF_OP_ADD, NULL, s, identity(&r->src, 4)), -1));
+    xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_ADD, NULL,
+                                     xf_test_op2(&r->dst, XF_OP_TRANSPOSE, &tp, t, -1),
+                                     identity(&r->dst, 4)));
 }
 
 START_TEST(source_generator_that_broadcasts)
@@ -257,7 +249,8 @@ START_TEST(source_generator_that_broadcasts)
         xf_graph_init(&g);
         xf_params tp = transposed();
         int x = xf_test_input(&g, "x", 2, d44);
-        xf_test_out(&g, op(&g, XF_OP_TRANSPOSE, &tp, 1, op(&g, XF_OP_ADD, NULL, 2, x, identity(&g, n)), -1));
+        int sum = xf_test_op2(&g, XF_OP_ADD, NULL, x, identity(&g, n));
+        xf_test_out(&g, xf_test_op2(&g, XF_OP_TRANSPOSE, &tp, sum, -1));
         int found = applied_soundly(path, &g);
         if (n == 4 && proved) ck_assert_int_gt(found, 0);
         xf_graph_free(&g);

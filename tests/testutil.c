@@ -270,7 +270,7 @@ int xf_test_op2(xf_graph *g, xf_op op, const xf_params *p, int a, int b)
 {
     int in[2] = {a, b};
     xf_error err;
-    int v = xf_graph_op(g, op, p, in, b < 0 ? 1 : 2, &err);
+    int v = xf_graph_op(g, op, p, in, a < 0 ? 0 : b < 0 ? 1 : 2, &err);
     ck_assert_msg(v >= 0, "%s", err.msg);
     return v;
 }
