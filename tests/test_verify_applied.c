@@ -172,6 +172,16 @@ END_TEST
 
 /* ------------------------------------------------- a slice to the end */
 
+/* An empty rule r with input x of 2x4 on both sides: *s in the source,
+ * *t in the target. */
+static void rule_of_x(xf_rule *r, int *s, int *t)
+{
+    static const int64_t d24[2] = {2, 4};
+    xf_rule_init(r);
+    *s = xf_test_input(&r->src, "x", 2, d24);
+    *t = xf_test_input(&r->dst, "x", 2, d24);
+}
+
 /* mean[-1](x[:, 0:end]) in g. */
 static int mean_of_slice(xf_graph *g, int x, int64_t end)
 {
@@ -183,9 +193,8 @@ static int mean_of_slice(xf_graph *g, int x, int64_t end)
  * 41d, finding 4): true where the slice reaches the end of the axis. */
 static void rule_mean_of_slice_to_the_end(xf_rule *r)
 {
-    static const int64_t d24[2] = {2, 4};
-    xf_rule_init(r);
-    int s = xf_test_input(&r->src, "x", 2, d24), t = xf_test_input(&r->dst, "x", 2, d24);
+    int s, t;
+    rule_of_x(r, &s, &t);
     xf_params mp = mean_last();
     xf_test_out(&r->src, mean_of_slice(&r->src, s, INT32_MAX));
     xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_REDUCE_MEAN, &mp, t, -1));
@@ -228,9 +237,8 @@ END_TEST
  * out of 6. */
 static void rule_neg_mean_of_four(xf_rule *r)
 {
-    static const int64_t d24[2] = {2, 4};
-    xf_rule_init(r);
-    int s = xf_test_input(&r->src, "x", 2, d24), t = xf_test_input(&r->dst, "x", 2, d24);
+    int s, t;
+    rule_of_x(r, &s, &t);
     xf_params mp = mean_last();
     xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_NEG, NULL, mean_of_slice(&r->src, s, 4), -1));
     xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_NEG, NULL,
@@ -311,9 +319,8 @@ END_TEST
  * columns or more. */
 static void rule_relu_of_four(xf_rule *r)
 {
-    static const int64_t d24[2] = {2, 4};
-    xf_rule_init(r);
-    int s = xf_test_input(&r->src, "x", 2, d24), t = xf_test_input(&r->dst, "x", 2, d24);
+    int s, t;
+    rule_of_x(r, &s, &t);
     xf_params sl = slice_of(-1, 0, 4);
     xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_RELU, NULL,
                                      xf_test_op2(&r->src, XF_OP_SLICE, &sl, s, -1), -1));
@@ -335,9 +342,8 @@ static int mean_of_relu_of_slice(xf_graph *g, int x, int64_t end)
  * columns); the step says nothing of the whole of 6 columns. */
 static void rule_mean_of_relu_to_the_end(xf_rule *r)
 {
-    static const int64_t d24[2] = {2, 4};
-    xf_rule_init(r);
-    int s = xf_test_input(&r->src, "x", 2, d24), t = xf_test_input(&r->dst, "x", 2, d24);
+    int s, t;
+    rule_of_x(r, &s, &t);
     xf_params sl = slice_of(-1, 0, 4), mp = mean_last();
     xf_test_out(&r->src, mean_of_relu_of_slice(&r->src, s, INT32_MAX));
     int cut = xf_test_op2(&r->dst, XF_OP_SLICE, &sl, xf_test_op2(&r->dst, XF_OP_RELU, NULL, t, -1), -1);
