@@ -15,8 +15,9 @@
  *  - a source generator tied to an input only by a broadcast (review 41d
  *    F5): transpose(x + I) => transpose(x) + I, on a model's I of 1x1;
  *  - source generators sized only by each other (review 43e F1, F4):
- *    rule 171411 of the 4-op database on pools of 3x5, and m0 * (I J) =>
- *    m0 * I and m0 * (I (J K)) => m0 * I on identities of 1x1.
+ *    rule 171411 of the 4-op database, and the same with two pools, on
+ *    pools of 3x5; m0 * (I J) => m0 * I and m0 * (I (J K)) => m0 * I on
+ *    identities of 1x1.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -264,27 +265,29 @@ END_TEST
 
 /* --------------------------------- generators sized by each other only */
 
-/* matmul(mean[-1,keepdims](ewmul(P, Q)), w2) for two const_pool[4x1x3 x kw]. */
-static int mean_of_pool_product(xf_graph *g, int w2, int64_t kw)
+/* matmul(mean[-1,keepdims](ewmul(P, Q)), w2) for two const_pool[4x1x3 x
+ * kw], or ewmul(P, P) for one when `self`. */
+static int mean_of_pool_product(xf_graph *g, int w2, int64_t kw, int self)
 {
     xf_params pp = xf_params_default(), mp = mean_last();
     pp.n_shape = 4;
     pp.shape[0] = 4, pp.shape[1] = 1, pp.shape[2] = 3, pp.shape[3] = kw;
-    int pq = xf_test_op2(g, XF_OP_MUL, NULL, xf_test_op2(g, XF_OP_CONST_POOL, &pp, -1, -1),
-                         xf_test_op2(g, XF_OP_CONST_POOL, &pp, -1, -1));
+    int p = xf_test_op2(g, XF_OP_CONST_POOL, &pp, -1, -1);
+    int pq = xf_test_op2(g, XF_OP_MUL, NULL, p,
+                         self ? p : xf_test_op2(g, XF_OP_CONST_POOL, &pp, -1, -1));
     return xf_test_op2(g, XF_OP_MATMUL, NULL, xf_test_op2(g, XF_OP_REDUCE_MEAN, &mp, pq, -1), w2);
 }
 
 /* mean_of_pool_product(w2, 3) => mean[-1,keepdims](avgpool(enlarge[3x3](
  * avgpool(w2)))), avgpool 3x3 same with the padding counted, w2 4x4x1x1:
- * rule 171411 of the 4-op database (review 43e, F1), w/81 on both sides
- * where the pools are 3x3. */
-static void rule_mean_of_pool_product(xf_rule *r)
+ * rule 171411 of the 4-op database when `self` (review 43e, F1), w/81 on
+ * both sides where the pools are 3x3. */
+static void rule_mean_of_pool_product(xf_rule *r, int self)
 {
     static const int64_t w2d[4] = {4, 4, 1, 1};
     xf_rule_init(r);
     int s = xf_test_input(&r->src, "w2", 4, w2d), t = xf_test_input(&r->dst, "w2", 4, w2d);
-    xf_test_out(&r->src, mean_of_pool_product(&r->src, s, 3));
+    xf_test_out(&r->src, mean_of_pool_product(&r->src, s, 3, self));
     xf_params ap = xf_params_default(), ep = xf_params_default(), mp = mean_last();
     ap.kernel[0] = ap.kernel[1] = ep.kernel[0] = ep.kernel[1] = 3;
     ap.stride[0] = ap.stride[1] = 1;
@@ -298,25 +301,27 @@ static void rule_mean_of_pool_product(xf_rule *r)
 
 /* Proved by the exact check at the own shapes, with its domain (w2[-4] ==
  * 4; w2[-2] == 1; w2[-1] == 1); nothing there holds the pools' kernel, and
- * until 2026-12-01 each pool was held only to the other's size: at 3x5
- * the source is w/225, the target w/81. */
+ * until 2026-12-01 each pool was held only to the other's size (P of
+ * ewmul(P, P) to its own): at 3x5 the source is w/225, the target w/81. */
 START_TEST(generators_sized_only_by_each_other)
 {
-    const char *path = xf_test_tmp("applied_pools.db");
-    xf_rule r;
-    rule_mean_of_pool_product(&r);
-    ck_assert(verified(&r, path));
     static const int64_t w2d[4] = {4, 4, 1, 1};
-    for (int64_t kw = 3; kw <= 5; kw += 2) {
-        xf_graph g;
-        xf_graph_init(&g);
-        xf_test_out(&g, mean_of_pool_product(&g, xf_test_input(&g, "w2", 4, w2d), kw));
-        int found = applied_soundly(path, &g);
-        if (kw == 3) ck_assert_int_gt(found, 0); /* P and Q either way round */
-        else ck_assert_int_eq(found, 0);
-        xf_graph_free(&g);
+    for (int self = 0; self < 2; self++) {
+        const char *path = xf_test_tmp("applied_pools.db");
+        xf_rule r;
+        rule_mean_of_pool_product(&r, self);
+        ck_assert(verified(&r, path));
+        for (int64_t kw = 3; kw <= 5; kw += 2) {
+            xf_graph g;
+            xf_graph_init(&g);
+            xf_test_out(&g, mean_of_pool_product(&g, xf_test_input(&g, "w2", 4, w2d), kw, self));
+            int found = applied_soundly(path, &g);
+            if (kw == 3) ck_assert_int_gt(found, 0); /* P and Q either way round */
+            else ck_assert_int_eq(found, 0);
+            xf_graph_free(&g);
+        }
+        xf_test_remove_db(path);
     }
-    xf_test_remove_db(path);
 }
 END_TEST
 
