@@ -21,8 +21,8 @@
  * the target reads a part or swaps them (never 3/1, 3/5), and
  * split(concat(a, b)) => a, b at halves only. A source generator binds at
  * the size its first consumer gives it, not where the consumer's other
- * operand is a generator it reads first too (ewmul(P, Q), ewmul(P, P):
- * own size only). Instantiation: split sizes re-derived for
+ * operand is a generator it reads first too (ewmul(P, Q), ewmul(P, P),
+ * ewmul(P + P, R + R): own size only). Instantiation: split sizes re-derived for
  * unequal widths (16 and 32), relative axes on 3-D activations with 2-D
  * weights, identity conv / identity matrix / pooling kernel shapes and the
  * depthwise group re-derived, weight-only flags, and the returned params
@@ -1296,6 +1296,56 @@ START_TEST(test_generator_sized_by_a_generator)
 }
 END_TEST
 
+
+/* matmul(mean[-1,keepdims](ewmul(P + P, R + R)), w2) with P and R
+ * const_pool[pd]. */
+static int pooled_sums_product(xf_graph *g, int w2, const int64_t *pd)
+{
+    xf_params mp = last_axis_kept();
+    int p = pool_kernel(g, pd), q = pool_kernel(g, pd);
+    int prod = op(g, XF_OP_MUL, NULL, op(g, XF_OP_ADD, NULL, p, p), op(g, XF_OP_ADD, NULL, q, q));
+    return op(g, XF_OP_MATMUL, NULL, op(g, XF_OP_REDUCE_MEAN, &mp, prod, -1), w2);
+}
+
+/* pooled_sums_product(w2) with pools of 4x1x3x3 => mean[-1,keepdims](
+ * avgpool(enlarge[3x3](avgpool(4 w2)))), w2 4x4x1x1: both sides 4w/81. */
+static void rule_pooled_sums_product(xf_rule *r)
+{
+    xf_rule_init(r);
+    int s = in(&r->src, "w2", XF_F32, 4, W2), d = in(&r->dst, "w2", XF_F32, 4, W2);
+    xf_test_out(&r->src, pooled_sums_product(&r->src, s, POOL4));
+    xf_params ap = avgpool3x3(), mp = last_axis_kept(), ep = xf_params_default();
+    ep.kernel[0] = ep.kernel[1] = 3;
+    int d2 = op(&r->dst, XF_OP_ADD, NULL, d, d);
+    int d4 = op(&r->dst, XF_OP_ADD, NULL, d2, d2);
+    int e = op(&r->dst, XF_OP_ENLARGE, &ep, op(&r->dst, XF_OP_AVGPOOL, &ap, d4, -1), -1);
+    int pooled = op(&r->dst, XF_OP_AVGPOOL, &ap, e, -1);
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_REDUCE_MEAN, &mp, pooled, -1));
+    with_domain(r);
+}
+
+/* Through a chain: P + P and R + R each size nothing, so the product that
+ * reads them sizes neither pair (a pair sized by its reader's other operand
+ * would be sized by the other pair, so by nothing again) and both bind at
+ * 4x1x3x3 only: at 4x1x3x5 the rewrite would move the output (review 43e,
+ * F4). */
+START_TEST(test_generator_pairs_sized_by_each_other)
+{
+    static const int64_t pd5[4] = {4, 1, 3, 5};
+    const int64_t *pds[2] = {POOL4, pd5};
+    for (int i = 0; i < 2; i++) {
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_test_out(&g, pooled_sums_product(&g, in(&g, "w2", XF_F32, 4, W2), pds[i]));
+        double changed;
+        int n = rewritten(set1(rule_pooled_sums_product), &g, &changed);
+        ck_assert_msg(n == (i == 0), "pools of 4x1x3x%lld: %d location(s), the rewrite changed "
+                      "the output by %g", (long long)pds[i][3], n, changed);
+        ck_assert_msg(changed == 0, "the rewrite changed the output by %g", changed);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------ index and match_all */
 
 START_TEST(test_weight_only_and_match_all)
@@ -1733,6 +1783,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_generator_shapes);
     tcase_add_test(t, test_source_generator_as_proved);
     tcase_add_test(t, test_generator_sized_by_a_generator);
+    tcase_add_test(t, test_generator_pairs_sized_by_each_other);
     tcase_add_test(t, test_weight_only_and_match_all);
     tcase_add_test(t, test_match_all_present_roots_in_order);
     tcase_add_test(t, test_ruleset_from_db);
