@@ -200,39 +200,72 @@ static int same_or_batched(const xf_params *have, const xf_params *want, int ran
            memcmp(have->shape, want->shape + lead, sizeof have->shape[0] * (size_t)rank) == 0;
 }
 
+/* The source node that reads value v first (the lowest index: rule graphs
+ * are in topological order), -1 when none reads it; *at gets the slot. */
+static int first_reader(const xf_graph *src, int v, int *at)
+{
+    for (int j = 0; j < src->n_nodes; j++) {
+        const xf_node *u = &src->nodes[j];
+        for (int s = 0; s < u->n_inputs; s++)
+            if (u->inputs[s] == v) {
+                *at = s;
+                return j;
+            }
+    }
+    return -1;
+}
+
+/* Whether source value v is a generator's output. */
+static int generator_output(const xf_graph *src, int v)
+{
+    return v >= 0 && src->values[v].kind == XF_VALUE_NODE &&
+           match_relparams_is_generator(src->nodes[src->values[v].producer].op);
+}
+
+/* Into *want, the shape source node j, reading generator `gen` at slot
+ * `at`, gives it at this match (match_generator_shape over the matched
+ * node's input shapes, as target generators are sized), where j gives the
+ * rule's generator its own shape at the rule's sizes; want untouched else.
+ * An operand of j that is itself a generator j reads first sizes nothing,
+ * as in the bounded check (verify/bounded_shapes.c), where it is not sized
+ * yet and the generator keeps the rule's size. Until 2026-12-01 it did:
+ * ewmul(g1, g2) and matmul(I1, I2) held each generator only to the other's
+ * model size and ewmul(g, g) to its own, so to nothing, and rule 171411 of
+ * the 4-op database, whose mean and matmul hide the pools' kernel from the
+ * output, turned w/225 into w/81 at pools of 4x1x3x5 (review 43e, F1). */
+static void sized_by(const match_ctx *c, const xf_node *gen, int j, int at, xf_params *want)
+{
+    const xf_graph *src = &c->rr->rule.src;
+    const xf_node *u = &src->nodes[j], *gu = &c->g->nodes[c->node_of[j]];
+    const xf_shape *in[XF_MATCH_MAX_ARITY];
+    xf_params own = gen->params;
+    input_shapes(src, u, in);
+    for (int s = 0, r; s < u->n_inputs && s < XF_MATCH_MAX_ARITY; s++)
+        if (generator_output(src, u->inputs[s]) && first_reader(src, u->inputs[s], &r) == j)
+            in[s] = NULL;
+    if (!match_generator_shape(gen->op, u->op, u->n_inputs, at, in, &own) ||
+        !same_shape_param(&own, &gen->params))
+        return;
+    input_shapes(c->g, gu, in); /* the operand that sized it is none of those: the model's */
+    match_generator_shape(gen->op, gu->op, gu->n_inputs, slot(c, j, at), in, want);
+}
+
 /* Whether graph node `node`, bound to source generator k (whose matching
  * form has no shape), is the generator the rule was proved with: of the
- * shape its first consumer in the source gives it at this match
- * (match_generator_shape, as target generators are sized; or its last axes,
- * same_or_batched) where that consumer gives the rule's generator its own
- * shape, else of the rule's shape. A proof holds for the generator it saw:
- * conv2d(slice[0:1](w1), const_pool[4x1x3x3]) sums four copies of the
- * pooled channel, whatever the conv input's channels, and a const_pool of
- * 8 sums eight. */
+ * shape its first consumer in the source gives it at this match where that
+ * consumer gives the rule's generator its own shape (sized_by; or its last
+ * axes, same_or_batched), else of the rule's shape. A proof holds for the
+ * generator it saw: conv2d(slice[0:1](w1), const_pool[4x1x3x3]) sums
+ * four copies of the pooled channel, whatever the conv input's channels,
+ * and a const_pool of 8 sums eight. */
 static int generator_as_proved(const match_ctx *c, int k, int node)
 {
     const xf_graph *src = &c->rr->rule.src;
     const xf_node *gen = &src->nodes[k];
     xf_params want = gen->params;
-    for (int j = 0; j < src->n_nodes; j++) {
-        const xf_node *u = &src->nodes[j];
-        int at = -1;
-        for (int s = 0; s < u->n_inputs && at < 0; s++)
-            if (u->inputs[s] == gen->outputs[0]) at = s;
-        if (at < 0) continue;
-        const xf_shape *in[XF_MATCH_MAX_ARITY];
-        xf_params own = gen->params;
-        input_shapes(src, u, in);
-        if (match_generator_shape(gen->op, u->op, u->n_inputs, at, in, &own) &&
-            same_shape_param(&own, &gen->params)) {
-            const xf_node *gu = &c->g->nodes[c->node_of[j]];
-            input_shapes(c->g, gu, in);
-            if (match_generator_shape(gen->op, gu->op, gu->n_inputs, slot(c, j, at), in, &want))
-                return same_or_batched(&c->g->nodes[node].params, &want, gen->params.n_shape);
-        }
-        break;
-    }
-    return same_shape_param(&c->g->nodes[node].params, &want);
+    int at = 0, j = first_reader(src, gen->outputs[0], &at);
+    if (j >= 0) sized_by(c, gen, j, at, &want);
+    return same_or_batched(&c->g->nodes[node].params, &want, gen->params.n_shape);
 }
 
 /* Binds pattern operator k to graph node `node` (its operands swapped when

@@ -21,7 +21,11 @@
  *    of its own size (review 42d M1): neg(mean[-1](x[:, 0:4])) =>
  *    neg(mean[-1](x)), derived from the rule above, on x[:, 0:4] of 6;
  *    and the other way round, a step's x[:, 0:4] bound to the rule's
- *    slice to the end, on the whole of x of 6.
+ *    slice to the end, on the whole of x of 6;
+ *  - source generators sized only by each other (review 43e F1, F4):
+ *    rule 171411 of the 4-op database, and the same with two pools, on
+ *    pools of 3x5; m0 * (I J) => m0 * I and m0 * (I (J K)) => m0 * I on
+ *    identities of 1x1.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -478,6 +482,115 @@ START_TEST(source_generator_broadcast_over_a_batch)
 }
 END_TEST
 
+/* --------------------------------- generators sized by each other only */
+
+/* matmul(mean[-1,keepdims](ewmul(P, Q)), w2) for two const_pool[4x1x3 x
+ * kw], or ewmul(P, P) for one when `self`. */
+static int mean_of_pool_product(xf_graph *g, int w2, int64_t kw, int self)
+{
+    xf_params pp = xf_params_default(), mp = mean_last();
+    pp.n_shape = 4;
+    pp.shape[0] = 4, pp.shape[1] = 1, pp.shape[2] = 3, pp.shape[3] = kw;
+    int p = xf_test_op2(g, XF_OP_CONST_POOL, &pp, -1, -1);
+    int pq = xf_test_op2(g, XF_OP_MUL, NULL, p,
+                         self ? p : xf_test_op2(g, XF_OP_CONST_POOL, &pp, -1, -1));
+    return xf_test_op2(g, XF_OP_MATMUL, NULL, xf_test_op2(g, XF_OP_REDUCE_MEAN, &mp, pq, -1), w2);
+}
+
+/* mean_of_pool_product(w2, 3) => mean[-1,keepdims](avgpool(enlarge[3x3](
+ * avgpool(w2)))), avgpool 3x3 same with the padding counted, w2 4x4x1x1:
+ * rule 171411 of the 4-op database when `self` (review 43e, F1), w/81 on
+ * both sides where the pools are 3x3. */
+static void rule_mean_of_pool_product(xf_rule *r, int self)
+{
+    static const int64_t w2d[4] = {4, 4, 1, 1};
+    xf_rule_init(r);
+    int s = xf_test_input(&r->src, "w2", 4, w2d), t = xf_test_input(&r->dst, "w2", 4, w2d);
+    xf_test_out(&r->src, mean_of_pool_product(&r->src, s, 3, self));
+    xf_params ap = xf_params_default(), ep = xf_params_default(), mp = mean_last();
+    ap.kernel[0] = ap.kernel[1] = ep.kernel[0] = ep.kernel[1] = 3;
+    ap.stride[0] = ap.stride[1] = 1;
+    for (int i = 0; i < 4; i++) ap.pads[i] = 1;
+    ap.count_include_pad = 1;
+    int e = xf_test_op2(&r->dst, XF_OP_ENLARGE, &ep,
+                        xf_test_op2(&r->dst, XF_OP_AVGPOOL, &ap, t, -1), -1);
+    xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_REDUCE_MEAN, &mp,
+                                     xf_test_op2(&r->dst, XF_OP_AVGPOOL, &ap, e, -1), -1));
+}
+
+/* Proved by the exact check at the own shapes, with its domain (w2[-4] ==
+ * 4; w2[-2] == 1; w2[-1] == 1); nothing there holds the pools' kernel, and
+ * until 2026-12-01 each pool was held only to the other's size (P of
+ * ewmul(P, P) to its own): at 3x5 the source is w/225, the target w/81. */
+START_TEST(generators_sized_only_by_each_other)
+{
+    static const int64_t w2d[4] = {4, 4, 1, 1};
+    for (int self = 0; self < 2; self++) {
+        const char *path = xf_test_tmp("applied_pools.db");
+        xf_rule r;
+        rule_mean_of_pool_product(&r, self);
+        ck_assert(verified(&r, path));
+        for (int64_t kw = 3; kw <= 5; kw += 2) {
+            xf_graph g;
+            xf_graph_init(&g);
+            xf_test_out(&g, mean_of_pool_product(&g, xf_test_input(&g, "w2", 4, w2d), kw, self));
+            int found = applied_soundly(path, &g);
+            if (kw == 3) ck_assert_int_gt(found, 0); /* P and Q either way round */
+            else ck_assert_int_eq(found, 0);
+            xf_graph_free(&g);
+        }
+        xf_test_remove_db(path);
+    }
+}
+END_TEST
+
+/* m0 * matmul(I, J) for identities I and J of n x n, or m0 * matmul(I,
+ * matmul(J, K)) when `chain`. */
+static int times_identity_product(xf_graph *g, int m0, int64_t n, int chain)
+{
+    int right = identity(g, n);
+    if (chain) right = xf_test_op2(g, XF_OP_MATMUL, NULL, right, identity(g, n));
+    return xf_test_op2(g, XF_OP_MUL, NULL, m0,
+                       xf_test_op2(g, XF_OP_MATMUL, NULL, identity(g, n), right));
+}
+
+/* times_identity_product(m0) => m0 * I, all of 4x4 (review 43e, F1): the
+ * product of identities is I, and the target's I is sized from m0. */
+static void rule_identity_product(xf_rule *r, int chain)
+{
+    static const int64_t d44[2] = {4, 4};
+    xf_rule_init(r);
+    int s = xf_test_input(&r->src, "m0", 2, d44), t = xf_test_input(&r->dst, "m0", 2, d44);
+    xf_test_out(&r->src, times_identity_product(&r->src, s, 4, chain));
+    xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_MUL, NULL, t, identity(&r->dst, 4)));
+}
+
+/* The identities of matmul(I, J) sized only by each other, and those of
+ * matmul(I, matmul(J, K)): J and K so, I by their product (review 43e, F4).
+ * Until 2026-12-01 a model's identities of 1x1 were bound, where the
+ * source is m0 (broadcast) and the target diag(m0). */
+START_TEST(identities_sized_only_by_each_other)
+{
+    static const int64_t d44[2] = {4, 4};
+    for (int chain = 0; chain < 2; chain++) {
+        const char *path = xf_test_tmp("applied_identities.db");
+        xf_rule r;
+        rule_identity_product(&r, chain);
+        ck_assert(verified(&r, path));
+        for (int64_t n = 1; n <= 4; n *= 4) {
+            xf_graph g;
+            xf_graph_init(&g);
+            xf_test_out(&g, times_identity_product(&g, xf_test_input(&g, "m0", 2, d44), n, chain));
+            int found = applied_soundly(path, &g);
+            ck_assert_msg(found == (n == 4), "%s, identities of %lldx%lld: %d location(s)",
+                          chain ? "I (J K)" : "I J", (long long)n, (long long)n, found);
+            xf_graph_free(&g);
+        }
+        xf_test_remove_db(path);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("verify_applied");
@@ -489,6 +602,8 @@ static Suite *suite(void)
     tcase_add_test(tc, derived_rule_keeps_its_steps_slice_end);
     tcase_add_test(tc, source_generator_that_broadcasts);
     tcase_add_test(tc, source_generator_broadcast_over_a_batch);
+    tcase_add_test(tc, generators_sized_only_by_each_other);
+    tcase_add_test(tc, identities_sized_only_by_each_other);
     suite_add_tcase(s, tc);
     return s;
 }
