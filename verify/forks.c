@@ -20,6 +20,11 @@
  * copied (copy_page_range, 6% of the solver's CPU time), and are a few
  * dozen; a worker that writes into a huge page splits it and copies its
  * 4 KB pages as before (docs/log/verify.md, i42g).
+ *
+ * Each rule is loaded here, from one read-only handle on the database,
+ * just before its worker is forked: a worker that opened the database for
+ * itself spent more on that (SQLite's start-up and schema, and the pages of
+ * the parent's heap it wrote into) than on loading its rule.
  */
 #define _DEFAULT_SOURCE /* wait4 */
 #include "worker_internal.h"
@@ -34,6 +39,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rulesdb/rulesdb.h"
+
 typedef struct slot {
     pid_t pid; /* 0: free */
     int fd;
@@ -43,8 +50,24 @@ typedef struct slot {
     size_t len, cap;
 } slot;
 
-static int spawn(const char *db_path, xf_verifier *v, unsigned timeout_ms, slot *s, int64_t id,
-                 int64_t index)
+/* Rule `id` loaded from db (NULL: the database did not open, open_err)
+ * into *job, as the worker would have loaded it. */
+static void load(xf_rulesdb *db, const xf_error *open_err, int64_t id, vf_loaded *job)
+{
+    memset(job, 0, sizeof *job);
+    job->id = id;
+    xf_rule_init(&job->rule);
+    xf_error_clear(&job->err);
+    if (!db) {
+        job->st = open_err->code;
+        job->err = *open_err;
+        return;
+    }
+    job->st = xf_rulesdb_load_rule(db, id, &job->rule, &job->err);
+    job->broken = job->st != XF_OK && job->st != XF_ERR_NOMEM; /* a corrupt blob, a missing graph */
+}
+
+static int spawn(vf_loaded *job, xf_verifier *v, unsigned timeout_ms, slot *s, int64_t index)
 {
     int p[2];
     if (pipe(p) != 0) return -1;
@@ -60,13 +83,13 @@ static int spawn(const char *db_path, xf_verifier *v, unsigned timeout_ms, slot 
         xf_child_dies_with_parent(parent);
         close(p[0]);
         xf_heap_huge_pages((size_t)256 << 20); /* Z3's fresh tables: see ir.h */
-        _exit(vf_worker(db_path, id, v, p[1]));
+        _exit(vf_worker(job, v, p[1]));
     }
     close(p[1]);
     fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
     s->pid = pid;
     s->fd = p[0];
-    s->id = id;
+    s->id = job->id;
     s->index = index;
     s->len = 0;
     s->start = xf_clock_now();
@@ -131,12 +154,20 @@ xf_status vf_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms,
     int64_t next = 0;
     int busy = 0;
     xf_status st = XF_OK;
+    xf_rulesdb *db = NULL;
+    xf_error open_err;
+    xf_error_clear(&open_err);
+    if (n > 0) xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, &open_err); /* see the top */
     xf_heap_trim(); /* see the top of this file */
     xf_heap_collapse_huge(); /* and what is left onto huge pages, the same */
     while (st == XF_OK && (next < n || busy > 0)) {
         for (int k = 0; k < jobs && next < n; k++) {
             if (slots[k].pid) continue;
-            if (spawn(db_path, v, timeout_ms, &slots[k], ids[next], next) != 0) {
+            vf_loaded job;
+            load(db, &open_err, ids[next], &job);
+            int failed = spawn(&job, v, timeout_ms, &slots[k], next) != 0;
+            xf_rule_free(&job.rule);
+            if (failed) {
                 st = XF_FAIL(err, XF_ERR_INTERNAL, "cannot start a worker: %s", strerror(errno));
                 break;
             }
@@ -174,5 +205,6 @@ xf_status vf_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms,
         }
         xf_free(slots[k].buf);
     }
+    xf_rulesdb_close(db);
     return st;
 }
