@@ -24,10 +24,18 @@
  * Each rule is loaded here, from one read-only handle on the database,
  * just before its worker is forked: a worker that opened the database for
  * itself spent more on that (SQLite's start-up and schema, and the pages of
- * the parent's heap it wrote into) than on loading its rule.
+ * the parent's heap it wrote into) than on loading its rule. What a worker
+ * hands back after its verdict, the operator patterns it read off its
+ * float kernels (bounded_patterns.c), is kept here for the workers forked
+ * after it, and only the verdict goes on to `done`; each time what is
+ * kept has grown by 2 MB it is remapped onto huge pages like the rest
+ * (10-20 MB at 4 operators would otherwise be thousands more entries for
+ * every fork to copy).
  */
 #define _DEFAULT_SOURCE /* wait4 */
 #include "worker_internal.h"
+#include "patterns_internal.h"
+#include "verify_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -119,8 +127,31 @@ static int drain(slot *s)
     }
 }
 
+/* The length of the verdict part of s's message (an xv_msg and its
+ * counterexample, or all of it when that is not complete); the patterns
+ * after it, when they came whole, are kept in v for later workers.
+ * *collapsed: the size of those when they were last put on huge pages. */
+static uint32_t take_patterns(slot *s, xf_verifier *v, size_t *collapsed)
+{
+    xv_msg m;
+    if (s->len < sizeof m) return (uint32_t)s->len;
+    memcpy(&m, s->buf, sizeof m);
+    size_t verdict = sizeof m + m.cex_len;
+    if (s->len < verdict) return (uint32_t)s->len;
+    if (s->len == verdict + m.patterns_len && m.patterns_len) {
+        vf_patterns_merge(v->patterns, s->buf + verdict, m.patterns_len); /* best effort */
+        size_t kept = vf_patterns_kept_bytes(v->patterns);
+        if (kept >= *collapsed + ((size_t)2 << 20)) {
+            xf_heap_collapse_huge(); /* see the top of this file */
+            *collapsed = kept;
+        }
+    }
+    return (uint32_t)verdict;
+}
+
 /* Reaps the worker of s (killing it first when `killed`) and reports it. */
-static xf_status finish(slot *s, int killed, xv_done_fn done, void *user, xf_error *err)
+static xf_status finish(slot *s, xf_verifier *v, size_t *collapsed, int killed, xv_done_fn done,
+                        void *user, xf_error *err)
 {
     if (killed) kill(s->pid, SIGKILL);
     int ws = 0;
@@ -140,7 +171,7 @@ static xf_status finish(slot *s, int killed, xv_done_fn done, void *user, xf_err
     oc.cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
     oc.limit_s = s->deadline - s->start;
-    oc.len = (uint32_t)s->len;
+    oc.len = take_patterns(s, v, collapsed);
     return done(user, &oc, s->buf, err);
 }
 
@@ -160,6 +191,7 @@ xf_status vf_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms,
     if (n > 0) xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, &open_err); /* see the top */
     xf_heap_trim(); /* see the top of this file */
     xf_heap_collapse_huge(); /* and what is left onto huge pages, the same */
+    size_t collapsed = vf_patterns_kept_bytes(v->patterns);
     while (st == XF_OK && (next < n || busy > 0)) {
         for (int k = 0; k < jobs && next < n; k++) {
             if (slots[k].pid) continue;
@@ -192,7 +224,7 @@ xf_status vf_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms,
             }
             int killed = !eof && xf_clock_now() > s->deadline;
             if (!eof && !killed) continue;
-            st = finish(s, killed, done, user, err);
+            st = finish(s, v, &collapsed, killed, done, user, err);
             busy--;
         }
         if (st == XF_OK && tick) st = tick(user, err);

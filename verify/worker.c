@@ -8,7 +8,9 @@
  * the others) with the verifier the scheduler prepared
  * before forking (its copy is this
  * process's alone), and write the outcome (xv_msg plus the counterexample
- * blob) to the pipe. With probe_first (the default) the float probe runs first at
+ * blob, then the operator patterns it read off its kernels for later
+ * workers: bounded_patterns.c) to
+ * the pipe. With probe_first (the default) the float probe runs first at
  * every planned shape, and a rule it refutes at shapes other than its own
  * gets no proof attempt (its proof reads `not tried`). The domain recorded
  * is the rule's (ir/domain_infer.c), narrowed to where the dims a proof
@@ -19,6 +21,7 @@
  * scheduler sees the pipe close without a full message, or kills the process.
  */
 #include "worker_internal.h"
+#include "patterns_internal.h"
 #include "verify_internal.h"
 
 #include <stdio.h>
@@ -149,6 +152,7 @@ static xf_status decide(vf_loaded *job, xf_verifier *v, xv_msg *m, uint8_t **cex
 int vf_worker(vf_loaded *job, xf_verifier *v, int fd)
 {
     v->exiting = 1; /* this process ends with the rule: its Z3 contexts go with it */
+    vf_patterns_forked(v->patterns); /* what it reads now goes back to the parent */
     xv_msg m;
     memset(&m, 0, sizeof m);
     m.proof = XF_PROOF_UNKNOWN;
@@ -167,7 +171,15 @@ int vf_worker(vf_loaded *job, xf_verifier *v, int fd)
         cex_len = 0;
     }
     m.cex_len = (uint32_t)cex_len;
-    int rc = xf_fd_write_all(fd, &m, sizeof m) || (cex_len && xf_fd_write_all(fd, cex, cex_len)) ? 1 : 0;
+    /* the verdict first: a worker that dies while sending its patterns has
+     * still sent it */
+    size_t patterns_len = 0;
+    const uint8_t *patterns = vf_patterns_own(v->patterns, &patterns_len, &m.patterns_reused);
+    m.patterns_len = (uint32_t)patterns_len;
+    int rc = xf_fd_write_all(fd, &m, sizeof m) || (cex_len && xf_fd_write_all(fd, cex, cex_len)) ||
+                     (patterns_len && xf_fd_write_all(fd, patterns, patterns_len))
+                 ? 1
+                 : 0;
     xf_free(cex);
     return rc;
 }

@@ -30,6 +30,9 @@ typedef struct xv_msg {
     int has_domain;            /* domain holds the rule's validity domain (ir/domain.c) */
     char domain[1024];         /* as text, with the rule's input names */
     uint32_t cex_len;
+    uint32_t patterns_len;     /* operator patterns this worker read off its kernels,
+                                  after the counterexample (vf_patterns_own) */
+    int64_t patterns_reused;   /* patterns it took from earlier workers */
 } xv_msg;
 
 /* Rule `id` as the forking process loaded it from the database, just
