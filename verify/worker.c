@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #define XF_MATCH_MAX_NAMES 64
 
 /* r's domain: its inputs at their own shapes, every dim. */
