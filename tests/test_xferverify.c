@@ -92,30 +92,15 @@ static void rule_unit_transpose(xf_rule *r)
     ck_assert_int_eq(xf_graph_mark_output(&r->dst, y, NULL), XF_OK);
 }
 
-/* relu(relu(a + b)) => relu(a + b), a, b : 2x2: its sides' normal forms
- * differ, so the exact check asks the solver (Z3 work in its detail). */
-static void rule_relu_twice(xf_rule *r)
-{
-    const int64_t dims[2] = {2, 2};
-    xf_shape s = xf_shape_make(2, dims);
-    xf_rule_init(r);
-    xf_params p = xf_params_default();
-    for (int k = 0; k < 2; k++) {
-        xf_graph *g = k ? &r->dst : &r->src;
-        int in[2] = {xf_graph_add_input(g, "a", XF_F32, &s, NULL),
-                     xf_graph_add_input(g, "b", XF_F32, &s, NULL)};
-        int x = xf_graph_op(g, XF_OP_ADD, &p, in, 2, NULL);
-        x = xf_graph_op(g, XF_OP_RELU, &p, &x, 1, NULL);
-        if (!k) x = xf_graph_op(g, XF_OP_RELU, &p, &x, 1, NULL);
-        ck_assert_int_ge(x, 0);
-        ck_assert_int_eq(xf_graph_mark_output(g, x, NULL), XF_OK);
-    }
-}
+/* Two rules over a, b : 2x2. RULE_RELU_TWICE: relu(relu(a + b)) =>
+ * relu(a + b), whose sides' normal forms differ, so the exact check asks
+ * the solver (Z3 work in its detail). RULE_ADD_AS_SUB: a + b => a - (-b),
+ * whose ewadd is on one side only, so any other pattern for it than the
+ * kernel's (another element, another coefficient, a term missing) gives
+ * the sides other normal forms. */
+enum { RULE_RELU_TWICE, RULE_ADD_AS_SUB };
 
-/* a + b => a - (-b), a, b : 2x2: its ewadd is on one side only, so any
- * other pattern for it than the kernel's (another element, another
- * coefficient, a term missing) gives the sides other normal forms. */
-static void rule_add_as_sub(xf_rule *r)
+static void rule_over_ab(xf_rule *r, int which)
 {
     const int64_t dims[2] = {2, 2};
     xf_shape s = xf_shape_make(2, dims);
@@ -126,22 +111,26 @@ static void rule_add_as_sub(xf_rule *r)
         int in[2] = {xf_graph_add_input(g, "a", XF_F32, &s, NULL),
                      xf_graph_add_input(g, "b", XF_F32, &s, NULL)};
         int x;
-        if (k) {
+        if (which == RULE_ADD_AS_SUB && k) {
             in[1] = xf_graph_op(g, XF_OP_NEG, &p, &in[1], 1, NULL);
             x = xf_graph_op(g, XF_OP_SUB, &p, in, 2, NULL);
         } else {
             x = xf_graph_op(g, XF_OP_ADD, &p, in, 2, NULL);
+        }
+        if (which == RULE_RELU_TWICE) {
+            x = xf_graph_op(g, XF_OP_RELU, &p, &x, 1, NULL);
+            if (!k) x = xf_graph_op(g, XF_OP_RELU, &p, &x, 1, NULL);
         }
         ck_assert_int_ge(x, 0);
         ck_assert_int_eq(xf_graph_mark_output(g, x, NULL), XF_OK);
     }
 }
 
-/* Decides `make`'s rule in a fresh database `name`, after a + b => b + a
+/* Decides rule_over_ab's rule `which` in a fresh database `name`, after a + b => b + a
  * (the same ewadd at the same shapes) when `after`, one worker at a time;
  * its status and stored detail (xf_strdup'd) into *status and *detail.
  * Returns the tally's patterns taken from earlier workers. */
-static int64_t decide(void (*make)(xf_rule *), const char *name, int after,
+static int64_t decide(int which, const char *name, int after,
                       xf_rule_status *status, char **detail)
 {
     const char *path = xf_test_tmp(name);
@@ -156,7 +145,7 @@ static int64_t decide(void (*make)(xf_rule *), const char *name, int after,
         ck_assert_int_eq(xf_rulesdb_add_rule(db, &r, NULL, &id, NULL, &err), XF_OK);
         xf_rule_free(&r);
     }
-    make(&r);
+    rule_over_ab(&r, which);
     ck_assert_int_eq(xf_rulesdb_add_rule(db, &r, NULL, &id, NULL, &err), XF_OK);
     xf_rule_free(&r);
     xf_verify_db_options o;
@@ -179,23 +168,22 @@ static int64_t decide(void (*make)(xf_rule *), const char *name, int after,
 
 /* The ewadd's pattern read by the first worker is taken by the second,
  * which builds the same terms from it: the same status and detail as when
- * the rule is decided alone, Z3 work units included (relu_twice: the exact
- * check asks the solver), and a proof that needs the ewadd's pattern to be
- * the kernel's (add_as_sub: a wrong one handed back refutes it or leaves
- * it unknown). */
+ * the rule is decided alone, Z3 work units included (RULE_RELU_TWICE: the
+ * exact check asks the solver), and a proof that needs the ewadd's pattern
+ * to be the kernel's (RULE_ADD_AS_SUB: a wrong one handed back refutes it
+ * or leaves it unknown). */
 START_TEST(later_workers_take_earlier_workers_patterns)
 {
-    void (*make[2])(xf_rule *) = {rule_relu_twice, rule_add_as_sub};
-    for (int k = 0; k < 2; k++) {
+    for (int k = RULE_RELU_TWICE; k <= RULE_ADD_AS_SUB; k++) {
         xf_rule_status alone_status, after_status;
         char *alone, *after;
-        ck_assert_int_eq(decide(make[k], "patterns_alone.db", 0, &alone_status, &alone), 0);
-        ck_assert_int_ge(decide(make[k], "patterns_after.db", 1, &after_status, &after), 1);
+        ck_assert_int_eq(decide(k, "patterns_alone.db", 0, &alone_status, &alone), 0);
+        ck_assert_int_ge(decide(k, "patterns_after.db", 1, &after_status, &after), 1);
         ck_assert_int_eq(alone_status, XF_RULE_PROVED);
         ck_assert_msg(after_status == alone_status && strcmp(after, alone) == 0,
                       "rule %d: decided after another, %d: %s; alone, %d: %s", k,
                       (int)after_status, after, (int)alone_status, alone);
-        if (k == 0) xf_test_expect_contains(alone, "work ");
+        if (k == RULE_RELU_TWICE) xf_test_expect_contains(alone, "work ");
         xf_free(alone);
         xf_free(after);
     }

@@ -29,8 +29,8 @@
  * float kernels (bounded_patterns.c), is kept here for the workers forked
  * after it, and only the verdict goes on to `done`; each time what is
  * kept has grown by 2 MB it is remapped onto huge pages like the rest
- * (10-20 MB at 4 operators would otherwise be thousands more entries for
- * every fork to copy).
+ * (some 10 MB after 2,000 size-4 rules, at most 64 MB: otherwise
+ * thousands more page-table entries for every fork to copy).
  */
 #define _DEFAULT_SOURCE /* wait4 */
 #include "worker_internal.h"
