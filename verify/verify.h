@@ -385,6 +385,9 @@ typedef struct xf_verify_tally {
                                   the proof's); errors and kills under NONE */
     double elapsed_s;          /* since xf_verify_db started */
     double cpu_s;              /* CPU time of the workers (user + system), all ranks */
+    int64_t patterns_reused;   /* operator patterns of the bounded check's elaboration that
+                                  workers took from earlier workers instead of probing the
+                                  operator's kernel (docs/verify.md, "Worker processes") */
 } xf_verify_tally;
 
 typedef struct xf_verify_db_options {
