@@ -687,9 +687,16 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
     memset(out->edge_class, -1, sizeof out->edge_class);
     for (int i = 0, flat = 0; st == XF_OK && i < r->src.n_inputs; i++) {
         const xf_value *in = &r->src.values[r->src.inputs[i]];
-        for (int d = 0; d < in->shape.rank; d++, flat++)
-            classify(&t, &c, poly, in, at ? at[i].dims[d] : in->shape.dims[d], d, flat,
-                     vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d)), out);
+        for (int d = 0; d < in->shape.rank; d++, flat++) {
+            int root = vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d));
+            int pieces = t.view_of && t.view_of[root] >= 0 ? t.views[t.view_of[root]].n : 1;
+            int fixed_before = out->n_fixed;
+            classify(&t, &c, poly, in, at ? at[i].dims[d] : in->shape.dims[d], d, flat, root, out);
+            if (out->n_fixed - fixed_before == pieces) { /* read at its own size only */
+                if (flat < XFB_EDGE_DIMS) out->fixed_dim[flat] = 1;
+                else out->fixed_past = 1;
+            }
+        }
     }
     if (st != XF_OK) out->closed = 0;
     if (out->closed && c.layout_open) {

@@ -144,9 +144,12 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * fixed only where its own symbolic size is checked, and a whole fixed
  * through its blocks blocks a free split, 2026-12-01; 8: a rejected split
  * with a part the matcher sizes unchecked blocks it too, review 42h's R7,
- * 2026-12-01). The default rules database's name carries it, so a
- * database decided by an older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 8
+ * 2026-12-01; 9: a proof by the own shapes stores each input dim it read
+ * at its own size in its domain, a reshape's merged axis fixed through its
+ * parts among them, review 42h's finding 3, 2026-12-01). The default rules
+ * database's name carries it, so a database decided by an older verifier
+ * is made again, not reused. */
+#define XF_VERIFY_REVISION 9
 
 /* ---------------------------------------------------------------- axioms */
 
@@ -234,6 +237,12 @@ typedef struct xf_bounded {
                              dim fixed by the rule, or an index no operator mixes and
                              at least as long as the axes one value holds of it:
                              docs/verify.md, "Proof by the own shapes"): a proof */
+    /* proves: the input dims that proof read at their own size only (each
+       fixed by the rule, or a reshape's merged axis whose parts all are):
+       it holds where each has that size (the domain xferverify stores), and
+       where more than XF_VERIFY_MAX_HELD (held_all) at the own shapes alone */
+    int n_held, held_all;
+    xf_rule_dim_size held[XF_VERIFY_MAX_HELD];
     char detail[320];     /* solver reason, shapes or op, for users */
     /* refuted: the concrete float32 inputs (rule input order, at the
      * refuting shape) and the first output that differs. Owned. */
