@@ -146,7 +146,9 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * with a part the matcher sizes unchecked blocks it too, review 42h's R7,
  * 2026-12-01; 9: a proof by the own shapes stores each input dim it read
  * at its own size in its domain, a reshape's merged axis fixed through its
- * parts among them, review 42h's finding 3, 2026-12-01). The default rules
+ * parts among them, review 42h's finding 3, and a concat's axis of
+ * several classes beside a reshape's merged axes is argued where they
+ * share no class, 2026-12-01). The default rules
  * database's name carries it, so a database decided by an older verifier
  * is made again, not reused. */
 #define XF_VERIFY_REVISION 9
