@@ -272,6 +272,13 @@ typedef struct xfb_domain {
     int edge_top[XFB_EDGE_CLASSES];
     signed char edge_class[XFB_EDGE_DIMS];
     int edge_blocks[XFB_EDGE_DIMS];
+    /* Per input dim (rule input order, dim by dim, the first XFB_EDGE_DIMS):
+     * 1 when the argument reads it at its own size only (fixed, or a
+     * reshape's merged axis whose parts all are), so that the stored domain
+     * must hold it there (bounded.c, held_dims); fixed_past: such a dim
+     * past the XFB_EDGE_DIMS-th. */
+    unsigned char fixed_dim[XFB_EDGE_DIMS];
+    int fixed_past;
 } xfb_domain;
 
 xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err);

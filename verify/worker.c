@@ -14,7 +14,8 @@
  * every planned shape, and a rule it refutes at shapes other than its own
  * gets no proof attempt (its proof reads `not tried`). The domain recorded
  * is the rule's (ir/domain_infer.c), narrowed to where the dims a proof
- * read at their own size keep it (xf_proof.held). An error (out of memory in the bounded check included) is sent
+ * read at their own size keep it (xf_proof.held; xf_bounded.held for a
+ * proof by the own shapes). An error (out of memory in the bounded check included) is sent
  * as `failed` with both results back to unknown, so no verdict is read from
  * a run that did not finish; a rule that does not load (a corrupt blob, a
  * missing graph row) is also `broken`, so the scheduler keeps its verdict. A crash or hang here costs only this rule: the
@@ -30,6 +31,20 @@
 
 #define XF_MATCH_MAX_NAMES 64
 
+/* Adds "dim d of r's input i is `size`" to r's domain. */
+static xf_status pin_dim(xf_rule *r, int i, int d, int64_t size, xf_error *err)
+{
+    xf_dom_atom a;
+    memset(&a, 0, sizeof a);
+    a.kind = XF_DOM_EQ;
+    a.n = 1;
+    a.dim[0].input = (int16_t)i;
+    a.dim[0].axis = (int16_t)(d - r->src.values[r->src.inputs[i]].shape.rank);
+    a.coef[0] = 1;
+    a.c = -size;
+    return xf_domain_add(&r->domain, &a, err);
+}
+
 /* r's domain: its inputs at their own shapes, every dim. */
 static xf_status pin_own_shapes(xf_rule *r, xf_error *err)
 {
@@ -37,18 +52,23 @@ static xf_status pin_own_shapes(xf_rule *r, xf_error *err)
     xf_status st = XF_OK;
     for (int i = 0; i < r->src.n_inputs && st == XF_OK; i++) {
         const xf_shape *s = &r->src.values[r->src.inputs[i]].shape;
-        for (int d = 0; d < s->rank && st == XF_OK; d++) {
-            xf_dom_atom a;
-            memset(&a, 0, sizeof a);
-            a.kind = XF_DOM_EQ;
-            a.n = 1;
-            a.dim[0].input = (int16_t)i;
-            a.dim[0].axis = (int16_t)(d - s->rank);
-            a.coef[0] = 1;
-            a.c = -s->dims[d];
-            st = xf_domain_add(&r->domain, &a, err);
-        }
+        for (int d = 0; d < s->rank && st == XF_OK; d++) st = pin_dim(r, i, d, s->dims[d], err);
     }
+    return st == XF_OK ? xf_domain_normalize(&r->domain, err) : st;
+}
+
+/* r's domain where its proof by the own shapes b holds: every generator at
+ * its own size (xf_domain_of_rule_pinned) and every input dim the proof
+ * read at its own size there (b->held: a reshape's merged axis fixed
+ * through its parts too, which the operators' domain cannot say). */
+static xf_status pin_own_reads(xf_rule *r, const xf_bounded *b, xf_error *err)
+{
+    if (b->held_all) return pin_own_shapes(r, err);
+    xf_status st = xf_domain_of_rule_pinned(r, &r->domain, err);
+    for (int k = 0; k < b->n_held && st == XF_OK; k++)
+        for (int i = 0; i < r->src.n_inputs && st == XF_OK; i++)
+            if (b->held[k].side == 0 && r->src.inputs[i] == b->held[k].value)
+                st = pin_dim(r, i, b->held[k].axis, b->held[k].size, err);
     return st == XF_OK ? xf_domain_normalize(&r->domain, err) : st;
 }
 
@@ -129,13 +149,14 @@ static xf_status decide(vf_loaded *job, xf_verifier *v, xv_msg *m, uint8_t **cex
             st = xf_verify_cex_encode(b.inputs, b.n_inputs, cex, cex_len, err);
     }
     /* a proof by the own shapes holds with the generators at their own
-     * size (bounded_ties.c, strict): its domain says so; a rule checked at
-     * its own shapes alone (--max-shapes 1) holds there, as far as anyone
-     * knows */
+     * size (bounded_ties.c, strict) and every input dim it read at its own
+     * size there (b.held: a reshape's merged axis fixed through its parts
+     * too): its domain says so; a rule checked at its own shapes alone
+     * (--max-shapes 1) holds there, as far as anyone knows */
     int by_shapes = p.result != XF_PROOF_PROVED && b.result == XF_BOUNDED_VALID && b.proves;
     int own_only = b.n_shapes <= 1 &&
                    (vf_verifier_options(v)->bounded_max_shapes <= 1 || b.n_admissible > 1);
-    if (st == XF_OK && by_shapes) st = xf_domain_of_rule_pinned(r, &r->domain, err);
+    if (st == XF_OK && by_shapes) st = pin_own_reads(r, &b, err);
     else if (st == XF_OK && (own_only || p.held_all)) st = pin_own_shapes(r, err);
     /* a proof that read dims at their own size holds where they keep it
      * (prove_encode.c); the check above ran on the whole domain, so the
