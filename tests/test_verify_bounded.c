@@ -30,13 +30,10 @@
  * generator, which the matcher sizes from the model, prove nothing (review
  * 41f's R1, R1b, R2, and rule 235457 that main proved), nor does a split
  * of a merged axis the rule fixes only through its flatten (review 42h's
- * R7); rules outside the elaboration are unsupported; the counterexample
- * blob round-trips; the operator patterns a worker hands back check out
- * (a changed or cut entry is dropped).
-
  * R7), nor a whole kept on its own that a rejected reshape merges (R8: the
  * records settle to a fixed point); rules outside the elaboration are
- * unsupported; the counterexample blob round-trips.
+ * unsupported; the counterexample blob round-trips; the operator patterns
+ * a worker hands back check out (a changed or cut entry is dropped).
  */
 #include <math.h>
 #include <stdlib.h>
