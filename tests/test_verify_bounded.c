@@ -17,8 +17,11 @@
  * solver; normal forms too large for the normaliser stop the exact check
  * unknown; a rule valid at its own shapes is proved by them only when each
  * input dim is fixed by the rule or an index no operator mixes and at least
- * as long as the axes one value holds of it (near misses: a mean along a
- * free axis, a matmul's inner dim, a 1x1 matrix as its own transpose), and
+ * as long as the axes one value holds of it (near misses: a matmul's inner
+ * dim, a 1x1 matrix as its own transpose), or averaged by means and
+ * checked at every size up to its bound (near misses: a sum against a
+ * mean at one element and against twice the mean at two, a squared mean
+ * at one element, also under a ReLU), and
  * a sum read by a ReLU only when whole and the check is also valid with the
  * ReLU abstract (near misses: a ReLU of the sum's terms, a ReLU that is 0
  * by Cauchy-Schwarz at two terms only, the same as a max-pool, with sizes
@@ -1050,15 +1053,7 @@ START_TEST(own_shapes_prove_closed_domains)
     xf_test_out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, d[0], -1));
     expect_own_shapes_prove(&r, 1, "1 input dim(s) fixed by the rule, 1 an index");
 
-    /* Near misses. A mean along a free axis: true, but the own shapes say
-     * nothing about other lengths of that axis. */
-    inputs(&r, 1, sh, s, d);
-    xf_test_out(&r.src, op(&r.src, XF_OP_REDUCE_MEAN, &mean, op(&r.src, XF_OP_ADD, NULL, s[0], s[0]), -1));
-    int m = op(&r.dst, XF_OP_REDUCE_MEAN, &mean, d[0], -1);
-    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, m, m));
-    expect_own_shapes_prove(&r, 0,
-                            "dim 1 of input a takes other sizes where an operator mixes along it "
-                            "(reduce_mean)");
+    /* (A mean along a free axis: own_shapes_prove_averaged_classes.) */
 
     /* A reshape that merges whole axes: its merged axis is the tuple of
      * their indices, each an index no operator mixes (bounded_ties_views.c). */
@@ -2353,6 +2348,120 @@ START_TEST(own_shapes_prove_near_the_ends)
 }
 END_TEST
 
+/* The proof through classes only keepdims means mix ("averaged",
+ * verify/bounded_domain.c): a polynomial rule, or one whose non-polynomial
+ * operators read nothing computed from the class, checked at every size
+ * 1..K + A of the class (K its indices in one monomial, A the most means
+ * over it in one product). Near misses, true at the own size of the class
+ * and false at others, are refuted at those sizes with the own shapes
+ * alone, or stay unproved where a ReLU reads a mean. */
+static int mean_last(xf_graph *g, int x)
+{
+    xf_params mean = xf_params_default();
+    mean.n_axes = 1, mean.axes[0] = -1, mean.keepdims = 1;
+    return op(g, XF_OP_REDUCE_MEAN, &mean, x, -1);
+}
+
+/* A false rule the sizes its averaged class is checked at refute, with
+ * the own shapes alone otherwise. Frees r. */
+static void expect_refuted_at_averaged_sizes(xf_verifier *own_only, xf_rule *r)
+{
+    xf_bounded b;
+    xf_bounded_init(&b);
+    xf_error err;
+    ck_assert_msg(xf_verify_bounded_refute(own_only, r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "got %s: %s", xf_bounded_result_name(b.result),
+                  b.detail);
+    ck_assert_int_gt(b.shape_index, 0);
+    xf_bounded_free(&b);
+    xf_rule_free(r);
+}
+
+/* x y against twice (or once) the mean of x * y^T along the inner dim:
+ * x [2, 1, n], y [2, n, 1] (a batched dot product against its mean). */
+static void dot_against_mean(xf_rule *r, int64_t n, int twice)
+{
+    int s[2], d[2];
+    xf_shape sh[2] = {xf_shape_make(3, (const int64_t[]){2, 1, n}),
+                      xf_shape_make(3, (const int64_t[]){2, n, 1})};
+    inputs(r, 2, sh, s, d);
+    xf_test_out(&r->src, op(&r->src, XF_OP_MATMUL, NULL, s[0], s[1]));
+    xf_params tr = xf_params_default();
+    tr.n_axes = 3, tr.axes[0] = 0, tr.axes[1] = 2, tr.axes[2] = 1;
+    int m = mean_last(&r->dst, op(&r->dst, XF_OP_MUL, NULL, d[0],
+                                  op(&r->dst, XF_OP_TRANSPOSE, &tr, d[1], -1)));
+    xf_test_out(&r->dst, twice ? op(&r->dst, XF_OP_ADD, NULL, m, m) : m);
+}
+
+START_TEST(own_shapes_prove_averaged_classes)
+{
+    xf_rule r;
+    int s[2], d[2];
+    /* mean(a + a) = mean(a) + mean(a) along a's columns (formerly mixing) */
+    xf_shape sh[2] = {xf_shape_make(2, d23), xf_shape_make(2, d23)};
+    inputs(&r, 1, sh, s, d);
+    xf_test_out(&r.src, mean_last(&r.src, op(&r.src, XF_OP_ADD, NULL, s[0], s[0])));
+    int m = mean_last(&r.dst, d[0]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, m, m));
+    expect_own_shapes_prove(&r, 1, "1 an index no operator mixes, 0 summed over, 0 read near "
+                                   "their ends only, 1 averaged by a mean");
+
+    /* mean(concat(a, a)) relu(z) = mean(a) relu(z): a mean over two whole
+     * blocks, and a ReLU that reads nothing computed from a's columns */
+    static const int64_t d21[2] = {2, 1};
+    xf_shape shz[2] = {xf_shape_make(2, d22), xf_shape_make(2, d21)};
+    inputs(&r, 2, shz, s, d);
+    xf_params cat1 = xf_params_default();
+    cat1.axis = -1;
+    xf_test_out(&r.src, op(&r.src, XF_OP_MUL, NULL,
+                           mean_last(&r.src, op(&r.src, XF_OP_CONCAT, &cat1, s[0], s[0])),
+                           op(&r.src, XF_OP_RELU, NULL, s[1], -1)));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MUL, NULL, mean_last(&r.dst, d[0]),
+                           op(&r.dst, XF_OP_RELU, NULL, d[1], -1)));
+    expect_own_shapes_prove(&r, 1, "1 input dim(s) fixed by the rule, 2 an index no operator mixes, "
+                                   "0 summed over, 0 read near their ends only, 1 averaged");
+
+    /* mean(b m) = b mean(m): a matmul's inner dim summed, m's columns averaged */
+    xf_shape shm[2] = {xf_shape_make(2, d23), xf_shape_make(2, d32)};
+    inputs(&r, 2, shm, s, d);
+    xf_test_out(&r.src, mean_last(&r.src, op(&r.src, XF_OP_MATMUL, NULL, s[0], s[1])));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, d[0], mean_last(&r.dst, d[1])));
+    expect_own_shapes_prove(&r, 1, "2 summed over, 0 read near their ends only, 1 averaged by a mean");
+
+    /* Near misses. */
+    xf_verifier *own_only = own_only_verifier();
+    for (int pass = 0; pass < 2; pass++) {
+        /* x y = mean(x y^T) while the inner dim has one element, not two:
+         * K = 1, A = 1, so sizes 1 and 2 are checked (size 1 alone, K
+         * without A, would prove it) */
+        dot_against_mean(&r, 1, 0);
+        if (pass == 0) expect_refuted_at_averaged_sizes(own_only, &r);
+        else ck_assert_int_gt(expect_refuted(&r), 0);
+        /* x y = 2 mean(x y^T): the sum as the mean times the own size 2 */
+        dot_against_mean(&r, 2, 1);
+        if (pass == 0) expect_refuted_at_averaged_sizes(own_only, &r);
+        else ck_assert_int_gt(expect_refuted(&r), 0);
+        /* mean(a) mean(a) = mean(a a) at one column of a, not at two */
+        xf_shape sh1[1] = {xf_shape_make(2, d21)};
+        inputs(&r, 1, sh1, s, d);
+        int ma = mean_last(&r.src, s[0]);
+        xf_test_out(&r.src, op(&r.src, XF_OP_MUL, NULL, ma, ma));
+        xf_test_out(&r.dst, mean_last(&r.dst, op(&r.dst, XF_OP_MUL, NULL, d[0], d[0])));
+        if (pass == 0) expect_refuted_at_averaged_sizes(own_only, &r);
+        else ck_assert_int_gt(expect_refuted(&r), 0);
+        /* the same under a ReLU, which reads the means: not averaged */
+        inputs(&r, 1, sh1, s, d);
+        ma = mean_last(&r.src, s[0]);
+        xf_test_out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_MUL, NULL, ma, ma), -1));
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_RELU, NULL,
+                               mean_last(&r.dst, op(&r.dst, XF_OP_MUL, NULL, d[0], d[0])), -1));
+        expect_near_miss(own_only, &r, pass, "dim 1 of input a takes other sizes where an operator "
+                                             "mixes along it (reduce_mean)");
+    }
+    xf_verifier_free(own_only);
+}
+END_TEST
+
 /* Matmul batch dims of two classes (verify/bounded_ties.c, tie_domain;
  * verify/bounded_cases.c): within the rule's validity domain a batch dim
  * equal to the other operand's at the own shapes stays equal and one the
@@ -2495,6 +2604,7 @@ static Suite *suite(void)
     tcase_add_test(tc, own_shapes_take_no_free_split_for_halves);
     tcase_add_test(tc, source_splits_cut_as_the_matcher_cuts);
     tcase_add_test(tc, own_shapes_prove_near_the_ends);
+    tcase_add_test(tc, own_shapes_prove_averaged_classes);
     tcase_add_test(tc, own_shapes_prove_batch_cases);
     tcase_add_test(tc, own_shapes_prove_sums_before_nonpolynomial);
     tcase_add_test(tc, own_shapes_sums_before_nonpolynomial_near_misses);

@@ -197,10 +197,53 @@
  * ends there (row 1 of a 3x3 pool of a two-row image is its row 0) is
  * refuted at a size between (3 rows).
  *
+ *   averaged — a class C that only keepdims means mix (each reduced axis
+ *              of C, or of whole blocks of C, is a sum over it times one
+ *              over the axis's size: ties mark it summed as well as
+ *              mixing), otherwise indexed or summed as above, that no
+ *              window or slice reads, that is no concat's layout nor a
+ *              part of one (a mean over concat(a, b) divides by a sum of
+ *              two sizes), in a rule with no reshape and no mean that
+ *              drops its axes, where no non-polynomial operator reads a
+ *              value computed from an input holding C (a polynomial rule,
+ *              or case (a) above). K = the most indices along C in one
+ *              monomial of an output element (its axes plus its sums, a
+ *              mean's included: need), A = the most means over C in one
+ *              product (need_mean). Checked at every size 1..K + A of C
+ *              (each must be admissible where one is), the others held.
+ *
+ * Argument. At size m, with the other classes held (and, in case (a), the
+ * values of the non-polynomial nodes, which do not depend on C, held as
+ * coefficients), an output element is a polynomial in the entries of the
+ * inputs holding C. As for summed classes, every monomial holds an entry
+ * at each of the element's indices along C and at each summation index
+ * (nothing adds a constant to a value holding C: broadcasts and
+ * generators along C are not admitted), so its support has d <= K
+ * indices, and renaming indices commutes with both sides: the coefficient
+ * of a monomial depends only on its type (the monomial up to renaming).
+ * What depends on m is the coefficient: a sum's terms that give one
+ * monomial are its summation indices mapped into the support (a count
+ * fixed by the type), and each mean over C (or over c blocks of C)
+ * multiplies by 1/m (1/(c m)), at most A of them in one product. So the
+ * coefficient of a type of support d at size m >= d is
+ * sum_{e=0..A} c_e m^-e, and the two sides' difference there is m^-A
+ * times a polynomial of degree <= A in m. The check at sizes d..K + A
+ * (A + 1 sizes, every one admissible) found it 0 at each, so it is 0 at
+ * every m >= d; at m < d the type does not occur. So the sides are equal
+ * at every size of C. `mean(a) mean(a) = mean(a a)` along C holds at one
+ * element and not at two (K = 2, A = 2: sizes 1..4 refute it); `matmul(x,
+ * y) = mean(x y^T)` holds at m = 1 (K = 1, A = 1: size 2 refutes it). The
+ * size 1/m is what a mean's coefficient depends on, so a class a softmax,
+ * layer norm, window or broadcast reads (whose terms hold 1/m and m
+ * otherwise: the mean of a layer norm cancels by m (1/m) = 1) is not
+ * averaged: it mixes. The classes extend one at a time as the classes
+ * near the ends do (one grid of their sizes, bounded_shapes.c); in case
+ * (a) the held coefficients are the same at every size of C.
+ *
  * With every input dim fixed, indexed or summed, the exact check valid at
  * the own shapes is valid at every admissible shape, any size, not only
- * 1..4; with some near the ends, so is the check valid at their sizes
- * 1..N (bounded.c, check_edges).
+ * 1..4; with some near the ends or averaged, so is the check valid at
+ * their sizes 1..N (bounded.c, check_edges).
  *
  * The exact check itself is over the reals with abstract functions for
  * exp, sqrt, gelu... (valid for any functions with the stated facts, so
@@ -289,12 +332,27 @@ static int view_of(xfb_ties *t, int i)
     return t->view_of ? t->view_of[vf_bounded_ties_find(t, i)] : -1;
 }
 
+/* How many of the axes mean node nd of side k reduces hold class root
+ * (each a sum over it scaled by one over its size). */
+static int mean_sums(xfb_ties *t, const xf_graph *g, int k, const xf_node *nd, int root)
+{
+    int x = nd->inputs[0], rank = g->values[x].shape.rank, n = 0;
+    for (int d = 0; d < rank; d++) {
+        int a = vf_bounded_ties_slot(t, k, x, d);
+        n += vf_bounded_mean_reduces(nd, rank, d) && t->summed[a] && holds(t, family(t, a), root);
+    }
+    return n;
+}
+
 /* Per class root that products sum over (summed[root]), the most distinct
  * indices along it in one monomial of an output element of side k: the
- * output's axes of the class plus the most sums over it in one product
- * (need[root], raised). s: scratch per value. */
+ * output's axes of the class plus the most sums over it in one product, a
+ * keepdims mean's included (need[root], raised). means_only: instead the
+ * most such means in one product, the power of one over the class's size
+ * in a monomial's coefficient ("averaged" in the header). s: scratch per
+ * value. */
 static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_graph *g, int k,
-                            int *need, int *s, xf_error *err)
+                            int means_only, int *need, int *s, xf_error *err)
 {
     int *order = xf_malloc(sizeof *order * ((size_t)g->n_nodes + 1));
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
@@ -316,13 +374,15 @@ static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_g
             if (nd->op == XF_OP_MATMUL || nd->op == XF_OP_CONV) {
                 int x = nd->inputs[0], d = nd->op == XF_OP_CONV ? 1 : g->values[x].shape.rank - 1;
                 int a = d >= 0 ? vf_bounded_ties_slot(t, k, x, d) : -1;
-                here = all + (a >= 0 && t->summed[a] && holds(t, family(t, a), root));
+                here = all + (!means_only && a >= 0 && t->summed[a] && holds(t, family(t, a), root));
             }
+            if (nd->op == XF_OP_REDUCE_MEAN && nd->params.keepdims)
+                here = most + mean_sums(t, g, k, nd, root);
             for (int o = 0; o < nd->n_outputs; o++) s[nd->outputs[o]] = here;
         }
         for (int o = 0; o < g->n_outputs; o++) {
             int v = g->outputs[o], n = s[v];
-            for (int d = 0; d < g->values[v].shape.rank; d++)
+            for (int d = 0; !means_only && d < g->values[v].shape.rank; d++)
                 n += holds(t, family(t, vf_bounded_ties_slot(t, k, v, d)), root);
             need[root] = n > need[root] ? n : need[root];
         }
@@ -355,6 +415,9 @@ typedef struct classes {
     unsigned char *held;     /* a rule input holds it */
     unsigned char *joined;   /* a concat of classes joins it, or it is one (a layout) */
     int layout_open;         /* a layout failed whose part no input dim blocks */
+    unsigned char *in_layout; /* it is a layout or a part of one */
+    int *need_mean;          /* summed: the most keepdims means over it in one product */
+    int means_ok;            /* the rule has no reshape and no mean that drops its axes */
 } classes;
 
 static void classes_free(classes *c)
@@ -376,6 +439,8 @@ static void classes_free(classes *c)
     xf_free(c->np_after);
     xf_free(c->held);
     xf_free(c->joined);
+    xf_free(c->in_layout);
+    xf_free(c->need_mean);
 }
 
 /* The values whose elements node nd's non-polynomial part reads: a
@@ -492,10 +557,18 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
     c->np_after = xf_calloc(n, 1);
     c->held = xf_calloc(n, 1);
     c->joined = xf_calloc(n, 1);
+    c->in_layout = xf_calloc(n, 1);
+    c->need_mean = xf_calloc(n, sizeof *c->need_mean);
     if (!c->mixed || !c->summed || !c->fixed || !c->seen || !c->axes || !c->here || !c->need ||
         !c->scratch || !c->edge || !c->reach[0] || !c->reach[1] || !c->end || !c->edge_id ||
-        !c->np_sees || !c->np_after || !c->held || !c->joined)
+        !c->np_sees || !c->np_after || !c->held || !c->joined || !c->in_layout || !c->need_mean)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
+    c->means_ok = !xf_rule_has_views(r);
+    for (int k = 0; k < 2; k++) {
+        const xf_graph *g = vf_rule_side(r, k);
+        for (int i = 0; i < g->n_nodes; i++)
+            if (g->nodes[i].op == XF_OP_REDUCE_MEAN && !g->nodes[i].params.keepdims) c->means_ok = 0;
+    }
     int first_dst = r->dst.n_values ? vf_bounded_ties_slot(t, 1, 0, 0) : t->n;
     for (int i = 0; i < t->n; i++) {
         int root = vf_bounded_ties_find(t, i), f = family(t, i);
@@ -538,11 +611,17 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
         for (int d = 0; d < r->src.values[v].shape.rank; d++)
             c->held[family(t, vf_bounded_ties_slot(t, 0, v, d))] = 1;
     }
-    for (int a = 0; a < t->n; a++)
-        if (parts_in(t, a)) check_layout(t, c, a);
+    for (int a = 0; a < t->n; a++) {
+        if (!parts_in(t, a)) continue;
+        c->in_layout[a] = 1;
+        for (int q = 0; q < parts_in(t, a); q++) c->in_layout[part(t, a, q)] = 1;
+        check_layout(t, c, a);
+    }
     xf_status st = XF_OK;
     for (int k = 0; st == XF_OK && k < 2; k++)
-        st = count_sums(t, c->summed, vf_rule_side(r, k), k, c->need, c->scratch, err);
+        st = count_sums(t, c->summed, vf_rule_side(r, k), k, 0, c->need, c->scratch, err);
+    for (int k = 0; st == XF_OK && k < 2; k++)
+        st = count_sums(t, c->summed, vf_rule_side(r, k), k, 1, c->need_mean, c->scratch, err);
     c->abstract_only = 1;
     for (int k = 0; !poly && st == XF_OK && k < 2; k++)
         st = after_sums(t, vf_rule_side(r, k), k, c, err);
@@ -566,21 +645,34 @@ static int edge_top(const classes *c, int f)
     return top <= XFB_EDGE_TOP ? (int)top : 0;
 }
 
+/* The largest size to check of an averaged class (the header,
+ * "averaged"): K + A, K = need (its axes and sums, means included, in one
+ * monomial of an output), A the most means over it in one product; 0
+ * when beyond XFB_EDGE_TOP. */
+static int mean_top(const classes *c, int f)
+{
+    int64_t top = (int64_t)c->need[f] + c->need_mean[f];
+    if (top < 1) top = 1;
+    return top <= XFB_EDGE_TOP ? (int)top : 0;
+}
+
 /* Input dim `flat` (rule input order, dim by dim), `blocks` blocks of
- * class f read near its ends only, joins out's edge classes; 0 when that
- * is not possible. */
-static int edge_join(classes *c, int f, int flat, int blocks, xfb_domain *out)
+ * class f read near its ends only (averaged: averaged instead), joins
+ * out's edge classes; 0 when that is not possible. */
+static int edge_join(classes *c, int f, int flat, int blocks, int averaged, xfb_domain *out)
 {
     if (flat >= XFB_EDGE_DIMS) return 0;
     if (c->edge_id[f] < 0) {
-        int top = edge_top(c, f);
+        int top = averaged ? mean_top(c, f) : edge_top(c, f);
         if (!top || out->n_edge_classes == XFB_EDGE_CLASSES) return 0;
         c->edge_id[f] = out->n_edge_classes;
+        out->edge_mean[out->n_edge_classes] = (unsigned char)averaged;
         out->edge_top[out->n_edge_classes++] = top;
     }
     out->edge_class[flat] = (signed char)c->edge_id[f];
     out->edge_blocks[flat] = blocks;
-    out->n_edge++;
+    if (averaged) out->n_averaged++;
+    else out->n_edge++;
     return 1;
 }
 
@@ -627,7 +719,14 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
      * window reaches along it, a plain class on one axis of every value */
     int plain = c->axes[f] <= 1 && t->block_of[root] < 0 && !t->has_blocks[f];
     if (c->edge[f] && !c->mixed[f] && !summed && (plain || !edge_reach(c, f)) &&
-        edge_join(c, f, flat, t->blocks[root], out))
+        edge_join(c, f, flat, t->blocks[root], 0, out))
+        return;
+    /* averaged: keepdims means alone mix it (summed: they mark their axes),
+     * no window or slice reads it, it is no layout nor part of one, and no
+     * non-polynomial operator reads a value computed from it */
+    if (c->mixed[f] == vf_bounded_mix_bit(XF_OP_REDUCE_MEAN) && summed && c->means_ok &&
+        !c->edge[f] && !c->in_layout[f] && (poly || !c->np_after[f]) &&
+        edge_join(c, f, flat, t->blocks[root], 1, out))
         return;
     /* summed in a rule that is not polynomial: no non-polynomial operator
      * may read a value holding the class, and where one reads its sums,
