@@ -2428,6 +2428,25 @@ START_TEST(own_shapes_prove_averaged_classes)
     xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, d[0], mean_last(&r.dst, d[1])));
     expect_own_shapes_prove(&r, 1, "2 summed over, 0 read near their ends only, 1 averaged by a mean");
 
+    /* mean(a) softmax(mean(a)) = mean(a) and mean(a) + layernorm(mean(a), s)
+     * = mean(a): a softmax and a layer norm over the mean's axis of one
+     * element are ones and zeros whatever they normalise, so they read
+     * nothing computed from a's columns */
+    xf_params soft = xf_params_default(), norm = xf_params_default();
+    soft.axis = -1, norm.axis = -1, norm.epsilon = 1e-5f;
+    inputs(&r, 1, sh, s, d);
+    int ms = mean_last(&r.src, s[0]);
+    xf_test_out(&r.src, op(&r.src, XF_OP_MUL, NULL, ms, op(&r.src, XF_OP_SOFTMAX, &soft, ms, -1)));
+    xf_test_out(&r.dst, mean_last(&r.dst, d[0]));
+    expect_own_shapes_prove(&r, 1, "1 an index no operator mixes, 0 summed over, 0 read near "
+                                   "their ends only, 1 averaged by a mean");
+    xf_shape shs[2] = {xf_shape_make(2, d23), xf_shape_make(0, NULL)};
+    inputs(&r, 2, shs, s, d);
+    ms = mean_last(&r.src, s[0]);
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, ms, op(&r.src, XF_OP_LAYERNORM, &norm, ms, s[1])));
+    xf_test_out(&r.dst, mean_last(&r.dst, d[0]));
+    expect_own_shapes_prove(&r, 1, "1 averaged by a mean");
+
     /* Near misses. */
     xf_verifier *own_only = own_only_verifier();
     for (int pass = 0; pass < 2; pass++) {
@@ -2455,6 +2474,23 @@ START_TEST(own_shapes_prove_averaged_classes)
         xf_test_out(&r.src, op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_MUL, NULL, ma, ma), -1));
         xf_test_out(&r.dst, op(&r.dst, XF_OP_RELU, NULL,
                                mean_last(&r.dst, op(&r.dst, XF_OP_MUL, NULL, d[0], d[0])), -1));
+        expect_near_miss(own_only, &r, pass, "dim 1 of input a takes other sizes where an operator "
+                                             "mixes along it (reduce_mean)");
+        /* u u^T = 2 softmax(mean(mean(x))) for u = softmax(mean(x)) over
+         * x's rows (ones along x's columns): the sum of C ones against 2,
+         * at two columns; the softmax of u reads a value holding x's
+         * columns (its ones would be a constant summed over them), so they
+         * are not averaged, while x's rows are */
+        xf_shape sh22[1] = {xf_shape_make(2, d22)};
+        inputs(&r, 1, sh22, s, d);
+        xf_params mean0 = xf_params_default(), soft0 = xf_params_default(), tr = xf_params_default();
+        mean0.n_axes = 1, mean0.axes[0] = -2, mean0.keepdims = 1, soft0.axis = -2;
+        tr.n_axes = 2, tr.axes[0] = 1, tr.axes[1] = 0;
+        int u = op(&r.src, XF_OP_SOFTMAX, &soft0, op(&r.src, XF_OP_REDUCE_MEAN, &mean0, s[0], -1), -1);
+        xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, u, op(&r.src, XF_OP_TRANSPOSE, &tr, u, -1)));
+        int w = op(&r.dst, XF_OP_SOFTMAX, &soft,
+                   mean_last(&r.dst, op(&r.dst, XF_OP_REDUCE_MEAN, &mean0, d[0], -1)), -1);
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, w, w));
         expect_near_miss(own_only, &r, pass, "dim 1 of input a takes other sizes where an operator "
                                              "mixes along it (reduce_mean)");
     }

@@ -89,7 +89,11 @@
  *              holding the class (relu(a b) over a's rows and b's columns:
  *              it reads whole sums over the inner dim). Either
  *              (a) none reads a value computed from an input holding the
- *              class: the exact check at the own shapes suffices; or
+ *              class (a softmax, or a layer norm with eps > 0, over axes
+ *              of one element each of fixed classes does not read its
+ *              data input: it is ones, or its bias, at every size;
+ *              constant_norm): the exact check at the own shapes
+ *              suffices; or
  *              (b) some does, every non-polynomial operator is an
  *              element-wise function (relu, a convolution's activation,
  *              sigmoid, tanh, erf, gelu, exp, log, sqrt: NP_ABSTRACT), and
@@ -205,8 +209,10 @@
  *              part of one (a mean over concat(a, b) divides by a sum of
  *              two sizes), in a rule with no reshape and no mean that
  *              drops its axes, where no non-polynomial operator reads a
- *              value computed from an input holding C (a polynomial rule,
- *              or case (a) above). K = the most indices along C in one
+ *              value computed from an input holding C, nor a value
+ *              holding C (a polynomial rule, or case (a) above; a
+ *              constant softmax's ones along C would be a constant summed
+ *              over C). K = the most indices along C in one
  *              monomial of an output element (its axes plus its sums, a
  *              mean's included: need), A = the most means over C in one
  *              product (need_mean). Checked at every size 1..K + A of C
@@ -455,10 +461,29 @@ static int np_reads(const xf_node *nd, int i, int *v)
     return 1;
 }
 
+/* Whether nd (of side k) is a softmax, or a layer norm with eps > 0, over
+ * axes of one element each whose classes are fixed (a keepdims mean's
+ * reduced axis): its result is then ones (exp(x) / exp(x)), or its bias
+ * (x - mean(x) = 0 over one element), wherever the rule applies, whatever
+ * its data input (input 0) is, which it therefore does not read. */
+static int constant_norm(xfb_ties *t, const xf_graph *g, int k, const xf_node *nd)
+{
+    if (nd->op != XF_OP_SOFTMAX && !(nd->op == XF_OP_LAYERNORM && nd->params.epsilon > 0))
+        return 0;
+    int x = nd->inputs[0], rank = g->values[x].shape.rank, a = xf_norm_axis(nd->params.axis, rank);
+    if (a < 0) return 0;
+    for (int d = a; d < (nd->op == XF_OP_SOFTMAX ? a + 1 : rank); d++)
+        if (g->values[x].shape.dims[d] != 1 ||
+            !t->fixed[vf_bounded_ties_find(t, vf_bounded_ties_slot(t, k, x, d))])
+            return 0;
+    return 1;
+}
+
 /* For the non-polynomial nodes of side k (bounded_domain.c's header, "after
  * their sums"): the summed classes a value they read holds (np_sees), the
- * summed classes whose inputs reach a value they read (np_after), and
- * whether each is NP_ABSTRACT (abstract_only, cleared otherwise). */
+ * summed classes whose inputs reach a value they read (np_after; a
+ * constant_norm's data input counts as not read), and whether each is
+ * NP_ABSTRACT (abstract_only, cleared otherwise). */
 static xf_status after_sums(xfb_ties *t, const xf_graph *g, int k, classes *c, xf_error *err)
 {
     int *order = xf_malloc(sizeof *order * ((size_t)g->n_nodes + 1));
@@ -487,10 +512,11 @@ static xf_status after_sums(xfb_ties *t, const xf_graph *g, int k, classes *c, x
         }
         for (int i = 0; i < g->n_nodes; i++) {
             const xf_node *nd = &g->nodes[order[i]];
-            int any = 0, v;
-            for (int j = 0; j < nd->n_inputs; j++) any |= nd->inputs[j] >= 0 && tainted[nd->inputs[j]];
+            int any = 0, v, constant = constant_norm(t, g, k, nd);
+            for (int j = constant; j < nd->n_inputs; j++)
+                any |= nd->inputs[j] >= 0 && tainted[nd->inputs[j]];
             for (int o = 0; o < nd->n_outputs; o++) tainted[nd->outputs[o]] = any;
-            for (int j = 0; nonpolynomial(nd) != NP_NONE && np_reads(nd, j, &v); j++)
+            for (int j = constant; nonpolynomial(nd) != NP_NONE && np_reads(nd, j, &v); j++)
                 c->np_after[root] |= v >= 0 && tainted[v];
         }
     }
@@ -725,7 +751,7 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
      * no window or slice reads it, it is no layout nor part of one, and no
      * non-polynomial operator reads a value computed from it */
     if (c->mixed[f] == vf_bounded_mix_bit(XF_OP_REDUCE_MEAN) && summed && c->means_ok &&
-        !c->edge[f] && !c->in_layout[f] && (poly || !c->np_after[f]) &&
+        !c->edge[f] && !c->in_layout[f] && (poly || (!c->np_after[f] && !c->np_sees[f])) &&
         edge_join(c, f, flat, t->blocks[root], 1, out))
         return;
     /* summed in a rule that is not polynomial: no non-polynomial operator
