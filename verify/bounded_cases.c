@@ -113,8 +113,7 @@ static xf_status leaf(walk *w, const xfb_case *cas, xfb_ties *t, xf_error *err)
     if (!dom.closed || dom.abstract) { /* the cases' shapes get no check with ReLUs abstract */
         char why[200];
         snprintf(why, sizeof why, "in a case of its matmul batch dims, %s",
-                 dom.by_edges   ? (dom.n_averaged ? "some are read near their ends or averaged"
-                                                  : "some are read near their ends")
+                 dom.by_edges   ? "some are read near their ends"
                  : dom.abstract ? "some are summed before a non-polynomial operator"
                                 : dom.why);
         not_closed(w, why);

@@ -208,7 +208,9 @@
  *              window or slice reads, that is no concat's layout nor a
  *              part of one (a mean over concat(a, b) divides by a sum of
  *              two sizes), in a rule with no reshape and no mean that
- *              drops its axes, where no non-polynomial operator reads a
+ *              drops its axes, outside the cases of matmul batch dims
+ *              (bounded_cases.c checks one shape per case), where no
+ *              non-polynomial operator reads a
  *              value computed from an input holding C, nor a value
  *              holding C (a polynomial rule, or case (a) above; a
  *              constant softmax's ones along C would be a constant summed
@@ -423,7 +425,8 @@ typedef struct classes {
     int layout_open;         /* a layout failed whose part no input dim blocks */
     unsigned char *in_layout; /* it is a layout or a part of one */
     int *need_mean;          /* summed: the most keepdims means over it in one product */
-    int means_ok;            /* the rule has no reshape and no mean that drops its axes */
+    int means_ok;            /* the rule has no reshape and no mean that drops its axes,
+                                and the ties are not a case's (bounded_cases.c) */
 } classes;
 
 static void classes_free(classes *c)
@@ -589,7 +592,7 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
         !c->scratch || !c->edge || !c->reach[0] || !c->reach[1] || !c->end || !c->edge_id ||
         !c->np_sees || !c->np_after || !c->held || !c->joined || !c->in_layout || !c->need_mean)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
-    c->means_ok = !xf_rule_has_views(r);
+    c->means_ok = !xf_rule_has_views(r) && !t->cas; /* a case's shape gets one check */
     for (int k = 0; k < 2; k++) {
         const xf_graph *g = vf_rule_side(r, k);
         for (int i = 0; i < g->n_nodes; i++)
