@@ -21,7 +21,8 @@
  * dim, a 1x1 matrix as its own transpose), or averaged by means and
  * checked at every size up to its bound (near misses: a sum against a
  * mean at one element and against twice the mean at two, a squared mean
- * at one element, also under a ReLU), and
+ * at one element, also under a ReLU, a mean of a pool, means that drop
+ * their axis, a mean over a concat of two classes), and
  * a sum read by a ReLU only when whole and the check is also valid with the
  * ReLU abstract (near misses: a ReLU of the sum's terms, a ReLU that is 0
  * by Cauchy-Schwarz at two terms only, the same as a max-pool, with sizes
@@ -2447,6 +2448,16 @@ START_TEST(own_shapes_prove_averaged_classes)
     xf_test_out(&r.dst, mean_last(&r.dst, d[0]));
     expect_own_shapes_prove(&r, 1, "1 averaged by a mean");
 
+    /* A mean over the inner dim that reaches no output (A = 0): not
+     * averaged, as a term without an index along the class would need
+     * K + 1 sizes */
+    inputs(&r, 2, shm, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, s[0], s[1]));
+    mean_last(&r.src, s[0]);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[1]));
+    expect_own_shapes_prove(&r, 0, "dim 1 of input a takes other sizes where an operator mixes "
+                                   "along it (reduce_mean)");
+
     /* Near misses. */
     xf_verifier *own_only = own_only_verifier();
     for (int pass = 0; pass < 2; pass++) {
@@ -2479,8 +2490,8 @@ START_TEST(own_shapes_prove_averaged_classes)
         /* u u^T = 2 softmax(mean(mean(x))) for u = softmax(mean(x)) over
          * x's rows (ones along x's columns): the sum of C ones against 2,
          * at two columns; the softmax of u reads a value holding x's
-         * columns (its ones would be a constant summed over them), so they
-         * are not averaged, while x's rows are */
+         * columns, which the argument does not take, so they are not
+         * averaged, while x's rows are */
         xf_shape sh22[1] = {xf_shape_make(2, d22)};
         inputs(&r, 1, sh22, s, d);
         xf_params mean0 = xf_params_default(), soft0 = xf_params_default(), tr = xf_params_default();
@@ -2493,6 +2504,47 @@ START_TEST(own_shapes_prove_averaged_classes)
         xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, w, w));
         expect_near_miss(own_only, &r, pass, "dim 1 of input a takes other sizes where an operator "
                                              "mixes along it (reduce_mean)");
+        /* mean(pool(x)) = mean(x) along x's columns, a 1x3 pool without
+         * its padding counted: each pooled column of a two-column row is
+         * the row's mean; at three it is not. The window reads the
+         * columns near their ends: not averaged (K = A = 1 would check
+         * sizes 1 and 2 only) */
+        static const int64_t d112[4] = {1, 1, 1, 2};
+        xf_shape shw[1] = {xf_shape_make(4, d112)};
+        xf_params pool13 = xf_params_default();
+        pool13.kernel[0] = 1, pool13.kernel[1] = 3, pool13.stride[0] = pool13.stride[1] = 1;
+        pool13.pads[1] = pool13.pads[3] = 1;
+        inputs(&r, 1, shw, s, d);
+        xf_test_out(&r.src, mean_last(&r.src, op(&r.src, XF_OP_AVGPOOL, &pool13, s[0], -1)));
+        xf_test_out(&r.dst, mean_last(&r.dst, d[0]));
+        expect_near_miss(own_only, &r, pass, "dim 3 of input a takes other sizes where an operator "
+                                             "mixes along it (reduce_mean)");
+        /* x w = mean(x w^T) along the inner dim, both means dropping
+         * their axis: such a mean is no sum the counts know, it mixes
+         * every dim of its operand and its rule takes no averaged class */
+        static const int64_t d11[2] = {1, 1};
+        xf_shape shx[2] = {xf_shape_make(2, d11), xf_shape_make(2, d11)};
+        xf_params drop = xf_params_default();
+        drop.n_axes = 1, drop.axes[0] = -1, drop.keepdims = 0;
+        inputs(&r, 2, shx, s, d);
+        xf_test_out(&r.src, op(&r.src, XF_OP_REDUCE_MEAN, &drop,
+                               op(&r.src, XF_OP_MATMUL, NULL, s[0], s[1]), -1));
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_REDUCE_MEAN, &drop,
+                               op(&r.dst, XF_OP_MUL, NULL, d[0],
+                                  op(&r.dst, XF_OP_TRANSPOSE, &tr, d[1], -1)), -1));
+        expect_near_miss(own_only, &r, pass, "dim 0 of input a takes other sizes where an operator "
+                                             "mixes along it (reduce_mean)");
+        /* 2 mean(concat(a, b)) = mean(a) + mean(b) along the columns:
+         * true where a and b have as many, a mean over a layout divides
+         * by the sum of its parts' sizes */
+        xf_shape shl[2] = {xf_shape_make(2, d21), xf_shape_make(2, d21)};
+        inputs(&r, 2, shl, s, d);
+        int mc = mean_last(&r.src, op(&r.src, XF_OP_CONCAT, &cat1, s[0], s[1]));
+        xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, mc, mc));
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, mean_last(&r.dst, d[0]),
+                               mean_last(&r.dst, d[1])));
+        expect_near_miss(own_only, &r, pass, "dim 1 of input a takes other sizes where an operator "
+                                             "mixes along it");
     }
     xf_verifier_free(own_only);
 }

@@ -205,48 +205,54 @@
  *              of C, or of whole blocks of C, is a sum over it times one
  *              over the axis's size: ties mark it summed as well as
  *              mixing), otherwise indexed or summed as above, that no
- *              window or slice reads, that is no concat's layout nor a
- *              part of one (a mean over concat(a, b) divides by a sum of
- *              two sizes), in a rule with no reshape and no mean that
- *              drops its axes, outside the cases of matmul batch dims
- *              (bounded_cases.c checks one shape per case), where no
- *              non-polynomial operator reads a
- *              value computed from an input holding C, nor a value
- *              holding C (a polynomial rule, or case (a) above; a
- *              constant softmax's ones along C would be a constant summed
- *              over C). K = the most indices along C in one
- *              monomial of an output element (its axes plus its sums, a
- *              mean's included: need), A = the most means over C in one
- *              product (need_mean). Checked at every size 1..K + A of C
- *              (each must be admissible where one is), the others held.
+ *              window or slice reads (a layout or a part of one that a
+ *              mean reads mixes: check_layout; a mean over concat(a, b)
+ *              divides by a sum of two sizes), in a rule with no reshape
+ *              and no mean that drops its axes (its sum is no tie, so the
+ *              counts below would miss it), outside the cases of matmul
+ *              batch dims (bounded_cases.c checks one shape per case),
+ *              where no non-polynomial operator reads a value computed
+ *              from an input holding C, nor a value holding C (a
+ *              polynomial rule, or case (a) above). K = the most indices
+ *              along C in one product of an output element (its axes
+ *              plus its sums, a mean's included: need), A = the most
+ *              means over C in one product (need_mean), at least 1 (a
+ *              class no mean over which reaches an output is not
+ *              averaged). Checked at every size 1..K + A of C (each must
+ *              be admissible where one is), the others held.
  *
  * Argument. At size m, with the other classes held (and, in case (a), the
- * values of the non-polynomial nodes, which do not depend on C, held as
- * coefficients), an output element is a polynomial in the entries of the
- * inputs holding C. As for summed classes, every monomial holds an entry
- * at each of the element's indices along C and at each summation index
- * (nothing adds a constant to a value holding C: broadcasts and
- * generators along C are not admitted), so its support has d <= K
- * indices, and renaming indices commutes with both sides: the coefficient
- * of a monomial depends only on its type (the monomial up to renaming).
- * What depends on m is the coefficient: a sum's terms that give one
- * monomial are its summation indices mapped into the support (a count
- * fixed by the type), and each mean over C (or over c blocks of C)
- * multiplies by 1/m (1/(c m)), at most A of them in one product. So the
- * coefficient of a type of support d at size m >= d is
- * sum_{e=0..A} c_e m^-e, and the two sides' difference there is m^-A
- * times a polynomial of degree <= A in m. The check at sizes d..K + A
- * (A + 1 sizes, every one admissible) found it 0 at each, so it is 0 at
- * every m >= d; at m < d the type does not occur. So the sides are equal
- * at every size of C. `mean(a) mean(a) = mean(a a)` along C holds at one
- * element and not at two (K = 2, A = 2: sizes 1..4 refute it); `matmul(x,
- * y) = mean(x y^T)` holds at m = 1 (K = 1, A = 1: size 2 refutes it). The
- * size 1/m is what a mean's coefficient depends on, so a class a softmax,
- * layer norm, window or broadcast reads (whose terms hold 1/m and m
- * otherwise: the mean of a layer norm cancels by m (1/m) = 1) is not
- * averaged: it mixes. The classes extend one at a time as the classes
- * near the ends do (one grid of their sizes, bounded_shapes.c); in case
- * (a) the held coefficients are the same at every size of C.
+ * values of the non-polynomial nodes, which read nothing of C, held as
+ * coefficients), expand an output element at its indices along C (k <= K
+ * of them) into products: a constant times input entries, summed over
+ * s <= K - k indices along C (matmul and convolution sums and the means'),
+ * times 1/m per mean over C (1/(c m) over c blocks), e <= A of them.
+ * Every operator treats the indices along C alike, so renaming them
+ * commutes with both sides and the coefficient of a monomial depends only
+ * on its type: the output's indices and the monomial's entries along C up
+ * to renaming, with D distinct indices in all. A summation index either
+ * appears in the product's entries (its value is then one of the
+ * monomial's) or not (free: a constant along C, such as a convolution's
+ * bias along its batch axis, summed over all m values). So a product with
+ * f free sums adds to a type's coefficient a count fixed by the type
+ * times m^f m^-e; its D indices are the output's and the s - f others',
+ * so D <= k + s - f <= K - f, and the exponent f - e lies in [-A, K - D].
+ * For D >= 1 the two sides' difference at a type is m^-A times a
+ * polynomial of degree <= K + A - D in m, found 0 at the K + A - D + 1
+ * sizes D..K + A, so 0 at every m >= D, and below D the type does not
+ * occur. For D = 0 every sum is free and every mean one of them
+ * (f = s >= e), so the exponent lies in [0, K]: a polynomial of degree
+ * <= K, found 0 at the K + A >= K + 1 sizes 1..K + A (why A >= 1). So
+ * the sides are equal at every size of C. `mean(a) mean(a) = mean(a a)`
+ * along C holds at one element and not at two (K = 2, A = 2: sizes 1..4
+ * refute it); `matmul(x, y) = mean(x y^T)` holds at m = 1 (K = 1, A = 1:
+ * size 2 refutes it). The 1/m is what a mean's coefficient depends on,
+ * and a class a softmax, layer norm, window or broadcast reads (whose
+ * terms hold 1/m and m otherwise: the mean of a layer norm cancels by
+ * m (1/m) = 1) is not averaged: it mixes. The classes extend one at a
+ * time as the classes near the ends do (one grid of their sizes,
+ * bounded_shapes.c); in case (a) the held coefficients are the same at
+ * every size of C.
  *
  * With every input dim fixed, indexed or summed, the exact check valid at
  * the own shapes is valid at every admissible shape, any size, not only
@@ -423,7 +429,6 @@ typedef struct classes {
     unsigned char *held;     /* a rule input holds it */
     unsigned char *joined;   /* a concat of classes joins it, or it is one (a layout) */
     int layout_open;         /* a layout failed whose part no input dim blocks */
-    unsigned char *in_layout; /* it is a layout or a part of one */
     int *need_mean;          /* summed: the most keepdims means over it in one product */
     int means_ok;            /* the rule has no reshape and no mean that drops its axes,
                                 and the ties are not a case's (bounded_cases.c) */
@@ -448,7 +453,6 @@ static void classes_free(classes *c)
     xf_free(c->np_after);
     xf_free(c->held);
     xf_free(c->joined);
-    xf_free(c->in_layout);
     xf_free(c->need_mean);
 }
 
@@ -586,11 +590,10 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
     c->np_after = xf_calloc(n, 1);
     c->held = xf_calloc(n, 1);
     c->joined = xf_calloc(n, 1);
-    c->in_layout = xf_calloc(n, 1);
     c->need_mean = xf_calloc(n, sizeof *c->need_mean);
     if (!c->mixed || !c->summed || !c->fixed || !c->seen || !c->axes || !c->here || !c->need ||
         !c->scratch || !c->edge || !c->reach[0] || !c->reach[1] || !c->end || !c->edge_id ||
-        !c->np_sees || !c->np_after || !c->held || !c->joined || !c->in_layout || !c->need_mean)
+        !c->np_sees || !c->np_after || !c->held || !c->joined || !c->need_mean)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
     c->means_ok = !xf_rule_has_views(r) && !t->cas; /* a case's shape gets one check */
     for (int k = 0; k < 2; k++) {
@@ -640,12 +643,8 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
         for (int d = 0; d < r->src.values[v].shape.rank; d++)
             c->held[family(t, vf_bounded_ties_slot(t, 0, v, d))] = 1;
     }
-    for (int a = 0; a < t->n; a++) {
-        if (!parts_in(t, a)) continue;
-        c->in_layout[a] = 1;
-        for (int q = 0; q < parts_in(t, a); q++) c->in_layout[part(t, a, q)] = 1;
-        check_layout(t, c, a);
-    }
+    for (int a = 0; a < t->n; a++)
+        if (parts_in(t, a)) check_layout(t, c, a);
     xf_status st = XF_OK;
     for (int k = 0; st == XF_OK && k < 2; k++)
         st = count_sums(t, c->summed, vf_rule_side(r, k), k, 0, c->need, c->scratch, err);
@@ -676,13 +675,13 @@ static int edge_top(const classes *c, int f)
 
 /* The largest size to check of an averaged class (the header,
  * "averaged"): K + A, K = need (its axes and sums, means included, in one
- * monomial of an output), A the most means over it in one product; 0
- * when beyond XFB_EDGE_TOP. */
+ * product of an output), A >= 1 the most means over it in one product; 0
+ * when no mean over it reaches an output (A = 0: a term without an index
+ * along it would need K + 1 sizes) or beyond XFB_EDGE_TOP. */
 static int mean_top(const classes *c, int f)
 {
     int64_t top = (int64_t)c->need[f] + c->need_mean[f];
-    if (top < 1) top = 1;
-    return top <= XFB_EDGE_TOP ? (int)top : 0;
+    return c->need_mean[f] >= 1 && top <= XFB_EDGE_TOP ? (int)top : 0;
 }
 
 /* Input dim `flat` (rule input order, dim by dim), `blocks` blocks of
@@ -750,11 +749,12 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
     if (c->edge[f] && !c->mixed[f] && !summed && (plain || !edge_reach(c, f)) &&
         edge_join(c, f, flat, t->blocks[root], 0, out))
         return;
-    /* averaged: keepdims means alone mix it (summed: they mark their axes),
-     * no window or slice reads it, it is no layout nor part of one, and no
-     * non-polynomial operator reads a value computed from it */
+    /* averaged: keepdims means alone mix it (summed: they mark their axes;
+     * a layout a mean reads, or a part of one, check_layout mixes), no
+     * window or slice reads it, and no non-polynomial operator reads a
+     * value computed from it or holding it */
     if (c->mixed[f] == vf_bounded_mix_bit(XF_OP_REDUCE_MEAN) && summed && c->means_ok &&
-        !c->edge[f] && !c->in_layout[f] && (poly || (!c->np_after[f] && !c->np_sees[f])) &&
+        !c->edge[f] && (poly || (!c->np_after[f] && !c->np_sees[f])) &&
         edge_join(c, f, flat, t->blocks[root], 1, out))
         return;
     /* summed in a rule that is not polynomial: no non-polynomial operator
