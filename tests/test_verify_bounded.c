@@ -2363,6 +2363,16 @@ static int mean_last(xf_graph *g, int x)
     return op(g, XF_OP_REDUCE_MEAN, &mean, x, -1);
 }
 
+/* A convolution with a bias, of graph g. */
+static int conv3(xf_graph *g, const xf_params *p, int x, int w, int b)
+{
+    int in[3] = {x, w, b};
+    xf_error err;
+    int v = xf_graph_op(g, XF_OP_CONV, p, in, 3, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
 /* A false rule the sizes its averaged class is checked at refute, with
  * the own shapes alone otherwise. Frees r. */
 static void expect_refuted_at_averaged_sizes(xf_verifier *own_only, xf_rule *r)
@@ -2397,7 +2407,7 @@ static void dot_against_mean(xf_rule *r, int64_t n, int twice)
 START_TEST(own_shapes_prove_averaged_classes)
 {
     xf_rule r;
-    int s[2], d[2];
+    int s[2], d[2], s3[3], d3[3];
     /* mean(a + a) = mean(a) + mean(a) along a's columns (formerly mixing) */
     xf_shape sh[2] = {xf_shape_make(2, d23), xf_shape_make(2, d23)};
     inputs(&r, 1, sh, s, d);
@@ -2446,6 +2456,17 @@ START_TEST(own_shapes_prove_averaged_classes)
     ms = mean_last(&r.src, s[0]);
     xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, ms, op(&r.src, XF_OP_LAYERNORM, &norm, ms, s[1])));
     xf_test_out(&r.dst, mean_last(&r.dst, d[0]));
+    expect_own_shapes_prove(&r, 1, "1 averaged by a mean");
+
+    /* mean(conv(x, w, b)) = conv(mean(x), w, b) over the batch: the bias
+     * is a constant along the averaged class (a free sum, m (1/m)) */
+    static const int64_t dx2[4] = {2, 1, 1, 1}, dw1[4] = {1, 1, 1, 1}, db1[1] = {1};
+    xf_shape shc[3] = {xf_shape_make(4, dx2), xf_shape_make(4, dw1), xf_shape_make(1, db1)};
+    xf_params conv1 = conv_params(1, 1, 0, 1, XF_ACT_NONE), mean_n = xf_params_default();
+    mean_n.n_axes = 1, mean_n.axes[0] = 0, mean_n.keepdims = 1;
+    inputs(&r, 3, shc, s3, d3);
+    xf_test_out(&r.src, op(&r.src, XF_OP_REDUCE_MEAN, &mean_n, conv3(&r.src, &conv1, s3[0], s3[1], s3[2]), -1));
+    xf_test_out(&r.dst, conv3(&r.dst, &conv1, op(&r.dst, XF_OP_REDUCE_MEAN, &mean_n, d3[0], -1), d3[1], d3[2]));
     expect_own_shapes_prove(&r, 1, "1 averaged by a mean");
 
     /* A mean over the inner dim that reaches no output (A = 0): not
