@@ -2363,16 +2363,6 @@ static int mean_last(xf_graph *g, int x)
     return op(g, XF_OP_REDUCE_MEAN, &mean, x, -1);
 }
 
-/* A convolution with a bias, of graph g. */
-static int conv3(xf_graph *g, const xf_params *p, int x, int w, int b)
-{
-    int in[3] = {x, w, b};
-    xf_error err;
-    int v = xf_graph_op(g, XF_OP_CONV, p, in, 3, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
 /* A false rule the sizes its averaged class is checked at refute, with
  * the own shapes alone otherwise. Frees r. */
 static void expect_refuted_at_averaged_sizes(xf_verifier *own_only, xf_rule *r)
@@ -2465,8 +2455,10 @@ START_TEST(own_shapes_prove_averaged_classes)
     xf_params conv1 = conv_params(1, 1, 0, 1, XF_ACT_NONE), mean_n = xf_params_default();
     mean_n.n_axes = 1, mean_n.axes[0] = 0, mean_n.keepdims = 1;
     inputs(&r, 3, shc, s3, d3);
-    xf_test_out(&r.src, op(&r.src, XF_OP_REDUCE_MEAN, &mean_n, conv3(&r.src, &conv1, s3[0], s3[1], s3[2]), -1));
-    xf_test_out(&r.dst, conv3(&r.dst, &conv1, op(&r.dst, XF_OP_REDUCE_MEAN, &mean_n, d3[0], -1), d3[1], d3[2]));
+    int cs = xf_test_op3(&r.src, XF_OP_CONV, &conv1, s3[0], s3[1], s3[2]);
+    xf_test_out(&r.src, op(&r.src, XF_OP_REDUCE_MEAN, &mean_n, cs, -1));
+    int md = op(&r.dst, XF_OP_REDUCE_MEAN, &mean_n, d3[0], -1);
+    xf_test_out(&r.dst, xf_test_op3(&r.dst, XF_OP_CONV, &conv1, md, d3[1], d3[2]));
     expect_own_shapes_prove(&r, 1, "1 averaged by a mean");
 
     /* A mean over the inner dim that reaches no output (A = 0): not
