@@ -2563,6 +2563,52 @@ START_TEST(own_shapes_prove_averaged_classes)
 }
 END_TEST
 
+/* A convolution's bias is a constant along its batch axis: summed over
+ * that axis by a matmul (the axis moved there by transposes), its terms
+ * hold no index of it, so the own size does not stand for the others.
+ * x and p [N, 2, 1, 1] convolved with w [1, 2, 1, 1]: y0 = conv(x, w),
+ * yb = conv(x, w, b); sum_n yb yb^T against sum_n y0 yb^T +
+ * sum_n (yb - y0) y0^T + sum_n' cb cb^T for cb = conv(p, w, b) - conv(p, w)
+ * over p's batch: N b^2 against P b^2, true where N = P (the own 2 and
+ * 2) only. */
+START_TEST(own_shapes_sums_with_a_bias_near_miss)
+{
+    static const int64_t dx[4] = {2, 2, 1, 1}, dw[4] = {1, 2, 1, 1}, db[1] = {1};
+    xf_shape sh[4] = {xf_shape_make(4, dx), xf_shape_make(4, dx), xf_shape_make(4, dw),
+                      xf_shape_make(1, db)};
+    xf_params conv1 = conv_params(1, 1, 0, 1, XF_ACT_NONE), t1 = xf_params_default();
+    xf_params t2 = xf_params_default();
+    t1.n_axes = t2.n_axes = 4;
+    t1.axes[0] = t2.axes[0] = 1, t1.axes[1] = t2.axes[1] = 2;
+    t1.axes[2] = 3, t1.axes[3] = 0, t2.axes[2] = 0, t2.axes[3] = 3;
+    xf_verifier *own_only = own_only_verifier();
+    for (int pass = 0; pass < 2; pass++) {
+        xf_rule r;
+        int s[4], d[4];
+        inputs(&r, 4, sh, s, d);
+        int ys = xf_test_op3(&r.src, XF_OP_CONV, &conv1, s[0], s[2], s[3]);
+        xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, op(&r.src, XF_OP_TRANSPOSE, &t1, ys, -1),
+                               op(&r.src, XF_OP_TRANSPOSE, &t2, ys, -1)));
+        xf_graph *g = &r.dst;
+        int y0 = op(g, XF_OP_CONV, &conv1, d[0], d[2]);
+        int yb = xf_test_op3(g, XF_OP_CONV, &conv1, d[0], d[2], d[3]);
+        int cbx = op(g, XF_OP_SUB, NULL, yb, y0);
+        int cb = op(g, XF_OP_SUB, NULL, xf_test_op3(g, XF_OP_CONV, &conv1, d[1], d[2], d[3]),
+                    op(g, XF_OP_CONV, &conv1, d[1], d[2]));
+        int m1 = op(g, XF_OP_MATMUL, NULL, op(g, XF_OP_TRANSPOSE, &t1, y0, -1),
+                    op(g, XF_OP_TRANSPOSE, &t2, yb, -1));
+        int m2 = op(g, XF_OP_MATMUL, NULL, op(g, XF_OP_TRANSPOSE, &t1, cbx, -1),
+                    op(g, XF_OP_TRANSPOSE, &t2, y0, -1));
+        int m3 = op(g, XF_OP_MATMUL, NULL, op(g, XF_OP_TRANSPOSE, &t1, cb, -1),
+                    op(g, XF_OP_TRANSPOSE, &t2, cb, -1));
+        xf_test_out(g, op(g, XF_OP_ADD, NULL, op(g, XF_OP_ADD, NULL, m1, m2), m3));
+        expect_near_miss(own_only, &r, pass, "dim 0 of input a takes other sizes, summed over "
+                                             "where a convolution's bias adds a constant along it");
+    }
+    xf_verifier_free(own_only);
+}
+END_TEST
+
 /* Matmul batch dims of two classes (verify/bounded_ties.c, tie_domain;
  * verify/bounded_cases.c): within the rule's validity domain a batch dim
  * equal to the other operand's at the own shapes stays equal and one the
@@ -2706,6 +2752,7 @@ static Suite *suite(void)
     tcase_add_test(tc, source_splits_cut_as_the_matcher_cuts);
     tcase_add_test(tc, own_shapes_prove_near_the_ends);
     tcase_add_test(tc, own_shapes_prove_averaged_classes);
+    tcase_add_test(tc, own_shapes_sums_with_a_bias_near_miss);
     tcase_add_test(tc, own_shapes_prove_batch_cases);
     tcase_add_test(tc, own_shapes_prove_sums_before_nonpolynomial);
     tcase_add_test(tc, own_shapes_sums_before_nonpolynomial_near_misses);

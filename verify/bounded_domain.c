@@ -71,7 +71,9 @@
  * indices along the class, an input entry at that index (products keep
  * every factor's entries, sums over other axes and data movement keep the
  * indices, and nothing adds a constant to a value holding the class: an
- * element-wise operand of the same shape holds it too). So the monomials'
+ * element-wise operand of the same shape holds it too; a convolution's
+ * bias adds one along its batch axis, so a class so held is not summed
+ * this way: biased, and the sum of m copies of it is m times it). So the monomials'
  * supports (their indices along the class) are exactly the element's
  * indices and the summation indices, at most k + s distinct ones; monomials
  * of different supports cannot cancel, and the part of an output element
@@ -430,6 +432,8 @@ typedef struct classes {
     unsigned char *joined;   /* a concat of classes joins it, or it is one (a layout) */
     int layout_open;         /* a layout failed whose part no input dim blocks */
     int *need_mean;          /* summed: the most keepdims means over it in one product */
+    unsigned char *biased;   /* a convolution's bias adds a constant along it (its batch
+                                axis): a sum over it has terms without its index */
     int means_ok;            /* the rule has no reshape and no mean that drops its axes,
                                 and the ties are not a case's (bounded_cases.c) */
 } classes;
@@ -454,6 +458,7 @@ static void classes_free(classes *c)
     xf_free(c->held);
     xf_free(c->joined);
     xf_free(c->need_mean);
+    xf_free(c->biased);
 }
 
 /* The values whose elements node nd's non-polynomial part reads: a
@@ -591,15 +596,20 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
     c->held = xf_calloc(n, 1);
     c->joined = xf_calloc(n, 1);
     c->need_mean = xf_calloc(n, sizeof *c->need_mean);
+    c->biased = xf_calloc(n, 1);
     if (!c->mixed || !c->summed || !c->fixed || !c->seen || !c->axes || !c->here || !c->need ||
         !c->scratch || !c->edge || !c->reach[0] || !c->reach[1] || !c->end || !c->edge_id ||
-        !c->np_sees || !c->np_after || !c->held || !c->joined || !c->need_mean)
+        !c->np_sees || !c->np_after || !c->held || !c->joined || !c->need_mean || !c->biased)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
     c->means_ok = !xf_rule_has_views(r) && !t->cas; /* a case's shape gets one check */
     for (int k = 0; k < 2; k++) {
         const xf_graph *g = vf_rule_side(r, k);
-        for (int i = 0; i < g->n_nodes; i++)
-            if (g->nodes[i].op == XF_OP_REDUCE_MEAN && !g->nodes[i].params.keepdims) c->means_ok = 0;
+        for (int i = 0; i < g->n_nodes; i++) {
+            const xf_node *nd = &g->nodes[i];
+            if (nd->op == XF_OP_REDUCE_MEAN && !nd->params.keepdims) c->means_ok = 0;
+            if (nd->op == XF_OP_CONV && nd->n_inputs > 2 && g->values[nd->outputs[0]].shape.rank > 0)
+                c->biased[family(t, vf_bounded_ties_slot(t, k, nd->outputs[0], 0))] = 1;
+        }
     }
     int first_dst = r->dst.n_values ? vf_bounded_ties_slot(t, 1, 0, 0) : t->n;
     for (int i = 0; i < t->n; i++) {
@@ -761,10 +771,15 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
      * may read a value holding the class, and where one reads its sums,
      * each must be one the check can take as abstract ("after their sums") */
     int np_blocks = summed && !poly && (c->np_sees[f] || (c->np_after[f] && !c->abstract_only));
+    /* summed where a convolution's bias adds a constant along it: a sum
+     * over it has terms without its index, whose count is the size itself
+     * (the argument for summed classes needs every term to hold it; the
+     * averaged one counts them) */
+    int bias_blocks = summed && c->biased[f];
     /* a dim read near its ends that could not join (a window over a class
      * on two axes or over blocks, a summed one, beyond XFB_EDGE_TOP or the
      * class and dim caps) is checked at its own size only: it blocks */
-    if (!c->mixed[f] && !c->edge[f] && !np_blocks && own >= need) {
+    if (!c->mixed[f] && !c->edge[f] && !np_blocks && !bias_blocks && own >= need) {
         if (summed) out->n_summed++;
         else out->n_indexed++;
         if (summed && !poly && c->np_after[f]) out->n_after++, out->abstract = 1;
@@ -789,6 +804,11 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
         snprintf(out->why, sizeof out->why,
                  "dim %d of input %s takes other sizes, summed over before a softmax, norm, "
                  "max-pool or pow",
+                 d, name);
+    else if (bias_blocks)
+        snprintf(out->why, sizeof out->why,
+                 "dim %d of input %s takes other sizes, summed over where a convolution's bias "
+                 "adds a constant along it",
                  d, name);
     else
         snprintf(out->why, sizeof out->why,
