@@ -145,7 +145,8 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * through its blocks blocks a free split, 2026-12-01; 8: a rejected split
  * with a part the matcher sizes unchecked blocks it too, review 42h's R7,
  * 2026-12-01; 9: a class only keepdims means mix is checked at every size
- * up to its bound and proved by the own shapes, 2026-12-01). The default
+ * up to its bound and proved by the own shapes, and a summed class a
+ * convolution's bias is added along is not, 2026-12-01). The default
  * rules database's name carries it, so a database decided by an older
  * verifier is made again, not reused. */
 #define XF_VERIFY_REVISION 9
