@@ -960,6 +960,10 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, bounded_mode mode
     check k;
     memset(&k, 0, sizeof k);
     k.v = v;
+    /* a forked worker keeps the operator patterns it reads (bounded_patterns.c):
+     * their memory goes with the process, and the forking process collects
+     * them; a longer-lived caller's checks allocate and free as before */
+    k.c.patterns = v->exiting ? v->patterns : NULL;
     k.deadline = o->timeout_ms ? t0 + o->timeout_ms : 0;
     k.rl_budget = o->rlimit;
     if (cross && o->cross_rlimit && (!o->rlimit || o->cross_rlimit < o->rlimit))

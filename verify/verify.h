@@ -144,12 +144,16 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * fixed only where its own symbolic size is checked, and a whole fixed
  * through its blocks blocks a free split, 2026-12-01; 8: a rejected split
  * with a part the matcher sizes unchecked blocks it too, review 42h's R7,
- * 2026-12-01; 9: a class only keepdims means mix is checked at every size
- * up to its bound and proved by the own shapes, and a summed class a
- * convolution's bias is added along is not, 2026-12-01). The default
- * rules database's name carries it, so a database decided by an older
- * verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 9
+ * 2026-12-01; 9: a slice's symbolic size in a rule with reshapes is its
+ * constant e - s unless it is [0:end] to the end, as the domain reads it,
+ * review 42d's L4, and a derived rule's domain holds a slice's axis at its
+ * own size where a step's slice to the end binds one of a finite end or
+ * the reverse, review 42d's M1, 2026-12-01; 10: a class only keepdims
+ * means mix is checked at every size up to its bound and proved by the own
+ * shapes, and a summed class a convolution's bias is added along is not,
+ * 2026-12-01). The default rules database's name carries it, so a
+ * database decided by an older verifier is made again, not reused. */
+#define XF_VERIFY_REVISION 10
 
 /* ---------------------------------------------------------------- axioms */
 
@@ -383,6 +387,9 @@ typedef struct xf_verify_tally {
                                   the proof's); errors and kills under NONE */
     double elapsed_s;          /* since xf_verify_db started */
     double cpu_s;              /* CPU time of the workers (user + system), all ranks */
+    int64_t patterns_reused;   /* operator patterns of the bounded check's elaboration that
+                                  workers took from earlier workers instead of probing the
+                                  operator's kernel (docs/verify.md, "Worker processes") */
 } xf_verify_tally;
 
 typedef struct xf_verify_db_options {

@@ -1,13 +1,15 @@
 /*
- * worker.c — what one worker process of xf_verify_db does for one rule:
- * open the database read-only (its own handle: SQLite handles do not
- * survive fork),
- * load the rule, run the axiomatic proof and the bounded check (for a rule
+ * worker.c — what one worker process of xf_verify_db does for one rule,
+ * loaded by the forking process just before the fork (forks.c; a rule that
+ * did not load is reported as such from here, so the scheduler sees it as
+ * before): run the axiomatic proof and the bounded check (for a rule
  * the proof proved, the cross-check with its smaller budget; for one it did
  * not, the refute-only form: the exact check at the own shapes, floats at
  * the others) with the verifier the scheduler prepared
  * before forking (its copy is this
- * process's alone), and write the outcome (xv_msg plus the counterexample blob) to
+ * process's alone), and write the outcome (xv_msg plus the counterexample
+ * blob, then the operator patterns it read off its kernels for later
+ * workers: bounded_patterns.c) to
  * the pipe. With probe_first (the default) the float probe runs first at
  * every planned shape, and a rule it refutes at shapes other than its own
  * gets no proof attempt (its proof reads `not tried`). The domain recorded
@@ -19,13 +21,12 @@
  * scheduler sees the pipe close without a full message, or kills the process.
  */
 #include "worker_internal.h"
+#include "patterns_internal.h"
 #include "verify_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "rulesdb/rulesdb.h"
 
 #define XF_MATCH_MAX_NAMES 64
 
@@ -62,24 +63,22 @@ static xf_status domain_text(const xf_rule *r, xv_msg *m, xf_error *err)
     return st;
 }
 
-static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg *m,
-                        uint8_t **cex, size_t *cex_len, xf_error *err)
+static xf_status decide(vf_loaded *job, xf_verifier *v, xv_msg *m, uint8_t **cex,
+                        size_t *cex_len, xf_error *err)
 {
-    xf_rulesdb *db = NULL;
-    xf_rule r;
-    xf_rule_init(&r);
+    xf_rule *r = &job->rule; /* this process's copy: its domain is rewritten below */
     xf_bounded b;
     xf_bounded_init(&b);
     xf_proof p;
     memset(&p, 0, sizeof p);
-    xf_status st = xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, err);
-    if (st == XF_OK) {
-        st = xf_rulesdb_load_rule(db, id, &r, err);
-        m->broken = st != XF_OK && st != XF_ERR_NOMEM; /* a corrupt blob, a missing graph */
+    xf_status st = job->st;
+    if (st != XF_OK) {
+        m->broken = job->broken;
+        if (err) *err = job->err;
     }
     /* where it is claimed to hold: what its operators demand (ir/domain.c);
      * the bounded check runs there, and a proof is recorded with it */
-    if (st == XF_OK) st = xf_domain_of_rule(&r, &r.domain, err);
+    if (st == XF_OK) st = xf_domain_of_rule(r, &r->domain, err);
     /* probe_first: floats that differ at shapes other than the own refute
      * the rule whatever the axioms say (they could only prove it at its own
      * shapes), so the proof attempt is skipped; a difference at the own
@@ -87,7 +86,7 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
     int probed = 0, agreed = 0; /* agreed: floats agree at every planned shape */
     double probe_ms = 0; /* a probe that refuted nothing: its time joins the check's */
     if (st == XF_OK && vf_verifier_options(v)->probe_first) {
-        st = xf_verify_bounded_probe(v, &r, &b, err);
+        st = xf_verify_bounded_probe(v, r, &b, err);
         probed = st == XF_OK && b.result == XF_BOUNDED_REFUTED && b.shape_index > 0;
         agreed = st == XF_OK && b.result == XF_BOUNDED_VALID;
         if (st == XF_OK && !probed) {
@@ -102,7 +101,7 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
         snprintf(m->proof_detail, sizeof m->proof_detail,
                  "not tried: the float probe refuted it at other shapes first");
     } else if (st == XF_OK) {
-        st = xf_verify_prove(v, &r, &p, err);
+        st = xf_verify_prove(v, r, &p, err);
     }
     if (st == XF_OK && !probed) {
         m->proof = p.result;
@@ -114,9 +113,9 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
         /* unproved: only a refutation can change the verdict (bounded.c);
          * a probe that agreed everywhere is not run again */
         int proved = p.result == XF_PROOF_PROVED;
-        if (agreed) st = xf_verify_bounded_after_probe(v, &r, proved, &b, err);
-        else st = proved ? xf_verify_bounded_cross(v, &r, &b, err)
-                         : xf_verify_bounded_refute(v, &r, &b, err);
+        if (agreed) st = xf_verify_bounded_after_probe(v, r, proved, &b, err);
+        else st = proved ? xf_verify_bounded_cross(v, r, &b, err)
+                         : xf_verify_bounded_refute(v, r, &b, err);
     }
     if (st == XF_OK) {
         m->bounded = b.result;
@@ -136,23 +135,23 @@ static xf_status decide(const char *db_path, int64_t id, xf_verifier *v, xv_msg 
     int by_shapes = p.result != XF_PROOF_PROVED && b.result == XF_BOUNDED_VALID && b.proves;
     int own_only = b.n_shapes <= 1 &&
                    (vf_verifier_options(v)->bounded_max_shapes <= 1 || b.n_admissible > 1);
-    if (st == XF_OK && by_shapes) st = xf_domain_of_rule_pinned(&r, &r.domain, err);
-    else if (st == XF_OK && (own_only || p.held_all)) st = pin_own_shapes(&r, err);
+    if (st == XF_OK && by_shapes) st = xf_domain_of_rule_pinned(r, &r->domain, err);
+    else if (st == XF_OK && (own_only || p.held_all)) st = pin_own_shapes(r, err);
     /* a proof that read dims at their own size holds where they keep it
      * (prove_encode.c); the check above ran on the whole domain, so the
      * verdict is what it was without this */
     else if (st == XF_OK && p.result == XF_PROOF_PROVED && p.n_held)
-        st = xf_domain_of_rule_held(&r, p.held, p.n_held, &r.domain, err);
-    if (st == XF_OK) st = domain_text(&r, m, err);
+        st = xf_domain_of_rule_held(r, p.held, p.n_held, &r->domain, err);
+    if (st == XF_OK) st = domain_text(r, m, err);
     xf_bounded_free(&b);
-    xf_rule_free(&r);
-    xf_rulesdb_close(db);
+    xf_rule_free(r);
     return st;
 }
 
-int vf_worker(const char *db_path, int64_t id, xf_verifier *v, int fd)
+int vf_worker(vf_loaded *job, xf_verifier *v, int fd)
 {
     v->exiting = 1; /* this process ends with the rule: its Z3 contexts go with it */
+    vf_patterns_forked(v->patterns); /* what it reads now goes back to the parent */
     xv_msg m;
     memset(&m, 0, sizeof m);
     m.proof = XF_PROOF_UNKNOWN;
@@ -161,7 +160,7 @@ int vf_worker(const char *db_path, int64_t id, xf_verifier *v, int fd)
     size_t cex_len = 0;
     xf_error err;
     xf_error_clear(&err);
-    if (decide(db_path, id, v, &m, &cex, &cex_len, &err) != XF_OK) {
+    if (decide(job, v, &m, &cex, &cex_len, &err) != XF_OK) {
         m.failed = 1;
         m.proof = XF_PROOF_UNKNOWN;
         m.bounded = XF_BOUNDED_UNKNOWN;
@@ -171,7 +170,15 @@ int vf_worker(const char *db_path, int64_t id, xf_verifier *v, int fd)
         cex_len = 0;
     }
     m.cex_len = (uint32_t)cex_len;
-    int rc = xf_fd_write_all(fd, &m, sizeof m) || (cex_len && xf_fd_write_all(fd, cex, cex_len)) ? 1 : 0;
+    /* the verdict first: a worker that dies while sending its patterns has
+     * still sent it */
+    size_t patterns_len = 0;
+    const uint8_t *patterns = vf_patterns_own(v->patterns, &patterns_len, &m.patterns_reused);
+    m.patterns_len = (uint32_t)patterns_len;
+    int rc = xf_fd_write_all(fd, &m, sizeof m) || (cex_len && xf_fd_write_all(fd, cex, cex_len)) ||
+                     (patterns_len && xf_fd_write_all(fd, patterns, patterns_len))
+                 ? 1
+                 : 0;
     xf_free(cex);
     return rc;
 }
