@@ -92,6 +92,16 @@ static xf_bounded check(const xf_rule *r)
     return b;
 }
 
+/* The refute-only form (a rule the axioms did not prove) with verifier v. */
+static xf_bounded refute_with(xf_verifier *v, const xf_rule *r)
+{
+    xf_bounded b;
+    xf_bounded_init(&b);
+    xf_error err;
+    ck_assert_msg(xf_verify_bounded_refute(v, r, &b, &err) == XF_OK, "%s", err.msg);
+    return b;
+}
+
 /* A verifier that checks the rule's own shapes alone (no float probe at
  * others). */
 static xf_verifier *own_only_verifier(void)
@@ -972,10 +982,7 @@ END_TEST
 static void expect_own_shapes_prove_with(xf_verifier *v, xf_rule *r, int proves,
                                          const char *detail_part)
 {
-    xf_bounded b;
-    xf_bounded_init(&b);
-    xf_error err;
-    ck_assert_msg(xf_verify_bounded_refute(v, r, &b, &err) == XF_OK, "%s", err.msg);
+    xf_bounded b = refute_with(v, r);
     ck_assert_msg(b.result == XF_BOUNDED_VALID, "got %s: %s", xf_bounded_result_name(b.result),
                   b.detail);
     ck_assert_msg(b.proves == proves, "proves %d: %s", b.proves, b.detail);
@@ -2405,10 +2412,7 @@ static int mean_last(xf_graph *g, int x)
  * the own shapes alone otherwise. Frees r. */
 static void expect_refuted_at_averaged_sizes(xf_verifier *own_only, xf_rule *r)
 {
-    xf_bounded b;
-    xf_bounded_init(&b);
-    xf_error err;
-    ck_assert_msg(xf_verify_bounded_refute(own_only, r, &b, &err) == XF_OK, "%s", err.msg);
+    xf_bounded b = refute_with(own_only, r);
     ck_assert_msg(b.result == XF_BOUNDED_REFUTED, "got %s: %s", xf_bounded_result_name(b.result),
                   b.detail);
     ck_assert_int_gt(b.shape_index, 0);
