@@ -79,15 +79,6 @@ static int op(xf_graph *g, xf_op o, const xf_params *p, int a, int b)
     return v;
 }
 
-static int op3(xf_graph *g, xf_op o, const xf_params *p, int a, int b, int c)
-{
-    int ins[3] = {a, b, c};
-    xf_error err;
-    int v = xf_graph_op(g, o, p, ins, 3, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
 static int node_of(const xf_graph *g, int value)
 {
     return g->values[value].producer;
@@ -968,7 +959,7 @@ START_TEST(test_conv_relu_fusion)
     cp.dilation[0] = cp.dilation[1] = 1;
     int c1 = op(&g, XF_OP_CONV, &cp, x, w);
     int r1 = op(&g, XF_OP_RELU, NULL, c1, -1);           /* fusable */
-    int c2 = op3(&g, XF_OP_CONV, &cp, r1, w, b);         /* conv with bias: 3 inputs */
+    int c2 = xf_test_op3(&g, XF_OP_CONV, &cp, r1, w, b);         /* conv with bias: 3 inputs */
     int r2 = op(&g, XF_OP_RELU, NULL, c2, -1);
     int c3 = op(&g, XF_OP_CONV, &cp, r2, w);
     int r3 = op(&g, XF_OP_RELU, NULL, c3, -1);

@@ -707,10 +707,10 @@ static void held_dims(const xf_rule *r, const xfb_domain *dom, xf_bounded *out)
 }
 
 /* A rule valid at its own shapes whose every input dim is fixed, indexed
- * or summed, or in a class read near its ends only (bounded_domain.c):
- * the exact check at every admissible size 1..top of those classes (the
- * float probe first at each) proves it, a refutation there refutes it,
- * anything else leaves it unknown. */
+ * or summed, or in a class read near its ends only or averaged by means
+ * (bounded_domain.c): the exact check at every admissible size 1..top of
+ * those classes (the float probe first at each) proves it, a refutation
+ * there refutes it, anything else leaves it unknown. */
 static xf_status check_edges(check *k, const xf_rule *r, int max_dim, const xfb_domain *dom,
                              xf_bounded *out, xf_error *err)
 {
@@ -726,10 +726,20 @@ static xf_status check_edges(check *k, const xf_rule *r, int max_dim, const xfb_
     st = extra_shapes(k, r, &plan, top > max_dim ? top : max_dim, upward, out, &done, &why, scope,
                       sizeof scope, err);
     if (st != XF_OK || done) return st;
-    if (!upward) why = "a larger size is not admissible where a smaller one is";
+    if (!upward)
+        why = dom->n_averaged ? "a size it checks is not admissible where another one is"
+                              : "a larger size is not admissible where a smaller one is";
     out->proves = why == NULL;
     if (out->proves) held_dims(r, dom, out);
-    if (out->proves)
+    if (out->proves && dom->n_averaged)
+        snprintf(out->detail, sizeof out->detail,
+                 "valid at the rule's own shapes and at the %s read near their ends or averaged, "
+                 "which stand for every shape it applies to: %d input dim(s) fixed by the rule, "
+                 "%d an index no operator mixes, %d summed over, %d read near their ends only, "
+                 "%d averaged by a mean",
+                 scope, dom->n_fixed, dom->n_indexed, dom->n_summed, dom->n_edge,
+                 dom->n_averaged);
+    else if (out->proves)
         snprintf(out->detail, sizeof out->detail,
                  "valid at the rule's own shapes and at the %s near their ends, which stand for "
                  "every shape it applies to: %d input dim(s) fixed by the rule, %d an index no "
@@ -738,8 +748,8 @@ static xf_status check_edges(check *k, const xf_rule *r, int max_dim, const xfb_
     else
         snprintf(out->detail, sizeof out->detail,
                  "valid at the rule's own shapes; not proved at the sizes near the ends of %d "
-                 "class(es) read there only (up to %d): %s",
-                 dom->n_edge_classes, top, why);
+                 "class(es) read there only%s (up to %d): %s",
+                 dom->n_edge_classes, dom->n_averaged ? " or averaged" : "", top, why);
     return XF_OK;
 }
 

@@ -152,10 +152,12 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * stores each input dim it read at its own size in its domain, a reshape's
  * merged axis fixed through its parts among them, review 42h's finding 3,
  * and a concat's axis of several classes beside a reshape's merged axes is
- * argued where they share no class, 2026-12-01). The default rules
- * database's name carries it, so a database decided by an older verifier
- * is made again, not reused. */
-#define XF_VERIFY_REVISION 10
+ * argued where they share no class, 2026-12-01; 11: a class only keepdims
+ * means mix is checked at every size up to its bound and proved by the own
+ * shapes, and a summed class a convolution's bias is added along is not,
+ * 2026-12-01). The default rules database's name carries it, so a
+ * database decided by an older verifier is made again, not reused. */
+#define XF_VERIFY_REVISION 11
 
 /* ---------------------------------------------------------------- axioms */
 
