@@ -439,7 +439,7 @@ static int32_t poly_mul(xfb_canon *c, int32_t a, int32_t b)
          * the sum of its factors'. */
         for (size_t i = 0; i < na; i++) hx[i] = itab_hash(&c->monos, x[i].mono);
         for (size_t j = 0; j < nb; j++) hy[j] = itab_hash(&c->monos, y[j].mono);
-        size_t k = 0, ai = 0, aj = 0;
+        size_t k = 0, ai = nb ? 0 : na, aj = 0; /* a product by 0 looks nothing up */
         for (int d = 0; d < PREFETCH_AHEAD && ai < na; d++) {
             xf_htab_prefetch(&c->monos.index, xf_htab_key(hx[ai] + hy[aj]));
             if (++aj == nb) aj = 0, ai++;
