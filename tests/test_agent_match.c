@@ -19,7 +19,10 @@
  * when it does not and the target replaces it part for part by a split
  * nothing reads (split(relu(relu(x))) => split(relu(x)) at 5/3), not when
  * the target reads a part or swaps them (never 3/1, 3/5), and
- * split(concat(a, b)) => a, b at halves only. Instantiation: split sizes re-derived for
+ * split(concat(a, b)) => a, b at halves only. A source generator binds at
+ * the size its first consumer gives it, not where the consumer's other
+ * operand is a generator it reads first too (ewmul(P, Q), ewmul(P, P),
+ * ewmul(P + P, R + R): own size only). Instantiation: split sizes re-derived for
  * unequal widths (16 and 32), relative axes on 3-D activations with 2-D
  * weights, identity conv / identity matrix / pooling kernel shapes and the
  * depthwise group re-derived, weight-only flags, and the returned params
@@ -457,13 +460,18 @@ START_TEST(test_split_part_sizes)
 }
 END_TEST
 
+/* A reduction's parameters: the last axis, kept. */
+static xf_params last_axis_kept(void)
+{
+    xf_params p = xf_params_default();
+    p.n_axes = 1, p.axes[0] = -1, p.keepdims = 1;
+    return p;
+}
+
 /* reduce_sum(a) - reduce_sum(b) over the last axis, kept (rank 1: [1]) */
 static int sum_diff(xf_graph *g, int a, int b)
 {
-    xf_params rs = xf_params_default();
-    rs.n_axes = 1;
-    rs.axes[0] = -1;
-    rs.keepdims = 1;
+    xf_params rs = last_axis_kept();
     return op(g, XF_OP_SUB, NULL, op(g, XF_OP_REDUCE_SUM, &rs, a, -1),
               op(g, XF_OP_REDUCE_SUM, &rs, b, -1));
 }
@@ -1130,6 +1138,31 @@ static void rule_pooled_copies(xf_rule *r)
     with_domain(r);
 }
 
+/* Locations of action 0 of rs in g (freed here, rs too); with one, the
+ * largest change of g's output its rewrite makes into *changed. */
+static int rewritten(xf_ruleset *rs, xf_graph *g, double *changed)
+{
+    xf_match m[16];
+    int n = find(rs, 0, g, m);
+    *changed = 0;
+    if (n == 1) {
+        xf_graph_index *ix = NULL;
+        xf_graph res;
+        xf_check_result diff;
+        xf_error err;
+        ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(xf_match_apply(rs, g, ix, &m[0], &res, &err) == XF_OK, "%s", err.msg);
+        ck_assert_msg(xf_interp_check(g, &res, 7, 1e-4, 1e-4, &diff, &err) == XF_OK, "%s",
+                      err.msg);
+        *changed = diff.bad_output < 0 ? 0 : diff.bad_abs;
+        xf_graph_free(&res);
+        xf_graph_index_free(ix);
+    }
+    xf_ruleset_free(rs);
+    xf_graph_free(g);
+    return n;
+}
+
 /* Locations of rule_pooled_copies in relu(conv2d(A, A)) with A of k
  * copies (w1 5x2x3x3, inside the rule's domain); with one, the largest
  * change of the output it makes into *changed. */
@@ -1143,26 +1176,7 @@ static int pooled_copies_rewritten(int64_t k, double *changed)
     xf_params cr = conv3x3();
     cr.activation = XF_ACT_RELU;
     xf_test_out(&g, op(&g, XF_OP_CONV, &cr, a, a));
-    xf_ruleset *rs = set1(rule_pooled_copies);
-    xf_match m[16];
-    int n = find(rs, 0, &g, m);
-    *changed = 0;
-    if (n == 1) {
-        xf_graph_index *ix = NULL;
-        xf_graph res;
-        xf_check_result diff;
-        xf_error err;
-        ck_assert_msg(xf_graph_index_build(&g, &ix, &err) == XF_OK, "%s", err.msg);
-        ck_assert_msg(xf_match_apply(rs, &g, ix, &m[0], &res, &err) == XF_OK, "%s", err.msg);
-        ck_assert_msg(xf_interp_check(&g, &res, 7, 1e-4, 1e-4, &diff, &err) == XF_OK, "%s",
-                      err.msg);
-        *changed = diff.bad_output < 0 ? 0 : diff.bad_abs;
-        xf_graph_free(&res);
-        xf_graph_index_free(ix);
-    }
-    xf_ruleset_free(rs);
-    xf_graph_free(&g);
-    return n;
+    return rewritten(set1(rule_pooled_copies), &g, changed);
 }
 
 /* A source generator binds only the generator the rule was proved with
@@ -1194,6 +1208,190 @@ START_TEST(test_source_generator_as_proved)
         ck_assert_int_eq(found, 1);
         xf_ruleset_free(rs);
         xf_graph_free(&g);
+    }
+}
+END_TEST
+
+/* ewmul(m0, ones[4x4]) => m0, m0 of 4x4 (rule 321 of the default
+ * database, by its shape). */
+static void rule_times_ones(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d44[2] = {4, 4};
+    xf_params gp = gen_shape(2, d44);
+    int s = in(&r->src, "m0", XF_F32, 2, d44);
+    xf_test_out(&r->src, op(&r->src, XF_OP_MUL, NULL, s, op(&r->src, XF_OP_CONST_ONES, &gp, -1, -1)));
+    xf_test_out(&r->dst, in(&r->dst, "m0", XF_F32, 2, d44));
+    with_domain(r);
+}
+
+/* Locations of rule_times_ones in relu(m0[2,4,4] * ones), the ones of
+ * rank `rank` and dims `od` (the relu reads the product: a graph output
+ * is never rewritten to a bare input). */
+static int times_ones_found(int rank, const int64_t *od)
+{
+    const int64_t md[3] = {2, 4, 4};
+    xf_graph g;
+    xf_graph_init(&g);
+    xf_params gp = gen_shape(rank, od);
+    int m0 = in(&g, "m0", XF_F32, 3, md);
+    int prod = op(&g, XF_OP_MUL, NULL, m0, op(&g, XF_OP_CONST_ONES, &gp, -1, -1));
+    xf_test_out(&g, op(&g, XF_OP_RELU, NULL, prod, -1));
+    xf_ruleset *rs = set1(rule_times_ones);
+    xf_match m[16];
+    int n = find(rs, 0, &g, m);
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+    return n;
+}
+
+/* A source generator at the rule's rank broadcast over a batched operand
+ * is the rule's own broadcast, batched as its inputs are (review 42d, L1):
+ * m0[2,4,4] * ones[4,4] binds, as m0[2,4,4] * ones[2,4,4] does; ones[4,1]
+ * or [1,4] (a broadcast within the rule's axes) and ones[1,4,4] (not the
+ * rule's rank) do not. */
+START_TEST(test_source_generator_over_a_batch)
+{
+    const int64_t o44[2] = {4, 4}, o244[3] = {2, 4, 4}, o41[2] = {4, 1}, o14[2] = {1, 4},
+                  o144[3] = {1, 4, 4};
+    ck_assert_int_eq(times_ones_found(2, o44), 1);
+    ck_assert_int_eq(times_ones_found(3, o244), 1);
+    ck_assert_int_eq(times_ones_found(2, o41), 0);
+    ck_assert_int_eq(times_ones_found(2, o14), 0);
+    ck_assert_int_eq(times_ones_found(3, o144), 0);
+}
+END_TEST
+
+/* ----------------------------------- generators sized by generators */
+
+/* const_pool[pd] in g. */
+static int pool_kernel(xf_graph *g, const int64_t *pd)
+{
+    xf_params gp = gen_shape(4, pd);
+    return op(g, XF_OP_CONST_POOL, &gp, -1, -1);
+}
+
+/* ewmul(P, Q) for two const_pool[pd], or ewmul(P, P) for one when `self`. */
+static int pool_product(xf_graph *g, const int64_t *pd, int self)
+{
+    int p = pool_kernel(g, pd);
+    return op(g, XF_OP_MUL, NULL, p, self ? p : pool_kernel(g, pd));
+}
+
+/* matmul(mean[-1,keepdims](ewmul(P, Q)), w2) with P and Q const_pool[pd]. */
+static int pooled_product(xf_graph *g, int w2, const int64_t *pd, int self)
+{
+    xf_params mp = last_axis_kept();
+    return op(g, XF_OP_MATMUL, NULL,
+              op(g, XF_OP_REDUCE_MEAN, &mp, pool_product(g, pd, self), -1), w2);
+}
+
+static const int64_t POOL4[4] = {4, 1, 3, 3}, W2[4] = {4, 4, 1, 1};
+
+/* pooled_product(w2) with P, Q of 4x1x3x3 => mean[-1,keepdims](avgpool(
+ * enlarge[3x3](avgpool(w2)))), w2 4x4x1x1 (rule 171411 of the 4-op
+ * database when !self, proved by the exact check at the own shapes, with
+ * its domain): both sides are w/81 at each of 3 rows. */
+static void rule_pooled_product(xf_rule *r, int self)
+{
+    xf_rule_init(r);
+    int s = in(&r->src, "w2", XF_F32, 4, W2), d = in(&r->dst, "w2", XF_F32, 4, W2);
+    xf_test_out(&r->src, pooled_product(&r->src, s, POOL4, self));
+    xf_params ap = avgpool3x3(), mp = last_axis_kept(), ep = xf_params_default();
+    ep.kernel[0] = ep.kernel[1] = 3;
+    int e = op(&r->dst, XF_OP_ENLARGE, &ep, op(&r->dst, XF_OP_AVGPOOL, &ap, d, -1), -1);
+    int pooled = op(&r->dst, XF_OP_AVGPOOL, &ap, e, -1);
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_REDUCE_MEAN, &mp, pooled, -1));
+    xf_error err;
+    ck_assert_msg(xf_domain_of_rule_pinned(r, &r->domain, &err) == XF_OK, "%s", err.msg);
+}
+
+static void rule_pooled_product_pair(xf_rule *r) { rule_pooled_product(r, 0); }
+static void rule_pooled_product_self(xf_rule *r) { rule_pooled_product(r, 1); }
+
+/* Locations of the pooled-product rule in pooled_product(w2) with the
+ * pools of pd (w2 4x4x1x1, inside the domain); the change into *changed. */
+static int pooled_product_rewritten(const int64_t *pd, int self, double *changed)
+{
+    xf_graph g;
+    xf_graph_init(&g);
+    xf_test_out(&g, pooled_product(&g, in(&g, "w2", XF_F32, 4, W2), pd, self));
+    return rewritten(set1(self ? rule_pooled_product_self : rule_pooled_product_pair), &g,
+                     changed);
+}
+
+/* A generator whose partner is a generator its first consumer reads first
+ * is sized by nothing, so it binds at the rule's own shape only (match.c,
+ * sized_by): each pool of ewmul(P, Q) was held only to the other's size
+ * and P of ewmul(P, P) to nothing, and at pools of 3x5 the mean and the
+ * matmul hide the kernel from the output: w/225 where the target gives
+ * w/81 (review 43e, F1). */
+START_TEST(test_generator_sized_by_a_generator)
+{
+    static const int64_t wider[2][4] = {{4, 1, 3, 5}, {1, 1, 3, 5}};
+    for (int self = 0; self < 2; self++) {
+        double changed;
+        ck_assert_int_eq(pooled_product_rewritten(POOL4, self, &changed), 1);
+        ck_assert_msg(changed == 0, "at its own pools the rewrite changed the output by %g",
+                      changed);
+        for (int i = 0; i < 2; i++) {
+            int n = pooled_product_rewritten(wider[i], self, &changed);
+            ck_assert_msg(n == 0,
+                          "%s: %d location(s) at pools %lldx1x%lldx%lld; the rewrite changed "
+                          "the output by %g",
+                          self ? "ewmul(P, P)" : "ewmul(P, Q)", n, (long long)wider[i][0],
+                          (long long)wider[i][2], (long long)wider[i][3], changed);
+        }
+    }
+}
+END_TEST
+
+
+/* matmul(mean[-1,keepdims](ewmul(P + P, R + R)), w2) with P and R
+ * const_pool[pd]. */
+static int pooled_sums_product(xf_graph *g, int w2, const int64_t *pd)
+{
+    xf_params mp = last_axis_kept();
+    int p = pool_kernel(g, pd), q = pool_kernel(g, pd);
+    int prod = op(g, XF_OP_MUL, NULL, op(g, XF_OP_ADD, NULL, p, p), op(g, XF_OP_ADD, NULL, q, q));
+    return op(g, XF_OP_MATMUL, NULL, op(g, XF_OP_REDUCE_MEAN, &mp, prod, -1), w2);
+}
+
+/* pooled_sums_product(w2) with pools of 4x1x3x3 => mean[-1,keepdims](
+ * avgpool(enlarge[3x3](avgpool(4 w2)))), w2 4x4x1x1: both sides 4w/81. */
+static void rule_pooled_sums_product(xf_rule *r)
+{
+    xf_rule_init(r);
+    int s = in(&r->src, "w2", XF_F32, 4, W2), d = in(&r->dst, "w2", XF_F32, 4, W2);
+    xf_test_out(&r->src, pooled_sums_product(&r->src, s, POOL4));
+    xf_params ap = avgpool3x3(), mp = last_axis_kept(), ep = xf_params_default();
+    ep.kernel[0] = ep.kernel[1] = 3;
+    int d2 = op(&r->dst, XF_OP_ADD, NULL, d, d);
+    int d4 = op(&r->dst, XF_OP_ADD, NULL, d2, d2);
+    int e = op(&r->dst, XF_OP_ENLARGE, &ep, op(&r->dst, XF_OP_AVGPOOL, &ap, d4, -1), -1);
+    int pooled = op(&r->dst, XF_OP_AVGPOOL, &ap, e, -1);
+    xf_test_out(&r->dst, op(&r->dst, XF_OP_REDUCE_MEAN, &mp, pooled, -1));
+    with_domain(r);
+}
+
+/* Through a chain: P + P and R + R each size nothing, so the product that
+ * reads them sizes neither pair (a pair sized by its reader's other operand
+ * would be sized by the other pair, so by nothing again) and both bind at
+ * 4x1x3x3 only: at 4x1x3x5 the rewrite would move the output (review 43e,
+ * F4). */
+START_TEST(test_generator_pairs_sized_by_each_other)
+{
+    static const int64_t pd5[4] = {4, 1, 3, 5};
+    const int64_t *pds[2] = {POOL4, pd5};
+    for (int i = 0; i < 2; i++) {
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_test_out(&g, pooled_sums_product(&g, in(&g, "w2", XF_F32, 4, W2), pds[i]));
+        double changed;
+        int n = rewritten(set1(rule_pooled_sums_product), &g, &changed);
+        ck_assert_msg(n == (i == 0), "pools of 4x1x3x%lld: %d location(s), the rewrite changed "
+                      "the output by %g", (long long)pds[i][3], n, changed);
+        ck_assert_msg(changed == 0, "the rewrite changed the output by %g", changed);
     }
 }
 END_TEST
@@ -1634,6 +1832,9 @@ static Suite *suite(void)
     tcase_add_test(t, test_bare_output_and_relative_perm);
     tcase_add_test(t, test_generator_shapes);
     tcase_add_test(t, test_source_generator_as_proved);
+    tcase_add_test(t, test_source_generator_over_a_batch);
+    tcase_add_test(t, test_generator_sized_by_a_generator);
+    tcase_add_test(t, test_generator_pairs_sized_by_each_other);
     tcase_add_test(t, test_weight_only_and_match_all);
     tcase_add_test(t, test_match_all_present_roots_in_order);
     tcase_add_test(t, test_ruleset_from_db);

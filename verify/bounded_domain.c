@@ -41,7 +41,10 @@
  *              argument below holds for a part with s counting such a sum
  *              as one over it, and a non-polynomial operator reading a
  *              value holding the axis as reading each part. A layout whose
- *              parts are all fixed is fixed.
+ *              parts are all fixed is fixed. It combines with a reshape's
+ *              merged axis (bounded_ties_views.c) only where no class of
+ *              the layout is a kept reshape's whole or part
+ *              (layout_meets_view).
  *
  * Argument. Take the indexed classes one at a time, the others' sizes
  * held. No operator sums or mixes along the class, so an element of any
@@ -287,6 +290,38 @@ static int holds(xfb_ties *t, int f, int root)
 static int view_of(xfb_ties *t, int i)
 {
     return t->view_of ? t->view_of[vf_bounded_ties_find(t, i)] : -1;
+}
+
+/* Class `root` is a kept reshape's merged axis or one of its parts
+ * (bounded_ties_views.c). */
+static int viewed(xfb_ties *t, int root)
+{
+    for (int i = 0; t->view_of && i < t->n; i++) {
+        if (vf_bounded_ties_find(t, i) != i || t->view_of[i] < 0) continue;
+        const xfb_view *w = &t->views[t->view_of[i]];
+        if (i == root) return 1;
+        for (int p = 0; p < w->n; p++)
+            if (vf_bounded_ties_find(t, w->part[p]) == root) return 1;
+    }
+    return 0;
+}
+
+/* Some layout (a concat's axis of several classes) has a class, its own or
+ * a part's, that a kept reshape merges or makes: the two index arguments
+ * would nest there (a part's offsets inside a tuple, or a tuple's
+ * component inside offsets), which neither argues nor counts. Apart, each
+ * renaming of one class's indices is one argument's alone: a concat acts
+ * along a layout, which no kept reshape merges or makes, and a kept
+ * reshape keeps a layout's axis as an element-wise operator does. */
+static int layout_meets_view(xfb_ties *t)
+{
+    for (int a = 0; a < t->n; a++) {
+        if (!parts_in(t, a)) continue;
+        if (viewed(t, a)) return 1;
+        for (int q = 0; q < parts_in(t, a); q++)
+            if (viewed(t, part(t, a, q))) return 1;
+    }
+    return 0;
 }
 
 /* Per class root that products sum over (summed[root]), the most distinct
@@ -687,9 +722,16 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
     memset(out->edge_class, -1, sizeof out->edge_class);
     for (int i = 0, flat = 0; st == XF_OK && i < r->src.n_inputs; i++) {
         const xf_value *in = &r->src.values[r->src.inputs[i]];
-        for (int d = 0; d < in->shape.rank; d++, flat++)
-            classify(&t, &c, poly, in, at ? at[i].dims[d] : in->shape.dims[d], d, flat,
-                     vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d)), out);
+        for (int d = 0; d < in->shape.rank; d++, flat++) {
+            int root = vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d));
+            int pieces = t.view_of && t.view_of[root] >= 0 ? t.views[t.view_of[root]].n : 1;
+            int fixed_before = out->n_fixed;
+            classify(&t, &c, poly, in, at ? at[i].dims[d] : in->shape.dims[d], d, flat, root, out);
+            if (out->n_fixed - fixed_before == pieces) { /* read at its own size only */
+                if (flat < XFB_EDGE_DIMS) out->fixed_dim[flat] = 1;
+                else out->fixed_past = 1;
+            }
+        }
     }
     if (st != XF_OK) out->closed = 0;
     if (out->closed && c.layout_open) {
@@ -717,13 +759,11 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
                  "its dims read near their ends are not argued together with a reshape's merged "
                  "axes");
     }
-    int layouts = 0;
-    for (int a = 0; st == XF_OK && a < t.n; a++) layouts += parts_in(&t, a) > 0;
-    if (out->closed && out->n_viewed && layouts) { /* not argued together */
+    if (st == XF_OK && out->closed && out->n_viewed && layout_meets_view(&t)) { /* nested */
         out->closed = 0;
         snprintf(out->why, sizeof out->why,
                  "a concat's axis of several classes is not argued together with a reshape's "
-                 "merged axes");
+                 "merged axis it shares a class with");
     }
     if (out->closed && out->abstract && out->n_edge_classes) { /* not argued together */
         out->closed = 0;

@@ -3,7 +3,8 @@
  * (bounded.c drives it, bounded_shapes.c chooses the input shapes,
  * bounded_ties.c ties a rule's dims, bounded_domain.c decides whether the
  * rule's own shapes stand for all of its shapes, bounded_ops.c elaborates
- * operators, bounded_poly.c normalises terms, bounded_cex.c encodes
+ * operators, with the patterns it reads off their kernels kept by
+ * bounded_patterns.c, bounded_poly.c normalises terms, bounded_cex.c encodes
  * counterexamples). Not part of the public API
  * (verify/verify.h).
  *
@@ -18,6 +19,7 @@
 #include <z3.h>
 
 #include "ir/ir.h"
+#include "patterns_internal.h"
 
 typedef struct xfb_tensor {
     xf_shape shape;
@@ -35,6 +37,8 @@ typedef struct xfb_ctx {
                                      place (bounded_domain.c, "after their sums") */
     Z3_ast *side;                 /* facts true of the real functions (exp > 0) */
     int n_side, cap_side;
+    vf_patterns *patterns;        /* operator patterns kept (bounded_patterns.c); NULL: every
+                                     operator is probed */
 } xfb_ctx;
 
 /* Elaborates every node of g in topological order. vals has g->n_values
@@ -268,6 +272,13 @@ typedef struct xfb_domain {
     int edge_top[XFB_EDGE_CLASSES];
     signed char edge_class[XFB_EDGE_DIMS];
     int edge_blocks[XFB_EDGE_DIMS];
+    /* Per input dim (rule input order, dim by dim, the first XFB_EDGE_DIMS):
+     * 1 when the argument reads it at its own size only (fixed, or a
+     * reshape's merged axis whose parts all are), so that the stored domain
+     * must hold it there (bounded.c, held_dims); fixed_past: such a dim
+     * past the XFB_EDGE_DIMS-th. */
+    unsigned char fixed_dim[XFB_EDGE_DIMS];
+    int fixed_past;
 } xfb_domain;
 
 xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err);
