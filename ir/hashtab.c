@@ -8,7 +8,9 @@
  *
  * A table keyed by the hash of a larger key (a string, a struct) uses
  * xf_htab_add and walks xf_htab_next: every entry with that hash comes back
- * in turn and the caller compares the real keys.
+ * in turn and the caller compares the real keys. A caller that knows the
+ * next keys ahead (a polynomial product's monomials) prefetches their
+ * slots (xf_htab_prefetch), so that its cache misses overlap.
  */
 #include "ir.h"
 
@@ -107,4 +109,9 @@ uint64_t *xf_htab_next(const xf_htab *t, uint64_t key, size_t *pos)
             return &t->slot[i].val;
         }
     }
+}
+
+void xf_htab_prefetch(const xf_htab *t, uint64_t key)
+{
+    if (t->cap) __builtin_prefetch(&t->slot[home(t->cap, key)]);
 }

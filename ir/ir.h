@@ -1257,6 +1257,10 @@ xf_status xf_htab_add(xf_htab *t, uint64_t key, uint64_t val, xf_error *err);
 /* Walks the entries with key: start with *pos = XF_HTAB_START; returns each
  * value in turn, then NULL. */
 uint64_t *xf_htab_next(const xf_htab *t, uint64_t key, size_t *pos);
+/* Starts loading the slot where a search for key begins, for a caller that
+ * looks up a run of keys known ahead in a table larger than the caches: its
+ * misses then overlap. Only a hint: the table is not changed. */
+void xf_htab_prefetch(const xf_htab *t, uint64_t key);
 
 /* The one clock: CLOCK_MONOTONIC in seconds or milliseconds, and the
  * calling thread's CPU time in seconds (benchmarks). */

@@ -36,6 +36,7 @@ START_TEST(htab_maps_exact_keys_and_grows)
     xf_htab_init(&t);
     xf_error err;
     ck_assert_ptr_null(xf_htab_get(&t, 5));
+    xf_htab_prefetch(&t, 5); /* an empty table has no slot to load */
     for (uint64_t k = 1; k <= 5000; k++) {
         uint64_t *v;
         int added;
@@ -45,6 +46,11 @@ START_TEST(htab_maps_exact_keys_and_grows)
     }
     ck_assert_uint_eq(t.n, 5000);
     ck_assert_uint_ge(t.cap, 2 * t.n);
+    /* a prefetch is a hint: present or absent keys, the table is unchanged */
+    size_t cap0 = t.cap;
+    for (uint64_t k = 1; k <= 6000; k++) xf_htab_prefetch(&t, k * 7919);
+    ck_assert_uint_eq(t.n, 5000);
+    ck_assert_uint_eq(t.cap, cap0);
     for (uint64_t k = 1; k <= 5000; k++) {
         uint64_t *v = xf_htab_get(&t, k * 7919);
         ck_assert_ptr_nonnull(v);

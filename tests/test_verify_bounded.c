@@ -261,6 +261,24 @@ static void expect_equal_normal_forms(xf_rule *r)
     xf_rule_free(r);
 }
 
+/* x * (y - y) == (x - x) * y: products by the zero polynomial (no terms),
+ * which look nothing up in the monomials' table (bounded_poly.c, poly_mul:
+ * its prefetch read past the factors' hashes there, ASan's
+ * heap-buffer-overflow). */
+START_TEST(product_by_zero_polynomial)
+{
+    xf_rule r;
+    xf_shape sh[2] = {xf_shape_make(2, d22), xf_shape_make(2, d22)};
+    int s[2], d[2];
+    inputs(&r, 2, sh, s, d);
+    xf_test_out(&r.src,
+                op(&r.src, XF_OP_MUL, NULL, s[0], op(&r.src, XF_OP_SUB, NULL, s[1], s[1])));
+    xf_test_out(&r.dst,
+                op(&r.dst, XF_OP_MUL, NULL, op(&r.dst, XF_OP_SUB, NULL, d[0], d[0]), d[1]));
+    expect_equal_normal_forms(&r);
+}
+END_TEST
+
 /* conv(relu)(x, w + w) == conv(relu)(x + x, w): the relu conditions are the
  * same polynomial once expanded; conv(x, w + w) vs conv(x, w) + w' is not. */
 START_TEST(conv_scaling_moves_between_operands)
@@ -3005,6 +3023,7 @@ static Suite *suite(void)
     tcase_add_test(tc, matmul_associates_and_distributes);
     tcase_add_test(tc, conv_relu_fuses);
     tcase_add_test(tc, conv_scaling_moves_between_operands);
+    tcase_add_test(tc, product_by_zero_polynomial);
     tcase_add_test(tc, maxpool_commutes_with_transpose);
     tcase_add_test(tc, avgpool_is_conv_with_pool_kernel);
     tcase_add_test(tc, avgpool_is_not_a_summing_conv);

@@ -43,68 +43,110 @@
 
 #define XFB_POLY_MAX_TERMS 20000
 
-/* Interned uint32 blobs: id -> (offset, length) into one pool. */
+/* Interned uint32 blobs in one pool, each stored as a header (its length,
+ * then its hash in two words) and its words; off[id] is where blob id
+ * starts. The index maps a blob's hash to the blob's id and offset packed in
+ * one value (id | offset << 32), so a probe reads its slot and the blob and
+ * nothing else (an offset array and a length array read on every hit were
+ * two more cache misses). A new blob is written where it would be stored,
+ * at the pool's tail (itab_tail), and kept only when it is not there
+ * already (itab_keep_tail): no copy. The caller gives the hash: a blob's
+ * words hashed (hash_words), or for a monomial one that a product or a
+ * quotient gets from its factors' (mono_hash). Ids count up in the order
+ * blobs are first kept, whatever the hash. */
 typedef struct itab {
     uint32_t *pool;
     size_t pool_n, pool_cap;
-    size_t *off;
-    uint32_t *len;
+    uint32_t *off;
     uint32_t n, cap;
-    xf_htab index; /* blob hash -> id */
+    xf_htab index; /* blob hash -> id | offset << 32 */
 } itab;
+
+enum { ITAB_HEAD = 3 }; /* length, hash (low, high) */
 
 static uint64_t hash_words(const uint32_t *w, uint32_t n)
 {
-    return xf_htab_key(xf_hash_bytes(n, w, (size_t)n * sizeof *w));
+    return xf_hash_bytes(n, w, (size_t)n * sizeof *w);
 }
 
 static void itab_free(itab *t)
 {
     xf_free(t->pool);
     xf_free(t->off);
-    xf_free(t->len);
     xf_htab_free(&t->index);
     memset(t, 0, sizeof *t);
 }
 
-/* Id of blob w[0..n), added when new; -1 when out of memory. */
-static int32_t itab_intern(itab *t, const uint32_t *w, uint32_t n)
+/* Room for one more blob of up to n words: where its words go (the pool's
+ * tail, past its header), NULL when out of memory. Pointers into the pool
+ * taken before are stale after this call. */
+static uint32_t *itab_tail(itab *t, size_t n)
 {
-    uint64_t h = hash_words(w, n);
-    size_t pos = XF_HTAB_START;
-    for (const uint64_t *e; (e = xf_htab_next(&t->index, h, &pos));) {
-        uint32_t id = (uint32_t)*e;
-        if (t->len[id] == n && (n == 0 || memcmp(t->pool + t->off[id], w, n * sizeof *w) == 0))
-            return (int32_t)id;
-    }
     if (t->n == t->cap) {
         uint32_t cap = t->cap ? 2 * t->cap : 1024;
-        size_t *o = xf_realloc(t->off, (size_t)cap * sizeof *o);
-        if (!o) return -1;
-        t->off = o;
-        uint32_t *l = xf_realloc(t->len, (size_t)cap * sizeof *l);
-        if (!l) return -1;
-        t->len = l, t->cap = cap;
+        uint32_t *o = xf_realloc(t->off, (size_t)cap * sizeof *o);
+        if (!o) return NULL;
+        t->off = o, t->cap = cap;
     }
-    if (t->pool_n + n > t->pool_cap) {
+    if (t->pool_n + ITAB_HEAD + n > t->pool_cap) {
         size_t cap = t->pool_cap ? 2 * t->pool_cap : 1 << 16;
-        while (cap < t->pool_n + n) cap *= 2;
+        while (cap < t->pool_n + ITAB_HEAD + n) cap *= 2;
         uint32_t *p = xf_realloc(t->pool, cap * sizeof *p);
-        if (!p) return -1;
+        if (!p) return NULL;
         t->pool = p, t->pool_cap = cap;
     }
-    if (xf_htab_add(&t->index, h, t->n, NULL) != XF_OK) return -1;
-    if (n) memcpy(t->pool + t->pool_n, w, (size_t)n * sizeof *w);
-    t->off[t->n] = t->pool_n;
-    t->len[t->n] = n;
-    t->pool_n += n;
+    return t->pool + t->pool_n + ITAB_HEAD;
+}
+
+/* Id of the blob of n words written at itab_tail, whose hash is h, kept
+ * when new; -1 when out of memory (or past the offsets the index holds,
+ * 16 GiB of pool). */
+static int32_t itab_keep_tail(itab *t, uint32_t n, uint64_t h)
+{
+    uint32_t *w = t->pool + t->pool_n + ITAB_HEAD;
+    size_t pos = XF_HTAB_START;
+    for (const uint64_t *e; (e = xf_htab_next(&t->index, xf_htab_key(h), &pos));) {
+        const uint32_t *b = t->pool + (*e >> 32);
+        if (b[0] == n && memcmp(b + ITAB_HEAD, w, (size_t)n * sizeof *w) == 0)
+            return (int32_t)(uint32_t)*e;
+    }
+    if (t->pool_n > UINT32_MAX) return -1;
+    if (xf_htab_add(&t->index, xf_htab_key(h), t->n | (uint64_t)t->pool_n << 32, NULL) != XF_OK)
+        return -1;
+    w[-3] = n, w[-2] = (uint32_t)h, w[-1] = (uint32_t)(h >> 32);
+    t->off[t->n] = (uint32_t)t->pool_n;
+    t->pool_n += ITAB_HEAD + (size_t)n;
     return (int32_t)t->n++;
+}
+
+/* Id of blob w[0..n) (not in t's pool) whose hash is h, added when new;
+ * -1 when out of memory. */
+static int32_t itab_intern(itab *t, const uint32_t *w, uint32_t n, uint64_t h)
+{
+    uint32_t *at = itab_tail(t, n);
+    if (!at) return -1;
+    if (n) memcpy(at, w, (size_t)n * sizeof *w);
+    return itab_keep_tail(t, n, h);
 }
 
 static const uint32_t *itab_get(const itab *t, int32_t id, uint32_t *n)
 {
-    *n = t->len[id];
-    return t->pool + t->off[id];
+    const uint32_t *b = t->pool + t->off[id];
+    *n = b[0];
+    return b + ITAB_HEAD;
+}
+
+/* Words of blob id. */
+static uint32_t itab_len(const itab *t, int32_t id)
+{
+    return t->pool[t->off[id]];
+}
+
+/* The hash blob id was kept with. */
+static uint64_t itab_hash(const itab *t, int32_t id)
+{
+    const uint32_t *b = t->pool + t->off[id];
+    return (uint64_t)b[1] | (uint64_t)b[2] << 32;
 }
 
 /* ------------------------------------------------------------- rationals */
@@ -146,6 +188,10 @@ static int rat_mul(rat a, rat b, rat *out)
 
 /* ------------------------------------------------------------ normaliser */
 
+/* How many monomial lookups ahead a loop over a polynomial's terms loads
+ * the slot of (xf_htab_prefetch): enough misses in flight to overlap. */
+enum { PREFETCH_AHEAD = 8 };
+
 /* Atom tags (first word of an atom blob). */
 enum { A_VAR, A_ITE, A_APP, A_DIV, A_GT, A_GE, A_NOT, A_AND, A_OR, A_INV };
 
@@ -164,8 +210,6 @@ struct xfb_canon {
     uint32_t atom_cap, poly_cap;
     int32_t *memo;    /* per Z3 ast id: poly/bool-atom id + 1, 0 unknown, -1 failed */
     uint32_t memo_cap;
-    uint32_t *buf;
-    size_t buf_cap;
     int nomem; /* an allocation failed: every result since is meaningless */
     int64_t too_large; /* polynomials given up as beyond XFB_POLY_MAX_TERMS */
 };
@@ -178,9 +222,9 @@ static int32_t nomem(xfb_canon *c)
 }
 
 /* itab_intern into one of c's tables, recording an allocation failure. */
-static int32_t intern(xfb_canon *c, itab *t, const uint32_t *w, uint32_t n)
+static int32_t intern(xfb_canon *c, itab *t, const uint32_t *w, uint32_t n, uint64_t h)
 {
-    int32_t id = itab_intern(t, w, n);
+    int32_t id = itab_intern(t, w, n, h);
     return id < 0 ? nomem(c) : id;
 }
 
@@ -201,25 +245,37 @@ void vf_bounded_canon_free(xfb_canon *c)
     xf_free(c->atom_pos);
     xf_free(c->poly_ast);
     xf_free(c->memo);
-    xf_free(c->buf);
     xf_free(c);
 }
 
-static uint32_t *scratch(xfb_canon *c, size_t n)
+/* itab_tail into one of c's tables, recording an allocation failure. */
+static uint32_t *tail(xfb_canon *c, itab *t, size_t n)
 {
-    if (n > c->buf_cap) {
-        size_t cap = c->buf_cap ? c->buf_cap : 1024;
-        while (cap < n) cap *= 2;
-        uint32_t *b = xf_realloc(c->buf, cap * sizeof *b);
-        if (!b) return nomem(c), NULL;
-        c->buf = b, c->buf_cap = cap;
-    }
-    return c->buf;
+    uint32_t *w = itab_tail(t, n);
+    if (!w) nomem(c);
+    return w;
+}
+
+/* itab_keep_tail in one of c's tables, recording an allocation failure. */
+static int32_t keep_tail(xfb_canon *c, itab *t, uint32_t n, uint64_t h)
+{
+    int32_t id = itab_keep_tail(t, n, h);
+    return id < 0 ? nomem(c) : id;
+}
+
+/* A monomial's hash: the sum of its atoms' mixed ids, so that a product's
+ * is the sum of its factors' and a quotient's their difference, without
+ * reading the atoms (mono_mul, mono_div). */
+static uint64_t mono_hash(const uint32_t *atoms, uint32_t n)
+{
+    uint64_t h = 0;
+    for (uint32_t i = 0; i < n; i++) h += xf_hash_u64(0, atoms[i]);
+    return h;
 }
 
 static int32_t atom_intern(xfb_canon *c, const uint32_t *w, uint32_t n, Z3_ast a)
 {
-    int32_t id = intern(c, &c->atoms, w, n);
+    int32_t id = intern(c, &c->atoms, w, n, hash_words(w, n));
     if (id < 0) return -1;
     if ((uint32_t)id >= c->atom_cap) {
         uint32_t cap = c->atom_cap ? 2 * c->atom_cap : 1024;
@@ -255,7 +311,7 @@ static int32_t poly_intern(xfb_canon *c, term *t, size_t n)
         if (s.c.n != 0) t[k++] = s;
     }
     if (k > XFB_POLY_MAX_TERMS) return c->too_large++, -1;
-    uint32_t *w = scratch(c, 5 * k + 1);
+    uint32_t *w = tail(c, &c->polys, 5 * k);
     if (!w) return -1;
     for (size_t i = 0; i < k; i++) {
         uint64_t nn = (uint64_t)t[i].c.n, dd = (uint64_t)t[i].c.d;
@@ -263,7 +319,7 @@ static int32_t poly_intern(xfb_canon *c, term *t, size_t n)
         w[5 * i + 1] = (uint32_t)nn, w[5 * i + 2] = (uint32_t)(nn >> 32);
         w[5 * i + 3] = (uint32_t)dd, w[5 * i + 4] = (uint32_t)(dd >> 32);
     }
-    int32_t id = intern(c, &c->polys, w, (uint32_t)(5 * k));
+    int32_t id = keep_tail(c, &c->polys, (uint32_t)(5 * k), hash_words(w, (uint32_t)(5 * k)));
     if (id < 0) return -1;
     if ((uint32_t)id >= c->poly_cap) {
         uint32_t cap = c->poly_cap ? 2 * c->poly_cap : 1024;
@@ -301,28 +357,38 @@ static term *poly_terms(xfb_canon *c, int32_t id, size_t *n)
 static int32_t mono_unit(xfb_canon *c)
 {
     static const uint32_t none[1] = {0};
-    return intern(c, &c->monos, none, 0);
+    return intern(c, &c->monos, none, 0, 0);
+}
+
+/* The monomial of one atom. */
+static int32_t mono_atom(xfb_canon *c, uint32_t atom)
+{
+    return intern(c, &c->monos, &atom, 1, mono_hash(&atom, 1));
+}
+
+/* The product of monomials a and b, whose hash is h (the sum of theirs),
+ * merged at the monomial pool's tail. */
+static int32_t mono_mul_hashed(xfb_canon *c, int32_t a, int32_t b, uint64_t h)
+{
+    uint32_t na, nb;
+    uint32_t *w = tail(c, &c->monos, (size_t)itab_len(&c->monos, a) + itab_len(&c->monos, b));
+    if (!w) return -1;
+    const uint32_t *x = itab_get(&c->monos, a, &na);
+    const uint32_t *y = itab_get(&c->monos, b, &nb);
+    uint32_t i = 0, j = 0, k = 0;
+    while (i < na || j < nb) w[k++] = j >= nb || (i < na && x[i] <= y[j]) ? x[i++] : y[j++];
+    return keep_tail(c, &c->monos, k, h);
 }
 
 static int32_t mono_mul(xfb_canon *c, int32_t a, int32_t b)
 {
-    uint32_t na, nb;
-    const uint32_t *x = itab_get(&c->monos, a, &na);
-    const uint32_t *y = itab_get(&c->monos, b, &nb);
-    uint32_t *w = xf_malloc(((size_t)na + nb + 1) * sizeof *w);
-    if (!w) return nomem(c);
-    uint32_t i = 0, j = 0, k = 0;
-    while (i < na || j < nb) w[k++] = j >= nb || (i < na && x[i] <= y[j]) ? x[i++] : y[j++];
-    int32_t id = intern(c, &c->monos, w, k);
-    xf_free(w);
-    return id;
+    return mono_mul_hashed(c, a, b, itab_hash(&c->monos, a) + itab_hash(&c->monos, b));
 }
 
 /* Polynomial made of one atom. */
 static int32_t poly_atom(xfb_canon *c, int32_t atom)
 {
-    uint32_t a = (uint32_t)atom;
-    term t = {intern(c, &c->monos, &a, 1), {1, 1}};
+    term t = {mono_atom(c, (uint32_t)atom), {1, 1}};
     return t.mono < 0 ? -1 : poly_intern(c, &t, 1);
 }
 
@@ -336,7 +402,7 @@ static int32_t poly_const(xfb_canon *c, rat k)
 static int32_t poly_lin(xfb_canon *c, const int32_t *p, const rat *k, unsigned n)
 {
     size_t total = 0, m;
-    for (unsigned i = 0; i < n; i++) total += c->polys.len[p[i]] / 5;
+    for (unsigned i = 0; i < n; i++) total += itab_len(&c->polys, p[i]) / 5;
     term *all = xf_malloc((total + 1) * sizeof *all);
     if (!all) return nomem(c);
     size_t at = 0;
@@ -358,17 +424,33 @@ static int32_t poly_lin(xfb_canon *c, const int32_t *p, const rat *k, unsigned n
 static int32_t poly_mul(xfb_canon *c, int32_t a, int32_t b)
 {
     size_t na, nb;
-    if ((double)(c->polys.len[a] / 5) * (double)(c->polys.len[b] / 5) > 4.0 * XFB_POLY_MAX_TERMS)
+    if ((double)(itab_len(&c->polys, a) / 5) * (double)(itab_len(&c->polys, b) / 5) >
+        4.0 * XFB_POLY_MAX_TERMS)
         return c->too_large++, -1;
     term *x = poly_terms(c, a, &na), *y = poly_terms(c, b, &nb);
     term *t = xf_malloc((na * nb + 1) * sizeof *t);
+    uint64_t *hx = xf_malloc((na + nb + 1) * sizeof *hx), *hy = hx ? hx + na : NULL;
     int32_t id = -1;
-    if (!t) nomem(c);
-    if (x && y && t) {
-        size_t k = 0;
+    if (!t || !hx) nomem(c);
+    if (x && y && t && hx) {
+        /* Most of a product's time is its monomials' lookups in a table
+         * larger than the caches: the slot of the product PREFETCH_AHEAD
+         * on is loaded while this one is merged and looked up, its hash
+         * the sum of its factors'. */
+        for (size_t i = 0; i < na; i++) hx[i] = itab_hash(&c->monos, x[i].mono);
+        for (size_t j = 0; j < nb; j++) hy[j] = itab_hash(&c->monos, y[j].mono);
+        size_t k = 0, ai = nb ? 0 : na, aj = 0; /* a product by 0 looks nothing up */
+        for (int d = 0; d < PREFETCH_AHEAD && ai < na; d++) {
+            xf_htab_prefetch(&c->monos.index, xf_htab_key(hx[ai] + hy[aj]));
+            if (++aj == nb) aj = 0, ai++;
+        }
         for (size_t i = 0; i < na; i++)
             for (size_t j = 0; j < nb; j++, k++) {
-                t[k].mono = mono_mul(c, x[i].mono, y[j].mono);
+                if (ai < na) {
+                    xf_htab_prefetch(&c->monos.index, xf_htab_key(hx[ai] + hy[aj]));
+                    if (++aj == nb) aj = 0, ai++;
+                }
+                t[k].mono = mono_mul_hashed(c, x[i].mono, y[j].mono, hx[i] + hy[j]);
                 if (t[k].mono < 0 || rat_mul(x[i].c, y[j].c, &t[k].c) != 0) goto out;
             }
         id = poly_intern(c, t, k);
@@ -377,6 +459,7 @@ out:
     xf_free(x);
     xf_free(y);
     xf_free(t);
+    xf_free(hx);
     return id;
 }
 
@@ -401,7 +484,7 @@ static int32_t cmp_poly(xfb_canon *c, Z3_ast a, Z3_ast b)
     if (p[0] < 0 || p[1] < 0) return -1;
     rat k[2] = {{1, 1}, {-1, 1}};
     int32_t d = poly_lin(c, p, k, 2);
-    if (d < 0 || c->polys.len[d] == 0) return d;
+    if (d < 0 || itab_len(&c->polys, d) == 0) return d;
     size_t n;
     term *t = poly_terms(c, d, &n);
     if (!t) return -1;
@@ -453,18 +536,18 @@ static int32_t norm_ite(xfb_canon *c, Z3_app app)
 static int32_t mono_div(xfb_canon *c, int32_t m, int32_t d)
 {
     uint32_t nm, nd;
+    if (itab_len(&c->monos, d) > itab_len(&c->monos, m)) return -2;
+    uint32_t *w = tail(c, &c->monos, itab_len(&c->monos, m));
+    if (!w) return -1;
     const uint32_t *x = itab_get(&c->monos, m, &nm), *y = itab_get(&c->monos, d, &nd);
-    if (nd > nm) return -2;
-    uint32_t *w = xf_malloc(((size_t)nm + 1) * sizeof *w);
-    if (!w) return nomem(c);
     uint32_t i = 0, j = 0, k = 0;
     while (i < nm && !(j < nd && y[j] < x[i])) {
         if (j < nd && x[i] == y[j]) i++, j++;
         else w[k++] = x[i++];
     }
-    int32_t id = j < nd ? -2 : intern(c, &c->monos, w, k);
-    xf_free(w);
-    return id;
+    return j < nd ? -2
+                  : keep_tail(c, &c->monos, k,
+                              itab_hash(&c->monos, m) - itab_hash(&c->monos, d));
 }
 
 /* The term of sorted t[0..n) with monomial m, NULL when none. */
@@ -544,8 +627,8 @@ static int32_t cancel_inverses(xfb_canon *c, int32_t id)
     int n_done = 0;
     for (int32_t inv; r >= 0 && n_done < 8 && (inv = next_inverse(c, t, n, done, n_done)) >= 0;) {
         done[n_done++] = inv;
-        uint32_t len, a = (uint32_t)inv;
-        int32_t q = (int32_t)itab_get(&c->atoms, inv, &len)[1], unit = intern(c, &c->monos, &a, 1);
+        uint32_t len;
+        int32_t q = (int32_t)itab_get(&c->atoms, inv, &len)[1], unit = mono_atom(c, (uint32_t)inv);
         size_t nq, ncf = 0, nout = 0;
         term *qt = unit < 0 ? NULL : poly_terms(c, q, &nq);
         term *cf = qt ? xf_malloc((2 * n + 1) * sizeof *cf) : NULL, *out = cf ? cf + n : NULL;
@@ -553,7 +636,14 @@ static int32_t cancel_inverses(xfb_canon *c, int32_t id)
             if (qt) nomem(c);
             r = -1;
         }
+        /* the slot of the quotient PREFETCH_AHEAD terms on (its hash its
+         * term's less the unit's) loads while this one is divided */
+        uint64_t hu = unit < 0 ? 0 : itab_hash(&c->monos, unit);
         for (size_t i = 0; r >= 0 && i < n; i++) {
+            if (i + PREFETCH_AHEAD < n) {
+                uint64_t h = itab_hash(&c->monos, t[i + PREFETCH_AHEAD].mono) - hu;
+                xf_htab_prefetch(&c->monos.index, xf_htab_key(h));
+            }
             int32_t m = mono_div(c, t[i].mono, unit);
             if (m == -1) r = -1;
             else if (m == -2) out[nout++] = t[i];
@@ -607,7 +697,7 @@ static int poly_positive(xfb_canon *c, int32_t id)
  * deviation, a softmax's sum) add up and cancel like any monomial. */
 static int32_t div_positive(xfb_canon *c, int32_t p, int32_t q)
 {
-    if (c->polys.len[p] == 0) return p;
+    if (itab_len(&c->polys, p) == 0) return p;
     if (p == q) return poly_const(c, (rat){1, 1});
     uint32_t w[2] = {A_INV, (uint32_t)q};
     int32_t at = atom_intern(c, w, 2, NULL);
@@ -756,7 +846,7 @@ int64_t vf_bounded_canon_too_large(const xfb_canon *c)
 
 int vf_bounded_canon_size(const xfb_canon *c, int32_t id)
 {
-    return (int)(c->polys.len[id] / 5);
+    return (int)(itab_len(&c->polys, id) / 5);
 }
 
 xf_status vf_bounded_canon_fact(xfb_canon *c, Z3_ast fact, xf_error *err)
