@@ -144,9 +144,13 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * fixed only where its own symbolic size is checked, and a whole fixed
  * through its blocks blocks a free split, 2026-12-01; 8: a rejected split
  * with a part the matcher sizes unchecked blocks it too, review 42h's R7,
+ * 2026-12-01; 10 (9 is another branch's): a generator is sized by its
+ * consumer only where, at the rule's own shapes, that gives it its own
+ * shape (xf_rule_generator_shape, as the matcher binds and builds it), and
+ * the ends prove nothing when none of them is admissible, review 44a,
  * 2026-12-01). The default rules database's name carries it, so a
  * database decided by an older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 8
+#define XF_VERIFY_REVISION 10
 
 /* ---------------------------------------------------------------- axioms */
 
