@@ -56,6 +56,7 @@ static void add_tally(xf_verify_tally *sum, const xf_verify_tally *t)
     sum->killed += t->killed;
     for (int w = 0; w <= XF_WHY_UNSUPPORTED; w++) sum->unknown_why[w] += t->unknown_why[w];
     sum->cpu_s += t->cpu_s;
+    sum->patterns_reused += t->patterns_reused;
 }
 
 /* Rules of `size` the solver would take: candidates, or with recheck any. */

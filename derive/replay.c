@@ -95,10 +95,9 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
                      "domain (xferverify derives it again)",
                      (long long)id, i, (long long)s->by_rule);
     xf_ruleset *rs = NULL;
+    xf_rule dir = by; /* the rule in the stated direction, as the only action */
+    if (s->backward) dir.src = by.dst, dir.dst = by.src;
     if (st == XF_OK) {
-        /* the rule in the stated direction, as the only action */
-        xf_rule dir = by;
-        if (s->backward) dir.src = by.dst, dir.dst = by.src;
         int64_t sid = s->backward ? -s->by_rule : s->by_rule;
         xf_ruleset_options ro = xf_ruleset_options_default();
         ro.both_directions = 0;
@@ -124,8 +123,12 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
                      (long long)id, i, (long long)s->by_rule,
                      s->backward ? "backward" : "forward", s->location);
     /* the step holds where the graph it rewrites can be built and where its
-     * rule holds at the dims it is applied at, in terms of the rule's inputs */
-    if (st == XF_OK && dom) st = xf_domain_add_mapped(dom, g, &by, m.inputs, m.n_inputs, err);
+     * rule holds at the dims it is applied at (as its slices read them), in
+     * terms of the rule's inputs */
+    if (st == XF_OK && dom) {
+        xf_domain_step at = {&by, &dir.src, m.nodes, m.inputs, m.n_inputs};
+        st = xf_domain_add_mapped(dom, g, &at, err);
+    }
     if (st == XF_OK) {
         xf_graph_free(g);
         *g = next;

@@ -1138,34 +1138,74 @@ xf_status xf_domain_of_rule_held(const xf_rule *r, const xf_rule_dim_size *held,
 
 xf_status xf_domain_add_graph(xf_domain *d, const xf_graph *g, xf_error *err)
 {
-    return xf_domain_add_mapped(d, g, NULL, NULL, 0, err);
+    return xf_domain_add_mapped(d, g, NULL, err);
 }
 
 /* The step's scalar inputs (rank 0) bound in g: each dim of the value
  * bound is 1, as the matcher binds a scalar to one element only. */
-static xf_status scalars_bound(eng *E, const xf_graph *g, const xf_rule *step, const int *values,
-                               int n, const lin *dims, const int *off)
+static xf_status scalars_bound(eng *E, const xf_graph *g, const xf_domain_step *step,
+                               const lin *dims, const int *off)
 {
-    for (int k = 0; k < n && k < step->src.n_inputs; k++) {
-        int v = values[k];
-        if (v < 0 || v >= g->n_values || step->src.values[step->src.inputs[k]].shape.rank != 0)
-            continue;
+    const xf_graph *src = &step->rule->src;
+    for (int k = 0; k < step->n_values && k < src->n_inputs; k++) {
+        int v = step->values[k];
+        if (v < 0 || v >= g->n_values || src->values[src->inputs[k]].shape.rank != 0) continue;
         for (int ax = 0; ax < g->values[v].shape.rank; ax++) cond_one(E, &dims[off[v] + ax]);
     }
     return E->st;
 }
 
-xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_rule *step,
-                               const int *values, int n, xf_error *err)
+static int to_the_end(const xf_params *p, int i)
+{
+    return p->ends[i] >= XF_SLICE_TO_THE_END;
+}
+
+/* The step's slices bound to g's: where one reads "to the end" and the
+ * other a finite end (the matcher binds them where that end is the axis's
+ * size: match_slice_ends_agree), the step holds at g's own size of the
+ * axis only. mean[-1](x[:, 0:END]) => mean[-1](x) applied to g's
+ * x[:, 0:4] of x 2x4 says nothing of x[:, 0:4] of x 2x6, which drops two
+ * columns (review 42d, M1); g's x[:, 0:END] read by a step's x[:, 0:4] the
+ * same way round. */
+static xf_status slice_ends_bound(eng *E, const xf_graph *g, const xf_domain_step *step,
+                                  const lin *dims, const int *off)
+{
+    const xf_graph *side = step->matched;
+    for (int k = 0; side && k < side->n_nodes; k++) {
+        const xf_node *pn = &side->nodes[k];
+        if (pn->op != XF_OP_SLICE) continue;
+        int node = step->nodes[k];
+        if (node < 0 || node >= g->n_nodes || g->nodes[node].op != XF_OP_SLICE ||
+            g->nodes[node].n_inputs < 1 || g->nodes[node].inputs[0] < 0)
+            return XF_FAIL(E->err, XF_ERR_INVALID,
+                           "validity domain: a step's slice is bound to node %d, no slice", node);
+        const xf_node *gn = &g->nodes[node];
+        int x = gn->inputs[0], rank = g->values[x].shape.rank;
+        for (int i = 0; i < gn->params.n_axes && i < pn->params.n_axes; i++) {
+            int a = xf_norm_axis(gn->params.axes[i], rank);
+            if (a < 0) continue; /* g's own reading pins what it cannot name */
+            if (to_the_end(&pn->params, i) == to_the_end(&gn->params, i)) continue;
+            lin own = lin_const(g->values[x].shape.dims[a]);
+            cond_eq(E, &dims[off[x] + a], &own);
+        }
+    }
+    return E->st;
+}
+
+xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_step *step,
+                               xf_error *err)
 {
     eng E;
     lin *dims = NULL;
     int *off = NULL;
     xf_status st = eng_init(&E, g, err);
     if (st == XF_OK) st = infer_graph(&E, g, NULL, 0, &dims, &off);
-    if (st == XF_OK && step) st = scalars_bound(&E, g, step, values, n, dims, off);
-    for (int i = 0; st == XF_OK && step && i < step->domain.n; i++) {
-        const xf_dom_atom *a = &step->domain.a[i];
+    if (st == XF_OK && step) st = scalars_bound(&E, g, step, dims, off);
+    if (st == XF_OK && step) st = slice_ends_bound(&E, g, step, dims, off);
+    const int *values = step ? step->values : NULL;
+    int n = step ? step->n_values : 0;
+    for (int i = 0; st == XF_OK && step && i < step->rule->domain.n; i++) {
+        const xf_dom_atom *a = &step->rule->domain.a[i];
         lin l = lin_const(a->c);
         int wide = 0;
         for (int k = 0; k < a->n && !wide; k++) {

@@ -1019,15 +1019,29 @@ int xf_dim_form_add(const xf_dim_form *a, const xf_dim_form *b, xf_dim_form *r);
  * the rule's inputs in order at their own shapes) what g's operators
  * demand of them. */
 xf_status xf_domain_add_graph(xf_domain *d, const xf_graph *g, xf_error *err);
-/* Adds to d the conditions of `step`'s domain (a rule applied in g) with
- * its input k bound to value values[k] of g (k < n): each of its dims
- * replaced by what that value's dim is in terms of g's inputs (a sum for a
- * concatenated axis...), or the inputs it depends on pinned to their own
- * sizes where it is not linear in them. A scalar input of the step binds
- * a one-element value of any rank (match/match.c), which no condition
- * names: every dim of that value is 1. */
-xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_rule *step,
-                               const int *values, int n, xf_error *err);
+/* A rule applied in a graph g at a match (match/): the rule (its domain),
+ * the side it matched (its source, or its target applied backward), g's
+ * node for each node of that side and g's value for each rule input. */
+typedef struct xf_domain_step {
+    const xf_rule *rule;
+    const xf_graph *matched;
+    const int *nodes;
+    const int *values;
+    int n_values;
+} xf_domain_step;
+/* Adds to d what g's operators demand of its inputs and, with a step
+ * (NULL: none), the conditions of the step's domain with its input k bound
+ * to value values[k] of g: each of its dims replaced by what that value's
+ * dim is in terms of g's inputs (a sum for a concatenated axis...), or the
+ * inputs it depends on pinned to their own sizes where it is not linear in
+ * them. A scalar input of the step binds a one-element value of any rank
+ * (match/match.c), which no condition names: every dim of that value is 1.
+ * A slice of the step "to the end" (XF_SLICE_TO_THE_END) bound to a slice
+ * of g with a finite end, or the reverse (the matcher binds them where the
+ * end is the axis's size), holds only there: that axis of g's slice input
+ * at its own size. */
+xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_step *step,
+                               xf_error *err);
 
 /* The renaming search every rule identity is taken over (rule_orders.c):
  * visit gets each order of a rule once and keeps the smallest key of its

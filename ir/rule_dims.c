@@ -415,9 +415,14 @@ static void infer_node(infer *c, int side, const xf_graph *g, int ni)
     } else if (n->op == XF_OP_SLICE) {
         for (int i = 0; i < so->rank; i++)
             out[i] = so->dims[i] == sx->dims[i] ? in[i] : konst(so->dims[i]);
-        for (int i = 0; i < p->n_axes; i++) { /* a sliced axis has the size the slice takes */
+        /* a sliced axis has the size the slice takes: the whole axis only
+         * "to the end" from 0; any other end is a constant, the own size
+         * too (slice[0:4] of 4 takes 4 of 6), as the validity domain reads
+         * it (ir/domain_infer.c) and the matcher binds it */
+        for (int i = 0; i < p->n_axes; i++) {
             int a = xf_norm_axis(p->axes[i], sx->rank);
-            if (a >= 0 && p->starts[i] >= 0 && p->ends[i] < sx->dims[a]) out[a] = konst(so->dims[a]);
+            if (a >= 0 && !(p->starts[i] == 0 && p->ends[i] >= XF_SLICE_TO_THE_END))
+                out[a] = konst(so->dims[a]);
         }
     }
     /* everything else (conv, pools, pad, generators...): opaque */

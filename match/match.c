@@ -179,6 +179,20 @@ static int same_shape_param(const xf_params *a, const xf_params *b)
            memcmp(a->shape, b->shape, sizeof a->shape[0] * (size_t)a->n_shape) == 0;
 }
 
+/* Whether generator parameters `have` give the shape `want`, or want's
+ * last `rank` axes where want has more: an element-wise consumer's other
+ * operand batched over axes the rule lacks (m0[b,4,4] * ones[4,4] for the
+ * rule's m0[4,4] * ones[4,4]), which the generator, at the rule's rank,
+ * broadcasts over as numpy does, the same generator for every batch
+ * element, as the rule's inputs are batched (review 42d, L1). */
+static int same_or_batched(const xf_params *have, const xf_params *want, int rank)
+{
+    if (same_shape_param(have, want)) return 1;
+    int lead = want->n_shape - rank;
+    return have->n_shape == rank && lead > 0 &&
+           memcmp(have->shape, want->shape + lead, sizeof have->shape[0] * (size_t)rank) == 0;
+}
+
 /* The source node that reads value v first (the lowest index: rule graphs
  * are in topological order), -1 when none reads it; *at gets the slot. */
 static int first_reader(const xf_graph *src, int v, int *at)
@@ -230,8 +244,9 @@ static void sized_by(const match_ctx *c, const xf_node *gen, int j, int at, xf_p
 /* Whether graph node `node`, bound to source generator k (whose matching
  * form has no shape), is the generator the rule was proved with: of the
  * shape its first consumer in the source gives it at this match where that
- * consumer gives the rule's generator its own shape (sized_by), else of the
- * rule's shape. A proof holds for the generator it saw: conv2d(slice[0:1](w1), const_pool[4x1x3x3]) sums
+ * consumer gives the rule's generator its own shape (sized_by; or its last
+ * axes, same_or_batched), else of the rule's shape. A proof holds for the
+ * generator it saw: conv2d(slice[0:1](w1), const_pool[4x1x3x3]) sums
  * four copies of the pooled channel, whatever the conv input's channels,
  * and a const_pool of 8 sums eight. */
 static int generator_as_proved(const match_ctx *c, int k, int node)
@@ -241,7 +256,7 @@ static int generator_as_proved(const match_ctx *c, int k, int node)
     xf_params want = gen->params;
     int at = 0, j = first_reader(src, gen->outputs[0], &at);
     if (j >= 0) sized_by(c, gen, j, at, &want);
-    return same_shape_param(&c->g->nodes[node].params, &want);
+    return same_or_batched(&c->g->nodes[node].params, &want, gen->params.n_shape);
 }
 
 /* Binds pattern operator k to graph node `node` (its operands swapped when
@@ -405,13 +420,14 @@ static int64_t dim_from_last(const xf_shape *s, int i)
 /* Whether every element-wise operator of the source that broadcasts an
  * operand computed from a generator against the other broadcasts it in the
  * model as in the rule, axis by axis from the last: a dim equal to the other
- * operand's equal to the model's other (an axis the rule lacks is 1 on both
- * sides, so a leading one of the model's is equal on both), a 1 against a
- * larger one 1. The proof takes the first as a fact (a broadcast's tie,
- * ir/domain_infer.c), and the domain cannot state it of a size no input
- * binds: transpose(x + I) => transpose(x) + I, proved for I of x's size,
- * was applied to a model's I of 1x1, which broadcasts as ones (review 41d,
- * finding 5). */
+ * operand's equal to the model's other, a 1 against a larger one 1. The
+ * proof takes the first as a fact (a broadcast's tie, ir/domain_infer.c),
+ * and the domain cannot state it of a size no input binds: transpose(x + I)
+ * => transpose(x) + I, proved for I of x's size, was applied to a model's I
+ * of 1x1, which broadcasts as ones (review 41d, finding 5). A leading axis
+ * the rule lacks on both operands is a batch axis: the model's are equal,
+ * or the generator's is 1 (or absent) and broadcasts the same generator over
+ * the batch (review 42d, L1). */
 static int generators_broadcast_as_in_rule(const match_ctx *c, const xf_match *m)
 {
     const xf_graph *src = &c->rr->rule.src, *g = c->g;
@@ -431,7 +447,10 @@ static int generators_broadcast_as_in_rule(const match_ctx *c, const xf_match *m
             for (int i = 1; i <= n; i++) {
                 int64_t ad = dim_from_last(a, i), bd = dim_from_last(b, i);
                 int64_t mad = dim_from_last(ma, i), mbd = dim_from_last(mb, i);
-                if (ad == bd ? mad != mbd : ad == 1 && mad != 1) return 0;
+                if (i > a->rank && i > b->rank ? mad != mbd && mad != 1
+                    : ad == bd                 ? mad != mbd
+                                               : ad == 1 && mad != 1)
+                    return 0;
             }
         }
     }

@@ -79,15 +79,6 @@ static int op(xf_graph *g, xf_op o, const xf_params *p, int a, int b)
     return v;
 }
 
-static int op3(xf_graph *g, xf_op o, const xf_params *p, int a, int b, int c)
-{
-    int ins[3] = {a, b, c};
-    xf_error err;
-    int v = xf_graph_op(g, o, p, ins, 3, &err);
-    ck_assert_msg(v >= 0, "%s", err.msg);
-    return v;
-}
-
 static int node_of(const xf_graph *g, int value)
 {
     return g->values[value].producer;
@@ -968,7 +959,7 @@ START_TEST(test_conv_relu_fusion)
     cp.dilation[0] = cp.dilation[1] = 1;
     int c1 = op(&g, XF_OP_CONV, &cp, x, w);
     int r1 = op(&g, XF_OP_RELU, NULL, c1, -1);           /* fusable */
-    int c2 = op3(&g, XF_OP_CONV, &cp, r1, w, b);         /* conv with bias: 3 inputs */
+    int c2 = xf_test_op3(&g, XF_OP_CONV, &cp, r1, w, b);         /* conv with bias: 3 inputs */
     int r2 = op(&g, XF_OP_RELU, NULL, c2, -1);
     int c3 = op(&g, XF_OP_CONV, &cp, r2, w);
     int r3 = op(&g, XF_OP_RELU, NULL, c3, -1);
@@ -1209,6 +1200,56 @@ START_TEST(test_source_generator_as_proved)
         xf_ruleset_free(rs);
         xf_graph_free(&g);
     }
+}
+END_TEST
+
+/* ewmul(m0, ones[4x4]) => m0, m0 of 4x4 (rule 321 of the default
+ * database, by its shape). */
+static void rule_times_ones(xf_rule *r)
+{
+    xf_rule_init(r);
+    const int64_t d44[2] = {4, 4};
+    xf_params gp = gen_shape(2, d44);
+    int s = in(&r->src, "m0", XF_F32, 2, d44);
+    xf_test_out(&r->src, op(&r->src, XF_OP_MUL, NULL, s, op(&r->src, XF_OP_CONST_ONES, &gp, -1, -1)));
+    xf_test_out(&r->dst, in(&r->dst, "m0", XF_F32, 2, d44));
+    with_domain(r);
+}
+
+/* Locations of rule_times_ones in relu(m0[2,4,4] * ones), the ones of
+ * rank `rank` and dims `od` (the relu reads the product: a graph output
+ * is never rewritten to a bare input). */
+static int times_ones_found(int rank, const int64_t *od)
+{
+    const int64_t md[3] = {2, 4, 4};
+    xf_graph g;
+    xf_graph_init(&g);
+    xf_params gp = gen_shape(rank, od);
+    int m0 = in(&g, "m0", XF_F32, 3, md);
+    int prod = op(&g, XF_OP_MUL, NULL, m0, op(&g, XF_OP_CONST_ONES, &gp, -1, -1));
+    xf_test_out(&g, op(&g, XF_OP_RELU, NULL, prod, -1));
+    xf_ruleset *rs = set1(rule_times_ones);
+    xf_match m[16];
+    int n = find(rs, 0, &g, m);
+    xf_ruleset_free(rs);
+    xf_graph_free(&g);
+    return n;
+}
+
+/* A source generator at the rule's rank broadcast over a batched operand
+ * is the rule's own broadcast, batched as its inputs are (review 42d, L1):
+ * m0[2,4,4] * ones[4,4] binds, as m0[2,4,4] * ones[2,4,4] does; ones[4,1]
+ * or [1,4] (a broadcast within the rule's axes) and ones[1,4,4] (not the
+ * rule's rank) do not. */
+START_TEST(test_source_generator_over_a_batch)
+{
+    const int64_t o44[2] = {4, 4}, o244[3] = {2, 4, 4}, o41[2] = {4, 1}, o14[2] = {1, 4},
+                  o144[3] = {1, 4, 4};
+    ck_assert_int_eq(times_ones_found(2, o44), 1);
+    ck_assert_int_eq(times_ones_found(3, o244), 1);
+    ck_assert_int_eq(times_ones_found(2, o41), 0);
+    ck_assert_int_eq(times_ones_found(2, o14), 0);
+    ck_assert_int_eq(times_ones_found(3, o144), 0);
 }
 END_TEST
 
@@ -1782,6 +1823,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_bare_output_and_relative_perm);
     tcase_add_test(t, test_generator_shapes);
     tcase_add_test(t, test_source_generator_as_proved);
+    tcase_add_test(t, test_source_generator_over_a_batch);
     tcase_add_test(t, test_generator_sized_by_a_generator);
     tcase_add_test(t, test_generator_pairs_sized_by_each_other);
     tcase_add_test(t, test_weight_only_and_match_all);

@@ -208,6 +208,59 @@ START_TEST(head_count_variable)
 }
 END_TEST
 
+/* A slice's end equal to its axis's own size is a constant, not the
+ * whole axis: flatten(relu(x[:, 0:4])) => relu(flatten(x[:, 0:4])) at x
+ * 2x4 binds a model's x of 2x6 (the slice takes 4 columns of 6, and the
+ * validity domain, x[-1] >= 4, reads it so), the target's flatten at 8;
+ * only "to the end" is x's last dim (review 42d, L4: the monomial was x's,
+ * and the binding at 6 was refused). */
+START_TEST(slice_end_at_the_own_size_is_a_constant)
+{
+    for (int to_end = 0; to_end < 2; to_end++) {
+        xf_rule r;
+        xf_rule_init(&r);
+        xf_shape s[1] = {shp(2, 2, 4, 0, 0)};
+        int a[1], b[1];
+        inputs(&r, s, 1, a, b);
+        xf_params sl = xf_params_default();
+        sl.n_axes = 1, sl.axes[0] = -1, sl.starts[0] = 0, sl.steps[0] = 1;
+        sl.ends[0] = to_end ? XF_SLICE_TO_THE_END : 4;
+        int cut = xf_test_op2(&r.src, XF_OP_SLICE, &sl, a[0], -1);
+        int rl = xf_test_op2(&r.src, XF_OP_RELU, NULL, cut, -1);
+        int fl = xf_test_reshape(&r.src, rl, shp(1, 8, 0, 0, 0));
+        int f2 = xf_test_reshape(&r.dst, xf_test_op2(&r.dst, XF_OP_SLICE, &sl, b[0], -1),
+                                 shp(1, 8, 0, 0, 0));
+        outputs(&r, fl, xf_test_op2(&r.dst, XF_OP_RELU, NULL, f2, -1));
+        xf_domain dom;
+        xf_domain_init(&dom);
+        xf_error err;
+        ck_assert_int_eq(xf_domain_of_rule(&r, &dom, &err), XF_OK);
+        const char *names[1] = {"x"};
+        char text[128];
+        ck_assert_int_eq(xf_domain_format(&dom, names, 1, text, sizeof text, &err), XF_OK);
+        ck_assert_str_eq(text, to_end ? "" : "x[-1] >= 4");
+        xf_domain_free(&dom);
+        xf_rule_dims d;
+        ck_assert_int_eq(xf_rule_dims_infer(&r, &d, &err), XF_OK);
+        ck_assert_msg(d.ok, "%s", d.why ? d.why : "");
+        char buf[64];
+        ck_assert_str_eq(xf_dimx_str(&d.val[0][cut][1], buf, sizeof buf), to_end ? "in0.1" : "4");
+        xf_shape sh[8];
+        sh[a[0]] = shp(2, 2, 6, 0, 0);
+        sh[cut] = shp(2, 2, to_end ? 6 : 4, 0, 0);
+        sh[rl] = sh[cut];
+        sh[fl] = shp(1, to_end ? 12 : 8, 0, 0, 0);
+        int64_t sym[XF_RULE_DIMS_MAX_SYMS];
+        ck_assert(xf_rule_dims_bind(&d, sh, sym));
+        xf_shape fs = {1, {0}};
+        ck_assert(xf_rule_dims_shape(&d, 1, f2, sym, &fs));
+        ck_assert_int_eq(fs.dims[0], to_end ? 12 : 8);
+        xf_rule_dims_free(&d);
+        xf_rule_free(&r);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("rule_dims");
@@ -216,6 +269,7 @@ int main(void)
     tcase_add_test(tc, target_unflatten_from_input);
     tcase_add_test(tc, target_unflatten_from_source_variable);
     tcase_add_test(tc, head_count_variable);
+    tcase_add_test(tc, slice_end_at_the_own_size_is_a_constant);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }

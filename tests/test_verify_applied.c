@@ -14,6 +14,14 @@
  *    mean[-1](x[:, 0:end]) => mean[-1](x), on a model's x[:, 0:4] of 6;
  *  - a source generator tied to an input only by a broadcast (review 41d
  *    F5): transpose(x + I) => transpose(x) + I, on a model's I of 1x1;
+ *    and broadcast over a batch as the rule's inputs are (review 42d L1):
+ *    transpose(x + I) => transpose(x) + transpose(I) on x of 2x4x4, I 4x4,
+ *    where it holds and is applied;
+ *  - a derived rule whose step's slice "to the end" bound the rule's slice
+ *    of its own size (review 42d M1): neg(mean[-1](x[:, 0:4])) =>
+ *    neg(mean[-1](x)), derived from the rule above, on x[:, 0:4] of 6;
+ *    and the other way round, a step's x[:, 0:4] bound to the rule's
+ *    slice to the end, on the whole of x of 6;
  *  - source generators sized only by each other (review 43e F1, F4):
  *    rule 171411 of the 4-op database, and the same with two pools, on
  *    pools of 3x5; m0 * (I J) => m0 * I and m0 * (I (J K)) => m0 * I on
@@ -30,6 +38,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "derive/derive.h"
 #include "match/match.h"
 #include "rulesdb/rulesdb.h"
 #include "testutil.h"
@@ -81,12 +90,15 @@ static int verified(xf_rule *r, const char *path)
     return t.proved == 1;
 }
 
-/* Every location of the database's proved rules in g applied, one at a
- * time: each rewrite computes g's function. Returns the locations. */
-static int applied_soundly(const char *path, const xf_graph *g)
+/* Every location of the database's proved rules (and derived ones with
+ * `derived`, as the agent loads them with derived rules on) in g applied,
+ * one at a time: each rewrite computes g's function. Returns the
+ * locations. */
+static int applied_soundly_with(const char *path, const xf_graph *g, int derived)
 {
     xf_ruleset_options ro = xf_ruleset_options_default();
     ro.both_directions = 0;
+    ro.derived = derived;
     xf_ruleset *rs = NULL;
     xf_error err;
     ck_assert_msg(xf_ruleset_load(path, &ro, &rs, &err) == XF_OK, "%s", err.msg);
@@ -108,6 +120,11 @@ static int applied_soundly(const char *path, const xf_graph *g)
     xf_graph_index_free(ix);
     xf_ruleset_free(rs);
     return total;
+}
+
+static int applied_soundly(const char *path, const xf_graph *g)
+{
+    return applied_soundly_with(path, g, 0);
 }
 
 /* ---------------------------------------------- an unequal target split */
@@ -166,6 +183,16 @@ END_TEST
 
 /* ------------------------------------------------- a slice to the end */
 
+/* An empty rule r with input x of 2x4 on both sides: *s in the source,
+ * *t in the target. */
+static void rule_of_x(xf_rule *r, int *s, int *t)
+{
+    static const int64_t d24[2] = {2, 4};
+    xf_rule_init(r);
+    *s = xf_test_input(&r->src, "x", 2, d24);
+    *t = xf_test_input(&r->dst, "x", 2, d24);
+}
+
 /* mean[-1](x[:, 0:end]) in g. */
 static int mean_of_slice(xf_graph *g, int x, int64_t end)
 {
@@ -177,9 +204,8 @@ static int mean_of_slice(xf_graph *g, int x, int64_t end)
  * 41d, finding 4): true where the slice reaches the end of the axis. */
 static void rule_mean_of_slice_to_the_end(xf_rule *r)
 {
-    static const int64_t d24[2] = {2, 4};
-    xf_rule_init(r);
-    int s = xf_test_input(&r->src, "x", 2, d24), t = xf_test_input(&r->dst, "x", 2, d24);
+    int s, t;
+    rule_of_x(r, &s, &t);
     xf_params mp = mean_last();
     xf_test_out(&r->src, mean_of_slice(&r->src, s, INT32_MAX));
     xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_REDUCE_MEAN, &mp, t, -1));
@@ -209,6 +235,149 @@ START_TEST(slice_to_the_end_matches_only_to_the_end)
     mean_of_slice_model(&g, 6, INT32_MAX); /* to the end */
     ck_assert_int_eq(applied_soundly(path, &g), 1);
     xf_graph_free(&g);
+    xf_test_remove_db(path);
+}
+END_TEST
+
+/* ------------------------------ a derived rule's step slicing to the end */
+
+/* neg(mean[-1](x[:, 0:4])) => neg(mean[-1](x)), x of 2x4 (review 42d,
+ * M1): true where x has 4 columns. It follows in one step from the rule
+ * above, whose slice to the end binds this x[:, 0:4] (at x's own 4
+ * columns that slice reaches the end); the step says nothing of 4 columns
+ * out of 6. */
+static void rule_neg_mean_of_four(xf_rule *r)
+{
+    int s, t;
+    rule_of_x(r, &s, &t);
+    xf_params mp = mean_last();
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_NEG, NULL, mean_of_slice(&r->src, s, 4), -1));
+    xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_NEG, NULL,
+                                     xf_test_op2(&r->dst, XF_OP_REDUCE_MEAN, &mp, t, -1), -1));
+}
+
+/* The model neg(mean[-1](x[:, 0:4])) for x of 2 x width. */
+static void neg_mean_of_four_model(xf_graph *g, int64_t width)
+{
+    const int64_t d[2] = {2, width};
+    xf_graph_init(g);
+    xf_test_out(g, xf_test_op2(g, XF_OP_NEG, NULL, mean_of_slice(g, xf_test_input(g, "x", 2, d), 4),
+                               -1));
+}
+
+/* The rules of `make` (a step, then a rule that follows from it in one
+ * step) decided as xferverify decides a database (xf_derive_verify_db:
+ * size by size, deriving before the solver) in a fresh database at path:
+ * the step must be proved and the rule derived from it; the rule's stored
+ * validity domain must be `domain`. */
+static void derived_with_domain(const char *path, void (*const make[2])(xf_rule *),
+                                const char *domain)
+{
+    xf_test_remove_db(path);
+    xf_rulesdb *db;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    int64_t id[2];
+    for (int k = 0; k < 2; k++) {
+        xf_rule r;
+        make[k](&r);
+        ck_assert_msg(xf_rulesdb_add_rule(db, &r, NULL, &id[k], NULL, &err) == XF_OK, "%s", err.msg);
+        xf_rule_free(&r);
+    }
+    xf_derive_verify_options o;
+    xf_derive_verify_options_init(&o);
+    o.vopt.jobs = 1;
+    o.vopt.vo.timeout_ms = 20000;
+    o.vopt.version = "test";
+    xf_verify_tally t;
+    int64_t derived = 0;
+    ck_assert_msg(xf_derive_verify_db(db, path, &o, &t, &derived, &err) == XF_OK, "%s", err.msg);
+    for (int k = 0; k < 2; k++) {
+        xf_rulesdb_rule_info info;
+        xf_rulesdb_rule_info_init(&info);
+        ck_assert_int_eq(xf_rulesdb_get_rule(db, id[k], &info, &err), XF_OK);
+        ck_assert_int_eq(info.status, k ? XF_RULE_DERIVED : XF_RULE_PROVED);
+        if (k) {
+            ck_assert_ptr_nonnull(info.domain);
+            ck_assert_str_eq(info.domain, domain);
+        }
+        xf_rulesdb_rule_info_free(&info);
+    }
+    xf_rulesdb_close(db);
+}
+
+/* The step and the rule above: the rule derived and stored where its chain
+ * holds, x's own 4 columns; loaded as the agent loads derived rules, it is
+ * applied at 2x4, never to the 4 columns of 6 (it was, with "x[-1] >= 4",
+ * and the mean changed). */
+START_TEST(derived_rule_keeps_its_steps_slice_to_the_end)
+{
+    const char *path = xf_test_tmp("applied_derived_slice.db");
+    void (*const make[2])(xf_rule *) = {rule_mean_of_slice_to_the_end, rule_neg_mean_of_four};
+    derived_with_domain(path, make, "x[-1] == 4");
+    xf_graph g;
+    neg_mean_of_four_model(&g, 6); /* 4 of 6 columns: neither rule holds */
+    ck_assert_int_eq(applied_soundly_with(path, &g, 1), 0);
+    xf_graph_free(&g);
+    neg_mean_of_four_model(&g, 4); /* its own: the step and the derived rule */
+    ck_assert_int_eq(applied_soundly_with(path, &g, 1), 2);
+    xf_graph_free(&g);
+    xf_test_remove_db(path);
+}
+END_TEST
+
+/* relu(x[:, 0:4]) => relu(x)[:, 0:4], x of 2x4: true where x has 4
+ * columns or more. */
+static void rule_relu_of_four(xf_rule *r)
+{
+    int s, t;
+    rule_of_x(r, &s, &t);
+    xf_params sl = slice_of(-1, 0, 4);
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_RELU, NULL,
+                                     xf_test_op2(&r->src, XF_OP_SLICE, &sl, s, -1), -1));
+    xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_SLICE, &sl,
+                                     xf_test_op2(&r->dst, XF_OP_RELU, NULL, t, -1), -1));
+}
+
+/* mean[-1](relu(x[:, 0:end])) in g. */
+static int mean_of_relu_of_slice(xf_graph *g, int x, int64_t end)
+{
+    xf_params sl = slice_of(-1, 0, end), mp = mean_last();
+    int cut = xf_test_op2(g, XF_OP_SLICE, &sl, x, -1);
+    return xf_test_op2(g, XF_OP_REDUCE_MEAN, &mp, xf_test_op2(g, XF_OP_RELU, NULL, cut, -1), -1);
+}
+
+/* mean[-1](relu(x[:, 0:end])) => mean[-1](relu(x)[:, 0:4]), x of 2x4, end
+ * INT32_MAX: true where x has 4 columns. It follows in one step from the
+ * rule above, whose slice [0:4] binds this slice to the end (x's own 4
+ * columns); the step says nothing of the whole of 6 columns. */
+static void rule_mean_of_relu_to_the_end(xf_rule *r)
+{
+    int s, t;
+    rule_of_x(r, &s, &t);
+    xf_params sl = slice_of(-1, 0, 4), mp = mean_last();
+    xf_test_out(&r->src, mean_of_relu_of_slice(&r->src, s, INT32_MAX));
+    int cut = xf_test_op2(&r->dst, XF_OP_SLICE, &sl, xf_test_op2(&r->dst, XF_OP_RELU, NULL, t, -1), -1);
+    xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_REDUCE_MEAN, &mp, cut, -1));
+}
+
+/* The same the other way round: a step's slice of a finite end bound to
+ * the rule's slice to the end, the rule stored at x's own 4 columns,
+ * applied there and never to a model's x of 6 (it was, with "x[-1] >= 4",
+ * the target's mean of 4 columns against the source's of 6). */
+START_TEST(derived_rule_keeps_its_steps_slice_end)
+{
+    const char *path = xf_test_tmp("applied_derived_end.db");
+    void (*const make[2])(xf_rule *) = {rule_relu_of_four, rule_mean_of_relu_to_the_end};
+    derived_with_domain(path, make, "x[-1] == 4");
+    for (int64_t width = 4; width <= 6; width += 2) { /* its own: the step and the rule */
+        const int64_t d[2] = {2, width};
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_test_out(&g, mean_of_relu_of_slice(&g, xf_test_input(&g, "x", 2, d), INT32_MAX));
+        ck_assert_int_eq(applied_soundly_with(path, &g, 1), width == 4 ? 2 : 0);
+        xf_graph_free(&g);
+    }
     xf_test_remove_db(path);
 }
 END_TEST
@@ -253,7 +422,7 @@ START_TEST(source_generator_that_broadcasts)
     const char *path = xf_test_tmp("applied_generator.db");
     xf_rule r;
     rule_transpose_plus_identity(&r);
-    int proved = verified(&r, path);
+    ck_assert(verified(&r, path));
     static const int64_t d44[2] = {4, 4};
     for (int64_t n = 1; n <= 4; n *= 4) { /* I of 1x1 (broadcast: all ones), of 4x4 */
         xf_graph g;
@@ -262,10 +431,60 @@ START_TEST(source_generator_that_broadcasts)
         int x = xf_test_input(&g, "x", 2, d44);
         int sum = xf_test_op2(&g, XF_OP_ADD, NULL, x, identity(&g, n));
         xf_test_out(&g, xf_test_op2(&g, XF_OP_TRANSPOSE, &tp, sum, -1));
-        int found = applied_soundly(path, &g);
-        if (n == 4 && proved) ck_assert_int_gt(found, 0);
+        ck_assert_int_eq(applied_soundly(path, &g), n == 4); /* 1x1: never */
         xf_graph_free(&g);
     }
+    xf_test_remove_db(path);
+}
+END_TEST
+
+/* transpose(x + I) => transpose(x) + transpose(I), x and I of 4x4: the
+ * target's I is the rule's own (a transpose does not size it). */
+static void rule_transpose_plus_identity_each(xf_rule *r)
+{
+    static const int64_t d44[2] = {4, 4};
+    xf_rule_init(r);
+    int s = xf_test_input(&r->src, "x", 2, d44), t = xf_test_input(&r->dst, "x", 2, d44);
+    xf_params tp = transposed();
+    xf_test_out(&r->src, xf_test_op2(&r->src, XF_OP_TRANSPOSE, &tp,
+                            xf_test_op2(&r->src, XF_OP_ADD, NULL, s, identity(&r->src, 4)), -1));
+    xf_test_out(&r->dst, xf_test_op2(&r->dst, XF_OP_ADD, NULL,
+                                     xf_test_op2(&r->dst, XF_OP_TRANSPOSE, &tp, t, -1),
+                                     xf_test_op2(&r->dst, XF_OP_TRANSPOSE, &tp,
+                                                 identity(&r->dst, 4), -1)));
+}
+
+/* The rule above at a batch of two x (2x4x4) plus the identity of n x n,
+ * its last two axes transposed. */
+static void batched_transpose_plus_identity(xf_graph *g, int64_t n)
+{
+    static const int64_t d244[3] = {2, 4, 4};
+    xf_params tp = xf_params_default();
+    tp.n_axes = 3;
+    tp.axes[0] = 0, tp.axes[1] = 2, tp.axes[2] = 1;
+    xf_graph_init(g);
+    int sum = xf_test_op2(g, XF_OP_ADD, NULL, xf_test_input(g, "x", 3, d244), identity(g, n));
+    xf_test_out(g, xf_test_op2(g, XF_OP_TRANSPOSE, &tp, sum, -1));
+}
+
+/* A source generator at the rule's rank against a batched operand (review
+ * 42d, L1): the identity of 4x4 added to each 4x4 of x[2,4,4] is the
+ * rule's own broadcast, batched as the rule's inputs are, and true there:
+ * applied (the matcher refused it on main, the model's I not of x's
+ * shape). An I of 1x1 broadcasts as ones within the rule's axes: never. */
+START_TEST(source_generator_broadcast_over_a_batch)
+{
+    const char *path = xf_test_tmp("applied_batched_generator.db");
+    xf_rule r;
+    rule_transpose_plus_identity_each(&r);
+    ck_assert(verified(&r, path));
+    xf_graph g;
+    batched_transpose_plus_identity(&g, 4);
+    ck_assert_int_eq(applied_soundly(path, &g), 1);
+    xf_graph_free(&g);
+    batched_transpose_plus_identity(&g, 1);
+    ck_assert_int_eq(applied_soundly(path, &g), 0);
+    xf_graph_free(&g);
     xf_test_remove_db(path);
 }
 END_TEST
@@ -506,7 +725,10 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, unequal_target_split_read_by_the_target);
     tcase_add_test(tc, slice_to_the_end_matches_only_to_the_end);
+    tcase_add_test(tc, derived_rule_keeps_its_steps_slice_to_the_end);
+    tcase_add_test(tc, derived_rule_keeps_its_steps_slice_end);
     tcase_add_test(tc, source_generator_that_broadcasts);
+    tcase_add_test(tc, source_generator_broadcast_over_a_batch);
     tcase_add_test(tc, generators_sized_only_by_each_other);
     tcase_add_test(tc, identities_sized_only_by_each_other);
     tcase_add_test(tc, pool_not_sized_by_its_conv);

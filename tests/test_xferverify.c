@@ -11,6 +11,9 @@
  * that a rerun decides nothing, that --recheck decides all again, and the
  * exit status of bad usage (2) and --help (0). The library call behind the
  * tool (xf_verify_db) is also run in-process: its tally and callbacks.
+ * Operator patterns: a worker takes those an earlier worker read (the
+ * tally counts them) and stores the same verdict, detail and Z3 work as
+ * when it reads them itself.
  * Hostile states: rules that cannot be loaded (a corrupt blob, a missing
  * graph row) keep their proved/refuted verdict under --recheck and are
  * reported; a 0-byte file is refused and left as it is; another writer gets
@@ -88,6 +91,104 @@ static void rule_unit_transpose(xf_rule *r)
     ck_assert_int_eq(xf_graph_mark_output(&r->src, x, NULL), XF_OK);
     ck_assert_int_eq(xf_graph_mark_output(&r->dst, y, NULL), XF_OK);
 }
+
+/* Two rules over a, b : 2x2. RULE_RELU_TWICE: relu(relu(a + b)) =>
+ * relu(a + b), whose sides' normal forms differ, so the exact check asks
+ * the solver (Z3 work in its detail). RULE_ADD_AS_SUB: a + b => a - (-b),
+ * whose ewadd is on one side only, so any other pattern for it than the
+ * kernel's (another element, another coefficient, a term missing) gives
+ * the sides other normal forms. */
+enum { RULE_RELU_TWICE, RULE_ADD_AS_SUB };
+
+static void rule_over_ab(xf_rule *r, int which)
+{
+    const int64_t dims[2] = {2, 2};
+    xf_shape s = xf_shape_make(2, dims);
+    xf_rule_init(r);
+    xf_params p = xf_params_default();
+    for (int k = 0; k < 2; k++) {
+        xf_graph *g = k ? &r->dst : &r->src;
+        int in[2] = {xf_graph_add_input(g, "a", XF_F32, &s, NULL),
+                     xf_graph_add_input(g, "b", XF_F32, &s, NULL)};
+        int x;
+        if (which == RULE_ADD_AS_SUB && k) {
+            in[1] = xf_graph_op(g, XF_OP_NEG, &p, &in[1], 1, NULL);
+            x = xf_graph_op(g, XF_OP_SUB, &p, in, 2, NULL);
+        } else {
+            x = xf_graph_op(g, XF_OP_ADD, &p, in, 2, NULL);
+        }
+        if (which == RULE_RELU_TWICE) {
+            x = xf_graph_op(g, XF_OP_RELU, &p, &x, 1, NULL);
+            if (!k) x = xf_graph_op(g, XF_OP_RELU, &p, &x, 1, NULL);
+        }
+        ck_assert_int_ge(x, 0);
+        ck_assert_int_eq(xf_graph_mark_output(g, x, NULL), XF_OK);
+    }
+}
+
+/* Decides rule_over_ab's rule `which` in a fresh database `name`, after a + b => b + a
+ * (the same ewadd at the same shapes) when `after`, one worker at a time;
+ * its status and stored detail (xf_strdup'd) into *status and *detail.
+ * Returns the tally's patterns taken from earlier workers. */
+static int64_t decide(int which, const char *name, int after,
+                      xf_rule_status *status, char **detail)
+{
+    const char *path = xf_test_tmp(name);
+    xf_test_remove_db(path);
+    xf_rulesdb *db;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    xf_rule r;
+    int64_t id;
+    if (after) {
+        rule_pair(&r, 0);
+        ck_assert_int_eq(xf_rulesdb_add_rule(db, &r, NULL, &id, NULL, &err), XF_OK);
+        xf_rule_free(&r);
+    }
+    rule_over_ab(&r, which);
+    ck_assert_int_eq(xf_rulesdb_add_rule(db, &r, NULL, &id, NULL, &err), XF_OK);
+    xf_rule_free(&r);
+    xf_verify_db_options o;
+    xf_verify_db_options_init(&o);
+    o.jobs = 1;
+    o.vo.timeout_ms = 120000; /* the resource limit decides, whatever the load */
+    o.version = "test";
+    xf_verify_tally t;
+    ck_assert_msg(xf_verify_db(db, path, &o, &t, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(t.done, after ? 2 : 1);
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    ck_assert_int_eq(xf_rulesdb_get_rule(db, id, &info, NULL), XF_OK);
+    *status = info.status;
+    *detail = xf_strdup(info.detail);
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_close(db);
+    return t.patterns_reused;
+}
+
+/* The ewadd's pattern read by the first worker is taken by the second,
+ * which builds the same terms from it: the same status and detail as when
+ * the rule is decided alone, Z3 work units included (RULE_RELU_TWICE: the
+ * exact check asks the solver), and a proof that needs the ewadd's pattern
+ * to be the kernel's (RULE_ADD_AS_SUB: a wrong one handed back refutes it
+ * or leaves it unknown). */
+START_TEST(later_workers_take_earlier_workers_patterns)
+{
+    for (int k = RULE_RELU_TWICE; k <= RULE_ADD_AS_SUB; k++) {
+        xf_rule_status alone_status, after_status;
+        char *alone, *after;
+        ck_assert_int_eq(decide(k, "patterns_alone.db", 0, &alone_status, &alone), 0);
+        ck_assert_int_ge(decide(k, "patterns_after.db", 1, &after_status, &after), 1);
+        ck_assert_int_eq(alone_status, XF_RULE_PROVED);
+        ck_assert_msg(after_status == alone_status && strcmp(after, alone) == 0,
+                      "rule %d: decided after another, %d: %s; alone, %d: %s", k,
+                      (int)after_status, after, (int)alone_status, alone);
+        if (k == RULE_RELU_TWICE) xf_test_expect_contains(alone, "work ");
+        xf_free(alone);
+        xf_free(after);
+    }
+}
+END_TEST
 
 static void setup(void)
 {
@@ -487,6 +588,7 @@ static Suite *suite(void)
     tcase_add_test(tc, bad_usage);
     tcase_add_test(tc, rule_beyond_the_bound_is_refused_at_once);
     tcase_add_test(tc, library_tally_and_callbacks);
+    tcase_add_test(tc, later_workers_take_earlier_workers_patterns);
     tcase_add_test(tc, unloadable_rules_keep_their_verdict);
     tcase_add_test(tc, refuses_a_file_that_is_not_a_rules_db);
     tcase_add_test(tc, other_writers_get_in);

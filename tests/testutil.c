@@ -275,6 +275,15 @@ int xf_test_op2(xf_graph *g, xf_op op, const xf_params *p, int a, int b)
     return v;
 }
 
+int xf_test_op3(xf_graph *g, xf_op op, const xf_params *p, int a, int b, int c)
+{
+    int in[3] = {a, b, c};
+    xf_error err;
+    int v = xf_graph_op(g, op, p, in, 3, &err);
+    ck_assert_msg(v >= 0, "%s", err.msg);
+    return v;
+}
+
 void xf_test_out(xf_graph *g, int v)
 {
     ck_assert_int_eq(xf_graph_mark_output(g, v, NULL), XF_OK);

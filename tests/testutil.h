@@ -91,6 +91,9 @@ int xf_test_input(xf_graph *g, const char *name, int rank, const int64_t *dims);
 int xf_test_weight(xf_graph *g, const char *name, int rank, const int64_t *dims, uint64_t seed);
 /* Output of op on a (and b when b >= 0) with params p (NULL: defaults). */
 int xf_test_op2(xf_graph *g, xf_op op, const xf_params *p, int a, int b);
+/* The same with three operands (a convolution with a bias, a layer norm with
+ * its scale and bias). */
+int xf_test_op3(xf_graph *g, xf_op op, const xf_params *p, int a, int b, int c);
 /* Marks v as a graph output. */
 void xf_test_out(xf_graph *g, int v);
 /* x reshaped to `to` (fails the running test on error). */

@@ -682,11 +682,35 @@ static xf_status extra_shapes(check *k, const xf_rule *r, xfb_shape_plan *plan, 
     return st;
 }
 
+/* A proof by the own shapes (out->proves) holds where every input dim its
+ * argument read at its own size only (dom->fixed_dim) keeps that size:
+ * into out->held, for the stored domain (worker.c). Each is listed: the
+ * operators' domain holds a fixed class's dims too (the strict ties'
+ * premise), not a reshape's merged axis fixed through its parts (their
+ * product is no linear condition: review 42h, finding 3). */
+static void held_dims(const xf_rule *r, const xfb_domain *dom, xf_bounded *out)
+{
+    out->n_held = 0;
+    out->held_all = dom->fixed_past;
+    for (int i = 0, flat = 0; i < r->src.n_inputs; i++) {
+        int v = r->src.inputs[i];
+        for (int d = 0; d < r->src.values[v].shape.rank; d++, flat++) {
+            if (flat >= XFB_EDGE_DIMS || !dom->fixed_dim[flat]) continue;
+            if (out->n_held == XF_VERIFY_MAX_HELD) {
+                out->held_all = 1;
+                continue;
+            }
+            xf_rule_dim_size *h = &out->held[out->n_held++];
+            h->side = 0, h->value = v, h->axis = d, h->size = r->src.values[v].shape.dims[d];
+        }
+    }
+}
+
 /* A rule valid at its own shapes whose every input dim is fixed, indexed
- * or summed, or in a class read near its ends only (bounded_domain.c):
- * the exact check at every admissible size 1..top of those classes (the
- * float probe first at each) proves it, a refutation there refutes it,
- * anything else leaves it unknown. */
+ * or summed, or in a class read near its ends only or averaged by means
+ * (bounded_domain.c): the exact check at every admissible size 1..top of
+ * those classes (the float probe first at each) proves it, a refutation
+ * there refutes it, anything else leaves it unknown. */
 static xf_status check_edges(check *k, const xf_rule *r, int max_dim, const xfb_domain *dom,
                              xf_bounded *out, xf_error *err)
 {
@@ -703,14 +727,25 @@ static xf_status check_edges(check *k, const xf_rule *r, int max_dim, const xfb_
     st = extra_shapes(k, r, &plan, top > max_dim ? top : max_dim, upward, out, &done, &why, scope,
                       sizeof scope, err);
     if (st != XF_OK || done) return st;
-    if (!upward) why = "a larger size is not admissible where a smaller one is";
+    if (!upward)
+        why = dom->n_averaged ? "a size it checks is not admissible where another one is"
+                              : "a larger size is not admissible where a smaller one is";
     /* the ends stand for every shape only when one of them was checked:
      * with none admissible besides the own shapes the argument rests on
      * nothing (review 44a, F1: a rule no other shape fits was proved so) */
     if (!why && dom->n_edge_classes > 0 && plan_n == 1)
         why = "no combination of sizes near their ends is admissible besides the own shapes";
     out->proves = why == NULL;
-    if (out->proves)
+    if (out->proves) held_dims(r, dom, out);
+    if (out->proves && dom->n_averaged)
+        snprintf(out->detail, sizeof out->detail,
+                 "valid at the rule's own shapes and at the %s read near their ends or averaged, "
+                 "which stand for every shape it applies to: %d input dim(s) fixed by the rule, "
+                 "%d an index no operator mixes, %d summed over, %d read near their ends only, "
+                 "%d averaged by a mean",
+                 scope, dom->n_fixed, dom->n_indexed, dom->n_summed, dom->n_edge,
+                 dom->n_averaged);
+    else if (out->proves)
         snprintf(out->detail, sizeof out->detail,
                  "valid at the rule's own shapes and at the %s near their ends, which stand for "
                  "every shape it applies to: %d input dim(s) fixed by the rule, %d an index no "
@@ -719,8 +754,8 @@ static xf_status check_edges(check *k, const xf_rule *r, int max_dim, const xfb_
     else
         snprintf(out->detail, sizeof out->detail,
                  "valid at the rule's own shapes; not proved at the sizes near the ends of %d "
-                 "class(es) read there only (up to %d): %s",
-                 dom->n_edge_classes, top, why);
+                 "class(es) read there only%s (up to %d): %s",
+                 dom->n_edge_classes, dom->n_averaged ? " or averaged" : "", top, why);
     return XF_OK;
 }
 
@@ -755,6 +790,7 @@ static xf_status check_cases(check *k, const xf_rule *r, int max_dim, xfb_domain
     st = extra_shapes(k, r, &plan, top, 1, out, &done, &left, scope, sizeof scope, err);
     if (st != XF_OK || done) return st;
     out->proves = left == NULL;
+    if (out->proves) held_dims(r, dom, out);
     if (out->proves)
         snprintf(out->detail, sizeof out->detail,
                  "valid at the rule's own shapes and at the shapes of the %s, which stand for "
@@ -789,6 +825,7 @@ static xf_status check_abstract(check *k, const xf_rule *r, int max_dim, const x
     xf_bounded_free(&one);
     if (st != XF_OK) return st;
     out->proves = valid;
+    if (valid) held_dims(r, dom, out);
     if (valid)
         snprintf(out->detail, sizeof out->detail,
                  "valid at the rule's own shapes (%s), and with its ReLUs abstract (%s), which "
@@ -890,6 +927,7 @@ static xf_status check_plan(check *k, const xf_rule *r, xfb_shape_plan *plan, in
             return check_abstract(k, r, max_dim, &dom, t.n_nf ? "normal forms" : "solver", others,
                                   scope, out, err);
         out->proves = dom.closed;
+        if (dom.closed) held_dims(r, &dom, out);
         char blocks[128] = "";
         int at = 0;
         if (dom.n_blocked)
@@ -956,6 +994,10 @@ static xf_status bounded_run(xf_verifier *v, const xf_rule *r, bounded_mode mode
     check k;
     memset(&k, 0, sizeof k);
     k.v = v;
+    /* a forked worker keeps the operator patterns it reads (bounded_patterns.c):
+     * their memory goes with the process, and the forking process collects
+     * them; a longer-lived caller's checks allocate and free as before */
+    k.c.patterns = v->exiting ? v->patterns : NULL;
     k.deadline = o->timeout_ms ? t0 + o->timeout_ms : 0;
     k.rl_budget = o->rlimit;
     if (cross && o->cross_rlimit && (!o->rlimit || o->cross_rlimit < o->rlimit))

@@ -41,7 +41,10 @@
  *              argument below holds for a part with s counting such a sum
  *              as one over it, and a non-polynomial operator reading a
  *              value holding the axis as reading each part. A layout whose
- *              parts are all fixed is fixed.
+ *              parts are all fixed is fixed. It combines with a reshape's
+ *              merged axis (bounded_ties_views.c) only where no class of
+ *              the layout is a kept reshape's whole or part
+ *              (layout_meets_view).
  *
  * Argument. Take the indexed classes one at a time, the others' sizes
  * held. No operator sums or mixes along the class, so an element of any
@@ -71,7 +74,9 @@
  * indices along the class, an input entry at that index (products keep
  * every factor's entries, sums over other axes and data movement keep the
  * indices, and nothing adds a constant to a value holding the class: an
- * element-wise operand of the same shape holds it too). So the monomials'
+ * element-wise operand of the same shape holds it too; a convolution's
+ * bias adds one along its batch axis, so a class so held is not summed
+ * this way: biased, and the sum of m copies of it is m times it). So the monomials'
  * supports (their indices along the class) are exactly the element's
  * indices and the summation indices, at most k + s distinct ones; monomials
  * of different supports cannot cancel, and the part of an output element
@@ -89,7 +94,11 @@
  *              holding the class (relu(a b) over a's rows and b's columns:
  *              it reads whole sums over the inner dim). Either
  *              (a) none reads a value computed from an input holding the
- *              class: the exact check at the own shapes suffices; or
+ *              class (a softmax, or a layer norm with eps > 0, over axes
+ *              of one element each of fixed classes does not read its
+ *              data input: it is ones, or its bias, at every size;
+ *              constant_norm): the exact check at the own shapes
+ *              suffices; or
  *              (b) some does, every non-polynomial operator is an
  *              element-wise function (relu, a convolution's activation,
  *              sigmoid, tanh, erf, gelu, exp, log, sqrt: NP_ABSTRACT), and
@@ -197,10 +206,63 @@
  * ends there (row 1 of a 3x3 pool of a two-row image is its row 0) is
  * refuted at a size between (3 rows).
  *
+ *   averaged — a class C that only keepdims means mix (each reduced axis
+ *              of C, or of whole blocks of C, is a sum over it times one
+ *              over the axis's size: ties mark it summed as well as
+ *              mixing), otherwise indexed or summed as above, that no
+ *              window or slice reads (a layout or a part of one that a
+ *              mean reads mixes: check_layout; a mean over concat(a, b)
+ *              divides by a sum of two sizes), in a rule with no reshape
+ *              and no mean that drops its axes (its sum is no tie, so the
+ *              counts below would miss it), outside the cases of matmul
+ *              batch dims (bounded_cases.c checks one shape per case),
+ *              where no non-polynomial operator reads a value computed
+ *              from an input holding C, nor a value holding C (a
+ *              polynomial rule, or case (a) above). K = the most indices
+ *              along C in one product of an output element (its axes
+ *              plus its sums, a mean's included: need), A = the most
+ *              means over C in one product (need_mean), at least 1 (a
+ *              class no mean over which reaches an output is not
+ *              averaged). Checked at every size 1..K + A of C (each must
+ *              be admissible where one is), the others held.
+ *
+ * Argument. At size m, with the other classes held (and, in case (a), the
+ * values of the non-polynomial nodes, which read nothing of C, held as
+ * coefficients), expand an output element at its indices along C (k <= K
+ * of them) into products: a constant times input entries, summed over
+ * s <= K - k indices along C (matmul and convolution sums and the means'),
+ * times 1/m per mean over C (1/(c m) over c blocks), e <= A of them.
+ * Every operator treats the indices along C alike, so renaming them
+ * commutes with both sides and the coefficient of a monomial depends only
+ * on its type: the output's indices and the monomial's entries along C up
+ * to renaming, with D distinct indices in all. A summation index either
+ * appears in the product's entries (its value is then one of the
+ * monomial's) or not (free: a constant along C, such as a convolution's
+ * bias along its batch axis, summed over all m values). So a product with
+ * f free sums adds to a type's coefficient a count fixed by the type
+ * times m^f m^-e; its D indices are the output's and the s - f others',
+ * so D <= k + s - f <= K - f, and the exponent f - e lies in [-A, K - D].
+ * For D >= 1 the two sides' difference at a type is m^-A times a
+ * polynomial of degree <= K + A - D in m, found 0 at the K + A - D + 1
+ * sizes D..K + A, so 0 at every m >= D, and below D the type does not
+ * occur. For D = 0 every sum is free and every mean one of them
+ * (f = s >= e), so the exponent lies in [0, K]: a polynomial of degree
+ * <= K, found 0 at the K + A >= K + 1 sizes 1..K + A (why A >= 1). So
+ * the sides are equal at every size of C. `mean(a) mean(a) = mean(a a)`
+ * along C holds at one element and not at two (K = 2, A = 2: sizes 1..4
+ * refute it); `matmul(x, y) = mean(x y^T)` holds at m = 1 (K = 1, A = 1:
+ * size 2 refutes it). The 1/m is what a mean's coefficient depends on,
+ * and a class a softmax, layer norm, window or broadcast reads (whose
+ * terms hold 1/m and m otherwise: the mean of a layer norm cancels by
+ * m (1/m) = 1) is not averaged: it mixes. The classes extend one at a
+ * time as the classes near the ends do (one grid of their sizes,
+ * bounded_shapes.c); in case (a) the held coefficients are the same at
+ * every size of C.
+ *
  * With every input dim fixed, indexed or summed, the exact check valid at
  * the own shapes is valid at every admissible shape, any size, not only
- * 1..4; with some near the ends, so is the check valid at their sizes
- * 1..N (bounded.c, check_edges).
+ * 1..4; with some near the ends or averaged, so is the check valid at
+ * their sizes 1..N (bounded.c, check_edges).
  *
  * The exact check itself is over the reals with abstract functions for
  * exp, sqrt, gelu... (valid for any functions with the stated facts, so
@@ -289,12 +351,59 @@ static int view_of(xfb_ties *t, int i)
     return t->view_of ? t->view_of[vf_bounded_ties_find(t, i)] : -1;
 }
 
+/* Class `root` is a kept reshape's merged axis or one of its parts
+ * (bounded_ties_views.c). */
+static int viewed(xfb_ties *t, int root)
+{
+    for (int i = 0; t->view_of && i < t->n; i++) {
+        if (vf_bounded_ties_find(t, i) != i || t->view_of[i] < 0) continue;
+        const xfb_view *w = &t->views[t->view_of[i]];
+        if (i == root) return 1;
+        for (int p = 0; p < w->n; p++)
+            if (vf_bounded_ties_find(t, w->part[p]) == root) return 1;
+    }
+    return 0;
+}
+
+/* Some layout (a concat's axis of several classes) has a class, its own or
+ * a part's, that a kept reshape merges or makes: the two index arguments
+ * would nest there (a part's offsets inside a tuple, or a tuple's
+ * component inside offsets), which neither argues nor counts. Apart, each
+ * renaming of one class's indices is one argument's alone: a concat acts
+ * along a layout, which no kept reshape merges or makes, and a kept
+ * reshape keeps a layout's axis as an element-wise operator does. */
+static int layout_meets_view(xfb_ties *t)
+{
+    for (int a = 0; a < t->n; a++) {
+        if (!parts_in(t, a)) continue;
+        if (viewed(t, a)) return 1;
+        for (int q = 0; q < parts_in(t, a); q++)
+            if (viewed(t, part(t, a, q))) return 1;
+    }
+    return 0;
+}
+
+/* How many of the axes mean node nd of side k reduces hold class root
+ * (each a sum over it scaled by one over its size). */
+static int mean_sums(xfb_ties *t, const xf_graph *g, int k, const xf_node *nd, int root)
+{
+    int x = nd->inputs[0], rank = g->values[x].shape.rank, n = 0;
+    for (int d = 0; d < rank; d++) {
+        int a = vf_bounded_ties_slot(t, k, x, d);
+        n += vf_bounded_mean_reduces(nd, rank, d) && t->summed[a] && holds(t, family(t, a), root);
+    }
+    return n;
+}
+
 /* Per class root that products sum over (summed[root]), the most distinct
  * indices along it in one monomial of an output element of side k: the
- * output's axes of the class plus the most sums over it in one product
- * (need[root], raised). s: scratch per value. */
+ * output's axes of the class plus the most sums over it in one product, a
+ * keepdims mean's included (need[root], raised). means_only: instead the
+ * most such means in one product, the power of one over the class's size
+ * in a monomial's coefficient ("averaged" in the header). s: scratch per
+ * value. */
 static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_graph *g, int k,
-                            int *need, int *s, xf_error *err)
+                            int means_only, int *need, int *s, xf_error *err)
 {
     int *order = xf_malloc(sizeof *order * ((size_t)g->n_nodes + 1));
     if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
@@ -316,13 +425,15 @@ static xf_status count_sums(xfb_ties *t, const unsigned char *summed, const xf_g
             if (nd->op == XF_OP_MATMUL || nd->op == XF_OP_CONV) {
                 int x = nd->inputs[0], d = nd->op == XF_OP_CONV ? 1 : g->values[x].shape.rank - 1;
                 int a = d >= 0 ? vf_bounded_ties_slot(t, k, x, d) : -1;
-                here = all + (a >= 0 && t->summed[a] && holds(t, family(t, a), root));
+                here = all + (!means_only && a >= 0 && t->summed[a] && holds(t, family(t, a), root));
             }
+            if (nd->op == XF_OP_REDUCE_MEAN && nd->params.keepdims)
+                here = most + mean_sums(t, g, k, nd, root);
             for (int o = 0; o < nd->n_outputs; o++) s[nd->outputs[o]] = here;
         }
         for (int o = 0; o < g->n_outputs; o++) {
             int v = g->outputs[o], n = s[v];
-            for (int d = 0; d < g->values[v].shape.rank; d++)
+            for (int d = 0; !means_only && d < g->values[v].shape.rank; d++)
                 n += holds(t, family(t, vf_bounded_ties_slot(t, k, v, d)), root);
             need[root] = n > need[root] ? n : need[root];
         }
@@ -355,6 +466,11 @@ typedef struct classes {
     unsigned char *held;     /* a rule input holds it */
     unsigned char *joined;   /* a concat of classes joins it, or it is one (a layout) */
     int layout_open;         /* a layout failed whose part no input dim blocks */
+    int *need_mean;          /* summed: the most keepdims means over it in one product */
+    unsigned char *biased;   /* a convolution's bias adds a constant along it (its batch
+                                axis): a sum over it has terms without its index */
+    int means_ok;            /* the rule has no reshape and no mean that drops its axes,
+                                and the ties are not a case's (bounded_cases.c) */
 } classes;
 
 static void classes_free(classes *c)
@@ -376,6 +492,8 @@ static void classes_free(classes *c)
     xf_free(c->np_after);
     xf_free(c->held);
     xf_free(c->joined);
+    xf_free(c->need_mean);
+    xf_free(c->biased);
 }
 
 /* The values whose elements node nd's non-polynomial part reads: a
@@ -390,10 +508,29 @@ static int np_reads(const xf_node *nd, int i, int *v)
     return 1;
 }
 
+/* Whether nd (of side k) is a softmax, or a layer norm with eps > 0, over
+ * axes of one element each whose classes are fixed (a keepdims mean's
+ * reduced axis): its result is then ones (exp(x) / exp(x)), or its bias
+ * (x - mean(x) = 0 over one element), wherever the rule applies, whatever
+ * its data input (input 0) is, which it therefore does not read. */
+static int constant_norm(xfb_ties *t, const xf_graph *g, int k, const xf_node *nd)
+{
+    if (nd->op != XF_OP_SOFTMAX && !(nd->op == XF_OP_LAYERNORM && nd->params.epsilon > 0))
+        return 0;
+    int x = nd->inputs[0], rank = g->values[x].shape.rank, a = xf_norm_axis(nd->params.axis, rank);
+    if (a < 0) return 0;
+    for (int d = a; d < (nd->op == XF_OP_SOFTMAX ? a + 1 : rank); d++)
+        if (g->values[x].shape.dims[d] != 1 ||
+            !t->fixed[vf_bounded_ties_find(t, vf_bounded_ties_slot(t, k, x, d))])
+            return 0;
+    return 1;
+}
+
 /* For the non-polynomial nodes of side k (bounded_domain.c's header, "after
  * their sums"): the summed classes a value they read holds (np_sees), the
- * summed classes whose inputs reach a value they read (np_after), and
- * whether each is NP_ABSTRACT (abstract_only, cleared otherwise). */
+ * summed classes whose inputs reach a value they read (np_after; a
+ * constant_norm's data input counts as not read), and whether each is
+ * NP_ABSTRACT (abstract_only, cleared otherwise). */
 static xf_status after_sums(xfb_ties *t, const xf_graph *g, int k, classes *c, xf_error *err)
 {
     int *order = xf_malloc(sizeof *order * ((size_t)g->n_nodes + 1));
@@ -422,10 +559,11 @@ static xf_status after_sums(xfb_ties *t, const xf_graph *g, int k, classes *c, x
         }
         for (int i = 0; i < g->n_nodes; i++) {
             const xf_node *nd = &g->nodes[order[i]];
-            int any = 0, v;
-            for (int j = 0; j < nd->n_inputs; j++) any |= nd->inputs[j] >= 0 && tainted[nd->inputs[j]];
+            int any = 0, v, constant = constant_norm(t, g, k, nd);
+            for (int j = constant; j < nd->n_inputs; j++)
+                any |= nd->inputs[j] >= 0 && tainted[nd->inputs[j]];
             for (int o = 0; o < nd->n_outputs; o++) tainted[nd->outputs[o]] = any;
-            for (int j = 0; nonpolynomial(nd) != NP_NONE && np_reads(nd, j, &v); j++)
+            for (int j = constant; nonpolynomial(nd) != NP_NONE && np_reads(nd, j, &v); j++)
                 c->np_after[root] |= v >= 0 && tainted[v];
         }
     }
@@ -492,10 +630,22 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
     c->np_after = xf_calloc(n, 1);
     c->held = xf_calloc(n, 1);
     c->joined = xf_calloc(n, 1);
+    c->need_mean = xf_calloc(n, sizeof *c->need_mean);
+    c->biased = xf_calloc(n, 1);
     if (!c->mixed || !c->summed || !c->fixed || !c->seen || !c->axes || !c->here || !c->need ||
         !c->scratch || !c->edge || !c->reach[0] || !c->reach[1] || !c->end || !c->edge_id ||
-        !c->np_sees || !c->np_after || !c->held || !c->joined)
+        !c->np_sees || !c->np_after || !c->held || !c->joined || !c->need_mean || !c->biased)
         return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory tying a rule's dims");
+    c->means_ok = !xf_rule_has_views(r) && !t->cas; /* a case's shape gets one check */
+    for (int k = 0; k < 2; k++) {
+        const xf_graph *g = vf_rule_side(r, k);
+        for (int i = 0; i < g->n_nodes; i++) {
+            const xf_node *nd = &g->nodes[i];
+            if (nd->op == XF_OP_REDUCE_MEAN && !nd->params.keepdims) c->means_ok = 0;
+            if (nd->op == XF_OP_CONV && nd->n_inputs > 2 && g->values[nd->outputs[0]].shape.rank > 0)
+                c->biased[family(t, vf_bounded_ties_slot(t, k, nd->outputs[0], 0))] = 1;
+        }
+    }
     int first_dst = r->dst.n_values ? vf_bounded_ties_slot(t, 1, 0, 0) : t->n;
     for (int i = 0; i < t->n; i++) {
         int root = vf_bounded_ties_find(t, i), f = family(t, i);
@@ -542,7 +692,9 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
         if (parts_in(t, a)) check_layout(t, c, a);
     xf_status st = XF_OK;
     for (int k = 0; st == XF_OK && k < 2; k++)
-        st = count_sums(t, c->summed, vf_rule_side(r, k), k, c->need, c->scratch, err);
+        st = count_sums(t, c->summed, vf_rule_side(r, k), k, 0, c->need, c->scratch, err);
+    for (int k = 0; st == XF_OK && k < 2; k++)
+        st = count_sums(t, c->summed, vf_rule_side(r, k), k, 1, c->need_mean, c->scratch, err);
     c->abstract_only = 1;
     for (int k = 0; !poly && st == XF_OK && k < 2; k++)
         st = after_sums(t, vf_rule_side(r, k), k, c, err);
@@ -566,21 +718,34 @@ static int edge_top(const classes *c, int f)
     return top <= XFB_EDGE_TOP ? (int)top : 0;
 }
 
+/* The largest size to check of an averaged class (the header,
+ * "averaged"): K + A, K = need (its axes and sums, means included, in one
+ * product of an output), A >= 1 the most means over it in one product; 0
+ * when no mean over it reaches an output (A = 0: a term without an index
+ * along it would need K + 1 sizes) or beyond XFB_EDGE_TOP. */
+static int mean_top(const classes *c, int f)
+{
+    int64_t top = (int64_t)c->need[f] + c->need_mean[f];
+    return c->need_mean[f] >= 1 && top <= XFB_EDGE_TOP ? (int)top : 0;
+}
+
 /* Input dim `flat` (rule input order, dim by dim), `blocks` blocks of
- * class f read near its ends only, joins out's edge classes; 0 when that
- * is not possible. */
-static int edge_join(classes *c, int f, int flat, int blocks, xfb_domain *out)
+ * class f read near its ends only (averaged: averaged instead), joins
+ * out's edge classes; 0 when that is not possible. */
+static int edge_join(classes *c, int f, int flat, int blocks, int averaged, xfb_domain *out)
 {
     if (flat >= XFB_EDGE_DIMS) return 0;
     if (c->edge_id[f] < 0) {
-        int top = edge_top(c, f);
+        int top = averaged ? mean_top(c, f) : edge_top(c, f);
         if (!top || out->n_edge_classes == XFB_EDGE_CLASSES) return 0;
         c->edge_id[f] = out->n_edge_classes;
+        out->edge_mean[out->n_edge_classes] = (unsigned char)averaged;
         out->edge_top[out->n_edge_classes++] = top;
     }
     out->edge_class[flat] = (signed char)c->edge_id[f];
     out->edge_blocks[flat] = blocks;
-    out->n_edge++;
+    if (averaged) out->n_averaged++;
+    else out->n_edge++;
     return 1;
 }
 
@@ -627,16 +792,29 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
      * window reaches along it, a plain class on one axis of every value */
     int plain = c->axes[f] <= 1 && t->block_of[root] < 0 && !t->has_blocks[f];
     if (c->edge[f] && !c->mixed[f] && !summed && (plain || !edge_reach(c, f)) &&
-        edge_join(c, f, flat, t->blocks[root], out))
+        edge_join(c, f, flat, t->blocks[root], 0, out))
+        return;
+    /* averaged: keepdims means alone mix it (summed: they mark their axes;
+     * a layout a mean reads, or a part of one, check_layout mixes), no
+     * window or slice reads it, and no non-polynomial operator reads a
+     * value computed from it or holding it */
+    if (c->mixed[f] == vf_bounded_mix_bit(XF_OP_REDUCE_MEAN) && summed && c->means_ok &&
+        !c->edge[f] && (poly || (!c->np_after[f] && !c->np_sees[f])) &&
+        edge_join(c, f, flat, t->blocks[root], 1, out))
         return;
     /* summed in a rule that is not polynomial: no non-polynomial operator
      * may read a value holding the class, and where one reads its sums,
      * each must be one the check can take as abstract ("after their sums") */
     int np_blocks = summed && !poly && (c->np_sees[f] || (c->np_after[f] && !c->abstract_only));
+    /* summed where a convolution's bias adds a constant along it: a sum
+     * over it has terms without its index, whose count is the size itself
+     * (the argument for summed classes needs every term to hold it; the
+     * averaged one counts them) */
+    int bias_blocks = summed && c->biased[f];
     /* a dim read near its ends that could not join (a window over a class
      * on two axes or over blocks, a summed one, beyond XFB_EDGE_TOP or the
      * class and dim caps) is checked at its own size only: it blocks */
-    if (!c->mixed[f] && !c->edge[f] && !np_blocks && own >= need) {
+    if (!c->mixed[f] && !c->edge[f] && !np_blocks && !bias_blocks && own >= need) {
         if (summed) out->n_summed++;
         else out->n_indexed++;
         if (summed && !poly && c->np_after[f]) out->n_after++, out->abstract = 1;
@@ -661,6 +839,11 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
         snprintf(out->why, sizeof out->why,
                  "dim %d of input %s takes other sizes, summed over before a softmax, norm, "
                  "max-pool or pow",
+                 d, name);
+    else if (bias_blocks)
+        snprintf(out->why, sizeof out->why,
+                 "dim %d of input %s takes other sizes, summed over where a convolution's bias "
+                 "adds a constant along it",
                  d, name);
     else
         snprintf(out->why, sizeof out->why,
@@ -687,9 +870,16 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
     memset(out->edge_class, -1, sizeof out->edge_class);
     for (int i = 0, flat = 0; st == XF_OK && i < r->src.n_inputs; i++) {
         const xf_value *in = &r->src.values[r->src.inputs[i]];
-        for (int d = 0; d < in->shape.rank; d++, flat++)
-            classify(&t, &c, poly, in, at ? at[i].dims[d] : in->shape.dims[d], d, flat,
-                     vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d)), out);
+        for (int d = 0; d < in->shape.rank; d++, flat++) {
+            int root = vf_bounded_ties_find(&t, vf_bounded_ties_slot(&t, 0, r->src.inputs[i], d));
+            int pieces = t.view_of && t.view_of[root] >= 0 ? t.views[t.view_of[root]].n : 1;
+            int fixed_before = out->n_fixed;
+            classify(&t, &c, poly, in, at ? at[i].dims[d] : in->shape.dims[d], d, flat, root, out);
+            if (out->n_fixed - fixed_before == pieces) { /* read at its own size only */
+                if (flat < XFB_EDGE_DIMS) out->fixed_dim[flat] = 1;
+                else out->fixed_past = 1;
+            }
+        }
     }
     if (st != XF_OK) out->closed = 0;
     if (out->closed && c.layout_open) {
@@ -717,13 +907,11 @@ static xf_status domain(const xf_rule *r, const xfb_case *cas, const xf_shape *a
                  "its dims read near their ends are not argued together with a reshape's merged "
                  "axes");
     }
-    int layouts = 0;
-    for (int a = 0; st == XF_OK && a < t.n; a++) layouts += parts_in(&t, a) > 0;
-    if (out->closed && out->n_viewed && layouts) { /* not argued together */
+    if (st == XF_OK && out->closed && out->n_viewed && layout_meets_view(&t)) { /* nested */
         out->closed = 0;
         snprintf(out->why, sizeof out->why,
                  "a concat's axis of several classes is not argued together with a reshape's "
-                 "merged axes");
+                 "merged axis it shares a class with");
     }
     if (out->closed && out->abstract && out->n_edge_classes) { /* not argued together */
         out->closed = 0;

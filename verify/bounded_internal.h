@@ -3,7 +3,8 @@
  * (bounded.c drives it, bounded_shapes.c chooses the input shapes,
  * bounded_ties.c ties a rule's dims, bounded_domain.c decides whether the
  * rule's own shapes stand for all of its shapes, bounded_ops.c elaborates
- * operators, bounded_poly.c normalises terms, bounded_cex.c encodes
+ * operators, with the patterns it reads off their kernels kept by
+ * bounded_patterns.c, bounded_poly.c normalises terms, bounded_cex.c encodes
  * counterexamples). Not part of the public API
  * (verify/verify.h).
  *
@@ -18,6 +19,7 @@
 #include <z3.h>
 
 #include "ir/ir.h"
+#include "patterns_internal.h"
 
 typedef struct xfb_tensor {
     xf_shape shape;
@@ -35,6 +37,8 @@ typedef struct xfb_ctx {
                                      place (bounded_domain.c, "after their sums") */
     Z3_ast *side;                 /* facts true of the real functions (exp > 0) */
     int n_side, cap_side;
+    vf_patterns *patterns;        /* operator patterns kept (bounded_patterns.c); NULL: every
+                                     operator is probed */
 } xfb_ctx;
 
 /* Elaborates every node of g in topological order. vals has g->n_values
@@ -123,7 +127,8 @@ typedef struct xfb_ties {
                                not as a sum; XFB_MIX_FORMS: a class of two
                                block forms (bounded_ties_blocks.c) */
     unsigned char *summed;  /* per slot: a product sums over this dim (matmul's
-                               inner dim, a convolution's input channels) */
+                               inner dim, a convolution's input channels);
+                               strict, also a keepdims mean's reduced axis */
     int *base[2];           /* first slot of each value, per side (0 src, 1 dst) */
     /* strict only, per root (bounded_ties_blocks.c): a class whose size is
      * `blocks` whole copies of a plain class `block_of` (a concat of copies
@@ -222,6 +227,8 @@ int vf_bounded_ew_binary(xf_op op);
 int vf_bounded_generator(xf_op op);
 int vf_bounded_split_parts(const xf_node *nd, const xf_shape *own_in);
 int vf_bounded_depthwise(const xf_node *nd, const xf_shape *own_in);
+/* Whether mean node nd (its input of rank `rank`) reduces axis d. */
+int vf_bounded_mean_reduces(const xf_node *nd, int rank, int d);
 
 /* Whether the exact check at the rule's own shapes decides the rule at
  * every shape it applies to (bounded_domain.c): every input dim either
@@ -266,8 +273,21 @@ typedef struct xfb_domain {
     int n_edge;       /* input dims in such classes */
     int n_edge_classes;
     int edge_top[XFB_EDGE_CLASSES];
+    /* Also a class that only keepdims means mix, in a rule where nothing
+     * non-polynomial reads a value computed from it (bounded_domain.c,
+     * "averaged"): edge_mean[c] 1, checked at every size 1..top[c], each
+     * of which must be admissible wherever one is (bounded_shapes.c). */
+    int n_averaged;   /* input dims in such classes */
+    unsigned char edge_mean[XFB_EDGE_CLASSES];
     signed char edge_class[XFB_EDGE_DIMS];
     int edge_blocks[XFB_EDGE_DIMS];
+    /* Per input dim (rule input order, dim by dim, the first XFB_EDGE_DIMS):
+     * 1 when the argument reads it at its own size only (fixed, or a
+     * reshape's merged axis whose parts all are), so that the stored domain
+     * must hold it there (bounded.c, held_dims); fixed_past: such a dim
+     * past the XFB_EDGE_DIMS-th. */
+    unsigned char fixed_dim[XFB_EDGE_DIMS];
+    int fixed_past;
 } xfb_domain;
 
 xf_status vf_bounded_domain_of(const xf_rule *r, xfb_domain *out, xf_error *err);
@@ -290,12 +310,13 @@ xf_status vf_bounded_shape_plan_cases(const xf_rule *r, xfb_shape_plan *p, int *
 xf_status vf_bounded_shapes_fit(const xf_rule *r, const xf_shape *in, xfb_ties *t,
                                 const int64_t *base, int *fit, xf_error *err);
 
-/* The shapes a domain's classes read near their ends are checked at
- * (bounded_shapes.c): the own shapes first, then every admissible
- * combination of sizes 1..top of those classes, the other dims at their own
- * size. *upward 0 when an admissible combination stops being admissible
- * with one such class raised to its top (the argument then does not
- * carry to larger sizes: the rule must not be proved that way). */
+/* The shapes a domain's classes read near their ends (or averaged) are
+ * checked at (bounded_shapes.c): the own shapes first, then every
+ * admissible combination of sizes 1..top of those classes, the other dims
+ * at their own size. *upward 0 when an admissible combination stops being
+ * admissible with one such class raised to its top, or with an averaged
+ * class at any other size 1..top (the argument then does not carry to
+ * every size: the rule must not be proved that way). */
 xf_status vf_bounded_shape_plan_edges(const xf_rule *r, const xfb_domain *dom, xfb_shape_plan *p,
                                       int *upward, xf_error *err);
 

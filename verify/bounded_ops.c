@@ -28,6 +28,13 @@
  *    model may rely on an abstract function, which bounded.c handles by
  *    confirming it in floats.
  *  - constant generators run their kernel and become numerals.
+ *
+ * What probing reads is kept as the operator's pattern (the steps that
+ * build its terms, in order), per form (bounded_patterns.c): an operator
+ * met again at the same shapes, in this rule or in a later worker's, builds
+ * its terms from the kept steps without running its kernel, the same Z3
+ * calls in the same order. Output elements collect their terms by counting
+ * (lanes), then each is summed, as before.
  */
 #include "bounded_internal.h"
 
@@ -135,44 +142,24 @@ static xf_status power(xfb_ctx *c, const xfb_tensor *x, const xfb_tensor *e, xfb
     return vf_bounded_z3_check(c, "elaborating a power", err);
 }
 
-/* ------------------------------------------------------------- term lists */
+/* ---------------------------------------------------------------- patterns */
 
-typedef struct termv {
-    Z3_ast *t;
-    int n, cap;
-} termv;
-
-static xf_status push(termv *v, Z3_ast a, xf_error *err)
-{
-    if (v->n == v->cap) {
-        int cap = v->cap ? 2 * v->cap : 4;
-        Z3_ast *p = xf_realloc(v->t, (size_t)cap * sizeof *p);
-        if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
-        v->t = p, v->cap = cap;
-    }
-    v->t[v->n++] = a;
-    return XF_OK;
-}
+/* How a probed operator is read (the pattern's kind, part of its key). */
+enum { PAT_AFFINE = 1, PAT_BILINEAR, PAT_MAXPOOL, PAT_CONSTANT };
 
 /* Scratch float tensors for probing one node: inputs at their shapes
- * (zero), outputs allocated; terms[o][e] collects output element terms. */
+ * (zero), outputs allocated. */
 typedef struct probe {
     int n_in, n_out;
     xf_tensor in[8];
     const xf_tensor *inp[8];
     xf_tensor out[XF_MAX_SPLIT];
-    termv *terms[XF_MAX_SPLIT];
 } probe;
 
 static void probe_free(probe *p)
 {
     for (int i = 0; i < p->n_in; i++) xf_tensor_free(&p->in[i]);
-    for (int o = 0; o < p->n_out; o++) {
-        if (p->terms[o])
-            for (int64_t e = 0; e < xf_shape_numel(&p->out[o].shape); e++) xf_free(p->terms[o][e].t);
-        xf_free(p->terms[o]);
-        xf_tensor_free(&p->out[o]);
-    }
+    for (int o = 0; o < p->n_out; o++) xf_tensor_free(&p->out[o]);
 }
 
 /* Sets up probe tensors for node nd; n_in limits the inputs used (conv
@@ -202,8 +189,6 @@ static xf_status probe_init(probe *p, const xf_graph *g, const xf_node *nd, int 
         p->n_out = o + 1;
         xf_status st = xf_tensor_alloc(&p->out[o], XF_F32, &v->shape, err);
         if (st != XF_OK) return st;
-        p->terms[o] = xf_calloc((size_t)xf_shape_numel(&v->shape) + 1, sizeof(termv));
-        if (!p->terms[o]) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
     }
     return XF_OK;
 }
@@ -213,70 +198,306 @@ static xf_status probe_run(probe *p, const xf_node *nd, const xf_params *prm, xf
     return xf_op_run(nd->op, prm, p->n_in, p->inp, p->n_out, p->out, err);
 }
 
-/* Moves the collected terms into the node's output tensors. */
-static xf_status probe_emit(xfb_ctx *c, probe *p, const xf_node *nd, xfb_tensor *vals,
+static float *fdata(xf_tensor *t) { return (float *)t->data; }
+
+/* Steps of a pattern as they are read. */
+typedef struct stepv {
+    vf_pattern_step *s;
+    int64_t n, cap;
+} stepv;
+
+static xf_status step(stepv *v, int64_t in, int64_t elem, int out, int64_t at, double coef,
+                      xf_error *err)
+{
+    if (v->n == v->cap) {
+        int64_t cap = v->cap ? 2 * v->cap : 256;
+        vf_pattern_step *p = xf_realloc(v->s, (size_t)cap * sizeof *p);
+        if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+        v->s = p, v->cap = cap;
+    }
+    vf_pattern_step s = {(int32_t)in, (int32_t)elem, (int32_t)out, (int32_t)at, coef};
+    v->s[v->n++] = s;
+    return XF_OK;
+}
+
+/* Affine: steps (-1, 0, o, e, c): output o's element e has the constant
+ * term c (the kernel on all-zero inputs); (i, j, o, e, d): it gains d times
+ * element j of operand i (the kernel with that element 1, less the
+ * constant). */
+static xf_status read_affine(probe *p, const xf_node *nd, stepv *v, xf_error *err)
+{
+    float *base[XF_MAX_SPLIT] = {0};
+    xf_status st = XF_OK;
+    for (int o = 0; st == XF_OK && o < p->n_out; o++) {
+        base[o] = xf_malloc((size_t)xf_shape_numel(&p->out[o].shape) * sizeof(float) + 1);
+        if (!base[o]) st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+    }
+    if (st == XF_OK) st = probe_run(p, nd, &nd->params, err);
+    for (int o = 0; st == XF_OK && o < p->n_out; o++) {
+        int64_t n = xf_shape_numel(&p->out[o].shape);
+        memcpy(base[o], p->out[o].data, (size_t)n * sizeof(float));
+        for (int64_t e = 0; st == XF_OK && e < n; e++)
+            if (base[o][e] != 0.0f) st = step(v, -1, 0, o, e, base[o][e], err);
+    }
+    for (int i = 0; st == XF_OK && i < p->n_in; i++) {
+        if (!p->inp[i]) continue;
+        int64_t m = xf_shape_numel(&p->in[i].shape);
+        for (int64_t j = 0; st == XF_OK && j < m; j++) {
+            fdata(&p->in[i])[j] = 1.0f;
+            st = probe_run(p, nd, &nd->params, err);
+            fdata(&p->in[i])[j] = 0.0f;
+            for (int o = 0; st == XF_OK && o < p->n_out; o++) {
+                int64_t n = xf_shape_numel(&p->out[o].shape);
+                for (int64_t e = 0; st == XF_OK && e < n; e++) {
+                    double d = (double)fdata(&p->out[o])[e] - (double)base[o][e];
+                    if (d != 0.0) st = step(v, i, j, o, e, d, err);
+                }
+            }
+        }
+    }
+    for (int o = 0; o < XF_MAX_SPLIT; o++) xf_free(base[o]);
+    return st;
+}
+
+/* Bilinear: one operand is a one-hot and the other holds the codes 1..n,
+ * so each non-zero output names the pair multiplied into it: steps
+ * (i, j, 0, e) for a_i * b_j in output element e. */
+static xf_status read_bilinear(probe *p, const xf_node *nd, const xf_params *prm, stepv *v,
+                               xf_error *err)
+{
+    int64_t na = xf_shape_numel(&p->in[0].shape), nb = xf_shape_numel(&p->in[1].shape);
+    int64_t n = xf_shape_numel(&p->out[0].shape);
+    for (int64_t j = 0; j < nb; j++) fdata(&p->in[1])[j] = (float)(j + 1);
+    xf_status st = XF_OK;
+    for (int64_t i = 0; st == XF_OK && i < na; i++) {
+        fdata(&p->in[0])[i] = 1.0f;
+        st = probe_run(p, nd, prm, err);
+        fdata(&p->in[0])[i] = 0.0f;
+        for (int64_t e = 0; st == XF_OK && e < n; e++) {
+            float x = fdata(&p->out[0])[e];
+            if (x == 0.0f) continue;
+            int64_t j = (int64_t)nearbyintf(x) - 1;
+            if (j < 0 || j >= nb || (float)(j + 1) != x)
+                return XF_FAIL(err, XF_ERR_UNSUPPORTED,
+                               "bounded check: %s is not a sum of pairwise products",
+                               xf_op_get(nd->op)->name);
+            st = step(v, i, j, 0, e, 1.0, err);
+        }
+    }
+    return st;
+}
+
+/* Max-pool: a one-hot shows each window: steps (i, 0, 0, e) for element i
+ * in the window of output element e. */
+static xf_status read_maxpool(probe *p, const xf_node *nd, stepv *v, xf_error *err)
+{
+    int64_t m = xf_shape_numel(&p->in[0].shape), n = xf_shape_numel(&p->out[0].shape);
+    xf_status st = XF_OK;
+    for (int64_t i = 0; st == XF_OK && i < m; i++) {
+        fdata(&p->in[0])[i] = 1.0f;
+        st = probe_run(p, nd, &nd->params, err);
+        fdata(&p->in[0])[i] = 0.0f;
+        for (int64_t e = 0; st == XF_OK && e < n; e++)
+            if (fdata(&p->out[0])[e] != 0.0f) st = step(v, i, 0, 0, e, 1.0, err);
+    }
+    return st;
+}
+
+/* A constant generator: steps (0, 0, 0, e, value), every element. */
+static xf_status read_constant(probe *p, const xf_node *nd, stepv *v, xf_error *err)
+{
+    xf_status st = probe_run(p, nd, &nd->params, err);
+    int64_t n = xf_shape_numel(&p->out[0].shape);
+    for (int64_t e = 0; st == XF_OK && e < n; e++) st = step(v, 0, 0, 0, e, fdata(&p->out[0])[e], err);
+    return st;
+}
+
+/* The form of a probed node, all its kernel's answer depends on: the kind
+ * of reading, the operator, its parameters (canonical bytes: equal
+ * operations have equal bytes, ir.h), which of its first n_in operands are
+ * there and their shapes, and its results' shapes. */
+#define PATTERN_KEY_MAX \
+    (4 * sizeof(int32_t) + sizeof(xf_params) + \
+     (8 + XF_MAX_SPLIT) * (sizeof(int32_t) + XF_MAX_DIMS * sizeof(int64_t)))
+
+static void key_put(uint8_t *key, size_t *at, const void *p, size_t n)
+{
+    memcpy(key + *at, p, n);
+    *at += n;
+}
+
+static void key_shape(uint8_t *key, size_t *at, const xf_shape *s)
+{
+    int32_t rank = s ? s->rank : -1;
+    key_put(key, at, &rank, sizeof rank);
+    if (s) key_put(key, at, s->dims, (size_t)s->rank * sizeof *s->dims);
+}
+
+static size_t pattern_key(int kind, const xf_graph *g, const xf_node *nd, const xf_params *prm,
+                          int n_in, uint8_t *key)
+{
+    size_t at = 0;
+    int32_t head[4] = {kind, (int32_t)nd->op, n_in, nd->n_outputs};
+    key_put(key, &at, head, sizeof head);
+    key_put(key, &at, prm, sizeof *prm);
+    for (int i = 0; i < n_in; i++)
+        key_shape(key, &at, nd->inputs[i] >= 0 ? &g->values[nd->inputs[i]].shape : NULL);
+    for (int o = 0; o < nd->n_outputs; o++) key_shape(key, &at, &g->values[nd->outputs[o]].shape);
+    return at;
+}
+
+/* A node's pattern: found (kept elsewhere) or read off its kernel now
+ * (owned: the caller frees it). */
+typedef struct pattern {
+    const vf_pattern_step *step;
+    int64_t n;
+    vf_pattern_step *owned;
+} pattern;
+
+/* The pattern of nd read as `kind` with parameters prm over its first n_in
+ * operands: found among the kept ones, else read off the kernel and kept. */
+static xf_status pattern_get(xfb_ctx *c, int kind, const xf_graph *g, const xf_node *nd,
+                             const xf_params *prm, int n_in, pattern *pt, xf_error *err)
+{
+    memset(pt, 0, sizeof *pt);
+    uint8_t key[PATTERN_KEY_MAX];
+    size_t key_len = 0;
+    if (c->patterns && n_in <= 8 && nd->n_outputs <= XF_MAX_SPLIT) {
+        key_len = pattern_key(kind, g, nd, prm, n_in, key);
+        pt->step = vf_patterns_find(c->patterns, key, key_len, &pt->n);
+        if (pt->step) return XF_OK;
+    }
+    probe p;
+    stepv v = {NULL, 0, 0};
+    xf_status st = probe_init(&p, g, nd, n_in, err);
+    if (st == XF_OK) {
+        switch (kind) {
+        case PAT_AFFINE: st = read_affine(&p, nd, &v, err); break;
+        case PAT_BILINEAR: st = read_bilinear(&p, nd, prm, &v, err); break;
+        case PAT_MAXPOOL: st = read_maxpool(&p, nd, &v, err); break;
+        default: st = read_constant(&p, nd, &v, err); break;
+        }
+    }
+    probe_free(&p);
+    if (st != XF_OK) {
+        xf_free(v.s);
+        return st;
+    }
+    pt->owned = v.s;
+    pt->step = v.s;
+    pt->n = v.n;
+    if (key_len) vf_patterns_keep(c->patterns, key, key_len, v.s, v.n);
+    return XF_OK;
+}
+
+/* Whether every step of pt fits node nd's operands and results (a pattern
+ * is found by its form, so it always does; checked before any term is
+ * built from it all the same). */
+static xf_status pattern_fits(const pattern *pt, const xf_node *nd, int n_in,
+                              const xfb_tensor *vals, int kind, xf_error *err)
+{
+    for (int64_t k = 0; k < pt->n; k++) {
+        const vf_pattern_step *s = &pt->step[k];
+        int in_ok, out_ok = s->out >= 0 && s->out < nd->n_outputs &&
+                            s->at >= 0 && s->at < vals[nd->outputs[s->out]].n;
+        if (kind == PAT_AFFINE)
+            in_ok = s->in < 0 || (s->in < n_in && nd->inputs[s->in] >= 0 && s->elem >= 0 &&
+                                  s->elem < vals[nd->inputs[s->in]].n);
+        else if (kind == PAT_BILINEAR)
+            in_ok = s->in >= 0 && s->in < vals[nd->inputs[0]].n && s->elem >= 0 &&
+                    s->elem < vals[nd->inputs[1]].n;
+        else if (kind == PAT_MAXPOOL)
+            in_ok = s->in >= 0 && s->in < vals[nd->inputs[0]].n;
+        else
+            in_ok = s->at == k;
+        if (!in_ok || !out_ok || (kind != PAT_AFFINE && s->out != 0))
+            return XF_FAIL(err, XF_ERR_INTERNAL,
+                           "bounded check: a kept pattern of %s does not fit its operands",
+                           xf_op_get(nd->op)->name);
+    }
+    return XF_OK;
+}
+
+/* Terms of each output element in step order, found by counting: lane k
+ * (output o's element e, k = first[o] + e) is t[start[k] .. start[k+1]). */
+typedef struct lanes {
+    int64_t first[XF_MAX_SPLIT + 1];
+    int64_t *start, *fill;
+    Z3_ast *t;
+} lanes;
+
+static void lanes_free(lanes *l)
+{
+    xf_free(l->start);
+    xf_free(l->fill);
+    xf_free(l->t);
+}
+
+static xf_status lanes_init(lanes *l, const pattern *pt, const xf_node *nd, const xfb_tensor *vals,
                             xf_error *err)
 {
-    for (int o = 0; o < p->n_out; o++) {
+    memset(l, 0, sizeof *l);
+    for (int o = 0; o < nd->n_outputs; o++) l->first[o + 1] = l->first[o] + vals[nd->outputs[o]].n;
+    int64_t total = l->first[nd->n_outputs];
+    l->start = xf_calloc((size_t)total + 2, sizeof *l->start);
+    l->fill = xf_calloc((size_t)total + 1, sizeof *l->fill);
+    l->t = xf_malloc((size_t)pt->n * sizeof *l->t + 1);
+    if (!l->start || !l->fill || !l->t)
+        return XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
+    for (int64_t k = 0; k < pt->n; k++) l->start[l->first[pt->step[k].out] + pt->step[k].at + 1]++;
+    for (int64_t k = 0; k < total; k++) l->start[k + 1] += l->start[k];
+    return XF_OK;
+}
+
+/* Adds term a to lane k, after the terms added before. */
+static void lanes_put(lanes *l, int64_t k, Z3_ast a)
+{
+    l->t[l->start[k] + l->fill[k]++] = a;
+}
+
+/* Each output element the sum of its lane, in order. */
+static xf_status lanes_sum(xfb_ctx *c, const lanes *l, const xf_node *nd, xfb_tensor *vals,
+                           xf_error *err)
+{
+    for (int o = 0; o < nd->n_outputs; o++) {
         xfb_tensor *t = &vals[nd->outputs[o]];
-        for (int64_t e = 0; e < t->n; e++) t->e[e] = sum(c, p->terms[o][e].t, p->terms[o][e].n);
+        for (int64_t e = 0; e < t->n; e++) {
+            int64_t k = l->first[o] + e;
+            t->e[e] = sum(c, l->t + l->start[k], (int)(l->start[k + 1] - l->start[k]));
+        }
     }
     return vf_bounded_z3_check(c, "building sums", err);
 }
-
-static float *fdata(xf_tensor *t) { return (float *)t->data; }
 
 /* ------------------------------------------------------------------ affine */
 
 static xf_status affine(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tensor *vals,
                         xf_error *err)
 {
-    probe p;
-    xf_status st = probe_init(&p, g, nd, nd->n_inputs, err);
-    float *base[XF_MAX_SPLIT] = {0};
-    for (int o = 0; st == XF_OK && o < p.n_out; o++) {
-        base[o] = xf_malloc((size_t)xf_shape_numel(&p.out[o].shape) * sizeof(float) + 1);
-        if (!base[o]) st = XF_FAIL(err, XF_ERR_NOMEM, "bounded check: out of memory");
-    }
-    if (st == XF_OK) st = probe_run(&p, nd, &nd->params, err);
-    for (int o = 0; st == XF_OK && o < p.n_out; o++) {
-        int64_t n = xf_shape_numel(&p.out[o].shape);
-        memcpy(base[o], p.out[o].data, (size_t)n * sizeof(float));
-        for (int64_t e = 0; st == XF_OK && e < n; e++)
-            if (base[o][e] != 0.0f) {
-                Z3_ast k = num(c, base[o][e], err);
-                st = k ? push(&p.terms[o][e], k, err) : XF_ERR_UNSUPPORTED;
-            }
-    }
-    for (int i = 0; st == XF_OK && i < p.n_in; i++) {
-        if (!p.inp[i]) continue;
-        const xfb_tensor *x = &vals[nd->inputs[i]];
-        for (int64_t j = 0; st == XF_OK && j < x->n; j++) {
-            fdata(&p.in[i])[j] = 1.0f;
-            st = probe_run(&p, nd, &nd->params, err);
-            fdata(&p.in[i])[j] = 0.0f;
-            for (int o = 0; st == XF_OK && o < p.n_out; o++) {
-                int64_t n = xf_shape_numel(&p.out[o].shape);
-                for (int64_t e = 0; st == XF_OK && e < n; e++) {
-                    double d = (double)fdata(&p.out[o])[e] - (double)base[o][e];
-                    if (d == 0.0) continue;
-                    Z3_ast term = x->e[j];
-                    if (d != 1.0) {
-                        Z3_ast k = num(c, d, err);
-                        if (!k) {
-                            st = XF_ERR_UNSUPPORTED;
-                            break;
-                        }
-                        term = mul2(c, k, term);
-                    }
-                    st = push(&p.terms[o][e], term, err);
-                }
+    pattern pt;
+    lanes l;
+    memset(&l, 0, sizeof l);
+    xf_status st = pattern_get(c, PAT_AFFINE, g, nd, &nd->params, nd->n_inputs, &pt, err);
+    if (st == XF_OK) st = pattern_fits(&pt, nd, nd->n_inputs, vals, PAT_AFFINE, err);
+    if (st == XF_OK) st = lanes_init(&l, &pt, nd, vals, err);
+    for (int64_t k = 0; st == XF_OK && k < pt.n; k++) {
+        const vf_pattern_step *s = &pt.step[k];
+        Z3_ast term;
+        if (s->in < 0) {
+            term = num(c, s->coef, err); /* the constant term */
+        } else {
+            term = vals[nd->inputs[s->in]].e[s->elem];
+            if (s->coef != 1.0) {
+                Z3_ast coef = num(c, s->coef, err);
+                term = coef ? mul2(c, coef, term) : NULL;
             }
         }
+        if (!term) st = XF_ERR_UNSUPPORTED;
+        else lanes_put(&l, l.first[s->out] + s->at, term);
     }
-    if (st == XF_OK) st = probe_emit(c, &p, nd, vals, err);
-    for (int o = 0; o < XF_MAX_SPLIT; o++) xf_free(base[o]);
-    probe_free(&p);
+    if (st == XF_OK) st = lanes_sum(c, &l, nd, vals, err);
+    lanes_free(&l);
+    xf_free(pt.owned);
     return st;
 }
 
@@ -285,29 +506,18 @@ static xf_status affine(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_te
 static xf_status bilinear(xfb_ctx *c, const xf_graph *g, const xf_node *nd, const xf_params *prm,
                           xfb_tensor *vals, xf_error *err)
 {
-    probe p;
-    xf_status st = probe_init(&p, g, nd, 2, err);
     const xfb_tensor *a = &vals[nd->inputs[0]], *b = &vals[nd->inputs[1]];
-    for (int64_t j = 0; st == XF_OK && j < b->n; j++) fdata(&p.in[1])[j] = (float)(j + 1);
-    for (int64_t i = 0; st == XF_OK && i < a->n; i++) {
-        fdata(&p.in[0])[i] = 1.0f;
-        st = probe_run(&p, nd, prm, err);
-        fdata(&p.in[0])[i] = 0.0f;
-        int64_t n = xf_shape_numel(&p.out[0].shape);
-        for (int64_t e = 0; st == XF_OK && e < n; e++) {
-            float v = fdata(&p.out[0])[e];
-            if (v == 0.0f) continue;
-            int64_t j = (int64_t)nearbyintf(v) - 1;
-            if (j < 0 || j >= b->n || (float)(j + 1) != v)
-                return probe_free(&p),
-                       XF_FAIL(err, XF_ERR_UNSUPPORTED,
-                               "bounded check: %s is not a sum of pairwise products",
-                               xf_op_get(nd->op)->name);
-            st = push(&p.terms[0][e], mul2(c, a->e[i], b->e[j]), err);
-        }
-    }
-    if (st == XF_OK) st = probe_emit(c, &p, nd, vals, err);
-    probe_free(&p);
+    pattern pt;
+    lanes l;
+    memset(&l, 0, sizeof l);
+    xf_status st = pattern_get(c, PAT_BILINEAR, g, nd, prm, 2, &pt, err);
+    if (st == XF_OK) st = pattern_fits(&pt, nd, 2, vals, PAT_BILINEAR, err);
+    if (st == XF_OK) st = lanes_init(&l, &pt, nd, vals, err);
+    for (int64_t k = 0; st == XF_OK && k < pt.n; k++)
+        lanes_put(&l, pt.step[k].at, mul2(c, a->e[pt.step[k].in], b->e[pt.step[k].elem]));
+    if (st == XF_OK) st = lanes_sum(c, &l, nd, vals, err);
+    lanes_free(&l);
+    xf_free(pt.owned);
     return st;
 }
 
@@ -347,37 +557,36 @@ static xf_status conv(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tens
 static xf_status maxpool(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tensor *vals,
                          xf_error *err)
 {
-    probe p;
-    xf_status st = probe_init(&p, g, nd, 1, err);
     const xfb_tensor *x = &vals[nd->inputs[0]];
     xfb_tensor *y = &vals[nd->outputs[0]];
-    for (int64_t i = 0; st == XF_OK && i < x->n; i++) {
-        fdata(&p.in[0])[i] = 1.0f;
-        st = probe_run(&p, nd, &nd->params, err);
-        fdata(&p.in[0])[i] = 0.0f;
-        for (int64_t e = 0; st == XF_OK && e < y->n; e++)
-            if (fdata(&p.out[0])[e] != 0.0f) st = push(&p.terms[0][e], x->e[i], err);
-    }
+    pattern pt;
+    lanes l;
+    memset(&l, 0, sizeof l);
+    xf_status st = pattern_get(c, PAT_MAXPOOL, g, nd, &nd->params, 1, &pt, err);
+    if (st == XF_OK) st = pattern_fits(&pt, nd, 1, vals, PAT_MAXPOOL, err);
+    if (st == XF_OK) st = lanes_init(&l, &pt, nd, vals, err);
+    for (int64_t k = 0; st == XF_OK && k < pt.n; k++) lanes_put(&l, pt.step[k].at, x->e[pt.step[k].in]);
     for (int64_t e = 0; st == XF_OK && e < y->n; e++) {
-        termv *w = &p.terms[0][e];
-        if (w->n == 0) {
+        Z3_ast *w = l.t + l.start[e];
+        int n = (int)(l.start[e + 1] - l.start[e]);
+        if (n == 0) {
             st = XF_FAIL(err, XF_ERR_UNSUPPORTED, "bounded check: maxpool window %lld is empty",
                          (long long)e);
             break;
         }
         /* Window in a fixed order (term ids), so the same window read in
          * another order (e.g. through a transpose) is the same term. */
-        for (int i = 1; i < w->n; i++)
-            for (int j = i; j > 0 && Z3_get_ast_id(c->z, w->t[j - 1]) > Z3_get_ast_id(c->z, w->t[j]);
-                 j--) {
-                Z3_ast t = w->t[j];
-                w->t[j] = w->t[j - 1], w->t[j - 1] = t;
+        for (int i = 1; i < n; i++)
+            for (int j = i; j > 0 && Z3_get_ast_id(c->z, w[j - 1]) > Z3_get_ast_id(c->z, w[j]); j--) {
+                Z3_ast t = w[j];
+                w[j] = w[j - 1], w[j - 1] = t;
             }
-        Z3_ast m = w->t[0];
-        for (int k = 1; k < w->n; k++) m = Z3_mk_ite(c->z, Z3_mk_gt(c->z, w->t[k], m), w->t[k], m);
+        Z3_ast m = w[0];
+        for (int k = 1; k < n; k++) m = Z3_mk_ite(c->z, Z3_mk_gt(c->z, w[k], m), w[k], m);
         y->e[e] = m;
     }
-    probe_free(&p);
+    lanes_free(&l);
+    xf_free(pt.owned);
     return st == XF_OK ? vf_bounded_z3_check(c, "elaborating maxpool", err) : st;
 }
 
@@ -386,15 +595,17 @@ static xf_status maxpool(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_t
 static xf_status constant(xfb_ctx *c, const xf_graph *g, const xf_node *nd, xfb_tensor *vals,
                           xf_error *err)
 {
-    probe p;
-    xf_status st = probe_init(&p, g, nd, 0, err);
-    if (st == XF_OK) st = probe_run(&p, nd, &nd->params, err);
+    pattern pt;
+    xf_status st = pattern_get(c, PAT_CONSTANT, g, nd, &nd->params, 0, &pt, err);
+    if (st == XF_OK) st = pattern_fits(&pt, nd, 0, vals, PAT_CONSTANT, err);
     xfb_tensor *y = &vals[nd->outputs[0]];
+    if (st == XF_OK && pt.n != y->n)
+        st = XF_FAIL(err, XF_ERR_INTERNAL, "bounded check: a kept constant does not fit");
     for (int64_t e = 0; st == XF_OK && e < y->n; e++) {
-        y->e[e] = num(c, fdata(&p.out[0])[e], err);
+        y->e[e] = num(c, pt.step[e].coef, err);
         if (!y->e[e]) st = XF_ERR_UNSUPPORTED;
     }
-    probe_free(&p);
+    xf_free(pt.owned);
     return st;
 }
 

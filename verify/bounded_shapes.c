@@ -667,6 +667,10 @@ xf_status vf_bounded_shape_plan_edges(const xf_rule *r, const xfb_domain *dom, x
                 int keep = val[c];
                 val[c] = dom->edge_top[c];
                 *upward = ok[grid_index(dom, val)];
+                /* an averaged class: every size up to its top (its
+                 * argument needs them all) */
+                for (val[c] = 1; dom->edge_mean[c] && val[c] <= dom->edge_top[c] && *upward; val[c]++)
+                    *upward = ok[grid_index(dom, val)];
                 val[c] = keep;
             }
         }

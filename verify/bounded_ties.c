@@ -6,7 +6,8 @@
  * inputs and their outputs...), marks a class fixed when one of its dims is
  * set by the rule's parameters or constants (a kernel size, a generator's
  * shape, a mean's kept axis), marks a dim summed when a product sums over
- * it (a matmul's inner dim, a convolution's input channels), and mixing
+ * it (a matmul's inner dim, a convolution's input channels) or, strict, a
+ * keepdims mean reduces it (marked mixing as well), and mixing
  * when an operator combines elements at different indices along it in any
  * other way (a window, a softmax, layer norm or mean along it, a concat or
  * split along it unless it moves whole blocks of one class: the strict
@@ -57,6 +58,14 @@ int vf_bounded_split_parts(const xf_node *nd, const xf_shape *own_in)
     if (nd->op != XF_OP_SPLIT) return 0;
     int a = xf_norm_axis(nd->params.axis, own_in->rank);
     return a < 0 ? 0 : xf_split_equal_parts(&nd->params, own_in->dims[a]);
+}
+
+int vf_bounded_mean_reduces(const xf_node *nd, int rank, int d)
+{
+    if (nd->params.n_axes == 0) return 1;
+    for (int i = 0; i < nd->params.n_axes; i++)
+        if (xf_norm_axis(nd->params.axes[i], rank) == d) return 1;
+    return 0;
 }
 
 int vf_bounded_depthwise(const xf_node *nd, const xf_shape *own_in)
@@ -376,10 +385,15 @@ static void tie_node(const side *s, const xf_rule *r, const xf_node *nd)
             break;
         }
         for (int d = 0; d < rank_of(s, x); d++) {
-            int reduced = p->n_axes == 0;
-            for (int i = 0; i < p->n_axes; i++) reduced |= xf_norm_axis(p->axes[i], rank_of(s, x)) == d;
-            if (reduced) fix(s, y, d), mix(s, x, d), mix(s, y, d);
-            else tie(s, x, d, y, d);
+            if (!vf_bounded_mean_reduces(nd, rank_of(s, x), d)) {
+                tie(s, x, d, y, d);
+                continue;
+            }
+            fix(s, y, d), mix(s, x, d), mix(s, y, d);
+            /* strict: also a sum over the axis (scaled by one over its
+             * size), which bounded_domain.c ("averaged") counts where
+             * nothing but such means mixes the class */
+            if (s->t->strict) sum(s, x, d);
         }
         break;
     case XF_OP_LAYERNORM: {

@@ -17,8 +17,9 @@
  * or makes blocks along the whole or its parts, no part is fixed where the
  * matcher does not hold it, and a whole the rule fixes has every part so
  * held — and marks the others mixing, as every reshape was before; a
- * record it rejects mixes its parts, which may reject another record, so
- * it settles again until none is (review 41f, finding 2).
+ * record it rejects mixes its whole and parts, which rejects every record
+ * sharing one of their classes, so it settles again until none is (review
+ * 41f, finding 2; R8 in docs/verify.md).
  *
  * Fixed where the rule applies. The sizes of a split's parts are the
  * matcher's: bind_dims binds an unflatten's lead dims and a split's head
@@ -88,17 +89,9 @@ static int own_monomial(const xf_rule *r, const xf_dimx *x, int64_t own, const i
     return value == own * x->den;
 }
 
-/* 1 when value v of g is a generator's (sized from the model, its
- * consumer: the matcher checks no symbolic dim of it). */
-static int generated(const xf_graph *g, int v)
-{
-    for (int n = 0; n < g->n_nodes; n++)
-        for (int j = 0; j < g->nodes[n].n_outputs; j++)
-            if (g->nodes[n].outputs[j] == v && vf_bounded_generator(g->nodes[n].op)) return 1;
-    return 0;
-}
-
-/* Fills t->input_slot and t->size from the rule's symbolic dims d. */
+/* Fills t->input_slot and t->size from the rule's symbolic dims d (a
+ * generator's output dims are opaque there: xf_rule_dims sizes no value
+ * without inputs, and a tie to an opaque dim binds nothing). */
 static void mark_sizes(const xf_rule *r, const xf_rule_dims *d, xfb_ties *t)
 {
     for (int s = 0; s < XF_RULE_DIMS_INPUT_SYMS; s++) t->input_slot[s] = -1;
@@ -113,7 +106,7 @@ static void mark_sizes(const xf_rule *r, const xf_rule_dims *d, xfb_ties *t)
             for (int a = 0; a < g->values[v].shape.rank; a++) {
                 xf_dimx *x = &t->size[t->base[k][v] + a];
                 if (v < d->n_values[k]) *x = d->val[k][v][a];
-                if (v >= d->n_values[k] || generated(g, v) ||
+                if (v >= d->n_values[k] ||
                     !own_monomial(r, x, g->values[v].shape.dims[a], t->input_slot))
                     x->den = 0;
             }
@@ -289,7 +282,12 @@ xf_status vf_bounded_ties_views_settle(xfb_ties *t, xf_error *err)
             t->free_split = w->whole;
     }
     /* a rejected record mixes its whole and parts, which may make another
-     * record's busy: until no record is rejected */
+     * record's busy: until no record is rejected. Once is not enough: a
+     * record kept beside a rejected one that shares a class with it would
+     * have its whole classified by its parts alone, past the mixing on the
+     * whole (R8: x's rows unflattened and also merged by a flatten whose
+     * element 1 a slice reads; renaming the rows' indices does not commute
+     * with that, and the flatten's rejection says so on the rows only) */
     for (int changed = 1; changed;) {
         changed = 0;
         memset(busy, 0, n);

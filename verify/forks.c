@@ -20,9 +20,22 @@
  * copied (copy_page_range, 6% of the solver's CPU time), and are a few
  * dozen; a worker that writes into a huge page splits it and copies its
  * 4 KB pages as before (docs/log/verify.md, i42g).
+ *
+ * Each rule is loaded here, from one read-only handle on the database,
+ * just before its worker is forked: a worker that opened the database for
+ * itself spent more on that (SQLite's start-up and schema, and the pages of
+ * the parent's heap it wrote into) than on loading its rule. What a worker
+ * hands back after its verdict, the operator patterns it read off its
+ * float kernels (bounded_patterns.c), is kept here for the workers forked
+ * after it, and only the verdict goes on to `done`; each time what is
+ * kept has grown by 2 MB it is remapped onto huge pages like the rest
+ * (some 10 MB after 2,000 size-4 rules, at most 64 MB: otherwise
+ * thousands more page-table entries for every fork to copy).
  */
 #define _DEFAULT_SOURCE /* wait4 */
 #include "worker_internal.h"
+#include "patterns_internal.h"
+#include "verify_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +47,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rulesdb/rulesdb.h"
+
 typedef struct slot {
     pid_t pid; /* 0: free */
     int fd;
@@ -43,8 +58,24 @@ typedef struct slot {
     size_t len, cap;
 } slot;
 
-static int spawn(const char *db_path, xf_verifier *v, unsigned timeout_ms, slot *s, int64_t id,
-                 int64_t index)
+/* Rule `id` loaded from db (NULL: the database did not open, open_err)
+ * into *job, as the worker would have loaded it. */
+static void load(xf_rulesdb *db, const xf_error *open_err, int64_t id, vf_loaded *job)
+{
+    memset(job, 0, sizeof *job);
+    job->id = id;
+    xf_rule_init(&job->rule);
+    xf_error_clear(&job->err);
+    if (!db) {
+        job->st = open_err->code;
+        job->err = *open_err;
+        return;
+    }
+    job->st = xf_rulesdb_load_rule(db, id, &job->rule, &job->err);
+    job->broken = job->st != XF_OK && job->st != XF_ERR_NOMEM; /* a corrupt blob, a missing graph */
+}
+
+static int spawn(vf_loaded *job, xf_verifier *v, unsigned timeout_ms, slot *s, int64_t index)
 {
     int p[2];
     if (pipe(p) != 0) return -1;
@@ -60,13 +91,13 @@ static int spawn(const char *db_path, xf_verifier *v, unsigned timeout_ms, slot 
         xf_child_dies_with_parent(parent);
         close(p[0]);
         xf_heap_huge_pages((size_t)256 << 20); /* Z3's fresh tables: see ir.h */
-        _exit(vf_worker(db_path, id, v, p[1]));
+        _exit(vf_worker(job, v, p[1]));
     }
     close(p[1]);
     fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
     s->pid = pid;
     s->fd = p[0];
-    s->id = id;
+    s->id = job->id;
     s->index = index;
     s->len = 0;
     s->start = xf_clock_now();
@@ -96,8 +127,31 @@ static int drain(slot *s)
     }
 }
 
+/* The length of the verdict part of s's message (an xv_msg and its
+ * counterexample, or all of it when that is not complete); the patterns
+ * after it, when they came whole, are kept in v for later workers.
+ * *collapsed: the size of those when they were last put on huge pages. */
+static uint32_t take_patterns(slot *s, xf_verifier *v, size_t *collapsed)
+{
+    xv_msg m;
+    if (s->len < sizeof m) return (uint32_t)s->len;
+    memcpy(&m, s->buf, sizeof m);
+    size_t verdict = sizeof m + m.cex_len;
+    if (s->len < verdict) return (uint32_t)s->len;
+    if (s->len == verdict + m.patterns_len && m.patterns_len) {
+        vf_patterns_merge(v->patterns, s->buf + verdict, m.patterns_len); /* best effort */
+        size_t kept = vf_patterns_kept_bytes(v->patterns);
+        if (kept >= *collapsed + ((size_t)2 << 20)) {
+            xf_heap_collapse_huge(); /* see the top of this file */
+            *collapsed = kept;
+        }
+    }
+    return (uint32_t)verdict;
+}
+
 /* Reaps the worker of s (killing it first when `killed`) and reports it. */
-static xf_status finish(slot *s, int killed, xv_done_fn done, void *user, xf_error *err)
+static xf_status finish(slot *s, xf_verifier *v, size_t *collapsed, int killed, xv_done_fn done,
+                        void *user, xf_error *err)
 {
     if (killed) kill(s->pid, SIGKILL);
     int ws = 0;
@@ -117,7 +171,7 @@ static xf_status finish(slot *s, int killed, xv_done_fn done, void *user, xf_err
     oc.cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
     oc.limit_s = s->deadline - s->start;
-    oc.len = (uint32_t)s->len;
+    oc.len = take_patterns(s, v, collapsed);
     return done(user, &oc, s->buf, err);
 }
 
@@ -131,12 +185,21 @@ xf_status vf_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms,
     int64_t next = 0;
     int busy = 0;
     xf_status st = XF_OK;
+    xf_rulesdb *db = NULL;
+    xf_error open_err;
+    xf_error_clear(&open_err);
+    if (n > 0) xf_rulesdb_open(db_path, XF_RULESDB_READONLY, &db, &open_err); /* see the top */
     xf_heap_trim(); /* see the top of this file */
     xf_heap_collapse_huge(); /* and what is left onto huge pages, the same */
+    size_t collapsed = vf_patterns_kept_bytes(v->patterns);
     while (st == XF_OK && (next < n || busy > 0)) {
         for (int k = 0; k < jobs && next < n; k++) {
             if (slots[k].pid) continue;
-            if (spawn(db_path, v, timeout_ms, &slots[k], ids[next], next) != 0) {
+            vf_loaded job;
+            load(db, &open_err, ids[next], &job);
+            int failed = spawn(&job, v, timeout_ms, &slots[k], next) != 0;
+            xf_rule_free(&job.rule);
+            if (failed) {
                 st = XF_FAIL(err, XF_ERR_INTERNAL, "cannot start a worker: %s", strerror(errno));
                 break;
             }
@@ -161,7 +224,7 @@ xf_status vf_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms,
             }
             int killed = !eof && xf_clock_now() > s->deadline;
             if (!eof && !killed) continue;
-            st = finish(s, killed, done, user, err);
+            st = finish(s, v, &collapsed, killed, done, user, err);
             busy--;
         }
         if (st == XF_OK && tick) st = tick(user, err);
@@ -174,5 +237,6 @@ xf_status vf_run_forks(const char *db_path, xf_verifier *v, unsigned timeout_ms,
         }
         xf_free(slots[k].buf);
     }
+    xf_rulesdb_close(db);
     return st;
 }

@@ -158,6 +158,7 @@ xf_status vf_record(xv_sched *c, const xv_outcome *oc, const uint8_t *msg, xf_er
     xf_status st = XF_OK;
     t->done++;
     t->cpu_s += oc->cpu_ms / 1e3;
+    if (full) t->patterns_reused += m.patterns_reused;
     if (broken || (error && (was == XF_RULE_PROVED || was == XF_RULE_REFUTED))) {
         if (broken) t->broken++;
         else t->kept++;

@@ -1,8 +1,9 @@
 /*
  * verifier.c — the verifier object: options, one Z3 context (its error
  * handler records errors instead of exiting the process), solver parameters
- * (timeout, resource limit, memory limit, seed) and the axiom switches, and
- * the reading of Z3's reasons and resource counter shared by both checks.
+ * (timeout, resource limit, memory limit, seed), the axiom switches and the
+ * bounded check's kept operator patterns (bounded_patterns.c), and the
+ * reading of Z3's reasons and resource counter shared by both checks.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -54,10 +55,16 @@ xf_status xf_verifier_new(const xf_verify_options *o, xf_verifier **out, xf_erro
     if (!v) return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory creating a verifier");
     if (o) v->opt = *o;
     else xf_verify_options_init(&v->opt);
+    v->patterns = vf_patterns_new();
+    if (!v->patterns) {
+        xf_free(v);
+        return XF_FAIL(err, XF_ERR_NOMEM, "verify: out of memory creating a verifier");
+    }
     Z3_config cfg = Z3_mk_config();
     v->ctx = Z3_mk_context(cfg);
     Z3_del_config(cfg);
     if (!v->ctx) {
+        vf_patterns_free(v->patterns);
         xf_free(v);
         return XF_FAIL(err, XF_ERR_INTERNAL, "verify: Z3 could not create a context");
     }
@@ -100,6 +107,7 @@ void xf_verifier_free(xf_verifier *v)
     if (v->bounded_ctx) Z3_del_context(v->bounded_ctx);
     if (v->params) Z3_params_dec_ref(v->ctx, v->params);
     Z3_del_context(v->ctx);
+    vf_patterns_free(v->patterns);
     xf_free(v);
 }
 

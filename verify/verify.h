@@ -144,13 +144,23 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * fixed only where its own symbolic size is checked, and a whole fixed
  * through its blocks blocks a free split, 2026-12-01; 8: a rejected split
  * with a part the matcher sizes unchecked blocks it too, review 42h's R7,
- * 2026-12-01; 10 (9 is another branch's): a generator is sized by its
- * consumer only where, at the rule's own shapes, that gives it its own
- * shape (xf_rule_generator_shape, as the matcher binds and builds it), and
- * the ends prove nothing when none of them is admissible, review 44a,
- * 2026-12-01). The default rules database's name carries it, so a
+ * 2026-12-01; 9: a slice's symbolic size in a rule with reshapes is its
+ * constant e - s unless it is [0:end] to the end, as the domain reads it,
+ * review 42d's L4, and a derived rule's domain holds a slice's axis at its
+ * own size where a step's slice to the end binds one of a finite end or
+ * the reverse, review 42d's M1, 2026-12-01; 10: a proof by the own shapes
+ * stores each input dim it read at its own size in its domain, a reshape's
+ * merged axis fixed through its parts among them, review 42h's finding 3,
+ * and a concat's axis of several classes beside a reshape's merged axes is
+ * argued where they share no class, 2026-12-01; 11: a class only keepdims
+ * means mix is checked at every size up to its bound and proved by the own
+ * shapes, and a summed class a convolution's bias is added along is not,
+ * 2026-12-01; 12: a generator is sized by its consumer only where, at the
+ * rule's own shapes, that gives it its own shape (xf_rule_generator_shape,
+ * as the matcher binds and builds it), and the ends prove nothing when none
+ * of them is admissible, review 44a, 2026-12-01). The default rules database's name carries it, so a
  * database decided by an older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 10
+#define XF_VERIFY_REVISION 12
 
 /* ---------------------------------------------------------------- axioms */
 
@@ -238,6 +248,12 @@ typedef struct xf_bounded {
                              dim fixed by the rule, or an index no operator mixes and
                              at least as long as the axes one value holds of it:
                              docs/verify.md, "Proof by the own shapes"): a proof */
+    /* proves: the input dims that proof read at their own size only (each
+       fixed by the rule, or a reshape's merged axis whose parts all are):
+       it holds where each has that size (the domain xferverify stores), and
+       where more than XF_VERIFY_MAX_HELD (held_all) at the own shapes alone */
+    int n_held, held_all;
+    xf_rule_dim_size held[XF_VERIFY_MAX_HELD];
     char detail[320];     /* solver reason, shapes or op, for users */
     /* refuted: the concrete float32 inputs (rule input order, at the
      * refuting shape) and the first output that differs. Owned. */
@@ -384,6 +400,9 @@ typedef struct xf_verify_tally {
                                   the proof's); errors and kills under NONE */
     double elapsed_s;          /* since xf_verify_db started */
     double cpu_s;              /* CPU time of the workers (user + system), all ranks */
+    int64_t patterns_reused;   /* operator patterns of the bounded check's elaboration that
+                                  workers took from earlier workers instead of probing the
+                                  operator's kernel (docs/verify.md, "Worker processes") */
 } xf_verify_tally;
 
 typedef struct xf_verify_db_options {

@@ -11,6 +11,7 @@
 #include <z3.h>
 
 #include "verify/verify.h"
+#include "verify/patterns_internal.h"
 
 /* The resource limit of one proof query under o: the smaller of rlimit and
  * proof_rlimit where both are set, else the one set; 0: none. */
@@ -67,6 +68,9 @@ struct xf_verifier {
     int exiting;            /* a forked worker that exits after its rule (worker.c): a
                                bounded check leaves its context to the exit, as deleting
                                it was 6% of the workers' CPU */
+    vf_patterns *patterns;  /* the bounded check's operator patterns: what the workers
+                               forked from this verifier read (kept by vf_run_forks), and
+                               in such a worker what it reads itself (bounded.c) */
 };
 
 /* Makes v's bounded-check context ahead (xf_verifier_prepare), for the

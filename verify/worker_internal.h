@@ -1,9 +1,9 @@
 /*
  * worker_internal.h — private to verify/: the message a worker process sends back
- * to the scheduler (schedule.c) over its pipe, the worker itself
- * (worker.c), and the loop that forks workers for a list of rules
- * (forks.c), shared by a single-process run and by each MPI worker rank
- * (mpi.c).
+ * to the scheduler (schedule.c) over its pipe, the rule as the forking
+ * process loaded it for the worker, the worker itself (worker.c), and the
+ * loop that forks workers for a list of rules (forks.c), shared by a
+ * single-process run and by each MPI worker rank (mpi.c).
  */
 #ifndef XF_VERIFY_WORKER_INTERNAL_H
 #define XF_VERIFY_WORKER_INTERNAL_H
@@ -30,13 +30,29 @@ typedef struct xv_msg {
     int has_domain;            /* domain holds the rule's validity domain (ir/domain.c) */
     char domain[1024];         /* as text, with the rule's input names */
     uint32_t cex_len;
+    uint32_t patterns_len;     /* operator patterns this worker read off its kernels,
+                                  after the counterexample (vf_patterns_own) */
+    int64_t patterns_reused;   /* patterns it took from earlier workers */
 } xv_msg;
 
-/* Runs in a forked child: loads rule `id` from db_path, proves it and
- * checks it with v (the scheduler's prepared verifier, inherited through
- * fork, so no worker pays the solver's set-up), writes the message to fd.
- * Returns the process exit code. */
-int vf_worker(const char *db_path, int64_t id, xf_verifier *v, int fd);
+/* Rule `id` as the forking process loaded it from the database, just
+ * before forking its worker: opening the database was each worker's
+ * largest fixed cost after the fork. st != XF_OK: it did not load (err
+ * says why; broken: the rule itself, a corrupt blob or a missing graph, not
+ * the database or the memory). */
+typedef struct vf_loaded {
+    int64_t id;
+    xf_status st;
+    int broken;
+    xf_error err;
+    xf_rule rule;
+} vf_loaded;
+
+/* Runs in a forked child: proves and checks the rule the parent loaded
+ * (its copy is this process's alone) with v (the scheduler's prepared
+ * verifier, inherited through fork, so no worker pays the solver's set-up),
+ * writes the message to fd. Returns the process exit code. */
+int vf_worker(vf_loaded *job, xf_verifier *v, int fd);
 
 /* How one forked worker ended; followed (in memory, or in an MPI result
  * message) by its `len` message bytes (an xv_msg and the counterexample,

@@ -422,8 +422,10 @@ static int verify_db(opts *o)
                     "(--rlimit) stops them, the same everywhere\n",
                     (long long)t.unknown_why[XF_WHY_TIMEOUT]);
     }
-    fprintf(stderr, "xferverify: %lld hard kill(s); workers' CPU time %.1f s\n",
-            (long long)t.killed, t.cpu_s);
+    fprintf(stderr,
+            "xferverify: %lld hard kill(s); workers' CPU time %.1f s; %lld operator pattern(s) "
+            "taken from earlier workers\n",
+            (long long)t.killed, t.cpu_s, (long long)t.patterns_reused);
     xf_rulesdb_close(db);
     if (st != XF_OK) {
         fprintf(stderr, "xferverify: %s\n", err.msg);
