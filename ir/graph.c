@@ -17,6 +17,13 @@ xf_params xf_params_default(void)
     return p;
 }
 
+void xf_params_set_shape(xf_params *p, const xf_shape *s)
+{
+    memset(p->shape, 0, sizeof p->shape);
+    p->n_shape = s->rank;
+    for (int i = 0; i < s->rank; i++) p->shape[i] = s->dims[i];
+}
+
 void xf_graph_init(xf_graph *g)
 {
     memset(g, 0, sizeof *g);

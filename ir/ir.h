@@ -423,6 +423,8 @@ typedef struct xf_params {
 } xf_params;
 
 xf_params xf_params_default(void);
+/* p's shape parameter (reshape target, generator shape) set to shape s. */
+void xf_params_set_shape(xf_params *p, const xf_shape *s);
 /* Zeroes every field `op` does not read (documented in ir/op_table.c), so
  * equal operations have equal bytes. xf_graph_add_node applies it. */
 void xf_params_canonical(xf_op op, xf_params *p);
@@ -888,6 +890,24 @@ xf_status xf_rule_validate(const xf_rule *r, xf_error *err);
  * any one cut covering the axis makes the two tensors equal, so their parts
  * agree at every cut (docs/match.md, docs/verify.md "Limits"). */
 int xf_rule_split_cuts_freely(const xf_rule *r, int node);
+
+/* The shape of a rule's generator `gop` (const_iconv, const_pool,
+ * const_imatrix, const_ones; the rule's parameters *rule_p) read first by
+ * the operator `user_op` at input `slot`, into *p: the one sizing rule the
+ * bounded check (verify/), the matcher's source and its target (match/)
+ * share. own[0..1] are the shapes of the consumer's first two operands (the
+ * only ones it sizes from; n_in its operand count) at the rule's own
+ * shapes, in[0..1] where the rule is checked or applied, both in the
+ * rule's operand order (NULL: not known, such as a generator not sized
+ * yet). The consumer sizes it (an identity conv [C,C,..] or pooling kernel
+ * [C,1,..] from the conv input's channels C, an identity matrix from the
+ * matmul's other operand, an element-wise binary operand from the other
+ * operand) only where, at the own shapes, that gives the rule's own shape;
+ * else it keeps the rule's shape everywhere, since a proof at the own
+ * shapes holds for the generator it saw there. Returns 1 when the consumer
+ * sized it, 0 when *p is *rule_p. */
+int xf_rule_generator_shape(xf_op gop, const xf_params *rule_p, xf_op user_op, int n_in, int slot,
+                            const xf_shape *const *own, const xf_shape *const *in, xf_params *p);
 
 /* Validity domains (types above xf_rule). */
 void xf_domain_init(xf_domain *d); /* known 0, no conditions */

@@ -3,8 +3,10 @@
  * prune, rulesdb, verify, agent): lifetime and the interface agreement
  * between a rule's two sides (same inputs, same number of outputs), and
  * which source splits cut freely (the one definition the matcher, the
- * verifier and the domain inference share). A rule owns its validity
- * domain (domain.c).
+ * verifier and the domain inference share), and what size a generator
+ * has where a rule is checked or applied (the one sizing rule the bounded
+ * check and the matcher share). A rule owns its validity domain
+ * (domain.c).
  */
 #include "ir.h"
 
@@ -107,4 +109,45 @@ int xf_rule_split_cuts_freely(const xf_rule *r, int node)
             return 0;
     }
     return 1;
+}
+
+/* The shape generator `gop` takes from a consumer `user_op` of n_in
+ * operands reading it at input `slot`, whose first two operands have
+ * shapes in[0..1] (NULL: not known),
+ * into p's shape; 0 when that consumer does not size it (p unchanged). */
+static int consumer_shape(xf_op gop, xf_op user_op, int n_in, int slot, const xf_shape *const *in,
+                          xf_params *p)
+{
+    const xf_shape *a;
+    if (user_op == XF_OP_CONV && slot == 1) {
+        if (n_in < 1 || !(a = in[0]) || a->rank != 4) return 0;
+        if (gop == XF_OP_CONST_IDENTITY_CONV) p->shape[0] = p->shape[1] = a->dims[1];
+        else if (gop == XF_OP_CONST_POOL) p->shape[0] = a->dims[1];
+        else return 0;
+        return 1;
+    }
+    if (n_in != 2 || slot < 0 || slot > 1 || !(a = in[1 - slot])) return 0;
+    if (user_op == XF_OP_MATMUL && gop == XF_OP_CONST_IDENTITY_MATRIX) {
+        if (a->rank < 2) return 0;
+        int64_t n = slot == 1 ? a->dims[a->rank - 1] : a->dims[a->rank - 2];
+        p->shape[0] = p->shape[1] = n;
+        return 1;
+    }
+    if (!xf_op_is(user_op, XF_OPC_ARITHMETIC)) return 0;
+    xf_params_set_shape(p, a);
+    return 1;
+}
+
+int xf_rule_generator_shape(xf_op gop, const xf_params *rule_p, xf_op user_op, int n_in, int slot,
+                            const xf_shape *const *own, const xf_shape *const *in, xf_params *p)
+{
+    xf_params at_own = *rule_p;
+    *p = *rule_p;
+    if (!consumer_shape(gop, user_op, n_in, slot, own, &at_own) ||
+        at_own.n_shape != rule_p->n_shape ||
+        memcmp(at_own.shape, rule_p->shape, sizeof at_own.shape[0] * (size_t)at_own.n_shape) != 0)
+        return 0; /* its consumer does not give it its own shape: it keeps it */
+    if (consumer_shape(gop, user_op, n_in, slot, in, p)) return 1;
+    *p = *rule_p;
+    return 0;
 }

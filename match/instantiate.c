@@ -20,13 +20,15 @@
  *  - a layer norm's epsilon: the matched source layer norms' (they share
  *    one); a reshape's target: its shape under the rule's symbolic dims
  *    bound at the match (xf_rule_dims);
- *  - generators, from their first consumer: as a conv weight, identity conv
- *    [C,C,kh,kw] and pooling kernel [C,1,kh,kw] with C the conv input's
- *    channels; an identity matrix as matmul operand gets the matching inner
- *    dimension of the other operand; as an operand of an element-wise
- *    binary op, the other operand's shape; a generator that is itself a rule
- *    output takes the matched output's shape. Anything else keeps the
- *    rule's shape (and then usually fails the output check).
+ *  - generators, from their first consumer where, at the rule's own
+ *    shapes, it gives the rule's generator its own shape
+ *    (xf_rule_generator_shape, the rule the bounded check shares): as a conv
+ *    weight, identity conv [C,C,kh,kw] and pooling kernel [C,1,kh,kw] with
+ *    C the conv input's channels; an identity matrix as matmul operand gets
+ *    the matching inner dimension of the other operand; as an operand of an
+ *    element-wise binary op, the other operand's shape; a generator that is
+ *    itself a rule output takes the matched output's shape. Anything else
+ *    keeps the rule's shape (and then usually fails the output check).
  */
 #include <string.h>
 
@@ -81,46 +83,32 @@ static int ref_shape(const xf_graph *g, const xf_match *m, const inst_state *s, 
     return 1;
 }
 
-static void set_shape(xf_params *p, const xf_shape *s)
-{
-    memset(p->shape, 0, sizeof p->shape);
-    p->n_shape = s->rank;
-    for (int i = 0; i < s->rank; i++) p->shape[i] = s->dims[i];
-}
-
-int match_generator_shape(xf_op gop, xf_op user_op, int n_in, int slot,
-                          const xf_shape *const *in, xf_params *p)
-{
-    const xf_shape *a;
-    if (user_op == XF_OP_CONV && slot == 1) {
-        if (!(a = in[0]) || a->rank != 4) return 0;
-        if (gop == XF_OP_CONST_IDENTITY_CONV) p->shape[0] = p->shape[1] = a->dims[1];
-        else if (gop == XF_OP_CONST_POOL) p->shape[0] = a->dims[1];
-        else return 0;
-        return 1;
-    }
-    if (n_in != 2 || !(a = in[1 - slot])) return 0;
-    if (user_op == XF_OP_MATMUL && gop == XF_OP_CONST_IDENTITY_MATRIX) {
-        if (a->rank < 2) return 0;
-        int64_t n = slot == 1 ? a->dims[a->rank - 1] : a->dims[a->rank - 2];
-        p->shape[0] = p->shape[1] = n;
-        return 1;
-    }
-    if (!xf_op_is(user_op, XF_OPC_ARITHMETIC)) return 0;
-    set_shape(p, a);
-    return 1;
-}
-
-/* Generator shape from its consumer `user` reading it at input `slot`. */
+/* Generator shape from its consumer `user` reading it at input `slot`, by
+ * the one sizing rule the bounded check shares (xf_rule_generator_shape):
+ * the consumer's operands at the match, where at the rule's own target
+ * shapes (generators not run yet counting as none, as here) it gives the
+ * rule's generator its own shape; else the rule's shape. Until 2026-12-01
+ * the consumer sized it always, even at the rule's own shapes: the reverse
+ * of a rule whose source pool the conv input's channels do not size, or
+ * transpose(x) + const_imatrix[1x1] at x 4x4, got a generator no proof saw
+ * (review 44a, F2). */
 static void generator_from_user(const xf_rs_rule *rr, const xf_graph *g, const xf_match *m,
                                 const inst_state *s, int user, int slot, xf_op gop, xf_params *p)
 {
     const xf_tgt_node *u = &rr->tgt.nodes[user];
+    const xf_graph *dst = &rr->rule.dst;
     xf_dtype dt;
-    xf_shape sh[XF_MATCH_MAX_ARITY];
-    const xf_shape *in[XF_MATCH_MAX_ARITY];
-    for (int k = 0; k < u->n_in; k++) in[k] = ref_shape(g, m, s, u->in[k], &dt, &sh[k]) ? &sh[k] : NULL;
-    match_generator_shape(gop, u->op, u->n_in, slot, in, p);
+    xf_shape sh[2];
+    const xf_shape *own[2] = {NULL, NULL}, *now[2] = {NULL, NULL};
+    for (int k = 0; k < 2 && k < u->n_in; k++) {
+        xf_pat_ref r = u->in[k];
+        if (!ref_shape(g, m, s, r, &dt, &sh[k])) continue;
+        now[k] = &sh[k];
+        own[k] = r.node < 0 ? &dst->values[dst->inputs[r.idx]].shape
+                            : &dst->values[dst->nodes[rr->tgt.nodes[r.node].dst_node].outputs[r.idx]].shape;
+    }
+    xf_params rule_p = *p;
+    xf_rule_generator_shape(gop, &rule_p, u->op, u->n_in, slot, own, now, p);
 }
 
 static xf_status fail_node(const xf_rs_rule *rr, int q, xf_status st, xf_error *err)
@@ -138,7 +126,7 @@ static xf_status run_generator(const xf_rs_rule *rr, const xf_graph *g, const xf
     if (tn->gen_user >= 0) {
         generator_from_user(rr, g, m, s, tn->gen_user, tn->gen_slot, tn->op, &p);
     } else if (tn->gen_rule >= 0) {
-        set_shape(&p, &g->values[m->outputs[tn->gen_rule]].shape);
+        xf_params_set_shape(&p, &g->values[m->outputs[tn->gen_rule]].shape);
     }
     xf_params_canonical(tn->op, &p);
     t->params[q] = p;

@@ -179,13 +179,6 @@ static int same_shape_param(const xf_params *a, const xf_params *b)
            memcmp(a->shape, b->shape, sizeof a->shape[0] * (size_t)a->n_shape) == 0;
 }
 
-/* Shapes of node n's inputs in graph g, into in[]. */
-static void input_shapes(const xf_graph *g, const xf_node *n, const xf_shape **in)
-{
-    for (int s = 0; s < n->n_inputs && s < XF_MATCH_MAX_ARITY; s++)
-        in[s] = &g->values[n->inputs[s]].shape;
-}
-
 /* Whether generator parameters `have` give the shape `want`, or want's
  * last `rank` axes where want has more: an element-wise consumer's other
  * operand batched over axes the rule lacks (m0[b,4,4] * ones[4,4] for the
@@ -223,9 +216,10 @@ static int generator_output(const xf_graph *src, int v)
 }
 
 /* Into *want, the shape source node j, reading generator `gen` at slot
- * `at`, gives it at this match (match_generator_shape over the matched
- * node's input shapes, as target generators are sized), where j gives the
- * rule's generator its own shape at the rule's sizes; want untouched else.
+ * `at`, gives it at this match by the one sizing rule the bounded check and
+ * the target share (xf_rule_generator_shape over the matched node's input
+ * shapes, in the rule's operand order): the model's where j gives the
+ * rule's generator its own shape at the rule's sizes, else the rule's.
  * An operand of j that is itself a generator j reads first sizes nothing,
  * as in the bounded check (verify/bounded_shapes.c), where it is not sized
  * yet and the generator keeps the rule's size. Until 2026-12-01 it did:
@@ -237,17 +231,14 @@ static void sized_by(const match_ctx *c, const xf_node *gen, int j, int at, xf_p
 {
     const xf_graph *src = &c->rr->rule.src;
     const xf_node *u = &src->nodes[j], *gu = &c->g->nodes[c->node_of[j]];
-    const xf_shape *in[XF_MATCH_MAX_ARITY];
-    xf_params own = gen->params;
-    input_shapes(src, u, in);
-    for (int s = 0, r; s < u->n_inputs && s < XF_MATCH_MAX_ARITY; s++)
+    const xf_shape *own[2] = {NULL, NULL}, *now[2] = {NULL, NULL};
+    for (int s = 0, r; s < 2 && s < u->n_inputs; s++) {
         if (generator_output(src, u->inputs[s]) && first_reader(src, u->inputs[s], &r) == j)
-            in[s] = NULL;
-    if (!match_generator_shape(gen->op, u->op, u->n_inputs, at, in, &own) ||
-        !same_shape_param(&own, &gen->params))
-        return;
-    input_shapes(c->g, gu, in); /* the operand that sized it is none of those: the model's */
-    match_generator_shape(gen->op, gu->op, gu->n_inputs, slot(c, j, at), in, want);
+            continue;
+        own[s] = &src->values[u->inputs[s]].shape;
+        now[s] = &c->g->values[gu->inputs[slot(c, j, s)]].shape; /* the model's, in rule order */
+    }
+    xf_rule_generator_shape(gen->op, &gen->params, u->op, u->n_inputs, at, own, now, want);
 }
 
 /* Whether graph node `node`, bound to source generator k (whose matching

@@ -207,17 +207,6 @@ size_t match_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_t
 xf_status match_rule_canonical_domain(const xf_rule *r, const xf_pattern *pat, xf_domain *out,
                                    xf_error *err);
 
-/* The shape generator `gop` takes from a consumer `user_op` reading it at
- * input `slot`, whose inputs have shapes in[0..n_in) (NULL: not known), into
- * p's shape: identity conv [C,C,..] and pooling kernel [C,1,..] as a conv
- * weight (C the conv input's channels), an identity matrix as a matmul
- * operand, the other operand's shape in an element-wise binary op. 0 when
- * that consumer does not size it (p unchanged). The target's generators are
- * sized so (instantiate.c), and a source generator binds only a generator of
- * the shape this gives at the match (match.c). */
-int match_generator_shape(xf_op gop, xf_op user_op, int n_in, int slot,
-                          const xf_shape *const *in, xf_params *p);
-
 /* xf_match_instantiate that also returns the target's output dtypes/shapes
  * (rule output order). err may be NULL (no message formatted: fast). */
 xf_status match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,

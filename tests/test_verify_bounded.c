@@ -2398,6 +2398,37 @@ START_TEST(source_splits_cut_as_the_matcher_cuts)
 }
 END_TEST
 
+/* A rule read near the ends with no size there admissible but its own
+ * proves nothing by them (review 44a, F1): a 2x1 max pool of stride 1 and
+ * one of stride 2 agree on two rows (one output row, the max of both) and
+ * at no other count of rows is either's output as long as the other's.
+ * Until 2026-12-01 the ends proved it, at none of them. */
+START_TEST(ends_prove_nothing_when_none_is_admissible)
+{
+    const int64_t dx[4] = {1, 1, 2, 1};
+    xf_shape sh[1] = {xf_shape_make(4, dx)};
+    int s[1], d[1];
+    xf_rule r;
+    xf_params p1 = conv_params(2, 1, 0, 1, XF_ACT_NONE), p2 = p1;
+    p1.kernel[1] = p2.kernel[1] = 1;
+    p2.stride[0] = 2;
+    inputs(&r, 1, sh, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_MAXPOOL, &p1, s[0], -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MAXPOOL, &p2, d[0], -1));
+    with_domain(&r);
+    xf_bounded b;
+    xf_bounded_init(&b);
+    xf_error err;
+    ck_assert_msg(xf_verify_bounded_refute(ver, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_VALID && !b.proves, "got %s (proves %d): %s",
+                  xf_bounded_result_name(b.result), b.proves, b.detail);
+    ck_assert_msg(strstr(b.detail, "no combination of sizes near their ends is admissible"), "%s",
+                  b.detail);
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+}
+END_TEST
+
 /* The proof through dims read near their ends only: stride-1 'same'
  * windows and constant slices (verify/bounded_domain.c, "near the ends"),
  * checked at every size up to the argument's bound. */
@@ -3057,6 +3088,7 @@ static Suite *suite(void)
     tcase_add_test(tc, own_shapes_take_no_free_split_for_halves);
     tcase_add_test(tc, source_splits_cut_as_the_matcher_cuts);
     tcase_add_test(tc, own_shapes_prove_near_the_ends);
+    tcase_add_test(tc, ends_prove_nothing_when_none_is_admissible);
     tcase_add_test(tc, own_shapes_prove_averaged_classes);
     tcase_add_test(tc, own_shapes_sums_with_a_bias_near_miss);
     tcase_add_test(tc, own_shapes_prove_batch_cases);

@@ -720,8 +720,9 @@ static xf_status check_edges(check *k, const xf_rule *r, int max_dim, const xfb_
     xf_status st = vf_bounded_shape_plan_edges(r, dom, &plan, &upward, err);
     if (st != XF_OK) return st;
     char scope[160];
+    int plan_n = plan.n; /* extra_shapes frees the plan */
     snprintf(scope, sizeof scope, "%d admissible combination(s) of sizes up to %d of %d class(es)",
-             plan.n - 1, top, dom->n_edge_classes);
+             plan_n - 1, top, dom->n_edge_classes);
     const char *why;
     st = extra_shapes(k, r, &plan, top > max_dim ? top : max_dim, upward, out, &done, &why, scope,
                       sizeof scope, err);
@@ -729,6 +730,11 @@ static xf_status check_edges(check *k, const xf_rule *r, int max_dim, const xfb_
     if (!upward)
         why = dom->n_averaged ? "a size it checks is not admissible where another one is"
                               : "a larger size is not admissible where a smaller one is";
+    /* the ends stand for every shape only when one of them was checked:
+     * with none admissible besides the own shapes the argument rests on
+     * nothing (review 44a, F1: a rule no other shape fits was proved so) */
+    if (!why && dom->n_edge_classes > 0 && plan_n == 1)
+        why = "no combination of sizes near their ends is admissible besides the own shapes";
     out->proves = why == NULL;
     if (out->proves) held_dims(r, dom, out);
     if (out->proves && dom->n_averaged)

@@ -162,13 +162,6 @@ int vf_bounded_generator(xf_op op)
            op == XF_OP_CONST_ONES || op == XF_OP_CONST_POOL;
 }
 
-static void set_shape(xf_params *p, const xf_shape *s)
-{
-    memset(p->shape, 0, sizeof p->shape);
-    p->n_shape = s->rank;
-    for (int i = 0; i < s->rank; i++) p->shape[i] = s->dims[i];
-}
-
 /* The shapes the values of one side have so far: sh[v], or none (NULL)
  * for the output of a generator not sized yet. */
 typedef struct sizing {
@@ -181,30 +174,28 @@ static const xf_shape *shape_now(const sizing *z, int v)
     return v < 0 || z->unsized[v] ? NULL : &z->sh[v];
 }
 
-/* The parameters of generator gn, read by node `user` at input `slot`,
- * sized as the matcher sizes a target's generators from their first
- * consumer (agent/rewrite/instantiate.c): a conv weight's identity kernel
- * [C,C,kh,kw] or pooling kernel [C,1,kh,kw] from the conv input's
- * channels, an identity matrix from the matmul's other operand, an
- * element-wise operand from the other operand; anything else keeps the
- * rule's size. The bounded check sizes them so on both sides, so a rule
- * with a generator is checked at the sizes it is applied at. */
-static xf_params generator_from_user(const xf_node *gn, const xf_node *user, int slot,
-                                     const sizing *z)
+/* The parameters of generator gn of side graph g, read first by node
+ * `user` at input `slot`, sized by the one rule the matcher applies
+ * (xf_rule_generator_shape): from its consumer's operands' shapes now
+ * where, at the rule's own shapes (g's, with the same generators not sized
+ * yet), the consumer gives it its own shape; else the rule's shape. The
+ * bounded check sizes them so on both sides, so a rule with a generator is
+ * checked at the sizes it is applied at. Until 2026-12-01 the consumer
+ * sized it at every shape but the own ones, so a pool the conv input's
+ * channels resize at the own shapes was checked at a size the matcher never
+ * binds, and a rule no such size fits was proved near the ends at none
+ * (review 44a, F1). */
+static xf_params generator_from_user(const xf_graph *g, const xf_node *gn, const xf_node *user,
+                                     int slot, const sizing *z)
 {
-    xf_params p = gn->params;
-    const xf_shape *a;
-    if (user->op == XF_OP_CONV && slot == 1 && (a = shape_now(z, user->inputs[0])) && a->rank == 4) {
-        if (gn->op == XF_OP_CONST_IDENTITY_CONV) p.shape[0] = p.shape[1] = a->dims[1];
-        if (gn->op == XF_OP_CONST_POOL) p.shape[0] = a->dims[1];
-    } else if (user->op == XF_OP_MATMUL && gn->op == XF_OP_CONST_IDENTITY_MATRIX &&
-               user->n_inputs == 2 && (a = shape_now(z, user->inputs[1 - slot])) && a->rank >= 2) {
-        p.shape[0] = p.shape[1] = slot == 1 ? a->dims[a->rank - 1] : a->dims[a->rank - 2];
-    } else if ((user->op == XF_OP_ADD || user->op == XF_OP_SUB || user->op == XF_OP_MUL ||
-                user->op == XF_OP_DIV) &&
-               user->n_inputs == 2 && (a = shape_now(z, user->inputs[1 - slot]))) {
-        set_shape(&p, a);
+    const xf_shape *own[2] = {NULL, NULL}, *now[2] = {NULL, NULL};
+    for (int i = 0; i < 2 && i < user->n_inputs; i++) {
+        int v = user->inputs[i];
+        now[i] = shape_now(z, v);
+        own[i] = now[i] ? &g->values[v].shape : NULL;
     }
+    xf_params p;
+    xf_rule_generator_shape(gn->op, &gn->params, user->op, user->n_inputs, slot, own, now, &p);
     return p;
 }
 
@@ -369,7 +360,7 @@ static int infer_side(search *s, int k, const xf_shape *in, int unequal)
             int v = nd->inputs[j];
             if (v < 0 || !unsized[v]) continue;
             const xf_node *gn = &g->nodes[g->values[v].producer];
-            xf_params gp = generator_from_user(gn, nd, j, &z);
+            xf_params gp = generator_from_user(g, gn, nd, j, &z);
             xf_dtype gdt;
             if (xf_op_infer(gn->op, &gp, 0, NULL, NULL, 1, &gdt, &sh[v], NULL) != XF_OK) return 0;
             unsized[v] = 0;
@@ -756,7 +747,7 @@ static xf_status rebuild_side(const xf_rule *r, int k, const xf_shape *inputs, c
                 if (!unsized[v]) continue;
                 const xf_node *gn = &g->nodes[g->values[v].producer];
                 xf_params gp = gn->params;
-                if (src) set_shape(&gp, &src_out[o]);
+                if (src) xf_params_set_shape(&gp, &src_out[o]);
                 st = add_generator(out, gn, &gp, map, err);
             }
             break;
@@ -771,7 +762,7 @@ static xf_status rebuild_side(const xf_rule *r, int k, const xf_shape *inputs, c
             int v = nd->inputs[j];
             if (v < 0 || !unsized[v]) continue;
             const xf_node *gn = &g->nodes[g->values[v].producer];
-            xf_params gp = generator_from_user(gn, nd, j, &z);
+            xf_params gp = generator_from_user(g, gn, nd, j, &z);
             st = add_generator(out, gn, &gp, map, err);
             if (st == XF_OK) sh[v] = out->values[map[v]].shape, unsized[v] = 0;
         }

@@ -155,9 +155,12 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * argued where they share no class, 2026-12-01; 11: a class only keepdims
  * means mix is checked at every size up to its bound and proved by the own
  * shapes, and a summed class a convolution's bias is added along is not,
- * 2026-12-01). The default rules database's name carries it, so a
+ * 2026-12-01; 12: a generator is sized by its consumer only where, at the
+ * rule's own shapes, that gives it its own shape (xf_rule_generator_shape,
+ * as the matcher binds and builds it), and the ends prove nothing when none
+ * of them is admissible, review 44a, 2026-12-01). The default rules database's name carries it, so a
  * database decided by an older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 11
+#define XF_VERIFY_REVISION 12
 
 /* ---------------------------------------------------------------- axioms */
 
