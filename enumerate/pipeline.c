@@ -234,7 +234,7 @@ static void prepare_start(write_batch *b, size_t lo, size_t hi, int helpers, xf_
 {
     b->lo = lo;
     b->hi = hi;
-    b->started = xf_parallel_start(&b->job, helpers, lo, hi, prepare_range, b, err);
+    b->started = xf_parallel_start(&b->job, helpers, lo, hi, NULL, prepare_range, b, err);
 }
 
 static xf_status prepare_finish(write_batch *b, xf_error *err)

@@ -1254,24 +1254,42 @@ double xf_clock_thread_cpu(void);
 
 #define XF_PARALLEL_MAX_THREADS 256
 
-/* Work on indices [lo, hi) as thread `worker` (0 .. threads - 1). */
+/* Work on indices [lo, hi) as thread `worker` (0 .. threads - 1; worker 0
+ * is the thread that called xf_parallel or xf_parallel_finish). */
 typedef xf_status (*xf_range_fn)(void *ctx, int worker, size_t lo, size_t hi, xf_error *err);
 
+/* How a loop is cut and what it reports; NULL or zeroed: xf_parallel's
+ * own choice, nothing reported. */
+typedef struct xf_parallel_plan {
+    /* Indices a thread takes at a time (0: a quarter of the range's share
+     * of each thread, at most 512). Small chunks for work whose cost per
+     * index varies and whose ranges are short (the enumerator's batches),
+     * so that no thread waits long for the last chunk of another. */
+    size_t chunk;
+    /* NULL, or one entry per thread: set to the CPU seconds each spent in
+     * the loop (0 for a thread that did not run). */
+    double *cpu;
+} xf_parallel_plan;
+
 /* Runs fn over [lo, hi) in chunks on up to `threads` threads, the calling
- * one among them; every thread is joined before it returns. On failure,
- * the error of the lowest failed chunk (the chunks before it have all
- * run, chunks after it may have). */
-xf_status xf_parallel(int threads, size_t lo, size_t hi, xf_range_fn fn, void *ctx, xf_error *err);
+ * one among them; every thread is joined before it returns. With one
+ * thread (or one index), fn is called once with the whole range. On
+ * failure, the error of the lowest failed chunk (the chunks before it
+ * have all run, chunks after it may have). */
+xf_status xf_parallel(int threads, size_t lo, size_t hi, const xf_parallel_plan *plan,
+                      xf_range_fn fn, void *ctx, xf_error *err);
 
 /* The same in two halves: _start sets up to `helpers` threads on the
  * chunks (in order; none when threads cannot be made) and returns;
  * _finish, with `help`, has the calling thread take the chunks left too
  * (without it, only when no helper started), joins them, frees the job
- * and returns as xf_parallel. _start fails only when out of memory (no
- * job then: *job NULL, and _finish of NULL does nothing). */
+ * and returns as xf_parallel. plan->cpu, when given, has helpers + 1
+ * entries and is filled by _finish. _start fails only when out of memory
+ * (no job then: *job NULL, and _finish of NULL does nothing). */
 typedef struct xf_parallel_job xf_parallel_job;
 xf_status xf_parallel_start(xf_parallel_job **job, int helpers, size_t lo, size_t hi,
-                            xf_range_fn fn, void *ctx, xf_error *err);
+                            const xf_parallel_plan *plan, xf_range_fn fn, void *ctx,
+                            xf_error *err);
 xf_status xf_parallel_finish(xf_parallel_job *job, int help, xf_error *err);
 
 /* ------------------------------------------------------------------- files */

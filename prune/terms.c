@@ -386,7 +386,7 @@ static void fetch_start(fetch *f, size_t lo, size_t hi, int helpers, xf_status *
     f->lo = lo;
     f->hi = hi;
     memset(f->ok, 0, sizeof f->ok);
-    *st = xf_parallel_start(&f->job, helpers, lo, hi, fetch_range, f, err);
+    *st = xf_parallel_start(&f->job, helpers, lo, hi, NULL, fetch_range, f, err);
 }
 
 /* Waits for the batch (helping with it when `help`); *got: the rules
