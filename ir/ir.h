@@ -654,6 +654,28 @@ int xf_graph_add_opaque(xf_graph *g, xf_opaque *opaque, const int *inputs, int n
 xf_status xf_graph_mark_output(xf_graph *g, int value, xf_error *err);
 void xf_opaque_free(xf_opaque *o);
 
+/* A graph handed over piece by piece to a consumer that needs no xf_graph
+ * of its own (ir/graph_sink.c): first every input, then the nodes in a
+ * topological order, then the outputs. Values are numbered as they come:
+ * the inputs 0 .. n_inputs - 1, then each node's outputs in turn; a node
+ * input of -1 is an omitted optional one. A feeder stops at the first
+ * call that fails and returns its status. The rules database's decoder
+ * feeds any sink (xf_rulesdb_graph_decode); pruning builds its term view
+ * from one, without building the graph. */
+typedef struct xf_graph_sink {
+    void *user;
+    /* name may be NULL */
+    xf_status (*input)(void *user, const char *name, xf_dtype dtype, const xf_shape *shape,
+                       xf_error *err);
+    xf_status (*node)(void *user, xf_op op, const xf_params *params, const int *inputs,
+                      int n_inputs, int n_outputs, xf_error *err);
+    xf_status (*output)(void *user, int value, xf_error *err);
+} xf_graph_sink;
+/* Feeds g to sink in xf_graph_topo_order. A constant initializer or an
+ * opaque node is XF_ERR_UNSUPPORTED (rule graphs take weights as inputs and
+ * constants from generator operators). */
+xf_status xf_graph_feed(const xf_graph *g, const xf_graph_sink *sink, xf_error *err);
+
 /* In-place surgery (ir/graph_edit.c): rule application, preparation and
  * finishing rewrite a shared clone of a graph with these instead of
  * rebuilding it node by node.
@@ -877,6 +899,9 @@ void xf_rule_free(xf_rule *r);
 /* Validates both graphs and checks the interface agreement above; the
  * message says which side or which input/output disagrees. */
 xf_status xf_rule_validate(const xf_rule *r, xf_error *err);
+/* Feeds r's source to src and its target to dst (xf_graph_feed). */
+xf_status xf_rule_feed(const xf_rule *r, const xf_graph_sink *src, const xf_graph_sink *dst,
+                       xf_error *err);
 /* Whether source operator `node` of r is a split that cuts freely: the
  * matcher lets it match a split of the model cut anywhere, and the
  * verifier and the validity domain leave its sizes open; any other source
