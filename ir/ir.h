@@ -93,6 +93,10 @@ void *xf_calloc(size_t n, size_t size);
 void *xf_realloc(void *p, size_t size);
 void xf_free(void *p);
 char *xf_strdup(const char *s);
+/* Grows *arr, an array of *cap elements of `elem` bytes, to hold `need`
+ * (the capacity doubled from 16 until it does); 0 when out of memory,
+ * *arr and *cap then unchanged. */
+int xf_grow(void **arr, int *cap, int need, size_t elem);
 /* `align` a power of two, at least sizeof(void *). */
 void *xf_aligned_alloc(size_t align, size_t size);
 void xf_aligned_free(void *p);

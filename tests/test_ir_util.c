@@ -2,11 +2,11 @@
  * test_ir_util.c — the one-of-each utilities of ir/: the 64-bit mixer and
  * byte hasher (pinned values: they are stored in the rules database), the
  * hash table (exact keys, hash-keyed multimap, growth, reserved key), the
- * topological sort, the monotonic clock, the one parallel loop's plan
- * (chunk, each thread's CPU time), the one "agree" of float values
- * with its named tolerances, the heap set aside in huge pages for a
- * verifier worker, the ranges in use collapsed to huge pages before the
- * forks, and a forked worker that dies with its parent.
+ * topological sort, the monotonic clock, the array growth, the one
+ * parallel loop's plan (chunk, each thread's CPU time), the one "agree" of
+ * float values with its named tolerances, the heap set aside in huge
+ * pages for a verifier worker, the ranges in use collapsed to huge pages
+ * before the forks, and a forked worker that dies with its parent.
  */
 #define _DEFAULT_SOURCE /* sbrk */
 #include <math.h>
@@ -129,6 +129,26 @@ START_TEST(clock_is_monotonic)
     /* the two units read the same clock */
     ck_assert_double_lt(bm - b * 1e3, am - a * 1e3 + 1.0);
     ck_assert_double_gt(am, a * 1e3 - 1.0);
+}
+END_TEST
+
+/* xf_grow: the capacity doubled from 16 until the array holds what is
+ * asked, the contents kept; a smaller need leaves it alone. */
+START_TEST(grow_doubles_to_hold_need)
+{
+    int *a = NULL, cap = 0;
+    ck_assert_int_eq(xf_grow((void **)&a, &cap, 1, sizeof *a), 1);
+    ck_assert_int_eq(cap, 16);
+    a[0] = 7;
+    ck_assert_int_eq(xf_grow((void **)&a, &cap, 100, sizeof *a), 1);
+    ck_assert_int_eq(cap, 128);
+    ck_assert_int_eq(a[0], 7);
+    a[99] = 9;
+    int *before = a;
+    ck_assert_int_eq(xf_grow((void **)&a, &cap, 50, sizeof *a), 1);
+    ck_assert_int_eq(cap, 128);
+    ck_assert_ptr_eq(a, before);
+    xf_free(a);
 }
 END_TEST
 
@@ -356,6 +376,7 @@ int main(void)
     tcase_add_test(t, htab_multimap_walks_every_entry_of_a_key);
     tcase_add_test(t, topo_kahn_orders_smallest_ready_first_and_finds_cycles);
     tcase_add_test(t, clock_is_monotonic);
+    tcase_add_test(t, grow_doubles_to_hold_need);
     tcase_add_test(t, parallel_plan_sets_the_chunk_and_reports_cpu);
     tcase_add_test(t, values_agree_within_named_tolerances);
     tcase_add_test(t, heap_huge_pages_sets_aside_a_marked_heap);
