@@ -172,39 +172,76 @@ static int skip_record(rd *r)
     return !r->bad;
 }
 
+/* Candidate i's record, read: the input names (NULL-terminated, with their
+ * bytes in the same allocation: xf_free(names)) and both graphs' bytes. */
+typedef struct record {
+    uint64_t fp;
+    char **names;
+    const uint8_t *g[2];
+    size_t gl[2];
+} record;
+
+static xf_status read_record(const cand_list *c, size_t i, record *rec, xf_error *err)
+{
+    memset(rec, 0, sizeof *rec);
+    rd r = {c->buf, c->len, c->off[i], 0};
+    rec->fp = get_le(&r, 8);
+    uint32_t n_in = (uint32_t)get_le(&r, 4);
+    size_t names_at = r.at, bytes = 0;
+    for (uint32_t k = 0; k < n_in && !r.bad; k++) {
+        size_t nl = (size_t)get_le(&r, 2);
+        take(&r, nl);
+        bytes += nl + 1;
+    }
+    for (int side = 0; side < 2 && !r.bad; side++) {
+        rec->gl[side] = (size_t)get_le(&r, 4);
+        rec->g[side] = take(&r, rec->gl[side]);
+    }
+    if (r.bad) return XF_FAIL(err, XF_ERR_PARSE, "candidate %zu: record is truncated", i);
+    rec->names = xf_malloc(((size_t)n_in + 1) * sizeof *rec->names + bytes);
+    if (!rec->names) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory rebuilding candidate %zu", i);
+    char *p = (char *)(rec->names + n_in + 1);
+    r.at = names_at;
+    for (uint32_t k = 0; k < n_in; k++) {
+        size_t nl = (size_t)get_le(&r, 2);
+        const uint8_t *s = take(&r, nl);
+        if (nl) memcpy(p, s, nl);
+        p[nl] = '\0';
+        rec->names[k] = p;
+        p += nl + 1;
+    }
+    rec->names[n_in] = NULL;
+    return XF_OK;
+}
+
 xf_status en_cand_list_get(const cand_list *c, size_t i, xf_rule *out, xf_error *err)
 {
     xf_rule_init(out);
-    rd r = {c->buf, c->len, c->off[i], 0};
-    uint64_t fp = get_le(&r, 8);
-    uint32_t n_in = (uint32_t)get_le(&r, 4);
-    char **names = xf_calloc((size_t)n_in + 1, sizeof *names);
-    xf_status st = XF_OK;
-    if (!names) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory rebuilding candidate %zu", i);
-    for (uint32_t k = 0; k < n_in && st == XF_OK; k++) {
-        size_t nl = (size_t)get_le(&r, 2);
-        const uint8_t *s = take(&r, nl);
-        names[k] = xf_malloc(nl + 1);
-        if (!names[k]) st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory rebuilding candidate %zu", i);
-        else {
-            if (s && nl) memcpy(names[k], s, nl);
-            names[k][nl] = '\0';
-        }
-    }
+    record rec;
+    xf_status st = read_record(c, i, &rec, err);
     for (int side = 0; side < 2 && st == XF_OK; side++) {
-        size_t gl = (size_t)get_le(&r, 4);
-        const uint8_t *g = take(&r, gl);
-        if (!g) break;
-        st = xf_rulesdb_graph_deserialize(g, gl, (const char *const *)names,
+        st = xf_rulesdb_graph_deserialize(rec.g[side], rec.gl[side],
+                                          (const char *const *)rec.names,
                                           side ? &out->dst : &out->src, err);
         if (st != XF_OK) xf_error_prefix(err, "candidate %zu", i);
     }
-    if (st == XF_OK && r.bad)
-        st = XF_FAIL(err, XF_ERR_PARSE, "candidate %zu: record is truncated", i);
-    for (uint32_t k = 0; k < n_in; k++) xf_free(names[k]);
-    xf_free(names);
-    out->fingerprint = fp;
+    xf_free(rec.names);
+    out->fingerprint = rec.fp;
     if (st != XF_OK) xf_rule_free(out);
+    return st;
+}
+
+xf_status en_cand_list_feed(const cand_list *c, size_t i, const xf_graph_sink *src,
+                            const xf_graph_sink *dst, xf_error *err)
+{
+    record rec;
+    xf_status st = read_record(c, i, &rec, err);
+    for (int side = 0; side < 2 && st == XF_OK; side++) {
+        st = xf_rulesdb_graph_decode(rec.g[side], rec.gl[side], (const char *const *)rec.names,
+                                     side ? dst : src, err);
+        if (st != XF_OK) xf_error_prefix(err, "candidate %zu", i);
+    }
+    xf_free(rec.names);
     return st;
 }
 

@@ -9,10 +9,11 @@
  * them. At four operators that is ~1.7 M rows and most of the database,
  * which is why counting is the default.
  *
- * Candidates are kept serialized (cands.c) and rebuilt one at a time for
- * pruning (xf_prune_run_from, on the -j threads) and for the write, so
- * memory stays small. Pruning and the write report their progress through
- * the enumerator's progress callback (xf_enum_progress.step).
+ * Candidates are kept serialized (cands.c), decoded one at a time straight
+ * into pruning's term view (xf_prune_run_from, on the -j threads) and
+ * rebuilt as rules for the write, so memory stays small. Pruning and the
+ * write report their progress through the enumerator's progress callback
+ * (xf_enum_progress.step).
  *
  * Interruption: the caller's stop flag (SIGINT/SIGTERM in xfergen) is
  * polled by the enumerator; before each enumerator checkpoint the
@@ -133,12 +134,13 @@ static xf_status on_sync(void *user, xf_error *err)
 }
 
 /* Prune's xf_prune_get_fn, called from its threads at once: it only reads
- * the list. */
-static xf_status get_candidate(void *user, size_t i, xf_rule *out, xf_error *err)
+ * the list, and feeds the candidate's record to prune's term view as it is
+ * decoded (no xf_graph is built). */
+static xf_status get_candidate(void *user, size_t i, const xf_graph_sink *src,
+                               const xf_graph_sink *dst, xf_error *err)
 {
     ctx *x = user;
-    xf_rule_free(out);
-    return en_cand_list_get(&x->cands, i, out, err);
+    return en_cand_list_feed(&x->cands, i, src, dst, err);
 }
 
 xf_status en_generate_config(const xf_enum_generate_options *o, xf_enum_config *c, xf_error *err)
@@ -234,7 +236,7 @@ static void prepare_start(write_batch *b, size_t lo, size_t hi, int helpers, xf_
 {
     b->lo = lo;
     b->hi = hi;
-    b->started = xf_parallel_start(&b->job, helpers, lo, hi, prepare_range, b, err);
+    b->started = xf_parallel_start(&b->job, helpers, lo, hi, NULL, prepare_range, b, err);
 }
 
 static xf_status prepare_finish(write_batch *b, xf_error *err)

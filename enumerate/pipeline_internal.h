@@ -36,6 +36,11 @@ const uint8_t *en_cand_list_record(const cand_list *c, size_t i, size_t *len);
 xf_status en_cand_list_push_record(cand_list *c, const uint8_t *rec, size_t len, xf_error *err);
 /* Rebuilds candidate i into out (initialised here; inputs named, fingerprint set). */
 xf_status en_cand_list_get(const cand_list *c, size_t i, xf_rule *out, xf_error *err);
+/* Feeds candidate i's sides to src and dst (ir.h, xf_graph_sink; inputs
+ * named) straight from its record, without building the graphs: what
+ * pruning reads. */
+xf_status en_cand_list_feed(const cand_list *c, size_t i, const xf_graph_sink *src,
+                            const xf_graph_sink *dst, xf_error *err);
 
 /* Checkpoint blob layout (little-endian): "XFGC", u32 version, u64 count,
  * f64 enumeration seconds; per candidate: u64 fingerprint, u32 input count,

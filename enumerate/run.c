@@ -19,8 +19,10 @@
  * not depend on the thread count. Between batches the stop flag is polled,
  * progress reported, and on stop a checkpoint written.
  *
- * Unit of parallel work: a chunk of CHUNK_PARENTS consecutive parents of
- * one level (en_extend_parent on each, children into one buffer per chunk);
+ * Unit of parallel work (the threads take them in turn through ir's one
+ * parallel loop, xf_parallel, one at a time): a chunk of CHUNK_PARENTS
+ * consecutive parents of one level (en_extend_parent on each, children
+ * into one buffer per chunk), or CONFIRM_THREAD_CHUNK collisions;
  * a batch of BATCH_PARENTS parents is the unit between which results are
  * merged in order, and a chunk of collisions (CONFIRM_CHUNK at the last
  * level) the unit of confirmation. A chunk needs only the stored levels
@@ -31,12 +33,11 @@
 #include "ranks_internal.h"
 #include "spill_internal.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CHUNK_PARENTS 4
+#define CONFIRM_THREAD_CHUNK 4 /* collisions a thread confirms at a time */
 #define BATCH_PARENTS 2048
 #define CONFIRM_CHUNK 1024 /* last level: collisions confirmed between stop checks */
 #define PREFETCH_AHEAD 8   /* merge: class-table slots loaded this many children ahead */
@@ -68,38 +69,16 @@ typedef struct run {
 
 /* ------------------------------------------------------------ parallel jobs */
 
+/* One parallel phase of a batch, on the run's threads (xf_parallel); a
+ * thread's own state is r->workers[t], r->conf[t] and r->recs[t]. */
 typedef struct job {
     run *r;
     const level_ctx *lc;
-    uint64_t begin, end; /* parents (extend) or collisions (confirm) */
-    int chunk;           /* items per chunk */
-    atomic_ulong next;   /* next chunk to take */
-    childbuf *bufs;      /* extend: one per chunk */
-    int lookup;          /* extend at the last level: each chunk's classes looked up too */
+    uint64_t begin, end; /* extend: the batch's parents */
+    childbuf *bufs;      /* extend: one per CHUNK_PARENTS parents */
+    int lookup;          /* extend at the last level: each buffer's classes looked up too */
     collision *cols;     /* confirm */
-    atomic_int failed;
-    pthread_mutex_t mu;
-    xf_error err;
-    xf_status st;
 } job;
-
-typedef struct job_arg {
-    job *j;
-    int t;
-    int confirm;
-    double cpu; /* the thread's CPU seconds in this job */
-} job_arg;
-
-static void job_fail(job *j, xf_status st, const xf_error *e)
-{
-    pthread_mutex_lock(&j->mu);
-    if (j->st == XF_OK) {
-        j->st = st;
-        j->err = *e;
-    }
-    pthread_mutex_unlock(&j->mu);
-    atomic_store(&j->failed, 1);
-}
 
 /* The representative a class entry points to. */
 static void rep_graph(const level_ctx *lc, const centry *e, egraph *g)
@@ -151,62 +130,43 @@ static xf_status confirm_one(run *r, const level_ctx *lc, int t, collision *col,
     return st;
 }
 
-static void *job_main(void *arg)
+/* Extend: buffers [lo, hi) of the batch, each the children of
+ * CHUNK_PARENTS consecutive parents. */
+static xf_status extend_range(void *ctx, int t, size_t lo, size_t hi, xf_error *err)
 {
-    job_arg *a = arg;
-    job *j = a->j;
+    job *j = ctx;
     run *r = j->r;
-    double cpu0 = xf_clock_thread_cpu();
-    uint64_t n_chunks = (j->end - j->begin + (uint64_t)j->chunk - 1) / (uint64_t)j->chunk;
-    for (;;) {
-        uint64_t c = atomic_fetch_add(&j->next, 1);
-        if (c >= n_chunks || atomic_load(&j->failed)) break;
-        uint64_t lo = j->begin + c * (uint64_t)j->chunk, hi = lo + (uint64_t)j->chunk;
-        if (hi > j->end) hi = j->end;
-        xf_error e;
-        xf_error_clear(&e);
-        xf_status st = XF_OK;
-        for (uint64_t i = lo; i < hi && st == XF_OK; i++) {
-            if (!a->confirm) st = en_extend_parent(&r->workers[a->t], j->lc, (uint32_t)i, &j->bufs[c], &e);
-            else st = confirm_one(r, j->lc, a->t, &j->cols[i], &e);
-        }
-        if (st == XF_OK && j->lookup) st = lookup_classes(&r->classes, &j->bufs[c], &e);
-        if (st != XF_OK) {
-            job_fail(j, st, &e);
-            break;
-        }
+    xf_status st = XF_OK;
+    for (size_t b = lo; b < hi && st == XF_OK; b++) {
+        uint64_t p = j->begin + b * CHUNK_PARENTS;
+        uint64_t end = p + CHUNK_PARENTS < j->end ? p + CHUNK_PARENTS : j->end;
+        for (; p < end && st == XF_OK; p++)
+            st = en_extend_parent(&r->workers[t], j->lc, (uint32_t)p, &j->bufs[b], err);
+        if (st == XF_OK && j->lookup) st = lookup_classes(&r->classes, &j->bufs[b], err);
     }
-    a->cpu = xf_clock_thread_cpu() - cpu0;
-    return NULL;
+    return st;
 }
 
-static xf_status run_job(run *r, job *j, int confirm, xf_error *err)
+/* Confirm: collisions [lo, hi). */
+static xf_status confirm_range(void *ctx, int t, size_t lo, size_t hi, xf_error *err)
 {
-    atomic_init(&j->next, 0);
-    atomic_init(&j->failed, 0);
-    pthread_mutex_init(&j->mu, NULL);
-    j->st = XF_OK;
+    job *j = ctx;
+    xf_status st = XF_OK;
+    for (size_t i = lo; i < hi && st == XF_OK; i++) st = confirm_one(j->r, j->lc, t, &j->cols[i], err);
+    return st;
+}
+
+/* fn over [0, n) on the run's threads, `chunk` at a time; their CPU
+ * seconds are added to *cpu. */
+static xf_status run_job(run *r, job *j, size_t n, size_t chunk, xf_range_fn fn, double *cpu,
+                         xf_error *err)
+{
+    double thread_cpu[64]; /* xf_enum_run allows 64 threads */
+    xf_parallel_plan plan = {chunk, thread_cpu};
     j->r = r;
-    job_arg args[64];
-    pthread_t tid[64];
-    int n = r->n_threads, started = 0;
-    for (int t = 0; t < n; t++) args[t] = (job_arg){j, t, confirm, 0};
-    for (int t = 1; t < n; t++) {
-        if (pthread_create(&tid[t], NULL, job_main, &args[t]) != 0) break;
-        started = t;
-    }
-    job_main(&args[0]);
-    for (int t = 1; t <= started; t++) pthread_join(tid[t], NULL);
-    pthread_mutex_destroy(&j->mu);
-    double cpu = 0;
-    for (int t = 0; t <= started; t++) cpu += args[t].cpu;
-    if (confirm) r->st.stats.cpu_confirm += cpu;
-    else r->st.stats.cpu_build += cpu;
-    if (j->st != XF_OK) {
-        if (err) *err = j->err;
-        return j->st;
-    }
-    return XF_OK;
+    xf_status st = xf_parallel(r->n_threads, 0, n, &plan, fn, j, err);
+    for (int t = 0; t < r->n_threads; t++) *cpu += thread_cpu[t];
+    return st;
 }
 
 /* ------------------------------------------------------------------ state */
@@ -443,11 +403,9 @@ static xf_status confirm_batch(run *r, const level_ctx *lc, collision *cols, siz
     job cj;
     memset(&cj, 0, sizeof cj);
     cj.lc = lc;
-    cj.begin = 0;
-    cj.end = n_cols;
-    cj.chunk = 4;
     cj.cols = cols;
-    return run_job(r, &cj, 1, err);
+    return run_job(r, &cj, n_cols, CONFIRM_THREAD_CHUNK, confirm_range, &r->st.stats.cpu_confirm,
+                   err);
 }
 
 /* Confirms collisions in parallel, then hands out the candidates in order. */
@@ -491,10 +449,9 @@ static xf_status extend_batch(run *r, const level_ctx *lc, uint64_t lo, uint64_t
     j.lc = lc;
     j.begin = lo;
     j.end = hi;
-    j.chunk = CHUNK_PARENTS;
     j.bufs = *bufs;
     j.lookup = r->spilling;
-    xf_status st = run_job(r, &j, 0, err);
+    xf_status st = run_job(r, &j, *n_bufs, 1, extend_range, &r->st.stats.cpu_build, err);
     for (int t = 0; t < r->n_threads; t++) {
         r->st.stats.reducible += r->workers[t].reducible;
         r->workers[t].reducible = 0;

@@ -2,13 +2,13 @@
  * spill.c — the last level's fingerprints on disk (see spill_internal.h): buffered
  * appends of fixed-size records to 64 bucket files and one pending file,
  * then a bucket-at-a-time pass that finds repeated fingerprints with a
- * small hash table (threads take buckets in turn, each with its own
- * table), and a sort of every collision by its position in the level. Records are in the host's byte order, like the checkpoint.
+ * small hash table (threads take buckets in turn through xf_parallel,
+ * each with its own table), and a sort of every collision by its position
+ * in the level. Records are in the host's byte order, like the checkpoint.
  */
 #include "spill_internal.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,52 +251,26 @@ static xf_status read_bucket(spill *s, int i, bucket_pass *b, xf_error *err)
 }
 
 /* The buckets are independent (each has its own file and table), so
- * threads take them in turn; the first thread reports progress. */
+ * threads take them in turn (xf_parallel), each with its own pass; the
+ * calling thread (worker 0) reports progress. */
 typedef struct finish_job {
     spill *s;
-    atomic_int next, done, failed;
+    bucket_pass *pass; /* one per thread */
+    atomic_int done;
     void (*progress)(void *user, int done);
     void *user;
-    pthread_mutex_t mu;
-    xf_status st;
-    xf_error err;
 } finish_job;
 
-typedef struct finish_arg {
-    finish_job *j;
-    bucket_pass pass;
-    int reports;
-    double cpu; /* the thread's CPU seconds */
-} finish_arg;
-
-static void *finish_main(void *arg)
+static xf_status read_buckets(void *ctx, int thread, size_t lo, size_t hi, xf_error *err)
 {
-    finish_arg *a = arg;
-    finish_job *j = a->j;
-    double cpu0 = xf_clock_thread_cpu();
-    for (;;) {
-        int i = atomic_fetch_add(&j->next, 1);
-        if (i >= SPILL_BUCKETS || atomic_load(&j->failed)) break;
-        xf_error e;
-        xf_error_clear(&e);
-        xf_status st = read_bucket(j->s, i, &a->pass, &e);
-        if (st != XF_OK) {
-            pthread_mutex_lock(&j->mu);
-            if (j->st == XF_OK) {
-                j->st = st;
-                j->err = e;
-            }
-            pthread_mutex_unlock(&j->mu);
-            atomic_store(&j->failed, 1);
-            break;
-        }
+    finish_job *j = ctx;
+    for (size_t i = lo; i < hi; i++) {
+        xf_status st = read_bucket(j->s, (int)i, &j->pass[thread], err);
+        if (st != XF_OK) return st;
         int done = atomic_fetch_add(&j->done, 1) + 1;
-        if (a->reports && j->progress) j->progress(j->user, done);
+        if (thread == 0 && j->progress) j->progress(j->user, done);
     }
-    xf_free(a->pass.slots);
-    a->pass.slots = NULL;
-    a->cpu = xf_clock_thread_cpu() - cpu0;
-    return NULL;
+    return XF_OK;
 }
 
 static int by_seq(const void *a, const void *b)
@@ -347,42 +321,25 @@ xf_status en_spill_finish(spill *s, int max_outputs, int threads, spill_result *
     finish_job j;
     memset(&j, 0, sizeof j);
     j.s = s;
-    atomic_init(&j.next, 0);
     atomic_init(&j.done, 0);
-    atomic_init(&j.failed, 0);
     j.progress = progress;
     j.user = user;
-    pthread_mutex_init(&j.mu, NULL);
-    finish_arg *args = xf_calloc((size_t)threads, sizeof *args);
-    pthread_t *tid = xf_calloc((size_t)threads, sizeof *tid);
-    int started = 0;
-    if (!args || !tid) {
+    j.pass = xf_calloc((size_t)threads, sizeof *j.pass);
+    double cpu[SPILL_BUCKETS];
+    xf_parallel_plan plan = {1, cpu};
+    if (!j.pass) {
         st = XF_FAIL(err, XF_ERR_NOMEM, "enumerate: out of memory for %d threads", threads);
     } else {
-        for (int t = 0; t < threads; t++) {
-            args[t].j = &j;
-            args[t].pass.max_outputs = max_outputs;
-            args[t].reports = t == 0;
-        }
-        for (int t = 1; t < threads && pthread_create(&tid[t], NULL, finish_main, &args[t]) == 0; t++)
-            started = t;
-        finish_main(&args[0]);
-        for (int t = 1; t <= started; t++) {
-            pthread_join(tid[t], NULL);
-            res->helper_cpu += args[t].cpu;
-        }
-        if (j.st != XF_OK) {
-            st = j.st;
-            if (err) *err = j.err;
-        }
-        for (int t = 0; t <= started; t++) { /* every thread's, failed or not, is freed */
-            xf_status g = gather(res, &cap, &args[t].pass, st == XF_OK ? err : NULL);
+        for (int t = 0; t < threads; t++) j.pass[t].max_outputs = max_outputs;
+        st = xf_parallel(threads, 0, SPILL_BUCKETS, &plan, read_buckets, &j, err);
+        for (int t = 1; t < threads; t++) res->helper_cpu += cpu[t];
+        for (int t = 0; t < threads; t++) xf_free(j.pass[t].slots); /* before the results grow */
+        for (int t = 0; t < threads; t++) { /* every thread's, failed or not, is freed */
+            xf_status g = gather(res, &cap, &j.pass[t], st == XF_OK ? err : NULL);
             if (st == XF_OK) st = g;
         }
     }
-    pthread_mutex_destroy(&j.mu);
-    xf_free(args);
-    xf_free(tid);
+    xf_free(j.pass);
     if (st != XF_OK) {
         en_spill_result_free(res);
         return st;

@@ -1,7 +1,8 @@
 /*
  * alloc.c — the allocation hook: xf_malloc and friends, through which every
- * allocation of the library passes, so that one xf_set_allocator call can
- * count, pool or fail them (the out-of-memory tests fail the N-th one).
+ * allocation of the library passes (xf_grow, an array's doubling, too), so
+ * that one xf_set_allocator call can count, pool or fail them (the
+ * out-of-memory tests fail the N-th one).
  * Without a hook they are the C library's own calls (calloc stays calloc:
  * large zeroed blocks come straight from fresh pages), and xf_heap_trim
  * hands the C library's free heap pages back between phases;
@@ -143,6 +144,18 @@ char *xf_strdup(const char *s)
     char *d = xf_malloc(n);
     if (d) memcpy(d, s, n);
     return d;
+}
+
+int xf_grow(void **arr, int *cap, int need, size_t elem)
+{
+    if (need <= *cap) return 1;
+    int nc = *cap ? *cap * 2 : 16;
+    while (nc < need) nc *= 2;
+    void *p = xf_realloc(*arr, (size_t)nc * elem);
+    if (!p) return 0;
+    *arr = p;
+    *cap = nc;
+    return 1;
 }
 
 /* The block from xf_malloc is stored just below the aligned pointer, so

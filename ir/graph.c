@@ -97,22 +97,10 @@ static char *dup_str(const char *s)
     return d;
 }
 
-static int grow(void **arr, int *cap, int need, size_t elem)
-{
-    if (need <= *cap) return 1;
-    int nc = *cap ? *cap * 2 : 16;
-    while (nc < need) nc *= 2;
-    void *p = xf_realloc(*arr, (size_t)nc * elem);
-    if (!p) return 0;
-    *arr = p;
-    *cap = nc;
-    return 1;
-}
-
 static int new_value(xf_graph *g, const char *name, xf_value_kind kind, xf_dtype dtype,
                      const xf_shape *shape, xf_error *err)
 {
-    if (!grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof(xf_value))) {
+    if (!xf_grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof(xf_value))) {
         XF_FAIL(err, XF_ERR_NOMEM, "out of memory adding a value");
         return -1;
     }
@@ -132,7 +120,7 @@ static int new_value(xf_graph *g, const char *name, xf_value_kind kind, xf_dtype
 
 static int push_id(int **arr, int *n, int *cap, int id)
 {
-    if (!grow((void **)arr, cap, *n + 1, sizeof(int))) return 0;
+    if (!xf_grow((void **)arr, cap, *n + 1, sizeof(int))) return 0;
     (*arr)[(*n)++] = id;
     return 1;
 }
@@ -266,7 +254,7 @@ static int append_node(xf_graph *g, xf_op op, const xf_params *params, const int
                        int n_inputs, const xf_dtype *out_dt, const xf_shape *out_sh,
                        int n_outputs, const char *name, xf_opaque *opaque, xf_error *err)
 {
-    if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof(xf_node))) {
+    if (!xf_grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof(xf_node))) {
         XF_FAIL(err, XF_ERR_NOMEM, "out of memory adding a node");
         return -1;
     }

@@ -93,6 +93,10 @@ void *xf_calloc(size_t n, size_t size);
 void *xf_realloc(void *p, size_t size);
 void xf_free(void *p);
 char *xf_strdup(const char *s);
+/* Grows *arr, an array of *cap elements of `elem` bytes, to hold `need`
+ * (the capacity doubled from 16 until it does); 0 when out of memory,
+ * *arr and *cap then unchanged. */
+int xf_grow(void **arr, int *cap, int need, size_t elem);
 /* `align` a power of two, at least sizeof(void *). */
 void *xf_aligned_alloc(size_t align, size_t size);
 void xf_aligned_free(void *p);
@@ -656,6 +660,28 @@ int xf_graph_add_opaque(xf_graph *g, xf_opaque *opaque, const int *inputs, int n
 xf_status xf_graph_mark_output(xf_graph *g, int value, xf_error *err);
 void xf_opaque_free(xf_opaque *o);
 
+/* A graph handed over piece by piece to a consumer that needs no xf_graph
+ * of its own (ir/graph_sink.c): first every input, then the nodes in a
+ * topological order, then the outputs. Values are numbered as they come:
+ * the inputs 0 .. n_inputs - 1, then each node's outputs in turn; a node
+ * input of -1 is an omitted optional one. A feeder stops at the first
+ * call that fails and returns its status. The rules database's decoder
+ * feeds any sink (xf_rulesdb_graph_decode); pruning builds its term view
+ * from one, without building the graph. */
+typedef struct xf_graph_sink {
+    void *user;
+    /* name may be NULL */
+    xf_status (*input)(void *user, const char *name, xf_dtype dtype, const xf_shape *shape,
+                       xf_error *err);
+    xf_status (*node)(void *user, xf_op op, const xf_params *params, const int *inputs,
+                      int n_inputs, int n_outputs, xf_error *err);
+    xf_status (*output)(void *user, int value, xf_error *err);
+} xf_graph_sink;
+/* Feeds g to sink in xf_graph_topo_order. A constant initializer or an
+ * opaque node is XF_ERR_UNSUPPORTED (rule graphs take weights as inputs and
+ * constants from generator operators). */
+xf_status xf_graph_feed(const xf_graph *g, const xf_graph_sink *sink, xf_error *err);
+
 /* In-place surgery (ir/graph_edit.c): rule application, preparation and
  * finishing rewrite a shared clone of a graph with these instead of
  * rebuilding it node by node.
@@ -879,6 +905,9 @@ void xf_rule_free(xf_rule *r);
 /* Validates both graphs and checks the interface agreement above; the
  * message says which side or which input/output disagrees. */
 xf_status xf_rule_validate(const xf_rule *r, xf_error *err);
+/* Feeds r's source to src and its target to dst (xf_graph_feed). */
+xf_status xf_rule_feed(const xf_rule *r, const xf_graph_sink *src, const xf_graph_sink *dst,
+                       xf_error *err);
 /* Whether source operator `node` of r is a split that cuts freely: the
  * matcher lets it match a split of the model cut anywhere, and the
  * verifier and the validity domain leave its sizes open; any other source
@@ -1292,24 +1321,42 @@ double xf_clock_thread_cpu(void);
 
 #define XF_PARALLEL_MAX_THREADS 256
 
-/* Work on indices [lo, hi) as thread `worker` (0 .. threads - 1). */
+/* Work on indices [lo, hi) as thread `worker` (0 .. threads - 1; worker 0
+ * is the thread that called xf_parallel or xf_parallel_finish). */
 typedef xf_status (*xf_range_fn)(void *ctx, int worker, size_t lo, size_t hi, xf_error *err);
 
+/* How a loop is cut and what it reports; NULL or zeroed: xf_parallel's
+ * own choice, nothing reported. */
+typedef struct xf_parallel_plan {
+    /* Indices a thread takes at a time (0: a quarter of the range's share
+     * of each thread, at most 512). Small chunks for work whose cost per
+     * index varies and whose ranges are short (the enumerator's batches),
+     * so that no thread waits long for the last chunk of another. */
+    size_t chunk;
+    /* NULL, or one entry per thread: set to the CPU seconds each spent in
+     * the loop (0 for a thread that did not run). */
+    double *cpu;
+} xf_parallel_plan;
+
 /* Runs fn over [lo, hi) in chunks on up to `threads` threads, the calling
- * one among them; every thread is joined before it returns. On failure,
- * the error of the lowest failed chunk (the chunks before it have all
- * run, chunks after it may have). */
-xf_status xf_parallel(int threads, size_t lo, size_t hi, xf_range_fn fn, void *ctx, xf_error *err);
+ * one among them; every thread is joined before it returns. With one
+ * thread (or one index), fn is called once with the whole range. On
+ * failure, the error of the lowest failed chunk (the chunks before it
+ * have all run, chunks after it may have). */
+xf_status xf_parallel(int threads, size_t lo, size_t hi, const xf_parallel_plan *plan,
+                      xf_range_fn fn, void *ctx, xf_error *err);
 
 /* The same in two halves: _start sets up to `helpers` threads on the
  * chunks (in order; none when threads cannot be made) and returns;
  * _finish, with `help`, has the calling thread take the chunks left too
  * (without it, only when no helper started), joins them, frees the job
- * and returns as xf_parallel. _start fails only when out of memory (no
- * job then: *job NULL, and _finish of NULL does nothing). */
+ * and returns as xf_parallel. plan->cpu, when given, has helpers + 1
+ * entries and is filled by _finish. _start fails only when out of memory
+ * (no job then: *job NULL, and _finish of NULL does nothing). */
 typedef struct xf_parallel_job xf_parallel_job;
 xf_status xf_parallel_start(xf_parallel_job **job, int helpers, size_t lo, size_t hi,
-                            xf_range_fn fn, void *ctx, xf_error *err);
+                            const xf_parallel_plan *plan, xf_range_fn fn, void *ctx,
+                            xf_error *err);
 xf_status xf_parallel_finish(xf_parallel_job *job, int help, xf_error *err);
 
 /* ------------------------------------------------------------------- files */

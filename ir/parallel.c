@@ -8,12 +8,15 @@
  * batch of rules while the next is prepared). Every thread is joined
  * before _finish returns, also after a failure, and the failure reported
  * is the one of the lowest failed chunk, so the message does not depend
- * on the timing.
+ * on the timing. A plan sets the chunk (the enumerator's batches want
+ * small ones) and asks for each thread's CPU time in the loop (xfergen's
+ * cpu-* stage rows).
  */
 #include "ir.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 /* Indices a thread takes at a time: at most this, and small enough that
  * every thread gets a few chunks of a small range. */
@@ -22,12 +25,15 @@
 typedef struct worker {
     xf_parallel_job *j;
     int id;
+    double cpu; /* CPU seconds in the loop */
 } worker;
 
 struct xf_parallel_job {
     xf_range_fn fn;
     void *ctx;
     size_t lo, hi, chunk;
+    double *cpu; /* the plan's, NULL: not asked */
+    int helpers; /* asked for: cpu has helpers + 1 entries */
     atomic_size_t next; /* next chunk to hand out */
     atomic_int failed;
     pthread_mutex_t mu;
@@ -43,6 +49,7 @@ static void *work(void *arg)
 {
     worker *w = arg;
     xf_parallel_job *j = w->j;
+    double cpu0 = j->cpu ? xf_clock_thread_cpu() : 0;
     size_t n_chunks = (j->hi - j->lo + j->chunk - 1) / j->chunk;
     for (;;) {
         size_t c = atomic_fetch_add(&j->next, 1);
@@ -62,11 +69,13 @@ static void *work(void *arg)
         atomic_store(&j->failed, 1);
         break;
     }
+    if (j->cpu) w->cpu = xf_clock_thread_cpu() - cpu0;
     return NULL;
 }
 
 xf_status xf_parallel_start(xf_parallel_job **job, int helpers, size_t lo, size_t hi,
-                            xf_range_fn fn, void *ctx, xf_error *err)
+                            const xf_parallel_plan *plan, xf_range_fn fn, void *ctx,
+                            xf_error *err)
 {
     xf_parallel_job *j = *job = xf_malloc(sizeof *j);
     if (!j) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory (threads)");
@@ -75,11 +84,14 @@ xf_status xf_parallel_start(xf_parallel_job **job, int helpers, size_t lo, size_
     size_t parts = 4 * ((size_t)helpers + 1);
     size_t chunk = hi > lo ? (hi - lo + parts - 1) / parts : 1;
     if (chunk > MAX_CHUNK) chunk = MAX_CHUNK;
+    if (plan && plan->chunk > 0) chunk = plan->chunk;
     j->fn = fn;
     j->ctx = ctx;
     j->lo = lo;
     j->hi = hi > lo ? hi : lo;
     j->chunk = chunk;
+    j->cpu = plan ? plan->cpu : NULL;
+    j->helpers = helpers;
     atomic_init(&j->next, 0);
     atomic_init(&j->failed, 0);
     pthread_mutex_init(&j->mu, NULL);
@@ -87,9 +99,9 @@ xf_status xf_parallel_start(xf_parallel_job **job, int helpers, size_t lo, size_
     j->st = XF_OK;
     xf_error_clear(&j->err);
     j->started = 0;
+    for (int t = 0; t <= helpers; t++) j->w[t] = (worker){j, t, 0};
     size_t n_chunks = (j->hi - j->lo + chunk - 1) / chunk;
     for (int t = 1; t <= helpers && (size_t)t <= n_chunks; t++) {
-        j->w[t] = (worker){j, t};
         if (pthread_create(&j->tid[t], NULL, work, &j->w[t]) != 0) break;
         j->started = t;
     }
@@ -99,9 +111,9 @@ xf_status xf_parallel_start(xf_parallel_job **job, int helpers, size_t lo, size_
 xf_status xf_parallel_finish(xf_parallel_job *j, int help, xf_error *err)
 {
     if (!j) return XF_OK;
-    j->w[0] = (worker){j, 0};
     if (help || j->started == 0) work(&j->w[0]);
     for (int t = 1; t <= j->started; t++) pthread_join(j->tid[t], NULL);
+    for (int t = 0; j->cpu && t <= j->helpers; t++) j->cpu[t] = j->w[t].cpu;
     pthread_mutex_destroy(&j->mu);
     xf_status st = j->st;
     if (st != XF_OK && err) *err = j->err;
@@ -109,13 +121,22 @@ xf_status xf_parallel_finish(xf_parallel_job *j, int help, xf_error *err)
     return st;
 }
 
-xf_status xf_parallel(int threads, size_t lo, size_t hi, xf_range_fn fn, void *ctx, xf_error *err)
+xf_status xf_parallel(int threads, size_t lo, size_t hi, const xf_parallel_plan *plan,
+                      xf_range_fn fn, void *ctx, xf_error *err)
 {
+    if (threads < 1) threads = 1;
+    double *cpu = plan ? plan->cpu : NULL;
+    if (cpu) memset(cpu, 0, (size_t)threads * sizeof *cpu);
     if (hi <= lo) return XF_OK;
-    if ((size_t)threads > hi - lo) threads = (int)(hi - lo);
-    if (threads <= 1) return fn(ctx, 0, lo, hi, err);
+    int n = (size_t)threads > hi - lo ? (int)(hi - lo) : threads;
+    if (n <= 1) {
+        double cpu0 = cpu ? xf_clock_thread_cpu() : 0;
+        xf_status st = fn(ctx, 0, lo, hi, err);
+        if (cpu) cpu[0] = xf_clock_thread_cpu() - cpu0;
+        return st;
+    }
     xf_parallel_job *j;
-    xf_status st = xf_parallel_start(&j, threads - 1, lo, hi, fn, ctx, err);
+    xf_status st = xf_parallel_start(&j, n - 1, lo, hi, plan, fn, ctx, err);
     if (st != XF_OK) return st;
     return xf_parallel_finish(j, 1, err);
 }

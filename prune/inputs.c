@@ -5,8 +5,11 @@
  * group's names handed out in natural order ("x2" before "x10") in that
  * sequence, so a rule reads matmul(x0, w0) rather than matmul(x1, w2). Both
  * sides are changed alike; nothing but the input order and names changes.
+ * The order is computed in one place, on a fed rule (flat.c):
+ * xf_prune_canonical_inputs feeds an xf_rule and applies the order to it;
+ * pruning's term view reads it directly.
  */
-#include "prune/prune.h"
+#include "prune/prune_internal.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -38,32 +41,77 @@ static int natural_cmp(const char *a, const char *b)
 
 static int cmp_names(const void *pa, const void *pb)
 {
-    return natural_cmp(*(char *const *)pa, *(char *const *)pb);
+    return natural_cmp(*(const char *const *)pa, *(const char *const *)pb);
 }
 
-/* Depth-first walk from value v; input positions in order of first use. */
-static void walk(const xf_graph *g, const int *pos_of, int v, unsigned char *seen_node,
-                 unsigned char *used, int *order, int *n)
+/* Depth-first walk from value v of side s: inputs in order of first use
+ * (in[].used per input, in[].order per position). */
+static void walk(const pr_flat_side *s, int v, unsigned char *seen, pr_flat_input *in, int *n)
 {
-    const xf_value *val = &g->values[v];
-    if (val->kind == XF_VALUE_INPUT) {
-        int p = pos_of[v];
-        if (p >= 0 && !used[p]) {
-            used[p] = 1;
-            order[(*n)++] = p;
+    if (v < s->n_inputs) {
+        if (!in[v].used) {
+            in[v].used = 1;
+            in[(*n)++].order = v;
         }
         return;
     }
-    if (val->kind != XF_VALUE_NODE || seen_node[val->producer]) return;
-    seen_node[val->producer] = 1;
-    const xf_node *nd = &g->nodes[val->producer];
-    for (int i = 0; i < nd->n_inputs; i++)
-        if (nd->inputs[i] >= 0) walk(g, pos_of, nd->inputs[i], seen_node, used, order, n);
+    int k = s->values[v].producer;
+    if (seen[k]) return;
+    seen[k] = 1;
+    const pr_flat_node *nd = &s->nodes[k];
+    for (int i = 0; i < nd->n_in; i++) {
+        int x = s->ins[nd->in + i];
+        if (x >= 0) walk(s, x, seen, in, n);
+    }
 }
 
-static int same_type(const xf_value *a, const xf_value *b)
+static int same_type(const pr_flat_side *s, int a, int b)
 {
-    return a->dtype == b->dtype && xf_shape_equal(&a->shape, &b->shape);
+    return s->values[a].dtype == s->values[b].dtype &&
+           xf_shape_equal(&s->values[a].shape, &s->values[b].shape);
+}
+
+xf_status pr_flat_canonical(pr_flat *f, xf_error *err)
+{
+    const pr_flat_side *src = &f->side[0];
+    int n = src->n_inputs;
+    int nn = src->n_nodes > f->side[1].n_nodes ? src->n_nodes : f->side[1].n_nodes;
+    if (!xf_grow((void **)&f->seen, &f->cap_seen, nn, 1))
+        return XF_FAIL(err, XF_ERR_NOMEM, "out of memory (rule inputs)");
+    pr_flat_input *in = f->in;
+    for (int k = 0; k < n; k++) in[k].used = 0;
+    int m = 0;
+    for (int side = 0; side < 2; side++) {
+        const pr_flat_side *s = &f->side[side];
+        if (s->n_nodes > 0) memset(f->seen, 0, (size_t)s->n_nodes);
+        for (int o = 0; o < s->n_outputs; o++) walk(s, s->outputs[o], f->seen, in, &m);
+    }
+    for (int k = 0; k < n; k++)
+        if (!in[k].used) in[m++].order = k;
+    /* Names: per type group, the group's names sorted, in the new order. */
+    int have_all = 1;
+    for (int k = 0; k < n; k++)
+        if (in[k].name_at < 0) have_all = 0;
+    if (!have_all) {
+        for (int k = 0; k < n; k++) in[k].name_of = in[in[k].order].name_at;
+        return XF_OK;
+    }
+    for (int k = 0; k < n; k++) in[k].used = 0; /* now: position already named */
+    for (int a = 0; a < n; a++) {
+        if (in[a].used) continue;
+        int g = 0;
+        for (int b = a; b < n; b++)
+            if (!in[b].used && same_type(src, in[a].order, in[b].order))
+                f->group[g++] = f->names + in[in[b].order].name_at;
+        qsort(f->group, (size_t)g, sizeof *f->group, cmp_names);
+        int q = 0;
+        for (int b = a; b < n; b++)
+            if (!in[b].used && same_type(src, in[a].order, in[b].order)) {
+                in[b].used = 1;
+                in[b].name_of = (int32_t)(f->group[q++] - f->names);
+            }
+    }
+    return XF_OK;
 }
 
 xf_status xf_prune_canonical_inputs(xf_rule *r, xf_error *err)
@@ -73,60 +121,30 @@ xf_status xf_prune_canonical_inputs(xf_rule *r, xf_error *err)
         return XF_FAIL(err, XF_ERR_INVALID, "prune: rule sides read %d and %d inputs", n,
                        r->dst.n_inputs);
     if (n == 0) return XF_OK;
-    int nv = r->src.n_values > r->dst.n_values ? r->src.n_values : r->dst.n_values;
-    int nn = r->src.n_nodes > r->dst.n_nodes ? r->src.n_nodes : r->dst.n_nodes;
-    xf_status st = XF_OK;
-    int *order = xf_malloc((size_t)n * sizeof *order);
-    int *pos_of = xf_malloc(((size_t)nv + 1) * sizeof *pos_of);
+    pr_flat f;
+    pr_flat_init(&f);
     int *src_in = xf_malloc((size_t)n * sizeof *src_in);
     int *dst_in = xf_malloc((size_t)n * sizeof *dst_in);
-    unsigned char *used = xf_calloc((size_t)n, 1);
-    unsigned char *seen = xf_malloc((size_t)nn + 1);
     char **names = xf_calloc((size_t)n, sizeof *names); /* new name per new position */
-    char **group = xf_calloc((size_t)n, sizeof *group);
-    if (!order || !pos_of || !src_in || !dst_in || !used || !seen || !names || !group) {
+    xf_status st = XF_OK;
+    if (!src_in || !dst_in || !names)
         st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule inputs)");
-        goto out;
+    if (st == XF_OK) {
+        st = xf_rule_feed(r, &f.sink[0], &f.sink[1], err);
+        if (st == XF_OK) st = pr_flat_canonical(&f, err);
+        if (st != XF_OK) xf_error_prefix(err, "prune");
     }
-    int m = 0;
-    for (int side = 0; side < 2; side++) {
-        const xf_graph *g = side ? &r->dst : &r->src;
-        for (int i = 0; i < g->n_values; i++) pos_of[i] = -1;
-        for (int k = 0; k < n; k++) pos_of[g->inputs[k]] = k;
-        memset(seen, 0, (size_t)nn + 1);
-        for (int o = 0; o < g->n_outputs; o++) walk(g, pos_of, g->outputs[o], seen, used, order, &m);
-    }
+    if (st != XF_OK) goto out;
+    int have_all = 1; /* else the names stay with their inputs */
     for (int k = 0; k < n; k++)
-        if (!used[k]) order[m++] = k;
-    /* Names: per type group, the group's names sorted, in the new order. */
-    int have_all = 1;
-    for (int k = 0; k < n; k++)
-        if (!r->src.values[r->src.inputs[k]].name) have_all = 0;
-    if (have_all) {
-        for (int k = 0; k < n; k++) used[k] = 0; /* now: position already named */
-        for (int a = 0; a < n; a++) {
-            if (used[a]) continue;
-            const xf_value *ta = &r->src.values[r->src.inputs[order[a]]];
-            int g = 0;
-            for (int b = a; b < n; b++)
-                if (!used[b] && same_type(ta, &r->src.values[r->src.inputs[order[b]]]))
-                    group[g++] = r->src.values[r->src.inputs[order[b]]].name;
-            qsort(group, (size_t)g, sizeof *group, cmp_names);
-            int q = 0;
-            for (int b = a; b < n; b++)
-                if (!used[b] && same_type(ta, &r->src.values[r->src.inputs[order[b]]])) {
-                    used[b] = 1;
-                    names[b] = xf_strdup(group[q++]);
-                    if (!names[b]) {
-                        st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (input names)");
-                        goto out;
-                    }
-                }
-        }
-    }
+        if (f.in[k].name_at < 0) have_all = 0;
+    for (int k = 0; have_all && k < n && st == XF_OK; k++)
+        if (!(names[k] = xf_strdup(f.names + f.in[k].name_of)))
+            st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (input names)");
+    if (st != XF_OK) goto out;
     for (int k = 0; k < n; k++) {
-        src_in[k] = r->src.inputs[order[k]];
-        dst_in[k] = r->dst.inputs[order[k]];
+        src_in[k] = r->src.inputs[f.in[k].order];
+        dst_in[k] = r->dst.inputs[f.in[k].order];
     }
     memcpy(r->src.inputs, src_in, (size_t)n * sizeof *src_in);
     memcpy(r->dst.inputs, dst_in, (size_t)n * sizeof *dst_in);
@@ -149,12 +167,8 @@ out:
     if (names)
         for (int k = 0; k < n; k++) xf_free(names[k]);
     xf_free(names);
-    xf_free(group);
-    xf_free(order);
-    xf_free(pos_of);
     xf_free(src_in);
     xf_free(dst_in);
-    xf_free(used);
-    xf_free(seen);
+    pr_flat_free(&f);
     return st;
 }

@@ -1,7 +1,8 @@
 /*
  * prune.c — the pruning driver (see prune.h): canonical input order first
  * (so reasons use the names the rules end up with), then the term view of
- * the rules (from an array or fetched one at a time), then the selected
+ * the rules (an array's fed from their graphs, or fed one at a time by
+ * the caller: xf_prune_run_from), then the selected
  * stages in order with per-stage counts and wall times. The stages' own
  * files say which of their work runs on the -j threads (parallel.c).
  */
@@ -43,6 +44,26 @@ static size_t count_alive(const unsigned char *alive, size_t n)
     return c;
 }
 
+/* xf_rule_validate of rule i, its failure as the rule's (XF_ERR_INVALID). */
+static xf_status check_rule(const xf_rule *r, size_t i, xf_error *err)
+{
+    xf_status st = xf_rule_validate(r, err);
+    if (st == XF_OK) return XF_OK;
+    xf_error_prefix(err, "prune: rule %zu", i);
+    if (st == XF_ERR_NOMEM) return st; /* not the rule's fault */
+    if (err) err->code = XF_ERR_INVALID;
+    return XF_ERR_INVALID;
+}
+
+/* Rule i of an array, fed from its graphs (checked and put in canonical
+ * order before). */
+static xf_status feed_rule(void *user, size_t i, const xf_graph_sink *src,
+                           const xf_graph_sink *dst, xf_error *err)
+{
+    const xf_rule *rules = user;
+    return xf_rule_feed(&rules[i], src, dst, err);
+}
+
 static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
                      const xf_prune_options *opt, xf_prune_verdict *verdicts,
                      xf_prune_stats *stats, xf_error *err)
@@ -63,14 +84,19 @@ static xf_status run(size_t n, xf_rule *rules, xf_prune_get_fn get, void *user,
     long *first = xf_malloc((n + 1) * sizeof *first);
     double t0 = xf_clock_now();
     xf_status st = XF_OK;
-    /* Rename first, so reasons use the names the rules end with. */
-    for (size_t i = 0; rules && o.canonical_inputs && i < n && st == XF_OK; i++) {
+    /* Checked, then renamed first, so reasons use the names the rules end
+     * with. */
+    for (size_t i = 0; rules && i < n && st == XF_OK; i++) {
+        st = check_rule(&rules[i], i, err);
+        if (st != XF_OK || !o.canonical_inputs) continue;
         st = xf_prune_canonical_inputs(&rules[i], err);
         if (st != XF_OK) xf_error_prefix(err, "prune: rule %zu", i);
     }
     pr_progress progress;
     pr_progress_init(&progress, &o);
-    if (st == XF_OK) st = pr_rules_build(&rs, n, rules, get, user, &o, &progress, err);
+    if (st == XF_OK)
+        st = rules ? pr_rules_build(&rs, n, feed_rule, rules, 0, &o, &progress, err)
+                   : pr_rules_build(&rs, n, get, user, o.canonical_inputs, &o, &progress, err);
     else memset(&rs, 0, sizeof rs);
     if (st == XF_OK && (!alive || !first))
         st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (%zu rules)", n);

@@ -89,8 +89,8 @@ typedef struct xf_prune_options {
     /* Threads for the parallel parts of pruning (default 1): the canonical
      * forms, the TASO stages' checks and generality's search among the
      * rules kept before the current batch; the verdicts and stats do not
-     * depend on it. Rules fetched with xf_prune_run_from are fetched on a
-     * helper thread whatever this is. */
+     * depend on it. The rules are fed to prune's view of them on a helper
+     * thread whatever this is. */
     int threads;
     /* Called on the calling thread at the start of each step of pruning
      * (done 0) and then about every progress_every_s seconds (default 1);
@@ -137,16 +137,21 @@ xf_status xf_prune_run(xf_rule *rules, size_t n, const xf_prune_options *opt,
 
 /* For rule sets too large to hold as xf_rule values (an xf_rule of a few
  * operators takes kilobytes; prune's own view of it about a hundred bytes):
- * `get` fills `out` (already initialised) with rule i; prune reads it once
- * and frees it. Rules are fetched a batch ahead of building prune's view
- * of them: with one thread (xf_prune_options.threads), `get` is called from
- * a helper thread of prune's, one call at a time, in index order; with
- * more, from several threads at once (the calling one among them), each
- * rule once, so it must be thread-safe and not depend on the calling
- * thread. With canonical_inputs, prune canonicalises its copy;
- * apply xf_prune_canonical_inputs to the rules you store. Same verdicts and
+ * `get` feeds rule i, its source to `src` and its target to `dst` (ir.h,
+ * xf_graph_sink; xf_graph_feed feeds an xf_graph, and a serialized graph
+ * is fed without building one: xf_rulesdb_graph_decode). Prune infers the
+ * output types, checks that the sides agree as xf_rule_validate does, and
+ * takes the input names from the source. Rules are fetched a batch ahead
+ * of building prune's view of them: with one thread
+ * (xf_prune_options.threads), `get` is called from a helper thread of
+ * prune's, one call at a time, in index order; with more, from several
+ * threads at once (the calling one among them), each rule once, so it must
+ * be thread-safe and not depend on the calling thread. With
+ * canonical_inputs, prune puts its view in canonical input order; apply
+ * xf_prune_canonical_inputs to the rules you store. Same verdicts and
  * stats as xf_prune_run on the same rules. */
-typedef xf_status (*xf_prune_get_fn)(void *user, size_t i, xf_rule *out, xf_error *err);
+typedef xf_status (*xf_prune_get_fn)(void *user, size_t i, const xf_graph_sink *src,
+                                      const xf_graph_sink *dst, xf_error *err);
 xf_status xf_prune_run_from(size_t n, xf_prune_get_fn get, void *user,
                             const xf_prune_options *opt, xf_prune_verdict *verdicts,
                             xf_prune_stats *stats, xf_error *err);

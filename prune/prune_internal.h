@@ -128,6 +128,92 @@ void pr_progress_step(pr_progress *p, const char *step, size_t total);
 /* `done` rules of the step: reported when progress_every_s has passed. */
 void pr_progress_tick(pr_progress *p, size_t done);
 
+/* ----------------------------------------------------------- fed rules */
+
+/* A rule as its two sides were fed to it (xf_graph_sink, ir.h), in flat
+ * arrays that are reused from rule to rule (flat.c): what the term view is
+ * built from, whether the rule came as an xf_rule (xf_graph_feed) or
+ * straight from a stored candidate (xfergen), so that no xf_graph is built
+ * and freed for it. Feeding infers each node's output types and hashes its
+ * operator key, on the thread that feeds; the one thread that interns only
+ * looks them up. Values are numbered as the sink numbers them. */
+/* Most inputs and outputs of one node together (as the graph validation
+ * allows). */
+#define PR_MAX_NODE_IO (2 * XF_MAX_SPLIT + 8)
+
+typedef struct pr_flat_node {
+    xf_op op;
+    int32_t n_in, n_out;
+    int32_t in;       /* its inputs are ins[in .. in + n_in) */
+    int32_t out;      /* value number of its first output */
+    uint64_t hash;    /* pr_opkey_hash(op, &params) */
+    xf_params params; /* canonical (xf_params_canonical) */
+} pr_flat_node;
+
+typedef struct pr_flat_value {
+    xf_shape shape;
+    xf_dtype dtype;
+    int32_t producer; /* its node, -1 for an input */
+} pr_flat_value;
+
+typedef struct pr_flat_side {
+    int n_inputs, n_values, n_nodes, n_outputs;
+    pr_flat_value *values;
+    int cap_values;
+    pr_flat_node *nodes;
+    int cap_nodes;
+    int32_t *ins;
+    int n_ins, cap_ins;
+    int32_t *outputs;
+    int cap_outputs;
+} pr_flat_side;
+
+typedef struct pr_flat pr_flat;
+typedef struct pr_flat_feed {
+    pr_flat *f;
+    int side; /* 0 source, 1 target */
+} pr_flat_feed;
+
+/* Entry k of pr_flat.in: source input k's name, and position k of the
+ * term view (the input there and the name it takes). */
+typedef struct pr_flat_input {
+    int32_t name_at;    /* offset of input k's name in names, -1: none */
+    int32_t order;      /* the input at position k */
+    int32_t name_of;    /* offset of the name position k takes, -1: none */
+    unsigned char used; /* scratch of the canonical order */
+} pr_flat_input;
+
+struct pr_flat {
+    pr_flat_side side[2]; /* source, target */
+    char *names;          /* the source inputs' names, each NUL-terminated */
+    int n_names, cap_names;
+    pr_flat_input *in;
+    int cap_in;
+    const char **group; /* scratch of the canonical order, per input */
+    int cap_group;
+    unsigned char *seen; /* scratch, per node */
+    int cap_seen;
+    pr_flat_feed feed[2];
+    xf_graph_sink sink[2]; /* feed the source to sink[0], the target to sink[1] */
+};
+
+void pr_flat_init(pr_flat *f);
+void pr_flat_free(pr_flat *f);
+/* Empties f (its arrays kept), to be fed again. The sinks' messages
+ * name the side and the node; the caller names the rule. */
+void pr_flat_reset(pr_flat *f);
+/* After both sides are fed: checks that they agree as xf_rule_validate
+ * asks (the same inputs, the same number of outputs, more than none, of
+ * the same types; else XF_ERR_INVALID) and sets the positions:
+ * the canonical input order and names (prune.h) with `canonical`, else
+ * the inputs as fed. */
+xf_status pr_flat_finish(pr_flat *f, int canonical, xf_error *err);
+/* Sets f->in[].order and .name_of to the canonical input order and names
+ * (inputs.c; the sides agree on their inputs). */
+xf_status pr_flat_canonical(pr_flat *f, xf_error *err);
+/* The hash operator keys are interned by: op and every parameter byte. */
+uint64_t pr_opkey_hash(xf_op op, const xf_params *p);
+
 /* ---------------------------------------------------------- rule views */
 
 typedef struct pr_rules {
@@ -139,6 +225,8 @@ typedef struct pr_rules {
     pr_progress *progress;
     int32_t *pool; /* all per-rule arrays */
     size_t n_pool, cap_pool;
+    int32_t *scratch; /* while building: a rule's leaves and value terms */
+    size_t cap_scratch;
 } pr_rules;
 
 static inline int32_t *pr_src_out(const pr_rules *rs, const pr_rule *r)
@@ -162,14 +250,13 @@ static inline int32_t *pr_dst_nodes(const pr_rules *rs, const pr_rule *r)
     return pr_src_nodes(rs, r) + r->n_src_nodes;
 }
 
-/* Builds the term view of n rules, taken from `rules` or, when it is NULL,
- * fetched one by one with get(user, i, ...) (and then canonicalised first
- * when o->canonical_inputs); takes reasons and threads from o and reports
- * to `progress`. XF_ERR_INVALID names the rule that fails
- * xf_rule_validate or has two inputs with the same name. */
-xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_get_fn get,
-                         void *user, const xf_prune_options *o, pr_progress *progress,
-                         xf_error *err);
+/* Builds the term view of n rules fed one by one by get(user, i, ...) on
+ * helper threads (and put in canonical input order first when
+ * `canonical`); takes reasons and threads from o and reports to
+ * `progress`. XF_ERR_INVALID names the rule whose sides disagree or that
+ * has two inputs with the same name. */
+xf_status pr_rules_build(pr_rules *rs, size_t n, xf_prune_get_fn get, void *user, int canonical,
+                         const xf_prune_options *o, pr_progress *progress, xf_error *err);
 void pr_rules_free(pr_rules *rs);
 
 /* --------------------------------------------------- canonical forms */

@@ -111,7 +111,7 @@ xf_status pr_canon_index(const pr_rules *rs, xf_htab *index, long *first, xf_err
     for (size_t lo = 0; lo < rs->n && st == XF_OK; lo += block) {
         size_t hi = lo + block < rs->n ? lo + block : rs->n;
         b.lo = lo;
-        st = xf_parallel(rs->threads, lo, hi, hash_forms, &b, err);
+        st = xf_parallel(rs->threads, lo, hi, NULL, hash_forms, &b, err);
         for (size_t i = lo; i < hi && st == XF_OK; i++) {
             long min = -1;
             size_t pos = XF_HTAB_START;
@@ -120,7 +120,7 @@ xf_status pr_canon_index(const pr_rules *rs, xf_htab *index, long *first, xf_err
             first[i] = min >= 0 ? min : (long)i;
             if (min < 0) st = xf_htab_add(index, b.key[i - lo], (uint64_t)i, err);
         }
-        if (st == XF_OK) st = xf_parallel(rs->threads, lo, hi, check_forms, &b, err);
+        if (st == XF_OK) st = xf_parallel(rs->threads, lo, hi, NULL, check_forms, &b, err);
         for (size_t i = lo; i < hi && st == XF_OK; i++) {
             if (!b.other[i - lo]) continue;
             long old = -1;
@@ -227,7 +227,7 @@ static xf_status taso_stage(const pr_rules *rs, const xf_htab *index, unsigned c
     for (size_t lo = 0; lo < rs->n && st == XF_OK; lo += block) {
         size_t hi = lo + block < rs->n ? lo + block : rs->n;
         b.lo = lo;
-        st = xf_parallel(rs->threads, lo, hi, decide, &b, err);
+        st = xf_parallel(rs->threads, lo, hi, NULL, decide, &b, err);
         for (size_t i = lo; i < hi && st == XF_OK; i++)
             if (b.found[i - lo] >= 0) st = apply(&b, i, alive, v, err);
         pr_progress_tick(rs->progress, hi);

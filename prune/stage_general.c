@@ -330,7 +330,7 @@ xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune
             const pr_rule *r = &rs->rules[i];
             g.order[m++] = (visit){r->tree_size, r->n_used_leaves, i};
         }
-    st = xf_parallel(rs->threads, 0, m, masks, &g, err);
+    st = xf_parallel(rs->threads, 0, m, NULL, masks, &g, err);
     if (st != XF_OK) goto out;
     qsort(g.order, m, sizeof *g.order, cmp_visit);
     pr_progress_step(rs->progress, "generality", m);
@@ -338,7 +338,7 @@ xf_status pr_stage_generality(const pr_rules *rs, unsigned char *alive, xf_prune
     for (size_t lo = 0; lo < m && st == XF_OK; lo += batch) {
         size_t hi = lo + batch < m ? lo + batch : m;
         g.batch_lo = lo;
-        st = xf_parallel(rs->threads, lo, hi, search_older, &g, err);
+        st = xf_parallel(rs->threads, lo, hi, NULL, search_older, &g, err);
         for (size_t q = lo; q < hi && st == XF_OK; q++) st = decide(&g, q, bind, alive, v, err);
         for (size_t q = lo; q < hi; q++) g.fresh[g.order[q].index] = 0;
         pr_progress_tick(rs->progress, hi);

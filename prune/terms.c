@@ -46,10 +46,10 @@ static void table_free(pr_table *t)
     table_init(t);
 }
 
-static xf_status intern_opkey(pr_table *t, xf_op op, const xf_params *p, int32_t *out,
-                              xf_error *err)
+/* The operator key of (op, p), whose pr_opkey_hash is h. */
+static xf_status intern_opkey(pr_table *t, xf_op op, const xf_params *p, uint64_t h,
+                              int32_t *out, xf_error *err)
 {
-    uint64_t h = xf_hash_bytes(xf_hash_u64(0x0E4u, (uint64_t)op), p, sizeof *p);
     int32_t key[3] = {(int32_t)op, (int32_t)(uint32_t)h, (int32_t)(uint32_t)(h >> 32)};
     long first = pr_keymap_get(&t->opkey_map, key, 3);
     for (long k = first; k >= 0; k = t->opkey_next[k])
@@ -193,70 +193,31 @@ static xf_status intern_term(pr_table *t, int32_t opkey, int32_t type, int32_t o
     return XF_OK;
 }
 
-/* Terms of every value of g (inputs bound to `leaf`); node terms of every
- * node into nodes[], output terms into outs[]. */
-static xf_status build_side(pr_table *t, const xf_graph *g, const int32_t *leaf, int32_t absent,
-                            int32_t *nodes, int32_t *outs, size_t rule, const char *side,
+/* Terms of every value of side s (input i bound to leaf_of[i]) into vt;
+ * the node terms into nodes[], the output terms into outs[]. */
+static xf_status build_side(pr_table *t, const pr_flat_side *s, const int32_t *leaf_of,
+                            int32_t absent, int32_t *vt, int32_t *nodes, int32_t *outs,
                             xf_error *err)
 {
-    xf_status st = XF_OK;
-    int32_t *vt = xf_malloc(((size_t)g->n_values + 1) * sizeof *vt);
-    int *order = xf_malloc(((size_t)g->n_nodes + 1) * sizeof *order);
-    int32_t *kids = NULL;
-    if (!vt || !order) {
-        st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule %zu)", rule);
-        goto out;
-    }
-    for (int i = 0; i < g->n_values; i++) vt[i] = -1;
-    for (int i = 0; i < g->n_inputs; i++) vt[g->inputs[i]] = leaf[i];
-    st = xf_graph_topo_order(g, order, err);
-    if (st != XF_OK) goto out;
-    for (int k = 0; k < g->n_nodes; k++) {
-        const xf_node *nd = &g->nodes[order[k]];
-        xf_free(kids);
-        kids = xf_malloc(((size_t)nd->n_inputs + 1) * sizeof *kids);
-        if (!kids) {
-            st = XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule %zu)", rule);
-            goto out;
-        }
-        for (int j = 0; j < nd->n_inputs; j++) {
-            int v = nd->inputs[j];
-            if (v >= 0 && vt[v] < 0) {
-                st = XF_FAIL(err, XF_ERR_UNSUPPORTED,
-                             "prune: rule %zu %s: node %d reads value %d, a constant initializer "
-                             "(rules take weights as inputs and constants from generator ops)",
-                             rule, side, order[k], v);
-                goto out;
-            }
-            kids[j] = v < 0 ? absent : vt[v];
-        }
-        int32_t opkey = -1, nt = -1;
-        st = intern_opkey(t, nd->op, &nd->params, &opkey, err);
-        if (st == XF_OK) st = intern_term(t, opkey, PR_NO_TYPE, -1, nd->n_inputs, kids, &nt, err);
-        if (st != XF_OK) goto out;
-        nodes[k] = nt;
-        for (int j = 0; j < nd->n_outputs; j++) {
-            const xf_value *ov = &g->values[nd->outputs[j]];
+    int32_t kids[PR_MAX_NODE_IO];
+    for (int i = 0; i < s->n_inputs; i++) vt[i] = leaf_of[i];
+    for (int k = 0; k < s->n_nodes; k++) {
+        const pr_flat_node *nd = &s->nodes[k];
+        const int32_t *in = s->ins + nd->in;
+        for (int j = 0; j < nd->n_in; j++) kids[j] = in[j] < 0 ? absent : vt[in[j]];
+        int32_t opkey = -1;
+        xf_status st = intern_opkey(t, nd->op, &nd->params, nd->hash, &opkey, err);
+        if (st == XF_OK) st = intern_term(t, opkey, PR_NO_TYPE, -1, nd->n_in, kids, &nodes[k], err);
+        for (int j = 0; j < nd->n_out && st == XF_OK; j++) {
+            int v = nd->out + j;
             int32_t type;
-            st = intern_type(t, ov->dtype, &ov->shape, &type, err);
-            if (st == XF_OK)
-                st = intern_term(t, opkey, type, j, nd->n_inputs, kids, &vt[nd->outputs[j]], err);
-            if (st != XF_OK) goto out;
+            st = intern_type(t, s->values[v].dtype, &s->values[v].shape, &type, err);
+            if (st == XF_OK) st = intern_term(t, opkey, type, j, nd->n_in, kids, &vt[v], err);
         }
+        if (st != XF_OK) return st;
     }
-    for (int i = 0; i < g->n_outputs; i++) {
-        outs[i] = vt[g->outputs[i]];
-        if (outs[i] < 0) {
-            st = XF_FAIL(err, XF_ERR_UNSUPPORTED,
-                         "prune: rule %zu %s: output %d is a constant initializer", rule, side, i);
-            goto out;
-        }
-    }
-out:
-    xf_free(vt);
-    xf_free(order);
-    xf_free(kids);
-    return st;
+    for (int i = 0; i < s->n_outputs; i++) outs[i] = vt[s->outputs[i]];
+    return XF_OK;
 }
 
 /* Reserves this rule's arrays at the end of the pool (pr_src_out ... read
@@ -278,59 +239,63 @@ static xf_status reserve(pr_rules *rs, pr_rule *pr, xf_error *err)
     return XF_OK;
 }
 
-/* xf_rule_validate of rule i, its failure as the rule's (XF_ERR_INVALID). */
-static xf_status check_rule(const xf_rule *r, size_t i, xf_error *err)
+/* Room for n int32s of scratch (a rule's leaves and value terms). */
+static xf_status reserve_scratch(pr_rules *rs, size_t n, xf_error *err)
 {
-    xf_status st = xf_rule_validate(r, err);
-    if (st == XF_OK) return XF_OK;
-    xf_error_prefix(err, "prune: rule %zu", i);
-    if (st == XF_ERR_NOMEM) return st; /* not the rule's fault */
-    if (err) err->code = XF_ERR_INVALID;
-    return XF_ERR_INVALID;
+    if (n <= rs->cap_scratch) return XF_OK;
+    size_t cap = rs->cap_scratch ? rs->cap_scratch : 64;
+    while (cap < n) cap *= 2;
+    int32_t *p = xf_realloc(rs->scratch, cap * sizeof *p);
+    if (!p) return XF_FAIL(err, XF_ERR_NOMEM, "prune: out of memory (rule values)");
+    rs->scratch = p;
+    rs->cap_scratch = cap;
+    return XF_OK;
 }
 
-/* The view of rule i; `checked`: check_rule has passed it already. */
-static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int checked,
-                            int32_t absent, xf_error *err)
+/* The view of rule i from its fed form (pr_flat_finish has passed it). */
+static xf_status build_rule(pr_rules *rs, size_t i, const pr_flat *f, int32_t absent,
+                            xf_error *err)
 {
     pr_table *t = &rs->table;
     pr_rule *pr = &rs->rules[i];
-    xf_status st = checked ? XF_OK : check_rule(r, i, err);
-    if (st != XF_OK) return st;
-    if (r->src.n_outputs > PR_MAX_COUNT || r->src.n_inputs > PR_MAX_COUNT ||
-        r->src.n_nodes > PR_MAX_COUNT || r->dst.n_nodes > PR_MAX_COUNT)
+    const pr_flat_side *src = &f->side[0], *dst = &f->side[1];
+    if (src->n_outputs > PR_MAX_COUNT || src->n_inputs > PR_MAX_COUNT ||
+        src->n_nodes > PR_MAX_COUNT || dst->n_nodes > PR_MAX_COUNT)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "prune: rule %zu has more than %d outputs, inputs or operators on a side", i,
                        PR_MAX_COUNT);
-    pr->n_out = (uint16_t)r->src.n_outputs;
-    pr->n_in = (uint16_t)r->src.n_inputs;
-    pr->n_src_nodes = (uint16_t)r->src.n_nodes;
-    pr->n_dst_nodes = (uint16_t)r->dst.n_nodes;
-    st = reserve(rs, pr, err);
+    pr->n_out = (uint16_t)src->n_outputs;
+    pr->n_in = (uint16_t)src->n_inputs;
+    pr->n_src_nodes = (uint16_t)src->n_nodes;
+    pr->n_dst_nodes = (uint16_t)dst->n_nodes;
+    size_t n_values = (size_t)(src->n_values > dst->n_values ? src->n_values : dst->n_values);
+    xf_status st = reserve(rs, pr, err);
+    if (st == XF_OK) st = reserve_scratch(rs, (size_t)pr->n_in + n_values, err);
     if (st != XF_OK) return st;
+    int32_t *leaf_of = rs->scratch, *vt = rs->scratch + pr->n_in;
+    int32_t *leaves = pr_leaf(rs, pr);
     for (int k = 0; k < pr->n_in; k++) {
-        const xf_value *v = &r->src.values[r->src.inputs[k]];
+        int p = f->in[k].order;
         char fallback[32];
-        if (!v->name) snprintf(fallback, sizeof fallback, "in%d", k);
-        int32_t name, type, leaf = -1;
-        st = intern_name(t, v->name ? v->name : fallback, &name, err);
-        if (st == XF_OK) st = intern_type(t, v->dtype, &v->shape, &type, err);
-        if (st == XF_OK) st = intern_term(t, PR_LEAF, type, name, 0, NULL, &leaf, err);
+        const char *name = f->in[k].name_of >= 0 ? f->names + f->in[k].name_of : fallback;
+        if (f->in[k].name_of < 0) snprintf(fallback, sizeof fallback, "in%d", k);
+        int32_t name_id, type, leaf = -1;
+        st = intern_name(t, name, &name_id, err);
+        if (st == XF_OK)
+            st = intern_type(t, src->values[p].dtype, &src->values[p].shape, &type, err);
+        if (st == XF_OK) st = intern_term(t, PR_LEAF, type, name_id, 0, NULL, &leaf, err);
         if (st != XF_OK) return st;
-        int32_t *leaves = pr_leaf(rs, pr);
         leaves[k] = leaf;
+        leaf_of[p] = leaf;
         for (int j = 0; j < k; j++)
             if (leaves[j] == leaves[k])
                 return XF_FAIL(err, XF_ERR_INVALID,
                                "prune: rule %zu: inputs %d and %d are both named '%s'", i, j, k,
-                               t->names[name]);
+                               t->names[name_id]);
     }
-    int32_t *leaves = pr_leaf(rs, pr);
-    st = build_side(t, &r->src, leaves, absent, pr_src_nodes(rs, pr), pr_src_out(rs, pr), i,
-                    "source", err);
+    st = build_side(t, src, leaf_of, absent, vt, pr_src_nodes(rs, pr), pr_src_out(rs, pr), err);
     if (st == XF_OK)
-        st = build_side(t, &r->dst, leaves, absent, pr_dst_nodes(rs, pr), pr_dst_out(rs, pr), i,
-                        "target", err);
+        st = build_side(t, dst, leaf_of, absent, vt, pr_dst_nodes(rs, pr), pr_dst_out(rs, pr), err);
     if (st != XF_OK) return st;
     pr->tree_size = 0;
     const int32_t *so = pr_src_out(rs, pr), *dout = pr_dst_out(rs, pr);
@@ -344,14 +309,14 @@ static xf_status build_rule(pr_rules *rs, size_t i, const xf_rule *r, int checke
 }
 
 /* Rules from `get`, a batch at a time: helper threads fetch the next batch
- * (free the rules of the slot's last batch, fetch, put the inputs in
- * canonical order and validate) while this one interns the terms of the
- * last, then this one helps them finish it. Fetching (xfergen:
- * deserialising a stored candidate) costs more than interning and needs
- * nothing of it; interning must stay in index order on one thread, so the
- * rest, freeing the rules included (a third of that thread's time when it
- * freed them), is left to the fetching. With one thread, one helper
- * fetches alone, so `get` is called in index order, one call at a time. */
+ * (feed each rule into its slot, check it and put its inputs in canonical
+ * order: flat.c) while this one interns the terms of the last, then this
+ * one helps them finish it. Fetching (xfergen: decoding a stored
+ * candidate and inferring its output types) needs nothing of the
+ * interning, which must stay in index order on one thread; the slots are
+ * reused from batch to batch, so nothing is freed per rule. With one
+ * thread, one helper fetches alone, so `get` is called in index order,
+ * one call at a time. */
 #define FETCH_BATCH 1024
 
 typedef struct fetch {
@@ -359,7 +324,7 @@ typedef struct fetch {
     void *user;
     int canonical;
     size_t lo, hi;                  /* rules [lo, hi) into r[0 .. hi - lo) */
-    xf_rule r[FETCH_BATCH];
+    pr_flat r[FETCH_BATCH];
     unsigned char ok[FETCH_BATCH];  /* fetched */
     xf_parallel_job *job;
 } fetch;
@@ -369,12 +334,14 @@ static xf_status fetch_range(void *ctx, int worker, size_t lo, size_t hi, xf_err
     (void)worker;
     fetch *f = ctx;
     for (size_t i = lo; i < hi; i++) {
-        xf_rule *r = &f->r[i - f->lo];
-        xf_rule_free(r); /* built two batches ago */
-        xf_status st = f->get(f->user, i, r, err);
-        if (st == XF_OK && f->canonical) st = xf_prune_canonical_inputs(r, err);
-        if (st == XF_OK) st = check_rule(r, i, err);
-        if (st != XF_OK) return st;
+        pr_flat *r = &f->r[i - f->lo];
+        pr_flat_reset(r);
+        xf_status st = f->get(f->user, i, &r->sink[0], &r->sink[1], err);
+        if (st == XF_OK) st = pr_flat_finish(r, f->canonical, err);
+        if (st != XF_OK) {
+            xf_error_prefix(err, "prune: rule %zu", i);
+            return st;
+        }
         f->ok[i - f->lo] = 1;
     }
     return XF_OK;
@@ -386,7 +353,7 @@ static void fetch_start(fetch *f, size_t lo, size_t hi, int helpers, xf_status *
     f->lo = lo;
     f->hi = hi;
     memset(f->ok, 0, sizeof f->ok);
-    *st = xf_parallel_start(&f->job, helpers, lo, hi, fetch_range, f, err);
+    *st = xf_parallel_start(&f->job, helpers, lo, hi, NULL, fetch_range, f, err);
 }
 
 /* Waits for the batch (helping with it when `help`); *got: the rules
@@ -409,7 +376,7 @@ static xf_status build_fetched(pr_rules *rs, size_t n, xf_prune_get_fn get, void
         f[b].get = get;
         f[b].user = user;
         f[b].canonical = canonical;
-        for (int k = 0; k < FETCH_BATCH; k++) xf_rule_init(&f[b].r[k]);
+        for (int k = 0; k < FETCH_BATCH; k++) pr_flat_init(&f[b].r[k]);
     }
     int helpers = rs->threads > 2 ? rs->threads - 1 : 1, help = rs->threads > 1;
     xf_error fetch_err;
@@ -427,7 +394,7 @@ static xf_status build_fetched(pr_rules *rs, size_t n, xf_prune_get_fn get, void
             fetch_start(&f[cur ^ 1], lo + FETCH_BATCH, hi, helpers, &next_st, &fetch_err);
         }
         for (size_t k = 0; k < got && st == XF_OK; k++)
-            st = build_rule(rs, lo + k, &c->r[k], 1, absent, err);
+            st = build_rule(rs, lo + k, &c->r[k], absent, err);
         pr_progress_tick(rs->progress, lo + got);
         if (st == XF_OK && fst != XF_OK) {
             st = fst;
@@ -436,15 +403,14 @@ static xf_status build_fetched(pr_rules *rs, size_t n, xf_prune_get_fn get, void
         if (ahead) fst = fetch_finish(&f[cur ^ 1], next_st, help && st == XF_OK, &got, &fetch_err);
         if (st != XF_OK) break;
     }
-    for (int b = 0; b < 2; b++) /* after a failure, the batch fetched ahead */
-        for (int k = 0; k < FETCH_BATCH; k++) xf_rule_free(&f[b].r[k]);
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k < FETCH_BATCH; k++) pr_flat_free(&f[b].r[k]);
     xf_free(f);
     return st;
 }
 
-xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_get_fn get,
-                         void *user, const xf_prune_options *o, pr_progress *progress,
-                         xf_error *err)
+xf_status pr_rules_build(pr_rules *rs, size_t n, xf_prune_get_fn get, void *user, int canonical,
+                         const xf_prune_options *o, pr_progress *progress, xf_error *err)
 {
     memset(rs, 0, sizeof *rs);
     table_init(&rs->table);
@@ -460,13 +426,12 @@ xf_status pr_rules_build(pr_rules *rs, size_t n, const xf_rule *rules, xf_prune_
     xf_status st = intern_name(&rs->table, "", &absent_name, err);
     if (st == XF_OK)
         st = intern_term(&rs->table, PR_LEAF, PR_NO_TYPE, absent_name, 0, NULL, &absent, err);
-    for (size_t i = 0; rules && st == XF_OK && i < n; i++) {
-        st = build_rule(rs, i, &rules[i], 0, absent, err);
-        if ((i + 1) % FETCH_BATCH == 0 || i + 1 == n) pr_progress_tick(progress, i + 1);
-    }
-    if (!rules && st == XF_OK) st = build_fetched(rs, n, get, user, o->canonical_inputs, absent, err);
+    if (st == XF_OK) st = build_fetched(rs, n, get, user, canonical, absent, err);
     /* Every term is interned now; the stages only read them. */
     xf_htab_free(&rs->table.term_index);
+    xf_free(rs->scratch);
+    rs->scratch = NULL;
+    rs->cap_scratch = 0;
     return st;
 }
 

@@ -12,8 +12,9 @@
  * omitted optional input; output refs are plain value numbers. Nodes are
  * written in xf_graph_canonical_order (ready nodes by structural hash), so
  * graphs that differ only in node order or names serialize alike. Output
- * shapes are not stored: decoding rebuilds the graph with the xf_graph
- * builders, which re-infer them, and validates the result.
+ * shapes are not stored. Decoding hands the graph to a sink (ir.h) in the
+ * blob's own numbering; deserializing is decoding into the xf_graph
+ * builders, which re-infer the shapes, and validating the result.
  */
 #include "db_internal.h"
 
@@ -101,30 +102,11 @@ out:
     return st;
 }
 
-/* -------------------------------------------------------------- deserialize */
-
-/* Value numbers of the blob -> value ids of the graph being built. */
-typedef struct value_map {
-    int *ids;
-    int n, cap;
-} value_map;
-
-static int vm_push(value_map *m, int id)
-{
-    if (m->n == m->cap) {
-        int cap = m->cap ? m->cap * 2 : 16;
-        int *ids = xf_realloc(m->ids, sizeof(int) * (size_t)cap);
-        if (!ids) return 0;
-        m->ids = ids;
-        m->cap = cap;
-    }
-    m->ids[m->n++] = id;
-    return 1;
-}
+/* ------------------------------------------------------------------ decode */
 
 /* names: NULL-terminated (see rulesdb.h); *names NULL once exhausted. */
-static xf_status read_inputs(bytereader *r, const char *const *names, xf_graph *g, value_map *m,
-                             xf_error *err)
+static xf_status read_inputs(bytereader *r, const char *const *names, const xf_graph_sink *s,
+                             int *n_values, xf_error *err)
 {
     static const char *const none[1] = {NULL};
     if (!names) names = none;
@@ -145,21 +127,17 @@ static xf_status read_inputs(bytereader *r, const char *const *names, xf_graph *
                 return XF_FAIL(err, XF_ERR_PARSE, "input %llu has a negative dimension",
                                (unsigned long long)i);
         }
-        xf_shape s = xf_shape_make((int)rank, dims);
-        char fallback[32];
+        xf_shape shape = xf_shape_make((int)rank, dims);
         const char *name = *names ? *names++ : NULL;
-        if (!name) {
-            snprintf(fallback, sizeof fallback, "in%llu", (unsigned long long)i);
-            name = fallback;
-        }
-        int v = xf_graph_add_input(g, name, (xf_dtype)dt, &s, err);
-        if (v < 0) return err->code;
-        if (!vm_push(m, v)) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading a graph");
+        xf_status st = s->input(s->user, name, (xf_dtype)dt, &shape, err);
+        if (st != XF_OK) return st;
+        (*n_values)++;
     }
     return XF_OK;
 }
 
-static xf_status read_node(bytereader *r, uint64_t k, xf_graph *g, value_map *m, xf_error *err)
+static xf_status read_node(bytereader *r, uint64_t k, const xf_graph_sink *s, int *n_values,
+                           xf_error *err)
 {
     char name[MAX_OP_NAME + 1];
     uint64_t len = db_get_uvarint(r);
@@ -179,74 +157,135 @@ static xf_status read_node(bytereader *r, uint64_t k, xf_graph *g, value_map *m,
         return st;
     }
     uint64_t n_in = db_get_uvarint(r);
-    if (n_in > (uint64_t)m->n + 1024 || n_in > r->len)
+    if (n_in > (uint64_t)*n_values + 1024 || n_in > r->len)
         return XF_FAIL(err, XF_ERR_PARSE, "node %llu (%s): %llu inputs is impossible",
                        (unsigned long long)k, name, (unsigned long long)n_in);
-    int *ins = xf_malloc(sizeof(int) * (size_t)(n_in + 1));
-    if (!ins) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading a graph");
+    int few[16]; /* most nodes: no allocation */
+    int *ins = n_in <= 16 ? few : xf_malloc(sizeof(int) * (size_t)n_in);
+    if (!ins) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory decoding a graph");
     for (uint64_t j = 0; j < n_in; j++) {
         uint64_t ref = db_get_uvarint(r);
-        if (ref > (uint64_t)m->n) {
-            xf_free(ins);
+        if (ref > (uint64_t)*n_values) {
+            if (ins != few) xf_free(ins);
             return XF_FAIL(err, XF_ERR_PARSE,
                            "node %llu (%s): input %llu refers to value %llu, only %d defined "
                            "before it",
                            (unsigned long long)k, name, (unsigned long long)j,
-                           (unsigned long long)ref - 1, m->n);
+                           (unsigned long long)ref - 1, *n_values);
         }
-        ins[j] = ref == 0 ? -1 : m->ids[ref - 1];
+        ins[j] = (int)ref - 1; /* 0: omitted, -1 */
     }
     uint64_t n_out = db_get_uvarint(r);
     if (r->bad || n_out == 0 || n_out > MAX_NODE_OUTPUTS) {
-        xf_free(ins);
+        if (ins != few) xf_free(ins);
         return XF_FAIL(err, XF_ERR_PARSE, "node %llu (%s): bad output count", (unsigned long long)k,
                        name);
     }
-    int idx = xf_graph_add_node(g, op, &p, ins, (int)n_in, (int)n_out, NULL, err);
-    xf_free(ins);
-    if (idx < 0) {
+    st = s->node(s->user, op, &p, ins, (int)n_in, (int)n_out, err);
+    if (ins != few) xf_free(ins);
+    if (st != XF_OK) {
         xf_error_prefix(err, "node %llu (%s)", (unsigned long long)k, name);
-        return err->code;
+        return st;
     }
-    for (int j = 0; j < g->nodes[idx].n_outputs; j++)
-        if (!vm_push(m, g->nodes[idx].outputs[j]))
-            return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading a graph");
+    *n_values += (int)n_out;
     return XF_OK;
 }
 
-static xf_status read_graph(bytereader *r, const char *const *names, xf_graph *g, value_map *m,
-                            xf_error *err)
+xf_status xf_rulesdb_graph_decode(const uint8_t *buf, size_t len, const char *const *input_names,
+                                  const xf_graph_sink *s, xf_error *err)
 {
-    uint8_t m0 = db_get_byte(r), m1 = db_get_byte(r), version = db_get_byte(r);
-    if (r->bad || m0 != MAGIC0 || m1 != MAGIC1)
+    bytereader r = {buf, len, 0, 0};
+    uint8_t m0 = db_get_byte(&r), m1 = db_get_byte(&r), version = db_get_byte(&r);
+    if (r.bad || m0 != MAGIC0 || m1 != MAGIC1)
         return XF_FAIL(err, XF_ERR_PARSE, "not a serialized rlflow graph (bad magic)");
     if (version != XF_RULESDB_GRAPH_FORMAT)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED,
                        "graph format version %d; this build reads version %d", version,
                        XF_RULESDB_GRAPH_FORMAT);
-    xf_status st = read_inputs(r, names, g, m, err);
+    int n_values = 0;
+    xf_status st = read_inputs(&r, input_names, s, &n_values, err);
     if (st != XF_OK) return st;
-    uint64_t n_nodes = db_get_uvarint(r);
-    if (n_nodes > r->len) return XF_FAIL(err, XF_ERR_PARSE, "node count %llu is impossible", (unsigned long long)n_nodes);
-    for (uint64_t k = 0; k < n_nodes && !r->bad; k++) {
-        st = read_node(r, k, g, m, err);
+    uint64_t n_nodes = db_get_uvarint(&r);
+    if (n_nodes > r.len) return XF_FAIL(err, XF_ERR_PARSE, "node count %llu is impossible", (unsigned long long)n_nodes);
+    for (uint64_t k = 0; k < n_nodes && !r.bad; k++) {
+        st = read_node(&r, k, s, &n_values, err);
         if (st != XF_OK) return st;
     }
-    uint64_t n_out = db_get_uvarint(r);
-    if (n_out > r->len) return XF_FAIL(err, XF_ERR_PARSE, "output count %llu is impossible", (unsigned long long)n_out);
-    for (uint64_t i = 0; i < n_out && !r->bad; i++) {
-        uint64_t ref = db_get_uvarint(r);
-        if (ref >= (uint64_t)m->n)
+    uint64_t n_out = db_get_uvarint(&r);
+    if (n_out > r.len) return XF_FAIL(err, XF_ERR_PARSE, "output count %llu is impossible", (unsigned long long)n_out);
+    for (uint64_t i = 0; i < n_out && !r.bad; i++) {
+        uint64_t ref = db_get_uvarint(&r);
+        if (ref >= (uint64_t)n_values)
             return XF_FAIL(err, XF_ERR_PARSE, "output %llu refers to value %llu, only %d defined",
-                           (unsigned long long)i, (unsigned long long)ref, m->n);
-        st = xf_graph_mark_output(g, m->ids[ref], err);
+                           (unsigned long long)i, (unsigned long long)ref, n_values);
+        st = s->output(s->user, (int)ref, err);
         if (st != XF_OK) return st;
     }
-    if (r->bad) return XF_FAIL(err, XF_ERR_PARSE, "serialized graph is truncated");
-    if (r->pos != r->len)
+    if (r.bad) return XF_FAIL(err, XF_ERR_PARSE, "serialized graph is truncated");
+    if (r.pos != r.len)
         return XF_FAIL(err, XF_ERR_PARSE, "%zu stray bytes after the serialized graph",
-                       r->len - r->pos);
-    return xf_graph_validate(g, err);
+                       r.len - r.pos);
+    return XF_OK;
+}
+
+/* -------------------------------------------------------------- deserialize */
+
+/* The xf_graph builders as a sink: value numbers -> value ids of the graph
+ * being built. */
+typedef struct builder {
+    xf_graph *g;
+    int *ids;
+    int n, cap;
+} builder;
+
+static int push_id(builder *b, int id)
+{
+    if (b->n == b->cap) {
+        int cap = b->cap ? b->cap * 2 : 16;
+        int *ids = xf_realloc(b->ids, sizeof(int) * (size_t)cap);
+        if (!ids) return 0;
+        b->ids = ids;
+        b->cap = cap;
+    }
+    b->ids[b->n++] = id;
+    return 1;
+}
+
+static xf_status build_input(void *user, const char *name, xf_dtype dtype, const xf_shape *shape,
+                             xf_error *err)
+{
+    builder *b = user;
+    char fallback[32];
+    if (!name) {
+        snprintf(fallback, sizeof fallback, "in%d", b->g->n_inputs);
+        name = fallback;
+    }
+    int v = xf_graph_add_input(b->g, name, dtype, shape, err);
+    if (v < 0) return err->code;
+    if (!push_id(b, v)) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading a graph");
+    return XF_OK;
+}
+
+static xf_status build_node(void *user, xf_op op, const xf_params *params, const int *inputs,
+                            int n_inputs, int n_outputs, xf_error *err)
+{
+    builder *b = user;
+    int *ids = xf_malloc(sizeof(int) * ((size_t)n_inputs + 1));
+    if (!ids) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading a graph");
+    for (int j = 0; j < n_inputs; j++) ids[j] = inputs[j] < 0 ? -1 : b->ids[inputs[j]];
+    int idx = xf_graph_add_node(b->g, op, params, ids, n_inputs, n_outputs, NULL, err);
+    xf_free(ids);
+    if (idx < 0) return err->code;
+    for (int j = 0; j < b->g->nodes[idx].n_outputs; j++)
+        if (!push_id(b, b->g->nodes[idx].outputs[j]))
+            return XF_FAIL(err, XF_ERR_NOMEM, "out of memory loading a graph");
+    return XF_OK;
+}
+
+static xf_status build_output(void *user, int value, xf_error *err)
+{
+    builder *b = user;
+    return xf_graph_mark_output(b->g, b->ids[value], err);
 }
 
 xf_status xf_rulesdb_graph_deserialize(const uint8_t *buf, size_t len,
@@ -256,10 +295,11 @@ xf_status xf_rulesdb_graph_deserialize(const uint8_t *buf, size_t len,
     xf_error local;
     if (!err) err = &local; /* the builders' codes are read back from it */
     xf_graph_init(out);
-    bytereader r = {buf, len, 0, 0};
-    value_map m = {0};
-    xf_status st = read_graph(&r, input_names, out, &m, err);
-    xf_free(m.ids);
+    builder b = {out, NULL, 0, 0};
+    xf_graph_sink sink = {&b, build_input, build_node, build_output};
+    xf_status st = xf_rulesdb_graph_decode(buf, len, input_names, &sink, err);
+    if (st == XF_OK) st = xf_graph_validate(out, err);
+    xf_free(b.ids);
     if (st != XF_OK) xf_graph_free(out);
     return st;
 }

@@ -119,6 +119,13 @@ xf_status xf_rulesdb_graph_serialize(const xf_graph *g, uint8_t **buf, size_t *l
 xf_status xf_rulesdb_graph_deserialize(const uint8_t *buf, size_t len,
                                        const char *const *input_names, xf_graph *out,
                                        xf_error *err);
+/* Hands a serialized graph to a sink (ir.h) without building it: its
+ * numbering is the serialization's own, which is the sink's. The format
+ * and its references are checked here; shape inference and whatever else
+ * the consumer needs are the sink's. Inputs are named from input_names
+ * (NULL past its end). */
+xf_status xf_rulesdb_graph_decode(const uint8_t *buf, size_t len, const char *const *input_names,
+                                  const xf_graph_sink *sink, xf_error *err);
 
 /* Stores `g` unless a graph with the same canonical hash is there; *id is
  * the graph's row id either way, *inserted (may be NULL) 1 when new. */

@@ -2,14 +2,17 @@
  * test_ir_util.c — the one-of-each utilities of ir/: the 64-bit mixer and
  * byte hasher (pinned values: they are stored in the rules database), the
  * hash table (exact keys, hash-keyed multimap, growth, reserved key), the
- * topological sort, the monotonic clock, the one "agree" of float values
- * with its named tolerances, the heap set aside in huge pages for a
- * verifier worker, the ranges in use collapsed to huge pages before the
- * forks, and a forked worker that dies with its parent.
+ * topological sort, the monotonic clock, the array growth, the one
+ * parallel loop's plan (chunk, each thread's CPU time), the one "agree" of
+ * float values with its named tolerances, the heap set aside in huge
+ * pages for a verifier worker, the ranges in use collapsed to huge pages
+ * before the forks, and a forked worker that dies with its parent.
  */
 #define _DEFAULT_SOURCE /* sbrk */
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +135,85 @@ START_TEST(clock_is_monotonic)
     /* the two units read the same clock */
     ck_assert_double_lt(bm - b * 1e3, am - a * 1e3 + 1.0);
     ck_assert_double_gt(am, a * 1e3 - 1.0);
+}
+END_TEST
+
+/* xf_grow: the capacity doubled from 16 until the array holds what is
+ * asked, the contents kept; a smaller need leaves it alone. */
+START_TEST(grow_doubles_to_hold_need)
+{
+    int *a = NULL, cap = 0;
+    ck_assert_int_eq(xf_grow((void **)&a, &cap, 1, sizeof *a), 1);
+    ck_assert_int_eq(cap, 16);
+    a[0] = 7;
+    ck_assert_int_eq(xf_grow((void **)&a, &cap, 100, sizeof *a), 1);
+    ck_assert_int_eq(cap, 128);
+    ck_assert_int_eq(a[0], 7);
+    a[99] = 9;
+    int *before = a;
+    ck_assert_int_eq(xf_grow((void **)&a, &cap, 50, sizeof *a), 1);
+    ck_assert_int_eq(cap, 128);
+    ck_assert_ptr_eq(a, before);
+    xf_free(a);
+}
+END_TEST
+
+/* What the parallel loop's calls saw: each index taken once, whether a
+ * call took more than one index, whether worker 0 ran off the caller. */
+typedef struct range_seen {
+    pthread_t caller;
+    atomic_int hits[100];
+    atomic_int calls, wide, worker0_elsewhere;
+} range_seen;
+
+static xf_status see_range(void *ctx, int worker, size_t lo, size_t hi, xf_error *err)
+{
+    (void)err;
+    range_seen *s = ctx;
+    atomic_fetch_add(&s->calls, 1);
+    if (hi - lo > 1) atomic_store(&s->wide, 1);
+    if (worker == 0 && !pthread_equal(pthread_self(), s->caller))
+        atomic_store(&s->worker0_elsewhere, 1);
+    for (size_t i = lo; i < hi; i++) atomic_fetch_add(&s->hits[i], 1);
+    return XF_OK;
+}
+
+static void range_seen_init(range_seen *s)
+{
+    s->caller = pthread_self();
+    for (int i = 0; i < 100; i++) atomic_init(&s->hits[i], 0);
+    atomic_init(&s->calls, 0);
+    atomic_init(&s->wide, 0);
+    atomic_init(&s->worker0_elsewhere, 0);
+}
+
+/* A plan sets the chunk (here one index a call, where the loop's own
+ * choice over 100 indices on 4 threads is 7) and gets every thread's CPU
+ * seconds; worker 0 is the calling thread; one thread takes the whole
+ * range in one call, its CPU reported too. */
+START_TEST(parallel_plan_sets_the_chunk_and_reports_cpu)
+{
+    range_seen s;
+    range_seen_init(&s);
+    double cpu[4] = {-1, -1, -1, -1};
+    xf_parallel_plan plan = {1, cpu};
+    xf_error err;
+    ck_assert_int_eq(xf_parallel(4, 0, 100, &plan, see_range, &s, &err), XF_OK);
+    ck_assert_int_eq(atomic_load(&s.wide), 0);
+    ck_assert_int_eq(atomic_load(&s.calls), 100);
+    for (int i = 0; i < 100; i++) ck_assert_int_eq(atomic_load(&s.hits[i]), 1);
+    ck_assert_int_eq(atomic_load(&s.worker0_elsewhere), 0);
+    for (int t = 0; t < 4; t++) ck_assert_double_ge(cpu[t], 0);
+    /* without a chunk, the loop's own: wider calls */
+    range_seen_init(&s);
+    ck_assert_int_eq(xf_parallel(4, 0, 100, NULL, see_range, &s, &err), XF_OK);
+    ck_assert_int_eq(atomic_load(&s.wide), 1);
+    for (int i = 0; i < 100; i++) ck_assert_int_eq(atomic_load(&s.hits[i]), 1);
+    range_seen_init(&s);
+    cpu[0] = -1;
+    ck_assert_int_eq(xf_parallel(1, 0, 100, &plan, see_range, &s, &err), XF_OK);
+    ck_assert_int_eq(atomic_load(&s.calls), 1);
+    ck_assert_double_ge(cpu[0], 0);
 }
 END_TEST
 
@@ -300,6 +382,8 @@ int main(void)
     tcase_add_test(t, htab_multimap_walks_every_entry_of_a_key);
     tcase_add_test(t, topo_kahn_orders_smallest_ready_first_and_finds_cycles);
     tcase_add_test(t, clock_is_monotonic);
+    tcase_add_test(t, grow_doubles_to_hold_need);
+    tcase_add_test(t, parallel_plan_sets_the_chunk_and_reports_cpu);
     tcase_add_test(t, values_agree_within_named_tolerances);
     tcase_add_test(t, heap_huge_pages_sets_aside_a_marked_heap);
     tcase_add_test(t, heap_collapse_marks_the_ranges_in_use);

@@ -1169,19 +1169,17 @@ static xf_status op_prune_threads(void *ctx, xf_error *err)
     return prune_copies(ctx, 3, err);
 }
 
-/* xf_prune_run_from's fetch: a copy of taken rule i (from any thread). */
-static xf_status get_taken(void *user, size_t i, xf_rule *out, xf_error *err)
+/* xf_prune_run_from's fetch: taken rule i fed (from any thread). */
+static xf_status get_taken(void *user, size_t i, const xf_graph_sink *src,
+                           const xf_graph_sink *dst, xf_error *err)
 {
     const taken *t = user;
-    xf_rule_free(out);
-    xf_status s = xf_graph_clone(&t->rules[i].src, &out->src, err);
-    if (s == XF_OK) s = xf_graph_clone(&t->rules[i].dst, &out->dst, err);
-    return s;
+    return xf_rule_feed(&t->rules[i], src, dst, err);
 }
 
 /* The taken rules fetched on demand by three threads while the terms are
- * built: the fetching threads joined, and the rules fetched ahead freed,
- * after any failure. */
+ * built: the fetching threads joined, and the slots fed ahead freed, after
+ * any failure. */
 static xf_status op_prune_from_threads(void *ctx, xf_error *err)
 {
     const taken *t = ctx;

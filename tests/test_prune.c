@@ -3,7 +3,8 @@
  * known rule by rule: duplicates up to renaming, swapped sides and output
  * order, TASO's common subgraph and supergraph, instances of more general
  * rules, the canonical input order of survivors, stage selection,
- * determinism and the error for a malformed rule; on an enumerated set,
+ * determinism and the error for a malformed rule, also for near misses fed
+ * straight into prune's sinks; on an enumerated set,
  * the same verdicts on one thread and on several, and the progress steps.
  *
  * Rules are written as infix text ("matmul(x0, w0); relu(x1)" for two
@@ -231,14 +232,16 @@ START_TEST(test_stage_selection_and_determinism)
 END_TEST
 
 /* xf_prune_run_from: the rules built on demand, one at a time. */
-static xf_status get_case(void *user, size_t i, xf_rule *out, xf_error *err)
+static xf_status get_case(void *user, size_t i, const xf_graph_sink *src,
+                          const xf_graph_sink *dst, xf_error *err)
 {
-    (void)err;
     int *calls = user;
     ++*calls;
-    xf_rule_free(out);
-    make_rule(out, cases[i].src, cases[i].dst);
-    return XF_OK;
+    xf_rule r;
+    make_rule(&r, cases[i].src, cases[i].dst);
+    xf_status st = xf_rule_feed(&r, src, dst, err);
+    xf_rule_free(&r);
+    return st;
 }
 
 START_TEST(test_run_from_matches_run)
@@ -277,14 +280,12 @@ START_TEST(test_run_from_matches_run)
 }
 END_TEST
 
-/* xf_prune_run_from's get over an array of rules: a copy of rule i. */
-static xf_status get_from_array(void *user, size_t i, xf_rule *out, xf_error *err)
+/* xf_prune_run_from's get over an array of rules: rule i fed. */
+static xf_status get_from_array(void *user, size_t i, const xf_graph_sink *src,
+                                const xf_graph_sink *dst, xf_error *err)
 {
     const xf_rule *rules = user;
-    xf_rule_free(out);
-    xf_status st = xf_graph_clone(&rules[i].src, &out->src, err);
-    if (st == XF_OK) st = xf_graph_clone(&rules[i].dst, &out->dst, err);
-    return st;
+    return xf_rule_feed(&rules[i], src, dst, err);
 }
 
 START_TEST(test_malformed_rule)
@@ -309,6 +310,67 @@ START_TEST(test_malformed_rule)
     ck_assert_ptr_nonnull(strstr(err.msg, "outputs"));
     xf_rule_free(&r[0]);
     xf_rule_free(&r[1]);
+}
+END_TEST
+
+/* Near misses fed straight into prune's sinks (no xf_graph checks them
+ * first): inputs x : [2,4] and w : [4,4] on both sides unless a case says
+ * otherwise; prune must refuse each as xf_rule_validate or the graph
+ * builders would. */
+enum { FED_OK, FED_INPUT_TYPE, FED_OUTPUT_TYPE, FED_BAD_SHAPES, FED_BAD_REF, FED_N };
+
+static xf_status feed_side(const xf_graph_sink *s, int which, int target, xf_error *err)
+{
+    int64_t d24[2] = {2, 4}, d44[2] = {4, 4}, d34[2] = {3, 4};
+    xf_shape x = xf_shape_make(2, d24), w = xf_shape_make(2, d44);
+    if (which == FED_INPUT_TYPE && target) x = xf_shape_make(2, d34);
+    xf_params p = xf_params_default();
+    xf_status st = s->input(s->user, "x", XF_F32, &x, err);
+    if (st == XF_OK) st = s->input(s->user, "w", XF_F32, &w, err);
+    int relu_of = which == FED_OUTPUT_TYPE && target ? 1 : 0; /* relu(w): [4,4] */
+    int add[2] = {0, which == FED_BAD_SHAPES ? 1 : 0};         /* ewadd(x, w) */
+    int bad[1] = {which == FED_BAD_REF ? 5 : 0};               /* value 5 is not there */
+    if (st == XF_OK) st = s->node(s->user, XF_OP_RELU, &p, &relu_of, 1, 1, err);
+    if (st == XF_OK) st = s->node(s->user, XF_OP_ADD, &p, add, 2, 1, err);
+    if (st == XF_OK) st = s->node(s->user, XF_OP_RELU, &p, bad, 1, 1, err);
+    if (st == XF_OK) st = s->output(s->user, 2, err);
+    return st;
+}
+
+static xf_status get_near_miss(void *user, size_t i, const xf_graph_sink *src,
+                               const xf_graph_sink *dst, xf_error *err)
+{
+    const int *which = user;
+    xf_status st = feed_side(src, i == 1 ? *which : FED_OK, 0, err);
+    if (st == XF_OK) st = feed_side(dst, i == 1 ? *which : FED_OK, 1, err);
+    return st;
+}
+
+START_TEST(test_fed_rules_checked)
+{
+    static const struct {
+        xf_status st;
+        const char *says;
+    } want[FED_N] = {
+        [FED_OK] = {XF_OK, NULL},
+        [FED_INPUT_TYPE] = {XF_ERR_INVALID, "input 0 has another type"},
+        [FED_OUTPUT_TYPE] = {XF_ERR_INVALID, "output 0 has another type"},
+        [FED_BAD_SHAPES] = {XF_ERR_SHAPE, "source: node 1 (ewadd)"},
+        [FED_BAD_REF] = {XF_ERR_INVALID, "refers to value 5"},
+    };
+    for (int which = 0; which < FED_N; which++) {
+        xf_prune_verdict v[2];
+        xf_error err;
+        xf_error_clear(&err);
+        xf_status st = xf_prune_run_from(2, get_near_miss, &which, NULL, v, NULL, &err);
+        ck_assert_msg(st == want[which].st, "case %d: %d (%s)", which, st, err.msg);
+        if (st == XF_OK) {
+            xf_prune_verdicts_free(v, 2);
+            continue;
+        }
+        ck_assert_msg(strstr(err.msg, "rule 1") && strstr(err.msg, want[which].says),
+                      "case %d: %s", which, err.msg);
+    }
 }
 END_TEST
 
@@ -473,21 +535,19 @@ START_TEST(test_threads_same_verdicts)
 }
 END_TEST
 
-/* xf_prune_run_from's get over an enumerated set: a copy of rule i, read
- * from several threads at once; counts its calls. */
+/* xf_prune_run_from's get over an enumerated set: rule i fed, read from
+ * several threads at once; counts its calls. */
 typedef struct fetched_set {
     const enumerated *e;
     atomic_size_t calls;
 } fetched_set;
 
-static xf_status get_copy(void *user, size_t i, xf_rule *out, xf_error *err)
+static xf_status get_copy(void *user, size_t i, const xf_graph_sink *src,
+                         const xf_graph_sink *dst, xf_error *err)
 {
     fetched_set *f = user;
     atomic_fetch_add(&f->calls, 1);
-    xf_rule_free(out);
-    xf_status st = xf_graph_clone(&f->e->rules[i].src, &out->src, err);
-    if (st == XF_OK) st = xf_graph_clone(&f->e->rules[i].dst, &out->dst, err);
-    return st;
+    return xf_rule_feed(&f->e->rules[i], src, dst, err);
 }
 
 /* Rules fetched on demand, in several batches, and validated by the
@@ -595,6 +655,7 @@ int main(void)
     tcase_add_test(tc, test_stage_selection_and_determinism);
     tcase_add_test(tc, test_run_from_matches_run);
     tcase_add_test(tc, test_malformed_rule);
+    tcase_add_test(tc, test_fed_rules_checked);
     tcase_add_test(tc, test_empty_set);
     tcase_add_test(tc, test_many_forms);
     suite_add_tcase(s, tc);

@@ -5,8 +5,9 @@
  * an input merged through concat/split, conv+relu fusion and ewadd
  * commutativity. Checked: the infix text of each; the graph serialization
  * (exact bytes of a tiny graph, round trip with equal canonical hash and
- * identical bytes, independence of node order, corrupt blobs and stored
- * shapes whose element count overflows rejected);
+ * identical bytes, decoding into a sink as the loaded graph feeds one,
+ * independence of node order, corrupt blobs and stored shapes whose
+ * element count overflows rejected);
  * schema set-up (application_id, user_version, WAL); deduplication of
  * graphs and rules; the bulk insert (all or nothing); status and verdict
  * updates; filters and counts; rules loaded back as valid xf_rules; clear
@@ -266,6 +267,40 @@ START_TEST(test_serialize_exact_bytes)
 }
 END_TEST
 
+/* A sink folding every call into a hash: what a graph is handed over as,
+ * in order. */
+static xf_status trace_input(void *user, const char *name, xf_dtype dtype, const xf_shape *shape,
+                             xf_error *err)
+{
+    (void)err;
+    uint64_t *h = user;
+    *h = xf_hash_bytes(xf_hash_u64(*h, 1), name ? name : "-", name ? strlen(name) : 1);
+    *h = xf_hash_u64(*h, (uint64_t)dtype);
+    *h = xf_hash_bytes(*h, shape->dims, sizeof shape->dims[0] * (size_t)shape->rank);
+    return XF_OK;
+}
+
+static xf_status trace_node(void *user, xf_op op, const xf_params *params, const int *inputs,
+                            int n_inputs, int n_outputs, xf_error *err)
+{
+    (void)err;
+    uint64_t *h = user;
+    xf_params p = *params;
+    xf_params_canonical(op, &p);
+    *h = xf_hash_bytes(xf_hash_u64(xf_hash_u64(*h, 2), (uint64_t)op), &p, sizeof p);
+    *h = xf_hash_bytes(*h, inputs, sizeof *inputs * (size_t)n_inputs);
+    *h = xf_hash_u64(*h, (uint64_t)n_outputs);
+    return XF_OK;
+}
+
+static xf_status trace_output(void *user, int value, xf_error *err)
+{
+    (void)err;
+    uint64_t *h = user;
+    *h = xf_hash_u64(xf_hash_u64(*h, 3), (uint64_t)value);
+    return XF_OK;
+}
+
 static void roundtrip(const xf_graph *g)
 {
     uint8_t *a = NULL, *b = NULL;
@@ -282,6 +317,17 @@ static void roundtrip(const xf_graph *g)
     ck_assert_int_eq(xf_rulesdb_graph_serialize(&back, &b, &lb, &err), XF_OK);
     ck_assert_uint_eq(la, lb);
     ck_assert_int_eq(memcmp(a, b, la), 0);
+    /* decoding hands a sink what feeding the loaded graph does (inputs
+     * past the names are "in<i>" in the loaded graph) */
+    const char *all[] = {"p", "in1", "in2", "in3", "in4", "in5", "in6", "in7", NULL};
+    ck_assert_int_le(back.n_inputs, 8);
+    uint64_t decoded = 0, fed = 0;
+    xf_graph_sink to_decoded = {&decoded, trace_input, trace_node, trace_output};
+    xf_graph_sink to_fed = {&fed, trace_input, trace_node, trace_output};
+    ck_assert_msg(xf_rulesdb_graph_decode(a, la, all, &to_decoded, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_graph_feed(&back, &to_fed, &err) == XF_OK, "%s", err.msg);
+    ck_assert_uint_eq(decoded, fed);
+    ck_assert_uint_ne(decoded, 0);
     free(a);
     free(b);
     xf_graph_free(&back);
