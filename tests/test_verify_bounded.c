@@ -2646,9 +2646,9 @@ static void expect_refuted_at_averaged_sizes(xf_verifier *own_only, xf_rule *r)
     xf_rule_free(r);
 }
 
-/* x y against twice (or once) the mean of x * y^T along the inner dim:
- * x [2, 1, n], y [2, n, 1] (a batched dot product against its mean). */
-static void dot_against_mean(xf_rule *r, int64_t n, int twice)
+/* x y against `times` (1 to 3) times the mean of x * y^T along the inner
+ * dim: x [2, 1, n], y [2, n, 1] (a batched dot product against its mean). */
+static void dot_against_mean(xf_rule *r, int64_t n, int times)
 {
     int s[2], d[2];
     xf_shape sh[2] = {xf_shape_make(3, (const int64_t[]){2, 1, n}),
@@ -2659,7 +2659,9 @@ static void dot_against_mean(xf_rule *r, int64_t n, int twice)
     tr.n_axes = 3, tr.axes[0] = 0, tr.axes[1] = 2, tr.axes[2] = 1;
     int m = mean_last(&r->dst, op(&r->dst, XF_OP_MUL, NULL, d[0],
                                   op(&r->dst, XF_OP_TRANSPOSE, &tr, d[1], -1)));
-    xf_test_out(&r->dst, twice ? op(&r->dst, XF_OP_ADD, NULL, m, m) : m);
+    int sum = m;
+    for (int t = 1; t < times; t++) sum = op(&r->dst, XF_OP_ADD, NULL, sum, m);
+    xf_test_out(&r->dst, sum);
 }
 
 START_TEST(own_shapes_prove_averaged_classes)
@@ -2745,11 +2747,11 @@ START_TEST(own_shapes_prove_averaged_classes)
         /* x y = mean(x y^T) while the inner dim has one element, not two:
          * K = 1, A = 1, so sizes 1 and 2 are checked (size 1 alone, K
          * without A, would prove it) */
-        dot_against_mean(&r, 1, 0);
+        dot_against_mean(&r, 1, 1);
         if (pass == 0) expect_refuted_at_averaged_sizes(own_only, &r);
         else ck_assert_int_gt(expect_refuted(&r), 0);
         /* x y = 2 mean(x y^T): the sum as the mean times the own size 2 */
-        dot_against_mean(&r, 2, 1);
+        dot_against_mean(&r, 2, 2);
         if (pass == 0) expect_refuted_at_averaged_sizes(own_only, &r);
         else ck_assert_int_gt(expect_refuted(&r), 0);
         /* mean(a) mean(a) = mean(a a) at one column of a, not at two */
@@ -2826,6 +2828,27 @@ START_TEST(own_shapes_prove_averaged_classes)
                                mean_last(&r.dst, d[1])));
         expect_near_miss(own_only, &r, pass, "dim 1 of input a takes other sizes where an operator "
                                              "mixes along it");
+    }
+    xf_verifier_free(own_only);
+}
+END_TEST
+
+/* The sizes 1..K + A of an averaged class stand for the others only when
+ * they are checked: x y = 3 mean(x y^T) at an inner dim of 3 (false at 4)
+ * with a stored domain that admits an inner dim of 3 or more, so none of
+ * the sizes 1 and 2 the argument needs (review 44c, M1). With the own
+ * shapes alone it stays unproved; with the float probe it is refuted. */
+START_TEST(own_shapes_averaged_sizes_none_admissible)
+{
+    xf_verifier *own_only = own_only_verifier();
+    for (int pass = 0; pass < 2; pass++) {
+        xf_rule r;
+        dot_against_mean(&r, 3, 3);
+        xf_error err;
+        ck_assert_msg(xf_domain_parse("in0[-1] >= 3; in0[-1] == in1[-2]", NULL, 0, &r.domain, &err) ==
+                          XF_OK,
+                      "%s", err.msg);
+        expect_near_miss(own_only, &r, pass, "is admissible besides the own shapes");
     }
     xf_verifier_free(own_only);
 }
@@ -3090,6 +3113,7 @@ static Suite *suite(void)
     tcase_add_test(tc, own_shapes_prove_near_the_ends);
     tcase_add_test(tc, ends_prove_nothing_when_none_is_admissible);
     tcase_add_test(tc, own_shapes_prove_averaged_classes);
+    tcase_add_test(tc, own_shapes_averaged_sizes_none_admissible);
     tcase_add_test(tc, own_shapes_sums_with_a_bias_near_miss);
     tcase_add_test(tc, own_shapes_prove_batch_cases);
     tcase_add_test(tc, own_shapes_prove_sums_before_nonpolynomial);
