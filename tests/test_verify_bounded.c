@@ -2627,11 +2627,16 @@ END_TEST
  * over it in one product). Near misses, true at the own size of the class
  * and false at others, are refuted at those sizes with the own shapes
  * alone, or stay unproved where a ReLU reads a mean. */
-static int mean_last(xf_graph *g, int x)
+static int mean_at(xf_graph *g, int x, int axis)
 {
     xf_params mean = xf_params_default();
-    mean.n_axes = 1, mean.axes[0] = -1, mean.keepdims = 1;
+    mean.n_axes = 1, mean.axes[0] = axis, mean.keepdims = 1;
     return op(g, XF_OP_REDUCE_MEAN, &mean, x, -1);
+}
+
+static int mean_last(xf_graph *g, int x)
+{
+    return mean_at(g, x, -1);
 }
 
 /* A false rule the sizes its averaged class is checked at refute, with
@@ -2829,6 +2834,45 @@ START_TEST(own_shapes_prove_averaged_classes)
         expect_near_miss(own_only, &r, pass, "dim 1 of input a takes other sizes where an operator "
                                              "mixes along it");
     }
+    xf_verifier_free(own_only);
+}
+END_TEST
+
+/* A matmul operand whose batch dim is a keepdims mean's kept axis (a
+ * class fixed at 1) is used whole at every batch index of the other
+ * operand, so it does not mix the other's batch class, which stays
+ * averaged (an element-wise broadcast along it would mix it): x and y
+ * [M, 2, 2], mean_n(mean_n(x) y_n) = mean_n(x) mean_n(y) is proved at
+ * M = 1 and 3 and holds in floats at every planned shape; the near miss
+ * mean_n((mean(x) y_n) * y_n) = (mean(x) mean(y)) * mean(y), true where
+ * M = 1, is refuted at the averaged sizes (review 44c, L1). */
+START_TEST(own_shapes_average_through_a_batch_broadcast)
+{
+    xf_verifier *own_only = own_only_verifier();
+    static const int64_t sizes[2] = {1, 3};
+    for (int i = 0; i < 2; i++) {
+        xf_rule r;
+        int s[2], d[2];
+        int64_t dm[3] = {sizes[i], 2, 2};
+        xf_shape sh[2] = {xf_shape_make(3, dm), xf_shape_make(3, dm)};
+        inputs(&r, 2, sh, s, d);
+        int ms = mean_at(&r.src, s[0], 0);
+        xf_test_out(&r.src, mean_at(&r.src, op(&r.src, XF_OP_MATMUL, NULL, ms, s[1]), 0));
+        int mx = mean_at(&r.dst, d[0], 0), my = mean_at(&r.dst, d[1], 0);
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, mx, my));
+        expect_own_shapes_prove(&r, 1, "2 averaged by a mean");
+    }
+    xf_rule r;
+    int s[2], d[2];
+    int64_t dm[3] = {1, 2, 2};
+    xf_shape sh[2] = {xf_shape_make(3, dm), xf_shape_make(3, dm)};
+    inputs(&r, 2, sh, s, d);
+    int z = op(&r.src, XF_OP_MATMUL, NULL, mean_at(&r.src, s[0], 0), s[1]);
+    xf_test_out(&r.src, mean_at(&r.src, op(&r.src, XF_OP_MUL, NULL, z, s[1]), 0));
+    int my = mean_at(&r.dst, d[1], 0);
+    int zd = op(&r.dst, XF_OP_MATMUL, NULL, mean_at(&r.dst, d[0], 0), my);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MUL, NULL, zd, my));
+    expect_refuted_at_averaged_sizes(own_only, &r);
     xf_verifier_free(own_only);
 }
 END_TEST
@@ -3114,6 +3158,7 @@ static Suite *suite(void)
     tcase_add_test(tc, ends_prove_nothing_when_none_is_admissible);
     tcase_add_test(tc, own_shapes_prove_averaged_classes);
     tcase_add_test(tc, own_shapes_averaged_sizes_none_admissible);
+    tcase_add_test(tc, own_shapes_average_through_a_batch_broadcast);
     tcase_add_test(tc, own_shapes_sums_with_a_bias_near_miss);
     tcase_add_test(tc, own_shapes_prove_batch_cases);
     tcase_add_test(tc, own_shapes_prove_sums_before_nonpolynomial);
