@@ -2877,6 +2877,31 @@ START_TEST(own_shapes_average_through_a_batch_broadcast)
 }
 END_TEST
 
+/* edge_join's cap on the classes of one rule read near their ends or
+ * averaged (XFB_EDGE_CLASSES, 4): mean(a + a) = mean(a) + mean(a) over
+ * every axis of a [2, 2, 2, 2, 2], one mean an axis, is proved with four
+ * averaged classes (a rank-4 a) and not with five, the fifth mixing
+ * instead of taking a slot beyond the domain's arrays (review 44c, L2). */
+START_TEST(own_shapes_average_at_most_four_classes)
+{
+    static const int64_t d2[5] = {2, 2, 2, 2, 2};
+    for (int rank = 4; rank <= 5; rank++) {
+        xf_rule r;
+        int s[1], d[1];
+        xf_shape sh[1] = {xf_shape_make(rank, d2)};
+        inputs(&r, 1, sh, s, d);
+        int ms = op(&r.src, XF_OP_ADD, NULL, s[0], s[0]), md = d[0];
+        for (int axis = 0; axis < rank; axis++) ms = mean_at(&r.src, ms, axis), md = mean_at(&r.dst, md, axis);
+        xf_test_out(&r.src, ms);
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, md, md));
+        if (rank == 4) expect_own_shapes_prove(&r, 1, "4 averaged by a mean");
+        else
+            expect_own_shapes_prove(&r, 0, "dim 4 of input a takes other sizes where an operator mixes "
+                                           "along it (reduce_mean)");
+    }
+}
+END_TEST
+
 /* The sizes 1..K + A of an averaged class stand for the others only when
  * they are checked: x y = 3 mean(x y^T) at an inner dim of 3 (false at 4)
  * with a stored domain that admits an inner dim of 3 or more, so none of
@@ -3158,6 +3183,7 @@ static Suite *suite(void)
     tcase_add_test(tc, ends_prove_nothing_when_none_is_admissible);
     tcase_add_test(tc, own_shapes_prove_averaged_classes);
     tcase_add_test(tc, own_shapes_averaged_sizes_none_admissible);
+    tcase_add_test(tc, own_shapes_average_at_most_four_classes);
     tcase_add_test(tc, own_shapes_average_through_a_batch_broadcast);
     tcase_add_test(tc, own_shapes_sums_with_a_bias_near_miss);
     tcase_add_test(tc, own_shapes_prove_batch_cases);
