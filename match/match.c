@@ -193,11 +193,15 @@ static int same_or_batched(const xf_params *have, const xf_params *want, int ran
            memcmp(have->shape, want->shape + lead, sizeof have->shape[0] * (size_t)rank) == 0;
 }
 
-/* The source node that reads value v first (the lowest index: rule graphs
- * are in topological order), -1 when none reads it; *at gets the slot. */
-static int first_reader(const xf_graph *src, int v, int *at)
+/* The source node that reads value v first in the source's topological
+ * order (xf_graph_topo_order, the order the bounded check sizes generators
+ * in: verify/bounded_shapes.c; review 44a, F5), -1 when none reads it;
+ * *at gets the slot. */
+static int first_reader(const match_ctx *c, int v, int *at)
 {
-    for (int j = 0; j < src->n_nodes; j++) {
+    const xf_graph *src = &c->rr->rule.src;
+    for (int q = 0; q < src->n_nodes; q++) {
+        int j = c->rr->pat.src_order[q];
         const xf_node *u = &src->nodes[j];
         for (int s = 0; s < u->n_inputs; s++)
             if (u->inputs[s] == v) {
@@ -233,7 +237,7 @@ static void sized_by(const match_ctx *c, const xf_node *gen, int j, int at, xf_p
     const xf_node *u = &src->nodes[j], *gu = &c->g->nodes[c->node_of[j]];
     const xf_shape *own[2] = {NULL, NULL}, *now[2] = {NULL, NULL};
     for (int s = 0, r; s < 2 && s < u->n_inputs; s++) {
-        if (generator_output(src, u->inputs[s]) && first_reader(src, u->inputs[s], &r) == j)
+        if (generator_output(src, u->inputs[s]) && first_reader(c, u->inputs[s], &r) == j)
             continue;
         own[s] = &src->values[u->inputs[s]].shape;
         now[s] = &c->g->values[gu->inputs[slot(c, j, s)]].shape; /* the model's, in rule order */
@@ -254,7 +258,7 @@ static int generator_as_proved(const match_ctx *c, int k, int node)
     const xf_graph *src = &c->rr->rule.src;
     const xf_node *gen = &src->nodes[k];
     xf_params want = gen->params;
-    int at = 0, j = first_reader(src, gen->outputs[0], &at);
+    int at = 0, j = first_reader(c, gen->outputs[0], &at);
     if (j >= 0) sized_by(c, gen, j, at, &want);
     return same_or_batched(&c->g->nodes[node].params, &want, gen->params.n_shape);
 }

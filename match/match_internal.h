@@ -62,6 +62,8 @@ typedef struct xf_pattern {
     int n_nodes, n_inputs, n_outputs;
     xf_pat_node nodes[XF_MATCH_MAX_NODES]; /* in the source graph's node order */
     xf_pat_step steps[XF_MATCH_MAX_NODES];
+    int src_order[XF_MATCH_MAX_NODES]; /* xf_graph_topo_order of the source, the order the
+                                          verifier sizes generators in */
     xf_dtype in_dtype[XF_MATCH_MAX_INPUTS];
     int in_used[XF_MATCH_MAX_INPUTS]; /* read by some source operator */
     int in_scalar[XF_MATCH_MAX_INPUTS]; /* rank 0 in the rule: binds only a one-element

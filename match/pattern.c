@@ -293,6 +293,7 @@ static int compile_source(const xf_rule *r, xf_pattern *pat, const char **why)
         *why = "the source side is not a DAG";
         return 0;
     }
+    memcpy(pat->src_order, order, sizeof order[0] * (size_t)g->n_nodes);
     for (int t = 0; t < g->n_nodes; t++) {
         xf_pat_step *st = &pat->steps[t];
         if (t == 0)

@@ -2627,11 +2627,16 @@ END_TEST
  * over it in one product). Near misses, true at the own size of the class
  * and false at others, are refuted at those sizes with the own shapes
  * alone, or stay unproved where a ReLU reads a mean. */
-static int mean_last(xf_graph *g, int x)
+static int mean_at(xf_graph *g, int x, int axis)
 {
     xf_params mean = xf_params_default();
-    mean.n_axes = 1, mean.axes[0] = -1, mean.keepdims = 1;
+    mean.n_axes = 1, mean.axes[0] = axis, mean.keepdims = 1;
     return op(g, XF_OP_REDUCE_MEAN, &mean, x, -1);
+}
+
+static int mean_last(xf_graph *g, int x)
+{
+    return mean_at(g, x, -1);
 }
 
 /* A false rule the sizes its averaged class is checked at refute, with
@@ -2646,9 +2651,9 @@ static void expect_refuted_at_averaged_sizes(xf_verifier *own_only, xf_rule *r)
     xf_rule_free(r);
 }
 
-/* x y against twice (or once) the mean of x * y^T along the inner dim:
- * x [2, 1, n], y [2, n, 1] (a batched dot product against its mean). */
-static void dot_against_mean(xf_rule *r, int64_t n, int twice)
+/* x y against `times` (1 to 3) times the mean of x * y^T along the inner
+ * dim: x [2, 1, n], y [2, n, 1] (a batched dot product against its mean). */
+static void dot_against_mean(xf_rule *r, int64_t n, int times)
 {
     int s[2], d[2];
     xf_shape sh[2] = {xf_shape_make(3, (const int64_t[]){2, 1, n}),
@@ -2659,7 +2664,9 @@ static void dot_against_mean(xf_rule *r, int64_t n, int twice)
     tr.n_axes = 3, tr.axes[0] = 0, tr.axes[1] = 2, tr.axes[2] = 1;
     int m = mean_last(&r->dst, op(&r->dst, XF_OP_MUL, NULL, d[0],
                                   op(&r->dst, XF_OP_TRANSPOSE, &tr, d[1], -1)));
-    xf_test_out(&r->dst, twice ? op(&r->dst, XF_OP_ADD, NULL, m, m) : m);
+    int sum = m;
+    for (int t = 1; t < times; t++) sum = op(&r->dst, XF_OP_ADD, NULL, sum, m);
+    xf_test_out(&r->dst, sum);
 }
 
 START_TEST(own_shapes_prove_averaged_classes)
@@ -2745,11 +2752,11 @@ START_TEST(own_shapes_prove_averaged_classes)
         /* x y = mean(x y^T) while the inner dim has one element, not two:
          * K = 1, A = 1, so sizes 1 and 2 are checked (size 1 alone, K
          * without A, would prove it) */
-        dot_against_mean(&r, 1, 0);
+        dot_against_mean(&r, 1, 1);
         if (pass == 0) expect_refuted_at_averaged_sizes(own_only, &r);
         else ck_assert_int_gt(expect_refuted(&r), 0);
         /* x y = 2 mean(x y^T): the sum as the mean times the own size 2 */
-        dot_against_mean(&r, 2, 1);
+        dot_against_mean(&r, 2, 2);
         if (pass == 0) expect_refuted_at_averaged_sizes(own_only, &r);
         else ck_assert_int_gt(expect_refuted(&r), 0);
         /* mean(a) mean(a) = mean(a a) at one column of a, not at two */
@@ -2826,6 +2833,91 @@ START_TEST(own_shapes_prove_averaged_classes)
                                mean_last(&r.dst, d[1])));
         expect_near_miss(own_only, &r, pass, "dim 1 of input a takes other sizes where an operator "
                                              "mixes along it");
+    }
+    xf_verifier_free(own_only);
+}
+END_TEST
+
+/* A matmul operand whose batch dim is a keepdims mean's kept axis (a
+ * class fixed at 1) is used whole at every batch index of the other
+ * operand, so it does not mix the other's batch class, which stays
+ * averaged (an element-wise broadcast along it would mix it): x and y
+ * [M, 2, 2], mean_n(mean_n(x) y_n) = mean_n(x) mean_n(y) is proved at
+ * M = 1 and 3 and holds in floats at every planned shape; the near miss
+ * mean_n((mean(x) y_n) * y_n) = (mean(x) mean(y)) * mean(y), true where
+ * M = 1, is refuted at the averaged sizes (review 44c, L1). */
+START_TEST(own_shapes_average_through_a_batch_broadcast)
+{
+    xf_verifier *own_only = own_only_verifier();
+    static const int64_t sizes[2] = {1, 3};
+    for (int i = 0; i < 2; i++) {
+        xf_rule r;
+        int s[2], d[2];
+        int64_t dm[3] = {sizes[i], 2, 2};
+        xf_shape sh[2] = {xf_shape_make(3, dm), xf_shape_make(3, dm)};
+        inputs(&r, 2, sh, s, d);
+        int ms = mean_at(&r.src, s[0], 0);
+        xf_test_out(&r.src, mean_at(&r.src, op(&r.src, XF_OP_MATMUL, NULL, ms, s[1]), 0));
+        int mx = mean_at(&r.dst, d[0], 0), my = mean_at(&r.dst, d[1], 0);
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_MATMUL, NULL, mx, my));
+        expect_own_shapes_prove(&r, 1, "2 averaged by a mean");
+    }
+    xf_rule r;
+    int s[2], d[2];
+    int64_t dm[3] = {1, 2, 2};
+    xf_shape sh[2] = {xf_shape_make(3, dm), xf_shape_make(3, dm)};
+    inputs(&r, 2, sh, s, d);
+    int z = op(&r.src, XF_OP_MATMUL, NULL, mean_at(&r.src, s[0], 0), s[1]);
+    xf_test_out(&r.src, mean_at(&r.src, op(&r.src, XF_OP_MUL, NULL, z, s[1]), 0));
+    int my = mean_at(&r.dst, d[1], 0);
+    int zd = op(&r.dst, XF_OP_MATMUL, NULL, mean_at(&r.dst, d[0], 0), my);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MUL, NULL, zd, my));
+    expect_refuted_at_averaged_sizes(own_only, &r);
+    xf_verifier_free(own_only);
+}
+END_TEST
+
+/* edge_join's cap on the classes of one rule read near their ends or
+ * averaged (XFB_EDGE_CLASSES, 4): mean(a + a) = mean(a) + mean(a) over
+ * every axis of a [2, 2, 2, 2, 2], one mean an axis, is proved with four
+ * averaged classes (a rank-4 a) and not with five, the fifth mixing
+ * instead of taking a slot beyond the domain's arrays (review 44c, L2). */
+START_TEST(own_shapes_average_at_most_four_classes)
+{
+    static const int64_t d2[5] = {2, 2, 2, 2, 2};
+    for (int rank = 4; rank <= 5; rank++) {
+        xf_rule r;
+        int s[1], d[1];
+        xf_shape sh[1] = {xf_shape_make(rank, d2)};
+        inputs(&r, 1, sh, s, d);
+        int ms = op(&r.src, XF_OP_ADD, NULL, s[0], s[0]), md = d[0];
+        for (int axis = 0; axis < rank; axis++) ms = mean_at(&r.src, ms, axis), md = mean_at(&r.dst, md, axis);
+        xf_test_out(&r.src, ms);
+        xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, md, md));
+        if (rank == 4) expect_own_shapes_prove(&r, 1, "4 averaged by a mean");
+        else
+            expect_own_shapes_prove(&r, 0, "dim 4 of input a takes other sizes where an operator mixes "
+                                           "along it (reduce_mean)");
+    }
+}
+END_TEST
+
+/* The sizes 1..K + A of an averaged class stand for the others only when
+ * they are checked: x y = 3 mean(x y^T) at an inner dim of 3 (false at 4)
+ * with a stored domain that admits an inner dim of 3 or more, so none of
+ * the sizes 1 and 2 the argument needs (review 44c, M1). With the own
+ * shapes alone it stays unproved; with the float probe it is refuted. */
+START_TEST(own_shapes_averaged_sizes_none_admissible)
+{
+    xf_verifier *own_only = own_only_verifier();
+    for (int pass = 0; pass < 2; pass++) {
+        xf_rule r;
+        dot_against_mean(&r, 3, 3);
+        xf_error err;
+        ck_assert_msg(xf_domain_parse("in0[-1] >= 3; in0[-1] == in1[-2]", NULL, 0, &r.domain, &err) ==
+                          XF_OK,
+                      "%s", err.msg);
+        expect_near_miss(own_only, &r, pass, "is admissible besides the own shapes");
     }
     xf_verifier_free(own_only);
 }
@@ -3090,6 +3182,9 @@ static Suite *suite(void)
     tcase_add_test(tc, own_shapes_prove_near_the_ends);
     tcase_add_test(tc, ends_prove_nothing_when_none_is_admissible);
     tcase_add_test(tc, own_shapes_prove_averaged_classes);
+    tcase_add_test(tc, own_shapes_averaged_sizes_none_admissible);
+    tcase_add_test(tc, own_shapes_average_at_most_four_classes);
+    tcase_add_test(tc, own_shapes_average_through_a_batch_broadcast);
     tcase_add_test(tc, own_shapes_sums_with_a_bias_near_miss);
     tcase_add_test(tc, own_shapes_prove_batch_cases);
     tcase_add_test(tc, own_shapes_prove_sums_before_nonpolynomial);

@@ -252,12 +252,15 @@
  * along C holds at one element and not at two (K = 2, A = 2: sizes 1..4
  * refute it); `matmul(x, y) = mean(x y^T)` holds at m = 1 (K = 1, A = 1:
  * size 2 refutes it). The 1/m is what a mean's coefficient depends on,
- * and a class a softmax, layer norm, window or broadcast reads (whose
- * terms hold 1/m and m otherwise: the mean of a layer norm cancels by
- * m (1/m) = 1) is not averaged: it mixes. The classes extend one at a
- * time as the classes near the ends do (one grid of their sizes,
- * bounded_shapes.c); in case (a) the held coefficients are the same at
- * every size of C.
+ * and a class a softmax, layer norm, window or element-wise broadcast
+ * reads (whose terms hold 1/m and m otherwise: the mean of a layer norm
+ * cancels by m (1/m) = 1) is not averaged: it mixes. A matmul operand
+ * whose batch dim is a class fixed at 1 (a mean's kept axis) broadcast
+ * along C is used whole at every index, as a missing dim is
+ * (bounded_ties_blocks.c), so C stays averaged there. The classes
+ * extend one at a time as the classes near the ends do (one grid of
+ * their sizes, bounded_shapes.c); in case (a) the held coefficients are
+ * the same at every size of C.
  *
  * With every input dim fixed, indexed or summed, the exact check valid at
  * the own shapes is valid at every admissible shape, any size, not only
