@@ -24,6 +24,12 @@ void xf_params_set_shape(xf_params *p, const xf_shape *s)
     for (int i = 0; i < s->rank; i++) p->shape[i] = s->dims[i];
 }
 
+int xf_params_same_shape(const xf_params *a, const xf_params *b)
+{
+    return a->n_shape == b->n_shape &&
+           memcmp(a->shape, b->shape, sizeof a->shape[0] * (size_t)a->n_shape) == 0;
+}
+
 void xf_graph_init(xf_graph *g)
 {
     memset(g, 0, sizeof *g);

@@ -429,6 +429,8 @@ typedef struct xf_params {
 xf_params xf_params_default(void);
 /* p's shape parameter (reshape target, generator shape) set to shape s. */
 void xf_params_set_shape(xf_params *p, const xf_shape *s);
+/* Whether a and b have the same shape parameter. */
+int xf_params_same_shape(const xf_params *a, const xf_params *b);
 /* Zeroes every field `op` does not read (documented in ir/op_table.c), so
  * equal operations have equal bytes. xf_graph_add_node applies it. */
 void xf_params_canonical(xf_op op, xf_params *p);

@@ -144,8 +144,7 @@ int xf_rule_generator_shape(xf_op gop, const xf_params *rule_p, xf_op user_op, i
     xf_params at_own = *rule_p;
     *p = *rule_p;
     if (!consumer_shape(gop, user_op, n_in, slot, own, &at_own) ||
-        at_own.n_shape != rule_p->n_shape ||
-        memcmp(at_own.shape, rule_p->shape, sizeof at_own.shape[0] * (size_t)at_own.n_shape) != 0)
+        !xf_params_same_shape(&at_own, rule_p))
         return 0; /* its consumer does not give it its own shape: it keeps it */
     if (consumer_shape(gop, user_op, n_in, slot, in, p)) return 1;
     *p = *rule_p;

@@ -171,14 +171,6 @@ static int slot(const match_ctx *c, int k, int s)
     return c->swap[k] ? 1 - s : s;
 }
 
-/* Whether a and b have the same shape parameter (reshape target,
- * generator shape). */
-static int same_shape_param(const xf_params *a, const xf_params *b)
-{
-    return a->n_shape == b->n_shape &&
-           memcmp(a->shape, b->shape, sizeof a->shape[0] * (size_t)a->n_shape) == 0;
-}
-
 /* Whether generator parameters `have` give the shape `want`, or want's
  * last `rank` axes where want has more: an element-wise consumer's other
  * operand batched over axes the rule lacks (m0[b,4,4] * ones[4,4] for the
@@ -187,7 +179,7 @@ static int same_shape_param(const xf_params *a, const xf_params *b)
  * element, as the rule's inputs are batched (review 42d, L1). */
 static int same_or_batched(const xf_params *have, const xf_params *want, int rank)
 {
-    if (same_shape_param(have, want)) return 1;
+    if (xf_params_same_shape(have, want)) return 1;
     int lead = want->n_shape - rank;
     return have->n_shape == rank && lead > 0 &&
            memcmp(have->shape, want->shape + lead, sizeof have->shape[0] * (size_t)rank) == 0;
@@ -483,7 +475,7 @@ static void complete(match_ctx *c)
             eps = e;
         }
         if (pat->views_exact && pat->nodes[k].op == XF_OP_RESHAPE) {
-            if (!same_shape_param(&c->rr->rule.src.nodes[k].params, &g->nodes[m.nodes[k]].params))
+            if (!xf_params_same_shape(&c->rr->rule.src.nodes[k].params, &g->nodes[m.nodes[k]].params))
                 return;
         }
     }
