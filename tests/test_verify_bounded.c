@@ -2963,8 +2963,131 @@ START_TEST(own_shapes_sums_with_a_bias_near_miss)
                     op(g, XF_OP_TRANSPOSE, &t2, cb, -1));
         xf_test_out(g, op(g, XF_OP_ADD, NULL, op(g, XF_OP_ADD, NULL, m1, m2), m3));
         expect_near_miss(own_only, &r, pass, "dim 0 of input a takes other sizes, summed over "
-                                             "where a convolution's bias adds a constant along it");
+                                             "where a bias (a convolution's, or a scalar added) "
+                                             "adds a constant along it");
     }
+    xf_verifier_free(own_only);
+}
+END_TEST
+
+/* (x + s) @ (y + s) + (x - s) @ (y - s) for a rank-0 s: twice x @ y plus
+ * 2 n s^2 over an inner dim of n. */
+static int biased_products(xf_graph *g, int x, int y, int sc)
+{
+    int p = op(g, XF_OP_MATMUL, NULL, op(g, XF_OP_ADD, NULL, x, sc), op(g, XF_OP_ADD, NULL, y, sc));
+    int q = op(g, XF_OP_MATMUL, NULL, op(g, XF_OP_SUB, NULL, x, sc), op(g, XF_OP_SUB, NULL, y, sc));
+    return op(g, XF_OP_ADD, NULL, p, q);
+}
+
+/* A rank-0 operand of add, sub or mul (verify/bounded_ties.c, tie_scalar)
+ * is one element used at every index: the result keeps the other
+ * operand's dims (mixing before, revision 13). Added or subtracted it is
+ * a constant along them (a bias: a sum over such a class has n copies of
+ * it, so it is not summed that way), multiplied it is not. */
+START_TEST(own_shapes_prove_with_a_scalar_operand)
+{
+    xf_rule r;
+    int s[5], d[5];
+    xf_shape s0 = xf_shape_make(0, NULL);
+    /* relu(a - s) + a = a + relu(a - s): a's dims an index */
+    xf_shape sh1[2] = {xf_shape_make(2, d23), s0};
+    inputs(&r, 2, sh1, s, d);
+    int rs = op(&r.src, XF_OP_RELU, NULL, op(&r.src, XF_OP_SUB, NULL, s[0], s[1]), -1);
+    xf_test_out(&r.src, op(&r.src, XF_OP_ADD, NULL, rs, s[0]));
+    int rd = op(&r.dst, XF_OP_RELU, NULL, op(&r.dst, XF_OP_SUB, NULL, d[0], d[1]), -1);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, d[0], rd));
+    with_domain(&r);
+    expect_own_shapes_prove(&r, 1, "2 an index no operator mixes, 0 summed over");
+
+    /* (s a) b = s (a b): the inner dim summed, a product keeping a's entry */
+    xf_shape sh2[3] = {xf_shape_make(2, d23), xf_shape_make(2, d32), s0};
+    inputs(&r, 3, sh2, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_MATMUL, NULL, op(&r.src, XF_OP_MUL, NULL, s[2], s[0]), s[1]));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_MUL, NULL, op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[1]), d[2]));
+    with_domain(&r);
+    expect_own_shapes_prove(&r, 1, "2 an index no operator mixes, 2 summed over");
+
+    /* mean(a + s) = mean(a) + s along a's columns: the mean's sum has n
+     * copies of s, which the averaged class counts */
+    inputs(&r, 2, sh1, s, d);
+    xf_test_out(&r.src, mean_last(&r.src, op(&r.src, XF_OP_ADD, NULL, s[0], s[1])));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, mean_last(&r.dst, d[0]), d[1]));
+    with_domain(&r);
+    expect_own_shapes_prove(&r, 1, "1 averaged by a mean");
+
+    /* Near misses: 2 a b + 2 n s^2 against 2 a b + 2 s^2, equal while the
+     * inner dim n is 1; the scalar added is a bias along it. Also with
+     * the inner dim the layout of concat(a, c) and concat(b, e), the
+     * scalar added to the concats (4 s^2 at one column of a and one of c):
+     * the bias reaches the layout's parts. */
+    static const int64_t d21[2] = {2, 1}, d12[2] = {1, 2};
+    xf_shape sh3[5] = {xf_shape_make(2, d21), xf_shape_make(2, d12), s0, xf_shape_make(2, d21),
+                       xf_shape_make(2, d12)};
+    xf_params c1 = xf_params_default(), c0 = xf_params_default();
+    c1.axis = 1, c0.axis = 0;
+    xf_verifier *own_only = own_only_verifier();
+    for (int layout = 0; layout < 2; layout++)
+        for (int pass = 0; pass < 2; pass++) {
+            inputs(&r, layout ? 5 : 3, sh3, s, d);
+            int x = layout ? op(&r.src, XF_OP_CONCAT, &c1, s[0], s[3]) : s[0];
+            int y = layout ? op(&r.src, XF_OP_CONCAT, &c0, s[1], s[4]) : s[1];
+            xf_test_out(&r.src, biased_products(&r.src, x, y, s[2]));
+            int ab = op(&r.dst, XF_OP_MATMUL, NULL, d[0], d[1]);
+            if (layout) ab = op(&r.dst, XF_OP_ADD, NULL, ab, op(&r.dst, XF_OP_MATMUL, NULL, d[3], d[4]));
+            int ss = op(&r.dst, XF_OP_MUL, NULL, d[2], d[2]);
+            int k = op(&r.dst, XF_OP_ADD, NULL, ss, ss);
+            if (layout) k = op(&r.dst, XF_OP_ADD, NULL, k, k);
+            xf_test_out(&r.dst, op(&r.dst, XF_OP_ADD, NULL, op(&r.dst, XF_OP_ADD, NULL, ab, ab), k));
+            with_domain(&r);
+            expect_near_miss(own_only, &r, pass, "dim 1 of input a takes other sizes, summed over "
+                                                 "where a bias (a convolution's, or a scalar "
+                                                 "added) adds a constant along it");
+        }
+    xf_verifier_free(own_only);
+}
+END_TEST
+
+/* A slice [0, e) whose end is its axis's own size (verify/bounded_ties.c,
+ * tie_slice): the whole axis at the own shapes, the constant [0, e)
+ * elsewhere (the domain's reading and the matcher's), so the axis is read
+ * near its start, checked at the sizes up to e + k (mixing before,
+ * revision 13). */
+START_TEST(own_shapes_prove_a_slice_of_the_whole_axis)
+{
+    xf_rule r;
+    int s[1], d[1];
+    xf_error err;
+    static const int64_t d13[2] = {1, 3};
+    xf_shape sh[1] = {xf_shape_make(2, d13)};
+    xf_params row0 = slice_params(0, 0, 1), rows01 = slice_params(0, 0, 2);
+    /* Near miss: rows 0..1 of concat(a, a) as row 0 of a twice, equal at
+     * a's one row, false at two: both slices take their axis whole at the
+     * own shapes. Read near the start, the sizes up to 3 refute it at 2;
+     * taken as the whole axis at every size it would be proved. */
+    xf_params cat = xf_params_default();
+    cat.axis = 0;
+    inputs(&r, 1, sh, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_RELU, NULL,
+                           op(&r.src, XF_OP_SLICE, &rows01, self_concat(&r.src, s[0], 0), -1), -1));
+    int a0 = op(&r.dst, XF_OP_SLICE, &row0, d[0], -1);
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, op(&r.dst, XF_OP_CONCAT, &cat, a0, a0), -1));
+    with_domain(&r);
+    xf_verifier *own_only = own_only_verifier();
+    xf_bounded b;
+    xf_bounded_init(&b);
+    ck_assert_msg(xf_verify_bounded_refute(own_only, &r, &b, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(b.result == XF_BOUNDED_REFUTED && !b.proves, "got %s (proves %d): %s",
+                  xf_bounded_result_name(b.result), b.proves, b.detail);
+    ck_assert_int_eq(b.inputs[0].shape.dims[0], 2);
+    xf_bounded_free(&b);
+    xf_rule_free(&r);
+
+    /* row 0 of relu(x) is relu of row 0 of x, x of one row */
+    inputs(&r, 1, sh, s, d);
+    xf_test_out(&r.src, op(&r.src, XF_OP_SLICE, &row0, op(&r.src, XF_OP_RELU, NULL, s[0], -1), -1));
+    xf_test_out(&r.dst, op(&r.dst, XF_OP_RELU, NULL, op(&r.dst, XF_OP_SLICE, &row0, d[0], -1), -1));
+    with_domain(&r);
+    expect_own_shapes_prove(&r, 1, "1 an index no operator mixes, 0 summed over, 1 read near");
     xf_verifier_free(own_only);
 }
 END_TEST
@@ -3186,6 +3309,8 @@ static Suite *suite(void)
     tcase_add_test(tc, own_shapes_average_at_most_four_classes);
     tcase_add_test(tc, own_shapes_average_through_a_batch_broadcast);
     tcase_add_test(tc, own_shapes_sums_with_a_bias_near_miss);
+    tcase_add_test(tc, own_shapes_prove_with_a_scalar_operand);
+    tcase_add_test(tc, own_shapes_prove_a_slice_of_the_whole_axis);
     tcase_add_test(tc, own_shapes_prove_batch_cases);
     tcase_add_test(tc, own_shapes_prove_sums_before_nonpolynomial);
     tcase_add_test(tc, own_shapes_sums_before_nonpolynomial_near_misses);

@@ -13,7 +13,8 @@
  *              size wherever the rule applies.
  *   indexed  — in a class no operator on either side mixes (no sum, window,
  *              softmax, layer norm, concat or split along it; element-wise
- *              operands equal; only index-preserving ties such as a conv's
+ *              operands equal, or one of rank 0, a scalar used whole at
+ *              every index; only index-preserving ties such as a conv's
  *              batch axis to its result's, its weight's output channels to
  *              the result's channels, transposes), whose own size is at
  *              least the number k of axes of the class in any one value
@@ -74,9 +75,12 @@
  * indices along the class, an input entry at that index (products keep
  * every factor's entries, sums over other axes and data movement keep the
  * indices, and nothing adds a constant to a value holding the class: an
- * element-wise operand of the same shape holds it too; a convolution's
- * bias adds one along its batch axis, so a class so held is not summed
- * this way: biased, and the sum of m copies of it is m times it). So the monomials'
+ * element-wise operand of the same shape holds it too, and a rank-0 one
+ * multiplied keeps the other's entry; a convolution's bias adds one along
+ * its batch axis and a rank-0 operand added or subtracted along every
+ * axis of the value, so a class so held is not summed this way: biased,
+ * also where it is a part of a layout so held, and the sum of m copies of
+ * it is m times it). So the monomials'
  * supports (their indices along the class) are exactly the element's
  * indices and the summation indices, at most k + s distinct ones; monomials
  * of different supports cannot cancel, and the part of an output element
@@ -470,8 +474,10 @@ typedef struct classes {
     unsigned char *joined;   /* a concat of classes joins it, or it is one (a layout) */
     int layout_open;         /* a layout failed whose part no input dim blocks */
     int *need_mean;          /* summed: the most keepdims means over it in one product */
-    unsigned char *biased;   /* a convolution's bias adds a constant along it (its batch
-                                axis): a sum over it has terms without its index */
+    unsigned char *biased;   /* a constant is added along it (a convolution's bias along
+                                its batch axis, a rank-0 operand added or subtracted;
+                                xfb_ties.bias), or along a layout it is a part of: a sum
+                                over it has terms without its index */
     int means_ok;            /* the rule has no reshape and no mean that drops its axes,
                                 and the ties are not a case's (bounded_cases.c) */
 } classes;
@@ -602,6 +608,7 @@ static void check_layout(xfb_ties *t, classes *c, int a)
         if (ok) {
             c->joined[p] = 1;
             if (!c->fixed[p] && c->summed[a]) c->summed[p] = 1;
+            c->biased[p] |= c->biased[a]; /* a constant along the layout is one along its parts */
         } else if (!c->held[p]) {
             c->layout_open = 1;
         } else if (!c->fixed[p]) {
@@ -645,8 +652,6 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
         for (int i = 0; i < g->n_nodes; i++) {
             const xf_node *nd = &g->nodes[i];
             if (nd->op == XF_OP_REDUCE_MEAN && !nd->params.keepdims) c->means_ok = 0;
-            if (nd->op == XF_OP_CONV && nd->n_inputs > 2 && g->values[nd->outputs[0]].shape.rank > 0)
-                c->biased[family(t, vf_bounded_ties_slot(t, k, nd->outputs[0], 0))] = 1;
         }
     }
     int first_dst = r->dst.n_values ? vf_bounded_ties_slot(t, 1, 0, 0) : t->n;
@@ -655,6 +660,7 @@ static xf_status classes_make(xfb_ties *t, const xf_rule *r, int poly, classes *
         c->mixed[f] |= t->mixing[i];
         c->summed[f] |= t->summed[i];
         c->fixed[f] |= t->fixed[root];
+        c->biased[f] |= t->bias[i];
         c->edge[f] |= t->edge[i];
         c->reach[i >= first_dst][f] += t->reach[i];
         if (t->slice_end[i] > c->end[f]) c->end[f] = t->slice_end[i];
@@ -809,7 +815,7 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
      * may read a value holding the class, and where one reads its sums,
      * each must be one the check can take as abstract ("after their sums") */
     int np_blocks = summed && !poly && (c->np_sees[f] || (c->np_after[f] && !c->abstract_only));
-    /* summed where a convolution's bias adds a constant along it: a sum
+    /* summed where a bias (a convolution's, a scalar added) adds a constant along it: a sum
      * over it has terms without its index, whose count is the size itself
      * (the argument for summed classes needs every term to hold it; the
      * averaged one counts them) */
@@ -845,8 +851,8 @@ static void classify(xfb_ties *t, classes *c, int poly, const xf_value *in, int6
                  d, name);
     else if (bias_blocks)
         snprintf(out->why, sizeof out->why,
-                 "dim %d of input %s takes other sizes, summed over where a convolution's bias "
-                 "adds a constant along it",
+                 "dim %d of input %s takes other sizes, summed over where a bias (a "
+                 "convolution's, or a scalar added) adds a constant along it",
                  d, name);
     else
         snprintf(out->why, sizeof out->why,

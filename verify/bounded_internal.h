@@ -129,6 +129,10 @@ typedef struct xfb_ties {
     unsigned char *summed;  /* per slot: a product sums over this dim (matmul's
                                inner dim, a convolution's input channels);
                                strict, also a keepdims mean's reduced axis */
+    unsigned char *bias;    /* per slot: a constant along this dim is added to
+                               the value (a convolution's bias along its batch
+                               axis, a rank-0 operand added or subtracted): a
+                               sum over it has terms without its index */
     int *base[2];           /* first slot of each value, per side (0 src, 1 dst) */
     /* strict only, per root (bounded_ties_blocks.c): a class whose size is
      * `blocks` whole copies of a plain class `block_of` (a concat of copies

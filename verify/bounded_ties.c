@@ -130,6 +130,13 @@ static void sum(const side *s, int v, int d)
     if (a >= 0) s->t->summed[a] = 1;
 }
 
+/* Dim d of v: a constant along it is added to the value (t->bias). */
+static void bias(const side *s, int v, int d)
+{
+    int a = slot(s, v, d);
+    if (a >= 0) s->t->bias[a] = 1;
+}
+
 static void mix_all(const side *s, int v)
 {
     for (int d = 0; d < rank_of(s, v); d++) mix(s, v, d);
@@ -212,11 +219,15 @@ static void tie_window(const side *s, const xf_params *p, int kh, int kw, int x,
 }
 
 /* A slice of one axis at constant positions [start, end), 0 <= start <
- * end <= the own size, not the whole axis: the output's axis has
- * end - start elements wherever the rule applies (its validity domain says
- * the input's axis is at least end: ir/domain_infer.c), the other axes are
- * kept, and, strict, the input's axis is read near its start only. Any
- * other slice mixes every dim. */
+ * end <= the own size: the output's axis has end - start elements
+ * wherever the rule applies (its validity domain says the input's axis is
+ * at least end: ir/domain_infer.c), the other axes are kept, and, strict,
+ * the input's axis is read near its start only. An end that is the own
+ * size, [0, e) the whole axis at the own shapes, is that constant too: the
+ * domain reads it so, and the matcher binds it to a model slice ending at
+ * e only (match_slice_ends_agree), of an axis of any size >= e. Only an
+ * end "to the end" (XF_SLICE_TO_THE_END, past the own size) follows the
+ * axis; it mixes, as does any other slice. */
 static void tie_slice(const side *s, const xf_rule *r, const xf_node *nd)
 {
     const xf_params *p = &nd->params;
@@ -225,7 +236,7 @@ static void tie_slice(const side *s, const xf_rule *r, const xf_node *nd)
     int64_t own = a >= 0 ? s->g->values[x].shape.dims[a] : 0;
     if (!s->t->strict || !r->domain.known || a < 0 || rank_of(s, y) != rank ||
         (p->steps[0] != 1 && p->steps[0] != 0) || p->starts[0] < 0 ||
-        p->ends[0] <= p->starts[0] || p->ends[0] > own || (p->starts[0] == 0 && p->ends[0] == own)) {
+        p->ends[0] <= p->starts[0] || p->ends[0] > own) {
         mix_node(s, nd);
         return;
     }
@@ -290,7 +301,7 @@ static void tie_conv(const side *s, const xf_node *nd)
         if (vf_bounded_depthwise(nd, &s->g->values[x].shape)) fix(s, w, 1);
         else if (!s->t->strict) fix(s, x, 1), fix(s, w, 1); /* channels: any multiple of group */
     }
-    if (nd->n_inputs > 2) tie(s, nd->inputs[2], 0, w, 0);
+    if (nd->n_inputs > 2) tie(s, nd->inputs[2], 0, w, 0), bias(s, y, 0);
     tie_window(s, p, p->kernel[0], p->kernel[1], x, y);
 }
 
@@ -311,13 +322,35 @@ static void tie_norm_params(const side *s, const xf_node *nd, int batchnorm)
     }
 }
 
+/* Add, sub or mul of a rank-0 operand and another: the scalar is one
+ * element at every admissible shape (ranks are kept; the matcher binds it
+ * to one element: ir/domain_infer.c, scalars_bound), used whole at every
+ * index, so the result keeps the other operand's dims, index for index,
+ * as a one-operand operator does. Added or subtracted, it is a constant
+ * along each of them (bias: the argument for summed classes needs every
+ * term of a sum to hold its index; bounded_domain.c); multiplied, every
+ * term keeps the other operand's entry. 0 when nd is not such a node. */
+static int tie_scalar(const side *s, const xf_node *nd)
+{
+    if ((nd->op != XF_OP_ADD && nd->op != XF_OP_SUB && nd->op != XF_OP_MUL) || nd->n_inputs != 2)
+        return 0;
+    int i = rank_of(s, nd->inputs[0]) == 0 ? 1 : rank_of(s, nd->inputs[1]) == 0 ? 0 : -1;
+    int y = nd->outputs[0];
+    if (i < 0 || !xf_shape_equal(&s->g->values[nd->inputs[i]].shape, &s->g->values[y].shape))
+        return 0;
+    tie_all(s, nd->inputs[i], y);
+    for (int d = 0; nd->op != XF_OP_MUL && d < rank_of(s, y); d++) bias(s, y, d);
+    return 1;
+}
+
 /* An element-wise operator of two or three operands. Operands equal at the
  * own shapes stay equal at every admissible shape (bounded_shapes.c,
  * params_at) only for the two-operand operators; anything else may
- * broadcast. */
+ * broadcast, but for a rank-0 operand (tie_scalar). */
 static void tie_broadcast(const side *s, const xf_node *nd)
 {
     const xf_graph *g = s->g;
+    if (tie_scalar(s, nd)) return;
     int x = nd->inputs[0], y = nd->outputs[0];
     int kept = vf_bounded_ew_binary(nd->op) && nd->n_inputs == 2 &&
                xf_shape_equal(&g->values[x].shape, &g->values[nd->inputs[1]].shape);
@@ -521,8 +554,9 @@ static xf_status build(const xf_rule *r, int strict, const xfb_case *cas, xfb_ti
     t->reach = xf_calloc((size_t)n + 1, sizeof *t->reach);
     t->slice_end = xf_calloc((size_t)n + 1, sizeof *t->slice_end);
     t->one = xf_calloc((size_t)n + 1, 1);
+    t->bias = xf_calloc((size_t)n + 1, 1);
     if (!t->parent || !t->fixed || !t->mixing || !t->summed || !t->edge || !t->reach ||
-        !t->slice_end || !t->one)
+        !t->slice_end || !t->one || !t->bias)
         goto nomem;
     for (int i = 0; i < n; i++) t->parent[i] = i;
     for (int k = 0; k < 2; k++) {
@@ -583,6 +617,7 @@ void vf_bounded_ties_free(xfb_ties *t)
     xf_free(t->reach);
     xf_free(t->slice_end);
     xf_free(t->one);
+    xf_free(t->bias);
     xf_free(t->views);
     xf_free(t->view_of);
     xf_free(t->size);
