@@ -324,7 +324,8 @@ static void tie_norm_params(const side *s, const xf_node *nd, int batchnorm)
 
 /* Add, sub or mul of a rank-0 operand and another: the scalar is one
  * element at every admissible shape (ranks are kept; the matcher binds it
- * to one element: ir/domain_infer.c, scalars_bound), used whole at every
+ * to a one-element value only: match/match.c, complete; a derived rule
+ * keeps that condition: ir/domain_infer.c, scalars_bound), used whole at every
  * index, so the result keeps the other operand's dims, index for index,
  * as a one-operand operator does. Added or subtracted, it is a constant
  * along each of them (bias: the argument for summed classes needs every
