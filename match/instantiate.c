@@ -29,6 +29,8 @@
  *    element-wise binary op, the other operand's shape; a generator that is
  *    itself a rule output takes the matched output's shape. Anything else
  *    keeps the rule's shape (and then usually fails the output check).
+ * A target value of rank 0 in the rule must be one element at the match
+ * (match_scalar_kept; the source's are checked in match.c, complete).
  */
 #include <string.h>
 
@@ -41,6 +43,12 @@ typedef struct inst_state {
     int done[XF_MATCH_MAX_NODES];
     int64_t symval[XF_RULE_DIMS_MAX_SYMS]; /* the rule's symbols at the match (dims) */
 } inst_state;
+
+int match_scalar_kept(const xf_graph *rg, int v, const xf_shape *shape)
+{
+    return v < 0 || v >= rg->n_values || rg->values[v].shape.rank != 0 ||
+           xf_shape_numel(shape) == 1;
+}
 
 /* The rule's symbols bound at match m (rr->tgt.dims): rule inputs' dims
  * from the bound values, the source's reshape variables from the matched
@@ -243,6 +251,14 @@ xf_status match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,
         st = xf_op_infer(tn->op, &t->params[q], tn->n_in, t->in_dtype[q], t->in_shape[q],
                          tn->n_out, s.dt[q], s.sh[q], err);
         if (st != XF_OK) return fail_node(rr, q, st, err);
+        for (int o = 0; o < tn->n_out; o++)
+            if (!match_scalar_kept(&rr->rule.dst, rr->rule.dst.nodes[tn->dst_node].outputs[o],
+                                   &s.sh[q][o]))
+                return fail_node(rr, q,
+                                 XF_FAIL(err, XF_ERR_SHAPE,
+                                         "a scalar of the rule is %lld elements here",
+                                         (long long)xf_shape_numel(&s.sh[q][o])),
+                                 err);
         for (int o = 0; tp->dims && o < tn->n_out; o++)
             if (!xf_rule_dims_agree(tp->dims, 1, rr->rule.dst.nodes[tn->dst_node].outputs[o],
                                     s.symval, &s.sh[q][o]))

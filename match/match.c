@@ -490,6 +490,17 @@ static void complete(match_ctx *c)
         if (v >= 0 && pat->in_scalar[i] && xf_shape_numel(&g->values[v].shape) != 1)
             return;
     }
+    /* so does every scalar the source computes (a dot product of two
+     * vectors): bound where a rule input of higher rank makes it a vector,
+     * an axiom on scalars (layernorm(x + e) = layernorm(x)) would be
+     * applied to a tensor (review 46c, finding 1); the target's are
+     * checked as they are instantiated (match_scalar_kept) */
+    const xf_graph *src = &c->rr->rule.src;
+    for (int k = 0; k < pat->n_nodes; k++) {
+        const xf_node *rn = &src->nodes[k], *gn = &g->nodes[m.nodes[k]];
+        for (int o = 0; o < rn->n_outputs && o < gn->n_outputs; o++)
+            if (!match_scalar_kept(src, rn->outputs[o], &g->values[gn->outputs[o]].shape)) return;
+    }
     for (int i = 0; i < pat->n_outputs; i++)
         m.outputs[i] = g->nodes[c->node_of[pat->out[i].node]].outputs[pat->out[i].idx];
     if (has_empty_value(g, &m) || !generators_broadcast_as_in_rule(c, &m)) return;

@@ -209,6 +209,11 @@ size_t match_rule_form_words(const xf_rule *r, const xf_pattern *pat, const xf_t
 xf_status match_rule_canonical_domain(const xf_rule *r, const xf_pattern *pat, xf_domain *out,
                                    xf_error *err);
 
+/* Whether the model's `shape` may stand for value v of rule graph rg: a
+ * value of rank 0 in the rule (a rule input, a dot product of vectors)
+ * only by one element, as the proof saw it; any other value always. */
+int match_scalar_kept(const xf_graph *rg, int v, const xf_shape *shape);
+
 /* xf_match_instantiate that also returns the target's output dtypes/shapes
  * (rule output order). err may be NULL (no message formatted: fast). */
 xf_status match_instantiate_full(const xf_rs_rule *rr, const xf_graph *g,

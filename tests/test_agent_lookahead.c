@@ -39,6 +39,11 @@ static int apply_op(xf_graph *g, const char *name, const int *args, int n_args)
     }
     ck_assert_int_eq(n_args, 2);
     if (!strcmp(name, "ewadd")) return xf_test_op2(g, XF_OP_ADD, &p, args[0], args[1]);
+    if (!strcmp(name, "layernorm")) {
+        p.axis = -1;
+        p.epsilon = 1e-5f;
+        return xf_test_op2(g, XF_OP_LAYERNORM, &p, args[0], args[1]);
+    }
     ck_assert_str_eq(name, "matmul");
     return xf_test_op2(g, XF_OP_MATMUL, &p, args[0], args[1]);
 }
@@ -399,6 +404,62 @@ START_TEST(test_scalar_binds_scalars_only)
 }
 END_TEST
 
+/* So does a scalar the rule computes: layernorm(x + a.b, g) =>
+ * layernorm(x, g) holds for vectors a, b (their dot product is one number,
+ * which the norm subtracts again) and is false where a is a matrix, a.b a
+ * vector added along x's last axis (review 46c, finding 1: proved by the
+ * layernorm-shift axiom, applied there, off by 0.8). The target side's
+ * scalars are refused the same way in match/instantiate.c. */
+static int computed_scalar_locations(int a_rank)
+{
+    xf_rule r;
+    xf_rule_init(&r);
+    int64_t x[2] = {2, 3}, v[1] = {3};
+    xf_graph *sides[2] = {&r.src, &r.dst};
+    for (int k = 0; k < 2; k++) {
+        xf_test_input(sides[k], "x", 2, x);
+        xf_test_input(sides[k], "a", 1, v);
+        xf_test_input(sides[k], "b", 1, v);
+        xf_test_input(sides[k], "g", 1, v);
+        xf_test_parse_infix(sides[k], k ? "layernorm(x, g)" : "layernorm(ewadd(x, matmul(a, b)), g)",
+                            apply_op);
+    }
+    xf_error err;
+    ck_assert_msg(xf_rule_validate(&r, &err) == XF_OK, "%s", err.msg);
+    int64_t id = 1;
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs;
+    ck_assert_msg(xf_ruleset_from_rules(&r, &id, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_graph g;
+    xf_graph_init(&g);
+    int64_t a_dims[2] = {3, 3};
+    int xi = xf_test_input(&g, "x", 2, x);
+    int ai = xf_test_input(&g, "a", a_rank, a_rank == 2 ? a_dims : v);
+    int bi = xf_test_input(&g, "b", 1, v);
+    int gi = xf_test_input(&g, "g", 1, v);
+    int dot = apply_op(&g, "matmul", (int[]){ai, bi}, 2);
+    apply_op(&g, "layernorm", (int[]){apply_op(&g, "ewadd", (int[]){xi, dot}, 2), gi}, 2);
+    xf_test_out(&g, g.nodes[g.n_nodes - 1].outputs[0]);
+    xf_graph_index *ix;
+    ck_assert_msg(xf_graph_index_build(&g, &ix, &err) == XF_OK, "%s", err.msg);
+    xf_match loc[4];
+    int n = -1;
+    ck_assert_msg(xf_match_rule(rs, 0, &g, ix, loc, 4, &n, &err) == XF_OK, "%s", err.msg);
+    xf_graph_index_free(ix);
+    xf_graph_free(&g);
+    xf_ruleset_free(rs);
+    xf_rule_free(&r);
+    return n;
+}
+
+START_TEST(test_computed_scalar_binds_one_element_only)
+{
+    ck_assert_int_eq(computed_scalar_locations(1), 1); /* a.b one number */
+    ck_assert_int_eq(computed_scalar_locations(2), 0); /* a 3x3: a.b a vector */
+}
+END_TEST
+
 /* A rule whose input is a scalar and its twin whose input is a bias
  * vector have the same compiled form; the rule set keeps both (the scalar's
  * proof says nothing of a vector), so the bias twin still matches a model's
@@ -478,6 +539,7 @@ int main(void)
     tcase_add_test(tc, test_exhaustive_bounds);
     tcase_add_test(tc, test_exhaustive_merges_swapped_operands);
     tcase_add_test(tc, test_scalar_binds_scalars_only);
+    tcase_add_test(tc, test_computed_scalar_binds_one_element_only);
     tcase_add_test(tc, test_scalar_rule_and_bias_twin_both_kept);
     tcase_add_test(tc, test_construction_default_rules);
     suite_add_tcase(s, tc);
