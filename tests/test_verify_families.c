@@ -222,18 +222,22 @@ static const family families[] = {
       "relu(split[axis=1,sizes=2x2x2,out=1](reshape[shape=2x6x2](x)))"}},
     /* the last-axis softmax and layer-norms through a reshape that keeps the
      * last axis, layer-norms of a tensor plus a scalar, and a reshape of a
-     * sum or scalar product taken apart (the reverse triggers) */
+     * sum or scalar product taken apart (the reverse triggers). A reshape
+     * that is no flatten or split keeps its literal target (ir/rule_dims.c),
+     * so x's last dim is pinned to it on both sides (by a scale): without
+     * that the rule is false where x's last axis moves, and the lastd guard
+     * rightly fails; a flatten of three axes keeps it symbolically */
     {"softmax-view",
-     {"softmax-of-regrouped-rows", "x:2x3x4 y:2x3x4",
-      "ewmul(softmax[axis=-1](reshape[shape=3x2x4](x)),reshape[shape=3x2x4](y))",
-      "reshape[shape=3x2x4](ewmul(softmax[axis=-1](x),y))"}},
+     {"softmax-of-regrouped-rows", "x:2x2x3x4 y:2x2x3x4",
+      "ewadd(softmax[axis=-1](reshape[shape=12x4](x)),reshape[shape=12x4](y))",
+      "reshape[shape=12x4](ewadd(softmax[axis=-1](x),y))"}},
     {"layernorm-view",
      {"layernorm-of-regrouped-rows", "x:2x3x4 g:4 c:4",
       "relu(layernorm[axis=-1](reshape[shape=3x2x4](x),g,c))", "reshape[shape=3x2x4](relu(layernorm[axis=-1](x,g,c)))"}},
     {"lnorm-view",
-     {"lnorm-of-regrouped-rows", "x:3x2x4",
-      "layernorm[axis=-1](reshape[shape=6x1x4](x),ones[shape=4]())",
-      "reshape[shape=6x1x4](layernorm[axis=-1](x,ones[shape=4]()))"}},
+     {"lnorm-of-regrouped-rows", "x:2x3x4 g:4",
+      "ewmul(layernorm[axis=-1](reshape[shape=3x2x4](x),ones[shape=4]()),g)",
+      "reshape[shape=3x2x4](ewmul(layernorm[axis=-1](x,ones[shape=4]()),g))"}},
     {"layernorm-shift",
      {"layernorm-of-shifted", "x:2x3 g:3 c:3 s:", "layernorm[axis=1](ewadd(s,relu(x)),g,c)",
       "layernorm[axis=1](relu(x),g,c)"}},
