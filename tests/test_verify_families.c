@@ -20,7 +20,11 @@
  * through a 1x1 convolution and a batched matmul, the head transpose
  * through a sum, a product and a layer-norm, slices along two axes swapped;
  * GPT's merged Q/K/V: the heads of a half or a third of the last axis as a
- * slice of the heads of the whole (hsplit-slice-last). Each
+ * slice of the heads of the whole (hsplit-slice-last); the last-axis
+ * softmax and layer-norms through any reshape that keeps the last axis,
+ * layer-norms of a tensor plus a scalar, and a reshape of a sum or scalar
+ * product taken apart under a matmul (the reverse triggers of ewadd-view
+ * and smul-view). Each
  * true rule is proved, is not refuted by the bounded check, and (when
  * axioms prove it) is no longer proved once they are switched off; each
  * near miss (the bias added twice, a layer-norm over two different parts, a stride-2 or 3x3 convolution in place of the 1x1 one, sigmoid
@@ -32,7 +36,9 @@
  * with a tensor, a 3x3 convolution's position slice, a batch slice of one
  * matmul operand at another part, the head transpose of one summand only, a
  * layer-norm over a swapped axis, two slices swapped with their offsets,
- * the heads of a split part taken from another part or cut across heads) is
+ * the heads of a split part taken from another part or cut across heads,
+ * a softmax or layer-norm of rows regrouped across the last axis, a
+ * layer-norm of a tensor plus a bias of rank 1) is
  * neither proved
  * nor left standing: the
  * bounded check refutes it, also in the refute-only form xferverify runs for
@@ -214,6 +220,36 @@ static const family families[] = {
     {"hsplit-slice-last",
      {"heads-of-a-third", "x:2x12", "relu(reshape[shape=2x2x2](split[axis=1,sizes=4x4x4,out=1](x)))",
       "relu(split[axis=1,sizes=2x2x2,out=1](reshape[shape=2x6x2](x)))"}},
+    /* the last-axis softmax and layer-norms through a reshape that keeps the
+     * last axis, layer-norms of a tensor plus a scalar, and a reshape of a
+     * sum or scalar product taken apart (the reverse triggers). A reshape
+     * that is no flatten or split keeps its literal target (ir/rule_dims.c),
+     * so x's last dim is pinned to it on both sides (by a scale): without
+     * that the rule is false where x's last axis moves, and the lastd guard
+     * rightly fails; a flatten of three axes keeps it symbolically */
+    {"softmax-view",
+     {"softmax-of-regrouped-rows", "x:2x2x3x4 y:2x2x3x4",
+      "ewadd(softmax[axis=-1](reshape[shape=12x4](x)),reshape[shape=12x4](y))",
+      "reshape[shape=12x4](ewadd(softmax[axis=-1](x),y))"}},
+    {"layernorm-view",
+     {"layernorm-of-regrouped-rows", "x:2x3x4 g:4 c:4",
+      "relu(layernorm[axis=-1](reshape[shape=3x2x4](x),g,c))", "reshape[shape=3x2x4](relu(layernorm[axis=-1](x,g,c)))"}},
+    {"lnorm-view",
+     {"lnorm-of-regrouped-rows", "x:2x3x4 g:4",
+      "ewmul(layernorm[axis=-1](reshape[shape=3x2x4](x),ones[shape=4]()),g)",
+      "reshape[shape=3x2x4](ewmul(layernorm[axis=-1](x,ones[shape=4]()),g))"}},
+    {"layernorm-shift",
+     {"layernorm-of-shifted", "x:2x3 g:3 c:3 s:", "layernorm[axis=1](ewadd(s,relu(x)),g,c)",
+      "layernorm[axis=1](relu(x),g,c)"}},
+    {"lnorm-shift",
+     {"lnorm-of-shifted", "x:2x3 s:", "matmul(x,layernorm[axis=0](ewadd(trans(x),s),ones[shape=3x2]()))",
+      "matmul(x,layernorm[axis=0](trans(x),ones[shape=3x2]()))"}},
+    {"ewadd-view",
+     {"product-of-reshaped-sum", "x:2x3x4 y:2x3x4 w:4x2", "matmul(reshape[shape=3x2x4](ewadd(x,y)),w)",
+      "ewadd(matmul(reshape[shape=3x2x4](x),w),matmul(reshape[shape=3x2x4](y),w))"}},
+    {"smul-view",
+     {"product-of-reshaped-scalar-product", "x:2x3x4 w:4x2 s:", "matmul(reshape[shape=3x2x4](smul(x,s)),w)",
+      "smul(matmul(reshape[shape=3x2x4](x),w),s)"}},
     {"tswap-ewadd,softmax-tswap",
      {"head-transpose-plus-softmax", "x:1x2x3x2", "ewadd(tswap[axis=-3](x),softmax[axis=3](tswap[axis=-3](x)))",
       "tswap[axis=-3](ewadd(x,softmax[axis=3](x)))"}},
@@ -282,6 +318,17 @@ static const xf_axiom_instance near_misses[] = {
     {"heads-of-a-third-cut-across-heads", "x:2x12",
      "reshape[shape=2x2x2](split[axis=1,sizes=4x4x4,out=1](x))",
      "split[axis=2,sizes=2x2x2,out=1](reshape[shape=2x2x6](x))"},
+    /* rows regrouped across the last axis (6 -> 4), and a shift that is
+     * not one number (a bias of rank 1) */
+    {"softmax-of-rows-regrouped-across", "x:2x3x4", "softmax[axis=-1](reshape[shape=2x4x3](x))",
+     "reshape[shape=2x4x3](softmax[axis=-1](x))"},
+    {"layernorm-of-rows-regrouped-across", "x:2x3x4 s:", "layernorm[axis=-1](reshape[shape=2x4x3](x),s)",
+     "reshape[shape=2x4x3](layernorm[axis=-1](x,s))"},
+    {"lnorm-of-rows-regrouped-across", "x:2x3x4", "layernorm[axis=-1](reshape[shape=2x4x3](x),ones[shape=3]())",
+     "reshape[shape=2x4x3](layernorm[axis=-1](x,ones[shape=4]()))"},
+    {"layernorm-of-bias-sum", "x:2x3 g:3 b:3", "layernorm[axis=1](ewadd(x,b),g)", "layernorm[axis=1](x,g)"},
+    {"lnorm-of-bias-sum", "x:2x3 b:3", "layernorm[axis=1](ewadd(b,x),ones[shape=3]())",
+     "layernorm[axis=1](x,ones[shape=3]())"},
     {"layernorm-over-a-swapped-axis", "x:1x2x3x2",
      "layernorm[axis=2](tswap[axis=-3](x),ones[shape=2x2]())",
      "tswap[axis=-3](layernorm[axis=2](x,ones[shape=3x2]()))"},

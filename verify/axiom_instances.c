@@ -393,6 +393,23 @@ static const xf_axiom_instance instances[] = {
     {"mean-flat", "x:2x3x2", "mean[axis=-1](reshape[shape=6x2](x))", "reshape[shape=6x1](mean[axis=-1](x))"},
     {"mean-unflat", "x:4x2", "mean[axis=-1](reshape[shape=2x2x2](x))",
      "reshape[shape=2x2x1](mean[axis=-1](x))"},
+    /* a reshape that is no flatten or split keeps its literal target at
+     * other input shapes (bounded_shapes.c), so x's last axis is pinned
+     * there: by the ones constant, or by a scale of that size */
+    {"softmax-view", "x:2x3x4", "softmax[axis=-1](reshape[shape=3x2x4](ewmul(x,ones[shape=4]())))",
+     "reshape[shape=3x2x4](softmax[axis=-1](ewmul(x,ones[shape=4]())))"},
+    {"softmax-view", "x:3x2x4", "softmax[axis=-1](reshape[shape=6x1x4](ewmul(x,ones[shape=4]())))",
+     "reshape[shape=6x1x4](softmax[axis=-1](ewmul(x,ones[shape=4]())))"},
+    {"layernorm-view", "x:2x3x4 g:4 c:4", "layernorm[axis=-1](reshape[shape=3x2x4](x),g,c)",
+     "reshape[shape=3x2x4](layernorm[axis=-1](x,g,c))"},
+    {"layernorm-view", "x:3x2x4 g:4", "layernorm[axis=-1](reshape[shape=6x1x4](x),g)",
+     "reshape[shape=6x1x4](layernorm[axis=-1](x,g))"},
+    {"lnorm-view", "x:2x3x4", "layernorm[axis=-1](reshape[shape=3x2x4](x),ones[shape=4]())",
+     "reshape[shape=3x2x4](layernorm[axis=-1](x,ones[shape=4]()))"},
+    {"layernorm-shift", "x:2x3 g:3 c:3 s:", "layernorm[axis=1](ewadd(x,s),g,c)", "layernorm[axis=1](x,g,c)"},
+    {"layernorm-shift", "x:2x2x3 g:2x3 s:", "layernorm[axis=1](ewadd(s,x),g)", "layernorm[axis=1](x,g)"},
+    {"lnorm-shift", "x:2x3 s:", "layernorm[axis=1](ewadd(x,s),ones[shape=3]())",
+     "layernorm[axis=1](x,ones[shape=3]())"},
 };
 
 int xf_verify_axiom_instance_count(void)

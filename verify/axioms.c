@@ -534,6 +534,15 @@ static const xf_axiom_info axioms[] = {
     {"lnorm-scalar", "a unit-scale layer-norm multiplied element-wise by a scalar is its scalar multiple",
      FA("(b Int) (x T) (s T)", "(=> (scalar s) (= (ewmul (lnorm b x) s) (smul (lnorm b x) s)))",
         "(ewmul (lnorm b x) s) (scalar s)")},
+    /* x + e - mean(x + e) = x - mean(x) and the variance is unchanged when
+     * e is one number (rank 0) added to every element: the normalised
+     * values, and so any scale, bias and epsilon after them, are those of x */
+    {"layernorm-shift", "layer-norm of a tensor plus a scalar is the layer-norm of the tensor",
+     FA("(b Int) (x T) (e T) (g T) (c T)",
+        "(=> (= (rnk e) 0) (= (layernorm b (ewadd x e) g c) (layernorm b x g c)))",
+        "(layernorm b (ewadd x e) g c)")},
+    {"lnorm-shift", "the unit-scale layer-norm of a tensor plus a scalar is the layer-norm of the tensor",
+     FA("(b Int) (x T) (e T)", "(=> (= (rnk e) 0) (= (lnorm b (ewadd x e)) (lnorm b x)))", "(lnorm b (ewadd x e))")},
     /* ---- a slice next to an operand that lacks the sliced axis (a bias) */
     {"slice-bias", "a slice of a sum with an operand that lacks the sliced axis is the sum of the slice "
                    "and that operand",
@@ -632,15 +641,16 @@ static const xf_axiom_info axioms[] = {
         "(=> (= (rnk e) 0) (= (pow (slice a o l t x) e) (slice a o l t (pow x e))))",
         "(pow (slice a o l t x) e)")},
     {"ewadd-view", "the sum of reshapes of two tensors of one shape is the reshape of their sum",
-     FA("(s Int) (x T) (y T)",
-        "(=> (= (shp x) (shp y)) (= (ewadd (view s x) (view s y)) (view s (ewadd x y))))",
-        "(ewadd (view s x) (view s y))")},
+     FA2("(s Int) (x T) (y T)",
+         "(=> (= (shp x) (shp y)) (= (ewadd (view s x) (view s y)) (view s (ewadd x y))))",
+         "(ewadd (view s x) (view s y))", "(view s (ewadd x y))")},
     {"ewmul-view", "the product of reshapes of two tensors of one shape is the reshape of their product",
      FA("(s Int) (x T) (y T)",
         "(=> (= (shp x) (shp y)) (= (ewmul (view s x) (view s y)) (view s (ewmul x y))))",
         "(ewmul (view s x) (view s y))")},
     {"smul-view", "scalar multiplication commutes with a reshape",
-     FA("(s Int) (x T) (c T)", "(= (smul (view s x) c) (view s (smul x c)))", "(smul (view s x) c)")},
+     FA2("(s Int) (x T) (c T)", "(= (smul (view s x) c) (view s (smul x c)))", "(smul (view s x) c)",
+         "(view s (smul x c))")},
     {"ewadd-bias-view", "a bias (rank 1 or 0) added to a reshape that keeps the last axis is the reshape "
                         "of the sum",
      FA("(s Int) (x T) (b T)",
@@ -770,6 +780,22 @@ static const xf_axiom_info axioms[] = {
      FA("(x T)", "(= (mean -1 (flat x)) (flat (mean -1 x)))", "(mean -1 (flat x))")},
     {"mean-unflat", "a mean along the last axis commutes with unflattening the first axis",
      FA("(l Int) (x T)", "(= (mean -1 (unflat l x)) (unflat l (mean -1 x)))", "(mean -1 (unflat l x))")},
+    /* any reshape that keeps the last axis (guard lastd: the target's last
+     * dim is x's) regroups whole rows of it, which the last-axis softmax and
+     * layer-norms act on one by one (a layer-norm's scale and bias over the
+     * last axis have rank 1 or 0: ir/ops_norm.c) */
+    {"softmax-view", "softmax along the last axis commutes with a reshape that keeps the last axis",
+     FA("(s Int) (x T)",
+        "(=> (= (lastd s) (lastd (shp x))) (= (softmax -1 (view s x)) (view s (softmax -1 x))))",
+        "(softmax -1 (view s x))")},
+    {"layernorm-view", "layer-norm along the last axis commutes with a reshape that keeps the last axis",
+     FA("(s Int) (x T) (g T) (c T)",
+        "(=> (= (lastd s) (lastd (shp x))) (= (layernorm -1 (view s x) g c) (view s (layernorm -1 x g c))))",
+        "(layernorm -1 (view s x) g c)")},
+    {"lnorm-view", "the unit-scale layer-norm along the last axis commutes with a reshape that keeps the last axis",
+     FA("(s Int) (x T)",
+        "(=> (= (lastd s) (lastd (shp x))) (= (lnorm -1 (view s x)) (view s (lnorm -1 x))))",
+        "(lnorm -1 (view s x))")},
 };
 
 int xf_verify_axiom_count(void)

@@ -161,10 +161,14 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * of them is admissible, review 44a, 2026-12-01; 13: a rank-0 operand of
  * add, sub or mul keeps the other operand's dims in the proof by the own
  * shapes, added or subtracted a bias along them, and a constant slice
- * [0, e) whose end is its axis's own size is read near its start,
+ * [0, e) whose end is its axis's own size is read near its start, i46d,
+ * 2026-12-02; 14: the last-axis softmax and layer-norms commute with any
+ * reshape that keeps the last axis, a layer-norm ignores a scalar added to
+ * its input, and ewadd-view and smul-view also trigger on the reshape of the
+ * sum or product, i46c,
  * 2026-12-02). The default rules database's name carries it, so a
  * database decided by an older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 13
+#define XF_VERIFY_REVISION 14
 
 /* ---------------------------------------------------------------- axioms */
 
