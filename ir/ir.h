@@ -939,6 +939,15 @@ int xf_rule_split_cuts_freely(const xf_rule *r, int node);
  * sized it, 0 when *p is *rule_p. */
 int xf_rule_generator_shape(xf_op gop, const xf_params *rule_p, xf_op user_op, int n_in, int slot,
                             const xf_shape *const *own, const xf_shape *const *in, xf_params *p);
+/* Whether that consumer leaves the generator at the rule's shape *rule_p
+ * wherever the rule is checked or applied (xf_rule_generator_shape returns
+ * 0 whatever in[] is): at the own shapes own[0..1] it does not size it, or
+ * not to its own shape. A rule proved so holds only for the generator of
+ * that shape (docs/derive.md, "Where a derived rule holds"). Else (0)
+ * *from gets the operand that sizes it (0 or 1) and *axes the dims of that
+ * operand that give its size (bit d: dim d); either may be NULL. */
+int xf_rule_generator_held(xf_op gop, const xf_params *rule_p, xf_op user_op, int n_in, int slot,
+                           const xf_shape *const *own, int *from, uint32_t *axes);
 
 /* Validity domains (types above xf_rule). */
 void xf_domain_init(xf_domain *d); /* known 0, no conditions */

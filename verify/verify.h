@@ -158,9 +158,12 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * 2026-12-01; 12: a generator is sized by its consumer only where, at the
  * rule's own shapes, that gives it its own shape (xf_rule_generator_shape,
  * as the matcher binds and builds it), and the ends prove nothing when none
- * of them is admissible, review 44a, 2026-12-01). The default rules database's name carries it, so a
+ * of them is admissible, review 44a, 2026-12-01; 13: a derived rule's
+ * domain keeps at their own sizes the dims that size, in the graph a step
+ * rewrites, a generator that step holds at its own shape
+ * (xf_rule_generator_held), review 44a's F3, 2026-12-02). The default rules database's name carries it, so a
  * database decided by an older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 12
+#define XF_VERIFY_REVISION 13
 
 /* ---------------------------------------------------------------- axioms */
 
