@@ -1242,6 +1242,36 @@ static xf_status topo_places(const xf_graph *h, int *pos, xf_error *err)
     return st;
 }
 
+/* Each reader of generator node `node` of g that gives it its own shape
+ * there (gpos: g's topological places): the dims of its operand that size
+ * it stay at their own sizes. */
+static void pin_sizing_readers(eng *E, const xf_graph *g, const int *gpos, int node,
+                               const lin *dims, const int *off)
+{
+    int v = g->nodes[node].outputs[0];
+    for (int n = 0; n < g->n_nodes; n++)
+        for (int s = 0; s < g->nodes[n].n_inputs; s++) {
+            int from = 0;
+            uint32_t axes = 0;
+            if (g->nodes[n].inputs[s] != v || held_by(g, gpos, node, n, s, &from, &axes))
+                continue;
+            int a = g->nodes[n].inputs[from];
+            for (int d = 0; d < g->values[a].shape.rank; d++)
+                if (axes >> d & 1) {
+                    lin own = lin_const(g->values[a].shape.dims[d]);
+                    cond_eq(E, &dims[off[a] + d], &own);
+                }
+        }
+}
+
+/* Whether generator node k of rule side h keeps its own shape where the
+ * rule is applied: its first reader does not size it (or none reads it). */
+static int side_holds(const xf_graph *h, const int *pos, int k)
+{
+    int slot = 0, u = first_reader(h, pos, h->nodes[k].outputs[0], &slot);
+    return u < 0 || held_by(h, pos, k, u, slot, NULL, NULL);
+}
+
 /* The step's source generators its rule holds at their own shapes (their
  * first reader does not size them: xf_rule_generator_held), bound to g's:
  * the step holds only for a generator of that shape, but in g its readers
@@ -1263,9 +1293,7 @@ static xf_status generators_bound(eng *E, const xf_graph *g, const xf_domain_ste
     xf_status st = topo_places(side, pos, E->err);
     if (st == XF_OK) st = topo_places(g, gpos, E->err);
     for (int k = 0; st == XF_OK && k < side->n_nodes; k++) {
-        if (!xf_op_is(side->nodes[k].op, XF_OPC_GENERATOR)) continue;
-        int slot = 0, u = first_reader(side, pos, side->nodes[k].outputs[0], &slot);
-        if (u >= 0 && !held_by(side, pos, k, u, slot, NULL, NULL)) continue;
+        if (!xf_op_is(side->nodes[k].op, XF_OPC_GENERATOR) || !side_holds(side, pos, k)) continue;
         int node = step->nodes[k];
         if (node < 0 || node >= g->n_nodes || g->nodes[node].op != side->nodes[k].op) {
             st = XF_FAIL(E->err, XF_ERR_INVALID,
@@ -1273,20 +1301,7 @@ static xf_status generators_bound(eng *E, const xf_graph *g, const xf_domain_ste
                          "generator", node);
             break;
         }
-        int v = g->nodes[node].outputs[0];
-        for (int n = 0; n < g->n_nodes; n++)
-            for (int s = 0; s < g->nodes[n].n_inputs; s++) {
-                int from = 0;
-                uint32_t axes = 0;
-                if (g->nodes[n].inputs[s] != v || held_by(g, gpos, node, n, s, &from, &axes))
-                    continue;
-                int a = g->nodes[n].inputs[from];
-                for (int d = 0; d < g->values[a].shape.rank; d++)
-                    if (axes >> d & 1) {
-                        lin own = lin_const(g->values[a].shape.dims[d]);
-                        cond_eq(E, &dims[off[a] + d], &own);
-                    }
-            }
+        pin_sizing_readers(E, g, gpos, node, dims, off);
         st = E->st;
     }
     xf_free(pos);
@@ -1339,6 +1354,36 @@ xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_
     xf_free(dims);
     xf_free(off);
     eng_free(&E);
+    return st;
+}
+
+xf_status xf_domain_add_made(xf_domain *d, const xf_graph *out, const xf_graph *made,
+                             const int *node_from, xf_error *err)
+{
+    eng E;
+    lin *dims = NULL;
+    int *off = NULL;
+    int *pos = xf_malloc(sizeof *pos * ((size_t)made->n_nodes + (size_t)out->n_nodes + 1));
+    xf_status st = pos ? eng_init(&E, out, err)
+                       : XF_FAIL(err, XF_ERR_NOMEM, "out of memory inferring a validity domain");
+    int *opos = pos ? pos + made->n_nodes : NULL;
+    if (st == XF_OK) st = infer_graph(&E, out, NULL, 0, &dims, &off);
+    if (st == XF_OK) st = topo_places(made, pos, err);
+    if (st == XF_OK) st = topo_places(out, opos, err);
+    for (int k = 0; st == XF_OK && k < made->n_nodes; k++) {
+        const xf_node *mk = &made->nodes[k];
+        if (!xf_op_is(mk->op, XF_OPC_GENERATOR) || !side_holds(made, pos, k)) continue;
+        for (int n = 0; n < out->n_nodes; n++) /* each node the rewrite made like it */
+            if (node_from[n] < 0 && out->nodes[n].op == mk->op &&
+                xf_params_same_shape(&out->nodes[n].params, &mk->params))
+                pin_sizing_readers(&E, out, opos, n, dims, off);
+        st = E.st;
+    }
+    if (st == XF_OK) st = eng_finish(&E, d);
+    xf_free(dims);
+    xf_free(off);
+    xf_free(pos);
+    if (pos) eng_free(&E);
     return st;
 }
 

@@ -1082,6 +1082,15 @@ typedef struct xf_domain_step {
  * at its own size. */
 xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_step *step,
                                xf_error *err);
+/* What a step's rewrite made: out is the graph after it, made the side
+ * the step built (its rule's target, or its source applied backward) and
+ * node_from[n] < 0 for each node of out the rewrite made
+ * (xf_match_apply_from). A generator of made its first reader does not
+ * size at the rule's own shapes is built at that shape; in out, the dims
+ * of each reader's operand that give it its own shape stay at their own
+ * sizes (a rule derived there would size it from them). */
+xf_status xf_domain_add_made(xf_domain *d, const xf_graph *out, const xf_graph *made,
+                             const int *node_from, xf_error *err);
 
 /* The renaming search every rule identity is taken over (rule_orders.c):
  * visit gets each order of a rule once and keeps the smallest key of its

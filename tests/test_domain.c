@@ -693,6 +693,50 @@ START_TEST(derived_rule_keeps_its_steps_generator_size)
 }
 END_TEST
 
+/* relu(x), times I[1x1] with `times`, negated with `neg`, x of d. */
+static int relu_times_i(xf_graph *g, const int64_t *d, int times, int neg)
+{
+    xf_params gp = xf_params_default();
+    gp.n_shape = 2;
+    gp.shape[0] = gp.shape[1] = 1;
+    int y = xf_test_op2(g, XF_OP_RELU, NULL, xf_test_input(g, "x", 2, d), -1);
+    if (times)
+        y = xf_test_op2(g, XF_OP_MUL, NULL, y,
+                        xf_test_op2(g, XF_OP_CONST_IDENTITY_MATRIX, &gp, -1, -1));
+    return neg ? xf_test_op2(g, XF_OP_NEG, NULL, y, -1) : y;
+}
+
+/* The same for a generator a step makes: relu(x) * I[1x1] => relu(x) at
+ * x 3x3 holds I at 1x1, and read backward it makes one; neg(relu(x)) =>
+ * neg(relu(x) * I[1x1]) at x 1x1 is derived so, and there relu(x) gives
+ * the target's I its own shape, so the rule built I of x's size: at 3x3
+ * the rewrite multiplied by the 3x3 identity (0.80 off; 2026-12-02). */
+START_TEST(derived_rule_keeps_its_steps_made_generator_size)
+{
+    const char *path = xf_test_tmp("domain_made_generator.db");
+    static const int64_t m11[2] = {1, 1}, m33[2] = {3, 3};
+    xf_rule step, r;
+    xf_rule_init(&step);
+    xf_test_out(&step.src, relu_times_i(&step.src, m33, 1, 0));
+    xf_test_out(&step.dst, relu_times_i(&step.dst, m33, 0, 0));
+    xf_rule_init(&r);
+    xf_test_out(&r.src, relu_times_i(&r.src, m11, 0, 1));
+    xf_test_out(&r.dst, relu_times_i(&r.dst, m11, 1, 1));
+    int64_t rule = derived_from(path, &step, &r, 4, "x[-2] == 1; x[-2] == x[-1]");
+    xf_ruleset *rs = NULL;
+    int action = derived_action(path, rule, &rs);
+    for (int k = 0; k < 2; k++) { /* 3x3 never, 1x1 (its own) yes */
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_test_out(&g, relu_times_i(&g, k ? m11 : m33, 0, 1));
+        ck_assert_int_eq(locations(rs, action, &g) > 0, k);
+        xf_graph_free(&g);
+    }
+    xf_ruleset_free(rs);
+    xf_test_remove_db(path);
+}
+END_TEST
+
 START_TEST(migration_to_v4_derives_again)
 {
     const char *path = xf_test_tmp("domain_v3.db");
@@ -746,6 +790,7 @@ int main(void)
     tcase_add_test(t, derived_block_rule_holds_where_its_chain_does);
     tcase_add_test(t, derived_rule_keeps_a_scalar_steps_one_element);
     tcase_add_test(t, derived_rule_keeps_its_steps_generator_size);
+    tcase_add_test(t, derived_rule_keeps_its_steps_made_generator_size);
     tcase_add_test(t, migration_to_v4_derives_again);
     suite_add_tcase(s, t);
     return xf_test_run(s);
