@@ -28,9 +28,11 @@ static int size_of(const xf_rule *r)
 }
 
 /* The one match of action 0 of rs at `nodes` in g, applied into *next;
- * *used gets the match. */
+ * *used gets the match, node_from (g->n_nodes + XF_MATCH_MAX_NODES) each
+ * node of *next's origin (xf_match_apply_from). */
 static xf_status apply_at(const xf_ruleset *rs, const xf_graph *g, const int *nodes, int n_nodes,
-                          xf_graph *next, int *found, xf_match *used, xf_error *err)
+                          xf_graph *next, int *found, xf_match *used, int *node_from,
+                          xf_error *err)
 {
     *found = 0;
     xf_graph_index *ix = NULL;
@@ -47,7 +49,7 @@ static xf_status apply_at(const xf_ruleset *rs, const xf_graph *g, const int *no
         if (m[k].n_nodes != n_nodes ||
             memcmp(m[k].nodes, nodes, sizeof *nodes * (size_t)n_nodes) != 0)
             continue;
-        st = xf_match_apply(rs, g, ix, &m[k], next, err);
+        st = xf_match_apply_from(rs, g, ix, &m[k], next, node_from, err);
         *found = st == XF_OK;
         *used = m[k];
         if (*found) derive_normalize(next);
@@ -116,7 +118,10 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
     xf_graph_init(&next);
     int found = 0;
     xf_match m;
-    if (st == XF_OK) st = apply_at(rs, g, nodes, n_nodes, &next, &found, &m, err);
+    int *node_from = xf_malloc(sizeof *node_from * ((size_t)g->n_nodes + XF_MATCH_MAX_NODES + 1));
+    if (st == XF_OK && !node_from)
+        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory replaying a derivation");
+    if (st == XF_OK) st = apply_at(rs, g, nodes, n_nodes, &next, &found, &m, node_from, err);
     if (st == XF_OK && !found)
         st = XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: step %d: rule %lld (%s) does not match at "
                                            "nodes %s",
@@ -128,7 +133,9 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
     if (st == XF_OK && dom) {
         xf_domain_step at = {&by, &dir.src, m.nodes, m.inputs, m.n_inputs};
         st = xf_domain_add_mapped(dom, g, &at, err);
+        if (st == XF_OK) st = xf_domain_add_made(dom, &next, &dir.dst, node_from, err);
     }
+    xf_free(node_from);
     if (st == XF_OK) {
         xf_graph_free(g);
         *g = next;

@@ -1192,6 +1192,122 @@ static xf_status slice_ends_bound(eng *E, const xf_graph *g, const xf_domain_ste
     return E->st;
 }
 
+/* Whether value v of h is a generator's output. */
+static int generator_output(const xf_graph *h, int v)
+{
+    return v >= 0 && v < h->n_values && h->values[v].kind == XF_VALUE_NODE &&
+           xf_op_is(h->nodes[h->values[v].producer].op, XF_OPC_GENERATOR);
+}
+
+/* The node of h that reads value v first in h's topological order (pos: each
+ * node's place in it), -1 when none; *slot gets the input. */
+static int first_reader(const xf_graph *h, const int *pos, int v, int *slot)
+{
+    int best = -1;
+    for (int n = 0; n < h->n_nodes; n++)
+        for (int s = 0; s < h->nodes[n].n_inputs; s++)
+            if (h->nodes[n].inputs[s] == v && (best < 0 || pos[n] < pos[best])) {
+                best = n, *slot = s;
+                break;
+            }
+    return best;
+}
+
+/* Whether generator node `gen` of h (at its own shapes) keeps its own shape
+ * where reader node u, at input `slot`, sizes it (xf_rule_generator_held,
+ * as the bounded check and the matcher read it: an operand that is a
+ * generator u reads first sizes nothing); else *from and *axes say the
+ * operand of u and its dims that size it. */
+static int held_by(const xf_graph *h, const int *pos, int gen, int u, int slot, int *from,
+                   uint32_t *axes)
+{
+    const xf_node *gn = &h->nodes[gen], *un = &h->nodes[u];
+    const xf_shape *own[2] = {NULL, NULL};
+    for (int i = 0; i < 2 && i < un->n_inputs; i++) {
+        int v = un->inputs[i], at;
+        if (v < 0 || (generator_output(h, v) && first_reader(h, pos, v, &at) == u)) continue;
+        own[i] = &h->values[v].shape;
+    }
+    return xf_rule_generator_held(gn->op, &gn->params, un->op, un->n_inputs, slot, own, from, axes);
+}
+
+/* Each node's place in h's topological order, into pos (h->n_nodes). */
+static xf_status topo_places(const xf_graph *h, int *pos, xf_error *err)
+{
+    int *order = xf_malloc(sizeof *order * ((size_t)h->n_nodes + 1));
+    if (!order) return XF_FAIL(err, XF_ERR_NOMEM, "out of memory inferring a validity domain");
+    xf_status st = xf_graph_topo_order(h, order, err);
+    for (int i = 0; st == XF_OK && i < h->n_nodes; i++) pos[order[i]] = i;
+    xf_free(order);
+    return st;
+}
+
+/* Each reader of generator node `node` of g that gives it its own shape
+ * there (gpos: g's topological places): the dims of its operand that size
+ * it stay at their own sizes. */
+static void pin_sizing_readers(eng *E, const xf_graph *g, const int *gpos, int node,
+                               const lin *dims, const int *off)
+{
+    int v = g->nodes[node].outputs[0];
+    for (int n = 0; n < g->n_nodes; n++)
+        for (int s = 0; s < g->nodes[n].n_inputs; s++) {
+            int from = 0;
+            uint32_t axes = 0;
+            if (g->nodes[n].inputs[s] != v || held_by(g, gpos, node, n, s, &from, &axes))
+                continue;
+            int a = g->nodes[n].inputs[from];
+            for (int d = 0; d < g->values[a].shape.rank; d++)
+                if (axes >> d & 1) {
+                    lin own = lin_const(g->values[a].shape.dims[d]);
+                    cond_eq(E, &dims[off[a] + d], &own);
+                }
+        }
+}
+
+/* Whether generator node k of rule side h keeps its own shape where the
+ * rule is applied: its first reader does not size it (or none reads it). */
+static int side_holds(const xf_graph *h, const int *pos, int k)
+{
+    int slot = 0, u = first_reader(h, pos, h->nodes[k].outputs[0], &slot);
+    return u < 0 || held_by(h, pos, k, u, slot, NULL, NULL);
+}
+
+/* The step's source generators its rule holds at their own shapes (their
+ * first reader does not size them: xf_rule_generator_held), bound to g's:
+ * the step holds only for a generator of that shape, but in g its readers
+ * may size it (x + I[1x1] read at x 3x3 holds I at 1x1; in g, x is 1x1 and
+ * sizes I, and a rule derived there binds I 3x3 at x 3x3, where the step
+ * never held: review 44a, F3). So the dims of each reader's operand in g
+ * that give g's generator its own shape stay at their own sizes; a reader
+ * that does not size it (broadcasts it, or is no sizing operator) pins
+ * nothing. Every reader, not only the first: which one sizes the generator
+ * where the derived rule is applied depends on its sides, not on g. */
+static xf_status generators_bound(eng *E, const xf_graph *g, const xf_domain_step *step,
+                                  const lin *dims, const int *off)
+{
+    const xf_graph *side = step->matched;
+    if (!side) return E->st;
+    int *pos = xf_malloc(sizeof *pos * ((size_t)side->n_nodes + (size_t)g->n_nodes + 1));
+    if (!pos) return XF_FAIL(E->err, XF_ERR_NOMEM, "out of memory inferring a validity domain");
+    int *gpos = pos + side->n_nodes;
+    xf_status st = topo_places(side, pos, E->err);
+    if (st == XF_OK) st = topo_places(g, gpos, E->err);
+    for (int k = 0; st == XF_OK && k < side->n_nodes; k++) {
+        if (!xf_op_is(side->nodes[k].op, XF_OPC_GENERATOR) || !side_holds(side, pos, k)) continue;
+        int node = step->nodes[k];
+        if (node < 0 || node >= g->n_nodes || g->nodes[node].op != side->nodes[k].op) {
+            st = XF_FAIL(E->err, XF_ERR_INVALID,
+                         "validity domain: a step's generator is bound to node %d, no such "
+                         "generator", node);
+            break;
+        }
+        pin_sizing_readers(E, g, gpos, node, dims, off);
+        st = E->st;
+    }
+    xf_free(pos);
+    return st;
+}
+
 xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_step *step,
                                xf_error *err)
 {
@@ -1202,6 +1318,7 @@ xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_
     if (st == XF_OK) st = infer_graph(&E, g, NULL, 0, &dims, &off);
     if (st == XF_OK && step) st = scalars_bound(&E, g, step, dims, off);
     if (st == XF_OK && step) st = slice_ends_bound(&E, g, step, dims, off);
+    if (st == XF_OK && step) st = generators_bound(&E, g, step, dims, off);
     const int *values = step ? step->values : NULL;
     int n = step ? step->n_values : 0;
     for (int i = 0; st == XF_OK && step && i < step->rule->domain.n; i++) {
@@ -1237,6 +1354,36 @@ xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_
     xf_free(dims);
     xf_free(off);
     eng_free(&E);
+    return st;
+}
+
+xf_status xf_domain_add_made(xf_domain *d, const xf_graph *out, const xf_graph *made,
+                             const int *node_from, xf_error *err)
+{
+    eng E;
+    lin *dims = NULL;
+    int *off = NULL;
+    int *pos = xf_malloc(sizeof *pos * ((size_t)made->n_nodes + (size_t)out->n_nodes + 1));
+    xf_status st = pos ? eng_init(&E, out, err)
+                       : XF_FAIL(err, XF_ERR_NOMEM, "out of memory inferring a validity domain");
+    int *opos = pos ? pos + made->n_nodes : NULL;
+    if (st == XF_OK) st = infer_graph(&E, out, NULL, 0, &dims, &off);
+    if (st == XF_OK) st = topo_places(made, pos, err);
+    if (st == XF_OK) st = topo_places(out, opos, err);
+    for (int k = 0; st == XF_OK && k < made->n_nodes; k++) {
+        const xf_node *mk = &made->nodes[k];
+        if (!xf_op_is(mk->op, XF_OPC_GENERATOR) || !side_holds(made, pos, k)) continue;
+        for (int n = 0; n < out->n_nodes; n++) /* each node the rewrite made like it */
+            if (node_from[n] < 0 && out->nodes[n].op == mk->op &&
+                xf_params_same_shape(&out->nodes[n].params, &mk->params))
+                pin_sizing_readers(&E, out, opos, n, dims, off);
+        st = E.st;
+    }
+    if (st == XF_OK) st = eng_finish(&E, d);
+    xf_free(dims);
+    xf_free(off);
+    xf_free(pos);
+    if (pos) eng_free(&E);
     return st;
 }
 

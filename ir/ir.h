@@ -939,6 +939,15 @@ int xf_rule_split_cuts_freely(const xf_rule *r, int node);
  * sized it, 0 when *p is *rule_p. */
 int xf_rule_generator_shape(xf_op gop, const xf_params *rule_p, xf_op user_op, int n_in, int slot,
                             const xf_shape *const *own, const xf_shape *const *in, xf_params *p);
+/* Whether that consumer leaves the generator at the rule's shape *rule_p
+ * wherever the rule is checked or applied (xf_rule_generator_shape returns
+ * 0 whatever in[] is): at the own shapes own[0..1] it does not size it, or
+ * not to its own shape. A rule proved so holds only for the generator of
+ * that shape (docs/derive.md, "Where a derived rule holds"). Else (0)
+ * *from gets the operand that sizes it (0 or 1) and *axes the dims of that
+ * operand that give its size (bit d: dim d); either may be NULL. */
+int xf_rule_generator_held(xf_op gop, const xf_params *rule_p, xf_op user_op, int n_in, int slot,
+                           const xf_shape *const *own, int *from, uint32_t *axes);
 
 /* Validity domains (types above xf_rule). */
 void xf_domain_init(xf_domain *d); /* known 0, no conditions */
@@ -1073,6 +1082,15 @@ typedef struct xf_domain_step {
  * at its own size. */
 xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_step *step,
                                xf_error *err);
+/* What a step's rewrite made: out is the graph after it, made the side
+ * the step built (its rule's target, or its source applied backward) and
+ * node_from[n] < 0 for each node of out the rewrite made
+ * (xf_match_apply_from). A generator of made its first reader does not
+ * size at the rule's own shapes is built at that shape; in out, the dims
+ * of each reader's operand that give it its own shape stay at their own
+ * sizes (a rule derived there would size it from them). */
+xf_status xf_domain_add_made(xf_domain *d, const xf_graph *out, const xf_graph *made,
+                             const int *node_from, xf_error *err);
 
 /* The renaming search every rule identity is taken over (rule_orders.c):
  * visit gets each order of a rule once and keeps the smallest key of its

@@ -114,39 +114,56 @@ int xf_rule_split_cuts_freely(const xf_rule *r, int node)
 /* The shape generator `gop` takes from a consumer `user_op` of n_in
  * operands reading it at input `slot`, whose first two operands have
  * shapes in[0..1] (NULL: not known),
- * into p's shape; 0 when that consumer does not size it (p unchanged). */
+ * into p's shape; 0 when that consumer does not size it (p unchanged).
+ * *from and *axes (NULL: not wanted) get the operand it reads and the
+ * dims of it that give the size (bit d: dim d). */
 static int consumer_shape(xf_op gop, xf_op user_op, int n_in, int slot, const xf_shape *const *in,
-                          xf_params *p)
+                          xf_params *p, int *from, uint32_t *axes)
 {
     const xf_shape *a;
+    int f = 0;
+    uint32_t ax = 0;
     if (user_op == XF_OP_CONV && slot == 1) {
         if (n_in < 1 || !(a = in[0]) || a->rank != 4) return 0;
         if (gop == XF_OP_CONST_IDENTITY_CONV) p->shape[0] = p->shape[1] = a->dims[1];
         else if (gop == XF_OP_CONST_POOL) p->shape[0] = a->dims[1];
         else return 0;
-        return 1;
+        ax = 1u << 1;
+    } else {
+        if (n_in != 2 || slot < 0 || slot > 1 || !(a = in[1 - slot])) return 0;
+        f = 1 - slot;
+        if (user_op == XF_OP_MATMUL && gop == XF_OP_CONST_IDENTITY_MATRIX) {
+            if (a->rank < 2) return 0;
+            int d = slot == 1 ? a->rank - 1 : a->rank - 2;
+            p->shape[0] = p->shape[1] = a->dims[d];
+            ax = 1u << d;
+        } else if (xf_op_is(user_op, XF_OPC_ARITHMETIC)) {
+            xf_params_set_shape(p, a);
+            ax = (1u << a->rank) - 1; /* rank <= XF_MAX_DIMS */
+        } else {
+            return 0;
+        }
     }
-    if (n_in != 2 || slot < 0 || slot > 1 || !(a = in[1 - slot])) return 0;
-    if (user_op == XF_OP_MATMUL && gop == XF_OP_CONST_IDENTITY_MATRIX) {
-        if (a->rank < 2) return 0;
-        int64_t n = slot == 1 ? a->dims[a->rank - 1] : a->dims[a->rank - 2];
-        p->shape[0] = p->shape[1] = n;
-        return 1;
-    }
-    if (!xf_op_is(user_op, XF_OPC_ARITHMETIC)) return 0;
-    xf_params_set_shape(p, a);
+    if (from) *from = f;
+    if (axes) *axes = ax;
     return 1;
+}
+
+int xf_rule_generator_held(xf_op gop, const xf_params *rule_p, xf_op user_op, int n_in, int slot,
+                           const xf_shape *const *own, int *from, uint32_t *axes)
+{
+    xf_params at_own = *rule_p;
+    return !consumer_shape(gop, user_op, n_in, slot, own, &at_own, from, axes) ||
+           !xf_params_same_shape(&at_own, rule_p);
 }
 
 int xf_rule_generator_shape(xf_op gop, const xf_params *rule_p, xf_op user_op, int n_in, int slot,
                             const xf_shape *const *own, const xf_shape *const *in, xf_params *p)
 {
-    xf_params at_own = *rule_p;
     *p = *rule_p;
-    if (!consumer_shape(gop, user_op, n_in, slot, own, &at_own) ||
-        !xf_params_same_shape(&at_own, rule_p))
+    if (xf_rule_generator_held(gop, rule_p, user_op, n_in, slot, own, NULL, NULL))
         return 0; /* its consumer does not give it its own shape: it keeps it */
-    if (consumer_shape(gop, user_op, n_in, slot, in, p)) return 1;
+    if (consumer_shape(gop, user_op, n_in, slot, in, p, NULL, NULL)) return 1;
     *p = *rule_p;
     return 0;
 }

@@ -16,7 +16,10 @@
  * domain (schema 3) is skipped by the rule set, and a schema 3 file's
  * derived rules become candidates when migrated. A rule derived by a step
  * whose scalar input binds a 1x1 matrix keeps that matrix one element in
- * its domain (transpose(m0 + s0) => transpose(m0) + s0 was applied at 3x3).
+ * its domain (transpose(m0 + s0) => transpose(m0) + s0 was applied at 3x3),
+ * and one derived by a step that holds its generator at the step's own
+ * shape keeps the dims that size that generator in the graph at their own
+ * sizes (relu(x + I[1x1]) => relu(x + ones[1x1]) was applied at 3x3).
  */
 #include <stdio.h>
 #include <string.h>
@@ -570,6 +573,41 @@ static void rule_of_m0_s0(xf_rule *r, const int64_t *a, int rb, const int64_t *b
     ck_assert_msg(xf_rule_validate(r, &err) == XF_OK, "%s", err.msg);
 }
 
+/* `step` stored proved and `cand` a candidate (both freed here) in a
+ * fresh database at path, and the derive pass of `size` run with the
+ * proved rules of that size as steps too: cand must be derived, with the
+ * stored domain `domain`. Returns cand's id. */
+static int64_t derived_from(const char *path, xf_rule *step, xf_rule *cand, int size,
+                            const char *domain)
+{
+    xf_test_remove_db(path);
+    xf_rulesdb *db = NULL;
+    xf_error err;
+    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
+    xf_rulesdb_rule_meta proved = {XF_RULE_PROVED, 0, NULL, 0}, cand_meta = {XF_RULE_CANDIDATE, 0, NULL, 0};
+    int64_t sid, rule;
+    ck_assert_msg(xf_rulesdb_add_rule(db, step, &proved, &sid, NULL, &err) == XF_OK, "%s", err.msg);
+    ck_assert_msg(xf_rulesdb_add_rule(db, cand, &cand_meta, &rule, NULL, &err) == XF_OK, "%s",
+                  err.msg);
+    xf_rule_free(step);
+    xf_rule_free(cand);
+    xf_derive_db_options o;
+    xf_derive_db_options_init(&o);
+    o.size = size;
+    o.same_size = 1;
+    xf_derive_tally t;
+    ck_assert_msg(xf_derive_db(db, &o, &t, &err) == XF_OK, "%s", err.msg);
+    xf_rulesdb_rule_info info;
+    xf_rulesdb_rule_info_init(&info);
+    ck_assert_int_eq(xf_rulesdb_get_rule(db, rule, &info, &err), XF_OK);
+    ck_assert_int_eq(info.status, XF_RULE_DERIVED);
+    ck_assert_ptr_nonnull(info.domain);
+    ck_assert_str_eq(info.domain, domain);
+    xf_rulesdb_rule_info_free(&info);
+    xf_rulesdb_close(db);
+    return rule;
+}
+
 /* transpose(m0 + s0) => transpose(m0) + s0 is true for a scalar s0, and
  * a scalar of a rule binds a one-element value of any rank (match.c). The
  * same rule with s0 a 1x1 matrix and m0 1x1 is derived from it in one step
@@ -580,35 +618,13 @@ static void rule_of_m0_s0(xf_rule *r, const int64_t *a, int rb, const int64_t *b
 START_TEST(derived_rule_keeps_a_scalar_steps_one_element)
 {
     const char *path = xf_test_tmp("domain_scalar.db");
-    xf_test_remove_db(path);
-    xf_rulesdb *db = NULL;
-    xf_error err;
-    ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
     static const char SRC[] = "tr(ewadd(m0, s0))", DST[] = "ewadd(tr(m0), s0)";
     static const int64_t m44[2] = {4, 4}, m11[2] = {1, 1}, m33[2] = {3, 3};
-    xf_rule r;
-    rule_of_m0_s0(&r, m44, 0, NULL, SRC, DST);
-    xf_rulesdb_rule_meta proved = {XF_RULE_PROVED, 0, NULL, 0}, cand = {XF_RULE_CANDIDATE, 0, NULL, 0};
-    int64_t step, rule;
-    ck_assert_msg(xf_rulesdb_add_rule(db, &r, &proved, &step, NULL, &err) == XF_OK, "%s", err.msg);
-    xf_rule_free(&r);
+    xf_rule step, r;
+    rule_of_m0_s0(&step, m44, 0, NULL, SRC, DST);
     rule_of_m0_s0(&r, m11, 2, m11, SRC, DST);
-    ck_assert_msg(xf_rulesdb_add_rule(db, &r, &cand, &rule, NULL, &err) == XF_OK, "%s", err.msg);
-    xf_rule_free(&r);
-    xf_derive_db_options o;
-    xf_derive_db_options_init(&o);
-    o.size = 2;
-    o.same_size = 1;
-    xf_derive_tally t;
-    ck_assert_msg(xf_derive_db(db, &o, &t, &err) == XF_OK, "%s", err.msg);
-    xf_rulesdb_rule_info info;
-    xf_rulesdb_rule_info_init(&info);
-    ck_assert_int_eq(xf_rulesdb_get_rule(db, rule, &info, &err), XF_OK);
-    ck_assert_int_eq(info.status, XF_RULE_DERIVED);
-    ck_assert_ptr_nonnull(info.domain);
-    ck_assert_str_eq(info.domain, "m0[-2] == 1; m0[-2] == m0[-1]; m0[-2] == s0[-2]; m0[-2] == s0[-1]");
-    xf_rulesdb_rule_info_free(&info);
-    xf_rulesdb_close(db);
+    int64_t rule = derived_from(path, &step, &r, 2,
+                                "m0[-2] == 1; m0[-2] == m0[-1]; m0[-2] == s0[-2]; m0[-2] == s0[-1]");
     xf_ruleset *rs = NULL;
     int action = derived_action(path, rule, &rs);
     for (int k = 0; k < 2; k++) { /* 3x3 never, 1x1 (its own) yes */
@@ -617,6 +633,102 @@ START_TEST(derived_rule_keeps_a_scalar_steps_one_element)
         xf_test_input(&g, "m0", 2, k ? m11 : m33);
         xf_test_input(&g, "s0", 2, k ? m11 : m33);
         xf_test_parse_infix(&g, SRC, ops);
+        ck_assert_int_eq(locations(rs, action, &g) > 0, k);
+        xf_graph_free(&g);
+    }
+    xf_ruleset_free(rs);
+    xf_test_remove_db(path);
+}
+END_TEST
+
+/* relu(x + I) (relu: 1) or x + I in g, x of dims d, I a 1x1 generator
+ * `gen` (const_imatrix, const_ones). */
+static int plus_generator(xf_graph *g, const int64_t *d, xf_op gen, int64_t n, int relu)
+{
+    xf_params gp = xf_params_default();
+    gp.n_shape = 2;
+    gp.shape[0] = gp.shape[1] = n;
+    int y = xf_test_op2(g, XF_OP_ADD, NULL, xf_test_input(g, "x", 2, d),
+                        xf_test_op2(g, gen, &gp, -1, -1));
+    return relu ? xf_test_op2(g, XF_OP_RELU, NULL, y, -1) : y;
+}
+
+/* [relu](x + I[1x1]) => [relu](x + ones[1x1]) at x of d. */
+static void rule_identity_to_ones(xf_rule *r, const int64_t *d, int relu)
+{
+    xf_rule_init(r);
+    xf_test_out(&r->src, plus_generator(&r->src, d, XF_OP_CONST_IDENTITY_MATRIX, 1, relu));
+    xf_test_out(&r->dst, plus_generator(&r->dst, d, XF_OP_CONST_ONES, 1, relu));
+    xf_error err;
+    ck_assert_msg(xf_rule_validate(r, &err) == XF_OK, "%s", err.msg);
+}
+
+/* x + I[1x1] => x + ones[1x1], proved at x 3x3, holds where I is 1x1:
+ * its consumer, the sum with a 3x3 x, does not give I its own shape, so
+ * the matcher binds I of 1x1 only (xf_rule_generator_held). The rule
+ * relu(x + I) => relu(x + ones) at x 1x1 follows from it in one step; but
+ * there x gives I its own 1x1, so the derived rule binds I of x's shape,
+ * and at 3x3 it turned relu(x + I[3x3]) into relu(x + 1) (review 44a, F3).
+ * The chain's domain keeps x, which sizes the step's generator, at 1x1. */
+START_TEST(derived_rule_keeps_its_steps_generator_size)
+{
+    const char *path = xf_test_tmp("domain_generator.db");
+    static const int64_t m11[2] = {1, 1}, m33[2] = {3, 3};
+    xf_rule step, r;
+    rule_identity_to_ones(&step, m33, 0);
+    rule_identity_to_ones(&r, m11, 1);
+    int64_t rule = derived_from(path, &step, &r, 3, "x[-2] == 1; x[-2] == x[-1]");
+    xf_ruleset *rs = NULL;
+    int action = derived_action(path, rule, &rs);
+    for (int k = 0; k < 2; k++) { /* x and I of 3x3 never, 1x1 (its own) yes */
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_test_out(&g, plus_generator(&g, k ? m11 : m33, XF_OP_CONST_IDENTITY_MATRIX, k ? 1 : 3,
+                                       1));
+        ck_assert_int_eq(locations(rs, action, &g) > 0, k);
+        xf_graph_free(&g);
+    }
+    xf_ruleset_free(rs);
+    xf_test_remove_db(path);
+}
+END_TEST
+
+/* relu(x), times I[1x1] with `times`, negated with `neg`, x of d. */
+static int relu_times_i(xf_graph *g, const int64_t *d, int times, int neg)
+{
+    xf_params gp = xf_params_default();
+    gp.n_shape = 2;
+    gp.shape[0] = gp.shape[1] = 1;
+    int y = xf_test_op2(g, XF_OP_RELU, NULL, xf_test_input(g, "x", 2, d), -1);
+    if (times)
+        y = xf_test_op2(g, XF_OP_MUL, NULL, y,
+                        xf_test_op2(g, XF_OP_CONST_IDENTITY_MATRIX, &gp, -1, -1));
+    return neg ? xf_test_op2(g, XF_OP_NEG, NULL, y, -1) : y;
+}
+
+/* The same for a generator a step makes: relu(x) * I[1x1] => relu(x) at
+ * x 3x3 holds I at 1x1, and read backward it makes one; neg(relu(x)) =>
+ * neg(relu(x) * I[1x1]) at x 1x1 is derived so, and there relu(x) gives
+ * the target's I its own shape, so the rule built I of x's size: at 3x3
+ * the rewrite multiplied by the 3x3 identity (0.80 off; 2026-12-02). */
+START_TEST(derived_rule_keeps_its_steps_made_generator_size)
+{
+    const char *path = xf_test_tmp("domain_made_generator.db");
+    static const int64_t m11[2] = {1, 1}, m33[2] = {3, 3};
+    xf_rule step, r;
+    xf_rule_init(&step);
+    xf_test_out(&step.src, relu_times_i(&step.src, m33, 1, 0));
+    xf_test_out(&step.dst, relu_times_i(&step.dst, m33, 0, 0));
+    xf_rule_init(&r);
+    xf_test_out(&r.src, relu_times_i(&r.src, m11, 0, 1));
+    xf_test_out(&r.dst, relu_times_i(&r.dst, m11, 1, 1));
+    int64_t rule = derived_from(path, &step, &r, 4, "x[-2] == 1; x[-2] == x[-1]");
+    xf_ruleset *rs = NULL;
+    int action = derived_action(path, rule, &rs);
+    for (int k = 0; k < 2; k++) { /* 3x3 never, 1x1 (its own) yes */
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_test_out(&g, relu_times_i(&g, k ? m11 : m33, 0, 1));
         ck_assert_int_eq(locations(rs, action, &g) > 0, k);
         xf_graph_free(&g);
     }
@@ -677,6 +789,8 @@ int main(void)
     tcase_add_test(t, slice_rule_not_applied_past_its_own_size);
     tcase_add_test(t, derived_block_rule_holds_where_its_chain_does);
     tcase_add_test(t, derived_rule_keeps_a_scalar_steps_one_element);
+    tcase_add_test(t, derived_rule_keeps_its_steps_generator_size);
+    tcase_add_test(t, derived_rule_keeps_its_steps_made_generator_size);
     tcase_add_test(t, migration_to_v4_derives_again);
     suite_add_tcase(s, t);
     return xf_test_run(s);

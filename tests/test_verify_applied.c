@@ -32,7 +32,10 @@
  *    4x4; the same with one maxpool less on each side stays proved;
  *  - a target generator its consumer does not size at the rule's own
  *    shapes (review 44a F2): transpose(x + I[1x1]) => transpose(x) +
- *    I[1x1], x of 4x4, on x of 4x4 and 3x3.
+ *    I[1x1], x of 4x4, on x of 4x4 and 3x3;
+ *  - a derived rule whose step holds its generator at the step's own shape
+ *    (review 44a F3): relu(x + I[1x1]) => relu(x + ones[1x1]), x of 1x1,
+ *    derived from x + I[1x1] => x + ones[1x1] at x 3x3, on x and I of 3x3.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -269,9 +272,11 @@ static void neg_mean_of_four_model(xf_graph *g, int64_t width)
  * step) decided as xferverify decides a database (xf_derive_verify_db:
  * size by size, deriving before the solver) in a fresh database at path:
  * the step must be proved and the rule derived from it; the rule's stored
- * validity domain must be `domain`. */
+ * validity domain must be `domain` (NULL: not compared). With
+ * step_proved the step is stored proved (a fact the solver need not find)
+ * and only the rule is decided. */
 static void derived_with_domain(const char *path, void (*const make[2])(xf_rule *),
-                                const char *domain)
+                                const char *domain, int step_proved)
 {
     xf_test_remove_db(path);
     xf_rulesdb *db;
@@ -281,7 +286,10 @@ static void derived_with_domain(const char *path, void (*const make[2])(xf_rule 
     for (int k = 0; k < 2; k++) {
         xf_rule r;
         make[k](&r);
-        ck_assert_msg(xf_rulesdb_add_rule(db, &r, NULL, &id[k], NULL, &err) == XF_OK, "%s", err.msg);
+        xf_rulesdb_rule_meta proved = {XF_RULE_PROVED, 0, NULL, 0};
+        ck_assert_msg(xf_rulesdb_add_rule(db, &r, k == 0 && step_proved ? &proved : NULL, &id[k],
+                                          NULL, &err) == XF_OK,
+                      "%s", err.msg);
         xf_rule_free(&r);
     }
     xf_derive_verify_options o;
@@ -297,7 +305,7 @@ static void derived_with_domain(const char *path, void (*const make[2])(xf_rule 
         xf_rulesdb_rule_info_init(&info);
         ck_assert_int_eq(xf_rulesdb_get_rule(db, id[k], &info, &err), XF_OK);
         ck_assert_int_eq(info.status, k ? XF_RULE_DERIVED : XF_RULE_PROVED);
-        if (k) {
+        if (k && domain) {
             ck_assert_ptr_nonnull(info.domain);
             ck_assert_str_eq(info.domain, domain);
         }
@@ -314,7 +322,7 @@ START_TEST(derived_rule_keeps_its_steps_slice_to_the_end)
 {
     const char *path = xf_test_tmp("applied_derived_slice.db");
     void (*const make[2])(xf_rule *) = {rule_mean_of_slice_to_the_end, rule_neg_mean_of_four};
-    derived_with_domain(path, make, "x[-1] == 4");
+    derived_with_domain(path, make, "x[-1] == 4", 0);
     xf_graph g;
     neg_mean_of_four_model(&g, 6); /* 4 of 6 columns: neither rule holds */
     ck_assert_int_eq(applied_soundly_with(path, &g, 1), 0);
@@ -369,7 +377,7 @@ START_TEST(derived_rule_keeps_its_steps_slice_end)
 {
     const char *path = xf_test_tmp("applied_derived_end.db");
     void (*const make[2])(xf_rule *) = {rule_relu_of_four, rule_mean_of_relu_to_the_end};
-    derived_with_domain(path, make, "x[-1] == 4");
+    derived_with_domain(path, make, "x[-1] == 4", 0);
     for (int64_t width = 4; width <= 6; width += 2) { /* its own: the step and the rule */
         const int64_t d[2] = {2, width};
         xf_graph g;
@@ -718,6 +726,58 @@ START_TEST(target_generator_not_sized_by_its_consumer)
 }
 END_TEST
 
+/* [relu](x + I[1x1]) for x of n x n, I const_imatrix or const_ones (op)
+ * of m x m. */
+static int plus_generator(xf_graph *g, int64_t n, xf_op op, int64_t m, int relu)
+{
+    const int64_t dx[2] = {n, n}, dg[2] = {m, m};
+    int y = xf_test_op2(g, XF_OP_ADD, NULL, xf_test_input(g, "x", 2, dx), generator(g, op, 2, dg));
+    return relu ? xf_test_op2(g, XF_OP_RELU, NULL, y, -1) : y;
+}
+
+/* x + I[1x1] => x + ones[1x1], x of 3x3: true (both add 1), and the sum
+ * with a 3x3 x does not give I its own 1x1, so it holds I at 1x1. The
+ * solver leaves it unknown (2026-12-02), so the test stores it proved. */
+static void rule_identity_plus(xf_rule *r)
+{
+    xf_rule_init(r);
+    xf_test_out(&r->src, plus_generator(&r->src, 3, XF_OP_CONST_IDENTITY_MATRIX, 1, 0));
+    xf_test_out(&r->dst, plus_generator(&r->dst, 3, XF_OP_CONST_ONES, 1, 0));
+}
+
+/* relu(x + I[1x1]) => relu(x + ones[1x1]), x of 1x1: derived from the
+ * rule above in one step. At x 1x1 the sum gives I its own shape, so the
+ * matcher sizes the rule's I from x. */
+static void rule_relu_identity_plus(xf_rule *r)
+{
+    xf_rule_init(r);
+    xf_test_out(&r->src, plus_generator(&r->src, 1, XF_OP_CONST_IDENTITY_MATRIX, 1, 1));
+    xf_test_out(&r->dst, plus_generator(&r->dst, 1, XF_OP_CONST_ONES, 1, 1));
+}
+
+/* The rule above stored as derived where its chain holds: x of 1x1, the
+ * size the step's identity is held at (review 44a, F3). Until 2026-12-02
+ * its domain said nothing of x, and loaded as the agent loads derived
+ * rules it turned relu(x + I[3x3]) into relu(x + ones[3x3]), which adds 1
+ * off the diagonal too (floats compared at every location). The step
+ * alone still applies to x + I[1x1] at 3x3, soundly. */
+START_TEST(derived_rule_keeps_its_steps_generator_size)
+{
+    const char *path = xf_test_tmp("applied_derived_generator.db");
+    void (*const make[2])(xf_rule *) = {rule_identity_plus, rule_relu_identity_plus};
+    derived_with_domain(path, make, NULL, 1);
+    static const int64_t sizes[3][3] = {{3, 3, 0}, {1, 1, 2}, {3, 1, 1}}; /* x, I, locations */
+    for (int k = 0; k < 3; k++) {
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_test_out(&g, plus_generator(&g, sizes[k][0], XF_OP_CONST_IDENTITY_MATRIX, sizes[k][1], 1));
+        ck_assert_int_eq(applied_soundly_with(path, &g, 1), sizes[k][2]);
+        xf_graph_free(&g);
+    }
+    xf_test_remove_db(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("verify_applied");
@@ -727,6 +787,7 @@ static Suite *suite(void)
     tcase_add_test(tc, slice_to_the_end_matches_only_to_the_end);
     tcase_add_test(tc, derived_rule_keeps_its_steps_slice_to_the_end);
     tcase_add_test(tc, derived_rule_keeps_its_steps_slice_end);
+    tcase_add_test(tc, derived_rule_keeps_its_steps_generator_size);
     tcase_add_test(tc, source_generator_that_broadcasts);
     tcase_add_test(tc, source_generator_broadcast_over_a_batch);
     tcase_add_test(tc, generators_sized_only_by_each_other);

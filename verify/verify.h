@@ -165,10 +165,13 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * 2026-12-02; 14: the last-axis softmax and layer-norms commute with any
  * reshape that keeps the last axis, a layer-norm ignores a scalar added to
  * its input, and ewadd-view and smul-view also trigger on the reshape of the
- * sum or product, i46c,
- * 2026-12-02). The default rules database's name carries it, so a
- * database decided by an older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 14
+ * sum or product, i46c, 2026-12-02; 15: a derived rule's domain keeps at
+ * their own sizes the dims that size, in the graph a step rewrites, a
+ * generator that step holds at its own shape, matched or made
+ * (xf_rule_generator_held), review 44a's F3, i46e, 2026-12-02). The default
+ * rules database's name carries it, so a database decided by an older
+ * verifier is made again, not reused. */
+#define XF_VERIFY_REVISION 15
 
 /* ---------------------------------------------------------------- axioms */
 
