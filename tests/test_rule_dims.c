@@ -286,6 +286,20 @@ static int build_op(xf_graph *g, xf_op op, const xf_params *p, const xf_shape *i
     return n;
 }
 
+/* The rule op(in..) => op(in..) into *r at the input shapes own[0 ..
+ * n_in); its source node. */
+static int op_rule(xf_rule *r, xf_op op, const xf_params *p, const xf_shape *own, int n_in,
+                   int n_out)
+{
+    xf_rule_init(r);
+    xf_graph_free(&r->src);
+    xf_graph_free(&r->dst);
+    int n = build_op(&r->src, op, p, own, n_in, n_out);
+    ck_assert_msg(n >= 0 && build_op(&r->dst, op, p, own, n_in, n_out) >= 0,
+                  "%s: ir refuses the own shapes", xf_op_get(op)->name);
+    return n;
+}
+
 /* The rule op(in..) => op(in..) at the own input shapes own[0 .. n_in):
  * its symbolic dims bind at each of the n_at other input shapes at[k *
  * n_in ..] as the matcher binds them (every source value's shape, ir's
@@ -297,12 +311,7 @@ static void expect_dims_at(const char *what, xf_op op, const xf_params *p, const
                            int followed)
 {
     xf_rule r;
-    xf_rule_init(&r);
-    xf_graph_free(&r.src);
-    xf_graph_free(&r.dst);
-    int ns = build_op(&r.src, op, p, own, n_in, n_out);
-    ck_assert_msg(ns >= 0 && build_op(&r.dst, op, p, own, n_in, n_out) >= 0,
-                  "%s: ir refuses the own shapes", what);
+    int ns = op_rule(&r, op, p, own, n_in, n_out);
     xf_rule_dims d;
     xf_error err;
     char b[64], c[64];
@@ -499,11 +508,7 @@ START_TEST(slice_by_a_step_is_a_constant)
     xf_shape own[1] = {S2(2, 1)}, at[1] = {S2(5, 1)};
     expect_dims("slice by 2", XF_OP_SLICE, &p, 1, 1, own, at, 1, 1);
     xf_rule r;
-    xf_rule_init(&r);
-    xf_graph_free(&r.src);
-    xf_graph_free(&r.dst);
-    int n = build_op(&r.src, XF_OP_SLICE, &p, own, 1, 1);
-    build_op(&r.dst, XF_OP_SLICE, &p, own, 1, 1);
+    int n = op_rule(&r, XF_OP_SLICE, &p, own, 1, 1);
     xf_rule_dims d;
     xf_error err;
     ck_assert_int_eq(xf_rule_dims_infer(&r, &d, &err), XF_OK);
