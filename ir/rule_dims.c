@@ -429,12 +429,18 @@ static void infer_node(infer *c, int side, const xf_graph *g, int ni)
          * own size too (slice[0:4] of 4 takes 4 of 6), as the validity
          * domain reads it (ir/domain_infer.c) and the matcher binds it, and
          * so is a longer step's (slice[0::2] of 1 takes 1, of 6 takes 3),
-         * which the domain pins */
+         * whose input is tied to its own size too, as the domain pins it
+         * (else an input of 2 would pass for the own 1) */
         for (int i = 0; i < p->n_axes; i++) {
             int a = xf_norm_axis(p->axes[i], sx->rank);
-            if (a >= 0 &&
-                !(p->starts[i] == 0 && p->ends[i] >= XF_SLICE_TO_THE_END && p->steps[i] == 1))
-                out[a] = konst(so->dims[a]);
+            if (a < 0 ||
+                (p->starts[i] == 0 && p->ends[i] >= XF_SLICE_TO_THE_END && p->steps[i] == 1))
+                continue;
+            out[a] = konst(so->dims[a]);
+            if (p->steps[i] != 1) {
+                xf_dimx own = konst(sx->dims[a]);
+                unify(c, &in[a], &own);
+            }
         }
     }
     /* everything else (conv, pools, pad, generators...): opaque */

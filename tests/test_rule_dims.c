@@ -4,7 +4,10 @@
  * at a model's sizes: a target unflatten takes the lead dims of the value
  * it restores or of the source's unflatten, a split of the last axis its
  * head count; bindings that disagree are refused; a target reshape whose
- * size nothing binds makes the rule not ok.
+ * size nothing binds makes the rule not ok. The dims follow ir's shapes
+ * operator by operator; the matcher refuses a source value of another rank
+ * (a squeeze of no axes dropping a kept dim that is 1 in the model) and a
+ * stepped slice's input away from its own size.
  */
 #include <string.h>
 
@@ -519,6 +522,38 @@ START_TEST(slice_by_a_step_is_a_constant)
 }
 END_TEST
 
+/* The matches of the set's one rule in g (0, or 1 applied: the rewritten
+ * graph must compute what g does). */
+static int applies_at(const xf_ruleset *rs, const xf_graph *g)
+{
+    xf_error err;
+    xf_graph_index *ix = NULL;
+    ck_assert_int_eq(xf_graph_index_build(g, &ix, &err), XF_OK);
+    xf_match m[2];
+    int n = 0;
+    ck_assert_int_eq(xf_match_rule(rs, 0, g, ix, m, 2, &n, &err), XF_OK);
+    if (n > 0) {
+        xf_graph out;
+        ck_assert_msg(xf_match_apply(rs, g, ix, &m[0], &out, &err) == XF_OK, "%s", err.msg);
+        xf_test_expect_same_function(g, &out, 1, 1e-4);
+        xf_graph_free(&out);
+    }
+    xf_graph_index_free(ix);
+    return n;
+}
+
+/* The rule r as a set of its own direction (r freed). */
+static xf_ruleset *one_rule_set(xf_rule *r)
+{
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(r);
+    return rs;
+}
+
 /* reduce_sum(flatten(x)) => flatten(reduce_sum(x)), both over every axis
  * keeping dims (x [2,3,4]; a [1,1] either way): true at any x, so the
  * matcher applies it at the rule's own x and at [5,3,4]. With the no axes
@@ -537,32 +572,96 @@ START_TEST(reduce_over_every_axis_applies)
     int y = xf_test_op2(&r.src, XF_OP_REDUCE_SUM, &all, f, -1);
     int t = xf_test_op2(&r.dst, XF_OP_REDUCE_SUM, &all, b[0], -1);
     outputs(&r, y, xf_test_reshape(&r.dst, t, shp(2, 1, 1, 0, 0)));
-    xf_ruleset_options o = xf_ruleset_options_default();
-    o.both_directions = 0;
-    xf_ruleset *rs = NULL;
-    xf_error err;
-    ck_assert_msg(xf_ruleset_from_rules(&r, NULL, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
-    xf_rule_free(&r);
+    xf_ruleset *rs = one_rule_set(&r);
     int64_t lead[2] = {2, 5};
     for (int k = 0; k < 2; k++) {
         xf_graph g;
         xf_graph_init(&g);
         xf_shape xs = shp(3, lead[k], 3, 4, 0);
+        xf_error err;
         int x = xf_graph_add_input(&g, "x", XF_F32, &xs, &err);
         xf_test_out(&g, xf_test_op2(&g, XF_OP_REDUCE_SUM, &all,
                                     xf_test_reshape(&g, x, shp(2, lead[k] * 3, 4, 0, 0)), -1));
-        xf_graph_index *ix = NULL;
-        ck_assert_int_eq(xf_graph_index_build(&g, &ix, &err), XF_OK);
-        xf_match m[2];
-        int n = 0;
-        ck_assert_int_eq(xf_match_rule(rs, 0, &g, ix, m, 2, &n, &err), XF_OK);
-        ck_assert_msg(n == 1, "x [%lld,3,4]: %d matches", (long long)lead[k], n);
-        xf_graph out;
-        ck_assert_msg(xf_match_apply(rs, &g, ix, &m[0], &out, &err) == XF_OK, "%s", err.msg);
-        ck_assert_int_eq(xf_test_count_op(&out, XF_OP_RESHAPE), 1);
-        xf_test_expect_same_function(&g, &out, 1, 1e-4);
-        xf_graph_free(&out);
-        xf_graph_index_free(ix);
+        ck_assert_msg(applies_at(rs, &g) == 1, "x [%lld,3,4]: no match", (long long)lead[k]);
+        xf_graph_free(&g);
+    }
+    xf_ruleset_free(rs);
+}
+END_TEST
+
+/* softmax[-1](squeeze(U(x))) => squeeze(softmax[-1](U(x))), U: x [12] ->
+ * [3,1,2,2], the squeeze of no axes (the review's rule C2; the prover
+ * proves it at its own shapes, where the squeeze drops only the 1). At x
+ * [6] -> [2,1,3,1] the model's squeeze drops the last dim too: the source's
+ * softmax runs over 3, the target's over 1. That source value has rank 2,
+ * the rule's 3, and agreed on its first two dims: the matcher must refuse
+ * it, and apply the rule where the kept dims stay above 1 ([3,1,4,3]). */
+START_TEST(squeeze_of_no_axes_keeps_the_rank)
+{
+    xf_rule r;
+    xf_rule_init(&r);
+    xf_shape s[1] = {shp(1, 12, 0, 0, 0)};
+    int a[1], b[1];
+    inputs(&r, s, 1, a, b);
+    xf_params none = xf_params_default(), sm = xf_params_default();
+    sm.axis = -1;
+    xf_shape u = shp(4, 3, 1, 2, 2);
+    int y = xf_test_op2(&r.src, XF_OP_SOFTMAX, &sm,
+                        xf_test_op2(&r.src, XF_OP_SQUEEZE, &none,
+                                    xf_test_reshape(&r.src, a[0], u), -1), -1);
+    int t = xf_test_op2(&r.dst, XF_OP_SQUEEZE, &none,
+                        xf_test_op2(&r.dst, XF_OP_SOFTMAX, &sm,
+                                    xf_test_reshape(&r.dst, b[0], u), -1), -1);
+    outputs(&r, y, t);
+    xf_ruleset *rs = one_rule_set(&r);
+    int64_t xn[3] = {6, 36, 12};
+    xf_shape at[3] = {shp(4, 2, 1, 3, 1), shp(4, 3, 1, 4, 3), u};
+    for (int k = 0; k < 3; k++) {
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_shape xs = shp(1, xn[k], 0, 0, 0);
+        xf_error err;
+        int x = xf_graph_add_input(&g, "x", XF_F32, &xs, &err);
+        xf_test_out(&g, xf_test_op2(&g, XF_OP_SOFTMAX, &sm,
+                                    xf_test_op2(&g, XF_OP_SQUEEZE, &none,
+                                                xf_test_reshape(&g, x, at[k]), -1), -1));
+        ck_assert_msg(applies_at(rs, &g) == (k > 0), "x [%lld]: wrong number of matches",
+                      (long long)xn[k]);
+        xf_graph_free(&g);
+    }
+    xf_ruleset_free(rs);
+}
+END_TEST
+
+/* slice[0::2](flatten(x)) => reduce_mean[0, keep](flatten(x)), x [1,1] (the
+ * review's rule B): the same at the own size 1 only. The slice's output
+ * is the constant 1, and its input is held at 1 too: at x [1,2] the slice
+ * takes 1 of 2, the mean is another value, and the matcher refuses it. */
+START_TEST(stepped_slice_holds_its_input)
+{
+    xf_rule r;
+    xf_rule_init(&r);
+    xf_shape s[1] = {shp(2, 1, 1, 0, 0)};
+    int a[1], b[1];
+    inputs(&r, s, 1, a, b);
+    xf_params sl = xf_params_default(), mean = xf_params_default();
+    sl.n_axes = 1, sl.steps[0] = 2, sl.ends[0] = XF_SLICE_TO_THE_END;
+    mean.n_axes = 1, mean.keepdims = 1;
+    xf_shape flat = shp(1, 1, 0, 0, 0);
+    int y = xf_test_op2(&r.src, XF_OP_SLICE, &sl, xf_test_reshape(&r.src, a[0], flat), -1);
+    int t = xf_test_op2(&r.dst, XF_OP_REDUCE_MEAN, &mean, xf_test_reshape(&r.dst, b[0], flat), -1);
+    outputs(&r, y, t);
+    xf_ruleset *rs = one_rule_set(&r);
+    for (int64_t w = 1; w <= 2; w++) {
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_shape xs = shp(2, 1, w, 0, 0);
+        xf_error err;
+        int x = xf_graph_add_input(&g, "x", XF_F32, &xs, &err);
+        xf_test_out(&g, xf_test_op2(&g, XF_OP_SLICE, &sl,
+                                    xf_test_reshape(&g, x, shp(1, w, 0, 0, 0)), -1));
+        ck_assert_msg(applies_at(rs, &g) == (w == 1), "x [1,%lld]: wrong number of matches",
+                      (long long)w);
         xf_graph_free(&g);
     }
     xf_ruleset_free(rs);
@@ -582,6 +681,8 @@ int main(void)
     tcase_add_test(tc, reduce_over_every_axis_applies);
     tcase_add_test(tc, dims_agree_with_ir_shapes);
     tcase_add_test(tc, slice_by_a_step_is_a_constant);
+    tcase_add_test(tc, squeeze_of_no_axes_keeps_the_rank);
+    tcase_add_test(tc, stepped_slice_holds_its_input);
     suite_add_tcase(s, tc);
     return xf_test_run(s);
 }
