@@ -158,9 +158,13 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * 2026-12-01; 12: a generator is sized by its consumer only where, at the
  * rule's own shapes, that gives it its own shape (xf_rule_generator_shape,
  * as the matcher binds and builds it), and the ends prove nothing when none
- * of them is admissible, review 44a, 2026-12-01). The default rules database's name carries it, so a
+ * of them is admissible, review 44a, 2026-12-01; 13: a rule's symbolic dims
+ * follow the operators as ir's shapes do (a reduce or squeeze of no axes,
+ * where's branches, transpose entries from the end, a stepped slice a
+ * constant with its input at its own size) and the matcher refuses a source
+ * value of another rank, review 46g, 2026-12-02). The default rules database's name carries it, so a
  * database decided by an older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 12
+#define XF_VERIFY_REVISION 13
 
 /* ---------------------------------------------------------------- axioms */
 
