@@ -119,12 +119,9 @@ xf_status cm_onednn_build_reduce_mean(ox_kernel *k, xf_error *err)
 {
     const xf_params *p = &k->params;
     const xf_shape *x = &k->in[0].shape;
-    int reduced[XF_MAX_DIMS] = {0};
-    for (int i = 0; i < x->rank; i++) reduced[i] = p->n_axes == 0;
-    for (int i = 0; i < p->n_axes; i++) {
-        int a = (int)(p->axes[i] < 0 ? p->axes[i] + x->rank : p->axes[i]);
-        reduced[a] = 1;
-    }
+    int reduced[XF_MAX_DIMS];
+    if (xf_reduce_axes(p, x->rank, reduced) < 0)
+        return XF_FAIL(err, XF_ERR_SHAPE, "onednn: reduce_mean axes do not fit the input");
     if (x->rank == 0)
         return XF_FAIL(err, XF_ERR_UNSUPPORTED, "onednn: reduce_mean of a scalar");
     return reduce_mean(k, reduced, err);

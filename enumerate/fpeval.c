@@ -293,8 +293,7 @@ static void mean_axes(const int *red, const fp_tensor *x, fp_tensor *y)
 static void reduce_mean(const xf_params *p, const fp_tensor *x, fp_tensor *y)
 {
     int red[XF_MAX_DIMS];
-    for (int d = 0; d < XF_MAX_DIMS; d++) red[d] = p->n_axes == 0 && d < x->shape.rank;
-    for (int i = 0; i < p->n_axes; i++) red[norm_axis(p->axes[i], x->shape.rank)] = 1;
+    xf_reduce_axes(p, x->shape.rank, red);
     mean_axes(red, x, y);
 }
 

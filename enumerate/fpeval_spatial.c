@@ -193,8 +193,10 @@ static void transpose(const xf_params *p, const fp_tensor *x, fp_tensor *y)
 {
     int r = x->shape.rank;
     int64_t ist[XF_MAX_DIMS], st[XF_MAX_DIMS], idx[XF_MAX_DIMS] = {0};
+    int perm[XF_MAX_DIMS];
     xf_shape_strides(&x->shape, ist);
-    for (int i = 0; i < r; i++) st[i] = ist[p->n_axes == 0 ? r - 1 - i : (int)p->axes[i]];
+    xf_transpose_perm(p, r, perm); /* valid: the shape inference accepted it */
+    for (int i = 0; i < r; i++) st[i] = ist[perm[i]];
     int64_t n = xf_shape_numel(&y->shape), off = 0;
     for (int64_t i = 0; i < n; i++) {
         y->d[i] = x->d[off];

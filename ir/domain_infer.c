@@ -585,31 +585,29 @@ static void rule_split(gctx *c, const xf_node *nd)
     }
 }
 
-static void rule_reduce(gctx *c, const xf_node *nd)
+/* A reduce keeps the dims it does not reduce (xf_reduce_axes: no axes is
+ * every axis). 0 when the axes do not fit the rank. */
+static int rule_reduce(gctx *c, const xf_node *nd)
 {
     const xf_params *p = &nd->params;
     int x = nd->inputs[0], y = nd->outputs[0], r = R(c, x);
     int red[XF_MAX_DIMS];
-    for (int d = 0; d < XF_MAX_DIMS; d++) red[d] = p->n_axes == 0 && d < r;
-    for (int i = 0; i < p->n_axes; i++) {
-        int a = xf_norm_axis(p->axes[i], r);
-        if (a >= 0) red[a] = 1;
-    }
+    if (xf_reduce_axes(p, r, red) < 0) return 0;
     int k = 0;
     for (int d = 0; d < r; d++) {
         if (!red[d]) *D(c, y, k++) = *D(c, x, d);
         else if (p->keepdims) *D(c, y, k++) = lin_const(1);
     }
+    return 1;
 }
 
-static void rule_transpose(gctx *c, const xf_node *nd)
+/* 0 when the permutation does not fit the rank. */
+static int rule_transpose(gctx *c, const xf_node *nd)
 {
-    const xf_params *p = &nd->params;
-    int x = nd->inputs[0], y = nd->outputs[0], r = R(c, x);
-    for (int d = 0; d < r; d++) {
-        int from = p->n_axes == 0 ? r - 1 - d : xf_norm_axis(p->axes[d], r);
-        *D(c, y, d) = *D(c, x, from < 0 ? d : from);
-    }
+    int x = nd->inputs[0], y = nd->outputs[0], r = R(c, x), perm[XF_MAX_DIMS];
+    if (xf_transpose_perm(&nd->params, r, perm) != 0) return 0;
+    for (int d = 0; d < r; d++) *D(c, y, d) = *D(c, x, perm[d]);
+    return 1;
 }
 
 /* A squeeze keeps the other dims and asks each squeezed one be 1; an
@@ -814,8 +812,7 @@ static int node_rule(gctx *c, const xf_node *nd)
         *D(c, nd->outputs[0], 2) = *D(c, nd->outputs[0], 3) = lin_const(1);
         return 1;
     case XF_OP_REDUCE_MEAN: case XF_OP_REDUCE_SUM: case XF_OP_REDUCE_MAX:
-        rule_reduce(c, nd);
-        return 1;
+        return rule_reduce(c, nd);
     case XF_OP_CONCAT:
         for (int i = 0; i < nd->n_inputs; i++)
             if (R(c, nd->inputs[i]) != R(c, nd->outputs[0])) return 0;
@@ -826,8 +823,7 @@ static int node_rule(gctx *c, const xf_node *nd)
         rule_split(c, nd);
         return 1;
     case XF_OP_TRANSPOSE:
-        rule_transpose(c, nd);
-        return 1;
+        return rule_transpose(c, nd);
     case XF_OP_ENLARGE:
         if (R(c, x) != 4) return 0;
         rule_enlarge(c, nd);

@@ -789,6 +789,19 @@ xf_status xf_op_run(xf_op op, const xf_params *params, int n_inputs, const xf_te
  * axis: the enumerator makes them so, and the matcher, the validity domain
  * and the bounded check re-derive them at other sizes. */
 int xf_split_equal_parts(const xf_params *p, int64_t d);
+/* The axes a reduce (reduce_mean, reduce_sum, reduce_max) of a rank-`rank`
+ * input reduces, as red[0 .. XF_MAX_DIMS) flags: its axes, or every axis
+ * when it lists none (ONNX's default, noop_with_empty_axes 0). Returns how
+ * many; -1 - i when entry i is out of range or repeats an earlier one (-1
+ * too for a count of axes out of 0 .. XF_MAX_DIMS). The
+ * one reading of the axes: the kernels, the shape inference, the validity
+ * domain, a rule's symbolic dims and the verifier ask it. */
+int xf_reduce_axes(const xf_params *p, int rank, int *red);
+/* The input dim each output dim of a transpose of a rank-`rank` input takes
+ * into perm[0 .. rank): its permutation (entries may count from the end),
+ * or the reversed axes when it lists none. 0, or -1 when the permutation
+ * does not fit the rank. */
+int xf_transpose_perm(const xf_params *p, int rank, int *perm);
 /* Default number of outputs for op (1 for most, params.n_split for split). */
 int xf_op_default_outputs(xf_op op, const xf_params *params);
 
@@ -1215,7 +1228,9 @@ void xf_rule_dims_free(xf_rule_dims *d);
 /* Binds symbols from shapes of source values: shapes[v] for source value v
  * (rank -1: unknown), into symval (n_sym entries, 0: unbound); then every
  * known source value's dims are checked against their monomials. 0 when
- * they disagree. */
+ * they disagree. Ranks are not compared (d stores none): a caller binding a
+ * model's values first refuses any of another rank than the rule's
+ * (match/instantiate.c, bind_dims; review 46g F1). */
 int xf_rule_dims_bind(const xf_rule_dims *d, const xf_shape *shapes, int64_t *symval);
 /* The dims of value v of side `side` under symval into out->dims[0 ..
  * out->rank) (the caller sets the rank: the value's in the rule); 0 when

@@ -234,6 +234,31 @@ int xf_split_equal_parts(const xf_params *p, int64_t d)
     return k;
 }
 
+int xf_reduce_axes(const xf_params *p, int rank, int *red)
+{
+    for (int i = 0; i < XF_MAX_DIMS; i++) red[i] = p->n_axes == 0 && i < rank;
+    if (p->n_axes < 0 || p->n_axes > XF_MAX_DIMS) return -1;
+    if (p->n_axes == 0) return rank;
+    for (int i = 0; i < p->n_axes; i++) {
+        int a = xf_norm_axis(p->axes[i], rank);
+        if (a < 0 || red[a]) return -1 - i;
+        red[a] = 1;
+    }
+    return p->n_axes;
+}
+
+int xf_transpose_perm(const xf_params *p, int rank, int *perm)
+{
+    int seen[XF_MAX_DIMS] = {0};
+    if (rank < 0 || rank > XF_MAX_DIMS || (p->n_axes != 0 && p->n_axes != rank)) return -1;
+    for (int i = 0; i < rank; i++) {
+        int a = p->n_axes ? xf_norm_axis(p->axes[i], rank) : rank - 1 - i;
+        if (a < 0 || seen[a]++) return -1;
+        perm[i] = a;
+    }
+    return 0;
+}
+
 int xf_op_default_outputs(xf_op op, const xf_params *p)
 {
     if (op == XF_OP_SPLIT) return p->n_split > 0 ? p->n_split : 1;

@@ -133,28 +133,18 @@ static void copy_view(char *dst, const char *src, view v, int64_t es)
 
 /* ---------------------------------------------------------------- transpose */
 
-/* Output dim i takes input dim perm[i]. */
+/* Output dim i takes input dim perm[i] (xf_transpose_perm). */
 static xf_status transpose_perm(const xf_params *p, const xf_shape *s, int *perm, xf_error *err)
 {
     char si[96];
-    if (p->n_axes == 0) {
-        for (int i = 0; i < s->rank; i++) perm[i] = s->rank - 1 - i;
-        return XF_OK;
-    }
-    if (p->n_axes != s->rank)
+    if (p->n_axes != 0 && p->n_axes != s->rank)
         return XF_FAIL(err, XF_ERR_SHAPE, "transpose: permutation has %d entries, input %s has rank %d",
                        p->n_axes, xf_shape_str(s, si, sizeof si), s->rank);
-    int seen[XF_MAX_DIMS] = {0};
-    for (int i = 0; i < s->rank; i++) {
-        int a = xf_norm_axis(p->axes[i], s->rank);
-        if (a < 0 || seen[a])
-            return XF_FAIL(err, XF_ERR_SHAPE,
-                           "transpose: entry %d (%lld) makes the permutation invalid for rank %d: "
-                           "it must list each of 0..%d once",
-                           i, (long long)p->axes[i], s->rank, s->rank - 1);
-        seen[a] = 1;
-        perm[i] = a;
-    }
+    if (xf_transpose_perm(p, s->rank, perm) != 0)
+        return XF_FAIL(err, XF_ERR_SHAPE,
+                       "transpose: the permutation is invalid for rank %d: it must list each of "
+                       "0..%d once (or count from the end)",
+                       s->rank, s->rank - 1);
     return XF_OK;
 }
 

@@ -191,25 +191,20 @@ out:
 
 /* ----------------------------------------------------------- reduce_mean */
 
-/* Marks the reduced axes of a rank-`rank` input in red[]; fails on bad axes. */
+/* Marks the reduced axes of input s in red[] (xf_reduce_axes); fails on bad axes. */
 static xf_status reduced_axes(const xf_params *p, const xf_shape *s, int *red, xf_error *err)
 {
     char b[96];
-    for (int i = 0; i < XF_MAX_DIMS; i++) red[i] = p->n_axes == 0 && i < s->rank;
     if (p->n_axes < 0 || p->n_axes > s->rank)
         return XF_FAIL(err, XF_ERR_SHAPE, "reduce_mean: %d axes given for input %s", p->n_axes,
                        xf_shape_str(s, b, sizeof b));
-    for (int i = 0; i < p->n_axes; i++) {
-        int a = xf_norm_axis(p->axes[i], s->rank);
-        if (a < 0)
-            return XF_FAIL(err, XF_ERR_SHAPE, "reduce_mean: axis %lld is out of range for input %s",
-                           (long long)p->axes[i], xf_shape_str(s, b, sizeof b));
-        if (red[a])
-            return XF_FAIL(err, XF_ERR_SHAPE, "reduce_mean: axis %lld is listed twice",
-                           (long long)p->axes[i]);
-        red[a] = 1;
-    }
-    return XF_OK;
+    int n = xf_reduce_axes(p, s->rank, red);
+    if (n >= 0) return XF_OK;
+    int64_t bad = p->axes[-1 - n];
+    if (xf_norm_axis(bad, s->rank) < 0)
+        return XF_FAIL(err, XF_ERR_SHAPE, "reduce_mean: axis %lld is out of range for input %s",
+                       (long long)bad, xf_shape_str(s, b, sizeof b));
+    return XF_FAIL(err, XF_ERR_SHAPE, "reduce_mean: axis %lld is listed twice", (long long)bad);
 }
 
 XF_DECLARE_INFER(reduce_mean)

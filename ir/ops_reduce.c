@@ -1,7 +1,7 @@
 /*
  * ops_reduce.c — reduce_sum and reduce_max over any set of axes (keepdims
  * or not), float32. Shapes follow reduce_mean (ops_norm.c), whose shape
- * inference they share: no axes means every axis.
+ * inference they share: no axes means every axis (xf_reduce_axes).
  *
  * Each input element is added (or compared) into its output element; the
  * output index is kept incrementally with per-dim output strides that are 0
@@ -22,14 +22,9 @@ static xf_status reduce(const char *op, red_kind kind, const xf_params *p,
     if (x->dtype != XF_F32 || y->dtype != XF_F32)
         return XF_FAIL(err, XF_ERR_INTERNAL, "%s: expects float32", op);
     int red[XF_MAX_DIMS];
-    for (int i = 0; i < XF_MAX_DIMS; i++) red[i] = p->n_axes == 0 && i < s->rank;
-    for (int i = 0; i < p->n_axes; i++) {
-        int a = xf_norm_axis(p->axes[i], s->rank);
-        if (a < 0)
-            return XF_FAIL(err, XF_ERR_SHAPE, "%s: axis %lld is out of range for input %s", op,
-                           (long long)p->axes[i], xf_shape_str(s, b, sizeof b));
-        red[a] = 1;
-    }
+    if (xf_reduce_axes(p, s->rank, red) < 0)
+        return XF_FAIL(err, XF_ERR_SHAPE, "%s: axes out of range or repeated for input %s", op,
+                       xf_shape_str(s, b, sizeof b));
     /* output strides in the input's rank; 0 on reduced dims */
     int64_t ostr[XF_MAX_DIMS], acc = 1;
     for (int i = s->rank - 1; i >= 0; i--) {

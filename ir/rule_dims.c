@@ -19,6 +19,9 @@
  * Operators whose output sizes are not monomials of their inputs'
  * (convolutions, pooling, pads, generators) give opaque dims: never
  * checked, and a reshape whose target needs one makes the rule not `ok`.
+ * The others follow ir's shape inference, their parameters read by the
+ * same functions (xf_reduce_axes: no axes is every axis; xf_transpose_perm);
+ * tests/test_rule_dims.c compares each with the shapes ir infers.
  */
 #include "ir.h"
 #include "op_internal.h"
@@ -328,11 +331,15 @@ static void infer_node(infer *c, int side, const xf_graph *g, int ni)
         int y = n->inputs[1];
         broadcast(c, in, sx, dims_of(c, side, y), &g->values[y].shape, out, so);
     } else if (n->op == XF_OP_WHERE && n->n_inputs == 3) {
+        /* the two branches broadcast first, to their own shape, which the
+         * condition then broadcasts with (it may be the one with 1s) */
         xf_dimx tmp[XF_MAX_DIMS];
         int y = n->inputs[1], z = n->inputs[2];
+        xf_shape st;
+        if (xf_shape_broadcast(&g->values[y].shape, &g->values[z].shape, &st, NULL) != XF_OK) return;
         broadcast(c, dims_of(c, side, y), &g->values[y].shape, dims_of(c, side, z),
-                  &g->values[z].shape, tmp, so);
-        broadcast(c, in, sx, tmp, so, out, so);
+                  &g->values[z].shape, tmp, &st);
+        broadcast(c, in, sx, tmp, &st, out, so);
     } else if (n->op == XF_OP_MATMUL && n->n_inputs == 2 && sx->rank >= 2 &&
                g->values[n->inputs[1]].shape.rank >= 2) {
         int y = n->inputs[1];
@@ -353,11 +360,9 @@ static void infer_node(infer *c, int side, const xf_graph *g, int ni)
             broadcast(c, in, sx, dims_of(c, side, y), &g->values[y].shape, tmp, so);
         }
     } else if (n->op == XF_OP_REDUCE_MEAN || n->op == XF_OP_REDUCE_SUM || n->op == XF_OP_REDUCE_MAX) {
-        int red[XF_MAX_DIMS] = {0}, k = 0;
-        for (int i = 0; i < p->n_axes; i++) {
-            int a = xf_norm_axis(p->axes[i], sx->rank);
-            if (a >= 0) red[a] = 1;
-        }
+        /* no axes reduces every axis, as the operator does */
+        int red[XF_MAX_DIMS], k = 0;
+        if (xf_reduce_axes(p, sx->rank, red) < 0) return;
         for (int i = 0; i < sx->rank; i++) {
             if (!red[i]) out[k++] = in[i];
             else if (p->keepdims) out[k++] = one;
@@ -386,8 +391,9 @@ static void infer_node(infer *c, int side, const xf_graph *g, int ni)
             po[a] = equal ? mul_pow(&in[a], &cnt, -1) : opaque();
         }
     } else if (n->op == XF_OP_TRANSPOSE) {
-        for (int i = 0; i < so->rank; i++)
-            out[i] = in[p->n_axes ? (int)p->axes[i] : so->rank - 1 - i];
+        int perm[XF_MAX_DIMS];
+        if (xf_transpose_perm(p, sx->rank, perm) != 0) return;
+        for (int i = 0; i < so->rank; i++) out[i] = in[perm[i]];
     } else if (n->op == XF_OP_RESHAPE) {
         reshape_dims(c, side, sx, in, so, out);
     } else if (n->op == XF_OP_FLATTEN) {
@@ -396,7 +402,10 @@ static void infer_node(infer *c, int side, const xf_graph *g, int ni)
         out[0] = product(in, a);
         out[1] = product(in + a, sx->rank - a);
     } else if (n->op == XF_OP_SQUEEZE) {
+        /* no axes drops every dim of 1, the rule's own: those the
+         * operator drops wherever they stay 1 */
         int gone[XF_MAX_DIMS] = {0}, k = 0;
+        for (int i = 0; i < sx->rank && p->n_axes == 0; i++) gone[i] = sx->dims[i] == 1;
         for (int i = 0; i < p->n_axes; i++) {
             int a = xf_norm_axis(p->axes[i], sx->rank);
             if (a >= 0) gone[a] = 1;
@@ -416,13 +425,22 @@ static void infer_node(infer *c, int side, const xf_graph *g, int ni)
         for (int i = 0; i < so->rank; i++)
             out[i] = so->dims[i] == sx->dims[i] ? in[i] : konst(so->dims[i]);
         /* a sliced axis has the size the slice takes: the whole axis only
-         * "to the end" from 0; any other end is a constant, the own size
-         * too (slice[0:4] of 4 takes 4 of 6), as the validity domain reads
-         * it (ir/domain_infer.c) and the matcher binds it */
+         * "to the end" from 0 by step 1; any other end is a constant, the
+         * own size too (slice[0:4] of 4 takes 4 of 6), as the validity
+         * domain reads it (ir/domain_infer.c) and the matcher binds it, and
+         * so is a longer step's (slice[0::2] of 1 takes 1, of 6 takes 3),
+         * whose input is tied to its own size too, as the domain pins it
+         * (else an input of 2 would pass for the own 1) */
         for (int i = 0; i < p->n_axes; i++) {
             int a = xf_norm_axis(p->axes[i], sx->rank);
-            if (a >= 0 && !(p->starts[i] == 0 && p->ends[i] >= XF_SLICE_TO_THE_END))
-                out[a] = konst(so->dims[a]);
+            if (a < 0 ||
+                (p->starts[i] == 0 && p->ends[i] >= XF_SLICE_TO_THE_END && p->steps[i] == 1))
+                continue;
+            out[a] = konst(so->dims[a]);
+            if (p->steps[i] != 1) {
+                xf_dimx own = konst(sx->dims[a]);
+                unify(c, &in[a], &own);
+            }
         }
     }
     /* everything else (conv, pools, pad, generators...): opaque */

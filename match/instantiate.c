@@ -52,7 +52,8 @@ int match_scalar_kept(const xf_graph *rg, int v, const xf_shape *shape)
 
 /* The rule's symbols bound at match m (rr->tgt.dims): rule inputs' dims
  * from the bound values, the source's reshape variables from the matched
- * nodes; every source value must agree with its dims. */
+ * nodes; every source value must have the rule's rank and agree with its
+ * dims. */
 static xf_status bind_dims(const xf_rs_rule *rr, const xf_graph *g, const xf_match *m,
                            inst_state *s, xf_error *err)
 {
@@ -67,6 +68,16 @@ static xf_status bind_dims(const xf_rs_rule *rr, const xf_graph *g, const xf_mat
     for (int k = 0; k < src->n_nodes; k++)
         for (int o = 0; o < src->nodes[k].n_outputs; o++)
             sh[src->nodes[k].outputs[o]] = g->values[g->nodes[m->nodes[k]].outputs[o]].shape;
+    /* every source value at the rule's rank: the monomials are the rule's
+     * values' dims, compared dim by dim, and a squeeze of no axes drops a
+     * kept dim that is 1 in the model (x[6] -> [2,1,3,1] for a rule's
+     * [3,1,2,2]), which would leave a value of a lower rank that agrees on
+     * its first dims */
+    for (int v = 0; v < n; v++)
+        if (sh[v].rank >= 0 && sh[v].rank != src->values[v].shape.rank)
+            return XF_FAIL(err, XF_ERR_SHAPE,
+                           "rule %lld: a matched value has rank %d, the rule's %d",
+                           (long long)rr->id, sh[v].rank, src->values[v].shape.rank);
     if (!xf_rule_dims_bind(rr->tgt.dims, sh, s->symval))
         return XF_FAIL(err, XF_ERR_SHAPE,
                        "rule %lld: the matched shapes do not agree with the rule's dims",

@@ -62,10 +62,8 @@ int vf_bounded_split_parts(const xf_node *nd, const xf_shape *own_in)
 
 int vf_bounded_mean_reduces(const xf_node *nd, int rank, int d)
 {
-    if (nd->params.n_axes == 0) return 1;
-    for (int i = 0; i < nd->params.n_axes; i++)
-        if (xf_norm_axis(nd->params.axes[i], rank) == d) return 1;
-    return 0;
+    int red[XF_MAX_DIMS];
+    return xf_reduce_axes(&nd->params, rank, red) >= 0 && d >= 0 && d < rank && red[d];
 }
 
 int vf_bounded_depthwise(const xf_node *nd, const xf_shape *own_in)

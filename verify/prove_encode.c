@@ -267,14 +267,9 @@ static int encode_transpose(xf_verifier *v, const xf_graph *g, int ni, Z3_ast x,
     const xf_params *p = &g->nodes[ni].params;
     int in = g->nodes[ni].inputs[0];
     const xf_shape *s0 = &g->values[in].shape;
-    int rank = s0->rank, perm[XF_MAX_DIMS], cur[XF_MAX_DIMS], seen[XF_MAX_DIMS] = {0};
-    if (p->n_axes != 0 && p->n_axes != rank) return 0;
-    for (int i = 0; i < rank; i++) {
-        perm[i] = p->n_axes ? (int)p->axes[i] : rank - 1 - i; /* none: reversed */
-        if (perm[i] < 0) perm[i] += rank;
-        if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]]++) return 0;
-        cur[i] = i;
-    }
+    int rank = s0->rank, perm[XF_MAX_DIMS], cur[XF_MAX_DIMS];
+    if (xf_transpose_perm(p, rank, perm) != 0) return 0; /* none: reversed */
+    for (int i = 0; i < rank; i++) cur[i] = i;
     *r = x;
     for (int i = 0; i < rank; i++) {
         int j = i;

@@ -168,10 +168,14 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * sum or product, i46c, 2026-12-02; 15: a derived rule's domain keeps at
  * their own sizes the dims that size, in the graph a step rewrites, a
  * generator that step holds at its own shape, matched or made
- * (xf_rule_generator_held), review 44a's F3, i46e, 2026-12-02). The default
- * rules database's name carries it, so a database decided by an older
- * verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 15
+ * (xf_rule_generator_held), review 44a's F3, i46e, 2026-12-02; 16: a rule's
+ * symbolic dims follow the operators as ir's shapes do (a reduce or squeeze
+ * of no axes, where's branches, transpose entries from the end, a stepped
+ * slice a constant with its input at its own size) and the matcher refuses
+ * a source value of another rank, i46g and review 46g, 2026-12-02). The
+ * default rules database's name carries it, so a database decided by an
+ * older verifier is made again, not reused. */
+#define XF_VERIFY_REVISION 16
 
 /* ---------------------------------------------------------------- axioms */
 
