@@ -440,3 +440,25 @@ double xf_fx_graph_costs(xf_costmemo *m, const xf_graph *g, xf_op_cost *per, int
     xf_graph_index_free(ix);
     return total.ms;
 }
+
+xf_ruleset *xf_fx_one_rule_set(xf_rule *r)
+{
+    xf_ruleset_options o = xf_ruleset_options_default();
+    o.both_directions = 0;
+    xf_ruleset *rs = NULL;
+    xf_error err;
+    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_rule_free(r);
+    return rs;
+}
+
+int xf_fx_locations(const xf_ruleset *rs, const xf_graph *g, xf_match *m, int cap)
+{
+    xf_graph_index *ix = NULL;
+    xf_error err;
+    ck_assert_msg(xf_graph_index_build(g, &ix, &err) == XF_OK, "%s", err.msg);
+    int n = -1;
+    ck_assert_msg(xf_match_rule(rs, 0, g, ix, m, cap, &n, &err) == XF_OK, "%s", err.msg);
+    xf_graph_index_free(ix);
+    return n;
+}

@@ -115,4 +115,9 @@ void xf_fx_env_close(xf_fx_env *f);
 enum { XF_FX_TIED_V = 1024, XF_FX_TIED_H = 1024 };
 void xf_fx_tied_graph(xf_graph *g, int other, int *e, int *et);
 
+/* A rule set of r alone, one direction; frees r. */
+xf_ruleset *xf_fx_one_rule_set(xf_rule *r);
+/* The locations of rs's first rule in g, at most cap of them into m. */
+int xf_fx_locations(const xf_ruleset *rs, const xf_graph *g, xf_match *m, int cap);
+
 #endif /* XF_TESTS_AGENT_FIXTURE_H */

@@ -372,11 +372,7 @@ static int scalar_add_locations(int64_t rows_of_y)
     }
     xf_error err;
     ck_assert_msg(xf_rule_validate(&r, &err) == XF_OK, "%s", err.msg);
-    int64_t id = 1;
-    xf_ruleset_options o = xf_ruleset_options_default();
-    o.both_directions = 0;
-    xf_ruleset *rs;
-    ck_assert_msg(xf_ruleset_from_rules(&r, &id, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_ruleset *rs = xf_fx_one_rule_set(&r);
     xf_graph g;
     xf_graph_init(&g);
     int64_t x[2] = {8, 8}, y[2] = {rows_of_y, 8};
@@ -384,15 +380,10 @@ static int scalar_add_locations(int64_t rows_of_y)
     int b = xf_test_input(&g, "y", rows_of_y ? 2 : 0, y);
     apply_op(&g, "transpose", (int[]){apply_op(&g, "ewadd", (int[]){a, b}, 2)}, 1);
     xf_test_out(&g, g.nodes[g.n_nodes - 1].outputs[0]);
-    xf_graph_index *ix;
-    ck_assert_msg(xf_graph_index_build(&g, &ix, &err) == XF_OK, "%s", err.msg);
     xf_match loc[4];
-    int n = -1;
-    ck_assert_msg(xf_match_rule(rs, 0, &g, ix, loc, 4, &n, &err) == XF_OK, "%s", err.msg);
-    xf_graph_index_free(ix);
+    int n = xf_fx_locations(rs, &g, loc, 4);
     xf_graph_free(&g);
     xf_ruleset_free(rs);
-    xf_rule_free(&r);
     return n;
 }
 
@@ -426,11 +417,7 @@ static int computed_scalar_locations(int a_rank)
     }
     xf_error err;
     ck_assert_msg(xf_rule_validate(&r, &err) == XF_OK, "%s", err.msg);
-    int64_t id = 1;
-    xf_ruleset_options o = xf_ruleset_options_default();
-    o.both_directions = 0;
-    xf_ruleset *rs;
-    ck_assert_msg(xf_ruleset_from_rules(&r, &id, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
+    xf_ruleset *rs = xf_fx_one_rule_set(&r);
     xf_graph g;
     xf_graph_init(&g);
     int64_t a_dims[2] = {3, 3};
@@ -441,15 +428,10 @@ static int computed_scalar_locations(int a_rank)
     int dot = apply_op(&g, "matmul", (int[]){ai, bi}, 2);
     apply_op(&g, "layernorm", (int[]){apply_op(&g, "ewadd", (int[]){xi, dot}, 2), gi}, 2);
     xf_test_out(&g, g.nodes[g.n_nodes - 1].outputs[0]);
-    xf_graph_index *ix;
-    ck_assert_msg(xf_graph_index_build(&g, &ix, &err) == XF_OK, "%s", err.msg);
     xf_match loc[4];
-    int n = -1;
-    ck_assert_msg(xf_match_rule(rs, 0, &g, ix, loc, 4, &n, &err) == XF_OK, "%s", err.msg);
-    xf_graph_index_free(ix);
+    int n = xf_fx_locations(rs, &g, loc, 4);
     xf_graph_free(&g);
     xf_ruleset_free(rs);
-    xf_rule_free(&r);
     return n;
 }
 

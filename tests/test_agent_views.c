@@ -595,18 +595,6 @@ START_TEST(ort_folds_unbatched_heads)
 }
 END_TEST
 
-/* A rule set of r alone, one direction; frees r. */
-static xf_ruleset *one_rule_set(xf_rule *r)
-{
-    xf_ruleset_options o = xf_ruleset_options_default();
-    o.both_directions = 0;
-    xf_ruleset *rs = NULL;
-    xf_error err;
-    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
-    xf_rule_free(r);
-    return rs;
-}
-
 /* The key's unbatched-head rule of docs/tools/unbatched.vocab read
  * backwards: transpose[1,2,3,0](reshape[4x1x2x2](unsqueeze[1](squeeze[0](u))))
  * => transpose[0,2,3,1](reshape[1x4x2x2](u)), u [1,4,4]. */
@@ -641,7 +629,7 @@ START_TEST(lookahead_keeps_unbatched_heads)
     rule_heads_back(&r);
     ck_assert(xf_rule_is_view_move(&r));
     ck_assert(!xf_rule_is_lookahead_move(&r));
-    xf_ruleset *rs = one_rule_set(&r);
+    xf_ruleset *rs = xf_fx_one_rule_set(&r);
     xf_error err;
     ck_assert(!xf_rule_is_lookahead_move(xf_ruleset_rule(rs, 0)));
     xf_graph g, done;
@@ -884,7 +872,7 @@ START_TEST(peek_prices_a_broken_gelu_as_the_step)
     int d = xf_test_op2(&r.dst, XF_OP_MUL, NULL, io.d[0],
                         xf_test_op2(&r.dst, XF_OP_SCALAR_MUL, NULL, io.d[2], io.d[1]));
     rule_outputs(&r, s, d);
-    xf_ruleset *rs = one_rule_set(&r);
+    xf_ruleset *rs = xf_fx_one_rule_set(&r);
     xf_graph g;
     tanh_gelu_graph(&g, 1, 0, 0);
     xf_cost_model *cm = xf_fx_cost_model();
@@ -978,7 +966,7 @@ START_TEST(ort_runs_an_unread_matmul_unwrapped)
 
     xf_rule r;
     rule_intro(&r);
-    xf_ruleset *rs = one_rule_set(&r);
+    xf_ruleset *rs = xf_fx_one_rule_set(&r);
     xf_env *e = ort_env(rs, cm, &head);
     double before = xf_env_cost(e);
     peek_then_step(e);

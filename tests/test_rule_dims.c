@@ -11,6 +11,7 @@
  */
 #include <string.h>
 
+#include "agent_fixture.h"
 #include "match/match.h"
 #include "testutil.h"
 
@@ -542,18 +543,6 @@ static int applies_at(const xf_ruleset *rs, const xf_graph *g)
     return n;
 }
 
-/* The rule r as a set of its own direction (r freed). */
-static xf_ruleset *one_rule_set(xf_rule *r)
-{
-    xf_ruleset_options o = xf_ruleset_options_default();
-    o.both_directions = 0;
-    xf_ruleset *rs = NULL;
-    xf_error err;
-    ck_assert_msg(xf_ruleset_from_rules(r, NULL, 1, &o, &rs, &err) == XF_OK, "%s", err.msg);
-    xf_rule_free(r);
-    return rs;
-}
-
 /* reduce_sum(flatten(x)) => flatten(reduce_sum(x)), both over every axis
  * keeping dims (x [2,3,4]; a [1,1] either way): true at any x, so the
  * matcher applies it at the rule's own x and at [5,3,4]. With the no axes
@@ -572,7 +561,7 @@ START_TEST(reduce_over_every_axis_applies)
     int y = xf_test_op2(&r.src, XF_OP_REDUCE_SUM, &all, f, -1);
     int t = xf_test_op2(&r.dst, XF_OP_REDUCE_SUM, &all, b[0], -1);
     outputs(&r, y, xf_test_reshape(&r.dst, t, shp(2, 1, 1, 0, 0)));
-    xf_ruleset *rs = one_rule_set(&r);
+    xf_ruleset *rs = xf_fx_one_rule_set(&r);
     int64_t lead[2] = {2, 5};
     for (int k = 0; k < 2; k++) {
         xf_graph g;
@@ -613,7 +602,7 @@ START_TEST(squeeze_of_no_axes_keeps_the_rank)
                         xf_test_op2(&r.dst, XF_OP_SOFTMAX, &sm,
                                     xf_test_reshape(&r.dst, b[0], u), -1), -1);
     outputs(&r, y, t);
-    xf_ruleset *rs = one_rule_set(&r);
+    xf_ruleset *rs = xf_fx_one_rule_set(&r);
     int64_t xn[3] = {6, 36, 12};
     xf_shape at[3] = {shp(4, 2, 1, 3, 1), shp(4, 3, 1, 4, 3), u};
     for (int k = 0; k < 3; k++) {
@@ -651,7 +640,7 @@ START_TEST(stepped_slice_holds_its_input)
     int y = xf_test_op2(&r.src, XF_OP_SLICE, &sl, xf_test_reshape(&r.src, a[0], flat), -1);
     int t = xf_test_op2(&r.dst, XF_OP_REDUCE_MEAN, &mean, xf_test_reshape(&r.dst, b[0], flat), -1);
     outputs(&r, y, t);
-    xf_ruleset *rs = one_rule_set(&r);
+    xf_ruleset *rs = xf_fx_one_rule_set(&r);
     for (int64_t w = 1; w <= 2; w++) {
         xf_graph g;
         xf_graph_init(&g);
