@@ -12,7 +12,14 @@
  * the other: the normal form is no decision procedure), how many the new
  * one is narrower than (it implies the stored one: a fix that closes a
  * hole), wider than, or not comparable with, and the first N changes
- * (default 10) and failures with their rules. Nothing is written. The figure a change to the domain composition reports
+ * (default 10) and failures with their rules. Nothing is written.
+ *
+ * It also counts the chains with a step that holds a generator at its own
+ * shape (xf_domain_held_add over each step rule's two sides), by the
+ * generator's operator, and those where some graph of the chain, or the
+ * rule's own sides, reads such a generator by an operator that sizes it:
+ * where xf_domain_add_own_size pins a dim (the pin may follow from the
+ * other conditions already). The figure a change to the domain composition reports
  * (docs/log/verify.md).
  */
 #include <stdio.h>
@@ -24,7 +31,70 @@
 
 typedef struct tally {
     long derived, failed, changed, same, narrower, wider, shown;
+    long holding, sized, by_op[XF_OP_COUNT];
 } tally;
+
+/* Whether g reads a generator of h by an operator that sizes it: pinning
+ * those dims says more than g's operators do. */
+static xf_status pins(const xf_graph *g, const xf_domain_held *h, int *yes, xf_error *err)
+{
+    xf_domain a, b;
+    xf_domain_init(&a);
+    xf_domain_init(&b);
+    xf_domain_clear(&a);
+    xf_domain_clear(&b);
+    xf_status st = xf_domain_add_graph(&a, g, err);
+    if (st == XF_OK) st = xf_domain_add_own_size(&b, g, h, err);
+    if (st == XF_OK) st = xf_domain_normalize(&a, err);
+    if (st == XF_OK) st = xf_domain_normalize(&b, err);
+    if (st == XF_OK && !xf_domain_equal(&a, &b)) *yes = 1;
+    xf_domain_free(&a);
+    xf_domain_free(&b);
+    return st;
+}
+
+typedef struct seen {
+    const xf_domain_held *held;
+    int sized;
+    xf_status st;
+    xf_error *err;
+} seen;
+
+static void after_step(void *user, int i, const xf_rulesdb_step *s,
+                       const xf_rulesdb_rule_info *by, const xf_graph *after)
+{
+    (void)i, (void)s, (void)by;
+    seen *p = user;
+    if (p->st == XF_OK) p->st = pins(after, p->held, &p->sized, p->err);
+}
+
+/* The generators rule id's steps hold; where a graph of its chain sizes one. */
+static xf_status held_of(xf_rulesdb *db, int64_t id, const xf_rule *r,
+                         const xf_rulesdb_step *steps, int n, tally *t, xf_error *err)
+{
+    xf_domain_held h;
+    xf_domain_held_init(&h);
+    xf_status st = XF_OK;
+    for (int i = 0; st == XF_OK && i < n; i++) {
+        xf_rule by;
+        st = xf_rulesdb_load_rule(db, steps[i].by_rule, &by, err);
+        if (st == XF_OK) st = xf_domain_held_add(&h, &by.src, err);
+        if (st == XF_OK) st = xf_domain_held_add(&h, &by.dst, err);
+        xf_rule_free(&by);
+    }
+    seen p = {&h, 0, XF_OK, err};
+    if (st == XF_OK && h.n > 0) {
+        t->holding++;
+        for (int k = 0; k < h.n; k++) t->by_op[h.op[k]]++;
+        st = pins(&r->src, &h, &p.sized, err);
+        if (st == XF_OK) st = pins(&r->dst, &h, &p.sized, err);
+        if (st == XF_OK) st = xf_derive_replay(db, id, r, steps, n, after_step, &p, err);
+        if (st == XF_OK) st = p.st;
+        t->sized += p.sized;
+    }
+    xf_domain_held_free(&h);
+    return st;
+}
 
 /* The ids of the derived rules of db, into *ids (xf_malloc'd), *n. */
 static xf_status derived_ids(xf_rulesdb *db, int64_t **ids, long *n, xf_error *err)
@@ -79,7 +149,8 @@ static xf_status one(xf_rulesdb *db, int64_t id, int show, tally *t, xf_error *e
         if (t->shown++ < show) printf("rule %lld: chain fails: %s\n", (long long)id, why.msg);
         goto out;
     }
-    if (xf_domain_equal(&now, &was)) goto out;
+    st = held_of(db, id, &r, steps, n, t, err);
+    if (st != XF_OK || xf_domain_equal(&now, &was)) goto out;
     int narrower = 0, wider = 0;
     st = xf_domain_implies(&now, &was, &narrower, err);
     if (st == XF_OK) st = xf_domain_implies(&was, &now, &wider, err);
@@ -137,7 +208,8 @@ int main(int argc, char **argv)
     }
     int64_t *ids = NULL;
     long n = 0;
-    tally t = {0, 0, 0, 0, 0, 0, 0};
+    tally t;
+    memset(&t, 0, sizeof t);
     double t0 = xf_clock_now();
     xf_status st = derived_ids(db, &ids, &n, &err);
     for (long i = 0; st == XF_OK && i < n; i++) st = one(db, ids[i], show, &t, &err);
@@ -146,6 +218,13 @@ int main(int argc, char **argv)
            "the same, %ld narrower, %ld wider, %ld not comparable), %.1f s\n",
            t.derived, t.failed, t.changed, t.same, t.narrower, t.wider,
            t.changed - t.same - t.narrower - t.wider, xf_clock_now() - t0);
+    printf("chains with a step that holds a generator: %ld (", t.holding);
+    for (int op = 0, first = 1; op < XF_OP_COUNT; op++) {
+        if (!t.by_op[op]) continue;
+        printf("%s%s %ld", first ? "" : ", ", xf_op_get((xf_op)op)->name, t.by_op[op]);
+        first = 0;
+    }
+    printf("); a graph of the chain or a side sizes one: %ld\n", t.sized);
     xf_free(ids);
     xf_rulesdb_close(db);
     return st == XF_OK ? 0 : 2;

@@ -19,7 +19,9 @@
  * its domain (transpose(m0 + s0) => transpose(m0) + s0 was applied at 3x3),
  * and one derived by a step that holds its generator at the step's own
  * shape keeps the dims that size that generator in the graph at their own
- * sizes (relu(x + I[1x1]) => relu(x + ones[1x1]) was applied at 3x3).
+ * sizes (relu(x + I[1x1]) => relu(x + ones[1x1]) was applied at 3x3), also
+ * where a step makes it unsized and a later step sizes it
+ * (neg(tr(x)) => neg(tr(x * I[1x1])) was applied at 3x3).
  */
 #include <stdio.h>
 #include <string.h>
