@@ -711,6 +711,26 @@ static int relu_times_i(xf_graph *g, const int64_t *d, int times, int neg)
     return neg ? xf_test_op2(g, XF_OP_NEG, NULL, y, -1) : y;
 }
 
+/* The matcher applies derived rule `rule` of the database at path (then
+ * removed) to the model build(g, x, 0, 1) never at x 3x3 and at its own
+ * 1x1. */
+static void applied_at_1x1_only(const char *path, int64_t rule,
+                                int (*build)(xf_graph *, const int64_t *, int, int))
+{
+    static const int64_t m11[2] = {1, 1}, m33[2] = {3, 3};
+    xf_ruleset *rs = NULL;
+    int action = derived_action(path, rule, &rs);
+    for (int k = 0; k < 2; k++) {
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_test_out(&g, build(&g, k ? m11 : m33, 0, 1));
+        ck_assert_int_eq(locations(rs, action, &g) > 0, k);
+        xf_graph_free(&g);
+    }
+    xf_ruleset_free(rs);
+    xf_test_remove_db(path);
+}
+
 /* The same for a generator a step makes: relu(x) * I[1x1] => relu(x) at
  * x 3x3 holds I at 1x1, and read backward it makes one; neg(relu(x)) =>
  * neg(relu(x) * I[1x1]) at x 1x1 is derived so, and there relu(x) gives
@@ -728,17 +748,7 @@ START_TEST(derived_rule_keeps_its_steps_made_generator_size)
     xf_test_out(&r.src, relu_times_i(&r.src, m11, 0, 1));
     xf_test_out(&r.dst, relu_times_i(&r.dst, m11, 1, 1));
     int64_t rule = derived_from(path, &step, 1, &r, 4, "x[-2] == 1; x[-2] == x[-1]");
-    xf_ruleset *rs = NULL;
-    int action = derived_action(path, rule, &rs);
-    for (int k = 0; k < 2; k++) { /* 3x3 never, 1x1 (its own) yes */
-        xf_graph g;
-        xf_graph_init(&g);
-        xf_test_out(&g, relu_times_i(&g, k ? m11 : m33, 0, 1));
-        ck_assert_int_eq(locations(rs, action, &g) > 0, k);
-        xf_graph_free(&g);
-    }
-    xf_ruleset_free(rs);
-    xf_test_remove_db(path);
+    applied_at_1x1_only(path, rule, relu_times_i);
 }
 END_TEST
 
@@ -789,17 +799,7 @@ START_TEST(derived_rule_keeps_a_generator_an_earlier_step_unread)
     xf_test_out(&r.src, tr_times_i(&r.src, m11, 0, 1));
     xf_test_out(&r.dst, tr_times_i(&r.dst, m11, 2, 1));
     int64_t rule = derived_from(path, steps, 2, &r, 4, "x[-2] == 1; x[-2] == x[-1]");
-    xf_ruleset *rs = NULL;
-    int action = derived_action(path, rule, &rs);
-    for (int k = 0; k < 2; k++) { /* 3x3 never, 1x1 (its own) yes */
-        xf_graph g;
-        xf_graph_init(&g);
-        xf_test_out(&g, tr_times_i(&g, k ? m11 : m33, 0, 1));
-        ck_assert_int_eq(locations(rs, action, &g) > 0, k);
-        xf_graph_free(&g);
-    }
-    xf_ruleset_free(rs);
-    xf_test_remove_db(path);
+    applied_at_1x1_only(path, rule, tr_times_i);
 }
 END_TEST
 
