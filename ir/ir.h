@@ -1118,13 +1118,13 @@ void xf_domain_held_free(xf_domain_held *h); /* then as after init */
  * that the side holds at its own shape, unless h has one of that operator
  * and shape. */
 xf_status xf_domain_held_add(xf_domain_held *h, const xf_graph *side, xf_error *err);
-/* With h not empty, adds to d what g's operators demand of its inputs and,
- * for each generator of g of an operator and shape in h, the dims of each reader's
- * operand in g that give it its own shape, at their own sizes: a chain
- * holds a step's generator at its own shape, and any graph of the chain
- * (the derived rule's sides too) whose reader sizes it would let the
- * matcher size it from the model (docs/derive.md, "Where a derived rule
- * holds"). */
+/* With h not empty, adds to d what g's operators demand of its inputs
+ * and, for each generator of g of an operator and shape in h, the dims of
+ * each reader's operand in g that give it its own shape, at their own
+ * sizes: a chain holds a step's generator at its own shape, and any graph
+ * of the chain (the derived rule's sides too) whose reader sizes it would
+ * let the matcher size it from the model (docs/derive.md, "Where a
+ * derived rule holds"). */
 xf_status xf_domain_add_own_size(xf_domain *d, const xf_graph *g, const xf_domain_held *h,
                                  xf_error *err);
 
