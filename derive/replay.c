@@ -14,8 +14,10 @@
  * database. Replayed with xf_derive_domain it also composes the derived
  * rule's validity domain (ir/domain.c): its own sides' conditions, and for
  * each step the conditions of the graph it rewrites and of the step's rule
- * at the dims it binds, in terms of the rule's inputs; a chain is valid
- * exactly there. A step by a rule with no recorded domain fails.
+ * at the dims it binds, in terms of the rule's inputs, and in every graph
+ * of the chain and both sides the dims that size a generator some step
+ * holds at its own shape; a chain is valid exactly there. A step by a rule
+ * with no recorded domain fails.
  */
 #include <stdio.h>
 #include <string.h>
@@ -62,7 +64,7 @@ static xf_status apply_at(const xf_ruleset *rs, const xf_graph *g, const int *no
 /* Step i: checks its rule and applies it to *g (replaced by the result). */
 static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
                              const xf_rulesdb_step *s, xf_graph *g, xf_rulesdb_rule_info *info,
-                             xf_domain *dom, xf_error *err)
+                             xf_domain *dom, xf_domain_held *held, xf_error *err)
 {
     xf_status st = XF_OK;
     if (s->by_rule == id)
@@ -134,6 +136,8 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
         xf_domain_step at = {&by, &dir.src, m.nodes, m.inputs, m.n_inputs};
         st = xf_domain_add_mapped(dom, g, &at, err);
         if (st == XF_OK) st = xf_domain_add_made(dom, &next, &dir.dst, node_from, err);
+        if (st == XF_OK) st = xf_domain_held_add(held, &dir.src, err);
+        if (st == XF_OK) st = xf_domain_held_add(held, &dir.dst, err);
     }
     xf_free(node_from);
     if (st == XF_OK) {
@@ -144,6 +148,18 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
     }
     xf_ruleset_free(rs);
     xf_rule_free(&by);
+    return st;
+}
+
+/* Each graph of a chain (seen[0..n)) and the rule's own sides pin the dims
+ * that size a generator the chain's steps hold (xf_domain_add_own_size). */
+static xf_status pin_held(xf_domain *dom, const xf_rule *r, const xf_graph *seen, int n,
+                          const xf_domain_held *held, xf_error *err)
+{
+    xf_status st = xf_domain_add_own_size(dom, &r->src, held, err);
+    if (st == XF_OK) st = xf_domain_add_own_size(dom, &r->dst, held, err);
+    for (int k = 0; st == XF_OK && k < n; k++)
+        st = xf_domain_add_own_size(dom, &seen[k], held, err);
     return st;
 }
 
@@ -159,7 +175,15 @@ static xf_status replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
     xf_graph_init(&g[1]);
     xf_rulesdb_rule_info info;
     xf_rulesdb_rule_info_init(&info);
-    xf_status st = xf_graph_clone(&r->src, &g[0], err);
+    xf_domain_held held;
+    xf_domain_held_init(&held);
+    /* with dom: the graph after each step, to pin what later steps hold */
+    int n_seen = 0;
+    xf_graph *seen = dom ? xf_malloc(sizeof *seen * (size_t)n) : NULL;
+    xf_status st = dom && !seen
+                       ? XF_FAIL(err, XF_ERR_NOMEM, "out of memory replaying a derivation")
+                       : XF_OK;
+    if (st == XF_OK) st = xf_graph_clone(&r->src, &g[0], err);
     if (st == XF_OK) st = xf_graph_clone(&r->dst, &g[1], err);
     if (st == XF_OK) derive_normalize(&g[0]), derive_normalize(&g[1]);
     for (int i = 0; i < n && st == XF_OK; i++) {
@@ -169,11 +193,16 @@ static xf_status replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
                                                "from the target",
                          (long long)id, i);
         if (st == XF_OK)
-            st = replay_step(db, id, size_of(r), i, &steps[i], &g[side], &info, dom, err);
+            st = replay_step(db, id, size_of(r), i, &steps[i], &g[side], &info, dom, &held, err);
         if (st == XF_OK && on_step) on_step(user, i, &steps[i], &info, &g[side]);
+        if (st == XF_OK && seen) {
+            xf_graph_init(&seen[n_seen]);
+            st = xf_graph_clone(&g[side], &seen[n_seen++], err);
+        }
     }
     if (st == XF_OK && dom) st = xf_domain_add_graph(dom, &g[0], err);
     if (st == XF_OK && dom) st = xf_domain_add_graph(dom, &g[1], err);
+    if (st == XF_OK && dom) st = pin_held(dom, r, seen, n_seen, &held, err);
     uint64_t have = 0, want = 0;
     if (st == XF_OK) st = xf_graph_hash_checked(&g[0], XF_HASH_CONTENT, &have, err);
     if (st == XF_OK) st = xf_graph_hash_checked(&g[1], XF_HASH_CONTENT, &want, err);
@@ -187,6 +216,9 @@ static xf_status replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
                      (long long)id, a, b);
     }
     xf_rulesdb_rule_info_free(&info);
+    for (int k = 0; k < n_seen; k++) xf_graph_free(&seen[k]);
+    xf_free(seen);
+    xf_domain_held_free(&held);
     xf_graph_free(&g[0]);
     xf_graph_free(&g[1]);
     return st;

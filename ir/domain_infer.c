@@ -1353,26 +1353,74 @@ xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_
     return st;
 }
 
-xf_status xf_domain_add_made(xf_domain *d, const xf_graph *out, const xf_graph *made,
+void xf_domain_held_init(xf_domain_held *h)
+{
+    memset(h, 0, sizeof *h);
+}
+
+void xf_domain_held_free(xf_domain_held *h)
+{
+    xf_free(h->op);
+    xf_free(h->params);
+    xf_domain_held_init(h);
+}
+
+/* Whether h has a generator of node nd's operator and shape. */
+static int held_has(const xf_domain_held *h, const xf_node *nd)
+{
+    for (int i = 0; i < h->n; i++)
+        if (h->op[i] == nd->op && xf_params_same_shape(&h->params[i], &nd->params)) return 1;
+    return 0;
+}
+
+xf_status xf_domain_held_add(xf_domain_held *h, const xf_graph *side, xf_error *err)
+{
+    int *pos = xf_malloc(sizeof *pos * ((size_t)side->n_nodes + 1));
+    xf_status st = pos ? topo_places(side, pos, err)
+                       : XF_FAIL(err, XF_ERR_NOMEM, "out of memory inferring a validity domain");
+    for (int k = 0; st == XF_OK && k < side->n_nodes; k++) {
+        const xf_node *nd = &side->nodes[k];
+        if (!xf_op_is(nd->op, XF_OPC_GENERATOR) || !side_holds(side, pos, k) || held_has(h, nd))
+            continue;
+        if (h->n == h->cap) {
+            int cap = h->cap ? 2 * h->cap : 4;
+            xf_op *op = xf_realloc(h->op, sizeof *op * (size_t)cap);
+            if (op) h->op = op;
+            xf_params *pp = op ? xf_realloc(h->params, sizeof *pp * (size_t)cap) : NULL;
+            if (!pp) {
+                st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory inferring a validity domain");
+                break;
+            }
+            h->params = pp;
+            h->cap = cap;
+        }
+        h->op[h->n] = nd->op;
+        h->params[h->n++] = nd->params;
+    }
+    xf_free(pos);
+    return st;
+}
+
+/* Adds to d what g's operators demand and, for each generator node n of g
+ * of an operator and shape in h (with node_from: only those node_from[n]
+ * < 0 says a rewrite made), the dims of its sizing readers' operands at
+ * their own sizes (pin_sizing_readers). */
+static xf_status pin_held_in(xf_domain *d, const xf_graph *g, const xf_domain_held *h,
                              const int *node_from, xf_error *err)
 {
     eng E;
     lin *dims = NULL;
     int *off = NULL;
-    int *pos = xf_malloc(sizeof *pos * ((size_t)made->n_nodes + (size_t)out->n_nodes + 1));
-    xf_status st = pos ? eng_init(&E, out, err)
+    int *pos = xf_malloc(sizeof *pos * ((size_t)g->n_nodes + 1));
+    xf_status st = pos ? eng_init(&E, g, err)
                        : XF_FAIL(err, XF_ERR_NOMEM, "out of memory inferring a validity domain");
-    int *opos = pos ? pos + made->n_nodes : NULL;
-    if (st == XF_OK) st = infer_graph(&E, out, NULL, 0, &dims, &off);
-    if (st == XF_OK) st = topo_places(made, pos, err);
-    if (st == XF_OK) st = topo_places(out, opos, err);
-    for (int k = 0; st == XF_OK && k < made->n_nodes; k++) {
-        const xf_node *mk = &made->nodes[k];
-        if (!xf_op_is(mk->op, XF_OPC_GENERATOR) || !side_holds(made, pos, k)) continue;
-        for (int n = 0; n < out->n_nodes; n++) /* each node the rewrite made like it */
-            if (node_from[n] < 0 && out->nodes[n].op == mk->op &&
-                xf_params_same_shape(&out->nodes[n].params, &mk->params))
-                pin_sizing_readers(&E, out, opos, n, dims, off);
+    if (st == XF_OK) st = infer_graph(&E, g, NULL, 0, &dims, &off);
+    if (st == XF_OK) st = topo_places(g, pos, err);
+    for (int n = 0; st == XF_OK && n < g->n_nodes; n++) {
+        if (!xf_op_is(g->nodes[n].op, XF_OPC_GENERATOR) || (node_from && node_from[n] >= 0) ||
+            !held_has(h, &g->nodes[n]))
+            continue;
+        pin_sizing_readers(&E, g, pos, n, dims, off);
         st = E.st;
     }
     if (st == XF_OK) st = eng_finish(&E, d);
@@ -1381,6 +1429,33 @@ xf_status xf_domain_add_made(xf_domain *d, const xf_graph *out, const xf_graph *
     xf_free(pos);
     if (pos) eng_free(&E);
     return st;
+}
+
+xf_status xf_domain_add_made(xf_domain *d, const xf_graph *out, const xf_graph *made,
+                             const int *node_from, xf_error *err)
+{
+    xf_domain_held h; /* each node the rewrite made like a generator made holds */
+    xf_domain_held_init(&h);
+    xf_status st = xf_domain_held_add(&h, made, err);
+    if (st == XF_OK) st = pin_held_in(d, out, &h, node_from, err);
+    xf_domain_held_free(&h);
+    return st;
+}
+
+/* A step's generator may be unread, or read by no operator that sizes it,
+ * in the graphs right before and after the step, and sized in another
+ * graph of the chain: a later step rewires it to a sizing reader, or the
+ * derived rule's other side reads it so (tr(x) => tr(x) * tr(I[1x1]) at x
+ * 3x3 holds I at 1x1; tr(a) * tr(b) => tr(a * b) then multiplies x by it).
+ * The matcher sizes it there from the model, where no step held, so every
+ * graph of the chain pins the dims that size a generator of its operator
+ * and shape. Which node of another graph is the step's is not tracked
+ * across the rewrites: any generator of that operator and shape is taken
+ * for it, which may pin dims that size another (narrower, never wrong). */
+xf_status xf_domain_add_own_size(xf_domain *d, const xf_graph *g, const xf_domain_held *h,
+                                 xf_error *err)
+{
+    return h->n ? pin_held_in(d, g, h, NULL, err) : XF_OK;
 }
 
 /* ------------------------------------------------------------ rule forms */

@@ -1104,6 +1104,29 @@ xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_
  * sizes (a rule derived there would size it from them). */
 xf_status xf_domain_add_made(xf_domain *d, const xf_graph *out, const xf_graph *made,
                              const int *node_from, xf_error *err);
+/* The generators a derived rule's chain holds at their own shapes, by
+ * operator and shape (xf_params_same_shape): those of each step's matched
+ * and made sides their first reader there does not size. */
+typedef struct xf_domain_held {
+    int n, cap;
+    xf_op *op;
+    xf_params *params;
+} xf_domain_held;
+void xf_domain_held_init(xf_domain_held *h);
+void xf_domain_held_free(xf_domain_held *h); /* then as after init */
+/* Adds to h each generator of a step's side (its matched or made graph)
+ * that the side holds at its own shape, unless h has one of that operator
+ * and shape. */
+xf_status xf_domain_held_add(xf_domain_held *h, const xf_graph *side, xf_error *err);
+/* With h not empty, adds to d what g's operators demand of its inputs
+ * and, for each generator of g of an operator and shape in h, the dims of
+ * each reader's operand in g that give it its own shape, at their own
+ * sizes: a chain holds a step's generator at its own shape, and any graph
+ * of the chain (the derived rule's sides too) whose reader sizes it would
+ * let the matcher size it from the model (docs/derive.md, "Where a
+ * derived rule holds"). */
+xf_status xf_domain_add_own_size(xf_domain *d, const xf_graph *g, const xf_domain_held *h,
+                                 xf_error *err);
 
 /* The renaming search every rule identity is taken over (rule_orders.c):
  * visit gets each order of a rule once and keeps the smallest key of its

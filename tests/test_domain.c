@@ -19,7 +19,9 @@
  * its domain (transpose(m0 + s0) => transpose(m0) + s0 was applied at 3x3),
  * and one derived by a step that holds its generator at the step's own
  * shape keeps the dims that size that generator in the graph at their own
- * sizes (relu(x + I[1x1]) => relu(x + ones[1x1]) was applied at 3x3).
+ * sizes (relu(x + I[1x1]) => relu(x + ones[1x1]) was applied at 3x3), also
+ * where a step makes it unsized and a later step sizes it
+ * (neg(tr(x)) => neg(tr(x * I[1x1])) was applied at 3x3).
  */
 #include <stdio.h>
 #include <string.h>
@@ -573,12 +575,12 @@ static void rule_of_m0_s0(xf_rule *r, const int64_t *a, int rb, const int64_t *b
     ck_assert_msg(xf_rule_validate(r, &err) == XF_OK, "%s", err.msg);
 }
 
-/* `step` stored proved and `cand` a candidate (both freed here) in a
- * fresh database at path, and the derive pass of `size` run with the
+/* steps[0..n_steps) stored proved and `cand` a candidate (all freed here)
+ * in a fresh database at path, and the derive pass of `size` run with the
  * proved rules of that size as steps too: cand must be derived, with the
  * stored domain `domain`. Returns cand's id. */
-static int64_t derived_from(const char *path, xf_rule *step, xf_rule *cand, int size,
-                            const char *domain)
+static int64_t derived_from(const char *path, xf_rule *steps, int n_steps, xf_rule *cand,
+                            int size, const char *domain)
 {
     xf_test_remove_db(path);
     xf_rulesdb *db = NULL;
@@ -586,10 +588,13 @@ static int64_t derived_from(const char *path, xf_rule *step, xf_rule *cand, int 
     ck_assert_msg(xf_rulesdb_open(path, XF_RULESDB_CREATE, &db, &err) == XF_OK, "%s", err.msg);
     xf_rulesdb_rule_meta proved = {XF_RULE_PROVED, 0, NULL, 0}, cand_meta = {XF_RULE_CANDIDATE, 0, NULL, 0};
     int64_t sid, rule;
-    ck_assert_msg(xf_rulesdb_add_rule(db, step, &proved, &sid, NULL, &err) == XF_OK, "%s", err.msg);
+    for (int i = 0; i < n_steps; i++) {
+        ck_assert_msg(xf_rulesdb_add_rule(db, &steps[i], &proved, &sid, NULL, &err) == XF_OK,
+                      "%s", err.msg);
+        xf_rule_free(&steps[i]);
+    }
     ck_assert_msg(xf_rulesdb_add_rule(db, cand, &cand_meta, &rule, NULL, &err) == XF_OK, "%s",
                   err.msg);
-    xf_rule_free(step);
     xf_rule_free(cand);
     xf_derive_db_options o;
     xf_derive_db_options_init(&o);
@@ -623,7 +628,7 @@ START_TEST(derived_rule_keeps_a_scalar_steps_one_element)
     xf_rule step, r;
     rule_of_m0_s0(&step, m44, 0, NULL, SRC, DST);
     rule_of_m0_s0(&r, m11, 2, m11, SRC, DST);
-    int64_t rule = derived_from(path, &step, &r, 2,
+    int64_t rule = derived_from(path, &step, 1, &r, 2,
                                 "m0[-2] == 1; m0[-2] == m0[-1]; m0[-2] == s0[-2]; m0[-2] == s0[-1]");
     xf_ruleset *rs = NULL;
     int action = derived_action(path, rule, &rs);
@@ -677,7 +682,7 @@ START_TEST(derived_rule_keeps_its_steps_generator_size)
     xf_rule step, r;
     rule_identity_to_ones(&step, m33, 0);
     rule_identity_to_ones(&r, m11, 1);
-    int64_t rule = derived_from(path, &step, &r, 3, "x[-2] == 1; x[-2] == x[-1]");
+    int64_t rule = derived_from(path, &step, 1, &r, 3, "x[-2] == 1; x[-2] == x[-1]");
     xf_ruleset *rs = NULL;
     int action = derived_action(path, rule, &rs);
     for (int k = 0; k < 2; k++) { /* x and I of 3x3 never, 1x1 (its own) yes */
@@ -706,6 +711,26 @@ static int relu_times_i(xf_graph *g, const int64_t *d, int times, int neg)
     return neg ? xf_test_op2(g, XF_OP_NEG, NULL, y, -1) : y;
 }
 
+/* The matcher applies derived rule `rule` of the database at path (then
+ * removed) to the model build(g, x, 0, 1) never at x 3x3 and at its own
+ * 1x1. */
+static void applied_at_1x1_only(const char *path, int64_t rule,
+                                int (*build)(xf_graph *, const int64_t *, int, int))
+{
+    static const int64_t m11[2] = {1, 1}, m33[2] = {3, 3};
+    xf_ruleset *rs = NULL;
+    int action = derived_action(path, rule, &rs);
+    for (int k = 0; k < 2; k++) {
+        xf_graph g;
+        xf_graph_init(&g);
+        xf_test_out(&g, build(&g, k ? m11 : m33, 0, 1));
+        ck_assert_int_eq(locations(rs, action, &g) > 0, k);
+        xf_graph_free(&g);
+    }
+    xf_ruleset_free(rs);
+    xf_test_remove_db(path);
+}
+
 /* The same for a generator a step makes: relu(x) * I[1x1] => relu(x) at
  * x 3x3 holds I at 1x1, and read backward it makes one; neg(relu(x)) =>
  * neg(relu(x) * I[1x1]) at x 1x1 is derived so, and there relu(x) gives
@@ -722,18 +747,59 @@ START_TEST(derived_rule_keeps_its_steps_made_generator_size)
     xf_rule_init(&r);
     xf_test_out(&r.src, relu_times_i(&r.src, m11, 0, 1));
     xf_test_out(&r.dst, relu_times_i(&r.dst, m11, 1, 1));
-    int64_t rule = derived_from(path, &step, &r, 4, "x[-2] == 1; x[-2] == x[-1]");
-    xf_ruleset *rs = NULL;
-    int action = derived_action(path, rule, &rs);
-    for (int k = 0; k < 2; k++) { /* 3x3 never, 1x1 (its own) yes */
-        xf_graph g;
-        xf_graph_init(&g);
-        xf_test_out(&g, relu_times_i(&g, k ? m11 : m33, 0, 1));
-        ck_assert_int_eq(locations(rs, action, &g) > 0, k);
-        xf_graph_free(&g);
+    int64_t rule = derived_from(path, &step, 1, &r, 4, "x[-2] == 1; x[-2] == x[-1]");
+    applied_at_1x1_only(path, rule, relu_times_i);
+}
+END_TEST
+
+/* tr(x) (form 0), tr(x) * tr(I[1x1]) (form 1) or tr(x * I[1x1]) (form 2),
+ * negated with `neg`, x of d. */
+static int tr_times_i(xf_graph *g, const int64_t *d, int form, int neg)
+{
+    xf_params gp = xf_params_default();
+    gp.n_shape = 2;
+    gp.shape[0] = gp.shape[1] = 1;
+    int x = xf_test_input(g, "x", 2, d);
+    int i = form ? xf_test_op2(g, XF_OP_CONST_IDENTITY_MATRIX, &gp, -1, -1) : -1;
+    if (form == 2) x = xf_test_op2(g, XF_OP_MUL, NULL, x, i);
+    int y = ops(g, "tr", &x, 1);
+    if (form == 1) y = xf_test_op2(g, XF_OP_MUL, NULL, y, ops(g, "tr", &i, 1));
+    return neg ? xf_test_op2(g, XF_OP_NEG, NULL, y, -1) : y;
+}
+
+/* A generator a step makes that no reader sizes right after it, sized by
+ * a later step's rewiring: tr(x) => tr(x) * tr(I[1x1]) at x 3x3 holds I at
+ * 1x1 (its reader, a transpose, does not size it), and nothing reads I but
+ * that transpose in the graph it makes; tr(a) * tr(b) => tr(a * b) then
+ * makes x the operand I is multiplied by. neg(tr(x)) => neg(tr(x * I[1x1]))
+ * at x 1x1 is derived so, and there x gives the target's I its own shape:
+ * with no domain on x the matcher applied it at 3x3, multiplying by the 3x3
+ * identity. The chain's domain keeps x at 1x1 (2026-12-02). */
+START_TEST(derived_rule_keeps_a_generator_an_earlier_step_unread)
+{
+    const char *path = xf_test_tmp("domain_unread_generator.db");
+    static const int64_t m11[2] = {1, 1}, m33[2] = {3, 3};
+    xf_rule steps[2], r;
+    xf_rule_init(&steps[0]);
+    xf_test_out(&steps[0].src, tr_times_i(&steps[0].src, m33, 0, 0));
+    xf_test_out(&steps[0].dst, tr_times_i(&steps[0].dst, m33, 1, 0));
+    xf_rule_init(&steps[1]);
+    for (int side = 0; side < 2; side++) {
+        xf_graph *g = side ? &steps[1].dst : &steps[1].src;
+        int a = xf_test_input(g, "a", 2, m33), b = xf_test_input(g, "b", 2, m33);
+        if (side) {
+            int ab = xf_test_op2(g, XF_OP_MUL, NULL, a, b);
+            xf_test_out(g, ops(g, "tr", &ab, 1));
+        } else {
+            xf_test_out(g, xf_test_op2(g, XF_OP_MUL, NULL, ops(g, "tr", &a, 1),
+                                       ops(g, "tr", &b, 1)));
+        }
     }
-    xf_ruleset_free(rs);
-    xf_test_remove_db(path);
+    xf_rule_init(&r);
+    xf_test_out(&r.src, tr_times_i(&r.src, m11, 0, 1));
+    xf_test_out(&r.dst, tr_times_i(&r.dst, m11, 2, 1));
+    int64_t rule = derived_from(path, steps, 2, &r, 4, "x[-2] == 1; x[-2] == x[-1]");
+    applied_at_1x1_only(path, rule, tr_times_i);
 }
 END_TEST
 
@@ -791,6 +857,7 @@ int main(void)
     tcase_add_test(t, derived_rule_keeps_a_scalar_steps_one_element);
     tcase_add_test(t, derived_rule_keeps_its_steps_generator_size);
     tcase_add_test(t, derived_rule_keeps_its_steps_made_generator_size);
+    tcase_add_test(t, derived_rule_keeps_a_generator_an_earlier_step_unread);
     tcase_add_test(t, migration_to_v4_derives_again);
     suite_add_tcase(s, t);
     return xf_test_run(s);

@@ -172,10 +172,13 @@ xf_status xf_verifier_prepare(xf_verifier *v, xf_error *err);
  * symbolic dims follow the operators as ir's shapes do (a reduce or squeeze
  * of no axes, where's branches, transpose entries from the end, a stepped
  * slice a constant with its input at its own size) and the matcher refuses
- * a source value of another rank, i46g and review 46g, 2026-12-02). The
- * default rules database's name carries it, so a database decided by an
+ * a source value of another rank, i46g and review 46g, 2026-12-02; 17: a
+ * derived rule's domain keeps those dims at their own sizes in every graph
+ * of its chain and in its own sides, for a generator any step holds, also
+ * one a step made unread that a later step has sized, i48a, 2026-12-02).
+ * The default rules database's name carries it, so a database decided by an
  * older verifier is made again, not reused. */
-#define XF_VERIFY_REVISION 16
+#define XF_VERIFY_REVISION 17
 
 /* ---------------------------------------------------------------- axioms */
 
