@@ -216,7 +216,6 @@ static xf_status make_db(const char *tmp, const xf_default_rules_options *o, pro
     }
     xf_derive_verify_options v;
     xf_derive_verify_options_init(&v);
-    v.vopt.vo.timeout_ms = 10000; /* xferverify's default */
     v.vopt.jobs = jobs;
     v.vopt.version = XF_VERSION;
     v.vopt.user = p;

@@ -14,7 +14,7 @@
 
 void xf_verify_options_init(xf_verify_options *o)
 {
-    o->timeout_ms = 10000;
+    o->timeout_ms = XF_VERIFY_TIMEOUT_MS;
     o->rlimit = XF_VERIFY_RLIMIT;
     o->proof_rlimit = XF_VERIFY_PROOF_RLIMIT;
     o->cross_rlimit = XF_VERIFY_CROSS_RLIMIT;

@@ -51,7 +51,8 @@
 /* ------------------------------------------------------------- verifier */
 
 typedef struct xf_verify_options {
-    unsigned timeout_ms;  /* per solver query; 0: no limit (default 10000) */
+    unsigned timeout_ms;  /* per solver query; 0: no limit (default
+                             XF_VERIFY_TIMEOUT_MS) */
     unsigned rlimit;      /* Z3 resource units (deterministic work count) per proof
                              query and per bounded check; 0: no limit (default
                              XF_VERIFY_RLIMIT, docs/verify.md "Limits") */
@@ -79,9 +80,18 @@ typedef struct xf_verify_options {
 /* Default rlimit (docs/verify.md "Limits"): 4x the most work any decided
  * rule needed in the 3-operator samples (738 k units, a layer-norm rule's
  * bounded check; at 4 operators no rule counted more than 1.95 M); on an idle core the slow queries count 0.4 to 4 M units
- * a second, so the limit usually stops them before the 10 s timeout and the
- * verdict does not depend on the machine's load. */
+ * a second, so the limit stops them within seconds and the verdict does not
+ * depend on the machine's load. */
 #define XF_VERIFY_RLIMIT 3000000u
+
+/* Default timeout_ms: a safety net behind the rlimits, long enough that
+ * they, not the clock, stop the queries under a heavy load, so that the
+ * same database gets the same verdicts on any machine (the default rules
+ * database above all: its file name says which rules it holds). At 10 s,
+ * rule 8810 of the default database (proved in 6.2 s on a quiet core,
+ * 361 k units) was stored unknown when the build ran beside another one
+ * (docs/verify.md "Limits"). */
+#define XF_VERIFY_TIMEOUT_MS 60000u
 
 /* Default proof_rlimit: the bounded check keeps rlimit. In samples of 300
  * candidates at 3 and at 4 operators no proof that succeeded needed more

@@ -2,7 +2,7 @@
  * xferverify — decide every candidate rule of a rules database and store
  * the verdict (docs/cli.md, DESIGN.md §4 "Verification"):
  *
- *   xferverify DB [-j N] [--timeout 10s] [--rlimit N] [--proof-rlimit N] [--recheck]
+ *   xferverify DB [-j N] [--timeout 60s] [--rlimit N] [--proof-rlimit N] [--recheck]
  *              [--limit N] [--max-shapes N] [--cross-shapes N] [--max-size N] [--no-derive] [--derive-depth N]
  *              [--derive-states N] [--derive-rounds N] [--derive-firsts-up-to N]
  *              [--derive-firsts-depth N] [--check-axioms]
@@ -120,9 +120,13 @@ static int parse_args(int argc, char **argv, opts *o)
 {
     memset(o, 0, sizeof *o);
     xf_derive_verify_options_init(&o->dvo);
-    o->dvo.vopt.vo.timeout_ms = 10000;
     o->dvo.vopt.jobs = xf_cli_online_cpus(XF_VERIFY_MAX_JOBS);
-    char rlimit_help[256], proof_help[128], cross_help[256], depth_what[64], firsts_what[64];
+    char timeout_help[192], rlimit_help[256], proof_help[128], cross_help[256], depth_what[64],
+        firsts_what[64];
+    snprintf(timeout_help, sizeof timeout_help,
+             "per solver query, e.g. 60s, 500ms (default %us: a safety\n"
+             "net; the resource limits below stop the queries first)",
+             XF_VERIFY_TIMEOUT_MS / 1000);
     snprintf(depth_what, sizeof depth_what, "a number from 1 to %d", XF_DERIVE_MAX_DEPTH);
     snprintf(firsts_what, sizeof firsts_what, "a number from 0 to %d", XF_DERIVE_MAX_DEPTH);
     snprintf(rlimit_help, sizeof rlimit_help,
@@ -144,7 +148,7 @@ static int parse_args(int argc, char **argv, opts *o)
          .help = "worker processes (default: online CPUs; under mpirun, per\n"
                  "worker rank, default 1)"},
         {.name = "--timeout", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_timeout,
-         .label = "--timeout T", .help = "per solver query, e.g. 10s, 500ms (default 10s)"},
+         .label = "--timeout T", .help = timeout_help},
         {.name = "--rlimit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
          .label = "--rlimit N", .help = rlimit_help},
         {.name = "--proof-rlimit", .type = XF_CLI_CALL, .takes_value = 1, .call = parse_wide,
