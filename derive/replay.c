@@ -30,11 +30,9 @@ static int size_of(const xf_rule *r)
 }
 
 /* The one match of action 0 of rs at `nodes` in g, applied into *next;
- * *used gets the match, node_from (g->n_nodes + XF_MATCH_MAX_NODES) each
- * node of *next's origin (xf_match_apply_from). */
+ * *used gets the match. */
 static xf_status apply_at(const xf_ruleset *rs, const xf_graph *g, const int *nodes, int n_nodes,
-                          xf_graph *next, int *found, xf_match *used, int *node_from,
-                          xf_error *err)
+                          xf_graph *next, int *found, xf_match *used, xf_error *err)
 {
     *found = 0;
     xf_graph_index *ix = NULL;
@@ -51,7 +49,7 @@ static xf_status apply_at(const xf_ruleset *rs, const xf_graph *g, const int *no
         if (m[k].n_nodes != n_nodes ||
             memcmp(m[k].nodes, nodes, sizeof *nodes * (size_t)n_nodes) != 0)
             continue;
-        st = xf_match_apply_from(rs, g, ix, &m[k], next, node_from, err);
+        st = xf_match_apply_from(rs, g, ix, &m[k], next, NULL, err);
         *found = st == XF_OK;
         *used = m[k];
         if (*found) derive_normalize(next);
@@ -120,10 +118,7 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
     xf_graph_init(&next);
     int found = 0;
     xf_match m;
-    int *node_from = xf_malloc(sizeof *node_from * ((size_t)g->n_nodes + XF_MATCH_MAX_NODES + 1));
-    if (st == XF_OK && !node_from)
-        st = XF_FAIL(err, XF_ERR_NOMEM, "out of memory replaying a derivation");
-    if (st == XF_OK) st = apply_at(rs, g, nodes, n_nodes, &next, &found, &m, node_from, err);
+    if (st == XF_OK) st = apply_at(rs, g, nodes, n_nodes, &next, &found, &m, err);
     if (st == XF_OK && !found)
         st = XF_FAIL(err, XF_ERR_MISMATCH, "rule %lld: step %d: rule %lld (%s) does not match at "
                                            "nodes %s",
@@ -131,15 +126,14 @@ static xf_status replay_step(xf_rulesdb *db, int64_t id, int size, int i,
                      s->backward ? "backward" : "forward", s->location);
     /* the step holds where the graph it rewrites can be built and where its
      * rule holds at the dims it is applied at (as its slices read them), in
-     * terms of the rule's inputs */
+     * terms of the rule's inputs; the generators it holds at their own
+     * shapes are pinned in every graph of the chain once it is replayed */
     if (st == XF_OK && dom) {
         xf_domain_step at = {&by, &dir.src, m.nodes, m.inputs, m.n_inputs};
         st = xf_domain_add_mapped(dom, g, &at, err);
-        if (st == XF_OK) st = xf_domain_add_made(dom, &next, &dir.dst, node_from, err);
         if (st == XF_OK) st = xf_domain_held_add(held, &dir.src, err);
         if (st == XF_OK) st = xf_domain_held_add(held, &dir.dst, err);
     }
-    xf_free(node_from);
     if (st == XF_OK) {
         xf_graph_free(g);
         *g = next;
@@ -177,15 +171,20 @@ static xf_status replay(xf_rulesdb *db, int64_t id, const xf_rule *r,
     xf_rulesdb_rule_info_init(&info);
     xf_domain_held held;
     xf_domain_held_init(&held);
-    /* with dom: the graph after each step, to pin what later steps hold */
+    /* with dom: every graph of the chain (both starts, then the graph
+     * after each step), to pin what any step holds */
     int n_seen = 0;
-    xf_graph *seen = dom ? xf_malloc(sizeof *seen * (size_t)n) : NULL;
+    xf_graph *seen = dom ? xf_malloc(sizeof *seen * ((size_t)n + 2)) : NULL;
     xf_status st = dom && !seen
                        ? XF_FAIL(err, XF_ERR_NOMEM, "out of memory replaying a derivation")
                        : XF_OK;
     if (st == XF_OK) st = xf_graph_clone(&r->src, &g[0], err);
     if (st == XF_OK) st = xf_graph_clone(&r->dst, &g[1], err);
     if (st == XF_OK) derive_normalize(&g[0]), derive_normalize(&g[1]);
+    for (int s = 0; s < 2 && st == XF_OK && seen; s++) {
+        xf_graph_init(&seen[n_seen]);
+        st = xf_graph_clone(&g[s], &seen[n_seen++], err);
+    }
     for (int i = 0; i < n && st == XF_OK; i++) {
         int side = steps[i].from_target != 0;
         if (i > 0 && steps[i - 1].from_target && !side)

@@ -1268,42 +1268,6 @@ static int side_holds(const xf_graph *h, const int *pos, int k)
     return u < 0 || held_by(h, pos, k, u, slot, NULL, NULL);
 }
 
-/* The step's source generators its rule holds at their own shapes (their
- * first reader does not size them: xf_rule_generator_held), bound to g's:
- * the step holds only for a generator of that shape, but in g its readers
- * may size it (x + I[1x1] read at x 3x3 holds I at 1x1; in g, x is 1x1 and
- * sizes I, and a rule derived there binds I 3x3 at x 3x3, where the step
- * never held: review 44a, F3). So the dims of each reader's operand in g
- * that give g's generator its own shape stay at their own sizes; a reader
- * that does not size it (broadcasts it, or is no sizing operator) pins
- * nothing. Every reader, not only the first: which one sizes the generator
- * where the derived rule is applied depends on its sides, not on g. */
-static xf_status generators_bound(eng *E, const xf_graph *g, const xf_domain_step *step,
-                                  const lin *dims, const int *off)
-{
-    const xf_graph *side = step->matched;
-    if (!side) return E->st;
-    int *pos = xf_malloc(sizeof *pos * ((size_t)side->n_nodes + (size_t)g->n_nodes + 1));
-    if (!pos) return XF_FAIL(E->err, XF_ERR_NOMEM, "out of memory inferring a validity domain");
-    int *gpos = pos + side->n_nodes;
-    xf_status st = topo_places(side, pos, E->err);
-    if (st == XF_OK) st = topo_places(g, gpos, E->err);
-    for (int k = 0; st == XF_OK && k < side->n_nodes; k++) {
-        if (!xf_op_is(side->nodes[k].op, XF_OPC_GENERATOR) || !side_holds(side, pos, k)) continue;
-        int node = step->nodes[k];
-        if (node < 0 || node >= g->n_nodes || g->nodes[node].op != side->nodes[k].op) {
-            st = XF_FAIL(E->err, XF_ERR_INVALID,
-                         "validity domain: a step's generator is bound to node %d, no such "
-                         "generator", node);
-            break;
-        }
-        pin_sizing_readers(E, g, gpos, node, dims, off);
-        st = E->st;
-    }
-    xf_free(pos);
-    return st;
-}
-
 xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_step *step,
                                xf_error *err)
 {
@@ -1314,7 +1278,6 @@ xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_
     if (st == XF_OK) st = infer_graph(&E, g, NULL, 0, &dims, &off);
     if (st == XF_OK && step) st = scalars_bound(&E, g, step, dims, off);
     if (st == XF_OK && step) st = slice_ends_bound(&E, g, step, dims, off);
-    if (st == XF_OK && step) st = generators_bound(&E, g, step, dims, off);
     const int *values = step ? step->values : NULL;
     int n = step ? step->n_values : 0;
     for (int i = 0; st == XF_OK && step && i < step->rule->domain.n; i++) {
@@ -1401,13 +1364,25 @@ xf_status xf_domain_held_add(xf_domain_held *h, const xf_graph *side, xf_error *
     return st;
 }
 
-/* Adds to d what g's operators demand and, for each generator node n of g
- * of an operator and shape in h (with node_from: only those node_from[n]
- * < 0 says a rewrite made), the dims of its sizing readers' operands at
- * their own sizes (pin_sizing_readers). */
-static xf_status pin_held_in(xf_domain *d, const xf_graph *g, const xf_domain_held *h,
-                             const int *node_from, xf_error *err)
+/* A step rule's generator whose first reader there does not size it
+ * (xf_rule_generator_held) is proved at its own shape only (x + I[1x1]
+ * read at x 3x3 holds I at 1x1). In the graphs of the chain its readers
+ * may size it: the graph the step rewrites (x 1x1 sizes I there, review
+ * 44a F3), the graph it makes, or one a later step rewires it in
+ * (tr(x) => tr(x) * tr(I[1x1]) at x 3x3 holds I at 1x1 with no sizing
+ * reader; tr(a) * tr(b) => tr(a * b) then multiplies x by it), and the
+ * derived rule's own sides. The matcher sizes it there from the model,
+ * where no step held, so each such graph pins the dims of every reader's
+ * operand that gives a generator of that operator and shape its own shape
+ * (pin_sizing_readers: every reader, not only the first, as which one
+ * sizes it where the derived rule applies depends on its sides). Which
+ * node of another graph is the step's is not tracked across the rewrites:
+ * any generator of that operator and shape is taken for it, which may pin
+ * dims that size another (narrower, never wrong). */
+xf_status xf_domain_add_own_size(xf_domain *d, const xf_graph *g, const xf_domain_held *h,
+                                 xf_error *err)
 {
+    if (!h->n) return XF_OK;
     eng E;
     lin *dims = NULL;
     int *off = NULL;
@@ -1417,8 +1392,7 @@ static xf_status pin_held_in(xf_domain *d, const xf_graph *g, const xf_domain_he
     if (st == XF_OK) st = infer_graph(&E, g, NULL, 0, &dims, &off);
     if (st == XF_OK) st = topo_places(g, pos, err);
     for (int n = 0; st == XF_OK && n < g->n_nodes; n++) {
-        if (!xf_op_is(g->nodes[n].op, XF_OPC_GENERATOR) || (node_from && node_from[n] >= 0) ||
-            !held_has(h, &g->nodes[n]))
+        if (!xf_op_is(g->nodes[n].op, XF_OPC_GENERATOR) || !held_has(h, &g->nodes[n]))
             continue;
         pin_sizing_readers(&E, g, pos, n, dims, off);
         st = E.st;
@@ -1429,33 +1403,6 @@ static xf_status pin_held_in(xf_domain *d, const xf_graph *g, const xf_domain_he
     xf_free(pos);
     if (pos) eng_free(&E);
     return st;
-}
-
-xf_status xf_domain_add_made(xf_domain *d, const xf_graph *out, const xf_graph *made,
-                             const int *node_from, xf_error *err)
-{
-    xf_domain_held h; /* each node the rewrite made like a generator made holds */
-    xf_domain_held_init(&h);
-    xf_status st = xf_domain_held_add(&h, made, err);
-    if (st == XF_OK) st = pin_held_in(d, out, &h, node_from, err);
-    xf_domain_held_free(&h);
-    return st;
-}
-
-/* A step's generator may be unread, or read by no operator that sizes it,
- * in the graphs right before and after the step, and sized in another
- * graph of the chain: a later step rewires it to a sizing reader, or the
- * derived rule's other side reads it so (tr(x) => tr(x) * tr(I[1x1]) at x
- * 3x3 holds I at 1x1; tr(a) * tr(b) => tr(a * b) then multiplies x by it).
- * The matcher sizes it there from the model, where no step held, so every
- * graph of the chain pins the dims that size a generator of its operator
- * and shape. Which node of another graph is the step's is not tracked
- * across the rewrites: any generator of that operator and shape is taken
- * for it, which may pin dims that size another (narrower, never wrong). */
-xf_status xf_domain_add_own_size(xf_domain *d, const xf_graph *g, const xf_domain_held *h,
-                                 xf_error *err)
-{
-    return h->n ? pin_held_in(d, g, h, NULL, err) : XF_OK;
 }
 
 /* ------------------------------------------------------------ rule forms */

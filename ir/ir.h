@@ -1095,15 +1095,6 @@ typedef struct xf_domain_step {
  * at its own size. */
 xf_status xf_domain_add_mapped(xf_domain *d, const xf_graph *g, const xf_domain_step *step,
                                xf_error *err);
-/* What a step's rewrite made: out is the graph after it, made the side
- * the step built (its rule's target, or its source applied backward) and
- * node_from[n] < 0 for each node of out the rewrite made
- * (xf_match_apply_from). A generator of made its first reader does not
- * size at the rule's own shapes is built at that shape; in out, the dims
- * of each reader's operand that give it its own shape stay at their own
- * sizes (a rule derived there would size it from them). */
-xf_status xf_domain_add_made(xf_domain *d, const xf_graph *out, const xf_graph *made,
-                             const int *node_from, xf_error *err);
 /* The generators a derived rule's chain holds at their own shapes, by
  * operator and shape (xf_params_same_shape): those of each step's matched
  * and made sides their first reader there does not size. */
@@ -1122,9 +1113,9 @@ xf_status xf_domain_held_add(xf_domain_held *h, const xf_graph *side, xf_error *
  * and, for each generator of g of an operator and shape in h, the dims of
  * each reader's operand in g that give it its own shape, at their own
  * sizes: a chain holds a step's generator at its own shape, and any graph
- * of the chain (the derived rule's sides too) whose reader sizes it would
- * let the matcher size it from the model (docs/derive.md, "Where a
- * derived rule holds"). */
+ * of the chain (the one a step rewrites, the one it makes, a later one,
+ * the derived rule's sides) whose reader sizes it would let the matcher
+ * size it from the model (docs/derive.md, "Where a derived rule holds"). */
 xf_status xf_domain_add_own_size(xf_domain *d, const xf_graph *g, const xf_domain_held *h,
                                  xf_error *err);
 
