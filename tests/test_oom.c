@@ -1221,9 +1221,9 @@ START_TEST(enumerate_and_prune)
 }
 END_TEST
 
-/* The threaded walks are a case of their own: each walks some 2,200
- * allocation points, and with the two walks above one case took more than
- * its time limit under the sanitizers on a loaded CI machine. */
+/* The threaded walks are a case of their own (about 2,200 and 900
+ * allocation points): with the two walks above in one case it ran past its
+ * time limit under the sanitizers on a loaded CI machine. */
 START_TEST(prune_on_threads)
 {
     taken t;
