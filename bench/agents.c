@@ -10,12 +10,12 @@
  * model of ../shared/models/real and modelzoo BERT, ViT and GPT small
  * configurations, the optimisation rlflow-agent runs (xf_optimize_file,
  * in-process; 1 thread; oneDNN costs cached in the scratch directory) with
- * random search, greedy, TASO's search, TASO's search with the hand passes
- * (`--passes expert`), the model-free PPO agent, the world-model agent and
+ * random search, greedy, TASO's search, the hand passes alone (`--passes
+ * expert`: no rule), the model-free PPO agent, the world-model agent and
  * the pre-trained agent (a checkpoint given with --pretrained, run with no
  * training; without one the row says it is not available). Every method but
  * `expert` uses the proved rules alone (`--passes rules`), so a gain is the
- * rules' or the agent's. By default the target decides (`--target ort`):
+ * rules' or the agent's; `expert`'s is the hand passes'. By default the target decides (`--target ort`):
  * the searches and agents minimise the fusion-aware cost (`--cost fused`,
  * regions timed in ONNX Runtime), the agents' reward gains the sparse
  * real-latency term, and the arbiter times what each hands over.
@@ -504,7 +504,7 @@ static int usage(const char *arg)
         "                    [--cost fused|ops] [--target-budget S] [--tau-model NAME]\n"
         "                    [--pretrained ppo|wm:CKPT] [--reference] [--quick] [--no-tau]\n"
         "                    [--report DIR] [--model NAME]... [--method NAME]...\n"
-        "random, greedy, TASO, the hand passes (TASO with --passes expert), PPO, the\n"
+        "random, greedy, TASO, the hand passes alone (--passes expert), PPO, the\n"
         "world-model agent and a pre-trained agent on shared, real and modelzoo models,\n"
         "judged in the target (default ort, the fused cost); S seconds each (default 60),\n"
         "seeds 1..N (default 3) for the randomised methods; then a tau sweep of the\n"

@@ -3,8 +3,9 @@
  * in ONNX Runtime (issue 28): per model, batch and thread count, the model
  * rlflow-agent writes with `--passes rules` (only proved rules, with the
  * shape and indexing operators of the default vocabulary), `--passes
- * expert` (the hand passes: narrowing, the split layout, the unbatched
- * layout variant) and `--passes both`, and `--passes rules` with the old
+ * expert` (the hand passes alone, no rule: narrowing, the split layout, the
+ * unbatched layout variant) and `--passes both` (the passes and the proved
+ * rules), and `--passes rules` with the old
  * vocabulary's rules (no shape or indexing operators), each the ratio of
  * its latency to the input's in ONNX Runtime (the arbiter's run and its
  * confirming run against the input alone; when the input is kept, the

@@ -77,7 +77,7 @@ static xf_status effective(opt_run *s, const xf_optimize_options *given, xf_erro
 {
     s->o = given ? *given : xf_optimize_options_default();
     xf_optimize_options *o = &s->o;
-    if (!o->rules || !*o->rules)
+    if ((!o->rules || !*o->rules) && o->passes != XF_OPTIMIZE_EXPERT)
         return XF_FAIL(err, XF_ERR_INVALID, "no rules database given");
     if (o->agent == XF_OPTIMIZE_SEARCH && (o->save || o->load))
         return XF_FAIL(err, XF_ERR_INVALID,

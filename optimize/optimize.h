@@ -42,9 +42,9 @@ typedef enum xf_optimize_agent {
     XF_OPTIMIZE_WM = 2      /* the world-model agent (default) */
 } xf_optimize_agent;
 
-/* What rewrites the model: the proved rules only, the hand-written passes
- * (narrowing, the split layout, the unbatched layout variant; "expert")
- * as well, or both. */
+/* What rewrites the model: the proved rules only; the hand-written passes
+ * only (narrowing, the split layout, the unbatched layout variant: the
+ * expert baseline, no rule applied and no rules database read); or both. */
 typedef enum xf_optimize_passes {
     XF_OPTIMIZE_RULES = 0,
     XF_OPTIMIZE_EXPERT = 1,
@@ -120,7 +120,8 @@ typedef struct xf_optimize_options {
     xf_prepare_options prepare; /* how the model is prepared (xf_prepare_options_default) */
     int scalings_both;         /* with the target and a search, search both ways (1) */
     xf_optimize_passes passes; /* default XF_OPTIMIZE_BOTH; RULES turns narrowing and the
-                                  split layout off and Gathers of one position into slices */
+                                  split layout off and Gathers of one position into slices;
+                                  EXPERT reads no rules (rules may be NULL) */
     int lookahead;             /* searches and learning agents: the view moves' closure (1) */
     int polish;                /* learning agents in training: end with the greedy polish
                                   of the best graph (agent/rl's xf_agent_run_polish; 1) */

@@ -17,7 +17,9 @@
  * same call twice writes the same bytes (same options, same seed); from
  * bytes with external data, the data file comes back too; the PPO agent
  * trains, saves, and a second call loads its checkpoint; a model
- * no rule can improve is written byte for byte as it was; the errors: no
+ * no rule can improve is written byte for byte as it was; --passes expert
+ * reads no rules database and applies no rule where --passes rules merges
+ * the matmuls; the errors: no
  * rules database, a database without proved rules, a missing model, an
  * output that cannot be written (all inputs' faults, nothing written),
  * a search with a checkpoint; and on a shared model (../shared/models,
@@ -315,6 +317,47 @@ START_TEST(nothing_to_do_writes_the_input)
 }
 END_TEST
 
+/* --passes expert is the hand passes alone: no rules database is read (none
+ * given here) and no rule is applied, where the same call reading the rules
+ * (--passes rules) merges the two matmuls; both runs compute the input's
+ * outputs. */
+START_TEST(expert_reads_and_applies_no_rule)
+{
+    char out[4096];
+    snprintf(out, sizeof out, "%s", xf_test_tmp("expert.onnx"));
+    unlink(out);
+    xf_optimize_options o = xf_fx_quiet_options(NULL, XF_SEARCH_GREEDY);
+    o.passes = XF_OPTIMIZE_EXPERT;
+    xf_optimize_report r;
+    xf_optimize_report_init(&r);
+    xf_error err = {0};
+    ck_assert_msg(xf_optimize_file(model_path, out, &o, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(r.actions, 0);
+    ck_assert_int_eq(r.applicable, 0);
+    ck_assert_int_eq(r.n_applied, 0);
+    ck_assert_int_eq(r.input_error, 0);
+    xf_graph got;
+    load(out, &got);
+    ck_assert_int_eq(xf_test_count_op(&got, XF_OP_MATMUL), 2);
+    xf_graph_free(&got);
+    expect_same_function(model_path, out);
+    xf_optimize_report_free(&r);
+
+    unlink(out);
+    o.rules = db_path;
+    o.passes = XF_OPTIMIZE_RULES;
+    xf_optimize_report_init(&r);
+    ck_assert_msg(xf_optimize_file(model_path, out, &o, &r, &err) == XF_OK, "%s", err.msg);
+    ck_assert_int_eq(r.n_applied, 1);
+    ck_assert_int_eq(r.applied[0].rule_id, 2);
+    load(out, &got);
+    ck_assert_int_eq(xf_test_count_op(&got, XF_OP_MATMUL), 1);
+    xf_graph_free(&got);
+    expect_same_function(model_path, out);
+    xf_optimize_report_free(&r);
+}
+END_TEST
+
 /* A failure that is the input's: nothing written, input_error set, the
  * message names what is wrong. */
 static void expect_input_error(const char *model, const char *out, const xf_optimize_options *o,
@@ -415,6 +458,7 @@ static Suite *suite(void)
     tcase_add_test(t, bytes_with_external_data);
     tcase_add_test(t, ppo_trains_saves_and_loads);
     tcase_add_test(t, nothing_to_do_writes_the_input);
+    tcase_add_test(t, expert_reads_and_applies_no_rule);
     tcase_add_test(t, input_errors);
     tcase_add_test(t, shared_model);
     suite_add_tcase(s, t);

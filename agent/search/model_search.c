@@ -63,7 +63,8 @@ xf_status xf_model_search_rules(xf_model_search *s, const char *rules_db,
     xf_ruleset_options o = ro ? *ro : xf_ruleset_options_default();
     o.restrict_to = restrict_rules ? &s->prepared : NULL;
     o.keep_scalings = !s->prepare.scalar_mul;
-    xf_status st = xf_ruleset_load(rules_db, &o, &s->rs, err);
+    xf_status st = rules_db ? xf_ruleset_load(rules_db, &o, &s->rs, err)
+                            : xf_ruleset_from_rules(NULL, NULL, 0, &o, &s->rs, err);
     if (st) xf_model_search_free(s);
     return st;
 }

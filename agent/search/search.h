@@ -534,7 +534,9 @@ xf_status xf_model_search_prepare(xf_model_search *s, const xf_graph *model,
 
 /* Loads the rules of the database at rules_db with *ro (NULL: the
  * defaults) into s->rs; restrict_rules: only the actions that can match the
- * prepared model (ro->restrict_to is set to it). On failure s is freed. */
+ * prepared model (ro->restrict_to is set to it). rules_db NULL: an empty
+ * rule set (a search then hands back the prepared model). On failure s is
+ * freed. */
 xf_status xf_model_search_rules(xf_model_search *s, const char *rules_db,
                                 const xf_ruleset_options *ro, int restrict_rules, xf_error *err);
 

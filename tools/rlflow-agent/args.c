@@ -271,9 +271,10 @@ static const xf_cli_opt opts[] = {
      .label = "--passes P",
      .help = "what rewrites the model: rules (only the proved rules; a\n"
      "Gather of one position becomes a slice they can move),\n"
-     "expert (the hand-written passes as well: narrowing, the\n"
-     "split layout, the unbatched layout the target times) or\n"
-     "both (default: both)"},
+     "expert (the hand-written passes alone: narrowing, the split\n"
+     "layout, the unbatched layout the target times; no rule, no\n"
+     "rules database) or both (the passes and the proved rules;\n"
+     "the default)"},
     {.name = "--no-lookahead", .type = XF_CLI_FLAG, .off = offsetof(cli_options, opt.lookahead), .set = 0,
      .label = "--no-lookahead",
      .help = "searches value an action with a reshape or a slice by the\n"

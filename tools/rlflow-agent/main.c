@@ -105,12 +105,16 @@ static void print_header(const cli_options *o, const xf_optimize_report *r)
         printf("%s%d split%s reshaped and transposed before splitting", sep,
                ps->merged_split_layouts, ps->merged_split_layouts == 1 ? "" : "s");
     printf(")\n");
-    printf("rules:           %d actions from %s (%d skipped, %d duplicates, ", r->actions,
-           o->opt.rules, r->skipped, r->duplicates);
-    if (o->opt.all_actions)
-        printf("irrelevant ones kept: --all-actions)\n");
-    else
-        printf("%d irrelevant to this model)\n", r->irrelevant);
+    if (o->opt.passes == XF_OPTIMIZE_EXPERT) {
+        printf("rules:           none (--passes expert: the hand-written passes alone)\n");
+    } else {
+        printf("rules:           %d actions from %s (%d skipped, %d duplicates, ", r->actions,
+               o->opt.rules, r->skipped, r->duplicates);
+        if (o->opt.all_actions)
+            printf("irrelevant ones kept: --all-actions)\n");
+        else
+            printf("%d irrelevant to this model)\n", r->irrelevant);
+    }
     printf("cost model:      %s\n", r->cost_identity);
     if (r->fused)
         printf("fused cost:      regions timed in the target (per-run overhead %.4f ms "
@@ -545,7 +549,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "rlflow-agent: --report: %s\n", err.msg);
         return 2;
     }
-    if (o.make_rules || !o.opt.rules) {
+    /* --passes expert reads no rules: none is looked for or made */
+    if (o.make_rules || (!o.opt.rules && o.opt.passes != XF_OPTIMIZE_EXPERT)) {
         rc = find_default_rules(&o);
         if (rc || o.make_rules) return rc;
     }
