@@ -15,7 +15,8 @@
  * the pre-trained agent (a checkpoint given with --pretrained, run with no
  * training; without one the row says it is not available). Every method but
  * `expert` uses the proved rules alone (`--passes rules`), so a gain is the
- * rules' or the agent's; `expert`'s is the hand passes'. By default the target decides (`--target ort`):
+ * rules' or the agent's; `expert`'s is the hand passes'. By default the
+ * target decides (`--target ort`):
  * the searches and agents minimise the fusion-aware cost (`--cost fused`,
  * regions timed in ONNX Runtime), the agents' reward gains the sparse
  * real-latency term, and the arbiter times what each hands over.

@@ -53,9 +53,7 @@ xf_status opt_load_rules(opt_run *s, int i, const xf_prepare_options *prepare, x
         xf_error_prefix(err, "%s", s->model);
         return st;
     }
-    /* the expert baseline: the hand passes alone, an empty rule set */
-    const char *db = o->passes == XF_OPTIMIZE_EXPERT ? NULL : o->rules;
-    return xf_model_search_rules(&s->ms[i], db, &ro, !o->all_actions, err);
+    return xf_model_search_rules(&s->ms[i], o->rules, &ro, !o->all_actions, err);
 }
 
 static xf_status load_model(opt_run *s, xf_error *err)
@@ -97,7 +95,7 @@ static xf_status load_rules(opt_run *s, xf_error *err)
     xf_status st = opt_load_rules(s, 0, &o->prepare, err);
     if (st) return bad_input(s, st);
     const xf_ruleset *rs = s->ms[0].rs;
-    if (o->passes != XF_OPTIMIZE_EXPERT && xf_ruleset_count(rs) + xf_ruleset_irrelevant(rs) == 0) {
+    if (o->rules && xf_ruleset_count(rs) + xf_ruleset_irrelevant(rs) == 0) {
         const char *why = NULL;
         int skipped = xf_ruleset_skipped(rs, &why);
         return bad_input(s, XF_FAIL(err, XF_ERR_INVALID,

@@ -1,6 +1,6 @@
 /*
  * optimize.c — xf_optimize_file: the options in effect (defaults, what
- * --passes rules implies, the thread count with the target), the three
+ * --passes rules and expert imply, the thread count with the target), the three
  * steps (load.c, search.c, finish.c) and what is freed after; the options'
  * defaults, which rlflow-agent's parser and any other caller start from;
  * the notes; the names of the arbiter's verdicts.
@@ -77,7 +77,9 @@ static xf_status effective(opt_run *s, const xf_optimize_options *given, xf_erro
 {
     s->o = given ? *given : xf_optimize_options_default();
     xf_optimize_options *o = &s->o;
-    if ((!o->rules || !*o->rules) && o->passes != XF_OPTIMIZE_EXPERT)
+    if (o->passes == XF_OPTIMIZE_EXPERT) /* the hand passes alone: an empty rule set */
+        o->rules = NULL;
+    else if (!o->rules || !*o->rules)
         return XF_FAIL(err, XF_ERR_INVALID, "no rules database given");
     if (o->agent == XF_OPTIMIZE_SEARCH && (o->save || o->load))
         return XF_FAIL(err, XF_ERR_INVALID,
