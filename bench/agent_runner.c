@@ -253,3 +253,56 @@ void bench_env_free(bench_env *b)
     xf_graph_free(&b->prep);
     memset(b, 0, sizeof *b);
 }
+
+int bench_race_files(const char *name, const char *const *files, int n, int threads, int rounds,
+                     xf_target_timing *res, xf_target_timing *self, char *identity,
+                     size_t identity_n)
+{
+    xf_graph g[BENCH_RACE_MAX];
+    const xf_graph *gp[BENCH_RACE_MAX];
+    const char *fp[BENCH_RACE_MAX];
+    int slot[BENCH_RACE_MAX]; /* files[i]'s place among the loaded, -1: not loaded */
+    int m = 0, rc = 1;
+    xf_error err = {0};
+    if (n < 2 || n > BENCH_RACE_MAX) {
+        printf("%-22s direct race: %d models given (2..%d)\n", name, n, BENCH_RACE_MAX);
+        return 1;
+    }
+    memset(res, 0, (size_t)n * sizeof *res);
+    for (int i = 0; i < n; i++) {
+        slot[i] = -1;
+        xf_graph_init(&g[m]);
+        if (xf_onnx_load(files[i], NULL, &g[m], &err) != XF_OK) {
+            printf("%-22s direct race: %s: %s\n", name, files[i], err.msg);
+            xf_graph_free(&g[m]);
+            if (i == 0) return 1; /* no reference: no race */
+            continue;
+        }
+        fp[m] = files[i];
+        gp[m] = &g[m];
+        slot[i] = m++;
+    }
+    xf_target_timing got[BENCH_RACE_MAX];
+    xf_target *t = NULL;
+    xf_target_timing_options o;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    o.rounds = rounds;
+    o.self_check = 1;
+    o.files = fp;
+    xf_target_options to = xf_target_default_options();
+    to.threads = threads;
+    xf_status st = xf_target_open(&to, &t, &err);
+    if (!st && m > 1) st = xf_target_compare(t, gp, m, &o, got, self, &err);
+    if (st) {
+        printf("%-22s direct race: %s\n", name, err.msg);
+    } else if (m > 1) {
+        for (int i = 0; i < n; i++)
+            if (slot[i] >= 0) res[i] = got[slot[i]];
+        if (identity) snprintf(identity, identity_n, "%s", xf_target_identity(t));
+        rc = 0;
+    }
+    xf_target_close(t);
+    for (int k = 0; k < m; k++) xf_graph_free(&g[k]);
+    return rc;
+}

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "optimize/optimize.h"
+#include "target/target.h"
 
 /* $TMPDIR/<name> (created); the path is kept in a static buffer. */
 const char *bench_scratch(const char *name);
@@ -67,6 +68,21 @@ typedef struct bench_env {
 } bench_env;
 void bench_analytic_env(const xf_graph *model, const char *rules, int max_steps, bench_env *out);
 void bench_env_free(bench_env *b);
+
+/* A direct race: files[0] (the input) and files[1 .. n) (models written
+ * for it) loaded as written and timed alternately in one process
+ * (xf_target_compare, `rounds` rounds, a self check of files[0]) with
+ * `threads` intra-op threads (0: every core). Two optimisations' own
+ * arbiters each read a ratio against the input from their own noisy
+ * rounds; here every model is timed over the same rounds, so their ratios
+ * can be set side by side. res[i] is files[i]'s (res[0] the input's);
+ * *self the self check's; identity (may be NULL) the target's words. A file
+ * that does not load is reported and its res[i].runs left 0. Returns 0, or
+ * 1 after printing why no race ran (the line starts with `name`). */
+#define BENCH_RACE_MAX 16
+int bench_race_files(const char *name, const char *const *files, int n, int threads, int rounds,
+                     xf_target_timing *res, xf_target_timing *self, char *identity,
+                     size_t identity_n);
 
 /* Prints a row under a "name method" heading, one report line per field. */
 void bench_print_row(const char *name, const char *method, const bench_row *r);

@@ -42,7 +42,11 @@
  * Randomised methods (random, ppo, wm) run with seeds 1..N (default 3);
  * the deterministic searches once. Then per model a summary table
  * (min/median/max over seeds) and the verdict "best learning agent vs
- * TASO on the target". Then the τ sweep (0.5, 1, 1.5, 2) of the
+ * TASO on the target"; then, with a target, the direct race: every model
+ * the runs wrote (each seed's) timed against the input in one process over
+ * the same rounds, with a self check, and the verdict read off it (the
+ * table's target column is each run's own arbiter's ratio, from its own
+ * noisy rounds: two methods' figures there differ by two runs' noise). Then the τ sweep (0.5, 1, 1.5, 2) of the
  * world-model agent on one model (--tau-model, default bert-L2-H128),
  * seeds 1..N each. Load averages are printed beside every run: timings on
  * a shared machine are the load's.
@@ -134,6 +138,7 @@ typedef struct run_figs {
     long long steps;
     long long to50, to90, to_taso; /* steps; -1: never */
     long long curve[5]; /* steps to curve_levels[i] of TASO's improvement; -1: never */
+    char written[1024]; /* the model it wrote, kept for the direct race ("": none) */
 } run_figs;
 
 static const double curve_levels[5] = {0.25, 0.5, 0.75, 0.9, 1.0};
@@ -178,6 +183,25 @@ static void target_ratios(const xf_optimize_report *r, double *written, double *
         const xf_arbiter_entry *e = &a->e[a->chosen];
         *written = e->confirm.runs > 0 ? e->confirm.ratio : e->t.ratio;
     }
+}
+
+/* <scratch>/out.onnx, what the last run wrote, kept as
+ * <scratch>/race.<model>.<method>.s<seed>.onnx for the model's direct race
+ * (a '/' of the model's name made '_'); "" when it cannot be kept. */
+static void keep_written(const char *name, const char *label, uint64_t seed, char *out, size_t n)
+{
+    char from[4096], model[64];
+    snprintf(model, sizeof model, "%s", name);
+    for (char *c = model; *c; c++)
+        if (*c == '/' || *c == ' ' || *c == '=') *c = '_';
+    char meth[64];
+    snprintf(meth, sizeof meth, "%s", label);
+    for (char *c = meth; *c; c++)
+        if (*c == ' ' || *c == '=') *c = '_';
+    snprintf(from, sizeof from, "%s/out.onnx", cfg.scratch);
+    snprintf(out, n, "%s/race.%s.%s.s%llu.onnx", cfg.scratch, model, meth,
+             (unsigned long long)seed);
+    if (rename(from, out) != 0) out[0] = '\0';
 }
 
 static run_figs run(const char *name, const char *path, const method *m, uint64_t seed,
@@ -226,6 +250,7 @@ static run_figs run(const char *name, const char *path, const method *m, uint64_
         return f;
     }
     f.ok = 1;
+    keep_written(name, label, seed, f.written, sizeof f.written);
     const xf_optimize_search_figures *sf = &rep.search[0];
     f.cost_pct = rep.cost_before > 0 ? 100.0 * (rep.cost_after - rep.cost_before) / rep.cost_before
                                      : 0;
@@ -354,6 +379,73 @@ static void print_curves(const char *name, run_figs all[N_METHODS][16], const in
     }
 }
 
+/* Every written model of this model's runs (seeds included) raced against
+ * the input in one process (bench_race_files, 1 thread as the runs, 41
+ * rounds, a self check): the table's "target" column is each run's own
+ * arbiter's ratio, read from its own noisy rounds (and the smallest of
+ * several draws for the method that handed most candidates), so two
+ * methods' columns differ by the noise of two runs; here they share the
+ * rounds. The verdict sets the best learning agent's median against TASO
+ * and says when the difference is inside the self check's noise. */
+static void direct_race(const char *name, const char *path, run_figs all[N_METHODS][16],
+                        const int *n)
+{
+    const char *files[BENCH_RACE_MAX] = {path};
+    int of_method[BENCH_RACE_MAX], nf = 1, left = 0;
+    for (int mi = 0; mi < N_METHODS; mi++)
+        for (int i = 0; i < n[mi]; i++) {
+            if (!all[mi][i].written[0]) continue;
+            if (nf == BENCH_RACE_MAX) {
+                left++;
+                continue;
+            }
+            of_method[nf] = mi;
+            files[nf++] = all[mi][i].written;
+        }
+    if (nf < 2) return;
+    xf_target_timing res[BENCH_RACE_MAX], self;
+    char identity[256];
+    const int rounds = 41;
+    if (bench_race_files(name, files, nf, 1, rounds, res, &self, identity, sizeof identity))
+        return;
+    printf("-- %s: direct race of the written models (%s, %d rounds, one process; self check "
+           "x%.3f +-%.3f; load average %.1f)%s\n",
+           name, identity, rounds, self.ratio, self.noise, bench_load_average(),
+           left ? " (some seeds left out: at most 15 models race)" : "");
+    printf("%-12s %-24s %s\n", "method", "race x (min/median/max)", "per run [95% interval]");
+    double taso = 0, best = 0;
+    const char *best_name = NULL;
+    for (int mi = 0; mi < N_METHODS; mi++) {
+        double v[16];
+        int k = 0;
+        char runs[512] = "";
+        for (int j = 1; j < nf; j++) {
+            if (of_method[j] != mi || res[j].runs == 0) continue;
+            v[k++] = res[j].ratio;
+            size_t u = strlen(runs);
+            snprintf(runs + u, sizeof runs - u, "%sx%.3f [%.3f, %.3f]", u ? "  " : "",
+                     res[j].ratio, res[j].lo, res[j].hi);
+        }
+        if (!k) continue;
+        char sp[64];
+        spread(v, k, "%.3f", sp, sizeof sp);
+        printf("%-12s %-24s %s\n", methods[mi].name, sp, runs);
+        double med = median(v, k);
+        if (!strcmp(methods[mi].name, "taso")) taso = med;
+        int agent = methods[mi].agent != XF_OPTIMIZE_SEARCH || methods[mi].pretrained;
+        if (agent && (!best_name || med < best)) best = med, best_name = methods[mi].name;
+    }
+    if (taso > 0 && best_name) {
+        double rel = best / taso;
+        const char *words = rel <= 1.0                    ? "at least as good"
+                            : rel - 1.0 <= self.noise ? "behind by less than the self check's noise"
+                                                      : "below TASO beyond the noise";
+        printf("verdict %s (direct race): best learning agent %s x%.3f (median of its seeds) vs "
+               "TASO x%.3f: agent/TASO %.3f, %s (+-%.3f)\n",
+               name, best_name, best, taso, rel, words, self.noise);
+    }
+}
+
 /* Every method on one model, then its table. */
 static void bench_model(const char *name, const char *path)
 {
@@ -439,6 +531,7 @@ static void bench_model(const char *name, const char *path)
                name, best_sc_name, best_sc, taso_sc,
                best_sc <= taso_sc + 1e-9 ? "at least as good" : "above TASO's cost");
     print_curves(name, all, n);
+    if (cfg.target) direct_race(name, path, all, n);
     printf("load average now %.1f\n\n", bench_load_average());
     fflush(stdout);
 }
@@ -508,7 +601,9 @@ static int usage(const char *arg)
         "random, greedy, TASO, the hand passes alone (--passes expert), PPO, the\n"
         "world-model agent and a pre-trained agent on shared, real and modelzoo models,\n"
         "judged in the target (default ort, the fused cost); S seconds each (default 60),\n"
-        "seeds 1..N (default 3) for the randomised methods; then a tau sweep of the\n"
+        "seeds 1..N (default 3) for the randomised methods; per model, with a target,\n"
+        "a direct race of every written model against the input in one process (41\n"
+        "rounds, 1 thread, a self check) and its verdict; then a tau sweep of the\n"
         "world-model agent on NAME (default bert-L2-H128). Rules: DB, else the build's\n"
         "default rules (rules-default-*.db next to the tools).\n"
         "--quick: bert_small, vit_tiny and modelzoo BERT only.\n"

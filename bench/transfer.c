@@ -165,72 +165,45 @@ static void keep_written(const char *scratch, int i, const char *method, const f
 }
 
 /* The input and the models the methods wrote for it, timed alternately in
- * one process (xf_target_compare, the input first, a self check): the
- * acceptance figure. Two arbiter runs each read a ratio against the input
- * from their own noisy rounds, and TASO's arbiter keeps the smallest of up
- * to 14 such draws (of which most are the same model): its ratio is biased
- * low. Here every model is timed over the same rounds. */
+ * one process (bench_race_files, a self check): the acceptance figure. Two
+ * arbiter runs each read a ratio against the input from their own noisy
+ * rounds, and TASO's arbiter keeps the smallest of up to 14 such draws (of
+ * which most are the same model): its ratio is biased low. Here every
+ * model is timed over the same rounds. */
 static void direct_race(const char *name, const char *input, char written[3][4096], int threads)
 {
     static const char *const method[3] = {"taso", "agent", "policy"};
     const char *files[4] = {input};
     const char *label[4] = {"input"};
-    xf_graph g[4];
-    const xf_graph *gp[4];
-    int n = 0;
-    xf_error err = {0};
-    xf_graph_init(&g[n]);
-    if (xf_onnx_load(input, NULL, &g[n], &err) != XF_OK) {
-        printf("%-22s direct race: %s\n", name, err.msg);
-        return;
-    }
-    gp[n++] = &g[0];
+    int n = 1;
     for (int k = 0; k < 3; k++) {
         if (!written[k][0]) continue;
-        xf_graph_init(&g[n]);
-        if (xf_onnx_load(written[k], NULL, &g[n], &err) != XF_OK) {
-            printf("%-22s direct race: %s: %s\n", name, written[k], err.msg);
-            continue;
-        }
         files[n] = written[k];
-        label[n] = method[k];
-        gp[n] = &g[n];
-        n++;
+        label[n++] = method[k];
     }
-    xf_target *t = NULL;
-    xf_target_timing_options o;
-    memset(&o, 0, sizeof o);
-    o.seed = 1;
-    o.rounds = 41;
-    o.self_check = 1;
-    o.files = files;
     xf_target_timing res[4], self;
-    xf_target_options to = xf_target_default_options();
-    to.threads = threads;
-    xf_status st = xf_target_open(&to, &t, &err);
-    if (!st) st = xf_target_compare(t, gp, n, &o, res, &self, &err);
-    if (st) printf("%-22s direct race: %s\n", name, err.msg);
-    else {
-        printf("%-22s direct race (%s, %d rounds, one process; self check x%.3f +-%.3f; "
-               "load average %.1f):\n",
-               name, xf_target_identity(t), o.rounds, self.ratio, self.noise, bench_load_average());
-        int ti = -1, ai = -1;
-        for (int k = 0; k < n; k++) {
-            printf("      %-7s %8.3f ms  x%.3f [%.3f, %.3f]  %s\n", label[k], res[k].median_ms,
-                   res[k].ratio, res[k].lo, res[k].hi, files[k]);
-            if (!strcmp(label[k], "taso")) ti = k;
-            if (!strcmp(label[k], "agent")) ai = k;
-        }
-        if (ti > 0 && ai > 0)
-            printf("%-22s direct verdict (%d thread%s): agent x%.3f vs taso x%.3f: agent/taso "
-                   "%.3f, %s 1%%%s\n",
-                   name, xf_target_threads(t), xf_target_threads(t) == 1 ? "" : "s",
-                   res[ai].ratio, res[ti].ratio, res[ai].ratio / res[ti].ratio,
-                   res[ai].ratio <= res[ti].ratio * 1.01 ? "within" : "NOT within",
-                   self.noise > 0.01 ? " (the self check's noise is over 1%: not resolved)" : "");
+    char identity[256];
+    const int rounds = 41;
+    if (bench_race_files(name, files, n, threads, rounds, res, &self, identity, sizeof identity))
+        return;
+    printf("%-22s direct race (%s, %d rounds, one process; self check x%.3f +-%.3f; "
+           "load average %.1f):\n",
+           name, identity, rounds, self.ratio, self.noise, bench_load_average());
+    int ti = -1, ai = -1;
+    for (int k = 0; k < n; k++) {
+        if (k > 0 && res[k].runs == 0) continue; /* did not load: said above */
+        printf("      %-7s %8.3f ms  x%.3f [%.3f, %.3f]  %s\n", label[k], res[k].median_ms,
+               res[k].ratio, res[k].lo, res[k].hi, files[k]);
+        if (!strcmp(label[k], "taso")) ti = k;
+        if (!strcmp(label[k], "agent")) ai = k;
     }
-    xf_target_close(t);
-    for (int k = 0; k < n; k++) xf_graph_free(&g[k]);
+    if (ti > 0 && ai > 0)
+        printf("%-22s direct verdict (%s): agent x%.3f vs taso x%.3f: agent/taso "
+               "%.3f, %s 1%%%s\n",
+               name, identity, res[ai].ratio, res[ti].ratio,
+               res[ai].ratio / res[ti].ratio,
+               res[ai].ratio <= res[ti].ratio * 1.01 ? "within" : "NOT within",
+               self.noise > 0.01 ? " (the self check's noise is over 1%: not resolved)" : "");
 }
 
 /* The name a held-out model goes by in the table: its file's, or its
