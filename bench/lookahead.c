@@ -24,13 +24,14 @@
  *    the policy carries the chain, not only the run's exploration. PPO
  *    runs with self-imitation (SIL, its default), without it, and with
  *    SIL and a novelty bonus (--novelty, percent per step to a graph the
- *    run has not seen); the world model at each dream temperature of
+ *    run has not seen); the world model without SIL (at the first dream
+ *    temperature) and with it (its default) at each dream temperature of
  *    --tau (the sweep where the temperature can matter: a chain whose
  *    first steps cost more), with its model's error on held-out
  *    transitions and its dream return against its real one.
  *
  *   bench_lookahead [--rules DB] [--layers N] [--seeds N] [--steps N]
- *                   [--agents ppo,ppo-nosil,ppo-novelty,wm] [--tau LIST]
+ *                   [--agents ppo,ppo-nosil,ppo-novelty,wm,wm-nosil] [--tau LIST]
  *                   [--novelty B] [--seconds S] [--episode N] [--hidden N] [--width N]
  *
  * Costs: the analytic backend at a fixed roofline (100 GFLOP/s, 10 GB/s,
@@ -64,7 +65,8 @@ static void usage(void)
            "  --layers N     one case of N products, 2..8 (default: 2 and 3)\n"
            "  --seeds N      seeds of random, PPO and the world model (default 3)\n"
            "  --agents LIST  of ppo (self-imitation on), ppo-nosil (off), ppo-novelty (on, and\n"
-           "                 the novelty bonus), wm (default: all)\n"
+           "                 the novelty bonus), wm (self-imitation on, at each --tau), wm-nosil\n"
+           "                 (off, at the first --tau) (default: all)\n"
            "  --tau LIST     the world model's dream temperatures, e.g. 0.5,1,2 (default 1)\n"
            "  --novelty B    ppo-novelty's bonus, percent per step to an unseen graph (default 20)\n"
            "  --steps N      real-environment steps of random and each agent (default 3000)\n"
@@ -142,7 +144,7 @@ static void exhaustive(xf_env *e, double bound, int depth, xf_search_result *r)
 
 typedef struct bench_opts {
     const char *rules;
-    int seeds, episode, depth, ppo, ppo_nosil, ppo_novelty, wm, n_tau;
+    int seeds, episode, depth, ppo, ppo_nosil, ppo_novelty, wm, wm_nosil, n_tau;
     double tau[MAX_TAUS];
     int64_t steps, hidden, width, layers;
     double seconds, novelty;
@@ -254,14 +256,15 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
         xf_search_result_free(&r);
     }
     /* the learning agents: ppo, ppo without self-imitation, ppo with the
-     * novelty bonus, wm at each tau */
-    enum { N_PPO = 3, N_VARIANTS = N_PPO + MAX_TAUS };
+     * novelty bonus, wm without self-imitation (at the first tau), wm at
+     * each tau */
+    enum { N_PPO = 4, N_VARIANTS = N_PPO + MAX_TAUS };
     runstat rnd = {0}, agent[N_VARIANTS], policy[N_VARIANTS];
     memset(agent, 0, sizeof agent);
     memset(policy, 0, sizeof policy);
     double diag[N_VARIANTS][5]; /* wm: sums over seeds of the training figures below */
     memset(diag, 0, sizeof diag);
-    int on[N_VARIANTS] = {bo->ppo, bo->ppo_nosil, bo->ppo_novelty};
+    int on[N_VARIANTS] = {bo->ppo, bo->ppo_nosil, bo->ppo_novelty, bo->wm_nosil};
     for (int t = 0; t < bo->n_tau; t++) on[N_PPO + t] = bo->wm;
     char ckpt[4096];
     const char *tmp = getenv("TMPDIR");
@@ -276,16 +279,16 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
         add_run(&rnd, &r, copt, tol);
         for (int v = 0; v < N_PPO + bo->n_tau; v++) {
             if (!on[v]) continue;
-            int w = v >= N_PPO;
+            int w = v >= 3;
             xf_rl_learn_options lr = {0};
             lr.wm = w;
-            lr.no_self_imitation = v == 1;
+            lr.no_self_imitation = v == 1 || v == 3;
             lr.no_polish = 1; /* what the agents find and carry, not a descent after them */
             lr.novelty = v == 2 ? (float)bo->novelty : 0.0f;
             lr.cm = cm;
             lr.max_locations = be.max_locations;
             lr.seed = (uint64_t)sd + 1;
-            lr.tau = w ? (float)bo->tau[v - N_PPO] : 1.0f;
+            lr.tau = !w ? 1.0f : (float)bo->tau[v == 3 ? 0 : v - N_PPO];
             lr.max_seconds = bo->seconds;
             lr.max_env_steps = bo->steps;
             lr.save = ckpt;
@@ -316,15 +319,18 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
             if (v == 0) snprintf(label, sizeof label, "ppo%s", what);
             else if (v == 1) snprintf(label, sizeof label, "ppo, no SIL%s", what);
             else if (v == 2) snprintf(label, sizeof label, "ppo, novelty %g%s", bo->novelty, what);
+            else if (v == 3) snprintf(label, sizeof label, "wm, no SIL%s", what);
             else if (bo->n_tau == 1 && bo->tau[0] == 1.0) snprintf(label, sizeof label, "wm%s", what);
             else snprintf(label, sizeof label, "wm tau %.2g%s", bo->tau[v - N_PPO], what);
             print_row(label, pass ? &policy[v] : &agent[v], c0);
         }
-    for (int v = N_PPO; v < N_PPO + bo->n_tau && bo->wm && bo->seeds > 0; v++)
-        printf("  wm tau %.2g, last round (mean of seeds): the model on held-out transitions: z "
-               "NLL/dim %.3f, reward RMSE %.2f%% (reward RMS %.2f%%); return in the dream "
-               "%+.2f%%, of the controller on the real environment %+.2f%%\n",
-               bo->tau[v - N_PPO], diag[v][0], diag[v][1], diag[v][2], diag[v][3], diag[v][4]);
+    for (int v = 3; v < N_PPO + bo->n_tau && bo->seeds > 0; v++)
+        if (on[v])
+            printf("  wm%s tau %.2g, last round (mean of seeds): the model on held-out "
+                   "transitions: z NLL/dim %.3f, reward RMSE %.2f%% (reward RMS %.2f%%); return "
+                   "in the dream %+.2f%%, of the controller on the real environment %+.2f%%\n",
+                   v == 3 ? ", no SIL," : "", bo->tau[v == 3 ? 0 : v - N_PPO], diag[v][0],
+                   diag[v][1], diag[v][2], diag[v][3], diag[v][4]);
     xf_search_result_free(&opt);
     bench_env_free(&be);
     xf_graph_free(&model);
@@ -333,7 +339,7 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* rows as they come, also into a file */
-    bench_opts bo = {NULL, 3, 8, 12, 1, 1, 1, 1, 1, {1.0}, 3000, 0, 0, 0, 120, 20};
+    bench_opts bo = {NULL, 3, 8, 12, 1, 1, 1, 1, 1, 1, {1.0}, 3000, 0, 0, 0, 120, 20};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -348,7 +354,7 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--rules")) bo.rules = v;
         else if (!strcmp(a, "--layers")) bo.layers = atoll(v);
         else if (!strcmp(a, "--agents")) {
-            bo.ppo = bo.ppo_nosil = bo.ppo_novelty = bo.wm = 0;
+            bo.ppo = bo.ppo_nosil = bo.ppo_novelty = bo.wm = bo.wm_nosil = 0;
             char list[256];
             snprintf(list, sizeof list, "%s", v);
             for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
@@ -356,9 +362,10 @@ int main(int argc, char **argv)
                 else if (!strcmp(t, "ppo-nosil")) bo.ppo_nosil = 1;
                 else if (!strcmp(t, "ppo-novelty")) bo.ppo_novelty = 1;
                 else if (!strcmp(t, "wm")) bo.wm = 1;
+                else if (!strcmp(t, "wm-nosil")) bo.wm_nosil = 1;
                 else {
                     fprintf(stderr, "bench_lookahead: --agents: unknown agent '%s' (ppo, "
-                            "ppo-nosil, ppo-novelty, wm)\n", t);
+                            "ppo-nosil, ppo-novelty, wm, wm-nosil)\n", t);
                     return 2;
                 }
             }
@@ -405,7 +412,8 @@ int main(int argc, char **argv)
     printf("bench_lookahead: rules %s; analytic costs (100 GFLOP/s, 10 GB/s, 2 us a kernel);\n"
            "agents and random: %d seeds, %lld real steps or %.0f s each, episodes of %d steps;\n"
            "\"X: policy\": agent X's trained policy alone (saved, loaded, one greedy episode);\n"
-           "SIL: PPO's self-imitation of its best episode\n",
+           "SIL: the agents' self-imitation of their best episode (PPO: replayed on the real\n"
+           "environment; the world model: its recorded steps in each dream update)\n",
            rules, bo.seeds, (long long)bo.steps, bo.seconds, bo.episode);
     /* the chain grows with the products: 3 and 5 rule applications (at 4
      * products, 7, the exhaustive search stops at depth 12 after ~74,000

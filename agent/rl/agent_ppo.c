@@ -69,7 +69,6 @@ xf_ppo_agent_options xf_ppo_agent_options_default(void)
     xf_ppo_agent_options o;
     XF_AGENT_OPTIONS_DEFAULT(o);
     o.episodes_per_update = 4;
-    o.self_imitation = 1;
     o.max_rows = 512;
     return o;
 }

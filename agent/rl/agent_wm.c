@@ -13,7 +13,9 @@
  *     recorded so far (wm_train.c);
  *  3. dream: `dream_updates` PPO updates of the controller, each on
  *     `dream_episodes` episodes of the dream started from the real initial
- *     graph's z and masks (state [z, h], temperature τ);
+ *     graph's z and masks (state [z, h], temperature τ); with
+ *     self-imitation, each update also learns from the recorded real
+ *     episode that reached the best graph so far (below);
  *  4. eval: `eval_episodes` episodes of the controller on the real
  *     environment (the first greedy, the others sampled), its state [z, h]
  *     with h the world model's LSTM run along the real trajectory; these
@@ -52,6 +54,19 @@
  * costs the dream two head outputs per step; with every rule of a taso
  * rule set (~4,300) a dream step was ~550 µs, with the few dozen a model
  * offers it is a fraction of that.
+ *
+ * Self-imitation (as the model-free agent's, agent_ppo.c): on the
+ * look-ahead cases (bench_lookahead) the world model's runs found the
+ * optimum in every seed, but its trained controller never carried the
+ * chain: in the dream the chain's first step is dearer and the no-op is
+ * worth 0, so the controller learnt the no-op (0 of 6 greedy episodes).
+ * The real episode whose prefix reached the best graph so far is in the
+ * recorded data; each dream update appends that prefix to the rollout as
+ * its own episode, the states [z, h] with h the world model's LSTM run
+ * along the recorded latents (as the controller sees a real episode), the
+ * recorded rewards, and advantages of at least +1. Unlike the model-free
+ * agent's replay it takes no real step: the sample efficiency the world
+ * model is for is kept.
  *
  * Deterministic for a given seed: every random choice draws from the
  * agent's generator (or generators seeded from it).
@@ -296,6 +311,10 @@ typedef struct run_ctx {
     int trained_n;    /* episodes of a->data the model has trained on */
     double ctl_ret;   /* this round's controller episodes on the real environment: */
     int ctl_n;        /* summed return (percent) and count */
+    /* self-imitation: the recorded episode (a->data's; during the warm-up
+     * the unmapped record's) whose first best_T steps reached the best
+     * graph so far; -1: none */
+    int best_ep, best_T;
 } run_ctx;
 
 static int out_of_budget(const run_ctx *c)
@@ -384,7 +403,33 @@ static xf_status real_step(run_ctx *c, int rule, int loc, xf_env_step_result *sr
     return st ? st : xf_agent_run_step(&c->run, rule, sr, err);
 }
 
+/* After step t of recorded episode ep, which took the cost from `before`
+ * to the run's best: that episode's prefix is the one to imitate. */
+static void note_best(run_ctx *c, double before, int ep, int t)
+{
+    if (c->run.res->best_ms < before) {
+        c->best_ep = ep;
+        c->best_T = t + 1;
+    }
+}
+
 enum { MODE_RANDOM, MODE_GREEDY, MODE_SAMPLED };
+
+/* The world model's LSTM one step along a real trajectory: from graph z
+ * (standardised) the agent action (rule, loc) was taken; h (a->state's
+ * tail) and a->c move on, as the controller's state of the next graph. */
+static void track(xf_wm_agent *a, const float *z, int rule, int loc)
+{
+    const xf_wm *wm = &a->wm;
+    int D = a->opt.gnn.latent, H = a->opt.wm_hidden;
+    xf_wm_input(wm, &a->wm_p, a->x, z, rule, loc);
+    xf_nn_lstm_forward(a->h_new, a->c_new, &a->lcache, a->x, a->state + D, a->c,
+                       xf_nn_params_value(&a->wm_p, wm->lstm.wx),
+                       xf_nn_params_value(&a->wm_p, wm->lstm.wh),
+                       xf_nn_params_value(&a->wm_p, wm->lstm.b), 1, wm->in_dim, H);
+    memcpy(a->state + D, a->h_new, (size_t)H * sizeof *a->h_new);
+    memcpy(a->c, a->c_new, (size_t)H * sizeof *a->c_new);
+}
 
 /* One real episode from the reset state: random actions or the controller
  * (state [z, h], h from the world model's LSTM along the trajectory).
@@ -393,7 +438,6 @@ static xf_status real_episode(run_ctx *c, int mode, int record, xf_error *err)
 {
     xf_wm_agent *a = c->a;
     xf_env *e = c->run.e;
-    const xf_wm *wm = &a->wm;
     int D = a->opt.gnn.latent, H = a->opt.wm_hidden, N = a->act.M;
     xf_status st = xf_env_reset(e, err);
     if (!st) st = encode(c, err);
@@ -414,18 +458,14 @@ static xf_status real_episode(run_ctx *c, int mode, int record, xf_error *err)
             st = xf_ppo_act(&a->ctl, &a->ctl_p, &a->work, a->state, a->mask, a->n_loc,
                             mode == MODE_GREEDY, &a->rng, &rule, &loc, &logp, &value, err);
             if (st) return st;
-            xf_wm_input(wm, &a->wm_p, a->x, a->z, rule, loc);
-            xf_nn_lstm_forward(a->h_new, a->c_new, &a->lcache, a->x, a->state + D, a->c,
-                               xf_nn_params_value(&a->wm_p, wm->lstm.wx),
-                               xf_nn_params_value(&a->wm_p, wm->lstm.wh),
-                               xf_nn_params_value(&a->wm_p, wm->lstm.b), 1, wm->in_dim, H);
-            memcpy(a->state + D, a->h_new, (size_t)H * sizeof *a->h_new);
-            memcpy(a->c, a->c_new, (size_t)H * sizeof *a->c_new);
+            track(a, a->z, rule, loc);
         }
         xf_env_step_result sr;
         int env_rule = rule < N ? a->act.env[rule] : xf_env_num_xfers(e);
+        double before = c->run.res->best_ms;
         st = real_step(c, env_rule, loc, &sr, err);
         if (st) return st;
+        if (record) note_best(c, before, idx, t);
         if (mode != MODE_RANDOM) c->ctl_ret += sr.reward;
         read_masks(a, e);
         if (record)
@@ -473,8 +513,10 @@ static xf_status warm_up(run_ctx *c, xf_error *err)
              t++) {
             if (!xf_actions_random(e, &a->rng, &rule, &loc)) break;
             xf_env_step_result sr;
+            double before = c->run.res->best_ms;
             st = real_step(c, rule, loc, &sr, err);
             if (st) break;
+            note_best(c, before, idx, t);
             xf_actions_count(e, count);
             for (int j = 0; j < n; j++) {
                 int k = xf_env_num_locations(e, j);
@@ -497,6 +539,8 @@ static xf_status warm_up(run_ctx *c, xf_error *err)
     if (!st) st = xf_wm_agent_nets(a, act.M, &a->rng, &wm_p, &wm, &ctl_p, &ctl, err);
     if (!st) st = xf_wm_agent_install(a, &act, &wm_p, &wm, &ctl_p, &ctl, err);
     if (!st) st = xf_wm_data_add_mapped(&a->data, &raw, &a->act, err);
+    /* mapped in order; an episode ends before a rule outside the set */
+    if (!st && c->best_ep >= 0 && a->data.ep[c->best_ep].T < c->best_T) c->best_ep = -1;
     xf_actions_free(&act);
     xf_wm_data_free(&raw);
     xf_free(count);
@@ -582,6 +626,47 @@ static xf_status train_model(run_ctx *c, xf_error *err)
     return st;
 }
 
+/* Self-imitation (see the top): the recorded prefix that reached the best
+ * graph appended to the rollout as one episode, its states [z, h] with h
+ * the world model's LSTM along the recorded latents and actions, its masks
+ * the recorded locations (the initial graph's first). Stops where the
+ * controller cannot take a recorded step. Rows from *from on are it. */
+static xf_status imitate(run_ctx *c, int *from, xf_error *err)
+{
+    xf_wm_agent *a = c->a;
+    int D = a->opt.gnn.latent, H = a->opt.wm_hidden, N = a->act.M;
+    *from = a->buf.n;
+    if (!a->opt.self_imitation || c->best_ep < 0) return XF_OK;
+    const xf_wm_episode *ep = &a->data.ep[c->best_ep];
+    memset(a->state + D, 0, (size_t)H * sizeof *a->state);
+    memset(a->c, 0, (size_t)H * sizeof *a->c);
+    xf_status st = XF_OK;
+    for (int t = 0; !st && t < c->best_T; t++) {
+        const uint16_t *locs = t == 0 ? c->locs0 : ep->locs + (size_t)(t - 1) * (size_t)N;
+        for (int j = 0; j < N; j++) {
+            a->n_loc[j] = locs[j];
+            a->mask[j] = locs[j] > 0;
+        }
+        a->n_loc[N] = 0;
+        a->mask[N] = 1;
+        int rule = ep->xfer[t], loc = ep->loc[t];
+        if (rule < 0 || rule > N || !a->mask[rule] || (rule < N && loc >= a->n_loc[rule])) break;
+        const float *z = ep->z + (size_t)t * (size_t)D;
+        memcpy(a->state, z, (size_t)D * sizeof *z);
+        float logp, value;
+        st = xf_ppo_eval(&a->ctl, &a->ctl_p, &a->work, a->state, a->mask, a->n_loc, rule, loc,
+                         &logp, &value, err);
+        int done = t == c->best_T - 1 || ep->done[t];
+        if (!st)
+            st = xf_ppo_buffer_add(&a->buf, a->state, a->mask, a->n_loc[rule], rule, loc, logp,
+                                   value, ep->reward[t], done, err);
+        if (st || done) break;
+        track(a, z, rule, loc);
+    }
+    if (!st && a->buf.n > *from) a->buf.done[a->buf.n - 1] = 1;
+    return st;
+}
+
 /* PPO updates of the controller on dream episodes. */
 static xf_status train_controller(run_ctx *c, xf_error *err)
 {
@@ -616,7 +701,12 @@ static xf_status train_controller(run_ctx *c, xf_error *err)
             c->st.dream_episodes++;
         }
         c->st.dream_reward = ret * a->reward_scale / a->opt.dream_episodes;
+        int sil_from;
+        st = imitate(c, &sil_from, err);
+        if (st) return st;
         xf_ppo_buffer_finish(&a->buf, 0.0f, &a->opt.hp);
+        for (int i = sil_from; i < a->buf.n; i++)
+            if (a->buf.adv[i] < 1.0f) a->buf.adv[i] = 1.0f;
         st = xf_ppo_update(&a->ctl, &a->ctl_p, &a->ctl_adam, &a->work, &a->buf, &a->opt.hp, NULL,
                            &a->rng, NULL, err);
         if (st) return st;
@@ -630,6 +720,7 @@ static xf_status run_begin(run_ctx *c, xf_wm_agent *a, xf_env *e, xf_search_resu
 {
     memset(c, 0, sizeof *c);
     c->a = a;
+    c->best_ep = -1;
     xf_status st = xf_agent_run_begin(&c->run, e, res, a->built ? &a->act : NULL, err);
     return !st && a->opt.lookahead ? xf_agent_run_lookahead(&c->run, err) : st;
 }

@@ -104,6 +104,7 @@ static xf_status run_wm(xf_env *env, const xf_rl_learn_options *o, xf_search_res
     if (o->max_env_steps > 0) opt.max_env_steps = o->max_env_steps;
     opt.lookahead = !o->no_lookahead;
     opt.polish = !o->no_polish;
+    opt.self_imitation = !o->no_self_imitation;
     opt.progress = o->wm_progress;
     opt.progress_user = o->progress_user;
     xf_wm_agent *a = NULL;

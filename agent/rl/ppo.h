@@ -440,6 +440,7 @@ const xf_actions *xf_ppo_agent_actions(const xf_ppo_agent *a);
         (o).max_actions = XF_ACTIONS_CAP;                            \
         (o).lookahead = 1;                                           \
         (o).polish = 1;                                              \
+        (o).self_imitation = 1;                                      \
         (o).max_env_steps = 20000;                                   \
         (o).max_seconds = 60;                                        \
         (o).seed = 1;                                                \

@@ -35,7 +35,9 @@ typedef struct xf_rl_learn_options {
     double max_seconds;  /* wall-clock budget (> 0) */
     int64_t max_env_steps; /* environment steps; <= 0: the agent's default */
     int no_lookahead;    /* 1: no view moves' closure after a step (agent_lookahead.c) */
-    int no_self_imitation; /* ppo: 1: no replay of the best episode (agent_ppo.c) */
+    int no_self_imitation; /* 1: no self-imitation of the best episode (ppo: replayed,
+                              agent_ppo.c; wm: its recorded steps in the dream's
+                              updates, agent_wm.c) */
     int no_polish;       /* 1: training does not end with the greedy polish of the best
                             graph (xf_agent_run_polish) */
     float novelty;       /* ppo: reward bonus of a step to a graph not seen before (0) */

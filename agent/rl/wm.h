@@ -273,6 +273,10 @@ typedef struct xf_wm_agent_options {
                                 view moves' closure (xf_agent_env_step; 1) */
     int polish;              /* 1: training ends with the greedy polish of the best
                                 graph (xf_agent_run_polish; 1) */
+    int self_imitation;      /* 1: every dream update also learns from the recorded real
+                                episode that reached the best graph so far (its prefix
+                                to that graph), its actions' advantages at least +1; no
+                                real step is spent on it (agent_wm.c; 1) */
     int wm_hidden;           /* LSTM units (256) */
     int n_mix;               /* mixture components (8) */
     int wm_embed;            /* xfer embedding width (16) */
