@@ -255,8 +255,8 @@ void bench_env_free(bench_env *b)
 }
 
 int bench_race_files(const char *name, const char *const *files, int n, int threads, int rounds,
-                     xf_target_timing *res, xf_target_timing *self, char *identity,
-                     size_t identity_n)
+                     const xf_onnx_options *load, xf_target_timing *res, xf_target_timing *self,
+                     char *identity, size_t identity_n)
 {
     xf_graph g[BENCH_RACE_MAX];
     const xf_graph *gp[BENCH_RACE_MAX];
@@ -272,7 +272,7 @@ int bench_race_files(const char *name, const char *const *files, int n, int thre
     for (int i = 0; i < n; i++) {
         slot[i] = -1;
         xf_graph_init(&g[m]);
-        if (xf_onnx_load(files[i], NULL, &g[m], &err) != XF_OK) {
+        if (xf_onnx_load(files[i], load, &g[m], &err) != XF_OK) {
             printf("%-22s direct race: %s: %s\n", name, files[i], err.msg);
             xf_graph_free(&g[m]);
             if (i == 0) return 1; /* no reference: no race */

@@ -77,12 +77,14 @@ void bench_env_free(bench_env *b);
  * rounds; here every model is timed over the same rounds, so their ratios
  * can be set side by side. res[i] is files[i]'s (res[0] the input's);
  * *self the self check's; identity (may be NULL) the target's words. A file
- * that does not load is reported and its res[i].runs left 0. Returns 0, or
+ * that does not load is reported and its res[i].runs left 0. `load` (NULL:
+ * defaults) gives the sizes of symbolic dims the inputs are made at.
+ * Returns 0, or
  * 1 after printing why no race ran (the line starts with `name`). */
 #define BENCH_RACE_MAX 16
 int bench_race_files(const char *name, const char *const *files, int n, int threads, int rounds,
-                     xf_target_timing *res, xf_target_timing *self, char *identity,
-                     size_t identity_n);
+                     const xf_onnx_options *load, xf_target_timing *res, xf_target_timing *self,
+                     char *identity, size_t identity_n);
 
 /* Prints a row under a "name method" heading, one report line per field. */
 void bench_print_row(const char *name, const char *method, const bench_row *r);

@@ -184,7 +184,8 @@ static void direct_race(const char *name, const char *input, char written[3][409
     xf_target_timing res[4], self;
     char identity[256];
     const int rounds = 41;
-    if (bench_race_files(name, files, n, threads, rounds, res, &self, identity, sizeof identity))
+    if (bench_race_files(name, files, n, threads, rounds, NULL, res, &self, identity,
+                         sizeof identity))
         return;
     printf("%-22s direct race (%s, %d rounds, one process; self check x%.3f +-%.3f; "
            "load average %.1f):\n",
