@@ -258,14 +258,14 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
     /* the learning agents: ppo, ppo without self-imitation, ppo with the
      * novelty bonus, wm without self-imitation (at the first tau), wm at
      * each tau */
-    enum { N_PPO = 4, N_VARIANTS = N_PPO + MAX_TAUS };
+    enum { V_PPO, V_PPO_NOSIL, V_PPO_NOVELTY, V_WM_NOSIL, N_FIXED, N_VARIANTS = N_FIXED + MAX_TAUS };
     runstat rnd = {0}, agent[N_VARIANTS], policy[N_VARIANTS];
     memset(agent, 0, sizeof agent);
     memset(policy, 0, sizeof policy);
     double diag[N_VARIANTS][5]; /* wm: sums over seeds of the training figures below */
     memset(diag, 0, sizeof diag);
     int on[N_VARIANTS] = {bo->ppo, bo->ppo_nosil, bo->ppo_novelty, bo->wm_nosil};
-    for (int t = 0; t < bo->n_tau; t++) on[N_PPO + t] = bo->wm;
+    for (int t = 0; t < bo->n_tau; t++) on[N_FIXED + t] = bo->wm;
     char ckpt[4096];
     const char *tmp = getenv("TMPDIR");
     snprintf(ckpt, sizeof ckpt, "%s/bench_lookahead_%d.ckpt", tmp && *tmp ? tmp : "/tmp", (int)getpid());
@@ -277,18 +277,18 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
         xf_search_result_init(&r);
         if (xf_search_run(e, XF_SEARCH_RANDOM, &so, &r, &err)) fail("random", &err);
         add_run(&rnd, &r, copt, tol);
-        for (int v = 0; v < N_PPO + bo->n_tau; v++) {
+        for (int v = 0; v < N_FIXED + bo->n_tau; v++) {
             if (!on[v]) continue;
-            int w = v >= 3;
+            int w = v >= V_WM_NOSIL;
             xf_rl_learn_options lr = {0};
             lr.wm = w;
-            lr.no_self_imitation = v == 1 || v == 3;
+            lr.no_self_imitation = v == V_PPO_NOSIL || v == V_WM_NOSIL;
             lr.no_polish = 1; /* what the agents find and carry, not a descent after them */
-            lr.novelty = v == 2 ? (float)bo->novelty : 0.0f;
+            lr.novelty = v == V_PPO_NOVELTY ? (float)bo->novelty : 0.0f;
             lr.cm = cm;
             lr.max_locations = be.max_locations;
             lr.seed = (uint64_t)sd + 1;
-            lr.tau = !w ? 1.0f : (float)bo->tau[v == 3 ? 0 : v - N_PPO];
+            lr.tau = !w ? 1.0f : (float)bo->tau[v == V_WM_NOSIL ? 0 : v - N_FIXED];
             lr.max_seconds = bo->seconds;
             lr.max_env_steps = bo->steps;
             lr.save = ckpt;
@@ -312,24 +312,26 @@ static void run_case(const char *name, int64_t layers, const bench_opts *bo, con
     }
     if (bo->seeds > 0) print_row("random", &rnd, c0);
     for (int pass = 0; pass < 2 && bo->seeds > 0; pass++)
-        for (int v = 0; v < N_PPO + bo->n_tau; v++) {
+        for (int v = 0; v < N_FIXED + bo->n_tau; v++) {
             if (!on[v]) continue;
             char label[64];
             const char *what = pass ? ": policy" : "";
-            if (v == 0) snprintf(label, sizeof label, "ppo%s", what);
-            else if (v == 1) snprintf(label, sizeof label, "ppo, no SIL%s", what);
-            else if (v == 2) snprintf(label, sizeof label, "ppo, novelty %g%s", bo->novelty, what);
-            else if (v == 3) snprintf(label, sizeof label, "wm, no SIL%s", what);
+            if (v == V_PPO) snprintf(label, sizeof label, "ppo%s", what);
+            else if (v == V_PPO_NOSIL) snprintf(label, sizeof label, "ppo, no SIL%s", what);
+            else if (v == V_PPO_NOVELTY)
+                snprintf(label, sizeof label, "ppo, novelty %g%s", bo->novelty, what);
+            else if (v == V_WM_NOSIL) snprintf(label, sizeof label, "wm, no SIL%s", what);
             else if (bo->n_tau == 1 && bo->tau[0] == 1.0) snprintf(label, sizeof label, "wm%s", what);
-            else snprintf(label, sizeof label, "wm tau %.2g%s", bo->tau[v - N_PPO], what);
+            else snprintf(label, sizeof label, "wm tau %.2g%s", bo->tau[v - N_FIXED], what);
             print_row(label, pass ? &policy[v] : &agent[v], c0);
         }
-    for (int v = 3; v < N_PPO + bo->n_tau && bo->seeds > 0; v++)
+    for (int v = V_WM_NOSIL; v < N_FIXED + bo->n_tau && bo->seeds > 0; v++)
         if (on[v])
             printf("  wm%s tau %.2g, last round (mean of seeds): the model on held-out "
                    "transitions: z NLL/dim %.3f, reward RMSE %.2f%% (reward RMS %.2f%%); return "
                    "in the dream %+.2f%%, of the controller on the real environment %+.2f%%\n",
-                   v == 3 ? ", no SIL," : "", bo->tau[v == 3 ? 0 : v - N_PPO], diag[v][0],
+                   v == V_WM_NOSIL ? ", no SIL," : "", bo->tau[v == V_WM_NOSIL ? 0 : v - N_FIXED],
+                   diag[v][0],
                    diag[v][1], diag[v][2], diag[v][3], diag[v][4]);
     xf_search_result_free(&opt);
     bench_env_free(&be);

@@ -497,8 +497,7 @@ static xf_status update(run *r, float last_value, xf_error *err)
 {
     xf_ppo_agent *a = r->a;
     xf_ppo_buffer_finish(&a->buf, last_value, &a->opt.hp);
-    for (int i = r->sil_from; i < a->buf.n; i++)
-        if (a->buf.adv[i] < 1.0f) a->buf.adv[i] = 1.0f;
+    xf_ppo_buffer_imitate_from(&a->buf, r->sil_from);
     xf_ppo_state_hook hook = {hook_forward, hook_backward, a};
     xf_status st = xf_ppo_update(&a->net, &a->p, &a->adam, &a->work, &a->buf, &a->opt.hp, &hook,
                                  &a->rng, NULL, err);

@@ -705,8 +705,7 @@ static xf_status train_controller(run_ctx *c, xf_error *err)
         st = imitate(c, &sil_from, err);
         if (st) return st;
         xf_ppo_buffer_finish(&a->buf, 0.0f, &a->opt.hp);
-        for (int i = sil_from; i < a->buf.n; i++)
-            if (a->buf.adv[i] < 1.0f) a->buf.adv[i] = 1.0f;
+        xf_ppo_buffer_imitate_from(&a->buf, sil_from);
         st = xf_ppo_update(&a->ctl, &a->ctl_p, &a->ctl_adam, &a->work, &a->buf, &a->opt.hp, NULL,
                            &a->rng, NULL, err);
         if (st) return st;

@@ -182,6 +182,10 @@ xf_status xf_ppo_buffer_add(xf_ppo_buffer *b, const float *s, const uint8_t *mas
 /* GAE advantages and returns for all steps; when hp->normalize_adv the
  * advantages are then standardised over the buffer. */
 void xf_ppo_buffer_finish(xf_ppo_buffer *b, float last_value, const xf_ppo_hparams *hp);
+/* Self-imitation's rows (from `from` on, after xf_ppo_buffer_finish):
+ * their advantages raised to at least +1, one standard deviation of the
+ * normalised advantages, so the update always moves towards them. */
+void xf_ppo_buffer_imitate_from(xf_ppo_buffer *b, int from);
 
 /* ---------------------------------------------------------------- update */
 

@@ -120,6 +120,12 @@ void xf_ppo_buffer_finish(xf_ppo_buffer *b, float last_value, const xf_ppo_hpara
     for (int i = 0; i < b->n; i++) b->adv[i] = (float)((b->adv[i] - mean) / sd);
 }
 
+void xf_ppo_buffer_imitate_from(xf_ppo_buffer *b, int from)
+{
+    for (int i = from < 0 ? 0 : from; i < b->n; i++)
+        if (b->adv[i] < 1.0f) b->adv[i] = 1.0f;
+}
+
 /* ---------------------------------------------------------------- update */
 
 /* One minibatch gathered into contiguous rows. */
